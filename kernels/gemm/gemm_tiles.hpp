@@ -253,7 +253,7 @@ void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr
       mma(acc, fa, fb);
     }
   };
-  IRON_IF(asrc.async_ok(m, k) && bsrc.async_ok(n, k)) {
+  IRON_IF(specialized(asrc.async_ok(m, k) && bsrc.async_ok(n, k))) {
     // Whole 16-byte pieces: step p0 + kBK's tiles are copied asynchronously while step p0's
     // are multiplied.
     const auto start = [&](const Expr<u32>& p0, const Expr<u32>& stage) {

@@ -116,7 +116,9 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
   auto whole = row0 + BM <= m && col0 + BN <= n;  // no element of the tile outside out
-  for (std::uint32_t round = 0; round < BM / kStagedRows; ++round) {
+  // A traced loop, not a C++ one: the code holds one accumulator store and one copy-out, not
+  // one a round (NVRTC spent ~80 ms on the three more; bench/NOTES.md §39).
+  for (auto round : range(0u, BM / kStagedRows)) {
     IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
       acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kPitch, kPitch);
     }
@@ -218,7 +220,7 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   };
   if constexpr (RING) {
     static_assert(std::is_same_v<T, R>, "a ring fills by copies, which convert nothing");
-    IRON_IF(k % (16 / lane_bytes<T>()) == 0u) {
+    IRON_IF(specialized(k % (16 / lane_bytes<T>()) == 0u)) {
       pipelined(
           0u, k, kStep, stages,
           [&](const Expr<u32>& p0, const Expr<u32>& slot) {

@@ -191,7 +191,7 @@ IRON_KERNEL(iron_gemv, (Tensor<T> x, Tensor<T> w, Out<T> out, Constexpr<u32> m, 
   layout(x, "[m, k]");
   layout(w, "[n, k]");
   layout(out, "[m, n]");
-  IRON_IF(k % 8u == 0u) {
+  IRON_IF(specialized(k % 8u == 0u)) {
     if constexpr (lane_bytes<T>() == 2) {
       gemv::skinny::product(x, gemv::skinny::DenseSource<T>{w}, out, m, n, k);
     } else {

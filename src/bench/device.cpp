@@ -18,6 +18,7 @@
 #include "iron/core/error.hpp"
 #include "iron/core/half.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
+#include "iron/runtime/launch_specialization.hpp"
 #include "iron/runtime/nvrtc.hpp"
 
 namespace iron::bench {
@@ -224,8 +225,10 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
     }
   }
   runtime::check_dispatch(kernel, guard_args, grid, impl_->device->limits);
-  const codegen::CompiledKernel compiled = codegen::compile_kernel(
-      kernel, codegen::TargetProfile::cuda_device(sm(), codegen::has_warpgroup_products(kernel)));
+  codegen::TargetProfile profile =
+      codegen::TargetProfile::cuda_device(sm(), codegen::has_warpgroup_products(kernel));
+  profile.specialization = runtime::launch_specialization(ir::SpecializationPlan(kernel), args);
+  const codegen::CompiledKernel compiled = codegen::compile_kernel(kernel, profile);
   const CUmodule module = cuda::load_module(compiled, sm());
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),

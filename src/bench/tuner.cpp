@@ -14,6 +14,7 @@
 #include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
 #include "iron/core/size_expr.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/nvrtc.hpp"
@@ -195,10 +196,13 @@ class SameCode {
   std::map<std::string, std::size_t> seen_;
 };
 
-/// The CUDA C++ a launch on compute capability `sm` × 10 compiles `kernel` into.
+/// The CUDA C++ a launch on compute capability `sm` × 10 compiles `kernel` into, for the
+/// usual specialization (the tuned shapes' launches bind it unless a shape is unusual).
 codegen::CompiledKernel cuda_code(const ir::Kernel& kernel, int sm) {
-  return codegen::compile_kernel(
-      kernel, codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel)));
+  codegen::TargetProfile profile =
+      codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
+  profile.specialization = ir::usual_specialization(kernel);
+  return codegen::compile_kernel(kernel, profile);
 }
 
 std::string same_code_text(const TuneResult& result, std::size_t earlier) {

@@ -64,6 +64,7 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::WarpgroupMultiply:
     case TypeRule::WarpgroupWait:
     case TypeRule::TargetQuery:
+    case TypeRule::Specialization:
     case TypeRule::TileCopy:
     case TypeRule::TensorCopy:
     case TypeRule::Mbarrier:

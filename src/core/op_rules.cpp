@@ -107,6 +107,10 @@ class TypeCheck {
       case TypeRule::Condition:
         condition(t_[0]);
         break;
+      case TypeRule::Specialization:
+        condition(t_[0]);
+        if (op_.type != DType::Bool) fail("result must be bool, got {}", dtype_name(op_.type));
+        break;
       case TypeRule::NoOperands:
         if (op_.kind == OpKind::WgRegisters) register_budget();
         break;

@@ -147,6 +147,10 @@ ir::ValueId record_target_has(ir::TargetFeature feature) {
   return op.result;
 }
 
+ir::ValueId record_specialize(ir::ValueId condition) {
+  return Tracer::current().record(ir::OpKind::Specialize, DType::Bool, {condition}).result;
+}
+
 void record_fence_proxy_async() {
   Tracer::current().record(ir::OpKind::FenceProxyAsync, DType::U32, {});
 }

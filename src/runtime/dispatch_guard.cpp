@@ -436,7 +436,8 @@ std::uint64_t shared_bytes(const ir::Kernel& kernel) {
 KernelFacts kernel_facts(const ir::Kernel& kernel) {
   KernelFacts facts{
       shared_bytes(kernel),
-      std::vector<std::uint64_t>(kernel.params.size(), std::numeric_limits<std::uint64_t>::max())};
+      std::vector<std::uint64_t>(kernel.params.size(), std::numeric_limits<std::uint64_t>::max()),
+      ir::SpecializationPlan(kernel)};
   std::vector<DType> types(kernel.num_values, DType::U32);
   ir::walk(kernel.body, [&](const ir::Op& op) {
     if (op.result != ir::kNoValue && op.result < types.size()) types[op.result] = op.type;

@@ -1,5 +1,6 @@
 /// select_target_paths: each target keeps the branch its answer takes, the query becomes a
-/// constant, and shared memory only the dropped branch used goes with it.
+/// constant, and shared memory only the dropped branch used goes with it; specializations the
+/// profile binds likewise, the others become their conditions.
 #include "iron/codegen/passes/select_target_paths.hpp"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,144 @@ TEST(PassSelectTargetPaths, EveryOtherTargetKeepsTheElseBranch) {
         TargetProfile::cuda(90, MmaStrategy::Software), TargetProfile::metal(31)}) {
     EXPECT_EQ(run_pass(select, kTwoPaths, target), want) << target.name;
   }
+}
+
+// A branch on whether n is a multiple of 8 (launch-constant), and one on the thread's index
+// (not): only the first is bindable. The pipeline's ring is read after it, by the other path too.
+constexpr std::string_view kSpecialized = R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[32] ring
+  rule exactly 32
+  values 17
+{
+  %0 = constexpr n : u32
+  %1 = const 8 : u32
+  %2 = rem %0, %1 : u32
+  %3 = const 0 : u32
+  %4 = eq %2, %3 : bool
+  %5 = specialize %4 : bool
+  %6 = builtin thread_id.x : u32
+  %7 = eq %6, %3 : bool
+  %8 = specialize %7 : bool
+  if %5 {
+    pipeline %3 to %0 step %1 stages 2 : u32 {
+      %9 = pipeline.index step : u32
+      %10 = load x[%9] : f32
+      shared.store @r[%6], %10 : f32
+    } then {
+      %15 = pipeline.index slot : u32
+    }
+  } else {
+    %11 = load x[%6] : f32
+    shared.store @r[%6], %11 : f32
+  }
+  %12 = shared.load @r[%6] : f32
+  %13 = select %8, %12, %12 : f32
+  %14 = select %5, %13, %12 : f32
+  store out[%6], %14 : f32
+}
+)";
+
+TEST(PassSelectTargetPaths, BoundSpecializationsKeepTheirBranch) {
+  TargetProfile target = TargetProfile::cuda(90);
+  target.specialization = {true};
+  EXPECT_EQ(run_pass(select, kSpecialized, target), canonical(R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[32] ring
+  rule exactly 32
+  values 17
+{
+  %0 = constexpr n : u32
+  %1 = const 8 : u32
+  %2 = rem %0, %1 : u32
+  %3 = const 0 : u32
+  %4 = eq %2, %3 : bool
+  %5 = const 1 : bool
+  %6 = builtin thread_id.x : u32
+  %7 = eq %6, %3 : bool
+  pipeline %3 to %0 step %1 stages 2 : u32 {
+    %9 = pipeline.index step : u32
+    %10 = load x[%9] : f32
+    shared.store @r[%6], %10 : f32
+  } then {
+    %15 = pipeline.index slot : u32
+  }
+  %12 = shared.load @r[%6] : f32
+  %13 = select %7, %12, %12 : f32
+  %14 = select %5, %13, %12 : f32
+  store out[%6], %14 : f32
+}
+)"));
+}
+
+TEST(PassSelectTargetPaths, AFalseSpecializationDropsThePipelineAndItsRing) {
+  TargetProfile target = TargetProfile::cuda(90);
+  target.specialization = {false};
+  EXPECT_EQ(run_pass(select, kSpecialized, target), canonical(R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[32]
+  rule exactly 32
+  values 17
+{
+  %0 = constexpr n : u32
+  %1 = const 8 : u32
+  %2 = rem %0, %1 : u32
+  %3 = const 0 : u32
+  %4 = eq %2, %3 : bool
+  %5 = const 0 : bool
+  %6 = builtin thread_id.x : u32
+  %7 = eq %6, %3 : bool
+  %11 = load x[%6] : f32
+  shared.store @r[%6], %11 : f32
+  %12 = shared.load @r[%6] : f32
+  %13 = select %7, %12, %12 : f32
+  %14 = select %5, %13, %12 : f32
+  store out[%6], %14 : f32
+}
+)"));
+}
+
+TEST(PassSelectTargetPaths, UnboundSpecializationsAreTheirConditions) {
+  EXPECT_EQ(run_pass(select, kSpecialized, TargetProfile::cuda(90)),
+            canonical(R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  param constexpr n: u32
+  shared r: f32[32] ring
+  rule exactly 32
+  values 17
+{
+  %0 = constexpr n : u32
+  %1 = const 8 : u32
+  %2 = rem %0, %1 : u32
+  %3 = const 0 : u32
+  %4 = eq %2, %3 : bool
+  %6 = builtin thread_id.x : u32
+  %7 = eq %6, %3 : bool
+  if %4 {
+    pipeline %3 to %0 step %1 stages 2 : u32 {
+      %9 = pipeline.index step : u32
+      %10 = load x[%9] : f32
+      shared.store @r[%6], %10 : f32
+    } then {
+      %15 = pipeline.index slot : u32
+    }
+  } else {
+    %11 = load x[%6] : f32
+    shared.store @r[%6], %11 : f32
+  }
+  %12 = shared.load @r[%6] : f32
+  %13 = select %7, %12, %12 : f32
+  %14 = select %4, %13, %12 : f32
+  store out[%6], %14 : f32
+}
+)"));
 }
 
 TEST(PassSelectTargetPaths, KernelsWithoutQueriesAreLeftAlone) {

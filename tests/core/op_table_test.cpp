@@ -104,6 +104,10 @@ class RowCheck {
         expect(op_.op_class == OpClass::Leaf && op_.result == ResultRule::Required && is(kPure),
                "a target query is not a pure leaf value");
         break;
+      case TypeRule::Specialization:
+        expect(op_.operands == 1 && op_.result == ResultRule::Required && is(kPure),
+               "a specialization is not a pure value of its condition");
+        break;
       case TypeRule::TileCopy:
       case TypeRule::TensorCopy:
         expect(op_.result == ResultRule::Forbidden && is(kEffect) && is(kReadsMemory) &&

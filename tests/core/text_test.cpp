@@ -35,7 +35,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n
   rule power_of_two
   tensor_map sums [0, n, 8] box 16, 8 swizzle 0
-  values 113
+  values 114
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -102,6 +102,7 @@ constexpr std::string_view kEveryOp =
   wg.commit
   wg.wait %101, 1
   %112 = target.has warpgroup_products : bool
+  %113 = specialize %112 : bool
   copy.tile @shm0[%0], sums[%0], %0, %0, %0, %0, box 4, 4 : f32
   mbar.init @shm1[%0], 1
   mbar.expect @shm1[%0], 64

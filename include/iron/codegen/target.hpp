@@ -68,6 +68,10 @@ struct TargetProfile {
   /// ring, with tensor maps the host encodes at launch (sm_90a). Off where the launcher cannot
   /// make them: the simulator, AOT bundles.
   bool tensor_maps = false;
+  /// The values of the kernel's bindable specializations (iron/core/specialization.hpp) this
+  /// code is for, which a launch computes from its constexpr arguments; empty: none bound, each
+  /// specialization is its condition.
+  std::vector<bool> specialization;
 
   /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
   /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" (or "+mma=wmma") for another

@@ -443,6 +443,7 @@ namespace detail {
     case OpKind::WgWait:
     case OpKind::FenceProxyAsync:
     case OpKind::TargetHas:
+    case OpKind::Specialize:
     case OpKind::CopyTile:
     case OpKind::CopyTensor:
     case OpKind::MbarInit:

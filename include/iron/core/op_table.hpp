@@ -64,6 +64,7 @@ enum class TypeRule : std::uint8_t {
                       ///< into two shared allocations of one 16-bit float type
   WarpgroupWait,      ///< wg.wait: an f32 accumulator; how many product groups may remain
   TargetQuery,        ///< target.has: a bool; a feature the target has or lacks (ivalue)
+  Specialization,     ///< specialize: a bool condition and result (its value, bound per launch)
   TileCopy,           ///< copy.tile: u32 operands; a shared allocation and a tensor of one type,
                       ///< a box of 1 to 256 rows of 16-byte multiples, at most 256 columns
   TensorCopy,         ///< copy.tensor: u32 operands; a tensor map of the kernel, an allocation of
@@ -207,6 +208,7 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(WgWait,                 "wg.wait",                   Other,   1, 0, Forbidden, WarpgroupWait,    kFragmentUpdate, "")                        \
   X(FenceProxyAsync,        "fence.proxy.async",         Other,   0, 0, Forbidden, NoOperands,       kEffect | kReadsMemory | kWritesMemory, "") \
   X(TargetHas,              "target.has",                Leaf,    0, 0, Required,  TargetQuery,      kPure, "") \
+  X(Specialize,             "specialize",                Other,   1, 0, Required,  Specialization,   kPure, "") \
   X(CopyTile,               "copy.tile",                 Other,   6, 0, Forbidden, TileCopy,         kEffect | kReadsMemory | kWritesMemory | kConvergent, "") \
   X(CopyTensor,             "copy.tensor",               Other,   4, 0, Forbidden, TensorCopy,       kEffect | kReadsMemory | kWritesMemory, "") \
   X(MbarInit,               "mbar.init",                 Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "") \
@@ -284,6 +286,7 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
       return t == DType::U32;
     case TypeRule::Condition:
     case TypeRule::TargetQuery:
+    case TypeRule::Specialization:
       return t == DType::Bool;
     case TypeRule::Constant:
     case TypeRule::ConstexprValue:
@@ -423,6 +426,7 @@ constexpr OpAttributes op_attributes(OpKind k) {
     case TypeRule::VariableStore:
     case TypeRule::LoopBounds:
     case TypeRule::Condition:
+    case TypeRule::Specialization:
     case TypeRule::RegisterAccess:
     case TypeRule::FragmentMultiply:
       return OpAttributes::None;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "iron/core/error.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::runtime {
@@ -41,6 +42,7 @@ std::uint64_t shared_bytes(const ir::Kernel& kernel);
 struct KernelFacts {
   std::uint64_t shared_bytes = 0;
   std::vector<std::uint64_t> index_limits;  ///< one a parameter
+  ir::SpecializationPlan specializations;   ///< what a launch binds (launch_specialization)
 };
 KernelFacts kernel_facts(const ir::Kernel& kernel);
 

@@ -175,6 +175,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::WgWait:
     case OpKind::FenceProxyAsync:
     case OpKind::TargetHas:
+    case OpKind::Specialize:
     case OpKind::CopyTile:
     case OpKind::CopyTensor:
     case OpKind::MbarInit:

@@ -4,11 +4,16 @@
 ///
 /// in place. Allocations accessed in the dropped blocks and nowhere else are removed, and the
 /// remaining ones renumbered, so that a target's shared memory and pipeline stages count only
-/// its own path. Other uses of %q keep the constant, which fold_constants propagates.
+/// its own path (rings left without a pipeline become one stage). Other uses of %q keep the
+/// constant, which fold_constants propagates. Specializations bound by the profile are answered the
+/// same way (`%s = specialize %c` becomes
+/// `%s = const 0|1`); unbound ones are their condition: %s goes, its uses read %c.
 #include "iron/codegen/passes/select_target_paths.hpp"
 
 #include <unordered_map>
 #include <vector>
+
+#include "iron/core/specialization.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -27,8 +32,14 @@ void mark_allocations(const ir::Block& block, std::vector<bool>& used) {
 
 class Selection {
  public:
-  Selection(ir::Kernel& kernel, const std::function<bool(ir::TargetFeature)>& answer)
-      : kernel_(kernel), answer_(answer), dropped_(kernel.shared.size(), false) {}
+  Selection(ir::Kernel& kernel, const std::function<bool(ir::TargetFeature)>& answer,
+            const std::vector<bool>& specialization)
+      : kernel_(kernel), answer_(answer), dropped_(kernel.shared.size(), false) {
+    const std::vector<ValueId> bindable = ir::bindable_specializations(kernel);
+    for (std::size_t i = 0; i < bindable.size() && i < specialization.size(); ++i) {
+      bound_[bindable[i]] = specialization[i];
+    }
+  }
 
   void run() {
     block(kernel_.body);
@@ -43,6 +54,12 @@ class Selection {
     }
     kernel_.shared = std::move(shared);
     renumber(kernel_.body, renumbered);
+    // A ring whose pipelines were all dropped is one stage the kept path uses as it is.
+    bool pipelines = false;
+    ir::walk(kernel_.body, [&](const ir::Op& op) { pipelines |= op.kind == OpKind::Pipeline; });
+    if (!pipelines) {
+      for (ir::SharedAlloc& s : kernel_.shared) s.ring = false;
+    }
   }
 
  private:
@@ -59,12 +76,19 @@ class Selection {
     std::vector<ir::Op> out;
     out.reserve(b.ops.size());
     for (ir::Op& op : b.ops) {
-      if (op.kind == OpKind::TargetHas) {
-        const bool yes = answer_(static_cast<ir::TargetFeature>(op.ivalue));
-        answers_[op.result] = yes;
-        op.kind = OpKind::Const;
-        op.ivalue = yes ? 1 : 0;
+      for (ValueId& arg : op.args) {
+        if (const auto it = renamed_.find(arg); it != renamed_.end()) arg = it->second;
       }
+      if (op.kind == OpKind::Specialize) {
+        const auto bound = bound_.find(op.result);
+        if (bound == bound_.end()) {
+          renamed_[op.result] = op.args[0];
+          continue;
+        }
+        answer(op, bound->second);
+      }
+      if (op.kind == OpKind::TargetHas)
+        answer(op, answer_(static_cast<ir::TargetFeature>(op.ivalue)));
       if (op.kind == OpKind::If) {
         const auto answered = answers_.find(op.args[0]);
         if (answered != answers_.end()) {
@@ -81,8 +105,18 @@ class Selection {
     b.ops = std::move(out);
   }
 
+  /// Turns the query or specialization `op` into the constant `yes`.
+  void answer(ir::Op& op, bool yes) {
+    answers_[op.result] = yes;
+    op.kind = OpKind::Const;
+    op.args.clear();
+    op.ivalue = yes ? 1 : 0;
+  }
+
   ir::Kernel& kernel_;
   const std::function<bool(ir::TargetFeature)>& answer_;
+  std::unordered_map<ValueId, bool> bound_;       ///< the profile's specializations
+  std::unordered_map<ValueId, ValueId> renamed_;  ///< unbound specializations: their conditions
   std::unordered_map<ValueId, bool> answers_;
   std::vector<bool> dropped_;  ///< allocations the dropped blocks access
 };
@@ -103,12 +137,22 @@ bool has_target_queries(const ir::Kernel& kernel) {
   return found;
 }
 
-void select_target_paths(ir::Kernel& kernel, const std::function<bool(ir::TargetFeature)>& answer) {
-  if (has_target_queries(kernel)) Selection(kernel, answer).run();
+bool has_specializations(const ir::Kernel& kernel) {
+  bool found = false;
+  ir::walk(kernel.body, [&](const ir::Op& op) { found |= op.kind == OpKind::Specialize; });
+  return found;
+}
+
+void select_target_paths(ir::Kernel& kernel, const std::function<bool(ir::TargetFeature)>& answer,
+                         const std::vector<bool>& specialization) {
+  if (has_target_queries(kernel) || has_specializations(kernel)) {
+    Selection(kernel, answer, specialization).run();
+  }
 }
 
 void select_target_paths(ir::Kernel& kernel, const TargetProfile& target) {
-  select_target_paths(kernel, [&](ir::TargetFeature f) { return target_has(target, f); });
+  select_target_paths(
+      kernel, [&](ir::TargetFeature f) { return target_has(target, f); }, target.specialization);
 }
 
 }  // namespace iron::codegen

@@ -1,12 +1,16 @@
 /// Full unrolling of small constant loops: a loop with constant start, end and step, at most
 /// kMaxTrips iterations and at most kMaxOps ops once unrolled becomes one renumbered copy of its
 /// body per iteration, each starting with its induction value as a constant; a loop that never
-/// runs goes. A loop whose body reads or writes a register array is unrolled up to kMaxRegs
-/// trips and kMaxRegisterOps ops, since its indices must become constants for the array to
-/// live in registers. Constant bounds make the loop uniform, so the copies keep every thread's
-/// sequence of collectives and barriers.
+/// runs goes. An op on a whole fragment counts as many ops as the fragment has slots a lane, the
+/// statements it becomes: a loop that stores a 128-slot accumulator stays a loop (NVRTC spends
+/// ~25 ms a copy of such a store). A loop whose body reads or writes a register array is unrolled
+/// up to kMaxRegs trips and kMaxRegisterOps ops, since its indices must become constants for the
+/// array to live in registers. Constant bounds make the loop uniform, so the copies keep every
+/// thread's sequence of collectives and barriers.
 #include "iron/codegen/passes/unroll_loops.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +46,20 @@ std::size_t count(const ir::Block& b) {
   return n;
 }
 
+/// Whether op works on every slot of the fragments among its operands.
+bool whole_fragment_op(const ir::Op& op) {
+  switch (ir::op_info(op.kind).types) {
+    case ir::TypeRule::FragmentAccess:
+    case ir::TypeRule::FragmentMultiply:
+    case ir::TypeRule::FragmentTransform:
+    case ir::TypeRule::WarpgroupMultiply:
+    case ir::TypeRule::WarpgroupWait:
+      return true;
+    default:
+      return false;
+  }
+}
+
 /// Whether a loop nested in `b` contains a collective or barrier (left rolled, to be safe).
 bool nested_loop_is_convergent(const ir::Block& b) {
   bool found = false;
@@ -56,7 +74,11 @@ bool nested_loop_is_convergent(const ir::Block& b) {
 /// loops bounded by its induction value, constant now, unroll in turn.
 class Unroller {
  public:
-  explicit Unroller(ir::Kernel& kernel) : k_(kernel) {}
+  explicit Unroller(ir::Kernel& kernel) : k_(kernel) {
+    ir::walk(kernel.body, [&](const ir::Op& op) {
+      if (op.kind == OpKind::FragDecl) slots_[op.result] = op.fragment.elements_per_lane();
+    });
+  }
 
   ir::Rewrite unroll_if_small(ir::Op& op) {
     if (op.kind == OpKind::Const) consts_[op.result] = const_value(op);
@@ -64,8 +86,7 @@ class Unroller {
     const bool registers = accesses_registers(ir::ForOp(op).body());
     const std::optional<std::vector<ConstValue>> trips =
         trip_values(op, registers ? static_cast<std::size_t>(ir::kMaxRegs) : kMaxTrips);
-    if (!trips || (!trips->empty() &&
-                   !worth_unrolling(op, trips->size(), registers ? kMaxRegisterOps : kMaxOps))) {
+    if (!trips || (!trips->empty() && !worth_unrolling(op, trips->size(), registers))) {
       return ir::Rewrite::keep();
     }
     return ir::Rewrite::expand(unroll(op, *trips));
@@ -99,9 +120,29 @@ class Unroller {
     return values;
   }
 
-  static bool worth_unrolling(const ir::Op& loop, std::size_t trips, std::size_t max_ops) {
+  /// The statements `b` becomes: one an op, a fragment's slots a lane for a whole-fragment op.
+  std::size_t emitted_size(const ir::Block& b) const {
+    std::size_t n = 0;
+    ir::walk(b, [&](const ir::Op& op) {
+      std::size_t size = 1;
+      if (whole_fragment_op(op)) {
+        for (const ir::ValueId arg : op.args) {
+          const auto it = slots_.find(arg);
+          if (it != slots_.end()) size = std::max<std::size_t>(size, it->second);
+        }
+      }
+      n += size;
+    });
+    return n;
+  }
+
+  /// Register-array loops count ops (their indices must become constants); others count what
+  /// they are emitted as.
+  bool worth_unrolling(const ir::Op& loop, std::size_t trips, bool registers) const {
     const ir::Block& body = ir::ForOp(loop).body();
-    return count(body) * trips <= max_ops && !nested_loop_is_convergent(body);
+    const std::size_t size = registers ? count(body) : emitted_size(body);
+    return size * trips <= (registers ? kMaxRegisterOps : kMaxOps) &&
+           !nested_loop_is_convergent(body);
   }
 
   /// One copy of the body per trip, each with fresh values and its induction value a constant.
@@ -121,6 +162,7 @@ class Unroller {
 
   ir::Kernel& k_;
   std::unordered_map<ir::ValueId, ConstValue> consts_;
+  std::unordered_map<ir::ValueId, std::uint32_t> slots_;  ///< each fragment's slots a lane
 };
 
 }  // namespace

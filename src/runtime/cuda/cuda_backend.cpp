@@ -11,6 +11,7 @@
 #include "iron/core/error.hpp"
 #include "iron/core/hash.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
+#include "iron/runtime/launch_specialization.hpp"
 #include "iron/runtime/nvrtc.hpp"
 #include "kernel_params.hpp"
 #include "launch_resources.hpp"
@@ -131,10 +132,14 @@ CUcontext cuda_context() {
 
 CudaBackend::CudaBackend() : device_(cuda_device()), context_(cuda_context()) {}
 
-const PreparedKernel& CudaBackend::prepare(const ir::Kernel& kernel) {
+const PreparedKernel& CudaBackend::prepare(const ir::Kernel& kernel, const std::vector<Arg>& args) {
   const std::uint64_t hash = ir::structural_hash(kernel);
-  if (const auto found = prepared_.find(hash); found != prepared_.end()) return found->second;
-  return prepared_.emplace(hash, prepare_kernel(kernel, device_.sm())).first->second;
+  auto plan = plans_.find(hash);
+  if (plan == plans_.end()) plan = plans_.emplace(hash, ir::SpecializationPlan(kernel)).first;
+  const std::vector<bool> specialization = launch_specialization(plan->second, args);
+  const std::pair key{hash, specialization_key(specialization)};
+  if (const auto found = prepared_.find(key); found != prepared_.end()) return found->second;
+  return prepared_.emplace(key, prepare_kernel(kernel, device_.sm(), specialization)).first->second;
 }
 
 void CudaBackend::run(const Launch& launch) {
@@ -146,7 +151,7 @@ void CudaBackend::run(const Launch& launch) {
   const DriverApi& api = d.api();
   // The primary context is made current on whichever thread runs this launch.
   d.check(api.ctx_set_current(context_), "cuCtxSetCurrent", kernel.name);
-  const PreparedKernel& kernel_fn = prepare(kernel);
+  const PreparedKernel& kernel_fn = prepare(kernel, launch.args);
   const Grid& grid = launch.grid;
   check_threads(kernel, kernel_fn, grid.group_size.volume());
   const std::string what = fmt::format("{} ({})", kernel_fn.symbol, grid_text(grid));

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "driver.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device_info.hpp"
 #include "prepared_kernel.hpp"
@@ -50,13 +54,15 @@ class CudaBackend final : public Backend {
   double last_kernel_ms() const { return last_kernel_ms_; }
 
  private:
-  /// The loaded function for the traced kernel, compiled on first use by this instance.
-  const PreparedKernel& prepare(const ir::Kernel& kernel);
+  /// The loaded function for the traced kernel and the specialization `args` bind, compiled on
+  /// first use by this instance.
+  const PreparedKernel& prepare(const ir::Kernel& kernel, const std::vector<Arg>& args);
 
   const CudaDeviceInfo& device_;
   CUcontext context_;
-  std::unordered_map<std::uint64_t, PreparedKernel>
-      prepared_;  ///< by structural hash of the traced IR
+  /// By structural hash of the traced IR, then specialization_key.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, PreparedKernel> prepared_;
+  std::unordered_map<std::uint64_t, ir::SpecializationPlan> plans_;  ///< by structural hash
   double last_kernel_ms_ = 0.0;
 };
 

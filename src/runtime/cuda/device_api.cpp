@@ -4,14 +4,17 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "cuda_backend.hpp"
 #include "iron/core/error.hpp"
 #include "iron/core/hash.hpp"
 #include "iron/runtime/device.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
+#include "iron/runtime/launch_specialization.hpp"
 #include "kernel_params.hpp"
 #include "prepared_kernel.hpp"
 
@@ -66,14 +69,17 @@ void check_wait(cuda::CUresult result, std::string_view call, std::string_view w
   throw Error(failure + "; the CUDA context is unusable: restart the process");
 }
 
-/// Every kernel launched through the API, prepared once per process.
-const cuda::PreparedKernel& prepared(const ir::Kernel& kernel) {
+/// Every kernel launched through the API, prepared once per process for each specialization
+/// its launches bind.
+const cuda::PreparedKernel& prepared(const ir::Kernel& kernel,
+                                     const std::vector<bool>& specialization) {
   static std::mutex mutex;
-  static std::unordered_map<std::uint64_t, cuda::PreparedKernel> kernels;
-  const std::uint64_t hash = ir::structural_hash(kernel);
+  static std::map<std::pair<std::uint64_t, std::uint64_t>, cuda::PreparedKernel> kernels;
+  const std::pair key{ir::structural_hash(kernel), specialization_key(specialization)};
   const std::lock_guard lock(mutex);
-  if (const auto found = kernels.find(hash); found != kernels.end()) return found->second;
-  return kernels.emplace(hash, cuda::prepare_kernel(kernel, cuda::cuda_device().sm()))
+  if (const auto found = kernels.find(key); found != kernels.end()) return found->second;
+  return kernels
+      .emplace(key, cuda::prepare_kernel(kernel, cuda::cuda_device().sm(), specialization))
       .first->second;
 }
 
@@ -259,16 +265,21 @@ void launch_with(const ir::Kernel& kernel, const KernelFacts& facts,
 
 void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream) {
-  launch_with(kernel, kernel_facts(kernel), args, grid, stream,
-              [&]() -> const cuda::PreparedKernel& { return prepared(kernel); });
+  const KernelFacts facts = kernel_facts(kernel);
+  launch_with(kernel, facts, args, grid, stream, [&]() -> const cuda::PreparedKernel& {
+    return prepared(kernel, launch_specialization(facts.specializations, args));
+  });
 }
 
 void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream) {
   launch_with(kernel.ir(), kernel.facts_, args, grid, stream, [&]() -> const cuda::PreparedKernel& {
+    if (kernel.facts_.specializations.size() > 0) {  // the module depends on the arguments
+      return prepared(kernel.ir(), launch_specialization(kernel.facts_.specializations, args));
+    }
     const cuda::PreparedKernel* known = kernel.prepared_.load(std::memory_order_acquire);
     if (known == nullptr) {
-      known = &prepared(kernel.ir());  // entries of the process's map never move
+      known = &prepared(kernel.ir(), {});  // entries of the process's map never move
       kernel.prepared_.store(known, std::memory_order_release);
     }
     return *known;

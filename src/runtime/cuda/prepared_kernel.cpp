@@ -10,9 +10,12 @@
 
 namespace iron::runtime::cuda {
 
-PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm) {
-  const codegen::CompiledKernel compiled = codegen::compile_kernel(
-      kernel, codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel)));
+PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm,
+                              const std::vector<bool>& specialization) {
+  codegen::TargetProfile profile =
+      codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
+  profile.specialization = specialization;
+  const codegen::CompiledKernel compiled = codegen::compile_kernel(kernel, profile);
   const CUmodule module = load_module(compiled, sm);
   const Driver& d = driver();
   PreparedKernel prepared{compiled.symbol, nullptr, 0, 0, compiled.lowered.tensor_maps};

@@ -20,9 +20,11 @@ struct PreparedKernel {
 };
 
 /// Compiles `kernel` for a device of compute capability `sm` × 10 (the profile of
-/// TargetProfile::cuda_device), loads it in the current context and opts it in to its dynamic
-/// shared memory. Throws iron::Error naming the kernel on a failure.
-PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm);
+/// TargetProfile::cuda_device) with its specializations bound to `specialization` (none when
+/// empty), loads it in the current context and opts it in to its dynamic shared memory. Throws
+/// iron::Error naming the kernel on a failure.
+PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm,
+                              const std::vector<bool>& specialization = {});
 
 /// Throws DispatchError when `threads` per group exceed what the compiled function allows.
 void check_threads(const ir::Kernel& kernel, const PreparedKernel& prepared, std::uint64_t threads);

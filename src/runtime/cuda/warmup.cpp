@@ -13,6 +13,7 @@
 #include "iron/codegen/compile.hpp"
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
 #include "iron/runtime/nvrtc.hpp"
@@ -30,8 +31,10 @@ WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) 
   const Clock::time_point start = Clock::now();
   WarmupResult result;
   try {
-    const codegen::CompiledKernel compiled = codegen::compile_kernel(
-        kernel, codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel)));
+    codegen::TargetProfile profile =
+        codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
+    profile.specialization = ir::usual_specialization(kernel);
+    const codegen::CompiledKernel compiled = codegen::compile_kernel(kernel, profile);
     result.symbol = compiled.symbol;
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {

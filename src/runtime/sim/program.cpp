@@ -85,8 +85,9 @@ constexpr Exec exec_of(OpKind k) {
       return Exec::WgWait;
     case TypeRule::PipelineBounds:  // sim_run expands pipelines first; compile() refuses them
     case TypeRule::PipelineIndex:
-    case TypeRule::TargetQuery:  // sim_run answers target queries first; compile() refuses them
-    case TypeRule::TileCopy:     // and lowers tile copies; the simulator makes no tensor maps
+    case TypeRule::TargetQuery:     // sim_run answers target queries first; compile() refuses them
+    case TypeRule::Specialization:  // and binds or drops specializations
+    case TypeRule::TileCopy:        // and lowers tile copies; the simulator makes no tensor maps
     case TypeRule::TensorCopy:
     case TypeRule::Mbarrier:
       break;
@@ -360,11 +361,12 @@ Program compile(const ir::Kernel& kernel) {
                                  "expand_pipelines first)",
                                  kernel.name));
     }
-    if (op.kind == OpKind::TargetHas) {
+    if (op.kind == OpKind::TargetHas || op.kind == OpKind::Specialize) {
       throw SimError(SimError::Kind::BadArgument,
-                     fmt::format("{}: a target query reached the simulator unanswered (run "
+                     fmt::format("{}: a {} reached the simulator unanswered (run "
                                  "select_target_paths first)",
-                                 kernel.name));
+                                 kernel.name,
+                                 op.kind == OpKind::TargetHas ? "target query" : "specialization"));
     }
     const ir::TypeRule rule = ir::op_info(op.kind).types;
     if (rule == ir::TypeRule::TileCopy || rule == ir::TypeRule::TensorCopy ||

@@ -16,6 +16,7 @@
 #include "iron/codegen/passes/select_target_paths.hpp"
 #include "iron/core/rewriter.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
+#include "iron/runtime/launch_specialization.hpp"
 #include "iron/runtime/sim.hpp"
 
 namespace iron::runtime {
@@ -214,13 +215,18 @@ void sim_run(const Launch& launch, const SimOptions& options) {
       90, codegen::has_warpgroup_products(*launch.kernel) ? codegen::MmaStrategy::Wgmma
                                                           : codegen::MmaStrategy::MmaSync);
   device.tensor_maps = false;
+  // Its specializations are bound as a CUDA launch binds them, so it runs the code that
+  // launch compiles.
   const bool queries = codegen::has_target_queries(*launch.kernel);
   std::optional<ir::Kernel> expanded;
-  if (queries) {
+  if (queries || codegen::has_specializations(*launch.kernel)) {
     expanded = *launch.kernel;
-    codegen::select_target_paths(*expanded, [&](ir::TargetFeature f) {
-      return f == ir::TargetFeature::WarpgroupProducts && options.warpgroup_products;
-    });
+    codegen::select_target_paths(
+        *expanded,
+        [&](ir::TargetFeature f) {
+          return f == ir::TargetFeature::WarpgroupProducts && options.warpgroup_products;
+        },
+        launch_specialization(ir::SpecializationPlan(*launch.kernel), launch.args));
   }
   if (codegen::has_tile_copies(expanded ? *expanded : *launch.kernel)) {
     if (!expanded) expanded = *launch.kernel;

@@ -441,6394 +441,6394 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const bool v294 = v289 && v293;
   const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:256
   if (v295) {
-    for (unsigned int v6385 = v10; v6385 < 2u; v6385 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v6386 = v6385 << 6u;
-      const bool v6388 = v6386 < v15;
-      if (v6388) {
-        const unsigned int v6390 = v6385 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v6386 = v10; v6386 < 2u; v6386 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v6387 = v6386 << 6u;
+      const bool v6389 = v6387 < v15;
+      if (v6389) {
+        const unsigned int v6391 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v87) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6399 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6400 = v6399 << 3u;
-          const unsigned int v6403 = v6386 + v6400;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6404 = v6403 < v15;
-          const bool v6405 = v123 && v6404;
-          const unsigned int v6407 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6409 = v6407 + v6386;
-          const unsigned int v6410 = v6409 + v6400;
-          const unsigned int v6411 = v6405 ? v6410 : v10;
-          const unsigned int v6413 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6414 = v6390 + v6413;
-          const unsigned int v6415 = v6414 + v6400;
-          iron_copy_async<16>(shm0 + (v6415 ^ (((v6415 >> 6u) & 7u) << 3u)), x + v6411, v6405);
-          const unsigned int v6418 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6420 = v6418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6423 = v6418 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6424 = v6423 << 3u;
-          const unsigned int v6425 = v60 + v6420;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6426 = v6425 < v41;
-          const unsigned int v6427 = v6386 + v6424;
-          const bool v6428 = v6427 < v15;
-          const bool v6429 = v6426 && v6428;
-          const unsigned int v6431 = v6425 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6433 = v6431 + v6386;
-          const unsigned int v6434 = v6433 + v6424;
-          const unsigned int v6435 = v6429 ? v6434 : v10;
-          const unsigned int v6437 = v6420 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6438 = v6390 + v6437;
-          const unsigned int v6439 = v6438 + v6424;
-          iron_copy_async<16>(shm0 + (v6439 ^ (((v6439 >> 6u) & 7u) << 3u)), x + v6435, v6429);
-          const unsigned int v6442 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6444 = v6442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6447 = v6442 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6448 = v6447 << 3u;
-          const unsigned int v6449 = v60 + v6444;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6450 = v6449 < v41;
-          const unsigned int v6451 = v6386 + v6448;
-          const bool v6452 = v6451 < v15;
-          const bool v6453 = v6450 && v6452;
-          const unsigned int v6455 = v6449 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6457 = v6455 + v6386;
-          const unsigned int v6458 = v6457 + v6448;
-          const unsigned int v6459 = v6453 ? v6458 : v10;
-          const unsigned int v6461 = v6444 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6462 = v6390 + v6461;
-          const unsigned int v6463 = v6462 + v6448;
-          iron_copy_async<16>(shm0 + (v6463 ^ (((v6463 >> 6u) & 7u) << 3u)), x + v6459, v6453);
-          const unsigned int v6466 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6468 = v6466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6471 = v6466 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6472 = v6471 << 3u;
-          const unsigned int v6473 = v60 + v6468;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6474 = v6473 < v41;
-          const unsigned int v6475 = v6386 + v6472;
-          const bool v6476 = v6475 < v15;
-          const bool v6477 = v6474 && v6476;
-          const unsigned int v6479 = v6473 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6481 = v6479 + v6386;
-          const unsigned int v6482 = v6481 + v6472;
-          const unsigned int v6483 = v6477 ? v6482 : v10;
-          const unsigned int v6485 = v6468 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6486 = v6390 + v6485;
-          const unsigned int v6487 = v6486 + v6472;
-          iron_copy_async<16>(shm0 + (v6487 ^ (((v6487 >> 6u) & 7u) << 3u)), x + v6483, v6477);
-          const unsigned int v6490 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6492 = v6490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6495 = v6490 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6496 = v6495 << 3u;
-          const unsigned int v6497 = v60 + v6492;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6498 = v6497 < v41;
-          const unsigned int v6499 = v6386 + v6496;
-          const bool v6500 = v6499 < v15;
-          const bool v6501 = v6498 && v6500;
-          const unsigned int v6503 = v6497 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6505 = v6503 + v6386;
-          const unsigned int v6506 = v6505 + v6496;
-          const unsigned int v6507 = v6501 ? v6506 : v10;
-          const unsigned int v6509 = v6492 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6510 = v6390 + v6509;
-          const unsigned int v6511 = v6510 + v6496;
-          iron_copy_async<16>(shm0 + (v6511 ^ (((v6511 >> 6u) & 7u) << 3u)), x + v6507, v6501);
-          const unsigned int v6514 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6516 = v6514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6519 = v6514 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6520 = v6519 << 3u;
-          const unsigned int v6521 = v60 + v6516;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6522 = v6521 < v41;
-          const unsigned int v6523 = v6386 + v6520;
-          const bool v6524 = v6523 < v15;
-          const bool v6525 = v6522 && v6524;
-          const unsigned int v6527 = v6521 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6529 = v6527 + v6386;
-          const unsigned int v6530 = v6529 + v6520;
-          const unsigned int v6531 = v6525 ? v6530 : v10;
-          const unsigned int v6533 = v6516 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6534 = v6390 + v6533;
-          const unsigned int v6535 = v6534 + v6520;
-          iron_copy_async<16>(shm0 + (v6535 ^ (((v6535 >> 6u) & 7u) << 3u)), x + v6531, v6525);
-          const unsigned int v6538 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6540 = v6538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6543 = v6538 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6544 = v6543 << 3u;
-          const unsigned int v6545 = v60 + v6540;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6546 = v6545 < v41;
-          const unsigned int v6547 = v6386 + v6544;
-          const bool v6548 = v6547 < v15;
-          const bool v6549 = v6546 && v6548;
-          const unsigned int v6551 = v6545 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6553 = v6551 + v6386;
-          const unsigned int v6554 = v6553 + v6544;
-          const unsigned int v6555 = v6549 ? v6554 : v10;
-          const unsigned int v6557 = v6540 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6558 = v6390 + v6557;
-          const unsigned int v6559 = v6558 + v6544;
-          iron_copy_async<16>(shm0 + (v6559 ^ (((v6559 >> 6u) & 7u) << 3u)), x + v6555, v6549);
-          const unsigned int v6562 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6564 = v6562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6567 = v6562 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6568 = v6567 << 3u;
-          const unsigned int v6569 = v60 + v6564;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6570 = v6569 < v41;
-          const unsigned int v6571 = v6386 + v6568;
-          const bool v6572 = v6571 < v15;
-          const bool v6573 = v6570 && v6572;
-          const unsigned int v6575 = v6569 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6577 = v6575 + v6386;
-          const unsigned int v6578 = v6577 + v6568;
-          const unsigned int v6579 = v6573 ? v6578 : v10;
-          const unsigned int v6581 = v6564 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6582 = v6390 + v6581;
-          const unsigned int v6583 = v6582 + v6568;
-          iron_copy_async<16>(shm0 + (v6583 ^ (((v6583 >> 6u) & 7u) << 3u)), x + v6579, v6573);
+          const unsigned int v6400 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6401 = v6400 << 3u;
+          const unsigned int v6404 = v6387 + v6401;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6405 = v6404 < v15;
+          const bool v6406 = v123 && v6405;
+          const unsigned int v6408 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6410 = v6408 + v6387;
+          const unsigned int v6411 = v6410 + v6401;
+          const unsigned int v6412 = v6406 ? v6411 : v10;
+          const unsigned int v6414 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6415 = v6391 + v6414;
+          const unsigned int v6416 = v6415 + v6401;
+          iron_copy_async<16>(shm0 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), x + v6412, v6406);
+          const unsigned int v6419 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6421 = v6419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6424 = v6419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6425 = v6424 << 3u;
+          const unsigned int v6426 = v60 + v6421;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6427 = v6426 < v41;
+          const unsigned int v6428 = v6387 + v6425;
+          const bool v6429 = v6428 < v15;
+          const bool v6430 = v6427 && v6429;
+          const unsigned int v6432 = v6426 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6434 = v6432 + v6387;
+          const unsigned int v6435 = v6434 + v6425;
+          const unsigned int v6436 = v6430 ? v6435 : v10;
+          const unsigned int v6438 = v6421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6439 = v6391 + v6438;
+          const unsigned int v6440 = v6439 + v6425;
+          iron_copy_async<16>(shm0 + (v6440 ^ (((v6440 >> 6u) & 7u) << 3u)), x + v6436, v6430);
+          const unsigned int v6443 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6445 = v6443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6448 = v6443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6449 = v6448 << 3u;
+          const unsigned int v6450 = v60 + v6445;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6451 = v6450 < v41;
+          const unsigned int v6452 = v6387 + v6449;
+          const bool v6453 = v6452 < v15;
+          const bool v6454 = v6451 && v6453;
+          const unsigned int v6456 = v6450 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6458 = v6456 + v6387;
+          const unsigned int v6459 = v6458 + v6449;
+          const unsigned int v6460 = v6454 ? v6459 : v10;
+          const unsigned int v6462 = v6445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6463 = v6391 + v6462;
+          const unsigned int v6464 = v6463 + v6449;
+          iron_copy_async<16>(shm0 + (v6464 ^ (((v6464 >> 6u) & 7u) << 3u)), x + v6460, v6454);
+          const unsigned int v6467 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6469 = v6467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6472 = v6467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6473 = v6472 << 3u;
+          const unsigned int v6474 = v60 + v6469;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6475 = v6474 < v41;
+          const unsigned int v6476 = v6387 + v6473;
+          const bool v6477 = v6476 < v15;
+          const bool v6478 = v6475 && v6477;
+          const unsigned int v6480 = v6474 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6482 = v6480 + v6387;
+          const unsigned int v6483 = v6482 + v6473;
+          const unsigned int v6484 = v6478 ? v6483 : v10;
+          const unsigned int v6486 = v6469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6487 = v6391 + v6486;
+          const unsigned int v6488 = v6487 + v6473;
+          iron_copy_async<16>(shm0 + (v6488 ^ (((v6488 >> 6u) & 7u) << 3u)), x + v6484, v6478);
+          const unsigned int v6491 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6493 = v6491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6496 = v6491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6497 = v6496 << 3u;
+          const unsigned int v6498 = v60 + v6493;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6499 = v6498 < v41;
+          const unsigned int v6500 = v6387 + v6497;
+          const bool v6501 = v6500 < v15;
+          const bool v6502 = v6499 && v6501;
+          const unsigned int v6504 = v6498 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6506 = v6504 + v6387;
+          const unsigned int v6507 = v6506 + v6497;
+          const unsigned int v6508 = v6502 ? v6507 : v10;
+          const unsigned int v6510 = v6493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6511 = v6391 + v6510;
+          const unsigned int v6512 = v6511 + v6497;
+          iron_copy_async<16>(shm0 + (v6512 ^ (((v6512 >> 6u) & 7u) << 3u)), x + v6508, v6502);
+          const unsigned int v6515 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6517 = v6515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6520 = v6515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6521 = v6520 << 3u;
+          const unsigned int v6522 = v60 + v6517;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6523 = v6522 < v41;
+          const unsigned int v6524 = v6387 + v6521;
+          const bool v6525 = v6524 < v15;
+          const bool v6526 = v6523 && v6525;
+          const unsigned int v6528 = v6522 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6530 = v6528 + v6387;
+          const unsigned int v6531 = v6530 + v6521;
+          const unsigned int v6532 = v6526 ? v6531 : v10;
+          const unsigned int v6534 = v6517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6535 = v6391 + v6534;
+          const unsigned int v6536 = v6535 + v6521;
+          iron_copy_async<16>(shm0 + (v6536 ^ (((v6536 >> 6u) & 7u) << 3u)), x + v6532, v6526);
+          const unsigned int v6539 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6541 = v6539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6544 = v6539 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6545 = v6544 << 3u;
+          const unsigned int v6546 = v60 + v6541;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6547 = v6546 < v41;
+          const unsigned int v6548 = v6387 + v6545;
+          const bool v6549 = v6548 < v15;
+          const bool v6550 = v6547 && v6549;
+          const unsigned int v6552 = v6546 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6554 = v6552 + v6387;
+          const unsigned int v6555 = v6554 + v6545;
+          const unsigned int v6556 = v6550 ? v6555 : v10;
+          const unsigned int v6558 = v6541 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6559 = v6391 + v6558;
+          const unsigned int v6560 = v6559 + v6545;
+          iron_copy_async<16>(shm0 + (v6560 ^ (((v6560 >> 6u) & 7u) << 3u)), x + v6556, v6550);
+          const unsigned int v6563 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6565 = v6563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6568 = v6563 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6569 = v6568 << 3u;
+          const unsigned int v6570 = v60 + v6565;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6571 = v6570 < v41;
+          const unsigned int v6572 = v6387 + v6569;
+          const bool v6573 = v6572 < v15;
+          const bool v6574 = v6571 && v6573;
+          const unsigned int v6576 = v6570 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6578 = v6576 + v6387;
+          const unsigned int v6579 = v6578 + v6569;
+          const unsigned int v6580 = v6574 ? v6579 : v10;
+          const unsigned int v6582 = v6565 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6583 = v6391 + v6582;
+          const unsigned int v6584 = v6583 + v6569;
+          iron_copy_async<16>(shm0 + (v6584 ^ (((v6584 >> 6u) & 7u) << 3u)), x + v6580, v6574);
         } else {
-          const unsigned int v6587 = v114 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v6588 = v6587 << 3u;
-          const unsigned int v6589 = v6386 + v6588;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6591 = v6589 / v13;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v6593 = v6591 * v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6594 = v6589 - v6593;
-          const unsigned int v6595 = v6591 / v4;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6597 = v6595 * v4;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v6598 = v6591 - v6597;
-          const unsigned int v6599 = v6598 * v7;
-          const unsigned int v6600 = v67 + v6594;  // kernels/convolution/im2col_a.hpp:116
-          const bool v6601 = v6589 < v15;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v6603 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v6608 = v115 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6609 = v6608 + v6588;
-          const unsigned int v6610 = v126 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6611 = v131 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6612 = v6610 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6613 = v6601 && v6612;
-          const bool v6614 = v6610 < 1u;
-          const bool v6615 = v6613 && v6614;
-          const bool v6616 = v6611 >= v6;
-          const bool v6617 = v6615 && v6616;
-          const bool v6618 = v6611 < v6603;
-          const bool v6619 = v6617 && v6618;
-          const unsigned int v6620 = max(v6610, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6622 = max(v6611, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6623 = v6622 - v6;
-          const unsigned int v6624 = v134 + v6620;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6625 = v6624 * v1;
-          const unsigned int v6626 = v6625 + v6623;
-          const unsigned int v6627 = v6626 * v2;
-          const unsigned int v6628 = v6627 + v6600;
-          const unsigned int v6630 = v6619 ? v6628 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6632 = v6390 + v6609;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6632 ^ (((v6632 >> 6u) & 7u) << 3u)), x + v6630, v6619);
-          const unsigned int v6634 = v144 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6635 = v149 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6636 = v6634 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6637 = v6601 && v6636;
-          const bool v6638 = v6634 < 1u;
-          const bool v6639 = v6637 && v6638;
-          const bool v6640 = v6635 >= v6;
-          const bool v6641 = v6639 && v6640;
-          const bool v6642 = v6635 < v6603;
-          const bool v6643 = v6641 && v6642;
-          const unsigned int v6644 = max(v6634, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6646 = max(v6635, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6647 = v6646 - v6;
-          const unsigned int v6648 = v152 + v6644;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6649 = v6648 * v1;
-          const unsigned int v6650 = v6649 + v6647;
-          const unsigned int v6651 = v6650 * v2;
-          const unsigned int v6652 = v6651 + v6600;
-          const unsigned int v6654 = v6643 ? v6652 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6657 = v6632 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6657 ^ (((v6657 >> 6u) & 7u) << 3u)), x + v6654, v6643);
-          const unsigned int v6658 = v162 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6659 = v167 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6660 = v6658 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6661 = v6601 && v6660;
-          const bool v6662 = v6658 < 1u;
-          const bool v6663 = v6661 && v6662;
-          const bool v6664 = v6659 >= v6;
-          const bool v6665 = v6663 && v6664;
-          const bool v6666 = v6659 < v6603;
-          const bool v6667 = v6665 && v6666;
-          const unsigned int v6668 = max(v6658, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6670 = max(v6659, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6671 = v6670 - v6;
-          const unsigned int v6672 = v170 + v6668;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6673 = v6672 * v1;
-          const unsigned int v6674 = v6673 + v6671;
-          const unsigned int v6675 = v6674 * v2;
-          const unsigned int v6676 = v6675 + v6600;
-          const unsigned int v6678 = v6667 ? v6676 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6681 = v6632 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6681 ^ (((v6681 >> 6u) & 7u) << 3u)), x + v6678, v6667);
-          const unsigned int v6682 = v180 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6683 = v185 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6684 = v6682 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6685 = v6601 && v6684;
-          const bool v6686 = v6682 < 1u;
-          const bool v6687 = v6685 && v6686;
-          const bool v6688 = v6683 >= v6;
-          const bool v6689 = v6687 && v6688;
-          const bool v6690 = v6683 < v6603;
-          const bool v6691 = v6689 && v6690;
-          const unsigned int v6692 = max(v6682, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6694 = max(v6683, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6695 = v6694 - v6;
-          const unsigned int v6696 = v188 + v6692;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6697 = v6696 * v1;
-          const unsigned int v6698 = v6697 + v6695;
-          const unsigned int v6699 = v6698 * v2;
-          const unsigned int v6700 = v6699 + v6600;
-          const unsigned int v6702 = v6691 ? v6700 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6705 = v6632 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6705 ^ (((v6705 >> 6u) & 7u) << 3u)), x + v6702, v6691);
-          const unsigned int v6706 = v198 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6707 = v203 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6708 = v6706 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6709 = v6601 && v6708;
-          const bool v6710 = v6706 < 1u;
-          const bool v6711 = v6709 && v6710;
-          const bool v6712 = v6707 >= v6;
-          const bool v6713 = v6711 && v6712;
-          const bool v6714 = v6707 < v6603;
-          const bool v6715 = v6713 && v6714;
-          const unsigned int v6716 = max(v6706, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6718 = max(v6707, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6719 = v6718 - v6;
-          const unsigned int v6720 = v206 + v6716;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6721 = v6720 * v1;
-          const unsigned int v6722 = v6721 + v6719;
-          const unsigned int v6723 = v6722 * v2;
-          const unsigned int v6724 = v6723 + v6600;
-          const unsigned int v6726 = v6715 ? v6724 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6729 = v6632 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6729 ^ (((v6729 >> 6u) & 7u) << 3u)), x + v6726, v6715);
-          const unsigned int v6730 = v216 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6731 = v221 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6732 = v6730 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6733 = v6601 && v6732;
-          const bool v6734 = v6730 < 1u;
-          const bool v6735 = v6733 && v6734;
-          const bool v6736 = v6731 >= v6;
-          const bool v6737 = v6735 && v6736;
-          const bool v6738 = v6731 < v6603;
-          const bool v6739 = v6737 && v6738;
-          const unsigned int v6740 = max(v6730, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6742 = max(v6731, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6743 = v6742 - v6;
-          const unsigned int v6744 = v224 + v6740;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6745 = v6744 * v1;
-          const unsigned int v6746 = v6745 + v6743;
-          const unsigned int v6747 = v6746 * v2;
-          const unsigned int v6748 = v6747 + v6600;
-          const unsigned int v6750 = v6739 ? v6748 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6753 = v6632 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6753 ^ (((v6753 >> 6u) & 7u) << 3u)), x + v6750, v6739);
-          const unsigned int v6754 = v234 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6755 = v239 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6756 = v6754 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6757 = v6601 && v6756;
-          const bool v6758 = v6754 < 1u;
-          const bool v6759 = v6757 && v6758;
-          const bool v6760 = v6755 >= v6;
-          const bool v6761 = v6759 && v6760;
-          const bool v6762 = v6755 < v6603;
-          const bool v6763 = v6761 && v6762;
-          const unsigned int v6764 = max(v6754, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6766 = max(v6755, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6767 = v6766 - v6;
-          const unsigned int v6768 = v242 + v6764;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6769 = v6768 * v1;
-          const unsigned int v6770 = v6769 + v6767;
-          const unsigned int v6771 = v6770 * v2;
-          const unsigned int v6772 = v6771 + v6600;
-          const unsigned int v6774 = v6763 ? v6772 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6777 = v6632 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6777 ^ (((v6777 >> 6u) & 7u) << 3u)), x + v6774, v6763);
-          const unsigned int v6778 = v252 + v6595;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6779 = v257 + v6599;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6780 = v6778 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6781 = v6601 && v6780;
-          const bool v6782 = v6778 < 1u;
-          const bool v6783 = v6781 && v6782;
-          const bool v6784 = v6779 >= v6;
-          const bool v6785 = v6783 && v6784;
-          const bool v6786 = v6779 < v6603;
-          const bool v6787 = v6785 && v6786;
-          const unsigned int v6788 = max(v6778, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6790 = max(v6779, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6791 = v6790 - v6;
-          const unsigned int v6792 = v260 + v6788;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6793 = v6792 * v1;
-          const unsigned int v6794 = v6793 + v6791;
-          const unsigned int v6795 = v6794 * v2;
-          const unsigned int v6796 = v6795 + v6600;
-          const unsigned int v6798 = v6787 ? v6796 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6801 = v6632 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6801 ^ (((v6801 >> 6u) & 7u) << 3u)), x + v6798, v6787);
+          const unsigned int v6588 = v114 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v6589 = v6588 << 3u;
+          const unsigned int v6590 = v6387 + v6589;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6592 = v6590 / v13;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v6594 = v6592 * v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6595 = v6590 - v6594;
+          const unsigned int v6596 = v6592 / v4;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6598 = v6596 * v4;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6599 = v6592 - v6598;
+          const unsigned int v6600 = v6599 * v7;
+          const unsigned int v6601 = v67 + v6595;  // kernels/convolution/im2col_a.hpp:116
+          const bool v6602 = v6590 < v15;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v6604 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v6609 = v115 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6610 = v6609 + v6589;
+          const unsigned int v6611 = v126 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6612 = v131 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6613 = v6611 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6614 = v6602 && v6613;
+          const bool v6615 = v6611 < 1u;
+          const bool v6616 = v6614 && v6615;
+          const bool v6617 = v6612 >= v6;
+          const bool v6618 = v6616 && v6617;
+          const bool v6619 = v6612 < v6604;
+          const bool v6620 = v6618 && v6619;
+          const unsigned int v6621 = max(v6611, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6623 = max(v6612, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6624 = v6623 - v6;
+          const unsigned int v6625 = v134 + v6621;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6626 = v6625 * v1;
+          const unsigned int v6627 = v6626 + v6624;
+          const unsigned int v6628 = v6627 * v2;
+          const unsigned int v6629 = v6628 + v6601;
+          const unsigned int v6631 = v6620 ? v6629 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6633 = v6391 + v6610;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6633 ^ (((v6633 >> 6u) & 7u) << 3u)), x + v6631, v6620);
+          const unsigned int v6635 = v144 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6636 = v149 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6637 = v6635 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6638 = v6602 && v6637;
+          const bool v6639 = v6635 < 1u;
+          const bool v6640 = v6638 && v6639;
+          const bool v6641 = v6636 >= v6;
+          const bool v6642 = v6640 && v6641;
+          const bool v6643 = v6636 < v6604;
+          const bool v6644 = v6642 && v6643;
+          const unsigned int v6645 = max(v6635, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6647 = max(v6636, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6648 = v6647 - v6;
+          const unsigned int v6649 = v152 + v6645;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6650 = v6649 * v1;
+          const unsigned int v6651 = v6650 + v6648;
+          const unsigned int v6652 = v6651 * v2;
+          const unsigned int v6653 = v6652 + v6601;
+          const unsigned int v6655 = v6644 ? v6653 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6658 = v6633 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6658 ^ (((v6658 >> 6u) & 7u) << 3u)), x + v6655, v6644);
+          const unsigned int v6659 = v162 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6660 = v167 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6661 = v6659 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6662 = v6602 && v6661;
+          const bool v6663 = v6659 < 1u;
+          const bool v6664 = v6662 && v6663;
+          const bool v6665 = v6660 >= v6;
+          const bool v6666 = v6664 && v6665;
+          const bool v6667 = v6660 < v6604;
+          const bool v6668 = v6666 && v6667;
+          const unsigned int v6669 = max(v6659, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6671 = max(v6660, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6672 = v6671 - v6;
+          const unsigned int v6673 = v170 + v6669;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6674 = v6673 * v1;
+          const unsigned int v6675 = v6674 + v6672;
+          const unsigned int v6676 = v6675 * v2;
+          const unsigned int v6677 = v6676 + v6601;
+          const unsigned int v6679 = v6668 ? v6677 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6682 = v6633 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6682 ^ (((v6682 >> 6u) & 7u) << 3u)), x + v6679, v6668);
+          const unsigned int v6683 = v180 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6684 = v185 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6685 = v6683 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6686 = v6602 && v6685;
+          const bool v6687 = v6683 < 1u;
+          const bool v6688 = v6686 && v6687;
+          const bool v6689 = v6684 >= v6;
+          const bool v6690 = v6688 && v6689;
+          const bool v6691 = v6684 < v6604;
+          const bool v6692 = v6690 && v6691;
+          const unsigned int v6693 = max(v6683, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6695 = max(v6684, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6696 = v6695 - v6;
+          const unsigned int v6697 = v188 + v6693;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6698 = v6697 * v1;
+          const unsigned int v6699 = v6698 + v6696;
+          const unsigned int v6700 = v6699 * v2;
+          const unsigned int v6701 = v6700 + v6601;
+          const unsigned int v6703 = v6692 ? v6701 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6706 = v6633 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6706 ^ (((v6706 >> 6u) & 7u) << 3u)), x + v6703, v6692);
+          const unsigned int v6707 = v198 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6708 = v203 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6709 = v6707 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6710 = v6602 && v6709;
+          const bool v6711 = v6707 < 1u;
+          const bool v6712 = v6710 && v6711;
+          const bool v6713 = v6708 >= v6;
+          const bool v6714 = v6712 && v6713;
+          const bool v6715 = v6708 < v6604;
+          const bool v6716 = v6714 && v6715;
+          const unsigned int v6717 = max(v6707, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6719 = max(v6708, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6720 = v6719 - v6;
+          const unsigned int v6721 = v206 + v6717;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6722 = v6721 * v1;
+          const unsigned int v6723 = v6722 + v6720;
+          const unsigned int v6724 = v6723 * v2;
+          const unsigned int v6725 = v6724 + v6601;
+          const unsigned int v6727 = v6716 ? v6725 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6730 = v6633 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6730 ^ (((v6730 >> 6u) & 7u) << 3u)), x + v6727, v6716);
+          const unsigned int v6731 = v216 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6732 = v221 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6733 = v6731 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6734 = v6602 && v6733;
+          const bool v6735 = v6731 < 1u;
+          const bool v6736 = v6734 && v6735;
+          const bool v6737 = v6732 >= v6;
+          const bool v6738 = v6736 && v6737;
+          const bool v6739 = v6732 < v6604;
+          const bool v6740 = v6738 && v6739;
+          const unsigned int v6741 = max(v6731, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6743 = max(v6732, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6744 = v6743 - v6;
+          const unsigned int v6745 = v224 + v6741;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6746 = v6745 * v1;
+          const unsigned int v6747 = v6746 + v6744;
+          const unsigned int v6748 = v6747 * v2;
+          const unsigned int v6749 = v6748 + v6601;
+          const unsigned int v6751 = v6740 ? v6749 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6754 = v6633 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6754 ^ (((v6754 >> 6u) & 7u) << 3u)), x + v6751, v6740);
+          const unsigned int v6755 = v234 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6756 = v239 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6757 = v6755 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6758 = v6602 && v6757;
+          const bool v6759 = v6755 < 1u;
+          const bool v6760 = v6758 && v6759;
+          const bool v6761 = v6756 >= v6;
+          const bool v6762 = v6760 && v6761;
+          const bool v6763 = v6756 < v6604;
+          const bool v6764 = v6762 && v6763;
+          const unsigned int v6765 = max(v6755, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6767 = max(v6756, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6768 = v6767 - v6;
+          const unsigned int v6769 = v242 + v6765;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6770 = v6769 * v1;
+          const unsigned int v6771 = v6770 + v6768;
+          const unsigned int v6772 = v6771 * v2;
+          const unsigned int v6773 = v6772 + v6601;
+          const unsigned int v6775 = v6764 ? v6773 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6778 = v6633 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6778 ^ (((v6778 >> 6u) & 7u) << 3u)), x + v6775, v6764);
+          const unsigned int v6779 = v252 + v6596;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6780 = v257 + v6600;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6781 = v6779 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6782 = v6602 && v6781;
+          const bool v6783 = v6779 < 1u;
+          const bool v6784 = v6782 && v6783;
+          const bool v6785 = v6780 >= v6;
+          const bool v6786 = v6784 && v6785;
+          const bool v6787 = v6780 < v6604;
+          const bool v6788 = v6786 && v6787;
+          const unsigned int v6789 = max(v6779, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6791 = max(v6780, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6792 = v6791 - v6;
+          const unsigned int v6793 = v260 + v6789;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6794 = v6793 * v1;
+          const unsigned int v6795 = v6794 + v6792;
+          const unsigned int v6796 = v6795 * v2;
+          const unsigned int v6797 = v6796 + v6601;
+          const unsigned int v6799 = v6788 ? v6797 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6802 = v6633 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6802 ^ (((v6802 >> 6u) & 7u) << 3u)), x + v6799, v6788);
         }
-        const unsigned int v6811 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6812 = v6811 << 3u;
-        const unsigned int v6813 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6814 = v6813 < v12;
-        const unsigned int v6815 = v6386 + v6812;
-        const bool v6816 = v6815 < v15;
-        const bool v6817 = v6814 && v6816;
-        const unsigned int v6819 = v6813 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6820 = v66 + v6819;
-        const unsigned int v6821 = v6820 + v6386;
-        const unsigned int v6822 = v6821 + v6812;
-        const unsigned int v6823 = v6817 ? v6822 : v66;
-        const unsigned int v6825 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6826 = v6390 + v6825;
-        const unsigned int v6827 = v6826 + v6812;
-        iron_copy_async<16>(shm1 + (v6827 ^ (((v6827 >> 6u) & 7u) << 3u)), weight + v6823, v6817);
-        const unsigned int v6830 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6832 = v6830 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6835 = v6830 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6836 = v6835 << 3u;
-        const unsigned int v6837 = v64 + v6832;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6838 = v6837 < v12;
-        const unsigned int v6839 = v6386 + v6836;
-        const bool v6840 = v6839 < v15;
-        const bool v6841 = v6838 && v6840;
-        const unsigned int v6843 = v6837 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6844 = v66 + v6843;
-        const unsigned int v6845 = v6844 + v6386;
-        const unsigned int v6846 = v6845 + v6836;
-        const unsigned int v6847 = v6841 ? v6846 : v66;
-        const unsigned int v6849 = v6832 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6850 = v6390 + v6849;
-        const unsigned int v6851 = v6850 + v6836;
-        iron_copy_async<16>(shm1 + (v6851 ^ (((v6851 >> 6u) & 7u) << 3u)), weight + v6847, v6841);
-        const unsigned int v6854 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6856 = v6854 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6859 = v6854 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6860 = v6859 << 3u;
-        const unsigned int v6861 = v64 + v6856;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6862 = v6861 < v12;
-        const unsigned int v6863 = v6386 + v6860;
-        const bool v6864 = v6863 < v15;
-        const bool v6865 = v6862 && v6864;
-        const unsigned int v6867 = v6861 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6868 = v66 + v6867;
-        const unsigned int v6869 = v6868 + v6386;
-        const unsigned int v6870 = v6869 + v6860;
-        const unsigned int v6871 = v6865 ? v6870 : v66;
-        const unsigned int v6873 = v6856 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6874 = v6390 + v6873;
-        const unsigned int v6875 = v6874 + v6860;
-        iron_copy_async<16>(shm1 + (v6875 ^ (((v6875 >> 6u) & 7u) << 3u)), weight + v6871, v6865);
-        const unsigned int v6878 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6880 = v6878 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6883 = v6878 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6884 = v6883 << 3u;
-        const unsigned int v6885 = v64 + v6880;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6886 = v6885 < v12;
-        const unsigned int v6887 = v6386 + v6884;
-        const bool v6888 = v6887 < v15;
-        const bool v6889 = v6886 && v6888;
-        const unsigned int v6891 = v6885 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6892 = v66 + v6891;
-        const unsigned int v6893 = v6892 + v6386;
-        const unsigned int v6894 = v6893 + v6884;
-        const unsigned int v6895 = v6889 ? v6894 : v66;
-        const unsigned int v6897 = v6880 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6898 = v6390 + v6897;
-        const unsigned int v6899 = v6898 + v6884;
-        iron_copy_async<16>(shm1 + (v6899 ^ (((v6899 >> 6u) & 7u) << 3u)), weight + v6895, v6889);
-        const unsigned int v6902 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6904 = v6902 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6907 = v6902 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6908 = v6907 << 3u;
-        const unsigned int v6909 = v64 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6910 = v6909 < v12;
-        const unsigned int v6911 = v6386 + v6908;
-        const bool v6912 = v6911 < v15;
-        const bool v6913 = v6910 && v6912;
-        const unsigned int v6915 = v6909 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6916 = v66 + v6915;
-        const unsigned int v6917 = v6916 + v6386;
-        const unsigned int v6918 = v6917 + v6908;
-        const unsigned int v6919 = v6913 ? v6918 : v66;
-        const unsigned int v6921 = v6904 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6922 = v6390 + v6921;
-        const unsigned int v6923 = v6922 + v6908;
-        iron_copy_async<16>(shm1 + (v6923 ^ (((v6923 >> 6u) & 7u) << 3u)), weight + v6919, v6913);
-        const unsigned int v6926 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6928 = v6926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6931 = v6926 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6932 = v6931 << 3u;
-        const unsigned int v6933 = v64 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6934 = v6933 < v12;
-        const unsigned int v6935 = v6386 + v6932;
-        const bool v6936 = v6935 < v15;
-        const bool v6937 = v6934 && v6936;
-        const unsigned int v6939 = v6933 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6940 = v66 + v6939;
-        const unsigned int v6941 = v6940 + v6386;
-        const unsigned int v6942 = v6941 + v6932;
-        const unsigned int v6943 = v6937 ? v6942 : v66;
-        const unsigned int v6945 = v6928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6946 = v6390 + v6945;
-        const unsigned int v6947 = v6946 + v6932;
-        iron_copy_async<16>(shm1 + (v6947 ^ (((v6947 >> 6u) & 7u) << 3u)), weight + v6943, v6937);
-        const unsigned int v6950 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6952 = v6950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6955 = v6950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6956 = v6955 << 3u;
-        const unsigned int v6957 = v64 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6958 = v6957 < v12;
-        const unsigned int v6959 = v6386 + v6956;
-        const bool v6960 = v6959 < v15;
-        const bool v6961 = v6958 && v6960;
-        const unsigned int v6963 = v6957 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6964 = v66 + v6963;
-        const unsigned int v6965 = v6964 + v6386;
-        const unsigned int v6966 = v6965 + v6956;
-        const unsigned int v6967 = v6961 ? v6966 : v66;
-        const unsigned int v6969 = v6952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6970 = v6390 + v6969;
-        const unsigned int v6971 = v6970 + v6956;
-        iron_copy_async<16>(shm1 + (v6971 ^ (((v6971 >> 6u) & 7u) << 3u)), weight + v6967, v6961);
-        const unsigned int v6974 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6976 = v6974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6979 = v6974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6980 = v6979 << 3u;
-        const unsigned int v6981 = v64 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6982 = v6981 < v12;
-        const unsigned int v6983 = v6386 + v6980;
-        const bool v6984 = v6983 < v15;
-        const bool v6985 = v6982 && v6984;
-        const unsigned int v6987 = v6981 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6988 = v66 + v6987;
-        const unsigned int v6989 = v6988 + v6386;
-        const unsigned int v6990 = v6989 + v6980;
-        const unsigned int v6991 = v6985 ? v6990 : v66;
-        const unsigned int v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6994 = v6390 + v6993;
-        const unsigned int v6995 = v6994 + v6980;
-        iron_copy_async<16>(shm1 + (v6995 ^ (((v6995 >> 6u) & 7u) << 3u)), weight + v6991, v6985);
+        const unsigned int v6812 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6813 = v6812 << 3u;
+        const unsigned int v6814 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6815 = v6814 < v12;
+        const unsigned int v6816 = v6387 + v6813;
+        const bool v6817 = v6816 < v15;
+        const bool v6818 = v6815 && v6817;
+        const unsigned int v6820 = v6814 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6821 = v66 + v6820;
+        const unsigned int v6822 = v6821 + v6387;
+        const unsigned int v6823 = v6822 + v6813;
+        const unsigned int v6824 = v6818 ? v6823 : v66;
+        const unsigned int v6826 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6827 = v6391 + v6826;
+        const unsigned int v6828 = v6827 + v6813;
+        iron_copy_async<16>(shm1 + (v6828 ^ (((v6828 >> 6u) & 7u) << 3u)), weight + v6824, v6818);
+        const unsigned int v6831 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6833 = v6831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6836 = v6831 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6837 = v6836 << 3u;
+        const unsigned int v6838 = v64 + v6833;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6839 = v6838 < v12;
+        const unsigned int v6840 = v6387 + v6837;
+        const bool v6841 = v6840 < v15;
+        const bool v6842 = v6839 && v6841;
+        const unsigned int v6844 = v6838 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6845 = v66 + v6844;
+        const unsigned int v6846 = v6845 + v6387;
+        const unsigned int v6847 = v6846 + v6837;
+        const unsigned int v6848 = v6842 ? v6847 : v66;
+        const unsigned int v6850 = v6833 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6851 = v6391 + v6850;
+        const unsigned int v6852 = v6851 + v6837;
+        iron_copy_async<16>(shm1 + (v6852 ^ (((v6852 >> 6u) & 7u) << 3u)), weight + v6848, v6842);
+        const unsigned int v6855 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6857 = v6855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6860 = v6855 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6861 = v6860 << 3u;
+        const unsigned int v6862 = v64 + v6857;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6863 = v6862 < v12;
+        const unsigned int v6864 = v6387 + v6861;
+        const bool v6865 = v6864 < v15;
+        const bool v6866 = v6863 && v6865;
+        const unsigned int v6868 = v6862 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6869 = v66 + v6868;
+        const unsigned int v6870 = v6869 + v6387;
+        const unsigned int v6871 = v6870 + v6861;
+        const unsigned int v6872 = v6866 ? v6871 : v66;
+        const unsigned int v6874 = v6857 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6875 = v6391 + v6874;
+        const unsigned int v6876 = v6875 + v6861;
+        iron_copy_async<16>(shm1 + (v6876 ^ (((v6876 >> 6u) & 7u) << 3u)), weight + v6872, v6866);
+        const unsigned int v6879 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6881 = v6879 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6884 = v6879 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6885 = v6884 << 3u;
+        const unsigned int v6886 = v64 + v6881;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6887 = v6886 < v12;
+        const unsigned int v6888 = v6387 + v6885;
+        const bool v6889 = v6888 < v15;
+        const bool v6890 = v6887 && v6889;
+        const unsigned int v6892 = v6886 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6893 = v66 + v6892;
+        const unsigned int v6894 = v6893 + v6387;
+        const unsigned int v6895 = v6894 + v6885;
+        const unsigned int v6896 = v6890 ? v6895 : v66;
+        const unsigned int v6898 = v6881 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6899 = v6391 + v6898;
+        const unsigned int v6900 = v6899 + v6885;
+        iron_copy_async<16>(shm1 + (v6900 ^ (((v6900 >> 6u) & 7u) << 3u)), weight + v6896, v6890);
+        const unsigned int v6903 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6905 = v6903 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6908 = v6903 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6909 = v6908 << 3u;
+        const unsigned int v6910 = v64 + v6905;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6911 = v6910 < v12;
+        const unsigned int v6912 = v6387 + v6909;
+        const bool v6913 = v6912 < v15;
+        const bool v6914 = v6911 && v6913;
+        const unsigned int v6916 = v6910 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6917 = v66 + v6916;
+        const unsigned int v6918 = v6917 + v6387;
+        const unsigned int v6919 = v6918 + v6909;
+        const unsigned int v6920 = v6914 ? v6919 : v66;
+        const unsigned int v6922 = v6905 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6923 = v6391 + v6922;
+        const unsigned int v6924 = v6923 + v6909;
+        iron_copy_async<16>(shm1 + (v6924 ^ (((v6924 >> 6u) & 7u) << 3u)), weight + v6920, v6914);
+        const unsigned int v6927 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6929 = v6927 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6932 = v6927 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6933 = v6932 << 3u;
+        const unsigned int v6934 = v64 + v6929;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6935 = v6934 < v12;
+        const unsigned int v6936 = v6387 + v6933;
+        const bool v6937 = v6936 < v15;
+        const bool v6938 = v6935 && v6937;
+        const unsigned int v6940 = v6934 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6941 = v66 + v6940;
+        const unsigned int v6942 = v6941 + v6387;
+        const unsigned int v6943 = v6942 + v6933;
+        const unsigned int v6944 = v6938 ? v6943 : v66;
+        const unsigned int v6946 = v6929 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6947 = v6391 + v6946;
+        const unsigned int v6948 = v6947 + v6933;
+        iron_copy_async<16>(shm1 + (v6948 ^ (((v6948 >> 6u) & 7u) << 3u)), weight + v6944, v6938);
+        const unsigned int v6951 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6953 = v6951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6956 = v6951 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6957 = v6956 << 3u;
+        const unsigned int v6958 = v64 + v6953;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6959 = v6958 < v12;
+        const unsigned int v6960 = v6387 + v6957;
+        const bool v6961 = v6960 < v15;
+        const bool v6962 = v6959 && v6961;
+        const unsigned int v6964 = v6958 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6965 = v66 + v6964;
+        const unsigned int v6966 = v6965 + v6387;
+        const unsigned int v6967 = v6966 + v6957;
+        const unsigned int v6968 = v6962 ? v6967 : v66;
+        const unsigned int v6970 = v6953 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6971 = v6391 + v6970;
+        const unsigned int v6972 = v6971 + v6957;
+        iron_copy_async<16>(shm1 + (v6972 ^ (((v6972 >> 6u) & 7u) << 3u)), weight + v6968, v6962);
+        const unsigned int v6975 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6977 = v6975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6980 = v6975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6981 = v6980 << 3u;
+        const unsigned int v6982 = v64 + v6977;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6983 = v6982 < v12;
+        const unsigned int v6984 = v6387 + v6981;
+        const bool v6985 = v6984 < v15;
+        const bool v6986 = v6983 && v6985;
+        const unsigned int v6988 = v6982 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6989 = v66 + v6988;
+        const unsigned int v6990 = v6989 + v6387;
+        const unsigned int v6991 = v6990 + v6981;
+        const unsigned int v6992 = v6986 ? v6991 : v66;
+        const unsigned int v6994 = v6977 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6995 = v6391 + v6994;
+        const unsigned int v6996 = v6995 + v6981;
+        iron_copy_async<16>(shm1 + (v6996 ^ (((v6996 >> 6u) & 7u) << 3u)), weight + v6992, v6986);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v7008 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v7014 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7009 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v7015 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v6996 = v10; v6996 < v15; v6996 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v6998 = v6996 >> 6u;
-      const unsigned int v7000 = v6998 % 3u;
+    for (unsigned int v6997 = v10; v6997 < v15; v6997 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v6999 = v6997 >> 6u;
+      const unsigned int v7001 = v6999 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7002 = v7000 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v7009 = v7002 + v7008;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7009, 64u);
-      const unsigned int v7015 = v7002 + v7014;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7015, 64u);
+      const unsigned int v7003 = v7001 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v7010 = v7003 + v7009;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7010, 64u);
+      const unsigned int v7016 = v7003 + v7015;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7016, 64u);
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7022, 64u);
-      const unsigned int v7028 = v7015 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7028, 64u);
+      const unsigned int v7023 = v7010 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7023, 64u);
+      const unsigned int v7029 = v7016 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7029, 64u);
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7034, 64u);
-      const unsigned int v7040 = v7015 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7040, 64u);
+      const unsigned int v7035 = v7010 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7035, 64u);
+      const unsigned int v7041 = v7016 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7041, 64u);
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7046, 64u);
-      const unsigned int v7052 = v7015 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7052, 64u);
+      const unsigned int v7047 = v7010 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7047, 64u);
+      const unsigned int v7053 = v7016 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7053, 64u);
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7055 = v6996 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v7057 = v6998 + 2u;
-      const unsigned int v7058 = v7057 % 3u;
-      const bool v7059 = v7055 < v15;
-      if (v7059) {
-        const unsigned int v7061 = v7058 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v7056 = v6997 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v7058 = v6999 + 2u;
+      const unsigned int v7059 = v7058 % 3u;
+      const bool v7060 = v7056 < v15;
+      if (v7060) {
+        const unsigned int v7062 = v7059 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v87) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7070 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7071 = v7070 << 3u;
-          const unsigned int v7074 = v7055 + v7071;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7075 = v7074 < v15;
-          const bool v7076 = v123 && v7075;
-          const unsigned int v7078 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7080 = v7078 + v7055;
-          const unsigned int v7081 = v7080 + v7071;
-          const unsigned int v7082 = v7076 ? v7081 : v10;
-          const unsigned int v7084 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7085 = v7061 + v7084;
-          const unsigned int v7086 = v7085 + v7071;
-          iron_copy_async<16>(shm0 + (v7086 ^ (((v7086 >> 6u) & 7u) << 3u)), x + v7082, v7076);
-          const unsigned int v7089 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7091 = v7089 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7094 = v7089 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7095 = v7094 << 3u;
-          const unsigned int v7096 = v60 + v7091;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7097 = v7096 < v41;
-          const unsigned int v7098 = v7055 + v7095;
-          const bool v7099 = v7098 < v15;
-          const bool v7100 = v7097 && v7099;
-          const unsigned int v7102 = v7096 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7104 = v7102 + v7055;
-          const unsigned int v7105 = v7104 + v7095;
-          const unsigned int v7106 = v7100 ? v7105 : v10;
-          const unsigned int v7108 = v7091 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7109 = v7061 + v7108;
-          const unsigned int v7110 = v7109 + v7095;
-          iron_copy_async<16>(shm0 + (v7110 ^ (((v7110 >> 6u) & 7u) << 3u)), x + v7106, v7100);
-          const unsigned int v7113 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7115 = v7113 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7118 = v7113 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7119 = v7118 << 3u;
-          const unsigned int v7120 = v60 + v7115;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7121 = v7120 < v41;
-          const unsigned int v7122 = v7055 + v7119;
-          const bool v7123 = v7122 < v15;
-          const bool v7124 = v7121 && v7123;
-          const unsigned int v7126 = v7120 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7128 = v7126 + v7055;
-          const unsigned int v7129 = v7128 + v7119;
-          const unsigned int v7130 = v7124 ? v7129 : v10;
-          const unsigned int v7132 = v7115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7133 = v7061 + v7132;
-          const unsigned int v7134 = v7133 + v7119;
-          iron_copy_async<16>(shm0 + (v7134 ^ (((v7134 >> 6u) & 7u) << 3u)), x + v7130, v7124);
-          const unsigned int v7137 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7139 = v7137 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7142 = v7137 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7143 = v7142 << 3u;
-          const unsigned int v7144 = v60 + v7139;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7145 = v7144 < v41;
-          const unsigned int v7146 = v7055 + v7143;
-          const bool v7147 = v7146 < v15;
-          const bool v7148 = v7145 && v7147;
-          const unsigned int v7150 = v7144 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7152 = v7150 + v7055;
-          const unsigned int v7153 = v7152 + v7143;
-          const unsigned int v7154 = v7148 ? v7153 : v10;
-          const unsigned int v7156 = v7139 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7157 = v7061 + v7156;
-          const unsigned int v7158 = v7157 + v7143;
-          iron_copy_async<16>(shm0 + (v7158 ^ (((v7158 >> 6u) & 7u) << 3u)), x + v7154, v7148);
-          const unsigned int v7161 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7163 = v7161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7166 = v7161 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7167 = v7166 << 3u;
-          const unsigned int v7168 = v60 + v7163;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7169 = v7168 < v41;
-          const unsigned int v7170 = v7055 + v7167;
-          const bool v7171 = v7170 < v15;
-          const bool v7172 = v7169 && v7171;
-          const unsigned int v7174 = v7168 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7176 = v7174 + v7055;
-          const unsigned int v7177 = v7176 + v7167;
-          const unsigned int v7178 = v7172 ? v7177 : v10;
-          const unsigned int v7180 = v7163 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7181 = v7061 + v7180;
-          const unsigned int v7182 = v7181 + v7167;
-          iron_copy_async<16>(shm0 + (v7182 ^ (((v7182 >> 6u) & 7u) << 3u)), x + v7178, v7172);
-          const unsigned int v7185 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7187 = v7185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7190 = v7185 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7191 = v7190 << 3u;
-          const unsigned int v7192 = v60 + v7187;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7193 = v7192 < v41;
-          const unsigned int v7194 = v7055 + v7191;
-          const bool v7195 = v7194 < v15;
-          const bool v7196 = v7193 && v7195;
-          const unsigned int v7198 = v7192 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7200 = v7198 + v7055;
-          const unsigned int v7201 = v7200 + v7191;
-          const unsigned int v7202 = v7196 ? v7201 : v10;
-          const unsigned int v7204 = v7187 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7205 = v7061 + v7204;
-          const unsigned int v7206 = v7205 + v7191;
-          iron_copy_async<16>(shm0 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), x + v7202, v7196);
-          const unsigned int v7209 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7211 = v7209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7214 = v7209 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7215 = v7214 << 3u;
-          const unsigned int v7216 = v60 + v7211;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7217 = v7216 < v41;
-          const unsigned int v7218 = v7055 + v7215;
-          const bool v7219 = v7218 < v15;
-          const bool v7220 = v7217 && v7219;
-          const unsigned int v7222 = v7216 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7224 = v7222 + v7055;
-          const unsigned int v7225 = v7224 + v7215;
-          const unsigned int v7226 = v7220 ? v7225 : v10;
-          const unsigned int v7228 = v7211 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7229 = v7061 + v7228;
-          const unsigned int v7230 = v7229 + v7215;
-          iron_copy_async<16>(shm0 + (v7230 ^ (((v7230 >> 6u) & 7u) << 3u)), x + v7226, v7220);
-          const unsigned int v7233 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7235 = v7233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7238 = v7233 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7239 = v7238 << 3u;
-          const unsigned int v7240 = v60 + v7235;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7241 = v7240 < v41;
-          const unsigned int v7242 = v7055 + v7239;
-          const bool v7243 = v7242 < v15;
-          const bool v7244 = v7241 && v7243;
-          const unsigned int v7246 = v7240 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7248 = v7246 + v7055;
-          const unsigned int v7249 = v7248 + v7239;
-          const unsigned int v7250 = v7244 ? v7249 : v10;
-          const unsigned int v7252 = v7235 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7253 = v7061 + v7252;
-          const unsigned int v7254 = v7253 + v7239;
-          iron_copy_async<16>(shm0 + (v7254 ^ (((v7254 >> 6u) & 7u) << 3u)), x + v7250, v7244);
+          const unsigned int v7071 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7072 = v7071 << 3u;
+          const unsigned int v7075 = v7056 + v7072;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7076 = v7075 < v15;
+          const bool v7077 = v123 && v7076;
+          const unsigned int v7079 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7081 = v7079 + v7056;
+          const unsigned int v7082 = v7081 + v7072;
+          const unsigned int v7083 = v7077 ? v7082 : v10;
+          const unsigned int v7085 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7086 = v7062 + v7085;
+          const unsigned int v7087 = v7086 + v7072;
+          iron_copy_async<16>(shm0 + (v7087 ^ (((v7087 >> 6u) & 7u) << 3u)), x + v7083, v7077);
+          const unsigned int v7090 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7092 = v7090 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7095 = v7090 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7096 = v7095 << 3u;
+          const unsigned int v7097 = v60 + v7092;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7098 = v7097 < v41;
+          const unsigned int v7099 = v7056 + v7096;
+          const bool v7100 = v7099 < v15;
+          const bool v7101 = v7098 && v7100;
+          const unsigned int v7103 = v7097 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7105 = v7103 + v7056;
+          const unsigned int v7106 = v7105 + v7096;
+          const unsigned int v7107 = v7101 ? v7106 : v10;
+          const unsigned int v7109 = v7092 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7110 = v7062 + v7109;
+          const unsigned int v7111 = v7110 + v7096;
+          iron_copy_async<16>(shm0 + (v7111 ^ (((v7111 >> 6u) & 7u) << 3u)), x + v7107, v7101);
+          const unsigned int v7114 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7116 = v7114 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7119 = v7114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7120 = v7119 << 3u;
+          const unsigned int v7121 = v60 + v7116;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7122 = v7121 < v41;
+          const unsigned int v7123 = v7056 + v7120;
+          const bool v7124 = v7123 < v15;
+          const bool v7125 = v7122 && v7124;
+          const unsigned int v7127 = v7121 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7129 = v7127 + v7056;
+          const unsigned int v7130 = v7129 + v7120;
+          const unsigned int v7131 = v7125 ? v7130 : v10;
+          const unsigned int v7133 = v7116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7134 = v7062 + v7133;
+          const unsigned int v7135 = v7134 + v7120;
+          iron_copy_async<16>(shm0 + (v7135 ^ (((v7135 >> 6u) & 7u) << 3u)), x + v7131, v7125);
+          const unsigned int v7138 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7140 = v7138 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7143 = v7138 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7144 = v7143 << 3u;
+          const unsigned int v7145 = v60 + v7140;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7146 = v7145 < v41;
+          const unsigned int v7147 = v7056 + v7144;
+          const bool v7148 = v7147 < v15;
+          const bool v7149 = v7146 && v7148;
+          const unsigned int v7151 = v7145 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7153 = v7151 + v7056;
+          const unsigned int v7154 = v7153 + v7144;
+          const unsigned int v7155 = v7149 ? v7154 : v10;
+          const unsigned int v7157 = v7140 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7158 = v7062 + v7157;
+          const unsigned int v7159 = v7158 + v7144;
+          iron_copy_async<16>(shm0 + (v7159 ^ (((v7159 >> 6u) & 7u) << 3u)), x + v7155, v7149);
+          const unsigned int v7162 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7164 = v7162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7167 = v7162 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7168 = v7167 << 3u;
+          const unsigned int v7169 = v60 + v7164;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7170 = v7169 < v41;
+          const unsigned int v7171 = v7056 + v7168;
+          const bool v7172 = v7171 < v15;
+          const bool v7173 = v7170 && v7172;
+          const unsigned int v7175 = v7169 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7177 = v7175 + v7056;
+          const unsigned int v7178 = v7177 + v7168;
+          const unsigned int v7179 = v7173 ? v7178 : v10;
+          const unsigned int v7181 = v7164 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7182 = v7062 + v7181;
+          const unsigned int v7183 = v7182 + v7168;
+          iron_copy_async<16>(shm0 + (v7183 ^ (((v7183 >> 6u) & 7u) << 3u)), x + v7179, v7173);
+          const unsigned int v7186 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7188 = v7186 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7191 = v7186 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7192 = v7191 << 3u;
+          const unsigned int v7193 = v60 + v7188;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7194 = v7193 < v41;
+          const unsigned int v7195 = v7056 + v7192;
+          const bool v7196 = v7195 < v15;
+          const bool v7197 = v7194 && v7196;
+          const unsigned int v7199 = v7193 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7201 = v7199 + v7056;
+          const unsigned int v7202 = v7201 + v7192;
+          const unsigned int v7203 = v7197 ? v7202 : v10;
+          const unsigned int v7205 = v7188 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7206 = v7062 + v7205;
+          const unsigned int v7207 = v7206 + v7192;
+          iron_copy_async<16>(shm0 + (v7207 ^ (((v7207 >> 6u) & 7u) << 3u)), x + v7203, v7197);
+          const unsigned int v7210 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7212 = v7210 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7215 = v7210 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7216 = v7215 << 3u;
+          const unsigned int v7217 = v60 + v7212;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7218 = v7217 < v41;
+          const unsigned int v7219 = v7056 + v7216;
+          const bool v7220 = v7219 < v15;
+          const bool v7221 = v7218 && v7220;
+          const unsigned int v7223 = v7217 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7225 = v7223 + v7056;
+          const unsigned int v7226 = v7225 + v7216;
+          const unsigned int v7227 = v7221 ? v7226 : v10;
+          const unsigned int v7229 = v7212 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7230 = v7062 + v7229;
+          const unsigned int v7231 = v7230 + v7216;
+          iron_copy_async<16>(shm0 + (v7231 ^ (((v7231 >> 6u) & 7u) << 3u)), x + v7227, v7221);
+          const unsigned int v7234 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7236 = v7234 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7239 = v7234 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7240 = v7239 << 3u;
+          const unsigned int v7241 = v60 + v7236;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7242 = v7241 < v41;
+          const unsigned int v7243 = v7056 + v7240;
+          const bool v7244 = v7243 < v15;
+          const bool v7245 = v7242 && v7244;
+          const unsigned int v7247 = v7241 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7249 = v7247 + v7056;
+          const unsigned int v7250 = v7249 + v7240;
+          const unsigned int v7251 = v7245 ? v7250 : v10;
+          const unsigned int v7253 = v7236 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7254 = v7062 + v7253;
+          const unsigned int v7255 = v7254 + v7240;
+          iron_copy_async<16>(shm0 + (v7255 ^ (((v7255 >> 6u) & 7u) << 3u)), x + v7251, v7245);
         } else {
-          const unsigned int v7258 = v114 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7259 = v7258 << 3u;
-          const unsigned int v7260 = v7055 + v7259;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7262 = v7260 / v13;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7264 = v7262 * v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7265 = v7260 - v7264;
-          const unsigned int v7266 = v7262 / v4;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7268 = v7266 * v4;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7269 = v7262 - v7268;
-          const unsigned int v7270 = v7269 * v7;
-          const unsigned int v7271 = v67 + v7265;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7272 = v7260 < v15;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7274 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7279 = v115 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7280 = v7279 + v7259;
-          const unsigned int v7281 = v126 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7282 = v131 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7283 = v7281 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7284 = v7272 && v7283;
-          const bool v7285 = v7281 < 1u;
-          const bool v7286 = v7284 && v7285;
-          const bool v7287 = v7282 >= v6;
-          const bool v7288 = v7286 && v7287;
-          const bool v7289 = v7282 < v7274;
-          const bool v7290 = v7288 && v7289;
-          const unsigned int v7291 = max(v7281, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7293 = max(v7282, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7294 = v7293 - v6;
-          const unsigned int v7295 = v134 + v7291;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7296 = v7295 * v1;
-          const unsigned int v7297 = v7296 + v7294;
-          const unsigned int v7298 = v7297 * v2;
-          const unsigned int v7299 = v7298 + v7271;
-          const unsigned int v7301 = v7290 ? v7299 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7303 = v7061 + v7280;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7303 ^ (((v7303 >> 6u) & 7u) << 3u)), x + v7301, v7290);
-          const unsigned int v7305 = v144 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7306 = v149 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7307 = v7305 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7308 = v7272 && v7307;
-          const bool v7309 = v7305 < 1u;
-          const bool v7310 = v7308 && v7309;
-          const bool v7311 = v7306 >= v6;
-          const bool v7312 = v7310 && v7311;
-          const bool v7313 = v7306 < v7274;
-          const bool v7314 = v7312 && v7313;
-          const unsigned int v7315 = max(v7305, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7317 = max(v7306, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7318 = v7317 - v6;
-          const unsigned int v7319 = v152 + v7315;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7320 = v7319 * v1;
-          const unsigned int v7321 = v7320 + v7318;
-          const unsigned int v7322 = v7321 * v2;
-          const unsigned int v7323 = v7322 + v7271;
-          const unsigned int v7325 = v7314 ? v7323 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7328 = v7303 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7328 ^ (((v7328 >> 6u) & 7u) << 3u)), x + v7325, v7314);
-          const unsigned int v7329 = v162 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7330 = v167 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7331 = v7329 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7332 = v7272 && v7331;
-          const bool v7333 = v7329 < 1u;
-          const bool v7334 = v7332 && v7333;
-          const bool v7335 = v7330 >= v6;
-          const bool v7336 = v7334 && v7335;
-          const bool v7337 = v7330 < v7274;
-          const bool v7338 = v7336 && v7337;
-          const unsigned int v7339 = max(v7329, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7341 = max(v7330, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7342 = v7341 - v6;
-          const unsigned int v7343 = v170 + v7339;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7344 = v7343 * v1;
-          const unsigned int v7345 = v7344 + v7342;
-          const unsigned int v7346 = v7345 * v2;
-          const unsigned int v7347 = v7346 + v7271;
-          const unsigned int v7349 = v7338 ? v7347 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7352 = v7303 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7352 ^ (((v7352 >> 6u) & 7u) << 3u)), x + v7349, v7338);
-          const unsigned int v7353 = v180 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7354 = v185 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7355 = v7353 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7356 = v7272 && v7355;
-          const bool v7357 = v7353 < 1u;
-          const bool v7358 = v7356 && v7357;
-          const bool v7359 = v7354 >= v6;
-          const bool v7360 = v7358 && v7359;
-          const bool v7361 = v7354 < v7274;
-          const bool v7362 = v7360 && v7361;
-          const unsigned int v7363 = max(v7353, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7365 = max(v7354, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7366 = v7365 - v6;
-          const unsigned int v7367 = v188 + v7363;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7368 = v7367 * v1;
-          const unsigned int v7369 = v7368 + v7366;
-          const unsigned int v7370 = v7369 * v2;
-          const unsigned int v7371 = v7370 + v7271;
-          const unsigned int v7373 = v7362 ? v7371 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7376 = v7303 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7376 ^ (((v7376 >> 6u) & 7u) << 3u)), x + v7373, v7362);
-          const unsigned int v7377 = v198 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7378 = v203 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7379 = v7377 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7380 = v7272 && v7379;
-          const bool v7381 = v7377 < 1u;
-          const bool v7382 = v7380 && v7381;
-          const bool v7383 = v7378 >= v6;
-          const bool v7384 = v7382 && v7383;
-          const bool v7385 = v7378 < v7274;
-          const bool v7386 = v7384 && v7385;
-          const unsigned int v7387 = max(v7377, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7389 = max(v7378, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7390 = v7389 - v6;
-          const unsigned int v7391 = v206 + v7387;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7392 = v7391 * v1;
-          const unsigned int v7393 = v7392 + v7390;
-          const unsigned int v7394 = v7393 * v2;
-          const unsigned int v7395 = v7394 + v7271;
-          const unsigned int v7397 = v7386 ? v7395 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7400 = v7303 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7400 ^ (((v7400 >> 6u) & 7u) << 3u)), x + v7397, v7386);
-          const unsigned int v7401 = v216 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7402 = v221 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7403 = v7401 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7404 = v7272 && v7403;
-          const bool v7405 = v7401 < 1u;
-          const bool v7406 = v7404 && v7405;
-          const bool v7407 = v7402 >= v6;
-          const bool v7408 = v7406 && v7407;
-          const bool v7409 = v7402 < v7274;
-          const bool v7410 = v7408 && v7409;
-          const unsigned int v7411 = max(v7401, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7413 = max(v7402, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7414 = v7413 - v6;
-          const unsigned int v7415 = v224 + v7411;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7416 = v7415 * v1;
-          const unsigned int v7417 = v7416 + v7414;
-          const unsigned int v7418 = v7417 * v2;
-          const unsigned int v7419 = v7418 + v7271;
-          const unsigned int v7421 = v7410 ? v7419 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7424 = v7303 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7424 ^ (((v7424 >> 6u) & 7u) << 3u)), x + v7421, v7410);
-          const unsigned int v7425 = v234 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7426 = v239 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7427 = v7425 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7428 = v7272 && v7427;
-          const bool v7429 = v7425 < 1u;
-          const bool v7430 = v7428 && v7429;
-          const bool v7431 = v7426 >= v6;
-          const bool v7432 = v7430 && v7431;
-          const bool v7433 = v7426 < v7274;
-          const bool v7434 = v7432 && v7433;
-          const unsigned int v7435 = max(v7425, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7437 = max(v7426, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7438 = v7437 - v6;
-          const unsigned int v7439 = v242 + v7435;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7440 = v7439 * v1;
-          const unsigned int v7441 = v7440 + v7438;
-          const unsigned int v7442 = v7441 * v2;
-          const unsigned int v7443 = v7442 + v7271;
-          const unsigned int v7445 = v7434 ? v7443 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7448 = v7303 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7448 ^ (((v7448 >> 6u) & 7u) << 3u)), x + v7445, v7434);
-          const unsigned int v7449 = v252 + v7266;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7450 = v257 + v7270;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7451 = v7449 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7452 = v7272 && v7451;
-          const bool v7453 = v7449 < 1u;
-          const bool v7454 = v7452 && v7453;
-          const bool v7455 = v7450 >= v6;
-          const bool v7456 = v7454 && v7455;
-          const bool v7457 = v7450 < v7274;
-          const bool v7458 = v7456 && v7457;
-          const unsigned int v7459 = max(v7449, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7461 = max(v7450, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7462 = v7461 - v6;
-          const unsigned int v7463 = v260 + v7459;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7464 = v7463 * v1;
-          const unsigned int v7465 = v7464 + v7462;
-          const unsigned int v7466 = v7465 * v2;
-          const unsigned int v7467 = v7466 + v7271;
-          const unsigned int v7469 = v7458 ? v7467 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7472 = v7303 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7472 ^ (((v7472 >> 6u) & 7u) << 3u)), x + v7469, v7458);
+          const unsigned int v7259 = v114 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v7260 = v7259 << 3u;
+          const unsigned int v7261 = v7056 + v7260;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7263 = v7261 / v13;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v7265 = v7263 * v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7266 = v7261 - v7265;
+          const unsigned int v7267 = v7263 / v4;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7269 = v7267 * v4;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7270 = v7263 - v7269;
+          const unsigned int v7271 = v7270 * v7;
+          const unsigned int v7272 = v67 + v7266;  // kernels/convolution/im2col_a.hpp:116
+          const bool v7273 = v7261 < v15;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v7275 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v7280 = v115 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7281 = v7280 + v7260;
+          const unsigned int v7282 = v126 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7283 = v131 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7284 = v7282 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7285 = v7273 && v7284;
+          const bool v7286 = v7282 < 1u;
+          const bool v7287 = v7285 && v7286;
+          const bool v7288 = v7283 >= v6;
+          const bool v7289 = v7287 && v7288;
+          const bool v7290 = v7283 < v7275;
+          const bool v7291 = v7289 && v7290;
+          const unsigned int v7292 = max(v7282, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7294 = max(v7283, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7295 = v7294 - v6;
+          const unsigned int v7296 = v134 + v7292;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7297 = v7296 * v1;
+          const unsigned int v7298 = v7297 + v7295;
+          const unsigned int v7299 = v7298 * v2;
+          const unsigned int v7300 = v7299 + v7272;
+          const unsigned int v7302 = v7291 ? v7300 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7304 = v7062 + v7281;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7304 ^ (((v7304 >> 6u) & 7u) << 3u)), x + v7302, v7291);
+          const unsigned int v7306 = v144 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7307 = v149 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7308 = v7306 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7309 = v7273 && v7308;
+          const bool v7310 = v7306 < 1u;
+          const bool v7311 = v7309 && v7310;
+          const bool v7312 = v7307 >= v6;
+          const bool v7313 = v7311 && v7312;
+          const bool v7314 = v7307 < v7275;
+          const bool v7315 = v7313 && v7314;
+          const unsigned int v7316 = max(v7306, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7318 = max(v7307, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7319 = v7318 - v6;
+          const unsigned int v7320 = v152 + v7316;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7321 = v7320 * v1;
+          const unsigned int v7322 = v7321 + v7319;
+          const unsigned int v7323 = v7322 * v2;
+          const unsigned int v7324 = v7323 + v7272;
+          const unsigned int v7326 = v7315 ? v7324 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7329 = v7304 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7329 ^ (((v7329 >> 6u) & 7u) << 3u)), x + v7326, v7315);
+          const unsigned int v7330 = v162 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7331 = v167 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7332 = v7330 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7333 = v7273 && v7332;
+          const bool v7334 = v7330 < 1u;
+          const bool v7335 = v7333 && v7334;
+          const bool v7336 = v7331 >= v6;
+          const bool v7337 = v7335 && v7336;
+          const bool v7338 = v7331 < v7275;
+          const bool v7339 = v7337 && v7338;
+          const unsigned int v7340 = max(v7330, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7342 = max(v7331, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7343 = v7342 - v6;
+          const unsigned int v7344 = v170 + v7340;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7345 = v7344 * v1;
+          const unsigned int v7346 = v7345 + v7343;
+          const unsigned int v7347 = v7346 * v2;
+          const unsigned int v7348 = v7347 + v7272;
+          const unsigned int v7350 = v7339 ? v7348 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7353 = v7304 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7353 ^ (((v7353 >> 6u) & 7u) << 3u)), x + v7350, v7339);
+          const unsigned int v7354 = v180 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7355 = v185 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7356 = v7354 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7357 = v7273 && v7356;
+          const bool v7358 = v7354 < 1u;
+          const bool v7359 = v7357 && v7358;
+          const bool v7360 = v7355 >= v6;
+          const bool v7361 = v7359 && v7360;
+          const bool v7362 = v7355 < v7275;
+          const bool v7363 = v7361 && v7362;
+          const unsigned int v7364 = max(v7354, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7366 = max(v7355, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7367 = v7366 - v6;
+          const unsigned int v7368 = v188 + v7364;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7369 = v7368 * v1;
+          const unsigned int v7370 = v7369 + v7367;
+          const unsigned int v7371 = v7370 * v2;
+          const unsigned int v7372 = v7371 + v7272;
+          const unsigned int v7374 = v7363 ? v7372 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7377 = v7304 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), x + v7374, v7363);
+          const unsigned int v7378 = v198 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7379 = v203 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7380 = v7378 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7381 = v7273 && v7380;
+          const bool v7382 = v7378 < 1u;
+          const bool v7383 = v7381 && v7382;
+          const bool v7384 = v7379 >= v6;
+          const bool v7385 = v7383 && v7384;
+          const bool v7386 = v7379 < v7275;
+          const bool v7387 = v7385 && v7386;
+          const unsigned int v7388 = max(v7378, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7390 = max(v7379, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7391 = v7390 - v6;
+          const unsigned int v7392 = v206 + v7388;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7393 = v7392 * v1;
+          const unsigned int v7394 = v7393 + v7391;
+          const unsigned int v7395 = v7394 * v2;
+          const unsigned int v7396 = v7395 + v7272;
+          const unsigned int v7398 = v7387 ? v7396 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7401 = v7304 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7401 ^ (((v7401 >> 6u) & 7u) << 3u)), x + v7398, v7387);
+          const unsigned int v7402 = v216 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7403 = v221 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7404 = v7402 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7405 = v7273 && v7404;
+          const bool v7406 = v7402 < 1u;
+          const bool v7407 = v7405 && v7406;
+          const bool v7408 = v7403 >= v6;
+          const bool v7409 = v7407 && v7408;
+          const bool v7410 = v7403 < v7275;
+          const bool v7411 = v7409 && v7410;
+          const unsigned int v7412 = max(v7402, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7414 = max(v7403, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7415 = v7414 - v6;
+          const unsigned int v7416 = v224 + v7412;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7417 = v7416 * v1;
+          const unsigned int v7418 = v7417 + v7415;
+          const unsigned int v7419 = v7418 * v2;
+          const unsigned int v7420 = v7419 + v7272;
+          const unsigned int v7422 = v7411 ? v7420 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7425 = v7304 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7425 ^ (((v7425 >> 6u) & 7u) << 3u)), x + v7422, v7411);
+          const unsigned int v7426 = v234 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7427 = v239 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7428 = v7426 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7429 = v7273 && v7428;
+          const bool v7430 = v7426 < 1u;
+          const bool v7431 = v7429 && v7430;
+          const bool v7432 = v7427 >= v6;
+          const bool v7433 = v7431 && v7432;
+          const bool v7434 = v7427 < v7275;
+          const bool v7435 = v7433 && v7434;
+          const unsigned int v7436 = max(v7426, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7438 = max(v7427, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7439 = v7438 - v6;
+          const unsigned int v7440 = v242 + v7436;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7441 = v7440 * v1;
+          const unsigned int v7442 = v7441 + v7439;
+          const unsigned int v7443 = v7442 * v2;
+          const unsigned int v7444 = v7443 + v7272;
+          const unsigned int v7446 = v7435 ? v7444 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7449 = v7304 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7449 ^ (((v7449 >> 6u) & 7u) << 3u)), x + v7446, v7435);
+          const unsigned int v7450 = v252 + v7267;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7451 = v257 + v7271;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7452 = v7450 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7453 = v7273 && v7452;
+          const bool v7454 = v7450 < 1u;
+          const bool v7455 = v7453 && v7454;
+          const bool v7456 = v7451 >= v6;
+          const bool v7457 = v7455 && v7456;
+          const bool v7458 = v7451 < v7275;
+          const bool v7459 = v7457 && v7458;
+          const unsigned int v7460 = max(v7450, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7462 = max(v7451, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7463 = v7462 - v6;
+          const unsigned int v7464 = v260 + v7460;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7465 = v7464 * v1;
+          const unsigned int v7466 = v7465 + v7463;
+          const unsigned int v7467 = v7466 * v2;
+          const unsigned int v7468 = v7467 + v7272;
+          const unsigned int v7470 = v7459 ? v7468 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7473 = v7304 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), x + v7470, v7459);
         }
-        const unsigned int v7482 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7483 = v7482 << 3u;
-        const unsigned int v7484 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7485 = v7484 < v12;
-        const unsigned int v7486 = v7055 + v7483;
-        const bool v7487 = v7486 < v15;
-        const bool v7488 = v7485 && v7487;
-        const unsigned int v7490 = v7484 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7491 = v66 + v7490;
-        const unsigned int v7492 = v7491 + v7055;
-        const unsigned int v7493 = v7492 + v7483;
-        const unsigned int v7494 = v7488 ? v7493 : v66;
-        const unsigned int v7496 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7497 = v7061 + v7496;
-        const unsigned int v7498 = v7497 + v7483;
-        iron_copy_async<16>(shm1 + (v7498 ^ (((v7498 >> 6u) & 7u) << 3u)), weight + v7494, v7488);
-        const unsigned int v7501 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7503 = v7501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7506 = v7501 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7507 = v7506 << 3u;
-        const unsigned int v7508 = v64 + v7503;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7509 = v7508 < v12;
-        const unsigned int v7510 = v7055 + v7507;
-        const bool v7511 = v7510 < v15;
-        const bool v7512 = v7509 && v7511;
-        const unsigned int v7514 = v7508 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7515 = v66 + v7514;
-        const unsigned int v7516 = v7515 + v7055;
-        const unsigned int v7517 = v7516 + v7507;
-        const unsigned int v7518 = v7512 ? v7517 : v66;
-        const unsigned int v7520 = v7503 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7521 = v7061 + v7520;
-        const unsigned int v7522 = v7521 + v7507;
-        iron_copy_async<16>(shm1 + (v7522 ^ (((v7522 >> 6u) & 7u) << 3u)), weight + v7518, v7512);
-        const unsigned int v7525 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7527 = v7525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7530 = v7525 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7531 = v7530 << 3u;
-        const unsigned int v7532 = v64 + v7527;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7533 = v7532 < v12;
-        const unsigned int v7534 = v7055 + v7531;
-        const bool v7535 = v7534 < v15;
-        const bool v7536 = v7533 && v7535;
-        const unsigned int v7538 = v7532 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7539 = v66 + v7538;
-        const unsigned int v7540 = v7539 + v7055;
-        const unsigned int v7541 = v7540 + v7531;
-        const unsigned int v7542 = v7536 ? v7541 : v66;
-        const unsigned int v7544 = v7527 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7545 = v7061 + v7544;
-        const unsigned int v7546 = v7545 + v7531;
-        iron_copy_async<16>(shm1 + (v7546 ^ (((v7546 >> 6u) & 7u) << 3u)), weight + v7542, v7536);
-        const unsigned int v7549 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7551 = v7549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7554 = v7549 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7555 = v7554 << 3u;
-        const unsigned int v7556 = v64 + v7551;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7557 = v7556 < v12;
-        const unsigned int v7558 = v7055 + v7555;
-        const bool v7559 = v7558 < v15;
-        const bool v7560 = v7557 && v7559;
-        const unsigned int v7562 = v7556 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7563 = v66 + v7562;
-        const unsigned int v7564 = v7563 + v7055;
-        const unsigned int v7565 = v7564 + v7555;
-        const unsigned int v7566 = v7560 ? v7565 : v66;
-        const unsigned int v7568 = v7551 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7569 = v7061 + v7568;
-        const unsigned int v7570 = v7569 + v7555;
-        iron_copy_async<16>(shm1 + (v7570 ^ (((v7570 >> 6u) & 7u) << 3u)), weight + v7566, v7560);
-        const unsigned int v7573 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7575 = v7573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7578 = v7573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7579 = v7578 << 3u;
-        const unsigned int v7580 = v64 + v7575;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7581 = v7580 < v12;
-        const unsigned int v7582 = v7055 + v7579;
-        const bool v7583 = v7582 < v15;
-        const bool v7584 = v7581 && v7583;
-        const unsigned int v7586 = v7580 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7587 = v66 + v7586;
-        const unsigned int v7588 = v7587 + v7055;
-        const unsigned int v7589 = v7588 + v7579;
-        const unsigned int v7590 = v7584 ? v7589 : v66;
-        const unsigned int v7592 = v7575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7593 = v7061 + v7592;
-        const unsigned int v7594 = v7593 + v7579;
-        iron_copy_async<16>(shm1 + (v7594 ^ (((v7594 >> 6u) & 7u) << 3u)), weight + v7590, v7584);
-        const unsigned int v7597 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7599 = v7597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7602 = v7597 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7603 = v7602 << 3u;
-        const unsigned int v7604 = v64 + v7599;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7605 = v7604 < v12;
-        const unsigned int v7606 = v7055 + v7603;
-        const bool v7607 = v7606 < v15;
-        const bool v7608 = v7605 && v7607;
-        const unsigned int v7610 = v7604 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7611 = v66 + v7610;
-        const unsigned int v7612 = v7611 + v7055;
-        const unsigned int v7613 = v7612 + v7603;
-        const unsigned int v7614 = v7608 ? v7613 : v66;
-        const unsigned int v7616 = v7599 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7617 = v7061 + v7616;
-        const unsigned int v7618 = v7617 + v7603;
-        iron_copy_async<16>(shm1 + (v7618 ^ (((v7618 >> 6u) & 7u) << 3u)), weight + v7614, v7608);
-        const unsigned int v7621 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7623 = v7621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7626 = v7621 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7627 = v7626 << 3u;
-        const unsigned int v7628 = v64 + v7623;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7629 = v7628 < v12;
-        const unsigned int v7630 = v7055 + v7627;
-        const bool v7631 = v7630 < v15;
-        const bool v7632 = v7629 && v7631;
-        const unsigned int v7634 = v7628 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7635 = v66 + v7634;
-        const unsigned int v7636 = v7635 + v7055;
-        const unsigned int v7637 = v7636 + v7627;
-        const unsigned int v7638 = v7632 ? v7637 : v66;
-        const unsigned int v7640 = v7623 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7641 = v7061 + v7640;
-        const unsigned int v7642 = v7641 + v7627;
-        iron_copy_async<16>(shm1 + (v7642 ^ (((v7642 >> 6u) & 7u) << 3u)), weight + v7638, v7632);
-        const unsigned int v7645 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7647 = v7645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7650 = v7645 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7651 = v7650 << 3u;
-        const unsigned int v7652 = v64 + v7647;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7653 = v7652 < v12;
-        const unsigned int v7654 = v7055 + v7651;
-        const bool v7655 = v7654 < v15;
-        const bool v7656 = v7653 && v7655;
-        const unsigned int v7658 = v7652 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7659 = v66 + v7658;
-        const unsigned int v7660 = v7659 + v7055;
-        const unsigned int v7661 = v7660 + v7651;
-        const unsigned int v7662 = v7656 ? v7661 : v66;
-        const unsigned int v7664 = v7647 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7665 = v7061 + v7664;
-        const unsigned int v7666 = v7665 + v7651;
-        iron_copy_async<16>(shm1 + (v7666 ^ (((v7666 >> 6u) & 7u) << 3u)), weight + v7662, v7656);
+        const unsigned int v7483 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7484 = v7483 << 3u;
+        const unsigned int v7485 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7486 = v7485 < v12;
+        const unsigned int v7487 = v7056 + v7484;
+        const bool v7488 = v7487 < v15;
+        const bool v7489 = v7486 && v7488;
+        const unsigned int v7491 = v7485 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7492 = v66 + v7491;
+        const unsigned int v7493 = v7492 + v7056;
+        const unsigned int v7494 = v7493 + v7484;
+        const unsigned int v7495 = v7489 ? v7494 : v66;
+        const unsigned int v7497 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7498 = v7062 + v7497;
+        const unsigned int v7499 = v7498 + v7484;
+        iron_copy_async<16>(shm1 + (v7499 ^ (((v7499 >> 6u) & 7u) << 3u)), weight + v7495, v7489);
+        const unsigned int v7502 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7504 = v7502 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7507 = v7502 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7508 = v7507 << 3u;
+        const unsigned int v7509 = v64 + v7504;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7510 = v7509 < v12;
+        const unsigned int v7511 = v7056 + v7508;
+        const bool v7512 = v7511 < v15;
+        const bool v7513 = v7510 && v7512;
+        const unsigned int v7515 = v7509 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7516 = v66 + v7515;
+        const unsigned int v7517 = v7516 + v7056;
+        const unsigned int v7518 = v7517 + v7508;
+        const unsigned int v7519 = v7513 ? v7518 : v66;
+        const unsigned int v7521 = v7504 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7522 = v7062 + v7521;
+        const unsigned int v7523 = v7522 + v7508;
+        iron_copy_async<16>(shm1 + (v7523 ^ (((v7523 >> 6u) & 7u) << 3u)), weight + v7519, v7513);
+        const unsigned int v7526 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7528 = v7526 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7531 = v7526 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7532 = v7531 << 3u;
+        const unsigned int v7533 = v64 + v7528;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7534 = v7533 < v12;
+        const unsigned int v7535 = v7056 + v7532;
+        const bool v7536 = v7535 < v15;
+        const bool v7537 = v7534 && v7536;
+        const unsigned int v7539 = v7533 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7540 = v66 + v7539;
+        const unsigned int v7541 = v7540 + v7056;
+        const unsigned int v7542 = v7541 + v7532;
+        const unsigned int v7543 = v7537 ? v7542 : v66;
+        const unsigned int v7545 = v7528 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7546 = v7062 + v7545;
+        const unsigned int v7547 = v7546 + v7532;
+        iron_copy_async<16>(shm1 + (v7547 ^ (((v7547 >> 6u) & 7u) << 3u)), weight + v7543, v7537);
+        const unsigned int v7550 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7552 = v7550 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7555 = v7550 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7556 = v7555 << 3u;
+        const unsigned int v7557 = v64 + v7552;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7558 = v7557 < v12;
+        const unsigned int v7559 = v7056 + v7556;
+        const bool v7560 = v7559 < v15;
+        const bool v7561 = v7558 && v7560;
+        const unsigned int v7563 = v7557 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7564 = v66 + v7563;
+        const unsigned int v7565 = v7564 + v7056;
+        const unsigned int v7566 = v7565 + v7556;
+        const unsigned int v7567 = v7561 ? v7566 : v66;
+        const unsigned int v7569 = v7552 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7570 = v7062 + v7569;
+        const unsigned int v7571 = v7570 + v7556;
+        iron_copy_async<16>(shm1 + (v7571 ^ (((v7571 >> 6u) & 7u) << 3u)), weight + v7567, v7561);
+        const unsigned int v7574 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7576 = v7574 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7579 = v7574 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7580 = v7579 << 3u;
+        const unsigned int v7581 = v64 + v7576;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7582 = v7581 < v12;
+        const unsigned int v7583 = v7056 + v7580;
+        const bool v7584 = v7583 < v15;
+        const bool v7585 = v7582 && v7584;
+        const unsigned int v7587 = v7581 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7588 = v66 + v7587;
+        const unsigned int v7589 = v7588 + v7056;
+        const unsigned int v7590 = v7589 + v7580;
+        const unsigned int v7591 = v7585 ? v7590 : v66;
+        const unsigned int v7593 = v7576 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7594 = v7062 + v7593;
+        const unsigned int v7595 = v7594 + v7580;
+        iron_copy_async<16>(shm1 + (v7595 ^ (((v7595 >> 6u) & 7u) << 3u)), weight + v7591, v7585);
+        const unsigned int v7598 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7600 = v7598 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7603 = v7598 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7604 = v7603 << 3u;
+        const unsigned int v7605 = v64 + v7600;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7606 = v7605 < v12;
+        const unsigned int v7607 = v7056 + v7604;
+        const bool v7608 = v7607 < v15;
+        const bool v7609 = v7606 && v7608;
+        const unsigned int v7611 = v7605 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7612 = v66 + v7611;
+        const unsigned int v7613 = v7612 + v7056;
+        const unsigned int v7614 = v7613 + v7604;
+        const unsigned int v7615 = v7609 ? v7614 : v66;
+        const unsigned int v7617 = v7600 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7618 = v7062 + v7617;
+        const unsigned int v7619 = v7618 + v7604;
+        iron_copy_async<16>(shm1 + (v7619 ^ (((v7619 >> 6u) & 7u) << 3u)), weight + v7615, v7609);
+        const unsigned int v7622 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7624 = v7622 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7627 = v7622 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7628 = v7627 << 3u;
+        const unsigned int v7629 = v64 + v7624;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7630 = v7629 < v12;
+        const unsigned int v7631 = v7056 + v7628;
+        const bool v7632 = v7631 < v15;
+        const bool v7633 = v7630 && v7632;
+        const unsigned int v7635 = v7629 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7636 = v66 + v7635;
+        const unsigned int v7637 = v7636 + v7056;
+        const unsigned int v7638 = v7637 + v7628;
+        const unsigned int v7639 = v7633 ? v7638 : v66;
+        const unsigned int v7641 = v7624 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7642 = v7062 + v7641;
+        const unsigned int v7643 = v7642 + v7628;
+        iron_copy_async<16>(shm1 + (v7643 ^ (((v7643 >> 6u) & 7u) << 3u)), weight + v7639, v7633);
+        const unsigned int v7646 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7648 = v7646 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7651 = v7646 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7652 = v7651 << 3u;
+        const unsigned int v7653 = v64 + v7648;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7654 = v7653 < v12;
+        const unsigned int v7655 = v7056 + v7652;
+        const bool v7656 = v7655 < v15;
+        const bool v7657 = v7654 && v7656;
+        const unsigned int v7659 = v7653 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7660 = v66 + v7659;
+        const unsigned int v7661 = v7660 + v7056;
+        const unsigned int v7662 = v7661 + v7652;
+        const unsigned int v7663 = v7657 ? v7662 : v66;
+        const unsigned int v7665 = v7648 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7666 = v7062 + v7665;
+        const unsigned int v7667 = v7666 + v7652;
+        iron_copy_async<16>(shm1 + (v7667 ^ (((v7667 >> 6u) & 7u) << 3u)), weight + v7663, v7657);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v964 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1023 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v965 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
+    const unsigned int v1024 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1078 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1092 = v1078 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1104 = v1078 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1116 = v1078 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v967 = v114; v967 < 8192u; v967 += v964) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v969 = v967 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v971 = v967 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v972 = v963 + v971;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v973 = v60 + v969;
-        const unsigned int v999 = v973 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1000 = v973 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1002 = v972 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1003 = v1002 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1005 = v1000 / v27;
-        const unsigned int v1007 = v1005 + v1003;
-        const unsigned int v1008 = v1002 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1009 = v1008 * v7;
-        const unsigned int v1010 = v1000 % v27;
-        const unsigned int v1011 = v1010 * v5;
-        const unsigned int v1012 = v1011 + v1009;
-        const bool v1013 = v973 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1014 = v972 < v15;
-        const bool v1015 = v1013 && v1014;
-        const bool v1016 = v1007 >= v10;
-        const bool v1017 = v1015 && v1016;
-        const bool v1019 = v1007 < 1u;
-        const bool v1020 = v1017 && v1019;
-        const bool v1021 = v1012 >= v6;
-        const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v1023;
-        const bool v1025 = v1022 && v1024;
-        const unsigned int v1026 = max(v1007, v10);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1028 = max(v1012, v6);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1029 = v1028 - v6;
-        const unsigned int v1030 = v972 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1032 = v999 + v1026;
-        const unsigned int v1033 = v1032 * v1;
-        const unsigned int v1034 = v1033 + v1029;
-        const unsigned int v1035 = v1034 * v2;
-        const unsigned int v1036 = v1035 + v67;
-        const unsigned int v1037 = v1036 + v1030;
-        if (v1025) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1038 = x[v1037];
-          const unsigned int v1040 = v969 << 6u;
-          const unsigned int v1041 = v1040 + v971;
-          shm0[(v1041 ^ (((v1041 >> 6u) & 7u) << 3u))] = v1038;
+    for (unsigned int v964 = v10; v964 < v15; v964 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v968 = v114; v968 < 8192u; v968 += v965) {  // kernels/convolution/im2col_a.hpp:155
+        const unsigned int v970 = v968 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v972 = v968 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v973 = v964 + v972;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v974 = v60 + v970;
+        const unsigned int v1000 = v974 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1001 = v974 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1003 = v973 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1004 = v1003 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1006 = v1001 / v27;
+        const unsigned int v1008 = v1006 + v1004;
+        const unsigned int v1009 = v1003 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1010 = v1009 * v7;
+        const unsigned int v1011 = v1001 % v27;
+        const unsigned int v1012 = v1011 * v5;
+        const unsigned int v1013 = v1012 + v1010;
+        const bool v1014 = v974 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1015 = v973 < v15;
+        const bool v1016 = v1014 && v1015;
+        const bool v1017 = v1008 >= v10;
+        const bool v1018 = v1016 && v1017;
+        const bool v1020 = v1008 < 1u;
+        const bool v1021 = v1018 && v1020;
+        const bool v1022 = v1013 >= v6;
+        const bool v1023 = v1021 && v1022;
+        const bool v1025 = v1013 < v1024;
+        const bool v1026 = v1023 && v1025;
+        const unsigned int v1027 = max(v1008, v10);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1029 = max(v1013, v6);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1030 = v1029 - v6;
+        const unsigned int v1031 = v973 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1033 = v1000 + v1027;
+        const unsigned int v1034 = v1033 * v1;
+        const unsigned int v1035 = v1034 + v1030;
+        const unsigned int v1036 = v1035 * v2;
+        const unsigned int v1037 = v1036 + v67;
+        const unsigned int v1038 = v1037 + v1031;
+        if (v1026) {  // kernels/convolution/im2col_a.hpp:159
+          const iron_bf16 v1039 = x[v1038];
+          const unsigned int v1041 = v970 << 6u;
+          const unsigned int v1042 = v1041 + v972;
+          shm0[(v1042 ^ (((v1042 >> 6u) & 7u) << 3u))] = v1039;
         } else {
-          const unsigned int v1043 = v969 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1044 = v1043 + v971;
-          shm0[(v1044 ^ (((v1044 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1044 = v970 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const unsigned int v1045 = v1044 + v972;
+          shm0[(v1045 ^ (((v1045 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1049 = v114; v1049 < 8192u; v1049 += v964) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1051 = v1049 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1053 = v1049 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1054 = v64 + v1051;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1055 = v1054 < v12;
-        const unsigned int v1056 = v963 + v1053;
-        const bool v1057 = v1056 < v15;
-        const bool v1058 = v1055 && v1057;
-        if (v1058) {
-          const unsigned int v1060 = v1054 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1061 = v66 + v1060;
-          const unsigned int v1062 = v1061 + v963;
-          const unsigned int v1063 = v1062 + v1053;
-          const iron_bf16 v1064 = weight[v1063];
-          const unsigned int v1066 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1067 = v1066 + v1053;
-          shm1[(v1067 ^ (((v1067 >> 6u) & 7u) << 3u))] = v1064;
+      for (unsigned int v1050 = v114; v1050 < 8192u; v1050 += v965) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1052 = v1050 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1054 = v1050 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1055 = v64 + v1052;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1056 = v1055 < v12;
+        const unsigned int v1057 = v964 + v1054;
+        const bool v1058 = v1057 < v15;
+        const bool v1059 = v1056 && v1058;
+        if (v1059) {
+          const unsigned int v1061 = v1055 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1062 = v66 + v1061;
+          const unsigned int v1063 = v1062 + v964;
+          const unsigned int v1064 = v1063 + v1054;
+          const iron_bf16 v1065 = weight[v1064];
+          const unsigned int v1067 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1068 = v1067 + v1054;
+          shm1[(v1068 ^ (((v1068 >> 6u) & 7u) << 3u))] = v1065;
         } else {
-          const unsigned int v1069 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1070 = v1069 + v1053;
-          shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1070 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1071 = v1070 + v1054;
+          shm1[(v1071 ^ (((v1071 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1077, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1083, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1078, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1091, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1097, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1092, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1103, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1109, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1115, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1121, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v1123 = v60 + v265;
-  const unsigned int v1127 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1128 = v1127 == v10;
-  const unsigned int v1131 = v12 & 1u;
-  const bool v1132 = v1131 == v10;
-  const bool v1133 = v1128 && v1132;
-  if (v1133) {
-    const unsigned int v1134 = static_cast<unsigned int>(v271.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1135 = v1123 + v1134;
-    const unsigned int v1136 = static_cast<unsigned int>(v271.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1137 = v1122 + v1136;
-    const unsigned int v1139 = static_cast<unsigned int>(v271.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1140 = v1139 == v1134;
-    const unsigned int v1143 = v1136 + 1u;
-    const unsigned int v1144 = static_cast<unsigned int>(v271.col(1, iron_linear_thread() & 31u));
-    const bool v1145 = v1144 == v1143;
-    const bool v1146 = v1140 && v1145;
-    const unsigned int v1149 = v1137 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1150 = v1149 == v10;
-    const bool v1151 = v1146 && v1150;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1151) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1152 = v1135 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1153 = v1137 < v12;
-      const bool v1154 = v1152 && v1153;
-      if (v1154) {
-        const unsigned int v1155 = v65 + v1137;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1156 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
-        const float v1158 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1161 = iron_f32_to_bf16(v1158);
-        const unsigned int v1162 = v1135 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1163 = v1162 + v1155;
-        *reinterpret_cast<iron_bf16x2*>(out + v1163) = iron_bf16x2{{v1157, v1161}};
+  const unsigned int v1123 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v1124 = v60 + v265;
+  const unsigned int v1128 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1129 = v1128 == v10;
+  const unsigned int v1132 = v12 & 1u;
+  const bool v1133 = v1132 == v10;
+  const bool v1134 = v1129 && v1133;
+  if (v1134) {
+    const unsigned int v1135 = static_cast<unsigned int>(v271.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1136 = v1124 + v1135;
+    const unsigned int v1137 = static_cast<unsigned int>(v271.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1138 = v1123 + v1137;
+    const unsigned int v1140 = static_cast<unsigned int>(v271.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1141 = v1140 == v1135;
+    const unsigned int v1144 = v1137 + 1u;
+    const unsigned int v1145 = static_cast<unsigned int>(v271.col(1, iron_linear_thread() & 31u));
+    const bool v1146 = v1145 == v1144;
+    const bool v1147 = v1141 && v1146;
+    const unsigned int v1150 = v1138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1151 = v1150 == v10;
+    const bool v1152 = v1147 && v1151;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1152) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1153 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1154 = v1138 < v12;
+      const bool v1155 = v1153 && v1154;
+      if (v1155) {
+        const unsigned int v1156 = v65 + v1138;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1157 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1158 = iron_f32_to_bf16(v1157);
+        const float v1159 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1162 = iron_f32_to_bf16(v1159);
+        const unsigned int v1163 = v1136 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1164 = v1163 + v1156;
+        *reinterpret_cast<iron_bf16x2*>(out + v1164) = iron_bf16x2{{v1158, v1162}};
       }
     } else {
-      const bool v1168 = v1135 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1169 = v1137 < v12;
-      const bool v1170 = v1168 && v1169;
-      if (v1170) {
-        const float v1171 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1173 = iron_f32_to_bf16(v1171);
-        const unsigned int v1174 = v1135 * v3;
-        const unsigned int v1175 = v1174 + v65;
-        const unsigned int v1176 = v1175 + v1137;
-        out[v1176] = v1173;
+      const bool v1169 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1170 = v1138 < v12;
+      const bool v1171 = v1169 && v1170;
+      if (v1171) {
+        const float v1172 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1174 = iron_f32_to_bf16(v1172);
+        const unsigned int v1175 = v1136 * v3;
+        const unsigned int v1176 = v1175 + v65;
+        const unsigned int v1177 = v1176 + v1138;
+        out[v1177] = v1174;
       }
-      const unsigned int v1178 = v1123 + v1139;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1180 = v1122 + v1144;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1181 = v1178 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1182 = v1180 < v12;
-      const bool v1183 = v1181 && v1182;
-      if (v1183) {
-        const float v1184 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1186 = iron_f32_to_bf16(v1184);
-        const unsigned int v1187 = v1178 * v3;
-        const unsigned int v1188 = v1187 + v65;
-        const unsigned int v1189 = v1188 + v1180;
-        out[v1189] = v1186;
-      }
-    }
-    const unsigned int v1190 = static_cast<unsigned int>(v271.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1191 = v1123 + v1190;
-    const unsigned int v1192 = static_cast<unsigned int>(v271.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1193 = v1122 + v1192;
-    const unsigned int v1195 = static_cast<unsigned int>(v271.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1196 = v1195 == v1190;
-    const unsigned int v1199 = v1192 + 1u;
-    const unsigned int v1200 = static_cast<unsigned int>(v271.col(3, iron_linear_thread() & 31u));
-    const bool v1201 = v1200 == v1199;
-    const bool v1202 = v1196 && v1201;
-    const unsigned int v1205 = v1193 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1206 = v1205 == v10;
-    const bool v1207 = v1202 && v1206;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1207) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1208 = v1191 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1209 = v1193 < v12;
-      const bool v1210 = v1208 && v1209;
-      if (v1210) {
-        const unsigned int v1211 = v65 + v1193;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1212 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
-        const float v1214 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1217 = iron_f32_to_bf16(v1214);
-        const unsigned int v1218 = v1191 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1219 = v1218 + v1211;
-        *reinterpret_cast<iron_bf16x2*>(out + v1219) = iron_bf16x2{{v1213, v1217}};
-      }
-    } else {
-      const bool v1224 = v1191 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1225 = v1193 < v12;
-      const bool v1226 = v1224 && v1225;
-      if (v1226) {
-        const float v1227 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1229 = iron_f32_to_bf16(v1227);
-        const unsigned int v1230 = v1191 * v3;
-        const unsigned int v1231 = v1230 + v65;
-        const unsigned int v1232 = v1231 + v1193;
-        out[v1232] = v1229;
-      }
-      const unsigned int v1234 = v1123 + v1195;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1236 = v1122 + v1200;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1237 = v1234 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1238 = v1236 < v12;
-      const bool v1239 = v1237 && v1238;
-      if (v1239) {
-        const float v1240 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1242 = iron_f32_to_bf16(v1240);
-        const unsigned int v1243 = v1234 * v3;
-        const unsigned int v1244 = v1243 + v65;
-        const unsigned int v1245 = v1244 + v1236;
-        out[v1245] = v1242;
+      const unsigned int v1179 = v1124 + v1140;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1181 = v1123 + v1145;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1182 = v1179 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1183 = v1181 < v12;
+      const bool v1184 = v1182 && v1183;
+      if (v1184) {
+        const float v1185 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1187 = iron_f32_to_bf16(v1185);
+        const unsigned int v1188 = v1179 * v3;
+        const unsigned int v1189 = v1188 + v65;
+        const unsigned int v1190 = v1189 + v1181;
+        out[v1190] = v1187;
       }
     }
-    const unsigned int v1246 = static_cast<unsigned int>(v271.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1247 = v1123 + v1246;
-    const unsigned int v1248 = static_cast<unsigned int>(v271.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1249 = v1122 + v1248;
-    const unsigned int v1251 = static_cast<unsigned int>(v271.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1252 = v1251 == v1246;
-    const unsigned int v1255 = v1248 + 1u;
-    const unsigned int v1256 = static_cast<unsigned int>(v271.col(5, iron_linear_thread() & 31u));
-    const bool v1257 = v1256 == v1255;
-    const bool v1258 = v1252 && v1257;
-    const unsigned int v1261 = v1249 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1262 = v1261 == v10;
-    const bool v1263 = v1258 && v1262;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1263) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1264 = v1247 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1265 = v1249 < v12;
-      const bool v1266 = v1264 && v1265;
-      if (v1266) {
-        const unsigned int v1267 = v65 + v1249;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1268 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
-        const float v1270 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1273 = iron_f32_to_bf16(v1270);
-        const unsigned int v1274 = v1247 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1275 = v1274 + v1267;
-        *reinterpret_cast<iron_bf16x2*>(out + v1275) = iron_bf16x2{{v1269, v1273}};
+    const unsigned int v1191 = static_cast<unsigned int>(v271.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1192 = v1124 + v1191;
+    const unsigned int v1193 = static_cast<unsigned int>(v271.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1194 = v1123 + v1193;
+    const unsigned int v1196 = static_cast<unsigned int>(v271.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1197 = v1196 == v1191;
+    const unsigned int v1200 = v1193 + 1u;
+    const unsigned int v1201 = static_cast<unsigned int>(v271.col(3, iron_linear_thread() & 31u));
+    const bool v1202 = v1201 == v1200;
+    const bool v1203 = v1197 && v1202;
+    const unsigned int v1206 = v1194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1207 = v1206 == v10;
+    const bool v1208 = v1203 && v1207;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1208) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1209 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1210 = v1194 < v12;
+      const bool v1211 = v1209 && v1210;
+      if (v1211) {
+        const unsigned int v1212 = v65 + v1194;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1213 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1214 = iron_f32_to_bf16(v1213);
+        const float v1215 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1218 = iron_f32_to_bf16(v1215);
+        const unsigned int v1219 = v1192 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1220 = v1219 + v1212;
+        *reinterpret_cast<iron_bf16x2*>(out + v1220) = iron_bf16x2{{v1214, v1218}};
       }
     } else {
-      const bool v1280 = v1247 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1281 = v1249 < v12;
-      const bool v1282 = v1280 && v1281;
-      if (v1282) {
-        const float v1283 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1285 = iron_f32_to_bf16(v1283);
-        const unsigned int v1286 = v1247 * v3;
-        const unsigned int v1287 = v1286 + v65;
-        const unsigned int v1288 = v1287 + v1249;
-        out[v1288] = v1285;
+      const bool v1225 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1226 = v1194 < v12;
+      const bool v1227 = v1225 && v1226;
+      if (v1227) {
+        const float v1228 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1230 = iron_f32_to_bf16(v1228);
+        const unsigned int v1231 = v1192 * v3;
+        const unsigned int v1232 = v1231 + v65;
+        const unsigned int v1233 = v1232 + v1194;
+        out[v1233] = v1230;
       }
-      const unsigned int v1290 = v1123 + v1251;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1292 = v1122 + v1256;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1293 = v1290 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1294 = v1292 < v12;
-      const bool v1295 = v1293 && v1294;
-      if (v1295) {
-        const float v1296 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1298 = iron_f32_to_bf16(v1296);
-        const unsigned int v1299 = v1290 * v3;
-        const unsigned int v1300 = v1299 + v65;
-        const unsigned int v1301 = v1300 + v1292;
-        out[v1301] = v1298;
+      const unsigned int v1235 = v1124 + v1196;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1237 = v1123 + v1201;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1238 = v1235 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1239 = v1237 < v12;
+      const bool v1240 = v1238 && v1239;
+      if (v1240) {
+        const float v1241 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1243 = iron_f32_to_bf16(v1241);
+        const unsigned int v1244 = v1235 * v3;
+        const unsigned int v1245 = v1244 + v65;
+        const unsigned int v1246 = v1245 + v1237;
+        out[v1246] = v1243;
       }
     }
-    const unsigned int v1302 = static_cast<unsigned int>(v271.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1303 = v1123 + v1302;
-    const unsigned int v1304 = static_cast<unsigned int>(v271.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1305 = v1122 + v1304;
-    const unsigned int v1307 = static_cast<unsigned int>(v271.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1308 = v1307 == v1302;
-    const unsigned int v1311 = v1304 + 1u;
-    const unsigned int v1312 = static_cast<unsigned int>(v271.col(7, iron_linear_thread() & 31u));
-    const bool v1313 = v1312 == v1311;
-    const bool v1314 = v1308 && v1313;
-    const unsigned int v1317 = v1305 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1318 = v1317 == v10;
-    const bool v1319 = v1314 && v1318;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1319) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1320 = v1303 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1321 = v1305 < v12;
-      const bool v1322 = v1320 && v1321;
-      if (v1322) {
-        const unsigned int v1323 = v65 + v1305;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1324 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
-        const float v1326 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1329 = iron_f32_to_bf16(v1326);
-        const unsigned int v1330 = v1303 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1331 = v1330 + v1323;
-        *reinterpret_cast<iron_bf16x2*>(out + v1331) = iron_bf16x2{{v1325, v1329}};
+    const unsigned int v1247 = static_cast<unsigned int>(v271.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1248 = v1124 + v1247;
+    const unsigned int v1249 = static_cast<unsigned int>(v271.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1250 = v1123 + v1249;
+    const unsigned int v1252 = static_cast<unsigned int>(v271.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1253 = v1252 == v1247;
+    const unsigned int v1256 = v1249 + 1u;
+    const unsigned int v1257 = static_cast<unsigned int>(v271.col(5, iron_linear_thread() & 31u));
+    const bool v1258 = v1257 == v1256;
+    const bool v1259 = v1253 && v1258;
+    const unsigned int v1262 = v1250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1263 = v1262 == v10;
+    const bool v1264 = v1259 && v1263;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1264) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1265 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1266 = v1250 < v12;
+      const bool v1267 = v1265 && v1266;
+      if (v1267) {
+        const unsigned int v1268 = v65 + v1250;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1269 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1270 = iron_f32_to_bf16(v1269);
+        const float v1271 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1274 = iron_f32_to_bf16(v1271);
+        const unsigned int v1275 = v1248 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1276 = v1275 + v1268;
+        *reinterpret_cast<iron_bf16x2*>(out + v1276) = iron_bf16x2{{v1270, v1274}};
       }
     } else {
-      const bool v1336 = v1303 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1337 = v1305 < v12;
-      const bool v1338 = v1336 && v1337;
-      if (v1338) {
-        const float v1339 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1341 = iron_f32_to_bf16(v1339);
-        const unsigned int v1342 = v1303 * v3;
-        const unsigned int v1343 = v1342 + v65;
-        const unsigned int v1344 = v1343 + v1305;
-        out[v1344] = v1341;
+      const bool v1281 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1282 = v1250 < v12;
+      const bool v1283 = v1281 && v1282;
+      if (v1283) {
+        const float v1284 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1286 = iron_f32_to_bf16(v1284);
+        const unsigned int v1287 = v1248 * v3;
+        const unsigned int v1288 = v1287 + v65;
+        const unsigned int v1289 = v1288 + v1250;
+        out[v1289] = v1286;
       }
-      const unsigned int v1346 = v1123 + v1307;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1348 = v1122 + v1312;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1349 = v1346 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1350 = v1348 < v12;
-      const bool v1351 = v1349 && v1350;
-      if (v1351) {
-        const float v1352 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1354 = iron_f32_to_bf16(v1352);
-        const unsigned int v1355 = v1346 * v3;
-        const unsigned int v1356 = v1355 + v65;
-        const unsigned int v1357 = v1356 + v1348;
-        out[v1357] = v1354;
+      const unsigned int v1291 = v1124 + v1252;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1293 = v1123 + v1257;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1294 = v1291 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1295 = v1293 < v12;
+      const bool v1296 = v1294 && v1295;
+      if (v1296) {
+        const float v1297 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1299 = iron_f32_to_bf16(v1297);
+        const unsigned int v1300 = v1291 * v3;
+        const unsigned int v1301 = v1300 + v65;
+        const unsigned int v1302 = v1301 + v1293;
+        out[v1302] = v1299;
       }
     }
-    const unsigned int v1358 = static_cast<unsigned int>(v271.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1359 = v1123 + v1358;
-    const unsigned int v1360 = static_cast<unsigned int>(v271.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1361 = v1122 + v1360;
-    const unsigned int v1363 = static_cast<unsigned int>(v271.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1364 = v1363 == v1358;
-    const unsigned int v1367 = v1360 + 1u;
-    const unsigned int v1368 = static_cast<unsigned int>(v271.col(9, iron_linear_thread() & 31u));
-    const bool v1369 = v1368 == v1367;
-    const bool v1370 = v1364 && v1369;
-    const unsigned int v1373 = v1361 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1374 = v1373 == v10;
-    const bool v1375 = v1370 && v1374;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1375) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1376 = v1359 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1377 = v1361 < v12;
-      const bool v1378 = v1376 && v1377;
-      if (v1378) {
-        const unsigned int v1379 = v65 + v1361;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1380 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
-        const float v1382 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1385 = iron_f32_to_bf16(v1382);
-        const unsigned int v1386 = v1359 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1387 = v1386 + v1379;
-        *reinterpret_cast<iron_bf16x2*>(out + v1387) = iron_bf16x2{{v1381, v1385}};
+    const unsigned int v1303 = static_cast<unsigned int>(v271.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1304 = v1124 + v1303;
+    const unsigned int v1305 = static_cast<unsigned int>(v271.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1306 = v1123 + v1305;
+    const unsigned int v1308 = static_cast<unsigned int>(v271.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1309 = v1308 == v1303;
+    const unsigned int v1312 = v1305 + 1u;
+    const unsigned int v1313 = static_cast<unsigned int>(v271.col(7, iron_linear_thread() & 31u));
+    const bool v1314 = v1313 == v1312;
+    const bool v1315 = v1309 && v1314;
+    const unsigned int v1318 = v1306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1319 = v1318 == v10;
+    const bool v1320 = v1315 && v1319;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1320) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1321 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1322 = v1306 < v12;
+      const bool v1323 = v1321 && v1322;
+      if (v1323) {
+        const unsigned int v1324 = v65 + v1306;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1325 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1326 = iron_f32_to_bf16(v1325);
+        const float v1327 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1330 = iron_f32_to_bf16(v1327);
+        const unsigned int v1331 = v1304 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1332 = v1331 + v1324;
+        *reinterpret_cast<iron_bf16x2*>(out + v1332) = iron_bf16x2{{v1326, v1330}};
       }
     } else {
-      const bool v1392 = v1359 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1393 = v1361 < v12;
-      const bool v1394 = v1392 && v1393;
-      if (v1394) {
-        const float v1395 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1397 = iron_f32_to_bf16(v1395);
-        const unsigned int v1398 = v1359 * v3;
-        const unsigned int v1399 = v1398 + v65;
-        const unsigned int v1400 = v1399 + v1361;
-        out[v1400] = v1397;
+      const bool v1337 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1338 = v1306 < v12;
+      const bool v1339 = v1337 && v1338;
+      if (v1339) {
+        const float v1340 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1342 = iron_f32_to_bf16(v1340);
+        const unsigned int v1343 = v1304 * v3;
+        const unsigned int v1344 = v1343 + v65;
+        const unsigned int v1345 = v1344 + v1306;
+        out[v1345] = v1342;
       }
-      const unsigned int v1402 = v1123 + v1363;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1404 = v1122 + v1368;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1405 = v1402 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1406 = v1404 < v12;
-      const bool v1407 = v1405 && v1406;
-      if (v1407) {
-        const float v1408 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1410 = iron_f32_to_bf16(v1408);
-        const unsigned int v1411 = v1402 * v3;
-        const unsigned int v1412 = v1411 + v65;
-        const unsigned int v1413 = v1412 + v1404;
-        out[v1413] = v1410;
+      const unsigned int v1347 = v1124 + v1308;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1349 = v1123 + v1313;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1350 = v1347 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1351 = v1349 < v12;
+      const bool v1352 = v1350 && v1351;
+      if (v1352) {
+        const float v1353 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1355 = iron_f32_to_bf16(v1353);
+        const unsigned int v1356 = v1347 * v3;
+        const unsigned int v1357 = v1356 + v65;
+        const unsigned int v1358 = v1357 + v1349;
+        out[v1358] = v1355;
       }
     }
-    const unsigned int v1414 = static_cast<unsigned int>(v271.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1415 = v1123 + v1414;
-    const unsigned int v1416 = static_cast<unsigned int>(v271.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1417 = v1122 + v1416;
-    const unsigned int v1419 = static_cast<unsigned int>(v271.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1420 = v1419 == v1414;
-    const unsigned int v1423 = v1416 + 1u;
-    const unsigned int v1424 = static_cast<unsigned int>(v271.col(11, iron_linear_thread() & 31u));
-    const bool v1425 = v1424 == v1423;
-    const bool v1426 = v1420 && v1425;
-    const unsigned int v1429 = v1417 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1430 = v1429 == v10;
-    const bool v1431 = v1426 && v1430;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1431) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1432 = v1415 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1433 = v1417 < v12;
-      const bool v1434 = v1432 && v1433;
-      if (v1434) {
-        const unsigned int v1435 = v65 + v1417;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1436 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
-        const float v1438 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1441 = iron_f32_to_bf16(v1438);
-        const unsigned int v1442 = v1415 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1443 = v1442 + v1435;
-        *reinterpret_cast<iron_bf16x2*>(out + v1443) = iron_bf16x2{{v1437, v1441}};
+    const unsigned int v1359 = static_cast<unsigned int>(v271.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1360 = v1124 + v1359;
+    const unsigned int v1361 = static_cast<unsigned int>(v271.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1362 = v1123 + v1361;
+    const unsigned int v1364 = static_cast<unsigned int>(v271.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1365 = v1364 == v1359;
+    const unsigned int v1368 = v1361 + 1u;
+    const unsigned int v1369 = static_cast<unsigned int>(v271.col(9, iron_linear_thread() & 31u));
+    const bool v1370 = v1369 == v1368;
+    const bool v1371 = v1365 && v1370;
+    const unsigned int v1374 = v1362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1375 = v1374 == v10;
+    const bool v1376 = v1371 && v1375;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1376) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1377 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1378 = v1362 < v12;
+      const bool v1379 = v1377 && v1378;
+      if (v1379) {
+        const unsigned int v1380 = v65 + v1362;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1381 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
+        const float v1383 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1386 = iron_f32_to_bf16(v1383);
+        const unsigned int v1387 = v1360 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1388 = v1387 + v1380;
+        *reinterpret_cast<iron_bf16x2*>(out + v1388) = iron_bf16x2{{v1382, v1386}};
       }
     } else {
-      const bool v1448 = v1415 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1449 = v1417 < v12;
-      const bool v1450 = v1448 && v1449;
-      if (v1450) {
-        const float v1451 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1453 = iron_f32_to_bf16(v1451);
-        const unsigned int v1454 = v1415 * v3;
-        const unsigned int v1455 = v1454 + v65;
-        const unsigned int v1456 = v1455 + v1417;
-        out[v1456] = v1453;
+      const bool v1393 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1394 = v1362 < v12;
+      const bool v1395 = v1393 && v1394;
+      if (v1395) {
+        const float v1396 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1398 = iron_f32_to_bf16(v1396);
+        const unsigned int v1399 = v1360 * v3;
+        const unsigned int v1400 = v1399 + v65;
+        const unsigned int v1401 = v1400 + v1362;
+        out[v1401] = v1398;
       }
-      const unsigned int v1458 = v1123 + v1419;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1460 = v1122 + v1424;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1461 = v1458 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1462 = v1460 < v12;
-      const bool v1463 = v1461 && v1462;
-      if (v1463) {
-        const float v1464 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1466 = iron_f32_to_bf16(v1464);
-        const unsigned int v1467 = v1458 * v3;
-        const unsigned int v1468 = v1467 + v65;
-        const unsigned int v1469 = v1468 + v1460;
-        out[v1469] = v1466;
+      const unsigned int v1403 = v1124 + v1364;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1405 = v1123 + v1369;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1406 = v1403 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1407 = v1405 < v12;
+      const bool v1408 = v1406 && v1407;
+      if (v1408) {
+        const float v1409 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1411 = iron_f32_to_bf16(v1409);
+        const unsigned int v1412 = v1403 * v3;
+        const unsigned int v1413 = v1412 + v65;
+        const unsigned int v1414 = v1413 + v1405;
+        out[v1414] = v1411;
       }
     }
-    const unsigned int v1470 = static_cast<unsigned int>(v271.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1471 = v1123 + v1470;
-    const unsigned int v1472 = static_cast<unsigned int>(v271.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1473 = v1122 + v1472;
-    const unsigned int v1475 = static_cast<unsigned int>(v271.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1476 = v1475 == v1470;
-    const unsigned int v1479 = v1472 + 1u;
-    const unsigned int v1480 = static_cast<unsigned int>(v271.col(13, iron_linear_thread() & 31u));
-    const bool v1481 = v1480 == v1479;
-    const bool v1482 = v1476 && v1481;
-    const unsigned int v1485 = v1473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1486 = v1485 == v10;
-    const bool v1487 = v1482 && v1486;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1487) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1488 = v1471 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1489 = v1473 < v12;
-      const bool v1490 = v1488 && v1489;
-      if (v1490) {
-        const unsigned int v1491 = v65 + v1473;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1492 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
-        const float v1494 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1497 = iron_f32_to_bf16(v1494);
-        const unsigned int v1498 = v1471 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1499 = v1498 + v1491;
-        *reinterpret_cast<iron_bf16x2*>(out + v1499) = iron_bf16x2{{v1493, v1497}};
+    const unsigned int v1415 = static_cast<unsigned int>(v271.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1416 = v1124 + v1415;
+    const unsigned int v1417 = static_cast<unsigned int>(v271.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1418 = v1123 + v1417;
+    const unsigned int v1420 = static_cast<unsigned int>(v271.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1421 = v1420 == v1415;
+    const unsigned int v1424 = v1417 + 1u;
+    const unsigned int v1425 = static_cast<unsigned int>(v271.col(11, iron_linear_thread() & 31u));
+    const bool v1426 = v1425 == v1424;
+    const bool v1427 = v1421 && v1426;
+    const unsigned int v1430 = v1418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1431 = v1430 == v10;
+    const bool v1432 = v1427 && v1431;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1432) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1433 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1434 = v1418 < v12;
+      const bool v1435 = v1433 && v1434;
+      if (v1435) {
+        const unsigned int v1436 = v65 + v1418;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1437 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
+        const float v1439 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1442 = iron_f32_to_bf16(v1439);
+        const unsigned int v1443 = v1416 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1444 = v1443 + v1436;
+        *reinterpret_cast<iron_bf16x2*>(out + v1444) = iron_bf16x2{{v1438, v1442}};
       }
     } else {
-      const bool v1504 = v1471 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1505 = v1473 < v12;
-      const bool v1506 = v1504 && v1505;
-      if (v1506) {
-        const float v1507 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1509 = iron_f32_to_bf16(v1507);
-        const unsigned int v1510 = v1471 * v3;
-        const unsigned int v1511 = v1510 + v65;
-        const unsigned int v1512 = v1511 + v1473;
-        out[v1512] = v1509;
+      const bool v1449 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1450 = v1418 < v12;
+      const bool v1451 = v1449 && v1450;
+      if (v1451) {
+        const float v1452 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1454 = iron_f32_to_bf16(v1452);
+        const unsigned int v1455 = v1416 * v3;
+        const unsigned int v1456 = v1455 + v65;
+        const unsigned int v1457 = v1456 + v1418;
+        out[v1457] = v1454;
       }
-      const unsigned int v1514 = v1123 + v1475;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1516 = v1122 + v1480;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1517 = v1514 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1518 = v1516 < v12;
-      const bool v1519 = v1517 && v1518;
-      if (v1519) {
-        const float v1520 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1522 = iron_f32_to_bf16(v1520);
-        const unsigned int v1523 = v1514 * v3;
-        const unsigned int v1524 = v1523 + v65;
-        const unsigned int v1525 = v1524 + v1516;
-        out[v1525] = v1522;
+      const unsigned int v1459 = v1124 + v1420;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1461 = v1123 + v1425;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1462 = v1459 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1463 = v1461 < v12;
+      const bool v1464 = v1462 && v1463;
+      if (v1464) {
+        const float v1465 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1467 = iron_f32_to_bf16(v1465);
+        const unsigned int v1468 = v1459 * v3;
+        const unsigned int v1469 = v1468 + v65;
+        const unsigned int v1470 = v1469 + v1461;
+        out[v1470] = v1467;
       }
     }
-    const unsigned int v1526 = static_cast<unsigned int>(v271.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1527 = v1123 + v1526;
-    const unsigned int v1528 = static_cast<unsigned int>(v271.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1529 = v1122 + v1528;
-    const unsigned int v1531 = static_cast<unsigned int>(v271.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1532 = v1531 == v1526;
-    const unsigned int v1535 = v1528 + 1u;
-    const unsigned int v1536 = static_cast<unsigned int>(v271.col(15, iron_linear_thread() & 31u));
-    const bool v1537 = v1536 == v1535;
-    const bool v1538 = v1532 && v1537;
-    const unsigned int v1541 = v1529 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1542 = v1541 == v10;
-    const bool v1543 = v1538 && v1542;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1543) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1544 = v1527 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1545 = v1529 < v12;
-      const bool v1546 = v1544 && v1545;
-      if (v1546) {
-        const unsigned int v1547 = v65 + v1529;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1548 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
-        const float v1550 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1553 = iron_f32_to_bf16(v1550);
-        const unsigned int v1554 = v1527 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1555 = v1554 + v1547;
-        *reinterpret_cast<iron_bf16x2*>(out + v1555) = iron_bf16x2{{v1549, v1553}};
+    const unsigned int v1471 = static_cast<unsigned int>(v271.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1472 = v1124 + v1471;
+    const unsigned int v1473 = static_cast<unsigned int>(v271.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1474 = v1123 + v1473;
+    const unsigned int v1476 = static_cast<unsigned int>(v271.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1477 = v1476 == v1471;
+    const unsigned int v1480 = v1473 + 1u;
+    const unsigned int v1481 = static_cast<unsigned int>(v271.col(13, iron_linear_thread() & 31u));
+    const bool v1482 = v1481 == v1480;
+    const bool v1483 = v1477 && v1482;
+    const unsigned int v1486 = v1474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1487 = v1486 == v10;
+    const bool v1488 = v1483 && v1487;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1488) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1489 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1490 = v1474 < v12;
+      const bool v1491 = v1489 && v1490;
+      if (v1491) {
+        const unsigned int v1492 = v65 + v1474;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1493 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1494 = iron_f32_to_bf16(v1493);
+        const float v1495 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1498 = iron_f32_to_bf16(v1495);
+        const unsigned int v1499 = v1472 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1500 = v1499 + v1492;
+        *reinterpret_cast<iron_bf16x2*>(out + v1500) = iron_bf16x2{{v1494, v1498}};
       }
     } else {
-      const bool v1560 = v1527 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1561 = v1529 < v12;
-      const bool v1562 = v1560 && v1561;
-      if (v1562) {
-        const float v1563 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1565 = iron_f32_to_bf16(v1563);
-        const unsigned int v1566 = v1527 * v3;
-        const unsigned int v1567 = v1566 + v65;
-        const unsigned int v1568 = v1567 + v1529;
-        out[v1568] = v1565;
+      const bool v1505 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1506 = v1474 < v12;
+      const bool v1507 = v1505 && v1506;
+      if (v1507) {
+        const float v1508 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1510 = iron_f32_to_bf16(v1508);
+        const unsigned int v1511 = v1472 * v3;
+        const unsigned int v1512 = v1511 + v65;
+        const unsigned int v1513 = v1512 + v1474;
+        out[v1513] = v1510;
       }
-      const unsigned int v1570 = v1123 + v1531;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1572 = v1122 + v1536;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1573 = v1570 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1574 = v1572 < v12;
-      const bool v1575 = v1573 && v1574;
-      if (v1575) {
-        const float v1576 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1578 = iron_f32_to_bf16(v1576);
-        const unsigned int v1579 = v1570 * v3;
-        const unsigned int v1580 = v1579 + v65;
-        const unsigned int v1581 = v1580 + v1572;
-        out[v1581] = v1578;
+      const unsigned int v1515 = v1124 + v1476;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1517 = v1123 + v1481;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1518 = v1515 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1519 = v1517 < v12;
+      const bool v1520 = v1518 && v1519;
+      if (v1520) {
+        const float v1521 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1523 = iron_f32_to_bf16(v1521);
+        const unsigned int v1524 = v1515 * v3;
+        const unsigned int v1525 = v1524 + v65;
+        const unsigned int v1526 = v1525 + v1517;
+        out[v1526] = v1523;
       }
     }
-    const unsigned int v1582 = static_cast<unsigned int>(v271.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1583 = v1123 + v1582;
-    const unsigned int v1584 = static_cast<unsigned int>(v271.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1585 = v1122 + v1584;
-    const unsigned int v1587 = static_cast<unsigned int>(v271.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1588 = v1587 == v1582;
-    const unsigned int v1591 = v1584 + 1u;
-    const unsigned int v1592 = static_cast<unsigned int>(v271.col(17, iron_linear_thread() & 31u));
-    const bool v1593 = v1592 == v1591;
-    const bool v1594 = v1588 && v1593;
-    const unsigned int v1597 = v1585 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1598 = v1597 == v10;
-    const bool v1599 = v1594 && v1598;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1599) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1600 = v1583 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1601 = v1585 < v12;
-      const bool v1602 = v1600 && v1601;
-      if (v1602) {
-        const unsigned int v1603 = v65 + v1585;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1604 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
-        const float v1606 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1609 = iron_f32_to_bf16(v1606);
-        const unsigned int v1610 = v1583 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1611 = v1610 + v1603;
-        *reinterpret_cast<iron_bf16x2*>(out + v1611) = iron_bf16x2{{v1605, v1609}};
+    const unsigned int v1527 = static_cast<unsigned int>(v271.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1528 = v1124 + v1527;
+    const unsigned int v1529 = static_cast<unsigned int>(v271.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1530 = v1123 + v1529;
+    const unsigned int v1532 = static_cast<unsigned int>(v271.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1533 = v1532 == v1527;
+    const unsigned int v1536 = v1529 + 1u;
+    const unsigned int v1537 = static_cast<unsigned int>(v271.col(15, iron_linear_thread() & 31u));
+    const bool v1538 = v1537 == v1536;
+    const bool v1539 = v1533 && v1538;
+    const unsigned int v1542 = v1530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1543 = v1542 == v10;
+    const bool v1544 = v1539 && v1543;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1544) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1545 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1546 = v1530 < v12;
+      const bool v1547 = v1545 && v1546;
+      if (v1547) {
+        const unsigned int v1548 = v65 + v1530;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1549 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
+        const float v1551 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1554 = iron_f32_to_bf16(v1551);
+        const unsigned int v1555 = v1528 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1556 = v1555 + v1548;
+        *reinterpret_cast<iron_bf16x2*>(out + v1556) = iron_bf16x2{{v1550, v1554}};
       }
     } else {
-      const bool v1616 = v1583 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1617 = v1585 < v12;
-      const bool v1618 = v1616 && v1617;
-      if (v1618) {
-        const float v1619 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1621 = iron_f32_to_bf16(v1619);
-        const unsigned int v1622 = v1583 * v3;
-        const unsigned int v1623 = v1622 + v65;
-        const unsigned int v1624 = v1623 + v1585;
-        out[v1624] = v1621;
+      const bool v1561 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1562 = v1530 < v12;
+      const bool v1563 = v1561 && v1562;
+      if (v1563) {
+        const float v1564 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1566 = iron_f32_to_bf16(v1564);
+        const unsigned int v1567 = v1528 * v3;
+        const unsigned int v1568 = v1567 + v65;
+        const unsigned int v1569 = v1568 + v1530;
+        out[v1569] = v1566;
       }
-      const unsigned int v1626 = v1123 + v1587;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1628 = v1122 + v1592;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1629 = v1626 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1630 = v1628 < v12;
-      const bool v1631 = v1629 && v1630;
-      if (v1631) {
-        const float v1632 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1634 = iron_f32_to_bf16(v1632);
-        const unsigned int v1635 = v1626 * v3;
-        const unsigned int v1636 = v1635 + v65;
-        const unsigned int v1637 = v1636 + v1628;
-        out[v1637] = v1634;
+      const unsigned int v1571 = v1124 + v1532;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1573 = v1123 + v1537;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1574 = v1571 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1575 = v1573 < v12;
+      const bool v1576 = v1574 && v1575;
+      if (v1576) {
+        const float v1577 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1579 = iron_f32_to_bf16(v1577);
+        const unsigned int v1580 = v1571 * v3;
+        const unsigned int v1581 = v1580 + v65;
+        const unsigned int v1582 = v1581 + v1573;
+        out[v1582] = v1579;
       }
     }
-    const unsigned int v1638 = static_cast<unsigned int>(v271.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1639 = v1123 + v1638;
-    const unsigned int v1640 = static_cast<unsigned int>(v271.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1641 = v1122 + v1640;
-    const unsigned int v1643 = static_cast<unsigned int>(v271.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1644 = v1643 == v1638;
-    const unsigned int v1647 = v1640 + 1u;
-    const unsigned int v1648 = static_cast<unsigned int>(v271.col(19, iron_linear_thread() & 31u));
-    const bool v1649 = v1648 == v1647;
-    const bool v1650 = v1644 && v1649;
-    const unsigned int v1653 = v1641 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1654 = v1653 == v10;
-    const bool v1655 = v1650 && v1654;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1655) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1656 = v1639 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1657 = v1641 < v12;
-      const bool v1658 = v1656 && v1657;
-      if (v1658) {
-        const unsigned int v1659 = v65 + v1641;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1660 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
-        const float v1662 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1665 = iron_f32_to_bf16(v1662);
-        const unsigned int v1666 = v1639 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1667 = v1666 + v1659;
-        *reinterpret_cast<iron_bf16x2*>(out + v1667) = iron_bf16x2{{v1661, v1665}};
+    const unsigned int v1583 = static_cast<unsigned int>(v271.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1584 = v1124 + v1583;
+    const unsigned int v1585 = static_cast<unsigned int>(v271.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1586 = v1123 + v1585;
+    const unsigned int v1588 = static_cast<unsigned int>(v271.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1589 = v1588 == v1583;
+    const unsigned int v1592 = v1585 + 1u;
+    const unsigned int v1593 = static_cast<unsigned int>(v271.col(17, iron_linear_thread() & 31u));
+    const bool v1594 = v1593 == v1592;
+    const bool v1595 = v1589 && v1594;
+    const unsigned int v1598 = v1586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1599 = v1598 == v10;
+    const bool v1600 = v1595 && v1599;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1600) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1601 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1602 = v1586 < v12;
+      const bool v1603 = v1601 && v1602;
+      if (v1603) {
+        const unsigned int v1604 = v65 + v1586;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1605 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
+        const float v1607 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1610 = iron_f32_to_bf16(v1607);
+        const unsigned int v1611 = v1584 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1612 = v1611 + v1604;
+        *reinterpret_cast<iron_bf16x2*>(out + v1612) = iron_bf16x2{{v1606, v1610}};
       }
     } else {
-      const bool v1672 = v1639 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1673 = v1641 < v12;
-      const bool v1674 = v1672 && v1673;
-      if (v1674) {
-        const float v1675 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1677 = iron_f32_to_bf16(v1675);
-        const unsigned int v1678 = v1639 * v3;
-        const unsigned int v1679 = v1678 + v65;
-        const unsigned int v1680 = v1679 + v1641;
-        out[v1680] = v1677;
+      const bool v1617 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1618 = v1586 < v12;
+      const bool v1619 = v1617 && v1618;
+      if (v1619) {
+        const float v1620 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1622 = iron_f32_to_bf16(v1620);
+        const unsigned int v1623 = v1584 * v3;
+        const unsigned int v1624 = v1623 + v65;
+        const unsigned int v1625 = v1624 + v1586;
+        out[v1625] = v1622;
       }
-      const unsigned int v1682 = v1123 + v1643;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1684 = v1122 + v1648;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1685 = v1682 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1686 = v1684 < v12;
-      const bool v1687 = v1685 && v1686;
-      if (v1687) {
-        const float v1688 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1690 = iron_f32_to_bf16(v1688);
-        const unsigned int v1691 = v1682 * v3;
-        const unsigned int v1692 = v1691 + v65;
-        const unsigned int v1693 = v1692 + v1684;
-        out[v1693] = v1690;
+      const unsigned int v1627 = v1124 + v1588;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1629 = v1123 + v1593;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1630 = v1627 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1631 = v1629 < v12;
+      const bool v1632 = v1630 && v1631;
+      if (v1632) {
+        const float v1633 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1635 = iron_f32_to_bf16(v1633);
+        const unsigned int v1636 = v1627 * v3;
+        const unsigned int v1637 = v1636 + v65;
+        const unsigned int v1638 = v1637 + v1629;
+        out[v1638] = v1635;
       }
     }
-    const unsigned int v1694 = static_cast<unsigned int>(v271.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1695 = v1123 + v1694;
-    const unsigned int v1696 = static_cast<unsigned int>(v271.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1697 = v1122 + v1696;
-    const unsigned int v1699 = static_cast<unsigned int>(v271.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1700 = v1699 == v1694;
-    const unsigned int v1703 = v1696 + 1u;
-    const unsigned int v1704 = static_cast<unsigned int>(v271.col(21, iron_linear_thread() & 31u));
-    const bool v1705 = v1704 == v1703;
-    const bool v1706 = v1700 && v1705;
-    const unsigned int v1709 = v1697 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1710 = v1709 == v10;
-    const bool v1711 = v1706 && v1710;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1711) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1712 = v1695 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1713 = v1697 < v12;
-      const bool v1714 = v1712 && v1713;
-      if (v1714) {
-        const unsigned int v1715 = v65 + v1697;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1716 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
-        const float v1718 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1721 = iron_f32_to_bf16(v1718);
-        const unsigned int v1722 = v1695 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1723 = v1722 + v1715;
-        *reinterpret_cast<iron_bf16x2*>(out + v1723) = iron_bf16x2{{v1717, v1721}};
+    const unsigned int v1639 = static_cast<unsigned int>(v271.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1640 = v1124 + v1639;
+    const unsigned int v1641 = static_cast<unsigned int>(v271.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1642 = v1123 + v1641;
+    const unsigned int v1644 = static_cast<unsigned int>(v271.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1645 = v1644 == v1639;
+    const unsigned int v1648 = v1641 + 1u;
+    const unsigned int v1649 = static_cast<unsigned int>(v271.col(19, iron_linear_thread() & 31u));
+    const bool v1650 = v1649 == v1648;
+    const bool v1651 = v1645 && v1650;
+    const unsigned int v1654 = v1642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1655 = v1654 == v10;
+    const bool v1656 = v1651 && v1655;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1656) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1657 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1658 = v1642 < v12;
+      const bool v1659 = v1657 && v1658;
+      if (v1659) {
+        const unsigned int v1660 = v65 + v1642;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1661 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1662 = iron_f32_to_bf16(v1661);
+        const float v1663 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1666 = iron_f32_to_bf16(v1663);
+        const unsigned int v1667 = v1640 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1668 = v1667 + v1660;
+        *reinterpret_cast<iron_bf16x2*>(out + v1668) = iron_bf16x2{{v1662, v1666}};
       }
     } else {
-      const bool v1728 = v1695 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1729 = v1697 < v12;
-      const bool v1730 = v1728 && v1729;
-      if (v1730) {
-        const float v1731 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1733 = iron_f32_to_bf16(v1731);
-        const unsigned int v1734 = v1695 * v3;
-        const unsigned int v1735 = v1734 + v65;
-        const unsigned int v1736 = v1735 + v1697;
-        out[v1736] = v1733;
+      const bool v1673 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1674 = v1642 < v12;
+      const bool v1675 = v1673 && v1674;
+      if (v1675) {
+        const float v1676 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1678 = iron_f32_to_bf16(v1676);
+        const unsigned int v1679 = v1640 * v3;
+        const unsigned int v1680 = v1679 + v65;
+        const unsigned int v1681 = v1680 + v1642;
+        out[v1681] = v1678;
       }
-      const unsigned int v1738 = v1123 + v1699;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1740 = v1122 + v1704;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1741 = v1738 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1742 = v1740 < v12;
-      const bool v1743 = v1741 && v1742;
-      if (v1743) {
-        const float v1744 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1746 = iron_f32_to_bf16(v1744);
-        const unsigned int v1747 = v1738 * v3;
-        const unsigned int v1748 = v1747 + v65;
-        const unsigned int v1749 = v1748 + v1740;
-        out[v1749] = v1746;
+      const unsigned int v1683 = v1124 + v1644;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1685 = v1123 + v1649;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1686 = v1683 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1687 = v1685 < v12;
+      const bool v1688 = v1686 && v1687;
+      if (v1688) {
+        const float v1689 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1691 = iron_f32_to_bf16(v1689);
+        const unsigned int v1692 = v1683 * v3;
+        const unsigned int v1693 = v1692 + v65;
+        const unsigned int v1694 = v1693 + v1685;
+        out[v1694] = v1691;
       }
     }
-    const unsigned int v1750 = static_cast<unsigned int>(v271.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1751 = v1123 + v1750;
-    const unsigned int v1752 = static_cast<unsigned int>(v271.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1753 = v1122 + v1752;
-    const unsigned int v1755 = static_cast<unsigned int>(v271.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1756 = v1755 == v1750;
-    const unsigned int v1759 = v1752 + 1u;
-    const unsigned int v1760 = static_cast<unsigned int>(v271.col(23, iron_linear_thread() & 31u));
-    const bool v1761 = v1760 == v1759;
-    const bool v1762 = v1756 && v1761;
-    const unsigned int v1765 = v1753 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1766 = v1765 == v10;
-    const bool v1767 = v1762 && v1766;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1767) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1768 = v1751 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1769 = v1753 < v12;
-      const bool v1770 = v1768 && v1769;
-      if (v1770) {
-        const unsigned int v1771 = v65 + v1753;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1772 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
-        const float v1774 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1777 = iron_f32_to_bf16(v1774);
-        const unsigned int v1778 = v1751 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1779 = v1778 + v1771;
-        *reinterpret_cast<iron_bf16x2*>(out + v1779) = iron_bf16x2{{v1773, v1777}};
+    const unsigned int v1695 = static_cast<unsigned int>(v271.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1696 = v1124 + v1695;
+    const unsigned int v1697 = static_cast<unsigned int>(v271.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1698 = v1123 + v1697;
+    const unsigned int v1700 = static_cast<unsigned int>(v271.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1701 = v1700 == v1695;
+    const unsigned int v1704 = v1697 + 1u;
+    const unsigned int v1705 = static_cast<unsigned int>(v271.col(21, iron_linear_thread() & 31u));
+    const bool v1706 = v1705 == v1704;
+    const bool v1707 = v1701 && v1706;
+    const unsigned int v1710 = v1698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1711 = v1710 == v10;
+    const bool v1712 = v1707 && v1711;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1712) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1713 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1714 = v1698 < v12;
+      const bool v1715 = v1713 && v1714;
+      if (v1715) {
+        const unsigned int v1716 = v65 + v1698;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1717 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
+        const float v1719 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1722 = iron_f32_to_bf16(v1719);
+        const unsigned int v1723 = v1696 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1724 = v1723 + v1716;
+        *reinterpret_cast<iron_bf16x2*>(out + v1724) = iron_bf16x2{{v1718, v1722}};
       }
     } else {
-      const bool v1784 = v1751 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1785 = v1753 < v12;
-      const bool v1786 = v1784 && v1785;
-      if (v1786) {
-        const float v1787 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1789 = iron_f32_to_bf16(v1787);
-        const unsigned int v1790 = v1751 * v3;
-        const unsigned int v1791 = v1790 + v65;
-        const unsigned int v1792 = v1791 + v1753;
-        out[v1792] = v1789;
+      const bool v1729 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1730 = v1698 < v12;
+      const bool v1731 = v1729 && v1730;
+      if (v1731) {
+        const float v1732 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1734 = iron_f32_to_bf16(v1732);
+        const unsigned int v1735 = v1696 * v3;
+        const unsigned int v1736 = v1735 + v65;
+        const unsigned int v1737 = v1736 + v1698;
+        out[v1737] = v1734;
       }
-      const unsigned int v1794 = v1123 + v1755;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1796 = v1122 + v1760;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1797 = v1794 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1798 = v1796 < v12;
-      const bool v1799 = v1797 && v1798;
-      if (v1799) {
-        const float v1800 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1802 = iron_f32_to_bf16(v1800);
-        const unsigned int v1803 = v1794 * v3;
-        const unsigned int v1804 = v1803 + v65;
-        const unsigned int v1805 = v1804 + v1796;
-        out[v1805] = v1802;
+      const unsigned int v1739 = v1124 + v1700;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1741 = v1123 + v1705;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1742 = v1739 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1743 = v1741 < v12;
+      const bool v1744 = v1742 && v1743;
+      if (v1744) {
+        const float v1745 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1747 = iron_f32_to_bf16(v1745);
+        const unsigned int v1748 = v1739 * v3;
+        const unsigned int v1749 = v1748 + v65;
+        const unsigned int v1750 = v1749 + v1741;
+        out[v1750] = v1747;
       }
     }
-    const unsigned int v1806 = static_cast<unsigned int>(v271.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1807 = v1123 + v1806;
-    const unsigned int v1808 = static_cast<unsigned int>(v271.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1809 = v1122 + v1808;
-    const unsigned int v1811 = static_cast<unsigned int>(v271.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1812 = v1811 == v1806;
-    const unsigned int v1815 = v1808 + 1u;
-    const unsigned int v1816 = static_cast<unsigned int>(v271.col(25, iron_linear_thread() & 31u));
-    const bool v1817 = v1816 == v1815;
-    const bool v1818 = v1812 && v1817;
-    const unsigned int v1821 = v1809 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1822 = v1821 == v10;
-    const bool v1823 = v1818 && v1822;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1823) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1824 = v1807 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1825 = v1809 < v12;
-      const bool v1826 = v1824 && v1825;
-      if (v1826) {
-        const unsigned int v1827 = v65 + v1809;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1828 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
-        const float v1830 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1833 = iron_f32_to_bf16(v1830);
-        const unsigned int v1834 = v1807 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1835 = v1834 + v1827;
-        *reinterpret_cast<iron_bf16x2*>(out + v1835) = iron_bf16x2{{v1829, v1833}};
+    const unsigned int v1751 = static_cast<unsigned int>(v271.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1752 = v1124 + v1751;
+    const unsigned int v1753 = static_cast<unsigned int>(v271.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1754 = v1123 + v1753;
+    const unsigned int v1756 = static_cast<unsigned int>(v271.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1757 = v1756 == v1751;
+    const unsigned int v1760 = v1753 + 1u;
+    const unsigned int v1761 = static_cast<unsigned int>(v271.col(23, iron_linear_thread() & 31u));
+    const bool v1762 = v1761 == v1760;
+    const bool v1763 = v1757 && v1762;
+    const unsigned int v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1767 = v1766 == v10;
+    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1769 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1770 = v1754 < v12;
+      const bool v1771 = v1769 && v1770;
+      if (v1771) {
+        const unsigned int v1772 = v65 + v1754;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1773 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
+        const float v1775 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1778 = iron_f32_to_bf16(v1775);
+        const unsigned int v1779 = v1752 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1780 = v1779 + v1772;
+        *reinterpret_cast<iron_bf16x2*>(out + v1780) = iron_bf16x2{{v1774, v1778}};
       }
     } else {
-      const bool v1840 = v1807 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1841 = v1809 < v12;
-      const bool v1842 = v1840 && v1841;
-      if (v1842) {
-        const float v1843 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1845 = iron_f32_to_bf16(v1843);
-        const unsigned int v1846 = v1807 * v3;
-        const unsigned int v1847 = v1846 + v65;
-        const unsigned int v1848 = v1847 + v1809;
-        out[v1848] = v1845;
+      const bool v1785 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1786 = v1754 < v12;
+      const bool v1787 = v1785 && v1786;
+      if (v1787) {
+        const float v1788 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1790 = iron_f32_to_bf16(v1788);
+        const unsigned int v1791 = v1752 * v3;
+        const unsigned int v1792 = v1791 + v65;
+        const unsigned int v1793 = v1792 + v1754;
+        out[v1793] = v1790;
       }
-      const unsigned int v1850 = v1123 + v1811;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1852 = v1122 + v1816;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1853 = v1850 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1854 = v1852 < v12;
-      const bool v1855 = v1853 && v1854;
-      if (v1855) {
-        const float v1856 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1858 = iron_f32_to_bf16(v1856);
-        const unsigned int v1859 = v1850 * v3;
-        const unsigned int v1860 = v1859 + v65;
-        const unsigned int v1861 = v1860 + v1852;
-        out[v1861] = v1858;
+      const unsigned int v1795 = v1124 + v1756;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1797 = v1123 + v1761;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1798 = v1795 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1799 = v1797 < v12;
+      const bool v1800 = v1798 && v1799;
+      if (v1800) {
+        const float v1801 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1803 = iron_f32_to_bf16(v1801);
+        const unsigned int v1804 = v1795 * v3;
+        const unsigned int v1805 = v1804 + v65;
+        const unsigned int v1806 = v1805 + v1797;
+        out[v1806] = v1803;
       }
     }
-    const unsigned int v1862 = static_cast<unsigned int>(v271.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1863 = v1123 + v1862;
-    const unsigned int v1864 = static_cast<unsigned int>(v271.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1865 = v1122 + v1864;
-    const unsigned int v1867 = static_cast<unsigned int>(v271.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1868 = v1867 == v1862;
-    const unsigned int v1871 = v1864 + 1u;
-    const unsigned int v1872 = static_cast<unsigned int>(v271.col(27, iron_linear_thread() & 31u));
-    const bool v1873 = v1872 == v1871;
-    const bool v1874 = v1868 && v1873;
-    const unsigned int v1877 = v1865 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1878 = v1877 == v10;
-    const bool v1879 = v1874 && v1878;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1879) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1880 = v1863 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1881 = v1865 < v12;
-      const bool v1882 = v1880 && v1881;
-      if (v1882) {
-        const unsigned int v1883 = v65 + v1865;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1884 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-        const float v1886 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1889 = iron_f32_to_bf16(v1886);
-        const unsigned int v1890 = v1863 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1891 = v1890 + v1883;
-        *reinterpret_cast<iron_bf16x2*>(out + v1891) = iron_bf16x2{{v1885, v1889}};
+    const unsigned int v1807 = static_cast<unsigned int>(v271.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1808 = v1124 + v1807;
+    const unsigned int v1809 = static_cast<unsigned int>(v271.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1810 = v1123 + v1809;
+    const unsigned int v1812 = static_cast<unsigned int>(v271.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1813 = v1812 == v1807;
+    const unsigned int v1816 = v1809 + 1u;
+    const unsigned int v1817 = static_cast<unsigned int>(v271.col(25, iron_linear_thread() & 31u));
+    const bool v1818 = v1817 == v1816;
+    const bool v1819 = v1813 && v1818;
+    const unsigned int v1822 = v1810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1823 = v1822 == v10;
+    const bool v1824 = v1819 && v1823;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1824) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1825 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1826 = v1810 < v12;
+      const bool v1827 = v1825 && v1826;
+      if (v1827) {
+        const unsigned int v1828 = v65 + v1810;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1829 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1830 = iron_f32_to_bf16(v1829);
+        const float v1831 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1834 = iron_f32_to_bf16(v1831);
+        const unsigned int v1835 = v1808 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1836 = v1835 + v1828;
+        *reinterpret_cast<iron_bf16x2*>(out + v1836) = iron_bf16x2{{v1830, v1834}};
       }
     } else {
-      const bool v1896 = v1863 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1897 = v1865 < v12;
-      const bool v1898 = v1896 && v1897;
-      if (v1898) {
-        const float v1899 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1901 = iron_f32_to_bf16(v1899);
-        const unsigned int v1902 = v1863 * v3;
-        const unsigned int v1903 = v1902 + v65;
-        const unsigned int v1904 = v1903 + v1865;
-        out[v1904] = v1901;
+      const bool v1841 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1842 = v1810 < v12;
+      const bool v1843 = v1841 && v1842;
+      if (v1843) {
+        const float v1844 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1846 = iron_f32_to_bf16(v1844);
+        const unsigned int v1847 = v1808 * v3;
+        const unsigned int v1848 = v1847 + v65;
+        const unsigned int v1849 = v1848 + v1810;
+        out[v1849] = v1846;
       }
-      const unsigned int v1906 = v1123 + v1867;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1908 = v1122 + v1872;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1909 = v1906 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1910 = v1908 < v12;
-      const bool v1911 = v1909 && v1910;
-      if (v1911) {
-        const float v1912 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1914 = iron_f32_to_bf16(v1912);
-        const unsigned int v1915 = v1906 * v3;
-        const unsigned int v1916 = v1915 + v65;
-        const unsigned int v1917 = v1916 + v1908;
-        out[v1917] = v1914;
+      const unsigned int v1851 = v1124 + v1812;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1853 = v1123 + v1817;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1854 = v1851 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1855 = v1853 < v12;
+      const bool v1856 = v1854 && v1855;
+      if (v1856) {
+        const float v1857 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1859 = iron_f32_to_bf16(v1857);
+        const unsigned int v1860 = v1851 * v3;
+        const unsigned int v1861 = v1860 + v65;
+        const unsigned int v1862 = v1861 + v1853;
+        out[v1862] = v1859;
       }
     }
-    const unsigned int v1918 = static_cast<unsigned int>(v271.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1919 = v1123 + v1918;
-    const unsigned int v1920 = static_cast<unsigned int>(v271.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1921 = v1122 + v1920;
-    const unsigned int v1923 = static_cast<unsigned int>(v271.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1924 = v1923 == v1918;
-    const unsigned int v1927 = v1920 + 1u;
-    const unsigned int v1928 = static_cast<unsigned int>(v271.col(29, iron_linear_thread() & 31u));
-    const bool v1929 = v1928 == v1927;
-    const bool v1930 = v1924 && v1929;
-    const unsigned int v1933 = v1921 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1934 = v1933 == v10;
-    const bool v1935 = v1930 && v1934;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1935) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1936 = v1919 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1937 = v1921 < v12;
-      const bool v1938 = v1936 && v1937;
-      if (v1938) {
-        const unsigned int v1939 = v65 + v1921;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1940 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
-        const float v1942 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1945 = iron_f32_to_bf16(v1942);
-        const unsigned int v1946 = v1919 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1947 = v1946 + v1939;
-        *reinterpret_cast<iron_bf16x2*>(out + v1947) = iron_bf16x2{{v1941, v1945}};
+    const unsigned int v1863 = static_cast<unsigned int>(v271.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1864 = v1124 + v1863;
+    const unsigned int v1865 = static_cast<unsigned int>(v271.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1866 = v1123 + v1865;
+    const unsigned int v1868 = static_cast<unsigned int>(v271.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1869 = v1868 == v1863;
+    const unsigned int v1872 = v1865 + 1u;
+    const unsigned int v1873 = static_cast<unsigned int>(v271.col(27, iron_linear_thread() & 31u));
+    const bool v1874 = v1873 == v1872;
+    const bool v1875 = v1869 && v1874;
+    const unsigned int v1878 = v1866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1879 = v1878 == v10;
+    const bool v1880 = v1875 && v1879;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1880) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1881 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1882 = v1866 < v12;
+      const bool v1883 = v1881 && v1882;
+      if (v1883) {
+        const unsigned int v1884 = v65 + v1866;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1885 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
+        const float v1887 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1890 = iron_f32_to_bf16(v1887);
+        const unsigned int v1891 = v1864 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1892 = v1891 + v1884;
+        *reinterpret_cast<iron_bf16x2*>(out + v1892) = iron_bf16x2{{v1886, v1890}};
       }
     } else {
-      const bool v1952 = v1919 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1953 = v1921 < v12;
-      const bool v1954 = v1952 && v1953;
-      if (v1954) {
-        const float v1955 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1957 = iron_f32_to_bf16(v1955);
-        const unsigned int v1958 = v1919 * v3;
-        const unsigned int v1959 = v1958 + v65;
-        const unsigned int v1960 = v1959 + v1921;
-        out[v1960] = v1957;
+      const bool v1897 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1898 = v1866 < v12;
+      const bool v1899 = v1897 && v1898;
+      if (v1899) {
+        const float v1900 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1902 = iron_f32_to_bf16(v1900);
+        const unsigned int v1903 = v1864 * v3;
+        const unsigned int v1904 = v1903 + v65;
+        const unsigned int v1905 = v1904 + v1866;
+        out[v1905] = v1902;
       }
-      const unsigned int v1962 = v1123 + v1923;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1964 = v1122 + v1928;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1965 = v1962 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1966 = v1964 < v12;
-      const bool v1967 = v1965 && v1966;
-      if (v1967) {
-        const float v1968 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1970 = iron_f32_to_bf16(v1968);
-        const unsigned int v1971 = v1962 * v3;
-        const unsigned int v1972 = v1971 + v65;
-        const unsigned int v1973 = v1972 + v1964;
-        out[v1973] = v1970;
+      const unsigned int v1907 = v1124 + v1868;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1909 = v1123 + v1873;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1910 = v1907 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1911 = v1909 < v12;
+      const bool v1912 = v1910 && v1911;
+      if (v1912) {
+        const float v1913 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1915 = iron_f32_to_bf16(v1913);
+        const unsigned int v1916 = v1907 * v3;
+        const unsigned int v1917 = v1916 + v65;
+        const unsigned int v1918 = v1917 + v1909;
+        out[v1918] = v1915;
       }
     }
-    const unsigned int v1974 = static_cast<unsigned int>(v271.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1975 = v1123 + v1974;
-    const unsigned int v1976 = static_cast<unsigned int>(v271.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1977 = v1122 + v1976;
-    const unsigned int v1979 = static_cast<unsigned int>(v271.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1980 = v1979 == v1974;
-    const unsigned int v1983 = v1976 + 1u;
-    const unsigned int v1984 = static_cast<unsigned int>(v271.col(31, iron_linear_thread() & 31u));
-    const bool v1985 = v1984 == v1983;
-    const bool v1986 = v1980 && v1985;
-    const unsigned int v1989 = v1977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1990 = v1989 == v10;
-    const bool v1991 = v1986 && v1990;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1991) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1992 = v1975 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1993 = v1977 < v12;
-      const bool v1994 = v1992 && v1993;
-      if (v1994) {
-        const unsigned int v1995 = v65 + v1977;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1996 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
-        const float v1998 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2001 = iron_f32_to_bf16(v1998);
-        const unsigned int v2002 = v1975 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2003 = v2002 + v1995;
-        *reinterpret_cast<iron_bf16x2*>(out + v2003) = iron_bf16x2{{v1997, v2001}};
+    const unsigned int v1919 = static_cast<unsigned int>(v271.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1920 = v1124 + v1919;
+    const unsigned int v1921 = static_cast<unsigned int>(v271.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1922 = v1123 + v1921;
+    const unsigned int v1924 = static_cast<unsigned int>(v271.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1925 = v1924 == v1919;
+    const unsigned int v1928 = v1921 + 1u;
+    const unsigned int v1929 = static_cast<unsigned int>(v271.col(29, iron_linear_thread() & 31u));
+    const bool v1930 = v1929 == v1928;
+    const bool v1931 = v1925 && v1930;
+    const unsigned int v1934 = v1922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1935 = v1934 == v10;
+    const bool v1936 = v1931 && v1935;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1936) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1937 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1938 = v1922 < v12;
+      const bool v1939 = v1937 && v1938;
+      if (v1939) {
+        const unsigned int v1940 = v65 + v1922;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1941 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1942 = iron_f32_to_bf16(v1941);
+        const float v1943 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1946 = iron_f32_to_bf16(v1943);
+        const unsigned int v1947 = v1920 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1948 = v1947 + v1940;
+        *reinterpret_cast<iron_bf16x2*>(out + v1948) = iron_bf16x2{{v1942, v1946}};
       }
     } else {
-      const bool v2008 = v1975 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2009 = v1977 < v12;
-      const bool v2010 = v2008 && v2009;
-      if (v2010) {
-        const float v2011 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2013 = iron_f32_to_bf16(v2011);
-        const unsigned int v2014 = v1975 * v3;
-        const unsigned int v2015 = v2014 + v65;
-        const unsigned int v2016 = v2015 + v1977;
-        out[v2016] = v2013;
+      const bool v1953 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1954 = v1922 < v12;
+      const bool v1955 = v1953 && v1954;
+      if (v1955) {
+        const float v1956 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1958 = iron_f32_to_bf16(v1956);
+        const unsigned int v1959 = v1920 * v3;
+        const unsigned int v1960 = v1959 + v65;
+        const unsigned int v1961 = v1960 + v1922;
+        out[v1961] = v1958;
       }
-      const unsigned int v2018 = v1123 + v1979;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2020 = v1122 + v1984;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2021 = v2018 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2022 = v2020 < v12;
-      const bool v2023 = v2021 && v2022;
-      if (v2023) {
-        const float v2024 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2026 = iron_f32_to_bf16(v2024);
-        const unsigned int v2027 = v2018 * v3;
-        const unsigned int v2028 = v2027 + v65;
-        const unsigned int v2029 = v2028 + v2020;
-        out[v2029] = v2026;
+      const unsigned int v1963 = v1124 + v1924;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1965 = v1123 + v1929;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1966 = v1963 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1967 = v1965 < v12;
+      const bool v1968 = v1966 && v1967;
+      if (v1968) {
+        const float v1969 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1971 = iron_f32_to_bf16(v1969);
+        const unsigned int v1972 = v1963 * v3;
+        const unsigned int v1973 = v1972 + v65;
+        const unsigned int v1974 = v1973 + v1965;
+        out[v1974] = v1971;
       }
     }
-    const unsigned int v2030 = static_cast<unsigned int>(v271.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2031 = v1123 + v2030;
-    const unsigned int v2032 = static_cast<unsigned int>(v271.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2033 = v1122 + v2032;
-    const unsigned int v2035 = static_cast<unsigned int>(v271.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2036 = v2035 == v2030;
-    const unsigned int v2039 = v2032 + 1u;
-    const unsigned int v2040 = static_cast<unsigned int>(v271.col(33, iron_linear_thread() & 31u));
-    const bool v2041 = v2040 == v2039;
-    const bool v2042 = v2036 && v2041;
-    const unsigned int v2045 = v2033 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2046 = v2045 == v10;
-    const bool v2047 = v2042 && v2046;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2047) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2048 = v2031 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2049 = v2033 < v12;
-      const bool v2050 = v2048 && v2049;
-      if (v2050) {
-        const unsigned int v2051 = v65 + v2033;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2052 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
-        const float v2054 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2057 = iron_f32_to_bf16(v2054);
-        const unsigned int v2058 = v2031 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2059 = v2058 + v2051;
-        *reinterpret_cast<iron_bf16x2*>(out + v2059) = iron_bf16x2{{v2053, v2057}};
+    const unsigned int v1975 = static_cast<unsigned int>(v271.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1976 = v1124 + v1975;
+    const unsigned int v1977 = static_cast<unsigned int>(v271.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1978 = v1123 + v1977;
+    const unsigned int v1980 = static_cast<unsigned int>(v271.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1981 = v1980 == v1975;
+    const unsigned int v1984 = v1977 + 1u;
+    const unsigned int v1985 = static_cast<unsigned int>(v271.col(31, iron_linear_thread() & 31u));
+    const bool v1986 = v1985 == v1984;
+    const bool v1987 = v1981 && v1986;
+    const unsigned int v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1991 = v1990 == v10;
+    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1993 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1994 = v1978 < v12;
+      const bool v1995 = v1993 && v1994;
+      if (v1995) {
+        const unsigned int v1996 = v65 + v1978;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1997 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1998 = iron_f32_to_bf16(v1997);
+        const float v1999 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2002 = iron_f32_to_bf16(v1999);
+        const unsigned int v2003 = v1976 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2004 = v2003 + v1996;
+        *reinterpret_cast<iron_bf16x2*>(out + v2004) = iron_bf16x2{{v1998, v2002}};
       }
     } else {
-      const bool v2064 = v2031 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2065 = v2033 < v12;
-      const bool v2066 = v2064 && v2065;
-      if (v2066) {
-        const float v2067 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2069 = iron_f32_to_bf16(v2067);
-        const unsigned int v2070 = v2031 * v3;
-        const unsigned int v2071 = v2070 + v65;
-        const unsigned int v2072 = v2071 + v2033;
-        out[v2072] = v2069;
+      const bool v2009 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2010 = v1978 < v12;
+      const bool v2011 = v2009 && v2010;
+      if (v2011) {
+        const float v2012 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2014 = iron_f32_to_bf16(v2012);
+        const unsigned int v2015 = v1976 * v3;
+        const unsigned int v2016 = v2015 + v65;
+        const unsigned int v2017 = v2016 + v1978;
+        out[v2017] = v2014;
       }
-      const unsigned int v2074 = v1123 + v2035;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2076 = v1122 + v2040;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2077 = v2074 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2078 = v2076 < v12;
-      const bool v2079 = v2077 && v2078;
-      if (v2079) {
-        const float v2080 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2082 = iron_f32_to_bf16(v2080);
-        const unsigned int v2083 = v2074 * v3;
-        const unsigned int v2084 = v2083 + v65;
-        const unsigned int v2085 = v2084 + v2076;
-        out[v2085] = v2082;
+      const unsigned int v2019 = v1124 + v1980;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2021 = v1123 + v1985;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2022 = v2019 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2023 = v2021 < v12;
+      const bool v2024 = v2022 && v2023;
+      if (v2024) {
+        const float v2025 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2027 = iron_f32_to_bf16(v2025);
+        const unsigned int v2028 = v2019 * v3;
+        const unsigned int v2029 = v2028 + v65;
+        const unsigned int v2030 = v2029 + v2021;
+        out[v2030] = v2027;
       }
     }
-    const unsigned int v2086 = static_cast<unsigned int>(v271.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2087 = v1123 + v2086;
-    const unsigned int v2088 = static_cast<unsigned int>(v271.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2089 = v1122 + v2088;
-    const unsigned int v2091 = static_cast<unsigned int>(v271.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2092 = v2091 == v2086;
-    const unsigned int v2095 = v2088 + 1u;
-    const unsigned int v2096 = static_cast<unsigned int>(v271.col(35, iron_linear_thread() & 31u));
-    const bool v2097 = v2096 == v2095;
-    const bool v2098 = v2092 && v2097;
-    const unsigned int v2101 = v2089 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2102 = v2101 == v10;
-    const bool v2103 = v2098 && v2102;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2103) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2104 = v2087 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2105 = v2089 < v12;
-      const bool v2106 = v2104 && v2105;
-      if (v2106) {
-        const unsigned int v2107 = v65 + v2089;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2108 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
-        const float v2110 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2113 = iron_f32_to_bf16(v2110);
-        const unsigned int v2114 = v2087 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2115 = v2114 + v2107;
-        *reinterpret_cast<iron_bf16x2*>(out + v2115) = iron_bf16x2{{v2109, v2113}};
+    const unsigned int v2031 = static_cast<unsigned int>(v271.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2032 = v1124 + v2031;
+    const unsigned int v2033 = static_cast<unsigned int>(v271.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2034 = v1123 + v2033;
+    const unsigned int v2036 = static_cast<unsigned int>(v271.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2037 = v2036 == v2031;
+    const unsigned int v2040 = v2033 + 1u;
+    const unsigned int v2041 = static_cast<unsigned int>(v271.col(33, iron_linear_thread() & 31u));
+    const bool v2042 = v2041 == v2040;
+    const bool v2043 = v2037 && v2042;
+    const unsigned int v2046 = v2034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2047 = v2046 == v10;
+    const bool v2048 = v2043 && v2047;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2048) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2049 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2050 = v2034 < v12;
+      const bool v2051 = v2049 && v2050;
+      if (v2051) {
+        const unsigned int v2052 = v65 + v2034;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2053 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
+        const float v2055 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2058 = iron_f32_to_bf16(v2055);
+        const unsigned int v2059 = v2032 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2060 = v2059 + v2052;
+        *reinterpret_cast<iron_bf16x2*>(out + v2060) = iron_bf16x2{{v2054, v2058}};
       }
     } else {
-      const bool v2120 = v2087 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2121 = v2089 < v12;
-      const bool v2122 = v2120 && v2121;
-      if (v2122) {
-        const float v2123 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2125 = iron_f32_to_bf16(v2123);
-        const unsigned int v2126 = v2087 * v3;
-        const unsigned int v2127 = v2126 + v65;
-        const unsigned int v2128 = v2127 + v2089;
-        out[v2128] = v2125;
+      const bool v2065 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2066 = v2034 < v12;
+      const bool v2067 = v2065 && v2066;
+      if (v2067) {
+        const float v2068 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2070 = iron_f32_to_bf16(v2068);
+        const unsigned int v2071 = v2032 * v3;
+        const unsigned int v2072 = v2071 + v65;
+        const unsigned int v2073 = v2072 + v2034;
+        out[v2073] = v2070;
       }
-      const unsigned int v2130 = v1123 + v2091;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2132 = v1122 + v2096;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2133 = v2130 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2134 = v2132 < v12;
-      const bool v2135 = v2133 && v2134;
-      if (v2135) {
-        const float v2136 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2138 = iron_f32_to_bf16(v2136);
-        const unsigned int v2139 = v2130 * v3;
-        const unsigned int v2140 = v2139 + v65;
-        const unsigned int v2141 = v2140 + v2132;
-        out[v2141] = v2138;
+      const unsigned int v2075 = v1124 + v2036;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2077 = v1123 + v2041;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2078 = v2075 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2079 = v2077 < v12;
+      const bool v2080 = v2078 && v2079;
+      if (v2080) {
+        const float v2081 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2083 = iron_f32_to_bf16(v2081);
+        const unsigned int v2084 = v2075 * v3;
+        const unsigned int v2085 = v2084 + v65;
+        const unsigned int v2086 = v2085 + v2077;
+        out[v2086] = v2083;
       }
     }
-    const unsigned int v2142 = static_cast<unsigned int>(v271.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2143 = v1123 + v2142;
-    const unsigned int v2144 = static_cast<unsigned int>(v271.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2145 = v1122 + v2144;
-    const unsigned int v2147 = static_cast<unsigned int>(v271.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2148 = v2147 == v2142;
-    const unsigned int v2151 = v2144 + 1u;
-    const unsigned int v2152 = static_cast<unsigned int>(v271.col(37, iron_linear_thread() & 31u));
-    const bool v2153 = v2152 == v2151;
-    const bool v2154 = v2148 && v2153;
-    const unsigned int v2157 = v2145 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2158 = v2157 == v10;
-    const bool v2159 = v2154 && v2158;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2159) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2160 = v2143 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2161 = v2145 < v12;
-      const bool v2162 = v2160 && v2161;
-      if (v2162) {
-        const unsigned int v2163 = v65 + v2145;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2164 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
-        const float v2166 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2169 = iron_f32_to_bf16(v2166);
-        const unsigned int v2170 = v2143 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2171 = v2170 + v2163;
-        *reinterpret_cast<iron_bf16x2*>(out + v2171) = iron_bf16x2{{v2165, v2169}};
+    const unsigned int v2087 = static_cast<unsigned int>(v271.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2088 = v1124 + v2087;
+    const unsigned int v2089 = static_cast<unsigned int>(v271.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2090 = v1123 + v2089;
+    const unsigned int v2092 = static_cast<unsigned int>(v271.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2093 = v2092 == v2087;
+    const unsigned int v2096 = v2089 + 1u;
+    const unsigned int v2097 = static_cast<unsigned int>(v271.col(35, iron_linear_thread() & 31u));
+    const bool v2098 = v2097 == v2096;
+    const bool v2099 = v2093 && v2098;
+    const unsigned int v2102 = v2090 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2103 = v2102 == v10;
+    const bool v2104 = v2099 && v2103;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2104) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2105 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2106 = v2090 < v12;
+      const bool v2107 = v2105 && v2106;
+      if (v2107) {
+        const unsigned int v2108 = v65 + v2090;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2109 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
+        const float v2111 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2114 = iron_f32_to_bf16(v2111);
+        const unsigned int v2115 = v2088 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2116 = v2115 + v2108;
+        *reinterpret_cast<iron_bf16x2*>(out + v2116) = iron_bf16x2{{v2110, v2114}};
       }
     } else {
-      const bool v2176 = v2143 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2177 = v2145 < v12;
-      const bool v2178 = v2176 && v2177;
-      if (v2178) {
-        const float v2179 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2181 = iron_f32_to_bf16(v2179);
-        const unsigned int v2182 = v2143 * v3;
-        const unsigned int v2183 = v2182 + v65;
-        const unsigned int v2184 = v2183 + v2145;
-        out[v2184] = v2181;
+      const bool v2121 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2122 = v2090 < v12;
+      const bool v2123 = v2121 && v2122;
+      if (v2123) {
+        const float v2124 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2126 = iron_f32_to_bf16(v2124);
+        const unsigned int v2127 = v2088 * v3;
+        const unsigned int v2128 = v2127 + v65;
+        const unsigned int v2129 = v2128 + v2090;
+        out[v2129] = v2126;
       }
-      const unsigned int v2186 = v1123 + v2147;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2188 = v1122 + v2152;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2189 = v2186 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2190 = v2188 < v12;
-      const bool v2191 = v2189 && v2190;
-      if (v2191) {
-        const float v2192 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2194 = iron_f32_to_bf16(v2192);
-        const unsigned int v2195 = v2186 * v3;
-        const unsigned int v2196 = v2195 + v65;
-        const unsigned int v2197 = v2196 + v2188;
-        out[v2197] = v2194;
+      const unsigned int v2131 = v1124 + v2092;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2133 = v1123 + v2097;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2134 = v2131 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2135 = v2133 < v12;
+      const bool v2136 = v2134 && v2135;
+      if (v2136) {
+        const float v2137 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2139 = iron_f32_to_bf16(v2137);
+        const unsigned int v2140 = v2131 * v3;
+        const unsigned int v2141 = v2140 + v65;
+        const unsigned int v2142 = v2141 + v2133;
+        out[v2142] = v2139;
       }
     }
-    const unsigned int v2198 = static_cast<unsigned int>(v271.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2199 = v1123 + v2198;
-    const unsigned int v2200 = static_cast<unsigned int>(v271.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2201 = v1122 + v2200;
-    const unsigned int v2203 = static_cast<unsigned int>(v271.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2204 = v2203 == v2198;
-    const unsigned int v2207 = v2200 + 1u;
-    const unsigned int v2208 = static_cast<unsigned int>(v271.col(39, iron_linear_thread() & 31u));
-    const bool v2209 = v2208 == v2207;
-    const bool v2210 = v2204 && v2209;
-    const unsigned int v2213 = v2201 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2214 = v2213 == v10;
-    const bool v2215 = v2210 && v2214;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2215) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2216 = v2199 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2217 = v2201 < v12;
-      const bool v2218 = v2216 && v2217;
-      if (v2218) {
-        const unsigned int v2219 = v65 + v2201;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2220 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
-        const float v2222 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2225 = iron_f32_to_bf16(v2222);
-        const unsigned int v2226 = v2199 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2227 = v2226 + v2219;
-        *reinterpret_cast<iron_bf16x2*>(out + v2227) = iron_bf16x2{{v2221, v2225}};
+    const unsigned int v2143 = static_cast<unsigned int>(v271.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2144 = v1124 + v2143;
+    const unsigned int v2145 = static_cast<unsigned int>(v271.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2146 = v1123 + v2145;
+    const unsigned int v2148 = static_cast<unsigned int>(v271.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2149 = v2148 == v2143;
+    const unsigned int v2152 = v2145 + 1u;
+    const unsigned int v2153 = static_cast<unsigned int>(v271.col(37, iron_linear_thread() & 31u));
+    const bool v2154 = v2153 == v2152;
+    const bool v2155 = v2149 && v2154;
+    const unsigned int v2158 = v2146 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2159 = v2158 == v10;
+    const bool v2160 = v2155 && v2159;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2160) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2161 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2162 = v2146 < v12;
+      const bool v2163 = v2161 && v2162;
+      if (v2163) {
+        const unsigned int v2164 = v65 + v2146;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2165 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
+        const float v2167 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2170 = iron_f32_to_bf16(v2167);
+        const unsigned int v2171 = v2144 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2172 = v2171 + v2164;
+        *reinterpret_cast<iron_bf16x2*>(out + v2172) = iron_bf16x2{{v2166, v2170}};
       }
     } else {
-      const bool v2232 = v2199 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2233 = v2201 < v12;
-      const bool v2234 = v2232 && v2233;
-      if (v2234) {
-        const float v2235 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2237 = iron_f32_to_bf16(v2235);
-        const unsigned int v2238 = v2199 * v3;
-        const unsigned int v2239 = v2238 + v65;
-        const unsigned int v2240 = v2239 + v2201;
-        out[v2240] = v2237;
+      const bool v2177 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2178 = v2146 < v12;
+      const bool v2179 = v2177 && v2178;
+      if (v2179) {
+        const float v2180 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2182 = iron_f32_to_bf16(v2180);
+        const unsigned int v2183 = v2144 * v3;
+        const unsigned int v2184 = v2183 + v65;
+        const unsigned int v2185 = v2184 + v2146;
+        out[v2185] = v2182;
       }
-      const unsigned int v2242 = v1123 + v2203;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2244 = v1122 + v2208;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2245 = v2242 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2246 = v2244 < v12;
-      const bool v2247 = v2245 && v2246;
-      if (v2247) {
-        const float v2248 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2250 = iron_f32_to_bf16(v2248);
-        const unsigned int v2251 = v2242 * v3;
-        const unsigned int v2252 = v2251 + v65;
-        const unsigned int v2253 = v2252 + v2244;
-        out[v2253] = v2250;
+      const unsigned int v2187 = v1124 + v2148;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2189 = v1123 + v2153;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2190 = v2187 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2191 = v2189 < v12;
+      const bool v2192 = v2190 && v2191;
+      if (v2192) {
+        const float v2193 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2195 = iron_f32_to_bf16(v2193);
+        const unsigned int v2196 = v2187 * v3;
+        const unsigned int v2197 = v2196 + v65;
+        const unsigned int v2198 = v2197 + v2189;
+        out[v2198] = v2195;
       }
     }
-    const unsigned int v2254 = static_cast<unsigned int>(v271.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2255 = v1123 + v2254;
-    const unsigned int v2256 = static_cast<unsigned int>(v271.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2257 = v1122 + v2256;
-    const unsigned int v2259 = static_cast<unsigned int>(v271.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2260 = v2259 == v2254;
-    const unsigned int v2263 = v2256 + 1u;
-    const unsigned int v2264 = static_cast<unsigned int>(v271.col(41, iron_linear_thread() & 31u));
-    const bool v2265 = v2264 == v2263;
-    const bool v2266 = v2260 && v2265;
-    const unsigned int v2269 = v2257 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2270 = v2269 == v10;
-    const bool v2271 = v2266 && v2270;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2271) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2272 = v2255 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2273 = v2257 < v12;
-      const bool v2274 = v2272 && v2273;
-      if (v2274) {
-        const unsigned int v2275 = v65 + v2257;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2276 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2277 = iron_f32_to_bf16(v2276);
-        const float v2278 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2281 = iron_f32_to_bf16(v2278);
-        const unsigned int v2282 = v2255 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2283 = v2282 + v2275;
-        *reinterpret_cast<iron_bf16x2*>(out + v2283) = iron_bf16x2{{v2277, v2281}};
+    const unsigned int v2199 = static_cast<unsigned int>(v271.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2200 = v1124 + v2199;
+    const unsigned int v2201 = static_cast<unsigned int>(v271.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2202 = v1123 + v2201;
+    const unsigned int v2204 = static_cast<unsigned int>(v271.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2205 = v2204 == v2199;
+    const unsigned int v2208 = v2201 + 1u;
+    const unsigned int v2209 = static_cast<unsigned int>(v271.col(39, iron_linear_thread() & 31u));
+    const bool v2210 = v2209 == v2208;
+    const bool v2211 = v2205 && v2210;
+    const unsigned int v2214 = v2202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2215 = v2214 == v10;
+    const bool v2216 = v2211 && v2215;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2216) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2217 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2218 = v2202 < v12;
+      const bool v2219 = v2217 && v2218;
+      if (v2219) {
+        const unsigned int v2220 = v65 + v2202;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2221 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2222 = iron_f32_to_bf16(v2221);
+        const float v2223 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2226 = iron_f32_to_bf16(v2223);
+        const unsigned int v2227 = v2200 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2228 = v2227 + v2220;
+        *reinterpret_cast<iron_bf16x2*>(out + v2228) = iron_bf16x2{{v2222, v2226}};
       }
     } else {
-      const bool v2288 = v2255 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2289 = v2257 < v12;
-      const bool v2290 = v2288 && v2289;
-      if (v2290) {
-        const float v2291 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2293 = iron_f32_to_bf16(v2291);
-        const unsigned int v2294 = v2255 * v3;
-        const unsigned int v2295 = v2294 + v65;
-        const unsigned int v2296 = v2295 + v2257;
-        out[v2296] = v2293;
+      const bool v2233 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2234 = v2202 < v12;
+      const bool v2235 = v2233 && v2234;
+      if (v2235) {
+        const float v2236 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2238 = iron_f32_to_bf16(v2236);
+        const unsigned int v2239 = v2200 * v3;
+        const unsigned int v2240 = v2239 + v65;
+        const unsigned int v2241 = v2240 + v2202;
+        out[v2241] = v2238;
       }
-      const unsigned int v2298 = v1123 + v2259;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2300 = v1122 + v2264;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2301 = v2298 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2302 = v2300 < v12;
-      const bool v2303 = v2301 && v2302;
-      if (v2303) {
-        const float v2304 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2306 = iron_f32_to_bf16(v2304);
-        const unsigned int v2307 = v2298 * v3;
-        const unsigned int v2308 = v2307 + v65;
-        const unsigned int v2309 = v2308 + v2300;
-        out[v2309] = v2306;
+      const unsigned int v2243 = v1124 + v2204;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2245 = v1123 + v2209;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2247 = v2245 < v12;
+      const bool v2248 = v2246 && v2247;
+      if (v2248) {
+        const float v2249 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2251 = iron_f32_to_bf16(v2249);
+        const unsigned int v2252 = v2243 * v3;
+        const unsigned int v2253 = v2252 + v65;
+        const unsigned int v2254 = v2253 + v2245;
+        out[v2254] = v2251;
       }
     }
-    const unsigned int v2310 = static_cast<unsigned int>(v271.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2311 = v1123 + v2310;
-    const unsigned int v2312 = static_cast<unsigned int>(v271.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2313 = v1122 + v2312;
-    const unsigned int v2315 = static_cast<unsigned int>(v271.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2316 = v2315 == v2310;
-    const unsigned int v2319 = v2312 + 1u;
-    const unsigned int v2320 = static_cast<unsigned int>(v271.col(43, iron_linear_thread() & 31u));
-    const bool v2321 = v2320 == v2319;
-    const bool v2322 = v2316 && v2321;
-    const unsigned int v2325 = v2313 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2326 = v2325 == v10;
-    const bool v2327 = v2322 && v2326;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2327) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2328 = v2311 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2329 = v2313 < v12;
-      const bool v2330 = v2328 && v2329;
-      if (v2330) {
-        const unsigned int v2331 = v65 + v2313;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2332 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2333 = iron_f32_to_bf16(v2332);
-        const float v2334 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2337 = iron_f32_to_bf16(v2334);
-        const unsigned int v2338 = v2311 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2339 = v2338 + v2331;
-        *reinterpret_cast<iron_bf16x2*>(out + v2339) = iron_bf16x2{{v2333, v2337}};
+    const unsigned int v2255 = static_cast<unsigned int>(v271.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2256 = v1124 + v2255;
+    const unsigned int v2257 = static_cast<unsigned int>(v271.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2258 = v1123 + v2257;
+    const unsigned int v2260 = static_cast<unsigned int>(v271.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2261 = v2260 == v2255;
+    const unsigned int v2264 = v2257 + 1u;
+    const unsigned int v2265 = static_cast<unsigned int>(v271.col(41, iron_linear_thread() & 31u));
+    const bool v2266 = v2265 == v2264;
+    const bool v2267 = v2261 && v2266;
+    const unsigned int v2270 = v2258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2271 = v2270 == v10;
+    const bool v2272 = v2267 && v2271;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2272) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2273 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2274 = v2258 < v12;
+      const bool v2275 = v2273 && v2274;
+      if (v2275) {
+        const unsigned int v2276 = v65 + v2258;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2277 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2278 = iron_f32_to_bf16(v2277);
+        const float v2279 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2282 = iron_f32_to_bf16(v2279);
+        const unsigned int v2283 = v2256 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2284 = v2283 + v2276;
+        *reinterpret_cast<iron_bf16x2*>(out + v2284) = iron_bf16x2{{v2278, v2282}};
       }
     } else {
-      const bool v2344 = v2311 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2345 = v2313 < v12;
-      const bool v2346 = v2344 && v2345;
-      if (v2346) {
-        const float v2347 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2349 = iron_f32_to_bf16(v2347);
-        const unsigned int v2350 = v2311 * v3;
-        const unsigned int v2351 = v2350 + v65;
-        const unsigned int v2352 = v2351 + v2313;
-        out[v2352] = v2349;
+      const bool v2289 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2290 = v2258 < v12;
+      const bool v2291 = v2289 && v2290;
+      if (v2291) {
+        const float v2292 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2294 = iron_f32_to_bf16(v2292);
+        const unsigned int v2295 = v2256 * v3;
+        const unsigned int v2296 = v2295 + v65;
+        const unsigned int v2297 = v2296 + v2258;
+        out[v2297] = v2294;
       }
-      const unsigned int v2354 = v1123 + v2315;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2356 = v1122 + v2320;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2357 = v2354 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2358 = v2356 < v12;
-      const bool v2359 = v2357 && v2358;
-      if (v2359) {
-        const float v2360 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2362 = iron_f32_to_bf16(v2360);
-        const unsigned int v2363 = v2354 * v3;
-        const unsigned int v2364 = v2363 + v65;
-        const unsigned int v2365 = v2364 + v2356;
-        out[v2365] = v2362;
+      const unsigned int v2299 = v1124 + v2260;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2301 = v1123 + v2265;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2302 = v2299 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2303 = v2301 < v12;
+      const bool v2304 = v2302 && v2303;
+      if (v2304) {
+        const float v2305 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2307 = iron_f32_to_bf16(v2305);
+        const unsigned int v2308 = v2299 * v3;
+        const unsigned int v2309 = v2308 + v65;
+        const unsigned int v2310 = v2309 + v2301;
+        out[v2310] = v2307;
       }
     }
-    const unsigned int v2366 = static_cast<unsigned int>(v271.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2367 = v1123 + v2366;
-    const unsigned int v2368 = static_cast<unsigned int>(v271.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2369 = v1122 + v2368;
-    const unsigned int v2371 = static_cast<unsigned int>(v271.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2372 = v2371 == v2366;
-    const unsigned int v2375 = v2368 + 1u;
-    const unsigned int v2376 = static_cast<unsigned int>(v271.col(45, iron_linear_thread() & 31u));
-    const bool v2377 = v2376 == v2375;
-    const bool v2378 = v2372 && v2377;
-    const unsigned int v2381 = v2369 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2382 = v2381 == v10;
-    const bool v2383 = v2378 && v2382;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2383) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2384 = v2367 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2385 = v2369 < v12;
-      const bool v2386 = v2384 && v2385;
-      if (v2386) {
-        const unsigned int v2387 = v65 + v2369;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2388 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2389 = iron_f32_to_bf16(v2388);
-        const float v2390 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2393 = iron_f32_to_bf16(v2390);
-        const unsigned int v2394 = v2367 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2395 = v2394 + v2387;
-        *reinterpret_cast<iron_bf16x2*>(out + v2395) = iron_bf16x2{{v2389, v2393}};
+    const unsigned int v2311 = static_cast<unsigned int>(v271.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2312 = v1124 + v2311;
+    const unsigned int v2313 = static_cast<unsigned int>(v271.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2314 = v1123 + v2313;
+    const unsigned int v2316 = static_cast<unsigned int>(v271.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2317 = v2316 == v2311;
+    const unsigned int v2320 = v2313 + 1u;
+    const unsigned int v2321 = static_cast<unsigned int>(v271.col(43, iron_linear_thread() & 31u));
+    const bool v2322 = v2321 == v2320;
+    const bool v2323 = v2317 && v2322;
+    const unsigned int v2326 = v2314 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2327 = v2326 == v10;
+    const bool v2328 = v2323 && v2327;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2328) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2329 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2330 = v2314 < v12;
+      const bool v2331 = v2329 && v2330;
+      if (v2331) {
+        const unsigned int v2332 = v65 + v2314;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2333 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2334 = iron_f32_to_bf16(v2333);
+        const float v2335 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2338 = iron_f32_to_bf16(v2335);
+        const unsigned int v2339 = v2312 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2340 = v2339 + v2332;
+        *reinterpret_cast<iron_bf16x2*>(out + v2340) = iron_bf16x2{{v2334, v2338}};
       }
     } else {
-      const bool v2400 = v2367 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2401 = v2369 < v12;
-      const bool v2402 = v2400 && v2401;
-      if (v2402) {
-        const float v2403 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2405 = iron_f32_to_bf16(v2403);
-        const unsigned int v2406 = v2367 * v3;
-        const unsigned int v2407 = v2406 + v65;
-        const unsigned int v2408 = v2407 + v2369;
-        out[v2408] = v2405;
+      const bool v2345 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2346 = v2314 < v12;
+      const bool v2347 = v2345 && v2346;
+      if (v2347) {
+        const float v2348 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2350 = iron_f32_to_bf16(v2348);
+        const unsigned int v2351 = v2312 * v3;
+        const unsigned int v2352 = v2351 + v65;
+        const unsigned int v2353 = v2352 + v2314;
+        out[v2353] = v2350;
       }
-      const unsigned int v2410 = v1123 + v2371;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2412 = v1122 + v2376;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2413 = v2410 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2414 = v2412 < v12;
-      const bool v2415 = v2413 && v2414;
-      if (v2415) {
-        const float v2416 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2418 = iron_f32_to_bf16(v2416);
-        const unsigned int v2419 = v2410 * v3;
-        const unsigned int v2420 = v2419 + v65;
-        const unsigned int v2421 = v2420 + v2412;
-        out[v2421] = v2418;
+      const unsigned int v2355 = v1124 + v2316;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2357 = v1123 + v2321;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2358 = v2355 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2359 = v2357 < v12;
+      const bool v2360 = v2358 && v2359;
+      if (v2360) {
+        const float v2361 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2363 = iron_f32_to_bf16(v2361);
+        const unsigned int v2364 = v2355 * v3;
+        const unsigned int v2365 = v2364 + v65;
+        const unsigned int v2366 = v2365 + v2357;
+        out[v2366] = v2363;
       }
     }
-    const unsigned int v2422 = static_cast<unsigned int>(v271.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2423 = v1123 + v2422;
-    const unsigned int v2424 = static_cast<unsigned int>(v271.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2425 = v1122 + v2424;
-    const unsigned int v2427 = static_cast<unsigned int>(v271.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2428 = v2427 == v2422;
-    const unsigned int v2431 = v2424 + 1u;
-    const unsigned int v2432 = static_cast<unsigned int>(v271.col(47, iron_linear_thread() & 31u));
-    const bool v2433 = v2432 == v2431;
-    const bool v2434 = v2428 && v2433;
-    const unsigned int v2437 = v2425 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2438 = v2437 == v10;
-    const bool v2439 = v2434 && v2438;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2439) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2440 = v2423 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2441 = v2425 < v12;
-      const bool v2442 = v2440 && v2441;
-      if (v2442) {
-        const unsigned int v2443 = v65 + v2425;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2444 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2445 = iron_f32_to_bf16(v2444);
-        const float v2446 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2449 = iron_f32_to_bf16(v2446);
-        const unsigned int v2450 = v2423 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2451 = v2450 + v2443;
-        *reinterpret_cast<iron_bf16x2*>(out + v2451) = iron_bf16x2{{v2445, v2449}};
+    const unsigned int v2367 = static_cast<unsigned int>(v271.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2368 = v1124 + v2367;
+    const unsigned int v2369 = static_cast<unsigned int>(v271.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2370 = v1123 + v2369;
+    const unsigned int v2372 = static_cast<unsigned int>(v271.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2373 = v2372 == v2367;
+    const unsigned int v2376 = v2369 + 1u;
+    const unsigned int v2377 = static_cast<unsigned int>(v271.col(45, iron_linear_thread() & 31u));
+    const bool v2378 = v2377 == v2376;
+    const bool v2379 = v2373 && v2378;
+    const unsigned int v2382 = v2370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2383 = v2382 == v10;
+    const bool v2384 = v2379 && v2383;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2384) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2385 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2386 = v2370 < v12;
+      const bool v2387 = v2385 && v2386;
+      if (v2387) {
+        const unsigned int v2388 = v65 + v2370;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2389 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2390 = iron_f32_to_bf16(v2389);
+        const float v2391 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2394 = iron_f32_to_bf16(v2391);
+        const unsigned int v2395 = v2368 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2396 = v2395 + v2388;
+        *reinterpret_cast<iron_bf16x2*>(out + v2396) = iron_bf16x2{{v2390, v2394}};
       }
     } else {
-      const bool v2456 = v2423 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2457 = v2425 < v12;
-      const bool v2458 = v2456 && v2457;
-      if (v2458) {
-        const float v2459 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2461 = iron_f32_to_bf16(v2459);
-        const unsigned int v2462 = v2423 * v3;
-        const unsigned int v2463 = v2462 + v65;
-        const unsigned int v2464 = v2463 + v2425;
-        out[v2464] = v2461;
+      const bool v2401 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2402 = v2370 < v12;
+      const bool v2403 = v2401 && v2402;
+      if (v2403) {
+        const float v2404 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2406 = iron_f32_to_bf16(v2404);
+        const unsigned int v2407 = v2368 * v3;
+        const unsigned int v2408 = v2407 + v65;
+        const unsigned int v2409 = v2408 + v2370;
+        out[v2409] = v2406;
       }
-      const unsigned int v2466 = v1123 + v2427;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2468 = v1122 + v2432;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2469 = v2466 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2470 = v2468 < v12;
-      const bool v2471 = v2469 && v2470;
-      if (v2471) {
-        const float v2472 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2474 = iron_f32_to_bf16(v2472);
-        const unsigned int v2475 = v2466 * v3;
-        const unsigned int v2476 = v2475 + v65;
-        const unsigned int v2477 = v2476 + v2468;
-        out[v2477] = v2474;
+      const unsigned int v2411 = v1124 + v2372;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2413 = v1123 + v2377;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2414 = v2411 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2415 = v2413 < v12;
+      const bool v2416 = v2414 && v2415;
+      if (v2416) {
+        const float v2417 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2419 = iron_f32_to_bf16(v2417);
+        const unsigned int v2420 = v2411 * v3;
+        const unsigned int v2421 = v2420 + v65;
+        const unsigned int v2422 = v2421 + v2413;
+        out[v2422] = v2419;
       }
     }
-    const unsigned int v2478 = static_cast<unsigned int>(v271.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2479 = v1123 + v2478;
-    const unsigned int v2480 = static_cast<unsigned int>(v271.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2481 = v1122 + v2480;
-    const unsigned int v2483 = static_cast<unsigned int>(v271.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2484 = v2483 == v2478;
-    const unsigned int v2487 = v2480 + 1u;
-    const unsigned int v2488 = static_cast<unsigned int>(v271.col(49, iron_linear_thread() & 31u));
-    const bool v2489 = v2488 == v2487;
-    const bool v2490 = v2484 && v2489;
-    const unsigned int v2493 = v2481 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2494 = v2493 == v10;
-    const bool v2495 = v2490 && v2494;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2495) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2496 = v2479 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2497 = v2481 < v12;
-      const bool v2498 = v2496 && v2497;
-      if (v2498) {
-        const unsigned int v2499 = v65 + v2481;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2500 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2501 = iron_f32_to_bf16(v2500);
-        const float v2502 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2505 = iron_f32_to_bf16(v2502);
-        const unsigned int v2506 = v2479 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2507 = v2506 + v2499;
-        *reinterpret_cast<iron_bf16x2*>(out + v2507) = iron_bf16x2{{v2501, v2505}};
+    const unsigned int v2423 = static_cast<unsigned int>(v271.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2424 = v1124 + v2423;
+    const unsigned int v2425 = static_cast<unsigned int>(v271.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2426 = v1123 + v2425;
+    const unsigned int v2428 = static_cast<unsigned int>(v271.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2429 = v2428 == v2423;
+    const unsigned int v2432 = v2425 + 1u;
+    const unsigned int v2433 = static_cast<unsigned int>(v271.col(47, iron_linear_thread() & 31u));
+    const bool v2434 = v2433 == v2432;
+    const bool v2435 = v2429 && v2434;
+    const unsigned int v2438 = v2426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2439 = v2438 == v10;
+    const bool v2440 = v2435 && v2439;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2440) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2441 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2442 = v2426 < v12;
+      const bool v2443 = v2441 && v2442;
+      if (v2443) {
+        const unsigned int v2444 = v65 + v2426;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2445 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
+        const float v2447 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2450 = iron_f32_to_bf16(v2447);
+        const unsigned int v2451 = v2424 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2452 = v2451 + v2444;
+        *reinterpret_cast<iron_bf16x2*>(out + v2452) = iron_bf16x2{{v2446, v2450}};
       }
     } else {
-      const bool v2512 = v2479 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2513 = v2481 < v12;
-      const bool v2514 = v2512 && v2513;
-      if (v2514) {
-        const float v2515 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2517 = iron_f32_to_bf16(v2515);
-        const unsigned int v2518 = v2479 * v3;
-        const unsigned int v2519 = v2518 + v65;
-        const unsigned int v2520 = v2519 + v2481;
-        out[v2520] = v2517;
+      const bool v2457 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2458 = v2426 < v12;
+      const bool v2459 = v2457 && v2458;
+      if (v2459) {
+        const float v2460 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2462 = iron_f32_to_bf16(v2460);
+        const unsigned int v2463 = v2424 * v3;
+        const unsigned int v2464 = v2463 + v65;
+        const unsigned int v2465 = v2464 + v2426;
+        out[v2465] = v2462;
       }
-      const unsigned int v2522 = v1123 + v2483;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2524 = v1122 + v2488;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2525 = v2522 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2526 = v2524 < v12;
-      const bool v2527 = v2525 && v2526;
-      if (v2527) {
-        const float v2528 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2530 = iron_f32_to_bf16(v2528);
-        const unsigned int v2531 = v2522 * v3;
-        const unsigned int v2532 = v2531 + v65;
-        const unsigned int v2533 = v2532 + v2524;
-        out[v2533] = v2530;
+      const unsigned int v2467 = v1124 + v2428;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2469 = v1123 + v2433;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2470 = v2467 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2471 = v2469 < v12;
+      const bool v2472 = v2470 && v2471;
+      if (v2472) {
+        const float v2473 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2475 = iron_f32_to_bf16(v2473);
+        const unsigned int v2476 = v2467 * v3;
+        const unsigned int v2477 = v2476 + v65;
+        const unsigned int v2478 = v2477 + v2469;
+        out[v2478] = v2475;
       }
     }
-    const unsigned int v2534 = static_cast<unsigned int>(v271.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2535 = v1123 + v2534;
-    const unsigned int v2536 = static_cast<unsigned int>(v271.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2537 = v1122 + v2536;
-    const unsigned int v2539 = static_cast<unsigned int>(v271.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2540 = v2539 == v2534;
-    const unsigned int v2543 = v2536 + 1u;
-    const unsigned int v2544 = static_cast<unsigned int>(v271.col(51, iron_linear_thread() & 31u));
-    const bool v2545 = v2544 == v2543;
-    const bool v2546 = v2540 && v2545;
-    const unsigned int v2549 = v2537 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2550 = v2549 == v10;
-    const bool v2551 = v2546 && v2550;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2551) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2552 = v2535 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2553 = v2537 < v12;
-      const bool v2554 = v2552 && v2553;
-      if (v2554) {
-        const unsigned int v2555 = v65 + v2537;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2556 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2557 = iron_f32_to_bf16(v2556);
-        const float v2558 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2561 = iron_f32_to_bf16(v2558);
-        const unsigned int v2562 = v2535 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2563 = v2562 + v2555;
-        *reinterpret_cast<iron_bf16x2*>(out + v2563) = iron_bf16x2{{v2557, v2561}};
+    const unsigned int v2479 = static_cast<unsigned int>(v271.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2480 = v1124 + v2479;
+    const unsigned int v2481 = static_cast<unsigned int>(v271.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2482 = v1123 + v2481;
+    const unsigned int v2484 = static_cast<unsigned int>(v271.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2485 = v2484 == v2479;
+    const unsigned int v2488 = v2481 + 1u;
+    const unsigned int v2489 = static_cast<unsigned int>(v271.col(49, iron_linear_thread() & 31u));
+    const bool v2490 = v2489 == v2488;
+    const bool v2491 = v2485 && v2490;
+    const unsigned int v2494 = v2482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2495 = v2494 == v10;
+    const bool v2496 = v2491 && v2495;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2496) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2497 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2498 = v2482 < v12;
+      const bool v2499 = v2497 && v2498;
+      if (v2499) {
+        const unsigned int v2500 = v65 + v2482;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2501 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2502 = iron_f32_to_bf16(v2501);
+        const float v2503 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2506 = iron_f32_to_bf16(v2503);
+        const unsigned int v2507 = v2480 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2508 = v2507 + v2500;
+        *reinterpret_cast<iron_bf16x2*>(out + v2508) = iron_bf16x2{{v2502, v2506}};
       }
     } else {
-      const bool v2568 = v2535 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2569 = v2537 < v12;
-      const bool v2570 = v2568 && v2569;
-      if (v2570) {
-        const float v2571 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2573 = iron_f32_to_bf16(v2571);
-        const unsigned int v2574 = v2535 * v3;
-        const unsigned int v2575 = v2574 + v65;
-        const unsigned int v2576 = v2575 + v2537;
-        out[v2576] = v2573;
+      const bool v2513 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2514 = v2482 < v12;
+      const bool v2515 = v2513 && v2514;
+      if (v2515) {
+        const float v2516 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2518 = iron_f32_to_bf16(v2516);
+        const unsigned int v2519 = v2480 * v3;
+        const unsigned int v2520 = v2519 + v65;
+        const unsigned int v2521 = v2520 + v2482;
+        out[v2521] = v2518;
       }
-      const unsigned int v2578 = v1123 + v2539;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2580 = v1122 + v2544;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2581 = v2578 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2582 = v2580 < v12;
-      const bool v2583 = v2581 && v2582;
-      if (v2583) {
-        const float v2584 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2586 = iron_f32_to_bf16(v2584);
-        const unsigned int v2587 = v2578 * v3;
-        const unsigned int v2588 = v2587 + v65;
-        const unsigned int v2589 = v2588 + v2580;
-        out[v2589] = v2586;
+      const unsigned int v2523 = v1124 + v2484;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2525 = v1123 + v2489;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2526 = v2523 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2527 = v2525 < v12;
+      const bool v2528 = v2526 && v2527;
+      if (v2528) {
+        const float v2529 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2531 = iron_f32_to_bf16(v2529);
+        const unsigned int v2532 = v2523 * v3;
+        const unsigned int v2533 = v2532 + v65;
+        const unsigned int v2534 = v2533 + v2525;
+        out[v2534] = v2531;
       }
     }
-    const unsigned int v2590 = static_cast<unsigned int>(v271.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2591 = v1123 + v2590;
-    const unsigned int v2592 = static_cast<unsigned int>(v271.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2593 = v1122 + v2592;
-    const unsigned int v2595 = static_cast<unsigned int>(v271.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2596 = v2595 == v2590;
-    const unsigned int v2599 = v2592 + 1u;
-    const unsigned int v2600 = static_cast<unsigned int>(v271.col(53, iron_linear_thread() & 31u));
-    const bool v2601 = v2600 == v2599;
-    const bool v2602 = v2596 && v2601;
-    const unsigned int v2605 = v2593 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2606 = v2605 == v10;
-    const bool v2607 = v2602 && v2606;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2607) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2608 = v2591 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2609 = v2593 < v12;
-      const bool v2610 = v2608 && v2609;
-      if (v2610) {
-        const unsigned int v2611 = v65 + v2593;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2612 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2613 = iron_f32_to_bf16(v2612);
-        const float v2614 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2617 = iron_f32_to_bf16(v2614);
-        const unsigned int v2618 = v2591 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2619 = v2618 + v2611;
-        *reinterpret_cast<iron_bf16x2*>(out + v2619) = iron_bf16x2{{v2613, v2617}};
+    const unsigned int v2535 = static_cast<unsigned int>(v271.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2536 = v1124 + v2535;
+    const unsigned int v2537 = static_cast<unsigned int>(v271.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2538 = v1123 + v2537;
+    const unsigned int v2540 = static_cast<unsigned int>(v271.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2541 = v2540 == v2535;
+    const unsigned int v2544 = v2537 + 1u;
+    const unsigned int v2545 = static_cast<unsigned int>(v271.col(51, iron_linear_thread() & 31u));
+    const bool v2546 = v2545 == v2544;
+    const bool v2547 = v2541 && v2546;
+    const unsigned int v2550 = v2538 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2551 = v2550 == v10;
+    const bool v2552 = v2547 && v2551;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2552) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2553 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2554 = v2538 < v12;
+      const bool v2555 = v2553 && v2554;
+      if (v2555) {
+        const unsigned int v2556 = v65 + v2538;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2557 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2558 = iron_f32_to_bf16(v2557);
+        const float v2559 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2562 = iron_f32_to_bf16(v2559);
+        const unsigned int v2563 = v2536 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2564 = v2563 + v2556;
+        *reinterpret_cast<iron_bf16x2*>(out + v2564) = iron_bf16x2{{v2558, v2562}};
       }
     } else {
-      const bool v2624 = v2591 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2625 = v2593 < v12;
-      const bool v2626 = v2624 && v2625;
-      if (v2626) {
-        const float v2627 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2629 = iron_f32_to_bf16(v2627);
-        const unsigned int v2630 = v2591 * v3;
-        const unsigned int v2631 = v2630 + v65;
-        const unsigned int v2632 = v2631 + v2593;
-        out[v2632] = v2629;
+      const bool v2569 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2570 = v2538 < v12;
+      const bool v2571 = v2569 && v2570;
+      if (v2571) {
+        const float v2572 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2574 = iron_f32_to_bf16(v2572);
+        const unsigned int v2575 = v2536 * v3;
+        const unsigned int v2576 = v2575 + v65;
+        const unsigned int v2577 = v2576 + v2538;
+        out[v2577] = v2574;
       }
-      const unsigned int v2634 = v1123 + v2595;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2636 = v1122 + v2600;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2637 = v2634 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2638 = v2636 < v12;
-      const bool v2639 = v2637 && v2638;
-      if (v2639) {
-        const float v2640 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2642 = iron_f32_to_bf16(v2640);
-        const unsigned int v2643 = v2634 * v3;
-        const unsigned int v2644 = v2643 + v65;
-        const unsigned int v2645 = v2644 + v2636;
-        out[v2645] = v2642;
+      const unsigned int v2579 = v1124 + v2540;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2581 = v1123 + v2545;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2582 = v2579 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2583 = v2581 < v12;
+      const bool v2584 = v2582 && v2583;
+      if (v2584) {
+        const float v2585 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2587 = iron_f32_to_bf16(v2585);
+        const unsigned int v2588 = v2579 * v3;
+        const unsigned int v2589 = v2588 + v65;
+        const unsigned int v2590 = v2589 + v2581;
+        out[v2590] = v2587;
       }
     }
-    const unsigned int v2646 = static_cast<unsigned int>(v271.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2647 = v1123 + v2646;
-    const unsigned int v2648 = static_cast<unsigned int>(v271.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2649 = v1122 + v2648;
-    const unsigned int v2651 = static_cast<unsigned int>(v271.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2652 = v2651 == v2646;
-    const unsigned int v2655 = v2648 + 1u;
-    const unsigned int v2656 = static_cast<unsigned int>(v271.col(55, iron_linear_thread() & 31u));
-    const bool v2657 = v2656 == v2655;
-    const bool v2658 = v2652 && v2657;
-    const unsigned int v2661 = v2649 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2662 = v2661 == v10;
-    const bool v2663 = v2658 && v2662;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2663) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2664 = v2647 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2665 = v2649 < v12;
-      const bool v2666 = v2664 && v2665;
-      if (v2666) {
-        const unsigned int v2667 = v65 + v2649;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2668 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2669 = iron_f32_to_bf16(v2668);
-        const float v2670 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2673 = iron_f32_to_bf16(v2670);
-        const unsigned int v2674 = v2647 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2675 = v2674 + v2667;
-        *reinterpret_cast<iron_bf16x2*>(out + v2675) = iron_bf16x2{{v2669, v2673}};
+    const unsigned int v2591 = static_cast<unsigned int>(v271.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2592 = v1124 + v2591;
+    const unsigned int v2593 = static_cast<unsigned int>(v271.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2594 = v1123 + v2593;
+    const unsigned int v2596 = static_cast<unsigned int>(v271.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2597 = v2596 == v2591;
+    const unsigned int v2600 = v2593 + 1u;
+    const unsigned int v2601 = static_cast<unsigned int>(v271.col(53, iron_linear_thread() & 31u));
+    const bool v2602 = v2601 == v2600;
+    const bool v2603 = v2597 && v2602;
+    const unsigned int v2606 = v2594 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2607 = v2606 == v10;
+    const bool v2608 = v2603 && v2607;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2608) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2609 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2610 = v2594 < v12;
+      const bool v2611 = v2609 && v2610;
+      if (v2611) {
+        const unsigned int v2612 = v65 + v2594;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2613 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2614 = iron_f32_to_bf16(v2613);
+        const float v2615 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2618 = iron_f32_to_bf16(v2615);
+        const unsigned int v2619 = v2592 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2620 = v2619 + v2612;
+        *reinterpret_cast<iron_bf16x2*>(out + v2620) = iron_bf16x2{{v2614, v2618}};
       }
     } else {
-      const bool v2680 = v2647 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2681 = v2649 < v12;
-      const bool v2682 = v2680 && v2681;
-      if (v2682) {
-        const float v2683 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2685 = iron_f32_to_bf16(v2683);
-        const unsigned int v2686 = v2647 * v3;
-        const unsigned int v2687 = v2686 + v65;
-        const unsigned int v2688 = v2687 + v2649;
-        out[v2688] = v2685;
+      const bool v2625 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2626 = v2594 < v12;
+      const bool v2627 = v2625 && v2626;
+      if (v2627) {
+        const float v2628 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2630 = iron_f32_to_bf16(v2628);
+        const unsigned int v2631 = v2592 * v3;
+        const unsigned int v2632 = v2631 + v65;
+        const unsigned int v2633 = v2632 + v2594;
+        out[v2633] = v2630;
       }
-      const unsigned int v2690 = v1123 + v2651;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2692 = v1122 + v2656;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2693 = v2690 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2694 = v2692 < v12;
-      const bool v2695 = v2693 && v2694;
-      if (v2695) {
-        const float v2696 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2698 = iron_f32_to_bf16(v2696);
-        const unsigned int v2699 = v2690 * v3;
-        const unsigned int v2700 = v2699 + v65;
-        const unsigned int v2701 = v2700 + v2692;
-        out[v2701] = v2698;
+      const unsigned int v2635 = v1124 + v2596;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2637 = v1123 + v2601;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2638 = v2635 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2639 = v2637 < v12;
+      const bool v2640 = v2638 && v2639;
+      if (v2640) {
+        const float v2641 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2643 = iron_f32_to_bf16(v2641);
+        const unsigned int v2644 = v2635 * v3;
+        const unsigned int v2645 = v2644 + v65;
+        const unsigned int v2646 = v2645 + v2637;
+        out[v2646] = v2643;
       }
     }
-    const unsigned int v2702 = static_cast<unsigned int>(v271.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2703 = v1123 + v2702;
-    const unsigned int v2704 = static_cast<unsigned int>(v271.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2705 = v1122 + v2704;
-    const unsigned int v2707 = static_cast<unsigned int>(v271.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2708 = v2707 == v2702;
-    const unsigned int v2711 = v2704 + 1u;
-    const unsigned int v2712 = static_cast<unsigned int>(v271.col(57, iron_linear_thread() & 31u));
-    const bool v2713 = v2712 == v2711;
-    const bool v2714 = v2708 && v2713;
-    const unsigned int v2717 = v2705 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2718 = v2717 == v10;
-    const bool v2719 = v2714 && v2718;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2719) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2720 = v2703 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2721 = v2705 < v12;
-      const bool v2722 = v2720 && v2721;
-      if (v2722) {
-        const unsigned int v2723 = v65 + v2705;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2724 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2725 = iron_f32_to_bf16(v2724);
-        const float v2726 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2729 = iron_f32_to_bf16(v2726);
-        const unsigned int v2730 = v2703 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2731 = v2730 + v2723;
-        *reinterpret_cast<iron_bf16x2*>(out + v2731) = iron_bf16x2{{v2725, v2729}};
+    const unsigned int v2647 = static_cast<unsigned int>(v271.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2648 = v1124 + v2647;
+    const unsigned int v2649 = static_cast<unsigned int>(v271.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2650 = v1123 + v2649;
+    const unsigned int v2652 = static_cast<unsigned int>(v271.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2653 = v2652 == v2647;
+    const unsigned int v2656 = v2649 + 1u;
+    const unsigned int v2657 = static_cast<unsigned int>(v271.col(55, iron_linear_thread() & 31u));
+    const bool v2658 = v2657 == v2656;
+    const bool v2659 = v2653 && v2658;
+    const unsigned int v2662 = v2650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2663 = v2662 == v10;
+    const bool v2664 = v2659 && v2663;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2664) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2665 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2666 = v2650 < v12;
+      const bool v2667 = v2665 && v2666;
+      if (v2667) {
+        const unsigned int v2668 = v65 + v2650;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2669 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2670 = iron_f32_to_bf16(v2669);
+        const float v2671 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2674 = iron_f32_to_bf16(v2671);
+        const unsigned int v2675 = v2648 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2676 = v2675 + v2668;
+        *reinterpret_cast<iron_bf16x2*>(out + v2676) = iron_bf16x2{{v2670, v2674}};
       }
     } else {
-      const bool v2736 = v2703 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2737 = v2705 < v12;
-      const bool v2738 = v2736 && v2737;
-      if (v2738) {
-        const float v2739 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2741 = iron_f32_to_bf16(v2739);
-        const unsigned int v2742 = v2703 * v3;
-        const unsigned int v2743 = v2742 + v65;
-        const unsigned int v2744 = v2743 + v2705;
-        out[v2744] = v2741;
+      const bool v2681 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2682 = v2650 < v12;
+      const bool v2683 = v2681 && v2682;
+      if (v2683) {
+        const float v2684 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2686 = iron_f32_to_bf16(v2684);
+        const unsigned int v2687 = v2648 * v3;
+        const unsigned int v2688 = v2687 + v65;
+        const unsigned int v2689 = v2688 + v2650;
+        out[v2689] = v2686;
       }
-      const unsigned int v2746 = v1123 + v2707;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2748 = v1122 + v2712;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2749 = v2746 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2750 = v2748 < v12;
-      const bool v2751 = v2749 && v2750;
-      if (v2751) {
-        const float v2752 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2754 = iron_f32_to_bf16(v2752);
-        const unsigned int v2755 = v2746 * v3;
-        const unsigned int v2756 = v2755 + v65;
-        const unsigned int v2757 = v2756 + v2748;
-        out[v2757] = v2754;
+      const unsigned int v2691 = v1124 + v2652;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2693 = v1123 + v2657;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2694 = v2691 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2695 = v2693 < v12;
+      const bool v2696 = v2694 && v2695;
+      if (v2696) {
+        const float v2697 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2699 = iron_f32_to_bf16(v2697);
+        const unsigned int v2700 = v2691 * v3;
+        const unsigned int v2701 = v2700 + v65;
+        const unsigned int v2702 = v2701 + v2693;
+        out[v2702] = v2699;
       }
     }
-    const unsigned int v2758 = static_cast<unsigned int>(v271.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2759 = v1123 + v2758;
-    const unsigned int v2760 = static_cast<unsigned int>(v271.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2761 = v1122 + v2760;
-    const unsigned int v2763 = static_cast<unsigned int>(v271.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2764 = v2763 == v2758;
-    const unsigned int v2767 = v2760 + 1u;
-    const unsigned int v2768 = static_cast<unsigned int>(v271.col(59, iron_linear_thread() & 31u));
-    const bool v2769 = v2768 == v2767;
-    const bool v2770 = v2764 && v2769;
-    const unsigned int v2773 = v2761 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2774 = v2773 == v10;
-    const bool v2775 = v2770 && v2774;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2775) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2776 = v2759 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2777 = v2761 < v12;
-      const bool v2778 = v2776 && v2777;
-      if (v2778) {
-        const unsigned int v2779 = v65 + v2761;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2780 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2781 = iron_f32_to_bf16(v2780);
-        const float v2782 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2785 = iron_f32_to_bf16(v2782);
-        const unsigned int v2786 = v2759 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2787 = v2786 + v2779;
-        *reinterpret_cast<iron_bf16x2*>(out + v2787) = iron_bf16x2{{v2781, v2785}};
+    const unsigned int v2703 = static_cast<unsigned int>(v271.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2704 = v1124 + v2703;
+    const unsigned int v2705 = static_cast<unsigned int>(v271.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2706 = v1123 + v2705;
+    const unsigned int v2708 = static_cast<unsigned int>(v271.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2709 = v2708 == v2703;
+    const unsigned int v2712 = v2705 + 1u;
+    const unsigned int v2713 = static_cast<unsigned int>(v271.col(57, iron_linear_thread() & 31u));
+    const bool v2714 = v2713 == v2712;
+    const bool v2715 = v2709 && v2714;
+    const unsigned int v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2719 = v2718 == v10;
+    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2721 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2722 = v2706 < v12;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const unsigned int v2724 = v65 + v2706;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2725 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2726 = iron_f32_to_bf16(v2725);
+        const float v2727 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2730 = iron_f32_to_bf16(v2727);
+        const unsigned int v2731 = v2704 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2732 = v2731 + v2724;
+        *reinterpret_cast<iron_bf16x2*>(out + v2732) = iron_bf16x2{{v2726, v2730}};
       }
     } else {
-      const bool v2792 = v2759 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2793 = v2761 < v12;
-      const bool v2794 = v2792 && v2793;
-      if (v2794) {
-        const float v2795 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
-        const unsigned int v2798 = v2759 * v3;
-        const unsigned int v2799 = v2798 + v65;
-        const unsigned int v2800 = v2799 + v2761;
-        out[v2800] = v2797;
+      const bool v2737 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2738 = v2706 < v12;
+      const bool v2739 = v2737 && v2738;
+      if (v2739) {
+        const float v2740 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2742 = iron_f32_to_bf16(v2740);
+        const unsigned int v2743 = v2704 * v3;
+        const unsigned int v2744 = v2743 + v65;
+        const unsigned int v2745 = v2744 + v2706;
+        out[v2745] = v2742;
       }
-      const unsigned int v2802 = v1123 + v2763;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2804 = v1122 + v2768;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2805 = v2802 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2806 = v2804 < v12;
-      const bool v2807 = v2805 && v2806;
-      if (v2807) {
-        const float v2808 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2810 = iron_f32_to_bf16(v2808);
-        const unsigned int v2811 = v2802 * v3;
-        const unsigned int v2812 = v2811 + v65;
-        const unsigned int v2813 = v2812 + v2804;
-        out[v2813] = v2810;
+      const unsigned int v2747 = v1124 + v2708;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2749 = v1123 + v2713;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2750 = v2747 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2751 = v2749 < v12;
+      const bool v2752 = v2750 && v2751;
+      if (v2752) {
+        const float v2753 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2755 = iron_f32_to_bf16(v2753);
+        const unsigned int v2756 = v2747 * v3;
+        const unsigned int v2757 = v2756 + v65;
+        const unsigned int v2758 = v2757 + v2749;
+        out[v2758] = v2755;
       }
     }
-    const unsigned int v2814 = static_cast<unsigned int>(v271.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2815 = v1123 + v2814;
-    const unsigned int v2816 = static_cast<unsigned int>(v271.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2817 = v1122 + v2816;
-    const unsigned int v2819 = static_cast<unsigned int>(v271.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2820 = v2819 == v2814;
-    const unsigned int v2823 = v2816 + 1u;
-    const unsigned int v2824 = static_cast<unsigned int>(v271.col(61, iron_linear_thread() & 31u));
-    const bool v2825 = v2824 == v2823;
-    const bool v2826 = v2820 && v2825;
-    const unsigned int v2829 = v2817 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2830 = v2829 == v10;
-    const bool v2831 = v2826 && v2830;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2831) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2832 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2833 = v2817 < v12;
-      const bool v2834 = v2832 && v2833;
-      if (v2834) {
-        const unsigned int v2835 = v65 + v2817;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2836 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2837 = iron_f32_to_bf16(v2836);
-        const float v2838 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2841 = iron_f32_to_bf16(v2838);
-        const unsigned int v2842 = v2815 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2843 = v2842 + v2835;
-        *reinterpret_cast<iron_bf16x2*>(out + v2843) = iron_bf16x2{{v2837, v2841}};
+    const unsigned int v2759 = static_cast<unsigned int>(v271.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2760 = v1124 + v2759;
+    const unsigned int v2761 = static_cast<unsigned int>(v271.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2762 = v1123 + v2761;
+    const unsigned int v2764 = static_cast<unsigned int>(v271.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2765 = v2764 == v2759;
+    const unsigned int v2768 = v2761 + 1u;
+    const unsigned int v2769 = static_cast<unsigned int>(v271.col(59, iron_linear_thread() & 31u));
+    const bool v2770 = v2769 == v2768;
+    const bool v2771 = v2765 && v2770;
+    const unsigned int v2774 = v2762 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2775 = v2774 == v10;
+    const bool v2776 = v2771 && v2775;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2776) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2777 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2778 = v2762 < v12;
+      const bool v2779 = v2777 && v2778;
+      if (v2779) {
+        const unsigned int v2780 = v65 + v2762;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2781 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2782 = iron_f32_to_bf16(v2781);
+        const float v2783 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2786 = iron_f32_to_bf16(v2783);
+        const unsigned int v2787 = v2760 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2788 = v2787 + v2780;
+        *reinterpret_cast<iron_bf16x2*>(out + v2788) = iron_bf16x2{{v2782, v2786}};
       }
     } else {
-      const bool v2848 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2849 = v2817 < v12;
-      const bool v2850 = v2848 && v2849;
-      if (v2850) {
-        const float v2851 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2853 = iron_f32_to_bf16(v2851);
-        const unsigned int v2854 = v2815 * v3;
-        const unsigned int v2855 = v2854 + v65;
-        const unsigned int v2856 = v2855 + v2817;
-        out[v2856] = v2853;
+      const bool v2793 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2794 = v2762 < v12;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2798 = iron_f32_to_bf16(v2796);
+        const unsigned int v2799 = v2760 * v3;
+        const unsigned int v2800 = v2799 + v65;
+        const unsigned int v2801 = v2800 + v2762;
+        out[v2801] = v2798;
       }
-      const unsigned int v2858 = v1123 + v2819;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2860 = v1122 + v2824;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2861 = v2858 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2862 = v2860 < v12;
-      const bool v2863 = v2861 && v2862;
-      if (v2863) {
-        const float v2864 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2866 = iron_f32_to_bf16(v2864);
-        const unsigned int v2867 = v2858 * v3;
-        const unsigned int v2868 = v2867 + v65;
-        const unsigned int v2869 = v2868 + v2860;
-        out[v2869] = v2866;
+      const unsigned int v2803 = v1124 + v2764;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2805 = v1123 + v2769;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2806 = v2803 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2807 = v2805 < v12;
+      const bool v2808 = v2806 && v2807;
+      if (v2808) {
+        const float v2809 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2811 = iron_f32_to_bf16(v2809);
+        const unsigned int v2812 = v2803 * v3;
+        const unsigned int v2813 = v2812 + v65;
+        const unsigned int v2814 = v2813 + v2805;
+        out[v2814] = v2811;
       }
     }
-    const unsigned int v2870 = static_cast<unsigned int>(v271.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2871 = v1123 + v2870;
-    const unsigned int v2872 = static_cast<unsigned int>(v271.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2873 = v1122 + v2872;
-    const unsigned int v2875 = static_cast<unsigned int>(v271.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2876 = v2875 == v2870;
-    const unsigned int v2879 = v2872 + 1u;
-    const unsigned int v2880 = static_cast<unsigned int>(v271.col(63, iron_linear_thread() & 31u));
-    const bool v2881 = v2880 == v2879;
-    const bool v2882 = v2876 && v2881;
-    const unsigned int v2885 = v2873 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2886 = v2885 == v10;
-    const bool v2887 = v2882 && v2886;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2887) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2888 = v2871 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2889 = v2873 < v12;
-      const bool v2890 = v2888 && v2889;
-      if (v2890) {
-        const unsigned int v2891 = v65 + v2873;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2892 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2893 = iron_f32_to_bf16(v2892);
-        const float v2894 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2897 = iron_f32_to_bf16(v2894);
-        const unsigned int v2898 = v2871 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2899 = v2898 + v2891;
-        *reinterpret_cast<iron_bf16x2*>(out + v2899) = iron_bf16x2{{v2893, v2897}};
+    const unsigned int v2815 = static_cast<unsigned int>(v271.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2816 = v1124 + v2815;
+    const unsigned int v2817 = static_cast<unsigned int>(v271.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2818 = v1123 + v2817;
+    const unsigned int v2820 = static_cast<unsigned int>(v271.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2821 = v2820 == v2815;
+    const unsigned int v2824 = v2817 + 1u;
+    const unsigned int v2825 = static_cast<unsigned int>(v271.col(61, iron_linear_thread() & 31u));
+    const bool v2826 = v2825 == v2824;
+    const bool v2827 = v2821 && v2826;
+    const unsigned int v2830 = v2818 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2831 = v2830 == v10;
+    const bool v2832 = v2827 && v2831;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2832) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2833 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2834 = v2818 < v12;
+      const bool v2835 = v2833 && v2834;
+      if (v2835) {
+        const unsigned int v2836 = v65 + v2818;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2837 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2838 = iron_f32_to_bf16(v2837);
+        const float v2839 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2842 = iron_f32_to_bf16(v2839);
+        const unsigned int v2843 = v2816 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2844 = v2843 + v2836;
+        *reinterpret_cast<iron_bf16x2*>(out + v2844) = iron_bf16x2{{v2838, v2842}};
       }
     } else {
-      const bool v2904 = v2871 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2905 = v2873 < v12;
-      const bool v2906 = v2904 && v2905;
-      if (v2906) {
-        const float v2907 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2909 = iron_f32_to_bf16(v2907);
-        const unsigned int v2910 = v2871 * v3;
-        const unsigned int v2911 = v2910 + v65;
-        const unsigned int v2912 = v2911 + v2873;
-        out[v2912] = v2909;
+      const bool v2849 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2850 = v2818 < v12;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const float v2852 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2854 = iron_f32_to_bf16(v2852);
+        const unsigned int v2855 = v2816 * v3;
+        const unsigned int v2856 = v2855 + v65;
+        const unsigned int v2857 = v2856 + v2818;
+        out[v2857] = v2854;
       }
-      const unsigned int v2914 = v1123 + v2875;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2916 = v1122 + v2880;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2917 = v2914 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2918 = v2916 < v12;
-      const bool v2919 = v2917 && v2918;
-      if (v2919) {
-        const float v2920 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2922 = iron_f32_to_bf16(v2920);
-        const unsigned int v2923 = v2914 * v3;
-        const unsigned int v2924 = v2923 + v65;
-        const unsigned int v2925 = v2924 + v2916;
-        out[v2925] = v2922;
+      const unsigned int v2859 = v1124 + v2820;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2861 = v1123 + v2825;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2862 = v2859 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2863 = v2861 < v12;
+      const bool v2864 = v2862 && v2863;
+      if (v2864) {
+        const float v2865 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2867 = iron_f32_to_bf16(v2865);
+        const unsigned int v2868 = v2859 * v3;
+        const unsigned int v2869 = v2868 + v65;
+        const unsigned int v2870 = v2869 + v2861;
+        out[v2870] = v2867;
       }
     }
-    const unsigned int v2926 = static_cast<unsigned int>(v271.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2927 = v1123 + v2926;
-    const unsigned int v2928 = static_cast<unsigned int>(v271.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2929 = v1122 + v2928;
-    const unsigned int v2931 = static_cast<unsigned int>(v271.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2932 = v2931 == v2926;
-    const unsigned int v2935 = v2928 + 1u;
-    const unsigned int v2936 = static_cast<unsigned int>(v271.col(65, iron_linear_thread() & 31u));
-    const bool v2937 = v2936 == v2935;
-    const bool v2938 = v2932 && v2937;
-    const unsigned int v2941 = v2929 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2942 = v2941 == v10;
-    const bool v2943 = v2938 && v2942;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2943) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2944 = v2927 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2945 = v2929 < v12;
-      const bool v2946 = v2944 && v2945;
-      if (v2946) {
-        const unsigned int v2947 = v65 + v2929;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2948 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2949 = iron_f32_to_bf16(v2948);
-        const float v2950 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2953 = iron_f32_to_bf16(v2950);
-        const unsigned int v2954 = v2927 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2955 = v2954 + v2947;
-        *reinterpret_cast<iron_bf16x2*>(out + v2955) = iron_bf16x2{{v2949, v2953}};
+    const unsigned int v2871 = static_cast<unsigned int>(v271.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2872 = v1124 + v2871;
+    const unsigned int v2873 = static_cast<unsigned int>(v271.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2874 = v1123 + v2873;
+    const unsigned int v2876 = static_cast<unsigned int>(v271.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2877 = v2876 == v2871;
+    const unsigned int v2880 = v2873 + 1u;
+    const unsigned int v2881 = static_cast<unsigned int>(v271.col(63, iron_linear_thread() & 31u));
+    const bool v2882 = v2881 == v2880;
+    const bool v2883 = v2877 && v2882;
+    const unsigned int v2886 = v2874 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2887 = v2886 == v10;
+    const bool v2888 = v2883 && v2887;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2888) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2889 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2890 = v2874 < v12;
+      const bool v2891 = v2889 && v2890;
+      if (v2891) {
+        const unsigned int v2892 = v65 + v2874;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2893 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2894 = iron_f32_to_bf16(v2893);
+        const float v2895 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2898 = iron_f32_to_bf16(v2895);
+        const unsigned int v2899 = v2872 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2900 = v2899 + v2892;
+        *reinterpret_cast<iron_bf16x2*>(out + v2900) = iron_bf16x2{{v2894, v2898}};
       }
     } else {
-      const bool v2960 = v2927 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2961 = v2929 < v12;
-      const bool v2962 = v2960 && v2961;
-      if (v2962) {
-        const float v2963 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2965 = iron_f32_to_bf16(v2963);
-        const unsigned int v2966 = v2927 * v3;
-        const unsigned int v2967 = v2966 + v65;
-        const unsigned int v2968 = v2967 + v2929;
-        out[v2968] = v2965;
+      const bool v2905 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2906 = v2874 < v12;
+      const bool v2907 = v2905 && v2906;
+      if (v2907) {
+        const float v2908 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2910 = iron_f32_to_bf16(v2908);
+        const unsigned int v2911 = v2872 * v3;
+        const unsigned int v2912 = v2911 + v65;
+        const unsigned int v2913 = v2912 + v2874;
+        out[v2913] = v2910;
       }
-      const unsigned int v2970 = v1123 + v2931;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2972 = v1122 + v2936;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2973 = v2970 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2974 = v2972 < v12;
-      const bool v2975 = v2973 && v2974;
-      if (v2975) {
-        const float v2976 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2978 = iron_f32_to_bf16(v2976);
-        const unsigned int v2979 = v2970 * v3;
-        const unsigned int v2980 = v2979 + v65;
-        const unsigned int v2981 = v2980 + v2972;
-        out[v2981] = v2978;
+      const unsigned int v2915 = v1124 + v2876;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2917 = v1123 + v2881;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2918 = v2915 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2919 = v2917 < v12;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2923 = iron_f32_to_bf16(v2921);
+        const unsigned int v2924 = v2915 * v3;
+        const unsigned int v2925 = v2924 + v65;
+        const unsigned int v2926 = v2925 + v2917;
+        out[v2926] = v2923;
       }
     }
-    const unsigned int v2982 = static_cast<unsigned int>(v271.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2983 = v1123 + v2982;
-    const unsigned int v2984 = static_cast<unsigned int>(v271.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2985 = v1122 + v2984;
-    const unsigned int v2987 = static_cast<unsigned int>(v271.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2988 = v2987 == v2982;
-    const unsigned int v2991 = v2984 + 1u;
-    const unsigned int v2992 = static_cast<unsigned int>(v271.col(67, iron_linear_thread() & 31u));
-    const bool v2993 = v2992 == v2991;
-    const bool v2994 = v2988 && v2993;
-    const unsigned int v2997 = v2985 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2998 = v2997 == v10;
-    const bool v2999 = v2994 && v2998;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2999) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3000 = v2983 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3001 = v2985 < v12;
-      const bool v3002 = v3000 && v3001;
-      if (v3002) {
-        const unsigned int v3003 = v65 + v2985;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3004 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3005 = iron_f32_to_bf16(v3004);
-        const float v3006 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3009 = iron_f32_to_bf16(v3006);
-        const unsigned int v3010 = v2983 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3011 = v3010 + v3003;
-        *reinterpret_cast<iron_bf16x2*>(out + v3011) = iron_bf16x2{{v3005, v3009}};
+    const unsigned int v2927 = static_cast<unsigned int>(v271.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2928 = v1124 + v2927;
+    const unsigned int v2929 = static_cast<unsigned int>(v271.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2930 = v1123 + v2929;
+    const unsigned int v2932 = static_cast<unsigned int>(v271.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2933 = v2932 == v2927;
+    const unsigned int v2936 = v2929 + 1u;
+    const unsigned int v2937 = static_cast<unsigned int>(v271.col(65, iron_linear_thread() & 31u));
+    const bool v2938 = v2937 == v2936;
+    const bool v2939 = v2933 && v2938;
+    const unsigned int v2942 = v2930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2943 = v2942 == v10;
+    const bool v2944 = v2939 && v2943;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2944) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2945 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2946 = v2930 < v12;
+      const bool v2947 = v2945 && v2946;
+      if (v2947) {
+        const unsigned int v2948 = v65 + v2930;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2949 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2950 = iron_f32_to_bf16(v2949);
+        const float v2951 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2954 = iron_f32_to_bf16(v2951);
+        const unsigned int v2955 = v2928 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2956 = v2955 + v2948;
+        *reinterpret_cast<iron_bf16x2*>(out + v2956) = iron_bf16x2{{v2950, v2954}};
       }
     } else {
-      const bool v3016 = v2983 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3017 = v2985 < v12;
-      const bool v3018 = v3016 && v3017;
-      if (v3018) {
-        const float v3019 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3021 = iron_f32_to_bf16(v3019);
-        const unsigned int v3022 = v2983 * v3;
-        const unsigned int v3023 = v3022 + v65;
-        const unsigned int v3024 = v3023 + v2985;
-        out[v3024] = v3021;
+      const bool v2961 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2962 = v2930 < v12;
+      const bool v2963 = v2961 && v2962;
+      if (v2963) {
+        const float v2964 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2966 = iron_f32_to_bf16(v2964);
+        const unsigned int v2967 = v2928 * v3;
+        const unsigned int v2968 = v2967 + v65;
+        const unsigned int v2969 = v2968 + v2930;
+        out[v2969] = v2966;
       }
-      const unsigned int v3026 = v1123 + v2987;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3028 = v1122 + v2992;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3029 = v3026 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3030 = v3028 < v12;
-      const bool v3031 = v3029 && v3030;
-      if (v3031) {
-        const float v3032 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3034 = iron_f32_to_bf16(v3032);
-        const unsigned int v3035 = v3026 * v3;
-        const unsigned int v3036 = v3035 + v65;
-        const unsigned int v3037 = v3036 + v3028;
-        out[v3037] = v3034;
+      const unsigned int v2971 = v1124 + v2932;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2973 = v1123 + v2937;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2975 = v2973 < v12;
+      const bool v2976 = v2974 && v2975;
+      if (v2976) {
+        const float v2977 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2979 = iron_f32_to_bf16(v2977);
+        const unsigned int v2980 = v2971 * v3;
+        const unsigned int v2981 = v2980 + v65;
+        const unsigned int v2982 = v2981 + v2973;
+        out[v2982] = v2979;
       }
     }
-    const unsigned int v3038 = static_cast<unsigned int>(v271.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3039 = v1123 + v3038;
-    const unsigned int v3040 = static_cast<unsigned int>(v271.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3041 = v1122 + v3040;
-    const unsigned int v3043 = static_cast<unsigned int>(v271.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3044 = v3043 == v3038;
-    const unsigned int v3047 = v3040 + 1u;
-    const unsigned int v3048 = static_cast<unsigned int>(v271.col(69, iron_linear_thread() & 31u));
-    const bool v3049 = v3048 == v3047;
-    const bool v3050 = v3044 && v3049;
-    const unsigned int v3053 = v3041 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3054 = v3053 == v10;
-    const bool v3055 = v3050 && v3054;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3055) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3056 = v3039 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3057 = v3041 < v12;
-      const bool v3058 = v3056 && v3057;
-      if (v3058) {
-        const unsigned int v3059 = v65 + v3041;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3060 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3061 = iron_f32_to_bf16(v3060);
-        const float v3062 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3065 = iron_f32_to_bf16(v3062);
-        const unsigned int v3066 = v3039 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3067 = v3066 + v3059;
-        *reinterpret_cast<iron_bf16x2*>(out + v3067) = iron_bf16x2{{v3061, v3065}};
+    const unsigned int v2983 = static_cast<unsigned int>(v271.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2984 = v1124 + v2983;
+    const unsigned int v2985 = static_cast<unsigned int>(v271.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2986 = v1123 + v2985;
+    const unsigned int v2988 = static_cast<unsigned int>(v271.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2989 = v2988 == v2983;
+    const unsigned int v2992 = v2985 + 1u;
+    const unsigned int v2993 = static_cast<unsigned int>(v271.col(67, iron_linear_thread() & 31u));
+    const bool v2994 = v2993 == v2992;
+    const bool v2995 = v2989 && v2994;
+    const unsigned int v2998 = v2986 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2999 = v2998 == v10;
+    const bool v3000 = v2995 && v2999;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3000) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3001 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3002 = v2986 < v12;
+      const bool v3003 = v3001 && v3002;
+      if (v3003) {
+        const unsigned int v3004 = v65 + v2986;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3005 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3006 = iron_f32_to_bf16(v3005);
+        const float v3007 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3010 = iron_f32_to_bf16(v3007);
+        const unsigned int v3011 = v2984 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3012 = v3011 + v3004;
+        *reinterpret_cast<iron_bf16x2*>(out + v3012) = iron_bf16x2{{v3006, v3010}};
       }
     } else {
-      const bool v3072 = v3039 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3073 = v3041 < v12;
-      const bool v3074 = v3072 && v3073;
-      if (v3074) {
-        const float v3075 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3077 = iron_f32_to_bf16(v3075);
-        const unsigned int v3078 = v3039 * v3;
-        const unsigned int v3079 = v3078 + v65;
-        const unsigned int v3080 = v3079 + v3041;
-        out[v3080] = v3077;
+      const bool v3017 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3018 = v2986 < v12;
+      const bool v3019 = v3017 && v3018;
+      if (v3019) {
+        const float v3020 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3022 = iron_f32_to_bf16(v3020);
+        const unsigned int v3023 = v2984 * v3;
+        const unsigned int v3024 = v3023 + v65;
+        const unsigned int v3025 = v3024 + v2986;
+        out[v3025] = v3022;
       }
-      const unsigned int v3082 = v1123 + v3043;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3084 = v1122 + v3048;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3085 = v3082 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3086 = v3084 < v12;
-      const bool v3087 = v3085 && v3086;
-      if (v3087) {
-        const float v3088 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3090 = iron_f32_to_bf16(v3088);
-        const unsigned int v3091 = v3082 * v3;
-        const unsigned int v3092 = v3091 + v65;
-        const unsigned int v3093 = v3092 + v3084;
-        out[v3093] = v3090;
+      const unsigned int v3027 = v1124 + v2988;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3029 = v1123 + v2993;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3030 = v3027 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3031 = v3029 < v12;
+      const bool v3032 = v3030 && v3031;
+      if (v3032) {
+        const float v3033 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3035 = iron_f32_to_bf16(v3033);
+        const unsigned int v3036 = v3027 * v3;
+        const unsigned int v3037 = v3036 + v65;
+        const unsigned int v3038 = v3037 + v3029;
+        out[v3038] = v3035;
       }
     }
-    const unsigned int v3094 = static_cast<unsigned int>(v271.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3095 = v1123 + v3094;
-    const unsigned int v3096 = static_cast<unsigned int>(v271.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3097 = v1122 + v3096;
-    const unsigned int v3099 = static_cast<unsigned int>(v271.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3100 = v3099 == v3094;
-    const unsigned int v3103 = v3096 + 1u;
-    const unsigned int v3104 = static_cast<unsigned int>(v271.col(71, iron_linear_thread() & 31u));
-    const bool v3105 = v3104 == v3103;
-    const bool v3106 = v3100 && v3105;
-    const unsigned int v3109 = v3097 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3110 = v3109 == v10;
-    const bool v3111 = v3106 && v3110;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3111) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3112 = v3095 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3113 = v3097 < v12;
-      const bool v3114 = v3112 && v3113;
-      if (v3114) {
-        const unsigned int v3115 = v65 + v3097;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3116 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3117 = iron_f32_to_bf16(v3116);
-        const float v3118 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3121 = iron_f32_to_bf16(v3118);
-        const unsigned int v3122 = v3095 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3123 = v3122 + v3115;
-        *reinterpret_cast<iron_bf16x2*>(out + v3123) = iron_bf16x2{{v3117, v3121}};
+    const unsigned int v3039 = static_cast<unsigned int>(v271.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3040 = v1124 + v3039;
+    const unsigned int v3041 = static_cast<unsigned int>(v271.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3042 = v1123 + v3041;
+    const unsigned int v3044 = static_cast<unsigned int>(v271.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3045 = v3044 == v3039;
+    const unsigned int v3048 = v3041 + 1u;
+    const unsigned int v3049 = static_cast<unsigned int>(v271.col(69, iron_linear_thread() & 31u));
+    const bool v3050 = v3049 == v3048;
+    const bool v3051 = v3045 && v3050;
+    const unsigned int v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3055 = v3054 == v10;
+    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3057 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3058 = v3042 < v12;
+      const bool v3059 = v3057 && v3058;
+      if (v3059) {
+        const unsigned int v3060 = v65 + v3042;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3061 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3062 = iron_f32_to_bf16(v3061);
+        const float v3063 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3066 = iron_f32_to_bf16(v3063);
+        const unsigned int v3067 = v3040 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3068 = v3067 + v3060;
+        *reinterpret_cast<iron_bf16x2*>(out + v3068) = iron_bf16x2{{v3062, v3066}};
       }
     } else {
-      const bool v3128 = v3095 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3129 = v3097 < v12;
-      const bool v3130 = v3128 && v3129;
-      if (v3130) {
-        const float v3131 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3133 = iron_f32_to_bf16(v3131);
-        const unsigned int v3134 = v3095 * v3;
-        const unsigned int v3135 = v3134 + v65;
-        const unsigned int v3136 = v3135 + v3097;
-        out[v3136] = v3133;
+      const bool v3073 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3074 = v3042 < v12;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const float v3076 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3078 = iron_f32_to_bf16(v3076);
+        const unsigned int v3079 = v3040 * v3;
+        const unsigned int v3080 = v3079 + v65;
+        const unsigned int v3081 = v3080 + v3042;
+        out[v3081] = v3078;
       }
-      const unsigned int v3138 = v1123 + v3099;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3140 = v1122 + v3104;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3141 = v3138 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3142 = v3140 < v12;
-      const bool v3143 = v3141 && v3142;
-      if (v3143) {
-        const float v3144 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3146 = iron_f32_to_bf16(v3144);
-        const unsigned int v3147 = v3138 * v3;
-        const unsigned int v3148 = v3147 + v65;
-        const unsigned int v3149 = v3148 + v3140;
-        out[v3149] = v3146;
+      const unsigned int v3083 = v1124 + v3044;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3085 = v1123 + v3049;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3086 = v3083 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3087 = v3085 < v12;
+      const bool v3088 = v3086 && v3087;
+      if (v3088) {
+        const float v3089 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3091 = iron_f32_to_bf16(v3089);
+        const unsigned int v3092 = v3083 * v3;
+        const unsigned int v3093 = v3092 + v65;
+        const unsigned int v3094 = v3093 + v3085;
+        out[v3094] = v3091;
       }
     }
-    const unsigned int v3150 = static_cast<unsigned int>(v271.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3151 = v1123 + v3150;
-    const unsigned int v3152 = static_cast<unsigned int>(v271.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3153 = v1122 + v3152;
-    const unsigned int v3155 = static_cast<unsigned int>(v271.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3156 = v3155 == v3150;
-    const unsigned int v3159 = v3152 + 1u;
-    const unsigned int v3160 = static_cast<unsigned int>(v271.col(73, iron_linear_thread() & 31u));
-    const bool v3161 = v3160 == v3159;
-    const bool v3162 = v3156 && v3161;
-    const unsigned int v3165 = v3153 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3166 = v3165 == v10;
-    const bool v3167 = v3162 && v3166;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3167) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3168 = v3151 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3169 = v3153 < v12;
-      const bool v3170 = v3168 && v3169;
-      if (v3170) {
-        const unsigned int v3171 = v65 + v3153;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3172 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3173 = iron_f32_to_bf16(v3172);
-        const float v3174 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3177 = iron_f32_to_bf16(v3174);
-        const unsigned int v3178 = v3151 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3179 = v3178 + v3171;
-        *reinterpret_cast<iron_bf16x2*>(out + v3179) = iron_bf16x2{{v3173, v3177}};
+    const unsigned int v3095 = static_cast<unsigned int>(v271.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3096 = v1124 + v3095;
+    const unsigned int v3097 = static_cast<unsigned int>(v271.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3098 = v1123 + v3097;
+    const unsigned int v3100 = static_cast<unsigned int>(v271.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3101 = v3100 == v3095;
+    const unsigned int v3104 = v3097 + 1u;
+    const unsigned int v3105 = static_cast<unsigned int>(v271.col(71, iron_linear_thread() & 31u));
+    const bool v3106 = v3105 == v3104;
+    const bool v3107 = v3101 && v3106;
+    const unsigned int v3110 = v3098 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3111 = v3110 == v10;
+    const bool v3112 = v3107 && v3111;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3112) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3113 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3114 = v3098 < v12;
+      const bool v3115 = v3113 && v3114;
+      if (v3115) {
+        const unsigned int v3116 = v65 + v3098;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3117 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3118 = iron_f32_to_bf16(v3117);
+        const float v3119 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3122 = iron_f32_to_bf16(v3119);
+        const unsigned int v3123 = v3096 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3124 = v3123 + v3116;
+        *reinterpret_cast<iron_bf16x2*>(out + v3124) = iron_bf16x2{{v3118, v3122}};
       }
     } else {
-      const bool v3184 = v3151 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3185 = v3153 < v12;
-      const bool v3186 = v3184 && v3185;
-      if (v3186) {
-        const float v3187 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3189 = iron_f32_to_bf16(v3187);
-        const unsigned int v3190 = v3151 * v3;
-        const unsigned int v3191 = v3190 + v65;
-        const unsigned int v3192 = v3191 + v3153;
-        out[v3192] = v3189;
+      const bool v3129 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3130 = v3098 < v12;
+      const bool v3131 = v3129 && v3130;
+      if (v3131) {
+        const float v3132 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3134 = iron_f32_to_bf16(v3132);
+        const unsigned int v3135 = v3096 * v3;
+        const unsigned int v3136 = v3135 + v65;
+        const unsigned int v3137 = v3136 + v3098;
+        out[v3137] = v3134;
       }
-      const unsigned int v3194 = v1123 + v3155;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3196 = v1122 + v3160;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3197 = v3194 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3198 = v3196 < v12;
-      const bool v3199 = v3197 && v3198;
-      if (v3199) {
-        const float v3200 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3202 = iron_f32_to_bf16(v3200);
-        const unsigned int v3203 = v3194 * v3;
-        const unsigned int v3204 = v3203 + v65;
-        const unsigned int v3205 = v3204 + v3196;
-        out[v3205] = v3202;
+      const unsigned int v3139 = v1124 + v3100;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3141 = v1123 + v3105;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3142 = v3139 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3143 = v3141 < v12;
+      const bool v3144 = v3142 && v3143;
+      if (v3144) {
+        const float v3145 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3147 = iron_f32_to_bf16(v3145);
+        const unsigned int v3148 = v3139 * v3;
+        const unsigned int v3149 = v3148 + v65;
+        const unsigned int v3150 = v3149 + v3141;
+        out[v3150] = v3147;
       }
     }
-    const unsigned int v3206 = static_cast<unsigned int>(v271.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3207 = v1123 + v3206;
-    const unsigned int v3208 = static_cast<unsigned int>(v271.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3209 = v1122 + v3208;
-    const unsigned int v3211 = static_cast<unsigned int>(v271.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3212 = v3211 == v3206;
-    const unsigned int v3215 = v3208 + 1u;
-    const unsigned int v3216 = static_cast<unsigned int>(v271.col(75, iron_linear_thread() & 31u));
-    const bool v3217 = v3216 == v3215;
-    const bool v3218 = v3212 && v3217;
-    const unsigned int v3221 = v3209 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3222 = v3221 == v10;
-    const bool v3223 = v3218 && v3222;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3223) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3224 = v3207 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3225 = v3209 < v12;
-      const bool v3226 = v3224 && v3225;
-      if (v3226) {
-        const unsigned int v3227 = v65 + v3209;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3228 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3229 = iron_f32_to_bf16(v3228);
-        const float v3230 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3233 = iron_f32_to_bf16(v3230);
-        const unsigned int v3234 = v3207 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3235 = v3234 + v3227;
-        *reinterpret_cast<iron_bf16x2*>(out + v3235) = iron_bf16x2{{v3229, v3233}};
+    const unsigned int v3151 = static_cast<unsigned int>(v271.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3152 = v1124 + v3151;
+    const unsigned int v3153 = static_cast<unsigned int>(v271.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3154 = v1123 + v3153;
+    const unsigned int v3156 = static_cast<unsigned int>(v271.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3157 = v3156 == v3151;
+    const unsigned int v3160 = v3153 + 1u;
+    const unsigned int v3161 = static_cast<unsigned int>(v271.col(73, iron_linear_thread() & 31u));
+    const bool v3162 = v3161 == v3160;
+    const bool v3163 = v3157 && v3162;
+    const unsigned int v3166 = v3154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3167 = v3166 == v10;
+    const bool v3168 = v3163 && v3167;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3168) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3169 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3170 = v3154 < v12;
+      const bool v3171 = v3169 && v3170;
+      if (v3171) {
+        const unsigned int v3172 = v65 + v3154;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3173 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3174 = iron_f32_to_bf16(v3173);
+        const float v3175 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3178 = iron_f32_to_bf16(v3175);
+        const unsigned int v3179 = v3152 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3180 = v3179 + v3172;
+        *reinterpret_cast<iron_bf16x2*>(out + v3180) = iron_bf16x2{{v3174, v3178}};
       }
     } else {
-      const bool v3240 = v3207 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3241 = v3209 < v12;
-      const bool v3242 = v3240 && v3241;
-      if (v3242) {
-        const float v3243 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3245 = iron_f32_to_bf16(v3243);
-        const unsigned int v3246 = v3207 * v3;
-        const unsigned int v3247 = v3246 + v65;
-        const unsigned int v3248 = v3247 + v3209;
-        out[v3248] = v3245;
+      const bool v3185 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3186 = v3154 < v12;
+      const bool v3187 = v3185 && v3186;
+      if (v3187) {
+        const float v3188 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3190 = iron_f32_to_bf16(v3188);
+        const unsigned int v3191 = v3152 * v3;
+        const unsigned int v3192 = v3191 + v65;
+        const unsigned int v3193 = v3192 + v3154;
+        out[v3193] = v3190;
       }
-      const unsigned int v3250 = v1123 + v3211;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3252 = v1122 + v3216;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3253 = v3250 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3254 = v3252 < v12;
-      const bool v3255 = v3253 && v3254;
-      if (v3255) {
-        const float v3256 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3258 = iron_f32_to_bf16(v3256);
-        const unsigned int v3259 = v3250 * v3;
-        const unsigned int v3260 = v3259 + v65;
-        const unsigned int v3261 = v3260 + v3252;
-        out[v3261] = v3258;
+      const unsigned int v3195 = v1124 + v3156;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3197 = v1123 + v3161;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3198 = v3195 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3199 = v3197 < v12;
+      const bool v3200 = v3198 && v3199;
+      if (v3200) {
+        const float v3201 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3203 = iron_f32_to_bf16(v3201);
+        const unsigned int v3204 = v3195 * v3;
+        const unsigned int v3205 = v3204 + v65;
+        const unsigned int v3206 = v3205 + v3197;
+        out[v3206] = v3203;
       }
     }
-    const unsigned int v3262 = static_cast<unsigned int>(v271.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3263 = v1123 + v3262;
-    const unsigned int v3264 = static_cast<unsigned int>(v271.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3265 = v1122 + v3264;
-    const unsigned int v3267 = static_cast<unsigned int>(v271.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3268 = v3267 == v3262;
-    const unsigned int v3271 = v3264 + 1u;
-    const unsigned int v3272 = static_cast<unsigned int>(v271.col(77, iron_linear_thread() & 31u));
-    const bool v3273 = v3272 == v3271;
-    const bool v3274 = v3268 && v3273;
-    const unsigned int v3277 = v3265 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3278 = v3277 == v10;
-    const bool v3279 = v3274 && v3278;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3279) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3280 = v3263 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3281 = v3265 < v12;
-      const bool v3282 = v3280 && v3281;
-      if (v3282) {
-        const unsigned int v3283 = v65 + v3265;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3284 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3285 = iron_f32_to_bf16(v3284);
-        const float v3286 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3289 = iron_f32_to_bf16(v3286);
-        const unsigned int v3290 = v3263 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3291 = v3290 + v3283;
-        *reinterpret_cast<iron_bf16x2*>(out + v3291) = iron_bf16x2{{v3285, v3289}};
+    const unsigned int v3207 = static_cast<unsigned int>(v271.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3208 = v1124 + v3207;
+    const unsigned int v3209 = static_cast<unsigned int>(v271.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3210 = v1123 + v3209;
+    const unsigned int v3212 = static_cast<unsigned int>(v271.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3213 = v3212 == v3207;
+    const unsigned int v3216 = v3209 + 1u;
+    const unsigned int v3217 = static_cast<unsigned int>(v271.col(75, iron_linear_thread() & 31u));
+    const bool v3218 = v3217 == v3216;
+    const bool v3219 = v3213 && v3218;
+    const unsigned int v3222 = v3210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3223 = v3222 == v10;
+    const bool v3224 = v3219 && v3223;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3224) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3225 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3226 = v3210 < v12;
+      const bool v3227 = v3225 && v3226;
+      if (v3227) {
+        const unsigned int v3228 = v65 + v3210;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3229 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3230 = iron_f32_to_bf16(v3229);
+        const float v3231 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3234 = iron_f32_to_bf16(v3231);
+        const unsigned int v3235 = v3208 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3236 = v3235 + v3228;
+        *reinterpret_cast<iron_bf16x2*>(out + v3236) = iron_bf16x2{{v3230, v3234}};
       }
     } else {
-      const bool v3296 = v3263 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3297 = v3265 < v12;
-      const bool v3298 = v3296 && v3297;
-      if (v3298) {
-        const float v3299 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3301 = iron_f32_to_bf16(v3299);
-        const unsigned int v3302 = v3263 * v3;
-        const unsigned int v3303 = v3302 + v65;
-        const unsigned int v3304 = v3303 + v3265;
-        out[v3304] = v3301;
+      const bool v3241 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3242 = v3210 < v12;
+      const bool v3243 = v3241 && v3242;
+      if (v3243) {
+        const float v3244 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3246 = iron_f32_to_bf16(v3244);
+        const unsigned int v3247 = v3208 * v3;
+        const unsigned int v3248 = v3247 + v65;
+        const unsigned int v3249 = v3248 + v3210;
+        out[v3249] = v3246;
       }
-      const unsigned int v3306 = v1123 + v3267;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3308 = v1122 + v3272;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3309 = v3306 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3310 = v3308 < v12;
-      const bool v3311 = v3309 && v3310;
-      if (v3311) {
-        const float v3312 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3314 = iron_f32_to_bf16(v3312);
-        const unsigned int v3315 = v3306 * v3;
-        const unsigned int v3316 = v3315 + v65;
-        const unsigned int v3317 = v3316 + v3308;
-        out[v3317] = v3314;
+      const unsigned int v3251 = v1124 + v3212;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3253 = v1123 + v3217;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3254 = v3251 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3255 = v3253 < v12;
+      const bool v3256 = v3254 && v3255;
+      if (v3256) {
+        const float v3257 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3259 = iron_f32_to_bf16(v3257);
+        const unsigned int v3260 = v3251 * v3;
+        const unsigned int v3261 = v3260 + v65;
+        const unsigned int v3262 = v3261 + v3253;
+        out[v3262] = v3259;
       }
     }
-    const unsigned int v3318 = static_cast<unsigned int>(v271.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3319 = v1123 + v3318;
-    const unsigned int v3320 = static_cast<unsigned int>(v271.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3321 = v1122 + v3320;
-    const unsigned int v3323 = static_cast<unsigned int>(v271.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3324 = v3323 == v3318;
-    const unsigned int v3327 = v3320 + 1u;
-    const unsigned int v3328 = static_cast<unsigned int>(v271.col(79, iron_linear_thread() & 31u));
-    const bool v3329 = v3328 == v3327;
-    const bool v3330 = v3324 && v3329;
-    const unsigned int v3333 = v3321 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3334 = v3333 == v10;
-    const bool v3335 = v3330 && v3334;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3335) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3336 = v3319 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3337 = v3321 < v12;
-      const bool v3338 = v3336 && v3337;
-      if (v3338) {
-        const unsigned int v3339 = v65 + v3321;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3340 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3341 = iron_f32_to_bf16(v3340);
-        const float v3342 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3345 = iron_f32_to_bf16(v3342);
-        const unsigned int v3346 = v3319 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3347 = v3346 + v3339;
-        *reinterpret_cast<iron_bf16x2*>(out + v3347) = iron_bf16x2{{v3341, v3345}};
+    const unsigned int v3263 = static_cast<unsigned int>(v271.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3264 = v1124 + v3263;
+    const unsigned int v3265 = static_cast<unsigned int>(v271.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3266 = v1123 + v3265;
+    const unsigned int v3268 = static_cast<unsigned int>(v271.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3269 = v3268 == v3263;
+    const unsigned int v3272 = v3265 + 1u;
+    const unsigned int v3273 = static_cast<unsigned int>(v271.col(77, iron_linear_thread() & 31u));
+    const bool v3274 = v3273 == v3272;
+    const bool v3275 = v3269 && v3274;
+    const unsigned int v3278 = v3266 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3279 = v3278 == v10;
+    const bool v3280 = v3275 && v3279;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3280) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3281 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3282 = v3266 < v12;
+      const bool v3283 = v3281 && v3282;
+      if (v3283) {
+        const unsigned int v3284 = v65 + v3266;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3285 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3286 = iron_f32_to_bf16(v3285);
+        const float v3287 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3290 = iron_f32_to_bf16(v3287);
+        const unsigned int v3291 = v3264 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3292 = v3291 + v3284;
+        *reinterpret_cast<iron_bf16x2*>(out + v3292) = iron_bf16x2{{v3286, v3290}};
       }
     } else {
-      const bool v3352 = v3319 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3353 = v3321 < v12;
-      const bool v3354 = v3352 && v3353;
-      if (v3354) {
-        const float v3355 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3357 = iron_f32_to_bf16(v3355);
-        const unsigned int v3358 = v3319 * v3;
-        const unsigned int v3359 = v3358 + v65;
-        const unsigned int v3360 = v3359 + v3321;
-        out[v3360] = v3357;
+      const bool v3297 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3298 = v3266 < v12;
+      const bool v3299 = v3297 && v3298;
+      if (v3299) {
+        const float v3300 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3302 = iron_f32_to_bf16(v3300);
+        const unsigned int v3303 = v3264 * v3;
+        const unsigned int v3304 = v3303 + v65;
+        const unsigned int v3305 = v3304 + v3266;
+        out[v3305] = v3302;
       }
-      const unsigned int v3362 = v1123 + v3323;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3364 = v1122 + v3328;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3365 = v3362 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3366 = v3364 < v12;
-      const bool v3367 = v3365 && v3366;
-      if (v3367) {
-        const float v3368 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3370 = iron_f32_to_bf16(v3368);
-        const unsigned int v3371 = v3362 * v3;
-        const unsigned int v3372 = v3371 + v65;
-        const unsigned int v3373 = v3372 + v3364;
-        out[v3373] = v3370;
+      const unsigned int v3307 = v1124 + v3268;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3309 = v1123 + v3273;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3310 = v3307 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3311 = v3309 < v12;
+      const bool v3312 = v3310 && v3311;
+      if (v3312) {
+        const float v3313 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3315 = iron_f32_to_bf16(v3313);
+        const unsigned int v3316 = v3307 * v3;
+        const unsigned int v3317 = v3316 + v65;
+        const unsigned int v3318 = v3317 + v3309;
+        out[v3318] = v3315;
       }
     }
-    const unsigned int v3374 = static_cast<unsigned int>(v271.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3375 = v1123 + v3374;
-    const unsigned int v3376 = static_cast<unsigned int>(v271.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3377 = v1122 + v3376;
-    const unsigned int v3379 = static_cast<unsigned int>(v271.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3380 = v3379 == v3374;
-    const unsigned int v3383 = v3376 + 1u;
-    const unsigned int v3384 = static_cast<unsigned int>(v271.col(81, iron_linear_thread() & 31u));
-    const bool v3385 = v3384 == v3383;
-    const bool v3386 = v3380 && v3385;
-    const unsigned int v3389 = v3377 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3390 = v3389 == v10;
-    const bool v3391 = v3386 && v3390;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3391) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3392 = v3375 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3393 = v3377 < v12;
-      const bool v3394 = v3392 && v3393;
-      if (v3394) {
-        const unsigned int v3395 = v65 + v3377;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3396 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3397 = iron_f32_to_bf16(v3396);
-        const float v3398 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3401 = iron_f32_to_bf16(v3398);
-        const unsigned int v3402 = v3375 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3403 = v3402 + v3395;
-        *reinterpret_cast<iron_bf16x2*>(out + v3403) = iron_bf16x2{{v3397, v3401}};
+    const unsigned int v3319 = static_cast<unsigned int>(v271.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3320 = v1124 + v3319;
+    const unsigned int v3321 = static_cast<unsigned int>(v271.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3322 = v1123 + v3321;
+    const unsigned int v3324 = static_cast<unsigned int>(v271.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3325 = v3324 == v3319;
+    const unsigned int v3328 = v3321 + 1u;
+    const unsigned int v3329 = static_cast<unsigned int>(v271.col(79, iron_linear_thread() & 31u));
+    const bool v3330 = v3329 == v3328;
+    const bool v3331 = v3325 && v3330;
+    const unsigned int v3334 = v3322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3335 = v3334 == v10;
+    const bool v3336 = v3331 && v3335;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3336) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3337 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3338 = v3322 < v12;
+      const bool v3339 = v3337 && v3338;
+      if (v3339) {
+        const unsigned int v3340 = v65 + v3322;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3341 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3342 = iron_f32_to_bf16(v3341);
+        const float v3343 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3346 = iron_f32_to_bf16(v3343);
+        const unsigned int v3347 = v3320 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3348 = v3347 + v3340;
+        *reinterpret_cast<iron_bf16x2*>(out + v3348) = iron_bf16x2{{v3342, v3346}};
       }
     } else {
-      const bool v3408 = v3375 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3409 = v3377 < v12;
-      const bool v3410 = v3408 && v3409;
-      if (v3410) {
-        const float v3411 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3413 = iron_f32_to_bf16(v3411);
-        const unsigned int v3414 = v3375 * v3;
-        const unsigned int v3415 = v3414 + v65;
-        const unsigned int v3416 = v3415 + v3377;
-        out[v3416] = v3413;
+      const bool v3353 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3354 = v3322 < v12;
+      const bool v3355 = v3353 && v3354;
+      if (v3355) {
+        const float v3356 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3358 = iron_f32_to_bf16(v3356);
+        const unsigned int v3359 = v3320 * v3;
+        const unsigned int v3360 = v3359 + v65;
+        const unsigned int v3361 = v3360 + v3322;
+        out[v3361] = v3358;
       }
-      const unsigned int v3418 = v1123 + v3379;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3420 = v1122 + v3384;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3421 = v3418 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3422 = v3420 < v12;
-      const bool v3423 = v3421 && v3422;
-      if (v3423) {
-        const float v3424 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3426 = iron_f32_to_bf16(v3424);
-        const unsigned int v3427 = v3418 * v3;
-        const unsigned int v3428 = v3427 + v65;
-        const unsigned int v3429 = v3428 + v3420;
-        out[v3429] = v3426;
+      const unsigned int v3363 = v1124 + v3324;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3365 = v1123 + v3329;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3366 = v3363 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3367 = v3365 < v12;
+      const bool v3368 = v3366 && v3367;
+      if (v3368) {
+        const float v3369 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3371 = iron_f32_to_bf16(v3369);
+        const unsigned int v3372 = v3363 * v3;
+        const unsigned int v3373 = v3372 + v65;
+        const unsigned int v3374 = v3373 + v3365;
+        out[v3374] = v3371;
       }
     }
-    const unsigned int v3430 = static_cast<unsigned int>(v271.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3431 = v1123 + v3430;
-    const unsigned int v3432 = static_cast<unsigned int>(v271.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3433 = v1122 + v3432;
-    const unsigned int v3435 = static_cast<unsigned int>(v271.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3436 = v3435 == v3430;
-    const unsigned int v3439 = v3432 + 1u;
-    const unsigned int v3440 = static_cast<unsigned int>(v271.col(83, iron_linear_thread() & 31u));
-    const bool v3441 = v3440 == v3439;
-    const bool v3442 = v3436 && v3441;
-    const unsigned int v3445 = v3433 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3446 = v3445 == v10;
-    const bool v3447 = v3442 && v3446;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3447) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3448 = v3431 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3449 = v3433 < v12;
-      const bool v3450 = v3448 && v3449;
-      if (v3450) {
-        const unsigned int v3451 = v65 + v3433;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3452 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3453 = iron_f32_to_bf16(v3452);
-        const float v3454 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3457 = iron_f32_to_bf16(v3454);
-        const unsigned int v3458 = v3431 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3459 = v3458 + v3451;
-        *reinterpret_cast<iron_bf16x2*>(out + v3459) = iron_bf16x2{{v3453, v3457}};
+    const unsigned int v3375 = static_cast<unsigned int>(v271.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3376 = v1124 + v3375;
+    const unsigned int v3377 = static_cast<unsigned int>(v271.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3378 = v1123 + v3377;
+    const unsigned int v3380 = static_cast<unsigned int>(v271.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3381 = v3380 == v3375;
+    const unsigned int v3384 = v3377 + 1u;
+    const unsigned int v3385 = static_cast<unsigned int>(v271.col(81, iron_linear_thread() & 31u));
+    const bool v3386 = v3385 == v3384;
+    const bool v3387 = v3381 && v3386;
+    const unsigned int v3390 = v3378 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3391 = v3390 == v10;
+    const bool v3392 = v3387 && v3391;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3392) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3393 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3394 = v3378 < v12;
+      const bool v3395 = v3393 && v3394;
+      if (v3395) {
+        const unsigned int v3396 = v65 + v3378;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3397 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3398 = iron_f32_to_bf16(v3397);
+        const float v3399 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3402 = iron_f32_to_bf16(v3399);
+        const unsigned int v3403 = v3376 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3404 = v3403 + v3396;
+        *reinterpret_cast<iron_bf16x2*>(out + v3404) = iron_bf16x2{{v3398, v3402}};
       }
     } else {
-      const bool v3464 = v3431 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3465 = v3433 < v12;
-      const bool v3466 = v3464 && v3465;
-      if (v3466) {
-        const float v3467 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3469 = iron_f32_to_bf16(v3467);
-        const unsigned int v3470 = v3431 * v3;
-        const unsigned int v3471 = v3470 + v65;
-        const unsigned int v3472 = v3471 + v3433;
-        out[v3472] = v3469;
+      const bool v3409 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3410 = v3378 < v12;
+      const bool v3411 = v3409 && v3410;
+      if (v3411) {
+        const float v3412 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3414 = iron_f32_to_bf16(v3412);
+        const unsigned int v3415 = v3376 * v3;
+        const unsigned int v3416 = v3415 + v65;
+        const unsigned int v3417 = v3416 + v3378;
+        out[v3417] = v3414;
       }
-      const unsigned int v3474 = v1123 + v3435;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3476 = v1122 + v3440;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3477 = v3474 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3478 = v3476 < v12;
-      const bool v3479 = v3477 && v3478;
-      if (v3479) {
-        const float v3480 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3482 = iron_f32_to_bf16(v3480);
-        const unsigned int v3483 = v3474 * v3;
-        const unsigned int v3484 = v3483 + v65;
-        const unsigned int v3485 = v3484 + v3476;
-        out[v3485] = v3482;
+      const unsigned int v3419 = v1124 + v3380;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3421 = v1123 + v3385;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3422 = v3419 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3423 = v3421 < v12;
+      const bool v3424 = v3422 && v3423;
+      if (v3424) {
+        const float v3425 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3427 = iron_f32_to_bf16(v3425);
+        const unsigned int v3428 = v3419 * v3;
+        const unsigned int v3429 = v3428 + v65;
+        const unsigned int v3430 = v3429 + v3421;
+        out[v3430] = v3427;
       }
     }
-    const unsigned int v3486 = static_cast<unsigned int>(v271.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3487 = v1123 + v3486;
-    const unsigned int v3488 = static_cast<unsigned int>(v271.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3489 = v1122 + v3488;
-    const unsigned int v3491 = static_cast<unsigned int>(v271.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3492 = v3491 == v3486;
-    const unsigned int v3495 = v3488 + 1u;
-    const unsigned int v3496 = static_cast<unsigned int>(v271.col(85, iron_linear_thread() & 31u));
-    const bool v3497 = v3496 == v3495;
-    const bool v3498 = v3492 && v3497;
-    const unsigned int v3501 = v3489 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3502 = v3501 == v10;
-    const bool v3503 = v3498 && v3502;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3503) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3504 = v3487 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3505 = v3489 < v12;
-      const bool v3506 = v3504 && v3505;
-      if (v3506) {
-        const unsigned int v3507 = v65 + v3489;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3508 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3509 = iron_f32_to_bf16(v3508);
-        const float v3510 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3513 = iron_f32_to_bf16(v3510);
-        const unsigned int v3514 = v3487 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3515 = v3514 + v3507;
-        *reinterpret_cast<iron_bf16x2*>(out + v3515) = iron_bf16x2{{v3509, v3513}};
+    const unsigned int v3431 = static_cast<unsigned int>(v271.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3432 = v1124 + v3431;
+    const unsigned int v3433 = static_cast<unsigned int>(v271.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3434 = v1123 + v3433;
+    const unsigned int v3436 = static_cast<unsigned int>(v271.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3437 = v3436 == v3431;
+    const unsigned int v3440 = v3433 + 1u;
+    const unsigned int v3441 = static_cast<unsigned int>(v271.col(83, iron_linear_thread() & 31u));
+    const bool v3442 = v3441 == v3440;
+    const bool v3443 = v3437 && v3442;
+    const unsigned int v3446 = v3434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3447 = v3446 == v10;
+    const bool v3448 = v3443 && v3447;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3448) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3449 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3450 = v3434 < v12;
+      const bool v3451 = v3449 && v3450;
+      if (v3451) {
+        const unsigned int v3452 = v65 + v3434;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3453 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3454 = iron_f32_to_bf16(v3453);
+        const float v3455 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3458 = iron_f32_to_bf16(v3455);
+        const unsigned int v3459 = v3432 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3460 = v3459 + v3452;
+        *reinterpret_cast<iron_bf16x2*>(out + v3460) = iron_bf16x2{{v3454, v3458}};
       }
     } else {
-      const bool v3520 = v3487 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3521 = v3489 < v12;
-      const bool v3522 = v3520 && v3521;
-      if (v3522) {
-        const float v3523 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3525 = iron_f32_to_bf16(v3523);
-        const unsigned int v3526 = v3487 * v3;
-        const unsigned int v3527 = v3526 + v65;
-        const unsigned int v3528 = v3527 + v3489;
-        out[v3528] = v3525;
+      const bool v3465 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3466 = v3434 < v12;
+      const bool v3467 = v3465 && v3466;
+      if (v3467) {
+        const float v3468 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3470 = iron_f32_to_bf16(v3468);
+        const unsigned int v3471 = v3432 * v3;
+        const unsigned int v3472 = v3471 + v65;
+        const unsigned int v3473 = v3472 + v3434;
+        out[v3473] = v3470;
       }
-      const unsigned int v3530 = v1123 + v3491;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3532 = v1122 + v3496;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3533 = v3530 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3534 = v3532 < v12;
-      const bool v3535 = v3533 && v3534;
-      if (v3535) {
-        const float v3536 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3538 = iron_f32_to_bf16(v3536);
-        const unsigned int v3539 = v3530 * v3;
-        const unsigned int v3540 = v3539 + v65;
-        const unsigned int v3541 = v3540 + v3532;
-        out[v3541] = v3538;
+      const unsigned int v3475 = v1124 + v3436;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3477 = v1123 + v3441;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3478 = v3475 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3479 = v3477 < v12;
+      const bool v3480 = v3478 && v3479;
+      if (v3480) {
+        const float v3481 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3483 = iron_f32_to_bf16(v3481);
+        const unsigned int v3484 = v3475 * v3;
+        const unsigned int v3485 = v3484 + v65;
+        const unsigned int v3486 = v3485 + v3477;
+        out[v3486] = v3483;
       }
     }
-    const unsigned int v3542 = static_cast<unsigned int>(v271.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3543 = v1123 + v3542;
-    const unsigned int v3544 = static_cast<unsigned int>(v271.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3545 = v1122 + v3544;
-    const unsigned int v3547 = static_cast<unsigned int>(v271.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3548 = v3547 == v3542;
-    const unsigned int v3551 = v3544 + 1u;
-    const unsigned int v3552 = static_cast<unsigned int>(v271.col(87, iron_linear_thread() & 31u));
-    const bool v3553 = v3552 == v3551;
-    const bool v3554 = v3548 && v3553;
-    const unsigned int v3557 = v3545 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3558 = v3557 == v10;
-    const bool v3559 = v3554 && v3558;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3559) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3560 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3561 = v3545 < v12;
-      const bool v3562 = v3560 && v3561;
-      if (v3562) {
-        const unsigned int v3563 = v65 + v3545;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3564 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3565 = iron_f32_to_bf16(v3564);
-        const float v3566 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3569 = iron_f32_to_bf16(v3566);
-        const unsigned int v3570 = v3543 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3571 = v3570 + v3563;
-        *reinterpret_cast<iron_bf16x2*>(out + v3571) = iron_bf16x2{{v3565, v3569}};
+    const unsigned int v3487 = static_cast<unsigned int>(v271.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3488 = v1124 + v3487;
+    const unsigned int v3489 = static_cast<unsigned int>(v271.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3490 = v1123 + v3489;
+    const unsigned int v3492 = static_cast<unsigned int>(v271.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3493 = v3492 == v3487;
+    const unsigned int v3496 = v3489 + 1u;
+    const unsigned int v3497 = static_cast<unsigned int>(v271.col(85, iron_linear_thread() & 31u));
+    const bool v3498 = v3497 == v3496;
+    const bool v3499 = v3493 && v3498;
+    const unsigned int v3502 = v3490 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3503 = v3502 == v10;
+    const bool v3504 = v3499 && v3503;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3504) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3505 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3506 = v3490 < v12;
+      const bool v3507 = v3505 && v3506;
+      if (v3507) {
+        const unsigned int v3508 = v65 + v3490;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3509 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3510 = iron_f32_to_bf16(v3509);
+        const float v3511 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3514 = iron_f32_to_bf16(v3511);
+        const unsigned int v3515 = v3488 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3516 = v3515 + v3508;
+        *reinterpret_cast<iron_bf16x2*>(out + v3516) = iron_bf16x2{{v3510, v3514}};
       }
     } else {
-      const bool v3576 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3577 = v3545 < v12;
-      const bool v3578 = v3576 && v3577;
-      if (v3578) {
-        const float v3579 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3581 = iron_f32_to_bf16(v3579);
-        const unsigned int v3582 = v3543 * v3;
-        const unsigned int v3583 = v3582 + v65;
-        const unsigned int v3584 = v3583 + v3545;
-        out[v3584] = v3581;
+      const bool v3521 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3522 = v3490 < v12;
+      const bool v3523 = v3521 && v3522;
+      if (v3523) {
+        const float v3524 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3526 = iron_f32_to_bf16(v3524);
+        const unsigned int v3527 = v3488 * v3;
+        const unsigned int v3528 = v3527 + v65;
+        const unsigned int v3529 = v3528 + v3490;
+        out[v3529] = v3526;
       }
-      const unsigned int v3586 = v1123 + v3547;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3588 = v1122 + v3552;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3589 = v3586 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3590 = v3588 < v12;
-      const bool v3591 = v3589 && v3590;
-      if (v3591) {
-        const float v3592 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3594 = iron_f32_to_bf16(v3592);
-        const unsigned int v3595 = v3586 * v3;
-        const unsigned int v3596 = v3595 + v65;
-        const unsigned int v3597 = v3596 + v3588;
-        out[v3597] = v3594;
+      const unsigned int v3531 = v1124 + v3492;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3533 = v1123 + v3497;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3534 = v3531 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3535 = v3533 < v12;
+      const bool v3536 = v3534 && v3535;
+      if (v3536) {
+        const float v3537 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3539 = iron_f32_to_bf16(v3537);
+        const unsigned int v3540 = v3531 * v3;
+        const unsigned int v3541 = v3540 + v65;
+        const unsigned int v3542 = v3541 + v3533;
+        out[v3542] = v3539;
       }
     }
-    const unsigned int v3598 = static_cast<unsigned int>(v271.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3599 = v1123 + v3598;
-    const unsigned int v3600 = static_cast<unsigned int>(v271.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3601 = v1122 + v3600;
-    const unsigned int v3603 = static_cast<unsigned int>(v271.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3604 = v3603 == v3598;
-    const unsigned int v3607 = v3600 + 1u;
-    const unsigned int v3608 = static_cast<unsigned int>(v271.col(89, iron_linear_thread() & 31u));
-    const bool v3609 = v3608 == v3607;
-    const bool v3610 = v3604 && v3609;
-    const unsigned int v3613 = v3601 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3614 = v3613 == v10;
-    const bool v3615 = v3610 && v3614;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3615) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3616 = v3599 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3617 = v3601 < v12;
-      const bool v3618 = v3616 && v3617;
-      if (v3618) {
-        const unsigned int v3619 = v65 + v3601;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3620 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3621 = iron_f32_to_bf16(v3620);
-        const float v3622 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3625 = iron_f32_to_bf16(v3622);
-        const unsigned int v3626 = v3599 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3627 = v3626 + v3619;
-        *reinterpret_cast<iron_bf16x2*>(out + v3627) = iron_bf16x2{{v3621, v3625}};
+    const unsigned int v3543 = static_cast<unsigned int>(v271.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3544 = v1124 + v3543;
+    const unsigned int v3545 = static_cast<unsigned int>(v271.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3546 = v1123 + v3545;
+    const unsigned int v3548 = static_cast<unsigned int>(v271.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3549 = v3548 == v3543;
+    const unsigned int v3552 = v3545 + 1u;
+    const unsigned int v3553 = static_cast<unsigned int>(v271.col(87, iron_linear_thread() & 31u));
+    const bool v3554 = v3553 == v3552;
+    const bool v3555 = v3549 && v3554;
+    const unsigned int v3558 = v3546 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3559 = v3558 == v10;
+    const bool v3560 = v3555 && v3559;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3560) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3561 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3562 = v3546 < v12;
+      const bool v3563 = v3561 && v3562;
+      if (v3563) {
+        const unsigned int v3564 = v65 + v3546;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3565 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3566 = iron_f32_to_bf16(v3565);
+        const float v3567 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3570 = iron_f32_to_bf16(v3567);
+        const unsigned int v3571 = v3544 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3572 = v3571 + v3564;
+        *reinterpret_cast<iron_bf16x2*>(out + v3572) = iron_bf16x2{{v3566, v3570}};
       }
     } else {
-      const bool v3632 = v3599 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3633 = v3601 < v12;
-      const bool v3634 = v3632 && v3633;
-      if (v3634) {
-        const float v3635 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3637 = iron_f32_to_bf16(v3635);
-        const unsigned int v3638 = v3599 * v3;
-        const unsigned int v3639 = v3638 + v65;
-        const unsigned int v3640 = v3639 + v3601;
-        out[v3640] = v3637;
+      const bool v3577 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3578 = v3546 < v12;
+      const bool v3579 = v3577 && v3578;
+      if (v3579) {
+        const float v3580 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3582 = iron_f32_to_bf16(v3580);
+        const unsigned int v3583 = v3544 * v3;
+        const unsigned int v3584 = v3583 + v65;
+        const unsigned int v3585 = v3584 + v3546;
+        out[v3585] = v3582;
       }
-      const unsigned int v3642 = v1123 + v3603;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3644 = v1122 + v3608;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3645 = v3642 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3646 = v3644 < v12;
-      const bool v3647 = v3645 && v3646;
-      if (v3647) {
-        const float v3648 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3650 = iron_f32_to_bf16(v3648);
-        const unsigned int v3651 = v3642 * v3;
-        const unsigned int v3652 = v3651 + v65;
-        const unsigned int v3653 = v3652 + v3644;
-        out[v3653] = v3650;
+      const unsigned int v3587 = v1124 + v3548;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3589 = v1123 + v3553;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3590 = v3587 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3591 = v3589 < v12;
+      const bool v3592 = v3590 && v3591;
+      if (v3592) {
+        const float v3593 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3595 = iron_f32_to_bf16(v3593);
+        const unsigned int v3596 = v3587 * v3;
+        const unsigned int v3597 = v3596 + v65;
+        const unsigned int v3598 = v3597 + v3589;
+        out[v3598] = v3595;
       }
     }
-    const unsigned int v3654 = static_cast<unsigned int>(v271.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3655 = v1123 + v3654;
-    const unsigned int v3656 = static_cast<unsigned int>(v271.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3657 = v1122 + v3656;
-    const unsigned int v3659 = static_cast<unsigned int>(v271.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3660 = v3659 == v3654;
-    const unsigned int v3663 = v3656 + 1u;
-    const unsigned int v3664 = static_cast<unsigned int>(v271.col(91, iron_linear_thread() & 31u));
-    const bool v3665 = v3664 == v3663;
-    const bool v3666 = v3660 && v3665;
-    const unsigned int v3669 = v3657 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3670 = v3669 == v10;
-    const bool v3671 = v3666 && v3670;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3671) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3672 = v3655 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3673 = v3657 < v12;
-      const bool v3674 = v3672 && v3673;
-      if (v3674) {
-        const unsigned int v3675 = v65 + v3657;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3676 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3677 = iron_f32_to_bf16(v3676);
-        const float v3678 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3681 = iron_f32_to_bf16(v3678);
-        const unsigned int v3682 = v3655 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3683 = v3682 + v3675;
-        *reinterpret_cast<iron_bf16x2*>(out + v3683) = iron_bf16x2{{v3677, v3681}};
+    const unsigned int v3599 = static_cast<unsigned int>(v271.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3600 = v1124 + v3599;
+    const unsigned int v3601 = static_cast<unsigned int>(v271.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3602 = v1123 + v3601;
+    const unsigned int v3604 = static_cast<unsigned int>(v271.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3605 = v3604 == v3599;
+    const unsigned int v3608 = v3601 + 1u;
+    const unsigned int v3609 = static_cast<unsigned int>(v271.col(89, iron_linear_thread() & 31u));
+    const bool v3610 = v3609 == v3608;
+    const bool v3611 = v3605 && v3610;
+    const unsigned int v3614 = v3602 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3615 = v3614 == v10;
+    const bool v3616 = v3611 && v3615;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3616) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3617 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3618 = v3602 < v12;
+      const bool v3619 = v3617 && v3618;
+      if (v3619) {
+        const unsigned int v3620 = v65 + v3602;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3621 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3622 = iron_f32_to_bf16(v3621);
+        const float v3623 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3626 = iron_f32_to_bf16(v3623);
+        const unsigned int v3627 = v3600 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3628 = v3627 + v3620;
+        *reinterpret_cast<iron_bf16x2*>(out + v3628) = iron_bf16x2{{v3622, v3626}};
       }
     } else {
-      const bool v3688 = v3655 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3689 = v3657 < v12;
-      const bool v3690 = v3688 && v3689;
-      if (v3690) {
-        const float v3691 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3693 = iron_f32_to_bf16(v3691);
-        const unsigned int v3694 = v3655 * v3;
-        const unsigned int v3695 = v3694 + v65;
-        const unsigned int v3696 = v3695 + v3657;
-        out[v3696] = v3693;
+      const bool v3633 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3634 = v3602 < v12;
+      const bool v3635 = v3633 && v3634;
+      if (v3635) {
+        const float v3636 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3638 = iron_f32_to_bf16(v3636);
+        const unsigned int v3639 = v3600 * v3;
+        const unsigned int v3640 = v3639 + v65;
+        const unsigned int v3641 = v3640 + v3602;
+        out[v3641] = v3638;
       }
-      const unsigned int v3698 = v1123 + v3659;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3700 = v1122 + v3664;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3701 = v3698 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3702 = v3700 < v12;
-      const bool v3703 = v3701 && v3702;
-      if (v3703) {
-        const float v3704 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3706 = iron_f32_to_bf16(v3704);
-        const unsigned int v3707 = v3698 * v3;
-        const unsigned int v3708 = v3707 + v65;
-        const unsigned int v3709 = v3708 + v3700;
-        out[v3709] = v3706;
+      const unsigned int v3643 = v1124 + v3604;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3645 = v1123 + v3609;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3646 = v3643 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3647 = v3645 < v12;
+      const bool v3648 = v3646 && v3647;
+      if (v3648) {
+        const float v3649 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3651 = iron_f32_to_bf16(v3649);
+        const unsigned int v3652 = v3643 * v3;
+        const unsigned int v3653 = v3652 + v65;
+        const unsigned int v3654 = v3653 + v3645;
+        out[v3654] = v3651;
       }
     }
-    const unsigned int v3710 = static_cast<unsigned int>(v271.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3711 = v1123 + v3710;
-    const unsigned int v3712 = static_cast<unsigned int>(v271.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3713 = v1122 + v3712;
-    const unsigned int v3715 = static_cast<unsigned int>(v271.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3716 = v3715 == v3710;
-    const unsigned int v3719 = v3712 + 1u;
-    const unsigned int v3720 = static_cast<unsigned int>(v271.col(93, iron_linear_thread() & 31u));
-    const bool v3721 = v3720 == v3719;
-    const bool v3722 = v3716 && v3721;
-    const unsigned int v3725 = v3713 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3726 = v3725 == v10;
-    const bool v3727 = v3722 && v3726;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3727) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3728 = v3711 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3729 = v3713 < v12;
-      const bool v3730 = v3728 && v3729;
-      if (v3730) {
-        const unsigned int v3731 = v65 + v3713;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3732 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3733 = iron_f32_to_bf16(v3732);
-        const float v3734 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3737 = iron_f32_to_bf16(v3734);
-        const unsigned int v3738 = v3711 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3739 = v3738 + v3731;
-        *reinterpret_cast<iron_bf16x2*>(out + v3739) = iron_bf16x2{{v3733, v3737}};
+    const unsigned int v3655 = static_cast<unsigned int>(v271.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3656 = v1124 + v3655;
+    const unsigned int v3657 = static_cast<unsigned int>(v271.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3658 = v1123 + v3657;
+    const unsigned int v3660 = static_cast<unsigned int>(v271.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3661 = v3660 == v3655;
+    const unsigned int v3664 = v3657 + 1u;
+    const unsigned int v3665 = static_cast<unsigned int>(v271.col(91, iron_linear_thread() & 31u));
+    const bool v3666 = v3665 == v3664;
+    const bool v3667 = v3661 && v3666;
+    const unsigned int v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3671 = v3670 == v10;
+    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3673 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3674 = v3658 < v12;
+      const bool v3675 = v3673 && v3674;
+      if (v3675) {
+        const unsigned int v3676 = v65 + v3658;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3677 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3678 = iron_f32_to_bf16(v3677);
+        const float v3679 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3682 = iron_f32_to_bf16(v3679);
+        const unsigned int v3683 = v3656 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3684 = v3683 + v3676;
+        *reinterpret_cast<iron_bf16x2*>(out + v3684) = iron_bf16x2{{v3678, v3682}};
       }
     } else {
-      const bool v3744 = v3711 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3745 = v3713 < v12;
-      const bool v3746 = v3744 && v3745;
-      if (v3746) {
-        const float v3747 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3749 = iron_f32_to_bf16(v3747);
-        const unsigned int v3750 = v3711 * v3;
-        const unsigned int v3751 = v3750 + v65;
-        const unsigned int v3752 = v3751 + v3713;
-        out[v3752] = v3749;
+      const bool v3689 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3690 = v3658 < v12;
+      const bool v3691 = v3689 && v3690;
+      if (v3691) {
+        const float v3692 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3694 = iron_f32_to_bf16(v3692);
+        const unsigned int v3695 = v3656 * v3;
+        const unsigned int v3696 = v3695 + v65;
+        const unsigned int v3697 = v3696 + v3658;
+        out[v3697] = v3694;
       }
-      const unsigned int v3754 = v1123 + v3715;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3756 = v1122 + v3720;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3757 = v3754 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3758 = v3756 < v12;
-      const bool v3759 = v3757 && v3758;
-      if (v3759) {
-        const float v3760 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3762 = iron_f32_to_bf16(v3760);
-        const unsigned int v3763 = v3754 * v3;
-        const unsigned int v3764 = v3763 + v65;
-        const unsigned int v3765 = v3764 + v3756;
-        out[v3765] = v3762;
+      const unsigned int v3699 = v1124 + v3660;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3701 = v1123 + v3665;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3703 = v3701 < v12;
+      const bool v3704 = v3702 && v3703;
+      if (v3704) {
+        const float v3705 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3707 = iron_f32_to_bf16(v3705);
+        const unsigned int v3708 = v3699 * v3;
+        const unsigned int v3709 = v3708 + v65;
+        const unsigned int v3710 = v3709 + v3701;
+        out[v3710] = v3707;
       }
     }
-    const unsigned int v3766 = static_cast<unsigned int>(v271.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3767 = v1123 + v3766;
-    const unsigned int v3768 = static_cast<unsigned int>(v271.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3769 = v1122 + v3768;
-    const unsigned int v3771 = static_cast<unsigned int>(v271.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3772 = v3771 == v3766;
-    const unsigned int v3775 = v3768 + 1u;
-    const unsigned int v3776 = static_cast<unsigned int>(v271.col(95, iron_linear_thread() & 31u));
-    const bool v3777 = v3776 == v3775;
-    const bool v3778 = v3772 && v3777;
-    const unsigned int v3781 = v3769 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3782 = v3781 == v10;
-    const bool v3783 = v3778 && v3782;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3783) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3784 = v3767 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3785 = v3769 < v12;
-      const bool v3786 = v3784 && v3785;
-      if (v3786) {
-        const unsigned int v3787 = v65 + v3769;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3788 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3789 = iron_f32_to_bf16(v3788);
-        const float v3790 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3793 = iron_f32_to_bf16(v3790);
-        const unsigned int v3794 = v3767 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3795 = v3794 + v3787;
-        *reinterpret_cast<iron_bf16x2*>(out + v3795) = iron_bf16x2{{v3789, v3793}};
+    const unsigned int v3711 = static_cast<unsigned int>(v271.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3712 = v1124 + v3711;
+    const unsigned int v3713 = static_cast<unsigned int>(v271.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3714 = v1123 + v3713;
+    const unsigned int v3716 = static_cast<unsigned int>(v271.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3717 = v3716 == v3711;
+    const unsigned int v3720 = v3713 + 1u;
+    const unsigned int v3721 = static_cast<unsigned int>(v271.col(93, iron_linear_thread() & 31u));
+    const bool v3722 = v3721 == v3720;
+    const bool v3723 = v3717 && v3722;
+    const unsigned int v3726 = v3714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3727 = v3726 == v10;
+    const bool v3728 = v3723 && v3727;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3728) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3729 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3730 = v3714 < v12;
+      const bool v3731 = v3729 && v3730;
+      if (v3731) {
+        const unsigned int v3732 = v65 + v3714;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3733 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3734 = iron_f32_to_bf16(v3733);
+        const float v3735 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3738 = iron_f32_to_bf16(v3735);
+        const unsigned int v3739 = v3712 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3740 = v3739 + v3732;
+        *reinterpret_cast<iron_bf16x2*>(out + v3740) = iron_bf16x2{{v3734, v3738}};
       }
     } else {
-      const bool v3800 = v3767 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3801 = v3769 < v12;
-      const bool v3802 = v3800 && v3801;
-      if (v3802) {
-        const float v3803 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3805 = iron_f32_to_bf16(v3803);
-        const unsigned int v3806 = v3767 * v3;
-        const unsigned int v3807 = v3806 + v65;
-        const unsigned int v3808 = v3807 + v3769;
-        out[v3808] = v3805;
+      const bool v3745 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3746 = v3714 < v12;
+      const bool v3747 = v3745 && v3746;
+      if (v3747) {
+        const float v3748 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3750 = iron_f32_to_bf16(v3748);
+        const unsigned int v3751 = v3712 * v3;
+        const unsigned int v3752 = v3751 + v65;
+        const unsigned int v3753 = v3752 + v3714;
+        out[v3753] = v3750;
       }
-      const unsigned int v3810 = v1123 + v3771;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3812 = v1122 + v3776;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3813 = v3810 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3814 = v3812 < v12;
-      const bool v3815 = v3813 && v3814;
-      if (v3815) {
-        const float v3816 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3818 = iron_f32_to_bf16(v3816);
-        const unsigned int v3819 = v3810 * v3;
-        const unsigned int v3820 = v3819 + v65;
-        const unsigned int v3821 = v3820 + v3812;
-        out[v3821] = v3818;
+      const unsigned int v3755 = v1124 + v3716;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3757 = v1123 + v3721;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3758 = v3755 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3759 = v3757 < v12;
+      const bool v3760 = v3758 && v3759;
+      if (v3760) {
+        const float v3761 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3763 = iron_f32_to_bf16(v3761);
+        const unsigned int v3764 = v3755 * v3;
+        const unsigned int v3765 = v3764 + v65;
+        const unsigned int v3766 = v3765 + v3757;
+        out[v3766] = v3763;
       }
     }
-    const unsigned int v3822 = static_cast<unsigned int>(v271.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3823 = v1123 + v3822;
-    const unsigned int v3824 = static_cast<unsigned int>(v271.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3825 = v1122 + v3824;
-    const unsigned int v3827 = static_cast<unsigned int>(v271.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3828 = v3827 == v3822;
-    const unsigned int v3831 = v3824 + 1u;
-    const unsigned int v3832 = static_cast<unsigned int>(v271.col(97, iron_linear_thread() & 31u));
-    const bool v3833 = v3832 == v3831;
-    const bool v3834 = v3828 && v3833;
-    const unsigned int v3837 = v3825 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3838 = v3837 == v10;
-    const bool v3839 = v3834 && v3838;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3839) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3840 = v3823 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3841 = v3825 < v12;
-      const bool v3842 = v3840 && v3841;
-      if (v3842) {
-        const unsigned int v3843 = v65 + v3825;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3844 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3845 = iron_f32_to_bf16(v3844);
-        const float v3846 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3849 = iron_f32_to_bf16(v3846);
-        const unsigned int v3850 = v3823 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3851 = v3850 + v3843;
-        *reinterpret_cast<iron_bf16x2*>(out + v3851) = iron_bf16x2{{v3845, v3849}};
+    const unsigned int v3767 = static_cast<unsigned int>(v271.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3768 = v1124 + v3767;
+    const unsigned int v3769 = static_cast<unsigned int>(v271.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3770 = v1123 + v3769;
+    const unsigned int v3772 = static_cast<unsigned int>(v271.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3773 = v3772 == v3767;
+    const unsigned int v3776 = v3769 + 1u;
+    const unsigned int v3777 = static_cast<unsigned int>(v271.col(95, iron_linear_thread() & 31u));
+    const bool v3778 = v3777 == v3776;
+    const bool v3779 = v3773 && v3778;
+    const unsigned int v3782 = v3770 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3783 = v3782 == v10;
+    const bool v3784 = v3779 && v3783;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3784) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3785 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3786 = v3770 < v12;
+      const bool v3787 = v3785 && v3786;
+      if (v3787) {
+        const unsigned int v3788 = v65 + v3770;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3789 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3790 = iron_f32_to_bf16(v3789);
+        const float v3791 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3794 = iron_f32_to_bf16(v3791);
+        const unsigned int v3795 = v3768 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3796 = v3795 + v3788;
+        *reinterpret_cast<iron_bf16x2*>(out + v3796) = iron_bf16x2{{v3790, v3794}};
       }
     } else {
-      const bool v3856 = v3823 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3857 = v3825 < v12;
-      const bool v3858 = v3856 && v3857;
-      if (v3858) {
-        const float v3859 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3861 = iron_f32_to_bf16(v3859);
-        const unsigned int v3862 = v3823 * v3;
-        const unsigned int v3863 = v3862 + v65;
-        const unsigned int v3864 = v3863 + v3825;
-        out[v3864] = v3861;
+      const bool v3801 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3802 = v3770 < v12;
+      const bool v3803 = v3801 && v3802;
+      if (v3803) {
+        const float v3804 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3806 = iron_f32_to_bf16(v3804);
+        const unsigned int v3807 = v3768 * v3;
+        const unsigned int v3808 = v3807 + v65;
+        const unsigned int v3809 = v3808 + v3770;
+        out[v3809] = v3806;
       }
-      const unsigned int v3866 = v1123 + v3827;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3868 = v1122 + v3832;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3869 = v3866 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3870 = v3868 < v12;
-      const bool v3871 = v3869 && v3870;
-      if (v3871) {
-        const float v3872 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3874 = iron_f32_to_bf16(v3872);
-        const unsigned int v3875 = v3866 * v3;
-        const unsigned int v3876 = v3875 + v65;
-        const unsigned int v3877 = v3876 + v3868;
-        out[v3877] = v3874;
+      const unsigned int v3811 = v1124 + v3772;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3813 = v1123 + v3777;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3814 = v3811 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3815 = v3813 < v12;
+      const bool v3816 = v3814 && v3815;
+      if (v3816) {
+        const float v3817 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3819 = iron_f32_to_bf16(v3817);
+        const unsigned int v3820 = v3811 * v3;
+        const unsigned int v3821 = v3820 + v65;
+        const unsigned int v3822 = v3821 + v3813;
+        out[v3822] = v3819;
       }
     }
-    const unsigned int v3878 = static_cast<unsigned int>(v271.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3879 = v1123 + v3878;
-    const unsigned int v3880 = static_cast<unsigned int>(v271.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3881 = v1122 + v3880;
-    const unsigned int v3883 = static_cast<unsigned int>(v271.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3884 = v3883 == v3878;
-    const unsigned int v3887 = v3880 + 1u;
-    const unsigned int v3888 = static_cast<unsigned int>(v271.col(99, iron_linear_thread() & 31u));
-    const bool v3889 = v3888 == v3887;
-    const bool v3890 = v3884 && v3889;
-    const unsigned int v3893 = v3881 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3894 = v3893 == v10;
-    const bool v3895 = v3890 && v3894;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3895) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3896 = v3879 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3897 = v3881 < v12;
-      const bool v3898 = v3896 && v3897;
-      if (v3898) {
-        const unsigned int v3899 = v65 + v3881;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3900 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3901 = iron_f32_to_bf16(v3900);
-        const float v3902 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3905 = iron_f32_to_bf16(v3902);
-        const unsigned int v3906 = v3879 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3907 = v3906 + v3899;
-        *reinterpret_cast<iron_bf16x2*>(out + v3907) = iron_bf16x2{{v3901, v3905}};
+    const unsigned int v3823 = static_cast<unsigned int>(v271.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3824 = v1124 + v3823;
+    const unsigned int v3825 = static_cast<unsigned int>(v271.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3826 = v1123 + v3825;
+    const unsigned int v3828 = static_cast<unsigned int>(v271.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3829 = v3828 == v3823;
+    const unsigned int v3832 = v3825 + 1u;
+    const unsigned int v3833 = static_cast<unsigned int>(v271.col(97, iron_linear_thread() & 31u));
+    const bool v3834 = v3833 == v3832;
+    const bool v3835 = v3829 && v3834;
+    const unsigned int v3838 = v3826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3839 = v3838 == v10;
+    const bool v3840 = v3835 && v3839;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3840) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3841 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3842 = v3826 < v12;
+      const bool v3843 = v3841 && v3842;
+      if (v3843) {
+        const unsigned int v3844 = v65 + v3826;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3845 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3846 = iron_f32_to_bf16(v3845);
+        const float v3847 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3850 = iron_f32_to_bf16(v3847);
+        const unsigned int v3851 = v3824 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3852 = v3851 + v3844;
+        *reinterpret_cast<iron_bf16x2*>(out + v3852) = iron_bf16x2{{v3846, v3850}};
       }
     } else {
-      const bool v3912 = v3879 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3913 = v3881 < v12;
-      const bool v3914 = v3912 && v3913;
-      if (v3914) {
-        const float v3915 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3917 = iron_f32_to_bf16(v3915);
-        const unsigned int v3918 = v3879 * v3;
-        const unsigned int v3919 = v3918 + v65;
-        const unsigned int v3920 = v3919 + v3881;
-        out[v3920] = v3917;
+      const bool v3857 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3858 = v3826 < v12;
+      const bool v3859 = v3857 && v3858;
+      if (v3859) {
+        const float v3860 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3862 = iron_f32_to_bf16(v3860);
+        const unsigned int v3863 = v3824 * v3;
+        const unsigned int v3864 = v3863 + v65;
+        const unsigned int v3865 = v3864 + v3826;
+        out[v3865] = v3862;
       }
-      const unsigned int v3922 = v1123 + v3883;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3924 = v1122 + v3888;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3925 = v3922 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3926 = v3924 < v12;
-      const bool v3927 = v3925 && v3926;
-      if (v3927) {
-        const float v3928 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3930 = iron_f32_to_bf16(v3928);
-        const unsigned int v3931 = v3922 * v3;
-        const unsigned int v3932 = v3931 + v65;
-        const unsigned int v3933 = v3932 + v3924;
-        out[v3933] = v3930;
+      const unsigned int v3867 = v1124 + v3828;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3869 = v1123 + v3833;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3870 = v3867 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3871 = v3869 < v12;
+      const bool v3872 = v3870 && v3871;
+      if (v3872) {
+        const float v3873 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3875 = iron_f32_to_bf16(v3873);
+        const unsigned int v3876 = v3867 * v3;
+        const unsigned int v3877 = v3876 + v65;
+        const unsigned int v3878 = v3877 + v3869;
+        out[v3878] = v3875;
       }
     }
-    const unsigned int v3934 = static_cast<unsigned int>(v271.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3935 = v1123 + v3934;
-    const unsigned int v3936 = static_cast<unsigned int>(v271.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3937 = v1122 + v3936;
-    const unsigned int v3939 = static_cast<unsigned int>(v271.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3940 = v3939 == v3934;
-    const unsigned int v3943 = v3936 + 1u;
-    const unsigned int v3944 = static_cast<unsigned int>(v271.col(101, iron_linear_thread() & 31u));
-    const bool v3945 = v3944 == v3943;
-    const bool v3946 = v3940 && v3945;
-    const unsigned int v3949 = v3937 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3950 = v3949 == v10;
-    const bool v3951 = v3946 && v3950;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3951) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3952 = v3935 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3953 = v3937 < v12;
-      const bool v3954 = v3952 && v3953;
-      if (v3954) {
-        const unsigned int v3955 = v65 + v3937;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3956 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3957 = iron_f32_to_bf16(v3956);
-        const float v3958 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3961 = iron_f32_to_bf16(v3958);
-        const unsigned int v3962 = v3935 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3963 = v3962 + v3955;
-        *reinterpret_cast<iron_bf16x2*>(out + v3963) = iron_bf16x2{{v3957, v3961}};
+    const unsigned int v3879 = static_cast<unsigned int>(v271.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3880 = v1124 + v3879;
+    const unsigned int v3881 = static_cast<unsigned int>(v271.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3882 = v1123 + v3881;
+    const unsigned int v3884 = static_cast<unsigned int>(v271.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3885 = v3884 == v3879;
+    const unsigned int v3888 = v3881 + 1u;
+    const unsigned int v3889 = static_cast<unsigned int>(v271.col(99, iron_linear_thread() & 31u));
+    const bool v3890 = v3889 == v3888;
+    const bool v3891 = v3885 && v3890;
+    const unsigned int v3894 = v3882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3895 = v3894 == v10;
+    const bool v3896 = v3891 && v3895;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3896) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3897 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3898 = v3882 < v12;
+      const bool v3899 = v3897 && v3898;
+      if (v3899) {
+        const unsigned int v3900 = v65 + v3882;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3901 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3902 = iron_f32_to_bf16(v3901);
+        const float v3903 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3906 = iron_f32_to_bf16(v3903);
+        const unsigned int v3907 = v3880 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3908 = v3907 + v3900;
+        *reinterpret_cast<iron_bf16x2*>(out + v3908) = iron_bf16x2{{v3902, v3906}};
       }
     } else {
-      const bool v3968 = v3935 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3969 = v3937 < v12;
-      const bool v3970 = v3968 && v3969;
-      if (v3970) {
-        const float v3971 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3973 = iron_f32_to_bf16(v3971);
-        const unsigned int v3974 = v3935 * v3;
-        const unsigned int v3975 = v3974 + v65;
-        const unsigned int v3976 = v3975 + v3937;
-        out[v3976] = v3973;
+      const bool v3913 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3914 = v3882 < v12;
+      const bool v3915 = v3913 && v3914;
+      if (v3915) {
+        const float v3916 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3918 = iron_f32_to_bf16(v3916);
+        const unsigned int v3919 = v3880 * v3;
+        const unsigned int v3920 = v3919 + v65;
+        const unsigned int v3921 = v3920 + v3882;
+        out[v3921] = v3918;
       }
-      const unsigned int v3978 = v1123 + v3939;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3980 = v1122 + v3944;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3981 = v3978 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3982 = v3980 < v12;
-      const bool v3983 = v3981 && v3982;
-      if (v3983) {
-        const float v3984 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3986 = iron_f32_to_bf16(v3984);
-        const unsigned int v3987 = v3978 * v3;
-        const unsigned int v3988 = v3987 + v65;
-        const unsigned int v3989 = v3988 + v3980;
-        out[v3989] = v3986;
+      const unsigned int v3923 = v1124 + v3884;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3925 = v1123 + v3889;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3926 = v3923 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3927 = v3925 < v12;
+      const bool v3928 = v3926 && v3927;
+      if (v3928) {
+        const float v3929 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3931 = iron_f32_to_bf16(v3929);
+        const unsigned int v3932 = v3923 * v3;
+        const unsigned int v3933 = v3932 + v65;
+        const unsigned int v3934 = v3933 + v3925;
+        out[v3934] = v3931;
       }
     }
-    const unsigned int v3990 = static_cast<unsigned int>(v271.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3991 = v1123 + v3990;
-    const unsigned int v3992 = static_cast<unsigned int>(v271.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3993 = v1122 + v3992;
-    const unsigned int v3995 = static_cast<unsigned int>(v271.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3996 = v3995 == v3990;
-    const unsigned int v3999 = v3992 + 1u;
-    const unsigned int v4000 = static_cast<unsigned int>(v271.col(103, iron_linear_thread() & 31u));
-    const bool v4001 = v4000 == v3999;
-    const bool v4002 = v3996 && v4001;
-    const unsigned int v4005 = v3993 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4006 = v4005 == v10;
-    const bool v4007 = v4002 && v4006;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4007) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4008 = v3991 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4009 = v3993 < v12;
-      const bool v4010 = v4008 && v4009;
-      if (v4010) {
-        const unsigned int v4011 = v65 + v3993;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4012 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4013 = iron_f32_to_bf16(v4012);
-        const float v4014 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4017 = iron_f32_to_bf16(v4014);
-        const unsigned int v4018 = v3991 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4019 = v4018 + v4011;
-        *reinterpret_cast<iron_bf16x2*>(out + v4019) = iron_bf16x2{{v4013, v4017}};
+    const unsigned int v3935 = static_cast<unsigned int>(v271.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3936 = v1124 + v3935;
+    const unsigned int v3937 = static_cast<unsigned int>(v271.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3938 = v1123 + v3937;
+    const unsigned int v3940 = static_cast<unsigned int>(v271.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3941 = v3940 == v3935;
+    const unsigned int v3944 = v3937 + 1u;
+    const unsigned int v3945 = static_cast<unsigned int>(v271.col(101, iron_linear_thread() & 31u));
+    const bool v3946 = v3945 == v3944;
+    const bool v3947 = v3941 && v3946;
+    const unsigned int v3950 = v3938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3951 = v3950 == v10;
+    const bool v3952 = v3947 && v3951;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3952) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3953 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3954 = v3938 < v12;
+      const bool v3955 = v3953 && v3954;
+      if (v3955) {
+        const unsigned int v3956 = v65 + v3938;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3957 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3958 = iron_f32_to_bf16(v3957);
+        const float v3959 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3962 = iron_f32_to_bf16(v3959);
+        const unsigned int v3963 = v3936 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3964 = v3963 + v3956;
+        *reinterpret_cast<iron_bf16x2*>(out + v3964) = iron_bf16x2{{v3958, v3962}};
       }
     } else {
-      const bool v4024 = v3991 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4025 = v3993 < v12;
-      const bool v4026 = v4024 && v4025;
-      if (v4026) {
-        const float v4027 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4029 = iron_f32_to_bf16(v4027);
-        const unsigned int v4030 = v3991 * v3;
-        const unsigned int v4031 = v4030 + v65;
-        const unsigned int v4032 = v4031 + v3993;
-        out[v4032] = v4029;
+      const bool v3969 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3970 = v3938 < v12;
+      const bool v3971 = v3969 && v3970;
+      if (v3971) {
+        const float v3972 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3974 = iron_f32_to_bf16(v3972);
+        const unsigned int v3975 = v3936 * v3;
+        const unsigned int v3976 = v3975 + v65;
+        const unsigned int v3977 = v3976 + v3938;
+        out[v3977] = v3974;
       }
-      const unsigned int v4034 = v1123 + v3995;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4036 = v1122 + v4000;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4037 = v4034 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4038 = v4036 < v12;
-      const bool v4039 = v4037 && v4038;
-      if (v4039) {
-        const float v4040 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4042 = iron_f32_to_bf16(v4040);
-        const unsigned int v4043 = v4034 * v3;
-        const unsigned int v4044 = v4043 + v65;
-        const unsigned int v4045 = v4044 + v4036;
-        out[v4045] = v4042;
+      const unsigned int v3979 = v1124 + v3940;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3981 = v1123 + v3945;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3982 = v3979 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3983 = v3981 < v12;
+      const bool v3984 = v3982 && v3983;
+      if (v3984) {
+        const float v3985 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3987 = iron_f32_to_bf16(v3985);
+        const unsigned int v3988 = v3979 * v3;
+        const unsigned int v3989 = v3988 + v65;
+        const unsigned int v3990 = v3989 + v3981;
+        out[v3990] = v3987;
       }
     }
-    const unsigned int v4046 = static_cast<unsigned int>(v271.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4047 = v1123 + v4046;
-    const unsigned int v4048 = static_cast<unsigned int>(v271.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4049 = v1122 + v4048;
-    const unsigned int v4051 = static_cast<unsigned int>(v271.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4052 = v4051 == v4046;
-    const unsigned int v4055 = v4048 + 1u;
-    const unsigned int v4056 = static_cast<unsigned int>(v271.col(105, iron_linear_thread() & 31u));
-    const bool v4057 = v4056 == v4055;
-    const bool v4058 = v4052 && v4057;
-    const unsigned int v4061 = v4049 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4062 = v4061 == v10;
-    const bool v4063 = v4058 && v4062;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4063) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4064 = v4047 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4065 = v4049 < v12;
-      const bool v4066 = v4064 && v4065;
-      if (v4066) {
-        const unsigned int v4067 = v65 + v4049;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4068 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4069 = iron_f32_to_bf16(v4068);
-        const float v4070 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4073 = iron_f32_to_bf16(v4070);
-        const unsigned int v4074 = v4047 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4075 = v4074 + v4067;
-        *reinterpret_cast<iron_bf16x2*>(out + v4075) = iron_bf16x2{{v4069, v4073}};
+    const unsigned int v3991 = static_cast<unsigned int>(v271.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3992 = v1124 + v3991;
+    const unsigned int v3993 = static_cast<unsigned int>(v271.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3994 = v1123 + v3993;
+    const unsigned int v3996 = static_cast<unsigned int>(v271.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3997 = v3996 == v3991;
+    const unsigned int v4000 = v3993 + 1u;
+    const unsigned int v4001 = static_cast<unsigned int>(v271.col(103, iron_linear_thread() & 31u));
+    const bool v4002 = v4001 == v4000;
+    const bool v4003 = v3997 && v4002;
+    const unsigned int v4006 = v3994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4007 = v4006 == v10;
+    const bool v4008 = v4003 && v4007;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4008) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4009 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4010 = v3994 < v12;
+      const bool v4011 = v4009 && v4010;
+      if (v4011) {
+        const unsigned int v4012 = v65 + v3994;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4013 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4014 = iron_f32_to_bf16(v4013);
+        const float v4015 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4018 = iron_f32_to_bf16(v4015);
+        const unsigned int v4019 = v3992 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4020 = v4019 + v4012;
+        *reinterpret_cast<iron_bf16x2*>(out + v4020) = iron_bf16x2{{v4014, v4018}};
       }
     } else {
-      const bool v4080 = v4047 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4081 = v4049 < v12;
-      const bool v4082 = v4080 && v4081;
-      if (v4082) {
-        const float v4083 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4085 = iron_f32_to_bf16(v4083);
-        const unsigned int v4086 = v4047 * v3;
-        const unsigned int v4087 = v4086 + v65;
-        const unsigned int v4088 = v4087 + v4049;
-        out[v4088] = v4085;
+      const bool v4025 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4026 = v3994 < v12;
+      const bool v4027 = v4025 && v4026;
+      if (v4027) {
+        const float v4028 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4030 = iron_f32_to_bf16(v4028);
+        const unsigned int v4031 = v3992 * v3;
+        const unsigned int v4032 = v4031 + v65;
+        const unsigned int v4033 = v4032 + v3994;
+        out[v4033] = v4030;
       }
-      const unsigned int v4090 = v1123 + v4051;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4092 = v1122 + v4056;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4093 = v4090 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4094 = v4092 < v12;
-      const bool v4095 = v4093 && v4094;
-      if (v4095) {
-        const float v4096 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4098 = iron_f32_to_bf16(v4096);
-        const unsigned int v4099 = v4090 * v3;
-        const unsigned int v4100 = v4099 + v65;
-        const unsigned int v4101 = v4100 + v4092;
-        out[v4101] = v4098;
+      const unsigned int v4035 = v1124 + v3996;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4037 = v1123 + v4001;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4038 = v4035 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4039 = v4037 < v12;
+      const bool v4040 = v4038 && v4039;
+      if (v4040) {
+        const float v4041 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4043 = iron_f32_to_bf16(v4041);
+        const unsigned int v4044 = v4035 * v3;
+        const unsigned int v4045 = v4044 + v65;
+        const unsigned int v4046 = v4045 + v4037;
+        out[v4046] = v4043;
       }
     }
-    const unsigned int v4102 = static_cast<unsigned int>(v271.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4103 = v1123 + v4102;
-    const unsigned int v4104 = static_cast<unsigned int>(v271.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4105 = v1122 + v4104;
-    const unsigned int v4107 = static_cast<unsigned int>(v271.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4108 = v4107 == v4102;
-    const unsigned int v4111 = v4104 + 1u;
-    const unsigned int v4112 = static_cast<unsigned int>(v271.col(107, iron_linear_thread() & 31u));
-    const bool v4113 = v4112 == v4111;
-    const bool v4114 = v4108 && v4113;
-    const unsigned int v4117 = v4105 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4118 = v4117 == v10;
-    const bool v4119 = v4114 && v4118;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4119) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4120 = v4103 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4121 = v4105 < v12;
-      const bool v4122 = v4120 && v4121;
-      if (v4122) {
-        const unsigned int v4123 = v65 + v4105;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4124 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4125 = iron_f32_to_bf16(v4124);
-        const float v4126 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4129 = iron_f32_to_bf16(v4126);
-        const unsigned int v4130 = v4103 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4131 = v4130 + v4123;
-        *reinterpret_cast<iron_bf16x2*>(out + v4131) = iron_bf16x2{{v4125, v4129}};
+    const unsigned int v4047 = static_cast<unsigned int>(v271.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4048 = v1124 + v4047;
+    const unsigned int v4049 = static_cast<unsigned int>(v271.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4050 = v1123 + v4049;
+    const unsigned int v4052 = static_cast<unsigned int>(v271.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4053 = v4052 == v4047;
+    const unsigned int v4056 = v4049 + 1u;
+    const unsigned int v4057 = static_cast<unsigned int>(v271.col(105, iron_linear_thread() & 31u));
+    const bool v4058 = v4057 == v4056;
+    const bool v4059 = v4053 && v4058;
+    const unsigned int v4062 = v4050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4063 = v4062 == v10;
+    const bool v4064 = v4059 && v4063;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4064) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4065 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4066 = v4050 < v12;
+      const bool v4067 = v4065 && v4066;
+      if (v4067) {
+        const unsigned int v4068 = v65 + v4050;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4069 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4070 = iron_f32_to_bf16(v4069);
+        const float v4071 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4074 = iron_f32_to_bf16(v4071);
+        const unsigned int v4075 = v4048 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4076 = v4075 + v4068;
+        *reinterpret_cast<iron_bf16x2*>(out + v4076) = iron_bf16x2{{v4070, v4074}};
       }
     } else {
-      const bool v4136 = v4103 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4137 = v4105 < v12;
-      const bool v4138 = v4136 && v4137;
-      if (v4138) {
-        const float v4139 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4141 = iron_f32_to_bf16(v4139);
-        const unsigned int v4142 = v4103 * v3;
-        const unsigned int v4143 = v4142 + v65;
-        const unsigned int v4144 = v4143 + v4105;
-        out[v4144] = v4141;
+      const bool v4081 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4082 = v4050 < v12;
+      const bool v4083 = v4081 && v4082;
+      if (v4083) {
+        const float v4084 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4086 = iron_f32_to_bf16(v4084);
+        const unsigned int v4087 = v4048 * v3;
+        const unsigned int v4088 = v4087 + v65;
+        const unsigned int v4089 = v4088 + v4050;
+        out[v4089] = v4086;
       }
-      const unsigned int v4146 = v1123 + v4107;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4148 = v1122 + v4112;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4149 = v4146 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4150 = v4148 < v12;
-      const bool v4151 = v4149 && v4150;
-      if (v4151) {
-        const float v4152 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4154 = iron_f32_to_bf16(v4152);
-        const unsigned int v4155 = v4146 * v3;
-        const unsigned int v4156 = v4155 + v65;
-        const unsigned int v4157 = v4156 + v4148;
-        out[v4157] = v4154;
+      const unsigned int v4091 = v1124 + v4052;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4093 = v1123 + v4057;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4094 = v4091 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4095 = v4093 < v12;
+      const bool v4096 = v4094 && v4095;
+      if (v4096) {
+        const float v4097 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4099 = iron_f32_to_bf16(v4097);
+        const unsigned int v4100 = v4091 * v3;
+        const unsigned int v4101 = v4100 + v65;
+        const unsigned int v4102 = v4101 + v4093;
+        out[v4102] = v4099;
       }
     }
-    const unsigned int v4158 = static_cast<unsigned int>(v271.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4159 = v1123 + v4158;
-    const unsigned int v4160 = static_cast<unsigned int>(v271.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4161 = v1122 + v4160;
-    const unsigned int v4163 = static_cast<unsigned int>(v271.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4164 = v4163 == v4158;
-    const unsigned int v4167 = v4160 + 1u;
-    const unsigned int v4168 = static_cast<unsigned int>(v271.col(109, iron_linear_thread() & 31u));
-    const bool v4169 = v4168 == v4167;
-    const bool v4170 = v4164 && v4169;
-    const unsigned int v4173 = v4161 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4174 = v4173 == v10;
-    const bool v4175 = v4170 && v4174;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4175) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4176 = v4159 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4177 = v4161 < v12;
-      const bool v4178 = v4176 && v4177;
-      if (v4178) {
-        const unsigned int v4179 = v65 + v4161;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4180 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4181 = iron_f32_to_bf16(v4180);
-        const float v4182 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4185 = iron_f32_to_bf16(v4182);
-        const unsigned int v4186 = v4159 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4187 = v4186 + v4179;
-        *reinterpret_cast<iron_bf16x2*>(out + v4187) = iron_bf16x2{{v4181, v4185}};
+    const unsigned int v4103 = static_cast<unsigned int>(v271.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4104 = v1124 + v4103;
+    const unsigned int v4105 = static_cast<unsigned int>(v271.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4106 = v1123 + v4105;
+    const unsigned int v4108 = static_cast<unsigned int>(v271.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4109 = v4108 == v4103;
+    const unsigned int v4112 = v4105 + 1u;
+    const unsigned int v4113 = static_cast<unsigned int>(v271.col(107, iron_linear_thread() & 31u));
+    const bool v4114 = v4113 == v4112;
+    const bool v4115 = v4109 && v4114;
+    const unsigned int v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4119 = v4118 == v10;
+    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4121 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4122 = v4106 < v12;
+      const bool v4123 = v4121 && v4122;
+      if (v4123) {
+        const unsigned int v4124 = v65 + v4106;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4125 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4126 = iron_f32_to_bf16(v4125);
+        const float v4127 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4130 = iron_f32_to_bf16(v4127);
+        const unsigned int v4131 = v4104 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4132 = v4131 + v4124;
+        *reinterpret_cast<iron_bf16x2*>(out + v4132) = iron_bf16x2{{v4126, v4130}};
       }
     } else {
-      const bool v4192 = v4159 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4193 = v4161 < v12;
-      const bool v4194 = v4192 && v4193;
-      if (v4194) {
-        const float v4195 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4197 = iron_f32_to_bf16(v4195);
-        const unsigned int v4198 = v4159 * v3;
-        const unsigned int v4199 = v4198 + v65;
-        const unsigned int v4200 = v4199 + v4161;
-        out[v4200] = v4197;
+      const bool v4137 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4138 = v4106 < v12;
+      const bool v4139 = v4137 && v4138;
+      if (v4139) {
+        const float v4140 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4142 = iron_f32_to_bf16(v4140);
+        const unsigned int v4143 = v4104 * v3;
+        const unsigned int v4144 = v4143 + v65;
+        const unsigned int v4145 = v4144 + v4106;
+        out[v4145] = v4142;
       }
-      const unsigned int v4202 = v1123 + v4163;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4204 = v1122 + v4168;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4205 = v4202 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4206 = v4204 < v12;
-      const bool v4207 = v4205 && v4206;
-      if (v4207) {
-        const float v4208 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4210 = iron_f32_to_bf16(v4208);
-        const unsigned int v4211 = v4202 * v3;
-        const unsigned int v4212 = v4211 + v65;
-        const unsigned int v4213 = v4212 + v4204;
-        out[v4213] = v4210;
+      const unsigned int v4147 = v1124 + v4108;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4149 = v1123 + v4113;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4150 = v4147 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4151 = v4149 < v12;
+      const bool v4152 = v4150 && v4151;
+      if (v4152) {
+        const float v4153 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4155 = iron_f32_to_bf16(v4153);
+        const unsigned int v4156 = v4147 * v3;
+        const unsigned int v4157 = v4156 + v65;
+        const unsigned int v4158 = v4157 + v4149;
+        out[v4158] = v4155;
       }
     }
-    const unsigned int v4214 = static_cast<unsigned int>(v271.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4215 = v1123 + v4214;
-    const unsigned int v4216 = static_cast<unsigned int>(v271.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4217 = v1122 + v4216;
-    const unsigned int v4219 = static_cast<unsigned int>(v271.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4220 = v4219 == v4214;
-    const unsigned int v4223 = v4216 + 1u;
-    const unsigned int v4224 = static_cast<unsigned int>(v271.col(111, iron_linear_thread() & 31u));
-    const bool v4225 = v4224 == v4223;
-    const bool v4226 = v4220 && v4225;
-    const unsigned int v4229 = v4217 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4230 = v4229 == v10;
-    const bool v4231 = v4226 && v4230;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4231) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4232 = v4215 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4233 = v4217 < v12;
-      const bool v4234 = v4232 && v4233;
-      if (v4234) {
-        const unsigned int v4235 = v65 + v4217;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4236 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4237 = iron_f32_to_bf16(v4236);
-        const float v4238 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4241 = iron_f32_to_bf16(v4238);
-        const unsigned int v4242 = v4215 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4243 = v4242 + v4235;
-        *reinterpret_cast<iron_bf16x2*>(out + v4243) = iron_bf16x2{{v4237, v4241}};
+    const unsigned int v4159 = static_cast<unsigned int>(v271.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4160 = v1124 + v4159;
+    const unsigned int v4161 = static_cast<unsigned int>(v271.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4162 = v1123 + v4161;
+    const unsigned int v4164 = static_cast<unsigned int>(v271.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4165 = v4164 == v4159;
+    const unsigned int v4168 = v4161 + 1u;
+    const unsigned int v4169 = static_cast<unsigned int>(v271.col(109, iron_linear_thread() & 31u));
+    const bool v4170 = v4169 == v4168;
+    const bool v4171 = v4165 && v4170;
+    const unsigned int v4174 = v4162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4175 = v4174 == v10;
+    const bool v4176 = v4171 && v4175;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4176) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4177 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4178 = v4162 < v12;
+      const bool v4179 = v4177 && v4178;
+      if (v4179) {
+        const unsigned int v4180 = v65 + v4162;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4181 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4182 = iron_f32_to_bf16(v4181);
+        const float v4183 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4186 = iron_f32_to_bf16(v4183);
+        const unsigned int v4187 = v4160 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4188 = v4187 + v4180;
+        *reinterpret_cast<iron_bf16x2*>(out + v4188) = iron_bf16x2{{v4182, v4186}};
       }
     } else {
-      const bool v4248 = v4215 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4249 = v4217 < v12;
-      const bool v4250 = v4248 && v4249;
-      if (v4250) {
-        const float v4251 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4253 = iron_f32_to_bf16(v4251);
-        const unsigned int v4254 = v4215 * v3;
-        const unsigned int v4255 = v4254 + v65;
-        const unsigned int v4256 = v4255 + v4217;
-        out[v4256] = v4253;
+      const bool v4193 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4194 = v4162 < v12;
+      const bool v4195 = v4193 && v4194;
+      if (v4195) {
+        const float v4196 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4198 = iron_f32_to_bf16(v4196);
+        const unsigned int v4199 = v4160 * v3;
+        const unsigned int v4200 = v4199 + v65;
+        const unsigned int v4201 = v4200 + v4162;
+        out[v4201] = v4198;
       }
-      const unsigned int v4258 = v1123 + v4219;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4260 = v1122 + v4224;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4261 = v4258 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4262 = v4260 < v12;
-      const bool v4263 = v4261 && v4262;
-      if (v4263) {
-        const float v4264 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4266 = iron_f32_to_bf16(v4264);
-        const unsigned int v4267 = v4258 * v3;
-        const unsigned int v4268 = v4267 + v65;
-        const unsigned int v4269 = v4268 + v4260;
-        out[v4269] = v4266;
+      const unsigned int v4203 = v1124 + v4164;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4205 = v1123 + v4169;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4206 = v4203 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4207 = v4205 < v12;
+      const bool v4208 = v4206 && v4207;
+      if (v4208) {
+        const float v4209 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4211 = iron_f32_to_bf16(v4209);
+        const unsigned int v4212 = v4203 * v3;
+        const unsigned int v4213 = v4212 + v65;
+        const unsigned int v4214 = v4213 + v4205;
+        out[v4214] = v4211;
       }
     }
-    const unsigned int v4270 = static_cast<unsigned int>(v271.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4271 = v1123 + v4270;
-    const unsigned int v4272 = static_cast<unsigned int>(v271.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4273 = v1122 + v4272;
-    const unsigned int v4275 = static_cast<unsigned int>(v271.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4276 = v4275 == v4270;
-    const unsigned int v4279 = v4272 + 1u;
-    const unsigned int v4280 = static_cast<unsigned int>(v271.col(113, iron_linear_thread() & 31u));
-    const bool v4281 = v4280 == v4279;
-    const bool v4282 = v4276 && v4281;
-    const unsigned int v4285 = v4273 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4286 = v4285 == v10;
-    const bool v4287 = v4282 && v4286;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4287) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4288 = v4271 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4289 = v4273 < v12;
-      const bool v4290 = v4288 && v4289;
-      if (v4290) {
-        const unsigned int v4291 = v65 + v4273;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4292 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4293 = iron_f32_to_bf16(v4292);
-        const float v4294 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4297 = iron_f32_to_bf16(v4294);
-        const unsigned int v4298 = v4271 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4299 = v4298 + v4291;
-        *reinterpret_cast<iron_bf16x2*>(out + v4299) = iron_bf16x2{{v4293, v4297}};
+    const unsigned int v4215 = static_cast<unsigned int>(v271.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4216 = v1124 + v4215;
+    const unsigned int v4217 = static_cast<unsigned int>(v271.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4218 = v1123 + v4217;
+    const unsigned int v4220 = static_cast<unsigned int>(v271.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4221 = v4220 == v4215;
+    const unsigned int v4224 = v4217 + 1u;
+    const unsigned int v4225 = static_cast<unsigned int>(v271.col(111, iron_linear_thread() & 31u));
+    const bool v4226 = v4225 == v4224;
+    const bool v4227 = v4221 && v4226;
+    const unsigned int v4230 = v4218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4231 = v4230 == v10;
+    const bool v4232 = v4227 && v4231;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4232) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4233 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4234 = v4218 < v12;
+      const bool v4235 = v4233 && v4234;
+      if (v4235) {
+        const unsigned int v4236 = v65 + v4218;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4237 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4238 = iron_f32_to_bf16(v4237);
+        const float v4239 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4242 = iron_f32_to_bf16(v4239);
+        const unsigned int v4243 = v4216 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4244 = v4243 + v4236;
+        *reinterpret_cast<iron_bf16x2*>(out + v4244) = iron_bf16x2{{v4238, v4242}};
       }
     } else {
-      const bool v4304 = v4271 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4305 = v4273 < v12;
-      const bool v4306 = v4304 && v4305;
-      if (v4306) {
-        const float v4307 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4309 = iron_f32_to_bf16(v4307);
-        const unsigned int v4310 = v4271 * v3;
-        const unsigned int v4311 = v4310 + v65;
-        const unsigned int v4312 = v4311 + v4273;
-        out[v4312] = v4309;
+      const bool v4249 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4250 = v4218 < v12;
+      const bool v4251 = v4249 && v4250;
+      if (v4251) {
+        const float v4252 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4254 = iron_f32_to_bf16(v4252);
+        const unsigned int v4255 = v4216 * v3;
+        const unsigned int v4256 = v4255 + v65;
+        const unsigned int v4257 = v4256 + v4218;
+        out[v4257] = v4254;
       }
-      const unsigned int v4314 = v1123 + v4275;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4316 = v1122 + v4280;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4317 = v4314 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4318 = v4316 < v12;
-      const bool v4319 = v4317 && v4318;
-      if (v4319) {
-        const float v4320 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4322 = iron_f32_to_bf16(v4320);
-        const unsigned int v4323 = v4314 * v3;
-        const unsigned int v4324 = v4323 + v65;
-        const unsigned int v4325 = v4324 + v4316;
-        out[v4325] = v4322;
+      const unsigned int v4259 = v1124 + v4220;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4261 = v1123 + v4225;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4262 = v4259 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4263 = v4261 < v12;
+      const bool v4264 = v4262 && v4263;
+      if (v4264) {
+        const float v4265 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4267 = iron_f32_to_bf16(v4265);
+        const unsigned int v4268 = v4259 * v3;
+        const unsigned int v4269 = v4268 + v65;
+        const unsigned int v4270 = v4269 + v4261;
+        out[v4270] = v4267;
       }
     }
-    const unsigned int v4326 = static_cast<unsigned int>(v271.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4327 = v1123 + v4326;
-    const unsigned int v4328 = static_cast<unsigned int>(v271.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4329 = v1122 + v4328;
-    const unsigned int v4331 = static_cast<unsigned int>(v271.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4332 = v4331 == v4326;
-    const unsigned int v4335 = v4328 + 1u;
-    const unsigned int v4336 = static_cast<unsigned int>(v271.col(115, iron_linear_thread() & 31u));
-    const bool v4337 = v4336 == v4335;
-    const bool v4338 = v4332 && v4337;
-    const unsigned int v4341 = v4329 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4342 = v4341 == v10;
-    const bool v4343 = v4338 && v4342;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4343) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4344 = v4327 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4345 = v4329 < v12;
-      const bool v4346 = v4344 && v4345;
-      if (v4346) {
-        const unsigned int v4347 = v65 + v4329;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4348 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4349 = iron_f32_to_bf16(v4348);
-        const float v4350 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4353 = iron_f32_to_bf16(v4350);
-        const unsigned int v4354 = v4327 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4355 = v4354 + v4347;
-        *reinterpret_cast<iron_bf16x2*>(out + v4355) = iron_bf16x2{{v4349, v4353}};
+    const unsigned int v4271 = static_cast<unsigned int>(v271.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4272 = v1124 + v4271;
+    const unsigned int v4273 = static_cast<unsigned int>(v271.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4274 = v1123 + v4273;
+    const unsigned int v4276 = static_cast<unsigned int>(v271.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4277 = v4276 == v4271;
+    const unsigned int v4280 = v4273 + 1u;
+    const unsigned int v4281 = static_cast<unsigned int>(v271.col(113, iron_linear_thread() & 31u));
+    const bool v4282 = v4281 == v4280;
+    const bool v4283 = v4277 && v4282;
+    const unsigned int v4286 = v4274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4287 = v4286 == v10;
+    const bool v4288 = v4283 && v4287;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4288) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4289 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4290 = v4274 < v12;
+      const bool v4291 = v4289 && v4290;
+      if (v4291) {
+        const unsigned int v4292 = v65 + v4274;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4293 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4294 = iron_f32_to_bf16(v4293);
+        const float v4295 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4298 = iron_f32_to_bf16(v4295);
+        const unsigned int v4299 = v4272 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4300 = v4299 + v4292;
+        *reinterpret_cast<iron_bf16x2*>(out + v4300) = iron_bf16x2{{v4294, v4298}};
       }
     } else {
-      const bool v4360 = v4327 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4361 = v4329 < v12;
-      const bool v4362 = v4360 && v4361;
-      if (v4362) {
-        const float v4363 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4365 = iron_f32_to_bf16(v4363);
-        const unsigned int v4366 = v4327 * v3;
-        const unsigned int v4367 = v4366 + v65;
-        const unsigned int v4368 = v4367 + v4329;
-        out[v4368] = v4365;
+      const bool v4305 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4306 = v4274 < v12;
+      const bool v4307 = v4305 && v4306;
+      if (v4307) {
+        const float v4308 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4310 = iron_f32_to_bf16(v4308);
+        const unsigned int v4311 = v4272 * v3;
+        const unsigned int v4312 = v4311 + v65;
+        const unsigned int v4313 = v4312 + v4274;
+        out[v4313] = v4310;
       }
-      const unsigned int v4370 = v1123 + v4331;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4372 = v1122 + v4336;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4373 = v4370 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4374 = v4372 < v12;
-      const bool v4375 = v4373 && v4374;
-      if (v4375) {
-        const float v4376 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4378 = iron_f32_to_bf16(v4376);
-        const unsigned int v4379 = v4370 * v3;
-        const unsigned int v4380 = v4379 + v65;
-        const unsigned int v4381 = v4380 + v4372;
-        out[v4381] = v4378;
+      const unsigned int v4315 = v1124 + v4276;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4317 = v1123 + v4281;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4318 = v4315 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4319 = v4317 < v12;
+      const bool v4320 = v4318 && v4319;
+      if (v4320) {
+        const float v4321 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4323 = iron_f32_to_bf16(v4321);
+        const unsigned int v4324 = v4315 * v3;
+        const unsigned int v4325 = v4324 + v65;
+        const unsigned int v4326 = v4325 + v4317;
+        out[v4326] = v4323;
       }
     }
-    const unsigned int v4382 = static_cast<unsigned int>(v271.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4383 = v1123 + v4382;
-    const unsigned int v4384 = static_cast<unsigned int>(v271.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4385 = v1122 + v4384;
-    const unsigned int v4387 = static_cast<unsigned int>(v271.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4388 = v4387 == v4382;
-    const unsigned int v4391 = v4384 + 1u;
-    const unsigned int v4392 = static_cast<unsigned int>(v271.col(117, iron_linear_thread() & 31u));
-    const bool v4393 = v4392 == v4391;
-    const bool v4394 = v4388 && v4393;
-    const unsigned int v4397 = v4385 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4398 = v4397 == v10;
-    const bool v4399 = v4394 && v4398;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4399) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4400 = v4383 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4401 = v4385 < v12;
-      const bool v4402 = v4400 && v4401;
-      if (v4402) {
-        const unsigned int v4403 = v65 + v4385;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4404 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4405 = iron_f32_to_bf16(v4404);
-        const float v4406 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4409 = iron_f32_to_bf16(v4406);
-        const unsigned int v4410 = v4383 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4411 = v4410 + v4403;
-        *reinterpret_cast<iron_bf16x2*>(out + v4411) = iron_bf16x2{{v4405, v4409}};
+    const unsigned int v4327 = static_cast<unsigned int>(v271.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4328 = v1124 + v4327;
+    const unsigned int v4329 = static_cast<unsigned int>(v271.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4330 = v1123 + v4329;
+    const unsigned int v4332 = static_cast<unsigned int>(v271.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4333 = v4332 == v4327;
+    const unsigned int v4336 = v4329 + 1u;
+    const unsigned int v4337 = static_cast<unsigned int>(v271.col(115, iron_linear_thread() & 31u));
+    const bool v4338 = v4337 == v4336;
+    const bool v4339 = v4333 && v4338;
+    const unsigned int v4342 = v4330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4343 = v4342 == v10;
+    const bool v4344 = v4339 && v4343;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4344) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4345 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4346 = v4330 < v12;
+      const bool v4347 = v4345 && v4346;
+      if (v4347) {
+        const unsigned int v4348 = v65 + v4330;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4349 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4350 = iron_f32_to_bf16(v4349);
+        const float v4351 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4354 = iron_f32_to_bf16(v4351);
+        const unsigned int v4355 = v4328 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4356 = v4355 + v4348;
+        *reinterpret_cast<iron_bf16x2*>(out + v4356) = iron_bf16x2{{v4350, v4354}};
       }
     } else {
-      const bool v4416 = v4383 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4417 = v4385 < v12;
-      const bool v4418 = v4416 && v4417;
-      if (v4418) {
-        const float v4419 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4421 = iron_f32_to_bf16(v4419);
-        const unsigned int v4422 = v4383 * v3;
-        const unsigned int v4423 = v4422 + v65;
-        const unsigned int v4424 = v4423 + v4385;
-        out[v4424] = v4421;
+      const bool v4361 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4362 = v4330 < v12;
+      const bool v4363 = v4361 && v4362;
+      if (v4363) {
+        const float v4364 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4366 = iron_f32_to_bf16(v4364);
+        const unsigned int v4367 = v4328 * v3;
+        const unsigned int v4368 = v4367 + v65;
+        const unsigned int v4369 = v4368 + v4330;
+        out[v4369] = v4366;
       }
-      const unsigned int v4426 = v1123 + v4387;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4428 = v1122 + v4392;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4429 = v4426 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4430 = v4428 < v12;
-      const bool v4431 = v4429 && v4430;
-      if (v4431) {
-        const float v4432 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4434 = iron_f32_to_bf16(v4432);
-        const unsigned int v4435 = v4426 * v3;
-        const unsigned int v4436 = v4435 + v65;
-        const unsigned int v4437 = v4436 + v4428;
-        out[v4437] = v4434;
+      const unsigned int v4371 = v1124 + v4332;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4373 = v1123 + v4337;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4374 = v4371 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4375 = v4373 < v12;
+      const bool v4376 = v4374 && v4375;
+      if (v4376) {
+        const float v4377 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4379 = iron_f32_to_bf16(v4377);
+        const unsigned int v4380 = v4371 * v3;
+        const unsigned int v4381 = v4380 + v65;
+        const unsigned int v4382 = v4381 + v4373;
+        out[v4382] = v4379;
       }
     }
-    const unsigned int v4438 = static_cast<unsigned int>(v271.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4439 = v1123 + v4438;
-    const unsigned int v4440 = static_cast<unsigned int>(v271.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4441 = v1122 + v4440;
-    const unsigned int v4443 = static_cast<unsigned int>(v271.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4444 = v4443 == v4438;
-    const unsigned int v4447 = v4440 + 1u;
-    const unsigned int v4448 = static_cast<unsigned int>(v271.col(119, iron_linear_thread() & 31u));
-    const bool v4449 = v4448 == v4447;
-    const bool v4450 = v4444 && v4449;
-    const unsigned int v4453 = v4441 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4454 = v4453 == v10;
-    const bool v4455 = v4450 && v4454;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4455) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4456 = v4439 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4457 = v4441 < v12;
-      const bool v4458 = v4456 && v4457;
-      if (v4458) {
-        const unsigned int v4459 = v65 + v4441;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4460 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4461 = iron_f32_to_bf16(v4460);
-        const float v4462 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4465 = iron_f32_to_bf16(v4462);
-        const unsigned int v4466 = v4439 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4467 = v4466 + v4459;
-        *reinterpret_cast<iron_bf16x2*>(out + v4467) = iron_bf16x2{{v4461, v4465}};
+    const unsigned int v4383 = static_cast<unsigned int>(v271.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4384 = v1124 + v4383;
+    const unsigned int v4385 = static_cast<unsigned int>(v271.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4386 = v1123 + v4385;
+    const unsigned int v4388 = static_cast<unsigned int>(v271.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4389 = v4388 == v4383;
+    const unsigned int v4392 = v4385 + 1u;
+    const unsigned int v4393 = static_cast<unsigned int>(v271.col(117, iron_linear_thread() & 31u));
+    const bool v4394 = v4393 == v4392;
+    const bool v4395 = v4389 && v4394;
+    const unsigned int v4398 = v4386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4399 = v4398 == v10;
+    const bool v4400 = v4395 && v4399;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4400) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4401 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4402 = v4386 < v12;
+      const bool v4403 = v4401 && v4402;
+      if (v4403) {
+        const unsigned int v4404 = v65 + v4386;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4405 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4406 = iron_f32_to_bf16(v4405);
+        const float v4407 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4410 = iron_f32_to_bf16(v4407);
+        const unsigned int v4411 = v4384 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4412 = v4411 + v4404;
+        *reinterpret_cast<iron_bf16x2*>(out + v4412) = iron_bf16x2{{v4406, v4410}};
       }
     } else {
-      const bool v4472 = v4439 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4473 = v4441 < v12;
-      const bool v4474 = v4472 && v4473;
-      if (v4474) {
-        const float v4475 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4477 = iron_f32_to_bf16(v4475);
-        const unsigned int v4478 = v4439 * v3;
-        const unsigned int v4479 = v4478 + v65;
-        const unsigned int v4480 = v4479 + v4441;
-        out[v4480] = v4477;
+      const bool v4417 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4418 = v4386 < v12;
+      const bool v4419 = v4417 && v4418;
+      if (v4419) {
+        const float v4420 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4422 = iron_f32_to_bf16(v4420);
+        const unsigned int v4423 = v4384 * v3;
+        const unsigned int v4424 = v4423 + v65;
+        const unsigned int v4425 = v4424 + v4386;
+        out[v4425] = v4422;
       }
-      const unsigned int v4482 = v1123 + v4443;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4484 = v1122 + v4448;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4485 = v4482 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4486 = v4484 < v12;
-      const bool v4487 = v4485 && v4486;
-      if (v4487) {
-        const float v4488 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4490 = iron_f32_to_bf16(v4488);
-        const unsigned int v4491 = v4482 * v3;
-        const unsigned int v4492 = v4491 + v65;
-        const unsigned int v4493 = v4492 + v4484;
-        out[v4493] = v4490;
+      const unsigned int v4427 = v1124 + v4388;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4429 = v1123 + v4393;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4430 = v4427 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4431 = v4429 < v12;
+      const bool v4432 = v4430 && v4431;
+      if (v4432) {
+        const float v4433 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4435 = iron_f32_to_bf16(v4433);
+        const unsigned int v4436 = v4427 * v3;
+        const unsigned int v4437 = v4436 + v65;
+        const unsigned int v4438 = v4437 + v4429;
+        out[v4438] = v4435;
       }
     }
-    const unsigned int v4494 = static_cast<unsigned int>(v271.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4495 = v1123 + v4494;
-    const unsigned int v4496 = static_cast<unsigned int>(v271.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4497 = v1122 + v4496;
-    const unsigned int v4499 = static_cast<unsigned int>(v271.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4500 = v4499 == v4494;
-    const unsigned int v4503 = v4496 + 1u;
-    const unsigned int v4504 = static_cast<unsigned int>(v271.col(121, iron_linear_thread() & 31u));
-    const bool v4505 = v4504 == v4503;
-    const bool v4506 = v4500 && v4505;
-    const unsigned int v4509 = v4497 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4510 = v4509 == v10;
-    const bool v4511 = v4506 && v4510;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4511) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4512 = v4495 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4513 = v4497 < v12;
-      const bool v4514 = v4512 && v4513;
-      if (v4514) {
-        const unsigned int v4515 = v65 + v4497;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4516 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4517 = iron_f32_to_bf16(v4516);
-        const float v4518 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4521 = iron_f32_to_bf16(v4518);
-        const unsigned int v4522 = v4495 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4523 = v4522 + v4515;
-        *reinterpret_cast<iron_bf16x2*>(out + v4523) = iron_bf16x2{{v4517, v4521}};
+    const unsigned int v4439 = static_cast<unsigned int>(v271.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4440 = v1124 + v4439;
+    const unsigned int v4441 = static_cast<unsigned int>(v271.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4442 = v1123 + v4441;
+    const unsigned int v4444 = static_cast<unsigned int>(v271.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4445 = v4444 == v4439;
+    const unsigned int v4448 = v4441 + 1u;
+    const unsigned int v4449 = static_cast<unsigned int>(v271.col(119, iron_linear_thread() & 31u));
+    const bool v4450 = v4449 == v4448;
+    const bool v4451 = v4445 && v4450;
+    const unsigned int v4454 = v4442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4455 = v4454 == v10;
+    const bool v4456 = v4451 && v4455;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4456) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4457 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4458 = v4442 < v12;
+      const bool v4459 = v4457 && v4458;
+      if (v4459) {
+        const unsigned int v4460 = v65 + v4442;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4461 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4462 = iron_f32_to_bf16(v4461);
+        const float v4463 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4466 = iron_f32_to_bf16(v4463);
+        const unsigned int v4467 = v4440 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4468 = v4467 + v4460;
+        *reinterpret_cast<iron_bf16x2*>(out + v4468) = iron_bf16x2{{v4462, v4466}};
       }
     } else {
-      const bool v4528 = v4495 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4529 = v4497 < v12;
-      const bool v4530 = v4528 && v4529;
-      if (v4530) {
-        const float v4531 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4533 = iron_f32_to_bf16(v4531);
-        const unsigned int v4534 = v4495 * v3;
-        const unsigned int v4535 = v4534 + v65;
-        const unsigned int v4536 = v4535 + v4497;
-        out[v4536] = v4533;
+      const bool v4473 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4474 = v4442 < v12;
+      const bool v4475 = v4473 && v4474;
+      if (v4475) {
+        const float v4476 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4478 = iron_f32_to_bf16(v4476);
+        const unsigned int v4479 = v4440 * v3;
+        const unsigned int v4480 = v4479 + v65;
+        const unsigned int v4481 = v4480 + v4442;
+        out[v4481] = v4478;
       }
-      const unsigned int v4538 = v1123 + v4499;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4540 = v1122 + v4504;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4541 = v4538 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4542 = v4540 < v12;
-      const bool v4543 = v4541 && v4542;
-      if (v4543) {
-        const float v4544 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4546 = iron_f32_to_bf16(v4544);
-        const unsigned int v4547 = v4538 * v3;
-        const unsigned int v4548 = v4547 + v65;
-        const unsigned int v4549 = v4548 + v4540;
-        out[v4549] = v4546;
+      const unsigned int v4483 = v1124 + v4444;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4485 = v1123 + v4449;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4486 = v4483 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4487 = v4485 < v12;
+      const bool v4488 = v4486 && v4487;
+      if (v4488) {
+        const float v4489 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4491 = iron_f32_to_bf16(v4489);
+        const unsigned int v4492 = v4483 * v3;
+        const unsigned int v4493 = v4492 + v65;
+        const unsigned int v4494 = v4493 + v4485;
+        out[v4494] = v4491;
       }
     }
-    const unsigned int v4550 = static_cast<unsigned int>(v271.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4551 = v1123 + v4550;
-    const unsigned int v4552 = static_cast<unsigned int>(v271.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4553 = v1122 + v4552;
-    const unsigned int v4555 = static_cast<unsigned int>(v271.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4556 = v4555 == v4550;
-    const unsigned int v4559 = v4552 + 1u;
-    const unsigned int v4560 = static_cast<unsigned int>(v271.col(123, iron_linear_thread() & 31u));
-    const bool v4561 = v4560 == v4559;
-    const bool v4562 = v4556 && v4561;
-    const unsigned int v4565 = v4553 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4566 = v4565 == v10;
-    const bool v4567 = v4562 && v4566;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4567) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4568 = v4551 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4569 = v4553 < v12;
-      const bool v4570 = v4568 && v4569;
-      if (v4570) {
-        const unsigned int v4571 = v65 + v4553;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4572 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4573 = iron_f32_to_bf16(v4572);
-        const float v4574 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4577 = iron_f32_to_bf16(v4574);
-        const unsigned int v4578 = v4551 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4579 = v4578 + v4571;
-        *reinterpret_cast<iron_bf16x2*>(out + v4579) = iron_bf16x2{{v4573, v4577}};
+    const unsigned int v4495 = static_cast<unsigned int>(v271.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4496 = v1124 + v4495;
+    const unsigned int v4497 = static_cast<unsigned int>(v271.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4498 = v1123 + v4497;
+    const unsigned int v4500 = static_cast<unsigned int>(v271.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4501 = v4500 == v4495;
+    const unsigned int v4504 = v4497 + 1u;
+    const unsigned int v4505 = static_cast<unsigned int>(v271.col(121, iron_linear_thread() & 31u));
+    const bool v4506 = v4505 == v4504;
+    const bool v4507 = v4501 && v4506;
+    const unsigned int v4510 = v4498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4511 = v4510 == v10;
+    const bool v4512 = v4507 && v4511;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4512) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4513 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4514 = v4498 < v12;
+      const bool v4515 = v4513 && v4514;
+      if (v4515) {
+        const unsigned int v4516 = v65 + v4498;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4517 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4518 = iron_f32_to_bf16(v4517);
+        const float v4519 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4522 = iron_f32_to_bf16(v4519);
+        const unsigned int v4523 = v4496 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4524 = v4523 + v4516;
+        *reinterpret_cast<iron_bf16x2*>(out + v4524) = iron_bf16x2{{v4518, v4522}};
       }
     } else {
-      const bool v4584 = v4551 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4585 = v4553 < v12;
-      const bool v4586 = v4584 && v4585;
-      if (v4586) {
-        const float v4587 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4589 = iron_f32_to_bf16(v4587);
-        const unsigned int v4590 = v4551 * v3;
-        const unsigned int v4591 = v4590 + v65;
-        const unsigned int v4592 = v4591 + v4553;
-        out[v4592] = v4589;
+      const bool v4529 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4530 = v4498 < v12;
+      const bool v4531 = v4529 && v4530;
+      if (v4531) {
+        const float v4532 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4534 = iron_f32_to_bf16(v4532);
+        const unsigned int v4535 = v4496 * v3;
+        const unsigned int v4536 = v4535 + v65;
+        const unsigned int v4537 = v4536 + v4498;
+        out[v4537] = v4534;
       }
-      const unsigned int v4594 = v1123 + v4555;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4596 = v1122 + v4560;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4597 = v4594 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4598 = v4596 < v12;
-      const bool v4599 = v4597 && v4598;
-      if (v4599) {
-        const float v4600 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4602 = iron_f32_to_bf16(v4600);
-        const unsigned int v4603 = v4594 * v3;
-        const unsigned int v4604 = v4603 + v65;
-        const unsigned int v4605 = v4604 + v4596;
-        out[v4605] = v4602;
+      const unsigned int v4539 = v1124 + v4500;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4541 = v1123 + v4505;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4542 = v4539 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4543 = v4541 < v12;
+      const bool v4544 = v4542 && v4543;
+      if (v4544) {
+        const float v4545 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4547 = iron_f32_to_bf16(v4545);
+        const unsigned int v4548 = v4539 * v3;
+        const unsigned int v4549 = v4548 + v65;
+        const unsigned int v4550 = v4549 + v4541;
+        out[v4550] = v4547;
       }
     }
-    const unsigned int v4606 = static_cast<unsigned int>(v271.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4607 = v1123 + v4606;
-    const unsigned int v4608 = static_cast<unsigned int>(v271.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4609 = v1122 + v4608;
-    const unsigned int v4611 = static_cast<unsigned int>(v271.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4612 = v4611 == v4606;
-    const unsigned int v4615 = v4608 + 1u;
-    const unsigned int v4616 = static_cast<unsigned int>(v271.col(125, iron_linear_thread() & 31u));
-    const bool v4617 = v4616 == v4615;
-    const bool v4618 = v4612 && v4617;
-    const unsigned int v4621 = v4609 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4622 = v4621 == v10;
-    const bool v4623 = v4618 && v4622;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4623) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4624 = v4607 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4625 = v4609 < v12;
-      const bool v4626 = v4624 && v4625;
-      if (v4626) {
-        const unsigned int v4627 = v65 + v4609;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4628 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4629 = iron_f32_to_bf16(v4628);
-        const float v4630 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4633 = iron_f32_to_bf16(v4630);
-        const unsigned int v4634 = v4607 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4635 = v4634 + v4627;
-        *reinterpret_cast<iron_bf16x2*>(out + v4635) = iron_bf16x2{{v4629, v4633}};
+    const unsigned int v4551 = static_cast<unsigned int>(v271.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4552 = v1124 + v4551;
+    const unsigned int v4553 = static_cast<unsigned int>(v271.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4554 = v1123 + v4553;
+    const unsigned int v4556 = static_cast<unsigned int>(v271.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4557 = v4556 == v4551;
+    const unsigned int v4560 = v4553 + 1u;
+    const unsigned int v4561 = static_cast<unsigned int>(v271.col(123, iron_linear_thread() & 31u));
+    const bool v4562 = v4561 == v4560;
+    const bool v4563 = v4557 && v4562;
+    const unsigned int v4566 = v4554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4567 = v4566 == v10;
+    const bool v4568 = v4563 && v4567;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4568) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4569 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4570 = v4554 < v12;
+      const bool v4571 = v4569 && v4570;
+      if (v4571) {
+        const unsigned int v4572 = v65 + v4554;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4573 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4574 = iron_f32_to_bf16(v4573);
+        const float v4575 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4578 = iron_f32_to_bf16(v4575);
+        const unsigned int v4579 = v4552 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4580 = v4579 + v4572;
+        *reinterpret_cast<iron_bf16x2*>(out + v4580) = iron_bf16x2{{v4574, v4578}};
       }
     } else {
-      const bool v4640 = v4607 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4641 = v4609 < v12;
-      const bool v4642 = v4640 && v4641;
-      if (v4642) {
-        const float v4643 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4645 = iron_f32_to_bf16(v4643);
-        const unsigned int v4646 = v4607 * v3;
-        const unsigned int v4647 = v4646 + v65;
-        const unsigned int v4648 = v4647 + v4609;
-        out[v4648] = v4645;
+      const bool v4585 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4586 = v4554 < v12;
+      const bool v4587 = v4585 && v4586;
+      if (v4587) {
+        const float v4588 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4590 = iron_f32_to_bf16(v4588);
+        const unsigned int v4591 = v4552 * v3;
+        const unsigned int v4592 = v4591 + v65;
+        const unsigned int v4593 = v4592 + v4554;
+        out[v4593] = v4590;
       }
-      const unsigned int v4650 = v1123 + v4611;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4652 = v1122 + v4616;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4653 = v4650 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4654 = v4652 < v12;
-      const bool v4655 = v4653 && v4654;
-      if (v4655) {
-        const float v4656 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4658 = iron_f32_to_bf16(v4656);
-        const unsigned int v4659 = v4650 * v3;
-        const unsigned int v4660 = v4659 + v65;
-        const unsigned int v4661 = v4660 + v4652;
-        out[v4661] = v4658;
+      const unsigned int v4595 = v1124 + v4556;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4597 = v1123 + v4561;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4598 = v4595 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4599 = v4597 < v12;
+      const bool v4600 = v4598 && v4599;
+      if (v4600) {
+        const float v4601 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4603 = iron_f32_to_bf16(v4601);
+        const unsigned int v4604 = v4595 * v3;
+        const unsigned int v4605 = v4604 + v65;
+        const unsigned int v4606 = v4605 + v4597;
+        out[v4606] = v4603;
       }
     }
-    const unsigned int v4662 = static_cast<unsigned int>(v271.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4663 = v1123 + v4662;
-    const unsigned int v4664 = static_cast<unsigned int>(v271.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4665 = v1122 + v4664;
-    const unsigned int v4667 = static_cast<unsigned int>(v271.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4668 = v4667 == v4662;
-    const unsigned int v4671 = v4664 + 1u;
-    const unsigned int v4672 = static_cast<unsigned int>(v271.col(127, iron_linear_thread() & 31u));
-    const bool v4673 = v4672 == v4671;
-    const bool v4674 = v4668 && v4673;
-    const unsigned int v4677 = v4665 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4678 = v4677 == v10;
-    const bool v4679 = v4674 && v4678;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4679) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4680 = v4663 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4681 = v4665 < v12;
-      const bool v4682 = v4680 && v4681;
-      if (v4682) {
-        const unsigned int v4683 = v65 + v4665;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4684 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4685 = iron_f32_to_bf16(v4684);
-        const float v4686 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4689 = iron_f32_to_bf16(v4686);
-        const unsigned int v4690 = v4663 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4691 = v4690 + v4683;
-        *reinterpret_cast<iron_bf16x2*>(out + v4691) = iron_bf16x2{{v4685, v4689}};
+    const unsigned int v4607 = static_cast<unsigned int>(v271.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4608 = v1124 + v4607;
+    const unsigned int v4609 = static_cast<unsigned int>(v271.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4610 = v1123 + v4609;
+    const unsigned int v4612 = static_cast<unsigned int>(v271.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4613 = v4612 == v4607;
+    const unsigned int v4616 = v4609 + 1u;
+    const unsigned int v4617 = static_cast<unsigned int>(v271.col(125, iron_linear_thread() & 31u));
+    const bool v4618 = v4617 == v4616;
+    const bool v4619 = v4613 && v4618;
+    const unsigned int v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4623 = v4622 == v10;
+    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4625 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4626 = v4610 < v12;
+      const bool v4627 = v4625 && v4626;
+      if (v4627) {
+        const unsigned int v4628 = v65 + v4610;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4629 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4630 = iron_f32_to_bf16(v4629);
+        const float v4631 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4634 = iron_f32_to_bf16(v4631);
+        const unsigned int v4635 = v4608 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4636 = v4635 + v4628;
+        *reinterpret_cast<iron_bf16x2*>(out + v4636) = iron_bf16x2{{v4630, v4634}};
       }
     } else {
-      const bool v4696 = v4663 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4697 = v4665 < v12;
-      const bool v4698 = v4696 && v4697;
-      if (v4698) {
-        const float v4699 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4701 = iron_f32_to_bf16(v4699);
-        const unsigned int v4702 = v4663 * v3;
-        const unsigned int v4703 = v4702 + v65;
-        const unsigned int v4704 = v4703 + v4665;
-        out[v4704] = v4701;
+      const bool v4641 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4642 = v4610 < v12;
+      const bool v4643 = v4641 && v4642;
+      if (v4643) {
+        const float v4644 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4646 = iron_f32_to_bf16(v4644);
+        const unsigned int v4647 = v4608 * v3;
+        const unsigned int v4648 = v4647 + v65;
+        const unsigned int v4649 = v4648 + v4610;
+        out[v4649] = v4646;
       }
-      const unsigned int v4706 = v1123 + v4667;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4708 = v1122 + v4672;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4709 = v4706 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4710 = v4708 < v12;
-      const bool v4711 = v4709 && v4710;
-      if (v4711) {
-        const float v4712 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4714 = iron_f32_to_bf16(v4712);
-        const unsigned int v4715 = v4706 * v3;
-        const unsigned int v4716 = v4715 + v65;
-        const unsigned int v4717 = v4716 + v4708;
-        out[v4717] = v4714;
+      const unsigned int v4651 = v1124 + v4612;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4653 = v1123 + v4617;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4654 = v4651 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4655 = v4653 < v12;
+      const bool v4656 = v4654 && v4655;
+      if (v4656) {
+        const float v4657 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4659 = iron_f32_to_bf16(v4657);
+        const unsigned int v4660 = v4651 * v3;
+        const unsigned int v4661 = v4660 + v65;
+        const unsigned int v4662 = v4661 + v4653;
+        out[v4662] = v4659;
+      }
+    }
+    const unsigned int v4663 = static_cast<unsigned int>(v271.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4664 = v1124 + v4663;
+    const unsigned int v4665 = static_cast<unsigned int>(v271.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4666 = v1123 + v4665;
+    const unsigned int v4668 = static_cast<unsigned int>(v271.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4669 = v4668 == v4663;
+    const unsigned int v4672 = v4665 + 1u;
+    const unsigned int v4673 = static_cast<unsigned int>(v271.col(127, iron_linear_thread() & 31u));
+    const bool v4674 = v4673 == v4672;
+    const bool v4675 = v4669 && v4674;
+    const unsigned int v4678 = v4666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4679 = v4678 == v10;
+    const bool v4680 = v4675 && v4679;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4680) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4681 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4682 = v4666 < v12;
+      const bool v4683 = v4681 && v4682;
+      if (v4683) {
+        const unsigned int v4684 = v65 + v4666;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4685 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4686 = iron_f32_to_bf16(v4685);
+        const float v4687 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4690 = iron_f32_to_bf16(v4687);
+        const unsigned int v4691 = v4664 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4692 = v4691 + v4684;
+        *reinterpret_cast<iron_bf16x2*>(out + v4692) = iron_bf16x2{{v4686, v4690}};
+      }
+    } else {
+      const bool v4697 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4698 = v4666 < v12;
+      const bool v4699 = v4697 && v4698;
+      if (v4699) {
+        const float v4700 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4702 = iron_f32_to_bf16(v4700);
+        const unsigned int v4703 = v4664 * v3;
+        const unsigned int v4704 = v4703 + v65;
+        const unsigned int v4705 = v4704 + v4666;
+        out[v4705] = v4702;
+      }
+      const unsigned int v4707 = v1124 + v4668;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4709 = v1123 + v4673;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4710 = v4707 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4711 = v4709 < v12;
+      const bool v4712 = v4710 && v4711;
+      if (v4712) {
+        const float v4713 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4715 = iron_f32_to_bf16(v4713);
+        const unsigned int v4716 = v4707 * v3;
+        const unsigned int v4717 = v4716 + v65;
+        const unsigned int v4718 = v4717 + v4709;
+        out[v4718] = v4715;
       }
     }
   } else {
-    const unsigned int v4718 = static_cast<unsigned int>(v271.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4719 = v1123 + v4718;
-    const unsigned int v4720 = static_cast<unsigned int>(v271.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4721 = v1122 + v4720;
-    const bool v4722 = v4719 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4723 = v4721 < v12;
-    const bool v4724 = v4722 && v4723;
-    if (v4724) {
-      const float v4725 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4727 = iron_f32_to_bf16(v4725);
-      const unsigned int v4728 = v4719 * v3;
-      const unsigned int v4729 = v4728 + v65;
-      const unsigned int v4730 = v4729 + v4721;
-      out[v4730] = v4727;
-    }
-    const unsigned int v4731 = static_cast<unsigned int>(v271.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4732 = v1123 + v4731;
-    const unsigned int v4733 = static_cast<unsigned int>(v271.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4734 = v1122 + v4733;
-    const bool v4735 = v4732 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4736 = v4734 < v12;
-    const bool v4737 = v4735 && v4736;
-    if (v4737) {
-      const float v4738 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4740 = iron_f32_to_bf16(v4738);
-      const unsigned int v4741 = v4732 * v3;
-      const unsigned int v4742 = v4741 + v65;
-      const unsigned int v4743 = v4742 + v4734;
-      out[v4743] = v4740;
-    }
-    const unsigned int v4744 = static_cast<unsigned int>(v271.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4745 = v1123 + v4744;
-    const unsigned int v4746 = static_cast<unsigned int>(v271.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4747 = v1122 + v4746;
-    const bool v4748 = v4745 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4749 = v4747 < v12;
-    const bool v4750 = v4748 && v4749;
-    if (v4750) {
-      const float v4751 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4753 = iron_f32_to_bf16(v4751);
-      const unsigned int v4754 = v4745 * v3;
-      const unsigned int v4755 = v4754 + v65;
-      const unsigned int v4756 = v4755 + v4747;
-      out[v4756] = v4753;
-    }
-    const unsigned int v4757 = static_cast<unsigned int>(v271.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4758 = v1123 + v4757;
-    const unsigned int v4759 = static_cast<unsigned int>(v271.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4760 = v1122 + v4759;
-    const bool v4761 = v4758 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4762 = v4760 < v12;
-    const bool v4763 = v4761 && v4762;
-    if (v4763) {
-      const float v4764 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4766 = iron_f32_to_bf16(v4764);
-      const unsigned int v4767 = v4758 * v3;
-      const unsigned int v4768 = v4767 + v65;
-      const unsigned int v4769 = v4768 + v4760;
-      out[v4769] = v4766;
-    }
-    const unsigned int v4770 = static_cast<unsigned int>(v271.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4771 = v1123 + v4770;
-    const unsigned int v4772 = static_cast<unsigned int>(v271.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4773 = v1122 + v4772;
-    const bool v4774 = v4771 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4775 = v4773 < v12;
-    const bool v4776 = v4774 && v4775;
-    if (v4776) {
-      const float v4777 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4779 = iron_f32_to_bf16(v4777);
-      const unsigned int v4780 = v4771 * v3;
-      const unsigned int v4781 = v4780 + v65;
-      const unsigned int v4782 = v4781 + v4773;
-      out[v4782] = v4779;
-    }
-    const unsigned int v4783 = static_cast<unsigned int>(v271.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4784 = v1123 + v4783;
-    const unsigned int v4785 = static_cast<unsigned int>(v271.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4786 = v1122 + v4785;
-    const bool v4787 = v4784 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4788 = v4786 < v12;
-    const bool v4789 = v4787 && v4788;
-    if (v4789) {
-      const float v4790 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4792 = iron_f32_to_bf16(v4790);
-      const unsigned int v4793 = v4784 * v3;
-      const unsigned int v4794 = v4793 + v65;
-      const unsigned int v4795 = v4794 + v4786;
-      out[v4795] = v4792;
-    }
-    const unsigned int v4796 = static_cast<unsigned int>(v271.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4797 = v1123 + v4796;
-    const unsigned int v4798 = static_cast<unsigned int>(v271.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4799 = v1122 + v4798;
-    const bool v4800 = v4797 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4801 = v4799 < v12;
-    const bool v4802 = v4800 && v4801;
-    if (v4802) {
-      const float v4803 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4805 = iron_f32_to_bf16(v4803);
-      const unsigned int v4806 = v4797 * v3;
-      const unsigned int v4807 = v4806 + v65;
-      const unsigned int v4808 = v4807 + v4799;
-      out[v4808] = v4805;
-    }
-    const unsigned int v4809 = static_cast<unsigned int>(v271.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4810 = v1123 + v4809;
-    const unsigned int v4811 = static_cast<unsigned int>(v271.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4812 = v1122 + v4811;
-    const bool v4813 = v4810 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4814 = v4812 < v12;
-    const bool v4815 = v4813 && v4814;
-    if (v4815) {
-      const float v4816 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4818 = iron_f32_to_bf16(v4816);
-      const unsigned int v4819 = v4810 * v3;
-      const unsigned int v4820 = v4819 + v65;
-      const unsigned int v4821 = v4820 + v4812;
-      out[v4821] = v4818;
-    }
-    const unsigned int v4822 = static_cast<unsigned int>(v271.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4823 = v1123 + v4822;
-    const unsigned int v4824 = static_cast<unsigned int>(v271.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4825 = v1122 + v4824;
-    const bool v4826 = v4823 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4827 = v4825 < v12;
-    const bool v4828 = v4826 && v4827;
-    if (v4828) {
-      const float v4829 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4831 = iron_f32_to_bf16(v4829);
-      const unsigned int v4832 = v4823 * v3;
-      const unsigned int v4833 = v4832 + v65;
-      const unsigned int v4834 = v4833 + v4825;
-      out[v4834] = v4831;
-    }
-    const unsigned int v4835 = static_cast<unsigned int>(v271.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4836 = v1123 + v4835;
-    const unsigned int v4837 = static_cast<unsigned int>(v271.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4838 = v1122 + v4837;
-    const bool v4839 = v4836 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4840 = v4838 < v12;
-    const bool v4841 = v4839 && v4840;
-    if (v4841) {
-      const float v4842 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4844 = iron_f32_to_bf16(v4842);
-      const unsigned int v4845 = v4836 * v3;
-      const unsigned int v4846 = v4845 + v65;
-      const unsigned int v4847 = v4846 + v4838;
-      out[v4847] = v4844;
-    }
-    const unsigned int v4848 = static_cast<unsigned int>(v271.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4849 = v1123 + v4848;
-    const unsigned int v4850 = static_cast<unsigned int>(v271.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4851 = v1122 + v4850;
-    const bool v4852 = v4849 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4853 = v4851 < v12;
-    const bool v4854 = v4852 && v4853;
-    if (v4854) {
-      const float v4855 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4857 = iron_f32_to_bf16(v4855);
-      const unsigned int v4858 = v4849 * v3;
-      const unsigned int v4859 = v4858 + v65;
-      const unsigned int v4860 = v4859 + v4851;
-      out[v4860] = v4857;
-    }
-    const unsigned int v4861 = static_cast<unsigned int>(v271.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4862 = v1123 + v4861;
-    const unsigned int v4863 = static_cast<unsigned int>(v271.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4864 = v1122 + v4863;
-    const bool v4865 = v4862 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4866 = v4864 < v12;
-    const bool v4867 = v4865 && v4866;
-    if (v4867) {
-      const float v4868 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4870 = iron_f32_to_bf16(v4868);
-      const unsigned int v4871 = v4862 * v3;
-      const unsigned int v4872 = v4871 + v65;
-      const unsigned int v4873 = v4872 + v4864;
-      out[v4873] = v4870;
-    }
-    const unsigned int v4874 = static_cast<unsigned int>(v271.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4875 = v1123 + v4874;
-    const unsigned int v4876 = static_cast<unsigned int>(v271.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4877 = v1122 + v4876;
-    const bool v4878 = v4875 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4879 = v4877 < v12;
-    const bool v4880 = v4878 && v4879;
-    if (v4880) {
-      const float v4881 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4883 = iron_f32_to_bf16(v4881);
-      const unsigned int v4884 = v4875 * v3;
-      const unsigned int v4885 = v4884 + v65;
-      const unsigned int v4886 = v4885 + v4877;
-      out[v4886] = v4883;
-    }
-    const unsigned int v4887 = static_cast<unsigned int>(v271.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4888 = v1123 + v4887;
-    const unsigned int v4889 = static_cast<unsigned int>(v271.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4890 = v1122 + v4889;
-    const bool v4891 = v4888 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4892 = v4890 < v12;
-    const bool v4893 = v4891 && v4892;
-    if (v4893) {
-      const float v4894 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4896 = iron_f32_to_bf16(v4894);
-      const unsigned int v4897 = v4888 * v3;
-      const unsigned int v4898 = v4897 + v65;
-      const unsigned int v4899 = v4898 + v4890;
-      out[v4899] = v4896;
-    }
-    const unsigned int v4900 = static_cast<unsigned int>(v271.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4901 = v1123 + v4900;
-    const unsigned int v4902 = static_cast<unsigned int>(v271.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4903 = v1122 + v4902;
-    const bool v4904 = v4901 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4905 = v4903 < v12;
-    const bool v4906 = v4904 && v4905;
-    if (v4906) {
-      const float v4907 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4909 = iron_f32_to_bf16(v4907);
-      const unsigned int v4910 = v4901 * v3;
-      const unsigned int v4911 = v4910 + v65;
-      const unsigned int v4912 = v4911 + v4903;
-      out[v4912] = v4909;
-    }
-    const unsigned int v4913 = static_cast<unsigned int>(v271.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4914 = v1123 + v4913;
-    const unsigned int v4915 = static_cast<unsigned int>(v271.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4916 = v1122 + v4915;
-    const bool v4917 = v4914 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4918 = v4916 < v12;
-    const bool v4919 = v4917 && v4918;
-    if (v4919) {
-      const float v4920 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4922 = iron_f32_to_bf16(v4920);
-      const unsigned int v4923 = v4914 * v3;
-      const unsigned int v4924 = v4923 + v65;
-      const unsigned int v4925 = v4924 + v4916;
-      out[v4925] = v4922;
-    }
-    const unsigned int v4926 = static_cast<unsigned int>(v271.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4927 = v1123 + v4926;
-    const unsigned int v4928 = static_cast<unsigned int>(v271.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4929 = v1122 + v4928;
-    const bool v4930 = v4927 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4931 = v4929 < v12;
-    const bool v4932 = v4930 && v4931;
-    if (v4932) {
-      const float v4933 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4935 = iron_f32_to_bf16(v4933);
-      const unsigned int v4936 = v4927 * v3;
-      const unsigned int v4937 = v4936 + v65;
-      const unsigned int v4938 = v4937 + v4929;
-      out[v4938] = v4935;
-    }
-    const unsigned int v4939 = static_cast<unsigned int>(v271.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4940 = v1123 + v4939;
-    const unsigned int v4941 = static_cast<unsigned int>(v271.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4942 = v1122 + v4941;
-    const bool v4943 = v4940 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4944 = v4942 < v12;
-    const bool v4945 = v4943 && v4944;
-    if (v4945) {
-      const float v4946 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4948 = iron_f32_to_bf16(v4946);
-      const unsigned int v4949 = v4940 * v3;
-      const unsigned int v4950 = v4949 + v65;
-      const unsigned int v4951 = v4950 + v4942;
-      out[v4951] = v4948;
-    }
-    const unsigned int v4952 = static_cast<unsigned int>(v271.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4953 = v1123 + v4952;
-    const unsigned int v4954 = static_cast<unsigned int>(v271.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4955 = v1122 + v4954;
-    const bool v4956 = v4953 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4957 = v4955 < v12;
-    const bool v4958 = v4956 && v4957;
-    if (v4958) {
-      const float v4959 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4961 = iron_f32_to_bf16(v4959);
-      const unsigned int v4962 = v4953 * v3;
-      const unsigned int v4963 = v4962 + v65;
-      const unsigned int v4964 = v4963 + v4955;
-      out[v4964] = v4961;
-    }
-    const unsigned int v4965 = static_cast<unsigned int>(v271.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4966 = v1123 + v4965;
-    const unsigned int v4967 = static_cast<unsigned int>(v271.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4968 = v1122 + v4967;
-    const bool v4969 = v4966 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4970 = v4968 < v12;
-    const bool v4971 = v4969 && v4970;
-    if (v4971) {
-      const float v4972 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4974 = iron_f32_to_bf16(v4972);
-      const unsigned int v4975 = v4966 * v3;
-      const unsigned int v4976 = v4975 + v65;
-      const unsigned int v4977 = v4976 + v4968;
-      out[v4977] = v4974;
-    }
-    const unsigned int v4978 = static_cast<unsigned int>(v271.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4979 = v1123 + v4978;
-    const unsigned int v4980 = static_cast<unsigned int>(v271.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4981 = v1122 + v4980;
-    const bool v4982 = v4979 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4983 = v4981 < v12;
-    const bool v4984 = v4982 && v4983;
-    if (v4984) {
-      const float v4985 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4987 = iron_f32_to_bf16(v4985);
-      const unsigned int v4988 = v4979 * v3;
-      const unsigned int v4989 = v4988 + v65;
-      const unsigned int v4990 = v4989 + v4981;
-      out[v4990] = v4987;
-    }
-    const unsigned int v4991 = static_cast<unsigned int>(v271.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4992 = v1123 + v4991;
-    const unsigned int v4993 = static_cast<unsigned int>(v271.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4994 = v1122 + v4993;
-    const bool v4995 = v4992 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4996 = v4994 < v12;
-    const bool v4997 = v4995 && v4996;
-    if (v4997) {
-      const float v4998 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5000 = iron_f32_to_bf16(v4998);
-      const unsigned int v5001 = v4992 * v3;
-      const unsigned int v5002 = v5001 + v65;
-      const unsigned int v5003 = v5002 + v4994;
-      out[v5003] = v5000;
-    }
-    const unsigned int v5004 = static_cast<unsigned int>(v271.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5005 = v1123 + v5004;
-    const unsigned int v5006 = static_cast<unsigned int>(v271.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5007 = v1122 + v5006;
-    const bool v5008 = v5005 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5009 = v5007 < v12;
-    const bool v5010 = v5008 && v5009;
-    if (v5010) {
-      const float v5011 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5013 = iron_f32_to_bf16(v5011);
-      const unsigned int v5014 = v5005 * v3;
-      const unsigned int v5015 = v5014 + v65;
-      const unsigned int v5016 = v5015 + v5007;
-      out[v5016] = v5013;
-    }
-    const unsigned int v5017 = static_cast<unsigned int>(v271.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5018 = v1123 + v5017;
-    const unsigned int v5019 = static_cast<unsigned int>(v271.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5020 = v1122 + v5019;
-    const bool v5021 = v5018 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5022 = v5020 < v12;
-    const bool v5023 = v5021 && v5022;
-    if (v5023) {
-      const float v5024 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5026 = iron_f32_to_bf16(v5024);
-      const unsigned int v5027 = v5018 * v3;
-      const unsigned int v5028 = v5027 + v65;
-      const unsigned int v5029 = v5028 + v5020;
-      out[v5029] = v5026;
-    }
-    const unsigned int v5030 = static_cast<unsigned int>(v271.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5031 = v1123 + v5030;
-    const unsigned int v5032 = static_cast<unsigned int>(v271.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5033 = v1122 + v5032;
-    const bool v5034 = v5031 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5035 = v5033 < v12;
-    const bool v5036 = v5034 && v5035;
-    if (v5036) {
-      const float v5037 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5039 = iron_f32_to_bf16(v5037);
-      const unsigned int v5040 = v5031 * v3;
-      const unsigned int v5041 = v5040 + v65;
-      const unsigned int v5042 = v5041 + v5033;
-      out[v5042] = v5039;
-    }
-    const unsigned int v5043 = static_cast<unsigned int>(v271.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5044 = v1123 + v5043;
-    const unsigned int v5045 = static_cast<unsigned int>(v271.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5046 = v1122 + v5045;
-    const bool v5047 = v5044 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5048 = v5046 < v12;
-    const bool v5049 = v5047 && v5048;
-    if (v5049) {
-      const float v5050 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5052 = iron_f32_to_bf16(v5050);
-      const unsigned int v5053 = v5044 * v3;
-      const unsigned int v5054 = v5053 + v65;
-      const unsigned int v5055 = v5054 + v5046;
-      out[v5055] = v5052;
-    }
-    const unsigned int v5056 = static_cast<unsigned int>(v271.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5057 = v1123 + v5056;
-    const unsigned int v5058 = static_cast<unsigned int>(v271.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5059 = v1122 + v5058;
-    const bool v5060 = v5057 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5061 = v5059 < v12;
-    const bool v5062 = v5060 && v5061;
-    if (v5062) {
-      const float v5063 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5065 = iron_f32_to_bf16(v5063);
-      const unsigned int v5066 = v5057 * v3;
-      const unsigned int v5067 = v5066 + v65;
-      const unsigned int v5068 = v5067 + v5059;
-      out[v5068] = v5065;
-    }
-    const unsigned int v5069 = static_cast<unsigned int>(v271.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5070 = v1123 + v5069;
-    const unsigned int v5071 = static_cast<unsigned int>(v271.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5072 = v1122 + v5071;
-    const bool v5073 = v5070 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5074 = v5072 < v12;
-    const bool v5075 = v5073 && v5074;
-    if (v5075) {
-      const float v5076 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5078 = iron_f32_to_bf16(v5076);
-      const unsigned int v5079 = v5070 * v3;
-      const unsigned int v5080 = v5079 + v65;
-      const unsigned int v5081 = v5080 + v5072;
-      out[v5081] = v5078;
-    }
-    const unsigned int v5082 = static_cast<unsigned int>(v271.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5083 = v1123 + v5082;
-    const unsigned int v5084 = static_cast<unsigned int>(v271.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5085 = v1122 + v5084;
-    const bool v5086 = v5083 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5087 = v5085 < v12;
-    const bool v5088 = v5086 && v5087;
-    if (v5088) {
-      const float v5089 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5091 = iron_f32_to_bf16(v5089);
-      const unsigned int v5092 = v5083 * v3;
-      const unsigned int v5093 = v5092 + v65;
-      const unsigned int v5094 = v5093 + v5085;
-      out[v5094] = v5091;
-    }
-    const unsigned int v5095 = static_cast<unsigned int>(v271.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5096 = v1123 + v5095;
-    const unsigned int v5097 = static_cast<unsigned int>(v271.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5098 = v1122 + v5097;
-    const bool v5099 = v5096 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5100 = v5098 < v12;
-    const bool v5101 = v5099 && v5100;
-    if (v5101) {
-      const float v5102 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5104 = iron_f32_to_bf16(v5102);
-      const unsigned int v5105 = v5096 * v3;
-      const unsigned int v5106 = v5105 + v65;
-      const unsigned int v5107 = v5106 + v5098;
-      out[v5107] = v5104;
-    }
-    const unsigned int v5108 = static_cast<unsigned int>(v271.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5109 = v1123 + v5108;
-    const unsigned int v5110 = static_cast<unsigned int>(v271.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5111 = v1122 + v5110;
-    const bool v5112 = v5109 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5113 = v5111 < v12;
-    const bool v5114 = v5112 && v5113;
-    if (v5114) {
-      const float v5115 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5117 = iron_f32_to_bf16(v5115);
-      const unsigned int v5118 = v5109 * v3;
-      const unsigned int v5119 = v5118 + v65;
-      const unsigned int v5120 = v5119 + v5111;
-      out[v5120] = v5117;
-    }
-    const unsigned int v5121 = static_cast<unsigned int>(v271.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5122 = v1123 + v5121;
-    const unsigned int v5123 = static_cast<unsigned int>(v271.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5124 = v1122 + v5123;
-    const bool v5125 = v5122 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5126 = v5124 < v12;
-    const bool v5127 = v5125 && v5126;
-    if (v5127) {
-      const float v5128 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5130 = iron_f32_to_bf16(v5128);
-      const unsigned int v5131 = v5122 * v3;
-      const unsigned int v5132 = v5131 + v65;
-      const unsigned int v5133 = v5132 + v5124;
-      out[v5133] = v5130;
-    }
-    const unsigned int v5134 = static_cast<unsigned int>(v271.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5135 = v1123 + v5134;
-    const unsigned int v5136 = static_cast<unsigned int>(v271.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5137 = v1122 + v5136;
-    const bool v5138 = v5135 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5139 = v5137 < v12;
-    const bool v5140 = v5138 && v5139;
-    if (v5140) {
-      const float v5141 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5143 = iron_f32_to_bf16(v5141);
-      const unsigned int v5144 = v5135 * v3;
-      const unsigned int v5145 = v5144 + v65;
-      const unsigned int v5146 = v5145 + v5137;
-      out[v5146] = v5143;
-    }
-    const unsigned int v5147 = static_cast<unsigned int>(v271.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5148 = v1123 + v5147;
-    const unsigned int v5149 = static_cast<unsigned int>(v271.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5150 = v1122 + v5149;
-    const bool v5151 = v5148 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5152 = v5150 < v12;
-    const bool v5153 = v5151 && v5152;
-    if (v5153) {
-      const float v5154 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5156 = iron_f32_to_bf16(v5154);
-      const unsigned int v5157 = v5148 * v3;
-      const unsigned int v5158 = v5157 + v65;
-      const unsigned int v5159 = v5158 + v5150;
-      out[v5159] = v5156;
-    }
-    const unsigned int v5160 = static_cast<unsigned int>(v271.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5161 = v1123 + v5160;
-    const unsigned int v5162 = static_cast<unsigned int>(v271.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5163 = v1122 + v5162;
-    const bool v5164 = v5161 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5165 = v5163 < v12;
-    const bool v5166 = v5164 && v5165;
-    if (v5166) {
-      const float v5167 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5169 = iron_f32_to_bf16(v5167);
-      const unsigned int v5170 = v5161 * v3;
-      const unsigned int v5171 = v5170 + v65;
-      const unsigned int v5172 = v5171 + v5163;
-      out[v5172] = v5169;
-    }
-    const unsigned int v5173 = static_cast<unsigned int>(v271.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5174 = v1123 + v5173;
-    const unsigned int v5175 = static_cast<unsigned int>(v271.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5176 = v1122 + v5175;
-    const bool v5177 = v5174 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5178 = v5176 < v12;
-    const bool v5179 = v5177 && v5178;
-    if (v5179) {
-      const float v5180 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5182 = iron_f32_to_bf16(v5180);
-      const unsigned int v5183 = v5174 * v3;
-      const unsigned int v5184 = v5183 + v65;
-      const unsigned int v5185 = v5184 + v5176;
-      out[v5185] = v5182;
-    }
-    const unsigned int v5186 = static_cast<unsigned int>(v271.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5187 = v1123 + v5186;
-    const unsigned int v5188 = static_cast<unsigned int>(v271.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5189 = v1122 + v5188;
-    const bool v5190 = v5187 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5191 = v5189 < v12;
-    const bool v5192 = v5190 && v5191;
-    if (v5192) {
-      const float v5193 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5195 = iron_f32_to_bf16(v5193);
-      const unsigned int v5196 = v5187 * v3;
-      const unsigned int v5197 = v5196 + v65;
-      const unsigned int v5198 = v5197 + v5189;
-      out[v5198] = v5195;
-    }
-    const unsigned int v5199 = static_cast<unsigned int>(v271.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5200 = v1123 + v5199;
-    const unsigned int v5201 = static_cast<unsigned int>(v271.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5202 = v1122 + v5201;
-    const bool v5203 = v5200 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5204 = v5202 < v12;
-    const bool v5205 = v5203 && v5204;
-    if (v5205) {
-      const float v5206 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5208 = iron_f32_to_bf16(v5206);
-      const unsigned int v5209 = v5200 * v3;
-      const unsigned int v5210 = v5209 + v65;
-      const unsigned int v5211 = v5210 + v5202;
-      out[v5211] = v5208;
-    }
-    const unsigned int v5212 = static_cast<unsigned int>(v271.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5213 = v1123 + v5212;
-    const unsigned int v5214 = static_cast<unsigned int>(v271.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5215 = v1122 + v5214;
-    const bool v5216 = v5213 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5217 = v5215 < v12;
-    const bool v5218 = v5216 && v5217;
-    if (v5218) {
-      const float v5219 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5221 = iron_f32_to_bf16(v5219);
-      const unsigned int v5222 = v5213 * v3;
-      const unsigned int v5223 = v5222 + v65;
-      const unsigned int v5224 = v5223 + v5215;
-      out[v5224] = v5221;
-    }
-    const unsigned int v5225 = static_cast<unsigned int>(v271.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5226 = v1123 + v5225;
-    const unsigned int v5227 = static_cast<unsigned int>(v271.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5228 = v1122 + v5227;
-    const bool v5229 = v5226 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5230 = v5228 < v12;
-    const bool v5231 = v5229 && v5230;
-    if (v5231) {
-      const float v5232 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5234 = iron_f32_to_bf16(v5232);
-      const unsigned int v5235 = v5226 * v3;
-      const unsigned int v5236 = v5235 + v65;
-      const unsigned int v5237 = v5236 + v5228;
-      out[v5237] = v5234;
-    }
-    const unsigned int v5238 = static_cast<unsigned int>(v271.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5239 = v1123 + v5238;
-    const unsigned int v5240 = static_cast<unsigned int>(v271.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5241 = v1122 + v5240;
-    const bool v5242 = v5239 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5243 = v5241 < v12;
-    const bool v5244 = v5242 && v5243;
-    if (v5244) {
-      const float v5245 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5247 = iron_f32_to_bf16(v5245);
-      const unsigned int v5248 = v5239 * v3;
-      const unsigned int v5249 = v5248 + v65;
-      const unsigned int v5250 = v5249 + v5241;
-      out[v5250] = v5247;
-    }
-    const unsigned int v5251 = static_cast<unsigned int>(v271.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5252 = v1123 + v5251;
-    const unsigned int v5253 = static_cast<unsigned int>(v271.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5254 = v1122 + v5253;
-    const bool v5255 = v5252 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5256 = v5254 < v12;
-    const bool v5257 = v5255 && v5256;
-    if (v5257) {
-      const float v5258 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5260 = iron_f32_to_bf16(v5258);
-      const unsigned int v5261 = v5252 * v3;
-      const unsigned int v5262 = v5261 + v65;
-      const unsigned int v5263 = v5262 + v5254;
-      out[v5263] = v5260;
-    }
-    const unsigned int v5264 = static_cast<unsigned int>(v271.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5265 = v1123 + v5264;
-    const unsigned int v5266 = static_cast<unsigned int>(v271.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5267 = v1122 + v5266;
-    const bool v5268 = v5265 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5269 = v5267 < v12;
-    const bool v5270 = v5268 && v5269;
-    if (v5270) {
-      const float v5271 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5273 = iron_f32_to_bf16(v5271);
-      const unsigned int v5274 = v5265 * v3;
-      const unsigned int v5275 = v5274 + v65;
-      const unsigned int v5276 = v5275 + v5267;
-      out[v5276] = v5273;
-    }
-    const unsigned int v5277 = static_cast<unsigned int>(v271.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5278 = v1123 + v5277;
-    const unsigned int v5279 = static_cast<unsigned int>(v271.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5280 = v1122 + v5279;
-    const bool v5281 = v5278 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5282 = v5280 < v12;
-    const bool v5283 = v5281 && v5282;
-    if (v5283) {
-      const float v5284 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5286 = iron_f32_to_bf16(v5284);
-      const unsigned int v5287 = v5278 * v3;
-      const unsigned int v5288 = v5287 + v65;
-      const unsigned int v5289 = v5288 + v5280;
-      out[v5289] = v5286;
-    }
-    const unsigned int v5290 = static_cast<unsigned int>(v271.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5291 = v1123 + v5290;
-    const unsigned int v5292 = static_cast<unsigned int>(v271.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5293 = v1122 + v5292;
-    const bool v5294 = v5291 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5295 = v5293 < v12;
-    const bool v5296 = v5294 && v5295;
-    if (v5296) {
-      const float v5297 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5299 = iron_f32_to_bf16(v5297);
-      const unsigned int v5300 = v5291 * v3;
-      const unsigned int v5301 = v5300 + v65;
-      const unsigned int v5302 = v5301 + v5293;
-      out[v5302] = v5299;
-    }
-    const unsigned int v5303 = static_cast<unsigned int>(v271.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5304 = v1123 + v5303;
-    const unsigned int v5305 = static_cast<unsigned int>(v271.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5306 = v1122 + v5305;
-    const bool v5307 = v5304 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5308 = v5306 < v12;
-    const bool v5309 = v5307 && v5308;
-    if (v5309) {
-      const float v5310 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5312 = iron_f32_to_bf16(v5310);
-      const unsigned int v5313 = v5304 * v3;
-      const unsigned int v5314 = v5313 + v65;
-      const unsigned int v5315 = v5314 + v5306;
-      out[v5315] = v5312;
-    }
-    const unsigned int v5316 = static_cast<unsigned int>(v271.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5317 = v1123 + v5316;
-    const unsigned int v5318 = static_cast<unsigned int>(v271.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5319 = v1122 + v5318;
-    const bool v5320 = v5317 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5321 = v5319 < v12;
-    const bool v5322 = v5320 && v5321;
-    if (v5322) {
-      const float v5323 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5325 = iron_f32_to_bf16(v5323);
-      const unsigned int v5326 = v5317 * v3;
-      const unsigned int v5327 = v5326 + v65;
-      const unsigned int v5328 = v5327 + v5319;
-      out[v5328] = v5325;
-    }
-    const unsigned int v5329 = static_cast<unsigned int>(v271.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5330 = v1123 + v5329;
-    const unsigned int v5331 = static_cast<unsigned int>(v271.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5332 = v1122 + v5331;
-    const bool v5333 = v5330 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5334 = v5332 < v12;
-    const bool v5335 = v5333 && v5334;
-    if (v5335) {
-      const float v5336 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5338 = iron_f32_to_bf16(v5336);
-      const unsigned int v5339 = v5330 * v3;
-      const unsigned int v5340 = v5339 + v65;
-      const unsigned int v5341 = v5340 + v5332;
-      out[v5341] = v5338;
-    }
-    const unsigned int v5342 = static_cast<unsigned int>(v271.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5343 = v1123 + v5342;
-    const unsigned int v5344 = static_cast<unsigned int>(v271.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5345 = v1122 + v5344;
-    const bool v5346 = v5343 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5347 = v5345 < v12;
-    const bool v5348 = v5346 && v5347;
-    if (v5348) {
-      const float v5349 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5351 = iron_f32_to_bf16(v5349);
-      const unsigned int v5352 = v5343 * v3;
-      const unsigned int v5353 = v5352 + v65;
-      const unsigned int v5354 = v5353 + v5345;
-      out[v5354] = v5351;
-    }
-    const unsigned int v5355 = static_cast<unsigned int>(v271.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5356 = v1123 + v5355;
-    const unsigned int v5357 = static_cast<unsigned int>(v271.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5358 = v1122 + v5357;
-    const bool v5359 = v5356 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5360 = v5358 < v12;
-    const bool v5361 = v5359 && v5360;
-    if (v5361) {
-      const float v5362 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5364 = iron_f32_to_bf16(v5362);
-      const unsigned int v5365 = v5356 * v3;
-      const unsigned int v5366 = v5365 + v65;
-      const unsigned int v5367 = v5366 + v5358;
-      out[v5367] = v5364;
-    }
-    const unsigned int v5368 = static_cast<unsigned int>(v271.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5369 = v1123 + v5368;
-    const unsigned int v5370 = static_cast<unsigned int>(v271.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5371 = v1122 + v5370;
-    const bool v5372 = v5369 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5373 = v5371 < v12;
-    const bool v5374 = v5372 && v5373;
-    if (v5374) {
-      const float v5375 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5377 = iron_f32_to_bf16(v5375);
-      const unsigned int v5378 = v5369 * v3;
-      const unsigned int v5379 = v5378 + v65;
-      const unsigned int v5380 = v5379 + v5371;
-      out[v5380] = v5377;
-    }
-    const unsigned int v5381 = static_cast<unsigned int>(v271.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5382 = v1123 + v5381;
-    const unsigned int v5383 = static_cast<unsigned int>(v271.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5384 = v1122 + v5383;
-    const bool v5385 = v5382 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5386 = v5384 < v12;
-    const bool v5387 = v5385 && v5386;
-    if (v5387) {
-      const float v5388 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5390 = iron_f32_to_bf16(v5388);
-      const unsigned int v5391 = v5382 * v3;
-      const unsigned int v5392 = v5391 + v65;
-      const unsigned int v5393 = v5392 + v5384;
-      out[v5393] = v5390;
-    }
-    const unsigned int v5394 = static_cast<unsigned int>(v271.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5395 = v1123 + v5394;
-    const unsigned int v5396 = static_cast<unsigned int>(v271.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5397 = v1122 + v5396;
-    const bool v5398 = v5395 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5399 = v5397 < v12;
-    const bool v5400 = v5398 && v5399;
-    if (v5400) {
-      const float v5401 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5403 = iron_f32_to_bf16(v5401);
-      const unsigned int v5404 = v5395 * v3;
-      const unsigned int v5405 = v5404 + v65;
-      const unsigned int v5406 = v5405 + v5397;
-      out[v5406] = v5403;
-    }
-    const unsigned int v5407 = static_cast<unsigned int>(v271.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5408 = v1123 + v5407;
-    const unsigned int v5409 = static_cast<unsigned int>(v271.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5410 = v1122 + v5409;
-    const bool v5411 = v5408 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5412 = v5410 < v12;
-    const bool v5413 = v5411 && v5412;
-    if (v5413) {
-      const float v5414 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5416 = iron_f32_to_bf16(v5414);
-      const unsigned int v5417 = v5408 * v3;
-      const unsigned int v5418 = v5417 + v65;
-      const unsigned int v5419 = v5418 + v5410;
-      out[v5419] = v5416;
-    }
-    const unsigned int v5420 = static_cast<unsigned int>(v271.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5421 = v1123 + v5420;
-    const unsigned int v5422 = static_cast<unsigned int>(v271.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5423 = v1122 + v5422;
-    const bool v5424 = v5421 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5425 = v5423 < v12;
-    const bool v5426 = v5424 && v5425;
-    if (v5426) {
-      const float v5427 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5429 = iron_f32_to_bf16(v5427);
-      const unsigned int v5430 = v5421 * v3;
-      const unsigned int v5431 = v5430 + v65;
-      const unsigned int v5432 = v5431 + v5423;
-      out[v5432] = v5429;
-    }
-    const unsigned int v5433 = static_cast<unsigned int>(v271.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5434 = v1123 + v5433;
-    const unsigned int v5435 = static_cast<unsigned int>(v271.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5436 = v1122 + v5435;
-    const bool v5437 = v5434 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5438 = v5436 < v12;
-    const bool v5439 = v5437 && v5438;
-    if (v5439) {
-      const float v5440 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5442 = iron_f32_to_bf16(v5440);
-      const unsigned int v5443 = v5434 * v3;
-      const unsigned int v5444 = v5443 + v65;
-      const unsigned int v5445 = v5444 + v5436;
-      out[v5445] = v5442;
-    }
-    const unsigned int v5446 = static_cast<unsigned int>(v271.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5447 = v1123 + v5446;
-    const unsigned int v5448 = static_cast<unsigned int>(v271.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5449 = v1122 + v5448;
-    const bool v5450 = v5447 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5451 = v5449 < v12;
-    const bool v5452 = v5450 && v5451;
-    if (v5452) {
-      const float v5453 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5455 = iron_f32_to_bf16(v5453);
-      const unsigned int v5456 = v5447 * v3;
-      const unsigned int v5457 = v5456 + v65;
-      const unsigned int v5458 = v5457 + v5449;
-      out[v5458] = v5455;
-    }
-    const unsigned int v5459 = static_cast<unsigned int>(v271.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5460 = v1123 + v5459;
-    const unsigned int v5461 = static_cast<unsigned int>(v271.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5462 = v1122 + v5461;
-    const bool v5463 = v5460 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5464 = v5462 < v12;
-    const bool v5465 = v5463 && v5464;
-    if (v5465) {
-      const float v5466 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5468 = iron_f32_to_bf16(v5466);
-      const unsigned int v5469 = v5460 * v3;
-      const unsigned int v5470 = v5469 + v65;
-      const unsigned int v5471 = v5470 + v5462;
-      out[v5471] = v5468;
-    }
-    const unsigned int v5472 = static_cast<unsigned int>(v271.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5473 = v1123 + v5472;
-    const unsigned int v5474 = static_cast<unsigned int>(v271.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5475 = v1122 + v5474;
-    const bool v5476 = v5473 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5477 = v5475 < v12;
-    const bool v5478 = v5476 && v5477;
-    if (v5478) {
-      const float v5479 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5481 = iron_f32_to_bf16(v5479);
-      const unsigned int v5482 = v5473 * v3;
-      const unsigned int v5483 = v5482 + v65;
-      const unsigned int v5484 = v5483 + v5475;
-      out[v5484] = v5481;
-    }
-    const unsigned int v5485 = static_cast<unsigned int>(v271.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5486 = v1123 + v5485;
-    const unsigned int v5487 = static_cast<unsigned int>(v271.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5488 = v1122 + v5487;
-    const bool v5489 = v5486 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5490 = v5488 < v12;
-    const bool v5491 = v5489 && v5490;
-    if (v5491) {
-      const float v5492 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5494 = iron_f32_to_bf16(v5492);
-      const unsigned int v5495 = v5486 * v3;
-      const unsigned int v5496 = v5495 + v65;
-      const unsigned int v5497 = v5496 + v5488;
-      out[v5497] = v5494;
-    }
-    const unsigned int v5498 = static_cast<unsigned int>(v271.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5499 = v1123 + v5498;
-    const unsigned int v5500 = static_cast<unsigned int>(v271.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5501 = v1122 + v5500;
-    const bool v5502 = v5499 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5503 = v5501 < v12;
-    const bool v5504 = v5502 && v5503;
-    if (v5504) {
-      const float v5505 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5507 = iron_f32_to_bf16(v5505);
-      const unsigned int v5508 = v5499 * v3;
-      const unsigned int v5509 = v5508 + v65;
-      const unsigned int v5510 = v5509 + v5501;
-      out[v5510] = v5507;
-    }
-    const unsigned int v5511 = static_cast<unsigned int>(v271.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5512 = v1123 + v5511;
-    const unsigned int v5513 = static_cast<unsigned int>(v271.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5514 = v1122 + v5513;
-    const bool v5515 = v5512 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5516 = v5514 < v12;
-    const bool v5517 = v5515 && v5516;
-    if (v5517) {
-      const float v5518 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5520 = iron_f32_to_bf16(v5518);
-      const unsigned int v5521 = v5512 * v3;
-      const unsigned int v5522 = v5521 + v65;
-      const unsigned int v5523 = v5522 + v5514;
-      out[v5523] = v5520;
-    }
-    const unsigned int v5524 = static_cast<unsigned int>(v271.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5525 = v1123 + v5524;
-    const unsigned int v5526 = static_cast<unsigned int>(v271.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5527 = v1122 + v5526;
-    const bool v5528 = v5525 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5529 = v5527 < v12;
-    const bool v5530 = v5528 && v5529;
-    if (v5530) {
-      const float v5531 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5533 = iron_f32_to_bf16(v5531);
-      const unsigned int v5534 = v5525 * v3;
-      const unsigned int v5535 = v5534 + v65;
-      const unsigned int v5536 = v5535 + v5527;
-      out[v5536] = v5533;
-    }
-    const unsigned int v5537 = static_cast<unsigned int>(v271.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5538 = v1123 + v5537;
-    const unsigned int v5539 = static_cast<unsigned int>(v271.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5540 = v1122 + v5539;
-    const bool v5541 = v5538 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5542 = v5540 < v12;
-    const bool v5543 = v5541 && v5542;
-    if (v5543) {
-      const float v5544 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5546 = iron_f32_to_bf16(v5544);
-      const unsigned int v5547 = v5538 * v3;
-      const unsigned int v5548 = v5547 + v65;
-      const unsigned int v5549 = v5548 + v5540;
-      out[v5549] = v5546;
-    }
-    const unsigned int v5550 = static_cast<unsigned int>(v271.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5551 = v1123 + v5550;
-    const unsigned int v5552 = static_cast<unsigned int>(v271.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5553 = v1122 + v5552;
-    const bool v5554 = v5551 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5555 = v5553 < v12;
-    const bool v5556 = v5554 && v5555;
-    if (v5556) {
-      const float v5557 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5559 = iron_f32_to_bf16(v5557);
-      const unsigned int v5560 = v5551 * v3;
-      const unsigned int v5561 = v5560 + v65;
-      const unsigned int v5562 = v5561 + v5553;
-      out[v5562] = v5559;
-    }
-    const unsigned int v5563 = static_cast<unsigned int>(v271.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5564 = v1123 + v5563;
-    const unsigned int v5565 = static_cast<unsigned int>(v271.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5566 = v1122 + v5565;
-    const bool v5567 = v5564 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5568 = v5566 < v12;
-    const bool v5569 = v5567 && v5568;
-    if (v5569) {
-      const float v5570 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5572 = iron_f32_to_bf16(v5570);
-      const unsigned int v5573 = v5564 * v3;
-      const unsigned int v5574 = v5573 + v65;
-      const unsigned int v5575 = v5574 + v5566;
-      out[v5575] = v5572;
-    }
-    const unsigned int v5576 = static_cast<unsigned int>(v271.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5577 = v1123 + v5576;
-    const unsigned int v5578 = static_cast<unsigned int>(v271.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5579 = v1122 + v5578;
-    const bool v5580 = v5577 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5581 = v5579 < v12;
-    const bool v5582 = v5580 && v5581;
-    if (v5582) {
-      const float v5583 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5585 = iron_f32_to_bf16(v5583);
-      const unsigned int v5586 = v5577 * v3;
-      const unsigned int v5587 = v5586 + v65;
-      const unsigned int v5588 = v5587 + v5579;
-      out[v5588] = v5585;
-    }
-    const unsigned int v5589 = static_cast<unsigned int>(v271.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5590 = v1123 + v5589;
-    const unsigned int v5591 = static_cast<unsigned int>(v271.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5592 = v1122 + v5591;
-    const bool v5593 = v5590 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5594 = v5592 < v12;
-    const bool v5595 = v5593 && v5594;
-    if (v5595) {
-      const float v5596 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5598 = iron_f32_to_bf16(v5596);
-      const unsigned int v5599 = v5590 * v3;
-      const unsigned int v5600 = v5599 + v65;
-      const unsigned int v5601 = v5600 + v5592;
-      out[v5601] = v5598;
-    }
-    const unsigned int v5602 = static_cast<unsigned int>(v271.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5603 = v1123 + v5602;
-    const unsigned int v5604 = static_cast<unsigned int>(v271.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5605 = v1122 + v5604;
-    const bool v5606 = v5603 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5607 = v5605 < v12;
-    const bool v5608 = v5606 && v5607;
-    if (v5608) {
-      const float v5609 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5611 = iron_f32_to_bf16(v5609);
-      const unsigned int v5612 = v5603 * v3;
-      const unsigned int v5613 = v5612 + v65;
-      const unsigned int v5614 = v5613 + v5605;
-      out[v5614] = v5611;
-    }
-    const unsigned int v5615 = static_cast<unsigned int>(v271.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5616 = v1123 + v5615;
-    const unsigned int v5617 = static_cast<unsigned int>(v271.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5618 = v1122 + v5617;
-    const bool v5619 = v5616 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5620 = v5618 < v12;
-    const bool v5621 = v5619 && v5620;
-    if (v5621) {
-      const float v5622 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5624 = iron_f32_to_bf16(v5622);
-      const unsigned int v5625 = v5616 * v3;
-      const unsigned int v5626 = v5625 + v65;
-      const unsigned int v5627 = v5626 + v5618;
-      out[v5627] = v5624;
-    }
-    const unsigned int v5628 = static_cast<unsigned int>(v271.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5629 = v1123 + v5628;
-    const unsigned int v5630 = static_cast<unsigned int>(v271.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5631 = v1122 + v5630;
-    const bool v5632 = v5629 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5633 = v5631 < v12;
-    const bool v5634 = v5632 && v5633;
-    if (v5634) {
-      const float v5635 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5637 = iron_f32_to_bf16(v5635);
-      const unsigned int v5638 = v5629 * v3;
-      const unsigned int v5639 = v5638 + v65;
-      const unsigned int v5640 = v5639 + v5631;
-      out[v5640] = v5637;
-    }
-    const unsigned int v5641 = static_cast<unsigned int>(v271.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5642 = v1123 + v5641;
-    const unsigned int v5643 = static_cast<unsigned int>(v271.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5644 = v1122 + v5643;
-    const bool v5645 = v5642 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5646 = v5644 < v12;
-    const bool v5647 = v5645 && v5646;
-    if (v5647) {
-      const float v5648 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5650 = iron_f32_to_bf16(v5648);
-      const unsigned int v5651 = v5642 * v3;
-      const unsigned int v5652 = v5651 + v65;
-      const unsigned int v5653 = v5652 + v5644;
-      out[v5653] = v5650;
-    }
-    const unsigned int v5654 = static_cast<unsigned int>(v271.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5655 = v1123 + v5654;
-    const unsigned int v5656 = static_cast<unsigned int>(v271.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5657 = v1122 + v5656;
-    const bool v5658 = v5655 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5659 = v5657 < v12;
-    const bool v5660 = v5658 && v5659;
-    if (v5660) {
-      const float v5661 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5663 = iron_f32_to_bf16(v5661);
-      const unsigned int v5664 = v5655 * v3;
-      const unsigned int v5665 = v5664 + v65;
-      const unsigned int v5666 = v5665 + v5657;
-      out[v5666] = v5663;
-    }
-    const unsigned int v5667 = static_cast<unsigned int>(v271.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5668 = v1123 + v5667;
-    const unsigned int v5669 = static_cast<unsigned int>(v271.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5670 = v1122 + v5669;
-    const bool v5671 = v5668 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5672 = v5670 < v12;
-    const bool v5673 = v5671 && v5672;
-    if (v5673) {
-      const float v5674 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5676 = iron_f32_to_bf16(v5674);
-      const unsigned int v5677 = v5668 * v3;
-      const unsigned int v5678 = v5677 + v65;
-      const unsigned int v5679 = v5678 + v5670;
-      out[v5679] = v5676;
-    }
-    const unsigned int v5680 = static_cast<unsigned int>(v271.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5681 = v1123 + v5680;
-    const unsigned int v5682 = static_cast<unsigned int>(v271.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5683 = v1122 + v5682;
-    const bool v5684 = v5681 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5685 = v5683 < v12;
-    const bool v5686 = v5684 && v5685;
-    if (v5686) {
-      const float v5687 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5689 = iron_f32_to_bf16(v5687);
-      const unsigned int v5690 = v5681 * v3;
-      const unsigned int v5691 = v5690 + v65;
-      const unsigned int v5692 = v5691 + v5683;
-      out[v5692] = v5689;
-    }
-    const unsigned int v5693 = static_cast<unsigned int>(v271.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5694 = v1123 + v5693;
-    const unsigned int v5695 = static_cast<unsigned int>(v271.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5696 = v1122 + v5695;
-    const bool v5697 = v5694 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5698 = v5696 < v12;
-    const bool v5699 = v5697 && v5698;
-    if (v5699) {
-      const float v5700 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5702 = iron_f32_to_bf16(v5700);
-      const unsigned int v5703 = v5694 * v3;
-      const unsigned int v5704 = v5703 + v65;
-      const unsigned int v5705 = v5704 + v5696;
-      out[v5705] = v5702;
-    }
-    const unsigned int v5706 = static_cast<unsigned int>(v271.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5707 = v1123 + v5706;
-    const unsigned int v5708 = static_cast<unsigned int>(v271.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5709 = v1122 + v5708;
-    const bool v5710 = v5707 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5711 = v5709 < v12;
-    const bool v5712 = v5710 && v5711;
-    if (v5712) {
-      const float v5713 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5715 = iron_f32_to_bf16(v5713);
-      const unsigned int v5716 = v5707 * v3;
-      const unsigned int v5717 = v5716 + v65;
-      const unsigned int v5718 = v5717 + v5709;
-      out[v5718] = v5715;
-    }
-    const unsigned int v5719 = static_cast<unsigned int>(v271.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5720 = v1123 + v5719;
-    const unsigned int v5721 = static_cast<unsigned int>(v271.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5722 = v1122 + v5721;
-    const bool v5723 = v5720 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5724 = v5722 < v12;
-    const bool v5725 = v5723 && v5724;
-    if (v5725) {
-      const float v5726 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5728 = iron_f32_to_bf16(v5726);
-      const unsigned int v5729 = v5720 * v3;
-      const unsigned int v5730 = v5729 + v65;
-      const unsigned int v5731 = v5730 + v5722;
-      out[v5731] = v5728;
-    }
-    const unsigned int v5732 = static_cast<unsigned int>(v271.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5733 = v1123 + v5732;
-    const unsigned int v5734 = static_cast<unsigned int>(v271.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5735 = v1122 + v5734;
-    const bool v5736 = v5733 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5737 = v5735 < v12;
-    const bool v5738 = v5736 && v5737;
-    if (v5738) {
-      const float v5739 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5741 = iron_f32_to_bf16(v5739);
-      const unsigned int v5742 = v5733 * v3;
-      const unsigned int v5743 = v5742 + v65;
-      const unsigned int v5744 = v5743 + v5735;
-      out[v5744] = v5741;
-    }
-    const unsigned int v5745 = static_cast<unsigned int>(v271.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5746 = v1123 + v5745;
-    const unsigned int v5747 = static_cast<unsigned int>(v271.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5748 = v1122 + v5747;
-    const bool v5749 = v5746 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5750 = v5748 < v12;
-    const bool v5751 = v5749 && v5750;
-    if (v5751) {
-      const float v5752 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5754 = iron_f32_to_bf16(v5752);
-      const unsigned int v5755 = v5746 * v3;
-      const unsigned int v5756 = v5755 + v65;
-      const unsigned int v5757 = v5756 + v5748;
-      out[v5757] = v5754;
-    }
-    const unsigned int v5758 = static_cast<unsigned int>(v271.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5759 = v1123 + v5758;
-    const unsigned int v5760 = static_cast<unsigned int>(v271.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5761 = v1122 + v5760;
-    const bool v5762 = v5759 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5763 = v5761 < v12;
-    const bool v5764 = v5762 && v5763;
-    if (v5764) {
-      const float v5765 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5767 = iron_f32_to_bf16(v5765);
-      const unsigned int v5768 = v5759 * v3;
-      const unsigned int v5769 = v5768 + v65;
-      const unsigned int v5770 = v5769 + v5761;
-      out[v5770] = v5767;
-    }
-    const unsigned int v5771 = static_cast<unsigned int>(v271.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5772 = v1123 + v5771;
-    const unsigned int v5773 = static_cast<unsigned int>(v271.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5774 = v1122 + v5773;
-    const bool v5775 = v5772 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5776 = v5774 < v12;
-    const bool v5777 = v5775 && v5776;
-    if (v5777) {
-      const float v5778 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5780 = iron_f32_to_bf16(v5778);
-      const unsigned int v5781 = v5772 * v3;
-      const unsigned int v5782 = v5781 + v65;
-      const unsigned int v5783 = v5782 + v5774;
-      out[v5783] = v5780;
-    }
-    const unsigned int v5784 = static_cast<unsigned int>(v271.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5785 = v1123 + v5784;
-    const unsigned int v5786 = static_cast<unsigned int>(v271.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5787 = v1122 + v5786;
-    const bool v5788 = v5785 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5789 = v5787 < v12;
-    const bool v5790 = v5788 && v5789;
-    if (v5790) {
-      const float v5791 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5793 = iron_f32_to_bf16(v5791);
-      const unsigned int v5794 = v5785 * v3;
-      const unsigned int v5795 = v5794 + v65;
-      const unsigned int v5796 = v5795 + v5787;
-      out[v5796] = v5793;
-    }
-    const unsigned int v5797 = static_cast<unsigned int>(v271.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5798 = v1123 + v5797;
-    const unsigned int v5799 = static_cast<unsigned int>(v271.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5800 = v1122 + v5799;
-    const bool v5801 = v5798 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5802 = v5800 < v12;
-    const bool v5803 = v5801 && v5802;
-    if (v5803) {
-      const float v5804 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5806 = iron_f32_to_bf16(v5804);
-      const unsigned int v5807 = v5798 * v3;
-      const unsigned int v5808 = v5807 + v65;
-      const unsigned int v5809 = v5808 + v5800;
-      out[v5809] = v5806;
-    }
-    const unsigned int v5810 = static_cast<unsigned int>(v271.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5811 = v1123 + v5810;
-    const unsigned int v5812 = static_cast<unsigned int>(v271.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5813 = v1122 + v5812;
-    const bool v5814 = v5811 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5815 = v5813 < v12;
-    const bool v5816 = v5814 && v5815;
-    if (v5816) {
-      const float v5817 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5819 = iron_f32_to_bf16(v5817);
-      const unsigned int v5820 = v5811 * v3;
-      const unsigned int v5821 = v5820 + v65;
-      const unsigned int v5822 = v5821 + v5813;
-      out[v5822] = v5819;
-    }
-    const unsigned int v5823 = static_cast<unsigned int>(v271.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5824 = v1123 + v5823;
-    const unsigned int v5825 = static_cast<unsigned int>(v271.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5826 = v1122 + v5825;
-    const bool v5827 = v5824 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5828 = v5826 < v12;
-    const bool v5829 = v5827 && v5828;
-    if (v5829) {
-      const float v5830 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5832 = iron_f32_to_bf16(v5830);
-      const unsigned int v5833 = v5824 * v3;
-      const unsigned int v5834 = v5833 + v65;
-      const unsigned int v5835 = v5834 + v5826;
-      out[v5835] = v5832;
-    }
-    const unsigned int v5836 = static_cast<unsigned int>(v271.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5837 = v1123 + v5836;
-    const unsigned int v5838 = static_cast<unsigned int>(v271.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5839 = v1122 + v5838;
-    const bool v5840 = v5837 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5841 = v5839 < v12;
-    const bool v5842 = v5840 && v5841;
-    if (v5842) {
-      const float v5843 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5845 = iron_f32_to_bf16(v5843);
-      const unsigned int v5846 = v5837 * v3;
-      const unsigned int v5847 = v5846 + v65;
-      const unsigned int v5848 = v5847 + v5839;
-      out[v5848] = v5845;
-    }
-    const unsigned int v5849 = static_cast<unsigned int>(v271.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5850 = v1123 + v5849;
-    const unsigned int v5851 = static_cast<unsigned int>(v271.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5852 = v1122 + v5851;
-    const bool v5853 = v5850 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5854 = v5852 < v12;
-    const bool v5855 = v5853 && v5854;
-    if (v5855) {
-      const float v5856 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5858 = iron_f32_to_bf16(v5856);
-      const unsigned int v5859 = v5850 * v3;
-      const unsigned int v5860 = v5859 + v65;
-      const unsigned int v5861 = v5860 + v5852;
-      out[v5861] = v5858;
-    }
-    const unsigned int v5862 = static_cast<unsigned int>(v271.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5863 = v1123 + v5862;
-    const unsigned int v5864 = static_cast<unsigned int>(v271.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5865 = v1122 + v5864;
-    const bool v5866 = v5863 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5867 = v5865 < v12;
-    const bool v5868 = v5866 && v5867;
-    if (v5868) {
-      const float v5869 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5871 = iron_f32_to_bf16(v5869);
-      const unsigned int v5872 = v5863 * v3;
-      const unsigned int v5873 = v5872 + v65;
-      const unsigned int v5874 = v5873 + v5865;
-      out[v5874] = v5871;
-    }
-    const unsigned int v5875 = static_cast<unsigned int>(v271.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5876 = v1123 + v5875;
-    const unsigned int v5877 = static_cast<unsigned int>(v271.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5878 = v1122 + v5877;
-    const bool v5879 = v5876 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5880 = v5878 < v12;
-    const bool v5881 = v5879 && v5880;
-    if (v5881) {
-      const float v5882 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5884 = iron_f32_to_bf16(v5882);
-      const unsigned int v5885 = v5876 * v3;
-      const unsigned int v5886 = v5885 + v65;
-      const unsigned int v5887 = v5886 + v5878;
-      out[v5887] = v5884;
-    }
-    const unsigned int v5888 = static_cast<unsigned int>(v271.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5889 = v1123 + v5888;
-    const unsigned int v5890 = static_cast<unsigned int>(v271.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5891 = v1122 + v5890;
-    const bool v5892 = v5889 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5893 = v5891 < v12;
-    const bool v5894 = v5892 && v5893;
-    if (v5894) {
-      const float v5895 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5897 = iron_f32_to_bf16(v5895);
-      const unsigned int v5898 = v5889 * v3;
-      const unsigned int v5899 = v5898 + v65;
-      const unsigned int v5900 = v5899 + v5891;
-      out[v5900] = v5897;
-    }
-    const unsigned int v5901 = static_cast<unsigned int>(v271.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5902 = v1123 + v5901;
-    const unsigned int v5903 = static_cast<unsigned int>(v271.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5904 = v1122 + v5903;
-    const bool v5905 = v5902 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5906 = v5904 < v12;
-    const bool v5907 = v5905 && v5906;
-    if (v5907) {
-      const float v5908 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5910 = iron_f32_to_bf16(v5908);
-      const unsigned int v5911 = v5902 * v3;
-      const unsigned int v5912 = v5911 + v65;
-      const unsigned int v5913 = v5912 + v5904;
-      out[v5913] = v5910;
-    }
-    const unsigned int v5914 = static_cast<unsigned int>(v271.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5915 = v1123 + v5914;
-    const unsigned int v5916 = static_cast<unsigned int>(v271.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5917 = v1122 + v5916;
-    const bool v5918 = v5915 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5919 = v5917 < v12;
-    const bool v5920 = v5918 && v5919;
-    if (v5920) {
-      const float v5921 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5923 = iron_f32_to_bf16(v5921);
-      const unsigned int v5924 = v5915 * v3;
-      const unsigned int v5925 = v5924 + v65;
-      const unsigned int v5926 = v5925 + v5917;
-      out[v5926] = v5923;
-    }
-    const unsigned int v5927 = static_cast<unsigned int>(v271.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5928 = v1123 + v5927;
-    const unsigned int v5929 = static_cast<unsigned int>(v271.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5930 = v1122 + v5929;
-    const bool v5931 = v5928 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5932 = v5930 < v12;
-    const bool v5933 = v5931 && v5932;
-    if (v5933) {
-      const float v5934 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5936 = iron_f32_to_bf16(v5934);
-      const unsigned int v5937 = v5928 * v3;
-      const unsigned int v5938 = v5937 + v65;
-      const unsigned int v5939 = v5938 + v5930;
-      out[v5939] = v5936;
-    }
-    const unsigned int v5940 = static_cast<unsigned int>(v271.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5941 = v1123 + v5940;
-    const unsigned int v5942 = static_cast<unsigned int>(v271.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5943 = v1122 + v5942;
-    const bool v5944 = v5941 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5945 = v5943 < v12;
-    const bool v5946 = v5944 && v5945;
-    if (v5946) {
-      const float v5947 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5949 = iron_f32_to_bf16(v5947);
-      const unsigned int v5950 = v5941 * v3;
-      const unsigned int v5951 = v5950 + v65;
-      const unsigned int v5952 = v5951 + v5943;
-      out[v5952] = v5949;
-    }
-    const unsigned int v5953 = static_cast<unsigned int>(v271.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5954 = v1123 + v5953;
-    const unsigned int v5955 = static_cast<unsigned int>(v271.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5956 = v1122 + v5955;
-    const bool v5957 = v5954 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5958 = v5956 < v12;
-    const bool v5959 = v5957 && v5958;
-    if (v5959) {
-      const float v5960 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5962 = iron_f32_to_bf16(v5960);
-      const unsigned int v5963 = v5954 * v3;
-      const unsigned int v5964 = v5963 + v65;
-      const unsigned int v5965 = v5964 + v5956;
-      out[v5965] = v5962;
-    }
-    const unsigned int v5966 = static_cast<unsigned int>(v271.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5967 = v1123 + v5966;
-    const unsigned int v5968 = static_cast<unsigned int>(v271.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5969 = v1122 + v5968;
-    const bool v5970 = v5967 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5971 = v5969 < v12;
-    const bool v5972 = v5970 && v5971;
-    if (v5972) {
-      const float v5973 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5975 = iron_f32_to_bf16(v5973);
-      const unsigned int v5976 = v5967 * v3;
-      const unsigned int v5977 = v5976 + v65;
-      const unsigned int v5978 = v5977 + v5969;
-      out[v5978] = v5975;
-    }
-    const unsigned int v5979 = static_cast<unsigned int>(v271.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5980 = v1123 + v5979;
-    const unsigned int v5981 = static_cast<unsigned int>(v271.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5982 = v1122 + v5981;
-    const bool v5983 = v5980 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5984 = v5982 < v12;
-    const bool v5985 = v5983 && v5984;
-    if (v5985) {
-      const float v5986 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5988 = iron_f32_to_bf16(v5986);
-      const unsigned int v5989 = v5980 * v3;
-      const unsigned int v5990 = v5989 + v65;
-      const unsigned int v5991 = v5990 + v5982;
-      out[v5991] = v5988;
-    }
-    const unsigned int v5992 = static_cast<unsigned int>(v271.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5993 = v1123 + v5992;
-    const unsigned int v5994 = static_cast<unsigned int>(v271.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5995 = v1122 + v5994;
-    const bool v5996 = v5993 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5997 = v5995 < v12;
-    const bool v5998 = v5996 && v5997;
-    if (v5998) {
-      const float v5999 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6001 = iron_f32_to_bf16(v5999);
-      const unsigned int v6002 = v5993 * v3;
-      const unsigned int v6003 = v6002 + v65;
-      const unsigned int v6004 = v6003 + v5995;
-      out[v6004] = v6001;
-    }
-    const unsigned int v6005 = static_cast<unsigned int>(v271.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6006 = v1123 + v6005;
-    const unsigned int v6007 = static_cast<unsigned int>(v271.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6008 = v1122 + v6007;
-    const bool v6009 = v6006 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6010 = v6008 < v12;
-    const bool v6011 = v6009 && v6010;
-    if (v6011) {
-      const float v6012 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6014 = iron_f32_to_bf16(v6012);
-      const unsigned int v6015 = v6006 * v3;
-      const unsigned int v6016 = v6015 + v65;
-      const unsigned int v6017 = v6016 + v6008;
-      out[v6017] = v6014;
-    }
-    const unsigned int v6018 = static_cast<unsigned int>(v271.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6019 = v1123 + v6018;
-    const unsigned int v6020 = static_cast<unsigned int>(v271.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6021 = v1122 + v6020;
-    const bool v6022 = v6019 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6023 = v6021 < v12;
-    const bool v6024 = v6022 && v6023;
-    if (v6024) {
-      const float v6025 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6027 = iron_f32_to_bf16(v6025);
-      const unsigned int v6028 = v6019 * v3;
-      const unsigned int v6029 = v6028 + v65;
-      const unsigned int v6030 = v6029 + v6021;
-      out[v6030] = v6027;
-    }
-    const unsigned int v6031 = static_cast<unsigned int>(v271.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6032 = v1123 + v6031;
-    const unsigned int v6033 = static_cast<unsigned int>(v271.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6034 = v1122 + v6033;
-    const bool v6035 = v6032 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6036 = v6034 < v12;
-    const bool v6037 = v6035 && v6036;
-    if (v6037) {
-      const float v6038 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6040 = iron_f32_to_bf16(v6038);
-      const unsigned int v6041 = v6032 * v3;
-      const unsigned int v6042 = v6041 + v65;
-      const unsigned int v6043 = v6042 + v6034;
-      out[v6043] = v6040;
-    }
-    const unsigned int v6044 = static_cast<unsigned int>(v271.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6045 = v1123 + v6044;
-    const unsigned int v6046 = static_cast<unsigned int>(v271.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6047 = v1122 + v6046;
-    const bool v6048 = v6045 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6049 = v6047 < v12;
-    const bool v6050 = v6048 && v6049;
-    if (v6050) {
-      const float v6051 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6053 = iron_f32_to_bf16(v6051);
-      const unsigned int v6054 = v6045 * v3;
-      const unsigned int v6055 = v6054 + v65;
-      const unsigned int v6056 = v6055 + v6047;
-      out[v6056] = v6053;
-    }
-    const unsigned int v6057 = static_cast<unsigned int>(v271.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6058 = v1123 + v6057;
-    const unsigned int v6059 = static_cast<unsigned int>(v271.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6060 = v1122 + v6059;
-    const bool v6061 = v6058 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6062 = v6060 < v12;
-    const bool v6063 = v6061 && v6062;
-    if (v6063) {
-      const float v6064 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6066 = iron_f32_to_bf16(v6064);
-      const unsigned int v6067 = v6058 * v3;
-      const unsigned int v6068 = v6067 + v65;
-      const unsigned int v6069 = v6068 + v6060;
-      out[v6069] = v6066;
-    }
-    const unsigned int v6070 = static_cast<unsigned int>(v271.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6071 = v1123 + v6070;
-    const unsigned int v6072 = static_cast<unsigned int>(v271.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6073 = v1122 + v6072;
-    const bool v6074 = v6071 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6075 = v6073 < v12;
-    const bool v6076 = v6074 && v6075;
-    if (v6076) {
-      const float v6077 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6079 = iron_f32_to_bf16(v6077);
-      const unsigned int v6080 = v6071 * v3;
-      const unsigned int v6081 = v6080 + v65;
-      const unsigned int v6082 = v6081 + v6073;
-      out[v6082] = v6079;
-    }
-    const unsigned int v6083 = static_cast<unsigned int>(v271.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6084 = v1123 + v6083;
-    const unsigned int v6085 = static_cast<unsigned int>(v271.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6086 = v1122 + v6085;
-    const bool v6087 = v6084 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6088 = v6086 < v12;
-    const bool v6089 = v6087 && v6088;
-    if (v6089) {
-      const float v6090 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6092 = iron_f32_to_bf16(v6090);
-      const unsigned int v6093 = v6084 * v3;
-      const unsigned int v6094 = v6093 + v65;
-      const unsigned int v6095 = v6094 + v6086;
-      out[v6095] = v6092;
-    }
-    const unsigned int v6096 = static_cast<unsigned int>(v271.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6097 = v1123 + v6096;
-    const unsigned int v6098 = static_cast<unsigned int>(v271.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6099 = v1122 + v6098;
-    const bool v6100 = v6097 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6101 = v6099 < v12;
-    const bool v6102 = v6100 && v6101;
-    if (v6102) {
-      const float v6103 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6105 = iron_f32_to_bf16(v6103);
-      const unsigned int v6106 = v6097 * v3;
-      const unsigned int v6107 = v6106 + v65;
-      const unsigned int v6108 = v6107 + v6099;
-      out[v6108] = v6105;
-    }
-    const unsigned int v6109 = static_cast<unsigned int>(v271.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6110 = v1123 + v6109;
-    const unsigned int v6111 = static_cast<unsigned int>(v271.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6112 = v1122 + v6111;
-    const bool v6113 = v6110 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6114 = v6112 < v12;
-    const bool v6115 = v6113 && v6114;
-    if (v6115) {
-      const float v6116 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6118 = iron_f32_to_bf16(v6116);
-      const unsigned int v6119 = v6110 * v3;
-      const unsigned int v6120 = v6119 + v65;
-      const unsigned int v6121 = v6120 + v6112;
-      out[v6121] = v6118;
-    }
-    const unsigned int v6122 = static_cast<unsigned int>(v271.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6123 = v1123 + v6122;
-    const unsigned int v6124 = static_cast<unsigned int>(v271.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6125 = v1122 + v6124;
-    const bool v6126 = v6123 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6127 = v6125 < v12;
-    const bool v6128 = v6126 && v6127;
-    if (v6128) {
-      const float v6129 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6131 = iron_f32_to_bf16(v6129);
-      const unsigned int v6132 = v6123 * v3;
-      const unsigned int v6133 = v6132 + v65;
-      const unsigned int v6134 = v6133 + v6125;
-      out[v6134] = v6131;
-    }
-    const unsigned int v6135 = static_cast<unsigned int>(v271.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6136 = v1123 + v6135;
-    const unsigned int v6137 = static_cast<unsigned int>(v271.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6138 = v1122 + v6137;
-    const bool v6139 = v6136 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6140 = v6138 < v12;
-    const bool v6141 = v6139 && v6140;
-    if (v6141) {
-      const float v6142 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6144 = iron_f32_to_bf16(v6142);
-      const unsigned int v6145 = v6136 * v3;
-      const unsigned int v6146 = v6145 + v65;
-      const unsigned int v6147 = v6146 + v6138;
-      out[v6147] = v6144;
-    }
-    const unsigned int v6148 = static_cast<unsigned int>(v271.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6149 = v1123 + v6148;
-    const unsigned int v6150 = static_cast<unsigned int>(v271.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6151 = v1122 + v6150;
-    const bool v6152 = v6149 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6153 = v6151 < v12;
-    const bool v6154 = v6152 && v6153;
-    if (v6154) {
-      const float v6155 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6157 = iron_f32_to_bf16(v6155);
-      const unsigned int v6158 = v6149 * v3;
-      const unsigned int v6159 = v6158 + v65;
-      const unsigned int v6160 = v6159 + v6151;
-      out[v6160] = v6157;
-    }
-    const unsigned int v6161 = static_cast<unsigned int>(v271.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6162 = v1123 + v6161;
-    const unsigned int v6163 = static_cast<unsigned int>(v271.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6164 = v1122 + v6163;
-    const bool v6165 = v6162 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6166 = v6164 < v12;
-    const bool v6167 = v6165 && v6166;
-    if (v6167) {
-      const float v6168 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6170 = iron_f32_to_bf16(v6168);
-      const unsigned int v6171 = v6162 * v3;
-      const unsigned int v6172 = v6171 + v65;
-      const unsigned int v6173 = v6172 + v6164;
-      out[v6173] = v6170;
-    }
-    const unsigned int v6174 = static_cast<unsigned int>(v271.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6175 = v1123 + v6174;
-    const unsigned int v6176 = static_cast<unsigned int>(v271.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6177 = v1122 + v6176;
-    const bool v6178 = v6175 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6179 = v6177 < v12;
-    const bool v6180 = v6178 && v6179;
-    if (v6180) {
-      const float v6181 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6183 = iron_f32_to_bf16(v6181);
-      const unsigned int v6184 = v6175 * v3;
-      const unsigned int v6185 = v6184 + v65;
-      const unsigned int v6186 = v6185 + v6177;
-      out[v6186] = v6183;
-    }
-    const unsigned int v6187 = static_cast<unsigned int>(v271.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6188 = v1123 + v6187;
-    const unsigned int v6189 = static_cast<unsigned int>(v271.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6190 = v1122 + v6189;
-    const bool v6191 = v6188 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6192 = v6190 < v12;
-    const bool v6193 = v6191 && v6192;
-    if (v6193) {
-      const float v6194 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6196 = iron_f32_to_bf16(v6194);
-      const unsigned int v6197 = v6188 * v3;
-      const unsigned int v6198 = v6197 + v65;
-      const unsigned int v6199 = v6198 + v6190;
-      out[v6199] = v6196;
-    }
-    const unsigned int v6200 = static_cast<unsigned int>(v271.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6201 = v1123 + v6200;
-    const unsigned int v6202 = static_cast<unsigned int>(v271.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6203 = v1122 + v6202;
-    const bool v6204 = v6201 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6205 = v6203 < v12;
-    const bool v6206 = v6204 && v6205;
-    if (v6206) {
-      const float v6207 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6209 = iron_f32_to_bf16(v6207);
-      const unsigned int v6210 = v6201 * v3;
-      const unsigned int v6211 = v6210 + v65;
-      const unsigned int v6212 = v6211 + v6203;
-      out[v6212] = v6209;
-    }
-    const unsigned int v6213 = static_cast<unsigned int>(v271.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6214 = v1123 + v6213;
-    const unsigned int v6215 = static_cast<unsigned int>(v271.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6216 = v1122 + v6215;
-    const bool v6217 = v6214 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6218 = v6216 < v12;
-    const bool v6219 = v6217 && v6218;
-    if (v6219) {
-      const float v6220 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6222 = iron_f32_to_bf16(v6220);
-      const unsigned int v6223 = v6214 * v3;
-      const unsigned int v6224 = v6223 + v65;
-      const unsigned int v6225 = v6224 + v6216;
-      out[v6225] = v6222;
-    }
-    const unsigned int v6226 = static_cast<unsigned int>(v271.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6227 = v1123 + v6226;
-    const unsigned int v6228 = static_cast<unsigned int>(v271.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6229 = v1122 + v6228;
-    const bool v6230 = v6227 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6231 = v6229 < v12;
-    const bool v6232 = v6230 && v6231;
-    if (v6232) {
-      const float v6233 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6235 = iron_f32_to_bf16(v6233);
-      const unsigned int v6236 = v6227 * v3;
-      const unsigned int v6237 = v6236 + v65;
-      const unsigned int v6238 = v6237 + v6229;
-      out[v6238] = v6235;
-    }
-    const unsigned int v6239 = static_cast<unsigned int>(v271.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6240 = v1123 + v6239;
-    const unsigned int v6241 = static_cast<unsigned int>(v271.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6242 = v1122 + v6241;
-    const bool v6243 = v6240 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6244 = v6242 < v12;
-    const bool v6245 = v6243 && v6244;
-    if (v6245) {
-      const float v6246 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6248 = iron_f32_to_bf16(v6246);
-      const unsigned int v6249 = v6240 * v3;
-      const unsigned int v6250 = v6249 + v65;
-      const unsigned int v6251 = v6250 + v6242;
-      out[v6251] = v6248;
-    }
-    const unsigned int v6252 = static_cast<unsigned int>(v271.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6253 = v1123 + v6252;
-    const unsigned int v6254 = static_cast<unsigned int>(v271.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6255 = v1122 + v6254;
-    const bool v6256 = v6253 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6257 = v6255 < v12;
-    const bool v6258 = v6256 && v6257;
-    if (v6258) {
-      const float v6259 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6261 = iron_f32_to_bf16(v6259);
-      const unsigned int v6262 = v6253 * v3;
-      const unsigned int v6263 = v6262 + v65;
-      const unsigned int v6264 = v6263 + v6255;
-      out[v6264] = v6261;
-    }
-    const unsigned int v6265 = static_cast<unsigned int>(v271.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6266 = v1123 + v6265;
-    const unsigned int v6267 = static_cast<unsigned int>(v271.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6268 = v1122 + v6267;
-    const bool v6269 = v6266 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6270 = v6268 < v12;
-    const bool v6271 = v6269 && v6270;
-    if (v6271) {
-      const float v6272 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6274 = iron_f32_to_bf16(v6272);
-      const unsigned int v6275 = v6266 * v3;
-      const unsigned int v6276 = v6275 + v65;
-      const unsigned int v6277 = v6276 + v6268;
-      out[v6277] = v6274;
-    }
-    const unsigned int v6278 = static_cast<unsigned int>(v271.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6279 = v1123 + v6278;
-    const unsigned int v6280 = static_cast<unsigned int>(v271.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6281 = v1122 + v6280;
-    const bool v6282 = v6279 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6283 = v6281 < v12;
-    const bool v6284 = v6282 && v6283;
-    if (v6284) {
-      const float v6285 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6287 = iron_f32_to_bf16(v6285);
-      const unsigned int v6288 = v6279 * v3;
-      const unsigned int v6289 = v6288 + v65;
-      const unsigned int v6290 = v6289 + v6281;
-      out[v6290] = v6287;
-    }
-    const unsigned int v6291 = static_cast<unsigned int>(v271.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6292 = v1123 + v6291;
-    const unsigned int v6293 = static_cast<unsigned int>(v271.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6294 = v1122 + v6293;
-    const bool v6295 = v6292 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6296 = v6294 < v12;
-    const bool v6297 = v6295 && v6296;
-    if (v6297) {
-      const float v6298 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6300 = iron_f32_to_bf16(v6298);
-      const unsigned int v6301 = v6292 * v3;
-      const unsigned int v6302 = v6301 + v65;
-      const unsigned int v6303 = v6302 + v6294;
-      out[v6303] = v6300;
-    }
-    const unsigned int v6304 = static_cast<unsigned int>(v271.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6305 = v1123 + v6304;
-    const unsigned int v6306 = static_cast<unsigned int>(v271.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6307 = v1122 + v6306;
-    const bool v6308 = v6305 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6309 = v6307 < v12;
-    const bool v6310 = v6308 && v6309;
-    if (v6310) {
-      const float v6311 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6313 = iron_f32_to_bf16(v6311);
-      const unsigned int v6314 = v6305 * v3;
-      const unsigned int v6315 = v6314 + v65;
-      const unsigned int v6316 = v6315 + v6307;
-      out[v6316] = v6313;
-    }
-    const unsigned int v6317 = static_cast<unsigned int>(v271.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6318 = v1123 + v6317;
-    const unsigned int v6319 = static_cast<unsigned int>(v271.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6320 = v1122 + v6319;
-    const bool v6321 = v6318 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6322 = v6320 < v12;
-    const bool v6323 = v6321 && v6322;
-    if (v6323) {
-      const float v6324 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6326 = iron_f32_to_bf16(v6324);
-      const unsigned int v6327 = v6318 * v3;
-      const unsigned int v6328 = v6327 + v65;
-      const unsigned int v6329 = v6328 + v6320;
-      out[v6329] = v6326;
-    }
-    const unsigned int v6330 = static_cast<unsigned int>(v271.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6331 = v1123 + v6330;
-    const unsigned int v6332 = static_cast<unsigned int>(v271.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6333 = v1122 + v6332;
-    const bool v6334 = v6331 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6335 = v6333 < v12;
-    const bool v6336 = v6334 && v6335;
-    if (v6336) {
-      const float v6337 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6339 = iron_f32_to_bf16(v6337);
-      const unsigned int v6340 = v6331 * v3;
-      const unsigned int v6341 = v6340 + v65;
-      const unsigned int v6342 = v6341 + v6333;
-      out[v6342] = v6339;
-    }
-    const unsigned int v6343 = static_cast<unsigned int>(v271.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6344 = v1123 + v6343;
-    const unsigned int v6345 = static_cast<unsigned int>(v271.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6346 = v1122 + v6345;
-    const bool v6347 = v6344 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6348 = v6346 < v12;
-    const bool v6349 = v6347 && v6348;
-    if (v6349) {
-      const float v6350 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6352 = iron_f32_to_bf16(v6350);
-      const unsigned int v6353 = v6344 * v3;
-      const unsigned int v6354 = v6353 + v65;
-      const unsigned int v6355 = v6354 + v6346;
-      out[v6355] = v6352;
-    }
-    const unsigned int v6356 = static_cast<unsigned int>(v271.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6357 = v1123 + v6356;
-    const unsigned int v6358 = static_cast<unsigned int>(v271.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6359 = v1122 + v6358;
-    const bool v6360 = v6357 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6361 = v6359 < v12;
-    const bool v6362 = v6360 && v6361;
-    if (v6362) {
-      const float v6363 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6365 = iron_f32_to_bf16(v6363);
-      const unsigned int v6366 = v6357 * v3;
-      const unsigned int v6367 = v6366 + v65;
-      const unsigned int v6368 = v6367 + v6359;
-      out[v6368] = v6365;
-    }
-    const unsigned int v6369 = static_cast<unsigned int>(v271.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6370 = v1123 + v6369;
-    const unsigned int v6371 = static_cast<unsigned int>(v271.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6372 = v1122 + v6371;
-    const bool v6373 = v6370 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6374 = v6372 < v12;
-    const bool v6375 = v6373 && v6374;
-    if (v6375) {
-      const float v6376 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6378 = iron_f32_to_bf16(v6376);
-      const unsigned int v6379 = v6370 * v3;
-      const unsigned int v6380 = v6379 + v65;
-      const unsigned int v6381 = v6380 + v6372;
-      out[v6381] = v6378;
+    const unsigned int v4719 = static_cast<unsigned int>(v271.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4720 = v1124 + v4719;
+    const unsigned int v4721 = static_cast<unsigned int>(v271.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4722 = v1123 + v4721;
+    const bool v4723 = v4720 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4724 = v4722 < v12;
+    const bool v4725 = v4723 && v4724;
+    if (v4725) {
+      const float v4726 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4728 = iron_f32_to_bf16(v4726);
+      const unsigned int v4729 = v4720 * v3;
+      const unsigned int v4730 = v4729 + v65;
+      const unsigned int v4731 = v4730 + v4722;
+      out[v4731] = v4728;
+    }
+    const unsigned int v4732 = static_cast<unsigned int>(v271.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4733 = v1124 + v4732;
+    const unsigned int v4734 = static_cast<unsigned int>(v271.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4735 = v1123 + v4734;
+    const bool v4736 = v4733 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4737 = v4735 < v12;
+    const bool v4738 = v4736 && v4737;
+    if (v4738) {
+      const float v4739 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4741 = iron_f32_to_bf16(v4739);
+      const unsigned int v4742 = v4733 * v3;
+      const unsigned int v4743 = v4742 + v65;
+      const unsigned int v4744 = v4743 + v4735;
+      out[v4744] = v4741;
+    }
+    const unsigned int v4745 = static_cast<unsigned int>(v271.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4746 = v1124 + v4745;
+    const unsigned int v4747 = static_cast<unsigned int>(v271.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4748 = v1123 + v4747;
+    const bool v4749 = v4746 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4750 = v4748 < v12;
+    const bool v4751 = v4749 && v4750;
+    if (v4751) {
+      const float v4752 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4754 = iron_f32_to_bf16(v4752);
+      const unsigned int v4755 = v4746 * v3;
+      const unsigned int v4756 = v4755 + v65;
+      const unsigned int v4757 = v4756 + v4748;
+      out[v4757] = v4754;
+    }
+    const unsigned int v4758 = static_cast<unsigned int>(v271.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4759 = v1124 + v4758;
+    const unsigned int v4760 = static_cast<unsigned int>(v271.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4761 = v1123 + v4760;
+    const bool v4762 = v4759 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4763 = v4761 < v12;
+    const bool v4764 = v4762 && v4763;
+    if (v4764) {
+      const float v4765 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4767 = iron_f32_to_bf16(v4765);
+      const unsigned int v4768 = v4759 * v3;
+      const unsigned int v4769 = v4768 + v65;
+      const unsigned int v4770 = v4769 + v4761;
+      out[v4770] = v4767;
+    }
+    const unsigned int v4771 = static_cast<unsigned int>(v271.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4772 = v1124 + v4771;
+    const unsigned int v4773 = static_cast<unsigned int>(v271.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4774 = v1123 + v4773;
+    const bool v4775 = v4772 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4776 = v4774 < v12;
+    const bool v4777 = v4775 && v4776;
+    if (v4777) {
+      const float v4778 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4780 = iron_f32_to_bf16(v4778);
+      const unsigned int v4781 = v4772 * v3;
+      const unsigned int v4782 = v4781 + v65;
+      const unsigned int v4783 = v4782 + v4774;
+      out[v4783] = v4780;
+    }
+    const unsigned int v4784 = static_cast<unsigned int>(v271.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4785 = v1124 + v4784;
+    const unsigned int v4786 = static_cast<unsigned int>(v271.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4787 = v1123 + v4786;
+    const bool v4788 = v4785 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4789 = v4787 < v12;
+    const bool v4790 = v4788 && v4789;
+    if (v4790) {
+      const float v4791 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4793 = iron_f32_to_bf16(v4791);
+      const unsigned int v4794 = v4785 * v3;
+      const unsigned int v4795 = v4794 + v65;
+      const unsigned int v4796 = v4795 + v4787;
+      out[v4796] = v4793;
+    }
+    const unsigned int v4797 = static_cast<unsigned int>(v271.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4798 = v1124 + v4797;
+    const unsigned int v4799 = static_cast<unsigned int>(v271.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4800 = v1123 + v4799;
+    const bool v4801 = v4798 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4802 = v4800 < v12;
+    const bool v4803 = v4801 && v4802;
+    if (v4803) {
+      const float v4804 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4806 = iron_f32_to_bf16(v4804);
+      const unsigned int v4807 = v4798 * v3;
+      const unsigned int v4808 = v4807 + v65;
+      const unsigned int v4809 = v4808 + v4800;
+      out[v4809] = v4806;
+    }
+    const unsigned int v4810 = static_cast<unsigned int>(v271.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4811 = v1124 + v4810;
+    const unsigned int v4812 = static_cast<unsigned int>(v271.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4813 = v1123 + v4812;
+    const bool v4814 = v4811 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4815 = v4813 < v12;
+    const bool v4816 = v4814 && v4815;
+    if (v4816) {
+      const float v4817 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4819 = iron_f32_to_bf16(v4817);
+      const unsigned int v4820 = v4811 * v3;
+      const unsigned int v4821 = v4820 + v65;
+      const unsigned int v4822 = v4821 + v4813;
+      out[v4822] = v4819;
+    }
+    const unsigned int v4823 = static_cast<unsigned int>(v271.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4824 = v1124 + v4823;
+    const unsigned int v4825 = static_cast<unsigned int>(v271.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4826 = v1123 + v4825;
+    const bool v4827 = v4824 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4828 = v4826 < v12;
+    const bool v4829 = v4827 && v4828;
+    if (v4829) {
+      const float v4830 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4832 = iron_f32_to_bf16(v4830);
+      const unsigned int v4833 = v4824 * v3;
+      const unsigned int v4834 = v4833 + v65;
+      const unsigned int v4835 = v4834 + v4826;
+      out[v4835] = v4832;
+    }
+    const unsigned int v4836 = static_cast<unsigned int>(v271.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4837 = v1124 + v4836;
+    const unsigned int v4838 = static_cast<unsigned int>(v271.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4839 = v1123 + v4838;
+    const bool v4840 = v4837 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4841 = v4839 < v12;
+    const bool v4842 = v4840 && v4841;
+    if (v4842) {
+      const float v4843 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4845 = iron_f32_to_bf16(v4843);
+      const unsigned int v4846 = v4837 * v3;
+      const unsigned int v4847 = v4846 + v65;
+      const unsigned int v4848 = v4847 + v4839;
+      out[v4848] = v4845;
+    }
+    const unsigned int v4849 = static_cast<unsigned int>(v271.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4850 = v1124 + v4849;
+    const unsigned int v4851 = static_cast<unsigned int>(v271.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4852 = v1123 + v4851;
+    const bool v4853 = v4850 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4854 = v4852 < v12;
+    const bool v4855 = v4853 && v4854;
+    if (v4855) {
+      const float v4856 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4858 = iron_f32_to_bf16(v4856);
+      const unsigned int v4859 = v4850 * v3;
+      const unsigned int v4860 = v4859 + v65;
+      const unsigned int v4861 = v4860 + v4852;
+      out[v4861] = v4858;
+    }
+    const unsigned int v4862 = static_cast<unsigned int>(v271.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4863 = v1124 + v4862;
+    const unsigned int v4864 = static_cast<unsigned int>(v271.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4865 = v1123 + v4864;
+    const bool v4866 = v4863 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4867 = v4865 < v12;
+    const bool v4868 = v4866 && v4867;
+    if (v4868) {
+      const float v4869 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4871 = iron_f32_to_bf16(v4869);
+      const unsigned int v4872 = v4863 * v3;
+      const unsigned int v4873 = v4872 + v65;
+      const unsigned int v4874 = v4873 + v4865;
+      out[v4874] = v4871;
+    }
+    const unsigned int v4875 = static_cast<unsigned int>(v271.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4876 = v1124 + v4875;
+    const unsigned int v4877 = static_cast<unsigned int>(v271.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4878 = v1123 + v4877;
+    const bool v4879 = v4876 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4880 = v4878 < v12;
+    const bool v4881 = v4879 && v4880;
+    if (v4881) {
+      const float v4882 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4884 = iron_f32_to_bf16(v4882);
+      const unsigned int v4885 = v4876 * v3;
+      const unsigned int v4886 = v4885 + v65;
+      const unsigned int v4887 = v4886 + v4878;
+      out[v4887] = v4884;
+    }
+    const unsigned int v4888 = static_cast<unsigned int>(v271.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4889 = v1124 + v4888;
+    const unsigned int v4890 = static_cast<unsigned int>(v271.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4891 = v1123 + v4890;
+    const bool v4892 = v4889 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4893 = v4891 < v12;
+    const bool v4894 = v4892 && v4893;
+    if (v4894) {
+      const float v4895 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4897 = iron_f32_to_bf16(v4895);
+      const unsigned int v4898 = v4889 * v3;
+      const unsigned int v4899 = v4898 + v65;
+      const unsigned int v4900 = v4899 + v4891;
+      out[v4900] = v4897;
+    }
+    const unsigned int v4901 = static_cast<unsigned int>(v271.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4902 = v1124 + v4901;
+    const unsigned int v4903 = static_cast<unsigned int>(v271.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4904 = v1123 + v4903;
+    const bool v4905 = v4902 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4906 = v4904 < v12;
+    const bool v4907 = v4905 && v4906;
+    if (v4907) {
+      const float v4908 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4910 = iron_f32_to_bf16(v4908);
+      const unsigned int v4911 = v4902 * v3;
+      const unsigned int v4912 = v4911 + v65;
+      const unsigned int v4913 = v4912 + v4904;
+      out[v4913] = v4910;
+    }
+    const unsigned int v4914 = static_cast<unsigned int>(v271.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4915 = v1124 + v4914;
+    const unsigned int v4916 = static_cast<unsigned int>(v271.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4917 = v1123 + v4916;
+    const bool v4918 = v4915 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4919 = v4917 < v12;
+    const bool v4920 = v4918 && v4919;
+    if (v4920) {
+      const float v4921 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4923 = iron_f32_to_bf16(v4921);
+      const unsigned int v4924 = v4915 * v3;
+      const unsigned int v4925 = v4924 + v65;
+      const unsigned int v4926 = v4925 + v4917;
+      out[v4926] = v4923;
+    }
+    const unsigned int v4927 = static_cast<unsigned int>(v271.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4928 = v1124 + v4927;
+    const unsigned int v4929 = static_cast<unsigned int>(v271.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4930 = v1123 + v4929;
+    const bool v4931 = v4928 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4932 = v4930 < v12;
+    const bool v4933 = v4931 && v4932;
+    if (v4933) {
+      const float v4934 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4936 = iron_f32_to_bf16(v4934);
+      const unsigned int v4937 = v4928 * v3;
+      const unsigned int v4938 = v4937 + v65;
+      const unsigned int v4939 = v4938 + v4930;
+      out[v4939] = v4936;
+    }
+    const unsigned int v4940 = static_cast<unsigned int>(v271.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4941 = v1124 + v4940;
+    const unsigned int v4942 = static_cast<unsigned int>(v271.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4943 = v1123 + v4942;
+    const bool v4944 = v4941 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4945 = v4943 < v12;
+    const bool v4946 = v4944 && v4945;
+    if (v4946) {
+      const float v4947 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4949 = iron_f32_to_bf16(v4947);
+      const unsigned int v4950 = v4941 * v3;
+      const unsigned int v4951 = v4950 + v65;
+      const unsigned int v4952 = v4951 + v4943;
+      out[v4952] = v4949;
+    }
+    const unsigned int v4953 = static_cast<unsigned int>(v271.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4954 = v1124 + v4953;
+    const unsigned int v4955 = static_cast<unsigned int>(v271.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4956 = v1123 + v4955;
+    const bool v4957 = v4954 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4958 = v4956 < v12;
+    const bool v4959 = v4957 && v4958;
+    if (v4959) {
+      const float v4960 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4962 = iron_f32_to_bf16(v4960);
+      const unsigned int v4963 = v4954 * v3;
+      const unsigned int v4964 = v4963 + v65;
+      const unsigned int v4965 = v4964 + v4956;
+      out[v4965] = v4962;
+    }
+    const unsigned int v4966 = static_cast<unsigned int>(v271.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4967 = v1124 + v4966;
+    const unsigned int v4968 = static_cast<unsigned int>(v271.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4969 = v1123 + v4968;
+    const bool v4970 = v4967 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4971 = v4969 < v12;
+    const bool v4972 = v4970 && v4971;
+    if (v4972) {
+      const float v4973 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4975 = iron_f32_to_bf16(v4973);
+      const unsigned int v4976 = v4967 * v3;
+      const unsigned int v4977 = v4976 + v65;
+      const unsigned int v4978 = v4977 + v4969;
+      out[v4978] = v4975;
+    }
+    const unsigned int v4979 = static_cast<unsigned int>(v271.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4980 = v1124 + v4979;
+    const unsigned int v4981 = static_cast<unsigned int>(v271.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4982 = v1123 + v4981;
+    const bool v4983 = v4980 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4984 = v4982 < v12;
+    const bool v4985 = v4983 && v4984;
+    if (v4985) {
+      const float v4986 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4988 = iron_f32_to_bf16(v4986);
+      const unsigned int v4989 = v4980 * v3;
+      const unsigned int v4990 = v4989 + v65;
+      const unsigned int v4991 = v4990 + v4982;
+      out[v4991] = v4988;
+    }
+    const unsigned int v4992 = static_cast<unsigned int>(v271.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4993 = v1124 + v4992;
+    const unsigned int v4994 = static_cast<unsigned int>(v271.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4995 = v1123 + v4994;
+    const bool v4996 = v4993 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4997 = v4995 < v12;
+    const bool v4998 = v4996 && v4997;
+    if (v4998) {
+      const float v4999 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5001 = iron_f32_to_bf16(v4999);
+      const unsigned int v5002 = v4993 * v3;
+      const unsigned int v5003 = v5002 + v65;
+      const unsigned int v5004 = v5003 + v4995;
+      out[v5004] = v5001;
+    }
+    const unsigned int v5005 = static_cast<unsigned int>(v271.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5006 = v1124 + v5005;
+    const unsigned int v5007 = static_cast<unsigned int>(v271.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5008 = v1123 + v5007;
+    const bool v5009 = v5006 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5010 = v5008 < v12;
+    const bool v5011 = v5009 && v5010;
+    if (v5011) {
+      const float v5012 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5014 = iron_f32_to_bf16(v5012);
+      const unsigned int v5015 = v5006 * v3;
+      const unsigned int v5016 = v5015 + v65;
+      const unsigned int v5017 = v5016 + v5008;
+      out[v5017] = v5014;
+    }
+    const unsigned int v5018 = static_cast<unsigned int>(v271.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5019 = v1124 + v5018;
+    const unsigned int v5020 = static_cast<unsigned int>(v271.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5021 = v1123 + v5020;
+    const bool v5022 = v5019 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5023 = v5021 < v12;
+    const bool v5024 = v5022 && v5023;
+    if (v5024) {
+      const float v5025 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5027 = iron_f32_to_bf16(v5025);
+      const unsigned int v5028 = v5019 * v3;
+      const unsigned int v5029 = v5028 + v65;
+      const unsigned int v5030 = v5029 + v5021;
+      out[v5030] = v5027;
+    }
+    const unsigned int v5031 = static_cast<unsigned int>(v271.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5032 = v1124 + v5031;
+    const unsigned int v5033 = static_cast<unsigned int>(v271.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5034 = v1123 + v5033;
+    const bool v5035 = v5032 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5036 = v5034 < v12;
+    const bool v5037 = v5035 && v5036;
+    if (v5037) {
+      const float v5038 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5040 = iron_f32_to_bf16(v5038);
+      const unsigned int v5041 = v5032 * v3;
+      const unsigned int v5042 = v5041 + v65;
+      const unsigned int v5043 = v5042 + v5034;
+      out[v5043] = v5040;
+    }
+    const unsigned int v5044 = static_cast<unsigned int>(v271.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5045 = v1124 + v5044;
+    const unsigned int v5046 = static_cast<unsigned int>(v271.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5047 = v1123 + v5046;
+    const bool v5048 = v5045 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5049 = v5047 < v12;
+    const bool v5050 = v5048 && v5049;
+    if (v5050) {
+      const float v5051 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5053 = iron_f32_to_bf16(v5051);
+      const unsigned int v5054 = v5045 * v3;
+      const unsigned int v5055 = v5054 + v65;
+      const unsigned int v5056 = v5055 + v5047;
+      out[v5056] = v5053;
+    }
+    const unsigned int v5057 = static_cast<unsigned int>(v271.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5058 = v1124 + v5057;
+    const unsigned int v5059 = static_cast<unsigned int>(v271.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5060 = v1123 + v5059;
+    const bool v5061 = v5058 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5062 = v5060 < v12;
+    const bool v5063 = v5061 && v5062;
+    if (v5063) {
+      const float v5064 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5066 = iron_f32_to_bf16(v5064);
+      const unsigned int v5067 = v5058 * v3;
+      const unsigned int v5068 = v5067 + v65;
+      const unsigned int v5069 = v5068 + v5060;
+      out[v5069] = v5066;
+    }
+    const unsigned int v5070 = static_cast<unsigned int>(v271.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5071 = v1124 + v5070;
+    const unsigned int v5072 = static_cast<unsigned int>(v271.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5073 = v1123 + v5072;
+    const bool v5074 = v5071 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5075 = v5073 < v12;
+    const bool v5076 = v5074 && v5075;
+    if (v5076) {
+      const float v5077 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5079 = iron_f32_to_bf16(v5077);
+      const unsigned int v5080 = v5071 * v3;
+      const unsigned int v5081 = v5080 + v65;
+      const unsigned int v5082 = v5081 + v5073;
+      out[v5082] = v5079;
+    }
+    const unsigned int v5083 = static_cast<unsigned int>(v271.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5084 = v1124 + v5083;
+    const unsigned int v5085 = static_cast<unsigned int>(v271.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5086 = v1123 + v5085;
+    const bool v5087 = v5084 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5088 = v5086 < v12;
+    const bool v5089 = v5087 && v5088;
+    if (v5089) {
+      const float v5090 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5092 = iron_f32_to_bf16(v5090);
+      const unsigned int v5093 = v5084 * v3;
+      const unsigned int v5094 = v5093 + v65;
+      const unsigned int v5095 = v5094 + v5086;
+      out[v5095] = v5092;
+    }
+    const unsigned int v5096 = static_cast<unsigned int>(v271.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5097 = v1124 + v5096;
+    const unsigned int v5098 = static_cast<unsigned int>(v271.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5099 = v1123 + v5098;
+    const bool v5100 = v5097 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5101 = v5099 < v12;
+    const bool v5102 = v5100 && v5101;
+    if (v5102) {
+      const float v5103 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5105 = iron_f32_to_bf16(v5103);
+      const unsigned int v5106 = v5097 * v3;
+      const unsigned int v5107 = v5106 + v65;
+      const unsigned int v5108 = v5107 + v5099;
+      out[v5108] = v5105;
+    }
+    const unsigned int v5109 = static_cast<unsigned int>(v271.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5110 = v1124 + v5109;
+    const unsigned int v5111 = static_cast<unsigned int>(v271.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5112 = v1123 + v5111;
+    const bool v5113 = v5110 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5114 = v5112 < v12;
+    const bool v5115 = v5113 && v5114;
+    if (v5115) {
+      const float v5116 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5118 = iron_f32_to_bf16(v5116);
+      const unsigned int v5119 = v5110 * v3;
+      const unsigned int v5120 = v5119 + v65;
+      const unsigned int v5121 = v5120 + v5112;
+      out[v5121] = v5118;
+    }
+    const unsigned int v5122 = static_cast<unsigned int>(v271.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5123 = v1124 + v5122;
+    const unsigned int v5124 = static_cast<unsigned int>(v271.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5125 = v1123 + v5124;
+    const bool v5126 = v5123 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5127 = v5125 < v12;
+    const bool v5128 = v5126 && v5127;
+    if (v5128) {
+      const float v5129 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5131 = iron_f32_to_bf16(v5129);
+      const unsigned int v5132 = v5123 * v3;
+      const unsigned int v5133 = v5132 + v65;
+      const unsigned int v5134 = v5133 + v5125;
+      out[v5134] = v5131;
+    }
+    const unsigned int v5135 = static_cast<unsigned int>(v271.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5136 = v1124 + v5135;
+    const unsigned int v5137 = static_cast<unsigned int>(v271.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5138 = v1123 + v5137;
+    const bool v5139 = v5136 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5140 = v5138 < v12;
+    const bool v5141 = v5139 && v5140;
+    if (v5141) {
+      const float v5142 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5144 = iron_f32_to_bf16(v5142);
+      const unsigned int v5145 = v5136 * v3;
+      const unsigned int v5146 = v5145 + v65;
+      const unsigned int v5147 = v5146 + v5138;
+      out[v5147] = v5144;
+    }
+    const unsigned int v5148 = static_cast<unsigned int>(v271.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5149 = v1124 + v5148;
+    const unsigned int v5150 = static_cast<unsigned int>(v271.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5151 = v1123 + v5150;
+    const bool v5152 = v5149 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5153 = v5151 < v12;
+    const bool v5154 = v5152 && v5153;
+    if (v5154) {
+      const float v5155 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5157 = iron_f32_to_bf16(v5155);
+      const unsigned int v5158 = v5149 * v3;
+      const unsigned int v5159 = v5158 + v65;
+      const unsigned int v5160 = v5159 + v5151;
+      out[v5160] = v5157;
+    }
+    const unsigned int v5161 = static_cast<unsigned int>(v271.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5162 = v1124 + v5161;
+    const unsigned int v5163 = static_cast<unsigned int>(v271.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5164 = v1123 + v5163;
+    const bool v5165 = v5162 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5166 = v5164 < v12;
+    const bool v5167 = v5165 && v5166;
+    if (v5167) {
+      const float v5168 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5170 = iron_f32_to_bf16(v5168);
+      const unsigned int v5171 = v5162 * v3;
+      const unsigned int v5172 = v5171 + v65;
+      const unsigned int v5173 = v5172 + v5164;
+      out[v5173] = v5170;
+    }
+    const unsigned int v5174 = static_cast<unsigned int>(v271.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5175 = v1124 + v5174;
+    const unsigned int v5176 = static_cast<unsigned int>(v271.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5177 = v1123 + v5176;
+    const bool v5178 = v5175 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5179 = v5177 < v12;
+    const bool v5180 = v5178 && v5179;
+    if (v5180) {
+      const float v5181 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5183 = iron_f32_to_bf16(v5181);
+      const unsigned int v5184 = v5175 * v3;
+      const unsigned int v5185 = v5184 + v65;
+      const unsigned int v5186 = v5185 + v5177;
+      out[v5186] = v5183;
+    }
+    const unsigned int v5187 = static_cast<unsigned int>(v271.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5188 = v1124 + v5187;
+    const unsigned int v5189 = static_cast<unsigned int>(v271.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5190 = v1123 + v5189;
+    const bool v5191 = v5188 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5192 = v5190 < v12;
+    const bool v5193 = v5191 && v5192;
+    if (v5193) {
+      const float v5194 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5196 = iron_f32_to_bf16(v5194);
+      const unsigned int v5197 = v5188 * v3;
+      const unsigned int v5198 = v5197 + v65;
+      const unsigned int v5199 = v5198 + v5190;
+      out[v5199] = v5196;
+    }
+    const unsigned int v5200 = static_cast<unsigned int>(v271.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5201 = v1124 + v5200;
+    const unsigned int v5202 = static_cast<unsigned int>(v271.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5203 = v1123 + v5202;
+    const bool v5204 = v5201 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5205 = v5203 < v12;
+    const bool v5206 = v5204 && v5205;
+    if (v5206) {
+      const float v5207 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5209 = iron_f32_to_bf16(v5207);
+      const unsigned int v5210 = v5201 * v3;
+      const unsigned int v5211 = v5210 + v65;
+      const unsigned int v5212 = v5211 + v5203;
+      out[v5212] = v5209;
+    }
+    const unsigned int v5213 = static_cast<unsigned int>(v271.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5214 = v1124 + v5213;
+    const unsigned int v5215 = static_cast<unsigned int>(v271.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5216 = v1123 + v5215;
+    const bool v5217 = v5214 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5218 = v5216 < v12;
+    const bool v5219 = v5217 && v5218;
+    if (v5219) {
+      const float v5220 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5222 = iron_f32_to_bf16(v5220);
+      const unsigned int v5223 = v5214 * v3;
+      const unsigned int v5224 = v5223 + v65;
+      const unsigned int v5225 = v5224 + v5216;
+      out[v5225] = v5222;
+    }
+    const unsigned int v5226 = static_cast<unsigned int>(v271.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5227 = v1124 + v5226;
+    const unsigned int v5228 = static_cast<unsigned int>(v271.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5229 = v1123 + v5228;
+    const bool v5230 = v5227 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5231 = v5229 < v12;
+    const bool v5232 = v5230 && v5231;
+    if (v5232) {
+      const float v5233 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5235 = iron_f32_to_bf16(v5233);
+      const unsigned int v5236 = v5227 * v3;
+      const unsigned int v5237 = v5236 + v65;
+      const unsigned int v5238 = v5237 + v5229;
+      out[v5238] = v5235;
+    }
+    const unsigned int v5239 = static_cast<unsigned int>(v271.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5240 = v1124 + v5239;
+    const unsigned int v5241 = static_cast<unsigned int>(v271.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5242 = v1123 + v5241;
+    const bool v5243 = v5240 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5244 = v5242 < v12;
+    const bool v5245 = v5243 && v5244;
+    if (v5245) {
+      const float v5246 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5248 = iron_f32_to_bf16(v5246);
+      const unsigned int v5249 = v5240 * v3;
+      const unsigned int v5250 = v5249 + v65;
+      const unsigned int v5251 = v5250 + v5242;
+      out[v5251] = v5248;
+    }
+    const unsigned int v5252 = static_cast<unsigned int>(v271.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5253 = v1124 + v5252;
+    const unsigned int v5254 = static_cast<unsigned int>(v271.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5255 = v1123 + v5254;
+    const bool v5256 = v5253 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5257 = v5255 < v12;
+    const bool v5258 = v5256 && v5257;
+    if (v5258) {
+      const float v5259 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5261 = iron_f32_to_bf16(v5259);
+      const unsigned int v5262 = v5253 * v3;
+      const unsigned int v5263 = v5262 + v65;
+      const unsigned int v5264 = v5263 + v5255;
+      out[v5264] = v5261;
+    }
+    const unsigned int v5265 = static_cast<unsigned int>(v271.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5266 = v1124 + v5265;
+    const unsigned int v5267 = static_cast<unsigned int>(v271.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5268 = v1123 + v5267;
+    const bool v5269 = v5266 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5270 = v5268 < v12;
+    const bool v5271 = v5269 && v5270;
+    if (v5271) {
+      const float v5272 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5274 = iron_f32_to_bf16(v5272);
+      const unsigned int v5275 = v5266 * v3;
+      const unsigned int v5276 = v5275 + v65;
+      const unsigned int v5277 = v5276 + v5268;
+      out[v5277] = v5274;
+    }
+    const unsigned int v5278 = static_cast<unsigned int>(v271.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5279 = v1124 + v5278;
+    const unsigned int v5280 = static_cast<unsigned int>(v271.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5281 = v1123 + v5280;
+    const bool v5282 = v5279 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5283 = v5281 < v12;
+    const bool v5284 = v5282 && v5283;
+    if (v5284) {
+      const float v5285 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5287 = iron_f32_to_bf16(v5285);
+      const unsigned int v5288 = v5279 * v3;
+      const unsigned int v5289 = v5288 + v65;
+      const unsigned int v5290 = v5289 + v5281;
+      out[v5290] = v5287;
+    }
+    const unsigned int v5291 = static_cast<unsigned int>(v271.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5292 = v1124 + v5291;
+    const unsigned int v5293 = static_cast<unsigned int>(v271.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5294 = v1123 + v5293;
+    const bool v5295 = v5292 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5296 = v5294 < v12;
+    const bool v5297 = v5295 && v5296;
+    if (v5297) {
+      const float v5298 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5300 = iron_f32_to_bf16(v5298);
+      const unsigned int v5301 = v5292 * v3;
+      const unsigned int v5302 = v5301 + v65;
+      const unsigned int v5303 = v5302 + v5294;
+      out[v5303] = v5300;
+    }
+    const unsigned int v5304 = static_cast<unsigned int>(v271.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5305 = v1124 + v5304;
+    const unsigned int v5306 = static_cast<unsigned int>(v271.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5307 = v1123 + v5306;
+    const bool v5308 = v5305 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5309 = v5307 < v12;
+    const bool v5310 = v5308 && v5309;
+    if (v5310) {
+      const float v5311 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5313 = iron_f32_to_bf16(v5311);
+      const unsigned int v5314 = v5305 * v3;
+      const unsigned int v5315 = v5314 + v65;
+      const unsigned int v5316 = v5315 + v5307;
+      out[v5316] = v5313;
+    }
+    const unsigned int v5317 = static_cast<unsigned int>(v271.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5318 = v1124 + v5317;
+    const unsigned int v5319 = static_cast<unsigned int>(v271.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5320 = v1123 + v5319;
+    const bool v5321 = v5318 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5322 = v5320 < v12;
+    const bool v5323 = v5321 && v5322;
+    if (v5323) {
+      const float v5324 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5326 = iron_f32_to_bf16(v5324);
+      const unsigned int v5327 = v5318 * v3;
+      const unsigned int v5328 = v5327 + v65;
+      const unsigned int v5329 = v5328 + v5320;
+      out[v5329] = v5326;
+    }
+    const unsigned int v5330 = static_cast<unsigned int>(v271.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5331 = v1124 + v5330;
+    const unsigned int v5332 = static_cast<unsigned int>(v271.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5333 = v1123 + v5332;
+    const bool v5334 = v5331 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5335 = v5333 < v12;
+    const bool v5336 = v5334 && v5335;
+    if (v5336) {
+      const float v5337 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5339 = iron_f32_to_bf16(v5337);
+      const unsigned int v5340 = v5331 * v3;
+      const unsigned int v5341 = v5340 + v65;
+      const unsigned int v5342 = v5341 + v5333;
+      out[v5342] = v5339;
+    }
+    const unsigned int v5343 = static_cast<unsigned int>(v271.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5344 = v1124 + v5343;
+    const unsigned int v5345 = static_cast<unsigned int>(v271.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5346 = v1123 + v5345;
+    const bool v5347 = v5344 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5348 = v5346 < v12;
+    const bool v5349 = v5347 && v5348;
+    if (v5349) {
+      const float v5350 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5352 = iron_f32_to_bf16(v5350);
+      const unsigned int v5353 = v5344 * v3;
+      const unsigned int v5354 = v5353 + v65;
+      const unsigned int v5355 = v5354 + v5346;
+      out[v5355] = v5352;
+    }
+    const unsigned int v5356 = static_cast<unsigned int>(v271.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5357 = v1124 + v5356;
+    const unsigned int v5358 = static_cast<unsigned int>(v271.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5359 = v1123 + v5358;
+    const bool v5360 = v5357 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5361 = v5359 < v12;
+    const bool v5362 = v5360 && v5361;
+    if (v5362) {
+      const float v5363 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5365 = iron_f32_to_bf16(v5363);
+      const unsigned int v5366 = v5357 * v3;
+      const unsigned int v5367 = v5366 + v65;
+      const unsigned int v5368 = v5367 + v5359;
+      out[v5368] = v5365;
+    }
+    const unsigned int v5369 = static_cast<unsigned int>(v271.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5370 = v1124 + v5369;
+    const unsigned int v5371 = static_cast<unsigned int>(v271.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5372 = v1123 + v5371;
+    const bool v5373 = v5370 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5374 = v5372 < v12;
+    const bool v5375 = v5373 && v5374;
+    if (v5375) {
+      const float v5376 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5378 = iron_f32_to_bf16(v5376);
+      const unsigned int v5379 = v5370 * v3;
+      const unsigned int v5380 = v5379 + v65;
+      const unsigned int v5381 = v5380 + v5372;
+      out[v5381] = v5378;
+    }
+    const unsigned int v5382 = static_cast<unsigned int>(v271.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5383 = v1124 + v5382;
+    const unsigned int v5384 = static_cast<unsigned int>(v271.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5385 = v1123 + v5384;
+    const bool v5386 = v5383 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5387 = v5385 < v12;
+    const bool v5388 = v5386 && v5387;
+    if (v5388) {
+      const float v5389 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5391 = iron_f32_to_bf16(v5389);
+      const unsigned int v5392 = v5383 * v3;
+      const unsigned int v5393 = v5392 + v65;
+      const unsigned int v5394 = v5393 + v5385;
+      out[v5394] = v5391;
+    }
+    const unsigned int v5395 = static_cast<unsigned int>(v271.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5396 = v1124 + v5395;
+    const unsigned int v5397 = static_cast<unsigned int>(v271.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5398 = v1123 + v5397;
+    const bool v5399 = v5396 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5400 = v5398 < v12;
+    const bool v5401 = v5399 && v5400;
+    if (v5401) {
+      const float v5402 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5404 = iron_f32_to_bf16(v5402);
+      const unsigned int v5405 = v5396 * v3;
+      const unsigned int v5406 = v5405 + v65;
+      const unsigned int v5407 = v5406 + v5398;
+      out[v5407] = v5404;
+    }
+    const unsigned int v5408 = static_cast<unsigned int>(v271.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5409 = v1124 + v5408;
+    const unsigned int v5410 = static_cast<unsigned int>(v271.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5411 = v1123 + v5410;
+    const bool v5412 = v5409 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5413 = v5411 < v12;
+    const bool v5414 = v5412 && v5413;
+    if (v5414) {
+      const float v5415 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5417 = iron_f32_to_bf16(v5415);
+      const unsigned int v5418 = v5409 * v3;
+      const unsigned int v5419 = v5418 + v65;
+      const unsigned int v5420 = v5419 + v5411;
+      out[v5420] = v5417;
+    }
+    const unsigned int v5421 = static_cast<unsigned int>(v271.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5422 = v1124 + v5421;
+    const unsigned int v5423 = static_cast<unsigned int>(v271.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5424 = v1123 + v5423;
+    const bool v5425 = v5422 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5426 = v5424 < v12;
+    const bool v5427 = v5425 && v5426;
+    if (v5427) {
+      const float v5428 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5430 = iron_f32_to_bf16(v5428);
+      const unsigned int v5431 = v5422 * v3;
+      const unsigned int v5432 = v5431 + v65;
+      const unsigned int v5433 = v5432 + v5424;
+      out[v5433] = v5430;
+    }
+    const unsigned int v5434 = static_cast<unsigned int>(v271.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5435 = v1124 + v5434;
+    const unsigned int v5436 = static_cast<unsigned int>(v271.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5437 = v1123 + v5436;
+    const bool v5438 = v5435 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5439 = v5437 < v12;
+    const bool v5440 = v5438 && v5439;
+    if (v5440) {
+      const float v5441 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5443 = iron_f32_to_bf16(v5441);
+      const unsigned int v5444 = v5435 * v3;
+      const unsigned int v5445 = v5444 + v65;
+      const unsigned int v5446 = v5445 + v5437;
+      out[v5446] = v5443;
+    }
+    const unsigned int v5447 = static_cast<unsigned int>(v271.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5448 = v1124 + v5447;
+    const unsigned int v5449 = static_cast<unsigned int>(v271.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5450 = v1123 + v5449;
+    const bool v5451 = v5448 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5452 = v5450 < v12;
+    const bool v5453 = v5451 && v5452;
+    if (v5453) {
+      const float v5454 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5456 = iron_f32_to_bf16(v5454);
+      const unsigned int v5457 = v5448 * v3;
+      const unsigned int v5458 = v5457 + v65;
+      const unsigned int v5459 = v5458 + v5450;
+      out[v5459] = v5456;
+    }
+    const unsigned int v5460 = static_cast<unsigned int>(v271.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5461 = v1124 + v5460;
+    const unsigned int v5462 = static_cast<unsigned int>(v271.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5463 = v1123 + v5462;
+    const bool v5464 = v5461 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5465 = v5463 < v12;
+    const bool v5466 = v5464 && v5465;
+    if (v5466) {
+      const float v5467 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5469 = iron_f32_to_bf16(v5467);
+      const unsigned int v5470 = v5461 * v3;
+      const unsigned int v5471 = v5470 + v65;
+      const unsigned int v5472 = v5471 + v5463;
+      out[v5472] = v5469;
+    }
+    const unsigned int v5473 = static_cast<unsigned int>(v271.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5474 = v1124 + v5473;
+    const unsigned int v5475 = static_cast<unsigned int>(v271.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5476 = v1123 + v5475;
+    const bool v5477 = v5474 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5478 = v5476 < v12;
+    const bool v5479 = v5477 && v5478;
+    if (v5479) {
+      const float v5480 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5482 = iron_f32_to_bf16(v5480);
+      const unsigned int v5483 = v5474 * v3;
+      const unsigned int v5484 = v5483 + v65;
+      const unsigned int v5485 = v5484 + v5476;
+      out[v5485] = v5482;
+    }
+    const unsigned int v5486 = static_cast<unsigned int>(v271.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5487 = v1124 + v5486;
+    const unsigned int v5488 = static_cast<unsigned int>(v271.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5489 = v1123 + v5488;
+    const bool v5490 = v5487 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5491 = v5489 < v12;
+    const bool v5492 = v5490 && v5491;
+    if (v5492) {
+      const float v5493 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5495 = iron_f32_to_bf16(v5493);
+      const unsigned int v5496 = v5487 * v3;
+      const unsigned int v5497 = v5496 + v65;
+      const unsigned int v5498 = v5497 + v5489;
+      out[v5498] = v5495;
+    }
+    const unsigned int v5499 = static_cast<unsigned int>(v271.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5500 = v1124 + v5499;
+    const unsigned int v5501 = static_cast<unsigned int>(v271.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5502 = v1123 + v5501;
+    const bool v5503 = v5500 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5504 = v5502 < v12;
+    const bool v5505 = v5503 && v5504;
+    if (v5505) {
+      const float v5506 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5508 = iron_f32_to_bf16(v5506);
+      const unsigned int v5509 = v5500 * v3;
+      const unsigned int v5510 = v5509 + v65;
+      const unsigned int v5511 = v5510 + v5502;
+      out[v5511] = v5508;
+    }
+    const unsigned int v5512 = static_cast<unsigned int>(v271.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5513 = v1124 + v5512;
+    const unsigned int v5514 = static_cast<unsigned int>(v271.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5515 = v1123 + v5514;
+    const bool v5516 = v5513 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5517 = v5515 < v12;
+    const bool v5518 = v5516 && v5517;
+    if (v5518) {
+      const float v5519 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5521 = iron_f32_to_bf16(v5519);
+      const unsigned int v5522 = v5513 * v3;
+      const unsigned int v5523 = v5522 + v65;
+      const unsigned int v5524 = v5523 + v5515;
+      out[v5524] = v5521;
+    }
+    const unsigned int v5525 = static_cast<unsigned int>(v271.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5526 = v1124 + v5525;
+    const unsigned int v5527 = static_cast<unsigned int>(v271.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5528 = v1123 + v5527;
+    const bool v5529 = v5526 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5530 = v5528 < v12;
+    const bool v5531 = v5529 && v5530;
+    if (v5531) {
+      const float v5532 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5534 = iron_f32_to_bf16(v5532);
+      const unsigned int v5535 = v5526 * v3;
+      const unsigned int v5536 = v5535 + v65;
+      const unsigned int v5537 = v5536 + v5528;
+      out[v5537] = v5534;
+    }
+    const unsigned int v5538 = static_cast<unsigned int>(v271.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5539 = v1124 + v5538;
+    const unsigned int v5540 = static_cast<unsigned int>(v271.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5541 = v1123 + v5540;
+    const bool v5542 = v5539 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5543 = v5541 < v12;
+    const bool v5544 = v5542 && v5543;
+    if (v5544) {
+      const float v5545 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5547 = iron_f32_to_bf16(v5545);
+      const unsigned int v5548 = v5539 * v3;
+      const unsigned int v5549 = v5548 + v65;
+      const unsigned int v5550 = v5549 + v5541;
+      out[v5550] = v5547;
+    }
+    const unsigned int v5551 = static_cast<unsigned int>(v271.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5552 = v1124 + v5551;
+    const unsigned int v5553 = static_cast<unsigned int>(v271.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5554 = v1123 + v5553;
+    const bool v5555 = v5552 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5556 = v5554 < v12;
+    const bool v5557 = v5555 && v5556;
+    if (v5557) {
+      const float v5558 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5560 = iron_f32_to_bf16(v5558);
+      const unsigned int v5561 = v5552 * v3;
+      const unsigned int v5562 = v5561 + v65;
+      const unsigned int v5563 = v5562 + v5554;
+      out[v5563] = v5560;
+    }
+    const unsigned int v5564 = static_cast<unsigned int>(v271.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5565 = v1124 + v5564;
+    const unsigned int v5566 = static_cast<unsigned int>(v271.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5567 = v1123 + v5566;
+    const bool v5568 = v5565 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5569 = v5567 < v12;
+    const bool v5570 = v5568 && v5569;
+    if (v5570) {
+      const float v5571 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5573 = iron_f32_to_bf16(v5571);
+      const unsigned int v5574 = v5565 * v3;
+      const unsigned int v5575 = v5574 + v65;
+      const unsigned int v5576 = v5575 + v5567;
+      out[v5576] = v5573;
+    }
+    const unsigned int v5577 = static_cast<unsigned int>(v271.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5578 = v1124 + v5577;
+    const unsigned int v5579 = static_cast<unsigned int>(v271.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5580 = v1123 + v5579;
+    const bool v5581 = v5578 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5582 = v5580 < v12;
+    const bool v5583 = v5581 && v5582;
+    if (v5583) {
+      const float v5584 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5586 = iron_f32_to_bf16(v5584);
+      const unsigned int v5587 = v5578 * v3;
+      const unsigned int v5588 = v5587 + v65;
+      const unsigned int v5589 = v5588 + v5580;
+      out[v5589] = v5586;
+    }
+    const unsigned int v5590 = static_cast<unsigned int>(v271.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5591 = v1124 + v5590;
+    const unsigned int v5592 = static_cast<unsigned int>(v271.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5593 = v1123 + v5592;
+    const bool v5594 = v5591 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5595 = v5593 < v12;
+    const bool v5596 = v5594 && v5595;
+    if (v5596) {
+      const float v5597 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5599 = iron_f32_to_bf16(v5597);
+      const unsigned int v5600 = v5591 * v3;
+      const unsigned int v5601 = v5600 + v65;
+      const unsigned int v5602 = v5601 + v5593;
+      out[v5602] = v5599;
+    }
+    const unsigned int v5603 = static_cast<unsigned int>(v271.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5604 = v1124 + v5603;
+    const unsigned int v5605 = static_cast<unsigned int>(v271.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5606 = v1123 + v5605;
+    const bool v5607 = v5604 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5608 = v5606 < v12;
+    const bool v5609 = v5607 && v5608;
+    if (v5609) {
+      const float v5610 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5612 = iron_f32_to_bf16(v5610);
+      const unsigned int v5613 = v5604 * v3;
+      const unsigned int v5614 = v5613 + v65;
+      const unsigned int v5615 = v5614 + v5606;
+      out[v5615] = v5612;
+    }
+    const unsigned int v5616 = static_cast<unsigned int>(v271.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5617 = v1124 + v5616;
+    const unsigned int v5618 = static_cast<unsigned int>(v271.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5619 = v1123 + v5618;
+    const bool v5620 = v5617 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5621 = v5619 < v12;
+    const bool v5622 = v5620 && v5621;
+    if (v5622) {
+      const float v5623 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5625 = iron_f32_to_bf16(v5623);
+      const unsigned int v5626 = v5617 * v3;
+      const unsigned int v5627 = v5626 + v65;
+      const unsigned int v5628 = v5627 + v5619;
+      out[v5628] = v5625;
+    }
+    const unsigned int v5629 = static_cast<unsigned int>(v271.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5630 = v1124 + v5629;
+    const unsigned int v5631 = static_cast<unsigned int>(v271.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5632 = v1123 + v5631;
+    const bool v5633 = v5630 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5634 = v5632 < v12;
+    const bool v5635 = v5633 && v5634;
+    if (v5635) {
+      const float v5636 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5638 = iron_f32_to_bf16(v5636);
+      const unsigned int v5639 = v5630 * v3;
+      const unsigned int v5640 = v5639 + v65;
+      const unsigned int v5641 = v5640 + v5632;
+      out[v5641] = v5638;
+    }
+    const unsigned int v5642 = static_cast<unsigned int>(v271.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5643 = v1124 + v5642;
+    const unsigned int v5644 = static_cast<unsigned int>(v271.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5645 = v1123 + v5644;
+    const bool v5646 = v5643 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5647 = v5645 < v12;
+    const bool v5648 = v5646 && v5647;
+    if (v5648) {
+      const float v5649 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5651 = iron_f32_to_bf16(v5649);
+      const unsigned int v5652 = v5643 * v3;
+      const unsigned int v5653 = v5652 + v65;
+      const unsigned int v5654 = v5653 + v5645;
+      out[v5654] = v5651;
+    }
+    const unsigned int v5655 = static_cast<unsigned int>(v271.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5656 = v1124 + v5655;
+    const unsigned int v5657 = static_cast<unsigned int>(v271.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5658 = v1123 + v5657;
+    const bool v5659 = v5656 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5660 = v5658 < v12;
+    const bool v5661 = v5659 && v5660;
+    if (v5661) {
+      const float v5662 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5664 = iron_f32_to_bf16(v5662);
+      const unsigned int v5665 = v5656 * v3;
+      const unsigned int v5666 = v5665 + v65;
+      const unsigned int v5667 = v5666 + v5658;
+      out[v5667] = v5664;
+    }
+    const unsigned int v5668 = static_cast<unsigned int>(v271.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5669 = v1124 + v5668;
+    const unsigned int v5670 = static_cast<unsigned int>(v271.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5671 = v1123 + v5670;
+    const bool v5672 = v5669 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5673 = v5671 < v12;
+    const bool v5674 = v5672 && v5673;
+    if (v5674) {
+      const float v5675 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5677 = iron_f32_to_bf16(v5675);
+      const unsigned int v5678 = v5669 * v3;
+      const unsigned int v5679 = v5678 + v65;
+      const unsigned int v5680 = v5679 + v5671;
+      out[v5680] = v5677;
+    }
+    const unsigned int v5681 = static_cast<unsigned int>(v271.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5682 = v1124 + v5681;
+    const unsigned int v5683 = static_cast<unsigned int>(v271.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5684 = v1123 + v5683;
+    const bool v5685 = v5682 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5686 = v5684 < v12;
+    const bool v5687 = v5685 && v5686;
+    if (v5687) {
+      const float v5688 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5690 = iron_f32_to_bf16(v5688);
+      const unsigned int v5691 = v5682 * v3;
+      const unsigned int v5692 = v5691 + v65;
+      const unsigned int v5693 = v5692 + v5684;
+      out[v5693] = v5690;
+    }
+    const unsigned int v5694 = static_cast<unsigned int>(v271.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5695 = v1124 + v5694;
+    const unsigned int v5696 = static_cast<unsigned int>(v271.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5697 = v1123 + v5696;
+    const bool v5698 = v5695 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5699 = v5697 < v12;
+    const bool v5700 = v5698 && v5699;
+    if (v5700) {
+      const float v5701 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5703 = iron_f32_to_bf16(v5701);
+      const unsigned int v5704 = v5695 * v3;
+      const unsigned int v5705 = v5704 + v65;
+      const unsigned int v5706 = v5705 + v5697;
+      out[v5706] = v5703;
+    }
+    const unsigned int v5707 = static_cast<unsigned int>(v271.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5708 = v1124 + v5707;
+    const unsigned int v5709 = static_cast<unsigned int>(v271.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5710 = v1123 + v5709;
+    const bool v5711 = v5708 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5712 = v5710 < v12;
+    const bool v5713 = v5711 && v5712;
+    if (v5713) {
+      const float v5714 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5716 = iron_f32_to_bf16(v5714);
+      const unsigned int v5717 = v5708 * v3;
+      const unsigned int v5718 = v5717 + v65;
+      const unsigned int v5719 = v5718 + v5710;
+      out[v5719] = v5716;
+    }
+    const unsigned int v5720 = static_cast<unsigned int>(v271.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5721 = v1124 + v5720;
+    const unsigned int v5722 = static_cast<unsigned int>(v271.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5723 = v1123 + v5722;
+    const bool v5724 = v5721 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5725 = v5723 < v12;
+    const bool v5726 = v5724 && v5725;
+    if (v5726) {
+      const float v5727 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5729 = iron_f32_to_bf16(v5727);
+      const unsigned int v5730 = v5721 * v3;
+      const unsigned int v5731 = v5730 + v65;
+      const unsigned int v5732 = v5731 + v5723;
+      out[v5732] = v5729;
+    }
+    const unsigned int v5733 = static_cast<unsigned int>(v271.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5734 = v1124 + v5733;
+    const unsigned int v5735 = static_cast<unsigned int>(v271.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5736 = v1123 + v5735;
+    const bool v5737 = v5734 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5738 = v5736 < v12;
+    const bool v5739 = v5737 && v5738;
+    if (v5739) {
+      const float v5740 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5742 = iron_f32_to_bf16(v5740);
+      const unsigned int v5743 = v5734 * v3;
+      const unsigned int v5744 = v5743 + v65;
+      const unsigned int v5745 = v5744 + v5736;
+      out[v5745] = v5742;
+    }
+    const unsigned int v5746 = static_cast<unsigned int>(v271.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5747 = v1124 + v5746;
+    const unsigned int v5748 = static_cast<unsigned int>(v271.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5749 = v1123 + v5748;
+    const bool v5750 = v5747 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5751 = v5749 < v12;
+    const bool v5752 = v5750 && v5751;
+    if (v5752) {
+      const float v5753 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5755 = iron_f32_to_bf16(v5753);
+      const unsigned int v5756 = v5747 * v3;
+      const unsigned int v5757 = v5756 + v65;
+      const unsigned int v5758 = v5757 + v5749;
+      out[v5758] = v5755;
+    }
+    const unsigned int v5759 = static_cast<unsigned int>(v271.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5760 = v1124 + v5759;
+    const unsigned int v5761 = static_cast<unsigned int>(v271.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5762 = v1123 + v5761;
+    const bool v5763 = v5760 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5764 = v5762 < v12;
+    const bool v5765 = v5763 && v5764;
+    if (v5765) {
+      const float v5766 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5768 = iron_f32_to_bf16(v5766);
+      const unsigned int v5769 = v5760 * v3;
+      const unsigned int v5770 = v5769 + v65;
+      const unsigned int v5771 = v5770 + v5762;
+      out[v5771] = v5768;
+    }
+    const unsigned int v5772 = static_cast<unsigned int>(v271.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5773 = v1124 + v5772;
+    const unsigned int v5774 = static_cast<unsigned int>(v271.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5775 = v1123 + v5774;
+    const bool v5776 = v5773 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5777 = v5775 < v12;
+    const bool v5778 = v5776 && v5777;
+    if (v5778) {
+      const float v5779 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5781 = iron_f32_to_bf16(v5779);
+      const unsigned int v5782 = v5773 * v3;
+      const unsigned int v5783 = v5782 + v65;
+      const unsigned int v5784 = v5783 + v5775;
+      out[v5784] = v5781;
+    }
+    const unsigned int v5785 = static_cast<unsigned int>(v271.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5786 = v1124 + v5785;
+    const unsigned int v5787 = static_cast<unsigned int>(v271.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5788 = v1123 + v5787;
+    const bool v5789 = v5786 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5790 = v5788 < v12;
+    const bool v5791 = v5789 && v5790;
+    if (v5791) {
+      const float v5792 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5794 = iron_f32_to_bf16(v5792);
+      const unsigned int v5795 = v5786 * v3;
+      const unsigned int v5796 = v5795 + v65;
+      const unsigned int v5797 = v5796 + v5788;
+      out[v5797] = v5794;
+    }
+    const unsigned int v5798 = static_cast<unsigned int>(v271.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5799 = v1124 + v5798;
+    const unsigned int v5800 = static_cast<unsigned int>(v271.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5801 = v1123 + v5800;
+    const bool v5802 = v5799 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5803 = v5801 < v12;
+    const bool v5804 = v5802 && v5803;
+    if (v5804) {
+      const float v5805 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5807 = iron_f32_to_bf16(v5805);
+      const unsigned int v5808 = v5799 * v3;
+      const unsigned int v5809 = v5808 + v65;
+      const unsigned int v5810 = v5809 + v5801;
+      out[v5810] = v5807;
+    }
+    const unsigned int v5811 = static_cast<unsigned int>(v271.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5812 = v1124 + v5811;
+    const unsigned int v5813 = static_cast<unsigned int>(v271.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5814 = v1123 + v5813;
+    const bool v5815 = v5812 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5816 = v5814 < v12;
+    const bool v5817 = v5815 && v5816;
+    if (v5817) {
+      const float v5818 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5820 = iron_f32_to_bf16(v5818);
+      const unsigned int v5821 = v5812 * v3;
+      const unsigned int v5822 = v5821 + v65;
+      const unsigned int v5823 = v5822 + v5814;
+      out[v5823] = v5820;
+    }
+    const unsigned int v5824 = static_cast<unsigned int>(v271.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5825 = v1124 + v5824;
+    const unsigned int v5826 = static_cast<unsigned int>(v271.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5827 = v1123 + v5826;
+    const bool v5828 = v5825 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5829 = v5827 < v12;
+    const bool v5830 = v5828 && v5829;
+    if (v5830) {
+      const float v5831 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5833 = iron_f32_to_bf16(v5831);
+      const unsigned int v5834 = v5825 * v3;
+      const unsigned int v5835 = v5834 + v65;
+      const unsigned int v5836 = v5835 + v5827;
+      out[v5836] = v5833;
+    }
+    const unsigned int v5837 = static_cast<unsigned int>(v271.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5838 = v1124 + v5837;
+    const unsigned int v5839 = static_cast<unsigned int>(v271.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5840 = v1123 + v5839;
+    const bool v5841 = v5838 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5842 = v5840 < v12;
+    const bool v5843 = v5841 && v5842;
+    if (v5843) {
+      const float v5844 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5846 = iron_f32_to_bf16(v5844);
+      const unsigned int v5847 = v5838 * v3;
+      const unsigned int v5848 = v5847 + v65;
+      const unsigned int v5849 = v5848 + v5840;
+      out[v5849] = v5846;
+    }
+    const unsigned int v5850 = static_cast<unsigned int>(v271.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5851 = v1124 + v5850;
+    const unsigned int v5852 = static_cast<unsigned int>(v271.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5853 = v1123 + v5852;
+    const bool v5854 = v5851 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5855 = v5853 < v12;
+    const bool v5856 = v5854 && v5855;
+    if (v5856) {
+      const float v5857 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5859 = iron_f32_to_bf16(v5857);
+      const unsigned int v5860 = v5851 * v3;
+      const unsigned int v5861 = v5860 + v65;
+      const unsigned int v5862 = v5861 + v5853;
+      out[v5862] = v5859;
+    }
+    const unsigned int v5863 = static_cast<unsigned int>(v271.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5864 = v1124 + v5863;
+    const unsigned int v5865 = static_cast<unsigned int>(v271.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5866 = v1123 + v5865;
+    const bool v5867 = v5864 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5868 = v5866 < v12;
+    const bool v5869 = v5867 && v5868;
+    if (v5869) {
+      const float v5870 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5872 = iron_f32_to_bf16(v5870);
+      const unsigned int v5873 = v5864 * v3;
+      const unsigned int v5874 = v5873 + v65;
+      const unsigned int v5875 = v5874 + v5866;
+      out[v5875] = v5872;
+    }
+    const unsigned int v5876 = static_cast<unsigned int>(v271.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5877 = v1124 + v5876;
+    const unsigned int v5878 = static_cast<unsigned int>(v271.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5879 = v1123 + v5878;
+    const bool v5880 = v5877 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5881 = v5879 < v12;
+    const bool v5882 = v5880 && v5881;
+    if (v5882) {
+      const float v5883 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5885 = iron_f32_to_bf16(v5883);
+      const unsigned int v5886 = v5877 * v3;
+      const unsigned int v5887 = v5886 + v65;
+      const unsigned int v5888 = v5887 + v5879;
+      out[v5888] = v5885;
+    }
+    const unsigned int v5889 = static_cast<unsigned int>(v271.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5890 = v1124 + v5889;
+    const unsigned int v5891 = static_cast<unsigned int>(v271.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5892 = v1123 + v5891;
+    const bool v5893 = v5890 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5894 = v5892 < v12;
+    const bool v5895 = v5893 && v5894;
+    if (v5895) {
+      const float v5896 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5898 = iron_f32_to_bf16(v5896);
+      const unsigned int v5899 = v5890 * v3;
+      const unsigned int v5900 = v5899 + v65;
+      const unsigned int v5901 = v5900 + v5892;
+      out[v5901] = v5898;
+    }
+    const unsigned int v5902 = static_cast<unsigned int>(v271.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5903 = v1124 + v5902;
+    const unsigned int v5904 = static_cast<unsigned int>(v271.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5905 = v1123 + v5904;
+    const bool v5906 = v5903 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5907 = v5905 < v12;
+    const bool v5908 = v5906 && v5907;
+    if (v5908) {
+      const float v5909 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5911 = iron_f32_to_bf16(v5909);
+      const unsigned int v5912 = v5903 * v3;
+      const unsigned int v5913 = v5912 + v65;
+      const unsigned int v5914 = v5913 + v5905;
+      out[v5914] = v5911;
+    }
+    const unsigned int v5915 = static_cast<unsigned int>(v271.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5916 = v1124 + v5915;
+    const unsigned int v5917 = static_cast<unsigned int>(v271.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5918 = v1123 + v5917;
+    const bool v5919 = v5916 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5920 = v5918 < v12;
+    const bool v5921 = v5919 && v5920;
+    if (v5921) {
+      const float v5922 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5924 = iron_f32_to_bf16(v5922);
+      const unsigned int v5925 = v5916 * v3;
+      const unsigned int v5926 = v5925 + v65;
+      const unsigned int v5927 = v5926 + v5918;
+      out[v5927] = v5924;
+    }
+    const unsigned int v5928 = static_cast<unsigned int>(v271.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5929 = v1124 + v5928;
+    const unsigned int v5930 = static_cast<unsigned int>(v271.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5931 = v1123 + v5930;
+    const bool v5932 = v5929 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5933 = v5931 < v12;
+    const bool v5934 = v5932 && v5933;
+    if (v5934) {
+      const float v5935 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5937 = iron_f32_to_bf16(v5935);
+      const unsigned int v5938 = v5929 * v3;
+      const unsigned int v5939 = v5938 + v65;
+      const unsigned int v5940 = v5939 + v5931;
+      out[v5940] = v5937;
+    }
+    const unsigned int v5941 = static_cast<unsigned int>(v271.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5942 = v1124 + v5941;
+    const unsigned int v5943 = static_cast<unsigned int>(v271.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5944 = v1123 + v5943;
+    const bool v5945 = v5942 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5946 = v5944 < v12;
+    const bool v5947 = v5945 && v5946;
+    if (v5947) {
+      const float v5948 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5950 = iron_f32_to_bf16(v5948);
+      const unsigned int v5951 = v5942 * v3;
+      const unsigned int v5952 = v5951 + v65;
+      const unsigned int v5953 = v5952 + v5944;
+      out[v5953] = v5950;
+    }
+    const unsigned int v5954 = static_cast<unsigned int>(v271.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5955 = v1124 + v5954;
+    const unsigned int v5956 = static_cast<unsigned int>(v271.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5957 = v1123 + v5956;
+    const bool v5958 = v5955 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5959 = v5957 < v12;
+    const bool v5960 = v5958 && v5959;
+    if (v5960) {
+      const float v5961 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5963 = iron_f32_to_bf16(v5961);
+      const unsigned int v5964 = v5955 * v3;
+      const unsigned int v5965 = v5964 + v65;
+      const unsigned int v5966 = v5965 + v5957;
+      out[v5966] = v5963;
+    }
+    const unsigned int v5967 = static_cast<unsigned int>(v271.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5968 = v1124 + v5967;
+    const unsigned int v5969 = static_cast<unsigned int>(v271.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5970 = v1123 + v5969;
+    const bool v5971 = v5968 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5972 = v5970 < v12;
+    const bool v5973 = v5971 && v5972;
+    if (v5973) {
+      const float v5974 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5976 = iron_f32_to_bf16(v5974);
+      const unsigned int v5977 = v5968 * v3;
+      const unsigned int v5978 = v5977 + v65;
+      const unsigned int v5979 = v5978 + v5970;
+      out[v5979] = v5976;
+    }
+    const unsigned int v5980 = static_cast<unsigned int>(v271.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5981 = v1124 + v5980;
+    const unsigned int v5982 = static_cast<unsigned int>(v271.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5983 = v1123 + v5982;
+    const bool v5984 = v5981 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5985 = v5983 < v12;
+    const bool v5986 = v5984 && v5985;
+    if (v5986) {
+      const float v5987 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5989 = iron_f32_to_bf16(v5987);
+      const unsigned int v5990 = v5981 * v3;
+      const unsigned int v5991 = v5990 + v65;
+      const unsigned int v5992 = v5991 + v5983;
+      out[v5992] = v5989;
+    }
+    const unsigned int v5993 = static_cast<unsigned int>(v271.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5994 = v1124 + v5993;
+    const unsigned int v5995 = static_cast<unsigned int>(v271.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5996 = v1123 + v5995;
+    const bool v5997 = v5994 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5998 = v5996 < v12;
+    const bool v5999 = v5997 && v5998;
+    if (v5999) {
+      const float v6000 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6002 = iron_f32_to_bf16(v6000);
+      const unsigned int v6003 = v5994 * v3;
+      const unsigned int v6004 = v6003 + v65;
+      const unsigned int v6005 = v6004 + v5996;
+      out[v6005] = v6002;
+    }
+    const unsigned int v6006 = static_cast<unsigned int>(v271.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6007 = v1124 + v6006;
+    const unsigned int v6008 = static_cast<unsigned int>(v271.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6009 = v1123 + v6008;
+    const bool v6010 = v6007 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6011 = v6009 < v12;
+    const bool v6012 = v6010 && v6011;
+    if (v6012) {
+      const float v6013 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6015 = iron_f32_to_bf16(v6013);
+      const unsigned int v6016 = v6007 * v3;
+      const unsigned int v6017 = v6016 + v65;
+      const unsigned int v6018 = v6017 + v6009;
+      out[v6018] = v6015;
+    }
+    const unsigned int v6019 = static_cast<unsigned int>(v271.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6020 = v1124 + v6019;
+    const unsigned int v6021 = static_cast<unsigned int>(v271.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6022 = v1123 + v6021;
+    const bool v6023 = v6020 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6024 = v6022 < v12;
+    const bool v6025 = v6023 && v6024;
+    if (v6025) {
+      const float v6026 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6028 = iron_f32_to_bf16(v6026);
+      const unsigned int v6029 = v6020 * v3;
+      const unsigned int v6030 = v6029 + v65;
+      const unsigned int v6031 = v6030 + v6022;
+      out[v6031] = v6028;
+    }
+    const unsigned int v6032 = static_cast<unsigned int>(v271.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6033 = v1124 + v6032;
+    const unsigned int v6034 = static_cast<unsigned int>(v271.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6035 = v1123 + v6034;
+    const bool v6036 = v6033 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6037 = v6035 < v12;
+    const bool v6038 = v6036 && v6037;
+    if (v6038) {
+      const float v6039 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6041 = iron_f32_to_bf16(v6039);
+      const unsigned int v6042 = v6033 * v3;
+      const unsigned int v6043 = v6042 + v65;
+      const unsigned int v6044 = v6043 + v6035;
+      out[v6044] = v6041;
+    }
+    const unsigned int v6045 = static_cast<unsigned int>(v271.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6046 = v1124 + v6045;
+    const unsigned int v6047 = static_cast<unsigned int>(v271.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6048 = v1123 + v6047;
+    const bool v6049 = v6046 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6050 = v6048 < v12;
+    const bool v6051 = v6049 && v6050;
+    if (v6051) {
+      const float v6052 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6054 = iron_f32_to_bf16(v6052);
+      const unsigned int v6055 = v6046 * v3;
+      const unsigned int v6056 = v6055 + v65;
+      const unsigned int v6057 = v6056 + v6048;
+      out[v6057] = v6054;
+    }
+    const unsigned int v6058 = static_cast<unsigned int>(v271.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6059 = v1124 + v6058;
+    const unsigned int v6060 = static_cast<unsigned int>(v271.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6061 = v1123 + v6060;
+    const bool v6062 = v6059 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6063 = v6061 < v12;
+    const bool v6064 = v6062 && v6063;
+    if (v6064) {
+      const float v6065 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6067 = iron_f32_to_bf16(v6065);
+      const unsigned int v6068 = v6059 * v3;
+      const unsigned int v6069 = v6068 + v65;
+      const unsigned int v6070 = v6069 + v6061;
+      out[v6070] = v6067;
+    }
+    const unsigned int v6071 = static_cast<unsigned int>(v271.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6072 = v1124 + v6071;
+    const unsigned int v6073 = static_cast<unsigned int>(v271.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6074 = v1123 + v6073;
+    const bool v6075 = v6072 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6076 = v6074 < v12;
+    const bool v6077 = v6075 && v6076;
+    if (v6077) {
+      const float v6078 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6080 = iron_f32_to_bf16(v6078);
+      const unsigned int v6081 = v6072 * v3;
+      const unsigned int v6082 = v6081 + v65;
+      const unsigned int v6083 = v6082 + v6074;
+      out[v6083] = v6080;
+    }
+    const unsigned int v6084 = static_cast<unsigned int>(v271.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6085 = v1124 + v6084;
+    const unsigned int v6086 = static_cast<unsigned int>(v271.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6087 = v1123 + v6086;
+    const bool v6088 = v6085 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6089 = v6087 < v12;
+    const bool v6090 = v6088 && v6089;
+    if (v6090) {
+      const float v6091 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6093 = iron_f32_to_bf16(v6091);
+      const unsigned int v6094 = v6085 * v3;
+      const unsigned int v6095 = v6094 + v65;
+      const unsigned int v6096 = v6095 + v6087;
+      out[v6096] = v6093;
+    }
+    const unsigned int v6097 = static_cast<unsigned int>(v271.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6098 = v1124 + v6097;
+    const unsigned int v6099 = static_cast<unsigned int>(v271.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6100 = v1123 + v6099;
+    const bool v6101 = v6098 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6102 = v6100 < v12;
+    const bool v6103 = v6101 && v6102;
+    if (v6103) {
+      const float v6104 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6106 = iron_f32_to_bf16(v6104);
+      const unsigned int v6107 = v6098 * v3;
+      const unsigned int v6108 = v6107 + v65;
+      const unsigned int v6109 = v6108 + v6100;
+      out[v6109] = v6106;
+    }
+    const unsigned int v6110 = static_cast<unsigned int>(v271.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6111 = v1124 + v6110;
+    const unsigned int v6112 = static_cast<unsigned int>(v271.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6113 = v1123 + v6112;
+    const bool v6114 = v6111 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6115 = v6113 < v12;
+    const bool v6116 = v6114 && v6115;
+    if (v6116) {
+      const float v6117 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6119 = iron_f32_to_bf16(v6117);
+      const unsigned int v6120 = v6111 * v3;
+      const unsigned int v6121 = v6120 + v65;
+      const unsigned int v6122 = v6121 + v6113;
+      out[v6122] = v6119;
+    }
+    const unsigned int v6123 = static_cast<unsigned int>(v271.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6124 = v1124 + v6123;
+    const unsigned int v6125 = static_cast<unsigned int>(v271.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6126 = v1123 + v6125;
+    const bool v6127 = v6124 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6128 = v6126 < v12;
+    const bool v6129 = v6127 && v6128;
+    if (v6129) {
+      const float v6130 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6132 = iron_f32_to_bf16(v6130);
+      const unsigned int v6133 = v6124 * v3;
+      const unsigned int v6134 = v6133 + v65;
+      const unsigned int v6135 = v6134 + v6126;
+      out[v6135] = v6132;
+    }
+    const unsigned int v6136 = static_cast<unsigned int>(v271.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6137 = v1124 + v6136;
+    const unsigned int v6138 = static_cast<unsigned int>(v271.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6139 = v1123 + v6138;
+    const bool v6140 = v6137 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6141 = v6139 < v12;
+    const bool v6142 = v6140 && v6141;
+    if (v6142) {
+      const float v6143 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6145 = iron_f32_to_bf16(v6143);
+      const unsigned int v6146 = v6137 * v3;
+      const unsigned int v6147 = v6146 + v65;
+      const unsigned int v6148 = v6147 + v6139;
+      out[v6148] = v6145;
+    }
+    const unsigned int v6149 = static_cast<unsigned int>(v271.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6150 = v1124 + v6149;
+    const unsigned int v6151 = static_cast<unsigned int>(v271.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6152 = v1123 + v6151;
+    const bool v6153 = v6150 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6154 = v6152 < v12;
+    const bool v6155 = v6153 && v6154;
+    if (v6155) {
+      const float v6156 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6158 = iron_f32_to_bf16(v6156);
+      const unsigned int v6159 = v6150 * v3;
+      const unsigned int v6160 = v6159 + v65;
+      const unsigned int v6161 = v6160 + v6152;
+      out[v6161] = v6158;
+    }
+    const unsigned int v6162 = static_cast<unsigned int>(v271.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6163 = v1124 + v6162;
+    const unsigned int v6164 = static_cast<unsigned int>(v271.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6165 = v1123 + v6164;
+    const bool v6166 = v6163 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6167 = v6165 < v12;
+    const bool v6168 = v6166 && v6167;
+    if (v6168) {
+      const float v6169 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6171 = iron_f32_to_bf16(v6169);
+      const unsigned int v6172 = v6163 * v3;
+      const unsigned int v6173 = v6172 + v65;
+      const unsigned int v6174 = v6173 + v6165;
+      out[v6174] = v6171;
+    }
+    const unsigned int v6175 = static_cast<unsigned int>(v271.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6176 = v1124 + v6175;
+    const unsigned int v6177 = static_cast<unsigned int>(v271.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6178 = v1123 + v6177;
+    const bool v6179 = v6176 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6180 = v6178 < v12;
+    const bool v6181 = v6179 && v6180;
+    if (v6181) {
+      const float v6182 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6184 = iron_f32_to_bf16(v6182);
+      const unsigned int v6185 = v6176 * v3;
+      const unsigned int v6186 = v6185 + v65;
+      const unsigned int v6187 = v6186 + v6178;
+      out[v6187] = v6184;
+    }
+    const unsigned int v6188 = static_cast<unsigned int>(v271.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6189 = v1124 + v6188;
+    const unsigned int v6190 = static_cast<unsigned int>(v271.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6191 = v1123 + v6190;
+    const bool v6192 = v6189 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6193 = v6191 < v12;
+    const bool v6194 = v6192 && v6193;
+    if (v6194) {
+      const float v6195 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6197 = iron_f32_to_bf16(v6195);
+      const unsigned int v6198 = v6189 * v3;
+      const unsigned int v6199 = v6198 + v65;
+      const unsigned int v6200 = v6199 + v6191;
+      out[v6200] = v6197;
+    }
+    const unsigned int v6201 = static_cast<unsigned int>(v271.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6202 = v1124 + v6201;
+    const unsigned int v6203 = static_cast<unsigned int>(v271.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6204 = v1123 + v6203;
+    const bool v6205 = v6202 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6206 = v6204 < v12;
+    const bool v6207 = v6205 && v6206;
+    if (v6207) {
+      const float v6208 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6210 = iron_f32_to_bf16(v6208);
+      const unsigned int v6211 = v6202 * v3;
+      const unsigned int v6212 = v6211 + v65;
+      const unsigned int v6213 = v6212 + v6204;
+      out[v6213] = v6210;
+    }
+    const unsigned int v6214 = static_cast<unsigned int>(v271.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6215 = v1124 + v6214;
+    const unsigned int v6216 = static_cast<unsigned int>(v271.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6217 = v1123 + v6216;
+    const bool v6218 = v6215 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6219 = v6217 < v12;
+    const bool v6220 = v6218 && v6219;
+    if (v6220) {
+      const float v6221 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6223 = iron_f32_to_bf16(v6221);
+      const unsigned int v6224 = v6215 * v3;
+      const unsigned int v6225 = v6224 + v65;
+      const unsigned int v6226 = v6225 + v6217;
+      out[v6226] = v6223;
+    }
+    const unsigned int v6227 = static_cast<unsigned int>(v271.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6228 = v1124 + v6227;
+    const unsigned int v6229 = static_cast<unsigned int>(v271.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6230 = v1123 + v6229;
+    const bool v6231 = v6228 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6232 = v6230 < v12;
+    const bool v6233 = v6231 && v6232;
+    if (v6233) {
+      const float v6234 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6236 = iron_f32_to_bf16(v6234);
+      const unsigned int v6237 = v6228 * v3;
+      const unsigned int v6238 = v6237 + v65;
+      const unsigned int v6239 = v6238 + v6230;
+      out[v6239] = v6236;
+    }
+    const unsigned int v6240 = static_cast<unsigned int>(v271.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6241 = v1124 + v6240;
+    const unsigned int v6242 = static_cast<unsigned int>(v271.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6243 = v1123 + v6242;
+    const bool v6244 = v6241 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6245 = v6243 < v12;
+    const bool v6246 = v6244 && v6245;
+    if (v6246) {
+      const float v6247 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6249 = iron_f32_to_bf16(v6247);
+      const unsigned int v6250 = v6241 * v3;
+      const unsigned int v6251 = v6250 + v65;
+      const unsigned int v6252 = v6251 + v6243;
+      out[v6252] = v6249;
+    }
+    const unsigned int v6253 = static_cast<unsigned int>(v271.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6254 = v1124 + v6253;
+    const unsigned int v6255 = static_cast<unsigned int>(v271.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6256 = v1123 + v6255;
+    const bool v6257 = v6254 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6258 = v6256 < v12;
+    const bool v6259 = v6257 && v6258;
+    if (v6259) {
+      const float v6260 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6262 = iron_f32_to_bf16(v6260);
+      const unsigned int v6263 = v6254 * v3;
+      const unsigned int v6264 = v6263 + v65;
+      const unsigned int v6265 = v6264 + v6256;
+      out[v6265] = v6262;
+    }
+    const unsigned int v6266 = static_cast<unsigned int>(v271.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6267 = v1124 + v6266;
+    const unsigned int v6268 = static_cast<unsigned int>(v271.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6269 = v1123 + v6268;
+    const bool v6270 = v6267 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6271 = v6269 < v12;
+    const bool v6272 = v6270 && v6271;
+    if (v6272) {
+      const float v6273 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6275 = iron_f32_to_bf16(v6273);
+      const unsigned int v6276 = v6267 * v3;
+      const unsigned int v6277 = v6276 + v65;
+      const unsigned int v6278 = v6277 + v6269;
+      out[v6278] = v6275;
+    }
+    const unsigned int v6279 = static_cast<unsigned int>(v271.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6280 = v1124 + v6279;
+    const unsigned int v6281 = static_cast<unsigned int>(v271.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6282 = v1123 + v6281;
+    const bool v6283 = v6280 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6284 = v6282 < v12;
+    const bool v6285 = v6283 && v6284;
+    if (v6285) {
+      const float v6286 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6288 = iron_f32_to_bf16(v6286);
+      const unsigned int v6289 = v6280 * v3;
+      const unsigned int v6290 = v6289 + v65;
+      const unsigned int v6291 = v6290 + v6282;
+      out[v6291] = v6288;
+    }
+    const unsigned int v6292 = static_cast<unsigned int>(v271.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6293 = v1124 + v6292;
+    const unsigned int v6294 = static_cast<unsigned int>(v271.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6295 = v1123 + v6294;
+    const bool v6296 = v6293 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6297 = v6295 < v12;
+    const bool v6298 = v6296 && v6297;
+    if (v6298) {
+      const float v6299 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6301 = iron_f32_to_bf16(v6299);
+      const unsigned int v6302 = v6293 * v3;
+      const unsigned int v6303 = v6302 + v65;
+      const unsigned int v6304 = v6303 + v6295;
+      out[v6304] = v6301;
+    }
+    const unsigned int v6305 = static_cast<unsigned int>(v271.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6306 = v1124 + v6305;
+    const unsigned int v6307 = static_cast<unsigned int>(v271.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6308 = v1123 + v6307;
+    const bool v6309 = v6306 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6310 = v6308 < v12;
+    const bool v6311 = v6309 && v6310;
+    if (v6311) {
+      const float v6312 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6314 = iron_f32_to_bf16(v6312);
+      const unsigned int v6315 = v6306 * v3;
+      const unsigned int v6316 = v6315 + v65;
+      const unsigned int v6317 = v6316 + v6308;
+      out[v6317] = v6314;
+    }
+    const unsigned int v6318 = static_cast<unsigned int>(v271.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6319 = v1124 + v6318;
+    const unsigned int v6320 = static_cast<unsigned int>(v271.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6321 = v1123 + v6320;
+    const bool v6322 = v6319 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6323 = v6321 < v12;
+    const bool v6324 = v6322 && v6323;
+    if (v6324) {
+      const float v6325 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6327 = iron_f32_to_bf16(v6325);
+      const unsigned int v6328 = v6319 * v3;
+      const unsigned int v6329 = v6328 + v65;
+      const unsigned int v6330 = v6329 + v6321;
+      out[v6330] = v6327;
+    }
+    const unsigned int v6331 = static_cast<unsigned int>(v271.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6332 = v1124 + v6331;
+    const unsigned int v6333 = static_cast<unsigned int>(v271.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6334 = v1123 + v6333;
+    const bool v6335 = v6332 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6336 = v6334 < v12;
+    const bool v6337 = v6335 && v6336;
+    if (v6337) {
+      const float v6338 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6340 = iron_f32_to_bf16(v6338);
+      const unsigned int v6341 = v6332 * v3;
+      const unsigned int v6342 = v6341 + v65;
+      const unsigned int v6343 = v6342 + v6334;
+      out[v6343] = v6340;
+    }
+    const unsigned int v6344 = static_cast<unsigned int>(v271.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6345 = v1124 + v6344;
+    const unsigned int v6346 = static_cast<unsigned int>(v271.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6347 = v1123 + v6346;
+    const bool v6348 = v6345 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6349 = v6347 < v12;
+    const bool v6350 = v6348 && v6349;
+    if (v6350) {
+      const float v6351 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6353 = iron_f32_to_bf16(v6351);
+      const unsigned int v6354 = v6345 * v3;
+      const unsigned int v6355 = v6354 + v65;
+      const unsigned int v6356 = v6355 + v6347;
+      out[v6356] = v6353;
+    }
+    const unsigned int v6357 = static_cast<unsigned int>(v271.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6358 = v1124 + v6357;
+    const unsigned int v6359 = static_cast<unsigned int>(v271.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6360 = v1123 + v6359;
+    const bool v6361 = v6358 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6362 = v6360 < v12;
+    const bool v6363 = v6361 && v6362;
+    if (v6363) {
+      const float v6364 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6366 = iron_f32_to_bf16(v6364);
+      const unsigned int v6367 = v6358 * v3;
+      const unsigned int v6368 = v6367 + v65;
+      const unsigned int v6369 = v6368 + v6360;
+      out[v6369] = v6366;
+    }
+    const unsigned int v6370 = static_cast<unsigned int>(v271.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6371 = v1124 + v6370;
+    const unsigned int v6372 = static_cast<unsigned int>(v271.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6373 = v1123 + v6372;
+    const bool v6374 = v6371 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6375 = v6373 < v12;
+    const bool v6376 = v6374 && v6375;
+    if (v6376) {
+      const float v6377 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6379 = iron_f32_to_bf16(v6377);
+      const unsigned int v6380 = v6371 * v3;
+      const unsigned int v6381 = v6380 + v65;
+      const unsigned int v6382 = v6381 + v6373;
+      out[v6382] = v6379;
     }
   }
 }

@@ -489,6416 +489,6416 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const bool v297 = v292 && v296;
   const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    for (unsigned int v6388 = 0u; v6388 < 2u; v6388 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v6389 = v6388 << 6u;
-      const bool v6391 = v6389 < v18;
-      if (v6391) {
-        const unsigned int v6393 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v6389 = 0u; v6389 < 2u; v6389 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v6390 = v6389 << 6u;
+      const bool v6392 = v6390 < v18;
+      if (v6392) {
+        const unsigned int v6394 = v6389 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6402 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6403 = v6402 << 3u;
-          const unsigned int v6406 = v6389 + v6403;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6407 = v6406 < v18;
-          const bool v6408 = v126 && v6407;
-          const unsigned int v6410 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6412 = v6410 + v6389;
-          const unsigned int v6413 = v6412 + v6403;
-          const unsigned int v6414 = v6408 ? v6413 : 0u;
-          const unsigned int v6416 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6417 = v6393 + v6416;
-          const unsigned int v6418 = v6417 + v6403;
-          iron_copy_async<16>(shm0 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), x + v6414, v6408);
-          const unsigned int v6421 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6423 = v6421 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6426 = v6421 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6427 = v6426 << 3u;
-          const unsigned int v6428 = v63 + v6423;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6429 = v6428 < v44;
-          const unsigned int v6430 = v6389 + v6427;
-          const bool v6431 = v6430 < v18;
-          const bool v6432 = v6429 && v6431;
-          const unsigned int v6434 = v6428 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6436 = v6434 + v6389;
-          const unsigned int v6437 = v6436 + v6427;
-          const unsigned int v6438 = v6432 ? v6437 : 0u;
-          const unsigned int v6440 = v6423 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6441 = v6393 + v6440;
-          const unsigned int v6442 = v6441 + v6427;
-          iron_copy_async<16>(shm0 + (v6442 ^ (((v6442 >> 6u) & 7u) << 3u)), x + v6438, v6432);
-          const unsigned int v6445 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6447 = v6445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6450 = v6445 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6451 = v6450 << 3u;
-          const unsigned int v6452 = v63 + v6447;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6453 = v6452 < v44;
-          const unsigned int v6454 = v6389 + v6451;
-          const bool v6455 = v6454 < v18;
-          const bool v6456 = v6453 && v6455;
-          const unsigned int v6458 = v6452 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6460 = v6458 + v6389;
-          const unsigned int v6461 = v6460 + v6451;
-          const unsigned int v6462 = v6456 ? v6461 : 0u;
-          const unsigned int v6464 = v6447 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6465 = v6393 + v6464;
-          const unsigned int v6466 = v6465 + v6451;
-          iron_copy_async<16>(shm0 + (v6466 ^ (((v6466 >> 6u) & 7u) << 3u)), x + v6462, v6456);
-          const unsigned int v6469 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6471 = v6469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6474 = v6469 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6475 = v6474 << 3u;
-          const unsigned int v6476 = v63 + v6471;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6477 = v6476 < v44;
-          const unsigned int v6478 = v6389 + v6475;
-          const bool v6479 = v6478 < v18;
-          const bool v6480 = v6477 && v6479;
-          const unsigned int v6482 = v6476 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6484 = v6482 + v6389;
-          const unsigned int v6485 = v6484 + v6475;
-          const unsigned int v6486 = v6480 ? v6485 : 0u;
-          const unsigned int v6488 = v6471 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6489 = v6393 + v6488;
-          const unsigned int v6490 = v6489 + v6475;
-          iron_copy_async<16>(shm0 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), x + v6486, v6480);
-          const unsigned int v6493 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6495 = v6493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6498 = v6493 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6499 = v6498 << 3u;
-          const unsigned int v6500 = v63 + v6495;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6501 = v6500 < v44;
-          const unsigned int v6502 = v6389 + v6499;
-          const bool v6503 = v6502 < v18;
-          const bool v6504 = v6501 && v6503;
-          const unsigned int v6506 = v6500 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6508 = v6506 + v6389;
-          const unsigned int v6509 = v6508 + v6499;
-          const unsigned int v6510 = v6504 ? v6509 : 0u;
-          const unsigned int v6512 = v6495 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6513 = v6393 + v6512;
-          const unsigned int v6514 = v6513 + v6499;
-          iron_copy_async<16>(shm0 + (v6514 ^ (((v6514 >> 6u) & 7u) << 3u)), x + v6510, v6504);
-          const unsigned int v6517 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6519 = v6517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6522 = v6517 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6523 = v6522 << 3u;
-          const unsigned int v6524 = v63 + v6519;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6525 = v6524 < v44;
-          const unsigned int v6526 = v6389 + v6523;
-          const bool v6527 = v6526 < v18;
-          const bool v6528 = v6525 && v6527;
-          const unsigned int v6530 = v6524 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6532 = v6530 + v6389;
-          const unsigned int v6533 = v6532 + v6523;
-          const unsigned int v6534 = v6528 ? v6533 : 0u;
-          const unsigned int v6536 = v6519 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6537 = v6393 + v6536;
-          const unsigned int v6538 = v6537 + v6523;
-          iron_copy_async<16>(shm0 + (v6538 ^ (((v6538 >> 6u) & 7u) << 3u)), x + v6534, v6528);
-          const unsigned int v6541 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6543 = v6541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6546 = v6541 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6547 = v6546 << 3u;
-          const unsigned int v6548 = v63 + v6543;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6549 = v6548 < v44;
-          const unsigned int v6550 = v6389 + v6547;
-          const bool v6551 = v6550 < v18;
-          const bool v6552 = v6549 && v6551;
-          const unsigned int v6554 = v6548 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6556 = v6554 + v6389;
-          const unsigned int v6557 = v6556 + v6547;
-          const unsigned int v6558 = v6552 ? v6557 : 0u;
-          const unsigned int v6560 = v6543 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6561 = v6393 + v6560;
-          const unsigned int v6562 = v6561 + v6547;
-          iron_copy_async<16>(shm0 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), x + v6558, v6552);
-          const unsigned int v6565 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6567 = v6565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6570 = v6565 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6571 = v6570 << 3u;
-          const unsigned int v6572 = v63 + v6567;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6573 = v6572 < v44;
-          const unsigned int v6574 = v6389 + v6571;
-          const bool v6575 = v6574 < v18;
-          const bool v6576 = v6573 && v6575;
-          const unsigned int v6578 = v6572 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6580 = v6578 + v6389;
-          const unsigned int v6581 = v6580 + v6571;
-          const unsigned int v6582 = v6576 ? v6581 : 0u;
-          const unsigned int v6584 = v6567 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6585 = v6393 + v6584;
-          const unsigned int v6586 = v6585 + v6571;
-          iron_copy_async<16>(shm0 + (v6586 ^ (((v6586 >> 6u) & 7u) << 3u)), x + v6582, v6576);
+          const unsigned int v6403 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6404 = v6403 << 3u;
+          const unsigned int v6407 = v6390 + v6404;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6408 = v6407 < v18;
+          const bool v6409 = v126 && v6408;
+          const unsigned int v6411 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6413 = v6411 + v6390;
+          const unsigned int v6414 = v6413 + v6404;
+          const unsigned int v6415 = v6409 ? v6414 : 0u;
+          const unsigned int v6417 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6418 = v6394 + v6417;
+          const unsigned int v6419 = v6418 + v6404;
+          iron_copy_async<16>(shm0 + (v6419 ^ (((v6419 >> 6u) & 7u) << 3u)), x + v6415, v6409);
+          const unsigned int v6422 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6424 = v6422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6427 = v6422 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6428 = v6427 << 3u;
+          const unsigned int v6429 = v63 + v6424;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6430 = v6429 < v44;
+          const unsigned int v6431 = v6390 + v6428;
+          const bool v6432 = v6431 < v18;
+          const bool v6433 = v6430 && v6432;
+          const unsigned int v6435 = v6429 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6437 = v6435 + v6390;
+          const unsigned int v6438 = v6437 + v6428;
+          const unsigned int v6439 = v6433 ? v6438 : 0u;
+          const unsigned int v6441 = v6424 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6442 = v6394 + v6441;
+          const unsigned int v6443 = v6442 + v6428;
+          iron_copy_async<16>(shm0 + (v6443 ^ (((v6443 >> 6u) & 7u) << 3u)), x + v6439, v6433);
+          const unsigned int v6446 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6448 = v6446 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6451 = v6446 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6452 = v6451 << 3u;
+          const unsigned int v6453 = v63 + v6448;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6454 = v6453 < v44;
+          const unsigned int v6455 = v6390 + v6452;
+          const bool v6456 = v6455 < v18;
+          const bool v6457 = v6454 && v6456;
+          const unsigned int v6459 = v6453 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6461 = v6459 + v6390;
+          const unsigned int v6462 = v6461 + v6452;
+          const unsigned int v6463 = v6457 ? v6462 : 0u;
+          const unsigned int v6465 = v6448 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6466 = v6394 + v6465;
+          const unsigned int v6467 = v6466 + v6452;
+          iron_copy_async<16>(shm0 + (v6467 ^ (((v6467 >> 6u) & 7u) << 3u)), x + v6463, v6457);
+          const unsigned int v6470 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6472 = v6470 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6475 = v6470 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6476 = v6475 << 3u;
+          const unsigned int v6477 = v63 + v6472;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6478 = v6477 < v44;
+          const unsigned int v6479 = v6390 + v6476;
+          const bool v6480 = v6479 < v18;
+          const bool v6481 = v6478 && v6480;
+          const unsigned int v6483 = v6477 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6485 = v6483 + v6390;
+          const unsigned int v6486 = v6485 + v6476;
+          const unsigned int v6487 = v6481 ? v6486 : 0u;
+          const unsigned int v6489 = v6472 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6490 = v6394 + v6489;
+          const unsigned int v6491 = v6490 + v6476;
+          iron_copy_async<16>(shm0 + (v6491 ^ (((v6491 >> 6u) & 7u) << 3u)), x + v6487, v6481);
+          const unsigned int v6494 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6496 = v6494 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6499 = v6494 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6500 = v6499 << 3u;
+          const unsigned int v6501 = v63 + v6496;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6502 = v6501 < v44;
+          const unsigned int v6503 = v6390 + v6500;
+          const bool v6504 = v6503 < v18;
+          const bool v6505 = v6502 && v6504;
+          const unsigned int v6507 = v6501 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6509 = v6507 + v6390;
+          const unsigned int v6510 = v6509 + v6500;
+          const unsigned int v6511 = v6505 ? v6510 : 0u;
+          const unsigned int v6513 = v6496 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6514 = v6394 + v6513;
+          const unsigned int v6515 = v6514 + v6500;
+          iron_copy_async<16>(shm0 + (v6515 ^ (((v6515 >> 6u) & 7u) << 3u)), x + v6511, v6505);
+          const unsigned int v6518 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6520 = v6518 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6523 = v6518 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6524 = v6523 << 3u;
+          const unsigned int v6525 = v63 + v6520;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6526 = v6525 < v44;
+          const unsigned int v6527 = v6390 + v6524;
+          const bool v6528 = v6527 < v18;
+          const bool v6529 = v6526 && v6528;
+          const unsigned int v6531 = v6525 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6533 = v6531 + v6390;
+          const unsigned int v6534 = v6533 + v6524;
+          const unsigned int v6535 = v6529 ? v6534 : 0u;
+          const unsigned int v6537 = v6520 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6538 = v6394 + v6537;
+          const unsigned int v6539 = v6538 + v6524;
+          iron_copy_async<16>(shm0 + (v6539 ^ (((v6539 >> 6u) & 7u) << 3u)), x + v6535, v6529);
+          const unsigned int v6542 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6544 = v6542 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6547 = v6542 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6548 = v6547 << 3u;
+          const unsigned int v6549 = v63 + v6544;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6550 = v6549 < v44;
+          const unsigned int v6551 = v6390 + v6548;
+          const bool v6552 = v6551 < v18;
+          const bool v6553 = v6550 && v6552;
+          const unsigned int v6555 = v6549 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6557 = v6555 + v6390;
+          const unsigned int v6558 = v6557 + v6548;
+          const unsigned int v6559 = v6553 ? v6558 : 0u;
+          const unsigned int v6561 = v6544 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6562 = v6394 + v6561;
+          const unsigned int v6563 = v6562 + v6548;
+          iron_copy_async<16>(shm0 + (v6563 ^ (((v6563 >> 6u) & 7u) << 3u)), x + v6559, v6553);
+          const unsigned int v6566 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6568 = v6566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6571 = v6566 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6572 = v6571 << 3u;
+          const unsigned int v6573 = v63 + v6568;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6574 = v6573 < v44;
+          const unsigned int v6575 = v6390 + v6572;
+          const bool v6576 = v6575 < v18;
+          const bool v6577 = v6574 && v6576;
+          const unsigned int v6579 = v6573 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6581 = v6579 + v6390;
+          const unsigned int v6582 = v6581 + v6572;
+          const unsigned int v6583 = v6577 ? v6582 : 0u;
+          const unsigned int v6585 = v6568 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6586 = v6394 + v6585;
+          const unsigned int v6587 = v6586 + v6572;
+          iron_copy_async<16>(shm0 + (v6587 ^ (((v6587 >> 6u) & 7u) << 3u)), x + v6583, v6577);
         } else {
-          const unsigned int v6590 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v6591 = v6590 << 3u;
-          const unsigned int v6592 = v6389 + v6591;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6594 = v6592 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v6596 = v6594 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6597 = v6592 - v6596;
-          const unsigned int v6598 = v6594 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6599 = v6598 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v6600 = v6598 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v6601 = v6594 - v6600;
-          const unsigned int v6602 = v6601 * v12;
-          const unsigned int v6603 = v70 + v6597;  // kernels/convolution/im2col_a.hpp:116
-          const bool v6604 = v6592 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v6606 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v6611 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6612 = v6611 + v6591;
-          const unsigned int v6613 = v129 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6614 = v134 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6615 = v6613 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6616 = v6604 && v6615;
-          const bool v6617 = v6613 < v127;
-          const bool v6618 = v6616 && v6617;
-          const bool v6619 = v6614 >= v10;
-          const bool v6620 = v6618 && v6619;
-          const bool v6621 = v6614 < v6606;
-          const bool v6622 = v6620 && v6621;
-          const unsigned int v6623 = max(v6613, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6624 = v6623 - v9;
-          const unsigned int v6625 = max(v6614, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6626 = v6625 - v10;
-          const unsigned int v6627 = v137 + v6624;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6628 = v6627 * v2;
-          const unsigned int v6629 = v6628 + v6626;
-          const unsigned int v6630 = v6629 * v3;
-          const unsigned int v6631 = v6630 + v6603;
-          const unsigned int v6633 = v6622 ? v6631 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6635 = v6393 + v6612;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6635 ^ (((v6635 >> 6u) & 7u) << 3u)), x + v6633, v6622);
-          const unsigned int v6637 = v147 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6638 = v152 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6639 = v6637 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6640 = v6604 && v6639;
-          const bool v6641 = v6637 < v127;
-          const bool v6642 = v6640 && v6641;
-          const bool v6643 = v6638 >= v10;
-          const bool v6644 = v6642 && v6643;
-          const bool v6645 = v6638 < v6606;
-          const bool v6646 = v6644 && v6645;
-          const unsigned int v6647 = max(v6637, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6648 = v6647 - v9;
-          const unsigned int v6649 = max(v6638, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6650 = v6649 - v10;
-          const unsigned int v6651 = v155 + v6648;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6652 = v6651 * v2;
-          const unsigned int v6653 = v6652 + v6650;
-          const unsigned int v6654 = v6653 * v3;
-          const unsigned int v6655 = v6654 + v6603;
-          const unsigned int v6657 = v6646 ? v6655 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6660 = v6635 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6660 ^ (((v6660 >> 6u) & 7u) << 3u)), x + v6657, v6646);
-          const unsigned int v6661 = v165 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6662 = v170 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6663 = v6661 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6664 = v6604 && v6663;
-          const bool v6665 = v6661 < v127;
-          const bool v6666 = v6664 && v6665;
-          const bool v6667 = v6662 >= v10;
-          const bool v6668 = v6666 && v6667;
-          const bool v6669 = v6662 < v6606;
-          const bool v6670 = v6668 && v6669;
-          const unsigned int v6671 = max(v6661, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6672 = v6671 - v9;
-          const unsigned int v6673 = max(v6662, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6674 = v6673 - v10;
-          const unsigned int v6675 = v173 + v6672;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6676 = v6675 * v2;
-          const unsigned int v6677 = v6676 + v6674;
-          const unsigned int v6678 = v6677 * v3;
-          const unsigned int v6679 = v6678 + v6603;
-          const unsigned int v6681 = v6670 ? v6679 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6684 = v6635 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6684 ^ (((v6684 >> 6u) & 7u) << 3u)), x + v6681, v6670);
-          const unsigned int v6685 = v183 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6686 = v188 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6687 = v6685 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6688 = v6604 && v6687;
-          const bool v6689 = v6685 < v127;
-          const bool v6690 = v6688 && v6689;
-          const bool v6691 = v6686 >= v10;
-          const bool v6692 = v6690 && v6691;
-          const bool v6693 = v6686 < v6606;
-          const bool v6694 = v6692 && v6693;
-          const unsigned int v6695 = max(v6685, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6696 = v6695 - v9;
-          const unsigned int v6697 = max(v6686, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6698 = v6697 - v10;
-          const unsigned int v6699 = v191 + v6696;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6700 = v6699 * v2;
-          const unsigned int v6701 = v6700 + v6698;
-          const unsigned int v6702 = v6701 * v3;
-          const unsigned int v6703 = v6702 + v6603;
-          const unsigned int v6705 = v6694 ? v6703 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6708 = v6635 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6708 ^ (((v6708 >> 6u) & 7u) << 3u)), x + v6705, v6694);
-          const unsigned int v6709 = v201 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6710 = v206 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6711 = v6709 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6712 = v6604 && v6711;
-          const bool v6713 = v6709 < v127;
-          const bool v6714 = v6712 && v6713;
-          const bool v6715 = v6710 >= v10;
-          const bool v6716 = v6714 && v6715;
-          const bool v6717 = v6710 < v6606;
-          const bool v6718 = v6716 && v6717;
-          const unsigned int v6719 = max(v6709, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6720 = v6719 - v9;
-          const unsigned int v6721 = max(v6710, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6722 = v6721 - v10;
-          const unsigned int v6723 = v209 + v6720;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6724 = v6723 * v2;
-          const unsigned int v6725 = v6724 + v6722;
-          const unsigned int v6726 = v6725 * v3;
-          const unsigned int v6727 = v6726 + v6603;
-          const unsigned int v6729 = v6718 ? v6727 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6732 = v6635 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6732 ^ (((v6732 >> 6u) & 7u) << 3u)), x + v6729, v6718);
-          const unsigned int v6733 = v219 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6734 = v224 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6735 = v6733 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6736 = v6604 && v6735;
-          const bool v6737 = v6733 < v127;
-          const bool v6738 = v6736 && v6737;
-          const bool v6739 = v6734 >= v10;
-          const bool v6740 = v6738 && v6739;
-          const bool v6741 = v6734 < v6606;
-          const bool v6742 = v6740 && v6741;
-          const unsigned int v6743 = max(v6733, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6744 = v6743 - v9;
-          const unsigned int v6745 = max(v6734, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6746 = v6745 - v10;
-          const unsigned int v6747 = v227 + v6744;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6748 = v6747 * v2;
-          const unsigned int v6749 = v6748 + v6746;
-          const unsigned int v6750 = v6749 * v3;
-          const unsigned int v6751 = v6750 + v6603;
-          const unsigned int v6753 = v6742 ? v6751 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6756 = v6635 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6756 ^ (((v6756 >> 6u) & 7u) << 3u)), x + v6753, v6742);
-          const unsigned int v6757 = v237 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6758 = v242 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6759 = v6757 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6760 = v6604 && v6759;
-          const bool v6761 = v6757 < v127;
-          const bool v6762 = v6760 && v6761;
-          const bool v6763 = v6758 >= v10;
-          const bool v6764 = v6762 && v6763;
-          const bool v6765 = v6758 < v6606;
-          const bool v6766 = v6764 && v6765;
-          const unsigned int v6767 = max(v6757, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6768 = v6767 - v9;
-          const unsigned int v6769 = max(v6758, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6770 = v6769 - v10;
-          const unsigned int v6771 = v245 + v6768;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6772 = v6771 * v2;
-          const unsigned int v6773 = v6772 + v6770;
-          const unsigned int v6774 = v6773 * v3;
-          const unsigned int v6775 = v6774 + v6603;
-          const unsigned int v6777 = v6766 ? v6775 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6780 = v6635 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6780 ^ (((v6780 >> 6u) & 7u) << 3u)), x + v6777, v6766);
-          const unsigned int v6781 = v255 + v6599;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6782 = v260 + v6602;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6783 = v6781 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6784 = v6604 && v6783;
-          const bool v6785 = v6781 < v127;
-          const bool v6786 = v6784 && v6785;
-          const bool v6787 = v6782 >= v10;
-          const bool v6788 = v6786 && v6787;
-          const bool v6789 = v6782 < v6606;
-          const bool v6790 = v6788 && v6789;
-          const unsigned int v6791 = max(v6781, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6792 = v6791 - v9;
-          const unsigned int v6793 = max(v6782, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6794 = v6793 - v10;
-          const unsigned int v6795 = v263 + v6792;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6796 = v6795 * v2;
-          const unsigned int v6797 = v6796 + v6794;
-          const unsigned int v6798 = v6797 * v3;
-          const unsigned int v6799 = v6798 + v6603;
-          const unsigned int v6801 = v6790 ? v6799 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6804 = v6635 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6804 ^ (((v6804 >> 6u) & 7u) << 3u)), x + v6801, v6790);
+          const unsigned int v6591 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v6592 = v6591 << 3u;
+          const unsigned int v6593 = v6390 + v6592;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6595 = v6593 / v16;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v6597 = v6595 * v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6598 = v6593 - v6597;
+          const unsigned int v6599 = v6595 / v6;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6600 = v6599 * v11;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v6601 = v6599 * v6;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6602 = v6595 - v6601;
+          const unsigned int v6603 = v6602 * v12;
+          const unsigned int v6604 = v70 + v6598;  // kernels/convolution/im2col_a.hpp:116
+          const bool v6605 = v6593 < v18;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v6607 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v6612 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6613 = v6612 + v6592;
+          const unsigned int v6614 = v129 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6615 = v134 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6616 = v6614 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6617 = v6605 && v6616;
+          const bool v6618 = v6614 < v127;
+          const bool v6619 = v6617 && v6618;
+          const bool v6620 = v6615 >= v10;
+          const bool v6621 = v6619 && v6620;
+          const bool v6622 = v6615 < v6607;
+          const bool v6623 = v6621 && v6622;
+          const unsigned int v6624 = max(v6614, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6625 = v6624 - v9;
+          const unsigned int v6626 = max(v6615, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6627 = v6626 - v10;
+          const unsigned int v6628 = v137 + v6625;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6629 = v6628 * v2;
+          const unsigned int v6630 = v6629 + v6627;
+          const unsigned int v6631 = v6630 * v3;
+          const unsigned int v6632 = v6631 + v6604;
+          const unsigned int v6634 = v6623 ? v6632 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6636 = v6394 + v6613;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6636 ^ (((v6636 >> 6u) & 7u) << 3u)), x + v6634, v6623);
+          const unsigned int v6638 = v147 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6639 = v152 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6640 = v6638 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6641 = v6605 && v6640;
+          const bool v6642 = v6638 < v127;
+          const bool v6643 = v6641 && v6642;
+          const bool v6644 = v6639 >= v10;
+          const bool v6645 = v6643 && v6644;
+          const bool v6646 = v6639 < v6607;
+          const bool v6647 = v6645 && v6646;
+          const unsigned int v6648 = max(v6638, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6649 = v6648 - v9;
+          const unsigned int v6650 = max(v6639, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6651 = v6650 - v10;
+          const unsigned int v6652 = v155 + v6649;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6653 = v6652 * v2;
+          const unsigned int v6654 = v6653 + v6651;
+          const unsigned int v6655 = v6654 * v3;
+          const unsigned int v6656 = v6655 + v6604;
+          const unsigned int v6658 = v6647 ? v6656 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6661 = v6636 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6661 ^ (((v6661 >> 6u) & 7u) << 3u)), x + v6658, v6647);
+          const unsigned int v6662 = v165 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6663 = v170 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6664 = v6662 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6665 = v6605 && v6664;
+          const bool v6666 = v6662 < v127;
+          const bool v6667 = v6665 && v6666;
+          const bool v6668 = v6663 >= v10;
+          const bool v6669 = v6667 && v6668;
+          const bool v6670 = v6663 < v6607;
+          const bool v6671 = v6669 && v6670;
+          const unsigned int v6672 = max(v6662, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6673 = v6672 - v9;
+          const unsigned int v6674 = max(v6663, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6675 = v6674 - v10;
+          const unsigned int v6676 = v173 + v6673;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6677 = v6676 * v2;
+          const unsigned int v6678 = v6677 + v6675;
+          const unsigned int v6679 = v6678 * v3;
+          const unsigned int v6680 = v6679 + v6604;
+          const unsigned int v6682 = v6671 ? v6680 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6685 = v6636 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6685 ^ (((v6685 >> 6u) & 7u) << 3u)), x + v6682, v6671);
+          const unsigned int v6686 = v183 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6687 = v188 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6688 = v6686 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6689 = v6605 && v6688;
+          const bool v6690 = v6686 < v127;
+          const bool v6691 = v6689 && v6690;
+          const bool v6692 = v6687 >= v10;
+          const bool v6693 = v6691 && v6692;
+          const bool v6694 = v6687 < v6607;
+          const bool v6695 = v6693 && v6694;
+          const unsigned int v6696 = max(v6686, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6697 = v6696 - v9;
+          const unsigned int v6698 = max(v6687, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6699 = v6698 - v10;
+          const unsigned int v6700 = v191 + v6697;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6701 = v6700 * v2;
+          const unsigned int v6702 = v6701 + v6699;
+          const unsigned int v6703 = v6702 * v3;
+          const unsigned int v6704 = v6703 + v6604;
+          const unsigned int v6706 = v6695 ? v6704 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6709 = v6636 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6709 ^ (((v6709 >> 6u) & 7u) << 3u)), x + v6706, v6695);
+          const unsigned int v6710 = v201 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6711 = v206 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6712 = v6710 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6713 = v6605 && v6712;
+          const bool v6714 = v6710 < v127;
+          const bool v6715 = v6713 && v6714;
+          const bool v6716 = v6711 >= v10;
+          const bool v6717 = v6715 && v6716;
+          const bool v6718 = v6711 < v6607;
+          const bool v6719 = v6717 && v6718;
+          const unsigned int v6720 = max(v6710, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6721 = v6720 - v9;
+          const unsigned int v6722 = max(v6711, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6723 = v6722 - v10;
+          const unsigned int v6724 = v209 + v6721;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6725 = v6724 * v2;
+          const unsigned int v6726 = v6725 + v6723;
+          const unsigned int v6727 = v6726 * v3;
+          const unsigned int v6728 = v6727 + v6604;
+          const unsigned int v6730 = v6719 ? v6728 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6733 = v6636 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6733 ^ (((v6733 >> 6u) & 7u) << 3u)), x + v6730, v6719);
+          const unsigned int v6734 = v219 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6735 = v224 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6736 = v6734 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6737 = v6605 && v6736;
+          const bool v6738 = v6734 < v127;
+          const bool v6739 = v6737 && v6738;
+          const bool v6740 = v6735 >= v10;
+          const bool v6741 = v6739 && v6740;
+          const bool v6742 = v6735 < v6607;
+          const bool v6743 = v6741 && v6742;
+          const unsigned int v6744 = max(v6734, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6745 = v6744 - v9;
+          const unsigned int v6746 = max(v6735, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6747 = v6746 - v10;
+          const unsigned int v6748 = v227 + v6745;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6749 = v6748 * v2;
+          const unsigned int v6750 = v6749 + v6747;
+          const unsigned int v6751 = v6750 * v3;
+          const unsigned int v6752 = v6751 + v6604;
+          const unsigned int v6754 = v6743 ? v6752 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6757 = v6636 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6757 ^ (((v6757 >> 6u) & 7u) << 3u)), x + v6754, v6743);
+          const unsigned int v6758 = v237 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6759 = v242 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6760 = v6758 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6761 = v6605 && v6760;
+          const bool v6762 = v6758 < v127;
+          const bool v6763 = v6761 && v6762;
+          const bool v6764 = v6759 >= v10;
+          const bool v6765 = v6763 && v6764;
+          const bool v6766 = v6759 < v6607;
+          const bool v6767 = v6765 && v6766;
+          const unsigned int v6768 = max(v6758, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6769 = v6768 - v9;
+          const unsigned int v6770 = max(v6759, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6771 = v6770 - v10;
+          const unsigned int v6772 = v245 + v6769;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6773 = v6772 * v2;
+          const unsigned int v6774 = v6773 + v6771;
+          const unsigned int v6775 = v6774 * v3;
+          const unsigned int v6776 = v6775 + v6604;
+          const unsigned int v6778 = v6767 ? v6776 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6781 = v6636 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6781 ^ (((v6781 >> 6u) & 7u) << 3u)), x + v6778, v6767);
+          const unsigned int v6782 = v255 + v6600;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6783 = v260 + v6603;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6784 = v6782 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6785 = v6605 && v6784;
+          const bool v6786 = v6782 < v127;
+          const bool v6787 = v6785 && v6786;
+          const bool v6788 = v6783 >= v10;
+          const bool v6789 = v6787 && v6788;
+          const bool v6790 = v6783 < v6607;
+          const bool v6791 = v6789 && v6790;
+          const unsigned int v6792 = max(v6782, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6793 = v6792 - v9;
+          const unsigned int v6794 = max(v6783, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6795 = v6794 - v10;
+          const unsigned int v6796 = v263 + v6793;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6797 = v6796 * v2;
+          const unsigned int v6798 = v6797 + v6795;
+          const unsigned int v6799 = v6798 * v3;
+          const unsigned int v6800 = v6799 + v6604;
+          const unsigned int v6802 = v6791 ? v6800 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6805 = v6636 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6805 ^ (((v6805 >> 6u) & 7u) << 3u)), x + v6802, v6791);
         }
-        const unsigned int v6814 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6815 = v6814 << 3u;
-        const unsigned int v6816 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6817 = v6816 < v15;
-        const unsigned int v6818 = v6389 + v6815;
-        const bool v6819 = v6818 < v18;
-        const bool v6820 = v6817 && v6819;
-        const unsigned int v6822 = v6816 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6823 = v69 + v6822;
-        const unsigned int v6824 = v6823 + v6389;
-        const unsigned int v6825 = v6824 + v6815;
-        const unsigned int v6826 = v6820 ? v6825 : v69;
-        const unsigned int v6828 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6829 = v6393 + v6828;
-        const unsigned int v6830 = v6829 + v6815;
-        iron_copy_async<16>(shm1 + (v6830 ^ (((v6830 >> 6u) & 7u) << 3u)), weight + v6826, v6820);
-        const unsigned int v6833 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6835 = v6833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6838 = v6833 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6839 = v6838 << 3u;
-        const unsigned int v6840 = v67 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6841 = v6840 < v15;
-        const unsigned int v6842 = v6389 + v6839;
-        const bool v6843 = v6842 < v18;
-        const bool v6844 = v6841 && v6843;
-        const unsigned int v6846 = v6840 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6847 = v69 + v6846;
-        const unsigned int v6848 = v6847 + v6389;
-        const unsigned int v6849 = v6848 + v6839;
-        const unsigned int v6850 = v6844 ? v6849 : v69;
-        const unsigned int v6852 = v6835 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6853 = v6393 + v6852;
-        const unsigned int v6854 = v6853 + v6839;
-        iron_copy_async<16>(shm1 + (v6854 ^ (((v6854 >> 6u) & 7u) << 3u)), weight + v6850, v6844);
-        const unsigned int v6857 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6859 = v6857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6862 = v6857 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6863 = v6862 << 3u;
-        const unsigned int v6864 = v67 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6865 = v6864 < v15;
-        const unsigned int v6866 = v6389 + v6863;
-        const bool v6867 = v6866 < v18;
-        const bool v6868 = v6865 && v6867;
-        const unsigned int v6870 = v6864 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6871 = v69 + v6870;
-        const unsigned int v6872 = v6871 + v6389;
-        const unsigned int v6873 = v6872 + v6863;
-        const unsigned int v6874 = v6868 ? v6873 : v69;
-        const unsigned int v6876 = v6859 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6877 = v6393 + v6876;
-        const unsigned int v6878 = v6877 + v6863;
-        iron_copy_async<16>(shm1 + (v6878 ^ (((v6878 >> 6u) & 7u) << 3u)), weight + v6874, v6868);
-        const unsigned int v6881 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6883 = v6881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6886 = v6881 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6887 = v6886 << 3u;
-        const unsigned int v6888 = v67 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6889 = v6888 < v15;
-        const unsigned int v6890 = v6389 + v6887;
-        const bool v6891 = v6890 < v18;
-        const bool v6892 = v6889 && v6891;
-        const unsigned int v6894 = v6888 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6895 = v69 + v6894;
-        const unsigned int v6896 = v6895 + v6389;
-        const unsigned int v6897 = v6896 + v6887;
-        const unsigned int v6898 = v6892 ? v6897 : v69;
-        const unsigned int v6900 = v6883 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6901 = v6393 + v6900;
-        const unsigned int v6902 = v6901 + v6887;
-        iron_copy_async<16>(shm1 + (v6902 ^ (((v6902 >> 6u) & 7u) << 3u)), weight + v6898, v6892);
-        const unsigned int v6905 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6907 = v6905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6910 = v6905 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6911 = v6910 << 3u;
-        const unsigned int v6912 = v67 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6913 = v6912 < v15;
-        const unsigned int v6914 = v6389 + v6911;
-        const bool v6915 = v6914 < v18;
-        const bool v6916 = v6913 && v6915;
-        const unsigned int v6918 = v6912 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6919 = v69 + v6918;
-        const unsigned int v6920 = v6919 + v6389;
-        const unsigned int v6921 = v6920 + v6911;
-        const unsigned int v6922 = v6916 ? v6921 : v69;
-        const unsigned int v6924 = v6907 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6925 = v6393 + v6924;
-        const unsigned int v6926 = v6925 + v6911;
-        iron_copy_async<16>(shm1 + (v6926 ^ (((v6926 >> 6u) & 7u) << 3u)), weight + v6922, v6916);
-        const unsigned int v6929 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6931 = v6929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6934 = v6929 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6935 = v6934 << 3u;
-        const unsigned int v6936 = v67 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6937 = v6936 < v15;
-        const unsigned int v6938 = v6389 + v6935;
-        const bool v6939 = v6938 < v18;
-        const bool v6940 = v6937 && v6939;
-        const unsigned int v6942 = v6936 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6943 = v69 + v6942;
-        const unsigned int v6944 = v6943 + v6389;
-        const unsigned int v6945 = v6944 + v6935;
-        const unsigned int v6946 = v6940 ? v6945 : v69;
-        const unsigned int v6948 = v6931 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6949 = v6393 + v6948;
-        const unsigned int v6950 = v6949 + v6935;
-        iron_copy_async<16>(shm1 + (v6950 ^ (((v6950 >> 6u) & 7u) << 3u)), weight + v6946, v6940);
-        const unsigned int v6953 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6955 = v6953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6958 = v6953 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6959 = v6958 << 3u;
-        const unsigned int v6960 = v67 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6961 = v6960 < v15;
-        const unsigned int v6962 = v6389 + v6959;
-        const bool v6963 = v6962 < v18;
-        const bool v6964 = v6961 && v6963;
-        const unsigned int v6966 = v6960 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6967 = v69 + v6966;
-        const unsigned int v6968 = v6967 + v6389;
-        const unsigned int v6969 = v6968 + v6959;
-        const unsigned int v6970 = v6964 ? v6969 : v69;
-        const unsigned int v6972 = v6955 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6973 = v6393 + v6972;
-        const unsigned int v6974 = v6973 + v6959;
-        iron_copy_async<16>(shm1 + (v6974 ^ (((v6974 >> 6u) & 7u) << 3u)), weight + v6970, v6964);
-        const unsigned int v6977 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6979 = v6977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6982 = v6977 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6983 = v6982 << 3u;
-        const unsigned int v6984 = v67 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6985 = v6984 < v15;
-        const unsigned int v6986 = v6389 + v6983;
-        const bool v6987 = v6986 < v18;
-        const bool v6988 = v6985 && v6987;
-        const unsigned int v6990 = v6984 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6991 = v69 + v6990;
-        const unsigned int v6992 = v6991 + v6389;
-        const unsigned int v6993 = v6992 + v6983;
-        const unsigned int v6994 = v6988 ? v6993 : v69;
-        const unsigned int v6996 = v6979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6997 = v6393 + v6996;
-        const unsigned int v6998 = v6997 + v6983;
-        iron_copy_async<16>(shm1 + (v6998 ^ (((v6998 >> 6u) & 7u) << 3u)), weight + v6994, v6988);
+        const unsigned int v6815 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6816 = v6815 << 3u;
+        const unsigned int v6817 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6818 = v6817 < v15;
+        const unsigned int v6819 = v6390 + v6816;
+        const bool v6820 = v6819 < v18;
+        const bool v6821 = v6818 && v6820;
+        const unsigned int v6823 = v6817 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6824 = v69 + v6823;
+        const unsigned int v6825 = v6824 + v6390;
+        const unsigned int v6826 = v6825 + v6816;
+        const unsigned int v6827 = v6821 ? v6826 : v69;
+        const unsigned int v6829 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6830 = v6394 + v6829;
+        const unsigned int v6831 = v6830 + v6816;
+        iron_copy_async<16>(shm1 + (v6831 ^ (((v6831 >> 6u) & 7u) << 3u)), weight + v6827, v6821);
+        const unsigned int v6834 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6836 = v6834 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6839 = v6834 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6840 = v6839 << 3u;
+        const unsigned int v6841 = v67 + v6836;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6842 = v6841 < v15;
+        const unsigned int v6843 = v6390 + v6840;
+        const bool v6844 = v6843 < v18;
+        const bool v6845 = v6842 && v6844;
+        const unsigned int v6847 = v6841 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6848 = v69 + v6847;
+        const unsigned int v6849 = v6848 + v6390;
+        const unsigned int v6850 = v6849 + v6840;
+        const unsigned int v6851 = v6845 ? v6850 : v69;
+        const unsigned int v6853 = v6836 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6854 = v6394 + v6853;
+        const unsigned int v6855 = v6854 + v6840;
+        iron_copy_async<16>(shm1 + (v6855 ^ (((v6855 >> 6u) & 7u) << 3u)), weight + v6851, v6845);
+        const unsigned int v6858 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6860 = v6858 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6863 = v6858 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6864 = v6863 << 3u;
+        const unsigned int v6865 = v67 + v6860;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6866 = v6865 < v15;
+        const unsigned int v6867 = v6390 + v6864;
+        const bool v6868 = v6867 < v18;
+        const bool v6869 = v6866 && v6868;
+        const unsigned int v6871 = v6865 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6872 = v69 + v6871;
+        const unsigned int v6873 = v6872 + v6390;
+        const unsigned int v6874 = v6873 + v6864;
+        const unsigned int v6875 = v6869 ? v6874 : v69;
+        const unsigned int v6877 = v6860 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6878 = v6394 + v6877;
+        const unsigned int v6879 = v6878 + v6864;
+        iron_copy_async<16>(shm1 + (v6879 ^ (((v6879 >> 6u) & 7u) << 3u)), weight + v6875, v6869);
+        const unsigned int v6882 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6884 = v6882 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6887 = v6882 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6888 = v6887 << 3u;
+        const unsigned int v6889 = v67 + v6884;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6890 = v6889 < v15;
+        const unsigned int v6891 = v6390 + v6888;
+        const bool v6892 = v6891 < v18;
+        const bool v6893 = v6890 && v6892;
+        const unsigned int v6895 = v6889 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6896 = v69 + v6895;
+        const unsigned int v6897 = v6896 + v6390;
+        const unsigned int v6898 = v6897 + v6888;
+        const unsigned int v6899 = v6893 ? v6898 : v69;
+        const unsigned int v6901 = v6884 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6902 = v6394 + v6901;
+        const unsigned int v6903 = v6902 + v6888;
+        iron_copy_async<16>(shm1 + (v6903 ^ (((v6903 >> 6u) & 7u) << 3u)), weight + v6899, v6893);
+        const unsigned int v6906 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6908 = v6906 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6911 = v6906 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6912 = v6911 << 3u;
+        const unsigned int v6913 = v67 + v6908;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6914 = v6913 < v15;
+        const unsigned int v6915 = v6390 + v6912;
+        const bool v6916 = v6915 < v18;
+        const bool v6917 = v6914 && v6916;
+        const unsigned int v6919 = v6913 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6920 = v69 + v6919;
+        const unsigned int v6921 = v6920 + v6390;
+        const unsigned int v6922 = v6921 + v6912;
+        const unsigned int v6923 = v6917 ? v6922 : v69;
+        const unsigned int v6925 = v6908 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6926 = v6394 + v6925;
+        const unsigned int v6927 = v6926 + v6912;
+        iron_copy_async<16>(shm1 + (v6927 ^ (((v6927 >> 6u) & 7u) << 3u)), weight + v6923, v6917);
+        const unsigned int v6930 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6932 = v6930 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6935 = v6930 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6936 = v6935 << 3u;
+        const unsigned int v6937 = v67 + v6932;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6938 = v6937 < v15;
+        const unsigned int v6939 = v6390 + v6936;
+        const bool v6940 = v6939 < v18;
+        const bool v6941 = v6938 && v6940;
+        const unsigned int v6943 = v6937 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6944 = v69 + v6943;
+        const unsigned int v6945 = v6944 + v6390;
+        const unsigned int v6946 = v6945 + v6936;
+        const unsigned int v6947 = v6941 ? v6946 : v69;
+        const unsigned int v6949 = v6932 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6950 = v6394 + v6949;
+        const unsigned int v6951 = v6950 + v6936;
+        iron_copy_async<16>(shm1 + (v6951 ^ (((v6951 >> 6u) & 7u) << 3u)), weight + v6947, v6941);
+        const unsigned int v6954 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6956 = v6954 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6959 = v6954 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6960 = v6959 << 3u;
+        const unsigned int v6961 = v67 + v6956;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6962 = v6961 < v15;
+        const unsigned int v6963 = v6390 + v6960;
+        const bool v6964 = v6963 < v18;
+        const bool v6965 = v6962 && v6964;
+        const unsigned int v6967 = v6961 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6968 = v69 + v6967;
+        const unsigned int v6969 = v6968 + v6390;
+        const unsigned int v6970 = v6969 + v6960;
+        const unsigned int v6971 = v6965 ? v6970 : v69;
+        const unsigned int v6973 = v6956 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6974 = v6394 + v6973;
+        const unsigned int v6975 = v6974 + v6960;
+        iron_copy_async<16>(shm1 + (v6975 ^ (((v6975 >> 6u) & 7u) << 3u)), weight + v6971, v6965);
+        const unsigned int v6978 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6980 = v6978 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6983 = v6978 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6984 = v6983 << 3u;
+        const unsigned int v6985 = v67 + v6980;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6986 = v6985 < v15;
+        const unsigned int v6987 = v6390 + v6984;
+        const bool v6988 = v6987 < v18;
+        const bool v6989 = v6986 && v6988;
+        const unsigned int v6991 = v6985 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6992 = v69 + v6991;
+        const unsigned int v6993 = v6992 + v6390;
+        const unsigned int v6994 = v6993 + v6984;
+        const unsigned int v6995 = v6989 ? v6994 : v69;
+        const unsigned int v6997 = v6980 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6998 = v6394 + v6997;
+        const unsigned int v6999 = v6998 + v6984;
+        iron_copy_async<16>(shm1 + (v6999 ^ (((v6999 >> 6u) & 7u) << 3u)), weight + v6995, v6989);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v7011 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v7017 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7012 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v7018 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v6999 = 0u; v6999 < v18; v6999 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v7001 = v6999 >> 6u;
-      const unsigned int v7003 = v7001 % 3u;
+    for (unsigned int v7000 = 0u; v7000 < v18; v7000 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v7002 = v7000 >> 6u;
+      const unsigned int v7004 = v7002 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7005 = v7003 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v7012 = v7005 + v7011;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7012, 64u);
-      const unsigned int v7018 = v7005 + v7017;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7018, 64u);
+      const unsigned int v7006 = v7004 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v7013 = v7006 + v7012;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7013, 64u);
+      const unsigned int v7019 = v7006 + v7018;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7019, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7025, 64u);
-      const unsigned int v7031 = v7018 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7031, 64u);
+      const unsigned int v7026 = v7013 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7026, 64u);
+      const unsigned int v7032 = v7019 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7032, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7037, 64u);
-      const unsigned int v7043 = v7018 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7043, 64u);
+      const unsigned int v7038 = v7013 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7038, 64u);
+      const unsigned int v7044 = v7019 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7044, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7049, 64u);
-      const unsigned int v7055 = v7018 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7055, 64u);
+      const unsigned int v7050 = v7013 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v7050, 64u);
+      const unsigned int v7056 = v7019 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v7056, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7058 = v6999 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v7060 = v7001 + 2u;
-      const unsigned int v7061 = v7060 % 3u;
-      const bool v7062 = v7058 < v18;
-      if (v7062) {
-        const unsigned int v7064 = v7061 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v7059 = v7000 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v7061 = v7002 + 2u;
+      const unsigned int v7062 = v7061 % 3u;
+      const bool v7063 = v7059 < v18;
+      if (v7063) {
+        const unsigned int v7065 = v7062 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7073 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7074 = v7073 << 3u;
-          const unsigned int v7077 = v7058 + v7074;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7078 = v7077 < v18;
-          const bool v7079 = v126 && v7078;
-          const unsigned int v7081 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7083 = v7081 + v7058;
-          const unsigned int v7084 = v7083 + v7074;
-          const unsigned int v7085 = v7079 ? v7084 : 0u;
-          const unsigned int v7087 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7088 = v7064 + v7087;
-          const unsigned int v7089 = v7088 + v7074;
-          iron_copy_async<16>(shm0 + (v7089 ^ (((v7089 >> 6u) & 7u) << 3u)), x + v7085, v7079);
-          const unsigned int v7092 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7094 = v7092 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7097 = v7092 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7098 = v7097 << 3u;
-          const unsigned int v7099 = v63 + v7094;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7100 = v7099 < v44;
-          const unsigned int v7101 = v7058 + v7098;
-          const bool v7102 = v7101 < v18;
-          const bool v7103 = v7100 && v7102;
-          const unsigned int v7105 = v7099 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7107 = v7105 + v7058;
-          const unsigned int v7108 = v7107 + v7098;
-          const unsigned int v7109 = v7103 ? v7108 : 0u;
-          const unsigned int v7111 = v7094 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7112 = v7064 + v7111;
-          const unsigned int v7113 = v7112 + v7098;
-          iron_copy_async<16>(shm0 + (v7113 ^ (((v7113 >> 6u) & 7u) << 3u)), x + v7109, v7103);
-          const unsigned int v7116 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7118 = v7116 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7121 = v7116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7122 = v7121 << 3u;
-          const unsigned int v7123 = v63 + v7118;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7124 = v7123 < v44;
-          const unsigned int v7125 = v7058 + v7122;
-          const bool v7126 = v7125 < v18;
-          const bool v7127 = v7124 && v7126;
-          const unsigned int v7129 = v7123 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7131 = v7129 + v7058;
-          const unsigned int v7132 = v7131 + v7122;
-          const unsigned int v7133 = v7127 ? v7132 : 0u;
-          const unsigned int v7135 = v7118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7136 = v7064 + v7135;
-          const unsigned int v7137 = v7136 + v7122;
-          iron_copy_async<16>(shm0 + (v7137 ^ (((v7137 >> 6u) & 7u) << 3u)), x + v7133, v7127);
-          const unsigned int v7140 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7142 = v7140 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7145 = v7140 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7146 = v7145 << 3u;
-          const unsigned int v7147 = v63 + v7142;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7148 = v7147 < v44;
-          const unsigned int v7149 = v7058 + v7146;
-          const bool v7150 = v7149 < v18;
-          const bool v7151 = v7148 && v7150;
-          const unsigned int v7153 = v7147 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7155 = v7153 + v7058;
-          const unsigned int v7156 = v7155 + v7146;
-          const unsigned int v7157 = v7151 ? v7156 : 0u;
-          const unsigned int v7159 = v7142 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7160 = v7064 + v7159;
-          const unsigned int v7161 = v7160 + v7146;
-          iron_copy_async<16>(shm0 + (v7161 ^ (((v7161 >> 6u) & 7u) << 3u)), x + v7157, v7151);
-          const unsigned int v7164 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7166 = v7164 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7169 = v7164 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7170 = v7169 << 3u;
-          const unsigned int v7171 = v63 + v7166;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7172 = v7171 < v44;
-          const unsigned int v7173 = v7058 + v7170;
-          const bool v7174 = v7173 < v18;
-          const bool v7175 = v7172 && v7174;
-          const unsigned int v7177 = v7171 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7179 = v7177 + v7058;
-          const unsigned int v7180 = v7179 + v7170;
-          const unsigned int v7181 = v7175 ? v7180 : 0u;
-          const unsigned int v7183 = v7166 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7184 = v7064 + v7183;
-          const unsigned int v7185 = v7184 + v7170;
-          iron_copy_async<16>(shm0 + (v7185 ^ (((v7185 >> 6u) & 7u) << 3u)), x + v7181, v7175);
-          const unsigned int v7188 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7190 = v7188 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7193 = v7188 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7194 = v7193 << 3u;
-          const unsigned int v7195 = v63 + v7190;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7196 = v7195 < v44;
-          const unsigned int v7197 = v7058 + v7194;
-          const bool v7198 = v7197 < v18;
-          const bool v7199 = v7196 && v7198;
-          const unsigned int v7201 = v7195 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7203 = v7201 + v7058;
-          const unsigned int v7204 = v7203 + v7194;
-          const unsigned int v7205 = v7199 ? v7204 : 0u;
-          const unsigned int v7207 = v7190 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7208 = v7064 + v7207;
-          const unsigned int v7209 = v7208 + v7194;
-          iron_copy_async<16>(shm0 + (v7209 ^ (((v7209 >> 6u) & 7u) << 3u)), x + v7205, v7199);
-          const unsigned int v7212 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7214 = v7212 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7217 = v7212 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7218 = v7217 << 3u;
-          const unsigned int v7219 = v63 + v7214;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7220 = v7219 < v44;
-          const unsigned int v7221 = v7058 + v7218;
-          const bool v7222 = v7221 < v18;
-          const bool v7223 = v7220 && v7222;
-          const unsigned int v7225 = v7219 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7227 = v7225 + v7058;
-          const unsigned int v7228 = v7227 + v7218;
-          const unsigned int v7229 = v7223 ? v7228 : 0u;
-          const unsigned int v7231 = v7214 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7232 = v7064 + v7231;
-          const unsigned int v7233 = v7232 + v7218;
-          iron_copy_async<16>(shm0 + (v7233 ^ (((v7233 >> 6u) & 7u) << 3u)), x + v7229, v7223);
-          const unsigned int v7236 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7238 = v7236 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7241 = v7236 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7242 = v7241 << 3u;
-          const unsigned int v7243 = v63 + v7238;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7244 = v7243 < v44;
-          const unsigned int v7245 = v7058 + v7242;
-          const bool v7246 = v7245 < v18;
-          const bool v7247 = v7244 && v7246;
-          const unsigned int v7249 = v7243 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7251 = v7249 + v7058;
-          const unsigned int v7252 = v7251 + v7242;
-          const unsigned int v7253 = v7247 ? v7252 : 0u;
-          const unsigned int v7255 = v7238 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7256 = v7064 + v7255;
-          const unsigned int v7257 = v7256 + v7242;
-          iron_copy_async<16>(shm0 + (v7257 ^ (((v7257 >> 6u) & 7u) << 3u)), x + v7253, v7247);
+          const unsigned int v7074 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7075 = v7074 << 3u;
+          const unsigned int v7078 = v7059 + v7075;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7079 = v7078 < v18;
+          const bool v7080 = v126 && v7079;
+          const unsigned int v7082 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7084 = v7082 + v7059;
+          const unsigned int v7085 = v7084 + v7075;
+          const unsigned int v7086 = v7080 ? v7085 : 0u;
+          const unsigned int v7088 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7089 = v7065 + v7088;
+          const unsigned int v7090 = v7089 + v7075;
+          iron_copy_async<16>(shm0 + (v7090 ^ (((v7090 >> 6u) & 7u) << 3u)), x + v7086, v7080);
+          const unsigned int v7093 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7095 = v7093 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7098 = v7093 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7099 = v7098 << 3u;
+          const unsigned int v7100 = v63 + v7095;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7101 = v7100 < v44;
+          const unsigned int v7102 = v7059 + v7099;
+          const bool v7103 = v7102 < v18;
+          const bool v7104 = v7101 && v7103;
+          const unsigned int v7106 = v7100 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7108 = v7106 + v7059;
+          const unsigned int v7109 = v7108 + v7099;
+          const unsigned int v7110 = v7104 ? v7109 : 0u;
+          const unsigned int v7112 = v7095 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7113 = v7065 + v7112;
+          const unsigned int v7114 = v7113 + v7099;
+          iron_copy_async<16>(shm0 + (v7114 ^ (((v7114 >> 6u) & 7u) << 3u)), x + v7110, v7104);
+          const unsigned int v7117 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7119 = v7117 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7122 = v7117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7123 = v7122 << 3u;
+          const unsigned int v7124 = v63 + v7119;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7125 = v7124 < v44;
+          const unsigned int v7126 = v7059 + v7123;
+          const bool v7127 = v7126 < v18;
+          const bool v7128 = v7125 && v7127;
+          const unsigned int v7130 = v7124 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7132 = v7130 + v7059;
+          const unsigned int v7133 = v7132 + v7123;
+          const unsigned int v7134 = v7128 ? v7133 : 0u;
+          const unsigned int v7136 = v7119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7137 = v7065 + v7136;
+          const unsigned int v7138 = v7137 + v7123;
+          iron_copy_async<16>(shm0 + (v7138 ^ (((v7138 >> 6u) & 7u) << 3u)), x + v7134, v7128);
+          const unsigned int v7141 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7143 = v7141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7146 = v7141 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7147 = v7146 << 3u;
+          const unsigned int v7148 = v63 + v7143;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7149 = v7148 < v44;
+          const unsigned int v7150 = v7059 + v7147;
+          const bool v7151 = v7150 < v18;
+          const bool v7152 = v7149 && v7151;
+          const unsigned int v7154 = v7148 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7156 = v7154 + v7059;
+          const unsigned int v7157 = v7156 + v7147;
+          const unsigned int v7158 = v7152 ? v7157 : 0u;
+          const unsigned int v7160 = v7143 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7161 = v7065 + v7160;
+          const unsigned int v7162 = v7161 + v7147;
+          iron_copy_async<16>(shm0 + (v7162 ^ (((v7162 >> 6u) & 7u) << 3u)), x + v7158, v7152);
+          const unsigned int v7165 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7167 = v7165 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7170 = v7165 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7171 = v7170 << 3u;
+          const unsigned int v7172 = v63 + v7167;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7173 = v7172 < v44;
+          const unsigned int v7174 = v7059 + v7171;
+          const bool v7175 = v7174 < v18;
+          const bool v7176 = v7173 && v7175;
+          const unsigned int v7178 = v7172 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7180 = v7178 + v7059;
+          const unsigned int v7181 = v7180 + v7171;
+          const unsigned int v7182 = v7176 ? v7181 : 0u;
+          const unsigned int v7184 = v7167 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7185 = v7065 + v7184;
+          const unsigned int v7186 = v7185 + v7171;
+          iron_copy_async<16>(shm0 + (v7186 ^ (((v7186 >> 6u) & 7u) << 3u)), x + v7182, v7176);
+          const unsigned int v7189 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7191 = v7189 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7194 = v7189 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7195 = v7194 << 3u;
+          const unsigned int v7196 = v63 + v7191;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7197 = v7196 < v44;
+          const unsigned int v7198 = v7059 + v7195;
+          const bool v7199 = v7198 < v18;
+          const bool v7200 = v7197 && v7199;
+          const unsigned int v7202 = v7196 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7204 = v7202 + v7059;
+          const unsigned int v7205 = v7204 + v7195;
+          const unsigned int v7206 = v7200 ? v7205 : 0u;
+          const unsigned int v7208 = v7191 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7209 = v7065 + v7208;
+          const unsigned int v7210 = v7209 + v7195;
+          iron_copy_async<16>(shm0 + (v7210 ^ (((v7210 >> 6u) & 7u) << 3u)), x + v7206, v7200);
+          const unsigned int v7213 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7215 = v7213 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7218 = v7213 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7219 = v7218 << 3u;
+          const unsigned int v7220 = v63 + v7215;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7221 = v7220 < v44;
+          const unsigned int v7222 = v7059 + v7219;
+          const bool v7223 = v7222 < v18;
+          const bool v7224 = v7221 && v7223;
+          const unsigned int v7226 = v7220 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7228 = v7226 + v7059;
+          const unsigned int v7229 = v7228 + v7219;
+          const unsigned int v7230 = v7224 ? v7229 : 0u;
+          const unsigned int v7232 = v7215 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7233 = v7065 + v7232;
+          const unsigned int v7234 = v7233 + v7219;
+          iron_copy_async<16>(shm0 + (v7234 ^ (((v7234 >> 6u) & 7u) << 3u)), x + v7230, v7224);
+          const unsigned int v7237 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7239 = v7237 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7242 = v7237 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7243 = v7242 << 3u;
+          const unsigned int v7244 = v63 + v7239;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7245 = v7244 < v44;
+          const unsigned int v7246 = v7059 + v7243;
+          const bool v7247 = v7246 < v18;
+          const bool v7248 = v7245 && v7247;
+          const unsigned int v7250 = v7244 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7252 = v7250 + v7059;
+          const unsigned int v7253 = v7252 + v7243;
+          const unsigned int v7254 = v7248 ? v7253 : 0u;
+          const unsigned int v7256 = v7239 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7257 = v7065 + v7256;
+          const unsigned int v7258 = v7257 + v7243;
+          iron_copy_async<16>(shm0 + (v7258 ^ (((v7258 >> 6u) & 7u) << 3u)), x + v7254, v7248);
         } else {
-          const unsigned int v7261 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7262 = v7261 << 3u;
-          const unsigned int v7263 = v7058 + v7262;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7265 = v7263 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7267 = v7265 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7268 = v7263 - v7267;
-          const unsigned int v7269 = v7265 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7270 = v7269 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v7271 = v7269 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7272 = v7265 - v7271;
-          const unsigned int v7273 = v7272 * v12;
-          const unsigned int v7274 = v70 + v7268;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7275 = v7263 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7277 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7282 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7283 = v7282 + v7262;
-          const unsigned int v7284 = v129 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7285 = v134 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7286 = v7284 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7287 = v7275 && v7286;
-          const bool v7288 = v7284 < v127;
-          const bool v7289 = v7287 && v7288;
-          const bool v7290 = v7285 >= v10;
-          const bool v7291 = v7289 && v7290;
-          const bool v7292 = v7285 < v7277;
-          const bool v7293 = v7291 && v7292;
-          const unsigned int v7294 = max(v7284, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7295 = v7294 - v9;
-          const unsigned int v7296 = max(v7285, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7297 = v7296 - v10;
-          const unsigned int v7298 = v137 + v7295;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7299 = v7298 * v2;
-          const unsigned int v7300 = v7299 + v7297;
-          const unsigned int v7301 = v7300 * v3;
-          const unsigned int v7302 = v7301 + v7274;
-          const unsigned int v7304 = v7293 ? v7302 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7306 = v7064 + v7283;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7306 ^ (((v7306 >> 6u) & 7u) << 3u)), x + v7304, v7293);
-          const unsigned int v7308 = v147 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7309 = v152 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7310 = v7308 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7311 = v7275 && v7310;
-          const bool v7312 = v7308 < v127;
-          const bool v7313 = v7311 && v7312;
-          const bool v7314 = v7309 >= v10;
-          const bool v7315 = v7313 && v7314;
-          const bool v7316 = v7309 < v7277;
-          const bool v7317 = v7315 && v7316;
-          const unsigned int v7318 = max(v7308, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7319 = v7318 - v9;
-          const unsigned int v7320 = max(v7309, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7321 = v7320 - v10;
-          const unsigned int v7322 = v155 + v7319;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7323 = v7322 * v2;
-          const unsigned int v7324 = v7323 + v7321;
-          const unsigned int v7325 = v7324 * v3;
-          const unsigned int v7326 = v7325 + v7274;
-          const unsigned int v7328 = v7317 ? v7326 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7331 = v7306 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7331 ^ (((v7331 >> 6u) & 7u) << 3u)), x + v7328, v7317);
-          const unsigned int v7332 = v165 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7333 = v170 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7334 = v7332 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7335 = v7275 && v7334;
-          const bool v7336 = v7332 < v127;
-          const bool v7337 = v7335 && v7336;
-          const bool v7338 = v7333 >= v10;
-          const bool v7339 = v7337 && v7338;
-          const bool v7340 = v7333 < v7277;
-          const bool v7341 = v7339 && v7340;
-          const unsigned int v7342 = max(v7332, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7343 = v7342 - v9;
-          const unsigned int v7344 = max(v7333, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7345 = v7344 - v10;
-          const unsigned int v7346 = v173 + v7343;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7347 = v7346 * v2;
-          const unsigned int v7348 = v7347 + v7345;
-          const unsigned int v7349 = v7348 * v3;
-          const unsigned int v7350 = v7349 + v7274;
-          const unsigned int v7352 = v7341 ? v7350 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7355 = v7306 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7355 ^ (((v7355 >> 6u) & 7u) << 3u)), x + v7352, v7341);
-          const unsigned int v7356 = v183 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7357 = v188 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7358 = v7356 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7359 = v7275 && v7358;
-          const bool v7360 = v7356 < v127;
-          const bool v7361 = v7359 && v7360;
-          const bool v7362 = v7357 >= v10;
-          const bool v7363 = v7361 && v7362;
-          const bool v7364 = v7357 < v7277;
-          const bool v7365 = v7363 && v7364;
-          const unsigned int v7366 = max(v7356, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7367 = v7366 - v9;
-          const unsigned int v7368 = max(v7357, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7369 = v7368 - v10;
-          const unsigned int v7370 = v191 + v7367;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7371 = v7370 * v2;
-          const unsigned int v7372 = v7371 + v7369;
-          const unsigned int v7373 = v7372 * v3;
-          const unsigned int v7374 = v7373 + v7274;
-          const unsigned int v7376 = v7365 ? v7374 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7379 = v7306 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7379 ^ (((v7379 >> 6u) & 7u) << 3u)), x + v7376, v7365);
-          const unsigned int v7380 = v201 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7381 = v206 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7382 = v7380 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7383 = v7275 && v7382;
-          const bool v7384 = v7380 < v127;
-          const bool v7385 = v7383 && v7384;
-          const bool v7386 = v7381 >= v10;
-          const bool v7387 = v7385 && v7386;
-          const bool v7388 = v7381 < v7277;
-          const bool v7389 = v7387 && v7388;
-          const unsigned int v7390 = max(v7380, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7391 = v7390 - v9;
-          const unsigned int v7392 = max(v7381, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7393 = v7392 - v10;
-          const unsigned int v7394 = v209 + v7391;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7395 = v7394 * v2;
-          const unsigned int v7396 = v7395 + v7393;
-          const unsigned int v7397 = v7396 * v3;
-          const unsigned int v7398 = v7397 + v7274;
-          const unsigned int v7400 = v7389 ? v7398 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7403 = v7306 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7403 ^ (((v7403 >> 6u) & 7u) << 3u)), x + v7400, v7389);
-          const unsigned int v7404 = v219 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7405 = v224 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7406 = v7404 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7407 = v7275 && v7406;
-          const bool v7408 = v7404 < v127;
-          const bool v7409 = v7407 && v7408;
-          const bool v7410 = v7405 >= v10;
-          const bool v7411 = v7409 && v7410;
-          const bool v7412 = v7405 < v7277;
-          const bool v7413 = v7411 && v7412;
-          const unsigned int v7414 = max(v7404, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7415 = v7414 - v9;
-          const unsigned int v7416 = max(v7405, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7417 = v7416 - v10;
-          const unsigned int v7418 = v227 + v7415;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7419 = v7418 * v2;
-          const unsigned int v7420 = v7419 + v7417;
-          const unsigned int v7421 = v7420 * v3;
-          const unsigned int v7422 = v7421 + v7274;
-          const unsigned int v7424 = v7413 ? v7422 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7427 = v7306 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7427 ^ (((v7427 >> 6u) & 7u) << 3u)), x + v7424, v7413);
-          const unsigned int v7428 = v237 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7429 = v242 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7430 = v7428 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7431 = v7275 && v7430;
-          const bool v7432 = v7428 < v127;
-          const bool v7433 = v7431 && v7432;
-          const bool v7434 = v7429 >= v10;
-          const bool v7435 = v7433 && v7434;
-          const bool v7436 = v7429 < v7277;
-          const bool v7437 = v7435 && v7436;
-          const unsigned int v7438 = max(v7428, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7439 = v7438 - v9;
-          const unsigned int v7440 = max(v7429, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7441 = v7440 - v10;
-          const unsigned int v7442 = v245 + v7439;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7443 = v7442 * v2;
-          const unsigned int v7444 = v7443 + v7441;
-          const unsigned int v7445 = v7444 * v3;
-          const unsigned int v7446 = v7445 + v7274;
-          const unsigned int v7448 = v7437 ? v7446 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7451 = v7306 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7451 ^ (((v7451 >> 6u) & 7u) << 3u)), x + v7448, v7437);
-          const unsigned int v7452 = v255 + v7270;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7453 = v260 + v7273;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7454 = v7452 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7455 = v7275 && v7454;
-          const bool v7456 = v7452 < v127;
-          const bool v7457 = v7455 && v7456;
-          const bool v7458 = v7453 >= v10;
-          const bool v7459 = v7457 && v7458;
-          const bool v7460 = v7453 < v7277;
-          const bool v7461 = v7459 && v7460;
-          const unsigned int v7462 = max(v7452, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7463 = v7462 - v9;
-          const unsigned int v7464 = max(v7453, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7465 = v7464 - v10;
-          const unsigned int v7466 = v263 + v7463;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7467 = v7466 * v2;
-          const unsigned int v7468 = v7467 + v7465;
-          const unsigned int v7469 = v7468 * v3;
-          const unsigned int v7470 = v7469 + v7274;
-          const unsigned int v7472 = v7461 ? v7470 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7475 = v7306 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7475 ^ (((v7475 >> 6u) & 7u) << 3u)), x + v7472, v7461);
+          const unsigned int v7262 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v7263 = v7262 << 3u;
+          const unsigned int v7264 = v7059 + v7263;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7266 = v7264 / v16;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v7268 = v7266 * v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7269 = v7264 - v7268;
+          const unsigned int v7270 = v7266 / v6;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7271 = v7270 * v11;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v7272 = v7270 * v6;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7273 = v7266 - v7272;
+          const unsigned int v7274 = v7273 * v12;
+          const unsigned int v7275 = v70 + v7269;  // kernels/convolution/im2col_a.hpp:116
+          const bool v7276 = v7264 < v18;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v7278 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v7283 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7284 = v7283 + v7263;
+          const unsigned int v7285 = v129 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7286 = v134 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7287 = v7285 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7288 = v7276 && v7287;
+          const bool v7289 = v7285 < v127;
+          const bool v7290 = v7288 && v7289;
+          const bool v7291 = v7286 >= v10;
+          const bool v7292 = v7290 && v7291;
+          const bool v7293 = v7286 < v7278;
+          const bool v7294 = v7292 && v7293;
+          const unsigned int v7295 = max(v7285, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7296 = v7295 - v9;
+          const unsigned int v7297 = max(v7286, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7298 = v7297 - v10;
+          const unsigned int v7299 = v137 + v7296;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7300 = v7299 * v2;
+          const unsigned int v7301 = v7300 + v7298;
+          const unsigned int v7302 = v7301 * v3;
+          const unsigned int v7303 = v7302 + v7275;
+          const unsigned int v7305 = v7294 ? v7303 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7307 = v7065 + v7284;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7307 ^ (((v7307 >> 6u) & 7u) << 3u)), x + v7305, v7294);
+          const unsigned int v7309 = v147 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7310 = v152 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7311 = v7309 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7312 = v7276 && v7311;
+          const bool v7313 = v7309 < v127;
+          const bool v7314 = v7312 && v7313;
+          const bool v7315 = v7310 >= v10;
+          const bool v7316 = v7314 && v7315;
+          const bool v7317 = v7310 < v7278;
+          const bool v7318 = v7316 && v7317;
+          const unsigned int v7319 = max(v7309, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7320 = v7319 - v9;
+          const unsigned int v7321 = max(v7310, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7322 = v7321 - v10;
+          const unsigned int v7323 = v155 + v7320;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7324 = v7323 * v2;
+          const unsigned int v7325 = v7324 + v7322;
+          const unsigned int v7326 = v7325 * v3;
+          const unsigned int v7327 = v7326 + v7275;
+          const unsigned int v7329 = v7318 ? v7327 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7332 = v7307 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7332 ^ (((v7332 >> 6u) & 7u) << 3u)), x + v7329, v7318);
+          const unsigned int v7333 = v165 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7334 = v170 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7335 = v7333 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7336 = v7276 && v7335;
+          const bool v7337 = v7333 < v127;
+          const bool v7338 = v7336 && v7337;
+          const bool v7339 = v7334 >= v10;
+          const bool v7340 = v7338 && v7339;
+          const bool v7341 = v7334 < v7278;
+          const bool v7342 = v7340 && v7341;
+          const unsigned int v7343 = max(v7333, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7344 = v7343 - v9;
+          const unsigned int v7345 = max(v7334, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7346 = v7345 - v10;
+          const unsigned int v7347 = v173 + v7344;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7348 = v7347 * v2;
+          const unsigned int v7349 = v7348 + v7346;
+          const unsigned int v7350 = v7349 * v3;
+          const unsigned int v7351 = v7350 + v7275;
+          const unsigned int v7353 = v7342 ? v7351 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7356 = v7307 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7356 ^ (((v7356 >> 6u) & 7u) << 3u)), x + v7353, v7342);
+          const unsigned int v7357 = v183 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7358 = v188 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7359 = v7357 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7360 = v7276 && v7359;
+          const bool v7361 = v7357 < v127;
+          const bool v7362 = v7360 && v7361;
+          const bool v7363 = v7358 >= v10;
+          const bool v7364 = v7362 && v7363;
+          const bool v7365 = v7358 < v7278;
+          const bool v7366 = v7364 && v7365;
+          const unsigned int v7367 = max(v7357, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7368 = v7367 - v9;
+          const unsigned int v7369 = max(v7358, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7370 = v7369 - v10;
+          const unsigned int v7371 = v191 + v7368;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7372 = v7371 * v2;
+          const unsigned int v7373 = v7372 + v7370;
+          const unsigned int v7374 = v7373 * v3;
+          const unsigned int v7375 = v7374 + v7275;
+          const unsigned int v7377 = v7366 ? v7375 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7380 = v7307 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7380 ^ (((v7380 >> 6u) & 7u) << 3u)), x + v7377, v7366);
+          const unsigned int v7381 = v201 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7382 = v206 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7383 = v7381 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7384 = v7276 && v7383;
+          const bool v7385 = v7381 < v127;
+          const bool v7386 = v7384 && v7385;
+          const bool v7387 = v7382 >= v10;
+          const bool v7388 = v7386 && v7387;
+          const bool v7389 = v7382 < v7278;
+          const bool v7390 = v7388 && v7389;
+          const unsigned int v7391 = max(v7381, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7392 = v7391 - v9;
+          const unsigned int v7393 = max(v7382, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7394 = v7393 - v10;
+          const unsigned int v7395 = v209 + v7392;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7396 = v7395 * v2;
+          const unsigned int v7397 = v7396 + v7394;
+          const unsigned int v7398 = v7397 * v3;
+          const unsigned int v7399 = v7398 + v7275;
+          const unsigned int v7401 = v7390 ? v7399 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7404 = v7307 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7404 ^ (((v7404 >> 6u) & 7u) << 3u)), x + v7401, v7390);
+          const unsigned int v7405 = v219 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7406 = v224 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7407 = v7405 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7408 = v7276 && v7407;
+          const bool v7409 = v7405 < v127;
+          const bool v7410 = v7408 && v7409;
+          const bool v7411 = v7406 >= v10;
+          const bool v7412 = v7410 && v7411;
+          const bool v7413 = v7406 < v7278;
+          const bool v7414 = v7412 && v7413;
+          const unsigned int v7415 = max(v7405, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7416 = v7415 - v9;
+          const unsigned int v7417 = max(v7406, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7418 = v7417 - v10;
+          const unsigned int v7419 = v227 + v7416;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7420 = v7419 * v2;
+          const unsigned int v7421 = v7420 + v7418;
+          const unsigned int v7422 = v7421 * v3;
+          const unsigned int v7423 = v7422 + v7275;
+          const unsigned int v7425 = v7414 ? v7423 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7428 = v7307 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7428 ^ (((v7428 >> 6u) & 7u) << 3u)), x + v7425, v7414);
+          const unsigned int v7429 = v237 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7430 = v242 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7431 = v7429 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7432 = v7276 && v7431;
+          const bool v7433 = v7429 < v127;
+          const bool v7434 = v7432 && v7433;
+          const bool v7435 = v7430 >= v10;
+          const bool v7436 = v7434 && v7435;
+          const bool v7437 = v7430 < v7278;
+          const bool v7438 = v7436 && v7437;
+          const unsigned int v7439 = max(v7429, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7440 = v7439 - v9;
+          const unsigned int v7441 = max(v7430, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7442 = v7441 - v10;
+          const unsigned int v7443 = v245 + v7440;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7444 = v7443 * v2;
+          const unsigned int v7445 = v7444 + v7442;
+          const unsigned int v7446 = v7445 * v3;
+          const unsigned int v7447 = v7446 + v7275;
+          const unsigned int v7449 = v7438 ? v7447 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7452 = v7307 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7452 ^ (((v7452 >> 6u) & 7u) << 3u)), x + v7449, v7438);
+          const unsigned int v7453 = v255 + v7271;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7454 = v260 + v7274;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7455 = v7453 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7456 = v7276 && v7455;
+          const bool v7457 = v7453 < v127;
+          const bool v7458 = v7456 && v7457;
+          const bool v7459 = v7454 >= v10;
+          const bool v7460 = v7458 && v7459;
+          const bool v7461 = v7454 < v7278;
+          const bool v7462 = v7460 && v7461;
+          const unsigned int v7463 = max(v7453, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7464 = v7463 - v9;
+          const unsigned int v7465 = max(v7454, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7466 = v7465 - v10;
+          const unsigned int v7467 = v263 + v7464;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7468 = v7467 * v2;
+          const unsigned int v7469 = v7468 + v7466;
+          const unsigned int v7470 = v7469 * v3;
+          const unsigned int v7471 = v7470 + v7275;
+          const unsigned int v7473 = v7462 ? v7471 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7476 = v7307 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7476 ^ (((v7476 >> 6u) & 7u) << 3u)), x + v7473, v7462);
         }
-        const unsigned int v7485 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7486 = v7485 << 3u;
-        const unsigned int v7487 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7488 = v7487 < v15;
-        const unsigned int v7489 = v7058 + v7486;
-        const bool v7490 = v7489 < v18;
-        const bool v7491 = v7488 && v7490;
-        const unsigned int v7493 = v7487 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7494 = v69 + v7493;
-        const unsigned int v7495 = v7494 + v7058;
-        const unsigned int v7496 = v7495 + v7486;
-        const unsigned int v7497 = v7491 ? v7496 : v69;
-        const unsigned int v7499 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7500 = v7064 + v7499;
-        const unsigned int v7501 = v7500 + v7486;
-        iron_copy_async<16>(shm1 + (v7501 ^ (((v7501 >> 6u) & 7u) << 3u)), weight + v7497, v7491);
-        const unsigned int v7504 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7506 = v7504 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7509 = v7504 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7510 = v7509 << 3u;
-        const unsigned int v7511 = v67 + v7506;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7512 = v7511 < v15;
-        const unsigned int v7513 = v7058 + v7510;
-        const bool v7514 = v7513 < v18;
-        const bool v7515 = v7512 && v7514;
-        const unsigned int v7517 = v7511 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7518 = v69 + v7517;
-        const unsigned int v7519 = v7518 + v7058;
-        const unsigned int v7520 = v7519 + v7510;
-        const unsigned int v7521 = v7515 ? v7520 : v69;
-        const unsigned int v7523 = v7506 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7524 = v7064 + v7523;
-        const unsigned int v7525 = v7524 + v7510;
-        iron_copy_async<16>(shm1 + (v7525 ^ (((v7525 >> 6u) & 7u) << 3u)), weight + v7521, v7515);
-        const unsigned int v7528 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7530 = v7528 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7533 = v7528 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7534 = v7533 << 3u;
-        const unsigned int v7535 = v67 + v7530;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7536 = v7535 < v15;
-        const unsigned int v7537 = v7058 + v7534;
-        const bool v7538 = v7537 < v18;
-        const bool v7539 = v7536 && v7538;
-        const unsigned int v7541 = v7535 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7542 = v69 + v7541;
-        const unsigned int v7543 = v7542 + v7058;
-        const unsigned int v7544 = v7543 + v7534;
-        const unsigned int v7545 = v7539 ? v7544 : v69;
-        const unsigned int v7547 = v7530 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7548 = v7064 + v7547;
-        const unsigned int v7549 = v7548 + v7534;
-        iron_copy_async<16>(shm1 + (v7549 ^ (((v7549 >> 6u) & 7u) << 3u)), weight + v7545, v7539);
-        const unsigned int v7552 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7554 = v7552 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7557 = v7552 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7558 = v7557 << 3u;
-        const unsigned int v7559 = v67 + v7554;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7560 = v7559 < v15;
-        const unsigned int v7561 = v7058 + v7558;
-        const bool v7562 = v7561 < v18;
-        const bool v7563 = v7560 && v7562;
-        const unsigned int v7565 = v7559 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7566 = v69 + v7565;
-        const unsigned int v7567 = v7566 + v7058;
-        const unsigned int v7568 = v7567 + v7558;
-        const unsigned int v7569 = v7563 ? v7568 : v69;
-        const unsigned int v7571 = v7554 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7572 = v7064 + v7571;
-        const unsigned int v7573 = v7572 + v7558;
-        iron_copy_async<16>(shm1 + (v7573 ^ (((v7573 >> 6u) & 7u) << 3u)), weight + v7569, v7563);
-        const unsigned int v7576 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7578 = v7576 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7581 = v7576 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7582 = v7581 << 3u;
-        const unsigned int v7583 = v67 + v7578;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7584 = v7583 < v15;
-        const unsigned int v7585 = v7058 + v7582;
-        const bool v7586 = v7585 < v18;
-        const bool v7587 = v7584 && v7586;
-        const unsigned int v7589 = v7583 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7590 = v69 + v7589;
-        const unsigned int v7591 = v7590 + v7058;
-        const unsigned int v7592 = v7591 + v7582;
-        const unsigned int v7593 = v7587 ? v7592 : v69;
-        const unsigned int v7595 = v7578 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7596 = v7064 + v7595;
-        const unsigned int v7597 = v7596 + v7582;
-        iron_copy_async<16>(shm1 + (v7597 ^ (((v7597 >> 6u) & 7u) << 3u)), weight + v7593, v7587);
-        const unsigned int v7600 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7602 = v7600 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7605 = v7600 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7606 = v7605 << 3u;
-        const unsigned int v7607 = v67 + v7602;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7608 = v7607 < v15;
-        const unsigned int v7609 = v7058 + v7606;
-        const bool v7610 = v7609 < v18;
-        const bool v7611 = v7608 && v7610;
-        const unsigned int v7613 = v7607 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7614 = v69 + v7613;
-        const unsigned int v7615 = v7614 + v7058;
-        const unsigned int v7616 = v7615 + v7606;
-        const unsigned int v7617 = v7611 ? v7616 : v69;
-        const unsigned int v7619 = v7602 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7620 = v7064 + v7619;
-        const unsigned int v7621 = v7620 + v7606;
-        iron_copy_async<16>(shm1 + (v7621 ^ (((v7621 >> 6u) & 7u) << 3u)), weight + v7617, v7611);
-        const unsigned int v7624 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7626 = v7624 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7629 = v7624 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7630 = v7629 << 3u;
-        const unsigned int v7631 = v67 + v7626;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7632 = v7631 < v15;
-        const unsigned int v7633 = v7058 + v7630;
-        const bool v7634 = v7633 < v18;
-        const bool v7635 = v7632 && v7634;
-        const unsigned int v7637 = v7631 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7638 = v69 + v7637;
-        const unsigned int v7639 = v7638 + v7058;
-        const unsigned int v7640 = v7639 + v7630;
-        const unsigned int v7641 = v7635 ? v7640 : v69;
-        const unsigned int v7643 = v7626 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7644 = v7064 + v7643;
-        const unsigned int v7645 = v7644 + v7630;
-        iron_copy_async<16>(shm1 + (v7645 ^ (((v7645 >> 6u) & 7u) << 3u)), weight + v7641, v7635);
-        const unsigned int v7648 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7650 = v7648 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7653 = v7648 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7654 = v7653 << 3u;
-        const unsigned int v7655 = v67 + v7650;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7656 = v7655 < v15;
-        const unsigned int v7657 = v7058 + v7654;
-        const bool v7658 = v7657 < v18;
-        const bool v7659 = v7656 && v7658;
-        const unsigned int v7661 = v7655 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7662 = v69 + v7661;
-        const unsigned int v7663 = v7662 + v7058;
-        const unsigned int v7664 = v7663 + v7654;
-        const unsigned int v7665 = v7659 ? v7664 : v69;
-        const unsigned int v7667 = v7650 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7668 = v7064 + v7667;
-        const unsigned int v7669 = v7668 + v7654;
-        iron_copy_async<16>(shm1 + (v7669 ^ (((v7669 >> 6u) & 7u) << 3u)), weight + v7665, v7659);
+        const unsigned int v7486 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7487 = v7486 << 3u;
+        const unsigned int v7488 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7489 = v7488 < v15;
+        const unsigned int v7490 = v7059 + v7487;
+        const bool v7491 = v7490 < v18;
+        const bool v7492 = v7489 && v7491;
+        const unsigned int v7494 = v7488 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7495 = v69 + v7494;
+        const unsigned int v7496 = v7495 + v7059;
+        const unsigned int v7497 = v7496 + v7487;
+        const unsigned int v7498 = v7492 ? v7497 : v69;
+        const unsigned int v7500 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7501 = v7065 + v7500;
+        const unsigned int v7502 = v7501 + v7487;
+        iron_copy_async<16>(shm1 + (v7502 ^ (((v7502 >> 6u) & 7u) << 3u)), weight + v7498, v7492);
+        const unsigned int v7505 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7507 = v7505 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7510 = v7505 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7511 = v7510 << 3u;
+        const unsigned int v7512 = v67 + v7507;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7513 = v7512 < v15;
+        const unsigned int v7514 = v7059 + v7511;
+        const bool v7515 = v7514 < v18;
+        const bool v7516 = v7513 && v7515;
+        const unsigned int v7518 = v7512 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7519 = v69 + v7518;
+        const unsigned int v7520 = v7519 + v7059;
+        const unsigned int v7521 = v7520 + v7511;
+        const unsigned int v7522 = v7516 ? v7521 : v69;
+        const unsigned int v7524 = v7507 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7525 = v7065 + v7524;
+        const unsigned int v7526 = v7525 + v7511;
+        iron_copy_async<16>(shm1 + (v7526 ^ (((v7526 >> 6u) & 7u) << 3u)), weight + v7522, v7516);
+        const unsigned int v7529 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7531 = v7529 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7534 = v7529 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7535 = v7534 << 3u;
+        const unsigned int v7536 = v67 + v7531;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7537 = v7536 < v15;
+        const unsigned int v7538 = v7059 + v7535;
+        const bool v7539 = v7538 < v18;
+        const bool v7540 = v7537 && v7539;
+        const unsigned int v7542 = v7536 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7543 = v69 + v7542;
+        const unsigned int v7544 = v7543 + v7059;
+        const unsigned int v7545 = v7544 + v7535;
+        const unsigned int v7546 = v7540 ? v7545 : v69;
+        const unsigned int v7548 = v7531 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7549 = v7065 + v7548;
+        const unsigned int v7550 = v7549 + v7535;
+        iron_copy_async<16>(shm1 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), weight + v7546, v7540);
+        const unsigned int v7553 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7555 = v7553 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7558 = v7553 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7559 = v7558 << 3u;
+        const unsigned int v7560 = v67 + v7555;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7561 = v7560 < v15;
+        const unsigned int v7562 = v7059 + v7559;
+        const bool v7563 = v7562 < v18;
+        const bool v7564 = v7561 && v7563;
+        const unsigned int v7566 = v7560 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7567 = v69 + v7566;
+        const unsigned int v7568 = v7567 + v7059;
+        const unsigned int v7569 = v7568 + v7559;
+        const unsigned int v7570 = v7564 ? v7569 : v69;
+        const unsigned int v7572 = v7555 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7573 = v7065 + v7572;
+        const unsigned int v7574 = v7573 + v7559;
+        iron_copy_async<16>(shm1 + (v7574 ^ (((v7574 >> 6u) & 7u) << 3u)), weight + v7570, v7564);
+        const unsigned int v7577 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7579 = v7577 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7582 = v7577 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7583 = v7582 << 3u;
+        const unsigned int v7584 = v67 + v7579;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7585 = v7584 < v15;
+        const unsigned int v7586 = v7059 + v7583;
+        const bool v7587 = v7586 < v18;
+        const bool v7588 = v7585 && v7587;
+        const unsigned int v7590 = v7584 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7591 = v69 + v7590;
+        const unsigned int v7592 = v7591 + v7059;
+        const unsigned int v7593 = v7592 + v7583;
+        const unsigned int v7594 = v7588 ? v7593 : v69;
+        const unsigned int v7596 = v7579 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7597 = v7065 + v7596;
+        const unsigned int v7598 = v7597 + v7583;
+        iron_copy_async<16>(shm1 + (v7598 ^ (((v7598 >> 6u) & 7u) << 3u)), weight + v7594, v7588);
+        const unsigned int v7601 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7603 = v7601 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7606 = v7601 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7607 = v7606 << 3u;
+        const unsigned int v7608 = v67 + v7603;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7609 = v7608 < v15;
+        const unsigned int v7610 = v7059 + v7607;
+        const bool v7611 = v7610 < v18;
+        const bool v7612 = v7609 && v7611;
+        const unsigned int v7614 = v7608 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7615 = v69 + v7614;
+        const unsigned int v7616 = v7615 + v7059;
+        const unsigned int v7617 = v7616 + v7607;
+        const unsigned int v7618 = v7612 ? v7617 : v69;
+        const unsigned int v7620 = v7603 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7621 = v7065 + v7620;
+        const unsigned int v7622 = v7621 + v7607;
+        iron_copy_async<16>(shm1 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), weight + v7618, v7612);
+        const unsigned int v7625 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7627 = v7625 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7630 = v7625 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7631 = v7630 << 3u;
+        const unsigned int v7632 = v67 + v7627;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7633 = v7632 < v15;
+        const unsigned int v7634 = v7059 + v7631;
+        const bool v7635 = v7634 < v18;
+        const bool v7636 = v7633 && v7635;
+        const unsigned int v7638 = v7632 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7639 = v69 + v7638;
+        const unsigned int v7640 = v7639 + v7059;
+        const unsigned int v7641 = v7640 + v7631;
+        const unsigned int v7642 = v7636 ? v7641 : v69;
+        const unsigned int v7644 = v7627 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7645 = v7065 + v7644;
+        const unsigned int v7646 = v7645 + v7631;
+        iron_copy_async<16>(shm1 + (v7646 ^ (((v7646 >> 6u) & 7u) << 3u)), weight + v7642, v7636);
+        const unsigned int v7649 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7651 = v7649 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7654 = v7649 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7655 = v7654 << 3u;
+        const unsigned int v7656 = v67 + v7651;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7657 = v7656 < v15;
+        const unsigned int v7658 = v7059 + v7655;
+        const bool v7659 = v7658 < v18;
+        const bool v7660 = v7657 && v7659;
+        const unsigned int v7662 = v7656 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7663 = v69 + v7662;
+        const unsigned int v7664 = v7663 + v7059;
+        const unsigned int v7665 = v7664 + v7655;
+        const unsigned int v7666 = v7660 ? v7665 : v69;
+        const unsigned int v7668 = v7651 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7669 = v7065 + v7668;
+        const unsigned int v7670 = v7669 + v7655;
+        iron_copy_async<16>(shm1 + (v7670 ^ (((v7670 >> 6u) & 7u) << 3u)), weight + v7666, v7660);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v968 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
+    const unsigned int v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v975 = v966 + v974;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v976 = v63 + v972;
-        const unsigned int v1002 = v976 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1003 = v976 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1005 = v975 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1006 = v1005 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1007 = v1006 * v11;
-        const unsigned int v1008 = v1003 / v30;
-        const unsigned int v1009 = v1008 * v7;
-        const unsigned int v1010 = v1009 + v1007;
-        const unsigned int v1011 = v1005 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1012 = v1011 * v12;
-        const unsigned int v1013 = v1003 % v30;
-        const unsigned int v1014 = v1013 * v8;
-        const unsigned int v1015 = v1014 + v1012;
-        const bool v1016 = v976 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1017 = v975 < v18;
-        const bool v1018 = v1016 && v1017;
-        const bool v1019 = v1010 >= v9;
-        const bool v1020 = v1018 && v1019;
-        const bool v1022 = v1010 < v127;
-        const bool v1023 = v1020 && v1022;
-        const bool v1024 = v1015 >= v10;
-        const bool v1025 = v1023 && v1024;
-        const bool v1027 = v1015 < v1026;
-        const bool v1028 = v1025 && v1027;
-        const unsigned int v1029 = max(v1010, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1030 = v1029 - v9;
-        const unsigned int v1031 = max(v1015, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1032 = v1031 - v10;
-        const unsigned int v1033 = v975 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1034 = v1002 * v1;
-        const unsigned int v1035 = v1034 + v1030;
-        const unsigned int v1036 = v1035 * v2;
-        const unsigned int v1037 = v1036 + v1032;
-        const unsigned int v1038 = v1037 * v3;
-        const unsigned int v1039 = v1038 + v70;
-        const unsigned int v1040 = v1039 + v1033;
-        if (v1028) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1041 = x[v1040];
-          const unsigned int v1043 = v972 << 6u;
-          const unsigned int v1044 = v1043 + v974;
-          shm0[(v1044 ^ (((v1044 >> 6u) & 7u) << 3u))] = v1041;
+    for (unsigned int v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
+        const unsigned int v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v977 = v63 + v973;
+        const unsigned int v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1008 = v1007 * v11;
+        const unsigned int v1009 = v1004 / v30;
+        const unsigned int v1010 = v1009 * v7;
+        const unsigned int v1011 = v1010 + v1008;
+        const unsigned int v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1013 = v1012 * v12;
+        const unsigned int v1014 = v1004 % v30;
+        const unsigned int v1015 = v1014 * v8;
+        const unsigned int v1016 = v1015 + v1013;
+        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1018 = v976 < v18;
+        const bool v1019 = v1017 && v1018;
+        const bool v1020 = v1011 >= v9;
+        const bool v1021 = v1019 && v1020;
+        const bool v1023 = v1011 < v127;
+        const bool v1024 = v1021 && v1023;
+        const bool v1025 = v1016 >= v10;
+        const bool v1026 = v1024 && v1025;
+        const bool v1028 = v1016 < v1027;
+        const bool v1029 = v1026 && v1028;
+        const unsigned int v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1031 = v1030 - v9;
+        const unsigned int v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1033 = v1032 - v10;
+        const unsigned int v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1035 = v1003 * v1;
+        const unsigned int v1036 = v1035 + v1031;
+        const unsigned int v1037 = v1036 * v2;
+        const unsigned int v1038 = v1037 + v1033;
+        const unsigned int v1039 = v1038 * v3;
+        const unsigned int v1040 = v1039 + v70;
+        const unsigned int v1041 = v1040 + v1034;
+        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
+          const iron_bf16 v1042 = x[v1041];
+          const unsigned int v1044 = v973 << 6u;
+          const unsigned int v1045 = v1044 + v975;
+          shm0[(v1045 ^ (((v1045 >> 6u) & 7u) << 3u))] = v1042;
         } else {
-          const unsigned int v1046 = v972 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1047 = v1046 + v974;
-          shm0[(v1047 ^ (((v1047 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const unsigned int v1048 = v1047 + v975;
+          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1058 = v1057 < v15;
-        const unsigned int v1059 = v966 + v1056;
-        const bool v1060 = v1059 < v18;
-        const bool v1061 = v1058 && v1060;
-        if (v1061) {
-          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1064 = v69 + v1063;
-          const unsigned int v1065 = v1064 + v966;
-          const unsigned int v1066 = v1065 + v1056;
-          const iron_bf16 v1067 = weight[v1066];
-          const unsigned int v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1070 = v1069 + v1056;
-          shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
+      for (unsigned int v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1059 = v1058 < v15;
+        const unsigned int v1060 = v967 + v1057;
+        const bool v1061 = v1060 < v18;
+        const bool v1062 = v1059 && v1061;
+        if (v1062) {
+          const unsigned int v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1065 = v69 + v1064;
+          const unsigned int v1066 = v1065 + v967;
+          const unsigned int v1067 = v1066 + v1057;
+          const iron_bf16 v1068 = weight[v1067];
+          const unsigned int v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1071 = v1070 + v1057;
+          shm1[(v1071 ^ (((v1071 >> 6u) & 7u) << 3u))] = v1068;
         } else {
-          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1073 = v1072 + v1056;
-          shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1074 = v1073 + v1057;
+          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1081, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1087, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1095, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1101, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1107, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1113, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1125, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v1126 = v63 + v268;
-  const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1131 = v1130 == 0u;
-  const unsigned int v1134 = v15 & 1u;
-  const bool v1135 = v1134 == 0u;
-  const bool v1136 = v1131 && v1135;
-  if (v1136) {
-    const unsigned int v1137 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1138 = v1126 + v1137;
-    const unsigned int v1139 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1140 = v1125 + v1139;
-    const unsigned int v1142 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1143 = v1142 == v1137;
-    const unsigned int v1146 = v1139 + 1u;
-    const unsigned int v1147 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));
-    const bool v1148 = v1147 == v1146;
-    const bool v1149 = v1143 && v1148;
-    const unsigned int v1152 = v1140 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1153 = v1152 == 0u;
-    const bool v1154 = v1149 && v1153;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1154) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1155 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1156 = v1140 < v15;
-      const bool v1157 = v1155 && v1156;
-      if (v1157) {
-        const unsigned int v1158 = v68 + v1140;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1159 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
-        const float v1161 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1164 = iron_f32_to_bf16(v1161);
-        const unsigned int v1165 = v1138 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1166 = v1165 + v1158;
-        *reinterpret_cast<iron_bf16x2*>(out + v1166) = iron_bf16x2{{v1160, v1164}};
+  const unsigned int v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v1127 = v63 + v268;
+  const unsigned int v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1132 = v1131 == 0u;
+  const unsigned int v1135 = v15 & 1u;
+  const bool v1136 = v1135 == 0u;
+  const bool v1137 = v1132 && v1136;
+  if (v1137) {
+    const unsigned int v1138 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1139 = v1127 + v1138;
+    const unsigned int v1140 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1141 = v1126 + v1140;
+    const unsigned int v1143 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1144 = v1143 == v1138;
+    const unsigned int v1147 = v1140 + 1u;
+    const unsigned int v1148 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));
+    const bool v1149 = v1148 == v1147;
+    const bool v1150 = v1144 && v1149;
+    const unsigned int v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1154 = v1153 == 0u;
+    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1157 = v1141 < v15;
+      const bool v1158 = v1156 && v1157;
+      if (v1158) {
+        const unsigned int v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1160 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
+        const float v1162 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1165 = iron_f32_to_bf16(v1162);
+        const unsigned int v1166 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1167 = v1166 + v1159;
+        *reinterpret_cast<iron_bf16x2*>(out + v1167) = iron_bf16x2{{v1161, v1165}};
       }
     } else {
-      const bool v1171 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1172 = v1140 < v15;
-      const bool v1173 = v1171 && v1172;
-      if (v1173) {
-        const float v1174 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1176 = iron_f32_to_bf16(v1174);
-        const unsigned int v1177 = v1138 * v4;
-        const unsigned int v1178 = v1177 + v68;
-        const unsigned int v1179 = v1178 + v1140;
-        out[v1179] = v1176;
+      const bool v1172 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1173 = v1141 < v15;
+      const bool v1174 = v1172 && v1173;
+      if (v1174) {
+        const float v1175 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1177 = iron_f32_to_bf16(v1175);
+        const unsigned int v1178 = v1139 * v4;
+        const unsigned int v1179 = v1178 + v68;
+        const unsigned int v1180 = v1179 + v1141;
+        out[v1180] = v1177;
       }
-      const unsigned int v1181 = v1126 + v1142;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1183 = v1125 + v1147;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1184 = v1181 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1185 = v1183 < v15;
-      const bool v1186 = v1184 && v1185;
-      if (v1186) {
-        const float v1187 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1189 = iron_f32_to_bf16(v1187);
-        const unsigned int v1190 = v1181 * v4;
-        const unsigned int v1191 = v1190 + v68;
-        const unsigned int v1192 = v1191 + v1183;
-        out[v1192] = v1189;
-      }
-    }
-    const unsigned int v1193 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1194 = v1126 + v1193;
-    const unsigned int v1195 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1196 = v1125 + v1195;
-    const unsigned int v1198 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1199 = v1198 == v1193;
-    const unsigned int v1202 = v1195 + 1u;
-    const unsigned int v1203 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));
-    const bool v1204 = v1203 == v1202;
-    const bool v1205 = v1199 && v1204;
-    const unsigned int v1208 = v1196 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1209 = v1208 == 0u;
-    const bool v1210 = v1205 && v1209;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1210) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1211 = v1194 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1212 = v1196 < v15;
-      const bool v1213 = v1211 && v1212;
-      if (v1213) {
-        const unsigned int v1214 = v68 + v1196;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1215 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
-        const float v1217 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1220 = iron_f32_to_bf16(v1217);
-        const unsigned int v1221 = v1194 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1222 = v1221 + v1214;
-        *reinterpret_cast<iron_bf16x2*>(out + v1222) = iron_bf16x2{{v1216, v1220}};
-      }
-    } else {
-      const bool v1227 = v1194 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1228 = v1196 < v15;
-      const bool v1229 = v1227 && v1228;
-      if (v1229) {
-        const float v1230 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1232 = iron_f32_to_bf16(v1230);
-        const unsigned int v1233 = v1194 * v4;
-        const unsigned int v1234 = v1233 + v68;
-        const unsigned int v1235 = v1234 + v1196;
-        out[v1235] = v1232;
-      }
-      const unsigned int v1237 = v1126 + v1198;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1239 = v1125 + v1203;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1240 = v1237 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1241 = v1239 < v15;
-      const bool v1242 = v1240 && v1241;
-      if (v1242) {
-        const float v1243 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1245 = iron_f32_to_bf16(v1243);
-        const unsigned int v1246 = v1237 * v4;
-        const unsigned int v1247 = v1246 + v68;
-        const unsigned int v1248 = v1247 + v1239;
-        out[v1248] = v1245;
+      const unsigned int v1182 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1184 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1185 = v1182 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1186 = v1184 < v15;
+      const bool v1187 = v1185 && v1186;
+      if (v1187) {
+        const float v1188 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1190 = iron_f32_to_bf16(v1188);
+        const unsigned int v1191 = v1182 * v4;
+        const unsigned int v1192 = v1191 + v68;
+        const unsigned int v1193 = v1192 + v1184;
+        out[v1193] = v1190;
       }
     }
-    const unsigned int v1249 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1250 = v1126 + v1249;
-    const unsigned int v1251 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1252 = v1125 + v1251;
-    const unsigned int v1254 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1255 = v1254 == v1249;
-    const unsigned int v1258 = v1251 + 1u;
-    const unsigned int v1259 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));
-    const bool v1260 = v1259 == v1258;
-    const bool v1261 = v1255 && v1260;
-    const unsigned int v1264 = v1252 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1265 = v1264 == 0u;
-    const bool v1266 = v1261 && v1265;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1266) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1267 = v1250 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1268 = v1252 < v15;
-      const bool v1269 = v1267 && v1268;
-      if (v1269) {
-        const unsigned int v1270 = v68 + v1252;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1271 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1272 = iron_f32_to_bf16(v1271);
-        const float v1273 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1276 = iron_f32_to_bf16(v1273);
-        const unsigned int v1277 = v1250 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1278 = v1277 + v1270;
-        *reinterpret_cast<iron_bf16x2*>(out + v1278) = iron_bf16x2{{v1272, v1276}};
+    const unsigned int v1194 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1195 = v1127 + v1194;
+    const unsigned int v1196 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1197 = v1126 + v1196;
+    const unsigned int v1199 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1200 = v1199 == v1194;
+    const unsigned int v1203 = v1196 + 1u;
+    const unsigned int v1204 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));
+    const bool v1205 = v1204 == v1203;
+    const bool v1206 = v1200 && v1205;
+    const unsigned int v1209 = v1197 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1210 = v1209 == 0u;
+    const bool v1211 = v1206 && v1210;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1211) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1212 = v1195 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1213 = v1197 < v15;
+      const bool v1214 = v1212 && v1213;
+      if (v1214) {
+        const unsigned int v1215 = v68 + v1197;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1216 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
+        const float v1218 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1221 = iron_f32_to_bf16(v1218);
+        const unsigned int v1222 = v1195 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1223 = v1222 + v1215;
+        *reinterpret_cast<iron_bf16x2*>(out + v1223) = iron_bf16x2{{v1217, v1221}};
       }
     } else {
-      const bool v1283 = v1250 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1284 = v1252 < v15;
-      const bool v1285 = v1283 && v1284;
-      if (v1285) {
-        const float v1286 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1288 = iron_f32_to_bf16(v1286);
-        const unsigned int v1289 = v1250 * v4;
-        const unsigned int v1290 = v1289 + v68;
-        const unsigned int v1291 = v1290 + v1252;
-        out[v1291] = v1288;
+      const bool v1228 = v1195 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1229 = v1197 < v15;
+      const bool v1230 = v1228 && v1229;
+      if (v1230) {
+        const float v1231 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1233 = iron_f32_to_bf16(v1231);
+        const unsigned int v1234 = v1195 * v4;
+        const unsigned int v1235 = v1234 + v68;
+        const unsigned int v1236 = v1235 + v1197;
+        out[v1236] = v1233;
       }
-      const unsigned int v1293 = v1126 + v1254;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1295 = v1125 + v1259;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1296 = v1293 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1297 = v1295 < v15;
-      const bool v1298 = v1296 && v1297;
-      if (v1298) {
-        const float v1299 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1301 = iron_f32_to_bf16(v1299);
-        const unsigned int v1302 = v1293 * v4;
-        const unsigned int v1303 = v1302 + v68;
-        const unsigned int v1304 = v1303 + v1295;
-        out[v1304] = v1301;
+      const unsigned int v1238 = v1127 + v1199;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1240 = v1126 + v1204;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1241 = v1238 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1242 = v1240 < v15;
+      const bool v1243 = v1241 && v1242;
+      if (v1243) {
+        const float v1244 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1246 = iron_f32_to_bf16(v1244);
+        const unsigned int v1247 = v1238 * v4;
+        const unsigned int v1248 = v1247 + v68;
+        const unsigned int v1249 = v1248 + v1240;
+        out[v1249] = v1246;
       }
     }
-    const unsigned int v1305 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1306 = v1126 + v1305;
-    const unsigned int v1307 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1308 = v1125 + v1307;
-    const unsigned int v1310 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1311 = v1310 == v1305;
-    const unsigned int v1314 = v1307 + 1u;
-    const unsigned int v1315 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));
-    const bool v1316 = v1315 == v1314;
-    const bool v1317 = v1311 && v1316;
-    const unsigned int v1320 = v1308 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1321 = v1320 == 0u;
-    const bool v1322 = v1317 && v1321;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1322) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1323 = v1306 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1324 = v1308 < v15;
-      const bool v1325 = v1323 && v1324;
-      if (v1325) {
-        const unsigned int v1326 = v68 + v1308;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1327 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1328 = iron_f32_to_bf16(v1327);
-        const float v1329 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1332 = iron_f32_to_bf16(v1329);
-        const unsigned int v1333 = v1306 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1334 = v1333 + v1326;
-        *reinterpret_cast<iron_bf16x2*>(out + v1334) = iron_bf16x2{{v1328, v1332}};
+    const unsigned int v1250 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1251 = v1127 + v1250;
+    const unsigned int v1252 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1253 = v1126 + v1252;
+    const unsigned int v1255 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1256 = v1255 == v1250;
+    const unsigned int v1259 = v1252 + 1u;
+    const unsigned int v1260 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));
+    const bool v1261 = v1260 == v1259;
+    const bool v1262 = v1256 && v1261;
+    const unsigned int v1265 = v1253 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1266 = v1265 == 0u;
+    const bool v1267 = v1262 && v1266;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1267) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1268 = v1251 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1269 = v1253 < v15;
+      const bool v1270 = v1268 && v1269;
+      if (v1270) {
+        const unsigned int v1271 = v68 + v1253;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1272 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
+        const float v1274 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1277 = iron_f32_to_bf16(v1274);
+        const unsigned int v1278 = v1251 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1279 = v1278 + v1271;
+        *reinterpret_cast<iron_bf16x2*>(out + v1279) = iron_bf16x2{{v1273, v1277}};
       }
     } else {
-      const bool v1339 = v1306 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1340 = v1308 < v15;
-      const bool v1341 = v1339 && v1340;
-      if (v1341) {
-        const float v1342 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1344 = iron_f32_to_bf16(v1342);
-        const unsigned int v1345 = v1306 * v4;
-        const unsigned int v1346 = v1345 + v68;
-        const unsigned int v1347 = v1346 + v1308;
-        out[v1347] = v1344;
+      const bool v1284 = v1251 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1285 = v1253 < v15;
+      const bool v1286 = v1284 && v1285;
+      if (v1286) {
+        const float v1287 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1289 = iron_f32_to_bf16(v1287);
+        const unsigned int v1290 = v1251 * v4;
+        const unsigned int v1291 = v1290 + v68;
+        const unsigned int v1292 = v1291 + v1253;
+        out[v1292] = v1289;
       }
-      const unsigned int v1349 = v1126 + v1310;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1351 = v1125 + v1315;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1352 = v1349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1353 = v1351 < v15;
-      const bool v1354 = v1352 && v1353;
-      if (v1354) {
-        const float v1355 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1357 = iron_f32_to_bf16(v1355);
-        const unsigned int v1358 = v1349 * v4;
-        const unsigned int v1359 = v1358 + v68;
-        const unsigned int v1360 = v1359 + v1351;
-        out[v1360] = v1357;
+      const unsigned int v1294 = v1127 + v1255;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1296 = v1126 + v1260;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1297 = v1294 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1298 = v1296 < v15;
+      const bool v1299 = v1297 && v1298;
+      if (v1299) {
+        const float v1300 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1302 = iron_f32_to_bf16(v1300);
+        const unsigned int v1303 = v1294 * v4;
+        const unsigned int v1304 = v1303 + v68;
+        const unsigned int v1305 = v1304 + v1296;
+        out[v1305] = v1302;
       }
     }
-    const unsigned int v1361 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1362 = v1126 + v1361;
-    const unsigned int v1363 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1364 = v1125 + v1363;
-    const unsigned int v1366 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1367 = v1366 == v1361;
-    const unsigned int v1370 = v1363 + 1u;
-    const unsigned int v1371 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));
-    const bool v1372 = v1371 == v1370;
-    const bool v1373 = v1367 && v1372;
-    const unsigned int v1376 = v1364 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1377 = v1376 == 0u;
-    const bool v1378 = v1373 && v1377;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1378) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1379 = v1362 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1380 = v1364 < v15;
-      const bool v1381 = v1379 && v1380;
-      if (v1381) {
-        const unsigned int v1382 = v68 + v1364;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1383 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1384 = iron_f32_to_bf16(v1383);
-        const float v1385 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1388 = iron_f32_to_bf16(v1385);
-        const unsigned int v1389 = v1362 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1390 = v1389 + v1382;
-        *reinterpret_cast<iron_bf16x2*>(out + v1390) = iron_bf16x2{{v1384, v1388}};
+    const unsigned int v1306 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1307 = v1127 + v1306;
+    const unsigned int v1308 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1309 = v1126 + v1308;
+    const unsigned int v1311 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1312 = v1311 == v1306;
+    const unsigned int v1315 = v1308 + 1u;
+    const unsigned int v1316 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));
+    const bool v1317 = v1316 == v1315;
+    const bool v1318 = v1312 && v1317;
+    const unsigned int v1321 = v1309 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1322 = v1321 == 0u;
+    const bool v1323 = v1318 && v1322;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1323) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1324 = v1307 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1325 = v1309 < v15;
+      const bool v1326 = v1324 && v1325;
+      if (v1326) {
+        const unsigned int v1327 = v68 + v1309;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1328 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
+        const float v1330 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1333 = iron_f32_to_bf16(v1330);
+        const unsigned int v1334 = v1307 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1335 = v1334 + v1327;
+        *reinterpret_cast<iron_bf16x2*>(out + v1335) = iron_bf16x2{{v1329, v1333}};
       }
     } else {
-      const bool v1395 = v1362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1396 = v1364 < v15;
-      const bool v1397 = v1395 && v1396;
-      if (v1397) {
-        const float v1398 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1400 = iron_f32_to_bf16(v1398);
-        const unsigned int v1401 = v1362 * v4;
-        const unsigned int v1402 = v1401 + v68;
-        const unsigned int v1403 = v1402 + v1364;
-        out[v1403] = v1400;
+      const bool v1340 = v1307 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1341 = v1309 < v15;
+      const bool v1342 = v1340 && v1341;
+      if (v1342) {
+        const float v1343 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1345 = iron_f32_to_bf16(v1343);
+        const unsigned int v1346 = v1307 * v4;
+        const unsigned int v1347 = v1346 + v68;
+        const unsigned int v1348 = v1347 + v1309;
+        out[v1348] = v1345;
       }
-      const unsigned int v1405 = v1126 + v1366;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1407 = v1125 + v1371;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1408 = v1405 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1409 = v1407 < v15;
-      const bool v1410 = v1408 && v1409;
-      if (v1410) {
-        const float v1411 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1413 = iron_f32_to_bf16(v1411);
-        const unsigned int v1414 = v1405 * v4;
-        const unsigned int v1415 = v1414 + v68;
-        const unsigned int v1416 = v1415 + v1407;
-        out[v1416] = v1413;
+      const unsigned int v1350 = v1127 + v1311;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1352 = v1126 + v1316;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1353 = v1350 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1354 = v1352 < v15;
+      const bool v1355 = v1353 && v1354;
+      if (v1355) {
+        const float v1356 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1358 = iron_f32_to_bf16(v1356);
+        const unsigned int v1359 = v1350 * v4;
+        const unsigned int v1360 = v1359 + v68;
+        const unsigned int v1361 = v1360 + v1352;
+        out[v1361] = v1358;
       }
     }
-    const unsigned int v1417 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1418 = v1126 + v1417;
-    const unsigned int v1419 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1420 = v1125 + v1419;
-    const unsigned int v1422 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1423 = v1422 == v1417;
-    const unsigned int v1426 = v1419 + 1u;
-    const unsigned int v1427 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));
-    const bool v1428 = v1427 == v1426;
-    const bool v1429 = v1423 && v1428;
-    const unsigned int v1432 = v1420 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1433 = v1432 == 0u;
-    const bool v1434 = v1429 && v1433;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1434) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1435 = v1418 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1436 = v1420 < v15;
-      const bool v1437 = v1435 && v1436;
-      if (v1437) {
-        const unsigned int v1438 = v68 + v1420;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1439 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
-        const float v1441 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1444 = iron_f32_to_bf16(v1441);
-        const unsigned int v1445 = v1418 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1446 = v1445 + v1438;
-        *reinterpret_cast<iron_bf16x2*>(out + v1446) = iron_bf16x2{{v1440, v1444}};
+    const unsigned int v1362 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1363 = v1127 + v1362;
+    const unsigned int v1364 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1365 = v1126 + v1364;
+    const unsigned int v1367 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1368 = v1367 == v1362;
+    const unsigned int v1371 = v1364 + 1u;
+    const unsigned int v1372 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));
+    const bool v1373 = v1372 == v1371;
+    const bool v1374 = v1368 && v1373;
+    const unsigned int v1377 = v1365 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1378 = v1377 == 0u;
+    const bool v1379 = v1374 && v1378;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1379) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1380 = v1363 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1381 = v1365 < v15;
+      const bool v1382 = v1380 && v1381;
+      if (v1382) {
+        const unsigned int v1383 = v68 + v1365;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1384 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
+        const float v1386 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1389 = iron_f32_to_bf16(v1386);
+        const unsigned int v1390 = v1363 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1391 = v1390 + v1383;
+        *reinterpret_cast<iron_bf16x2*>(out + v1391) = iron_bf16x2{{v1385, v1389}};
       }
     } else {
-      const bool v1451 = v1418 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1452 = v1420 < v15;
-      const bool v1453 = v1451 && v1452;
-      if (v1453) {
-        const float v1454 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1456 = iron_f32_to_bf16(v1454);
-        const unsigned int v1457 = v1418 * v4;
-        const unsigned int v1458 = v1457 + v68;
-        const unsigned int v1459 = v1458 + v1420;
-        out[v1459] = v1456;
+      const bool v1396 = v1363 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1397 = v1365 < v15;
+      const bool v1398 = v1396 && v1397;
+      if (v1398) {
+        const float v1399 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1401 = iron_f32_to_bf16(v1399);
+        const unsigned int v1402 = v1363 * v4;
+        const unsigned int v1403 = v1402 + v68;
+        const unsigned int v1404 = v1403 + v1365;
+        out[v1404] = v1401;
       }
-      const unsigned int v1461 = v1126 + v1422;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1463 = v1125 + v1427;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1464 = v1461 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1465 = v1463 < v15;
-      const bool v1466 = v1464 && v1465;
-      if (v1466) {
-        const float v1467 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1469 = iron_f32_to_bf16(v1467);
-        const unsigned int v1470 = v1461 * v4;
-        const unsigned int v1471 = v1470 + v68;
-        const unsigned int v1472 = v1471 + v1463;
-        out[v1472] = v1469;
+      const unsigned int v1406 = v1127 + v1367;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1408 = v1126 + v1372;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1409 = v1406 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1410 = v1408 < v15;
+      const bool v1411 = v1409 && v1410;
+      if (v1411) {
+        const float v1412 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1414 = iron_f32_to_bf16(v1412);
+        const unsigned int v1415 = v1406 * v4;
+        const unsigned int v1416 = v1415 + v68;
+        const unsigned int v1417 = v1416 + v1408;
+        out[v1417] = v1414;
       }
     }
-    const unsigned int v1473 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1474 = v1126 + v1473;
-    const unsigned int v1475 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1476 = v1125 + v1475;
-    const unsigned int v1478 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1479 = v1478 == v1473;
-    const unsigned int v1482 = v1475 + 1u;
-    const unsigned int v1483 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));
-    const bool v1484 = v1483 == v1482;
-    const bool v1485 = v1479 && v1484;
-    const unsigned int v1488 = v1476 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1489 = v1488 == 0u;
-    const bool v1490 = v1485 && v1489;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1490) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1491 = v1474 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1492 = v1476 < v15;
-      const bool v1493 = v1491 && v1492;
-      if (v1493) {
-        const unsigned int v1494 = v68 + v1476;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1495 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1496 = iron_f32_to_bf16(v1495);
-        const float v1497 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1500 = iron_f32_to_bf16(v1497);
-        const unsigned int v1501 = v1474 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1502 = v1501 + v1494;
-        *reinterpret_cast<iron_bf16x2*>(out + v1502) = iron_bf16x2{{v1496, v1500}};
+    const unsigned int v1418 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1419 = v1127 + v1418;
+    const unsigned int v1420 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1421 = v1126 + v1420;
+    const unsigned int v1423 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1424 = v1423 == v1418;
+    const unsigned int v1427 = v1420 + 1u;
+    const unsigned int v1428 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));
+    const bool v1429 = v1428 == v1427;
+    const bool v1430 = v1424 && v1429;
+    const unsigned int v1433 = v1421 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1434 = v1433 == 0u;
+    const bool v1435 = v1430 && v1434;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1435) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1436 = v1419 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1437 = v1421 < v15;
+      const bool v1438 = v1436 && v1437;
+      if (v1438) {
+        const unsigned int v1439 = v68 + v1421;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1440 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+        const float v1442 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1445 = iron_f32_to_bf16(v1442);
+        const unsigned int v1446 = v1419 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1447 = v1446 + v1439;
+        *reinterpret_cast<iron_bf16x2*>(out + v1447) = iron_bf16x2{{v1441, v1445}};
       }
     } else {
-      const bool v1507 = v1474 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1508 = v1476 < v15;
-      const bool v1509 = v1507 && v1508;
-      if (v1509) {
-        const float v1510 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1512 = iron_f32_to_bf16(v1510);
-        const unsigned int v1513 = v1474 * v4;
-        const unsigned int v1514 = v1513 + v68;
-        const unsigned int v1515 = v1514 + v1476;
-        out[v1515] = v1512;
+      const bool v1452 = v1419 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1453 = v1421 < v15;
+      const bool v1454 = v1452 && v1453;
+      if (v1454) {
+        const float v1455 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1457 = iron_f32_to_bf16(v1455);
+        const unsigned int v1458 = v1419 * v4;
+        const unsigned int v1459 = v1458 + v68;
+        const unsigned int v1460 = v1459 + v1421;
+        out[v1460] = v1457;
       }
-      const unsigned int v1517 = v1126 + v1478;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1519 = v1125 + v1483;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1520 = v1517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1521 = v1519 < v15;
-      const bool v1522 = v1520 && v1521;
-      if (v1522) {
-        const float v1523 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1525 = iron_f32_to_bf16(v1523);
-        const unsigned int v1526 = v1517 * v4;
-        const unsigned int v1527 = v1526 + v68;
-        const unsigned int v1528 = v1527 + v1519;
-        out[v1528] = v1525;
+      const unsigned int v1462 = v1127 + v1423;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1464 = v1126 + v1428;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1465 = v1462 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1466 = v1464 < v15;
+      const bool v1467 = v1465 && v1466;
+      if (v1467) {
+        const float v1468 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1470 = iron_f32_to_bf16(v1468);
+        const unsigned int v1471 = v1462 * v4;
+        const unsigned int v1472 = v1471 + v68;
+        const unsigned int v1473 = v1472 + v1464;
+        out[v1473] = v1470;
       }
     }
-    const unsigned int v1529 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1530 = v1126 + v1529;
-    const unsigned int v1531 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1532 = v1125 + v1531;
-    const unsigned int v1534 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1535 = v1534 == v1529;
-    const unsigned int v1538 = v1531 + 1u;
-    const unsigned int v1539 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));
-    const bool v1540 = v1539 == v1538;
-    const bool v1541 = v1535 && v1540;
-    const unsigned int v1544 = v1532 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1545 = v1544 == 0u;
-    const bool v1546 = v1541 && v1545;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1546) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1547 = v1530 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1548 = v1532 < v15;
-      const bool v1549 = v1547 && v1548;
-      if (v1549) {
-        const unsigned int v1550 = v68 + v1532;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1551 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
-        const float v1553 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1556 = iron_f32_to_bf16(v1553);
-        const unsigned int v1557 = v1530 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1558 = v1557 + v1550;
-        *reinterpret_cast<iron_bf16x2*>(out + v1558) = iron_bf16x2{{v1552, v1556}};
+    const unsigned int v1474 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1475 = v1127 + v1474;
+    const unsigned int v1476 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1477 = v1126 + v1476;
+    const unsigned int v1479 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1480 = v1479 == v1474;
+    const unsigned int v1483 = v1476 + 1u;
+    const unsigned int v1484 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));
+    const bool v1485 = v1484 == v1483;
+    const bool v1486 = v1480 && v1485;
+    const unsigned int v1489 = v1477 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1490 = v1489 == 0u;
+    const bool v1491 = v1486 && v1490;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1491) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1492 = v1475 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1493 = v1477 < v15;
+      const bool v1494 = v1492 && v1493;
+      if (v1494) {
+        const unsigned int v1495 = v68 + v1477;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1496 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
+        const float v1498 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1501 = iron_f32_to_bf16(v1498);
+        const unsigned int v1502 = v1475 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1503 = v1502 + v1495;
+        *reinterpret_cast<iron_bf16x2*>(out + v1503) = iron_bf16x2{{v1497, v1501}};
       }
     } else {
-      const bool v1563 = v1530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1564 = v1532 < v15;
-      const bool v1565 = v1563 && v1564;
-      if (v1565) {
-        const float v1566 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1568 = iron_f32_to_bf16(v1566);
-        const unsigned int v1569 = v1530 * v4;
-        const unsigned int v1570 = v1569 + v68;
-        const unsigned int v1571 = v1570 + v1532;
-        out[v1571] = v1568;
+      const bool v1508 = v1475 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1509 = v1477 < v15;
+      const bool v1510 = v1508 && v1509;
+      if (v1510) {
+        const float v1511 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1513 = iron_f32_to_bf16(v1511);
+        const unsigned int v1514 = v1475 * v4;
+        const unsigned int v1515 = v1514 + v68;
+        const unsigned int v1516 = v1515 + v1477;
+        out[v1516] = v1513;
       }
-      const unsigned int v1573 = v1126 + v1534;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1575 = v1125 + v1539;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1576 = v1573 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1577 = v1575 < v15;
-      const bool v1578 = v1576 && v1577;
-      if (v1578) {
-        const float v1579 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1581 = iron_f32_to_bf16(v1579);
-        const unsigned int v1582 = v1573 * v4;
-        const unsigned int v1583 = v1582 + v68;
-        const unsigned int v1584 = v1583 + v1575;
-        out[v1584] = v1581;
+      const unsigned int v1518 = v1127 + v1479;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1520 = v1126 + v1484;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1521 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1522 = v1520 < v15;
+      const bool v1523 = v1521 && v1522;
+      if (v1523) {
+        const float v1524 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1526 = iron_f32_to_bf16(v1524);
+        const unsigned int v1527 = v1518 * v4;
+        const unsigned int v1528 = v1527 + v68;
+        const unsigned int v1529 = v1528 + v1520;
+        out[v1529] = v1526;
       }
     }
-    const unsigned int v1585 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1586 = v1126 + v1585;
-    const unsigned int v1587 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1588 = v1125 + v1587;
-    const unsigned int v1590 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1591 = v1590 == v1585;
-    const unsigned int v1594 = v1587 + 1u;
-    const unsigned int v1595 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));
-    const bool v1596 = v1595 == v1594;
-    const bool v1597 = v1591 && v1596;
-    const unsigned int v1600 = v1588 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1601 = v1600 == 0u;
-    const bool v1602 = v1597 && v1601;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1602) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1603 = v1586 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1604 = v1588 < v15;
-      const bool v1605 = v1603 && v1604;
-      if (v1605) {
-        const unsigned int v1606 = v68 + v1588;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1607 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1608 = iron_f32_to_bf16(v1607);
-        const float v1609 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1612 = iron_f32_to_bf16(v1609);
-        const unsigned int v1613 = v1586 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1614 = v1613 + v1606;
-        *reinterpret_cast<iron_bf16x2*>(out + v1614) = iron_bf16x2{{v1608, v1612}};
+    const unsigned int v1530 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1531 = v1127 + v1530;
+    const unsigned int v1532 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1533 = v1126 + v1532;
+    const unsigned int v1535 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1536 = v1535 == v1530;
+    const unsigned int v1539 = v1532 + 1u;
+    const unsigned int v1540 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));
+    const bool v1541 = v1540 == v1539;
+    const bool v1542 = v1536 && v1541;
+    const unsigned int v1545 = v1533 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1546 = v1545 == 0u;
+    const bool v1547 = v1542 && v1546;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1547) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1548 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1549 = v1533 < v15;
+      const bool v1550 = v1548 && v1549;
+      if (v1550) {
+        const unsigned int v1551 = v68 + v1533;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1552 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
+        const float v1554 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1557 = iron_f32_to_bf16(v1554);
+        const unsigned int v1558 = v1531 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1559 = v1558 + v1551;
+        *reinterpret_cast<iron_bf16x2*>(out + v1559) = iron_bf16x2{{v1553, v1557}};
       }
     } else {
-      const bool v1619 = v1586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1620 = v1588 < v15;
-      const bool v1621 = v1619 && v1620;
-      if (v1621) {
-        const float v1622 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1624 = iron_f32_to_bf16(v1622);
-        const unsigned int v1625 = v1586 * v4;
-        const unsigned int v1626 = v1625 + v68;
-        const unsigned int v1627 = v1626 + v1588;
-        out[v1627] = v1624;
+      const bool v1564 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1565 = v1533 < v15;
+      const bool v1566 = v1564 && v1565;
+      if (v1566) {
+        const float v1567 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1569 = iron_f32_to_bf16(v1567);
+        const unsigned int v1570 = v1531 * v4;
+        const unsigned int v1571 = v1570 + v68;
+        const unsigned int v1572 = v1571 + v1533;
+        out[v1572] = v1569;
       }
-      const unsigned int v1629 = v1126 + v1590;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1631 = v1125 + v1595;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1632 = v1629 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1633 = v1631 < v15;
-      const bool v1634 = v1632 && v1633;
-      if (v1634) {
-        const float v1635 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1637 = iron_f32_to_bf16(v1635);
-        const unsigned int v1638 = v1629 * v4;
-        const unsigned int v1639 = v1638 + v68;
-        const unsigned int v1640 = v1639 + v1631;
-        out[v1640] = v1637;
+      const unsigned int v1574 = v1127 + v1535;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1576 = v1126 + v1540;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1577 = v1574 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1578 = v1576 < v15;
+      const bool v1579 = v1577 && v1578;
+      if (v1579) {
+        const float v1580 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1582 = iron_f32_to_bf16(v1580);
+        const unsigned int v1583 = v1574 * v4;
+        const unsigned int v1584 = v1583 + v68;
+        const unsigned int v1585 = v1584 + v1576;
+        out[v1585] = v1582;
       }
     }
-    const unsigned int v1641 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1642 = v1126 + v1641;
-    const unsigned int v1643 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1644 = v1125 + v1643;
-    const unsigned int v1646 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1647 = v1646 == v1641;
-    const unsigned int v1650 = v1643 + 1u;
-    const unsigned int v1651 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));
-    const bool v1652 = v1651 == v1650;
-    const bool v1653 = v1647 && v1652;
-    const unsigned int v1656 = v1644 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1657 = v1656 == 0u;
-    const bool v1658 = v1653 && v1657;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1658) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1659 = v1642 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1660 = v1644 < v15;
-      const bool v1661 = v1659 && v1660;
-      if (v1661) {
-        const unsigned int v1662 = v68 + v1644;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1663 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
-        const float v1665 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1668 = iron_f32_to_bf16(v1665);
-        const unsigned int v1669 = v1642 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1670 = v1669 + v1662;
-        *reinterpret_cast<iron_bf16x2*>(out + v1670) = iron_bf16x2{{v1664, v1668}};
+    const unsigned int v1586 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1587 = v1127 + v1586;
+    const unsigned int v1588 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1589 = v1126 + v1588;
+    const unsigned int v1591 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1592 = v1591 == v1586;
+    const unsigned int v1595 = v1588 + 1u;
+    const unsigned int v1596 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));
+    const bool v1597 = v1596 == v1595;
+    const bool v1598 = v1592 && v1597;
+    const unsigned int v1601 = v1589 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1602 = v1601 == 0u;
+    const bool v1603 = v1598 && v1602;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1603) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1604 = v1587 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1605 = v1589 < v15;
+      const bool v1606 = v1604 && v1605;
+      if (v1606) {
+        const unsigned int v1607 = v68 + v1589;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1608 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
+        const float v1610 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1613 = iron_f32_to_bf16(v1610);
+        const unsigned int v1614 = v1587 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1615 = v1614 + v1607;
+        *reinterpret_cast<iron_bf16x2*>(out + v1615) = iron_bf16x2{{v1609, v1613}};
       }
     } else {
-      const bool v1675 = v1642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1676 = v1644 < v15;
-      const bool v1677 = v1675 && v1676;
-      if (v1677) {
-        const float v1678 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1680 = iron_f32_to_bf16(v1678);
-        const unsigned int v1681 = v1642 * v4;
-        const unsigned int v1682 = v1681 + v68;
-        const unsigned int v1683 = v1682 + v1644;
-        out[v1683] = v1680;
+      const bool v1620 = v1587 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1621 = v1589 < v15;
+      const bool v1622 = v1620 && v1621;
+      if (v1622) {
+        const float v1623 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1625 = iron_f32_to_bf16(v1623);
+        const unsigned int v1626 = v1587 * v4;
+        const unsigned int v1627 = v1626 + v68;
+        const unsigned int v1628 = v1627 + v1589;
+        out[v1628] = v1625;
       }
-      const unsigned int v1685 = v1126 + v1646;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1687 = v1125 + v1651;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1688 = v1685 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1689 = v1687 < v15;
-      const bool v1690 = v1688 && v1689;
-      if (v1690) {
-        const float v1691 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1693 = iron_f32_to_bf16(v1691);
-        const unsigned int v1694 = v1685 * v4;
-        const unsigned int v1695 = v1694 + v68;
-        const unsigned int v1696 = v1695 + v1687;
-        out[v1696] = v1693;
+      const unsigned int v1630 = v1127 + v1591;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1632 = v1126 + v1596;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1633 = v1630 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1634 = v1632 < v15;
+      const bool v1635 = v1633 && v1634;
+      if (v1635) {
+        const float v1636 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1638 = iron_f32_to_bf16(v1636);
+        const unsigned int v1639 = v1630 * v4;
+        const unsigned int v1640 = v1639 + v68;
+        const unsigned int v1641 = v1640 + v1632;
+        out[v1641] = v1638;
       }
     }
-    const unsigned int v1697 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1698 = v1126 + v1697;
-    const unsigned int v1699 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1700 = v1125 + v1699;
-    const unsigned int v1702 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1703 = v1702 == v1697;
-    const unsigned int v1706 = v1699 + 1u;
-    const unsigned int v1707 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));
-    const bool v1708 = v1707 == v1706;
-    const bool v1709 = v1703 && v1708;
-    const unsigned int v1712 = v1700 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1713 = v1712 == 0u;
-    const bool v1714 = v1709 && v1713;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1714) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1715 = v1698 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1716 = v1700 < v15;
-      const bool v1717 = v1715 && v1716;
-      if (v1717) {
-        const unsigned int v1718 = v68 + v1700;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1719 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
-        const float v1721 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1724 = iron_f32_to_bf16(v1721);
-        const unsigned int v1725 = v1698 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1726 = v1725 + v1718;
-        *reinterpret_cast<iron_bf16x2*>(out + v1726) = iron_bf16x2{{v1720, v1724}};
+    const unsigned int v1642 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1643 = v1127 + v1642;
+    const unsigned int v1644 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1645 = v1126 + v1644;
+    const unsigned int v1647 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1648 = v1647 == v1642;
+    const unsigned int v1651 = v1644 + 1u;
+    const unsigned int v1652 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));
+    const bool v1653 = v1652 == v1651;
+    const bool v1654 = v1648 && v1653;
+    const unsigned int v1657 = v1645 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1658 = v1657 == 0u;
+    const bool v1659 = v1654 && v1658;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1659) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1660 = v1643 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1661 = v1645 < v15;
+      const bool v1662 = v1660 && v1661;
+      if (v1662) {
+        const unsigned int v1663 = v68 + v1645;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1664 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
+        const float v1666 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1669 = iron_f32_to_bf16(v1666);
+        const unsigned int v1670 = v1643 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1671 = v1670 + v1663;
+        *reinterpret_cast<iron_bf16x2*>(out + v1671) = iron_bf16x2{{v1665, v1669}};
       }
     } else {
-      const bool v1731 = v1698 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1732 = v1700 < v15;
-      const bool v1733 = v1731 && v1732;
-      if (v1733) {
-        const float v1734 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1736 = iron_f32_to_bf16(v1734);
-        const unsigned int v1737 = v1698 * v4;
-        const unsigned int v1738 = v1737 + v68;
-        const unsigned int v1739 = v1738 + v1700;
-        out[v1739] = v1736;
+      const bool v1676 = v1643 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1677 = v1645 < v15;
+      const bool v1678 = v1676 && v1677;
+      if (v1678) {
+        const float v1679 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1681 = iron_f32_to_bf16(v1679);
+        const unsigned int v1682 = v1643 * v4;
+        const unsigned int v1683 = v1682 + v68;
+        const unsigned int v1684 = v1683 + v1645;
+        out[v1684] = v1681;
       }
-      const unsigned int v1741 = v1126 + v1702;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1743 = v1125 + v1707;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1744 = v1741 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1745 = v1743 < v15;
-      const bool v1746 = v1744 && v1745;
-      if (v1746) {
-        const float v1747 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1749 = iron_f32_to_bf16(v1747);
-        const unsigned int v1750 = v1741 * v4;
-        const unsigned int v1751 = v1750 + v68;
-        const unsigned int v1752 = v1751 + v1743;
-        out[v1752] = v1749;
+      const unsigned int v1686 = v1127 + v1647;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1688 = v1126 + v1652;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1689 = v1686 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1690 = v1688 < v15;
+      const bool v1691 = v1689 && v1690;
+      if (v1691) {
+        const float v1692 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1694 = iron_f32_to_bf16(v1692);
+        const unsigned int v1695 = v1686 * v4;
+        const unsigned int v1696 = v1695 + v68;
+        const unsigned int v1697 = v1696 + v1688;
+        out[v1697] = v1694;
       }
     }
-    const unsigned int v1753 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1754 = v1126 + v1753;
-    const unsigned int v1755 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1756 = v1125 + v1755;
-    const unsigned int v1758 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1759 = v1758 == v1753;
-    const unsigned int v1762 = v1755 + 1u;
-    const unsigned int v1763 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));
-    const bool v1764 = v1763 == v1762;
-    const bool v1765 = v1759 && v1764;
-    const unsigned int v1768 = v1756 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1769 = v1768 == 0u;
-    const bool v1770 = v1765 && v1769;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1770) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1771 = v1754 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1772 = v1756 < v15;
-      const bool v1773 = v1771 && v1772;
-      if (v1773) {
-        const unsigned int v1774 = v68 + v1756;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1775 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
-        const float v1777 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1780 = iron_f32_to_bf16(v1777);
-        const unsigned int v1781 = v1754 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1782 = v1781 + v1774;
-        *reinterpret_cast<iron_bf16x2*>(out + v1782) = iron_bf16x2{{v1776, v1780}};
+    const unsigned int v1698 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1699 = v1127 + v1698;
+    const unsigned int v1700 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1701 = v1126 + v1700;
+    const unsigned int v1703 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1704 = v1703 == v1698;
+    const unsigned int v1707 = v1700 + 1u;
+    const unsigned int v1708 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));
+    const bool v1709 = v1708 == v1707;
+    const bool v1710 = v1704 && v1709;
+    const unsigned int v1713 = v1701 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1714 = v1713 == 0u;
+    const bool v1715 = v1710 && v1714;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1715) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1716 = v1699 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1717 = v1701 < v15;
+      const bool v1718 = v1716 && v1717;
+      if (v1718) {
+        const unsigned int v1719 = v68 + v1701;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1720 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1721 = iron_f32_to_bf16(v1720);
+        const float v1722 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1725 = iron_f32_to_bf16(v1722);
+        const unsigned int v1726 = v1699 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1727 = v1726 + v1719;
+        *reinterpret_cast<iron_bf16x2*>(out + v1727) = iron_bf16x2{{v1721, v1725}};
       }
     } else {
-      const bool v1787 = v1754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1788 = v1756 < v15;
-      const bool v1789 = v1787 && v1788;
-      if (v1789) {
-        const float v1790 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1792 = iron_f32_to_bf16(v1790);
-        const unsigned int v1793 = v1754 * v4;
-        const unsigned int v1794 = v1793 + v68;
-        const unsigned int v1795 = v1794 + v1756;
-        out[v1795] = v1792;
+      const bool v1732 = v1699 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1733 = v1701 < v15;
+      const bool v1734 = v1732 && v1733;
+      if (v1734) {
+        const float v1735 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1737 = iron_f32_to_bf16(v1735);
+        const unsigned int v1738 = v1699 * v4;
+        const unsigned int v1739 = v1738 + v68;
+        const unsigned int v1740 = v1739 + v1701;
+        out[v1740] = v1737;
       }
-      const unsigned int v1797 = v1126 + v1758;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1799 = v1125 + v1763;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1800 = v1797 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1801 = v1799 < v15;
-      const bool v1802 = v1800 && v1801;
-      if (v1802) {
-        const float v1803 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1805 = iron_f32_to_bf16(v1803);
-        const unsigned int v1806 = v1797 * v4;
-        const unsigned int v1807 = v1806 + v68;
-        const unsigned int v1808 = v1807 + v1799;
-        out[v1808] = v1805;
+      const unsigned int v1742 = v1127 + v1703;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1744 = v1126 + v1708;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1745 = v1742 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1746 = v1744 < v15;
+      const bool v1747 = v1745 && v1746;
+      if (v1747) {
+        const float v1748 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1750 = iron_f32_to_bf16(v1748);
+        const unsigned int v1751 = v1742 * v4;
+        const unsigned int v1752 = v1751 + v68;
+        const unsigned int v1753 = v1752 + v1744;
+        out[v1753] = v1750;
       }
     }
-    const unsigned int v1809 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1810 = v1126 + v1809;
-    const unsigned int v1811 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1812 = v1125 + v1811;
-    const unsigned int v1814 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1815 = v1814 == v1809;
-    const unsigned int v1818 = v1811 + 1u;
-    const unsigned int v1819 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));
-    const bool v1820 = v1819 == v1818;
-    const bool v1821 = v1815 && v1820;
-    const unsigned int v1824 = v1812 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1825 = v1824 == 0u;
-    const bool v1826 = v1821 && v1825;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1826) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1827 = v1810 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1828 = v1812 < v15;
-      const bool v1829 = v1827 && v1828;
-      if (v1829) {
-        const unsigned int v1830 = v68 + v1812;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1831 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
-        const float v1833 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1836 = iron_f32_to_bf16(v1833);
-        const unsigned int v1837 = v1810 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1838 = v1837 + v1830;
-        *reinterpret_cast<iron_bf16x2*>(out + v1838) = iron_bf16x2{{v1832, v1836}};
+    const unsigned int v1754 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1755 = v1127 + v1754;
+    const unsigned int v1756 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1757 = v1126 + v1756;
+    const unsigned int v1759 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1760 = v1759 == v1754;
+    const unsigned int v1763 = v1756 + 1u;
+    const unsigned int v1764 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));
+    const bool v1765 = v1764 == v1763;
+    const bool v1766 = v1760 && v1765;
+    const unsigned int v1769 = v1757 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1770 = v1769 == 0u;
+    const bool v1771 = v1766 && v1770;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1771) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1772 = v1755 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1773 = v1757 < v15;
+      const bool v1774 = v1772 && v1773;
+      if (v1774) {
+        const unsigned int v1775 = v68 + v1757;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1776 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
+        const float v1778 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1781 = iron_f32_to_bf16(v1778);
+        const unsigned int v1782 = v1755 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1783 = v1782 + v1775;
+        *reinterpret_cast<iron_bf16x2*>(out + v1783) = iron_bf16x2{{v1777, v1781}};
       }
     } else {
-      const bool v1843 = v1810 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1844 = v1812 < v15;
-      const bool v1845 = v1843 && v1844;
-      if (v1845) {
-        const float v1846 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1848 = iron_f32_to_bf16(v1846);
-        const unsigned int v1849 = v1810 * v4;
-        const unsigned int v1850 = v1849 + v68;
-        const unsigned int v1851 = v1850 + v1812;
-        out[v1851] = v1848;
+      const bool v1788 = v1755 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1789 = v1757 < v15;
+      const bool v1790 = v1788 && v1789;
+      if (v1790) {
+        const float v1791 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1793 = iron_f32_to_bf16(v1791);
+        const unsigned int v1794 = v1755 * v4;
+        const unsigned int v1795 = v1794 + v68;
+        const unsigned int v1796 = v1795 + v1757;
+        out[v1796] = v1793;
       }
-      const unsigned int v1853 = v1126 + v1814;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1855 = v1125 + v1819;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1856 = v1853 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1857 = v1855 < v15;
-      const bool v1858 = v1856 && v1857;
-      if (v1858) {
-        const float v1859 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1861 = iron_f32_to_bf16(v1859);
-        const unsigned int v1862 = v1853 * v4;
-        const unsigned int v1863 = v1862 + v68;
-        const unsigned int v1864 = v1863 + v1855;
-        out[v1864] = v1861;
+      const unsigned int v1798 = v1127 + v1759;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1800 = v1126 + v1764;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1801 = v1798 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1802 = v1800 < v15;
+      const bool v1803 = v1801 && v1802;
+      if (v1803) {
+        const float v1804 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1806 = iron_f32_to_bf16(v1804);
+        const unsigned int v1807 = v1798 * v4;
+        const unsigned int v1808 = v1807 + v68;
+        const unsigned int v1809 = v1808 + v1800;
+        out[v1809] = v1806;
       }
     }
-    const unsigned int v1865 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1866 = v1126 + v1865;
-    const unsigned int v1867 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1868 = v1125 + v1867;
-    const unsigned int v1870 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1871 = v1870 == v1865;
-    const unsigned int v1874 = v1867 + 1u;
-    const unsigned int v1875 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));
-    const bool v1876 = v1875 == v1874;
-    const bool v1877 = v1871 && v1876;
-    const unsigned int v1880 = v1868 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1881 = v1880 == 0u;
-    const bool v1882 = v1877 && v1881;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1882) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1883 = v1866 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1884 = v1868 < v15;
-      const bool v1885 = v1883 && v1884;
-      if (v1885) {
-        const unsigned int v1886 = v68 + v1868;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1887 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
-        const float v1889 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1892 = iron_f32_to_bf16(v1889);
-        const unsigned int v1893 = v1866 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1894 = v1893 + v1886;
-        *reinterpret_cast<iron_bf16x2*>(out + v1894) = iron_bf16x2{{v1888, v1892}};
+    const unsigned int v1810 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1811 = v1127 + v1810;
+    const unsigned int v1812 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1813 = v1126 + v1812;
+    const unsigned int v1815 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1816 = v1815 == v1810;
+    const unsigned int v1819 = v1812 + 1u;
+    const unsigned int v1820 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));
+    const bool v1821 = v1820 == v1819;
+    const bool v1822 = v1816 && v1821;
+    const unsigned int v1825 = v1813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1826 = v1825 == 0u;
+    const bool v1827 = v1822 && v1826;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1827) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1828 = v1811 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1829 = v1813 < v15;
+      const bool v1830 = v1828 && v1829;
+      if (v1830) {
+        const unsigned int v1831 = v68 + v1813;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1832 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
+        const float v1834 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1837 = iron_f32_to_bf16(v1834);
+        const unsigned int v1838 = v1811 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1839 = v1838 + v1831;
+        *reinterpret_cast<iron_bf16x2*>(out + v1839) = iron_bf16x2{{v1833, v1837}};
       }
     } else {
-      const bool v1899 = v1866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1900 = v1868 < v15;
-      const bool v1901 = v1899 && v1900;
-      if (v1901) {
-        const float v1902 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1904 = iron_f32_to_bf16(v1902);
-        const unsigned int v1905 = v1866 * v4;
-        const unsigned int v1906 = v1905 + v68;
-        const unsigned int v1907 = v1906 + v1868;
-        out[v1907] = v1904;
+      const bool v1844 = v1811 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1845 = v1813 < v15;
+      const bool v1846 = v1844 && v1845;
+      if (v1846) {
+        const float v1847 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1849 = iron_f32_to_bf16(v1847);
+        const unsigned int v1850 = v1811 * v4;
+        const unsigned int v1851 = v1850 + v68;
+        const unsigned int v1852 = v1851 + v1813;
+        out[v1852] = v1849;
       }
-      const unsigned int v1909 = v1126 + v1870;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1911 = v1125 + v1875;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1912 = v1909 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1913 = v1911 < v15;
-      const bool v1914 = v1912 && v1913;
-      if (v1914) {
-        const float v1915 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1917 = iron_f32_to_bf16(v1915);
-        const unsigned int v1918 = v1909 * v4;
-        const unsigned int v1919 = v1918 + v68;
-        const unsigned int v1920 = v1919 + v1911;
-        out[v1920] = v1917;
+      const unsigned int v1854 = v1127 + v1815;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1856 = v1126 + v1820;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1857 = v1854 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1858 = v1856 < v15;
+      const bool v1859 = v1857 && v1858;
+      if (v1859) {
+        const float v1860 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1862 = iron_f32_to_bf16(v1860);
+        const unsigned int v1863 = v1854 * v4;
+        const unsigned int v1864 = v1863 + v68;
+        const unsigned int v1865 = v1864 + v1856;
+        out[v1865] = v1862;
       }
     }
-    const unsigned int v1921 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1922 = v1126 + v1921;
-    const unsigned int v1923 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1924 = v1125 + v1923;
-    const unsigned int v1926 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1927 = v1926 == v1921;
-    const unsigned int v1930 = v1923 + 1u;
-    const unsigned int v1931 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));
-    const bool v1932 = v1931 == v1930;
-    const bool v1933 = v1927 && v1932;
-    const unsigned int v1936 = v1924 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1937 = v1936 == 0u;
-    const bool v1938 = v1933 && v1937;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1938) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1939 = v1922 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1940 = v1924 < v15;
-      const bool v1941 = v1939 && v1940;
-      if (v1941) {
-        const unsigned int v1942 = v68 + v1924;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1943 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1944 = iron_f32_to_bf16(v1943);
-        const float v1945 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1948 = iron_f32_to_bf16(v1945);
-        const unsigned int v1949 = v1922 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1950 = v1949 + v1942;
-        *reinterpret_cast<iron_bf16x2*>(out + v1950) = iron_bf16x2{{v1944, v1948}};
+    const unsigned int v1866 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1867 = v1127 + v1866;
+    const unsigned int v1868 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1869 = v1126 + v1868;
+    const unsigned int v1871 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1872 = v1871 == v1866;
+    const unsigned int v1875 = v1868 + 1u;
+    const unsigned int v1876 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));
+    const bool v1877 = v1876 == v1875;
+    const bool v1878 = v1872 && v1877;
+    const unsigned int v1881 = v1869 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1882 = v1881 == 0u;
+    const bool v1883 = v1878 && v1882;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1883) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1884 = v1867 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1885 = v1869 < v15;
+      const bool v1886 = v1884 && v1885;
+      if (v1886) {
+        const unsigned int v1887 = v68 + v1869;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1888 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
+        const float v1890 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1893 = iron_f32_to_bf16(v1890);
+        const unsigned int v1894 = v1867 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1895 = v1894 + v1887;
+        *reinterpret_cast<iron_bf16x2*>(out + v1895) = iron_bf16x2{{v1889, v1893}};
       }
     } else {
-      const bool v1955 = v1922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1956 = v1924 < v15;
-      const bool v1957 = v1955 && v1956;
-      if (v1957) {
-        const float v1958 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1960 = iron_f32_to_bf16(v1958);
-        const unsigned int v1961 = v1922 * v4;
-        const unsigned int v1962 = v1961 + v68;
-        const unsigned int v1963 = v1962 + v1924;
-        out[v1963] = v1960;
+      const bool v1900 = v1867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1901 = v1869 < v15;
+      const bool v1902 = v1900 && v1901;
+      if (v1902) {
+        const float v1903 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1905 = iron_f32_to_bf16(v1903);
+        const unsigned int v1906 = v1867 * v4;
+        const unsigned int v1907 = v1906 + v68;
+        const unsigned int v1908 = v1907 + v1869;
+        out[v1908] = v1905;
       }
-      const unsigned int v1965 = v1126 + v1926;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1967 = v1125 + v1931;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1968 = v1965 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1969 = v1967 < v15;
-      const bool v1970 = v1968 && v1969;
-      if (v1970) {
-        const float v1971 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1973 = iron_f32_to_bf16(v1971);
-        const unsigned int v1974 = v1965 * v4;
-        const unsigned int v1975 = v1974 + v68;
-        const unsigned int v1976 = v1975 + v1967;
-        out[v1976] = v1973;
+      const unsigned int v1910 = v1127 + v1871;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1912 = v1126 + v1876;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1913 = v1910 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1914 = v1912 < v15;
+      const bool v1915 = v1913 && v1914;
+      if (v1915) {
+        const float v1916 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1918 = iron_f32_to_bf16(v1916);
+        const unsigned int v1919 = v1910 * v4;
+        const unsigned int v1920 = v1919 + v68;
+        const unsigned int v1921 = v1920 + v1912;
+        out[v1921] = v1918;
       }
     }
-    const unsigned int v1977 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1978 = v1126 + v1977;
-    const unsigned int v1979 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1980 = v1125 + v1979;
-    const unsigned int v1982 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1983 = v1982 == v1977;
-    const unsigned int v1986 = v1979 + 1u;
-    const unsigned int v1987 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));
-    const bool v1988 = v1987 == v1986;
-    const bool v1989 = v1983 && v1988;
-    const unsigned int v1992 = v1980 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1993 = v1992 == 0u;
-    const bool v1994 = v1989 && v1993;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1994) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1995 = v1978 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1996 = v1980 < v15;
-      const bool v1997 = v1995 && v1996;
-      if (v1997) {
-        const unsigned int v1998 = v68 + v1980;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1999 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
-        const float v2001 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2004 = iron_f32_to_bf16(v2001);
-        const unsigned int v2005 = v1978 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2006 = v2005 + v1998;
-        *reinterpret_cast<iron_bf16x2*>(out + v2006) = iron_bf16x2{{v2000, v2004}};
+    const unsigned int v1922 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1923 = v1127 + v1922;
+    const unsigned int v1924 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1925 = v1126 + v1924;
+    const unsigned int v1927 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1928 = v1927 == v1922;
+    const unsigned int v1931 = v1924 + 1u;
+    const unsigned int v1932 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));
+    const bool v1933 = v1932 == v1931;
+    const bool v1934 = v1928 && v1933;
+    const unsigned int v1937 = v1925 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1938 = v1937 == 0u;
+    const bool v1939 = v1934 && v1938;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1939) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1940 = v1923 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1941 = v1925 < v15;
+      const bool v1942 = v1940 && v1941;
+      if (v1942) {
+        const unsigned int v1943 = v68 + v1925;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1944 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
+        const float v1946 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1949 = iron_f32_to_bf16(v1946);
+        const unsigned int v1950 = v1923 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1951 = v1950 + v1943;
+        *reinterpret_cast<iron_bf16x2*>(out + v1951) = iron_bf16x2{{v1945, v1949}};
       }
     } else {
-      const bool v2011 = v1978 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2012 = v1980 < v15;
-      const bool v2013 = v2011 && v2012;
-      if (v2013) {
-        const float v2014 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2016 = iron_f32_to_bf16(v2014);
-        const unsigned int v2017 = v1978 * v4;
-        const unsigned int v2018 = v2017 + v68;
-        const unsigned int v2019 = v2018 + v1980;
-        out[v2019] = v2016;
+      const bool v1956 = v1923 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1957 = v1925 < v15;
+      const bool v1958 = v1956 && v1957;
+      if (v1958) {
+        const float v1959 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1961 = iron_f32_to_bf16(v1959);
+        const unsigned int v1962 = v1923 * v4;
+        const unsigned int v1963 = v1962 + v68;
+        const unsigned int v1964 = v1963 + v1925;
+        out[v1964] = v1961;
       }
-      const unsigned int v2021 = v1126 + v1982;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2023 = v1125 + v1987;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2024 = v2021 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2025 = v2023 < v15;
-      const bool v2026 = v2024 && v2025;
-      if (v2026) {
-        const float v2027 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2029 = iron_f32_to_bf16(v2027);
-        const unsigned int v2030 = v2021 * v4;
-        const unsigned int v2031 = v2030 + v68;
-        const unsigned int v2032 = v2031 + v2023;
-        out[v2032] = v2029;
+      const unsigned int v1966 = v1127 + v1927;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1968 = v1126 + v1932;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1969 = v1966 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1970 = v1968 < v15;
+      const bool v1971 = v1969 && v1970;
+      if (v1971) {
+        const float v1972 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1974 = iron_f32_to_bf16(v1972);
+        const unsigned int v1975 = v1966 * v4;
+        const unsigned int v1976 = v1975 + v68;
+        const unsigned int v1977 = v1976 + v1968;
+        out[v1977] = v1974;
       }
     }
-    const unsigned int v2033 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2034 = v1126 + v2033;
-    const unsigned int v2035 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2036 = v1125 + v2035;
-    const unsigned int v2038 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2039 = v2038 == v2033;
-    const unsigned int v2042 = v2035 + 1u;
-    const unsigned int v2043 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));
-    const bool v2044 = v2043 == v2042;
-    const bool v2045 = v2039 && v2044;
-    const unsigned int v2048 = v2036 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2049 = v2048 == 0u;
-    const bool v2050 = v2045 && v2049;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2050) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2051 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2052 = v2036 < v15;
-      const bool v2053 = v2051 && v2052;
-      if (v2053) {
-        const unsigned int v2054 = v68 + v2036;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2055 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
-        const float v2057 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2060 = iron_f32_to_bf16(v2057);
-        const unsigned int v2061 = v2034 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2062 = v2061 + v2054;
-        *reinterpret_cast<iron_bf16x2*>(out + v2062) = iron_bf16x2{{v2056, v2060}};
+    const unsigned int v1978 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1979 = v1127 + v1978;
+    const unsigned int v1980 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1981 = v1126 + v1980;
+    const unsigned int v1983 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1984 = v1983 == v1978;
+    const unsigned int v1987 = v1980 + 1u;
+    const unsigned int v1988 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));
+    const bool v1989 = v1988 == v1987;
+    const bool v1990 = v1984 && v1989;
+    const unsigned int v1993 = v1981 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1994 = v1993 == 0u;
+    const bool v1995 = v1990 && v1994;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1995) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1996 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1997 = v1981 < v15;
+      const bool v1998 = v1996 && v1997;
+      if (v1998) {
+        const unsigned int v1999 = v68 + v1981;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2000 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
+        const float v2002 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2005 = iron_f32_to_bf16(v2002);
+        const unsigned int v2006 = v1979 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2007 = v2006 + v1999;
+        *reinterpret_cast<iron_bf16x2*>(out + v2007) = iron_bf16x2{{v2001, v2005}};
       }
     } else {
-      const bool v2067 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2068 = v2036 < v15;
-      const bool v2069 = v2067 && v2068;
-      if (v2069) {
-        const float v2070 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2072 = iron_f32_to_bf16(v2070);
-        const unsigned int v2073 = v2034 * v4;
-        const unsigned int v2074 = v2073 + v68;
-        const unsigned int v2075 = v2074 + v2036;
-        out[v2075] = v2072;
+      const bool v2012 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2013 = v1981 < v15;
+      const bool v2014 = v2012 && v2013;
+      if (v2014) {
+        const float v2015 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2017 = iron_f32_to_bf16(v2015);
+        const unsigned int v2018 = v1979 * v4;
+        const unsigned int v2019 = v2018 + v68;
+        const unsigned int v2020 = v2019 + v1981;
+        out[v2020] = v2017;
       }
-      const unsigned int v2077 = v1126 + v2038;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2079 = v1125 + v2043;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2080 = v2077 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2081 = v2079 < v15;
-      const bool v2082 = v2080 && v2081;
-      if (v2082) {
-        const float v2083 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2085 = iron_f32_to_bf16(v2083);
-        const unsigned int v2086 = v2077 * v4;
-        const unsigned int v2087 = v2086 + v68;
-        const unsigned int v2088 = v2087 + v2079;
-        out[v2088] = v2085;
+      const unsigned int v2022 = v1127 + v1983;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2024 = v1126 + v1988;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2025 = v2022 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2026 = v2024 < v15;
+      const bool v2027 = v2025 && v2026;
+      if (v2027) {
+        const float v2028 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2030 = iron_f32_to_bf16(v2028);
+        const unsigned int v2031 = v2022 * v4;
+        const unsigned int v2032 = v2031 + v68;
+        const unsigned int v2033 = v2032 + v2024;
+        out[v2033] = v2030;
       }
     }
-    const unsigned int v2089 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2090 = v1126 + v2089;
-    const unsigned int v2091 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2092 = v1125 + v2091;
-    const unsigned int v2094 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2095 = v2094 == v2089;
-    const unsigned int v2098 = v2091 + 1u;
-    const unsigned int v2099 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));
-    const bool v2100 = v2099 == v2098;
-    const bool v2101 = v2095 && v2100;
-    const unsigned int v2104 = v2092 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2105 = v2104 == 0u;
-    const bool v2106 = v2101 && v2105;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2106) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2107 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2108 = v2092 < v15;
-      const bool v2109 = v2107 && v2108;
-      if (v2109) {
-        const unsigned int v2110 = v68 + v2092;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2111 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
-        const float v2113 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2116 = iron_f32_to_bf16(v2113);
-        const unsigned int v2117 = v2090 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2118 = v2117 + v2110;
-        *reinterpret_cast<iron_bf16x2*>(out + v2118) = iron_bf16x2{{v2112, v2116}};
+    const unsigned int v2034 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2035 = v1127 + v2034;
+    const unsigned int v2036 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2037 = v1126 + v2036;
+    const unsigned int v2039 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2040 = v2039 == v2034;
+    const unsigned int v2043 = v2036 + 1u;
+    const unsigned int v2044 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));
+    const bool v2045 = v2044 == v2043;
+    const bool v2046 = v2040 && v2045;
+    const unsigned int v2049 = v2037 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2050 = v2049 == 0u;
+    const bool v2051 = v2046 && v2050;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2051) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2052 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2053 = v2037 < v15;
+      const bool v2054 = v2052 && v2053;
+      if (v2054) {
+        const unsigned int v2055 = v68 + v2037;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2056 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
+        const float v2058 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2061 = iron_f32_to_bf16(v2058);
+        const unsigned int v2062 = v2035 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2063 = v2062 + v2055;
+        *reinterpret_cast<iron_bf16x2*>(out + v2063) = iron_bf16x2{{v2057, v2061}};
       }
     } else {
-      const bool v2123 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2124 = v2092 < v15;
-      const bool v2125 = v2123 && v2124;
-      if (v2125) {
-        const float v2126 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2128 = iron_f32_to_bf16(v2126);
-        const unsigned int v2129 = v2090 * v4;
-        const unsigned int v2130 = v2129 + v68;
-        const unsigned int v2131 = v2130 + v2092;
-        out[v2131] = v2128;
+      const bool v2068 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2069 = v2037 < v15;
+      const bool v2070 = v2068 && v2069;
+      if (v2070) {
+        const float v2071 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2073 = iron_f32_to_bf16(v2071);
+        const unsigned int v2074 = v2035 * v4;
+        const unsigned int v2075 = v2074 + v68;
+        const unsigned int v2076 = v2075 + v2037;
+        out[v2076] = v2073;
       }
-      const unsigned int v2133 = v1126 + v2094;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2135 = v1125 + v2099;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2136 = v2133 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2137 = v2135 < v15;
-      const bool v2138 = v2136 && v2137;
-      if (v2138) {
-        const float v2139 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2141 = iron_f32_to_bf16(v2139);
-        const unsigned int v2142 = v2133 * v4;
-        const unsigned int v2143 = v2142 + v68;
-        const unsigned int v2144 = v2143 + v2135;
-        out[v2144] = v2141;
+      const unsigned int v2078 = v1127 + v2039;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2080 = v1126 + v2044;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2081 = v2078 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2082 = v2080 < v15;
+      const bool v2083 = v2081 && v2082;
+      if (v2083) {
+        const float v2084 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2086 = iron_f32_to_bf16(v2084);
+        const unsigned int v2087 = v2078 * v4;
+        const unsigned int v2088 = v2087 + v68;
+        const unsigned int v2089 = v2088 + v2080;
+        out[v2089] = v2086;
       }
     }
-    const unsigned int v2145 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2146 = v1126 + v2145;
-    const unsigned int v2147 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2148 = v1125 + v2147;
-    const unsigned int v2150 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2151 = v2150 == v2145;
-    const unsigned int v2154 = v2147 + 1u;
-    const unsigned int v2155 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));
-    const bool v2156 = v2155 == v2154;
-    const bool v2157 = v2151 && v2156;
-    const unsigned int v2160 = v2148 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2161 = v2160 == 0u;
-    const bool v2162 = v2157 && v2161;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2162) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2163 = v2146 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2164 = v2148 < v15;
-      const bool v2165 = v2163 && v2164;
-      if (v2165) {
-        const unsigned int v2166 = v68 + v2148;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2167 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2168 = iron_f32_to_bf16(v2167);
-        const float v2169 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2172 = iron_f32_to_bf16(v2169);
-        const unsigned int v2173 = v2146 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2174 = v2173 + v2166;
-        *reinterpret_cast<iron_bf16x2*>(out + v2174) = iron_bf16x2{{v2168, v2172}};
+    const unsigned int v2090 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2091 = v1127 + v2090;
+    const unsigned int v2092 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2093 = v1126 + v2092;
+    const unsigned int v2095 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2096 = v2095 == v2090;
+    const unsigned int v2099 = v2092 + 1u;
+    const unsigned int v2100 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));
+    const bool v2101 = v2100 == v2099;
+    const bool v2102 = v2096 && v2101;
+    const unsigned int v2105 = v2093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2106 = v2105 == 0u;
+    const bool v2107 = v2102 && v2106;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2107) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2108 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2109 = v2093 < v15;
+      const bool v2110 = v2108 && v2109;
+      if (v2110) {
+        const unsigned int v2111 = v68 + v2093;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2112 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
+        const float v2114 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2117 = iron_f32_to_bf16(v2114);
+        const unsigned int v2118 = v2091 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2119 = v2118 + v2111;
+        *reinterpret_cast<iron_bf16x2*>(out + v2119) = iron_bf16x2{{v2113, v2117}};
       }
     } else {
-      const bool v2179 = v2146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2180 = v2148 < v15;
-      const bool v2181 = v2179 && v2180;
-      if (v2181) {
-        const float v2182 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2184 = iron_f32_to_bf16(v2182);
-        const unsigned int v2185 = v2146 * v4;
-        const unsigned int v2186 = v2185 + v68;
-        const unsigned int v2187 = v2186 + v2148;
-        out[v2187] = v2184;
+      const bool v2124 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2125 = v2093 < v15;
+      const bool v2126 = v2124 && v2125;
+      if (v2126) {
+        const float v2127 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2129 = iron_f32_to_bf16(v2127);
+        const unsigned int v2130 = v2091 * v4;
+        const unsigned int v2131 = v2130 + v68;
+        const unsigned int v2132 = v2131 + v2093;
+        out[v2132] = v2129;
       }
-      const unsigned int v2189 = v1126 + v2150;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2191 = v1125 + v2155;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2192 = v2189 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2193 = v2191 < v15;
-      const bool v2194 = v2192 && v2193;
-      if (v2194) {
-        const float v2195 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2197 = iron_f32_to_bf16(v2195);
-        const unsigned int v2198 = v2189 * v4;
-        const unsigned int v2199 = v2198 + v68;
-        const unsigned int v2200 = v2199 + v2191;
-        out[v2200] = v2197;
+      const unsigned int v2134 = v1127 + v2095;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2136 = v1126 + v2100;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2137 = v2134 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2138 = v2136 < v15;
+      const bool v2139 = v2137 && v2138;
+      if (v2139) {
+        const float v2140 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2142 = iron_f32_to_bf16(v2140);
+        const unsigned int v2143 = v2134 * v4;
+        const unsigned int v2144 = v2143 + v68;
+        const unsigned int v2145 = v2144 + v2136;
+        out[v2145] = v2142;
       }
     }
-    const unsigned int v2201 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2202 = v1126 + v2201;
-    const unsigned int v2203 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2204 = v1125 + v2203;
-    const unsigned int v2206 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2207 = v2206 == v2201;
-    const unsigned int v2210 = v2203 + 1u;
-    const unsigned int v2211 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));
-    const bool v2212 = v2211 == v2210;
-    const bool v2213 = v2207 && v2212;
-    const unsigned int v2216 = v2204 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2217 = v2216 == 0u;
-    const bool v2218 = v2213 && v2217;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2218) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2219 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2220 = v2204 < v15;
-      const bool v2221 = v2219 && v2220;
-      if (v2221) {
-        const unsigned int v2222 = v68 + v2204;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2223 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2224 = iron_f32_to_bf16(v2223);
-        const float v2225 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2228 = iron_f32_to_bf16(v2225);
-        const unsigned int v2229 = v2202 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2230 = v2229 + v2222;
-        *reinterpret_cast<iron_bf16x2*>(out + v2230) = iron_bf16x2{{v2224, v2228}};
+    const unsigned int v2146 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2147 = v1127 + v2146;
+    const unsigned int v2148 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2149 = v1126 + v2148;
+    const unsigned int v2151 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2152 = v2151 == v2146;
+    const unsigned int v2155 = v2148 + 1u;
+    const unsigned int v2156 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));
+    const bool v2157 = v2156 == v2155;
+    const bool v2158 = v2152 && v2157;
+    const unsigned int v2161 = v2149 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2162 = v2161 == 0u;
+    const bool v2163 = v2158 && v2162;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2163) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2164 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2165 = v2149 < v15;
+      const bool v2166 = v2164 && v2165;
+      if (v2166) {
+        const unsigned int v2167 = v68 + v2149;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2168 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
+        const float v2170 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2173 = iron_f32_to_bf16(v2170);
+        const unsigned int v2174 = v2147 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2175 = v2174 + v2167;
+        *reinterpret_cast<iron_bf16x2*>(out + v2175) = iron_bf16x2{{v2169, v2173}};
       }
     } else {
-      const bool v2235 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2236 = v2204 < v15;
-      const bool v2237 = v2235 && v2236;
-      if (v2237) {
-        const float v2238 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2240 = iron_f32_to_bf16(v2238);
-        const unsigned int v2241 = v2202 * v4;
-        const unsigned int v2242 = v2241 + v68;
-        const unsigned int v2243 = v2242 + v2204;
-        out[v2243] = v2240;
+      const bool v2180 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2181 = v2149 < v15;
+      const bool v2182 = v2180 && v2181;
+      if (v2182) {
+        const float v2183 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2185 = iron_f32_to_bf16(v2183);
+        const unsigned int v2186 = v2147 * v4;
+        const unsigned int v2187 = v2186 + v68;
+        const unsigned int v2188 = v2187 + v2149;
+        out[v2188] = v2185;
       }
-      const unsigned int v2245 = v1126 + v2206;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2247 = v1125 + v2211;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2248 = v2245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2249 = v2247 < v15;
-      const bool v2250 = v2248 && v2249;
-      if (v2250) {
-        const float v2251 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2253 = iron_f32_to_bf16(v2251);
-        const unsigned int v2254 = v2245 * v4;
-        const unsigned int v2255 = v2254 + v68;
-        const unsigned int v2256 = v2255 + v2247;
-        out[v2256] = v2253;
+      const unsigned int v2190 = v1127 + v2151;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2192 = v1126 + v2156;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2193 = v2190 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2194 = v2192 < v15;
+      const bool v2195 = v2193 && v2194;
+      if (v2195) {
+        const float v2196 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2198 = iron_f32_to_bf16(v2196);
+        const unsigned int v2199 = v2190 * v4;
+        const unsigned int v2200 = v2199 + v68;
+        const unsigned int v2201 = v2200 + v2192;
+        out[v2201] = v2198;
       }
     }
-    const unsigned int v2257 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2258 = v1126 + v2257;
-    const unsigned int v2259 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2260 = v1125 + v2259;
-    const unsigned int v2262 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2263 = v2262 == v2257;
-    const unsigned int v2266 = v2259 + 1u;
-    const unsigned int v2267 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));
-    const bool v2268 = v2267 == v2266;
-    const bool v2269 = v2263 && v2268;
-    const unsigned int v2272 = v2260 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2273 = v2272 == 0u;
-    const bool v2274 = v2269 && v2273;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2274) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2275 = v2258 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2276 = v2260 < v15;
-      const bool v2277 = v2275 && v2276;
-      if (v2277) {
-        const unsigned int v2278 = v68 + v2260;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2279 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
-        const float v2281 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2284 = iron_f32_to_bf16(v2281);
-        const unsigned int v2285 = v2258 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2286 = v2285 + v2278;
-        *reinterpret_cast<iron_bf16x2*>(out + v2286) = iron_bf16x2{{v2280, v2284}};
+    const unsigned int v2202 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2203 = v1127 + v2202;
+    const unsigned int v2204 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2205 = v1126 + v2204;
+    const unsigned int v2207 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2208 = v2207 == v2202;
+    const unsigned int v2211 = v2204 + 1u;
+    const unsigned int v2212 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));
+    const bool v2213 = v2212 == v2211;
+    const bool v2214 = v2208 && v2213;
+    const unsigned int v2217 = v2205 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2218 = v2217 == 0u;
+    const bool v2219 = v2214 && v2218;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2219) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2220 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2221 = v2205 < v15;
+      const bool v2222 = v2220 && v2221;
+      if (v2222) {
+        const unsigned int v2223 = v68 + v2205;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2224 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2225 = iron_f32_to_bf16(v2224);
+        const float v2226 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2229 = iron_f32_to_bf16(v2226);
+        const unsigned int v2230 = v2203 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2231 = v2230 + v2223;
+        *reinterpret_cast<iron_bf16x2*>(out + v2231) = iron_bf16x2{{v2225, v2229}};
       }
     } else {
-      const bool v2291 = v2258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2292 = v2260 < v15;
-      const bool v2293 = v2291 && v2292;
-      if (v2293) {
-        const float v2294 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2296 = iron_f32_to_bf16(v2294);
-        const unsigned int v2297 = v2258 * v4;
-        const unsigned int v2298 = v2297 + v68;
-        const unsigned int v2299 = v2298 + v2260;
-        out[v2299] = v2296;
+      const bool v2236 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2237 = v2205 < v15;
+      const bool v2238 = v2236 && v2237;
+      if (v2238) {
+        const float v2239 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2241 = iron_f32_to_bf16(v2239);
+        const unsigned int v2242 = v2203 * v4;
+        const unsigned int v2243 = v2242 + v68;
+        const unsigned int v2244 = v2243 + v2205;
+        out[v2244] = v2241;
       }
-      const unsigned int v2301 = v1126 + v2262;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2303 = v1125 + v2267;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2304 = v2301 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2305 = v2303 < v15;
-      const bool v2306 = v2304 && v2305;
-      if (v2306) {
-        const float v2307 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2309 = iron_f32_to_bf16(v2307);
-        const unsigned int v2310 = v2301 * v4;
-        const unsigned int v2311 = v2310 + v68;
-        const unsigned int v2312 = v2311 + v2303;
-        out[v2312] = v2309;
+      const unsigned int v2246 = v1127 + v2207;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2248 = v1126 + v2212;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2250 = v2248 < v15;
+      const bool v2251 = v2249 && v2250;
+      if (v2251) {
+        const float v2252 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2254 = iron_f32_to_bf16(v2252);
+        const unsigned int v2255 = v2246 * v4;
+        const unsigned int v2256 = v2255 + v68;
+        const unsigned int v2257 = v2256 + v2248;
+        out[v2257] = v2254;
       }
     }
-    const unsigned int v2313 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2314 = v1126 + v2313;
-    const unsigned int v2315 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2316 = v1125 + v2315;
-    const unsigned int v2318 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2319 = v2318 == v2313;
-    const unsigned int v2322 = v2315 + 1u;
-    const unsigned int v2323 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));
-    const bool v2324 = v2323 == v2322;
-    const bool v2325 = v2319 && v2324;
-    const unsigned int v2328 = v2316 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2329 = v2328 == 0u;
-    const bool v2330 = v2325 && v2329;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2330) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2331 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2332 = v2316 < v15;
-      const bool v2333 = v2331 && v2332;
-      if (v2333) {
-        const unsigned int v2334 = v68 + v2316;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2335 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2336 = iron_f32_to_bf16(v2335);
-        const float v2337 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2340 = iron_f32_to_bf16(v2337);
-        const unsigned int v2341 = v2314 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2342 = v2341 + v2334;
-        *reinterpret_cast<iron_bf16x2*>(out + v2342) = iron_bf16x2{{v2336, v2340}};
+    const unsigned int v2258 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2259 = v1127 + v2258;
+    const unsigned int v2260 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2261 = v1126 + v2260;
+    const unsigned int v2263 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2264 = v2263 == v2258;
+    const unsigned int v2267 = v2260 + 1u;
+    const unsigned int v2268 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));
+    const bool v2269 = v2268 == v2267;
+    const bool v2270 = v2264 && v2269;
+    const unsigned int v2273 = v2261 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2274 = v2273 == 0u;
+    const bool v2275 = v2270 && v2274;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2275) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2276 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2277 = v2261 < v15;
+      const bool v2278 = v2276 && v2277;
+      if (v2278) {
+        const unsigned int v2279 = v68 + v2261;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2280 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
+        const float v2282 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2285 = iron_f32_to_bf16(v2282);
+        const unsigned int v2286 = v2259 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2287 = v2286 + v2279;
+        *reinterpret_cast<iron_bf16x2*>(out + v2287) = iron_bf16x2{{v2281, v2285}};
       }
     } else {
-      const bool v2347 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2348 = v2316 < v15;
-      const bool v2349 = v2347 && v2348;
-      if (v2349) {
-        const float v2350 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2352 = iron_f32_to_bf16(v2350);
-        const unsigned int v2353 = v2314 * v4;
-        const unsigned int v2354 = v2353 + v68;
-        const unsigned int v2355 = v2354 + v2316;
-        out[v2355] = v2352;
+      const bool v2292 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2293 = v2261 < v15;
+      const bool v2294 = v2292 && v2293;
+      if (v2294) {
+        const float v2295 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2297 = iron_f32_to_bf16(v2295);
+        const unsigned int v2298 = v2259 * v4;
+        const unsigned int v2299 = v2298 + v68;
+        const unsigned int v2300 = v2299 + v2261;
+        out[v2300] = v2297;
       }
-      const unsigned int v2357 = v1126 + v2318;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2359 = v1125 + v2323;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2360 = v2357 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2361 = v2359 < v15;
-      const bool v2362 = v2360 && v2361;
-      if (v2362) {
-        const float v2363 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2365 = iron_f32_to_bf16(v2363);
-        const unsigned int v2366 = v2357 * v4;
-        const unsigned int v2367 = v2366 + v68;
-        const unsigned int v2368 = v2367 + v2359;
-        out[v2368] = v2365;
+      const unsigned int v2302 = v1127 + v2263;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2304 = v1126 + v2268;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2305 = v2302 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2306 = v2304 < v15;
+      const bool v2307 = v2305 && v2306;
+      if (v2307) {
+        const float v2308 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2310 = iron_f32_to_bf16(v2308);
+        const unsigned int v2311 = v2302 * v4;
+        const unsigned int v2312 = v2311 + v68;
+        const unsigned int v2313 = v2312 + v2304;
+        out[v2313] = v2310;
       }
     }
-    const unsigned int v2369 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2370 = v1126 + v2369;
-    const unsigned int v2371 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2372 = v1125 + v2371;
-    const unsigned int v2374 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2375 = v2374 == v2369;
-    const unsigned int v2378 = v2371 + 1u;
-    const unsigned int v2379 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));
-    const bool v2380 = v2379 == v2378;
-    const bool v2381 = v2375 && v2380;
-    const unsigned int v2384 = v2372 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2385 = v2384 == 0u;
-    const bool v2386 = v2381 && v2385;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2386) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2387 = v2370 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2388 = v2372 < v15;
-      const bool v2389 = v2387 && v2388;
-      if (v2389) {
-        const unsigned int v2390 = v68 + v2372;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2391 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2392 = iron_f32_to_bf16(v2391);
-        const float v2393 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2396 = iron_f32_to_bf16(v2393);
-        const unsigned int v2397 = v2370 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2398 = v2397 + v2390;
-        *reinterpret_cast<iron_bf16x2*>(out + v2398) = iron_bf16x2{{v2392, v2396}};
+    const unsigned int v2314 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2315 = v1127 + v2314;
+    const unsigned int v2316 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2317 = v1126 + v2316;
+    const unsigned int v2319 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2320 = v2319 == v2314;
+    const unsigned int v2323 = v2316 + 1u;
+    const unsigned int v2324 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));
+    const bool v2325 = v2324 == v2323;
+    const bool v2326 = v2320 && v2325;
+    const unsigned int v2329 = v2317 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2330 = v2329 == 0u;
+    const bool v2331 = v2326 && v2330;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2331) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2332 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2333 = v2317 < v15;
+      const bool v2334 = v2332 && v2333;
+      if (v2334) {
+        const unsigned int v2335 = v68 + v2317;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2336 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
+        const float v2338 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2341 = iron_f32_to_bf16(v2338);
+        const unsigned int v2342 = v2315 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2343 = v2342 + v2335;
+        *reinterpret_cast<iron_bf16x2*>(out + v2343) = iron_bf16x2{{v2337, v2341}};
       }
     } else {
-      const bool v2403 = v2370 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2404 = v2372 < v15;
-      const bool v2405 = v2403 && v2404;
-      if (v2405) {
-        const float v2406 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2408 = iron_f32_to_bf16(v2406);
-        const unsigned int v2409 = v2370 * v4;
-        const unsigned int v2410 = v2409 + v68;
-        const unsigned int v2411 = v2410 + v2372;
-        out[v2411] = v2408;
+      const bool v2348 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2349 = v2317 < v15;
+      const bool v2350 = v2348 && v2349;
+      if (v2350) {
+        const float v2351 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2353 = iron_f32_to_bf16(v2351);
+        const unsigned int v2354 = v2315 * v4;
+        const unsigned int v2355 = v2354 + v68;
+        const unsigned int v2356 = v2355 + v2317;
+        out[v2356] = v2353;
       }
-      const unsigned int v2413 = v1126 + v2374;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2415 = v1125 + v2379;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2416 = v2413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2417 = v2415 < v15;
-      const bool v2418 = v2416 && v2417;
-      if (v2418) {
-        const float v2419 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2421 = iron_f32_to_bf16(v2419);
-        const unsigned int v2422 = v2413 * v4;
-        const unsigned int v2423 = v2422 + v68;
-        const unsigned int v2424 = v2423 + v2415;
-        out[v2424] = v2421;
+      const unsigned int v2358 = v1127 + v2319;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2360 = v1126 + v2324;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2361 = v2358 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2362 = v2360 < v15;
+      const bool v2363 = v2361 && v2362;
+      if (v2363) {
+        const float v2364 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2366 = iron_f32_to_bf16(v2364);
+        const unsigned int v2367 = v2358 * v4;
+        const unsigned int v2368 = v2367 + v68;
+        const unsigned int v2369 = v2368 + v2360;
+        out[v2369] = v2366;
       }
     }
-    const unsigned int v2425 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2426 = v1126 + v2425;
-    const unsigned int v2427 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2428 = v1125 + v2427;
-    const unsigned int v2430 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2431 = v2430 == v2425;
-    const unsigned int v2434 = v2427 + 1u;
-    const unsigned int v2435 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));
-    const bool v2436 = v2435 == v2434;
-    const bool v2437 = v2431 && v2436;
-    const unsigned int v2440 = v2428 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2441 = v2440 == 0u;
-    const bool v2442 = v2437 && v2441;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2442) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2443 = v2426 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2444 = v2428 < v15;
-      const bool v2445 = v2443 && v2444;
-      if (v2445) {
-        const unsigned int v2446 = v68 + v2428;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2447 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2448 = iron_f32_to_bf16(v2447);
-        const float v2449 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2452 = iron_f32_to_bf16(v2449);
-        const unsigned int v2453 = v2426 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2454 = v2453 + v2446;
-        *reinterpret_cast<iron_bf16x2*>(out + v2454) = iron_bf16x2{{v2448, v2452}};
+    const unsigned int v2370 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2371 = v1127 + v2370;
+    const unsigned int v2372 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2373 = v1126 + v2372;
+    const unsigned int v2375 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2376 = v2375 == v2370;
+    const unsigned int v2379 = v2372 + 1u;
+    const unsigned int v2380 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));
+    const bool v2381 = v2380 == v2379;
+    const bool v2382 = v2376 && v2381;
+    const unsigned int v2385 = v2373 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2386 = v2385 == 0u;
+    const bool v2387 = v2382 && v2386;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2387) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2388 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2389 = v2373 < v15;
+      const bool v2390 = v2388 && v2389;
+      if (v2390) {
+        const unsigned int v2391 = v68 + v2373;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2392 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2393 = iron_f32_to_bf16(v2392);
+        const float v2394 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2397 = iron_f32_to_bf16(v2394);
+        const unsigned int v2398 = v2371 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2399 = v2398 + v2391;
+        *reinterpret_cast<iron_bf16x2*>(out + v2399) = iron_bf16x2{{v2393, v2397}};
       }
     } else {
-      const bool v2459 = v2426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2460 = v2428 < v15;
-      const bool v2461 = v2459 && v2460;
-      if (v2461) {
-        const float v2462 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2464 = iron_f32_to_bf16(v2462);
-        const unsigned int v2465 = v2426 * v4;
-        const unsigned int v2466 = v2465 + v68;
-        const unsigned int v2467 = v2466 + v2428;
-        out[v2467] = v2464;
+      const bool v2404 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2405 = v2373 < v15;
+      const bool v2406 = v2404 && v2405;
+      if (v2406) {
+        const float v2407 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2409 = iron_f32_to_bf16(v2407);
+        const unsigned int v2410 = v2371 * v4;
+        const unsigned int v2411 = v2410 + v68;
+        const unsigned int v2412 = v2411 + v2373;
+        out[v2412] = v2409;
       }
-      const unsigned int v2469 = v1126 + v2430;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2471 = v1125 + v2435;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2472 = v2469 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2473 = v2471 < v15;
-      const bool v2474 = v2472 && v2473;
-      if (v2474) {
-        const float v2475 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2477 = iron_f32_to_bf16(v2475);
-        const unsigned int v2478 = v2469 * v4;
-        const unsigned int v2479 = v2478 + v68;
-        const unsigned int v2480 = v2479 + v2471;
-        out[v2480] = v2477;
+      const unsigned int v2414 = v1127 + v2375;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2416 = v1126 + v2380;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2418 = v2416 < v15;
+      const bool v2419 = v2417 && v2418;
+      if (v2419) {
+        const float v2420 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2422 = iron_f32_to_bf16(v2420);
+        const unsigned int v2423 = v2414 * v4;
+        const unsigned int v2424 = v2423 + v68;
+        const unsigned int v2425 = v2424 + v2416;
+        out[v2425] = v2422;
       }
     }
-    const unsigned int v2481 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2482 = v1126 + v2481;
-    const unsigned int v2483 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2484 = v1125 + v2483;
-    const unsigned int v2486 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2487 = v2486 == v2481;
-    const unsigned int v2490 = v2483 + 1u;
-    const unsigned int v2491 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));
-    const bool v2492 = v2491 == v2490;
-    const bool v2493 = v2487 && v2492;
-    const unsigned int v2496 = v2484 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2497 = v2496 == 0u;
-    const bool v2498 = v2493 && v2497;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2498) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2499 = v2482 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2500 = v2484 < v15;
-      const bool v2501 = v2499 && v2500;
-      if (v2501) {
-        const unsigned int v2502 = v68 + v2484;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2503 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2504 = iron_f32_to_bf16(v2503);
-        const float v2505 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2508 = iron_f32_to_bf16(v2505);
-        const unsigned int v2509 = v2482 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2510 = v2509 + v2502;
-        *reinterpret_cast<iron_bf16x2*>(out + v2510) = iron_bf16x2{{v2504, v2508}};
+    const unsigned int v2426 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2427 = v1127 + v2426;
+    const unsigned int v2428 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2429 = v1126 + v2428;
+    const unsigned int v2431 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2432 = v2431 == v2426;
+    const unsigned int v2435 = v2428 + 1u;
+    const unsigned int v2436 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));
+    const bool v2437 = v2436 == v2435;
+    const bool v2438 = v2432 && v2437;
+    const unsigned int v2441 = v2429 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2442 = v2441 == 0u;
+    const bool v2443 = v2438 && v2442;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2443) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2444 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2445 = v2429 < v15;
+      const bool v2446 = v2444 && v2445;
+      if (v2446) {
+        const unsigned int v2447 = v68 + v2429;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2448 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2449 = iron_f32_to_bf16(v2448);
+        const float v2450 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2453 = iron_f32_to_bf16(v2450);
+        const unsigned int v2454 = v2427 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2455 = v2454 + v2447;
+        *reinterpret_cast<iron_bf16x2*>(out + v2455) = iron_bf16x2{{v2449, v2453}};
       }
     } else {
-      const bool v2515 = v2482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2516 = v2484 < v15;
-      const bool v2517 = v2515 && v2516;
-      if (v2517) {
-        const float v2518 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2520 = iron_f32_to_bf16(v2518);
-        const unsigned int v2521 = v2482 * v4;
-        const unsigned int v2522 = v2521 + v68;
-        const unsigned int v2523 = v2522 + v2484;
-        out[v2523] = v2520;
+      const bool v2460 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2461 = v2429 < v15;
+      const bool v2462 = v2460 && v2461;
+      if (v2462) {
+        const float v2463 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2465 = iron_f32_to_bf16(v2463);
+        const unsigned int v2466 = v2427 * v4;
+        const unsigned int v2467 = v2466 + v68;
+        const unsigned int v2468 = v2467 + v2429;
+        out[v2468] = v2465;
       }
-      const unsigned int v2525 = v1126 + v2486;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2527 = v1125 + v2491;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2528 = v2525 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2529 = v2527 < v15;
-      const bool v2530 = v2528 && v2529;
-      if (v2530) {
-        const float v2531 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2533 = iron_f32_to_bf16(v2531);
-        const unsigned int v2534 = v2525 * v4;
-        const unsigned int v2535 = v2534 + v68;
-        const unsigned int v2536 = v2535 + v2527;
-        out[v2536] = v2533;
+      const unsigned int v2470 = v1127 + v2431;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2472 = v1126 + v2436;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2473 = v2470 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2474 = v2472 < v15;
+      const bool v2475 = v2473 && v2474;
+      if (v2475) {
+        const float v2476 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2478 = iron_f32_to_bf16(v2476);
+        const unsigned int v2479 = v2470 * v4;
+        const unsigned int v2480 = v2479 + v68;
+        const unsigned int v2481 = v2480 + v2472;
+        out[v2481] = v2478;
       }
     }
-    const unsigned int v2537 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2538 = v1126 + v2537;
-    const unsigned int v2539 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2540 = v1125 + v2539;
-    const unsigned int v2542 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2543 = v2542 == v2537;
-    const unsigned int v2546 = v2539 + 1u;
-    const unsigned int v2547 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));
-    const bool v2548 = v2547 == v2546;
-    const bool v2549 = v2543 && v2548;
-    const unsigned int v2552 = v2540 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2553 = v2552 == 0u;
-    const bool v2554 = v2549 && v2553;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2554) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2555 = v2538 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2556 = v2540 < v15;
-      const bool v2557 = v2555 && v2556;
-      if (v2557) {
-        const unsigned int v2558 = v68 + v2540;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2559 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2560 = iron_f32_to_bf16(v2559);
-        const float v2561 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2564 = iron_f32_to_bf16(v2561);
-        const unsigned int v2565 = v2538 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2566 = v2565 + v2558;
-        *reinterpret_cast<iron_bf16x2*>(out + v2566) = iron_bf16x2{{v2560, v2564}};
+    const unsigned int v2482 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2483 = v1127 + v2482;
+    const unsigned int v2484 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2485 = v1126 + v2484;
+    const unsigned int v2487 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2488 = v2487 == v2482;
+    const unsigned int v2491 = v2484 + 1u;
+    const unsigned int v2492 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));
+    const bool v2493 = v2492 == v2491;
+    const bool v2494 = v2488 && v2493;
+    const unsigned int v2497 = v2485 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2498 = v2497 == 0u;
+    const bool v2499 = v2494 && v2498;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2499) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2500 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2501 = v2485 < v15;
+      const bool v2502 = v2500 && v2501;
+      if (v2502) {
+        const unsigned int v2503 = v68 + v2485;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2504 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2505 = iron_f32_to_bf16(v2504);
+        const float v2506 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2509 = iron_f32_to_bf16(v2506);
+        const unsigned int v2510 = v2483 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2511 = v2510 + v2503;
+        *reinterpret_cast<iron_bf16x2*>(out + v2511) = iron_bf16x2{{v2505, v2509}};
       }
     } else {
-      const bool v2571 = v2538 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2572 = v2540 < v15;
-      const bool v2573 = v2571 && v2572;
-      if (v2573) {
-        const float v2574 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2576 = iron_f32_to_bf16(v2574);
-        const unsigned int v2577 = v2538 * v4;
-        const unsigned int v2578 = v2577 + v68;
-        const unsigned int v2579 = v2578 + v2540;
-        out[v2579] = v2576;
+      const bool v2516 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2517 = v2485 < v15;
+      const bool v2518 = v2516 && v2517;
+      if (v2518) {
+        const float v2519 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2521 = iron_f32_to_bf16(v2519);
+        const unsigned int v2522 = v2483 * v4;
+        const unsigned int v2523 = v2522 + v68;
+        const unsigned int v2524 = v2523 + v2485;
+        out[v2524] = v2521;
       }
-      const unsigned int v2581 = v1126 + v2542;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2583 = v1125 + v2547;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2584 = v2581 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2585 = v2583 < v15;
-      const bool v2586 = v2584 && v2585;
-      if (v2586) {
-        const float v2587 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2589 = iron_f32_to_bf16(v2587);
-        const unsigned int v2590 = v2581 * v4;
-        const unsigned int v2591 = v2590 + v68;
-        const unsigned int v2592 = v2591 + v2583;
-        out[v2592] = v2589;
+      const unsigned int v2526 = v1127 + v2487;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2528 = v1126 + v2492;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2529 = v2526 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2530 = v2528 < v15;
+      const bool v2531 = v2529 && v2530;
+      if (v2531) {
+        const float v2532 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2534 = iron_f32_to_bf16(v2532);
+        const unsigned int v2535 = v2526 * v4;
+        const unsigned int v2536 = v2535 + v68;
+        const unsigned int v2537 = v2536 + v2528;
+        out[v2537] = v2534;
       }
     }
-    const unsigned int v2593 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2594 = v1126 + v2593;
-    const unsigned int v2595 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2596 = v1125 + v2595;
-    const unsigned int v2598 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2599 = v2598 == v2593;
-    const unsigned int v2602 = v2595 + 1u;
-    const unsigned int v2603 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));
-    const bool v2604 = v2603 == v2602;
-    const bool v2605 = v2599 && v2604;
-    const unsigned int v2608 = v2596 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2609 = v2608 == 0u;
-    const bool v2610 = v2605 && v2609;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2610) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2611 = v2594 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2612 = v2596 < v15;
-      const bool v2613 = v2611 && v2612;
-      if (v2613) {
-        const unsigned int v2614 = v68 + v2596;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2615 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2616 = iron_f32_to_bf16(v2615);
-        const float v2617 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2620 = iron_f32_to_bf16(v2617);
-        const unsigned int v2621 = v2594 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2622 = v2621 + v2614;
-        *reinterpret_cast<iron_bf16x2*>(out + v2622) = iron_bf16x2{{v2616, v2620}};
+    const unsigned int v2538 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2539 = v1127 + v2538;
+    const unsigned int v2540 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2541 = v1126 + v2540;
+    const unsigned int v2543 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2544 = v2543 == v2538;
+    const unsigned int v2547 = v2540 + 1u;
+    const unsigned int v2548 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));
+    const bool v2549 = v2548 == v2547;
+    const bool v2550 = v2544 && v2549;
+    const unsigned int v2553 = v2541 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2554 = v2553 == 0u;
+    const bool v2555 = v2550 && v2554;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2555) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2556 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2557 = v2541 < v15;
+      const bool v2558 = v2556 && v2557;
+      if (v2558) {
+        const unsigned int v2559 = v68 + v2541;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2560 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2561 = iron_f32_to_bf16(v2560);
+        const float v2562 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2565 = iron_f32_to_bf16(v2562);
+        const unsigned int v2566 = v2539 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2567 = v2566 + v2559;
+        *reinterpret_cast<iron_bf16x2*>(out + v2567) = iron_bf16x2{{v2561, v2565}};
       }
     } else {
-      const bool v2627 = v2594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2628 = v2596 < v15;
-      const bool v2629 = v2627 && v2628;
-      if (v2629) {
-        const float v2630 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2632 = iron_f32_to_bf16(v2630);
-        const unsigned int v2633 = v2594 * v4;
-        const unsigned int v2634 = v2633 + v68;
-        const unsigned int v2635 = v2634 + v2596;
-        out[v2635] = v2632;
+      const bool v2572 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2573 = v2541 < v15;
+      const bool v2574 = v2572 && v2573;
+      if (v2574) {
+        const float v2575 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2577 = iron_f32_to_bf16(v2575);
+        const unsigned int v2578 = v2539 * v4;
+        const unsigned int v2579 = v2578 + v68;
+        const unsigned int v2580 = v2579 + v2541;
+        out[v2580] = v2577;
       }
-      const unsigned int v2637 = v1126 + v2598;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2639 = v1125 + v2603;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2640 = v2637 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2641 = v2639 < v15;
-      const bool v2642 = v2640 && v2641;
-      if (v2642) {
-        const float v2643 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2645 = iron_f32_to_bf16(v2643);
-        const unsigned int v2646 = v2637 * v4;
-        const unsigned int v2647 = v2646 + v68;
-        const unsigned int v2648 = v2647 + v2639;
-        out[v2648] = v2645;
+      const unsigned int v2582 = v1127 + v2543;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2584 = v1126 + v2548;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2585 = v2582 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2586 = v2584 < v15;
+      const bool v2587 = v2585 && v2586;
+      if (v2587) {
+        const float v2588 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2590 = iron_f32_to_bf16(v2588);
+        const unsigned int v2591 = v2582 * v4;
+        const unsigned int v2592 = v2591 + v68;
+        const unsigned int v2593 = v2592 + v2584;
+        out[v2593] = v2590;
       }
     }
-    const unsigned int v2649 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2650 = v1126 + v2649;
-    const unsigned int v2651 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2652 = v1125 + v2651;
-    const unsigned int v2654 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2655 = v2654 == v2649;
-    const unsigned int v2658 = v2651 + 1u;
-    const unsigned int v2659 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));
-    const bool v2660 = v2659 == v2658;
-    const bool v2661 = v2655 && v2660;
-    const unsigned int v2664 = v2652 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2665 = v2664 == 0u;
-    const bool v2666 = v2661 && v2665;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2666) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2667 = v2650 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2668 = v2652 < v15;
-      const bool v2669 = v2667 && v2668;
-      if (v2669) {
-        const unsigned int v2670 = v68 + v2652;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2671 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2672 = iron_f32_to_bf16(v2671);
-        const float v2673 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2676 = iron_f32_to_bf16(v2673);
-        const unsigned int v2677 = v2650 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2678 = v2677 + v2670;
-        *reinterpret_cast<iron_bf16x2*>(out + v2678) = iron_bf16x2{{v2672, v2676}};
+    const unsigned int v2594 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2595 = v1127 + v2594;
+    const unsigned int v2596 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2597 = v1126 + v2596;
+    const unsigned int v2599 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2600 = v2599 == v2594;
+    const unsigned int v2603 = v2596 + 1u;
+    const unsigned int v2604 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));
+    const bool v2605 = v2604 == v2603;
+    const bool v2606 = v2600 && v2605;
+    const unsigned int v2609 = v2597 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2610 = v2609 == 0u;
+    const bool v2611 = v2606 && v2610;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2611) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2612 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2613 = v2597 < v15;
+      const bool v2614 = v2612 && v2613;
+      if (v2614) {
+        const unsigned int v2615 = v68 + v2597;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2616 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2617 = iron_f32_to_bf16(v2616);
+        const float v2618 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2621 = iron_f32_to_bf16(v2618);
+        const unsigned int v2622 = v2595 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2623 = v2622 + v2615;
+        *reinterpret_cast<iron_bf16x2*>(out + v2623) = iron_bf16x2{{v2617, v2621}};
       }
     } else {
-      const bool v2683 = v2650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2684 = v2652 < v15;
-      const bool v2685 = v2683 && v2684;
-      if (v2685) {
-        const float v2686 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2688 = iron_f32_to_bf16(v2686);
-        const unsigned int v2689 = v2650 * v4;
-        const unsigned int v2690 = v2689 + v68;
-        const unsigned int v2691 = v2690 + v2652;
-        out[v2691] = v2688;
+      const bool v2628 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2629 = v2597 < v15;
+      const bool v2630 = v2628 && v2629;
+      if (v2630) {
+        const float v2631 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2633 = iron_f32_to_bf16(v2631);
+        const unsigned int v2634 = v2595 * v4;
+        const unsigned int v2635 = v2634 + v68;
+        const unsigned int v2636 = v2635 + v2597;
+        out[v2636] = v2633;
       }
-      const unsigned int v2693 = v1126 + v2654;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2695 = v1125 + v2659;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2696 = v2693 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2697 = v2695 < v15;
-      const bool v2698 = v2696 && v2697;
-      if (v2698) {
-        const float v2699 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2701 = iron_f32_to_bf16(v2699);
-        const unsigned int v2702 = v2693 * v4;
-        const unsigned int v2703 = v2702 + v68;
-        const unsigned int v2704 = v2703 + v2695;
-        out[v2704] = v2701;
+      const unsigned int v2638 = v1127 + v2599;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2640 = v1126 + v2604;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2641 = v2638 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2642 = v2640 < v15;
+      const bool v2643 = v2641 && v2642;
+      if (v2643) {
+        const float v2644 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2646 = iron_f32_to_bf16(v2644);
+        const unsigned int v2647 = v2638 * v4;
+        const unsigned int v2648 = v2647 + v68;
+        const unsigned int v2649 = v2648 + v2640;
+        out[v2649] = v2646;
       }
     }
-    const unsigned int v2705 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2706 = v1126 + v2705;
-    const unsigned int v2707 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2708 = v1125 + v2707;
-    const unsigned int v2710 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2711 = v2710 == v2705;
-    const unsigned int v2714 = v2707 + 1u;
-    const unsigned int v2715 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));
-    const bool v2716 = v2715 == v2714;
-    const bool v2717 = v2711 && v2716;
-    const unsigned int v2720 = v2708 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2721 = v2720 == 0u;
-    const bool v2722 = v2717 && v2721;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2722) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2723 = v2706 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2724 = v2708 < v15;
-      const bool v2725 = v2723 && v2724;
-      if (v2725) {
-        const unsigned int v2726 = v68 + v2708;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2727 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2728 = iron_f32_to_bf16(v2727);
-        const float v2729 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2732 = iron_f32_to_bf16(v2729);
-        const unsigned int v2733 = v2706 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2734 = v2733 + v2726;
-        *reinterpret_cast<iron_bf16x2*>(out + v2734) = iron_bf16x2{{v2728, v2732}};
+    const unsigned int v2650 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2651 = v1127 + v2650;
+    const unsigned int v2652 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2653 = v1126 + v2652;
+    const unsigned int v2655 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2656 = v2655 == v2650;
+    const unsigned int v2659 = v2652 + 1u;
+    const unsigned int v2660 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));
+    const bool v2661 = v2660 == v2659;
+    const bool v2662 = v2656 && v2661;
+    const unsigned int v2665 = v2653 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2666 = v2665 == 0u;
+    const bool v2667 = v2662 && v2666;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2667) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2668 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2669 = v2653 < v15;
+      const bool v2670 = v2668 && v2669;
+      if (v2670) {
+        const unsigned int v2671 = v68 + v2653;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2672 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2673 = iron_f32_to_bf16(v2672);
+        const float v2674 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2677 = iron_f32_to_bf16(v2674);
+        const unsigned int v2678 = v2651 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2679 = v2678 + v2671;
+        *reinterpret_cast<iron_bf16x2*>(out + v2679) = iron_bf16x2{{v2673, v2677}};
       }
     } else {
-      const bool v2739 = v2706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2740 = v2708 < v15;
-      const bool v2741 = v2739 && v2740;
-      if (v2741) {
-        const float v2742 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2744 = iron_f32_to_bf16(v2742);
-        const unsigned int v2745 = v2706 * v4;
-        const unsigned int v2746 = v2745 + v68;
-        const unsigned int v2747 = v2746 + v2708;
-        out[v2747] = v2744;
+      const bool v2684 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2685 = v2653 < v15;
+      const bool v2686 = v2684 && v2685;
+      if (v2686) {
+        const float v2687 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2689 = iron_f32_to_bf16(v2687);
+        const unsigned int v2690 = v2651 * v4;
+        const unsigned int v2691 = v2690 + v68;
+        const unsigned int v2692 = v2691 + v2653;
+        out[v2692] = v2689;
       }
-      const unsigned int v2749 = v1126 + v2710;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2751 = v1125 + v2715;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2752 = v2749 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2753 = v2751 < v15;
-      const bool v2754 = v2752 && v2753;
-      if (v2754) {
-        const float v2755 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2757 = iron_f32_to_bf16(v2755);
-        const unsigned int v2758 = v2749 * v4;
-        const unsigned int v2759 = v2758 + v68;
-        const unsigned int v2760 = v2759 + v2751;
-        out[v2760] = v2757;
+      const unsigned int v2694 = v1127 + v2655;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2696 = v1126 + v2660;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2697 = v2694 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2698 = v2696 < v15;
+      const bool v2699 = v2697 && v2698;
+      if (v2699) {
+        const float v2700 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2702 = iron_f32_to_bf16(v2700);
+        const unsigned int v2703 = v2694 * v4;
+        const unsigned int v2704 = v2703 + v68;
+        const unsigned int v2705 = v2704 + v2696;
+        out[v2705] = v2702;
       }
     }
-    const unsigned int v2761 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2762 = v1126 + v2761;
-    const unsigned int v2763 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2764 = v1125 + v2763;
-    const unsigned int v2766 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2767 = v2766 == v2761;
-    const unsigned int v2770 = v2763 + 1u;
-    const unsigned int v2771 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));
-    const bool v2772 = v2771 == v2770;
-    const bool v2773 = v2767 && v2772;
-    const unsigned int v2776 = v2764 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2777 = v2776 == 0u;
-    const bool v2778 = v2773 && v2777;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2778) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2779 = v2762 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2780 = v2764 < v15;
-      const bool v2781 = v2779 && v2780;
-      if (v2781) {
-        const unsigned int v2782 = v68 + v2764;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2783 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2784 = iron_f32_to_bf16(v2783);
-        const float v2785 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2788 = iron_f32_to_bf16(v2785);
-        const unsigned int v2789 = v2762 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2790 = v2789 + v2782;
-        *reinterpret_cast<iron_bf16x2*>(out + v2790) = iron_bf16x2{{v2784, v2788}};
+    const unsigned int v2706 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2707 = v1127 + v2706;
+    const unsigned int v2708 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2709 = v1126 + v2708;
+    const unsigned int v2711 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2712 = v2711 == v2706;
+    const unsigned int v2715 = v2708 + 1u;
+    const unsigned int v2716 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));
+    const bool v2717 = v2716 == v2715;
+    const bool v2718 = v2712 && v2717;
+    const unsigned int v2721 = v2709 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2722 = v2721 == 0u;
+    const bool v2723 = v2718 && v2722;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2723) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2724 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2725 = v2709 < v15;
+      const bool v2726 = v2724 && v2725;
+      if (v2726) {
+        const unsigned int v2727 = v68 + v2709;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2728 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2729 = iron_f32_to_bf16(v2728);
+        const float v2730 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2733 = iron_f32_to_bf16(v2730);
+        const unsigned int v2734 = v2707 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2735 = v2734 + v2727;
+        *reinterpret_cast<iron_bf16x2*>(out + v2735) = iron_bf16x2{{v2729, v2733}};
       }
     } else {
-      const bool v2795 = v2762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2796 = v2764 < v15;
-      const bool v2797 = v2795 && v2796;
-      if (v2797) {
-        const float v2798 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2800 = iron_f32_to_bf16(v2798);
-        const unsigned int v2801 = v2762 * v4;
-        const unsigned int v2802 = v2801 + v68;
-        const unsigned int v2803 = v2802 + v2764;
-        out[v2803] = v2800;
+      const bool v2740 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2741 = v2709 < v15;
+      const bool v2742 = v2740 && v2741;
+      if (v2742) {
+        const float v2743 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2745 = iron_f32_to_bf16(v2743);
+        const unsigned int v2746 = v2707 * v4;
+        const unsigned int v2747 = v2746 + v68;
+        const unsigned int v2748 = v2747 + v2709;
+        out[v2748] = v2745;
       }
-      const unsigned int v2805 = v1126 + v2766;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2807 = v1125 + v2771;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2808 = v2805 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2809 = v2807 < v15;
-      const bool v2810 = v2808 && v2809;
-      if (v2810) {
-        const float v2811 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2813 = iron_f32_to_bf16(v2811);
-        const unsigned int v2814 = v2805 * v4;
-        const unsigned int v2815 = v2814 + v68;
-        const unsigned int v2816 = v2815 + v2807;
-        out[v2816] = v2813;
+      const unsigned int v2750 = v1127 + v2711;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2752 = v1126 + v2716;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2753 = v2750 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2754 = v2752 < v15;
+      const bool v2755 = v2753 && v2754;
+      if (v2755) {
+        const float v2756 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2758 = iron_f32_to_bf16(v2756);
+        const unsigned int v2759 = v2750 * v4;
+        const unsigned int v2760 = v2759 + v68;
+        const unsigned int v2761 = v2760 + v2752;
+        out[v2761] = v2758;
       }
     }
-    const unsigned int v2817 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2818 = v1126 + v2817;
-    const unsigned int v2819 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2820 = v1125 + v2819;
-    const unsigned int v2822 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2823 = v2822 == v2817;
-    const unsigned int v2826 = v2819 + 1u;
-    const unsigned int v2827 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));
-    const bool v2828 = v2827 == v2826;
-    const bool v2829 = v2823 && v2828;
-    const unsigned int v2832 = v2820 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2833 = v2832 == 0u;
-    const bool v2834 = v2829 && v2833;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2834) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2835 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2836 = v2820 < v15;
-      const bool v2837 = v2835 && v2836;
-      if (v2837) {
-        const unsigned int v2838 = v68 + v2820;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2839 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2840 = iron_f32_to_bf16(v2839);
-        const float v2841 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2844 = iron_f32_to_bf16(v2841);
-        const unsigned int v2845 = v2818 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2846 = v2845 + v2838;
-        *reinterpret_cast<iron_bf16x2*>(out + v2846) = iron_bf16x2{{v2840, v2844}};
+    const unsigned int v2762 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2763 = v1127 + v2762;
+    const unsigned int v2764 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2765 = v1126 + v2764;
+    const unsigned int v2767 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2768 = v2767 == v2762;
+    const unsigned int v2771 = v2764 + 1u;
+    const unsigned int v2772 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));
+    const bool v2773 = v2772 == v2771;
+    const bool v2774 = v2768 && v2773;
+    const unsigned int v2777 = v2765 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2778 = v2777 == 0u;
+    const bool v2779 = v2774 && v2778;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2779) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2780 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2781 = v2765 < v15;
+      const bool v2782 = v2780 && v2781;
+      if (v2782) {
+        const unsigned int v2783 = v68 + v2765;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2784 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2785 = iron_f32_to_bf16(v2784);
+        const float v2786 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2789 = iron_f32_to_bf16(v2786);
+        const unsigned int v2790 = v2763 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2791 = v2790 + v2783;
+        *reinterpret_cast<iron_bf16x2*>(out + v2791) = iron_bf16x2{{v2785, v2789}};
       }
     } else {
-      const bool v2851 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2852 = v2820 < v15;
-      const bool v2853 = v2851 && v2852;
-      if (v2853) {
-        const float v2854 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2856 = iron_f32_to_bf16(v2854);
-        const unsigned int v2857 = v2818 * v4;
-        const unsigned int v2858 = v2857 + v68;
-        const unsigned int v2859 = v2858 + v2820;
-        out[v2859] = v2856;
+      const bool v2796 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2797 = v2765 < v15;
+      const bool v2798 = v2796 && v2797;
+      if (v2798) {
+        const float v2799 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2801 = iron_f32_to_bf16(v2799);
+        const unsigned int v2802 = v2763 * v4;
+        const unsigned int v2803 = v2802 + v68;
+        const unsigned int v2804 = v2803 + v2765;
+        out[v2804] = v2801;
       }
-      const unsigned int v2861 = v1126 + v2822;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2863 = v1125 + v2827;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2864 = v2861 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2865 = v2863 < v15;
-      const bool v2866 = v2864 && v2865;
-      if (v2866) {
-        const float v2867 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2869 = iron_f32_to_bf16(v2867);
-        const unsigned int v2870 = v2861 * v4;
-        const unsigned int v2871 = v2870 + v68;
-        const unsigned int v2872 = v2871 + v2863;
-        out[v2872] = v2869;
+      const unsigned int v2806 = v1127 + v2767;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2808 = v1126 + v2772;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2809 = v2806 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2810 = v2808 < v15;
+      const bool v2811 = v2809 && v2810;
+      if (v2811) {
+        const float v2812 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
+        const unsigned int v2815 = v2806 * v4;
+        const unsigned int v2816 = v2815 + v68;
+        const unsigned int v2817 = v2816 + v2808;
+        out[v2817] = v2814;
       }
     }
-    const unsigned int v2873 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2874 = v1126 + v2873;
-    const unsigned int v2875 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2876 = v1125 + v2875;
-    const unsigned int v2878 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2879 = v2878 == v2873;
-    const unsigned int v2882 = v2875 + 1u;
-    const unsigned int v2883 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));
-    const bool v2884 = v2883 == v2882;
-    const bool v2885 = v2879 && v2884;
-    const unsigned int v2888 = v2876 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2889 = v2888 == 0u;
-    const bool v2890 = v2885 && v2889;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2890) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2891 = v2874 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2892 = v2876 < v15;
-      const bool v2893 = v2891 && v2892;
-      if (v2893) {
-        const unsigned int v2894 = v68 + v2876;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2895 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2896 = iron_f32_to_bf16(v2895);
-        const float v2897 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2900 = iron_f32_to_bf16(v2897);
-        const unsigned int v2901 = v2874 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2902 = v2901 + v2894;
-        *reinterpret_cast<iron_bf16x2*>(out + v2902) = iron_bf16x2{{v2896, v2900}};
+    const unsigned int v2818 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2819 = v1127 + v2818;
+    const unsigned int v2820 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2821 = v1126 + v2820;
+    const unsigned int v2823 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2824 = v2823 == v2818;
+    const unsigned int v2827 = v2820 + 1u;
+    const unsigned int v2828 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));
+    const bool v2829 = v2828 == v2827;
+    const bool v2830 = v2824 && v2829;
+    const unsigned int v2833 = v2821 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2834 = v2833 == 0u;
+    const bool v2835 = v2830 && v2834;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2835) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2836 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2837 = v2821 < v15;
+      const bool v2838 = v2836 && v2837;
+      if (v2838) {
+        const unsigned int v2839 = v68 + v2821;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2840 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2841 = iron_f32_to_bf16(v2840);
+        const float v2842 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2845 = iron_f32_to_bf16(v2842);
+        const unsigned int v2846 = v2819 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2847 = v2846 + v2839;
+        *reinterpret_cast<iron_bf16x2*>(out + v2847) = iron_bf16x2{{v2841, v2845}};
       }
     } else {
-      const bool v2907 = v2874 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2908 = v2876 < v15;
-      const bool v2909 = v2907 && v2908;
-      if (v2909) {
-        const float v2910 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2912 = iron_f32_to_bf16(v2910);
-        const unsigned int v2913 = v2874 * v4;
-        const unsigned int v2914 = v2913 + v68;
-        const unsigned int v2915 = v2914 + v2876;
-        out[v2915] = v2912;
+      const bool v2852 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2853 = v2821 < v15;
+      const bool v2854 = v2852 && v2853;
+      if (v2854) {
+        const float v2855 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2857 = iron_f32_to_bf16(v2855);
+        const unsigned int v2858 = v2819 * v4;
+        const unsigned int v2859 = v2858 + v68;
+        const unsigned int v2860 = v2859 + v2821;
+        out[v2860] = v2857;
       }
-      const unsigned int v2917 = v1126 + v2878;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2919 = v1125 + v2883;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2920 = v2917 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2921 = v2919 < v15;
-      const bool v2922 = v2920 && v2921;
-      if (v2922) {
-        const float v2923 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2925 = iron_f32_to_bf16(v2923);
-        const unsigned int v2926 = v2917 * v4;
-        const unsigned int v2927 = v2926 + v68;
-        const unsigned int v2928 = v2927 + v2919;
-        out[v2928] = v2925;
+      const unsigned int v2862 = v1127 + v2823;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2864 = v1126 + v2828;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2865 = v2862 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2866 = v2864 < v15;
+      const bool v2867 = v2865 && v2866;
+      if (v2867) {
+        const float v2868 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2870 = iron_f32_to_bf16(v2868);
+        const unsigned int v2871 = v2862 * v4;
+        const unsigned int v2872 = v2871 + v68;
+        const unsigned int v2873 = v2872 + v2864;
+        out[v2873] = v2870;
       }
     }
-    const unsigned int v2929 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2930 = v1126 + v2929;
-    const unsigned int v2931 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2932 = v1125 + v2931;
-    const unsigned int v2934 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2935 = v2934 == v2929;
-    const unsigned int v2938 = v2931 + 1u;
-    const unsigned int v2939 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));
-    const bool v2940 = v2939 == v2938;
-    const bool v2941 = v2935 && v2940;
-    const unsigned int v2944 = v2932 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2945 = v2944 == 0u;
-    const bool v2946 = v2941 && v2945;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2946) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2947 = v2930 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2948 = v2932 < v15;
-      const bool v2949 = v2947 && v2948;
-      if (v2949) {
-        const unsigned int v2950 = v68 + v2932;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2951 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2952 = iron_f32_to_bf16(v2951);
-        const float v2953 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2956 = iron_f32_to_bf16(v2953);
-        const unsigned int v2957 = v2930 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2958 = v2957 + v2950;
-        *reinterpret_cast<iron_bf16x2*>(out + v2958) = iron_bf16x2{{v2952, v2956}};
+    const unsigned int v2874 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2875 = v1127 + v2874;
+    const unsigned int v2876 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2877 = v1126 + v2876;
+    const unsigned int v2879 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2880 = v2879 == v2874;
+    const unsigned int v2883 = v2876 + 1u;
+    const unsigned int v2884 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));
+    const bool v2885 = v2884 == v2883;
+    const bool v2886 = v2880 && v2885;
+    const unsigned int v2889 = v2877 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2890 = v2889 == 0u;
+    const bool v2891 = v2886 && v2890;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2891) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2892 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2893 = v2877 < v15;
+      const bool v2894 = v2892 && v2893;
+      if (v2894) {
+        const unsigned int v2895 = v68 + v2877;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2896 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2897 = iron_f32_to_bf16(v2896);
+        const float v2898 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2901 = iron_f32_to_bf16(v2898);
+        const unsigned int v2902 = v2875 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2903 = v2902 + v2895;
+        *reinterpret_cast<iron_bf16x2*>(out + v2903) = iron_bf16x2{{v2897, v2901}};
       }
     } else {
-      const bool v2963 = v2930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2964 = v2932 < v15;
-      const bool v2965 = v2963 && v2964;
-      if (v2965) {
-        const float v2966 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2968 = iron_f32_to_bf16(v2966);
-        const unsigned int v2969 = v2930 * v4;
-        const unsigned int v2970 = v2969 + v68;
-        const unsigned int v2971 = v2970 + v2932;
-        out[v2971] = v2968;
+      const bool v2908 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2909 = v2877 < v15;
+      const bool v2910 = v2908 && v2909;
+      if (v2910) {
+        const float v2911 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2913 = iron_f32_to_bf16(v2911);
+        const unsigned int v2914 = v2875 * v4;
+        const unsigned int v2915 = v2914 + v68;
+        const unsigned int v2916 = v2915 + v2877;
+        out[v2916] = v2913;
       }
-      const unsigned int v2973 = v1126 + v2934;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2975 = v1125 + v2939;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2976 = v2973 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2977 = v2975 < v15;
-      const bool v2978 = v2976 && v2977;
-      if (v2978) {
-        const float v2979 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2981 = iron_f32_to_bf16(v2979);
-        const unsigned int v2982 = v2973 * v4;
-        const unsigned int v2983 = v2982 + v68;
-        const unsigned int v2984 = v2983 + v2975;
-        out[v2984] = v2981;
+      const unsigned int v2918 = v1127 + v2879;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2920 = v1126 + v2884;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2921 = v2918 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2922 = v2920 < v15;
+      const bool v2923 = v2921 && v2922;
+      if (v2923) {
+        const float v2924 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2926 = iron_f32_to_bf16(v2924);
+        const unsigned int v2927 = v2918 * v4;
+        const unsigned int v2928 = v2927 + v68;
+        const unsigned int v2929 = v2928 + v2920;
+        out[v2929] = v2926;
       }
     }
-    const unsigned int v2985 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2986 = v1126 + v2985;
-    const unsigned int v2987 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2988 = v1125 + v2987;
-    const unsigned int v2990 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2991 = v2990 == v2985;
-    const unsigned int v2994 = v2987 + 1u;
-    const unsigned int v2995 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));
-    const bool v2996 = v2995 == v2994;
-    const bool v2997 = v2991 && v2996;
-    const unsigned int v3000 = v2988 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3001 = v3000 == 0u;
-    const bool v3002 = v2997 && v3001;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3002) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3003 = v2986 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3004 = v2988 < v15;
-      const bool v3005 = v3003 && v3004;
-      if (v3005) {
-        const unsigned int v3006 = v68 + v2988;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3007 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3008 = iron_f32_to_bf16(v3007);
-        const float v3009 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3012 = iron_f32_to_bf16(v3009);
-        const unsigned int v3013 = v2986 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3014 = v3013 + v3006;
-        *reinterpret_cast<iron_bf16x2*>(out + v3014) = iron_bf16x2{{v3008, v3012}};
+    const unsigned int v2930 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2931 = v1127 + v2930;
+    const unsigned int v2932 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2933 = v1126 + v2932;
+    const unsigned int v2935 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2936 = v2935 == v2930;
+    const unsigned int v2939 = v2932 + 1u;
+    const unsigned int v2940 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));
+    const bool v2941 = v2940 == v2939;
+    const bool v2942 = v2936 && v2941;
+    const unsigned int v2945 = v2933 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2946 = v2945 == 0u;
+    const bool v2947 = v2942 && v2946;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2947) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2948 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2949 = v2933 < v15;
+      const bool v2950 = v2948 && v2949;
+      if (v2950) {
+        const unsigned int v2951 = v68 + v2933;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2952 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2953 = iron_f32_to_bf16(v2952);
+        const float v2954 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2957 = iron_f32_to_bf16(v2954);
+        const unsigned int v2958 = v2931 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2959 = v2958 + v2951;
+        *reinterpret_cast<iron_bf16x2*>(out + v2959) = iron_bf16x2{{v2953, v2957}};
       }
     } else {
-      const bool v3019 = v2986 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3020 = v2988 < v15;
-      const bool v3021 = v3019 && v3020;
-      if (v3021) {
-        const float v3022 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3024 = iron_f32_to_bf16(v3022);
-        const unsigned int v3025 = v2986 * v4;
-        const unsigned int v3026 = v3025 + v68;
-        const unsigned int v3027 = v3026 + v2988;
-        out[v3027] = v3024;
+      const bool v2964 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2965 = v2933 < v15;
+      const bool v2966 = v2964 && v2965;
+      if (v2966) {
+        const float v2967 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2969 = iron_f32_to_bf16(v2967);
+        const unsigned int v2970 = v2931 * v4;
+        const unsigned int v2971 = v2970 + v68;
+        const unsigned int v2972 = v2971 + v2933;
+        out[v2972] = v2969;
       }
-      const unsigned int v3029 = v1126 + v2990;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3031 = v1125 + v2995;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3032 = v3029 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3033 = v3031 < v15;
-      const bool v3034 = v3032 && v3033;
-      if (v3034) {
-        const float v3035 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3037 = iron_f32_to_bf16(v3035);
-        const unsigned int v3038 = v3029 * v4;
-        const unsigned int v3039 = v3038 + v68;
-        const unsigned int v3040 = v3039 + v3031;
-        out[v3040] = v3037;
+      const unsigned int v2974 = v1127 + v2935;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2976 = v1126 + v2940;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2982 = iron_f32_to_bf16(v2980);
+        const unsigned int v2983 = v2974 * v4;
+        const unsigned int v2984 = v2983 + v68;
+        const unsigned int v2985 = v2984 + v2976;
+        out[v2985] = v2982;
       }
     }
-    const unsigned int v3041 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3042 = v1126 + v3041;
-    const unsigned int v3043 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3044 = v1125 + v3043;
-    const unsigned int v3046 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3047 = v3046 == v3041;
-    const unsigned int v3050 = v3043 + 1u;
-    const unsigned int v3051 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));
-    const bool v3052 = v3051 == v3050;
-    const bool v3053 = v3047 && v3052;
-    const unsigned int v3056 = v3044 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3057 = v3056 == 0u;
-    const bool v3058 = v3053 && v3057;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3058) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3059 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3060 = v3044 < v15;
-      const bool v3061 = v3059 && v3060;
-      if (v3061) {
-        const unsigned int v3062 = v68 + v3044;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3063 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3064 = iron_f32_to_bf16(v3063);
-        const float v3065 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3068 = iron_f32_to_bf16(v3065);
-        const unsigned int v3069 = v3042 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3070 = v3069 + v3062;
-        *reinterpret_cast<iron_bf16x2*>(out + v3070) = iron_bf16x2{{v3064, v3068}};
+    const unsigned int v2986 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2987 = v1127 + v2986;
+    const unsigned int v2988 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2989 = v1126 + v2988;
+    const unsigned int v2991 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2992 = v2991 == v2986;
+    const unsigned int v2995 = v2988 + 1u;
+    const unsigned int v2996 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));
+    const bool v2997 = v2996 == v2995;
+    const bool v2998 = v2992 && v2997;
+    const unsigned int v3001 = v2989 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3002 = v3001 == 0u;
+    const bool v3003 = v2998 && v3002;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3003) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3004 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3005 = v2989 < v15;
+      const bool v3006 = v3004 && v3005;
+      if (v3006) {
+        const unsigned int v3007 = v68 + v2989;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3008 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3009 = iron_f32_to_bf16(v3008);
+        const float v3010 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3013 = iron_f32_to_bf16(v3010);
+        const unsigned int v3014 = v2987 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3015 = v3014 + v3007;
+        *reinterpret_cast<iron_bf16x2*>(out + v3015) = iron_bf16x2{{v3009, v3013}};
       }
     } else {
-      const bool v3075 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3076 = v3044 < v15;
-      const bool v3077 = v3075 && v3076;
-      if (v3077) {
-        const float v3078 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3080 = iron_f32_to_bf16(v3078);
-        const unsigned int v3081 = v3042 * v4;
-        const unsigned int v3082 = v3081 + v68;
-        const unsigned int v3083 = v3082 + v3044;
-        out[v3083] = v3080;
+      const bool v3020 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3021 = v2989 < v15;
+      const bool v3022 = v3020 && v3021;
+      if (v3022) {
+        const float v3023 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3025 = iron_f32_to_bf16(v3023);
+        const unsigned int v3026 = v2987 * v4;
+        const unsigned int v3027 = v3026 + v68;
+        const unsigned int v3028 = v3027 + v2989;
+        out[v3028] = v3025;
       }
-      const unsigned int v3085 = v1126 + v3046;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3087 = v1125 + v3051;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3088 = v3085 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3089 = v3087 < v15;
-      const bool v3090 = v3088 && v3089;
-      if (v3090) {
-        const float v3091 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3093 = iron_f32_to_bf16(v3091);
-        const unsigned int v3094 = v3085 * v4;
-        const unsigned int v3095 = v3094 + v68;
-        const unsigned int v3096 = v3095 + v3087;
-        out[v3096] = v3093;
+      const unsigned int v3030 = v1127 + v2991;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3032 = v1126 + v2996;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3033 = v3030 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3034 = v3032 < v15;
+      const bool v3035 = v3033 && v3034;
+      if (v3035) {
+        const float v3036 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3038 = iron_f32_to_bf16(v3036);
+        const unsigned int v3039 = v3030 * v4;
+        const unsigned int v3040 = v3039 + v68;
+        const unsigned int v3041 = v3040 + v3032;
+        out[v3041] = v3038;
       }
     }
-    const unsigned int v3097 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3098 = v1126 + v3097;
-    const unsigned int v3099 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3100 = v1125 + v3099;
-    const unsigned int v3102 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3103 = v3102 == v3097;
-    const unsigned int v3106 = v3099 + 1u;
-    const unsigned int v3107 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));
-    const bool v3108 = v3107 == v3106;
-    const bool v3109 = v3103 && v3108;
-    const unsigned int v3112 = v3100 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3113 = v3112 == 0u;
-    const bool v3114 = v3109 && v3113;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3114) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3115 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3116 = v3100 < v15;
-      const bool v3117 = v3115 && v3116;
-      if (v3117) {
-        const unsigned int v3118 = v68 + v3100;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3119 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3120 = iron_f32_to_bf16(v3119);
-        const float v3121 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3124 = iron_f32_to_bf16(v3121);
-        const unsigned int v3125 = v3098 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3126 = v3125 + v3118;
-        *reinterpret_cast<iron_bf16x2*>(out + v3126) = iron_bf16x2{{v3120, v3124}};
+    const unsigned int v3042 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3043 = v1127 + v3042;
+    const unsigned int v3044 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3045 = v1126 + v3044;
+    const unsigned int v3047 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3048 = v3047 == v3042;
+    const unsigned int v3051 = v3044 + 1u;
+    const unsigned int v3052 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));
+    const bool v3053 = v3052 == v3051;
+    const bool v3054 = v3048 && v3053;
+    const unsigned int v3057 = v3045 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3058 = v3057 == 0u;
+    const bool v3059 = v3054 && v3058;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3059) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3060 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3061 = v3045 < v15;
+      const bool v3062 = v3060 && v3061;
+      if (v3062) {
+        const unsigned int v3063 = v68 + v3045;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3064 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3065 = iron_f32_to_bf16(v3064);
+        const float v3066 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3069 = iron_f32_to_bf16(v3066);
+        const unsigned int v3070 = v3043 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3071 = v3070 + v3063;
+        *reinterpret_cast<iron_bf16x2*>(out + v3071) = iron_bf16x2{{v3065, v3069}};
       }
     } else {
-      const bool v3131 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3132 = v3100 < v15;
-      const bool v3133 = v3131 && v3132;
-      if (v3133) {
-        const float v3134 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3136 = iron_f32_to_bf16(v3134);
-        const unsigned int v3137 = v3098 * v4;
-        const unsigned int v3138 = v3137 + v68;
-        const unsigned int v3139 = v3138 + v3100;
-        out[v3139] = v3136;
+      const bool v3076 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3077 = v3045 < v15;
+      const bool v3078 = v3076 && v3077;
+      if (v3078) {
+        const float v3079 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3081 = iron_f32_to_bf16(v3079);
+        const unsigned int v3082 = v3043 * v4;
+        const unsigned int v3083 = v3082 + v68;
+        const unsigned int v3084 = v3083 + v3045;
+        out[v3084] = v3081;
       }
-      const unsigned int v3141 = v1126 + v3102;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3143 = v1125 + v3107;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3144 = v3141 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3145 = v3143 < v15;
-      const bool v3146 = v3144 && v3145;
-      if (v3146) {
-        const float v3147 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3149 = iron_f32_to_bf16(v3147);
-        const unsigned int v3150 = v3141 * v4;
-        const unsigned int v3151 = v3150 + v68;
-        const unsigned int v3152 = v3151 + v3143;
-        out[v3152] = v3149;
+      const unsigned int v3086 = v1127 + v3047;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3088 = v1126 + v3052;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3089 = v3086 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3090 = v3088 < v15;
+      const bool v3091 = v3089 && v3090;
+      if (v3091) {
+        const float v3092 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3094 = iron_f32_to_bf16(v3092);
+        const unsigned int v3095 = v3086 * v4;
+        const unsigned int v3096 = v3095 + v68;
+        const unsigned int v3097 = v3096 + v3088;
+        out[v3097] = v3094;
       }
     }
-    const unsigned int v3153 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3154 = v1126 + v3153;
-    const unsigned int v3155 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3156 = v1125 + v3155;
-    const unsigned int v3158 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3159 = v3158 == v3153;
-    const unsigned int v3162 = v3155 + 1u;
-    const unsigned int v3163 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));
-    const bool v3164 = v3163 == v3162;
-    const bool v3165 = v3159 && v3164;
-    const unsigned int v3168 = v3156 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3169 = v3168 == 0u;
-    const bool v3170 = v3165 && v3169;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3170) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3171 = v3154 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3172 = v3156 < v15;
-      const bool v3173 = v3171 && v3172;
-      if (v3173) {
-        const unsigned int v3174 = v68 + v3156;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3175 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3176 = iron_f32_to_bf16(v3175);
-        const float v3177 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3180 = iron_f32_to_bf16(v3177);
-        const unsigned int v3181 = v3154 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3182 = v3181 + v3174;
-        *reinterpret_cast<iron_bf16x2*>(out + v3182) = iron_bf16x2{{v3176, v3180}};
+    const unsigned int v3098 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3099 = v1127 + v3098;
+    const unsigned int v3100 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3101 = v1126 + v3100;
+    const unsigned int v3103 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3104 = v3103 == v3098;
+    const unsigned int v3107 = v3100 + 1u;
+    const unsigned int v3108 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));
+    const bool v3109 = v3108 == v3107;
+    const bool v3110 = v3104 && v3109;
+    const unsigned int v3113 = v3101 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3114 = v3113 == 0u;
+    const bool v3115 = v3110 && v3114;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3115) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3116 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3117 = v3101 < v15;
+      const bool v3118 = v3116 && v3117;
+      if (v3118) {
+        const unsigned int v3119 = v68 + v3101;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3120 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3121 = iron_f32_to_bf16(v3120);
+        const float v3122 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3125 = iron_f32_to_bf16(v3122);
+        const unsigned int v3126 = v3099 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3127 = v3126 + v3119;
+        *reinterpret_cast<iron_bf16x2*>(out + v3127) = iron_bf16x2{{v3121, v3125}};
       }
     } else {
-      const bool v3187 = v3154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3188 = v3156 < v15;
-      const bool v3189 = v3187 && v3188;
-      if (v3189) {
-        const float v3190 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3192 = iron_f32_to_bf16(v3190);
-        const unsigned int v3193 = v3154 * v4;
-        const unsigned int v3194 = v3193 + v68;
-        const unsigned int v3195 = v3194 + v3156;
-        out[v3195] = v3192;
+      const bool v3132 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3133 = v3101 < v15;
+      const bool v3134 = v3132 && v3133;
+      if (v3134) {
+        const float v3135 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3137 = iron_f32_to_bf16(v3135);
+        const unsigned int v3138 = v3099 * v4;
+        const unsigned int v3139 = v3138 + v68;
+        const unsigned int v3140 = v3139 + v3101;
+        out[v3140] = v3137;
       }
-      const unsigned int v3197 = v1126 + v3158;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3199 = v1125 + v3163;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3200 = v3197 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3201 = v3199 < v15;
-      const bool v3202 = v3200 && v3201;
-      if (v3202) {
-        const float v3203 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3205 = iron_f32_to_bf16(v3203);
-        const unsigned int v3206 = v3197 * v4;
-        const unsigned int v3207 = v3206 + v68;
-        const unsigned int v3208 = v3207 + v3199;
-        out[v3208] = v3205;
+      const unsigned int v3142 = v1127 + v3103;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3144 = v1126 + v3108;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3145 = v3142 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3146 = v3144 < v15;
+      const bool v3147 = v3145 && v3146;
+      if (v3147) {
+        const float v3148 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3150 = iron_f32_to_bf16(v3148);
+        const unsigned int v3151 = v3142 * v4;
+        const unsigned int v3152 = v3151 + v68;
+        const unsigned int v3153 = v3152 + v3144;
+        out[v3153] = v3150;
       }
     }
-    const unsigned int v3209 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3210 = v1126 + v3209;
-    const unsigned int v3211 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3212 = v1125 + v3211;
-    const unsigned int v3214 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3215 = v3214 == v3209;
-    const unsigned int v3218 = v3211 + 1u;
-    const unsigned int v3219 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));
-    const bool v3220 = v3219 == v3218;
-    const bool v3221 = v3215 && v3220;
-    const unsigned int v3224 = v3212 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3225 = v3224 == 0u;
-    const bool v3226 = v3221 && v3225;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3226) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3227 = v3210 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3228 = v3212 < v15;
-      const bool v3229 = v3227 && v3228;
-      if (v3229) {
-        const unsigned int v3230 = v68 + v3212;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3231 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3232 = iron_f32_to_bf16(v3231);
-        const float v3233 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3236 = iron_f32_to_bf16(v3233);
-        const unsigned int v3237 = v3210 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3238 = v3237 + v3230;
-        *reinterpret_cast<iron_bf16x2*>(out + v3238) = iron_bf16x2{{v3232, v3236}};
+    const unsigned int v3154 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3155 = v1127 + v3154;
+    const unsigned int v3156 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3157 = v1126 + v3156;
+    const unsigned int v3159 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3160 = v3159 == v3154;
+    const unsigned int v3163 = v3156 + 1u;
+    const unsigned int v3164 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));
+    const bool v3165 = v3164 == v3163;
+    const bool v3166 = v3160 && v3165;
+    const unsigned int v3169 = v3157 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3170 = v3169 == 0u;
+    const bool v3171 = v3166 && v3170;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3171) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3172 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3173 = v3157 < v15;
+      const bool v3174 = v3172 && v3173;
+      if (v3174) {
+        const unsigned int v3175 = v68 + v3157;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3176 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3177 = iron_f32_to_bf16(v3176);
+        const float v3178 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3181 = iron_f32_to_bf16(v3178);
+        const unsigned int v3182 = v3155 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3183 = v3182 + v3175;
+        *reinterpret_cast<iron_bf16x2*>(out + v3183) = iron_bf16x2{{v3177, v3181}};
       }
     } else {
-      const bool v3243 = v3210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3244 = v3212 < v15;
-      const bool v3245 = v3243 && v3244;
-      if (v3245) {
-        const float v3246 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3248 = iron_f32_to_bf16(v3246);
-        const unsigned int v3249 = v3210 * v4;
-        const unsigned int v3250 = v3249 + v68;
-        const unsigned int v3251 = v3250 + v3212;
-        out[v3251] = v3248;
+      const bool v3188 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3189 = v3157 < v15;
+      const bool v3190 = v3188 && v3189;
+      if (v3190) {
+        const float v3191 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3193 = iron_f32_to_bf16(v3191);
+        const unsigned int v3194 = v3155 * v4;
+        const unsigned int v3195 = v3194 + v68;
+        const unsigned int v3196 = v3195 + v3157;
+        out[v3196] = v3193;
       }
-      const unsigned int v3253 = v1126 + v3214;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3255 = v1125 + v3219;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3256 = v3253 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3257 = v3255 < v15;
-      const bool v3258 = v3256 && v3257;
-      if (v3258) {
-        const float v3259 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3261 = iron_f32_to_bf16(v3259);
-        const unsigned int v3262 = v3253 * v4;
-        const unsigned int v3263 = v3262 + v68;
-        const unsigned int v3264 = v3263 + v3255;
-        out[v3264] = v3261;
+      const unsigned int v3198 = v1127 + v3159;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3200 = v1126 + v3164;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3201 = v3198 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3202 = v3200 < v15;
+      const bool v3203 = v3201 && v3202;
+      if (v3203) {
+        const float v3204 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3206 = iron_f32_to_bf16(v3204);
+        const unsigned int v3207 = v3198 * v4;
+        const unsigned int v3208 = v3207 + v68;
+        const unsigned int v3209 = v3208 + v3200;
+        out[v3209] = v3206;
       }
     }
-    const unsigned int v3265 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3266 = v1126 + v3265;
-    const unsigned int v3267 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3268 = v1125 + v3267;
-    const unsigned int v3270 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3271 = v3270 == v3265;
-    const unsigned int v3274 = v3267 + 1u;
-    const unsigned int v3275 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));
-    const bool v3276 = v3275 == v3274;
-    const bool v3277 = v3271 && v3276;
-    const unsigned int v3280 = v3268 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3281 = v3280 == 0u;
-    const bool v3282 = v3277 && v3281;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3282) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3283 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3284 = v3268 < v15;
-      const bool v3285 = v3283 && v3284;
-      if (v3285) {
-        const unsigned int v3286 = v68 + v3268;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3287 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3288 = iron_f32_to_bf16(v3287);
-        const float v3289 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3292 = iron_f32_to_bf16(v3289);
-        const unsigned int v3293 = v3266 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3294 = v3293 + v3286;
-        *reinterpret_cast<iron_bf16x2*>(out + v3294) = iron_bf16x2{{v3288, v3292}};
+    const unsigned int v3210 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3211 = v1127 + v3210;
+    const unsigned int v3212 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3213 = v1126 + v3212;
+    const unsigned int v3215 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3216 = v3215 == v3210;
+    const unsigned int v3219 = v3212 + 1u;
+    const unsigned int v3220 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));
+    const bool v3221 = v3220 == v3219;
+    const bool v3222 = v3216 && v3221;
+    const unsigned int v3225 = v3213 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3226 = v3225 == 0u;
+    const bool v3227 = v3222 && v3226;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3227) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3228 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3229 = v3213 < v15;
+      const bool v3230 = v3228 && v3229;
+      if (v3230) {
+        const unsigned int v3231 = v68 + v3213;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3232 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3233 = iron_f32_to_bf16(v3232);
+        const float v3234 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3237 = iron_f32_to_bf16(v3234);
+        const unsigned int v3238 = v3211 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3239 = v3238 + v3231;
+        *reinterpret_cast<iron_bf16x2*>(out + v3239) = iron_bf16x2{{v3233, v3237}};
       }
     } else {
-      const bool v3299 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3300 = v3268 < v15;
-      const bool v3301 = v3299 && v3300;
-      if (v3301) {
-        const float v3302 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3304 = iron_f32_to_bf16(v3302);
-        const unsigned int v3305 = v3266 * v4;
-        const unsigned int v3306 = v3305 + v68;
-        const unsigned int v3307 = v3306 + v3268;
-        out[v3307] = v3304;
+      const bool v3244 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3245 = v3213 < v15;
+      const bool v3246 = v3244 && v3245;
+      if (v3246) {
+        const float v3247 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3249 = iron_f32_to_bf16(v3247);
+        const unsigned int v3250 = v3211 * v4;
+        const unsigned int v3251 = v3250 + v68;
+        const unsigned int v3252 = v3251 + v3213;
+        out[v3252] = v3249;
       }
-      const unsigned int v3309 = v1126 + v3270;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3311 = v1125 + v3275;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3312 = v3309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3313 = v3311 < v15;
-      const bool v3314 = v3312 && v3313;
-      if (v3314) {
-        const float v3315 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3317 = iron_f32_to_bf16(v3315);
-        const unsigned int v3318 = v3309 * v4;
-        const unsigned int v3319 = v3318 + v68;
-        const unsigned int v3320 = v3319 + v3311;
-        out[v3320] = v3317;
+      const unsigned int v3254 = v1127 + v3215;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3256 = v1126 + v3220;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3257 = v3254 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3258 = v3256 < v15;
+      const bool v3259 = v3257 && v3258;
+      if (v3259) {
+        const float v3260 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3262 = iron_f32_to_bf16(v3260);
+        const unsigned int v3263 = v3254 * v4;
+        const unsigned int v3264 = v3263 + v68;
+        const unsigned int v3265 = v3264 + v3256;
+        out[v3265] = v3262;
       }
     }
-    const unsigned int v3321 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3322 = v1126 + v3321;
-    const unsigned int v3323 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3324 = v1125 + v3323;
-    const unsigned int v3326 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3327 = v3326 == v3321;
-    const unsigned int v3330 = v3323 + 1u;
-    const unsigned int v3331 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));
-    const bool v3332 = v3331 == v3330;
-    const bool v3333 = v3327 && v3332;
-    const unsigned int v3336 = v3324 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3337 = v3336 == 0u;
-    const bool v3338 = v3333 && v3337;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3338) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3339 = v3322 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3340 = v3324 < v15;
-      const bool v3341 = v3339 && v3340;
-      if (v3341) {
-        const unsigned int v3342 = v68 + v3324;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3343 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3344 = iron_f32_to_bf16(v3343);
-        const float v3345 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3348 = iron_f32_to_bf16(v3345);
-        const unsigned int v3349 = v3322 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3350 = v3349 + v3342;
-        *reinterpret_cast<iron_bf16x2*>(out + v3350) = iron_bf16x2{{v3344, v3348}};
+    const unsigned int v3266 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3267 = v1127 + v3266;
+    const unsigned int v3268 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3269 = v1126 + v3268;
+    const unsigned int v3271 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3272 = v3271 == v3266;
+    const unsigned int v3275 = v3268 + 1u;
+    const unsigned int v3276 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));
+    const bool v3277 = v3276 == v3275;
+    const bool v3278 = v3272 && v3277;
+    const unsigned int v3281 = v3269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3282 = v3281 == 0u;
+    const bool v3283 = v3278 && v3282;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3283) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3284 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3285 = v3269 < v15;
+      const bool v3286 = v3284 && v3285;
+      if (v3286) {
+        const unsigned int v3287 = v68 + v3269;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3288 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3289 = iron_f32_to_bf16(v3288);
+        const float v3290 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3293 = iron_f32_to_bf16(v3290);
+        const unsigned int v3294 = v3267 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3295 = v3294 + v3287;
+        *reinterpret_cast<iron_bf16x2*>(out + v3295) = iron_bf16x2{{v3289, v3293}};
       }
     } else {
-      const bool v3355 = v3322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3356 = v3324 < v15;
-      const bool v3357 = v3355 && v3356;
-      if (v3357) {
-        const float v3358 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3360 = iron_f32_to_bf16(v3358);
-        const unsigned int v3361 = v3322 * v4;
-        const unsigned int v3362 = v3361 + v68;
-        const unsigned int v3363 = v3362 + v3324;
-        out[v3363] = v3360;
+      const bool v3300 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3301 = v3269 < v15;
+      const bool v3302 = v3300 && v3301;
+      if (v3302) {
+        const float v3303 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3305 = iron_f32_to_bf16(v3303);
+        const unsigned int v3306 = v3267 * v4;
+        const unsigned int v3307 = v3306 + v68;
+        const unsigned int v3308 = v3307 + v3269;
+        out[v3308] = v3305;
       }
-      const unsigned int v3365 = v1126 + v3326;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3367 = v1125 + v3331;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3368 = v3365 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3369 = v3367 < v15;
-      const bool v3370 = v3368 && v3369;
-      if (v3370) {
-        const float v3371 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3373 = iron_f32_to_bf16(v3371);
-        const unsigned int v3374 = v3365 * v4;
-        const unsigned int v3375 = v3374 + v68;
-        const unsigned int v3376 = v3375 + v3367;
-        out[v3376] = v3373;
+      const unsigned int v3310 = v1127 + v3271;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3312 = v1126 + v3276;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3313 = v3310 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3314 = v3312 < v15;
+      const bool v3315 = v3313 && v3314;
+      if (v3315) {
+        const float v3316 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3318 = iron_f32_to_bf16(v3316);
+        const unsigned int v3319 = v3310 * v4;
+        const unsigned int v3320 = v3319 + v68;
+        const unsigned int v3321 = v3320 + v3312;
+        out[v3321] = v3318;
       }
     }
-    const unsigned int v3377 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3378 = v1126 + v3377;
-    const unsigned int v3379 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3380 = v1125 + v3379;
-    const unsigned int v3382 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3383 = v3382 == v3377;
-    const unsigned int v3386 = v3379 + 1u;
-    const unsigned int v3387 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));
-    const bool v3388 = v3387 == v3386;
-    const bool v3389 = v3383 && v3388;
-    const unsigned int v3392 = v3380 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3393 = v3392 == 0u;
-    const bool v3394 = v3389 && v3393;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3394) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3395 = v3378 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3396 = v3380 < v15;
-      const bool v3397 = v3395 && v3396;
-      if (v3397) {
-        const unsigned int v3398 = v68 + v3380;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3399 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3400 = iron_f32_to_bf16(v3399);
-        const float v3401 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3404 = iron_f32_to_bf16(v3401);
-        const unsigned int v3405 = v3378 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3406 = v3405 + v3398;
-        *reinterpret_cast<iron_bf16x2*>(out + v3406) = iron_bf16x2{{v3400, v3404}};
+    const unsigned int v3322 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3323 = v1127 + v3322;
+    const unsigned int v3324 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3325 = v1126 + v3324;
+    const unsigned int v3327 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3328 = v3327 == v3322;
+    const unsigned int v3331 = v3324 + 1u;
+    const unsigned int v3332 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));
+    const bool v3333 = v3332 == v3331;
+    const bool v3334 = v3328 && v3333;
+    const unsigned int v3337 = v3325 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3338 = v3337 == 0u;
+    const bool v3339 = v3334 && v3338;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3339) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3340 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3341 = v3325 < v15;
+      const bool v3342 = v3340 && v3341;
+      if (v3342) {
+        const unsigned int v3343 = v68 + v3325;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3344 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3345 = iron_f32_to_bf16(v3344);
+        const float v3346 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3349 = iron_f32_to_bf16(v3346);
+        const unsigned int v3350 = v3323 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3351 = v3350 + v3343;
+        *reinterpret_cast<iron_bf16x2*>(out + v3351) = iron_bf16x2{{v3345, v3349}};
       }
     } else {
-      const bool v3411 = v3378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3412 = v3380 < v15;
-      const bool v3413 = v3411 && v3412;
-      if (v3413) {
-        const float v3414 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3416 = iron_f32_to_bf16(v3414);
-        const unsigned int v3417 = v3378 * v4;
-        const unsigned int v3418 = v3417 + v68;
-        const unsigned int v3419 = v3418 + v3380;
-        out[v3419] = v3416;
+      const bool v3356 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3357 = v3325 < v15;
+      const bool v3358 = v3356 && v3357;
+      if (v3358) {
+        const float v3359 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3361 = iron_f32_to_bf16(v3359);
+        const unsigned int v3362 = v3323 * v4;
+        const unsigned int v3363 = v3362 + v68;
+        const unsigned int v3364 = v3363 + v3325;
+        out[v3364] = v3361;
       }
-      const unsigned int v3421 = v1126 + v3382;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3423 = v1125 + v3387;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3424 = v3421 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3425 = v3423 < v15;
-      const bool v3426 = v3424 && v3425;
-      if (v3426) {
-        const float v3427 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3429 = iron_f32_to_bf16(v3427);
-        const unsigned int v3430 = v3421 * v4;
-        const unsigned int v3431 = v3430 + v68;
-        const unsigned int v3432 = v3431 + v3423;
-        out[v3432] = v3429;
+      const unsigned int v3366 = v1127 + v3327;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3368 = v1126 + v3332;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3369 = v3366 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3370 = v3368 < v15;
+      const bool v3371 = v3369 && v3370;
+      if (v3371) {
+        const float v3372 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3374 = iron_f32_to_bf16(v3372);
+        const unsigned int v3375 = v3366 * v4;
+        const unsigned int v3376 = v3375 + v68;
+        const unsigned int v3377 = v3376 + v3368;
+        out[v3377] = v3374;
       }
     }
-    const unsigned int v3433 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3434 = v1126 + v3433;
-    const unsigned int v3435 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3436 = v1125 + v3435;
-    const unsigned int v3438 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3439 = v3438 == v3433;
-    const unsigned int v3442 = v3435 + 1u;
-    const unsigned int v3443 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));
-    const bool v3444 = v3443 == v3442;
-    const bool v3445 = v3439 && v3444;
-    const unsigned int v3448 = v3436 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3449 = v3448 == 0u;
-    const bool v3450 = v3445 && v3449;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3450) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3451 = v3434 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3452 = v3436 < v15;
-      const bool v3453 = v3451 && v3452;
-      if (v3453) {
-        const unsigned int v3454 = v68 + v3436;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3455 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3456 = iron_f32_to_bf16(v3455);
-        const float v3457 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3460 = iron_f32_to_bf16(v3457);
-        const unsigned int v3461 = v3434 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3462 = v3461 + v3454;
-        *reinterpret_cast<iron_bf16x2*>(out + v3462) = iron_bf16x2{{v3456, v3460}};
+    const unsigned int v3378 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3379 = v1127 + v3378;
+    const unsigned int v3380 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3381 = v1126 + v3380;
+    const unsigned int v3383 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3384 = v3383 == v3378;
+    const unsigned int v3387 = v3380 + 1u;
+    const unsigned int v3388 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));
+    const bool v3389 = v3388 == v3387;
+    const bool v3390 = v3384 && v3389;
+    const unsigned int v3393 = v3381 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3394 = v3393 == 0u;
+    const bool v3395 = v3390 && v3394;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3395) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3396 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3397 = v3381 < v15;
+      const bool v3398 = v3396 && v3397;
+      if (v3398) {
+        const unsigned int v3399 = v68 + v3381;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3400 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3401 = iron_f32_to_bf16(v3400);
+        const float v3402 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3405 = iron_f32_to_bf16(v3402);
+        const unsigned int v3406 = v3379 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3407 = v3406 + v3399;
+        *reinterpret_cast<iron_bf16x2*>(out + v3407) = iron_bf16x2{{v3401, v3405}};
       }
     } else {
-      const bool v3467 = v3434 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3468 = v3436 < v15;
-      const bool v3469 = v3467 && v3468;
-      if (v3469) {
-        const float v3470 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3472 = iron_f32_to_bf16(v3470);
-        const unsigned int v3473 = v3434 * v4;
-        const unsigned int v3474 = v3473 + v68;
-        const unsigned int v3475 = v3474 + v3436;
-        out[v3475] = v3472;
+      const bool v3412 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3413 = v3381 < v15;
+      const bool v3414 = v3412 && v3413;
+      if (v3414) {
+        const float v3415 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3417 = iron_f32_to_bf16(v3415);
+        const unsigned int v3418 = v3379 * v4;
+        const unsigned int v3419 = v3418 + v68;
+        const unsigned int v3420 = v3419 + v3381;
+        out[v3420] = v3417;
       }
-      const unsigned int v3477 = v1126 + v3438;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3479 = v1125 + v3443;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3480 = v3477 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3481 = v3479 < v15;
-      const bool v3482 = v3480 && v3481;
-      if (v3482) {
-        const float v3483 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3485 = iron_f32_to_bf16(v3483);
-        const unsigned int v3486 = v3477 * v4;
-        const unsigned int v3487 = v3486 + v68;
-        const unsigned int v3488 = v3487 + v3479;
-        out[v3488] = v3485;
+      const unsigned int v3422 = v1127 + v3383;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3424 = v1126 + v3388;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3425 = v3422 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3426 = v3424 < v15;
+      const bool v3427 = v3425 && v3426;
+      if (v3427) {
+        const float v3428 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3430 = iron_f32_to_bf16(v3428);
+        const unsigned int v3431 = v3422 * v4;
+        const unsigned int v3432 = v3431 + v68;
+        const unsigned int v3433 = v3432 + v3424;
+        out[v3433] = v3430;
       }
     }
-    const unsigned int v3489 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3490 = v1126 + v3489;
-    const unsigned int v3491 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3492 = v1125 + v3491;
-    const unsigned int v3494 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3495 = v3494 == v3489;
-    const unsigned int v3498 = v3491 + 1u;
-    const unsigned int v3499 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));
-    const bool v3500 = v3499 == v3498;
-    const bool v3501 = v3495 && v3500;
-    const unsigned int v3504 = v3492 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3505 = v3504 == 0u;
-    const bool v3506 = v3501 && v3505;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3506) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3507 = v3490 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3508 = v3492 < v15;
-      const bool v3509 = v3507 && v3508;
-      if (v3509) {
-        const unsigned int v3510 = v68 + v3492;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3511 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3512 = iron_f32_to_bf16(v3511);
-        const float v3513 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3516 = iron_f32_to_bf16(v3513);
-        const unsigned int v3517 = v3490 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3518 = v3517 + v3510;
-        *reinterpret_cast<iron_bf16x2*>(out + v3518) = iron_bf16x2{{v3512, v3516}};
+    const unsigned int v3434 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3435 = v1127 + v3434;
+    const unsigned int v3436 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3437 = v1126 + v3436;
+    const unsigned int v3439 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3440 = v3439 == v3434;
+    const unsigned int v3443 = v3436 + 1u;
+    const unsigned int v3444 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));
+    const bool v3445 = v3444 == v3443;
+    const bool v3446 = v3440 && v3445;
+    const unsigned int v3449 = v3437 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3450 = v3449 == 0u;
+    const bool v3451 = v3446 && v3450;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3451) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3452 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3453 = v3437 < v15;
+      const bool v3454 = v3452 && v3453;
+      if (v3454) {
+        const unsigned int v3455 = v68 + v3437;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3456 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3457 = iron_f32_to_bf16(v3456);
+        const float v3458 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3461 = iron_f32_to_bf16(v3458);
+        const unsigned int v3462 = v3435 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3463 = v3462 + v3455;
+        *reinterpret_cast<iron_bf16x2*>(out + v3463) = iron_bf16x2{{v3457, v3461}};
       }
     } else {
-      const bool v3523 = v3490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3524 = v3492 < v15;
-      const bool v3525 = v3523 && v3524;
-      if (v3525) {
-        const float v3526 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3528 = iron_f32_to_bf16(v3526);
-        const unsigned int v3529 = v3490 * v4;
-        const unsigned int v3530 = v3529 + v68;
-        const unsigned int v3531 = v3530 + v3492;
-        out[v3531] = v3528;
+      const bool v3468 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3469 = v3437 < v15;
+      const bool v3470 = v3468 && v3469;
+      if (v3470) {
+        const float v3471 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3473 = iron_f32_to_bf16(v3471);
+        const unsigned int v3474 = v3435 * v4;
+        const unsigned int v3475 = v3474 + v68;
+        const unsigned int v3476 = v3475 + v3437;
+        out[v3476] = v3473;
       }
-      const unsigned int v3533 = v1126 + v3494;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3535 = v1125 + v3499;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3536 = v3533 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3537 = v3535 < v15;
-      const bool v3538 = v3536 && v3537;
-      if (v3538) {
-        const float v3539 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3541 = iron_f32_to_bf16(v3539);
-        const unsigned int v3542 = v3533 * v4;
-        const unsigned int v3543 = v3542 + v68;
-        const unsigned int v3544 = v3543 + v3535;
-        out[v3544] = v3541;
+      const unsigned int v3478 = v1127 + v3439;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3480 = v1126 + v3444;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3481 = v3478 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3482 = v3480 < v15;
+      const bool v3483 = v3481 && v3482;
+      if (v3483) {
+        const float v3484 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3486 = iron_f32_to_bf16(v3484);
+        const unsigned int v3487 = v3478 * v4;
+        const unsigned int v3488 = v3487 + v68;
+        const unsigned int v3489 = v3488 + v3480;
+        out[v3489] = v3486;
       }
     }
-    const unsigned int v3545 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3546 = v1126 + v3545;
-    const unsigned int v3547 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3548 = v1125 + v3547;
-    const unsigned int v3550 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3551 = v3550 == v3545;
-    const unsigned int v3554 = v3547 + 1u;
-    const unsigned int v3555 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));
-    const bool v3556 = v3555 == v3554;
-    const bool v3557 = v3551 && v3556;
-    const unsigned int v3560 = v3548 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3561 = v3560 == 0u;
-    const bool v3562 = v3557 && v3561;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3562) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3563 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3564 = v3548 < v15;
-      const bool v3565 = v3563 && v3564;
-      if (v3565) {
-        const unsigned int v3566 = v68 + v3548;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3567 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3568 = iron_f32_to_bf16(v3567);
-        const float v3569 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3572 = iron_f32_to_bf16(v3569);
-        const unsigned int v3573 = v3546 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3574 = v3573 + v3566;
-        *reinterpret_cast<iron_bf16x2*>(out + v3574) = iron_bf16x2{{v3568, v3572}};
+    const unsigned int v3490 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3491 = v1127 + v3490;
+    const unsigned int v3492 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3493 = v1126 + v3492;
+    const unsigned int v3495 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3496 = v3495 == v3490;
+    const unsigned int v3499 = v3492 + 1u;
+    const unsigned int v3500 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));
+    const bool v3501 = v3500 == v3499;
+    const bool v3502 = v3496 && v3501;
+    const unsigned int v3505 = v3493 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3506 = v3505 == 0u;
+    const bool v3507 = v3502 && v3506;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3507) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3508 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3509 = v3493 < v15;
+      const bool v3510 = v3508 && v3509;
+      if (v3510) {
+        const unsigned int v3511 = v68 + v3493;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3512 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3513 = iron_f32_to_bf16(v3512);
+        const float v3514 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3517 = iron_f32_to_bf16(v3514);
+        const unsigned int v3518 = v3491 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3519 = v3518 + v3511;
+        *reinterpret_cast<iron_bf16x2*>(out + v3519) = iron_bf16x2{{v3513, v3517}};
       }
     } else {
-      const bool v3579 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3580 = v3548 < v15;
-      const bool v3581 = v3579 && v3580;
-      if (v3581) {
-        const float v3582 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3584 = iron_f32_to_bf16(v3582);
-        const unsigned int v3585 = v3546 * v4;
-        const unsigned int v3586 = v3585 + v68;
-        const unsigned int v3587 = v3586 + v3548;
-        out[v3587] = v3584;
+      const bool v3524 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3525 = v3493 < v15;
+      const bool v3526 = v3524 && v3525;
+      if (v3526) {
+        const float v3527 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3529 = iron_f32_to_bf16(v3527);
+        const unsigned int v3530 = v3491 * v4;
+        const unsigned int v3531 = v3530 + v68;
+        const unsigned int v3532 = v3531 + v3493;
+        out[v3532] = v3529;
       }
-      const unsigned int v3589 = v1126 + v3550;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3591 = v1125 + v3555;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3592 = v3589 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3593 = v3591 < v15;
-      const bool v3594 = v3592 && v3593;
-      if (v3594) {
-        const float v3595 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3597 = iron_f32_to_bf16(v3595);
-        const unsigned int v3598 = v3589 * v4;
-        const unsigned int v3599 = v3598 + v68;
-        const unsigned int v3600 = v3599 + v3591;
-        out[v3600] = v3597;
+      const unsigned int v3534 = v1127 + v3495;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3536 = v1126 + v3500;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3537 = v3534 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3538 = v3536 < v15;
+      const bool v3539 = v3537 && v3538;
+      if (v3539) {
+        const float v3540 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3542 = iron_f32_to_bf16(v3540);
+        const unsigned int v3543 = v3534 * v4;
+        const unsigned int v3544 = v3543 + v68;
+        const unsigned int v3545 = v3544 + v3536;
+        out[v3545] = v3542;
       }
     }
-    const unsigned int v3601 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3602 = v1126 + v3601;
-    const unsigned int v3603 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3604 = v1125 + v3603;
-    const unsigned int v3606 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3607 = v3606 == v3601;
-    const unsigned int v3610 = v3603 + 1u;
-    const unsigned int v3611 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));
-    const bool v3612 = v3611 == v3610;
-    const bool v3613 = v3607 && v3612;
-    const unsigned int v3616 = v3604 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3617 = v3616 == 0u;
-    const bool v3618 = v3613 && v3617;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3618) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3619 = v3602 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3620 = v3604 < v15;
-      const bool v3621 = v3619 && v3620;
-      if (v3621) {
-        const unsigned int v3622 = v68 + v3604;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3623 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3624 = iron_f32_to_bf16(v3623);
-        const float v3625 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3628 = iron_f32_to_bf16(v3625);
-        const unsigned int v3629 = v3602 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3630 = v3629 + v3622;
-        *reinterpret_cast<iron_bf16x2*>(out + v3630) = iron_bf16x2{{v3624, v3628}};
+    const unsigned int v3546 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3547 = v1127 + v3546;
+    const unsigned int v3548 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3549 = v1126 + v3548;
+    const unsigned int v3551 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3552 = v3551 == v3546;
+    const unsigned int v3555 = v3548 + 1u;
+    const unsigned int v3556 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));
+    const bool v3557 = v3556 == v3555;
+    const bool v3558 = v3552 && v3557;
+    const unsigned int v3561 = v3549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3562 = v3561 == 0u;
+    const bool v3563 = v3558 && v3562;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3563) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3564 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3565 = v3549 < v15;
+      const bool v3566 = v3564 && v3565;
+      if (v3566) {
+        const unsigned int v3567 = v68 + v3549;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3568 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3569 = iron_f32_to_bf16(v3568);
+        const float v3570 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3573 = iron_f32_to_bf16(v3570);
+        const unsigned int v3574 = v3547 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3575 = v3574 + v3567;
+        *reinterpret_cast<iron_bf16x2*>(out + v3575) = iron_bf16x2{{v3569, v3573}};
       }
     } else {
-      const bool v3635 = v3602 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3636 = v3604 < v15;
-      const bool v3637 = v3635 && v3636;
-      if (v3637) {
-        const float v3638 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3640 = iron_f32_to_bf16(v3638);
-        const unsigned int v3641 = v3602 * v4;
-        const unsigned int v3642 = v3641 + v68;
-        const unsigned int v3643 = v3642 + v3604;
-        out[v3643] = v3640;
+      const bool v3580 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3581 = v3549 < v15;
+      const bool v3582 = v3580 && v3581;
+      if (v3582) {
+        const float v3583 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3585 = iron_f32_to_bf16(v3583);
+        const unsigned int v3586 = v3547 * v4;
+        const unsigned int v3587 = v3586 + v68;
+        const unsigned int v3588 = v3587 + v3549;
+        out[v3588] = v3585;
       }
-      const unsigned int v3645 = v1126 + v3606;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3647 = v1125 + v3611;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3648 = v3645 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3649 = v3647 < v15;
-      const bool v3650 = v3648 && v3649;
-      if (v3650) {
-        const float v3651 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3653 = iron_f32_to_bf16(v3651);
-        const unsigned int v3654 = v3645 * v4;
-        const unsigned int v3655 = v3654 + v68;
-        const unsigned int v3656 = v3655 + v3647;
-        out[v3656] = v3653;
+      const unsigned int v3590 = v1127 + v3551;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3592 = v1126 + v3556;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3593 = v3590 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3594 = v3592 < v15;
+      const bool v3595 = v3593 && v3594;
+      if (v3595) {
+        const float v3596 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3598 = iron_f32_to_bf16(v3596);
+        const unsigned int v3599 = v3590 * v4;
+        const unsigned int v3600 = v3599 + v68;
+        const unsigned int v3601 = v3600 + v3592;
+        out[v3601] = v3598;
       }
     }
-    const unsigned int v3657 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3658 = v1126 + v3657;
-    const unsigned int v3659 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3660 = v1125 + v3659;
-    const unsigned int v3662 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3663 = v3662 == v3657;
-    const unsigned int v3666 = v3659 + 1u;
-    const unsigned int v3667 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));
-    const bool v3668 = v3667 == v3666;
-    const bool v3669 = v3663 && v3668;
-    const unsigned int v3672 = v3660 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3673 = v3672 == 0u;
-    const bool v3674 = v3669 && v3673;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3674) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3675 = v3658 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3676 = v3660 < v15;
-      const bool v3677 = v3675 && v3676;
-      if (v3677) {
-        const unsigned int v3678 = v68 + v3660;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3679 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3680 = iron_f32_to_bf16(v3679);
-        const float v3681 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3684 = iron_f32_to_bf16(v3681);
-        const unsigned int v3685 = v3658 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3686 = v3685 + v3678;
-        *reinterpret_cast<iron_bf16x2*>(out + v3686) = iron_bf16x2{{v3680, v3684}};
+    const unsigned int v3602 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3603 = v1127 + v3602;
+    const unsigned int v3604 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3605 = v1126 + v3604;
+    const unsigned int v3607 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3608 = v3607 == v3602;
+    const unsigned int v3611 = v3604 + 1u;
+    const unsigned int v3612 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));
+    const bool v3613 = v3612 == v3611;
+    const bool v3614 = v3608 && v3613;
+    const unsigned int v3617 = v3605 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3618 = v3617 == 0u;
+    const bool v3619 = v3614 && v3618;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3619) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3620 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3621 = v3605 < v15;
+      const bool v3622 = v3620 && v3621;
+      if (v3622) {
+        const unsigned int v3623 = v68 + v3605;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3624 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3625 = iron_f32_to_bf16(v3624);
+        const float v3626 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3629 = iron_f32_to_bf16(v3626);
+        const unsigned int v3630 = v3603 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3631 = v3630 + v3623;
+        *reinterpret_cast<iron_bf16x2*>(out + v3631) = iron_bf16x2{{v3625, v3629}};
       }
     } else {
-      const bool v3691 = v3658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3692 = v3660 < v15;
-      const bool v3693 = v3691 && v3692;
-      if (v3693) {
-        const float v3694 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3696 = iron_f32_to_bf16(v3694);
-        const unsigned int v3697 = v3658 * v4;
-        const unsigned int v3698 = v3697 + v68;
-        const unsigned int v3699 = v3698 + v3660;
-        out[v3699] = v3696;
+      const bool v3636 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3637 = v3605 < v15;
+      const bool v3638 = v3636 && v3637;
+      if (v3638) {
+        const float v3639 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3641 = iron_f32_to_bf16(v3639);
+        const unsigned int v3642 = v3603 * v4;
+        const unsigned int v3643 = v3642 + v68;
+        const unsigned int v3644 = v3643 + v3605;
+        out[v3644] = v3641;
       }
-      const unsigned int v3701 = v1126 + v3662;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3703 = v1125 + v3667;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3704 = v3701 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3705 = v3703 < v15;
-      const bool v3706 = v3704 && v3705;
-      if (v3706) {
-        const float v3707 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3709 = iron_f32_to_bf16(v3707);
-        const unsigned int v3710 = v3701 * v4;
-        const unsigned int v3711 = v3710 + v68;
-        const unsigned int v3712 = v3711 + v3703;
-        out[v3712] = v3709;
+      const unsigned int v3646 = v1127 + v3607;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3648 = v1126 + v3612;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3649 = v3646 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3650 = v3648 < v15;
+      const bool v3651 = v3649 && v3650;
+      if (v3651) {
+        const float v3652 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3654 = iron_f32_to_bf16(v3652);
+        const unsigned int v3655 = v3646 * v4;
+        const unsigned int v3656 = v3655 + v68;
+        const unsigned int v3657 = v3656 + v3648;
+        out[v3657] = v3654;
       }
     }
-    const unsigned int v3713 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3714 = v1126 + v3713;
-    const unsigned int v3715 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3716 = v1125 + v3715;
-    const unsigned int v3718 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3719 = v3718 == v3713;
-    const unsigned int v3722 = v3715 + 1u;
-    const unsigned int v3723 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));
-    const bool v3724 = v3723 == v3722;
-    const bool v3725 = v3719 && v3724;
-    const unsigned int v3728 = v3716 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3729 = v3728 == 0u;
-    const bool v3730 = v3725 && v3729;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3730) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3731 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3732 = v3716 < v15;
-      const bool v3733 = v3731 && v3732;
-      if (v3733) {
-        const unsigned int v3734 = v68 + v3716;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3735 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3736 = iron_f32_to_bf16(v3735);
-        const float v3737 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3740 = iron_f32_to_bf16(v3737);
-        const unsigned int v3741 = v3714 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3742 = v3741 + v3734;
-        *reinterpret_cast<iron_bf16x2*>(out + v3742) = iron_bf16x2{{v3736, v3740}};
+    const unsigned int v3658 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3659 = v1127 + v3658;
+    const unsigned int v3660 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3661 = v1126 + v3660;
+    const unsigned int v3663 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3664 = v3663 == v3658;
+    const unsigned int v3667 = v3660 + 1u;
+    const unsigned int v3668 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));
+    const bool v3669 = v3668 == v3667;
+    const bool v3670 = v3664 && v3669;
+    const unsigned int v3673 = v3661 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3674 = v3673 == 0u;
+    const bool v3675 = v3670 && v3674;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3675) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3676 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3677 = v3661 < v15;
+      const bool v3678 = v3676 && v3677;
+      if (v3678) {
+        const unsigned int v3679 = v68 + v3661;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3680 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3681 = iron_f32_to_bf16(v3680);
+        const float v3682 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3685 = iron_f32_to_bf16(v3682);
+        const unsigned int v3686 = v3659 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3687 = v3686 + v3679;
+        *reinterpret_cast<iron_bf16x2*>(out + v3687) = iron_bf16x2{{v3681, v3685}};
       }
     } else {
-      const bool v3747 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3748 = v3716 < v15;
-      const bool v3749 = v3747 && v3748;
-      if (v3749) {
-        const float v3750 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3752 = iron_f32_to_bf16(v3750);
-        const unsigned int v3753 = v3714 * v4;
-        const unsigned int v3754 = v3753 + v68;
-        const unsigned int v3755 = v3754 + v3716;
-        out[v3755] = v3752;
+      const bool v3692 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3693 = v3661 < v15;
+      const bool v3694 = v3692 && v3693;
+      if (v3694) {
+        const float v3695 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3697 = iron_f32_to_bf16(v3695);
+        const unsigned int v3698 = v3659 * v4;
+        const unsigned int v3699 = v3698 + v68;
+        const unsigned int v3700 = v3699 + v3661;
+        out[v3700] = v3697;
       }
-      const unsigned int v3757 = v1126 + v3718;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3759 = v1125 + v3723;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3760 = v3757 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3761 = v3759 < v15;
-      const bool v3762 = v3760 && v3761;
-      if (v3762) {
-        const float v3763 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3765 = iron_f32_to_bf16(v3763);
-        const unsigned int v3766 = v3757 * v4;
-        const unsigned int v3767 = v3766 + v68;
-        const unsigned int v3768 = v3767 + v3759;
-        out[v3768] = v3765;
+      const unsigned int v3702 = v1127 + v3663;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3704 = v1126 + v3668;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3706 = v3704 < v15;
+      const bool v3707 = v3705 && v3706;
+      if (v3707) {
+        const float v3708 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3710 = iron_f32_to_bf16(v3708);
+        const unsigned int v3711 = v3702 * v4;
+        const unsigned int v3712 = v3711 + v68;
+        const unsigned int v3713 = v3712 + v3704;
+        out[v3713] = v3710;
       }
     }
-    const unsigned int v3769 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3770 = v1126 + v3769;
-    const unsigned int v3771 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3772 = v1125 + v3771;
-    const unsigned int v3774 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3775 = v3774 == v3769;
-    const unsigned int v3778 = v3771 + 1u;
-    const unsigned int v3779 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));
-    const bool v3780 = v3779 == v3778;
-    const bool v3781 = v3775 && v3780;
-    const unsigned int v3784 = v3772 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3785 = v3784 == 0u;
-    const bool v3786 = v3781 && v3785;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3786) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3787 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3788 = v3772 < v15;
-      const bool v3789 = v3787 && v3788;
-      if (v3789) {
-        const unsigned int v3790 = v68 + v3772;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3791 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3792 = iron_f32_to_bf16(v3791);
-        const float v3793 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3796 = iron_f32_to_bf16(v3793);
-        const unsigned int v3797 = v3770 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3798 = v3797 + v3790;
-        *reinterpret_cast<iron_bf16x2*>(out + v3798) = iron_bf16x2{{v3792, v3796}};
+    const unsigned int v3714 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3715 = v1127 + v3714;
+    const unsigned int v3716 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3717 = v1126 + v3716;
+    const unsigned int v3719 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3720 = v3719 == v3714;
+    const unsigned int v3723 = v3716 + 1u;
+    const unsigned int v3724 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));
+    const bool v3725 = v3724 == v3723;
+    const bool v3726 = v3720 && v3725;
+    const unsigned int v3729 = v3717 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3730 = v3729 == 0u;
+    const bool v3731 = v3726 && v3730;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3731) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3732 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3733 = v3717 < v15;
+      const bool v3734 = v3732 && v3733;
+      if (v3734) {
+        const unsigned int v3735 = v68 + v3717;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3736 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3737 = iron_f32_to_bf16(v3736);
+        const float v3738 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3741 = iron_f32_to_bf16(v3738);
+        const unsigned int v3742 = v3715 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3743 = v3742 + v3735;
+        *reinterpret_cast<iron_bf16x2*>(out + v3743) = iron_bf16x2{{v3737, v3741}};
       }
     } else {
-      const bool v3803 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3804 = v3772 < v15;
-      const bool v3805 = v3803 && v3804;
-      if (v3805) {
-        const float v3806 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3808 = iron_f32_to_bf16(v3806);
-        const unsigned int v3809 = v3770 * v4;
-        const unsigned int v3810 = v3809 + v68;
-        const unsigned int v3811 = v3810 + v3772;
-        out[v3811] = v3808;
+      const bool v3748 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3749 = v3717 < v15;
+      const bool v3750 = v3748 && v3749;
+      if (v3750) {
+        const float v3751 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3753 = iron_f32_to_bf16(v3751);
+        const unsigned int v3754 = v3715 * v4;
+        const unsigned int v3755 = v3754 + v68;
+        const unsigned int v3756 = v3755 + v3717;
+        out[v3756] = v3753;
       }
-      const unsigned int v3813 = v1126 + v3774;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3815 = v1125 + v3779;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3816 = v3813 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3817 = v3815 < v15;
-      const bool v3818 = v3816 && v3817;
-      if (v3818) {
-        const float v3819 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3821 = iron_f32_to_bf16(v3819);
-        const unsigned int v3822 = v3813 * v4;
-        const unsigned int v3823 = v3822 + v68;
-        const unsigned int v3824 = v3823 + v3815;
-        out[v3824] = v3821;
+      const unsigned int v3758 = v1127 + v3719;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3760 = v1126 + v3724;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3761 = v3758 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3762 = v3760 < v15;
+      const bool v3763 = v3761 && v3762;
+      if (v3763) {
+        const float v3764 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3766 = iron_f32_to_bf16(v3764);
+        const unsigned int v3767 = v3758 * v4;
+        const unsigned int v3768 = v3767 + v68;
+        const unsigned int v3769 = v3768 + v3760;
+        out[v3769] = v3766;
       }
     }
-    const unsigned int v3825 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3826 = v1126 + v3825;
-    const unsigned int v3827 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3828 = v1125 + v3827;
-    const unsigned int v3830 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3831 = v3830 == v3825;
-    const unsigned int v3834 = v3827 + 1u;
-    const unsigned int v3835 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));
-    const bool v3836 = v3835 == v3834;
-    const bool v3837 = v3831 && v3836;
-    const unsigned int v3840 = v3828 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3841 = v3840 == 0u;
-    const bool v3842 = v3837 && v3841;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3842) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3843 = v3826 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3844 = v3828 < v15;
-      const bool v3845 = v3843 && v3844;
-      if (v3845) {
-        const unsigned int v3846 = v68 + v3828;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3847 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3848 = iron_f32_to_bf16(v3847);
-        const float v3849 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3852 = iron_f32_to_bf16(v3849);
-        const unsigned int v3853 = v3826 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3854 = v3853 + v3846;
-        *reinterpret_cast<iron_bf16x2*>(out + v3854) = iron_bf16x2{{v3848, v3852}};
+    const unsigned int v3770 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3771 = v1127 + v3770;
+    const unsigned int v3772 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3773 = v1126 + v3772;
+    const unsigned int v3775 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3776 = v3775 == v3770;
+    const unsigned int v3779 = v3772 + 1u;
+    const unsigned int v3780 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));
+    const bool v3781 = v3780 == v3779;
+    const bool v3782 = v3776 && v3781;
+    const unsigned int v3785 = v3773 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3786 = v3785 == 0u;
+    const bool v3787 = v3782 && v3786;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3787) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3788 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3789 = v3773 < v15;
+      const bool v3790 = v3788 && v3789;
+      if (v3790) {
+        const unsigned int v3791 = v68 + v3773;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3792 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3793 = iron_f32_to_bf16(v3792);
+        const float v3794 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3797 = iron_f32_to_bf16(v3794);
+        const unsigned int v3798 = v3771 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3799 = v3798 + v3791;
+        *reinterpret_cast<iron_bf16x2*>(out + v3799) = iron_bf16x2{{v3793, v3797}};
       }
     } else {
-      const bool v3859 = v3826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3860 = v3828 < v15;
-      const bool v3861 = v3859 && v3860;
-      if (v3861) {
-        const float v3862 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3864 = iron_f32_to_bf16(v3862);
-        const unsigned int v3865 = v3826 * v4;
-        const unsigned int v3866 = v3865 + v68;
-        const unsigned int v3867 = v3866 + v3828;
-        out[v3867] = v3864;
+      const bool v3804 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3805 = v3773 < v15;
+      const bool v3806 = v3804 && v3805;
+      if (v3806) {
+        const float v3807 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3809 = iron_f32_to_bf16(v3807);
+        const unsigned int v3810 = v3771 * v4;
+        const unsigned int v3811 = v3810 + v68;
+        const unsigned int v3812 = v3811 + v3773;
+        out[v3812] = v3809;
       }
-      const unsigned int v3869 = v1126 + v3830;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3871 = v1125 + v3835;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3872 = v3869 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3873 = v3871 < v15;
-      const bool v3874 = v3872 && v3873;
-      if (v3874) {
-        const float v3875 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3877 = iron_f32_to_bf16(v3875);
-        const unsigned int v3878 = v3869 * v4;
-        const unsigned int v3879 = v3878 + v68;
-        const unsigned int v3880 = v3879 + v3871;
-        out[v3880] = v3877;
+      const unsigned int v3814 = v1127 + v3775;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3816 = v1126 + v3780;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3817 = v3814 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3818 = v3816 < v15;
+      const bool v3819 = v3817 && v3818;
+      if (v3819) {
+        const float v3820 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3822 = iron_f32_to_bf16(v3820);
+        const unsigned int v3823 = v3814 * v4;
+        const unsigned int v3824 = v3823 + v68;
+        const unsigned int v3825 = v3824 + v3816;
+        out[v3825] = v3822;
       }
     }
-    const unsigned int v3881 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3882 = v1126 + v3881;
-    const unsigned int v3883 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3884 = v1125 + v3883;
-    const unsigned int v3886 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3887 = v3886 == v3881;
-    const unsigned int v3890 = v3883 + 1u;
-    const unsigned int v3891 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));
-    const bool v3892 = v3891 == v3890;
-    const bool v3893 = v3887 && v3892;
-    const unsigned int v3896 = v3884 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3897 = v3896 == 0u;
-    const bool v3898 = v3893 && v3897;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3898) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3899 = v3882 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3900 = v3884 < v15;
-      const bool v3901 = v3899 && v3900;
-      if (v3901) {
-        const unsigned int v3902 = v68 + v3884;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3903 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3904 = iron_f32_to_bf16(v3903);
-        const float v3905 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3908 = iron_f32_to_bf16(v3905);
-        const unsigned int v3909 = v3882 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3910 = v3909 + v3902;
-        *reinterpret_cast<iron_bf16x2*>(out + v3910) = iron_bf16x2{{v3904, v3908}};
+    const unsigned int v3826 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3827 = v1127 + v3826;
+    const unsigned int v3828 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3829 = v1126 + v3828;
+    const unsigned int v3831 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3832 = v3831 == v3826;
+    const unsigned int v3835 = v3828 + 1u;
+    const unsigned int v3836 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));
+    const bool v3837 = v3836 == v3835;
+    const bool v3838 = v3832 && v3837;
+    const unsigned int v3841 = v3829 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3842 = v3841 == 0u;
+    const bool v3843 = v3838 && v3842;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3843) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3844 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3845 = v3829 < v15;
+      const bool v3846 = v3844 && v3845;
+      if (v3846) {
+        const unsigned int v3847 = v68 + v3829;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3848 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3849 = iron_f32_to_bf16(v3848);
+        const float v3850 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3853 = iron_f32_to_bf16(v3850);
+        const unsigned int v3854 = v3827 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3855 = v3854 + v3847;
+        *reinterpret_cast<iron_bf16x2*>(out + v3855) = iron_bf16x2{{v3849, v3853}};
       }
     } else {
-      const bool v3915 = v3882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3916 = v3884 < v15;
-      const bool v3917 = v3915 && v3916;
-      if (v3917) {
-        const float v3918 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3920 = iron_f32_to_bf16(v3918);
-        const unsigned int v3921 = v3882 * v4;
-        const unsigned int v3922 = v3921 + v68;
-        const unsigned int v3923 = v3922 + v3884;
-        out[v3923] = v3920;
+      const bool v3860 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3861 = v3829 < v15;
+      const bool v3862 = v3860 && v3861;
+      if (v3862) {
+        const float v3863 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3865 = iron_f32_to_bf16(v3863);
+        const unsigned int v3866 = v3827 * v4;
+        const unsigned int v3867 = v3866 + v68;
+        const unsigned int v3868 = v3867 + v3829;
+        out[v3868] = v3865;
       }
-      const unsigned int v3925 = v1126 + v3886;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3927 = v1125 + v3891;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3928 = v3925 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3929 = v3927 < v15;
-      const bool v3930 = v3928 && v3929;
-      if (v3930) {
-        const float v3931 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3933 = iron_f32_to_bf16(v3931);
-        const unsigned int v3934 = v3925 * v4;
-        const unsigned int v3935 = v3934 + v68;
-        const unsigned int v3936 = v3935 + v3927;
-        out[v3936] = v3933;
+      const unsigned int v3870 = v1127 + v3831;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3872 = v1126 + v3836;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3874 = v3872 < v15;
+      const bool v3875 = v3873 && v3874;
+      if (v3875) {
+        const float v3876 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3878 = iron_f32_to_bf16(v3876);
+        const unsigned int v3879 = v3870 * v4;
+        const unsigned int v3880 = v3879 + v68;
+        const unsigned int v3881 = v3880 + v3872;
+        out[v3881] = v3878;
       }
     }
-    const unsigned int v3937 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3938 = v1126 + v3937;
-    const unsigned int v3939 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3940 = v1125 + v3939;
-    const unsigned int v3942 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3943 = v3942 == v3937;
-    const unsigned int v3946 = v3939 + 1u;
-    const unsigned int v3947 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));
-    const bool v3948 = v3947 == v3946;
-    const bool v3949 = v3943 && v3948;
-    const unsigned int v3952 = v3940 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3953 = v3952 == 0u;
-    const bool v3954 = v3949 && v3953;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3954) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3955 = v3938 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3956 = v3940 < v15;
-      const bool v3957 = v3955 && v3956;
-      if (v3957) {
-        const unsigned int v3958 = v68 + v3940;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3959 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3960 = iron_f32_to_bf16(v3959);
-        const float v3961 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3964 = iron_f32_to_bf16(v3961);
-        const unsigned int v3965 = v3938 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3966 = v3965 + v3958;
-        *reinterpret_cast<iron_bf16x2*>(out + v3966) = iron_bf16x2{{v3960, v3964}};
+    const unsigned int v3882 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3883 = v1127 + v3882;
+    const unsigned int v3884 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3885 = v1126 + v3884;
+    const unsigned int v3887 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3888 = v3887 == v3882;
+    const unsigned int v3891 = v3884 + 1u;
+    const unsigned int v3892 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));
+    const bool v3893 = v3892 == v3891;
+    const bool v3894 = v3888 && v3893;
+    const unsigned int v3897 = v3885 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3898 = v3897 == 0u;
+    const bool v3899 = v3894 && v3898;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3899) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3900 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3901 = v3885 < v15;
+      const bool v3902 = v3900 && v3901;
+      if (v3902) {
+        const unsigned int v3903 = v68 + v3885;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3904 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3905 = iron_f32_to_bf16(v3904);
+        const float v3906 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3909 = iron_f32_to_bf16(v3906);
+        const unsigned int v3910 = v3883 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3911 = v3910 + v3903;
+        *reinterpret_cast<iron_bf16x2*>(out + v3911) = iron_bf16x2{{v3905, v3909}};
       }
     } else {
-      const bool v3971 = v3938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3972 = v3940 < v15;
-      const bool v3973 = v3971 && v3972;
-      if (v3973) {
-        const float v3974 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3976 = iron_f32_to_bf16(v3974);
-        const unsigned int v3977 = v3938 * v4;
-        const unsigned int v3978 = v3977 + v68;
-        const unsigned int v3979 = v3978 + v3940;
-        out[v3979] = v3976;
+      const bool v3916 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3917 = v3885 < v15;
+      const bool v3918 = v3916 && v3917;
+      if (v3918) {
+        const float v3919 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3921 = iron_f32_to_bf16(v3919);
+        const unsigned int v3922 = v3883 * v4;
+        const unsigned int v3923 = v3922 + v68;
+        const unsigned int v3924 = v3923 + v3885;
+        out[v3924] = v3921;
       }
-      const unsigned int v3981 = v1126 + v3942;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3983 = v1125 + v3947;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3984 = v3981 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3985 = v3983 < v15;
-      const bool v3986 = v3984 && v3985;
-      if (v3986) {
-        const float v3987 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3989 = iron_f32_to_bf16(v3987);
-        const unsigned int v3990 = v3981 * v4;
-        const unsigned int v3991 = v3990 + v68;
-        const unsigned int v3992 = v3991 + v3983;
-        out[v3992] = v3989;
+      const unsigned int v3926 = v1127 + v3887;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3928 = v1126 + v3892;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3929 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3930 = v3928 < v15;
+      const bool v3931 = v3929 && v3930;
+      if (v3931) {
+        const float v3932 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3934 = iron_f32_to_bf16(v3932);
+        const unsigned int v3935 = v3926 * v4;
+        const unsigned int v3936 = v3935 + v68;
+        const unsigned int v3937 = v3936 + v3928;
+        out[v3937] = v3934;
       }
     }
-    const unsigned int v3993 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3994 = v1126 + v3993;
-    const unsigned int v3995 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3996 = v1125 + v3995;
-    const unsigned int v3998 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3999 = v3998 == v3993;
-    const unsigned int v4002 = v3995 + 1u;
-    const unsigned int v4003 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));
-    const bool v4004 = v4003 == v4002;
-    const bool v4005 = v3999 && v4004;
-    const unsigned int v4008 = v3996 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4009 = v4008 == 0u;
-    const bool v4010 = v4005 && v4009;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4010) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4011 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4012 = v3996 < v15;
-      const bool v4013 = v4011 && v4012;
-      if (v4013) {
-        const unsigned int v4014 = v68 + v3996;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4015 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4016 = iron_f32_to_bf16(v4015);
-        const float v4017 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4020 = iron_f32_to_bf16(v4017);
-        const unsigned int v4021 = v3994 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4022 = v4021 + v4014;
-        *reinterpret_cast<iron_bf16x2*>(out + v4022) = iron_bf16x2{{v4016, v4020}};
+    const unsigned int v3938 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3939 = v1127 + v3938;
+    const unsigned int v3940 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3941 = v1126 + v3940;
+    const unsigned int v3943 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3944 = v3943 == v3938;
+    const unsigned int v3947 = v3940 + 1u;
+    const unsigned int v3948 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));
+    const bool v3949 = v3948 == v3947;
+    const bool v3950 = v3944 && v3949;
+    const unsigned int v3953 = v3941 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3954 = v3953 == 0u;
+    const bool v3955 = v3950 && v3954;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3955) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3956 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3957 = v3941 < v15;
+      const bool v3958 = v3956 && v3957;
+      if (v3958) {
+        const unsigned int v3959 = v68 + v3941;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3960 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3961 = iron_f32_to_bf16(v3960);
+        const float v3962 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3965 = iron_f32_to_bf16(v3962);
+        const unsigned int v3966 = v3939 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3967 = v3966 + v3959;
+        *reinterpret_cast<iron_bf16x2*>(out + v3967) = iron_bf16x2{{v3961, v3965}};
       }
     } else {
-      const bool v4027 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4028 = v3996 < v15;
-      const bool v4029 = v4027 && v4028;
-      if (v4029) {
-        const float v4030 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4032 = iron_f32_to_bf16(v4030);
-        const unsigned int v4033 = v3994 * v4;
-        const unsigned int v4034 = v4033 + v68;
-        const unsigned int v4035 = v4034 + v3996;
-        out[v4035] = v4032;
+      const bool v3972 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3973 = v3941 < v15;
+      const bool v3974 = v3972 && v3973;
+      if (v3974) {
+        const float v3975 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3977 = iron_f32_to_bf16(v3975);
+        const unsigned int v3978 = v3939 * v4;
+        const unsigned int v3979 = v3978 + v68;
+        const unsigned int v3980 = v3979 + v3941;
+        out[v3980] = v3977;
       }
-      const unsigned int v4037 = v1126 + v3998;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4039 = v1125 + v4003;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4040 = v4037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4041 = v4039 < v15;
-      const bool v4042 = v4040 && v4041;
-      if (v4042) {
-        const float v4043 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4045 = iron_f32_to_bf16(v4043);
-        const unsigned int v4046 = v4037 * v4;
-        const unsigned int v4047 = v4046 + v68;
-        const unsigned int v4048 = v4047 + v4039;
-        out[v4048] = v4045;
+      const unsigned int v3982 = v1127 + v3943;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3984 = v1126 + v3948;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3985 = v3982 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3986 = v3984 < v15;
+      const bool v3987 = v3985 && v3986;
+      if (v3987) {
+        const float v3988 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3990 = iron_f32_to_bf16(v3988);
+        const unsigned int v3991 = v3982 * v4;
+        const unsigned int v3992 = v3991 + v68;
+        const unsigned int v3993 = v3992 + v3984;
+        out[v3993] = v3990;
       }
     }
-    const unsigned int v4049 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4050 = v1126 + v4049;
-    const unsigned int v4051 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4052 = v1125 + v4051;
-    const unsigned int v4054 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4055 = v4054 == v4049;
-    const unsigned int v4058 = v4051 + 1u;
-    const unsigned int v4059 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));
-    const bool v4060 = v4059 == v4058;
-    const bool v4061 = v4055 && v4060;
-    const unsigned int v4064 = v4052 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4065 = v4064 == 0u;
-    const bool v4066 = v4061 && v4065;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4066) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4067 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4068 = v4052 < v15;
-      const bool v4069 = v4067 && v4068;
-      if (v4069) {
-        const unsigned int v4070 = v68 + v4052;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4071 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4072 = iron_f32_to_bf16(v4071);
-        const float v4073 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4076 = iron_f32_to_bf16(v4073);
-        const unsigned int v4077 = v4050 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4078 = v4077 + v4070;
-        *reinterpret_cast<iron_bf16x2*>(out + v4078) = iron_bf16x2{{v4072, v4076}};
+    const unsigned int v3994 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3995 = v1127 + v3994;
+    const unsigned int v3996 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3997 = v1126 + v3996;
+    const unsigned int v3999 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4000 = v3999 == v3994;
+    const unsigned int v4003 = v3996 + 1u;
+    const unsigned int v4004 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));
+    const bool v4005 = v4004 == v4003;
+    const bool v4006 = v4000 && v4005;
+    const unsigned int v4009 = v3997 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4010 = v4009 == 0u;
+    const bool v4011 = v4006 && v4010;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4011) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4012 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4013 = v3997 < v15;
+      const bool v4014 = v4012 && v4013;
+      if (v4014) {
+        const unsigned int v4015 = v68 + v3997;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4016 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4017 = iron_f32_to_bf16(v4016);
+        const float v4018 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4021 = iron_f32_to_bf16(v4018);
+        const unsigned int v4022 = v3995 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4023 = v4022 + v4015;
+        *reinterpret_cast<iron_bf16x2*>(out + v4023) = iron_bf16x2{{v4017, v4021}};
       }
     } else {
-      const bool v4083 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4084 = v4052 < v15;
-      const bool v4085 = v4083 && v4084;
-      if (v4085) {
-        const float v4086 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4088 = iron_f32_to_bf16(v4086);
-        const unsigned int v4089 = v4050 * v4;
-        const unsigned int v4090 = v4089 + v68;
-        const unsigned int v4091 = v4090 + v4052;
-        out[v4091] = v4088;
+      const bool v4028 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4029 = v3997 < v15;
+      const bool v4030 = v4028 && v4029;
+      if (v4030) {
+        const float v4031 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4033 = iron_f32_to_bf16(v4031);
+        const unsigned int v4034 = v3995 * v4;
+        const unsigned int v4035 = v4034 + v68;
+        const unsigned int v4036 = v4035 + v3997;
+        out[v4036] = v4033;
       }
-      const unsigned int v4093 = v1126 + v4054;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4095 = v1125 + v4059;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4096 = v4093 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4097 = v4095 < v15;
-      const bool v4098 = v4096 && v4097;
-      if (v4098) {
-        const float v4099 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4101 = iron_f32_to_bf16(v4099);
-        const unsigned int v4102 = v4093 * v4;
-        const unsigned int v4103 = v4102 + v68;
-        const unsigned int v4104 = v4103 + v4095;
-        out[v4104] = v4101;
+      const unsigned int v4038 = v1127 + v3999;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4040 = v1126 + v4004;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4041 = v4038 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4042 = v4040 < v15;
+      const bool v4043 = v4041 && v4042;
+      if (v4043) {
+        const float v4044 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4046 = iron_f32_to_bf16(v4044);
+        const unsigned int v4047 = v4038 * v4;
+        const unsigned int v4048 = v4047 + v68;
+        const unsigned int v4049 = v4048 + v4040;
+        out[v4049] = v4046;
       }
     }
-    const unsigned int v4105 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4106 = v1126 + v4105;
-    const unsigned int v4107 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4108 = v1125 + v4107;
-    const unsigned int v4110 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4111 = v4110 == v4105;
-    const unsigned int v4114 = v4107 + 1u;
-    const unsigned int v4115 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));
-    const bool v4116 = v4115 == v4114;
-    const bool v4117 = v4111 && v4116;
-    const unsigned int v4120 = v4108 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4121 = v4120 == 0u;
-    const bool v4122 = v4117 && v4121;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4122) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4123 = v4106 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4124 = v4108 < v15;
-      const bool v4125 = v4123 && v4124;
-      if (v4125) {
-        const unsigned int v4126 = v68 + v4108;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4127 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4128 = iron_f32_to_bf16(v4127);
-        const float v4129 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4132 = iron_f32_to_bf16(v4129);
-        const unsigned int v4133 = v4106 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4134 = v4133 + v4126;
-        *reinterpret_cast<iron_bf16x2*>(out + v4134) = iron_bf16x2{{v4128, v4132}};
+    const unsigned int v4050 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4051 = v1127 + v4050;
+    const unsigned int v4052 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4053 = v1126 + v4052;
+    const unsigned int v4055 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4056 = v4055 == v4050;
+    const unsigned int v4059 = v4052 + 1u;
+    const unsigned int v4060 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));
+    const bool v4061 = v4060 == v4059;
+    const bool v4062 = v4056 && v4061;
+    const unsigned int v4065 = v4053 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4066 = v4065 == 0u;
+    const bool v4067 = v4062 && v4066;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4067) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4068 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4069 = v4053 < v15;
+      const bool v4070 = v4068 && v4069;
+      if (v4070) {
+        const unsigned int v4071 = v68 + v4053;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4072 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4073 = iron_f32_to_bf16(v4072);
+        const float v4074 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4077 = iron_f32_to_bf16(v4074);
+        const unsigned int v4078 = v4051 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4079 = v4078 + v4071;
+        *reinterpret_cast<iron_bf16x2*>(out + v4079) = iron_bf16x2{{v4073, v4077}};
       }
     } else {
-      const bool v4139 = v4106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4140 = v4108 < v15;
-      const bool v4141 = v4139 && v4140;
-      if (v4141) {
-        const float v4142 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4144 = iron_f32_to_bf16(v4142);
-        const unsigned int v4145 = v4106 * v4;
-        const unsigned int v4146 = v4145 + v68;
-        const unsigned int v4147 = v4146 + v4108;
-        out[v4147] = v4144;
+      const bool v4084 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4085 = v4053 < v15;
+      const bool v4086 = v4084 && v4085;
+      if (v4086) {
+        const float v4087 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4089 = iron_f32_to_bf16(v4087);
+        const unsigned int v4090 = v4051 * v4;
+        const unsigned int v4091 = v4090 + v68;
+        const unsigned int v4092 = v4091 + v4053;
+        out[v4092] = v4089;
       }
-      const unsigned int v4149 = v1126 + v4110;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4151 = v1125 + v4115;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4152 = v4149 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4153 = v4151 < v15;
-      const bool v4154 = v4152 && v4153;
-      if (v4154) {
-        const float v4155 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4157 = iron_f32_to_bf16(v4155);
-        const unsigned int v4158 = v4149 * v4;
-        const unsigned int v4159 = v4158 + v68;
-        const unsigned int v4160 = v4159 + v4151;
-        out[v4160] = v4157;
+      const unsigned int v4094 = v1127 + v4055;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4096 = v1126 + v4060;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4097 = v4094 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4098 = v4096 < v15;
+      const bool v4099 = v4097 && v4098;
+      if (v4099) {
+        const float v4100 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4102 = iron_f32_to_bf16(v4100);
+        const unsigned int v4103 = v4094 * v4;
+        const unsigned int v4104 = v4103 + v68;
+        const unsigned int v4105 = v4104 + v4096;
+        out[v4105] = v4102;
       }
     }
-    const unsigned int v4161 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4162 = v1126 + v4161;
-    const unsigned int v4163 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4164 = v1125 + v4163;
-    const unsigned int v4166 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4167 = v4166 == v4161;
-    const unsigned int v4170 = v4163 + 1u;
-    const unsigned int v4171 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));
-    const bool v4172 = v4171 == v4170;
-    const bool v4173 = v4167 && v4172;
-    const unsigned int v4176 = v4164 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4177 = v4176 == 0u;
-    const bool v4178 = v4173 && v4177;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4178) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4179 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4180 = v4164 < v15;
-      const bool v4181 = v4179 && v4180;
-      if (v4181) {
-        const unsigned int v4182 = v68 + v4164;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4183 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4184 = iron_f32_to_bf16(v4183);
-        const float v4185 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4188 = iron_f32_to_bf16(v4185);
-        const unsigned int v4189 = v4162 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4190 = v4189 + v4182;
-        *reinterpret_cast<iron_bf16x2*>(out + v4190) = iron_bf16x2{{v4184, v4188}};
+    const unsigned int v4106 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4107 = v1127 + v4106;
+    const unsigned int v4108 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4109 = v1126 + v4108;
+    const unsigned int v4111 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4112 = v4111 == v4106;
+    const unsigned int v4115 = v4108 + 1u;
+    const unsigned int v4116 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));
+    const bool v4117 = v4116 == v4115;
+    const bool v4118 = v4112 && v4117;
+    const unsigned int v4121 = v4109 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4122 = v4121 == 0u;
+    const bool v4123 = v4118 && v4122;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4123) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4124 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4125 = v4109 < v15;
+      const bool v4126 = v4124 && v4125;
+      if (v4126) {
+        const unsigned int v4127 = v68 + v4109;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4128 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4129 = iron_f32_to_bf16(v4128);
+        const float v4130 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4133 = iron_f32_to_bf16(v4130);
+        const unsigned int v4134 = v4107 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4135 = v4134 + v4127;
+        *reinterpret_cast<iron_bf16x2*>(out + v4135) = iron_bf16x2{{v4129, v4133}};
       }
     } else {
-      const bool v4195 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4196 = v4164 < v15;
-      const bool v4197 = v4195 && v4196;
-      if (v4197) {
-        const float v4198 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4200 = iron_f32_to_bf16(v4198);
-        const unsigned int v4201 = v4162 * v4;
-        const unsigned int v4202 = v4201 + v68;
-        const unsigned int v4203 = v4202 + v4164;
-        out[v4203] = v4200;
+      const bool v4140 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4141 = v4109 < v15;
+      const bool v4142 = v4140 && v4141;
+      if (v4142) {
+        const float v4143 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4145 = iron_f32_to_bf16(v4143);
+        const unsigned int v4146 = v4107 * v4;
+        const unsigned int v4147 = v4146 + v68;
+        const unsigned int v4148 = v4147 + v4109;
+        out[v4148] = v4145;
       }
-      const unsigned int v4205 = v1126 + v4166;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4207 = v1125 + v4171;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4208 = v4205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4209 = v4207 < v15;
-      const bool v4210 = v4208 && v4209;
-      if (v4210) {
-        const float v4211 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4213 = iron_f32_to_bf16(v4211);
-        const unsigned int v4214 = v4205 * v4;
-        const unsigned int v4215 = v4214 + v68;
-        const unsigned int v4216 = v4215 + v4207;
-        out[v4216] = v4213;
+      const unsigned int v4150 = v1127 + v4111;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4152 = v1126 + v4116;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4153 = v4150 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4154 = v4152 < v15;
+      const bool v4155 = v4153 && v4154;
+      if (v4155) {
+        const float v4156 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4158 = iron_f32_to_bf16(v4156);
+        const unsigned int v4159 = v4150 * v4;
+        const unsigned int v4160 = v4159 + v68;
+        const unsigned int v4161 = v4160 + v4152;
+        out[v4161] = v4158;
       }
     }
-    const unsigned int v4217 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4218 = v1126 + v4217;
-    const unsigned int v4219 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4220 = v1125 + v4219;
-    const unsigned int v4222 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4223 = v4222 == v4217;
-    const unsigned int v4226 = v4219 + 1u;
-    const unsigned int v4227 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));
-    const bool v4228 = v4227 == v4226;
-    const bool v4229 = v4223 && v4228;
-    const unsigned int v4232 = v4220 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4233 = v4232 == 0u;
-    const bool v4234 = v4229 && v4233;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4234) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4235 = v4218 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4236 = v4220 < v15;
-      const bool v4237 = v4235 && v4236;
-      if (v4237) {
-        const unsigned int v4238 = v68 + v4220;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4239 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4240 = iron_f32_to_bf16(v4239);
-        const float v4241 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4244 = iron_f32_to_bf16(v4241);
-        const unsigned int v4245 = v4218 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4246 = v4245 + v4238;
-        *reinterpret_cast<iron_bf16x2*>(out + v4246) = iron_bf16x2{{v4240, v4244}};
+    const unsigned int v4162 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4163 = v1127 + v4162;
+    const unsigned int v4164 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4165 = v1126 + v4164;
+    const unsigned int v4167 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4168 = v4167 == v4162;
+    const unsigned int v4171 = v4164 + 1u;
+    const unsigned int v4172 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));
+    const bool v4173 = v4172 == v4171;
+    const bool v4174 = v4168 && v4173;
+    const unsigned int v4177 = v4165 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4178 = v4177 == 0u;
+    const bool v4179 = v4174 && v4178;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4179) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4180 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4181 = v4165 < v15;
+      const bool v4182 = v4180 && v4181;
+      if (v4182) {
+        const unsigned int v4183 = v68 + v4165;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4184 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4185 = iron_f32_to_bf16(v4184);
+        const float v4186 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4189 = iron_f32_to_bf16(v4186);
+        const unsigned int v4190 = v4163 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4191 = v4190 + v4183;
+        *reinterpret_cast<iron_bf16x2*>(out + v4191) = iron_bf16x2{{v4185, v4189}};
       }
     } else {
-      const bool v4251 = v4218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4252 = v4220 < v15;
-      const bool v4253 = v4251 && v4252;
-      if (v4253) {
-        const float v4254 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4256 = iron_f32_to_bf16(v4254);
-        const unsigned int v4257 = v4218 * v4;
-        const unsigned int v4258 = v4257 + v68;
-        const unsigned int v4259 = v4258 + v4220;
-        out[v4259] = v4256;
+      const bool v4196 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4197 = v4165 < v15;
+      const bool v4198 = v4196 && v4197;
+      if (v4198) {
+        const float v4199 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4201 = iron_f32_to_bf16(v4199);
+        const unsigned int v4202 = v4163 * v4;
+        const unsigned int v4203 = v4202 + v68;
+        const unsigned int v4204 = v4203 + v4165;
+        out[v4204] = v4201;
       }
-      const unsigned int v4261 = v1126 + v4222;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4263 = v1125 + v4227;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4264 = v4261 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4265 = v4263 < v15;
-      const bool v4266 = v4264 && v4265;
-      if (v4266) {
-        const float v4267 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4269 = iron_f32_to_bf16(v4267);
-        const unsigned int v4270 = v4261 * v4;
-        const unsigned int v4271 = v4270 + v68;
-        const unsigned int v4272 = v4271 + v4263;
-        out[v4272] = v4269;
+      const unsigned int v4206 = v1127 + v4167;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4208 = v1126 + v4172;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4209 = v4206 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4210 = v4208 < v15;
+      const bool v4211 = v4209 && v4210;
+      if (v4211) {
+        const float v4212 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4214 = iron_f32_to_bf16(v4212);
+        const unsigned int v4215 = v4206 * v4;
+        const unsigned int v4216 = v4215 + v68;
+        const unsigned int v4217 = v4216 + v4208;
+        out[v4217] = v4214;
       }
     }
-    const unsigned int v4273 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4274 = v1126 + v4273;
-    const unsigned int v4275 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4276 = v1125 + v4275;
-    const unsigned int v4278 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4279 = v4278 == v4273;
-    const unsigned int v4282 = v4275 + 1u;
-    const unsigned int v4283 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));
-    const bool v4284 = v4283 == v4282;
-    const bool v4285 = v4279 && v4284;
-    const unsigned int v4288 = v4276 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4289 = v4288 == 0u;
-    const bool v4290 = v4285 && v4289;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4290) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4291 = v4274 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4292 = v4276 < v15;
-      const bool v4293 = v4291 && v4292;
-      if (v4293) {
-        const unsigned int v4294 = v68 + v4276;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4295 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4296 = iron_f32_to_bf16(v4295);
-        const float v4297 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4300 = iron_f32_to_bf16(v4297);
-        const unsigned int v4301 = v4274 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4302 = v4301 + v4294;
-        *reinterpret_cast<iron_bf16x2*>(out + v4302) = iron_bf16x2{{v4296, v4300}};
+    const unsigned int v4218 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4219 = v1127 + v4218;
+    const unsigned int v4220 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4221 = v1126 + v4220;
+    const unsigned int v4223 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4224 = v4223 == v4218;
+    const unsigned int v4227 = v4220 + 1u;
+    const unsigned int v4228 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));
+    const bool v4229 = v4228 == v4227;
+    const bool v4230 = v4224 && v4229;
+    const unsigned int v4233 = v4221 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4234 = v4233 == 0u;
+    const bool v4235 = v4230 && v4234;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4235) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4236 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4237 = v4221 < v15;
+      const bool v4238 = v4236 && v4237;
+      if (v4238) {
+        const unsigned int v4239 = v68 + v4221;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4240 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4241 = iron_f32_to_bf16(v4240);
+        const float v4242 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4245 = iron_f32_to_bf16(v4242);
+        const unsigned int v4246 = v4219 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4247 = v4246 + v4239;
+        *reinterpret_cast<iron_bf16x2*>(out + v4247) = iron_bf16x2{{v4241, v4245}};
       }
     } else {
-      const bool v4307 = v4274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4308 = v4276 < v15;
-      const bool v4309 = v4307 && v4308;
-      if (v4309) {
-        const float v4310 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4312 = iron_f32_to_bf16(v4310);
-        const unsigned int v4313 = v4274 * v4;
-        const unsigned int v4314 = v4313 + v68;
-        const unsigned int v4315 = v4314 + v4276;
-        out[v4315] = v4312;
+      const bool v4252 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4253 = v4221 < v15;
+      const bool v4254 = v4252 && v4253;
+      if (v4254) {
+        const float v4255 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4257 = iron_f32_to_bf16(v4255);
+        const unsigned int v4258 = v4219 * v4;
+        const unsigned int v4259 = v4258 + v68;
+        const unsigned int v4260 = v4259 + v4221;
+        out[v4260] = v4257;
       }
-      const unsigned int v4317 = v1126 + v4278;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4319 = v1125 + v4283;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4320 = v4317 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4321 = v4319 < v15;
-      const bool v4322 = v4320 && v4321;
-      if (v4322) {
-        const float v4323 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4325 = iron_f32_to_bf16(v4323);
-        const unsigned int v4326 = v4317 * v4;
-        const unsigned int v4327 = v4326 + v68;
-        const unsigned int v4328 = v4327 + v4319;
-        out[v4328] = v4325;
+      const unsigned int v4262 = v1127 + v4223;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4264 = v1126 + v4228;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4265 = v4262 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4266 = v4264 < v15;
+      const bool v4267 = v4265 && v4266;
+      if (v4267) {
+        const float v4268 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4270 = iron_f32_to_bf16(v4268);
+        const unsigned int v4271 = v4262 * v4;
+        const unsigned int v4272 = v4271 + v68;
+        const unsigned int v4273 = v4272 + v4264;
+        out[v4273] = v4270;
       }
     }
-    const unsigned int v4329 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4330 = v1126 + v4329;
-    const unsigned int v4331 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4332 = v1125 + v4331;
-    const unsigned int v4334 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4335 = v4334 == v4329;
-    const unsigned int v4338 = v4331 + 1u;
-    const unsigned int v4339 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));
-    const bool v4340 = v4339 == v4338;
-    const bool v4341 = v4335 && v4340;
-    const unsigned int v4344 = v4332 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4345 = v4344 == 0u;
-    const bool v4346 = v4341 && v4345;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4346) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4347 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4348 = v4332 < v15;
-      const bool v4349 = v4347 && v4348;
-      if (v4349) {
-        const unsigned int v4350 = v68 + v4332;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4351 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4352 = iron_f32_to_bf16(v4351);
-        const float v4353 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4356 = iron_f32_to_bf16(v4353);
-        const unsigned int v4357 = v4330 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4358 = v4357 + v4350;
-        *reinterpret_cast<iron_bf16x2*>(out + v4358) = iron_bf16x2{{v4352, v4356}};
+    const unsigned int v4274 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4275 = v1127 + v4274;
+    const unsigned int v4276 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4277 = v1126 + v4276;
+    const unsigned int v4279 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4280 = v4279 == v4274;
+    const unsigned int v4283 = v4276 + 1u;
+    const unsigned int v4284 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));
+    const bool v4285 = v4284 == v4283;
+    const bool v4286 = v4280 && v4285;
+    const unsigned int v4289 = v4277 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4290 = v4289 == 0u;
+    const bool v4291 = v4286 && v4290;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4291) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4292 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4293 = v4277 < v15;
+      const bool v4294 = v4292 && v4293;
+      if (v4294) {
+        const unsigned int v4295 = v68 + v4277;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4296 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4297 = iron_f32_to_bf16(v4296);
+        const float v4298 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4301 = iron_f32_to_bf16(v4298);
+        const unsigned int v4302 = v4275 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4303 = v4302 + v4295;
+        *reinterpret_cast<iron_bf16x2*>(out + v4303) = iron_bf16x2{{v4297, v4301}};
       }
     } else {
-      const bool v4363 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4364 = v4332 < v15;
-      const bool v4365 = v4363 && v4364;
-      if (v4365) {
-        const float v4366 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4368 = iron_f32_to_bf16(v4366);
-        const unsigned int v4369 = v4330 * v4;
-        const unsigned int v4370 = v4369 + v68;
-        const unsigned int v4371 = v4370 + v4332;
-        out[v4371] = v4368;
+      const bool v4308 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4309 = v4277 < v15;
+      const bool v4310 = v4308 && v4309;
+      if (v4310) {
+        const float v4311 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4313 = iron_f32_to_bf16(v4311);
+        const unsigned int v4314 = v4275 * v4;
+        const unsigned int v4315 = v4314 + v68;
+        const unsigned int v4316 = v4315 + v4277;
+        out[v4316] = v4313;
       }
-      const unsigned int v4373 = v1126 + v4334;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4375 = v1125 + v4339;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4376 = v4373 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4377 = v4375 < v15;
-      const bool v4378 = v4376 && v4377;
-      if (v4378) {
-        const float v4379 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4381 = iron_f32_to_bf16(v4379);
-        const unsigned int v4382 = v4373 * v4;
-        const unsigned int v4383 = v4382 + v68;
-        const unsigned int v4384 = v4383 + v4375;
-        out[v4384] = v4381;
+      const unsigned int v4318 = v1127 + v4279;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4320 = v1126 + v4284;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4321 = v4318 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4322 = v4320 < v15;
+      const bool v4323 = v4321 && v4322;
+      if (v4323) {
+        const float v4324 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4326 = iron_f32_to_bf16(v4324);
+        const unsigned int v4327 = v4318 * v4;
+        const unsigned int v4328 = v4327 + v68;
+        const unsigned int v4329 = v4328 + v4320;
+        out[v4329] = v4326;
       }
     }
-    const unsigned int v4385 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4386 = v1126 + v4385;
-    const unsigned int v4387 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4388 = v1125 + v4387;
-    const unsigned int v4390 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4391 = v4390 == v4385;
-    const unsigned int v4394 = v4387 + 1u;
-    const unsigned int v4395 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));
-    const bool v4396 = v4395 == v4394;
-    const bool v4397 = v4391 && v4396;
-    const unsigned int v4400 = v4388 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4401 = v4400 == 0u;
-    const bool v4402 = v4397 && v4401;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4402) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4403 = v4386 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4404 = v4388 < v15;
-      const bool v4405 = v4403 && v4404;
-      if (v4405) {
-        const unsigned int v4406 = v68 + v4388;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4407 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4408 = iron_f32_to_bf16(v4407);
-        const float v4409 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4412 = iron_f32_to_bf16(v4409);
-        const unsigned int v4413 = v4386 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4414 = v4413 + v4406;
-        *reinterpret_cast<iron_bf16x2*>(out + v4414) = iron_bf16x2{{v4408, v4412}};
+    const unsigned int v4330 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4331 = v1127 + v4330;
+    const unsigned int v4332 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4333 = v1126 + v4332;
+    const unsigned int v4335 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4336 = v4335 == v4330;
+    const unsigned int v4339 = v4332 + 1u;
+    const unsigned int v4340 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));
+    const bool v4341 = v4340 == v4339;
+    const bool v4342 = v4336 && v4341;
+    const unsigned int v4345 = v4333 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4346 = v4345 == 0u;
+    const bool v4347 = v4342 && v4346;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4347) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4348 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4349 = v4333 < v15;
+      const bool v4350 = v4348 && v4349;
+      if (v4350) {
+        const unsigned int v4351 = v68 + v4333;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4352 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4353 = iron_f32_to_bf16(v4352);
+        const float v4354 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4357 = iron_f32_to_bf16(v4354);
+        const unsigned int v4358 = v4331 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4359 = v4358 + v4351;
+        *reinterpret_cast<iron_bf16x2*>(out + v4359) = iron_bf16x2{{v4353, v4357}};
       }
     } else {
-      const bool v4419 = v4386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4420 = v4388 < v15;
-      const bool v4421 = v4419 && v4420;
-      if (v4421) {
-        const float v4422 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4424 = iron_f32_to_bf16(v4422);
-        const unsigned int v4425 = v4386 * v4;
-        const unsigned int v4426 = v4425 + v68;
-        const unsigned int v4427 = v4426 + v4388;
-        out[v4427] = v4424;
+      const bool v4364 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4365 = v4333 < v15;
+      const bool v4366 = v4364 && v4365;
+      if (v4366) {
+        const float v4367 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4369 = iron_f32_to_bf16(v4367);
+        const unsigned int v4370 = v4331 * v4;
+        const unsigned int v4371 = v4370 + v68;
+        const unsigned int v4372 = v4371 + v4333;
+        out[v4372] = v4369;
       }
-      const unsigned int v4429 = v1126 + v4390;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4431 = v1125 + v4395;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4432 = v4429 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4433 = v4431 < v15;
-      const bool v4434 = v4432 && v4433;
-      if (v4434) {
-        const float v4435 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4437 = iron_f32_to_bf16(v4435);
-        const unsigned int v4438 = v4429 * v4;
-        const unsigned int v4439 = v4438 + v68;
-        const unsigned int v4440 = v4439 + v4431;
-        out[v4440] = v4437;
+      const unsigned int v4374 = v1127 + v4335;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4376 = v1126 + v4340;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4377 = v4374 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4378 = v4376 < v15;
+      const bool v4379 = v4377 && v4378;
+      if (v4379) {
+        const float v4380 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4382 = iron_f32_to_bf16(v4380);
+        const unsigned int v4383 = v4374 * v4;
+        const unsigned int v4384 = v4383 + v68;
+        const unsigned int v4385 = v4384 + v4376;
+        out[v4385] = v4382;
       }
     }
-    const unsigned int v4441 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4442 = v1126 + v4441;
-    const unsigned int v4443 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4444 = v1125 + v4443;
-    const unsigned int v4446 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4447 = v4446 == v4441;
-    const unsigned int v4450 = v4443 + 1u;
-    const unsigned int v4451 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));
-    const bool v4452 = v4451 == v4450;
-    const bool v4453 = v4447 && v4452;
-    const unsigned int v4456 = v4444 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4457 = v4456 == 0u;
-    const bool v4458 = v4453 && v4457;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4458) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4459 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4460 = v4444 < v15;
-      const bool v4461 = v4459 && v4460;
-      if (v4461) {
-        const unsigned int v4462 = v68 + v4444;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4463 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4464 = iron_f32_to_bf16(v4463);
-        const float v4465 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4468 = iron_f32_to_bf16(v4465);
-        const unsigned int v4469 = v4442 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4470 = v4469 + v4462;
-        *reinterpret_cast<iron_bf16x2*>(out + v4470) = iron_bf16x2{{v4464, v4468}};
+    const unsigned int v4386 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4387 = v1127 + v4386;
+    const unsigned int v4388 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4389 = v1126 + v4388;
+    const unsigned int v4391 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4392 = v4391 == v4386;
+    const unsigned int v4395 = v4388 + 1u;
+    const unsigned int v4396 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));
+    const bool v4397 = v4396 == v4395;
+    const bool v4398 = v4392 && v4397;
+    const unsigned int v4401 = v4389 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4402 = v4401 == 0u;
+    const bool v4403 = v4398 && v4402;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4403) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4404 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4405 = v4389 < v15;
+      const bool v4406 = v4404 && v4405;
+      if (v4406) {
+        const unsigned int v4407 = v68 + v4389;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4408 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4409 = iron_f32_to_bf16(v4408);
+        const float v4410 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4413 = iron_f32_to_bf16(v4410);
+        const unsigned int v4414 = v4387 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4415 = v4414 + v4407;
+        *reinterpret_cast<iron_bf16x2*>(out + v4415) = iron_bf16x2{{v4409, v4413}};
       }
     } else {
-      const bool v4475 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4476 = v4444 < v15;
-      const bool v4477 = v4475 && v4476;
-      if (v4477) {
-        const float v4478 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4480 = iron_f32_to_bf16(v4478);
-        const unsigned int v4481 = v4442 * v4;
-        const unsigned int v4482 = v4481 + v68;
-        const unsigned int v4483 = v4482 + v4444;
-        out[v4483] = v4480;
+      const bool v4420 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4421 = v4389 < v15;
+      const bool v4422 = v4420 && v4421;
+      if (v4422) {
+        const float v4423 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4425 = iron_f32_to_bf16(v4423);
+        const unsigned int v4426 = v4387 * v4;
+        const unsigned int v4427 = v4426 + v68;
+        const unsigned int v4428 = v4427 + v4389;
+        out[v4428] = v4425;
       }
-      const unsigned int v4485 = v1126 + v4446;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4487 = v1125 + v4451;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4488 = v4485 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4489 = v4487 < v15;
-      const bool v4490 = v4488 && v4489;
-      if (v4490) {
-        const float v4491 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4493 = iron_f32_to_bf16(v4491);
-        const unsigned int v4494 = v4485 * v4;
-        const unsigned int v4495 = v4494 + v68;
-        const unsigned int v4496 = v4495 + v4487;
-        out[v4496] = v4493;
+      const unsigned int v4430 = v1127 + v4391;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4432 = v1126 + v4396;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4433 = v4430 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4434 = v4432 < v15;
+      const bool v4435 = v4433 && v4434;
+      if (v4435) {
+        const float v4436 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4438 = iron_f32_to_bf16(v4436);
+        const unsigned int v4439 = v4430 * v4;
+        const unsigned int v4440 = v4439 + v68;
+        const unsigned int v4441 = v4440 + v4432;
+        out[v4441] = v4438;
       }
     }
-    const unsigned int v4497 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4498 = v1126 + v4497;
-    const unsigned int v4499 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4500 = v1125 + v4499;
-    const unsigned int v4502 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4503 = v4502 == v4497;
-    const unsigned int v4506 = v4499 + 1u;
-    const unsigned int v4507 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));
-    const bool v4508 = v4507 == v4506;
-    const bool v4509 = v4503 && v4508;
-    const unsigned int v4512 = v4500 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4513 = v4512 == 0u;
-    const bool v4514 = v4509 && v4513;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4514) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4515 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4516 = v4500 < v15;
-      const bool v4517 = v4515 && v4516;
-      if (v4517) {
-        const unsigned int v4518 = v68 + v4500;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4519 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4520 = iron_f32_to_bf16(v4519);
-        const float v4521 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4524 = iron_f32_to_bf16(v4521);
-        const unsigned int v4525 = v4498 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4526 = v4525 + v4518;
-        *reinterpret_cast<iron_bf16x2*>(out + v4526) = iron_bf16x2{{v4520, v4524}};
+    const unsigned int v4442 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4443 = v1127 + v4442;
+    const unsigned int v4444 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4445 = v1126 + v4444;
+    const unsigned int v4447 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4448 = v4447 == v4442;
+    const unsigned int v4451 = v4444 + 1u;
+    const unsigned int v4452 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));
+    const bool v4453 = v4452 == v4451;
+    const bool v4454 = v4448 && v4453;
+    const unsigned int v4457 = v4445 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4458 = v4457 == 0u;
+    const bool v4459 = v4454 && v4458;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4459) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4460 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4461 = v4445 < v15;
+      const bool v4462 = v4460 && v4461;
+      if (v4462) {
+        const unsigned int v4463 = v68 + v4445;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4464 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4465 = iron_f32_to_bf16(v4464);
+        const float v4466 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4469 = iron_f32_to_bf16(v4466);
+        const unsigned int v4470 = v4443 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4471 = v4470 + v4463;
+        *reinterpret_cast<iron_bf16x2*>(out + v4471) = iron_bf16x2{{v4465, v4469}};
       }
     } else {
-      const bool v4531 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4532 = v4500 < v15;
-      const bool v4533 = v4531 && v4532;
-      if (v4533) {
-        const float v4534 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4536 = iron_f32_to_bf16(v4534);
-        const unsigned int v4537 = v4498 * v4;
-        const unsigned int v4538 = v4537 + v68;
-        const unsigned int v4539 = v4538 + v4500;
-        out[v4539] = v4536;
+      const bool v4476 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4477 = v4445 < v15;
+      const bool v4478 = v4476 && v4477;
+      if (v4478) {
+        const float v4479 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4481 = iron_f32_to_bf16(v4479);
+        const unsigned int v4482 = v4443 * v4;
+        const unsigned int v4483 = v4482 + v68;
+        const unsigned int v4484 = v4483 + v4445;
+        out[v4484] = v4481;
       }
-      const unsigned int v4541 = v1126 + v4502;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4543 = v1125 + v4507;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4544 = v4541 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4545 = v4543 < v15;
-      const bool v4546 = v4544 && v4545;
-      if (v4546) {
-        const float v4547 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4549 = iron_f32_to_bf16(v4547);
-        const unsigned int v4550 = v4541 * v4;
-        const unsigned int v4551 = v4550 + v68;
-        const unsigned int v4552 = v4551 + v4543;
-        out[v4552] = v4549;
+      const unsigned int v4486 = v1127 + v4447;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4488 = v1126 + v4452;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4489 = v4486 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4490 = v4488 < v15;
+      const bool v4491 = v4489 && v4490;
+      if (v4491) {
+        const float v4492 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4494 = iron_f32_to_bf16(v4492);
+        const unsigned int v4495 = v4486 * v4;
+        const unsigned int v4496 = v4495 + v68;
+        const unsigned int v4497 = v4496 + v4488;
+        out[v4497] = v4494;
       }
     }
-    const unsigned int v4553 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4554 = v1126 + v4553;
-    const unsigned int v4555 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4556 = v1125 + v4555;
-    const unsigned int v4558 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4559 = v4558 == v4553;
-    const unsigned int v4562 = v4555 + 1u;
-    const unsigned int v4563 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));
-    const bool v4564 = v4563 == v4562;
-    const bool v4565 = v4559 && v4564;
-    const unsigned int v4568 = v4556 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4569 = v4568 == 0u;
-    const bool v4570 = v4565 && v4569;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4570) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4571 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4572 = v4556 < v15;
-      const bool v4573 = v4571 && v4572;
-      if (v4573) {
-        const unsigned int v4574 = v68 + v4556;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4575 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4576 = iron_f32_to_bf16(v4575);
-        const float v4577 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4580 = iron_f32_to_bf16(v4577);
-        const unsigned int v4581 = v4554 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4582 = v4581 + v4574;
-        *reinterpret_cast<iron_bf16x2*>(out + v4582) = iron_bf16x2{{v4576, v4580}};
+    const unsigned int v4498 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4499 = v1127 + v4498;
+    const unsigned int v4500 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4501 = v1126 + v4500;
+    const unsigned int v4503 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4504 = v4503 == v4498;
+    const unsigned int v4507 = v4500 + 1u;
+    const unsigned int v4508 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));
+    const bool v4509 = v4508 == v4507;
+    const bool v4510 = v4504 && v4509;
+    const unsigned int v4513 = v4501 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4514 = v4513 == 0u;
+    const bool v4515 = v4510 && v4514;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4515) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4516 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4517 = v4501 < v15;
+      const bool v4518 = v4516 && v4517;
+      if (v4518) {
+        const unsigned int v4519 = v68 + v4501;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4520 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4521 = iron_f32_to_bf16(v4520);
+        const float v4522 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4525 = iron_f32_to_bf16(v4522);
+        const unsigned int v4526 = v4499 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4527 = v4526 + v4519;
+        *reinterpret_cast<iron_bf16x2*>(out + v4527) = iron_bf16x2{{v4521, v4525}};
       }
     } else {
-      const bool v4587 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4588 = v4556 < v15;
-      const bool v4589 = v4587 && v4588;
-      if (v4589) {
-        const float v4590 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4592 = iron_f32_to_bf16(v4590);
-        const unsigned int v4593 = v4554 * v4;
-        const unsigned int v4594 = v4593 + v68;
-        const unsigned int v4595 = v4594 + v4556;
-        out[v4595] = v4592;
+      const bool v4532 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4533 = v4501 < v15;
+      const bool v4534 = v4532 && v4533;
+      if (v4534) {
+        const float v4535 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4537 = iron_f32_to_bf16(v4535);
+        const unsigned int v4538 = v4499 * v4;
+        const unsigned int v4539 = v4538 + v68;
+        const unsigned int v4540 = v4539 + v4501;
+        out[v4540] = v4537;
       }
-      const unsigned int v4597 = v1126 + v4558;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4599 = v1125 + v4563;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4600 = v4597 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4601 = v4599 < v15;
-      const bool v4602 = v4600 && v4601;
-      if (v4602) {
-        const float v4603 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4605 = iron_f32_to_bf16(v4603);
-        const unsigned int v4606 = v4597 * v4;
-        const unsigned int v4607 = v4606 + v68;
-        const unsigned int v4608 = v4607 + v4599;
-        out[v4608] = v4605;
+      const unsigned int v4542 = v1127 + v4503;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4544 = v1126 + v4508;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4545 = v4542 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4546 = v4544 < v15;
+      const bool v4547 = v4545 && v4546;
+      if (v4547) {
+        const float v4548 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4550 = iron_f32_to_bf16(v4548);
+        const unsigned int v4551 = v4542 * v4;
+        const unsigned int v4552 = v4551 + v68;
+        const unsigned int v4553 = v4552 + v4544;
+        out[v4553] = v4550;
       }
     }
-    const unsigned int v4609 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4610 = v1126 + v4609;
-    const unsigned int v4611 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4612 = v1125 + v4611;
-    const unsigned int v4614 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4615 = v4614 == v4609;
-    const unsigned int v4618 = v4611 + 1u;
-    const unsigned int v4619 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));
-    const bool v4620 = v4619 == v4618;
-    const bool v4621 = v4615 && v4620;
-    const unsigned int v4624 = v4612 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4625 = v4624 == 0u;
-    const bool v4626 = v4621 && v4625;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4626) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4627 = v4610 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4628 = v4612 < v15;
-      const bool v4629 = v4627 && v4628;
-      if (v4629) {
-        const unsigned int v4630 = v68 + v4612;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4631 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4632 = iron_f32_to_bf16(v4631);
-        const float v4633 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4636 = iron_f32_to_bf16(v4633);
-        const unsigned int v4637 = v4610 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4638 = v4637 + v4630;
-        *reinterpret_cast<iron_bf16x2*>(out + v4638) = iron_bf16x2{{v4632, v4636}};
+    const unsigned int v4554 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4555 = v1127 + v4554;
+    const unsigned int v4556 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4557 = v1126 + v4556;
+    const unsigned int v4559 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4560 = v4559 == v4554;
+    const unsigned int v4563 = v4556 + 1u;
+    const unsigned int v4564 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));
+    const bool v4565 = v4564 == v4563;
+    const bool v4566 = v4560 && v4565;
+    const unsigned int v4569 = v4557 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4570 = v4569 == 0u;
+    const bool v4571 = v4566 && v4570;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4571) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4572 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4573 = v4557 < v15;
+      const bool v4574 = v4572 && v4573;
+      if (v4574) {
+        const unsigned int v4575 = v68 + v4557;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4576 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4577 = iron_f32_to_bf16(v4576);
+        const float v4578 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4581 = iron_f32_to_bf16(v4578);
+        const unsigned int v4582 = v4555 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4583 = v4582 + v4575;
+        *reinterpret_cast<iron_bf16x2*>(out + v4583) = iron_bf16x2{{v4577, v4581}};
       }
     } else {
-      const bool v4643 = v4610 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4644 = v4612 < v15;
-      const bool v4645 = v4643 && v4644;
-      if (v4645) {
-        const float v4646 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4648 = iron_f32_to_bf16(v4646);
-        const unsigned int v4649 = v4610 * v4;
-        const unsigned int v4650 = v4649 + v68;
-        const unsigned int v4651 = v4650 + v4612;
-        out[v4651] = v4648;
+      const bool v4588 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4589 = v4557 < v15;
+      const bool v4590 = v4588 && v4589;
+      if (v4590) {
+        const float v4591 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4593 = iron_f32_to_bf16(v4591);
+        const unsigned int v4594 = v4555 * v4;
+        const unsigned int v4595 = v4594 + v68;
+        const unsigned int v4596 = v4595 + v4557;
+        out[v4596] = v4593;
       }
-      const unsigned int v4653 = v1126 + v4614;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4655 = v1125 + v4619;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4656 = v4653 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4657 = v4655 < v15;
-      const bool v4658 = v4656 && v4657;
-      if (v4658) {
-        const float v4659 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4661 = iron_f32_to_bf16(v4659);
-        const unsigned int v4662 = v4653 * v4;
-        const unsigned int v4663 = v4662 + v68;
-        const unsigned int v4664 = v4663 + v4655;
-        out[v4664] = v4661;
+      const unsigned int v4598 = v1127 + v4559;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4600 = v1126 + v4564;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4601 = v4598 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4602 = v4600 < v15;
+      const bool v4603 = v4601 && v4602;
+      if (v4603) {
+        const float v4604 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4606 = iron_f32_to_bf16(v4604);
+        const unsigned int v4607 = v4598 * v4;
+        const unsigned int v4608 = v4607 + v68;
+        const unsigned int v4609 = v4608 + v4600;
+        out[v4609] = v4606;
       }
     }
-    const unsigned int v4665 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4666 = v1126 + v4665;
-    const unsigned int v4667 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4668 = v1125 + v4667;
-    const unsigned int v4670 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4671 = v4670 == v4665;
-    const unsigned int v4674 = v4667 + 1u;
-    const unsigned int v4675 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));
-    const bool v4676 = v4675 == v4674;
-    const bool v4677 = v4671 && v4676;
-    const unsigned int v4680 = v4668 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4681 = v4680 == 0u;
-    const bool v4682 = v4677 && v4681;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4682) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4683 = v4666 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4684 = v4668 < v15;
-      const bool v4685 = v4683 && v4684;
-      if (v4685) {
-        const unsigned int v4686 = v68 + v4668;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4687 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4688 = iron_f32_to_bf16(v4687);
-        const float v4689 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4692 = iron_f32_to_bf16(v4689);
-        const unsigned int v4693 = v4666 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4694 = v4693 + v4686;
-        *reinterpret_cast<iron_bf16x2*>(out + v4694) = iron_bf16x2{{v4688, v4692}};
+    const unsigned int v4610 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4611 = v1127 + v4610;
+    const unsigned int v4612 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4613 = v1126 + v4612;
+    const unsigned int v4615 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4616 = v4615 == v4610;
+    const unsigned int v4619 = v4612 + 1u;
+    const unsigned int v4620 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));
+    const bool v4621 = v4620 == v4619;
+    const bool v4622 = v4616 && v4621;
+    const unsigned int v4625 = v4613 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4626 = v4625 == 0u;
+    const bool v4627 = v4622 && v4626;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4627) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4628 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4629 = v4613 < v15;
+      const bool v4630 = v4628 && v4629;
+      if (v4630) {
+        const unsigned int v4631 = v68 + v4613;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4632 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4633 = iron_f32_to_bf16(v4632);
+        const float v4634 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4637 = iron_f32_to_bf16(v4634);
+        const unsigned int v4638 = v4611 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4639 = v4638 + v4631;
+        *reinterpret_cast<iron_bf16x2*>(out + v4639) = iron_bf16x2{{v4633, v4637}};
       }
     } else {
-      const bool v4699 = v4666 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4700 = v4668 < v15;
-      const bool v4701 = v4699 && v4700;
-      if (v4701) {
-        const float v4702 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4704 = iron_f32_to_bf16(v4702);
-        const unsigned int v4705 = v4666 * v4;
-        const unsigned int v4706 = v4705 + v68;
-        const unsigned int v4707 = v4706 + v4668;
-        out[v4707] = v4704;
+      const bool v4644 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4645 = v4613 < v15;
+      const bool v4646 = v4644 && v4645;
+      if (v4646) {
+        const float v4647 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4649 = iron_f32_to_bf16(v4647);
+        const unsigned int v4650 = v4611 * v4;
+        const unsigned int v4651 = v4650 + v68;
+        const unsigned int v4652 = v4651 + v4613;
+        out[v4652] = v4649;
       }
-      const unsigned int v4709 = v1126 + v4670;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4711 = v1125 + v4675;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4712 = v4709 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4713 = v4711 < v15;
-      const bool v4714 = v4712 && v4713;
-      if (v4714) {
-        const float v4715 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4717 = iron_f32_to_bf16(v4715);
-        const unsigned int v4718 = v4709 * v4;
-        const unsigned int v4719 = v4718 + v68;
-        const unsigned int v4720 = v4719 + v4711;
-        out[v4720] = v4717;
+      const unsigned int v4654 = v1127 + v4615;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4656 = v1126 + v4620;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4657 = v4654 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4658 = v4656 < v15;
+      const bool v4659 = v4657 && v4658;
+      if (v4659) {
+        const float v4660 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4662 = iron_f32_to_bf16(v4660);
+        const unsigned int v4663 = v4654 * v4;
+        const unsigned int v4664 = v4663 + v68;
+        const unsigned int v4665 = v4664 + v4656;
+        out[v4665] = v4662;
+      }
+    }
+    const unsigned int v4666 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4667 = v1127 + v4666;
+    const unsigned int v4668 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4669 = v1126 + v4668;
+    const unsigned int v4671 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4672 = v4671 == v4666;
+    const unsigned int v4675 = v4668 + 1u;
+    const unsigned int v4676 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));
+    const bool v4677 = v4676 == v4675;
+    const bool v4678 = v4672 && v4677;
+    const unsigned int v4681 = v4669 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4682 = v4681 == 0u;
+    const bool v4683 = v4678 && v4682;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4683) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4684 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4685 = v4669 < v15;
+      const bool v4686 = v4684 && v4685;
+      if (v4686) {
+        const unsigned int v4687 = v68 + v4669;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4688 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4689 = iron_f32_to_bf16(v4688);
+        const float v4690 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4693 = iron_f32_to_bf16(v4690);
+        const unsigned int v4694 = v4667 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4695 = v4694 + v4687;
+        *reinterpret_cast<iron_bf16x2*>(out + v4695) = iron_bf16x2{{v4689, v4693}};
+      }
+    } else {
+      const bool v4700 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4701 = v4669 < v15;
+      const bool v4702 = v4700 && v4701;
+      if (v4702) {
+        const float v4703 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4705 = iron_f32_to_bf16(v4703);
+        const unsigned int v4706 = v4667 * v4;
+        const unsigned int v4707 = v4706 + v68;
+        const unsigned int v4708 = v4707 + v4669;
+        out[v4708] = v4705;
+      }
+      const unsigned int v4710 = v1127 + v4671;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4712 = v1126 + v4676;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4713 = v4710 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4714 = v4712 < v15;
+      const bool v4715 = v4713 && v4714;
+      if (v4715) {
+        const float v4716 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4718 = iron_f32_to_bf16(v4716);
+        const unsigned int v4719 = v4710 * v4;
+        const unsigned int v4720 = v4719 + v68;
+        const unsigned int v4721 = v4720 + v4712;
+        out[v4721] = v4718;
       }
     }
   } else {
-    const unsigned int v4721 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4722 = v1126 + v4721;
-    const unsigned int v4723 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4724 = v1125 + v4723;
-    const bool v4725 = v4722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4726 = v4724 < v15;
-    const bool v4727 = v4725 && v4726;
-    if (v4727) {
-      const float v4728 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4730 = iron_f32_to_bf16(v4728);
-      const unsigned int v4731 = v4722 * v4;
-      const unsigned int v4732 = v4731 + v68;
-      const unsigned int v4733 = v4732 + v4724;
-      out[v4733] = v4730;
-    }
-    const unsigned int v4734 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4735 = v1126 + v4734;
-    const unsigned int v4736 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4737 = v1125 + v4736;
-    const bool v4738 = v4735 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4739 = v4737 < v15;
-    const bool v4740 = v4738 && v4739;
-    if (v4740) {
-      const float v4741 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4743 = iron_f32_to_bf16(v4741);
-      const unsigned int v4744 = v4735 * v4;
-      const unsigned int v4745 = v4744 + v68;
-      const unsigned int v4746 = v4745 + v4737;
-      out[v4746] = v4743;
-    }
-    const unsigned int v4747 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4748 = v1126 + v4747;
-    const unsigned int v4749 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4750 = v1125 + v4749;
-    const bool v4751 = v4748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4752 = v4750 < v15;
-    const bool v4753 = v4751 && v4752;
-    if (v4753) {
-      const float v4754 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4756 = iron_f32_to_bf16(v4754);
-      const unsigned int v4757 = v4748 * v4;
-      const unsigned int v4758 = v4757 + v68;
-      const unsigned int v4759 = v4758 + v4750;
-      out[v4759] = v4756;
-    }
-    const unsigned int v4760 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4761 = v1126 + v4760;
-    const unsigned int v4762 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4763 = v1125 + v4762;
-    const bool v4764 = v4761 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4765 = v4763 < v15;
-    const bool v4766 = v4764 && v4765;
-    if (v4766) {
-      const float v4767 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4769 = iron_f32_to_bf16(v4767);
-      const unsigned int v4770 = v4761 * v4;
-      const unsigned int v4771 = v4770 + v68;
-      const unsigned int v4772 = v4771 + v4763;
-      out[v4772] = v4769;
-    }
-    const unsigned int v4773 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4774 = v1126 + v4773;
-    const unsigned int v4775 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4776 = v1125 + v4775;
-    const bool v4777 = v4774 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4778 = v4776 < v15;
-    const bool v4779 = v4777 && v4778;
-    if (v4779) {
-      const float v4780 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4782 = iron_f32_to_bf16(v4780);
-      const unsigned int v4783 = v4774 * v4;
-      const unsigned int v4784 = v4783 + v68;
-      const unsigned int v4785 = v4784 + v4776;
-      out[v4785] = v4782;
-    }
-    const unsigned int v4786 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4787 = v1126 + v4786;
-    const unsigned int v4788 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4789 = v1125 + v4788;
-    const bool v4790 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4791 = v4789 < v15;
-    const bool v4792 = v4790 && v4791;
-    if (v4792) {
-      const float v4793 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4795 = iron_f32_to_bf16(v4793);
-      const unsigned int v4796 = v4787 * v4;
-      const unsigned int v4797 = v4796 + v68;
-      const unsigned int v4798 = v4797 + v4789;
-      out[v4798] = v4795;
-    }
-    const unsigned int v4799 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4800 = v1126 + v4799;
-    const unsigned int v4801 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4802 = v1125 + v4801;
-    const bool v4803 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4804 = v4802 < v15;
-    const bool v4805 = v4803 && v4804;
-    if (v4805) {
-      const float v4806 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4808 = iron_f32_to_bf16(v4806);
-      const unsigned int v4809 = v4800 * v4;
-      const unsigned int v4810 = v4809 + v68;
-      const unsigned int v4811 = v4810 + v4802;
-      out[v4811] = v4808;
-    }
-    const unsigned int v4812 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4813 = v1126 + v4812;
-    const unsigned int v4814 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4815 = v1125 + v4814;
-    const bool v4816 = v4813 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4817 = v4815 < v15;
-    const bool v4818 = v4816 && v4817;
-    if (v4818) {
-      const float v4819 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4819);
-      const unsigned int v4822 = v4813 * v4;
-      const unsigned int v4823 = v4822 + v68;
-      const unsigned int v4824 = v4823 + v4815;
-      out[v4824] = v4821;
-    }
-    const unsigned int v4825 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4826 = v1126 + v4825;
-    const unsigned int v4827 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4828 = v1125 + v4827;
-    const bool v4829 = v4826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4830 = v4828 < v15;
-    const bool v4831 = v4829 && v4830;
-    if (v4831) {
-      const float v4832 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4834 = iron_f32_to_bf16(v4832);
-      const unsigned int v4835 = v4826 * v4;
-      const unsigned int v4836 = v4835 + v68;
-      const unsigned int v4837 = v4836 + v4828;
-      out[v4837] = v4834;
-    }
-    const unsigned int v4838 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4839 = v1126 + v4838;
-    const unsigned int v4840 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4841 = v1125 + v4840;
-    const bool v4842 = v4839 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4843 = v4841 < v15;
-    const bool v4844 = v4842 && v4843;
-    if (v4844) {
-      const float v4845 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4847 = iron_f32_to_bf16(v4845);
-      const unsigned int v4848 = v4839 * v4;
-      const unsigned int v4849 = v4848 + v68;
-      const unsigned int v4850 = v4849 + v4841;
-      out[v4850] = v4847;
-    }
-    const unsigned int v4851 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4852 = v1126 + v4851;
-    const unsigned int v4853 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4854 = v1125 + v4853;
-    const bool v4855 = v4852 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4856 = v4854 < v15;
-    const bool v4857 = v4855 && v4856;
-    if (v4857) {
-      const float v4858 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4860 = iron_f32_to_bf16(v4858);
-      const unsigned int v4861 = v4852 * v4;
-      const unsigned int v4862 = v4861 + v68;
-      const unsigned int v4863 = v4862 + v4854;
-      out[v4863] = v4860;
-    }
-    const unsigned int v4864 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4865 = v1126 + v4864;
-    const unsigned int v4866 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4867 = v1125 + v4866;
-    const bool v4868 = v4865 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4869 = v4867 < v15;
-    const bool v4870 = v4868 && v4869;
-    if (v4870) {
-      const float v4871 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4873 = iron_f32_to_bf16(v4871);
-      const unsigned int v4874 = v4865 * v4;
-      const unsigned int v4875 = v4874 + v68;
-      const unsigned int v4876 = v4875 + v4867;
-      out[v4876] = v4873;
-    }
-    const unsigned int v4877 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4878 = v1126 + v4877;
-    const unsigned int v4879 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4880 = v1125 + v4879;
-    const bool v4881 = v4878 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4882 = v4880 < v15;
-    const bool v4883 = v4881 && v4882;
-    if (v4883) {
-      const float v4884 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4886 = iron_f32_to_bf16(v4884);
-      const unsigned int v4887 = v4878 * v4;
-      const unsigned int v4888 = v4887 + v68;
-      const unsigned int v4889 = v4888 + v4880;
-      out[v4889] = v4886;
-    }
-    const unsigned int v4890 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4891 = v1126 + v4890;
-    const unsigned int v4892 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4893 = v1125 + v4892;
-    const bool v4894 = v4891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4895 = v4893 < v15;
-    const bool v4896 = v4894 && v4895;
-    if (v4896) {
-      const float v4897 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4899 = iron_f32_to_bf16(v4897);
-      const unsigned int v4900 = v4891 * v4;
-      const unsigned int v4901 = v4900 + v68;
-      const unsigned int v4902 = v4901 + v4893;
-      out[v4902] = v4899;
-    }
-    const unsigned int v4903 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4904 = v1126 + v4903;
-    const unsigned int v4905 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4906 = v1125 + v4905;
-    const bool v4907 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4908 = v4906 < v15;
-    const bool v4909 = v4907 && v4908;
-    if (v4909) {
-      const float v4910 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4912 = iron_f32_to_bf16(v4910);
-      const unsigned int v4913 = v4904 * v4;
-      const unsigned int v4914 = v4913 + v68;
-      const unsigned int v4915 = v4914 + v4906;
-      out[v4915] = v4912;
-    }
-    const unsigned int v4916 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4917 = v1126 + v4916;
-    const unsigned int v4918 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4919 = v1125 + v4918;
-    const bool v4920 = v4917 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4921 = v4919 < v15;
-    const bool v4922 = v4920 && v4921;
-    if (v4922) {
-      const float v4923 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4925 = iron_f32_to_bf16(v4923);
-      const unsigned int v4926 = v4917 * v4;
-      const unsigned int v4927 = v4926 + v68;
-      const unsigned int v4928 = v4927 + v4919;
-      out[v4928] = v4925;
-    }
-    const unsigned int v4929 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4930 = v1126 + v4929;
-    const unsigned int v4931 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4932 = v1125 + v4931;
-    const bool v4933 = v4930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4934 = v4932 < v15;
-    const bool v4935 = v4933 && v4934;
-    if (v4935) {
-      const float v4936 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4938 = iron_f32_to_bf16(v4936);
-      const unsigned int v4939 = v4930 * v4;
-      const unsigned int v4940 = v4939 + v68;
-      const unsigned int v4941 = v4940 + v4932;
-      out[v4941] = v4938;
-    }
-    const unsigned int v4942 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4943 = v1126 + v4942;
-    const unsigned int v4944 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4945 = v1125 + v4944;
-    const bool v4946 = v4943 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4947 = v4945 < v15;
-    const bool v4948 = v4946 && v4947;
-    if (v4948) {
-      const float v4949 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4951 = iron_f32_to_bf16(v4949);
-      const unsigned int v4952 = v4943 * v4;
-      const unsigned int v4953 = v4952 + v68;
-      const unsigned int v4954 = v4953 + v4945;
-      out[v4954] = v4951;
-    }
-    const unsigned int v4955 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4956 = v1126 + v4955;
-    const unsigned int v4957 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4958 = v1125 + v4957;
-    const bool v4959 = v4956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4960 = v4958 < v15;
-    const bool v4961 = v4959 && v4960;
-    if (v4961) {
-      const float v4962 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4964 = iron_f32_to_bf16(v4962);
-      const unsigned int v4965 = v4956 * v4;
-      const unsigned int v4966 = v4965 + v68;
-      const unsigned int v4967 = v4966 + v4958;
-      out[v4967] = v4964;
-    }
-    const unsigned int v4968 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4969 = v1126 + v4968;
-    const unsigned int v4970 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4971 = v1125 + v4970;
-    const bool v4972 = v4969 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4973 = v4971 < v15;
-    const bool v4974 = v4972 && v4973;
-    if (v4974) {
-      const float v4975 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4977 = iron_f32_to_bf16(v4975);
-      const unsigned int v4978 = v4969 * v4;
-      const unsigned int v4979 = v4978 + v68;
-      const unsigned int v4980 = v4979 + v4971;
-      out[v4980] = v4977;
-    }
-    const unsigned int v4981 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4982 = v1126 + v4981;
-    const unsigned int v4983 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4984 = v1125 + v4983;
-    const bool v4985 = v4982 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4986 = v4984 < v15;
-    const bool v4987 = v4985 && v4986;
-    if (v4987) {
-      const float v4988 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4990 = iron_f32_to_bf16(v4988);
-      const unsigned int v4991 = v4982 * v4;
-      const unsigned int v4992 = v4991 + v68;
-      const unsigned int v4993 = v4992 + v4984;
-      out[v4993] = v4990;
-    }
-    const unsigned int v4994 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4995 = v1126 + v4994;
-    const unsigned int v4996 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4997 = v1125 + v4996;
-    const bool v4998 = v4995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4999 = v4997 < v15;
-    const bool v5000 = v4998 && v4999;
-    if (v5000) {
-      const float v5001 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5003 = iron_f32_to_bf16(v5001);
-      const unsigned int v5004 = v4995 * v4;
-      const unsigned int v5005 = v5004 + v68;
-      const unsigned int v5006 = v5005 + v4997;
-      out[v5006] = v5003;
-    }
-    const unsigned int v5007 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5008 = v1126 + v5007;
-    const unsigned int v5009 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5010 = v1125 + v5009;
-    const bool v5011 = v5008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5012 = v5010 < v15;
-    const bool v5013 = v5011 && v5012;
-    if (v5013) {
-      const float v5014 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5016 = iron_f32_to_bf16(v5014);
-      const unsigned int v5017 = v5008 * v4;
-      const unsigned int v5018 = v5017 + v68;
-      const unsigned int v5019 = v5018 + v5010;
-      out[v5019] = v5016;
-    }
-    const unsigned int v5020 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5021 = v1126 + v5020;
-    const unsigned int v5022 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5023 = v1125 + v5022;
-    const bool v5024 = v5021 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5025 = v5023 < v15;
-    const bool v5026 = v5024 && v5025;
-    if (v5026) {
-      const float v5027 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5029 = iron_f32_to_bf16(v5027);
-      const unsigned int v5030 = v5021 * v4;
-      const unsigned int v5031 = v5030 + v68;
-      const unsigned int v5032 = v5031 + v5023;
-      out[v5032] = v5029;
-    }
-    const unsigned int v5033 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5034 = v1126 + v5033;
-    const unsigned int v5035 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5036 = v1125 + v5035;
-    const bool v5037 = v5034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5038 = v5036 < v15;
-    const bool v5039 = v5037 && v5038;
-    if (v5039) {
-      const float v5040 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5042 = iron_f32_to_bf16(v5040);
-      const unsigned int v5043 = v5034 * v4;
-      const unsigned int v5044 = v5043 + v68;
-      const unsigned int v5045 = v5044 + v5036;
-      out[v5045] = v5042;
-    }
-    const unsigned int v5046 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5047 = v1126 + v5046;
-    const unsigned int v5048 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5049 = v1125 + v5048;
-    const bool v5050 = v5047 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5051 = v5049 < v15;
-    const bool v5052 = v5050 && v5051;
-    if (v5052) {
-      const float v5053 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5055 = iron_f32_to_bf16(v5053);
-      const unsigned int v5056 = v5047 * v4;
-      const unsigned int v5057 = v5056 + v68;
-      const unsigned int v5058 = v5057 + v5049;
-      out[v5058] = v5055;
-    }
-    const unsigned int v5059 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5060 = v1126 + v5059;
-    const unsigned int v5061 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5062 = v1125 + v5061;
-    const bool v5063 = v5060 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5064 = v5062 < v15;
-    const bool v5065 = v5063 && v5064;
-    if (v5065) {
-      const float v5066 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5068 = iron_f32_to_bf16(v5066);
-      const unsigned int v5069 = v5060 * v4;
-      const unsigned int v5070 = v5069 + v68;
-      const unsigned int v5071 = v5070 + v5062;
-      out[v5071] = v5068;
-    }
-    const unsigned int v5072 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5073 = v1126 + v5072;
-    const unsigned int v5074 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5075 = v1125 + v5074;
-    const bool v5076 = v5073 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5077 = v5075 < v15;
-    const bool v5078 = v5076 && v5077;
-    if (v5078) {
-      const float v5079 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5081 = iron_f32_to_bf16(v5079);
-      const unsigned int v5082 = v5073 * v4;
-      const unsigned int v5083 = v5082 + v68;
-      const unsigned int v5084 = v5083 + v5075;
-      out[v5084] = v5081;
-    }
-    const unsigned int v5085 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5086 = v1126 + v5085;
-    const unsigned int v5087 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5088 = v1125 + v5087;
-    const bool v5089 = v5086 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5090 = v5088 < v15;
-    const bool v5091 = v5089 && v5090;
-    if (v5091) {
-      const float v5092 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5094 = iron_f32_to_bf16(v5092);
-      const unsigned int v5095 = v5086 * v4;
-      const unsigned int v5096 = v5095 + v68;
-      const unsigned int v5097 = v5096 + v5088;
-      out[v5097] = v5094;
-    }
-    const unsigned int v5098 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5099 = v1126 + v5098;
-    const unsigned int v5100 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5101 = v1125 + v5100;
-    const bool v5102 = v5099 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5103 = v5101 < v15;
-    const bool v5104 = v5102 && v5103;
-    if (v5104) {
-      const float v5105 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5105);
-      const unsigned int v5108 = v5099 * v4;
-      const unsigned int v5109 = v5108 + v68;
-      const unsigned int v5110 = v5109 + v5101;
-      out[v5110] = v5107;
-    }
-    const unsigned int v5111 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5112 = v1126 + v5111;
-    const unsigned int v5113 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5114 = v1125 + v5113;
-    const bool v5115 = v5112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5116 = v5114 < v15;
-    const bool v5117 = v5115 && v5116;
-    if (v5117) {
-      const float v5118 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5120 = iron_f32_to_bf16(v5118);
-      const unsigned int v5121 = v5112 * v4;
-      const unsigned int v5122 = v5121 + v68;
-      const unsigned int v5123 = v5122 + v5114;
-      out[v5123] = v5120;
-    }
-    const unsigned int v5124 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5125 = v1126 + v5124;
-    const unsigned int v5126 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5127 = v1125 + v5126;
-    const bool v5128 = v5125 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5129 = v5127 < v15;
-    const bool v5130 = v5128 && v5129;
-    if (v5130) {
-      const float v5131 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5133 = iron_f32_to_bf16(v5131);
-      const unsigned int v5134 = v5125 * v4;
-      const unsigned int v5135 = v5134 + v68;
-      const unsigned int v5136 = v5135 + v5127;
-      out[v5136] = v5133;
-    }
-    const unsigned int v5137 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5138 = v1126 + v5137;
-    const unsigned int v5139 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5140 = v1125 + v5139;
-    const bool v5141 = v5138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5142 = v5140 < v15;
-    const bool v5143 = v5141 && v5142;
-    if (v5143) {
-      const float v5144 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5146 = iron_f32_to_bf16(v5144);
-      const unsigned int v5147 = v5138 * v4;
-      const unsigned int v5148 = v5147 + v68;
-      const unsigned int v5149 = v5148 + v5140;
-      out[v5149] = v5146;
-    }
-    const unsigned int v5150 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5151 = v1126 + v5150;
-    const unsigned int v5152 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5153 = v1125 + v5152;
-    const bool v5154 = v5151 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5155 = v5153 < v15;
-    const bool v5156 = v5154 && v5155;
-    if (v5156) {
-      const float v5157 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5159 = iron_f32_to_bf16(v5157);
-      const unsigned int v5160 = v5151 * v4;
-      const unsigned int v5161 = v5160 + v68;
-      const unsigned int v5162 = v5161 + v5153;
-      out[v5162] = v5159;
-    }
-    const unsigned int v5163 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5164 = v1126 + v5163;
-    const unsigned int v5165 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5166 = v1125 + v5165;
-    const bool v5167 = v5164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5168 = v5166 < v15;
-    const bool v5169 = v5167 && v5168;
-    if (v5169) {
-      const float v5170 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5172 = iron_f32_to_bf16(v5170);
-      const unsigned int v5173 = v5164 * v4;
-      const unsigned int v5174 = v5173 + v68;
-      const unsigned int v5175 = v5174 + v5166;
-      out[v5175] = v5172;
-    }
-    const unsigned int v5176 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5177 = v1126 + v5176;
-    const unsigned int v5178 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5179 = v1125 + v5178;
-    const bool v5180 = v5177 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5181 = v5179 < v15;
-    const bool v5182 = v5180 && v5181;
-    if (v5182) {
-      const float v5183 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5185 = iron_f32_to_bf16(v5183);
-      const unsigned int v5186 = v5177 * v4;
-      const unsigned int v5187 = v5186 + v68;
-      const unsigned int v5188 = v5187 + v5179;
-      out[v5188] = v5185;
-    }
-    const unsigned int v5189 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5190 = v1126 + v5189;
-    const unsigned int v5191 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5192 = v1125 + v5191;
-    const bool v5193 = v5190 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5194 = v5192 < v15;
-    const bool v5195 = v5193 && v5194;
-    if (v5195) {
-      const float v5196 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5198 = iron_f32_to_bf16(v5196);
-      const unsigned int v5199 = v5190 * v4;
-      const unsigned int v5200 = v5199 + v68;
-      const unsigned int v5201 = v5200 + v5192;
-      out[v5201] = v5198;
-    }
-    const unsigned int v5202 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5203 = v1126 + v5202;
-    const unsigned int v5204 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5205 = v1125 + v5204;
-    const bool v5206 = v5203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5207 = v5205 < v15;
-    const bool v5208 = v5206 && v5207;
-    if (v5208) {
-      const float v5209 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5211 = iron_f32_to_bf16(v5209);
-      const unsigned int v5212 = v5203 * v4;
-      const unsigned int v5213 = v5212 + v68;
-      const unsigned int v5214 = v5213 + v5205;
-      out[v5214] = v5211;
-    }
-    const unsigned int v5215 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5216 = v1126 + v5215;
-    const unsigned int v5217 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5218 = v1125 + v5217;
-    const bool v5219 = v5216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5220 = v5218 < v15;
-    const bool v5221 = v5219 && v5220;
-    if (v5221) {
-      const float v5222 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5224 = iron_f32_to_bf16(v5222);
-      const unsigned int v5225 = v5216 * v4;
-      const unsigned int v5226 = v5225 + v68;
-      const unsigned int v5227 = v5226 + v5218;
-      out[v5227] = v5224;
-    }
-    const unsigned int v5228 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5229 = v1126 + v5228;
-    const unsigned int v5230 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5231 = v1125 + v5230;
-    const bool v5232 = v5229 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5233 = v5231 < v15;
-    const bool v5234 = v5232 && v5233;
-    if (v5234) {
-      const float v5235 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5237 = iron_f32_to_bf16(v5235);
-      const unsigned int v5238 = v5229 * v4;
-      const unsigned int v5239 = v5238 + v68;
-      const unsigned int v5240 = v5239 + v5231;
-      out[v5240] = v5237;
-    }
-    const unsigned int v5241 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5242 = v1126 + v5241;
-    const unsigned int v5243 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5244 = v1125 + v5243;
-    const bool v5245 = v5242 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5246 = v5244 < v15;
-    const bool v5247 = v5245 && v5246;
-    if (v5247) {
-      const float v5248 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5250 = iron_f32_to_bf16(v5248);
-      const unsigned int v5251 = v5242 * v4;
-      const unsigned int v5252 = v5251 + v68;
-      const unsigned int v5253 = v5252 + v5244;
-      out[v5253] = v5250;
-    }
-    const unsigned int v5254 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5255 = v1126 + v5254;
-    const unsigned int v5256 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5257 = v1125 + v5256;
-    const bool v5258 = v5255 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5259 = v5257 < v15;
-    const bool v5260 = v5258 && v5259;
-    if (v5260) {
-      const float v5261 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5263 = iron_f32_to_bf16(v5261);
-      const unsigned int v5264 = v5255 * v4;
-      const unsigned int v5265 = v5264 + v68;
-      const unsigned int v5266 = v5265 + v5257;
-      out[v5266] = v5263;
-    }
-    const unsigned int v5267 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5268 = v1126 + v5267;
-    const unsigned int v5269 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5270 = v1125 + v5269;
-    const bool v5271 = v5268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5272 = v5270 < v15;
-    const bool v5273 = v5271 && v5272;
-    if (v5273) {
-      const float v5274 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5276 = iron_f32_to_bf16(v5274);
-      const unsigned int v5277 = v5268 * v4;
-      const unsigned int v5278 = v5277 + v68;
-      const unsigned int v5279 = v5278 + v5270;
-      out[v5279] = v5276;
-    }
-    const unsigned int v5280 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5281 = v1126 + v5280;
-    const unsigned int v5282 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5283 = v1125 + v5282;
-    const bool v5284 = v5281 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5285 = v5283 < v15;
-    const bool v5286 = v5284 && v5285;
-    if (v5286) {
-      const float v5287 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5289 = iron_f32_to_bf16(v5287);
-      const unsigned int v5290 = v5281 * v4;
-      const unsigned int v5291 = v5290 + v68;
-      const unsigned int v5292 = v5291 + v5283;
-      out[v5292] = v5289;
-    }
-    const unsigned int v5293 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5294 = v1126 + v5293;
-    const unsigned int v5295 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5296 = v1125 + v5295;
-    const bool v5297 = v5294 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5298 = v5296 < v15;
-    const bool v5299 = v5297 && v5298;
-    if (v5299) {
-      const float v5300 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5302 = iron_f32_to_bf16(v5300);
-      const unsigned int v5303 = v5294 * v4;
-      const unsigned int v5304 = v5303 + v68;
-      const unsigned int v5305 = v5304 + v5296;
-      out[v5305] = v5302;
-    }
-    const unsigned int v5306 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5307 = v1126 + v5306;
-    const unsigned int v5308 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5309 = v1125 + v5308;
-    const bool v5310 = v5307 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5311 = v5309 < v15;
-    const bool v5312 = v5310 && v5311;
-    if (v5312) {
-      const float v5313 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5313);
-      const unsigned int v5316 = v5307 * v4;
-      const unsigned int v5317 = v5316 + v68;
-      const unsigned int v5318 = v5317 + v5309;
-      out[v5318] = v5315;
-    }
-    const unsigned int v5319 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5320 = v1126 + v5319;
-    const unsigned int v5321 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5322 = v1125 + v5321;
-    const bool v5323 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5324 = v5322 < v15;
-    const bool v5325 = v5323 && v5324;
-    if (v5325) {
-      const float v5326 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5328 = iron_f32_to_bf16(v5326);
-      const unsigned int v5329 = v5320 * v4;
-      const unsigned int v5330 = v5329 + v68;
-      const unsigned int v5331 = v5330 + v5322;
-      out[v5331] = v5328;
-    }
-    const unsigned int v5332 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5333 = v1126 + v5332;
-    const unsigned int v5334 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5335 = v1125 + v5334;
-    const bool v5336 = v5333 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5337 = v5335 < v15;
-    const bool v5338 = v5336 && v5337;
-    if (v5338) {
-      const float v5339 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5341 = iron_f32_to_bf16(v5339);
-      const unsigned int v5342 = v5333 * v4;
-      const unsigned int v5343 = v5342 + v68;
-      const unsigned int v5344 = v5343 + v5335;
-      out[v5344] = v5341;
-    }
-    const unsigned int v5345 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5346 = v1126 + v5345;
-    const unsigned int v5347 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5348 = v1125 + v5347;
-    const bool v5349 = v5346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5350 = v5348 < v15;
-    const bool v5351 = v5349 && v5350;
-    if (v5351) {
-      const float v5352 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5354 = iron_f32_to_bf16(v5352);
-      const unsigned int v5355 = v5346 * v4;
-      const unsigned int v5356 = v5355 + v68;
-      const unsigned int v5357 = v5356 + v5348;
-      out[v5357] = v5354;
-    }
-    const unsigned int v5358 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5359 = v1126 + v5358;
-    const unsigned int v5360 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5361 = v1125 + v5360;
-    const bool v5362 = v5359 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5363 = v5361 < v15;
-    const bool v5364 = v5362 && v5363;
-    if (v5364) {
-      const float v5365 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5367 = iron_f32_to_bf16(v5365);
-      const unsigned int v5368 = v5359 * v4;
-      const unsigned int v5369 = v5368 + v68;
-      const unsigned int v5370 = v5369 + v5361;
-      out[v5370] = v5367;
-    }
-    const unsigned int v5371 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5372 = v1126 + v5371;
-    const unsigned int v5373 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5374 = v1125 + v5373;
-    const bool v5375 = v5372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5376 = v5374 < v15;
-    const bool v5377 = v5375 && v5376;
-    if (v5377) {
-      const float v5378 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5380 = iron_f32_to_bf16(v5378);
-      const unsigned int v5381 = v5372 * v4;
-      const unsigned int v5382 = v5381 + v68;
-      const unsigned int v5383 = v5382 + v5374;
-      out[v5383] = v5380;
-    }
-    const unsigned int v5384 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5385 = v1126 + v5384;
-    const unsigned int v5386 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5387 = v1125 + v5386;
-    const bool v5388 = v5385 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5389 = v5387 < v15;
-    const bool v5390 = v5388 && v5389;
-    if (v5390) {
-      const float v5391 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5393 = iron_f32_to_bf16(v5391);
-      const unsigned int v5394 = v5385 * v4;
-      const unsigned int v5395 = v5394 + v68;
-      const unsigned int v5396 = v5395 + v5387;
-      out[v5396] = v5393;
-    }
-    const unsigned int v5397 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5398 = v1126 + v5397;
-    const unsigned int v5399 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5400 = v1125 + v5399;
-    const bool v5401 = v5398 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5402 = v5400 < v15;
-    const bool v5403 = v5401 && v5402;
-    if (v5403) {
-      const float v5404 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5406 = iron_f32_to_bf16(v5404);
-      const unsigned int v5407 = v5398 * v4;
-      const unsigned int v5408 = v5407 + v68;
-      const unsigned int v5409 = v5408 + v5400;
-      out[v5409] = v5406;
-    }
-    const unsigned int v5410 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5411 = v1126 + v5410;
-    const unsigned int v5412 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5413 = v1125 + v5412;
-    const bool v5414 = v5411 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5415 = v5413 < v15;
-    const bool v5416 = v5414 && v5415;
-    if (v5416) {
-      const float v5417 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5419 = iron_f32_to_bf16(v5417);
-      const unsigned int v5420 = v5411 * v4;
-      const unsigned int v5421 = v5420 + v68;
-      const unsigned int v5422 = v5421 + v5413;
-      out[v5422] = v5419;
-    }
-    const unsigned int v5423 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5424 = v1126 + v5423;
-    const unsigned int v5425 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5426 = v1125 + v5425;
-    const bool v5427 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5428 = v5426 < v15;
-    const bool v5429 = v5427 && v5428;
-    if (v5429) {
-      const float v5430 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5432 = iron_f32_to_bf16(v5430);
-      const unsigned int v5433 = v5424 * v4;
-      const unsigned int v5434 = v5433 + v68;
-      const unsigned int v5435 = v5434 + v5426;
-      out[v5435] = v5432;
-    }
-    const unsigned int v5436 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5437 = v1126 + v5436;
-    const unsigned int v5438 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5439 = v1125 + v5438;
-    const bool v5440 = v5437 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5441 = v5439 < v15;
-    const bool v5442 = v5440 && v5441;
-    if (v5442) {
-      const float v5443 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5445 = iron_f32_to_bf16(v5443);
-      const unsigned int v5446 = v5437 * v4;
-      const unsigned int v5447 = v5446 + v68;
-      const unsigned int v5448 = v5447 + v5439;
-      out[v5448] = v5445;
-    }
-    const unsigned int v5449 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5450 = v1126 + v5449;
-    const unsigned int v5451 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5452 = v1125 + v5451;
-    const bool v5453 = v5450 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5454 = v5452 < v15;
-    const bool v5455 = v5453 && v5454;
-    if (v5455) {
-      const float v5456 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5458 = iron_f32_to_bf16(v5456);
-      const unsigned int v5459 = v5450 * v4;
-      const unsigned int v5460 = v5459 + v68;
-      const unsigned int v5461 = v5460 + v5452;
-      out[v5461] = v5458;
-    }
-    const unsigned int v5462 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5463 = v1126 + v5462;
-    const unsigned int v5464 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5465 = v1125 + v5464;
-    const bool v5466 = v5463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5467 = v5465 < v15;
-    const bool v5468 = v5466 && v5467;
-    if (v5468) {
-      const float v5469 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5471 = iron_f32_to_bf16(v5469);
-      const unsigned int v5472 = v5463 * v4;
-      const unsigned int v5473 = v5472 + v68;
-      const unsigned int v5474 = v5473 + v5465;
-      out[v5474] = v5471;
-    }
-    const unsigned int v5475 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5476 = v1126 + v5475;
-    const unsigned int v5477 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5478 = v1125 + v5477;
-    const bool v5479 = v5476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5480 = v5478 < v15;
-    const bool v5481 = v5479 && v5480;
-    if (v5481) {
-      const float v5482 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5484 = iron_f32_to_bf16(v5482);
-      const unsigned int v5485 = v5476 * v4;
-      const unsigned int v5486 = v5485 + v68;
-      const unsigned int v5487 = v5486 + v5478;
-      out[v5487] = v5484;
-    }
-    const unsigned int v5488 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5489 = v1126 + v5488;
-    const unsigned int v5490 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5491 = v1125 + v5490;
-    const bool v5492 = v5489 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5493 = v5491 < v15;
-    const bool v5494 = v5492 && v5493;
-    if (v5494) {
-      const float v5495 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5497 = iron_f32_to_bf16(v5495);
-      const unsigned int v5498 = v5489 * v4;
-      const unsigned int v5499 = v5498 + v68;
-      const unsigned int v5500 = v5499 + v5491;
-      out[v5500] = v5497;
-    }
-    const unsigned int v5501 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5502 = v1126 + v5501;
-    const unsigned int v5503 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5504 = v1125 + v5503;
-    const bool v5505 = v5502 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5506 = v5504 < v15;
-    const bool v5507 = v5505 && v5506;
-    if (v5507) {
-      const float v5508 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5510 = iron_f32_to_bf16(v5508);
-      const unsigned int v5511 = v5502 * v4;
-      const unsigned int v5512 = v5511 + v68;
-      const unsigned int v5513 = v5512 + v5504;
-      out[v5513] = v5510;
-    }
-    const unsigned int v5514 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5515 = v1126 + v5514;
-    const unsigned int v5516 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5517 = v1125 + v5516;
-    const bool v5518 = v5515 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5519 = v5517 < v15;
-    const bool v5520 = v5518 && v5519;
-    if (v5520) {
-      const float v5521 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5523 = iron_f32_to_bf16(v5521);
-      const unsigned int v5524 = v5515 * v4;
-      const unsigned int v5525 = v5524 + v68;
-      const unsigned int v5526 = v5525 + v5517;
-      out[v5526] = v5523;
-    }
-    const unsigned int v5527 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5528 = v1126 + v5527;
-    const unsigned int v5529 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5530 = v1125 + v5529;
-    const bool v5531 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5532 = v5530 < v15;
-    const bool v5533 = v5531 && v5532;
-    if (v5533) {
-      const float v5534 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5536 = iron_f32_to_bf16(v5534);
-      const unsigned int v5537 = v5528 * v4;
-      const unsigned int v5538 = v5537 + v68;
-      const unsigned int v5539 = v5538 + v5530;
-      out[v5539] = v5536;
-    }
-    const unsigned int v5540 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5541 = v1126 + v5540;
-    const unsigned int v5542 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5543 = v1125 + v5542;
-    const bool v5544 = v5541 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5545 = v5543 < v15;
-    const bool v5546 = v5544 && v5545;
-    if (v5546) {
-      const float v5547 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5549 = iron_f32_to_bf16(v5547);
-      const unsigned int v5550 = v5541 * v4;
-      const unsigned int v5551 = v5550 + v68;
-      const unsigned int v5552 = v5551 + v5543;
-      out[v5552] = v5549;
-    }
-    const unsigned int v5553 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5554 = v1126 + v5553;
-    const unsigned int v5555 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5556 = v1125 + v5555;
-    const bool v5557 = v5554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5558 = v5556 < v15;
-    const bool v5559 = v5557 && v5558;
-    if (v5559) {
-      const float v5560 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5562 = iron_f32_to_bf16(v5560);
-      const unsigned int v5563 = v5554 * v4;
-      const unsigned int v5564 = v5563 + v68;
-      const unsigned int v5565 = v5564 + v5556;
-      out[v5565] = v5562;
-    }
-    const unsigned int v5566 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5567 = v1126 + v5566;
-    const unsigned int v5568 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5569 = v1125 + v5568;
-    const bool v5570 = v5567 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5571 = v5569 < v15;
-    const bool v5572 = v5570 && v5571;
-    if (v5572) {
-      const float v5573 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5575 = iron_f32_to_bf16(v5573);
-      const unsigned int v5576 = v5567 * v4;
-      const unsigned int v5577 = v5576 + v68;
-      const unsigned int v5578 = v5577 + v5569;
-      out[v5578] = v5575;
-    }
-    const unsigned int v5579 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5580 = v1126 + v5579;
-    const unsigned int v5581 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5582 = v1125 + v5581;
-    const bool v5583 = v5580 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5584 = v5582 < v15;
-    const bool v5585 = v5583 && v5584;
-    if (v5585) {
-      const float v5586 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5588 = iron_f32_to_bf16(v5586);
-      const unsigned int v5589 = v5580 * v4;
-      const unsigned int v5590 = v5589 + v68;
-      const unsigned int v5591 = v5590 + v5582;
-      out[v5591] = v5588;
-    }
-    const unsigned int v5592 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5593 = v1126 + v5592;
-    const unsigned int v5594 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5595 = v1125 + v5594;
-    const bool v5596 = v5593 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5597 = v5595 < v15;
-    const bool v5598 = v5596 && v5597;
-    if (v5598) {
-      const float v5599 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5601 = iron_f32_to_bf16(v5599);
-      const unsigned int v5602 = v5593 * v4;
-      const unsigned int v5603 = v5602 + v68;
-      const unsigned int v5604 = v5603 + v5595;
-      out[v5604] = v5601;
-    }
-    const unsigned int v5605 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5606 = v1126 + v5605;
-    const unsigned int v5607 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5608 = v1125 + v5607;
-    const bool v5609 = v5606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5610 = v5608 < v15;
-    const bool v5611 = v5609 && v5610;
-    if (v5611) {
-      const float v5612 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5614 = iron_f32_to_bf16(v5612);
-      const unsigned int v5615 = v5606 * v4;
-      const unsigned int v5616 = v5615 + v68;
-      const unsigned int v5617 = v5616 + v5608;
-      out[v5617] = v5614;
-    }
-    const unsigned int v5618 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5619 = v1126 + v5618;
-    const unsigned int v5620 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5621 = v1125 + v5620;
-    const bool v5622 = v5619 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5623 = v5621 < v15;
-    const bool v5624 = v5622 && v5623;
-    if (v5624) {
-      const float v5625 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5627 = iron_f32_to_bf16(v5625);
-      const unsigned int v5628 = v5619 * v4;
-      const unsigned int v5629 = v5628 + v68;
-      const unsigned int v5630 = v5629 + v5621;
-      out[v5630] = v5627;
-    }
-    const unsigned int v5631 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5632 = v1126 + v5631;
-    const unsigned int v5633 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5634 = v1125 + v5633;
-    const bool v5635 = v5632 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5636 = v5634 < v15;
-    const bool v5637 = v5635 && v5636;
-    if (v5637) {
-      const float v5638 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5640 = iron_f32_to_bf16(v5638);
-      const unsigned int v5641 = v5632 * v4;
-      const unsigned int v5642 = v5641 + v68;
-      const unsigned int v5643 = v5642 + v5634;
-      out[v5643] = v5640;
-    }
-    const unsigned int v5644 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5645 = v1126 + v5644;
-    const unsigned int v5646 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5647 = v1125 + v5646;
-    const bool v5648 = v5645 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5649 = v5647 < v15;
-    const bool v5650 = v5648 && v5649;
-    if (v5650) {
-      const float v5651 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5653 = iron_f32_to_bf16(v5651);
-      const unsigned int v5654 = v5645 * v4;
-      const unsigned int v5655 = v5654 + v68;
-      const unsigned int v5656 = v5655 + v5647;
-      out[v5656] = v5653;
-    }
-    const unsigned int v5657 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5658 = v1126 + v5657;
-    const unsigned int v5659 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5660 = v1125 + v5659;
-    const bool v5661 = v5658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5662 = v5660 < v15;
-    const bool v5663 = v5661 && v5662;
-    if (v5663) {
-      const float v5664 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5666 = iron_f32_to_bf16(v5664);
-      const unsigned int v5667 = v5658 * v4;
-      const unsigned int v5668 = v5667 + v68;
-      const unsigned int v5669 = v5668 + v5660;
-      out[v5669] = v5666;
-    }
-    const unsigned int v5670 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5671 = v1126 + v5670;
-    const unsigned int v5672 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5673 = v1125 + v5672;
-    const bool v5674 = v5671 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5675 = v5673 < v15;
-    const bool v5676 = v5674 && v5675;
-    if (v5676) {
-      const float v5677 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5679 = iron_f32_to_bf16(v5677);
-      const unsigned int v5680 = v5671 * v4;
-      const unsigned int v5681 = v5680 + v68;
-      const unsigned int v5682 = v5681 + v5673;
-      out[v5682] = v5679;
-    }
-    const unsigned int v5683 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5684 = v1126 + v5683;
-    const unsigned int v5685 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5686 = v1125 + v5685;
-    const bool v5687 = v5684 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5688 = v5686 < v15;
-    const bool v5689 = v5687 && v5688;
-    if (v5689) {
-      const float v5690 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5692 = iron_f32_to_bf16(v5690);
-      const unsigned int v5693 = v5684 * v4;
-      const unsigned int v5694 = v5693 + v68;
-      const unsigned int v5695 = v5694 + v5686;
-      out[v5695] = v5692;
-    }
-    const unsigned int v5696 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5697 = v1126 + v5696;
-    const unsigned int v5698 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5699 = v1125 + v5698;
-    const bool v5700 = v5697 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5701 = v5699 < v15;
-    const bool v5702 = v5700 && v5701;
-    if (v5702) {
-      const float v5703 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5705 = iron_f32_to_bf16(v5703);
-      const unsigned int v5706 = v5697 * v4;
-      const unsigned int v5707 = v5706 + v68;
-      const unsigned int v5708 = v5707 + v5699;
-      out[v5708] = v5705;
-    }
-    const unsigned int v5709 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5710 = v1126 + v5709;
-    const unsigned int v5711 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5712 = v1125 + v5711;
-    const bool v5713 = v5710 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5714 = v5712 < v15;
-    const bool v5715 = v5713 && v5714;
-    if (v5715) {
-      const float v5716 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5718 = iron_f32_to_bf16(v5716);
-      const unsigned int v5719 = v5710 * v4;
-      const unsigned int v5720 = v5719 + v68;
-      const unsigned int v5721 = v5720 + v5712;
-      out[v5721] = v5718;
-    }
-    const unsigned int v5722 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5723 = v1126 + v5722;
-    const unsigned int v5724 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5725 = v1125 + v5724;
-    const bool v5726 = v5723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5727 = v5725 < v15;
-    const bool v5728 = v5726 && v5727;
-    if (v5728) {
-      const float v5729 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5731 = iron_f32_to_bf16(v5729);
-      const unsigned int v5732 = v5723 * v4;
-      const unsigned int v5733 = v5732 + v68;
-      const unsigned int v5734 = v5733 + v5725;
-      out[v5734] = v5731;
-    }
-    const unsigned int v5735 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5736 = v1126 + v5735;
-    const unsigned int v5737 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5738 = v1125 + v5737;
-    const bool v5739 = v5736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5740 = v5738 < v15;
-    const bool v5741 = v5739 && v5740;
-    if (v5741) {
-      const float v5742 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5744 = iron_f32_to_bf16(v5742);
-      const unsigned int v5745 = v5736 * v4;
-      const unsigned int v5746 = v5745 + v68;
-      const unsigned int v5747 = v5746 + v5738;
-      out[v5747] = v5744;
-    }
-    const unsigned int v5748 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5749 = v1126 + v5748;
-    const unsigned int v5750 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5751 = v1125 + v5750;
-    const bool v5752 = v5749 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5753 = v5751 < v15;
-    const bool v5754 = v5752 && v5753;
-    if (v5754) {
-      const float v5755 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5757 = iron_f32_to_bf16(v5755);
-      const unsigned int v5758 = v5749 * v4;
-      const unsigned int v5759 = v5758 + v68;
-      const unsigned int v5760 = v5759 + v5751;
-      out[v5760] = v5757;
-    }
-    const unsigned int v5761 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5762 = v1126 + v5761;
-    const unsigned int v5763 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5764 = v1125 + v5763;
-    const bool v5765 = v5762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5766 = v5764 < v15;
-    const bool v5767 = v5765 && v5766;
-    if (v5767) {
-      const float v5768 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5770 = iron_f32_to_bf16(v5768);
-      const unsigned int v5771 = v5762 * v4;
-      const unsigned int v5772 = v5771 + v68;
-      const unsigned int v5773 = v5772 + v5764;
-      out[v5773] = v5770;
-    }
-    const unsigned int v5774 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5775 = v1126 + v5774;
-    const unsigned int v5776 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5777 = v1125 + v5776;
-    const bool v5778 = v5775 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5779 = v5777 < v15;
-    const bool v5780 = v5778 && v5779;
-    if (v5780) {
-      const float v5781 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5783 = iron_f32_to_bf16(v5781);
-      const unsigned int v5784 = v5775 * v4;
-      const unsigned int v5785 = v5784 + v68;
-      const unsigned int v5786 = v5785 + v5777;
-      out[v5786] = v5783;
-    }
-    const unsigned int v5787 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5788 = v1126 + v5787;
-    const unsigned int v5789 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5790 = v1125 + v5789;
-    const bool v5791 = v5788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5792 = v5790 < v15;
-    const bool v5793 = v5791 && v5792;
-    if (v5793) {
-      const float v5794 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5796 = iron_f32_to_bf16(v5794);
-      const unsigned int v5797 = v5788 * v4;
-      const unsigned int v5798 = v5797 + v68;
-      const unsigned int v5799 = v5798 + v5790;
-      out[v5799] = v5796;
-    }
-    const unsigned int v5800 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5801 = v1126 + v5800;
-    const unsigned int v5802 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5803 = v1125 + v5802;
-    const bool v5804 = v5801 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5805 = v5803 < v15;
-    const bool v5806 = v5804 && v5805;
-    if (v5806) {
-      const float v5807 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5809 = iron_f32_to_bf16(v5807);
-      const unsigned int v5810 = v5801 * v4;
-      const unsigned int v5811 = v5810 + v68;
-      const unsigned int v5812 = v5811 + v5803;
-      out[v5812] = v5809;
-    }
-    const unsigned int v5813 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5814 = v1126 + v5813;
-    const unsigned int v5815 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5816 = v1125 + v5815;
-    const bool v5817 = v5814 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5818 = v5816 < v15;
-    const bool v5819 = v5817 && v5818;
-    if (v5819) {
-      const float v5820 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5822 = iron_f32_to_bf16(v5820);
-      const unsigned int v5823 = v5814 * v4;
-      const unsigned int v5824 = v5823 + v68;
-      const unsigned int v5825 = v5824 + v5816;
-      out[v5825] = v5822;
-    }
-    const unsigned int v5826 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5827 = v1126 + v5826;
-    const unsigned int v5828 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5829 = v1125 + v5828;
-    const bool v5830 = v5827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5831 = v5829 < v15;
-    const bool v5832 = v5830 && v5831;
-    if (v5832) {
-      const float v5833 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5835 = iron_f32_to_bf16(v5833);
-      const unsigned int v5836 = v5827 * v4;
-      const unsigned int v5837 = v5836 + v68;
-      const unsigned int v5838 = v5837 + v5829;
-      out[v5838] = v5835;
-    }
-    const unsigned int v5839 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5840 = v1126 + v5839;
-    const unsigned int v5841 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5842 = v1125 + v5841;
-    const bool v5843 = v5840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5844 = v5842 < v15;
-    const bool v5845 = v5843 && v5844;
-    if (v5845) {
-      const float v5846 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5848 = iron_f32_to_bf16(v5846);
-      const unsigned int v5849 = v5840 * v4;
-      const unsigned int v5850 = v5849 + v68;
-      const unsigned int v5851 = v5850 + v5842;
-      out[v5851] = v5848;
-    }
-    const unsigned int v5852 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5853 = v1126 + v5852;
-    const unsigned int v5854 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5855 = v1125 + v5854;
-    const bool v5856 = v5853 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5857 = v5855 < v15;
-    const bool v5858 = v5856 && v5857;
-    if (v5858) {
-      const float v5859 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5861 = iron_f32_to_bf16(v5859);
-      const unsigned int v5862 = v5853 * v4;
-      const unsigned int v5863 = v5862 + v68;
-      const unsigned int v5864 = v5863 + v5855;
-      out[v5864] = v5861;
-    }
-    const unsigned int v5865 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5866 = v1126 + v5865;
-    const unsigned int v5867 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5868 = v1125 + v5867;
-    const bool v5869 = v5866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5870 = v5868 < v15;
-    const bool v5871 = v5869 && v5870;
-    if (v5871) {
-      const float v5872 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5874 = iron_f32_to_bf16(v5872);
-      const unsigned int v5875 = v5866 * v4;
-      const unsigned int v5876 = v5875 + v68;
-      const unsigned int v5877 = v5876 + v5868;
-      out[v5877] = v5874;
-    }
-    const unsigned int v5878 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5879 = v1126 + v5878;
-    const unsigned int v5880 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5881 = v1125 + v5880;
-    const bool v5882 = v5879 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5883 = v5881 < v15;
-    const bool v5884 = v5882 && v5883;
-    if (v5884) {
-      const float v5885 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5887 = iron_f32_to_bf16(v5885);
-      const unsigned int v5888 = v5879 * v4;
-      const unsigned int v5889 = v5888 + v68;
-      const unsigned int v5890 = v5889 + v5881;
-      out[v5890] = v5887;
-    }
-    const unsigned int v5891 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5892 = v1126 + v5891;
-    const unsigned int v5893 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5894 = v1125 + v5893;
-    const bool v5895 = v5892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5896 = v5894 < v15;
-    const bool v5897 = v5895 && v5896;
-    if (v5897) {
-      const float v5898 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5900 = iron_f32_to_bf16(v5898);
-      const unsigned int v5901 = v5892 * v4;
-      const unsigned int v5902 = v5901 + v68;
-      const unsigned int v5903 = v5902 + v5894;
-      out[v5903] = v5900;
-    }
-    const unsigned int v5904 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5905 = v1126 + v5904;
-    const unsigned int v5906 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5907 = v1125 + v5906;
-    const bool v5908 = v5905 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5909 = v5907 < v15;
-    const bool v5910 = v5908 && v5909;
-    if (v5910) {
-      const float v5911 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5913 = iron_f32_to_bf16(v5911);
-      const unsigned int v5914 = v5905 * v4;
-      const unsigned int v5915 = v5914 + v68;
-      const unsigned int v5916 = v5915 + v5907;
-      out[v5916] = v5913;
-    }
-    const unsigned int v5917 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5918 = v1126 + v5917;
-    const unsigned int v5919 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5920 = v1125 + v5919;
-    const bool v5921 = v5918 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5922 = v5920 < v15;
-    const bool v5923 = v5921 && v5922;
-    if (v5923) {
-      const float v5924 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5926 = iron_f32_to_bf16(v5924);
-      const unsigned int v5927 = v5918 * v4;
-      const unsigned int v5928 = v5927 + v68;
-      const unsigned int v5929 = v5928 + v5920;
-      out[v5929] = v5926;
-    }
-    const unsigned int v5930 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5931 = v1126 + v5930;
-    const unsigned int v5932 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5933 = v1125 + v5932;
-    const bool v5934 = v5931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5935 = v5933 < v15;
-    const bool v5936 = v5934 && v5935;
-    if (v5936) {
-      const float v5937 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5939 = iron_f32_to_bf16(v5937);
-      const unsigned int v5940 = v5931 * v4;
-      const unsigned int v5941 = v5940 + v68;
-      const unsigned int v5942 = v5941 + v5933;
-      out[v5942] = v5939;
-    }
-    const unsigned int v5943 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5944 = v1126 + v5943;
-    const unsigned int v5945 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5946 = v1125 + v5945;
-    const bool v5947 = v5944 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5948 = v5946 < v15;
-    const bool v5949 = v5947 && v5948;
-    if (v5949) {
-      const float v5950 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5952 = iron_f32_to_bf16(v5950);
-      const unsigned int v5953 = v5944 * v4;
-      const unsigned int v5954 = v5953 + v68;
-      const unsigned int v5955 = v5954 + v5946;
-      out[v5955] = v5952;
-    }
-    const unsigned int v5956 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5957 = v1126 + v5956;
-    const unsigned int v5958 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5959 = v1125 + v5958;
-    const bool v5960 = v5957 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5961 = v5959 < v15;
-    const bool v5962 = v5960 && v5961;
-    if (v5962) {
-      const float v5963 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5965 = iron_f32_to_bf16(v5963);
-      const unsigned int v5966 = v5957 * v4;
-      const unsigned int v5967 = v5966 + v68;
-      const unsigned int v5968 = v5967 + v5959;
-      out[v5968] = v5965;
-    }
-    const unsigned int v5969 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5970 = v1126 + v5969;
-    const unsigned int v5971 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5972 = v1125 + v5971;
-    const bool v5973 = v5970 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5974 = v5972 < v15;
-    const bool v5975 = v5973 && v5974;
-    if (v5975) {
-      const float v5976 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5978 = iron_f32_to_bf16(v5976);
-      const unsigned int v5979 = v5970 * v4;
-      const unsigned int v5980 = v5979 + v68;
-      const unsigned int v5981 = v5980 + v5972;
-      out[v5981] = v5978;
-    }
-    const unsigned int v5982 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5983 = v1126 + v5982;
-    const unsigned int v5984 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5985 = v1125 + v5984;
-    const bool v5986 = v5983 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5987 = v5985 < v15;
-    const bool v5988 = v5986 && v5987;
-    if (v5988) {
-      const float v5989 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5991 = iron_f32_to_bf16(v5989);
-      const unsigned int v5992 = v5983 * v4;
-      const unsigned int v5993 = v5992 + v68;
-      const unsigned int v5994 = v5993 + v5985;
-      out[v5994] = v5991;
-    }
-    const unsigned int v5995 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5996 = v1126 + v5995;
-    const unsigned int v5997 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5998 = v1125 + v5997;
-    const bool v5999 = v5996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6000 = v5998 < v15;
-    const bool v6001 = v5999 && v6000;
-    if (v6001) {
-      const float v6002 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6004 = iron_f32_to_bf16(v6002);
-      const unsigned int v6005 = v5996 * v4;
-      const unsigned int v6006 = v6005 + v68;
-      const unsigned int v6007 = v6006 + v5998;
-      out[v6007] = v6004;
-    }
-    const unsigned int v6008 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6009 = v1126 + v6008;
-    const unsigned int v6010 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6011 = v1125 + v6010;
-    const bool v6012 = v6009 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6013 = v6011 < v15;
-    const bool v6014 = v6012 && v6013;
-    if (v6014) {
-      const float v6015 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6017 = iron_f32_to_bf16(v6015);
-      const unsigned int v6018 = v6009 * v4;
-      const unsigned int v6019 = v6018 + v68;
-      const unsigned int v6020 = v6019 + v6011;
-      out[v6020] = v6017;
-    }
-    const unsigned int v6021 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6022 = v1126 + v6021;
-    const unsigned int v6023 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6024 = v1125 + v6023;
-    const bool v6025 = v6022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6026 = v6024 < v15;
-    const bool v6027 = v6025 && v6026;
-    if (v6027) {
-      const float v6028 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6030 = iron_f32_to_bf16(v6028);
-      const unsigned int v6031 = v6022 * v4;
-      const unsigned int v6032 = v6031 + v68;
-      const unsigned int v6033 = v6032 + v6024;
-      out[v6033] = v6030;
-    }
-    const unsigned int v6034 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6035 = v1126 + v6034;
-    const unsigned int v6036 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6037 = v1125 + v6036;
-    const bool v6038 = v6035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6039 = v6037 < v15;
-    const bool v6040 = v6038 && v6039;
-    if (v6040) {
-      const float v6041 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6043 = iron_f32_to_bf16(v6041);
-      const unsigned int v6044 = v6035 * v4;
-      const unsigned int v6045 = v6044 + v68;
-      const unsigned int v6046 = v6045 + v6037;
-      out[v6046] = v6043;
-    }
-    const unsigned int v6047 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6048 = v1126 + v6047;
-    const unsigned int v6049 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6050 = v1125 + v6049;
-    const bool v6051 = v6048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6052 = v6050 < v15;
-    const bool v6053 = v6051 && v6052;
-    if (v6053) {
-      const float v6054 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6056 = iron_f32_to_bf16(v6054);
-      const unsigned int v6057 = v6048 * v4;
-      const unsigned int v6058 = v6057 + v68;
-      const unsigned int v6059 = v6058 + v6050;
-      out[v6059] = v6056;
-    }
-    const unsigned int v6060 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6061 = v1126 + v6060;
-    const unsigned int v6062 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6063 = v1125 + v6062;
-    const bool v6064 = v6061 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6065 = v6063 < v15;
-    const bool v6066 = v6064 && v6065;
-    if (v6066) {
-      const float v6067 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6069 = iron_f32_to_bf16(v6067);
-      const unsigned int v6070 = v6061 * v4;
-      const unsigned int v6071 = v6070 + v68;
-      const unsigned int v6072 = v6071 + v6063;
-      out[v6072] = v6069;
-    }
-    const unsigned int v6073 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6074 = v1126 + v6073;
-    const unsigned int v6075 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6076 = v1125 + v6075;
-    const bool v6077 = v6074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6078 = v6076 < v15;
-    const bool v6079 = v6077 && v6078;
-    if (v6079) {
-      const float v6080 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6082 = iron_f32_to_bf16(v6080);
-      const unsigned int v6083 = v6074 * v4;
-      const unsigned int v6084 = v6083 + v68;
-      const unsigned int v6085 = v6084 + v6076;
-      out[v6085] = v6082;
-    }
-    const unsigned int v6086 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6087 = v1126 + v6086;
-    const unsigned int v6088 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6089 = v1125 + v6088;
-    const bool v6090 = v6087 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6091 = v6089 < v15;
-    const bool v6092 = v6090 && v6091;
-    if (v6092) {
-      const float v6093 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6095 = iron_f32_to_bf16(v6093);
-      const unsigned int v6096 = v6087 * v4;
-      const unsigned int v6097 = v6096 + v68;
-      const unsigned int v6098 = v6097 + v6089;
-      out[v6098] = v6095;
-    }
-    const unsigned int v6099 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6100 = v1126 + v6099;
-    const unsigned int v6101 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6102 = v1125 + v6101;
-    const bool v6103 = v6100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6104 = v6102 < v15;
-    const bool v6105 = v6103 && v6104;
-    if (v6105) {
-      const float v6106 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6108 = iron_f32_to_bf16(v6106);
-      const unsigned int v6109 = v6100 * v4;
-      const unsigned int v6110 = v6109 + v68;
-      const unsigned int v6111 = v6110 + v6102;
-      out[v6111] = v6108;
-    }
-    const unsigned int v6112 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6113 = v1126 + v6112;
-    const unsigned int v6114 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6115 = v1125 + v6114;
-    const bool v6116 = v6113 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6117 = v6115 < v15;
-    const bool v6118 = v6116 && v6117;
-    if (v6118) {
-      const float v6119 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6121 = iron_f32_to_bf16(v6119);
-      const unsigned int v6122 = v6113 * v4;
-      const unsigned int v6123 = v6122 + v68;
-      const unsigned int v6124 = v6123 + v6115;
-      out[v6124] = v6121;
-    }
-    const unsigned int v6125 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6126 = v1126 + v6125;
-    const unsigned int v6127 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6128 = v1125 + v6127;
-    const bool v6129 = v6126 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6130 = v6128 < v15;
-    const bool v6131 = v6129 && v6130;
-    if (v6131) {
-      const float v6132 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6134 = iron_f32_to_bf16(v6132);
-      const unsigned int v6135 = v6126 * v4;
-      const unsigned int v6136 = v6135 + v68;
-      const unsigned int v6137 = v6136 + v6128;
-      out[v6137] = v6134;
-    }
-    const unsigned int v6138 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6139 = v1126 + v6138;
-    const unsigned int v6140 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6141 = v1125 + v6140;
-    const bool v6142 = v6139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6143 = v6141 < v15;
-    const bool v6144 = v6142 && v6143;
-    if (v6144) {
-      const float v6145 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6147 = iron_f32_to_bf16(v6145);
-      const unsigned int v6148 = v6139 * v4;
-      const unsigned int v6149 = v6148 + v68;
-      const unsigned int v6150 = v6149 + v6141;
-      out[v6150] = v6147;
-    }
-    const unsigned int v6151 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6152 = v1126 + v6151;
-    const unsigned int v6153 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6154 = v1125 + v6153;
-    const bool v6155 = v6152 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6156 = v6154 < v15;
-    const bool v6157 = v6155 && v6156;
-    if (v6157) {
-      const float v6158 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6160 = iron_f32_to_bf16(v6158);
-      const unsigned int v6161 = v6152 * v4;
-      const unsigned int v6162 = v6161 + v68;
-      const unsigned int v6163 = v6162 + v6154;
-      out[v6163] = v6160;
-    }
-    const unsigned int v6164 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6165 = v1126 + v6164;
-    const unsigned int v6166 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6167 = v1125 + v6166;
-    const bool v6168 = v6165 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6169 = v6167 < v15;
-    const bool v6170 = v6168 && v6169;
-    if (v6170) {
-      const float v6171 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6173 = iron_f32_to_bf16(v6171);
-      const unsigned int v6174 = v6165 * v4;
-      const unsigned int v6175 = v6174 + v68;
-      const unsigned int v6176 = v6175 + v6167;
-      out[v6176] = v6173;
-    }
-    const unsigned int v6177 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6178 = v1126 + v6177;
-    const unsigned int v6179 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6180 = v1125 + v6179;
-    const bool v6181 = v6178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6182 = v6180 < v15;
-    const bool v6183 = v6181 && v6182;
-    if (v6183) {
-      const float v6184 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6186 = iron_f32_to_bf16(v6184);
-      const unsigned int v6187 = v6178 * v4;
-      const unsigned int v6188 = v6187 + v68;
-      const unsigned int v6189 = v6188 + v6180;
-      out[v6189] = v6186;
-    }
-    const unsigned int v6190 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6191 = v1126 + v6190;
-    const unsigned int v6192 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6193 = v1125 + v6192;
-    const bool v6194 = v6191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6195 = v6193 < v15;
-    const bool v6196 = v6194 && v6195;
-    if (v6196) {
-      const float v6197 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6199 = iron_f32_to_bf16(v6197);
-      const unsigned int v6200 = v6191 * v4;
-      const unsigned int v6201 = v6200 + v68;
-      const unsigned int v6202 = v6201 + v6193;
-      out[v6202] = v6199;
-    }
-    const unsigned int v6203 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6204 = v1126 + v6203;
-    const unsigned int v6205 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6206 = v1125 + v6205;
-    const bool v6207 = v6204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6208 = v6206 < v15;
-    const bool v6209 = v6207 && v6208;
-    if (v6209) {
-      const float v6210 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6212 = iron_f32_to_bf16(v6210);
-      const unsigned int v6213 = v6204 * v4;
-      const unsigned int v6214 = v6213 + v68;
-      const unsigned int v6215 = v6214 + v6206;
-      out[v6215] = v6212;
-    }
-    const unsigned int v6216 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6217 = v1126 + v6216;
-    const unsigned int v6218 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6219 = v1125 + v6218;
-    const bool v6220 = v6217 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6221 = v6219 < v15;
-    const bool v6222 = v6220 && v6221;
-    if (v6222) {
-      const float v6223 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6225 = iron_f32_to_bf16(v6223);
-      const unsigned int v6226 = v6217 * v4;
-      const unsigned int v6227 = v6226 + v68;
-      const unsigned int v6228 = v6227 + v6219;
-      out[v6228] = v6225;
-    }
-    const unsigned int v6229 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6230 = v1126 + v6229;
-    const unsigned int v6231 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6232 = v1125 + v6231;
-    const bool v6233 = v6230 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6234 = v6232 < v15;
-    const bool v6235 = v6233 && v6234;
-    if (v6235) {
-      const float v6236 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6238 = iron_f32_to_bf16(v6236);
-      const unsigned int v6239 = v6230 * v4;
-      const unsigned int v6240 = v6239 + v68;
-      const unsigned int v6241 = v6240 + v6232;
-      out[v6241] = v6238;
-    }
-    const unsigned int v6242 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6243 = v1126 + v6242;
-    const unsigned int v6244 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6245 = v1125 + v6244;
-    const bool v6246 = v6243 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6247 = v6245 < v15;
-    const bool v6248 = v6246 && v6247;
-    if (v6248) {
-      const float v6249 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6251 = iron_f32_to_bf16(v6249);
-      const unsigned int v6252 = v6243 * v4;
-      const unsigned int v6253 = v6252 + v68;
-      const unsigned int v6254 = v6253 + v6245;
-      out[v6254] = v6251;
-    }
-    const unsigned int v6255 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6256 = v1126 + v6255;
-    const unsigned int v6257 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6258 = v1125 + v6257;
-    const bool v6259 = v6256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6260 = v6258 < v15;
-    const bool v6261 = v6259 && v6260;
-    if (v6261) {
-      const float v6262 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6264 = iron_f32_to_bf16(v6262);
-      const unsigned int v6265 = v6256 * v4;
-      const unsigned int v6266 = v6265 + v68;
-      const unsigned int v6267 = v6266 + v6258;
-      out[v6267] = v6264;
-    }
-    const unsigned int v6268 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6269 = v1126 + v6268;
-    const unsigned int v6270 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6271 = v1125 + v6270;
-    const bool v6272 = v6269 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6273 = v6271 < v15;
-    const bool v6274 = v6272 && v6273;
-    if (v6274) {
-      const float v6275 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6277 = iron_f32_to_bf16(v6275);
-      const unsigned int v6278 = v6269 * v4;
-      const unsigned int v6279 = v6278 + v68;
-      const unsigned int v6280 = v6279 + v6271;
-      out[v6280] = v6277;
-    }
-    const unsigned int v6281 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6282 = v1126 + v6281;
-    const unsigned int v6283 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6284 = v1125 + v6283;
-    const bool v6285 = v6282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6286 = v6284 < v15;
-    const bool v6287 = v6285 && v6286;
-    if (v6287) {
-      const float v6288 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6290 = iron_f32_to_bf16(v6288);
-      const unsigned int v6291 = v6282 * v4;
-      const unsigned int v6292 = v6291 + v68;
-      const unsigned int v6293 = v6292 + v6284;
-      out[v6293] = v6290;
-    }
-    const unsigned int v6294 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6295 = v1126 + v6294;
-    const unsigned int v6296 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6297 = v1125 + v6296;
-    const bool v6298 = v6295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6299 = v6297 < v15;
-    const bool v6300 = v6298 && v6299;
-    if (v6300) {
-      const float v6301 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6303 = iron_f32_to_bf16(v6301);
-      const unsigned int v6304 = v6295 * v4;
-      const unsigned int v6305 = v6304 + v68;
-      const unsigned int v6306 = v6305 + v6297;
-      out[v6306] = v6303;
-    }
-    const unsigned int v6307 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6308 = v1126 + v6307;
-    const unsigned int v6309 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6310 = v1125 + v6309;
-    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6312 = v6310 < v15;
-    const bool v6313 = v6311 && v6312;
-    if (v6313) {
-      const float v6314 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6316 = iron_f32_to_bf16(v6314);
-      const unsigned int v6317 = v6308 * v4;
-      const unsigned int v6318 = v6317 + v68;
-      const unsigned int v6319 = v6318 + v6310;
-      out[v6319] = v6316;
-    }
-    const unsigned int v6320 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6321 = v1126 + v6320;
-    const unsigned int v6322 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6323 = v1125 + v6322;
-    const bool v6324 = v6321 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6325 = v6323 < v15;
-    const bool v6326 = v6324 && v6325;
-    if (v6326) {
-      const float v6327 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6329 = iron_f32_to_bf16(v6327);
-      const unsigned int v6330 = v6321 * v4;
-      const unsigned int v6331 = v6330 + v68;
-      const unsigned int v6332 = v6331 + v6323;
-      out[v6332] = v6329;
-    }
-    const unsigned int v6333 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6334 = v1126 + v6333;
-    const unsigned int v6335 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6336 = v1125 + v6335;
-    const bool v6337 = v6334 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6338 = v6336 < v15;
-    const bool v6339 = v6337 && v6338;
-    if (v6339) {
-      const float v6340 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6342 = iron_f32_to_bf16(v6340);
-      const unsigned int v6343 = v6334 * v4;
-      const unsigned int v6344 = v6343 + v68;
-      const unsigned int v6345 = v6344 + v6336;
-      out[v6345] = v6342;
-    }
-    const unsigned int v6346 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6347 = v1126 + v6346;
-    const unsigned int v6348 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6349 = v1125 + v6348;
-    const bool v6350 = v6347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6351 = v6349 < v15;
-    const bool v6352 = v6350 && v6351;
-    if (v6352) {
-      const float v6353 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6355 = iron_f32_to_bf16(v6353);
-      const unsigned int v6356 = v6347 * v4;
-      const unsigned int v6357 = v6356 + v68;
-      const unsigned int v6358 = v6357 + v6349;
-      out[v6358] = v6355;
-    }
-    const unsigned int v6359 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6360 = v1126 + v6359;
-    const unsigned int v6361 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6362 = v1125 + v6361;
-    const bool v6363 = v6360 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6364 = v6362 < v15;
-    const bool v6365 = v6363 && v6364;
-    if (v6365) {
-      const float v6366 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6368 = iron_f32_to_bf16(v6366);
-      const unsigned int v6369 = v6360 * v4;
-      const unsigned int v6370 = v6369 + v68;
-      const unsigned int v6371 = v6370 + v6362;
-      out[v6371] = v6368;
-    }
-    const unsigned int v6372 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6373 = v1126 + v6372;
-    const unsigned int v6374 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6375 = v1125 + v6374;
-    const bool v6376 = v6373 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6377 = v6375 < v15;
-    const bool v6378 = v6376 && v6377;
-    if (v6378) {
-      const float v6379 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6381 = iron_f32_to_bf16(v6379);
-      const unsigned int v6382 = v6373 * v4;
-      const unsigned int v6383 = v6382 + v68;
-      const unsigned int v6384 = v6383 + v6375;
-      out[v6384] = v6381;
+    const unsigned int v4722 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4723 = v1127 + v4722;
+    const unsigned int v4724 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4725 = v1126 + v4724;
+    const bool v4726 = v4723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4727 = v4725 < v15;
+    const bool v4728 = v4726 && v4727;
+    if (v4728) {
+      const float v4729 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4731 = iron_f32_to_bf16(v4729);
+      const unsigned int v4732 = v4723 * v4;
+      const unsigned int v4733 = v4732 + v68;
+      const unsigned int v4734 = v4733 + v4725;
+      out[v4734] = v4731;
+    }
+    const unsigned int v4735 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4736 = v1127 + v4735;
+    const unsigned int v4737 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4738 = v1126 + v4737;
+    const bool v4739 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4740 = v4738 < v15;
+    const bool v4741 = v4739 && v4740;
+    if (v4741) {
+      const float v4742 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4744 = iron_f32_to_bf16(v4742);
+      const unsigned int v4745 = v4736 * v4;
+      const unsigned int v4746 = v4745 + v68;
+      const unsigned int v4747 = v4746 + v4738;
+      out[v4747] = v4744;
+    }
+    const unsigned int v4748 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4749 = v1127 + v4748;
+    const unsigned int v4750 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4751 = v1126 + v4750;
+    const bool v4752 = v4749 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4753 = v4751 < v15;
+    const bool v4754 = v4752 && v4753;
+    if (v4754) {
+      const float v4755 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4757 = iron_f32_to_bf16(v4755);
+      const unsigned int v4758 = v4749 * v4;
+      const unsigned int v4759 = v4758 + v68;
+      const unsigned int v4760 = v4759 + v4751;
+      out[v4760] = v4757;
+    }
+    const unsigned int v4761 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4762 = v1127 + v4761;
+    const unsigned int v4763 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4764 = v1126 + v4763;
+    const bool v4765 = v4762 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4766 = v4764 < v15;
+    const bool v4767 = v4765 && v4766;
+    if (v4767) {
+      const float v4768 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4770 = iron_f32_to_bf16(v4768);
+      const unsigned int v4771 = v4762 * v4;
+      const unsigned int v4772 = v4771 + v68;
+      const unsigned int v4773 = v4772 + v4764;
+      out[v4773] = v4770;
+    }
+    const unsigned int v4774 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4775 = v1127 + v4774;
+    const unsigned int v4776 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4777 = v1126 + v4776;
+    const bool v4778 = v4775 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4779 = v4777 < v15;
+    const bool v4780 = v4778 && v4779;
+    if (v4780) {
+      const float v4781 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4783 = iron_f32_to_bf16(v4781);
+      const unsigned int v4784 = v4775 * v4;
+      const unsigned int v4785 = v4784 + v68;
+      const unsigned int v4786 = v4785 + v4777;
+      out[v4786] = v4783;
+    }
+    const unsigned int v4787 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4788 = v1127 + v4787;
+    const unsigned int v4789 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4790 = v1126 + v4789;
+    const bool v4791 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4792 = v4790 < v15;
+    const bool v4793 = v4791 && v4792;
+    if (v4793) {
+      const float v4794 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4796 = iron_f32_to_bf16(v4794);
+      const unsigned int v4797 = v4788 * v4;
+      const unsigned int v4798 = v4797 + v68;
+      const unsigned int v4799 = v4798 + v4790;
+      out[v4799] = v4796;
+    }
+    const unsigned int v4800 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4801 = v1127 + v4800;
+    const unsigned int v4802 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4803 = v1126 + v4802;
+    const bool v4804 = v4801 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4805 = v4803 < v15;
+    const bool v4806 = v4804 && v4805;
+    if (v4806) {
+      const float v4807 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4809 = iron_f32_to_bf16(v4807);
+      const unsigned int v4810 = v4801 * v4;
+      const unsigned int v4811 = v4810 + v68;
+      const unsigned int v4812 = v4811 + v4803;
+      out[v4812] = v4809;
+    }
+    const unsigned int v4813 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4814 = v1127 + v4813;
+    const unsigned int v4815 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4816 = v1126 + v4815;
+    const bool v4817 = v4814 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4818 = v4816 < v15;
+    const bool v4819 = v4817 && v4818;
+    if (v4819) {
+      const float v4820 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4822 = iron_f32_to_bf16(v4820);
+      const unsigned int v4823 = v4814 * v4;
+      const unsigned int v4824 = v4823 + v68;
+      const unsigned int v4825 = v4824 + v4816;
+      out[v4825] = v4822;
+    }
+    const unsigned int v4826 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4827 = v1127 + v4826;
+    const unsigned int v4828 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4829 = v1126 + v4828;
+    const bool v4830 = v4827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4831 = v4829 < v15;
+    const bool v4832 = v4830 && v4831;
+    if (v4832) {
+      const float v4833 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4835 = iron_f32_to_bf16(v4833);
+      const unsigned int v4836 = v4827 * v4;
+      const unsigned int v4837 = v4836 + v68;
+      const unsigned int v4838 = v4837 + v4829;
+      out[v4838] = v4835;
+    }
+    const unsigned int v4839 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4840 = v1127 + v4839;
+    const unsigned int v4841 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4842 = v1126 + v4841;
+    const bool v4843 = v4840 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4844 = v4842 < v15;
+    const bool v4845 = v4843 && v4844;
+    if (v4845) {
+      const float v4846 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4848 = iron_f32_to_bf16(v4846);
+      const unsigned int v4849 = v4840 * v4;
+      const unsigned int v4850 = v4849 + v68;
+      const unsigned int v4851 = v4850 + v4842;
+      out[v4851] = v4848;
+    }
+    const unsigned int v4852 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4853 = v1127 + v4852;
+    const unsigned int v4854 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4855 = v1126 + v4854;
+    const bool v4856 = v4853 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4857 = v4855 < v15;
+    const bool v4858 = v4856 && v4857;
+    if (v4858) {
+      const float v4859 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4861 = iron_f32_to_bf16(v4859);
+      const unsigned int v4862 = v4853 * v4;
+      const unsigned int v4863 = v4862 + v68;
+      const unsigned int v4864 = v4863 + v4855;
+      out[v4864] = v4861;
+    }
+    const unsigned int v4865 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4866 = v1127 + v4865;
+    const unsigned int v4867 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4868 = v1126 + v4867;
+    const bool v4869 = v4866 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4870 = v4868 < v15;
+    const bool v4871 = v4869 && v4870;
+    if (v4871) {
+      const float v4872 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4874 = iron_f32_to_bf16(v4872);
+      const unsigned int v4875 = v4866 * v4;
+      const unsigned int v4876 = v4875 + v68;
+      const unsigned int v4877 = v4876 + v4868;
+      out[v4877] = v4874;
+    }
+    const unsigned int v4878 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4879 = v1127 + v4878;
+    const unsigned int v4880 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4881 = v1126 + v4880;
+    const bool v4882 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4883 = v4881 < v15;
+    const bool v4884 = v4882 && v4883;
+    if (v4884) {
+      const float v4885 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4887 = iron_f32_to_bf16(v4885);
+      const unsigned int v4888 = v4879 * v4;
+      const unsigned int v4889 = v4888 + v68;
+      const unsigned int v4890 = v4889 + v4881;
+      out[v4890] = v4887;
+    }
+    const unsigned int v4891 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4892 = v1127 + v4891;
+    const unsigned int v4893 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4894 = v1126 + v4893;
+    const bool v4895 = v4892 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4896 = v4894 < v15;
+    const bool v4897 = v4895 && v4896;
+    if (v4897) {
+      const float v4898 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4900 = iron_f32_to_bf16(v4898);
+      const unsigned int v4901 = v4892 * v4;
+      const unsigned int v4902 = v4901 + v68;
+      const unsigned int v4903 = v4902 + v4894;
+      out[v4903] = v4900;
+    }
+    const unsigned int v4904 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4905 = v1127 + v4904;
+    const unsigned int v4906 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4907 = v1126 + v4906;
+    const bool v4908 = v4905 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4909 = v4907 < v15;
+    const bool v4910 = v4908 && v4909;
+    if (v4910) {
+      const float v4911 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4913 = iron_f32_to_bf16(v4911);
+      const unsigned int v4914 = v4905 * v4;
+      const unsigned int v4915 = v4914 + v68;
+      const unsigned int v4916 = v4915 + v4907;
+      out[v4916] = v4913;
+    }
+    const unsigned int v4917 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4918 = v1127 + v4917;
+    const unsigned int v4919 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4920 = v1126 + v4919;
+    const bool v4921 = v4918 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4922 = v4920 < v15;
+    const bool v4923 = v4921 && v4922;
+    if (v4923) {
+      const float v4924 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4926 = iron_f32_to_bf16(v4924);
+      const unsigned int v4927 = v4918 * v4;
+      const unsigned int v4928 = v4927 + v68;
+      const unsigned int v4929 = v4928 + v4920;
+      out[v4929] = v4926;
+    }
+    const unsigned int v4930 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4931 = v1127 + v4930;
+    const unsigned int v4932 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4933 = v1126 + v4932;
+    const bool v4934 = v4931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4935 = v4933 < v15;
+    const bool v4936 = v4934 && v4935;
+    if (v4936) {
+      const float v4937 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4939 = iron_f32_to_bf16(v4937);
+      const unsigned int v4940 = v4931 * v4;
+      const unsigned int v4941 = v4940 + v68;
+      const unsigned int v4942 = v4941 + v4933;
+      out[v4942] = v4939;
+    }
+    const unsigned int v4943 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4944 = v1127 + v4943;
+    const unsigned int v4945 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4946 = v1126 + v4945;
+    const bool v4947 = v4944 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4948 = v4946 < v15;
+    const bool v4949 = v4947 && v4948;
+    if (v4949) {
+      const float v4950 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4952 = iron_f32_to_bf16(v4950);
+      const unsigned int v4953 = v4944 * v4;
+      const unsigned int v4954 = v4953 + v68;
+      const unsigned int v4955 = v4954 + v4946;
+      out[v4955] = v4952;
+    }
+    const unsigned int v4956 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4957 = v1127 + v4956;
+    const unsigned int v4958 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4959 = v1126 + v4958;
+    const bool v4960 = v4957 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4961 = v4959 < v15;
+    const bool v4962 = v4960 && v4961;
+    if (v4962) {
+      const float v4963 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4965 = iron_f32_to_bf16(v4963);
+      const unsigned int v4966 = v4957 * v4;
+      const unsigned int v4967 = v4966 + v68;
+      const unsigned int v4968 = v4967 + v4959;
+      out[v4968] = v4965;
+    }
+    const unsigned int v4969 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4970 = v1127 + v4969;
+    const unsigned int v4971 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4972 = v1126 + v4971;
+    const bool v4973 = v4970 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4974 = v4972 < v15;
+    const bool v4975 = v4973 && v4974;
+    if (v4975) {
+      const float v4976 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4978 = iron_f32_to_bf16(v4976);
+      const unsigned int v4979 = v4970 * v4;
+      const unsigned int v4980 = v4979 + v68;
+      const unsigned int v4981 = v4980 + v4972;
+      out[v4981] = v4978;
+    }
+    const unsigned int v4982 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4983 = v1127 + v4982;
+    const unsigned int v4984 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4985 = v1126 + v4984;
+    const bool v4986 = v4983 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4987 = v4985 < v15;
+    const bool v4988 = v4986 && v4987;
+    if (v4988) {
+      const float v4989 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4991 = iron_f32_to_bf16(v4989);
+      const unsigned int v4992 = v4983 * v4;
+      const unsigned int v4993 = v4992 + v68;
+      const unsigned int v4994 = v4993 + v4985;
+      out[v4994] = v4991;
+    }
+    const unsigned int v4995 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4996 = v1127 + v4995;
+    const unsigned int v4997 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4998 = v1126 + v4997;
+    const bool v4999 = v4996 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5000 = v4998 < v15;
+    const bool v5001 = v4999 && v5000;
+    if (v5001) {
+      const float v5002 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5004 = iron_f32_to_bf16(v5002);
+      const unsigned int v5005 = v4996 * v4;
+      const unsigned int v5006 = v5005 + v68;
+      const unsigned int v5007 = v5006 + v4998;
+      out[v5007] = v5004;
+    }
+    const unsigned int v5008 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5009 = v1127 + v5008;
+    const unsigned int v5010 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5011 = v1126 + v5010;
+    const bool v5012 = v5009 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5013 = v5011 < v15;
+    const bool v5014 = v5012 && v5013;
+    if (v5014) {
+      const float v5015 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5017 = iron_f32_to_bf16(v5015);
+      const unsigned int v5018 = v5009 * v4;
+      const unsigned int v5019 = v5018 + v68;
+      const unsigned int v5020 = v5019 + v5011;
+      out[v5020] = v5017;
+    }
+    const unsigned int v5021 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5022 = v1127 + v5021;
+    const unsigned int v5023 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5024 = v1126 + v5023;
+    const bool v5025 = v5022 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5026 = v5024 < v15;
+    const bool v5027 = v5025 && v5026;
+    if (v5027) {
+      const float v5028 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5030 = iron_f32_to_bf16(v5028);
+      const unsigned int v5031 = v5022 * v4;
+      const unsigned int v5032 = v5031 + v68;
+      const unsigned int v5033 = v5032 + v5024;
+      out[v5033] = v5030;
+    }
+    const unsigned int v5034 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5035 = v1127 + v5034;
+    const unsigned int v5036 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5037 = v1126 + v5036;
+    const bool v5038 = v5035 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5039 = v5037 < v15;
+    const bool v5040 = v5038 && v5039;
+    if (v5040) {
+      const float v5041 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5043 = iron_f32_to_bf16(v5041);
+      const unsigned int v5044 = v5035 * v4;
+      const unsigned int v5045 = v5044 + v68;
+      const unsigned int v5046 = v5045 + v5037;
+      out[v5046] = v5043;
+    }
+    const unsigned int v5047 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5048 = v1127 + v5047;
+    const unsigned int v5049 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5050 = v1126 + v5049;
+    const bool v5051 = v5048 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5052 = v5050 < v15;
+    const bool v5053 = v5051 && v5052;
+    if (v5053) {
+      const float v5054 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5056 = iron_f32_to_bf16(v5054);
+      const unsigned int v5057 = v5048 * v4;
+      const unsigned int v5058 = v5057 + v68;
+      const unsigned int v5059 = v5058 + v5050;
+      out[v5059] = v5056;
+    }
+    const unsigned int v5060 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5061 = v1127 + v5060;
+    const unsigned int v5062 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5063 = v1126 + v5062;
+    const bool v5064 = v5061 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5065 = v5063 < v15;
+    const bool v5066 = v5064 && v5065;
+    if (v5066) {
+      const float v5067 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5069 = iron_f32_to_bf16(v5067);
+      const unsigned int v5070 = v5061 * v4;
+      const unsigned int v5071 = v5070 + v68;
+      const unsigned int v5072 = v5071 + v5063;
+      out[v5072] = v5069;
+    }
+    const unsigned int v5073 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5074 = v1127 + v5073;
+    const unsigned int v5075 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5076 = v1126 + v5075;
+    const bool v5077 = v5074 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5078 = v5076 < v15;
+    const bool v5079 = v5077 && v5078;
+    if (v5079) {
+      const float v5080 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5082 = iron_f32_to_bf16(v5080);
+      const unsigned int v5083 = v5074 * v4;
+      const unsigned int v5084 = v5083 + v68;
+      const unsigned int v5085 = v5084 + v5076;
+      out[v5085] = v5082;
+    }
+    const unsigned int v5086 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5087 = v1127 + v5086;
+    const unsigned int v5088 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5089 = v1126 + v5088;
+    const bool v5090 = v5087 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5091 = v5089 < v15;
+    const bool v5092 = v5090 && v5091;
+    if (v5092) {
+      const float v5093 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5095 = iron_f32_to_bf16(v5093);
+      const unsigned int v5096 = v5087 * v4;
+      const unsigned int v5097 = v5096 + v68;
+      const unsigned int v5098 = v5097 + v5089;
+      out[v5098] = v5095;
+    }
+    const unsigned int v5099 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5100 = v1127 + v5099;
+    const unsigned int v5101 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5102 = v1126 + v5101;
+    const bool v5103 = v5100 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5104 = v5102 < v15;
+    const bool v5105 = v5103 && v5104;
+    if (v5105) {
+      const float v5106 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5108 = iron_f32_to_bf16(v5106);
+      const unsigned int v5109 = v5100 * v4;
+      const unsigned int v5110 = v5109 + v68;
+      const unsigned int v5111 = v5110 + v5102;
+      out[v5111] = v5108;
+    }
+    const unsigned int v5112 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5113 = v1127 + v5112;
+    const unsigned int v5114 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5115 = v1126 + v5114;
+    const bool v5116 = v5113 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5117 = v5115 < v15;
+    const bool v5118 = v5116 && v5117;
+    if (v5118) {
+      const float v5119 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5121 = iron_f32_to_bf16(v5119);
+      const unsigned int v5122 = v5113 * v4;
+      const unsigned int v5123 = v5122 + v68;
+      const unsigned int v5124 = v5123 + v5115;
+      out[v5124] = v5121;
+    }
+    const unsigned int v5125 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5126 = v1127 + v5125;
+    const unsigned int v5127 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5128 = v1126 + v5127;
+    const bool v5129 = v5126 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5130 = v5128 < v15;
+    const bool v5131 = v5129 && v5130;
+    if (v5131) {
+      const float v5132 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5134 = iron_f32_to_bf16(v5132);
+      const unsigned int v5135 = v5126 * v4;
+      const unsigned int v5136 = v5135 + v68;
+      const unsigned int v5137 = v5136 + v5128;
+      out[v5137] = v5134;
+    }
+    const unsigned int v5138 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5139 = v1127 + v5138;
+    const unsigned int v5140 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5141 = v1126 + v5140;
+    const bool v5142 = v5139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5143 = v5141 < v15;
+    const bool v5144 = v5142 && v5143;
+    if (v5144) {
+      const float v5145 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5147 = iron_f32_to_bf16(v5145);
+      const unsigned int v5148 = v5139 * v4;
+      const unsigned int v5149 = v5148 + v68;
+      const unsigned int v5150 = v5149 + v5141;
+      out[v5150] = v5147;
+    }
+    const unsigned int v5151 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5152 = v1127 + v5151;
+    const unsigned int v5153 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5154 = v1126 + v5153;
+    const bool v5155 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5156 = v5154 < v15;
+    const bool v5157 = v5155 && v5156;
+    if (v5157) {
+      const float v5158 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5160 = iron_f32_to_bf16(v5158);
+      const unsigned int v5161 = v5152 * v4;
+      const unsigned int v5162 = v5161 + v68;
+      const unsigned int v5163 = v5162 + v5154;
+      out[v5163] = v5160;
+    }
+    const unsigned int v5164 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5165 = v1127 + v5164;
+    const unsigned int v5166 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5167 = v1126 + v5166;
+    const bool v5168 = v5165 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5169 = v5167 < v15;
+    const bool v5170 = v5168 && v5169;
+    if (v5170) {
+      const float v5171 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5173 = iron_f32_to_bf16(v5171);
+      const unsigned int v5174 = v5165 * v4;
+      const unsigned int v5175 = v5174 + v68;
+      const unsigned int v5176 = v5175 + v5167;
+      out[v5176] = v5173;
+    }
+    const unsigned int v5177 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5178 = v1127 + v5177;
+    const unsigned int v5179 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5180 = v1126 + v5179;
+    const bool v5181 = v5178 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5182 = v5180 < v15;
+    const bool v5183 = v5181 && v5182;
+    if (v5183) {
+      const float v5184 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5186 = iron_f32_to_bf16(v5184);
+      const unsigned int v5187 = v5178 * v4;
+      const unsigned int v5188 = v5187 + v68;
+      const unsigned int v5189 = v5188 + v5180;
+      out[v5189] = v5186;
+    }
+    const unsigned int v5190 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5191 = v1127 + v5190;
+    const unsigned int v5192 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5193 = v1126 + v5192;
+    const bool v5194 = v5191 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5195 = v5193 < v15;
+    const bool v5196 = v5194 && v5195;
+    if (v5196) {
+      const float v5197 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5199 = iron_f32_to_bf16(v5197);
+      const unsigned int v5200 = v5191 * v4;
+      const unsigned int v5201 = v5200 + v68;
+      const unsigned int v5202 = v5201 + v5193;
+      out[v5202] = v5199;
+    }
+    const unsigned int v5203 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5204 = v1127 + v5203;
+    const unsigned int v5205 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5206 = v1126 + v5205;
+    const bool v5207 = v5204 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5208 = v5206 < v15;
+    const bool v5209 = v5207 && v5208;
+    if (v5209) {
+      const float v5210 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5212 = iron_f32_to_bf16(v5210);
+      const unsigned int v5213 = v5204 * v4;
+      const unsigned int v5214 = v5213 + v68;
+      const unsigned int v5215 = v5214 + v5206;
+      out[v5215] = v5212;
+    }
+    const unsigned int v5216 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5217 = v1127 + v5216;
+    const unsigned int v5218 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5219 = v1126 + v5218;
+    const bool v5220 = v5217 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5221 = v5219 < v15;
+    const bool v5222 = v5220 && v5221;
+    if (v5222) {
+      const float v5223 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5225 = iron_f32_to_bf16(v5223);
+      const unsigned int v5226 = v5217 * v4;
+      const unsigned int v5227 = v5226 + v68;
+      const unsigned int v5228 = v5227 + v5219;
+      out[v5228] = v5225;
+    }
+    const unsigned int v5229 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5230 = v1127 + v5229;
+    const unsigned int v5231 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5232 = v1126 + v5231;
+    const bool v5233 = v5230 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5234 = v5232 < v15;
+    const bool v5235 = v5233 && v5234;
+    if (v5235) {
+      const float v5236 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5238 = iron_f32_to_bf16(v5236);
+      const unsigned int v5239 = v5230 * v4;
+      const unsigned int v5240 = v5239 + v68;
+      const unsigned int v5241 = v5240 + v5232;
+      out[v5241] = v5238;
+    }
+    const unsigned int v5242 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5243 = v1127 + v5242;
+    const unsigned int v5244 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5245 = v1126 + v5244;
+    const bool v5246 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5247 = v5245 < v15;
+    const bool v5248 = v5246 && v5247;
+    if (v5248) {
+      const float v5249 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5251 = iron_f32_to_bf16(v5249);
+      const unsigned int v5252 = v5243 * v4;
+      const unsigned int v5253 = v5252 + v68;
+      const unsigned int v5254 = v5253 + v5245;
+      out[v5254] = v5251;
+    }
+    const unsigned int v5255 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5256 = v1127 + v5255;
+    const unsigned int v5257 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5258 = v1126 + v5257;
+    const bool v5259 = v5256 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5260 = v5258 < v15;
+    const bool v5261 = v5259 && v5260;
+    if (v5261) {
+      const float v5262 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5264 = iron_f32_to_bf16(v5262);
+      const unsigned int v5265 = v5256 * v4;
+      const unsigned int v5266 = v5265 + v68;
+      const unsigned int v5267 = v5266 + v5258;
+      out[v5267] = v5264;
+    }
+    const unsigned int v5268 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5269 = v1127 + v5268;
+    const unsigned int v5270 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5271 = v1126 + v5270;
+    const bool v5272 = v5269 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5273 = v5271 < v15;
+    const bool v5274 = v5272 && v5273;
+    if (v5274) {
+      const float v5275 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5277 = iron_f32_to_bf16(v5275);
+      const unsigned int v5278 = v5269 * v4;
+      const unsigned int v5279 = v5278 + v68;
+      const unsigned int v5280 = v5279 + v5271;
+      out[v5280] = v5277;
+    }
+    const unsigned int v5281 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5282 = v1127 + v5281;
+    const unsigned int v5283 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5284 = v1126 + v5283;
+    const bool v5285 = v5282 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5286 = v5284 < v15;
+    const bool v5287 = v5285 && v5286;
+    if (v5287) {
+      const float v5288 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5290 = iron_f32_to_bf16(v5288);
+      const unsigned int v5291 = v5282 * v4;
+      const unsigned int v5292 = v5291 + v68;
+      const unsigned int v5293 = v5292 + v5284;
+      out[v5293] = v5290;
+    }
+    const unsigned int v5294 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5295 = v1127 + v5294;
+    const unsigned int v5296 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5297 = v1126 + v5296;
+    const bool v5298 = v5295 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5299 = v5297 < v15;
+    const bool v5300 = v5298 && v5299;
+    if (v5300) {
+      const float v5301 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5303 = iron_f32_to_bf16(v5301);
+      const unsigned int v5304 = v5295 * v4;
+      const unsigned int v5305 = v5304 + v68;
+      const unsigned int v5306 = v5305 + v5297;
+      out[v5306] = v5303;
+    }
+    const unsigned int v5307 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5308 = v1127 + v5307;
+    const unsigned int v5309 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5310 = v1126 + v5309;
+    const bool v5311 = v5308 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5312 = v5310 < v15;
+    const bool v5313 = v5311 && v5312;
+    if (v5313) {
+      const float v5314 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5316 = iron_f32_to_bf16(v5314);
+      const unsigned int v5317 = v5308 * v4;
+      const unsigned int v5318 = v5317 + v68;
+      const unsigned int v5319 = v5318 + v5310;
+      out[v5319] = v5316;
+    }
+    const unsigned int v5320 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5321 = v1127 + v5320;
+    const unsigned int v5322 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5323 = v1126 + v5322;
+    const bool v5324 = v5321 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5325 = v5323 < v15;
+    const bool v5326 = v5324 && v5325;
+    if (v5326) {
+      const float v5327 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5329 = iron_f32_to_bf16(v5327);
+      const unsigned int v5330 = v5321 * v4;
+      const unsigned int v5331 = v5330 + v68;
+      const unsigned int v5332 = v5331 + v5323;
+      out[v5332] = v5329;
+    }
+    const unsigned int v5333 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5334 = v1127 + v5333;
+    const unsigned int v5335 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5336 = v1126 + v5335;
+    const bool v5337 = v5334 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5338 = v5336 < v15;
+    const bool v5339 = v5337 && v5338;
+    if (v5339) {
+      const float v5340 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5342 = iron_f32_to_bf16(v5340);
+      const unsigned int v5343 = v5334 * v4;
+      const unsigned int v5344 = v5343 + v68;
+      const unsigned int v5345 = v5344 + v5336;
+      out[v5345] = v5342;
+    }
+    const unsigned int v5346 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5347 = v1127 + v5346;
+    const unsigned int v5348 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5349 = v1126 + v5348;
+    const bool v5350 = v5347 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5351 = v5349 < v15;
+    const bool v5352 = v5350 && v5351;
+    if (v5352) {
+      const float v5353 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5355 = iron_f32_to_bf16(v5353);
+      const unsigned int v5356 = v5347 * v4;
+      const unsigned int v5357 = v5356 + v68;
+      const unsigned int v5358 = v5357 + v5349;
+      out[v5358] = v5355;
+    }
+    const unsigned int v5359 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5360 = v1127 + v5359;
+    const unsigned int v5361 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5362 = v1126 + v5361;
+    const bool v5363 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5364 = v5362 < v15;
+    const bool v5365 = v5363 && v5364;
+    if (v5365) {
+      const float v5366 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5368 = iron_f32_to_bf16(v5366);
+      const unsigned int v5369 = v5360 * v4;
+      const unsigned int v5370 = v5369 + v68;
+      const unsigned int v5371 = v5370 + v5362;
+      out[v5371] = v5368;
+    }
+    const unsigned int v5372 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5373 = v1127 + v5372;
+    const unsigned int v5374 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5375 = v1126 + v5374;
+    const bool v5376 = v5373 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5377 = v5375 < v15;
+    const bool v5378 = v5376 && v5377;
+    if (v5378) {
+      const float v5379 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5381 = iron_f32_to_bf16(v5379);
+      const unsigned int v5382 = v5373 * v4;
+      const unsigned int v5383 = v5382 + v68;
+      const unsigned int v5384 = v5383 + v5375;
+      out[v5384] = v5381;
+    }
+    const unsigned int v5385 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5386 = v1127 + v5385;
+    const unsigned int v5387 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5388 = v1126 + v5387;
+    const bool v5389 = v5386 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5390 = v5388 < v15;
+    const bool v5391 = v5389 && v5390;
+    if (v5391) {
+      const float v5392 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5394 = iron_f32_to_bf16(v5392);
+      const unsigned int v5395 = v5386 * v4;
+      const unsigned int v5396 = v5395 + v68;
+      const unsigned int v5397 = v5396 + v5388;
+      out[v5397] = v5394;
+    }
+    const unsigned int v5398 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5399 = v1127 + v5398;
+    const unsigned int v5400 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5401 = v1126 + v5400;
+    const bool v5402 = v5399 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5403 = v5401 < v15;
+    const bool v5404 = v5402 && v5403;
+    if (v5404) {
+      const float v5405 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5407 = iron_f32_to_bf16(v5405);
+      const unsigned int v5408 = v5399 * v4;
+      const unsigned int v5409 = v5408 + v68;
+      const unsigned int v5410 = v5409 + v5401;
+      out[v5410] = v5407;
+    }
+    const unsigned int v5411 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5412 = v1127 + v5411;
+    const unsigned int v5413 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5414 = v1126 + v5413;
+    const bool v5415 = v5412 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5416 = v5414 < v15;
+    const bool v5417 = v5415 && v5416;
+    if (v5417) {
+      const float v5418 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5420 = iron_f32_to_bf16(v5418);
+      const unsigned int v5421 = v5412 * v4;
+      const unsigned int v5422 = v5421 + v68;
+      const unsigned int v5423 = v5422 + v5414;
+      out[v5423] = v5420;
+    }
+    const unsigned int v5424 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5425 = v1127 + v5424;
+    const unsigned int v5426 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5427 = v1126 + v5426;
+    const bool v5428 = v5425 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5429 = v5427 < v15;
+    const bool v5430 = v5428 && v5429;
+    if (v5430) {
+      const float v5431 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5433 = iron_f32_to_bf16(v5431);
+      const unsigned int v5434 = v5425 * v4;
+      const unsigned int v5435 = v5434 + v68;
+      const unsigned int v5436 = v5435 + v5427;
+      out[v5436] = v5433;
+    }
+    const unsigned int v5437 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5438 = v1127 + v5437;
+    const unsigned int v5439 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5440 = v1126 + v5439;
+    const bool v5441 = v5438 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5442 = v5440 < v15;
+    const bool v5443 = v5441 && v5442;
+    if (v5443) {
+      const float v5444 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5446 = iron_f32_to_bf16(v5444);
+      const unsigned int v5447 = v5438 * v4;
+      const unsigned int v5448 = v5447 + v68;
+      const unsigned int v5449 = v5448 + v5440;
+      out[v5449] = v5446;
+    }
+    const unsigned int v5450 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5451 = v1127 + v5450;
+    const unsigned int v5452 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5453 = v1126 + v5452;
+    const bool v5454 = v5451 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5455 = v5453 < v15;
+    const bool v5456 = v5454 && v5455;
+    if (v5456) {
+      const float v5457 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5459 = iron_f32_to_bf16(v5457);
+      const unsigned int v5460 = v5451 * v4;
+      const unsigned int v5461 = v5460 + v68;
+      const unsigned int v5462 = v5461 + v5453;
+      out[v5462] = v5459;
+    }
+    const unsigned int v5463 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5464 = v1127 + v5463;
+    const unsigned int v5465 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5466 = v1126 + v5465;
+    const bool v5467 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5468 = v5466 < v15;
+    const bool v5469 = v5467 && v5468;
+    if (v5469) {
+      const float v5470 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5472 = iron_f32_to_bf16(v5470);
+      const unsigned int v5473 = v5464 * v4;
+      const unsigned int v5474 = v5473 + v68;
+      const unsigned int v5475 = v5474 + v5466;
+      out[v5475] = v5472;
+    }
+    const unsigned int v5476 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5477 = v1127 + v5476;
+    const unsigned int v5478 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5479 = v1126 + v5478;
+    const bool v5480 = v5477 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5481 = v5479 < v15;
+    const bool v5482 = v5480 && v5481;
+    if (v5482) {
+      const float v5483 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5485 = iron_f32_to_bf16(v5483);
+      const unsigned int v5486 = v5477 * v4;
+      const unsigned int v5487 = v5486 + v68;
+      const unsigned int v5488 = v5487 + v5479;
+      out[v5488] = v5485;
+    }
+    const unsigned int v5489 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5490 = v1127 + v5489;
+    const unsigned int v5491 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5492 = v1126 + v5491;
+    const bool v5493 = v5490 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5494 = v5492 < v15;
+    const bool v5495 = v5493 && v5494;
+    if (v5495) {
+      const float v5496 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5498 = iron_f32_to_bf16(v5496);
+      const unsigned int v5499 = v5490 * v4;
+      const unsigned int v5500 = v5499 + v68;
+      const unsigned int v5501 = v5500 + v5492;
+      out[v5501] = v5498;
+    }
+    const unsigned int v5502 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5503 = v1127 + v5502;
+    const unsigned int v5504 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5505 = v1126 + v5504;
+    const bool v5506 = v5503 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5507 = v5505 < v15;
+    const bool v5508 = v5506 && v5507;
+    if (v5508) {
+      const float v5509 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5511 = iron_f32_to_bf16(v5509);
+      const unsigned int v5512 = v5503 * v4;
+      const unsigned int v5513 = v5512 + v68;
+      const unsigned int v5514 = v5513 + v5505;
+      out[v5514] = v5511;
+    }
+    const unsigned int v5515 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5516 = v1127 + v5515;
+    const unsigned int v5517 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5518 = v1126 + v5517;
+    const bool v5519 = v5516 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5520 = v5518 < v15;
+    const bool v5521 = v5519 && v5520;
+    if (v5521) {
+      const float v5522 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5524 = iron_f32_to_bf16(v5522);
+      const unsigned int v5525 = v5516 * v4;
+      const unsigned int v5526 = v5525 + v68;
+      const unsigned int v5527 = v5526 + v5518;
+      out[v5527] = v5524;
+    }
+    const unsigned int v5528 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5529 = v1127 + v5528;
+    const unsigned int v5530 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5531 = v1126 + v5530;
+    const bool v5532 = v5529 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5533 = v5531 < v15;
+    const bool v5534 = v5532 && v5533;
+    if (v5534) {
+      const float v5535 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5537 = iron_f32_to_bf16(v5535);
+      const unsigned int v5538 = v5529 * v4;
+      const unsigned int v5539 = v5538 + v68;
+      const unsigned int v5540 = v5539 + v5531;
+      out[v5540] = v5537;
+    }
+    const unsigned int v5541 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5542 = v1127 + v5541;
+    const unsigned int v5543 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5544 = v1126 + v5543;
+    const bool v5545 = v5542 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5546 = v5544 < v15;
+    const bool v5547 = v5545 && v5546;
+    if (v5547) {
+      const float v5548 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5550 = iron_f32_to_bf16(v5548);
+      const unsigned int v5551 = v5542 * v4;
+      const unsigned int v5552 = v5551 + v68;
+      const unsigned int v5553 = v5552 + v5544;
+      out[v5553] = v5550;
+    }
+    const unsigned int v5554 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5555 = v1127 + v5554;
+    const unsigned int v5556 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5557 = v1126 + v5556;
+    const bool v5558 = v5555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5559 = v5557 < v15;
+    const bool v5560 = v5558 && v5559;
+    if (v5560) {
+      const float v5561 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5563 = iron_f32_to_bf16(v5561);
+      const unsigned int v5564 = v5555 * v4;
+      const unsigned int v5565 = v5564 + v68;
+      const unsigned int v5566 = v5565 + v5557;
+      out[v5566] = v5563;
+    }
+    const unsigned int v5567 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5568 = v1127 + v5567;
+    const unsigned int v5569 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5570 = v1126 + v5569;
+    const bool v5571 = v5568 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5572 = v5570 < v15;
+    const bool v5573 = v5571 && v5572;
+    if (v5573) {
+      const float v5574 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5576 = iron_f32_to_bf16(v5574);
+      const unsigned int v5577 = v5568 * v4;
+      const unsigned int v5578 = v5577 + v68;
+      const unsigned int v5579 = v5578 + v5570;
+      out[v5579] = v5576;
+    }
+    const unsigned int v5580 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5581 = v1127 + v5580;
+    const unsigned int v5582 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5583 = v1126 + v5582;
+    const bool v5584 = v5581 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5585 = v5583 < v15;
+    const bool v5586 = v5584 && v5585;
+    if (v5586) {
+      const float v5587 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5589 = iron_f32_to_bf16(v5587);
+      const unsigned int v5590 = v5581 * v4;
+      const unsigned int v5591 = v5590 + v68;
+      const unsigned int v5592 = v5591 + v5583;
+      out[v5592] = v5589;
+    }
+    const unsigned int v5593 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5594 = v1127 + v5593;
+    const unsigned int v5595 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5596 = v1126 + v5595;
+    const bool v5597 = v5594 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5598 = v5596 < v15;
+    const bool v5599 = v5597 && v5598;
+    if (v5599) {
+      const float v5600 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5602 = iron_f32_to_bf16(v5600);
+      const unsigned int v5603 = v5594 * v4;
+      const unsigned int v5604 = v5603 + v68;
+      const unsigned int v5605 = v5604 + v5596;
+      out[v5605] = v5602;
+    }
+    const unsigned int v5606 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5607 = v1127 + v5606;
+    const unsigned int v5608 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5609 = v1126 + v5608;
+    const bool v5610 = v5607 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5611 = v5609 < v15;
+    const bool v5612 = v5610 && v5611;
+    if (v5612) {
+      const float v5613 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5615 = iron_f32_to_bf16(v5613);
+      const unsigned int v5616 = v5607 * v4;
+      const unsigned int v5617 = v5616 + v68;
+      const unsigned int v5618 = v5617 + v5609;
+      out[v5618] = v5615;
+    }
+    const unsigned int v5619 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5620 = v1127 + v5619;
+    const unsigned int v5621 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5622 = v1126 + v5621;
+    const bool v5623 = v5620 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5624 = v5622 < v15;
+    const bool v5625 = v5623 && v5624;
+    if (v5625) {
+      const float v5626 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5628 = iron_f32_to_bf16(v5626);
+      const unsigned int v5629 = v5620 * v4;
+      const unsigned int v5630 = v5629 + v68;
+      const unsigned int v5631 = v5630 + v5622;
+      out[v5631] = v5628;
+    }
+    const unsigned int v5632 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5633 = v1127 + v5632;
+    const unsigned int v5634 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5635 = v1126 + v5634;
+    const bool v5636 = v5633 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5637 = v5635 < v15;
+    const bool v5638 = v5636 && v5637;
+    if (v5638) {
+      const float v5639 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5641 = iron_f32_to_bf16(v5639);
+      const unsigned int v5642 = v5633 * v4;
+      const unsigned int v5643 = v5642 + v68;
+      const unsigned int v5644 = v5643 + v5635;
+      out[v5644] = v5641;
+    }
+    const unsigned int v5645 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5646 = v1127 + v5645;
+    const unsigned int v5647 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5648 = v1126 + v5647;
+    const bool v5649 = v5646 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5650 = v5648 < v15;
+    const bool v5651 = v5649 && v5650;
+    if (v5651) {
+      const float v5652 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5654 = iron_f32_to_bf16(v5652);
+      const unsigned int v5655 = v5646 * v4;
+      const unsigned int v5656 = v5655 + v68;
+      const unsigned int v5657 = v5656 + v5648;
+      out[v5657] = v5654;
+    }
+    const unsigned int v5658 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5659 = v1127 + v5658;
+    const unsigned int v5660 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5661 = v1126 + v5660;
+    const bool v5662 = v5659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5663 = v5661 < v15;
+    const bool v5664 = v5662 && v5663;
+    if (v5664) {
+      const float v5665 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5667 = iron_f32_to_bf16(v5665);
+      const unsigned int v5668 = v5659 * v4;
+      const unsigned int v5669 = v5668 + v68;
+      const unsigned int v5670 = v5669 + v5661;
+      out[v5670] = v5667;
+    }
+    const unsigned int v5671 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5672 = v1127 + v5671;
+    const unsigned int v5673 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5674 = v1126 + v5673;
+    const bool v5675 = v5672 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5676 = v5674 < v15;
+    const bool v5677 = v5675 && v5676;
+    if (v5677) {
+      const float v5678 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5680 = iron_f32_to_bf16(v5678);
+      const unsigned int v5681 = v5672 * v4;
+      const unsigned int v5682 = v5681 + v68;
+      const unsigned int v5683 = v5682 + v5674;
+      out[v5683] = v5680;
+    }
+    const unsigned int v5684 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5685 = v1127 + v5684;
+    const unsigned int v5686 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5687 = v1126 + v5686;
+    const bool v5688 = v5685 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5689 = v5687 < v15;
+    const bool v5690 = v5688 && v5689;
+    if (v5690) {
+      const float v5691 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5693 = iron_f32_to_bf16(v5691);
+      const unsigned int v5694 = v5685 * v4;
+      const unsigned int v5695 = v5694 + v68;
+      const unsigned int v5696 = v5695 + v5687;
+      out[v5696] = v5693;
+    }
+    const unsigned int v5697 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5698 = v1127 + v5697;
+    const unsigned int v5699 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5700 = v1126 + v5699;
+    const bool v5701 = v5698 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5702 = v5700 < v15;
+    const bool v5703 = v5701 && v5702;
+    if (v5703) {
+      const float v5704 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5706 = iron_f32_to_bf16(v5704);
+      const unsigned int v5707 = v5698 * v4;
+      const unsigned int v5708 = v5707 + v68;
+      const unsigned int v5709 = v5708 + v5700;
+      out[v5709] = v5706;
+    }
+    const unsigned int v5710 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5711 = v1127 + v5710;
+    const unsigned int v5712 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5713 = v1126 + v5712;
+    const bool v5714 = v5711 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5715 = v5713 < v15;
+    const bool v5716 = v5714 && v5715;
+    if (v5716) {
+      const float v5717 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5719 = iron_f32_to_bf16(v5717);
+      const unsigned int v5720 = v5711 * v4;
+      const unsigned int v5721 = v5720 + v68;
+      const unsigned int v5722 = v5721 + v5713;
+      out[v5722] = v5719;
+    }
+    const unsigned int v5723 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5724 = v1127 + v5723;
+    const unsigned int v5725 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5726 = v1126 + v5725;
+    const bool v5727 = v5724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5728 = v5726 < v15;
+    const bool v5729 = v5727 && v5728;
+    if (v5729) {
+      const float v5730 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5732 = iron_f32_to_bf16(v5730);
+      const unsigned int v5733 = v5724 * v4;
+      const unsigned int v5734 = v5733 + v68;
+      const unsigned int v5735 = v5734 + v5726;
+      out[v5735] = v5732;
+    }
+    const unsigned int v5736 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5737 = v1127 + v5736;
+    const unsigned int v5738 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5739 = v1126 + v5738;
+    const bool v5740 = v5737 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5741 = v5739 < v15;
+    const bool v5742 = v5740 && v5741;
+    if (v5742) {
+      const float v5743 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5745 = iron_f32_to_bf16(v5743);
+      const unsigned int v5746 = v5737 * v4;
+      const unsigned int v5747 = v5746 + v68;
+      const unsigned int v5748 = v5747 + v5739;
+      out[v5748] = v5745;
+    }
+    const unsigned int v5749 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5750 = v1127 + v5749;
+    const unsigned int v5751 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5752 = v1126 + v5751;
+    const bool v5753 = v5750 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5754 = v5752 < v15;
+    const bool v5755 = v5753 && v5754;
+    if (v5755) {
+      const float v5756 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5758 = iron_f32_to_bf16(v5756);
+      const unsigned int v5759 = v5750 * v4;
+      const unsigned int v5760 = v5759 + v68;
+      const unsigned int v5761 = v5760 + v5752;
+      out[v5761] = v5758;
+    }
+    const unsigned int v5762 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5763 = v1127 + v5762;
+    const unsigned int v5764 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5765 = v1126 + v5764;
+    const bool v5766 = v5763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5767 = v5765 < v15;
+    const bool v5768 = v5766 && v5767;
+    if (v5768) {
+      const float v5769 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5771 = iron_f32_to_bf16(v5769);
+      const unsigned int v5772 = v5763 * v4;
+      const unsigned int v5773 = v5772 + v68;
+      const unsigned int v5774 = v5773 + v5765;
+      out[v5774] = v5771;
+    }
+    const unsigned int v5775 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5776 = v1127 + v5775;
+    const unsigned int v5777 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5778 = v1126 + v5777;
+    const bool v5779 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5780 = v5778 < v15;
+    const bool v5781 = v5779 && v5780;
+    if (v5781) {
+      const float v5782 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5784 = iron_f32_to_bf16(v5782);
+      const unsigned int v5785 = v5776 * v4;
+      const unsigned int v5786 = v5785 + v68;
+      const unsigned int v5787 = v5786 + v5778;
+      out[v5787] = v5784;
+    }
+    const unsigned int v5788 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5789 = v1127 + v5788;
+    const unsigned int v5790 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5791 = v1126 + v5790;
+    const bool v5792 = v5789 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5793 = v5791 < v15;
+    const bool v5794 = v5792 && v5793;
+    if (v5794) {
+      const float v5795 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5797 = iron_f32_to_bf16(v5795);
+      const unsigned int v5798 = v5789 * v4;
+      const unsigned int v5799 = v5798 + v68;
+      const unsigned int v5800 = v5799 + v5791;
+      out[v5800] = v5797;
+    }
+    const unsigned int v5801 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5802 = v1127 + v5801;
+    const unsigned int v5803 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5804 = v1126 + v5803;
+    const bool v5805 = v5802 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5806 = v5804 < v15;
+    const bool v5807 = v5805 && v5806;
+    if (v5807) {
+      const float v5808 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5810 = iron_f32_to_bf16(v5808);
+      const unsigned int v5811 = v5802 * v4;
+      const unsigned int v5812 = v5811 + v68;
+      const unsigned int v5813 = v5812 + v5804;
+      out[v5813] = v5810;
+    }
+    const unsigned int v5814 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5815 = v1127 + v5814;
+    const unsigned int v5816 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5817 = v1126 + v5816;
+    const bool v5818 = v5815 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5819 = v5817 < v15;
+    const bool v5820 = v5818 && v5819;
+    if (v5820) {
+      const float v5821 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5823 = iron_f32_to_bf16(v5821);
+      const unsigned int v5824 = v5815 * v4;
+      const unsigned int v5825 = v5824 + v68;
+      const unsigned int v5826 = v5825 + v5817;
+      out[v5826] = v5823;
+    }
+    const unsigned int v5827 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5828 = v1127 + v5827;
+    const unsigned int v5829 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5830 = v1126 + v5829;
+    const bool v5831 = v5828 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5832 = v5830 < v15;
+    const bool v5833 = v5831 && v5832;
+    if (v5833) {
+      const float v5834 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5836 = iron_f32_to_bf16(v5834);
+      const unsigned int v5837 = v5828 * v4;
+      const unsigned int v5838 = v5837 + v68;
+      const unsigned int v5839 = v5838 + v5830;
+      out[v5839] = v5836;
+    }
+    const unsigned int v5840 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5841 = v1127 + v5840;
+    const unsigned int v5842 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5843 = v1126 + v5842;
+    const bool v5844 = v5841 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5845 = v5843 < v15;
+    const bool v5846 = v5844 && v5845;
+    if (v5846) {
+      const float v5847 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5849 = iron_f32_to_bf16(v5847);
+      const unsigned int v5850 = v5841 * v4;
+      const unsigned int v5851 = v5850 + v68;
+      const unsigned int v5852 = v5851 + v5843;
+      out[v5852] = v5849;
+    }
+    const unsigned int v5853 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5854 = v1127 + v5853;
+    const unsigned int v5855 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5856 = v1126 + v5855;
+    const bool v5857 = v5854 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5858 = v5856 < v15;
+    const bool v5859 = v5857 && v5858;
+    if (v5859) {
+      const float v5860 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5862 = iron_f32_to_bf16(v5860);
+      const unsigned int v5863 = v5854 * v4;
+      const unsigned int v5864 = v5863 + v68;
+      const unsigned int v5865 = v5864 + v5856;
+      out[v5865] = v5862;
+    }
+    const unsigned int v5866 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5867 = v1127 + v5866;
+    const unsigned int v5868 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5869 = v1126 + v5868;
+    const bool v5870 = v5867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5871 = v5869 < v15;
+    const bool v5872 = v5870 && v5871;
+    if (v5872) {
+      const float v5873 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5875 = iron_f32_to_bf16(v5873);
+      const unsigned int v5876 = v5867 * v4;
+      const unsigned int v5877 = v5876 + v68;
+      const unsigned int v5878 = v5877 + v5869;
+      out[v5878] = v5875;
+    }
+    const unsigned int v5879 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5880 = v1127 + v5879;
+    const unsigned int v5881 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5882 = v1126 + v5881;
+    const bool v5883 = v5880 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5884 = v5882 < v15;
+    const bool v5885 = v5883 && v5884;
+    if (v5885) {
+      const float v5886 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5888 = iron_f32_to_bf16(v5886);
+      const unsigned int v5889 = v5880 * v4;
+      const unsigned int v5890 = v5889 + v68;
+      const unsigned int v5891 = v5890 + v5882;
+      out[v5891] = v5888;
+    }
+    const unsigned int v5892 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5893 = v1127 + v5892;
+    const unsigned int v5894 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5895 = v1126 + v5894;
+    const bool v5896 = v5893 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5897 = v5895 < v15;
+    const bool v5898 = v5896 && v5897;
+    if (v5898) {
+      const float v5899 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5901 = iron_f32_to_bf16(v5899);
+      const unsigned int v5902 = v5893 * v4;
+      const unsigned int v5903 = v5902 + v68;
+      const unsigned int v5904 = v5903 + v5895;
+      out[v5904] = v5901;
+    }
+    const unsigned int v5905 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5906 = v1127 + v5905;
+    const unsigned int v5907 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5908 = v1126 + v5907;
+    const bool v5909 = v5906 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5910 = v5908 < v15;
+    const bool v5911 = v5909 && v5910;
+    if (v5911) {
+      const float v5912 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5914 = iron_f32_to_bf16(v5912);
+      const unsigned int v5915 = v5906 * v4;
+      const unsigned int v5916 = v5915 + v68;
+      const unsigned int v5917 = v5916 + v5908;
+      out[v5917] = v5914;
+    }
+    const unsigned int v5918 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5919 = v1127 + v5918;
+    const unsigned int v5920 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5921 = v1126 + v5920;
+    const bool v5922 = v5919 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5923 = v5921 < v15;
+    const bool v5924 = v5922 && v5923;
+    if (v5924) {
+      const float v5925 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5927 = iron_f32_to_bf16(v5925);
+      const unsigned int v5928 = v5919 * v4;
+      const unsigned int v5929 = v5928 + v68;
+      const unsigned int v5930 = v5929 + v5921;
+      out[v5930] = v5927;
+    }
+    const unsigned int v5931 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5932 = v1127 + v5931;
+    const unsigned int v5933 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5934 = v1126 + v5933;
+    const bool v5935 = v5932 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5936 = v5934 < v15;
+    const bool v5937 = v5935 && v5936;
+    if (v5937) {
+      const float v5938 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5940 = iron_f32_to_bf16(v5938);
+      const unsigned int v5941 = v5932 * v4;
+      const unsigned int v5942 = v5941 + v68;
+      const unsigned int v5943 = v5942 + v5934;
+      out[v5943] = v5940;
+    }
+    const unsigned int v5944 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5945 = v1127 + v5944;
+    const unsigned int v5946 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5947 = v1126 + v5946;
+    const bool v5948 = v5945 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5949 = v5947 < v15;
+    const bool v5950 = v5948 && v5949;
+    if (v5950) {
+      const float v5951 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5953 = iron_f32_to_bf16(v5951);
+      const unsigned int v5954 = v5945 * v4;
+      const unsigned int v5955 = v5954 + v68;
+      const unsigned int v5956 = v5955 + v5947;
+      out[v5956] = v5953;
+    }
+    const unsigned int v5957 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5958 = v1127 + v5957;
+    const unsigned int v5959 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5960 = v1126 + v5959;
+    const bool v5961 = v5958 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5962 = v5960 < v15;
+    const bool v5963 = v5961 && v5962;
+    if (v5963) {
+      const float v5964 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5966 = iron_f32_to_bf16(v5964);
+      const unsigned int v5967 = v5958 * v4;
+      const unsigned int v5968 = v5967 + v68;
+      const unsigned int v5969 = v5968 + v5960;
+      out[v5969] = v5966;
+    }
+    const unsigned int v5970 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5971 = v1127 + v5970;
+    const unsigned int v5972 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5973 = v1126 + v5972;
+    const bool v5974 = v5971 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5975 = v5973 < v15;
+    const bool v5976 = v5974 && v5975;
+    if (v5976) {
+      const float v5977 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5979 = iron_f32_to_bf16(v5977);
+      const unsigned int v5980 = v5971 * v4;
+      const unsigned int v5981 = v5980 + v68;
+      const unsigned int v5982 = v5981 + v5973;
+      out[v5982] = v5979;
+    }
+    const unsigned int v5983 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5984 = v1127 + v5983;
+    const unsigned int v5985 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5986 = v1126 + v5985;
+    const bool v5987 = v5984 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5988 = v5986 < v15;
+    const bool v5989 = v5987 && v5988;
+    if (v5989) {
+      const float v5990 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5992 = iron_f32_to_bf16(v5990);
+      const unsigned int v5993 = v5984 * v4;
+      const unsigned int v5994 = v5993 + v68;
+      const unsigned int v5995 = v5994 + v5986;
+      out[v5995] = v5992;
+    }
+    const unsigned int v5996 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5997 = v1127 + v5996;
+    const unsigned int v5998 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5999 = v1126 + v5998;
+    const bool v6000 = v5997 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6001 = v5999 < v15;
+    const bool v6002 = v6000 && v6001;
+    if (v6002) {
+      const float v6003 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6005 = iron_f32_to_bf16(v6003);
+      const unsigned int v6006 = v5997 * v4;
+      const unsigned int v6007 = v6006 + v68;
+      const unsigned int v6008 = v6007 + v5999;
+      out[v6008] = v6005;
+    }
+    const unsigned int v6009 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6010 = v1127 + v6009;
+    const unsigned int v6011 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6012 = v1126 + v6011;
+    const bool v6013 = v6010 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6014 = v6012 < v15;
+    const bool v6015 = v6013 && v6014;
+    if (v6015) {
+      const float v6016 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6018 = iron_f32_to_bf16(v6016);
+      const unsigned int v6019 = v6010 * v4;
+      const unsigned int v6020 = v6019 + v68;
+      const unsigned int v6021 = v6020 + v6012;
+      out[v6021] = v6018;
+    }
+    const unsigned int v6022 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6023 = v1127 + v6022;
+    const unsigned int v6024 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6025 = v1126 + v6024;
+    const bool v6026 = v6023 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6027 = v6025 < v15;
+    const bool v6028 = v6026 && v6027;
+    if (v6028) {
+      const float v6029 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6031 = iron_f32_to_bf16(v6029);
+      const unsigned int v6032 = v6023 * v4;
+      const unsigned int v6033 = v6032 + v68;
+      const unsigned int v6034 = v6033 + v6025;
+      out[v6034] = v6031;
+    }
+    const unsigned int v6035 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6036 = v1127 + v6035;
+    const unsigned int v6037 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6038 = v1126 + v6037;
+    const bool v6039 = v6036 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6040 = v6038 < v15;
+    const bool v6041 = v6039 && v6040;
+    if (v6041) {
+      const float v6042 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6044 = iron_f32_to_bf16(v6042);
+      const unsigned int v6045 = v6036 * v4;
+      const unsigned int v6046 = v6045 + v68;
+      const unsigned int v6047 = v6046 + v6038;
+      out[v6047] = v6044;
+    }
+    const unsigned int v6048 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6049 = v1127 + v6048;
+    const unsigned int v6050 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6051 = v1126 + v6050;
+    const bool v6052 = v6049 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6053 = v6051 < v15;
+    const bool v6054 = v6052 && v6053;
+    if (v6054) {
+      const float v6055 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6057 = iron_f32_to_bf16(v6055);
+      const unsigned int v6058 = v6049 * v4;
+      const unsigned int v6059 = v6058 + v68;
+      const unsigned int v6060 = v6059 + v6051;
+      out[v6060] = v6057;
+    }
+    const unsigned int v6061 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6062 = v1127 + v6061;
+    const unsigned int v6063 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6064 = v1126 + v6063;
+    const bool v6065 = v6062 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6066 = v6064 < v15;
+    const bool v6067 = v6065 && v6066;
+    if (v6067) {
+      const float v6068 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6070 = iron_f32_to_bf16(v6068);
+      const unsigned int v6071 = v6062 * v4;
+      const unsigned int v6072 = v6071 + v68;
+      const unsigned int v6073 = v6072 + v6064;
+      out[v6073] = v6070;
+    }
+    const unsigned int v6074 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6075 = v1127 + v6074;
+    const unsigned int v6076 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6077 = v1126 + v6076;
+    const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6079 = v6077 < v15;
+    const bool v6080 = v6078 && v6079;
+    if (v6080) {
+      const float v6081 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6083 = iron_f32_to_bf16(v6081);
+      const unsigned int v6084 = v6075 * v4;
+      const unsigned int v6085 = v6084 + v68;
+      const unsigned int v6086 = v6085 + v6077;
+      out[v6086] = v6083;
+    }
+    const unsigned int v6087 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6088 = v1127 + v6087;
+    const unsigned int v6089 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6090 = v1126 + v6089;
+    const bool v6091 = v6088 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6092 = v6090 < v15;
+    const bool v6093 = v6091 && v6092;
+    if (v6093) {
+      const float v6094 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6096 = iron_f32_to_bf16(v6094);
+      const unsigned int v6097 = v6088 * v4;
+      const unsigned int v6098 = v6097 + v68;
+      const unsigned int v6099 = v6098 + v6090;
+      out[v6099] = v6096;
+    }
+    const unsigned int v6100 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6101 = v1127 + v6100;
+    const unsigned int v6102 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6103 = v1126 + v6102;
+    const bool v6104 = v6101 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6105 = v6103 < v15;
+    const bool v6106 = v6104 && v6105;
+    if (v6106) {
+      const float v6107 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6109 = iron_f32_to_bf16(v6107);
+      const unsigned int v6110 = v6101 * v4;
+      const unsigned int v6111 = v6110 + v68;
+      const unsigned int v6112 = v6111 + v6103;
+      out[v6112] = v6109;
+    }
+    const unsigned int v6113 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6114 = v1127 + v6113;
+    const unsigned int v6115 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6116 = v1126 + v6115;
+    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6118 = v6116 < v15;
+    const bool v6119 = v6117 && v6118;
+    if (v6119) {
+      const float v6120 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6122 = iron_f32_to_bf16(v6120);
+      const unsigned int v6123 = v6114 * v4;
+      const unsigned int v6124 = v6123 + v68;
+      const unsigned int v6125 = v6124 + v6116;
+      out[v6125] = v6122;
+    }
+    const unsigned int v6126 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6127 = v1127 + v6126;
+    const unsigned int v6128 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6129 = v1126 + v6128;
+    const bool v6130 = v6127 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6131 = v6129 < v15;
+    const bool v6132 = v6130 && v6131;
+    if (v6132) {
+      const float v6133 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6135 = iron_f32_to_bf16(v6133);
+      const unsigned int v6136 = v6127 * v4;
+      const unsigned int v6137 = v6136 + v68;
+      const unsigned int v6138 = v6137 + v6129;
+      out[v6138] = v6135;
+    }
+    const unsigned int v6139 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6140 = v1127 + v6139;
+    const unsigned int v6141 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6142 = v1126 + v6141;
+    const bool v6143 = v6140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6144 = v6142 < v15;
+    const bool v6145 = v6143 && v6144;
+    if (v6145) {
+      const float v6146 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6148 = iron_f32_to_bf16(v6146);
+      const unsigned int v6149 = v6140 * v4;
+      const unsigned int v6150 = v6149 + v68;
+      const unsigned int v6151 = v6150 + v6142;
+      out[v6151] = v6148;
+    }
+    const unsigned int v6152 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6153 = v1127 + v6152;
+    const unsigned int v6154 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6155 = v1126 + v6154;
+    const bool v6156 = v6153 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6157 = v6155 < v15;
+    const bool v6158 = v6156 && v6157;
+    if (v6158) {
+      const float v6159 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6161 = iron_f32_to_bf16(v6159);
+      const unsigned int v6162 = v6153 * v4;
+      const unsigned int v6163 = v6162 + v68;
+      const unsigned int v6164 = v6163 + v6155;
+      out[v6164] = v6161;
+    }
+    const unsigned int v6165 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6166 = v1127 + v6165;
+    const unsigned int v6167 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6168 = v1126 + v6167;
+    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6170 = v6168 < v15;
+    const bool v6171 = v6169 && v6170;
+    if (v6171) {
+      const float v6172 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6174 = iron_f32_to_bf16(v6172);
+      const unsigned int v6175 = v6166 * v4;
+      const unsigned int v6176 = v6175 + v68;
+      const unsigned int v6177 = v6176 + v6168;
+      out[v6177] = v6174;
+    }
+    const unsigned int v6178 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6179 = v1127 + v6178;
+    const unsigned int v6180 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6181 = v1126 + v6180;
+    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6183 = v6181 < v15;
+    const bool v6184 = v6182 && v6183;
+    if (v6184) {
+      const float v6185 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6187 = iron_f32_to_bf16(v6185);
+      const unsigned int v6188 = v6179 * v4;
+      const unsigned int v6189 = v6188 + v68;
+      const unsigned int v6190 = v6189 + v6181;
+      out[v6190] = v6187;
+    }
+    const unsigned int v6191 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6192 = v1127 + v6191;
+    const unsigned int v6193 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6194 = v1126 + v6193;
+    const bool v6195 = v6192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6196 = v6194 < v15;
+    const bool v6197 = v6195 && v6196;
+    if (v6197) {
+      const float v6198 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6200 = iron_f32_to_bf16(v6198);
+      const unsigned int v6201 = v6192 * v4;
+      const unsigned int v6202 = v6201 + v68;
+      const unsigned int v6203 = v6202 + v6194;
+      out[v6203] = v6200;
+    }
+    const unsigned int v6204 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6205 = v1127 + v6204;
+    const unsigned int v6206 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6207 = v1126 + v6206;
+    const bool v6208 = v6205 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6209 = v6207 < v15;
+    const bool v6210 = v6208 && v6209;
+    if (v6210) {
+      const float v6211 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6213 = iron_f32_to_bf16(v6211);
+      const unsigned int v6214 = v6205 * v4;
+      const unsigned int v6215 = v6214 + v68;
+      const unsigned int v6216 = v6215 + v6207;
+      out[v6216] = v6213;
+    }
+    const unsigned int v6217 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6218 = v1127 + v6217;
+    const unsigned int v6219 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6220 = v1126 + v6219;
+    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6222 = v6220 < v15;
+    const bool v6223 = v6221 && v6222;
+    if (v6223) {
+      const float v6224 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6226 = iron_f32_to_bf16(v6224);
+      const unsigned int v6227 = v6218 * v4;
+      const unsigned int v6228 = v6227 + v68;
+      const unsigned int v6229 = v6228 + v6220;
+      out[v6229] = v6226;
+    }
+    const unsigned int v6230 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6231 = v1127 + v6230;
+    const unsigned int v6232 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6233 = v1126 + v6232;
+    const bool v6234 = v6231 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6235 = v6233 < v15;
+    const bool v6236 = v6234 && v6235;
+    if (v6236) {
+      const float v6237 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6239 = iron_f32_to_bf16(v6237);
+      const unsigned int v6240 = v6231 * v4;
+      const unsigned int v6241 = v6240 + v68;
+      const unsigned int v6242 = v6241 + v6233;
+      out[v6242] = v6239;
+    }
+    const unsigned int v6243 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6244 = v1127 + v6243;
+    const unsigned int v6245 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6246 = v1126 + v6245;
+    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6248 = v6246 < v15;
+    const bool v6249 = v6247 && v6248;
+    if (v6249) {
+      const float v6250 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6252 = iron_f32_to_bf16(v6250);
+      const unsigned int v6253 = v6244 * v4;
+      const unsigned int v6254 = v6253 + v68;
+      const unsigned int v6255 = v6254 + v6246;
+      out[v6255] = v6252;
+    }
+    const unsigned int v6256 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6257 = v1127 + v6256;
+    const unsigned int v6258 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6259 = v1126 + v6258;
+    const bool v6260 = v6257 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6261 = v6259 < v15;
+    const bool v6262 = v6260 && v6261;
+    if (v6262) {
+      const float v6263 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6265 = iron_f32_to_bf16(v6263);
+      const unsigned int v6266 = v6257 * v4;
+      const unsigned int v6267 = v6266 + v68;
+      const unsigned int v6268 = v6267 + v6259;
+      out[v6268] = v6265;
+    }
+    const unsigned int v6269 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6270 = v1127 + v6269;
+    const unsigned int v6271 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6272 = v1126 + v6271;
+    const bool v6273 = v6270 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6274 = v6272 < v15;
+    const bool v6275 = v6273 && v6274;
+    if (v6275) {
+      const float v6276 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6278 = iron_f32_to_bf16(v6276);
+      const unsigned int v6279 = v6270 * v4;
+      const unsigned int v6280 = v6279 + v68;
+      const unsigned int v6281 = v6280 + v6272;
+      out[v6281] = v6278;
+    }
+    const unsigned int v6282 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6283 = v1127 + v6282;
+    const unsigned int v6284 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6285 = v1126 + v6284;
+    const bool v6286 = v6283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6287 = v6285 < v15;
+    const bool v6288 = v6286 && v6287;
+    if (v6288) {
+      const float v6289 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6291 = iron_f32_to_bf16(v6289);
+      const unsigned int v6292 = v6283 * v4;
+      const unsigned int v6293 = v6292 + v68;
+      const unsigned int v6294 = v6293 + v6285;
+      out[v6294] = v6291;
+    }
+    const unsigned int v6295 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6296 = v1127 + v6295;
+    const unsigned int v6297 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6298 = v1126 + v6297;
+    const bool v6299 = v6296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6300 = v6298 < v15;
+    const bool v6301 = v6299 && v6300;
+    if (v6301) {
+      const float v6302 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6304 = iron_f32_to_bf16(v6302);
+      const unsigned int v6305 = v6296 * v4;
+      const unsigned int v6306 = v6305 + v68;
+      const unsigned int v6307 = v6306 + v6298;
+      out[v6307] = v6304;
+    }
+    const unsigned int v6308 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6309 = v1127 + v6308;
+    const unsigned int v6310 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6311 = v1126 + v6310;
+    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6313 = v6311 < v15;
+    const bool v6314 = v6312 && v6313;
+    if (v6314) {
+      const float v6315 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6317 = iron_f32_to_bf16(v6315);
+      const unsigned int v6318 = v6309 * v4;
+      const unsigned int v6319 = v6318 + v68;
+      const unsigned int v6320 = v6319 + v6311;
+      out[v6320] = v6317;
+    }
+    const unsigned int v6321 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6322 = v1127 + v6321;
+    const unsigned int v6323 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6324 = v1126 + v6323;
+    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6326 = v6324 < v15;
+    const bool v6327 = v6325 && v6326;
+    if (v6327) {
+      const float v6328 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6330 = iron_f32_to_bf16(v6328);
+      const unsigned int v6331 = v6322 * v4;
+      const unsigned int v6332 = v6331 + v68;
+      const unsigned int v6333 = v6332 + v6324;
+      out[v6333] = v6330;
+    }
+    const unsigned int v6334 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6335 = v1127 + v6334;
+    const unsigned int v6336 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6337 = v1126 + v6336;
+    const bool v6338 = v6335 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6339 = v6337 < v15;
+    const bool v6340 = v6338 && v6339;
+    if (v6340) {
+      const float v6341 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6343 = iron_f32_to_bf16(v6341);
+      const unsigned int v6344 = v6335 * v4;
+      const unsigned int v6345 = v6344 + v68;
+      const unsigned int v6346 = v6345 + v6337;
+      out[v6346] = v6343;
+    }
+    const unsigned int v6347 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6348 = v1127 + v6347;
+    const unsigned int v6349 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6350 = v1126 + v6349;
+    const bool v6351 = v6348 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6352 = v6350 < v15;
+    const bool v6353 = v6351 && v6352;
+    if (v6353) {
+      const float v6354 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6356 = iron_f32_to_bf16(v6354);
+      const unsigned int v6357 = v6348 * v4;
+      const unsigned int v6358 = v6357 + v68;
+      const unsigned int v6359 = v6358 + v6350;
+      out[v6359] = v6356;
+    }
+    const unsigned int v6360 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6361 = v1127 + v6360;
+    const unsigned int v6362 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6363 = v1126 + v6362;
+    const bool v6364 = v6361 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6365 = v6363 < v15;
+    const bool v6366 = v6364 && v6365;
+    if (v6366) {
+      const float v6367 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6369 = iron_f32_to_bf16(v6367);
+      const unsigned int v6370 = v6361 * v4;
+      const unsigned int v6371 = v6370 + v68;
+      const unsigned int v6372 = v6371 + v6363;
+      out[v6372] = v6369;
+    }
+    const unsigned int v6373 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6374 = v1127 + v6373;
+    const unsigned int v6375 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6376 = v1126 + v6375;
+    const bool v6377 = v6374 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6378 = v6376 < v15;
+    const bool v6379 = v6377 && v6378;
+    if (v6379) {
+      const float v6380 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6382 = iron_f32_to_bf16(v6380);
+      const unsigned int v6383 = v6374 * v4;
+      const unsigned int v6384 = v6383 + v68;
+      const unsigned int v6385 = v6384 + v6376;
+      out[v6385] = v6382;
     }
   }
 }

@@ -491,7888 +491,7888 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const bool v297 = v292 && v296;
   const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    for (unsigned int v7540 = 0u; v7540 < 2u; v7540 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v7541 = v7540 << 6u;
-      const bool v7543 = v7541 < v18;
-      if (v7543) {
-        const unsigned int v7545 = v7540 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v7541 = 0u; v7541 < 2u; v7541 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v7542 = v7541 << 6u;
+      const bool v7544 = v7542 < v18;
+      if (v7544) {
+        const unsigned int v7546 = v7541 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7554 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7555 = v7554 << 3u;
-          const unsigned int v7558 = v7541 + v7555;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7559 = v7558 < v18;
-          const bool v7560 = v126 && v7559;
-          const unsigned int v7562 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7564 = v7562 + v7541;
-          const unsigned int v7565 = v7564 + v7555;
-          const unsigned int v7566 = v7560 ? v7565 : 0u;
-          const unsigned int v7568 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7569 = v7545 + v7568;
-          const unsigned int v7570 = v7569 + v7555;
-          iron_copy_async<16>(shm0 + (v7570 ^ (((v7570 >> 6u) & 7u) << 3u)), x + v7566, v7560);
-          const unsigned int v7573 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7575 = v7573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7578 = v7573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7579 = v7578 << 3u;
-          const unsigned int v7580 = v63 + v7575;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7581 = v7580 < v44;
-          const unsigned int v7582 = v7541 + v7579;
-          const bool v7583 = v7582 < v18;
-          const bool v7584 = v7581 && v7583;
-          const unsigned int v7586 = v7580 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7588 = v7586 + v7541;
-          const unsigned int v7589 = v7588 + v7579;
-          const unsigned int v7590 = v7584 ? v7589 : 0u;
-          const unsigned int v7592 = v7575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7593 = v7545 + v7592;
-          const unsigned int v7594 = v7593 + v7579;
-          iron_copy_async<16>(shm0 + (v7594 ^ (((v7594 >> 6u) & 7u) << 3u)), x + v7590, v7584);
-          const unsigned int v7597 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7599 = v7597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7602 = v7597 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7603 = v7602 << 3u;
-          const unsigned int v7604 = v63 + v7599;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7605 = v7604 < v44;
-          const unsigned int v7606 = v7541 + v7603;
-          const bool v7607 = v7606 < v18;
-          const bool v7608 = v7605 && v7607;
-          const unsigned int v7610 = v7604 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7612 = v7610 + v7541;
-          const unsigned int v7613 = v7612 + v7603;
-          const unsigned int v7614 = v7608 ? v7613 : 0u;
-          const unsigned int v7616 = v7599 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7617 = v7545 + v7616;
-          const unsigned int v7618 = v7617 + v7603;
-          iron_copy_async<16>(shm0 + (v7618 ^ (((v7618 >> 6u) & 7u) << 3u)), x + v7614, v7608);
-          const unsigned int v7621 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7623 = v7621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7626 = v7621 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7627 = v7626 << 3u;
-          const unsigned int v7628 = v63 + v7623;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7629 = v7628 < v44;
-          const unsigned int v7630 = v7541 + v7627;
-          const bool v7631 = v7630 < v18;
-          const bool v7632 = v7629 && v7631;
-          const unsigned int v7634 = v7628 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7636 = v7634 + v7541;
-          const unsigned int v7637 = v7636 + v7627;
-          const unsigned int v7638 = v7632 ? v7637 : 0u;
-          const unsigned int v7640 = v7623 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7641 = v7545 + v7640;
-          const unsigned int v7642 = v7641 + v7627;
-          iron_copy_async<16>(shm0 + (v7642 ^ (((v7642 >> 6u) & 7u) << 3u)), x + v7638, v7632);
-          const unsigned int v7645 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7647 = v7645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7650 = v7645 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7651 = v7650 << 3u;
-          const unsigned int v7652 = v63 + v7647;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7653 = v7652 < v44;
-          const unsigned int v7654 = v7541 + v7651;
-          const bool v7655 = v7654 < v18;
-          const bool v7656 = v7653 && v7655;
-          const unsigned int v7658 = v7652 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7660 = v7658 + v7541;
-          const unsigned int v7661 = v7660 + v7651;
-          const unsigned int v7662 = v7656 ? v7661 : 0u;
-          const unsigned int v7664 = v7647 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7665 = v7545 + v7664;
-          const unsigned int v7666 = v7665 + v7651;
-          iron_copy_async<16>(shm0 + (v7666 ^ (((v7666 >> 6u) & 7u) << 3u)), x + v7662, v7656);
-          const unsigned int v7669 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7671 = v7669 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7674 = v7669 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7675 = v7674 << 3u;
-          const unsigned int v7676 = v63 + v7671;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7677 = v7676 < v44;
-          const unsigned int v7678 = v7541 + v7675;
-          const bool v7679 = v7678 < v18;
-          const bool v7680 = v7677 && v7679;
-          const unsigned int v7682 = v7676 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7684 = v7682 + v7541;
-          const unsigned int v7685 = v7684 + v7675;
-          const unsigned int v7686 = v7680 ? v7685 : 0u;
-          const unsigned int v7688 = v7671 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7689 = v7545 + v7688;
-          const unsigned int v7690 = v7689 + v7675;
-          iron_copy_async<16>(shm0 + (v7690 ^ (((v7690 >> 6u) & 7u) << 3u)), x + v7686, v7680);
-          const unsigned int v7693 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7695 = v7693 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7698 = v7693 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7699 = v7698 << 3u;
-          const unsigned int v7700 = v63 + v7695;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7701 = v7700 < v44;
-          const unsigned int v7702 = v7541 + v7699;
-          const bool v7703 = v7702 < v18;
-          const bool v7704 = v7701 && v7703;
-          const unsigned int v7706 = v7700 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7708 = v7706 + v7541;
-          const unsigned int v7709 = v7708 + v7699;
-          const unsigned int v7710 = v7704 ? v7709 : 0u;
-          const unsigned int v7712 = v7695 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7713 = v7545 + v7712;
-          const unsigned int v7714 = v7713 + v7699;
-          iron_copy_async<16>(shm0 + (v7714 ^ (((v7714 >> 6u) & 7u) << 3u)), x + v7710, v7704);
-          const unsigned int v7717 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7719 = v7717 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7722 = v7717 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7723 = v7722 << 3u;
-          const unsigned int v7724 = v63 + v7719;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7725 = v7724 < v44;
-          const unsigned int v7726 = v7541 + v7723;
-          const bool v7727 = v7726 < v18;
-          const bool v7728 = v7725 && v7727;
-          const unsigned int v7730 = v7724 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7732 = v7730 + v7541;
-          const unsigned int v7733 = v7732 + v7723;
-          const unsigned int v7734 = v7728 ? v7733 : 0u;
-          const unsigned int v7736 = v7719 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7737 = v7545 + v7736;
-          const unsigned int v7738 = v7737 + v7723;
-          iron_copy_async<16>(shm0 + (v7738 ^ (((v7738 >> 6u) & 7u) << 3u)), x + v7734, v7728);
+          const unsigned int v7555 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7556 = v7555 << 3u;
+          const unsigned int v7559 = v7542 + v7556;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7560 = v7559 < v18;
+          const bool v7561 = v126 && v7560;
+          const unsigned int v7563 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7565 = v7563 + v7542;
+          const unsigned int v7566 = v7565 + v7556;
+          const unsigned int v7567 = v7561 ? v7566 : 0u;
+          const unsigned int v7569 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7570 = v7546 + v7569;
+          const unsigned int v7571 = v7570 + v7556;
+          iron_copy_async<16>(shm0 + (v7571 ^ (((v7571 >> 6u) & 7u) << 3u)), x + v7567, v7561);
+          const unsigned int v7574 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7576 = v7574 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7579 = v7574 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7580 = v7579 << 3u;
+          const unsigned int v7581 = v63 + v7576;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7582 = v7581 < v44;
+          const unsigned int v7583 = v7542 + v7580;
+          const bool v7584 = v7583 < v18;
+          const bool v7585 = v7582 && v7584;
+          const unsigned int v7587 = v7581 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7589 = v7587 + v7542;
+          const unsigned int v7590 = v7589 + v7580;
+          const unsigned int v7591 = v7585 ? v7590 : 0u;
+          const unsigned int v7593 = v7576 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7594 = v7546 + v7593;
+          const unsigned int v7595 = v7594 + v7580;
+          iron_copy_async<16>(shm0 + (v7595 ^ (((v7595 >> 6u) & 7u) << 3u)), x + v7591, v7585);
+          const unsigned int v7598 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7600 = v7598 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7603 = v7598 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7604 = v7603 << 3u;
+          const unsigned int v7605 = v63 + v7600;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7606 = v7605 < v44;
+          const unsigned int v7607 = v7542 + v7604;
+          const bool v7608 = v7607 < v18;
+          const bool v7609 = v7606 && v7608;
+          const unsigned int v7611 = v7605 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7613 = v7611 + v7542;
+          const unsigned int v7614 = v7613 + v7604;
+          const unsigned int v7615 = v7609 ? v7614 : 0u;
+          const unsigned int v7617 = v7600 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7618 = v7546 + v7617;
+          const unsigned int v7619 = v7618 + v7604;
+          iron_copy_async<16>(shm0 + (v7619 ^ (((v7619 >> 6u) & 7u) << 3u)), x + v7615, v7609);
+          const unsigned int v7622 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7624 = v7622 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7627 = v7622 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7628 = v7627 << 3u;
+          const unsigned int v7629 = v63 + v7624;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7630 = v7629 < v44;
+          const unsigned int v7631 = v7542 + v7628;
+          const bool v7632 = v7631 < v18;
+          const bool v7633 = v7630 && v7632;
+          const unsigned int v7635 = v7629 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7637 = v7635 + v7542;
+          const unsigned int v7638 = v7637 + v7628;
+          const unsigned int v7639 = v7633 ? v7638 : 0u;
+          const unsigned int v7641 = v7624 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7642 = v7546 + v7641;
+          const unsigned int v7643 = v7642 + v7628;
+          iron_copy_async<16>(shm0 + (v7643 ^ (((v7643 >> 6u) & 7u) << 3u)), x + v7639, v7633);
+          const unsigned int v7646 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7648 = v7646 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7651 = v7646 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7652 = v7651 << 3u;
+          const unsigned int v7653 = v63 + v7648;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7654 = v7653 < v44;
+          const unsigned int v7655 = v7542 + v7652;
+          const bool v7656 = v7655 < v18;
+          const bool v7657 = v7654 && v7656;
+          const unsigned int v7659 = v7653 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7661 = v7659 + v7542;
+          const unsigned int v7662 = v7661 + v7652;
+          const unsigned int v7663 = v7657 ? v7662 : 0u;
+          const unsigned int v7665 = v7648 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7666 = v7546 + v7665;
+          const unsigned int v7667 = v7666 + v7652;
+          iron_copy_async<16>(shm0 + (v7667 ^ (((v7667 >> 6u) & 7u) << 3u)), x + v7663, v7657);
+          const unsigned int v7670 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7672 = v7670 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7675 = v7670 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7676 = v7675 << 3u;
+          const unsigned int v7677 = v63 + v7672;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7678 = v7677 < v44;
+          const unsigned int v7679 = v7542 + v7676;
+          const bool v7680 = v7679 < v18;
+          const bool v7681 = v7678 && v7680;
+          const unsigned int v7683 = v7677 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7685 = v7683 + v7542;
+          const unsigned int v7686 = v7685 + v7676;
+          const unsigned int v7687 = v7681 ? v7686 : 0u;
+          const unsigned int v7689 = v7672 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7690 = v7546 + v7689;
+          const unsigned int v7691 = v7690 + v7676;
+          iron_copy_async<16>(shm0 + (v7691 ^ (((v7691 >> 6u) & 7u) << 3u)), x + v7687, v7681);
+          const unsigned int v7694 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7696 = v7694 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7699 = v7694 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7700 = v7699 << 3u;
+          const unsigned int v7701 = v63 + v7696;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7702 = v7701 < v44;
+          const unsigned int v7703 = v7542 + v7700;
+          const bool v7704 = v7703 < v18;
+          const bool v7705 = v7702 && v7704;
+          const unsigned int v7707 = v7701 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7709 = v7707 + v7542;
+          const unsigned int v7710 = v7709 + v7700;
+          const unsigned int v7711 = v7705 ? v7710 : 0u;
+          const unsigned int v7713 = v7696 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7714 = v7546 + v7713;
+          const unsigned int v7715 = v7714 + v7700;
+          iron_copy_async<16>(shm0 + (v7715 ^ (((v7715 >> 6u) & 7u) << 3u)), x + v7711, v7705);
+          const unsigned int v7718 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7720 = v7718 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7723 = v7718 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7724 = v7723 << 3u;
+          const unsigned int v7725 = v63 + v7720;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7726 = v7725 < v44;
+          const unsigned int v7727 = v7542 + v7724;
+          const bool v7728 = v7727 < v18;
+          const bool v7729 = v7726 && v7728;
+          const unsigned int v7731 = v7725 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7733 = v7731 + v7542;
+          const unsigned int v7734 = v7733 + v7724;
+          const unsigned int v7735 = v7729 ? v7734 : 0u;
+          const unsigned int v7737 = v7720 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7738 = v7546 + v7737;
+          const unsigned int v7739 = v7738 + v7724;
+          iron_copy_async<16>(shm0 + (v7739 ^ (((v7739 >> 6u) & 7u) << 3u)), x + v7735, v7729);
         } else {
-          const unsigned int v7742 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7743 = v7742 << 3u;
-          const unsigned int v7744 = v7541 + v7743;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7746 = v7744 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7748 = v7746 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7749 = v7744 - v7748;
-          const unsigned int v7750 = v7746 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7751 = v7750 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v7752 = v7750 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7753 = v7746 - v7752;
-          const unsigned int v7754 = v7753 * v12;
-          const unsigned int v7755 = v70 + v7749;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7756 = v7744 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7758 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7763 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7764 = v7763 + v7743;
-          const unsigned int v7765 = v129 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7766 = v134 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7767 = v7765 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7768 = v7756 && v7767;
-          const bool v7769 = v7765 < v127;
-          const bool v7770 = v7768 && v7769;
-          const bool v7771 = v7766 >= v10;
-          const bool v7772 = v7770 && v7771;
-          const bool v7773 = v7766 < v7758;
-          const bool v7774 = v7772 && v7773;
-          const unsigned int v7775 = max(v7765, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7776 = v7775 - v9;
-          const unsigned int v7777 = max(v7766, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7778 = v7777 - v10;
-          const unsigned int v7779 = v137 + v7776;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7780 = v7779 * v2;
-          const unsigned int v7781 = v7780 + v7778;
-          const unsigned int v7782 = v7781 * v3;
-          const unsigned int v7783 = v7782 + v7755;
-          const unsigned int v7785 = v7774 ? v7783 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7787 = v7545 + v7764;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7787 ^ (((v7787 >> 6u) & 7u) << 3u)), x + v7785, v7774);
-          const unsigned int v7789 = v147 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7790 = v152 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7791 = v7789 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7792 = v7756 && v7791;
-          const bool v7793 = v7789 < v127;
-          const bool v7794 = v7792 && v7793;
-          const bool v7795 = v7790 >= v10;
-          const bool v7796 = v7794 && v7795;
-          const bool v7797 = v7790 < v7758;
-          const bool v7798 = v7796 && v7797;
-          const unsigned int v7799 = max(v7789, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7800 = v7799 - v9;
-          const unsigned int v7801 = max(v7790, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7802 = v7801 - v10;
-          const unsigned int v7803 = v155 + v7800;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7804 = v7803 * v2;
-          const unsigned int v7805 = v7804 + v7802;
-          const unsigned int v7806 = v7805 * v3;
-          const unsigned int v7807 = v7806 + v7755;
-          const unsigned int v7809 = v7798 ? v7807 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7812 = v7787 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7812 ^ (((v7812 >> 6u) & 7u) << 3u)), x + v7809, v7798);
-          const unsigned int v7813 = v165 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7814 = v170 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7815 = v7813 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7816 = v7756 && v7815;
-          const bool v7817 = v7813 < v127;
-          const bool v7818 = v7816 && v7817;
-          const bool v7819 = v7814 >= v10;
-          const bool v7820 = v7818 && v7819;
-          const bool v7821 = v7814 < v7758;
-          const bool v7822 = v7820 && v7821;
-          const unsigned int v7823 = max(v7813, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7824 = v7823 - v9;
-          const unsigned int v7825 = max(v7814, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7826 = v7825 - v10;
-          const unsigned int v7827 = v173 + v7824;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7828 = v7827 * v2;
-          const unsigned int v7829 = v7828 + v7826;
-          const unsigned int v7830 = v7829 * v3;
-          const unsigned int v7831 = v7830 + v7755;
-          const unsigned int v7833 = v7822 ? v7831 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7836 = v7787 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7836 ^ (((v7836 >> 6u) & 7u) << 3u)), x + v7833, v7822);
-          const unsigned int v7837 = v183 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7838 = v188 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7839 = v7837 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7840 = v7756 && v7839;
-          const bool v7841 = v7837 < v127;
-          const bool v7842 = v7840 && v7841;
-          const bool v7843 = v7838 >= v10;
-          const bool v7844 = v7842 && v7843;
-          const bool v7845 = v7838 < v7758;
-          const bool v7846 = v7844 && v7845;
-          const unsigned int v7847 = max(v7837, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7848 = v7847 - v9;
-          const unsigned int v7849 = max(v7838, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7850 = v7849 - v10;
-          const unsigned int v7851 = v191 + v7848;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7852 = v7851 * v2;
-          const unsigned int v7853 = v7852 + v7850;
-          const unsigned int v7854 = v7853 * v3;
-          const unsigned int v7855 = v7854 + v7755;
-          const unsigned int v7857 = v7846 ? v7855 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7860 = v7787 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7860 ^ (((v7860 >> 6u) & 7u) << 3u)), x + v7857, v7846);
-          const unsigned int v7861 = v201 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7862 = v206 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7863 = v7861 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7864 = v7756 && v7863;
-          const bool v7865 = v7861 < v127;
-          const bool v7866 = v7864 && v7865;
-          const bool v7867 = v7862 >= v10;
-          const bool v7868 = v7866 && v7867;
-          const bool v7869 = v7862 < v7758;
-          const bool v7870 = v7868 && v7869;
-          const unsigned int v7871 = max(v7861, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7872 = v7871 - v9;
-          const unsigned int v7873 = max(v7862, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7874 = v7873 - v10;
-          const unsigned int v7875 = v209 + v7872;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7876 = v7875 * v2;
-          const unsigned int v7877 = v7876 + v7874;
-          const unsigned int v7878 = v7877 * v3;
-          const unsigned int v7879 = v7878 + v7755;
-          const unsigned int v7881 = v7870 ? v7879 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7884 = v7787 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7884 ^ (((v7884 >> 6u) & 7u) << 3u)), x + v7881, v7870);
-          const unsigned int v7885 = v219 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7886 = v224 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7887 = v7885 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7888 = v7756 && v7887;
-          const bool v7889 = v7885 < v127;
-          const bool v7890 = v7888 && v7889;
-          const bool v7891 = v7886 >= v10;
-          const bool v7892 = v7890 && v7891;
-          const bool v7893 = v7886 < v7758;
-          const bool v7894 = v7892 && v7893;
-          const unsigned int v7895 = max(v7885, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7896 = v7895 - v9;
-          const unsigned int v7897 = max(v7886, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7898 = v7897 - v10;
-          const unsigned int v7899 = v227 + v7896;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7900 = v7899 * v2;
-          const unsigned int v7901 = v7900 + v7898;
-          const unsigned int v7902 = v7901 * v3;
-          const unsigned int v7903 = v7902 + v7755;
-          const unsigned int v7905 = v7894 ? v7903 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7908 = v7787 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7908 ^ (((v7908 >> 6u) & 7u) << 3u)), x + v7905, v7894);
-          const unsigned int v7909 = v237 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7910 = v242 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7911 = v7909 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7912 = v7756 && v7911;
-          const bool v7913 = v7909 < v127;
-          const bool v7914 = v7912 && v7913;
-          const bool v7915 = v7910 >= v10;
-          const bool v7916 = v7914 && v7915;
-          const bool v7917 = v7910 < v7758;
-          const bool v7918 = v7916 && v7917;
-          const unsigned int v7919 = max(v7909, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7920 = v7919 - v9;
-          const unsigned int v7921 = max(v7910, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7922 = v7921 - v10;
-          const unsigned int v7923 = v245 + v7920;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7924 = v7923 * v2;
-          const unsigned int v7925 = v7924 + v7922;
-          const unsigned int v7926 = v7925 * v3;
-          const unsigned int v7927 = v7926 + v7755;
-          const unsigned int v7929 = v7918 ? v7927 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7932 = v7787 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7932 ^ (((v7932 >> 6u) & 7u) << 3u)), x + v7929, v7918);
-          const unsigned int v7933 = v255 + v7751;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7934 = v260 + v7754;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7935 = v7933 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7936 = v7756 && v7935;
-          const bool v7937 = v7933 < v127;
-          const bool v7938 = v7936 && v7937;
-          const bool v7939 = v7934 >= v10;
-          const bool v7940 = v7938 && v7939;
-          const bool v7941 = v7934 < v7758;
-          const bool v7942 = v7940 && v7941;
-          const unsigned int v7943 = max(v7933, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7944 = v7943 - v9;
-          const unsigned int v7945 = max(v7934, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7946 = v7945 - v10;
-          const unsigned int v7947 = v263 + v7944;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7948 = v7947 * v2;
-          const unsigned int v7949 = v7948 + v7946;
-          const unsigned int v7950 = v7949 * v3;
-          const unsigned int v7951 = v7950 + v7755;
-          const unsigned int v7953 = v7942 ? v7951 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7956 = v7787 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7956 ^ (((v7956 >> 6u) & 7u) << 3u)), x + v7953, v7942);
+          const unsigned int v7743 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v7744 = v7743 << 3u;
+          const unsigned int v7745 = v7542 + v7744;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7747 = v7745 / v16;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v7749 = v7747 * v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7750 = v7745 - v7749;
+          const unsigned int v7751 = v7747 / v6;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7752 = v7751 * v11;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v7753 = v7751 * v6;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7754 = v7747 - v7753;
+          const unsigned int v7755 = v7754 * v12;
+          const unsigned int v7756 = v70 + v7750;  // kernels/convolution/im2col_a.hpp:116
+          const bool v7757 = v7745 < v18;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v7759 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v7764 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7765 = v7764 + v7744;
+          const unsigned int v7766 = v129 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7767 = v134 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7768 = v7766 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7769 = v7757 && v7768;
+          const bool v7770 = v7766 < v127;
+          const bool v7771 = v7769 && v7770;
+          const bool v7772 = v7767 >= v10;
+          const bool v7773 = v7771 && v7772;
+          const bool v7774 = v7767 < v7759;
+          const bool v7775 = v7773 && v7774;
+          const unsigned int v7776 = max(v7766, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7777 = v7776 - v9;
+          const unsigned int v7778 = max(v7767, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7779 = v7778 - v10;
+          const unsigned int v7780 = v137 + v7777;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7781 = v7780 * v2;
+          const unsigned int v7782 = v7781 + v7779;
+          const unsigned int v7783 = v7782 * v3;
+          const unsigned int v7784 = v7783 + v7756;
+          const unsigned int v7786 = v7775 ? v7784 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7788 = v7546 + v7765;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7788 ^ (((v7788 >> 6u) & 7u) << 3u)), x + v7786, v7775);
+          const unsigned int v7790 = v147 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7791 = v152 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7792 = v7790 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7793 = v7757 && v7792;
+          const bool v7794 = v7790 < v127;
+          const bool v7795 = v7793 && v7794;
+          const bool v7796 = v7791 >= v10;
+          const bool v7797 = v7795 && v7796;
+          const bool v7798 = v7791 < v7759;
+          const bool v7799 = v7797 && v7798;
+          const unsigned int v7800 = max(v7790, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7801 = v7800 - v9;
+          const unsigned int v7802 = max(v7791, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7803 = v7802 - v10;
+          const unsigned int v7804 = v155 + v7801;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7805 = v7804 * v2;
+          const unsigned int v7806 = v7805 + v7803;
+          const unsigned int v7807 = v7806 * v3;
+          const unsigned int v7808 = v7807 + v7756;
+          const unsigned int v7810 = v7799 ? v7808 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7813 = v7788 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7813 ^ (((v7813 >> 6u) & 7u) << 3u)), x + v7810, v7799);
+          const unsigned int v7814 = v165 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7815 = v170 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7816 = v7814 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7817 = v7757 && v7816;
+          const bool v7818 = v7814 < v127;
+          const bool v7819 = v7817 && v7818;
+          const bool v7820 = v7815 >= v10;
+          const bool v7821 = v7819 && v7820;
+          const bool v7822 = v7815 < v7759;
+          const bool v7823 = v7821 && v7822;
+          const unsigned int v7824 = max(v7814, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7825 = v7824 - v9;
+          const unsigned int v7826 = max(v7815, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7827 = v7826 - v10;
+          const unsigned int v7828 = v173 + v7825;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7829 = v7828 * v2;
+          const unsigned int v7830 = v7829 + v7827;
+          const unsigned int v7831 = v7830 * v3;
+          const unsigned int v7832 = v7831 + v7756;
+          const unsigned int v7834 = v7823 ? v7832 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7837 = v7788 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7837 ^ (((v7837 >> 6u) & 7u) << 3u)), x + v7834, v7823);
+          const unsigned int v7838 = v183 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7839 = v188 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7840 = v7838 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7841 = v7757 && v7840;
+          const bool v7842 = v7838 < v127;
+          const bool v7843 = v7841 && v7842;
+          const bool v7844 = v7839 >= v10;
+          const bool v7845 = v7843 && v7844;
+          const bool v7846 = v7839 < v7759;
+          const bool v7847 = v7845 && v7846;
+          const unsigned int v7848 = max(v7838, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7849 = v7848 - v9;
+          const unsigned int v7850 = max(v7839, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7851 = v7850 - v10;
+          const unsigned int v7852 = v191 + v7849;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7853 = v7852 * v2;
+          const unsigned int v7854 = v7853 + v7851;
+          const unsigned int v7855 = v7854 * v3;
+          const unsigned int v7856 = v7855 + v7756;
+          const unsigned int v7858 = v7847 ? v7856 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7861 = v7788 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7861 ^ (((v7861 >> 6u) & 7u) << 3u)), x + v7858, v7847);
+          const unsigned int v7862 = v201 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7863 = v206 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7864 = v7862 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7865 = v7757 && v7864;
+          const bool v7866 = v7862 < v127;
+          const bool v7867 = v7865 && v7866;
+          const bool v7868 = v7863 >= v10;
+          const bool v7869 = v7867 && v7868;
+          const bool v7870 = v7863 < v7759;
+          const bool v7871 = v7869 && v7870;
+          const unsigned int v7872 = max(v7862, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7873 = v7872 - v9;
+          const unsigned int v7874 = max(v7863, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7875 = v7874 - v10;
+          const unsigned int v7876 = v209 + v7873;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7877 = v7876 * v2;
+          const unsigned int v7878 = v7877 + v7875;
+          const unsigned int v7879 = v7878 * v3;
+          const unsigned int v7880 = v7879 + v7756;
+          const unsigned int v7882 = v7871 ? v7880 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7885 = v7788 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7885 ^ (((v7885 >> 6u) & 7u) << 3u)), x + v7882, v7871);
+          const unsigned int v7886 = v219 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7887 = v224 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7888 = v7886 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7889 = v7757 && v7888;
+          const bool v7890 = v7886 < v127;
+          const bool v7891 = v7889 && v7890;
+          const bool v7892 = v7887 >= v10;
+          const bool v7893 = v7891 && v7892;
+          const bool v7894 = v7887 < v7759;
+          const bool v7895 = v7893 && v7894;
+          const unsigned int v7896 = max(v7886, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7897 = v7896 - v9;
+          const unsigned int v7898 = max(v7887, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7899 = v7898 - v10;
+          const unsigned int v7900 = v227 + v7897;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7901 = v7900 * v2;
+          const unsigned int v7902 = v7901 + v7899;
+          const unsigned int v7903 = v7902 * v3;
+          const unsigned int v7904 = v7903 + v7756;
+          const unsigned int v7906 = v7895 ? v7904 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7909 = v7788 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7909 ^ (((v7909 >> 6u) & 7u) << 3u)), x + v7906, v7895);
+          const unsigned int v7910 = v237 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7911 = v242 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7912 = v7910 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7913 = v7757 && v7912;
+          const bool v7914 = v7910 < v127;
+          const bool v7915 = v7913 && v7914;
+          const bool v7916 = v7911 >= v10;
+          const bool v7917 = v7915 && v7916;
+          const bool v7918 = v7911 < v7759;
+          const bool v7919 = v7917 && v7918;
+          const unsigned int v7920 = max(v7910, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7921 = v7920 - v9;
+          const unsigned int v7922 = max(v7911, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7923 = v7922 - v10;
+          const unsigned int v7924 = v245 + v7921;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7925 = v7924 * v2;
+          const unsigned int v7926 = v7925 + v7923;
+          const unsigned int v7927 = v7926 * v3;
+          const unsigned int v7928 = v7927 + v7756;
+          const unsigned int v7930 = v7919 ? v7928 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7933 = v7788 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7933 ^ (((v7933 >> 6u) & 7u) << 3u)), x + v7930, v7919);
+          const unsigned int v7934 = v255 + v7752;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7935 = v260 + v7755;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7936 = v7934 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7937 = v7757 && v7936;
+          const bool v7938 = v7934 < v127;
+          const bool v7939 = v7937 && v7938;
+          const bool v7940 = v7935 >= v10;
+          const bool v7941 = v7939 && v7940;
+          const bool v7942 = v7935 < v7759;
+          const bool v7943 = v7941 && v7942;
+          const unsigned int v7944 = max(v7934, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7945 = v7944 - v9;
+          const unsigned int v7946 = max(v7935, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7947 = v7946 - v10;
+          const unsigned int v7948 = v263 + v7945;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7949 = v7948 * v2;
+          const unsigned int v7950 = v7949 + v7947;
+          const unsigned int v7951 = v7950 * v3;
+          const unsigned int v7952 = v7951 + v7756;
+          const unsigned int v7954 = v7943 ? v7952 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7957 = v7788 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7957 ^ (((v7957 >> 6u) & 7u) << 3u)), x + v7954, v7943);
         }
-        const unsigned int v7966 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7967 = v7966 << 3u;
-        const unsigned int v7968 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7969 = v7968 < v15;
-        const unsigned int v7970 = v7541 + v7967;
-        const bool v7971 = v7970 < v18;
-        const bool v7972 = v7969 && v7971;
-        const unsigned int v7974 = v7968 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7975 = v69 + v7974;
-        const unsigned int v7976 = v7975 + v7541;
-        const unsigned int v7977 = v7976 + v7967;
-        const unsigned int v7978 = v7972 ? v7977 : v69;
-        const unsigned int v7980 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7981 = v7545 + v7980;
-        const unsigned int v7982 = v7981 + v7967;
-        iron_copy_async<16>(shm1 + (v7982 ^ (((v7982 >> 6u) & 7u) << 3u)), weight + v7978, v7972);
-        const unsigned int v7985 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7987 = v7985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7990 = v7985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7991 = v7990 << 3u;
-        const unsigned int v7992 = v67 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7993 = v7992 < v15;
-        const unsigned int v7994 = v7541 + v7991;
-        const bool v7995 = v7994 < v18;
-        const bool v7996 = v7993 && v7995;
-        const unsigned int v7998 = v7992 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7999 = v69 + v7998;
-        const unsigned int v8000 = v7999 + v7541;
-        const unsigned int v8001 = v8000 + v7991;
-        const unsigned int v8002 = v7996 ? v8001 : v69;
-        const unsigned int v8004 = v7987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8005 = v7545 + v8004;
-        const unsigned int v8006 = v8005 + v7991;
-        iron_copy_async<16>(shm1 + (v8006 ^ (((v8006 >> 6u) & 7u) << 3u)), weight + v8002, v7996);
-        const unsigned int v8009 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8011 = v8009 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8014 = v8009 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8015 = v8014 << 3u;
-        const unsigned int v8016 = v67 + v8011;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8017 = v8016 < v15;
-        const unsigned int v8018 = v7541 + v8015;
-        const bool v8019 = v8018 < v18;
-        const bool v8020 = v8017 && v8019;
-        const unsigned int v8022 = v8016 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8023 = v69 + v8022;
-        const unsigned int v8024 = v8023 + v7541;
-        const unsigned int v8025 = v8024 + v8015;
-        const unsigned int v8026 = v8020 ? v8025 : v69;
-        const unsigned int v8028 = v8011 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8029 = v7545 + v8028;
-        const unsigned int v8030 = v8029 + v8015;
-        iron_copy_async<16>(shm1 + (v8030 ^ (((v8030 >> 6u) & 7u) << 3u)), weight + v8026, v8020);
-        const unsigned int v8033 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8035 = v8033 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8038 = v8033 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8039 = v8038 << 3u;
-        const unsigned int v8040 = v67 + v8035;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8041 = v8040 < v15;
-        const unsigned int v8042 = v7541 + v8039;
-        const bool v8043 = v8042 < v18;
-        const bool v8044 = v8041 && v8043;
-        const unsigned int v8046 = v8040 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8047 = v69 + v8046;
-        const unsigned int v8048 = v8047 + v7541;
-        const unsigned int v8049 = v8048 + v8039;
-        const unsigned int v8050 = v8044 ? v8049 : v69;
-        const unsigned int v8052 = v8035 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8053 = v7545 + v8052;
-        const unsigned int v8054 = v8053 + v8039;
-        iron_copy_async<16>(shm1 + (v8054 ^ (((v8054 >> 6u) & 7u) << 3u)), weight + v8050, v8044);
-        const unsigned int v8057 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8059 = v8057 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8062 = v8057 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8063 = v8062 << 3u;
-        const unsigned int v8064 = v67 + v8059;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8065 = v8064 < v15;
-        const unsigned int v8066 = v7541 + v8063;
-        const bool v8067 = v8066 < v18;
-        const bool v8068 = v8065 && v8067;
-        const unsigned int v8070 = v8064 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8071 = v69 + v8070;
-        const unsigned int v8072 = v8071 + v7541;
-        const unsigned int v8073 = v8072 + v8063;
-        const unsigned int v8074 = v8068 ? v8073 : v69;
-        const unsigned int v8076 = v8059 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8077 = v7545 + v8076;
-        const unsigned int v8078 = v8077 + v8063;
-        iron_copy_async<16>(shm1 + (v8078 ^ (((v8078 >> 6u) & 7u) << 3u)), weight + v8074, v8068);
-        const unsigned int v8081 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8083 = v8081 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8086 = v8081 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8087 = v8086 << 3u;
-        const unsigned int v8088 = v67 + v8083;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8089 = v8088 < v15;
-        const unsigned int v8090 = v7541 + v8087;
-        const bool v8091 = v8090 < v18;
-        const bool v8092 = v8089 && v8091;
-        const unsigned int v8094 = v8088 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8095 = v69 + v8094;
-        const unsigned int v8096 = v8095 + v7541;
-        const unsigned int v8097 = v8096 + v8087;
-        const unsigned int v8098 = v8092 ? v8097 : v69;
-        const unsigned int v8100 = v8083 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8101 = v7545 + v8100;
-        const unsigned int v8102 = v8101 + v8087;
-        iron_copy_async<16>(shm1 + (v8102 ^ (((v8102 >> 6u) & 7u) << 3u)), weight + v8098, v8092);
-        const unsigned int v8105 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8107 = v8105 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8110 = v8105 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8111 = v8110 << 3u;
-        const unsigned int v8112 = v67 + v8107;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8113 = v8112 < v15;
-        const unsigned int v8114 = v7541 + v8111;
-        const bool v8115 = v8114 < v18;
-        const bool v8116 = v8113 && v8115;
-        const unsigned int v8118 = v8112 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8119 = v69 + v8118;
-        const unsigned int v8120 = v8119 + v7541;
-        const unsigned int v8121 = v8120 + v8111;
-        const unsigned int v8122 = v8116 ? v8121 : v69;
-        const unsigned int v8124 = v8107 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8125 = v7545 + v8124;
-        const unsigned int v8126 = v8125 + v8111;
-        iron_copy_async<16>(shm1 + (v8126 ^ (((v8126 >> 6u) & 7u) << 3u)), weight + v8122, v8116);
-        const unsigned int v8129 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8131 = v8129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8134 = v8129 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8135 = v8134 << 3u;
-        const unsigned int v8136 = v67 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8137 = v8136 < v15;
-        const unsigned int v8138 = v7541 + v8135;
-        const bool v8139 = v8138 < v18;
-        const bool v8140 = v8137 && v8139;
-        const unsigned int v8142 = v8136 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8143 = v69 + v8142;
-        const unsigned int v8144 = v8143 + v7541;
-        const unsigned int v8145 = v8144 + v8135;
-        const unsigned int v8146 = v8140 ? v8145 : v69;
-        const unsigned int v8148 = v8131 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8149 = v7545 + v8148;
-        const unsigned int v8150 = v8149 + v8135;
-        iron_copy_async<16>(shm1 + (v8150 ^ (((v8150 >> 6u) & 7u) << 3u)), weight + v8146, v8140);
+        const unsigned int v7967 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7968 = v7967 << 3u;
+        const unsigned int v7969 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7970 = v7969 < v15;
+        const unsigned int v7971 = v7542 + v7968;
+        const bool v7972 = v7971 < v18;
+        const bool v7973 = v7970 && v7972;
+        const unsigned int v7975 = v7969 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7976 = v69 + v7975;
+        const unsigned int v7977 = v7976 + v7542;
+        const unsigned int v7978 = v7977 + v7968;
+        const unsigned int v7979 = v7973 ? v7978 : v69;
+        const unsigned int v7981 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7982 = v7546 + v7981;
+        const unsigned int v7983 = v7982 + v7968;
+        iron_copy_async<16>(shm1 + (v7983 ^ (((v7983 >> 6u) & 7u) << 3u)), weight + v7979, v7973);
+        const unsigned int v7986 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7988 = v7986 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7991 = v7986 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7992 = v7991 << 3u;
+        const unsigned int v7993 = v67 + v7988;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7994 = v7993 < v15;
+        const unsigned int v7995 = v7542 + v7992;
+        const bool v7996 = v7995 < v18;
+        const bool v7997 = v7994 && v7996;
+        const unsigned int v7999 = v7993 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8000 = v69 + v7999;
+        const unsigned int v8001 = v8000 + v7542;
+        const unsigned int v8002 = v8001 + v7992;
+        const unsigned int v8003 = v7997 ? v8002 : v69;
+        const unsigned int v8005 = v7988 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8006 = v7546 + v8005;
+        const unsigned int v8007 = v8006 + v7992;
+        iron_copy_async<16>(shm1 + (v8007 ^ (((v8007 >> 6u) & 7u) << 3u)), weight + v8003, v7997);
+        const unsigned int v8010 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8012 = v8010 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8015 = v8010 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8016 = v8015 << 3u;
+        const unsigned int v8017 = v67 + v8012;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8018 = v8017 < v15;
+        const unsigned int v8019 = v7542 + v8016;
+        const bool v8020 = v8019 < v18;
+        const bool v8021 = v8018 && v8020;
+        const unsigned int v8023 = v8017 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8024 = v69 + v8023;
+        const unsigned int v8025 = v8024 + v7542;
+        const unsigned int v8026 = v8025 + v8016;
+        const unsigned int v8027 = v8021 ? v8026 : v69;
+        const unsigned int v8029 = v8012 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8030 = v7546 + v8029;
+        const unsigned int v8031 = v8030 + v8016;
+        iron_copy_async<16>(shm1 + (v8031 ^ (((v8031 >> 6u) & 7u) << 3u)), weight + v8027, v8021);
+        const unsigned int v8034 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8036 = v8034 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8039 = v8034 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8040 = v8039 << 3u;
+        const unsigned int v8041 = v67 + v8036;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8042 = v8041 < v15;
+        const unsigned int v8043 = v7542 + v8040;
+        const bool v8044 = v8043 < v18;
+        const bool v8045 = v8042 && v8044;
+        const unsigned int v8047 = v8041 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8048 = v69 + v8047;
+        const unsigned int v8049 = v8048 + v7542;
+        const unsigned int v8050 = v8049 + v8040;
+        const unsigned int v8051 = v8045 ? v8050 : v69;
+        const unsigned int v8053 = v8036 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8054 = v7546 + v8053;
+        const unsigned int v8055 = v8054 + v8040;
+        iron_copy_async<16>(shm1 + (v8055 ^ (((v8055 >> 6u) & 7u) << 3u)), weight + v8051, v8045);
+        const unsigned int v8058 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8060 = v8058 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8063 = v8058 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8064 = v8063 << 3u;
+        const unsigned int v8065 = v67 + v8060;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8066 = v8065 < v15;
+        const unsigned int v8067 = v7542 + v8064;
+        const bool v8068 = v8067 < v18;
+        const bool v8069 = v8066 && v8068;
+        const unsigned int v8071 = v8065 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8072 = v69 + v8071;
+        const unsigned int v8073 = v8072 + v7542;
+        const unsigned int v8074 = v8073 + v8064;
+        const unsigned int v8075 = v8069 ? v8074 : v69;
+        const unsigned int v8077 = v8060 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8078 = v7546 + v8077;
+        const unsigned int v8079 = v8078 + v8064;
+        iron_copy_async<16>(shm1 + (v8079 ^ (((v8079 >> 6u) & 7u) << 3u)), weight + v8075, v8069);
+        const unsigned int v8082 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8084 = v8082 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8087 = v8082 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8088 = v8087 << 3u;
+        const unsigned int v8089 = v67 + v8084;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8090 = v8089 < v15;
+        const unsigned int v8091 = v7542 + v8088;
+        const bool v8092 = v8091 < v18;
+        const bool v8093 = v8090 && v8092;
+        const unsigned int v8095 = v8089 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8096 = v69 + v8095;
+        const unsigned int v8097 = v8096 + v7542;
+        const unsigned int v8098 = v8097 + v8088;
+        const unsigned int v8099 = v8093 ? v8098 : v69;
+        const unsigned int v8101 = v8084 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8102 = v7546 + v8101;
+        const unsigned int v8103 = v8102 + v8088;
+        iron_copy_async<16>(shm1 + (v8103 ^ (((v8103 >> 6u) & 7u) << 3u)), weight + v8099, v8093);
+        const unsigned int v8106 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8108 = v8106 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8111 = v8106 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8112 = v8111 << 3u;
+        const unsigned int v8113 = v67 + v8108;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8114 = v8113 < v15;
+        const unsigned int v8115 = v7542 + v8112;
+        const bool v8116 = v8115 < v18;
+        const bool v8117 = v8114 && v8116;
+        const unsigned int v8119 = v8113 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8120 = v69 + v8119;
+        const unsigned int v8121 = v8120 + v7542;
+        const unsigned int v8122 = v8121 + v8112;
+        const unsigned int v8123 = v8117 ? v8122 : v69;
+        const unsigned int v8125 = v8108 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8126 = v7546 + v8125;
+        const unsigned int v8127 = v8126 + v8112;
+        iron_copy_async<16>(shm1 + (v8127 ^ (((v8127 >> 6u) & 7u) << 3u)), weight + v8123, v8117);
+        const unsigned int v8130 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8132 = v8130 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8135 = v8130 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8136 = v8135 << 3u;
+        const unsigned int v8137 = v67 + v8132;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8138 = v8137 < v15;
+        const unsigned int v8139 = v7542 + v8136;
+        const bool v8140 = v8139 < v18;
+        const bool v8141 = v8138 && v8140;
+        const unsigned int v8143 = v8137 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8144 = v69 + v8143;
+        const unsigned int v8145 = v8144 + v7542;
+        const unsigned int v8146 = v8145 + v8136;
+        const unsigned int v8147 = v8141 ? v8146 : v69;
+        const unsigned int v8149 = v8132 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8150 = v7546 + v8149;
+        const unsigned int v8151 = v8150 + v8136;
+        iron_copy_async<16>(shm1 + (v8151 ^ (((v8151 >> 6u) & 7u) << 3u)), weight + v8147, v8141);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v8163 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v8169 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v8164 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v8170 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v8151 = 0u; v8151 < v18; v8151 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v8153 = v8151 >> 6u;
-      const unsigned int v8155 = v8153 % 3u;
+    for (unsigned int v8152 = 0u; v8152 < v18; v8152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v8154 = v8152 >> 6u;
+      const unsigned int v8156 = v8154 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8157 = v8155 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v8164 = v8157 + v8163;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8164, 64u);
-      const unsigned int v8170 = v8157 + v8169;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8170, 64u);
+      const unsigned int v8158 = v8156 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v8165 = v8158 + v8164;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8165, 64u);
+      const unsigned int v8171 = v8158 + v8170;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8171, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v8177 = v8164 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8177, 64u);
-      const unsigned int v8183 = v8170 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8183, 64u);
+      const unsigned int v8178 = v8165 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8178, 64u);
+      const unsigned int v8184 = v8171 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8184, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v8189 = v8164 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8189, 64u);
-      const unsigned int v8195 = v8170 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8195, 64u);
+      const unsigned int v8190 = v8165 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8190, 64u);
+      const unsigned int v8196 = v8171 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8196, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v8201 = v8164 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8201, 64u);
-      const unsigned int v8207 = v8170 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8207, 64u);
+      const unsigned int v8202 = v8165 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v8202, 64u);
+      const unsigned int v8208 = v8171 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v8208, 64u);
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v8210 = v8151 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v8212 = v8153 + 2u;
-      const unsigned int v8213 = v8212 % 3u;
-      const bool v8214 = v8210 < v18;
-      if (v8214) {
-        const unsigned int v8216 = v8213 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v8211 = v8152 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v8213 = v8154 + 2u;
+      const unsigned int v8214 = v8213 % 3u;
+      const bool v8215 = v8211 < v18;
+      if (v8215) {
+        const unsigned int v8217 = v8214 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8225 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8226 = v8225 << 3u;
-          const unsigned int v8229 = v8210 + v8226;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8230 = v8229 < v18;
-          const bool v8231 = v126 && v8230;
-          const unsigned int v8233 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8235 = v8233 + v8210;
-          const unsigned int v8236 = v8235 + v8226;
-          const unsigned int v8237 = v8231 ? v8236 : 0u;
-          const unsigned int v8239 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8240 = v8216 + v8239;
-          const unsigned int v8241 = v8240 + v8226;
-          iron_copy_async<16>(shm0 + (v8241 ^ (((v8241 >> 6u) & 7u) << 3u)), x + v8237, v8231);
-          const unsigned int v8244 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8246 = v8244 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8249 = v8244 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8250 = v8249 << 3u;
-          const unsigned int v8251 = v63 + v8246;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8252 = v8251 < v44;
-          const unsigned int v8253 = v8210 + v8250;
-          const bool v8254 = v8253 < v18;
-          const bool v8255 = v8252 && v8254;
-          const unsigned int v8257 = v8251 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8259 = v8257 + v8210;
-          const unsigned int v8260 = v8259 + v8250;
-          const unsigned int v8261 = v8255 ? v8260 : 0u;
-          const unsigned int v8263 = v8246 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8264 = v8216 + v8263;
-          const unsigned int v8265 = v8264 + v8250;
-          iron_copy_async<16>(shm0 + (v8265 ^ (((v8265 >> 6u) & 7u) << 3u)), x + v8261, v8255);
-          const unsigned int v8268 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8270 = v8268 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8273 = v8268 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8274 = v8273 << 3u;
-          const unsigned int v8275 = v63 + v8270;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8276 = v8275 < v44;
-          const unsigned int v8277 = v8210 + v8274;
-          const bool v8278 = v8277 < v18;
-          const bool v8279 = v8276 && v8278;
-          const unsigned int v8281 = v8275 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8283 = v8281 + v8210;
-          const unsigned int v8284 = v8283 + v8274;
-          const unsigned int v8285 = v8279 ? v8284 : 0u;
-          const unsigned int v8287 = v8270 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8288 = v8216 + v8287;
-          const unsigned int v8289 = v8288 + v8274;
-          iron_copy_async<16>(shm0 + (v8289 ^ (((v8289 >> 6u) & 7u) << 3u)), x + v8285, v8279);
-          const unsigned int v8292 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8294 = v8292 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8297 = v8292 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8298 = v8297 << 3u;
-          const unsigned int v8299 = v63 + v8294;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8300 = v8299 < v44;
-          const unsigned int v8301 = v8210 + v8298;
-          const bool v8302 = v8301 < v18;
-          const bool v8303 = v8300 && v8302;
-          const unsigned int v8305 = v8299 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8307 = v8305 + v8210;
-          const unsigned int v8308 = v8307 + v8298;
-          const unsigned int v8309 = v8303 ? v8308 : 0u;
-          const unsigned int v8311 = v8294 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8312 = v8216 + v8311;
-          const unsigned int v8313 = v8312 + v8298;
-          iron_copy_async<16>(shm0 + (v8313 ^ (((v8313 >> 6u) & 7u) << 3u)), x + v8309, v8303);
-          const unsigned int v8316 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8318 = v8316 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8321 = v8316 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8322 = v8321 << 3u;
-          const unsigned int v8323 = v63 + v8318;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8324 = v8323 < v44;
-          const unsigned int v8325 = v8210 + v8322;
-          const bool v8326 = v8325 < v18;
-          const bool v8327 = v8324 && v8326;
-          const unsigned int v8329 = v8323 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8331 = v8329 + v8210;
-          const unsigned int v8332 = v8331 + v8322;
-          const unsigned int v8333 = v8327 ? v8332 : 0u;
-          const unsigned int v8335 = v8318 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8336 = v8216 + v8335;
-          const unsigned int v8337 = v8336 + v8322;
-          iron_copy_async<16>(shm0 + (v8337 ^ (((v8337 >> 6u) & 7u) << 3u)), x + v8333, v8327);
-          const unsigned int v8340 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8342 = v8340 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8345 = v8340 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8346 = v8345 << 3u;
-          const unsigned int v8347 = v63 + v8342;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8348 = v8347 < v44;
-          const unsigned int v8349 = v8210 + v8346;
-          const bool v8350 = v8349 < v18;
-          const bool v8351 = v8348 && v8350;
-          const unsigned int v8353 = v8347 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8355 = v8353 + v8210;
-          const unsigned int v8356 = v8355 + v8346;
-          const unsigned int v8357 = v8351 ? v8356 : 0u;
-          const unsigned int v8359 = v8342 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8360 = v8216 + v8359;
-          const unsigned int v8361 = v8360 + v8346;
-          iron_copy_async<16>(shm0 + (v8361 ^ (((v8361 >> 6u) & 7u) << 3u)), x + v8357, v8351);
-          const unsigned int v8364 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8366 = v8364 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8369 = v8364 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8370 = v8369 << 3u;
-          const unsigned int v8371 = v63 + v8366;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8372 = v8371 < v44;
-          const unsigned int v8373 = v8210 + v8370;
-          const bool v8374 = v8373 < v18;
-          const bool v8375 = v8372 && v8374;
-          const unsigned int v8377 = v8371 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8379 = v8377 + v8210;
-          const unsigned int v8380 = v8379 + v8370;
-          const unsigned int v8381 = v8375 ? v8380 : 0u;
-          const unsigned int v8383 = v8366 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8384 = v8216 + v8383;
-          const unsigned int v8385 = v8384 + v8370;
-          iron_copy_async<16>(shm0 + (v8385 ^ (((v8385 >> 6u) & 7u) << 3u)), x + v8381, v8375);
-          const unsigned int v8388 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8390 = v8388 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8393 = v8388 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8394 = v8393 << 3u;
-          const unsigned int v8395 = v63 + v8390;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8396 = v8395 < v44;
-          const unsigned int v8397 = v8210 + v8394;
-          const bool v8398 = v8397 < v18;
-          const bool v8399 = v8396 && v8398;
-          const unsigned int v8401 = v8395 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8403 = v8401 + v8210;
-          const unsigned int v8404 = v8403 + v8394;
-          const unsigned int v8405 = v8399 ? v8404 : 0u;
-          const unsigned int v8407 = v8390 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8408 = v8216 + v8407;
-          const unsigned int v8409 = v8408 + v8394;
-          iron_copy_async<16>(shm0 + (v8409 ^ (((v8409 >> 6u) & 7u) << 3u)), x + v8405, v8399);
+          const unsigned int v8226 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8227 = v8226 << 3u;
+          const unsigned int v8230 = v8211 + v8227;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8231 = v8230 < v18;
+          const bool v8232 = v126 && v8231;
+          const unsigned int v8234 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8236 = v8234 + v8211;
+          const unsigned int v8237 = v8236 + v8227;
+          const unsigned int v8238 = v8232 ? v8237 : 0u;
+          const unsigned int v8240 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8241 = v8217 + v8240;
+          const unsigned int v8242 = v8241 + v8227;
+          iron_copy_async<16>(shm0 + (v8242 ^ (((v8242 >> 6u) & 7u) << 3u)), x + v8238, v8232);
+          const unsigned int v8245 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8247 = v8245 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8250 = v8245 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8251 = v8250 << 3u;
+          const unsigned int v8252 = v63 + v8247;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8253 = v8252 < v44;
+          const unsigned int v8254 = v8211 + v8251;
+          const bool v8255 = v8254 < v18;
+          const bool v8256 = v8253 && v8255;
+          const unsigned int v8258 = v8252 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8260 = v8258 + v8211;
+          const unsigned int v8261 = v8260 + v8251;
+          const unsigned int v8262 = v8256 ? v8261 : 0u;
+          const unsigned int v8264 = v8247 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8265 = v8217 + v8264;
+          const unsigned int v8266 = v8265 + v8251;
+          iron_copy_async<16>(shm0 + (v8266 ^ (((v8266 >> 6u) & 7u) << 3u)), x + v8262, v8256);
+          const unsigned int v8269 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8271 = v8269 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8274 = v8269 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8275 = v8274 << 3u;
+          const unsigned int v8276 = v63 + v8271;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8277 = v8276 < v44;
+          const unsigned int v8278 = v8211 + v8275;
+          const bool v8279 = v8278 < v18;
+          const bool v8280 = v8277 && v8279;
+          const unsigned int v8282 = v8276 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8284 = v8282 + v8211;
+          const unsigned int v8285 = v8284 + v8275;
+          const unsigned int v8286 = v8280 ? v8285 : 0u;
+          const unsigned int v8288 = v8271 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8289 = v8217 + v8288;
+          const unsigned int v8290 = v8289 + v8275;
+          iron_copy_async<16>(shm0 + (v8290 ^ (((v8290 >> 6u) & 7u) << 3u)), x + v8286, v8280);
+          const unsigned int v8293 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8295 = v8293 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8298 = v8293 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8299 = v8298 << 3u;
+          const unsigned int v8300 = v63 + v8295;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8301 = v8300 < v44;
+          const unsigned int v8302 = v8211 + v8299;
+          const bool v8303 = v8302 < v18;
+          const bool v8304 = v8301 && v8303;
+          const unsigned int v8306 = v8300 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8308 = v8306 + v8211;
+          const unsigned int v8309 = v8308 + v8299;
+          const unsigned int v8310 = v8304 ? v8309 : 0u;
+          const unsigned int v8312 = v8295 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8313 = v8217 + v8312;
+          const unsigned int v8314 = v8313 + v8299;
+          iron_copy_async<16>(shm0 + (v8314 ^ (((v8314 >> 6u) & 7u) << 3u)), x + v8310, v8304);
+          const unsigned int v8317 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8319 = v8317 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8322 = v8317 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8323 = v8322 << 3u;
+          const unsigned int v8324 = v63 + v8319;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8325 = v8324 < v44;
+          const unsigned int v8326 = v8211 + v8323;
+          const bool v8327 = v8326 < v18;
+          const bool v8328 = v8325 && v8327;
+          const unsigned int v8330 = v8324 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8332 = v8330 + v8211;
+          const unsigned int v8333 = v8332 + v8323;
+          const unsigned int v8334 = v8328 ? v8333 : 0u;
+          const unsigned int v8336 = v8319 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8337 = v8217 + v8336;
+          const unsigned int v8338 = v8337 + v8323;
+          iron_copy_async<16>(shm0 + (v8338 ^ (((v8338 >> 6u) & 7u) << 3u)), x + v8334, v8328);
+          const unsigned int v8341 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8343 = v8341 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8346 = v8341 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8347 = v8346 << 3u;
+          const unsigned int v8348 = v63 + v8343;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8349 = v8348 < v44;
+          const unsigned int v8350 = v8211 + v8347;
+          const bool v8351 = v8350 < v18;
+          const bool v8352 = v8349 && v8351;
+          const unsigned int v8354 = v8348 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8356 = v8354 + v8211;
+          const unsigned int v8357 = v8356 + v8347;
+          const unsigned int v8358 = v8352 ? v8357 : 0u;
+          const unsigned int v8360 = v8343 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8361 = v8217 + v8360;
+          const unsigned int v8362 = v8361 + v8347;
+          iron_copy_async<16>(shm0 + (v8362 ^ (((v8362 >> 6u) & 7u) << 3u)), x + v8358, v8352);
+          const unsigned int v8365 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8367 = v8365 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8370 = v8365 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8371 = v8370 << 3u;
+          const unsigned int v8372 = v63 + v8367;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8373 = v8372 < v44;
+          const unsigned int v8374 = v8211 + v8371;
+          const bool v8375 = v8374 < v18;
+          const bool v8376 = v8373 && v8375;
+          const unsigned int v8378 = v8372 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8380 = v8378 + v8211;
+          const unsigned int v8381 = v8380 + v8371;
+          const unsigned int v8382 = v8376 ? v8381 : 0u;
+          const unsigned int v8384 = v8367 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8385 = v8217 + v8384;
+          const unsigned int v8386 = v8385 + v8371;
+          iron_copy_async<16>(shm0 + (v8386 ^ (((v8386 >> 6u) & 7u) << 3u)), x + v8382, v8376);
+          const unsigned int v8389 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8391 = v8389 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8394 = v8389 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8395 = v8394 << 3u;
+          const unsigned int v8396 = v63 + v8391;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8397 = v8396 < v44;
+          const unsigned int v8398 = v8211 + v8395;
+          const bool v8399 = v8398 < v18;
+          const bool v8400 = v8397 && v8399;
+          const unsigned int v8402 = v8396 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8404 = v8402 + v8211;
+          const unsigned int v8405 = v8404 + v8395;
+          const unsigned int v8406 = v8400 ? v8405 : 0u;
+          const unsigned int v8408 = v8391 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8409 = v8217 + v8408;
+          const unsigned int v8410 = v8409 + v8395;
+          iron_copy_async<16>(shm0 + (v8410 ^ (((v8410 >> 6u) & 7u) << 3u)), x + v8406, v8400);
         } else {
-          const unsigned int v8413 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v8414 = v8413 << 3u;
-          const unsigned int v8415 = v8210 + v8414;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v8417 = v8415 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v8419 = v8417 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v8420 = v8415 - v8419;
-          const unsigned int v8421 = v8417 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v8422 = v8421 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v8423 = v8421 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v8424 = v8417 - v8423;
-          const unsigned int v8425 = v8424 * v12;
-          const unsigned int v8426 = v70 + v8420;  // kernels/convolution/im2col_a.hpp:116
-          const bool v8427 = v8415 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v8429 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v8434 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v8435 = v8434 + v8414;
-          const unsigned int v8436 = v129 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8437 = v134 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8438 = v8436 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8439 = v8427 && v8438;
-          const bool v8440 = v8436 < v127;
-          const bool v8441 = v8439 && v8440;
-          const bool v8442 = v8437 >= v10;
-          const bool v8443 = v8441 && v8442;
-          const bool v8444 = v8437 < v8429;
-          const bool v8445 = v8443 && v8444;
-          const unsigned int v8446 = max(v8436, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8447 = v8446 - v9;
-          const unsigned int v8448 = max(v8437, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8449 = v8448 - v10;
-          const unsigned int v8450 = v137 + v8447;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8451 = v8450 * v2;
-          const unsigned int v8452 = v8451 + v8449;
-          const unsigned int v8453 = v8452 * v3;
-          const unsigned int v8454 = v8453 + v8426;
-          const unsigned int v8456 = v8445 ? v8454 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8458 = v8216 + v8435;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8458 ^ (((v8458 >> 6u) & 7u) << 3u)), x + v8456, v8445);
-          const unsigned int v8460 = v147 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8461 = v152 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8462 = v8460 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8463 = v8427 && v8462;
-          const bool v8464 = v8460 < v127;
-          const bool v8465 = v8463 && v8464;
-          const bool v8466 = v8461 >= v10;
-          const bool v8467 = v8465 && v8466;
-          const bool v8468 = v8461 < v8429;
-          const bool v8469 = v8467 && v8468;
-          const unsigned int v8470 = max(v8460, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8471 = v8470 - v9;
-          const unsigned int v8472 = max(v8461, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8473 = v8472 - v10;
-          const unsigned int v8474 = v155 + v8471;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8475 = v8474 * v2;
-          const unsigned int v8476 = v8475 + v8473;
-          const unsigned int v8477 = v8476 * v3;
-          const unsigned int v8478 = v8477 + v8426;
-          const unsigned int v8480 = v8469 ? v8478 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8483 = v8458 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8483 ^ (((v8483 >> 6u) & 7u) << 3u)), x + v8480, v8469);
-          const unsigned int v8484 = v165 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8485 = v170 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8486 = v8484 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8487 = v8427 && v8486;
-          const bool v8488 = v8484 < v127;
-          const bool v8489 = v8487 && v8488;
-          const bool v8490 = v8485 >= v10;
-          const bool v8491 = v8489 && v8490;
-          const bool v8492 = v8485 < v8429;
-          const bool v8493 = v8491 && v8492;
-          const unsigned int v8494 = max(v8484, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8495 = v8494 - v9;
-          const unsigned int v8496 = max(v8485, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8497 = v8496 - v10;
-          const unsigned int v8498 = v173 + v8495;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8499 = v8498 * v2;
-          const unsigned int v8500 = v8499 + v8497;
-          const unsigned int v8501 = v8500 * v3;
-          const unsigned int v8502 = v8501 + v8426;
-          const unsigned int v8504 = v8493 ? v8502 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8507 = v8458 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8507 ^ (((v8507 >> 6u) & 7u) << 3u)), x + v8504, v8493);
-          const unsigned int v8508 = v183 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8509 = v188 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8510 = v8508 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8511 = v8427 && v8510;
-          const bool v8512 = v8508 < v127;
-          const bool v8513 = v8511 && v8512;
-          const bool v8514 = v8509 >= v10;
-          const bool v8515 = v8513 && v8514;
-          const bool v8516 = v8509 < v8429;
-          const bool v8517 = v8515 && v8516;
-          const unsigned int v8518 = max(v8508, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8519 = v8518 - v9;
-          const unsigned int v8520 = max(v8509, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8521 = v8520 - v10;
-          const unsigned int v8522 = v191 + v8519;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8523 = v8522 * v2;
-          const unsigned int v8524 = v8523 + v8521;
-          const unsigned int v8525 = v8524 * v3;
-          const unsigned int v8526 = v8525 + v8426;
-          const unsigned int v8528 = v8517 ? v8526 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8531 = v8458 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8531 ^ (((v8531 >> 6u) & 7u) << 3u)), x + v8528, v8517);
-          const unsigned int v8532 = v201 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8533 = v206 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8534 = v8532 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8535 = v8427 && v8534;
-          const bool v8536 = v8532 < v127;
-          const bool v8537 = v8535 && v8536;
-          const bool v8538 = v8533 >= v10;
-          const bool v8539 = v8537 && v8538;
-          const bool v8540 = v8533 < v8429;
-          const bool v8541 = v8539 && v8540;
-          const unsigned int v8542 = max(v8532, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8543 = v8542 - v9;
-          const unsigned int v8544 = max(v8533, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8545 = v8544 - v10;
-          const unsigned int v8546 = v209 + v8543;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8547 = v8546 * v2;
-          const unsigned int v8548 = v8547 + v8545;
-          const unsigned int v8549 = v8548 * v3;
-          const unsigned int v8550 = v8549 + v8426;
-          const unsigned int v8552 = v8541 ? v8550 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8555 = v8458 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8555 ^ (((v8555 >> 6u) & 7u) << 3u)), x + v8552, v8541);
-          const unsigned int v8556 = v219 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8557 = v224 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8558 = v8556 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8559 = v8427 && v8558;
-          const bool v8560 = v8556 < v127;
-          const bool v8561 = v8559 && v8560;
-          const bool v8562 = v8557 >= v10;
-          const bool v8563 = v8561 && v8562;
-          const bool v8564 = v8557 < v8429;
-          const bool v8565 = v8563 && v8564;
-          const unsigned int v8566 = max(v8556, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8567 = v8566 - v9;
-          const unsigned int v8568 = max(v8557, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8569 = v8568 - v10;
-          const unsigned int v8570 = v227 + v8567;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8571 = v8570 * v2;
-          const unsigned int v8572 = v8571 + v8569;
-          const unsigned int v8573 = v8572 * v3;
-          const unsigned int v8574 = v8573 + v8426;
-          const unsigned int v8576 = v8565 ? v8574 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8579 = v8458 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8579 ^ (((v8579 >> 6u) & 7u) << 3u)), x + v8576, v8565);
-          const unsigned int v8580 = v237 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8581 = v242 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8582 = v8580 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8583 = v8427 && v8582;
-          const bool v8584 = v8580 < v127;
-          const bool v8585 = v8583 && v8584;
-          const bool v8586 = v8581 >= v10;
-          const bool v8587 = v8585 && v8586;
-          const bool v8588 = v8581 < v8429;
-          const bool v8589 = v8587 && v8588;
-          const unsigned int v8590 = max(v8580, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8591 = v8590 - v9;
-          const unsigned int v8592 = max(v8581, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8593 = v8592 - v10;
-          const unsigned int v8594 = v245 + v8591;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8595 = v8594 * v2;
-          const unsigned int v8596 = v8595 + v8593;
-          const unsigned int v8597 = v8596 * v3;
-          const unsigned int v8598 = v8597 + v8426;
-          const unsigned int v8600 = v8589 ? v8598 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8603 = v8458 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8603 ^ (((v8603 >> 6u) & 7u) << 3u)), x + v8600, v8589);
-          const unsigned int v8604 = v255 + v8422;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8605 = v260 + v8425;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8606 = v8604 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8607 = v8427 && v8606;
-          const bool v8608 = v8604 < v127;
-          const bool v8609 = v8607 && v8608;
-          const bool v8610 = v8605 >= v10;
-          const bool v8611 = v8609 && v8610;
-          const bool v8612 = v8605 < v8429;
-          const bool v8613 = v8611 && v8612;
-          const unsigned int v8614 = max(v8604, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8615 = v8614 - v9;
-          const unsigned int v8616 = max(v8605, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8617 = v8616 - v10;
-          const unsigned int v8618 = v263 + v8615;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8619 = v8618 * v2;
-          const unsigned int v8620 = v8619 + v8617;
-          const unsigned int v8621 = v8620 * v3;
-          const unsigned int v8622 = v8621 + v8426;
-          const unsigned int v8624 = v8613 ? v8622 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8627 = v8458 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8627 ^ (((v8627 >> 6u) & 7u) << 3u)), x + v8624, v8613);
+          const unsigned int v8414 = v117 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v8415 = v8414 << 3u;
+          const unsigned int v8416 = v8211 + v8415;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v8418 = v8416 / v16;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v8420 = v8418 * v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v8421 = v8416 - v8420;
+          const unsigned int v8422 = v8418 / v6;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v8423 = v8422 * v11;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v8424 = v8422 * v6;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v8425 = v8418 - v8424;
+          const unsigned int v8426 = v8425 * v12;
+          const unsigned int v8427 = v70 + v8421;  // kernels/convolution/im2col_a.hpp:116
+          const bool v8428 = v8416 < v18;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v8430 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v8435 = v118 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v8436 = v8435 + v8415;
+          const unsigned int v8437 = v129 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8438 = v134 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8439 = v8437 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8440 = v8428 && v8439;
+          const bool v8441 = v8437 < v127;
+          const bool v8442 = v8440 && v8441;
+          const bool v8443 = v8438 >= v10;
+          const bool v8444 = v8442 && v8443;
+          const bool v8445 = v8438 < v8430;
+          const bool v8446 = v8444 && v8445;
+          const unsigned int v8447 = max(v8437, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8448 = v8447 - v9;
+          const unsigned int v8449 = max(v8438, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8450 = v8449 - v10;
+          const unsigned int v8451 = v137 + v8448;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8452 = v8451 * v2;
+          const unsigned int v8453 = v8452 + v8450;
+          const unsigned int v8454 = v8453 * v3;
+          const unsigned int v8455 = v8454 + v8427;
+          const unsigned int v8457 = v8446 ? v8455 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8459 = v8217 + v8436;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8459 ^ (((v8459 >> 6u) & 7u) << 3u)), x + v8457, v8446);
+          const unsigned int v8461 = v147 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8462 = v152 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8463 = v8461 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8464 = v8428 && v8463;
+          const bool v8465 = v8461 < v127;
+          const bool v8466 = v8464 && v8465;
+          const bool v8467 = v8462 >= v10;
+          const bool v8468 = v8466 && v8467;
+          const bool v8469 = v8462 < v8430;
+          const bool v8470 = v8468 && v8469;
+          const unsigned int v8471 = max(v8461, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8472 = v8471 - v9;
+          const unsigned int v8473 = max(v8462, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8474 = v8473 - v10;
+          const unsigned int v8475 = v155 + v8472;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8476 = v8475 * v2;
+          const unsigned int v8477 = v8476 + v8474;
+          const unsigned int v8478 = v8477 * v3;
+          const unsigned int v8479 = v8478 + v8427;
+          const unsigned int v8481 = v8470 ? v8479 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8484 = v8459 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8484 ^ (((v8484 >> 6u) & 7u) << 3u)), x + v8481, v8470);
+          const unsigned int v8485 = v165 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8486 = v170 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8487 = v8485 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8488 = v8428 && v8487;
+          const bool v8489 = v8485 < v127;
+          const bool v8490 = v8488 && v8489;
+          const bool v8491 = v8486 >= v10;
+          const bool v8492 = v8490 && v8491;
+          const bool v8493 = v8486 < v8430;
+          const bool v8494 = v8492 && v8493;
+          const unsigned int v8495 = max(v8485, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8496 = v8495 - v9;
+          const unsigned int v8497 = max(v8486, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8498 = v8497 - v10;
+          const unsigned int v8499 = v173 + v8496;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8500 = v8499 * v2;
+          const unsigned int v8501 = v8500 + v8498;
+          const unsigned int v8502 = v8501 * v3;
+          const unsigned int v8503 = v8502 + v8427;
+          const unsigned int v8505 = v8494 ? v8503 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8508 = v8459 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8508 ^ (((v8508 >> 6u) & 7u) << 3u)), x + v8505, v8494);
+          const unsigned int v8509 = v183 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8510 = v188 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8511 = v8509 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8512 = v8428 && v8511;
+          const bool v8513 = v8509 < v127;
+          const bool v8514 = v8512 && v8513;
+          const bool v8515 = v8510 >= v10;
+          const bool v8516 = v8514 && v8515;
+          const bool v8517 = v8510 < v8430;
+          const bool v8518 = v8516 && v8517;
+          const unsigned int v8519 = max(v8509, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8520 = v8519 - v9;
+          const unsigned int v8521 = max(v8510, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8522 = v8521 - v10;
+          const unsigned int v8523 = v191 + v8520;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8524 = v8523 * v2;
+          const unsigned int v8525 = v8524 + v8522;
+          const unsigned int v8526 = v8525 * v3;
+          const unsigned int v8527 = v8526 + v8427;
+          const unsigned int v8529 = v8518 ? v8527 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8532 = v8459 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8532 ^ (((v8532 >> 6u) & 7u) << 3u)), x + v8529, v8518);
+          const unsigned int v8533 = v201 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8534 = v206 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8535 = v8533 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8536 = v8428 && v8535;
+          const bool v8537 = v8533 < v127;
+          const bool v8538 = v8536 && v8537;
+          const bool v8539 = v8534 >= v10;
+          const bool v8540 = v8538 && v8539;
+          const bool v8541 = v8534 < v8430;
+          const bool v8542 = v8540 && v8541;
+          const unsigned int v8543 = max(v8533, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8544 = v8543 - v9;
+          const unsigned int v8545 = max(v8534, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8546 = v8545 - v10;
+          const unsigned int v8547 = v209 + v8544;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8548 = v8547 * v2;
+          const unsigned int v8549 = v8548 + v8546;
+          const unsigned int v8550 = v8549 * v3;
+          const unsigned int v8551 = v8550 + v8427;
+          const unsigned int v8553 = v8542 ? v8551 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8556 = v8459 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8556 ^ (((v8556 >> 6u) & 7u) << 3u)), x + v8553, v8542);
+          const unsigned int v8557 = v219 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8558 = v224 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8559 = v8557 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8560 = v8428 && v8559;
+          const bool v8561 = v8557 < v127;
+          const bool v8562 = v8560 && v8561;
+          const bool v8563 = v8558 >= v10;
+          const bool v8564 = v8562 && v8563;
+          const bool v8565 = v8558 < v8430;
+          const bool v8566 = v8564 && v8565;
+          const unsigned int v8567 = max(v8557, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8568 = v8567 - v9;
+          const unsigned int v8569 = max(v8558, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8570 = v8569 - v10;
+          const unsigned int v8571 = v227 + v8568;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8572 = v8571 * v2;
+          const unsigned int v8573 = v8572 + v8570;
+          const unsigned int v8574 = v8573 * v3;
+          const unsigned int v8575 = v8574 + v8427;
+          const unsigned int v8577 = v8566 ? v8575 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8580 = v8459 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8580 ^ (((v8580 >> 6u) & 7u) << 3u)), x + v8577, v8566);
+          const unsigned int v8581 = v237 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8582 = v242 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8583 = v8581 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8584 = v8428 && v8583;
+          const bool v8585 = v8581 < v127;
+          const bool v8586 = v8584 && v8585;
+          const bool v8587 = v8582 >= v10;
+          const bool v8588 = v8586 && v8587;
+          const bool v8589 = v8582 < v8430;
+          const bool v8590 = v8588 && v8589;
+          const unsigned int v8591 = max(v8581, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8592 = v8591 - v9;
+          const unsigned int v8593 = max(v8582, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8594 = v8593 - v10;
+          const unsigned int v8595 = v245 + v8592;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8596 = v8595 * v2;
+          const unsigned int v8597 = v8596 + v8594;
+          const unsigned int v8598 = v8597 * v3;
+          const unsigned int v8599 = v8598 + v8427;
+          const unsigned int v8601 = v8590 ? v8599 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8604 = v8459 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8604 ^ (((v8604 >> 6u) & 7u) << 3u)), x + v8601, v8590);
+          const unsigned int v8605 = v255 + v8423;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v8606 = v260 + v8426;  // kernels/convolution/im2col_a.hpp:124
+          const bool v8607 = v8605 >= v9;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8608 = v8428 && v8607;
+          const bool v8609 = v8605 < v127;
+          const bool v8610 = v8608 && v8609;
+          const bool v8611 = v8606 >= v10;
+          const bool v8612 = v8610 && v8611;
+          const bool v8613 = v8606 < v8430;
+          const bool v8614 = v8612 && v8613;
+          const unsigned int v8615 = max(v8605, v9);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v8616 = v8615 - v9;
+          const unsigned int v8617 = max(v8606, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8618 = v8617 - v10;
+          const unsigned int v8619 = v263 + v8616;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8620 = v8619 * v2;
+          const unsigned int v8621 = v8620 + v8618;
+          const unsigned int v8622 = v8621 * v3;
+          const unsigned int v8623 = v8622 + v8427;
+          const unsigned int v8625 = v8614 ? v8623 : 0u;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v8628 = v8459 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v8628 ^ (((v8628 >> 6u) & 7u) << 3u)), x + v8625, v8614);
         }
-        const unsigned int v8637 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8638 = v8637 << 3u;
-        const unsigned int v8639 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8640 = v8639 < v15;
-        const unsigned int v8641 = v8210 + v8638;
-        const bool v8642 = v8641 < v18;
-        const bool v8643 = v8640 && v8642;
-        const unsigned int v8645 = v8639 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8646 = v69 + v8645;
-        const unsigned int v8647 = v8646 + v8210;
-        const unsigned int v8648 = v8647 + v8638;
-        const unsigned int v8649 = v8643 ? v8648 : v69;
-        const unsigned int v8651 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8652 = v8216 + v8651;
-        const unsigned int v8653 = v8652 + v8638;
-        iron_copy_async<16>(shm1 + (v8653 ^ (((v8653 >> 6u) & 7u) << 3u)), weight + v8649, v8643);
-        const unsigned int v8656 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8658 = v8656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8661 = v8656 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8662 = v8661 << 3u;
-        const unsigned int v8663 = v67 + v8658;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8664 = v8663 < v15;
-        const unsigned int v8665 = v8210 + v8662;
-        const bool v8666 = v8665 < v18;
-        const bool v8667 = v8664 && v8666;
-        const unsigned int v8669 = v8663 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8670 = v69 + v8669;
-        const unsigned int v8671 = v8670 + v8210;
-        const unsigned int v8672 = v8671 + v8662;
-        const unsigned int v8673 = v8667 ? v8672 : v69;
-        const unsigned int v8675 = v8658 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8676 = v8216 + v8675;
-        const unsigned int v8677 = v8676 + v8662;
-        iron_copy_async<16>(shm1 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), weight + v8673, v8667);
-        const unsigned int v8680 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8682 = v8680 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8685 = v8680 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8686 = v8685 << 3u;
-        const unsigned int v8687 = v67 + v8682;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8688 = v8687 < v15;
-        const unsigned int v8689 = v8210 + v8686;
-        const bool v8690 = v8689 < v18;
-        const bool v8691 = v8688 && v8690;
-        const unsigned int v8693 = v8687 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8694 = v69 + v8693;
-        const unsigned int v8695 = v8694 + v8210;
-        const unsigned int v8696 = v8695 + v8686;
-        const unsigned int v8697 = v8691 ? v8696 : v69;
-        const unsigned int v8699 = v8682 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8700 = v8216 + v8699;
-        const unsigned int v8701 = v8700 + v8686;
-        iron_copy_async<16>(shm1 + (v8701 ^ (((v8701 >> 6u) & 7u) << 3u)), weight + v8697, v8691);
-        const unsigned int v8704 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8706 = v8704 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8709 = v8704 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8710 = v8709 << 3u;
-        const unsigned int v8711 = v67 + v8706;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8712 = v8711 < v15;
-        const unsigned int v8713 = v8210 + v8710;
-        const bool v8714 = v8713 < v18;
-        const bool v8715 = v8712 && v8714;
-        const unsigned int v8717 = v8711 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8718 = v69 + v8717;
-        const unsigned int v8719 = v8718 + v8210;
-        const unsigned int v8720 = v8719 + v8710;
-        const unsigned int v8721 = v8715 ? v8720 : v69;
-        const unsigned int v8723 = v8706 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8724 = v8216 + v8723;
-        const unsigned int v8725 = v8724 + v8710;
-        iron_copy_async<16>(shm1 + (v8725 ^ (((v8725 >> 6u) & 7u) << 3u)), weight + v8721, v8715);
-        const unsigned int v8728 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8730 = v8728 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8733 = v8728 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8734 = v8733 << 3u;
-        const unsigned int v8735 = v67 + v8730;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8736 = v8735 < v15;
-        const unsigned int v8737 = v8210 + v8734;
-        const bool v8738 = v8737 < v18;
-        const bool v8739 = v8736 && v8738;
-        const unsigned int v8741 = v8735 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8742 = v69 + v8741;
-        const unsigned int v8743 = v8742 + v8210;
-        const unsigned int v8744 = v8743 + v8734;
-        const unsigned int v8745 = v8739 ? v8744 : v69;
-        const unsigned int v8747 = v8730 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8748 = v8216 + v8747;
-        const unsigned int v8749 = v8748 + v8734;
-        iron_copy_async<16>(shm1 + (v8749 ^ (((v8749 >> 6u) & 7u) << 3u)), weight + v8745, v8739);
-        const unsigned int v8752 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8754 = v8752 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8757 = v8752 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8758 = v8757 << 3u;
-        const unsigned int v8759 = v67 + v8754;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8760 = v8759 < v15;
-        const unsigned int v8761 = v8210 + v8758;
-        const bool v8762 = v8761 < v18;
-        const bool v8763 = v8760 && v8762;
-        const unsigned int v8765 = v8759 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8766 = v69 + v8765;
-        const unsigned int v8767 = v8766 + v8210;
-        const unsigned int v8768 = v8767 + v8758;
-        const unsigned int v8769 = v8763 ? v8768 : v69;
-        const unsigned int v8771 = v8754 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8772 = v8216 + v8771;
-        const unsigned int v8773 = v8772 + v8758;
-        iron_copy_async<16>(shm1 + (v8773 ^ (((v8773 >> 6u) & 7u) << 3u)), weight + v8769, v8763);
-        const unsigned int v8776 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8778 = v8776 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8781 = v8776 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8782 = v8781 << 3u;
-        const unsigned int v8783 = v67 + v8778;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8784 = v8783 < v15;
-        const unsigned int v8785 = v8210 + v8782;
-        const bool v8786 = v8785 < v18;
-        const bool v8787 = v8784 && v8786;
-        const unsigned int v8789 = v8783 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8790 = v69 + v8789;
-        const unsigned int v8791 = v8790 + v8210;
-        const unsigned int v8792 = v8791 + v8782;
-        const unsigned int v8793 = v8787 ? v8792 : v69;
-        const unsigned int v8795 = v8778 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8796 = v8216 + v8795;
-        const unsigned int v8797 = v8796 + v8782;
-        iron_copy_async<16>(shm1 + (v8797 ^ (((v8797 >> 6u) & 7u) << 3u)), weight + v8793, v8787);
-        const unsigned int v8800 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8802 = v8800 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8805 = v8800 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8806 = v8805 << 3u;
-        const unsigned int v8807 = v67 + v8802;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8808 = v8807 < v15;
-        const unsigned int v8809 = v8210 + v8806;
-        const bool v8810 = v8809 < v18;
-        const bool v8811 = v8808 && v8810;
-        const unsigned int v8813 = v8807 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8814 = v69 + v8813;
-        const unsigned int v8815 = v8814 + v8210;
-        const unsigned int v8816 = v8815 + v8806;
-        const unsigned int v8817 = v8811 ? v8816 : v69;
-        const unsigned int v8819 = v8802 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8820 = v8216 + v8819;
-        const unsigned int v8821 = v8820 + v8806;
-        iron_copy_async<16>(shm1 + (v8821 ^ (((v8821 >> 6u) & 7u) << 3u)), weight + v8817, v8811);
+        const unsigned int v8638 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8639 = v8638 << 3u;
+        const unsigned int v8640 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8641 = v8640 < v15;
+        const unsigned int v8642 = v8211 + v8639;
+        const bool v8643 = v8642 < v18;
+        const bool v8644 = v8641 && v8643;
+        const unsigned int v8646 = v8640 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8647 = v69 + v8646;
+        const unsigned int v8648 = v8647 + v8211;
+        const unsigned int v8649 = v8648 + v8639;
+        const unsigned int v8650 = v8644 ? v8649 : v69;
+        const unsigned int v8652 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8653 = v8217 + v8652;
+        const unsigned int v8654 = v8653 + v8639;
+        iron_copy_async<16>(shm1 + (v8654 ^ (((v8654 >> 6u) & 7u) << 3u)), weight + v8650, v8644);
+        const unsigned int v8657 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8659 = v8657 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8662 = v8657 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8663 = v8662 << 3u;
+        const unsigned int v8664 = v67 + v8659;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8665 = v8664 < v15;
+        const unsigned int v8666 = v8211 + v8663;
+        const bool v8667 = v8666 < v18;
+        const bool v8668 = v8665 && v8667;
+        const unsigned int v8670 = v8664 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8671 = v69 + v8670;
+        const unsigned int v8672 = v8671 + v8211;
+        const unsigned int v8673 = v8672 + v8663;
+        const unsigned int v8674 = v8668 ? v8673 : v69;
+        const unsigned int v8676 = v8659 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8677 = v8217 + v8676;
+        const unsigned int v8678 = v8677 + v8663;
+        iron_copy_async<16>(shm1 + (v8678 ^ (((v8678 >> 6u) & 7u) << 3u)), weight + v8674, v8668);
+        const unsigned int v8681 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8683 = v8681 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8686 = v8681 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8687 = v8686 << 3u;
+        const unsigned int v8688 = v67 + v8683;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8689 = v8688 < v15;
+        const unsigned int v8690 = v8211 + v8687;
+        const bool v8691 = v8690 < v18;
+        const bool v8692 = v8689 && v8691;
+        const unsigned int v8694 = v8688 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8695 = v69 + v8694;
+        const unsigned int v8696 = v8695 + v8211;
+        const unsigned int v8697 = v8696 + v8687;
+        const unsigned int v8698 = v8692 ? v8697 : v69;
+        const unsigned int v8700 = v8683 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8701 = v8217 + v8700;
+        const unsigned int v8702 = v8701 + v8687;
+        iron_copy_async<16>(shm1 + (v8702 ^ (((v8702 >> 6u) & 7u) << 3u)), weight + v8698, v8692);
+        const unsigned int v8705 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8707 = v8705 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8710 = v8705 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8711 = v8710 << 3u;
+        const unsigned int v8712 = v67 + v8707;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8713 = v8712 < v15;
+        const unsigned int v8714 = v8211 + v8711;
+        const bool v8715 = v8714 < v18;
+        const bool v8716 = v8713 && v8715;
+        const unsigned int v8718 = v8712 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8719 = v69 + v8718;
+        const unsigned int v8720 = v8719 + v8211;
+        const unsigned int v8721 = v8720 + v8711;
+        const unsigned int v8722 = v8716 ? v8721 : v69;
+        const unsigned int v8724 = v8707 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8725 = v8217 + v8724;
+        const unsigned int v8726 = v8725 + v8711;
+        iron_copy_async<16>(shm1 + (v8726 ^ (((v8726 >> 6u) & 7u) << 3u)), weight + v8722, v8716);
+        const unsigned int v8729 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8731 = v8729 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8734 = v8729 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8735 = v8734 << 3u;
+        const unsigned int v8736 = v67 + v8731;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8737 = v8736 < v15;
+        const unsigned int v8738 = v8211 + v8735;
+        const bool v8739 = v8738 < v18;
+        const bool v8740 = v8737 && v8739;
+        const unsigned int v8742 = v8736 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8743 = v69 + v8742;
+        const unsigned int v8744 = v8743 + v8211;
+        const unsigned int v8745 = v8744 + v8735;
+        const unsigned int v8746 = v8740 ? v8745 : v69;
+        const unsigned int v8748 = v8731 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8749 = v8217 + v8748;
+        const unsigned int v8750 = v8749 + v8735;
+        iron_copy_async<16>(shm1 + (v8750 ^ (((v8750 >> 6u) & 7u) << 3u)), weight + v8746, v8740);
+        const unsigned int v8753 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8755 = v8753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8758 = v8753 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8759 = v8758 << 3u;
+        const unsigned int v8760 = v67 + v8755;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8761 = v8760 < v15;
+        const unsigned int v8762 = v8211 + v8759;
+        const bool v8763 = v8762 < v18;
+        const bool v8764 = v8761 && v8763;
+        const unsigned int v8766 = v8760 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8767 = v69 + v8766;
+        const unsigned int v8768 = v8767 + v8211;
+        const unsigned int v8769 = v8768 + v8759;
+        const unsigned int v8770 = v8764 ? v8769 : v69;
+        const unsigned int v8772 = v8755 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8773 = v8217 + v8772;
+        const unsigned int v8774 = v8773 + v8759;
+        iron_copy_async<16>(shm1 + (v8774 ^ (((v8774 >> 6u) & 7u) << 3u)), weight + v8770, v8764);
+        const unsigned int v8777 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8779 = v8777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8782 = v8777 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8783 = v8782 << 3u;
+        const unsigned int v8784 = v67 + v8779;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8785 = v8784 < v15;
+        const unsigned int v8786 = v8211 + v8783;
+        const bool v8787 = v8786 < v18;
+        const bool v8788 = v8785 && v8787;
+        const unsigned int v8790 = v8784 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8791 = v69 + v8790;
+        const unsigned int v8792 = v8791 + v8211;
+        const unsigned int v8793 = v8792 + v8783;
+        const unsigned int v8794 = v8788 ? v8793 : v69;
+        const unsigned int v8796 = v8779 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8797 = v8217 + v8796;
+        const unsigned int v8798 = v8797 + v8783;
+        iron_copy_async<16>(shm1 + (v8798 ^ (((v8798 >> 6u) & 7u) << 3u)), weight + v8794, v8788);
+        const unsigned int v8801 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8803 = v8801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8806 = v8801 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8807 = v8806 << 3u;
+        const unsigned int v8808 = v67 + v8803;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8809 = v8808 < v15;
+        const unsigned int v8810 = v8211 + v8807;
+        const bool v8811 = v8810 < v18;
+        const bool v8812 = v8809 && v8811;
+        const unsigned int v8814 = v8808 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8815 = v69 + v8814;
+        const unsigned int v8816 = v8815 + v8211;
+        const unsigned int v8817 = v8816 + v8807;
+        const unsigned int v8818 = v8812 ? v8817 : v69;
+        const unsigned int v8820 = v8803 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8821 = v8217 + v8820;
+        const unsigned int v8822 = v8821 + v8807;
+        iron_copy_async<16>(shm1 + (v8822 ^ (((v8822 >> 6u) & 7u) << 3u)), weight + v8818, v8812);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v968 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
+    const unsigned int v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v975 = v966 + v974;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v976 = v63 + v972;
-        const unsigned int v1002 = v976 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1003 = v976 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1005 = v975 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1006 = v1005 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1007 = v1006 * v11;
-        const unsigned int v1008 = v1003 / v30;
-        const unsigned int v1009 = v1008 * v7;
-        const unsigned int v1010 = v1009 + v1007;
-        const unsigned int v1011 = v1005 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1012 = v1011 * v12;
-        const unsigned int v1013 = v1003 % v30;
-        const unsigned int v1014 = v1013 * v8;
-        const unsigned int v1015 = v1014 + v1012;
-        const bool v1016 = v976 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1017 = v975 < v18;
-        const bool v1018 = v1016 && v1017;
-        const bool v1019 = v1010 >= v9;
-        const bool v1020 = v1018 && v1019;
-        const bool v1022 = v1010 < v127;
-        const bool v1023 = v1020 && v1022;
-        const bool v1024 = v1015 >= v10;
-        const bool v1025 = v1023 && v1024;
-        const bool v1027 = v1015 < v1026;
-        const bool v1028 = v1025 && v1027;
-        const unsigned int v1029 = max(v1010, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1030 = v1029 - v9;
-        const unsigned int v1031 = max(v1015, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1032 = v1031 - v10;
-        const unsigned int v1033 = v975 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1034 = v1002 * v1;
-        const unsigned int v1035 = v1034 + v1030;
-        const unsigned int v1036 = v1035 * v2;
-        const unsigned int v1037 = v1036 + v1032;
-        const unsigned int v1038 = v1037 * v3;
-        const unsigned int v1039 = v1038 + v70;
-        const unsigned int v1040 = v1039 + v1033;
-        if (v1028) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1041 = x[v1040];
-          const unsigned int v1043 = v972 << 6u;
-          const unsigned int v1044 = v1043 + v974;
-          shm0[(v1044 ^ (((v1044 >> 6u) & 7u) << 3u))] = v1041;
+    for (unsigned int v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
+        const unsigned int v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v977 = v63 + v973;
+        const unsigned int v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1008 = v1007 * v11;
+        const unsigned int v1009 = v1004 / v30;
+        const unsigned int v1010 = v1009 * v7;
+        const unsigned int v1011 = v1010 + v1008;
+        const unsigned int v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1013 = v1012 * v12;
+        const unsigned int v1014 = v1004 % v30;
+        const unsigned int v1015 = v1014 * v8;
+        const unsigned int v1016 = v1015 + v1013;
+        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1018 = v976 < v18;
+        const bool v1019 = v1017 && v1018;
+        const bool v1020 = v1011 >= v9;
+        const bool v1021 = v1019 && v1020;
+        const bool v1023 = v1011 < v127;
+        const bool v1024 = v1021 && v1023;
+        const bool v1025 = v1016 >= v10;
+        const bool v1026 = v1024 && v1025;
+        const bool v1028 = v1016 < v1027;
+        const bool v1029 = v1026 && v1028;
+        const unsigned int v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1031 = v1030 - v9;
+        const unsigned int v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1033 = v1032 - v10;
+        const unsigned int v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1035 = v1003 * v1;
+        const unsigned int v1036 = v1035 + v1031;
+        const unsigned int v1037 = v1036 * v2;
+        const unsigned int v1038 = v1037 + v1033;
+        const unsigned int v1039 = v1038 * v3;
+        const unsigned int v1040 = v1039 + v70;
+        const unsigned int v1041 = v1040 + v1034;
+        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
+          const iron_bf16 v1042 = x[v1041];
+          const unsigned int v1044 = v973 << 6u;
+          const unsigned int v1045 = v1044 + v975;
+          shm0[(v1045 ^ (((v1045 >> 6u) & 7u) << 3u))] = v1042;
         } else {
-          const unsigned int v1046 = v972 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1047 = v1046 + v974;
-          shm0[(v1047 ^ (((v1047 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const unsigned int v1048 = v1047 + v975;
+          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1058 = v1057 < v15;
-        const unsigned int v1059 = v966 + v1056;
-        const bool v1060 = v1059 < v18;
-        const bool v1061 = v1058 && v1060;
-        if (v1061) {
-          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1064 = v69 + v1063;
-          const unsigned int v1065 = v1064 + v966;
-          const unsigned int v1066 = v1065 + v1056;
-          const iron_bf16 v1067 = weight[v1066];
-          const unsigned int v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1070 = v1069 + v1056;
-          shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
+      for (unsigned int v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1059 = v1058 < v15;
+        const unsigned int v1060 = v967 + v1057;
+        const bool v1061 = v1060 < v18;
+        const bool v1062 = v1059 && v1061;
+        if (v1062) {
+          const unsigned int v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1065 = v69 + v1064;
+          const unsigned int v1066 = v1065 + v967;
+          const unsigned int v1067 = v1066 + v1057;
+          const iron_bf16 v1068 = weight[v1067];
+          const unsigned int v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1071 = v1070 + v1057;
+          shm1[(v1071 ^ (((v1071 >> 6u) & 7u) << 3u))] = v1068;
         } else {
-          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1073 = v1072 + v1056;
-          shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1074 = v1073 + v1057;
+          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1081, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1087, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1095, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1101, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1107, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1113, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1125, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v1126 = v63 + v268;
-  const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1131 = v1130 == 0u;
-  const unsigned int v1134 = v15 & 1u;
-  const bool v1135 = v1134 == 0u;
-  const bool v1136 = v1131 && v1135;
-  if (v1136) {
-    const unsigned int v1137 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1138 = v1126 + v1137;
-    const unsigned int v1139 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1140 = v1125 + v1139;
-    const unsigned int v1142 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1143 = v1142 == v1137;
-    const unsigned int v1146 = v1139 + 1u;
-    const unsigned int v1147 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));
-    const bool v1148 = v1147 == v1146;
-    const bool v1149 = v1143 && v1148;
-    const unsigned int v1152 = v1140 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1153 = v1152 == 0u;
-    const bool v1154 = v1149 && v1153;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1154) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1155 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1156 = v1140 < v15;
-      const bool v1157 = v1155 && v1156;
-      if (v1157) {
-        const unsigned int v1158 = v68 + v1140;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1159 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1160 = bias[v1158];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1161 = iron_to_f32(v1160);
-        const float v1162 = v1159 + v1161;
-        const iron_bf16 v1163 = iron_f32_to_bf16(v1162);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1164 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1166 = v1158 + 1u;
-        const iron_bf16 v1167 = bias[v1166];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1168 = iron_to_f32(v1167);
-        const float v1169 = v1164 + v1168;
-        const iron_bf16 v1170 = iron_f32_to_bf16(v1169);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1171 = v1138 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1172 = v1171 + v1158;
-        *reinterpret_cast<iron_bf16x2*>(out + v1172) = iron_bf16x2{{v1163, v1170}};
+  const unsigned int v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v1127 = v63 + v268;
+  const unsigned int v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1132 = v1131 == 0u;
+  const unsigned int v1135 = v15 & 1u;
+  const bool v1136 = v1135 == 0u;
+  const bool v1137 = v1132 && v1136;
+  if (v1137) {
+    const unsigned int v1138 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1139 = v1127 + v1138;
+    const unsigned int v1140 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1141 = v1126 + v1140;
+    const unsigned int v1143 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1144 = v1143 == v1138;
+    const unsigned int v1147 = v1140 + 1u;
+    const unsigned int v1148 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));
+    const bool v1149 = v1148 == v1147;
+    const bool v1150 = v1144 && v1149;
+    const unsigned int v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1154 = v1153 == 0u;
+    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1157 = v1141 < v15;
+      const bool v1158 = v1156 && v1157;
+      if (v1158) {
+        const unsigned int v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1160 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1161 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1162 = iron_to_f32(v1161);
+        const float v1163 = v1160 + v1162;
+        const iron_bf16 v1164 = iron_f32_to_bf16(v1163);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1165 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1167 = v1159 + 1u;
+        const iron_bf16 v1168 = bias[v1167];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1169 = iron_to_f32(v1168);
+        const float v1170 = v1165 + v1169;
+        const iron_bf16 v1171 = iron_f32_to_bf16(v1170);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1172 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1173 = v1172 + v1159;
+        *reinterpret_cast<iron_bf16x2*>(out + v1173) = iron_bf16x2{{v1164, v1171}};
       }
     } else {
-      const bool v1177 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1178 = v1140 < v15;
-      const bool v1179 = v1177 && v1178;
-      if (v1179) {
-        const float v1180 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1181 = v68 + v1140;
-        const iron_bf16 v1182 = bias[v1181];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1183 = iron_to_f32(v1182);
-        const float v1184 = v1180 + v1183;
-        const iron_bf16 v1185 = iron_f32_to_bf16(v1184);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1186 = v1138 * v4;
-        const unsigned int v1187 = v1186 + v68;
-        const unsigned int v1188 = v1187 + v1140;
-        out[v1188] = v1185;
+      const bool v1178 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1179 = v1141 < v15;
+      const bool v1180 = v1178 && v1179;
+      if (v1180) {
+        const float v1181 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1182 = v68 + v1141;
+        const iron_bf16 v1183 = bias[v1182];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1184 = iron_to_f32(v1183);
+        const float v1185 = v1181 + v1184;
+        const iron_bf16 v1186 = iron_f32_to_bf16(v1185);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1187 = v1139 * v4;
+        const unsigned int v1188 = v1187 + v68;
+        const unsigned int v1189 = v1188 + v1141;
+        out[v1189] = v1186;
       }
-      const unsigned int v1190 = v1126 + v1142;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1192 = v1125 + v1147;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1193 = v1190 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1194 = v1192 < v15;
-      const bool v1195 = v1193 && v1194;
-      if (v1195) {
-        const float v1196 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1197 = v68 + v1192;
-        const iron_bf16 v1198 = bias[v1197];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1199 = iron_to_f32(v1198);
-        const float v1200 = v1196 + v1199;
-        const iron_bf16 v1201 = iron_f32_to_bf16(v1200);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1202 = v1190 * v4;
-        const unsigned int v1203 = v1202 + v68;
-        const unsigned int v1204 = v1203 + v1192;
-        out[v1204] = v1201;
-      }
-    }
-    const unsigned int v1205 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1206 = v1126 + v1205;
-    const unsigned int v1207 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1208 = v1125 + v1207;
-    const unsigned int v1210 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1211 = v1210 == v1205;
-    const unsigned int v1214 = v1207 + 1u;
-    const unsigned int v1215 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));
-    const bool v1216 = v1215 == v1214;
-    const bool v1217 = v1211 && v1216;
-    const unsigned int v1220 = v1208 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1221 = v1220 == 0u;
-    const bool v1222 = v1217 && v1221;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1222) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1223 = v1206 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1224 = v1208 < v15;
-      const bool v1225 = v1223 && v1224;
-      if (v1225) {
-        const unsigned int v1226 = v68 + v1208;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1227 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1228 = bias[v1226];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1229 = iron_to_f32(v1228);
-        const float v1230 = v1227 + v1229;
-        const iron_bf16 v1231 = iron_f32_to_bf16(v1230);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1232 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1234 = v1226 + 1u;
-        const iron_bf16 v1235 = bias[v1234];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1236 = iron_to_f32(v1235);
-        const float v1237 = v1232 + v1236;
-        const iron_bf16 v1238 = iron_f32_to_bf16(v1237);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1239 = v1206 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1240 = v1239 + v1226;
-        *reinterpret_cast<iron_bf16x2*>(out + v1240) = iron_bf16x2{{v1231, v1238}};
-      }
-    } else {
-      const bool v1245 = v1206 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1246 = v1208 < v15;
-      const bool v1247 = v1245 && v1246;
-      if (v1247) {
-        const float v1248 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1249 = v68 + v1208;
-        const iron_bf16 v1250 = bias[v1249];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1251 = iron_to_f32(v1250);
-        const float v1252 = v1248 + v1251;
-        const iron_bf16 v1253 = iron_f32_to_bf16(v1252);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1254 = v1206 * v4;
-        const unsigned int v1255 = v1254 + v68;
-        const unsigned int v1256 = v1255 + v1208;
-        out[v1256] = v1253;
-      }
-      const unsigned int v1258 = v1126 + v1210;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1260 = v1125 + v1215;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1261 = v1258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1262 = v1260 < v15;
-      const bool v1263 = v1261 && v1262;
-      if (v1263) {
-        const float v1264 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1265 = v68 + v1260;
-        const iron_bf16 v1266 = bias[v1265];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1267 = iron_to_f32(v1266);
-        const float v1268 = v1264 + v1267;
-        const iron_bf16 v1269 = iron_f32_to_bf16(v1268);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1270 = v1258 * v4;
-        const unsigned int v1271 = v1270 + v68;
-        const unsigned int v1272 = v1271 + v1260;
-        out[v1272] = v1269;
+      const unsigned int v1191 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1193 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1194 = v1191 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1195 = v1193 < v15;
+      const bool v1196 = v1194 && v1195;
+      if (v1196) {
+        const float v1197 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1198 = v68 + v1193;
+        const iron_bf16 v1199 = bias[v1198];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1200 = iron_to_f32(v1199);
+        const float v1201 = v1197 + v1200;
+        const iron_bf16 v1202 = iron_f32_to_bf16(v1201);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1203 = v1191 * v4;
+        const unsigned int v1204 = v1203 + v68;
+        const unsigned int v1205 = v1204 + v1193;
+        out[v1205] = v1202;
       }
     }
-    const unsigned int v1273 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1274 = v1126 + v1273;
-    const unsigned int v1275 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1276 = v1125 + v1275;
-    const unsigned int v1278 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1279 = v1278 == v1273;
-    const unsigned int v1282 = v1275 + 1u;
-    const unsigned int v1283 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));
-    const bool v1284 = v1283 == v1282;
-    const bool v1285 = v1279 && v1284;
-    const unsigned int v1288 = v1276 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1289 = v1288 == 0u;
-    const bool v1290 = v1285 && v1289;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1290) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1291 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1292 = v1276 < v15;
-      const bool v1293 = v1291 && v1292;
-      if (v1293) {
-        const unsigned int v1294 = v68 + v1276;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1295 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1296 = bias[v1294];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1297 = iron_to_f32(v1296);
-        const float v1298 = v1295 + v1297;
-        const iron_bf16 v1299 = iron_f32_to_bf16(v1298);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1300 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1302 = v1294 + 1u;
-        const iron_bf16 v1303 = bias[v1302];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1304 = iron_to_f32(v1303);
-        const float v1305 = v1300 + v1304;
-        const iron_bf16 v1306 = iron_f32_to_bf16(v1305);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1307 = v1274 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1308 = v1307 + v1294;
-        *reinterpret_cast<iron_bf16x2*>(out + v1308) = iron_bf16x2{{v1299, v1306}};
+    const unsigned int v1206 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1207 = v1127 + v1206;
+    const unsigned int v1208 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1209 = v1126 + v1208;
+    const unsigned int v1211 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1212 = v1211 == v1206;
+    const unsigned int v1215 = v1208 + 1u;
+    const unsigned int v1216 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));
+    const bool v1217 = v1216 == v1215;
+    const bool v1218 = v1212 && v1217;
+    const unsigned int v1221 = v1209 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1222 = v1221 == 0u;
+    const bool v1223 = v1218 && v1222;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1223) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1224 = v1207 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1225 = v1209 < v15;
+      const bool v1226 = v1224 && v1225;
+      if (v1226) {
+        const unsigned int v1227 = v68 + v1209;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1228 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1229 = bias[v1227];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1230 = iron_to_f32(v1229);
+        const float v1231 = v1228 + v1230;
+        const iron_bf16 v1232 = iron_f32_to_bf16(v1231);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1233 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1235 = v1227 + 1u;
+        const iron_bf16 v1236 = bias[v1235];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1237 = iron_to_f32(v1236);
+        const float v1238 = v1233 + v1237;
+        const iron_bf16 v1239 = iron_f32_to_bf16(v1238);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1240 = v1207 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1241 = v1240 + v1227;
+        *reinterpret_cast<iron_bf16x2*>(out + v1241) = iron_bf16x2{{v1232, v1239}};
       }
     } else {
-      const bool v1313 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1314 = v1276 < v15;
-      const bool v1315 = v1313 && v1314;
-      if (v1315) {
-        const float v1316 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1317 = v68 + v1276;
-        const iron_bf16 v1318 = bias[v1317];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1319 = iron_to_f32(v1318);
-        const float v1320 = v1316 + v1319;
-        const iron_bf16 v1321 = iron_f32_to_bf16(v1320);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1322 = v1274 * v4;
-        const unsigned int v1323 = v1322 + v68;
-        const unsigned int v1324 = v1323 + v1276;
-        out[v1324] = v1321;
+      const bool v1246 = v1207 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1247 = v1209 < v15;
+      const bool v1248 = v1246 && v1247;
+      if (v1248) {
+        const float v1249 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1250 = v68 + v1209;
+        const iron_bf16 v1251 = bias[v1250];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1252 = iron_to_f32(v1251);
+        const float v1253 = v1249 + v1252;
+        const iron_bf16 v1254 = iron_f32_to_bf16(v1253);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1255 = v1207 * v4;
+        const unsigned int v1256 = v1255 + v68;
+        const unsigned int v1257 = v1256 + v1209;
+        out[v1257] = v1254;
       }
-      const unsigned int v1326 = v1126 + v1278;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1328 = v1125 + v1283;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1329 = v1326 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1330 = v1328 < v15;
-      const bool v1331 = v1329 && v1330;
-      if (v1331) {
-        const float v1332 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1333 = v68 + v1328;
-        const iron_bf16 v1334 = bias[v1333];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1335 = iron_to_f32(v1334);
-        const float v1336 = v1332 + v1335;
-        const iron_bf16 v1337 = iron_f32_to_bf16(v1336);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1338 = v1326 * v4;
-        const unsigned int v1339 = v1338 + v68;
-        const unsigned int v1340 = v1339 + v1328;
-        out[v1340] = v1337;
+      const unsigned int v1259 = v1127 + v1211;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1261 = v1126 + v1216;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1262 = v1259 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1263 = v1261 < v15;
+      const bool v1264 = v1262 && v1263;
+      if (v1264) {
+        const float v1265 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1266 = v68 + v1261;
+        const iron_bf16 v1267 = bias[v1266];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1268 = iron_to_f32(v1267);
+        const float v1269 = v1265 + v1268;
+        const iron_bf16 v1270 = iron_f32_to_bf16(v1269);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1271 = v1259 * v4;
+        const unsigned int v1272 = v1271 + v68;
+        const unsigned int v1273 = v1272 + v1261;
+        out[v1273] = v1270;
       }
     }
-    const unsigned int v1341 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1342 = v1126 + v1341;
-    const unsigned int v1343 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1344 = v1125 + v1343;
-    const unsigned int v1346 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1347 = v1346 == v1341;
-    const unsigned int v1350 = v1343 + 1u;
-    const unsigned int v1351 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));
-    const bool v1352 = v1351 == v1350;
-    const bool v1353 = v1347 && v1352;
-    const unsigned int v1356 = v1344 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1357 = v1356 == 0u;
-    const bool v1358 = v1353 && v1357;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1358) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1359 = v1342 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1360 = v1344 < v15;
-      const bool v1361 = v1359 && v1360;
-      if (v1361) {
-        const unsigned int v1362 = v68 + v1344;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1363 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1364 = bias[v1362];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1365 = iron_to_f32(v1364);
-        const float v1366 = v1363 + v1365;
-        const iron_bf16 v1367 = iron_f32_to_bf16(v1366);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1368 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1370 = v1362 + 1u;
-        const iron_bf16 v1371 = bias[v1370];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1372 = iron_to_f32(v1371);
-        const float v1373 = v1368 + v1372;
-        const iron_bf16 v1374 = iron_f32_to_bf16(v1373);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1375 = v1342 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1376 = v1375 + v1362;
-        *reinterpret_cast<iron_bf16x2*>(out + v1376) = iron_bf16x2{{v1367, v1374}};
+    const unsigned int v1274 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1275 = v1127 + v1274;
+    const unsigned int v1276 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1277 = v1126 + v1276;
+    const unsigned int v1279 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1280 = v1279 == v1274;
+    const unsigned int v1283 = v1276 + 1u;
+    const unsigned int v1284 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));
+    const bool v1285 = v1284 == v1283;
+    const bool v1286 = v1280 && v1285;
+    const unsigned int v1289 = v1277 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1290 = v1289 == 0u;
+    const bool v1291 = v1286 && v1290;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1291) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1292 = v1275 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1293 = v1277 < v15;
+      const bool v1294 = v1292 && v1293;
+      if (v1294) {
+        const unsigned int v1295 = v68 + v1277;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1296 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1297 = bias[v1295];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1298 = iron_to_f32(v1297);
+        const float v1299 = v1296 + v1298;
+        const iron_bf16 v1300 = iron_f32_to_bf16(v1299);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1301 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1303 = v1295 + 1u;
+        const iron_bf16 v1304 = bias[v1303];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1305 = iron_to_f32(v1304);
+        const float v1306 = v1301 + v1305;
+        const iron_bf16 v1307 = iron_f32_to_bf16(v1306);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1308 = v1275 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1309 = v1308 + v1295;
+        *reinterpret_cast<iron_bf16x2*>(out + v1309) = iron_bf16x2{{v1300, v1307}};
       }
     } else {
-      const bool v1381 = v1342 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1382 = v1344 < v15;
-      const bool v1383 = v1381 && v1382;
-      if (v1383) {
-        const float v1384 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1385 = v68 + v1344;
-        const iron_bf16 v1386 = bias[v1385];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1387 = iron_to_f32(v1386);
-        const float v1388 = v1384 + v1387;
-        const iron_bf16 v1389 = iron_f32_to_bf16(v1388);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1390 = v1342 * v4;
-        const unsigned int v1391 = v1390 + v68;
-        const unsigned int v1392 = v1391 + v1344;
-        out[v1392] = v1389;
+      const bool v1314 = v1275 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1315 = v1277 < v15;
+      const bool v1316 = v1314 && v1315;
+      if (v1316) {
+        const float v1317 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1318 = v68 + v1277;
+        const iron_bf16 v1319 = bias[v1318];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1320 = iron_to_f32(v1319);
+        const float v1321 = v1317 + v1320;
+        const iron_bf16 v1322 = iron_f32_to_bf16(v1321);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1323 = v1275 * v4;
+        const unsigned int v1324 = v1323 + v68;
+        const unsigned int v1325 = v1324 + v1277;
+        out[v1325] = v1322;
       }
-      const unsigned int v1394 = v1126 + v1346;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1396 = v1125 + v1351;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1397 = v1394 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1398 = v1396 < v15;
-      const bool v1399 = v1397 && v1398;
-      if (v1399) {
-        const float v1400 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1401 = v68 + v1396;
-        const iron_bf16 v1402 = bias[v1401];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1403 = iron_to_f32(v1402);
-        const float v1404 = v1400 + v1403;
-        const iron_bf16 v1405 = iron_f32_to_bf16(v1404);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1406 = v1394 * v4;
-        const unsigned int v1407 = v1406 + v68;
-        const unsigned int v1408 = v1407 + v1396;
-        out[v1408] = v1405;
+      const unsigned int v1327 = v1127 + v1279;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1329 = v1126 + v1284;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1330 = v1327 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1331 = v1329 < v15;
+      const bool v1332 = v1330 && v1331;
+      if (v1332) {
+        const float v1333 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1334 = v68 + v1329;
+        const iron_bf16 v1335 = bias[v1334];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1336 = iron_to_f32(v1335);
+        const float v1337 = v1333 + v1336;
+        const iron_bf16 v1338 = iron_f32_to_bf16(v1337);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1339 = v1327 * v4;
+        const unsigned int v1340 = v1339 + v68;
+        const unsigned int v1341 = v1340 + v1329;
+        out[v1341] = v1338;
       }
     }
-    const unsigned int v1409 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1410 = v1126 + v1409;
-    const unsigned int v1411 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1412 = v1125 + v1411;
-    const unsigned int v1414 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1415 = v1414 == v1409;
-    const unsigned int v1418 = v1411 + 1u;
-    const unsigned int v1419 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));
-    const bool v1420 = v1419 == v1418;
-    const bool v1421 = v1415 && v1420;
-    const unsigned int v1424 = v1412 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1425 = v1424 == 0u;
-    const bool v1426 = v1421 && v1425;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1426) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1427 = v1410 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1428 = v1412 < v15;
-      const bool v1429 = v1427 && v1428;
-      if (v1429) {
-        const unsigned int v1430 = v68 + v1412;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1431 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1432 = bias[v1430];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1433 = iron_to_f32(v1432);
-        const float v1434 = v1431 + v1433;
-        const iron_bf16 v1435 = iron_f32_to_bf16(v1434);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1436 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1438 = v1430 + 1u;
-        const iron_bf16 v1439 = bias[v1438];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1440 = iron_to_f32(v1439);
-        const float v1441 = v1436 + v1440;
-        const iron_bf16 v1442 = iron_f32_to_bf16(v1441);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1443 = v1410 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1444 = v1443 + v1430;
-        *reinterpret_cast<iron_bf16x2*>(out + v1444) = iron_bf16x2{{v1435, v1442}};
+    const unsigned int v1342 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1343 = v1127 + v1342;
+    const unsigned int v1344 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1345 = v1126 + v1344;
+    const unsigned int v1347 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1348 = v1347 == v1342;
+    const unsigned int v1351 = v1344 + 1u;
+    const unsigned int v1352 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));
+    const bool v1353 = v1352 == v1351;
+    const bool v1354 = v1348 && v1353;
+    const unsigned int v1357 = v1345 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1358 = v1357 == 0u;
+    const bool v1359 = v1354 && v1358;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1359) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1360 = v1343 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1361 = v1345 < v15;
+      const bool v1362 = v1360 && v1361;
+      if (v1362) {
+        const unsigned int v1363 = v68 + v1345;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1364 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1365 = bias[v1363];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1366 = iron_to_f32(v1365);
+        const float v1367 = v1364 + v1366;
+        const iron_bf16 v1368 = iron_f32_to_bf16(v1367);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1369 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1371 = v1363 + 1u;
+        const iron_bf16 v1372 = bias[v1371];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1373 = iron_to_f32(v1372);
+        const float v1374 = v1369 + v1373;
+        const iron_bf16 v1375 = iron_f32_to_bf16(v1374);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1376 = v1343 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1377 = v1376 + v1363;
+        *reinterpret_cast<iron_bf16x2*>(out + v1377) = iron_bf16x2{{v1368, v1375}};
       }
     } else {
-      const bool v1449 = v1410 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1450 = v1412 < v15;
-      const bool v1451 = v1449 && v1450;
-      if (v1451) {
-        const float v1452 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1453 = v68 + v1412;
-        const iron_bf16 v1454 = bias[v1453];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1455 = iron_to_f32(v1454);
-        const float v1456 = v1452 + v1455;
-        const iron_bf16 v1457 = iron_f32_to_bf16(v1456);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1458 = v1410 * v4;
-        const unsigned int v1459 = v1458 + v68;
-        const unsigned int v1460 = v1459 + v1412;
-        out[v1460] = v1457;
+      const bool v1382 = v1343 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1383 = v1345 < v15;
+      const bool v1384 = v1382 && v1383;
+      if (v1384) {
+        const float v1385 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1386 = v68 + v1345;
+        const iron_bf16 v1387 = bias[v1386];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1388 = iron_to_f32(v1387);
+        const float v1389 = v1385 + v1388;
+        const iron_bf16 v1390 = iron_f32_to_bf16(v1389);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1391 = v1343 * v4;
+        const unsigned int v1392 = v1391 + v68;
+        const unsigned int v1393 = v1392 + v1345;
+        out[v1393] = v1390;
       }
-      const unsigned int v1462 = v1126 + v1414;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1464 = v1125 + v1419;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1465 = v1462 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1466 = v1464 < v15;
-      const bool v1467 = v1465 && v1466;
-      if (v1467) {
-        const float v1468 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1469 = v68 + v1464;
-        const iron_bf16 v1470 = bias[v1469];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1471 = iron_to_f32(v1470);
-        const float v1472 = v1468 + v1471;
-        const iron_bf16 v1473 = iron_f32_to_bf16(v1472);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1474 = v1462 * v4;
-        const unsigned int v1475 = v1474 + v68;
-        const unsigned int v1476 = v1475 + v1464;
-        out[v1476] = v1473;
+      const unsigned int v1395 = v1127 + v1347;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1397 = v1126 + v1352;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1398 = v1395 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1399 = v1397 < v15;
+      const bool v1400 = v1398 && v1399;
+      if (v1400) {
+        const float v1401 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1402 = v68 + v1397;
+        const iron_bf16 v1403 = bias[v1402];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1404 = iron_to_f32(v1403);
+        const float v1405 = v1401 + v1404;
+        const iron_bf16 v1406 = iron_f32_to_bf16(v1405);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1407 = v1395 * v4;
+        const unsigned int v1408 = v1407 + v68;
+        const unsigned int v1409 = v1408 + v1397;
+        out[v1409] = v1406;
       }
     }
-    const unsigned int v1477 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1478 = v1126 + v1477;
-    const unsigned int v1479 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1480 = v1125 + v1479;
-    const unsigned int v1482 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1483 = v1482 == v1477;
-    const unsigned int v1486 = v1479 + 1u;
-    const unsigned int v1487 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));
-    const bool v1488 = v1487 == v1486;
-    const bool v1489 = v1483 && v1488;
-    const unsigned int v1492 = v1480 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1493 = v1492 == 0u;
-    const bool v1494 = v1489 && v1493;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1494) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1495 = v1478 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1496 = v1480 < v15;
-      const bool v1497 = v1495 && v1496;
-      if (v1497) {
-        const unsigned int v1498 = v68 + v1480;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1499 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1500 = bias[v1498];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1501 = iron_to_f32(v1500);
-        const float v1502 = v1499 + v1501;
-        const iron_bf16 v1503 = iron_f32_to_bf16(v1502);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1504 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1506 = v1498 + 1u;
-        const iron_bf16 v1507 = bias[v1506];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1508 = iron_to_f32(v1507);
-        const float v1509 = v1504 + v1508;
-        const iron_bf16 v1510 = iron_f32_to_bf16(v1509);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1511 = v1478 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1512 = v1511 + v1498;
-        *reinterpret_cast<iron_bf16x2*>(out + v1512) = iron_bf16x2{{v1503, v1510}};
+    const unsigned int v1410 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1411 = v1127 + v1410;
+    const unsigned int v1412 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1413 = v1126 + v1412;
+    const unsigned int v1415 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1416 = v1415 == v1410;
+    const unsigned int v1419 = v1412 + 1u;
+    const unsigned int v1420 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));
+    const bool v1421 = v1420 == v1419;
+    const bool v1422 = v1416 && v1421;
+    const unsigned int v1425 = v1413 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1426 = v1425 == 0u;
+    const bool v1427 = v1422 && v1426;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1427) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1428 = v1411 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1429 = v1413 < v15;
+      const bool v1430 = v1428 && v1429;
+      if (v1430) {
+        const unsigned int v1431 = v68 + v1413;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1432 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1433 = bias[v1431];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1434 = iron_to_f32(v1433);
+        const float v1435 = v1432 + v1434;
+        const iron_bf16 v1436 = iron_f32_to_bf16(v1435);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1437 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1439 = v1431 + 1u;
+        const iron_bf16 v1440 = bias[v1439];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1441 = iron_to_f32(v1440);
+        const float v1442 = v1437 + v1441;
+        const iron_bf16 v1443 = iron_f32_to_bf16(v1442);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1444 = v1411 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1445 = v1444 + v1431;
+        *reinterpret_cast<iron_bf16x2*>(out + v1445) = iron_bf16x2{{v1436, v1443}};
       }
     } else {
-      const bool v1517 = v1478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1518 = v1480 < v15;
-      const bool v1519 = v1517 && v1518;
-      if (v1519) {
-        const float v1520 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1521 = v68 + v1480;
-        const iron_bf16 v1522 = bias[v1521];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1523 = iron_to_f32(v1522);
-        const float v1524 = v1520 + v1523;
-        const iron_bf16 v1525 = iron_f32_to_bf16(v1524);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1526 = v1478 * v4;
-        const unsigned int v1527 = v1526 + v68;
-        const unsigned int v1528 = v1527 + v1480;
-        out[v1528] = v1525;
+      const bool v1450 = v1411 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1451 = v1413 < v15;
+      const bool v1452 = v1450 && v1451;
+      if (v1452) {
+        const float v1453 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1454 = v68 + v1413;
+        const iron_bf16 v1455 = bias[v1454];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1456 = iron_to_f32(v1455);
+        const float v1457 = v1453 + v1456;
+        const iron_bf16 v1458 = iron_f32_to_bf16(v1457);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1459 = v1411 * v4;
+        const unsigned int v1460 = v1459 + v68;
+        const unsigned int v1461 = v1460 + v1413;
+        out[v1461] = v1458;
       }
-      const unsigned int v1530 = v1126 + v1482;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1532 = v1125 + v1487;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1533 = v1530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1534 = v1532 < v15;
-      const bool v1535 = v1533 && v1534;
-      if (v1535) {
-        const float v1536 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1537 = v68 + v1532;
-        const iron_bf16 v1538 = bias[v1537];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1539 = iron_to_f32(v1538);
-        const float v1540 = v1536 + v1539;
-        const iron_bf16 v1541 = iron_f32_to_bf16(v1540);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1542 = v1530 * v4;
-        const unsigned int v1543 = v1542 + v68;
-        const unsigned int v1544 = v1543 + v1532;
-        out[v1544] = v1541;
+      const unsigned int v1463 = v1127 + v1415;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1465 = v1126 + v1420;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1466 = v1463 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1467 = v1465 < v15;
+      const bool v1468 = v1466 && v1467;
+      if (v1468) {
+        const float v1469 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1470 = v68 + v1465;
+        const iron_bf16 v1471 = bias[v1470];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1472 = iron_to_f32(v1471);
+        const float v1473 = v1469 + v1472;
+        const iron_bf16 v1474 = iron_f32_to_bf16(v1473);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1475 = v1463 * v4;
+        const unsigned int v1476 = v1475 + v68;
+        const unsigned int v1477 = v1476 + v1465;
+        out[v1477] = v1474;
       }
     }
-    const unsigned int v1545 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1546 = v1126 + v1545;
-    const unsigned int v1547 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1548 = v1125 + v1547;
-    const unsigned int v1550 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1551 = v1550 == v1545;
-    const unsigned int v1554 = v1547 + 1u;
-    const unsigned int v1555 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));
-    const bool v1556 = v1555 == v1554;
-    const bool v1557 = v1551 && v1556;
-    const unsigned int v1560 = v1548 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1561 = v1560 == 0u;
-    const bool v1562 = v1557 && v1561;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1562) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1563 = v1546 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1564 = v1548 < v15;
-      const bool v1565 = v1563 && v1564;
-      if (v1565) {
-        const unsigned int v1566 = v68 + v1548;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1567 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1568 = bias[v1566];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1569 = iron_to_f32(v1568);
-        const float v1570 = v1567 + v1569;
-        const iron_bf16 v1571 = iron_f32_to_bf16(v1570);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1572 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1574 = v1566 + 1u;
-        const iron_bf16 v1575 = bias[v1574];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1576 = iron_to_f32(v1575);
-        const float v1577 = v1572 + v1576;
-        const iron_bf16 v1578 = iron_f32_to_bf16(v1577);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1579 = v1546 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1580 = v1579 + v1566;
-        *reinterpret_cast<iron_bf16x2*>(out + v1580) = iron_bf16x2{{v1571, v1578}};
+    const unsigned int v1478 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1479 = v1127 + v1478;
+    const unsigned int v1480 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1481 = v1126 + v1480;
+    const unsigned int v1483 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1484 = v1483 == v1478;
+    const unsigned int v1487 = v1480 + 1u;
+    const unsigned int v1488 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));
+    const bool v1489 = v1488 == v1487;
+    const bool v1490 = v1484 && v1489;
+    const unsigned int v1493 = v1481 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1494 = v1493 == 0u;
+    const bool v1495 = v1490 && v1494;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1495) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1496 = v1479 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1497 = v1481 < v15;
+      const bool v1498 = v1496 && v1497;
+      if (v1498) {
+        const unsigned int v1499 = v68 + v1481;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1500 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1501 = bias[v1499];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1502 = iron_to_f32(v1501);
+        const float v1503 = v1500 + v1502;
+        const iron_bf16 v1504 = iron_f32_to_bf16(v1503);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1505 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1507 = v1499 + 1u;
+        const iron_bf16 v1508 = bias[v1507];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1509 = iron_to_f32(v1508);
+        const float v1510 = v1505 + v1509;
+        const iron_bf16 v1511 = iron_f32_to_bf16(v1510);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1512 = v1479 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1513 = v1512 + v1499;
+        *reinterpret_cast<iron_bf16x2*>(out + v1513) = iron_bf16x2{{v1504, v1511}};
       }
     } else {
-      const bool v1585 = v1546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1586 = v1548 < v15;
-      const bool v1587 = v1585 && v1586;
-      if (v1587) {
-        const float v1588 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1589 = v68 + v1548;
-        const iron_bf16 v1590 = bias[v1589];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1591 = iron_to_f32(v1590);
-        const float v1592 = v1588 + v1591;
-        const iron_bf16 v1593 = iron_f32_to_bf16(v1592);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1594 = v1546 * v4;
-        const unsigned int v1595 = v1594 + v68;
-        const unsigned int v1596 = v1595 + v1548;
-        out[v1596] = v1593;
+      const bool v1518 = v1479 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1519 = v1481 < v15;
+      const bool v1520 = v1518 && v1519;
+      if (v1520) {
+        const float v1521 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1522 = v68 + v1481;
+        const iron_bf16 v1523 = bias[v1522];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1524 = iron_to_f32(v1523);
+        const float v1525 = v1521 + v1524;
+        const iron_bf16 v1526 = iron_f32_to_bf16(v1525);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1527 = v1479 * v4;
+        const unsigned int v1528 = v1527 + v68;
+        const unsigned int v1529 = v1528 + v1481;
+        out[v1529] = v1526;
       }
-      const unsigned int v1598 = v1126 + v1550;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1600 = v1125 + v1555;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1601 = v1598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1602 = v1600 < v15;
-      const bool v1603 = v1601 && v1602;
-      if (v1603) {
-        const float v1604 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1605 = v68 + v1600;
-        const iron_bf16 v1606 = bias[v1605];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1607 = iron_to_f32(v1606);
-        const float v1608 = v1604 + v1607;
-        const iron_bf16 v1609 = iron_f32_to_bf16(v1608);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1610 = v1598 * v4;
-        const unsigned int v1611 = v1610 + v68;
-        const unsigned int v1612 = v1611 + v1600;
-        out[v1612] = v1609;
+      const unsigned int v1531 = v1127 + v1483;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1533 = v1126 + v1488;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1534 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1535 = v1533 < v15;
+      const bool v1536 = v1534 && v1535;
+      if (v1536) {
+        const float v1537 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1538 = v68 + v1533;
+        const iron_bf16 v1539 = bias[v1538];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1540 = iron_to_f32(v1539);
+        const float v1541 = v1537 + v1540;
+        const iron_bf16 v1542 = iron_f32_to_bf16(v1541);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1543 = v1531 * v4;
+        const unsigned int v1544 = v1543 + v68;
+        const unsigned int v1545 = v1544 + v1533;
+        out[v1545] = v1542;
       }
     }
-    const unsigned int v1613 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1614 = v1126 + v1613;
-    const unsigned int v1615 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1616 = v1125 + v1615;
-    const unsigned int v1618 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1619 = v1618 == v1613;
-    const unsigned int v1622 = v1615 + 1u;
-    const unsigned int v1623 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));
-    const bool v1624 = v1623 == v1622;
-    const bool v1625 = v1619 && v1624;
-    const unsigned int v1628 = v1616 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1629 = v1628 == 0u;
-    const bool v1630 = v1625 && v1629;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1630) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1631 = v1614 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1632 = v1616 < v15;
-      const bool v1633 = v1631 && v1632;
-      if (v1633) {
-        const unsigned int v1634 = v68 + v1616;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1635 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1636 = bias[v1634];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1637 = iron_to_f32(v1636);
-        const float v1638 = v1635 + v1637;
-        const iron_bf16 v1639 = iron_f32_to_bf16(v1638);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1640 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1642 = v1634 + 1u;
-        const iron_bf16 v1643 = bias[v1642];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1644 = iron_to_f32(v1643);
-        const float v1645 = v1640 + v1644;
-        const iron_bf16 v1646 = iron_f32_to_bf16(v1645);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1647 = v1614 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1648 = v1647 + v1634;
-        *reinterpret_cast<iron_bf16x2*>(out + v1648) = iron_bf16x2{{v1639, v1646}};
+    const unsigned int v1546 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1547 = v1127 + v1546;
+    const unsigned int v1548 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1549 = v1126 + v1548;
+    const unsigned int v1551 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1552 = v1551 == v1546;
+    const unsigned int v1555 = v1548 + 1u;
+    const unsigned int v1556 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));
+    const bool v1557 = v1556 == v1555;
+    const bool v1558 = v1552 && v1557;
+    const unsigned int v1561 = v1549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1562 = v1561 == 0u;
+    const bool v1563 = v1558 && v1562;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1563) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1564 = v1547 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1565 = v1549 < v15;
+      const bool v1566 = v1564 && v1565;
+      if (v1566) {
+        const unsigned int v1567 = v68 + v1549;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1568 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1569 = bias[v1567];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1570 = iron_to_f32(v1569);
+        const float v1571 = v1568 + v1570;
+        const iron_bf16 v1572 = iron_f32_to_bf16(v1571);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1573 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1575 = v1567 + 1u;
+        const iron_bf16 v1576 = bias[v1575];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1577 = iron_to_f32(v1576);
+        const float v1578 = v1573 + v1577;
+        const iron_bf16 v1579 = iron_f32_to_bf16(v1578);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1580 = v1547 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1581 = v1580 + v1567;
+        *reinterpret_cast<iron_bf16x2*>(out + v1581) = iron_bf16x2{{v1572, v1579}};
       }
     } else {
-      const bool v1653 = v1614 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1654 = v1616 < v15;
-      const bool v1655 = v1653 && v1654;
-      if (v1655) {
-        const float v1656 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1657 = v68 + v1616;
-        const iron_bf16 v1658 = bias[v1657];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1659 = iron_to_f32(v1658);
-        const float v1660 = v1656 + v1659;
-        const iron_bf16 v1661 = iron_f32_to_bf16(v1660);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1662 = v1614 * v4;
-        const unsigned int v1663 = v1662 + v68;
-        const unsigned int v1664 = v1663 + v1616;
-        out[v1664] = v1661;
+      const bool v1586 = v1547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1587 = v1549 < v15;
+      const bool v1588 = v1586 && v1587;
+      if (v1588) {
+        const float v1589 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1590 = v68 + v1549;
+        const iron_bf16 v1591 = bias[v1590];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1592 = iron_to_f32(v1591);
+        const float v1593 = v1589 + v1592;
+        const iron_bf16 v1594 = iron_f32_to_bf16(v1593);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1595 = v1547 * v4;
+        const unsigned int v1596 = v1595 + v68;
+        const unsigned int v1597 = v1596 + v1549;
+        out[v1597] = v1594;
       }
-      const unsigned int v1666 = v1126 + v1618;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1668 = v1125 + v1623;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1669 = v1666 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1670 = v1668 < v15;
-      const bool v1671 = v1669 && v1670;
-      if (v1671) {
-        const float v1672 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1673 = v68 + v1668;
-        const iron_bf16 v1674 = bias[v1673];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1675 = iron_to_f32(v1674);
-        const float v1676 = v1672 + v1675;
-        const iron_bf16 v1677 = iron_f32_to_bf16(v1676);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1678 = v1666 * v4;
-        const unsigned int v1679 = v1678 + v68;
-        const unsigned int v1680 = v1679 + v1668;
-        out[v1680] = v1677;
+      const unsigned int v1599 = v1127 + v1551;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1601 = v1126 + v1556;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1602 = v1599 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1603 = v1601 < v15;
+      const bool v1604 = v1602 && v1603;
+      if (v1604) {
+        const float v1605 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1606 = v68 + v1601;
+        const iron_bf16 v1607 = bias[v1606];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1608 = iron_to_f32(v1607);
+        const float v1609 = v1605 + v1608;
+        const iron_bf16 v1610 = iron_f32_to_bf16(v1609);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1611 = v1599 * v4;
+        const unsigned int v1612 = v1611 + v68;
+        const unsigned int v1613 = v1612 + v1601;
+        out[v1613] = v1610;
       }
     }
-    const unsigned int v1681 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1682 = v1126 + v1681;
-    const unsigned int v1683 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1684 = v1125 + v1683;
-    const unsigned int v1686 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1687 = v1686 == v1681;
-    const unsigned int v1690 = v1683 + 1u;
-    const unsigned int v1691 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));
-    const bool v1692 = v1691 == v1690;
-    const bool v1693 = v1687 && v1692;
-    const unsigned int v1696 = v1684 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1697 = v1696 == 0u;
-    const bool v1698 = v1693 && v1697;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1698) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1699 = v1682 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1700 = v1684 < v15;
-      const bool v1701 = v1699 && v1700;
-      if (v1701) {
-        const unsigned int v1702 = v68 + v1684;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1703 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1704 = bias[v1702];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1705 = iron_to_f32(v1704);
-        const float v1706 = v1703 + v1705;
-        const iron_bf16 v1707 = iron_f32_to_bf16(v1706);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1708 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1710 = v1702 + 1u;
-        const iron_bf16 v1711 = bias[v1710];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1712 = iron_to_f32(v1711);
-        const float v1713 = v1708 + v1712;
-        const iron_bf16 v1714 = iron_f32_to_bf16(v1713);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1715 = v1682 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1716 = v1715 + v1702;
-        *reinterpret_cast<iron_bf16x2*>(out + v1716) = iron_bf16x2{{v1707, v1714}};
+    const unsigned int v1614 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1615 = v1127 + v1614;
+    const unsigned int v1616 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1617 = v1126 + v1616;
+    const unsigned int v1619 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1620 = v1619 == v1614;
+    const unsigned int v1623 = v1616 + 1u;
+    const unsigned int v1624 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));
+    const bool v1625 = v1624 == v1623;
+    const bool v1626 = v1620 && v1625;
+    const unsigned int v1629 = v1617 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1630 = v1629 == 0u;
+    const bool v1631 = v1626 && v1630;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1631) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1632 = v1615 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1633 = v1617 < v15;
+      const bool v1634 = v1632 && v1633;
+      if (v1634) {
+        const unsigned int v1635 = v68 + v1617;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1636 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1637 = bias[v1635];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1638 = iron_to_f32(v1637);
+        const float v1639 = v1636 + v1638;
+        const iron_bf16 v1640 = iron_f32_to_bf16(v1639);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1641 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1643 = v1635 + 1u;
+        const iron_bf16 v1644 = bias[v1643];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1645 = iron_to_f32(v1644);
+        const float v1646 = v1641 + v1645;
+        const iron_bf16 v1647 = iron_f32_to_bf16(v1646);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1648 = v1615 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1649 = v1648 + v1635;
+        *reinterpret_cast<iron_bf16x2*>(out + v1649) = iron_bf16x2{{v1640, v1647}};
       }
     } else {
-      const bool v1721 = v1682 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1722 = v1684 < v15;
-      const bool v1723 = v1721 && v1722;
-      if (v1723) {
-        const float v1724 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1725 = v68 + v1684;
-        const iron_bf16 v1726 = bias[v1725];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1727 = iron_to_f32(v1726);
-        const float v1728 = v1724 + v1727;
-        const iron_bf16 v1729 = iron_f32_to_bf16(v1728);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1730 = v1682 * v4;
-        const unsigned int v1731 = v1730 + v68;
-        const unsigned int v1732 = v1731 + v1684;
-        out[v1732] = v1729;
+      const bool v1654 = v1615 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1655 = v1617 < v15;
+      const bool v1656 = v1654 && v1655;
+      if (v1656) {
+        const float v1657 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1658 = v68 + v1617;
+        const iron_bf16 v1659 = bias[v1658];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1660 = iron_to_f32(v1659);
+        const float v1661 = v1657 + v1660;
+        const iron_bf16 v1662 = iron_f32_to_bf16(v1661);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1663 = v1615 * v4;
+        const unsigned int v1664 = v1663 + v68;
+        const unsigned int v1665 = v1664 + v1617;
+        out[v1665] = v1662;
       }
-      const unsigned int v1734 = v1126 + v1686;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1736 = v1125 + v1691;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1737 = v1734 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1738 = v1736 < v15;
-      const bool v1739 = v1737 && v1738;
-      if (v1739) {
-        const float v1740 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1741 = v68 + v1736;
-        const iron_bf16 v1742 = bias[v1741];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1743 = iron_to_f32(v1742);
-        const float v1744 = v1740 + v1743;
-        const iron_bf16 v1745 = iron_f32_to_bf16(v1744);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1746 = v1734 * v4;
-        const unsigned int v1747 = v1746 + v68;
-        const unsigned int v1748 = v1747 + v1736;
-        out[v1748] = v1745;
+      const unsigned int v1667 = v1127 + v1619;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1669 = v1126 + v1624;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1670 = v1667 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1671 = v1669 < v15;
+      const bool v1672 = v1670 && v1671;
+      if (v1672) {
+        const float v1673 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1674 = v68 + v1669;
+        const iron_bf16 v1675 = bias[v1674];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1676 = iron_to_f32(v1675);
+        const float v1677 = v1673 + v1676;
+        const iron_bf16 v1678 = iron_f32_to_bf16(v1677);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1679 = v1667 * v4;
+        const unsigned int v1680 = v1679 + v68;
+        const unsigned int v1681 = v1680 + v1669;
+        out[v1681] = v1678;
       }
     }
-    const unsigned int v1749 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1750 = v1126 + v1749;
-    const unsigned int v1751 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1752 = v1125 + v1751;
-    const unsigned int v1754 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1755 = v1754 == v1749;
-    const unsigned int v1758 = v1751 + 1u;
-    const unsigned int v1759 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));
-    const bool v1760 = v1759 == v1758;
-    const bool v1761 = v1755 && v1760;
-    const unsigned int v1764 = v1752 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1765 = v1764 == 0u;
-    const bool v1766 = v1761 && v1765;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1766) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1767 = v1750 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1768 = v1752 < v15;
-      const bool v1769 = v1767 && v1768;
-      if (v1769) {
-        const unsigned int v1770 = v68 + v1752;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1771 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1772 = bias[v1770];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1773 = iron_to_f32(v1772);
-        const float v1774 = v1771 + v1773;
-        const iron_bf16 v1775 = iron_f32_to_bf16(v1774);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1776 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1778 = v1770 + 1u;
-        const iron_bf16 v1779 = bias[v1778];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1780 = iron_to_f32(v1779);
-        const float v1781 = v1776 + v1780;
-        const iron_bf16 v1782 = iron_f32_to_bf16(v1781);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1783 = v1750 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1784 = v1783 + v1770;
-        *reinterpret_cast<iron_bf16x2*>(out + v1784) = iron_bf16x2{{v1775, v1782}};
+    const unsigned int v1682 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1683 = v1127 + v1682;
+    const unsigned int v1684 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1685 = v1126 + v1684;
+    const unsigned int v1687 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1688 = v1687 == v1682;
+    const unsigned int v1691 = v1684 + 1u;
+    const unsigned int v1692 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));
+    const bool v1693 = v1692 == v1691;
+    const bool v1694 = v1688 && v1693;
+    const unsigned int v1697 = v1685 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1698 = v1697 == 0u;
+    const bool v1699 = v1694 && v1698;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1699) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1700 = v1683 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1701 = v1685 < v15;
+      const bool v1702 = v1700 && v1701;
+      if (v1702) {
+        const unsigned int v1703 = v68 + v1685;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1704 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1705 = bias[v1703];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1706 = iron_to_f32(v1705);
+        const float v1707 = v1704 + v1706;
+        const iron_bf16 v1708 = iron_f32_to_bf16(v1707);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1709 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1711 = v1703 + 1u;
+        const iron_bf16 v1712 = bias[v1711];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1713 = iron_to_f32(v1712);
+        const float v1714 = v1709 + v1713;
+        const iron_bf16 v1715 = iron_f32_to_bf16(v1714);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1716 = v1683 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1717 = v1716 + v1703;
+        *reinterpret_cast<iron_bf16x2*>(out + v1717) = iron_bf16x2{{v1708, v1715}};
       }
     } else {
-      const bool v1789 = v1750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1790 = v1752 < v15;
-      const bool v1791 = v1789 && v1790;
-      if (v1791) {
-        const float v1792 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1793 = v68 + v1752;
-        const iron_bf16 v1794 = bias[v1793];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1795 = iron_to_f32(v1794);
-        const float v1796 = v1792 + v1795;
-        const iron_bf16 v1797 = iron_f32_to_bf16(v1796);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1798 = v1750 * v4;
-        const unsigned int v1799 = v1798 + v68;
-        const unsigned int v1800 = v1799 + v1752;
-        out[v1800] = v1797;
+      const bool v1722 = v1683 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1723 = v1685 < v15;
+      const bool v1724 = v1722 && v1723;
+      if (v1724) {
+        const float v1725 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1726 = v68 + v1685;
+        const iron_bf16 v1727 = bias[v1726];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1728 = iron_to_f32(v1727);
+        const float v1729 = v1725 + v1728;
+        const iron_bf16 v1730 = iron_f32_to_bf16(v1729);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1731 = v1683 * v4;
+        const unsigned int v1732 = v1731 + v68;
+        const unsigned int v1733 = v1732 + v1685;
+        out[v1733] = v1730;
       }
-      const unsigned int v1802 = v1126 + v1754;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1804 = v1125 + v1759;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1805 = v1802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1806 = v1804 < v15;
-      const bool v1807 = v1805 && v1806;
-      if (v1807) {
-        const float v1808 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1809 = v68 + v1804;
-        const iron_bf16 v1810 = bias[v1809];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1811 = iron_to_f32(v1810);
-        const float v1812 = v1808 + v1811;
-        const iron_bf16 v1813 = iron_f32_to_bf16(v1812);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1814 = v1802 * v4;
-        const unsigned int v1815 = v1814 + v68;
-        const unsigned int v1816 = v1815 + v1804;
-        out[v1816] = v1813;
+      const unsigned int v1735 = v1127 + v1687;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1737 = v1126 + v1692;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1738 = v1735 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1739 = v1737 < v15;
+      const bool v1740 = v1738 && v1739;
+      if (v1740) {
+        const float v1741 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1742 = v68 + v1737;
+        const iron_bf16 v1743 = bias[v1742];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1744 = iron_to_f32(v1743);
+        const float v1745 = v1741 + v1744;
+        const iron_bf16 v1746 = iron_f32_to_bf16(v1745);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1747 = v1735 * v4;
+        const unsigned int v1748 = v1747 + v68;
+        const unsigned int v1749 = v1748 + v1737;
+        out[v1749] = v1746;
       }
     }
-    const unsigned int v1817 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1818 = v1126 + v1817;
-    const unsigned int v1819 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1820 = v1125 + v1819;
-    const unsigned int v1822 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1823 = v1822 == v1817;
-    const unsigned int v1826 = v1819 + 1u;
-    const unsigned int v1827 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));
-    const bool v1828 = v1827 == v1826;
-    const bool v1829 = v1823 && v1828;
-    const unsigned int v1832 = v1820 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1833 = v1832 == 0u;
-    const bool v1834 = v1829 && v1833;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1834) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1835 = v1818 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1836 = v1820 < v15;
-      const bool v1837 = v1835 && v1836;
-      if (v1837) {
-        const unsigned int v1838 = v68 + v1820;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1839 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1840 = bias[v1838];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1841 = iron_to_f32(v1840);
-        const float v1842 = v1839 + v1841;
-        const iron_bf16 v1843 = iron_f32_to_bf16(v1842);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1844 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1846 = v1838 + 1u;
-        const iron_bf16 v1847 = bias[v1846];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1848 = iron_to_f32(v1847);
-        const float v1849 = v1844 + v1848;
-        const iron_bf16 v1850 = iron_f32_to_bf16(v1849);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1851 = v1818 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1852 = v1851 + v1838;
-        *reinterpret_cast<iron_bf16x2*>(out + v1852) = iron_bf16x2{{v1843, v1850}};
+    const unsigned int v1750 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1751 = v1127 + v1750;
+    const unsigned int v1752 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1753 = v1126 + v1752;
+    const unsigned int v1755 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1756 = v1755 == v1750;
+    const unsigned int v1759 = v1752 + 1u;
+    const unsigned int v1760 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));
+    const bool v1761 = v1760 == v1759;
+    const bool v1762 = v1756 && v1761;
+    const unsigned int v1765 = v1753 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1766 = v1765 == 0u;
+    const bool v1767 = v1762 && v1766;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1767) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1768 = v1751 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1769 = v1753 < v15;
+      const bool v1770 = v1768 && v1769;
+      if (v1770) {
+        const unsigned int v1771 = v68 + v1753;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1772 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1773 = bias[v1771];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1774 = iron_to_f32(v1773);
+        const float v1775 = v1772 + v1774;
+        const iron_bf16 v1776 = iron_f32_to_bf16(v1775);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1777 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1779 = v1771 + 1u;
+        const iron_bf16 v1780 = bias[v1779];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1781 = iron_to_f32(v1780);
+        const float v1782 = v1777 + v1781;
+        const iron_bf16 v1783 = iron_f32_to_bf16(v1782);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1784 = v1751 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1785 = v1784 + v1771;
+        *reinterpret_cast<iron_bf16x2*>(out + v1785) = iron_bf16x2{{v1776, v1783}};
       }
     } else {
-      const bool v1857 = v1818 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1858 = v1820 < v15;
-      const bool v1859 = v1857 && v1858;
-      if (v1859) {
-        const float v1860 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1861 = v68 + v1820;
-        const iron_bf16 v1862 = bias[v1861];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1863 = iron_to_f32(v1862);
-        const float v1864 = v1860 + v1863;
-        const iron_bf16 v1865 = iron_f32_to_bf16(v1864);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1866 = v1818 * v4;
-        const unsigned int v1867 = v1866 + v68;
-        const unsigned int v1868 = v1867 + v1820;
-        out[v1868] = v1865;
+      const bool v1790 = v1751 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1791 = v1753 < v15;
+      const bool v1792 = v1790 && v1791;
+      if (v1792) {
+        const float v1793 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1794 = v68 + v1753;
+        const iron_bf16 v1795 = bias[v1794];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1796 = iron_to_f32(v1795);
+        const float v1797 = v1793 + v1796;
+        const iron_bf16 v1798 = iron_f32_to_bf16(v1797);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1799 = v1751 * v4;
+        const unsigned int v1800 = v1799 + v68;
+        const unsigned int v1801 = v1800 + v1753;
+        out[v1801] = v1798;
       }
-      const unsigned int v1870 = v1126 + v1822;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1872 = v1125 + v1827;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1873 = v1870 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1874 = v1872 < v15;
-      const bool v1875 = v1873 && v1874;
-      if (v1875) {
-        const float v1876 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1877 = v68 + v1872;
-        const iron_bf16 v1878 = bias[v1877];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1879 = iron_to_f32(v1878);
-        const float v1880 = v1876 + v1879;
-        const iron_bf16 v1881 = iron_f32_to_bf16(v1880);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1882 = v1870 * v4;
-        const unsigned int v1883 = v1882 + v68;
-        const unsigned int v1884 = v1883 + v1872;
-        out[v1884] = v1881;
+      const unsigned int v1803 = v1127 + v1755;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1805 = v1126 + v1760;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1806 = v1803 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1807 = v1805 < v15;
+      const bool v1808 = v1806 && v1807;
+      if (v1808) {
+        const float v1809 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1810 = v68 + v1805;
+        const iron_bf16 v1811 = bias[v1810];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1812 = iron_to_f32(v1811);
+        const float v1813 = v1809 + v1812;
+        const iron_bf16 v1814 = iron_f32_to_bf16(v1813);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1815 = v1803 * v4;
+        const unsigned int v1816 = v1815 + v68;
+        const unsigned int v1817 = v1816 + v1805;
+        out[v1817] = v1814;
       }
     }
-    const unsigned int v1885 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1886 = v1126 + v1885;
-    const unsigned int v1887 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1888 = v1125 + v1887;
-    const unsigned int v1890 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1891 = v1890 == v1885;
-    const unsigned int v1894 = v1887 + 1u;
-    const unsigned int v1895 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));
-    const bool v1896 = v1895 == v1894;
-    const bool v1897 = v1891 && v1896;
-    const unsigned int v1900 = v1888 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1901 = v1900 == 0u;
-    const bool v1902 = v1897 && v1901;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1902) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1903 = v1886 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1904 = v1888 < v15;
-      const bool v1905 = v1903 && v1904;
-      if (v1905) {
-        const unsigned int v1906 = v68 + v1888;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1907 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1908 = bias[v1906];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1909 = iron_to_f32(v1908);
-        const float v1910 = v1907 + v1909;
-        const iron_bf16 v1911 = iron_f32_to_bf16(v1910);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1912 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1914 = v1906 + 1u;
-        const iron_bf16 v1915 = bias[v1914];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1916 = iron_to_f32(v1915);
-        const float v1917 = v1912 + v1916;
-        const iron_bf16 v1918 = iron_f32_to_bf16(v1917);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1919 = v1886 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1920 = v1919 + v1906;
-        *reinterpret_cast<iron_bf16x2*>(out + v1920) = iron_bf16x2{{v1911, v1918}};
+    const unsigned int v1818 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1819 = v1127 + v1818;
+    const unsigned int v1820 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1821 = v1126 + v1820;
+    const unsigned int v1823 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1824 = v1823 == v1818;
+    const unsigned int v1827 = v1820 + 1u;
+    const unsigned int v1828 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));
+    const bool v1829 = v1828 == v1827;
+    const bool v1830 = v1824 && v1829;
+    const unsigned int v1833 = v1821 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1834 = v1833 == 0u;
+    const bool v1835 = v1830 && v1834;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1835) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1836 = v1819 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1837 = v1821 < v15;
+      const bool v1838 = v1836 && v1837;
+      if (v1838) {
+        const unsigned int v1839 = v68 + v1821;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1840 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1841 = bias[v1839];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1842 = iron_to_f32(v1841);
+        const float v1843 = v1840 + v1842;
+        const iron_bf16 v1844 = iron_f32_to_bf16(v1843);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1845 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1847 = v1839 + 1u;
+        const iron_bf16 v1848 = bias[v1847];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1849 = iron_to_f32(v1848);
+        const float v1850 = v1845 + v1849;
+        const iron_bf16 v1851 = iron_f32_to_bf16(v1850);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1852 = v1819 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1853 = v1852 + v1839;
+        *reinterpret_cast<iron_bf16x2*>(out + v1853) = iron_bf16x2{{v1844, v1851}};
       }
     } else {
-      const bool v1925 = v1886 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1926 = v1888 < v15;
-      const bool v1927 = v1925 && v1926;
-      if (v1927) {
-        const float v1928 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1929 = v68 + v1888;
-        const iron_bf16 v1930 = bias[v1929];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1931 = iron_to_f32(v1930);
-        const float v1932 = v1928 + v1931;
-        const iron_bf16 v1933 = iron_f32_to_bf16(v1932);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1934 = v1886 * v4;
-        const unsigned int v1935 = v1934 + v68;
-        const unsigned int v1936 = v1935 + v1888;
-        out[v1936] = v1933;
+      const bool v1858 = v1819 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1859 = v1821 < v15;
+      const bool v1860 = v1858 && v1859;
+      if (v1860) {
+        const float v1861 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1862 = v68 + v1821;
+        const iron_bf16 v1863 = bias[v1862];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1864 = iron_to_f32(v1863);
+        const float v1865 = v1861 + v1864;
+        const iron_bf16 v1866 = iron_f32_to_bf16(v1865);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1867 = v1819 * v4;
+        const unsigned int v1868 = v1867 + v68;
+        const unsigned int v1869 = v1868 + v1821;
+        out[v1869] = v1866;
       }
-      const unsigned int v1938 = v1126 + v1890;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1940 = v1125 + v1895;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1941 = v1938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1942 = v1940 < v15;
-      const bool v1943 = v1941 && v1942;
-      if (v1943) {
-        const float v1944 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1945 = v68 + v1940;
-        const iron_bf16 v1946 = bias[v1945];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1947 = iron_to_f32(v1946);
-        const float v1948 = v1944 + v1947;
-        const iron_bf16 v1949 = iron_f32_to_bf16(v1948);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1950 = v1938 * v4;
-        const unsigned int v1951 = v1950 + v68;
-        const unsigned int v1952 = v1951 + v1940;
-        out[v1952] = v1949;
+      const unsigned int v1871 = v1127 + v1823;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1873 = v1126 + v1828;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1874 = v1871 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1875 = v1873 < v15;
+      const bool v1876 = v1874 && v1875;
+      if (v1876) {
+        const float v1877 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1878 = v68 + v1873;
+        const iron_bf16 v1879 = bias[v1878];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1880 = iron_to_f32(v1879);
+        const float v1881 = v1877 + v1880;
+        const iron_bf16 v1882 = iron_f32_to_bf16(v1881);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1883 = v1871 * v4;
+        const unsigned int v1884 = v1883 + v68;
+        const unsigned int v1885 = v1884 + v1873;
+        out[v1885] = v1882;
       }
     }
-    const unsigned int v1953 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1954 = v1126 + v1953;
-    const unsigned int v1955 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1956 = v1125 + v1955;
-    const unsigned int v1958 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1959 = v1958 == v1953;
-    const unsigned int v1962 = v1955 + 1u;
-    const unsigned int v1963 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));
-    const bool v1964 = v1963 == v1962;
-    const bool v1965 = v1959 && v1964;
-    const unsigned int v1968 = v1956 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1969 = v1968 == 0u;
-    const bool v1970 = v1965 && v1969;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1970) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1971 = v1954 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1972 = v1956 < v15;
-      const bool v1973 = v1971 && v1972;
-      if (v1973) {
-        const unsigned int v1974 = v68 + v1956;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1975 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1976 = bias[v1974];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1977 = iron_to_f32(v1976);
-        const float v1978 = v1975 + v1977;
-        const iron_bf16 v1979 = iron_f32_to_bf16(v1978);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1980 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1982 = v1974 + 1u;
-        const iron_bf16 v1983 = bias[v1982];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1984 = iron_to_f32(v1983);
-        const float v1985 = v1980 + v1984;
-        const iron_bf16 v1986 = iron_f32_to_bf16(v1985);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1987 = v1954 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1988 = v1987 + v1974;
-        *reinterpret_cast<iron_bf16x2*>(out + v1988) = iron_bf16x2{{v1979, v1986}};
+    const unsigned int v1886 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1887 = v1127 + v1886;
+    const unsigned int v1888 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1889 = v1126 + v1888;
+    const unsigned int v1891 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1892 = v1891 == v1886;
+    const unsigned int v1895 = v1888 + 1u;
+    const unsigned int v1896 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));
+    const bool v1897 = v1896 == v1895;
+    const bool v1898 = v1892 && v1897;
+    const unsigned int v1901 = v1889 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1902 = v1901 == 0u;
+    const bool v1903 = v1898 && v1902;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1903) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1904 = v1887 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1905 = v1889 < v15;
+      const bool v1906 = v1904 && v1905;
+      if (v1906) {
+        const unsigned int v1907 = v68 + v1889;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1908 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1909 = bias[v1907];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1910 = iron_to_f32(v1909);
+        const float v1911 = v1908 + v1910;
+        const iron_bf16 v1912 = iron_f32_to_bf16(v1911);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1913 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1915 = v1907 + 1u;
+        const iron_bf16 v1916 = bias[v1915];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1917 = iron_to_f32(v1916);
+        const float v1918 = v1913 + v1917;
+        const iron_bf16 v1919 = iron_f32_to_bf16(v1918);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1920 = v1887 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1921 = v1920 + v1907;
+        *reinterpret_cast<iron_bf16x2*>(out + v1921) = iron_bf16x2{{v1912, v1919}};
       }
     } else {
-      const bool v1993 = v1954 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1994 = v1956 < v15;
-      const bool v1995 = v1993 && v1994;
-      if (v1995) {
-        const float v1996 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1997 = v68 + v1956;
-        const iron_bf16 v1998 = bias[v1997];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1999 = iron_to_f32(v1998);
-        const float v2000 = v1996 + v1999;
-        const iron_bf16 v2001 = iron_f32_to_bf16(v2000);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2002 = v1954 * v4;
-        const unsigned int v2003 = v2002 + v68;
-        const unsigned int v2004 = v2003 + v1956;
-        out[v2004] = v2001;
+      const bool v1926 = v1887 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1927 = v1889 < v15;
+      const bool v1928 = v1926 && v1927;
+      if (v1928) {
+        const float v1929 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1930 = v68 + v1889;
+        const iron_bf16 v1931 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1932 = iron_to_f32(v1931);
+        const float v1933 = v1929 + v1932;
+        const iron_bf16 v1934 = iron_f32_to_bf16(v1933);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1935 = v1887 * v4;
+        const unsigned int v1936 = v1935 + v68;
+        const unsigned int v1937 = v1936 + v1889;
+        out[v1937] = v1934;
       }
-      const unsigned int v2006 = v1126 + v1958;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2008 = v1125 + v1963;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2009 = v2006 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2010 = v2008 < v15;
-      const bool v2011 = v2009 && v2010;
-      if (v2011) {
-        const float v2012 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2013 = v68 + v2008;
-        const iron_bf16 v2014 = bias[v2013];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2015 = iron_to_f32(v2014);
-        const float v2016 = v2012 + v2015;
-        const iron_bf16 v2017 = iron_f32_to_bf16(v2016);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2018 = v2006 * v4;
-        const unsigned int v2019 = v2018 + v68;
-        const unsigned int v2020 = v2019 + v2008;
-        out[v2020] = v2017;
+      const unsigned int v1939 = v1127 + v1891;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1941 = v1126 + v1896;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1942 = v1939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1943 = v1941 < v15;
+      const bool v1944 = v1942 && v1943;
+      if (v1944) {
+        const float v1945 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1946 = v68 + v1941;
+        const iron_bf16 v1947 = bias[v1946];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1948 = iron_to_f32(v1947);
+        const float v1949 = v1945 + v1948;
+        const iron_bf16 v1950 = iron_f32_to_bf16(v1949);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1951 = v1939 * v4;
+        const unsigned int v1952 = v1951 + v68;
+        const unsigned int v1953 = v1952 + v1941;
+        out[v1953] = v1950;
       }
     }
-    const unsigned int v2021 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2022 = v1126 + v2021;
-    const unsigned int v2023 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2024 = v1125 + v2023;
-    const unsigned int v2026 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2027 = v2026 == v2021;
-    const unsigned int v2030 = v2023 + 1u;
-    const unsigned int v2031 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));
-    const bool v2032 = v2031 == v2030;
-    const bool v2033 = v2027 && v2032;
-    const unsigned int v2036 = v2024 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2037 = v2036 == 0u;
-    const bool v2038 = v2033 && v2037;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2038) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2039 = v2022 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2040 = v2024 < v15;
-      const bool v2041 = v2039 && v2040;
-      if (v2041) {
-        const unsigned int v2042 = v68 + v2024;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2043 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2044 = bias[v2042];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2045 = iron_to_f32(v2044);
-        const float v2046 = v2043 + v2045;
-        const iron_bf16 v2047 = iron_f32_to_bf16(v2046);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2048 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2050 = v2042 + 1u;
-        const iron_bf16 v2051 = bias[v2050];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2052 = iron_to_f32(v2051);
-        const float v2053 = v2048 + v2052;
-        const iron_bf16 v2054 = iron_f32_to_bf16(v2053);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2055 = v2022 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2056 = v2055 + v2042;
-        *reinterpret_cast<iron_bf16x2*>(out + v2056) = iron_bf16x2{{v2047, v2054}};
+    const unsigned int v1954 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1955 = v1127 + v1954;
+    const unsigned int v1956 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1957 = v1126 + v1956;
+    const unsigned int v1959 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1960 = v1959 == v1954;
+    const unsigned int v1963 = v1956 + 1u;
+    const unsigned int v1964 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));
+    const bool v1965 = v1964 == v1963;
+    const bool v1966 = v1960 && v1965;
+    const unsigned int v1969 = v1957 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1970 = v1969 == 0u;
+    const bool v1971 = v1966 && v1970;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1971) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1972 = v1955 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1973 = v1957 < v15;
+      const bool v1974 = v1972 && v1973;
+      if (v1974) {
+        const unsigned int v1975 = v68 + v1957;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1976 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1977 = bias[v1975];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1978 = iron_to_f32(v1977);
+        const float v1979 = v1976 + v1978;
+        const iron_bf16 v1980 = iron_f32_to_bf16(v1979);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1981 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1983 = v1975 + 1u;
+        const iron_bf16 v1984 = bias[v1983];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1985 = iron_to_f32(v1984);
+        const float v1986 = v1981 + v1985;
+        const iron_bf16 v1987 = iron_f32_to_bf16(v1986);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v1988 = v1955 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1989 = v1988 + v1975;
+        *reinterpret_cast<iron_bf16x2*>(out + v1989) = iron_bf16x2{{v1980, v1987}};
       }
     } else {
-      const bool v2061 = v2022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2062 = v2024 < v15;
-      const bool v2063 = v2061 && v2062;
-      if (v2063) {
-        const float v2064 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2065 = v68 + v2024;
-        const iron_bf16 v2066 = bias[v2065];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2067 = iron_to_f32(v2066);
-        const float v2068 = v2064 + v2067;
-        const iron_bf16 v2069 = iron_f32_to_bf16(v2068);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2070 = v2022 * v4;
-        const unsigned int v2071 = v2070 + v68;
-        const unsigned int v2072 = v2071 + v2024;
-        out[v2072] = v2069;
+      const bool v1994 = v1955 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1995 = v1957 < v15;
+      const bool v1996 = v1994 && v1995;
+      if (v1996) {
+        const float v1997 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v1998 = v68 + v1957;
+        const iron_bf16 v1999 = bias[v1998];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2000 = iron_to_f32(v1999);
+        const float v2001 = v1997 + v2000;
+        const iron_bf16 v2002 = iron_f32_to_bf16(v2001);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2003 = v1955 * v4;
+        const unsigned int v2004 = v2003 + v68;
+        const unsigned int v2005 = v2004 + v1957;
+        out[v2005] = v2002;
       }
-      const unsigned int v2074 = v1126 + v2026;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2076 = v1125 + v2031;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2077 = v2074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2078 = v2076 < v15;
-      const bool v2079 = v2077 && v2078;
-      if (v2079) {
-        const float v2080 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2081 = v68 + v2076;
-        const iron_bf16 v2082 = bias[v2081];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2083 = iron_to_f32(v2082);
-        const float v2084 = v2080 + v2083;
-        const iron_bf16 v2085 = iron_f32_to_bf16(v2084);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2086 = v2074 * v4;
-        const unsigned int v2087 = v2086 + v68;
-        const unsigned int v2088 = v2087 + v2076;
-        out[v2088] = v2085;
+      const unsigned int v2007 = v1127 + v1959;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2009 = v1126 + v1964;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2010 = v2007 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2011 = v2009 < v15;
+      const bool v2012 = v2010 && v2011;
+      if (v2012) {
+        const float v2013 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2014 = v68 + v2009;
+        const iron_bf16 v2015 = bias[v2014];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2016 = iron_to_f32(v2015);
+        const float v2017 = v2013 + v2016;
+        const iron_bf16 v2018 = iron_f32_to_bf16(v2017);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2019 = v2007 * v4;
+        const unsigned int v2020 = v2019 + v68;
+        const unsigned int v2021 = v2020 + v2009;
+        out[v2021] = v2018;
       }
     }
-    const unsigned int v2089 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2090 = v1126 + v2089;
-    const unsigned int v2091 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2092 = v1125 + v2091;
-    const unsigned int v2094 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2095 = v2094 == v2089;
-    const unsigned int v2098 = v2091 + 1u;
-    const unsigned int v2099 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));
-    const bool v2100 = v2099 == v2098;
-    const bool v2101 = v2095 && v2100;
-    const unsigned int v2104 = v2092 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2105 = v2104 == 0u;
-    const bool v2106 = v2101 && v2105;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2106) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2107 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2108 = v2092 < v15;
-      const bool v2109 = v2107 && v2108;
-      if (v2109) {
-        const unsigned int v2110 = v68 + v2092;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2111 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2112 = bias[v2110];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2113 = iron_to_f32(v2112);
-        const float v2114 = v2111 + v2113;
-        const iron_bf16 v2115 = iron_f32_to_bf16(v2114);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2116 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2118 = v2110 + 1u;
-        const iron_bf16 v2119 = bias[v2118];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2120 = iron_to_f32(v2119);
-        const float v2121 = v2116 + v2120;
-        const iron_bf16 v2122 = iron_f32_to_bf16(v2121);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2123 = v2090 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2124 = v2123 + v2110;
-        *reinterpret_cast<iron_bf16x2*>(out + v2124) = iron_bf16x2{{v2115, v2122}};
+    const unsigned int v2022 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2023 = v1127 + v2022;
+    const unsigned int v2024 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2025 = v1126 + v2024;
+    const unsigned int v2027 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2028 = v2027 == v2022;
+    const unsigned int v2031 = v2024 + 1u;
+    const unsigned int v2032 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));
+    const bool v2033 = v2032 == v2031;
+    const bool v2034 = v2028 && v2033;
+    const unsigned int v2037 = v2025 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2038 = v2037 == 0u;
+    const bool v2039 = v2034 && v2038;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2039) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2040 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2041 = v2025 < v15;
+      const bool v2042 = v2040 && v2041;
+      if (v2042) {
+        const unsigned int v2043 = v68 + v2025;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2044 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2045 = bias[v2043];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2046 = iron_to_f32(v2045);
+        const float v2047 = v2044 + v2046;
+        const iron_bf16 v2048 = iron_f32_to_bf16(v2047);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2049 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2051 = v2043 + 1u;
+        const iron_bf16 v2052 = bias[v2051];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2053 = iron_to_f32(v2052);
+        const float v2054 = v2049 + v2053;
+        const iron_bf16 v2055 = iron_f32_to_bf16(v2054);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2056 = v2023 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2057 = v2056 + v2043;
+        *reinterpret_cast<iron_bf16x2*>(out + v2057) = iron_bf16x2{{v2048, v2055}};
       }
     } else {
-      const bool v2129 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2130 = v2092 < v15;
-      const bool v2131 = v2129 && v2130;
-      if (v2131) {
-        const float v2132 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2133 = v68 + v2092;
-        const iron_bf16 v2134 = bias[v2133];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2135 = iron_to_f32(v2134);
-        const float v2136 = v2132 + v2135;
-        const iron_bf16 v2137 = iron_f32_to_bf16(v2136);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2138 = v2090 * v4;
-        const unsigned int v2139 = v2138 + v68;
-        const unsigned int v2140 = v2139 + v2092;
-        out[v2140] = v2137;
+      const bool v2062 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2063 = v2025 < v15;
+      const bool v2064 = v2062 && v2063;
+      if (v2064) {
+        const float v2065 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2066 = v68 + v2025;
+        const iron_bf16 v2067 = bias[v2066];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2068 = iron_to_f32(v2067);
+        const float v2069 = v2065 + v2068;
+        const iron_bf16 v2070 = iron_f32_to_bf16(v2069);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2071 = v2023 * v4;
+        const unsigned int v2072 = v2071 + v68;
+        const unsigned int v2073 = v2072 + v2025;
+        out[v2073] = v2070;
       }
-      const unsigned int v2142 = v1126 + v2094;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2144 = v1125 + v2099;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2145 = v2142 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2146 = v2144 < v15;
-      const bool v2147 = v2145 && v2146;
-      if (v2147) {
-        const float v2148 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2149 = v68 + v2144;
-        const iron_bf16 v2150 = bias[v2149];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2151 = iron_to_f32(v2150);
-        const float v2152 = v2148 + v2151;
-        const iron_bf16 v2153 = iron_f32_to_bf16(v2152);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2154 = v2142 * v4;
-        const unsigned int v2155 = v2154 + v68;
-        const unsigned int v2156 = v2155 + v2144;
-        out[v2156] = v2153;
+      const unsigned int v2075 = v1127 + v2027;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2077 = v1126 + v2032;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2078 = v2075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2079 = v2077 < v15;
+      const bool v2080 = v2078 && v2079;
+      if (v2080) {
+        const float v2081 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2082 = v68 + v2077;
+        const iron_bf16 v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2084 = iron_to_f32(v2083);
+        const float v2085 = v2081 + v2084;
+        const iron_bf16 v2086 = iron_f32_to_bf16(v2085);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2087 = v2075 * v4;
+        const unsigned int v2088 = v2087 + v68;
+        const unsigned int v2089 = v2088 + v2077;
+        out[v2089] = v2086;
       }
     }
-    const unsigned int v2157 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2158 = v1126 + v2157;
-    const unsigned int v2159 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2160 = v1125 + v2159;
-    const unsigned int v2162 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2163 = v2162 == v2157;
-    const unsigned int v2166 = v2159 + 1u;
-    const unsigned int v2167 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));
-    const bool v2168 = v2167 == v2166;
-    const bool v2169 = v2163 && v2168;
-    const unsigned int v2172 = v2160 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2173 = v2172 == 0u;
-    const bool v2174 = v2169 && v2173;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2174) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2175 = v2158 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2176 = v2160 < v15;
-      const bool v2177 = v2175 && v2176;
-      if (v2177) {
-        const unsigned int v2178 = v68 + v2160;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2179 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2180 = bias[v2178];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2181 = iron_to_f32(v2180);
-        const float v2182 = v2179 + v2181;
-        const iron_bf16 v2183 = iron_f32_to_bf16(v2182);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2184 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2186 = v2178 + 1u;
-        const iron_bf16 v2187 = bias[v2186];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2188 = iron_to_f32(v2187);
-        const float v2189 = v2184 + v2188;
-        const iron_bf16 v2190 = iron_f32_to_bf16(v2189);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2191 = v2158 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2192 = v2191 + v2178;
-        *reinterpret_cast<iron_bf16x2*>(out + v2192) = iron_bf16x2{{v2183, v2190}};
+    const unsigned int v2090 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2091 = v1127 + v2090;
+    const unsigned int v2092 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2093 = v1126 + v2092;
+    const unsigned int v2095 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2096 = v2095 == v2090;
+    const unsigned int v2099 = v2092 + 1u;
+    const unsigned int v2100 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));
+    const bool v2101 = v2100 == v2099;
+    const bool v2102 = v2096 && v2101;
+    const unsigned int v2105 = v2093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2106 = v2105 == 0u;
+    const bool v2107 = v2102 && v2106;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2107) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2108 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2109 = v2093 < v15;
+      const bool v2110 = v2108 && v2109;
+      if (v2110) {
+        const unsigned int v2111 = v68 + v2093;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2112 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2113 = bias[v2111];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2114 = iron_to_f32(v2113);
+        const float v2115 = v2112 + v2114;
+        const iron_bf16 v2116 = iron_f32_to_bf16(v2115);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2117 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2119 = v2111 + 1u;
+        const iron_bf16 v2120 = bias[v2119];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2121 = iron_to_f32(v2120);
+        const float v2122 = v2117 + v2121;
+        const iron_bf16 v2123 = iron_f32_to_bf16(v2122);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2124 = v2091 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2125 = v2124 + v2111;
+        *reinterpret_cast<iron_bf16x2*>(out + v2125) = iron_bf16x2{{v2116, v2123}};
       }
     } else {
-      const bool v2197 = v2158 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2198 = v2160 < v15;
-      const bool v2199 = v2197 && v2198;
-      if (v2199) {
-        const float v2200 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2201 = v68 + v2160;
-        const iron_bf16 v2202 = bias[v2201];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2203 = iron_to_f32(v2202);
-        const float v2204 = v2200 + v2203;
-        const iron_bf16 v2205 = iron_f32_to_bf16(v2204);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2206 = v2158 * v4;
-        const unsigned int v2207 = v2206 + v68;
-        const unsigned int v2208 = v2207 + v2160;
-        out[v2208] = v2205;
+      const bool v2130 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2131 = v2093 < v15;
+      const bool v2132 = v2130 && v2131;
+      if (v2132) {
+        const float v2133 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2134 = v68 + v2093;
+        const iron_bf16 v2135 = bias[v2134];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2136 = iron_to_f32(v2135);
+        const float v2137 = v2133 + v2136;
+        const iron_bf16 v2138 = iron_f32_to_bf16(v2137);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2139 = v2091 * v4;
+        const unsigned int v2140 = v2139 + v68;
+        const unsigned int v2141 = v2140 + v2093;
+        out[v2141] = v2138;
       }
-      const unsigned int v2210 = v1126 + v2162;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2212 = v1125 + v2167;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2213 = v2210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2214 = v2212 < v15;
-      const bool v2215 = v2213 && v2214;
-      if (v2215) {
-        const float v2216 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2217 = v68 + v2212;
-        const iron_bf16 v2218 = bias[v2217];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2219 = iron_to_f32(v2218);
-        const float v2220 = v2216 + v2219;
-        const iron_bf16 v2221 = iron_f32_to_bf16(v2220);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2222 = v2210 * v4;
-        const unsigned int v2223 = v2222 + v68;
-        const unsigned int v2224 = v2223 + v2212;
-        out[v2224] = v2221;
+      const unsigned int v2143 = v1127 + v2095;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2145 = v1126 + v2100;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2146 = v2143 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2147 = v2145 < v15;
+      const bool v2148 = v2146 && v2147;
+      if (v2148) {
+        const float v2149 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2150 = v68 + v2145;
+        const iron_bf16 v2151 = bias[v2150];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2152 = iron_to_f32(v2151);
+        const float v2153 = v2149 + v2152;
+        const iron_bf16 v2154 = iron_f32_to_bf16(v2153);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2155 = v2143 * v4;
+        const unsigned int v2156 = v2155 + v68;
+        const unsigned int v2157 = v2156 + v2145;
+        out[v2157] = v2154;
       }
     }
-    const unsigned int v2225 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2226 = v1126 + v2225;
-    const unsigned int v2227 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2228 = v1125 + v2227;
-    const unsigned int v2230 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2231 = v2230 == v2225;
-    const unsigned int v2234 = v2227 + 1u;
-    const unsigned int v2235 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));
-    const bool v2236 = v2235 == v2234;
-    const bool v2237 = v2231 && v2236;
-    const unsigned int v2240 = v2228 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2241 = v2240 == 0u;
-    const bool v2242 = v2237 && v2241;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2242) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2243 = v2226 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2244 = v2228 < v15;
-      const bool v2245 = v2243 && v2244;
-      if (v2245) {
-        const unsigned int v2246 = v68 + v2228;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2247 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2248 = bias[v2246];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2249 = iron_to_f32(v2248);
-        const float v2250 = v2247 + v2249;
-        const iron_bf16 v2251 = iron_f32_to_bf16(v2250);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2252 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2254 = v2246 + 1u;
-        const iron_bf16 v2255 = bias[v2254];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2256 = iron_to_f32(v2255);
-        const float v2257 = v2252 + v2256;
-        const iron_bf16 v2258 = iron_f32_to_bf16(v2257);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2259 = v2226 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2260 = v2259 + v2246;
-        *reinterpret_cast<iron_bf16x2*>(out + v2260) = iron_bf16x2{{v2251, v2258}};
+    const unsigned int v2158 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2159 = v1127 + v2158;
+    const unsigned int v2160 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2161 = v1126 + v2160;
+    const unsigned int v2163 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2164 = v2163 == v2158;
+    const unsigned int v2167 = v2160 + 1u;
+    const unsigned int v2168 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));
+    const bool v2169 = v2168 == v2167;
+    const bool v2170 = v2164 && v2169;
+    const unsigned int v2173 = v2161 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2174 = v2173 == 0u;
+    const bool v2175 = v2170 && v2174;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2175) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2176 = v2159 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2177 = v2161 < v15;
+      const bool v2178 = v2176 && v2177;
+      if (v2178) {
+        const unsigned int v2179 = v68 + v2161;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2180 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2181 = bias[v2179];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2182 = iron_to_f32(v2181);
+        const float v2183 = v2180 + v2182;
+        const iron_bf16 v2184 = iron_f32_to_bf16(v2183);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2185 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2187 = v2179 + 1u;
+        const iron_bf16 v2188 = bias[v2187];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2189 = iron_to_f32(v2188);
+        const float v2190 = v2185 + v2189;
+        const iron_bf16 v2191 = iron_f32_to_bf16(v2190);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2192 = v2159 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2193 = v2192 + v2179;
+        *reinterpret_cast<iron_bf16x2*>(out + v2193) = iron_bf16x2{{v2184, v2191}};
       }
     } else {
-      const bool v2265 = v2226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2266 = v2228 < v15;
-      const bool v2267 = v2265 && v2266;
-      if (v2267) {
-        const float v2268 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2269 = v68 + v2228;
-        const iron_bf16 v2270 = bias[v2269];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2271 = iron_to_f32(v2270);
-        const float v2272 = v2268 + v2271;
-        const iron_bf16 v2273 = iron_f32_to_bf16(v2272);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2274 = v2226 * v4;
-        const unsigned int v2275 = v2274 + v68;
-        const unsigned int v2276 = v2275 + v2228;
-        out[v2276] = v2273;
+      const bool v2198 = v2159 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2199 = v2161 < v15;
+      const bool v2200 = v2198 && v2199;
+      if (v2200) {
+        const float v2201 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2202 = v68 + v2161;
+        const iron_bf16 v2203 = bias[v2202];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2204 = iron_to_f32(v2203);
+        const float v2205 = v2201 + v2204;
+        const iron_bf16 v2206 = iron_f32_to_bf16(v2205);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2207 = v2159 * v4;
+        const unsigned int v2208 = v2207 + v68;
+        const unsigned int v2209 = v2208 + v2161;
+        out[v2209] = v2206;
       }
-      const unsigned int v2278 = v1126 + v2230;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2280 = v1125 + v2235;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2281 = v2278 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2282 = v2280 < v15;
-      const bool v2283 = v2281 && v2282;
-      if (v2283) {
-        const float v2284 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2285 = v68 + v2280;
-        const iron_bf16 v2286 = bias[v2285];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2287 = iron_to_f32(v2286);
-        const float v2288 = v2284 + v2287;
-        const iron_bf16 v2289 = iron_f32_to_bf16(v2288);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2290 = v2278 * v4;
-        const unsigned int v2291 = v2290 + v68;
-        const unsigned int v2292 = v2291 + v2280;
-        out[v2292] = v2289;
+      const unsigned int v2211 = v1127 + v2163;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2213 = v1126 + v2168;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2214 = v2211 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2215 = v2213 < v15;
+      const bool v2216 = v2214 && v2215;
+      if (v2216) {
+        const float v2217 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2218 = v68 + v2213;
+        const iron_bf16 v2219 = bias[v2218];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2220 = iron_to_f32(v2219);
+        const float v2221 = v2217 + v2220;
+        const iron_bf16 v2222 = iron_f32_to_bf16(v2221);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2223 = v2211 * v4;
+        const unsigned int v2224 = v2223 + v68;
+        const unsigned int v2225 = v2224 + v2213;
+        out[v2225] = v2222;
       }
     }
-    const unsigned int v2293 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2294 = v1126 + v2293;
-    const unsigned int v2295 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2296 = v1125 + v2295;
-    const unsigned int v2298 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2299 = v2298 == v2293;
-    const unsigned int v2302 = v2295 + 1u;
-    const unsigned int v2303 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));
-    const bool v2304 = v2303 == v2302;
-    const bool v2305 = v2299 && v2304;
-    const unsigned int v2308 = v2296 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2309 = v2308 == 0u;
-    const bool v2310 = v2305 && v2309;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2310) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2311 = v2294 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2312 = v2296 < v15;
-      const bool v2313 = v2311 && v2312;
-      if (v2313) {
-        const unsigned int v2314 = v68 + v2296;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2315 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2316 = bias[v2314];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2317 = iron_to_f32(v2316);
-        const float v2318 = v2315 + v2317;
-        const iron_bf16 v2319 = iron_f32_to_bf16(v2318);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2320 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2322 = v2314 + 1u;
-        const iron_bf16 v2323 = bias[v2322];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2324 = iron_to_f32(v2323);
-        const float v2325 = v2320 + v2324;
-        const iron_bf16 v2326 = iron_f32_to_bf16(v2325);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2327 = v2294 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2328 = v2327 + v2314;
-        *reinterpret_cast<iron_bf16x2*>(out + v2328) = iron_bf16x2{{v2319, v2326}};
+    const unsigned int v2226 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2227 = v1127 + v2226;
+    const unsigned int v2228 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2229 = v1126 + v2228;
+    const unsigned int v2231 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2232 = v2231 == v2226;
+    const unsigned int v2235 = v2228 + 1u;
+    const unsigned int v2236 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));
+    const bool v2237 = v2236 == v2235;
+    const bool v2238 = v2232 && v2237;
+    const unsigned int v2241 = v2229 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2242 = v2241 == 0u;
+    const bool v2243 = v2238 && v2242;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2243) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2244 = v2227 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2245 = v2229 < v15;
+      const bool v2246 = v2244 && v2245;
+      if (v2246) {
+        const unsigned int v2247 = v68 + v2229;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2248 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2249 = bias[v2247];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2250 = iron_to_f32(v2249);
+        const float v2251 = v2248 + v2250;
+        const iron_bf16 v2252 = iron_f32_to_bf16(v2251);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2253 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2255 = v2247 + 1u;
+        const iron_bf16 v2256 = bias[v2255];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2257 = iron_to_f32(v2256);
+        const float v2258 = v2253 + v2257;
+        const iron_bf16 v2259 = iron_f32_to_bf16(v2258);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2260 = v2227 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2261 = v2260 + v2247;
+        *reinterpret_cast<iron_bf16x2*>(out + v2261) = iron_bf16x2{{v2252, v2259}};
       }
     } else {
-      const bool v2333 = v2294 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2334 = v2296 < v15;
-      const bool v2335 = v2333 && v2334;
-      if (v2335) {
-        const float v2336 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2337 = v68 + v2296;
-        const iron_bf16 v2338 = bias[v2337];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2339 = iron_to_f32(v2338);
-        const float v2340 = v2336 + v2339;
-        const iron_bf16 v2341 = iron_f32_to_bf16(v2340);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2342 = v2294 * v4;
-        const unsigned int v2343 = v2342 + v68;
-        const unsigned int v2344 = v2343 + v2296;
-        out[v2344] = v2341;
+      const bool v2266 = v2227 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2267 = v2229 < v15;
+      const bool v2268 = v2266 && v2267;
+      if (v2268) {
+        const float v2269 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2270 = v68 + v2229;
+        const iron_bf16 v2271 = bias[v2270];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2272 = iron_to_f32(v2271);
+        const float v2273 = v2269 + v2272;
+        const iron_bf16 v2274 = iron_f32_to_bf16(v2273);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2275 = v2227 * v4;
+        const unsigned int v2276 = v2275 + v68;
+        const unsigned int v2277 = v2276 + v2229;
+        out[v2277] = v2274;
       }
-      const unsigned int v2346 = v1126 + v2298;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2348 = v1125 + v2303;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2349 = v2346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2350 = v2348 < v15;
-      const bool v2351 = v2349 && v2350;
-      if (v2351) {
-        const float v2352 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2353 = v68 + v2348;
-        const iron_bf16 v2354 = bias[v2353];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2355 = iron_to_f32(v2354);
-        const float v2356 = v2352 + v2355;
-        const iron_bf16 v2357 = iron_f32_to_bf16(v2356);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2358 = v2346 * v4;
-        const unsigned int v2359 = v2358 + v68;
-        const unsigned int v2360 = v2359 + v2348;
-        out[v2360] = v2357;
+      const unsigned int v2279 = v1127 + v2231;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2281 = v1126 + v2236;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2282 = v2279 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2283 = v2281 < v15;
+      const bool v2284 = v2282 && v2283;
+      if (v2284) {
+        const float v2285 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2286 = v68 + v2281;
+        const iron_bf16 v2287 = bias[v2286];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2288 = iron_to_f32(v2287);
+        const float v2289 = v2285 + v2288;
+        const iron_bf16 v2290 = iron_f32_to_bf16(v2289);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2291 = v2279 * v4;
+        const unsigned int v2292 = v2291 + v68;
+        const unsigned int v2293 = v2292 + v2281;
+        out[v2293] = v2290;
       }
     }
-    const unsigned int v2361 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2362 = v1126 + v2361;
-    const unsigned int v2363 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2364 = v1125 + v2363;
-    const unsigned int v2366 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2367 = v2366 == v2361;
-    const unsigned int v2370 = v2363 + 1u;
-    const unsigned int v2371 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));
-    const bool v2372 = v2371 == v2370;
-    const bool v2373 = v2367 && v2372;
-    const unsigned int v2376 = v2364 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2377 = v2376 == 0u;
-    const bool v2378 = v2373 && v2377;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2378) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2379 = v2362 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2380 = v2364 < v15;
-      const bool v2381 = v2379 && v2380;
-      if (v2381) {
-        const unsigned int v2382 = v68 + v2364;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2383 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2384 = bias[v2382];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2385 = iron_to_f32(v2384);
-        const float v2386 = v2383 + v2385;
-        const iron_bf16 v2387 = iron_f32_to_bf16(v2386);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2388 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2390 = v2382 + 1u;
-        const iron_bf16 v2391 = bias[v2390];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2392 = iron_to_f32(v2391);
-        const float v2393 = v2388 + v2392;
-        const iron_bf16 v2394 = iron_f32_to_bf16(v2393);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2395 = v2362 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2396 = v2395 + v2382;
-        *reinterpret_cast<iron_bf16x2*>(out + v2396) = iron_bf16x2{{v2387, v2394}};
+    const unsigned int v2294 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2295 = v1127 + v2294;
+    const unsigned int v2296 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2297 = v1126 + v2296;
+    const unsigned int v2299 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2300 = v2299 == v2294;
+    const unsigned int v2303 = v2296 + 1u;
+    const unsigned int v2304 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));
+    const bool v2305 = v2304 == v2303;
+    const bool v2306 = v2300 && v2305;
+    const unsigned int v2309 = v2297 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2310 = v2309 == 0u;
+    const bool v2311 = v2306 && v2310;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2311) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2312 = v2295 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2313 = v2297 < v15;
+      const bool v2314 = v2312 && v2313;
+      if (v2314) {
+        const unsigned int v2315 = v68 + v2297;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2316 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2317 = bias[v2315];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2318 = iron_to_f32(v2317);
+        const float v2319 = v2316 + v2318;
+        const iron_bf16 v2320 = iron_f32_to_bf16(v2319);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2321 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2323 = v2315 + 1u;
+        const iron_bf16 v2324 = bias[v2323];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2325 = iron_to_f32(v2324);
+        const float v2326 = v2321 + v2325;
+        const iron_bf16 v2327 = iron_f32_to_bf16(v2326);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2328 = v2295 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2329 = v2328 + v2315;
+        *reinterpret_cast<iron_bf16x2*>(out + v2329) = iron_bf16x2{{v2320, v2327}};
       }
     } else {
-      const bool v2401 = v2362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2402 = v2364 < v15;
-      const bool v2403 = v2401 && v2402;
-      if (v2403) {
-        const float v2404 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2405 = v68 + v2364;
-        const iron_bf16 v2406 = bias[v2405];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2407 = iron_to_f32(v2406);
-        const float v2408 = v2404 + v2407;
-        const iron_bf16 v2409 = iron_f32_to_bf16(v2408);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2410 = v2362 * v4;
-        const unsigned int v2411 = v2410 + v68;
-        const unsigned int v2412 = v2411 + v2364;
-        out[v2412] = v2409;
+      const bool v2334 = v2295 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2335 = v2297 < v15;
+      const bool v2336 = v2334 && v2335;
+      if (v2336) {
+        const float v2337 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2338 = v68 + v2297;
+        const iron_bf16 v2339 = bias[v2338];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2340 = iron_to_f32(v2339);
+        const float v2341 = v2337 + v2340;
+        const iron_bf16 v2342 = iron_f32_to_bf16(v2341);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2343 = v2295 * v4;
+        const unsigned int v2344 = v2343 + v68;
+        const unsigned int v2345 = v2344 + v2297;
+        out[v2345] = v2342;
       }
-      const unsigned int v2414 = v1126 + v2366;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2416 = v1125 + v2371;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2418 = v2416 < v15;
-      const bool v2419 = v2417 && v2418;
-      if (v2419) {
-        const float v2420 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2421 = v68 + v2416;
-        const iron_bf16 v2422 = bias[v2421];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2423 = iron_to_f32(v2422);
-        const float v2424 = v2420 + v2423;
-        const iron_bf16 v2425 = iron_f32_to_bf16(v2424);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2426 = v2414 * v4;
-        const unsigned int v2427 = v2426 + v68;
-        const unsigned int v2428 = v2427 + v2416;
-        out[v2428] = v2425;
+      const unsigned int v2347 = v1127 + v2299;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2349 = v1126 + v2304;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2350 = v2347 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2351 = v2349 < v15;
+      const bool v2352 = v2350 && v2351;
+      if (v2352) {
+        const float v2353 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2354 = v68 + v2349;
+        const iron_bf16 v2355 = bias[v2354];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2356 = iron_to_f32(v2355);
+        const float v2357 = v2353 + v2356;
+        const iron_bf16 v2358 = iron_f32_to_bf16(v2357);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2359 = v2347 * v4;
+        const unsigned int v2360 = v2359 + v68;
+        const unsigned int v2361 = v2360 + v2349;
+        out[v2361] = v2358;
       }
     }
-    const unsigned int v2429 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2430 = v1126 + v2429;
-    const unsigned int v2431 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2432 = v1125 + v2431;
-    const unsigned int v2434 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2435 = v2434 == v2429;
-    const unsigned int v2438 = v2431 + 1u;
-    const unsigned int v2439 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));
-    const bool v2440 = v2439 == v2438;
-    const bool v2441 = v2435 && v2440;
-    const unsigned int v2444 = v2432 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2445 = v2444 == 0u;
-    const bool v2446 = v2441 && v2445;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2446) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2447 = v2430 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2448 = v2432 < v15;
-      const bool v2449 = v2447 && v2448;
-      if (v2449) {
-        const unsigned int v2450 = v68 + v2432;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2451 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2452 = bias[v2450];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2453 = iron_to_f32(v2452);
-        const float v2454 = v2451 + v2453;
-        const iron_bf16 v2455 = iron_f32_to_bf16(v2454);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2456 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2458 = v2450 + 1u;
-        const iron_bf16 v2459 = bias[v2458];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2460 = iron_to_f32(v2459);
-        const float v2461 = v2456 + v2460;
-        const iron_bf16 v2462 = iron_f32_to_bf16(v2461);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2463 = v2430 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2464 = v2463 + v2450;
-        *reinterpret_cast<iron_bf16x2*>(out + v2464) = iron_bf16x2{{v2455, v2462}};
+    const unsigned int v2362 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2363 = v1127 + v2362;
+    const unsigned int v2364 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2365 = v1126 + v2364;
+    const unsigned int v2367 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2368 = v2367 == v2362;
+    const unsigned int v2371 = v2364 + 1u;
+    const unsigned int v2372 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));
+    const bool v2373 = v2372 == v2371;
+    const bool v2374 = v2368 && v2373;
+    const unsigned int v2377 = v2365 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2378 = v2377 == 0u;
+    const bool v2379 = v2374 && v2378;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2379) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2380 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2381 = v2365 < v15;
+      const bool v2382 = v2380 && v2381;
+      if (v2382) {
+        const unsigned int v2383 = v68 + v2365;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2384 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2385 = bias[v2383];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2386 = iron_to_f32(v2385);
+        const float v2387 = v2384 + v2386;
+        const iron_bf16 v2388 = iron_f32_to_bf16(v2387);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2389 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2391 = v2383 + 1u;
+        const iron_bf16 v2392 = bias[v2391];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2393 = iron_to_f32(v2392);
+        const float v2394 = v2389 + v2393;
+        const iron_bf16 v2395 = iron_f32_to_bf16(v2394);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2396 = v2363 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2397 = v2396 + v2383;
+        *reinterpret_cast<iron_bf16x2*>(out + v2397) = iron_bf16x2{{v2388, v2395}};
       }
     } else {
-      const bool v2469 = v2430 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2470 = v2432 < v15;
-      const bool v2471 = v2469 && v2470;
-      if (v2471) {
-        const float v2472 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2473 = v68 + v2432;
-        const iron_bf16 v2474 = bias[v2473];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2475 = iron_to_f32(v2474);
-        const float v2476 = v2472 + v2475;
-        const iron_bf16 v2477 = iron_f32_to_bf16(v2476);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2478 = v2430 * v4;
-        const unsigned int v2479 = v2478 + v68;
-        const unsigned int v2480 = v2479 + v2432;
-        out[v2480] = v2477;
+      const bool v2402 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2403 = v2365 < v15;
+      const bool v2404 = v2402 && v2403;
+      if (v2404) {
+        const float v2405 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2406 = v68 + v2365;
+        const iron_bf16 v2407 = bias[v2406];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2408 = iron_to_f32(v2407);
+        const float v2409 = v2405 + v2408;
+        const iron_bf16 v2410 = iron_f32_to_bf16(v2409);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2411 = v2363 * v4;
+        const unsigned int v2412 = v2411 + v68;
+        const unsigned int v2413 = v2412 + v2365;
+        out[v2413] = v2410;
       }
-      const unsigned int v2482 = v1126 + v2434;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2484 = v1125 + v2439;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2485 = v2482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2486 = v2484 < v15;
-      const bool v2487 = v2485 && v2486;
-      if (v2487) {
-        const float v2488 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2489 = v68 + v2484;
-        const iron_bf16 v2490 = bias[v2489];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2491 = iron_to_f32(v2490);
-        const float v2492 = v2488 + v2491;
-        const iron_bf16 v2493 = iron_f32_to_bf16(v2492);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2494 = v2482 * v4;
-        const unsigned int v2495 = v2494 + v68;
-        const unsigned int v2496 = v2495 + v2484;
-        out[v2496] = v2493;
+      const unsigned int v2415 = v1127 + v2367;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2417 = v1126 + v2372;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2419 = v2417 < v15;
+      const bool v2420 = v2418 && v2419;
+      if (v2420) {
+        const float v2421 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2422 = v68 + v2417;
+        const iron_bf16 v2423 = bias[v2422];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2424 = iron_to_f32(v2423);
+        const float v2425 = v2421 + v2424;
+        const iron_bf16 v2426 = iron_f32_to_bf16(v2425);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2427 = v2415 * v4;
+        const unsigned int v2428 = v2427 + v68;
+        const unsigned int v2429 = v2428 + v2417;
+        out[v2429] = v2426;
       }
     }
-    const unsigned int v2497 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2498 = v1126 + v2497;
-    const unsigned int v2499 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2500 = v1125 + v2499;
-    const unsigned int v2502 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2503 = v2502 == v2497;
-    const unsigned int v2506 = v2499 + 1u;
-    const unsigned int v2507 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));
-    const bool v2508 = v2507 == v2506;
-    const bool v2509 = v2503 && v2508;
-    const unsigned int v2512 = v2500 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2513 = v2512 == 0u;
-    const bool v2514 = v2509 && v2513;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2514) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2515 = v2498 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2516 = v2500 < v15;
-      const bool v2517 = v2515 && v2516;
-      if (v2517) {
-        const unsigned int v2518 = v68 + v2500;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2519 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2520 = bias[v2518];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2521 = iron_to_f32(v2520);
-        const float v2522 = v2519 + v2521;
-        const iron_bf16 v2523 = iron_f32_to_bf16(v2522);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2524 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2526 = v2518 + 1u;
-        const iron_bf16 v2527 = bias[v2526];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2528 = iron_to_f32(v2527);
-        const float v2529 = v2524 + v2528;
-        const iron_bf16 v2530 = iron_f32_to_bf16(v2529);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2531 = v2498 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2532 = v2531 + v2518;
-        *reinterpret_cast<iron_bf16x2*>(out + v2532) = iron_bf16x2{{v2523, v2530}};
+    const unsigned int v2430 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2431 = v1127 + v2430;
+    const unsigned int v2432 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2433 = v1126 + v2432;
+    const unsigned int v2435 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2436 = v2435 == v2430;
+    const unsigned int v2439 = v2432 + 1u;
+    const unsigned int v2440 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));
+    const bool v2441 = v2440 == v2439;
+    const bool v2442 = v2436 && v2441;
+    const unsigned int v2445 = v2433 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2446 = v2445 == 0u;
+    const bool v2447 = v2442 && v2446;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2447) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2448 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2449 = v2433 < v15;
+      const bool v2450 = v2448 && v2449;
+      if (v2450) {
+        const unsigned int v2451 = v68 + v2433;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2452 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2453 = bias[v2451];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2454 = iron_to_f32(v2453);
+        const float v2455 = v2452 + v2454;
+        const iron_bf16 v2456 = iron_f32_to_bf16(v2455);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2457 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2459 = v2451 + 1u;
+        const iron_bf16 v2460 = bias[v2459];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2461 = iron_to_f32(v2460);
+        const float v2462 = v2457 + v2461;
+        const iron_bf16 v2463 = iron_f32_to_bf16(v2462);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2464 = v2431 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2465 = v2464 + v2451;
+        *reinterpret_cast<iron_bf16x2*>(out + v2465) = iron_bf16x2{{v2456, v2463}};
       }
     } else {
-      const bool v2537 = v2498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2538 = v2500 < v15;
-      const bool v2539 = v2537 && v2538;
-      if (v2539) {
-        const float v2540 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2541 = v68 + v2500;
-        const iron_bf16 v2542 = bias[v2541];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2543 = iron_to_f32(v2542);
-        const float v2544 = v2540 + v2543;
-        const iron_bf16 v2545 = iron_f32_to_bf16(v2544);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2546 = v2498 * v4;
-        const unsigned int v2547 = v2546 + v68;
-        const unsigned int v2548 = v2547 + v2500;
-        out[v2548] = v2545;
+      const bool v2470 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2471 = v2433 < v15;
+      const bool v2472 = v2470 && v2471;
+      if (v2472) {
+        const float v2473 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2474 = v68 + v2433;
+        const iron_bf16 v2475 = bias[v2474];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2476 = iron_to_f32(v2475);
+        const float v2477 = v2473 + v2476;
+        const iron_bf16 v2478 = iron_f32_to_bf16(v2477);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2479 = v2431 * v4;
+        const unsigned int v2480 = v2479 + v68;
+        const unsigned int v2481 = v2480 + v2433;
+        out[v2481] = v2478;
       }
-      const unsigned int v2550 = v1126 + v2502;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2552 = v1125 + v2507;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2553 = v2550 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2554 = v2552 < v15;
-      const bool v2555 = v2553 && v2554;
-      if (v2555) {
-        const float v2556 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2557 = v68 + v2552;
-        const iron_bf16 v2558 = bias[v2557];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2559 = iron_to_f32(v2558);
-        const float v2560 = v2556 + v2559;
-        const iron_bf16 v2561 = iron_f32_to_bf16(v2560);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2562 = v2550 * v4;
-        const unsigned int v2563 = v2562 + v68;
-        const unsigned int v2564 = v2563 + v2552;
-        out[v2564] = v2561;
+      const unsigned int v2483 = v1127 + v2435;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2485 = v1126 + v2440;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2486 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2487 = v2485 < v15;
+      const bool v2488 = v2486 && v2487;
+      if (v2488) {
+        const float v2489 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2490 = v68 + v2485;
+        const iron_bf16 v2491 = bias[v2490];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2492 = iron_to_f32(v2491);
+        const float v2493 = v2489 + v2492;
+        const iron_bf16 v2494 = iron_f32_to_bf16(v2493);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2495 = v2483 * v4;
+        const unsigned int v2496 = v2495 + v68;
+        const unsigned int v2497 = v2496 + v2485;
+        out[v2497] = v2494;
       }
     }
-    const unsigned int v2565 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2566 = v1126 + v2565;
-    const unsigned int v2567 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2568 = v1125 + v2567;
-    const unsigned int v2570 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2571 = v2570 == v2565;
-    const unsigned int v2574 = v2567 + 1u;
-    const unsigned int v2575 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));
-    const bool v2576 = v2575 == v2574;
-    const bool v2577 = v2571 && v2576;
-    const unsigned int v2580 = v2568 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2581 = v2580 == 0u;
-    const bool v2582 = v2577 && v2581;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2582) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2583 = v2566 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2584 = v2568 < v15;
-      const bool v2585 = v2583 && v2584;
-      if (v2585) {
-        const unsigned int v2586 = v68 + v2568;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2587 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2588 = bias[v2586];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2589 = iron_to_f32(v2588);
-        const float v2590 = v2587 + v2589;
-        const iron_bf16 v2591 = iron_f32_to_bf16(v2590);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2592 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2594 = v2586 + 1u;
-        const iron_bf16 v2595 = bias[v2594];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2596 = iron_to_f32(v2595);
-        const float v2597 = v2592 + v2596;
-        const iron_bf16 v2598 = iron_f32_to_bf16(v2597);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2599 = v2566 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2600 = v2599 + v2586;
-        *reinterpret_cast<iron_bf16x2*>(out + v2600) = iron_bf16x2{{v2591, v2598}};
+    const unsigned int v2498 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2499 = v1127 + v2498;
+    const unsigned int v2500 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2501 = v1126 + v2500;
+    const unsigned int v2503 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2504 = v2503 == v2498;
+    const unsigned int v2507 = v2500 + 1u;
+    const unsigned int v2508 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));
+    const bool v2509 = v2508 == v2507;
+    const bool v2510 = v2504 && v2509;
+    const unsigned int v2513 = v2501 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2514 = v2513 == 0u;
+    const bool v2515 = v2510 && v2514;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2515) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2516 = v2499 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2517 = v2501 < v15;
+      const bool v2518 = v2516 && v2517;
+      if (v2518) {
+        const unsigned int v2519 = v68 + v2501;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2520 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2521 = bias[v2519];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2522 = iron_to_f32(v2521);
+        const float v2523 = v2520 + v2522;
+        const iron_bf16 v2524 = iron_f32_to_bf16(v2523);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2525 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2527 = v2519 + 1u;
+        const iron_bf16 v2528 = bias[v2527];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2529 = iron_to_f32(v2528);
+        const float v2530 = v2525 + v2529;
+        const iron_bf16 v2531 = iron_f32_to_bf16(v2530);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2532 = v2499 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2533 = v2532 + v2519;
+        *reinterpret_cast<iron_bf16x2*>(out + v2533) = iron_bf16x2{{v2524, v2531}};
       }
     } else {
-      const bool v2605 = v2566 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2606 = v2568 < v15;
-      const bool v2607 = v2605 && v2606;
-      if (v2607) {
-        const float v2608 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2609 = v68 + v2568;
-        const iron_bf16 v2610 = bias[v2609];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2611 = iron_to_f32(v2610);
-        const float v2612 = v2608 + v2611;
-        const iron_bf16 v2613 = iron_f32_to_bf16(v2612);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2614 = v2566 * v4;
-        const unsigned int v2615 = v2614 + v68;
-        const unsigned int v2616 = v2615 + v2568;
-        out[v2616] = v2613;
+      const bool v2538 = v2499 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2539 = v2501 < v15;
+      const bool v2540 = v2538 && v2539;
+      if (v2540) {
+        const float v2541 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2542 = v68 + v2501;
+        const iron_bf16 v2543 = bias[v2542];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2544 = iron_to_f32(v2543);
+        const float v2545 = v2541 + v2544;
+        const iron_bf16 v2546 = iron_f32_to_bf16(v2545);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2547 = v2499 * v4;
+        const unsigned int v2548 = v2547 + v68;
+        const unsigned int v2549 = v2548 + v2501;
+        out[v2549] = v2546;
       }
-      const unsigned int v2618 = v1126 + v2570;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2620 = v1125 + v2575;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2621 = v2618 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2622 = v2620 < v15;
-      const bool v2623 = v2621 && v2622;
-      if (v2623) {
-        const float v2624 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2625 = v68 + v2620;
-        const iron_bf16 v2626 = bias[v2625];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2627 = iron_to_f32(v2626);
-        const float v2628 = v2624 + v2627;
-        const iron_bf16 v2629 = iron_f32_to_bf16(v2628);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2630 = v2618 * v4;
-        const unsigned int v2631 = v2630 + v68;
-        const unsigned int v2632 = v2631 + v2620;
-        out[v2632] = v2629;
+      const unsigned int v2551 = v1127 + v2503;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2553 = v1126 + v2508;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2554 = v2551 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2555 = v2553 < v15;
+      const bool v2556 = v2554 && v2555;
+      if (v2556) {
+        const float v2557 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2558 = v68 + v2553;
+        const iron_bf16 v2559 = bias[v2558];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2560 = iron_to_f32(v2559);
+        const float v2561 = v2557 + v2560;
+        const iron_bf16 v2562 = iron_f32_to_bf16(v2561);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2563 = v2551 * v4;
+        const unsigned int v2564 = v2563 + v68;
+        const unsigned int v2565 = v2564 + v2553;
+        out[v2565] = v2562;
       }
     }
-    const unsigned int v2633 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2634 = v1126 + v2633;
-    const unsigned int v2635 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2636 = v1125 + v2635;
-    const unsigned int v2638 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2639 = v2638 == v2633;
-    const unsigned int v2642 = v2635 + 1u;
-    const unsigned int v2643 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));
-    const bool v2644 = v2643 == v2642;
-    const bool v2645 = v2639 && v2644;
-    const unsigned int v2648 = v2636 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2649 = v2648 == 0u;
-    const bool v2650 = v2645 && v2649;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2650) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2651 = v2634 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2652 = v2636 < v15;
-      const bool v2653 = v2651 && v2652;
-      if (v2653) {
-        const unsigned int v2654 = v68 + v2636;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2655 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2656 = bias[v2654];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2657 = iron_to_f32(v2656);
-        const float v2658 = v2655 + v2657;
-        const iron_bf16 v2659 = iron_f32_to_bf16(v2658);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2660 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2662 = v2654 + 1u;
-        const iron_bf16 v2663 = bias[v2662];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2664 = iron_to_f32(v2663);
-        const float v2665 = v2660 + v2664;
-        const iron_bf16 v2666 = iron_f32_to_bf16(v2665);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2667 = v2634 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2668 = v2667 + v2654;
-        *reinterpret_cast<iron_bf16x2*>(out + v2668) = iron_bf16x2{{v2659, v2666}};
+    const unsigned int v2566 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2567 = v1127 + v2566;
+    const unsigned int v2568 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2569 = v1126 + v2568;
+    const unsigned int v2571 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2572 = v2571 == v2566;
+    const unsigned int v2575 = v2568 + 1u;
+    const unsigned int v2576 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));
+    const bool v2577 = v2576 == v2575;
+    const bool v2578 = v2572 && v2577;
+    const unsigned int v2581 = v2569 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2582 = v2581 == 0u;
+    const bool v2583 = v2578 && v2582;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2583) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2584 = v2567 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2585 = v2569 < v15;
+      const bool v2586 = v2584 && v2585;
+      if (v2586) {
+        const unsigned int v2587 = v68 + v2569;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2588 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2589 = bias[v2587];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2590 = iron_to_f32(v2589);
+        const float v2591 = v2588 + v2590;
+        const iron_bf16 v2592 = iron_f32_to_bf16(v2591);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2593 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2595 = v2587 + 1u;
+        const iron_bf16 v2596 = bias[v2595];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2597 = iron_to_f32(v2596);
+        const float v2598 = v2593 + v2597;
+        const iron_bf16 v2599 = iron_f32_to_bf16(v2598);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2600 = v2567 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2601 = v2600 + v2587;
+        *reinterpret_cast<iron_bf16x2*>(out + v2601) = iron_bf16x2{{v2592, v2599}};
       }
     } else {
-      const bool v2673 = v2634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2674 = v2636 < v15;
-      const bool v2675 = v2673 && v2674;
-      if (v2675) {
-        const float v2676 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2677 = v68 + v2636;
-        const iron_bf16 v2678 = bias[v2677];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2679 = iron_to_f32(v2678);
-        const float v2680 = v2676 + v2679;
-        const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2682 = v2634 * v4;
-        const unsigned int v2683 = v2682 + v68;
-        const unsigned int v2684 = v2683 + v2636;
-        out[v2684] = v2681;
+      const bool v2606 = v2567 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2607 = v2569 < v15;
+      const bool v2608 = v2606 && v2607;
+      if (v2608) {
+        const float v2609 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2610 = v68 + v2569;
+        const iron_bf16 v2611 = bias[v2610];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2612 = iron_to_f32(v2611);
+        const float v2613 = v2609 + v2612;
+        const iron_bf16 v2614 = iron_f32_to_bf16(v2613);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2615 = v2567 * v4;
+        const unsigned int v2616 = v2615 + v68;
+        const unsigned int v2617 = v2616 + v2569;
+        out[v2617] = v2614;
       }
-      const unsigned int v2686 = v1126 + v2638;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2688 = v1125 + v2643;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2689 = v2686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2690 = v2688 < v15;
-      const bool v2691 = v2689 && v2690;
-      if (v2691) {
-        const float v2692 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2693 = v68 + v2688;
-        const iron_bf16 v2694 = bias[v2693];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2695 = iron_to_f32(v2694);
-        const float v2696 = v2692 + v2695;
-        const iron_bf16 v2697 = iron_f32_to_bf16(v2696);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2698 = v2686 * v4;
-        const unsigned int v2699 = v2698 + v68;
-        const unsigned int v2700 = v2699 + v2688;
-        out[v2700] = v2697;
+      const unsigned int v2619 = v1127 + v2571;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2621 = v1126 + v2576;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2622 = v2619 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2623 = v2621 < v15;
+      const bool v2624 = v2622 && v2623;
+      if (v2624) {
+        const float v2625 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2626 = v68 + v2621;
+        const iron_bf16 v2627 = bias[v2626];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2628 = iron_to_f32(v2627);
+        const float v2629 = v2625 + v2628;
+        const iron_bf16 v2630 = iron_f32_to_bf16(v2629);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2631 = v2619 * v4;
+        const unsigned int v2632 = v2631 + v68;
+        const unsigned int v2633 = v2632 + v2621;
+        out[v2633] = v2630;
       }
     }
-    const unsigned int v2701 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2702 = v1126 + v2701;
-    const unsigned int v2703 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2704 = v1125 + v2703;
-    const unsigned int v2706 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2707 = v2706 == v2701;
-    const unsigned int v2710 = v2703 + 1u;
-    const unsigned int v2711 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));
-    const bool v2712 = v2711 == v2710;
-    const bool v2713 = v2707 && v2712;
-    const unsigned int v2716 = v2704 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2717 = v2716 == 0u;
-    const bool v2718 = v2713 && v2717;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2718) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2719 = v2702 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2720 = v2704 < v15;
-      const bool v2721 = v2719 && v2720;
-      if (v2721) {
-        const unsigned int v2722 = v68 + v2704;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2723 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2724 = bias[v2722];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2725 = iron_to_f32(v2724);
-        const float v2726 = v2723 + v2725;
-        const iron_bf16 v2727 = iron_f32_to_bf16(v2726);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2728 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2730 = v2722 + 1u;
-        const iron_bf16 v2731 = bias[v2730];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2732 = iron_to_f32(v2731);
-        const float v2733 = v2728 + v2732;
-        const iron_bf16 v2734 = iron_f32_to_bf16(v2733);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2735 = v2702 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2736 = v2735 + v2722;
-        *reinterpret_cast<iron_bf16x2*>(out + v2736) = iron_bf16x2{{v2727, v2734}};
+    const unsigned int v2634 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2635 = v1127 + v2634;
+    const unsigned int v2636 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2637 = v1126 + v2636;
+    const unsigned int v2639 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2640 = v2639 == v2634;
+    const unsigned int v2643 = v2636 + 1u;
+    const unsigned int v2644 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));
+    const bool v2645 = v2644 == v2643;
+    const bool v2646 = v2640 && v2645;
+    const unsigned int v2649 = v2637 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2650 = v2649 == 0u;
+    const bool v2651 = v2646 && v2650;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2651) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2652 = v2635 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2653 = v2637 < v15;
+      const bool v2654 = v2652 && v2653;
+      if (v2654) {
+        const unsigned int v2655 = v68 + v2637;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2656 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2657 = bias[v2655];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2658 = iron_to_f32(v2657);
+        const float v2659 = v2656 + v2658;
+        const iron_bf16 v2660 = iron_f32_to_bf16(v2659);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2661 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2663 = v2655 + 1u;
+        const iron_bf16 v2664 = bias[v2663];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2665 = iron_to_f32(v2664);
+        const float v2666 = v2661 + v2665;
+        const iron_bf16 v2667 = iron_f32_to_bf16(v2666);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2668 = v2635 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2669 = v2668 + v2655;
+        *reinterpret_cast<iron_bf16x2*>(out + v2669) = iron_bf16x2{{v2660, v2667}};
       }
     } else {
-      const bool v2741 = v2702 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2742 = v2704 < v15;
-      const bool v2743 = v2741 && v2742;
-      if (v2743) {
-        const float v2744 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2745 = v68 + v2704;
-        const iron_bf16 v2746 = bias[v2745];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2747 = iron_to_f32(v2746);
-        const float v2748 = v2744 + v2747;
-        const iron_bf16 v2749 = iron_f32_to_bf16(v2748);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2750 = v2702 * v4;
-        const unsigned int v2751 = v2750 + v68;
-        const unsigned int v2752 = v2751 + v2704;
-        out[v2752] = v2749;
+      const bool v2674 = v2635 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2675 = v2637 < v15;
+      const bool v2676 = v2674 && v2675;
+      if (v2676) {
+        const float v2677 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2678 = v68 + v2637;
+        const iron_bf16 v2679 = bias[v2678];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2680 = iron_to_f32(v2679);
+        const float v2681 = v2677 + v2680;
+        const iron_bf16 v2682 = iron_f32_to_bf16(v2681);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2683 = v2635 * v4;
+        const unsigned int v2684 = v2683 + v68;
+        const unsigned int v2685 = v2684 + v2637;
+        out[v2685] = v2682;
       }
-      const unsigned int v2754 = v1126 + v2706;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2756 = v1125 + v2711;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2757 = v2754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2758 = v2756 < v15;
-      const bool v2759 = v2757 && v2758;
-      if (v2759) {
-        const float v2760 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2761 = v68 + v2756;
-        const iron_bf16 v2762 = bias[v2761];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2763 = iron_to_f32(v2762);
-        const float v2764 = v2760 + v2763;
-        const iron_bf16 v2765 = iron_f32_to_bf16(v2764);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2766 = v2754 * v4;
-        const unsigned int v2767 = v2766 + v68;
-        const unsigned int v2768 = v2767 + v2756;
-        out[v2768] = v2765;
+      const unsigned int v2687 = v1127 + v2639;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2689 = v1126 + v2644;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2690 = v2687 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2691 = v2689 < v15;
+      const bool v2692 = v2690 && v2691;
+      if (v2692) {
+        const float v2693 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2694 = v68 + v2689;
+        const iron_bf16 v2695 = bias[v2694];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2696 = iron_to_f32(v2695);
+        const float v2697 = v2693 + v2696;
+        const iron_bf16 v2698 = iron_f32_to_bf16(v2697);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2699 = v2687 * v4;
+        const unsigned int v2700 = v2699 + v68;
+        const unsigned int v2701 = v2700 + v2689;
+        out[v2701] = v2698;
       }
     }
-    const unsigned int v2769 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2770 = v1126 + v2769;
-    const unsigned int v2771 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2772 = v1125 + v2771;
-    const unsigned int v2774 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2775 = v2774 == v2769;
-    const unsigned int v2778 = v2771 + 1u;
-    const unsigned int v2779 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));
-    const bool v2780 = v2779 == v2778;
-    const bool v2781 = v2775 && v2780;
-    const unsigned int v2784 = v2772 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2785 = v2784 == 0u;
-    const bool v2786 = v2781 && v2785;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2786) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2787 = v2770 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2788 = v2772 < v15;
-      const bool v2789 = v2787 && v2788;
-      if (v2789) {
-        const unsigned int v2790 = v68 + v2772;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2791 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2792 = bias[v2790];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2793 = iron_to_f32(v2792);
-        const float v2794 = v2791 + v2793;
-        const iron_bf16 v2795 = iron_f32_to_bf16(v2794);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2796 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2798 = v2790 + 1u;
-        const iron_bf16 v2799 = bias[v2798];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2800 = iron_to_f32(v2799);
-        const float v2801 = v2796 + v2800;
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2801);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2803 = v2770 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2804 = v2803 + v2790;
-        *reinterpret_cast<iron_bf16x2*>(out + v2804) = iron_bf16x2{{v2795, v2802}};
+    const unsigned int v2702 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2703 = v1127 + v2702;
+    const unsigned int v2704 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2705 = v1126 + v2704;
+    const unsigned int v2707 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2708 = v2707 == v2702;
+    const unsigned int v2711 = v2704 + 1u;
+    const unsigned int v2712 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));
+    const bool v2713 = v2712 == v2711;
+    const bool v2714 = v2708 && v2713;
+    const unsigned int v2717 = v2705 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2718 = v2717 == 0u;
+    const bool v2719 = v2714 && v2718;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2719) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2720 = v2703 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2721 = v2705 < v15;
+      const bool v2722 = v2720 && v2721;
+      if (v2722) {
+        const unsigned int v2723 = v68 + v2705;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2724 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2725 = bias[v2723];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2726 = iron_to_f32(v2725);
+        const float v2727 = v2724 + v2726;
+        const iron_bf16 v2728 = iron_f32_to_bf16(v2727);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2729 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2731 = v2723 + 1u;
+        const iron_bf16 v2732 = bias[v2731];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2733 = iron_to_f32(v2732);
+        const float v2734 = v2729 + v2733;
+        const iron_bf16 v2735 = iron_f32_to_bf16(v2734);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2736 = v2703 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2737 = v2736 + v2723;
+        *reinterpret_cast<iron_bf16x2*>(out + v2737) = iron_bf16x2{{v2728, v2735}};
       }
     } else {
-      const bool v2809 = v2770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2810 = v2772 < v15;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2813 = v68 + v2772;
-        const iron_bf16 v2814 = bias[v2813];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2815 = iron_to_f32(v2814);
-        const float v2816 = v2812 + v2815;
-        const iron_bf16 v2817 = iron_f32_to_bf16(v2816);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2818 = v2770 * v4;
-        const unsigned int v2819 = v2818 + v68;
-        const unsigned int v2820 = v2819 + v2772;
-        out[v2820] = v2817;
+      const bool v2742 = v2703 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2743 = v2705 < v15;
+      const bool v2744 = v2742 && v2743;
+      if (v2744) {
+        const float v2745 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2746 = v68 + v2705;
+        const iron_bf16 v2747 = bias[v2746];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2748 = iron_to_f32(v2747);
+        const float v2749 = v2745 + v2748;
+        const iron_bf16 v2750 = iron_f32_to_bf16(v2749);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2751 = v2703 * v4;
+        const unsigned int v2752 = v2751 + v68;
+        const unsigned int v2753 = v2752 + v2705;
+        out[v2753] = v2750;
       }
-      const unsigned int v2822 = v1126 + v2774;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2824 = v1125 + v2779;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2825 = v2822 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2826 = v2824 < v15;
-      const bool v2827 = v2825 && v2826;
-      if (v2827) {
-        const float v2828 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2829 = v68 + v2824;
-        const iron_bf16 v2830 = bias[v2829];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2831 = iron_to_f32(v2830);
-        const float v2832 = v2828 + v2831;
-        const iron_bf16 v2833 = iron_f32_to_bf16(v2832);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2834 = v2822 * v4;
-        const unsigned int v2835 = v2834 + v68;
-        const unsigned int v2836 = v2835 + v2824;
-        out[v2836] = v2833;
+      const unsigned int v2755 = v1127 + v2707;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2757 = v1126 + v2712;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2758 = v2755 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2759 = v2757 < v15;
+      const bool v2760 = v2758 && v2759;
+      if (v2760) {
+        const float v2761 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2762 = v68 + v2757;
+        const iron_bf16 v2763 = bias[v2762];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2764 = iron_to_f32(v2763);
+        const float v2765 = v2761 + v2764;
+        const iron_bf16 v2766 = iron_f32_to_bf16(v2765);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2767 = v2755 * v4;
+        const unsigned int v2768 = v2767 + v68;
+        const unsigned int v2769 = v2768 + v2757;
+        out[v2769] = v2766;
       }
     }
-    const unsigned int v2837 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2838 = v1126 + v2837;
-    const unsigned int v2839 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2840 = v1125 + v2839;
-    const unsigned int v2842 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2843 = v2842 == v2837;
-    const unsigned int v2846 = v2839 + 1u;
-    const unsigned int v2847 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));
-    const bool v2848 = v2847 == v2846;
-    const bool v2849 = v2843 && v2848;
-    const unsigned int v2852 = v2840 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2853 = v2852 == 0u;
-    const bool v2854 = v2849 && v2853;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2854) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2855 = v2838 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2856 = v2840 < v15;
-      const bool v2857 = v2855 && v2856;
-      if (v2857) {
-        const unsigned int v2858 = v68 + v2840;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2859 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2860 = bias[v2858];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2861 = iron_to_f32(v2860);
-        const float v2862 = v2859 + v2861;
-        const iron_bf16 v2863 = iron_f32_to_bf16(v2862);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2864 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2866 = v2858 + 1u;
-        const iron_bf16 v2867 = bias[v2866];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2868 = iron_to_f32(v2867);
-        const float v2869 = v2864 + v2868;
-        const iron_bf16 v2870 = iron_f32_to_bf16(v2869);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2871 = v2838 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2872 = v2871 + v2858;
-        *reinterpret_cast<iron_bf16x2*>(out + v2872) = iron_bf16x2{{v2863, v2870}};
+    const unsigned int v2770 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2771 = v1127 + v2770;
+    const unsigned int v2772 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2773 = v1126 + v2772;
+    const unsigned int v2775 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2776 = v2775 == v2770;
+    const unsigned int v2779 = v2772 + 1u;
+    const unsigned int v2780 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));
+    const bool v2781 = v2780 == v2779;
+    const bool v2782 = v2776 && v2781;
+    const unsigned int v2785 = v2773 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2786 = v2785 == 0u;
+    const bool v2787 = v2782 && v2786;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2787) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2788 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2789 = v2773 < v15;
+      const bool v2790 = v2788 && v2789;
+      if (v2790) {
+        const unsigned int v2791 = v68 + v2773;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2792 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2793 = bias[v2791];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2794 = iron_to_f32(v2793);
+        const float v2795 = v2792 + v2794;
+        const iron_bf16 v2796 = iron_f32_to_bf16(v2795);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2797 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2799 = v2791 + 1u;
+        const iron_bf16 v2800 = bias[v2799];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2801 = iron_to_f32(v2800);
+        const float v2802 = v2797 + v2801;
+        const iron_bf16 v2803 = iron_f32_to_bf16(v2802);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2804 = v2771 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2805 = v2804 + v2791;
+        *reinterpret_cast<iron_bf16x2*>(out + v2805) = iron_bf16x2{{v2796, v2803}};
       }
     } else {
-      const bool v2877 = v2838 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2878 = v2840 < v15;
-      const bool v2879 = v2877 && v2878;
-      if (v2879) {
-        const float v2880 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2881 = v68 + v2840;
-        const iron_bf16 v2882 = bias[v2881];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2883 = iron_to_f32(v2882);
-        const float v2884 = v2880 + v2883;
-        const iron_bf16 v2885 = iron_f32_to_bf16(v2884);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2886 = v2838 * v4;
-        const unsigned int v2887 = v2886 + v68;
-        const unsigned int v2888 = v2887 + v2840;
-        out[v2888] = v2885;
+      const bool v2810 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2811 = v2773 < v15;
+      const bool v2812 = v2810 && v2811;
+      if (v2812) {
+        const float v2813 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2814 = v68 + v2773;
+        const iron_bf16 v2815 = bias[v2814];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2816 = iron_to_f32(v2815);
+        const float v2817 = v2813 + v2816;
+        const iron_bf16 v2818 = iron_f32_to_bf16(v2817);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2819 = v2771 * v4;
+        const unsigned int v2820 = v2819 + v68;
+        const unsigned int v2821 = v2820 + v2773;
+        out[v2821] = v2818;
       }
-      const unsigned int v2890 = v1126 + v2842;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2892 = v1125 + v2847;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2893 = v2890 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2894 = v2892 < v15;
-      const bool v2895 = v2893 && v2894;
-      if (v2895) {
-        const float v2896 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2897 = v68 + v2892;
-        const iron_bf16 v2898 = bias[v2897];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2899 = iron_to_f32(v2898);
-        const float v2900 = v2896 + v2899;
-        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2902 = v2890 * v4;
-        const unsigned int v2903 = v2902 + v68;
-        const unsigned int v2904 = v2903 + v2892;
-        out[v2904] = v2901;
+      const unsigned int v2823 = v1127 + v2775;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2825 = v1126 + v2780;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2826 = v2823 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2827 = v2825 < v15;
+      const bool v2828 = v2826 && v2827;
+      if (v2828) {
+        const float v2829 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2830 = v68 + v2825;
+        const iron_bf16 v2831 = bias[v2830];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2832 = iron_to_f32(v2831);
+        const float v2833 = v2829 + v2832;
+        const iron_bf16 v2834 = iron_f32_to_bf16(v2833);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2835 = v2823 * v4;
+        const unsigned int v2836 = v2835 + v68;
+        const unsigned int v2837 = v2836 + v2825;
+        out[v2837] = v2834;
       }
     }
-    const unsigned int v2905 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2906 = v1126 + v2905;
-    const unsigned int v2907 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2908 = v1125 + v2907;
-    const unsigned int v2910 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2911 = v2910 == v2905;
-    const unsigned int v2914 = v2907 + 1u;
-    const unsigned int v2915 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));
-    const bool v2916 = v2915 == v2914;
-    const bool v2917 = v2911 && v2916;
-    const unsigned int v2920 = v2908 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2921 = v2920 == 0u;
-    const bool v2922 = v2917 && v2921;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2922) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2923 = v2906 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2924 = v2908 < v15;
-      const bool v2925 = v2923 && v2924;
-      if (v2925) {
-        const unsigned int v2926 = v68 + v2908;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2927 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2928 = bias[v2926];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2929 = iron_to_f32(v2928);
-        const float v2930 = v2927 + v2929;
-        const iron_bf16 v2931 = iron_f32_to_bf16(v2930);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2932 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2934 = v2926 + 1u;
-        const iron_bf16 v2935 = bias[v2934];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2936 = iron_to_f32(v2935);
-        const float v2937 = v2932 + v2936;
-        const iron_bf16 v2938 = iron_f32_to_bf16(v2937);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2939 = v2906 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2940 = v2939 + v2926;
-        *reinterpret_cast<iron_bf16x2*>(out + v2940) = iron_bf16x2{{v2931, v2938}};
+    const unsigned int v2838 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2839 = v1127 + v2838;
+    const unsigned int v2840 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2841 = v1126 + v2840;
+    const unsigned int v2843 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2844 = v2843 == v2838;
+    const unsigned int v2847 = v2840 + 1u;
+    const unsigned int v2848 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));
+    const bool v2849 = v2848 == v2847;
+    const bool v2850 = v2844 && v2849;
+    const unsigned int v2853 = v2841 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2854 = v2853 == 0u;
+    const bool v2855 = v2850 && v2854;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2855) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2856 = v2839 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2857 = v2841 < v15;
+      const bool v2858 = v2856 && v2857;
+      if (v2858) {
+        const unsigned int v2859 = v68 + v2841;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2860 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2861 = bias[v2859];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2862 = iron_to_f32(v2861);
+        const float v2863 = v2860 + v2862;
+        const iron_bf16 v2864 = iron_f32_to_bf16(v2863);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2865 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2867 = v2859 + 1u;
+        const iron_bf16 v2868 = bias[v2867];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2869 = iron_to_f32(v2868);
+        const float v2870 = v2865 + v2869;
+        const iron_bf16 v2871 = iron_f32_to_bf16(v2870);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2872 = v2839 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2873 = v2872 + v2859;
+        *reinterpret_cast<iron_bf16x2*>(out + v2873) = iron_bf16x2{{v2864, v2871}};
       }
     } else {
-      const bool v2945 = v2906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2946 = v2908 < v15;
-      const bool v2947 = v2945 && v2946;
-      if (v2947) {
-        const float v2948 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2949 = v68 + v2908;
-        const iron_bf16 v2950 = bias[v2949];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2951 = iron_to_f32(v2950);
-        const float v2952 = v2948 + v2951;
-        const iron_bf16 v2953 = iron_f32_to_bf16(v2952);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2954 = v2906 * v4;
-        const unsigned int v2955 = v2954 + v68;
-        const unsigned int v2956 = v2955 + v2908;
-        out[v2956] = v2953;
+      const bool v2878 = v2839 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2879 = v2841 < v15;
+      const bool v2880 = v2878 && v2879;
+      if (v2880) {
+        const float v2881 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2882 = v68 + v2841;
+        const iron_bf16 v2883 = bias[v2882];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2884 = iron_to_f32(v2883);
+        const float v2885 = v2881 + v2884;
+        const iron_bf16 v2886 = iron_f32_to_bf16(v2885);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2887 = v2839 * v4;
+        const unsigned int v2888 = v2887 + v68;
+        const unsigned int v2889 = v2888 + v2841;
+        out[v2889] = v2886;
       }
-      const unsigned int v2958 = v1126 + v2910;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2960 = v1125 + v2915;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2961 = v2958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2962 = v2960 < v15;
-      const bool v2963 = v2961 && v2962;
-      if (v2963) {
-        const float v2964 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2965 = v68 + v2960;
-        const iron_bf16 v2966 = bias[v2965];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2967 = iron_to_f32(v2966);
-        const float v2968 = v2964 + v2967;
-        const iron_bf16 v2969 = iron_f32_to_bf16(v2968);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2970 = v2958 * v4;
-        const unsigned int v2971 = v2970 + v68;
-        const unsigned int v2972 = v2971 + v2960;
-        out[v2972] = v2969;
+      const unsigned int v2891 = v1127 + v2843;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2893 = v1126 + v2848;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2894 = v2891 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2895 = v2893 < v15;
+      const bool v2896 = v2894 && v2895;
+      if (v2896) {
+        const float v2897 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2898 = v68 + v2893;
+        const iron_bf16 v2899 = bias[v2898];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2900 = iron_to_f32(v2899);
+        const float v2901 = v2897 + v2900;
+        const iron_bf16 v2902 = iron_f32_to_bf16(v2901);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2903 = v2891 * v4;
+        const unsigned int v2904 = v2903 + v68;
+        const unsigned int v2905 = v2904 + v2893;
+        out[v2905] = v2902;
       }
     }
-    const unsigned int v2973 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2974 = v1126 + v2973;
-    const unsigned int v2975 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2976 = v1125 + v2975;
-    const unsigned int v2978 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2979 = v2978 == v2973;
-    const unsigned int v2982 = v2975 + 1u;
-    const unsigned int v2983 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));
-    const bool v2984 = v2983 == v2982;
-    const bool v2985 = v2979 && v2984;
-    const unsigned int v2988 = v2976 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2989 = v2988 == 0u;
-    const bool v2990 = v2985 && v2989;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2990) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2991 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2992 = v2976 < v15;
-      const bool v2993 = v2991 && v2992;
-      if (v2993) {
-        const unsigned int v2994 = v68 + v2976;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2995 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2996 = bias[v2994];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2997 = iron_to_f32(v2996);
-        const float v2998 = v2995 + v2997;
-        const iron_bf16 v2999 = iron_f32_to_bf16(v2998);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3000 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3002 = v2994 + 1u;
-        const iron_bf16 v3003 = bias[v3002];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3004 = iron_to_f32(v3003);
-        const float v3005 = v3000 + v3004;
-        const iron_bf16 v3006 = iron_f32_to_bf16(v3005);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3007 = v2974 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3008 = v3007 + v2994;
-        *reinterpret_cast<iron_bf16x2*>(out + v3008) = iron_bf16x2{{v2999, v3006}};
+    const unsigned int v2906 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2907 = v1127 + v2906;
+    const unsigned int v2908 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2909 = v1126 + v2908;
+    const unsigned int v2911 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2912 = v2911 == v2906;
+    const unsigned int v2915 = v2908 + 1u;
+    const unsigned int v2916 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));
+    const bool v2917 = v2916 == v2915;
+    const bool v2918 = v2912 && v2917;
+    const unsigned int v2921 = v2909 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2922 = v2921 == 0u;
+    const bool v2923 = v2918 && v2922;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2923) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2924 = v2907 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2925 = v2909 < v15;
+      const bool v2926 = v2924 && v2925;
+      if (v2926) {
+        const unsigned int v2927 = v68 + v2909;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2928 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2929 = bias[v2927];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2930 = iron_to_f32(v2929);
+        const float v2931 = v2928 + v2930;
+        const iron_bf16 v2932 = iron_f32_to_bf16(v2931);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2933 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2935 = v2927 + 1u;
+        const iron_bf16 v2936 = bias[v2935];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2937 = iron_to_f32(v2936);
+        const float v2938 = v2933 + v2937;
+        const iron_bf16 v2939 = iron_f32_to_bf16(v2938);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v2940 = v2907 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2941 = v2940 + v2927;
+        *reinterpret_cast<iron_bf16x2*>(out + v2941) = iron_bf16x2{{v2932, v2939}};
       }
     } else {
-      const bool v3013 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3014 = v2976 < v15;
-      const bool v3015 = v3013 && v3014;
-      if (v3015) {
-        const float v3016 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3017 = v68 + v2976;
-        const iron_bf16 v3018 = bias[v3017];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3019 = iron_to_f32(v3018);
-        const float v3020 = v3016 + v3019;
-        const iron_bf16 v3021 = iron_f32_to_bf16(v3020);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3022 = v2974 * v4;
-        const unsigned int v3023 = v3022 + v68;
-        const unsigned int v3024 = v3023 + v2976;
-        out[v3024] = v3021;
+      const bool v2946 = v2907 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2947 = v2909 < v15;
+      const bool v2948 = v2946 && v2947;
+      if (v2948) {
+        const float v2949 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2950 = v68 + v2909;
+        const iron_bf16 v2951 = bias[v2950];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2952 = iron_to_f32(v2951);
+        const float v2953 = v2949 + v2952;
+        const iron_bf16 v2954 = iron_f32_to_bf16(v2953);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2955 = v2907 * v4;
+        const unsigned int v2956 = v2955 + v68;
+        const unsigned int v2957 = v2956 + v2909;
+        out[v2957] = v2954;
       }
-      const unsigned int v3026 = v1126 + v2978;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3028 = v1125 + v2983;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3029 = v3026 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3030 = v3028 < v15;
-      const bool v3031 = v3029 && v3030;
-      if (v3031) {
-        const float v3032 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3033 = v68 + v3028;
-        const iron_bf16 v3034 = bias[v3033];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3035 = iron_to_f32(v3034);
-        const float v3036 = v3032 + v3035;
-        const iron_bf16 v3037 = iron_f32_to_bf16(v3036);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3038 = v3026 * v4;
-        const unsigned int v3039 = v3038 + v68;
-        const unsigned int v3040 = v3039 + v3028;
-        out[v3040] = v3037;
+      const unsigned int v2959 = v1127 + v2911;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2961 = v1126 + v2916;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2962 = v2959 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2963 = v2961 < v15;
+      const bool v2964 = v2962 && v2963;
+      if (v2964) {
+        const float v2965 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2966 = v68 + v2961;
+        const iron_bf16 v2967 = bias[v2966];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2968 = iron_to_f32(v2967);
+        const float v2969 = v2965 + v2968;
+        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v2971 = v2959 * v4;
+        const unsigned int v2972 = v2971 + v68;
+        const unsigned int v2973 = v2972 + v2961;
+        out[v2973] = v2970;
       }
     }
-    const unsigned int v3041 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3042 = v1126 + v3041;
-    const unsigned int v3043 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3044 = v1125 + v3043;
-    const unsigned int v3046 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3047 = v3046 == v3041;
-    const unsigned int v3050 = v3043 + 1u;
-    const unsigned int v3051 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));
-    const bool v3052 = v3051 == v3050;
-    const bool v3053 = v3047 && v3052;
-    const unsigned int v3056 = v3044 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3057 = v3056 == 0u;
-    const bool v3058 = v3053 && v3057;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3058) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3059 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3060 = v3044 < v15;
-      const bool v3061 = v3059 && v3060;
-      if (v3061) {
-        const unsigned int v3062 = v68 + v3044;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3063 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3064 = bias[v3062];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3065 = iron_to_f32(v3064);
-        const float v3066 = v3063 + v3065;
-        const iron_bf16 v3067 = iron_f32_to_bf16(v3066);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3068 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3070 = v3062 + 1u;
-        const iron_bf16 v3071 = bias[v3070];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3072 = iron_to_f32(v3071);
-        const float v3073 = v3068 + v3072;
-        const iron_bf16 v3074 = iron_f32_to_bf16(v3073);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3075 = v3042 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3076 = v3075 + v3062;
-        *reinterpret_cast<iron_bf16x2*>(out + v3076) = iron_bf16x2{{v3067, v3074}};
+    const unsigned int v2974 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2975 = v1127 + v2974;
+    const unsigned int v2976 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2977 = v1126 + v2976;
+    const unsigned int v2979 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2980 = v2979 == v2974;
+    const unsigned int v2983 = v2976 + 1u;
+    const unsigned int v2984 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));
+    const bool v2985 = v2984 == v2983;
+    const bool v2986 = v2980 && v2985;
+    const unsigned int v2989 = v2977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2990 = v2989 == 0u;
+    const bool v2991 = v2986 && v2990;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2991) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2992 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2993 = v2977 < v15;
+      const bool v2994 = v2992 && v2993;
+      if (v2994) {
+        const unsigned int v2995 = v68 + v2977;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2996 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2997 = bias[v2995];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2998 = iron_to_f32(v2997);
+        const float v2999 = v2996 + v2998;
+        const iron_bf16 v3000 = iron_f32_to_bf16(v2999);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3001 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3003 = v2995 + 1u;
+        const iron_bf16 v3004 = bias[v3003];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3005 = iron_to_f32(v3004);
+        const float v3006 = v3001 + v3005;
+        const iron_bf16 v3007 = iron_f32_to_bf16(v3006);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3008 = v2975 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3009 = v3008 + v2995;
+        *reinterpret_cast<iron_bf16x2*>(out + v3009) = iron_bf16x2{{v3000, v3007}};
       }
     } else {
-      const bool v3081 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3082 = v3044 < v15;
-      const bool v3083 = v3081 && v3082;
-      if (v3083) {
-        const float v3084 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3085 = v68 + v3044;
-        const iron_bf16 v3086 = bias[v3085];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3087 = iron_to_f32(v3086);
-        const float v3088 = v3084 + v3087;
-        const iron_bf16 v3089 = iron_f32_to_bf16(v3088);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3090 = v3042 * v4;
-        const unsigned int v3091 = v3090 + v68;
-        const unsigned int v3092 = v3091 + v3044;
-        out[v3092] = v3089;
+      const bool v3014 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3015 = v2977 < v15;
+      const bool v3016 = v3014 && v3015;
+      if (v3016) {
+        const float v3017 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3018 = v68 + v2977;
+        const iron_bf16 v3019 = bias[v3018];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3020 = iron_to_f32(v3019);
+        const float v3021 = v3017 + v3020;
+        const iron_bf16 v3022 = iron_f32_to_bf16(v3021);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3023 = v2975 * v4;
+        const unsigned int v3024 = v3023 + v68;
+        const unsigned int v3025 = v3024 + v2977;
+        out[v3025] = v3022;
       }
-      const unsigned int v3094 = v1126 + v3046;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3096 = v1125 + v3051;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3097 = v3094 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3098 = v3096 < v15;
-      const bool v3099 = v3097 && v3098;
-      if (v3099) {
-        const float v3100 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3101 = v68 + v3096;
-        const iron_bf16 v3102 = bias[v3101];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3103 = iron_to_f32(v3102);
-        const float v3104 = v3100 + v3103;
-        const iron_bf16 v3105 = iron_f32_to_bf16(v3104);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3106 = v3094 * v4;
-        const unsigned int v3107 = v3106 + v68;
-        const unsigned int v3108 = v3107 + v3096;
-        out[v3108] = v3105;
+      const unsigned int v3027 = v1127 + v2979;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3029 = v1126 + v2984;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3030 = v3027 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3031 = v3029 < v15;
+      const bool v3032 = v3030 && v3031;
+      if (v3032) {
+        const float v3033 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3034 = v68 + v3029;
+        const iron_bf16 v3035 = bias[v3034];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3036 = iron_to_f32(v3035);
+        const float v3037 = v3033 + v3036;
+        const iron_bf16 v3038 = iron_f32_to_bf16(v3037);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3039 = v3027 * v4;
+        const unsigned int v3040 = v3039 + v68;
+        const unsigned int v3041 = v3040 + v3029;
+        out[v3041] = v3038;
       }
     }
-    const unsigned int v3109 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3110 = v1126 + v3109;
-    const unsigned int v3111 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3112 = v1125 + v3111;
-    const unsigned int v3114 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3115 = v3114 == v3109;
-    const unsigned int v3118 = v3111 + 1u;
-    const unsigned int v3119 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));
-    const bool v3120 = v3119 == v3118;
-    const bool v3121 = v3115 && v3120;
-    const unsigned int v3124 = v3112 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3125 = v3124 == 0u;
-    const bool v3126 = v3121 && v3125;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3126) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3127 = v3110 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3128 = v3112 < v15;
-      const bool v3129 = v3127 && v3128;
-      if (v3129) {
-        const unsigned int v3130 = v68 + v3112;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3131 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3132 = bias[v3130];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3133 = iron_to_f32(v3132);
-        const float v3134 = v3131 + v3133;
-        const iron_bf16 v3135 = iron_f32_to_bf16(v3134);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3136 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3138 = v3130 + 1u;
-        const iron_bf16 v3139 = bias[v3138];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3140 = iron_to_f32(v3139);
-        const float v3141 = v3136 + v3140;
-        const iron_bf16 v3142 = iron_f32_to_bf16(v3141);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3143 = v3110 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3144 = v3143 + v3130;
-        *reinterpret_cast<iron_bf16x2*>(out + v3144) = iron_bf16x2{{v3135, v3142}};
+    const unsigned int v3042 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3043 = v1127 + v3042;
+    const unsigned int v3044 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3045 = v1126 + v3044;
+    const unsigned int v3047 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3048 = v3047 == v3042;
+    const unsigned int v3051 = v3044 + 1u;
+    const unsigned int v3052 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));
+    const bool v3053 = v3052 == v3051;
+    const bool v3054 = v3048 && v3053;
+    const unsigned int v3057 = v3045 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3058 = v3057 == 0u;
+    const bool v3059 = v3054 && v3058;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3059) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3060 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3061 = v3045 < v15;
+      const bool v3062 = v3060 && v3061;
+      if (v3062) {
+        const unsigned int v3063 = v68 + v3045;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3064 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3065 = bias[v3063];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3066 = iron_to_f32(v3065);
+        const float v3067 = v3064 + v3066;
+        const iron_bf16 v3068 = iron_f32_to_bf16(v3067);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3069 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3071 = v3063 + 1u;
+        const iron_bf16 v3072 = bias[v3071];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3073 = iron_to_f32(v3072);
+        const float v3074 = v3069 + v3073;
+        const iron_bf16 v3075 = iron_f32_to_bf16(v3074);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3076 = v3043 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3077 = v3076 + v3063;
+        *reinterpret_cast<iron_bf16x2*>(out + v3077) = iron_bf16x2{{v3068, v3075}};
       }
     } else {
-      const bool v3149 = v3110 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3150 = v3112 < v15;
-      const bool v3151 = v3149 && v3150;
-      if (v3151) {
-        const float v3152 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3153 = v68 + v3112;
-        const iron_bf16 v3154 = bias[v3153];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3155 = iron_to_f32(v3154);
-        const float v3156 = v3152 + v3155;
-        const iron_bf16 v3157 = iron_f32_to_bf16(v3156);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3158 = v3110 * v4;
-        const unsigned int v3159 = v3158 + v68;
-        const unsigned int v3160 = v3159 + v3112;
-        out[v3160] = v3157;
+      const bool v3082 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3083 = v3045 < v15;
+      const bool v3084 = v3082 && v3083;
+      if (v3084) {
+        const float v3085 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3086 = v68 + v3045;
+        const iron_bf16 v3087 = bias[v3086];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3088 = iron_to_f32(v3087);
+        const float v3089 = v3085 + v3088;
+        const iron_bf16 v3090 = iron_f32_to_bf16(v3089);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3091 = v3043 * v4;
+        const unsigned int v3092 = v3091 + v68;
+        const unsigned int v3093 = v3092 + v3045;
+        out[v3093] = v3090;
       }
-      const unsigned int v3162 = v1126 + v3114;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3164 = v1125 + v3119;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3165 = v3162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3166 = v3164 < v15;
-      const bool v3167 = v3165 && v3166;
-      if (v3167) {
-        const float v3168 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3169 = v68 + v3164;
-        const iron_bf16 v3170 = bias[v3169];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3171 = iron_to_f32(v3170);
-        const float v3172 = v3168 + v3171;
-        const iron_bf16 v3173 = iron_f32_to_bf16(v3172);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3174 = v3162 * v4;
-        const unsigned int v3175 = v3174 + v68;
-        const unsigned int v3176 = v3175 + v3164;
-        out[v3176] = v3173;
+      const unsigned int v3095 = v1127 + v3047;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3097 = v1126 + v3052;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3098 = v3095 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3099 = v3097 < v15;
+      const bool v3100 = v3098 && v3099;
+      if (v3100) {
+        const float v3101 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3102 = v68 + v3097;
+        const iron_bf16 v3103 = bias[v3102];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3104 = iron_to_f32(v3103);
+        const float v3105 = v3101 + v3104;
+        const iron_bf16 v3106 = iron_f32_to_bf16(v3105);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3107 = v3095 * v4;
+        const unsigned int v3108 = v3107 + v68;
+        const unsigned int v3109 = v3108 + v3097;
+        out[v3109] = v3106;
       }
     }
-    const unsigned int v3177 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3178 = v1126 + v3177;
-    const unsigned int v3179 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3180 = v1125 + v3179;
-    const unsigned int v3182 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3183 = v3182 == v3177;
-    const unsigned int v3186 = v3179 + 1u;
-    const unsigned int v3187 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));
-    const bool v3188 = v3187 == v3186;
-    const bool v3189 = v3183 && v3188;
-    const unsigned int v3192 = v3180 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3193 = v3192 == 0u;
-    const bool v3194 = v3189 && v3193;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3194) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3195 = v3178 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3196 = v3180 < v15;
-      const bool v3197 = v3195 && v3196;
-      if (v3197) {
-        const unsigned int v3198 = v68 + v3180;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3199 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3200 = bias[v3198];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3201 = iron_to_f32(v3200);
-        const float v3202 = v3199 + v3201;
-        const iron_bf16 v3203 = iron_f32_to_bf16(v3202);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3204 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3206 = v3198 + 1u;
-        const iron_bf16 v3207 = bias[v3206];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3208 = iron_to_f32(v3207);
-        const float v3209 = v3204 + v3208;
-        const iron_bf16 v3210 = iron_f32_to_bf16(v3209);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3211 = v3178 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3212 = v3211 + v3198;
-        *reinterpret_cast<iron_bf16x2*>(out + v3212) = iron_bf16x2{{v3203, v3210}};
+    const unsigned int v3110 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3111 = v1127 + v3110;
+    const unsigned int v3112 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3113 = v1126 + v3112;
+    const unsigned int v3115 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3116 = v3115 == v3110;
+    const unsigned int v3119 = v3112 + 1u;
+    const unsigned int v3120 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));
+    const bool v3121 = v3120 == v3119;
+    const bool v3122 = v3116 && v3121;
+    const unsigned int v3125 = v3113 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3126 = v3125 == 0u;
+    const bool v3127 = v3122 && v3126;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3127) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3128 = v3111 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3129 = v3113 < v15;
+      const bool v3130 = v3128 && v3129;
+      if (v3130) {
+        const unsigned int v3131 = v68 + v3113;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3132 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3133 = bias[v3131];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3134 = iron_to_f32(v3133);
+        const float v3135 = v3132 + v3134;
+        const iron_bf16 v3136 = iron_f32_to_bf16(v3135);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3137 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3139 = v3131 + 1u;
+        const iron_bf16 v3140 = bias[v3139];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3141 = iron_to_f32(v3140);
+        const float v3142 = v3137 + v3141;
+        const iron_bf16 v3143 = iron_f32_to_bf16(v3142);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3144 = v3111 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3145 = v3144 + v3131;
+        *reinterpret_cast<iron_bf16x2*>(out + v3145) = iron_bf16x2{{v3136, v3143}};
       }
     } else {
-      const bool v3217 = v3178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3218 = v3180 < v15;
-      const bool v3219 = v3217 && v3218;
-      if (v3219) {
-        const float v3220 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3221 = v68 + v3180;
-        const iron_bf16 v3222 = bias[v3221];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3223 = iron_to_f32(v3222);
-        const float v3224 = v3220 + v3223;
-        const iron_bf16 v3225 = iron_f32_to_bf16(v3224);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3226 = v3178 * v4;
-        const unsigned int v3227 = v3226 + v68;
-        const unsigned int v3228 = v3227 + v3180;
-        out[v3228] = v3225;
+      const bool v3150 = v3111 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3151 = v3113 < v15;
+      const bool v3152 = v3150 && v3151;
+      if (v3152) {
+        const float v3153 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3154 = v68 + v3113;
+        const iron_bf16 v3155 = bias[v3154];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3156 = iron_to_f32(v3155);
+        const float v3157 = v3153 + v3156;
+        const iron_bf16 v3158 = iron_f32_to_bf16(v3157);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3159 = v3111 * v4;
+        const unsigned int v3160 = v3159 + v68;
+        const unsigned int v3161 = v3160 + v3113;
+        out[v3161] = v3158;
       }
-      const unsigned int v3230 = v1126 + v3182;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3232 = v1125 + v3187;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3233 = v3230 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3234 = v3232 < v15;
-      const bool v3235 = v3233 && v3234;
-      if (v3235) {
-        const float v3236 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3237 = v68 + v3232;
-        const iron_bf16 v3238 = bias[v3237];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3239 = iron_to_f32(v3238);
-        const float v3240 = v3236 + v3239;
-        const iron_bf16 v3241 = iron_f32_to_bf16(v3240);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3242 = v3230 * v4;
-        const unsigned int v3243 = v3242 + v68;
-        const unsigned int v3244 = v3243 + v3232;
-        out[v3244] = v3241;
+      const unsigned int v3163 = v1127 + v3115;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3165 = v1126 + v3120;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3166 = v3163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3167 = v3165 < v15;
+      const bool v3168 = v3166 && v3167;
+      if (v3168) {
+        const float v3169 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3170 = v68 + v3165;
+        const iron_bf16 v3171 = bias[v3170];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3172 = iron_to_f32(v3171);
+        const float v3173 = v3169 + v3172;
+        const iron_bf16 v3174 = iron_f32_to_bf16(v3173);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3175 = v3163 * v4;
+        const unsigned int v3176 = v3175 + v68;
+        const unsigned int v3177 = v3176 + v3165;
+        out[v3177] = v3174;
       }
     }
-    const unsigned int v3245 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3246 = v1126 + v3245;
-    const unsigned int v3247 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3248 = v1125 + v3247;
-    const unsigned int v3250 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3251 = v3250 == v3245;
-    const unsigned int v3254 = v3247 + 1u;
-    const unsigned int v3255 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));
-    const bool v3256 = v3255 == v3254;
-    const bool v3257 = v3251 && v3256;
-    const unsigned int v3260 = v3248 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3261 = v3260 == 0u;
-    const bool v3262 = v3257 && v3261;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3262) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3263 = v3246 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3264 = v3248 < v15;
-      const bool v3265 = v3263 && v3264;
-      if (v3265) {
-        const unsigned int v3266 = v68 + v3248;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3267 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3268 = bias[v3266];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3269 = iron_to_f32(v3268);
-        const float v3270 = v3267 + v3269;
-        const iron_bf16 v3271 = iron_f32_to_bf16(v3270);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3272 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3274 = v3266 + 1u;
-        const iron_bf16 v3275 = bias[v3274];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3276 = iron_to_f32(v3275);
-        const float v3277 = v3272 + v3276;
-        const iron_bf16 v3278 = iron_f32_to_bf16(v3277);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3279 = v3246 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3280 = v3279 + v3266;
-        *reinterpret_cast<iron_bf16x2*>(out + v3280) = iron_bf16x2{{v3271, v3278}};
+    const unsigned int v3178 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3179 = v1127 + v3178;
+    const unsigned int v3180 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3181 = v1126 + v3180;
+    const unsigned int v3183 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3184 = v3183 == v3178;
+    const unsigned int v3187 = v3180 + 1u;
+    const unsigned int v3188 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));
+    const bool v3189 = v3188 == v3187;
+    const bool v3190 = v3184 && v3189;
+    const unsigned int v3193 = v3181 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3194 = v3193 == 0u;
+    const bool v3195 = v3190 && v3194;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3195) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3196 = v3179 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3197 = v3181 < v15;
+      const bool v3198 = v3196 && v3197;
+      if (v3198) {
+        const unsigned int v3199 = v68 + v3181;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3200 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3201 = bias[v3199];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3202 = iron_to_f32(v3201);
+        const float v3203 = v3200 + v3202;
+        const iron_bf16 v3204 = iron_f32_to_bf16(v3203);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3205 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3207 = v3199 + 1u;
+        const iron_bf16 v3208 = bias[v3207];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3209 = iron_to_f32(v3208);
+        const float v3210 = v3205 + v3209;
+        const iron_bf16 v3211 = iron_f32_to_bf16(v3210);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3212 = v3179 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3213 = v3212 + v3199;
+        *reinterpret_cast<iron_bf16x2*>(out + v3213) = iron_bf16x2{{v3204, v3211}};
       }
     } else {
-      const bool v3285 = v3246 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3286 = v3248 < v15;
-      const bool v3287 = v3285 && v3286;
-      if (v3287) {
-        const float v3288 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3289 = v68 + v3248;
-        const iron_bf16 v3290 = bias[v3289];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3291 = iron_to_f32(v3290);
-        const float v3292 = v3288 + v3291;
-        const iron_bf16 v3293 = iron_f32_to_bf16(v3292);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3294 = v3246 * v4;
-        const unsigned int v3295 = v3294 + v68;
-        const unsigned int v3296 = v3295 + v3248;
-        out[v3296] = v3293;
+      const bool v3218 = v3179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3219 = v3181 < v15;
+      const bool v3220 = v3218 && v3219;
+      if (v3220) {
+        const float v3221 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3222 = v68 + v3181;
+        const iron_bf16 v3223 = bias[v3222];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3224 = iron_to_f32(v3223);
+        const float v3225 = v3221 + v3224;
+        const iron_bf16 v3226 = iron_f32_to_bf16(v3225);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3227 = v3179 * v4;
+        const unsigned int v3228 = v3227 + v68;
+        const unsigned int v3229 = v3228 + v3181;
+        out[v3229] = v3226;
       }
-      const unsigned int v3298 = v1126 + v3250;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3300 = v1125 + v3255;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3301 = v3298 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3302 = v3300 < v15;
-      const bool v3303 = v3301 && v3302;
-      if (v3303) {
-        const float v3304 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3305 = v68 + v3300;
-        const iron_bf16 v3306 = bias[v3305];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3307 = iron_to_f32(v3306);
-        const float v3308 = v3304 + v3307;
-        const iron_bf16 v3309 = iron_f32_to_bf16(v3308);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3310 = v3298 * v4;
-        const unsigned int v3311 = v3310 + v68;
-        const unsigned int v3312 = v3311 + v3300;
-        out[v3312] = v3309;
+      const unsigned int v3231 = v1127 + v3183;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3233 = v1126 + v3188;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3234 = v3231 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3235 = v3233 < v15;
+      const bool v3236 = v3234 && v3235;
+      if (v3236) {
+        const float v3237 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3238 = v68 + v3233;
+        const iron_bf16 v3239 = bias[v3238];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3240 = iron_to_f32(v3239);
+        const float v3241 = v3237 + v3240;
+        const iron_bf16 v3242 = iron_f32_to_bf16(v3241);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3243 = v3231 * v4;
+        const unsigned int v3244 = v3243 + v68;
+        const unsigned int v3245 = v3244 + v3233;
+        out[v3245] = v3242;
       }
     }
-    const unsigned int v3313 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3314 = v1126 + v3313;
-    const unsigned int v3315 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3316 = v1125 + v3315;
-    const unsigned int v3318 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3319 = v3318 == v3313;
-    const unsigned int v3322 = v3315 + 1u;
-    const unsigned int v3323 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));
-    const bool v3324 = v3323 == v3322;
-    const bool v3325 = v3319 && v3324;
-    const unsigned int v3328 = v3316 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3329 = v3328 == 0u;
-    const bool v3330 = v3325 && v3329;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3330) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3331 = v3314 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3332 = v3316 < v15;
-      const bool v3333 = v3331 && v3332;
-      if (v3333) {
-        const unsigned int v3334 = v68 + v3316;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3335 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3336 = bias[v3334];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3337 = iron_to_f32(v3336);
-        const float v3338 = v3335 + v3337;
-        const iron_bf16 v3339 = iron_f32_to_bf16(v3338);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3340 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3342 = v3334 + 1u;
-        const iron_bf16 v3343 = bias[v3342];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3344 = iron_to_f32(v3343);
-        const float v3345 = v3340 + v3344;
-        const iron_bf16 v3346 = iron_f32_to_bf16(v3345);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3347 = v3314 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3348 = v3347 + v3334;
-        *reinterpret_cast<iron_bf16x2*>(out + v3348) = iron_bf16x2{{v3339, v3346}};
+    const unsigned int v3246 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3247 = v1127 + v3246;
+    const unsigned int v3248 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3249 = v1126 + v3248;
+    const unsigned int v3251 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3252 = v3251 == v3246;
+    const unsigned int v3255 = v3248 + 1u;
+    const unsigned int v3256 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));
+    const bool v3257 = v3256 == v3255;
+    const bool v3258 = v3252 && v3257;
+    const unsigned int v3261 = v3249 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3262 = v3261 == 0u;
+    const bool v3263 = v3258 && v3262;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3263) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3264 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3265 = v3249 < v15;
+      const bool v3266 = v3264 && v3265;
+      if (v3266) {
+        const unsigned int v3267 = v68 + v3249;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3268 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3269 = bias[v3267];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3270 = iron_to_f32(v3269);
+        const float v3271 = v3268 + v3270;
+        const iron_bf16 v3272 = iron_f32_to_bf16(v3271);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3273 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3275 = v3267 + 1u;
+        const iron_bf16 v3276 = bias[v3275];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3277 = iron_to_f32(v3276);
+        const float v3278 = v3273 + v3277;
+        const iron_bf16 v3279 = iron_f32_to_bf16(v3278);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3280 = v3247 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3281 = v3280 + v3267;
+        *reinterpret_cast<iron_bf16x2*>(out + v3281) = iron_bf16x2{{v3272, v3279}};
       }
     } else {
-      const bool v3353 = v3314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3354 = v3316 < v15;
-      const bool v3355 = v3353 && v3354;
-      if (v3355) {
-        const float v3356 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3357 = v68 + v3316;
-        const iron_bf16 v3358 = bias[v3357];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3359 = iron_to_f32(v3358);
-        const float v3360 = v3356 + v3359;
-        const iron_bf16 v3361 = iron_f32_to_bf16(v3360);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3362 = v3314 * v4;
-        const unsigned int v3363 = v3362 + v68;
-        const unsigned int v3364 = v3363 + v3316;
-        out[v3364] = v3361;
+      const bool v3286 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3287 = v3249 < v15;
+      const bool v3288 = v3286 && v3287;
+      if (v3288) {
+        const float v3289 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3290 = v68 + v3249;
+        const iron_bf16 v3291 = bias[v3290];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3292 = iron_to_f32(v3291);
+        const float v3293 = v3289 + v3292;
+        const iron_bf16 v3294 = iron_f32_to_bf16(v3293);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3295 = v3247 * v4;
+        const unsigned int v3296 = v3295 + v68;
+        const unsigned int v3297 = v3296 + v3249;
+        out[v3297] = v3294;
       }
-      const unsigned int v3366 = v1126 + v3318;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3368 = v1125 + v3323;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3369 = v3366 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3370 = v3368 < v15;
-      const bool v3371 = v3369 && v3370;
-      if (v3371) {
-        const float v3372 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3373 = v68 + v3368;
-        const iron_bf16 v3374 = bias[v3373];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3375 = iron_to_f32(v3374);
-        const float v3376 = v3372 + v3375;
-        const iron_bf16 v3377 = iron_f32_to_bf16(v3376);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3378 = v3366 * v4;
-        const unsigned int v3379 = v3378 + v68;
-        const unsigned int v3380 = v3379 + v3368;
-        out[v3380] = v3377;
+      const unsigned int v3299 = v1127 + v3251;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3301 = v1126 + v3256;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3302 = v3299 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3303 = v3301 < v15;
+      const bool v3304 = v3302 && v3303;
+      if (v3304) {
+        const float v3305 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3306 = v68 + v3301;
+        const iron_bf16 v3307 = bias[v3306];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3308 = iron_to_f32(v3307);
+        const float v3309 = v3305 + v3308;
+        const iron_bf16 v3310 = iron_f32_to_bf16(v3309);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3311 = v3299 * v4;
+        const unsigned int v3312 = v3311 + v68;
+        const unsigned int v3313 = v3312 + v3301;
+        out[v3313] = v3310;
       }
     }
-    const unsigned int v3381 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3382 = v1126 + v3381;
-    const unsigned int v3383 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3384 = v1125 + v3383;
-    const unsigned int v3386 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3387 = v3386 == v3381;
-    const unsigned int v3390 = v3383 + 1u;
-    const unsigned int v3391 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));
-    const bool v3392 = v3391 == v3390;
-    const bool v3393 = v3387 && v3392;
-    const unsigned int v3396 = v3384 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3397 = v3396 == 0u;
-    const bool v3398 = v3393 && v3397;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3398) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3399 = v3382 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3400 = v3384 < v15;
-      const bool v3401 = v3399 && v3400;
-      if (v3401) {
-        const unsigned int v3402 = v68 + v3384;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3403 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3404 = bias[v3402];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3405 = iron_to_f32(v3404);
-        const float v3406 = v3403 + v3405;
-        const iron_bf16 v3407 = iron_f32_to_bf16(v3406);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3408 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3410 = v3402 + 1u;
-        const iron_bf16 v3411 = bias[v3410];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3412 = iron_to_f32(v3411);
-        const float v3413 = v3408 + v3412;
-        const iron_bf16 v3414 = iron_f32_to_bf16(v3413);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3415 = v3382 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3416 = v3415 + v3402;
-        *reinterpret_cast<iron_bf16x2*>(out + v3416) = iron_bf16x2{{v3407, v3414}};
+    const unsigned int v3314 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3315 = v1127 + v3314;
+    const unsigned int v3316 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3317 = v1126 + v3316;
+    const unsigned int v3319 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3320 = v3319 == v3314;
+    const unsigned int v3323 = v3316 + 1u;
+    const unsigned int v3324 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));
+    const bool v3325 = v3324 == v3323;
+    const bool v3326 = v3320 && v3325;
+    const unsigned int v3329 = v3317 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3330 = v3329 == 0u;
+    const bool v3331 = v3326 && v3330;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3331) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3332 = v3315 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3333 = v3317 < v15;
+      const bool v3334 = v3332 && v3333;
+      if (v3334) {
+        const unsigned int v3335 = v68 + v3317;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3336 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3337 = bias[v3335];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3338 = iron_to_f32(v3337);
+        const float v3339 = v3336 + v3338;
+        const iron_bf16 v3340 = iron_f32_to_bf16(v3339);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3341 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3343 = v3335 + 1u;
+        const iron_bf16 v3344 = bias[v3343];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3345 = iron_to_f32(v3344);
+        const float v3346 = v3341 + v3345;
+        const iron_bf16 v3347 = iron_f32_to_bf16(v3346);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3348 = v3315 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3349 = v3348 + v3335;
+        *reinterpret_cast<iron_bf16x2*>(out + v3349) = iron_bf16x2{{v3340, v3347}};
       }
     } else {
-      const bool v3421 = v3382 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3422 = v3384 < v15;
-      const bool v3423 = v3421 && v3422;
-      if (v3423) {
-        const float v3424 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3425 = v68 + v3384;
-        const iron_bf16 v3426 = bias[v3425];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3427 = iron_to_f32(v3426);
-        const float v3428 = v3424 + v3427;
-        const iron_bf16 v3429 = iron_f32_to_bf16(v3428);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3430 = v3382 * v4;
-        const unsigned int v3431 = v3430 + v68;
-        const unsigned int v3432 = v3431 + v3384;
-        out[v3432] = v3429;
+      const bool v3354 = v3315 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3355 = v3317 < v15;
+      const bool v3356 = v3354 && v3355;
+      if (v3356) {
+        const float v3357 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3358 = v68 + v3317;
+        const iron_bf16 v3359 = bias[v3358];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3360 = iron_to_f32(v3359);
+        const float v3361 = v3357 + v3360;
+        const iron_bf16 v3362 = iron_f32_to_bf16(v3361);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3363 = v3315 * v4;
+        const unsigned int v3364 = v3363 + v68;
+        const unsigned int v3365 = v3364 + v3317;
+        out[v3365] = v3362;
       }
-      const unsigned int v3434 = v1126 + v3386;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3436 = v1125 + v3391;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3437 = v3434 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3438 = v3436 < v15;
-      const bool v3439 = v3437 && v3438;
-      if (v3439) {
-        const float v3440 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3441 = v68 + v3436;
-        const iron_bf16 v3442 = bias[v3441];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3443 = iron_to_f32(v3442);
-        const float v3444 = v3440 + v3443;
-        const iron_bf16 v3445 = iron_f32_to_bf16(v3444);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3446 = v3434 * v4;
-        const unsigned int v3447 = v3446 + v68;
-        const unsigned int v3448 = v3447 + v3436;
-        out[v3448] = v3445;
+      const unsigned int v3367 = v1127 + v3319;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3369 = v1126 + v3324;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3371 = v3369 < v15;
+      const bool v3372 = v3370 && v3371;
+      if (v3372) {
+        const float v3373 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3374 = v68 + v3369;
+        const iron_bf16 v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3376 = iron_to_f32(v3375);
+        const float v3377 = v3373 + v3376;
+        const iron_bf16 v3378 = iron_f32_to_bf16(v3377);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3379 = v3367 * v4;
+        const unsigned int v3380 = v3379 + v68;
+        const unsigned int v3381 = v3380 + v3369;
+        out[v3381] = v3378;
       }
     }
-    const unsigned int v3449 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3450 = v1126 + v3449;
-    const unsigned int v3451 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3452 = v1125 + v3451;
-    const unsigned int v3454 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3455 = v3454 == v3449;
-    const unsigned int v3458 = v3451 + 1u;
-    const unsigned int v3459 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));
-    const bool v3460 = v3459 == v3458;
-    const bool v3461 = v3455 && v3460;
-    const unsigned int v3464 = v3452 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3465 = v3464 == 0u;
-    const bool v3466 = v3461 && v3465;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3466) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3467 = v3450 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3468 = v3452 < v15;
-      const bool v3469 = v3467 && v3468;
-      if (v3469) {
-        const unsigned int v3470 = v68 + v3452;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3471 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3472 = bias[v3470];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3473 = iron_to_f32(v3472);
-        const float v3474 = v3471 + v3473;
-        const iron_bf16 v3475 = iron_f32_to_bf16(v3474);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3476 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3478 = v3470 + 1u;
-        const iron_bf16 v3479 = bias[v3478];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3480 = iron_to_f32(v3479);
-        const float v3481 = v3476 + v3480;
-        const iron_bf16 v3482 = iron_f32_to_bf16(v3481);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3483 = v3450 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3484 = v3483 + v3470;
-        *reinterpret_cast<iron_bf16x2*>(out + v3484) = iron_bf16x2{{v3475, v3482}};
+    const unsigned int v3382 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3383 = v1127 + v3382;
+    const unsigned int v3384 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3385 = v1126 + v3384;
+    const unsigned int v3387 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3388 = v3387 == v3382;
+    const unsigned int v3391 = v3384 + 1u;
+    const unsigned int v3392 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));
+    const bool v3393 = v3392 == v3391;
+    const bool v3394 = v3388 && v3393;
+    const unsigned int v3397 = v3385 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3398 = v3397 == 0u;
+    const bool v3399 = v3394 && v3398;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3399) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3400 = v3383 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3401 = v3385 < v15;
+      const bool v3402 = v3400 && v3401;
+      if (v3402) {
+        const unsigned int v3403 = v68 + v3385;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3404 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3405 = bias[v3403];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3406 = iron_to_f32(v3405);
+        const float v3407 = v3404 + v3406;
+        const iron_bf16 v3408 = iron_f32_to_bf16(v3407);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3409 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3411 = v3403 + 1u;
+        const iron_bf16 v3412 = bias[v3411];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3413 = iron_to_f32(v3412);
+        const float v3414 = v3409 + v3413;
+        const iron_bf16 v3415 = iron_f32_to_bf16(v3414);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3416 = v3383 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3417 = v3416 + v3403;
+        *reinterpret_cast<iron_bf16x2*>(out + v3417) = iron_bf16x2{{v3408, v3415}};
       }
     } else {
-      const bool v3489 = v3450 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3490 = v3452 < v15;
-      const bool v3491 = v3489 && v3490;
-      if (v3491) {
-        const float v3492 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3493 = v68 + v3452;
-        const iron_bf16 v3494 = bias[v3493];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3495 = iron_to_f32(v3494);
-        const float v3496 = v3492 + v3495;
-        const iron_bf16 v3497 = iron_f32_to_bf16(v3496);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3498 = v3450 * v4;
-        const unsigned int v3499 = v3498 + v68;
-        const unsigned int v3500 = v3499 + v3452;
-        out[v3500] = v3497;
+      const bool v3422 = v3383 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3423 = v3385 < v15;
+      const bool v3424 = v3422 && v3423;
+      if (v3424) {
+        const float v3425 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3426 = v68 + v3385;
+        const iron_bf16 v3427 = bias[v3426];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3428 = iron_to_f32(v3427);
+        const float v3429 = v3425 + v3428;
+        const iron_bf16 v3430 = iron_f32_to_bf16(v3429);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3431 = v3383 * v4;
+        const unsigned int v3432 = v3431 + v68;
+        const unsigned int v3433 = v3432 + v3385;
+        out[v3433] = v3430;
       }
-      const unsigned int v3502 = v1126 + v3454;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3504 = v1125 + v3459;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3505 = v3502 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3506 = v3504 < v15;
-      const bool v3507 = v3505 && v3506;
-      if (v3507) {
-        const float v3508 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3509 = v68 + v3504;
-        const iron_bf16 v3510 = bias[v3509];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3511 = iron_to_f32(v3510);
-        const float v3512 = v3508 + v3511;
-        const iron_bf16 v3513 = iron_f32_to_bf16(v3512);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3514 = v3502 * v4;
-        const unsigned int v3515 = v3514 + v68;
-        const unsigned int v3516 = v3515 + v3504;
-        out[v3516] = v3513;
+      const unsigned int v3435 = v1127 + v3387;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3437 = v1126 + v3392;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3438 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3439 = v3437 < v15;
+      const bool v3440 = v3438 && v3439;
+      if (v3440) {
+        const float v3441 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3442 = v68 + v3437;
+        const iron_bf16 v3443 = bias[v3442];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3444 = iron_to_f32(v3443);
+        const float v3445 = v3441 + v3444;
+        const iron_bf16 v3446 = iron_f32_to_bf16(v3445);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3447 = v3435 * v4;
+        const unsigned int v3448 = v3447 + v68;
+        const unsigned int v3449 = v3448 + v3437;
+        out[v3449] = v3446;
       }
     }
-    const unsigned int v3517 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3518 = v1126 + v3517;
-    const unsigned int v3519 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3520 = v1125 + v3519;
-    const unsigned int v3522 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3523 = v3522 == v3517;
-    const unsigned int v3526 = v3519 + 1u;
-    const unsigned int v3527 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));
-    const bool v3528 = v3527 == v3526;
-    const bool v3529 = v3523 && v3528;
-    const unsigned int v3532 = v3520 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3533 = v3532 == 0u;
-    const bool v3534 = v3529 && v3533;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3534) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3535 = v3518 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3536 = v3520 < v15;
-      const bool v3537 = v3535 && v3536;
-      if (v3537) {
-        const unsigned int v3538 = v68 + v3520;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3539 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3540 = bias[v3538];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3541 = iron_to_f32(v3540);
-        const float v3542 = v3539 + v3541;
-        const iron_bf16 v3543 = iron_f32_to_bf16(v3542);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3544 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3546 = v3538 + 1u;
-        const iron_bf16 v3547 = bias[v3546];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3548 = iron_to_f32(v3547);
-        const float v3549 = v3544 + v3548;
-        const iron_bf16 v3550 = iron_f32_to_bf16(v3549);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3551 = v3518 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3552 = v3551 + v3538;
-        *reinterpret_cast<iron_bf16x2*>(out + v3552) = iron_bf16x2{{v3543, v3550}};
+    const unsigned int v3450 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3451 = v1127 + v3450;
+    const unsigned int v3452 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3453 = v1126 + v3452;
+    const unsigned int v3455 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3456 = v3455 == v3450;
+    const unsigned int v3459 = v3452 + 1u;
+    const unsigned int v3460 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));
+    const bool v3461 = v3460 == v3459;
+    const bool v3462 = v3456 && v3461;
+    const unsigned int v3465 = v3453 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3466 = v3465 == 0u;
+    const bool v3467 = v3462 && v3466;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3467) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3468 = v3451 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3469 = v3453 < v15;
+      const bool v3470 = v3468 && v3469;
+      if (v3470) {
+        const unsigned int v3471 = v68 + v3453;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3472 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3473 = bias[v3471];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3474 = iron_to_f32(v3473);
+        const float v3475 = v3472 + v3474;
+        const iron_bf16 v3476 = iron_f32_to_bf16(v3475);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3477 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3479 = v3471 + 1u;
+        const iron_bf16 v3480 = bias[v3479];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3481 = iron_to_f32(v3480);
+        const float v3482 = v3477 + v3481;
+        const iron_bf16 v3483 = iron_f32_to_bf16(v3482);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3484 = v3451 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3485 = v3484 + v3471;
+        *reinterpret_cast<iron_bf16x2*>(out + v3485) = iron_bf16x2{{v3476, v3483}};
       }
     } else {
-      const bool v3557 = v3518 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3558 = v3520 < v15;
-      const bool v3559 = v3557 && v3558;
-      if (v3559) {
-        const float v3560 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3561 = v68 + v3520;
-        const iron_bf16 v3562 = bias[v3561];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3563 = iron_to_f32(v3562);
-        const float v3564 = v3560 + v3563;
-        const iron_bf16 v3565 = iron_f32_to_bf16(v3564);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3566 = v3518 * v4;
-        const unsigned int v3567 = v3566 + v68;
-        const unsigned int v3568 = v3567 + v3520;
-        out[v3568] = v3565;
+      const bool v3490 = v3451 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3491 = v3453 < v15;
+      const bool v3492 = v3490 && v3491;
+      if (v3492) {
+        const float v3493 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3494 = v68 + v3453;
+        const iron_bf16 v3495 = bias[v3494];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3496 = iron_to_f32(v3495);
+        const float v3497 = v3493 + v3496;
+        const iron_bf16 v3498 = iron_f32_to_bf16(v3497);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3499 = v3451 * v4;
+        const unsigned int v3500 = v3499 + v68;
+        const unsigned int v3501 = v3500 + v3453;
+        out[v3501] = v3498;
       }
-      const unsigned int v3570 = v1126 + v3522;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3572 = v1125 + v3527;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3573 = v3570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3574 = v3572 < v15;
-      const bool v3575 = v3573 && v3574;
-      if (v3575) {
-        const float v3576 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3577 = v68 + v3572;
-        const iron_bf16 v3578 = bias[v3577];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3579 = iron_to_f32(v3578);
-        const float v3580 = v3576 + v3579;
-        const iron_bf16 v3581 = iron_f32_to_bf16(v3580);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3582 = v3570 * v4;
-        const unsigned int v3583 = v3582 + v68;
-        const unsigned int v3584 = v3583 + v3572;
-        out[v3584] = v3581;
+      const unsigned int v3503 = v1127 + v3455;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3505 = v1126 + v3460;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3506 = v3503 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3507 = v3505 < v15;
+      const bool v3508 = v3506 && v3507;
+      if (v3508) {
+        const float v3509 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3510 = v68 + v3505;
+        const iron_bf16 v3511 = bias[v3510];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3512 = iron_to_f32(v3511);
+        const float v3513 = v3509 + v3512;
+        const iron_bf16 v3514 = iron_f32_to_bf16(v3513);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3515 = v3503 * v4;
+        const unsigned int v3516 = v3515 + v68;
+        const unsigned int v3517 = v3516 + v3505;
+        out[v3517] = v3514;
       }
     }
-    const unsigned int v3585 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3586 = v1126 + v3585;
-    const unsigned int v3587 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3588 = v1125 + v3587;
-    const unsigned int v3590 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3591 = v3590 == v3585;
-    const unsigned int v3594 = v3587 + 1u;
-    const unsigned int v3595 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));
-    const bool v3596 = v3595 == v3594;
-    const bool v3597 = v3591 && v3596;
-    const unsigned int v3600 = v3588 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3601 = v3600 == 0u;
-    const bool v3602 = v3597 && v3601;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3602) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3603 = v3586 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3604 = v3588 < v15;
-      const bool v3605 = v3603 && v3604;
-      if (v3605) {
-        const unsigned int v3606 = v68 + v3588;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3607 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3608 = bias[v3606];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3609 = iron_to_f32(v3608);
-        const float v3610 = v3607 + v3609;
-        const iron_bf16 v3611 = iron_f32_to_bf16(v3610);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3612 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3614 = v3606 + 1u;
-        const iron_bf16 v3615 = bias[v3614];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3616 = iron_to_f32(v3615);
-        const float v3617 = v3612 + v3616;
-        const iron_bf16 v3618 = iron_f32_to_bf16(v3617);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3619 = v3586 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3620 = v3619 + v3606;
-        *reinterpret_cast<iron_bf16x2*>(out + v3620) = iron_bf16x2{{v3611, v3618}};
+    const unsigned int v3518 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3519 = v1127 + v3518;
+    const unsigned int v3520 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3521 = v1126 + v3520;
+    const unsigned int v3523 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3524 = v3523 == v3518;
+    const unsigned int v3527 = v3520 + 1u;
+    const unsigned int v3528 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));
+    const bool v3529 = v3528 == v3527;
+    const bool v3530 = v3524 && v3529;
+    const unsigned int v3533 = v3521 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3534 = v3533 == 0u;
+    const bool v3535 = v3530 && v3534;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3535) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3536 = v3519 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3537 = v3521 < v15;
+      const bool v3538 = v3536 && v3537;
+      if (v3538) {
+        const unsigned int v3539 = v68 + v3521;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3540 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3541 = bias[v3539];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3542 = iron_to_f32(v3541);
+        const float v3543 = v3540 + v3542;
+        const iron_bf16 v3544 = iron_f32_to_bf16(v3543);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3545 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3547 = v3539 + 1u;
+        const iron_bf16 v3548 = bias[v3547];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3549 = iron_to_f32(v3548);
+        const float v3550 = v3545 + v3549;
+        const iron_bf16 v3551 = iron_f32_to_bf16(v3550);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3552 = v3519 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3553 = v3552 + v3539;
+        *reinterpret_cast<iron_bf16x2*>(out + v3553) = iron_bf16x2{{v3544, v3551}};
       }
     } else {
-      const bool v3625 = v3586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3626 = v3588 < v15;
-      const bool v3627 = v3625 && v3626;
-      if (v3627) {
-        const float v3628 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3629 = v68 + v3588;
-        const iron_bf16 v3630 = bias[v3629];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3631 = iron_to_f32(v3630);
-        const float v3632 = v3628 + v3631;
-        const iron_bf16 v3633 = iron_f32_to_bf16(v3632);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3634 = v3586 * v4;
-        const unsigned int v3635 = v3634 + v68;
-        const unsigned int v3636 = v3635 + v3588;
-        out[v3636] = v3633;
+      const bool v3558 = v3519 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3559 = v3521 < v15;
+      const bool v3560 = v3558 && v3559;
+      if (v3560) {
+        const float v3561 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3562 = v68 + v3521;
+        const iron_bf16 v3563 = bias[v3562];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3564 = iron_to_f32(v3563);
+        const float v3565 = v3561 + v3564;
+        const iron_bf16 v3566 = iron_f32_to_bf16(v3565);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3567 = v3519 * v4;
+        const unsigned int v3568 = v3567 + v68;
+        const unsigned int v3569 = v3568 + v3521;
+        out[v3569] = v3566;
       }
-      const unsigned int v3638 = v1126 + v3590;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3640 = v1125 + v3595;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3641 = v3638 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3642 = v3640 < v15;
-      const bool v3643 = v3641 && v3642;
-      if (v3643) {
-        const float v3644 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3645 = v68 + v3640;
-        const iron_bf16 v3646 = bias[v3645];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3647 = iron_to_f32(v3646);
-        const float v3648 = v3644 + v3647;
-        const iron_bf16 v3649 = iron_f32_to_bf16(v3648);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3650 = v3638 * v4;
-        const unsigned int v3651 = v3650 + v68;
-        const unsigned int v3652 = v3651 + v3640;
-        out[v3652] = v3649;
+      const unsigned int v3571 = v1127 + v3523;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3573 = v1126 + v3528;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3574 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3575 = v3573 < v15;
+      const bool v3576 = v3574 && v3575;
+      if (v3576) {
+        const float v3577 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3578 = v68 + v3573;
+        const iron_bf16 v3579 = bias[v3578];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3580 = iron_to_f32(v3579);
+        const float v3581 = v3577 + v3580;
+        const iron_bf16 v3582 = iron_f32_to_bf16(v3581);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3583 = v3571 * v4;
+        const unsigned int v3584 = v3583 + v68;
+        const unsigned int v3585 = v3584 + v3573;
+        out[v3585] = v3582;
       }
     }
-    const unsigned int v3653 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3654 = v1126 + v3653;
-    const unsigned int v3655 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3656 = v1125 + v3655;
-    const unsigned int v3658 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3659 = v3658 == v3653;
-    const unsigned int v3662 = v3655 + 1u;
-    const unsigned int v3663 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));
-    const bool v3664 = v3663 == v3662;
-    const bool v3665 = v3659 && v3664;
-    const unsigned int v3668 = v3656 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3669 = v3668 == 0u;
-    const bool v3670 = v3665 && v3669;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3670) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3671 = v3654 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3672 = v3656 < v15;
-      const bool v3673 = v3671 && v3672;
-      if (v3673) {
-        const unsigned int v3674 = v68 + v3656;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3675 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3676 = bias[v3674];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3677 = iron_to_f32(v3676);
-        const float v3678 = v3675 + v3677;
-        const iron_bf16 v3679 = iron_f32_to_bf16(v3678);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3680 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3682 = v3674 + 1u;
-        const iron_bf16 v3683 = bias[v3682];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3684 = iron_to_f32(v3683);
-        const float v3685 = v3680 + v3684;
-        const iron_bf16 v3686 = iron_f32_to_bf16(v3685);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3687 = v3654 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3688 = v3687 + v3674;
-        *reinterpret_cast<iron_bf16x2*>(out + v3688) = iron_bf16x2{{v3679, v3686}};
+    const unsigned int v3586 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3587 = v1127 + v3586;
+    const unsigned int v3588 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3589 = v1126 + v3588;
+    const unsigned int v3591 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3592 = v3591 == v3586;
+    const unsigned int v3595 = v3588 + 1u;
+    const unsigned int v3596 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));
+    const bool v3597 = v3596 == v3595;
+    const bool v3598 = v3592 && v3597;
+    const unsigned int v3601 = v3589 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3602 = v3601 == 0u;
+    const bool v3603 = v3598 && v3602;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3603) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3604 = v3587 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3605 = v3589 < v15;
+      const bool v3606 = v3604 && v3605;
+      if (v3606) {
+        const unsigned int v3607 = v68 + v3589;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3608 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3609 = bias[v3607];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3610 = iron_to_f32(v3609);
+        const float v3611 = v3608 + v3610;
+        const iron_bf16 v3612 = iron_f32_to_bf16(v3611);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3613 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3615 = v3607 + 1u;
+        const iron_bf16 v3616 = bias[v3615];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3617 = iron_to_f32(v3616);
+        const float v3618 = v3613 + v3617;
+        const iron_bf16 v3619 = iron_f32_to_bf16(v3618);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3620 = v3587 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3621 = v3620 + v3607;
+        *reinterpret_cast<iron_bf16x2*>(out + v3621) = iron_bf16x2{{v3612, v3619}};
       }
     } else {
-      const bool v3693 = v3654 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3694 = v3656 < v15;
-      const bool v3695 = v3693 && v3694;
-      if (v3695) {
-        const float v3696 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3697 = v68 + v3656;
-        const iron_bf16 v3698 = bias[v3697];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3699 = iron_to_f32(v3698);
-        const float v3700 = v3696 + v3699;
-        const iron_bf16 v3701 = iron_f32_to_bf16(v3700);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3702 = v3654 * v4;
-        const unsigned int v3703 = v3702 + v68;
-        const unsigned int v3704 = v3703 + v3656;
-        out[v3704] = v3701;
+      const bool v3626 = v3587 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3627 = v3589 < v15;
+      const bool v3628 = v3626 && v3627;
+      if (v3628) {
+        const float v3629 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3630 = v68 + v3589;
+        const iron_bf16 v3631 = bias[v3630];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3632 = iron_to_f32(v3631);
+        const float v3633 = v3629 + v3632;
+        const iron_bf16 v3634 = iron_f32_to_bf16(v3633);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3635 = v3587 * v4;
+        const unsigned int v3636 = v3635 + v68;
+        const unsigned int v3637 = v3636 + v3589;
+        out[v3637] = v3634;
       }
-      const unsigned int v3706 = v1126 + v3658;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3708 = v1125 + v3663;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3709 = v3706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3710 = v3708 < v15;
-      const bool v3711 = v3709 && v3710;
-      if (v3711) {
-        const float v3712 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3713 = v68 + v3708;
-        const iron_bf16 v3714 = bias[v3713];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3715 = iron_to_f32(v3714);
-        const float v3716 = v3712 + v3715;
-        const iron_bf16 v3717 = iron_f32_to_bf16(v3716);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3718 = v3706 * v4;
-        const unsigned int v3719 = v3718 + v68;
-        const unsigned int v3720 = v3719 + v3708;
-        out[v3720] = v3717;
+      const unsigned int v3639 = v1127 + v3591;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3641 = v1126 + v3596;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3642 = v3639 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3643 = v3641 < v15;
+      const bool v3644 = v3642 && v3643;
+      if (v3644) {
+        const float v3645 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3646 = v68 + v3641;
+        const iron_bf16 v3647 = bias[v3646];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3648 = iron_to_f32(v3647);
+        const float v3649 = v3645 + v3648;
+        const iron_bf16 v3650 = iron_f32_to_bf16(v3649);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3651 = v3639 * v4;
+        const unsigned int v3652 = v3651 + v68;
+        const unsigned int v3653 = v3652 + v3641;
+        out[v3653] = v3650;
       }
     }
-    const unsigned int v3721 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3722 = v1126 + v3721;
-    const unsigned int v3723 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3724 = v1125 + v3723;
-    const unsigned int v3726 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3727 = v3726 == v3721;
-    const unsigned int v3730 = v3723 + 1u;
-    const unsigned int v3731 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));
-    const bool v3732 = v3731 == v3730;
-    const bool v3733 = v3727 && v3732;
-    const unsigned int v3736 = v3724 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3737 = v3736 == 0u;
-    const bool v3738 = v3733 && v3737;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3738) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3739 = v3722 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3740 = v3724 < v15;
-      const bool v3741 = v3739 && v3740;
-      if (v3741) {
-        const unsigned int v3742 = v68 + v3724;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3743 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3744 = bias[v3742];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3745 = iron_to_f32(v3744);
-        const float v3746 = v3743 + v3745;
-        const iron_bf16 v3747 = iron_f32_to_bf16(v3746);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3748 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3750 = v3742 + 1u;
-        const iron_bf16 v3751 = bias[v3750];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3752 = iron_to_f32(v3751);
-        const float v3753 = v3748 + v3752;
-        const iron_bf16 v3754 = iron_f32_to_bf16(v3753);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3755 = v3722 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3756 = v3755 + v3742;
-        *reinterpret_cast<iron_bf16x2*>(out + v3756) = iron_bf16x2{{v3747, v3754}};
+    const unsigned int v3654 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3655 = v1127 + v3654;
+    const unsigned int v3656 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3657 = v1126 + v3656;
+    const unsigned int v3659 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3660 = v3659 == v3654;
+    const unsigned int v3663 = v3656 + 1u;
+    const unsigned int v3664 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));
+    const bool v3665 = v3664 == v3663;
+    const bool v3666 = v3660 && v3665;
+    const unsigned int v3669 = v3657 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3670 = v3669 == 0u;
+    const bool v3671 = v3666 && v3670;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3671) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3672 = v3655 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3673 = v3657 < v15;
+      const bool v3674 = v3672 && v3673;
+      if (v3674) {
+        const unsigned int v3675 = v68 + v3657;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3676 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3677 = bias[v3675];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3678 = iron_to_f32(v3677);
+        const float v3679 = v3676 + v3678;
+        const iron_bf16 v3680 = iron_f32_to_bf16(v3679);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3681 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3683 = v3675 + 1u;
+        const iron_bf16 v3684 = bias[v3683];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3685 = iron_to_f32(v3684);
+        const float v3686 = v3681 + v3685;
+        const iron_bf16 v3687 = iron_f32_to_bf16(v3686);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3688 = v3655 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3689 = v3688 + v3675;
+        *reinterpret_cast<iron_bf16x2*>(out + v3689) = iron_bf16x2{{v3680, v3687}};
       }
     } else {
-      const bool v3761 = v3722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3762 = v3724 < v15;
-      const bool v3763 = v3761 && v3762;
-      if (v3763) {
-        const float v3764 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3765 = v68 + v3724;
-        const iron_bf16 v3766 = bias[v3765];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3767 = iron_to_f32(v3766);
-        const float v3768 = v3764 + v3767;
-        const iron_bf16 v3769 = iron_f32_to_bf16(v3768);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3770 = v3722 * v4;
-        const unsigned int v3771 = v3770 + v68;
-        const unsigned int v3772 = v3771 + v3724;
-        out[v3772] = v3769;
+      const bool v3694 = v3655 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3695 = v3657 < v15;
+      const bool v3696 = v3694 && v3695;
+      if (v3696) {
+        const float v3697 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3698 = v68 + v3657;
+        const iron_bf16 v3699 = bias[v3698];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3700 = iron_to_f32(v3699);
+        const float v3701 = v3697 + v3700;
+        const iron_bf16 v3702 = iron_f32_to_bf16(v3701);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3703 = v3655 * v4;
+        const unsigned int v3704 = v3703 + v68;
+        const unsigned int v3705 = v3704 + v3657;
+        out[v3705] = v3702;
       }
-      const unsigned int v3774 = v1126 + v3726;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3776 = v1125 + v3731;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3777 = v3774 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3778 = v3776 < v15;
-      const bool v3779 = v3777 && v3778;
-      if (v3779) {
-        const float v3780 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3781 = v68 + v3776;
-        const iron_bf16 v3782 = bias[v3781];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3783 = iron_to_f32(v3782);
-        const float v3784 = v3780 + v3783;
-        const iron_bf16 v3785 = iron_f32_to_bf16(v3784);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3786 = v3774 * v4;
-        const unsigned int v3787 = v3786 + v68;
-        const unsigned int v3788 = v3787 + v3776;
-        out[v3788] = v3785;
+      const unsigned int v3707 = v1127 + v3659;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3709 = v1126 + v3664;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3710 = v3707 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3711 = v3709 < v15;
+      const bool v3712 = v3710 && v3711;
+      if (v3712) {
+        const float v3713 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3714 = v68 + v3709;
+        const iron_bf16 v3715 = bias[v3714];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3716 = iron_to_f32(v3715);
+        const float v3717 = v3713 + v3716;
+        const iron_bf16 v3718 = iron_f32_to_bf16(v3717);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3719 = v3707 * v4;
+        const unsigned int v3720 = v3719 + v68;
+        const unsigned int v3721 = v3720 + v3709;
+        out[v3721] = v3718;
       }
     }
-    const unsigned int v3789 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3790 = v1126 + v3789;
-    const unsigned int v3791 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3792 = v1125 + v3791;
-    const unsigned int v3794 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3795 = v3794 == v3789;
-    const unsigned int v3798 = v3791 + 1u;
-    const unsigned int v3799 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));
-    const bool v3800 = v3799 == v3798;
-    const bool v3801 = v3795 && v3800;
-    const unsigned int v3804 = v3792 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3805 = v3804 == 0u;
-    const bool v3806 = v3801 && v3805;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3806) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3807 = v3790 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3808 = v3792 < v15;
-      const bool v3809 = v3807 && v3808;
-      if (v3809) {
-        const unsigned int v3810 = v68 + v3792;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3811 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3812 = bias[v3810];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3813 = iron_to_f32(v3812);
-        const float v3814 = v3811 + v3813;
-        const iron_bf16 v3815 = iron_f32_to_bf16(v3814);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3816 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3818 = v3810 + 1u;
-        const iron_bf16 v3819 = bias[v3818];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3820 = iron_to_f32(v3819);
-        const float v3821 = v3816 + v3820;
-        const iron_bf16 v3822 = iron_f32_to_bf16(v3821);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3823 = v3790 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3824 = v3823 + v3810;
-        *reinterpret_cast<iron_bf16x2*>(out + v3824) = iron_bf16x2{{v3815, v3822}};
+    const unsigned int v3722 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3723 = v1127 + v3722;
+    const unsigned int v3724 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3725 = v1126 + v3724;
+    const unsigned int v3727 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3728 = v3727 == v3722;
+    const unsigned int v3731 = v3724 + 1u;
+    const unsigned int v3732 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));
+    const bool v3733 = v3732 == v3731;
+    const bool v3734 = v3728 && v3733;
+    const unsigned int v3737 = v3725 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3738 = v3737 == 0u;
+    const bool v3739 = v3734 && v3738;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3739) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3740 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3741 = v3725 < v15;
+      const bool v3742 = v3740 && v3741;
+      if (v3742) {
+        const unsigned int v3743 = v68 + v3725;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3744 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3745 = bias[v3743];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3746 = iron_to_f32(v3745);
+        const float v3747 = v3744 + v3746;
+        const iron_bf16 v3748 = iron_f32_to_bf16(v3747);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3749 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3751 = v3743 + 1u;
+        const iron_bf16 v3752 = bias[v3751];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3753 = iron_to_f32(v3752);
+        const float v3754 = v3749 + v3753;
+        const iron_bf16 v3755 = iron_f32_to_bf16(v3754);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3756 = v3723 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3757 = v3756 + v3743;
+        *reinterpret_cast<iron_bf16x2*>(out + v3757) = iron_bf16x2{{v3748, v3755}};
       }
     } else {
-      const bool v3829 = v3790 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3830 = v3792 < v15;
-      const bool v3831 = v3829 && v3830;
-      if (v3831) {
-        const float v3832 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3833 = v68 + v3792;
-        const iron_bf16 v3834 = bias[v3833];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3835 = iron_to_f32(v3834);
-        const float v3836 = v3832 + v3835;
-        const iron_bf16 v3837 = iron_f32_to_bf16(v3836);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3838 = v3790 * v4;
-        const unsigned int v3839 = v3838 + v68;
-        const unsigned int v3840 = v3839 + v3792;
-        out[v3840] = v3837;
+      const bool v3762 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3763 = v3725 < v15;
+      const bool v3764 = v3762 && v3763;
+      if (v3764) {
+        const float v3765 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3766 = v68 + v3725;
+        const iron_bf16 v3767 = bias[v3766];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3768 = iron_to_f32(v3767);
+        const float v3769 = v3765 + v3768;
+        const iron_bf16 v3770 = iron_f32_to_bf16(v3769);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3771 = v3723 * v4;
+        const unsigned int v3772 = v3771 + v68;
+        const unsigned int v3773 = v3772 + v3725;
+        out[v3773] = v3770;
       }
-      const unsigned int v3842 = v1126 + v3794;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3844 = v1125 + v3799;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3845 = v3842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3846 = v3844 < v15;
-      const bool v3847 = v3845 && v3846;
-      if (v3847) {
-        const float v3848 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3849 = v68 + v3844;
-        const iron_bf16 v3850 = bias[v3849];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3851 = iron_to_f32(v3850);
-        const float v3852 = v3848 + v3851;
-        const iron_bf16 v3853 = iron_f32_to_bf16(v3852);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3854 = v3842 * v4;
-        const unsigned int v3855 = v3854 + v68;
-        const unsigned int v3856 = v3855 + v3844;
-        out[v3856] = v3853;
+      const unsigned int v3775 = v1127 + v3727;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3777 = v1126 + v3732;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3778 = v3775 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3779 = v3777 < v15;
+      const bool v3780 = v3778 && v3779;
+      if (v3780) {
+        const float v3781 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3782 = v68 + v3777;
+        const iron_bf16 v3783 = bias[v3782];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3784 = iron_to_f32(v3783);
+        const float v3785 = v3781 + v3784;
+        const iron_bf16 v3786 = iron_f32_to_bf16(v3785);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3787 = v3775 * v4;
+        const unsigned int v3788 = v3787 + v68;
+        const unsigned int v3789 = v3788 + v3777;
+        out[v3789] = v3786;
       }
     }
-    const unsigned int v3857 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3858 = v1126 + v3857;
-    const unsigned int v3859 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3860 = v1125 + v3859;
-    const unsigned int v3862 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3863 = v3862 == v3857;
-    const unsigned int v3866 = v3859 + 1u;
-    const unsigned int v3867 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));
-    const bool v3868 = v3867 == v3866;
-    const bool v3869 = v3863 && v3868;
-    const unsigned int v3872 = v3860 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3873 = v3872 == 0u;
-    const bool v3874 = v3869 && v3873;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3874) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3875 = v3858 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3876 = v3860 < v15;
-      const bool v3877 = v3875 && v3876;
-      if (v3877) {
-        const unsigned int v3878 = v68 + v3860;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3879 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3880 = bias[v3878];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3881 = iron_to_f32(v3880);
-        const float v3882 = v3879 + v3881;
-        const iron_bf16 v3883 = iron_f32_to_bf16(v3882);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3884 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3886 = v3878 + 1u;
-        const iron_bf16 v3887 = bias[v3886];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3888 = iron_to_f32(v3887);
-        const float v3889 = v3884 + v3888;
-        const iron_bf16 v3890 = iron_f32_to_bf16(v3889);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3891 = v3858 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3892 = v3891 + v3878;
-        *reinterpret_cast<iron_bf16x2*>(out + v3892) = iron_bf16x2{{v3883, v3890}};
+    const unsigned int v3790 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3791 = v1127 + v3790;
+    const unsigned int v3792 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3793 = v1126 + v3792;
+    const unsigned int v3795 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3796 = v3795 == v3790;
+    const unsigned int v3799 = v3792 + 1u;
+    const unsigned int v3800 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));
+    const bool v3801 = v3800 == v3799;
+    const bool v3802 = v3796 && v3801;
+    const unsigned int v3805 = v3793 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3806 = v3805 == 0u;
+    const bool v3807 = v3802 && v3806;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3807) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3808 = v3791 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3809 = v3793 < v15;
+      const bool v3810 = v3808 && v3809;
+      if (v3810) {
+        const unsigned int v3811 = v68 + v3793;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3812 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3813 = bias[v3811];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3814 = iron_to_f32(v3813);
+        const float v3815 = v3812 + v3814;
+        const iron_bf16 v3816 = iron_f32_to_bf16(v3815);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3817 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3819 = v3811 + 1u;
+        const iron_bf16 v3820 = bias[v3819];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3821 = iron_to_f32(v3820);
+        const float v3822 = v3817 + v3821;
+        const iron_bf16 v3823 = iron_f32_to_bf16(v3822);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3824 = v3791 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3825 = v3824 + v3811;
+        *reinterpret_cast<iron_bf16x2*>(out + v3825) = iron_bf16x2{{v3816, v3823}};
       }
     } else {
-      const bool v3897 = v3858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3898 = v3860 < v15;
-      const bool v3899 = v3897 && v3898;
-      if (v3899) {
-        const float v3900 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3901 = v68 + v3860;
-        const iron_bf16 v3902 = bias[v3901];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3903 = iron_to_f32(v3902);
-        const float v3904 = v3900 + v3903;
-        const iron_bf16 v3905 = iron_f32_to_bf16(v3904);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3906 = v3858 * v4;
-        const unsigned int v3907 = v3906 + v68;
-        const unsigned int v3908 = v3907 + v3860;
-        out[v3908] = v3905;
+      const bool v3830 = v3791 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3831 = v3793 < v15;
+      const bool v3832 = v3830 && v3831;
+      if (v3832) {
+        const float v3833 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3834 = v68 + v3793;
+        const iron_bf16 v3835 = bias[v3834];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3836 = iron_to_f32(v3835);
+        const float v3837 = v3833 + v3836;
+        const iron_bf16 v3838 = iron_f32_to_bf16(v3837);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3839 = v3791 * v4;
+        const unsigned int v3840 = v3839 + v68;
+        const unsigned int v3841 = v3840 + v3793;
+        out[v3841] = v3838;
       }
-      const unsigned int v3910 = v1126 + v3862;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3912 = v1125 + v3867;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3913 = v3910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3914 = v3912 < v15;
-      const bool v3915 = v3913 && v3914;
-      if (v3915) {
-        const float v3916 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3917 = v68 + v3912;
-        const iron_bf16 v3918 = bias[v3917];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3919 = iron_to_f32(v3918);
-        const float v3920 = v3916 + v3919;
-        const iron_bf16 v3921 = iron_f32_to_bf16(v3920);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3922 = v3910 * v4;
-        const unsigned int v3923 = v3922 + v68;
-        const unsigned int v3924 = v3923 + v3912;
-        out[v3924] = v3921;
+      const unsigned int v3843 = v1127 + v3795;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3845 = v1126 + v3800;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3846 = v3843 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3847 = v3845 < v15;
+      const bool v3848 = v3846 && v3847;
+      if (v3848) {
+        const float v3849 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3850 = v68 + v3845;
+        const iron_bf16 v3851 = bias[v3850];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3852 = iron_to_f32(v3851);
+        const float v3853 = v3849 + v3852;
+        const iron_bf16 v3854 = iron_f32_to_bf16(v3853);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3855 = v3843 * v4;
+        const unsigned int v3856 = v3855 + v68;
+        const unsigned int v3857 = v3856 + v3845;
+        out[v3857] = v3854;
       }
     }
-    const unsigned int v3925 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3926 = v1126 + v3925;
-    const unsigned int v3927 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3928 = v1125 + v3927;
-    const unsigned int v3930 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3931 = v3930 == v3925;
-    const unsigned int v3934 = v3927 + 1u;
-    const unsigned int v3935 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));
-    const bool v3936 = v3935 == v3934;
-    const bool v3937 = v3931 && v3936;
-    const unsigned int v3940 = v3928 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3941 = v3940 == 0u;
-    const bool v3942 = v3937 && v3941;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3942) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3943 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3944 = v3928 < v15;
-      const bool v3945 = v3943 && v3944;
-      if (v3945) {
-        const unsigned int v3946 = v68 + v3928;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3947 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3948 = bias[v3946];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3949 = iron_to_f32(v3948);
-        const float v3950 = v3947 + v3949;
-        const iron_bf16 v3951 = iron_f32_to_bf16(v3950);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3952 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3954 = v3946 + 1u;
-        const iron_bf16 v3955 = bias[v3954];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3956 = iron_to_f32(v3955);
-        const float v3957 = v3952 + v3956;
-        const iron_bf16 v3958 = iron_f32_to_bf16(v3957);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3959 = v3926 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3960 = v3959 + v3946;
-        *reinterpret_cast<iron_bf16x2*>(out + v3960) = iron_bf16x2{{v3951, v3958}};
+    const unsigned int v3858 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3859 = v1127 + v3858;
+    const unsigned int v3860 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3861 = v1126 + v3860;
+    const unsigned int v3863 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3864 = v3863 == v3858;
+    const unsigned int v3867 = v3860 + 1u;
+    const unsigned int v3868 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));
+    const bool v3869 = v3868 == v3867;
+    const bool v3870 = v3864 && v3869;
+    const unsigned int v3873 = v3861 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3874 = v3873 == 0u;
+    const bool v3875 = v3870 && v3874;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3875) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3876 = v3859 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3877 = v3861 < v15;
+      const bool v3878 = v3876 && v3877;
+      if (v3878) {
+        const unsigned int v3879 = v68 + v3861;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3880 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3881 = bias[v3879];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3882 = iron_to_f32(v3881);
+        const float v3883 = v3880 + v3882;
+        const iron_bf16 v3884 = iron_f32_to_bf16(v3883);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3885 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3887 = v3879 + 1u;
+        const iron_bf16 v3888 = bias[v3887];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3889 = iron_to_f32(v3888);
+        const float v3890 = v3885 + v3889;
+        const iron_bf16 v3891 = iron_f32_to_bf16(v3890);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3892 = v3859 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3893 = v3892 + v3879;
+        *reinterpret_cast<iron_bf16x2*>(out + v3893) = iron_bf16x2{{v3884, v3891}};
       }
     } else {
-      const bool v3965 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3966 = v3928 < v15;
-      const bool v3967 = v3965 && v3966;
-      if (v3967) {
-        const float v3968 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3969 = v68 + v3928;
-        const iron_bf16 v3970 = bias[v3969];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3971 = iron_to_f32(v3970);
-        const float v3972 = v3968 + v3971;
-        const iron_bf16 v3973 = iron_f32_to_bf16(v3972);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3974 = v3926 * v4;
-        const unsigned int v3975 = v3974 + v68;
-        const unsigned int v3976 = v3975 + v3928;
-        out[v3976] = v3973;
+      const bool v3898 = v3859 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3899 = v3861 < v15;
+      const bool v3900 = v3898 && v3899;
+      if (v3900) {
+        const float v3901 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3902 = v68 + v3861;
+        const iron_bf16 v3903 = bias[v3902];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3904 = iron_to_f32(v3903);
+        const float v3905 = v3901 + v3904;
+        const iron_bf16 v3906 = iron_f32_to_bf16(v3905);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3907 = v3859 * v4;
+        const unsigned int v3908 = v3907 + v68;
+        const unsigned int v3909 = v3908 + v3861;
+        out[v3909] = v3906;
       }
-      const unsigned int v3978 = v1126 + v3930;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3980 = v1125 + v3935;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3981 = v3978 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3982 = v3980 < v15;
-      const bool v3983 = v3981 && v3982;
-      if (v3983) {
-        const float v3984 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3985 = v68 + v3980;
-        const iron_bf16 v3986 = bias[v3985];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3987 = iron_to_f32(v3986);
-        const float v3988 = v3984 + v3987;
-        const iron_bf16 v3989 = iron_f32_to_bf16(v3988);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3990 = v3978 * v4;
-        const unsigned int v3991 = v3990 + v68;
-        const unsigned int v3992 = v3991 + v3980;
-        out[v3992] = v3989;
+      const unsigned int v3911 = v1127 + v3863;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3913 = v1126 + v3868;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3914 = v3911 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3915 = v3913 < v15;
+      const bool v3916 = v3914 && v3915;
+      if (v3916) {
+        const float v3917 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3918 = v68 + v3913;
+        const iron_bf16 v3919 = bias[v3918];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3920 = iron_to_f32(v3919);
+        const float v3921 = v3917 + v3920;
+        const iron_bf16 v3922 = iron_f32_to_bf16(v3921);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3923 = v3911 * v4;
+        const unsigned int v3924 = v3923 + v68;
+        const unsigned int v3925 = v3924 + v3913;
+        out[v3925] = v3922;
       }
     }
-    const unsigned int v3993 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3994 = v1126 + v3993;
-    const unsigned int v3995 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3996 = v1125 + v3995;
-    const unsigned int v3998 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3999 = v3998 == v3993;
-    const unsigned int v4002 = v3995 + 1u;
-    const unsigned int v4003 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));
-    const bool v4004 = v4003 == v4002;
-    const bool v4005 = v3999 && v4004;
-    const unsigned int v4008 = v3996 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4009 = v4008 == 0u;
-    const bool v4010 = v4005 && v4009;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4010) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4011 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4012 = v3996 < v15;
-      const bool v4013 = v4011 && v4012;
-      if (v4013) {
-        const unsigned int v4014 = v68 + v3996;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4015 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4016 = bias[v4014];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4017 = iron_to_f32(v4016);
-        const float v4018 = v4015 + v4017;
-        const iron_bf16 v4019 = iron_f32_to_bf16(v4018);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4020 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4022 = v4014 + 1u;
-        const iron_bf16 v4023 = bias[v4022];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4024 = iron_to_f32(v4023);
-        const float v4025 = v4020 + v4024;
-        const iron_bf16 v4026 = iron_f32_to_bf16(v4025);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4027 = v3994 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4028 = v4027 + v4014;
-        *reinterpret_cast<iron_bf16x2*>(out + v4028) = iron_bf16x2{{v4019, v4026}};
+    const unsigned int v3926 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3927 = v1127 + v3926;
+    const unsigned int v3928 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3929 = v1126 + v3928;
+    const unsigned int v3931 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3932 = v3931 == v3926;
+    const unsigned int v3935 = v3928 + 1u;
+    const unsigned int v3936 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));
+    const bool v3937 = v3936 == v3935;
+    const bool v3938 = v3932 && v3937;
+    const unsigned int v3941 = v3929 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3942 = v3941 == 0u;
+    const bool v3943 = v3938 && v3942;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3943) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3944 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3945 = v3929 < v15;
+      const bool v3946 = v3944 && v3945;
+      if (v3946) {
+        const unsigned int v3947 = v68 + v3929;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3948 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3949 = bias[v3947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3950 = iron_to_f32(v3949);
+        const float v3951 = v3948 + v3950;
+        const iron_bf16 v3952 = iron_f32_to_bf16(v3951);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3953 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3955 = v3947 + 1u;
+        const iron_bf16 v3956 = bias[v3955];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3957 = iron_to_f32(v3956);
+        const float v3958 = v3953 + v3957;
+        const iron_bf16 v3959 = iron_f32_to_bf16(v3958);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v3960 = v3927 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3961 = v3960 + v3947;
+        *reinterpret_cast<iron_bf16x2*>(out + v3961) = iron_bf16x2{{v3952, v3959}};
       }
     } else {
-      const bool v4033 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4034 = v3996 < v15;
-      const bool v4035 = v4033 && v4034;
-      if (v4035) {
-        const float v4036 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4037 = v68 + v3996;
-        const iron_bf16 v4038 = bias[v4037];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4039 = iron_to_f32(v4038);
-        const float v4040 = v4036 + v4039;
-        const iron_bf16 v4041 = iron_f32_to_bf16(v4040);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4042 = v3994 * v4;
-        const unsigned int v4043 = v4042 + v68;
-        const unsigned int v4044 = v4043 + v3996;
-        out[v4044] = v4041;
+      const bool v3966 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3967 = v3929 < v15;
+      const bool v3968 = v3966 && v3967;
+      if (v3968) {
+        const float v3969 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3970 = v68 + v3929;
+        const iron_bf16 v3971 = bias[v3970];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3972 = iron_to_f32(v3971);
+        const float v3973 = v3969 + v3972;
+        const iron_bf16 v3974 = iron_f32_to_bf16(v3973);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3975 = v3927 * v4;
+        const unsigned int v3976 = v3975 + v68;
+        const unsigned int v3977 = v3976 + v3929;
+        out[v3977] = v3974;
       }
-      const unsigned int v4046 = v1126 + v3998;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4048 = v1125 + v4003;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4049 = v4046 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4050 = v4048 < v15;
-      const bool v4051 = v4049 && v4050;
-      if (v4051) {
-        const float v4052 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4053 = v68 + v4048;
-        const iron_bf16 v4054 = bias[v4053];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4055 = iron_to_f32(v4054);
-        const float v4056 = v4052 + v4055;
-        const iron_bf16 v4057 = iron_f32_to_bf16(v4056);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4058 = v4046 * v4;
-        const unsigned int v4059 = v4058 + v68;
-        const unsigned int v4060 = v4059 + v4048;
-        out[v4060] = v4057;
+      const unsigned int v3979 = v1127 + v3931;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3981 = v1126 + v3936;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3982 = v3979 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3983 = v3981 < v15;
+      const bool v3984 = v3982 && v3983;
+      if (v3984) {
+        const float v3985 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3986 = v68 + v3981;
+        const iron_bf16 v3987 = bias[v3986];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3988 = iron_to_f32(v3987);
+        const float v3989 = v3985 + v3988;
+        const iron_bf16 v3990 = iron_f32_to_bf16(v3989);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v3991 = v3979 * v4;
+        const unsigned int v3992 = v3991 + v68;
+        const unsigned int v3993 = v3992 + v3981;
+        out[v3993] = v3990;
       }
     }
-    const unsigned int v4061 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4062 = v1126 + v4061;
-    const unsigned int v4063 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4064 = v1125 + v4063;
-    const unsigned int v4066 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4067 = v4066 == v4061;
-    const unsigned int v4070 = v4063 + 1u;
-    const unsigned int v4071 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));
-    const bool v4072 = v4071 == v4070;
-    const bool v4073 = v4067 && v4072;
-    const unsigned int v4076 = v4064 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4077 = v4076 == 0u;
-    const bool v4078 = v4073 && v4077;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4078) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4079 = v4062 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4080 = v4064 < v15;
-      const bool v4081 = v4079 && v4080;
-      if (v4081) {
-        const unsigned int v4082 = v68 + v4064;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4083 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4084 = bias[v4082];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4085 = iron_to_f32(v4084);
-        const float v4086 = v4083 + v4085;
-        const iron_bf16 v4087 = iron_f32_to_bf16(v4086);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4088 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4090 = v4082 + 1u;
-        const iron_bf16 v4091 = bias[v4090];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4092 = iron_to_f32(v4091);
-        const float v4093 = v4088 + v4092;
-        const iron_bf16 v4094 = iron_f32_to_bf16(v4093);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4095 = v4062 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4096 = v4095 + v4082;
-        *reinterpret_cast<iron_bf16x2*>(out + v4096) = iron_bf16x2{{v4087, v4094}};
+    const unsigned int v3994 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3995 = v1127 + v3994;
+    const unsigned int v3996 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3997 = v1126 + v3996;
+    const unsigned int v3999 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4000 = v3999 == v3994;
+    const unsigned int v4003 = v3996 + 1u;
+    const unsigned int v4004 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));
+    const bool v4005 = v4004 == v4003;
+    const bool v4006 = v4000 && v4005;
+    const unsigned int v4009 = v3997 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4010 = v4009 == 0u;
+    const bool v4011 = v4006 && v4010;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4011) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4012 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4013 = v3997 < v15;
+      const bool v4014 = v4012 && v4013;
+      if (v4014) {
+        const unsigned int v4015 = v68 + v3997;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4016 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4017 = bias[v4015];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4018 = iron_to_f32(v4017);
+        const float v4019 = v4016 + v4018;
+        const iron_bf16 v4020 = iron_f32_to_bf16(v4019);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4021 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4023 = v4015 + 1u;
+        const iron_bf16 v4024 = bias[v4023];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4025 = iron_to_f32(v4024);
+        const float v4026 = v4021 + v4025;
+        const iron_bf16 v4027 = iron_f32_to_bf16(v4026);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4028 = v3995 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4029 = v4028 + v4015;
+        *reinterpret_cast<iron_bf16x2*>(out + v4029) = iron_bf16x2{{v4020, v4027}};
       }
     } else {
-      const bool v4101 = v4062 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4102 = v4064 < v15;
-      const bool v4103 = v4101 && v4102;
-      if (v4103) {
-        const float v4104 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4105 = v68 + v4064;
-        const iron_bf16 v4106 = bias[v4105];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4107 = iron_to_f32(v4106);
-        const float v4108 = v4104 + v4107;
-        const iron_bf16 v4109 = iron_f32_to_bf16(v4108);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4110 = v4062 * v4;
-        const unsigned int v4111 = v4110 + v68;
-        const unsigned int v4112 = v4111 + v4064;
-        out[v4112] = v4109;
+      const bool v4034 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4035 = v3997 < v15;
+      const bool v4036 = v4034 && v4035;
+      if (v4036) {
+        const float v4037 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4038 = v68 + v3997;
+        const iron_bf16 v4039 = bias[v4038];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4040 = iron_to_f32(v4039);
+        const float v4041 = v4037 + v4040;
+        const iron_bf16 v4042 = iron_f32_to_bf16(v4041);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4043 = v3995 * v4;
+        const unsigned int v4044 = v4043 + v68;
+        const unsigned int v4045 = v4044 + v3997;
+        out[v4045] = v4042;
       }
-      const unsigned int v4114 = v1126 + v4066;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4116 = v1125 + v4071;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4117 = v4114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4118 = v4116 < v15;
-      const bool v4119 = v4117 && v4118;
-      if (v4119) {
-        const float v4120 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4121 = v68 + v4116;
-        const iron_bf16 v4122 = bias[v4121];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4123 = iron_to_f32(v4122);
-        const float v4124 = v4120 + v4123;
-        const iron_bf16 v4125 = iron_f32_to_bf16(v4124);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4126 = v4114 * v4;
-        const unsigned int v4127 = v4126 + v68;
-        const unsigned int v4128 = v4127 + v4116;
-        out[v4128] = v4125;
+      const unsigned int v4047 = v1127 + v3999;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4049 = v1126 + v4004;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4050 = v4047 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4051 = v4049 < v15;
+      const bool v4052 = v4050 && v4051;
+      if (v4052) {
+        const float v4053 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4054 = v68 + v4049;
+        const iron_bf16 v4055 = bias[v4054];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4056 = iron_to_f32(v4055);
+        const float v4057 = v4053 + v4056;
+        const iron_bf16 v4058 = iron_f32_to_bf16(v4057);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4059 = v4047 * v4;
+        const unsigned int v4060 = v4059 + v68;
+        const unsigned int v4061 = v4060 + v4049;
+        out[v4061] = v4058;
       }
     }
-    const unsigned int v4129 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4130 = v1126 + v4129;
-    const unsigned int v4131 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4132 = v1125 + v4131;
-    const unsigned int v4134 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4135 = v4134 == v4129;
-    const unsigned int v4138 = v4131 + 1u;
-    const unsigned int v4139 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));
-    const bool v4140 = v4139 == v4138;
-    const bool v4141 = v4135 && v4140;
-    const unsigned int v4144 = v4132 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4145 = v4144 == 0u;
-    const bool v4146 = v4141 && v4145;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4146) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4147 = v4130 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4148 = v4132 < v15;
-      const bool v4149 = v4147 && v4148;
-      if (v4149) {
-        const unsigned int v4150 = v68 + v4132;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4151 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4152 = bias[v4150];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4153 = iron_to_f32(v4152);
-        const float v4154 = v4151 + v4153;
-        const iron_bf16 v4155 = iron_f32_to_bf16(v4154);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4156 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4158 = v4150 + 1u;
-        const iron_bf16 v4159 = bias[v4158];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4160 = iron_to_f32(v4159);
-        const float v4161 = v4156 + v4160;
-        const iron_bf16 v4162 = iron_f32_to_bf16(v4161);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4163 = v4130 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4164 = v4163 + v4150;
-        *reinterpret_cast<iron_bf16x2*>(out + v4164) = iron_bf16x2{{v4155, v4162}};
+    const unsigned int v4062 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4063 = v1127 + v4062;
+    const unsigned int v4064 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4065 = v1126 + v4064;
+    const unsigned int v4067 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4068 = v4067 == v4062;
+    const unsigned int v4071 = v4064 + 1u;
+    const unsigned int v4072 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));
+    const bool v4073 = v4072 == v4071;
+    const bool v4074 = v4068 && v4073;
+    const unsigned int v4077 = v4065 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4078 = v4077 == 0u;
+    const bool v4079 = v4074 && v4078;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4079) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4080 = v4063 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4081 = v4065 < v15;
+      const bool v4082 = v4080 && v4081;
+      if (v4082) {
+        const unsigned int v4083 = v68 + v4065;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4084 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4085 = bias[v4083];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4086 = iron_to_f32(v4085);
+        const float v4087 = v4084 + v4086;
+        const iron_bf16 v4088 = iron_f32_to_bf16(v4087);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4089 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4091 = v4083 + 1u;
+        const iron_bf16 v4092 = bias[v4091];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4093 = iron_to_f32(v4092);
+        const float v4094 = v4089 + v4093;
+        const iron_bf16 v4095 = iron_f32_to_bf16(v4094);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4096 = v4063 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4097 = v4096 + v4083;
+        *reinterpret_cast<iron_bf16x2*>(out + v4097) = iron_bf16x2{{v4088, v4095}};
       }
     } else {
-      const bool v4169 = v4130 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4170 = v4132 < v15;
-      const bool v4171 = v4169 && v4170;
-      if (v4171) {
-        const float v4172 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4173 = v68 + v4132;
-        const iron_bf16 v4174 = bias[v4173];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4175 = iron_to_f32(v4174);
-        const float v4176 = v4172 + v4175;
-        const iron_bf16 v4177 = iron_f32_to_bf16(v4176);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4178 = v4130 * v4;
-        const unsigned int v4179 = v4178 + v68;
-        const unsigned int v4180 = v4179 + v4132;
-        out[v4180] = v4177;
+      const bool v4102 = v4063 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4103 = v4065 < v15;
+      const bool v4104 = v4102 && v4103;
+      if (v4104) {
+        const float v4105 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4106 = v68 + v4065;
+        const iron_bf16 v4107 = bias[v4106];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4108 = iron_to_f32(v4107);
+        const float v4109 = v4105 + v4108;
+        const iron_bf16 v4110 = iron_f32_to_bf16(v4109);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4111 = v4063 * v4;
+        const unsigned int v4112 = v4111 + v68;
+        const unsigned int v4113 = v4112 + v4065;
+        out[v4113] = v4110;
       }
-      const unsigned int v4182 = v1126 + v4134;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4184 = v1125 + v4139;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4185 = v4182 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4186 = v4184 < v15;
-      const bool v4187 = v4185 && v4186;
-      if (v4187) {
-        const float v4188 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4189 = v68 + v4184;
-        const iron_bf16 v4190 = bias[v4189];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4191 = iron_to_f32(v4190);
-        const float v4192 = v4188 + v4191;
-        const iron_bf16 v4193 = iron_f32_to_bf16(v4192);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4194 = v4182 * v4;
-        const unsigned int v4195 = v4194 + v68;
-        const unsigned int v4196 = v4195 + v4184;
-        out[v4196] = v4193;
+      const unsigned int v4115 = v1127 + v4067;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4117 = v1126 + v4072;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4118 = v4115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4119 = v4117 < v15;
+      const bool v4120 = v4118 && v4119;
+      if (v4120) {
+        const float v4121 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4122 = v68 + v4117;
+        const iron_bf16 v4123 = bias[v4122];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4124 = iron_to_f32(v4123);
+        const float v4125 = v4121 + v4124;
+        const iron_bf16 v4126 = iron_f32_to_bf16(v4125);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4127 = v4115 * v4;
+        const unsigned int v4128 = v4127 + v68;
+        const unsigned int v4129 = v4128 + v4117;
+        out[v4129] = v4126;
       }
     }
-    const unsigned int v4197 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4198 = v1126 + v4197;
-    const unsigned int v4199 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4200 = v1125 + v4199;
-    const unsigned int v4202 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4203 = v4202 == v4197;
-    const unsigned int v4206 = v4199 + 1u;
-    const unsigned int v4207 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));
-    const bool v4208 = v4207 == v4206;
-    const bool v4209 = v4203 && v4208;
-    const unsigned int v4212 = v4200 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4213 = v4212 == 0u;
-    const bool v4214 = v4209 && v4213;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4214) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4215 = v4198 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4216 = v4200 < v15;
-      const bool v4217 = v4215 && v4216;
-      if (v4217) {
-        const unsigned int v4218 = v68 + v4200;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4219 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4220 = bias[v4218];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4221 = iron_to_f32(v4220);
-        const float v4222 = v4219 + v4221;
-        const iron_bf16 v4223 = iron_f32_to_bf16(v4222);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4224 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4226 = v4218 + 1u;
-        const iron_bf16 v4227 = bias[v4226];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4228 = iron_to_f32(v4227);
-        const float v4229 = v4224 + v4228;
-        const iron_bf16 v4230 = iron_f32_to_bf16(v4229);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4231 = v4198 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4232 = v4231 + v4218;
-        *reinterpret_cast<iron_bf16x2*>(out + v4232) = iron_bf16x2{{v4223, v4230}};
+    const unsigned int v4130 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4131 = v1127 + v4130;
+    const unsigned int v4132 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4133 = v1126 + v4132;
+    const unsigned int v4135 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4136 = v4135 == v4130;
+    const unsigned int v4139 = v4132 + 1u;
+    const unsigned int v4140 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));
+    const bool v4141 = v4140 == v4139;
+    const bool v4142 = v4136 && v4141;
+    const unsigned int v4145 = v4133 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4146 = v4145 == 0u;
+    const bool v4147 = v4142 && v4146;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4147) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4148 = v4131 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4149 = v4133 < v15;
+      const bool v4150 = v4148 && v4149;
+      if (v4150) {
+        const unsigned int v4151 = v68 + v4133;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4152 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4153 = bias[v4151];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4154 = iron_to_f32(v4153);
+        const float v4155 = v4152 + v4154;
+        const iron_bf16 v4156 = iron_f32_to_bf16(v4155);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4157 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4159 = v4151 + 1u;
+        const iron_bf16 v4160 = bias[v4159];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4161 = iron_to_f32(v4160);
+        const float v4162 = v4157 + v4161;
+        const iron_bf16 v4163 = iron_f32_to_bf16(v4162);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4164 = v4131 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4165 = v4164 + v4151;
+        *reinterpret_cast<iron_bf16x2*>(out + v4165) = iron_bf16x2{{v4156, v4163}};
       }
     } else {
-      const bool v4237 = v4198 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4238 = v4200 < v15;
-      const bool v4239 = v4237 && v4238;
-      if (v4239) {
-        const float v4240 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4241 = v68 + v4200;
-        const iron_bf16 v4242 = bias[v4241];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4243 = iron_to_f32(v4242);
-        const float v4244 = v4240 + v4243;
-        const iron_bf16 v4245 = iron_f32_to_bf16(v4244);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4246 = v4198 * v4;
-        const unsigned int v4247 = v4246 + v68;
-        const unsigned int v4248 = v4247 + v4200;
-        out[v4248] = v4245;
+      const bool v4170 = v4131 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4171 = v4133 < v15;
+      const bool v4172 = v4170 && v4171;
+      if (v4172) {
+        const float v4173 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4174 = v68 + v4133;
+        const iron_bf16 v4175 = bias[v4174];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4176 = iron_to_f32(v4175);
+        const float v4177 = v4173 + v4176;
+        const iron_bf16 v4178 = iron_f32_to_bf16(v4177);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4179 = v4131 * v4;
+        const unsigned int v4180 = v4179 + v68;
+        const unsigned int v4181 = v4180 + v4133;
+        out[v4181] = v4178;
       }
-      const unsigned int v4250 = v1126 + v4202;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4252 = v1125 + v4207;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4253 = v4250 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4254 = v4252 < v15;
-      const bool v4255 = v4253 && v4254;
-      if (v4255) {
-        const float v4256 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4257 = v68 + v4252;
-        const iron_bf16 v4258 = bias[v4257];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4259 = iron_to_f32(v4258);
-        const float v4260 = v4256 + v4259;
-        const iron_bf16 v4261 = iron_f32_to_bf16(v4260);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4262 = v4250 * v4;
-        const unsigned int v4263 = v4262 + v68;
-        const unsigned int v4264 = v4263 + v4252;
-        out[v4264] = v4261;
+      const unsigned int v4183 = v1127 + v4135;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4185 = v1126 + v4140;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4186 = v4183 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4187 = v4185 < v15;
+      const bool v4188 = v4186 && v4187;
+      if (v4188) {
+        const float v4189 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4190 = v68 + v4185;
+        const iron_bf16 v4191 = bias[v4190];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4192 = iron_to_f32(v4191);
+        const float v4193 = v4189 + v4192;
+        const iron_bf16 v4194 = iron_f32_to_bf16(v4193);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4195 = v4183 * v4;
+        const unsigned int v4196 = v4195 + v68;
+        const unsigned int v4197 = v4196 + v4185;
+        out[v4197] = v4194;
       }
     }
-    const unsigned int v4265 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4266 = v1126 + v4265;
-    const unsigned int v4267 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4268 = v1125 + v4267;
-    const unsigned int v4270 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4271 = v4270 == v4265;
-    const unsigned int v4274 = v4267 + 1u;
-    const unsigned int v4275 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));
-    const bool v4276 = v4275 == v4274;
-    const bool v4277 = v4271 && v4276;
-    const unsigned int v4280 = v4268 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4281 = v4280 == 0u;
-    const bool v4282 = v4277 && v4281;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4282) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4283 = v4266 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4284 = v4268 < v15;
-      const bool v4285 = v4283 && v4284;
-      if (v4285) {
-        const unsigned int v4286 = v68 + v4268;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4287 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4288 = bias[v4286];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4289 = iron_to_f32(v4288);
-        const float v4290 = v4287 + v4289;
-        const iron_bf16 v4291 = iron_f32_to_bf16(v4290);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4292 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4294 = v4286 + 1u;
-        const iron_bf16 v4295 = bias[v4294];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4296 = iron_to_f32(v4295);
-        const float v4297 = v4292 + v4296;
-        const iron_bf16 v4298 = iron_f32_to_bf16(v4297);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4299 = v4266 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4300 = v4299 + v4286;
-        *reinterpret_cast<iron_bf16x2*>(out + v4300) = iron_bf16x2{{v4291, v4298}};
+    const unsigned int v4198 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4199 = v1127 + v4198;
+    const unsigned int v4200 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4201 = v1126 + v4200;
+    const unsigned int v4203 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4204 = v4203 == v4198;
+    const unsigned int v4207 = v4200 + 1u;
+    const unsigned int v4208 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));
+    const bool v4209 = v4208 == v4207;
+    const bool v4210 = v4204 && v4209;
+    const unsigned int v4213 = v4201 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4214 = v4213 == 0u;
+    const bool v4215 = v4210 && v4214;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4215) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4216 = v4199 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4217 = v4201 < v15;
+      const bool v4218 = v4216 && v4217;
+      if (v4218) {
+        const unsigned int v4219 = v68 + v4201;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4220 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4221 = bias[v4219];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4222 = iron_to_f32(v4221);
+        const float v4223 = v4220 + v4222;
+        const iron_bf16 v4224 = iron_f32_to_bf16(v4223);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4225 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4227 = v4219 + 1u;
+        const iron_bf16 v4228 = bias[v4227];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4229 = iron_to_f32(v4228);
+        const float v4230 = v4225 + v4229;
+        const iron_bf16 v4231 = iron_f32_to_bf16(v4230);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4232 = v4199 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4233 = v4232 + v4219;
+        *reinterpret_cast<iron_bf16x2*>(out + v4233) = iron_bf16x2{{v4224, v4231}};
       }
     } else {
-      const bool v4305 = v4266 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4306 = v4268 < v15;
-      const bool v4307 = v4305 && v4306;
-      if (v4307) {
-        const float v4308 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4309 = v68 + v4268;
-        const iron_bf16 v4310 = bias[v4309];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4311 = iron_to_f32(v4310);
-        const float v4312 = v4308 + v4311;
-        const iron_bf16 v4313 = iron_f32_to_bf16(v4312);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4314 = v4266 * v4;
-        const unsigned int v4315 = v4314 + v68;
-        const unsigned int v4316 = v4315 + v4268;
-        out[v4316] = v4313;
+      const bool v4238 = v4199 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4239 = v4201 < v15;
+      const bool v4240 = v4238 && v4239;
+      if (v4240) {
+        const float v4241 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4242 = v68 + v4201;
+        const iron_bf16 v4243 = bias[v4242];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4244 = iron_to_f32(v4243);
+        const float v4245 = v4241 + v4244;
+        const iron_bf16 v4246 = iron_f32_to_bf16(v4245);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4247 = v4199 * v4;
+        const unsigned int v4248 = v4247 + v68;
+        const unsigned int v4249 = v4248 + v4201;
+        out[v4249] = v4246;
       }
-      const unsigned int v4318 = v1126 + v4270;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4320 = v1125 + v4275;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4321 = v4318 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4322 = v4320 < v15;
-      const bool v4323 = v4321 && v4322;
-      if (v4323) {
-        const float v4324 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4325 = v68 + v4320;
-        const iron_bf16 v4326 = bias[v4325];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4327 = iron_to_f32(v4326);
-        const float v4328 = v4324 + v4327;
-        const iron_bf16 v4329 = iron_f32_to_bf16(v4328);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4330 = v4318 * v4;
-        const unsigned int v4331 = v4330 + v68;
-        const unsigned int v4332 = v4331 + v4320;
-        out[v4332] = v4329;
+      const unsigned int v4251 = v1127 + v4203;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4253 = v1126 + v4208;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4254 = v4251 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4255 = v4253 < v15;
+      const bool v4256 = v4254 && v4255;
+      if (v4256) {
+        const float v4257 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4258 = v68 + v4253;
+        const iron_bf16 v4259 = bias[v4258];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4260 = iron_to_f32(v4259);
+        const float v4261 = v4257 + v4260;
+        const iron_bf16 v4262 = iron_f32_to_bf16(v4261);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4263 = v4251 * v4;
+        const unsigned int v4264 = v4263 + v68;
+        const unsigned int v4265 = v4264 + v4253;
+        out[v4265] = v4262;
       }
     }
-    const unsigned int v4333 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4334 = v1126 + v4333;
-    const unsigned int v4335 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4336 = v1125 + v4335;
-    const unsigned int v4338 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4339 = v4338 == v4333;
-    const unsigned int v4342 = v4335 + 1u;
-    const unsigned int v4343 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));
-    const bool v4344 = v4343 == v4342;
-    const bool v4345 = v4339 && v4344;
-    const unsigned int v4348 = v4336 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4349 = v4348 == 0u;
-    const bool v4350 = v4345 && v4349;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4350) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4351 = v4334 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4352 = v4336 < v15;
-      const bool v4353 = v4351 && v4352;
-      if (v4353) {
-        const unsigned int v4354 = v68 + v4336;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4355 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4356 = bias[v4354];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4357 = iron_to_f32(v4356);
-        const float v4358 = v4355 + v4357;
-        const iron_bf16 v4359 = iron_f32_to_bf16(v4358);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4360 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4362 = v4354 + 1u;
-        const iron_bf16 v4363 = bias[v4362];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4364 = iron_to_f32(v4363);
-        const float v4365 = v4360 + v4364;
-        const iron_bf16 v4366 = iron_f32_to_bf16(v4365);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4367 = v4334 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4368 = v4367 + v4354;
-        *reinterpret_cast<iron_bf16x2*>(out + v4368) = iron_bf16x2{{v4359, v4366}};
+    const unsigned int v4266 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4267 = v1127 + v4266;
+    const unsigned int v4268 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4269 = v1126 + v4268;
+    const unsigned int v4271 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4272 = v4271 == v4266;
+    const unsigned int v4275 = v4268 + 1u;
+    const unsigned int v4276 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));
+    const bool v4277 = v4276 == v4275;
+    const bool v4278 = v4272 && v4277;
+    const unsigned int v4281 = v4269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4282 = v4281 == 0u;
+    const bool v4283 = v4278 && v4282;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4283) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4284 = v4267 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4285 = v4269 < v15;
+      const bool v4286 = v4284 && v4285;
+      if (v4286) {
+        const unsigned int v4287 = v68 + v4269;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4288 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4289 = bias[v4287];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4290 = iron_to_f32(v4289);
+        const float v4291 = v4288 + v4290;
+        const iron_bf16 v4292 = iron_f32_to_bf16(v4291);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4293 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4295 = v4287 + 1u;
+        const iron_bf16 v4296 = bias[v4295];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4297 = iron_to_f32(v4296);
+        const float v4298 = v4293 + v4297;
+        const iron_bf16 v4299 = iron_f32_to_bf16(v4298);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4300 = v4267 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4301 = v4300 + v4287;
+        *reinterpret_cast<iron_bf16x2*>(out + v4301) = iron_bf16x2{{v4292, v4299}};
       }
     } else {
-      const bool v4373 = v4334 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4374 = v4336 < v15;
-      const bool v4375 = v4373 && v4374;
-      if (v4375) {
-        const float v4376 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4377 = v68 + v4336;
-        const iron_bf16 v4378 = bias[v4377];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4379 = iron_to_f32(v4378);
-        const float v4380 = v4376 + v4379;
-        const iron_bf16 v4381 = iron_f32_to_bf16(v4380);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4382 = v4334 * v4;
-        const unsigned int v4383 = v4382 + v68;
-        const unsigned int v4384 = v4383 + v4336;
-        out[v4384] = v4381;
+      const bool v4306 = v4267 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4307 = v4269 < v15;
+      const bool v4308 = v4306 && v4307;
+      if (v4308) {
+        const float v4309 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4310 = v68 + v4269;
+        const iron_bf16 v4311 = bias[v4310];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4312 = iron_to_f32(v4311);
+        const float v4313 = v4309 + v4312;
+        const iron_bf16 v4314 = iron_f32_to_bf16(v4313);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4315 = v4267 * v4;
+        const unsigned int v4316 = v4315 + v68;
+        const unsigned int v4317 = v4316 + v4269;
+        out[v4317] = v4314;
       }
-      const unsigned int v4386 = v1126 + v4338;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4388 = v1125 + v4343;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4389 = v4386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4390 = v4388 < v15;
-      const bool v4391 = v4389 && v4390;
-      if (v4391) {
-        const float v4392 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4393 = v68 + v4388;
-        const iron_bf16 v4394 = bias[v4393];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4395 = iron_to_f32(v4394);
-        const float v4396 = v4392 + v4395;
-        const iron_bf16 v4397 = iron_f32_to_bf16(v4396);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4398 = v4386 * v4;
-        const unsigned int v4399 = v4398 + v68;
-        const unsigned int v4400 = v4399 + v4388;
-        out[v4400] = v4397;
+      const unsigned int v4319 = v1127 + v4271;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4321 = v1126 + v4276;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4322 = v4319 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4323 = v4321 < v15;
+      const bool v4324 = v4322 && v4323;
+      if (v4324) {
+        const float v4325 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4326 = v68 + v4321;
+        const iron_bf16 v4327 = bias[v4326];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4328 = iron_to_f32(v4327);
+        const float v4329 = v4325 + v4328;
+        const iron_bf16 v4330 = iron_f32_to_bf16(v4329);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4331 = v4319 * v4;
+        const unsigned int v4332 = v4331 + v68;
+        const unsigned int v4333 = v4332 + v4321;
+        out[v4333] = v4330;
       }
     }
-    const unsigned int v4401 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4402 = v1126 + v4401;
-    const unsigned int v4403 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4404 = v1125 + v4403;
-    const unsigned int v4406 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4407 = v4406 == v4401;
-    const unsigned int v4410 = v4403 + 1u;
-    const unsigned int v4411 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));
-    const bool v4412 = v4411 == v4410;
-    const bool v4413 = v4407 && v4412;
-    const unsigned int v4416 = v4404 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4417 = v4416 == 0u;
-    const bool v4418 = v4413 && v4417;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4418) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4419 = v4402 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4420 = v4404 < v15;
-      const bool v4421 = v4419 && v4420;
-      if (v4421) {
-        const unsigned int v4422 = v68 + v4404;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4423 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4424 = bias[v4422];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4425 = iron_to_f32(v4424);
-        const float v4426 = v4423 + v4425;
-        const iron_bf16 v4427 = iron_f32_to_bf16(v4426);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4428 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4430 = v4422 + 1u;
-        const iron_bf16 v4431 = bias[v4430];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4432 = iron_to_f32(v4431);
-        const float v4433 = v4428 + v4432;
-        const iron_bf16 v4434 = iron_f32_to_bf16(v4433);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4435 = v4402 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4436 = v4435 + v4422;
-        *reinterpret_cast<iron_bf16x2*>(out + v4436) = iron_bf16x2{{v4427, v4434}};
+    const unsigned int v4334 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4335 = v1127 + v4334;
+    const unsigned int v4336 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4337 = v1126 + v4336;
+    const unsigned int v4339 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4340 = v4339 == v4334;
+    const unsigned int v4343 = v4336 + 1u;
+    const unsigned int v4344 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));
+    const bool v4345 = v4344 == v4343;
+    const bool v4346 = v4340 && v4345;
+    const unsigned int v4349 = v4337 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4350 = v4349 == 0u;
+    const bool v4351 = v4346 && v4350;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4351) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4352 = v4335 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4353 = v4337 < v15;
+      const bool v4354 = v4352 && v4353;
+      if (v4354) {
+        const unsigned int v4355 = v68 + v4337;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4356 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4357 = bias[v4355];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4358 = iron_to_f32(v4357);
+        const float v4359 = v4356 + v4358;
+        const iron_bf16 v4360 = iron_f32_to_bf16(v4359);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4361 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4363 = v4355 + 1u;
+        const iron_bf16 v4364 = bias[v4363];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4365 = iron_to_f32(v4364);
+        const float v4366 = v4361 + v4365;
+        const iron_bf16 v4367 = iron_f32_to_bf16(v4366);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4368 = v4335 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4369 = v4368 + v4355;
+        *reinterpret_cast<iron_bf16x2*>(out + v4369) = iron_bf16x2{{v4360, v4367}};
       }
     } else {
-      const bool v4441 = v4402 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4442 = v4404 < v15;
-      const bool v4443 = v4441 && v4442;
-      if (v4443) {
-        const float v4444 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4445 = v68 + v4404;
-        const iron_bf16 v4446 = bias[v4445];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4447 = iron_to_f32(v4446);
-        const float v4448 = v4444 + v4447;
-        const iron_bf16 v4449 = iron_f32_to_bf16(v4448);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4450 = v4402 * v4;
-        const unsigned int v4451 = v4450 + v68;
-        const unsigned int v4452 = v4451 + v4404;
-        out[v4452] = v4449;
+      const bool v4374 = v4335 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4375 = v4337 < v15;
+      const bool v4376 = v4374 && v4375;
+      if (v4376) {
+        const float v4377 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4378 = v68 + v4337;
+        const iron_bf16 v4379 = bias[v4378];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4380 = iron_to_f32(v4379);
+        const float v4381 = v4377 + v4380;
+        const iron_bf16 v4382 = iron_f32_to_bf16(v4381);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4383 = v4335 * v4;
+        const unsigned int v4384 = v4383 + v68;
+        const unsigned int v4385 = v4384 + v4337;
+        out[v4385] = v4382;
       }
-      const unsigned int v4454 = v1126 + v4406;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4456 = v1125 + v4411;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4457 = v4454 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4458 = v4456 < v15;
-      const bool v4459 = v4457 && v4458;
-      if (v4459) {
-        const float v4460 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4461 = v68 + v4456;
-        const iron_bf16 v4462 = bias[v4461];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4463 = iron_to_f32(v4462);
-        const float v4464 = v4460 + v4463;
-        const iron_bf16 v4465 = iron_f32_to_bf16(v4464);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4466 = v4454 * v4;
-        const unsigned int v4467 = v4466 + v68;
-        const unsigned int v4468 = v4467 + v4456;
-        out[v4468] = v4465;
+      const unsigned int v4387 = v1127 + v4339;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4389 = v1126 + v4344;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4390 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4391 = v4389 < v15;
+      const bool v4392 = v4390 && v4391;
+      if (v4392) {
+        const float v4393 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4394 = v68 + v4389;
+        const iron_bf16 v4395 = bias[v4394];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4396 = iron_to_f32(v4395);
+        const float v4397 = v4393 + v4396;
+        const iron_bf16 v4398 = iron_f32_to_bf16(v4397);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4399 = v4387 * v4;
+        const unsigned int v4400 = v4399 + v68;
+        const unsigned int v4401 = v4400 + v4389;
+        out[v4401] = v4398;
       }
     }
-    const unsigned int v4469 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4470 = v1126 + v4469;
-    const unsigned int v4471 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4472 = v1125 + v4471;
-    const unsigned int v4474 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4475 = v4474 == v4469;
-    const unsigned int v4478 = v4471 + 1u;
-    const unsigned int v4479 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));
-    const bool v4480 = v4479 == v4478;
-    const bool v4481 = v4475 && v4480;
-    const unsigned int v4484 = v4472 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4485 = v4484 == 0u;
-    const bool v4486 = v4481 && v4485;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4486) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4487 = v4470 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4488 = v4472 < v15;
-      const bool v4489 = v4487 && v4488;
-      if (v4489) {
-        const unsigned int v4490 = v68 + v4472;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4491 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4492 = bias[v4490];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4493 = iron_to_f32(v4492);
-        const float v4494 = v4491 + v4493;
-        const iron_bf16 v4495 = iron_f32_to_bf16(v4494);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4496 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4498 = v4490 + 1u;
-        const iron_bf16 v4499 = bias[v4498];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4500 = iron_to_f32(v4499);
-        const float v4501 = v4496 + v4500;
-        const iron_bf16 v4502 = iron_f32_to_bf16(v4501);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4503 = v4470 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4504 = v4503 + v4490;
-        *reinterpret_cast<iron_bf16x2*>(out + v4504) = iron_bf16x2{{v4495, v4502}};
+    const unsigned int v4402 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4403 = v1127 + v4402;
+    const unsigned int v4404 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4405 = v1126 + v4404;
+    const unsigned int v4407 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4408 = v4407 == v4402;
+    const unsigned int v4411 = v4404 + 1u;
+    const unsigned int v4412 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));
+    const bool v4413 = v4412 == v4411;
+    const bool v4414 = v4408 && v4413;
+    const unsigned int v4417 = v4405 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4418 = v4417 == 0u;
+    const bool v4419 = v4414 && v4418;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4419) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4420 = v4403 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4421 = v4405 < v15;
+      const bool v4422 = v4420 && v4421;
+      if (v4422) {
+        const unsigned int v4423 = v68 + v4405;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4424 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4425 = bias[v4423];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4426 = iron_to_f32(v4425);
+        const float v4427 = v4424 + v4426;
+        const iron_bf16 v4428 = iron_f32_to_bf16(v4427);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4429 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4431 = v4423 + 1u;
+        const iron_bf16 v4432 = bias[v4431];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4433 = iron_to_f32(v4432);
+        const float v4434 = v4429 + v4433;
+        const iron_bf16 v4435 = iron_f32_to_bf16(v4434);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4436 = v4403 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4437 = v4436 + v4423;
+        *reinterpret_cast<iron_bf16x2*>(out + v4437) = iron_bf16x2{{v4428, v4435}};
       }
     } else {
-      const bool v4509 = v4470 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4510 = v4472 < v15;
-      const bool v4511 = v4509 && v4510;
-      if (v4511) {
-        const float v4512 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4513 = v68 + v4472;
-        const iron_bf16 v4514 = bias[v4513];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4515 = iron_to_f32(v4514);
-        const float v4516 = v4512 + v4515;
-        const iron_bf16 v4517 = iron_f32_to_bf16(v4516);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4518 = v4470 * v4;
-        const unsigned int v4519 = v4518 + v68;
-        const unsigned int v4520 = v4519 + v4472;
-        out[v4520] = v4517;
+      const bool v4442 = v4403 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4443 = v4405 < v15;
+      const bool v4444 = v4442 && v4443;
+      if (v4444) {
+        const float v4445 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4446 = v68 + v4405;
+        const iron_bf16 v4447 = bias[v4446];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4448 = iron_to_f32(v4447);
+        const float v4449 = v4445 + v4448;
+        const iron_bf16 v4450 = iron_f32_to_bf16(v4449);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4451 = v4403 * v4;
+        const unsigned int v4452 = v4451 + v68;
+        const unsigned int v4453 = v4452 + v4405;
+        out[v4453] = v4450;
       }
-      const unsigned int v4522 = v1126 + v4474;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4524 = v1125 + v4479;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4525 = v4522 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4526 = v4524 < v15;
-      const bool v4527 = v4525 && v4526;
-      if (v4527) {
-        const float v4528 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4529 = v68 + v4524;
-        const iron_bf16 v4530 = bias[v4529];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4531 = iron_to_f32(v4530);
-        const float v4532 = v4528 + v4531;
-        const iron_bf16 v4533 = iron_f32_to_bf16(v4532);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4534 = v4522 * v4;
-        const unsigned int v4535 = v4534 + v68;
-        const unsigned int v4536 = v4535 + v4524;
-        out[v4536] = v4533;
+      const unsigned int v4455 = v1127 + v4407;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4457 = v1126 + v4412;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4458 = v4455 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4459 = v4457 < v15;
+      const bool v4460 = v4458 && v4459;
+      if (v4460) {
+        const float v4461 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4462 = v68 + v4457;
+        const iron_bf16 v4463 = bias[v4462];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4464 = iron_to_f32(v4463);
+        const float v4465 = v4461 + v4464;
+        const iron_bf16 v4466 = iron_f32_to_bf16(v4465);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4467 = v4455 * v4;
+        const unsigned int v4468 = v4467 + v68;
+        const unsigned int v4469 = v4468 + v4457;
+        out[v4469] = v4466;
       }
     }
-    const unsigned int v4537 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4538 = v1126 + v4537;
-    const unsigned int v4539 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4540 = v1125 + v4539;
-    const unsigned int v4542 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4543 = v4542 == v4537;
-    const unsigned int v4546 = v4539 + 1u;
-    const unsigned int v4547 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));
-    const bool v4548 = v4547 == v4546;
-    const bool v4549 = v4543 && v4548;
-    const unsigned int v4552 = v4540 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4553 = v4552 == 0u;
-    const bool v4554 = v4549 && v4553;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4554) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4555 = v4538 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4556 = v4540 < v15;
-      const bool v4557 = v4555 && v4556;
-      if (v4557) {
-        const unsigned int v4558 = v68 + v4540;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4559 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4560 = bias[v4558];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4561 = iron_to_f32(v4560);
-        const float v4562 = v4559 + v4561;
-        const iron_bf16 v4563 = iron_f32_to_bf16(v4562);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4564 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4566 = v4558 + 1u;
-        const iron_bf16 v4567 = bias[v4566];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4568 = iron_to_f32(v4567);
-        const float v4569 = v4564 + v4568;
-        const iron_bf16 v4570 = iron_f32_to_bf16(v4569);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4571 = v4538 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4572 = v4571 + v4558;
-        *reinterpret_cast<iron_bf16x2*>(out + v4572) = iron_bf16x2{{v4563, v4570}};
+    const unsigned int v4470 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4471 = v1127 + v4470;
+    const unsigned int v4472 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4473 = v1126 + v4472;
+    const unsigned int v4475 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4476 = v4475 == v4470;
+    const unsigned int v4479 = v4472 + 1u;
+    const unsigned int v4480 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));
+    const bool v4481 = v4480 == v4479;
+    const bool v4482 = v4476 && v4481;
+    const unsigned int v4485 = v4473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4486 = v4485 == 0u;
+    const bool v4487 = v4482 && v4486;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4487) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4488 = v4471 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4489 = v4473 < v15;
+      const bool v4490 = v4488 && v4489;
+      if (v4490) {
+        const unsigned int v4491 = v68 + v4473;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4492 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4493 = bias[v4491];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4494 = iron_to_f32(v4493);
+        const float v4495 = v4492 + v4494;
+        const iron_bf16 v4496 = iron_f32_to_bf16(v4495);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4497 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4499 = v4491 + 1u;
+        const iron_bf16 v4500 = bias[v4499];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4501 = iron_to_f32(v4500);
+        const float v4502 = v4497 + v4501;
+        const iron_bf16 v4503 = iron_f32_to_bf16(v4502);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4504 = v4471 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4505 = v4504 + v4491;
+        *reinterpret_cast<iron_bf16x2*>(out + v4505) = iron_bf16x2{{v4496, v4503}};
       }
     } else {
-      const bool v4577 = v4538 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4578 = v4540 < v15;
-      const bool v4579 = v4577 && v4578;
-      if (v4579) {
-        const float v4580 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4581 = v68 + v4540;
-        const iron_bf16 v4582 = bias[v4581];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4583 = iron_to_f32(v4582);
-        const float v4584 = v4580 + v4583;
-        const iron_bf16 v4585 = iron_f32_to_bf16(v4584);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4586 = v4538 * v4;
-        const unsigned int v4587 = v4586 + v68;
-        const unsigned int v4588 = v4587 + v4540;
-        out[v4588] = v4585;
+      const bool v4510 = v4471 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4511 = v4473 < v15;
+      const bool v4512 = v4510 && v4511;
+      if (v4512) {
+        const float v4513 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4514 = v68 + v4473;
+        const iron_bf16 v4515 = bias[v4514];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4516 = iron_to_f32(v4515);
+        const float v4517 = v4513 + v4516;
+        const iron_bf16 v4518 = iron_f32_to_bf16(v4517);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4519 = v4471 * v4;
+        const unsigned int v4520 = v4519 + v68;
+        const unsigned int v4521 = v4520 + v4473;
+        out[v4521] = v4518;
       }
-      const unsigned int v4590 = v1126 + v4542;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4592 = v1125 + v4547;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4593 = v4590 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4594 = v4592 < v15;
-      const bool v4595 = v4593 && v4594;
-      if (v4595) {
-        const float v4596 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4597 = v68 + v4592;
-        const iron_bf16 v4598 = bias[v4597];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4599 = iron_to_f32(v4598);
-        const float v4600 = v4596 + v4599;
-        const iron_bf16 v4601 = iron_f32_to_bf16(v4600);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4602 = v4590 * v4;
-        const unsigned int v4603 = v4602 + v68;
-        const unsigned int v4604 = v4603 + v4592;
-        out[v4604] = v4601;
+      const unsigned int v4523 = v1127 + v4475;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4525 = v1126 + v4480;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4526 = v4523 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4527 = v4525 < v15;
+      const bool v4528 = v4526 && v4527;
+      if (v4528) {
+        const float v4529 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4530 = v68 + v4525;
+        const iron_bf16 v4531 = bias[v4530];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4532 = iron_to_f32(v4531);
+        const float v4533 = v4529 + v4532;
+        const iron_bf16 v4534 = iron_f32_to_bf16(v4533);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4535 = v4523 * v4;
+        const unsigned int v4536 = v4535 + v68;
+        const unsigned int v4537 = v4536 + v4525;
+        out[v4537] = v4534;
       }
     }
-    const unsigned int v4605 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4606 = v1126 + v4605;
-    const unsigned int v4607 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4608 = v1125 + v4607;
-    const unsigned int v4610 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4611 = v4610 == v4605;
-    const unsigned int v4614 = v4607 + 1u;
-    const unsigned int v4615 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));
-    const bool v4616 = v4615 == v4614;
-    const bool v4617 = v4611 && v4616;
-    const unsigned int v4620 = v4608 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4621 = v4620 == 0u;
-    const bool v4622 = v4617 && v4621;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4622) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4623 = v4606 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4624 = v4608 < v15;
-      const bool v4625 = v4623 && v4624;
-      if (v4625) {
-        const unsigned int v4626 = v68 + v4608;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4627 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4628 = bias[v4626];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4629 = iron_to_f32(v4628);
-        const float v4630 = v4627 + v4629;
-        const iron_bf16 v4631 = iron_f32_to_bf16(v4630);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4632 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4634 = v4626 + 1u;
-        const iron_bf16 v4635 = bias[v4634];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4636 = iron_to_f32(v4635);
-        const float v4637 = v4632 + v4636;
-        const iron_bf16 v4638 = iron_f32_to_bf16(v4637);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4639 = v4606 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4640 = v4639 + v4626;
-        *reinterpret_cast<iron_bf16x2*>(out + v4640) = iron_bf16x2{{v4631, v4638}};
+    const unsigned int v4538 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4539 = v1127 + v4538;
+    const unsigned int v4540 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4541 = v1126 + v4540;
+    const unsigned int v4543 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4544 = v4543 == v4538;
+    const unsigned int v4547 = v4540 + 1u;
+    const unsigned int v4548 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));
+    const bool v4549 = v4548 == v4547;
+    const bool v4550 = v4544 && v4549;
+    const unsigned int v4553 = v4541 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4554 = v4553 == 0u;
+    const bool v4555 = v4550 && v4554;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4555) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4556 = v4539 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4557 = v4541 < v15;
+      const bool v4558 = v4556 && v4557;
+      if (v4558) {
+        const unsigned int v4559 = v68 + v4541;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4560 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4561 = bias[v4559];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4562 = iron_to_f32(v4561);
+        const float v4563 = v4560 + v4562;
+        const iron_bf16 v4564 = iron_f32_to_bf16(v4563);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4565 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4567 = v4559 + 1u;
+        const iron_bf16 v4568 = bias[v4567];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4569 = iron_to_f32(v4568);
+        const float v4570 = v4565 + v4569;
+        const iron_bf16 v4571 = iron_f32_to_bf16(v4570);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4572 = v4539 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4573 = v4572 + v4559;
+        *reinterpret_cast<iron_bf16x2*>(out + v4573) = iron_bf16x2{{v4564, v4571}};
       }
     } else {
-      const bool v4645 = v4606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4646 = v4608 < v15;
-      const bool v4647 = v4645 && v4646;
-      if (v4647) {
-        const float v4648 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4649 = v68 + v4608;
-        const iron_bf16 v4650 = bias[v4649];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4651 = iron_to_f32(v4650);
-        const float v4652 = v4648 + v4651;
-        const iron_bf16 v4653 = iron_f32_to_bf16(v4652);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4654 = v4606 * v4;
-        const unsigned int v4655 = v4654 + v68;
-        const unsigned int v4656 = v4655 + v4608;
-        out[v4656] = v4653;
+      const bool v4578 = v4539 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4579 = v4541 < v15;
+      const bool v4580 = v4578 && v4579;
+      if (v4580) {
+        const float v4581 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4582 = v68 + v4541;
+        const iron_bf16 v4583 = bias[v4582];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4584 = iron_to_f32(v4583);
+        const float v4585 = v4581 + v4584;
+        const iron_bf16 v4586 = iron_f32_to_bf16(v4585);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4587 = v4539 * v4;
+        const unsigned int v4588 = v4587 + v68;
+        const unsigned int v4589 = v4588 + v4541;
+        out[v4589] = v4586;
       }
-      const unsigned int v4658 = v1126 + v4610;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4660 = v1125 + v4615;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4661 = v4658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4662 = v4660 < v15;
-      const bool v4663 = v4661 && v4662;
-      if (v4663) {
-        const float v4664 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4665 = v68 + v4660;
-        const iron_bf16 v4666 = bias[v4665];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4667 = iron_to_f32(v4666);
-        const float v4668 = v4664 + v4667;
-        const iron_bf16 v4669 = iron_f32_to_bf16(v4668);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4670 = v4658 * v4;
-        const unsigned int v4671 = v4670 + v68;
-        const unsigned int v4672 = v4671 + v4660;
-        out[v4672] = v4669;
+      const unsigned int v4591 = v1127 + v4543;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4593 = v1126 + v4548;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4594 = v4591 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4595 = v4593 < v15;
+      const bool v4596 = v4594 && v4595;
+      if (v4596) {
+        const float v4597 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4598 = v68 + v4593;
+        const iron_bf16 v4599 = bias[v4598];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4600 = iron_to_f32(v4599);
+        const float v4601 = v4597 + v4600;
+        const iron_bf16 v4602 = iron_f32_to_bf16(v4601);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4603 = v4591 * v4;
+        const unsigned int v4604 = v4603 + v68;
+        const unsigned int v4605 = v4604 + v4593;
+        out[v4605] = v4602;
       }
     }
-    const unsigned int v4673 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4674 = v1126 + v4673;
-    const unsigned int v4675 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4676 = v1125 + v4675;
-    const unsigned int v4678 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4679 = v4678 == v4673;
-    const unsigned int v4682 = v4675 + 1u;
-    const unsigned int v4683 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));
-    const bool v4684 = v4683 == v4682;
-    const bool v4685 = v4679 && v4684;
-    const unsigned int v4688 = v4676 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4689 = v4688 == 0u;
-    const bool v4690 = v4685 && v4689;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4690) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4691 = v4674 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4692 = v4676 < v15;
-      const bool v4693 = v4691 && v4692;
-      if (v4693) {
-        const unsigned int v4694 = v68 + v4676;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4695 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4696 = bias[v4694];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4697 = iron_to_f32(v4696);
-        const float v4698 = v4695 + v4697;
-        const iron_bf16 v4699 = iron_f32_to_bf16(v4698);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4700 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4702 = v4694 + 1u;
-        const iron_bf16 v4703 = bias[v4702];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4704 = iron_to_f32(v4703);
-        const float v4705 = v4700 + v4704;
-        const iron_bf16 v4706 = iron_f32_to_bf16(v4705);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4707 = v4674 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4708 = v4707 + v4694;
-        *reinterpret_cast<iron_bf16x2*>(out + v4708) = iron_bf16x2{{v4699, v4706}};
+    const unsigned int v4606 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4607 = v1127 + v4606;
+    const unsigned int v4608 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4609 = v1126 + v4608;
+    const unsigned int v4611 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4612 = v4611 == v4606;
+    const unsigned int v4615 = v4608 + 1u;
+    const unsigned int v4616 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));
+    const bool v4617 = v4616 == v4615;
+    const bool v4618 = v4612 && v4617;
+    const unsigned int v4621 = v4609 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4622 = v4621 == 0u;
+    const bool v4623 = v4618 && v4622;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4623) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4624 = v4607 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4625 = v4609 < v15;
+      const bool v4626 = v4624 && v4625;
+      if (v4626) {
+        const unsigned int v4627 = v68 + v4609;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4628 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4629 = bias[v4627];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4630 = iron_to_f32(v4629);
+        const float v4631 = v4628 + v4630;
+        const iron_bf16 v4632 = iron_f32_to_bf16(v4631);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4633 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4635 = v4627 + 1u;
+        const iron_bf16 v4636 = bias[v4635];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4637 = iron_to_f32(v4636);
+        const float v4638 = v4633 + v4637;
+        const iron_bf16 v4639 = iron_f32_to_bf16(v4638);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4640 = v4607 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4641 = v4640 + v4627;
+        *reinterpret_cast<iron_bf16x2*>(out + v4641) = iron_bf16x2{{v4632, v4639}};
       }
     } else {
-      const bool v4713 = v4674 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4714 = v4676 < v15;
-      const bool v4715 = v4713 && v4714;
-      if (v4715) {
-        const float v4716 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4717 = v68 + v4676;
-        const iron_bf16 v4718 = bias[v4717];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4719 = iron_to_f32(v4718);
-        const float v4720 = v4716 + v4719;
-        const iron_bf16 v4721 = iron_f32_to_bf16(v4720);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4722 = v4674 * v4;
-        const unsigned int v4723 = v4722 + v68;
-        const unsigned int v4724 = v4723 + v4676;
-        out[v4724] = v4721;
+      const bool v4646 = v4607 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4647 = v4609 < v15;
+      const bool v4648 = v4646 && v4647;
+      if (v4648) {
+        const float v4649 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4650 = v68 + v4609;
+        const iron_bf16 v4651 = bias[v4650];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4652 = iron_to_f32(v4651);
+        const float v4653 = v4649 + v4652;
+        const iron_bf16 v4654 = iron_f32_to_bf16(v4653);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4655 = v4607 * v4;
+        const unsigned int v4656 = v4655 + v68;
+        const unsigned int v4657 = v4656 + v4609;
+        out[v4657] = v4654;
       }
-      const unsigned int v4726 = v1126 + v4678;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4728 = v1125 + v4683;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4729 = v4726 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4730 = v4728 < v15;
-      const bool v4731 = v4729 && v4730;
-      if (v4731) {
-        const float v4732 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4733 = v68 + v4728;
-        const iron_bf16 v4734 = bias[v4733];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4735 = iron_to_f32(v4734);
-        const float v4736 = v4732 + v4735;
-        const iron_bf16 v4737 = iron_f32_to_bf16(v4736);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4738 = v4726 * v4;
-        const unsigned int v4739 = v4738 + v68;
-        const unsigned int v4740 = v4739 + v4728;
-        out[v4740] = v4737;
+      const unsigned int v4659 = v1127 + v4611;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4661 = v1126 + v4616;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4662 = v4659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4663 = v4661 < v15;
+      const bool v4664 = v4662 && v4663;
+      if (v4664) {
+        const float v4665 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4666 = v68 + v4661;
+        const iron_bf16 v4667 = bias[v4666];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4668 = iron_to_f32(v4667);
+        const float v4669 = v4665 + v4668;
+        const iron_bf16 v4670 = iron_f32_to_bf16(v4669);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4671 = v4659 * v4;
+        const unsigned int v4672 = v4671 + v68;
+        const unsigned int v4673 = v4672 + v4661;
+        out[v4673] = v4670;
       }
     }
-    const unsigned int v4741 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4742 = v1126 + v4741;
-    const unsigned int v4743 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4744 = v1125 + v4743;
-    const unsigned int v4746 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4747 = v4746 == v4741;
-    const unsigned int v4750 = v4743 + 1u;
-    const unsigned int v4751 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));
-    const bool v4752 = v4751 == v4750;
-    const bool v4753 = v4747 && v4752;
-    const unsigned int v4756 = v4744 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4757 = v4756 == 0u;
-    const bool v4758 = v4753 && v4757;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4758) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4759 = v4742 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4760 = v4744 < v15;
-      const bool v4761 = v4759 && v4760;
-      if (v4761) {
-        const unsigned int v4762 = v68 + v4744;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4763 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4764 = bias[v4762];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4765 = iron_to_f32(v4764);
-        const float v4766 = v4763 + v4765;
-        const iron_bf16 v4767 = iron_f32_to_bf16(v4766);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4768 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4770 = v4762 + 1u;
-        const iron_bf16 v4771 = bias[v4770];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4772 = iron_to_f32(v4771);
-        const float v4773 = v4768 + v4772;
-        const iron_bf16 v4774 = iron_f32_to_bf16(v4773);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4775 = v4742 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4776 = v4775 + v4762;
-        *reinterpret_cast<iron_bf16x2*>(out + v4776) = iron_bf16x2{{v4767, v4774}};
+    const unsigned int v4674 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4675 = v1127 + v4674;
+    const unsigned int v4676 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4677 = v1126 + v4676;
+    const unsigned int v4679 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4680 = v4679 == v4674;
+    const unsigned int v4683 = v4676 + 1u;
+    const unsigned int v4684 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));
+    const bool v4685 = v4684 == v4683;
+    const bool v4686 = v4680 && v4685;
+    const unsigned int v4689 = v4677 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4690 = v4689 == 0u;
+    const bool v4691 = v4686 && v4690;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4691) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4692 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4693 = v4677 < v15;
+      const bool v4694 = v4692 && v4693;
+      if (v4694) {
+        const unsigned int v4695 = v68 + v4677;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4696 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4697 = bias[v4695];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4698 = iron_to_f32(v4697);
+        const float v4699 = v4696 + v4698;
+        const iron_bf16 v4700 = iron_f32_to_bf16(v4699);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4701 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4703 = v4695 + 1u;
+        const iron_bf16 v4704 = bias[v4703];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4705 = iron_to_f32(v4704);
+        const float v4706 = v4701 + v4705;
+        const iron_bf16 v4707 = iron_f32_to_bf16(v4706);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4708 = v4675 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4709 = v4708 + v4695;
+        *reinterpret_cast<iron_bf16x2*>(out + v4709) = iron_bf16x2{{v4700, v4707}};
       }
     } else {
-      const bool v4781 = v4742 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4782 = v4744 < v15;
-      const bool v4783 = v4781 && v4782;
-      if (v4783) {
-        const float v4784 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4785 = v68 + v4744;
-        const iron_bf16 v4786 = bias[v4785];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4787 = iron_to_f32(v4786);
-        const float v4788 = v4784 + v4787;
-        const iron_bf16 v4789 = iron_f32_to_bf16(v4788);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4790 = v4742 * v4;
-        const unsigned int v4791 = v4790 + v68;
-        const unsigned int v4792 = v4791 + v4744;
-        out[v4792] = v4789;
+      const bool v4714 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4715 = v4677 < v15;
+      const bool v4716 = v4714 && v4715;
+      if (v4716) {
+        const float v4717 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4718 = v68 + v4677;
+        const iron_bf16 v4719 = bias[v4718];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4720 = iron_to_f32(v4719);
+        const float v4721 = v4717 + v4720;
+        const iron_bf16 v4722 = iron_f32_to_bf16(v4721);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4723 = v4675 * v4;
+        const unsigned int v4724 = v4723 + v68;
+        const unsigned int v4725 = v4724 + v4677;
+        out[v4725] = v4722;
       }
-      const unsigned int v4794 = v1126 + v4746;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4796 = v1125 + v4751;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4797 = v4794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4798 = v4796 < v15;
-      const bool v4799 = v4797 && v4798;
-      if (v4799) {
-        const float v4800 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4801 = v68 + v4796;
-        const iron_bf16 v4802 = bias[v4801];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4803 = iron_to_f32(v4802);
-        const float v4804 = v4800 + v4803;
-        const iron_bf16 v4805 = iron_f32_to_bf16(v4804);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4806 = v4794 * v4;
-        const unsigned int v4807 = v4806 + v68;
-        const unsigned int v4808 = v4807 + v4796;
-        out[v4808] = v4805;
+      const unsigned int v4727 = v1127 + v4679;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4729 = v1126 + v4684;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4730 = v4727 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4731 = v4729 < v15;
+      const bool v4732 = v4730 && v4731;
+      if (v4732) {
+        const float v4733 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4734 = v68 + v4729;
+        const iron_bf16 v4735 = bias[v4734];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4736 = iron_to_f32(v4735);
+        const float v4737 = v4733 + v4736;
+        const iron_bf16 v4738 = iron_f32_to_bf16(v4737);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4739 = v4727 * v4;
+        const unsigned int v4740 = v4739 + v68;
+        const unsigned int v4741 = v4740 + v4729;
+        out[v4741] = v4738;
       }
     }
-    const unsigned int v4809 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4810 = v1126 + v4809;
-    const unsigned int v4811 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4812 = v1125 + v4811;
-    const unsigned int v4814 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4815 = v4814 == v4809;
-    const unsigned int v4818 = v4811 + 1u;
-    const unsigned int v4819 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));
-    const bool v4820 = v4819 == v4818;
-    const bool v4821 = v4815 && v4820;
-    const unsigned int v4824 = v4812 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4825 = v4824 == 0u;
-    const bool v4826 = v4821 && v4825;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4826) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4827 = v4810 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4828 = v4812 < v15;
-      const bool v4829 = v4827 && v4828;
-      if (v4829) {
-        const unsigned int v4830 = v68 + v4812;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4831 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4832 = bias[v4830];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4833 = iron_to_f32(v4832);
-        const float v4834 = v4831 + v4833;
-        const iron_bf16 v4835 = iron_f32_to_bf16(v4834);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4836 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4838 = v4830 + 1u;
-        const iron_bf16 v4839 = bias[v4838];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4840 = iron_to_f32(v4839);
-        const float v4841 = v4836 + v4840;
-        const iron_bf16 v4842 = iron_f32_to_bf16(v4841);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4843 = v4810 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4844 = v4843 + v4830;
-        *reinterpret_cast<iron_bf16x2*>(out + v4844) = iron_bf16x2{{v4835, v4842}};
+    const unsigned int v4742 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4743 = v1127 + v4742;
+    const unsigned int v4744 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4745 = v1126 + v4744;
+    const unsigned int v4747 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4748 = v4747 == v4742;
+    const unsigned int v4751 = v4744 + 1u;
+    const unsigned int v4752 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));
+    const bool v4753 = v4752 == v4751;
+    const bool v4754 = v4748 && v4753;
+    const unsigned int v4757 = v4745 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4758 = v4757 == 0u;
+    const bool v4759 = v4754 && v4758;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4759) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4760 = v4743 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4761 = v4745 < v15;
+      const bool v4762 = v4760 && v4761;
+      if (v4762) {
+        const unsigned int v4763 = v68 + v4745;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4764 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4765 = bias[v4763];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4766 = iron_to_f32(v4765);
+        const float v4767 = v4764 + v4766;
+        const iron_bf16 v4768 = iron_f32_to_bf16(v4767);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4769 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4771 = v4763 + 1u;
+        const iron_bf16 v4772 = bias[v4771];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4773 = iron_to_f32(v4772);
+        const float v4774 = v4769 + v4773;
+        const iron_bf16 v4775 = iron_f32_to_bf16(v4774);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4776 = v4743 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4777 = v4776 + v4763;
+        *reinterpret_cast<iron_bf16x2*>(out + v4777) = iron_bf16x2{{v4768, v4775}};
       }
     } else {
-      const bool v4849 = v4810 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4850 = v4812 < v15;
-      const bool v4851 = v4849 && v4850;
-      if (v4851) {
-        const float v4852 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4853 = v68 + v4812;
-        const iron_bf16 v4854 = bias[v4853];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4855 = iron_to_f32(v4854);
-        const float v4856 = v4852 + v4855;
-        const iron_bf16 v4857 = iron_f32_to_bf16(v4856);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4858 = v4810 * v4;
-        const unsigned int v4859 = v4858 + v68;
-        const unsigned int v4860 = v4859 + v4812;
-        out[v4860] = v4857;
+      const bool v4782 = v4743 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4783 = v4745 < v15;
+      const bool v4784 = v4782 && v4783;
+      if (v4784) {
+        const float v4785 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4786 = v68 + v4745;
+        const iron_bf16 v4787 = bias[v4786];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4788 = iron_to_f32(v4787);
+        const float v4789 = v4785 + v4788;
+        const iron_bf16 v4790 = iron_f32_to_bf16(v4789);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4791 = v4743 * v4;
+        const unsigned int v4792 = v4791 + v68;
+        const unsigned int v4793 = v4792 + v4745;
+        out[v4793] = v4790;
       }
-      const unsigned int v4862 = v1126 + v4814;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4864 = v1125 + v4819;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4865 = v4862 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4866 = v4864 < v15;
-      const bool v4867 = v4865 && v4866;
-      if (v4867) {
-        const float v4868 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4869 = v68 + v4864;
-        const iron_bf16 v4870 = bias[v4869];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4871 = iron_to_f32(v4870);
-        const float v4872 = v4868 + v4871;
-        const iron_bf16 v4873 = iron_f32_to_bf16(v4872);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4874 = v4862 * v4;
-        const unsigned int v4875 = v4874 + v68;
-        const unsigned int v4876 = v4875 + v4864;
-        out[v4876] = v4873;
+      const unsigned int v4795 = v1127 + v4747;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4797 = v1126 + v4752;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4798 = v4795 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4799 = v4797 < v15;
+      const bool v4800 = v4798 && v4799;
+      if (v4800) {
+        const float v4801 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4802 = v68 + v4797;
+        const iron_bf16 v4803 = bias[v4802];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4804 = iron_to_f32(v4803);
+        const float v4805 = v4801 + v4804;
+        const iron_bf16 v4806 = iron_f32_to_bf16(v4805);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4807 = v4795 * v4;
+        const unsigned int v4808 = v4807 + v68;
+        const unsigned int v4809 = v4808 + v4797;
+        out[v4809] = v4806;
       }
     }
-    const unsigned int v4877 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4878 = v1126 + v4877;
-    const unsigned int v4879 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4880 = v1125 + v4879;
-    const unsigned int v4882 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4883 = v4882 == v4877;
-    const unsigned int v4886 = v4879 + 1u;
-    const unsigned int v4887 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));
-    const bool v4888 = v4887 == v4886;
-    const bool v4889 = v4883 && v4888;
-    const unsigned int v4892 = v4880 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4893 = v4892 == 0u;
-    const bool v4894 = v4889 && v4893;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4894) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4895 = v4878 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4896 = v4880 < v15;
-      const bool v4897 = v4895 && v4896;
-      if (v4897) {
-        const unsigned int v4898 = v68 + v4880;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4899 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4900 = bias[v4898];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4901 = iron_to_f32(v4900);
-        const float v4902 = v4899 + v4901;
-        const iron_bf16 v4903 = iron_f32_to_bf16(v4902);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4904 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4906 = v4898 + 1u;
-        const iron_bf16 v4907 = bias[v4906];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4908 = iron_to_f32(v4907);
-        const float v4909 = v4904 + v4908;
-        const iron_bf16 v4910 = iron_f32_to_bf16(v4909);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4911 = v4878 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4912 = v4911 + v4898;
-        *reinterpret_cast<iron_bf16x2*>(out + v4912) = iron_bf16x2{{v4903, v4910}};
+    const unsigned int v4810 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4811 = v1127 + v4810;
+    const unsigned int v4812 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4813 = v1126 + v4812;
+    const unsigned int v4815 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4816 = v4815 == v4810;
+    const unsigned int v4819 = v4812 + 1u;
+    const unsigned int v4820 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));
+    const bool v4821 = v4820 == v4819;
+    const bool v4822 = v4816 && v4821;
+    const unsigned int v4825 = v4813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4826 = v4825 == 0u;
+    const bool v4827 = v4822 && v4826;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4827) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4828 = v4811 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4829 = v4813 < v15;
+      const bool v4830 = v4828 && v4829;
+      if (v4830) {
+        const unsigned int v4831 = v68 + v4813;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4832 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4833 = bias[v4831];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4834 = iron_to_f32(v4833);
+        const float v4835 = v4832 + v4834;
+        const iron_bf16 v4836 = iron_f32_to_bf16(v4835);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4837 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4839 = v4831 + 1u;
+        const iron_bf16 v4840 = bias[v4839];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4841 = iron_to_f32(v4840);
+        const float v4842 = v4837 + v4841;
+        const iron_bf16 v4843 = iron_f32_to_bf16(v4842);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4844 = v4811 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4845 = v4844 + v4831;
+        *reinterpret_cast<iron_bf16x2*>(out + v4845) = iron_bf16x2{{v4836, v4843}};
       }
     } else {
-      const bool v4917 = v4878 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4918 = v4880 < v15;
-      const bool v4919 = v4917 && v4918;
-      if (v4919) {
-        const float v4920 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4921 = v68 + v4880;
-        const iron_bf16 v4922 = bias[v4921];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4923 = iron_to_f32(v4922);
-        const float v4924 = v4920 + v4923;
-        const iron_bf16 v4925 = iron_f32_to_bf16(v4924);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4926 = v4878 * v4;
-        const unsigned int v4927 = v4926 + v68;
-        const unsigned int v4928 = v4927 + v4880;
-        out[v4928] = v4925;
+      const bool v4850 = v4811 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4851 = v4813 < v15;
+      const bool v4852 = v4850 && v4851;
+      if (v4852) {
+        const float v4853 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4854 = v68 + v4813;
+        const iron_bf16 v4855 = bias[v4854];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4856 = iron_to_f32(v4855);
+        const float v4857 = v4853 + v4856;
+        const iron_bf16 v4858 = iron_f32_to_bf16(v4857);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4859 = v4811 * v4;
+        const unsigned int v4860 = v4859 + v68;
+        const unsigned int v4861 = v4860 + v4813;
+        out[v4861] = v4858;
       }
-      const unsigned int v4930 = v1126 + v4882;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4932 = v1125 + v4887;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4933 = v4930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4934 = v4932 < v15;
-      const bool v4935 = v4933 && v4934;
-      if (v4935) {
-        const float v4936 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4937 = v68 + v4932;
-        const iron_bf16 v4938 = bias[v4937];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4939 = iron_to_f32(v4938);
-        const float v4940 = v4936 + v4939;
-        const iron_bf16 v4941 = iron_f32_to_bf16(v4940);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4942 = v4930 * v4;
-        const unsigned int v4943 = v4942 + v68;
-        const unsigned int v4944 = v4943 + v4932;
-        out[v4944] = v4941;
+      const unsigned int v4863 = v1127 + v4815;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4865 = v1126 + v4820;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4866 = v4863 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4867 = v4865 < v15;
+      const bool v4868 = v4866 && v4867;
+      if (v4868) {
+        const float v4869 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4870 = v68 + v4865;
+        const iron_bf16 v4871 = bias[v4870];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4872 = iron_to_f32(v4871);
+        const float v4873 = v4869 + v4872;
+        const iron_bf16 v4874 = iron_f32_to_bf16(v4873);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4875 = v4863 * v4;
+        const unsigned int v4876 = v4875 + v68;
+        const unsigned int v4877 = v4876 + v4865;
+        out[v4877] = v4874;
       }
     }
-    const unsigned int v4945 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4946 = v1126 + v4945;
-    const unsigned int v4947 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4948 = v1125 + v4947;
-    const unsigned int v4950 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4951 = v4950 == v4945;
-    const unsigned int v4954 = v4947 + 1u;
-    const unsigned int v4955 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));
-    const bool v4956 = v4955 == v4954;
-    const bool v4957 = v4951 && v4956;
-    const unsigned int v4960 = v4948 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4961 = v4960 == 0u;
-    const bool v4962 = v4957 && v4961;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4962) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4963 = v4946 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4964 = v4948 < v15;
-      const bool v4965 = v4963 && v4964;
-      if (v4965) {
-        const unsigned int v4966 = v68 + v4948;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4967 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4968 = bias[v4966];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4969 = iron_to_f32(v4968);
-        const float v4970 = v4967 + v4969;
-        const iron_bf16 v4971 = iron_f32_to_bf16(v4970);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4972 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4974 = v4966 + 1u;
-        const iron_bf16 v4975 = bias[v4974];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4976 = iron_to_f32(v4975);
-        const float v4977 = v4972 + v4976;
-        const iron_bf16 v4978 = iron_f32_to_bf16(v4977);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4979 = v4946 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4980 = v4979 + v4966;
-        *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4971, v4978}};
+    const unsigned int v4878 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4879 = v1127 + v4878;
+    const unsigned int v4880 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4881 = v1126 + v4880;
+    const unsigned int v4883 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4884 = v4883 == v4878;
+    const unsigned int v4887 = v4880 + 1u;
+    const unsigned int v4888 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));
+    const bool v4889 = v4888 == v4887;
+    const bool v4890 = v4884 && v4889;
+    const unsigned int v4893 = v4881 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4894 = v4893 == 0u;
+    const bool v4895 = v4890 && v4894;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4895) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4896 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4897 = v4881 < v15;
+      const bool v4898 = v4896 && v4897;
+      if (v4898) {
+        const unsigned int v4899 = v68 + v4881;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4900 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4901 = bias[v4899];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4902 = iron_to_f32(v4901);
+        const float v4903 = v4900 + v4902;
+        const iron_bf16 v4904 = iron_f32_to_bf16(v4903);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4905 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4907 = v4899 + 1u;
+        const iron_bf16 v4908 = bias[v4907];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4909 = iron_to_f32(v4908);
+        const float v4910 = v4905 + v4909;
+        const iron_bf16 v4911 = iron_f32_to_bf16(v4910);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4912 = v4879 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4913 = v4912 + v4899;
+        *reinterpret_cast<iron_bf16x2*>(out + v4913) = iron_bf16x2{{v4904, v4911}};
       }
     } else {
-      const bool v4985 = v4946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4986 = v4948 < v15;
-      const bool v4987 = v4985 && v4986;
-      if (v4987) {
-        const float v4988 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4989 = v68 + v4948;
-        const iron_bf16 v4990 = bias[v4989];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4991 = iron_to_f32(v4990);
-        const float v4992 = v4988 + v4991;
-        const iron_bf16 v4993 = iron_f32_to_bf16(v4992);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4994 = v4946 * v4;
-        const unsigned int v4995 = v4994 + v68;
-        const unsigned int v4996 = v4995 + v4948;
-        out[v4996] = v4993;
+      const bool v4918 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4919 = v4881 < v15;
+      const bool v4920 = v4918 && v4919;
+      if (v4920) {
+        const float v4921 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4922 = v68 + v4881;
+        const iron_bf16 v4923 = bias[v4922];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4924 = iron_to_f32(v4923);
+        const float v4925 = v4921 + v4924;
+        const iron_bf16 v4926 = iron_f32_to_bf16(v4925);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4927 = v4879 * v4;
+        const unsigned int v4928 = v4927 + v68;
+        const unsigned int v4929 = v4928 + v4881;
+        out[v4929] = v4926;
       }
-      const unsigned int v4998 = v1126 + v4950;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5000 = v1125 + v4955;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5001 = v4998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5002 = v5000 < v15;
-      const bool v5003 = v5001 && v5002;
-      if (v5003) {
-        const float v5004 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5005 = v68 + v5000;
-        const iron_bf16 v5006 = bias[v5005];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5007 = iron_to_f32(v5006);
-        const float v5008 = v5004 + v5007;
-        const iron_bf16 v5009 = iron_f32_to_bf16(v5008);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5010 = v4998 * v4;
-        const unsigned int v5011 = v5010 + v68;
-        const unsigned int v5012 = v5011 + v5000;
-        out[v5012] = v5009;
+      const unsigned int v4931 = v1127 + v4883;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4933 = v1126 + v4888;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4934 = v4931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4935 = v4933 < v15;
+      const bool v4936 = v4934 && v4935;
+      if (v4936) {
+        const float v4937 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4938 = v68 + v4933;
+        const iron_bf16 v4939 = bias[v4938];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4940 = iron_to_f32(v4939);
+        const float v4941 = v4937 + v4940;
+        const iron_bf16 v4942 = iron_f32_to_bf16(v4941);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4943 = v4931 * v4;
+        const unsigned int v4944 = v4943 + v68;
+        const unsigned int v4945 = v4944 + v4933;
+        out[v4945] = v4942;
       }
     }
-    const unsigned int v5013 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5014 = v1126 + v5013;
-    const unsigned int v5015 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5016 = v1125 + v5015;
-    const unsigned int v5018 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5019 = v5018 == v5013;
-    const unsigned int v5022 = v5015 + 1u;
-    const unsigned int v5023 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));
-    const bool v5024 = v5023 == v5022;
-    const bool v5025 = v5019 && v5024;
-    const unsigned int v5028 = v5016 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5029 = v5028 == 0u;
-    const bool v5030 = v5025 && v5029;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5030) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5031 = v5014 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5032 = v5016 < v15;
-      const bool v5033 = v5031 && v5032;
-      if (v5033) {
-        const unsigned int v5034 = v68 + v5016;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5035 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5036 = bias[v5034];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5037 = iron_to_f32(v5036);
-        const float v5038 = v5035 + v5037;
-        const iron_bf16 v5039 = iron_f32_to_bf16(v5038);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5040 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5042 = v5034 + 1u;
-        const iron_bf16 v5043 = bias[v5042];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5044 = iron_to_f32(v5043);
-        const float v5045 = v5040 + v5044;
-        const iron_bf16 v5046 = iron_f32_to_bf16(v5045);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5047 = v5014 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5048 = v5047 + v5034;
-        *reinterpret_cast<iron_bf16x2*>(out + v5048) = iron_bf16x2{{v5039, v5046}};
+    const unsigned int v4946 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4947 = v1127 + v4946;
+    const unsigned int v4948 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4949 = v1126 + v4948;
+    const unsigned int v4951 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4952 = v4951 == v4946;
+    const unsigned int v4955 = v4948 + 1u;
+    const unsigned int v4956 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));
+    const bool v4957 = v4956 == v4955;
+    const bool v4958 = v4952 && v4957;
+    const unsigned int v4961 = v4949 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4962 = v4961 == 0u;
+    const bool v4963 = v4958 && v4962;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4963) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4964 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4965 = v4949 < v15;
+      const bool v4966 = v4964 && v4965;
+      if (v4966) {
+        const unsigned int v4967 = v68 + v4949;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4968 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4969 = bias[v4967];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4970 = iron_to_f32(v4969);
+        const float v4971 = v4968 + v4970;
+        const iron_bf16 v4972 = iron_f32_to_bf16(v4971);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4973 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4975 = v4967 + 1u;
+        const iron_bf16 v4976 = bias[v4975];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4977 = iron_to_f32(v4976);
+        const float v4978 = v4973 + v4977;
+        const iron_bf16 v4979 = iron_f32_to_bf16(v4978);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v4980 = v4947 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4981 = v4980 + v4967;
+        *reinterpret_cast<iron_bf16x2*>(out + v4981) = iron_bf16x2{{v4972, v4979}};
       }
     } else {
-      const bool v5053 = v5014 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5054 = v5016 < v15;
-      const bool v5055 = v5053 && v5054;
-      if (v5055) {
-        const float v5056 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5057 = v68 + v5016;
-        const iron_bf16 v5058 = bias[v5057];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5059 = iron_to_f32(v5058);
-        const float v5060 = v5056 + v5059;
-        const iron_bf16 v5061 = iron_f32_to_bf16(v5060);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5062 = v5014 * v4;
-        const unsigned int v5063 = v5062 + v68;
-        const unsigned int v5064 = v5063 + v5016;
-        out[v5064] = v5061;
+      const bool v4986 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4987 = v4949 < v15;
+      const bool v4988 = v4986 && v4987;
+      if (v4988) {
+        const float v4989 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4990 = v68 + v4949;
+        const iron_bf16 v4991 = bias[v4990];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4992 = iron_to_f32(v4991);
+        const float v4993 = v4989 + v4992;
+        const iron_bf16 v4994 = iron_f32_to_bf16(v4993);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v4995 = v4947 * v4;
+        const unsigned int v4996 = v4995 + v68;
+        const unsigned int v4997 = v4996 + v4949;
+        out[v4997] = v4994;
       }
-      const unsigned int v5066 = v1126 + v5018;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5068 = v1125 + v5023;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5069 = v5066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5070 = v5068 < v15;
-      const bool v5071 = v5069 && v5070;
-      if (v5071) {
-        const float v5072 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5073 = v68 + v5068;
-        const iron_bf16 v5074 = bias[v5073];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5075 = iron_to_f32(v5074);
-        const float v5076 = v5072 + v5075;
-        const iron_bf16 v5077 = iron_f32_to_bf16(v5076);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5078 = v5066 * v4;
-        const unsigned int v5079 = v5078 + v68;
-        const unsigned int v5080 = v5079 + v5068;
-        out[v5080] = v5077;
+      const unsigned int v4999 = v1127 + v4951;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5001 = v1126 + v4956;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5002 = v4999 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5003 = v5001 < v15;
+      const bool v5004 = v5002 && v5003;
+      if (v5004) {
+        const float v5005 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5006 = v68 + v5001;
+        const iron_bf16 v5007 = bias[v5006];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5008 = iron_to_f32(v5007);
+        const float v5009 = v5005 + v5008;
+        const iron_bf16 v5010 = iron_f32_to_bf16(v5009);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5011 = v4999 * v4;
+        const unsigned int v5012 = v5011 + v68;
+        const unsigned int v5013 = v5012 + v5001;
+        out[v5013] = v5010;
       }
     }
-    const unsigned int v5081 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5082 = v1126 + v5081;
-    const unsigned int v5083 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5084 = v1125 + v5083;
-    const unsigned int v5086 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5087 = v5086 == v5081;
-    const unsigned int v5090 = v5083 + 1u;
-    const unsigned int v5091 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));
-    const bool v5092 = v5091 == v5090;
-    const bool v5093 = v5087 && v5092;
-    const unsigned int v5096 = v5084 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5097 = v5096 == 0u;
-    const bool v5098 = v5093 && v5097;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5098) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5099 = v5082 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5100 = v5084 < v15;
-      const bool v5101 = v5099 && v5100;
-      if (v5101) {
-        const unsigned int v5102 = v68 + v5084;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5103 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5104 = bias[v5102];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5105 = iron_to_f32(v5104);
-        const float v5106 = v5103 + v5105;
-        const iron_bf16 v5107 = iron_f32_to_bf16(v5106);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5108 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5110 = v5102 + 1u;
-        const iron_bf16 v5111 = bias[v5110];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5112 = iron_to_f32(v5111);
-        const float v5113 = v5108 + v5112;
-        const iron_bf16 v5114 = iron_f32_to_bf16(v5113);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5115 = v5082 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5116 = v5115 + v5102;
-        *reinterpret_cast<iron_bf16x2*>(out + v5116) = iron_bf16x2{{v5107, v5114}};
+    const unsigned int v5014 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5015 = v1127 + v5014;
+    const unsigned int v5016 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5017 = v1126 + v5016;
+    const unsigned int v5019 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5020 = v5019 == v5014;
+    const unsigned int v5023 = v5016 + 1u;
+    const unsigned int v5024 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));
+    const bool v5025 = v5024 == v5023;
+    const bool v5026 = v5020 && v5025;
+    const unsigned int v5029 = v5017 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5030 = v5029 == 0u;
+    const bool v5031 = v5026 && v5030;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5031) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5032 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5033 = v5017 < v15;
+      const bool v5034 = v5032 && v5033;
+      if (v5034) {
+        const unsigned int v5035 = v68 + v5017;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5036 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5037 = bias[v5035];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5038 = iron_to_f32(v5037);
+        const float v5039 = v5036 + v5038;
+        const iron_bf16 v5040 = iron_f32_to_bf16(v5039);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5041 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5043 = v5035 + 1u;
+        const iron_bf16 v5044 = bias[v5043];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5045 = iron_to_f32(v5044);
+        const float v5046 = v5041 + v5045;
+        const iron_bf16 v5047 = iron_f32_to_bf16(v5046);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5048 = v5015 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5049 = v5048 + v5035;
+        *reinterpret_cast<iron_bf16x2*>(out + v5049) = iron_bf16x2{{v5040, v5047}};
       }
     } else {
-      const bool v5121 = v5082 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5122 = v5084 < v15;
-      const bool v5123 = v5121 && v5122;
-      if (v5123) {
-        const float v5124 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5125 = v68 + v5084;
-        const iron_bf16 v5126 = bias[v5125];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5127 = iron_to_f32(v5126);
-        const float v5128 = v5124 + v5127;
-        const iron_bf16 v5129 = iron_f32_to_bf16(v5128);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5130 = v5082 * v4;
-        const unsigned int v5131 = v5130 + v68;
-        const unsigned int v5132 = v5131 + v5084;
-        out[v5132] = v5129;
+      const bool v5054 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5055 = v5017 < v15;
+      const bool v5056 = v5054 && v5055;
+      if (v5056) {
+        const float v5057 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5058 = v68 + v5017;
+        const iron_bf16 v5059 = bias[v5058];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5060 = iron_to_f32(v5059);
+        const float v5061 = v5057 + v5060;
+        const iron_bf16 v5062 = iron_f32_to_bf16(v5061);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5063 = v5015 * v4;
+        const unsigned int v5064 = v5063 + v68;
+        const unsigned int v5065 = v5064 + v5017;
+        out[v5065] = v5062;
       }
-      const unsigned int v5134 = v1126 + v5086;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5136 = v1125 + v5091;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5137 = v5134 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5138 = v5136 < v15;
-      const bool v5139 = v5137 && v5138;
-      if (v5139) {
-        const float v5140 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5141 = v68 + v5136;
-        const iron_bf16 v5142 = bias[v5141];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5143 = iron_to_f32(v5142);
-        const float v5144 = v5140 + v5143;
-        const iron_bf16 v5145 = iron_f32_to_bf16(v5144);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5146 = v5134 * v4;
-        const unsigned int v5147 = v5146 + v68;
-        const unsigned int v5148 = v5147 + v5136;
-        out[v5148] = v5145;
+      const unsigned int v5067 = v1127 + v5019;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5069 = v1126 + v5024;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5070 = v5067 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5071 = v5069 < v15;
+      const bool v5072 = v5070 && v5071;
+      if (v5072) {
+        const float v5073 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5074 = v68 + v5069;
+        const iron_bf16 v5075 = bias[v5074];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5076 = iron_to_f32(v5075);
+        const float v5077 = v5073 + v5076;
+        const iron_bf16 v5078 = iron_f32_to_bf16(v5077);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5079 = v5067 * v4;
+        const unsigned int v5080 = v5079 + v68;
+        const unsigned int v5081 = v5080 + v5069;
+        out[v5081] = v5078;
       }
     }
-    const unsigned int v5149 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5150 = v1126 + v5149;
-    const unsigned int v5151 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5152 = v1125 + v5151;
-    const unsigned int v5154 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5155 = v5154 == v5149;
-    const unsigned int v5158 = v5151 + 1u;
-    const unsigned int v5159 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));
-    const bool v5160 = v5159 == v5158;
-    const bool v5161 = v5155 && v5160;
-    const unsigned int v5164 = v5152 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5165 = v5164 == 0u;
-    const bool v5166 = v5161 && v5165;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5166) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5167 = v5150 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5168 = v5152 < v15;
-      const bool v5169 = v5167 && v5168;
-      if (v5169) {
-        const unsigned int v5170 = v68 + v5152;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5171 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5172 = bias[v5170];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5173 = iron_to_f32(v5172);
-        const float v5174 = v5171 + v5173;
-        const iron_bf16 v5175 = iron_f32_to_bf16(v5174);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5176 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5178 = v5170 + 1u;
-        const iron_bf16 v5179 = bias[v5178];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5180 = iron_to_f32(v5179);
-        const float v5181 = v5176 + v5180;
-        const iron_bf16 v5182 = iron_f32_to_bf16(v5181);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5183 = v5150 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5184 = v5183 + v5170;
-        *reinterpret_cast<iron_bf16x2*>(out + v5184) = iron_bf16x2{{v5175, v5182}};
+    const unsigned int v5082 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5083 = v1127 + v5082;
+    const unsigned int v5084 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5085 = v1126 + v5084;
+    const unsigned int v5087 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5088 = v5087 == v5082;
+    const unsigned int v5091 = v5084 + 1u;
+    const unsigned int v5092 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));
+    const bool v5093 = v5092 == v5091;
+    const bool v5094 = v5088 && v5093;
+    const unsigned int v5097 = v5085 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5098 = v5097 == 0u;
+    const bool v5099 = v5094 && v5098;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5099) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5100 = v5083 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5101 = v5085 < v15;
+      const bool v5102 = v5100 && v5101;
+      if (v5102) {
+        const unsigned int v5103 = v68 + v5085;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5104 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5105 = bias[v5103];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5106 = iron_to_f32(v5105);
+        const float v5107 = v5104 + v5106;
+        const iron_bf16 v5108 = iron_f32_to_bf16(v5107);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5109 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5111 = v5103 + 1u;
+        const iron_bf16 v5112 = bias[v5111];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5113 = iron_to_f32(v5112);
+        const float v5114 = v5109 + v5113;
+        const iron_bf16 v5115 = iron_f32_to_bf16(v5114);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5116 = v5083 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5117 = v5116 + v5103;
+        *reinterpret_cast<iron_bf16x2*>(out + v5117) = iron_bf16x2{{v5108, v5115}};
       }
     } else {
-      const bool v5189 = v5150 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5190 = v5152 < v15;
-      const bool v5191 = v5189 && v5190;
-      if (v5191) {
-        const float v5192 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5193 = v68 + v5152;
-        const iron_bf16 v5194 = bias[v5193];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5195 = iron_to_f32(v5194);
-        const float v5196 = v5192 + v5195;
-        const iron_bf16 v5197 = iron_f32_to_bf16(v5196);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5198 = v5150 * v4;
-        const unsigned int v5199 = v5198 + v68;
-        const unsigned int v5200 = v5199 + v5152;
-        out[v5200] = v5197;
+      const bool v5122 = v5083 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5123 = v5085 < v15;
+      const bool v5124 = v5122 && v5123;
+      if (v5124) {
+        const float v5125 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5126 = v68 + v5085;
+        const iron_bf16 v5127 = bias[v5126];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5128 = iron_to_f32(v5127);
+        const float v5129 = v5125 + v5128;
+        const iron_bf16 v5130 = iron_f32_to_bf16(v5129);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5131 = v5083 * v4;
+        const unsigned int v5132 = v5131 + v68;
+        const unsigned int v5133 = v5132 + v5085;
+        out[v5133] = v5130;
       }
-      const unsigned int v5202 = v1126 + v5154;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5204 = v1125 + v5159;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5205 = v5202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5206 = v5204 < v15;
-      const bool v5207 = v5205 && v5206;
-      if (v5207) {
-        const float v5208 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5209 = v68 + v5204;
-        const iron_bf16 v5210 = bias[v5209];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5211 = iron_to_f32(v5210);
-        const float v5212 = v5208 + v5211;
-        const iron_bf16 v5213 = iron_f32_to_bf16(v5212);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5214 = v5202 * v4;
-        const unsigned int v5215 = v5214 + v68;
-        const unsigned int v5216 = v5215 + v5204;
-        out[v5216] = v5213;
+      const unsigned int v5135 = v1127 + v5087;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5137 = v1126 + v5092;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5138 = v5135 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5139 = v5137 < v15;
+      const bool v5140 = v5138 && v5139;
+      if (v5140) {
+        const float v5141 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5142 = v68 + v5137;
+        const iron_bf16 v5143 = bias[v5142];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5144 = iron_to_f32(v5143);
+        const float v5145 = v5141 + v5144;
+        const iron_bf16 v5146 = iron_f32_to_bf16(v5145);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5147 = v5135 * v4;
+        const unsigned int v5148 = v5147 + v68;
+        const unsigned int v5149 = v5148 + v5137;
+        out[v5149] = v5146;
       }
     }
-    const unsigned int v5217 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5218 = v1126 + v5217;
-    const unsigned int v5219 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5220 = v1125 + v5219;
-    const unsigned int v5222 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5223 = v5222 == v5217;
-    const unsigned int v5226 = v5219 + 1u;
-    const unsigned int v5227 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));
-    const bool v5228 = v5227 == v5226;
-    const bool v5229 = v5223 && v5228;
-    const unsigned int v5232 = v5220 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5233 = v5232 == 0u;
-    const bool v5234 = v5229 && v5233;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5234) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5235 = v5218 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5236 = v5220 < v15;
-      const bool v5237 = v5235 && v5236;
-      if (v5237) {
-        const unsigned int v5238 = v68 + v5220;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5239 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5240 = bias[v5238];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5241 = iron_to_f32(v5240);
-        const float v5242 = v5239 + v5241;
-        const iron_bf16 v5243 = iron_f32_to_bf16(v5242);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5244 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5246 = v5238 + 1u;
-        const iron_bf16 v5247 = bias[v5246];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5248 = iron_to_f32(v5247);
-        const float v5249 = v5244 + v5248;
-        const iron_bf16 v5250 = iron_f32_to_bf16(v5249);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5251 = v5218 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5252 = v5251 + v5238;
-        *reinterpret_cast<iron_bf16x2*>(out + v5252) = iron_bf16x2{{v5243, v5250}};
+    const unsigned int v5150 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5151 = v1127 + v5150;
+    const unsigned int v5152 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5153 = v1126 + v5152;
+    const unsigned int v5155 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5156 = v5155 == v5150;
+    const unsigned int v5159 = v5152 + 1u;
+    const unsigned int v5160 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));
+    const bool v5161 = v5160 == v5159;
+    const bool v5162 = v5156 && v5161;
+    const unsigned int v5165 = v5153 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5166 = v5165 == 0u;
+    const bool v5167 = v5162 && v5166;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5167) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5168 = v5151 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5169 = v5153 < v15;
+      const bool v5170 = v5168 && v5169;
+      if (v5170) {
+        const unsigned int v5171 = v68 + v5153;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5172 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5173 = bias[v5171];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5174 = iron_to_f32(v5173);
+        const float v5175 = v5172 + v5174;
+        const iron_bf16 v5176 = iron_f32_to_bf16(v5175);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5177 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5179 = v5171 + 1u;
+        const iron_bf16 v5180 = bias[v5179];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5181 = iron_to_f32(v5180);
+        const float v5182 = v5177 + v5181;
+        const iron_bf16 v5183 = iron_f32_to_bf16(v5182);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5184 = v5151 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5185 = v5184 + v5171;
+        *reinterpret_cast<iron_bf16x2*>(out + v5185) = iron_bf16x2{{v5176, v5183}};
       }
     } else {
-      const bool v5257 = v5218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5258 = v5220 < v15;
-      const bool v5259 = v5257 && v5258;
-      if (v5259) {
-        const float v5260 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5261 = v68 + v5220;
-        const iron_bf16 v5262 = bias[v5261];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5263 = iron_to_f32(v5262);
-        const float v5264 = v5260 + v5263;
-        const iron_bf16 v5265 = iron_f32_to_bf16(v5264);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5266 = v5218 * v4;
-        const unsigned int v5267 = v5266 + v68;
-        const unsigned int v5268 = v5267 + v5220;
-        out[v5268] = v5265;
+      const bool v5190 = v5151 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5191 = v5153 < v15;
+      const bool v5192 = v5190 && v5191;
+      if (v5192) {
+        const float v5193 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5194 = v68 + v5153;
+        const iron_bf16 v5195 = bias[v5194];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5196 = iron_to_f32(v5195);
+        const float v5197 = v5193 + v5196;
+        const iron_bf16 v5198 = iron_f32_to_bf16(v5197);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5199 = v5151 * v4;
+        const unsigned int v5200 = v5199 + v68;
+        const unsigned int v5201 = v5200 + v5153;
+        out[v5201] = v5198;
       }
-      const unsigned int v5270 = v1126 + v5222;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5272 = v1125 + v5227;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5273 = v5270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5274 = v5272 < v15;
-      const bool v5275 = v5273 && v5274;
-      if (v5275) {
-        const float v5276 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5277 = v68 + v5272;
-        const iron_bf16 v5278 = bias[v5277];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5279 = iron_to_f32(v5278);
-        const float v5280 = v5276 + v5279;
-        const iron_bf16 v5281 = iron_f32_to_bf16(v5280);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5282 = v5270 * v4;
-        const unsigned int v5283 = v5282 + v68;
-        const unsigned int v5284 = v5283 + v5272;
-        out[v5284] = v5281;
+      const unsigned int v5203 = v1127 + v5155;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5205 = v1126 + v5160;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5206 = v5203 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5207 = v5205 < v15;
+      const bool v5208 = v5206 && v5207;
+      if (v5208) {
+        const float v5209 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5210 = v68 + v5205;
+        const iron_bf16 v5211 = bias[v5210];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5212 = iron_to_f32(v5211);
+        const float v5213 = v5209 + v5212;
+        const iron_bf16 v5214 = iron_f32_to_bf16(v5213);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5215 = v5203 * v4;
+        const unsigned int v5216 = v5215 + v68;
+        const unsigned int v5217 = v5216 + v5205;
+        out[v5217] = v5214;
       }
     }
-    const unsigned int v5285 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5286 = v1126 + v5285;
-    const unsigned int v5287 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5288 = v1125 + v5287;
-    const unsigned int v5290 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5291 = v5290 == v5285;
-    const unsigned int v5294 = v5287 + 1u;
-    const unsigned int v5295 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));
-    const bool v5296 = v5295 == v5294;
-    const bool v5297 = v5291 && v5296;
-    const unsigned int v5300 = v5288 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5301 = v5300 == 0u;
-    const bool v5302 = v5297 && v5301;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5302) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5303 = v5286 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5304 = v5288 < v15;
-      const bool v5305 = v5303 && v5304;
-      if (v5305) {
-        const unsigned int v5306 = v68 + v5288;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5307 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5308 = bias[v5306];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5309 = iron_to_f32(v5308);
-        const float v5310 = v5307 + v5309;
-        const iron_bf16 v5311 = iron_f32_to_bf16(v5310);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5312 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5314 = v5306 + 1u;
-        const iron_bf16 v5315 = bias[v5314];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5316 = iron_to_f32(v5315);
-        const float v5317 = v5312 + v5316;
-        const iron_bf16 v5318 = iron_f32_to_bf16(v5317);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5319 = v5286 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5320 = v5319 + v5306;
-        *reinterpret_cast<iron_bf16x2*>(out + v5320) = iron_bf16x2{{v5311, v5318}};
+    const unsigned int v5218 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5219 = v1127 + v5218;
+    const unsigned int v5220 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5221 = v1126 + v5220;
+    const unsigned int v5223 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5224 = v5223 == v5218;
+    const unsigned int v5227 = v5220 + 1u;
+    const unsigned int v5228 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));
+    const bool v5229 = v5228 == v5227;
+    const bool v5230 = v5224 && v5229;
+    const unsigned int v5233 = v5221 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5234 = v5233 == 0u;
+    const bool v5235 = v5230 && v5234;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5235) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5236 = v5219 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5237 = v5221 < v15;
+      const bool v5238 = v5236 && v5237;
+      if (v5238) {
+        const unsigned int v5239 = v68 + v5221;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5240 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5241 = bias[v5239];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5242 = iron_to_f32(v5241);
+        const float v5243 = v5240 + v5242;
+        const iron_bf16 v5244 = iron_f32_to_bf16(v5243);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5245 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5247 = v5239 + 1u;
+        const iron_bf16 v5248 = bias[v5247];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5249 = iron_to_f32(v5248);
+        const float v5250 = v5245 + v5249;
+        const iron_bf16 v5251 = iron_f32_to_bf16(v5250);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5252 = v5219 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5253 = v5252 + v5239;
+        *reinterpret_cast<iron_bf16x2*>(out + v5253) = iron_bf16x2{{v5244, v5251}};
       }
     } else {
-      const bool v5325 = v5286 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5326 = v5288 < v15;
-      const bool v5327 = v5325 && v5326;
-      if (v5327) {
-        const float v5328 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5329 = v68 + v5288;
-        const iron_bf16 v5330 = bias[v5329];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5331 = iron_to_f32(v5330);
-        const float v5332 = v5328 + v5331;
-        const iron_bf16 v5333 = iron_f32_to_bf16(v5332);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5334 = v5286 * v4;
-        const unsigned int v5335 = v5334 + v68;
-        const unsigned int v5336 = v5335 + v5288;
-        out[v5336] = v5333;
+      const bool v5258 = v5219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5259 = v5221 < v15;
+      const bool v5260 = v5258 && v5259;
+      if (v5260) {
+        const float v5261 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5262 = v68 + v5221;
+        const iron_bf16 v5263 = bias[v5262];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5264 = iron_to_f32(v5263);
+        const float v5265 = v5261 + v5264;
+        const iron_bf16 v5266 = iron_f32_to_bf16(v5265);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5267 = v5219 * v4;
+        const unsigned int v5268 = v5267 + v68;
+        const unsigned int v5269 = v5268 + v5221;
+        out[v5269] = v5266;
       }
-      const unsigned int v5338 = v1126 + v5290;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5340 = v1125 + v5295;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5341 = v5338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5342 = v5340 < v15;
-      const bool v5343 = v5341 && v5342;
-      if (v5343) {
-        const float v5344 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5345 = v68 + v5340;
-        const iron_bf16 v5346 = bias[v5345];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5347 = iron_to_f32(v5346);
-        const float v5348 = v5344 + v5347;
-        const iron_bf16 v5349 = iron_f32_to_bf16(v5348);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5350 = v5338 * v4;
-        const unsigned int v5351 = v5350 + v68;
-        const unsigned int v5352 = v5351 + v5340;
-        out[v5352] = v5349;
+      const unsigned int v5271 = v1127 + v5223;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5273 = v1126 + v5228;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5274 = v5271 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5275 = v5273 < v15;
+      const bool v5276 = v5274 && v5275;
+      if (v5276) {
+        const float v5277 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5278 = v68 + v5273;
+        const iron_bf16 v5279 = bias[v5278];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5280 = iron_to_f32(v5279);
+        const float v5281 = v5277 + v5280;
+        const iron_bf16 v5282 = iron_f32_to_bf16(v5281);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5283 = v5271 * v4;
+        const unsigned int v5284 = v5283 + v68;
+        const unsigned int v5285 = v5284 + v5273;
+        out[v5285] = v5282;
       }
     }
-    const unsigned int v5353 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5354 = v1126 + v5353;
-    const unsigned int v5355 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5356 = v1125 + v5355;
-    const unsigned int v5358 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5359 = v5358 == v5353;
-    const unsigned int v5362 = v5355 + 1u;
-    const unsigned int v5363 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));
-    const bool v5364 = v5363 == v5362;
-    const bool v5365 = v5359 && v5364;
-    const unsigned int v5368 = v5356 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5369 = v5368 == 0u;
-    const bool v5370 = v5365 && v5369;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5370) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5371 = v5354 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5372 = v5356 < v15;
-      const bool v5373 = v5371 && v5372;
-      if (v5373) {
-        const unsigned int v5374 = v68 + v5356;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5375 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5376 = bias[v5374];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5377 = iron_to_f32(v5376);
-        const float v5378 = v5375 + v5377;
-        const iron_bf16 v5379 = iron_f32_to_bf16(v5378);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5380 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5382 = v5374 + 1u;
-        const iron_bf16 v5383 = bias[v5382];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5384 = iron_to_f32(v5383);
-        const float v5385 = v5380 + v5384;
-        const iron_bf16 v5386 = iron_f32_to_bf16(v5385);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5387 = v5354 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5388 = v5387 + v5374;
-        *reinterpret_cast<iron_bf16x2*>(out + v5388) = iron_bf16x2{{v5379, v5386}};
+    const unsigned int v5286 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5287 = v1127 + v5286;
+    const unsigned int v5288 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5289 = v1126 + v5288;
+    const unsigned int v5291 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5292 = v5291 == v5286;
+    const unsigned int v5295 = v5288 + 1u;
+    const unsigned int v5296 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));
+    const bool v5297 = v5296 == v5295;
+    const bool v5298 = v5292 && v5297;
+    const unsigned int v5301 = v5289 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5302 = v5301 == 0u;
+    const bool v5303 = v5298 && v5302;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5303) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5304 = v5287 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5305 = v5289 < v15;
+      const bool v5306 = v5304 && v5305;
+      if (v5306) {
+        const unsigned int v5307 = v68 + v5289;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5308 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5309 = bias[v5307];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5310 = iron_to_f32(v5309);
+        const float v5311 = v5308 + v5310;
+        const iron_bf16 v5312 = iron_f32_to_bf16(v5311);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5313 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5315 = v5307 + 1u;
+        const iron_bf16 v5316 = bias[v5315];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5317 = iron_to_f32(v5316);
+        const float v5318 = v5313 + v5317;
+        const iron_bf16 v5319 = iron_f32_to_bf16(v5318);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5320 = v5287 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5321 = v5320 + v5307;
+        *reinterpret_cast<iron_bf16x2*>(out + v5321) = iron_bf16x2{{v5312, v5319}};
       }
     } else {
-      const bool v5393 = v5354 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5394 = v5356 < v15;
-      const bool v5395 = v5393 && v5394;
-      if (v5395) {
-        const float v5396 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5397 = v68 + v5356;
-        const iron_bf16 v5398 = bias[v5397];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5399 = iron_to_f32(v5398);
-        const float v5400 = v5396 + v5399;
-        const iron_bf16 v5401 = iron_f32_to_bf16(v5400);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5402 = v5354 * v4;
-        const unsigned int v5403 = v5402 + v68;
-        const unsigned int v5404 = v5403 + v5356;
-        out[v5404] = v5401;
+      const bool v5326 = v5287 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5327 = v5289 < v15;
+      const bool v5328 = v5326 && v5327;
+      if (v5328) {
+        const float v5329 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5330 = v68 + v5289;
+        const iron_bf16 v5331 = bias[v5330];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5332 = iron_to_f32(v5331);
+        const float v5333 = v5329 + v5332;
+        const iron_bf16 v5334 = iron_f32_to_bf16(v5333);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5335 = v5287 * v4;
+        const unsigned int v5336 = v5335 + v68;
+        const unsigned int v5337 = v5336 + v5289;
+        out[v5337] = v5334;
       }
-      const unsigned int v5406 = v1126 + v5358;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5408 = v1125 + v5363;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5409 = v5406 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5410 = v5408 < v15;
-      const bool v5411 = v5409 && v5410;
-      if (v5411) {
-        const float v5412 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5413 = v68 + v5408;
-        const iron_bf16 v5414 = bias[v5413];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5415 = iron_to_f32(v5414);
-        const float v5416 = v5412 + v5415;
-        const iron_bf16 v5417 = iron_f32_to_bf16(v5416);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5418 = v5406 * v4;
-        const unsigned int v5419 = v5418 + v68;
-        const unsigned int v5420 = v5419 + v5408;
-        out[v5420] = v5417;
+      const unsigned int v5339 = v1127 + v5291;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5341 = v1126 + v5296;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5342 = v5339 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5343 = v5341 < v15;
+      const bool v5344 = v5342 && v5343;
+      if (v5344) {
+        const float v5345 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5346 = v68 + v5341;
+        const iron_bf16 v5347 = bias[v5346];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5348 = iron_to_f32(v5347);
+        const float v5349 = v5345 + v5348;
+        const iron_bf16 v5350 = iron_f32_to_bf16(v5349);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5351 = v5339 * v4;
+        const unsigned int v5352 = v5351 + v68;
+        const unsigned int v5353 = v5352 + v5341;
+        out[v5353] = v5350;
       }
     }
-    const unsigned int v5421 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5422 = v1126 + v5421;
-    const unsigned int v5423 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5424 = v1125 + v5423;
-    const unsigned int v5426 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5427 = v5426 == v5421;
-    const unsigned int v5430 = v5423 + 1u;
-    const unsigned int v5431 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));
-    const bool v5432 = v5431 == v5430;
-    const bool v5433 = v5427 && v5432;
-    const unsigned int v5436 = v5424 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5437 = v5436 == 0u;
-    const bool v5438 = v5433 && v5437;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5438) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5439 = v5422 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5440 = v5424 < v15;
-      const bool v5441 = v5439 && v5440;
-      if (v5441) {
-        const unsigned int v5442 = v68 + v5424;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5443 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5444 = bias[v5442];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5445 = iron_to_f32(v5444);
-        const float v5446 = v5443 + v5445;
-        const iron_bf16 v5447 = iron_f32_to_bf16(v5446);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5448 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5450 = v5442 + 1u;
-        const iron_bf16 v5451 = bias[v5450];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5452 = iron_to_f32(v5451);
-        const float v5453 = v5448 + v5452;
-        const iron_bf16 v5454 = iron_f32_to_bf16(v5453);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5455 = v5422 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5456 = v5455 + v5442;
-        *reinterpret_cast<iron_bf16x2*>(out + v5456) = iron_bf16x2{{v5447, v5454}};
+    const unsigned int v5354 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5355 = v1127 + v5354;
+    const unsigned int v5356 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5357 = v1126 + v5356;
+    const unsigned int v5359 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5360 = v5359 == v5354;
+    const unsigned int v5363 = v5356 + 1u;
+    const unsigned int v5364 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));
+    const bool v5365 = v5364 == v5363;
+    const bool v5366 = v5360 && v5365;
+    const unsigned int v5369 = v5357 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5370 = v5369 == 0u;
+    const bool v5371 = v5366 && v5370;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5371) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5372 = v5355 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5373 = v5357 < v15;
+      const bool v5374 = v5372 && v5373;
+      if (v5374) {
+        const unsigned int v5375 = v68 + v5357;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5376 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5377 = bias[v5375];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5378 = iron_to_f32(v5377);
+        const float v5379 = v5376 + v5378;
+        const iron_bf16 v5380 = iron_f32_to_bf16(v5379);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5381 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5383 = v5375 + 1u;
+        const iron_bf16 v5384 = bias[v5383];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5385 = iron_to_f32(v5384);
+        const float v5386 = v5381 + v5385;
+        const iron_bf16 v5387 = iron_f32_to_bf16(v5386);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5388 = v5355 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5389 = v5388 + v5375;
+        *reinterpret_cast<iron_bf16x2*>(out + v5389) = iron_bf16x2{{v5380, v5387}};
       }
     } else {
-      const bool v5461 = v5422 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5462 = v5424 < v15;
-      const bool v5463 = v5461 && v5462;
-      if (v5463) {
-        const float v5464 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5465 = v68 + v5424;
-        const iron_bf16 v5466 = bias[v5465];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5467 = iron_to_f32(v5466);
-        const float v5468 = v5464 + v5467;
-        const iron_bf16 v5469 = iron_f32_to_bf16(v5468);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5470 = v5422 * v4;
-        const unsigned int v5471 = v5470 + v68;
-        const unsigned int v5472 = v5471 + v5424;
-        out[v5472] = v5469;
+      const bool v5394 = v5355 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5395 = v5357 < v15;
+      const bool v5396 = v5394 && v5395;
+      if (v5396) {
+        const float v5397 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5398 = v68 + v5357;
+        const iron_bf16 v5399 = bias[v5398];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5400 = iron_to_f32(v5399);
+        const float v5401 = v5397 + v5400;
+        const iron_bf16 v5402 = iron_f32_to_bf16(v5401);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5403 = v5355 * v4;
+        const unsigned int v5404 = v5403 + v68;
+        const unsigned int v5405 = v5404 + v5357;
+        out[v5405] = v5402;
       }
-      const unsigned int v5474 = v1126 + v5426;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5476 = v1125 + v5431;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5477 = v5474 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5478 = v5476 < v15;
-      const bool v5479 = v5477 && v5478;
-      if (v5479) {
-        const float v5480 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5481 = v68 + v5476;
-        const iron_bf16 v5482 = bias[v5481];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5483 = iron_to_f32(v5482);
-        const float v5484 = v5480 + v5483;
-        const iron_bf16 v5485 = iron_f32_to_bf16(v5484);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5486 = v5474 * v4;
-        const unsigned int v5487 = v5486 + v68;
-        const unsigned int v5488 = v5487 + v5476;
-        out[v5488] = v5485;
+      const unsigned int v5407 = v1127 + v5359;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5409 = v1126 + v5364;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5410 = v5407 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5411 = v5409 < v15;
+      const bool v5412 = v5410 && v5411;
+      if (v5412) {
+        const float v5413 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5414 = v68 + v5409;
+        const iron_bf16 v5415 = bias[v5414];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5416 = iron_to_f32(v5415);
+        const float v5417 = v5413 + v5416;
+        const iron_bf16 v5418 = iron_f32_to_bf16(v5417);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5419 = v5407 * v4;
+        const unsigned int v5420 = v5419 + v68;
+        const unsigned int v5421 = v5420 + v5409;
+        out[v5421] = v5418;
+      }
+    }
+    const unsigned int v5422 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v5423 = v1127 + v5422;
+    const unsigned int v5424 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v5425 = v1126 + v5424;
+    const unsigned int v5427 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5428 = v5427 == v5422;
+    const unsigned int v5431 = v5424 + 1u;
+    const unsigned int v5432 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));
+    const bool v5433 = v5432 == v5431;
+    const bool v5434 = v5428 && v5433;
+    const unsigned int v5437 = v5425 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5438 = v5437 == 0u;
+    const bool v5439 = v5434 && v5438;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5439) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5440 = v5423 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5441 = v5425 < v15;
+      const bool v5442 = v5440 && v5441;
+      if (v5442) {
+        const unsigned int v5443 = v68 + v5425;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5444 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v5445 = bias[v5443];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5446 = iron_to_f32(v5445);
+        const float v5447 = v5444 + v5446;
+        const iron_bf16 v5448 = iron_f32_to_bf16(v5447);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5449 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5451 = v5443 + 1u;
+        const iron_bf16 v5452 = bias[v5451];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5453 = iron_to_f32(v5452);
+        const float v5454 = v5449 + v5453;
+        const iron_bf16 v5455 = iron_f32_to_bf16(v5454);  // kernels/convolution/conv_tiles.hpp:95
+        const unsigned int v5456 = v5423 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v5457 = v5456 + v5443;
+        *reinterpret_cast<iron_bf16x2*>(out + v5457) = iron_bf16x2{{v5448, v5455}};
+      }
+    } else {
+      const bool v5462 = v5423 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5463 = v5425 < v15;
+      const bool v5464 = v5462 && v5463;
+      if (v5464) {
+        const float v5465 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5466 = v68 + v5425;
+        const iron_bf16 v5467 = bias[v5466];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5468 = iron_to_f32(v5467);
+        const float v5469 = v5465 + v5468;
+        const iron_bf16 v5470 = iron_f32_to_bf16(v5469);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5471 = v5423 * v4;
+        const unsigned int v5472 = v5471 + v68;
+        const unsigned int v5473 = v5472 + v5425;
+        out[v5473] = v5470;
+      }
+      const unsigned int v5475 = v1127 + v5427;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v5477 = v1126 + v5432;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5478 = v5475 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5479 = v5477 < v15;
+      const bool v5480 = v5478 && v5479;
+      if (v5480) {
+        const float v5481 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5482 = v68 + v5477;
+        const iron_bf16 v5483 = bias[v5482];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5484 = iron_to_f32(v5483);
+        const float v5485 = v5481 + v5484;
+        const iron_bf16 v5486 = iron_f32_to_bf16(v5485);  // kernels/convolution/conv_tiles.hpp:80
+        const unsigned int v5487 = v5475 * v4;
+        const unsigned int v5488 = v5487 + v68;
+        const unsigned int v5489 = v5488 + v5477;
+        out[v5489] = v5486;
       }
     }
   } else {
-    const unsigned int v5489 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5490 = v1126 + v5489;
-    const unsigned int v5491 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5492 = v1125 + v5491;
-    const bool v5493 = v5490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5494 = v5492 < v15;
-    const bool v5495 = v5493 && v5494;
-    if (v5495) {
-      const float v5496 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5497 = v68 + v5492;
-      const iron_bf16 v5498 = bias[v5497];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5499 = iron_to_f32(v5498);
-      const float v5500 = v5496 + v5499;
-      const iron_bf16 v5501 = iron_f32_to_bf16(v5500);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5502 = v5490 * v4;
-      const unsigned int v5503 = v5502 + v68;
-      const unsigned int v5504 = v5503 + v5492;
-      out[v5504] = v5501;
-    }
-    const unsigned int v5505 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5506 = v1126 + v5505;
-    const unsigned int v5507 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5508 = v1125 + v5507;
-    const bool v5509 = v5506 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5510 = v5508 < v15;
-    const bool v5511 = v5509 && v5510;
-    if (v5511) {
-      const float v5512 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5513 = v68 + v5508;
-      const iron_bf16 v5514 = bias[v5513];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5515 = iron_to_f32(v5514);
-      const float v5516 = v5512 + v5515;
-      const iron_bf16 v5517 = iron_f32_to_bf16(v5516);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5518 = v5506 * v4;
-      const unsigned int v5519 = v5518 + v68;
-      const unsigned int v5520 = v5519 + v5508;
-      out[v5520] = v5517;
-    }
-    const unsigned int v5521 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5522 = v1126 + v5521;
-    const unsigned int v5523 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5524 = v1125 + v5523;
-    const bool v5525 = v5522 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5526 = v5524 < v15;
-    const bool v5527 = v5525 && v5526;
-    if (v5527) {
-      const float v5528 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5529 = v68 + v5524;
-      const iron_bf16 v5530 = bias[v5529];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5531 = iron_to_f32(v5530);
-      const float v5532 = v5528 + v5531;
-      const iron_bf16 v5533 = iron_f32_to_bf16(v5532);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5534 = v5522 * v4;
-      const unsigned int v5535 = v5534 + v68;
-      const unsigned int v5536 = v5535 + v5524;
-      out[v5536] = v5533;
-    }
-    const unsigned int v5537 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5538 = v1126 + v5537;
-    const unsigned int v5539 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5540 = v1125 + v5539;
-    const bool v5541 = v5538 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5542 = v5540 < v15;
-    const bool v5543 = v5541 && v5542;
-    if (v5543) {
-      const float v5544 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5545 = v68 + v5540;
-      const iron_bf16 v5546 = bias[v5545];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5547 = iron_to_f32(v5546);
-      const float v5548 = v5544 + v5547;
-      const iron_bf16 v5549 = iron_f32_to_bf16(v5548);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5550 = v5538 * v4;
-      const unsigned int v5551 = v5550 + v68;
-      const unsigned int v5552 = v5551 + v5540;
-      out[v5552] = v5549;
-    }
-    const unsigned int v5553 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5554 = v1126 + v5553;
-    const unsigned int v5555 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5556 = v1125 + v5555;
-    const bool v5557 = v5554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5558 = v5556 < v15;
-    const bool v5559 = v5557 && v5558;
-    if (v5559) {
-      const float v5560 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5561 = v68 + v5556;
-      const iron_bf16 v5562 = bias[v5561];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5563 = iron_to_f32(v5562);
-      const float v5564 = v5560 + v5563;
-      const iron_bf16 v5565 = iron_f32_to_bf16(v5564);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5566 = v5554 * v4;
-      const unsigned int v5567 = v5566 + v68;
-      const unsigned int v5568 = v5567 + v5556;
-      out[v5568] = v5565;
-    }
-    const unsigned int v5569 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5570 = v1126 + v5569;
-    const unsigned int v5571 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5572 = v1125 + v5571;
-    const bool v5573 = v5570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5574 = v5572 < v15;
-    const bool v5575 = v5573 && v5574;
-    if (v5575) {
-      const float v5576 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5577 = v68 + v5572;
-      const iron_bf16 v5578 = bias[v5577];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5579 = iron_to_f32(v5578);
-      const float v5580 = v5576 + v5579;
-      const iron_bf16 v5581 = iron_f32_to_bf16(v5580);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5582 = v5570 * v4;
-      const unsigned int v5583 = v5582 + v68;
-      const unsigned int v5584 = v5583 + v5572;
-      out[v5584] = v5581;
-    }
-    const unsigned int v5585 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5586 = v1126 + v5585;
-    const unsigned int v5587 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5588 = v1125 + v5587;
-    const bool v5589 = v5586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5590 = v5588 < v15;
-    const bool v5591 = v5589 && v5590;
-    if (v5591) {
-      const float v5592 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5593 = v68 + v5588;
-      const iron_bf16 v5594 = bias[v5593];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5595 = iron_to_f32(v5594);
-      const float v5596 = v5592 + v5595;
-      const iron_bf16 v5597 = iron_f32_to_bf16(v5596);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5598 = v5586 * v4;
-      const unsigned int v5599 = v5598 + v68;
-      const unsigned int v5600 = v5599 + v5588;
-      out[v5600] = v5597;
-    }
-    const unsigned int v5601 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5602 = v1126 + v5601;
-    const unsigned int v5603 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5604 = v1125 + v5603;
-    const bool v5605 = v5602 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5606 = v5604 < v15;
-    const bool v5607 = v5605 && v5606;
-    if (v5607) {
-      const float v5608 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5609 = v68 + v5604;
-      const iron_bf16 v5610 = bias[v5609];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5611 = iron_to_f32(v5610);
-      const float v5612 = v5608 + v5611;
-      const iron_bf16 v5613 = iron_f32_to_bf16(v5612);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5614 = v5602 * v4;
-      const unsigned int v5615 = v5614 + v68;
-      const unsigned int v5616 = v5615 + v5604;
-      out[v5616] = v5613;
-    }
-    const unsigned int v5617 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5618 = v1126 + v5617;
-    const unsigned int v5619 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5620 = v1125 + v5619;
-    const bool v5621 = v5618 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5622 = v5620 < v15;
-    const bool v5623 = v5621 && v5622;
-    if (v5623) {
-      const float v5624 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5625 = v68 + v5620;
-      const iron_bf16 v5626 = bias[v5625];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5627 = iron_to_f32(v5626);
-      const float v5628 = v5624 + v5627;
-      const iron_bf16 v5629 = iron_f32_to_bf16(v5628);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5630 = v5618 * v4;
-      const unsigned int v5631 = v5630 + v68;
-      const unsigned int v5632 = v5631 + v5620;
-      out[v5632] = v5629;
-    }
-    const unsigned int v5633 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5634 = v1126 + v5633;
-    const unsigned int v5635 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5636 = v1125 + v5635;
-    const bool v5637 = v5634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5638 = v5636 < v15;
-    const bool v5639 = v5637 && v5638;
-    if (v5639) {
-      const float v5640 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5641 = v68 + v5636;
-      const iron_bf16 v5642 = bias[v5641];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5643 = iron_to_f32(v5642);
-      const float v5644 = v5640 + v5643;
-      const iron_bf16 v5645 = iron_f32_to_bf16(v5644);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5646 = v5634 * v4;
-      const unsigned int v5647 = v5646 + v68;
-      const unsigned int v5648 = v5647 + v5636;
-      out[v5648] = v5645;
-    }
-    const unsigned int v5649 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5650 = v1126 + v5649;
-    const unsigned int v5651 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5652 = v1125 + v5651;
-    const bool v5653 = v5650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5654 = v5652 < v15;
-    const bool v5655 = v5653 && v5654;
-    if (v5655) {
-      const float v5656 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5657 = v68 + v5652;
-      const iron_bf16 v5658 = bias[v5657];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5659 = iron_to_f32(v5658);
-      const float v5660 = v5656 + v5659;
-      const iron_bf16 v5661 = iron_f32_to_bf16(v5660);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5662 = v5650 * v4;
-      const unsigned int v5663 = v5662 + v68;
-      const unsigned int v5664 = v5663 + v5652;
-      out[v5664] = v5661;
-    }
-    const unsigned int v5665 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5666 = v1126 + v5665;
-    const unsigned int v5667 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5668 = v1125 + v5667;
-    const bool v5669 = v5666 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5670 = v5668 < v15;
-    const bool v5671 = v5669 && v5670;
-    if (v5671) {
-      const float v5672 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5673 = v68 + v5668;
-      const iron_bf16 v5674 = bias[v5673];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5675 = iron_to_f32(v5674);
-      const float v5676 = v5672 + v5675;
-      const iron_bf16 v5677 = iron_f32_to_bf16(v5676);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5678 = v5666 * v4;
-      const unsigned int v5679 = v5678 + v68;
-      const unsigned int v5680 = v5679 + v5668;
-      out[v5680] = v5677;
-    }
-    const unsigned int v5681 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5682 = v1126 + v5681;
-    const unsigned int v5683 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5684 = v1125 + v5683;
-    const bool v5685 = v5682 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5686 = v5684 < v15;
-    const bool v5687 = v5685 && v5686;
-    if (v5687) {
-      const float v5688 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5689 = v68 + v5684;
-      const iron_bf16 v5690 = bias[v5689];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5691 = iron_to_f32(v5690);
-      const float v5692 = v5688 + v5691;
-      const iron_bf16 v5693 = iron_f32_to_bf16(v5692);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5694 = v5682 * v4;
-      const unsigned int v5695 = v5694 + v68;
-      const unsigned int v5696 = v5695 + v5684;
-      out[v5696] = v5693;
-    }
-    const unsigned int v5697 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5698 = v1126 + v5697;
-    const unsigned int v5699 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5700 = v1125 + v5699;
-    const bool v5701 = v5698 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5702 = v5700 < v15;
-    const bool v5703 = v5701 && v5702;
-    if (v5703) {
-      const float v5704 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5705 = v68 + v5700;
-      const iron_bf16 v5706 = bias[v5705];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5707 = iron_to_f32(v5706);
-      const float v5708 = v5704 + v5707;
-      const iron_bf16 v5709 = iron_f32_to_bf16(v5708);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5710 = v5698 * v4;
-      const unsigned int v5711 = v5710 + v68;
-      const unsigned int v5712 = v5711 + v5700;
-      out[v5712] = v5709;
-    }
-    const unsigned int v5713 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5714 = v1126 + v5713;
-    const unsigned int v5715 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5716 = v1125 + v5715;
-    const bool v5717 = v5714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5718 = v5716 < v15;
-    const bool v5719 = v5717 && v5718;
-    if (v5719) {
-      const float v5720 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5721 = v68 + v5716;
-      const iron_bf16 v5722 = bias[v5721];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5723 = iron_to_f32(v5722);
-      const float v5724 = v5720 + v5723;
-      const iron_bf16 v5725 = iron_f32_to_bf16(v5724);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5726 = v5714 * v4;
-      const unsigned int v5727 = v5726 + v68;
-      const unsigned int v5728 = v5727 + v5716;
-      out[v5728] = v5725;
-    }
-    const unsigned int v5729 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5730 = v1126 + v5729;
-    const unsigned int v5731 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5732 = v1125 + v5731;
-    const bool v5733 = v5730 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5734 = v5732 < v15;
-    const bool v5735 = v5733 && v5734;
-    if (v5735) {
-      const float v5736 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5737 = v68 + v5732;
-      const iron_bf16 v5738 = bias[v5737];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5739 = iron_to_f32(v5738);
-      const float v5740 = v5736 + v5739;
-      const iron_bf16 v5741 = iron_f32_to_bf16(v5740);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5742 = v5730 * v4;
-      const unsigned int v5743 = v5742 + v68;
-      const unsigned int v5744 = v5743 + v5732;
-      out[v5744] = v5741;
-    }
-    const unsigned int v5745 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5746 = v1126 + v5745;
-    const unsigned int v5747 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5748 = v1125 + v5747;
-    const bool v5749 = v5746 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5750 = v5748 < v15;
-    const bool v5751 = v5749 && v5750;
-    if (v5751) {
-      const float v5752 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5753 = v68 + v5748;
-      const iron_bf16 v5754 = bias[v5753];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5755 = iron_to_f32(v5754);
-      const float v5756 = v5752 + v5755;
-      const iron_bf16 v5757 = iron_f32_to_bf16(v5756);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5758 = v5746 * v4;
-      const unsigned int v5759 = v5758 + v68;
-      const unsigned int v5760 = v5759 + v5748;
-      out[v5760] = v5757;
-    }
-    const unsigned int v5761 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5762 = v1126 + v5761;
-    const unsigned int v5763 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5764 = v1125 + v5763;
-    const bool v5765 = v5762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5766 = v5764 < v15;
-    const bool v5767 = v5765 && v5766;
-    if (v5767) {
-      const float v5768 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5769 = v68 + v5764;
-      const iron_bf16 v5770 = bias[v5769];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5771 = iron_to_f32(v5770);
-      const float v5772 = v5768 + v5771;
-      const iron_bf16 v5773 = iron_f32_to_bf16(v5772);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5774 = v5762 * v4;
-      const unsigned int v5775 = v5774 + v68;
-      const unsigned int v5776 = v5775 + v5764;
-      out[v5776] = v5773;
-    }
-    const unsigned int v5777 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5778 = v1126 + v5777;
-    const unsigned int v5779 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5780 = v1125 + v5779;
-    const bool v5781 = v5778 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5782 = v5780 < v15;
-    const bool v5783 = v5781 && v5782;
-    if (v5783) {
-      const float v5784 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5785 = v68 + v5780;
-      const iron_bf16 v5786 = bias[v5785];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5787 = iron_to_f32(v5786);
-      const float v5788 = v5784 + v5787;
-      const iron_bf16 v5789 = iron_f32_to_bf16(v5788);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5790 = v5778 * v4;
-      const unsigned int v5791 = v5790 + v68;
-      const unsigned int v5792 = v5791 + v5780;
-      out[v5792] = v5789;
-    }
-    const unsigned int v5793 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5794 = v1126 + v5793;
-    const unsigned int v5795 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5796 = v1125 + v5795;
-    const bool v5797 = v5794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5798 = v5796 < v15;
-    const bool v5799 = v5797 && v5798;
-    if (v5799) {
-      const float v5800 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5801 = v68 + v5796;
-      const iron_bf16 v5802 = bias[v5801];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5803 = iron_to_f32(v5802);
-      const float v5804 = v5800 + v5803;
-      const iron_bf16 v5805 = iron_f32_to_bf16(v5804);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5806 = v5794 * v4;
-      const unsigned int v5807 = v5806 + v68;
-      const unsigned int v5808 = v5807 + v5796;
-      out[v5808] = v5805;
-    }
-    const unsigned int v5809 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5810 = v1126 + v5809;
-    const unsigned int v5811 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5812 = v1125 + v5811;
-    const bool v5813 = v5810 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5814 = v5812 < v15;
-    const bool v5815 = v5813 && v5814;
-    if (v5815) {
-      const float v5816 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5817 = v68 + v5812;
-      const iron_bf16 v5818 = bias[v5817];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5819 = iron_to_f32(v5818);
-      const float v5820 = v5816 + v5819;
-      const iron_bf16 v5821 = iron_f32_to_bf16(v5820);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5822 = v5810 * v4;
-      const unsigned int v5823 = v5822 + v68;
-      const unsigned int v5824 = v5823 + v5812;
-      out[v5824] = v5821;
-    }
-    const unsigned int v5825 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5826 = v1126 + v5825;
-    const unsigned int v5827 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5828 = v1125 + v5827;
-    const bool v5829 = v5826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5830 = v5828 < v15;
-    const bool v5831 = v5829 && v5830;
-    if (v5831) {
-      const float v5832 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5833 = v68 + v5828;
-      const iron_bf16 v5834 = bias[v5833];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5835 = iron_to_f32(v5834);
-      const float v5836 = v5832 + v5835;
-      const iron_bf16 v5837 = iron_f32_to_bf16(v5836);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5838 = v5826 * v4;
-      const unsigned int v5839 = v5838 + v68;
-      const unsigned int v5840 = v5839 + v5828;
-      out[v5840] = v5837;
-    }
-    const unsigned int v5841 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5842 = v1126 + v5841;
-    const unsigned int v5843 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5844 = v1125 + v5843;
-    const bool v5845 = v5842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5846 = v5844 < v15;
-    const bool v5847 = v5845 && v5846;
-    if (v5847) {
-      const float v5848 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5849 = v68 + v5844;
-      const iron_bf16 v5850 = bias[v5849];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5851 = iron_to_f32(v5850);
-      const float v5852 = v5848 + v5851;
-      const iron_bf16 v5853 = iron_f32_to_bf16(v5852);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5854 = v5842 * v4;
-      const unsigned int v5855 = v5854 + v68;
-      const unsigned int v5856 = v5855 + v5844;
-      out[v5856] = v5853;
-    }
-    const unsigned int v5857 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5858 = v1126 + v5857;
-    const unsigned int v5859 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5860 = v1125 + v5859;
-    const bool v5861 = v5858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5862 = v5860 < v15;
-    const bool v5863 = v5861 && v5862;
-    if (v5863) {
-      const float v5864 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5865 = v68 + v5860;
-      const iron_bf16 v5866 = bias[v5865];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5867 = iron_to_f32(v5866);
-      const float v5868 = v5864 + v5867;
-      const iron_bf16 v5869 = iron_f32_to_bf16(v5868);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5870 = v5858 * v4;
-      const unsigned int v5871 = v5870 + v68;
-      const unsigned int v5872 = v5871 + v5860;
-      out[v5872] = v5869;
-    }
-    const unsigned int v5873 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5874 = v1126 + v5873;
-    const unsigned int v5875 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5876 = v1125 + v5875;
-    const bool v5877 = v5874 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5878 = v5876 < v15;
-    const bool v5879 = v5877 && v5878;
-    if (v5879) {
-      const float v5880 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5881 = v68 + v5876;
-      const iron_bf16 v5882 = bias[v5881];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5883 = iron_to_f32(v5882);
-      const float v5884 = v5880 + v5883;
-      const iron_bf16 v5885 = iron_f32_to_bf16(v5884);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5886 = v5874 * v4;
-      const unsigned int v5887 = v5886 + v68;
-      const unsigned int v5888 = v5887 + v5876;
-      out[v5888] = v5885;
-    }
-    const unsigned int v5889 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5890 = v1126 + v5889;
-    const unsigned int v5891 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5892 = v1125 + v5891;
-    const bool v5893 = v5890 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5894 = v5892 < v15;
-    const bool v5895 = v5893 && v5894;
-    if (v5895) {
-      const float v5896 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5897 = v68 + v5892;
-      const iron_bf16 v5898 = bias[v5897];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5899 = iron_to_f32(v5898);
-      const float v5900 = v5896 + v5899;
-      const iron_bf16 v5901 = iron_f32_to_bf16(v5900);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5902 = v5890 * v4;
-      const unsigned int v5903 = v5902 + v68;
-      const unsigned int v5904 = v5903 + v5892;
-      out[v5904] = v5901;
-    }
-    const unsigned int v5905 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5906 = v1126 + v5905;
-    const unsigned int v5907 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5908 = v1125 + v5907;
-    const bool v5909 = v5906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5910 = v5908 < v15;
-    const bool v5911 = v5909 && v5910;
-    if (v5911) {
-      const float v5912 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5913 = v68 + v5908;
-      const iron_bf16 v5914 = bias[v5913];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5915 = iron_to_f32(v5914);
-      const float v5916 = v5912 + v5915;
-      const iron_bf16 v5917 = iron_f32_to_bf16(v5916);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5918 = v5906 * v4;
-      const unsigned int v5919 = v5918 + v68;
-      const unsigned int v5920 = v5919 + v5908;
-      out[v5920] = v5917;
-    }
-    const unsigned int v5921 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5922 = v1126 + v5921;
-    const unsigned int v5923 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5924 = v1125 + v5923;
-    const bool v5925 = v5922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5926 = v5924 < v15;
-    const bool v5927 = v5925 && v5926;
-    if (v5927) {
-      const float v5928 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5929 = v68 + v5924;
-      const iron_bf16 v5930 = bias[v5929];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5931 = iron_to_f32(v5930);
-      const float v5932 = v5928 + v5931;
-      const iron_bf16 v5933 = iron_f32_to_bf16(v5932);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5934 = v5922 * v4;
-      const unsigned int v5935 = v5934 + v68;
-      const unsigned int v5936 = v5935 + v5924;
-      out[v5936] = v5933;
-    }
-    const unsigned int v5937 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5938 = v1126 + v5937;
-    const unsigned int v5939 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5940 = v1125 + v5939;
-    const bool v5941 = v5938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5942 = v5940 < v15;
-    const bool v5943 = v5941 && v5942;
-    if (v5943) {
-      const float v5944 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5945 = v68 + v5940;
-      const iron_bf16 v5946 = bias[v5945];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5947 = iron_to_f32(v5946);
-      const float v5948 = v5944 + v5947;
-      const iron_bf16 v5949 = iron_f32_to_bf16(v5948);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5950 = v5938 * v4;
-      const unsigned int v5951 = v5950 + v68;
-      const unsigned int v5952 = v5951 + v5940;
-      out[v5952] = v5949;
-    }
-    const unsigned int v5953 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5954 = v1126 + v5953;
-    const unsigned int v5955 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5956 = v1125 + v5955;
-    const bool v5957 = v5954 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5958 = v5956 < v15;
-    const bool v5959 = v5957 && v5958;
-    if (v5959) {
-      const float v5960 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5961 = v68 + v5956;
-      const iron_bf16 v5962 = bias[v5961];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5963 = iron_to_f32(v5962);
-      const float v5964 = v5960 + v5963;
-      const iron_bf16 v5965 = iron_f32_to_bf16(v5964);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5966 = v5954 * v4;
-      const unsigned int v5967 = v5966 + v68;
-      const unsigned int v5968 = v5967 + v5956;
-      out[v5968] = v5965;
-    }
-    const unsigned int v5969 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5970 = v1126 + v5969;
-    const unsigned int v5971 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5972 = v1125 + v5971;
-    const bool v5973 = v5970 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5974 = v5972 < v15;
-    const bool v5975 = v5973 && v5974;
-    if (v5975) {
-      const float v5976 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5977 = v68 + v5972;
-      const iron_bf16 v5978 = bias[v5977];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5979 = iron_to_f32(v5978);
-      const float v5980 = v5976 + v5979;
-      const iron_bf16 v5981 = iron_f32_to_bf16(v5980);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5982 = v5970 * v4;
-      const unsigned int v5983 = v5982 + v68;
-      const unsigned int v5984 = v5983 + v5972;
-      out[v5984] = v5981;
-    }
-    const unsigned int v5985 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5986 = v1126 + v5985;
-    const unsigned int v5987 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5988 = v1125 + v5987;
-    const bool v5989 = v5986 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5990 = v5988 < v15;
-    const bool v5991 = v5989 && v5990;
-    if (v5991) {
-      const float v5992 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5993 = v68 + v5988;
-      const iron_bf16 v5994 = bias[v5993];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5995 = iron_to_f32(v5994);
-      const float v5996 = v5992 + v5995;
-      const iron_bf16 v5997 = iron_f32_to_bf16(v5996);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5998 = v5986 * v4;
-      const unsigned int v5999 = v5998 + v68;
-      const unsigned int v6000 = v5999 + v5988;
-      out[v6000] = v5997;
-    }
-    const unsigned int v6001 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6002 = v1126 + v6001;
-    const unsigned int v6003 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6004 = v1125 + v6003;
-    const bool v6005 = v6002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6006 = v6004 < v15;
-    const bool v6007 = v6005 && v6006;
-    if (v6007) {
-      const float v6008 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6009 = v68 + v6004;
-      const iron_bf16 v6010 = bias[v6009];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6011 = iron_to_f32(v6010);
-      const float v6012 = v6008 + v6011;
-      const iron_bf16 v6013 = iron_f32_to_bf16(v6012);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6014 = v6002 * v4;
-      const unsigned int v6015 = v6014 + v68;
-      const unsigned int v6016 = v6015 + v6004;
-      out[v6016] = v6013;
-    }
-    const unsigned int v6017 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6018 = v1126 + v6017;
-    const unsigned int v6019 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6020 = v1125 + v6019;
-    const bool v6021 = v6018 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6022 = v6020 < v15;
-    const bool v6023 = v6021 && v6022;
-    if (v6023) {
-      const float v6024 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6025 = v68 + v6020;
-      const iron_bf16 v6026 = bias[v6025];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6027 = iron_to_f32(v6026);
-      const float v6028 = v6024 + v6027;
-      const iron_bf16 v6029 = iron_f32_to_bf16(v6028);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6030 = v6018 * v4;
-      const unsigned int v6031 = v6030 + v68;
-      const unsigned int v6032 = v6031 + v6020;
-      out[v6032] = v6029;
-    }
-    const unsigned int v6033 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6034 = v1126 + v6033;
-    const unsigned int v6035 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6036 = v1125 + v6035;
-    const bool v6037 = v6034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6038 = v6036 < v15;
-    const bool v6039 = v6037 && v6038;
-    if (v6039) {
-      const float v6040 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6041 = v68 + v6036;
-      const iron_bf16 v6042 = bias[v6041];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6043 = iron_to_f32(v6042);
-      const float v6044 = v6040 + v6043;
-      const iron_bf16 v6045 = iron_f32_to_bf16(v6044);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6046 = v6034 * v4;
-      const unsigned int v6047 = v6046 + v68;
-      const unsigned int v6048 = v6047 + v6036;
-      out[v6048] = v6045;
-    }
-    const unsigned int v6049 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6050 = v1126 + v6049;
-    const unsigned int v6051 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6052 = v1125 + v6051;
-    const bool v6053 = v6050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6054 = v6052 < v15;
-    const bool v6055 = v6053 && v6054;
-    if (v6055) {
-      const float v6056 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6057 = v68 + v6052;
-      const iron_bf16 v6058 = bias[v6057];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6059 = iron_to_f32(v6058);
-      const float v6060 = v6056 + v6059;
-      const iron_bf16 v6061 = iron_f32_to_bf16(v6060);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6062 = v6050 * v4;
-      const unsigned int v6063 = v6062 + v68;
-      const unsigned int v6064 = v6063 + v6052;
-      out[v6064] = v6061;
-    }
-    const unsigned int v6065 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6066 = v1126 + v6065;
-    const unsigned int v6067 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6068 = v1125 + v6067;
-    const bool v6069 = v6066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6070 = v6068 < v15;
-    const bool v6071 = v6069 && v6070;
-    if (v6071) {
-      const float v6072 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6073 = v68 + v6068;
-      const iron_bf16 v6074 = bias[v6073];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6075 = iron_to_f32(v6074);
-      const float v6076 = v6072 + v6075;
-      const iron_bf16 v6077 = iron_f32_to_bf16(v6076);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6078 = v6066 * v4;
-      const unsigned int v6079 = v6078 + v68;
-      const unsigned int v6080 = v6079 + v6068;
-      out[v6080] = v6077;
-    }
-    const unsigned int v6081 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6082 = v1126 + v6081;
-    const unsigned int v6083 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6084 = v1125 + v6083;
-    const bool v6085 = v6082 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6086 = v6084 < v15;
-    const bool v6087 = v6085 && v6086;
-    if (v6087) {
-      const float v6088 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6089 = v68 + v6084;
-      const iron_bf16 v6090 = bias[v6089];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6091 = iron_to_f32(v6090);
-      const float v6092 = v6088 + v6091;
-      const iron_bf16 v6093 = iron_f32_to_bf16(v6092);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6094 = v6082 * v4;
-      const unsigned int v6095 = v6094 + v68;
-      const unsigned int v6096 = v6095 + v6084;
-      out[v6096] = v6093;
-    }
-    const unsigned int v6097 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6098 = v1126 + v6097;
-    const unsigned int v6099 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6100 = v1125 + v6099;
-    const bool v6101 = v6098 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6102 = v6100 < v15;
-    const bool v6103 = v6101 && v6102;
-    if (v6103) {
-      const float v6104 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6105 = v68 + v6100;
-      const iron_bf16 v6106 = bias[v6105];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6107 = iron_to_f32(v6106);
-      const float v6108 = v6104 + v6107;
-      const iron_bf16 v6109 = iron_f32_to_bf16(v6108);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6110 = v6098 * v4;
-      const unsigned int v6111 = v6110 + v68;
-      const unsigned int v6112 = v6111 + v6100;
-      out[v6112] = v6109;
-    }
-    const unsigned int v6113 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6114 = v1126 + v6113;
-    const unsigned int v6115 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6116 = v1125 + v6115;
-    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6118 = v6116 < v15;
-    const bool v6119 = v6117 && v6118;
-    if (v6119) {
-      const float v6120 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6121 = v68 + v6116;
-      const iron_bf16 v6122 = bias[v6121];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6123 = iron_to_f32(v6122);
-      const float v6124 = v6120 + v6123;
-      const iron_bf16 v6125 = iron_f32_to_bf16(v6124);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6126 = v6114 * v4;
-      const unsigned int v6127 = v6126 + v68;
-      const unsigned int v6128 = v6127 + v6116;
-      out[v6128] = v6125;
-    }
-    const unsigned int v6129 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6130 = v1126 + v6129;
-    const unsigned int v6131 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6132 = v1125 + v6131;
-    const bool v6133 = v6130 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6134 = v6132 < v15;
-    const bool v6135 = v6133 && v6134;
-    if (v6135) {
-      const float v6136 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6137 = v68 + v6132;
-      const iron_bf16 v6138 = bias[v6137];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6139 = iron_to_f32(v6138);
-      const float v6140 = v6136 + v6139;
-      const iron_bf16 v6141 = iron_f32_to_bf16(v6140);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6142 = v6130 * v4;
-      const unsigned int v6143 = v6142 + v68;
-      const unsigned int v6144 = v6143 + v6132;
-      out[v6144] = v6141;
-    }
-    const unsigned int v6145 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6146 = v1126 + v6145;
-    const unsigned int v6147 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6148 = v1125 + v6147;
-    const bool v6149 = v6146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6150 = v6148 < v15;
-    const bool v6151 = v6149 && v6150;
-    if (v6151) {
-      const float v6152 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6153 = v68 + v6148;
-      const iron_bf16 v6154 = bias[v6153];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6155 = iron_to_f32(v6154);
-      const float v6156 = v6152 + v6155;
-      const iron_bf16 v6157 = iron_f32_to_bf16(v6156);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6158 = v6146 * v4;
-      const unsigned int v6159 = v6158 + v68;
-      const unsigned int v6160 = v6159 + v6148;
-      out[v6160] = v6157;
-    }
-    const unsigned int v6161 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6162 = v1126 + v6161;
-    const unsigned int v6163 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6164 = v1125 + v6163;
-    const bool v6165 = v6162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6166 = v6164 < v15;
-    const bool v6167 = v6165 && v6166;
-    if (v6167) {
-      const float v6168 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6169 = v68 + v6164;
-      const iron_bf16 v6170 = bias[v6169];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6171 = iron_to_f32(v6170);
-      const float v6172 = v6168 + v6171;
-      const iron_bf16 v6173 = iron_f32_to_bf16(v6172);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6174 = v6162 * v4;
-      const unsigned int v6175 = v6174 + v68;
-      const unsigned int v6176 = v6175 + v6164;
-      out[v6176] = v6173;
-    }
-    const unsigned int v6177 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6178 = v1126 + v6177;
-    const unsigned int v6179 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6180 = v1125 + v6179;
-    const bool v6181 = v6178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6182 = v6180 < v15;
-    const bool v6183 = v6181 && v6182;
-    if (v6183) {
-      const float v6184 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6185 = v68 + v6180;
-      const iron_bf16 v6186 = bias[v6185];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6187 = iron_to_f32(v6186);
-      const float v6188 = v6184 + v6187;
-      const iron_bf16 v6189 = iron_f32_to_bf16(v6188);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6190 = v6178 * v4;
-      const unsigned int v6191 = v6190 + v68;
-      const unsigned int v6192 = v6191 + v6180;
-      out[v6192] = v6189;
-    }
-    const unsigned int v6193 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6194 = v1126 + v6193;
-    const unsigned int v6195 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6196 = v1125 + v6195;
-    const bool v6197 = v6194 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6198 = v6196 < v15;
-    const bool v6199 = v6197 && v6198;
-    if (v6199) {
-      const float v6200 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6201 = v68 + v6196;
-      const iron_bf16 v6202 = bias[v6201];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6203 = iron_to_f32(v6202);
-      const float v6204 = v6200 + v6203;
-      const iron_bf16 v6205 = iron_f32_to_bf16(v6204);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6206 = v6194 * v4;
-      const unsigned int v6207 = v6206 + v68;
-      const unsigned int v6208 = v6207 + v6196;
-      out[v6208] = v6205;
-    }
-    const unsigned int v6209 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6210 = v1126 + v6209;
-    const unsigned int v6211 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6212 = v1125 + v6211;
-    const bool v6213 = v6210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6214 = v6212 < v15;
-    const bool v6215 = v6213 && v6214;
-    if (v6215) {
-      const float v6216 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6217 = v68 + v6212;
-      const iron_bf16 v6218 = bias[v6217];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6219 = iron_to_f32(v6218);
-      const float v6220 = v6216 + v6219;
-      const iron_bf16 v6221 = iron_f32_to_bf16(v6220);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6222 = v6210 * v4;
-      const unsigned int v6223 = v6222 + v68;
-      const unsigned int v6224 = v6223 + v6212;
-      out[v6224] = v6221;
-    }
-    const unsigned int v6225 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6226 = v1126 + v6225;
-    const unsigned int v6227 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6228 = v1125 + v6227;
-    const bool v6229 = v6226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6230 = v6228 < v15;
-    const bool v6231 = v6229 && v6230;
-    if (v6231) {
-      const float v6232 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6233 = v68 + v6228;
-      const iron_bf16 v6234 = bias[v6233];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6235 = iron_to_f32(v6234);
-      const float v6236 = v6232 + v6235;
-      const iron_bf16 v6237 = iron_f32_to_bf16(v6236);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6238 = v6226 * v4;
-      const unsigned int v6239 = v6238 + v68;
-      const unsigned int v6240 = v6239 + v6228;
-      out[v6240] = v6237;
-    }
-    const unsigned int v6241 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6242 = v1126 + v6241;
-    const unsigned int v6243 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6244 = v1125 + v6243;
-    const bool v6245 = v6242 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6246 = v6244 < v15;
-    const bool v6247 = v6245 && v6246;
-    if (v6247) {
-      const float v6248 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6249 = v68 + v6244;
-      const iron_bf16 v6250 = bias[v6249];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6251 = iron_to_f32(v6250);
-      const float v6252 = v6248 + v6251;
-      const iron_bf16 v6253 = iron_f32_to_bf16(v6252);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6254 = v6242 * v4;
-      const unsigned int v6255 = v6254 + v68;
-      const unsigned int v6256 = v6255 + v6244;
-      out[v6256] = v6253;
-    }
-    const unsigned int v6257 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6258 = v1126 + v6257;
-    const unsigned int v6259 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6260 = v1125 + v6259;
-    const bool v6261 = v6258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6262 = v6260 < v15;
-    const bool v6263 = v6261 && v6262;
-    if (v6263) {
-      const float v6264 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6265 = v68 + v6260;
-      const iron_bf16 v6266 = bias[v6265];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6267 = iron_to_f32(v6266);
-      const float v6268 = v6264 + v6267;
-      const iron_bf16 v6269 = iron_f32_to_bf16(v6268);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6270 = v6258 * v4;
-      const unsigned int v6271 = v6270 + v68;
-      const unsigned int v6272 = v6271 + v6260;
-      out[v6272] = v6269;
-    }
-    const unsigned int v6273 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6274 = v1126 + v6273;
-    const unsigned int v6275 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6276 = v1125 + v6275;
-    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6278 = v6276 < v15;
-    const bool v6279 = v6277 && v6278;
-    if (v6279) {
-      const float v6280 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6281 = v68 + v6276;
-      const iron_bf16 v6282 = bias[v6281];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6283 = iron_to_f32(v6282);
-      const float v6284 = v6280 + v6283;
-      const iron_bf16 v6285 = iron_f32_to_bf16(v6284);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6286 = v6274 * v4;
-      const unsigned int v6287 = v6286 + v68;
-      const unsigned int v6288 = v6287 + v6276;
-      out[v6288] = v6285;
-    }
-    const unsigned int v6289 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6290 = v1126 + v6289;
-    const unsigned int v6291 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6292 = v1125 + v6291;
-    const bool v6293 = v6290 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6294 = v6292 < v15;
-    const bool v6295 = v6293 && v6294;
-    if (v6295) {
-      const float v6296 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6297 = v68 + v6292;
-      const iron_bf16 v6298 = bias[v6297];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6299 = iron_to_f32(v6298);
-      const float v6300 = v6296 + v6299;
-      const iron_bf16 v6301 = iron_f32_to_bf16(v6300);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6302 = v6290 * v4;
-      const unsigned int v6303 = v6302 + v68;
-      const unsigned int v6304 = v6303 + v6292;
-      out[v6304] = v6301;
-    }
-    const unsigned int v6305 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6306 = v1126 + v6305;
-    const unsigned int v6307 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6308 = v1125 + v6307;
-    const bool v6309 = v6306 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6310 = v6308 < v15;
-    const bool v6311 = v6309 && v6310;
-    if (v6311) {
-      const float v6312 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6313 = v68 + v6308;
-      const iron_bf16 v6314 = bias[v6313];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6315 = iron_to_f32(v6314);
-      const float v6316 = v6312 + v6315;
-      const iron_bf16 v6317 = iron_f32_to_bf16(v6316);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6318 = v6306 * v4;
-      const unsigned int v6319 = v6318 + v68;
-      const unsigned int v6320 = v6319 + v6308;
-      out[v6320] = v6317;
-    }
-    const unsigned int v6321 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6322 = v1126 + v6321;
-    const unsigned int v6323 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6324 = v1125 + v6323;
-    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6326 = v6324 < v15;
-    const bool v6327 = v6325 && v6326;
-    if (v6327) {
-      const float v6328 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6329 = v68 + v6324;
-      const iron_bf16 v6330 = bias[v6329];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6331 = iron_to_f32(v6330);
-      const float v6332 = v6328 + v6331;
-      const iron_bf16 v6333 = iron_f32_to_bf16(v6332);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6334 = v6322 * v4;
-      const unsigned int v6335 = v6334 + v68;
-      const unsigned int v6336 = v6335 + v6324;
-      out[v6336] = v6333;
-    }
-    const unsigned int v6337 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6338 = v1126 + v6337;
-    const unsigned int v6339 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6340 = v1125 + v6339;
-    const bool v6341 = v6338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6342 = v6340 < v15;
-    const bool v6343 = v6341 && v6342;
-    if (v6343) {
-      const float v6344 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6345 = v68 + v6340;
-      const iron_bf16 v6346 = bias[v6345];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6347 = iron_to_f32(v6346);
-      const float v6348 = v6344 + v6347;
-      const iron_bf16 v6349 = iron_f32_to_bf16(v6348);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6350 = v6338 * v4;
-      const unsigned int v6351 = v6350 + v68;
-      const unsigned int v6352 = v6351 + v6340;
-      out[v6352] = v6349;
-    }
-    const unsigned int v6353 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6354 = v1126 + v6353;
-    const unsigned int v6355 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6356 = v1125 + v6355;
-    const bool v6357 = v6354 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6358 = v6356 < v15;
-    const bool v6359 = v6357 && v6358;
-    if (v6359) {
-      const float v6360 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6361 = v68 + v6356;
-      const iron_bf16 v6362 = bias[v6361];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6363 = iron_to_f32(v6362);
-      const float v6364 = v6360 + v6363;
-      const iron_bf16 v6365 = iron_f32_to_bf16(v6364);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6366 = v6354 * v4;
-      const unsigned int v6367 = v6366 + v68;
-      const unsigned int v6368 = v6367 + v6356;
-      out[v6368] = v6365;
-    }
-    const unsigned int v6369 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6370 = v1126 + v6369;
-    const unsigned int v6371 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6372 = v1125 + v6371;
-    const bool v6373 = v6370 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6374 = v6372 < v15;
-    const bool v6375 = v6373 && v6374;
-    if (v6375) {
-      const float v6376 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6377 = v68 + v6372;
-      const iron_bf16 v6378 = bias[v6377];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6379 = iron_to_f32(v6378);
-      const float v6380 = v6376 + v6379;
-      const iron_bf16 v6381 = iron_f32_to_bf16(v6380);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6382 = v6370 * v4;
-      const unsigned int v6383 = v6382 + v68;
-      const unsigned int v6384 = v6383 + v6372;
-      out[v6384] = v6381;
-    }
-    const unsigned int v6385 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6386 = v1126 + v6385;
-    const unsigned int v6387 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6388 = v1125 + v6387;
-    const bool v6389 = v6386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6390 = v6388 < v15;
-    const bool v6391 = v6389 && v6390;
-    if (v6391) {
-      const float v6392 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6393 = v68 + v6388;
-      const iron_bf16 v6394 = bias[v6393];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6395 = iron_to_f32(v6394);
-      const float v6396 = v6392 + v6395;
-      const iron_bf16 v6397 = iron_f32_to_bf16(v6396);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6398 = v6386 * v4;
-      const unsigned int v6399 = v6398 + v68;
-      const unsigned int v6400 = v6399 + v6388;
-      out[v6400] = v6397;
-    }
-    const unsigned int v6401 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6402 = v1126 + v6401;
-    const unsigned int v6403 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6404 = v1125 + v6403;
-    const bool v6405 = v6402 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6406 = v6404 < v15;
-    const bool v6407 = v6405 && v6406;
-    if (v6407) {
-      const float v6408 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6409 = v68 + v6404;
-      const iron_bf16 v6410 = bias[v6409];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6411 = iron_to_f32(v6410);
-      const float v6412 = v6408 + v6411;
-      const iron_bf16 v6413 = iron_f32_to_bf16(v6412);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6414 = v6402 * v4;
-      const unsigned int v6415 = v6414 + v68;
-      const unsigned int v6416 = v6415 + v6404;
-      out[v6416] = v6413;
-    }
-    const unsigned int v6417 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6418 = v1126 + v6417;
-    const unsigned int v6419 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6420 = v1125 + v6419;
-    const bool v6421 = v6418 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6422 = v6420 < v15;
-    const bool v6423 = v6421 && v6422;
-    if (v6423) {
-      const float v6424 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6425 = v68 + v6420;
-      const iron_bf16 v6426 = bias[v6425];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6427 = iron_to_f32(v6426);
-      const float v6428 = v6424 + v6427;
-      const iron_bf16 v6429 = iron_f32_to_bf16(v6428);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6430 = v6418 * v4;
-      const unsigned int v6431 = v6430 + v68;
-      const unsigned int v6432 = v6431 + v6420;
-      out[v6432] = v6429;
-    }
-    const unsigned int v6433 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6434 = v1126 + v6433;
-    const unsigned int v6435 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6436 = v1125 + v6435;
-    const bool v6437 = v6434 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6438 = v6436 < v15;
-    const bool v6439 = v6437 && v6438;
-    if (v6439) {
-      const float v6440 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6441 = v68 + v6436;
-      const iron_bf16 v6442 = bias[v6441];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6443 = iron_to_f32(v6442);
-      const float v6444 = v6440 + v6443;
-      const iron_bf16 v6445 = iron_f32_to_bf16(v6444);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6446 = v6434 * v4;
-      const unsigned int v6447 = v6446 + v68;
-      const unsigned int v6448 = v6447 + v6436;
-      out[v6448] = v6445;
-    }
-    const unsigned int v6449 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6450 = v1126 + v6449;
-    const unsigned int v6451 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6452 = v1125 + v6451;
-    const bool v6453 = v6450 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6454 = v6452 < v15;
-    const bool v6455 = v6453 && v6454;
-    if (v6455) {
-      const float v6456 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6457 = v68 + v6452;
-      const iron_bf16 v6458 = bias[v6457];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6459 = iron_to_f32(v6458);
-      const float v6460 = v6456 + v6459;
-      const iron_bf16 v6461 = iron_f32_to_bf16(v6460);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6462 = v6450 * v4;
-      const unsigned int v6463 = v6462 + v68;
-      const unsigned int v6464 = v6463 + v6452;
-      out[v6464] = v6461;
-    }
-    const unsigned int v6465 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6466 = v1126 + v6465;
-    const unsigned int v6467 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6468 = v1125 + v6467;
-    const bool v6469 = v6466 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6470 = v6468 < v15;
-    const bool v6471 = v6469 && v6470;
-    if (v6471) {
-      const float v6472 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6473 = v68 + v6468;
-      const iron_bf16 v6474 = bias[v6473];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6475 = iron_to_f32(v6474);
-      const float v6476 = v6472 + v6475;
-      const iron_bf16 v6477 = iron_f32_to_bf16(v6476);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6478 = v6466 * v4;
-      const unsigned int v6479 = v6478 + v68;
-      const unsigned int v6480 = v6479 + v6468;
-      out[v6480] = v6477;
-    }
-    const unsigned int v6481 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6482 = v1126 + v6481;
-    const unsigned int v6483 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6484 = v1125 + v6483;
-    const bool v6485 = v6482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6486 = v6484 < v15;
-    const bool v6487 = v6485 && v6486;
-    if (v6487) {
-      const float v6488 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6489 = v68 + v6484;
-      const iron_bf16 v6490 = bias[v6489];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6491 = iron_to_f32(v6490);
-      const float v6492 = v6488 + v6491;
-      const iron_bf16 v6493 = iron_f32_to_bf16(v6492);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6494 = v6482 * v4;
-      const unsigned int v6495 = v6494 + v68;
-      const unsigned int v6496 = v6495 + v6484;
-      out[v6496] = v6493;
-    }
-    const unsigned int v6497 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6498 = v1126 + v6497;
-    const unsigned int v6499 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6500 = v1125 + v6499;
-    const bool v6501 = v6498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6502 = v6500 < v15;
-    const bool v6503 = v6501 && v6502;
-    if (v6503) {
-      const float v6504 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6505 = v68 + v6500;
-      const iron_bf16 v6506 = bias[v6505];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6507 = iron_to_f32(v6506);
-      const float v6508 = v6504 + v6507;
-      const iron_bf16 v6509 = iron_f32_to_bf16(v6508);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6510 = v6498 * v4;
-      const unsigned int v6511 = v6510 + v68;
-      const unsigned int v6512 = v6511 + v6500;
-      out[v6512] = v6509;
-    }
-    const unsigned int v6513 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6514 = v1126 + v6513;
-    const unsigned int v6515 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6516 = v1125 + v6515;
-    const bool v6517 = v6514 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6518 = v6516 < v15;
-    const bool v6519 = v6517 && v6518;
-    if (v6519) {
-      const float v6520 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6521 = v68 + v6516;
-      const iron_bf16 v6522 = bias[v6521];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6523 = iron_to_f32(v6522);
-      const float v6524 = v6520 + v6523;
-      const iron_bf16 v6525 = iron_f32_to_bf16(v6524);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6526 = v6514 * v4;
-      const unsigned int v6527 = v6526 + v68;
-      const unsigned int v6528 = v6527 + v6516;
-      out[v6528] = v6525;
-    }
-    const unsigned int v6529 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6530 = v1126 + v6529;
-    const unsigned int v6531 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6532 = v1125 + v6531;
-    const bool v6533 = v6530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6534 = v6532 < v15;
-    const bool v6535 = v6533 && v6534;
-    if (v6535) {
-      const float v6536 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6537 = v68 + v6532;
-      const iron_bf16 v6538 = bias[v6537];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6539 = iron_to_f32(v6538);
-      const float v6540 = v6536 + v6539;
-      const iron_bf16 v6541 = iron_f32_to_bf16(v6540);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6542 = v6530 * v4;
-      const unsigned int v6543 = v6542 + v68;
-      const unsigned int v6544 = v6543 + v6532;
-      out[v6544] = v6541;
-    }
-    const unsigned int v6545 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6546 = v1126 + v6545;
-    const unsigned int v6547 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6548 = v1125 + v6547;
-    const bool v6549 = v6546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6550 = v6548 < v15;
-    const bool v6551 = v6549 && v6550;
-    if (v6551) {
-      const float v6552 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6553 = v68 + v6548;
-      const iron_bf16 v6554 = bias[v6553];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6555 = iron_to_f32(v6554);
-      const float v6556 = v6552 + v6555;
-      const iron_bf16 v6557 = iron_f32_to_bf16(v6556);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6558 = v6546 * v4;
-      const unsigned int v6559 = v6558 + v68;
-      const unsigned int v6560 = v6559 + v6548;
-      out[v6560] = v6557;
-    }
-    const unsigned int v6561 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6562 = v1126 + v6561;
-    const unsigned int v6563 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6564 = v1125 + v6563;
-    const bool v6565 = v6562 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6566 = v6564 < v15;
-    const bool v6567 = v6565 && v6566;
-    if (v6567) {
-      const float v6568 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6569 = v68 + v6564;
-      const iron_bf16 v6570 = bias[v6569];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6571 = iron_to_f32(v6570);
-      const float v6572 = v6568 + v6571;
-      const iron_bf16 v6573 = iron_f32_to_bf16(v6572);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6574 = v6562 * v4;
-      const unsigned int v6575 = v6574 + v68;
-      const unsigned int v6576 = v6575 + v6564;
-      out[v6576] = v6573;
-    }
-    const unsigned int v6577 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6578 = v1126 + v6577;
-    const unsigned int v6579 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6580 = v1125 + v6579;
-    const bool v6581 = v6578 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6582 = v6580 < v15;
-    const bool v6583 = v6581 && v6582;
-    if (v6583) {
-      const float v6584 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6585 = v68 + v6580;
-      const iron_bf16 v6586 = bias[v6585];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6587 = iron_to_f32(v6586);
-      const float v6588 = v6584 + v6587;
-      const iron_bf16 v6589 = iron_f32_to_bf16(v6588);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6590 = v6578 * v4;
-      const unsigned int v6591 = v6590 + v68;
-      const unsigned int v6592 = v6591 + v6580;
-      out[v6592] = v6589;
-    }
-    const unsigned int v6593 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6594 = v1126 + v6593;
-    const unsigned int v6595 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6596 = v1125 + v6595;
-    const bool v6597 = v6594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6598 = v6596 < v15;
-    const bool v6599 = v6597 && v6598;
-    if (v6599) {
-      const float v6600 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6601 = v68 + v6596;
-      const iron_bf16 v6602 = bias[v6601];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6603 = iron_to_f32(v6602);
-      const float v6604 = v6600 + v6603;
-      const iron_bf16 v6605 = iron_f32_to_bf16(v6604);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6606 = v6594 * v4;
-      const unsigned int v6607 = v6606 + v68;
-      const unsigned int v6608 = v6607 + v6596;
-      out[v6608] = v6605;
-    }
-    const unsigned int v6609 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6610 = v1126 + v6609;
-    const unsigned int v6611 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6612 = v1125 + v6611;
-    const bool v6613 = v6610 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6614 = v6612 < v15;
-    const bool v6615 = v6613 && v6614;
-    if (v6615) {
-      const float v6616 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6617 = v68 + v6612;
-      const iron_bf16 v6618 = bias[v6617];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6619 = iron_to_f32(v6618);
-      const float v6620 = v6616 + v6619;
-      const iron_bf16 v6621 = iron_f32_to_bf16(v6620);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6622 = v6610 * v4;
-      const unsigned int v6623 = v6622 + v68;
-      const unsigned int v6624 = v6623 + v6612;
-      out[v6624] = v6621;
-    }
-    const unsigned int v6625 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6626 = v1126 + v6625;
-    const unsigned int v6627 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6628 = v1125 + v6627;
-    const bool v6629 = v6626 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6630 = v6628 < v15;
-    const bool v6631 = v6629 && v6630;
-    if (v6631) {
-      const float v6632 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6633 = v68 + v6628;
-      const iron_bf16 v6634 = bias[v6633];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6635 = iron_to_f32(v6634);
-      const float v6636 = v6632 + v6635;
-      const iron_bf16 v6637 = iron_f32_to_bf16(v6636);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6638 = v6626 * v4;
-      const unsigned int v6639 = v6638 + v68;
-      const unsigned int v6640 = v6639 + v6628;
-      out[v6640] = v6637;
-    }
-    const unsigned int v6641 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6642 = v1126 + v6641;
-    const unsigned int v6643 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6644 = v1125 + v6643;
-    const bool v6645 = v6642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6646 = v6644 < v15;
-    const bool v6647 = v6645 && v6646;
-    if (v6647) {
-      const float v6648 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6649 = v68 + v6644;
-      const iron_bf16 v6650 = bias[v6649];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6651 = iron_to_f32(v6650);
-      const float v6652 = v6648 + v6651;
-      const iron_bf16 v6653 = iron_f32_to_bf16(v6652);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6654 = v6642 * v4;
-      const unsigned int v6655 = v6654 + v68;
-      const unsigned int v6656 = v6655 + v6644;
-      out[v6656] = v6653;
-    }
-    const unsigned int v6657 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6658 = v1126 + v6657;
-    const unsigned int v6659 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6660 = v1125 + v6659;
-    const bool v6661 = v6658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6662 = v6660 < v15;
-    const bool v6663 = v6661 && v6662;
-    if (v6663) {
-      const float v6664 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6665 = v68 + v6660;
-      const iron_bf16 v6666 = bias[v6665];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6667 = iron_to_f32(v6666);
-      const float v6668 = v6664 + v6667;
-      const iron_bf16 v6669 = iron_f32_to_bf16(v6668);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6670 = v6658 * v4;
-      const unsigned int v6671 = v6670 + v68;
-      const unsigned int v6672 = v6671 + v6660;
-      out[v6672] = v6669;
-    }
-    const unsigned int v6673 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6674 = v1126 + v6673;
-    const unsigned int v6675 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6676 = v1125 + v6675;
-    const bool v6677 = v6674 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6678 = v6676 < v15;
-    const bool v6679 = v6677 && v6678;
-    if (v6679) {
-      const float v6680 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6681 = v68 + v6676;
-      const iron_bf16 v6682 = bias[v6681];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6683 = iron_to_f32(v6682);
-      const float v6684 = v6680 + v6683;
-      const iron_bf16 v6685 = iron_f32_to_bf16(v6684);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6686 = v6674 * v4;
-      const unsigned int v6687 = v6686 + v68;
-      const unsigned int v6688 = v6687 + v6676;
-      out[v6688] = v6685;
-    }
-    const unsigned int v6689 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6690 = v1126 + v6689;
-    const unsigned int v6691 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6692 = v1125 + v6691;
-    const bool v6693 = v6690 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6694 = v6692 < v15;
-    const bool v6695 = v6693 && v6694;
-    if (v6695) {
-      const float v6696 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6697 = v68 + v6692;
-      const iron_bf16 v6698 = bias[v6697];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6699 = iron_to_f32(v6698);
-      const float v6700 = v6696 + v6699;
-      const iron_bf16 v6701 = iron_f32_to_bf16(v6700);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6702 = v6690 * v4;
-      const unsigned int v6703 = v6702 + v68;
-      const unsigned int v6704 = v6703 + v6692;
-      out[v6704] = v6701;
-    }
-    const unsigned int v6705 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6706 = v1126 + v6705;
-    const unsigned int v6707 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6708 = v1125 + v6707;
-    const bool v6709 = v6706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6710 = v6708 < v15;
-    const bool v6711 = v6709 && v6710;
-    if (v6711) {
-      const float v6712 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6713 = v68 + v6708;
-      const iron_bf16 v6714 = bias[v6713];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6715 = iron_to_f32(v6714);
-      const float v6716 = v6712 + v6715;
-      const iron_bf16 v6717 = iron_f32_to_bf16(v6716);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6718 = v6706 * v4;
-      const unsigned int v6719 = v6718 + v68;
-      const unsigned int v6720 = v6719 + v6708;
-      out[v6720] = v6717;
-    }
-    const unsigned int v6721 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6722 = v1126 + v6721;
-    const unsigned int v6723 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6724 = v1125 + v6723;
-    const bool v6725 = v6722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6726 = v6724 < v15;
-    const bool v6727 = v6725 && v6726;
-    if (v6727) {
-      const float v6728 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6729 = v68 + v6724;
-      const iron_bf16 v6730 = bias[v6729];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6731 = iron_to_f32(v6730);
-      const float v6732 = v6728 + v6731;
-      const iron_bf16 v6733 = iron_f32_to_bf16(v6732);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6734 = v6722 * v4;
-      const unsigned int v6735 = v6734 + v68;
-      const unsigned int v6736 = v6735 + v6724;
-      out[v6736] = v6733;
-    }
-    const unsigned int v6737 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6738 = v1126 + v6737;
-    const unsigned int v6739 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6740 = v1125 + v6739;
-    const bool v6741 = v6738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6742 = v6740 < v15;
-    const bool v6743 = v6741 && v6742;
-    if (v6743) {
-      const float v6744 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6745 = v68 + v6740;
-      const iron_bf16 v6746 = bias[v6745];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6747 = iron_to_f32(v6746);
-      const float v6748 = v6744 + v6747;
-      const iron_bf16 v6749 = iron_f32_to_bf16(v6748);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6750 = v6738 * v4;
-      const unsigned int v6751 = v6750 + v68;
-      const unsigned int v6752 = v6751 + v6740;
-      out[v6752] = v6749;
-    }
-    const unsigned int v6753 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6754 = v1126 + v6753;
-    const unsigned int v6755 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6756 = v1125 + v6755;
-    const bool v6757 = v6754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6758 = v6756 < v15;
-    const bool v6759 = v6757 && v6758;
-    if (v6759) {
-      const float v6760 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6761 = v68 + v6756;
-      const iron_bf16 v6762 = bias[v6761];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6763 = iron_to_f32(v6762);
-      const float v6764 = v6760 + v6763;
-      const iron_bf16 v6765 = iron_f32_to_bf16(v6764);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6766 = v6754 * v4;
-      const unsigned int v6767 = v6766 + v68;
-      const unsigned int v6768 = v6767 + v6756;
-      out[v6768] = v6765;
-    }
-    const unsigned int v6769 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6770 = v1126 + v6769;
-    const unsigned int v6771 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6772 = v1125 + v6771;
-    const bool v6773 = v6770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6774 = v6772 < v15;
-    const bool v6775 = v6773 && v6774;
-    if (v6775) {
-      const float v6776 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6777 = v68 + v6772;
-      const iron_bf16 v6778 = bias[v6777];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6779 = iron_to_f32(v6778);
-      const float v6780 = v6776 + v6779;
-      const iron_bf16 v6781 = iron_f32_to_bf16(v6780);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6782 = v6770 * v4;
-      const unsigned int v6783 = v6782 + v68;
-      const unsigned int v6784 = v6783 + v6772;
-      out[v6784] = v6781;
-    }
-    const unsigned int v6785 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6786 = v1126 + v6785;
-    const unsigned int v6787 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6788 = v1125 + v6787;
-    const bool v6789 = v6786 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6790 = v6788 < v15;
-    const bool v6791 = v6789 && v6790;
-    if (v6791) {
-      const float v6792 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6793 = v68 + v6788;
-      const iron_bf16 v6794 = bias[v6793];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6795 = iron_to_f32(v6794);
-      const float v6796 = v6792 + v6795;
-      const iron_bf16 v6797 = iron_f32_to_bf16(v6796);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6798 = v6786 * v4;
-      const unsigned int v6799 = v6798 + v68;
-      const unsigned int v6800 = v6799 + v6788;
-      out[v6800] = v6797;
-    }
-    const unsigned int v6801 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6802 = v1126 + v6801;
-    const unsigned int v6803 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6804 = v1125 + v6803;
-    const bool v6805 = v6802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6806 = v6804 < v15;
-    const bool v6807 = v6805 && v6806;
-    if (v6807) {
-      const float v6808 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6809 = v68 + v6804;
-      const iron_bf16 v6810 = bias[v6809];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6811 = iron_to_f32(v6810);
-      const float v6812 = v6808 + v6811;
-      const iron_bf16 v6813 = iron_f32_to_bf16(v6812);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6814 = v6802 * v4;
-      const unsigned int v6815 = v6814 + v68;
-      const unsigned int v6816 = v6815 + v6804;
-      out[v6816] = v6813;
-    }
-    const unsigned int v6817 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6818 = v1126 + v6817;
-    const unsigned int v6819 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6820 = v1125 + v6819;
-    const bool v6821 = v6818 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6822 = v6820 < v15;
-    const bool v6823 = v6821 && v6822;
-    if (v6823) {
-      const float v6824 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6825 = v68 + v6820;
-      const iron_bf16 v6826 = bias[v6825];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6827 = iron_to_f32(v6826);
-      const float v6828 = v6824 + v6827;
-      const iron_bf16 v6829 = iron_f32_to_bf16(v6828);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6830 = v6818 * v4;
-      const unsigned int v6831 = v6830 + v68;
-      const unsigned int v6832 = v6831 + v6820;
-      out[v6832] = v6829;
-    }
-    const unsigned int v6833 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6834 = v1126 + v6833;
-    const unsigned int v6835 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6836 = v1125 + v6835;
-    const bool v6837 = v6834 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6838 = v6836 < v15;
-    const bool v6839 = v6837 && v6838;
-    if (v6839) {
-      const float v6840 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6841 = v68 + v6836;
-      const iron_bf16 v6842 = bias[v6841];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6843 = iron_to_f32(v6842);
-      const float v6844 = v6840 + v6843;
-      const iron_bf16 v6845 = iron_f32_to_bf16(v6844);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6846 = v6834 * v4;
-      const unsigned int v6847 = v6846 + v68;
-      const unsigned int v6848 = v6847 + v6836;
-      out[v6848] = v6845;
-    }
-    const unsigned int v6849 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6850 = v1126 + v6849;
-    const unsigned int v6851 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6852 = v1125 + v6851;
-    const bool v6853 = v6850 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6854 = v6852 < v15;
-    const bool v6855 = v6853 && v6854;
-    if (v6855) {
-      const float v6856 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6857 = v68 + v6852;
-      const iron_bf16 v6858 = bias[v6857];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6859 = iron_to_f32(v6858);
-      const float v6860 = v6856 + v6859;
-      const iron_bf16 v6861 = iron_f32_to_bf16(v6860);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6862 = v6850 * v4;
-      const unsigned int v6863 = v6862 + v68;
-      const unsigned int v6864 = v6863 + v6852;
-      out[v6864] = v6861;
-    }
-    const unsigned int v6865 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6866 = v1126 + v6865;
-    const unsigned int v6867 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6868 = v1125 + v6867;
-    const bool v6869 = v6866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6870 = v6868 < v15;
-    const bool v6871 = v6869 && v6870;
-    if (v6871) {
-      const float v6872 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6873 = v68 + v6868;
-      const iron_bf16 v6874 = bias[v6873];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6875 = iron_to_f32(v6874);
-      const float v6876 = v6872 + v6875;
-      const iron_bf16 v6877 = iron_f32_to_bf16(v6876);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6878 = v6866 * v4;
-      const unsigned int v6879 = v6878 + v68;
-      const unsigned int v6880 = v6879 + v6868;
-      out[v6880] = v6877;
-    }
-    const unsigned int v6881 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6882 = v1126 + v6881;
-    const unsigned int v6883 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6884 = v1125 + v6883;
-    const bool v6885 = v6882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6886 = v6884 < v15;
-    const bool v6887 = v6885 && v6886;
-    if (v6887) {
-      const float v6888 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6889 = v68 + v6884;
-      const iron_bf16 v6890 = bias[v6889];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6891 = iron_to_f32(v6890);
-      const float v6892 = v6888 + v6891;
-      const iron_bf16 v6893 = iron_f32_to_bf16(v6892);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6894 = v6882 * v4;
-      const unsigned int v6895 = v6894 + v68;
-      const unsigned int v6896 = v6895 + v6884;
-      out[v6896] = v6893;
-    }
-    const unsigned int v6897 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6898 = v1126 + v6897;
-    const unsigned int v6899 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6900 = v1125 + v6899;
-    const bool v6901 = v6898 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6902 = v6900 < v15;
-    const bool v6903 = v6901 && v6902;
-    if (v6903) {
-      const float v6904 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6905 = v68 + v6900;
-      const iron_bf16 v6906 = bias[v6905];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6907 = iron_to_f32(v6906);
-      const float v6908 = v6904 + v6907;
-      const iron_bf16 v6909 = iron_f32_to_bf16(v6908);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6910 = v6898 * v4;
-      const unsigned int v6911 = v6910 + v68;
-      const unsigned int v6912 = v6911 + v6900;
-      out[v6912] = v6909;
-    }
-    const unsigned int v6913 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6914 = v1126 + v6913;
-    const unsigned int v6915 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6916 = v1125 + v6915;
-    const bool v6917 = v6914 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6918 = v6916 < v15;
-    const bool v6919 = v6917 && v6918;
-    if (v6919) {
-      const float v6920 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6921 = v68 + v6916;
-      const iron_bf16 v6922 = bias[v6921];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6923 = iron_to_f32(v6922);
-      const float v6924 = v6920 + v6923;
-      const iron_bf16 v6925 = iron_f32_to_bf16(v6924);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6926 = v6914 * v4;
-      const unsigned int v6927 = v6926 + v68;
-      const unsigned int v6928 = v6927 + v6916;
-      out[v6928] = v6925;
-    }
-    const unsigned int v6929 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6930 = v1126 + v6929;
-    const unsigned int v6931 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6932 = v1125 + v6931;
-    const bool v6933 = v6930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6934 = v6932 < v15;
-    const bool v6935 = v6933 && v6934;
-    if (v6935) {
-      const float v6936 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6937 = v68 + v6932;
-      const iron_bf16 v6938 = bias[v6937];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6939 = iron_to_f32(v6938);
-      const float v6940 = v6936 + v6939;
-      const iron_bf16 v6941 = iron_f32_to_bf16(v6940);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6942 = v6930 * v4;
-      const unsigned int v6943 = v6942 + v68;
-      const unsigned int v6944 = v6943 + v6932;
-      out[v6944] = v6941;
-    }
-    const unsigned int v6945 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6946 = v1126 + v6945;
-    const unsigned int v6947 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6948 = v1125 + v6947;
-    const bool v6949 = v6946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6950 = v6948 < v15;
-    const bool v6951 = v6949 && v6950;
-    if (v6951) {
-      const float v6952 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6953 = v68 + v6948;
-      const iron_bf16 v6954 = bias[v6953];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6955 = iron_to_f32(v6954);
-      const float v6956 = v6952 + v6955;
-      const iron_bf16 v6957 = iron_f32_to_bf16(v6956);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6958 = v6946 * v4;
-      const unsigned int v6959 = v6958 + v68;
-      const unsigned int v6960 = v6959 + v6948;
-      out[v6960] = v6957;
-    }
-    const unsigned int v6961 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6962 = v1126 + v6961;
-    const unsigned int v6963 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6964 = v1125 + v6963;
-    const bool v6965 = v6962 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6966 = v6964 < v15;
-    const bool v6967 = v6965 && v6966;
-    if (v6967) {
-      const float v6968 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6969 = v68 + v6964;
-      const iron_bf16 v6970 = bias[v6969];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6971 = iron_to_f32(v6970);
-      const float v6972 = v6968 + v6971;
-      const iron_bf16 v6973 = iron_f32_to_bf16(v6972);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6974 = v6962 * v4;
-      const unsigned int v6975 = v6974 + v68;
-      const unsigned int v6976 = v6975 + v6964;
-      out[v6976] = v6973;
-    }
-    const unsigned int v6977 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6978 = v1126 + v6977;
-    const unsigned int v6979 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6980 = v1125 + v6979;
-    const bool v6981 = v6978 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6982 = v6980 < v15;
-    const bool v6983 = v6981 && v6982;
-    if (v6983) {
-      const float v6984 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6985 = v68 + v6980;
-      const iron_bf16 v6986 = bias[v6985];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6987 = iron_to_f32(v6986);
-      const float v6988 = v6984 + v6987;
-      const iron_bf16 v6989 = iron_f32_to_bf16(v6988);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6990 = v6978 * v4;
-      const unsigned int v6991 = v6990 + v68;
-      const unsigned int v6992 = v6991 + v6980;
-      out[v6992] = v6989;
-    }
-    const unsigned int v6993 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6994 = v1126 + v6993;
-    const unsigned int v6995 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6996 = v1125 + v6995;
-    const bool v6997 = v6994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6998 = v6996 < v15;
-    const bool v6999 = v6997 && v6998;
-    if (v6999) {
-      const float v7000 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7001 = v68 + v6996;
-      const iron_bf16 v7002 = bias[v7001];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7003 = iron_to_f32(v7002);
-      const float v7004 = v7000 + v7003;
-      const iron_bf16 v7005 = iron_f32_to_bf16(v7004);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7006 = v6994 * v4;
-      const unsigned int v7007 = v7006 + v68;
-      const unsigned int v7008 = v7007 + v6996;
-      out[v7008] = v7005;
-    }
-    const unsigned int v7009 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7010 = v1126 + v7009;
-    const unsigned int v7011 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7012 = v1125 + v7011;
-    const bool v7013 = v7010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7014 = v7012 < v15;
-    const bool v7015 = v7013 && v7014;
-    if (v7015) {
-      const float v7016 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7017 = v68 + v7012;
-      const iron_bf16 v7018 = bias[v7017];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7019 = iron_to_f32(v7018);
-      const float v7020 = v7016 + v7019;
-      const iron_bf16 v7021 = iron_f32_to_bf16(v7020);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7022 = v7010 * v4;
-      const unsigned int v7023 = v7022 + v68;
-      const unsigned int v7024 = v7023 + v7012;
-      out[v7024] = v7021;
-    }
-    const unsigned int v7025 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7026 = v1126 + v7025;
-    const unsigned int v7027 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7028 = v1125 + v7027;
-    const bool v7029 = v7026 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7030 = v7028 < v15;
-    const bool v7031 = v7029 && v7030;
-    if (v7031) {
-      const float v7032 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7033 = v68 + v7028;
-      const iron_bf16 v7034 = bias[v7033];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7035 = iron_to_f32(v7034);
-      const float v7036 = v7032 + v7035;
-      const iron_bf16 v7037 = iron_f32_to_bf16(v7036);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7038 = v7026 * v4;
-      const unsigned int v7039 = v7038 + v68;
-      const unsigned int v7040 = v7039 + v7028;
-      out[v7040] = v7037;
-    }
-    const unsigned int v7041 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7042 = v1126 + v7041;
-    const unsigned int v7043 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7044 = v1125 + v7043;
-    const bool v7045 = v7042 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7046 = v7044 < v15;
-    const bool v7047 = v7045 && v7046;
-    if (v7047) {
-      const float v7048 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7049 = v68 + v7044;
-      const iron_bf16 v7050 = bias[v7049];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7051 = iron_to_f32(v7050);
-      const float v7052 = v7048 + v7051;
-      const iron_bf16 v7053 = iron_f32_to_bf16(v7052);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7054 = v7042 * v4;
-      const unsigned int v7055 = v7054 + v68;
-      const unsigned int v7056 = v7055 + v7044;
-      out[v7056] = v7053;
-    }
-    const unsigned int v7057 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7058 = v1126 + v7057;
-    const unsigned int v7059 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7060 = v1125 + v7059;
-    const bool v7061 = v7058 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7062 = v7060 < v15;
-    const bool v7063 = v7061 && v7062;
-    if (v7063) {
-      const float v7064 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7065 = v68 + v7060;
-      const iron_bf16 v7066 = bias[v7065];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7067 = iron_to_f32(v7066);
-      const float v7068 = v7064 + v7067;
-      const iron_bf16 v7069 = iron_f32_to_bf16(v7068);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7070 = v7058 * v4;
-      const unsigned int v7071 = v7070 + v68;
-      const unsigned int v7072 = v7071 + v7060;
-      out[v7072] = v7069;
-    }
-    const unsigned int v7073 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7074 = v1126 + v7073;
-    const unsigned int v7075 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7076 = v1125 + v7075;
-    const bool v7077 = v7074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7078 = v7076 < v15;
-    const bool v7079 = v7077 && v7078;
-    if (v7079) {
-      const float v7080 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7081 = v68 + v7076;
-      const iron_bf16 v7082 = bias[v7081];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7083 = iron_to_f32(v7082);
-      const float v7084 = v7080 + v7083;
-      const iron_bf16 v7085 = iron_f32_to_bf16(v7084);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7086 = v7074 * v4;
-      const unsigned int v7087 = v7086 + v68;
-      const unsigned int v7088 = v7087 + v7076;
-      out[v7088] = v7085;
-    }
-    const unsigned int v7089 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7090 = v1126 + v7089;
-    const unsigned int v7091 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7092 = v1125 + v7091;
-    const bool v7093 = v7090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7094 = v7092 < v15;
-    const bool v7095 = v7093 && v7094;
-    if (v7095) {
-      const float v7096 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7097 = v68 + v7092;
-      const iron_bf16 v7098 = bias[v7097];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7099 = iron_to_f32(v7098);
-      const float v7100 = v7096 + v7099;
-      const iron_bf16 v7101 = iron_f32_to_bf16(v7100);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7102 = v7090 * v4;
-      const unsigned int v7103 = v7102 + v68;
-      const unsigned int v7104 = v7103 + v7092;
-      out[v7104] = v7101;
-    }
-    const unsigned int v7105 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7106 = v1126 + v7105;
-    const unsigned int v7107 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7108 = v1125 + v7107;
-    const bool v7109 = v7106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7110 = v7108 < v15;
-    const bool v7111 = v7109 && v7110;
-    if (v7111) {
-      const float v7112 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7113 = v68 + v7108;
-      const iron_bf16 v7114 = bias[v7113];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7115 = iron_to_f32(v7114);
-      const float v7116 = v7112 + v7115;
-      const iron_bf16 v7117 = iron_f32_to_bf16(v7116);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7118 = v7106 * v4;
-      const unsigned int v7119 = v7118 + v68;
-      const unsigned int v7120 = v7119 + v7108;
-      out[v7120] = v7117;
-    }
-    const unsigned int v7121 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7122 = v1126 + v7121;
-    const unsigned int v7123 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7124 = v1125 + v7123;
-    const bool v7125 = v7122 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7126 = v7124 < v15;
-    const bool v7127 = v7125 && v7126;
-    if (v7127) {
-      const float v7128 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7129 = v68 + v7124;
-      const iron_bf16 v7130 = bias[v7129];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7131 = iron_to_f32(v7130);
-      const float v7132 = v7128 + v7131;
-      const iron_bf16 v7133 = iron_f32_to_bf16(v7132);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7134 = v7122 * v4;
-      const unsigned int v7135 = v7134 + v68;
-      const unsigned int v7136 = v7135 + v7124;
-      out[v7136] = v7133;
-    }
-    const unsigned int v7137 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7138 = v1126 + v7137;
-    const unsigned int v7139 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7140 = v1125 + v7139;
-    const bool v7141 = v7138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7142 = v7140 < v15;
-    const bool v7143 = v7141 && v7142;
-    if (v7143) {
-      const float v7144 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7145 = v68 + v7140;
-      const iron_bf16 v7146 = bias[v7145];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7147 = iron_to_f32(v7146);
-      const float v7148 = v7144 + v7147;
-      const iron_bf16 v7149 = iron_f32_to_bf16(v7148);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7150 = v7138 * v4;
-      const unsigned int v7151 = v7150 + v68;
-      const unsigned int v7152 = v7151 + v7140;
-      out[v7152] = v7149;
-    }
-    const unsigned int v7153 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7154 = v1126 + v7153;
-    const unsigned int v7155 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7156 = v1125 + v7155;
-    const bool v7157 = v7154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7158 = v7156 < v15;
-    const bool v7159 = v7157 && v7158;
-    if (v7159) {
-      const float v7160 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7161 = v68 + v7156;
-      const iron_bf16 v7162 = bias[v7161];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7163 = iron_to_f32(v7162);
-      const float v7164 = v7160 + v7163;
-      const iron_bf16 v7165 = iron_f32_to_bf16(v7164);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7166 = v7154 * v4;
-      const unsigned int v7167 = v7166 + v68;
-      const unsigned int v7168 = v7167 + v7156;
-      out[v7168] = v7165;
-    }
-    const unsigned int v7169 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7170 = v1126 + v7169;
-    const unsigned int v7171 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7172 = v1125 + v7171;
-    const bool v7173 = v7170 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7174 = v7172 < v15;
-    const bool v7175 = v7173 && v7174;
-    if (v7175) {
-      const float v7176 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7177 = v68 + v7172;
-      const iron_bf16 v7178 = bias[v7177];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7179 = iron_to_f32(v7178);
-      const float v7180 = v7176 + v7179;
-      const iron_bf16 v7181 = iron_f32_to_bf16(v7180);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7182 = v7170 * v4;
-      const unsigned int v7183 = v7182 + v68;
-      const unsigned int v7184 = v7183 + v7172;
-      out[v7184] = v7181;
-    }
-    const unsigned int v7185 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7186 = v1126 + v7185;
-    const unsigned int v7187 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7188 = v1125 + v7187;
-    const bool v7189 = v7186 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7190 = v7188 < v15;
-    const bool v7191 = v7189 && v7190;
-    if (v7191) {
-      const float v7192 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7193 = v68 + v7188;
-      const iron_bf16 v7194 = bias[v7193];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7195 = iron_to_f32(v7194);
-      const float v7196 = v7192 + v7195;
-      const iron_bf16 v7197 = iron_f32_to_bf16(v7196);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7198 = v7186 * v4;
-      const unsigned int v7199 = v7198 + v68;
-      const unsigned int v7200 = v7199 + v7188;
-      out[v7200] = v7197;
-    }
-    const unsigned int v7201 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7202 = v1126 + v7201;
-    const unsigned int v7203 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7204 = v1125 + v7203;
-    const bool v7205 = v7202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7206 = v7204 < v15;
-    const bool v7207 = v7205 && v7206;
-    if (v7207) {
-      const float v7208 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7209 = v68 + v7204;
-      const iron_bf16 v7210 = bias[v7209];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7211 = iron_to_f32(v7210);
-      const float v7212 = v7208 + v7211;
-      const iron_bf16 v7213 = iron_f32_to_bf16(v7212);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7214 = v7202 * v4;
-      const unsigned int v7215 = v7214 + v68;
-      const unsigned int v7216 = v7215 + v7204;
-      out[v7216] = v7213;
-    }
-    const unsigned int v7217 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7218 = v1126 + v7217;
-    const unsigned int v7219 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7220 = v1125 + v7219;
-    const bool v7221 = v7218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7222 = v7220 < v15;
-    const bool v7223 = v7221 && v7222;
-    if (v7223) {
-      const float v7224 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7225 = v68 + v7220;
-      const iron_bf16 v7226 = bias[v7225];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7227 = iron_to_f32(v7226);
-      const float v7228 = v7224 + v7227;
-      const iron_bf16 v7229 = iron_f32_to_bf16(v7228);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7230 = v7218 * v4;
-      const unsigned int v7231 = v7230 + v68;
-      const unsigned int v7232 = v7231 + v7220;
-      out[v7232] = v7229;
-    }
-    const unsigned int v7233 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7234 = v1126 + v7233;
-    const unsigned int v7235 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7236 = v1125 + v7235;
-    const bool v7237 = v7234 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7238 = v7236 < v15;
-    const bool v7239 = v7237 && v7238;
-    if (v7239) {
-      const float v7240 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7241 = v68 + v7236;
-      const iron_bf16 v7242 = bias[v7241];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7243 = iron_to_f32(v7242);
-      const float v7244 = v7240 + v7243;
-      const iron_bf16 v7245 = iron_f32_to_bf16(v7244);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7246 = v7234 * v4;
-      const unsigned int v7247 = v7246 + v68;
-      const unsigned int v7248 = v7247 + v7236;
-      out[v7248] = v7245;
-    }
-    const unsigned int v7249 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7250 = v1126 + v7249;
-    const unsigned int v7251 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7252 = v1125 + v7251;
-    const bool v7253 = v7250 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7254 = v7252 < v15;
-    const bool v7255 = v7253 && v7254;
-    if (v7255) {
-      const float v7256 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7257 = v68 + v7252;
-      const iron_bf16 v7258 = bias[v7257];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7259 = iron_to_f32(v7258);
-      const float v7260 = v7256 + v7259;
-      const iron_bf16 v7261 = iron_f32_to_bf16(v7260);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7262 = v7250 * v4;
-      const unsigned int v7263 = v7262 + v68;
-      const unsigned int v7264 = v7263 + v7252;
-      out[v7264] = v7261;
-    }
-    const unsigned int v7265 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7266 = v1126 + v7265;
-    const unsigned int v7267 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7268 = v1125 + v7267;
-    const bool v7269 = v7266 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7270 = v7268 < v15;
-    const bool v7271 = v7269 && v7270;
-    if (v7271) {
-      const float v7272 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7273 = v68 + v7268;
-      const iron_bf16 v7274 = bias[v7273];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7275 = iron_to_f32(v7274);
-      const float v7276 = v7272 + v7275;
-      const iron_bf16 v7277 = iron_f32_to_bf16(v7276);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7278 = v7266 * v4;
-      const unsigned int v7279 = v7278 + v68;
-      const unsigned int v7280 = v7279 + v7268;
-      out[v7280] = v7277;
-    }
-    const unsigned int v7281 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7282 = v1126 + v7281;
-    const unsigned int v7283 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7284 = v1125 + v7283;
-    const bool v7285 = v7282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7286 = v7284 < v15;
-    const bool v7287 = v7285 && v7286;
-    if (v7287) {
-      const float v7288 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7289 = v68 + v7284;
-      const iron_bf16 v7290 = bias[v7289];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7291 = iron_to_f32(v7290);
-      const float v7292 = v7288 + v7291;
-      const iron_bf16 v7293 = iron_f32_to_bf16(v7292);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7294 = v7282 * v4;
-      const unsigned int v7295 = v7294 + v68;
-      const unsigned int v7296 = v7295 + v7284;
-      out[v7296] = v7293;
-    }
-    const unsigned int v7297 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7298 = v1126 + v7297;
-    const unsigned int v7299 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7300 = v1125 + v7299;
-    const bool v7301 = v7298 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7302 = v7300 < v15;
-    const bool v7303 = v7301 && v7302;
-    if (v7303) {
-      const float v7304 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7305 = v68 + v7300;
-      const iron_bf16 v7306 = bias[v7305];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7307 = iron_to_f32(v7306);
-      const float v7308 = v7304 + v7307;
-      const iron_bf16 v7309 = iron_f32_to_bf16(v7308);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7310 = v7298 * v4;
-      const unsigned int v7311 = v7310 + v68;
-      const unsigned int v7312 = v7311 + v7300;
-      out[v7312] = v7309;
-    }
-    const unsigned int v7313 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7314 = v1126 + v7313;
-    const unsigned int v7315 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7316 = v1125 + v7315;
-    const bool v7317 = v7314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7318 = v7316 < v15;
-    const bool v7319 = v7317 && v7318;
-    if (v7319) {
-      const float v7320 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7321 = v68 + v7316;
-      const iron_bf16 v7322 = bias[v7321];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7323 = iron_to_f32(v7322);
-      const float v7324 = v7320 + v7323;
-      const iron_bf16 v7325 = iron_f32_to_bf16(v7324);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7326 = v7314 * v4;
-      const unsigned int v7327 = v7326 + v68;
-      const unsigned int v7328 = v7327 + v7316;
-      out[v7328] = v7325;
-    }
-    const unsigned int v7329 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7330 = v1126 + v7329;
-    const unsigned int v7331 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7332 = v1125 + v7331;
-    const bool v7333 = v7330 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7334 = v7332 < v15;
-    const bool v7335 = v7333 && v7334;
-    if (v7335) {
-      const float v7336 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7337 = v68 + v7332;
-      const iron_bf16 v7338 = bias[v7337];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7339 = iron_to_f32(v7338);
-      const float v7340 = v7336 + v7339;
-      const iron_bf16 v7341 = iron_f32_to_bf16(v7340);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7342 = v7330 * v4;
-      const unsigned int v7343 = v7342 + v68;
-      const unsigned int v7344 = v7343 + v7332;
-      out[v7344] = v7341;
-    }
-    const unsigned int v7345 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7346 = v1126 + v7345;
-    const unsigned int v7347 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7348 = v1125 + v7347;
-    const bool v7349 = v7346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7350 = v7348 < v15;
-    const bool v7351 = v7349 && v7350;
-    if (v7351) {
-      const float v7352 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7353 = v68 + v7348;
-      const iron_bf16 v7354 = bias[v7353];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7355 = iron_to_f32(v7354);
-      const float v7356 = v7352 + v7355;
-      const iron_bf16 v7357 = iron_f32_to_bf16(v7356);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7358 = v7346 * v4;
-      const unsigned int v7359 = v7358 + v68;
-      const unsigned int v7360 = v7359 + v7348;
-      out[v7360] = v7357;
-    }
-    const unsigned int v7361 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7362 = v1126 + v7361;
-    const unsigned int v7363 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7364 = v1125 + v7363;
-    const bool v7365 = v7362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7366 = v7364 < v15;
-    const bool v7367 = v7365 && v7366;
-    if (v7367) {
-      const float v7368 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7369 = v68 + v7364;
-      const iron_bf16 v7370 = bias[v7369];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7371 = iron_to_f32(v7370);
-      const float v7372 = v7368 + v7371;
-      const iron_bf16 v7373 = iron_f32_to_bf16(v7372);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7374 = v7362 * v4;
-      const unsigned int v7375 = v7374 + v68;
-      const unsigned int v7376 = v7375 + v7364;
-      out[v7376] = v7373;
-    }
-    const unsigned int v7377 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7378 = v1126 + v7377;
-    const unsigned int v7379 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7380 = v1125 + v7379;
-    const bool v7381 = v7378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7382 = v7380 < v15;
-    const bool v7383 = v7381 && v7382;
-    if (v7383) {
-      const float v7384 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7385 = v68 + v7380;
-      const iron_bf16 v7386 = bias[v7385];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7387 = iron_to_f32(v7386);
-      const float v7388 = v7384 + v7387;
-      const iron_bf16 v7389 = iron_f32_to_bf16(v7388);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7390 = v7378 * v4;
-      const unsigned int v7391 = v7390 + v68;
-      const unsigned int v7392 = v7391 + v7380;
-      out[v7392] = v7389;
-    }
-    const unsigned int v7393 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7394 = v1126 + v7393;
-    const unsigned int v7395 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7396 = v1125 + v7395;
-    const bool v7397 = v7394 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7398 = v7396 < v15;
-    const bool v7399 = v7397 && v7398;
-    if (v7399) {
-      const float v7400 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7401 = v68 + v7396;
-      const iron_bf16 v7402 = bias[v7401];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7403 = iron_to_f32(v7402);
-      const float v7404 = v7400 + v7403;
-      const iron_bf16 v7405 = iron_f32_to_bf16(v7404);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7406 = v7394 * v4;
-      const unsigned int v7407 = v7406 + v68;
-      const unsigned int v7408 = v7407 + v7396;
-      out[v7408] = v7405;
-    }
-    const unsigned int v7409 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7410 = v1126 + v7409;
-    const unsigned int v7411 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7412 = v1125 + v7411;
-    const bool v7413 = v7410 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7414 = v7412 < v15;
-    const bool v7415 = v7413 && v7414;
-    if (v7415) {
-      const float v7416 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7417 = v68 + v7412;
-      const iron_bf16 v7418 = bias[v7417];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7419 = iron_to_f32(v7418);
-      const float v7420 = v7416 + v7419;
-      const iron_bf16 v7421 = iron_f32_to_bf16(v7420);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7422 = v7410 * v4;
-      const unsigned int v7423 = v7422 + v68;
-      const unsigned int v7424 = v7423 + v7412;
-      out[v7424] = v7421;
-    }
-    const unsigned int v7425 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7426 = v1126 + v7425;
-    const unsigned int v7427 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7428 = v1125 + v7427;
-    const bool v7429 = v7426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7430 = v7428 < v15;
-    const bool v7431 = v7429 && v7430;
-    if (v7431) {
-      const float v7432 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7433 = v68 + v7428;
-      const iron_bf16 v7434 = bias[v7433];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7435 = iron_to_f32(v7434);
-      const float v7436 = v7432 + v7435;
-      const iron_bf16 v7437 = iron_f32_to_bf16(v7436);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7438 = v7426 * v4;
-      const unsigned int v7439 = v7438 + v68;
-      const unsigned int v7440 = v7439 + v7428;
-      out[v7440] = v7437;
-    }
-    const unsigned int v7441 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7442 = v1126 + v7441;
-    const unsigned int v7443 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7444 = v1125 + v7443;
-    const bool v7445 = v7442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7446 = v7444 < v15;
-    const bool v7447 = v7445 && v7446;
-    if (v7447) {
-      const float v7448 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7449 = v68 + v7444;
-      const iron_bf16 v7450 = bias[v7449];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7451 = iron_to_f32(v7450);
-      const float v7452 = v7448 + v7451;
-      const iron_bf16 v7453 = iron_f32_to_bf16(v7452);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7454 = v7442 * v4;
-      const unsigned int v7455 = v7454 + v68;
-      const unsigned int v7456 = v7455 + v7444;
-      out[v7456] = v7453;
-    }
-    const unsigned int v7457 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7458 = v1126 + v7457;
-    const unsigned int v7459 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7460 = v1125 + v7459;
-    const bool v7461 = v7458 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7462 = v7460 < v15;
-    const bool v7463 = v7461 && v7462;
-    if (v7463) {
-      const float v7464 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7465 = v68 + v7460;
-      const iron_bf16 v7466 = bias[v7465];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7467 = iron_to_f32(v7466);
-      const float v7468 = v7464 + v7467;
-      const iron_bf16 v7469 = iron_f32_to_bf16(v7468);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7470 = v7458 * v4;
-      const unsigned int v7471 = v7470 + v68;
-      const unsigned int v7472 = v7471 + v7460;
-      out[v7472] = v7469;
-    }
-    const unsigned int v7473 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7474 = v1126 + v7473;
-    const unsigned int v7475 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7476 = v1125 + v7475;
-    const bool v7477 = v7474 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7478 = v7476 < v15;
-    const bool v7479 = v7477 && v7478;
-    if (v7479) {
-      const float v7480 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7481 = v68 + v7476;
-      const iron_bf16 v7482 = bias[v7481];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7483 = iron_to_f32(v7482);
-      const float v7484 = v7480 + v7483;
-      const iron_bf16 v7485 = iron_f32_to_bf16(v7484);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7486 = v7474 * v4;
-      const unsigned int v7487 = v7486 + v68;
-      const unsigned int v7488 = v7487 + v7476;
-      out[v7488] = v7485;
-    }
-    const unsigned int v7489 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7490 = v1126 + v7489;
-    const unsigned int v7491 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7492 = v1125 + v7491;
-    const bool v7493 = v7490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7494 = v7492 < v15;
-    const bool v7495 = v7493 && v7494;
-    if (v7495) {
-      const float v7496 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7497 = v68 + v7492;
-      const iron_bf16 v7498 = bias[v7497];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7499 = iron_to_f32(v7498);
-      const float v7500 = v7496 + v7499;
-      const iron_bf16 v7501 = iron_f32_to_bf16(v7500);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7502 = v7490 * v4;
-      const unsigned int v7503 = v7502 + v68;
-      const unsigned int v7504 = v7503 + v7492;
-      out[v7504] = v7501;
-    }
-    const unsigned int v7505 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7506 = v1126 + v7505;
-    const unsigned int v7507 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7508 = v1125 + v7507;
-    const bool v7509 = v7506 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7510 = v7508 < v15;
-    const bool v7511 = v7509 && v7510;
-    if (v7511) {
-      const float v7512 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7513 = v68 + v7508;
-      const iron_bf16 v7514 = bias[v7513];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7515 = iron_to_f32(v7514);
-      const float v7516 = v7512 + v7515;
-      const iron_bf16 v7517 = iron_f32_to_bf16(v7516);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7518 = v7506 * v4;
-      const unsigned int v7519 = v7518 + v68;
-      const unsigned int v7520 = v7519 + v7508;
-      out[v7520] = v7517;
-    }
-    const unsigned int v7521 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7522 = v1126 + v7521;
-    const unsigned int v7523 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7524 = v1125 + v7523;
-    const bool v7525 = v7522 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7526 = v7524 < v15;
-    const bool v7527 = v7525 && v7526;
-    if (v7527) {
-      const float v7528 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7529 = v68 + v7524;
-      const iron_bf16 v7530 = bias[v7529];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7531 = iron_to_f32(v7530);
-      const float v7532 = v7528 + v7531;
-      const iron_bf16 v7533 = iron_f32_to_bf16(v7532);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7534 = v7522 * v4;
-      const unsigned int v7535 = v7534 + v68;
-      const unsigned int v7536 = v7535 + v7524;
-      out[v7536] = v7533;
+    const unsigned int v5490 = static_cast<unsigned int>(v274.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5491 = v1127 + v5490;
+    const unsigned int v5492 = static_cast<unsigned int>(v274.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5493 = v1126 + v5492;
+    const bool v5494 = v5491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5495 = v5493 < v15;
+    const bool v5496 = v5494 && v5495;
+    if (v5496) {
+      const float v5497 = v274.x[0];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5498 = v68 + v5493;
+      const iron_bf16 v5499 = bias[v5498];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5500 = iron_to_f32(v5499);
+      const float v5501 = v5497 + v5500;
+      const iron_bf16 v5502 = iron_f32_to_bf16(v5501);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5503 = v5491 * v4;
+      const unsigned int v5504 = v5503 + v68;
+      const unsigned int v5505 = v5504 + v5493;
+      out[v5505] = v5502;
+    }
+    const unsigned int v5506 = static_cast<unsigned int>(v274.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5507 = v1127 + v5506;
+    const unsigned int v5508 = static_cast<unsigned int>(v274.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5509 = v1126 + v5508;
+    const bool v5510 = v5507 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5511 = v5509 < v15;
+    const bool v5512 = v5510 && v5511;
+    if (v5512) {
+      const float v5513 = v274.x[1];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5514 = v68 + v5509;
+      const iron_bf16 v5515 = bias[v5514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5516 = iron_to_f32(v5515);
+      const float v5517 = v5513 + v5516;
+      const iron_bf16 v5518 = iron_f32_to_bf16(v5517);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5519 = v5507 * v4;
+      const unsigned int v5520 = v5519 + v68;
+      const unsigned int v5521 = v5520 + v5509;
+      out[v5521] = v5518;
+    }
+    const unsigned int v5522 = static_cast<unsigned int>(v274.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5523 = v1127 + v5522;
+    const unsigned int v5524 = static_cast<unsigned int>(v274.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5525 = v1126 + v5524;
+    const bool v5526 = v5523 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5527 = v5525 < v15;
+    const bool v5528 = v5526 && v5527;
+    if (v5528) {
+      const float v5529 = v274.x[2];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5530 = v68 + v5525;
+      const iron_bf16 v5531 = bias[v5530];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5532 = iron_to_f32(v5531);
+      const float v5533 = v5529 + v5532;
+      const iron_bf16 v5534 = iron_f32_to_bf16(v5533);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5535 = v5523 * v4;
+      const unsigned int v5536 = v5535 + v68;
+      const unsigned int v5537 = v5536 + v5525;
+      out[v5537] = v5534;
+    }
+    const unsigned int v5538 = static_cast<unsigned int>(v274.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5539 = v1127 + v5538;
+    const unsigned int v5540 = static_cast<unsigned int>(v274.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5541 = v1126 + v5540;
+    const bool v5542 = v5539 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5543 = v5541 < v15;
+    const bool v5544 = v5542 && v5543;
+    if (v5544) {
+      const float v5545 = v274.x[3];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5546 = v68 + v5541;
+      const iron_bf16 v5547 = bias[v5546];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5548 = iron_to_f32(v5547);
+      const float v5549 = v5545 + v5548;
+      const iron_bf16 v5550 = iron_f32_to_bf16(v5549);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5551 = v5539 * v4;
+      const unsigned int v5552 = v5551 + v68;
+      const unsigned int v5553 = v5552 + v5541;
+      out[v5553] = v5550;
+    }
+    const unsigned int v5554 = static_cast<unsigned int>(v274.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5555 = v1127 + v5554;
+    const unsigned int v5556 = static_cast<unsigned int>(v274.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5557 = v1126 + v5556;
+    const bool v5558 = v5555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5559 = v5557 < v15;
+    const bool v5560 = v5558 && v5559;
+    if (v5560) {
+      const float v5561 = v274.x[4];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5562 = v68 + v5557;
+      const iron_bf16 v5563 = bias[v5562];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5564 = iron_to_f32(v5563);
+      const float v5565 = v5561 + v5564;
+      const iron_bf16 v5566 = iron_f32_to_bf16(v5565);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5567 = v5555 * v4;
+      const unsigned int v5568 = v5567 + v68;
+      const unsigned int v5569 = v5568 + v5557;
+      out[v5569] = v5566;
+    }
+    const unsigned int v5570 = static_cast<unsigned int>(v274.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5571 = v1127 + v5570;
+    const unsigned int v5572 = static_cast<unsigned int>(v274.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5573 = v1126 + v5572;
+    const bool v5574 = v5571 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5575 = v5573 < v15;
+    const bool v5576 = v5574 && v5575;
+    if (v5576) {
+      const float v5577 = v274.x[5];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5578 = v68 + v5573;
+      const iron_bf16 v5579 = bias[v5578];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5580 = iron_to_f32(v5579);
+      const float v5581 = v5577 + v5580;
+      const iron_bf16 v5582 = iron_f32_to_bf16(v5581);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5583 = v5571 * v4;
+      const unsigned int v5584 = v5583 + v68;
+      const unsigned int v5585 = v5584 + v5573;
+      out[v5585] = v5582;
+    }
+    const unsigned int v5586 = static_cast<unsigned int>(v274.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5587 = v1127 + v5586;
+    const unsigned int v5588 = static_cast<unsigned int>(v274.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5589 = v1126 + v5588;
+    const bool v5590 = v5587 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5591 = v5589 < v15;
+    const bool v5592 = v5590 && v5591;
+    if (v5592) {
+      const float v5593 = v274.x[6];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5594 = v68 + v5589;
+      const iron_bf16 v5595 = bias[v5594];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5596 = iron_to_f32(v5595);
+      const float v5597 = v5593 + v5596;
+      const iron_bf16 v5598 = iron_f32_to_bf16(v5597);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5599 = v5587 * v4;
+      const unsigned int v5600 = v5599 + v68;
+      const unsigned int v5601 = v5600 + v5589;
+      out[v5601] = v5598;
+    }
+    const unsigned int v5602 = static_cast<unsigned int>(v274.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5603 = v1127 + v5602;
+    const unsigned int v5604 = static_cast<unsigned int>(v274.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5605 = v1126 + v5604;
+    const bool v5606 = v5603 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5607 = v5605 < v15;
+    const bool v5608 = v5606 && v5607;
+    if (v5608) {
+      const float v5609 = v274.x[7];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5610 = v68 + v5605;
+      const iron_bf16 v5611 = bias[v5610];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5612 = iron_to_f32(v5611);
+      const float v5613 = v5609 + v5612;
+      const iron_bf16 v5614 = iron_f32_to_bf16(v5613);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5615 = v5603 * v4;
+      const unsigned int v5616 = v5615 + v68;
+      const unsigned int v5617 = v5616 + v5605;
+      out[v5617] = v5614;
+    }
+    const unsigned int v5618 = static_cast<unsigned int>(v274.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5619 = v1127 + v5618;
+    const unsigned int v5620 = static_cast<unsigned int>(v274.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5621 = v1126 + v5620;
+    const bool v5622 = v5619 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5623 = v5621 < v15;
+    const bool v5624 = v5622 && v5623;
+    if (v5624) {
+      const float v5625 = v274.x[8];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5626 = v68 + v5621;
+      const iron_bf16 v5627 = bias[v5626];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5628 = iron_to_f32(v5627);
+      const float v5629 = v5625 + v5628;
+      const iron_bf16 v5630 = iron_f32_to_bf16(v5629);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5631 = v5619 * v4;
+      const unsigned int v5632 = v5631 + v68;
+      const unsigned int v5633 = v5632 + v5621;
+      out[v5633] = v5630;
+    }
+    const unsigned int v5634 = static_cast<unsigned int>(v274.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5635 = v1127 + v5634;
+    const unsigned int v5636 = static_cast<unsigned int>(v274.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5637 = v1126 + v5636;
+    const bool v5638 = v5635 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5639 = v5637 < v15;
+    const bool v5640 = v5638 && v5639;
+    if (v5640) {
+      const float v5641 = v274.x[9];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5642 = v68 + v5637;
+      const iron_bf16 v5643 = bias[v5642];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5644 = iron_to_f32(v5643);
+      const float v5645 = v5641 + v5644;
+      const iron_bf16 v5646 = iron_f32_to_bf16(v5645);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5647 = v5635 * v4;
+      const unsigned int v5648 = v5647 + v68;
+      const unsigned int v5649 = v5648 + v5637;
+      out[v5649] = v5646;
+    }
+    const unsigned int v5650 = static_cast<unsigned int>(v274.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5651 = v1127 + v5650;
+    const unsigned int v5652 = static_cast<unsigned int>(v274.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5653 = v1126 + v5652;
+    const bool v5654 = v5651 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5655 = v5653 < v15;
+    const bool v5656 = v5654 && v5655;
+    if (v5656) {
+      const float v5657 = v274.x[10];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5658 = v68 + v5653;
+      const iron_bf16 v5659 = bias[v5658];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5660 = iron_to_f32(v5659);
+      const float v5661 = v5657 + v5660;
+      const iron_bf16 v5662 = iron_f32_to_bf16(v5661);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5663 = v5651 * v4;
+      const unsigned int v5664 = v5663 + v68;
+      const unsigned int v5665 = v5664 + v5653;
+      out[v5665] = v5662;
+    }
+    const unsigned int v5666 = static_cast<unsigned int>(v274.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5667 = v1127 + v5666;
+    const unsigned int v5668 = static_cast<unsigned int>(v274.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5669 = v1126 + v5668;
+    const bool v5670 = v5667 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5671 = v5669 < v15;
+    const bool v5672 = v5670 && v5671;
+    if (v5672) {
+      const float v5673 = v274.x[11];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5674 = v68 + v5669;
+      const iron_bf16 v5675 = bias[v5674];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5676 = iron_to_f32(v5675);
+      const float v5677 = v5673 + v5676;
+      const iron_bf16 v5678 = iron_f32_to_bf16(v5677);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5679 = v5667 * v4;
+      const unsigned int v5680 = v5679 + v68;
+      const unsigned int v5681 = v5680 + v5669;
+      out[v5681] = v5678;
+    }
+    const unsigned int v5682 = static_cast<unsigned int>(v274.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5683 = v1127 + v5682;
+    const unsigned int v5684 = static_cast<unsigned int>(v274.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5685 = v1126 + v5684;
+    const bool v5686 = v5683 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5687 = v5685 < v15;
+    const bool v5688 = v5686 && v5687;
+    if (v5688) {
+      const float v5689 = v274.x[12];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5690 = v68 + v5685;
+      const iron_bf16 v5691 = bias[v5690];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5692 = iron_to_f32(v5691);
+      const float v5693 = v5689 + v5692;
+      const iron_bf16 v5694 = iron_f32_to_bf16(v5693);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5695 = v5683 * v4;
+      const unsigned int v5696 = v5695 + v68;
+      const unsigned int v5697 = v5696 + v5685;
+      out[v5697] = v5694;
+    }
+    const unsigned int v5698 = static_cast<unsigned int>(v274.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5699 = v1127 + v5698;
+    const unsigned int v5700 = static_cast<unsigned int>(v274.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5701 = v1126 + v5700;
+    const bool v5702 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5703 = v5701 < v15;
+    const bool v5704 = v5702 && v5703;
+    if (v5704) {
+      const float v5705 = v274.x[13];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5706 = v68 + v5701;
+      const iron_bf16 v5707 = bias[v5706];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5708 = iron_to_f32(v5707);
+      const float v5709 = v5705 + v5708;
+      const iron_bf16 v5710 = iron_f32_to_bf16(v5709);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5711 = v5699 * v4;
+      const unsigned int v5712 = v5711 + v68;
+      const unsigned int v5713 = v5712 + v5701;
+      out[v5713] = v5710;
+    }
+    const unsigned int v5714 = static_cast<unsigned int>(v274.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5715 = v1127 + v5714;
+    const unsigned int v5716 = static_cast<unsigned int>(v274.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5717 = v1126 + v5716;
+    const bool v5718 = v5715 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5719 = v5717 < v15;
+    const bool v5720 = v5718 && v5719;
+    if (v5720) {
+      const float v5721 = v274.x[14];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5722 = v68 + v5717;
+      const iron_bf16 v5723 = bias[v5722];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5724 = iron_to_f32(v5723);
+      const float v5725 = v5721 + v5724;
+      const iron_bf16 v5726 = iron_f32_to_bf16(v5725);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5727 = v5715 * v4;
+      const unsigned int v5728 = v5727 + v68;
+      const unsigned int v5729 = v5728 + v5717;
+      out[v5729] = v5726;
+    }
+    const unsigned int v5730 = static_cast<unsigned int>(v274.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5731 = v1127 + v5730;
+    const unsigned int v5732 = static_cast<unsigned int>(v274.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5733 = v1126 + v5732;
+    const bool v5734 = v5731 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5735 = v5733 < v15;
+    const bool v5736 = v5734 && v5735;
+    if (v5736) {
+      const float v5737 = v274.x[15];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5738 = v68 + v5733;
+      const iron_bf16 v5739 = bias[v5738];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5740 = iron_to_f32(v5739);
+      const float v5741 = v5737 + v5740;
+      const iron_bf16 v5742 = iron_f32_to_bf16(v5741);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5743 = v5731 * v4;
+      const unsigned int v5744 = v5743 + v68;
+      const unsigned int v5745 = v5744 + v5733;
+      out[v5745] = v5742;
+    }
+    const unsigned int v5746 = static_cast<unsigned int>(v274.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5747 = v1127 + v5746;
+    const unsigned int v5748 = static_cast<unsigned int>(v274.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5749 = v1126 + v5748;
+    const bool v5750 = v5747 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5751 = v5749 < v15;
+    const bool v5752 = v5750 && v5751;
+    if (v5752) {
+      const float v5753 = v274.x[16];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5754 = v68 + v5749;
+      const iron_bf16 v5755 = bias[v5754];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5756 = iron_to_f32(v5755);
+      const float v5757 = v5753 + v5756;
+      const iron_bf16 v5758 = iron_f32_to_bf16(v5757);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5759 = v5747 * v4;
+      const unsigned int v5760 = v5759 + v68;
+      const unsigned int v5761 = v5760 + v5749;
+      out[v5761] = v5758;
+    }
+    const unsigned int v5762 = static_cast<unsigned int>(v274.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5763 = v1127 + v5762;
+    const unsigned int v5764 = static_cast<unsigned int>(v274.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5765 = v1126 + v5764;
+    const bool v5766 = v5763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5767 = v5765 < v15;
+    const bool v5768 = v5766 && v5767;
+    if (v5768) {
+      const float v5769 = v274.x[17];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5770 = v68 + v5765;
+      const iron_bf16 v5771 = bias[v5770];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5772 = iron_to_f32(v5771);
+      const float v5773 = v5769 + v5772;
+      const iron_bf16 v5774 = iron_f32_to_bf16(v5773);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5775 = v5763 * v4;
+      const unsigned int v5776 = v5775 + v68;
+      const unsigned int v5777 = v5776 + v5765;
+      out[v5777] = v5774;
+    }
+    const unsigned int v5778 = static_cast<unsigned int>(v274.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5779 = v1127 + v5778;
+    const unsigned int v5780 = static_cast<unsigned int>(v274.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5781 = v1126 + v5780;
+    const bool v5782 = v5779 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5783 = v5781 < v15;
+    const bool v5784 = v5782 && v5783;
+    if (v5784) {
+      const float v5785 = v274.x[18];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5786 = v68 + v5781;
+      const iron_bf16 v5787 = bias[v5786];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5788 = iron_to_f32(v5787);
+      const float v5789 = v5785 + v5788;
+      const iron_bf16 v5790 = iron_f32_to_bf16(v5789);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5791 = v5779 * v4;
+      const unsigned int v5792 = v5791 + v68;
+      const unsigned int v5793 = v5792 + v5781;
+      out[v5793] = v5790;
+    }
+    const unsigned int v5794 = static_cast<unsigned int>(v274.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5795 = v1127 + v5794;
+    const unsigned int v5796 = static_cast<unsigned int>(v274.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5797 = v1126 + v5796;
+    const bool v5798 = v5795 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5799 = v5797 < v15;
+    const bool v5800 = v5798 && v5799;
+    if (v5800) {
+      const float v5801 = v274.x[19];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5802 = v68 + v5797;
+      const iron_bf16 v5803 = bias[v5802];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5804 = iron_to_f32(v5803);
+      const float v5805 = v5801 + v5804;
+      const iron_bf16 v5806 = iron_f32_to_bf16(v5805);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5807 = v5795 * v4;
+      const unsigned int v5808 = v5807 + v68;
+      const unsigned int v5809 = v5808 + v5797;
+      out[v5809] = v5806;
+    }
+    const unsigned int v5810 = static_cast<unsigned int>(v274.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5811 = v1127 + v5810;
+    const unsigned int v5812 = static_cast<unsigned int>(v274.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5813 = v1126 + v5812;
+    const bool v5814 = v5811 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5815 = v5813 < v15;
+    const bool v5816 = v5814 && v5815;
+    if (v5816) {
+      const float v5817 = v274.x[20];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5818 = v68 + v5813;
+      const iron_bf16 v5819 = bias[v5818];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5820 = iron_to_f32(v5819);
+      const float v5821 = v5817 + v5820;
+      const iron_bf16 v5822 = iron_f32_to_bf16(v5821);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5823 = v5811 * v4;
+      const unsigned int v5824 = v5823 + v68;
+      const unsigned int v5825 = v5824 + v5813;
+      out[v5825] = v5822;
+    }
+    const unsigned int v5826 = static_cast<unsigned int>(v274.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5827 = v1127 + v5826;
+    const unsigned int v5828 = static_cast<unsigned int>(v274.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5829 = v1126 + v5828;
+    const bool v5830 = v5827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5831 = v5829 < v15;
+    const bool v5832 = v5830 && v5831;
+    if (v5832) {
+      const float v5833 = v274.x[21];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5834 = v68 + v5829;
+      const iron_bf16 v5835 = bias[v5834];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5836 = iron_to_f32(v5835);
+      const float v5837 = v5833 + v5836;
+      const iron_bf16 v5838 = iron_f32_to_bf16(v5837);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5839 = v5827 * v4;
+      const unsigned int v5840 = v5839 + v68;
+      const unsigned int v5841 = v5840 + v5829;
+      out[v5841] = v5838;
+    }
+    const unsigned int v5842 = static_cast<unsigned int>(v274.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5843 = v1127 + v5842;
+    const unsigned int v5844 = static_cast<unsigned int>(v274.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5845 = v1126 + v5844;
+    const bool v5846 = v5843 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5847 = v5845 < v15;
+    const bool v5848 = v5846 && v5847;
+    if (v5848) {
+      const float v5849 = v274.x[22];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5850 = v68 + v5845;
+      const iron_bf16 v5851 = bias[v5850];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5852 = iron_to_f32(v5851);
+      const float v5853 = v5849 + v5852;
+      const iron_bf16 v5854 = iron_f32_to_bf16(v5853);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5855 = v5843 * v4;
+      const unsigned int v5856 = v5855 + v68;
+      const unsigned int v5857 = v5856 + v5845;
+      out[v5857] = v5854;
+    }
+    const unsigned int v5858 = static_cast<unsigned int>(v274.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5859 = v1127 + v5858;
+    const unsigned int v5860 = static_cast<unsigned int>(v274.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5861 = v1126 + v5860;
+    const bool v5862 = v5859 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5863 = v5861 < v15;
+    const bool v5864 = v5862 && v5863;
+    if (v5864) {
+      const float v5865 = v274.x[23];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5866 = v68 + v5861;
+      const iron_bf16 v5867 = bias[v5866];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5868 = iron_to_f32(v5867);
+      const float v5869 = v5865 + v5868;
+      const iron_bf16 v5870 = iron_f32_to_bf16(v5869);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5871 = v5859 * v4;
+      const unsigned int v5872 = v5871 + v68;
+      const unsigned int v5873 = v5872 + v5861;
+      out[v5873] = v5870;
+    }
+    const unsigned int v5874 = static_cast<unsigned int>(v274.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5875 = v1127 + v5874;
+    const unsigned int v5876 = static_cast<unsigned int>(v274.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5877 = v1126 + v5876;
+    const bool v5878 = v5875 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5879 = v5877 < v15;
+    const bool v5880 = v5878 && v5879;
+    if (v5880) {
+      const float v5881 = v274.x[24];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5882 = v68 + v5877;
+      const iron_bf16 v5883 = bias[v5882];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5884 = iron_to_f32(v5883);
+      const float v5885 = v5881 + v5884;
+      const iron_bf16 v5886 = iron_f32_to_bf16(v5885);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5887 = v5875 * v4;
+      const unsigned int v5888 = v5887 + v68;
+      const unsigned int v5889 = v5888 + v5877;
+      out[v5889] = v5886;
+    }
+    const unsigned int v5890 = static_cast<unsigned int>(v274.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5891 = v1127 + v5890;
+    const unsigned int v5892 = static_cast<unsigned int>(v274.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5893 = v1126 + v5892;
+    const bool v5894 = v5891 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5895 = v5893 < v15;
+    const bool v5896 = v5894 && v5895;
+    if (v5896) {
+      const float v5897 = v274.x[25];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5898 = v68 + v5893;
+      const iron_bf16 v5899 = bias[v5898];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5900 = iron_to_f32(v5899);
+      const float v5901 = v5897 + v5900;
+      const iron_bf16 v5902 = iron_f32_to_bf16(v5901);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5903 = v5891 * v4;
+      const unsigned int v5904 = v5903 + v68;
+      const unsigned int v5905 = v5904 + v5893;
+      out[v5905] = v5902;
+    }
+    const unsigned int v5906 = static_cast<unsigned int>(v274.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5907 = v1127 + v5906;
+    const unsigned int v5908 = static_cast<unsigned int>(v274.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5909 = v1126 + v5908;
+    const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5911 = v5909 < v15;
+    const bool v5912 = v5910 && v5911;
+    if (v5912) {
+      const float v5913 = v274.x[26];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5914 = v68 + v5909;
+      const iron_bf16 v5915 = bias[v5914];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5916 = iron_to_f32(v5915);
+      const float v5917 = v5913 + v5916;
+      const iron_bf16 v5918 = iron_f32_to_bf16(v5917);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5919 = v5907 * v4;
+      const unsigned int v5920 = v5919 + v68;
+      const unsigned int v5921 = v5920 + v5909;
+      out[v5921] = v5918;
+    }
+    const unsigned int v5922 = static_cast<unsigned int>(v274.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5923 = v1127 + v5922;
+    const unsigned int v5924 = static_cast<unsigned int>(v274.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5925 = v1126 + v5924;
+    const bool v5926 = v5923 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5927 = v5925 < v15;
+    const bool v5928 = v5926 && v5927;
+    if (v5928) {
+      const float v5929 = v274.x[27];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5930 = v68 + v5925;
+      const iron_bf16 v5931 = bias[v5930];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5932 = iron_to_f32(v5931);
+      const float v5933 = v5929 + v5932;
+      const iron_bf16 v5934 = iron_f32_to_bf16(v5933);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5935 = v5923 * v4;
+      const unsigned int v5936 = v5935 + v68;
+      const unsigned int v5937 = v5936 + v5925;
+      out[v5937] = v5934;
+    }
+    const unsigned int v5938 = static_cast<unsigned int>(v274.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5939 = v1127 + v5938;
+    const unsigned int v5940 = static_cast<unsigned int>(v274.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5941 = v1126 + v5940;
+    const bool v5942 = v5939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5943 = v5941 < v15;
+    const bool v5944 = v5942 && v5943;
+    if (v5944) {
+      const float v5945 = v274.x[28];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5946 = v68 + v5941;
+      const iron_bf16 v5947 = bias[v5946];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5948 = iron_to_f32(v5947);
+      const float v5949 = v5945 + v5948;
+      const iron_bf16 v5950 = iron_f32_to_bf16(v5949);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5951 = v5939 * v4;
+      const unsigned int v5952 = v5951 + v68;
+      const unsigned int v5953 = v5952 + v5941;
+      out[v5953] = v5950;
+    }
+    const unsigned int v5954 = static_cast<unsigned int>(v274.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5955 = v1127 + v5954;
+    const unsigned int v5956 = static_cast<unsigned int>(v274.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5957 = v1126 + v5956;
+    const bool v5958 = v5955 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5959 = v5957 < v15;
+    const bool v5960 = v5958 && v5959;
+    if (v5960) {
+      const float v5961 = v274.x[29];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5962 = v68 + v5957;
+      const iron_bf16 v5963 = bias[v5962];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5964 = iron_to_f32(v5963);
+      const float v5965 = v5961 + v5964;
+      const iron_bf16 v5966 = iron_f32_to_bf16(v5965);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5967 = v5955 * v4;
+      const unsigned int v5968 = v5967 + v68;
+      const unsigned int v5969 = v5968 + v5957;
+      out[v5969] = v5966;
+    }
+    const unsigned int v5970 = static_cast<unsigned int>(v274.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5971 = v1127 + v5970;
+    const unsigned int v5972 = static_cast<unsigned int>(v274.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5973 = v1126 + v5972;
+    const bool v5974 = v5971 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5975 = v5973 < v15;
+    const bool v5976 = v5974 && v5975;
+    if (v5976) {
+      const float v5977 = v274.x[30];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5978 = v68 + v5973;
+      const iron_bf16 v5979 = bias[v5978];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5980 = iron_to_f32(v5979);
+      const float v5981 = v5977 + v5980;
+      const iron_bf16 v5982 = iron_f32_to_bf16(v5981);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5983 = v5971 * v4;
+      const unsigned int v5984 = v5983 + v68;
+      const unsigned int v5985 = v5984 + v5973;
+      out[v5985] = v5982;
+    }
+    const unsigned int v5986 = static_cast<unsigned int>(v274.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5987 = v1127 + v5986;
+    const unsigned int v5988 = static_cast<unsigned int>(v274.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5989 = v1126 + v5988;
+    const bool v5990 = v5987 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5991 = v5989 < v15;
+    const bool v5992 = v5990 && v5991;
+    if (v5992) {
+      const float v5993 = v274.x[31];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5994 = v68 + v5989;
+      const iron_bf16 v5995 = bias[v5994];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5996 = iron_to_f32(v5995);
+      const float v5997 = v5993 + v5996;
+      const iron_bf16 v5998 = iron_f32_to_bf16(v5997);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v5999 = v5987 * v4;
+      const unsigned int v6000 = v5999 + v68;
+      const unsigned int v6001 = v6000 + v5989;
+      out[v6001] = v5998;
+    }
+    const unsigned int v6002 = static_cast<unsigned int>(v274.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6003 = v1127 + v6002;
+    const unsigned int v6004 = static_cast<unsigned int>(v274.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6005 = v1126 + v6004;
+    const bool v6006 = v6003 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6007 = v6005 < v15;
+    const bool v6008 = v6006 && v6007;
+    if (v6008) {
+      const float v6009 = v274.x[32];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6010 = v68 + v6005;
+      const iron_bf16 v6011 = bias[v6010];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6012 = iron_to_f32(v6011);
+      const float v6013 = v6009 + v6012;
+      const iron_bf16 v6014 = iron_f32_to_bf16(v6013);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6015 = v6003 * v4;
+      const unsigned int v6016 = v6015 + v68;
+      const unsigned int v6017 = v6016 + v6005;
+      out[v6017] = v6014;
+    }
+    const unsigned int v6018 = static_cast<unsigned int>(v274.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6019 = v1127 + v6018;
+    const unsigned int v6020 = static_cast<unsigned int>(v274.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6021 = v1126 + v6020;
+    const bool v6022 = v6019 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6023 = v6021 < v15;
+    const bool v6024 = v6022 && v6023;
+    if (v6024) {
+      const float v6025 = v274.x[33];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6026 = v68 + v6021;
+      const iron_bf16 v6027 = bias[v6026];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6028 = iron_to_f32(v6027);
+      const float v6029 = v6025 + v6028;
+      const iron_bf16 v6030 = iron_f32_to_bf16(v6029);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6031 = v6019 * v4;
+      const unsigned int v6032 = v6031 + v68;
+      const unsigned int v6033 = v6032 + v6021;
+      out[v6033] = v6030;
+    }
+    const unsigned int v6034 = static_cast<unsigned int>(v274.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6035 = v1127 + v6034;
+    const unsigned int v6036 = static_cast<unsigned int>(v274.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6037 = v1126 + v6036;
+    const bool v6038 = v6035 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6039 = v6037 < v15;
+    const bool v6040 = v6038 && v6039;
+    if (v6040) {
+      const float v6041 = v274.x[34];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6042 = v68 + v6037;
+      const iron_bf16 v6043 = bias[v6042];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6044 = iron_to_f32(v6043);
+      const float v6045 = v6041 + v6044;
+      const iron_bf16 v6046 = iron_f32_to_bf16(v6045);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6047 = v6035 * v4;
+      const unsigned int v6048 = v6047 + v68;
+      const unsigned int v6049 = v6048 + v6037;
+      out[v6049] = v6046;
+    }
+    const unsigned int v6050 = static_cast<unsigned int>(v274.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6051 = v1127 + v6050;
+    const unsigned int v6052 = static_cast<unsigned int>(v274.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6053 = v1126 + v6052;
+    const bool v6054 = v6051 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6055 = v6053 < v15;
+    const bool v6056 = v6054 && v6055;
+    if (v6056) {
+      const float v6057 = v274.x[35];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6058 = v68 + v6053;
+      const iron_bf16 v6059 = bias[v6058];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6060 = iron_to_f32(v6059);
+      const float v6061 = v6057 + v6060;
+      const iron_bf16 v6062 = iron_f32_to_bf16(v6061);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6063 = v6051 * v4;
+      const unsigned int v6064 = v6063 + v68;
+      const unsigned int v6065 = v6064 + v6053;
+      out[v6065] = v6062;
+    }
+    const unsigned int v6066 = static_cast<unsigned int>(v274.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6067 = v1127 + v6066;
+    const unsigned int v6068 = static_cast<unsigned int>(v274.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6069 = v1126 + v6068;
+    const bool v6070 = v6067 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6071 = v6069 < v15;
+    const bool v6072 = v6070 && v6071;
+    if (v6072) {
+      const float v6073 = v274.x[36];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6074 = v68 + v6069;
+      const iron_bf16 v6075 = bias[v6074];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6076 = iron_to_f32(v6075);
+      const float v6077 = v6073 + v6076;
+      const iron_bf16 v6078 = iron_f32_to_bf16(v6077);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6079 = v6067 * v4;
+      const unsigned int v6080 = v6079 + v68;
+      const unsigned int v6081 = v6080 + v6069;
+      out[v6081] = v6078;
+    }
+    const unsigned int v6082 = static_cast<unsigned int>(v274.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6083 = v1127 + v6082;
+    const unsigned int v6084 = static_cast<unsigned int>(v274.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6085 = v1126 + v6084;
+    const bool v6086 = v6083 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6087 = v6085 < v15;
+    const bool v6088 = v6086 && v6087;
+    if (v6088) {
+      const float v6089 = v274.x[37];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6090 = v68 + v6085;
+      const iron_bf16 v6091 = bias[v6090];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6092 = iron_to_f32(v6091);
+      const float v6093 = v6089 + v6092;
+      const iron_bf16 v6094 = iron_f32_to_bf16(v6093);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6095 = v6083 * v4;
+      const unsigned int v6096 = v6095 + v68;
+      const unsigned int v6097 = v6096 + v6085;
+      out[v6097] = v6094;
+    }
+    const unsigned int v6098 = static_cast<unsigned int>(v274.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6099 = v1127 + v6098;
+    const unsigned int v6100 = static_cast<unsigned int>(v274.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6101 = v1126 + v6100;
+    const bool v6102 = v6099 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6103 = v6101 < v15;
+    const bool v6104 = v6102 && v6103;
+    if (v6104) {
+      const float v6105 = v274.x[38];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6106 = v68 + v6101;
+      const iron_bf16 v6107 = bias[v6106];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6108 = iron_to_f32(v6107);
+      const float v6109 = v6105 + v6108;
+      const iron_bf16 v6110 = iron_f32_to_bf16(v6109);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6111 = v6099 * v4;
+      const unsigned int v6112 = v6111 + v68;
+      const unsigned int v6113 = v6112 + v6101;
+      out[v6113] = v6110;
+    }
+    const unsigned int v6114 = static_cast<unsigned int>(v274.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6115 = v1127 + v6114;
+    const unsigned int v6116 = static_cast<unsigned int>(v274.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6117 = v1126 + v6116;
+    const bool v6118 = v6115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6119 = v6117 < v15;
+    const bool v6120 = v6118 && v6119;
+    if (v6120) {
+      const float v6121 = v274.x[39];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6122 = v68 + v6117;
+      const iron_bf16 v6123 = bias[v6122];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6124 = iron_to_f32(v6123);
+      const float v6125 = v6121 + v6124;
+      const iron_bf16 v6126 = iron_f32_to_bf16(v6125);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6127 = v6115 * v4;
+      const unsigned int v6128 = v6127 + v68;
+      const unsigned int v6129 = v6128 + v6117;
+      out[v6129] = v6126;
+    }
+    const unsigned int v6130 = static_cast<unsigned int>(v274.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6131 = v1127 + v6130;
+    const unsigned int v6132 = static_cast<unsigned int>(v274.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6133 = v1126 + v6132;
+    const bool v6134 = v6131 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6135 = v6133 < v15;
+    const bool v6136 = v6134 && v6135;
+    if (v6136) {
+      const float v6137 = v274.x[40];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6138 = v68 + v6133;
+      const iron_bf16 v6139 = bias[v6138];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6140 = iron_to_f32(v6139);
+      const float v6141 = v6137 + v6140;
+      const iron_bf16 v6142 = iron_f32_to_bf16(v6141);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6143 = v6131 * v4;
+      const unsigned int v6144 = v6143 + v68;
+      const unsigned int v6145 = v6144 + v6133;
+      out[v6145] = v6142;
+    }
+    const unsigned int v6146 = static_cast<unsigned int>(v274.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6147 = v1127 + v6146;
+    const unsigned int v6148 = static_cast<unsigned int>(v274.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6149 = v1126 + v6148;
+    const bool v6150 = v6147 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6151 = v6149 < v15;
+    const bool v6152 = v6150 && v6151;
+    if (v6152) {
+      const float v6153 = v274.x[41];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6154 = v68 + v6149;
+      const iron_bf16 v6155 = bias[v6154];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6156 = iron_to_f32(v6155);
+      const float v6157 = v6153 + v6156;
+      const iron_bf16 v6158 = iron_f32_to_bf16(v6157);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6159 = v6147 * v4;
+      const unsigned int v6160 = v6159 + v68;
+      const unsigned int v6161 = v6160 + v6149;
+      out[v6161] = v6158;
+    }
+    const unsigned int v6162 = static_cast<unsigned int>(v274.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6163 = v1127 + v6162;
+    const unsigned int v6164 = static_cast<unsigned int>(v274.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6165 = v1126 + v6164;
+    const bool v6166 = v6163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6167 = v6165 < v15;
+    const bool v6168 = v6166 && v6167;
+    if (v6168) {
+      const float v6169 = v274.x[42];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6170 = v68 + v6165;
+      const iron_bf16 v6171 = bias[v6170];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6172 = iron_to_f32(v6171);
+      const float v6173 = v6169 + v6172;
+      const iron_bf16 v6174 = iron_f32_to_bf16(v6173);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6175 = v6163 * v4;
+      const unsigned int v6176 = v6175 + v68;
+      const unsigned int v6177 = v6176 + v6165;
+      out[v6177] = v6174;
+    }
+    const unsigned int v6178 = static_cast<unsigned int>(v274.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6179 = v1127 + v6178;
+    const unsigned int v6180 = static_cast<unsigned int>(v274.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6181 = v1126 + v6180;
+    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6183 = v6181 < v15;
+    const bool v6184 = v6182 && v6183;
+    if (v6184) {
+      const float v6185 = v274.x[43];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6186 = v68 + v6181;
+      const iron_bf16 v6187 = bias[v6186];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6188 = iron_to_f32(v6187);
+      const float v6189 = v6185 + v6188;
+      const iron_bf16 v6190 = iron_f32_to_bf16(v6189);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6191 = v6179 * v4;
+      const unsigned int v6192 = v6191 + v68;
+      const unsigned int v6193 = v6192 + v6181;
+      out[v6193] = v6190;
+    }
+    const unsigned int v6194 = static_cast<unsigned int>(v274.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6195 = v1127 + v6194;
+    const unsigned int v6196 = static_cast<unsigned int>(v274.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6197 = v1126 + v6196;
+    const bool v6198 = v6195 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6199 = v6197 < v15;
+    const bool v6200 = v6198 && v6199;
+    if (v6200) {
+      const float v6201 = v274.x[44];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6202 = v68 + v6197;
+      const iron_bf16 v6203 = bias[v6202];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6204 = iron_to_f32(v6203);
+      const float v6205 = v6201 + v6204;
+      const iron_bf16 v6206 = iron_f32_to_bf16(v6205);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6207 = v6195 * v4;
+      const unsigned int v6208 = v6207 + v68;
+      const unsigned int v6209 = v6208 + v6197;
+      out[v6209] = v6206;
+    }
+    const unsigned int v6210 = static_cast<unsigned int>(v274.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6211 = v1127 + v6210;
+    const unsigned int v6212 = static_cast<unsigned int>(v274.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6213 = v1126 + v6212;
+    const bool v6214 = v6211 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6215 = v6213 < v15;
+    const bool v6216 = v6214 && v6215;
+    if (v6216) {
+      const float v6217 = v274.x[45];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6218 = v68 + v6213;
+      const iron_bf16 v6219 = bias[v6218];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6220 = iron_to_f32(v6219);
+      const float v6221 = v6217 + v6220;
+      const iron_bf16 v6222 = iron_f32_to_bf16(v6221);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6223 = v6211 * v4;
+      const unsigned int v6224 = v6223 + v68;
+      const unsigned int v6225 = v6224 + v6213;
+      out[v6225] = v6222;
+    }
+    const unsigned int v6226 = static_cast<unsigned int>(v274.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6227 = v1127 + v6226;
+    const unsigned int v6228 = static_cast<unsigned int>(v274.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6229 = v1126 + v6228;
+    const bool v6230 = v6227 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6231 = v6229 < v15;
+    const bool v6232 = v6230 && v6231;
+    if (v6232) {
+      const float v6233 = v274.x[46];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6234 = v68 + v6229;
+      const iron_bf16 v6235 = bias[v6234];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6236 = iron_to_f32(v6235);
+      const float v6237 = v6233 + v6236;
+      const iron_bf16 v6238 = iron_f32_to_bf16(v6237);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6239 = v6227 * v4;
+      const unsigned int v6240 = v6239 + v68;
+      const unsigned int v6241 = v6240 + v6229;
+      out[v6241] = v6238;
+    }
+    const unsigned int v6242 = static_cast<unsigned int>(v274.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6243 = v1127 + v6242;
+    const unsigned int v6244 = static_cast<unsigned int>(v274.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6245 = v1126 + v6244;
+    const bool v6246 = v6243 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6247 = v6245 < v15;
+    const bool v6248 = v6246 && v6247;
+    if (v6248) {
+      const float v6249 = v274.x[47];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6250 = v68 + v6245;
+      const iron_bf16 v6251 = bias[v6250];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6252 = iron_to_f32(v6251);
+      const float v6253 = v6249 + v6252;
+      const iron_bf16 v6254 = iron_f32_to_bf16(v6253);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6255 = v6243 * v4;
+      const unsigned int v6256 = v6255 + v68;
+      const unsigned int v6257 = v6256 + v6245;
+      out[v6257] = v6254;
+    }
+    const unsigned int v6258 = static_cast<unsigned int>(v274.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6259 = v1127 + v6258;
+    const unsigned int v6260 = static_cast<unsigned int>(v274.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6261 = v1126 + v6260;
+    const bool v6262 = v6259 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6263 = v6261 < v15;
+    const bool v6264 = v6262 && v6263;
+    if (v6264) {
+      const float v6265 = v274.x[48];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6266 = v68 + v6261;
+      const iron_bf16 v6267 = bias[v6266];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6268 = iron_to_f32(v6267);
+      const float v6269 = v6265 + v6268;
+      const iron_bf16 v6270 = iron_f32_to_bf16(v6269);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6271 = v6259 * v4;
+      const unsigned int v6272 = v6271 + v68;
+      const unsigned int v6273 = v6272 + v6261;
+      out[v6273] = v6270;
+    }
+    const unsigned int v6274 = static_cast<unsigned int>(v274.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6275 = v1127 + v6274;
+    const unsigned int v6276 = static_cast<unsigned int>(v274.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6277 = v1126 + v6276;
+    const bool v6278 = v6275 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6279 = v6277 < v15;
+    const bool v6280 = v6278 && v6279;
+    if (v6280) {
+      const float v6281 = v274.x[49];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6282 = v68 + v6277;
+      const iron_bf16 v6283 = bias[v6282];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6284 = iron_to_f32(v6283);
+      const float v6285 = v6281 + v6284;
+      const iron_bf16 v6286 = iron_f32_to_bf16(v6285);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6287 = v6275 * v4;
+      const unsigned int v6288 = v6287 + v68;
+      const unsigned int v6289 = v6288 + v6277;
+      out[v6289] = v6286;
+    }
+    const unsigned int v6290 = static_cast<unsigned int>(v274.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6291 = v1127 + v6290;
+    const unsigned int v6292 = static_cast<unsigned int>(v274.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6293 = v1126 + v6292;
+    const bool v6294 = v6291 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6295 = v6293 < v15;
+    const bool v6296 = v6294 && v6295;
+    if (v6296) {
+      const float v6297 = v274.x[50];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6298 = v68 + v6293;
+      const iron_bf16 v6299 = bias[v6298];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6300 = iron_to_f32(v6299);
+      const float v6301 = v6297 + v6300;
+      const iron_bf16 v6302 = iron_f32_to_bf16(v6301);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6303 = v6291 * v4;
+      const unsigned int v6304 = v6303 + v68;
+      const unsigned int v6305 = v6304 + v6293;
+      out[v6305] = v6302;
+    }
+    const unsigned int v6306 = static_cast<unsigned int>(v274.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6307 = v1127 + v6306;
+    const unsigned int v6308 = static_cast<unsigned int>(v274.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6309 = v1126 + v6308;
+    const bool v6310 = v6307 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6311 = v6309 < v15;
+    const bool v6312 = v6310 && v6311;
+    if (v6312) {
+      const float v6313 = v274.x[51];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6314 = v68 + v6309;
+      const iron_bf16 v6315 = bias[v6314];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6316 = iron_to_f32(v6315);
+      const float v6317 = v6313 + v6316;
+      const iron_bf16 v6318 = iron_f32_to_bf16(v6317);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6319 = v6307 * v4;
+      const unsigned int v6320 = v6319 + v68;
+      const unsigned int v6321 = v6320 + v6309;
+      out[v6321] = v6318;
+    }
+    const unsigned int v6322 = static_cast<unsigned int>(v274.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6323 = v1127 + v6322;
+    const unsigned int v6324 = static_cast<unsigned int>(v274.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6325 = v1126 + v6324;
+    const bool v6326 = v6323 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6327 = v6325 < v15;
+    const bool v6328 = v6326 && v6327;
+    if (v6328) {
+      const float v6329 = v274.x[52];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6330 = v68 + v6325;
+      const iron_bf16 v6331 = bias[v6330];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6332 = iron_to_f32(v6331);
+      const float v6333 = v6329 + v6332;
+      const iron_bf16 v6334 = iron_f32_to_bf16(v6333);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6335 = v6323 * v4;
+      const unsigned int v6336 = v6335 + v68;
+      const unsigned int v6337 = v6336 + v6325;
+      out[v6337] = v6334;
+    }
+    const unsigned int v6338 = static_cast<unsigned int>(v274.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6339 = v1127 + v6338;
+    const unsigned int v6340 = static_cast<unsigned int>(v274.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6341 = v1126 + v6340;
+    const bool v6342 = v6339 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6343 = v6341 < v15;
+    const bool v6344 = v6342 && v6343;
+    if (v6344) {
+      const float v6345 = v274.x[53];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6346 = v68 + v6341;
+      const iron_bf16 v6347 = bias[v6346];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6348 = iron_to_f32(v6347);
+      const float v6349 = v6345 + v6348;
+      const iron_bf16 v6350 = iron_f32_to_bf16(v6349);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6351 = v6339 * v4;
+      const unsigned int v6352 = v6351 + v68;
+      const unsigned int v6353 = v6352 + v6341;
+      out[v6353] = v6350;
+    }
+    const unsigned int v6354 = static_cast<unsigned int>(v274.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6355 = v1127 + v6354;
+    const unsigned int v6356 = static_cast<unsigned int>(v274.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6357 = v1126 + v6356;
+    const bool v6358 = v6355 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6359 = v6357 < v15;
+    const bool v6360 = v6358 && v6359;
+    if (v6360) {
+      const float v6361 = v274.x[54];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6362 = v68 + v6357;
+      const iron_bf16 v6363 = bias[v6362];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6364 = iron_to_f32(v6363);
+      const float v6365 = v6361 + v6364;
+      const iron_bf16 v6366 = iron_f32_to_bf16(v6365);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6367 = v6355 * v4;
+      const unsigned int v6368 = v6367 + v68;
+      const unsigned int v6369 = v6368 + v6357;
+      out[v6369] = v6366;
+    }
+    const unsigned int v6370 = static_cast<unsigned int>(v274.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6371 = v1127 + v6370;
+    const unsigned int v6372 = static_cast<unsigned int>(v274.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6373 = v1126 + v6372;
+    const bool v6374 = v6371 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6375 = v6373 < v15;
+    const bool v6376 = v6374 && v6375;
+    if (v6376) {
+      const float v6377 = v274.x[55];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6378 = v68 + v6373;
+      const iron_bf16 v6379 = bias[v6378];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6380 = iron_to_f32(v6379);
+      const float v6381 = v6377 + v6380;
+      const iron_bf16 v6382 = iron_f32_to_bf16(v6381);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6383 = v6371 * v4;
+      const unsigned int v6384 = v6383 + v68;
+      const unsigned int v6385 = v6384 + v6373;
+      out[v6385] = v6382;
+    }
+    const unsigned int v6386 = static_cast<unsigned int>(v274.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6387 = v1127 + v6386;
+    const unsigned int v6388 = static_cast<unsigned int>(v274.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6389 = v1126 + v6388;
+    const bool v6390 = v6387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6391 = v6389 < v15;
+    const bool v6392 = v6390 && v6391;
+    if (v6392) {
+      const float v6393 = v274.x[56];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6394 = v68 + v6389;
+      const iron_bf16 v6395 = bias[v6394];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6396 = iron_to_f32(v6395);
+      const float v6397 = v6393 + v6396;
+      const iron_bf16 v6398 = iron_f32_to_bf16(v6397);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6399 = v6387 * v4;
+      const unsigned int v6400 = v6399 + v68;
+      const unsigned int v6401 = v6400 + v6389;
+      out[v6401] = v6398;
+    }
+    const unsigned int v6402 = static_cast<unsigned int>(v274.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6403 = v1127 + v6402;
+    const unsigned int v6404 = static_cast<unsigned int>(v274.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6405 = v1126 + v6404;
+    const bool v6406 = v6403 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6407 = v6405 < v15;
+    const bool v6408 = v6406 && v6407;
+    if (v6408) {
+      const float v6409 = v274.x[57];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6410 = v68 + v6405;
+      const iron_bf16 v6411 = bias[v6410];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6412 = iron_to_f32(v6411);
+      const float v6413 = v6409 + v6412;
+      const iron_bf16 v6414 = iron_f32_to_bf16(v6413);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6415 = v6403 * v4;
+      const unsigned int v6416 = v6415 + v68;
+      const unsigned int v6417 = v6416 + v6405;
+      out[v6417] = v6414;
+    }
+    const unsigned int v6418 = static_cast<unsigned int>(v274.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6419 = v1127 + v6418;
+    const unsigned int v6420 = static_cast<unsigned int>(v274.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6421 = v1126 + v6420;
+    const bool v6422 = v6419 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6423 = v6421 < v15;
+    const bool v6424 = v6422 && v6423;
+    if (v6424) {
+      const float v6425 = v274.x[58];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6426 = v68 + v6421;
+      const iron_bf16 v6427 = bias[v6426];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6428 = iron_to_f32(v6427);
+      const float v6429 = v6425 + v6428;
+      const iron_bf16 v6430 = iron_f32_to_bf16(v6429);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6431 = v6419 * v4;
+      const unsigned int v6432 = v6431 + v68;
+      const unsigned int v6433 = v6432 + v6421;
+      out[v6433] = v6430;
+    }
+    const unsigned int v6434 = static_cast<unsigned int>(v274.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6435 = v1127 + v6434;
+    const unsigned int v6436 = static_cast<unsigned int>(v274.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6437 = v1126 + v6436;
+    const bool v6438 = v6435 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6439 = v6437 < v15;
+    const bool v6440 = v6438 && v6439;
+    if (v6440) {
+      const float v6441 = v274.x[59];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6442 = v68 + v6437;
+      const iron_bf16 v6443 = bias[v6442];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6444 = iron_to_f32(v6443);
+      const float v6445 = v6441 + v6444;
+      const iron_bf16 v6446 = iron_f32_to_bf16(v6445);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6447 = v6435 * v4;
+      const unsigned int v6448 = v6447 + v68;
+      const unsigned int v6449 = v6448 + v6437;
+      out[v6449] = v6446;
+    }
+    const unsigned int v6450 = static_cast<unsigned int>(v274.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6451 = v1127 + v6450;
+    const unsigned int v6452 = static_cast<unsigned int>(v274.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6453 = v1126 + v6452;
+    const bool v6454 = v6451 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6455 = v6453 < v15;
+    const bool v6456 = v6454 && v6455;
+    if (v6456) {
+      const float v6457 = v274.x[60];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6458 = v68 + v6453;
+      const iron_bf16 v6459 = bias[v6458];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6460 = iron_to_f32(v6459);
+      const float v6461 = v6457 + v6460;
+      const iron_bf16 v6462 = iron_f32_to_bf16(v6461);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6463 = v6451 * v4;
+      const unsigned int v6464 = v6463 + v68;
+      const unsigned int v6465 = v6464 + v6453;
+      out[v6465] = v6462;
+    }
+    const unsigned int v6466 = static_cast<unsigned int>(v274.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6467 = v1127 + v6466;
+    const unsigned int v6468 = static_cast<unsigned int>(v274.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6469 = v1126 + v6468;
+    const bool v6470 = v6467 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6471 = v6469 < v15;
+    const bool v6472 = v6470 && v6471;
+    if (v6472) {
+      const float v6473 = v274.x[61];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6474 = v68 + v6469;
+      const iron_bf16 v6475 = bias[v6474];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6476 = iron_to_f32(v6475);
+      const float v6477 = v6473 + v6476;
+      const iron_bf16 v6478 = iron_f32_to_bf16(v6477);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6479 = v6467 * v4;
+      const unsigned int v6480 = v6479 + v68;
+      const unsigned int v6481 = v6480 + v6469;
+      out[v6481] = v6478;
+    }
+    const unsigned int v6482 = static_cast<unsigned int>(v274.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6483 = v1127 + v6482;
+    const unsigned int v6484 = static_cast<unsigned int>(v274.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6485 = v1126 + v6484;
+    const bool v6486 = v6483 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6487 = v6485 < v15;
+    const bool v6488 = v6486 && v6487;
+    if (v6488) {
+      const float v6489 = v274.x[62];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6490 = v68 + v6485;
+      const iron_bf16 v6491 = bias[v6490];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6492 = iron_to_f32(v6491);
+      const float v6493 = v6489 + v6492;
+      const iron_bf16 v6494 = iron_f32_to_bf16(v6493);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6495 = v6483 * v4;
+      const unsigned int v6496 = v6495 + v68;
+      const unsigned int v6497 = v6496 + v6485;
+      out[v6497] = v6494;
+    }
+    const unsigned int v6498 = static_cast<unsigned int>(v274.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6499 = v1127 + v6498;
+    const unsigned int v6500 = static_cast<unsigned int>(v274.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6501 = v1126 + v6500;
+    const bool v6502 = v6499 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6503 = v6501 < v15;
+    const bool v6504 = v6502 && v6503;
+    if (v6504) {
+      const float v6505 = v274.x[63];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6506 = v68 + v6501;
+      const iron_bf16 v6507 = bias[v6506];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6508 = iron_to_f32(v6507);
+      const float v6509 = v6505 + v6508;
+      const iron_bf16 v6510 = iron_f32_to_bf16(v6509);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6511 = v6499 * v4;
+      const unsigned int v6512 = v6511 + v68;
+      const unsigned int v6513 = v6512 + v6501;
+      out[v6513] = v6510;
+    }
+    const unsigned int v6514 = static_cast<unsigned int>(v274.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6515 = v1127 + v6514;
+    const unsigned int v6516 = static_cast<unsigned int>(v274.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6517 = v1126 + v6516;
+    const bool v6518 = v6515 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6519 = v6517 < v15;
+    const bool v6520 = v6518 && v6519;
+    if (v6520) {
+      const float v6521 = v274.x[64];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6522 = v68 + v6517;
+      const iron_bf16 v6523 = bias[v6522];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6524 = iron_to_f32(v6523);
+      const float v6525 = v6521 + v6524;
+      const iron_bf16 v6526 = iron_f32_to_bf16(v6525);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6527 = v6515 * v4;
+      const unsigned int v6528 = v6527 + v68;
+      const unsigned int v6529 = v6528 + v6517;
+      out[v6529] = v6526;
+    }
+    const unsigned int v6530 = static_cast<unsigned int>(v274.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6531 = v1127 + v6530;
+    const unsigned int v6532 = static_cast<unsigned int>(v274.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6533 = v1126 + v6532;
+    const bool v6534 = v6531 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6535 = v6533 < v15;
+    const bool v6536 = v6534 && v6535;
+    if (v6536) {
+      const float v6537 = v274.x[65];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6538 = v68 + v6533;
+      const iron_bf16 v6539 = bias[v6538];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6540 = iron_to_f32(v6539);
+      const float v6541 = v6537 + v6540;
+      const iron_bf16 v6542 = iron_f32_to_bf16(v6541);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6543 = v6531 * v4;
+      const unsigned int v6544 = v6543 + v68;
+      const unsigned int v6545 = v6544 + v6533;
+      out[v6545] = v6542;
+    }
+    const unsigned int v6546 = static_cast<unsigned int>(v274.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6547 = v1127 + v6546;
+    const unsigned int v6548 = static_cast<unsigned int>(v274.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6549 = v1126 + v6548;
+    const bool v6550 = v6547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6551 = v6549 < v15;
+    const bool v6552 = v6550 && v6551;
+    if (v6552) {
+      const float v6553 = v274.x[66];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6554 = v68 + v6549;
+      const iron_bf16 v6555 = bias[v6554];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6556 = iron_to_f32(v6555);
+      const float v6557 = v6553 + v6556;
+      const iron_bf16 v6558 = iron_f32_to_bf16(v6557);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6559 = v6547 * v4;
+      const unsigned int v6560 = v6559 + v68;
+      const unsigned int v6561 = v6560 + v6549;
+      out[v6561] = v6558;
+    }
+    const unsigned int v6562 = static_cast<unsigned int>(v274.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6563 = v1127 + v6562;
+    const unsigned int v6564 = static_cast<unsigned int>(v274.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6565 = v1126 + v6564;
+    const bool v6566 = v6563 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6567 = v6565 < v15;
+    const bool v6568 = v6566 && v6567;
+    if (v6568) {
+      const float v6569 = v274.x[67];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6570 = v68 + v6565;
+      const iron_bf16 v6571 = bias[v6570];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6572 = iron_to_f32(v6571);
+      const float v6573 = v6569 + v6572;
+      const iron_bf16 v6574 = iron_f32_to_bf16(v6573);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6575 = v6563 * v4;
+      const unsigned int v6576 = v6575 + v68;
+      const unsigned int v6577 = v6576 + v6565;
+      out[v6577] = v6574;
+    }
+    const unsigned int v6578 = static_cast<unsigned int>(v274.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6579 = v1127 + v6578;
+    const unsigned int v6580 = static_cast<unsigned int>(v274.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6581 = v1126 + v6580;
+    const bool v6582 = v6579 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6583 = v6581 < v15;
+    const bool v6584 = v6582 && v6583;
+    if (v6584) {
+      const float v6585 = v274.x[68];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6586 = v68 + v6581;
+      const iron_bf16 v6587 = bias[v6586];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6588 = iron_to_f32(v6587);
+      const float v6589 = v6585 + v6588;
+      const iron_bf16 v6590 = iron_f32_to_bf16(v6589);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6591 = v6579 * v4;
+      const unsigned int v6592 = v6591 + v68;
+      const unsigned int v6593 = v6592 + v6581;
+      out[v6593] = v6590;
+    }
+    const unsigned int v6594 = static_cast<unsigned int>(v274.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6595 = v1127 + v6594;
+    const unsigned int v6596 = static_cast<unsigned int>(v274.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6597 = v1126 + v6596;
+    const bool v6598 = v6595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6599 = v6597 < v15;
+    const bool v6600 = v6598 && v6599;
+    if (v6600) {
+      const float v6601 = v274.x[69];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6602 = v68 + v6597;
+      const iron_bf16 v6603 = bias[v6602];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6604 = iron_to_f32(v6603);
+      const float v6605 = v6601 + v6604;
+      const iron_bf16 v6606 = iron_f32_to_bf16(v6605);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6607 = v6595 * v4;
+      const unsigned int v6608 = v6607 + v68;
+      const unsigned int v6609 = v6608 + v6597;
+      out[v6609] = v6606;
+    }
+    const unsigned int v6610 = static_cast<unsigned int>(v274.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6611 = v1127 + v6610;
+    const unsigned int v6612 = static_cast<unsigned int>(v274.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6613 = v1126 + v6612;
+    const bool v6614 = v6611 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6615 = v6613 < v15;
+    const bool v6616 = v6614 && v6615;
+    if (v6616) {
+      const float v6617 = v274.x[70];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6618 = v68 + v6613;
+      const iron_bf16 v6619 = bias[v6618];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6620 = iron_to_f32(v6619);
+      const float v6621 = v6617 + v6620;
+      const iron_bf16 v6622 = iron_f32_to_bf16(v6621);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6623 = v6611 * v4;
+      const unsigned int v6624 = v6623 + v68;
+      const unsigned int v6625 = v6624 + v6613;
+      out[v6625] = v6622;
+    }
+    const unsigned int v6626 = static_cast<unsigned int>(v274.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6627 = v1127 + v6626;
+    const unsigned int v6628 = static_cast<unsigned int>(v274.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6629 = v1126 + v6628;
+    const bool v6630 = v6627 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6631 = v6629 < v15;
+    const bool v6632 = v6630 && v6631;
+    if (v6632) {
+      const float v6633 = v274.x[71];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6634 = v68 + v6629;
+      const iron_bf16 v6635 = bias[v6634];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6636 = iron_to_f32(v6635);
+      const float v6637 = v6633 + v6636;
+      const iron_bf16 v6638 = iron_f32_to_bf16(v6637);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6639 = v6627 * v4;
+      const unsigned int v6640 = v6639 + v68;
+      const unsigned int v6641 = v6640 + v6629;
+      out[v6641] = v6638;
+    }
+    const unsigned int v6642 = static_cast<unsigned int>(v274.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6643 = v1127 + v6642;
+    const unsigned int v6644 = static_cast<unsigned int>(v274.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6645 = v1126 + v6644;
+    const bool v6646 = v6643 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6647 = v6645 < v15;
+    const bool v6648 = v6646 && v6647;
+    if (v6648) {
+      const float v6649 = v274.x[72];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6650 = v68 + v6645;
+      const iron_bf16 v6651 = bias[v6650];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6652 = iron_to_f32(v6651);
+      const float v6653 = v6649 + v6652;
+      const iron_bf16 v6654 = iron_f32_to_bf16(v6653);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6655 = v6643 * v4;
+      const unsigned int v6656 = v6655 + v68;
+      const unsigned int v6657 = v6656 + v6645;
+      out[v6657] = v6654;
+    }
+    const unsigned int v6658 = static_cast<unsigned int>(v274.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6659 = v1127 + v6658;
+    const unsigned int v6660 = static_cast<unsigned int>(v274.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6661 = v1126 + v6660;
+    const bool v6662 = v6659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6663 = v6661 < v15;
+    const bool v6664 = v6662 && v6663;
+    if (v6664) {
+      const float v6665 = v274.x[73];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6666 = v68 + v6661;
+      const iron_bf16 v6667 = bias[v6666];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6668 = iron_to_f32(v6667);
+      const float v6669 = v6665 + v6668;
+      const iron_bf16 v6670 = iron_f32_to_bf16(v6669);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6671 = v6659 * v4;
+      const unsigned int v6672 = v6671 + v68;
+      const unsigned int v6673 = v6672 + v6661;
+      out[v6673] = v6670;
+    }
+    const unsigned int v6674 = static_cast<unsigned int>(v274.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6675 = v1127 + v6674;
+    const unsigned int v6676 = static_cast<unsigned int>(v274.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6677 = v1126 + v6676;
+    const bool v6678 = v6675 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6679 = v6677 < v15;
+    const bool v6680 = v6678 && v6679;
+    if (v6680) {
+      const float v6681 = v274.x[74];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6682 = v68 + v6677;
+      const iron_bf16 v6683 = bias[v6682];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6684 = iron_to_f32(v6683);
+      const float v6685 = v6681 + v6684;
+      const iron_bf16 v6686 = iron_f32_to_bf16(v6685);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6687 = v6675 * v4;
+      const unsigned int v6688 = v6687 + v68;
+      const unsigned int v6689 = v6688 + v6677;
+      out[v6689] = v6686;
+    }
+    const unsigned int v6690 = static_cast<unsigned int>(v274.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6691 = v1127 + v6690;
+    const unsigned int v6692 = static_cast<unsigned int>(v274.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6693 = v1126 + v6692;
+    const bool v6694 = v6691 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6695 = v6693 < v15;
+    const bool v6696 = v6694 && v6695;
+    if (v6696) {
+      const float v6697 = v274.x[75];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6698 = v68 + v6693;
+      const iron_bf16 v6699 = bias[v6698];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6700 = iron_to_f32(v6699);
+      const float v6701 = v6697 + v6700;
+      const iron_bf16 v6702 = iron_f32_to_bf16(v6701);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6703 = v6691 * v4;
+      const unsigned int v6704 = v6703 + v68;
+      const unsigned int v6705 = v6704 + v6693;
+      out[v6705] = v6702;
+    }
+    const unsigned int v6706 = static_cast<unsigned int>(v274.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6707 = v1127 + v6706;
+    const unsigned int v6708 = static_cast<unsigned int>(v274.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6709 = v1126 + v6708;
+    const bool v6710 = v6707 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6711 = v6709 < v15;
+    const bool v6712 = v6710 && v6711;
+    if (v6712) {
+      const float v6713 = v274.x[76];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6714 = v68 + v6709;
+      const iron_bf16 v6715 = bias[v6714];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6716 = iron_to_f32(v6715);
+      const float v6717 = v6713 + v6716;
+      const iron_bf16 v6718 = iron_f32_to_bf16(v6717);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6719 = v6707 * v4;
+      const unsigned int v6720 = v6719 + v68;
+      const unsigned int v6721 = v6720 + v6709;
+      out[v6721] = v6718;
+    }
+    const unsigned int v6722 = static_cast<unsigned int>(v274.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6723 = v1127 + v6722;
+    const unsigned int v6724 = static_cast<unsigned int>(v274.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6725 = v1126 + v6724;
+    const bool v6726 = v6723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6727 = v6725 < v15;
+    const bool v6728 = v6726 && v6727;
+    if (v6728) {
+      const float v6729 = v274.x[77];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6730 = v68 + v6725;
+      const iron_bf16 v6731 = bias[v6730];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6732 = iron_to_f32(v6731);
+      const float v6733 = v6729 + v6732;
+      const iron_bf16 v6734 = iron_f32_to_bf16(v6733);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6735 = v6723 * v4;
+      const unsigned int v6736 = v6735 + v68;
+      const unsigned int v6737 = v6736 + v6725;
+      out[v6737] = v6734;
+    }
+    const unsigned int v6738 = static_cast<unsigned int>(v274.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6739 = v1127 + v6738;
+    const unsigned int v6740 = static_cast<unsigned int>(v274.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6741 = v1126 + v6740;
+    const bool v6742 = v6739 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6743 = v6741 < v15;
+    const bool v6744 = v6742 && v6743;
+    if (v6744) {
+      const float v6745 = v274.x[78];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6746 = v68 + v6741;
+      const iron_bf16 v6747 = bias[v6746];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6748 = iron_to_f32(v6747);
+      const float v6749 = v6745 + v6748;
+      const iron_bf16 v6750 = iron_f32_to_bf16(v6749);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6751 = v6739 * v4;
+      const unsigned int v6752 = v6751 + v68;
+      const unsigned int v6753 = v6752 + v6741;
+      out[v6753] = v6750;
+    }
+    const unsigned int v6754 = static_cast<unsigned int>(v274.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6755 = v1127 + v6754;
+    const unsigned int v6756 = static_cast<unsigned int>(v274.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6757 = v1126 + v6756;
+    const bool v6758 = v6755 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6759 = v6757 < v15;
+    const bool v6760 = v6758 && v6759;
+    if (v6760) {
+      const float v6761 = v274.x[79];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6762 = v68 + v6757;
+      const iron_bf16 v6763 = bias[v6762];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6764 = iron_to_f32(v6763);
+      const float v6765 = v6761 + v6764;
+      const iron_bf16 v6766 = iron_f32_to_bf16(v6765);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6767 = v6755 * v4;
+      const unsigned int v6768 = v6767 + v68;
+      const unsigned int v6769 = v6768 + v6757;
+      out[v6769] = v6766;
+    }
+    const unsigned int v6770 = static_cast<unsigned int>(v274.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6771 = v1127 + v6770;
+    const unsigned int v6772 = static_cast<unsigned int>(v274.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6773 = v1126 + v6772;
+    const bool v6774 = v6771 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6775 = v6773 < v15;
+    const bool v6776 = v6774 && v6775;
+    if (v6776) {
+      const float v6777 = v274.x[80];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6778 = v68 + v6773;
+      const iron_bf16 v6779 = bias[v6778];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6780 = iron_to_f32(v6779);
+      const float v6781 = v6777 + v6780;
+      const iron_bf16 v6782 = iron_f32_to_bf16(v6781);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6783 = v6771 * v4;
+      const unsigned int v6784 = v6783 + v68;
+      const unsigned int v6785 = v6784 + v6773;
+      out[v6785] = v6782;
+    }
+    const unsigned int v6786 = static_cast<unsigned int>(v274.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6787 = v1127 + v6786;
+    const unsigned int v6788 = static_cast<unsigned int>(v274.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6789 = v1126 + v6788;
+    const bool v6790 = v6787 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6791 = v6789 < v15;
+    const bool v6792 = v6790 && v6791;
+    if (v6792) {
+      const float v6793 = v274.x[81];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6794 = v68 + v6789;
+      const iron_bf16 v6795 = bias[v6794];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6796 = iron_to_f32(v6795);
+      const float v6797 = v6793 + v6796;
+      const iron_bf16 v6798 = iron_f32_to_bf16(v6797);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6799 = v6787 * v4;
+      const unsigned int v6800 = v6799 + v68;
+      const unsigned int v6801 = v6800 + v6789;
+      out[v6801] = v6798;
+    }
+    const unsigned int v6802 = static_cast<unsigned int>(v274.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6803 = v1127 + v6802;
+    const unsigned int v6804 = static_cast<unsigned int>(v274.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6805 = v1126 + v6804;
+    const bool v6806 = v6803 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6807 = v6805 < v15;
+    const bool v6808 = v6806 && v6807;
+    if (v6808) {
+      const float v6809 = v274.x[82];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6810 = v68 + v6805;
+      const iron_bf16 v6811 = bias[v6810];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6812 = iron_to_f32(v6811);
+      const float v6813 = v6809 + v6812;
+      const iron_bf16 v6814 = iron_f32_to_bf16(v6813);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6815 = v6803 * v4;
+      const unsigned int v6816 = v6815 + v68;
+      const unsigned int v6817 = v6816 + v6805;
+      out[v6817] = v6814;
+    }
+    const unsigned int v6818 = static_cast<unsigned int>(v274.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6819 = v1127 + v6818;
+    const unsigned int v6820 = static_cast<unsigned int>(v274.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6821 = v1126 + v6820;
+    const bool v6822 = v6819 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6823 = v6821 < v15;
+    const bool v6824 = v6822 && v6823;
+    if (v6824) {
+      const float v6825 = v274.x[83];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6826 = v68 + v6821;
+      const iron_bf16 v6827 = bias[v6826];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6828 = iron_to_f32(v6827);
+      const float v6829 = v6825 + v6828;
+      const iron_bf16 v6830 = iron_f32_to_bf16(v6829);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6831 = v6819 * v4;
+      const unsigned int v6832 = v6831 + v68;
+      const unsigned int v6833 = v6832 + v6821;
+      out[v6833] = v6830;
+    }
+    const unsigned int v6834 = static_cast<unsigned int>(v274.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6835 = v1127 + v6834;
+    const unsigned int v6836 = static_cast<unsigned int>(v274.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6837 = v1126 + v6836;
+    const bool v6838 = v6835 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6839 = v6837 < v15;
+    const bool v6840 = v6838 && v6839;
+    if (v6840) {
+      const float v6841 = v274.x[84];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6842 = v68 + v6837;
+      const iron_bf16 v6843 = bias[v6842];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6844 = iron_to_f32(v6843);
+      const float v6845 = v6841 + v6844;
+      const iron_bf16 v6846 = iron_f32_to_bf16(v6845);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6847 = v6835 * v4;
+      const unsigned int v6848 = v6847 + v68;
+      const unsigned int v6849 = v6848 + v6837;
+      out[v6849] = v6846;
+    }
+    const unsigned int v6850 = static_cast<unsigned int>(v274.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6851 = v1127 + v6850;
+    const unsigned int v6852 = static_cast<unsigned int>(v274.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6853 = v1126 + v6852;
+    const bool v6854 = v6851 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6855 = v6853 < v15;
+    const bool v6856 = v6854 && v6855;
+    if (v6856) {
+      const float v6857 = v274.x[85];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6858 = v68 + v6853;
+      const iron_bf16 v6859 = bias[v6858];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6860 = iron_to_f32(v6859);
+      const float v6861 = v6857 + v6860;
+      const iron_bf16 v6862 = iron_f32_to_bf16(v6861);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6863 = v6851 * v4;
+      const unsigned int v6864 = v6863 + v68;
+      const unsigned int v6865 = v6864 + v6853;
+      out[v6865] = v6862;
+    }
+    const unsigned int v6866 = static_cast<unsigned int>(v274.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6867 = v1127 + v6866;
+    const unsigned int v6868 = static_cast<unsigned int>(v274.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6869 = v1126 + v6868;
+    const bool v6870 = v6867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6871 = v6869 < v15;
+    const bool v6872 = v6870 && v6871;
+    if (v6872) {
+      const float v6873 = v274.x[86];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6874 = v68 + v6869;
+      const iron_bf16 v6875 = bias[v6874];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6876 = iron_to_f32(v6875);
+      const float v6877 = v6873 + v6876;
+      const iron_bf16 v6878 = iron_f32_to_bf16(v6877);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6879 = v6867 * v4;
+      const unsigned int v6880 = v6879 + v68;
+      const unsigned int v6881 = v6880 + v6869;
+      out[v6881] = v6878;
+    }
+    const unsigned int v6882 = static_cast<unsigned int>(v274.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6883 = v1127 + v6882;
+    const unsigned int v6884 = static_cast<unsigned int>(v274.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6885 = v1126 + v6884;
+    const bool v6886 = v6883 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6887 = v6885 < v15;
+    const bool v6888 = v6886 && v6887;
+    if (v6888) {
+      const float v6889 = v274.x[87];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6890 = v68 + v6885;
+      const iron_bf16 v6891 = bias[v6890];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6892 = iron_to_f32(v6891);
+      const float v6893 = v6889 + v6892;
+      const iron_bf16 v6894 = iron_f32_to_bf16(v6893);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6895 = v6883 * v4;
+      const unsigned int v6896 = v6895 + v68;
+      const unsigned int v6897 = v6896 + v6885;
+      out[v6897] = v6894;
+    }
+    const unsigned int v6898 = static_cast<unsigned int>(v274.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6899 = v1127 + v6898;
+    const unsigned int v6900 = static_cast<unsigned int>(v274.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6901 = v1126 + v6900;
+    const bool v6902 = v6899 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6903 = v6901 < v15;
+    const bool v6904 = v6902 && v6903;
+    if (v6904) {
+      const float v6905 = v274.x[88];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6906 = v68 + v6901;
+      const iron_bf16 v6907 = bias[v6906];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6908 = iron_to_f32(v6907);
+      const float v6909 = v6905 + v6908;
+      const iron_bf16 v6910 = iron_f32_to_bf16(v6909);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6911 = v6899 * v4;
+      const unsigned int v6912 = v6911 + v68;
+      const unsigned int v6913 = v6912 + v6901;
+      out[v6913] = v6910;
+    }
+    const unsigned int v6914 = static_cast<unsigned int>(v274.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6915 = v1127 + v6914;
+    const unsigned int v6916 = static_cast<unsigned int>(v274.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6917 = v1126 + v6916;
+    const bool v6918 = v6915 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6919 = v6917 < v15;
+    const bool v6920 = v6918 && v6919;
+    if (v6920) {
+      const float v6921 = v274.x[89];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6922 = v68 + v6917;
+      const iron_bf16 v6923 = bias[v6922];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6924 = iron_to_f32(v6923);
+      const float v6925 = v6921 + v6924;
+      const iron_bf16 v6926 = iron_f32_to_bf16(v6925);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6927 = v6915 * v4;
+      const unsigned int v6928 = v6927 + v68;
+      const unsigned int v6929 = v6928 + v6917;
+      out[v6929] = v6926;
+    }
+    const unsigned int v6930 = static_cast<unsigned int>(v274.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6931 = v1127 + v6930;
+    const unsigned int v6932 = static_cast<unsigned int>(v274.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6933 = v1126 + v6932;
+    const bool v6934 = v6931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6935 = v6933 < v15;
+    const bool v6936 = v6934 && v6935;
+    if (v6936) {
+      const float v6937 = v274.x[90];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6938 = v68 + v6933;
+      const iron_bf16 v6939 = bias[v6938];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6940 = iron_to_f32(v6939);
+      const float v6941 = v6937 + v6940;
+      const iron_bf16 v6942 = iron_f32_to_bf16(v6941);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6943 = v6931 * v4;
+      const unsigned int v6944 = v6943 + v68;
+      const unsigned int v6945 = v6944 + v6933;
+      out[v6945] = v6942;
+    }
+    const unsigned int v6946 = static_cast<unsigned int>(v274.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6947 = v1127 + v6946;
+    const unsigned int v6948 = static_cast<unsigned int>(v274.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6949 = v1126 + v6948;
+    const bool v6950 = v6947 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6951 = v6949 < v15;
+    const bool v6952 = v6950 && v6951;
+    if (v6952) {
+      const float v6953 = v274.x[91];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6954 = v68 + v6949;
+      const iron_bf16 v6955 = bias[v6954];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6956 = iron_to_f32(v6955);
+      const float v6957 = v6953 + v6956;
+      const iron_bf16 v6958 = iron_f32_to_bf16(v6957);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6959 = v6947 * v4;
+      const unsigned int v6960 = v6959 + v68;
+      const unsigned int v6961 = v6960 + v6949;
+      out[v6961] = v6958;
+    }
+    const unsigned int v6962 = static_cast<unsigned int>(v274.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6963 = v1127 + v6962;
+    const unsigned int v6964 = static_cast<unsigned int>(v274.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6965 = v1126 + v6964;
+    const bool v6966 = v6963 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6967 = v6965 < v15;
+    const bool v6968 = v6966 && v6967;
+    if (v6968) {
+      const float v6969 = v274.x[92];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6970 = v68 + v6965;
+      const iron_bf16 v6971 = bias[v6970];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6972 = iron_to_f32(v6971);
+      const float v6973 = v6969 + v6972;
+      const iron_bf16 v6974 = iron_f32_to_bf16(v6973);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6975 = v6963 * v4;
+      const unsigned int v6976 = v6975 + v68;
+      const unsigned int v6977 = v6976 + v6965;
+      out[v6977] = v6974;
+    }
+    const unsigned int v6978 = static_cast<unsigned int>(v274.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6979 = v1127 + v6978;
+    const unsigned int v6980 = static_cast<unsigned int>(v274.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6981 = v1126 + v6980;
+    const bool v6982 = v6979 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6983 = v6981 < v15;
+    const bool v6984 = v6982 && v6983;
+    if (v6984) {
+      const float v6985 = v274.x[93];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6986 = v68 + v6981;
+      const iron_bf16 v6987 = bias[v6986];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6988 = iron_to_f32(v6987);
+      const float v6989 = v6985 + v6988;
+      const iron_bf16 v6990 = iron_f32_to_bf16(v6989);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v6991 = v6979 * v4;
+      const unsigned int v6992 = v6991 + v68;
+      const unsigned int v6993 = v6992 + v6981;
+      out[v6993] = v6990;
+    }
+    const unsigned int v6994 = static_cast<unsigned int>(v274.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6995 = v1127 + v6994;
+    const unsigned int v6996 = static_cast<unsigned int>(v274.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6997 = v1126 + v6996;
+    const bool v6998 = v6995 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6999 = v6997 < v15;
+    const bool v7000 = v6998 && v6999;
+    if (v7000) {
+      const float v7001 = v274.x[94];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7002 = v68 + v6997;
+      const iron_bf16 v7003 = bias[v7002];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7004 = iron_to_f32(v7003);
+      const float v7005 = v7001 + v7004;
+      const iron_bf16 v7006 = iron_f32_to_bf16(v7005);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7007 = v6995 * v4;
+      const unsigned int v7008 = v7007 + v68;
+      const unsigned int v7009 = v7008 + v6997;
+      out[v7009] = v7006;
+    }
+    const unsigned int v7010 = static_cast<unsigned int>(v274.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7011 = v1127 + v7010;
+    const unsigned int v7012 = static_cast<unsigned int>(v274.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7013 = v1126 + v7012;
+    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7015 = v7013 < v15;
+    const bool v7016 = v7014 && v7015;
+    if (v7016) {
+      const float v7017 = v274.x[95];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7018 = v68 + v7013;
+      const iron_bf16 v7019 = bias[v7018];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7020 = iron_to_f32(v7019);
+      const float v7021 = v7017 + v7020;
+      const iron_bf16 v7022 = iron_f32_to_bf16(v7021);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7023 = v7011 * v4;
+      const unsigned int v7024 = v7023 + v68;
+      const unsigned int v7025 = v7024 + v7013;
+      out[v7025] = v7022;
+    }
+    const unsigned int v7026 = static_cast<unsigned int>(v274.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7027 = v1127 + v7026;
+    const unsigned int v7028 = static_cast<unsigned int>(v274.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7029 = v1126 + v7028;
+    const bool v7030 = v7027 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7031 = v7029 < v15;
+    const bool v7032 = v7030 && v7031;
+    if (v7032) {
+      const float v7033 = v274.x[96];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7034 = v68 + v7029;
+      const iron_bf16 v7035 = bias[v7034];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7036 = iron_to_f32(v7035);
+      const float v7037 = v7033 + v7036;
+      const iron_bf16 v7038 = iron_f32_to_bf16(v7037);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7039 = v7027 * v4;
+      const unsigned int v7040 = v7039 + v68;
+      const unsigned int v7041 = v7040 + v7029;
+      out[v7041] = v7038;
+    }
+    const unsigned int v7042 = static_cast<unsigned int>(v274.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7043 = v1127 + v7042;
+    const unsigned int v7044 = static_cast<unsigned int>(v274.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7045 = v1126 + v7044;
+    const bool v7046 = v7043 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7047 = v7045 < v15;
+    const bool v7048 = v7046 && v7047;
+    if (v7048) {
+      const float v7049 = v274.x[97];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7050 = v68 + v7045;
+      const iron_bf16 v7051 = bias[v7050];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7052 = iron_to_f32(v7051);
+      const float v7053 = v7049 + v7052;
+      const iron_bf16 v7054 = iron_f32_to_bf16(v7053);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7055 = v7043 * v4;
+      const unsigned int v7056 = v7055 + v68;
+      const unsigned int v7057 = v7056 + v7045;
+      out[v7057] = v7054;
+    }
+    const unsigned int v7058 = static_cast<unsigned int>(v274.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7059 = v1127 + v7058;
+    const unsigned int v7060 = static_cast<unsigned int>(v274.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7061 = v1126 + v7060;
+    const bool v7062 = v7059 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7063 = v7061 < v15;
+    const bool v7064 = v7062 && v7063;
+    if (v7064) {
+      const float v7065 = v274.x[98];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7066 = v68 + v7061;
+      const iron_bf16 v7067 = bias[v7066];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7068 = iron_to_f32(v7067);
+      const float v7069 = v7065 + v7068;
+      const iron_bf16 v7070 = iron_f32_to_bf16(v7069);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7071 = v7059 * v4;
+      const unsigned int v7072 = v7071 + v68;
+      const unsigned int v7073 = v7072 + v7061;
+      out[v7073] = v7070;
+    }
+    const unsigned int v7074 = static_cast<unsigned int>(v274.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7075 = v1127 + v7074;
+    const unsigned int v7076 = static_cast<unsigned int>(v274.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7077 = v1126 + v7076;
+    const bool v7078 = v7075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7079 = v7077 < v15;
+    const bool v7080 = v7078 && v7079;
+    if (v7080) {
+      const float v7081 = v274.x[99];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7082 = v68 + v7077;
+      const iron_bf16 v7083 = bias[v7082];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7084 = iron_to_f32(v7083);
+      const float v7085 = v7081 + v7084;
+      const iron_bf16 v7086 = iron_f32_to_bf16(v7085);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7087 = v7075 * v4;
+      const unsigned int v7088 = v7087 + v68;
+      const unsigned int v7089 = v7088 + v7077;
+      out[v7089] = v7086;
+    }
+    const unsigned int v7090 = static_cast<unsigned int>(v274.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7091 = v1127 + v7090;
+    const unsigned int v7092 = static_cast<unsigned int>(v274.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7093 = v1126 + v7092;
+    const bool v7094 = v7091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7095 = v7093 < v15;
+    const bool v7096 = v7094 && v7095;
+    if (v7096) {
+      const float v7097 = v274.x[100];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7098 = v68 + v7093;
+      const iron_bf16 v7099 = bias[v7098];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7100 = iron_to_f32(v7099);
+      const float v7101 = v7097 + v7100;
+      const iron_bf16 v7102 = iron_f32_to_bf16(v7101);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7103 = v7091 * v4;
+      const unsigned int v7104 = v7103 + v68;
+      const unsigned int v7105 = v7104 + v7093;
+      out[v7105] = v7102;
+    }
+    const unsigned int v7106 = static_cast<unsigned int>(v274.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7107 = v1127 + v7106;
+    const unsigned int v7108 = static_cast<unsigned int>(v274.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7109 = v1126 + v7108;
+    const bool v7110 = v7107 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7111 = v7109 < v15;
+    const bool v7112 = v7110 && v7111;
+    if (v7112) {
+      const float v7113 = v274.x[101];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7114 = v68 + v7109;
+      const iron_bf16 v7115 = bias[v7114];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7116 = iron_to_f32(v7115);
+      const float v7117 = v7113 + v7116;
+      const iron_bf16 v7118 = iron_f32_to_bf16(v7117);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7119 = v7107 * v4;
+      const unsigned int v7120 = v7119 + v68;
+      const unsigned int v7121 = v7120 + v7109;
+      out[v7121] = v7118;
+    }
+    const unsigned int v7122 = static_cast<unsigned int>(v274.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7123 = v1127 + v7122;
+    const unsigned int v7124 = static_cast<unsigned int>(v274.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7125 = v1126 + v7124;
+    const bool v7126 = v7123 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7127 = v7125 < v15;
+    const bool v7128 = v7126 && v7127;
+    if (v7128) {
+      const float v7129 = v274.x[102];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7130 = v68 + v7125;
+      const iron_bf16 v7131 = bias[v7130];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7132 = iron_to_f32(v7131);
+      const float v7133 = v7129 + v7132;
+      const iron_bf16 v7134 = iron_f32_to_bf16(v7133);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7135 = v7123 * v4;
+      const unsigned int v7136 = v7135 + v68;
+      const unsigned int v7137 = v7136 + v7125;
+      out[v7137] = v7134;
+    }
+    const unsigned int v7138 = static_cast<unsigned int>(v274.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7139 = v1127 + v7138;
+    const unsigned int v7140 = static_cast<unsigned int>(v274.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7141 = v1126 + v7140;
+    const bool v7142 = v7139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7143 = v7141 < v15;
+    const bool v7144 = v7142 && v7143;
+    if (v7144) {
+      const float v7145 = v274.x[103];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7146 = v68 + v7141;
+      const iron_bf16 v7147 = bias[v7146];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7148 = iron_to_f32(v7147);
+      const float v7149 = v7145 + v7148;
+      const iron_bf16 v7150 = iron_f32_to_bf16(v7149);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7151 = v7139 * v4;
+      const unsigned int v7152 = v7151 + v68;
+      const unsigned int v7153 = v7152 + v7141;
+      out[v7153] = v7150;
+    }
+    const unsigned int v7154 = static_cast<unsigned int>(v274.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7155 = v1127 + v7154;
+    const unsigned int v7156 = static_cast<unsigned int>(v274.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7157 = v1126 + v7156;
+    const bool v7158 = v7155 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7159 = v7157 < v15;
+    const bool v7160 = v7158 && v7159;
+    if (v7160) {
+      const float v7161 = v274.x[104];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7162 = v68 + v7157;
+      const iron_bf16 v7163 = bias[v7162];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7164 = iron_to_f32(v7163);
+      const float v7165 = v7161 + v7164;
+      const iron_bf16 v7166 = iron_f32_to_bf16(v7165);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7167 = v7155 * v4;
+      const unsigned int v7168 = v7167 + v68;
+      const unsigned int v7169 = v7168 + v7157;
+      out[v7169] = v7166;
+    }
+    const unsigned int v7170 = static_cast<unsigned int>(v274.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7171 = v1127 + v7170;
+    const unsigned int v7172 = static_cast<unsigned int>(v274.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7173 = v1126 + v7172;
+    const bool v7174 = v7171 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7175 = v7173 < v15;
+    const bool v7176 = v7174 && v7175;
+    if (v7176) {
+      const float v7177 = v274.x[105];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7178 = v68 + v7173;
+      const iron_bf16 v7179 = bias[v7178];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7180 = iron_to_f32(v7179);
+      const float v7181 = v7177 + v7180;
+      const iron_bf16 v7182 = iron_f32_to_bf16(v7181);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7183 = v7171 * v4;
+      const unsigned int v7184 = v7183 + v68;
+      const unsigned int v7185 = v7184 + v7173;
+      out[v7185] = v7182;
+    }
+    const unsigned int v7186 = static_cast<unsigned int>(v274.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7187 = v1127 + v7186;
+    const unsigned int v7188 = static_cast<unsigned int>(v274.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7189 = v1126 + v7188;
+    const bool v7190 = v7187 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7191 = v7189 < v15;
+    const bool v7192 = v7190 && v7191;
+    if (v7192) {
+      const float v7193 = v274.x[106];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7194 = v68 + v7189;
+      const iron_bf16 v7195 = bias[v7194];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7196 = iron_to_f32(v7195);
+      const float v7197 = v7193 + v7196;
+      const iron_bf16 v7198 = iron_f32_to_bf16(v7197);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7199 = v7187 * v4;
+      const unsigned int v7200 = v7199 + v68;
+      const unsigned int v7201 = v7200 + v7189;
+      out[v7201] = v7198;
+    }
+    const unsigned int v7202 = static_cast<unsigned int>(v274.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7203 = v1127 + v7202;
+    const unsigned int v7204 = static_cast<unsigned int>(v274.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7205 = v1126 + v7204;
+    const bool v7206 = v7203 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7207 = v7205 < v15;
+    const bool v7208 = v7206 && v7207;
+    if (v7208) {
+      const float v7209 = v274.x[107];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7210 = v68 + v7205;
+      const iron_bf16 v7211 = bias[v7210];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7212 = iron_to_f32(v7211);
+      const float v7213 = v7209 + v7212;
+      const iron_bf16 v7214 = iron_f32_to_bf16(v7213);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7215 = v7203 * v4;
+      const unsigned int v7216 = v7215 + v68;
+      const unsigned int v7217 = v7216 + v7205;
+      out[v7217] = v7214;
+    }
+    const unsigned int v7218 = static_cast<unsigned int>(v274.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7219 = v1127 + v7218;
+    const unsigned int v7220 = static_cast<unsigned int>(v274.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7221 = v1126 + v7220;
+    const bool v7222 = v7219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7223 = v7221 < v15;
+    const bool v7224 = v7222 && v7223;
+    if (v7224) {
+      const float v7225 = v274.x[108];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7226 = v68 + v7221;
+      const iron_bf16 v7227 = bias[v7226];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7228 = iron_to_f32(v7227);
+      const float v7229 = v7225 + v7228;
+      const iron_bf16 v7230 = iron_f32_to_bf16(v7229);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7231 = v7219 * v4;
+      const unsigned int v7232 = v7231 + v68;
+      const unsigned int v7233 = v7232 + v7221;
+      out[v7233] = v7230;
+    }
+    const unsigned int v7234 = static_cast<unsigned int>(v274.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7235 = v1127 + v7234;
+    const unsigned int v7236 = static_cast<unsigned int>(v274.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7237 = v1126 + v7236;
+    const bool v7238 = v7235 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7239 = v7237 < v15;
+    const bool v7240 = v7238 && v7239;
+    if (v7240) {
+      const float v7241 = v274.x[109];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7242 = v68 + v7237;
+      const iron_bf16 v7243 = bias[v7242];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7244 = iron_to_f32(v7243);
+      const float v7245 = v7241 + v7244;
+      const iron_bf16 v7246 = iron_f32_to_bf16(v7245);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7247 = v7235 * v4;
+      const unsigned int v7248 = v7247 + v68;
+      const unsigned int v7249 = v7248 + v7237;
+      out[v7249] = v7246;
+    }
+    const unsigned int v7250 = static_cast<unsigned int>(v274.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7251 = v1127 + v7250;
+    const unsigned int v7252 = static_cast<unsigned int>(v274.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7253 = v1126 + v7252;
+    const bool v7254 = v7251 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7255 = v7253 < v15;
+    const bool v7256 = v7254 && v7255;
+    if (v7256) {
+      const float v7257 = v274.x[110];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7258 = v68 + v7253;
+      const iron_bf16 v7259 = bias[v7258];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7260 = iron_to_f32(v7259);
+      const float v7261 = v7257 + v7260;
+      const iron_bf16 v7262 = iron_f32_to_bf16(v7261);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7263 = v7251 * v4;
+      const unsigned int v7264 = v7263 + v68;
+      const unsigned int v7265 = v7264 + v7253;
+      out[v7265] = v7262;
+    }
+    const unsigned int v7266 = static_cast<unsigned int>(v274.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7267 = v1127 + v7266;
+    const unsigned int v7268 = static_cast<unsigned int>(v274.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7269 = v1126 + v7268;
+    const bool v7270 = v7267 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7271 = v7269 < v15;
+    const bool v7272 = v7270 && v7271;
+    if (v7272) {
+      const float v7273 = v274.x[111];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7274 = v68 + v7269;
+      const iron_bf16 v7275 = bias[v7274];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7276 = iron_to_f32(v7275);
+      const float v7277 = v7273 + v7276;
+      const iron_bf16 v7278 = iron_f32_to_bf16(v7277);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7279 = v7267 * v4;
+      const unsigned int v7280 = v7279 + v68;
+      const unsigned int v7281 = v7280 + v7269;
+      out[v7281] = v7278;
+    }
+    const unsigned int v7282 = static_cast<unsigned int>(v274.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7283 = v1127 + v7282;
+    const unsigned int v7284 = static_cast<unsigned int>(v274.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7285 = v1126 + v7284;
+    const bool v7286 = v7283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7287 = v7285 < v15;
+    const bool v7288 = v7286 && v7287;
+    if (v7288) {
+      const float v7289 = v274.x[112];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7290 = v68 + v7285;
+      const iron_bf16 v7291 = bias[v7290];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7292 = iron_to_f32(v7291);
+      const float v7293 = v7289 + v7292;
+      const iron_bf16 v7294 = iron_f32_to_bf16(v7293);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7295 = v7283 * v4;
+      const unsigned int v7296 = v7295 + v68;
+      const unsigned int v7297 = v7296 + v7285;
+      out[v7297] = v7294;
+    }
+    const unsigned int v7298 = static_cast<unsigned int>(v274.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7299 = v1127 + v7298;
+    const unsigned int v7300 = static_cast<unsigned int>(v274.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7301 = v1126 + v7300;
+    const bool v7302 = v7299 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7303 = v7301 < v15;
+    const bool v7304 = v7302 && v7303;
+    if (v7304) {
+      const float v7305 = v274.x[113];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7306 = v68 + v7301;
+      const iron_bf16 v7307 = bias[v7306];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7308 = iron_to_f32(v7307);
+      const float v7309 = v7305 + v7308;
+      const iron_bf16 v7310 = iron_f32_to_bf16(v7309);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7311 = v7299 * v4;
+      const unsigned int v7312 = v7311 + v68;
+      const unsigned int v7313 = v7312 + v7301;
+      out[v7313] = v7310;
+    }
+    const unsigned int v7314 = static_cast<unsigned int>(v274.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7315 = v1127 + v7314;
+    const unsigned int v7316 = static_cast<unsigned int>(v274.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7317 = v1126 + v7316;
+    const bool v7318 = v7315 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7319 = v7317 < v15;
+    const bool v7320 = v7318 && v7319;
+    if (v7320) {
+      const float v7321 = v274.x[114];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7322 = v68 + v7317;
+      const iron_bf16 v7323 = bias[v7322];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7324 = iron_to_f32(v7323);
+      const float v7325 = v7321 + v7324;
+      const iron_bf16 v7326 = iron_f32_to_bf16(v7325);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7327 = v7315 * v4;
+      const unsigned int v7328 = v7327 + v68;
+      const unsigned int v7329 = v7328 + v7317;
+      out[v7329] = v7326;
+    }
+    const unsigned int v7330 = static_cast<unsigned int>(v274.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7331 = v1127 + v7330;
+    const unsigned int v7332 = static_cast<unsigned int>(v274.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7333 = v1126 + v7332;
+    const bool v7334 = v7331 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7335 = v7333 < v15;
+    const bool v7336 = v7334 && v7335;
+    if (v7336) {
+      const float v7337 = v274.x[115];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7338 = v68 + v7333;
+      const iron_bf16 v7339 = bias[v7338];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7340 = iron_to_f32(v7339);
+      const float v7341 = v7337 + v7340;
+      const iron_bf16 v7342 = iron_f32_to_bf16(v7341);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7343 = v7331 * v4;
+      const unsigned int v7344 = v7343 + v68;
+      const unsigned int v7345 = v7344 + v7333;
+      out[v7345] = v7342;
+    }
+    const unsigned int v7346 = static_cast<unsigned int>(v274.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7347 = v1127 + v7346;
+    const unsigned int v7348 = static_cast<unsigned int>(v274.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7349 = v1126 + v7348;
+    const bool v7350 = v7347 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7351 = v7349 < v15;
+    const bool v7352 = v7350 && v7351;
+    if (v7352) {
+      const float v7353 = v274.x[116];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7354 = v68 + v7349;
+      const iron_bf16 v7355 = bias[v7354];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7356 = iron_to_f32(v7355);
+      const float v7357 = v7353 + v7356;
+      const iron_bf16 v7358 = iron_f32_to_bf16(v7357);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7359 = v7347 * v4;
+      const unsigned int v7360 = v7359 + v68;
+      const unsigned int v7361 = v7360 + v7349;
+      out[v7361] = v7358;
+    }
+    const unsigned int v7362 = static_cast<unsigned int>(v274.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7363 = v1127 + v7362;
+    const unsigned int v7364 = static_cast<unsigned int>(v274.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7365 = v1126 + v7364;
+    const bool v7366 = v7363 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7367 = v7365 < v15;
+    const bool v7368 = v7366 && v7367;
+    if (v7368) {
+      const float v7369 = v274.x[117];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7370 = v68 + v7365;
+      const iron_bf16 v7371 = bias[v7370];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7372 = iron_to_f32(v7371);
+      const float v7373 = v7369 + v7372;
+      const iron_bf16 v7374 = iron_f32_to_bf16(v7373);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7375 = v7363 * v4;
+      const unsigned int v7376 = v7375 + v68;
+      const unsigned int v7377 = v7376 + v7365;
+      out[v7377] = v7374;
+    }
+    const unsigned int v7378 = static_cast<unsigned int>(v274.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7379 = v1127 + v7378;
+    const unsigned int v7380 = static_cast<unsigned int>(v274.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7381 = v1126 + v7380;
+    const bool v7382 = v7379 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7383 = v7381 < v15;
+    const bool v7384 = v7382 && v7383;
+    if (v7384) {
+      const float v7385 = v274.x[118];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7386 = v68 + v7381;
+      const iron_bf16 v7387 = bias[v7386];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7388 = iron_to_f32(v7387);
+      const float v7389 = v7385 + v7388;
+      const iron_bf16 v7390 = iron_f32_to_bf16(v7389);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7391 = v7379 * v4;
+      const unsigned int v7392 = v7391 + v68;
+      const unsigned int v7393 = v7392 + v7381;
+      out[v7393] = v7390;
+    }
+    const unsigned int v7394 = static_cast<unsigned int>(v274.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7395 = v1127 + v7394;
+    const unsigned int v7396 = static_cast<unsigned int>(v274.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7397 = v1126 + v7396;
+    const bool v7398 = v7395 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7399 = v7397 < v15;
+    const bool v7400 = v7398 && v7399;
+    if (v7400) {
+      const float v7401 = v274.x[119];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7402 = v68 + v7397;
+      const iron_bf16 v7403 = bias[v7402];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7404 = iron_to_f32(v7403);
+      const float v7405 = v7401 + v7404;
+      const iron_bf16 v7406 = iron_f32_to_bf16(v7405);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7407 = v7395 * v4;
+      const unsigned int v7408 = v7407 + v68;
+      const unsigned int v7409 = v7408 + v7397;
+      out[v7409] = v7406;
+    }
+    const unsigned int v7410 = static_cast<unsigned int>(v274.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7411 = v1127 + v7410;
+    const unsigned int v7412 = static_cast<unsigned int>(v274.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7413 = v1126 + v7412;
+    const bool v7414 = v7411 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7415 = v7413 < v15;
+    const bool v7416 = v7414 && v7415;
+    if (v7416) {
+      const float v7417 = v274.x[120];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7418 = v68 + v7413;
+      const iron_bf16 v7419 = bias[v7418];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7420 = iron_to_f32(v7419);
+      const float v7421 = v7417 + v7420;
+      const iron_bf16 v7422 = iron_f32_to_bf16(v7421);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7423 = v7411 * v4;
+      const unsigned int v7424 = v7423 + v68;
+      const unsigned int v7425 = v7424 + v7413;
+      out[v7425] = v7422;
+    }
+    const unsigned int v7426 = static_cast<unsigned int>(v274.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7427 = v1127 + v7426;
+    const unsigned int v7428 = static_cast<unsigned int>(v274.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7429 = v1126 + v7428;
+    const bool v7430 = v7427 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7431 = v7429 < v15;
+    const bool v7432 = v7430 && v7431;
+    if (v7432) {
+      const float v7433 = v274.x[121];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7434 = v68 + v7429;
+      const iron_bf16 v7435 = bias[v7434];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7436 = iron_to_f32(v7435);
+      const float v7437 = v7433 + v7436;
+      const iron_bf16 v7438 = iron_f32_to_bf16(v7437);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7439 = v7427 * v4;
+      const unsigned int v7440 = v7439 + v68;
+      const unsigned int v7441 = v7440 + v7429;
+      out[v7441] = v7438;
+    }
+    const unsigned int v7442 = static_cast<unsigned int>(v274.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7443 = v1127 + v7442;
+    const unsigned int v7444 = static_cast<unsigned int>(v274.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7445 = v1126 + v7444;
+    const bool v7446 = v7443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7447 = v7445 < v15;
+    const bool v7448 = v7446 && v7447;
+    if (v7448) {
+      const float v7449 = v274.x[122];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7450 = v68 + v7445;
+      const iron_bf16 v7451 = bias[v7450];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7452 = iron_to_f32(v7451);
+      const float v7453 = v7449 + v7452;
+      const iron_bf16 v7454 = iron_f32_to_bf16(v7453);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7455 = v7443 * v4;
+      const unsigned int v7456 = v7455 + v68;
+      const unsigned int v7457 = v7456 + v7445;
+      out[v7457] = v7454;
+    }
+    const unsigned int v7458 = static_cast<unsigned int>(v274.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7459 = v1127 + v7458;
+    const unsigned int v7460 = static_cast<unsigned int>(v274.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7461 = v1126 + v7460;
+    const bool v7462 = v7459 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7463 = v7461 < v15;
+    const bool v7464 = v7462 && v7463;
+    if (v7464) {
+      const float v7465 = v274.x[123];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7466 = v68 + v7461;
+      const iron_bf16 v7467 = bias[v7466];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7468 = iron_to_f32(v7467);
+      const float v7469 = v7465 + v7468;
+      const iron_bf16 v7470 = iron_f32_to_bf16(v7469);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7471 = v7459 * v4;
+      const unsigned int v7472 = v7471 + v68;
+      const unsigned int v7473 = v7472 + v7461;
+      out[v7473] = v7470;
+    }
+    const unsigned int v7474 = static_cast<unsigned int>(v274.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7475 = v1127 + v7474;
+    const unsigned int v7476 = static_cast<unsigned int>(v274.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7477 = v1126 + v7476;
+    const bool v7478 = v7475 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7479 = v7477 < v15;
+    const bool v7480 = v7478 && v7479;
+    if (v7480) {
+      const float v7481 = v274.x[124];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7482 = v68 + v7477;
+      const iron_bf16 v7483 = bias[v7482];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7484 = iron_to_f32(v7483);
+      const float v7485 = v7481 + v7484;
+      const iron_bf16 v7486 = iron_f32_to_bf16(v7485);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7487 = v7475 * v4;
+      const unsigned int v7488 = v7487 + v68;
+      const unsigned int v7489 = v7488 + v7477;
+      out[v7489] = v7486;
+    }
+    const unsigned int v7490 = static_cast<unsigned int>(v274.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7491 = v1127 + v7490;
+    const unsigned int v7492 = static_cast<unsigned int>(v274.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7493 = v1126 + v7492;
+    const bool v7494 = v7491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7495 = v7493 < v15;
+    const bool v7496 = v7494 && v7495;
+    if (v7496) {
+      const float v7497 = v274.x[125];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7498 = v68 + v7493;
+      const iron_bf16 v7499 = bias[v7498];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7500 = iron_to_f32(v7499);
+      const float v7501 = v7497 + v7500;
+      const iron_bf16 v7502 = iron_f32_to_bf16(v7501);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7503 = v7491 * v4;
+      const unsigned int v7504 = v7503 + v68;
+      const unsigned int v7505 = v7504 + v7493;
+      out[v7505] = v7502;
+    }
+    const unsigned int v7506 = static_cast<unsigned int>(v274.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7507 = v1127 + v7506;
+    const unsigned int v7508 = static_cast<unsigned int>(v274.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7509 = v1126 + v7508;
+    const bool v7510 = v7507 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7511 = v7509 < v15;
+    const bool v7512 = v7510 && v7511;
+    if (v7512) {
+      const float v7513 = v274.x[126];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7514 = v68 + v7509;
+      const iron_bf16 v7515 = bias[v7514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7516 = iron_to_f32(v7515);
+      const float v7517 = v7513 + v7516;
+      const iron_bf16 v7518 = iron_f32_to_bf16(v7517);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7519 = v7507 * v4;
+      const unsigned int v7520 = v7519 + v68;
+      const unsigned int v7521 = v7520 + v7509;
+      out[v7521] = v7518;
+    }
+    const unsigned int v7522 = static_cast<unsigned int>(v274.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v7523 = v1127 + v7522;
+    const unsigned int v7524 = static_cast<unsigned int>(v274.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v7525 = v1126 + v7524;
+    const bool v7526 = v7523 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7527 = v7525 < v15;
+    const bool v7528 = v7526 && v7527;
+    if (v7528) {
+      const float v7529 = v274.x[127];  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7530 = v68 + v7525;
+      const iron_bf16 v7531 = bias[v7530];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7532 = iron_to_f32(v7531);
+      const float v7533 = v7529 + v7532;
+      const iron_bf16 v7534 = iron_f32_to_bf16(v7533);  // kernels/convolution/conv_tiles.hpp:80
+      const unsigned int v7535 = v7523 * v4;
+      const unsigned int v7536 = v7535 + v68;
+      const unsigned int v7537 = v7536 + v7525;
+      out[v7537] = v7534;
     }
   }
 }

@@ -310,2866 +310,2866 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const bool v65 = v60 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    for (unsigned int v2399 = 0u; v2399 < 2u; v2399 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2400 = v2399 << 6u;
-      const bool v2402 = v2400 < v3;
-      if (v2402) {
-        const unsigned int v2404 = v2399 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2406 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2409 = v2406 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2412 = v2406 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2413 = v2412 << 3u;
-        const unsigned int v2414 = v28 + v2409;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2415 = v2414 < v1;
-        const unsigned int v2416 = v2400 + v2413;
-        const bool v2417 = v2416 < v3;
-        const bool v2418 = v2415 && v2417;
-        const unsigned int v2420 = v2414 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2421 = v8 + v2420;
-        const unsigned int v2422 = v2421 + v2400;
-        const unsigned int v2423 = v2422 + v2413;
-        const unsigned int v2424 = v2418 ? v2423 : v8;
-        const unsigned int v2426 = v2409 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2427 = v2404 + v2426;
-        const unsigned int v2428 = v2427 + v2413;
-        iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2424, v2418);
-        const unsigned int v2431 = v2406 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2433 = v2431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2436 = v2431 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2437 = v2436 << 3u;
-        const unsigned int v2438 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2439 = v2438 < v1;
-        const unsigned int v2440 = v2400 + v2437;
-        const bool v2441 = v2440 < v3;
-        const bool v2442 = v2439 && v2441;
-        const unsigned int v2444 = v2438 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2445 = v8 + v2444;
-        const unsigned int v2446 = v2445 + v2400;
-        const unsigned int v2447 = v2446 + v2437;
-        const unsigned int v2448 = v2442 ? v2447 : v8;
-        const unsigned int v2450 = v2433 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2451 = v2404 + v2450;
-        const unsigned int v2452 = v2451 + v2437;
-        iron_copy_async<16>(shm0 + (v2452 ^ (((v2452 >> 6u) & 7u) << 3u)), a + v2448, v2442);
-        const unsigned int v2455 = v2406 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2457 = v2455 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2460 = v2455 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2461 = v2460 << 3u;
-        const unsigned int v2462 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2463 = v2462 < v1;
-        const unsigned int v2464 = v2400 + v2461;
-        const bool v2465 = v2464 < v3;
-        const bool v2466 = v2463 && v2465;
-        const unsigned int v2468 = v2462 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2469 = v8 + v2468;
-        const unsigned int v2470 = v2469 + v2400;
-        const unsigned int v2471 = v2470 + v2461;
-        const unsigned int v2472 = v2466 ? v2471 : v8;
-        const unsigned int v2474 = v2457 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2475 = v2404 + v2474;
-        const unsigned int v2476 = v2475 + v2461;
-        iron_copy_async<16>(shm0 + (v2476 ^ (((v2476 >> 6u) & 7u) << 3u)), a + v2472, v2466);
-        const unsigned int v2479 = v2406 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2481 = v2479 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2484 = v2479 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2485 = v2484 << 3u;
-        const unsigned int v2486 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2487 = v2486 < v1;
-        const unsigned int v2488 = v2400 + v2485;
-        const bool v2489 = v2488 < v3;
-        const bool v2490 = v2487 && v2489;
-        const unsigned int v2492 = v2486 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2493 = v8 + v2492;
-        const unsigned int v2494 = v2493 + v2400;
-        const unsigned int v2495 = v2494 + v2485;
-        const unsigned int v2496 = v2490 ? v2495 : v8;
-        const unsigned int v2498 = v2481 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2499 = v2404 + v2498;
-        const unsigned int v2500 = v2499 + v2485;
-        iron_copy_async<16>(shm0 + (v2500 ^ (((v2500 >> 6u) & 7u) << 3u)), a + v2496, v2490);
-        const unsigned int v2503 = v2406 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2505 = v2503 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2508 = v2503 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2509 = v2508 << 3u;
-        const unsigned int v2510 = v28 + v2505;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2511 = v2510 < v1;
-        const unsigned int v2512 = v2400 + v2509;
-        const bool v2513 = v2512 < v3;
-        const bool v2514 = v2511 && v2513;
-        const unsigned int v2516 = v2510 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2517 = v8 + v2516;
-        const unsigned int v2518 = v2517 + v2400;
-        const unsigned int v2519 = v2518 + v2509;
-        const unsigned int v2520 = v2514 ? v2519 : v8;
-        const unsigned int v2522 = v2505 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2523 = v2404 + v2522;
-        const unsigned int v2524 = v2523 + v2509;
-        iron_copy_async<16>(shm0 + (v2524 ^ (((v2524 >> 6u) & 7u) << 3u)), a + v2520, v2514);
-        const unsigned int v2527 = v2406 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2529 = v2527 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2532 = v2527 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2533 = v2532 << 3u;
-        const unsigned int v2534 = v28 + v2529;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2535 = v2534 < v1;
-        const unsigned int v2536 = v2400 + v2533;
-        const bool v2537 = v2536 < v3;
-        const bool v2538 = v2535 && v2537;
-        const unsigned int v2540 = v2534 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2541 = v8 + v2540;
-        const unsigned int v2542 = v2541 + v2400;
-        const unsigned int v2543 = v2542 + v2533;
-        const unsigned int v2544 = v2538 ? v2543 : v8;
-        const unsigned int v2546 = v2529 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2547 = v2404 + v2546;
-        const unsigned int v2548 = v2547 + v2533;
-        iron_copy_async<16>(shm0 + (v2548 ^ (((v2548 >> 6u) & 7u) << 3u)), a + v2544, v2538);
-        const unsigned int v2551 = v2406 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2553 = v2551 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2556 = v2551 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2557 = v2556 << 3u;
-        const unsigned int v2558 = v28 + v2553;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2559 = v2558 < v1;
-        const unsigned int v2560 = v2400 + v2557;
-        const bool v2561 = v2560 < v3;
-        const bool v2562 = v2559 && v2561;
-        const unsigned int v2564 = v2558 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2565 = v8 + v2564;
-        const unsigned int v2566 = v2565 + v2400;
-        const unsigned int v2567 = v2566 + v2557;
-        const unsigned int v2568 = v2562 ? v2567 : v8;
-        const unsigned int v2570 = v2553 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2571 = v2404 + v2570;
-        const unsigned int v2572 = v2571 + v2557;
-        iron_copy_async<16>(shm0 + (v2572 ^ (((v2572 >> 6u) & 7u) << 3u)), a + v2568, v2562);
-        const unsigned int v2575 = v2406 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2577 = v2575 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2580 = v2575 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2581 = v2580 << 3u;
-        const unsigned int v2582 = v28 + v2577;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2583 = v2582 < v1;
-        const unsigned int v2584 = v2400 + v2581;
-        const bool v2585 = v2584 < v3;
-        const bool v2586 = v2583 && v2585;
-        const unsigned int v2588 = v2582 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2589 = v8 + v2588;
-        const unsigned int v2590 = v2589 + v2400;
-        const unsigned int v2591 = v2590 + v2581;
-        const unsigned int v2592 = v2586 ? v2591 : v8;
-        const unsigned int v2594 = v2577 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2595 = v2404 + v2594;
-        const unsigned int v2596 = v2595 + v2581;
-        iron_copy_async<16>(shm0 + (v2596 ^ (((v2596 >> 6u) & 7u) << 3u)), a + v2592, v2586);
-        const unsigned int v2603 = v2406 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2606 = v2406 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2607 = v2606 << 3u;
-        const unsigned int v2608 = v2400 + v2603;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2609 = v2608 < v3;
-        const unsigned int v2610 = v32 + v2607;
-        const bool v2611 = v2610 < v2;
-        const bool v2612 = v2609 && v2611;
-        const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2615 = v9 + v2614;
-        const unsigned int v2616 = v2615 + v32;
-        const unsigned int v2617 = v2616 + v2607;
-        const unsigned int v2618 = v2612 ? v2617 : v9;
-        const unsigned int v2620 = v2603 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2621 = v2404 + v2620;
-        const unsigned int v2622 = v2621 + v2607;
-        iron_copy_async<16>(shm1 + (v2622 ^ (((v2622 >> 7u) & 7u) << 3u)), b + v2618, v2612);
-        const unsigned int v2627 = v2431 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2630 = v2431 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2631 = v2630 << 3u;
-        const unsigned int v2632 = v2400 + v2627;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2633 = v2632 < v3;
-        const unsigned int v2634 = v32 + v2631;
-        const bool v2635 = v2634 < v2;
-        const bool v2636 = v2633 && v2635;
-        const unsigned int v2638 = v2632 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2639 = v9 + v2638;
-        const unsigned int v2640 = v2639 + v32;
-        const unsigned int v2641 = v2640 + v2631;
-        const unsigned int v2642 = v2636 ? v2641 : v9;
-        const unsigned int v2644 = v2627 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2645 = v2404 + v2644;
-        const unsigned int v2646 = v2645 + v2631;
-        iron_copy_async<16>(shm1 + (v2646 ^ (((v2646 >> 7u) & 7u) << 3u)), b + v2642, v2636);
-        const unsigned int v2651 = v2455 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2654 = v2455 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2655 = v2654 << 3u;
-        const unsigned int v2656 = v2400 + v2651;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2657 = v2656 < v3;
-        const unsigned int v2658 = v32 + v2655;
-        const bool v2659 = v2658 < v2;
-        const bool v2660 = v2657 && v2659;
-        const unsigned int v2662 = v2656 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2663 = v9 + v2662;
-        const unsigned int v2664 = v2663 + v32;
-        const unsigned int v2665 = v2664 + v2655;
-        const unsigned int v2666 = v2660 ? v2665 : v9;
-        const unsigned int v2668 = v2651 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2669 = v2404 + v2668;
-        const unsigned int v2670 = v2669 + v2655;
-        iron_copy_async<16>(shm1 + (v2670 ^ (((v2670 >> 7u) & 7u) << 3u)), b + v2666, v2660);
-        const unsigned int v2675 = v2479 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2678 = v2479 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2679 = v2678 << 3u;
-        const unsigned int v2680 = v2400 + v2675;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2681 = v2680 < v3;
-        const unsigned int v2682 = v32 + v2679;
-        const bool v2683 = v2682 < v2;
-        const bool v2684 = v2681 && v2683;
-        const unsigned int v2686 = v2680 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2687 = v9 + v2686;
-        const unsigned int v2688 = v2687 + v32;
-        const unsigned int v2689 = v2688 + v2679;
-        const unsigned int v2690 = v2684 ? v2689 : v9;
-        const unsigned int v2692 = v2675 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2693 = v2404 + v2692;
-        const unsigned int v2694 = v2693 + v2679;
-        iron_copy_async<16>(shm1 + (v2694 ^ (((v2694 >> 7u) & 7u) << 3u)), b + v2690, v2684);
-        const unsigned int v2699 = v2503 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2702 = v2503 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2703 = v2702 << 3u;
-        const unsigned int v2704 = v2400 + v2699;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2705 = v2704 < v3;
-        const unsigned int v2706 = v32 + v2703;
-        const bool v2707 = v2706 < v2;
-        const bool v2708 = v2705 && v2707;
-        const unsigned int v2710 = v2704 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2711 = v9 + v2710;
-        const unsigned int v2712 = v2711 + v32;
-        const unsigned int v2713 = v2712 + v2703;
-        const unsigned int v2714 = v2708 ? v2713 : v9;
-        const unsigned int v2716 = v2699 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2717 = v2404 + v2716;
-        const unsigned int v2718 = v2717 + v2703;
-        iron_copy_async<16>(shm1 + (v2718 ^ (((v2718 >> 7u) & 7u) << 3u)), b + v2714, v2708);
-        const unsigned int v2723 = v2527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2726 = v2527 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2727 = v2726 << 3u;
-        const unsigned int v2728 = v2400 + v2723;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2729 = v2728 < v3;
-        const unsigned int v2730 = v32 + v2727;
-        const bool v2731 = v2730 < v2;
-        const bool v2732 = v2729 && v2731;
-        const unsigned int v2734 = v2728 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2735 = v9 + v2734;
-        const unsigned int v2736 = v2735 + v32;
-        const unsigned int v2737 = v2736 + v2727;
-        const unsigned int v2738 = v2732 ? v2737 : v9;
-        const unsigned int v2740 = v2723 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2741 = v2404 + v2740;
-        const unsigned int v2742 = v2741 + v2727;
-        iron_copy_async<16>(shm1 + (v2742 ^ (((v2742 >> 7u) & 7u) << 3u)), b + v2738, v2732);
-        const unsigned int v2747 = v2551 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2750 = v2551 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2751 = v2750 << 3u;
-        const unsigned int v2752 = v2400 + v2747;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2753 = v2752 < v3;
-        const unsigned int v2754 = v32 + v2751;
-        const bool v2755 = v2754 < v2;
-        const bool v2756 = v2753 && v2755;
-        const unsigned int v2758 = v2752 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2759 = v9 + v2758;
-        const unsigned int v2760 = v2759 + v32;
-        const unsigned int v2761 = v2760 + v2751;
-        const unsigned int v2762 = v2756 ? v2761 : v9;
-        const unsigned int v2764 = v2747 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2765 = v2404 + v2764;
-        const unsigned int v2766 = v2765 + v2751;
-        iron_copy_async<16>(shm1 + (v2766 ^ (((v2766 >> 7u) & 7u) << 3u)), b + v2762, v2756);
-        const unsigned int v2771 = v2575 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2774 = v2575 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2775 = v2774 << 3u;
-        const unsigned int v2776 = v2400 + v2771;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2777 = v2776 < v3;
-        const unsigned int v2778 = v32 + v2775;
-        const bool v2779 = v2778 < v2;
-        const bool v2780 = v2777 && v2779;
-        const unsigned int v2782 = v2776 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2783 = v9 + v2782;
-        const unsigned int v2784 = v2783 + v32;
-        const unsigned int v2785 = v2784 + v2775;
-        const unsigned int v2786 = v2780 ? v2785 : v9;
-        const unsigned int v2788 = v2771 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2789 = v2404 + v2788;
-        const unsigned int v2790 = v2789 + v2775;
-        iron_copy_async<16>(shm1 + (v2790 ^ (((v2790 >> 7u) & 7u) << 3u)), b + v2786, v2780);
+    for (unsigned int v2400 = 0u; v2400 < 2u; v2400 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2401 = v2400 << 6u;
+      const bool v2403 = v2401 < v3;
+      if (v2403) {
+        const unsigned int v2405 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2407 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2410 = v2407 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2413 = v2407 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2414 = v2413 << 3u;
+        const unsigned int v2415 = v28 + v2410;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2416 = v2415 < v1;
+        const unsigned int v2417 = v2401 + v2414;
+        const bool v2418 = v2417 < v3;
+        const bool v2419 = v2416 && v2418;
+        const unsigned int v2421 = v2415 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2422 = v8 + v2421;
+        const unsigned int v2423 = v2422 + v2401;
+        const unsigned int v2424 = v2423 + v2414;
+        const unsigned int v2425 = v2419 ? v2424 : v8;
+        const unsigned int v2427 = v2410 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2428 = v2405 + v2427;
+        const unsigned int v2429 = v2428 + v2414;
+        iron_copy_async<16>(shm0 + (v2429 ^ (((v2429 >> 6u) & 7u) << 3u)), a + v2425, v2419);
+        const unsigned int v2432 = v2407 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2434 = v2432 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2437 = v2432 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2438 = v2437 << 3u;
+        const unsigned int v2439 = v28 + v2434;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2440 = v2439 < v1;
+        const unsigned int v2441 = v2401 + v2438;
+        const bool v2442 = v2441 < v3;
+        const bool v2443 = v2440 && v2442;
+        const unsigned int v2445 = v2439 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2446 = v8 + v2445;
+        const unsigned int v2447 = v2446 + v2401;
+        const unsigned int v2448 = v2447 + v2438;
+        const unsigned int v2449 = v2443 ? v2448 : v8;
+        const unsigned int v2451 = v2434 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2452 = v2405 + v2451;
+        const unsigned int v2453 = v2452 + v2438;
+        iron_copy_async<16>(shm0 + (v2453 ^ (((v2453 >> 6u) & 7u) << 3u)), a + v2449, v2443);
+        const unsigned int v2456 = v2407 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2458 = v2456 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2461 = v2456 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2462 = v2461 << 3u;
+        const unsigned int v2463 = v28 + v2458;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2464 = v2463 < v1;
+        const unsigned int v2465 = v2401 + v2462;
+        const bool v2466 = v2465 < v3;
+        const bool v2467 = v2464 && v2466;
+        const unsigned int v2469 = v2463 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2470 = v8 + v2469;
+        const unsigned int v2471 = v2470 + v2401;
+        const unsigned int v2472 = v2471 + v2462;
+        const unsigned int v2473 = v2467 ? v2472 : v8;
+        const unsigned int v2475 = v2458 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2476 = v2405 + v2475;
+        const unsigned int v2477 = v2476 + v2462;
+        iron_copy_async<16>(shm0 + (v2477 ^ (((v2477 >> 6u) & 7u) << 3u)), a + v2473, v2467);
+        const unsigned int v2480 = v2407 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2482 = v2480 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2485 = v2480 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2486 = v2485 << 3u;
+        const unsigned int v2487 = v28 + v2482;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2488 = v2487 < v1;
+        const unsigned int v2489 = v2401 + v2486;
+        const bool v2490 = v2489 < v3;
+        const bool v2491 = v2488 && v2490;
+        const unsigned int v2493 = v2487 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2494 = v8 + v2493;
+        const unsigned int v2495 = v2494 + v2401;
+        const unsigned int v2496 = v2495 + v2486;
+        const unsigned int v2497 = v2491 ? v2496 : v8;
+        const unsigned int v2499 = v2482 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2500 = v2405 + v2499;
+        const unsigned int v2501 = v2500 + v2486;
+        iron_copy_async<16>(shm0 + (v2501 ^ (((v2501 >> 6u) & 7u) << 3u)), a + v2497, v2491);
+        const unsigned int v2504 = v2407 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2506 = v2504 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2509 = v2504 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2510 = v2509 << 3u;
+        const unsigned int v2511 = v28 + v2506;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2512 = v2511 < v1;
+        const unsigned int v2513 = v2401 + v2510;
+        const bool v2514 = v2513 < v3;
+        const bool v2515 = v2512 && v2514;
+        const unsigned int v2517 = v2511 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2518 = v8 + v2517;
+        const unsigned int v2519 = v2518 + v2401;
+        const unsigned int v2520 = v2519 + v2510;
+        const unsigned int v2521 = v2515 ? v2520 : v8;
+        const unsigned int v2523 = v2506 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2524 = v2405 + v2523;
+        const unsigned int v2525 = v2524 + v2510;
+        iron_copy_async<16>(shm0 + (v2525 ^ (((v2525 >> 6u) & 7u) << 3u)), a + v2521, v2515);
+        const unsigned int v2528 = v2407 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2530 = v2528 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2533 = v2528 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2534 = v2533 << 3u;
+        const unsigned int v2535 = v28 + v2530;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2536 = v2535 < v1;
+        const unsigned int v2537 = v2401 + v2534;
+        const bool v2538 = v2537 < v3;
+        const bool v2539 = v2536 && v2538;
+        const unsigned int v2541 = v2535 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2542 = v8 + v2541;
+        const unsigned int v2543 = v2542 + v2401;
+        const unsigned int v2544 = v2543 + v2534;
+        const unsigned int v2545 = v2539 ? v2544 : v8;
+        const unsigned int v2547 = v2530 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2548 = v2405 + v2547;
+        const unsigned int v2549 = v2548 + v2534;
+        iron_copy_async<16>(shm0 + (v2549 ^ (((v2549 >> 6u) & 7u) << 3u)), a + v2545, v2539);
+        const unsigned int v2552 = v2407 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2554 = v2552 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2557 = v2552 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2558 = v2557 << 3u;
+        const unsigned int v2559 = v28 + v2554;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2560 = v2559 < v1;
+        const unsigned int v2561 = v2401 + v2558;
+        const bool v2562 = v2561 < v3;
+        const bool v2563 = v2560 && v2562;
+        const unsigned int v2565 = v2559 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2566 = v8 + v2565;
+        const unsigned int v2567 = v2566 + v2401;
+        const unsigned int v2568 = v2567 + v2558;
+        const unsigned int v2569 = v2563 ? v2568 : v8;
+        const unsigned int v2571 = v2554 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2572 = v2405 + v2571;
+        const unsigned int v2573 = v2572 + v2558;
+        iron_copy_async<16>(shm0 + (v2573 ^ (((v2573 >> 6u) & 7u) << 3u)), a + v2569, v2563);
+        const unsigned int v2576 = v2407 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2578 = v2576 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2581 = v2576 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2582 = v2581 << 3u;
+        const unsigned int v2583 = v28 + v2578;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2584 = v2583 < v1;
+        const unsigned int v2585 = v2401 + v2582;
+        const bool v2586 = v2585 < v3;
+        const bool v2587 = v2584 && v2586;
+        const unsigned int v2589 = v2583 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2590 = v8 + v2589;
+        const unsigned int v2591 = v2590 + v2401;
+        const unsigned int v2592 = v2591 + v2582;
+        const unsigned int v2593 = v2587 ? v2592 : v8;
+        const unsigned int v2595 = v2578 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2596 = v2405 + v2595;
+        const unsigned int v2597 = v2596 + v2582;
+        iron_copy_async<16>(shm0 + (v2597 ^ (((v2597 >> 6u) & 7u) << 3u)), a + v2593, v2587);
+        const unsigned int v2604 = v2407 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2607 = v2407 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2608 = v2607 << 3u;
+        const unsigned int v2609 = v2401 + v2604;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2610 = v2609 < v3;
+        const unsigned int v2611 = v32 + v2608;
+        const bool v2612 = v2611 < v2;
+        const bool v2613 = v2610 && v2612;
+        const unsigned int v2615 = v2609 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2616 = v9 + v2615;
+        const unsigned int v2617 = v2616 + v32;
+        const unsigned int v2618 = v2617 + v2608;
+        const unsigned int v2619 = v2613 ? v2618 : v9;
+        const unsigned int v2621 = v2604 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2622 = v2405 + v2621;
+        const unsigned int v2623 = v2622 + v2608;
+        iron_copy_async<16>(shm1 + (v2623 ^ (((v2623 >> 7u) & 7u) << 3u)), b + v2619, v2613);
+        const unsigned int v2628 = v2432 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2631 = v2432 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2632 = v2631 << 3u;
+        const unsigned int v2633 = v2401 + v2628;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2634 = v2633 < v3;
+        const unsigned int v2635 = v32 + v2632;
+        const bool v2636 = v2635 < v2;
+        const bool v2637 = v2634 && v2636;
+        const unsigned int v2639 = v2633 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2640 = v9 + v2639;
+        const unsigned int v2641 = v2640 + v32;
+        const unsigned int v2642 = v2641 + v2632;
+        const unsigned int v2643 = v2637 ? v2642 : v9;
+        const unsigned int v2645 = v2628 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2646 = v2405 + v2645;
+        const unsigned int v2647 = v2646 + v2632;
+        iron_copy_async<16>(shm1 + (v2647 ^ (((v2647 >> 7u) & 7u) << 3u)), b + v2643, v2637);
+        const unsigned int v2652 = v2456 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2655 = v2456 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2656 = v2655 << 3u;
+        const unsigned int v2657 = v2401 + v2652;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2658 = v2657 < v3;
+        const unsigned int v2659 = v32 + v2656;
+        const bool v2660 = v2659 < v2;
+        const bool v2661 = v2658 && v2660;
+        const unsigned int v2663 = v2657 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2664 = v9 + v2663;
+        const unsigned int v2665 = v2664 + v32;
+        const unsigned int v2666 = v2665 + v2656;
+        const unsigned int v2667 = v2661 ? v2666 : v9;
+        const unsigned int v2669 = v2652 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2670 = v2405 + v2669;
+        const unsigned int v2671 = v2670 + v2656;
+        iron_copy_async<16>(shm1 + (v2671 ^ (((v2671 >> 7u) & 7u) << 3u)), b + v2667, v2661);
+        const unsigned int v2676 = v2480 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2679 = v2480 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2680 = v2679 << 3u;
+        const unsigned int v2681 = v2401 + v2676;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2682 = v2681 < v3;
+        const unsigned int v2683 = v32 + v2680;
+        const bool v2684 = v2683 < v2;
+        const bool v2685 = v2682 && v2684;
+        const unsigned int v2687 = v2681 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2688 = v9 + v2687;
+        const unsigned int v2689 = v2688 + v32;
+        const unsigned int v2690 = v2689 + v2680;
+        const unsigned int v2691 = v2685 ? v2690 : v9;
+        const unsigned int v2693 = v2676 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2694 = v2405 + v2693;
+        const unsigned int v2695 = v2694 + v2680;
+        iron_copy_async<16>(shm1 + (v2695 ^ (((v2695 >> 7u) & 7u) << 3u)), b + v2691, v2685);
+        const unsigned int v2700 = v2504 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2703 = v2504 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2704 = v2703 << 3u;
+        const unsigned int v2705 = v2401 + v2700;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2706 = v2705 < v3;
+        const unsigned int v2707 = v32 + v2704;
+        const bool v2708 = v2707 < v2;
+        const bool v2709 = v2706 && v2708;
+        const unsigned int v2711 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2712 = v9 + v2711;
+        const unsigned int v2713 = v2712 + v32;
+        const unsigned int v2714 = v2713 + v2704;
+        const unsigned int v2715 = v2709 ? v2714 : v9;
+        const unsigned int v2717 = v2700 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2718 = v2405 + v2717;
+        const unsigned int v2719 = v2718 + v2704;
+        iron_copy_async<16>(shm1 + (v2719 ^ (((v2719 >> 7u) & 7u) << 3u)), b + v2715, v2709);
+        const unsigned int v2724 = v2528 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2727 = v2528 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2728 = v2727 << 3u;
+        const unsigned int v2729 = v2401 + v2724;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2730 = v2729 < v3;
+        const unsigned int v2731 = v32 + v2728;
+        const bool v2732 = v2731 < v2;
+        const bool v2733 = v2730 && v2732;
+        const unsigned int v2735 = v2729 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2736 = v9 + v2735;
+        const unsigned int v2737 = v2736 + v32;
+        const unsigned int v2738 = v2737 + v2728;
+        const unsigned int v2739 = v2733 ? v2738 : v9;
+        const unsigned int v2741 = v2724 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2742 = v2405 + v2741;
+        const unsigned int v2743 = v2742 + v2728;
+        iron_copy_async<16>(shm1 + (v2743 ^ (((v2743 >> 7u) & 7u) << 3u)), b + v2739, v2733);
+        const unsigned int v2748 = v2552 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2751 = v2552 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2752 = v2751 << 3u;
+        const unsigned int v2753 = v2401 + v2748;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2754 = v2753 < v3;
+        const unsigned int v2755 = v32 + v2752;
+        const bool v2756 = v2755 < v2;
+        const bool v2757 = v2754 && v2756;
+        const unsigned int v2759 = v2753 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2760 = v9 + v2759;
+        const unsigned int v2761 = v2760 + v32;
+        const unsigned int v2762 = v2761 + v2752;
+        const unsigned int v2763 = v2757 ? v2762 : v9;
+        const unsigned int v2765 = v2748 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2766 = v2405 + v2765;
+        const unsigned int v2767 = v2766 + v2752;
+        iron_copy_async<16>(shm1 + (v2767 ^ (((v2767 >> 7u) & 7u) << 3u)), b + v2763, v2757);
+        const unsigned int v2772 = v2576 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2775 = v2576 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2776 = v2775 << 3u;
+        const unsigned int v2777 = v2401 + v2772;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2778 = v2777 < v3;
+        const unsigned int v2779 = v32 + v2776;
+        const bool v2780 = v2779 < v2;
+        const bool v2781 = v2778 && v2780;
+        const unsigned int v2783 = v2777 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2784 = v9 + v2783;
+        const unsigned int v2785 = v2784 + v32;
+        const unsigned int v2786 = v2785 + v2776;
+        const unsigned int v2787 = v2781 ? v2786 : v9;
+        const unsigned int v2789 = v2772 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2790 = v2405 + v2789;
+        const unsigned int v2791 = v2790 + v2776;
+        iron_copy_async<16>(shm1 + (v2791 ^ (((v2791 >> 7u) & 7u) << 3u)), b + v2787, v2781);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2803 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2804 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2791 = 0u; v2791 < v3; v2791 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2793 = v2791 >> 6u;
-      const unsigned int v2795 = v2793 % 3u;
+    for (unsigned int v2792 = 0u; v2792 < v3; v2792 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2794 = v2792 >> 6u;
+      const unsigned int v2796 = v2794 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2797 = v2795 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2804 = v2797 + v2803;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2804, 64u);
-      const unsigned int v2809 = v2797 + v41;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2809, 128u);
+      const unsigned int v2798 = v2796 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2805 = v2798 + v2804;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2805, 64u);
+      const unsigned int v2810 = v2798 + v41;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2810, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2815 = v2804 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2815, 64u);
-      const unsigned int v2818 = v2797 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2819 = v2818 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2819, 128u);
+      const unsigned int v2816 = v2805 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2816, 64u);
+      const unsigned int v2819 = v2798 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2820 = v2819 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2820, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2825 = v2804 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2825, 64u);
-      const unsigned int v2828 = v2797 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2829 = v2828 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2829, 128u);
+      const unsigned int v2826 = v2805 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2826, 64u);
+      const unsigned int v2829 = v2798 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2830 = v2829 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2830, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2835 = v2804 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2835, 64u);
-      const unsigned int v2838 = v2797 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2839 = v2838 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2839, 128u);
+      const unsigned int v2836 = v2805 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2836, 64u);
+      const unsigned int v2839 = v2798 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2840 = v2839 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2840, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2842 = v2791 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2844 = v2793 + 2u;
-      const unsigned int v2845 = v2844 % 3u;
-      const bool v2846 = v2842 < v3;
-      if (v2846) {
-        const unsigned int v2848 = v2845 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2850 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2853 = v2850 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2856 = v2850 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2857 = v2856 << 3u;
-        const unsigned int v2858 = v28 + v2853;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2859 = v2858 < v1;
-        const unsigned int v2860 = v2842 + v2857;
-        const bool v2861 = v2860 < v3;
-        const bool v2862 = v2859 && v2861;
-        const unsigned int v2864 = v2858 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2865 = v8 + v2864;
-        const unsigned int v2866 = v2865 + v2842;
-        const unsigned int v2867 = v2866 + v2857;
-        const unsigned int v2868 = v2862 ? v2867 : v8;
-        const unsigned int v2870 = v2853 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2871 = v2848 + v2870;
-        const unsigned int v2872 = v2871 + v2857;
-        iron_copy_async<16>(shm0 + (v2872 ^ (((v2872 >> 6u) & 7u) << 3u)), a + v2868, v2862);
-        const unsigned int v2875 = v2850 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2877 = v2875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2880 = v2875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2881 = v2880 << 3u;
-        const unsigned int v2882 = v28 + v2877;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2883 = v2882 < v1;
-        const unsigned int v2884 = v2842 + v2881;
-        const bool v2885 = v2884 < v3;
-        const bool v2886 = v2883 && v2885;
-        const unsigned int v2888 = v2882 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2889 = v8 + v2888;
-        const unsigned int v2890 = v2889 + v2842;
-        const unsigned int v2891 = v2890 + v2881;
-        const unsigned int v2892 = v2886 ? v2891 : v8;
-        const unsigned int v2894 = v2877 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2895 = v2848 + v2894;
-        const unsigned int v2896 = v2895 + v2881;
-        iron_copy_async<16>(shm0 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), a + v2892, v2886);
-        const unsigned int v2899 = v2850 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2901 = v2899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2904 = v2899 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2905 = v2904 << 3u;
-        const unsigned int v2906 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2907 = v2906 < v1;
-        const unsigned int v2908 = v2842 + v2905;
-        const bool v2909 = v2908 < v3;
-        const bool v2910 = v2907 && v2909;
-        const unsigned int v2912 = v2906 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2913 = v8 + v2912;
-        const unsigned int v2914 = v2913 + v2842;
-        const unsigned int v2915 = v2914 + v2905;
-        const unsigned int v2916 = v2910 ? v2915 : v8;
-        const unsigned int v2918 = v2901 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2919 = v2848 + v2918;
-        const unsigned int v2920 = v2919 + v2905;
-        iron_copy_async<16>(shm0 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), a + v2916, v2910);
-        const unsigned int v2923 = v2850 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2925 = v2923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2928 = v2923 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2929 = v2928 << 3u;
-        const unsigned int v2930 = v28 + v2925;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2931 = v2930 < v1;
-        const unsigned int v2932 = v2842 + v2929;
-        const bool v2933 = v2932 < v3;
-        const bool v2934 = v2931 && v2933;
-        const unsigned int v2936 = v2930 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2937 = v8 + v2936;
-        const unsigned int v2938 = v2937 + v2842;
-        const unsigned int v2939 = v2938 + v2929;
-        const unsigned int v2940 = v2934 ? v2939 : v8;
-        const unsigned int v2942 = v2925 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2943 = v2848 + v2942;
-        const unsigned int v2944 = v2943 + v2929;
-        iron_copy_async<16>(shm0 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), a + v2940, v2934);
-        const unsigned int v2947 = v2850 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2949 = v2947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2952 = v2947 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2953 = v2952 << 3u;
-        const unsigned int v2954 = v28 + v2949;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2955 = v2954 < v1;
-        const unsigned int v2956 = v2842 + v2953;
-        const bool v2957 = v2956 < v3;
-        const bool v2958 = v2955 && v2957;
-        const unsigned int v2960 = v2954 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2961 = v8 + v2960;
-        const unsigned int v2962 = v2961 + v2842;
-        const unsigned int v2963 = v2962 + v2953;
-        const unsigned int v2964 = v2958 ? v2963 : v8;
-        const unsigned int v2966 = v2949 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2967 = v2848 + v2966;
-        const unsigned int v2968 = v2967 + v2953;
-        iron_copy_async<16>(shm0 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), a + v2964, v2958);
-        const unsigned int v2971 = v2850 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2973 = v2971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2976 = v2971 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2977 = v2976 << 3u;
-        const unsigned int v2978 = v28 + v2973;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2979 = v2978 < v1;
-        const unsigned int v2980 = v2842 + v2977;
-        const bool v2981 = v2980 < v3;
-        const bool v2982 = v2979 && v2981;
-        const unsigned int v2984 = v2978 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2985 = v8 + v2984;
-        const unsigned int v2986 = v2985 + v2842;
-        const unsigned int v2987 = v2986 + v2977;
-        const unsigned int v2988 = v2982 ? v2987 : v8;
-        const unsigned int v2990 = v2973 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2991 = v2848 + v2990;
-        const unsigned int v2992 = v2991 + v2977;
-        iron_copy_async<16>(shm0 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), a + v2988, v2982);
-        const unsigned int v2995 = v2850 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2997 = v2995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3000 = v2995 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3001 = v3000 << 3u;
-        const unsigned int v3002 = v28 + v2997;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3003 = v3002 < v1;
-        const unsigned int v3004 = v2842 + v3001;
-        const bool v3005 = v3004 < v3;
-        const bool v3006 = v3003 && v3005;
-        const unsigned int v3008 = v3002 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3009 = v8 + v3008;
-        const unsigned int v3010 = v3009 + v2842;
-        const unsigned int v3011 = v3010 + v3001;
-        const unsigned int v3012 = v3006 ? v3011 : v8;
-        const unsigned int v3014 = v2997 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3015 = v2848 + v3014;
-        const unsigned int v3016 = v3015 + v3001;
-        iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), a + v3012, v3006);
-        const unsigned int v3019 = v2850 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3021 = v3019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3024 = v3019 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3025 = v3024 << 3u;
-        const unsigned int v3026 = v28 + v3021;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3027 = v3026 < v1;
-        const unsigned int v3028 = v2842 + v3025;
-        const bool v3029 = v3028 < v3;
-        const bool v3030 = v3027 && v3029;
-        const unsigned int v3032 = v3026 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3033 = v8 + v3032;
-        const unsigned int v3034 = v3033 + v2842;
-        const unsigned int v3035 = v3034 + v3025;
-        const unsigned int v3036 = v3030 ? v3035 : v8;
-        const unsigned int v3038 = v3021 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3039 = v2848 + v3038;
-        const unsigned int v3040 = v3039 + v3025;
-        iron_copy_async<16>(shm0 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), a + v3036, v3030);
-        const unsigned int v3047 = v2850 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3050 = v2850 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3051 = v3050 << 3u;
-        const unsigned int v3052 = v2842 + v3047;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3053 = v3052 < v3;
-        const unsigned int v3054 = v32 + v3051;
-        const bool v3055 = v3054 < v2;
-        const bool v3056 = v3053 && v3055;
-        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3059 = v9 + v3058;
-        const unsigned int v3060 = v3059 + v32;
-        const unsigned int v3061 = v3060 + v3051;
-        const unsigned int v3062 = v3056 ? v3061 : v9;
-        const unsigned int v3064 = v3047 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3065 = v2848 + v3064;
-        const unsigned int v3066 = v3065 + v3051;
-        iron_copy_async<16>(shm1 + (v3066 ^ (((v3066 >> 7u) & 7u) << 3u)), b + v3062, v3056);
-        const unsigned int v3071 = v2875 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3074 = v2875 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3075 = v3074 << 3u;
-        const unsigned int v3076 = v2842 + v3071;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3077 = v3076 < v3;
-        const unsigned int v3078 = v32 + v3075;
-        const bool v3079 = v3078 < v2;
-        const bool v3080 = v3077 && v3079;
-        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3083 = v9 + v3082;
-        const unsigned int v3084 = v3083 + v32;
-        const unsigned int v3085 = v3084 + v3075;
-        const unsigned int v3086 = v3080 ? v3085 : v9;
-        const unsigned int v3088 = v3071 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3089 = v2848 + v3088;
-        const unsigned int v3090 = v3089 + v3075;
-        iron_copy_async<16>(shm1 + (v3090 ^ (((v3090 >> 7u) & 7u) << 3u)), b + v3086, v3080);
-        const unsigned int v3095 = v2899 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3098 = v2899 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3099 = v3098 << 3u;
-        const unsigned int v3100 = v2842 + v3095;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3101 = v3100 < v3;
-        const unsigned int v3102 = v32 + v3099;
-        const bool v3103 = v3102 < v2;
-        const bool v3104 = v3101 && v3103;
-        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3107 = v9 + v3106;
-        const unsigned int v3108 = v3107 + v32;
-        const unsigned int v3109 = v3108 + v3099;
-        const unsigned int v3110 = v3104 ? v3109 : v9;
-        const unsigned int v3112 = v3095 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3113 = v2848 + v3112;
-        const unsigned int v3114 = v3113 + v3099;
-        iron_copy_async<16>(shm1 + (v3114 ^ (((v3114 >> 7u) & 7u) << 3u)), b + v3110, v3104);
-        const unsigned int v3119 = v2923 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3122 = v2923 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3123 = v3122 << 3u;
-        const unsigned int v3124 = v2842 + v3119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3125 = v3124 < v3;
-        const unsigned int v3126 = v32 + v3123;
-        const bool v3127 = v3126 < v2;
-        const bool v3128 = v3125 && v3127;
-        const unsigned int v3130 = v3124 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3131 = v9 + v3130;
-        const unsigned int v3132 = v3131 + v32;
-        const unsigned int v3133 = v3132 + v3123;
-        const unsigned int v3134 = v3128 ? v3133 : v9;
-        const unsigned int v3136 = v3119 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3137 = v2848 + v3136;
-        const unsigned int v3138 = v3137 + v3123;
-        iron_copy_async<16>(shm1 + (v3138 ^ (((v3138 >> 7u) & 7u) << 3u)), b + v3134, v3128);
-        const unsigned int v3143 = v2947 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3146 = v2947 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3147 = v3146 << 3u;
-        const unsigned int v3148 = v2842 + v3143;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3149 = v3148 < v3;
-        const unsigned int v3150 = v32 + v3147;
-        const bool v3151 = v3150 < v2;
-        const bool v3152 = v3149 && v3151;
-        const unsigned int v3154 = v3148 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3155 = v9 + v3154;
-        const unsigned int v3156 = v3155 + v32;
-        const unsigned int v3157 = v3156 + v3147;
-        const unsigned int v3158 = v3152 ? v3157 : v9;
-        const unsigned int v3160 = v3143 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3161 = v2848 + v3160;
-        const unsigned int v3162 = v3161 + v3147;
-        iron_copy_async<16>(shm1 + (v3162 ^ (((v3162 >> 7u) & 7u) << 3u)), b + v3158, v3152);
-        const unsigned int v3167 = v2971 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3170 = v2971 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3171 = v3170 << 3u;
-        const unsigned int v3172 = v2842 + v3167;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3173 = v3172 < v3;
-        const unsigned int v3174 = v32 + v3171;
-        const bool v3175 = v3174 < v2;
-        const bool v3176 = v3173 && v3175;
-        const unsigned int v3178 = v3172 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3179 = v9 + v3178;
-        const unsigned int v3180 = v3179 + v32;
-        const unsigned int v3181 = v3180 + v3171;
-        const unsigned int v3182 = v3176 ? v3181 : v9;
-        const unsigned int v3184 = v3167 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3185 = v2848 + v3184;
-        const unsigned int v3186 = v3185 + v3171;
-        iron_copy_async<16>(shm1 + (v3186 ^ (((v3186 >> 7u) & 7u) << 3u)), b + v3182, v3176);
-        const unsigned int v3191 = v2995 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3194 = v2995 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3195 = v3194 << 3u;
-        const unsigned int v3196 = v2842 + v3191;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3197 = v3196 < v3;
-        const unsigned int v3198 = v32 + v3195;
-        const bool v3199 = v3198 < v2;
-        const bool v3200 = v3197 && v3199;
-        const unsigned int v3202 = v3196 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3203 = v9 + v3202;
-        const unsigned int v3204 = v3203 + v32;
-        const unsigned int v3205 = v3204 + v3195;
-        const unsigned int v3206 = v3200 ? v3205 : v9;
-        const unsigned int v3208 = v3191 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3209 = v2848 + v3208;
-        const unsigned int v3210 = v3209 + v3195;
-        iron_copy_async<16>(shm1 + (v3210 ^ (((v3210 >> 7u) & 7u) << 3u)), b + v3206, v3200);
-        const unsigned int v3215 = v3019 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3218 = v3019 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3219 = v3218 << 3u;
-        const unsigned int v3220 = v2842 + v3215;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3221 = v3220 < v3;
-        const unsigned int v3222 = v32 + v3219;
-        const bool v3223 = v3222 < v2;
-        const bool v3224 = v3221 && v3223;
-        const unsigned int v3226 = v3220 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3227 = v9 + v3226;
-        const unsigned int v3228 = v3227 + v32;
-        const unsigned int v3229 = v3228 + v3219;
-        const unsigned int v3230 = v3224 ? v3229 : v9;
-        const unsigned int v3232 = v3215 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3233 = v2848 + v3232;
-        const unsigned int v3234 = v3233 + v3219;
-        iron_copy_async<16>(shm1 + (v3234 ^ (((v3234 >> 7u) & 7u) << 3u)), b + v3230, v3224);
+      const unsigned int v2843 = v2792 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2845 = v2794 + 2u;
+      const unsigned int v2846 = v2845 % 3u;
+      const bool v2847 = v2843 < v3;
+      if (v2847) {
+        const unsigned int v2849 = v2846 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2851 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2854 = v2851 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2857 = v2851 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2858 = v2857 << 3u;
+        const unsigned int v2859 = v28 + v2854;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2860 = v2859 < v1;
+        const unsigned int v2861 = v2843 + v2858;
+        const bool v2862 = v2861 < v3;
+        const bool v2863 = v2860 && v2862;
+        const unsigned int v2865 = v2859 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2866 = v8 + v2865;
+        const unsigned int v2867 = v2866 + v2843;
+        const unsigned int v2868 = v2867 + v2858;
+        const unsigned int v2869 = v2863 ? v2868 : v8;
+        const unsigned int v2871 = v2854 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2872 = v2849 + v2871;
+        const unsigned int v2873 = v2872 + v2858;
+        iron_copy_async<16>(shm0 + (v2873 ^ (((v2873 >> 6u) & 7u) << 3u)), a + v2869, v2863);
+        const unsigned int v2876 = v2851 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2878 = v2876 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2881 = v2876 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2882 = v2881 << 3u;
+        const unsigned int v2883 = v28 + v2878;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2884 = v2883 < v1;
+        const unsigned int v2885 = v2843 + v2882;
+        const bool v2886 = v2885 < v3;
+        const bool v2887 = v2884 && v2886;
+        const unsigned int v2889 = v2883 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2890 = v8 + v2889;
+        const unsigned int v2891 = v2890 + v2843;
+        const unsigned int v2892 = v2891 + v2882;
+        const unsigned int v2893 = v2887 ? v2892 : v8;
+        const unsigned int v2895 = v2878 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2896 = v2849 + v2895;
+        const unsigned int v2897 = v2896 + v2882;
+        iron_copy_async<16>(shm0 + (v2897 ^ (((v2897 >> 6u) & 7u) << 3u)), a + v2893, v2887);
+        const unsigned int v2900 = v2851 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2902 = v2900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2905 = v2900 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2906 = v2905 << 3u;
+        const unsigned int v2907 = v28 + v2902;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2908 = v2907 < v1;
+        const unsigned int v2909 = v2843 + v2906;
+        const bool v2910 = v2909 < v3;
+        const bool v2911 = v2908 && v2910;
+        const unsigned int v2913 = v2907 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2914 = v8 + v2913;
+        const unsigned int v2915 = v2914 + v2843;
+        const unsigned int v2916 = v2915 + v2906;
+        const unsigned int v2917 = v2911 ? v2916 : v8;
+        const unsigned int v2919 = v2902 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2920 = v2849 + v2919;
+        const unsigned int v2921 = v2920 + v2906;
+        iron_copy_async<16>(shm0 + (v2921 ^ (((v2921 >> 6u) & 7u) << 3u)), a + v2917, v2911);
+        const unsigned int v2924 = v2851 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2926 = v2924 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2929 = v2924 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2930 = v2929 << 3u;
+        const unsigned int v2931 = v28 + v2926;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2932 = v2931 < v1;
+        const unsigned int v2933 = v2843 + v2930;
+        const bool v2934 = v2933 < v3;
+        const bool v2935 = v2932 && v2934;
+        const unsigned int v2937 = v2931 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2938 = v8 + v2937;
+        const unsigned int v2939 = v2938 + v2843;
+        const unsigned int v2940 = v2939 + v2930;
+        const unsigned int v2941 = v2935 ? v2940 : v8;
+        const unsigned int v2943 = v2926 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2944 = v2849 + v2943;
+        const unsigned int v2945 = v2944 + v2930;
+        iron_copy_async<16>(shm0 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), a + v2941, v2935);
+        const unsigned int v2948 = v2851 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2950 = v2948 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2953 = v2948 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2954 = v2953 << 3u;
+        const unsigned int v2955 = v28 + v2950;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2956 = v2955 < v1;
+        const unsigned int v2957 = v2843 + v2954;
+        const bool v2958 = v2957 < v3;
+        const bool v2959 = v2956 && v2958;
+        const unsigned int v2961 = v2955 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2962 = v8 + v2961;
+        const unsigned int v2963 = v2962 + v2843;
+        const unsigned int v2964 = v2963 + v2954;
+        const unsigned int v2965 = v2959 ? v2964 : v8;
+        const unsigned int v2967 = v2950 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2968 = v2849 + v2967;
+        const unsigned int v2969 = v2968 + v2954;
+        iron_copy_async<16>(shm0 + (v2969 ^ (((v2969 >> 6u) & 7u) << 3u)), a + v2965, v2959);
+        const unsigned int v2972 = v2851 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2974 = v2972 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2977 = v2972 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2978 = v2977 << 3u;
+        const unsigned int v2979 = v28 + v2974;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2980 = v2979 < v1;
+        const unsigned int v2981 = v2843 + v2978;
+        const bool v2982 = v2981 < v3;
+        const bool v2983 = v2980 && v2982;
+        const unsigned int v2985 = v2979 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2986 = v8 + v2985;
+        const unsigned int v2987 = v2986 + v2843;
+        const unsigned int v2988 = v2987 + v2978;
+        const unsigned int v2989 = v2983 ? v2988 : v8;
+        const unsigned int v2991 = v2974 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2992 = v2849 + v2991;
+        const unsigned int v2993 = v2992 + v2978;
+        iron_copy_async<16>(shm0 + (v2993 ^ (((v2993 >> 6u) & 7u) << 3u)), a + v2989, v2983);
+        const unsigned int v2996 = v2851 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2998 = v2996 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3001 = v2996 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3002 = v3001 << 3u;
+        const unsigned int v3003 = v28 + v2998;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3004 = v3003 < v1;
+        const unsigned int v3005 = v2843 + v3002;
+        const bool v3006 = v3005 < v3;
+        const bool v3007 = v3004 && v3006;
+        const unsigned int v3009 = v3003 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3010 = v8 + v3009;
+        const unsigned int v3011 = v3010 + v2843;
+        const unsigned int v3012 = v3011 + v3002;
+        const unsigned int v3013 = v3007 ? v3012 : v8;
+        const unsigned int v3015 = v2998 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3016 = v2849 + v3015;
+        const unsigned int v3017 = v3016 + v3002;
+        iron_copy_async<16>(shm0 + (v3017 ^ (((v3017 >> 6u) & 7u) << 3u)), a + v3013, v3007);
+        const unsigned int v3020 = v2851 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3022 = v3020 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3025 = v3020 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3026 = v3025 << 3u;
+        const unsigned int v3027 = v28 + v3022;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3028 = v3027 < v1;
+        const unsigned int v3029 = v2843 + v3026;
+        const bool v3030 = v3029 < v3;
+        const bool v3031 = v3028 && v3030;
+        const unsigned int v3033 = v3027 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3034 = v8 + v3033;
+        const unsigned int v3035 = v3034 + v2843;
+        const unsigned int v3036 = v3035 + v3026;
+        const unsigned int v3037 = v3031 ? v3036 : v8;
+        const unsigned int v3039 = v3022 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3040 = v2849 + v3039;
+        const unsigned int v3041 = v3040 + v3026;
+        iron_copy_async<16>(shm0 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), a + v3037, v3031);
+        const unsigned int v3048 = v2851 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3051 = v2851 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3052 = v3051 << 3u;
+        const unsigned int v3053 = v2843 + v3048;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3054 = v3053 < v3;
+        const unsigned int v3055 = v32 + v3052;
+        const bool v3056 = v3055 < v2;
+        const bool v3057 = v3054 && v3056;
+        const unsigned int v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3060 = v9 + v3059;
+        const unsigned int v3061 = v3060 + v32;
+        const unsigned int v3062 = v3061 + v3052;
+        const unsigned int v3063 = v3057 ? v3062 : v9;
+        const unsigned int v3065 = v3048 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3066 = v2849 + v3065;
+        const unsigned int v3067 = v3066 + v3052;
+        iron_copy_async<16>(shm1 + (v3067 ^ (((v3067 >> 7u) & 7u) << 3u)), b + v3063, v3057);
+        const unsigned int v3072 = v2876 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3075 = v2876 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3076 = v3075 << 3u;
+        const unsigned int v3077 = v2843 + v3072;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3078 = v3077 < v3;
+        const unsigned int v3079 = v32 + v3076;
+        const bool v3080 = v3079 < v2;
+        const bool v3081 = v3078 && v3080;
+        const unsigned int v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3084 = v9 + v3083;
+        const unsigned int v3085 = v3084 + v32;
+        const unsigned int v3086 = v3085 + v3076;
+        const unsigned int v3087 = v3081 ? v3086 : v9;
+        const unsigned int v3089 = v3072 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3090 = v2849 + v3089;
+        const unsigned int v3091 = v3090 + v3076;
+        iron_copy_async<16>(shm1 + (v3091 ^ (((v3091 >> 7u) & 7u) << 3u)), b + v3087, v3081);
+        const unsigned int v3096 = v2900 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3099 = v2900 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3100 = v3099 << 3u;
+        const unsigned int v3101 = v2843 + v3096;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3102 = v3101 < v3;
+        const unsigned int v3103 = v32 + v3100;
+        const bool v3104 = v3103 < v2;
+        const bool v3105 = v3102 && v3104;
+        const unsigned int v3107 = v3101 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3108 = v9 + v3107;
+        const unsigned int v3109 = v3108 + v32;
+        const unsigned int v3110 = v3109 + v3100;
+        const unsigned int v3111 = v3105 ? v3110 : v9;
+        const unsigned int v3113 = v3096 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3114 = v2849 + v3113;
+        const unsigned int v3115 = v3114 + v3100;
+        iron_copy_async<16>(shm1 + (v3115 ^ (((v3115 >> 7u) & 7u) << 3u)), b + v3111, v3105);
+        const unsigned int v3120 = v2924 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3123 = v2924 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3124 = v3123 << 3u;
+        const unsigned int v3125 = v2843 + v3120;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3126 = v3125 < v3;
+        const unsigned int v3127 = v32 + v3124;
+        const bool v3128 = v3127 < v2;
+        const bool v3129 = v3126 && v3128;
+        const unsigned int v3131 = v3125 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3132 = v9 + v3131;
+        const unsigned int v3133 = v3132 + v32;
+        const unsigned int v3134 = v3133 + v3124;
+        const unsigned int v3135 = v3129 ? v3134 : v9;
+        const unsigned int v3137 = v3120 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3138 = v2849 + v3137;
+        const unsigned int v3139 = v3138 + v3124;
+        iron_copy_async<16>(shm1 + (v3139 ^ (((v3139 >> 7u) & 7u) << 3u)), b + v3135, v3129);
+        const unsigned int v3144 = v2948 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3147 = v2948 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3148 = v3147 << 3u;
+        const unsigned int v3149 = v2843 + v3144;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3150 = v3149 < v3;
+        const unsigned int v3151 = v32 + v3148;
+        const bool v3152 = v3151 < v2;
+        const bool v3153 = v3150 && v3152;
+        const unsigned int v3155 = v3149 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3156 = v9 + v3155;
+        const unsigned int v3157 = v3156 + v32;
+        const unsigned int v3158 = v3157 + v3148;
+        const unsigned int v3159 = v3153 ? v3158 : v9;
+        const unsigned int v3161 = v3144 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3162 = v2849 + v3161;
+        const unsigned int v3163 = v3162 + v3148;
+        iron_copy_async<16>(shm1 + (v3163 ^ (((v3163 >> 7u) & 7u) << 3u)), b + v3159, v3153);
+        const unsigned int v3168 = v2972 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3171 = v2972 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3172 = v3171 << 3u;
+        const unsigned int v3173 = v2843 + v3168;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3174 = v3173 < v3;
+        const unsigned int v3175 = v32 + v3172;
+        const bool v3176 = v3175 < v2;
+        const bool v3177 = v3174 && v3176;
+        const unsigned int v3179 = v3173 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3180 = v9 + v3179;
+        const unsigned int v3181 = v3180 + v32;
+        const unsigned int v3182 = v3181 + v3172;
+        const unsigned int v3183 = v3177 ? v3182 : v9;
+        const unsigned int v3185 = v3168 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3186 = v2849 + v3185;
+        const unsigned int v3187 = v3186 + v3172;
+        iron_copy_async<16>(shm1 + (v3187 ^ (((v3187 >> 7u) & 7u) << 3u)), b + v3183, v3177);
+        const unsigned int v3192 = v2996 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3195 = v2996 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3196 = v3195 << 3u;
+        const unsigned int v3197 = v2843 + v3192;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3198 = v3197 < v3;
+        const unsigned int v3199 = v32 + v3196;
+        const bool v3200 = v3199 < v2;
+        const bool v3201 = v3198 && v3200;
+        const unsigned int v3203 = v3197 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3204 = v9 + v3203;
+        const unsigned int v3205 = v3204 + v32;
+        const unsigned int v3206 = v3205 + v3196;
+        const unsigned int v3207 = v3201 ? v3206 : v9;
+        const unsigned int v3209 = v3192 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3210 = v2849 + v3209;
+        const unsigned int v3211 = v3210 + v3196;
+        iron_copy_async<16>(shm1 + (v3211 ^ (((v3211 >> 7u) & 7u) << 3u)), b + v3207, v3201);
+        const unsigned int v3216 = v3020 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3219 = v3020 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3220 = v3219 << 3u;
+        const unsigned int v3221 = v2843 + v3216;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3222 = v3221 < v3;
+        const unsigned int v3223 = v32 + v3220;
+        const bool v3224 = v3223 < v2;
+        const bool v3225 = v3222 && v3224;
+        const unsigned int v3227 = v3221 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3228 = v9 + v3227;
+        const unsigned int v3229 = v3228 + v32;
+        const unsigned int v3230 = v3229 + v3220;
+        const unsigned int v3231 = v3225 ? v3230 : v9;
+        const unsigned int v3233 = v3216 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3234 = v2849 + v3233;
+        const unsigned int v3235 = v3234 + v3220;
+        iron_copy_async<16>(shm1 + (v3235 ^ (((v3235 >> 7u) & 7u) << 3u)), b + v3231, v3225);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v508 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v509 = threadIdx.x;
-    const unsigned int v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v577 = v565 + 16u;
-    const unsigned int v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v509 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v510 = threadIdx.x;
+    const unsigned int v566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v578 = v566 + 16u;
+    const unsigned int v582 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v588 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v592 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v598 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v602 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v516 = v28 + v513;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v517 = v516 < v1;
-        const unsigned int v518 = v507 + v515;
-        const bool v519 = v518 < v3;
-        const bool v520 = v517 && v519;
-        if (v520) {
-          const unsigned int v522 = v516 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v523 = v8 + v522;
-          const unsigned int v524 = v523 + v507;
-          const unsigned int v525 = v524 + v515;
-          const iron_bf16 v526 = a[v525];
-          const unsigned int v528 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v529 = v528 + v515;
-          shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = v526;
+    for (unsigned int v508 = 0u; v508 < v3; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v517 = v28 + v514;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v518 = v517 < v1;
+        const unsigned int v519 = v508 + v516;
+        const bool v520 = v519 < v3;
+        const bool v521 = v518 && v520;
+        if (v521) {
+          const unsigned int v523 = v517 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v524 = v8 + v523;
+          const unsigned int v525 = v524 + v508;
+          const unsigned int v526 = v525 + v516;
+          const iron_bf16 v527 = a[v526];
+          const unsigned int v529 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v530 = v529 + v516;
+          shm0[(v530 ^ (((v530 >> 6u) & 7u) << 3u))] = v527;
         } else {
-          const unsigned int v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v532 = v531 + v515;
-          shm0[(v532 ^ (((v532 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v532 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v533 = v532 + v516;
+          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v537 = v509; v537 < 8192u; v537 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v539 = v537 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v541 = v537 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v542 = v507 + v539;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v543 = v542 < v3;
-        const unsigned int v544 = v32 + v541;
-        const bool v545 = v544 < v2;
-        const bool v546 = v543 && v545;
-        if (v546) {
-          const unsigned int v548 = v542 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v549 = v9 + v548;
-          const unsigned int v550 = v549 + v32;
-          const unsigned int v551 = v550 + v541;
-          const iron_bf16 v552 = b[v551];
-          const unsigned int v554 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v555 = v554 + v541;
-          shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = v552;
+      for (unsigned int v538 = v510; v538 < 8192u; v538 += v509) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v540 = v538 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v542 = v538 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v543 = v508 + v540;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v544 = v543 < v3;
+        const unsigned int v545 = v32 + v542;
+        const bool v546 = v545 < v2;
+        const bool v547 = v544 && v546;
+        if (v547) {
+          const unsigned int v549 = v543 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v550 = v9 + v549;
+          const unsigned int v551 = v550 + v32;
+          const unsigned int v552 = v551 + v542;
+          const iron_bf16 v553 = b[v552];
+          const unsigned int v555 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v556 = v555 + v542;
+          shm1[(v556 ^ (((v556 >> 7u) & 7u) << 3u))] = v553;
         } else {
-          const unsigned int v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v558 = v557 + v541;
-          shm1[(v558 ^ (((v558 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v558 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v559 = v558 + v542;
+          shm1[(v559 ^ (((v559 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v565, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v581, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v578, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v582, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v591, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v592, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v601, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v598, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v602, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v603 = v28 + v37;
-  const unsigned int v604 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v605 = v603 + v604;
-  const unsigned int v606 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v607 = v602 + v606;
-  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v609 = v607 < v2;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v43.x[0];
-    const float v612 = v611 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v613 = iron_f32_to_bf16(v612);
-    const unsigned int v614 = v7 * v1;
-    const unsigned int v615 = v614 + v605;
-    const unsigned int v616 = v615 * v2;
-    const unsigned int v617 = v616 + v607;
-    out[v617] = v613;
-  }
-  const unsigned int v618 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v619 = v603 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v621 = v602 + v620;
-  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v623 = v621 < v2;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v43.x[1];
-    const float v626 = v625 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v627 = iron_f32_to_bf16(v626);
-    const unsigned int v628 = v7 * v1;
-    const unsigned int v629 = v628 + v619;
-    const unsigned int v630 = v629 * v2;
-    const unsigned int v631 = v630 + v621;
-    out[v631] = v627;
-  }
-  const unsigned int v632 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v633 = v603 + v632;
-  const unsigned int v634 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v635 = v602 + v634;
-  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v637 = v635 < v2;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v43.x[2];
-    const float v640 = v639 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v641 = iron_f32_to_bf16(v640);
-    const unsigned int v642 = v7 * v1;
-    const unsigned int v643 = v642 + v633;
-    const unsigned int v644 = v643 * v2;
-    const unsigned int v645 = v644 + v635;
-    out[v645] = v641;
-  }
-  const unsigned int v646 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v647 = v603 + v646;
-  const unsigned int v648 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v649 = v602 + v648;
-  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v651 = v649 < v2;
-  const bool v652 = v650 && v651;
-  if (v652) {
-    const float v653 = v43.x[3];
-    const float v654 = v653 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v655 = iron_f32_to_bf16(v654);
-    const unsigned int v656 = v7 * v1;
-    const unsigned int v657 = v656 + v647;
-    const unsigned int v658 = v657 * v2;
-    const unsigned int v659 = v658 + v649;
-    out[v659] = v655;
-  }
-  const unsigned int v660 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v661 = v603 + v660;
-  const unsigned int v662 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v663 = v602 + v662;
-  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v665 = v663 < v2;
-  const bool v666 = v664 && v665;
-  if (v666) {
-    const float v667 = v43.x[4];
-    const float v668 = v667 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v669 = iron_f32_to_bf16(v668);
-    const unsigned int v670 = v7 * v1;
-    const unsigned int v671 = v670 + v661;
-    const unsigned int v672 = v671 * v2;
-    const unsigned int v673 = v672 + v663;
-    out[v673] = v669;
-  }
-  const unsigned int v674 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v675 = v603 + v674;
-  const unsigned int v676 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v677 = v602 + v676;
-  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v679 = v677 < v2;
-  const bool v680 = v678 && v679;
-  if (v680) {
-    const float v681 = v43.x[5];
-    const float v682 = v681 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v683 = iron_f32_to_bf16(v682);
-    const unsigned int v684 = v7 * v1;
-    const unsigned int v685 = v684 + v675;
-    const unsigned int v686 = v685 * v2;
-    const unsigned int v687 = v686 + v677;
-    out[v687] = v683;
-  }
-  const unsigned int v688 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v689 = v603 + v688;
-  const unsigned int v690 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v691 = v602 + v690;
-  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v693 = v691 < v2;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v43.x[6];
-    const float v696 = v695 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v697 = iron_f32_to_bf16(v696);
-    const unsigned int v698 = v7 * v1;
-    const unsigned int v699 = v698 + v689;
-    const unsigned int v700 = v699 * v2;
-    const unsigned int v701 = v700 + v691;
-    out[v701] = v697;
-  }
-  const unsigned int v702 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v703 = v603 + v702;
-  const unsigned int v704 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v705 = v602 + v704;
-  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v707 = v705 < v2;
-  const bool v708 = v706 && v707;
-  if (v708) {
-    const float v709 = v43.x[7];
-    const float v710 = v709 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v711 = iron_f32_to_bf16(v710);
-    const unsigned int v712 = v7 * v1;
-    const unsigned int v713 = v712 + v703;
-    const unsigned int v714 = v713 * v2;
-    const unsigned int v715 = v714 + v705;
-    out[v715] = v711;
-  }
-  const unsigned int v716 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v717 = v603 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v719 = v602 + v718;
-  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v721 = v719 < v2;
-  const bool v722 = v720 && v721;
-  if (v722) {
-    const float v723 = v43.x[8];
-    const float v724 = v723 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v725 = iron_f32_to_bf16(v724);
-    const unsigned int v726 = v7 * v1;
-    const unsigned int v727 = v726 + v717;
-    const unsigned int v728 = v727 * v2;
-    const unsigned int v729 = v728 + v719;
-    out[v729] = v725;
-  }
-  const unsigned int v730 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v731 = v603 + v730;
-  const unsigned int v732 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v733 = v602 + v732;
-  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v735 = v733 < v2;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v43.x[9];
-    const float v738 = v737 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v739 = iron_f32_to_bf16(v738);
-    const unsigned int v740 = v7 * v1;
-    const unsigned int v741 = v740 + v731;
-    const unsigned int v742 = v741 * v2;
-    const unsigned int v743 = v742 + v733;
-    out[v743] = v739;
-  }
-  const unsigned int v744 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v745 = v603 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v747 = v602 + v746;
-  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v749 = v747 < v2;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v43.x[10];
-    const float v752 = v751 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v753 = iron_f32_to_bf16(v752);
-    const unsigned int v754 = v7 * v1;
-    const unsigned int v755 = v754 + v745;
-    const unsigned int v756 = v755 * v2;
-    const unsigned int v757 = v756 + v747;
-    out[v757] = v753;
-  }
-  const unsigned int v758 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v759 = v603 + v758;
-  const unsigned int v760 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v761 = v602 + v760;
-  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v763 = v761 < v2;
-  const bool v764 = v762 && v763;
-  if (v764) {
-    const float v765 = v43.x[11];
-    const float v766 = v765 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v767 = iron_f32_to_bf16(v766);
-    const unsigned int v768 = v7 * v1;
-    const unsigned int v769 = v768 + v759;
-    const unsigned int v770 = v769 * v2;
-    const unsigned int v771 = v770 + v761;
-    out[v771] = v767;
-  }
-  const unsigned int v772 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v773 = v603 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v775 = v602 + v774;
-  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v777 = v775 < v2;
-  const bool v778 = v776 && v777;
-  if (v778) {
-    const float v779 = v43.x[12];
-    const float v780 = v779 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v781 = iron_f32_to_bf16(v780);
-    const unsigned int v782 = v7 * v1;
-    const unsigned int v783 = v782 + v773;
-    const unsigned int v784 = v783 * v2;
-    const unsigned int v785 = v784 + v775;
-    out[v785] = v781;
-  }
-  const unsigned int v786 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v787 = v603 + v786;
-  const unsigned int v788 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v789 = v602 + v788;
-  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v791 = v789 < v2;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v43.x[13];
-    const float v794 = v793 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v795 = iron_f32_to_bf16(v794);
-    const unsigned int v796 = v7 * v1;
-    const unsigned int v797 = v796 + v787;
-    const unsigned int v798 = v797 * v2;
-    const unsigned int v799 = v798 + v789;
-    out[v799] = v795;
-  }
-  const unsigned int v800 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v801 = v603 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v803 = v602 + v802;
-  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v805 = v803 < v2;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v43.x[14];
-    const float v808 = v807 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v809 = iron_f32_to_bf16(v808);
-    const unsigned int v810 = v7 * v1;
-    const unsigned int v811 = v810 + v801;
-    const unsigned int v812 = v811 * v2;
-    const unsigned int v813 = v812 + v803;
-    out[v813] = v809;
-  }
-  const unsigned int v814 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v815 = v603 + v814;
-  const unsigned int v816 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v817 = v602 + v816;
-  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v819 = v817 < v2;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v43.x[15];
-    const float v822 = v821 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v823 = iron_f32_to_bf16(v822);
-    const unsigned int v824 = v7 * v1;
-    const unsigned int v825 = v824 + v815;
-    const unsigned int v826 = v825 * v2;
-    const unsigned int v827 = v826 + v817;
-    out[v827] = v823;
-  }
-  const unsigned int v828 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v829 = v603 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v831 = v602 + v830;
-  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v833 = v831 < v2;
-  const bool v834 = v832 && v833;
-  if (v834) {
-    const float v835 = v43.x[16];
-    const float v836 = v835 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v837 = iron_f32_to_bf16(v836);
-    const unsigned int v838 = v7 * v1;
-    const unsigned int v839 = v838 + v829;
-    const unsigned int v840 = v839 * v2;
-    const unsigned int v841 = v840 + v831;
-    out[v841] = v837;
-  }
-  const unsigned int v842 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v843 = v603 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v845 = v602 + v844;
-  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v847 = v845 < v2;
-  const bool v848 = v846 && v847;
-  if (v848) {
-    const float v849 = v43.x[17];
-    const float v850 = v849 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v851 = iron_f32_to_bf16(v850);
-    const unsigned int v852 = v7 * v1;
-    const unsigned int v853 = v852 + v843;
-    const unsigned int v854 = v853 * v2;
-    const unsigned int v855 = v854 + v845;
-    out[v855] = v851;
-  }
-  const unsigned int v856 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v857 = v603 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v859 = v602 + v858;
-  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v861 = v859 < v2;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v43.x[18];
-    const float v864 = v863 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v865 = iron_f32_to_bf16(v864);
-    const unsigned int v866 = v7 * v1;
-    const unsigned int v867 = v866 + v857;
-    const unsigned int v868 = v867 * v2;
-    const unsigned int v869 = v868 + v859;
-    out[v869] = v865;
-  }
-  const unsigned int v870 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v871 = v603 + v870;
-  const unsigned int v872 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v873 = v602 + v872;
-  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v875 = v873 < v2;
-  const bool v876 = v874 && v875;
-  if (v876) {
-    const float v877 = v43.x[19];
-    const float v878 = v877 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v879 = iron_f32_to_bf16(v878);
-    const unsigned int v880 = v7 * v1;
-    const unsigned int v881 = v880 + v871;
-    const unsigned int v882 = v881 * v2;
-    const unsigned int v883 = v882 + v873;
-    out[v883] = v879;
-  }
-  const unsigned int v884 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v885 = v603 + v884;
-  const unsigned int v886 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v887 = v602 + v886;
-  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v889 = v887 < v2;
-  const bool v890 = v888 && v889;
-  if (v890) {
-    const float v891 = v43.x[20];
-    const float v892 = v891 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v893 = iron_f32_to_bf16(v892);
-    const unsigned int v894 = v7 * v1;
-    const unsigned int v895 = v894 + v885;
-    const unsigned int v896 = v895 * v2;
-    const unsigned int v897 = v896 + v887;
-    out[v897] = v893;
-  }
-  const unsigned int v898 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v899 = v603 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v901 = v602 + v900;
-  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v903 = v901 < v2;
-  const bool v904 = v902 && v903;
-  if (v904) {
-    const float v905 = v43.x[21];
-    const float v906 = v905 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v907 = iron_f32_to_bf16(v906);
-    const unsigned int v908 = v7 * v1;
-    const unsigned int v909 = v908 + v899;
-    const unsigned int v910 = v909 * v2;
-    const unsigned int v911 = v910 + v901;
-    out[v911] = v907;
-  }
-  const unsigned int v912 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v913 = v603 + v912;
-  const unsigned int v914 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v915 = v602 + v914;
-  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v917 = v915 < v2;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v43.x[22];
-    const float v920 = v919 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v921 = iron_f32_to_bf16(v920);
-    const unsigned int v922 = v7 * v1;
-    const unsigned int v923 = v922 + v913;
-    const unsigned int v924 = v923 * v2;
-    const unsigned int v925 = v924 + v915;
-    out[v925] = v921;
-  }
-  const unsigned int v926 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v927 = v603 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v929 = v602 + v928;
-  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v931 = v929 < v2;
-  const bool v932 = v930 && v931;
-  if (v932) {
-    const float v933 = v43.x[23];
-    const float v934 = v933 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v935 = iron_f32_to_bf16(v934);
-    const unsigned int v936 = v7 * v1;
-    const unsigned int v937 = v936 + v927;
-    const unsigned int v938 = v937 * v2;
-    const unsigned int v939 = v938 + v929;
-    out[v939] = v935;
-  }
-  const unsigned int v940 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v941 = v603 + v940;
-  const unsigned int v942 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v943 = v602 + v942;
-  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v945 = v943 < v2;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v43.x[24];
-    const float v948 = v947 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v949 = iron_f32_to_bf16(v948);
-    const unsigned int v950 = v7 * v1;
-    const unsigned int v951 = v950 + v941;
-    const unsigned int v952 = v951 * v2;
-    const unsigned int v953 = v952 + v943;
-    out[v953] = v949;
-  }
-  const unsigned int v954 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v955 = v603 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v957 = v602 + v956;
-  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v959 = v957 < v2;
-  const bool v960 = v958 && v959;
-  if (v960) {
-    const float v961 = v43.x[25];
-    const float v962 = v961 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v963 = iron_f32_to_bf16(v962);
-    const unsigned int v964 = v7 * v1;
-    const unsigned int v965 = v964 + v955;
-    const unsigned int v966 = v965 * v2;
-    const unsigned int v967 = v966 + v957;
-    out[v967] = v963;
-  }
-  const unsigned int v968 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v969 = v603 + v968;
-  const unsigned int v970 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v971 = v602 + v970;
-  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v973 = v971 < v2;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v43.x[26];
-    const float v976 = v975 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v977 = iron_f32_to_bf16(v976);
-    const unsigned int v978 = v7 * v1;
-    const unsigned int v979 = v978 + v969;
-    const unsigned int v980 = v979 * v2;
-    const unsigned int v981 = v980 + v971;
-    out[v981] = v977;
-  }
-  const unsigned int v982 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v983 = v603 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v985 = v602 + v984;
-  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v987 = v985 < v2;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v43.x[27];
-    const float v990 = v989 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v991 = iron_f32_to_bf16(v990);
-    const unsigned int v992 = v7 * v1;
-    const unsigned int v993 = v992 + v983;
-    const unsigned int v994 = v993 * v2;
-    const unsigned int v995 = v994 + v985;
-    out[v995] = v991;
-  }
-  const unsigned int v996 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v997 = v603 + v996;
-  const unsigned int v998 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v999 = v602 + v998;
-  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1001 = v999 < v2;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v43.x[28];
-    const float v1004 = v1003 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
-    const unsigned int v1006 = v7 * v1;
-    const unsigned int v1007 = v1006 + v997;
-    const unsigned int v1008 = v1007 * v2;
-    const unsigned int v1009 = v1008 + v999;
-    out[v1009] = v1005;
-  }
-  const unsigned int v1010 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1011 = v603 + v1010;
-  const unsigned int v1012 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1013 = v602 + v1012;
-  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1015 = v1013 < v2;
-  const bool v1016 = v1014 && v1015;
-  if (v1016) {
-    const float v1017 = v43.x[29];
-    const float v1018 = v1017 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1019 = iron_f32_to_bf16(v1018);
-    const unsigned int v1020 = v7 * v1;
-    const unsigned int v1021 = v1020 + v1011;
-    const unsigned int v1022 = v1021 * v2;
-    const unsigned int v1023 = v1022 + v1013;
-    out[v1023] = v1019;
-  }
-  const unsigned int v1024 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1025 = v603 + v1024;
-  const unsigned int v1026 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1027 = v602 + v1026;
-  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1029 = v1027 < v2;
-  const bool v1030 = v1028 && v1029;
-  if (v1030) {
-    const float v1031 = v43.x[30];
-    const float v1032 = v1031 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
-    const unsigned int v1034 = v7 * v1;
-    const unsigned int v1035 = v1034 + v1025;
-    const unsigned int v1036 = v1035 * v2;
-    const unsigned int v1037 = v1036 + v1027;
-    out[v1037] = v1033;
-  }
-  const unsigned int v1038 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1039 = v603 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1041 = v602 + v1040;
-  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1043 = v1041 < v2;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v43.x[31];
-    const float v1046 = v1045 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1047 = iron_f32_to_bf16(v1046);
-    const unsigned int v1048 = v7 * v1;
-    const unsigned int v1049 = v1048 + v1039;
-    const unsigned int v1050 = v1049 * v2;
-    const unsigned int v1051 = v1050 + v1041;
-    out[v1051] = v1047;
-  }
-  const unsigned int v1052 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1053 = v603 + v1052;
-  const unsigned int v1054 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1055 = v602 + v1054;
-  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1057 = v1055 < v2;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v43.x[32];
-    const float v1060 = v1059 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
-    const unsigned int v1062 = v7 * v1;
-    const unsigned int v1063 = v1062 + v1053;
-    const unsigned int v1064 = v1063 * v2;
-    const unsigned int v1065 = v1064 + v1055;
-    out[v1065] = v1061;
-  }
-  const unsigned int v1066 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1067 = v603 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1069 = v602 + v1068;
-  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1071 = v1069 < v2;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v43.x[33];
-    const float v1074 = v1073 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1075 = iron_f32_to_bf16(v1074);
-    const unsigned int v1076 = v7 * v1;
-    const unsigned int v1077 = v1076 + v1067;
-    const unsigned int v1078 = v1077 * v2;
-    const unsigned int v1079 = v1078 + v1069;
-    out[v1079] = v1075;
-  }
-  const unsigned int v1080 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1081 = v603 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1083 = v602 + v1082;
-  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1085 = v1083 < v2;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v43.x[34];
-    const float v1088 = v1087 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1089 = iron_f32_to_bf16(v1088);
-    const unsigned int v1090 = v7 * v1;
-    const unsigned int v1091 = v1090 + v1081;
-    const unsigned int v1092 = v1091 * v2;
-    const unsigned int v1093 = v1092 + v1083;
-    out[v1093] = v1089;
-  }
-  const unsigned int v1094 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1095 = v603 + v1094;
-  const unsigned int v1096 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1097 = v602 + v1096;
-  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1099 = v1097 < v2;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v43.x[35];
-    const float v1102 = v1101 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
-    const unsigned int v1104 = v7 * v1;
-    const unsigned int v1105 = v1104 + v1095;
-    const unsigned int v1106 = v1105 * v2;
-    const unsigned int v1107 = v1106 + v1097;
-    out[v1107] = v1103;
-  }
-  const unsigned int v1108 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1109 = v603 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1111 = v602 + v1110;
-  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1113 = v1111 < v2;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v43.x[36];
-    const float v1116 = v1115 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
-    const unsigned int v1118 = v7 * v1;
-    const unsigned int v1119 = v1118 + v1109;
-    const unsigned int v1120 = v1119 * v2;
-    const unsigned int v1121 = v1120 + v1111;
-    out[v1121] = v1117;
-  }
-  const unsigned int v1122 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1123 = v603 + v1122;
-  const unsigned int v1124 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1125 = v602 + v1124;
-  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1127 = v1125 < v2;
-  const bool v1128 = v1126 && v1127;
-  if (v1128) {
-    const float v1129 = v43.x[37];
-    const float v1130 = v1129 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1131 = iron_f32_to_bf16(v1130);
-    const unsigned int v1132 = v7 * v1;
-    const unsigned int v1133 = v1132 + v1123;
-    const unsigned int v1134 = v1133 * v2;
-    const unsigned int v1135 = v1134 + v1125;
-    out[v1135] = v1131;
-  }
-  const unsigned int v1136 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1137 = v603 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1139 = v602 + v1138;
-  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1141 = v1139 < v2;
-  const bool v1142 = v1140 && v1141;
-  if (v1142) {
-    const float v1143 = v43.x[38];
-    const float v1144 = v1143 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1145 = iron_f32_to_bf16(v1144);
-    const unsigned int v1146 = v7 * v1;
-    const unsigned int v1147 = v1146 + v1137;
-    const unsigned int v1148 = v1147 * v2;
-    const unsigned int v1149 = v1148 + v1139;
-    out[v1149] = v1145;
-  }
-  const unsigned int v1150 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1151 = v603 + v1150;
-  const unsigned int v1152 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1153 = v602 + v1152;
-  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1155 = v1153 < v2;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v43.x[39];
-    const float v1158 = v1157 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
-    const unsigned int v1160 = v7 * v1;
-    const unsigned int v1161 = v1160 + v1151;
-    const unsigned int v1162 = v1161 * v2;
-    const unsigned int v1163 = v1162 + v1153;
-    out[v1163] = v1159;
-  }
-  const unsigned int v1164 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1165 = v603 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1167 = v602 + v1166;
-  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1169 = v1167 < v2;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v43.x[40];
-    const float v1172 = v1171 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
-    const unsigned int v1174 = v7 * v1;
-    const unsigned int v1175 = v1174 + v1165;
-    const unsigned int v1176 = v1175 * v2;
-    const unsigned int v1177 = v1176 + v1167;
-    out[v1177] = v1173;
-  }
-  const unsigned int v1178 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1179 = v603 + v1178;
-  const unsigned int v1180 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1181 = v602 + v1180;
-  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1183 = v1181 < v2;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v43.x[41];
-    const float v1186 = v1185 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
-    const unsigned int v1188 = v7 * v1;
-    const unsigned int v1189 = v1188 + v1179;
-    const unsigned int v1190 = v1189 * v2;
-    const unsigned int v1191 = v1190 + v1181;
-    out[v1191] = v1187;
-  }
-  const unsigned int v1192 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1193 = v603 + v1192;
-  const unsigned int v1194 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1195 = v602 + v1194;
-  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1197 = v1195 < v2;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v43.x[42];
-    const float v1200 = v1199 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
-    const unsigned int v1202 = v7 * v1;
-    const unsigned int v1203 = v1202 + v1193;
-    const unsigned int v1204 = v1203 * v2;
-    const unsigned int v1205 = v1204 + v1195;
-    out[v1205] = v1201;
-  }
-  const unsigned int v1206 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1207 = v603 + v1206;
-  const unsigned int v1208 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1209 = v602 + v1208;
-  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1211 = v1209 < v2;
-  const bool v1212 = v1210 && v1211;
-  if (v1212) {
-    const float v1213 = v43.x[43];
-    const float v1214 = v1213 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
-    const unsigned int v1216 = v7 * v1;
-    const unsigned int v1217 = v1216 + v1207;
-    const unsigned int v1218 = v1217 * v2;
-    const unsigned int v1219 = v1218 + v1209;
-    out[v1219] = v1215;
-  }
-  const unsigned int v1220 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1221 = v603 + v1220;
-  const unsigned int v1222 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1223 = v602 + v1222;
-  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1225 = v1223 < v2;
-  const bool v1226 = v1224 && v1225;
-  if (v1226) {
-    const float v1227 = v43.x[44];
-    const float v1228 = v1227 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1229 = iron_f32_to_bf16(v1228);
-    const unsigned int v1230 = v7 * v1;
-    const unsigned int v1231 = v1230 + v1221;
-    const unsigned int v1232 = v1231 * v2;
-    const unsigned int v1233 = v1232 + v1223;
-    out[v1233] = v1229;
-  }
-  const unsigned int v1234 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1235 = v603 + v1234;
-  const unsigned int v1236 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1237 = v602 + v1236;
-  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1239 = v1237 < v2;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v43.x[45];
-    const float v1242 = v1241 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
-    const unsigned int v1244 = v7 * v1;
-    const unsigned int v1245 = v1244 + v1235;
-    const unsigned int v1246 = v1245 * v2;
-    const unsigned int v1247 = v1246 + v1237;
-    out[v1247] = v1243;
-  }
-  const unsigned int v1248 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1249 = v603 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1251 = v602 + v1250;
-  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1253 = v1251 < v2;
-  const bool v1254 = v1252 && v1253;
-  if (v1254) {
-    const float v1255 = v43.x[46];
-    const float v1256 = v1255 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1257 = iron_f32_to_bf16(v1256);
-    const unsigned int v1258 = v7 * v1;
-    const unsigned int v1259 = v1258 + v1249;
-    const unsigned int v1260 = v1259 * v2;
-    const unsigned int v1261 = v1260 + v1251;
-    out[v1261] = v1257;
-  }
-  const unsigned int v1262 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1263 = v603 + v1262;
-  const unsigned int v1264 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1265 = v602 + v1264;
-  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1267 = v1265 < v2;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v43.x[47];
-    const float v1270 = v1269 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
-    const unsigned int v1272 = v7 * v1;
-    const unsigned int v1273 = v1272 + v1263;
-    const unsigned int v1274 = v1273 * v2;
-    const unsigned int v1275 = v1274 + v1265;
-    out[v1275] = v1271;
-  }
-  const unsigned int v1276 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1277 = v603 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1279 = v602 + v1278;
-  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1281 = v1279 < v2;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v43.x[48];
-    const float v1284 = v1283 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1285 = iron_f32_to_bf16(v1284);
-    const unsigned int v1286 = v7 * v1;
-    const unsigned int v1287 = v1286 + v1277;
-    const unsigned int v1288 = v1287 * v2;
-    const unsigned int v1289 = v1288 + v1279;
-    out[v1289] = v1285;
-  }
-  const unsigned int v1290 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1291 = v603 + v1290;
-  const unsigned int v1292 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1293 = v602 + v1292;
-  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1295 = v1293 < v2;
-  const bool v1296 = v1294 && v1295;
-  if (v1296) {
-    const float v1297 = v43.x[49];
-    const float v1298 = v1297 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1299 = iron_f32_to_bf16(v1298);
-    const unsigned int v1300 = v7 * v1;
-    const unsigned int v1301 = v1300 + v1291;
-    const unsigned int v1302 = v1301 * v2;
-    const unsigned int v1303 = v1302 + v1293;
-    out[v1303] = v1299;
-  }
-  const unsigned int v1304 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1305 = v603 + v1304;
-  const unsigned int v1306 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1307 = v602 + v1306;
-  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1309 = v1307 < v2;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v43.x[50];
-    const float v1312 = v1311 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1313 = iron_f32_to_bf16(v1312);
-    const unsigned int v1314 = v7 * v1;
-    const unsigned int v1315 = v1314 + v1305;
-    const unsigned int v1316 = v1315 * v2;
-    const unsigned int v1317 = v1316 + v1307;
-    out[v1317] = v1313;
-  }
-  const unsigned int v1318 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1319 = v603 + v1318;
-  const unsigned int v1320 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1321 = v602 + v1320;
-  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1323 = v1321 < v2;
-  const bool v1324 = v1322 && v1323;
-  if (v1324) {
-    const float v1325 = v43.x[51];
-    const float v1326 = v1325 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1327 = iron_f32_to_bf16(v1326);
-    const unsigned int v1328 = v7 * v1;
-    const unsigned int v1329 = v1328 + v1319;
-    const unsigned int v1330 = v1329 * v2;
-    const unsigned int v1331 = v1330 + v1321;
-    out[v1331] = v1327;
-  }
-  const unsigned int v1332 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1333 = v603 + v1332;
-  const unsigned int v1334 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1335 = v602 + v1334;
-  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1337 = v1335 < v2;
-  const bool v1338 = v1336 && v1337;
-  if (v1338) {
-    const float v1339 = v43.x[52];
-    const float v1340 = v1339 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1341 = iron_f32_to_bf16(v1340);
-    const unsigned int v1342 = v7 * v1;
-    const unsigned int v1343 = v1342 + v1333;
-    const unsigned int v1344 = v1343 * v2;
-    const unsigned int v1345 = v1344 + v1335;
-    out[v1345] = v1341;
-  }
-  const unsigned int v1346 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1347 = v603 + v1346;
-  const unsigned int v1348 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1349 = v602 + v1348;
-  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1351 = v1349 < v2;
-  const bool v1352 = v1350 && v1351;
-  if (v1352) {
-    const float v1353 = v43.x[53];
-    const float v1354 = v1353 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1355 = iron_f32_to_bf16(v1354);
-    const unsigned int v1356 = v7 * v1;
-    const unsigned int v1357 = v1356 + v1347;
-    const unsigned int v1358 = v1357 * v2;
-    const unsigned int v1359 = v1358 + v1349;
-    out[v1359] = v1355;
-  }
-  const unsigned int v1360 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1361 = v603 + v1360;
-  const unsigned int v1362 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1363 = v602 + v1362;
-  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1365 = v1363 < v2;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v43.x[54];
-    const float v1368 = v1367 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
-    const unsigned int v1370 = v7 * v1;
-    const unsigned int v1371 = v1370 + v1361;
-    const unsigned int v1372 = v1371 * v2;
-    const unsigned int v1373 = v1372 + v1363;
-    out[v1373] = v1369;
-  }
-  const unsigned int v1374 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1375 = v603 + v1374;
-  const unsigned int v1376 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1377 = v602 + v1376;
-  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1379 = v1377 < v2;
-  const bool v1380 = v1378 && v1379;
-  if (v1380) {
-    const float v1381 = v43.x[55];
-    const float v1382 = v1381 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1383 = iron_f32_to_bf16(v1382);
-    const unsigned int v1384 = v7 * v1;
-    const unsigned int v1385 = v1384 + v1375;
-    const unsigned int v1386 = v1385 * v2;
-    const unsigned int v1387 = v1386 + v1377;
-    out[v1387] = v1383;
-  }
-  const unsigned int v1388 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1389 = v603 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1391 = v602 + v1390;
-  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1393 = v1391 < v2;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v43.x[56];
-    const float v1396 = v1395 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
-    const unsigned int v1398 = v7 * v1;
-    const unsigned int v1399 = v1398 + v1389;
-    const unsigned int v1400 = v1399 * v2;
-    const unsigned int v1401 = v1400 + v1391;
-    out[v1401] = v1397;
-  }
-  const unsigned int v1402 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1403 = v603 + v1402;
-  const unsigned int v1404 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1405 = v602 + v1404;
-  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1407 = v1405 < v2;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v43.x[57];
-    const float v1410 = v1409 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
-    const unsigned int v1412 = v7 * v1;
-    const unsigned int v1413 = v1412 + v1403;
-    const unsigned int v1414 = v1413 * v2;
-    const unsigned int v1415 = v1414 + v1405;
-    out[v1415] = v1411;
-  }
-  const unsigned int v1416 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1417 = v603 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1419 = v602 + v1418;
-  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1421 = v1419 < v2;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v43.x[58];
-    const float v1424 = v1423 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
-    const unsigned int v1426 = v7 * v1;
-    const unsigned int v1427 = v1426 + v1417;
-    const unsigned int v1428 = v1427 * v2;
-    const unsigned int v1429 = v1428 + v1419;
-    out[v1429] = v1425;
-  }
-  const unsigned int v1430 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1431 = v603 + v1430;
-  const unsigned int v1432 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1433 = v602 + v1432;
-  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1435 = v1433 < v2;
-  const bool v1436 = v1434 && v1435;
-  if (v1436) {
-    const float v1437 = v43.x[59];
-    const float v1438 = v1437 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
-    const unsigned int v1440 = v7 * v1;
-    const unsigned int v1441 = v1440 + v1431;
-    const unsigned int v1442 = v1441 * v2;
-    const unsigned int v1443 = v1442 + v1433;
-    out[v1443] = v1439;
-  }
-  const unsigned int v1444 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1445 = v603 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1447 = v602 + v1446;
-  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1449 = v1447 < v2;
-  const bool v1450 = v1448 && v1449;
-  if (v1450) {
-    const float v1451 = v43.x[60];
-    const float v1452 = v1451 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
-    const unsigned int v1454 = v7 * v1;
-    const unsigned int v1455 = v1454 + v1445;
-    const unsigned int v1456 = v1455 * v2;
-    const unsigned int v1457 = v1456 + v1447;
-    out[v1457] = v1453;
-  }
-  const unsigned int v1458 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1459 = v603 + v1458;
-  const unsigned int v1460 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1461 = v602 + v1460;
-  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1463 = v1461 < v2;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v43.x[61];
-    const float v1466 = v1465 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1467 = iron_f32_to_bf16(v1466);
-    const unsigned int v1468 = v7 * v1;
-    const unsigned int v1469 = v1468 + v1459;
-    const unsigned int v1470 = v1469 * v2;
-    const unsigned int v1471 = v1470 + v1461;
-    out[v1471] = v1467;
-  }
-  const unsigned int v1472 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1473 = v603 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1475 = v602 + v1474;
-  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1477 = v1475 < v2;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v43.x[62];
-    const float v1480 = v1479 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
-    const unsigned int v1482 = v7 * v1;
-    const unsigned int v1483 = v1482 + v1473;
-    const unsigned int v1484 = v1483 * v2;
-    const unsigned int v1485 = v1484 + v1475;
-    out[v1485] = v1481;
-  }
-  const unsigned int v1486 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1487 = v603 + v1486;
-  const unsigned int v1488 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1489 = v602 + v1488;
-  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1491 = v1489 < v2;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v43.x[63];
-    const float v1494 = v1493 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
-    const unsigned int v1496 = v7 * v1;
-    const unsigned int v1497 = v1496 + v1487;
-    const unsigned int v1498 = v1497 * v2;
-    const unsigned int v1499 = v1498 + v1489;
-    out[v1499] = v1495;
-  }
-  const unsigned int v1500 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1501 = v603 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1503 = v602 + v1502;
-  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1505 = v1503 < v2;
-  const bool v1506 = v1504 && v1505;
-  if (v1506) {
-    const float v1507 = v43.x[64];
-    const float v1508 = v1507 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
-    const unsigned int v1510 = v7 * v1;
-    const unsigned int v1511 = v1510 + v1501;
-    const unsigned int v1512 = v1511 * v2;
-    const unsigned int v1513 = v1512 + v1503;
-    out[v1513] = v1509;
-  }
-  const unsigned int v1514 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1515 = v603 + v1514;
-  const unsigned int v1516 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1517 = v602 + v1516;
-  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1519 = v1517 < v2;
-  const bool v1520 = v1518 && v1519;
-  if (v1520) {
-    const float v1521 = v43.x[65];
-    const float v1522 = v1521 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1523 = iron_f32_to_bf16(v1522);
-    const unsigned int v1524 = v7 * v1;
-    const unsigned int v1525 = v1524 + v1515;
-    const unsigned int v1526 = v1525 * v2;
-    const unsigned int v1527 = v1526 + v1517;
-    out[v1527] = v1523;
-  }
-  const unsigned int v1528 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1529 = v603 + v1528;
-  const unsigned int v1530 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1531 = v602 + v1530;
-  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1533 = v1531 < v2;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v43.x[66];
-    const float v1536 = v1535 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
-    const unsigned int v1538 = v7 * v1;
-    const unsigned int v1539 = v1538 + v1529;
-    const unsigned int v1540 = v1539 * v2;
-    const unsigned int v1541 = v1540 + v1531;
-    out[v1541] = v1537;
-  }
-  const unsigned int v1542 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1543 = v603 + v1542;
-  const unsigned int v1544 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1545 = v602 + v1544;
-  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1547 = v1545 < v2;
-  const bool v1548 = v1546 && v1547;
-  if (v1548) {
-    const float v1549 = v43.x[67];
-    const float v1550 = v1549 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1551 = iron_f32_to_bf16(v1550);
-    const unsigned int v1552 = v7 * v1;
-    const unsigned int v1553 = v1552 + v1543;
-    const unsigned int v1554 = v1553 * v2;
-    const unsigned int v1555 = v1554 + v1545;
-    out[v1555] = v1551;
-  }
-  const unsigned int v1556 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1557 = v603 + v1556;
-  const unsigned int v1558 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1559 = v602 + v1558;
-  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1561 = v1559 < v2;
-  const bool v1562 = v1560 && v1561;
-  if (v1562) {
-    const float v1563 = v43.x[68];
-    const float v1564 = v1563 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
-    const unsigned int v1566 = v7 * v1;
-    const unsigned int v1567 = v1566 + v1557;
-    const unsigned int v1568 = v1567 * v2;
-    const unsigned int v1569 = v1568 + v1559;
-    out[v1569] = v1565;
-  }
-  const unsigned int v1570 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1571 = v603 + v1570;
-  const unsigned int v1572 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1573 = v602 + v1572;
-  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1575 = v1573 < v2;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v43.x[69];
-    const float v1578 = v1577 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1579 = iron_f32_to_bf16(v1578);
-    const unsigned int v1580 = v7 * v1;
-    const unsigned int v1581 = v1580 + v1571;
-    const unsigned int v1582 = v1581 * v2;
-    const unsigned int v1583 = v1582 + v1573;
-    out[v1583] = v1579;
-  }
-  const unsigned int v1584 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1585 = v603 + v1584;
-  const unsigned int v1586 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1587 = v602 + v1586;
-  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1589 = v1587 < v2;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v43.x[70];
-    const float v1592 = v1591 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
-    const unsigned int v1594 = v7 * v1;
-    const unsigned int v1595 = v1594 + v1585;
-    const unsigned int v1596 = v1595 * v2;
-    const unsigned int v1597 = v1596 + v1587;
-    out[v1597] = v1593;
-  }
-  const unsigned int v1598 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1599 = v603 + v1598;
-  const unsigned int v1600 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1601 = v602 + v1600;
-  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1603 = v1601 < v2;
-  const bool v1604 = v1602 && v1603;
-  if (v1604) {
-    const float v1605 = v43.x[71];
-    const float v1606 = v1605 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
-    const unsigned int v1608 = v7 * v1;
-    const unsigned int v1609 = v1608 + v1599;
-    const unsigned int v1610 = v1609 * v2;
-    const unsigned int v1611 = v1610 + v1601;
-    out[v1611] = v1607;
-  }
-  const unsigned int v1612 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1613 = v603 + v1612;
-  const unsigned int v1614 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1615 = v602 + v1614;
-  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1617 = v1615 < v2;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v43.x[72];
-    const float v1620 = v1619 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
-    const unsigned int v1622 = v7 * v1;
-    const unsigned int v1623 = v1622 + v1613;
-    const unsigned int v1624 = v1623 * v2;
-    const unsigned int v1625 = v1624 + v1615;
-    out[v1625] = v1621;
-  }
-  const unsigned int v1626 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1627 = v603 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1629 = v602 + v1628;
-  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1631 = v1629 < v2;
-  const bool v1632 = v1630 && v1631;
-  if (v1632) {
-    const float v1633 = v43.x[73];
-    const float v1634 = v1633 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
-    const unsigned int v1636 = v7 * v1;
-    const unsigned int v1637 = v1636 + v1627;
-    const unsigned int v1638 = v1637 * v2;
-    const unsigned int v1639 = v1638 + v1629;
-    out[v1639] = v1635;
-  }
-  const unsigned int v1640 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1641 = v603 + v1640;
-  const unsigned int v1642 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1643 = v602 + v1642;
-  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1645 = v1643 < v2;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v43.x[74];
-    const float v1648 = v1647 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
-    const unsigned int v1650 = v7 * v1;
-    const unsigned int v1651 = v1650 + v1641;
-    const unsigned int v1652 = v1651 * v2;
-    const unsigned int v1653 = v1652 + v1643;
-    out[v1653] = v1649;
-  }
-  const unsigned int v1654 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1655 = v603 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1657 = v602 + v1656;
-  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1659 = v1657 < v2;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v43.x[75];
-    const float v1662 = v1661 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
-    const unsigned int v1664 = v7 * v1;
-    const unsigned int v1665 = v1664 + v1655;
-    const unsigned int v1666 = v1665 * v2;
-    const unsigned int v1667 = v1666 + v1657;
-    out[v1667] = v1663;
-  }
-  const unsigned int v1668 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1669 = v603 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1671 = v602 + v1670;
-  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1673 = v1671 < v2;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v43.x[76];
-    const float v1676 = v1675 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-    const unsigned int v1678 = v7 * v1;
-    const unsigned int v1679 = v1678 + v1669;
-    const unsigned int v1680 = v1679 * v2;
-    const unsigned int v1681 = v1680 + v1671;
-    out[v1681] = v1677;
-  }
-  const unsigned int v1682 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1683 = v603 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1685 = v602 + v1684;
-  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1687 = v1685 < v2;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v43.x[77];
-    const float v1690 = v1689 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1691 = iron_f32_to_bf16(v1690);
-    const unsigned int v1692 = v7 * v1;
-    const unsigned int v1693 = v1692 + v1683;
-    const unsigned int v1694 = v1693 * v2;
-    const unsigned int v1695 = v1694 + v1685;
-    out[v1695] = v1691;
-  }
-  const unsigned int v1696 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1697 = v603 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1699 = v602 + v1698;
-  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1701 = v1699 < v2;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v43.x[78];
-    const float v1704 = v1703 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
-    const unsigned int v1706 = v7 * v1;
-    const unsigned int v1707 = v1706 + v1697;
-    const unsigned int v1708 = v1707 * v2;
-    const unsigned int v1709 = v1708 + v1699;
-    out[v1709] = v1705;
-  }
-  const unsigned int v1710 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1711 = v603 + v1710;
-  const unsigned int v1712 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1713 = v602 + v1712;
-  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1715 = v1713 < v2;
-  const bool v1716 = v1714 && v1715;
-  if (v1716) {
-    const float v1717 = v43.x[79];
-    const float v1718 = v1717 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
-    const unsigned int v1720 = v7 * v1;
-    const unsigned int v1721 = v1720 + v1711;
-    const unsigned int v1722 = v1721 * v2;
-    const unsigned int v1723 = v1722 + v1713;
-    out[v1723] = v1719;
-  }
-  const unsigned int v1724 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1725 = v603 + v1724;
-  const unsigned int v1726 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1727 = v602 + v1726;
-  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1729 = v1727 < v2;
-  const bool v1730 = v1728 && v1729;
-  if (v1730) {
-    const float v1731 = v43.x[80];
-    const float v1732 = v1731 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1733 = iron_f32_to_bf16(v1732);
-    const unsigned int v1734 = v7 * v1;
-    const unsigned int v1735 = v1734 + v1725;
-    const unsigned int v1736 = v1735 * v2;
-    const unsigned int v1737 = v1736 + v1727;
-    out[v1737] = v1733;
-  }
-  const unsigned int v1738 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1739 = v603 + v1738;
-  const unsigned int v1740 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1741 = v602 + v1740;
-  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1743 = v1741 < v2;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v43.x[81];
-    const float v1746 = v1745 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1747 = iron_f32_to_bf16(v1746);
-    const unsigned int v1748 = v7 * v1;
-    const unsigned int v1749 = v1748 + v1739;
-    const unsigned int v1750 = v1749 * v2;
-    const unsigned int v1751 = v1750 + v1741;
-    out[v1751] = v1747;
-  }
-  const unsigned int v1752 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1753 = v603 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1755 = v602 + v1754;
-  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1757 = v1755 < v2;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v43.x[82];
-    const float v1760 = v1759 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
-    const unsigned int v1762 = v7 * v1;
-    const unsigned int v1763 = v1762 + v1753;
-    const unsigned int v1764 = v1763 * v2;
-    const unsigned int v1765 = v1764 + v1755;
-    out[v1765] = v1761;
-  }
-  const unsigned int v1766 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1767 = v603 + v1766;
-  const unsigned int v1768 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1769 = v602 + v1768;
-  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1771 = v1769 < v2;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v43.x[83];
-    const float v1774 = v1773 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
-    const unsigned int v1776 = v7 * v1;
-    const unsigned int v1777 = v1776 + v1767;
-    const unsigned int v1778 = v1777 * v2;
-    const unsigned int v1779 = v1778 + v1769;
-    out[v1779] = v1775;
-  }
-  const unsigned int v1780 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1781 = v603 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1783 = v602 + v1782;
-  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1785 = v1783 < v2;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v43.x[84];
-    const float v1788 = v1787 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
-    const unsigned int v1790 = v7 * v1;
-    const unsigned int v1791 = v1790 + v1781;
-    const unsigned int v1792 = v1791 * v2;
-    const unsigned int v1793 = v1792 + v1783;
-    out[v1793] = v1789;
-  }
-  const unsigned int v1794 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1795 = v603 + v1794;
-  const unsigned int v1796 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1797 = v602 + v1796;
-  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1799 = v1797 < v2;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v43.x[85];
-    const float v1802 = v1801 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1803 = iron_f32_to_bf16(v1802);
-    const unsigned int v1804 = v7 * v1;
-    const unsigned int v1805 = v1804 + v1795;
-    const unsigned int v1806 = v1805 * v2;
-    const unsigned int v1807 = v1806 + v1797;
-    out[v1807] = v1803;
-  }
-  const unsigned int v1808 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1809 = v603 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1811 = v602 + v1810;
-  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1813 = v1811 < v2;
-  const bool v1814 = v1812 && v1813;
-  if (v1814) {
-    const float v1815 = v43.x[86];
-    const float v1816 = v1815 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1817 = iron_f32_to_bf16(v1816);
-    const unsigned int v1818 = v7 * v1;
-    const unsigned int v1819 = v1818 + v1809;
-    const unsigned int v1820 = v1819 * v2;
-    const unsigned int v1821 = v1820 + v1811;
-    out[v1821] = v1817;
-  }
-  const unsigned int v1822 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1823 = v603 + v1822;
-  const unsigned int v1824 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1825 = v602 + v1824;
-  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1827 = v1825 < v2;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v43.x[87];
-    const float v1830 = v1829 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
-    const unsigned int v1832 = v7 * v1;
-    const unsigned int v1833 = v1832 + v1823;
-    const unsigned int v1834 = v1833 * v2;
-    const unsigned int v1835 = v1834 + v1825;
-    out[v1835] = v1831;
-  }
-  const unsigned int v1836 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1837 = v603 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1839 = v602 + v1838;
-  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1841 = v1839 < v2;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v43.x[88];
-    const float v1844 = v1843 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
-    const unsigned int v1846 = v7 * v1;
-    const unsigned int v1847 = v1846 + v1837;
-    const unsigned int v1848 = v1847 * v2;
-    const unsigned int v1849 = v1848 + v1839;
-    out[v1849] = v1845;
-  }
-  const unsigned int v1850 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1851 = v603 + v1850;
-  const unsigned int v1852 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1853 = v602 + v1852;
-  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1855 = v1853 < v2;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v43.x[89];
-    const float v1858 = v1857 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
-    const unsigned int v1860 = v7 * v1;
-    const unsigned int v1861 = v1860 + v1851;
-    const unsigned int v1862 = v1861 * v2;
-    const unsigned int v1863 = v1862 + v1853;
-    out[v1863] = v1859;
-  }
-  const unsigned int v1864 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1865 = v603 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1867 = v602 + v1866;
-  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1869 = v1867 < v2;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v43.x[90];
-    const float v1872 = v1871 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
-    const unsigned int v1874 = v7 * v1;
-    const unsigned int v1875 = v1874 + v1865;
-    const unsigned int v1876 = v1875 * v2;
-    const unsigned int v1877 = v1876 + v1867;
-    out[v1877] = v1873;
-  }
-  const unsigned int v1878 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1879 = v603 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1881 = v602 + v1880;
-  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1883 = v1881 < v2;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v43.x[91];
-    const float v1886 = v1885 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
-    const unsigned int v1888 = v7 * v1;
-    const unsigned int v1889 = v1888 + v1879;
-    const unsigned int v1890 = v1889 * v2;
-    const unsigned int v1891 = v1890 + v1881;
-    out[v1891] = v1887;
-  }
-  const unsigned int v1892 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1893 = v603 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1895 = v602 + v1894;
-  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1897 = v1895 < v2;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v43.x[92];
-    const float v1900 = v1899 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
-    const unsigned int v1902 = v7 * v1;
-    const unsigned int v1903 = v1902 + v1893;
-    const unsigned int v1904 = v1903 * v2;
-    const unsigned int v1905 = v1904 + v1895;
-    out[v1905] = v1901;
-  }
-  const unsigned int v1906 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1907 = v603 + v1906;
-  const unsigned int v1908 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1909 = v602 + v1908;
-  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1911 = v1909 < v2;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v43.x[93];
-    const float v1914 = v1913 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1915 = iron_f32_to_bf16(v1914);
-    const unsigned int v1916 = v7 * v1;
-    const unsigned int v1917 = v1916 + v1907;
-    const unsigned int v1918 = v1917 * v2;
-    const unsigned int v1919 = v1918 + v1909;
-    out[v1919] = v1915;
-  }
-  const unsigned int v1920 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1921 = v603 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1923 = v602 + v1922;
-  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1925 = v1923 < v2;
-  const bool v1926 = v1924 && v1925;
-  if (v1926) {
-    const float v1927 = v43.x[94];
-    const float v1928 = v1927 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1929 = iron_f32_to_bf16(v1928);
-    const unsigned int v1930 = v7 * v1;
-    const unsigned int v1931 = v1930 + v1921;
-    const unsigned int v1932 = v1931 * v2;
-    const unsigned int v1933 = v1932 + v1923;
-    out[v1933] = v1929;
-  }
-  const unsigned int v1934 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1935 = v603 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1937 = v602 + v1936;
-  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1939 = v1937 < v2;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v43.x[95];
-    const float v1942 = v1941 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
-    const unsigned int v1944 = v7 * v1;
-    const unsigned int v1945 = v1944 + v1935;
-    const unsigned int v1946 = v1945 * v2;
-    const unsigned int v1947 = v1946 + v1937;
-    out[v1947] = v1943;
-  }
-  const unsigned int v1948 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1949 = v603 + v1948;
-  const unsigned int v1950 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1951 = v602 + v1950;
-  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1953 = v1951 < v2;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v43.x[96];
-    const float v1956 = v1955 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
-    const unsigned int v1958 = v7 * v1;
-    const unsigned int v1959 = v1958 + v1949;
-    const unsigned int v1960 = v1959 * v2;
-    const unsigned int v1961 = v1960 + v1951;
-    out[v1961] = v1957;
-  }
-  const unsigned int v1962 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1963 = v603 + v1962;
-  const unsigned int v1964 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1965 = v602 + v1964;
-  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1967 = v1965 < v2;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v43.x[97];
-    const float v1970 = v1969 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);
-    const unsigned int v1972 = v7 * v1;
-    const unsigned int v1973 = v1972 + v1963;
-    const unsigned int v1974 = v1973 * v2;
-    const unsigned int v1975 = v1974 + v1965;
-    out[v1975] = v1971;
-  }
-  const unsigned int v1976 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1977 = v603 + v1976;
-  const unsigned int v1978 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1979 = v602 + v1978;
-  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1981 = v1979 < v2;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v43.x[98];
-    const float v1984 = v1983 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
-    const unsigned int v1986 = v7 * v1;
-    const unsigned int v1987 = v1986 + v1977;
-    const unsigned int v1988 = v1987 * v2;
-    const unsigned int v1989 = v1988 + v1979;
-    out[v1989] = v1985;
-  }
-  const unsigned int v1990 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1991 = v603 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1993 = v602 + v1992;
-  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1995 = v1993 < v2;
-  const bool v1996 = v1994 && v1995;
-  if (v1996) {
-    const float v1997 = v43.x[99];
-    const float v1998 = v1997 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1999 = iron_f32_to_bf16(v1998);
-    const unsigned int v2000 = v7 * v1;
-    const unsigned int v2001 = v2000 + v1991;
-    const unsigned int v2002 = v2001 * v2;
-    const unsigned int v2003 = v2002 + v1993;
-    out[v2003] = v1999;
-  }
-  const unsigned int v2004 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2005 = v603 + v2004;
-  const unsigned int v2006 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2007 = v602 + v2006;
-  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2009 = v2007 < v2;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v43.x[100];
-    const float v2012 = v2011 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
-    const unsigned int v2014 = v7 * v1;
-    const unsigned int v2015 = v2014 + v2005;
-    const unsigned int v2016 = v2015 * v2;
-    const unsigned int v2017 = v2016 + v2007;
-    out[v2017] = v2013;
-  }
-  const unsigned int v2018 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2019 = v603 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2021 = v602 + v2020;
-  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2023 = v2021 < v2;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v43.x[101];
-    const float v2026 = v2025 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
-    const unsigned int v2028 = v7 * v1;
-    const unsigned int v2029 = v2028 + v2019;
-    const unsigned int v2030 = v2029 * v2;
-    const unsigned int v2031 = v2030 + v2021;
-    out[v2031] = v2027;
-  }
-  const unsigned int v2032 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2033 = v603 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2035 = v602 + v2034;
-  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2037 = v2035 < v2;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v43.x[102];
-    const float v2040 = v2039 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
-    const unsigned int v2042 = v7 * v1;
-    const unsigned int v2043 = v2042 + v2033;
-    const unsigned int v2044 = v2043 * v2;
-    const unsigned int v2045 = v2044 + v2035;
-    out[v2045] = v2041;
-  }
-  const unsigned int v2046 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2047 = v603 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2049 = v602 + v2048;
-  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2051 = v2049 < v2;
-  const bool v2052 = v2050 && v2051;
-  if (v2052) {
-    const float v2053 = v43.x[103];
-    const float v2054 = v2053 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
-    const unsigned int v2056 = v7 * v1;
-    const unsigned int v2057 = v2056 + v2047;
-    const unsigned int v2058 = v2057 * v2;
-    const unsigned int v2059 = v2058 + v2049;
-    out[v2059] = v2055;
-  }
-  const unsigned int v2060 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2061 = v603 + v2060;
-  const unsigned int v2062 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2063 = v602 + v2062;
-  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2065 = v2063 < v2;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v43.x[104];
-    const float v2068 = v2067 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2069 = iron_f32_to_bf16(v2068);
-    const unsigned int v2070 = v7 * v1;
-    const unsigned int v2071 = v2070 + v2061;
-    const unsigned int v2072 = v2071 * v2;
-    const unsigned int v2073 = v2072 + v2063;
-    out[v2073] = v2069;
-  }
-  const unsigned int v2074 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2075 = v603 + v2074;
-  const unsigned int v2076 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2077 = v602 + v2076;
-  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2079 = v2077 < v2;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v43.x[105];
-    const float v2082 = v2081 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);
-    const unsigned int v2084 = v7 * v1;
-    const unsigned int v2085 = v2084 + v2075;
-    const unsigned int v2086 = v2085 * v2;
-    const unsigned int v2087 = v2086 + v2077;
-    out[v2087] = v2083;
-  }
-  const unsigned int v2088 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2089 = v603 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2091 = v602 + v2090;
-  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2093 = v2091 < v2;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v43.x[106];
-    const float v2096 = v2095 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
-    const unsigned int v2098 = v7 * v1;
-    const unsigned int v2099 = v2098 + v2089;
-    const unsigned int v2100 = v2099 * v2;
-    const unsigned int v2101 = v2100 + v2091;
-    out[v2101] = v2097;
-  }
-  const unsigned int v2102 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2103 = v603 + v2102;
-  const unsigned int v2104 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2105 = v602 + v2104;
-  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2107 = v2105 < v2;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v43.x[107];
-    const float v2110 = v2109 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
-    const unsigned int v2112 = v7 * v1;
-    const unsigned int v2113 = v2112 + v2103;
-    const unsigned int v2114 = v2113 * v2;
-    const unsigned int v2115 = v2114 + v2105;
-    out[v2115] = v2111;
-  }
-  const unsigned int v2116 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2117 = v603 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2119 = v602 + v2118;
-  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2121 = v2119 < v2;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v43.x[108];
-    const float v2124 = v2123 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
-    const unsigned int v2126 = v7 * v1;
-    const unsigned int v2127 = v2126 + v2117;
-    const unsigned int v2128 = v2127 * v2;
-    const unsigned int v2129 = v2128 + v2119;
-    out[v2129] = v2125;
-  }
-  const unsigned int v2130 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2131 = v603 + v2130;
-  const unsigned int v2132 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2133 = v602 + v2132;
-  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2135 = v2133 < v2;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v43.x[109];
-    const float v2138 = v2137 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2139 = iron_f32_to_bf16(v2138);
-    const unsigned int v2140 = v7 * v1;
-    const unsigned int v2141 = v2140 + v2131;
-    const unsigned int v2142 = v2141 * v2;
-    const unsigned int v2143 = v2142 + v2133;
-    out[v2143] = v2139;
-  }
-  const unsigned int v2144 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2145 = v603 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2147 = v602 + v2146;
-  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2149 = v2147 < v2;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v43.x[110];
-    const float v2152 = v2151 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2153 = iron_f32_to_bf16(v2152);
-    const unsigned int v2154 = v7 * v1;
-    const unsigned int v2155 = v2154 + v2145;
-    const unsigned int v2156 = v2155 * v2;
-    const unsigned int v2157 = v2156 + v2147;
-    out[v2157] = v2153;
-  }
-  const unsigned int v2158 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2159 = v603 + v2158;
-  const unsigned int v2160 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2161 = v602 + v2160;
-  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2163 = v2161 < v2;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v43.x[111];
-    const float v2166 = v2165 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
-    const unsigned int v2168 = v7 * v1;
-    const unsigned int v2169 = v2168 + v2159;
-    const unsigned int v2170 = v2169 * v2;
-    const unsigned int v2171 = v2170 + v2161;
-    out[v2171] = v2167;
-  }
-  const unsigned int v2172 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2173 = v603 + v2172;
-  const unsigned int v2174 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2175 = v602 + v2174;
-  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2177 = v2175 < v2;
-  const bool v2178 = v2176 && v2177;
-  if (v2178) {
-    const float v2179 = v43.x[112];
-    const float v2180 = v2179 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2181 = iron_f32_to_bf16(v2180);
-    const unsigned int v2182 = v7 * v1;
-    const unsigned int v2183 = v2182 + v2173;
-    const unsigned int v2184 = v2183 * v2;
-    const unsigned int v2185 = v2184 + v2175;
-    out[v2185] = v2181;
-  }
-  const unsigned int v2186 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2187 = v603 + v2186;
-  const unsigned int v2188 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2189 = v602 + v2188;
-  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2191 = v2189 < v2;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v43.x[113];
-    const float v2194 = v2193 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2195 = iron_f32_to_bf16(v2194);
-    const unsigned int v2196 = v7 * v1;
-    const unsigned int v2197 = v2196 + v2187;
-    const unsigned int v2198 = v2197 * v2;
-    const unsigned int v2199 = v2198 + v2189;
-    out[v2199] = v2195;
-  }
-  const unsigned int v2200 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2201 = v603 + v2200;
-  const unsigned int v2202 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2203 = v602 + v2202;
-  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2205 = v2203 < v2;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v43.x[114];
-    const float v2208 = v2207 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2209 = iron_f32_to_bf16(v2208);
-    const unsigned int v2210 = v7 * v1;
-    const unsigned int v2211 = v2210 + v2201;
-    const unsigned int v2212 = v2211 * v2;
-    const unsigned int v2213 = v2212 + v2203;
-    out[v2213] = v2209;
-  }
-  const unsigned int v2214 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2215 = v603 + v2214;
-  const unsigned int v2216 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2217 = v602 + v2216;
-  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2219 = v2217 < v2;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v43.x[115];
-    const float v2222 = v2221 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2223 = iron_f32_to_bf16(v2222);
-    const unsigned int v2224 = v7 * v1;
-    const unsigned int v2225 = v2224 + v2215;
-    const unsigned int v2226 = v2225 * v2;
-    const unsigned int v2227 = v2226 + v2217;
-    out[v2227] = v2223;
-  }
-  const unsigned int v2228 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2229 = v603 + v2228;
-  const unsigned int v2230 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2231 = v602 + v2230;
-  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2233 = v2231 < v2;
-  const bool v2234 = v2232 && v2233;
-  if (v2234) {
-    const float v2235 = v43.x[116];
-    const float v2236 = v2235 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2237 = iron_f32_to_bf16(v2236);
-    const unsigned int v2238 = v7 * v1;
-    const unsigned int v2239 = v2238 + v2229;
-    const unsigned int v2240 = v2239 * v2;
-    const unsigned int v2241 = v2240 + v2231;
-    out[v2241] = v2237;
-  }
-  const unsigned int v2242 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2243 = v603 + v2242;
-  const unsigned int v2244 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2245 = v602 + v2244;
-  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2247 = v2245 < v2;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v43.x[117];
-    const float v2250 = v2249 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2251 = iron_f32_to_bf16(v2250);
-    const unsigned int v2252 = v7 * v1;
-    const unsigned int v2253 = v2252 + v2243;
-    const unsigned int v2254 = v2253 * v2;
-    const unsigned int v2255 = v2254 + v2245;
-    out[v2255] = v2251;
-  }
-  const unsigned int v2256 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2257 = v603 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2259 = v602 + v2258;
-  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2261 = v2259 < v2;
-  const bool v2262 = v2260 && v2261;
-  if (v2262) {
-    const float v2263 = v43.x[118];
-    const float v2264 = v2263 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2265 = iron_f32_to_bf16(v2264);
-    const unsigned int v2266 = v7 * v1;
-    const unsigned int v2267 = v2266 + v2257;
-    const unsigned int v2268 = v2267 * v2;
-    const unsigned int v2269 = v2268 + v2259;
-    out[v2269] = v2265;
-  }
-  const unsigned int v2270 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2271 = v603 + v2270;
-  const unsigned int v2272 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2273 = v602 + v2272;
-  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2275 = v2273 < v2;
-  const bool v2276 = v2274 && v2275;
-  if (v2276) {
-    const float v2277 = v43.x[119];
-    const float v2278 = v2277 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2279 = iron_f32_to_bf16(v2278);
-    const unsigned int v2280 = v7 * v1;
-    const unsigned int v2281 = v2280 + v2271;
-    const unsigned int v2282 = v2281 * v2;
-    const unsigned int v2283 = v2282 + v2273;
-    out[v2283] = v2279;
-  }
-  const unsigned int v2284 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2285 = v603 + v2284;
-  const unsigned int v2286 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2287 = v602 + v2286;
-  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2289 = v2287 < v2;
-  const bool v2290 = v2288 && v2289;
-  if (v2290) {
-    const float v2291 = v43.x[120];
-    const float v2292 = v2291 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2293 = iron_f32_to_bf16(v2292);
-    const unsigned int v2294 = v7 * v1;
-    const unsigned int v2295 = v2294 + v2285;
-    const unsigned int v2296 = v2295 * v2;
-    const unsigned int v2297 = v2296 + v2287;
-    out[v2297] = v2293;
-  }
-  const unsigned int v2298 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2299 = v603 + v2298;
-  const unsigned int v2300 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2301 = v602 + v2300;
-  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2303 = v2301 < v2;
-  const bool v2304 = v2302 && v2303;
-  if (v2304) {
-    const float v2305 = v43.x[121];
-    const float v2306 = v2305 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2307 = iron_f32_to_bf16(v2306);
-    const unsigned int v2308 = v7 * v1;
-    const unsigned int v2309 = v2308 + v2299;
-    const unsigned int v2310 = v2309 * v2;
-    const unsigned int v2311 = v2310 + v2301;
-    out[v2311] = v2307;
-  }
-  const unsigned int v2312 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2313 = v603 + v2312;
-  const unsigned int v2314 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2315 = v602 + v2314;
-  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2317 = v2315 < v2;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v43.x[122];
-    const float v2320 = v2319 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2321 = iron_f32_to_bf16(v2320);
-    const unsigned int v2322 = v7 * v1;
-    const unsigned int v2323 = v2322 + v2313;
-    const unsigned int v2324 = v2323 * v2;
-    const unsigned int v2325 = v2324 + v2315;
-    out[v2325] = v2321;
-  }
-  const unsigned int v2326 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2327 = v603 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2329 = v602 + v2328;
-  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2331 = v2329 < v2;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v43.x[123];
-    const float v2334 = v2333 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2335 = iron_f32_to_bf16(v2334);
-    const unsigned int v2336 = v7 * v1;
-    const unsigned int v2337 = v2336 + v2327;
-    const unsigned int v2338 = v2337 * v2;
-    const unsigned int v2339 = v2338 + v2329;
-    out[v2339] = v2335;
-  }
-  const unsigned int v2340 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2341 = v603 + v2340;
-  const unsigned int v2342 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2343 = v602 + v2342;
-  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2345 = v2343 < v2;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v43.x[124];
-    const float v2348 = v2347 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2349 = iron_f32_to_bf16(v2348);
-    const unsigned int v2350 = v7 * v1;
-    const unsigned int v2351 = v2350 + v2341;
-    const unsigned int v2352 = v2351 * v2;
-    const unsigned int v2353 = v2352 + v2343;
-    out[v2353] = v2349;
-  }
-  const unsigned int v2354 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2355 = v603 + v2354;
-  const unsigned int v2356 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2357 = v602 + v2356;
-  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2359 = v2357 < v2;
-  const bool v2360 = v2358 && v2359;
-  if (v2360) {
-    const float v2361 = v43.x[125];
-    const float v2362 = v2361 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2363 = iron_f32_to_bf16(v2362);
-    const unsigned int v2364 = v7 * v1;
-    const unsigned int v2365 = v2364 + v2355;
-    const unsigned int v2366 = v2365 * v2;
-    const unsigned int v2367 = v2366 + v2357;
-    out[v2367] = v2363;
-  }
-  const unsigned int v2368 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2369 = v603 + v2368;
-  const unsigned int v2370 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2371 = v602 + v2370;
-  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2373 = v2371 < v2;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v43.x[126];
-    const float v2376 = v2375 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2377 = iron_f32_to_bf16(v2376);
-    const unsigned int v2378 = v7 * v1;
-    const unsigned int v2379 = v2378 + v2369;
-    const unsigned int v2380 = v2379 * v2;
-    const unsigned int v2381 = v2380 + v2371;
-    out[v2381] = v2377;
-  }
-  const unsigned int v2382 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2383 = v603 + v2382;
-  const unsigned int v2384 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2385 = v602 + v2384;
-  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2387 = v2385 < v2;
-  const bool v2388 = v2386 && v2387;
-  if (v2388) {
-    const float v2389 = v43.x[127];
-    const float v2390 = v2389 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2391 = iron_f32_to_bf16(v2390);
-    const unsigned int v2392 = v7 * v1;
-    const unsigned int v2393 = v2392 + v2383;
-    const unsigned int v2394 = v2393 * v2;
-    const unsigned int v2395 = v2394 + v2385;
-    out[v2395] = v2391;
+  const unsigned int v603 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v604 = v28 + v37;
+  const unsigned int v605 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v606 = v604 + v605;
+  const unsigned int v607 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v608 = v603 + v607;
+  const bool v609 = v606 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v610 = v608 < v2;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v43.x[0];
+    const float v613 = v612 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v614 = iron_f32_to_bf16(v613);
+    const unsigned int v615 = v7 * v1;
+    const unsigned int v616 = v615 + v606;
+    const unsigned int v617 = v616 * v2;
+    const unsigned int v618 = v617 + v608;
+    out[v618] = v614;
+  }
+  const unsigned int v619 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v620 = v604 + v619;
+  const unsigned int v621 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v622 = v603 + v621;
+  const bool v623 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v624 = v622 < v2;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v43.x[1];
+    const float v627 = v626 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v628 = iron_f32_to_bf16(v627);
+    const unsigned int v629 = v7 * v1;
+    const unsigned int v630 = v629 + v620;
+    const unsigned int v631 = v630 * v2;
+    const unsigned int v632 = v631 + v622;
+    out[v632] = v628;
+  }
+  const unsigned int v633 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v634 = v604 + v633;
+  const unsigned int v635 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v636 = v603 + v635;
+  const bool v637 = v634 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v638 = v636 < v2;
+  const bool v639 = v637 && v638;
+  if (v639) {
+    const float v640 = v43.x[2];
+    const float v641 = v640 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v642 = iron_f32_to_bf16(v641);
+    const unsigned int v643 = v7 * v1;
+    const unsigned int v644 = v643 + v634;
+    const unsigned int v645 = v644 * v2;
+    const unsigned int v646 = v645 + v636;
+    out[v646] = v642;
+  }
+  const unsigned int v647 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v648 = v604 + v647;
+  const unsigned int v649 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v650 = v603 + v649;
+  const bool v651 = v648 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v652 = v650 < v2;
+  const bool v653 = v651 && v652;
+  if (v653) {
+    const float v654 = v43.x[3];
+    const float v655 = v654 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v656 = iron_f32_to_bf16(v655);
+    const unsigned int v657 = v7 * v1;
+    const unsigned int v658 = v657 + v648;
+    const unsigned int v659 = v658 * v2;
+    const unsigned int v660 = v659 + v650;
+    out[v660] = v656;
+  }
+  const unsigned int v661 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v662 = v604 + v661;
+  const unsigned int v663 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v664 = v603 + v663;
+  const bool v665 = v662 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v666 = v664 < v2;
+  const bool v667 = v665 && v666;
+  if (v667) {
+    const float v668 = v43.x[4];
+    const float v669 = v668 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v670 = iron_f32_to_bf16(v669);
+    const unsigned int v671 = v7 * v1;
+    const unsigned int v672 = v671 + v662;
+    const unsigned int v673 = v672 * v2;
+    const unsigned int v674 = v673 + v664;
+    out[v674] = v670;
+  }
+  const unsigned int v675 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v676 = v604 + v675;
+  const unsigned int v677 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v678 = v603 + v677;
+  const bool v679 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v680 = v678 < v2;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v43.x[5];
+    const float v683 = v682 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v684 = iron_f32_to_bf16(v683);
+    const unsigned int v685 = v7 * v1;
+    const unsigned int v686 = v685 + v676;
+    const unsigned int v687 = v686 * v2;
+    const unsigned int v688 = v687 + v678;
+    out[v688] = v684;
+  }
+  const unsigned int v689 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v690 = v604 + v689;
+  const unsigned int v691 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v692 = v603 + v691;
+  const bool v693 = v690 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v694 = v692 < v2;
+  const bool v695 = v693 && v694;
+  if (v695) {
+    const float v696 = v43.x[6];
+    const float v697 = v696 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v698 = iron_f32_to_bf16(v697);
+    const unsigned int v699 = v7 * v1;
+    const unsigned int v700 = v699 + v690;
+    const unsigned int v701 = v700 * v2;
+    const unsigned int v702 = v701 + v692;
+    out[v702] = v698;
+  }
+  const unsigned int v703 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v704 = v604 + v703;
+  const unsigned int v705 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v706 = v603 + v705;
+  const bool v707 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v708 = v706 < v2;
+  const bool v709 = v707 && v708;
+  if (v709) {
+    const float v710 = v43.x[7];
+    const float v711 = v710 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v712 = iron_f32_to_bf16(v711);
+    const unsigned int v713 = v7 * v1;
+    const unsigned int v714 = v713 + v704;
+    const unsigned int v715 = v714 * v2;
+    const unsigned int v716 = v715 + v706;
+    out[v716] = v712;
+  }
+  const unsigned int v717 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v718 = v604 + v717;
+  const unsigned int v719 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v720 = v603 + v719;
+  const bool v721 = v718 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v722 = v720 < v2;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v43.x[8];
+    const float v725 = v724 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v726 = iron_f32_to_bf16(v725);
+    const unsigned int v727 = v7 * v1;
+    const unsigned int v728 = v727 + v718;
+    const unsigned int v729 = v728 * v2;
+    const unsigned int v730 = v729 + v720;
+    out[v730] = v726;
+  }
+  const unsigned int v731 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v732 = v604 + v731;
+  const unsigned int v733 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v734 = v603 + v733;
+  const bool v735 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v736 = v734 < v2;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v43.x[9];
+    const float v739 = v738 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v740 = iron_f32_to_bf16(v739);
+    const unsigned int v741 = v7 * v1;
+    const unsigned int v742 = v741 + v732;
+    const unsigned int v743 = v742 * v2;
+    const unsigned int v744 = v743 + v734;
+    out[v744] = v740;
+  }
+  const unsigned int v745 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v746 = v604 + v745;
+  const unsigned int v747 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v748 = v603 + v747;
+  const bool v749 = v746 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v750 = v748 < v2;
+  const bool v751 = v749 && v750;
+  if (v751) {
+    const float v752 = v43.x[10];
+    const float v753 = v752 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v754 = iron_f32_to_bf16(v753);
+    const unsigned int v755 = v7 * v1;
+    const unsigned int v756 = v755 + v746;
+    const unsigned int v757 = v756 * v2;
+    const unsigned int v758 = v757 + v748;
+    out[v758] = v754;
+  }
+  const unsigned int v759 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v760 = v604 + v759;
+  const unsigned int v761 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v762 = v603 + v761;
+  const bool v763 = v760 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v764 = v762 < v2;
+  const bool v765 = v763 && v764;
+  if (v765) {
+    const float v766 = v43.x[11];
+    const float v767 = v766 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v768 = iron_f32_to_bf16(v767);
+    const unsigned int v769 = v7 * v1;
+    const unsigned int v770 = v769 + v760;
+    const unsigned int v771 = v770 * v2;
+    const unsigned int v772 = v771 + v762;
+    out[v772] = v768;
+  }
+  const unsigned int v773 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v774 = v604 + v773;
+  const unsigned int v775 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v776 = v603 + v775;
+  const bool v777 = v774 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v778 = v776 < v2;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v43.x[12];
+    const float v781 = v780 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v782 = iron_f32_to_bf16(v781);
+    const unsigned int v783 = v7 * v1;
+    const unsigned int v784 = v783 + v774;
+    const unsigned int v785 = v784 * v2;
+    const unsigned int v786 = v785 + v776;
+    out[v786] = v782;
+  }
+  const unsigned int v787 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v788 = v604 + v787;
+  const unsigned int v789 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v790 = v603 + v789;
+  const bool v791 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v792 = v790 < v2;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v43.x[13];
+    const float v795 = v794 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v796 = iron_f32_to_bf16(v795);
+    const unsigned int v797 = v7 * v1;
+    const unsigned int v798 = v797 + v788;
+    const unsigned int v799 = v798 * v2;
+    const unsigned int v800 = v799 + v790;
+    out[v800] = v796;
+  }
+  const unsigned int v801 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v802 = v604 + v801;
+  const unsigned int v803 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v804 = v603 + v803;
+  const bool v805 = v802 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v806 = v804 < v2;
+  const bool v807 = v805 && v806;
+  if (v807) {
+    const float v808 = v43.x[14];
+    const float v809 = v808 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v810 = iron_f32_to_bf16(v809);
+    const unsigned int v811 = v7 * v1;
+    const unsigned int v812 = v811 + v802;
+    const unsigned int v813 = v812 * v2;
+    const unsigned int v814 = v813 + v804;
+    out[v814] = v810;
+  }
+  const unsigned int v815 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v816 = v604 + v815;
+  const unsigned int v817 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v818 = v603 + v817;
+  const bool v819 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v820 = v818 < v2;
+  const bool v821 = v819 && v820;
+  if (v821) {
+    const float v822 = v43.x[15];
+    const float v823 = v822 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v824 = iron_f32_to_bf16(v823);
+    const unsigned int v825 = v7 * v1;
+    const unsigned int v826 = v825 + v816;
+    const unsigned int v827 = v826 * v2;
+    const unsigned int v828 = v827 + v818;
+    out[v828] = v824;
+  }
+  const unsigned int v829 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v830 = v604 + v829;
+  const unsigned int v831 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v832 = v603 + v831;
+  const bool v833 = v830 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v834 = v832 < v2;
+  const bool v835 = v833 && v834;
+  if (v835) {
+    const float v836 = v43.x[16];
+    const float v837 = v836 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v838 = iron_f32_to_bf16(v837);
+    const unsigned int v839 = v7 * v1;
+    const unsigned int v840 = v839 + v830;
+    const unsigned int v841 = v840 * v2;
+    const unsigned int v842 = v841 + v832;
+    out[v842] = v838;
+  }
+  const unsigned int v843 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v844 = v604 + v843;
+  const unsigned int v845 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v846 = v603 + v845;
+  const bool v847 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v848 = v846 < v2;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v43.x[17];
+    const float v851 = v850 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v852 = iron_f32_to_bf16(v851);
+    const unsigned int v853 = v7 * v1;
+    const unsigned int v854 = v853 + v844;
+    const unsigned int v855 = v854 * v2;
+    const unsigned int v856 = v855 + v846;
+    out[v856] = v852;
+  }
+  const unsigned int v857 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v858 = v604 + v857;
+  const unsigned int v859 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v860 = v603 + v859;
+  const bool v861 = v858 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v862 = v860 < v2;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v43.x[18];
+    const float v865 = v864 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v866 = iron_f32_to_bf16(v865);
+    const unsigned int v867 = v7 * v1;
+    const unsigned int v868 = v867 + v858;
+    const unsigned int v869 = v868 * v2;
+    const unsigned int v870 = v869 + v860;
+    out[v870] = v866;
+  }
+  const unsigned int v871 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v872 = v604 + v871;
+  const unsigned int v873 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v874 = v603 + v873;
+  const bool v875 = v872 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v876 = v874 < v2;
+  const bool v877 = v875 && v876;
+  if (v877) {
+    const float v878 = v43.x[19];
+    const float v879 = v878 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v880 = iron_f32_to_bf16(v879);
+    const unsigned int v881 = v7 * v1;
+    const unsigned int v882 = v881 + v872;
+    const unsigned int v883 = v882 * v2;
+    const unsigned int v884 = v883 + v874;
+    out[v884] = v880;
+  }
+  const unsigned int v885 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v886 = v604 + v885;
+  const unsigned int v887 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v888 = v603 + v887;
+  const bool v889 = v886 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v890 = v888 < v2;
+  const bool v891 = v889 && v890;
+  if (v891) {
+    const float v892 = v43.x[20];
+    const float v893 = v892 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v894 = iron_f32_to_bf16(v893);
+    const unsigned int v895 = v7 * v1;
+    const unsigned int v896 = v895 + v886;
+    const unsigned int v897 = v896 * v2;
+    const unsigned int v898 = v897 + v888;
+    out[v898] = v894;
+  }
+  const unsigned int v899 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v900 = v604 + v899;
+  const unsigned int v901 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v902 = v603 + v901;
+  const bool v903 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v904 = v902 < v2;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v43.x[21];
+    const float v907 = v906 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v908 = iron_f32_to_bf16(v907);
+    const unsigned int v909 = v7 * v1;
+    const unsigned int v910 = v909 + v900;
+    const unsigned int v911 = v910 * v2;
+    const unsigned int v912 = v911 + v902;
+    out[v912] = v908;
+  }
+  const unsigned int v913 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v914 = v604 + v913;
+  const unsigned int v915 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v916 = v603 + v915;
+  const bool v917 = v914 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v918 = v916 < v2;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v43.x[22];
+    const float v921 = v920 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v922 = iron_f32_to_bf16(v921);
+    const unsigned int v923 = v7 * v1;
+    const unsigned int v924 = v923 + v914;
+    const unsigned int v925 = v924 * v2;
+    const unsigned int v926 = v925 + v916;
+    out[v926] = v922;
+  }
+  const unsigned int v927 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v928 = v604 + v927;
+  const unsigned int v929 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v930 = v603 + v929;
+  const bool v931 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v932 = v930 < v2;
+  const bool v933 = v931 && v932;
+  if (v933) {
+    const float v934 = v43.x[23];
+    const float v935 = v934 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v936 = iron_f32_to_bf16(v935);
+    const unsigned int v937 = v7 * v1;
+    const unsigned int v938 = v937 + v928;
+    const unsigned int v939 = v938 * v2;
+    const unsigned int v940 = v939 + v930;
+    out[v940] = v936;
+  }
+  const unsigned int v941 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v942 = v604 + v941;
+  const unsigned int v943 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v944 = v603 + v943;
+  const bool v945 = v942 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v946 = v944 < v2;
+  const bool v947 = v945 && v946;
+  if (v947) {
+    const float v948 = v43.x[24];
+    const float v949 = v948 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v950 = iron_f32_to_bf16(v949);
+    const unsigned int v951 = v7 * v1;
+    const unsigned int v952 = v951 + v942;
+    const unsigned int v953 = v952 * v2;
+    const unsigned int v954 = v953 + v944;
+    out[v954] = v950;
+  }
+  const unsigned int v955 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v956 = v604 + v955;
+  const unsigned int v957 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v958 = v603 + v957;
+  const bool v959 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v960 = v958 < v2;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v43.x[25];
+    const float v963 = v962 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v964 = iron_f32_to_bf16(v963);
+    const unsigned int v965 = v7 * v1;
+    const unsigned int v966 = v965 + v956;
+    const unsigned int v967 = v966 * v2;
+    const unsigned int v968 = v967 + v958;
+    out[v968] = v964;
+  }
+  const unsigned int v969 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v970 = v604 + v969;
+  const unsigned int v971 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v972 = v603 + v971;
+  const bool v973 = v970 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v974 = v972 < v2;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v43.x[26];
+    const float v977 = v976 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v978 = iron_f32_to_bf16(v977);
+    const unsigned int v979 = v7 * v1;
+    const unsigned int v980 = v979 + v970;
+    const unsigned int v981 = v980 * v2;
+    const unsigned int v982 = v981 + v972;
+    out[v982] = v978;
+  }
+  const unsigned int v983 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v984 = v604 + v983;
+  const unsigned int v985 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v986 = v603 + v985;
+  const bool v987 = v984 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v988 = v986 < v2;
+  const bool v989 = v987 && v988;
+  if (v989) {
+    const float v990 = v43.x[27];
+    const float v991 = v990 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v992 = iron_f32_to_bf16(v991);
+    const unsigned int v993 = v7 * v1;
+    const unsigned int v994 = v993 + v984;
+    const unsigned int v995 = v994 * v2;
+    const unsigned int v996 = v995 + v986;
+    out[v996] = v992;
+  }
+  const unsigned int v997 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v998 = v604 + v997;
+  const unsigned int v999 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1000 = v603 + v999;
+  const bool v1001 = v998 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1002 = v1000 < v2;
+  const bool v1003 = v1001 && v1002;
+  if (v1003) {
+    const float v1004 = v43.x[28];
+    const float v1005 = v1004 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
+    const unsigned int v1007 = v7 * v1;
+    const unsigned int v1008 = v1007 + v998;
+    const unsigned int v1009 = v1008 * v2;
+    const unsigned int v1010 = v1009 + v1000;
+    out[v1010] = v1006;
+  }
+  const unsigned int v1011 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1012 = v604 + v1011;
+  const unsigned int v1013 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1014 = v603 + v1013;
+  const bool v1015 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1016 = v1014 < v2;
+  const bool v1017 = v1015 && v1016;
+  if (v1017) {
+    const float v1018 = v43.x[29];
+    const float v1019 = v1018 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1020 = iron_f32_to_bf16(v1019);
+    const unsigned int v1021 = v7 * v1;
+    const unsigned int v1022 = v1021 + v1012;
+    const unsigned int v1023 = v1022 * v2;
+    const unsigned int v1024 = v1023 + v1014;
+    out[v1024] = v1020;
+  }
+  const unsigned int v1025 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1026 = v604 + v1025;
+  const unsigned int v1027 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1028 = v603 + v1027;
+  const bool v1029 = v1026 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1030 = v1028 < v2;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v43.x[30];
+    const float v1033 = v1032 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
+    const unsigned int v1035 = v7 * v1;
+    const unsigned int v1036 = v1035 + v1026;
+    const unsigned int v1037 = v1036 * v2;
+    const unsigned int v1038 = v1037 + v1028;
+    out[v1038] = v1034;
+  }
+  const unsigned int v1039 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1040 = v604 + v1039;
+  const unsigned int v1041 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1042 = v603 + v1041;
+  const bool v1043 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1044 = v1042 < v2;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v43.x[31];
+    const float v1047 = v1046 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1048 = iron_f32_to_bf16(v1047);
+    const unsigned int v1049 = v7 * v1;
+    const unsigned int v1050 = v1049 + v1040;
+    const unsigned int v1051 = v1050 * v2;
+    const unsigned int v1052 = v1051 + v1042;
+    out[v1052] = v1048;
+  }
+  const unsigned int v1053 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1054 = v604 + v1053;
+  const unsigned int v1055 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1056 = v603 + v1055;
+  const bool v1057 = v1054 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1058 = v1056 < v2;
+  const bool v1059 = v1057 && v1058;
+  if (v1059) {
+    const float v1060 = v43.x[32];
+    const float v1061 = v1060 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1062 = iron_f32_to_bf16(v1061);
+    const unsigned int v1063 = v7 * v1;
+    const unsigned int v1064 = v1063 + v1054;
+    const unsigned int v1065 = v1064 * v2;
+    const unsigned int v1066 = v1065 + v1056;
+    out[v1066] = v1062;
+  }
+  const unsigned int v1067 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1068 = v604 + v1067;
+  const unsigned int v1069 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1070 = v603 + v1069;
+  const bool v1071 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1072 = v1070 < v2;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v43.x[33];
+    const float v1075 = v1074 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1076 = iron_f32_to_bf16(v1075);
+    const unsigned int v1077 = v7 * v1;
+    const unsigned int v1078 = v1077 + v1068;
+    const unsigned int v1079 = v1078 * v2;
+    const unsigned int v1080 = v1079 + v1070;
+    out[v1080] = v1076;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1082 = v604 + v1081;
+  const unsigned int v1083 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1084 = v603 + v1083;
+  const bool v1085 = v1082 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1086 = v1084 < v2;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v43.x[34];
+    const float v1089 = v1088 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
+    const unsigned int v1091 = v7 * v1;
+    const unsigned int v1092 = v1091 + v1082;
+    const unsigned int v1093 = v1092 * v2;
+    const unsigned int v1094 = v1093 + v1084;
+    out[v1094] = v1090;
+  }
+  const unsigned int v1095 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1096 = v604 + v1095;
+  const unsigned int v1097 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1098 = v603 + v1097;
+  const bool v1099 = v1096 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1100 = v1098 < v2;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v43.x[35];
+    const float v1103 = v1102 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1104 = iron_f32_to_bf16(v1103);
+    const unsigned int v1105 = v7 * v1;
+    const unsigned int v1106 = v1105 + v1096;
+    const unsigned int v1107 = v1106 * v2;
+    const unsigned int v1108 = v1107 + v1098;
+    out[v1108] = v1104;
+  }
+  const unsigned int v1109 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1110 = v604 + v1109;
+  const unsigned int v1111 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1112 = v603 + v1111;
+  const bool v1113 = v1110 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1114 = v1112 < v2;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v43.x[36];
+    const float v1117 = v1116 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1118 = iron_f32_to_bf16(v1117);
+    const unsigned int v1119 = v7 * v1;
+    const unsigned int v1120 = v1119 + v1110;
+    const unsigned int v1121 = v1120 * v2;
+    const unsigned int v1122 = v1121 + v1112;
+    out[v1122] = v1118;
+  }
+  const unsigned int v1123 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1124 = v604 + v1123;
+  const unsigned int v1125 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1126 = v603 + v1125;
+  const bool v1127 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1128 = v1126 < v2;
+  const bool v1129 = v1127 && v1128;
+  if (v1129) {
+    const float v1130 = v43.x[37];
+    const float v1131 = v1130 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1132 = iron_f32_to_bf16(v1131);
+    const unsigned int v1133 = v7 * v1;
+    const unsigned int v1134 = v1133 + v1124;
+    const unsigned int v1135 = v1134 * v2;
+    const unsigned int v1136 = v1135 + v1126;
+    out[v1136] = v1132;
+  }
+  const unsigned int v1137 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1138 = v604 + v1137;
+  const unsigned int v1139 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1140 = v603 + v1139;
+  const bool v1141 = v1138 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1142 = v1140 < v2;
+  const bool v1143 = v1141 && v1142;
+  if (v1143) {
+    const float v1144 = v43.x[38];
+    const float v1145 = v1144 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
+    const unsigned int v1147 = v7 * v1;
+    const unsigned int v1148 = v1147 + v1138;
+    const unsigned int v1149 = v1148 * v2;
+    const unsigned int v1150 = v1149 + v1140;
+    out[v1150] = v1146;
+  }
+  const unsigned int v1151 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1152 = v604 + v1151;
+  const unsigned int v1153 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1154 = v603 + v1153;
+  const bool v1155 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1156 = v1154 < v2;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v43.x[39];
+    const float v1159 = v1158 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
+    const unsigned int v1161 = v7 * v1;
+    const unsigned int v1162 = v1161 + v1152;
+    const unsigned int v1163 = v1162 * v2;
+    const unsigned int v1164 = v1163 + v1154;
+    out[v1164] = v1160;
+  }
+  const unsigned int v1165 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1166 = v604 + v1165;
+  const unsigned int v1167 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1168 = v603 + v1167;
+  const bool v1169 = v1166 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1170 = v1168 < v2;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v43.x[40];
+    const float v1173 = v1172 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
+    const unsigned int v1175 = v7 * v1;
+    const unsigned int v1176 = v1175 + v1166;
+    const unsigned int v1177 = v1176 * v2;
+    const unsigned int v1178 = v1177 + v1168;
+    out[v1178] = v1174;
+  }
+  const unsigned int v1179 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1180 = v604 + v1179;
+  const unsigned int v1181 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1182 = v603 + v1181;
+  const bool v1183 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1184 = v1182 < v2;
+  const bool v1185 = v1183 && v1184;
+  if (v1185) {
+    const float v1186 = v43.x[41];
+    const float v1187 = v1186 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1188 = iron_f32_to_bf16(v1187);
+    const unsigned int v1189 = v7 * v1;
+    const unsigned int v1190 = v1189 + v1180;
+    const unsigned int v1191 = v1190 * v2;
+    const unsigned int v1192 = v1191 + v1182;
+    out[v1192] = v1188;
+  }
+  const unsigned int v1193 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1194 = v604 + v1193;
+  const unsigned int v1195 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1196 = v603 + v1195;
+  const bool v1197 = v1194 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1198 = v1196 < v2;
+  const bool v1199 = v1197 && v1198;
+  if (v1199) {
+    const float v1200 = v43.x[42];
+    const float v1201 = v1200 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1202 = iron_f32_to_bf16(v1201);
+    const unsigned int v1203 = v7 * v1;
+    const unsigned int v1204 = v1203 + v1194;
+    const unsigned int v1205 = v1204 * v2;
+    const unsigned int v1206 = v1205 + v1196;
+    out[v1206] = v1202;
+  }
+  const unsigned int v1207 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1208 = v604 + v1207;
+  const unsigned int v1209 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1210 = v603 + v1209;
+  const bool v1211 = v1208 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1212 = v1210 < v2;
+  const bool v1213 = v1211 && v1212;
+  if (v1213) {
+    const float v1214 = v43.x[43];
+    const float v1215 = v1214 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
+    const unsigned int v1217 = v7 * v1;
+    const unsigned int v1218 = v1217 + v1208;
+    const unsigned int v1219 = v1218 * v2;
+    const unsigned int v1220 = v1219 + v1210;
+    out[v1220] = v1216;
+  }
+  const unsigned int v1221 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1222 = v604 + v1221;
+  const unsigned int v1223 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1224 = v603 + v1223;
+  const bool v1225 = v1222 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1226 = v1224 < v2;
+  const bool v1227 = v1225 && v1226;
+  if (v1227) {
+    const float v1228 = v43.x[44];
+    const float v1229 = v1228 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1230 = iron_f32_to_bf16(v1229);
+    const unsigned int v1231 = v7 * v1;
+    const unsigned int v1232 = v1231 + v1222;
+    const unsigned int v1233 = v1232 * v2;
+    const unsigned int v1234 = v1233 + v1224;
+    out[v1234] = v1230;
+  }
+  const unsigned int v1235 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1236 = v604 + v1235;
+  const unsigned int v1237 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1238 = v603 + v1237;
+  const bool v1239 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1240 = v1238 < v2;
+  const bool v1241 = v1239 && v1240;
+  if (v1241) {
+    const float v1242 = v43.x[45];
+    const float v1243 = v1242 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1244 = iron_f32_to_bf16(v1243);
+    const unsigned int v1245 = v7 * v1;
+    const unsigned int v1246 = v1245 + v1236;
+    const unsigned int v1247 = v1246 * v2;
+    const unsigned int v1248 = v1247 + v1238;
+    out[v1248] = v1244;
+  }
+  const unsigned int v1249 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1250 = v604 + v1249;
+  const unsigned int v1251 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1252 = v603 + v1251;
+  const bool v1253 = v1250 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1254 = v1252 < v2;
+  const bool v1255 = v1253 && v1254;
+  if (v1255) {
+    const float v1256 = v43.x[46];
+    const float v1257 = v1256 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
+    const unsigned int v1259 = v7 * v1;
+    const unsigned int v1260 = v1259 + v1250;
+    const unsigned int v1261 = v1260 * v2;
+    const unsigned int v1262 = v1261 + v1252;
+    out[v1262] = v1258;
+  }
+  const unsigned int v1263 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1264 = v604 + v1263;
+  const unsigned int v1265 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1266 = v603 + v1265;
+  const bool v1267 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1268 = v1266 < v2;
+  const bool v1269 = v1267 && v1268;
+  if (v1269) {
+    const float v1270 = v43.x[47];
+    const float v1271 = v1270 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1272 = iron_f32_to_bf16(v1271);
+    const unsigned int v1273 = v7 * v1;
+    const unsigned int v1274 = v1273 + v1264;
+    const unsigned int v1275 = v1274 * v2;
+    const unsigned int v1276 = v1275 + v1266;
+    out[v1276] = v1272;
+  }
+  const unsigned int v1277 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1278 = v604 + v1277;
+  const unsigned int v1279 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1280 = v603 + v1279;
+  const bool v1281 = v1278 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1282 = v1280 < v2;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v43.x[48];
+    const float v1285 = v1284 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
+    const unsigned int v1287 = v7 * v1;
+    const unsigned int v1288 = v1287 + v1278;
+    const unsigned int v1289 = v1288 * v2;
+    const unsigned int v1290 = v1289 + v1280;
+    out[v1290] = v1286;
+  }
+  const unsigned int v1291 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1292 = v604 + v1291;
+  const unsigned int v1293 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1294 = v603 + v1293;
+  const bool v1295 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1296 = v1294 < v2;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v43.x[49];
+    const float v1299 = v1298 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1300 = iron_f32_to_bf16(v1299);
+    const unsigned int v1301 = v7 * v1;
+    const unsigned int v1302 = v1301 + v1292;
+    const unsigned int v1303 = v1302 * v2;
+    const unsigned int v1304 = v1303 + v1294;
+    out[v1304] = v1300;
+  }
+  const unsigned int v1305 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1306 = v604 + v1305;
+  const unsigned int v1307 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1308 = v603 + v1307;
+  const bool v1309 = v1306 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1310 = v1308 < v2;
+  const bool v1311 = v1309 && v1310;
+  if (v1311) {
+    const float v1312 = v43.x[50];
+    const float v1313 = v1312 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1314 = iron_f32_to_bf16(v1313);
+    const unsigned int v1315 = v7 * v1;
+    const unsigned int v1316 = v1315 + v1306;
+    const unsigned int v1317 = v1316 * v2;
+    const unsigned int v1318 = v1317 + v1308;
+    out[v1318] = v1314;
+  }
+  const unsigned int v1319 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1320 = v604 + v1319;
+  const unsigned int v1321 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1322 = v603 + v1321;
+  const bool v1323 = v1320 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1324 = v1322 < v2;
+  const bool v1325 = v1323 && v1324;
+  if (v1325) {
+    const float v1326 = v43.x[51];
+    const float v1327 = v1326 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1328 = iron_f32_to_bf16(v1327);
+    const unsigned int v1329 = v7 * v1;
+    const unsigned int v1330 = v1329 + v1320;
+    const unsigned int v1331 = v1330 * v2;
+    const unsigned int v1332 = v1331 + v1322;
+    out[v1332] = v1328;
+  }
+  const unsigned int v1333 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1334 = v604 + v1333;
+  const unsigned int v1335 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1336 = v603 + v1335;
+  const bool v1337 = v1334 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1338 = v1336 < v2;
+  const bool v1339 = v1337 && v1338;
+  if (v1339) {
+    const float v1340 = v43.x[52];
+    const float v1341 = v1340 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1342 = iron_f32_to_bf16(v1341);
+    const unsigned int v1343 = v7 * v1;
+    const unsigned int v1344 = v1343 + v1334;
+    const unsigned int v1345 = v1344 * v2;
+    const unsigned int v1346 = v1345 + v1336;
+    out[v1346] = v1342;
+  }
+  const unsigned int v1347 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1348 = v604 + v1347;
+  const unsigned int v1349 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1350 = v603 + v1349;
+  const bool v1351 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1352 = v1350 < v2;
+  const bool v1353 = v1351 && v1352;
+  if (v1353) {
+    const float v1354 = v43.x[53];
+    const float v1355 = v1354 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1356 = iron_f32_to_bf16(v1355);
+    const unsigned int v1357 = v7 * v1;
+    const unsigned int v1358 = v1357 + v1348;
+    const unsigned int v1359 = v1358 * v2;
+    const unsigned int v1360 = v1359 + v1350;
+    out[v1360] = v1356;
+  }
+  const unsigned int v1361 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1362 = v604 + v1361;
+  const unsigned int v1363 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1364 = v603 + v1363;
+  const bool v1365 = v1362 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1366 = v1364 < v2;
+  const bool v1367 = v1365 && v1366;
+  if (v1367) {
+    const float v1368 = v43.x[54];
+    const float v1369 = v1368 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1370 = iron_f32_to_bf16(v1369);
+    const unsigned int v1371 = v7 * v1;
+    const unsigned int v1372 = v1371 + v1362;
+    const unsigned int v1373 = v1372 * v2;
+    const unsigned int v1374 = v1373 + v1364;
+    out[v1374] = v1370;
+  }
+  const unsigned int v1375 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1376 = v604 + v1375;
+  const unsigned int v1377 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1378 = v603 + v1377;
+  const bool v1379 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1380 = v1378 < v2;
+  const bool v1381 = v1379 && v1380;
+  if (v1381) {
+    const float v1382 = v43.x[55];
+    const float v1383 = v1382 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1384 = iron_f32_to_bf16(v1383);
+    const unsigned int v1385 = v7 * v1;
+    const unsigned int v1386 = v1385 + v1376;
+    const unsigned int v1387 = v1386 * v2;
+    const unsigned int v1388 = v1387 + v1378;
+    out[v1388] = v1384;
+  }
+  const unsigned int v1389 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1390 = v604 + v1389;
+  const unsigned int v1391 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1392 = v603 + v1391;
+  const bool v1393 = v1390 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1394 = v1392 < v2;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v43.x[56];
+    const float v1397 = v1396 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
+    const unsigned int v1399 = v7 * v1;
+    const unsigned int v1400 = v1399 + v1390;
+    const unsigned int v1401 = v1400 * v2;
+    const unsigned int v1402 = v1401 + v1392;
+    out[v1402] = v1398;
+  }
+  const unsigned int v1403 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1404 = v604 + v1403;
+  const unsigned int v1405 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1406 = v603 + v1405;
+  const bool v1407 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1408 = v1406 < v2;
+  const bool v1409 = v1407 && v1408;
+  if (v1409) {
+    const float v1410 = v43.x[57];
+    const float v1411 = v1410 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1412 = iron_f32_to_bf16(v1411);
+    const unsigned int v1413 = v7 * v1;
+    const unsigned int v1414 = v1413 + v1404;
+    const unsigned int v1415 = v1414 * v2;
+    const unsigned int v1416 = v1415 + v1406;
+    out[v1416] = v1412;
+  }
+  const unsigned int v1417 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1418 = v604 + v1417;
+  const unsigned int v1419 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1420 = v603 + v1419;
+  const bool v1421 = v1418 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1422 = v1420 < v2;
+  const bool v1423 = v1421 && v1422;
+  if (v1423) {
+    const float v1424 = v43.x[58];
+    const float v1425 = v1424 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
+    const unsigned int v1427 = v7 * v1;
+    const unsigned int v1428 = v1427 + v1418;
+    const unsigned int v1429 = v1428 * v2;
+    const unsigned int v1430 = v1429 + v1420;
+    out[v1430] = v1426;
+  }
+  const unsigned int v1431 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1432 = v604 + v1431;
+  const unsigned int v1433 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1434 = v603 + v1433;
+  const bool v1435 = v1432 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1436 = v1434 < v2;
+  const bool v1437 = v1435 && v1436;
+  if (v1437) {
+    const float v1438 = v43.x[59];
+    const float v1439 = v1438 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
+    const unsigned int v1441 = v7 * v1;
+    const unsigned int v1442 = v1441 + v1432;
+    const unsigned int v1443 = v1442 * v2;
+    const unsigned int v1444 = v1443 + v1434;
+    out[v1444] = v1440;
+  }
+  const unsigned int v1445 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1446 = v604 + v1445;
+  const unsigned int v1447 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1448 = v603 + v1447;
+  const bool v1449 = v1446 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1450 = v1448 < v2;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v43.x[60];
+    const float v1453 = v1452 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1454 = iron_f32_to_bf16(v1453);
+    const unsigned int v1455 = v7 * v1;
+    const unsigned int v1456 = v1455 + v1446;
+    const unsigned int v1457 = v1456 * v2;
+    const unsigned int v1458 = v1457 + v1448;
+    out[v1458] = v1454;
+  }
+  const unsigned int v1459 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1460 = v604 + v1459;
+  const unsigned int v1461 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1462 = v603 + v1461;
+  const bool v1463 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1464 = v1462 < v2;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v43.x[61];
+    const float v1467 = v1466 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1468 = iron_f32_to_bf16(v1467);
+    const unsigned int v1469 = v7 * v1;
+    const unsigned int v1470 = v1469 + v1460;
+    const unsigned int v1471 = v1470 * v2;
+    const unsigned int v1472 = v1471 + v1462;
+    out[v1472] = v1468;
+  }
+  const unsigned int v1473 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1474 = v604 + v1473;
+  const unsigned int v1475 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1476 = v603 + v1475;
+  const bool v1477 = v1474 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1478 = v1476 < v2;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v43.x[62];
+    const float v1481 = v1480 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
+    const unsigned int v1483 = v7 * v1;
+    const unsigned int v1484 = v1483 + v1474;
+    const unsigned int v1485 = v1484 * v2;
+    const unsigned int v1486 = v1485 + v1476;
+    out[v1486] = v1482;
+  }
+  const unsigned int v1487 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1488 = v604 + v1487;
+  const unsigned int v1489 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1490 = v603 + v1489;
+  const bool v1491 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1492 = v1490 < v2;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v43.x[63];
+    const float v1495 = v1494 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1496 = iron_f32_to_bf16(v1495);
+    const unsigned int v1497 = v7 * v1;
+    const unsigned int v1498 = v1497 + v1488;
+    const unsigned int v1499 = v1498 * v2;
+    const unsigned int v1500 = v1499 + v1490;
+    out[v1500] = v1496;
+  }
+  const unsigned int v1501 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1502 = v604 + v1501;
+  const unsigned int v1503 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1504 = v603 + v1503;
+  const bool v1505 = v1502 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1506 = v1504 < v2;
+  const bool v1507 = v1505 && v1506;
+  if (v1507) {
+    const float v1508 = v43.x[64];
+    const float v1509 = v1508 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1510 = iron_f32_to_bf16(v1509);
+    const unsigned int v1511 = v7 * v1;
+    const unsigned int v1512 = v1511 + v1502;
+    const unsigned int v1513 = v1512 * v2;
+    const unsigned int v1514 = v1513 + v1504;
+    out[v1514] = v1510;
+  }
+  const unsigned int v1515 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1516 = v604 + v1515;
+  const unsigned int v1517 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1518 = v603 + v1517;
+  const bool v1519 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1520 = v1518 < v2;
+  const bool v1521 = v1519 && v1520;
+  if (v1521) {
+    const float v1522 = v43.x[65];
+    const float v1523 = v1522 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1524 = iron_f32_to_bf16(v1523);
+    const unsigned int v1525 = v7 * v1;
+    const unsigned int v1526 = v1525 + v1516;
+    const unsigned int v1527 = v1526 * v2;
+    const unsigned int v1528 = v1527 + v1518;
+    out[v1528] = v1524;
+  }
+  const unsigned int v1529 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1530 = v604 + v1529;
+  const unsigned int v1531 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1532 = v603 + v1531;
+  const bool v1533 = v1530 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1534 = v1532 < v2;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v43.x[66];
+    const float v1537 = v1536 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1538 = iron_f32_to_bf16(v1537);
+    const unsigned int v1539 = v7 * v1;
+    const unsigned int v1540 = v1539 + v1530;
+    const unsigned int v1541 = v1540 * v2;
+    const unsigned int v1542 = v1541 + v1532;
+    out[v1542] = v1538;
+  }
+  const unsigned int v1543 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1544 = v604 + v1543;
+  const unsigned int v1545 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1546 = v603 + v1545;
+  const bool v1547 = v1544 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1548 = v1546 < v2;
+  const bool v1549 = v1547 && v1548;
+  if (v1549) {
+    const float v1550 = v43.x[67];
+    const float v1551 = v1550 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
+    const unsigned int v1553 = v7 * v1;
+    const unsigned int v1554 = v1553 + v1544;
+    const unsigned int v1555 = v1554 * v2;
+    const unsigned int v1556 = v1555 + v1546;
+    out[v1556] = v1552;
+  }
+  const unsigned int v1557 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1558 = v604 + v1557;
+  const unsigned int v1559 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1560 = v603 + v1559;
+  const bool v1561 = v1558 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1562 = v1560 < v2;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v43.x[68];
+    const float v1565 = v1564 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
+    const unsigned int v1567 = v7 * v1;
+    const unsigned int v1568 = v1567 + v1558;
+    const unsigned int v1569 = v1568 * v2;
+    const unsigned int v1570 = v1569 + v1560;
+    out[v1570] = v1566;
+  }
+  const unsigned int v1571 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1572 = v604 + v1571;
+  const unsigned int v1573 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1574 = v603 + v1573;
+  const bool v1575 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1576 = v1574 < v2;
+  const bool v1577 = v1575 && v1576;
+  if (v1577) {
+    const float v1578 = v43.x[69];
+    const float v1579 = v1578 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1580 = iron_f32_to_bf16(v1579);
+    const unsigned int v1581 = v7 * v1;
+    const unsigned int v1582 = v1581 + v1572;
+    const unsigned int v1583 = v1582 * v2;
+    const unsigned int v1584 = v1583 + v1574;
+    out[v1584] = v1580;
+  }
+  const unsigned int v1585 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1586 = v604 + v1585;
+  const unsigned int v1587 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1588 = v603 + v1587;
+  const bool v1589 = v1586 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1590 = v1588 < v2;
+  const bool v1591 = v1589 && v1590;
+  if (v1591) {
+    const float v1592 = v43.x[70];
+    const float v1593 = v1592 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1594 = iron_f32_to_bf16(v1593);
+    const unsigned int v1595 = v7 * v1;
+    const unsigned int v1596 = v1595 + v1586;
+    const unsigned int v1597 = v1596 * v2;
+    const unsigned int v1598 = v1597 + v1588;
+    out[v1598] = v1594;
+  }
+  const unsigned int v1599 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1600 = v604 + v1599;
+  const unsigned int v1601 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1602 = v603 + v1601;
+  const bool v1603 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1604 = v1602 < v2;
+  const bool v1605 = v1603 && v1604;
+  if (v1605) {
+    const float v1606 = v43.x[71];
+    const float v1607 = v1606 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1608 = iron_f32_to_bf16(v1607);
+    const unsigned int v1609 = v7 * v1;
+    const unsigned int v1610 = v1609 + v1600;
+    const unsigned int v1611 = v1610 * v2;
+    const unsigned int v1612 = v1611 + v1602;
+    out[v1612] = v1608;
+  }
+  const unsigned int v1613 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1614 = v604 + v1613;
+  const unsigned int v1615 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1616 = v603 + v1615;
+  const bool v1617 = v1614 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1618 = v1616 < v2;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v43.x[72];
+    const float v1621 = v1620 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
+    const unsigned int v1623 = v7 * v1;
+    const unsigned int v1624 = v1623 + v1614;
+    const unsigned int v1625 = v1624 * v2;
+    const unsigned int v1626 = v1625 + v1616;
+    out[v1626] = v1622;
+  }
+  const unsigned int v1627 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1628 = v604 + v1627;
+  const unsigned int v1629 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1630 = v603 + v1629;
+  const bool v1631 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1632 = v1630 < v2;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v43.x[73];
+    const float v1635 = v1634 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
+    const unsigned int v1637 = v7 * v1;
+    const unsigned int v1638 = v1637 + v1628;
+    const unsigned int v1639 = v1638 * v2;
+    const unsigned int v1640 = v1639 + v1630;
+    out[v1640] = v1636;
+  }
+  const unsigned int v1641 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1642 = v604 + v1641;
+  const unsigned int v1643 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1644 = v603 + v1643;
+  const bool v1645 = v1642 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1646 = v1644 < v2;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v43.x[74];
+    const float v1649 = v1648 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1650 = iron_f32_to_bf16(v1649);
+    const unsigned int v1651 = v7 * v1;
+    const unsigned int v1652 = v1651 + v1642;
+    const unsigned int v1653 = v1652 * v2;
+    const unsigned int v1654 = v1653 + v1644;
+    out[v1654] = v1650;
+  }
+  const unsigned int v1655 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1656 = v604 + v1655;
+  const unsigned int v1657 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1658 = v603 + v1657;
+  const bool v1659 = v1656 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1660 = v1658 < v2;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v43.x[75];
+    const float v1663 = v1662 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
+    const unsigned int v1665 = v7 * v1;
+    const unsigned int v1666 = v1665 + v1656;
+    const unsigned int v1667 = v1666 * v2;
+    const unsigned int v1668 = v1667 + v1658;
+    out[v1668] = v1664;
+  }
+  const unsigned int v1669 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1670 = v604 + v1669;
+  const unsigned int v1671 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1672 = v603 + v1671;
+  const bool v1673 = v1670 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1674 = v1672 < v2;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v43.x[76];
+    const float v1677 = v1676 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
+    const unsigned int v1679 = v7 * v1;
+    const unsigned int v1680 = v1679 + v1670;
+    const unsigned int v1681 = v1680 * v2;
+    const unsigned int v1682 = v1681 + v1672;
+    out[v1682] = v1678;
+  }
+  const unsigned int v1683 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1684 = v604 + v1683;
+  const unsigned int v1685 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1686 = v603 + v1685;
+  const bool v1687 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1688 = v1686 < v2;
+  const bool v1689 = v1687 && v1688;
+  if (v1689) {
+    const float v1690 = v43.x[77];
+    const float v1691 = v1690 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1692 = iron_f32_to_bf16(v1691);
+    const unsigned int v1693 = v7 * v1;
+    const unsigned int v1694 = v1693 + v1684;
+    const unsigned int v1695 = v1694 * v2;
+    const unsigned int v1696 = v1695 + v1686;
+    out[v1696] = v1692;
+  }
+  const unsigned int v1697 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1698 = v604 + v1697;
+  const unsigned int v1699 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1700 = v603 + v1699;
+  const bool v1701 = v1698 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1702 = v1700 < v2;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v43.x[78];
+    const float v1705 = v1704 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);
+    const unsigned int v1707 = v7 * v1;
+    const unsigned int v1708 = v1707 + v1698;
+    const unsigned int v1709 = v1708 * v2;
+    const unsigned int v1710 = v1709 + v1700;
+    out[v1710] = v1706;
+  }
+  const unsigned int v1711 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1712 = v604 + v1711;
+  const unsigned int v1713 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1714 = v603 + v1713;
+  const bool v1715 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1716 = v1714 < v2;
+  const bool v1717 = v1715 && v1716;
+  if (v1717) {
+    const float v1718 = v43.x[79];
+    const float v1719 = v1718 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
+    const unsigned int v1721 = v7 * v1;
+    const unsigned int v1722 = v1721 + v1712;
+    const unsigned int v1723 = v1722 * v2;
+    const unsigned int v1724 = v1723 + v1714;
+    out[v1724] = v1720;
+  }
+  const unsigned int v1725 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1726 = v604 + v1725;
+  const unsigned int v1727 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1728 = v603 + v1727;
+  const bool v1729 = v1726 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1730 = v1728 < v2;
+  const bool v1731 = v1729 && v1730;
+  if (v1731) {
+    const float v1732 = v43.x[80];
+    const float v1733 = v1732 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1734 = iron_f32_to_bf16(v1733);
+    const unsigned int v1735 = v7 * v1;
+    const unsigned int v1736 = v1735 + v1726;
+    const unsigned int v1737 = v1736 * v2;
+    const unsigned int v1738 = v1737 + v1728;
+    out[v1738] = v1734;
+  }
+  const unsigned int v1739 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1740 = v604 + v1739;
+  const unsigned int v1741 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1742 = v603 + v1741;
+  const bool v1743 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1744 = v1742 < v2;
+  const bool v1745 = v1743 && v1744;
+  if (v1745) {
+    const float v1746 = v43.x[81];
+    const float v1747 = v1746 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1748 = iron_f32_to_bf16(v1747);
+    const unsigned int v1749 = v7 * v1;
+    const unsigned int v1750 = v1749 + v1740;
+    const unsigned int v1751 = v1750 * v2;
+    const unsigned int v1752 = v1751 + v1742;
+    out[v1752] = v1748;
+  }
+  const unsigned int v1753 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1754 = v604 + v1753;
+  const unsigned int v1755 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1756 = v603 + v1755;
+  const bool v1757 = v1754 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1758 = v1756 < v2;
+  const bool v1759 = v1757 && v1758;
+  if (v1759) {
+    const float v1760 = v43.x[82];
+    const float v1761 = v1760 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1762 = iron_f32_to_bf16(v1761);
+    const unsigned int v1763 = v7 * v1;
+    const unsigned int v1764 = v1763 + v1754;
+    const unsigned int v1765 = v1764 * v2;
+    const unsigned int v1766 = v1765 + v1756;
+    out[v1766] = v1762;
+  }
+  const unsigned int v1767 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1768 = v604 + v1767;
+  const unsigned int v1769 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1770 = v603 + v1769;
+  const bool v1771 = v1768 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1772 = v1770 < v2;
+  const bool v1773 = v1771 && v1772;
+  if (v1773) {
+    const float v1774 = v43.x[83];
+    const float v1775 = v1774 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
+    const unsigned int v1777 = v7 * v1;
+    const unsigned int v1778 = v1777 + v1768;
+    const unsigned int v1779 = v1778 * v2;
+    const unsigned int v1780 = v1779 + v1770;
+    out[v1780] = v1776;
+  }
+  const unsigned int v1781 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1782 = v604 + v1781;
+  const unsigned int v1783 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1784 = v603 + v1783;
+  const bool v1785 = v1782 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1786 = v1784 < v2;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v43.x[84];
+    const float v1789 = v1788 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
+    const unsigned int v1791 = v7 * v1;
+    const unsigned int v1792 = v1791 + v1782;
+    const unsigned int v1793 = v1792 * v2;
+    const unsigned int v1794 = v1793 + v1784;
+    out[v1794] = v1790;
+  }
+  const unsigned int v1795 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1796 = v604 + v1795;
+  const unsigned int v1797 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1798 = v603 + v1797;
+  const bool v1799 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1800 = v1798 < v2;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v43.x[85];
+    const float v1803 = v1802 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1804 = iron_f32_to_bf16(v1803);
+    const unsigned int v1805 = v7 * v1;
+    const unsigned int v1806 = v1805 + v1796;
+    const unsigned int v1807 = v1806 * v2;
+    const unsigned int v1808 = v1807 + v1798;
+    out[v1808] = v1804;
+  }
+  const unsigned int v1809 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1810 = v604 + v1809;
+  const unsigned int v1811 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1812 = v603 + v1811;
+  const bool v1813 = v1810 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1814 = v1812 < v2;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v43.x[86];
+    const float v1817 = v1816 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1818 = iron_f32_to_bf16(v1817);
+    const unsigned int v1819 = v7 * v1;
+    const unsigned int v1820 = v1819 + v1810;
+    const unsigned int v1821 = v1820 * v2;
+    const unsigned int v1822 = v1821 + v1812;
+    out[v1822] = v1818;
+  }
+  const unsigned int v1823 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1824 = v604 + v1823;
+  const unsigned int v1825 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1826 = v603 + v1825;
+  const bool v1827 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1828 = v1826 < v2;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v43.x[87];
+    const float v1831 = v1830 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
+    const unsigned int v1833 = v7 * v1;
+    const unsigned int v1834 = v1833 + v1824;
+    const unsigned int v1835 = v1834 * v2;
+    const unsigned int v1836 = v1835 + v1826;
+    out[v1836] = v1832;
+  }
+  const unsigned int v1837 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1838 = v604 + v1837;
+  const unsigned int v1839 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1840 = v603 + v1839;
+  const bool v1841 = v1838 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1842 = v1840 < v2;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v43.x[88];
+    const float v1845 = v1844 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
+    const unsigned int v1847 = v7 * v1;
+    const unsigned int v1848 = v1847 + v1838;
+    const unsigned int v1849 = v1848 * v2;
+    const unsigned int v1850 = v1849 + v1840;
+    out[v1850] = v1846;
+  }
+  const unsigned int v1851 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1852 = v604 + v1851;
+  const unsigned int v1853 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1854 = v603 + v1853;
+  const bool v1855 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1856 = v1854 < v2;
+  const bool v1857 = v1855 && v1856;
+  if (v1857) {
+    const float v1858 = v43.x[89];
+    const float v1859 = v1858 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1860 = iron_f32_to_bf16(v1859);
+    const unsigned int v1861 = v7 * v1;
+    const unsigned int v1862 = v1861 + v1852;
+    const unsigned int v1863 = v1862 * v2;
+    const unsigned int v1864 = v1863 + v1854;
+    out[v1864] = v1860;
+  }
+  const unsigned int v1865 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1866 = v604 + v1865;
+  const unsigned int v1867 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1868 = v603 + v1867;
+  const bool v1869 = v1866 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1870 = v1868 < v2;
+  const bool v1871 = v1869 && v1870;
+  if (v1871) {
+    const float v1872 = v43.x[90];
+    const float v1873 = v1872 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1874 = iron_f32_to_bf16(v1873);
+    const unsigned int v1875 = v7 * v1;
+    const unsigned int v1876 = v1875 + v1866;
+    const unsigned int v1877 = v1876 * v2;
+    const unsigned int v1878 = v1877 + v1868;
+    out[v1878] = v1874;
+  }
+  const unsigned int v1879 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1880 = v604 + v1879;
+  const unsigned int v1881 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1882 = v603 + v1881;
+  const bool v1883 = v1880 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1884 = v1882 < v2;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v43.x[91];
+    const float v1887 = v1886 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
+    const unsigned int v1889 = v7 * v1;
+    const unsigned int v1890 = v1889 + v1880;
+    const unsigned int v1891 = v1890 * v2;
+    const unsigned int v1892 = v1891 + v1882;
+    out[v1892] = v1888;
+  }
+  const unsigned int v1893 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1894 = v604 + v1893;
+  const unsigned int v1895 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1896 = v603 + v1895;
+  const bool v1897 = v1894 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1898 = v1896 < v2;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v43.x[92];
+    const float v1901 = v1900 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1902 = iron_f32_to_bf16(v1901);
+    const unsigned int v1903 = v7 * v1;
+    const unsigned int v1904 = v1903 + v1894;
+    const unsigned int v1905 = v1904 * v2;
+    const unsigned int v1906 = v1905 + v1896;
+    out[v1906] = v1902;
+  }
+  const unsigned int v1907 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1908 = v604 + v1907;
+  const unsigned int v1909 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1910 = v603 + v1909;
+  const bool v1911 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1912 = v1910 < v2;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v43.x[93];
+    const float v1915 = v1914 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1916 = iron_f32_to_bf16(v1915);
+    const unsigned int v1917 = v7 * v1;
+    const unsigned int v1918 = v1917 + v1908;
+    const unsigned int v1919 = v1918 * v2;
+    const unsigned int v1920 = v1919 + v1910;
+    out[v1920] = v1916;
+  }
+  const unsigned int v1921 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1922 = v604 + v1921;
+  const unsigned int v1923 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1924 = v603 + v1923;
+  const bool v1925 = v1922 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1926 = v1924 < v2;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v43.x[94];
+    const float v1929 = v1928 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);
+    const unsigned int v1931 = v7 * v1;
+    const unsigned int v1932 = v1931 + v1922;
+    const unsigned int v1933 = v1932 * v2;
+    const unsigned int v1934 = v1933 + v1924;
+    out[v1934] = v1930;
+  }
+  const unsigned int v1935 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1936 = v604 + v1935;
+  const unsigned int v1937 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1938 = v603 + v1937;
+  const bool v1939 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1940 = v1938 < v2;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v43.x[95];
+    const float v1943 = v1942 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1944 = iron_f32_to_bf16(v1943);
+    const unsigned int v1945 = v7 * v1;
+    const unsigned int v1946 = v1945 + v1936;
+    const unsigned int v1947 = v1946 * v2;
+    const unsigned int v1948 = v1947 + v1938;
+    out[v1948] = v1944;
+  }
+  const unsigned int v1949 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1950 = v604 + v1949;
+  const unsigned int v1951 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1952 = v603 + v1951;
+  const bool v1953 = v1950 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1954 = v1952 < v2;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v43.x[96];
+    const float v1957 = v1956 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
+    const unsigned int v1959 = v7 * v1;
+    const unsigned int v1960 = v1959 + v1950;
+    const unsigned int v1961 = v1960 * v2;
+    const unsigned int v1962 = v1961 + v1952;
+    out[v1962] = v1958;
+  }
+  const unsigned int v1963 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1964 = v604 + v1963;
+  const unsigned int v1965 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1966 = v603 + v1965;
+  const bool v1967 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1968 = v1966 < v2;
+  const bool v1969 = v1967 && v1968;
+  if (v1969) {
+    const float v1970 = v43.x[97];
+    const float v1971 = v1970 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1972 = iron_f32_to_bf16(v1971);
+    const unsigned int v1973 = v7 * v1;
+    const unsigned int v1974 = v1973 + v1964;
+    const unsigned int v1975 = v1974 * v2;
+    const unsigned int v1976 = v1975 + v1966;
+    out[v1976] = v1972;
+  }
+  const unsigned int v1977 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1978 = v604 + v1977;
+  const unsigned int v1979 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1980 = v603 + v1979;
+  const bool v1981 = v1978 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1982 = v1980 < v2;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v43.x[98];
+    const float v1985 = v1984 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1986 = iron_f32_to_bf16(v1985);
+    const unsigned int v1987 = v7 * v1;
+    const unsigned int v1988 = v1987 + v1978;
+    const unsigned int v1989 = v1988 * v2;
+    const unsigned int v1990 = v1989 + v1980;
+    out[v1990] = v1986;
+  }
+  const unsigned int v1991 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1992 = v604 + v1991;
+  const unsigned int v1993 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1994 = v603 + v1993;
+  const bool v1995 = v1992 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1996 = v1994 < v2;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v43.x[99];
+    const float v1999 = v1998 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
+    const unsigned int v2001 = v7 * v1;
+    const unsigned int v2002 = v2001 + v1992;
+    const unsigned int v2003 = v2002 * v2;
+    const unsigned int v2004 = v2003 + v1994;
+    out[v2004] = v2000;
+  }
+  const unsigned int v2005 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2006 = v604 + v2005;
+  const unsigned int v2007 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2008 = v603 + v2007;
+  const bool v2009 = v2006 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2010 = v2008 < v2;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v43.x[100];
+    const float v2013 = v2012 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
+    const unsigned int v2015 = v7 * v1;
+    const unsigned int v2016 = v2015 + v2006;
+    const unsigned int v2017 = v2016 * v2;
+    const unsigned int v2018 = v2017 + v2008;
+    out[v2018] = v2014;
+  }
+  const unsigned int v2019 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2020 = v604 + v2019;
+  const unsigned int v2021 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2022 = v603 + v2021;
+  const bool v2023 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2024 = v2022 < v2;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v43.x[101];
+    const float v2027 = v2026 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
+    const unsigned int v2029 = v7 * v1;
+    const unsigned int v2030 = v2029 + v2020;
+    const unsigned int v2031 = v2030 * v2;
+    const unsigned int v2032 = v2031 + v2022;
+    out[v2032] = v2028;
+  }
+  const unsigned int v2033 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2034 = v604 + v2033;
+  const unsigned int v2035 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2036 = v603 + v2035;
+  const bool v2037 = v2034 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2038 = v2036 < v2;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v43.x[102];
+    const float v2041 = v2040 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
+    const unsigned int v2043 = v7 * v1;
+    const unsigned int v2044 = v2043 + v2034;
+    const unsigned int v2045 = v2044 * v2;
+    const unsigned int v2046 = v2045 + v2036;
+    out[v2046] = v2042;
+  }
+  const unsigned int v2047 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2048 = v604 + v2047;
+  const unsigned int v2049 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2050 = v603 + v2049;
+  const bool v2051 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2052 = v2050 < v2;
+  const bool v2053 = v2051 && v2052;
+  if (v2053) {
+    const float v2054 = v43.x[103];
+    const float v2055 = v2054 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
+    const unsigned int v2057 = v7 * v1;
+    const unsigned int v2058 = v2057 + v2048;
+    const unsigned int v2059 = v2058 * v2;
+    const unsigned int v2060 = v2059 + v2050;
+    out[v2060] = v2056;
+  }
+  const unsigned int v2061 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2062 = v604 + v2061;
+  const unsigned int v2063 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2064 = v603 + v2063;
+  const bool v2065 = v2062 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2066 = v2064 < v2;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v43.x[104];
+    const float v2069 = v2068 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
+    const unsigned int v2071 = v7 * v1;
+    const unsigned int v2072 = v2071 + v2062;
+    const unsigned int v2073 = v2072 * v2;
+    const unsigned int v2074 = v2073 + v2064;
+    out[v2074] = v2070;
+  }
+  const unsigned int v2075 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2076 = v604 + v2075;
+  const unsigned int v2077 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2078 = v603 + v2077;
+  const bool v2079 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2080 = v2078 < v2;
+  const bool v2081 = v2079 && v2080;
+  if (v2081) {
+    const float v2082 = v43.x[105];
+    const float v2083 = v2082 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2084 = iron_f32_to_bf16(v2083);
+    const unsigned int v2085 = v7 * v1;
+    const unsigned int v2086 = v2085 + v2076;
+    const unsigned int v2087 = v2086 * v2;
+    const unsigned int v2088 = v2087 + v2078;
+    out[v2088] = v2084;
+  }
+  const unsigned int v2089 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2090 = v604 + v2089;
+  const unsigned int v2091 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2092 = v603 + v2091;
+  const bool v2093 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2094 = v2092 < v2;
+  const bool v2095 = v2093 && v2094;
+  if (v2095) {
+    const float v2096 = v43.x[106];
+    const float v2097 = v2096 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2098 = iron_f32_to_bf16(v2097);
+    const unsigned int v2099 = v7 * v1;
+    const unsigned int v2100 = v2099 + v2090;
+    const unsigned int v2101 = v2100 * v2;
+    const unsigned int v2102 = v2101 + v2092;
+    out[v2102] = v2098;
+  }
+  const unsigned int v2103 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2104 = v604 + v2103;
+  const unsigned int v2105 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2106 = v603 + v2105;
+  const bool v2107 = v2104 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2108 = v2106 < v2;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v43.x[107];
+    const float v2111 = v2110 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
+    const unsigned int v2113 = v7 * v1;
+    const unsigned int v2114 = v2113 + v2104;
+    const unsigned int v2115 = v2114 * v2;
+    const unsigned int v2116 = v2115 + v2106;
+    out[v2116] = v2112;
+  }
+  const unsigned int v2117 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2118 = v604 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2120 = v603 + v2119;
+  const bool v2121 = v2118 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2122 = v2120 < v2;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v43.x[108];
+    const float v2125 = v2124 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
+    const unsigned int v2127 = v7 * v1;
+    const unsigned int v2128 = v2127 + v2118;
+    const unsigned int v2129 = v2128 * v2;
+    const unsigned int v2130 = v2129 + v2120;
+    out[v2130] = v2126;
+  }
+  const unsigned int v2131 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2132 = v604 + v2131;
+  const unsigned int v2133 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2134 = v603 + v2133;
+  const bool v2135 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2136 = v2134 < v2;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v43.x[109];
+    const float v2139 = v2138 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2140 = iron_f32_to_bf16(v2139);
+    const unsigned int v2141 = v7 * v1;
+    const unsigned int v2142 = v2141 + v2132;
+    const unsigned int v2143 = v2142 * v2;
+    const unsigned int v2144 = v2143 + v2134;
+    out[v2144] = v2140;
+  }
+  const unsigned int v2145 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2146 = v604 + v2145;
+  const unsigned int v2147 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2148 = v603 + v2147;
+  const bool v2149 = v2146 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2150 = v2148 < v2;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v43.x[110];
+    const float v2153 = v2152 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2154 = iron_f32_to_bf16(v2153);
+    const unsigned int v2155 = v7 * v1;
+    const unsigned int v2156 = v2155 + v2146;
+    const unsigned int v2157 = v2156 * v2;
+    const unsigned int v2158 = v2157 + v2148;
+    out[v2158] = v2154;
+  }
+  const unsigned int v2159 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2160 = v604 + v2159;
+  const unsigned int v2161 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2162 = v603 + v2161;
+  const bool v2163 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2164 = v2162 < v2;
+  const bool v2165 = v2163 && v2164;
+  if (v2165) {
+    const float v2166 = v43.x[111];
+    const float v2167 = v2166 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2168 = iron_f32_to_bf16(v2167);
+    const unsigned int v2169 = v7 * v1;
+    const unsigned int v2170 = v2169 + v2160;
+    const unsigned int v2171 = v2170 * v2;
+    const unsigned int v2172 = v2171 + v2162;
+    out[v2172] = v2168;
+  }
+  const unsigned int v2173 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2174 = v604 + v2173;
+  const unsigned int v2175 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2176 = v603 + v2175;
+  const bool v2177 = v2174 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2178 = v2176 < v2;
+  const bool v2179 = v2177 && v2178;
+  if (v2179) {
+    const float v2180 = v43.x[112];
+    const float v2181 = v2180 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2182 = iron_f32_to_bf16(v2181);
+    const unsigned int v2183 = v7 * v1;
+    const unsigned int v2184 = v2183 + v2174;
+    const unsigned int v2185 = v2184 * v2;
+    const unsigned int v2186 = v2185 + v2176;
+    out[v2186] = v2182;
+  }
+  const unsigned int v2187 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2188 = v604 + v2187;
+  const unsigned int v2189 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2190 = v603 + v2189;
+  const bool v2191 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2192 = v2190 < v2;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v43.x[113];
+    const float v2195 = v2194 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2196 = iron_f32_to_bf16(v2195);
+    const unsigned int v2197 = v7 * v1;
+    const unsigned int v2198 = v2197 + v2188;
+    const unsigned int v2199 = v2198 * v2;
+    const unsigned int v2200 = v2199 + v2190;
+    out[v2200] = v2196;
+  }
+  const unsigned int v2201 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2202 = v604 + v2201;
+  const unsigned int v2203 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2204 = v603 + v2203;
+  const bool v2205 = v2202 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2206 = v2204 < v2;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v43.x[114];
+    const float v2209 = v2208 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2210 = iron_f32_to_bf16(v2209);
+    const unsigned int v2211 = v7 * v1;
+    const unsigned int v2212 = v2211 + v2202;
+    const unsigned int v2213 = v2212 * v2;
+    const unsigned int v2214 = v2213 + v2204;
+    out[v2214] = v2210;
+  }
+  const unsigned int v2215 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2216 = v604 + v2215;
+  const unsigned int v2217 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2218 = v603 + v2217;
+  const bool v2219 = v2216 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2220 = v2218 < v2;
+  const bool v2221 = v2219 && v2220;
+  if (v2221) {
+    const float v2222 = v43.x[115];
+    const float v2223 = v2222 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2224 = iron_f32_to_bf16(v2223);
+    const unsigned int v2225 = v7 * v1;
+    const unsigned int v2226 = v2225 + v2216;
+    const unsigned int v2227 = v2226 * v2;
+    const unsigned int v2228 = v2227 + v2218;
+    out[v2228] = v2224;
+  }
+  const unsigned int v2229 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2230 = v604 + v2229;
+  const unsigned int v2231 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2232 = v603 + v2231;
+  const bool v2233 = v2230 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2234 = v2232 < v2;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v43.x[116];
+    const float v2237 = v2236 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2238 = iron_f32_to_bf16(v2237);
+    const unsigned int v2239 = v7 * v1;
+    const unsigned int v2240 = v2239 + v2230;
+    const unsigned int v2241 = v2240 * v2;
+    const unsigned int v2242 = v2241 + v2232;
+    out[v2242] = v2238;
+  }
+  const unsigned int v2243 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2244 = v604 + v2243;
+  const unsigned int v2245 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2246 = v603 + v2245;
+  const bool v2247 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2248 = v2246 < v2;
+  const bool v2249 = v2247 && v2248;
+  if (v2249) {
+    const float v2250 = v43.x[117];
+    const float v2251 = v2250 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2252 = iron_f32_to_bf16(v2251);
+    const unsigned int v2253 = v7 * v1;
+    const unsigned int v2254 = v2253 + v2244;
+    const unsigned int v2255 = v2254 * v2;
+    const unsigned int v2256 = v2255 + v2246;
+    out[v2256] = v2252;
+  }
+  const unsigned int v2257 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2258 = v604 + v2257;
+  const unsigned int v2259 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2260 = v603 + v2259;
+  const bool v2261 = v2258 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2262 = v2260 < v2;
+  const bool v2263 = v2261 && v2262;
+  if (v2263) {
+    const float v2264 = v43.x[118];
+    const float v2265 = v2264 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2266 = iron_f32_to_bf16(v2265);
+    const unsigned int v2267 = v7 * v1;
+    const unsigned int v2268 = v2267 + v2258;
+    const unsigned int v2269 = v2268 * v2;
+    const unsigned int v2270 = v2269 + v2260;
+    out[v2270] = v2266;
+  }
+  const unsigned int v2271 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2272 = v604 + v2271;
+  const unsigned int v2273 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2274 = v603 + v2273;
+  const bool v2275 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2276 = v2274 < v2;
+  const bool v2277 = v2275 && v2276;
+  if (v2277) {
+    const float v2278 = v43.x[119];
+    const float v2279 = v2278 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
+    const unsigned int v2281 = v7 * v1;
+    const unsigned int v2282 = v2281 + v2272;
+    const unsigned int v2283 = v2282 * v2;
+    const unsigned int v2284 = v2283 + v2274;
+    out[v2284] = v2280;
+  }
+  const unsigned int v2285 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2286 = v604 + v2285;
+  const unsigned int v2287 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2288 = v603 + v2287;
+  const bool v2289 = v2286 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2290 = v2288 < v2;
+  const bool v2291 = v2289 && v2290;
+  if (v2291) {
+    const float v2292 = v43.x[120];
+    const float v2293 = v2292 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2294 = iron_f32_to_bf16(v2293);
+    const unsigned int v2295 = v7 * v1;
+    const unsigned int v2296 = v2295 + v2286;
+    const unsigned int v2297 = v2296 * v2;
+    const unsigned int v2298 = v2297 + v2288;
+    out[v2298] = v2294;
+  }
+  const unsigned int v2299 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2300 = v604 + v2299;
+  const unsigned int v2301 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2302 = v603 + v2301;
+  const bool v2303 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2304 = v2302 < v2;
+  const bool v2305 = v2303 && v2304;
+  if (v2305) {
+    const float v2306 = v43.x[121];
+    const float v2307 = v2306 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2308 = iron_f32_to_bf16(v2307);
+    const unsigned int v2309 = v7 * v1;
+    const unsigned int v2310 = v2309 + v2300;
+    const unsigned int v2311 = v2310 * v2;
+    const unsigned int v2312 = v2311 + v2302;
+    out[v2312] = v2308;
+  }
+  const unsigned int v2313 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2314 = v604 + v2313;
+  const unsigned int v2315 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2316 = v603 + v2315;
+  const bool v2317 = v2314 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2318 = v2316 < v2;
+  const bool v2319 = v2317 && v2318;
+  if (v2319) {
+    const float v2320 = v43.x[122];
+    const float v2321 = v2320 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2322 = iron_f32_to_bf16(v2321);
+    const unsigned int v2323 = v7 * v1;
+    const unsigned int v2324 = v2323 + v2314;
+    const unsigned int v2325 = v2324 * v2;
+    const unsigned int v2326 = v2325 + v2316;
+    out[v2326] = v2322;
+  }
+  const unsigned int v2327 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2328 = v604 + v2327;
+  const unsigned int v2329 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2330 = v603 + v2329;
+  const bool v2331 = v2328 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2332 = v2330 < v2;
+  const bool v2333 = v2331 && v2332;
+  if (v2333) {
+    const float v2334 = v43.x[123];
+    const float v2335 = v2334 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2336 = iron_f32_to_bf16(v2335);
+    const unsigned int v2337 = v7 * v1;
+    const unsigned int v2338 = v2337 + v2328;
+    const unsigned int v2339 = v2338 * v2;
+    const unsigned int v2340 = v2339 + v2330;
+    out[v2340] = v2336;
+  }
+  const unsigned int v2341 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2342 = v604 + v2341;
+  const unsigned int v2343 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2344 = v603 + v2343;
+  const bool v2345 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2346 = v2344 < v2;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v43.x[124];
+    const float v2349 = v2348 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2350 = iron_f32_to_bf16(v2349);
+    const unsigned int v2351 = v7 * v1;
+    const unsigned int v2352 = v2351 + v2342;
+    const unsigned int v2353 = v2352 * v2;
+    const unsigned int v2354 = v2353 + v2344;
+    out[v2354] = v2350;
+  }
+  const unsigned int v2355 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2356 = v604 + v2355;
+  const unsigned int v2357 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2358 = v603 + v2357;
+  const bool v2359 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2360 = v2358 < v2;
+  const bool v2361 = v2359 && v2360;
+  if (v2361) {
+    const float v2362 = v43.x[125];
+    const float v2363 = v2362 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2364 = iron_f32_to_bf16(v2363);
+    const unsigned int v2365 = v7 * v1;
+    const unsigned int v2366 = v2365 + v2356;
+    const unsigned int v2367 = v2366 * v2;
+    const unsigned int v2368 = v2367 + v2358;
+    out[v2368] = v2364;
+  }
+  const unsigned int v2369 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2370 = v604 + v2369;
+  const unsigned int v2371 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2372 = v603 + v2371;
+  const bool v2373 = v2370 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2374 = v2372 < v2;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v43.x[126];
+    const float v2377 = v2376 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2378 = iron_f32_to_bf16(v2377);
+    const unsigned int v2379 = v7 * v1;
+    const unsigned int v2380 = v2379 + v2370;
+    const unsigned int v2381 = v2380 * v2;
+    const unsigned int v2382 = v2381 + v2372;
+    out[v2382] = v2378;
+  }
+  const unsigned int v2383 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2384 = v604 + v2383;
+  const unsigned int v2385 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2386 = v603 + v2385;
+  const bool v2387 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2388 = v2386 < v2;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v43.x[127];
+    const float v2391 = v2390 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2392 = iron_f32_to_bf16(v2391);
+    const unsigned int v2393 = v7 * v1;
+    const unsigned int v2394 = v2393 + v2384;
+    const unsigned int v2395 = v2394 * v2;
+    const unsigned int v2396 = v2395 + v2386;
+    out[v2396] = v2392;
   }
 }

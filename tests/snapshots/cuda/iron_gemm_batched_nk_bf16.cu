@@ -308,2737 +308,2737 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const bool v65 = v51 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    for (unsigned int v2415 = 0u; v2415 < 2u; v2415 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2416 = v2415 << 6u;
-      const bool v2418 = v2416 < v3;
-      if (v2418) {
-        const unsigned int v2420 = v2415 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2422 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2425 = v2422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2428 = v2422 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2429 = v2428 << 3u;
-        const unsigned int v2430 = v28 + v2425;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2431 = v2430 < v1;
-        const unsigned int v2432 = v2416 + v2429;
-        const bool v2433 = v2432 < v3;
-        const bool v2434 = v2431 && v2433;
-        const unsigned int v2436 = v2430 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2437 = v8 + v2436;
-        const unsigned int v2438 = v2437 + v2416;
-        const unsigned int v2439 = v2438 + v2429;
-        const unsigned int v2440 = v2434 ? v2439 : v8;
-        const unsigned int v2442 = v2425 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2443 = v2420 + v2442;
-        const unsigned int v2444 = v2443 + v2429;
-        iron_copy_async<16>(shm0 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), a + v2440, v2434);
-        const unsigned int v2447 = v2422 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2449 = v2447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2452 = v2447 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2453 = v2452 << 3u;
-        const unsigned int v2454 = v28 + v2449;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2455 = v2454 < v1;
-        const unsigned int v2456 = v2416 + v2453;
-        const bool v2457 = v2456 < v3;
-        const bool v2458 = v2455 && v2457;
-        const unsigned int v2460 = v2454 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2461 = v8 + v2460;
-        const unsigned int v2462 = v2461 + v2416;
-        const unsigned int v2463 = v2462 + v2453;
-        const unsigned int v2464 = v2458 ? v2463 : v8;
-        const unsigned int v2466 = v2449 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2467 = v2420 + v2466;
-        const unsigned int v2468 = v2467 + v2453;
-        iron_copy_async<16>(shm0 + (v2468 ^ (((v2468 >> 6u) & 7u) << 3u)), a + v2464, v2458);
-        const unsigned int v2471 = v2422 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2473 = v2471 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2476 = v2471 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2477 = v2476 << 3u;
-        const unsigned int v2478 = v28 + v2473;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2479 = v2478 < v1;
-        const unsigned int v2480 = v2416 + v2477;
-        const bool v2481 = v2480 < v3;
-        const bool v2482 = v2479 && v2481;
-        const unsigned int v2484 = v2478 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2485 = v8 + v2484;
-        const unsigned int v2486 = v2485 + v2416;
-        const unsigned int v2487 = v2486 + v2477;
-        const unsigned int v2488 = v2482 ? v2487 : v8;
-        const unsigned int v2490 = v2473 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2491 = v2420 + v2490;
-        const unsigned int v2492 = v2491 + v2477;
-        iron_copy_async<16>(shm0 + (v2492 ^ (((v2492 >> 6u) & 7u) << 3u)), a + v2488, v2482);
-        const unsigned int v2495 = v2422 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2497 = v2495 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2500 = v2495 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2501 = v2500 << 3u;
-        const unsigned int v2502 = v28 + v2497;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2503 = v2502 < v1;
-        const unsigned int v2504 = v2416 + v2501;
-        const bool v2505 = v2504 < v3;
-        const bool v2506 = v2503 && v2505;
-        const unsigned int v2508 = v2502 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2509 = v8 + v2508;
-        const unsigned int v2510 = v2509 + v2416;
-        const unsigned int v2511 = v2510 + v2501;
-        const unsigned int v2512 = v2506 ? v2511 : v8;
-        const unsigned int v2514 = v2497 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2515 = v2420 + v2514;
-        const unsigned int v2516 = v2515 + v2501;
-        iron_copy_async<16>(shm0 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), a + v2512, v2506);
-        const unsigned int v2519 = v2422 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2521 = v2519 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2524 = v2519 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2525 = v2524 << 3u;
-        const unsigned int v2526 = v28 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2527 = v2526 < v1;
-        const unsigned int v2528 = v2416 + v2525;
-        const bool v2529 = v2528 < v3;
-        const bool v2530 = v2527 && v2529;
-        const unsigned int v2532 = v2526 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2533 = v8 + v2532;
-        const unsigned int v2534 = v2533 + v2416;
-        const unsigned int v2535 = v2534 + v2525;
-        const unsigned int v2536 = v2530 ? v2535 : v8;
-        const unsigned int v2538 = v2521 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2539 = v2420 + v2538;
-        const unsigned int v2540 = v2539 + v2525;
-        iron_copy_async<16>(shm0 + (v2540 ^ (((v2540 >> 6u) & 7u) << 3u)), a + v2536, v2530);
-        const unsigned int v2543 = v2422 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2545 = v2543 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2548 = v2543 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2549 = v2548 << 3u;
-        const unsigned int v2550 = v28 + v2545;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2551 = v2550 < v1;
-        const unsigned int v2552 = v2416 + v2549;
-        const bool v2553 = v2552 < v3;
-        const bool v2554 = v2551 && v2553;
-        const unsigned int v2556 = v2550 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2557 = v8 + v2556;
-        const unsigned int v2558 = v2557 + v2416;
-        const unsigned int v2559 = v2558 + v2549;
-        const unsigned int v2560 = v2554 ? v2559 : v8;
-        const unsigned int v2562 = v2545 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2563 = v2420 + v2562;
-        const unsigned int v2564 = v2563 + v2549;
-        iron_copy_async<16>(shm0 + (v2564 ^ (((v2564 >> 6u) & 7u) << 3u)), a + v2560, v2554);
-        const unsigned int v2567 = v2422 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2569 = v2567 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2572 = v2567 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2573 = v2572 << 3u;
-        const unsigned int v2574 = v28 + v2569;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2575 = v2574 < v1;
-        const unsigned int v2576 = v2416 + v2573;
-        const bool v2577 = v2576 < v3;
-        const bool v2578 = v2575 && v2577;
-        const unsigned int v2580 = v2574 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2581 = v8 + v2580;
-        const unsigned int v2582 = v2581 + v2416;
-        const unsigned int v2583 = v2582 + v2573;
-        const unsigned int v2584 = v2578 ? v2583 : v8;
-        const unsigned int v2586 = v2569 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2587 = v2420 + v2586;
-        const unsigned int v2588 = v2587 + v2573;
-        iron_copy_async<16>(shm0 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), a + v2584, v2578);
-        const unsigned int v2591 = v2422 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2593 = v2591 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2596 = v2591 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2597 = v2596 << 3u;
-        const unsigned int v2598 = v28 + v2593;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2599 = v2598 < v1;
-        const unsigned int v2600 = v2416 + v2597;
-        const bool v2601 = v2600 < v3;
-        const bool v2602 = v2599 && v2601;
-        const unsigned int v2604 = v2598 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2605 = v8 + v2604;
-        const unsigned int v2606 = v2605 + v2416;
-        const unsigned int v2607 = v2606 + v2597;
-        const unsigned int v2608 = v2602 ? v2607 : v8;
-        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2611 = v2420 + v2610;
-        const unsigned int v2612 = v2611 + v2597;
-        iron_copy_async<16>(shm0 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), a + v2608, v2602);
-        const unsigned int v2624 = v32 + v2425;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2625 = v2624 < v2;
-        const bool v2628 = v2625 && v2433;
-        const unsigned int v2630 = v2624 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2631 = v9 + v2630;
-        const unsigned int v2632 = v2631 + v2416;
-        const unsigned int v2633 = v2632 + v2429;
-        const unsigned int v2634 = v2628 ? v2633 : v9;
-        iron_copy_async<16>(shm1 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), b + v2634, v2628);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2648 = v32 + v2449;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2649 = v2648 < v2;
-        const bool v2652 = v2649 && v2457;
-        const unsigned int v2654 = v2648 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2655 = v9 + v2654;
-        const unsigned int v2656 = v2655 + v2416;
-        const unsigned int v2657 = v2656 + v2453;
-        const unsigned int v2658 = v2652 ? v2657 : v9;
-        iron_copy_async<16>(shm1 + (v2468 ^ (((v2468 >> 6u) & 7u) << 3u)), b + v2658, v2652);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2672 = v32 + v2473;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2673 = v2672 < v2;
-        const bool v2676 = v2673 && v2481;
-        const unsigned int v2678 = v2672 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2679 = v9 + v2678;
-        const unsigned int v2680 = v2679 + v2416;
-        const unsigned int v2681 = v2680 + v2477;
-        const unsigned int v2682 = v2676 ? v2681 : v9;
-        iron_copy_async<16>(shm1 + (v2492 ^ (((v2492 >> 6u) & 7u) << 3u)), b + v2682, v2676);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2696 = v32 + v2497;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2697 = v2696 < v2;
-        const bool v2700 = v2697 && v2505;
-        const unsigned int v2702 = v2696 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2703 = v9 + v2702;
-        const unsigned int v2704 = v2703 + v2416;
-        const unsigned int v2705 = v2704 + v2501;
-        const unsigned int v2706 = v2700 ? v2705 : v9;
-        iron_copy_async<16>(shm1 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), b + v2706, v2700);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2720 = v32 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2721 = v2720 < v2;
-        const bool v2724 = v2721 && v2529;
-        const unsigned int v2726 = v2720 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2727 = v9 + v2726;
-        const unsigned int v2728 = v2727 + v2416;
-        const unsigned int v2729 = v2728 + v2525;
-        const unsigned int v2730 = v2724 ? v2729 : v9;
-        iron_copy_async<16>(shm1 + (v2540 ^ (((v2540 >> 6u) & 7u) << 3u)), b + v2730, v2724);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2744 = v32 + v2545;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2745 = v2744 < v2;
-        const bool v2748 = v2745 && v2553;
-        const unsigned int v2750 = v2744 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2751 = v9 + v2750;
-        const unsigned int v2752 = v2751 + v2416;
-        const unsigned int v2753 = v2752 + v2549;
-        const unsigned int v2754 = v2748 ? v2753 : v9;
-        iron_copy_async<16>(shm1 + (v2564 ^ (((v2564 >> 6u) & 7u) << 3u)), b + v2754, v2748);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2768 = v32 + v2569;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2769 = v2768 < v2;
-        const bool v2772 = v2769 && v2577;
-        const unsigned int v2774 = v2768 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2775 = v9 + v2774;
-        const unsigned int v2776 = v2775 + v2416;
-        const unsigned int v2777 = v2776 + v2573;
-        const unsigned int v2778 = v2772 ? v2777 : v9;
-        iron_copy_async<16>(shm1 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), b + v2778, v2772);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2792 = v32 + v2593;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2793 = v2792 < v2;
-        const bool v2796 = v2793 && v2601;
-        const unsigned int v2798 = v2792 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2799 = v9 + v2798;
-        const unsigned int v2800 = v2799 + v2416;
-        const unsigned int v2801 = v2800 + v2597;
-        const unsigned int v2802 = v2796 ? v2801 : v9;
-        iron_copy_async<16>(shm1 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), b + v2802, v2796);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v2416 = 0u; v2416 < 2u; v2416 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2417 = v2416 << 6u;
+      const bool v2419 = v2417 < v3;
+      if (v2419) {
+        const unsigned int v2421 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2423 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2426 = v2423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2429 = v2423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2430 = v2429 << 3u;
+        const unsigned int v2431 = v28 + v2426;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2432 = v2431 < v1;
+        const unsigned int v2433 = v2417 + v2430;
+        const bool v2434 = v2433 < v3;
+        const bool v2435 = v2432 && v2434;
+        const unsigned int v2437 = v2431 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2438 = v8 + v2437;
+        const unsigned int v2439 = v2438 + v2417;
+        const unsigned int v2440 = v2439 + v2430;
+        const unsigned int v2441 = v2435 ? v2440 : v8;
+        const unsigned int v2443 = v2426 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2444 = v2421 + v2443;
+        const unsigned int v2445 = v2444 + v2430;
+        iron_copy_async<16>(shm0 + (v2445 ^ (((v2445 >> 6u) & 7u) << 3u)), a + v2441, v2435);
+        const unsigned int v2448 = v2423 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2450 = v2448 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2453 = v2448 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2454 = v2453 << 3u;
+        const unsigned int v2455 = v28 + v2450;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2456 = v2455 < v1;
+        const unsigned int v2457 = v2417 + v2454;
+        const bool v2458 = v2457 < v3;
+        const bool v2459 = v2456 && v2458;
+        const unsigned int v2461 = v2455 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2462 = v8 + v2461;
+        const unsigned int v2463 = v2462 + v2417;
+        const unsigned int v2464 = v2463 + v2454;
+        const unsigned int v2465 = v2459 ? v2464 : v8;
+        const unsigned int v2467 = v2450 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2468 = v2421 + v2467;
+        const unsigned int v2469 = v2468 + v2454;
+        iron_copy_async<16>(shm0 + (v2469 ^ (((v2469 >> 6u) & 7u) << 3u)), a + v2465, v2459);
+        const unsigned int v2472 = v2423 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2474 = v2472 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2477 = v2472 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2478 = v2477 << 3u;
+        const unsigned int v2479 = v28 + v2474;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2480 = v2479 < v1;
+        const unsigned int v2481 = v2417 + v2478;
+        const bool v2482 = v2481 < v3;
+        const bool v2483 = v2480 && v2482;
+        const unsigned int v2485 = v2479 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2486 = v8 + v2485;
+        const unsigned int v2487 = v2486 + v2417;
+        const unsigned int v2488 = v2487 + v2478;
+        const unsigned int v2489 = v2483 ? v2488 : v8;
+        const unsigned int v2491 = v2474 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2492 = v2421 + v2491;
+        const unsigned int v2493 = v2492 + v2478;
+        iron_copy_async<16>(shm0 + (v2493 ^ (((v2493 >> 6u) & 7u) << 3u)), a + v2489, v2483);
+        const unsigned int v2496 = v2423 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2498 = v2496 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2501 = v2496 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2502 = v2501 << 3u;
+        const unsigned int v2503 = v28 + v2498;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2504 = v2503 < v1;
+        const unsigned int v2505 = v2417 + v2502;
+        const bool v2506 = v2505 < v3;
+        const bool v2507 = v2504 && v2506;
+        const unsigned int v2509 = v2503 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2510 = v8 + v2509;
+        const unsigned int v2511 = v2510 + v2417;
+        const unsigned int v2512 = v2511 + v2502;
+        const unsigned int v2513 = v2507 ? v2512 : v8;
+        const unsigned int v2515 = v2498 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2516 = v2421 + v2515;
+        const unsigned int v2517 = v2516 + v2502;
+        iron_copy_async<16>(shm0 + (v2517 ^ (((v2517 >> 6u) & 7u) << 3u)), a + v2513, v2507);
+        const unsigned int v2520 = v2423 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2522 = v2520 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2525 = v2520 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2526 = v2525 << 3u;
+        const unsigned int v2527 = v28 + v2522;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2528 = v2527 < v1;
+        const unsigned int v2529 = v2417 + v2526;
+        const bool v2530 = v2529 < v3;
+        const bool v2531 = v2528 && v2530;
+        const unsigned int v2533 = v2527 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2534 = v8 + v2533;
+        const unsigned int v2535 = v2534 + v2417;
+        const unsigned int v2536 = v2535 + v2526;
+        const unsigned int v2537 = v2531 ? v2536 : v8;
+        const unsigned int v2539 = v2522 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2540 = v2421 + v2539;
+        const unsigned int v2541 = v2540 + v2526;
+        iron_copy_async<16>(shm0 + (v2541 ^ (((v2541 >> 6u) & 7u) << 3u)), a + v2537, v2531);
+        const unsigned int v2544 = v2423 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2546 = v2544 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2549 = v2544 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2550 = v2549 << 3u;
+        const unsigned int v2551 = v28 + v2546;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2552 = v2551 < v1;
+        const unsigned int v2553 = v2417 + v2550;
+        const bool v2554 = v2553 < v3;
+        const bool v2555 = v2552 && v2554;
+        const unsigned int v2557 = v2551 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2558 = v8 + v2557;
+        const unsigned int v2559 = v2558 + v2417;
+        const unsigned int v2560 = v2559 + v2550;
+        const unsigned int v2561 = v2555 ? v2560 : v8;
+        const unsigned int v2563 = v2546 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2564 = v2421 + v2563;
+        const unsigned int v2565 = v2564 + v2550;
+        iron_copy_async<16>(shm0 + (v2565 ^ (((v2565 >> 6u) & 7u) << 3u)), a + v2561, v2555);
+        const unsigned int v2568 = v2423 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2570 = v2568 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2573 = v2568 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2574 = v2573 << 3u;
+        const unsigned int v2575 = v28 + v2570;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2576 = v2575 < v1;
+        const unsigned int v2577 = v2417 + v2574;
+        const bool v2578 = v2577 < v3;
+        const bool v2579 = v2576 && v2578;
+        const unsigned int v2581 = v2575 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2582 = v8 + v2581;
+        const unsigned int v2583 = v2582 + v2417;
+        const unsigned int v2584 = v2583 + v2574;
+        const unsigned int v2585 = v2579 ? v2584 : v8;
+        const unsigned int v2587 = v2570 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2588 = v2421 + v2587;
+        const unsigned int v2589 = v2588 + v2574;
+        iron_copy_async<16>(shm0 + (v2589 ^ (((v2589 >> 6u) & 7u) << 3u)), a + v2585, v2579);
+        const unsigned int v2592 = v2423 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2594 = v2592 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2597 = v2592 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2598 = v2597 << 3u;
+        const unsigned int v2599 = v28 + v2594;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2600 = v2599 < v1;
+        const unsigned int v2601 = v2417 + v2598;
+        const bool v2602 = v2601 < v3;
+        const bool v2603 = v2600 && v2602;
+        const unsigned int v2605 = v2599 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2606 = v8 + v2605;
+        const unsigned int v2607 = v2606 + v2417;
+        const unsigned int v2608 = v2607 + v2598;
+        const unsigned int v2609 = v2603 ? v2608 : v8;
+        const unsigned int v2611 = v2594 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2612 = v2421 + v2611;
+        const unsigned int v2613 = v2612 + v2598;
+        iron_copy_async<16>(shm0 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), a + v2609, v2603);
+        const unsigned int v2625 = v32 + v2426;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2626 = v2625 < v2;
+        const bool v2629 = v2626 && v2434;
+        const unsigned int v2631 = v2625 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2632 = v9 + v2631;
+        const unsigned int v2633 = v2632 + v2417;
+        const unsigned int v2634 = v2633 + v2430;
+        const unsigned int v2635 = v2629 ? v2634 : v9;
+        iron_copy_async<16>(shm1 + (v2445 ^ (((v2445 >> 6u) & 7u) << 3u)), b + v2635, v2629);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2649 = v32 + v2450;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2650 = v2649 < v2;
+        const bool v2653 = v2650 && v2458;
+        const unsigned int v2655 = v2649 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2656 = v9 + v2655;
+        const unsigned int v2657 = v2656 + v2417;
+        const unsigned int v2658 = v2657 + v2454;
+        const unsigned int v2659 = v2653 ? v2658 : v9;
+        iron_copy_async<16>(shm1 + (v2469 ^ (((v2469 >> 6u) & 7u) << 3u)), b + v2659, v2653);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2673 = v32 + v2474;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2674 = v2673 < v2;
+        const bool v2677 = v2674 && v2482;
+        const unsigned int v2679 = v2673 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2680 = v9 + v2679;
+        const unsigned int v2681 = v2680 + v2417;
+        const unsigned int v2682 = v2681 + v2478;
+        const unsigned int v2683 = v2677 ? v2682 : v9;
+        iron_copy_async<16>(shm1 + (v2493 ^ (((v2493 >> 6u) & 7u) << 3u)), b + v2683, v2677);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2697 = v32 + v2498;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2698 = v2697 < v2;
+        const bool v2701 = v2698 && v2506;
+        const unsigned int v2703 = v2697 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2704 = v9 + v2703;
+        const unsigned int v2705 = v2704 + v2417;
+        const unsigned int v2706 = v2705 + v2502;
+        const unsigned int v2707 = v2701 ? v2706 : v9;
+        iron_copy_async<16>(shm1 + (v2517 ^ (((v2517 >> 6u) & 7u) << 3u)), b + v2707, v2701);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2721 = v32 + v2522;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2722 = v2721 < v2;
+        const bool v2725 = v2722 && v2530;
+        const unsigned int v2727 = v2721 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2728 = v9 + v2727;
+        const unsigned int v2729 = v2728 + v2417;
+        const unsigned int v2730 = v2729 + v2526;
+        const unsigned int v2731 = v2725 ? v2730 : v9;
+        iron_copy_async<16>(shm1 + (v2541 ^ (((v2541 >> 6u) & 7u) << 3u)), b + v2731, v2725);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2745 = v32 + v2546;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2746 = v2745 < v2;
+        const bool v2749 = v2746 && v2554;
+        const unsigned int v2751 = v2745 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2752 = v9 + v2751;
+        const unsigned int v2753 = v2752 + v2417;
+        const unsigned int v2754 = v2753 + v2550;
+        const unsigned int v2755 = v2749 ? v2754 : v9;
+        iron_copy_async<16>(shm1 + (v2565 ^ (((v2565 >> 6u) & 7u) << 3u)), b + v2755, v2749);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2769 = v32 + v2570;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2770 = v2769 < v2;
+        const bool v2773 = v2770 && v2578;
+        const unsigned int v2775 = v2769 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2776 = v9 + v2775;
+        const unsigned int v2777 = v2776 + v2417;
+        const unsigned int v2778 = v2777 + v2574;
+        const unsigned int v2779 = v2773 ? v2778 : v9;
+        iron_copy_async<16>(shm1 + (v2589 ^ (((v2589 >> 6u) & 7u) << 3u)), b + v2779, v2773);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2793 = v32 + v2594;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2794 = v2793 < v2;
+        const bool v2797 = v2794 && v2602;
+        const unsigned int v2799 = v2793 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2800 = v9 + v2799;
+        const unsigned int v2801 = v2800 + v2417;
+        const unsigned int v2802 = v2801 + v2598;
+        const unsigned int v2803 = v2797 ? v2802 : v9;
+        iron_copy_async<16>(shm1 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), b + v2803, v2797);  // kernels/gemm/gemm_tiles.hpp:83
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2819 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v2825 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2820 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2826 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2807 = 0u; v2807 < v3; v2807 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2809 = v2807 >> 6u;
-      const unsigned int v2811 = v2809 % 3u;
+    for (unsigned int v2808 = 0u; v2808 < v3; v2808 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2810 = v2808 >> 6u;
+      const unsigned int v2812 = v2810 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2813 = v2811 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2820 = v2813 + v2819;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2820, 64u);
-      const unsigned int v2826 = v2813 + v2825;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2826, 64u);
+      const unsigned int v2814 = v2812 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2821 = v2814 + v2820;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2821, 64u);
+      const unsigned int v2827 = v2814 + v2826;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2827, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2833, 64u);
-      const unsigned int v2839 = v2826 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2839, 64u);
+      const unsigned int v2834 = v2821 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2834, 64u);
+      const unsigned int v2840 = v2827 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2840, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2845, 64u);
-      const unsigned int v2851 = v2826 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2851, 64u);
+      const unsigned int v2846 = v2821 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2846, 64u);
+      const unsigned int v2852 = v2827 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2852, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2857, 64u);
-      const unsigned int v2863 = v2826 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2863, 64u);
+      const unsigned int v2858 = v2821 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2858, 64u);
+      const unsigned int v2864 = v2827 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2864, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2866 = v2807 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2868 = v2809 + 2u;
-      const unsigned int v2869 = v2868 % 3u;
-      const bool v2870 = v2866 < v3;
-      if (v2870) {
-        const unsigned int v2872 = v2869 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2874 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2877 = v2874 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2880 = v2874 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2881 = v2880 << 3u;
-        const unsigned int v2882 = v28 + v2877;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2883 = v2882 < v1;
-        const unsigned int v2884 = v2866 + v2881;
-        const bool v2885 = v2884 < v3;
-        const bool v2886 = v2883 && v2885;
-        const unsigned int v2888 = v2882 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2889 = v8 + v2888;
-        const unsigned int v2890 = v2889 + v2866;
-        const unsigned int v2891 = v2890 + v2881;
-        const unsigned int v2892 = v2886 ? v2891 : v8;
-        const unsigned int v2894 = v2877 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2895 = v2872 + v2894;
-        const unsigned int v2896 = v2895 + v2881;
-        iron_copy_async<16>(shm0 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), a + v2892, v2886);
-        const unsigned int v2899 = v2874 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2901 = v2899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2904 = v2899 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2905 = v2904 << 3u;
-        const unsigned int v2906 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2907 = v2906 < v1;
-        const unsigned int v2908 = v2866 + v2905;
-        const bool v2909 = v2908 < v3;
-        const bool v2910 = v2907 && v2909;
-        const unsigned int v2912 = v2906 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2913 = v8 + v2912;
-        const unsigned int v2914 = v2913 + v2866;
-        const unsigned int v2915 = v2914 + v2905;
-        const unsigned int v2916 = v2910 ? v2915 : v8;
-        const unsigned int v2918 = v2901 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2919 = v2872 + v2918;
-        const unsigned int v2920 = v2919 + v2905;
-        iron_copy_async<16>(shm0 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), a + v2916, v2910);
-        const unsigned int v2923 = v2874 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2925 = v2923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2928 = v2923 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2929 = v2928 << 3u;
-        const unsigned int v2930 = v28 + v2925;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2931 = v2930 < v1;
-        const unsigned int v2932 = v2866 + v2929;
-        const bool v2933 = v2932 < v3;
-        const bool v2934 = v2931 && v2933;
-        const unsigned int v2936 = v2930 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2937 = v8 + v2936;
-        const unsigned int v2938 = v2937 + v2866;
-        const unsigned int v2939 = v2938 + v2929;
-        const unsigned int v2940 = v2934 ? v2939 : v8;
-        const unsigned int v2942 = v2925 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2943 = v2872 + v2942;
-        const unsigned int v2944 = v2943 + v2929;
-        iron_copy_async<16>(shm0 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), a + v2940, v2934);
-        const unsigned int v2947 = v2874 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2949 = v2947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2952 = v2947 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2953 = v2952 << 3u;
-        const unsigned int v2954 = v28 + v2949;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2955 = v2954 < v1;
-        const unsigned int v2956 = v2866 + v2953;
-        const bool v2957 = v2956 < v3;
-        const bool v2958 = v2955 && v2957;
-        const unsigned int v2960 = v2954 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2961 = v8 + v2960;
-        const unsigned int v2962 = v2961 + v2866;
-        const unsigned int v2963 = v2962 + v2953;
-        const unsigned int v2964 = v2958 ? v2963 : v8;
-        const unsigned int v2966 = v2949 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2967 = v2872 + v2966;
-        const unsigned int v2968 = v2967 + v2953;
-        iron_copy_async<16>(shm0 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), a + v2964, v2958);
-        const unsigned int v2971 = v2874 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2973 = v2971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2976 = v2971 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2977 = v2976 << 3u;
-        const unsigned int v2978 = v28 + v2973;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2979 = v2978 < v1;
-        const unsigned int v2980 = v2866 + v2977;
-        const bool v2981 = v2980 < v3;
-        const bool v2982 = v2979 && v2981;
-        const unsigned int v2984 = v2978 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2985 = v8 + v2984;
-        const unsigned int v2986 = v2985 + v2866;
-        const unsigned int v2987 = v2986 + v2977;
-        const unsigned int v2988 = v2982 ? v2987 : v8;
-        const unsigned int v2990 = v2973 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2991 = v2872 + v2990;
-        const unsigned int v2992 = v2991 + v2977;
-        iron_copy_async<16>(shm0 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), a + v2988, v2982);
-        const unsigned int v2995 = v2874 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2997 = v2995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3000 = v2995 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3001 = v3000 << 3u;
-        const unsigned int v3002 = v28 + v2997;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3003 = v3002 < v1;
-        const unsigned int v3004 = v2866 + v3001;
-        const bool v3005 = v3004 < v3;
-        const bool v3006 = v3003 && v3005;
-        const unsigned int v3008 = v3002 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3009 = v8 + v3008;
-        const unsigned int v3010 = v3009 + v2866;
-        const unsigned int v3011 = v3010 + v3001;
-        const unsigned int v3012 = v3006 ? v3011 : v8;
-        const unsigned int v3014 = v2997 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3015 = v2872 + v3014;
-        const unsigned int v3016 = v3015 + v3001;
-        iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), a + v3012, v3006);
-        const unsigned int v3019 = v2874 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3021 = v3019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3024 = v3019 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3025 = v3024 << 3u;
-        const unsigned int v3026 = v28 + v3021;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3027 = v3026 < v1;
-        const unsigned int v3028 = v2866 + v3025;
-        const bool v3029 = v3028 < v3;
-        const bool v3030 = v3027 && v3029;
-        const unsigned int v3032 = v3026 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3033 = v8 + v3032;
-        const unsigned int v3034 = v3033 + v2866;
-        const unsigned int v3035 = v3034 + v3025;
-        const unsigned int v3036 = v3030 ? v3035 : v8;
-        const unsigned int v3038 = v3021 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3039 = v2872 + v3038;
-        const unsigned int v3040 = v3039 + v3025;
-        iron_copy_async<16>(shm0 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), a + v3036, v3030);
-        const unsigned int v3043 = v2874 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3045 = v3043 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3048 = v3043 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3049 = v3048 << 3u;
-        const unsigned int v3050 = v28 + v3045;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3051 = v3050 < v1;
-        const unsigned int v3052 = v2866 + v3049;
-        const bool v3053 = v3052 < v3;
-        const bool v3054 = v3051 && v3053;
-        const unsigned int v3056 = v3050 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3057 = v8 + v3056;
-        const unsigned int v3058 = v3057 + v2866;
-        const unsigned int v3059 = v3058 + v3049;
-        const unsigned int v3060 = v3054 ? v3059 : v8;
-        const unsigned int v3062 = v3045 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3063 = v2872 + v3062;
-        const unsigned int v3064 = v3063 + v3049;
-        iron_copy_async<16>(shm0 + (v3064 ^ (((v3064 >> 6u) & 7u) << 3u)), a + v3060, v3054);
-        const unsigned int v3076 = v32 + v2877;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3077 = v3076 < v2;
-        const bool v3080 = v3077 && v2885;
-        const unsigned int v3082 = v3076 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3083 = v9 + v3082;
-        const unsigned int v3084 = v3083 + v2866;
-        const unsigned int v3085 = v3084 + v2881;
-        const unsigned int v3086 = v3080 ? v3085 : v9;
-        iron_copy_async<16>(shm1 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), b + v3086, v3080);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3100 = v32 + v2901;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3101 = v3100 < v2;
-        const bool v3104 = v3101 && v2909;
-        const unsigned int v3106 = v3100 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3107 = v9 + v3106;
-        const unsigned int v3108 = v3107 + v2866;
-        const unsigned int v3109 = v3108 + v2905;
-        const unsigned int v3110 = v3104 ? v3109 : v9;
-        iron_copy_async<16>(shm1 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), b + v3110, v3104);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3124 = v32 + v2925;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3125 = v3124 < v2;
-        const bool v3128 = v3125 && v2933;
-        const unsigned int v3130 = v3124 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3131 = v9 + v3130;
-        const unsigned int v3132 = v3131 + v2866;
-        const unsigned int v3133 = v3132 + v2929;
-        const unsigned int v3134 = v3128 ? v3133 : v9;
-        iron_copy_async<16>(shm1 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), b + v3134, v3128);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3148 = v32 + v2949;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3149 = v3148 < v2;
-        const bool v3152 = v3149 && v2957;
-        const unsigned int v3154 = v3148 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3155 = v9 + v3154;
-        const unsigned int v3156 = v3155 + v2866;
-        const unsigned int v3157 = v3156 + v2953;
-        const unsigned int v3158 = v3152 ? v3157 : v9;
-        iron_copy_async<16>(shm1 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), b + v3158, v3152);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3172 = v32 + v2973;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3173 = v3172 < v2;
-        const bool v3176 = v3173 && v2981;
-        const unsigned int v3178 = v3172 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3179 = v9 + v3178;
-        const unsigned int v3180 = v3179 + v2866;
-        const unsigned int v3181 = v3180 + v2977;
-        const unsigned int v3182 = v3176 ? v3181 : v9;
-        iron_copy_async<16>(shm1 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), b + v3182, v3176);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3196 = v32 + v2997;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3197 = v3196 < v2;
-        const bool v3200 = v3197 && v3005;
-        const unsigned int v3202 = v3196 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3203 = v9 + v3202;
-        const unsigned int v3204 = v3203 + v2866;
-        const unsigned int v3205 = v3204 + v3001;
-        const unsigned int v3206 = v3200 ? v3205 : v9;
-        iron_copy_async<16>(shm1 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), b + v3206, v3200);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3220 = v32 + v3021;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3221 = v3220 < v2;
-        const bool v3224 = v3221 && v3029;
-        const unsigned int v3226 = v3220 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3227 = v9 + v3226;
-        const unsigned int v3228 = v3227 + v2866;
-        const unsigned int v3229 = v3228 + v3025;
-        const unsigned int v3230 = v3224 ? v3229 : v9;
-        iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), b + v3230, v3224);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3244 = v32 + v3045;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3245 = v3244 < v2;
-        const bool v3248 = v3245 && v3053;
-        const unsigned int v3250 = v3244 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3251 = v9 + v3250;
-        const unsigned int v3252 = v3251 + v2866;
-        const unsigned int v3253 = v3252 + v3049;
-        const unsigned int v3254 = v3248 ? v3253 : v9;
-        iron_copy_async<16>(shm1 + (v3064 ^ (((v3064 >> 6u) & 7u) << 3u)), b + v3254, v3248);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2867 = v2808 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2869 = v2810 + 2u;
+      const unsigned int v2870 = v2869 % 3u;
+      const bool v2871 = v2867 < v3;
+      if (v2871) {
+        const unsigned int v2873 = v2870 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2875 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2878 = v2875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2881 = v2875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2882 = v2881 << 3u;
+        const unsigned int v2883 = v28 + v2878;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2884 = v2883 < v1;
+        const unsigned int v2885 = v2867 + v2882;
+        const bool v2886 = v2885 < v3;
+        const bool v2887 = v2884 && v2886;
+        const unsigned int v2889 = v2883 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2890 = v8 + v2889;
+        const unsigned int v2891 = v2890 + v2867;
+        const unsigned int v2892 = v2891 + v2882;
+        const unsigned int v2893 = v2887 ? v2892 : v8;
+        const unsigned int v2895 = v2878 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2896 = v2873 + v2895;
+        const unsigned int v2897 = v2896 + v2882;
+        iron_copy_async<16>(shm0 + (v2897 ^ (((v2897 >> 6u) & 7u) << 3u)), a + v2893, v2887);
+        const unsigned int v2900 = v2875 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2902 = v2900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2905 = v2900 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2906 = v2905 << 3u;
+        const unsigned int v2907 = v28 + v2902;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2908 = v2907 < v1;
+        const unsigned int v2909 = v2867 + v2906;
+        const bool v2910 = v2909 < v3;
+        const bool v2911 = v2908 && v2910;
+        const unsigned int v2913 = v2907 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2914 = v8 + v2913;
+        const unsigned int v2915 = v2914 + v2867;
+        const unsigned int v2916 = v2915 + v2906;
+        const unsigned int v2917 = v2911 ? v2916 : v8;
+        const unsigned int v2919 = v2902 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2920 = v2873 + v2919;
+        const unsigned int v2921 = v2920 + v2906;
+        iron_copy_async<16>(shm0 + (v2921 ^ (((v2921 >> 6u) & 7u) << 3u)), a + v2917, v2911);
+        const unsigned int v2924 = v2875 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2926 = v2924 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2929 = v2924 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2930 = v2929 << 3u;
+        const unsigned int v2931 = v28 + v2926;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2932 = v2931 < v1;
+        const unsigned int v2933 = v2867 + v2930;
+        const bool v2934 = v2933 < v3;
+        const bool v2935 = v2932 && v2934;
+        const unsigned int v2937 = v2931 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2938 = v8 + v2937;
+        const unsigned int v2939 = v2938 + v2867;
+        const unsigned int v2940 = v2939 + v2930;
+        const unsigned int v2941 = v2935 ? v2940 : v8;
+        const unsigned int v2943 = v2926 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2944 = v2873 + v2943;
+        const unsigned int v2945 = v2944 + v2930;
+        iron_copy_async<16>(shm0 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), a + v2941, v2935);
+        const unsigned int v2948 = v2875 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2950 = v2948 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2953 = v2948 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2954 = v2953 << 3u;
+        const unsigned int v2955 = v28 + v2950;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2956 = v2955 < v1;
+        const unsigned int v2957 = v2867 + v2954;
+        const bool v2958 = v2957 < v3;
+        const bool v2959 = v2956 && v2958;
+        const unsigned int v2961 = v2955 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2962 = v8 + v2961;
+        const unsigned int v2963 = v2962 + v2867;
+        const unsigned int v2964 = v2963 + v2954;
+        const unsigned int v2965 = v2959 ? v2964 : v8;
+        const unsigned int v2967 = v2950 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2968 = v2873 + v2967;
+        const unsigned int v2969 = v2968 + v2954;
+        iron_copy_async<16>(shm0 + (v2969 ^ (((v2969 >> 6u) & 7u) << 3u)), a + v2965, v2959);
+        const unsigned int v2972 = v2875 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2974 = v2972 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2977 = v2972 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2978 = v2977 << 3u;
+        const unsigned int v2979 = v28 + v2974;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2980 = v2979 < v1;
+        const unsigned int v2981 = v2867 + v2978;
+        const bool v2982 = v2981 < v3;
+        const bool v2983 = v2980 && v2982;
+        const unsigned int v2985 = v2979 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2986 = v8 + v2985;
+        const unsigned int v2987 = v2986 + v2867;
+        const unsigned int v2988 = v2987 + v2978;
+        const unsigned int v2989 = v2983 ? v2988 : v8;
+        const unsigned int v2991 = v2974 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2992 = v2873 + v2991;
+        const unsigned int v2993 = v2992 + v2978;
+        iron_copy_async<16>(shm0 + (v2993 ^ (((v2993 >> 6u) & 7u) << 3u)), a + v2989, v2983);
+        const unsigned int v2996 = v2875 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2998 = v2996 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3001 = v2996 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3002 = v3001 << 3u;
+        const unsigned int v3003 = v28 + v2998;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3004 = v3003 < v1;
+        const unsigned int v3005 = v2867 + v3002;
+        const bool v3006 = v3005 < v3;
+        const bool v3007 = v3004 && v3006;
+        const unsigned int v3009 = v3003 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3010 = v8 + v3009;
+        const unsigned int v3011 = v3010 + v2867;
+        const unsigned int v3012 = v3011 + v3002;
+        const unsigned int v3013 = v3007 ? v3012 : v8;
+        const unsigned int v3015 = v2998 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3016 = v2873 + v3015;
+        const unsigned int v3017 = v3016 + v3002;
+        iron_copy_async<16>(shm0 + (v3017 ^ (((v3017 >> 6u) & 7u) << 3u)), a + v3013, v3007);
+        const unsigned int v3020 = v2875 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3022 = v3020 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3025 = v3020 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3026 = v3025 << 3u;
+        const unsigned int v3027 = v28 + v3022;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3028 = v3027 < v1;
+        const unsigned int v3029 = v2867 + v3026;
+        const bool v3030 = v3029 < v3;
+        const bool v3031 = v3028 && v3030;
+        const unsigned int v3033 = v3027 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3034 = v8 + v3033;
+        const unsigned int v3035 = v3034 + v2867;
+        const unsigned int v3036 = v3035 + v3026;
+        const unsigned int v3037 = v3031 ? v3036 : v8;
+        const unsigned int v3039 = v3022 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3040 = v2873 + v3039;
+        const unsigned int v3041 = v3040 + v3026;
+        iron_copy_async<16>(shm0 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), a + v3037, v3031);
+        const unsigned int v3044 = v2875 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3046 = v3044 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3049 = v3044 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3050 = v3049 << 3u;
+        const unsigned int v3051 = v28 + v3046;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3052 = v3051 < v1;
+        const unsigned int v3053 = v2867 + v3050;
+        const bool v3054 = v3053 < v3;
+        const bool v3055 = v3052 && v3054;
+        const unsigned int v3057 = v3051 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3058 = v8 + v3057;
+        const unsigned int v3059 = v3058 + v2867;
+        const unsigned int v3060 = v3059 + v3050;
+        const unsigned int v3061 = v3055 ? v3060 : v8;
+        const unsigned int v3063 = v3046 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3064 = v2873 + v3063;
+        const unsigned int v3065 = v3064 + v3050;
+        iron_copy_async<16>(shm0 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), a + v3061, v3055);
+        const unsigned int v3077 = v32 + v2878;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3078 = v3077 < v2;
+        const bool v3081 = v3078 && v2886;
+        const unsigned int v3083 = v3077 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3084 = v9 + v3083;
+        const unsigned int v3085 = v3084 + v2867;
+        const unsigned int v3086 = v3085 + v2882;
+        const unsigned int v3087 = v3081 ? v3086 : v9;
+        iron_copy_async<16>(shm1 + (v2897 ^ (((v2897 >> 6u) & 7u) << 3u)), b + v3087, v3081);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3101 = v32 + v2902;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3102 = v3101 < v2;
+        const bool v3105 = v3102 && v2910;
+        const unsigned int v3107 = v3101 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3108 = v9 + v3107;
+        const unsigned int v3109 = v3108 + v2867;
+        const unsigned int v3110 = v3109 + v2906;
+        const unsigned int v3111 = v3105 ? v3110 : v9;
+        iron_copy_async<16>(shm1 + (v2921 ^ (((v2921 >> 6u) & 7u) << 3u)), b + v3111, v3105);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3125 = v32 + v2926;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3126 = v3125 < v2;
+        const bool v3129 = v3126 && v2934;
+        const unsigned int v3131 = v3125 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3132 = v9 + v3131;
+        const unsigned int v3133 = v3132 + v2867;
+        const unsigned int v3134 = v3133 + v2930;
+        const unsigned int v3135 = v3129 ? v3134 : v9;
+        iron_copy_async<16>(shm1 + (v2945 ^ (((v2945 >> 6u) & 7u) << 3u)), b + v3135, v3129);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3149 = v32 + v2950;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3150 = v3149 < v2;
+        const bool v3153 = v3150 && v2958;
+        const unsigned int v3155 = v3149 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3156 = v9 + v3155;
+        const unsigned int v3157 = v3156 + v2867;
+        const unsigned int v3158 = v3157 + v2954;
+        const unsigned int v3159 = v3153 ? v3158 : v9;
+        iron_copy_async<16>(shm1 + (v2969 ^ (((v2969 >> 6u) & 7u) << 3u)), b + v3159, v3153);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3173 = v32 + v2974;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3174 = v3173 < v2;
+        const bool v3177 = v3174 && v2982;
+        const unsigned int v3179 = v3173 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3180 = v9 + v3179;
+        const unsigned int v3181 = v3180 + v2867;
+        const unsigned int v3182 = v3181 + v2978;
+        const unsigned int v3183 = v3177 ? v3182 : v9;
+        iron_copy_async<16>(shm1 + (v2993 ^ (((v2993 >> 6u) & 7u) << 3u)), b + v3183, v3177);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3197 = v32 + v2998;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3198 = v3197 < v2;
+        const bool v3201 = v3198 && v3006;
+        const unsigned int v3203 = v3197 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3204 = v9 + v3203;
+        const unsigned int v3205 = v3204 + v2867;
+        const unsigned int v3206 = v3205 + v3002;
+        const unsigned int v3207 = v3201 ? v3206 : v9;
+        iron_copy_async<16>(shm1 + (v3017 ^ (((v3017 >> 6u) & 7u) << 3u)), b + v3207, v3201);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3221 = v32 + v3022;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3222 = v3221 < v2;
+        const bool v3225 = v3222 && v3030;
+        const unsigned int v3227 = v3221 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3228 = v9 + v3227;
+        const unsigned int v3229 = v3228 + v2867;
+        const unsigned int v3230 = v3229 + v3026;
+        const unsigned int v3231 = v3225 ? v3230 : v9;
+        iron_copy_async<16>(shm1 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), b + v3231, v3225);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3245 = v32 + v3046;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3246 = v3245 < v2;
+        const bool v3249 = v3246 && v3054;
+        const unsigned int v3251 = v3245 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3252 = v9 + v3251;
+        const unsigned int v3253 = v3252 + v2867;
+        const unsigned int v3254 = v3253 + v3050;
+        const unsigned int v3255 = v3249 ? v3254 : v9;
+        iron_copy_async<16>(shm1 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), b + v3255, v3249);  // kernels/gemm/gemm_tiles.hpp:83
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v516 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v517 = threadIdx.x;
-    const unsigned int v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v517 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v518 = threadIdx.x;
+    const unsigned int v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v524 = v28 + v521;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v525 = v524 < v1;
-        const unsigned int v526 = v515 + v523;
-        const bool v527 = v526 < v3;
-        const bool v528 = v525 && v527;
-        if (v528) {
-          const unsigned int v530 = v524 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v531 = v8 + v530;
-          const unsigned int v532 = v531 + v515;
-          const unsigned int v533 = v532 + v523;
-          const iron_bf16 v534 = a[v533];
-          const unsigned int v536 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v537 = v536 + v523;
-          shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = v534;
+    for (unsigned int v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v520 = v518; v520 < 8192u; v520 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v522 = v520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v524 = v520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v525 = v28 + v522;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v526 = v525 < v1;
+        const unsigned int v527 = v516 + v524;
+        const bool v528 = v527 < v3;
+        const bool v529 = v526 && v528;
+        if (v529) {
+          const unsigned int v531 = v525 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v532 = v8 + v531;
+          const unsigned int v533 = v532 + v516;
+          const unsigned int v534 = v533 + v524;
+          const iron_bf16 v535 = a[v534];
+          const unsigned int v537 = v522 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v538 = v537 + v524;
+          shm0[(v538 ^ (((v538 >> 6u) & 7u) << 3u))] = v535;
         } else {
-          const unsigned int v539 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v540 = v539 + v523;
-          shm0[(v540 ^ (((v540 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v540 = v522 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v541 = v540 + v524;
+          shm0[(v541 ^ (((v541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v545 = v517; v545 < 8192u; v545 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v547 = v545 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v549 = v545 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v550 = v32 + v547;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v551 = v550 < v2;
-        const unsigned int v552 = v515 + v549;
-        const bool v553 = v552 < v3;
-        const bool v554 = v551 && v553;
-        if (v554) {
-          const unsigned int v556 = v550 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v557 = v9 + v556;
-          const unsigned int v558 = v557 + v515;
-          const unsigned int v559 = v558 + v549;
-          const iron_bf16 v560 = b[v559];
-          const unsigned int v562 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v563 = v562 + v549;
-          shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = v560;
+      for (unsigned int v546 = v518; v546 < 8192u; v546 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v548 = v546 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v550 = v546 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v551 = v32 + v548;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v552 = v551 < v2;
+        const unsigned int v553 = v516 + v550;
+        const bool v554 = v553 < v3;
+        const bool v555 = v552 && v554;
+        if (v555) {
+          const unsigned int v557 = v551 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v558 = v9 + v557;
+          const unsigned int v559 = v558 + v516;
+          const unsigned int v560 = v559 + v550;
+          const iron_bf16 v561 = b[v560];
+          const unsigned int v563 = v548 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v564 = v563 + v550;
+          shm1[(v564 ^ (((v564 >> 6u) & 7u) << 3u))] = v561;
         } else {
-          const unsigned int v565 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v566 = v565 + v549;
-          shm1[(v566 ^ (((v566 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v566 = v548 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v567 = v566 + v550;
+          shm1[(v567 ^ (((v567 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v580, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v599, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v605, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v600, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v611, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v617, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v612, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v618, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v619 = v28 + v37;
-  const unsigned int v620 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v621 = v619 + v620;
-  const unsigned int v622 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v623 = v618 + v622;
-  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v625 = v623 < v2;
-  const bool v626 = v624 && v625;
-  if (v626) {
-    const float v627 = v43.x[0];
-    const float v628 = v627 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v629 = iron_f32_to_bf16(v628);
-    const unsigned int v630 = v7 * v1;
-    const unsigned int v631 = v630 + v621;
-    const unsigned int v632 = v631 * v2;
-    const unsigned int v633 = v632 + v623;
-    out[v633] = v629;
-  }
-  const unsigned int v634 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v635 = v619 + v634;
-  const unsigned int v636 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v637 = v618 + v636;
-  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v639 = v637 < v2;
-  const bool v640 = v638 && v639;
-  if (v640) {
-    const float v641 = v43.x[1];
-    const float v642 = v641 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v643 = iron_f32_to_bf16(v642);
-    const unsigned int v644 = v7 * v1;
-    const unsigned int v645 = v644 + v635;
-    const unsigned int v646 = v645 * v2;
-    const unsigned int v647 = v646 + v637;
-    out[v647] = v643;
-  }
-  const unsigned int v648 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v649 = v619 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v651 = v618 + v650;
-  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v653 = v651 < v2;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v43.x[2];
-    const float v656 = v655 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v657 = iron_f32_to_bf16(v656);
-    const unsigned int v658 = v7 * v1;
-    const unsigned int v659 = v658 + v649;
-    const unsigned int v660 = v659 * v2;
-    const unsigned int v661 = v660 + v651;
-    out[v661] = v657;
-  }
-  const unsigned int v662 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v663 = v619 + v662;
-  const unsigned int v664 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v665 = v618 + v664;
-  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v667 = v665 < v2;
-  const bool v668 = v666 && v667;
-  if (v668) {
-    const float v669 = v43.x[3];
-    const float v670 = v669 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v671 = iron_f32_to_bf16(v670);
-    const unsigned int v672 = v7 * v1;
-    const unsigned int v673 = v672 + v663;
-    const unsigned int v674 = v673 * v2;
-    const unsigned int v675 = v674 + v665;
-    out[v675] = v671;
-  }
-  const unsigned int v676 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v677 = v619 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v679 = v618 + v678;
-  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v681 = v679 < v2;
-  const bool v682 = v680 && v681;
-  if (v682) {
-    const float v683 = v43.x[4];
-    const float v684 = v683 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v685 = iron_f32_to_bf16(v684);
-    const unsigned int v686 = v7 * v1;
-    const unsigned int v687 = v686 + v677;
-    const unsigned int v688 = v687 * v2;
-    const unsigned int v689 = v688 + v679;
-    out[v689] = v685;
-  }
-  const unsigned int v690 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v691 = v619 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v693 = v618 + v692;
-  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v695 = v693 < v2;
-  const bool v696 = v694 && v695;
-  if (v696) {
-    const float v697 = v43.x[5];
-    const float v698 = v697 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v699 = iron_f32_to_bf16(v698);
-    const unsigned int v700 = v7 * v1;
-    const unsigned int v701 = v700 + v691;
-    const unsigned int v702 = v701 * v2;
-    const unsigned int v703 = v702 + v693;
-    out[v703] = v699;
-  }
-  const unsigned int v704 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v705 = v619 + v704;
-  const unsigned int v706 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v707 = v618 + v706;
-  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v709 = v707 < v2;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v43.x[6];
-    const float v712 = v711 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v713 = iron_f32_to_bf16(v712);
-    const unsigned int v714 = v7 * v1;
-    const unsigned int v715 = v714 + v705;
-    const unsigned int v716 = v715 * v2;
-    const unsigned int v717 = v716 + v707;
-    out[v717] = v713;
-  }
-  const unsigned int v718 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v719 = v619 + v718;
-  const unsigned int v720 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v721 = v618 + v720;
-  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v723 = v721 < v2;
-  const bool v724 = v722 && v723;
-  if (v724) {
-    const float v725 = v43.x[7];
-    const float v726 = v725 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v727 = iron_f32_to_bf16(v726);
-    const unsigned int v728 = v7 * v1;
-    const unsigned int v729 = v728 + v719;
-    const unsigned int v730 = v729 * v2;
-    const unsigned int v731 = v730 + v721;
-    out[v731] = v727;
-  }
-  const unsigned int v732 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v733 = v619 + v732;
-  const unsigned int v734 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v735 = v618 + v734;
-  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v737 = v735 < v2;
-  const bool v738 = v736 && v737;
-  if (v738) {
-    const float v739 = v43.x[8];
-    const float v740 = v739 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v741 = iron_f32_to_bf16(v740);
-    const unsigned int v742 = v7 * v1;
-    const unsigned int v743 = v742 + v733;
-    const unsigned int v744 = v743 * v2;
-    const unsigned int v745 = v744 + v735;
-    out[v745] = v741;
-  }
-  const unsigned int v746 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v747 = v619 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v749 = v618 + v748;
-  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v751 = v749 < v2;
-  const bool v752 = v750 && v751;
-  if (v752) {
-    const float v753 = v43.x[9];
-    const float v754 = v753 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v755 = iron_f32_to_bf16(v754);
-    const unsigned int v756 = v7 * v1;
-    const unsigned int v757 = v756 + v747;
-    const unsigned int v758 = v757 * v2;
-    const unsigned int v759 = v758 + v749;
-    out[v759] = v755;
-  }
-  const unsigned int v760 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v761 = v619 + v760;
-  const unsigned int v762 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v763 = v618 + v762;
-  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v765 = v763 < v2;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v43.x[10];
-    const float v768 = v767 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v769 = iron_f32_to_bf16(v768);
-    const unsigned int v770 = v7 * v1;
-    const unsigned int v771 = v770 + v761;
-    const unsigned int v772 = v771 * v2;
-    const unsigned int v773 = v772 + v763;
-    out[v773] = v769;
-  }
-  const unsigned int v774 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v775 = v619 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v777 = v618 + v776;
-  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v779 = v777 < v2;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v43.x[11];
-    const float v782 = v781 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v783 = iron_f32_to_bf16(v782);
-    const unsigned int v784 = v7 * v1;
-    const unsigned int v785 = v784 + v775;
-    const unsigned int v786 = v785 * v2;
-    const unsigned int v787 = v786 + v777;
-    out[v787] = v783;
-  }
-  const unsigned int v788 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v789 = v619 + v788;
-  const unsigned int v790 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v791 = v618 + v790;
-  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v793 = v791 < v2;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v43.x[12];
-    const float v796 = v795 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v797 = iron_f32_to_bf16(v796);
-    const unsigned int v798 = v7 * v1;
-    const unsigned int v799 = v798 + v789;
-    const unsigned int v800 = v799 * v2;
-    const unsigned int v801 = v800 + v791;
-    out[v801] = v797;
-  }
-  const unsigned int v802 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v803 = v619 + v802;
-  const unsigned int v804 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v805 = v618 + v804;
-  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v807 = v805 < v2;
-  const bool v808 = v806 && v807;
-  if (v808) {
-    const float v809 = v43.x[13];
-    const float v810 = v809 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v811 = iron_f32_to_bf16(v810);
-    const unsigned int v812 = v7 * v1;
-    const unsigned int v813 = v812 + v803;
-    const unsigned int v814 = v813 * v2;
-    const unsigned int v815 = v814 + v805;
-    out[v815] = v811;
-  }
-  const unsigned int v816 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v817 = v619 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v819 = v618 + v818;
-  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v821 = v819 < v2;
-  const bool v822 = v820 && v821;
-  if (v822) {
-    const float v823 = v43.x[14];
-    const float v824 = v823 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v825 = iron_f32_to_bf16(v824);
-    const unsigned int v826 = v7 * v1;
-    const unsigned int v827 = v826 + v817;
-    const unsigned int v828 = v827 * v2;
-    const unsigned int v829 = v828 + v819;
-    out[v829] = v825;
-  }
-  const unsigned int v830 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v831 = v619 + v830;
-  const unsigned int v832 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v833 = v618 + v832;
-  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v835 = v833 < v2;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v43.x[15];
-    const float v838 = v837 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v839 = iron_f32_to_bf16(v838);
-    const unsigned int v840 = v7 * v1;
-    const unsigned int v841 = v840 + v831;
-    const unsigned int v842 = v841 * v2;
-    const unsigned int v843 = v842 + v833;
-    out[v843] = v839;
-  }
-  const unsigned int v844 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v845 = v619 + v844;
-  const unsigned int v846 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v847 = v618 + v846;
-  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v849 = v847 < v2;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v43.x[16];
-    const float v852 = v851 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v853 = iron_f32_to_bf16(v852);
-    const unsigned int v854 = v7 * v1;
-    const unsigned int v855 = v854 + v845;
-    const unsigned int v856 = v855 * v2;
-    const unsigned int v857 = v856 + v847;
-    out[v857] = v853;
-  }
-  const unsigned int v858 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v859 = v619 + v858;
-  const unsigned int v860 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v861 = v618 + v860;
-  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v863 = v861 < v2;
-  const bool v864 = v862 && v863;
-  if (v864) {
-    const float v865 = v43.x[17];
-    const float v866 = v865 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v867 = iron_f32_to_bf16(v866);
-    const unsigned int v868 = v7 * v1;
-    const unsigned int v869 = v868 + v859;
-    const unsigned int v870 = v869 * v2;
-    const unsigned int v871 = v870 + v861;
-    out[v871] = v867;
-  }
-  const unsigned int v872 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v873 = v619 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v875 = v618 + v874;
-  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v877 = v875 < v2;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v43.x[18];
-    const float v880 = v879 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v881 = iron_f32_to_bf16(v880);
-    const unsigned int v882 = v7 * v1;
-    const unsigned int v883 = v882 + v873;
-    const unsigned int v884 = v883 * v2;
-    const unsigned int v885 = v884 + v875;
-    out[v885] = v881;
-  }
-  const unsigned int v886 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v887 = v619 + v886;
-  const unsigned int v888 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v889 = v618 + v888;
-  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v891 = v889 < v2;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v43.x[19];
-    const float v894 = v893 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v895 = iron_f32_to_bf16(v894);
-    const unsigned int v896 = v7 * v1;
-    const unsigned int v897 = v896 + v887;
-    const unsigned int v898 = v897 * v2;
-    const unsigned int v899 = v898 + v889;
-    out[v899] = v895;
-  }
-  const unsigned int v900 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v901 = v619 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v903 = v618 + v902;
-  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v905 = v903 < v2;
-  const bool v906 = v904 && v905;
-  if (v906) {
-    const float v907 = v43.x[20];
-    const float v908 = v907 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v909 = iron_f32_to_bf16(v908);
-    const unsigned int v910 = v7 * v1;
-    const unsigned int v911 = v910 + v901;
-    const unsigned int v912 = v911 * v2;
-    const unsigned int v913 = v912 + v903;
-    out[v913] = v909;
-  }
-  const unsigned int v914 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v915 = v619 + v914;
-  const unsigned int v916 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v917 = v618 + v916;
-  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v919 = v917 < v2;
-  const bool v920 = v918 && v919;
-  if (v920) {
-    const float v921 = v43.x[21];
-    const float v922 = v921 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v923 = iron_f32_to_bf16(v922);
-    const unsigned int v924 = v7 * v1;
-    const unsigned int v925 = v924 + v915;
-    const unsigned int v926 = v925 * v2;
-    const unsigned int v927 = v926 + v917;
-    out[v927] = v923;
-  }
-  const unsigned int v928 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v929 = v619 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v931 = v618 + v930;
-  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v933 = v931 < v2;
-  const bool v934 = v932 && v933;
-  if (v934) {
-    const float v935 = v43.x[22];
-    const float v936 = v935 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v937 = iron_f32_to_bf16(v936);
-    const unsigned int v938 = v7 * v1;
-    const unsigned int v939 = v938 + v929;
-    const unsigned int v940 = v939 * v2;
-    const unsigned int v941 = v940 + v931;
-    out[v941] = v937;
-  }
-  const unsigned int v942 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v943 = v619 + v942;
-  const unsigned int v944 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v945 = v618 + v944;
-  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v947 = v945 < v2;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v43.x[23];
-    const float v950 = v949 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v951 = iron_f32_to_bf16(v950);
-    const unsigned int v952 = v7 * v1;
-    const unsigned int v953 = v952 + v943;
-    const unsigned int v954 = v953 * v2;
-    const unsigned int v955 = v954 + v945;
-    out[v955] = v951;
-  }
-  const unsigned int v956 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v957 = v619 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v959 = v618 + v958;
-  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v961 = v959 < v2;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v43.x[24];
-    const float v964 = v963 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v965 = iron_f32_to_bf16(v964);
-    const unsigned int v966 = v7 * v1;
-    const unsigned int v967 = v966 + v957;
-    const unsigned int v968 = v967 * v2;
-    const unsigned int v969 = v968 + v959;
-    out[v969] = v965;
-  }
-  const unsigned int v970 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v971 = v619 + v970;
-  const unsigned int v972 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v973 = v618 + v972;
-  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v975 = v973 < v2;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v43.x[25];
-    const float v978 = v977 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v979 = iron_f32_to_bf16(v978);
-    const unsigned int v980 = v7 * v1;
-    const unsigned int v981 = v980 + v971;
-    const unsigned int v982 = v981 * v2;
-    const unsigned int v983 = v982 + v973;
-    out[v983] = v979;
-  }
-  const unsigned int v984 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v985 = v619 + v984;
-  const unsigned int v986 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v987 = v618 + v986;
-  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v989 = v987 < v2;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v43.x[26];
-    const float v992 = v991 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v993 = iron_f32_to_bf16(v992);
-    const unsigned int v994 = v7 * v1;
-    const unsigned int v995 = v994 + v985;
-    const unsigned int v996 = v995 * v2;
-    const unsigned int v997 = v996 + v987;
-    out[v997] = v993;
-  }
-  const unsigned int v998 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v999 = v619 + v998;
-  const unsigned int v1000 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1001 = v618 + v1000;
-  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1003 = v1001 < v2;
-  const bool v1004 = v1002 && v1003;
-  if (v1004) {
-    const float v1005 = v43.x[27];
-    const float v1006 = v1005 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1007 = iron_f32_to_bf16(v1006);
-    const unsigned int v1008 = v7 * v1;
-    const unsigned int v1009 = v1008 + v999;
-    const unsigned int v1010 = v1009 * v2;
-    const unsigned int v1011 = v1010 + v1001;
-    out[v1011] = v1007;
-  }
-  const unsigned int v1012 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1013 = v619 + v1012;
-  const unsigned int v1014 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1015 = v618 + v1014;
-  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1017 = v1015 < v2;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v43.x[28];
-    const float v1020 = v1019 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
-    const unsigned int v1022 = v7 * v1;
-    const unsigned int v1023 = v1022 + v1013;
-    const unsigned int v1024 = v1023 * v2;
-    const unsigned int v1025 = v1024 + v1015;
-    out[v1025] = v1021;
-  }
-  const unsigned int v1026 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1027 = v619 + v1026;
-  const unsigned int v1028 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1029 = v618 + v1028;
-  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1031 = v1029 < v2;
-  const bool v1032 = v1030 && v1031;
-  if (v1032) {
-    const float v1033 = v43.x[29];
-    const float v1034 = v1033 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
-    const unsigned int v1036 = v7 * v1;
-    const unsigned int v1037 = v1036 + v1027;
-    const unsigned int v1038 = v1037 * v2;
-    const unsigned int v1039 = v1038 + v1029;
-    out[v1039] = v1035;
-  }
-  const unsigned int v1040 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1041 = v619 + v1040;
-  const unsigned int v1042 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1043 = v618 + v1042;
-  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1045 = v1043 < v2;
-  const bool v1046 = v1044 && v1045;
-  if (v1046) {
-    const float v1047 = v43.x[30];
-    const float v1048 = v1047 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1049 = iron_f32_to_bf16(v1048);
-    const unsigned int v1050 = v7 * v1;
-    const unsigned int v1051 = v1050 + v1041;
-    const unsigned int v1052 = v1051 * v2;
-    const unsigned int v1053 = v1052 + v1043;
-    out[v1053] = v1049;
-  }
-  const unsigned int v1054 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1055 = v619 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1057 = v618 + v1056;
-  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1059 = v1057 < v2;
-  const bool v1060 = v1058 && v1059;
-  if (v1060) {
-    const float v1061 = v43.x[31];
-    const float v1062 = v1061 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1063 = iron_f32_to_bf16(v1062);
-    const unsigned int v1064 = v7 * v1;
-    const unsigned int v1065 = v1064 + v1055;
-    const unsigned int v1066 = v1065 * v2;
-    const unsigned int v1067 = v1066 + v1057;
-    out[v1067] = v1063;
-  }
-  const unsigned int v1068 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1069 = v619 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1071 = v618 + v1070;
-  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1073 = v1071 < v2;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v43.x[32];
-    const float v1076 = v1075 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
-    const unsigned int v1078 = v7 * v1;
-    const unsigned int v1079 = v1078 + v1069;
-    const unsigned int v1080 = v1079 * v2;
-    const unsigned int v1081 = v1080 + v1071;
-    out[v1081] = v1077;
-  }
-  const unsigned int v1082 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1083 = v619 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1085 = v618 + v1084;
-  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1087 = v1085 < v2;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v43.x[33];
-    const float v1090 = v1089 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
-    const unsigned int v1092 = v7 * v1;
-    const unsigned int v1093 = v1092 + v1083;
-    const unsigned int v1094 = v1093 * v2;
-    const unsigned int v1095 = v1094 + v1085;
-    out[v1095] = v1091;
-  }
-  const unsigned int v1096 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1097 = v619 + v1096;
-  const unsigned int v1098 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1099 = v618 + v1098;
-  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1101 = v1099 < v2;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v43.x[34];
-    const float v1104 = v1103 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
-    const unsigned int v1106 = v7 * v1;
-    const unsigned int v1107 = v1106 + v1097;
-    const unsigned int v1108 = v1107 * v2;
-    const unsigned int v1109 = v1108 + v1099;
-    out[v1109] = v1105;
-  }
-  const unsigned int v1110 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1111 = v619 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1113 = v618 + v1112;
-  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1115 = v1113 < v2;
-  const bool v1116 = v1114 && v1115;
-  if (v1116) {
-    const float v1117 = v43.x[35];
-    const float v1118 = v1117 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1119 = iron_f32_to_bf16(v1118);
-    const unsigned int v1120 = v7 * v1;
-    const unsigned int v1121 = v1120 + v1111;
-    const unsigned int v1122 = v1121 * v2;
-    const unsigned int v1123 = v1122 + v1113;
-    out[v1123] = v1119;
-  }
-  const unsigned int v1124 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1125 = v619 + v1124;
-  const unsigned int v1126 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1127 = v618 + v1126;
-  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1129 = v1127 < v2;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v43.x[36];
-    const float v1132 = v1131 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
-    const unsigned int v1134 = v7 * v1;
-    const unsigned int v1135 = v1134 + v1125;
-    const unsigned int v1136 = v1135 * v2;
-    const unsigned int v1137 = v1136 + v1127;
-    out[v1137] = v1133;
-  }
-  const unsigned int v1138 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1139 = v619 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1141 = v618 + v1140;
-  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1143 = v1141 < v2;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v43.x[37];
-    const float v1146 = v1145 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
-    const unsigned int v1148 = v7 * v1;
-    const unsigned int v1149 = v1148 + v1139;
-    const unsigned int v1150 = v1149 * v2;
-    const unsigned int v1151 = v1150 + v1141;
-    out[v1151] = v1147;
-  }
-  const unsigned int v1152 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1153 = v619 + v1152;
-  const unsigned int v1154 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1155 = v618 + v1154;
-  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1157 = v1155 < v2;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v43.x[38];
-    const float v1160 = v1159 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
-    const unsigned int v1162 = v7 * v1;
-    const unsigned int v1163 = v1162 + v1153;
-    const unsigned int v1164 = v1163 * v2;
-    const unsigned int v1165 = v1164 + v1155;
-    out[v1165] = v1161;
-  }
-  const unsigned int v1166 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1167 = v619 + v1166;
-  const unsigned int v1168 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1169 = v618 + v1168;
-  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1171 = v1169 < v2;
-  const bool v1172 = v1170 && v1171;
-  if (v1172) {
-    const float v1173 = v43.x[39];
-    const float v1174 = v1173 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1175 = iron_f32_to_bf16(v1174);
-    const unsigned int v1176 = v7 * v1;
-    const unsigned int v1177 = v1176 + v1167;
-    const unsigned int v1178 = v1177 * v2;
-    const unsigned int v1179 = v1178 + v1169;
-    out[v1179] = v1175;
-  }
-  const unsigned int v1180 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1181 = v619 + v1180;
-  const unsigned int v1182 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1183 = v618 + v1182;
-  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1185 = v1183 < v2;
-  const bool v1186 = v1184 && v1185;
-  if (v1186) {
-    const float v1187 = v43.x[40];
-    const float v1188 = v1187 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1189 = iron_f32_to_bf16(v1188);
-    const unsigned int v1190 = v7 * v1;
-    const unsigned int v1191 = v1190 + v1181;
-    const unsigned int v1192 = v1191 * v2;
-    const unsigned int v1193 = v1192 + v1183;
-    out[v1193] = v1189;
-  }
-  const unsigned int v1194 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1195 = v619 + v1194;
-  const unsigned int v1196 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1197 = v618 + v1196;
-  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1199 = v1197 < v2;
-  const bool v1200 = v1198 && v1199;
-  if (v1200) {
-    const float v1201 = v43.x[41];
-    const float v1202 = v1201 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1203 = iron_f32_to_bf16(v1202);
-    const unsigned int v1204 = v7 * v1;
-    const unsigned int v1205 = v1204 + v1195;
-    const unsigned int v1206 = v1205 * v2;
-    const unsigned int v1207 = v1206 + v1197;
-    out[v1207] = v1203;
-  }
-  const unsigned int v1208 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1209 = v619 + v1208;
-  const unsigned int v1210 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1211 = v618 + v1210;
-  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1213 = v1211 < v2;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v43.x[42];
-    const float v1216 = v1215 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
-    const unsigned int v1218 = v7 * v1;
-    const unsigned int v1219 = v1218 + v1209;
-    const unsigned int v1220 = v1219 * v2;
-    const unsigned int v1221 = v1220 + v1211;
-    out[v1221] = v1217;
-  }
-  const unsigned int v1222 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1223 = v619 + v1222;
-  const unsigned int v1224 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1225 = v618 + v1224;
-  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1227 = v1225 < v2;
-  const bool v1228 = v1226 && v1227;
-  if (v1228) {
-    const float v1229 = v43.x[43];
-    const float v1230 = v1229 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
-    const unsigned int v1232 = v7 * v1;
-    const unsigned int v1233 = v1232 + v1223;
-    const unsigned int v1234 = v1233 * v2;
-    const unsigned int v1235 = v1234 + v1225;
-    out[v1235] = v1231;
-  }
-  const unsigned int v1236 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1237 = v619 + v1236;
-  const unsigned int v1238 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1239 = v618 + v1238;
-  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1241 = v1239 < v2;
-  const bool v1242 = v1240 && v1241;
-  if (v1242) {
-    const float v1243 = v43.x[44];
-    const float v1244 = v1243 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
-    const unsigned int v1246 = v7 * v1;
-    const unsigned int v1247 = v1246 + v1237;
-    const unsigned int v1248 = v1247 * v2;
-    const unsigned int v1249 = v1248 + v1239;
-    out[v1249] = v1245;
-  }
-  const unsigned int v1250 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1251 = v619 + v1250;
-  const unsigned int v1252 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1253 = v618 + v1252;
-  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1255 = v1253 < v2;
-  const bool v1256 = v1254 && v1255;
-  if (v1256) {
-    const float v1257 = v43.x[45];
-    const float v1258 = v1257 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1259 = iron_f32_to_bf16(v1258);
-    const unsigned int v1260 = v7 * v1;
-    const unsigned int v1261 = v1260 + v1251;
-    const unsigned int v1262 = v1261 * v2;
-    const unsigned int v1263 = v1262 + v1253;
-    out[v1263] = v1259;
-  }
-  const unsigned int v1264 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1265 = v619 + v1264;
-  const unsigned int v1266 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1267 = v618 + v1266;
-  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1269 = v1267 < v2;
-  const bool v1270 = v1268 && v1269;
-  if (v1270) {
-    const float v1271 = v43.x[46];
-    const float v1272 = v1271 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
-    const unsigned int v1274 = v7 * v1;
-    const unsigned int v1275 = v1274 + v1265;
-    const unsigned int v1276 = v1275 * v2;
-    const unsigned int v1277 = v1276 + v1267;
-    out[v1277] = v1273;
-  }
-  const unsigned int v1278 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1279 = v619 + v1278;
-  const unsigned int v1280 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1281 = v618 + v1280;
-  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1283 = v1281 < v2;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v43.x[47];
-    const float v1286 = v1285 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1287 = iron_f32_to_bf16(v1286);
-    const unsigned int v1288 = v7 * v1;
-    const unsigned int v1289 = v1288 + v1279;
-    const unsigned int v1290 = v1289 * v2;
-    const unsigned int v1291 = v1290 + v1281;
-    out[v1291] = v1287;
-  }
-  const unsigned int v1292 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1293 = v619 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1295 = v618 + v1294;
-  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1297 = v1295 < v2;
-  const bool v1298 = v1296 && v1297;
-  if (v1298) {
-    const float v1299 = v43.x[48];
-    const float v1300 = v1299 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1301 = iron_f32_to_bf16(v1300);
-    const unsigned int v1302 = v7 * v1;
-    const unsigned int v1303 = v1302 + v1293;
-    const unsigned int v1304 = v1303 * v2;
-    const unsigned int v1305 = v1304 + v1295;
-    out[v1305] = v1301;
-  }
-  const unsigned int v1306 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1307 = v619 + v1306;
-  const unsigned int v1308 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1309 = v618 + v1308;
-  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1311 = v1309 < v2;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v43.x[49];
-    const float v1314 = v1313 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1315 = iron_f32_to_bf16(v1314);
-    const unsigned int v1316 = v7 * v1;
-    const unsigned int v1317 = v1316 + v1307;
-    const unsigned int v1318 = v1317 * v2;
-    const unsigned int v1319 = v1318 + v1309;
-    out[v1319] = v1315;
-  }
-  const unsigned int v1320 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1321 = v619 + v1320;
-  const unsigned int v1322 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1323 = v618 + v1322;
-  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1325 = v1323 < v2;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v43.x[50];
-    const float v1328 = v1327 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
-    const unsigned int v1330 = v7 * v1;
-    const unsigned int v1331 = v1330 + v1321;
-    const unsigned int v1332 = v1331 * v2;
-    const unsigned int v1333 = v1332 + v1323;
-    out[v1333] = v1329;
-  }
-  const unsigned int v1334 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1335 = v619 + v1334;
-  const unsigned int v1336 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1337 = v618 + v1336;
-  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1339 = v1337 < v2;
-  const bool v1340 = v1338 && v1339;
-  if (v1340) {
-    const float v1341 = v43.x[51];
-    const float v1342 = v1341 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1343 = iron_f32_to_bf16(v1342);
-    const unsigned int v1344 = v7 * v1;
-    const unsigned int v1345 = v1344 + v1335;
-    const unsigned int v1346 = v1345 * v2;
-    const unsigned int v1347 = v1346 + v1337;
-    out[v1347] = v1343;
-  }
-  const unsigned int v1348 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1349 = v619 + v1348;
-  const unsigned int v1350 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1351 = v618 + v1350;
-  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1353 = v1351 < v2;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v43.x[52];
-    const float v1356 = v1355 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
-    const unsigned int v1358 = v7 * v1;
-    const unsigned int v1359 = v1358 + v1349;
-    const unsigned int v1360 = v1359 * v2;
-    const unsigned int v1361 = v1360 + v1351;
-    out[v1361] = v1357;
-  }
-  const unsigned int v1362 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1363 = v619 + v1362;
-  const unsigned int v1364 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1365 = v618 + v1364;
-  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1367 = v1365 < v2;
-  const bool v1368 = v1366 && v1367;
-  if (v1368) {
-    const float v1369 = v43.x[53];
-    const float v1370 = v1369 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1371 = iron_f32_to_bf16(v1370);
-    const unsigned int v1372 = v7 * v1;
-    const unsigned int v1373 = v1372 + v1363;
-    const unsigned int v1374 = v1373 * v2;
-    const unsigned int v1375 = v1374 + v1365;
-    out[v1375] = v1371;
-  }
-  const unsigned int v1376 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1377 = v619 + v1376;
-  const unsigned int v1378 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1379 = v618 + v1378;
-  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1381 = v1379 < v2;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v43.x[54];
-    const float v1384 = v1383 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
-    const unsigned int v1386 = v7 * v1;
-    const unsigned int v1387 = v1386 + v1377;
-    const unsigned int v1388 = v1387 * v2;
-    const unsigned int v1389 = v1388 + v1379;
-    out[v1389] = v1385;
-  }
-  const unsigned int v1390 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1391 = v619 + v1390;
-  const unsigned int v1392 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1393 = v618 + v1392;
-  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1395 = v1393 < v2;
-  const bool v1396 = v1394 && v1395;
-  if (v1396) {
-    const float v1397 = v43.x[55];
-    const float v1398 = v1397 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1399 = iron_f32_to_bf16(v1398);
-    const unsigned int v1400 = v7 * v1;
-    const unsigned int v1401 = v1400 + v1391;
-    const unsigned int v1402 = v1401 * v2;
-    const unsigned int v1403 = v1402 + v1393;
-    out[v1403] = v1399;
-  }
-  const unsigned int v1404 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1405 = v619 + v1404;
-  const unsigned int v1406 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1407 = v618 + v1406;
-  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1409 = v1407 < v2;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v43.x[56];
-    const float v1412 = v1411 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
-    const unsigned int v1414 = v7 * v1;
-    const unsigned int v1415 = v1414 + v1405;
-    const unsigned int v1416 = v1415 * v2;
-    const unsigned int v1417 = v1416 + v1407;
-    out[v1417] = v1413;
-  }
-  const unsigned int v1418 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1419 = v619 + v1418;
-  const unsigned int v1420 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1421 = v618 + v1420;
-  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1423 = v1421 < v2;
-  const bool v1424 = v1422 && v1423;
-  if (v1424) {
-    const float v1425 = v43.x[57];
-    const float v1426 = v1425 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1427 = iron_f32_to_bf16(v1426);
-    const unsigned int v1428 = v7 * v1;
-    const unsigned int v1429 = v1428 + v1419;
-    const unsigned int v1430 = v1429 * v2;
-    const unsigned int v1431 = v1430 + v1421;
-    out[v1431] = v1427;
-  }
-  const unsigned int v1432 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1433 = v619 + v1432;
-  const unsigned int v1434 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1435 = v618 + v1434;
-  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1437 = v1435 < v2;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v43.x[58];
-    const float v1440 = v1439 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
-    const unsigned int v1442 = v7 * v1;
-    const unsigned int v1443 = v1442 + v1433;
-    const unsigned int v1444 = v1443 * v2;
-    const unsigned int v1445 = v1444 + v1435;
-    out[v1445] = v1441;
-  }
-  const unsigned int v1446 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1447 = v619 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1449 = v618 + v1448;
-  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1451 = v1449 < v2;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v43.x[59];
-    const float v1454 = v1453 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
-    const unsigned int v1456 = v7 * v1;
-    const unsigned int v1457 = v1456 + v1447;
-    const unsigned int v1458 = v1457 * v2;
-    const unsigned int v1459 = v1458 + v1449;
-    out[v1459] = v1455;
-  }
-  const unsigned int v1460 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1461 = v619 + v1460;
-  const unsigned int v1462 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1463 = v618 + v1462;
-  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1465 = v1463 < v2;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v43.x[60];
-    const float v1468 = v1467 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
-    const unsigned int v1470 = v7 * v1;
-    const unsigned int v1471 = v1470 + v1461;
-    const unsigned int v1472 = v1471 * v2;
-    const unsigned int v1473 = v1472 + v1463;
-    out[v1473] = v1469;
-  }
-  const unsigned int v1474 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1475 = v619 + v1474;
-  const unsigned int v1476 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1477 = v618 + v1476;
-  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1479 = v1477 < v2;
-  const bool v1480 = v1478 && v1479;
-  if (v1480) {
-    const float v1481 = v43.x[61];
-    const float v1482 = v1481 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1483 = iron_f32_to_bf16(v1482);
-    const unsigned int v1484 = v7 * v1;
-    const unsigned int v1485 = v1484 + v1475;
-    const unsigned int v1486 = v1485 * v2;
-    const unsigned int v1487 = v1486 + v1477;
-    out[v1487] = v1483;
-  }
-  const unsigned int v1488 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1489 = v619 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1491 = v618 + v1490;
-  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1493 = v1491 < v2;
-  const bool v1494 = v1492 && v1493;
-  if (v1494) {
-    const float v1495 = v43.x[62];
-    const float v1496 = v1495 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
-    const unsigned int v1498 = v7 * v1;
-    const unsigned int v1499 = v1498 + v1489;
-    const unsigned int v1500 = v1499 * v2;
-    const unsigned int v1501 = v1500 + v1491;
-    out[v1501] = v1497;
-  }
-  const unsigned int v1502 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1503 = v619 + v1502;
-  const unsigned int v1504 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1505 = v618 + v1504;
-  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1507 = v1505 < v2;
-  const bool v1508 = v1506 && v1507;
-  if (v1508) {
-    const float v1509 = v43.x[63];
-    const float v1510 = v1509 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1511 = iron_f32_to_bf16(v1510);
-    const unsigned int v1512 = v7 * v1;
-    const unsigned int v1513 = v1512 + v1503;
-    const unsigned int v1514 = v1513 * v2;
-    const unsigned int v1515 = v1514 + v1505;
-    out[v1515] = v1511;
-  }
-  const unsigned int v1516 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1517 = v619 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1519 = v618 + v1518;
-  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1521 = v1519 < v2;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v43.x[64];
-    const float v1524 = v1523 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
-    const unsigned int v1526 = v7 * v1;
-    const unsigned int v1527 = v1526 + v1517;
-    const unsigned int v1528 = v1527 * v2;
-    const unsigned int v1529 = v1528 + v1519;
-    out[v1529] = v1525;
-  }
-  const unsigned int v1530 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1531 = v619 + v1530;
-  const unsigned int v1532 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1533 = v618 + v1532;
-  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1535 = v1533 < v2;
-  const bool v1536 = v1534 && v1535;
-  if (v1536) {
-    const float v1537 = v43.x[65];
-    const float v1538 = v1537 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1539 = iron_f32_to_bf16(v1538);
-    const unsigned int v1540 = v7 * v1;
-    const unsigned int v1541 = v1540 + v1531;
-    const unsigned int v1542 = v1541 * v2;
-    const unsigned int v1543 = v1542 + v1533;
-    out[v1543] = v1539;
-  }
-  const unsigned int v1544 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1545 = v619 + v1544;
-  const unsigned int v1546 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1547 = v618 + v1546;
-  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1549 = v1547 < v2;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v43.x[66];
-    const float v1552 = v1551 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
-    const unsigned int v1554 = v7 * v1;
-    const unsigned int v1555 = v1554 + v1545;
-    const unsigned int v1556 = v1555 * v2;
-    const unsigned int v1557 = v1556 + v1547;
-    out[v1557] = v1553;
-  }
-  const unsigned int v1558 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1559 = v619 + v1558;
-  const unsigned int v1560 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1561 = v618 + v1560;
-  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1563 = v1561 < v2;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v43.x[67];
-    const float v1566 = v1565 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
-    const unsigned int v1568 = v7 * v1;
-    const unsigned int v1569 = v1568 + v1559;
-    const unsigned int v1570 = v1569 * v2;
-    const unsigned int v1571 = v1570 + v1561;
-    out[v1571] = v1567;
-  }
-  const unsigned int v1572 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1573 = v619 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1575 = v618 + v1574;
-  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1577 = v1575 < v2;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v43.x[68];
-    const float v1580 = v1579 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
-    const unsigned int v1582 = v7 * v1;
-    const unsigned int v1583 = v1582 + v1573;
-    const unsigned int v1584 = v1583 * v2;
-    const unsigned int v1585 = v1584 + v1575;
-    out[v1585] = v1581;
-  }
-  const unsigned int v1586 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1587 = v619 + v1586;
-  const unsigned int v1588 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1589 = v618 + v1588;
-  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1591 = v1589 < v2;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v43.x[69];
-    const float v1594 = v1593 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
-    const unsigned int v1596 = v7 * v1;
-    const unsigned int v1597 = v1596 + v1587;
-    const unsigned int v1598 = v1597 * v2;
-    const unsigned int v1599 = v1598 + v1589;
-    out[v1599] = v1595;
-  }
-  const unsigned int v1600 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1601 = v619 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1603 = v618 + v1602;
-  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1605 = v1603 < v2;
-  const bool v1606 = v1604 && v1605;
-  if (v1606) {
-    const float v1607 = v43.x[70];
-    const float v1608 = v1607 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
-    const unsigned int v1610 = v7 * v1;
-    const unsigned int v1611 = v1610 + v1601;
-    const unsigned int v1612 = v1611 * v2;
-    const unsigned int v1613 = v1612 + v1603;
-    out[v1613] = v1609;
-  }
-  const unsigned int v1614 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1615 = v619 + v1614;
-  const unsigned int v1616 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1617 = v618 + v1616;
-  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1619 = v1617 < v2;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v43.x[71];
-    const float v1622 = v1621 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
-    const unsigned int v1624 = v7 * v1;
-    const unsigned int v1625 = v1624 + v1615;
-    const unsigned int v1626 = v1625 * v2;
-    const unsigned int v1627 = v1626 + v1617;
-    out[v1627] = v1623;
-  }
-  const unsigned int v1628 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1629 = v619 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1631 = v618 + v1630;
-  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1633 = v1631 < v2;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v43.x[72];
-    const float v1636 = v1635 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
-    const unsigned int v1638 = v7 * v1;
-    const unsigned int v1639 = v1638 + v1629;
-    const unsigned int v1640 = v1639 * v2;
-    const unsigned int v1641 = v1640 + v1631;
-    out[v1641] = v1637;
-  }
-  const unsigned int v1642 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1643 = v619 + v1642;
-  const unsigned int v1644 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1645 = v618 + v1644;
-  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1647 = v1645 < v2;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v43.x[73];
-    const float v1650 = v1649 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
-    const unsigned int v1652 = v7 * v1;
-    const unsigned int v1653 = v1652 + v1643;
-    const unsigned int v1654 = v1653 * v2;
-    const unsigned int v1655 = v1654 + v1645;
-    out[v1655] = v1651;
-  }
-  const unsigned int v1656 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1657 = v619 + v1656;
-  const unsigned int v1658 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1659 = v618 + v1658;
-  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1661 = v1659 < v2;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v43.x[74];
-    const float v1664 = v1663 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
-    const unsigned int v1666 = v7 * v1;
-    const unsigned int v1667 = v1666 + v1657;
-    const unsigned int v1668 = v1667 * v2;
-    const unsigned int v1669 = v1668 + v1659;
-    out[v1669] = v1665;
-  }
-  const unsigned int v1670 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1671 = v619 + v1670;
-  const unsigned int v1672 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1673 = v618 + v1672;
-  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1675 = v1673 < v2;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v43.x[75];
-    const float v1678 = v1677 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1679 = iron_f32_to_bf16(v1678);
-    const unsigned int v1680 = v7 * v1;
-    const unsigned int v1681 = v1680 + v1671;
-    const unsigned int v1682 = v1681 * v2;
-    const unsigned int v1683 = v1682 + v1673;
-    out[v1683] = v1679;
-  }
-  const unsigned int v1684 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1685 = v619 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1687 = v618 + v1686;
-  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1689 = v1687 < v2;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v43.x[76];
-    const float v1692 = v1691 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-    const unsigned int v1694 = v7 * v1;
-    const unsigned int v1695 = v1694 + v1685;
-    const unsigned int v1696 = v1695 * v2;
-    const unsigned int v1697 = v1696 + v1687;
-    out[v1697] = v1693;
-  }
-  const unsigned int v1698 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1699 = v619 + v1698;
-  const unsigned int v1700 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1701 = v618 + v1700;
-  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1703 = v1701 < v2;
-  const bool v1704 = v1702 && v1703;
-  if (v1704) {
-    const float v1705 = v43.x[77];
-    const float v1706 = v1705 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1707 = iron_f32_to_bf16(v1706);
-    const unsigned int v1708 = v7 * v1;
-    const unsigned int v1709 = v1708 + v1699;
-    const unsigned int v1710 = v1709 * v2;
-    const unsigned int v1711 = v1710 + v1701;
-    out[v1711] = v1707;
-  }
-  const unsigned int v1712 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1713 = v619 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1715 = v618 + v1714;
-  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1717 = v1715 < v2;
-  const bool v1718 = v1716 && v1717;
-  if (v1718) {
-    const float v1719 = v43.x[78];
-    const float v1720 = v1719 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1721 = iron_f32_to_bf16(v1720);
-    const unsigned int v1722 = v7 * v1;
-    const unsigned int v1723 = v1722 + v1713;
-    const unsigned int v1724 = v1723 * v2;
-    const unsigned int v1725 = v1724 + v1715;
-    out[v1725] = v1721;
-  }
-  const unsigned int v1726 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1727 = v619 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1729 = v618 + v1728;
-  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1731 = v1729 < v2;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v43.x[79];
-    const float v1734 = v1733 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
-    const unsigned int v1736 = v7 * v1;
-    const unsigned int v1737 = v1736 + v1727;
-    const unsigned int v1738 = v1737 * v2;
-    const unsigned int v1739 = v1738 + v1729;
-    out[v1739] = v1735;
-  }
-  const unsigned int v1740 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1741 = v619 + v1740;
-  const unsigned int v1742 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1743 = v618 + v1742;
-  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1745 = v1743 < v2;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v43.x[80];
-    const float v1748 = v1747 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
-    const unsigned int v1750 = v7 * v1;
-    const unsigned int v1751 = v1750 + v1741;
-    const unsigned int v1752 = v1751 * v2;
-    const unsigned int v1753 = v1752 + v1743;
-    out[v1753] = v1749;
-  }
-  const unsigned int v1754 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1755 = v619 + v1754;
-  const unsigned int v1756 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1757 = v618 + v1756;
-  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1759 = v1757 < v2;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v43.x[81];
-    const float v1762 = v1761 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);
-    const unsigned int v1764 = v7 * v1;
-    const unsigned int v1765 = v1764 + v1755;
-    const unsigned int v1766 = v1765 * v2;
-    const unsigned int v1767 = v1766 + v1757;
-    out[v1767] = v1763;
-  }
-  const unsigned int v1768 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1769 = v619 + v1768;
-  const unsigned int v1770 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1771 = v618 + v1770;
-  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1773 = v1771 < v2;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v43.x[82];
-    const float v1776 = v1775 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
-    const unsigned int v1778 = v7 * v1;
-    const unsigned int v1779 = v1778 + v1769;
-    const unsigned int v1780 = v1779 * v2;
-    const unsigned int v1781 = v1780 + v1771;
-    out[v1781] = v1777;
-  }
-  const unsigned int v1782 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1783 = v619 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1785 = v618 + v1784;
-  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1787 = v1785 < v2;
-  const bool v1788 = v1786 && v1787;
-  if (v1788) {
-    const float v1789 = v43.x[83];
-    const float v1790 = v1789 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1791 = iron_f32_to_bf16(v1790);
-    const unsigned int v1792 = v7 * v1;
-    const unsigned int v1793 = v1792 + v1783;
-    const unsigned int v1794 = v1793 * v2;
-    const unsigned int v1795 = v1794 + v1785;
-    out[v1795] = v1791;
-  }
-  const unsigned int v1796 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1797 = v619 + v1796;
-  const unsigned int v1798 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1799 = v618 + v1798;
-  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1801 = v1799 < v2;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v43.x[84];
-    const float v1804 = v1803 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
-    const unsigned int v1806 = v7 * v1;
-    const unsigned int v1807 = v1806 + v1797;
-    const unsigned int v1808 = v1807 * v2;
-    const unsigned int v1809 = v1808 + v1799;
-    out[v1809] = v1805;
-  }
-  const unsigned int v1810 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1811 = v619 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1813 = v618 + v1812;
-  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1815 = v1813 < v2;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v43.x[85];
-    const float v1818 = v1817 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1819 = iron_f32_to_bf16(v1818);
-    const unsigned int v1820 = v7 * v1;
-    const unsigned int v1821 = v1820 + v1811;
-    const unsigned int v1822 = v1821 * v2;
-    const unsigned int v1823 = v1822 + v1813;
-    out[v1823] = v1819;
-  }
-  const unsigned int v1824 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1825 = v619 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1827 = v618 + v1826;
-  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1829 = v1827 < v2;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v43.x[86];
-    const float v1832 = v1831 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
-    const unsigned int v1834 = v7 * v1;
-    const unsigned int v1835 = v1834 + v1825;
-    const unsigned int v1836 = v1835 * v2;
-    const unsigned int v1837 = v1836 + v1827;
-    out[v1837] = v1833;
-  }
-  const unsigned int v1838 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1839 = v619 + v1838;
-  const unsigned int v1840 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1841 = v618 + v1840;
-  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1843 = v1841 < v2;
-  const bool v1844 = v1842 && v1843;
-  if (v1844) {
-    const float v1845 = v43.x[87];
-    const float v1846 = v1845 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
-    const unsigned int v1848 = v7 * v1;
-    const unsigned int v1849 = v1848 + v1839;
-    const unsigned int v1850 = v1849 * v2;
-    const unsigned int v1851 = v1850 + v1841;
-    out[v1851] = v1847;
-  }
-  const unsigned int v1852 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1853 = v619 + v1852;
-  const unsigned int v1854 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1855 = v618 + v1854;
-  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1857 = v1855 < v2;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v43.x[88];
-    const float v1860 = v1859 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
-    const unsigned int v1862 = v7 * v1;
-    const unsigned int v1863 = v1862 + v1853;
-    const unsigned int v1864 = v1863 * v2;
-    const unsigned int v1865 = v1864 + v1855;
-    out[v1865] = v1861;
-  }
-  const unsigned int v1866 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1867 = v619 + v1866;
-  const unsigned int v1868 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1869 = v618 + v1868;
-  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1871 = v1869 < v2;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v43.x[89];
-    const float v1874 = v1873 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
-    const unsigned int v1876 = v7 * v1;
-    const unsigned int v1877 = v1876 + v1867;
-    const unsigned int v1878 = v1877 * v2;
-    const unsigned int v1879 = v1878 + v1869;
-    out[v1879] = v1875;
-  }
-  const unsigned int v1880 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1881 = v619 + v1880;
-  const unsigned int v1882 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1883 = v618 + v1882;
-  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1885 = v1883 < v2;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v43.x[90];
-    const float v1888 = v1887 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
-    const unsigned int v1890 = v7 * v1;
-    const unsigned int v1891 = v1890 + v1881;
-    const unsigned int v1892 = v1891 * v2;
-    const unsigned int v1893 = v1892 + v1883;
-    out[v1893] = v1889;
-  }
-  const unsigned int v1894 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1895 = v619 + v1894;
-  const unsigned int v1896 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1897 = v618 + v1896;
-  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1899 = v1897 < v2;
-  const bool v1900 = v1898 && v1899;
-  if (v1900) {
-    const float v1901 = v43.x[91];
-    const float v1902 = v1901 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1903 = iron_f32_to_bf16(v1902);
-    const unsigned int v1904 = v7 * v1;
-    const unsigned int v1905 = v1904 + v1895;
-    const unsigned int v1906 = v1905 * v2;
-    const unsigned int v1907 = v1906 + v1897;
-    out[v1907] = v1903;
-  }
-  const unsigned int v1908 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1909 = v619 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1911 = v618 + v1910;
-  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1913 = v1911 < v2;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v43.x[92];
-    const float v1916 = v1915 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
-    const unsigned int v1918 = v7 * v1;
-    const unsigned int v1919 = v1918 + v1909;
-    const unsigned int v1920 = v1919 * v2;
-    const unsigned int v1921 = v1920 + v1911;
-    out[v1921] = v1917;
-  }
-  const unsigned int v1922 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1923 = v619 + v1922;
-  const unsigned int v1924 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1925 = v618 + v1924;
-  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1927 = v1925 < v2;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v43.x[93];
-    const float v1930 = v1929 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
-    const unsigned int v1932 = v7 * v1;
-    const unsigned int v1933 = v1932 + v1923;
-    const unsigned int v1934 = v1933 * v2;
-    const unsigned int v1935 = v1934 + v1925;
-    out[v1935] = v1931;
-  }
-  const unsigned int v1936 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1937 = v619 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1939 = v618 + v1938;
-  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1941 = v1939 < v2;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v43.x[94];
-    const float v1944 = v1943 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
-    const unsigned int v1946 = v7 * v1;
-    const unsigned int v1947 = v1946 + v1937;
-    const unsigned int v1948 = v1947 * v2;
-    const unsigned int v1949 = v1948 + v1939;
-    out[v1949] = v1945;
-  }
-  const unsigned int v1950 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1951 = v619 + v1950;
-  const unsigned int v1952 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1953 = v618 + v1952;
-  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1955 = v1953 < v2;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v43.x[95];
-    const float v1958 = v1957 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);
-    const unsigned int v1960 = v7 * v1;
-    const unsigned int v1961 = v1960 + v1951;
-    const unsigned int v1962 = v1961 * v2;
-    const unsigned int v1963 = v1962 + v1953;
-    out[v1963] = v1959;
-  }
-  const unsigned int v1964 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1965 = v619 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1967 = v618 + v1966;
-  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1969 = v1967 < v2;
-  const bool v1970 = v1968 && v1969;
-  if (v1970) {
-    const float v1971 = v43.x[96];
-    const float v1972 = v1971 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1973 = iron_f32_to_bf16(v1972);
-    const unsigned int v1974 = v7 * v1;
-    const unsigned int v1975 = v1974 + v1965;
-    const unsigned int v1976 = v1975 * v2;
-    const unsigned int v1977 = v1976 + v1967;
-    out[v1977] = v1973;
-  }
-  const unsigned int v1978 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1979 = v619 + v1978;
-  const unsigned int v1980 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1981 = v618 + v1980;
-  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1983 = v1981 < v2;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v43.x[97];
-    const float v1986 = v1985 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);
-    const unsigned int v1988 = v7 * v1;
-    const unsigned int v1989 = v1988 + v1979;
-    const unsigned int v1990 = v1989 * v2;
-    const unsigned int v1991 = v1990 + v1981;
-    out[v1991] = v1987;
-  }
-  const unsigned int v1992 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1993 = v619 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1995 = v618 + v1994;
-  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1997 = v1995 < v2;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v43.x[98];
-    const float v2000 = v1999 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
-    const unsigned int v2002 = v7 * v1;
-    const unsigned int v2003 = v2002 + v1993;
-    const unsigned int v2004 = v2003 * v2;
-    const unsigned int v2005 = v2004 + v1995;
-    out[v2005] = v2001;
-  }
-  const unsigned int v2006 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2007 = v619 + v2006;
-  const unsigned int v2008 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2009 = v618 + v2008;
-  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2011 = v2009 < v2;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v43.x[99];
-    const float v2014 = v2013 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
-    const unsigned int v2016 = v7 * v1;
-    const unsigned int v2017 = v2016 + v2007;
-    const unsigned int v2018 = v2017 * v2;
-    const unsigned int v2019 = v2018 + v2009;
-    out[v2019] = v2015;
-  }
-  const unsigned int v2020 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2021 = v619 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2023 = v618 + v2022;
-  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2025 = v2023 < v2;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v43.x[100];
-    const float v2028 = v2027 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
-    const unsigned int v2030 = v7 * v1;
-    const unsigned int v2031 = v2030 + v2021;
-    const unsigned int v2032 = v2031 * v2;
-    const unsigned int v2033 = v2032 + v2023;
-    out[v2033] = v2029;
-  }
-  const unsigned int v2034 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2035 = v619 + v2034;
-  const unsigned int v2036 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2037 = v618 + v2036;
-  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2039 = v2037 < v2;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v43.x[101];
-    const float v2042 = v2041 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
-    const unsigned int v2044 = v7 * v1;
-    const unsigned int v2045 = v2044 + v2035;
-    const unsigned int v2046 = v2045 * v2;
-    const unsigned int v2047 = v2046 + v2037;
-    out[v2047] = v2043;
-  }
-  const unsigned int v2048 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2049 = v619 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2051 = v618 + v2050;
-  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2053 = v2051 < v2;
-  const bool v2054 = v2052 && v2053;
-  if (v2054) {
-    const float v2055 = v43.x[102];
-    const float v2056 = v2055 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
-    const unsigned int v2058 = v7 * v1;
-    const unsigned int v2059 = v2058 + v2049;
-    const unsigned int v2060 = v2059 * v2;
-    const unsigned int v2061 = v2060 + v2051;
-    out[v2061] = v2057;
-  }
-  const unsigned int v2062 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2063 = v619 + v2062;
-  const unsigned int v2064 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2065 = v618 + v2064;
-  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2067 = v2065 < v2;
-  const bool v2068 = v2066 && v2067;
-  if (v2068) {
-    const float v2069 = v43.x[103];
-    const float v2070 = v2069 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
-    const unsigned int v2072 = v7 * v1;
-    const unsigned int v2073 = v2072 + v2063;
-    const unsigned int v2074 = v2073 * v2;
-    const unsigned int v2075 = v2074 + v2065;
-    out[v2075] = v2071;
-  }
-  const unsigned int v2076 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2077 = v619 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2079 = v618 + v2078;
-  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2081 = v2079 < v2;
-  const bool v2082 = v2080 && v2081;
-  if (v2082) {
-    const float v2083 = v43.x[104];
-    const float v2084 = v2083 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
-    const unsigned int v2086 = v7 * v1;
-    const unsigned int v2087 = v2086 + v2077;
-    const unsigned int v2088 = v2087 * v2;
-    const unsigned int v2089 = v2088 + v2079;
-    out[v2089] = v2085;
-  }
-  const unsigned int v2090 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2091 = v619 + v2090;
-  const unsigned int v2092 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2093 = v618 + v2092;
-  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2095 = v2093 < v2;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v43.x[105];
-    const float v2098 = v2097 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
-    const unsigned int v2100 = v7 * v1;
-    const unsigned int v2101 = v2100 + v2091;
-    const unsigned int v2102 = v2101 * v2;
-    const unsigned int v2103 = v2102 + v2093;
-    out[v2103] = v2099;
-  }
-  const unsigned int v2104 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2105 = v619 + v2104;
-  const unsigned int v2106 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2107 = v618 + v2106;
-  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2109 = v2107 < v2;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v43.x[106];
-    const float v2112 = v2111 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
-    const unsigned int v2114 = v7 * v1;
-    const unsigned int v2115 = v2114 + v2105;
-    const unsigned int v2116 = v2115 * v2;
-    const unsigned int v2117 = v2116 + v2107;
-    out[v2117] = v2113;
-  }
-  const unsigned int v2118 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2119 = v619 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2121 = v618 + v2120;
-  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2123 = v2121 < v2;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v43.x[107];
-    const float v2126 = v2125 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
-    const unsigned int v2128 = v7 * v1;
-    const unsigned int v2129 = v2128 + v2119;
-    const unsigned int v2130 = v2129 * v2;
-    const unsigned int v2131 = v2130 + v2121;
-    out[v2131] = v2127;
-  }
-  const unsigned int v2132 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2133 = v619 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2135 = v618 + v2134;
-  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2137 = v2135 < v2;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v43.x[108];
-    const float v2140 = v2139 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
-    const unsigned int v2142 = v7 * v1;
-    const unsigned int v2143 = v2142 + v2133;
-    const unsigned int v2144 = v2143 * v2;
-    const unsigned int v2145 = v2144 + v2135;
-    out[v2145] = v2141;
-  }
-  const unsigned int v2146 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2147 = v619 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2149 = v618 + v2148;
-  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2151 = v2149 < v2;
-  const bool v2152 = v2150 && v2151;
-  if (v2152) {
-    const float v2153 = v43.x[109];
-    const float v2154 = v2153 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2155 = iron_f32_to_bf16(v2154);
-    const unsigned int v2156 = v7 * v1;
-    const unsigned int v2157 = v2156 + v2147;
-    const unsigned int v2158 = v2157 * v2;
-    const unsigned int v2159 = v2158 + v2149;
-    out[v2159] = v2155;
-  }
-  const unsigned int v2160 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2161 = v619 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2163 = v618 + v2162;
-  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2165 = v2163 < v2;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v43.x[110];
-    const float v2168 = v2167 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
-    const unsigned int v2170 = v7 * v1;
-    const unsigned int v2171 = v2170 + v2161;
-    const unsigned int v2172 = v2171 * v2;
-    const unsigned int v2173 = v2172 + v2163;
-    out[v2173] = v2169;
-  }
-  const unsigned int v2174 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2175 = v619 + v2174;
-  const unsigned int v2176 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2177 = v618 + v2176;
-  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2179 = v2177 < v2;
-  const bool v2180 = v2178 && v2179;
-  if (v2180) {
-    const float v2181 = v43.x[111];
-    const float v2182 = v2181 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2183 = iron_f32_to_bf16(v2182);
-    const unsigned int v2184 = v7 * v1;
-    const unsigned int v2185 = v2184 + v2175;
-    const unsigned int v2186 = v2185 * v2;
-    const unsigned int v2187 = v2186 + v2177;
-    out[v2187] = v2183;
-  }
-  const unsigned int v2188 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2189 = v619 + v2188;
-  const unsigned int v2190 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2191 = v618 + v2190;
-  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2193 = v2191 < v2;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v43.x[112];
-    const float v2196 = v2195 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2197 = iron_f32_to_bf16(v2196);
-    const unsigned int v2198 = v7 * v1;
-    const unsigned int v2199 = v2198 + v2189;
-    const unsigned int v2200 = v2199 * v2;
-    const unsigned int v2201 = v2200 + v2191;
-    out[v2201] = v2197;
-  }
-  const unsigned int v2202 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2203 = v619 + v2202;
-  const unsigned int v2204 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2205 = v618 + v2204;
-  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2207 = v2205 < v2;
-  const bool v2208 = v2206 && v2207;
-  if (v2208) {
-    const float v2209 = v43.x[113];
-    const float v2210 = v2209 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);
-    const unsigned int v2212 = v7 * v1;
-    const unsigned int v2213 = v2212 + v2203;
-    const unsigned int v2214 = v2213 * v2;
-    const unsigned int v2215 = v2214 + v2205;
-    out[v2215] = v2211;
-  }
-  const unsigned int v2216 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2217 = v619 + v2216;
-  const unsigned int v2218 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2219 = v618 + v2218;
-  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2221 = v2219 < v2;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v43.x[114];
-    const float v2224 = v2223 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);
-    const unsigned int v2226 = v7 * v1;
-    const unsigned int v2227 = v2226 + v2217;
-    const unsigned int v2228 = v2227 * v2;
-    const unsigned int v2229 = v2228 + v2219;
-    out[v2229] = v2225;
-  }
-  const unsigned int v2230 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2231 = v619 + v2230;
-  const unsigned int v2232 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2233 = v618 + v2232;
-  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2235 = v2233 < v2;
-  const bool v2236 = v2234 && v2235;
-  if (v2236) {
-    const float v2237 = v43.x[115];
-    const float v2238 = v2237 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2239 = iron_f32_to_bf16(v2238);
-    const unsigned int v2240 = v7 * v1;
-    const unsigned int v2241 = v2240 + v2231;
-    const unsigned int v2242 = v2241 * v2;
-    const unsigned int v2243 = v2242 + v2233;
-    out[v2243] = v2239;
-  }
-  const unsigned int v2244 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2245 = v619 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2247 = v618 + v2246;
-  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2249 = v2247 < v2;
-  const bool v2250 = v2248 && v2249;
-  if (v2250) {
-    const float v2251 = v43.x[116];
-    const float v2252 = v2251 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2253 = iron_f32_to_bf16(v2252);
-    const unsigned int v2254 = v7 * v1;
-    const unsigned int v2255 = v2254 + v2245;
-    const unsigned int v2256 = v2255 * v2;
-    const unsigned int v2257 = v2256 + v2247;
-    out[v2257] = v2253;
-  }
-  const unsigned int v2258 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2259 = v619 + v2258;
-  const unsigned int v2260 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2261 = v618 + v2260;
-  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2263 = v2261 < v2;
-  const bool v2264 = v2262 && v2263;
-  if (v2264) {
-    const float v2265 = v43.x[117];
-    const float v2266 = v2265 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
-    const unsigned int v2268 = v7 * v1;
-    const unsigned int v2269 = v2268 + v2259;
-    const unsigned int v2270 = v2269 * v2;
-    const unsigned int v2271 = v2270 + v2261;
-    out[v2271] = v2267;
-  }
-  const unsigned int v2272 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2273 = v619 + v2272;
-  const unsigned int v2274 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2275 = v618 + v2274;
-  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2277 = v2275 < v2;
-  const bool v2278 = v2276 && v2277;
-  if (v2278) {
-    const float v2279 = v43.x[118];
-    const float v2280 = v2279 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
-    const unsigned int v2282 = v7 * v1;
-    const unsigned int v2283 = v2282 + v2273;
-    const unsigned int v2284 = v2283 * v2;
-    const unsigned int v2285 = v2284 + v2275;
-    out[v2285] = v2281;
-  }
-  const unsigned int v2286 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2287 = v619 + v2286;
-  const unsigned int v2288 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2289 = v618 + v2288;
-  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2291 = v2289 < v2;
-  const bool v2292 = v2290 && v2291;
-  if (v2292) {
-    const float v2293 = v43.x[119];
-    const float v2294 = v2293 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2295 = iron_f32_to_bf16(v2294);
-    const unsigned int v2296 = v7 * v1;
-    const unsigned int v2297 = v2296 + v2287;
-    const unsigned int v2298 = v2297 * v2;
-    const unsigned int v2299 = v2298 + v2289;
-    out[v2299] = v2295;
-  }
-  const unsigned int v2300 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2301 = v619 + v2300;
-  const unsigned int v2302 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2303 = v618 + v2302;
-  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2305 = v2303 < v2;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v43.x[120];
-    const float v2308 = v2307 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2309 = iron_f32_to_bf16(v2308);
-    const unsigned int v2310 = v7 * v1;
-    const unsigned int v2311 = v2310 + v2301;
-    const unsigned int v2312 = v2311 * v2;
-    const unsigned int v2313 = v2312 + v2303;
-    out[v2313] = v2309;
-  }
-  const unsigned int v2314 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2315 = v619 + v2314;
-  const unsigned int v2316 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2317 = v618 + v2316;
-  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2319 = v2317 < v2;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v43.x[121];
-    const float v2322 = v2321 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2323 = iron_f32_to_bf16(v2322);
-    const unsigned int v2324 = v7 * v1;
-    const unsigned int v2325 = v2324 + v2315;
-    const unsigned int v2326 = v2325 * v2;
-    const unsigned int v2327 = v2326 + v2317;
-    out[v2327] = v2323;
-  }
-  const unsigned int v2328 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2329 = v619 + v2328;
-  const unsigned int v2330 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2331 = v618 + v2330;
-  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2333 = v2331 < v2;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v43.x[122];
-    const float v2336 = v2335 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
-    const unsigned int v2338 = v7 * v1;
-    const unsigned int v2339 = v2338 + v2329;
-    const unsigned int v2340 = v2339 * v2;
-    const unsigned int v2341 = v2340 + v2331;
-    out[v2341] = v2337;
-  }
-  const unsigned int v2342 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2343 = v619 + v2342;
-  const unsigned int v2344 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2345 = v618 + v2344;
-  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2347 = v2345 < v2;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v43.x[123];
-    const float v2350 = v2349 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2351 = iron_f32_to_bf16(v2350);
-    const unsigned int v2352 = v7 * v1;
-    const unsigned int v2353 = v2352 + v2343;
-    const unsigned int v2354 = v2353 * v2;
-    const unsigned int v2355 = v2354 + v2345;
-    out[v2355] = v2351;
-  }
-  const unsigned int v2356 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2357 = v619 + v2356;
-  const unsigned int v2358 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2359 = v618 + v2358;
-  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2361 = v2359 < v2;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v43.x[124];
-    const float v2364 = v2363 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
-    const unsigned int v2366 = v7 * v1;
-    const unsigned int v2367 = v2366 + v2357;
-    const unsigned int v2368 = v2367 * v2;
-    const unsigned int v2369 = v2368 + v2359;
-    out[v2369] = v2365;
-  }
-  const unsigned int v2370 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2371 = v619 + v2370;
-  const unsigned int v2372 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2373 = v618 + v2372;
-  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2375 = v2373 < v2;
-  const bool v2376 = v2374 && v2375;
-  if (v2376) {
-    const float v2377 = v43.x[125];
-    const float v2378 = v2377 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2379 = iron_f32_to_bf16(v2378);
-    const unsigned int v2380 = v7 * v1;
-    const unsigned int v2381 = v2380 + v2371;
-    const unsigned int v2382 = v2381 * v2;
-    const unsigned int v2383 = v2382 + v2373;
-    out[v2383] = v2379;
-  }
-  const unsigned int v2384 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2385 = v619 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2387 = v618 + v2386;
-  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2389 = v2387 < v2;
-  const bool v2390 = v2388 && v2389;
-  if (v2390) {
-    const float v2391 = v43.x[126];
-    const float v2392 = v2391 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2393 = iron_f32_to_bf16(v2392);
-    const unsigned int v2394 = v7 * v1;
-    const unsigned int v2395 = v2394 + v2385;
-    const unsigned int v2396 = v2395 * v2;
-    const unsigned int v2397 = v2396 + v2387;
-    out[v2397] = v2393;
-  }
-  const unsigned int v2398 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2399 = v619 + v2398;
-  const unsigned int v2400 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2401 = v618 + v2400;
-  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2403 = v2401 < v2;
-  const bool v2404 = v2402 && v2403;
-  if (v2404) {
-    const float v2405 = v43.x[127];
-    const float v2406 = v2405 * v6;  // kernels/gemm/gemm.cpp:103
-    const iron_bf16 v2407 = iron_f32_to_bf16(v2406);
-    const unsigned int v2408 = v7 * v1;
-    const unsigned int v2409 = v2408 + v2399;
-    const unsigned int v2410 = v2409 * v2;
-    const unsigned int v2411 = v2410 + v2401;
-    out[v2411] = v2407;
+  const unsigned int v619 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v620 = v28 + v37;
+  const unsigned int v621 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v622 = v620 + v621;
+  const unsigned int v623 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v624 = v619 + v623;
+  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v626 = v624 < v2;
+  const bool v627 = v625 && v626;
+  if (v627) {
+    const float v628 = v43.x[0];
+    const float v629 = v628 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v630 = iron_f32_to_bf16(v629);
+    const unsigned int v631 = v7 * v1;
+    const unsigned int v632 = v631 + v622;
+    const unsigned int v633 = v632 * v2;
+    const unsigned int v634 = v633 + v624;
+    out[v634] = v630;
+  }
+  const unsigned int v635 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v636 = v620 + v635;
+  const unsigned int v637 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v638 = v619 + v637;
+  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v640 = v638 < v2;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v43.x[1];
+    const float v643 = v642 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v644 = iron_f32_to_bf16(v643);
+    const unsigned int v645 = v7 * v1;
+    const unsigned int v646 = v645 + v636;
+    const unsigned int v647 = v646 * v2;
+    const unsigned int v648 = v647 + v638;
+    out[v648] = v644;
+  }
+  const unsigned int v649 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v650 = v620 + v649;
+  const unsigned int v651 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v652 = v619 + v651;
+  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v654 = v652 < v2;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v43.x[2];
+    const float v657 = v656 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v658 = iron_f32_to_bf16(v657);
+    const unsigned int v659 = v7 * v1;
+    const unsigned int v660 = v659 + v650;
+    const unsigned int v661 = v660 * v2;
+    const unsigned int v662 = v661 + v652;
+    out[v662] = v658;
+  }
+  const unsigned int v663 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v664 = v620 + v663;
+  const unsigned int v665 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v666 = v619 + v665;
+  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v668 = v666 < v2;
+  const bool v669 = v667 && v668;
+  if (v669) {
+    const float v670 = v43.x[3];
+    const float v671 = v670 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v672 = iron_f32_to_bf16(v671);
+    const unsigned int v673 = v7 * v1;
+    const unsigned int v674 = v673 + v664;
+    const unsigned int v675 = v674 * v2;
+    const unsigned int v676 = v675 + v666;
+    out[v676] = v672;
+  }
+  const unsigned int v677 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v678 = v620 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v680 = v619 + v679;
+  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v682 = v680 < v2;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v43.x[4];
+    const float v685 = v684 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v686 = iron_f32_to_bf16(v685);
+    const unsigned int v687 = v7 * v1;
+    const unsigned int v688 = v687 + v678;
+    const unsigned int v689 = v688 * v2;
+    const unsigned int v690 = v689 + v680;
+    out[v690] = v686;
+  }
+  const unsigned int v691 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v692 = v620 + v691;
+  const unsigned int v693 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v694 = v619 + v693;
+  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v696 = v694 < v2;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v43.x[5];
+    const float v699 = v698 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v700 = iron_f32_to_bf16(v699);
+    const unsigned int v701 = v7 * v1;
+    const unsigned int v702 = v701 + v692;
+    const unsigned int v703 = v702 * v2;
+    const unsigned int v704 = v703 + v694;
+    out[v704] = v700;
+  }
+  const unsigned int v705 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v706 = v620 + v705;
+  const unsigned int v707 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v708 = v619 + v707;
+  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v710 = v708 < v2;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v43.x[6];
+    const float v713 = v712 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v714 = iron_f32_to_bf16(v713);
+    const unsigned int v715 = v7 * v1;
+    const unsigned int v716 = v715 + v706;
+    const unsigned int v717 = v716 * v2;
+    const unsigned int v718 = v717 + v708;
+    out[v718] = v714;
+  }
+  const unsigned int v719 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v720 = v620 + v719;
+  const unsigned int v721 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v722 = v619 + v721;
+  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v724 = v722 < v2;
+  const bool v725 = v723 && v724;
+  if (v725) {
+    const float v726 = v43.x[7];
+    const float v727 = v726 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v728 = iron_f32_to_bf16(v727);
+    const unsigned int v729 = v7 * v1;
+    const unsigned int v730 = v729 + v720;
+    const unsigned int v731 = v730 * v2;
+    const unsigned int v732 = v731 + v722;
+    out[v732] = v728;
+  }
+  const unsigned int v733 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v734 = v620 + v733;
+  const unsigned int v735 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v736 = v619 + v735;
+  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v738 = v736 < v2;
+  const bool v739 = v737 && v738;
+  if (v739) {
+    const float v740 = v43.x[8];
+    const float v741 = v740 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v742 = iron_f32_to_bf16(v741);
+    const unsigned int v743 = v7 * v1;
+    const unsigned int v744 = v743 + v734;
+    const unsigned int v745 = v744 * v2;
+    const unsigned int v746 = v745 + v736;
+    out[v746] = v742;
+  }
+  const unsigned int v747 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v748 = v620 + v747;
+  const unsigned int v749 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v750 = v619 + v749;
+  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v752 = v750 < v2;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v43.x[9];
+    const float v755 = v754 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v756 = iron_f32_to_bf16(v755);
+    const unsigned int v757 = v7 * v1;
+    const unsigned int v758 = v757 + v748;
+    const unsigned int v759 = v758 * v2;
+    const unsigned int v760 = v759 + v750;
+    out[v760] = v756;
+  }
+  const unsigned int v761 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v762 = v620 + v761;
+  const unsigned int v763 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v764 = v619 + v763;
+  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v766 = v764 < v2;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v43.x[10];
+    const float v769 = v768 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v770 = iron_f32_to_bf16(v769);
+    const unsigned int v771 = v7 * v1;
+    const unsigned int v772 = v771 + v762;
+    const unsigned int v773 = v772 * v2;
+    const unsigned int v774 = v773 + v764;
+    out[v774] = v770;
+  }
+  const unsigned int v775 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v776 = v620 + v775;
+  const unsigned int v777 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v778 = v619 + v777;
+  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v780 = v778 < v2;
+  const bool v781 = v779 && v780;
+  if (v781) {
+    const float v782 = v43.x[11];
+    const float v783 = v782 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v784 = iron_f32_to_bf16(v783);
+    const unsigned int v785 = v7 * v1;
+    const unsigned int v786 = v785 + v776;
+    const unsigned int v787 = v786 * v2;
+    const unsigned int v788 = v787 + v778;
+    out[v788] = v784;
+  }
+  const unsigned int v789 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v790 = v620 + v789;
+  const unsigned int v791 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v792 = v619 + v791;
+  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v794 = v792 < v2;
+  const bool v795 = v793 && v794;
+  if (v795) {
+    const float v796 = v43.x[12];
+    const float v797 = v796 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v798 = iron_f32_to_bf16(v797);
+    const unsigned int v799 = v7 * v1;
+    const unsigned int v800 = v799 + v790;
+    const unsigned int v801 = v800 * v2;
+    const unsigned int v802 = v801 + v792;
+    out[v802] = v798;
+  }
+  const unsigned int v803 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v804 = v620 + v803;
+  const unsigned int v805 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v806 = v619 + v805;
+  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v808 = v806 < v2;
+  const bool v809 = v807 && v808;
+  if (v809) {
+    const float v810 = v43.x[13];
+    const float v811 = v810 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v812 = iron_f32_to_bf16(v811);
+    const unsigned int v813 = v7 * v1;
+    const unsigned int v814 = v813 + v804;
+    const unsigned int v815 = v814 * v2;
+    const unsigned int v816 = v815 + v806;
+    out[v816] = v812;
+  }
+  const unsigned int v817 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v818 = v620 + v817;
+  const unsigned int v819 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v820 = v619 + v819;
+  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v822 = v820 < v2;
+  const bool v823 = v821 && v822;
+  if (v823) {
+    const float v824 = v43.x[14];
+    const float v825 = v824 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    const unsigned int v827 = v7 * v1;
+    const unsigned int v828 = v827 + v818;
+    const unsigned int v829 = v828 * v2;
+    const unsigned int v830 = v829 + v820;
+    out[v830] = v826;
+  }
+  const unsigned int v831 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v832 = v620 + v831;
+  const unsigned int v833 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v834 = v619 + v833;
+  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v836 = v834 < v2;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v43.x[15];
+    const float v839 = v838 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v840 = iron_f32_to_bf16(v839);
+    const unsigned int v841 = v7 * v1;
+    const unsigned int v842 = v841 + v832;
+    const unsigned int v843 = v842 * v2;
+    const unsigned int v844 = v843 + v834;
+    out[v844] = v840;
+  }
+  const unsigned int v845 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v846 = v620 + v845;
+  const unsigned int v847 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v848 = v619 + v847;
+  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v850 = v848 < v2;
+  const bool v851 = v849 && v850;
+  if (v851) {
+    const float v852 = v43.x[16];
+    const float v853 = v852 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v854 = iron_f32_to_bf16(v853);
+    const unsigned int v855 = v7 * v1;
+    const unsigned int v856 = v855 + v846;
+    const unsigned int v857 = v856 * v2;
+    const unsigned int v858 = v857 + v848;
+    out[v858] = v854;
+  }
+  const unsigned int v859 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v860 = v620 + v859;
+  const unsigned int v861 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v862 = v619 + v861;
+  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v864 = v862 < v2;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v43.x[17];
+    const float v867 = v866 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v868 = iron_f32_to_bf16(v867);
+    const unsigned int v869 = v7 * v1;
+    const unsigned int v870 = v869 + v860;
+    const unsigned int v871 = v870 * v2;
+    const unsigned int v872 = v871 + v862;
+    out[v872] = v868;
+  }
+  const unsigned int v873 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v874 = v620 + v873;
+  const unsigned int v875 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v876 = v619 + v875;
+  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v878 = v876 < v2;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v43.x[18];
+    const float v881 = v880 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v882 = iron_f32_to_bf16(v881);
+    const unsigned int v883 = v7 * v1;
+    const unsigned int v884 = v883 + v874;
+    const unsigned int v885 = v884 * v2;
+    const unsigned int v886 = v885 + v876;
+    out[v886] = v882;
+  }
+  const unsigned int v887 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v888 = v620 + v887;
+  const unsigned int v889 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v890 = v619 + v889;
+  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v892 = v890 < v2;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v43.x[19];
+    const float v895 = v894 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v896 = iron_f32_to_bf16(v895);
+    const unsigned int v897 = v7 * v1;
+    const unsigned int v898 = v897 + v888;
+    const unsigned int v899 = v898 * v2;
+    const unsigned int v900 = v899 + v890;
+    out[v900] = v896;
+  }
+  const unsigned int v901 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v902 = v620 + v901;
+  const unsigned int v903 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v904 = v619 + v903;
+  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v906 = v904 < v2;
+  const bool v907 = v905 && v906;
+  if (v907) {
+    const float v908 = v43.x[20];
+    const float v909 = v908 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v910 = iron_f32_to_bf16(v909);
+    const unsigned int v911 = v7 * v1;
+    const unsigned int v912 = v911 + v902;
+    const unsigned int v913 = v912 * v2;
+    const unsigned int v914 = v913 + v904;
+    out[v914] = v910;
+  }
+  const unsigned int v915 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v916 = v620 + v915;
+  const unsigned int v917 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v918 = v619 + v917;
+  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v920 = v918 < v2;
+  const bool v921 = v919 && v920;
+  if (v921) {
+    const float v922 = v43.x[21];
+    const float v923 = v922 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v924 = iron_f32_to_bf16(v923);
+    const unsigned int v925 = v7 * v1;
+    const unsigned int v926 = v925 + v916;
+    const unsigned int v927 = v926 * v2;
+    const unsigned int v928 = v927 + v918;
+    out[v928] = v924;
+  }
+  const unsigned int v929 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v930 = v620 + v929;
+  const unsigned int v931 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v932 = v619 + v931;
+  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v934 = v932 < v2;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v43.x[22];
+    const float v937 = v936 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
+    const unsigned int v939 = v7 * v1;
+    const unsigned int v940 = v939 + v930;
+    const unsigned int v941 = v940 * v2;
+    const unsigned int v942 = v941 + v932;
+    out[v942] = v938;
+  }
+  const unsigned int v943 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v944 = v620 + v943;
+  const unsigned int v945 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v946 = v619 + v945;
+  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v948 = v946 < v2;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v43.x[23];
+    const float v951 = v950 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v952 = iron_f32_to_bf16(v951);
+    const unsigned int v953 = v7 * v1;
+    const unsigned int v954 = v953 + v944;
+    const unsigned int v955 = v954 * v2;
+    const unsigned int v956 = v955 + v946;
+    out[v956] = v952;
+  }
+  const unsigned int v957 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v958 = v620 + v957;
+  const unsigned int v959 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v960 = v619 + v959;
+  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v962 = v960 < v2;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v43.x[24];
+    const float v965 = v964 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v966 = iron_f32_to_bf16(v965);
+    const unsigned int v967 = v7 * v1;
+    const unsigned int v968 = v967 + v958;
+    const unsigned int v969 = v968 * v2;
+    const unsigned int v970 = v969 + v960;
+    out[v970] = v966;
+  }
+  const unsigned int v971 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v972 = v620 + v971;
+  const unsigned int v973 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v974 = v619 + v973;
+  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v976 = v974 < v2;
+  const bool v977 = v975 && v976;
+  if (v977) {
+    const float v978 = v43.x[25];
+    const float v979 = v978 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v980 = iron_f32_to_bf16(v979);
+    const unsigned int v981 = v7 * v1;
+    const unsigned int v982 = v981 + v972;
+    const unsigned int v983 = v982 * v2;
+    const unsigned int v984 = v983 + v974;
+    out[v984] = v980;
+  }
+  const unsigned int v985 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v986 = v620 + v985;
+  const unsigned int v987 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v988 = v619 + v987;
+  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v990 = v988 < v2;
+  const bool v991 = v989 && v990;
+  if (v991) {
+    const float v992 = v43.x[26];
+    const float v993 = v992 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v994 = iron_f32_to_bf16(v993);
+    const unsigned int v995 = v7 * v1;
+    const unsigned int v996 = v995 + v986;
+    const unsigned int v997 = v996 * v2;
+    const unsigned int v998 = v997 + v988;
+    out[v998] = v994;
+  }
+  const unsigned int v999 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1000 = v620 + v999;
+  const unsigned int v1001 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1002 = v619 + v1001;
+  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1004 = v1002 < v2;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v43.x[27];
+    const float v1007 = v1006 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
+    const unsigned int v1009 = v7 * v1;
+    const unsigned int v1010 = v1009 + v1000;
+    const unsigned int v1011 = v1010 * v2;
+    const unsigned int v1012 = v1011 + v1002;
+    out[v1012] = v1008;
+  }
+  const unsigned int v1013 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1014 = v620 + v1013;
+  const unsigned int v1015 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1016 = v619 + v1015;
+  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1018 = v1016 < v2;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v43.x[28];
+    const float v1021 = v1020 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
+    const unsigned int v1023 = v7 * v1;
+    const unsigned int v1024 = v1023 + v1014;
+    const unsigned int v1025 = v1024 * v2;
+    const unsigned int v1026 = v1025 + v1016;
+    out[v1026] = v1022;
+  }
+  const unsigned int v1027 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1028 = v620 + v1027;
+  const unsigned int v1029 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1030 = v619 + v1029;
+  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1032 = v1030 < v2;
+  const bool v1033 = v1031 && v1032;
+  if (v1033) {
+    const float v1034 = v43.x[29];
+    const float v1035 = v1034 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
+    const unsigned int v1037 = v7 * v1;
+    const unsigned int v1038 = v1037 + v1028;
+    const unsigned int v1039 = v1038 * v2;
+    const unsigned int v1040 = v1039 + v1030;
+    out[v1040] = v1036;
+  }
+  const unsigned int v1041 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1042 = v620 + v1041;
+  const unsigned int v1043 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1044 = v619 + v1043;
+  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1046 = v1044 < v2;
+  const bool v1047 = v1045 && v1046;
+  if (v1047) {
+    const float v1048 = v43.x[30];
+    const float v1049 = v1048 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
+    const unsigned int v1051 = v7 * v1;
+    const unsigned int v1052 = v1051 + v1042;
+    const unsigned int v1053 = v1052 * v2;
+    const unsigned int v1054 = v1053 + v1044;
+    out[v1054] = v1050;
+  }
+  const unsigned int v1055 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1056 = v620 + v1055;
+  const unsigned int v1057 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1058 = v619 + v1057;
+  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1060 = v1058 < v2;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v43.x[31];
+    const float v1063 = v1062 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
+    const unsigned int v1065 = v7 * v1;
+    const unsigned int v1066 = v1065 + v1056;
+    const unsigned int v1067 = v1066 * v2;
+    const unsigned int v1068 = v1067 + v1058;
+    out[v1068] = v1064;
+  }
+  const unsigned int v1069 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1070 = v620 + v1069;
+  const unsigned int v1071 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1072 = v619 + v1071;
+  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1074 = v1072 < v2;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v43.x[32];
+    const float v1077 = v1076 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
+    const unsigned int v1079 = v7 * v1;
+    const unsigned int v1080 = v1079 + v1070;
+    const unsigned int v1081 = v1080 * v2;
+    const unsigned int v1082 = v1081 + v1072;
+    out[v1082] = v1078;
+  }
+  const unsigned int v1083 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1084 = v620 + v1083;
+  const unsigned int v1085 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1086 = v619 + v1085;
+  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1088 = v1086 < v2;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v43.x[33];
+    const float v1091 = v1090 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
+    const unsigned int v1093 = v7 * v1;
+    const unsigned int v1094 = v1093 + v1084;
+    const unsigned int v1095 = v1094 * v2;
+    const unsigned int v1096 = v1095 + v1086;
+    out[v1096] = v1092;
+  }
+  const unsigned int v1097 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1098 = v620 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1100 = v619 + v1099;
+  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1102 = v1100 < v2;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v43.x[34];
+    const float v1105 = v1104 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
+    const unsigned int v1107 = v7 * v1;
+    const unsigned int v1108 = v1107 + v1098;
+    const unsigned int v1109 = v1108 * v2;
+    const unsigned int v1110 = v1109 + v1100;
+    out[v1110] = v1106;
+  }
+  const unsigned int v1111 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1112 = v620 + v1111;
+  const unsigned int v1113 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1114 = v619 + v1113;
+  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1116 = v1114 < v2;
+  const bool v1117 = v1115 && v1116;
+  if (v1117) {
+    const float v1118 = v43.x[35];
+    const float v1119 = v1118 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
+    const unsigned int v1121 = v7 * v1;
+    const unsigned int v1122 = v1121 + v1112;
+    const unsigned int v1123 = v1122 * v2;
+    const unsigned int v1124 = v1123 + v1114;
+    out[v1124] = v1120;
+  }
+  const unsigned int v1125 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1126 = v620 + v1125;
+  const unsigned int v1127 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1128 = v619 + v1127;
+  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1130 = v1128 < v2;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v43.x[36];
+    const float v1133 = v1132 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
+    const unsigned int v1135 = v7 * v1;
+    const unsigned int v1136 = v1135 + v1126;
+    const unsigned int v1137 = v1136 * v2;
+    const unsigned int v1138 = v1137 + v1128;
+    out[v1138] = v1134;
+  }
+  const unsigned int v1139 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1140 = v620 + v1139;
+  const unsigned int v1141 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1142 = v619 + v1141;
+  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1144 = v1142 < v2;
+  const bool v1145 = v1143 && v1144;
+  if (v1145) {
+    const float v1146 = v43.x[37];
+    const float v1147 = v1146 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
+    const unsigned int v1149 = v7 * v1;
+    const unsigned int v1150 = v1149 + v1140;
+    const unsigned int v1151 = v1150 * v2;
+    const unsigned int v1152 = v1151 + v1142;
+    out[v1152] = v1148;
+  }
+  const unsigned int v1153 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1154 = v620 + v1153;
+  const unsigned int v1155 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1156 = v619 + v1155;
+  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1158 = v1156 < v2;
+  const bool v1159 = v1157 && v1158;
+  if (v1159) {
+    const float v1160 = v43.x[38];
+    const float v1161 = v1160 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
+    const unsigned int v1163 = v7 * v1;
+    const unsigned int v1164 = v1163 + v1154;
+    const unsigned int v1165 = v1164 * v2;
+    const unsigned int v1166 = v1165 + v1156;
+    out[v1166] = v1162;
+  }
+  const unsigned int v1167 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1168 = v620 + v1167;
+  const unsigned int v1169 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1170 = v619 + v1169;
+  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1172 = v1170 < v2;
+  const bool v1173 = v1171 && v1172;
+  if (v1173) {
+    const float v1174 = v43.x[39];
+    const float v1175 = v1174 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
+    const unsigned int v1177 = v7 * v1;
+    const unsigned int v1178 = v1177 + v1168;
+    const unsigned int v1179 = v1178 * v2;
+    const unsigned int v1180 = v1179 + v1170;
+    out[v1180] = v1176;
+  }
+  const unsigned int v1181 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1182 = v620 + v1181;
+  const unsigned int v1183 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1184 = v619 + v1183;
+  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1186 = v1184 < v2;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v43.x[40];
+    const float v1189 = v1188 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
+    const unsigned int v1191 = v7 * v1;
+    const unsigned int v1192 = v1191 + v1182;
+    const unsigned int v1193 = v1192 * v2;
+    const unsigned int v1194 = v1193 + v1184;
+    out[v1194] = v1190;
+  }
+  const unsigned int v1195 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1196 = v620 + v1195;
+  const unsigned int v1197 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1198 = v619 + v1197;
+  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1200 = v1198 < v2;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v43.x[41];
+    const float v1203 = v1202 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
+    const unsigned int v1205 = v7 * v1;
+    const unsigned int v1206 = v1205 + v1196;
+    const unsigned int v1207 = v1206 * v2;
+    const unsigned int v1208 = v1207 + v1198;
+    out[v1208] = v1204;
+  }
+  const unsigned int v1209 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1210 = v620 + v1209;
+  const unsigned int v1211 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1212 = v619 + v1211;
+  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1214 = v1212 < v2;
+  const bool v1215 = v1213 && v1214;
+  if (v1215) {
+    const float v1216 = v43.x[42];
+    const float v1217 = v1216 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1218 = iron_f32_to_bf16(v1217);
+    const unsigned int v1219 = v7 * v1;
+    const unsigned int v1220 = v1219 + v1210;
+    const unsigned int v1221 = v1220 * v2;
+    const unsigned int v1222 = v1221 + v1212;
+    out[v1222] = v1218;
+  }
+  const unsigned int v1223 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1224 = v620 + v1223;
+  const unsigned int v1225 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1226 = v619 + v1225;
+  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1228 = v1226 < v2;
+  const bool v1229 = v1227 && v1228;
+  if (v1229) {
+    const float v1230 = v43.x[43];
+    const float v1231 = v1230 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
+    const unsigned int v1233 = v7 * v1;
+    const unsigned int v1234 = v1233 + v1224;
+    const unsigned int v1235 = v1234 * v2;
+    const unsigned int v1236 = v1235 + v1226;
+    out[v1236] = v1232;
+  }
+  const unsigned int v1237 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1238 = v620 + v1237;
+  const unsigned int v1239 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1240 = v619 + v1239;
+  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1242 = v1240 < v2;
+  const bool v1243 = v1241 && v1242;
+  if (v1243) {
+    const float v1244 = v43.x[44];
+    const float v1245 = v1244 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
+    const unsigned int v1247 = v7 * v1;
+    const unsigned int v1248 = v1247 + v1238;
+    const unsigned int v1249 = v1248 * v2;
+    const unsigned int v1250 = v1249 + v1240;
+    out[v1250] = v1246;
+  }
+  const unsigned int v1251 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1252 = v620 + v1251;
+  const unsigned int v1253 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1254 = v619 + v1253;
+  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1256 = v1254 < v2;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v43.x[45];
+    const float v1259 = v1258 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
+    const unsigned int v1261 = v7 * v1;
+    const unsigned int v1262 = v1261 + v1252;
+    const unsigned int v1263 = v1262 * v2;
+    const unsigned int v1264 = v1263 + v1254;
+    out[v1264] = v1260;
+  }
+  const unsigned int v1265 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1266 = v620 + v1265;
+  const unsigned int v1267 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1268 = v619 + v1267;
+  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1270 = v1268 < v2;
+  const bool v1271 = v1269 && v1270;
+  if (v1271) {
+    const float v1272 = v43.x[46];
+    const float v1273 = v1272 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
+    const unsigned int v1275 = v7 * v1;
+    const unsigned int v1276 = v1275 + v1266;
+    const unsigned int v1277 = v1276 * v2;
+    const unsigned int v1278 = v1277 + v1268;
+    out[v1278] = v1274;
+  }
+  const unsigned int v1279 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1280 = v620 + v1279;
+  const unsigned int v1281 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1282 = v619 + v1281;
+  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1284 = v1282 < v2;
+  const bool v1285 = v1283 && v1284;
+  if (v1285) {
+    const float v1286 = v43.x[47];
+    const float v1287 = v1286 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1288 = iron_f32_to_bf16(v1287);
+    const unsigned int v1289 = v7 * v1;
+    const unsigned int v1290 = v1289 + v1280;
+    const unsigned int v1291 = v1290 * v2;
+    const unsigned int v1292 = v1291 + v1282;
+    out[v1292] = v1288;
+  }
+  const unsigned int v1293 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1294 = v620 + v1293;
+  const unsigned int v1295 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1296 = v619 + v1295;
+  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1298 = v1296 < v2;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v43.x[48];
+    const float v1301 = v1300 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
+    const unsigned int v1303 = v7 * v1;
+    const unsigned int v1304 = v1303 + v1294;
+    const unsigned int v1305 = v1304 * v2;
+    const unsigned int v1306 = v1305 + v1296;
+    out[v1306] = v1302;
+  }
+  const unsigned int v1307 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1308 = v620 + v1307;
+  const unsigned int v1309 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1310 = v619 + v1309;
+  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1312 = v1310 < v2;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v43.x[49];
+    const float v1315 = v1314 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
+    const unsigned int v1317 = v7 * v1;
+    const unsigned int v1318 = v1317 + v1308;
+    const unsigned int v1319 = v1318 * v2;
+    const unsigned int v1320 = v1319 + v1310;
+    out[v1320] = v1316;
+  }
+  const unsigned int v1321 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1322 = v620 + v1321;
+  const unsigned int v1323 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1324 = v619 + v1323;
+  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1326 = v1324 < v2;
+  const bool v1327 = v1325 && v1326;
+  if (v1327) {
+    const float v1328 = v43.x[50];
+    const float v1329 = v1328 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
+    const unsigned int v1331 = v7 * v1;
+    const unsigned int v1332 = v1331 + v1322;
+    const unsigned int v1333 = v1332 * v2;
+    const unsigned int v1334 = v1333 + v1324;
+    out[v1334] = v1330;
+  }
+  const unsigned int v1335 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1336 = v620 + v1335;
+  const unsigned int v1337 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1338 = v619 + v1337;
+  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1340 = v1338 < v2;
+  const bool v1341 = v1339 && v1340;
+  if (v1341) {
+    const float v1342 = v43.x[51];
+    const float v1343 = v1342 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
+    const unsigned int v1345 = v7 * v1;
+    const unsigned int v1346 = v1345 + v1336;
+    const unsigned int v1347 = v1346 * v2;
+    const unsigned int v1348 = v1347 + v1338;
+    out[v1348] = v1344;
+  }
+  const unsigned int v1349 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1350 = v620 + v1349;
+  const unsigned int v1351 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1352 = v619 + v1351;
+  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1354 = v1352 < v2;
+  const bool v1355 = v1353 && v1354;
+  if (v1355) {
+    const float v1356 = v43.x[52];
+    const float v1357 = v1356 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
+    const unsigned int v1359 = v7 * v1;
+    const unsigned int v1360 = v1359 + v1350;
+    const unsigned int v1361 = v1360 * v2;
+    const unsigned int v1362 = v1361 + v1352;
+    out[v1362] = v1358;
+  }
+  const unsigned int v1363 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1364 = v620 + v1363;
+  const unsigned int v1365 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1366 = v619 + v1365;
+  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1368 = v1366 < v2;
+  const bool v1369 = v1367 && v1368;
+  if (v1369) {
+    const float v1370 = v43.x[53];
+    const float v1371 = v1370 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
+    const unsigned int v1373 = v7 * v1;
+    const unsigned int v1374 = v1373 + v1364;
+    const unsigned int v1375 = v1374 * v2;
+    const unsigned int v1376 = v1375 + v1366;
+    out[v1376] = v1372;
+  }
+  const unsigned int v1377 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1378 = v620 + v1377;
+  const unsigned int v1379 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1380 = v619 + v1379;
+  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1382 = v1380 < v2;
+  const bool v1383 = v1381 && v1382;
+  if (v1383) {
+    const float v1384 = v43.x[54];
+    const float v1385 = v1384 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
+    const unsigned int v1387 = v7 * v1;
+    const unsigned int v1388 = v1387 + v1378;
+    const unsigned int v1389 = v1388 * v2;
+    const unsigned int v1390 = v1389 + v1380;
+    out[v1390] = v1386;
+  }
+  const unsigned int v1391 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1392 = v620 + v1391;
+  const unsigned int v1393 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1394 = v619 + v1393;
+  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1396 = v1394 < v2;
+  const bool v1397 = v1395 && v1396;
+  if (v1397) {
+    const float v1398 = v43.x[55];
+    const float v1399 = v1398 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
+    const unsigned int v1401 = v7 * v1;
+    const unsigned int v1402 = v1401 + v1392;
+    const unsigned int v1403 = v1402 * v2;
+    const unsigned int v1404 = v1403 + v1394;
+    out[v1404] = v1400;
+  }
+  const unsigned int v1405 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1406 = v620 + v1405;
+  const unsigned int v1407 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1408 = v619 + v1407;
+  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1410 = v1408 < v2;
+  const bool v1411 = v1409 && v1410;
+  if (v1411) {
+    const float v1412 = v43.x[56];
+    const float v1413 = v1412 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
+    const unsigned int v1415 = v7 * v1;
+    const unsigned int v1416 = v1415 + v1406;
+    const unsigned int v1417 = v1416 * v2;
+    const unsigned int v1418 = v1417 + v1408;
+    out[v1418] = v1414;
+  }
+  const unsigned int v1419 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1420 = v620 + v1419;
+  const unsigned int v1421 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1422 = v619 + v1421;
+  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1424 = v1422 < v2;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v43.x[57];
+    const float v1427 = v1426 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
+    const unsigned int v1429 = v7 * v1;
+    const unsigned int v1430 = v1429 + v1420;
+    const unsigned int v1431 = v1430 * v2;
+    const unsigned int v1432 = v1431 + v1422;
+    out[v1432] = v1428;
+  }
+  const unsigned int v1433 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1434 = v620 + v1433;
+  const unsigned int v1435 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1436 = v619 + v1435;
+  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1438 = v1436 < v2;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v43.x[58];
+    const float v1441 = v1440 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
+    const unsigned int v1443 = v7 * v1;
+    const unsigned int v1444 = v1443 + v1434;
+    const unsigned int v1445 = v1444 * v2;
+    const unsigned int v1446 = v1445 + v1436;
+    out[v1446] = v1442;
+  }
+  const unsigned int v1447 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1448 = v620 + v1447;
+  const unsigned int v1449 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1450 = v619 + v1449;
+  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1452 = v1450 < v2;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v43.x[59];
+    const float v1455 = v1454 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+    const unsigned int v1457 = v7 * v1;
+    const unsigned int v1458 = v1457 + v1448;
+    const unsigned int v1459 = v1458 * v2;
+    const unsigned int v1460 = v1459 + v1450;
+    out[v1460] = v1456;
+  }
+  const unsigned int v1461 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1462 = v620 + v1461;
+  const unsigned int v1463 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1464 = v619 + v1463;
+  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1466 = v1464 < v2;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v43.x[60];
+    const float v1469 = v1468 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
+    const unsigned int v1471 = v7 * v1;
+    const unsigned int v1472 = v1471 + v1462;
+    const unsigned int v1473 = v1472 * v2;
+    const unsigned int v1474 = v1473 + v1464;
+    out[v1474] = v1470;
+  }
+  const unsigned int v1475 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1476 = v620 + v1475;
+  const unsigned int v1477 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1478 = v619 + v1477;
+  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1480 = v1478 < v2;
+  const bool v1481 = v1479 && v1480;
+  if (v1481) {
+    const float v1482 = v43.x[61];
+    const float v1483 = v1482 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
+    const unsigned int v1485 = v7 * v1;
+    const unsigned int v1486 = v1485 + v1476;
+    const unsigned int v1487 = v1486 * v2;
+    const unsigned int v1488 = v1487 + v1478;
+    out[v1488] = v1484;
+  }
+  const unsigned int v1489 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1490 = v620 + v1489;
+  const unsigned int v1491 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1492 = v619 + v1491;
+  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1494 = v1492 < v2;
+  const bool v1495 = v1493 && v1494;
+  if (v1495) {
+    const float v1496 = v43.x[62];
+    const float v1497 = v1496 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
+    const unsigned int v1499 = v7 * v1;
+    const unsigned int v1500 = v1499 + v1490;
+    const unsigned int v1501 = v1500 * v2;
+    const unsigned int v1502 = v1501 + v1492;
+    out[v1502] = v1498;
+  }
+  const unsigned int v1503 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1504 = v620 + v1503;
+  const unsigned int v1505 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1506 = v619 + v1505;
+  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1508 = v1506 < v2;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v43.x[63];
+    const float v1511 = v1510 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
+    const unsigned int v1513 = v7 * v1;
+    const unsigned int v1514 = v1513 + v1504;
+    const unsigned int v1515 = v1514 * v2;
+    const unsigned int v1516 = v1515 + v1506;
+    out[v1516] = v1512;
+  }
+  const unsigned int v1517 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1518 = v620 + v1517;
+  const unsigned int v1519 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1520 = v619 + v1519;
+  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1522 = v1520 < v2;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v43.x[64];
+    const float v1525 = v1524 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
+    const unsigned int v1527 = v7 * v1;
+    const unsigned int v1528 = v1527 + v1518;
+    const unsigned int v1529 = v1528 * v2;
+    const unsigned int v1530 = v1529 + v1520;
+    out[v1530] = v1526;
+  }
+  const unsigned int v1531 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1532 = v620 + v1531;
+  const unsigned int v1533 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1534 = v619 + v1533;
+  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1536 = v1534 < v2;
+  const bool v1537 = v1535 && v1536;
+  if (v1537) {
+    const float v1538 = v43.x[65];
+    const float v1539 = v1538 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
+    const unsigned int v1541 = v7 * v1;
+    const unsigned int v1542 = v1541 + v1532;
+    const unsigned int v1543 = v1542 * v2;
+    const unsigned int v1544 = v1543 + v1534;
+    out[v1544] = v1540;
+  }
+  const unsigned int v1545 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1546 = v620 + v1545;
+  const unsigned int v1547 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1548 = v619 + v1547;
+  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1550 = v1548 < v2;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v43.x[66];
+    const float v1553 = v1552 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
+    const unsigned int v1555 = v7 * v1;
+    const unsigned int v1556 = v1555 + v1546;
+    const unsigned int v1557 = v1556 * v2;
+    const unsigned int v1558 = v1557 + v1548;
+    out[v1558] = v1554;
+  }
+  const unsigned int v1559 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1560 = v620 + v1559;
+  const unsigned int v1561 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1562 = v619 + v1561;
+  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1564 = v1562 < v2;
+  const bool v1565 = v1563 && v1564;
+  if (v1565) {
+    const float v1566 = v43.x[67];
+    const float v1567 = v1566 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
+    const unsigned int v1569 = v7 * v1;
+    const unsigned int v1570 = v1569 + v1560;
+    const unsigned int v1571 = v1570 * v2;
+    const unsigned int v1572 = v1571 + v1562;
+    out[v1572] = v1568;
+  }
+  const unsigned int v1573 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1574 = v620 + v1573;
+  const unsigned int v1575 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1576 = v619 + v1575;
+  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1578 = v1576 < v2;
+  const bool v1579 = v1577 && v1578;
+  if (v1579) {
+    const float v1580 = v43.x[68];
+    const float v1581 = v1580 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
+    const unsigned int v1583 = v7 * v1;
+    const unsigned int v1584 = v1583 + v1574;
+    const unsigned int v1585 = v1584 * v2;
+    const unsigned int v1586 = v1585 + v1576;
+    out[v1586] = v1582;
+  }
+  const unsigned int v1587 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1588 = v620 + v1587;
+  const unsigned int v1589 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1590 = v619 + v1589;
+  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1592 = v1590 < v2;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v43.x[69];
+    const float v1595 = v1594 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
+    const unsigned int v1597 = v7 * v1;
+    const unsigned int v1598 = v1597 + v1588;
+    const unsigned int v1599 = v1598 * v2;
+    const unsigned int v1600 = v1599 + v1590;
+    out[v1600] = v1596;
+  }
+  const unsigned int v1601 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1602 = v620 + v1601;
+  const unsigned int v1603 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1604 = v619 + v1603;
+  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1606 = v1604 < v2;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v43.x[70];
+    const float v1609 = v1608 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
+    const unsigned int v1611 = v7 * v1;
+    const unsigned int v1612 = v1611 + v1602;
+    const unsigned int v1613 = v1612 * v2;
+    const unsigned int v1614 = v1613 + v1604;
+    out[v1614] = v1610;
+  }
+  const unsigned int v1615 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1616 = v620 + v1615;
+  const unsigned int v1617 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1618 = v619 + v1617;
+  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1620 = v1618 < v2;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v43.x[71];
+    const float v1623 = v1622 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
+    const unsigned int v1625 = v7 * v1;
+    const unsigned int v1626 = v1625 + v1616;
+    const unsigned int v1627 = v1626 * v2;
+    const unsigned int v1628 = v1627 + v1618;
+    out[v1628] = v1624;
+  }
+  const unsigned int v1629 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1630 = v620 + v1629;
+  const unsigned int v1631 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1632 = v619 + v1631;
+  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1634 = v1632 < v2;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v43.x[72];
+    const float v1637 = v1636 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
+    const unsigned int v1639 = v7 * v1;
+    const unsigned int v1640 = v1639 + v1630;
+    const unsigned int v1641 = v1640 * v2;
+    const unsigned int v1642 = v1641 + v1632;
+    out[v1642] = v1638;
+  }
+  const unsigned int v1643 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1644 = v620 + v1643;
+  const unsigned int v1645 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1646 = v619 + v1645;
+  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1648 = v1646 < v2;
+  const bool v1649 = v1647 && v1648;
+  if (v1649) {
+    const float v1650 = v43.x[73];
+    const float v1651 = v1650 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
+    const unsigned int v1653 = v7 * v1;
+    const unsigned int v1654 = v1653 + v1644;
+    const unsigned int v1655 = v1654 * v2;
+    const unsigned int v1656 = v1655 + v1646;
+    out[v1656] = v1652;
+  }
+  const unsigned int v1657 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1658 = v620 + v1657;
+  const unsigned int v1659 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1660 = v619 + v1659;
+  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1662 = v1660 < v2;
+  const bool v1663 = v1661 && v1662;
+  if (v1663) {
+    const float v1664 = v43.x[74];
+    const float v1665 = v1664 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
+    const unsigned int v1667 = v7 * v1;
+    const unsigned int v1668 = v1667 + v1658;
+    const unsigned int v1669 = v1668 * v2;
+    const unsigned int v1670 = v1669 + v1660;
+    out[v1670] = v1666;
+  }
+  const unsigned int v1671 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1672 = v620 + v1671;
+  const unsigned int v1673 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1674 = v619 + v1673;
+  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1676 = v1674 < v2;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v43.x[75];
+    const float v1679 = v1678 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
+    const unsigned int v1681 = v7 * v1;
+    const unsigned int v1682 = v1681 + v1672;
+    const unsigned int v1683 = v1682 * v2;
+    const unsigned int v1684 = v1683 + v1674;
+    out[v1684] = v1680;
+  }
+  const unsigned int v1685 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1686 = v620 + v1685;
+  const unsigned int v1687 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1688 = v619 + v1687;
+  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1690 = v1688 < v2;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v43.x[76];
+    const float v1693 = v1692 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
+    const unsigned int v1695 = v7 * v1;
+    const unsigned int v1696 = v1695 + v1686;
+    const unsigned int v1697 = v1696 * v2;
+    const unsigned int v1698 = v1697 + v1688;
+    out[v1698] = v1694;
+  }
+  const unsigned int v1699 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1700 = v620 + v1699;
+  const unsigned int v1701 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1702 = v619 + v1701;
+  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1704 = v1702 < v2;
+  const bool v1705 = v1703 && v1704;
+  if (v1705) {
+    const float v1706 = v43.x[77];
+    const float v1707 = v1706 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
+    const unsigned int v1709 = v7 * v1;
+    const unsigned int v1710 = v1709 + v1700;
+    const unsigned int v1711 = v1710 * v2;
+    const unsigned int v1712 = v1711 + v1702;
+    out[v1712] = v1708;
+  }
+  const unsigned int v1713 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1714 = v620 + v1713;
+  const unsigned int v1715 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1716 = v619 + v1715;
+  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1718 = v1716 < v2;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v43.x[78];
+    const float v1721 = v1720 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
+    const unsigned int v1723 = v7 * v1;
+    const unsigned int v1724 = v1723 + v1714;
+    const unsigned int v1725 = v1724 * v2;
+    const unsigned int v1726 = v1725 + v1716;
+    out[v1726] = v1722;
+  }
+  const unsigned int v1727 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1728 = v620 + v1727;
+  const unsigned int v1729 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1730 = v619 + v1729;
+  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1732 = v1730 < v2;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v43.x[79];
+    const float v1735 = v1734 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
+    const unsigned int v1737 = v7 * v1;
+    const unsigned int v1738 = v1737 + v1728;
+    const unsigned int v1739 = v1738 * v2;
+    const unsigned int v1740 = v1739 + v1730;
+    out[v1740] = v1736;
+  }
+  const unsigned int v1741 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1742 = v620 + v1741;
+  const unsigned int v1743 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1744 = v619 + v1743;
+  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1746 = v1744 < v2;
+  const bool v1747 = v1745 && v1746;
+  if (v1747) {
+    const float v1748 = v43.x[80];
+    const float v1749 = v1748 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
+    const unsigned int v1751 = v7 * v1;
+    const unsigned int v1752 = v1751 + v1742;
+    const unsigned int v1753 = v1752 * v2;
+    const unsigned int v1754 = v1753 + v1744;
+    out[v1754] = v1750;
+  }
+  const unsigned int v1755 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1756 = v620 + v1755;
+  const unsigned int v1757 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1758 = v619 + v1757;
+  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1760 = v1758 < v2;
+  const bool v1761 = v1759 && v1760;
+  if (v1761) {
+    const float v1762 = v43.x[81];
+    const float v1763 = v1762 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
+    const unsigned int v1765 = v7 * v1;
+    const unsigned int v1766 = v1765 + v1756;
+    const unsigned int v1767 = v1766 * v2;
+    const unsigned int v1768 = v1767 + v1758;
+    out[v1768] = v1764;
+  }
+  const unsigned int v1769 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1770 = v620 + v1769;
+  const unsigned int v1771 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1772 = v619 + v1771;
+  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1774 = v1772 < v2;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v43.x[82];
+    const float v1777 = v1776 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
+    const unsigned int v1779 = v7 * v1;
+    const unsigned int v1780 = v1779 + v1770;
+    const unsigned int v1781 = v1780 * v2;
+    const unsigned int v1782 = v1781 + v1772;
+    out[v1782] = v1778;
+  }
+  const unsigned int v1783 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1784 = v620 + v1783;
+  const unsigned int v1785 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1786 = v619 + v1785;
+  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1788 = v1786 < v2;
+  const bool v1789 = v1787 && v1788;
+  if (v1789) {
+    const float v1790 = v43.x[83];
+    const float v1791 = v1790 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
+    const unsigned int v1793 = v7 * v1;
+    const unsigned int v1794 = v1793 + v1784;
+    const unsigned int v1795 = v1794 * v2;
+    const unsigned int v1796 = v1795 + v1786;
+    out[v1796] = v1792;
+  }
+  const unsigned int v1797 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1798 = v620 + v1797;
+  const unsigned int v1799 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1800 = v619 + v1799;
+  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1802 = v1800 < v2;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v43.x[84];
+    const float v1805 = v1804 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
+    const unsigned int v1807 = v7 * v1;
+    const unsigned int v1808 = v1807 + v1798;
+    const unsigned int v1809 = v1808 * v2;
+    const unsigned int v1810 = v1809 + v1800;
+    out[v1810] = v1806;
+  }
+  const unsigned int v1811 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1812 = v620 + v1811;
+  const unsigned int v1813 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1814 = v619 + v1813;
+  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1816 = v1814 < v2;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v43.x[85];
+    const float v1819 = v1818 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
+    const unsigned int v1821 = v7 * v1;
+    const unsigned int v1822 = v1821 + v1812;
+    const unsigned int v1823 = v1822 * v2;
+    const unsigned int v1824 = v1823 + v1814;
+    out[v1824] = v1820;
+  }
+  const unsigned int v1825 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1826 = v620 + v1825;
+  const unsigned int v1827 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1828 = v619 + v1827;
+  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1830 = v1828 < v2;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v43.x[86];
+    const float v1833 = v1832 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
+    const unsigned int v1835 = v7 * v1;
+    const unsigned int v1836 = v1835 + v1826;
+    const unsigned int v1837 = v1836 * v2;
+    const unsigned int v1838 = v1837 + v1828;
+    out[v1838] = v1834;
+  }
+  const unsigned int v1839 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1840 = v620 + v1839;
+  const unsigned int v1841 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1842 = v619 + v1841;
+  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1844 = v1842 < v2;
+  const bool v1845 = v1843 && v1844;
+  if (v1845) {
+    const float v1846 = v43.x[87];
+    const float v1847 = v1846 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
+    const unsigned int v1849 = v7 * v1;
+    const unsigned int v1850 = v1849 + v1840;
+    const unsigned int v1851 = v1850 * v2;
+    const unsigned int v1852 = v1851 + v1842;
+    out[v1852] = v1848;
+  }
+  const unsigned int v1853 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1854 = v620 + v1853;
+  const unsigned int v1855 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1856 = v619 + v1855;
+  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1858 = v1856 < v2;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v43.x[88];
+    const float v1861 = v1860 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
+    const unsigned int v1863 = v7 * v1;
+    const unsigned int v1864 = v1863 + v1854;
+    const unsigned int v1865 = v1864 * v2;
+    const unsigned int v1866 = v1865 + v1856;
+    out[v1866] = v1862;
+  }
+  const unsigned int v1867 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1868 = v620 + v1867;
+  const unsigned int v1869 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1870 = v619 + v1869;
+  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1872 = v1870 < v2;
+  const bool v1873 = v1871 && v1872;
+  if (v1873) {
+    const float v1874 = v43.x[89];
+    const float v1875 = v1874 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
+    const unsigned int v1877 = v7 * v1;
+    const unsigned int v1878 = v1877 + v1868;
+    const unsigned int v1879 = v1878 * v2;
+    const unsigned int v1880 = v1879 + v1870;
+    out[v1880] = v1876;
+  }
+  const unsigned int v1881 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1882 = v620 + v1881;
+  const unsigned int v1883 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1884 = v619 + v1883;
+  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1886 = v1884 < v2;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v43.x[90];
+    const float v1889 = v1888 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
+    const unsigned int v1891 = v7 * v1;
+    const unsigned int v1892 = v1891 + v1882;
+    const unsigned int v1893 = v1892 * v2;
+    const unsigned int v1894 = v1893 + v1884;
+    out[v1894] = v1890;
+  }
+  const unsigned int v1895 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1896 = v620 + v1895;
+  const unsigned int v1897 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1898 = v619 + v1897;
+  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1900 = v1898 < v2;
+  const bool v1901 = v1899 && v1900;
+  if (v1901) {
+    const float v1902 = v43.x[91];
+    const float v1903 = v1902 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
+    const unsigned int v1905 = v7 * v1;
+    const unsigned int v1906 = v1905 + v1896;
+    const unsigned int v1907 = v1906 * v2;
+    const unsigned int v1908 = v1907 + v1898;
+    out[v1908] = v1904;
+  }
+  const unsigned int v1909 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1910 = v620 + v1909;
+  const unsigned int v1911 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1912 = v619 + v1911;
+  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1914 = v1912 < v2;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v43.x[92];
+    const float v1917 = v1916 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
+    const unsigned int v1919 = v7 * v1;
+    const unsigned int v1920 = v1919 + v1910;
+    const unsigned int v1921 = v1920 * v2;
+    const unsigned int v1922 = v1921 + v1912;
+    out[v1922] = v1918;
+  }
+  const unsigned int v1923 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1924 = v620 + v1923;
+  const unsigned int v1925 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1926 = v619 + v1925;
+  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1928 = v1926 < v2;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v43.x[93];
+    const float v1931 = v1930 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
+    const unsigned int v1933 = v7 * v1;
+    const unsigned int v1934 = v1933 + v1924;
+    const unsigned int v1935 = v1934 * v2;
+    const unsigned int v1936 = v1935 + v1926;
+    out[v1936] = v1932;
+  }
+  const unsigned int v1937 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1938 = v620 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1940 = v619 + v1939;
+  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1942 = v1940 < v2;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v43.x[94];
+    const float v1945 = v1944 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
+    const unsigned int v1947 = v7 * v1;
+    const unsigned int v1948 = v1947 + v1938;
+    const unsigned int v1949 = v1948 * v2;
+    const unsigned int v1950 = v1949 + v1940;
+    out[v1950] = v1946;
+  }
+  const unsigned int v1951 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1952 = v620 + v1951;
+  const unsigned int v1953 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1954 = v619 + v1953;
+  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1956 = v1954 < v2;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v43.x[95];
+    const float v1959 = v1958 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1960 = iron_f32_to_bf16(v1959);
+    const unsigned int v1961 = v7 * v1;
+    const unsigned int v1962 = v1961 + v1952;
+    const unsigned int v1963 = v1962 * v2;
+    const unsigned int v1964 = v1963 + v1954;
+    out[v1964] = v1960;
+  }
+  const unsigned int v1965 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1966 = v620 + v1965;
+  const unsigned int v1967 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1968 = v619 + v1967;
+  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1970 = v1968 < v2;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v43.x[96];
+    const float v1973 = v1972 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
+    const unsigned int v1975 = v7 * v1;
+    const unsigned int v1976 = v1975 + v1966;
+    const unsigned int v1977 = v1976 * v2;
+    const unsigned int v1978 = v1977 + v1968;
+    out[v1978] = v1974;
+  }
+  const unsigned int v1979 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1980 = v620 + v1979;
+  const unsigned int v1981 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1982 = v619 + v1981;
+  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1984 = v1982 < v2;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v43.x[97];
+    const float v1987 = v1986 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
+    const unsigned int v1989 = v7 * v1;
+    const unsigned int v1990 = v1989 + v1980;
+    const unsigned int v1991 = v1990 * v2;
+    const unsigned int v1992 = v1991 + v1982;
+    out[v1992] = v1988;
+  }
+  const unsigned int v1993 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1994 = v620 + v1993;
+  const unsigned int v1995 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1996 = v619 + v1995;
+  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1998 = v1996 < v2;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v43.x[98];
+    const float v2001 = v2000 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
+    const unsigned int v2003 = v7 * v1;
+    const unsigned int v2004 = v2003 + v1994;
+    const unsigned int v2005 = v2004 * v2;
+    const unsigned int v2006 = v2005 + v1996;
+    out[v2006] = v2002;
+  }
+  const unsigned int v2007 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2008 = v620 + v2007;
+  const unsigned int v2009 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2010 = v619 + v2009;
+  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2012 = v2010 < v2;
+  const bool v2013 = v2011 && v2012;
+  if (v2013) {
+    const float v2014 = v43.x[99];
+    const float v2015 = v2014 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
+    const unsigned int v2017 = v7 * v1;
+    const unsigned int v2018 = v2017 + v2008;
+    const unsigned int v2019 = v2018 * v2;
+    const unsigned int v2020 = v2019 + v2010;
+    out[v2020] = v2016;
+  }
+  const unsigned int v2021 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2022 = v620 + v2021;
+  const unsigned int v2023 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2024 = v619 + v2023;
+  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2026 = v2024 < v2;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v43.x[100];
+    const float v2029 = v2028 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
+    const unsigned int v2031 = v7 * v1;
+    const unsigned int v2032 = v2031 + v2022;
+    const unsigned int v2033 = v2032 * v2;
+    const unsigned int v2034 = v2033 + v2024;
+    out[v2034] = v2030;
+  }
+  const unsigned int v2035 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2036 = v620 + v2035;
+  const unsigned int v2037 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2038 = v619 + v2037;
+  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2040 = v2038 < v2;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v43.x[101];
+    const float v2043 = v2042 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
+    const unsigned int v2045 = v7 * v1;
+    const unsigned int v2046 = v2045 + v2036;
+    const unsigned int v2047 = v2046 * v2;
+    const unsigned int v2048 = v2047 + v2038;
+    out[v2048] = v2044;
+  }
+  const unsigned int v2049 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2050 = v620 + v2049;
+  const unsigned int v2051 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2052 = v619 + v2051;
+  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2054 = v2052 < v2;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v43.x[102];
+    const float v2057 = v2056 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
+    const unsigned int v2059 = v7 * v1;
+    const unsigned int v2060 = v2059 + v2050;
+    const unsigned int v2061 = v2060 * v2;
+    const unsigned int v2062 = v2061 + v2052;
+    out[v2062] = v2058;
+  }
+  const unsigned int v2063 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2064 = v620 + v2063;
+  const unsigned int v2065 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2066 = v619 + v2065;
+  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2068 = v2066 < v2;
+  const bool v2069 = v2067 && v2068;
+  if (v2069) {
+    const float v2070 = v43.x[103];
+    const float v2071 = v2070 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
+    const unsigned int v2073 = v7 * v1;
+    const unsigned int v2074 = v2073 + v2064;
+    const unsigned int v2075 = v2074 * v2;
+    const unsigned int v2076 = v2075 + v2066;
+    out[v2076] = v2072;
+  }
+  const unsigned int v2077 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2078 = v620 + v2077;
+  const unsigned int v2079 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2080 = v619 + v2079;
+  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2082 = v2080 < v2;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v43.x[104];
+    const float v2085 = v2084 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
+    const unsigned int v2087 = v7 * v1;
+    const unsigned int v2088 = v2087 + v2078;
+    const unsigned int v2089 = v2088 * v2;
+    const unsigned int v2090 = v2089 + v2080;
+    out[v2090] = v2086;
+  }
+  const unsigned int v2091 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2092 = v620 + v2091;
+  const unsigned int v2093 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2094 = v619 + v2093;
+  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2096 = v2094 < v2;
+  const bool v2097 = v2095 && v2096;
+  if (v2097) {
+    const float v2098 = v43.x[105];
+    const float v2099 = v2098 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
+    const unsigned int v2101 = v7 * v1;
+    const unsigned int v2102 = v2101 + v2092;
+    const unsigned int v2103 = v2102 * v2;
+    const unsigned int v2104 = v2103 + v2094;
+    out[v2104] = v2100;
+  }
+  const unsigned int v2105 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2106 = v620 + v2105;
+  const unsigned int v2107 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2108 = v619 + v2107;
+  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2110 = v2108 < v2;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v43.x[106];
+    const float v2113 = v2112 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
+    const unsigned int v2115 = v7 * v1;
+    const unsigned int v2116 = v2115 + v2106;
+    const unsigned int v2117 = v2116 * v2;
+    const unsigned int v2118 = v2117 + v2108;
+    out[v2118] = v2114;
+  }
+  const unsigned int v2119 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2120 = v620 + v2119;
+  const unsigned int v2121 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2122 = v619 + v2121;
+  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2124 = v2122 < v2;
+  const bool v2125 = v2123 && v2124;
+  if (v2125) {
+    const float v2126 = v43.x[107];
+    const float v2127 = v2126 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
+    const unsigned int v2129 = v7 * v1;
+    const unsigned int v2130 = v2129 + v2120;
+    const unsigned int v2131 = v2130 * v2;
+    const unsigned int v2132 = v2131 + v2122;
+    out[v2132] = v2128;
+  }
+  const unsigned int v2133 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2134 = v620 + v2133;
+  const unsigned int v2135 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2136 = v619 + v2135;
+  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2138 = v2136 < v2;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v43.x[108];
+    const float v2141 = v2140 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
+    const unsigned int v2143 = v7 * v1;
+    const unsigned int v2144 = v2143 + v2134;
+    const unsigned int v2145 = v2144 * v2;
+    const unsigned int v2146 = v2145 + v2136;
+    out[v2146] = v2142;
+  }
+  const unsigned int v2147 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2148 = v620 + v2147;
+  const unsigned int v2149 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2150 = v619 + v2149;
+  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2152 = v2150 < v2;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v43.x[109];
+    const float v2155 = v2154 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
+    const unsigned int v2157 = v7 * v1;
+    const unsigned int v2158 = v2157 + v2148;
+    const unsigned int v2159 = v2158 * v2;
+    const unsigned int v2160 = v2159 + v2150;
+    out[v2160] = v2156;
+  }
+  const unsigned int v2161 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2162 = v620 + v2161;
+  const unsigned int v2163 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2164 = v619 + v2163;
+  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2166 = v2164 < v2;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v43.x[110];
+    const float v2169 = v2168 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
+    const unsigned int v2171 = v7 * v1;
+    const unsigned int v2172 = v2171 + v2162;
+    const unsigned int v2173 = v2172 * v2;
+    const unsigned int v2174 = v2173 + v2164;
+    out[v2174] = v2170;
+  }
+  const unsigned int v2175 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2176 = v620 + v2175;
+  const unsigned int v2177 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2178 = v619 + v2177;
+  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2180 = v2178 < v2;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v43.x[111];
+    const float v2183 = v2182 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
+    const unsigned int v2185 = v7 * v1;
+    const unsigned int v2186 = v2185 + v2176;
+    const unsigned int v2187 = v2186 * v2;
+    const unsigned int v2188 = v2187 + v2178;
+    out[v2188] = v2184;
+  }
+  const unsigned int v2189 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2190 = v620 + v2189;
+  const unsigned int v2191 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2192 = v619 + v2191;
+  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2194 = v2192 < v2;
+  const bool v2195 = v2193 && v2194;
+  if (v2195) {
+    const float v2196 = v43.x[112];
+    const float v2197 = v2196 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
+    const unsigned int v2199 = v7 * v1;
+    const unsigned int v2200 = v2199 + v2190;
+    const unsigned int v2201 = v2200 * v2;
+    const unsigned int v2202 = v2201 + v2192;
+    out[v2202] = v2198;
+  }
+  const unsigned int v2203 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2204 = v620 + v2203;
+  const unsigned int v2205 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2206 = v619 + v2205;
+  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2208 = v2206 < v2;
+  const bool v2209 = v2207 && v2208;
+  if (v2209) {
+    const float v2210 = v43.x[113];
+    const float v2211 = v2210 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
+    const unsigned int v2213 = v7 * v1;
+    const unsigned int v2214 = v2213 + v2204;
+    const unsigned int v2215 = v2214 * v2;
+    const unsigned int v2216 = v2215 + v2206;
+    out[v2216] = v2212;
+  }
+  const unsigned int v2217 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2218 = v620 + v2217;
+  const unsigned int v2219 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2220 = v619 + v2219;
+  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2222 = v2220 < v2;
+  const bool v2223 = v2221 && v2222;
+  if (v2223) {
+    const float v2224 = v43.x[114];
+    const float v2225 = v2224 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2226 = iron_f32_to_bf16(v2225);
+    const unsigned int v2227 = v7 * v1;
+    const unsigned int v2228 = v2227 + v2218;
+    const unsigned int v2229 = v2228 * v2;
+    const unsigned int v2230 = v2229 + v2220;
+    out[v2230] = v2226;
+  }
+  const unsigned int v2231 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2232 = v620 + v2231;
+  const unsigned int v2233 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2234 = v619 + v2233;
+  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2236 = v2234 < v2;
+  const bool v2237 = v2235 && v2236;
+  if (v2237) {
+    const float v2238 = v43.x[115];
+    const float v2239 = v2238 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
+    const unsigned int v2241 = v7 * v1;
+    const unsigned int v2242 = v2241 + v2232;
+    const unsigned int v2243 = v2242 * v2;
+    const unsigned int v2244 = v2243 + v2234;
+    out[v2244] = v2240;
+  }
+  const unsigned int v2245 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2246 = v620 + v2245;
+  const unsigned int v2247 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2248 = v619 + v2247;
+  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2250 = v2248 < v2;
+  const bool v2251 = v2249 && v2250;
+  if (v2251) {
+    const float v2252 = v43.x[116];
+    const float v2253 = v2252 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
+    const unsigned int v2255 = v7 * v1;
+    const unsigned int v2256 = v2255 + v2246;
+    const unsigned int v2257 = v2256 * v2;
+    const unsigned int v2258 = v2257 + v2248;
+    out[v2258] = v2254;
+  }
+  const unsigned int v2259 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2260 = v620 + v2259;
+  const unsigned int v2261 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2262 = v619 + v2261;
+  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2264 = v2262 < v2;
+  const bool v2265 = v2263 && v2264;
+  if (v2265) {
+    const float v2266 = v43.x[117];
+    const float v2267 = v2266 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2268 = iron_f32_to_bf16(v2267);
+    const unsigned int v2269 = v7 * v1;
+    const unsigned int v2270 = v2269 + v2260;
+    const unsigned int v2271 = v2270 * v2;
+    const unsigned int v2272 = v2271 + v2262;
+    out[v2272] = v2268;
+  }
+  const unsigned int v2273 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2274 = v620 + v2273;
+  const unsigned int v2275 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2276 = v619 + v2275;
+  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2278 = v2276 < v2;
+  const bool v2279 = v2277 && v2278;
+  if (v2279) {
+    const float v2280 = v43.x[118];
+    const float v2281 = v2280 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
+    const unsigned int v2283 = v7 * v1;
+    const unsigned int v2284 = v2283 + v2274;
+    const unsigned int v2285 = v2284 * v2;
+    const unsigned int v2286 = v2285 + v2276;
+    out[v2286] = v2282;
+  }
+  const unsigned int v2287 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2288 = v620 + v2287;
+  const unsigned int v2289 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2290 = v619 + v2289;
+  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2292 = v2290 < v2;
+  const bool v2293 = v2291 && v2292;
+  if (v2293) {
+    const float v2294 = v43.x[119];
+    const float v2295 = v2294 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
+    const unsigned int v2297 = v7 * v1;
+    const unsigned int v2298 = v2297 + v2288;
+    const unsigned int v2299 = v2298 * v2;
+    const unsigned int v2300 = v2299 + v2290;
+    out[v2300] = v2296;
+  }
+  const unsigned int v2301 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2302 = v620 + v2301;
+  const unsigned int v2303 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2304 = v619 + v2303;
+  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2306 = v2304 < v2;
+  const bool v2307 = v2305 && v2306;
+  if (v2307) {
+    const float v2308 = v43.x[120];
+    const float v2309 = v2308 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
+    const unsigned int v2311 = v7 * v1;
+    const unsigned int v2312 = v2311 + v2302;
+    const unsigned int v2313 = v2312 * v2;
+    const unsigned int v2314 = v2313 + v2304;
+    out[v2314] = v2310;
+  }
+  const unsigned int v2315 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2316 = v620 + v2315;
+  const unsigned int v2317 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2318 = v619 + v2317;
+  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2320 = v2318 < v2;
+  const bool v2321 = v2319 && v2320;
+  if (v2321) {
+    const float v2322 = v43.x[121];
+    const float v2323 = v2322 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2324 = iron_f32_to_bf16(v2323);
+    const unsigned int v2325 = v7 * v1;
+    const unsigned int v2326 = v2325 + v2316;
+    const unsigned int v2327 = v2326 * v2;
+    const unsigned int v2328 = v2327 + v2318;
+    out[v2328] = v2324;
+  }
+  const unsigned int v2329 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2330 = v620 + v2329;
+  const unsigned int v2331 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2332 = v619 + v2331;
+  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2334 = v2332 < v2;
+  const bool v2335 = v2333 && v2334;
+  if (v2335) {
+    const float v2336 = v43.x[122];
+    const float v2337 = v2336 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2338 = iron_f32_to_bf16(v2337);
+    const unsigned int v2339 = v7 * v1;
+    const unsigned int v2340 = v2339 + v2330;
+    const unsigned int v2341 = v2340 * v2;
+    const unsigned int v2342 = v2341 + v2332;
+    out[v2342] = v2338;
+  }
+  const unsigned int v2343 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2344 = v620 + v2343;
+  const unsigned int v2345 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2346 = v619 + v2345;
+  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2348 = v2346 < v2;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v43.x[123];
+    const float v2351 = v2350 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
+    const unsigned int v2353 = v7 * v1;
+    const unsigned int v2354 = v2353 + v2344;
+    const unsigned int v2355 = v2354 * v2;
+    const unsigned int v2356 = v2355 + v2346;
+    out[v2356] = v2352;
+  }
+  const unsigned int v2357 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2358 = v620 + v2357;
+  const unsigned int v2359 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2360 = v619 + v2359;
+  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2362 = v2360 < v2;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v43.x[124];
+    const float v2365 = v2364 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
+    const unsigned int v2367 = v7 * v1;
+    const unsigned int v2368 = v2367 + v2358;
+    const unsigned int v2369 = v2368 * v2;
+    const unsigned int v2370 = v2369 + v2360;
+    out[v2370] = v2366;
+  }
+  const unsigned int v2371 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2372 = v620 + v2371;
+  const unsigned int v2373 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2374 = v619 + v2373;
+  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2376 = v2374 < v2;
+  const bool v2377 = v2375 && v2376;
+  if (v2377) {
+    const float v2378 = v43.x[125];
+    const float v2379 = v2378 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2380 = iron_f32_to_bf16(v2379);
+    const unsigned int v2381 = v7 * v1;
+    const unsigned int v2382 = v2381 + v2372;
+    const unsigned int v2383 = v2382 * v2;
+    const unsigned int v2384 = v2383 + v2374;
+    out[v2384] = v2380;
+  }
+  const unsigned int v2385 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2386 = v620 + v2385;
+  const unsigned int v2387 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2388 = v619 + v2387;
+  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2390 = v2388 < v2;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v43.x[126];
+    const float v2393 = v2392 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2394 = iron_f32_to_bf16(v2393);
+    const unsigned int v2395 = v7 * v1;
+    const unsigned int v2396 = v2395 + v2386;
+    const unsigned int v2397 = v2396 * v2;
+    const unsigned int v2398 = v2397 + v2388;
+    out[v2398] = v2394;
+  }
+  const unsigned int v2399 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2400 = v620 + v2399;
+  const unsigned int v2401 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2402 = v619 + v2401;
+  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2404 = v2402 < v2;
+  const bool v2405 = v2403 && v2404;
+  if (v2405) {
+    const float v2406 = v43.x[127];
+    const float v2407 = v2406 * v6;  // kernels/gemm/gemm.cpp:103
+    const iron_bf16 v2408 = iron_f32_to_bf16(v2407);
+    const unsigned int v2409 = v7 * v1;
+    const unsigned int v2410 = v2409 + v2400;
+    const unsigned int v2411 = v2410 * v2;
+    const unsigned int v2412 = v2411 + v2402;
+    out[v2412] = v2408;
   }
 }

@@ -296,2960 +296,2960 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const bool v57 = v56 == 0u;
   const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:256
   if (v63) {
-    for (unsigned int v2524 = 0u; v2524 < 2u; v2524 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2525 = v2524 << 6u;
-      const bool v2527 = v2525 < v2;
-      if (v2527) {
-        const unsigned int v2529 = v2524 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2531 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2534 = v2531 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2537 = v2531 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2538 = v2537 << 3u;
-        const unsigned int v2539 = v25 + v2534;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2540 = v2539 < v0;
-        const unsigned int v2541 = v2525 + v2538;
-        const bool v2542 = v2541 < v2;
-        const bool v2543 = v2540 && v2542;
-        const unsigned int v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2547 = v2545 + v2525;
-        const unsigned int v2548 = v2547 + v2538;
-        const unsigned int v2549 = v2543 ? v2548 : 0u;
-        const unsigned int v2551 = v2534 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2552 = v2529 + v2551;
-        const unsigned int v2553 = v2552 + v2538;
-        iron_copy_async<16>(shm0 + (v2553 ^ (((v2553 >> 6u) & 7u) << 3u)), a + v2549, v2543);
-        const unsigned int v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2558 = v2556 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2561 = v2556 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2562 = v2561 << 3u;
-        const unsigned int v2563 = v25 + v2558;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2564 = v2563 < v0;
-        const unsigned int v2565 = v2525 + v2562;
-        const bool v2566 = v2565 < v2;
-        const bool v2567 = v2564 && v2566;
-        const unsigned int v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2571 = v2569 + v2525;
-        const unsigned int v2572 = v2571 + v2562;
-        const unsigned int v2573 = v2567 ? v2572 : 0u;
-        const unsigned int v2575 = v2558 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2576 = v2529 + v2575;
-        const unsigned int v2577 = v2576 + v2562;
-        iron_copy_async<16>(shm0 + (v2577 ^ (((v2577 >> 6u) & 7u) << 3u)), a + v2573, v2567);
-        const unsigned int v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2582 = v2580 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2585 = v2580 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2586 = v2585 << 3u;
-        const unsigned int v2587 = v25 + v2582;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2588 = v2587 < v0;
-        const unsigned int v2589 = v2525 + v2586;
-        const bool v2590 = v2589 < v2;
-        const bool v2591 = v2588 && v2590;
-        const unsigned int v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2595 = v2593 + v2525;
-        const unsigned int v2596 = v2595 + v2586;
-        const unsigned int v2597 = v2591 ? v2596 : 0u;
-        const unsigned int v2599 = v2582 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2600 = v2529 + v2599;
-        const unsigned int v2601 = v2600 + v2586;
-        iron_copy_async<16>(shm0 + (v2601 ^ (((v2601 >> 6u) & 7u) << 3u)), a + v2597, v2591);
-        const unsigned int v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2606 = v2604 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2609 = v2604 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2610 = v2609 << 3u;
-        const unsigned int v2611 = v25 + v2606;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2612 = v2611 < v0;
-        const unsigned int v2613 = v2525 + v2610;
-        const bool v2614 = v2613 < v2;
-        const bool v2615 = v2612 && v2614;
-        const unsigned int v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2619 = v2617 + v2525;
-        const unsigned int v2620 = v2619 + v2610;
-        const unsigned int v2621 = v2615 ? v2620 : 0u;
-        const unsigned int v2623 = v2606 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2624 = v2529 + v2623;
-        const unsigned int v2625 = v2624 + v2610;
-        iron_copy_async<16>(shm0 + (v2625 ^ (((v2625 >> 6u) & 7u) << 3u)), a + v2621, v2615);
-        const unsigned int v2628 = v2531 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2630 = v2628 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2633 = v2628 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2634 = v2633 << 3u;
-        const unsigned int v2635 = v25 + v2630;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2636 = v2635 < v0;
-        const unsigned int v2637 = v2525 + v2634;
-        const bool v2638 = v2637 < v2;
-        const bool v2639 = v2636 && v2638;
-        const unsigned int v2641 = v2635 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2643 = v2641 + v2525;
-        const unsigned int v2644 = v2643 + v2634;
-        const unsigned int v2645 = v2639 ? v2644 : 0u;
-        const unsigned int v2647 = v2630 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2648 = v2529 + v2647;
-        const unsigned int v2649 = v2648 + v2634;
-        iron_copy_async<16>(shm0 + (v2649 ^ (((v2649 >> 6u) & 7u) << 3u)), a + v2645, v2639);
-        const unsigned int v2652 = v2531 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2654 = v2652 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2657 = v2652 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2658 = v2657 << 3u;
-        const unsigned int v2659 = v25 + v2654;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2660 = v2659 < v0;
-        const unsigned int v2661 = v2525 + v2658;
-        const bool v2662 = v2661 < v2;
-        const bool v2663 = v2660 && v2662;
-        const unsigned int v2665 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2667 = v2665 + v2525;
-        const unsigned int v2668 = v2667 + v2658;
-        const unsigned int v2669 = v2663 ? v2668 : 0u;
-        const unsigned int v2671 = v2654 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2672 = v2529 + v2671;
-        const unsigned int v2673 = v2672 + v2658;
-        iron_copy_async<16>(shm0 + (v2673 ^ (((v2673 >> 6u) & 7u) << 3u)), a + v2669, v2663);
-        const unsigned int v2676 = v2531 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2678 = v2676 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2681 = v2676 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2682 = v2681 << 3u;
-        const unsigned int v2683 = v25 + v2678;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2684 = v2683 < v0;
-        const unsigned int v2685 = v2525 + v2682;
-        const bool v2686 = v2685 < v2;
-        const bool v2687 = v2684 && v2686;
-        const unsigned int v2689 = v2683 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2691 = v2689 + v2525;
-        const unsigned int v2692 = v2691 + v2682;
-        const unsigned int v2693 = v2687 ? v2692 : 0u;
-        const unsigned int v2695 = v2678 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2696 = v2529 + v2695;
-        const unsigned int v2697 = v2696 + v2682;
-        iron_copy_async<16>(shm0 + (v2697 ^ (((v2697 >> 6u) & 7u) << 3u)), a + v2693, v2687);
-        const unsigned int v2700 = v2531 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2702 = v2700 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2705 = v2700 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2706 = v2705 << 3u;
-        const unsigned int v2707 = v25 + v2702;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2708 = v2707 < v0;
-        const unsigned int v2709 = v2525 + v2706;
-        const bool v2710 = v2709 < v2;
-        const bool v2711 = v2708 && v2710;
-        const unsigned int v2713 = v2707 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2715 = v2713 + v2525;
-        const unsigned int v2716 = v2715 + v2706;
-        const unsigned int v2717 = v2711 ? v2716 : 0u;
-        const unsigned int v2719 = v2702 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2720 = v2529 + v2719;
-        const unsigned int v2721 = v2720 + v2706;
-        iron_copy_async<16>(shm0 + (v2721 ^ (((v2721 >> 6u) & 7u) << 3u)), a + v2717, v2711);
-        const unsigned int v2728 = v2531 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2731 = v2531 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2732 = v2731 << 3u;
-        const unsigned int v2733 = v2525 + v2728;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2734 = v2733 < v2;
-        const unsigned int v2735 = v29 + v2732;
-        const bool v2736 = v2735 < v1;
-        const bool v2737 = v2734 && v2736;
-        const unsigned int v2739 = v2733 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2741 = v2739 + v29;
-        const unsigned int v2742 = v2741 + v2732;
-        const unsigned int v2743 = v2737 ? v2742 : 0u;
-        const unsigned int v2745 = v2728 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2746 = v2529 + v2745;
-        const unsigned int v2747 = v2746 + v2732;
-        iron_copy_async<16>(shm1 + (v2747 ^ (((v2747 >> 7u) & 7u) << 3u)), b + v2743, v2737);
-        const unsigned int v2752 = v2556 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2755 = v2556 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2756 = v2755 << 3u;
-        const unsigned int v2757 = v2525 + v2752;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2758 = v2757 < v2;
-        const unsigned int v2759 = v29 + v2756;
-        const bool v2760 = v2759 < v1;
-        const bool v2761 = v2758 && v2760;
-        const unsigned int v2763 = v2757 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2765 = v2763 + v29;
-        const unsigned int v2766 = v2765 + v2756;
-        const unsigned int v2767 = v2761 ? v2766 : 0u;
-        const unsigned int v2769 = v2752 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2770 = v2529 + v2769;
-        const unsigned int v2771 = v2770 + v2756;
-        iron_copy_async<16>(shm1 + (v2771 ^ (((v2771 >> 7u) & 7u) << 3u)), b + v2767, v2761);
-        const unsigned int v2776 = v2580 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2779 = v2580 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2780 = v2779 << 3u;
-        const unsigned int v2781 = v2525 + v2776;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2782 = v2781 < v2;
-        const unsigned int v2783 = v29 + v2780;
-        const bool v2784 = v2783 < v1;
-        const bool v2785 = v2782 && v2784;
-        const unsigned int v2787 = v2781 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2789 = v2787 + v29;
-        const unsigned int v2790 = v2789 + v2780;
-        const unsigned int v2791 = v2785 ? v2790 : 0u;
-        const unsigned int v2793 = v2776 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2794 = v2529 + v2793;
-        const unsigned int v2795 = v2794 + v2780;
-        iron_copy_async<16>(shm1 + (v2795 ^ (((v2795 >> 7u) & 7u) << 3u)), b + v2791, v2785);
-        const unsigned int v2800 = v2604 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2803 = v2604 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2804 = v2803 << 3u;
-        const unsigned int v2805 = v2525 + v2800;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2806 = v2805 < v2;
-        const unsigned int v2807 = v29 + v2804;
-        const bool v2808 = v2807 < v1;
-        const bool v2809 = v2806 && v2808;
-        const unsigned int v2811 = v2805 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2813 = v2811 + v29;
-        const unsigned int v2814 = v2813 + v2804;
-        const unsigned int v2815 = v2809 ? v2814 : 0u;
-        const unsigned int v2817 = v2800 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2818 = v2529 + v2817;
-        const unsigned int v2819 = v2818 + v2804;
-        iron_copy_async<16>(shm1 + (v2819 ^ (((v2819 >> 7u) & 7u) << 3u)), b + v2815, v2809);
-        const unsigned int v2824 = v2628 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2827 = v2628 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2828 = v2827 << 3u;
-        const unsigned int v2829 = v2525 + v2824;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2830 = v2829 < v2;
-        const unsigned int v2831 = v29 + v2828;
-        const bool v2832 = v2831 < v1;
-        const bool v2833 = v2830 && v2832;
-        const unsigned int v2835 = v2829 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2837 = v2835 + v29;
-        const unsigned int v2838 = v2837 + v2828;
-        const unsigned int v2839 = v2833 ? v2838 : 0u;
-        const unsigned int v2841 = v2824 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2842 = v2529 + v2841;
-        const unsigned int v2843 = v2842 + v2828;
-        iron_copy_async<16>(shm1 + (v2843 ^ (((v2843 >> 7u) & 7u) << 3u)), b + v2839, v2833);
-        const unsigned int v2848 = v2652 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2851 = v2652 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2852 = v2851 << 3u;
-        const unsigned int v2853 = v2525 + v2848;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2854 = v2853 < v2;
-        const unsigned int v2855 = v29 + v2852;
-        const bool v2856 = v2855 < v1;
-        const bool v2857 = v2854 && v2856;
-        const unsigned int v2859 = v2853 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2861 = v2859 + v29;
-        const unsigned int v2862 = v2861 + v2852;
-        const unsigned int v2863 = v2857 ? v2862 : 0u;
-        const unsigned int v2865 = v2848 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2866 = v2529 + v2865;
-        const unsigned int v2867 = v2866 + v2852;
-        iron_copy_async<16>(shm1 + (v2867 ^ (((v2867 >> 7u) & 7u) << 3u)), b + v2863, v2857);
-        const unsigned int v2872 = v2676 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2875 = v2676 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2876 = v2875 << 3u;
-        const unsigned int v2877 = v2525 + v2872;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2878 = v2877 < v2;
-        const unsigned int v2879 = v29 + v2876;
-        const bool v2880 = v2879 < v1;
-        const bool v2881 = v2878 && v2880;
-        const unsigned int v2883 = v2877 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2885 = v2883 + v29;
-        const unsigned int v2886 = v2885 + v2876;
-        const unsigned int v2887 = v2881 ? v2886 : 0u;
-        const unsigned int v2889 = v2872 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2890 = v2529 + v2889;
-        const unsigned int v2891 = v2890 + v2876;
-        iron_copy_async<16>(shm1 + (v2891 ^ (((v2891 >> 7u) & 7u) << 3u)), b + v2887, v2881);
-        const unsigned int v2896 = v2700 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2899 = v2700 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2900 = v2899 << 3u;
-        const unsigned int v2901 = v2525 + v2896;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2902 = v2901 < v2;
-        const unsigned int v2903 = v29 + v2900;
-        const bool v2904 = v2903 < v1;
-        const bool v2905 = v2902 && v2904;
-        const unsigned int v2907 = v2901 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2909 = v2907 + v29;
-        const unsigned int v2910 = v2909 + v2900;
-        const unsigned int v2911 = v2905 ? v2910 : 0u;
-        const unsigned int v2913 = v2896 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2914 = v2529 + v2913;
-        const unsigned int v2915 = v2914 + v2900;
-        iron_copy_async<16>(shm1 + (v2915 ^ (((v2915 >> 7u) & 7u) << 3u)), b + v2911, v2905);
+    for (unsigned int v2525 = 0u; v2525 < 2u; v2525 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2526 = v2525 << 6u;
+      const bool v2528 = v2526 < v2;
+      if (v2528) {
+        const unsigned int v2530 = v2525 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2532 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2535 = v2532 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2538 = v2532 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2539 = v2538 << 3u;
+        const unsigned int v2540 = v25 + v2535;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2541 = v2540 < v0;
+        const unsigned int v2542 = v2526 + v2539;
+        const bool v2543 = v2542 < v2;
+        const bool v2544 = v2541 && v2543;
+        const unsigned int v2546 = v2540 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2548 = v2546 + v2526;
+        const unsigned int v2549 = v2548 + v2539;
+        const unsigned int v2550 = v2544 ? v2549 : 0u;
+        const unsigned int v2552 = v2535 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2553 = v2530 + v2552;
+        const unsigned int v2554 = v2553 + v2539;
+        iron_copy_async<16>(shm0 + (v2554 ^ (((v2554 >> 6u) & 7u) << 3u)), a + v2550, v2544);
+        const unsigned int v2557 = v2532 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2559 = v2557 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2562 = v2557 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2563 = v2562 << 3u;
+        const unsigned int v2564 = v25 + v2559;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2565 = v2564 < v0;
+        const unsigned int v2566 = v2526 + v2563;
+        const bool v2567 = v2566 < v2;
+        const bool v2568 = v2565 && v2567;
+        const unsigned int v2570 = v2564 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2572 = v2570 + v2526;
+        const unsigned int v2573 = v2572 + v2563;
+        const unsigned int v2574 = v2568 ? v2573 : 0u;
+        const unsigned int v2576 = v2559 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2577 = v2530 + v2576;
+        const unsigned int v2578 = v2577 + v2563;
+        iron_copy_async<16>(shm0 + (v2578 ^ (((v2578 >> 6u) & 7u) << 3u)), a + v2574, v2568);
+        const unsigned int v2581 = v2532 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2583 = v2581 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2586 = v2581 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2587 = v2586 << 3u;
+        const unsigned int v2588 = v25 + v2583;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2589 = v2588 < v0;
+        const unsigned int v2590 = v2526 + v2587;
+        const bool v2591 = v2590 < v2;
+        const bool v2592 = v2589 && v2591;
+        const unsigned int v2594 = v2588 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2596 = v2594 + v2526;
+        const unsigned int v2597 = v2596 + v2587;
+        const unsigned int v2598 = v2592 ? v2597 : 0u;
+        const unsigned int v2600 = v2583 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2601 = v2530 + v2600;
+        const unsigned int v2602 = v2601 + v2587;
+        iron_copy_async<16>(shm0 + (v2602 ^ (((v2602 >> 6u) & 7u) << 3u)), a + v2598, v2592);
+        const unsigned int v2605 = v2532 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2607 = v2605 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2610 = v2605 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2611 = v2610 << 3u;
+        const unsigned int v2612 = v25 + v2607;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2613 = v2612 < v0;
+        const unsigned int v2614 = v2526 + v2611;
+        const bool v2615 = v2614 < v2;
+        const bool v2616 = v2613 && v2615;
+        const unsigned int v2618 = v2612 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2620 = v2618 + v2526;
+        const unsigned int v2621 = v2620 + v2611;
+        const unsigned int v2622 = v2616 ? v2621 : 0u;
+        const unsigned int v2624 = v2607 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2625 = v2530 + v2624;
+        const unsigned int v2626 = v2625 + v2611;
+        iron_copy_async<16>(shm0 + (v2626 ^ (((v2626 >> 6u) & 7u) << 3u)), a + v2622, v2616);
+        const unsigned int v2629 = v2532 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2631 = v2629 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2634 = v2629 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2635 = v2634 << 3u;
+        const unsigned int v2636 = v25 + v2631;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2637 = v2636 < v0;
+        const unsigned int v2638 = v2526 + v2635;
+        const bool v2639 = v2638 < v2;
+        const bool v2640 = v2637 && v2639;
+        const unsigned int v2642 = v2636 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2644 = v2642 + v2526;
+        const unsigned int v2645 = v2644 + v2635;
+        const unsigned int v2646 = v2640 ? v2645 : 0u;
+        const unsigned int v2648 = v2631 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2649 = v2530 + v2648;
+        const unsigned int v2650 = v2649 + v2635;
+        iron_copy_async<16>(shm0 + (v2650 ^ (((v2650 >> 6u) & 7u) << 3u)), a + v2646, v2640);
+        const unsigned int v2653 = v2532 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2655 = v2653 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2658 = v2653 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2659 = v2658 << 3u;
+        const unsigned int v2660 = v25 + v2655;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2661 = v2660 < v0;
+        const unsigned int v2662 = v2526 + v2659;
+        const bool v2663 = v2662 < v2;
+        const bool v2664 = v2661 && v2663;
+        const unsigned int v2666 = v2660 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2668 = v2666 + v2526;
+        const unsigned int v2669 = v2668 + v2659;
+        const unsigned int v2670 = v2664 ? v2669 : 0u;
+        const unsigned int v2672 = v2655 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2673 = v2530 + v2672;
+        const unsigned int v2674 = v2673 + v2659;
+        iron_copy_async<16>(shm0 + (v2674 ^ (((v2674 >> 6u) & 7u) << 3u)), a + v2670, v2664);
+        const unsigned int v2677 = v2532 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2679 = v2677 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2682 = v2677 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2683 = v2682 << 3u;
+        const unsigned int v2684 = v25 + v2679;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2685 = v2684 < v0;
+        const unsigned int v2686 = v2526 + v2683;
+        const bool v2687 = v2686 < v2;
+        const bool v2688 = v2685 && v2687;
+        const unsigned int v2690 = v2684 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2692 = v2690 + v2526;
+        const unsigned int v2693 = v2692 + v2683;
+        const unsigned int v2694 = v2688 ? v2693 : 0u;
+        const unsigned int v2696 = v2679 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2697 = v2530 + v2696;
+        const unsigned int v2698 = v2697 + v2683;
+        iron_copy_async<16>(shm0 + (v2698 ^ (((v2698 >> 6u) & 7u) << 3u)), a + v2694, v2688);
+        const unsigned int v2701 = v2532 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2703 = v2701 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2706 = v2701 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2707 = v2706 << 3u;
+        const unsigned int v2708 = v25 + v2703;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2709 = v2708 < v0;
+        const unsigned int v2710 = v2526 + v2707;
+        const bool v2711 = v2710 < v2;
+        const bool v2712 = v2709 && v2711;
+        const unsigned int v2714 = v2708 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2716 = v2714 + v2526;
+        const unsigned int v2717 = v2716 + v2707;
+        const unsigned int v2718 = v2712 ? v2717 : 0u;
+        const unsigned int v2720 = v2703 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2721 = v2530 + v2720;
+        const unsigned int v2722 = v2721 + v2707;
+        iron_copy_async<16>(shm0 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), a + v2718, v2712);
+        const unsigned int v2729 = v2532 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2732 = v2532 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2733 = v2732 << 3u;
+        const unsigned int v2734 = v2526 + v2729;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2735 = v2734 < v2;
+        const unsigned int v2736 = v29 + v2733;
+        const bool v2737 = v2736 < v1;
+        const bool v2738 = v2735 && v2737;
+        const unsigned int v2740 = v2734 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2742 = v2740 + v29;
+        const unsigned int v2743 = v2742 + v2733;
+        const unsigned int v2744 = v2738 ? v2743 : 0u;
+        const unsigned int v2746 = v2729 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2747 = v2530 + v2746;
+        const unsigned int v2748 = v2747 + v2733;
+        iron_copy_async<16>(shm1 + (v2748 ^ (((v2748 >> 7u) & 7u) << 3u)), b + v2744, v2738);
+        const unsigned int v2753 = v2557 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2756 = v2557 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2757 = v2756 << 3u;
+        const unsigned int v2758 = v2526 + v2753;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2759 = v2758 < v2;
+        const unsigned int v2760 = v29 + v2757;
+        const bool v2761 = v2760 < v1;
+        const bool v2762 = v2759 && v2761;
+        const unsigned int v2764 = v2758 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2766 = v2764 + v29;
+        const unsigned int v2767 = v2766 + v2757;
+        const unsigned int v2768 = v2762 ? v2767 : 0u;
+        const unsigned int v2770 = v2753 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2771 = v2530 + v2770;
+        const unsigned int v2772 = v2771 + v2757;
+        iron_copy_async<16>(shm1 + (v2772 ^ (((v2772 >> 7u) & 7u) << 3u)), b + v2768, v2762);
+        const unsigned int v2777 = v2581 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2780 = v2581 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2781 = v2780 << 3u;
+        const unsigned int v2782 = v2526 + v2777;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2783 = v2782 < v2;
+        const unsigned int v2784 = v29 + v2781;
+        const bool v2785 = v2784 < v1;
+        const bool v2786 = v2783 && v2785;
+        const unsigned int v2788 = v2782 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2790 = v2788 + v29;
+        const unsigned int v2791 = v2790 + v2781;
+        const unsigned int v2792 = v2786 ? v2791 : 0u;
+        const unsigned int v2794 = v2777 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2795 = v2530 + v2794;
+        const unsigned int v2796 = v2795 + v2781;
+        iron_copy_async<16>(shm1 + (v2796 ^ (((v2796 >> 7u) & 7u) << 3u)), b + v2792, v2786);
+        const unsigned int v2801 = v2605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2804 = v2605 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2805 = v2804 << 3u;
+        const unsigned int v2806 = v2526 + v2801;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2807 = v2806 < v2;
+        const unsigned int v2808 = v29 + v2805;
+        const bool v2809 = v2808 < v1;
+        const bool v2810 = v2807 && v2809;
+        const unsigned int v2812 = v2806 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2814 = v2812 + v29;
+        const unsigned int v2815 = v2814 + v2805;
+        const unsigned int v2816 = v2810 ? v2815 : 0u;
+        const unsigned int v2818 = v2801 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2819 = v2530 + v2818;
+        const unsigned int v2820 = v2819 + v2805;
+        iron_copy_async<16>(shm1 + (v2820 ^ (((v2820 >> 7u) & 7u) << 3u)), b + v2816, v2810);
+        const unsigned int v2825 = v2629 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2828 = v2629 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2829 = v2828 << 3u;
+        const unsigned int v2830 = v2526 + v2825;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2831 = v2830 < v2;
+        const unsigned int v2832 = v29 + v2829;
+        const bool v2833 = v2832 < v1;
+        const bool v2834 = v2831 && v2833;
+        const unsigned int v2836 = v2830 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2838 = v2836 + v29;
+        const unsigned int v2839 = v2838 + v2829;
+        const unsigned int v2840 = v2834 ? v2839 : 0u;
+        const unsigned int v2842 = v2825 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2843 = v2530 + v2842;
+        const unsigned int v2844 = v2843 + v2829;
+        iron_copy_async<16>(shm1 + (v2844 ^ (((v2844 >> 7u) & 7u) << 3u)), b + v2840, v2834);
+        const unsigned int v2849 = v2653 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2852 = v2653 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2853 = v2852 << 3u;
+        const unsigned int v2854 = v2526 + v2849;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2855 = v2854 < v2;
+        const unsigned int v2856 = v29 + v2853;
+        const bool v2857 = v2856 < v1;
+        const bool v2858 = v2855 && v2857;
+        const unsigned int v2860 = v2854 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2862 = v2860 + v29;
+        const unsigned int v2863 = v2862 + v2853;
+        const unsigned int v2864 = v2858 ? v2863 : 0u;
+        const unsigned int v2866 = v2849 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2867 = v2530 + v2866;
+        const unsigned int v2868 = v2867 + v2853;
+        iron_copy_async<16>(shm1 + (v2868 ^ (((v2868 >> 7u) & 7u) << 3u)), b + v2864, v2858);
+        const unsigned int v2873 = v2677 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2876 = v2677 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2877 = v2876 << 3u;
+        const unsigned int v2878 = v2526 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2879 = v2878 < v2;
+        const unsigned int v2880 = v29 + v2877;
+        const bool v2881 = v2880 < v1;
+        const bool v2882 = v2879 && v2881;
+        const unsigned int v2884 = v2878 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2886 = v2884 + v29;
+        const unsigned int v2887 = v2886 + v2877;
+        const unsigned int v2888 = v2882 ? v2887 : 0u;
+        const unsigned int v2890 = v2873 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2891 = v2530 + v2890;
+        const unsigned int v2892 = v2891 + v2877;
+        iron_copy_async<16>(shm1 + (v2892 ^ (((v2892 >> 7u) & 7u) << 3u)), b + v2888, v2882);
+        const unsigned int v2897 = v2701 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2900 = v2701 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2901 = v2900 << 3u;
+        const unsigned int v2902 = v2526 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2903 = v2902 < v2;
+        const unsigned int v2904 = v29 + v2901;
+        const bool v2905 = v2904 < v1;
+        const bool v2906 = v2903 && v2905;
+        const unsigned int v2908 = v2902 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2910 = v2908 + v29;
+        const unsigned int v2911 = v2910 + v2901;
+        const unsigned int v2912 = v2906 ? v2911 : 0u;
+        const unsigned int v2914 = v2897 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2915 = v2530 + v2914;
+        const unsigned int v2916 = v2915 + v2901;
+        iron_copy_async<16>(shm1 + (v2916 ^ (((v2916 >> 7u) & 7u) << 3u)), b + v2912, v2906);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2928 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2929 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2916 = 0u; v2916 < v2; v2916 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2918 = v2916 >> 6u;
-      const unsigned int v2920 = v2918 % 3u;
+    for (unsigned int v2917 = 0u; v2917 < v2; v2917 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2919 = v2917 >> 6u;
+      const unsigned int v2921 = v2919 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2922 = v2920 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2929 = v2922 + v2928;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2929, 64u);
-      const unsigned int v2934 = v2922 + v38;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2934, 128u);
+      const unsigned int v2923 = v2921 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2930 = v2923 + v2929;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2930, 64u);
+      const unsigned int v2935 = v2923 + v38;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2935, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2940 = v2929 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2940, 64u);
-      const unsigned int v2943 = v2922 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2944 = v2943 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2944, 128u);
+      const unsigned int v2941 = v2930 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2941, 64u);
+      const unsigned int v2944 = v2923 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2945 = v2944 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2945, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2950 = v2929 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2950, 64u);
-      const unsigned int v2953 = v2922 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2954 = v2953 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2954, 128u);
+      const unsigned int v2951 = v2930 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2951, 64u);
+      const unsigned int v2954 = v2923 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2955 = v2954 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2955, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2960 = v2929 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2960, 64u);
-      const unsigned int v2963 = v2922 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2964 = v2963 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2964, 128u);
+      const unsigned int v2961 = v2930 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2961, 64u);
+      const unsigned int v2964 = v2923 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2965 = v2964 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2965, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2967 = v2916 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2969 = v2918 + 2u;
-      const unsigned int v2970 = v2969 % 3u;
-      const bool v2971 = v2967 < v2;
-      if (v2971) {
-        const unsigned int v2973 = v2970 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2975 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2978 = v2975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2981 = v2975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2982 = v2981 << 3u;
-        const unsigned int v2983 = v25 + v2978;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2984 = v2983 < v0;
-        const unsigned int v2985 = v2967 + v2982;
-        const bool v2986 = v2985 < v2;
-        const bool v2987 = v2984 && v2986;
-        const unsigned int v2989 = v2983 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2991 = v2989 + v2967;
-        const unsigned int v2992 = v2991 + v2982;
-        const unsigned int v2993 = v2987 ? v2992 : 0u;
-        const unsigned int v2995 = v2978 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2996 = v2973 + v2995;
-        const unsigned int v2997 = v2996 + v2982;
-        iron_copy_async<16>(shm0 + (v2997 ^ (((v2997 >> 6u) & 7u) << 3u)), a + v2993, v2987);
-        const unsigned int v3000 = v2975 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3002 = v3000 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3005 = v3000 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3006 = v3005 << 3u;
-        const unsigned int v3007 = v25 + v3002;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3008 = v3007 < v0;
-        const unsigned int v3009 = v2967 + v3006;
-        const bool v3010 = v3009 < v2;
-        const bool v3011 = v3008 && v3010;
-        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3015 = v3013 + v2967;
-        const unsigned int v3016 = v3015 + v3006;
-        const unsigned int v3017 = v3011 ? v3016 : 0u;
-        const unsigned int v3019 = v3002 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3020 = v2973 + v3019;
-        const unsigned int v3021 = v3020 + v3006;
-        iron_copy_async<16>(shm0 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), a + v3017, v3011);
-        const unsigned int v3024 = v2975 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3026 = v3024 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3029 = v3024 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3030 = v3029 << 3u;
-        const unsigned int v3031 = v25 + v3026;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3032 = v3031 < v0;
-        const unsigned int v3033 = v2967 + v3030;
-        const bool v3034 = v3033 < v2;
-        const bool v3035 = v3032 && v3034;
-        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3039 = v3037 + v2967;
-        const unsigned int v3040 = v3039 + v3030;
-        const unsigned int v3041 = v3035 ? v3040 : 0u;
-        const unsigned int v3043 = v3026 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3044 = v2973 + v3043;
-        const unsigned int v3045 = v3044 + v3030;
-        iron_copy_async<16>(shm0 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), a + v3041, v3035);
-        const unsigned int v3048 = v2975 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3050 = v3048 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3053 = v3048 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3054 = v3053 << 3u;
-        const unsigned int v3055 = v25 + v3050;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3056 = v3055 < v0;
-        const unsigned int v3057 = v2967 + v3054;
-        const bool v3058 = v3057 < v2;
-        const bool v3059 = v3056 && v3058;
-        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3063 = v3061 + v2967;
-        const unsigned int v3064 = v3063 + v3054;
-        const unsigned int v3065 = v3059 ? v3064 : 0u;
-        const unsigned int v3067 = v3050 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3068 = v2973 + v3067;
-        const unsigned int v3069 = v3068 + v3054;
-        iron_copy_async<16>(shm0 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), a + v3065, v3059);
-        const unsigned int v3072 = v2975 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3074 = v3072 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3077 = v3072 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3078 = v3077 << 3u;
-        const unsigned int v3079 = v25 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3080 = v3079 < v0;
-        const unsigned int v3081 = v2967 + v3078;
-        const bool v3082 = v3081 < v2;
-        const bool v3083 = v3080 && v3082;
-        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3087 = v3085 + v2967;
-        const unsigned int v3088 = v3087 + v3078;
-        const unsigned int v3089 = v3083 ? v3088 : 0u;
-        const unsigned int v3091 = v3074 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3092 = v2973 + v3091;
-        const unsigned int v3093 = v3092 + v3078;
-        iron_copy_async<16>(shm0 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), a + v3089, v3083);
-        const unsigned int v3096 = v2975 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3098 = v3096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3101 = v3096 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3102 = v3101 << 3u;
-        const unsigned int v3103 = v25 + v3098;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3104 = v3103 < v0;
-        const unsigned int v3105 = v2967 + v3102;
-        const bool v3106 = v3105 < v2;
-        const bool v3107 = v3104 && v3106;
-        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3111 = v3109 + v2967;
-        const unsigned int v3112 = v3111 + v3102;
-        const unsigned int v3113 = v3107 ? v3112 : 0u;
-        const unsigned int v3115 = v3098 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3116 = v2973 + v3115;
-        const unsigned int v3117 = v3116 + v3102;
-        iron_copy_async<16>(shm0 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), a + v3113, v3107);
-        const unsigned int v3120 = v2975 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3122 = v3120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3125 = v3120 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3126 = v3125 << 3u;
-        const unsigned int v3127 = v25 + v3122;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3128 = v3127 < v0;
-        const unsigned int v3129 = v2967 + v3126;
-        const bool v3130 = v3129 < v2;
-        const bool v3131 = v3128 && v3130;
-        const unsigned int v3133 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3135 = v3133 + v2967;
-        const unsigned int v3136 = v3135 + v3126;
-        const unsigned int v3137 = v3131 ? v3136 : 0u;
-        const unsigned int v3139 = v3122 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3140 = v2973 + v3139;
-        const unsigned int v3141 = v3140 + v3126;
-        iron_copy_async<16>(shm0 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), a + v3137, v3131);
-        const unsigned int v3144 = v2975 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3146 = v3144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3149 = v3144 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3150 = v3149 << 3u;
-        const unsigned int v3151 = v25 + v3146;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3152 = v3151 < v0;
-        const unsigned int v3153 = v2967 + v3150;
-        const bool v3154 = v3153 < v2;
-        const bool v3155 = v3152 && v3154;
-        const unsigned int v3157 = v3151 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3159 = v3157 + v2967;
-        const unsigned int v3160 = v3159 + v3150;
-        const unsigned int v3161 = v3155 ? v3160 : 0u;
-        const unsigned int v3163 = v3146 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3164 = v2973 + v3163;
-        const unsigned int v3165 = v3164 + v3150;
-        iron_copy_async<16>(shm0 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), a + v3161, v3155);
-        const unsigned int v3172 = v2975 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3175 = v2975 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3176 = v3175 << 3u;
-        const unsigned int v3177 = v2967 + v3172;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3178 = v3177 < v2;
-        const unsigned int v3179 = v29 + v3176;
-        const bool v3180 = v3179 < v1;
-        const bool v3181 = v3178 && v3180;
-        const unsigned int v3183 = v3177 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3185 = v3183 + v29;
-        const unsigned int v3186 = v3185 + v3176;
-        const unsigned int v3187 = v3181 ? v3186 : 0u;
-        const unsigned int v3189 = v3172 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3190 = v2973 + v3189;
-        const unsigned int v3191 = v3190 + v3176;
-        iron_copy_async<16>(shm1 + (v3191 ^ (((v3191 >> 7u) & 7u) << 3u)), b + v3187, v3181);
-        const unsigned int v3196 = v3000 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3199 = v3000 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3200 = v3199 << 3u;
-        const unsigned int v3201 = v2967 + v3196;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3202 = v3201 < v2;
-        const unsigned int v3203 = v29 + v3200;
-        const bool v3204 = v3203 < v1;
-        const bool v3205 = v3202 && v3204;
-        const unsigned int v3207 = v3201 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3209 = v3207 + v29;
-        const unsigned int v3210 = v3209 + v3200;
-        const unsigned int v3211 = v3205 ? v3210 : 0u;
-        const unsigned int v3213 = v3196 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3214 = v2973 + v3213;
-        const unsigned int v3215 = v3214 + v3200;
-        iron_copy_async<16>(shm1 + (v3215 ^ (((v3215 >> 7u) & 7u) << 3u)), b + v3211, v3205);
-        const unsigned int v3220 = v3024 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3223 = v3024 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3224 = v3223 << 3u;
-        const unsigned int v3225 = v2967 + v3220;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3226 = v3225 < v2;
-        const unsigned int v3227 = v29 + v3224;
-        const bool v3228 = v3227 < v1;
-        const bool v3229 = v3226 && v3228;
-        const unsigned int v3231 = v3225 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3233 = v3231 + v29;
-        const unsigned int v3234 = v3233 + v3224;
-        const unsigned int v3235 = v3229 ? v3234 : 0u;
-        const unsigned int v3237 = v3220 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3238 = v2973 + v3237;
-        const unsigned int v3239 = v3238 + v3224;
-        iron_copy_async<16>(shm1 + (v3239 ^ (((v3239 >> 7u) & 7u) << 3u)), b + v3235, v3229);
-        const unsigned int v3244 = v3048 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3247 = v3048 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3248 = v3247 << 3u;
-        const unsigned int v3249 = v2967 + v3244;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3250 = v3249 < v2;
-        const unsigned int v3251 = v29 + v3248;
-        const bool v3252 = v3251 < v1;
-        const bool v3253 = v3250 && v3252;
-        const unsigned int v3255 = v3249 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3257 = v3255 + v29;
-        const unsigned int v3258 = v3257 + v3248;
-        const unsigned int v3259 = v3253 ? v3258 : 0u;
-        const unsigned int v3261 = v3244 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3262 = v2973 + v3261;
-        const unsigned int v3263 = v3262 + v3248;
-        iron_copy_async<16>(shm1 + (v3263 ^ (((v3263 >> 7u) & 7u) << 3u)), b + v3259, v3253);
-        const unsigned int v3268 = v3072 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3271 = v3072 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3272 = v3271 << 3u;
-        const unsigned int v3273 = v2967 + v3268;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3274 = v3273 < v2;
-        const unsigned int v3275 = v29 + v3272;
-        const bool v3276 = v3275 < v1;
-        const bool v3277 = v3274 && v3276;
-        const unsigned int v3279 = v3273 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3281 = v3279 + v29;
-        const unsigned int v3282 = v3281 + v3272;
-        const unsigned int v3283 = v3277 ? v3282 : 0u;
-        const unsigned int v3285 = v3268 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3286 = v2973 + v3285;
-        const unsigned int v3287 = v3286 + v3272;
-        iron_copy_async<16>(shm1 + (v3287 ^ (((v3287 >> 7u) & 7u) << 3u)), b + v3283, v3277);
-        const unsigned int v3292 = v3096 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3295 = v3096 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3296 = v3295 << 3u;
-        const unsigned int v3297 = v2967 + v3292;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3298 = v3297 < v2;
-        const unsigned int v3299 = v29 + v3296;
-        const bool v3300 = v3299 < v1;
-        const bool v3301 = v3298 && v3300;
-        const unsigned int v3303 = v3297 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3305 = v3303 + v29;
-        const unsigned int v3306 = v3305 + v3296;
-        const unsigned int v3307 = v3301 ? v3306 : 0u;
-        const unsigned int v3309 = v3292 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3310 = v2973 + v3309;
-        const unsigned int v3311 = v3310 + v3296;
-        iron_copy_async<16>(shm1 + (v3311 ^ (((v3311 >> 7u) & 7u) << 3u)), b + v3307, v3301);
-        const unsigned int v3316 = v3120 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3319 = v3120 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3320 = v3319 << 3u;
-        const unsigned int v3321 = v2967 + v3316;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3322 = v3321 < v2;
-        const unsigned int v3323 = v29 + v3320;
-        const bool v3324 = v3323 < v1;
-        const bool v3325 = v3322 && v3324;
-        const unsigned int v3327 = v3321 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3329 = v3327 + v29;
-        const unsigned int v3330 = v3329 + v3320;
-        const unsigned int v3331 = v3325 ? v3330 : 0u;
-        const unsigned int v3333 = v3316 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3334 = v2973 + v3333;
-        const unsigned int v3335 = v3334 + v3320;
-        iron_copy_async<16>(shm1 + (v3335 ^ (((v3335 >> 7u) & 7u) << 3u)), b + v3331, v3325);
-        const unsigned int v3340 = v3144 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3343 = v3144 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3344 = v3343 << 3u;
-        const unsigned int v3345 = v2967 + v3340;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3346 = v3345 < v2;
-        const unsigned int v3347 = v29 + v3344;
-        const bool v3348 = v3347 < v1;
-        const bool v3349 = v3346 && v3348;
-        const unsigned int v3351 = v3345 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3353 = v3351 + v29;
-        const unsigned int v3354 = v3353 + v3344;
-        const unsigned int v3355 = v3349 ? v3354 : 0u;
-        const unsigned int v3357 = v3340 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3358 = v2973 + v3357;
-        const unsigned int v3359 = v3358 + v3344;
-        iron_copy_async<16>(shm1 + (v3359 ^ (((v3359 >> 7u) & 7u) << 3u)), b + v3355, v3349);
+      const unsigned int v2968 = v2917 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2970 = v2919 + 2u;
+      const unsigned int v2971 = v2970 % 3u;
+      const bool v2972 = v2968 < v2;
+      if (v2972) {
+        const unsigned int v2974 = v2971 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2976 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2979 = v2976 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2982 = v2976 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2983 = v2982 << 3u;
+        const unsigned int v2984 = v25 + v2979;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2985 = v2984 < v0;
+        const unsigned int v2986 = v2968 + v2983;
+        const bool v2987 = v2986 < v2;
+        const bool v2988 = v2985 && v2987;
+        const unsigned int v2990 = v2984 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2992 = v2990 + v2968;
+        const unsigned int v2993 = v2992 + v2983;
+        const unsigned int v2994 = v2988 ? v2993 : 0u;
+        const unsigned int v2996 = v2979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2997 = v2974 + v2996;
+        const unsigned int v2998 = v2997 + v2983;
+        iron_copy_async<16>(shm0 + (v2998 ^ (((v2998 >> 6u) & 7u) << 3u)), a + v2994, v2988);
+        const unsigned int v3001 = v2976 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3003 = v3001 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3006 = v3001 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3007 = v3006 << 3u;
+        const unsigned int v3008 = v25 + v3003;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3009 = v3008 < v0;
+        const unsigned int v3010 = v2968 + v3007;
+        const bool v3011 = v3010 < v2;
+        const bool v3012 = v3009 && v3011;
+        const unsigned int v3014 = v3008 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3016 = v3014 + v2968;
+        const unsigned int v3017 = v3016 + v3007;
+        const unsigned int v3018 = v3012 ? v3017 : 0u;
+        const unsigned int v3020 = v3003 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3021 = v2974 + v3020;
+        const unsigned int v3022 = v3021 + v3007;
+        iron_copy_async<16>(shm0 + (v3022 ^ (((v3022 >> 6u) & 7u) << 3u)), a + v3018, v3012);
+        const unsigned int v3025 = v2976 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3027 = v3025 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3030 = v3025 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3031 = v3030 << 3u;
+        const unsigned int v3032 = v25 + v3027;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3033 = v3032 < v0;
+        const unsigned int v3034 = v2968 + v3031;
+        const bool v3035 = v3034 < v2;
+        const bool v3036 = v3033 && v3035;
+        const unsigned int v3038 = v3032 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3040 = v3038 + v2968;
+        const unsigned int v3041 = v3040 + v3031;
+        const unsigned int v3042 = v3036 ? v3041 : 0u;
+        const unsigned int v3044 = v3027 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3045 = v2974 + v3044;
+        const unsigned int v3046 = v3045 + v3031;
+        iron_copy_async<16>(shm0 + (v3046 ^ (((v3046 >> 6u) & 7u) << 3u)), a + v3042, v3036);
+        const unsigned int v3049 = v2976 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3051 = v3049 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3054 = v3049 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3055 = v3054 << 3u;
+        const unsigned int v3056 = v25 + v3051;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3057 = v3056 < v0;
+        const unsigned int v3058 = v2968 + v3055;
+        const bool v3059 = v3058 < v2;
+        const bool v3060 = v3057 && v3059;
+        const unsigned int v3062 = v3056 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3064 = v3062 + v2968;
+        const unsigned int v3065 = v3064 + v3055;
+        const unsigned int v3066 = v3060 ? v3065 : 0u;
+        const unsigned int v3068 = v3051 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3069 = v2974 + v3068;
+        const unsigned int v3070 = v3069 + v3055;
+        iron_copy_async<16>(shm0 + (v3070 ^ (((v3070 >> 6u) & 7u) << 3u)), a + v3066, v3060);
+        const unsigned int v3073 = v2976 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3075 = v3073 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3078 = v3073 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3079 = v3078 << 3u;
+        const unsigned int v3080 = v25 + v3075;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3081 = v3080 < v0;
+        const unsigned int v3082 = v2968 + v3079;
+        const bool v3083 = v3082 < v2;
+        const bool v3084 = v3081 && v3083;
+        const unsigned int v3086 = v3080 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3088 = v3086 + v2968;
+        const unsigned int v3089 = v3088 + v3079;
+        const unsigned int v3090 = v3084 ? v3089 : 0u;
+        const unsigned int v3092 = v3075 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3093 = v2974 + v3092;
+        const unsigned int v3094 = v3093 + v3079;
+        iron_copy_async<16>(shm0 + (v3094 ^ (((v3094 >> 6u) & 7u) << 3u)), a + v3090, v3084);
+        const unsigned int v3097 = v2976 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3099 = v3097 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3102 = v3097 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3103 = v3102 << 3u;
+        const unsigned int v3104 = v25 + v3099;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3105 = v3104 < v0;
+        const unsigned int v3106 = v2968 + v3103;
+        const bool v3107 = v3106 < v2;
+        const bool v3108 = v3105 && v3107;
+        const unsigned int v3110 = v3104 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3112 = v3110 + v2968;
+        const unsigned int v3113 = v3112 + v3103;
+        const unsigned int v3114 = v3108 ? v3113 : 0u;
+        const unsigned int v3116 = v3099 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3117 = v2974 + v3116;
+        const unsigned int v3118 = v3117 + v3103;
+        iron_copy_async<16>(shm0 + (v3118 ^ (((v3118 >> 6u) & 7u) << 3u)), a + v3114, v3108);
+        const unsigned int v3121 = v2976 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3123 = v3121 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3126 = v3121 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3127 = v3126 << 3u;
+        const unsigned int v3128 = v25 + v3123;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3129 = v3128 < v0;
+        const unsigned int v3130 = v2968 + v3127;
+        const bool v3131 = v3130 < v2;
+        const bool v3132 = v3129 && v3131;
+        const unsigned int v3134 = v3128 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3136 = v3134 + v2968;
+        const unsigned int v3137 = v3136 + v3127;
+        const unsigned int v3138 = v3132 ? v3137 : 0u;
+        const unsigned int v3140 = v3123 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3141 = v2974 + v3140;
+        const unsigned int v3142 = v3141 + v3127;
+        iron_copy_async<16>(shm0 + (v3142 ^ (((v3142 >> 6u) & 7u) << 3u)), a + v3138, v3132);
+        const unsigned int v3145 = v2976 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3147 = v3145 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3150 = v3145 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3151 = v3150 << 3u;
+        const unsigned int v3152 = v25 + v3147;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3153 = v3152 < v0;
+        const unsigned int v3154 = v2968 + v3151;
+        const bool v3155 = v3154 < v2;
+        const bool v3156 = v3153 && v3155;
+        const unsigned int v3158 = v3152 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3160 = v3158 + v2968;
+        const unsigned int v3161 = v3160 + v3151;
+        const unsigned int v3162 = v3156 ? v3161 : 0u;
+        const unsigned int v3164 = v3147 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3165 = v2974 + v3164;
+        const unsigned int v3166 = v3165 + v3151;
+        iron_copy_async<16>(shm0 + (v3166 ^ (((v3166 >> 6u) & 7u) << 3u)), a + v3162, v3156);
+        const unsigned int v3173 = v2976 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3176 = v2976 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3177 = v3176 << 3u;
+        const unsigned int v3178 = v2968 + v3173;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3179 = v3178 < v2;
+        const unsigned int v3180 = v29 + v3177;
+        const bool v3181 = v3180 < v1;
+        const bool v3182 = v3179 && v3181;
+        const unsigned int v3184 = v3178 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3186 = v3184 + v29;
+        const unsigned int v3187 = v3186 + v3177;
+        const unsigned int v3188 = v3182 ? v3187 : 0u;
+        const unsigned int v3190 = v3173 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3191 = v2974 + v3190;
+        const unsigned int v3192 = v3191 + v3177;
+        iron_copy_async<16>(shm1 + (v3192 ^ (((v3192 >> 7u) & 7u) << 3u)), b + v3188, v3182);
+        const unsigned int v3197 = v3001 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3200 = v3001 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3201 = v3200 << 3u;
+        const unsigned int v3202 = v2968 + v3197;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3203 = v3202 < v2;
+        const unsigned int v3204 = v29 + v3201;
+        const bool v3205 = v3204 < v1;
+        const bool v3206 = v3203 && v3205;
+        const unsigned int v3208 = v3202 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3210 = v3208 + v29;
+        const unsigned int v3211 = v3210 + v3201;
+        const unsigned int v3212 = v3206 ? v3211 : 0u;
+        const unsigned int v3214 = v3197 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3215 = v2974 + v3214;
+        const unsigned int v3216 = v3215 + v3201;
+        iron_copy_async<16>(shm1 + (v3216 ^ (((v3216 >> 7u) & 7u) << 3u)), b + v3212, v3206);
+        const unsigned int v3221 = v3025 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3224 = v3025 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3225 = v3224 << 3u;
+        const unsigned int v3226 = v2968 + v3221;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3227 = v3226 < v2;
+        const unsigned int v3228 = v29 + v3225;
+        const bool v3229 = v3228 < v1;
+        const bool v3230 = v3227 && v3229;
+        const unsigned int v3232 = v3226 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3234 = v3232 + v29;
+        const unsigned int v3235 = v3234 + v3225;
+        const unsigned int v3236 = v3230 ? v3235 : 0u;
+        const unsigned int v3238 = v3221 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3239 = v2974 + v3238;
+        const unsigned int v3240 = v3239 + v3225;
+        iron_copy_async<16>(shm1 + (v3240 ^ (((v3240 >> 7u) & 7u) << 3u)), b + v3236, v3230);
+        const unsigned int v3245 = v3049 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3248 = v3049 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3249 = v3248 << 3u;
+        const unsigned int v3250 = v2968 + v3245;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3251 = v3250 < v2;
+        const unsigned int v3252 = v29 + v3249;
+        const bool v3253 = v3252 < v1;
+        const bool v3254 = v3251 && v3253;
+        const unsigned int v3256 = v3250 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3258 = v3256 + v29;
+        const unsigned int v3259 = v3258 + v3249;
+        const unsigned int v3260 = v3254 ? v3259 : 0u;
+        const unsigned int v3262 = v3245 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3263 = v2974 + v3262;
+        const unsigned int v3264 = v3263 + v3249;
+        iron_copy_async<16>(shm1 + (v3264 ^ (((v3264 >> 7u) & 7u) << 3u)), b + v3260, v3254);
+        const unsigned int v3269 = v3073 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3272 = v3073 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3273 = v3272 << 3u;
+        const unsigned int v3274 = v2968 + v3269;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3275 = v3274 < v2;
+        const unsigned int v3276 = v29 + v3273;
+        const bool v3277 = v3276 < v1;
+        const bool v3278 = v3275 && v3277;
+        const unsigned int v3280 = v3274 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3282 = v3280 + v29;
+        const unsigned int v3283 = v3282 + v3273;
+        const unsigned int v3284 = v3278 ? v3283 : 0u;
+        const unsigned int v3286 = v3269 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3287 = v2974 + v3286;
+        const unsigned int v3288 = v3287 + v3273;
+        iron_copy_async<16>(shm1 + (v3288 ^ (((v3288 >> 7u) & 7u) << 3u)), b + v3284, v3278);
+        const unsigned int v3293 = v3097 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3296 = v3097 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3297 = v3296 << 3u;
+        const unsigned int v3298 = v2968 + v3293;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3299 = v3298 < v2;
+        const unsigned int v3300 = v29 + v3297;
+        const bool v3301 = v3300 < v1;
+        const bool v3302 = v3299 && v3301;
+        const unsigned int v3304 = v3298 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3306 = v3304 + v29;
+        const unsigned int v3307 = v3306 + v3297;
+        const unsigned int v3308 = v3302 ? v3307 : 0u;
+        const unsigned int v3310 = v3293 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3311 = v2974 + v3310;
+        const unsigned int v3312 = v3311 + v3297;
+        iron_copy_async<16>(shm1 + (v3312 ^ (((v3312 >> 7u) & 7u) << 3u)), b + v3308, v3302);
+        const unsigned int v3317 = v3121 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3320 = v3121 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3321 = v3320 << 3u;
+        const unsigned int v3322 = v2968 + v3317;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3323 = v3322 < v2;
+        const unsigned int v3324 = v29 + v3321;
+        const bool v3325 = v3324 < v1;
+        const bool v3326 = v3323 && v3325;
+        const unsigned int v3328 = v3322 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3330 = v3328 + v29;
+        const unsigned int v3331 = v3330 + v3321;
+        const unsigned int v3332 = v3326 ? v3331 : 0u;
+        const unsigned int v3334 = v3317 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3335 = v2974 + v3334;
+        const unsigned int v3336 = v3335 + v3321;
+        iron_copy_async<16>(shm1 + (v3336 ^ (((v3336 >> 7u) & 7u) << 3u)), b + v3332, v3326);
+        const unsigned int v3341 = v3145 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3344 = v3145 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3345 = v3344 << 3u;
+        const unsigned int v3346 = v2968 + v3341;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3347 = v3346 < v2;
+        const unsigned int v3348 = v29 + v3345;
+        const bool v3349 = v3348 < v1;
+        const bool v3350 = v3347 && v3349;
+        const unsigned int v3352 = v3346 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3354 = v3352 + v29;
+        const unsigned int v3355 = v3354 + v3345;
+        const unsigned int v3356 = v3350 ? v3355 : 0u;
+        const unsigned int v3358 = v3341 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3359 = v2974 + v3358;
+        const unsigned int v3360 = v3359 + v3345;
+        iron_copy_async<16>(shm1 + (v3360 ^ (((v3360 >> 7u) & 7u) << 3u)), b + v3356, v3350);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v506 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v507 = threadIdx.x;
+    const unsigned int v563 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v575 = v563 + 16u;
+    const unsigned int v579 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v585 = v563 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v589 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v595 = v563 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v599 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v513 = v25 + v510;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v514 = v513 < v0;
-        const unsigned int v515 = v504 + v512;
-        const bool v516 = v515 < v2;
-        const bool v517 = v514 && v516;
-        if (v517) {
-          const unsigned int v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v521 = v519 + v504;
-          const unsigned int v522 = v521 + v512;
-          const iron_bf16 v523 = a[v522];
-          const unsigned int v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v526 = v525 + v512;
-          shm0[(v526 ^ (((v526 >> 6u) & 7u) << 3u))] = v523;
+    for (unsigned int v505 = 0u; v505 < v2; v505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v509 = v507; v509 < 8192u; v509 += v506) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v511 = v509 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v513 = v509 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v514 = v25 + v511;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v515 = v514 < v0;
+        const unsigned int v516 = v505 + v513;
+        const bool v517 = v516 < v2;
+        const bool v518 = v515 && v517;
+        if (v518) {
+          const unsigned int v520 = v514 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v522 = v520 + v505;
+          const unsigned int v523 = v522 + v513;
+          const iron_bf16 v524 = a[v523];
+          const unsigned int v526 = v511 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v527 = v526 + v513;
+          shm0[(v527 ^ (((v527 >> 6u) & 7u) << 3u))] = v524;
         } else {
-          const unsigned int v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v529 = v528 + v512;
-          shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v529 = v511 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v530 = v529 + v513;
+          shm0[(v530 ^ (((v530 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v540 = v539 < v2;
-        const unsigned int v541 = v29 + v538;
-        const bool v542 = v541 < v1;
-        const bool v543 = v540 && v542;
-        if (v543) {
-          const unsigned int v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v547 = v545 + v29;
-          const unsigned int v548 = v547 + v538;
-          const iron_bf16 v549 = b[v548];
-          const unsigned int v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v552 = v551 + v538;
-          shm1[(v552 ^ (((v552 >> 7u) & 7u) << 3u))] = v549;
+      for (unsigned int v535 = v507; v535 < 8192u; v535 += v506) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v537 = v535 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v539 = v535 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v540 = v505 + v537;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v541 = v540 < v2;
+        const unsigned int v542 = v29 + v539;
+        const bool v543 = v542 < v1;
+        const bool v544 = v541 && v543;
+        if (v544) {
+          const unsigned int v546 = v540 * v1;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v548 = v546 + v29;
+          const unsigned int v549 = v548 + v539;
+          const iron_bf16 v550 = b[v549];
+          const unsigned int v552 = v537 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v553 = v552 + v539;
+          shm1[(v553 ^ (((v553 >> 7u) & 7u) << 3u))] = v550;
         } else {
-          const unsigned int v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v555 = v554 + v538;
-          shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v555 = v537 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v556 = v555 + v539;
+          shm1[(v556 ^ (((v556 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v563, 64u);  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v579, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v589, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v599, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v599 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v600 = v25 + v34;
-  const unsigned int v601 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v606 = v604 < v1;
-  const bool v607 = v605 && v606;
-  if (v607) {
-    const float v608 = v40.x[0];
-    const unsigned int v609 = v602 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v610 = v609 + v604;
-    const iron_bf16 v611 = c[v610];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v612 = iron_to_f32(v611);
-    const float v613 = v612 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v614 = fmaf(v608, v3, v613);
-    const iron_bf16 v615 = iron_f32_to_bf16(v614);
-    c[v610] = v615;
-  }
-  const unsigned int v616 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v617 = v600 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v619 = v599 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v40.x[1];
-    const unsigned int v624 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v625 = v624 + v619;
-    const iron_bf16 v626 = c[v625];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v627 = iron_to_f32(v626);
-    const float v628 = v627 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v629 = fmaf(v623, v3, v628);
-    const iron_bf16 v630 = iron_f32_to_bf16(v629);
-    c[v625] = v630;
-  }
-  const unsigned int v631 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v632 = v600 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v634 = v599 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v40.x[2];
-    const unsigned int v639 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v640 = v639 + v634;
-    const iron_bf16 v641 = c[v640];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v642 = iron_to_f32(v641);
-    const float v643 = v642 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v644 = fmaf(v638, v3, v643);
-    const iron_bf16 v645 = iron_f32_to_bf16(v644);
-    c[v640] = v645;
-  }
-  const unsigned int v646 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v647 = v600 + v646;
-  const unsigned int v648 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v649 = v599 + v648;
-  const bool v650 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v651 = v649 < v1;
-  const bool v652 = v650 && v651;
-  if (v652) {
-    const float v653 = v40.x[3];
-    const unsigned int v654 = v647 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v655 = v654 + v649;
-    const iron_bf16 v656 = c[v655];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v657 = iron_to_f32(v656);
-    const float v658 = v657 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v659 = fmaf(v653, v3, v658);
-    const iron_bf16 v660 = iron_f32_to_bf16(v659);
-    c[v655] = v660;
-  }
-  const unsigned int v661 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v662 = v600 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v666 = v664 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v40.x[4];
-    const unsigned int v669 = v662 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v670 = v669 + v664;
-    const iron_bf16 v671 = c[v670];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v672 = iron_to_f32(v671);
-    const float v673 = v672 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v674 = fmaf(v668, v3, v673);
-    const iron_bf16 v675 = iron_f32_to_bf16(v674);
-    c[v670] = v675;
-  }
-  const unsigned int v676 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v677 = v600 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v679 = v599 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v681 = v679 < v1;
-  const bool v682 = v680 && v681;
-  if (v682) {
-    const float v683 = v40.x[5];
-    const unsigned int v684 = v677 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v685 = v684 + v679;
-    const iron_bf16 v686 = c[v685];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v687 = iron_to_f32(v686);
-    const float v688 = v687 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v689 = fmaf(v683, v3, v688);
-    const iron_bf16 v690 = iron_f32_to_bf16(v689);
-    c[v685] = v690;
-  }
-  const unsigned int v691 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v692 = v600 + v691;
-  const unsigned int v693 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v694 = v599 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v696 = v694 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v40.x[6];
-    const unsigned int v699 = v692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v700 = v699 + v694;
-    const iron_bf16 v701 = c[v700];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v702 = iron_to_f32(v701);
-    const float v703 = v702 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v704 = fmaf(v698, v3, v703);
-    const iron_bf16 v705 = iron_f32_to_bf16(v704);
-    c[v700] = v705;
-  }
-  const unsigned int v706 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v707 = v600 + v706;
-  const unsigned int v708 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v709 = v599 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v711 = v709 < v1;
-  const bool v712 = v710 && v711;
-  if (v712) {
-    const float v713 = v40.x[7];
-    const unsigned int v714 = v707 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v715 = v714 + v709;
-    const iron_bf16 v716 = c[v715];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v717 = iron_to_f32(v716);
-    const float v718 = v717 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v719 = fmaf(v713, v3, v718);
-    const iron_bf16 v720 = iron_f32_to_bf16(v719);
-    c[v715] = v720;
-  }
-  const unsigned int v721 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v722 = v600 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v726 = v724 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v40.x[8];
-    const unsigned int v729 = v722 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v730 = v729 + v724;
-    const iron_bf16 v731 = c[v730];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v732 = iron_to_f32(v731);
-    const float v733 = v732 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v734 = fmaf(v728, v3, v733);
-    const iron_bf16 v735 = iron_f32_to_bf16(v734);
-    c[v730] = v735;
-  }
-  const unsigned int v736 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v737 = v600 + v736;
-  const unsigned int v738 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v739 = v599 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v741 = v739 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v40.x[9];
-    const unsigned int v744 = v737 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v745 = v744 + v739;
-    const iron_bf16 v746 = c[v745];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v747 = iron_to_f32(v746);
-    const float v748 = v747 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v749 = fmaf(v743, v3, v748);
-    const iron_bf16 v750 = iron_f32_to_bf16(v749);
-    c[v745] = v750;
-  }
-  const unsigned int v751 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v752 = v600 + v751;
-  const unsigned int v753 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v754 = v599 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v40.x[10];
-    const unsigned int v759 = v752 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v760 = v759 + v754;
-    const iron_bf16 v761 = c[v760];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v762 = iron_to_f32(v761);
-    const float v763 = v762 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v764 = fmaf(v758, v3, v763);
-    const iron_bf16 v765 = iron_f32_to_bf16(v764);
-    c[v760] = v765;
-  }
-  const unsigned int v766 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v767 = v600 + v766;
-  const unsigned int v768 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v769 = v599 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v771 = v769 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v40.x[11];
-    const unsigned int v774 = v767 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v775 = v774 + v769;
-    const iron_bf16 v776 = c[v775];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v777 = iron_to_f32(v776);
-    const float v778 = v777 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v779 = fmaf(v773, v3, v778);
-    const iron_bf16 v780 = iron_f32_to_bf16(v779);
-    c[v775] = v780;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v782 = v600 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v786 = v784 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v40.x[12];
-    const unsigned int v789 = v782 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v790 = v789 + v784;
-    const iron_bf16 v791 = c[v790];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v792 = iron_to_f32(v791);
-    const float v793 = v792 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v794 = fmaf(v788, v3, v793);
-    const iron_bf16 v795 = iron_f32_to_bf16(v794);
-    c[v790] = v795;
-  }
-  const unsigned int v796 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v797 = v600 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v799 = v599 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v40.x[13];
-    const unsigned int v804 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v805 = v804 + v799;
-    const iron_bf16 v806 = c[v805];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v807 = iron_to_f32(v806);
-    const float v808 = v807 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v809 = fmaf(v803, v3, v808);
-    const iron_bf16 v810 = iron_f32_to_bf16(v809);
-    c[v805] = v810;
-  }
-  const unsigned int v811 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v812 = v600 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v816 = v814 < v1;
-  const bool v817 = v815 && v816;
-  if (v817) {
-    const float v818 = v40.x[14];
-    const unsigned int v819 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v820 = v819 + v814;
-    const iron_bf16 v821 = c[v820];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v822 = iron_to_f32(v821);
-    const float v823 = v822 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v824 = fmaf(v818, v3, v823);
-    const iron_bf16 v825 = iron_f32_to_bf16(v824);
-    c[v820] = v825;
-  }
-  const unsigned int v826 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v827 = v600 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v829 = v599 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v40.x[15];
-    const unsigned int v834 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v835 = v834 + v829;
-    const iron_bf16 v836 = c[v835];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v837 = iron_to_f32(v836);
-    const float v838 = v837 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v839 = fmaf(v833, v3, v838);
-    const iron_bf16 v840 = iron_f32_to_bf16(v839);
-    c[v835] = v840;
-  }
-  const unsigned int v841 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v842 = v600 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v40.x[16];
-    const unsigned int v849 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v850 = v849 + v844;
-    const iron_bf16 v851 = c[v850];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v852 = iron_to_f32(v851);
-    const float v853 = v852 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v854 = fmaf(v848, v3, v853);
-    const iron_bf16 v855 = iron_f32_to_bf16(v854);
-    c[v850] = v855;
-  }
-  const unsigned int v856 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v857 = v600 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v859 = v599 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v40.x[17];
-    const unsigned int v864 = v857 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v865 = v864 + v859;
-    const iron_bf16 v866 = c[v865];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v867 = iron_to_f32(v866);
-    const float v868 = v867 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v869 = fmaf(v863, v3, v868);
-    const iron_bf16 v870 = iron_f32_to_bf16(v869);
-    c[v865] = v870;
-  }
-  const unsigned int v871 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v872 = v600 + v871;
-  const unsigned int v873 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v874 = v599 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v876 = v874 < v1;
-  const bool v877 = v875 && v876;
-  if (v877) {
-    const float v878 = v40.x[18];
-    const unsigned int v879 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v880 = v879 + v874;
-    const iron_bf16 v881 = c[v880];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v882 = iron_to_f32(v881);
-    const float v883 = v882 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v884 = fmaf(v878, v3, v883);
-    const iron_bf16 v885 = iron_f32_to_bf16(v884);
-    c[v880] = v885;
-  }
-  const unsigned int v886 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v887 = v600 + v886;
-  const unsigned int v888 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v889 = v599 + v888;
-  const bool v890 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v891 = v889 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v40.x[19];
-    const unsigned int v894 = v887 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v895 = v894 + v889;
-    const iron_bf16 v896 = c[v895];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v897 = iron_to_f32(v896);
-    const float v898 = v897 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v899 = fmaf(v893, v3, v898);
-    const iron_bf16 v900 = iron_f32_to_bf16(v899);
-    c[v895] = v900;
-  }
-  const unsigned int v901 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v902 = v600 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v906 = v904 < v1;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v40.x[20];
-    const unsigned int v909 = v902 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v910 = v909 + v904;
-    const iron_bf16 v911 = c[v910];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v912 = iron_to_f32(v911);
-    const float v913 = v912 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v914 = fmaf(v908, v3, v913);
-    const iron_bf16 v915 = iron_f32_to_bf16(v914);
-    c[v910] = v915;
-  }
-  const unsigned int v916 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v917 = v600 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v919 = v599 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v921 = v919 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v40.x[21];
-    const unsigned int v924 = v917 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v925 = v924 + v919;
-    const iron_bf16 v926 = c[v925];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v927 = iron_to_f32(v926);
-    const float v928 = v927 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v929 = fmaf(v923, v3, v928);
-    const iron_bf16 v930 = iron_f32_to_bf16(v929);
-    c[v925] = v930;
-  }
-  const unsigned int v931 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v932 = v600 + v931;
-  const unsigned int v933 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v934 = v599 + v933;
-  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v936 = v934 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v40.x[22];
-    const unsigned int v939 = v932 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v940 = v939 + v934;
-    const iron_bf16 v941 = c[v940];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v942 = iron_to_f32(v941);
-    const float v943 = v942 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v944 = fmaf(v938, v3, v943);
-    const iron_bf16 v945 = iron_f32_to_bf16(v944);
-    c[v940] = v945;
-  }
-  const unsigned int v946 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v947 = v600 + v946;
-  const unsigned int v948 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v949 = v599 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v951 = v949 < v1;
-  const bool v952 = v950 && v951;
-  if (v952) {
-    const float v953 = v40.x[23];
-    const unsigned int v954 = v947 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v955 = v954 + v949;
-    const iron_bf16 v956 = c[v955];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v957 = iron_to_f32(v956);
-    const float v958 = v957 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v959 = fmaf(v953, v3, v958);
-    const iron_bf16 v960 = iron_f32_to_bf16(v959);
-    c[v955] = v960;
-  }
-  const unsigned int v961 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v962 = v600 + v961;
-  const unsigned int v963 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v966 = v964 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v40.x[24];
-    const unsigned int v969 = v962 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v970 = v969 + v964;
-    const iron_bf16 v971 = c[v970];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v972 = iron_to_f32(v971);
-    const float v973 = v972 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v974 = fmaf(v968, v3, v973);
-    const iron_bf16 v975 = iron_f32_to_bf16(v974);
-    c[v970] = v975;
-  }
-  const unsigned int v976 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v977 = v600 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v979 = v599 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v981 = v979 < v1;
-  const bool v982 = v980 && v981;
-  if (v982) {
-    const float v983 = v40.x[25];
-    const unsigned int v984 = v977 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v985 = v984 + v979;
-    const iron_bf16 v986 = c[v985];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v987 = iron_to_f32(v986);
-    const float v988 = v987 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v989 = fmaf(v983, v3, v988);
-    const iron_bf16 v990 = iron_f32_to_bf16(v989);
-    c[v985] = v990;
-  }
-  const unsigned int v991 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v992 = v600 + v991;
-  const unsigned int v993 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v994 = v599 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v40.x[26];
-    const unsigned int v999 = v992 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1000 = v999 + v994;
-    const iron_bf16 v1001 = c[v1000];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1002 = iron_to_f32(v1001);
-    const float v1003 = v1002 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1004 = fmaf(v998, v3, v1003);
-    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
-    c[v1000] = v1005;
-  }
-  const unsigned int v1006 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1007 = v600 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1009 = v599 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v40.x[27];
-    const unsigned int v1014 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1015 = v1014 + v1009;
-    const iron_bf16 v1016 = c[v1015];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1017 = iron_to_f32(v1016);
-    const float v1018 = v1017 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1019 = fmaf(v1013, v3, v1018);
-    const iron_bf16 v1020 = iron_f32_to_bf16(v1019);
-    c[v1015] = v1020;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1022 = v600 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1026 = v1024 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v40.x[28];
-    const unsigned int v1029 = v1022 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1030 = v1029 + v1024;
-    const iron_bf16 v1031 = c[v1030];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1032 = iron_to_f32(v1031);
-    const float v1033 = v1032 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1034 = fmaf(v1028, v3, v1033);
-    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
-    c[v1030] = v1035;
-  }
-  const unsigned int v1036 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1037 = v600 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1039 = v599 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v40.x[29];
-    const unsigned int v1044 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1045 = v1044 + v1039;
-    const iron_bf16 v1046 = c[v1045];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1047 = iron_to_f32(v1046);
-    const float v1048 = v1047 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1049 = fmaf(v1043, v3, v1048);
-    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
-    c[v1045] = v1050;
-  }
-  const unsigned int v1051 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1052 = v600 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1054 = v599 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v40.x[30];
-    const unsigned int v1059 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1060 = v1059 + v1054;
-    const iron_bf16 v1061 = c[v1060];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1062 = iron_to_f32(v1061);
-    const float v1063 = v1062 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1064 = fmaf(v1058, v3, v1063);
-    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
-    c[v1060] = v1065;
-  }
-  const unsigned int v1066 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1067 = v600 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1069 = v599 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1071 = v1069 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v40.x[31];
-    const unsigned int v1074 = v1067 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1075 = v1074 + v1069;
-    const iron_bf16 v1076 = c[v1075];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1077 = iron_to_f32(v1076);
-    const float v1078 = v1077 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1079 = fmaf(v1073, v3, v1078);
-    const iron_bf16 v1080 = iron_f32_to_bf16(v1079);
-    c[v1075] = v1080;
-  }
-  const unsigned int v1081 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1082 = v600 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1086 = v1084 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v40.x[32];
-    const unsigned int v1089 = v1082 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1090 = v1089 + v1084;
-    const iron_bf16 v1091 = c[v1090];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1092 = iron_to_f32(v1091);
-    const float v1093 = v1092 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1094 = fmaf(v1088, v3, v1093);
-    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
-    c[v1090] = v1095;
-  }
-  const unsigned int v1096 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1097 = v600 + v1096;
-  const unsigned int v1098 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1099 = v599 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v40.x[33];
-    const unsigned int v1104 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1105 = v1104 + v1099;
-    const iron_bf16 v1106 = c[v1105];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1107 = iron_to_f32(v1106);
-    const float v1108 = v1107 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1109 = fmaf(v1103, v3, v1108);
-    const iron_bf16 v1110 = iron_f32_to_bf16(v1109);
-    c[v1105] = v1110;
-  }
-  const unsigned int v1111 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1112 = v600 + v1111;
-  const unsigned int v1113 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1114 = v599 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1116 = v1114 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v40.x[34];
-    const unsigned int v1119 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1120 = v1119 + v1114;
-    const iron_bf16 v1121 = c[v1120];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1122 = iron_to_f32(v1121);
-    const float v1123 = v1122 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1124 = fmaf(v1118, v3, v1123);
-    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
-    c[v1120] = v1125;
-  }
-  const unsigned int v1126 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1127 = v600 + v1126;
-  const unsigned int v1128 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1131 = v1129 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v40.x[35];
-    const unsigned int v1134 = v1127 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1135 = v1134 + v1129;
-    const iron_bf16 v1136 = c[v1135];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1137 = iron_to_f32(v1136);
-    const float v1138 = v1137 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1139 = fmaf(v1133, v3, v1138);
-    const iron_bf16 v1140 = iron_f32_to_bf16(v1139);
-    c[v1135] = v1140;
-  }
-  const unsigned int v1141 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1142 = v600 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1146 = v1144 < v1;
-  const bool v1147 = v1145 && v1146;
-  if (v1147) {
-    const float v1148 = v40.x[36];
-    const unsigned int v1149 = v1142 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1150 = v1149 + v1144;
-    const iron_bf16 v1151 = c[v1150];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1152 = iron_to_f32(v1151);
-    const float v1153 = v1152 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1154 = fmaf(v1148, v3, v1153);
-    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
-    c[v1150] = v1155;
-  }
-  const unsigned int v1156 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1157 = v600 + v1156;
-  const unsigned int v1158 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1159 = v599 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1161 = v1159 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v40.x[37];
-    const unsigned int v1164 = v1157 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1165 = v1164 + v1159;
-    const iron_bf16 v1166 = c[v1165];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1167 = iron_to_f32(v1166);
-    const float v1168 = v1167 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1169 = fmaf(v1163, v3, v1168);
-    const iron_bf16 v1170 = iron_f32_to_bf16(v1169);
-    c[v1165] = v1170;
-  }
-  const unsigned int v1171 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1172 = v600 + v1171;
-  const unsigned int v1173 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1174 = v599 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1176 = v1174 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v40.x[38];
-    const unsigned int v1179 = v1172 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1180 = v1179 + v1174;
-    const iron_bf16 v1181 = c[v1180];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1182 = iron_to_f32(v1181);
-    const float v1183 = v1182 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1184 = fmaf(v1178, v3, v1183);
-    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
-    c[v1180] = v1185;
-  }
-  const unsigned int v1186 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1187 = v600 + v1186;
-  const unsigned int v1188 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1189 = v599 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1191 = v1189 < v1;
-  const bool v1192 = v1190 && v1191;
-  if (v1192) {
-    const float v1193 = v40.x[39];
-    const unsigned int v1194 = v1187 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1195 = v1194 + v1189;
-    const iron_bf16 v1196 = c[v1195];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1197 = iron_to_f32(v1196);
-    const float v1198 = v1197 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1199 = fmaf(v1193, v3, v1198);
-    const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
-    c[v1195] = v1200;
-  }
-  const unsigned int v1201 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1202 = v600 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1206 = v1204 < v1;
-  const bool v1207 = v1205 && v1206;
-  if (v1207) {
-    const float v1208 = v40.x[40];
-    const unsigned int v1209 = v1202 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1210 = v1209 + v1204;
-    const iron_bf16 v1211 = c[v1210];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1212 = iron_to_f32(v1211);
-    const float v1213 = v1212 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1214 = fmaf(v1208, v3, v1213);
-    const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
-    c[v1210] = v1215;
-  }
-  const unsigned int v1216 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1217 = v600 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1219 = v599 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v40.x[41];
-    const unsigned int v1224 = v1217 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1225 = v1224 + v1219;
-    const iron_bf16 v1226 = c[v1225];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1227 = iron_to_f32(v1226);
-    const float v1228 = v1227 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1229 = fmaf(v1223, v3, v1228);
-    const iron_bf16 v1230 = iron_f32_to_bf16(v1229);
-    c[v1225] = v1230;
-  }
-  const unsigned int v1231 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1232 = v600 + v1231;
-  const unsigned int v1233 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1236 = v1234 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v40.x[42];
-    const unsigned int v1239 = v1232 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1240 = v1239 + v1234;
-    const iron_bf16 v1241 = c[v1240];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1242 = iron_to_f32(v1241);
-    const float v1243 = v1242 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1244 = fmaf(v1238, v3, v1243);
-    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
-    c[v1240] = v1245;
-  }
-  const unsigned int v1246 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1247 = v600 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1249 = v599 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v40.x[43];
-    const unsigned int v1254 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1255 = v1254 + v1249;
-    const iron_bf16 v1256 = c[v1255];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1257 = iron_to_f32(v1256);
-    const float v1258 = v1257 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1259 = fmaf(v1253, v3, v1258);
-    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
-    c[v1255] = v1260;
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1262 = v600 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v40.x[44];
-    const unsigned int v1269 = v1262 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1270 = v1269 + v1264;
-    const iron_bf16 v1271 = c[v1270];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1272 = iron_to_f32(v1271);
-    const float v1273 = v1272 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1274 = fmaf(v1268, v3, v1273);
-    const iron_bf16 v1275 = iron_f32_to_bf16(v1274);
-    c[v1270] = v1275;
-  }
-  const unsigned int v1276 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1277 = v600 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1279 = v599 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1281 = v1279 < v1;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v40.x[45];
-    const unsigned int v1284 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1285 = v1284 + v1279;
-    const iron_bf16 v1286 = c[v1285];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1287 = iron_to_f32(v1286);
-    const float v1288 = v1287 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1289 = fmaf(v1283, v3, v1288);
-    const iron_bf16 v1290 = iron_f32_to_bf16(v1289);
-    c[v1285] = v1290;
-  }
-  const unsigned int v1291 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1292 = v600 + v1291;
-  const unsigned int v1293 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1294 = v599 + v1293;
-  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1296 = v1294 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v40.x[46];
-    const unsigned int v1299 = v1292 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1300 = v1299 + v1294;
-    const iron_bf16 v1301 = c[v1300];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1302 = iron_to_f32(v1301);
-    const float v1303 = v1302 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1304 = fmaf(v1298, v3, v1303);
-    const iron_bf16 v1305 = iron_f32_to_bf16(v1304);
-    c[v1300] = v1305;
-  }
-  const unsigned int v1306 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1307 = v600 + v1306;
-  const unsigned int v1308 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1309 = v599 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1311 = v1309 < v1;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v40.x[47];
-    const unsigned int v1314 = v1307 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1315 = v1314 + v1309;
-    const iron_bf16 v1316 = c[v1315];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1317 = iron_to_f32(v1316);
-    const float v1318 = v1317 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1319 = fmaf(v1313, v3, v1318);
-    const iron_bf16 v1320 = iron_f32_to_bf16(v1319);
-    c[v1315] = v1320;
-  }
-  const unsigned int v1321 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1322 = v600 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1326 = v1324 < v1;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v40.x[48];
-    const unsigned int v1329 = v1322 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1330 = v1329 + v1324;
-    const iron_bf16 v1331 = c[v1330];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1332 = iron_to_f32(v1331);
-    const float v1333 = v1332 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1334 = fmaf(v1328, v3, v1333);
-    const iron_bf16 v1335 = iron_f32_to_bf16(v1334);
-    c[v1330] = v1335;
-  }
-  const unsigned int v1336 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1337 = v600 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1339 = v599 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v40.x[49];
-    const unsigned int v1344 = v1337 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1345 = v1344 + v1339;
-    const iron_bf16 v1346 = c[v1345];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1347 = iron_to_f32(v1346);
-    const float v1348 = v1347 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1349 = fmaf(v1343, v3, v1348);
-    const iron_bf16 v1350 = iron_f32_to_bf16(v1349);
-    c[v1345] = v1350;
-  }
-  const unsigned int v1351 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1352 = v600 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1354 = v599 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v40.x[50];
-    const unsigned int v1359 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1360 = v1359 + v1354;
-    const iron_bf16 v1361 = c[v1360];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1362 = iron_to_f32(v1361);
-    const float v1363 = v1362 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1364 = fmaf(v1358, v3, v1363);
-    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
-    c[v1360] = v1365;
-  }
-  const unsigned int v1366 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1367 = v600 + v1366;
-  const unsigned int v1368 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1369 = v599 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1371 = v1369 < v1;
-  const bool v1372 = v1370 && v1371;
-  if (v1372) {
-    const float v1373 = v40.x[51];
-    const unsigned int v1374 = v1367 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1375 = v1374 + v1369;
-    const iron_bf16 v1376 = c[v1375];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1377 = iron_to_f32(v1376);
-    const float v1378 = v1377 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1379 = fmaf(v1373, v3, v1378);
-    const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
-    c[v1375] = v1380;
-  }
-  const unsigned int v1381 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1382 = v600 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v40.x[52];
-    const unsigned int v1389 = v1382 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1390 = v1389 + v1384;
-    const iron_bf16 v1391 = c[v1390];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1392 = iron_to_f32(v1391);
-    const float v1393 = v1392 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1394 = fmaf(v1388, v3, v1393);
-    const iron_bf16 v1395 = iron_f32_to_bf16(v1394);
-    c[v1390] = v1395;
-  }
-  const unsigned int v1396 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1397 = v600 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1399 = v599 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1401 = v1399 < v1;
-  const bool v1402 = v1400 && v1401;
-  if (v1402) {
-    const float v1403 = v40.x[53];
-    const unsigned int v1404 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1405 = v1404 + v1399;
-    const iron_bf16 v1406 = c[v1405];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1407 = iron_to_f32(v1406);
-    const float v1408 = v1407 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1409 = fmaf(v1403, v3, v1408);
-    const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
-    c[v1405] = v1410;
-  }
-  const unsigned int v1411 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1412 = v600 + v1411;
-  const unsigned int v1413 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1414 = v599 + v1413;
-  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1416 = v1414 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v40.x[54];
-    const unsigned int v1419 = v1412 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1420 = v1419 + v1414;
-    const iron_bf16 v1421 = c[v1420];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1422 = iron_to_f32(v1421);
-    const float v1423 = v1422 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1424 = fmaf(v1418, v3, v1423);
-    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
-    c[v1420] = v1425;
-  }
-  const unsigned int v1426 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1427 = v600 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1429 = v599 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v40.x[55];
-    const unsigned int v1434 = v1427 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1435 = v1434 + v1429;
-    const iron_bf16 v1436 = c[v1435];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1437 = iron_to_f32(v1436);
-    const float v1438 = v1437 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1439 = fmaf(v1433, v3, v1438);
-    const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
-    c[v1435] = v1440;
-  }
-  const unsigned int v1441 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1442 = v600 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1446 = v1444 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v40.x[56];
-    const unsigned int v1449 = v1442 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1450 = v1449 + v1444;
-    const iron_bf16 v1451 = c[v1450];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1452 = iron_to_f32(v1451);
-    const float v1453 = v1452 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1454 = fmaf(v1448, v3, v1453);
-    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
-    c[v1450] = v1455;
-  }
-  const unsigned int v1456 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1457 = v600 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1459 = v599 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v40.x[57];
-    const unsigned int v1464 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1465 = v1464 + v1459;
-    const iron_bf16 v1466 = c[v1465];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1467 = iron_to_f32(v1466);
-    const float v1468 = v1467 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1469 = fmaf(v1463, v3, v1468);
-    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
-    c[v1465] = v1470;
-  }
-  const unsigned int v1471 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1472 = v600 + v1471;
-  const unsigned int v1473 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1474 = v599 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v40.x[58];
-    const unsigned int v1479 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1480 = v1479 + v1474;
-    const iron_bf16 v1481 = c[v1480];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1482 = iron_to_f32(v1481);
-    const float v1483 = v1482 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1484 = fmaf(v1478, v3, v1483);
-    const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
-    c[v1480] = v1485;
-  }
-  const unsigned int v1486 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1487 = v600 + v1486;
-  const unsigned int v1488 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1489 = v599 + v1488;
-  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v40.x[59];
-    const unsigned int v1494 = v1487 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1495 = v1494 + v1489;
-    const iron_bf16 v1496 = c[v1495];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1497 = iron_to_f32(v1496);
-    const float v1498 = v1497 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1499 = fmaf(v1493, v3, v1498);
-    const iron_bf16 v1500 = iron_f32_to_bf16(v1499);
-    c[v1495] = v1500;
-  }
-  const unsigned int v1501 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1502 = v600 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1506 = v1504 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v40.x[60];
-    const unsigned int v1509 = v1502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1510 = v1509 + v1504;
-    const iron_bf16 v1511 = c[v1510];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1512 = iron_to_f32(v1511);
-    const float v1513 = v1512 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1514 = fmaf(v1508, v3, v1513);
-    const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
-    c[v1510] = v1515;
-  }
-  const unsigned int v1516 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1517 = v600 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1519 = v599 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1521 = v1519 < v1;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v40.x[61];
-    const unsigned int v1524 = v1517 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1525 = v1524 + v1519;
-    const iron_bf16 v1526 = c[v1525];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1527 = iron_to_f32(v1526);
-    const float v1528 = v1527 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1529 = fmaf(v1523, v3, v1528);
-    const iron_bf16 v1530 = iron_f32_to_bf16(v1529);
-    c[v1525] = v1530;
-  }
-  const unsigned int v1531 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1532 = v600 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1534 = v599 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1536 = v1534 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v40.x[62];
-    const unsigned int v1539 = v1532 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1540 = v1539 + v1534;
-    const iron_bf16 v1541 = c[v1540];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1542 = iron_to_f32(v1541);
-    const float v1543 = v1542 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1544 = fmaf(v1538, v3, v1543);
-    const iron_bf16 v1545 = iron_f32_to_bf16(v1544);
-    c[v1540] = v1545;
-  }
-  const unsigned int v1546 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1547 = v600 + v1546;
-  const unsigned int v1548 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1549 = v599 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1551 = v1549 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v40.x[63];
-    const unsigned int v1554 = v1547 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1555 = v1554 + v1549;
-    const iron_bf16 v1556 = c[v1555];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1557 = iron_to_f32(v1556);
-    const float v1558 = v1557 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1559 = fmaf(v1553, v3, v1558);
-    const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
-    c[v1555] = v1560;
-  }
-  const unsigned int v1561 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1562 = v600 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1566 = v1564 < v1;
-  const bool v1567 = v1565 && v1566;
-  if (v1567) {
-    const float v1568 = v40.x[64];
-    const unsigned int v1569 = v1562 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1570 = v1569 + v1564;
-    const iron_bf16 v1571 = c[v1570];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1572 = iron_to_f32(v1571);
-    const float v1573 = v1572 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1574 = fmaf(v1568, v3, v1573);
-    const iron_bf16 v1575 = iron_f32_to_bf16(v1574);
-    c[v1570] = v1575;
-  }
-  const unsigned int v1576 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1577 = v600 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1579 = v599 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v40.x[65];
-    const unsigned int v1584 = v1577 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1585 = v1584 + v1579;
-    const iron_bf16 v1586 = c[v1585];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1587 = iron_to_f32(v1586);
-    const float v1588 = v1587 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1589 = fmaf(v1583, v3, v1588);
-    const iron_bf16 v1590 = iron_f32_to_bf16(v1589);
-    c[v1585] = v1590;
-  }
-  const unsigned int v1591 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1592 = v600 + v1591;
-  const unsigned int v1593 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1594 = v599 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v40.x[66];
-    const unsigned int v1599 = v1592 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1600 = v1599 + v1594;
-    const iron_bf16 v1601 = c[v1600];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1602 = iron_to_f32(v1601);
-    const float v1603 = v1602 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1604 = fmaf(v1598, v3, v1603);
-    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
-    c[v1600] = v1605;
-  }
-  const unsigned int v1606 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1607 = v600 + v1606;
-  const unsigned int v1608 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1609 = v599 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1611 = v1609 < v1;
-  const bool v1612 = v1610 && v1611;
-  if (v1612) {
-    const float v1613 = v40.x[67];
-    const unsigned int v1614 = v1607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1615 = v1614 + v1609;
-    const iron_bf16 v1616 = c[v1615];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1617 = iron_to_f32(v1616);
-    const float v1618 = v1617 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1619 = fmaf(v1613, v3, v1618);
-    const iron_bf16 v1620 = iron_f32_to_bf16(v1619);
-    c[v1615] = v1620;
-  }
-  const unsigned int v1621 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1622 = v600 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1626 = v1624 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v40.x[68];
-    const unsigned int v1629 = v1622 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1630 = v1629 + v1624;
-    const iron_bf16 v1631 = c[v1630];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1632 = iron_to_f32(v1631);
-    const float v1633 = v1632 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1634 = fmaf(v1628, v3, v1633);
-    const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
-    c[v1630] = v1635;
-  }
-  const unsigned int v1636 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1637 = v600 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1639 = v599 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v40.x[69];
-    const unsigned int v1644 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1645 = v1644 + v1639;
-    const iron_bf16 v1646 = c[v1645];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1647 = iron_to_f32(v1646);
-    const float v1648 = v1647 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1649 = fmaf(v1643, v3, v1648);
-    const iron_bf16 v1650 = iron_f32_to_bf16(v1649);
-    c[v1645] = v1650;
-  }
-  const unsigned int v1651 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1652 = v600 + v1651;
-  const unsigned int v1653 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1656 = v1654 < v1;
-  const bool v1657 = v1655 && v1656;
-  if (v1657) {
-    const float v1658 = v40.x[70];
-    const unsigned int v1659 = v1652 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1660 = v1659 + v1654;
-    const iron_bf16 v1661 = c[v1660];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1662 = iron_to_f32(v1661);
-    const float v1663 = v1662 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1664 = fmaf(v1658, v3, v1663);
-    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
-    c[v1660] = v1665;
-  }
-  const unsigned int v1666 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1667 = v600 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1669 = v599 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v40.x[71];
-    const unsigned int v1674 = v1667 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1675 = v1674 + v1669;
-    const iron_bf16 v1676 = c[v1675];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1677 = iron_to_f32(v1676);
-    const float v1678 = v1677 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1679 = fmaf(v1673, v3, v1678);
-    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-    c[v1675] = v1680;
-  }
-  const unsigned int v1681 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1682 = v600 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v40.x[72];
-    const unsigned int v1689 = v1682 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1690 = v1689 + v1684;
-    const iron_bf16 v1691 = c[v1690];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1692 = iron_to_f32(v1691);
-    const float v1693 = v1692 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1694 = fmaf(v1688, v3, v1693);
-    const iron_bf16 v1695 = iron_f32_to_bf16(v1694);
-    c[v1690] = v1695;
-  }
-  const unsigned int v1696 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1697 = v600 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1699 = v599 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v40.x[73];
-    const unsigned int v1704 = v1697 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1705 = v1704 + v1699;
-    const iron_bf16 v1706 = c[v1705];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1707 = iron_to_f32(v1706);
-    const float v1708 = v1707 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1709 = fmaf(v1703, v3, v1708);
-    const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
-    c[v1705] = v1710;
-  }
-  const unsigned int v1711 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1712 = v600 + v1711;
-  const unsigned int v1713 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1714 = v599 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v40.x[74];
-    const unsigned int v1719 = v1712 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1720 = v1719 + v1714;
-    const iron_bf16 v1721 = c[v1720];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1722 = iron_to_f32(v1721);
-    const float v1723 = v1722 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1724 = fmaf(v1718, v3, v1723);
-    const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
-    c[v1720] = v1725;
-  }
-  const unsigned int v1726 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1727 = v600 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1729 = v599 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1731 = v1729 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v40.x[75];
-    const unsigned int v1734 = v1727 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1735 = v1734 + v1729;
-    const iron_bf16 v1736 = c[v1735];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1737 = iron_to_f32(v1736);
-    const float v1738 = v1737 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1739 = fmaf(v1733, v3, v1738);
-    const iron_bf16 v1740 = iron_f32_to_bf16(v1739);
-    c[v1735] = v1740;
-  }
-  const unsigned int v1741 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1742 = v600 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1746 = v1744 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v40.x[76];
-    const unsigned int v1749 = v1742 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1750 = v1749 + v1744;
-    const iron_bf16 v1751 = c[v1750];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1752 = iron_to_f32(v1751);
-    const float v1753 = v1752 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1754 = fmaf(v1748, v3, v1753);
-    const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
-    c[v1750] = v1755;
-  }
-  const unsigned int v1756 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1757 = v600 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1759 = v599 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1761 = v1759 < v1;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v40.x[77];
-    const unsigned int v1764 = v1757 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1765 = v1764 + v1759;
-    const iron_bf16 v1766 = c[v1765];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1767 = iron_to_f32(v1766);
-    const float v1768 = v1767 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1769 = fmaf(v1763, v3, v1768);
-    const iron_bf16 v1770 = iron_f32_to_bf16(v1769);
-    c[v1765] = v1770;
-  }
-  const unsigned int v1771 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1772 = v600 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1774 = v599 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1776 = v1774 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v40.x[78];
-    const unsigned int v1779 = v1772 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1780 = v1779 + v1774;
-    const iron_bf16 v1781 = c[v1780];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1782 = iron_to_f32(v1781);
-    const float v1783 = v1782 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1784 = fmaf(v1778, v3, v1783);
-    const iron_bf16 v1785 = iron_f32_to_bf16(v1784);
-    c[v1780] = v1785;
-  }
-  const unsigned int v1786 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1787 = v600 + v1786;
-  const unsigned int v1788 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1789 = v599 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1791 = v1789 < v1;
-  const bool v1792 = v1790 && v1791;
-  if (v1792) {
-    const float v1793 = v40.x[79];
-    const unsigned int v1794 = v1787 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1795 = v1794 + v1789;
-    const iron_bf16 v1796 = c[v1795];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1797 = iron_to_f32(v1796);
-    const float v1798 = v1797 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1799 = fmaf(v1793, v3, v1798);
-    const iron_bf16 v1800 = iron_f32_to_bf16(v1799);
-    c[v1795] = v1800;
-  }
-  const unsigned int v1801 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1802 = v600 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v40.x[80];
-    const unsigned int v1809 = v1802 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1810 = v1809 + v1804;
-    const iron_bf16 v1811 = c[v1810];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1812 = iron_to_f32(v1811);
-    const float v1813 = v1812 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1814 = fmaf(v1808, v3, v1813);
-    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);
-    c[v1810] = v1815;
-  }
-  const unsigned int v1816 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1817 = v600 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1819 = v599 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v40.x[81];
-    const unsigned int v1824 = v1817 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1825 = v1824 + v1819;
-    const iron_bf16 v1826 = c[v1825];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1827 = iron_to_f32(v1826);
-    const float v1828 = v1827 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1829 = fmaf(v1823, v3, v1828);
-    const iron_bf16 v1830 = iron_f32_to_bf16(v1829);
-    c[v1825] = v1830;
-  }
-  const unsigned int v1831 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1832 = v600 + v1831;
-  const unsigned int v1833 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1834 = v599 + v1833;
-  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v40.x[82];
-    const unsigned int v1839 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1840 = v1839 + v1834;
-    const iron_bf16 v1841 = c[v1840];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1842 = iron_to_f32(v1841);
-    const float v1843 = v1842 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1844 = fmaf(v1838, v3, v1843);
-    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
-    c[v1840] = v1845;
-  }
-  const unsigned int v1846 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1847 = v600 + v1846;
-  const unsigned int v1848 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1849 = v599 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v40.x[83];
-    const unsigned int v1854 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1855 = v1854 + v1849;
-    const iron_bf16 v1856 = c[v1855];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1857 = iron_to_f32(v1856);
-    const float v1858 = v1857 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1859 = fmaf(v1853, v3, v1858);
-    const iron_bf16 v1860 = iron_f32_to_bf16(v1859);
-    c[v1855] = v1860;
-  }
-  const unsigned int v1861 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1862 = v600 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1866 = v1864 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v40.x[84];
-    const unsigned int v1869 = v1862 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1870 = v1869 + v1864;
-    const iron_bf16 v1871 = c[v1870];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1872 = iron_to_f32(v1871);
-    const float v1873 = v1872 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1874 = fmaf(v1868, v3, v1873);
-    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
-    c[v1870] = v1875;
-  }
-  const unsigned int v1876 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1877 = v600 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1879 = v599 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v40.x[85];
-    const unsigned int v1884 = v1877 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1885 = v1884 + v1879;
-    const iron_bf16 v1886 = c[v1885];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1887 = iron_to_f32(v1886);
-    const float v1888 = v1887 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1889 = fmaf(v1883, v3, v1888);
-    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
-    c[v1885] = v1890;
-  }
-  const unsigned int v1891 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1892 = v600 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1894 = v599 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1896 = v1894 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v40.x[86];
-    const unsigned int v1899 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1900 = v1899 + v1894;
-    const iron_bf16 v1901 = c[v1900];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1902 = iron_to_f32(v1901);
-    const float v1903 = v1902 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1904 = fmaf(v1898, v3, v1903);
-    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
-    c[v1900] = v1905;
-  }
-  const unsigned int v1906 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1907 = v600 + v1906;
-  const unsigned int v1908 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1909 = v599 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1911 = v1909 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v40.x[87];
-    const unsigned int v1914 = v1907 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1915 = v1914 + v1909;
-    const iron_bf16 v1916 = c[v1915];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1917 = iron_to_f32(v1916);
-    const float v1918 = v1917 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1919 = fmaf(v1913, v3, v1918);
-    const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
-    c[v1915] = v1920;
-  }
-  const unsigned int v1921 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1922 = v600 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1926 = v1924 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v40.x[88];
-    const unsigned int v1929 = v1922 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1930 = v1929 + v1924;
-    const iron_bf16 v1931 = c[v1930];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1932 = iron_to_f32(v1931);
-    const float v1933 = v1932 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1934 = fmaf(v1928, v3, v1933);
-    const iron_bf16 v1935 = iron_f32_to_bf16(v1934);
-    c[v1930] = v1935;
-  }
-  const unsigned int v1936 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1937 = v600 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1939 = v599 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1941 = v1939 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v40.x[89];
-    const unsigned int v1944 = v1937 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1945 = v1944 + v1939;
-    const iron_bf16 v1946 = c[v1945];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1947 = iron_to_f32(v1946);
-    const float v1948 = v1947 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1949 = fmaf(v1943, v3, v1948);
-    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
-    c[v1945] = v1950;
-  }
-  const unsigned int v1951 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1952 = v600 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1954 = v599 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1956 = v1954 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v40.x[90];
-    const unsigned int v1959 = v1952 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1960 = v1959 + v1954;
-    const iron_bf16 v1961 = c[v1960];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1962 = iron_to_f32(v1961);
-    const float v1963 = v1962 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1964 = fmaf(v1958, v3, v1963);
-    const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
-    c[v1960] = v1965;
-  }
-  const unsigned int v1966 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1967 = v600 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1969 = v599 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1971 = v1969 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v40.x[91];
-    const unsigned int v1974 = v1967 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1975 = v1974 + v1969;
-    const iron_bf16 v1976 = c[v1975];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1977 = iron_to_f32(v1976);
-    const float v1978 = v1977 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1979 = fmaf(v1973, v3, v1978);
-    const iron_bf16 v1980 = iron_f32_to_bf16(v1979);
-    c[v1975] = v1980;
-  }
-  const unsigned int v1981 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1982 = v600 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1986 = v1984 < v1;
-  const bool v1987 = v1985 && v1986;
-  if (v1987) {
-    const float v1988 = v40.x[92];
-    const unsigned int v1989 = v1982 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1990 = v1989 + v1984;
-    const iron_bf16 v1991 = c[v1990];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1992 = iron_to_f32(v1991);
-    const float v1993 = v1992 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1994 = fmaf(v1988, v3, v1993);
-    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
-    c[v1990] = v1995;
-  }
-  const unsigned int v1996 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1997 = v600 + v1996;
-  const unsigned int v1998 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1999 = v599 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2001 = v1999 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v40.x[93];
-    const unsigned int v2004 = v1997 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2005 = v2004 + v1999;
-    const iron_bf16 v2006 = c[v2005];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2007 = iron_to_f32(v2006);
-    const float v2008 = v2007 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2009 = fmaf(v2003, v3, v2008);
-    const iron_bf16 v2010 = iron_f32_to_bf16(v2009);
-    c[v2005] = v2010;
-  }
-  const unsigned int v2011 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2012 = v600 + v2011;
-  const unsigned int v2013 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2014 = v599 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v40.x[94];
-    const unsigned int v2019 = v2012 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2020 = v2019 + v2014;
-    const iron_bf16 v2021 = c[v2020];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2022 = iron_to_f32(v2021);
-    const float v2023 = v2022 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2024 = fmaf(v2018, v3, v2023);
-    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
-    c[v2020] = v2025;
-  }
-  const unsigned int v2026 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2027 = v600 + v2026;
-  const unsigned int v2028 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2029 = v599 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2031 = v2029 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v40.x[95];
-    const unsigned int v2034 = v2027 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2035 = v2034 + v2029;
-    const iron_bf16 v2036 = c[v2035];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2037 = iron_to_f32(v2036);
-    const float v2038 = v2037 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2039 = fmaf(v2033, v3, v2038);
-    const iron_bf16 v2040 = iron_f32_to_bf16(v2039);
-    c[v2035] = v2040;
-  }
-  const unsigned int v2041 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2042 = v600 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v40.x[96];
-    const unsigned int v2049 = v2042 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2050 = v2049 + v2044;
-    const iron_bf16 v2051 = c[v2050];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2052 = iron_to_f32(v2051);
-    const float v2053 = v2052 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2054 = fmaf(v2048, v3, v2053);
-    const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
-    c[v2050] = v2055;
-  }
-  const unsigned int v2056 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2057 = v600 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2059 = v599 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v40.x[97];
-    const unsigned int v2064 = v2057 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2065 = v2064 + v2059;
-    const iron_bf16 v2066 = c[v2065];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2067 = iron_to_f32(v2066);
-    const float v2068 = v2067 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2069 = fmaf(v2063, v3, v2068);
-    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
-    c[v2065] = v2070;
-  }
-  const unsigned int v2071 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2072 = v600 + v2071;
-  const unsigned int v2073 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v40.x[98];
-    const unsigned int v2079 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2080 = v2079 + v2074;
-    const iron_bf16 v2081 = c[v2080];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2082 = iron_to_f32(v2081);
-    const float v2083 = v2082 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2084 = fmaf(v2078, v3, v2083);
-    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
-    c[v2080] = v2085;
-  }
-  const unsigned int v2086 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2087 = v600 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2089 = v599 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v40.x[99];
-    const unsigned int v2094 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2095 = v2094 + v2089;
-    const iron_bf16 v2096 = c[v2095];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2097 = iron_to_f32(v2096);
-    const float v2098 = v2097 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2099 = fmaf(v2093, v3, v2098);
-    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
-    c[v2095] = v2100;
-  }
-  const unsigned int v2101 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2102 = v600 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v40.x[100];
-    const unsigned int v2109 = v2102 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2110 = v2109 + v2104;
-    const iron_bf16 v2111 = c[v2110];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2112 = iron_to_f32(v2111);
-    const float v2113 = v2112 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2114 = fmaf(v2108, v3, v2113);
-    const iron_bf16 v2115 = iron_f32_to_bf16(v2114);
-    c[v2110] = v2115;
-  }
-  const unsigned int v2116 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2117 = v600 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2119 = v599 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2121 = v2119 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v40.x[101];
-    const unsigned int v2124 = v2117 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2125 = v2124 + v2119;
-    const iron_bf16 v2126 = c[v2125];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2127 = iron_to_f32(v2126);
-    const float v2128 = v2127 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2129 = fmaf(v2123, v3, v2128);
-    const iron_bf16 v2130 = iron_f32_to_bf16(v2129);
-    c[v2125] = v2130;
-  }
-  const unsigned int v2131 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2132 = v600 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2134 = v599 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2136 = v2134 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v40.x[102];
-    const unsigned int v2139 = v2132 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2140 = v2139 + v2134;
-    const iron_bf16 v2141 = c[v2140];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2142 = iron_to_f32(v2141);
-    const float v2143 = v2142 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2144 = fmaf(v2138, v3, v2143);
-    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
-    c[v2140] = v2145;
-  }
-  const unsigned int v2146 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2147 = v600 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2149 = v599 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2151 = v2149 < v1;
-  const bool v2152 = v2150 && v2151;
-  if (v2152) {
-    const float v2153 = v40.x[103];
-    const unsigned int v2154 = v2147 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2155 = v2154 + v2149;
-    const iron_bf16 v2156 = c[v2155];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2157 = iron_to_f32(v2156);
-    const float v2158 = v2157 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2159 = fmaf(v2153, v3, v2158);
-    const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
-    c[v2155] = v2160;
-  }
-  const unsigned int v2161 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2162 = v600 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2164 = v599 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2166 = v2164 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v40.x[104];
-    const unsigned int v2169 = v2162 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2170 = v2169 + v2164;
-    const iron_bf16 v2171 = c[v2170];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2172 = iron_to_f32(v2171);
-    const float v2173 = v2172 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2174 = fmaf(v2168, v3, v2173);
-    const iron_bf16 v2175 = iron_f32_to_bf16(v2174);
-    c[v2170] = v2175;
-  }
-  const unsigned int v2176 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2177 = v600 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2181 = v2179 < v1;
-  const bool v2182 = v2180 && v2181;
-  if (v2182) {
-    const float v2183 = v40.x[105];
-    const unsigned int v2184 = v2177 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2185 = v2184 + v2179;
-    const iron_bf16 v2186 = c[v2185];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2187 = iron_to_f32(v2186);
-    const float v2188 = v2187 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2189 = fmaf(v2183, v3, v2188);
-    const iron_bf16 v2190 = iron_f32_to_bf16(v2189);
-    c[v2185] = v2190;
-  }
-  const unsigned int v2191 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2192 = v600 + v2191;
-  const unsigned int v2193 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2194 = v599 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2196 = v2194 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v40.x[106];
-    const unsigned int v2199 = v2192 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2200 = v2199 + v2194;
-    const iron_bf16 v2201 = c[v2200];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2202 = iron_to_f32(v2201);
-    const float v2203 = v2202 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2204 = fmaf(v2198, v3, v2203);
-    const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
-    c[v2200] = v2205;
-  }
-  const unsigned int v2206 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2207 = v600 + v2206;
-  const unsigned int v2208 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2209 = v599 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2211 = v2209 < v1;
-  const bool v2212 = v2210 && v2211;
-  if (v2212) {
-    const float v2213 = v40.x[107];
-    const unsigned int v2214 = v2207 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2215 = v2214 + v2209;
-    const iron_bf16 v2216 = c[v2215];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2217 = iron_to_f32(v2216);
-    const float v2218 = v2217 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2219 = fmaf(v2213, v3, v2218);
-    const iron_bf16 v2220 = iron_f32_to_bf16(v2219);
-    c[v2215] = v2220;
-  }
-  const unsigned int v2221 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2222 = v600 + v2221;
-  const unsigned int v2223 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2224 = v599 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2226 = v2224 < v1;
-  const bool v2227 = v2225 && v2226;
-  if (v2227) {
-    const float v2228 = v40.x[108];
-    const unsigned int v2229 = v2222 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2230 = v2229 + v2224;
-    const iron_bf16 v2231 = c[v2230];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2232 = iron_to_f32(v2231);
-    const float v2233 = v2232 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2234 = fmaf(v2228, v3, v2233);
-    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);
-    c[v2230] = v2235;
-  }
-  const unsigned int v2236 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2237 = v600 + v2236;
-  const unsigned int v2238 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2239 = v599 + v2238;
-  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2241 = v2239 < v1;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v40.x[109];
-    const unsigned int v2244 = v2237 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2245 = v2244 + v2239;
-    const iron_bf16 v2246 = c[v2245];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2247 = iron_to_f32(v2246);
-    const float v2248 = v2247 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2249 = fmaf(v2243, v3, v2248);
-    const iron_bf16 v2250 = iron_f32_to_bf16(v2249);
-    c[v2245] = v2250;
-  }
-  const unsigned int v2251 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2252 = v600 + v2251;
-  const unsigned int v2253 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2254 = v599 + v2253;
-  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v40.x[110];
-    const unsigned int v2259 = v2252 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2260 = v2259 + v2254;
-    const iron_bf16 v2261 = c[v2260];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2262 = iron_to_f32(v2261);
-    const float v2263 = v2262 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2264 = fmaf(v2258, v3, v2263);
-    const iron_bf16 v2265 = iron_f32_to_bf16(v2264);
-    c[v2260] = v2265;
-  }
-  const unsigned int v2266 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2267 = v600 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2269 = v599 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v40.x[111];
-    const unsigned int v2274 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2275 = v2274 + v2269;
-    const iron_bf16 v2276 = c[v2275];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2277 = iron_to_f32(v2276);
-    const float v2278 = v2277 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2279 = fmaf(v2273, v3, v2278);
-    const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
-    c[v2275] = v2280;
-  }
-  const unsigned int v2281 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2282 = v600 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2286 = v2284 < v1;
-  const bool v2287 = v2285 && v2286;
-  if (v2287) {
-    const float v2288 = v40.x[112];
-    const unsigned int v2289 = v2282 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2290 = v2289 + v2284;
-    const iron_bf16 v2291 = c[v2290];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2292 = iron_to_f32(v2291);
-    const float v2293 = v2292 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2294 = fmaf(v2288, v3, v2293);
-    const iron_bf16 v2295 = iron_f32_to_bf16(v2294);
-    c[v2290] = v2295;
-  }
-  const unsigned int v2296 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2297 = v600 + v2296;
-  const unsigned int v2298 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2299 = v599 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v40.x[113];
-    const unsigned int v2304 = v2297 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2305 = v2304 + v2299;
-    const iron_bf16 v2306 = c[v2305];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2307 = iron_to_f32(v2306);
-    const float v2308 = v2307 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2309 = fmaf(v2303, v3, v2308);
-    const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
-    c[v2305] = v2310;
-  }
-  const unsigned int v2311 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2312 = v600 + v2311;
-  const unsigned int v2313 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2314 = v599 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v40.x[114];
-    const unsigned int v2319 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2320 = v2319 + v2314;
-    const iron_bf16 v2321 = c[v2320];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2322 = iron_to_f32(v2321);
-    const float v2323 = v2322 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2324 = fmaf(v2318, v3, v2323);
-    const iron_bf16 v2325 = iron_f32_to_bf16(v2324);
-    c[v2320] = v2325;
-  }
-  const unsigned int v2326 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2327 = v600 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2329 = v599 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2331 = v2329 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v40.x[115];
-    const unsigned int v2334 = v2327 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2335 = v2334 + v2329;
-    const iron_bf16 v2336 = c[v2335];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2337 = iron_to_f32(v2336);
-    const float v2338 = v2337 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2339 = fmaf(v2333, v3, v2338);
-    const iron_bf16 v2340 = iron_f32_to_bf16(v2339);
-    c[v2335] = v2340;
-  }
-  const unsigned int v2341 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2342 = v600 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2344 = v599 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2346 = v2344 < v1;
-  const bool v2347 = v2345 && v2346;
-  if (v2347) {
-    const float v2348 = v40.x[116];
-    const unsigned int v2349 = v2342 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2350 = v2349 + v2344;
-    const iron_bf16 v2351 = c[v2350];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2352 = iron_to_f32(v2351);
-    const float v2353 = v2352 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2354 = fmaf(v2348, v3, v2353);
-    const iron_bf16 v2355 = iron_f32_to_bf16(v2354);
-    c[v2350] = v2355;
-  }
-  const unsigned int v2356 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2357 = v600 + v2356;
-  const unsigned int v2358 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2359 = v599 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2361 = v2359 < v1;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v40.x[117];
-    const unsigned int v2364 = v2357 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2365 = v2364 + v2359;
-    const iron_bf16 v2366 = c[v2365];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2367 = iron_to_f32(v2366);
-    const float v2368 = v2367 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2369 = fmaf(v2363, v3, v2368);
-    const iron_bf16 v2370 = iron_f32_to_bf16(v2369);
-    c[v2365] = v2370;
-  }
-  const unsigned int v2371 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2372 = v600 + v2371;
-  const unsigned int v2373 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2374 = v599 + v2373;
-  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2376 = v2374 < v1;
-  const bool v2377 = v2375 && v2376;
-  if (v2377) {
-    const float v2378 = v40.x[118];
-    const unsigned int v2379 = v2372 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2380 = v2379 + v2374;
-    const iron_bf16 v2381 = c[v2380];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2382 = iron_to_f32(v2381);
-    const float v2383 = v2382 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2384 = fmaf(v2378, v3, v2383);
-    const iron_bf16 v2385 = iron_f32_to_bf16(v2384);
-    c[v2380] = v2385;
-  }
-  const unsigned int v2386 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2387 = v600 + v2386;
-  const unsigned int v2388 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2389 = v599 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2391 = v2389 < v1;
-  const bool v2392 = v2390 && v2391;
-  if (v2392) {
-    const float v2393 = v40.x[119];
-    const unsigned int v2394 = v2387 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2395 = v2394 + v2389;
-    const iron_bf16 v2396 = c[v2395];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2397 = iron_to_f32(v2396);
-    const float v2398 = v2397 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2399 = fmaf(v2393, v3, v2398);
-    const iron_bf16 v2400 = iron_f32_to_bf16(v2399);
-    c[v2395] = v2400;
-  }
-  const unsigned int v2401 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2402 = v600 + v2401;
-  const unsigned int v2403 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2404 = v599 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2406 = v2404 < v1;
-  const bool v2407 = v2405 && v2406;
-  if (v2407) {
-    const float v2408 = v40.x[120];
-    const unsigned int v2409 = v2402 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2410 = v2409 + v2404;
-    const iron_bf16 v2411 = c[v2410];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2412 = iron_to_f32(v2411);
-    const float v2413 = v2412 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2414 = fmaf(v2408, v3, v2413);
-    const iron_bf16 v2415 = iron_f32_to_bf16(v2414);
-    c[v2410] = v2415;
-  }
-  const unsigned int v2416 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2417 = v600 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2419 = v599 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2421 = v2419 < v1;
-  const bool v2422 = v2420 && v2421;
-  if (v2422) {
-    const float v2423 = v40.x[121];
-    const unsigned int v2424 = v2417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2425 = v2424 + v2419;
-    const iron_bf16 v2426 = c[v2425];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2427 = iron_to_f32(v2426);
-    const float v2428 = v2427 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2429 = fmaf(v2423, v3, v2428);
-    const iron_bf16 v2430 = iron_f32_to_bf16(v2429);
-    c[v2425] = v2430;
-  }
-  const unsigned int v2431 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2432 = v600 + v2431;
-  const unsigned int v2433 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2434 = v599 + v2433;
-  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v40.x[122];
-    const unsigned int v2439 = v2432 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2440 = v2439 + v2434;
-    const iron_bf16 v2441 = c[v2440];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2442 = iron_to_f32(v2441);
-    const float v2443 = v2442 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2444 = fmaf(v2438, v3, v2443);
-    const iron_bf16 v2445 = iron_f32_to_bf16(v2444);
-    c[v2440] = v2445;
-  }
-  const unsigned int v2446 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2447 = v600 + v2446;
-  const unsigned int v2448 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2449 = v599 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2451 = v2449 < v1;
-  const bool v2452 = v2450 && v2451;
-  if (v2452) {
-    const float v2453 = v40.x[123];
-    const unsigned int v2454 = v2447 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2455 = v2454 + v2449;
-    const iron_bf16 v2456 = c[v2455];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2457 = iron_to_f32(v2456);
-    const float v2458 = v2457 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2459 = fmaf(v2453, v3, v2458);
-    const iron_bf16 v2460 = iron_f32_to_bf16(v2459);
-    c[v2455] = v2460;
-  }
-  const unsigned int v2461 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2462 = v600 + v2461;
-  const unsigned int v2463 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2464 = v599 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2466 = v2464 < v1;
-  const bool v2467 = v2465 && v2466;
-  if (v2467) {
-    const float v2468 = v40.x[124];
-    const unsigned int v2469 = v2462 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2470 = v2469 + v2464;
-    const iron_bf16 v2471 = c[v2470];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2472 = iron_to_f32(v2471);
-    const float v2473 = v2472 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2474 = fmaf(v2468, v3, v2473);
-    const iron_bf16 v2475 = iron_f32_to_bf16(v2474);
-    c[v2470] = v2475;
-  }
-  const unsigned int v2476 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2477 = v600 + v2476;
-  const unsigned int v2478 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2479 = v599 + v2478;
-  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2481 = v2479 < v1;
-  const bool v2482 = v2480 && v2481;
-  if (v2482) {
-    const float v2483 = v40.x[125];
-    const unsigned int v2484 = v2477 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2485 = v2484 + v2479;
-    const iron_bf16 v2486 = c[v2485];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2487 = iron_to_f32(v2486);
-    const float v2488 = v2487 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2489 = fmaf(v2483, v3, v2488);
-    const iron_bf16 v2490 = iron_f32_to_bf16(v2489);
-    c[v2485] = v2490;
-  }
-  const unsigned int v2491 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2492 = v600 + v2491;
-  const unsigned int v2493 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2494 = v599 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2496 = v2494 < v1;
-  const bool v2497 = v2495 && v2496;
-  if (v2497) {
-    const float v2498 = v40.x[126];
-    const unsigned int v2499 = v2492 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2500 = v2499 + v2494;
-    const iron_bf16 v2501 = c[v2500];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2502 = iron_to_f32(v2501);
-    const float v2503 = v2502 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2504 = fmaf(v2498, v3, v2503);
-    const iron_bf16 v2505 = iron_f32_to_bf16(v2504);
-    c[v2500] = v2505;
-  }
-  const unsigned int v2506 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2507 = v600 + v2506;
-  const unsigned int v2508 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2509 = v599 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2511 = v2509 < v1;
-  const bool v2512 = v2510 && v2511;
-  if (v2512) {
-    const float v2513 = v40.x[127];
-    const unsigned int v2514 = v2507 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2515 = v2514 + v2509;
-    const iron_bf16 v2516 = c[v2515];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2517 = iron_to_f32(v2516);
-    const float v2518 = v2517 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2519 = fmaf(v2513, v3, v2518);
-    const iron_bf16 v2520 = iron_f32_to_bf16(v2519);
-    c[v2515] = v2520;
+  const unsigned int v600 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v601 = v25 + v34;
+  const unsigned int v602 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v603 = v601 + v602;
+  const unsigned int v604 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v605 = v600 + v604;
+  const bool v606 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v607 = v605 < v1;
+  const bool v608 = v606 && v607;
+  if (v608) {
+    const float v609 = v40.x[0];
+    const unsigned int v610 = v603 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v611 = v610 + v605;
+    const iron_bf16 v612 = c[v611];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v613 = iron_to_f32(v612);
+    const float v614 = v613 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v615 = fmaf(v609, v3, v614);
+    const iron_bf16 v616 = iron_f32_to_bf16(v615);
+    c[v611] = v616;
+  }
+  const unsigned int v617 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v618 = v601 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v620 = v600 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v40.x[1];
+    const unsigned int v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v626 = v625 + v620;
+    const iron_bf16 v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v628 = iron_to_f32(v627);
+    const float v629 = v628 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v630 = fmaf(v624, v3, v629);
+    const iron_bf16 v631 = iron_f32_to_bf16(v630);
+    c[v626] = v631;
+  }
+  const unsigned int v632 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v633 = v601 + v632;
+  const unsigned int v634 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v635 = v600 + v634;
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v40.x[2];
+    const unsigned int v640 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v641 = v640 + v635;
+    const iron_bf16 v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v643 = iron_to_f32(v642);
+    const float v644 = v643 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v645 = fmaf(v639, v3, v644);
+    const iron_bf16 v646 = iron_f32_to_bf16(v645);
+    c[v641] = v646;
+  }
+  const unsigned int v647 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v648 = v601 + v647;
+  const unsigned int v649 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v650 = v600 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v652 = v650 < v1;
+  const bool v653 = v651 && v652;
+  if (v653) {
+    const float v654 = v40.x[3];
+    const unsigned int v655 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v656 = v655 + v650;
+    const iron_bf16 v657 = c[v656];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v658 = iron_to_f32(v657);
+    const float v659 = v658 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v660 = fmaf(v654, v3, v659);
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
+    c[v656] = v661;
+  }
+  const unsigned int v662 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v663 = v601 + v662;
+  const unsigned int v664 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v665 = v600 + v664;
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v667 = v665 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v40.x[4];
+    const unsigned int v670 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v671 = v670 + v665;
+    const iron_bf16 v672 = c[v671];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v673 = iron_to_f32(v672);
+    const float v674 = v673 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v675 = fmaf(v669, v3, v674);
+    const iron_bf16 v676 = iron_f32_to_bf16(v675);
+    c[v671] = v676;
+  }
+  const unsigned int v677 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v678 = v601 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v680 = v600 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v682 = v680 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v40.x[5];
+    const unsigned int v685 = v678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v686 = v685 + v680;
+    const iron_bf16 v687 = c[v686];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v688 = iron_to_f32(v687);
+    const float v689 = v688 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v690 = fmaf(v684, v3, v689);
+    const iron_bf16 v691 = iron_f32_to_bf16(v690);
+    c[v686] = v691;
+  }
+  const unsigned int v692 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v693 = v601 + v692;
+  const unsigned int v694 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v695 = v600 + v694;
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v697 = v695 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v40.x[6];
+    const unsigned int v700 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v701 = v700 + v695;
+    const iron_bf16 v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v703 = iron_to_f32(v702);
+    const float v704 = v703 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v705 = fmaf(v699, v3, v704);
+    const iron_bf16 v706 = iron_f32_to_bf16(v705);
+    c[v701] = v706;
+  }
+  const unsigned int v707 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v708 = v601 + v707;
+  const unsigned int v709 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v710 = v600 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v712 = v710 < v1;
+  const bool v713 = v711 && v712;
+  if (v713) {
+    const float v714 = v40.x[7];
+    const unsigned int v715 = v708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v716 = v715 + v710;
+    const iron_bf16 v717 = c[v716];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v718 = iron_to_f32(v717);
+    const float v719 = v718 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v720 = fmaf(v714, v3, v719);
+    const iron_bf16 v721 = iron_f32_to_bf16(v720);
+    c[v716] = v721;
+  }
+  const unsigned int v722 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v723 = v601 + v722;
+  const unsigned int v724 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v725 = v600 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v727 = v725 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v40.x[8];
+    const unsigned int v730 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v731 = v730 + v725;
+    const iron_bf16 v732 = c[v731];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v733 = iron_to_f32(v732);
+    const float v734 = v733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v735 = fmaf(v729, v3, v734);
+    const iron_bf16 v736 = iron_f32_to_bf16(v735);
+    c[v731] = v736;
+  }
+  const unsigned int v737 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v738 = v601 + v737;
+  const unsigned int v739 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v740 = v600 + v739;
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v742 = v740 < v1;
+  const bool v743 = v741 && v742;
+  if (v743) {
+    const float v744 = v40.x[9];
+    const unsigned int v745 = v738 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v746 = v745 + v740;
+    const iron_bf16 v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v748 = iron_to_f32(v747);
+    const float v749 = v748 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v750 = fmaf(v744, v3, v749);
+    const iron_bf16 v751 = iron_f32_to_bf16(v750);
+    c[v746] = v751;
+  }
+  const unsigned int v752 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v753 = v601 + v752;
+  const unsigned int v754 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v755 = v600 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v40.x[10];
+    const unsigned int v760 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v761 = v760 + v755;
+    const iron_bf16 v762 = c[v761];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v763 = iron_to_f32(v762);
+    const float v764 = v763 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v765 = fmaf(v759, v3, v764);
+    const iron_bf16 v766 = iron_f32_to_bf16(v765);
+    c[v761] = v766;
+  }
+  const unsigned int v767 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v768 = v601 + v767;
+  const unsigned int v769 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v770 = v600 + v769;
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v772 = v770 < v1;
+  const bool v773 = v771 && v772;
+  if (v773) {
+    const float v774 = v40.x[11];
+    const unsigned int v775 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v776 = v775 + v770;
+    const iron_bf16 v777 = c[v776];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v778 = iron_to_f32(v777);
+    const float v779 = v778 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v780 = fmaf(v774, v3, v779);
+    const iron_bf16 v781 = iron_f32_to_bf16(v780);
+    c[v776] = v781;
+  }
+  const unsigned int v782 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v783 = v601 + v782;
+  const unsigned int v784 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v785 = v600 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v40.x[12];
+    const unsigned int v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v791 = v790 + v785;
+    const iron_bf16 v792 = c[v791];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v793 = iron_to_f32(v792);
+    const float v794 = v793 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v795 = fmaf(v789, v3, v794);
+    const iron_bf16 v796 = iron_f32_to_bf16(v795);
+    c[v791] = v796;
+  }
+  const unsigned int v797 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v798 = v601 + v797;
+  const unsigned int v799 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v800 = v600 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v40.x[13];
+    const unsigned int v805 = v798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v806 = v805 + v800;
+    const iron_bf16 v807 = c[v806];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v808 = iron_to_f32(v807);
+    const float v809 = v808 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v810 = fmaf(v804, v3, v809);
+    const iron_bf16 v811 = iron_f32_to_bf16(v810);
+    c[v806] = v811;
+  }
+  const unsigned int v812 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v813 = v601 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v815 = v600 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v40.x[14];
+    const unsigned int v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v821 = v820 + v815;
+    const iron_bf16 v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v823 = iron_to_f32(v822);
+    const float v824 = v823 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v825 = fmaf(v819, v3, v824);
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    c[v821] = v826;
+  }
+  const unsigned int v827 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v828 = v601 + v827;
+  const unsigned int v829 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v830 = v600 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v40.x[15];
+    const unsigned int v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v836 = v835 + v830;
+    const iron_bf16 v837 = c[v836];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v838 = iron_to_f32(v837);
+    const float v839 = v838 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v840 = fmaf(v834, v3, v839);
+    const iron_bf16 v841 = iron_f32_to_bf16(v840);
+    c[v836] = v841;
+  }
+  const unsigned int v842 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v843 = v601 + v842;
+  const unsigned int v844 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v845 = v600 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v847 = v845 < v1;
+  const bool v848 = v846 && v847;
+  if (v848) {
+    const float v849 = v40.x[16];
+    const unsigned int v850 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v851 = v850 + v845;
+    const iron_bf16 v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v853 = iron_to_f32(v852);
+    const float v854 = v853 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v855 = fmaf(v849, v3, v854);
+    const iron_bf16 v856 = iron_f32_to_bf16(v855);
+    c[v851] = v856;
+  }
+  const unsigned int v857 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v858 = v601 + v857;
+  const unsigned int v859 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v860 = v600 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v862 = v860 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v40.x[17];
+    const unsigned int v865 = v858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v866 = v865 + v860;
+    const iron_bf16 v867 = c[v866];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v868 = iron_to_f32(v867);
+    const float v869 = v868 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v870 = fmaf(v864, v3, v869);
+    const iron_bf16 v871 = iron_f32_to_bf16(v870);
+    c[v866] = v871;
+  }
+  const unsigned int v872 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v873 = v601 + v872;
+  const unsigned int v874 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v875 = v600 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v877 = v875 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v40.x[18];
+    const unsigned int v880 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v881 = v880 + v875;
+    const iron_bf16 v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v883 = iron_to_f32(v882);
+    const float v884 = v883 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v885 = fmaf(v879, v3, v884);
+    const iron_bf16 v886 = iron_f32_to_bf16(v885);
+    c[v881] = v886;
+  }
+  const unsigned int v887 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v888 = v601 + v887;
+  const unsigned int v889 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v890 = v600 + v889;
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v892 = v890 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v40.x[19];
+    const unsigned int v895 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v896 = v895 + v890;
+    const iron_bf16 v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v898 = iron_to_f32(v897);
+    const float v899 = v898 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v900 = fmaf(v894, v3, v899);
+    const iron_bf16 v901 = iron_f32_to_bf16(v900);
+    c[v896] = v901;
+  }
+  const unsigned int v902 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v903 = v601 + v902;
+  const unsigned int v904 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v905 = v600 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v907 = v905 < v1;
+  const bool v908 = v906 && v907;
+  if (v908) {
+    const float v909 = v40.x[20];
+    const unsigned int v910 = v903 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v911 = v910 + v905;
+    const iron_bf16 v912 = c[v911];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v913 = iron_to_f32(v912);
+    const float v914 = v913 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v915 = fmaf(v909, v3, v914);
+    const iron_bf16 v916 = iron_f32_to_bf16(v915);
+    c[v911] = v916;
+  }
+  const unsigned int v917 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v918 = v601 + v917;
+  const unsigned int v919 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v920 = v600 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v922 = v920 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v40.x[21];
+    const unsigned int v925 = v918 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v926 = v925 + v920;
+    const iron_bf16 v927 = c[v926];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v928 = iron_to_f32(v927);
+    const float v929 = v928 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v930 = fmaf(v924, v3, v929);
+    const iron_bf16 v931 = iron_f32_to_bf16(v930);
+    c[v926] = v931;
+  }
+  const unsigned int v932 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v933 = v601 + v932;
+  const unsigned int v934 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v935 = v600 + v934;
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v937 = v935 < v1;
+  const bool v938 = v936 && v937;
+  if (v938) {
+    const float v939 = v40.x[22];
+    const unsigned int v940 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v941 = v940 + v935;
+    const iron_bf16 v942 = c[v941];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v943 = iron_to_f32(v942);
+    const float v944 = v943 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v945 = fmaf(v939, v3, v944);
+    const iron_bf16 v946 = iron_f32_to_bf16(v945);
+    c[v941] = v946;
+  }
+  const unsigned int v947 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v948 = v601 + v947;
+  const unsigned int v949 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v950 = v600 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v952 = v950 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v40.x[23];
+    const unsigned int v955 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v956 = v955 + v950;
+    const iron_bf16 v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v958 = iron_to_f32(v957);
+    const float v959 = v958 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v960 = fmaf(v954, v3, v959);
+    const iron_bf16 v961 = iron_f32_to_bf16(v960);
+    c[v956] = v961;
+  }
+  const unsigned int v962 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v963 = v601 + v962;
+  const unsigned int v964 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v965 = v600 + v964;
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v967 = v965 < v1;
+  const bool v968 = v966 && v967;
+  if (v968) {
+    const float v969 = v40.x[24];
+    const unsigned int v970 = v963 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v971 = v970 + v965;
+    const iron_bf16 v972 = c[v971];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v973 = iron_to_f32(v972);
+    const float v974 = v973 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v975 = fmaf(v969, v3, v974);
+    const iron_bf16 v976 = iron_f32_to_bf16(v975);
+    c[v971] = v976;
+  }
+  const unsigned int v977 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v978 = v601 + v977;
+  const unsigned int v979 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v980 = v600 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v40.x[25];
+    const unsigned int v985 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v986 = v985 + v980;
+    const iron_bf16 v987 = c[v986];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v988 = iron_to_f32(v987);
+    const float v989 = v988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v990 = fmaf(v984, v3, v989);
+    const iron_bf16 v991 = iron_f32_to_bf16(v990);
+    c[v986] = v991;
+  }
+  const unsigned int v992 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v993 = v601 + v992;
+  const unsigned int v994 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v995 = v600 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v40.x[26];
+    const unsigned int v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1001 = v1000 + v995;
+    const iron_bf16 v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1003 = iron_to_f32(v1002);
+    const float v1004 = v1003 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1005 = fmaf(v999, v3, v1004);
+    const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
+    c[v1001] = v1006;
+  }
+  const unsigned int v1007 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1008 = v601 + v1007;
+  const unsigned int v1009 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1010 = v600 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v40.x[27];
+    const unsigned int v1015 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1016 = v1015 + v1010;
+    const iron_bf16 v1017 = c[v1016];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1018 = iron_to_f32(v1017);
+    const float v1019 = v1018 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1020 = fmaf(v1014, v3, v1019);
+    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
+    c[v1016] = v1021;
+  }
+  const unsigned int v1022 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1023 = v601 + v1022;
+  const unsigned int v1024 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1025 = v600 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1027 = v1025 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v40.x[28];
+    const unsigned int v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1031 = v1030 + v1025;
+    const iron_bf16 v1032 = c[v1031];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1033 = iron_to_f32(v1032);
+    const float v1034 = v1033 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1035 = fmaf(v1029, v3, v1034);
+    const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
+    c[v1031] = v1036;
+  }
+  const unsigned int v1037 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1038 = v601 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1040 = v600 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v40.x[29];
+    const unsigned int v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1046 = v1045 + v1040;
+    const iron_bf16 v1047 = c[v1046];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1048 = iron_to_f32(v1047);
+    const float v1049 = v1048 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1050 = fmaf(v1044, v3, v1049);
+    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
+    c[v1046] = v1051;
+  }
+  const unsigned int v1052 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1053 = v601 + v1052;
+  const unsigned int v1054 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1055 = v600 + v1054;
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1057 = v1055 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v40.x[30];
+    const unsigned int v1060 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1061 = v1060 + v1055;
+    const iron_bf16 v1062 = c[v1061];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1063 = iron_to_f32(v1062);
+    const float v1064 = v1063 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1065 = fmaf(v1059, v3, v1064);
+    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
+    c[v1061] = v1066;
+  }
+  const unsigned int v1067 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1068 = v601 + v1067;
+  const unsigned int v1069 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1070 = v600 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1072 = v1070 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v40.x[31];
+    const unsigned int v1075 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1076 = v1075 + v1070;
+    const iron_bf16 v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1078 = iron_to_f32(v1077);
+    const float v1079 = v1078 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1080 = fmaf(v1074, v3, v1079);
+    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
+    c[v1076] = v1081;
+  }
+  const unsigned int v1082 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1083 = v601 + v1082;
+  const unsigned int v1084 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1085 = v600 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v40.x[32];
+    const unsigned int v1090 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1091 = v1090 + v1085;
+    const iron_bf16 v1092 = c[v1091];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1093 = iron_to_f32(v1092);
+    const float v1094 = v1093 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1095 = fmaf(v1089, v3, v1094);
+    const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
+    c[v1091] = v1096;
+  }
+  const unsigned int v1097 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1098 = v601 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1100 = v600 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1102 = v1100 < v1;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v40.x[33];
+    const unsigned int v1105 = v1098 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1106 = v1105 + v1100;
+    const iron_bf16 v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1108 = iron_to_f32(v1107);
+    const float v1109 = v1108 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1110 = fmaf(v1104, v3, v1109);
+    const iron_bf16 v1111 = iron_f32_to_bf16(v1110);
+    c[v1106] = v1111;
+  }
+  const unsigned int v1112 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1113 = v601 + v1112;
+  const unsigned int v1114 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1115 = v600 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v40.x[34];
+    const unsigned int v1120 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1121 = v1120 + v1115;
+    const iron_bf16 v1122 = c[v1121];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1123 = iron_to_f32(v1122);
+    const float v1124 = v1123 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1125 = fmaf(v1119, v3, v1124);
+    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
+    c[v1121] = v1126;
+  }
+  const unsigned int v1127 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1128 = v601 + v1127;
+  const unsigned int v1129 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1130 = v600 + v1129;
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1132 = v1130 < v1;
+  const bool v1133 = v1131 && v1132;
+  if (v1133) {
+    const float v1134 = v40.x[35];
+    const unsigned int v1135 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1136 = v1135 + v1130;
+    const iron_bf16 v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1138 = iron_to_f32(v1137);
+    const float v1139 = v1138 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1140 = fmaf(v1134, v3, v1139);
+    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
+    c[v1136] = v1141;
+  }
+  const unsigned int v1142 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1143 = v601 + v1142;
+  const unsigned int v1144 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1145 = v600 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1147 = v1145 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v40.x[36];
+    const unsigned int v1150 = v1143 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1151 = v1150 + v1145;
+    const iron_bf16 v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1153 = iron_to_f32(v1152);
+    const float v1154 = v1153 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1155 = fmaf(v1149, v3, v1154);
+    const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
+    c[v1151] = v1156;
+  }
+  const unsigned int v1157 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1158 = v601 + v1157;
+  const unsigned int v1159 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1160 = v600 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1162 = v1160 < v1;
+  const bool v1163 = v1161 && v1162;
+  if (v1163) {
+    const float v1164 = v40.x[37];
+    const unsigned int v1165 = v1158 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1166 = v1165 + v1160;
+    const iron_bf16 v1167 = c[v1166];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1168 = iron_to_f32(v1167);
+    const float v1169 = v1168 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1170 = fmaf(v1164, v3, v1169);
+    const iron_bf16 v1171 = iron_f32_to_bf16(v1170);
+    c[v1166] = v1171;
+  }
+  const unsigned int v1172 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1173 = v601 + v1172;
+  const unsigned int v1174 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1175 = v600 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1177 = v1175 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v40.x[38];
+    const unsigned int v1180 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1181 = v1180 + v1175;
+    const iron_bf16 v1182 = c[v1181];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1183 = iron_to_f32(v1182);
+    const float v1184 = v1183 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1185 = fmaf(v1179, v3, v1184);
+    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
+    c[v1181] = v1186;
+  }
+  const unsigned int v1187 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1188 = v601 + v1187;
+  const unsigned int v1189 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1190 = v600 + v1189;
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1192 = v1190 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v40.x[39];
+    const unsigned int v1195 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1196 = v1195 + v1190;
+    const iron_bf16 v1197 = c[v1196];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1198 = iron_to_f32(v1197);
+    const float v1199 = v1198 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1200 = fmaf(v1194, v3, v1199);
+    const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
+    c[v1196] = v1201;
+  }
+  const unsigned int v1202 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1203 = v601 + v1202;
+  const unsigned int v1204 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1205 = v600 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v40.x[40];
+    const unsigned int v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1211 = v1210 + v1205;
+    const iron_bf16 v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1213 = iron_to_f32(v1212);
+    const float v1214 = v1213 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1215 = fmaf(v1209, v3, v1214);
+    const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
+    c[v1211] = v1216;
+  }
+  const unsigned int v1217 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1218 = v601 + v1217;
+  const unsigned int v1219 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1220 = v600 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v40.x[41];
+    const unsigned int v1225 = v1218 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1226 = v1225 + v1220;
+    const iron_bf16 v1227 = c[v1226];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1228 = iron_to_f32(v1227);
+    const float v1229 = v1228 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1230 = fmaf(v1224, v3, v1229);
+    const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
+    c[v1226] = v1231;
+  }
+  const unsigned int v1232 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1233 = v601 + v1232;
+  const unsigned int v1234 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1235 = v600 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v40.x[42];
+    const unsigned int v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1241 = v1240 + v1235;
+    const iron_bf16 v1242 = c[v1241];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1243 = iron_to_f32(v1242);
+    const float v1244 = v1243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1245 = fmaf(v1239, v3, v1244);
+    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
+    c[v1241] = v1246;
+  }
+  const unsigned int v1247 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1248 = v601 + v1247;
+  const unsigned int v1249 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1250 = v600 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v40.x[43];
+    const unsigned int v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1256 = v1255 + v1250;
+    const iron_bf16 v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1258 = iron_to_f32(v1257);
+    const float v1259 = v1258 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1260 = fmaf(v1254, v3, v1259);
+    const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
+    c[v1256] = v1261;
+  }
+  const unsigned int v1262 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1263 = v601 + v1262;
+  const unsigned int v1264 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1265 = v600 + v1264;
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1267 = v1265 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v40.x[44];
+    const unsigned int v1270 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1271 = v1270 + v1265;
+    const iron_bf16 v1272 = c[v1271];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1273 = iron_to_f32(v1272);
+    const float v1274 = v1273 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1275 = fmaf(v1269, v3, v1274);
+    const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
+    c[v1271] = v1276;
+  }
+  const unsigned int v1277 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1278 = v601 + v1277;
+  const unsigned int v1279 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1280 = v600 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v40.x[45];
+    const unsigned int v1285 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1286 = v1285 + v1280;
+    const iron_bf16 v1287 = c[v1286];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1288 = iron_to_f32(v1287);
+    const float v1289 = v1288 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1290 = fmaf(v1284, v3, v1289);
+    const iron_bf16 v1291 = iron_f32_to_bf16(v1290);
+    c[v1286] = v1291;
+  }
+  const unsigned int v1292 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1293 = v601 + v1292;
+  const unsigned int v1294 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1295 = v600 + v1294;
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1297 = v1295 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v40.x[46];
+    const unsigned int v1300 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1301 = v1300 + v1295;
+    const iron_bf16 v1302 = c[v1301];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1303 = iron_to_f32(v1302);
+    const float v1304 = v1303 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1305 = fmaf(v1299, v3, v1304);
+    const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
+    c[v1301] = v1306;
+  }
+  const unsigned int v1307 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1308 = v601 + v1307;
+  const unsigned int v1309 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1310 = v600 + v1309;
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1312 = v1310 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v40.x[47];
+    const unsigned int v1315 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1316 = v1315 + v1310;
+    const iron_bf16 v1317 = c[v1316];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1318 = iron_to_f32(v1317);
+    const float v1319 = v1318 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1320 = fmaf(v1314, v3, v1319);
+    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
+    c[v1316] = v1321;
+  }
+  const unsigned int v1322 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1323 = v601 + v1322;
+  const unsigned int v1324 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1325 = v600 + v1324;
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1327 = v1325 < v1;
+  const bool v1328 = v1326 && v1327;
+  if (v1328) {
+    const float v1329 = v40.x[48];
+    const unsigned int v1330 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1331 = v1330 + v1325;
+    const iron_bf16 v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1333 = iron_to_f32(v1332);
+    const float v1334 = v1333 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1335 = fmaf(v1329, v3, v1334);
+    const iron_bf16 v1336 = iron_f32_to_bf16(v1335);
+    c[v1331] = v1336;
+  }
+  const unsigned int v1337 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1338 = v601 + v1337;
+  const unsigned int v1339 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1340 = v600 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1342 = v1340 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v40.x[49];
+    const unsigned int v1345 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1346 = v1345 + v1340;
+    const iron_bf16 v1347 = c[v1346];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1348 = iron_to_f32(v1347);
+    const float v1349 = v1348 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1350 = fmaf(v1344, v3, v1349);
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
+    c[v1346] = v1351;
+  }
+  const unsigned int v1352 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1353 = v601 + v1352;
+  const unsigned int v1354 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1355 = v600 + v1354;
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v40.x[50];
+    const unsigned int v1360 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1361 = v1360 + v1355;
+    const iron_bf16 v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1363 = iron_to_f32(v1362);
+    const float v1364 = v1363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1365 = fmaf(v1359, v3, v1364);
+    const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
+    c[v1361] = v1366;
+  }
+  const unsigned int v1367 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1368 = v601 + v1367;
+  const unsigned int v1369 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1370 = v600 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v40.x[51];
+    const unsigned int v1375 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1376 = v1375 + v1370;
+    const iron_bf16 v1377 = c[v1376];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1378 = iron_to_f32(v1377);
+    const float v1379 = v1378 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1380 = fmaf(v1374, v3, v1379);
+    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
+    c[v1376] = v1381;
+  }
+  const unsigned int v1382 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1383 = v601 + v1382;
+  const unsigned int v1384 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1385 = v600 + v1384;
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1387 = v1385 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v40.x[52];
+    const unsigned int v1390 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1391 = v1390 + v1385;
+    const iron_bf16 v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1393 = iron_to_f32(v1392);
+    const float v1394 = v1393 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1395 = fmaf(v1389, v3, v1394);
+    const iron_bf16 v1396 = iron_f32_to_bf16(v1395);
+    c[v1391] = v1396;
+  }
+  const unsigned int v1397 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1398 = v601 + v1397;
+  const unsigned int v1399 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1400 = v600 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1402 = v1400 < v1;
+  const bool v1403 = v1401 && v1402;
+  if (v1403) {
+    const float v1404 = v40.x[53];
+    const unsigned int v1405 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1406 = v1405 + v1400;
+    const iron_bf16 v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1408 = iron_to_f32(v1407);
+    const float v1409 = v1408 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1410 = fmaf(v1404, v3, v1409);
+    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
+    c[v1406] = v1411;
+  }
+  const unsigned int v1412 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1413 = v601 + v1412;
+  const unsigned int v1414 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1415 = v600 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v40.x[54];
+    const unsigned int v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1421 = v1420 + v1415;
+    const iron_bf16 v1422 = c[v1421];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1423 = iron_to_f32(v1422);
+    const float v1424 = v1423 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1425 = fmaf(v1419, v3, v1424);
+    const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
+    c[v1421] = v1426;
+  }
+  const unsigned int v1427 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1428 = v601 + v1427;
+  const unsigned int v1429 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1430 = v600 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v40.x[55];
+    const unsigned int v1435 = v1428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1436 = v1435 + v1430;
+    const iron_bf16 v1437 = c[v1436];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1438 = iron_to_f32(v1437);
+    const float v1439 = v1438 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1440 = fmaf(v1434, v3, v1439);
+    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+    c[v1436] = v1441;
+  }
+  const unsigned int v1442 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1443 = v601 + v1442;
+  const unsigned int v1444 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1445 = v600 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1447 = v1445 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v40.x[56];
+    const unsigned int v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1451 = v1450 + v1445;
+    const iron_bf16 v1452 = c[v1451];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1453 = iron_to_f32(v1452);
+    const float v1454 = v1453 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1455 = fmaf(v1449, v3, v1454);
+    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+    c[v1451] = v1456;
+  }
+  const unsigned int v1457 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1458 = v601 + v1457;
+  const unsigned int v1459 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1460 = v600 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v40.x[57];
+    const unsigned int v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1466 = v1465 + v1460;
+    const iron_bf16 v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1468 = iron_to_f32(v1467);
+    const float v1469 = v1468 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1470 = fmaf(v1464, v3, v1469);
+    const iron_bf16 v1471 = iron_f32_to_bf16(v1470);
+    c[v1466] = v1471;
+  }
+  const unsigned int v1472 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1473 = v601 + v1472;
+  const unsigned int v1474 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1475 = v600 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v40.x[58];
+    const unsigned int v1480 = v1473 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1481 = v1480 + v1475;
+    const iron_bf16 v1482 = c[v1481];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1483 = iron_to_f32(v1482);
+    const float v1484 = v1483 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1485 = fmaf(v1479, v3, v1484);
+    const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
+    c[v1481] = v1486;
+  }
+  const unsigned int v1487 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1488 = v601 + v1487;
+  const unsigned int v1489 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1490 = v600 + v1489;
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1492 = v1490 < v1;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v40.x[59];
+    const unsigned int v1495 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1496 = v1495 + v1490;
+    const iron_bf16 v1497 = c[v1496];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1498 = iron_to_f32(v1497);
+    const float v1499 = v1498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1500 = fmaf(v1494, v3, v1499);
+    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
+    c[v1496] = v1501;
+  }
+  const unsigned int v1502 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1503 = v601 + v1502;
+  const unsigned int v1504 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1505 = v600 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1507 = v1505 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v40.x[60];
+    const unsigned int v1510 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1511 = v1510 + v1505;
+    const iron_bf16 v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1513 = iron_to_f32(v1512);
+    const float v1514 = v1513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1515 = fmaf(v1509, v3, v1514);
+    const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
+    c[v1511] = v1516;
+  }
+  const unsigned int v1517 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1518 = v601 + v1517;
+  const unsigned int v1519 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1520 = v600 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1522 = v1520 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v40.x[61];
+    const unsigned int v1525 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1526 = v1525 + v1520;
+    const iron_bf16 v1527 = c[v1526];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1528 = iron_to_f32(v1527);
+    const float v1529 = v1528 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1530 = fmaf(v1524, v3, v1529);
+    const iron_bf16 v1531 = iron_f32_to_bf16(v1530);
+    c[v1526] = v1531;
+  }
+  const unsigned int v1532 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1533 = v601 + v1532;
+  const unsigned int v1534 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1535 = v600 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1537 = v1535 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v40.x[62];
+    const unsigned int v1540 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1541 = v1540 + v1535;
+    const iron_bf16 v1542 = c[v1541];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1543 = iron_to_f32(v1542);
+    const float v1544 = v1543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1545 = fmaf(v1539, v3, v1544);
+    const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
+    c[v1541] = v1546;
+  }
+  const unsigned int v1547 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1548 = v601 + v1547;
+  const unsigned int v1549 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1550 = v600 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1552 = v1550 < v1;
+  const bool v1553 = v1551 && v1552;
+  if (v1553) {
+    const float v1554 = v40.x[63];
+    const unsigned int v1555 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1556 = v1555 + v1550;
+    const iron_bf16 v1557 = c[v1556];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1558 = iron_to_f32(v1557);
+    const float v1559 = v1558 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1560 = fmaf(v1554, v3, v1559);
+    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
+    c[v1556] = v1561;
+  }
+  const unsigned int v1562 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1563 = v601 + v1562;
+  const unsigned int v1564 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1565 = v600 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v40.x[64];
+    const unsigned int v1570 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1571 = v1570 + v1565;
+    const iron_bf16 v1572 = c[v1571];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1573 = iron_to_f32(v1572);
+    const float v1574 = v1573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1575 = fmaf(v1569, v3, v1574);
+    const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
+    c[v1571] = v1576;
+  }
+  const unsigned int v1577 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1578 = v601 + v1577;
+  const unsigned int v1579 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1580 = v600 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v40.x[65];
+    const unsigned int v1585 = v1578 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1586 = v1585 + v1580;
+    const iron_bf16 v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1588 = iron_to_f32(v1587);
+    const float v1589 = v1588 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1590 = fmaf(v1584, v3, v1589);
+    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
+    c[v1586] = v1591;
+  }
+  const unsigned int v1592 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1593 = v601 + v1592;
+  const unsigned int v1594 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1595 = v600 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v40.x[66];
+    const unsigned int v1600 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1601 = v1600 + v1595;
+    const iron_bf16 v1602 = c[v1601];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1603 = iron_to_f32(v1602);
+    const float v1604 = v1603 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1605 = fmaf(v1599, v3, v1604);
+    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
+    c[v1601] = v1606;
+  }
+  const unsigned int v1607 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1608 = v601 + v1607;
+  const unsigned int v1609 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1610 = v600 + v1609;
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1612 = v1610 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v40.x[67];
+    const unsigned int v1615 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1616 = v1615 + v1610;
+    const iron_bf16 v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1618 = iron_to_f32(v1617);
+    const float v1619 = v1618 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1620 = fmaf(v1614, v3, v1619);
+    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
+    c[v1616] = v1621;
+  }
+  const unsigned int v1622 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1623 = v601 + v1622;
+  const unsigned int v1624 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1625 = v600 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v40.x[68];
+    const unsigned int v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1631 = v1630 + v1625;
+    const iron_bf16 v1632 = c[v1631];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1633 = iron_to_f32(v1632);
+    const float v1634 = v1633 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1635 = fmaf(v1629, v3, v1634);
+    const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
+    c[v1631] = v1636;
+  }
+  const unsigned int v1637 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1638 = v601 + v1637;
+  const unsigned int v1639 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1640 = v600 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v40.x[69];
+    const unsigned int v1645 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1646 = v1645 + v1640;
+    const iron_bf16 v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1648 = iron_to_f32(v1647);
+    const float v1649 = v1648 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1650 = fmaf(v1644, v3, v1649);
+    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
+    c[v1646] = v1651;
+  }
+  const unsigned int v1652 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1653 = v601 + v1652;
+  const unsigned int v1654 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1655 = v600 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v40.x[70];
+    const unsigned int v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1661 = v1660 + v1655;
+    const iron_bf16 v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1663 = iron_to_f32(v1662);
+    const float v1664 = v1663 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1665 = fmaf(v1659, v3, v1664);
+    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
+    c[v1661] = v1666;
+  }
+  const unsigned int v1667 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1668 = v601 + v1667;
+  const unsigned int v1669 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1670 = v600 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v40.x[71];
+    const unsigned int v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1676 = v1675 + v1670;
+    const iron_bf16 v1677 = c[v1676];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1678 = iron_to_f32(v1677);
+    const float v1679 = v1678 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1680 = fmaf(v1674, v3, v1679);
+    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
+    c[v1676] = v1681;
+  }
+  const unsigned int v1682 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1683 = v601 + v1682;
+  const unsigned int v1684 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1685 = v600 + v1684;
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1687 = v1685 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v40.x[72];
+    const unsigned int v1690 = v1683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1691 = v1690 + v1685;
+    const iron_bf16 v1692 = c[v1691];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1693 = iron_to_f32(v1692);
+    const float v1694 = v1693 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1695 = fmaf(v1689, v3, v1694);
+    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
+    c[v1691] = v1696;
+  }
+  const unsigned int v1697 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1698 = v601 + v1697;
+  const unsigned int v1699 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1700 = v600 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1702 = v1700 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v40.x[73];
+    const unsigned int v1705 = v1698 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1706 = v1705 + v1700;
+    const iron_bf16 v1707 = c[v1706];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1708 = iron_to_f32(v1707);
+    const float v1709 = v1708 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1710 = fmaf(v1704, v3, v1709);
+    const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
+    c[v1706] = v1711;
+  }
+  const unsigned int v1712 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1713 = v601 + v1712;
+  const unsigned int v1714 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1715 = v600 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v40.x[74];
+    const unsigned int v1720 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1721 = v1720 + v1715;
+    const iron_bf16 v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1723 = iron_to_f32(v1722);
+    const float v1724 = v1723 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1725 = fmaf(v1719, v3, v1724);
+    const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
+    c[v1721] = v1726;
+  }
+  const unsigned int v1727 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1728 = v601 + v1727;
+  const unsigned int v1729 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1730 = v600 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1732 = v1730 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v40.x[75];
+    const unsigned int v1735 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1736 = v1735 + v1730;
+    const iron_bf16 v1737 = c[v1736];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1738 = iron_to_f32(v1737);
+    const float v1739 = v1738 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1740 = fmaf(v1734, v3, v1739);
+    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+    c[v1736] = v1741;
+  }
+  const unsigned int v1742 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1743 = v601 + v1742;
+  const unsigned int v1744 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1745 = v600 + v1744;
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1747 = v1745 < v1;
+  const bool v1748 = v1746 && v1747;
+  if (v1748) {
+    const float v1749 = v40.x[76];
+    const unsigned int v1750 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1751 = v1750 + v1745;
+    const iron_bf16 v1752 = c[v1751];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1753 = iron_to_f32(v1752);
+    const float v1754 = v1753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1755 = fmaf(v1749, v3, v1754);
+    const iron_bf16 v1756 = iron_f32_to_bf16(v1755);
+    c[v1751] = v1756;
+  }
+  const unsigned int v1757 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1758 = v601 + v1757;
+  const unsigned int v1759 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1760 = v600 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v40.x[77];
+    const unsigned int v1765 = v1758 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1766 = v1765 + v1760;
+    const iron_bf16 v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1768 = iron_to_f32(v1767);
+    const float v1769 = v1768 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1770 = fmaf(v1764, v3, v1769);
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
+    c[v1766] = v1771;
+  }
+  const unsigned int v1772 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1773 = v601 + v1772;
+  const unsigned int v1774 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1775 = v600 + v1774;
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v40.x[78];
+    const unsigned int v1780 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1781 = v1780 + v1775;
+    const iron_bf16 v1782 = c[v1781];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1783 = iron_to_f32(v1782);
+    const float v1784 = v1783 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1785 = fmaf(v1779, v3, v1784);
+    const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
+    c[v1781] = v1786;
+  }
+  const unsigned int v1787 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1788 = v601 + v1787;
+  const unsigned int v1789 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1790 = v600 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1792 = v1790 < v1;
+  const bool v1793 = v1791 && v1792;
+  if (v1793) {
+    const float v1794 = v40.x[79];
+    const unsigned int v1795 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1796 = v1795 + v1790;
+    const iron_bf16 v1797 = c[v1796];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1798 = iron_to_f32(v1797);
+    const float v1799 = v1798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1800 = fmaf(v1794, v3, v1799);
+    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
+    c[v1796] = v1801;
+  }
+  const unsigned int v1802 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1803 = v601 + v1802;
+  const unsigned int v1804 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1805 = v600 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v40.x[80];
+    const unsigned int v1810 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1811 = v1810 + v1805;
+    const iron_bf16 v1812 = c[v1811];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1813 = iron_to_f32(v1812);
+    const float v1814 = v1813 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1815 = fmaf(v1809, v3, v1814);
+    const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
+    c[v1811] = v1816;
+  }
+  const unsigned int v1817 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1818 = v601 + v1817;
+  const unsigned int v1819 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1820 = v600 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1822 = v1820 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v40.x[81];
+    const unsigned int v1825 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1826 = v1825 + v1820;
+    const iron_bf16 v1827 = c[v1826];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1828 = iron_to_f32(v1827);
+    const float v1829 = v1828 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1830 = fmaf(v1824, v3, v1829);
+    const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
+    c[v1826] = v1831;
+  }
+  const unsigned int v1832 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1833 = v601 + v1832;
+  const unsigned int v1834 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1835 = v600 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v40.x[82];
+    const unsigned int v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1841 = v1840 + v1835;
+    const iron_bf16 v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1843 = iron_to_f32(v1842);
+    const float v1844 = v1843 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1845 = fmaf(v1839, v3, v1844);
+    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
+    c[v1841] = v1846;
+  }
+  const unsigned int v1847 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1848 = v601 + v1847;
+  const unsigned int v1849 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1850 = v600 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v40.x[83];
+    const unsigned int v1855 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1856 = v1855 + v1850;
+    const iron_bf16 v1857 = c[v1856];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1858 = iron_to_f32(v1857);
+    const float v1859 = v1858 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1860 = fmaf(v1854, v3, v1859);
+    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
+    c[v1856] = v1861;
+  }
+  const unsigned int v1862 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1863 = v601 + v1862;
+  const unsigned int v1864 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1865 = v600 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v40.x[84];
+    const unsigned int v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1871 = v1870 + v1865;
+    const iron_bf16 v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1873 = iron_to_f32(v1872);
+    const float v1874 = v1873 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1875 = fmaf(v1869, v3, v1874);
+    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
+    c[v1871] = v1876;
+  }
+  const unsigned int v1877 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1878 = v601 + v1877;
+  const unsigned int v1879 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1880 = v600 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v40.x[85];
+    const unsigned int v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1886 = v1885 + v1880;
+    const iron_bf16 v1887 = c[v1886];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1888 = iron_to_f32(v1887);
+    const float v1889 = v1888 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1890 = fmaf(v1884, v3, v1889);
+    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
+    c[v1886] = v1891;
+  }
+  const unsigned int v1892 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1893 = v601 + v1892;
+  const unsigned int v1894 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1895 = v600 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1897 = v1895 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v40.x[86];
+    const unsigned int v1900 = v1893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1901 = v1900 + v1895;
+    const iron_bf16 v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1903 = iron_to_f32(v1902);
+    const float v1904 = v1903 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1905 = fmaf(v1899, v3, v1904);
+    const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
+    c[v1901] = v1906;
+  }
+  const unsigned int v1907 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1908 = v601 + v1907;
+  const unsigned int v1909 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1910 = v600 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1912 = v1910 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v40.x[87];
+    const unsigned int v1915 = v1908 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1916 = v1915 + v1910;
+    const iron_bf16 v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1918 = iron_to_f32(v1917);
+    const float v1919 = v1918 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1920 = fmaf(v1914, v3, v1919);
+    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
+    c[v1916] = v1921;
+  }
+  const unsigned int v1922 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1923 = v601 + v1922;
+  const unsigned int v1924 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1925 = v600 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1927 = v1925 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v40.x[88];
+    const unsigned int v1930 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1931 = v1930 + v1925;
+    const iron_bf16 v1932 = c[v1931];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1933 = iron_to_f32(v1932);
+    const float v1934 = v1933 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1935 = fmaf(v1929, v3, v1934);
+    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
+    c[v1931] = v1936;
+  }
+  const unsigned int v1937 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1938 = v601 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1940 = v600 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1942 = v1940 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v40.x[89];
+    const unsigned int v1945 = v1938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1946 = v1945 + v1940;
+    const iron_bf16 v1947 = c[v1946];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1948 = iron_to_f32(v1947);
+    const float v1949 = v1948 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1950 = fmaf(v1944, v3, v1949);
+    const iron_bf16 v1951 = iron_f32_to_bf16(v1950);
+    c[v1946] = v1951;
+  }
+  const unsigned int v1952 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1953 = v601 + v1952;
+  const unsigned int v1954 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1955 = v600 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v40.x[90];
+    const unsigned int v1960 = v1953 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1961 = v1960 + v1955;
+    const iron_bf16 v1962 = c[v1961];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1963 = iron_to_f32(v1962);
+    const float v1964 = v1963 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1965 = fmaf(v1959, v3, v1964);
+    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
+    c[v1961] = v1966;
+  }
+  const unsigned int v1967 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1968 = v601 + v1967;
+  const unsigned int v1969 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1970 = v600 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v40.x[91];
+    const unsigned int v1975 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1976 = v1975 + v1970;
+    const iron_bf16 v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1978 = iron_to_f32(v1977);
+    const float v1979 = v1978 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1980 = fmaf(v1974, v3, v1979);
+    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+    c[v1976] = v1981;
+  }
+  const unsigned int v1982 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1983 = v601 + v1982;
+  const unsigned int v1984 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1985 = v600 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1987 = v1985 < v1;
+  const bool v1988 = v1986 && v1987;
+  if (v1988) {
+    const float v1989 = v40.x[92];
+    const unsigned int v1990 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1991 = v1990 + v1985;
+    const iron_bf16 v1992 = c[v1991];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1993 = iron_to_f32(v1992);
+    const float v1994 = v1993 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1995 = fmaf(v1989, v3, v1994);
+    const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
+    c[v1991] = v1996;
+  }
+  const unsigned int v1997 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1998 = v601 + v1997;
+  const unsigned int v1999 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2000 = v600 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v40.x[93];
+    const unsigned int v2005 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2006 = v2005 + v2000;
+    const iron_bf16 v2007 = c[v2006];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2008 = iron_to_f32(v2007);
+    const float v2009 = v2008 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2010 = fmaf(v2004, v3, v2009);
+    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
+    c[v2006] = v2011;
+  }
+  const unsigned int v2012 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2013 = v601 + v2012;
+  const unsigned int v2014 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2015 = v600 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v40.x[94];
+    const unsigned int v2020 = v2013 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2021 = v2020 + v2015;
+    const iron_bf16 v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2023 = iron_to_f32(v2022);
+    const float v2024 = v2023 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2025 = fmaf(v2019, v3, v2024);
+    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
+    c[v2021] = v2026;
+  }
+  const unsigned int v2027 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2028 = v601 + v2027;
+  const unsigned int v2029 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2030 = v600 + v2029;
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2032 = v2030 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v40.x[95];
+    const unsigned int v2035 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2036 = v2035 + v2030;
+    const iron_bf16 v2037 = c[v2036];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2038 = iron_to_f32(v2037);
+    const float v2039 = v2038 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2040 = fmaf(v2034, v3, v2039);
+    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
+    c[v2036] = v2041;
+  }
+  const unsigned int v2042 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2043 = v601 + v2042;
+  const unsigned int v2044 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2045 = v600 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v40.x[96];
+    const unsigned int v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2051 = v2050 + v2045;
+    const iron_bf16 v2052 = c[v2051];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2053 = iron_to_f32(v2052);
+    const float v2054 = v2053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2055 = fmaf(v2049, v3, v2054);
+    const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
+    c[v2051] = v2056;
+  }
+  const unsigned int v2057 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2058 = v601 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2060 = v600 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v40.x[97];
+    const unsigned int v2065 = v2058 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2066 = v2065 + v2060;
+    const iron_bf16 v2067 = c[v2066];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2068 = iron_to_f32(v2067);
+    const float v2069 = v2068 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2070 = fmaf(v2064, v3, v2069);
+    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
+    c[v2066] = v2071;
+  }
+  const unsigned int v2072 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2073 = v601 + v2072;
+  const unsigned int v2074 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2075 = v600 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v40.x[98];
+    const unsigned int v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2081 = v2080 + v2075;
+    const iron_bf16 v2082 = c[v2081];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2083 = iron_to_f32(v2082);
+    const float v2084 = v2083 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2085 = fmaf(v2079, v3, v2084);
+    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
+    c[v2081] = v2086;
+  }
+  const unsigned int v2087 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2088 = v601 + v2087;
+  const unsigned int v2089 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2090 = v600 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v40.x[99];
+    const unsigned int v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2096 = v2095 + v2090;
+    const iron_bf16 v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2098 = iron_to_f32(v2097);
+    const float v2099 = v2098 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2100 = fmaf(v2094, v3, v2099);
+    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
+    c[v2096] = v2101;
+  }
+  const unsigned int v2102 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2103 = v601 + v2102;
+  const unsigned int v2104 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2105 = v600 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2107 = v2105 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v40.x[100];
+    const unsigned int v2110 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2111 = v2110 + v2105;
+    const iron_bf16 v2112 = c[v2111];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2113 = iron_to_f32(v2112);
+    const float v2114 = v2113 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2115 = fmaf(v2109, v3, v2114);
+    const iron_bf16 v2116 = iron_f32_to_bf16(v2115);
+    c[v2111] = v2116;
+  }
+  const unsigned int v2117 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2118 = v601 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2120 = v600 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2122 = v2120 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v40.x[101];
+    const unsigned int v2125 = v2118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2126 = v2125 + v2120;
+    const iron_bf16 v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2128 = iron_to_f32(v2127);
+    const float v2129 = v2128 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2130 = fmaf(v2124, v3, v2129);
+    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
+    c[v2126] = v2131;
+  }
+  const unsigned int v2132 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2133 = v601 + v2132;
+  const unsigned int v2134 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2135 = v600 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2137 = v2135 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v40.x[102];
+    const unsigned int v2140 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2141 = v2140 + v2135;
+    const iron_bf16 v2142 = c[v2141];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2143 = iron_to_f32(v2142);
+    const float v2144 = v2143 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2145 = fmaf(v2139, v3, v2144);
+    const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
+    c[v2141] = v2146;
+  }
+  const unsigned int v2147 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2148 = v601 + v2147;
+  const unsigned int v2149 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2150 = v600 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2152 = v2150 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v40.x[103];
+    const unsigned int v2155 = v2148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2156 = v2155 + v2150;
+    const iron_bf16 v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2158 = iron_to_f32(v2157);
+    const float v2159 = v2158 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2160 = fmaf(v2154, v3, v2159);
+    const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
+    c[v2156] = v2161;
+  }
+  const unsigned int v2162 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2163 = v601 + v2162;
+  const unsigned int v2164 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2165 = v600 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v40.x[104];
+    const unsigned int v2170 = v2163 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2171 = v2170 + v2165;
+    const iron_bf16 v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2173 = iron_to_f32(v2172);
+    const float v2174 = v2173 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2175 = fmaf(v2169, v3, v2174);
+    const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
+    c[v2171] = v2176;
+  }
+  const unsigned int v2177 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2178 = v601 + v2177;
+  const unsigned int v2179 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2180 = v600 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2182 = v2180 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v40.x[105];
+    const unsigned int v2185 = v2178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2186 = v2185 + v2180;
+    const iron_bf16 v2187 = c[v2186];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2188 = iron_to_f32(v2187);
+    const float v2189 = v2188 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2190 = fmaf(v2184, v3, v2189);
+    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
+    c[v2186] = v2191;
+  }
+  const unsigned int v2192 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2193 = v601 + v2192;
+  const unsigned int v2194 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2195 = v600 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v40.x[106];
+    const unsigned int v2200 = v2193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2201 = v2200 + v2195;
+    const iron_bf16 v2202 = c[v2201];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2203 = iron_to_f32(v2202);
+    const float v2204 = v2203 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2205 = fmaf(v2199, v3, v2204);
+    const iron_bf16 v2206 = iron_f32_to_bf16(v2205);
+    c[v2201] = v2206;
+  }
+  const unsigned int v2207 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2208 = v601 + v2207;
+  const unsigned int v2209 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2210 = v600 + v2209;
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2212 = v2210 < v1;
+  const bool v2213 = v2211 && v2212;
+  if (v2213) {
+    const float v2214 = v40.x[107];
+    const unsigned int v2215 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2216 = v2215 + v2210;
+    const iron_bf16 v2217 = c[v2216];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2218 = iron_to_f32(v2217);
+    const float v2219 = v2218 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2220 = fmaf(v2214, v3, v2219);
+    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
+    c[v2216] = v2221;
+  }
+  const unsigned int v2222 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2223 = v601 + v2222;
+  const unsigned int v2224 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2225 = v600 + v2224;
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2227 = v2225 < v1;
+  const bool v2228 = v2226 && v2227;
+  if (v2228) {
+    const float v2229 = v40.x[108];
+    const unsigned int v2230 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2231 = v2230 + v2225;
+    const iron_bf16 v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2233 = iron_to_f32(v2232);
+    const float v2234 = v2233 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2235 = fmaf(v2229, v3, v2234);
+    const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
+    c[v2231] = v2236;
+  }
+  const unsigned int v2237 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2238 = v601 + v2237;
+  const unsigned int v2239 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2240 = v600 + v2239;
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2242 = v2240 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v40.x[109];
+    const unsigned int v2245 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2246 = v2245 + v2240;
+    const iron_bf16 v2247 = c[v2246];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2248 = iron_to_f32(v2247);
+    const float v2249 = v2248 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2250 = fmaf(v2244, v3, v2249);
+    const iron_bf16 v2251 = iron_f32_to_bf16(v2250);
+    c[v2246] = v2251;
+  }
+  const unsigned int v2252 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2253 = v601 + v2252;
+  const unsigned int v2254 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2255 = v600 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v40.x[110];
+    const unsigned int v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2261 = v2260 + v2255;
+    const iron_bf16 v2262 = c[v2261];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2263 = iron_to_f32(v2262);
+    const float v2264 = v2263 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2265 = fmaf(v2259, v3, v2264);
+    const iron_bf16 v2266 = iron_f32_to_bf16(v2265);
+    c[v2261] = v2266;
+  }
+  const unsigned int v2267 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2268 = v601 + v2267;
+  const unsigned int v2269 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2270 = v600 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v40.x[111];
+    const unsigned int v2275 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2276 = v2275 + v2270;
+    const iron_bf16 v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2278 = iron_to_f32(v2277);
+    const float v2279 = v2278 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2280 = fmaf(v2274, v3, v2279);
+    const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
+    c[v2276] = v2281;
+  }
+  const unsigned int v2282 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2283 = v601 + v2282;
+  const unsigned int v2284 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2285 = v600 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2287 = v2285 < v1;
+  const bool v2288 = v2286 && v2287;
+  if (v2288) {
+    const float v2289 = v40.x[112];
+    const unsigned int v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2291 = v2290 + v2285;
+    const iron_bf16 v2292 = c[v2291];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2293 = iron_to_f32(v2292);
+    const float v2294 = v2293 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2295 = fmaf(v2289, v3, v2294);
+    const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
+    c[v2291] = v2296;
+  }
+  const unsigned int v2297 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2298 = v601 + v2297;
+  const unsigned int v2299 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2300 = v600 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v40.x[113];
+    const unsigned int v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2306 = v2305 + v2300;
+    const iron_bf16 v2307 = c[v2306];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2308 = iron_to_f32(v2307);
+    const float v2309 = v2308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2310 = fmaf(v2304, v3, v2309);
+    const iron_bf16 v2311 = iron_f32_to_bf16(v2310);
+    c[v2306] = v2311;
+  }
+  const unsigned int v2312 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2313 = v601 + v2312;
+  const unsigned int v2314 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2315 = v600 + v2314;
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v40.x[114];
+    const unsigned int v2320 = v2313 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2321 = v2320 + v2315;
+    const iron_bf16 v2322 = c[v2321];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2323 = iron_to_f32(v2322);
+    const float v2324 = v2323 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2325 = fmaf(v2319, v3, v2324);
+    const iron_bf16 v2326 = iron_f32_to_bf16(v2325);
+    c[v2321] = v2326;
+  }
+  const unsigned int v2327 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2328 = v601 + v2327;
+  const unsigned int v2329 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2330 = v600 + v2329;
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2332 = v2330 < v1;
+  const bool v2333 = v2331 && v2332;
+  if (v2333) {
+    const float v2334 = v40.x[115];
+    const unsigned int v2335 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2336 = v2335 + v2330;
+    const iron_bf16 v2337 = c[v2336];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2338 = iron_to_f32(v2337);
+    const float v2339 = v2338 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2340 = fmaf(v2334, v3, v2339);
+    const iron_bf16 v2341 = iron_f32_to_bf16(v2340);
+    c[v2336] = v2341;
+  }
+  const unsigned int v2342 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2343 = v601 + v2342;
+  const unsigned int v2344 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2345 = v600 + v2344;
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v40.x[116];
+    const unsigned int v2350 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2351 = v2350 + v2345;
+    const iron_bf16 v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2353 = iron_to_f32(v2352);
+    const float v2354 = v2353 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2355 = fmaf(v2349, v3, v2354);
+    const iron_bf16 v2356 = iron_f32_to_bf16(v2355);
+    c[v2351] = v2356;
+  }
+  const unsigned int v2357 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2358 = v601 + v2357;
+  const unsigned int v2359 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2360 = v600 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v40.x[117];
+    const unsigned int v2365 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2366 = v2365 + v2360;
+    const iron_bf16 v2367 = c[v2366];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2368 = iron_to_f32(v2367);
+    const float v2369 = v2368 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2370 = fmaf(v2364, v3, v2369);
+    const iron_bf16 v2371 = iron_f32_to_bf16(v2370);
+    c[v2366] = v2371;
+  }
+  const unsigned int v2372 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2373 = v601 + v2372;
+  const unsigned int v2374 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2375 = v600 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2377 = v2375 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v40.x[118];
+    const unsigned int v2380 = v2373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2381 = v2380 + v2375;
+    const iron_bf16 v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2383 = iron_to_f32(v2382);
+    const float v2384 = v2383 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2385 = fmaf(v2379, v3, v2384);
+    const iron_bf16 v2386 = iron_f32_to_bf16(v2385);
+    c[v2381] = v2386;
+  }
+  const unsigned int v2387 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2388 = v601 + v2387;
+  const unsigned int v2389 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2390 = v600 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2392 = v2390 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v40.x[119];
+    const unsigned int v2395 = v2388 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2396 = v2395 + v2390;
+    const iron_bf16 v2397 = c[v2396];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2398 = iron_to_f32(v2397);
+    const float v2399 = v2398 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2400 = fmaf(v2394, v3, v2399);
+    const iron_bf16 v2401 = iron_f32_to_bf16(v2400);
+    c[v2396] = v2401;
+  }
+  const unsigned int v2402 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2403 = v601 + v2402;
+  const unsigned int v2404 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2405 = v600 + v2404;
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2407 = v2405 < v1;
+  const bool v2408 = v2406 && v2407;
+  if (v2408) {
+    const float v2409 = v40.x[120];
+    const unsigned int v2410 = v2403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2411 = v2410 + v2405;
+    const iron_bf16 v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2413 = iron_to_f32(v2412);
+    const float v2414 = v2413 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2415 = fmaf(v2409, v3, v2414);
+    const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
+    c[v2411] = v2416;
+  }
+  const unsigned int v2417 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2418 = v601 + v2417;
+  const unsigned int v2419 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2420 = v600 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2422 = v2420 < v1;
+  const bool v2423 = v2421 && v2422;
+  if (v2423) {
+    const float v2424 = v40.x[121];
+    const unsigned int v2425 = v2418 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2426 = v2425 + v2420;
+    const iron_bf16 v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2428 = iron_to_f32(v2427);
+    const float v2429 = v2428 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2430 = fmaf(v2424, v3, v2429);
+    const iron_bf16 v2431 = iron_f32_to_bf16(v2430);
+    c[v2426] = v2431;
+  }
+  const unsigned int v2432 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2433 = v601 + v2432;
+  const unsigned int v2434 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2435 = v600 + v2434;
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2437 = v2435 < v1;
+  const bool v2438 = v2436 && v2437;
+  if (v2438) {
+    const float v2439 = v40.x[122];
+    const unsigned int v2440 = v2433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2441 = v2440 + v2435;
+    const iron_bf16 v2442 = c[v2441];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2443 = iron_to_f32(v2442);
+    const float v2444 = v2443 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2445 = fmaf(v2439, v3, v2444);
+    const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
+    c[v2441] = v2446;
+  }
+  const unsigned int v2447 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2448 = v601 + v2447;
+  const unsigned int v2449 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2450 = v600 + v2449;
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v40.x[123];
+    const unsigned int v2455 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2456 = v2455 + v2450;
+    const iron_bf16 v2457 = c[v2456];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2458 = iron_to_f32(v2457);
+    const float v2459 = v2458 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2460 = fmaf(v2454, v3, v2459);
+    const iron_bf16 v2461 = iron_f32_to_bf16(v2460);
+    c[v2456] = v2461;
+  }
+  const unsigned int v2462 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2463 = v601 + v2462;
+  const unsigned int v2464 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2465 = v600 + v2464;
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2467 = v2465 < v1;
+  const bool v2468 = v2466 && v2467;
+  if (v2468) {
+    const float v2469 = v40.x[124];
+    const unsigned int v2470 = v2463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2471 = v2470 + v2465;
+    const iron_bf16 v2472 = c[v2471];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2473 = iron_to_f32(v2472);
+    const float v2474 = v2473 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2475 = fmaf(v2469, v3, v2474);
+    const iron_bf16 v2476 = iron_f32_to_bf16(v2475);
+    c[v2471] = v2476;
+  }
+  const unsigned int v2477 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2478 = v601 + v2477;
+  const unsigned int v2479 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2480 = v600 + v2479;
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2482 = v2480 < v1;
+  const bool v2483 = v2481 && v2482;
+  if (v2483) {
+    const float v2484 = v40.x[125];
+    const unsigned int v2485 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2486 = v2485 + v2480;
+    const iron_bf16 v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2488 = iron_to_f32(v2487);
+    const float v2489 = v2488 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2490 = fmaf(v2484, v3, v2489);
+    const iron_bf16 v2491 = iron_f32_to_bf16(v2490);
+    c[v2486] = v2491;
+  }
+  const unsigned int v2492 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2493 = v601 + v2492;
+  const unsigned int v2494 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2495 = v600 + v2494;
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2497 = v2495 < v1;
+  const bool v2498 = v2496 && v2497;
+  if (v2498) {
+    const float v2499 = v40.x[126];
+    const unsigned int v2500 = v2493 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2501 = v2500 + v2495;
+    const iron_bf16 v2502 = c[v2501];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2503 = iron_to_f32(v2502);
+    const float v2504 = v2503 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2505 = fmaf(v2499, v3, v2504);
+    const iron_bf16 v2506 = iron_f32_to_bf16(v2505);
+    c[v2501] = v2506;
+  }
+  const unsigned int v2507 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2508 = v601 + v2507;
+  const unsigned int v2509 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2510 = v600 + v2509;
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2512 = v2510 < v1;
+  const bool v2513 = v2511 && v2512;
+  if (v2513) {
+    const float v2514 = v40.x[127];
+    const unsigned int v2515 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2516 = v2515 + v2510;
+    const iron_bf16 v2517 = c[v2516];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2518 = iron_to_f32(v2517);
+    const float v2519 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2520 = fmaf(v2514, v3, v2519);
+    const iron_bf16 v2521 = iron_f32_to_bf16(v2520);
+    c[v2516] = v2521;
   }
 }

@@ -295,2832 +295,2832 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2395 = 0u; v2395 < 2u; v2395 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2396 = v2395 << 6u;
-      const bool v2398 = v2396 < v2;
-      if (v2398) {
-        const unsigned int v2400 = v2395 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2405 = v2402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2408 = v2402 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2409 = v2408 << 3u;
-        const unsigned int v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2411 = v2410 < v0;
-        const unsigned int v2412 = v2396 + v2409;
-        const bool v2413 = v2412 < v2;
-        const bool v2414 = v2411 && v2413;
-        const unsigned int v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2418 = v2416 + v2396;
-        const unsigned int v2419 = v2418 + v2409;
-        const unsigned int v2420 = v2414 ? v2419 : 0u;
-        const unsigned int v2422 = v2405 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2423 = v2400 + v2422;
-        const unsigned int v2424 = v2423 + v2409;
-        iron_copy_async<16>(shm0 + (v2424 ^ (((v2424 >> 6u) & 7u) << 3u)), a + v2420, v2414);
-        const unsigned int v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2429 = v2427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2432 = v2427 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2433 = v2432 << 3u;
-        const unsigned int v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2435 = v2434 < v0;
-        const unsigned int v2436 = v2396 + v2433;
-        const bool v2437 = v2436 < v2;
-        const bool v2438 = v2435 && v2437;
-        const unsigned int v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2442 = v2440 + v2396;
-        const unsigned int v2443 = v2442 + v2433;
-        const unsigned int v2444 = v2438 ? v2443 : 0u;
-        const unsigned int v2446 = v2429 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2447 = v2400 + v2446;
-        const unsigned int v2448 = v2447 + v2433;
-        iron_copy_async<16>(shm0 + (v2448 ^ (((v2448 >> 6u) & 7u) << 3u)), a + v2444, v2438);
-        const unsigned int v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2453 = v2451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2456 = v2451 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2457 = v2456 << 3u;
-        const unsigned int v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2459 = v2458 < v0;
-        const unsigned int v2460 = v2396 + v2457;
-        const bool v2461 = v2460 < v2;
-        const bool v2462 = v2459 && v2461;
-        const unsigned int v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2466 = v2464 + v2396;
-        const unsigned int v2467 = v2466 + v2457;
-        const unsigned int v2468 = v2462 ? v2467 : 0u;
-        const unsigned int v2470 = v2453 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2471 = v2400 + v2470;
-        const unsigned int v2472 = v2471 + v2457;
-        iron_copy_async<16>(shm0 + (v2472 ^ (((v2472 >> 6u) & 7u) << 3u)), a + v2468, v2462);
-        const unsigned int v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2477 = v2475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2480 = v2475 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2481 = v2480 << 3u;
-        const unsigned int v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2483 = v2482 < v0;
-        const unsigned int v2484 = v2396 + v2481;
-        const bool v2485 = v2484 < v2;
-        const bool v2486 = v2483 && v2485;
-        const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2490 = v2488 + v2396;
-        const unsigned int v2491 = v2490 + v2481;
-        const unsigned int v2492 = v2486 ? v2491 : 0u;
-        const unsigned int v2494 = v2477 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2495 = v2400 + v2494;
-        const unsigned int v2496 = v2495 + v2481;
-        iron_copy_async<16>(shm0 + (v2496 ^ (((v2496 >> 6u) & 7u) << 3u)), a + v2492, v2486);
-        const unsigned int v2499 = v2402 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2501 = v2499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2504 = v2499 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2505 = v2504 << 3u;
-        const unsigned int v2506 = v24 + v2501;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2507 = v2506 < v0;
-        const unsigned int v2508 = v2396 + v2505;
-        const bool v2509 = v2508 < v2;
-        const bool v2510 = v2507 && v2509;
-        const unsigned int v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2514 = v2512 + v2396;
-        const unsigned int v2515 = v2514 + v2505;
-        const unsigned int v2516 = v2510 ? v2515 : 0u;
-        const unsigned int v2518 = v2501 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2519 = v2400 + v2518;
-        const unsigned int v2520 = v2519 + v2505;
-        iron_copy_async<16>(shm0 + (v2520 ^ (((v2520 >> 6u) & 7u) << 3u)), a + v2516, v2510);
-        const unsigned int v2523 = v2402 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2525 = v2523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2528 = v2523 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2529 = v2528 << 3u;
-        const unsigned int v2530 = v24 + v2525;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2531 = v2530 < v0;
-        const unsigned int v2532 = v2396 + v2529;
-        const bool v2533 = v2532 < v2;
-        const bool v2534 = v2531 && v2533;
-        const unsigned int v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2538 = v2536 + v2396;
-        const unsigned int v2539 = v2538 + v2529;
-        const unsigned int v2540 = v2534 ? v2539 : 0u;
-        const unsigned int v2542 = v2525 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2543 = v2400 + v2542;
-        const unsigned int v2544 = v2543 + v2529;
-        iron_copy_async<16>(shm0 + (v2544 ^ (((v2544 >> 6u) & 7u) << 3u)), a + v2540, v2534);
-        const unsigned int v2547 = v2402 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2549 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2552 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2553 = v2552 << 3u;
-        const unsigned int v2554 = v24 + v2549;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2555 = v2554 < v0;
-        const unsigned int v2556 = v2396 + v2553;
-        const bool v2557 = v2556 < v2;
-        const bool v2558 = v2555 && v2557;
-        const unsigned int v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2562 = v2560 + v2396;
-        const unsigned int v2563 = v2562 + v2553;
-        const unsigned int v2564 = v2558 ? v2563 : 0u;
-        const unsigned int v2566 = v2549 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2567 = v2400 + v2566;
-        const unsigned int v2568 = v2567 + v2553;
-        iron_copy_async<16>(shm0 + (v2568 ^ (((v2568 >> 6u) & 7u) << 3u)), a + v2564, v2558);
-        const unsigned int v2571 = v2402 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2573 = v2571 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2576 = v2571 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2577 = v2576 << 3u;
-        const unsigned int v2578 = v24 + v2573;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2579 = v2578 < v0;
-        const unsigned int v2580 = v2396 + v2577;
-        const bool v2581 = v2580 < v2;
-        const bool v2582 = v2579 && v2581;
-        const unsigned int v2584 = v2578 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2586 = v2584 + v2396;
-        const unsigned int v2587 = v2586 + v2577;
-        const unsigned int v2588 = v2582 ? v2587 : 0u;
-        const unsigned int v2590 = v2573 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2591 = v2400 + v2590;
-        const unsigned int v2592 = v2591 + v2577;
-        iron_copy_async<16>(shm0 + (v2592 ^ (((v2592 >> 6u) & 7u) << 3u)), a + v2588, v2582);
-        const unsigned int v2599 = v2402 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2602 = v2402 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2603 = v2602 << 3u;
-        const unsigned int v2604 = v2396 + v2599;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2605 = v2604 < v2;
-        const unsigned int v2606 = v28 + v2603;
-        const bool v2607 = v2606 < v1;
-        const bool v2608 = v2605 && v2607;
-        const unsigned int v2610 = v2604 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2612 = v2610 + v28;
-        const unsigned int v2613 = v2612 + v2603;
-        const unsigned int v2614 = v2608 ? v2613 : 0u;
-        const unsigned int v2616 = v2599 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2617 = v2400 + v2616;
-        const unsigned int v2618 = v2617 + v2603;
-        iron_copy_async<16>(shm1 + (v2618 ^ (((v2618 >> 7u) & 7u) << 3u)), b + v2614, v2608);
-        const unsigned int v2623 = v2427 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2626 = v2427 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2627 = v2626 << 3u;
-        const unsigned int v2628 = v2396 + v2623;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2629 = v2628 < v2;
-        const unsigned int v2630 = v28 + v2627;
-        const bool v2631 = v2630 < v1;
-        const bool v2632 = v2629 && v2631;
-        const unsigned int v2634 = v2628 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2636 = v2634 + v28;
-        const unsigned int v2637 = v2636 + v2627;
-        const unsigned int v2638 = v2632 ? v2637 : 0u;
-        const unsigned int v2640 = v2623 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2641 = v2400 + v2640;
-        const unsigned int v2642 = v2641 + v2627;
-        iron_copy_async<16>(shm1 + (v2642 ^ (((v2642 >> 7u) & 7u) << 3u)), b + v2638, v2632);
-        const unsigned int v2647 = v2451 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2650 = v2451 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2651 = v2650 << 3u;
-        const unsigned int v2652 = v2396 + v2647;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2653 = v2652 < v2;
-        const unsigned int v2654 = v28 + v2651;
-        const bool v2655 = v2654 < v1;
-        const bool v2656 = v2653 && v2655;
-        const unsigned int v2658 = v2652 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2660 = v2658 + v28;
-        const unsigned int v2661 = v2660 + v2651;
-        const unsigned int v2662 = v2656 ? v2661 : 0u;
-        const unsigned int v2664 = v2647 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2665 = v2400 + v2664;
-        const unsigned int v2666 = v2665 + v2651;
-        iron_copy_async<16>(shm1 + (v2666 ^ (((v2666 >> 7u) & 7u) << 3u)), b + v2662, v2656);
-        const unsigned int v2671 = v2475 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2674 = v2475 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2675 = v2674 << 3u;
-        const unsigned int v2676 = v2396 + v2671;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2677 = v2676 < v2;
-        const unsigned int v2678 = v28 + v2675;
-        const bool v2679 = v2678 < v1;
-        const bool v2680 = v2677 && v2679;
-        const unsigned int v2682 = v2676 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2684 = v2682 + v28;
-        const unsigned int v2685 = v2684 + v2675;
-        const unsigned int v2686 = v2680 ? v2685 : 0u;
-        const unsigned int v2688 = v2671 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2689 = v2400 + v2688;
-        const unsigned int v2690 = v2689 + v2675;
-        iron_copy_async<16>(shm1 + (v2690 ^ (((v2690 >> 7u) & 7u) << 3u)), b + v2686, v2680);
-        const unsigned int v2695 = v2499 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2698 = v2499 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2699 = v2698 << 3u;
-        const unsigned int v2700 = v2396 + v2695;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2701 = v2700 < v2;
-        const unsigned int v2702 = v28 + v2699;
-        const bool v2703 = v2702 < v1;
-        const bool v2704 = v2701 && v2703;
-        const unsigned int v2706 = v2700 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2708 = v2706 + v28;
-        const unsigned int v2709 = v2708 + v2699;
-        const unsigned int v2710 = v2704 ? v2709 : 0u;
-        const unsigned int v2712 = v2695 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2713 = v2400 + v2712;
-        const unsigned int v2714 = v2713 + v2699;
-        iron_copy_async<16>(shm1 + (v2714 ^ (((v2714 >> 7u) & 7u) << 3u)), b + v2710, v2704);
-        const unsigned int v2719 = v2523 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2722 = v2523 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2723 = v2722 << 3u;
-        const unsigned int v2724 = v2396 + v2719;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2725 = v2724 < v2;
-        const unsigned int v2726 = v28 + v2723;
-        const bool v2727 = v2726 < v1;
-        const bool v2728 = v2725 && v2727;
-        const unsigned int v2730 = v2724 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2732 = v2730 + v28;
-        const unsigned int v2733 = v2732 + v2723;
-        const unsigned int v2734 = v2728 ? v2733 : 0u;
-        const unsigned int v2736 = v2719 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2737 = v2400 + v2736;
-        const unsigned int v2738 = v2737 + v2723;
-        iron_copy_async<16>(shm1 + (v2738 ^ (((v2738 >> 7u) & 7u) << 3u)), b + v2734, v2728);
-        const unsigned int v2743 = v2547 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2746 = v2547 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2747 = v2746 << 3u;
-        const unsigned int v2748 = v2396 + v2743;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2749 = v2748 < v2;
-        const unsigned int v2750 = v28 + v2747;
-        const bool v2751 = v2750 < v1;
-        const bool v2752 = v2749 && v2751;
-        const unsigned int v2754 = v2748 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2756 = v2754 + v28;
-        const unsigned int v2757 = v2756 + v2747;
-        const unsigned int v2758 = v2752 ? v2757 : 0u;
-        const unsigned int v2760 = v2743 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2761 = v2400 + v2760;
-        const unsigned int v2762 = v2761 + v2747;
-        iron_copy_async<16>(shm1 + (v2762 ^ (((v2762 >> 7u) & 7u) << 3u)), b + v2758, v2752);
-        const unsigned int v2767 = v2571 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2770 = v2571 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2771 = v2770 << 3u;
-        const unsigned int v2772 = v2396 + v2767;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2773 = v2772 < v2;
-        const unsigned int v2774 = v28 + v2771;
-        const bool v2775 = v2774 < v1;
-        const bool v2776 = v2773 && v2775;
-        const unsigned int v2778 = v2772 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2780 = v2778 + v28;
-        const unsigned int v2781 = v2780 + v2771;
-        const unsigned int v2782 = v2776 ? v2781 : 0u;
-        const unsigned int v2784 = v2767 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2785 = v2400 + v2784;
-        const unsigned int v2786 = v2785 + v2771;
-        iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 7u) & 7u) << 3u)), b + v2782, v2776);
+    for (unsigned int v2396 = 0u; v2396 < 2u; v2396 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2397 = v2396 << 6u;
+      const bool v2399 = v2397 < v2;
+      if (v2399) {
+        const unsigned int v2401 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2403 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2406 = v2403 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2409 = v2403 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2410 = v2409 << 3u;
+        const unsigned int v2411 = v24 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2412 = v2411 < v0;
+        const unsigned int v2413 = v2397 + v2410;
+        const bool v2414 = v2413 < v2;
+        const bool v2415 = v2412 && v2414;
+        const unsigned int v2417 = v2411 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2419 = v2417 + v2397;
+        const unsigned int v2420 = v2419 + v2410;
+        const unsigned int v2421 = v2415 ? v2420 : 0u;
+        const unsigned int v2423 = v2406 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2424 = v2401 + v2423;
+        const unsigned int v2425 = v2424 + v2410;
+        iron_copy_async<16>(shm0 + (v2425 ^ (((v2425 >> 6u) & 7u) << 3u)), a + v2421, v2415);
+        const unsigned int v2428 = v2403 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2430 = v2428 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2433 = v2428 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2434 = v2433 << 3u;
+        const unsigned int v2435 = v24 + v2430;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2436 = v2435 < v0;
+        const unsigned int v2437 = v2397 + v2434;
+        const bool v2438 = v2437 < v2;
+        const bool v2439 = v2436 && v2438;
+        const unsigned int v2441 = v2435 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2443 = v2441 + v2397;
+        const unsigned int v2444 = v2443 + v2434;
+        const unsigned int v2445 = v2439 ? v2444 : 0u;
+        const unsigned int v2447 = v2430 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2448 = v2401 + v2447;
+        const unsigned int v2449 = v2448 + v2434;
+        iron_copy_async<16>(shm0 + (v2449 ^ (((v2449 >> 6u) & 7u) << 3u)), a + v2445, v2439);
+        const unsigned int v2452 = v2403 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2454 = v2452 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2457 = v2452 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2458 = v2457 << 3u;
+        const unsigned int v2459 = v24 + v2454;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2460 = v2459 < v0;
+        const unsigned int v2461 = v2397 + v2458;
+        const bool v2462 = v2461 < v2;
+        const bool v2463 = v2460 && v2462;
+        const unsigned int v2465 = v2459 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2467 = v2465 + v2397;
+        const unsigned int v2468 = v2467 + v2458;
+        const unsigned int v2469 = v2463 ? v2468 : 0u;
+        const unsigned int v2471 = v2454 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2472 = v2401 + v2471;
+        const unsigned int v2473 = v2472 + v2458;
+        iron_copy_async<16>(shm0 + (v2473 ^ (((v2473 >> 6u) & 7u) << 3u)), a + v2469, v2463);
+        const unsigned int v2476 = v2403 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2478 = v2476 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2481 = v2476 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2482 = v2481 << 3u;
+        const unsigned int v2483 = v24 + v2478;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2484 = v2483 < v0;
+        const unsigned int v2485 = v2397 + v2482;
+        const bool v2486 = v2485 < v2;
+        const bool v2487 = v2484 && v2486;
+        const unsigned int v2489 = v2483 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2491 = v2489 + v2397;
+        const unsigned int v2492 = v2491 + v2482;
+        const unsigned int v2493 = v2487 ? v2492 : 0u;
+        const unsigned int v2495 = v2478 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2496 = v2401 + v2495;
+        const unsigned int v2497 = v2496 + v2482;
+        iron_copy_async<16>(shm0 + (v2497 ^ (((v2497 >> 6u) & 7u) << 3u)), a + v2493, v2487);
+        const unsigned int v2500 = v2403 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2502 = v2500 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2505 = v2500 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2506 = v2505 << 3u;
+        const unsigned int v2507 = v24 + v2502;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2508 = v2507 < v0;
+        const unsigned int v2509 = v2397 + v2506;
+        const bool v2510 = v2509 < v2;
+        const bool v2511 = v2508 && v2510;
+        const unsigned int v2513 = v2507 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2515 = v2513 + v2397;
+        const unsigned int v2516 = v2515 + v2506;
+        const unsigned int v2517 = v2511 ? v2516 : 0u;
+        const unsigned int v2519 = v2502 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2520 = v2401 + v2519;
+        const unsigned int v2521 = v2520 + v2506;
+        iron_copy_async<16>(shm0 + (v2521 ^ (((v2521 >> 6u) & 7u) << 3u)), a + v2517, v2511);
+        const unsigned int v2524 = v2403 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2526 = v2524 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2529 = v2524 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2530 = v2529 << 3u;
+        const unsigned int v2531 = v24 + v2526;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2532 = v2531 < v0;
+        const unsigned int v2533 = v2397 + v2530;
+        const bool v2534 = v2533 < v2;
+        const bool v2535 = v2532 && v2534;
+        const unsigned int v2537 = v2531 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2539 = v2537 + v2397;
+        const unsigned int v2540 = v2539 + v2530;
+        const unsigned int v2541 = v2535 ? v2540 : 0u;
+        const unsigned int v2543 = v2526 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2544 = v2401 + v2543;
+        const unsigned int v2545 = v2544 + v2530;
+        iron_copy_async<16>(shm0 + (v2545 ^ (((v2545 >> 6u) & 7u) << 3u)), a + v2541, v2535);
+        const unsigned int v2548 = v2403 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2550 = v2548 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2553 = v2548 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2554 = v2553 << 3u;
+        const unsigned int v2555 = v24 + v2550;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2556 = v2555 < v0;
+        const unsigned int v2557 = v2397 + v2554;
+        const bool v2558 = v2557 < v2;
+        const bool v2559 = v2556 && v2558;
+        const unsigned int v2561 = v2555 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2563 = v2561 + v2397;
+        const unsigned int v2564 = v2563 + v2554;
+        const unsigned int v2565 = v2559 ? v2564 : 0u;
+        const unsigned int v2567 = v2550 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2568 = v2401 + v2567;
+        const unsigned int v2569 = v2568 + v2554;
+        iron_copy_async<16>(shm0 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), a + v2565, v2559);
+        const unsigned int v2572 = v2403 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2574 = v2572 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2577 = v2572 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2578 = v2577 << 3u;
+        const unsigned int v2579 = v24 + v2574;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2580 = v2579 < v0;
+        const unsigned int v2581 = v2397 + v2578;
+        const bool v2582 = v2581 < v2;
+        const bool v2583 = v2580 && v2582;
+        const unsigned int v2585 = v2579 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2587 = v2585 + v2397;
+        const unsigned int v2588 = v2587 + v2578;
+        const unsigned int v2589 = v2583 ? v2588 : 0u;
+        const unsigned int v2591 = v2574 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2592 = v2401 + v2591;
+        const unsigned int v2593 = v2592 + v2578;
+        iron_copy_async<16>(shm0 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), a + v2589, v2583);
+        const unsigned int v2600 = v2403 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2603 = v2403 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2604 = v2603 << 3u;
+        const unsigned int v2605 = v2397 + v2600;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2606 = v2605 < v2;
+        const unsigned int v2607 = v28 + v2604;
+        const bool v2608 = v2607 < v1;
+        const bool v2609 = v2606 && v2608;
+        const unsigned int v2611 = v2605 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2613 = v2611 + v28;
+        const unsigned int v2614 = v2613 + v2604;
+        const unsigned int v2615 = v2609 ? v2614 : 0u;
+        const unsigned int v2617 = v2600 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2618 = v2401 + v2617;
+        const unsigned int v2619 = v2618 + v2604;
+        iron_copy_async<16>(shm1 + (v2619 ^ (((v2619 >> 7u) & 7u) << 3u)), b + v2615, v2609);
+        const unsigned int v2624 = v2428 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2627 = v2428 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2628 = v2627 << 3u;
+        const unsigned int v2629 = v2397 + v2624;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2630 = v2629 < v2;
+        const unsigned int v2631 = v28 + v2628;
+        const bool v2632 = v2631 < v1;
+        const bool v2633 = v2630 && v2632;
+        const unsigned int v2635 = v2629 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2637 = v2635 + v28;
+        const unsigned int v2638 = v2637 + v2628;
+        const unsigned int v2639 = v2633 ? v2638 : 0u;
+        const unsigned int v2641 = v2624 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2642 = v2401 + v2641;
+        const unsigned int v2643 = v2642 + v2628;
+        iron_copy_async<16>(shm1 + (v2643 ^ (((v2643 >> 7u) & 7u) << 3u)), b + v2639, v2633);
+        const unsigned int v2648 = v2452 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2651 = v2452 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2652 = v2651 << 3u;
+        const unsigned int v2653 = v2397 + v2648;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2654 = v2653 < v2;
+        const unsigned int v2655 = v28 + v2652;
+        const bool v2656 = v2655 < v1;
+        const bool v2657 = v2654 && v2656;
+        const unsigned int v2659 = v2653 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2661 = v2659 + v28;
+        const unsigned int v2662 = v2661 + v2652;
+        const unsigned int v2663 = v2657 ? v2662 : 0u;
+        const unsigned int v2665 = v2648 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2666 = v2401 + v2665;
+        const unsigned int v2667 = v2666 + v2652;
+        iron_copy_async<16>(shm1 + (v2667 ^ (((v2667 >> 7u) & 7u) << 3u)), b + v2663, v2657);
+        const unsigned int v2672 = v2476 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2675 = v2476 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2676 = v2675 << 3u;
+        const unsigned int v2677 = v2397 + v2672;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2678 = v2677 < v2;
+        const unsigned int v2679 = v28 + v2676;
+        const bool v2680 = v2679 < v1;
+        const bool v2681 = v2678 && v2680;
+        const unsigned int v2683 = v2677 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2685 = v2683 + v28;
+        const unsigned int v2686 = v2685 + v2676;
+        const unsigned int v2687 = v2681 ? v2686 : 0u;
+        const unsigned int v2689 = v2672 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2690 = v2401 + v2689;
+        const unsigned int v2691 = v2690 + v2676;
+        iron_copy_async<16>(shm1 + (v2691 ^ (((v2691 >> 7u) & 7u) << 3u)), b + v2687, v2681);
+        const unsigned int v2696 = v2500 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2699 = v2500 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2700 = v2699 << 3u;
+        const unsigned int v2701 = v2397 + v2696;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2702 = v2701 < v2;
+        const unsigned int v2703 = v28 + v2700;
+        const bool v2704 = v2703 < v1;
+        const bool v2705 = v2702 && v2704;
+        const unsigned int v2707 = v2701 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2709 = v2707 + v28;
+        const unsigned int v2710 = v2709 + v2700;
+        const unsigned int v2711 = v2705 ? v2710 : 0u;
+        const unsigned int v2713 = v2696 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2714 = v2401 + v2713;
+        const unsigned int v2715 = v2714 + v2700;
+        iron_copy_async<16>(shm1 + (v2715 ^ (((v2715 >> 7u) & 7u) << 3u)), b + v2711, v2705);
+        const unsigned int v2720 = v2524 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2723 = v2524 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2724 = v2723 << 3u;
+        const unsigned int v2725 = v2397 + v2720;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2726 = v2725 < v2;
+        const unsigned int v2727 = v28 + v2724;
+        const bool v2728 = v2727 < v1;
+        const bool v2729 = v2726 && v2728;
+        const unsigned int v2731 = v2725 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2733 = v2731 + v28;
+        const unsigned int v2734 = v2733 + v2724;
+        const unsigned int v2735 = v2729 ? v2734 : 0u;
+        const unsigned int v2737 = v2720 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2738 = v2401 + v2737;
+        const unsigned int v2739 = v2738 + v2724;
+        iron_copy_async<16>(shm1 + (v2739 ^ (((v2739 >> 7u) & 7u) << 3u)), b + v2735, v2729);
+        const unsigned int v2744 = v2548 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2747 = v2548 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2748 = v2747 << 3u;
+        const unsigned int v2749 = v2397 + v2744;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2750 = v2749 < v2;
+        const unsigned int v2751 = v28 + v2748;
+        const bool v2752 = v2751 < v1;
+        const bool v2753 = v2750 && v2752;
+        const unsigned int v2755 = v2749 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2757 = v2755 + v28;
+        const unsigned int v2758 = v2757 + v2748;
+        const unsigned int v2759 = v2753 ? v2758 : 0u;
+        const unsigned int v2761 = v2744 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2762 = v2401 + v2761;
+        const unsigned int v2763 = v2762 + v2748;
+        iron_copy_async<16>(shm1 + (v2763 ^ (((v2763 >> 7u) & 7u) << 3u)), b + v2759, v2753);
+        const unsigned int v2768 = v2572 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2771 = v2572 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2772 = v2771 << 3u;
+        const unsigned int v2773 = v2397 + v2768;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2774 = v2773 < v2;
+        const unsigned int v2775 = v28 + v2772;
+        const bool v2776 = v2775 < v1;
+        const bool v2777 = v2774 && v2776;
+        const unsigned int v2779 = v2773 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2781 = v2779 + v28;
+        const unsigned int v2782 = v2781 + v2772;
+        const unsigned int v2783 = v2777 ? v2782 : 0u;
+        const unsigned int v2785 = v2768 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2786 = v2401 + v2785;
+        const unsigned int v2787 = v2786 + v2772;
+        iron_copy_async<16>(shm1 + (v2787 ^ (((v2787 >> 7u) & 7u) << 3u)), b + v2783, v2777);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2799 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2800 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2787 = 0u; v2787 < v2; v2787 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2789 = v2787 >> 6u;
-      const unsigned int v2791 = v2789 % 3u;
+    for (unsigned int v2788 = 0u; v2788 < v2; v2788 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2790 = v2788 >> 6u;
+      const unsigned int v2792 = v2790 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2793 = v2791 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2800 = v2793 + v2799;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2800, 64u);
-      const unsigned int v2805 = v2793 + v37;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2805, 128u);
+      const unsigned int v2794 = v2792 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2801 = v2794 + v2800;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2801, 64u);
+      const unsigned int v2806 = v2794 + v37;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2806, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2811 = v2800 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2811, 64u);
-      const unsigned int v2814 = v2793 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2815 = v2814 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2815, 128u);
+      const unsigned int v2812 = v2801 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2812, 64u);
+      const unsigned int v2815 = v2794 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2816 = v2815 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2816, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2821 = v2800 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2821, 64u);
-      const unsigned int v2824 = v2793 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2825 = v2824 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2825, 128u);
+      const unsigned int v2822 = v2801 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2822, 64u);
+      const unsigned int v2825 = v2794 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2826 = v2825 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2826, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2831 = v2800 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2831, 64u);
-      const unsigned int v2834 = v2793 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const unsigned int v2835 = v2834 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2835, 128u);
+      const unsigned int v2832 = v2801 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2832, 64u);
+      const unsigned int v2835 = v2794 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2836 = v2835 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2836, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2838 = v2787 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2840 = v2789 + 2u;
-      const unsigned int v2841 = v2840 % 3u;
-      const bool v2842 = v2838 < v2;
-      if (v2842) {
-        const unsigned int v2844 = v2841 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2846 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2849 = v2846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2852 = v2846 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2853 = v2852 << 3u;
-        const unsigned int v2854 = v24 + v2849;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2855 = v2854 < v0;
-        const unsigned int v2856 = v2838 + v2853;
-        const bool v2857 = v2856 < v2;
-        const bool v2858 = v2855 && v2857;
-        const unsigned int v2860 = v2854 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2862 = v2860 + v2838;
-        const unsigned int v2863 = v2862 + v2853;
-        const unsigned int v2864 = v2858 ? v2863 : 0u;
-        const unsigned int v2866 = v2849 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2867 = v2844 + v2866;
-        const unsigned int v2868 = v2867 + v2853;
-        iron_copy_async<16>(shm0 + (v2868 ^ (((v2868 >> 6u) & 7u) << 3u)), a + v2864, v2858);
-        const unsigned int v2871 = v2846 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2873 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2876 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2877 = v2876 << 3u;
-        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2879 = v2878 < v0;
-        const unsigned int v2880 = v2838 + v2877;
-        const bool v2881 = v2880 < v2;
-        const bool v2882 = v2879 && v2881;
-        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2886 = v2884 + v2838;
-        const unsigned int v2887 = v2886 + v2877;
-        const unsigned int v2888 = v2882 ? v2887 : 0u;
-        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2891 = v2844 + v2890;
-        const unsigned int v2892 = v2891 + v2877;
-        iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), a + v2888, v2882);
-        const unsigned int v2895 = v2846 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2901 = v2900 << 3u;
-        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2903 = v2902 < v0;
-        const unsigned int v2904 = v2838 + v2901;
-        const bool v2905 = v2904 < v2;
-        const bool v2906 = v2903 && v2905;
-        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2910 = v2908 + v2838;
-        const unsigned int v2911 = v2910 + v2901;
-        const unsigned int v2912 = v2906 ? v2911 : 0u;
-        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2915 = v2844 + v2914;
-        const unsigned int v2916 = v2915 + v2901;
-        iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), a + v2912, v2906);
-        const unsigned int v2919 = v2846 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2925 = v2924 << 3u;
-        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2927 = v2926 < v0;
-        const unsigned int v2928 = v2838 + v2925;
-        const bool v2929 = v2928 < v2;
-        const bool v2930 = v2927 && v2929;
-        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2934 = v2932 + v2838;
-        const unsigned int v2935 = v2934 + v2925;
-        const unsigned int v2936 = v2930 ? v2935 : 0u;
-        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2939 = v2844 + v2938;
-        const unsigned int v2940 = v2939 + v2925;
-        iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), a + v2936, v2930);
-        const unsigned int v2943 = v2846 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2949 = v2948 << 3u;
-        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2951 = v2950 < v0;
-        const unsigned int v2952 = v2838 + v2949;
-        const bool v2953 = v2952 < v2;
-        const bool v2954 = v2951 && v2953;
-        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2958 = v2956 + v2838;
-        const unsigned int v2959 = v2958 + v2949;
-        const unsigned int v2960 = v2954 ? v2959 : 0u;
-        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2963 = v2844 + v2962;
-        const unsigned int v2964 = v2963 + v2949;
-        iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), a + v2960, v2954);
-        const unsigned int v2967 = v2846 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2973 = v2972 << 3u;
-        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2975 = v2974 < v0;
-        const unsigned int v2976 = v2838 + v2973;
-        const bool v2977 = v2976 < v2;
-        const bool v2978 = v2975 && v2977;
-        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2982 = v2980 + v2838;
-        const unsigned int v2983 = v2982 + v2973;
-        const unsigned int v2984 = v2978 ? v2983 : 0u;
-        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2987 = v2844 + v2986;
-        const unsigned int v2988 = v2987 + v2973;
-        iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), a + v2984, v2978);
-        const unsigned int v2991 = v2846 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2997 = v2996 << 3u;
-        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2999 = v2998 < v0;
-        const unsigned int v3000 = v2838 + v2997;
-        const bool v3001 = v3000 < v2;
-        const bool v3002 = v2999 && v3001;
-        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3006 = v3004 + v2838;
-        const unsigned int v3007 = v3006 + v2997;
-        const unsigned int v3008 = v3002 ? v3007 : 0u;
-        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3011 = v2844 + v3010;
-        const unsigned int v3012 = v3011 + v2997;
-        iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), a + v3008, v3002);
-        const unsigned int v3015 = v2846 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3021 = v3020 << 3u;
-        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3023 = v3022 < v0;
-        const unsigned int v3024 = v2838 + v3021;
-        const bool v3025 = v3024 < v2;
-        const bool v3026 = v3023 && v3025;
-        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3030 = v3028 + v2838;
-        const unsigned int v3031 = v3030 + v3021;
-        const unsigned int v3032 = v3026 ? v3031 : 0u;
-        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3035 = v2844 + v3034;
-        const unsigned int v3036 = v3035 + v3021;
-        iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3026);
-        const unsigned int v3043 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3046 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3047 = v3046 << 3u;
-        const unsigned int v3048 = v2838 + v3043;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3049 = v3048 < v2;
-        const unsigned int v3050 = v28 + v3047;
-        const bool v3051 = v3050 < v1;
-        const bool v3052 = v3049 && v3051;
-        const unsigned int v3054 = v3048 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3056 = v3054 + v28;
-        const unsigned int v3057 = v3056 + v3047;
-        const unsigned int v3058 = v3052 ? v3057 : 0u;
-        const unsigned int v3060 = v3043 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3061 = v2844 + v3060;
-        const unsigned int v3062 = v3061 + v3047;
-        iron_copy_async<16>(shm1 + (v3062 ^ (((v3062 >> 7u) & 7u) << 3u)), b + v3058, v3052);
-        const unsigned int v3067 = v2871 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3070 = v2871 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3071 = v3070 << 3u;
-        const unsigned int v3072 = v2838 + v3067;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3073 = v3072 < v2;
-        const unsigned int v3074 = v28 + v3071;
-        const bool v3075 = v3074 < v1;
-        const bool v3076 = v3073 && v3075;
-        const unsigned int v3078 = v3072 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3080 = v3078 + v28;
-        const unsigned int v3081 = v3080 + v3071;
-        const unsigned int v3082 = v3076 ? v3081 : 0u;
-        const unsigned int v3084 = v3067 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3085 = v2844 + v3084;
-        const unsigned int v3086 = v3085 + v3071;
-        iron_copy_async<16>(shm1 + (v3086 ^ (((v3086 >> 7u) & 7u) << 3u)), b + v3082, v3076);
-        const unsigned int v3091 = v2895 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3094 = v2895 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3095 = v3094 << 3u;
-        const unsigned int v3096 = v2838 + v3091;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3097 = v3096 < v2;
-        const unsigned int v3098 = v28 + v3095;
-        const bool v3099 = v3098 < v1;
-        const bool v3100 = v3097 && v3099;
-        const unsigned int v3102 = v3096 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3104 = v3102 + v28;
-        const unsigned int v3105 = v3104 + v3095;
-        const unsigned int v3106 = v3100 ? v3105 : 0u;
-        const unsigned int v3108 = v3091 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3109 = v2844 + v3108;
-        const unsigned int v3110 = v3109 + v3095;
-        iron_copy_async<16>(shm1 + (v3110 ^ (((v3110 >> 7u) & 7u) << 3u)), b + v3106, v3100);
-        const unsigned int v3115 = v2919 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3118 = v2919 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3119 = v3118 << 3u;
-        const unsigned int v3120 = v2838 + v3115;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3121 = v3120 < v2;
-        const unsigned int v3122 = v28 + v3119;
-        const bool v3123 = v3122 < v1;
-        const bool v3124 = v3121 && v3123;
-        const unsigned int v3126 = v3120 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3128 = v3126 + v28;
-        const unsigned int v3129 = v3128 + v3119;
-        const unsigned int v3130 = v3124 ? v3129 : 0u;
-        const unsigned int v3132 = v3115 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3133 = v2844 + v3132;
-        const unsigned int v3134 = v3133 + v3119;
-        iron_copy_async<16>(shm1 + (v3134 ^ (((v3134 >> 7u) & 7u) << 3u)), b + v3130, v3124);
-        const unsigned int v3139 = v2943 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3142 = v2943 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3143 = v3142 << 3u;
-        const unsigned int v3144 = v2838 + v3139;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3145 = v3144 < v2;
-        const unsigned int v3146 = v28 + v3143;
-        const bool v3147 = v3146 < v1;
-        const bool v3148 = v3145 && v3147;
-        const unsigned int v3150 = v3144 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3152 = v3150 + v28;
-        const unsigned int v3153 = v3152 + v3143;
-        const unsigned int v3154 = v3148 ? v3153 : 0u;
-        const unsigned int v3156 = v3139 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3157 = v2844 + v3156;
-        const unsigned int v3158 = v3157 + v3143;
-        iron_copy_async<16>(shm1 + (v3158 ^ (((v3158 >> 7u) & 7u) << 3u)), b + v3154, v3148);
-        const unsigned int v3163 = v2967 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3166 = v2967 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3167 = v3166 << 3u;
-        const unsigned int v3168 = v2838 + v3163;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3169 = v3168 < v2;
-        const unsigned int v3170 = v28 + v3167;
-        const bool v3171 = v3170 < v1;
-        const bool v3172 = v3169 && v3171;
-        const unsigned int v3174 = v3168 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3176 = v3174 + v28;
-        const unsigned int v3177 = v3176 + v3167;
-        const unsigned int v3178 = v3172 ? v3177 : 0u;
-        const unsigned int v3180 = v3163 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3181 = v2844 + v3180;
-        const unsigned int v3182 = v3181 + v3167;
-        iron_copy_async<16>(shm1 + (v3182 ^ (((v3182 >> 7u) & 7u) << 3u)), b + v3178, v3172);
-        const unsigned int v3187 = v2991 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3190 = v2991 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3191 = v3190 << 3u;
-        const unsigned int v3192 = v2838 + v3187;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3193 = v3192 < v2;
-        const unsigned int v3194 = v28 + v3191;
-        const bool v3195 = v3194 < v1;
-        const bool v3196 = v3193 && v3195;
-        const unsigned int v3198 = v3192 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3200 = v3198 + v28;
-        const unsigned int v3201 = v3200 + v3191;
-        const unsigned int v3202 = v3196 ? v3201 : 0u;
-        const unsigned int v3204 = v3187 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3205 = v2844 + v3204;
-        const unsigned int v3206 = v3205 + v3191;
-        iron_copy_async<16>(shm1 + (v3206 ^ (((v3206 >> 7u) & 7u) << 3u)), b + v3202, v3196);
-        const unsigned int v3211 = v3015 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3214 = v3015 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3215 = v3214 << 3u;
-        const unsigned int v3216 = v2838 + v3211;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3217 = v3216 < v2;
-        const unsigned int v3218 = v28 + v3215;
-        const bool v3219 = v3218 < v1;
-        const bool v3220 = v3217 && v3219;
-        const unsigned int v3222 = v3216 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3224 = v3222 + v28;
-        const unsigned int v3225 = v3224 + v3215;
-        const unsigned int v3226 = v3220 ? v3225 : 0u;
-        const unsigned int v3228 = v3211 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3229 = v2844 + v3228;
-        const unsigned int v3230 = v3229 + v3215;
-        iron_copy_async<16>(shm1 + (v3230 ^ (((v3230 >> 7u) & 7u) << 3u)), b + v3226, v3220);
+      const unsigned int v2839 = v2788 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2841 = v2790 + 2u;
+      const unsigned int v2842 = v2841 % 3u;
+      const bool v2843 = v2839 < v2;
+      if (v2843) {
+        const unsigned int v2845 = v2842 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2847 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2850 = v2847 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2853 = v2847 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2854 = v2853 << 3u;
+        const unsigned int v2855 = v24 + v2850;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2856 = v2855 < v0;
+        const unsigned int v2857 = v2839 + v2854;
+        const bool v2858 = v2857 < v2;
+        const bool v2859 = v2856 && v2858;
+        const unsigned int v2861 = v2855 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2863 = v2861 + v2839;
+        const unsigned int v2864 = v2863 + v2854;
+        const unsigned int v2865 = v2859 ? v2864 : 0u;
+        const unsigned int v2867 = v2850 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2868 = v2845 + v2867;
+        const unsigned int v2869 = v2868 + v2854;
+        iron_copy_async<16>(shm0 + (v2869 ^ (((v2869 >> 6u) & 7u) << 3u)), a + v2865, v2859);
+        const unsigned int v2872 = v2847 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2874 = v2872 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2877 = v2872 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2878 = v2877 << 3u;
+        const unsigned int v2879 = v24 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2880 = v2879 < v0;
+        const unsigned int v2881 = v2839 + v2878;
+        const bool v2882 = v2881 < v2;
+        const bool v2883 = v2880 && v2882;
+        const unsigned int v2885 = v2879 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2887 = v2885 + v2839;
+        const unsigned int v2888 = v2887 + v2878;
+        const unsigned int v2889 = v2883 ? v2888 : 0u;
+        const unsigned int v2891 = v2874 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2892 = v2845 + v2891;
+        const unsigned int v2893 = v2892 + v2878;
+        iron_copy_async<16>(shm0 + (v2893 ^ (((v2893 >> 6u) & 7u) << 3u)), a + v2889, v2883);
+        const unsigned int v2896 = v2847 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2898 = v2896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2901 = v2896 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2902 = v2901 << 3u;
+        const unsigned int v2903 = v24 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2904 = v2903 < v0;
+        const unsigned int v2905 = v2839 + v2902;
+        const bool v2906 = v2905 < v2;
+        const bool v2907 = v2904 && v2906;
+        const unsigned int v2909 = v2903 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2911 = v2909 + v2839;
+        const unsigned int v2912 = v2911 + v2902;
+        const unsigned int v2913 = v2907 ? v2912 : 0u;
+        const unsigned int v2915 = v2898 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2916 = v2845 + v2915;
+        const unsigned int v2917 = v2916 + v2902;
+        iron_copy_async<16>(shm0 + (v2917 ^ (((v2917 >> 6u) & 7u) << 3u)), a + v2913, v2907);
+        const unsigned int v2920 = v2847 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2922 = v2920 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2925 = v2920 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2926 = v2925 << 3u;
+        const unsigned int v2927 = v24 + v2922;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2928 = v2927 < v0;
+        const unsigned int v2929 = v2839 + v2926;
+        const bool v2930 = v2929 < v2;
+        const bool v2931 = v2928 && v2930;
+        const unsigned int v2933 = v2927 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2935 = v2933 + v2839;
+        const unsigned int v2936 = v2935 + v2926;
+        const unsigned int v2937 = v2931 ? v2936 : 0u;
+        const unsigned int v2939 = v2922 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2940 = v2845 + v2939;
+        const unsigned int v2941 = v2940 + v2926;
+        iron_copy_async<16>(shm0 + (v2941 ^ (((v2941 >> 6u) & 7u) << 3u)), a + v2937, v2931);
+        const unsigned int v2944 = v2847 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2946 = v2944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2949 = v2944 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2950 = v2949 << 3u;
+        const unsigned int v2951 = v24 + v2946;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2952 = v2951 < v0;
+        const unsigned int v2953 = v2839 + v2950;
+        const bool v2954 = v2953 < v2;
+        const bool v2955 = v2952 && v2954;
+        const unsigned int v2957 = v2951 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2959 = v2957 + v2839;
+        const unsigned int v2960 = v2959 + v2950;
+        const unsigned int v2961 = v2955 ? v2960 : 0u;
+        const unsigned int v2963 = v2946 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2964 = v2845 + v2963;
+        const unsigned int v2965 = v2964 + v2950;
+        iron_copy_async<16>(shm0 + (v2965 ^ (((v2965 >> 6u) & 7u) << 3u)), a + v2961, v2955);
+        const unsigned int v2968 = v2847 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2970 = v2968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2973 = v2968 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2974 = v2973 << 3u;
+        const unsigned int v2975 = v24 + v2970;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2976 = v2975 < v0;
+        const unsigned int v2977 = v2839 + v2974;
+        const bool v2978 = v2977 < v2;
+        const bool v2979 = v2976 && v2978;
+        const unsigned int v2981 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2983 = v2981 + v2839;
+        const unsigned int v2984 = v2983 + v2974;
+        const unsigned int v2985 = v2979 ? v2984 : 0u;
+        const unsigned int v2987 = v2970 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2988 = v2845 + v2987;
+        const unsigned int v2989 = v2988 + v2974;
+        iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), a + v2985, v2979);
+        const unsigned int v2992 = v2847 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2994 = v2992 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2997 = v2992 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2998 = v2997 << 3u;
+        const unsigned int v2999 = v24 + v2994;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3000 = v2999 < v0;
+        const unsigned int v3001 = v2839 + v2998;
+        const bool v3002 = v3001 < v2;
+        const bool v3003 = v3000 && v3002;
+        const unsigned int v3005 = v2999 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3007 = v3005 + v2839;
+        const unsigned int v3008 = v3007 + v2998;
+        const unsigned int v3009 = v3003 ? v3008 : 0u;
+        const unsigned int v3011 = v2994 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3012 = v2845 + v3011;
+        const unsigned int v3013 = v3012 + v2998;
+        iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), a + v3009, v3003);
+        const unsigned int v3016 = v2847 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3018 = v3016 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3021 = v3016 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3022 = v3021 << 3u;
+        const unsigned int v3023 = v24 + v3018;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3024 = v3023 < v0;
+        const unsigned int v3025 = v2839 + v3022;
+        const bool v3026 = v3025 < v2;
+        const bool v3027 = v3024 && v3026;
+        const unsigned int v3029 = v3023 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3031 = v3029 + v2839;
+        const unsigned int v3032 = v3031 + v3022;
+        const unsigned int v3033 = v3027 ? v3032 : 0u;
+        const unsigned int v3035 = v3018 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3036 = v2845 + v3035;
+        const unsigned int v3037 = v3036 + v3022;
+        iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), a + v3033, v3027);
+        const unsigned int v3044 = v2847 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3047 = v2847 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3048 = v3047 << 3u;
+        const unsigned int v3049 = v2839 + v3044;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3050 = v3049 < v2;
+        const unsigned int v3051 = v28 + v3048;
+        const bool v3052 = v3051 < v1;
+        const bool v3053 = v3050 && v3052;
+        const unsigned int v3055 = v3049 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3057 = v3055 + v28;
+        const unsigned int v3058 = v3057 + v3048;
+        const unsigned int v3059 = v3053 ? v3058 : 0u;
+        const unsigned int v3061 = v3044 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3062 = v2845 + v3061;
+        const unsigned int v3063 = v3062 + v3048;
+        iron_copy_async<16>(shm1 + (v3063 ^ (((v3063 >> 7u) & 7u) << 3u)), b + v3059, v3053);
+        const unsigned int v3068 = v2872 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3071 = v2872 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3072 = v3071 << 3u;
+        const unsigned int v3073 = v2839 + v3068;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3074 = v3073 < v2;
+        const unsigned int v3075 = v28 + v3072;
+        const bool v3076 = v3075 < v1;
+        const bool v3077 = v3074 && v3076;
+        const unsigned int v3079 = v3073 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3081 = v3079 + v28;
+        const unsigned int v3082 = v3081 + v3072;
+        const unsigned int v3083 = v3077 ? v3082 : 0u;
+        const unsigned int v3085 = v3068 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3086 = v2845 + v3085;
+        const unsigned int v3087 = v3086 + v3072;
+        iron_copy_async<16>(shm1 + (v3087 ^ (((v3087 >> 7u) & 7u) << 3u)), b + v3083, v3077);
+        const unsigned int v3092 = v2896 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3095 = v2896 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3096 = v3095 << 3u;
+        const unsigned int v3097 = v2839 + v3092;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3098 = v3097 < v2;
+        const unsigned int v3099 = v28 + v3096;
+        const bool v3100 = v3099 < v1;
+        const bool v3101 = v3098 && v3100;
+        const unsigned int v3103 = v3097 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3105 = v3103 + v28;
+        const unsigned int v3106 = v3105 + v3096;
+        const unsigned int v3107 = v3101 ? v3106 : 0u;
+        const unsigned int v3109 = v3092 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3110 = v2845 + v3109;
+        const unsigned int v3111 = v3110 + v3096;
+        iron_copy_async<16>(shm1 + (v3111 ^ (((v3111 >> 7u) & 7u) << 3u)), b + v3107, v3101);
+        const unsigned int v3116 = v2920 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3119 = v2920 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3120 = v3119 << 3u;
+        const unsigned int v3121 = v2839 + v3116;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3122 = v3121 < v2;
+        const unsigned int v3123 = v28 + v3120;
+        const bool v3124 = v3123 < v1;
+        const bool v3125 = v3122 && v3124;
+        const unsigned int v3127 = v3121 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3129 = v3127 + v28;
+        const unsigned int v3130 = v3129 + v3120;
+        const unsigned int v3131 = v3125 ? v3130 : 0u;
+        const unsigned int v3133 = v3116 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3134 = v2845 + v3133;
+        const unsigned int v3135 = v3134 + v3120;
+        iron_copy_async<16>(shm1 + (v3135 ^ (((v3135 >> 7u) & 7u) << 3u)), b + v3131, v3125);
+        const unsigned int v3140 = v2944 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3143 = v2944 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3144 = v3143 << 3u;
+        const unsigned int v3145 = v2839 + v3140;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3146 = v3145 < v2;
+        const unsigned int v3147 = v28 + v3144;
+        const bool v3148 = v3147 < v1;
+        const bool v3149 = v3146 && v3148;
+        const unsigned int v3151 = v3145 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3153 = v3151 + v28;
+        const unsigned int v3154 = v3153 + v3144;
+        const unsigned int v3155 = v3149 ? v3154 : 0u;
+        const unsigned int v3157 = v3140 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3158 = v2845 + v3157;
+        const unsigned int v3159 = v3158 + v3144;
+        iron_copy_async<16>(shm1 + (v3159 ^ (((v3159 >> 7u) & 7u) << 3u)), b + v3155, v3149);
+        const unsigned int v3164 = v2968 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3167 = v2968 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3168 = v3167 << 3u;
+        const unsigned int v3169 = v2839 + v3164;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3170 = v3169 < v2;
+        const unsigned int v3171 = v28 + v3168;
+        const bool v3172 = v3171 < v1;
+        const bool v3173 = v3170 && v3172;
+        const unsigned int v3175 = v3169 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3177 = v3175 + v28;
+        const unsigned int v3178 = v3177 + v3168;
+        const unsigned int v3179 = v3173 ? v3178 : 0u;
+        const unsigned int v3181 = v3164 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3182 = v2845 + v3181;
+        const unsigned int v3183 = v3182 + v3168;
+        iron_copy_async<16>(shm1 + (v3183 ^ (((v3183 >> 7u) & 7u) << 3u)), b + v3179, v3173);
+        const unsigned int v3188 = v2992 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3191 = v2992 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3192 = v3191 << 3u;
+        const unsigned int v3193 = v2839 + v3188;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3194 = v3193 < v2;
+        const unsigned int v3195 = v28 + v3192;
+        const bool v3196 = v3195 < v1;
+        const bool v3197 = v3194 && v3196;
+        const unsigned int v3199 = v3193 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3201 = v3199 + v28;
+        const unsigned int v3202 = v3201 + v3192;
+        const unsigned int v3203 = v3197 ? v3202 : 0u;
+        const unsigned int v3205 = v3188 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3206 = v2845 + v3205;
+        const unsigned int v3207 = v3206 + v3192;
+        iron_copy_async<16>(shm1 + (v3207 ^ (((v3207 >> 7u) & 7u) << 3u)), b + v3203, v3197);
+        const unsigned int v3212 = v3016 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3215 = v3016 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3216 = v3215 << 3u;
+        const unsigned int v3217 = v2839 + v3212;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3218 = v3217 < v2;
+        const unsigned int v3219 = v28 + v3216;
+        const bool v3220 = v3219 < v1;
+        const bool v3221 = v3218 && v3220;
+        const unsigned int v3223 = v3217 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3225 = v3223 + v28;
+        const unsigned int v3226 = v3225 + v3216;
+        const unsigned int v3227 = v3221 ? v3226 : 0u;
+        const unsigned int v3229 = v3212 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3230 = v2845 + v3229;
+        const unsigned int v3231 = v3230 + v3216;
+        iron_copy_async<16>(shm1 + (v3231 ^ (((v3231 >> 7u) & 7u) << 3u)), b + v3227, v3221);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v506 = threadIdx.x;
+    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v574 = v562 + 16u;
+    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v513 = v512 < v0;
-        const unsigned int v514 = v503 + v511;
-        const bool v515 = v514 < v2;
-        const bool v516 = v513 && v515;
-        if (v516) {
-          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v520 = v518 + v503;
-          const unsigned int v521 = v520 + v511;
-          const iron_bf16 v522 = a[v521];
-          const unsigned int v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v525 = v524 + v511;
-          shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v513 = v24 + v510;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v514 = v513 < v0;
+        const unsigned int v515 = v504 + v512;
+        const bool v516 = v515 < v2;
+        const bool v517 = v514 && v516;
+        if (v517) {
+          const unsigned int v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v521 = v519 + v504;
+          const unsigned int v522 = v521 + v512;
+          const iron_bf16 v523 = a[v522];
+          const unsigned int v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v526 = v525 + v512;
+          shm0[(v526 ^ (((v526 >> 6u) & 7u) << 3u))] = v523;
         } else {
-          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v528 = v527 + v511;
-          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v529 = v528 + v512;
+          shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v539 = v538 < v2;
-        const unsigned int v540 = v28 + v537;
-        const bool v541 = v540 < v1;
-        const bool v542 = v539 && v541;
-        if (v542) {
-          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v546 = v544 + v28;
-          const unsigned int v547 = v546 + v537;
-          const iron_bf16 v548 = b[v547];
-          const unsigned int v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v551 = v550 + v537;
-          shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
+      for (unsigned int v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v540 = v539 < v2;
+        const unsigned int v541 = v28 + v538;
+        const bool v542 = v541 < v1;
+        const bool v543 = v540 && v542;
+        if (v543) {
+          const unsigned int v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v547 = v545 + v28;
+          const unsigned int v548 = v547 + v538;
+          const iron_bf16 v549 = b[v548];
+          const unsigned int v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v552 = v551 + v538;
+          shm1[(v552 ^ (((v552 >> 7u) & 7u) << 3u))] = v549;
         } else {
-          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v554 = v553 + v537;
-          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v555 = v554 + v538;
+          shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v601 = v599 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v605 = v603 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v39.x[0];
-    const iron_bf16 v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v609 = iron_to_f32(v608);
-    const float v610 = fmaf(v607, v3, v609);
-    const iron_bf16 v611 = iron_f32_to_bf16(v610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v612 = v601 * v1;
-    const unsigned int v613 = v612 + v603;
-    out[v613] = v611;
-  }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v615 = v599 + v614;
-  const unsigned int v616 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v619 = v617 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v39.x[1];
-    const iron_bf16 v622 = bias[v617];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v623 = iron_to_f32(v622);
-    const float v624 = fmaf(v621, v3, v623);
-    const iron_bf16 v625 = iron_f32_to_bf16(v624);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v626 = v615 * v1;
-    const unsigned int v627 = v626 + v617;
-    out[v627] = v625;
-  }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v629 = v599 + v628;
-  const unsigned int v630 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.x[2];
-    const iron_bf16 v636 = bias[v631];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v637 = iron_to_f32(v636);
-    const float v638 = fmaf(v635, v3, v637);
-    const iron_bf16 v639 = iron_f32_to_bf16(v638);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v640 = v629 * v1;
-    const unsigned int v641 = v640 + v631;
-    out[v641] = v639;
-  }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v643 = v599 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v647 = v645 < v1;
-  const bool v648 = v646 && v647;
-  if (v648) {
-    const float v649 = v39.x[3];
-    const iron_bf16 v650 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v651 = iron_to_f32(v650);
-    const float v652 = fmaf(v649, v3, v651);
-    const iron_bf16 v653 = iron_f32_to_bf16(v652);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v654 = v643 * v1;
-    const unsigned int v655 = v654 + v645;
-    out[v655] = v653;
-  }
-  const unsigned int v656 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v657 = v599 + v656;
-  const unsigned int v658 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v661 = v659 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v39.x[4];
-    const iron_bf16 v664 = bias[v659];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v665 = iron_to_f32(v664);
-    const float v666 = fmaf(v663, v3, v665);
-    const iron_bf16 v667 = iron_f32_to_bf16(v666);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v668 = v657 * v1;
-    const unsigned int v669 = v668 + v659;
-    out[v669] = v667;
-  }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v671 = v599 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v675 = v673 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v39.x[5];
-    const iron_bf16 v678 = bias[v673];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v679 = iron_to_f32(v678);
-    const float v680 = fmaf(v677, v3, v679);
-    const iron_bf16 v681 = iron_f32_to_bf16(v680);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v682 = v671 * v1;
-    const unsigned int v683 = v682 + v673;
-    out[v683] = v681;
-  }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v685 = v599 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v689 = v687 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v39.x[6];
-    const iron_bf16 v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v693 = iron_to_f32(v692);
-    const float v694 = fmaf(v691, v3, v693);
-    const iron_bf16 v695 = iron_f32_to_bf16(v694);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v696 = v685 * v1;
-    const unsigned int v697 = v696 + v687;
-    out[v697] = v695;
-  }
-  const unsigned int v698 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v699 = v599 + v698;
-  const unsigned int v700 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v703 = v701 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v39.x[7];
-    const iron_bf16 v706 = bias[v701];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v707 = iron_to_f32(v706);
-    const float v708 = fmaf(v705, v3, v707);
-    const iron_bf16 v709 = iron_f32_to_bf16(v708);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v710 = v699 * v1;
-    const unsigned int v711 = v710 + v701;
-    out[v711] = v709;
-  }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v713 = v599 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.x[8];
-    const iron_bf16 v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v721 = iron_to_f32(v720);
-    const float v722 = fmaf(v719, v3, v721);
-    const iron_bf16 v723 = iron_f32_to_bf16(v722);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v724 = v713 * v1;
-    const unsigned int v725 = v724 + v715;
-    out[v725] = v723;
-  }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v727 = v599 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v731 = v729 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v39.x[9];
-    const iron_bf16 v734 = bias[v729];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v735 = iron_to_f32(v734);
-    const float v736 = fmaf(v733, v3, v735);
-    const iron_bf16 v737 = iron_f32_to_bf16(v736);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v738 = v727 * v1;
-    const unsigned int v739 = v738 + v729;
-    out[v739] = v737;
-  }
-  const unsigned int v740 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v741 = v599 + v740;
-  const unsigned int v742 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v745 = v743 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v39.x[10];
-    const iron_bf16 v748 = bias[v743];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v749 = iron_to_f32(v748);
-    const float v750 = fmaf(v747, v3, v749);
-    const iron_bf16 v751 = iron_f32_to_bf16(v750);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v752 = v741 * v1;
-    const unsigned int v753 = v752 + v743;
-    out[v753] = v751;
-  }
-  const unsigned int v754 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v755 = v599 + v754;
-  const unsigned int v756 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v759 = v757 < v1;
-  const bool v760 = v758 && v759;
-  if (v760) {
-    const float v761 = v39.x[11];
-    const iron_bf16 v762 = bias[v757];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v763 = iron_to_f32(v762);
-    const float v764 = fmaf(v761, v3, v763);
-    const iron_bf16 v765 = iron_f32_to_bf16(v764);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v766 = v755 * v1;
-    const unsigned int v767 = v766 + v757;
-    out[v767] = v765;
-  }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v769 = v599 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v773 = v771 < v1;
-  const bool v774 = v772 && v773;
-  if (v774) {
-    const float v775 = v39.x[12];
-    const iron_bf16 v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v777 = iron_to_f32(v776);
-    const float v778 = fmaf(v775, v3, v777);
-    const iron_bf16 v779 = iron_f32_to_bf16(v778);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v780 = v769 * v1;
-    const unsigned int v781 = v780 + v771;
-    out[v781] = v779;
-  }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v783 = v599 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v787 = v785 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v39.x[13];
-    const iron_bf16 v790 = bias[v785];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v791 = iron_to_f32(v790);
-    const float v792 = fmaf(v789, v3, v791);
-    const iron_bf16 v793 = iron_f32_to_bf16(v792);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v794 = v783 * v1;
-    const unsigned int v795 = v794 + v785;
-    out[v795] = v793;
-  }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v797 = v599 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.x[14];
-    const iron_bf16 v804 = bias[v799];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v805 = iron_to_f32(v804);
-    const float v806 = fmaf(v803, v3, v805);
-    const iron_bf16 v807 = iron_f32_to_bf16(v806);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v808 = v797 * v1;
-    const unsigned int v809 = v808 + v799;
-    out[v809] = v807;
-  }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v811 = v599 + v810;
-  const unsigned int v812 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v815 = v813 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v39.x[15];
-    const iron_bf16 v818 = bias[v813];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v819 = iron_to_f32(v818);
-    const float v820 = fmaf(v817, v3, v819);
-    const iron_bf16 v821 = iron_f32_to_bf16(v820);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v822 = v811 * v1;
-    const unsigned int v823 = v822 + v813;
-    out[v823] = v821;
-  }
-  const unsigned int v824 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v825 = v599 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.x[16];
-    const iron_bf16 v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v833 = iron_to_f32(v832);
-    const float v834 = fmaf(v831, v3, v833);
-    const iron_bf16 v835 = iron_f32_to_bf16(v834);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v836 = v825 * v1;
-    const unsigned int v837 = v836 + v827;
-    out[v837] = v835;
-  }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v839 = v599 + v838;
-  const unsigned int v840 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v39.x[17];
-    const iron_bf16 v846 = bias[v841];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v847 = iron_to_f32(v846);
-    const float v848 = fmaf(v845, v3, v847);
-    const iron_bf16 v849 = iron_f32_to_bf16(v848);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v850 = v839 * v1;
-    const unsigned int v851 = v850 + v841;
-    out[v851] = v849;
-  }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v853 = v599 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v857 = v855 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v39.x[18];
-    const iron_bf16 v860 = bias[v855];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v861 = iron_to_f32(v860);
-    const float v862 = fmaf(v859, v3, v861);
-    const iron_bf16 v863 = iron_f32_to_bf16(v862);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v864 = v853 * v1;
-    const unsigned int v865 = v864 + v855;
-    out[v865] = v863;
-  }
-  const unsigned int v866 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v867 = v599 + v866;
-  const unsigned int v868 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v871 = v869 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v39.x[19];
-    const iron_bf16 v874 = bias[v869];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v875 = iron_to_f32(v874);
-    const float v876 = fmaf(v873, v3, v875);
-    const iron_bf16 v877 = iron_f32_to_bf16(v876);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v878 = v867 * v1;
-    const unsigned int v879 = v878 + v869;
-    out[v879] = v877;
-  }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v881 = v599 + v880;
-  const unsigned int v882 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.x[20];
-    const iron_bf16 v888 = bias[v883];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v889 = iron_to_f32(v888);
-    const float v890 = fmaf(v887, v3, v889);
-    const iron_bf16 v891 = iron_f32_to_bf16(v890);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v892 = v881 * v1;
-    const unsigned int v893 = v892 + v883;
-    out[v893] = v891;
-  }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v895 = v599 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v899 = v897 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v39.x[21];
-    const iron_bf16 v902 = bias[v897];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v903 = iron_to_f32(v902);
-    const float v904 = fmaf(v901, v3, v903);
-    const iron_bf16 v905 = iron_f32_to_bf16(v904);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v906 = v895 * v1;
-    const unsigned int v907 = v906 + v897;
-    out[v907] = v905;
-  }
-  const unsigned int v908 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v909 = v599 + v908;
-  const unsigned int v910 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v913 = v911 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v39.x[22];
-    const iron_bf16 v916 = bias[v911];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v917 = iron_to_f32(v916);
-    const float v918 = fmaf(v915, v3, v917);
-    const iron_bf16 v919 = iron_f32_to_bf16(v918);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v920 = v909 * v1;
-    const unsigned int v921 = v920 + v911;
-    out[v921] = v919;
-  }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v923 = v599 + v922;
-  const unsigned int v924 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v927 = v925 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v39.x[23];
-    const iron_bf16 v930 = bias[v925];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v931 = iron_to_f32(v930);
-    const float v932 = fmaf(v929, v3, v931);
-    const iron_bf16 v933 = iron_f32_to_bf16(v932);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v934 = v923 * v1;
-    const unsigned int v935 = v934 + v925;
-    out[v935] = v933;
-  }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v937 = v599 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v941 = v939 < v1;
-  const bool v942 = v940 && v941;
-  if (v942) {
-    const float v943 = v39.x[24];
-    const iron_bf16 v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v945 = iron_to_f32(v944);
-    const float v946 = fmaf(v943, v3, v945);
-    const iron_bf16 v947 = iron_f32_to_bf16(v946);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v948 = v937 * v1;
-    const unsigned int v949 = v948 + v939;
-    out[v949] = v947;
-  }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v951 = v599 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v955 = v953 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v39.x[25];
-    const iron_bf16 v958 = bias[v953];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v959 = iron_to_f32(v958);
-    const float v960 = fmaf(v957, v3, v959);
-    const iron_bf16 v961 = iron_f32_to_bf16(v960);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v962 = v951 * v1;
-    const unsigned int v963 = v962 + v953;
-    out[v963] = v961;
-  }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v965 = v599 + v964;
-  const unsigned int v966 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.x[26];
-    const iron_bf16 v972 = bias[v967];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v973 = iron_to_f32(v972);
-    const float v974 = fmaf(v971, v3, v973);
-    const iron_bf16 v975 = iron_f32_to_bf16(v974);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v976 = v965 * v1;
-    const unsigned int v977 = v976 + v967;
-    out[v977] = v975;
-  }
-  const unsigned int v978 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v979 = v599 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v983 = v981 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v39.x[27];
-    const iron_bf16 v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v987 = iron_to_f32(v986);
-    const float v988 = fmaf(v985, v3, v987);
-    const iron_bf16 v989 = iron_f32_to_bf16(v988);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v990 = v979 * v1;
-    const unsigned int v991 = v990 + v981;
-    out[v991] = v989;
-  }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v993 = v599 + v992;
-  const unsigned int v994 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v997 = v995 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v39.x[28];
-    const iron_bf16 v1000 = bias[v995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1001 = iron_to_f32(v1000);
-    const float v1002 = fmaf(v999, v3, v1001);
-    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1004 = v993 * v1;
-    const unsigned int v1005 = v1004 + v995;
-    out[v1005] = v1003;
-  }
-  const unsigned int v1006 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1007 = v599 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v39.x[29];
-    const iron_bf16 v1014 = bias[v1009];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1015 = iron_to_f32(v1014);
-    const float v1016 = fmaf(v1013, v3, v1015);
-    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1018 = v1007 * v1;
-    const unsigned int v1019 = v1018 + v1009;
-    out[v1019] = v1017;
-  }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1021 = v599 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1025 = v1023 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v39.x[30];
-    const iron_bf16 v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1029 = iron_to_f32(v1028);
-    const float v1030 = fmaf(v1027, v3, v1029);
-    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1032 = v1021 * v1;
-    const unsigned int v1033 = v1032 + v1023;
-    out[v1033] = v1031;
-  }
-  const unsigned int v1034 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1035 = v599 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1039 = v1037 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v39.x[31];
-    const iron_bf16 v1042 = bias[v1037];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1043 = iron_to_f32(v1042);
-    const float v1044 = fmaf(v1041, v3, v1043);
-    const iron_bf16 v1045 = iron_f32_to_bf16(v1044);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1046 = v1035 * v1;
-    const unsigned int v1047 = v1046 + v1037;
-    out[v1047] = v1045;
-  }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1049 = v599 + v1048;
-  const unsigned int v1050 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.x[32];
-    const iron_bf16 v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1057 = iron_to_f32(v1056);
-    const float v1058 = fmaf(v1055, v3, v1057);
-    const iron_bf16 v1059 = iron_f32_to_bf16(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1060 = v1049 * v1;
-    const unsigned int v1061 = v1060 + v1051;
-    out[v1061] = v1059;
-  }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1063 = v599 + v1062;
-  const unsigned int v1064 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1067 = v1065 < v1;
-  const bool v1068 = v1066 && v1067;
-  if (v1068) {
-    const float v1069 = v39.x[33];
-    const iron_bf16 v1070 = bias[v1065];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1071 = iron_to_f32(v1070);
-    const float v1072 = fmaf(v1069, v3, v1071);
-    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1074 = v1063 * v1;
-    const unsigned int v1075 = v1074 + v1065;
-    out[v1075] = v1073;
-  }
-  const unsigned int v1076 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1077 = v599 + v1076;
-  const unsigned int v1078 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v39.x[34];
-    const iron_bf16 v1084 = bias[v1079];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1085 = iron_to_f32(v1084);
-    const float v1086 = fmaf(v1083, v3, v1085);
-    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1088 = v1077 * v1;
-    const unsigned int v1089 = v1088 + v1079;
-    out[v1089] = v1087;
-  }
-  const unsigned int v1090 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1091 = v599 + v1090;
-  const unsigned int v1092 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1095 = v1093 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v39.x[35];
-    const iron_bf16 v1098 = bias[v1093];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1099 = iron_to_f32(v1098);
-    const float v1100 = fmaf(v1097, v3, v1099);
-    const iron_bf16 v1101 = iron_f32_to_bf16(v1100);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1102 = v1091 * v1;
-    const unsigned int v1103 = v1102 + v1093;
-    out[v1103] = v1101;
-  }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1105 = v599 + v1104;
-  const unsigned int v1106 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1109 = v1107 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v39.x[36];
-    const iron_bf16 v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1113 = iron_to_f32(v1112);
-    const float v1114 = fmaf(v1111, v3, v1113);
-    const iron_bf16 v1115 = iron_f32_to_bf16(v1114);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1116 = v1105 * v1;
-    const unsigned int v1117 = v1116 + v1107;
-    out[v1117] = v1115;
-  }
-  const unsigned int v1118 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1119 = v599 + v1118;
-  const unsigned int v1120 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v39.x[37];
-    const iron_bf16 v1126 = bias[v1121];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1127 = iron_to_f32(v1126);
-    const float v1128 = fmaf(v1125, v3, v1127);
-    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1130 = v1119 * v1;
-    const unsigned int v1131 = v1130 + v1121;
-    out[v1131] = v1129;
-  }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1133 = v599 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.x[38];
-    const iron_bf16 v1140 = bias[v1135];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1141 = iron_to_f32(v1140);
-    const float v1142 = fmaf(v1139, v3, v1141);
-    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1144 = v1133 * v1;
-    const unsigned int v1145 = v1144 + v1135;
-    out[v1145] = v1143;
-  }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1147 = v599 + v1146;
-  const unsigned int v1148 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1151 = v1149 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v39.x[39];
-    const iron_bf16 v1154 = bias[v1149];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1155 = iron_to_f32(v1154);
-    const float v1156 = fmaf(v1153, v3, v1155);
-    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1158 = v1147 * v1;
-    const unsigned int v1159 = v1158 + v1149;
-    out[v1159] = v1157;
-  }
-  const unsigned int v1160 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1161 = v599 + v1160;
-  const unsigned int v1162 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.x[40];
-    const iron_bf16 v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1169 = iron_to_f32(v1168);
-    const float v1170 = fmaf(v1167, v3, v1169);
-    const iron_bf16 v1171 = iron_f32_to_bf16(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1172 = v1161 * v1;
-    const unsigned int v1173 = v1172 + v1163;
-    out[v1173] = v1171;
-  }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1175 = v599 + v1174;
-  const unsigned int v1176 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v39.x[41];
-    const iron_bf16 v1182 = bias[v1177];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1183 = iron_to_f32(v1182);
-    const float v1184 = fmaf(v1181, v3, v1183);
-    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1186 = v1175 * v1;
-    const unsigned int v1187 = v1186 + v1177;
-    out[v1187] = v1185;
-  }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1189 = v599 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1193 = v1191 < v1;
-  const bool v1194 = v1192 && v1193;
-  if (v1194) {
-    const float v1195 = v39.x[42];
-    const iron_bf16 v1196 = bias[v1191];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1197 = iron_to_f32(v1196);
-    const float v1198 = fmaf(v1195, v3, v1197);
-    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1200 = v1189 * v1;
-    const unsigned int v1201 = v1200 + v1191;
-    out[v1201] = v1199;
-  }
-  const unsigned int v1202 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1203 = v599 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1207 = v1205 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v39.x[43];
-    const iron_bf16 v1210 = bias[v1205];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1211 = iron_to_f32(v1210);
-    const float v1212 = fmaf(v1209, v3, v1211);
-    const iron_bf16 v1213 = iron_f32_to_bf16(v1212);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1214 = v1203 * v1;
-    const unsigned int v1215 = v1214 + v1205;
-    out[v1215] = v1213;
-  }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1217 = v599 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.x[44];
-    const iron_bf16 v1224 = bias[v1219];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1225 = iron_to_f32(v1224);
-    const float v1226 = fmaf(v1223, v3, v1225);
-    const iron_bf16 v1227 = iron_f32_to_bf16(v1226);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1228 = v1217 * v1;
-    const unsigned int v1229 = v1228 + v1219;
-    out[v1229] = v1227;
-  }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1231 = v599 + v1230;
-  const unsigned int v1232 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1235 = v1233 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v39.x[45];
-    const iron_bf16 v1238 = bias[v1233];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1239 = iron_to_f32(v1238);
-    const float v1240 = fmaf(v1237, v3, v1239);
-    const iron_bf16 v1241 = iron_f32_to_bf16(v1240);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1242 = v1231 * v1;
-    const unsigned int v1243 = v1242 + v1233;
-    out[v1243] = v1241;
-  }
-  const unsigned int v1244 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1245 = v599 + v1244;
-  const unsigned int v1246 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1249 = v1247 < v1;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v39.x[46];
-    const iron_bf16 v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1253 = iron_to_f32(v1252);
-    const float v1254 = fmaf(v1251, v3, v1253);
-    const iron_bf16 v1255 = iron_f32_to_bf16(v1254);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1256 = v1245 * v1;
-    const unsigned int v1257 = v1256 + v1247;
-    out[v1257] = v1255;
-  }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1259 = v599 + v1258;
-  const unsigned int v1260 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1263 = v1261 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v39.x[47];
-    const iron_bf16 v1266 = bias[v1261];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1267 = iron_to_f32(v1266);
-    const float v1268 = fmaf(v1265, v3, v1267);
-    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1270 = v1259 * v1;
-    const unsigned int v1271 = v1270 + v1261;
-    out[v1271] = v1269;
-  }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1273 = v599 + v1272;
-  const unsigned int v1274 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1277 = v1275 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v39.x[48];
-    const iron_bf16 v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1281 = iron_to_f32(v1280);
-    const float v1282 = fmaf(v1279, v3, v1281);
-    const iron_bf16 v1283 = iron_f32_to_bf16(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1284 = v1273 * v1;
-    const unsigned int v1285 = v1284 + v1275;
-    out[v1285] = v1283;
-  }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1287 = v599 + v1286;
-  const unsigned int v1288 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v39.x[49];
-    const iron_bf16 v1294 = bias[v1289];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1295 = iron_to_f32(v1294);
-    const float v1296 = fmaf(v1293, v3, v1295);
-    const iron_bf16 v1297 = iron_f32_to_bf16(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1298 = v1287 * v1;
-    const unsigned int v1299 = v1298 + v1289;
-    out[v1299] = v1297;
-  }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1301 = v599 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.x[50];
-    const iron_bf16 v1308 = bias[v1303];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1309 = iron_to_f32(v1308);
-    const float v1310 = fmaf(v1307, v3, v1309);
-    const iron_bf16 v1311 = iron_f32_to_bf16(v1310);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1312 = v1301 * v1;
-    const unsigned int v1313 = v1312 + v1303;
-    out[v1313] = v1311;
-  }
-  const unsigned int v1314 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1315 = v599 + v1314;
-  const unsigned int v1316 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v39.x[51];
-    const iron_bf16 v1322 = bias[v1317];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1323 = iron_to_f32(v1322);
-    const float v1324 = fmaf(v1321, v3, v1323);
-    const iron_bf16 v1325 = iron_f32_to_bf16(v1324);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1326 = v1315 * v1;
-    const unsigned int v1327 = v1326 + v1317;
-    out[v1327] = v1325;
-  }
-  const unsigned int v1328 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1329 = v599 + v1328;
-  const unsigned int v1330 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1333 = v1331 < v1;
-  const bool v1334 = v1332 && v1333;
-  if (v1334) {
-    const float v1335 = v39.x[52];
-    const iron_bf16 v1336 = bias[v1331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1337 = iron_to_f32(v1336);
-    const float v1338 = fmaf(v1335, v3, v1337);
-    const iron_bf16 v1339 = iron_f32_to_bf16(v1338);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1340 = v1329 * v1;
-    const unsigned int v1341 = v1340 + v1331;
-    out[v1341] = v1339;
-  }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1343 = v599 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v39.x[53];
-    const iron_bf16 v1350 = bias[v1345];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1351 = iron_to_f32(v1350);
-    const float v1352 = fmaf(v1349, v3, v1351);
-    const iron_bf16 v1353 = iron_f32_to_bf16(v1352);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1354 = v1343 * v1;
-    const unsigned int v1355 = v1354 + v1345;
-    out[v1355] = v1353;
-  }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1357 = v599 + v1356;
-  const unsigned int v1358 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1361 = v1359 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v39.x[54];
-    const iron_bf16 v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1365 = iron_to_f32(v1364);
-    const float v1366 = fmaf(v1363, v3, v1365);
-    const iron_bf16 v1367 = iron_f32_to_bf16(v1366);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1368 = v1357 * v1;
-    const unsigned int v1369 = v1368 + v1359;
-    out[v1369] = v1367;
-  }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1371 = v599 + v1370;
-  const unsigned int v1372 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1375 = v1373 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v39.x[55];
-    const iron_bf16 v1378 = bias[v1373];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1379 = iron_to_f32(v1378);
-    const float v1380 = fmaf(v1377, v3, v1379);
-    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1382 = v1371 * v1;
-    const unsigned int v1383 = v1382 + v1373;
-    out[v1383] = v1381;
-  }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1385 = v599 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.x[56];
-    const iron_bf16 v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1393 = iron_to_f32(v1392);
-    const float v1394 = fmaf(v1391, v3, v1393);
-    const iron_bf16 v1395 = iron_f32_to_bf16(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1396 = v1385 * v1;
-    const unsigned int v1397 = v1396 + v1387;
-    out[v1397] = v1395;
-  }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1399 = v599 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1403 = v1401 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v39.x[57];
-    const iron_bf16 v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1407 = iron_to_f32(v1406);
-    const float v1408 = fmaf(v1405, v3, v1407);
-    const iron_bf16 v1409 = iron_f32_to_bf16(v1408);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1410 = v1399 * v1;
-    const unsigned int v1411 = v1410 + v1401;
-    out[v1411] = v1409;
-  }
-  const unsigned int v1412 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1413 = v599 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1417 = v1415 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v39.x[58];
-    const iron_bf16 v1420 = bias[v1415];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1421 = iron_to_f32(v1420);
-    const float v1422 = fmaf(v1419, v3, v1421);
-    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1424 = v1413 * v1;
-    const unsigned int v1425 = v1424 + v1415;
-    out[v1425] = v1423;
-  }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1427 = v599 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v39.x[59];
-    const iron_bf16 v1434 = bias[v1429];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1435 = iron_to_f32(v1434);
-    const float v1436 = fmaf(v1433, v3, v1435);
-    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1438 = v1427 * v1;
-    const unsigned int v1439 = v1438 + v1429;
-    out[v1439] = v1437;
-  }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1441 = v599 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1445 = v1443 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v39.x[60];
-    const iron_bf16 v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1449 = iron_to_f32(v1448);
-    const float v1450 = fmaf(v1447, v3, v1449);
-    const iron_bf16 v1451 = iron_f32_to_bf16(v1450);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1452 = v1441 * v1;
-    const unsigned int v1453 = v1452 + v1443;
-    out[v1453] = v1451;
-  }
-  const unsigned int v1454 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1455 = v599 + v1454;
-  const unsigned int v1456 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1459 = v1457 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v39.x[61];
-    const iron_bf16 v1462 = bias[v1457];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1463 = iron_to_f32(v1462);
-    const float v1464 = fmaf(v1461, v3, v1463);
-    const iron_bf16 v1465 = iron_f32_to_bf16(v1464);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1466 = v1455 * v1;
-    const unsigned int v1467 = v1466 + v1457;
-    out[v1467] = v1465;
-  }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1469 = v599 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.x[62];
-    const iron_bf16 v1476 = bias[v1471];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1477 = iron_to_f32(v1476);
-    const float v1478 = fmaf(v1475, v3, v1477);
-    const iron_bf16 v1479 = iron_f32_to_bf16(v1478);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1480 = v1469 * v1;
-    const unsigned int v1481 = v1480 + v1471;
-    out[v1481] = v1479;
-  }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1483 = v599 + v1482;
-  const unsigned int v1484 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v39.x[63];
-    const iron_bf16 v1490 = bias[v1485];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1491 = iron_to_f32(v1490);
-    const float v1492 = fmaf(v1489, v3, v1491);
-    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1494 = v1483 * v1;
-    const unsigned int v1495 = v1494 + v1485;
-    out[v1495] = v1493;
-  }
-  const unsigned int v1496 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1497 = v599 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.x[64];
-    const iron_bf16 v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1505 = iron_to_f32(v1504);
-    const float v1506 = fmaf(v1503, v3, v1505);
-    const iron_bf16 v1507 = iron_f32_to_bf16(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1508 = v1497 * v1;
-    const unsigned int v1509 = v1508 + v1499;
-    out[v1509] = v1507;
-  }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1511 = v599 + v1510;
-  const unsigned int v1512 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v39.x[65];
-    const iron_bf16 v1518 = bias[v1513];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1519 = iron_to_f32(v1518);
-    const float v1520 = fmaf(v1517, v3, v1519);
-    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1522 = v1511 * v1;
-    const unsigned int v1523 = v1522 + v1513;
-    out[v1523] = v1521;
-  }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1525 = v599 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1529 = v1527 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v39.x[66];
-    const iron_bf16 v1532 = bias[v1527];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1533 = iron_to_f32(v1532);
-    const float v1534 = fmaf(v1531, v3, v1533);
-    const iron_bf16 v1535 = iron_f32_to_bf16(v1534);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1536 = v1525 * v1;
-    const unsigned int v1537 = v1536 + v1527;
-    out[v1537] = v1535;
-  }
-  const unsigned int v1538 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1539 = v599 + v1538;
-  const unsigned int v1540 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v39.x[67];
-    const iron_bf16 v1546 = bias[v1541];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1547 = iron_to_f32(v1546);
-    const float v1548 = fmaf(v1545, v3, v1547);
-    const iron_bf16 v1549 = iron_f32_to_bf16(v1548);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1550 = v1539 * v1;
-    const unsigned int v1551 = v1550 + v1541;
-    out[v1551] = v1549;
-  }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1553 = v599 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.x[68];
-    const iron_bf16 v1560 = bias[v1555];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1561 = iron_to_f32(v1560);
-    const float v1562 = fmaf(v1559, v3, v1561);
-    const iron_bf16 v1563 = iron_f32_to_bf16(v1562);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1564 = v1553 * v1;
-    const unsigned int v1565 = v1564 + v1555;
-    out[v1565] = v1563;
-  }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1567 = v599 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1571 = v1569 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v39.x[69];
-    const iron_bf16 v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1575 = iron_to_f32(v1574);
-    const float v1576 = fmaf(v1573, v3, v1575);
-    const iron_bf16 v1577 = iron_f32_to_bf16(v1576);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1578 = v1567 * v1;
-    const unsigned int v1579 = v1578 + v1569;
-    out[v1579] = v1577;
-  }
-  const unsigned int v1580 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1581 = v599 + v1580;
-  const unsigned int v1582 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1585 = v1583 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v39.x[70];
-    const iron_bf16 v1588 = bias[v1583];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1589 = iron_to_f32(v1588);
-    const float v1590 = fmaf(v1587, v3, v1589);
-    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1592 = v1581 * v1;
-    const unsigned int v1593 = v1592 + v1583;
-    out[v1593] = v1591;
-  }
-  const unsigned int v1594 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1595 = v599 + v1594;
-  const unsigned int v1596 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1599 = v1597 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v39.x[71];
-    const iron_bf16 v1602 = bias[v1597];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1603 = iron_to_f32(v1602);
-    const float v1604 = fmaf(v1601, v3, v1603);
-    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1606 = v1595 * v1;
-    const unsigned int v1607 = v1606 + v1597;
-    out[v1607] = v1605;
-  }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1609 = v599 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1613 = v1611 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v39.x[72];
-    const iron_bf16 v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1617 = iron_to_f32(v1616);
-    const float v1618 = fmaf(v1615, v3, v1617);
-    const iron_bf16 v1619 = iron_f32_to_bf16(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1620 = v1609 * v1;
-    const unsigned int v1621 = v1620 + v1611;
-    out[v1621] = v1619;
-  }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1623 = v599 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1627 = v1625 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v39.x[73];
-    const iron_bf16 v1630 = bias[v1625];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1631 = iron_to_f32(v1630);
-    const float v1632 = fmaf(v1629, v3, v1631);
-    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1634 = v1623 * v1;
-    const unsigned int v1635 = v1634 + v1625;
-    out[v1635] = v1633;
-  }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1637 = v599 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.x[74];
-    const iron_bf16 v1644 = bias[v1639];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1645 = iron_to_f32(v1644);
-    const float v1646 = fmaf(v1643, v3, v1645);
-    const iron_bf16 v1647 = iron_f32_to_bf16(v1646);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1648 = v1637 * v1;
-    const unsigned int v1649 = v1648 + v1639;
-    out[v1649] = v1647;
-  }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1651 = v599 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v39.x[75];
-    const iron_bf16 v1658 = bias[v1653];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1659 = iron_to_f32(v1658);
-    const float v1660 = fmaf(v1657, v3, v1659);
-    const iron_bf16 v1661 = iron_f32_to_bf16(v1660);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1662 = v1651 * v1;
-    const unsigned int v1663 = v1662 + v1653;
-    out[v1663] = v1661;
-  }
-  const unsigned int v1664 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1665 = v599 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v39.x[76];
-    const iron_bf16 v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1673 = iron_to_f32(v1672);
-    const float v1674 = fmaf(v1671, v3, v1673);
-    const iron_bf16 v1675 = iron_f32_to_bf16(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1676 = v1665 * v1;
-    const unsigned int v1677 = v1676 + v1667;
-    out[v1677] = v1675;
-  }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1679 = v599 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1683 = v1681 < v1;
-  const bool v1684 = v1682 && v1683;
-  if (v1684) {
-    const float v1685 = v39.x[77];
-    const iron_bf16 v1686 = bias[v1681];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1687 = iron_to_f32(v1686);
-    const float v1688 = fmaf(v1685, v3, v1687);
-    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1690 = v1679 * v1;
-    const unsigned int v1691 = v1690 + v1681;
-    out[v1691] = v1689;
-  }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1693 = v599 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1697 = v1695 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v39.x[78];
-    const iron_bf16 v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1701 = iron_to_f32(v1700);
-    const float v1702 = fmaf(v1699, v3, v1701);
-    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1704 = v1693 * v1;
-    const unsigned int v1705 = v1704 + v1695;
-    out[v1705] = v1703;
-  }
-  const unsigned int v1706 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1707 = v599 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v39.x[79];
-    const iron_bf16 v1714 = bias[v1709];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1715 = iron_to_f32(v1714);
-    const float v1716 = fmaf(v1713, v3, v1715);
-    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1718 = v1707 * v1;
-    const unsigned int v1719 = v1718 + v1709;
-    out[v1719] = v1717;
-  }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1721 = v599 + v1720;
-  const unsigned int v1722 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.x[80];
-    const iron_bf16 v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1729 = iron_to_f32(v1728);
-    const float v1730 = fmaf(v1727, v3, v1729);
-    const iron_bf16 v1731 = iron_f32_to_bf16(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1732 = v1721 * v1;
-    const unsigned int v1733 = v1732 + v1723;
-    out[v1733] = v1731;
-  }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1735 = v599 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1739 = v1737 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v39.x[81];
-    const iron_bf16 v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1743 = iron_to_f32(v1742);
-    const float v1744 = fmaf(v1741, v3, v1743);
-    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1746 = v1735 * v1;
-    const unsigned int v1747 = v1746 + v1737;
-    out[v1747] = v1745;
-  }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1749 = v599 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1753 = v1751 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v39.x[82];
-    const iron_bf16 v1756 = bias[v1751];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1757 = iron_to_f32(v1756);
-    const float v1758 = fmaf(v1755, v3, v1757);
-    const iron_bf16 v1759 = iron_f32_to_bf16(v1758);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1760 = v1749 * v1;
-    const unsigned int v1761 = v1760 + v1751;
-    out[v1761] = v1759;
-  }
-  const unsigned int v1762 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1763 = v599 + v1762;
-  const unsigned int v1764 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1767 = v1765 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v39.x[83];
-    const iron_bf16 v1770 = bias[v1765];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1771 = iron_to_f32(v1770);
-    const float v1772 = fmaf(v1769, v3, v1771);
-    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1774 = v1763 * v1;
-    const unsigned int v1775 = v1774 + v1765;
-    out[v1775] = v1773;
-  }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1777 = v599 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1781 = v1779 < v1;
-  const bool v1782 = v1780 && v1781;
-  if (v1782) {
-    const float v1783 = v39.x[84];
-    const iron_bf16 v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1785 = iron_to_f32(v1784);
-    const float v1786 = fmaf(v1783, v3, v1785);
-    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1788 = v1777 * v1;
-    const unsigned int v1789 = v1788 + v1779;
-    out[v1789] = v1787;
-  }
-  const unsigned int v1790 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1791 = v599 + v1790;
-  const unsigned int v1792 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v39.x[85];
-    const iron_bf16 v1798 = bias[v1793];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1799 = iron_to_f32(v1798);
-    const float v1800 = fmaf(v1797, v3, v1799);
-    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1802 = v1791 * v1;
-    const unsigned int v1803 = v1802 + v1793;
-    out[v1803] = v1801;
-  }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1805 = v599 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.x[86];
-    const iron_bf16 v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1813 = iron_to_f32(v1812);
-    const float v1814 = fmaf(v1811, v3, v1813);
-    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1816 = v1805 * v1;
-    const unsigned int v1817 = v1816 + v1807;
-    out[v1817] = v1815;
-  }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1819 = v599 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v39.x[87];
-    const iron_bf16 v1826 = bias[v1821];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1827 = iron_to_f32(v1826);
-    const float v1828 = fmaf(v1825, v3, v1827);
-    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1830 = v1819 * v1;
-    const unsigned int v1831 = v1830 + v1821;
-    out[v1831] = v1829;
-  }
-  const unsigned int v1832 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1833 = v599 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.x[88];
-    const iron_bf16 v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1841 = iron_to_f32(v1840);
-    const float v1842 = fmaf(v1839, v3, v1841);
-    const iron_bf16 v1843 = iron_f32_to_bf16(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1844 = v1833 * v1;
-    const unsigned int v1845 = v1844 + v1835;
-    out[v1845] = v1843;
-  }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1847 = v599 + v1846;
-  const unsigned int v1848 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v39.x[89];
-    const iron_bf16 v1854 = bias[v1849];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1855 = iron_to_f32(v1854);
-    const float v1856 = fmaf(v1853, v3, v1855);
-    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1858 = v1847 * v1;
-    const unsigned int v1859 = v1858 + v1849;
-    out[v1859] = v1857;
-  }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1861 = v599 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1865 = v1863 < v1;
-  const bool v1866 = v1864 && v1865;
-  if (v1866) {
-    const float v1867 = v39.x[90];
-    const iron_bf16 v1868 = bias[v1863];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1869 = iron_to_f32(v1868);
-    const float v1870 = fmaf(v1867, v3, v1869);
-    const iron_bf16 v1871 = iron_f32_to_bf16(v1870);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1872 = v1861 * v1;
-    const unsigned int v1873 = v1872 + v1863;
-    out[v1873] = v1871;
-  }
-  const unsigned int v1874 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1875 = v599 + v1874;
-  const unsigned int v1876 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v39.x[91];
-    const iron_bf16 v1882 = bias[v1877];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1883 = iron_to_f32(v1882);
-    const float v1884 = fmaf(v1881, v3, v1883);
-    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1886 = v1875 * v1;
-    const unsigned int v1887 = v1886 + v1877;
-    out[v1887] = v1885;
-  }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1889 = v599 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.x[92];
-    const iron_bf16 v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1897 = iron_to_f32(v1896);
-    const float v1898 = fmaf(v1895, v3, v1897);
-    const iron_bf16 v1899 = iron_f32_to_bf16(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1900 = v1889 * v1;
-    const unsigned int v1901 = v1900 + v1891;
-    out[v1901] = v1899;
-  }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1903 = v599 + v1902;
-  const unsigned int v1904 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v39.x[93];
-    const iron_bf16 v1910 = bias[v1905];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1911 = iron_to_f32(v1910);
-    const float v1912 = fmaf(v1909, v3, v1911);
-    const iron_bf16 v1913 = iron_f32_to_bf16(v1912);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1914 = v1903 * v1;
-    const unsigned int v1915 = v1914 + v1905;
-    out[v1915] = v1913;
-  }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1917 = v599 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1921 = v1919 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v39.x[94];
-    const iron_bf16 v1924 = bias[v1919];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1925 = iron_to_f32(v1924);
-    const float v1926 = fmaf(v1923, v3, v1925);
-    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1928 = v1917 * v1;
-    const unsigned int v1929 = v1928 + v1919;
-    out[v1929] = v1927;
-  }
-  const unsigned int v1930 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1931 = v599 + v1930;
-  const unsigned int v1932 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v39.x[95];
-    const iron_bf16 v1938 = bias[v1933];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1939 = iron_to_f32(v1938);
-    const float v1940 = fmaf(v1937, v3, v1939);
-    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1942 = v1931 * v1;
-    const unsigned int v1943 = v1942 + v1933;
-    out[v1943] = v1941;
-  }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1945 = v599 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1949 = v1947 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v39.x[96];
-    const iron_bf16 v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1953 = iron_to_f32(v1952);
-    const float v1954 = fmaf(v1951, v3, v1953);
-    const iron_bf16 v1955 = iron_f32_to_bf16(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1956 = v1945 * v1;
-    const unsigned int v1957 = v1956 + v1947;
-    out[v1957] = v1955;
-  }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1959 = v599 + v1958;
-  const unsigned int v1960 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1963 = v1961 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v39.x[97];
-    const iron_bf16 v1966 = bias[v1961];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1967 = iron_to_f32(v1966);
-    const float v1968 = fmaf(v1965, v3, v1967);
-    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1970 = v1959 * v1;
-    const unsigned int v1971 = v1970 + v1961;
-    out[v1971] = v1969;
-  }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1973 = v599 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.x[98];
-    const iron_bf16 v1980 = bias[v1975];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1981 = iron_to_f32(v1980);
-    const float v1982 = fmaf(v1979, v3, v1981);
-    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1984 = v1973 * v1;
-    const unsigned int v1985 = v1984 + v1975;
-    out[v1985] = v1983;
-  }
-  const unsigned int v1986 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1987 = v599 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1991 = v1989 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v39.x[99];
-    const iron_bf16 v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1995 = iron_to_f32(v1994);
-    const float v1996 = fmaf(v1993, v3, v1995);
-    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1998 = v1987 * v1;
-    const unsigned int v1999 = v1998 + v1989;
-    out[v1999] = v1997;
-  }
-  const unsigned int v2000 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2001 = v599 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2005 = v2003 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v39.x[100];
-    const iron_bf16 v2008 = bias[v2003];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2009 = iron_to_f32(v2008);
-    const float v2010 = fmaf(v2007, v3, v2009);
-    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2012 = v2001 * v1;
-    const unsigned int v2013 = v2012 + v2003;
-    out[v2013] = v2011;
-  }
-  const unsigned int v2014 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2015 = v599 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v39.x[101];
-    const iron_bf16 v2022 = bias[v2017];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2023 = iron_to_f32(v2022);
-    const float v2024 = fmaf(v2021, v3, v2023);
-    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2026 = v2015 * v1;
-    const unsigned int v2027 = v2026 + v2017;
-    out[v2027] = v2025;
-  }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2029 = v599 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v39.x[102];
-    const iron_bf16 v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2037 = iron_to_f32(v2036);
-    const float v2038 = fmaf(v2035, v3, v2037);
-    const iron_bf16 v2039 = iron_f32_to_bf16(v2038);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2040 = v2029 * v1;
-    const unsigned int v2041 = v2040 + v2031;
-    out[v2041] = v2039;
-  }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2043 = v599 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2047 = v2045 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v39.x[103];
-    const iron_bf16 v2050 = bias[v2045];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2051 = iron_to_f32(v2050);
-    const float v2052 = fmaf(v2049, v3, v2051);
-    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2054 = v2043 * v1;
-    const unsigned int v2055 = v2054 + v2045;
-    out[v2055] = v2053;
-  }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2057 = v599 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.x[104];
-    const iron_bf16 v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2065 = iron_to_f32(v2064);
-    const float v2066 = fmaf(v2063, v3, v2065);
-    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2068 = v2057 * v1;
-    const unsigned int v2069 = v2068 + v2059;
-    out[v2069] = v2067;
-  }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2071 = v599 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v39.x[105];
-    const iron_bf16 v2078 = bias[v2073];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2079 = iron_to_f32(v2078);
-    const float v2080 = fmaf(v2077, v3, v2079);
-    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2082 = v2071 * v1;
-    const unsigned int v2083 = v2082 + v2073;
-    out[v2083] = v2081;
-  }
-  const unsigned int v2084 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2085 = v599 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v39.x[106];
-    const iron_bf16 v2092 = bias[v2087];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2093 = iron_to_f32(v2092);
-    const float v2094 = fmaf(v2091, v3, v2093);
-    const iron_bf16 v2095 = iron_f32_to_bf16(v2094);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2096 = v2085 * v1;
-    const unsigned int v2097 = v2096 + v2087;
-    out[v2097] = v2095;
-  }
-  const unsigned int v2098 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2099 = v599 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2103 = v2101 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v39.x[107];
-    const iron_bf16 v2106 = bias[v2101];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2107 = iron_to_f32(v2106);
-    const float v2108 = fmaf(v2105, v3, v2107);
-    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2110 = v2099 * v1;
-    const unsigned int v2111 = v2110 + v2101;
-    out[v2111] = v2109;
-  }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2113 = v599 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2117 = v2115 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v39.x[108];
-    const iron_bf16 v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2121 = iron_to_f32(v2120);
-    const float v2122 = fmaf(v2119, v3, v2121);
-    const iron_bf16 v2123 = iron_f32_to_bf16(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2124 = v2113 * v1;
-    const unsigned int v2125 = v2124 + v2115;
-    out[v2125] = v2123;
-  }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2127 = v599 + v2126;
-  const unsigned int v2128 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2131 = v2129 < v1;
-  const bool v2132 = v2130 && v2131;
-  if (v2132) {
-    const float v2133 = v39.x[109];
-    const iron_bf16 v2134 = bias[v2129];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2135 = iron_to_f32(v2134);
-    const float v2136 = fmaf(v2133, v3, v2135);
-    const iron_bf16 v2137 = iron_f32_to_bf16(v2136);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2138 = v2127 * v1;
-    const unsigned int v2139 = v2138 + v2129;
-    out[v2139] = v2137;
-  }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2141 = v599 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.x[110];
-    const iron_bf16 v2148 = bias[v2143];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2149 = iron_to_f32(v2148);
-    const float v2150 = fmaf(v2147, v3, v2149);
-    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2152 = v2141 * v1;
-    const unsigned int v2153 = v2152 + v2143;
-    out[v2153] = v2151;
-  }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2155 = v599 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2159 = v2157 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v39.x[111];
-    const iron_bf16 v2162 = bias[v2157];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2163 = iron_to_f32(v2162);
-    const float v2164 = fmaf(v2161, v3, v2163);
-    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2166 = v2155 * v1;
-    const unsigned int v2167 = v2166 + v2157;
-    out[v2167] = v2165;
-  }
-  const unsigned int v2168 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2169 = v599 + v2168;
-  const unsigned int v2170 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.x[112];
-    const iron_bf16 v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2177 = iron_to_f32(v2176);
-    const float v2178 = fmaf(v2175, v3, v2177);
-    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2180 = v2169 * v1;
-    const unsigned int v2181 = v2180 + v2171;
-    out[v2181] = v2179;
-  }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2183 = v599 + v2182;
-  const unsigned int v2184 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2187 = v2185 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v39.x[113];
-    const iron_bf16 v2190 = bias[v2185];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2191 = iron_to_f32(v2190);
-    const float v2192 = fmaf(v2189, v3, v2191);
-    const iron_bf16 v2193 = iron_f32_to_bf16(v2192);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2194 = v2183 * v1;
-    const unsigned int v2195 = v2194 + v2185;
-    out[v2195] = v2193;
-  }
-  const unsigned int v2196 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2197 = v599 + v2196;
-  const unsigned int v2198 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v39.x[114];
-    const iron_bf16 v2204 = bias[v2199];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2205 = iron_to_f32(v2204);
-    const float v2206 = fmaf(v2203, v3, v2205);
-    const iron_bf16 v2207 = iron_f32_to_bf16(v2206);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2208 = v2197 * v1;
-    const unsigned int v2209 = v2208 + v2199;
-    out[v2209] = v2207;
-  }
-  const unsigned int v2210 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2211 = v599 + v2210;
-  const unsigned int v2212 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v39.x[115];
-    const iron_bf16 v2218 = bias[v2213];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2219 = iron_to_f32(v2218);
-    const float v2220 = fmaf(v2217, v3, v2219);
-    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2222 = v2211 * v1;
-    const unsigned int v2223 = v2222 + v2213;
-    out[v2223] = v2221;
-  }
-  const unsigned int v2224 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2225 = v599 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2229 = v2227 < v1;
-  const bool v2230 = v2228 && v2229;
-  if (v2230) {
-    const float v2231 = v39.x[116];
-    const iron_bf16 v2232 = bias[v2227];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2233 = iron_to_f32(v2232);
-    const float v2234 = fmaf(v2231, v3, v2233);
-    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2236 = v2225 * v1;
-    const unsigned int v2237 = v2236 + v2227;
-    out[v2237] = v2235;
-  }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2239 = v599 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v39.x[117];
-    const iron_bf16 v2246 = bias[v2241];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2247 = iron_to_f32(v2246);
-    const float v2248 = fmaf(v2245, v3, v2247);
-    const iron_bf16 v2249 = iron_f32_to_bf16(v2248);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2250 = v2239 * v1;
-    const unsigned int v2251 = v2250 + v2241;
-    out[v2251] = v2249;
-  }
-  const unsigned int v2252 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2253 = v599 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v39.x[118];
-    const iron_bf16 v2260 = bias[v2255];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2261 = iron_to_f32(v2260);
-    const float v2262 = fmaf(v2259, v3, v2261);
-    const iron_bf16 v2263 = iron_f32_to_bf16(v2262);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2264 = v2253 * v1;
-    const unsigned int v2265 = v2264 + v2255;
-    out[v2265] = v2263;
-  }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2267 = v599 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v39.x[119];
-    const iron_bf16 v2274 = bias[v2269];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2275 = iron_to_f32(v2274);
-    const float v2276 = fmaf(v2273, v3, v2275);
-    const iron_bf16 v2277 = iron_f32_to_bf16(v2276);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2278 = v2267 * v1;
-    const unsigned int v2279 = v2278 + v2269;
-    out[v2279] = v2277;
-  }
-  const unsigned int v2280 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2281 = v599 + v2280;
-  const unsigned int v2282 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.x[120];
-    const iron_bf16 v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2289 = iron_to_f32(v2288);
-    const float v2290 = fmaf(v2287, v3, v2289);
-    const iron_bf16 v2291 = iron_f32_to_bf16(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2292 = v2281 * v1;
-    const unsigned int v2293 = v2292 + v2283;
-    out[v2293] = v2291;
-  }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2295 = v599 + v2294;
-  const unsigned int v2296 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v39.x[121];
-    const iron_bf16 v2302 = bias[v2297];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2303 = iron_to_f32(v2302);
-    const float v2304 = fmaf(v2301, v3, v2303);
-    const iron_bf16 v2305 = iron_f32_to_bf16(v2304);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2306 = v2295 * v1;
-    const unsigned int v2307 = v2306 + v2297;
-    out[v2307] = v2305;
-  }
-  const unsigned int v2308 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2309 = v599 + v2308;
-  const unsigned int v2310 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2313 = v2311 < v1;
-  const bool v2314 = v2312 && v2313;
-  if (v2314) {
-    const float v2315 = v39.x[122];
-    const iron_bf16 v2316 = bias[v2311];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2317 = iron_to_f32(v2316);
-    const float v2318 = fmaf(v2315, v3, v2317);
-    const iron_bf16 v2319 = iron_f32_to_bf16(v2318);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2320 = v2309 * v1;
-    const unsigned int v2321 = v2320 + v2311;
-    out[v2321] = v2319;
-  }
-  const unsigned int v2322 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2323 = v599 + v2322;
-  const unsigned int v2324 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2327 = v2325 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v39.x[123];
-    const iron_bf16 v2330 = bias[v2325];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2331 = iron_to_f32(v2330);
-    const float v2332 = fmaf(v2329, v3, v2331);
-    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2334 = v2323 * v1;
-    const unsigned int v2335 = v2334 + v2325;
-    out[v2335] = v2333;
-  }
-  const unsigned int v2336 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2337 = v599 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2341 = v2339 < v1;
-  const bool v2342 = v2340 && v2341;
-  if (v2342) {
-    const float v2343 = v39.x[124];
-    const iron_bf16 v2344 = bias[v2339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2345 = iron_to_f32(v2344);
-    const float v2346 = fmaf(v2343, v3, v2345);
-    const iron_bf16 v2347 = iron_f32_to_bf16(v2346);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2348 = v2337 * v1;
-    const unsigned int v2349 = v2348 + v2339;
-    out[v2349] = v2347;
-  }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2351 = v599 + v2350;
-  const unsigned int v2352 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2355 = v2353 < v1;
-  const bool v2356 = v2354 && v2355;
-  if (v2356) {
-    const float v2357 = v39.x[125];
-    const iron_bf16 v2358 = bias[v2353];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2359 = iron_to_f32(v2358);
-    const float v2360 = fmaf(v2357, v3, v2359);
-    const iron_bf16 v2361 = iron_f32_to_bf16(v2360);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2362 = v2351 * v1;
-    const unsigned int v2363 = v2362 + v2353;
-    out[v2363] = v2361;
-  }
-  const unsigned int v2364 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2365 = v599 + v2364;
-  const unsigned int v2366 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v39.x[126];
-    const iron_bf16 v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2373 = iron_to_f32(v2372);
-    const float v2374 = fmaf(v2371, v3, v2373);
-    const iron_bf16 v2375 = iron_f32_to_bf16(v2374);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2376 = v2365 * v1;
-    const unsigned int v2377 = v2376 + v2367;
-    out[v2377] = v2375;
-  }
-  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2379 = v599 + v2378;
-  const unsigned int v2380 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v39.x[127];
-    const iron_bf16 v2386 = bias[v2381];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2387 = iron_to_f32(v2386);
-    const float v2388 = fmaf(v2385, v3, v2387);
-    const iron_bf16 v2389 = iron_f32_to_bf16(v2388);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2390 = v2379 * v1;
-    const unsigned int v2391 = v2390 + v2381;
-    out[v2391] = v2389;
+  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v600 = v24 + v33;
+  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v602 = v600 + v601;
+  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v604 = v599 + v603;
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v606 = v604 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v39.x[0];
+    const iron_bf16 v609 = bias[v604];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v610 = iron_to_f32(v609);
+    const float v611 = fmaf(v608, v3, v610);
+    const iron_bf16 v612 = iron_f32_to_bf16(v611);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v613 = v602 * v1;
+    const unsigned int v614 = v613 + v604;
+    out[v614] = v612;
+  }
+  const unsigned int v615 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v616 = v600 + v615;
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v618 = v599 + v617;
+  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v620 = v618 < v1;
+  const bool v621 = v619 && v620;
+  if (v621) {
+    const float v622 = v39.x[1];
+    const iron_bf16 v623 = bias[v618];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v624 = iron_to_f32(v623);
+    const float v625 = fmaf(v622, v3, v624);
+    const iron_bf16 v626 = iron_f32_to_bf16(v625);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v627 = v616 * v1;
+    const unsigned int v628 = v627 + v618;
+    out[v628] = v626;
+  }
+  const unsigned int v629 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v630 = v600 + v629;
+  const unsigned int v631 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v632 = v599 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v634 = v632 < v1;
+  const bool v635 = v633 && v634;
+  if (v635) {
+    const float v636 = v39.x[2];
+    const iron_bf16 v637 = bias[v632];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v638 = iron_to_f32(v637);
+    const float v639 = fmaf(v636, v3, v638);
+    const iron_bf16 v640 = iron_f32_to_bf16(v639);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v641 = v630 * v1;
+    const unsigned int v642 = v641 + v632;
+    out[v642] = v640;
+  }
+  const unsigned int v643 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v644 = v600 + v643;
+  const unsigned int v645 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v646 = v599 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v648 = v646 < v1;
+  const bool v649 = v647 && v648;
+  if (v649) {
+    const float v650 = v39.x[3];
+    const iron_bf16 v651 = bias[v646];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v652 = iron_to_f32(v651);
+    const float v653 = fmaf(v650, v3, v652);
+    const iron_bf16 v654 = iron_f32_to_bf16(v653);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v655 = v644 * v1;
+    const unsigned int v656 = v655 + v646;
+    out[v656] = v654;
+  }
+  const unsigned int v657 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v658 = v600 + v657;
+  const unsigned int v659 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v660 = v599 + v659;
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v662 = v660 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v39.x[4];
+    const iron_bf16 v665 = bias[v660];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v666 = iron_to_f32(v665);
+    const float v667 = fmaf(v664, v3, v666);
+    const iron_bf16 v668 = iron_f32_to_bf16(v667);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v669 = v658 * v1;
+    const unsigned int v670 = v669 + v660;
+    out[v670] = v668;
+  }
+  const unsigned int v671 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v672 = v600 + v671;
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v674 = v599 + v673;
+  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v676 = v674 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v39.x[5];
+    const iron_bf16 v679 = bias[v674];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v680 = iron_to_f32(v679);
+    const float v681 = fmaf(v678, v3, v680);
+    const iron_bf16 v682 = iron_f32_to_bf16(v681);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v683 = v672 * v1;
+    const unsigned int v684 = v683 + v674;
+    out[v684] = v682;
+  }
+  const unsigned int v685 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v686 = v600 + v685;
+  const unsigned int v687 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v688 = v599 + v687;
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v690 = v688 < v1;
+  const bool v691 = v689 && v690;
+  if (v691) {
+    const float v692 = v39.x[6];
+    const iron_bf16 v693 = bias[v688];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v694 = iron_to_f32(v693);
+    const float v695 = fmaf(v692, v3, v694);
+    const iron_bf16 v696 = iron_f32_to_bf16(v695);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v697 = v686 * v1;
+    const unsigned int v698 = v697 + v688;
+    out[v698] = v696;
+  }
+  const unsigned int v699 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v700 = v600 + v699;
+  const unsigned int v701 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v702 = v599 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v704 = v702 < v1;
+  const bool v705 = v703 && v704;
+  if (v705) {
+    const float v706 = v39.x[7];
+    const iron_bf16 v707 = bias[v702];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v708 = iron_to_f32(v707);
+    const float v709 = fmaf(v706, v3, v708);
+    const iron_bf16 v710 = iron_f32_to_bf16(v709);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v711 = v700 * v1;
+    const unsigned int v712 = v711 + v702;
+    out[v712] = v710;
+  }
+  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v714 = v600 + v713;
+  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v716 = v599 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v718 = v716 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v39.x[8];
+    const iron_bf16 v721 = bias[v716];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v722 = iron_to_f32(v721);
+    const float v723 = fmaf(v720, v3, v722);
+    const iron_bf16 v724 = iron_f32_to_bf16(v723);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v725 = v714 * v1;
+    const unsigned int v726 = v725 + v716;
+    out[v726] = v724;
+  }
+  const unsigned int v727 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v728 = v600 + v727;
+  const unsigned int v729 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v730 = v599 + v729;
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v732 = v730 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v39.x[9];
+    const iron_bf16 v735 = bias[v730];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v736 = iron_to_f32(v735);
+    const float v737 = fmaf(v734, v3, v736);
+    const iron_bf16 v738 = iron_f32_to_bf16(v737);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v739 = v728 * v1;
+    const unsigned int v740 = v739 + v730;
+    out[v740] = v738;
+  }
+  const unsigned int v741 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v742 = v600 + v741;
+  const unsigned int v743 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v744 = v599 + v743;
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v746 = v744 < v1;
+  const bool v747 = v745 && v746;
+  if (v747) {
+    const float v748 = v39.x[10];
+    const iron_bf16 v749 = bias[v744];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v750 = iron_to_f32(v749);
+    const float v751 = fmaf(v748, v3, v750);
+    const iron_bf16 v752 = iron_f32_to_bf16(v751);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v753 = v742 * v1;
+    const unsigned int v754 = v753 + v744;
+    out[v754] = v752;
+  }
+  const unsigned int v755 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v756 = v600 + v755;
+  const unsigned int v757 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v758 = v599 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v760 = v758 < v1;
+  const bool v761 = v759 && v760;
+  if (v761) {
+    const float v762 = v39.x[11];
+    const iron_bf16 v763 = bias[v758];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v764 = iron_to_f32(v763);
+    const float v765 = fmaf(v762, v3, v764);
+    const iron_bf16 v766 = iron_f32_to_bf16(v765);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v767 = v756 * v1;
+    const unsigned int v768 = v767 + v758;
+    out[v768] = v766;
+  }
+  const unsigned int v769 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v770 = v600 + v769;
+  const unsigned int v771 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v772 = v599 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v774 = v772 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v39.x[12];
+    const iron_bf16 v777 = bias[v772];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v778 = iron_to_f32(v777);
+    const float v779 = fmaf(v776, v3, v778);
+    const iron_bf16 v780 = iron_f32_to_bf16(v779);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v781 = v770 * v1;
+    const unsigned int v782 = v781 + v772;
+    out[v782] = v780;
+  }
+  const unsigned int v783 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v784 = v600 + v783;
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v786 = v599 + v785;
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v788 = v786 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v39.x[13];
+    const iron_bf16 v791 = bias[v786];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v792 = iron_to_f32(v791);
+    const float v793 = fmaf(v790, v3, v792);
+    const iron_bf16 v794 = iron_f32_to_bf16(v793);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v795 = v784 * v1;
+    const unsigned int v796 = v795 + v786;
+    out[v796] = v794;
+  }
+  const unsigned int v797 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v798 = v600 + v797;
+  const unsigned int v799 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v800 = v599 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v39.x[14];
+    const iron_bf16 v805 = bias[v800];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v806 = iron_to_f32(v805);
+    const float v807 = fmaf(v804, v3, v806);
+    const iron_bf16 v808 = iron_f32_to_bf16(v807);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v809 = v798 * v1;
+    const unsigned int v810 = v809 + v800;
+    out[v810] = v808;
+  }
+  const unsigned int v811 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v812 = v600 + v811;
+  const unsigned int v813 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v814 = v599 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v816 = v814 < v1;
+  const bool v817 = v815 && v816;
+  if (v817) {
+    const float v818 = v39.x[15];
+    const iron_bf16 v819 = bias[v814];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v820 = iron_to_f32(v819);
+    const float v821 = fmaf(v818, v3, v820);
+    const iron_bf16 v822 = iron_f32_to_bf16(v821);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v823 = v812 * v1;
+    const unsigned int v824 = v823 + v814;
+    out[v824] = v822;
+  }
+  const unsigned int v825 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v826 = v600 + v825;
+  const unsigned int v827 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v828 = v599 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v830 = v828 < v1;
+  const bool v831 = v829 && v830;
+  if (v831) {
+    const float v832 = v39.x[16];
+    const iron_bf16 v833 = bias[v828];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v834 = iron_to_f32(v833);
+    const float v835 = fmaf(v832, v3, v834);
+    const iron_bf16 v836 = iron_f32_to_bf16(v835);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v837 = v826 * v1;
+    const unsigned int v838 = v837 + v828;
+    out[v838] = v836;
+  }
+  const unsigned int v839 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v840 = v600 + v839;
+  const unsigned int v841 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v842 = v599 + v841;
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v844 = v842 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v39.x[17];
+    const iron_bf16 v847 = bias[v842];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v848 = iron_to_f32(v847);
+    const float v849 = fmaf(v846, v3, v848);
+    const iron_bf16 v850 = iron_f32_to_bf16(v849);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v851 = v840 * v1;
+    const unsigned int v852 = v851 + v842;
+    out[v852] = v850;
+  }
+  const unsigned int v853 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v854 = v600 + v853;
+  const unsigned int v855 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v856 = v599 + v855;
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v858 = v856 < v1;
+  const bool v859 = v857 && v858;
+  if (v859) {
+    const float v860 = v39.x[18];
+    const iron_bf16 v861 = bias[v856];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v862 = iron_to_f32(v861);
+    const float v863 = fmaf(v860, v3, v862);
+    const iron_bf16 v864 = iron_f32_to_bf16(v863);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v865 = v854 * v1;
+    const unsigned int v866 = v865 + v856;
+    out[v866] = v864;
+  }
+  const unsigned int v867 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v868 = v600 + v867;
+  const unsigned int v869 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v870 = v599 + v869;
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v872 = v870 < v1;
+  const bool v873 = v871 && v872;
+  if (v873) {
+    const float v874 = v39.x[19];
+    const iron_bf16 v875 = bias[v870];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v876 = iron_to_f32(v875);
+    const float v877 = fmaf(v874, v3, v876);
+    const iron_bf16 v878 = iron_f32_to_bf16(v877);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v879 = v868 * v1;
+    const unsigned int v880 = v879 + v870;
+    out[v880] = v878;
+  }
+  const unsigned int v881 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v882 = v600 + v881;
+  const unsigned int v883 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v884 = v599 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v886 = v884 < v1;
+  const bool v887 = v885 && v886;
+  if (v887) {
+    const float v888 = v39.x[20];
+    const iron_bf16 v889 = bias[v884];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v890 = iron_to_f32(v889);
+    const float v891 = fmaf(v888, v3, v890);
+    const iron_bf16 v892 = iron_f32_to_bf16(v891);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v893 = v882 * v1;
+    const unsigned int v894 = v893 + v884;
+    out[v894] = v892;
+  }
+  const unsigned int v895 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v896 = v600 + v895;
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v898 = v599 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v900 = v898 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v39.x[21];
+    const iron_bf16 v903 = bias[v898];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v904 = iron_to_f32(v903);
+    const float v905 = fmaf(v902, v3, v904);
+    const iron_bf16 v906 = iron_f32_to_bf16(v905);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v907 = v896 * v1;
+    const unsigned int v908 = v907 + v898;
+    out[v908] = v906;
+  }
+  const unsigned int v909 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v910 = v600 + v909;
+  const unsigned int v911 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v912 = v599 + v911;
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v914 = v912 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v39.x[22];
+    const iron_bf16 v917 = bias[v912];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v918 = iron_to_f32(v917);
+    const float v919 = fmaf(v916, v3, v918);
+    const iron_bf16 v920 = iron_f32_to_bf16(v919);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v921 = v910 * v1;
+    const unsigned int v922 = v921 + v912;
+    out[v922] = v920;
+  }
+  const unsigned int v923 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v924 = v600 + v923;
+  const unsigned int v925 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v926 = v599 + v925;
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v928 = v926 < v1;
+  const bool v929 = v927 && v928;
+  if (v929) {
+    const float v930 = v39.x[23];
+    const iron_bf16 v931 = bias[v926];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v932 = iron_to_f32(v931);
+    const float v933 = fmaf(v930, v3, v932);
+    const iron_bf16 v934 = iron_f32_to_bf16(v933);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v935 = v924 * v1;
+    const unsigned int v936 = v935 + v926;
+    out[v936] = v934;
+  }
+  const unsigned int v937 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v938 = v600 + v937;
+  const unsigned int v939 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v940 = v599 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v942 = v940 < v1;
+  const bool v943 = v941 && v942;
+  if (v943) {
+    const float v944 = v39.x[24];
+    const iron_bf16 v945 = bias[v940];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v946 = iron_to_f32(v945);
+    const float v947 = fmaf(v944, v3, v946);
+    const iron_bf16 v948 = iron_f32_to_bf16(v947);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v949 = v938 * v1;
+    const unsigned int v950 = v949 + v940;
+    out[v950] = v948;
+  }
+  const unsigned int v951 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v952 = v600 + v951;
+  const unsigned int v953 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v954 = v599 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v956 = v954 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v39.x[25];
+    const iron_bf16 v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v960 = iron_to_f32(v959);
+    const float v961 = fmaf(v958, v3, v960);
+    const iron_bf16 v962 = iron_f32_to_bf16(v961);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v963 = v952 * v1;
+    const unsigned int v964 = v963 + v954;
+    out[v964] = v962;
+  }
+  const unsigned int v965 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v966 = v600 + v965;
+  const unsigned int v967 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v968 = v599 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v39.x[26];
+    const iron_bf16 v973 = bias[v968];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v974 = iron_to_f32(v973);
+    const float v975 = fmaf(v972, v3, v974);
+    const iron_bf16 v976 = iron_f32_to_bf16(v975);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v977 = v966 * v1;
+    const unsigned int v978 = v977 + v968;
+    out[v978] = v976;
+  }
+  const unsigned int v979 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v980 = v600 + v979;
+  const unsigned int v981 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v982 = v599 + v981;
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v984 = v982 < v1;
+  const bool v985 = v983 && v984;
+  if (v985) {
+    const float v986 = v39.x[27];
+    const iron_bf16 v987 = bias[v982];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v988 = iron_to_f32(v987);
+    const float v989 = fmaf(v986, v3, v988);
+    const iron_bf16 v990 = iron_f32_to_bf16(v989);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v991 = v980 * v1;
+    const unsigned int v992 = v991 + v982;
+    out[v992] = v990;
+  }
+  const unsigned int v993 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v994 = v600 + v993;
+  const unsigned int v995 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v996 = v599 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v998 = v996 < v1;
+  const bool v999 = v997 && v998;
+  if (v999) {
+    const float v1000 = v39.x[28];
+    const iron_bf16 v1001 = bias[v996];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1002 = iron_to_f32(v1001);
+    const float v1003 = fmaf(v1000, v3, v1002);
+    const iron_bf16 v1004 = iron_f32_to_bf16(v1003);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1005 = v994 * v1;
+    const unsigned int v1006 = v1005 + v996;
+    out[v1006] = v1004;
+  }
+  const unsigned int v1007 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1008 = v600 + v1007;
+  const unsigned int v1009 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1010 = v599 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v39.x[29];
+    const iron_bf16 v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1016 = iron_to_f32(v1015);
+    const float v1017 = fmaf(v1014, v3, v1016);
+    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1019 = v1008 * v1;
+    const unsigned int v1020 = v1019 + v1010;
+    out[v1020] = v1018;
+  }
+  const unsigned int v1021 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1022 = v600 + v1021;
+  const unsigned int v1023 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1024 = v599 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1026 = v1024 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v39.x[30];
+    const iron_bf16 v1029 = bias[v1024];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1030 = iron_to_f32(v1029);
+    const float v1031 = fmaf(v1028, v3, v1030);
+    const iron_bf16 v1032 = iron_f32_to_bf16(v1031);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1033 = v1022 * v1;
+    const unsigned int v1034 = v1033 + v1024;
+    out[v1034] = v1032;
+  }
+  const unsigned int v1035 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1036 = v600 + v1035;
+  const unsigned int v1037 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1038 = v599 + v1037;
+  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1040 = v1038 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v39.x[31];
+    const iron_bf16 v1043 = bias[v1038];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1044 = iron_to_f32(v1043);
+    const float v1045 = fmaf(v1042, v3, v1044);
+    const iron_bf16 v1046 = iron_f32_to_bf16(v1045);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1047 = v1036 * v1;
+    const unsigned int v1048 = v1047 + v1038;
+    out[v1048] = v1046;
+  }
+  const unsigned int v1049 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1050 = v600 + v1049;
+  const unsigned int v1051 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1052 = v599 + v1051;
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1054 = v1052 < v1;
+  const bool v1055 = v1053 && v1054;
+  if (v1055) {
+    const float v1056 = v39.x[32];
+    const iron_bf16 v1057 = bias[v1052];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1058 = iron_to_f32(v1057);
+    const float v1059 = fmaf(v1056, v3, v1058);
+    const iron_bf16 v1060 = iron_f32_to_bf16(v1059);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1061 = v1050 * v1;
+    const unsigned int v1062 = v1061 + v1052;
+    out[v1062] = v1060;
+  }
+  const unsigned int v1063 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1064 = v600 + v1063;
+  const unsigned int v1065 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1066 = v599 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1068 = v1066 < v1;
+  const bool v1069 = v1067 && v1068;
+  if (v1069) {
+    const float v1070 = v39.x[33];
+    const iron_bf16 v1071 = bias[v1066];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1072 = iron_to_f32(v1071);
+    const float v1073 = fmaf(v1070, v3, v1072);
+    const iron_bf16 v1074 = iron_f32_to_bf16(v1073);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1075 = v1064 * v1;
+    const unsigned int v1076 = v1075 + v1066;
+    out[v1076] = v1074;
+  }
+  const unsigned int v1077 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1078 = v600 + v1077;
+  const unsigned int v1079 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1080 = v599 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1082 = v1080 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v39.x[34];
+    const iron_bf16 v1085 = bias[v1080];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1086 = iron_to_f32(v1085);
+    const float v1087 = fmaf(v1084, v3, v1086);
+    const iron_bf16 v1088 = iron_f32_to_bf16(v1087);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1089 = v1078 * v1;
+    const unsigned int v1090 = v1089 + v1080;
+    out[v1090] = v1088;
+  }
+  const unsigned int v1091 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1092 = v600 + v1091;
+  const unsigned int v1093 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1094 = v599 + v1093;
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1096 = v1094 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v39.x[35];
+    const iron_bf16 v1099 = bias[v1094];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1100 = iron_to_f32(v1099);
+    const float v1101 = fmaf(v1098, v3, v1100);
+    const iron_bf16 v1102 = iron_f32_to_bf16(v1101);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1103 = v1092 * v1;
+    const unsigned int v1104 = v1103 + v1094;
+    out[v1104] = v1102;
+  }
+  const unsigned int v1105 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1106 = v600 + v1105;
+  const unsigned int v1107 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1108 = v599 + v1107;
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1110 = v1108 < v1;
+  const bool v1111 = v1109 && v1110;
+  if (v1111) {
+    const float v1112 = v39.x[36];
+    const iron_bf16 v1113 = bias[v1108];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1114 = iron_to_f32(v1113);
+    const float v1115 = fmaf(v1112, v3, v1114);
+    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1117 = v1106 * v1;
+    const unsigned int v1118 = v1117 + v1108;
+    out[v1118] = v1116;
+  }
+  const unsigned int v1119 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1120 = v600 + v1119;
+  const unsigned int v1121 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1122 = v599 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1124 = v1122 < v1;
+  const bool v1125 = v1123 && v1124;
+  if (v1125) {
+    const float v1126 = v39.x[37];
+    const iron_bf16 v1127 = bias[v1122];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1128 = iron_to_f32(v1127);
+    const float v1129 = fmaf(v1126, v3, v1128);
+    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1131 = v1120 * v1;
+    const unsigned int v1132 = v1131 + v1122;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1134 = v600 + v1133;
+  const unsigned int v1135 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1136 = v599 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v39.x[38];
+    const iron_bf16 v1141 = bias[v1136];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1142 = iron_to_f32(v1141);
+    const float v1143 = fmaf(v1140, v3, v1142);
+    const iron_bf16 v1144 = iron_f32_to_bf16(v1143);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1145 = v1134 * v1;
+    const unsigned int v1146 = v1145 + v1136;
+    out[v1146] = v1144;
+  }
+  const unsigned int v1147 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1148 = v600 + v1147;
+  const unsigned int v1149 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1150 = v599 + v1149;
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v39.x[39];
+    const iron_bf16 v1155 = bias[v1150];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1156 = iron_to_f32(v1155);
+    const float v1157 = fmaf(v1154, v3, v1156);
+    const iron_bf16 v1158 = iron_f32_to_bf16(v1157);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1159 = v1148 * v1;
+    const unsigned int v1160 = v1159 + v1150;
+    out[v1160] = v1158;
+  }
+  const unsigned int v1161 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1162 = v600 + v1161;
+  const unsigned int v1163 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1164 = v599 + v1163;
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1166 = v1164 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v39.x[40];
+    const iron_bf16 v1169 = bias[v1164];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1170 = iron_to_f32(v1169);
+    const float v1171 = fmaf(v1168, v3, v1170);
+    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1173 = v1162 * v1;
+    const unsigned int v1174 = v1173 + v1164;
+    out[v1174] = v1172;
+  }
+  const unsigned int v1175 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1176 = v600 + v1175;
+  const unsigned int v1177 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1178 = v599 + v1177;
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1180 = v1178 < v1;
+  const bool v1181 = v1179 && v1180;
+  if (v1181) {
+    const float v1182 = v39.x[41];
+    const iron_bf16 v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1184 = iron_to_f32(v1183);
+    const float v1185 = fmaf(v1182, v3, v1184);
+    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1187 = v1176 * v1;
+    const unsigned int v1188 = v1187 + v1178;
+    out[v1188] = v1186;
+  }
+  const unsigned int v1189 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1190 = v600 + v1189;
+  const unsigned int v1191 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1192 = v599 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1194 = v1192 < v1;
+  const bool v1195 = v1193 && v1194;
+  if (v1195) {
+    const float v1196 = v39.x[42];
+    const iron_bf16 v1197 = bias[v1192];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1198 = iron_to_f32(v1197);
+    const float v1199 = fmaf(v1196, v3, v1198);
+    const iron_bf16 v1200 = iron_f32_to_bf16(v1199);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1201 = v1190 * v1;
+    const unsigned int v1202 = v1201 + v1192;
+    out[v1202] = v1200;
+  }
+  const unsigned int v1203 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1204 = v600 + v1203;
+  const unsigned int v1205 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1206 = v599 + v1205;
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1208 = v1206 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v39.x[43];
+    const iron_bf16 v1211 = bias[v1206];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1212 = iron_to_f32(v1211);
+    const float v1213 = fmaf(v1210, v3, v1212);
+    const iron_bf16 v1214 = iron_f32_to_bf16(v1213);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1215 = v1204 * v1;
+    const unsigned int v1216 = v1215 + v1206;
+    out[v1216] = v1214;
+  }
+  const unsigned int v1217 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1218 = v600 + v1217;
+  const unsigned int v1219 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1220 = v599 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v39.x[44];
+    const iron_bf16 v1225 = bias[v1220];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1226 = iron_to_f32(v1225);
+    const float v1227 = fmaf(v1224, v3, v1226);
+    const iron_bf16 v1228 = iron_f32_to_bf16(v1227);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1229 = v1218 * v1;
+    const unsigned int v1230 = v1229 + v1220;
+    out[v1230] = v1228;
+  }
+  const unsigned int v1231 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1232 = v600 + v1231;
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1234 = v599 + v1233;
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1236 = v1234 < v1;
+  const bool v1237 = v1235 && v1236;
+  if (v1237) {
+    const float v1238 = v39.x[45];
+    const iron_bf16 v1239 = bias[v1234];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1240 = iron_to_f32(v1239);
+    const float v1241 = fmaf(v1238, v3, v1240);
+    const iron_bf16 v1242 = iron_f32_to_bf16(v1241);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1243 = v1232 * v1;
+    const unsigned int v1244 = v1243 + v1234;
+    out[v1244] = v1242;
+  }
+  const unsigned int v1245 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1246 = v600 + v1245;
+  const unsigned int v1247 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1248 = v599 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1250 = v1248 < v1;
+  const bool v1251 = v1249 && v1250;
+  if (v1251) {
+    const float v1252 = v39.x[46];
+    const iron_bf16 v1253 = bias[v1248];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1254 = iron_to_f32(v1253);
+    const float v1255 = fmaf(v1252, v3, v1254);
+    const iron_bf16 v1256 = iron_f32_to_bf16(v1255);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1257 = v1246 * v1;
+    const unsigned int v1258 = v1257 + v1248;
+    out[v1258] = v1256;
+  }
+  const unsigned int v1259 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1260 = v600 + v1259;
+  const unsigned int v1261 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1262 = v599 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1264 = v1262 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v39.x[47];
+    const iron_bf16 v1267 = bias[v1262];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1268 = iron_to_f32(v1267);
+    const float v1269 = fmaf(v1266, v3, v1268);
+    const iron_bf16 v1270 = iron_f32_to_bf16(v1269);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1271 = v1260 * v1;
+    const unsigned int v1272 = v1271 + v1262;
+    out[v1272] = v1270;
+  }
+  const unsigned int v1273 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1274 = v600 + v1273;
+  const unsigned int v1275 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1276 = v599 + v1275;
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1278 = v1276 < v1;
+  const bool v1279 = v1277 && v1278;
+  if (v1279) {
+    const float v1280 = v39.x[48];
+    const iron_bf16 v1281 = bias[v1276];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1282 = iron_to_f32(v1281);
+    const float v1283 = fmaf(v1280, v3, v1282);
+    const iron_bf16 v1284 = iron_f32_to_bf16(v1283);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1285 = v1274 * v1;
+    const unsigned int v1286 = v1285 + v1276;
+    out[v1286] = v1284;
+  }
+  const unsigned int v1287 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1288 = v600 + v1287;
+  const unsigned int v1289 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1290 = v599 + v1289;
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1292 = v1290 < v1;
+  const bool v1293 = v1291 && v1292;
+  if (v1293) {
+    const float v1294 = v39.x[49];
+    const iron_bf16 v1295 = bias[v1290];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1296 = iron_to_f32(v1295);
+    const float v1297 = fmaf(v1294, v3, v1296);
+    const iron_bf16 v1298 = iron_f32_to_bf16(v1297);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1299 = v1288 * v1;
+    const unsigned int v1300 = v1299 + v1290;
+    out[v1300] = v1298;
+  }
+  const unsigned int v1301 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1302 = v600 + v1301;
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1304 = v599 + v1303;
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v39.x[50];
+    const iron_bf16 v1309 = bias[v1304];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1310 = iron_to_f32(v1309);
+    const float v1311 = fmaf(v1308, v3, v1310);
+    const iron_bf16 v1312 = iron_f32_to_bf16(v1311);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1313 = v1302 * v1;
+    const unsigned int v1314 = v1313 + v1304;
+    out[v1314] = v1312;
+  }
+  const unsigned int v1315 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1316 = v600 + v1315;
+  const unsigned int v1317 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1318 = v599 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1320 = v1318 < v1;
+  const bool v1321 = v1319 && v1320;
+  if (v1321) {
+    const float v1322 = v39.x[51];
+    const iron_bf16 v1323 = bias[v1318];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1324 = iron_to_f32(v1323);
+    const float v1325 = fmaf(v1322, v3, v1324);
+    const iron_bf16 v1326 = iron_f32_to_bf16(v1325);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1327 = v1316 * v1;
+    const unsigned int v1328 = v1327 + v1318;
+    out[v1328] = v1326;
+  }
+  const unsigned int v1329 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1330 = v600 + v1329;
+  const unsigned int v1331 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1332 = v599 + v1331;
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v39.x[52];
+    const iron_bf16 v1337 = bias[v1332];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1338 = iron_to_f32(v1337);
+    const float v1339 = fmaf(v1336, v3, v1338);
+    const iron_bf16 v1340 = iron_f32_to_bf16(v1339);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1341 = v1330 * v1;
+    const unsigned int v1342 = v1341 + v1332;
+    out[v1342] = v1340;
+  }
+  const unsigned int v1343 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1344 = v600 + v1343;
+  const unsigned int v1345 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1346 = v599 + v1345;
+  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1348 = v1346 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v39.x[53];
+    const iron_bf16 v1351 = bias[v1346];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1352 = iron_to_f32(v1351);
+    const float v1353 = fmaf(v1350, v3, v1352);
+    const iron_bf16 v1354 = iron_f32_to_bf16(v1353);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1355 = v1344 * v1;
+    const unsigned int v1356 = v1355 + v1346;
+    out[v1356] = v1354;
+  }
+  const unsigned int v1357 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1358 = v600 + v1357;
+  const unsigned int v1359 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1360 = v599 + v1359;
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1362 = v1360 < v1;
+  const bool v1363 = v1361 && v1362;
+  if (v1363) {
+    const float v1364 = v39.x[54];
+    const iron_bf16 v1365 = bias[v1360];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1366 = iron_to_f32(v1365);
+    const float v1367 = fmaf(v1364, v3, v1366);
+    const iron_bf16 v1368 = iron_f32_to_bf16(v1367);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1369 = v1358 * v1;
+    const unsigned int v1370 = v1369 + v1360;
+    out[v1370] = v1368;
+  }
+  const unsigned int v1371 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1372 = v600 + v1371;
+  const unsigned int v1373 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1374 = v599 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1376 = v1374 < v1;
+  const bool v1377 = v1375 && v1376;
+  if (v1377) {
+    const float v1378 = v39.x[55];
+    const iron_bf16 v1379 = bias[v1374];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1380 = iron_to_f32(v1379);
+    const float v1381 = fmaf(v1378, v3, v1380);
+    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1383 = v1372 * v1;
+    const unsigned int v1384 = v1383 + v1374;
+    out[v1384] = v1382;
+  }
+  const unsigned int v1385 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1386 = v600 + v1385;
+  const unsigned int v1387 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1388 = v599 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1390 = v1388 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v39.x[56];
+    const iron_bf16 v1393 = bias[v1388];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1394 = iron_to_f32(v1393);
+    const float v1395 = fmaf(v1392, v3, v1394);
+    const iron_bf16 v1396 = iron_f32_to_bf16(v1395);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1397 = v1386 * v1;
+    const unsigned int v1398 = v1397 + v1388;
+    out[v1398] = v1396;
+  }
+  const unsigned int v1399 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1400 = v600 + v1399;
+  const unsigned int v1401 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1402 = v599 + v1401;
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1404 = v1402 < v1;
+  const bool v1405 = v1403 && v1404;
+  if (v1405) {
+    const float v1406 = v39.x[57];
+    const iron_bf16 v1407 = bias[v1402];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1408 = iron_to_f32(v1407);
+    const float v1409 = fmaf(v1406, v3, v1408);
+    const iron_bf16 v1410 = iron_f32_to_bf16(v1409);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1411 = v1400 * v1;
+    const unsigned int v1412 = v1411 + v1402;
+    out[v1412] = v1410;
+  }
+  const unsigned int v1413 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1414 = v600 + v1413;
+  const unsigned int v1415 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1416 = v599 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1418 = v1416 < v1;
+  const bool v1419 = v1417 && v1418;
+  if (v1419) {
+    const float v1420 = v39.x[58];
+    const iron_bf16 v1421 = bias[v1416];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1422 = iron_to_f32(v1421);
+    const float v1423 = fmaf(v1420, v3, v1422);
+    const iron_bf16 v1424 = iron_f32_to_bf16(v1423);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1425 = v1414 * v1;
+    const unsigned int v1426 = v1425 + v1416;
+    out[v1426] = v1424;
+  }
+  const unsigned int v1427 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1428 = v600 + v1427;
+  const unsigned int v1429 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1430 = v599 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v39.x[59];
+    const iron_bf16 v1435 = bias[v1430];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1436 = iron_to_f32(v1435);
+    const float v1437 = fmaf(v1434, v3, v1436);
+    const iron_bf16 v1438 = iron_f32_to_bf16(v1437);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1439 = v1428 * v1;
+    const unsigned int v1440 = v1439 + v1430;
+    out[v1440] = v1438;
+  }
+  const unsigned int v1441 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1442 = v600 + v1441;
+  const unsigned int v1443 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1444 = v599 + v1443;
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1446 = v1444 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v39.x[60];
+    const iron_bf16 v1449 = bias[v1444];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1450 = iron_to_f32(v1449);
+    const float v1451 = fmaf(v1448, v3, v1450);
+    const iron_bf16 v1452 = iron_f32_to_bf16(v1451);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1453 = v1442 * v1;
+    const unsigned int v1454 = v1453 + v1444;
+    out[v1454] = v1452;
+  }
+  const unsigned int v1455 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1456 = v600 + v1455;
+  const unsigned int v1457 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1458 = v599 + v1457;
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1460 = v1458 < v1;
+  const bool v1461 = v1459 && v1460;
+  if (v1461) {
+    const float v1462 = v39.x[61];
+    const iron_bf16 v1463 = bias[v1458];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1464 = iron_to_f32(v1463);
+    const float v1465 = fmaf(v1462, v3, v1464);
+    const iron_bf16 v1466 = iron_f32_to_bf16(v1465);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1467 = v1456 * v1;
+    const unsigned int v1468 = v1467 + v1458;
+    out[v1468] = v1466;
+  }
+  const unsigned int v1469 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1470 = v600 + v1469;
+  const unsigned int v1471 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1472 = v599 + v1471;
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1474 = v1472 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v39.x[62];
+    const iron_bf16 v1477 = bias[v1472];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1478 = iron_to_f32(v1477);
+    const float v1479 = fmaf(v1476, v3, v1478);
+    const iron_bf16 v1480 = iron_f32_to_bf16(v1479);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1481 = v1470 * v1;
+    const unsigned int v1482 = v1481 + v1472;
+    out[v1482] = v1480;
+  }
+  const unsigned int v1483 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1484 = v600 + v1483;
+  const unsigned int v1485 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1486 = v599 + v1485;
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1488 = v1486 < v1;
+  const bool v1489 = v1487 && v1488;
+  if (v1489) {
+    const float v1490 = v39.x[63];
+    const iron_bf16 v1491 = bias[v1486];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1492 = iron_to_f32(v1491);
+    const float v1493 = fmaf(v1490, v3, v1492);
+    const iron_bf16 v1494 = iron_f32_to_bf16(v1493);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1495 = v1484 * v1;
+    const unsigned int v1496 = v1495 + v1486;
+    out[v1496] = v1494;
+  }
+  const unsigned int v1497 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1498 = v600 + v1497;
+  const unsigned int v1499 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1500 = v599 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1502 = v1500 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v39.x[64];
+    const iron_bf16 v1505 = bias[v1500];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1506 = iron_to_f32(v1505);
+    const float v1507 = fmaf(v1504, v3, v1506);
+    const iron_bf16 v1508 = iron_f32_to_bf16(v1507);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1509 = v1498 * v1;
+    const unsigned int v1510 = v1509 + v1500;
+    out[v1510] = v1508;
+  }
+  const unsigned int v1511 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1512 = v600 + v1511;
+  const unsigned int v1513 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1514 = v599 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v39.x[65];
+    const iron_bf16 v1519 = bias[v1514];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1520 = iron_to_f32(v1519);
+    const float v1521 = fmaf(v1518, v3, v1520);
+    const iron_bf16 v1522 = iron_f32_to_bf16(v1521);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1523 = v1512 * v1;
+    const unsigned int v1524 = v1523 + v1514;
+    out[v1524] = v1522;
+  }
+  const unsigned int v1525 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1526 = v600 + v1525;
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1528 = v599 + v1527;
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1530 = v1528 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v39.x[66];
+    const iron_bf16 v1533 = bias[v1528];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1534 = iron_to_f32(v1533);
+    const float v1535 = fmaf(v1532, v3, v1534);
+    const iron_bf16 v1536 = iron_f32_to_bf16(v1535);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1537 = v1526 * v1;
+    const unsigned int v1538 = v1537 + v1528;
+    out[v1538] = v1536;
+  }
+  const unsigned int v1539 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1540 = v600 + v1539;
+  const unsigned int v1541 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1542 = v599 + v1541;
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1544 = v1542 < v1;
+  const bool v1545 = v1543 && v1544;
+  if (v1545) {
+    const float v1546 = v39.x[67];
+    const iron_bf16 v1547 = bias[v1542];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1548 = iron_to_f32(v1547);
+    const float v1549 = fmaf(v1546, v3, v1548);
+    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1551 = v1540 * v1;
+    const unsigned int v1552 = v1551 + v1542;
+    out[v1552] = v1550;
+  }
+  const unsigned int v1553 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1554 = v600 + v1553;
+  const unsigned int v1555 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1556 = v599 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1558 = v1556 < v1;
+  const bool v1559 = v1557 && v1558;
+  if (v1559) {
+    const float v1560 = v39.x[68];
+    const iron_bf16 v1561 = bias[v1556];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1562 = iron_to_f32(v1561);
+    const float v1563 = fmaf(v1560, v3, v1562);
+    const iron_bf16 v1564 = iron_f32_to_bf16(v1563);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1565 = v1554 * v1;
+    const unsigned int v1566 = v1565 + v1556;
+    out[v1566] = v1564;
+  }
+  const unsigned int v1567 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1568 = v600 + v1567;
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1570 = v599 + v1569;
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1572 = v1570 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v39.x[69];
+    const iron_bf16 v1575 = bias[v1570];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1576 = iron_to_f32(v1575);
+    const float v1577 = fmaf(v1574, v3, v1576);
+    const iron_bf16 v1578 = iron_f32_to_bf16(v1577);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1579 = v1568 * v1;
+    const unsigned int v1580 = v1579 + v1570;
+    out[v1580] = v1578;
+  }
+  const unsigned int v1581 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1582 = v600 + v1581;
+  const unsigned int v1583 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1584 = v599 + v1583;
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1586 = v1584 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v39.x[70];
+    const iron_bf16 v1589 = bias[v1584];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1590 = iron_to_f32(v1589);
+    const float v1591 = fmaf(v1588, v3, v1590);
+    const iron_bf16 v1592 = iron_f32_to_bf16(v1591);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1593 = v1582 * v1;
+    const unsigned int v1594 = v1593 + v1584;
+    out[v1594] = v1592;
+  }
+  const unsigned int v1595 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1596 = v600 + v1595;
+  const unsigned int v1597 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1598 = v599 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1600 = v1598 < v1;
+  const bool v1601 = v1599 && v1600;
+  if (v1601) {
+    const float v1602 = v39.x[71];
+    const iron_bf16 v1603 = bias[v1598];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1604 = iron_to_f32(v1603);
+    const float v1605 = fmaf(v1602, v3, v1604);
+    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1607 = v1596 * v1;
+    const unsigned int v1608 = v1607 + v1598;
+    out[v1608] = v1606;
+  }
+  const unsigned int v1609 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1610 = v600 + v1609;
+  const unsigned int v1611 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1612 = v599 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1614 = v1612 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v39.x[72];
+    const iron_bf16 v1617 = bias[v1612];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1618 = iron_to_f32(v1617);
+    const float v1619 = fmaf(v1616, v3, v1618);
+    const iron_bf16 v1620 = iron_f32_to_bf16(v1619);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1621 = v1610 * v1;
+    const unsigned int v1622 = v1621 + v1612;
+    out[v1622] = v1620;
+  }
+  const unsigned int v1623 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1624 = v600 + v1623;
+  const unsigned int v1625 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1626 = v599 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1628 = v1626 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v39.x[73];
+    const iron_bf16 v1631 = bias[v1626];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1632 = iron_to_f32(v1631);
+    const float v1633 = fmaf(v1630, v3, v1632);
+    const iron_bf16 v1634 = iron_f32_to_bf16(v1633);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1635 = v1624 * v1;
+    const unsigned int v1636 = v1635 + v1626;
+    out[v1636] = v1634;
+  }
+  const unsigned int v1637 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1638 = v600 + v1637;
+  const unsigned int v1639 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1640 = v599 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v39.x[74];
+    const iron_bf16 v1645 = bias[v1640];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1646 = iron_to_f32(v1645);
+    const float v1647 = fmaf(v1644, v3, v1646);
+    const iron_bf16 v1648 = iron_f32_to_bf16(v1647);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1649 = v1638 * v1;
+    const unsigned int v1650 = v1649 + v1640;
+    out[v1650] = v1648;
+  }
+  const unsigned int v1651 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1652 = v600 + v1651;
+  const unsigned int v1653 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1654 = v599 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1656 = v1654 < v1;
+  const bool v1657 = v1655 && v1656;
+  if (v1657) {
+    const float v1658 = v39.x[75];
+    const iron_bf16 v1659 = bias[v1654];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1660 = iron_to_f32(v1659);
+    const float v1661 = fmaf(v1658, v3, v1660);
+    const iron_bf16 v1662 = iron_f32_to_bf16(v1661);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1663 = v1652 * v1;
+    const unsigned int v1664 = v1663 + v1654;
+    out[v1664] = v1662;
+  }
+  const unsigned int v1665 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1666 = v600 + v1665;
+  const unsigned int v1667 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1668 = v599 + v1667;
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1670 = v1668 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v39.x[76];
+    const iron_bf16 v1673 = bias[v1668];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1674 = iron_to_f32(v1673);
+    const float v1675 = fmaf(v1672, v3, v1674);
+    const iron_bf16 v1676 = iron_f32_to_bf16(v1675);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1677 = v1666 * v1;
+    const unsigned int v1678 = v1677 + v1668;
+    out[v1678] = v1676;
+  }
+  const unsigned int v1679 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1680 = v600 + v1679;
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1682 = v599 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1684 = v1682 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v39.x[77];
+    const iron_bf16 v1687 = bias[v1682];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1688 = iron_to_f32(v1687);
+    const float v1689 = fmaf(v1686, v3, v1688);
+    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1691 = v1680 * v1;
+    const unsigned int v1692 = v1691 + v1682;
+    out[v1692] = v1690;
+  }
+  const unsigned int v1693 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1694 = v600 + v1693;
+  const unsigned int v1695 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1696 = v599 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v39.x[78];
+    const iron_bf16 v1701 = bias[v1696];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1702 = iron_to_f32(v1701);
+    const float v1703 = fmaf(v1700, v3, v1702);
+    const iron_bf16 v1704 = iron_f32_to_bf16(v1703);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1705 = v1694 * v1;
+    const unsigned int v1706 = v1705 + v1696;
+    out[v1706] = v1704;
+  }
+  const unsigned int v1707 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1708 = v600 + v1707;
+  const unsigned int v1709 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1710 = v599 + v1709;
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1712 = v1710 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v39.x[79];
+    const iron_bf16 v1715 = bias[v1710];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1716 = iron_to_f32(v1715);
+    const float v1717 = fmaf(v1714, v3, v1716);
+    const iron_bf16 v1718 = iron_f32_to_bf16(v1717);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1719 = v1708 * v1;
+    const unsigned int v1720 = v1719 + v1710;
+    out[v1720] = v1718;
+  }
+  const unsigned int v1721 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1722 = v600 + v1721;
+  const unsigned int v1723 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1724 = v599 + v1723;
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1726 = v1724 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v39.x[80];
+    const iron_bf16 v1729 = bias[v1724];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1730 = iron_to_f32(v1729);
+    const float v1731 = fmaf(v1728, v3, v1730);
+    const iron_bf16 v1732 = iron_f32_to_bf16(v1731);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1733 = v1722 * v1;
+    const unsigned int v1734 = v1733 + v1724;
+    out[v1734] = v1732;
+  }
+  const unsigned int v1735 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1736 = v600 + v1735;
+  const unsigned int v1737 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1738 = v599 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1740 = v1738 < v1;
+  const bool v1741 = v1739 && v1740;
+  if (v1741) {
+    const float v1742 = v39.x[81];
+    const iron_bf16 v1743 = bias[v1738];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1744 = iron_to_f32(v1743);
+    const float v1745 = fmaf(v1742, v3, v1744);
+    const iron_bf16 v1746 = iron_f32_to_bf16(v1745);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1747 = v1736 * v1;
+    const unsigned int v1748 = v1747 + v1738;
+    out[v1748] = v1746;
+  }
+  const unsigned int v1749 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1750 = v600 + v1749;
+  const unsigned int v1751 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1752 = v599 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1754 = v1752 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v39.x[82];
+    const iron_bf16 v1757 = bias[v1752];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1758 = iron_to_f32(v1757);
+    const float v1759 = fmaf(v1756, v3, v1758);
+    const iron_bf16 v1760 = iron_f32_to_bf16(v1759);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1761 = v1750 * v1;
+    const unsigned int v1762 = v1761 + v1752;
+    out[v1762] = v1760;
+  }
+  const unsigned int v1763 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1764 = v600 + v1763;
+  const unsigned int v1765 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1766 = v599 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1768 = v1766 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v39.x[83];
+    const iron_bf16 v1771 = bias[v1766];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1772 = iron_to_f32(v1771);
+    const float v1773 = fmaf(v1770, v3, v1772);
+    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1775 = v1764 * v1;
+    const unsigned int v1776 = v1775 + v1766;
+    out[v1776] = v1774;
+  }
+  const unsigned int v1777 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1778 = v600 + v1777;
+  const unsigned int v1779 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1780 = v599 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1782 = v1780 < v1;
+  const bool v1783 = v1781 && v1782;
+  if (v1783) {
+    const float v1784 = v39.x[84];
+    const iron_bf16 v1785 = bias[v1780];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1786 = iron_to_f32(v1785);
+    const float v1787 = fmaf(v1784, v3, v1786);
+    const iron_bf16 v1788 = iron_f32_to_bf16(v1787);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1789 = v1778 * v1;
+    const unsigned int v1790 = v1789 + v1780;
+    out[v1790] = v1788;
+  }
+  const unsigned int v1791 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1792 = v600 + v1791;
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1794 = v599 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1796 = v1794 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v39.x[85];
+    const iron_bf16 v1799 = bias[v1794];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1800 = iron_to_f32(v1799);
+    const float v1801 = fmaf(v1798, v3, v1800);
+    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1803 = v1792 * v1;
+    const unsigned int v1804 = v1803 + v1794;
+    out[v1804] = v1802;
+  }
+  const unsigned int v1805 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1806 = v600 + v1805;
+  const unsigned int v1807 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1808 = v599 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1810 = v1808 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v39.x[86];
+    const iron_bf16 v1813 = bias[v1808];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1814 = iron_to_f32(v1813);
+    const float v1815 = fmaf(v1812, v3, v1814);
+    const iron_bf16 v1816 = iron_f32_to_bf16(v1815);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1817 = v1806 * v1;
+    const unsigned int v1818 = v1817 + v1808;
+    out[v1818] = v1816;
+  }
+  const unsigned int v1819 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1820 = v600 + v1819;
+  const unsigned int v1821 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1822 = v599 + v1821;
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1824 = v1822 < v1;
+  const bool v1825 = v1823 && v1824;
+  if (v1825) {
+    const float v1826 = v39.x[87];
+    const iron_bf16 v1827 = bias[v1822];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1828 = iron_to_f32(v1827);
+    const float v1829 = fmaf(v1826, v3, v1828);
+    const iron_bf16 v1830 = iron_f32_to_bf16(v1829);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1831 = v1820 * v1;
+    const unsigned int v1832 = v1831 + v1822;
+    out[v1832] = v1830;
+  }
+  const unsigned int v1833 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1834 = v600 + v1833;
+  const unsigned int v1835 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1836 = v599 + v1835;
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1838 = v1836 < v1;
+  const bool v1839 = v1837 && v1838;
+  if (v1839) {
+    const float v1840 = v39.x[88];
+    const iron_bf16 v1841 = bias[v1836];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1842 = iron_to_f32(v1841);
+    const float v1843 = fmaf(v1840, v3, v1842);
+    const iron_bf16 v1844 = iron_f32_to_bf16(v1843);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1845 = v1834 * v1;
+    const unsigned int v1846 = v1845 + v1836;
+    out[v1846] = v1844;
+  }
+  const unsigned int v1847 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1848 = v600 + v1847;
+  const unsigned int v1849 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1850 = v599 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v39.x[89];
+    const iron_bf16 v1855 = bias[v1850];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1856 = iron_to_f32(v1855);
+    const float v1857 = fmaf(v1854, v3, v1856);
+    const iron_bf16 v1858 = iron_f32_to_bf16(v1857);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1859 = v1848 * v1;
+    const unsigned int v1860 = v1859 + v1850;
+    out[v1860] = v1858;
+  }
+  const unsigned int v1861 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1862 = v600 + v1861;
+  const unsigned int v1863 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1864 = v599 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1866 = v1864 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v39.x[90];
+    const iron_bf16 v1869 = bias[v1864];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1870 = iron_to_f32(v1869);
+    const float v1871 = fmaf(v1868, v3, v1870);
+    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1873 = v1862 * v1;
+    const unsigned int v1874 = v1873 + v1864;
+    out[v1874] = v1872;
+  }
+  const unsigned int v1875 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1876 = v600 + v1875;
+  const unsigned int v1877 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1878 = v599 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v39.x[91];
+    const iron_bf16 v1883 = bias[v1878];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1884 = iron_to_f32(v1883);
+    const float v1885 = fmaf(v1882, v3, v1884);
+    const iron_bf16 v1886 = iron_f32_to_bf16(v1885);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1887 = v1876 * v1;
+    const unsigned int v1888 = v1887 + v1878;
+    out[v1888] = v1886;
+  }
+  const unsigned int v1889 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1890 = v600 + v1889;
+  const unsigned int v1891 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1892 = v599 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v39.x[92];
+    const iron_bf16 v1897 = bias[v1892];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1898 = iron_to_f32(v1897);
+    const float v1899 = fmaf(v1896, v3, v1898);
+    const iron_bf16 v1900 = iron_f32_to_bf16(v1899);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1901 = v1890 * v1;
+    const unsigned int v1902 = v1901 + v1892;
+    out[v1902] = v1900;
+  }
+  const unsigned int v1903 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1904 = v600 + v1903;
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1906 = v599 + v1905;
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1908 = v1906 < v1;
+  const bool v1909 = v1907 && v1908;
+  if (v1909) {
+    const float v1910 = v39.x[93];
+    const iron_bf16 v1911 = bias[v1906];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1912 = iron_to_f32(v1911);
+    const float v1913 = fmaf(v1910, v3, v1912);
+    const iron_bf16 v1914 = iron_f32_to_bf16(v1913);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1915 = v1904 * v1;
+    const unsigned int v1916 = v1915 + v1906;
+    out[v1916] = v1914;
+  }
+  const unsigned int v1917 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1918 = v600 + v1917;
+  const unsigned int v1919 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1920 = v599 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1922 = v1920 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v39.x[94];
+    const iron_bf16 v1925 = bias[v1920];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1926 = iron_to_f32(v1925);
+    const float v1927 = fmaf(v1924, v3, v1926);
+    const iron_bf16 v1928 = iron_f32_to_bf16(v1927);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1929 = v1918 * v1;
+    const unsigned int v1930 = v1929 + v1920;
+    out[v1930] = v1928;
+  }
+  const unsigned int v1931 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1932 = v600 + v1931;
+  const unsigned int v1933 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1934 = v599 + v1933;
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1936 = v1934 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v39.x[95];
+    const iron_bf16 v1939 = bias[v1934];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1940 = iron_to_f32(v1939);
+    const float v1941 = fmaf(v1938, v3, v1940);
+    const iron_bf16 v1942 = iron_f32_to_bf16(v1941);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1943 = v1932 * v1;
+    const unsigned int v1944 = v1943 + v1934;
+    out[v1944] = v1942;
+  }
+  const unsigned int v1945 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1946 = v600 + v1945;
+  const unsigned int v1947 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1948 = v599 + v1947;
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1950 = v1948 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v39.x[96];
+    const iron_bf16 v1953 = bias[v1948];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1954 = iron_to_f32(v1953);
+    const float v1955 = fmaf(v1952, v3, v1954);
+    const iron_bf16 v1956 = iron_f32_to_bf16(v1955);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1957 = v1946 * v1;
+    const unsigned int v1958 = v1957 + v1948;
+    out[v1958] = v1956;
+  }
+  const unsigned int v1959 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1960 = v600 + v1959;
+  const unsigned int v1961 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1962 = v599 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1964 = v1962 < v1;
+  const bool v1965 = v1963 && v1964;
+  if (v1965) {
+    const float v1966 = v39.x[97];
+    const iron_bf16 v1967 = bias[v1962];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1968 = iron_to_f32(v1967);
+    const float v1969 = fmaf(v1966, v3, v1968);
+    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1971 = v1960 * v1;
+    const unsigned int v1972 = v1971 + v1962;
+    out[v1972] = v1970;
+  }
+  const unsigned int v1973 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1974 = v600 + v1973;
+  const unsigned int v1975 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1976 = v599 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1978 = v1976 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v39.x[98];
+    const iron_bf16 v1981 = bias[v1976];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1982 = iron_to_f32(v1981);
+    const float v1983 = fmaf(v1980, v3, v1982);
+    const iron_bf16 v1984 = iron_f32_to_bf16(v1983);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1985 = v1974 * v1;
+    const unsigned int v1986 = v1985 + v1976;
+    out[v1986] = v1984;
+  }
+  const unsigned int v1987 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1988 = v600 + v1987;
+  const unsigned int v1989 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1990 = v599 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1992 = v1990 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v39.x[99];
+    const iron_bf16 v1995 = bias[v1990];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1996 = iron_to_f32(v1995);
+    const float v1997 = fmaf(v1994, v3, v1996);
+    const iron_bf16 v1998 = iron_f32_to_bf16(v1997);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1999 = v1988 * v1;
+    const unsigned int v2000 = v1999 + v1990;
+    out[v2000] = v1998;
+  }
+  const unsigned int v2001 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2002 = v600 + v2001;
+  const unsigned int v2003 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2004 = v599 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2006 = v2004 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v39.x[100];
+    const iron_bf16 v2009 = bias[v2004];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2010 = iron_to_f32(v2009);
+    const float v2011 = fmaf(v2008, v3, v2010);
+    const iron_bf16 v2012 = iron_f32_to_bf16(v2011);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2013 = v2002 * v1;
+    const unsigned int v2014 = v2013 + v2004;
+    out[v2014] = v2012;
+  }
+  const unsigned int v2015 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2016 = v600 + v2015;
+  const unsigned int v2017 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2018 = v599 + v2017;
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2020 = v2018 < v1;
+  const bool v2021 = v2019 && v2020;
+  if (v2021) {
+    const float v2022 = v39.x[101];
+    const iron_bf16 v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2024 = iron_to_f32(v2023);
+    const float v2025 = fmaf(v2022, v3, v2024);
+    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2027 = v2016 * v1;
+    const unsigned int v2028 = v2027 + v2018;
+    out[v2028] = v2026;
+  }
+  const unsigned int v2029 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2030 = v600 + v2029;
+  const unsigned int v2031 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2032 = v599 + v2031;
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2034 = v2032 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v39.x[102];
+    const iron_bf16 v2037 = bias[v2032];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2038 = iron_to_f32(v2037);
+    const float v2039 = fmaf(v2036, v3, v2038);
+    const iron_bf16 v2040 = iron_f32_to_bf16(v2039);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2041 = v2030 * v1;
+    const unsigned int v2042 = v2041 + v2032;
+    out[v2042] = v2040;
+  }
+  const unsigned int v2043 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2044 = v600 + v2043;
+  const unsigned int v2045 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2046 = v599 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v39.x[103];
+    const iron_bf16 v2051 = bias[v2046];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2052 = iron_to_f32(v2051);
+    const float v2053 = fmaf(v2050, v3, v2052);
+    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2055 = v2044 * v1;
+    const unsigned int v2056 = v2055 + v2046;
+    out[v2056] = v2054;
+  }
+  const unsigned int v2057 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2058 = v600 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2060 = v599 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v39.x[104];
+    const iron_bf16 v2065 = bias[v2060];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2066 = iron_to_f32(v2065);
+    const float v2067 = fmaf(v2064, v3, v2066);
+    const iron_bf16 v2068 = iron_f32_to_bf16(v2067);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2069 = v2058 * v1;
+    const unsigned int v2070 = v2069 + v2060;
+    out[v2070] = v2068;
+  }
+  const unsigned int v2071 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2072 = v600 + v2071;
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2074 = v599 + v2073;
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2076 = v2074 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v39.x[105];
+    const iron_bf16 v2079 = bias[v2074];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2080 = iron_to_f32(v2079);
+    const float v2081 = fmaf(v2078, v3, v2080);
+    const iron_bf16 v2082 = iron_f32_to_bf16(v2081);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2083 = v2072 * v1;
+    const unsigned int v2084 = v2083 + v2074;
+    out[v2084] = v2082;
+  }
+  const unsigned int v2085 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2086 = v600 + v2085;
+  const unsigned int v2087 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2088 = v599 + v2087;
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2090 = v2088 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v39.x[106];
+    const iron_bf16 v2093 = bias[v2088];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2094 = iron_to_f32(v2093);
+    const float v2095 = fmaf(v2092, v3, v2094);
+    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2097 = v2086 * v1;
+    const unsigned int v2098 = v2097 + v2088;
+    out[v2098] = v2096;
+  }
+  const unsigned int v2099 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2100 = v600 + v2099;
+  const unsigned int v2101 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2102 = v599 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2104 = v2102 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v39.x[107];
+    const iron_bf16 v2107 = bias[v2102];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2108 = iron_to_f32(v2107);
+    const float v2109 = fmaf(v2106, v3, v2108);
+    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2111 = v2100 * v1;
+    const unsigned int v2112 = v2111 + v2102;
+    out[v2112] = v2110;
+  }
+  const unsigned int v2113 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2114 = v600 + v2113;
+  const unsigned int v2115 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2116 = v599 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2118 = v2116 < v1;
+  const bool v2119 = v2117 && v2118;
+  if (v2119) {
+    const float v2120 = v39.x[108];
+    const iron_bf16 v2121 = bias[v2116];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2122 = iron_to_f32(v2121);
+    const float v2123 = fmaf(v2120, v3, v2122);
+    const iron_bf16 v2124 = iron_f32_to_bf16(v2123);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2125 = v2114 * v1;
+    const unsigned int v2126 = v2125 + v2116;
+    out[v2126] = v2124;
+  }
+  const unsigned int v2127 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2128 = v600 + v2127;
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2130 = v599 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2132 = v2130 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v39.x[109];
+    const iron_bf16 v2135 = bias[v2130];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2136 = iron_to_f32(v2135);
+    const float v2137 = fmaf(v2134, v3, v2136);
+    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2139 = v2128 * v1;
+    const unsigned int v2140 = v2139 + v2130;
+    out[v2140] = v2138;
+  }
+  const unsigned int v2141 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2142 = v600 + v2141;
+  const unsigned int v2143 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2144 = v599 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2146 = v2144 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v39.x[110];
+    const iron_bf16 v2149 = bias[v2144];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2150 = iron_to_f32(v2149);
+    const float v2151 = fmaf(v2148, v3, v2150);
+    const iron_bf16 v2152 = iron_f32_to_bf16(v2151);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2153 = v2142 * v1;
+    const unsigned int v2154 = v2153 + v2144;
+    out[v2154] = v2152;
+  }
+  const unsigned int v2155 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2156 = v600 + v2155;
+  const unsigned int v2157 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2158 = v599 + v2157;
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2160 = v2158 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v39.x[111];
+    const iron_bf16 v2163 = bias[v2158];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2164 = iron_to_f32(v2163);
+    const float v2165 = fmaf(v2162, v3, v2164);
+    const iron_bf16 v2166 = iron_f32_to_bf16(v2165);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2167 = v2156 * v1;
+    const unsigned int v2168 = v2167 + v2158;
+    out[v2168] = v2166;
+  }
+  const unsigned int v2169 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2170 = v600 + v2169;
+  const unsigned int v2171 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2172 = v599 + v2171;
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2174 = v2172 < v1;
+  const bool v2175 = v2173 && v2174;
+  if (v2175) {
+    const float v2176 = v39.x[112];
+    const iron_bf16 v2177 = bias[v2172];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2178 = iron_to_f32(v2177);
+    const float v2179 = fmaf(v2176, v3, v2178);
+    const iron_bf16 v2180 = iron_f32_to_bf16(v2179);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2181 = v2170 * v1;
+    const unsigned int v2182 = v2181 + v2172;
+    out[v2182] = v2180;
+  }
+  const unsigned int v2183 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2184 = v600 + v2183;
+  const unsigned int v2185 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2186 = v599 + v2185;
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2188 = v2186 < v1;
+  const bool v2189 = v2187 && v2188;
+  if (v2189) {
+    const float v2190 = v39.x[113];
+    const iron_bf16 v2191 = bias[v2186];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2192 = iron_to_f32(v2191);
+    const float v2193 = fmaf(v2190, v3, v2192);
+    const iron_bf16 v2194 = iron_f32_to_bf16(v2193);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2195 = v2184 * v1;
+    const unsigned int v2196 = v2195 + v2186;
+    out[v2196] = v2194;
+  }
+  const unsigned int v2197 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2198 = v600 + v2197;
+  const unsigned int v2199 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2200 = v599 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2202 = v2200 < v1;
+  const bool v2203 = v2201 && v2202;
+  if (v2203) {
+    const float v2204 = v39.x[114];
+    const iron_bf16 v2205 = bias[v2200];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2206 = iron_to_f32(v2205);
+    const float v2207 = fmaf(v2204, v3, v2206);
+    const iron_bf16 v2208 = iron_f32_to_bf16(v2207);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2209 = v2198 * v1;
+    const unsigned int v2210 = v2209 + v2200;
+    out[v2210] = v2208;
+  }
+  const unsigned int v2211 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2212 = v600 + v2211;
+  const unsigned int v2213 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2214 = v599 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2216 = v2214 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v39.x[115];
+    const iron_bf16 v2219 = bias[v2214];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2220 = iron_to_f32(v2219);
+    const float v2221 = fmaf(v2218, v3, v2220);
+    const iron_bf16 v2222 = iron_f32_to_bf16(v2221);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2223 = v2212 * v1;
+    const unsigned int v2224 = v2223 + v2214;
+    out[v2224] = v2222;
+  }
+  const unsigned int v2225 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2226 = v600 + v2225;
+  const unsigned int v2227 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2228 = v599 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2230 = v2228 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v39.x[116];
+    const iron_bf16 v2233 = bias[v2228];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2234 = iron_to_f32(v2233);
+    const float v2235 = fmaf(v2232, v3, v2234);
+    const iron_bf16 v2236 = iron_f32_to_bf16(v2235);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2237 = v2226 * v1;
+    const unsigned int v2238 = v2237 + v2228;
+    out[v2238] = v2236;
+  }
+  const unsigned int v2239 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2240 = v600 + v2239;
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2242 = v599 + v2241;
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v39.x[117];
+    const iron_bf16 v2247 = bias[v2242];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2248 = iron_to_f32(v2247);
+    const float v2249 = fmaf(v2246, v3, v2248);
+    const iron_bf16 v2250 = iron_f32_to_bf16(v2249);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2251 = v2240 * v1;
+    const unsigned int v2252 = v2251 + v2242;
+    out[v2252] = v2250;
+  }
+  const unsigned int v2253 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2254 = v600 + v2253;
+  const unsigned int v2255 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2256 = v599 + v2255;
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v39.x[118];
+    const iron_bf16 v2261 = bias[v2256];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2262 = iron_to_f32(v2261);
+    const float v2263 = fmaf(v2260, v3, v2262);
+    const iron_bf16 v2264 = iron_f32_to_bf16(v2263);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2265 = v2254 * v1;
+    const unsigned int v2266 = v2265 + v2256;
+    out[v2266] = v2264;
+  }
+  const unsigned int v2267 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2268 = v600 + v2267;
+  const unsigned int v2269 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2270 = v599 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v39.x[119];
+    const iron_bf16 v2275 = bias[v2270];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2276 = iron_to_f32(v2275);
+    const float v2277 = fmaf(v2274, v3, v2276);
+    const iron_bf16 v2278 = iron_f32_to_bf16(v2277);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2279 = v2268 * v1;
+    const unsigned int v2280 = v2279 + v2270;
+    out[v2280] = v2278;
+  }
+  const unsigned int v2281 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2282 = v600 + v2281;
+  const unsigned int v2283 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2284 = v599 + v2283;
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2286 = v2284 < v1;
+  const bool v2287 = v2285 && v2286;
+  if (v2287) {
+    const float v2288 = v39.x[120];
+    const iron_bf16 v2289 = bias[v2284];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2290 = iron_to_f32(v2289);
+    const float v2291 = fmaf(v2288, v3, v2290);
+    const iron_bf16 v2292 = iron_f32_to_bf16(v2291);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2293 = v2282 * v1;
+    const unsigned int v2294 = v2293 + v2284;
+    out[v2294] = v2292;
+  }
+  const unsigned int v2295 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2296 = v600 + v2295;
+  const unsigned int v2297 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2298 = v599 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2300 = v2298 < v1;
+  const bool v2301 = v2299 && v2300;
+  if (v2301) {
+    const float v2302 = v39.x[121];
+    const iron_bf16 v2303 = bias[v2298];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2304 = iron_to_f32(v2303);
+    const float v2305 = fmaf(v2302, v3, v2304);
+    const iron_bf16 v2306 = iron_f32_to_bf16(v2305);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2307 = v2296 * v1;
+    const unsigned int v2308 = v2307 + v2298;
+    out[v2308] = v2306;
+  }
+  const unsigned int v2309 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2310 = v600 + v2309;
+  const unsigned int v2311 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2312 = v599 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2314 = v2312 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v39.x[122];
+    const iron_bf16 v2317 = bias[v2312];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2318 = iron_to_f32(v2317);
+    const float v2319 = fmaf(v2316, v3, v2318);
+    const iron_bf16 v2320 = iron_f32_to_bf16(v2319);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2321 = v2310 * v1;
+    const unsigned int v2322 = v2321 + v2312;
+    out[v2322] = v2320;
+  }
+  const unsigned int v2323 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2324 = v600 + v2323;
+  const unsigned int v2325 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2326 = v599 + v2325;
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2328 = v2326 < v1;
+  const bool v2329 = v2327 && v2328;
+  if (v2329) {
+    const float v2330 = v39.x[123];
+    const iron_bf16 v2331 = bias[v2326];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2332 = iron_to_f32(v2331);
+    const float v2333 = fmaf(v2330, v3, v2332);
+    const iron_bf16 v2334 = iron_f32_to_bf16(v2333);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2335 = v2324 * v1;
+    const unsigned int v2336 = v2335 + v2326;
+    out[v2336] = v2334;
+  }
+  const unsigned int v2337 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2338 = v600 + v2337;
+  const unsigned int v2339 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2340 = v599 + v2339;
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2342 = v2340 < v1;
+  const bool v2343 = v2341 && v2342;
+  if (v2343) {
+    const float v2344 = v39.x[124];
+    const iron_bf16 v2345 = bias[v2340];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2346 = iron_to_f32(v2345);
+    const float v2347 = fmaf(v2344, v3, v2346);
+    const iron_bf16 v2348 = iron_f32_to_bf16(v2347);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2349 = v2338 * v1;
+    const unsigned int v2350 = v2349 + v2340;
+    out[v2350] = v2348;
+  }
+  const unsigned int v2351 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2352 = v600 + v2351;
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2354 = v599 + v2353;
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2356 = v2354 < v1;
+  const bool v2357 = v2355 && v2356;
+  if (v2357) {
+    const float v2358 = v39.x[125];
+    const iron_bf16 v2359 = bias[v2354];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2360 = iron_to_f32(v2359);
+    const float v2361 = fmaf(v2358, v3, v2360);
+    const iron_bf16 v2362 = iron_f32_to_bf16(v2361);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2363 = v2352 * v1;
+    const unsigned int v2364 = v2363 + v2354;
+    out[v2364] = v2362;
+  }
+  const unsigned int v2365 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2366 = v600 + v2365;
+  const unsigned int v2367 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2368 = v599 + v2367;
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2370 = v2368 < v1;
+  const bool v2371 = v2369 && v2370;
+  if (v2371) {
+    const float v2372 = v39.x[126];
+    const iron_bf16 v2373 = bias[v2368];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2374 = iron_to_f32(v2373);
+    const float v2375 = fmaf(v2372, v3, v2374);
+    const iron_bf16 v2376 = iron_f32_to_bf16(v2375);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2377 = v2366 * v1;
+    const unsigned int v2378 = v2377 + v2368;
+    out[v2378] = v2376;
+  }
+  const unsigned int v2379 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2380 = v600 + v2379;
+  const unsigned int v2381 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2382 = v599 + v2381;
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2384 = v2382 < v1;
+  const bool v2385 = v2383 && v2384;
+  if (v2385) {
+    const float v2386 = v39.x[127];
+    const iron_bf16 v2387 = bias[v2382];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2388 = iron_to_f32(v2387);
+    const float v2389 = fmaf(v2386, v3, v2388);
+    const iron_bf16 v2390 = iron_f32_to_bf16(v2389);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2391 = v2380 * v1;
+    const unsigned int v2392 = v2391 + v2382;
+    out[v2392] = v2390;
   }
 }

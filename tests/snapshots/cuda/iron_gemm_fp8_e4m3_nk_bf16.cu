@@ -347,2246 +347,2246 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v402 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
-  const unsigned int v403 = v402 >> 2u;
-  const bool v406 = v402 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-  iron_frag<float, 2, 16, 128> v410;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v410, 0.0f);
-  const unsigned int v414 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const unsigned int v415 = threadIdx.x;
+  const unsigned int v216 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const unsigned int v217 = v216 >> 2u;
+  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+  iron_frag<float, 2, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v224, 0.0f);
+  const unsigned int v228 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v229 = threadIdx.x;
 
-  for (unsigned int v413 = 0u; v413 < v2; v413 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (unsigned int v417 = v415; v417 < 8192u; v417 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v419 = v417 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v421 = v417 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v422 = v26 + v419;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v423 = v422 < v0;
-      const unsigned int v424 = v413 + v421;
-      const bool v425 = v424 < v2;
-      const bool v426 = v423 && v425;
-      if (v426) {
-        const unsigned int v428 = v422 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v430 = v428 + v413;
-        const unsigned int v431 = v430 + v421;
-        const iron_f8e4m3 v432 = a[v431];
-        const iron_f16 v433 = iron_f32_to_f16(iron_to_f32(v432));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v435 = v419 << 6u;
-        const unsigned int v436 = v435 + v421;
-        shm3[(v436 ^ (((v436 >> 6u) & 7u) << 3u))] = v433;
+  for (unsigned int v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (unsigned int v231 = v229; v231 < 8192u; v231 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v233 = v231 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v235 = v231 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v236 = v26 + v233;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v237 = v236 < v0;
+      const unsigned int v238 = v227 + v235;
+      const bool v239 = v238 < v2;
+      const bool v240 = v237 && v239;
+      if (v240) {
+        const unsigned int v242 = v236 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v244 = v242 + v227;
+        const unsigned int v245 = v244 + v235;
+        const iron_f8e4m3 v246 = a[v245];
+        const iron_f16 v247 = iron_f32_to_f16(iron_to_f32(v246));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v249 = v233 << 6u;
+        const unsigned int v250 = v249 + v235;
+        shm3[(v250 ^ (((v250 >> 6u) & 7u) << 3u))] = v247;
       } else {
-        const unsigned int v438 = v419 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v439 = v438 + v421;
-        shm3[(v439 ^ (((v439 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v252 = v233 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v253 = v252 + v235;
+        shm3[(v253 ^ (((v253 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v444 = v415; v444 < 8192u; v444 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v446 = v444 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v448 = v444 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v449 = v30 + v446;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v450 = v449 < v1;
-      const unsigned int v451 = v413 + v448;
-      const bool v452 = v451 < v2;
-      const bool v453 = v450 && v452;
-      if (v453) {
-        const unsigned int v455 = v449 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v457 = v455 + v413;
-        const unsigned int v458 = v457 + v448;
-        const iron_f8e4m3 v459 = b[v458];
-        const iron_f16 v460 = iron_f32_to_f16(iron_to_f32(v459));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v462 = v446 << 6u;
-        const unsigned int v463 = v462 + v448;
-        shm4[(v463 ^ (((v463 >> 6u) & 7u) << 3u))] = v460;
+    for (unsigned int v258 = v229; v258 < 8192u; v258 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v260 = v258 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v262 = v258 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v263 = v30 + v260;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v264 = v263 < v1;
+      const unsigned int v265 = v227 + v262;
+      const bool v266 = v265 < v2;
+      const bool v267 = v264 && v266;
+      if (v267) {
+        const unsigned int v269 = v263 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v271 = v269 + v227;
+        const unsigned int v272 = v271 + v262;
+        const iron_f8e4m3 v273 = b[v272];
+        const iron_f16 v274 = iron_f32_to_f16(iron_to_f32(v273));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v276 = v260 << 6u;
+        const unsigned int v277 = v276 + v262;
+        shm4[(v277 ^ (((v277 >> 6u) & 7u) << 3u))] = v274;
       } else {
-        const unsigned int v465 = v446 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v466 = v465 + v448;
-        shm4[(v466 ^ (((v466 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v279 = v260 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v280 = v279 + v262;
+        shm4[(v280 ^ (((v280 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const unsigned int v474 = v403 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const unsigned int v475 = v474 << 6u;
-      const unsigned int v2239 = v402 & 3u;
-      const unsigned int v2241 = v2239 << 4u;
-      const unsigned int v2243 = v2241 << 6u;
-      const unsigned int v2245 = v475 + v2243;
-      iron_frag<iron_f16, 0, 16, 16> v2252;
-      iron_frag_fill(v2252, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2252, shm3, v2245, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2254;
-      iron_frag_fill(v2254, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2254, shm4, 0u, 64u);
-      iron_frag_mma_sync(v410, v2252, v2254);
-      const unsigned int v2256 = v2245 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2261;
-      iron_frag_fill(v2261, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2261, shm3, v2256, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2263;
-      iron_frag_fill(v2263, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2263, shm4, 16u, 64u);
-      iron_frag_mma_sync(v410, v2261, v2263);
-      const unsigned int v2265 = v2245 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2270;
-      iron_frag_fill(v2270, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2270, shm3, v2265, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2272;
-      iron_frag_fill(v2272, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2272, shm4, 32u, 64u);
-      iron_frag_mma_sync(v410, v2270, v2272);
-      const unsigned int v2274 = v2245 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2279;
-      iron_frag_fill(v2279, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2279, shm3, v2274, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2281;
-      iron_frag_fill(v2281, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2281, shm4, 48u, 64u);
-      iron_frag_mma_sync(v410, v2279, v2281);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const unsigned int v480 = v402 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-  const unsigned int v481 = v480 << 4u;
-  const unsigned int v483 = v403 << 6u;
-  const unsigned int v484 = v26 + v483;
-  const unsigned int v485 = v484 + v481;
-  const unsigned int v486 = static_cast<unsigned int>(v410.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v487 = v485 + v486;
-  const unsigned int v488 = static_cast<unsigned int>(v410.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v491 = v406 && v490;
-  const bool v492 = v489 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v410.x[0];
-    const float v495 = v494 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v496 = iron_f32_to_bf16(v495);
-    const unsigned int v497 = v487 * v1;
-    const unsigned int v498 = v497 + v489;
-    out[v498] = v496;
-  }
-  const unsigned int v499 = static_cast<unsigned int>(v410.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v500 = v485 + v499;
-  const unsigned int v501 = static_cast<unsigned int>(v410.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v504 = v406 && v503;
-  const bool v505 = v502 < v1;
-  const bool v506 = v504 && v505;
-  if (v506) {
-    const float v507 = v410.x[1];
-    const float v508 = v507 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v509 = iron_f32_to_bf16(v508);
-    const unsigned int v510 = v500 * v1;
-    const unsigned int v511 = v510 + v502;
-    out[v511] = v509;
-  }
-  const unsigned int v512 = static_cast<unsigned int>(v410.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v513 = v485 + v512;
-  const unsigned int v514 = static_cast<unsigned int>(v410.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v517 = v406 && v516;
-  const bool v518 = v515 < v1;
-  const bool v519 = v517 && v518;
-  if (v519) {
-    const float v520 = v410.x[2];
-    const float v521 = v520 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v522 = iron_f32_to_bf16(v521);
-    const unsigned int v523 = v513 * v1;
-    const unsigned int v524 = v523 + v515;
-    out[v524] = v522;
-  }
-  const unsigned int v525 = static_cast<unsigned int>(v410.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v526 = v485 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v410.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v530 = v406 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v410.x[3];
-    const float v534 = v533 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v535 = iron_f32_to_bf16(v534);
-    const unsigned int v536 = v526 * v1;
-    const unsigned int v537 = v536 + v528;
-    out[v537] = v535;
-  }
-  const unsigned int v538 = static_cast<unsigned int>(v410.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v539 = v485 + v538;
-  const unsigned int v540 = static_cast<unsigned int>(v410.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v543 = v406 && v542;
-  const bool v544 = v541 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v410.x[4];
-    const float v547 = v546 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v548 = iron_f32_to_bf16(v547);
-    const unsigned int v549 = v539 * v1;
-    const unsigned int v550 = v549 + v541;
-    out[v550] = v548;
-  }
-  const unsigned int v551 = static_cast<unsigned int>(v410.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v552 = v485 + v551;
-  const unsigned int v553 = static_cast<unsigned int>(v410.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v556 = v406 && v555;
-  const bool v557 = v554 < v1;
-  const bool v558 = v556 && v557;
-  if (v558) {
-    const float v559 = v410.x[5];
-    const float v560 = v559 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v561 = iron_f32_to_bf16(v560);
-    const unsigned int v562 = v552 * v1;
-    const unsigned int v563 = v562 + v554;
-    out[v563] = v561;
-  }
-  const unsigned int v564 = static_cast<unsigned int>(v410.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v565 = v485 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v410.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v569 = v406 && v568;
-  const bool v570 = v567 < v1;
-  const bool v571 = v569 && v570;
-  if (v571) {
-    const float v572 = v410.x[6];
-    const float v573 = v572 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v574 = iron_f32_to_bf16(v573);
-    const unsigned int v575 = v565 * v1;
-    const unsigned int v576 = v575 + v567;
-    out[v576] = v574;
-  }
-  const unsigned int v577 = static_cast<unsigned int>(v410.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v578 = v485 + v577;
-  const unsigned int v579 = static_cast<unsigned int>(v410.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v582 = v406 && v581;
-  const bool v583 = v580 < v1;
-  const bool v584 = v582 && v583;
-  if (v584) {
-    const float v585 = v410.x[7];
-    const float v586 = v585 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v587 = iron_f32_to_bf16(v586);
-    const unsigned int v588 = v578 * v1;
-    const unsigned int v589 = v588 + v580;
-    out[v589] = v587;
-  }
-  const unsigned int v590 = static_cast<unsigned int>(v410.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v591 = v485 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v410.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v595 = v406 && v594;
-  const bool v596 = v593 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v410.x[8];
-    const float v599 = v598 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v600 = iron_f32_to_bf16(v599);
-    const unsigned int v601 = v591 * v1;
-    const unsigned int v602 = v601 + v593;
-    out[v602] = v600;
-  }
-  const unsigned int v603 = static_cast<unsigned int>(v410.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v604 = v485 + v603;
-  const unsigned int v605 = static_cast<unsigned int>(v410.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v608 = v406 && v607;
-  const bool v609 = v606 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v410.x[9];
-    const float v612 = v611 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v613 = iron_f32_to_bf16(v612);
-    const unsigned int v614 = v604 * v1;
-    const unsigned int v615 = v614 + v606;
-    out[v615] = v613;
-  }
-  const unsigned int v616 = static_cast<unsigned int>(v410.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v617 = v485 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v410.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v621 = v406 && v620;
-  const bool v622 = v619 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v410.x[10];
-    const float v625 = v624 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v626 = iron_f32_to_bf16(v625);
-    const unsigned int v627 = v617 * v1;
-    const unsigned int v628 = v627 + v619;
-    out[v628] = v626;
-  }
-  const unsigned int v629 = static_cast<unsigned int>(v410.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v630 = v485 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v410.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v634 = v406 && v633;
-  const bool v635 = v632 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v410.x[11];
-    const float v638 = v637 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v639 = iron_f32_to_bf16(v638);
-    const unsigned int v640 = v630 * v1;
-    const unsigned int v641 = v640 + v632;
-    out[v641] = v639;
-  }
-  const unsigned int v642 = static_cast<unsigned int>(v410.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v643 = v485 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v410.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v647 = v406 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v410.x[12];
-    const float v651 = v650 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v652 = iron_f32_to_bf16(v651);
-    const unsigned int v653 = v643 * v1;
-    const unsigned int v654 = v653 + v645;
-    out[v654] = v652;
-  }
-  const unsigned int v655 = static_cast<unsigned int>(v410.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v656 = v485 + v655;
-  const unsigned int v657 = static_cast<unsigned int>(v410.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v660 = v406 && v659;
-  const bool v661 = v658 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v410.x[13];
-    const float v664 = v663 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v665 = iron_f32_to_bf16(v664);
-    const unsigned int v666 = v656 * v1;
-    const unsigned int v667 = v666 + v658;
-    out[v667] = v665;
-  }
-  const unsigned int v668 = static_cast<unsigned int>(v410.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v669 = v485 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v410.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v673 = v406 && v672;
-  const bool v674 = v671 < v1;
-  const bool v675 = v673 && v674;
-  if (v675) {
-    const float v676 = v410.x[14];
-    const float v677 = v676 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v678 = iron_f32_to_bf16(v677);
-    const unsigned int v679 = v669 * v1;
-    const unsigned int v680 = v679 + v671;
-    out[v680] = v678;
-  }
-  const unsigned int v681 = static_cast<unsigned int>(v410.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v682 = v485 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v410.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v686 = v406 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v410.x[15];
-    const float v690 = v689 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v691 = iron_f32_to_bf16(v690);
-    const unsigned int v692 = v682 * v1;
-    const unsigned int v693 = v692 + v684;
-    out[v693] = v691;
-  }
-  const unsigned int v694 = static_cast<unsigned int>(v410.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v695 = v485 + v694;
-  const unsigned int v696 = static_cast<unsigned int>(v410.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v699 = v406 && v698;
-  const bool v700 = v697 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v410.x[16];
-    const float v703 = v702 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v704 = iron_f32_to_bf16(v703);
-    const unsigned int v705 = v695 * v1;
-    const unsigned int v706 = v705 + v697;
-    out[v706] = v704;
-  }
-  const unsigned int v707 = static_cast<unsigned int>(v410.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v708 = v485 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v410.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v712 = v406 && v711;
-  const bool v713 = v710 < v1;
-  const bool v714 = v712 && v713;
-  if (v714) {
-    const float v715 = v410.x[17];
-    const float v716 = v715 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v717 = iron_f32_to_bf16(v716);
-    const unsigned int v718 = v708 * v1;
-    const unsigned int v719 = v718 + v710;
-    out[v719] = v717;
-  }
-  const unsigned int v720 = static_cast<unsigned int>(v410.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v721 = v485 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v410.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v725 = v406 && v724;
-  const bool v726 = v723 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v410.x[18];
-    const float v729 = v728 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v730 = iron_f32_to_bf16(v729);
-    const unsigned int v731 = v721 * v1;
-    const unsigned int v732 = v731 + v723;
-    out[v732] = v730;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v410.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v734 = v485 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v410.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v738 = v406 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v410.x[19];
-    const float v742 = v741 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v743 = iron_f32_to_bf16(v742);
-    const unsigned int v744 = v734 * v1;
-    const unsigned int v745 = v744 + v736;
-    out[v745] = v743;
-  }
-  const unsigned int v746 = static_cast<unsigned int>(v410.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v747 = v485 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v410.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v751 = v406 && v750;
-  const bool v752 = v749 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v410.x[20];
-    const float v755 = v754 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v756 = iron_f32_to_bf16(v755);
-    const unsigned int v757 = v747 * v1;
-    const unsigned int v758 = v757 + v749;
-    out[v758] = v756;
-  }
-  const unsigned int v759 = static_cast<unsigned int>(v410.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v760 = v485 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v410.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v764 = v406 && v763;
-  const bool v765 = v762 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v410.x[21];
-    const float v768 = v767 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v769 = iron_f32_to_bf16(v768);
-    const unsigned int v770 = v760 * v1;
-    const unsigned int v771 = v770 + v762;
-    out[v771] = v769;
-  }
-  const unsigned int v772 = static_cast<unsigned int>(v410.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v773 = v485 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v410.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v777 = v406 && v776;
-  const bool v778 = v775 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v410.x[22];
-    const float v781 = v780 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v782 = iron_f32_to_bf16(v781);
-    const unsigned int v783 = v773 * v1;
-    const unsigned int v784 = v783 + v775;
-    out[v784] = v782;
-  }
-  const unsigned int v785 = static_cast<unsigned int>(v410.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v786 = v485 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v410.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v790 = v406 && v789;
-  const bool v791 = v788 < v1;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v410.x[23];
-    const float v794 = v793 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v795 = iron_f32_to_bf16(v794);
-    const unsigned int v796 = v786 * v1;
-    const unsigned int v797 = v796 + v788;
-    out[v797] = v795;
-  }
-  const unsigned int v798 = static_cast<unsigned int>(v410.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v799 = v485 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v410.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v803 = v406 && v802;
-  const bool v804 = v801 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v410.x[24];
-    const float v807 = v806 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v808 = iron_f32_to_bf16(v807);
-    const unsigned int v809 = v799 * v1;
-    const unsigned int v810 = v809 + v801;
-    out[v810] = v808;
-  }
-  const unsigned int v811 = static_cast<unsigned int>(v410.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v812 = v485 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v410.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v816 = v406 && v815;
-  const bool v817 = v814 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v410.x[25];
-    const float v820 = v819 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v821 = iron_f32_to_bf16(v820);
-    const unsigned int v822 = v812 * v1;
-    const unsigned int v823 = v822 + v814;
-    out[v823] = v821;
-  }
-  const unsigned int v824 = static_cast<unsigned int>(v410.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v825 = v485 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v410.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v829 = v406 && v828;
-  const bool v830 = v827 < v1;
-  const bool v831 = v829 && v830;
-  if (v831) {
-    const float v832 = v410.x[26];
-    const float v833 = v832 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v834 = iron_f32_to_bf16(v833);
-    const unsigned int v835 = v825 * v1;
-    const unsigned int v836 = v835 + v827;
-    out[v836] = v834;
-  }
-  const unsigned int v837 = static_cast<unsigned int>(v410.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v838 = v485 + v837;
-  const unsigned int v839 = static_cast<unsigned int>(v410.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v842 = v406 && v841;
-  const bool v843 = v840 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v410.x[27];
-    const float v846 = v845 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v847 = iron_f32_to_bf16(v846);
-    const unsigned int v848 = v838 * v1;
-    const unsigned int v849 = v848 + v840;
-    out[v849] = v847;
-  }
-  const unsigned int v850 = static_cast<unsigned int>(v410.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v851 = v485 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v410.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v855 = v406 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v410.x[28];
-    const float v859 = v858 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v860 = iron_f32_to_bf16(v859);
-    const unsigned int v861 = v851 * v1;
-    const unsigned int v862 = v861 + v853;
-    out[v862] = v860;
-  }
-  const unsigned int v863 = static_cast<unsigned int>(v410.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v864 = v485 + v863;
-  const unsigned int v865 = static_cast<unsigned int>(v410.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v868 = v406 && v867;
-  const bool v869 = v866 < v1;
-  const bool v870 = v868 && v869;
-  if (v870) {
-    const float v871 = v410.x[29];
-    const float v872 = v871 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v873 = iron_f32_to_bf16(v872);
-    const unsigned int v874 = v864 * v1;
-    const unsigned int v875 = v874 + v866;
-    out[v875] = v873;
-  }
-  const unsigned int v876 = static_cast<unsigned int>(v410.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v877 = v485 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v410.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v881 = v406 && v880;
-  const bool v882 = v879 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v410.x[30];
-    const float v885 = v884 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v886 = iron_f32_to_bf16(v885);
-    const unsigned int v887 = v877 * v1;
-    const unsigned int v888 = v887 + v879;
-    out[v888] = v886;
-  }
-  const unsigned int v889 = static_cast<unsigned int>(v410.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v890 = v485 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v410.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v894 = v406 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v410.x[31];
-    const float v898 = v897 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v899 = iron_f32_to_bf16(v898);
-    const unsigned int v900 = v890 * v1;
-    const unsigned int v901 = v900 + v892;
-    out[v901] = v899;
-  }
-  const unsigned int v902 = static_cast<unsigned int>(v410.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v903 = v485 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v410.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v907 = v406 && v906;
-  const bool v908 = v905 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v410.x[32];
-    const float v911 = v910 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v912 = iron_f32_to_bf16(v911);
-    const unsigned int v913 = v903 * v1;
-    const unsigned int v914 = v913 + v905;
-    out[v914] = v912;
-  }
-  const unsigned int v915 = static_cast<unsigned int>(v410.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v916 = v485 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v410.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v920 = v406 && v919;
-  const bool v921 = v918 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v410.x[33];
-    const float v924 = v923 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v925 = iron_f32_to_bf16(v924);
-    const unsigned int v926 = v916 * v1;
-    const unsigned int v927 = v926 + v918;
-    out[v927] = v925;
-  }
-  const unsigned int v928 = static_cast<unsigned int>(v410.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v929 = v485 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v410.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v933 = v406 && v932;
-  const bool v934 = v931 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v410.x[34];
-    const float v937 = v936 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    const unsigned int v939 = v929 * v1;
-    const unsigned int v940 = v939 + v931;
-    out[v940] = v938;
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v410.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v942 = v485 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v410.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v946 = v406 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v410.x[35];
-    const float v950 = v949 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v951 = iron_f32_to_bf16(v950);
-    const unsigned int v952 = v942 * v1;
-    const unsigned int v953 = v952 + v944;
-    out[v953] = v951;
-  }
-  const unsigned int v954 = static_cast<unsigned int>(v410.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v955 = v485 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v410.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v959 = v406 && v958;
-  const bool v960 = v957 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v410.x[36];
-    const float v963 = v962 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v964 = iron_f32_to_bf16(v963);
-    const unsigned int v965 = v955 * v1;
-    const unsigned int v966 = v965 + v957;
-    out[v966] = v964;
-  }
-  const unsigned int v967 = static_cast<unsigned int>(v410.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v968 = v485 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v410.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v972 = v406 && v971;
-  const bool v973 = v970 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v410.x[37];
-    const float v976 = v975 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v977 = iron_f32_to_bf16(v976);
-    const unsigned int v978 = v968 * v1;
-    const unsigned int v979 = v978 + v970;
-    out[v979] = v977;
-  }
-  const unsigned int v980 = static_cast<unsigned int>(v410.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v981 = v485 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v410.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v985 = v406 && v984;
-  const bool v986 = v983 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v410.x[38];
-    const float v989 = v988 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v990 = iron_f32_to_bf16(v989);
-    const unsigned int v991 = v981 * v1;
-    const unsigned int v992 = v991 + v983;
-    out[v992] = v990;
-  }
-  const unsigned int v993 = static_cast<unsigned int>(v410.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v994 = v485 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v410.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v998 = v406 && v997;
-  const bool v999 = v996 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v410.x[39];
-    const float v1002 = v1001 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);
-    const unsigned int v1004 = v994 * v1;
-    const unsigned int v1005 = v1004 + v996;
-    out[v1005] = v1003;
-  }
-  const unsigned int v1006 = static_cast<unsigned int>(v410.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1007 = v485 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v410.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1011 = v406 && v1010;
-  const bool v1012 = v1009 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v410.x[40];
-    const float v1015 = v1014 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1016 = iron_f32_to_bf16(v1015);
-    const unsigned int v1017 = v1007 * v1;
-    const unsigned int v1018 = v1017 + v1009;
-    out[v1018] = v1016;
-  }
-  const unsigned int v1019 = static_cast<unsigned int>(v410.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1020 = v485 + v1019;
-  const unsigned int v1021 = static_cast<unsigned int>(v410.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1024 = v406 && v1023;
-  const bool v1025 = v1022 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v410.x[41];
-    const float v1028 = v1027 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
-    const unsigned int v1030 = v1020 * v1;
-    const unsigned int v1031 = v1030 + v1022;
-    out[v1031] = v1029;
-  }
-  const unsigned int v1032 = static_cast<unsigned int>(v410.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1033 = v485 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v410.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1037 = v406 && v1036;
-  const bool v1038 = v1035 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v410.x[42];
-    const float v1041 = v1040 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
-    const unsigned int v1043 = v1033 * v1;
-    const unsigned int v1044 = v1043 + v1035;
-    out[v1044] = v1042;
-  }
-  const unsigned int v1045 = static_cast<unsigned int>(v410.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1046 = v485 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v410.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1050 = v406 && v1049;
-  const bool v1051 = v1048 < v1;
-  const bool v1052 = v1050 && v1051;
-  if (v1052) {
-    const float v1053 = v410.x[43];
-    const float v1054 = v1053 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1055 = iron_f32_to_bf16(v1054);
-    const unsigned int v1056 = v1046 * v1;
-    const unsigned int v1057 = v1056 + v1048;
-    out[v1057] = v1055;
-  }
-  const unsigned int v1058 = static_cast<unsigned int>(v410.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1059 = v485 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v410.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1063 = v406 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v410.x[44];
-    const float v1067 = v1066 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1068 = iron_f32_to_bf16(v1067);
-    const unsigned int v1069 = v1059 * v1;
-    const unsigned int v1070 = v1069 + v1061;
-    out[v1070] = v1068;
-  }
-  const unsigned int v1071 = static_cast<unsigned int>(v410.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1072 = v485 + v1071;
-  const unsigned int v1073 = static_cast<unsigned int>(v410.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1076 = v406 && v1075;
-  const bool v1077 = v1074 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v410.x[45];
-    const float v1080 = v1079 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
-    const unsigned int v1082 = v1072 * v1;
-    const unsigned int v1083 = v1082 + v1074;
-    out[v1083] = v1081;
-  }
-  const unsigned int v1084 = static_cast<unsigned int>(v410.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1085 = v485 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v410.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1089 = v406 && v1088;
-  const bool v1090 = v1087 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v410.x[46];
-    const float v1093 = v1092 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
-    const unsigned int v1095 = v1085 * v1;
-    const unsigned int v1096 = v1095 + v1087;
-    out[v1096] = v1094;
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v410.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1098 = v485 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v410.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1102 = v406 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v410.x[47];
-    const float v1106 = v1105 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
-    const unsigned int v1108 = v1098 * v1;
-    const unsigned int v1109 = v1108 + v1100;
-    out[v1109] = v1107;
-  }
-  const unsigned int v1110 = static_cast<unsigned int>(v410.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1111 = v485 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v410.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1115 = v406 && v1114;
-  const bool v1116 = v1113 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v410.x[48];
-    const float v1119 = v1118 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
-    const unsigned int v1121 = v1111 * v1;
-    const unsigned int v1122 = v1121 + v1113;
-    out[v1122] = v1120;
-  }
-  const unsigned int v1123 = static_cast<unsigned int>(v410.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1124 = v485 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v410.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1128 = v406 && v1127;
-  const bool v1129 = v1126 < v1;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v410.x[49];
-    const float v1132 = v1131 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
-    const unsigned int v1134 = v1124 * v1;
-    const unsigned int v1135 = v1134 + v1126;
-    out[v1135] = v1133;
-  }
-  const unsigned int v1136 = static_cast<unsigned int>(v410.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1137 = v485 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v410.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1141 = v406 && v1140;
-  const bool v1142 = v1139 < v1;
-  const bool v1143 = v1141 && v1142;
-  if (v1143) {
-    const float v1144 = v410.x[50];
-    const float v1145 = v1144 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
-    const unsigned int v1147 = v1137 * v1;
-    const unsigned int v1148 = v1147 + v1139;
-    out[v1148] = v1146;
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v410.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1150 = v485 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v410.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1154 = v406 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v410.x[51];
-    const float v1158 = v1157 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
-    const unsigned int v1160 = v1150 * v1;
-    const unsigned int v1161 = v1160 + v1152;
-    out[v1161] = v1159;
-  }
-  const unsigned int v1162 = static_cast<unsigned int>(v410.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1163 = v485 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v410.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1167 = v406 && v1166;
-  const bool v1168 = v1165 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v410.x[52];
-    const float v1171 = v1170 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
-    const unsigned int v1173 = v1163 * v1;
-    const unsigned int v1174 = v1173 + v1165;
-    out[v1174] = v1172;
-  }
-  const unsigned int v1175 = static_cast<unsigned int>(v410.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1176 = v485 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v410.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1180 = v406 && v1179;
-  const bool v1181 = v1178 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v410.x[53];
-    const float v1184 = v1183 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
-    const unsigned int v1186 = v1176 * v1;
-    const unsigned int v1187 = v1186 + v1178;
-    out[v1187] = v1185;
-  }
-  const unsigned int v1188 = static_cast<unsigned int>(v410.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1189 = v485 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v410.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1193 = v406 && v1192;
-  const bool v1194 = v1191 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v410.x[54];
-    const float v1197 = v1196 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1198 = iron_f32_to_bf16(v1197);
-    const unsigned int v1199 = v1189 * v1;
-    const unsigned int v1200 = v1199 + v1191;
-    out[v1200] = v1198;
-  }
-  const unsigned int v1201 = static_cast<unsigned int>(v410.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1202 = v485 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v410.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1206 = v406 && v1205;
-  const bool v1207 = v1204 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v410.x[55];
-    const float v1210 = v1209 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
-    const unsigned int v1212 = v1202 * v1;
-    const unsigned int v1213 = v1212 + v1204;
-    out[v1213] = v1211;
-  }
-  const unsigned int v1214 = static_cast<unsigned int>(v410.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1215 = v485 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v410.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1219 = v406 && v1218;
-  const bool v1220 = v1217 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v410.x[56];
-    const float v1223 = v1222 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1224 = iron_f32_to_bf16(v1223);
-    const unsigned int v1225 = v1215 * v1;
-    const unsigned int v1226 = v1225 + v1217;
-    out[v1226] = v1224;
-  }
-  const unsigned int v1227 = static_cast<unsigned int>(v410.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1228 = v485 + v1227;
-  const unsigned int v1229 = static_cast<unsigned int>(v410.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1232 = v406 && v1231;
-  const bool v1233 = v1230 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v410.x[57];
-    const float v1236 = v1235 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
-    const unsigned int v1238 = v1228 * v1;
-    const unsigned int v1239 = v1238 + v1230;
-    out[v1239] = v1237;
-  }
-  const unsigned int v1240 = static_cast<unsigned int>(v410.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1241 = v485 + v1240;
-  const unsigned int v1242 = static_cast<unsigned int>(v410.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1243 = v30 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1245 = v406 && v1244;
-  const bool v1246 = v1243 < v1;
-  const bool v1247 = v1245 && v1246;
-  if (v1247) {
-    const float v1248 = v410.x[58];
-    const float v1249 = v1248 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1250 = iron_f32_to_bf16(v1249);
-    const unsigned int v1251 = v1241 * v1;
-    const unsigned int v1252 = v1251 + v1243;
-    out[v1252] = v1250;
-  }
-  const unsigned int v1253 = static_cast<unsigned int>(v410.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1254 = v485 + v1253;
-  const unsigned int v1255 = static_cast<unsigned int>(v410.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1256 = v30 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1258 = v406 && v1257;
-  const bool v1259 = v1256 < v1;
-  const bool v1260 = v1258 && v1259;
-  if (v1260) {
-    const float v1261 = v410.x[59];
-    const float v1262 = v1261 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1263 = iron_f32_to_bf16(v1262);
-    const unsigned int v1264 = v1254 * v1;
-    const unsigned int v1265 = v1264 + v1256;
-    out[v1265] = v1263;
-  }
-  const unsigned int v1266 = static_cast<unsigned int>(v410.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1267 = v485 + v1266;
-  const unsigned int v1268 = static_cast<unsigned int>(v410.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1269 = v30 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1271 = v406 && v1270;
-  const bool v1272 = v1269 < v1;
-  const bool v1273 = v1271 && v1272;
-  if (v1273) {
-    const float v1274 = v410.x[60];
-    const float v1275 = v1274 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
-    const unsigned int v1277 = v1267 * v1;
-    const unsigned int v1278 = v1277 + v1269;
-    out[v1278] = v1276;
-  }
-  const unsigned int v1279 = static_cast<unsigned int>(v410.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1280 = v485 + v1279;
-  const unsigned int v1281 = static_cast<unsigned int>(v410.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1282 = v30 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1284 = v406 && v1283;
-  const bool v1285 = v1282 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v410.x[61];
-    const float v1288 = v1287 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1289 = iron_f32_to_bf16(v1288);
-    const unsigned int v1290 = v1280 * v1;
-    const unsigned int v1291 = v1290 + v1282;
-    out[v1291] = v1289;
-  }
-  const unsigned int v1292 = static_cast<unsigned int>(v410.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1293 = v485 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v410.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1295 = v30 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1297 = v406 && v1296;
-  const bool v1298 = v1295 < v1;
-  const bool v1299 = v1297 && v1298;
-  if (v1299) {
-    const float v1300 = v410.x[62];
-    const float v1301 = v1300 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
-    const unsigned int v1303 = v1293 * v1;
-    const unsigned int v1304 = v1303 + v1295;
-    out[v1304] = v1302;
-  }
-  const unsigned int v1305 = static_cast<unsigned int>(v410.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1306 = v485 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v410.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1308 = v30 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1310 = v406 && v1309;
-  const bool v1311 = v1308 < v1;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v410.x[63];
-    const float v1314 = v1313 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1315 = iron_f32_to_bf16(v1314);
-    const unsigned int v1316 = v1306 * v1;
-    const unsigned int v1317 = v1316 + v1308;
-    out[v1317] = v1315;
-  }
-  const unsigned int v1319 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  iron_frag<float, 2, 16, 128> v1329;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v1329, 0.0f);
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const unsigned int v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const unsigned int v289 = v288 << 6u;
+      const unsigned int v2053 = v216 & 3u;
+      const unsigned int v2055 = v2053 << 4u;
+      const unsigned int v2057 = v2055 << 6u;
+      const unsigned int v2059 = v289 + v2057;
+      iron_frag<iron_f16, 0, 16, 16> v2066;
+      iron_frag_fill(v2066, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2066, shm3, v2059, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2068;
+      iron_frag_fill(v2068, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2068, shm4, 0u, 64u);
+      iron_frag_mma_sync(v224, v2066, v2068);
+      const unsigned int v2070 = v2059 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2075;
+      iron_frag_fill(v2075, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2075, shm3, v2070, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2077;
+      iron_frag_fill(v2077, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2077, shm4, 16u, 64u);
+      iron_frag_mma_sync(v224, v2075, v2077);
+      const unsigned int v2079 = v2059 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2084;
+      iron_frag_fill(v2084, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2084, shm3, v2079, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2086;
+      iron_frag_fill(v2086, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2086, shm4, 32u, 64u);
+      iron_frag_mma_sync(v224, v2084, v2086);
+      const unsigned int v2088 = v2059 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2093;
+      iron_frag_fill(v2093, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2093, shm3, v2088, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2095;
+      iron_frag_fill(v2095, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2095, shm4, 48u, 64u);
+      iron_frag_mma_sync(v224, v2093, v2095);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const unsigned int v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const unsigned int v295 = v294 << 4u;
+  const unsigned int v297 = v217 << 6u;
+  const unsigned int v298 = v26 + v297;
+  const unsigned int v299 = v298 + v295;
+  const unsigned int v300 = static_cast<unsigned int>(v224.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v301 = v299 + v300;
+  const unsigned int v302 = static_cast<unsigned int>(v224.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v303 = v30 + v302;
+  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v305 = v220 && v304;
+  const bool v306 = v303 < v1;
+  const bool v307 = v305 && v306;
+  if (v307) {
+    const float v308 = v224.x[0];
+    const float v309 = v308 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v310 = iron_f32_to_bf16(v309);
+    const unsigned int v311 = v301 * v1;
+    const unsigned int v312 = v311 + v303;
+    out[v312] = v310;
+  }
+  const unsigned int v313 = static_cast<unsigned int>(v224.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v314 = v299 + v313;
+  const unsigned int v315 = static_cast<unsigned int>(v224.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v316 = v30 + v315;
+  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v318 = v220 && v317;
+  const bool v319 = v316 < v1;
+  const bool v320 = v318 && v319;
+  if (v320) {
+    const float v321 = v224.x[1];
+    const float v322 = v321 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v323 = iron_f32_to_bf16(v322);
+    const unsigned int v324 = v314 * v1;
+    const unsigned int v325 = v324 + v316;
+    out[v325] = v323;
+  }
+  const unsigned int v326 = static_cast<unsigned int>(v224.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v327 = v299 + v326;
+  const unsigned int v328 = static_cast<unsigned int>(v224.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v329 = v30 + v328;
+  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v331 = v220 && v330;
+  const bool v332 = v329 < v1;
+  const bool v333 = v331 && v332;
+  if (v333) {
+    const float v334 = v224.x[2];
+    const float v335 = v334 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v336 = iron_f32_to_bf16(v335);
+    const unsigned int v337 = v327 * v1;
+    const unsigned int v338 = v337 + v329;
+    out[v338] = v336;
+  }
+  const unsigned int v339 = static_cast<unsigned int>(v224.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v340 = v299 + v339;
+  const unsigned int v341 = static_cast<unsigned int>(v224.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v342 = v30 + v341;
+  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v344 = v220 && v343;
+  const bool v345 = v342 < v1;
+  const bool v346 = v344 && v345;
+  if (v346) {
+    const float v347 = v224.x[3];
+    const float v348 = v347 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v349 = iron_f32_to_bf16(v348);
+    const unsigned int v350 = v340 * v1;
+    const unsigned int v351 = v350 + v342;
+    out[v351] = v349;
+  }
+  const unsigned int v352 = static_cast<unsigned int>(v224.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v353 = v299 + v352;
+  const unsigned int v354 = static_cast<unsigned int>(v224.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v355 = v30 + v354;
+  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v357 = v220 && v356;
+  const bool v358 = v355 < v1;
+  const bool v359 = v357 && v358;
+  if (v359) {
+    const float v360 = v224.x[4];
+    const float v361 = v360 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v362 = iron_f32_to_bf16(v361);
+    const unsigned int v363 = v353 * v1;
+    const unsigned int v364 = v363 + v355;
+    out[v364] = v362;
+  }
+  const unsigned int v365 = static_cast<unsigned int>(v224.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v366 = v299 + v365;
+  const unsigned int v367 = static_cast<unsigned int>(v224.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v368 = v30 + v367;
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v370 = v220 && v369;
+  const bool v371 = v368 < v1;
+  const bool v372 = v370 && v371;
+  if (v372) {
+    const float v373 = v224.x[5];
+    const float v374 = v373 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v375 = iron_f32_to_bf16(v374);
+    const unsigned int v376 = v366 * v1;
+    const unsigned int v377 = v376 + v368;
+    out[v377] = v375;
+  }
+  const unsigned int v378 = static_cast<unsigned int>(v224.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v379 = v299 + v378;
+  const unsigned int v380 = static_cast<unsigned int>(v224.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v381 = v30 + v380;
+  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v383 = v220 && v382;
+  const bool v384 = v381 < v1;
+  const bool v385 = v383 && v384;
+  if (v385) {
+    const float v386 = v224.x[6];
+    const float v387 = v386 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v388 = iron_f32_to_bf16(v387);
+    const unsigned int v389 = v379 * v1;
+    const unsigned int v390 = v389 + v381;
+    out[v390] = v388;
+  }
+  const unsigned int v391 = static_cast<unsigned int>(v224.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v392 = v299 + v391;
+  const unsigned int v393 = static_cast<unsigned int>(v224.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v394 = v30 + v393;
+  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v396 = v220 && v395;
+  const bool v397 = v394 < v1;
+  const bool v398 = v396 && v397;
+  if (v398) {
+    const float v399 = v224.x[7];
+    const float v400 = v399 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v401 = iron_f32_to_bf16(v400);
+    const unsigned int v402 = v392 * v1;
+    const unsigned int v403 = v402 + v394;
+    out[v403] = v401;
+  }
+  const unsigned int v404 = static_cast<unsigned int>(v224.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v405 = v299 + v404;
+  const unsigned int v406 = static_cast<unsigned int>(v224.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v407 = v30 + v406;
+  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v409 = v220 && v408;
+  const bool v410 = v407 < v1;
+  const bool v411 = v409 && v410;
+  if (v411) {
+    const float v412 = v224.x[8];
+    const float v413 = v412 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v414 = iron_f32_to_bf16(v413);
+    const unsigned int v415 = v405 * v1;
+    const unsigned int v416 = v415 + v407;
+    out[v416] = v414;
+  }
+  const unsigned int v417 = static_cast<unsigned int>(v224.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v418 = v299 + v417;
+  const unsigned int v419 = static_cast<unsigned int>(v224.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v420 = v30 + v419;
+  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v422 = v220 && v421;
+  const bool v423 = v420 < v1;
+  const bool v424 = v422 && v423;
+  if (v424) {
+    const float v425 = v224.x[9];
+    const float v426 = v425 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v427 = iron_f32_to_bf16(v426);
+    const unsigned int v428 = v418 * v1;
+    const unsigned int v429 = v428 + v420;
+    out[v429] = v427;
+  }
+  const unsigned int v430 = static_cast<unsigned int>(v224.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v431 = v299 + v430;
+  const unsigned int v432 = static_cast<unsigned int>(v224.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v433 = v30 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v435 = v220 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v224.x[10];
+    const float v439 = v438 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v440 = iron_f32_to_bf16(v439);
+    const unsigned int v441 = v431 * v1;
+    const unsigned int v442 = v441 + v433;
+    out[v442] = v440;
+  }
+  const unsigned int v443 = static_cast<unsigned int>(v224.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v444 = v299 + v443;
+  const unsigned int v445 = static_cast<unsigned int>(v224.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v446 = v30 + v445;
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v448 = v220 && v447;
+  const bool v449 = v446 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v224.x[11];
+    const float v452 = v451 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v453 = iron_f32_to_bf16(v452);
+    const unsigned int v454 = v444 * v1;
+    const unsigned int v455 = v454 + v446;
+    out[v455] = v453;
+  }
+  const unsigned int v456 = static_cast<unsigned int>(v224.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v457 = v299 + v456;
+  const unsigned int v458 = static_cast<unsigned int>(v224.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v459 = v30 + v458;
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v461 = v220 && v460;
+  const bool v462 = v459 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v224.x[12];
+    const float v465 = v464 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v466 = iron_f32_to_bf16(v465);
+    const unsigned int v467 = v457 * v1;
+    const unsigned int v468 = v467 + v459;
+    out[v468] = v466;
+  }
+  const unsigned int v469 = static_cast<unsigned int>(v224.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v470 = v299 + v469;
+  const unsigned int v471 = static_cast<unsigned int>(v224.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v472 = v30 + v471;
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v474 = v220 && v473;
+  const bool v475 = v472 < v1;
+  const bool v476 = v474 && v475;
+  if (v476) {
+    const float v477 = v224.x[13];
+    const float v478 = v477 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v479 = iron_f32_to_bf16(v478);
+    const unsigned int v480 = v470 * v1;
+    const unsigned int v481 = v480 + v472;
+    out[v481] = v479;
+  }
+  const unsigned int v482 = static_cast<unsigned int>(v224.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v483 = v299 + v482;
+  const unsigned int v484 = static_cast<unsigned int>(v224.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v485 = v30 + v484;
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v487 = v220 && v486;
+  const bool v488 = v485 < v1;
+  const bool v489 = v487 && v488;
+  if (v489) {
+    const float v490 = v224.x[14];
+    const float v491 = v490 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v492 = iron_f32_to_bf16(v491);
+    const unsigned int v493 = v483 * v1;
+    const unsigned int v494 = v493 + v485;
+    out[v494] = v492;
+  }
+  const unsigned int v495 = static_cast<unsigned int>(v224.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v496 = v299 + v495;
+  const unsigned int v497 = static_cast<unsigned int>(v224.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v498 = v30 + v497;
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v500 = v220 && v499;
+  const bool v501 = v498 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v224.x[15];
+    const float v504 = v503 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v505 = iron_f32_to_bf16(v504);
+    const unsigned int v506 = v496 * v1;
+    const unsigned int v507 = v506 + v498;
+    out[v507] = v505;
+  }
+  const unsigned int v508 = static_cast<unsigned int>(v224.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v509 = v299 + v508;
+  const unsigned int v510 = static_cast<unsigned int>(v224.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v511 = v30 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v513 = v220 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v224.x[16];
+    const float v517 = v516 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v518 = iron_f32_to_bf16(v517);
+    const unsigned int v519 = v509 * v1;
+    const unsigned int v520 = v519 + v511;
+    out[v520] = v518;
+  }
+  const unsigned int v521 = static_cast<unsigned int>(v224.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v522 = v299 + v521;
+  const unsigned int v523 = static_cast<unsigned int>(v224.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v524 = v30 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v526 = v220 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v224.x[17];
+    const float v530 = v529 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v531 = iron_f32_to_bf16(v530);
+    const unsigned int v532 = v522 * v1;
+    const unsigned int v533 = v532 + v524;
+    out[v533] = v531;
+  }
+  const unsigned int v534 = static_cast<unsigned int>(v224.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v535 = v299 + v534;
+  const unsigned int v536 = static_cast<unsigned int>(v224.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v537 = v30 + v536;
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v539 = v220 && v538;
+  const bool v540 = v537 < v1;
+  const bool v541 = v539 && v540;
+  if (v541) {
+    const float v542 = v224.x[18];
+    const float v543 = v542 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v544 = iron_f32_to_bf16(v543);
+    const unsigned int v545 = v535 * v1;
+    const unsigned int v546 = v545 + v537;
+    out[v546] = v544;
+  }
+  const unsigned int v547 = static_cast<unsigned int>(v224.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v548 = v299 + v547;
+  const unsigned int v549 = static_cast<unsigned int>(v224.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v550 = v30 + v549;
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v552 = v220 && v551;
+  const bool v553 = v550 < v1;
+  const bool v554 = v552 && v553;
+  if (v554) {
+    const float v555 = v224.x[19];
+    const float v556 = v555 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v557 = iron_f32_to_bf16(v556);
+    const unsigned int v558 = v548 * v1;
+    const unsigned int v559 = v558 + v550;
+    out[v559] = v557;
+  }
+  const unsigned int v560 = static_cast<unsigned int>(v224.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v561 = v299 + v560;
+  const unsigned int v562 = static_cast<unsigned int>(v224.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v563 = v30 + v562;
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v565 = v220 && v564;
+  const bool v566 = v563 < v1;
+  const bool v567 = v565 && v566;
+  if (v567) {
+    const float v568 = v224.x[20];
+    const float v569 = v568 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v570 = iron_f32_to_bf16(v569);
+    const unsigned int v571 = v561 * v1;
+    const unsigned int v572 = v571 + v563;
+    out[v572] = v570;
+  }
+  const unsigned int v573 = static_cast<unsigned int>(v224.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v574 = v299 + v573;
+  const unsigned int v575 = static_cast<unsigned int>(v224.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v576 = v30 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v578 = v220 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v224.x[21];
+    const float v582 = v581 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v583 = iron_f32_to_bf16(v582);
+    const unsigned int v584 = v574 * v1;
+    const unsigned int v585 = v584 + v576;
+    out[v585] = v583;
+  }
+  const unsigned int v586 = static_cast<unsigned int>(v224.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v587 = v299 + v586;
+  const unsigned int v588 = static_cast<unsigned int>(v224.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v589 = v30 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v591 = v220 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v224.x[22];
+    const float v595 = v594 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v596 = iron_f32_to_bf16(v595);
+    const unsigned int v597 = v587 * v1;
+    const unsigned int v598 = v597 + v589;
+    out[v598] = v596;
+  }
+  const unsigned int v599 = static_cast<unsigned int>(v224.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v600 = v299 + v599;
+  const unsigned int v601 = static_cast<unsigned int>(v224.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v602 = v30 + v601;
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v604 = v220 && v603;
+  const bool v605 = v602 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v224.x[23];
+    const float v608 = v607 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v609 = iron_f32_to_bf16(v608);
+    const unsigned int v610 = v600 * v1;
+    const unsigned int v611 = v610 + v602;
+    out[v611] = v609;
+  }
+  const unsigned int v612 = static_cast<unsigned int>(v224.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v613 = v299 + v612;
+  const unsigned int v614 = static_cast<unsigned int>(v224.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v615 = v30 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v617 = v220 && v616;
+  const bool v618 = v615 < v1;
+  const bool v619 = v617 && v618;
+  if (v619) {
+    const float v620 = v224.x[24];
+    const float v621 = v620 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v622 = iron_f32_to_bf16(v621);
+    const unsigned int v623 = v613 * v1;
+    const unsigned int v624 = v623 + v615;
+    out[v624] = v622;
+  }
+  const unsigned int v625 = static_cast<unsigned int>(v224.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v626 = v299 + v625;
+  const unsigned int v627 = static_cast<unsigned int>(v224.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v628 = v30 + v627;
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v630 = v220 && v629;
+  const bool v631 = v628 < v1;
+  const bool v632 = v630 && v631;
+  if (v632) {
+    const float v633 = v224.x[25];
+    const float v634 = v633 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v635 = iron_f32_to_bf16(v634);
+    const unsigned int v636 = v626 * v1;
+    const unsigned int v637 = v636 + v628;
+    out[v637] = v635;
+  }
+  const unsigned int v638 = static_cast<unsigned int>(v224.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v639 = v299 + v638;
+  const unsigned int v640 = static_cast<unsigned int>(v224.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v641 = v30 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v643 = v220 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v224.x[26];
+    const float v647 = v646 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v648 = iron_f32_to_bf16(v647);
+    const unsigned int v649 = v639 * v1;
+    const unsigned int v650 = v649 + v641;
+    out[v650] = v648;
+  }
+  const unsigned int v651 = static_cast<unsigned int>(v224.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v652 = v299 + v651;
+  const unsigned int v653 = static_cast<unsigned int>(v224.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v654 = v30 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v656 = v220 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v224.x[27];
+    const float v660 = v659 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
+    const unsigned int v662 = v652 * v1;
+    const unsigned int v663 = v662 + v654;
+    out[v663] = v661;
+  }
+  const unsigned int v664 = static_cast<unsigned int>(v224.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v665 = v299 + v664;
+  const unsigned int v666 = static_cast<unsigned int>(v224.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v667 = v30 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v669 = v220 && v668;
+  const bool v670 = v667 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v224.x[28];
+    const float v673 = v672 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v674 = iron_f32_to_bf16(v673);
+    const unsigned int v675 = v665 * v1;
+    const unsigned int v676 = v675 + v667;
+    out[v676] = v674;
+  }
+  const unsigned int v677 = static_cast<unsigned int>(v224.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v678 = v299 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v224.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v680 = v30 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v682 = v220 && v681;
+  const bool v683 = v680 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v224.x[29];
+    const float v686 = v685 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v687 = iron_f32_to_bf16(v686);
+    const unsigned int v688 = v678 * v1;
+    const unsigned int v689 = v688 + v680;
+    out[v689] = v687;
+  }
+  const unsigned int v690 = static_cast<unsigned int>(v224.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v691 = v299 + v690;
+  const unsigned int v692 = static_cast<unsigned int>(v224.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v693 = v30 + v692;
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v695 = v220 && v694;
+  const bool v696 = v693 < v1;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v224.x[30];
+    const float v699 = v698 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v700 = iron_f32_to_bf16(v699);
+    const unsigned int v701 = v691 * v1;
+    const unsigned int v702 = v701 + v693;
+    out[v702] = v700;
+  }
+  const unsigned int v703 = static_cast<unsigned int>(v224.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v704 = v299 + v703;
+  const unsigned int v705 = static_cast<unsigned int>(v224.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v706 = v30 + v705;
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v708 = v220 && v707;
+  const bool v709 = v706 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v224.x[31];
+    const float v712 = v711 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v713 = iron_f32_to_bf16(v712);
+    const unsigned int v714 = v704 * v1;
+    const unsigned int v715 = v714 + v706;
+    out[v715] = v713;
+  }
+  const unsigned int v716 = static_cast<unsigned int>(v224.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v717 = v299 + v716;
+  const unsigned int v718 = static_cast<unsigned int>(v224.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v719 = v30 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v721 = v220 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v224.x[32];
+    const float v725 = v724 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v726 = iron_f32_to_bf16(v725);
+    const unsigned int v727 = v717 * v1;
+    const unsigned int v728 = v727 + v719;
+    out[v728] = v726;
+  }
+  const unsigned int v729 = static_cast<unsigned int>(v224.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v730 = v299 + v729;
+  const unsigned int v731 = static_cast<unsigned int>(v224.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v732 = v30 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v734 = v220 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v224.x[33];
+    const float v738 = v737 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v739 = iron_f32_to_bf16(v738);
+    const unsigned int v740 = v730 * v1;
+    const unsigned int v741 = v740 + v732;
+    out[v741] = v739;
+  }
+  const unsigned int v742 = static_cast<unsigned int>(v224.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v743 = v299 + v742;
+  const unsigned int v744 = static_cast<unsigned int>(v224.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v745 = v30 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v747 = v220 && v746;
+  const bool v748 = v745 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v224.x[34];
+    const float v751 = v750 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v752 = iron_f32_to_bf16(v751);
+    const unsigned int v753 = v743 * v1;
+    const unsigned int v754 = v753 + v745;
+    out[v754] = v752;
+  }
+  const unsigned int v755 = static_cast<unsigned int>(v224.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v756 = v299 + v755;
+  const unsigned int v757 = static_cast<unsigned int>(v224.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v758 = v30 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v760 = v220 && v759;
+  const bool v761 = v758 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v224.x[35];
+    const float v764 = v763 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v765 = iron_f32_to_bf16(v764);
+    const unsigned int v766 = v756 * v1;
+    const unsigned int v767 = v766 + v758;
+    out[v767] = v765;
+  }
+  const unsigned int v768 = static_cast<unsigned int>(v224.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v769 = v299 + v768;
+  const unsigned int v770 = static_cast<unsigned int>(v224.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v771 = v30 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v773 = v220 && v772;
+  const bool v774 = v771 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v224.x[36];
+    const float v777 = v776 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v778 = iron_f32_to_bf16(v777);
+    const unsigned int v779 = v769 * v1;
+    const unsigned int v780 = v779 + v771;
+    out[v780] = v778;
+  }
+  const unsigned int v781 = static_cast<unsigned int>(v224.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v782 = v299 + v781;
+  const unsigned int v783 = static_cast<unsigned int>(v224.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v784 = v30 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v786 = v220 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v224.x[37];
+    const float v790 = v789 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v791 = iron_f32_to_bf16(v790);
+    const unsigned int v792 = v782 * v1;
+    const unsigned int v793 = v792 + v784;
+    out[v793] = v791;
+  }
+  const unsigned int v794 = static_cast<unsigned int>(v224.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v795 = v299 + v794;
+  const unsigned int v796 = static_cast<unsigned int>(v224.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v797 = v30 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v799 = v220 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v224.x[38];
+    const float v803 = v802 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v804 = iron_f32_to_bf16(v803);
+    const unsigned int v805 = v795 * v1;
+    const unsigned int v806 = v805 + v797;
+    out[v806] = v804;
+  }
+  const unsigned int v807 = static_cast<unsigned int>(v224.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v808 = v299 + v807;
+  const unsigned int v809 = static_cast<unsigned int>(v224.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v810 = v30 + v809;
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v812 = v220 && v811;
+  const bool v813 = v810 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v224.x[39];
+    const float v816 = v815 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v817 = iron_f32_to_bf16(v816);
+    const unsigned int v818 = v808 * v1;
+    const unsigned int v819 = v818 + v810;
+    out[v819] = v817;
+  }
+  const unsigned int v820 = static_cast<unsigned int>(v224.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v821 = v299 + v820;
+  const unsigned int v822 = static_cast<unsigned int>(v224.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v823 = v30 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v825 = v220 && v824;
+  const bool v826 = v823 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v224.x[40];
+    const float v829 = v828 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v830 = iron_f32_to_bf16(v829);
+    const unsigned int v831 = v821 * v1;
+    const unsigned int v832 = v831 + v823;
+    out[v832] = v830;
+  }
+  const unsigned int v833 = static_cast<unsigned int>(v224.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v834 = v299 + v833;
+  const unsigned int v835 = static_cast<unsigned int>(v224.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v836 = v30 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v838 = v220 && v837;
+  const bool v839 = v836 < v1;
+  const bool v840 = v838 && v839;
+  if (v840) {
+    const float v841 = v224.x[41];
+    const float v842 = v841 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v843 = iron_f32_to_bf16(v842);
+    const unsigned int v844 = v834 * v1;
+    const unsigned int v845 = v844 + v836;
+    out[v845] = v843;
+  }
+  const unsigned int v846 = static_cast<unsigned int>(v224.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v847 = v299 + v846;
+  const unsigned int v848 = static_cast<unsigned int>(v224.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v849 = v30 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v851 = v220 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v224.x[42];
+    const float v855 = v854 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v856 = iron_f32_to_bf16(v855);
+    const unsigned int v857 = v847 * v1;
+    const unsigned int v858 = v857 + v849;
+    out[v858] = v856;
+  }
+  const unsigned int v859 = static_cast<unsigned int>(v224.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v860 = v299 + v859;
+  const unsigned int v861 = static_cast<unsigned int>(v224.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v862 = v30 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v864 = v220 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v224.x[43];
+    const float v868 = v867 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v869 = iron_f32_to_bf16(v868);
+    const unsigned int v870 = v860 * v1;
+    const unsigned int v871 = v870 + v862;
+    out[v871] = v869;
+  }
+  const unsigned int v872 = static_cast<unsigned int>(v224.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v873 = v299 + v872;
+  const unsigned int v874 = static_cast<unsigned int>(v224.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v875 = v30 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v877 = v220 && v876;
+  const bool v878 = v875 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v224.x[44];
+    const float v881 = v880 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v882 = iron_f32_to_bf16(v881);
+    const unsigned int v883 = v873 * v1;
+    const unsigned int v884 = v883 + v875;
+    out[v884] = v882;
+  }
+  const unsigned int v885 = static_cast<unsigned int>(v224.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v886 = v299 + v885;
+  const unsigned int v887 = static_cast<unsigned int>(v224.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v888 = v30 + v887;
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v890 = v220 && v889;
+  const bool v891 = v888 < v1;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v224.x[45];
+    const float v894 = v893 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v895 = iron_f32_to_bf16(v894);
+    const unsigned int v896 = v886 * v1;
+    const unsigned int v897 = v896 + v888;
+    out[v897] = v895;
+  }
+  const unsigned int v898 = static_cast<unsigned int>(v224.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v899 = v299 + v898;
+  const unsigned int v900 = static_cast<unsigned int>(v224.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v901 = v30 + v900;
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v903 = v220 && v902;
+  const bool v904 = v901 < v1;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v224.x[46];
+    const float v907 = v906 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v908 = iron_f32_to_bf16(v907);
+    const unsigned int v909 = v899 * v1;
+    const unsigned int v910 = v909 + v901;
+    out[v910] = v908;
+  }
+  const unsigned int v911 = static_cast<unsigned int>(v224.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v912 = v299 + v911;
+  const unsigned int v913 = static_cast<unsigned int>(v224.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v914 = v30 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v916 = v220 && v915;
+  const bool v917 = v914 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v224.x[47];
+    const float v920 = v919 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v921 = iron_f32_to_bf16(v920);
+    const unsigned int v922 = v912 * v1;
+    const unsigned int v923 = v922 + v914;
+    out[v923] = v921;
+  }
+  const unsigned int v924 = static_cast<unsigned int>(v224.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v925 = v299 + v924;
+  const unsigned int v926 = static_cast<unsigned int>(v224.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v927 = v30 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v929 = v220 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v224.x[48];
+    const float v933 = v932 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v934 = iron_f32_to_bf16(v933);
+    const unsigned int v935 = v925 * v1;
+    const unsigned int v936 = v935 + v927;
+    out[v936] = v934;
+  }
+  const unsigned int v937 = static_cast<unsigned int>(v224.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v938 = v299 + v937;
+  const unsigned int v939 = static_cast<unsigned int>(v224.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v940 = v30 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v942 = v220 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v224.x[49];
+    const float v946 = v945 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v947 = iron_f32_to_bf16(v946);
+    const unsigned int v948 = v938 * v1;
+    const unsigned int v949 = v948 + v940;
+    out[v949] = v947;
+  }
+  const unsigned int v950 = static_cast<unsigned int>(v224.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v951 = v299 + v950;
+  const unsigned int v952 = static_cast<unsigned int>(v224.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v953 = v30 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v955 = v220 && v954;
+  const bool v956 = v953 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v224.x[50];
+    const float v959 = v958 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v960 = iron_f32_to_bf16(v959);
+    const unsigned int v961 = v951 * v1;
+    const unsigned int v962 = v961 + v953;
+    out[v962] = v960;
+  }
+  const unsigned int v963 = static_cast<unsigned int>(v224.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v964 = v299 + v963;
+  const unsigned int v965 = static_cast<unsigned int>(v224.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v966 = v30 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v968 = v220 && v967;
+  const bool v969 = v966 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v224.x[51];
+    const float v972 = v971 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v973 = iron_f32_to_bf16(v972);
+    const unsigned int v974 = v964 * v1;
+    const unsigned int v975 = v974 + v966;
+    out[v975] = v973;
+  }
+  const unsigned int v976 = static_cast<unsigned int>(v224.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v977 = v299 + v976;
+  const unsigned int v978 = static_cast<unsigned int>(v224.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v979 = v30 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v981 = v220 && v980;
+  const bool v982 = v979 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v224.x[52];
+    const float v985 = v984 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v986 = iron_f32_to_bf16(v985);
+    const unsigned int v987 = v977 * v1;
+    const unsigned int v988 = v987 + v979;
+    out[v988] = v986;
+  }
+  const unsigned int v989 = static_cast<unsigned int>(v224.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v990 = v299 + v989;
+  const unsigned int v991 = static_cast<unsigned int>(v224.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v992 = v30 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v994 = v220 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v224.x[53];
+    const float v998 = v997 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v999 = iron_f32_to_bf16(v998);
+    const unsigned int v1000 = v990 * v1;
+    const unsigned int v1001 = v1000 + v992;
+    out[v1001] = v999;
+  }
+  const unsigned int v1002 = static_cast<unsigned int>(v224.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1003 = v299 + v1002;
+  const unsigned int v1004 = static_cast<unsigned int>(v224.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1005 = v30 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1007 = v220 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v224.x[54];
+    const float v1011 = v1010 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1012 = iron_f32_to_bf16(v1011);
+    const unsigned int v1013 = v1003 * v1;
+    const unsigned int v1014 = v1013 + v1005;
+    out[v1014] = v1012;
+  }
+  const unsigned int v1015 = static_cast<unsigned int>(v224.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1016 = v299 + v1015;
+  const unsigned int v1017 = static_cast<unsigned int>(v224.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1018 = v30 + v1017;
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1020 = v220 && v1019;
+  const bool v1021 = v1018 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v224.x[55];
+    const float v1024 = v1023 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1025 = iron_f32_to_bf16(v1024);
+    const unsigned int v1026 = v1016 * v1;
+    const unsigned int v1027 = v1026 + v1018;
+    out[v1027] = v1025;
+  }
+  const unsigned int v1028 = static_cast<unsigned int>(v224.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1029 = v299 + v1028;
+  const unsigned int v1030 = static_cast<unsigned int>(v224.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1031 = v30 + v1030;
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1033 = v220 && v1032;
+  const bool v1034 = v1031 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v224.x[56];
+    const float v1037 = v1036 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1038 = iron_f32_to_bf16(v1037);
+    const unsigned int v1039 = v1029 * v1;
+    const unsigned int v1040 = v1039 + v1031;
+    out[v1040] = v1038;
+  }
+  const unsigned int v1041 = static_cast<unsigned int>(v224.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1042 = v299 + v1041;
+  const unsigned int v1043 = static_cast<unsigned int>(v224.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1044 = v30 + v1043;
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1046 = v220 && v1045;
+  const bool v1047 = v1044 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v224.x[57];
+    const float v1050 = v1049 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
+    const unsigned int v1052 = v1042 * v1;
+    const unsigned int v1053 = v1052 + v1044;
+    out[v1053] = v1051;
+  }
+  const unsigned int v1054 = static_cast<unsigned int>(v224.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1055 = v299 + v1054;
+  const unsigned int v1056 = static_cast<unsigned int>(v224.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1057 = v30 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1059 = v220 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v224.x[58];
+    const float v1063 = v1062 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
+    const unsigned int v1065 = v1055 * v1;
+    const unsigned int v1066 = v1065 + v1057;
+    out[v1066] = v1064;
+  }
+  const unsigned int v1067 = static_cast<unsigned int>(v224.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1068 = v299 + v1067;
+  const unsigned int v1069 = static_cast<unsigned int>(v224.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1070 = v30 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1072 = v220 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v224.x[59];
+    const float v1076 = v1075 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
+    const unsigned int v1078 = v1068 * v1;
+    const unsigned int v1079 = v1078 + v1070;
+    out[v1079] = v1077;
+  }
+  const unsigned int v1080 = static_cast<unsigned int>(v224.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1081 = v299 + v1080;
+  const unsigned int v1082 = static_cast<unsigned int>(v224.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1083 = v30 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1085 = v220 && v1084;
+  const bool v1086 = v1083 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v224.x[60];
+    const float v1089 = v1088 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
+    const unsigned int v1091 = v1081 * v1;
+    const unsigned int v1092 = v1091 + v1083;
+    out[v1092] = v1090;
+  }
+  const unsigned int v1093 = static_cast<unsigned int>(v224.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1094 = v299 + v1093;
+  const unsigned int v1095 = static_cast<unsigned int>(v224.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1096 = v30 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1098 = v220 && v1097;
+  const bool v1099 = v1096 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v224.x[61];
+    const float v1102 = v1101 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
+    const unsigned int v1104 = v1094 * v1;
+    const unsigned int v1105 = v1104 + v1096;
+    out[v1105] = v1103;
+  }
+  const unsigned int v1106 = static_cast<unsigned int>(v224.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1107 = v299 + v1106;
+  const unsigned int v1108 = static_cast<unsigned int>(v224.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1109 = v30 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1111 = v220 && v1110;
+  const bool v1112 = v1109 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v224.x[62];
+    const float v1115 = v1114 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);
+    const unsigned int v1117 = v1107 * v1;
+    const unsigned int v1118 = v1117 + v1109;
+    out[v1118] = v1116;
+  }
+  const unsigned int v1119 = static_cast<unsigned int>(v224.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1120 = v299 + v1119;
+  const unsigned int v1121 = static_cast<unsigned int>(v224.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1122 = v30 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1124 = v220 && v1123;
+  const bool v1125 = v1122 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v224.x[63];
+    const float v1128 = v1127 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
+    const unsigned int v1130 = v1120 * v1;
+    const unsigned int v1131 = v1130 + v1122;
+    out[v1131] = v1129;
+  }
+  const unsigned int v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  iron_frag<float, 2, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v1143, 0.0f);
 
-  for (unsigned int v1332 = 0u; v1332 < v2; v1332 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (unsigned int v1336 = v415; v1336 < 8192u; v1336 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1338 = v1336 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1340 = v1336 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1341 = v26 + v1338;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1342 = v1341 < v0;
-      const unsigned int v1343 = v1332 + v1340;
-      const bool v1344 = v1343 < v2;
-      const bool v1345 = v1342 && v1344;
-      if (v1345) {
-        const unsigned int v1347 = v1341 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1349 = v1347 + v1332;
-        const unsigned int v1350 = v1349 + v1340;
-        const iron_f8e4m3 v1351 = a[v1350];
-        const iron_f16 v1352 = iron_f32_to_f16(iron_to_f32(v1351));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1354 = v1338 << 6u;
-        const unsigned int v1355 = v1354 + v1340;
-        shm3[(v1355 ^ (((v1355 >> 6u) & 7u) << 3u))] = v1352;
+  for (unsigned int v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (unsigned int v1150 = v229; v1150 < 8192u; v1150 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1152 = v1150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1154 = v1150 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1155 = v26 + v1152;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1156 = v1155 < v0;
+      const unsigned int v1157 = v1146 + v1154;
+      const bool v1158 = v1157 < v2;
+      const bool v1159 = v1156 && v1158;
+      if (v1159) {
+        const unsigned int v1161 = v1155 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1163 = v1161 + v1146;
+        const unsigned int v1164 = v1163 + v1154;
+        const iron_f8e4m3 v1165 = a[v1164];
+        const iron_f16 v1166 = iron_f32_to_f16(iron_to_f32(v1165));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1168 = v1152 << 6u;
+        const unsigned int v1169 = v1168 + v1154;
+        shm3[(v1169 ^ (((v1169 >> 6u) & 7u) << 3u))] = v1166;
       } else {
-        const unsigned int v1357 = v1338 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1358 = v1357 + v1340;
-        shm3[(v1358 ^ (((v1358 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1171 = v1152 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1172 = v1171 + v1154;
+        shm3[(v1172 ^ (((v1172 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1363 = v415; v1363 < 8192u; v1363 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1365 = v1363 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1367 = v1363 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1368 = v1319 + v1365;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1369 = v1368 < v1;
-      const unsigned int v1370 = v1332 + v1367;
-      const bool v1371 = v1370 < v2;
-      const bool v1372 = v1369 && v1371;
-      if (v1372) {
-        const unsigned int v1374 = v1368 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1376 = v1374 + v1332;
-        const unsigned int v1377 = v1376 + v1367;
-        const iron_f8e4m3 v1378 = b[v1377];
-        const iron_f16 v1379 = iron_f32_to_f16(iron_to_f32(v1378));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1381 = v1365 << 6u;
-        const unsigned int v1382 = v1381 + v1367;
-        shm4[(v1382 ^ (((v1382 >> 6u) & 7u) << 3u))] = v1379;
+    for (unsigned int v1177 = v229; v1177 < 8192u; v1177 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1179 = v1177 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1181 = v1177 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1182 = v1133 + v1179;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1183 = v1182 < v1;
+      const unsigned int v1184 = v1146 + v1181;
+      const bool v1185 = v1184 < v2;
+      const bool v1186 = v1183 && v1185;
+      if (v1186) {
+        const unsigned int v1188 = v1182 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1190 = v1188 + v1146;
+        const unsigned int v1191 = v1190 + v1181;
+        const iron_f8e4m3 v1192 = b[v1191];
+        const iron_f16 v1193 = iron_f32_to_f16(iron_to_f32(v1192));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1195 = v1179 << 6u;
+        const unsigned int v1196 = v1195 + v1181;
+        shm4[(v1196 ^ (((v1196 >> 6u) & 7u) << 3u))] = v1193;
       } else {
-        const unsigned int v1384 = v1365 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1385 = v1384 + v1367;
-        shm4[(v1385 ^ (((v1385 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1198 = v1179 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1199 = v1198 + v1181;
+        shm4[(v1199 ^ (((v1199 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const unsigned int v1394 = v483 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const unsigned int v2288 = v481 << 6u;
-      const unsigned int v2290 = v1394 + v2288;
-      iron_frag<iron_f16, 0, 16, 16> v2297;
-      iron_frag_fill(v2297, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2297, shm3, v2290, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2299;
-      iron_frag_fill(v2299, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2299, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1329, v2297, v2299);
-      const unsigned int v2301 = v2290 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2306;
-      iron_frag_fill(v2306, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2306, shm3, v2301, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2308;
-      iron_frag_fill(v2308, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2308, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1329, v2306, v2308);
-      const unsigned int v2310 = v2290 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2315;
-      iron_frag_fill(v2315, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2315, shm3, v2310, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2317;
-      iron_frag_fill(v2317, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2317, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1329, v2315, v2317);
-      const unsigned int v2319 = v2290 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2324;
-      iron_frag_fill(v2324, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2324, shm3, v2319, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2326;
-      iron_frag_fill(v2326, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2326, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1329, v2324, v2326);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v1329.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1406 = v485 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v1329.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1408 = v1319 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1410 = v406 && v1409;
-  const bool v1411 = v1408 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v1329.x[0];
-    const float v1414 = v1413 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1415 = iron_f32_to_bf16(v1414);
-    const unsigned int v1416 = v1406 * v1;
-    const unsigned int v1417 = v1416 + v1408;
-    out[v1417] = v1415;
-  }
-  const unsigned int v1418 = static_cast<unsigned int>(v1329.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1419 = v485 + v1418;
-  const unsigned int v1420 = static_cast<unsigned int>(v1329.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1421 = v1319 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1423 = v406 && v1422;
-  const bool v1424 = v1421 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v1329.x[1];
-    const float v1427 = v1426 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
-    const unsigned int v1429 = v1419 * v1;
-    const unsigned int v1430 = v1429 + v1421;
-    out[v1430] = v1428;
-  }
-  const unsigned int v1431 = static_cast<unsigned int>(v1329.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1432 = v485 + v1431;
-  const unsigned int v1433 = static_cast<unsigned int>(v1329.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1434 = v1319 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1436 = v406 && v1435;
-  const bool v1437 = v1434 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v1329.x[2];
-    const float v1440 = v1439 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
-    const unsigned int v1442 = v1432 * v1;
-    const unsigned int v1443 = v1442 + v1434;
-    out[v1443] = v1441;
-  }
-  const unsigned int v1444 = static_cast<unsigned int>(v1329.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1445 = v485 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v1329.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1447 = v1319 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1449 = v406 && v1448;
-  const bool v1450 = v1447 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v1329.x[3];
-    const float v1453 = v1452 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1454 = iron_f32_to_bf16(v1453);
-    const unsigned int v1455 = v1445 * v1;
-    const unsigned int v1456 = v1455 + v1447;
-    out[v1456] = v1454;
-  }
-  const unsigned int v1457 = static_cast<unsigned int>(v1329.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1458 = v485 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v1329.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1460 = v1319 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1462 = v406 && v1461;
-  const bool v1463 = v1460 < v1;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v1329.x[4];
-    const float v1466 = v1465 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1467 = iron_f32_to_bf16(v1466);
-    const unsigned int v1468 = v1458 * v1;
-    const unsigned int v1469 = v1468 + v1460;
-    out[v1469] = v1467;
-  }
-  const unsigned int v1470 = static_cast<unsigned int>(v1329.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1471 = v485 + v1470;
-  const unsigned int v1472 = static_cast<unsigned int>(v1329.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1473 = v1319 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1475 = v406 && v1474;
-  const bool v1476 = v1473 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v1329.x[5];
-    const float v1479 = v1478 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1480 = iron_f32_to_bf16(v1479);
-    const unsigned int v1481 = v1471 * v1;
-    const unsigned int v1482 = v1481 + v1473;
-    out[v1482] = v1480;
-  }
-  const unsigned int v1483 = static_cast<unsigned int>(v1329.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1484 = v485 + v1483;
-  const unsigned int v1485 = static_cast<unsigned int>(v1329.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1486 = v1319 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1488 = v406 && v1487;
-  const bool v1489 = v1486 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v1329.x[6];
-    const float v1492 = v1491 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
-    const unsigned int v1494 = v1484 * v1;
-    const unsigned int v1495 = v1494 + v1486;
-    out[v1495] = v1493;
-  }
-  const unsigned int v1496 = static_cast<unsigned int>(v1329.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1497 = v485 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v1329.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1499 = v1319 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1501 = v406 && v1500;
-  const bool v1502 = v1499 < v1;
-  const bool v1503 = v1501 && v1502;
-  if (v1503) {
-    const float v1504 = v1329.x[7];
-    const float v1505 = v1504 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1506 = iron_f32_to_bf16(v1505);
-    const unsigned int v1507 = v1497 * v1;
-    const unsigned int v1508 = v1507 + v1499;
-    out[v1508] = v1506;
-  }
-  const unsigned int v1509 = static_cast<unsigned int>(v1329.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1510 = v485 + v1509;
-  const unsigned int v1511 = static_cast<unsigned int>(v1329.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1512 = v1319 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1514 = v406 && v1513;
-  const bool v1515 = v1512 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v1329.x[8];
-    const float v1518 = v1517 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1519 = iron_f32_to_bf16(v1518);
-    const unsigned int v1520 = v1510 * v1;
-    const unsigned int v1521 = v1520 + v1512;
-    out[v1521] = v1519;
-  }
-  const unsigned int v1522 = static_cast<unsigned int>(v1329.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1523 = v485 + v1522;
-  const unsigned int v1524 = static_cast<unsigned int>(v1329.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1525 = v1319 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1527 = v406 && v1526;
-  const bool v1528 = v1525 < v1;
-  const bool v1529 = v1527 && v1528;
-  if (v1529) {
-    const float v1530 = v1329.x[9];
-    const float v1531 = v1530 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
-    const unsigned int v1533 = v1523 * v1;
-    const unsigned int v1534 = v1533 + v1525;
-    out[v1534] = v1532;
-  }
-  const unsigned int v1535 = static_cast<unsigned int>(v1329.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1536 = v485 + v1535;
-  const unsigned int v1537 = static_cast<unsigned int>(v1329.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1538 = v1319 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1540 = v406 && v1539;
-  const bool v1541 = v1538 < v1;
-  const bool v1542 = v1540 && v1541;
-  if (v1542) {
-    const float v1543 = v1329.x[10];
-    const float v1544 = v1543 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1545 = iron_f32_to_bf16(v1544);
-    const unsigned int v1546 = v1536 * v1;
-    const unsigned int v1547 = v1546 + v1538;
-    out[v1547] = v1545;
-  }
-  const unsigned int v1548 = static_cast<unsigned int>(v1329.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1549 = v485 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v1329.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1551 = v1319 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1553 = v406 && v1552;
-  const bool v1554 = v1551 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v1329.x[11];
-    const float v1557 = v1556 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1558 = iron_f32_to_bf16(v1557);
-    const unsigned int v1559 = v1549 * v1;
-    const unsigned int v1560 = v1559 + v1551;
-    out[v1560] = v1558;
-  }
-  const unsigned int v1561 = static_cast<unsigned int>(v1329.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1562 = v485 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v1329.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1564 = v1319 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1566 = v406 && v1565;
-  const bool v1567 = v1564 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v1329.x[12];
-    const float v1570 = v1569 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1571 = iron_f32_to_bf16(v1570);
-    const unsigned int v1572 = v1562 * v1;
-    const unsigned int v1573 = v1572 + v1564;
-    out[v1573] = v1571;
-  }
-  const unsigned int v1574 = static_cast<unsigned int>(v1329.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1575 = v485 + v1574;
-  const unsigned int v1576 = static_cast<unsigned int>(v1329.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1577 = v1319 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1579 = v406 && v1578;
-  const bool v1580 = v1577 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v1329.x[13];
-    const float v1583 = v1582 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
-    const unsigned int v1585 = v1575 * v1;
-    const unsigned int v1586 = v1585 + v1577;
-    out[v1586] = v1584;
-  }
-  const unsigned int v1587 = static_cast<unsigned int>(v1329.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1588 = v485 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v1329.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1590 = v1319 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1592 = v406 && v1591;
-  const bool v1593 = v1590 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v1329.x[14];
-    const float v1596 = v1595 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
-    const unsigned int v1598 = v1588 * v1;
-    const unsigned int v1599 = v1598 + v1590;
-    out[v1599] = v1597;
-  }
-  const unsigned int v1600 = static_cast<unsigned int>(v1329.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1601 = v485 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v1329.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1603 = v1319 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1605 = v406 && v1604;
-  const bool v1606 = v1603 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v1329.x[15];
-    const float v1609 = v1608 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
-    const unsigned int v1611 = v1601 * v1;
-    const unsigned int v1612 = v1611 + v1603;
-    out[v1612] = v1610;
-  }
-  const unsigned int v1613 = static_cast<unsigned int>(v1329.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1614 = v485 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v1329.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1616 = v1319 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1618 = v406 && v1617;
-  const bool v1619 = v1616 < v1;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v1329.x[16];
-    const float v1622 = v1621 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
-    const unsigned int v1624 = v1614 * v1;
-    const unsigned int v1625 = v1624 + v1616;
-    out[v1625] = v1623;
-  }
-  const unsigned int v1626 = static_cast<unsigned int>(v1329.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1627 = v485 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v1329.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1629 = v1319 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1631 = v406 && v1630;
-  const bool v1632 = v1629 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v1329.x[17];
-    const float v1635 = v1634 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
-    const unsigned int v1637 = v1627 * v1;
-    const unsigned int v1638 = v1637 + v1629;
-    out[v1638] = v1636;
-  }
-  const unsigned int v1639 = static_cast<unsigned int>(v1329.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1640 = v485 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v1329.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1642 = v1319 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1644 = v406 && v1643;
-  const bool v1645 = v1642 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v1329.x[18];
-    const float v1648 = v1647 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
-    const unsigned int v1650 = v1640 * v1;
-    const unsigned int v1651 = v1650 + v1642;
-    out[v1651] = v1649;
-  }
-  const unsigned int v1652 = static_cast<unsigned int>(v1329.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1653 = v485 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v1329.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1655 = v1319 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1657 = v406 && v1656;
-  const bool v1658 = v1655 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v1329.x[19];
-    const float v1661 = v1660 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1662 = iron_f32_to_bf16(v1661);
-    const unsigned int v1663 = v1653 * v1;
-    const unsigned int v1664 = v1663 + v1655;
-    out[v1664] = v1662;
-  }
-  const unsigned int v1665 = static_cast<unsigned int>(v1329.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1666 = v485 + v1665;
-  const unsigned int v1667 = static_cast<unsigned int>(v1329.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1668 = v1319 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1670 = v406 && v1669;
-  const bool v1671 = v1668 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v1329.x[20];
-    const float v1674 = v1673 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1675 = iron_f32_to_bf16(v1674);
-    const unsigned int v1676 = v1666 * v1;
-    const unsigned int v1677 = v1676 + v1668;
-    out[v1677] = v1675;
-  }
-  const unsigned int v1678 = static_cast<unsigned int>(v1329.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1679 = v485 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v1329.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1681 = v1319 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1683 = v406 && v1682;
-  const bool v1684 = v1681 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v1329.x[21];
-    const float v1687 = v1686 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1688 = iron_f32_to_bf16(v1687);
-    const unsigned int v1689 = v1679 * v1;
-    const unsigned int v1690 = v1689 + v1681;
-    out[v1690] = v1688;
-  }
-  const unsigned int v1691 = static_cast<unsigned int>(v1329.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1692 = v485 + v1691;
-  const unsigned int v1693 = static_cast<unsigned int>(v1329.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1694 = v1319 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1696 = v406 && v1695;
-  const bool v1697 = v1694 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v1329.x[22];
-    const float v1700 = v1699 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
-    const unsigned int v1702 = v1692 * v1;
-    const unsigned int v1703 = v1702 + v1694;
-    out[v1703] = v1701;
-  }
-  const unsigned int v1704 = static_cast<unsigned int>(v1329.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1705 = v485 + v1704;
-  const unsigned int v1706 = static_cast<unsigned int>(v1329.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1707 = v1319 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1709 = v406 && v1708;
-  const bool v1710 = v1707 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v1329.x[23];
-    const float v1713 = v1712 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1714 = iron_f32_to_bf16(v1713);
-    const unsigned int v1715 = v1705 * v1;
-    const unsigned int v1716 = v1715 + v1707;
-    out[v1716] = v1714;
-  }
-  const unsigned int v1717 = static_cast<unsigned int>(v1329.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1718 = v485 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v1329.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1720 = v1319 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1722 = v406 && v1721;
-  const bool v1723 = v1720 < v1;
-  const bool v1724 = v1722 && v1723;
-  if (v1724) {
-    const float v1725 = v1329.x[24];
-    const float v1726 = v1725 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1727 = iron_f32_to_bf16(v1726);
-    const unsigned int v1728 = v1718 * v1;
-    const unsigned int v1729 = v1728 + v1720;
-    out[v1729] = v1727;
-  }
-  const unsigned int v1730 = static_cast<unsigned int>(v1329.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1731 = v485 + v1730;
-  const unsigned int v1732 = static_cast<unsigned int>(v1329.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1733 = v1319 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1735 = v406 && v1734;
-  const bool v1736 = v1733 < v1;
-  const bool v1737 = v1735 && v1736;
-  if (v1737) {
-    const float v1738 = v1329.x[25];
-    const float v1739 = v1738 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1740 = iron_f32_to_bf16(v1739);
-    const unsigned int v1741 = v1731 * v1;
-    const unsigned int v1742 = v1741 + v1733;
-    out[v1742] = v1740;
-  }
-  const unsigned int v1743 = static_cast<unsigned int>(v1329.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1744 = v485 + v1743;
-  const unsigned int v1745 = static_cast<unsigned int>(v1329.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1746 = v1319 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1748 = v406 && v1747;
-  const bool v1749 = v1746 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v1329.x[26];
-    const float v1752 = v1751 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
-    const unsigned int v1754 = v1744 * v1;
-    const unsigned int v1755 = v1754 + v1746;
-    out[v1755] = v1753;
-  }
-  const unsigned int v1756 = static_cast<unsigned int>(v1329.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1757 = v485 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v1329.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1759 = v1319 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1761 = v406 && v1760;
-  const bool v1762 = v1759 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v1329.x[27];
-    const float v1765 = v1764 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1766 = iron_f32_to_bf16(v1765);
-    const unsigned int v1767 = v1757 * v1;
-    const unsigned int v1768 = v1767 + v1759;
-    out[v1768] = v1766;
-  }
-  const unsigned int v1769 = static_cast<unsigned int>(v1329.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1770 = v485 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v1329.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1772 = v1319 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1774 = v406 && v1773;
-  const bool v1775 = v1772 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v1329.x[28];
-    const float v1778 = v1777 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1779 = iron_f32_to_bf16(v1778);
-    const unsigned int v1780 = v1770 * v1;
-    const unsigned int v1781 = v1780 + v1772;
-    out[v1781] = v1779;
-  }
-  const unsigned int v1782 = static_cast<unsigned int>(v1329.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1783 = v485 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v1329.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1785 = v1319 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1787 = v406 && v1786;
-  const bool v1788 = v1785 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v1329.x[29];
-    const float v1791 = v1790 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
-    const unsigned int v1793 = v1783 * v1;
-    const unsigned int v1794 = v1793 + v1785;
-    out[v1794] = v1792;
-  }
-  const unsigned int v1795 = static_cast<unsigned int>(v1329.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1796 = v485 + v1795;
-  const unsigned int v1797 = static_cast<unsigned int>(v1329.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1798 = v1319 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1800 = v406 && v1799;
-  const bool v1801 = v1798 < v1;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v1329.x[30];
-    const float v1804 = v1803 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
-    const unsigned int v1806 = v1796 * v1;
-    const unsigned int v1807 = v1806 + v1798;
-    out[v1807] = v1805;
-  }
-  const unsigned int v1808 = static_cast<unsigned int>(v1329.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1809 = v485 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1329.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1811 = v1319 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1813 = v406 && v1812;
-  const bool v1814 = v1811 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v1329.x[31];
-    const float v1817 = v1816 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1818 = iron_f32_to_bf16(v1817);
-    const unsigned int v1819 = v1809 * v1;
-    const unsigned int v1820 = v1819 + v1811;
-    out[v1820] = v1818;
-  }
-  const unsigned int v1821 = static_cast<unsigned int>(v1329.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1822 = v485 + v1821;
-  const unsigned int v1823 = static_cast<unsigned int>(v1329.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1824 = v1319 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1826 = v406 && v1825;
-  const bool v1827 = v1824 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v1329.x[32];
-    const float v1830 = v1829 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
-    const unsigned int v1832 = v1822 * v1;
-    const unsigned int v1833 = v1832 + v1824;
-    out[v1833] = v1831;
-  }
-  const unsigned int v1834 = static_cast<unsigned int>(v1329.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1835 = v485 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v1329.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1837 = v1319 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1839 = v406 && v1838;
-  const bool v1840 = v1837 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v1329.x[33];
-    const float v1843 = v1842 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1844 = iron_f32_to_bf16(v1843);
-    const unsigned int v1845 = v1835 * v1;
-    const unsigned int v1846 = v1845 + v1837;
-    out[v1846] = v1844;
-  }
-  const unsigned int v1847 = static_cast<unsigned int>(v1329.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1848 = v485 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v1329.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1850 = v1319 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1852 = v406 && v1851;
-  const bool v1853 = v1850 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v1329.x[34];
-    const float v1856 = v1855 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
-    const unsigned int v1858 = v1848 * v1;
-    const unsigned int v1859 = v1858 + v1850;
-    out[v1859] = v1857;
-  }
-  const unsigned int v1860 = static_cast<unsigned int>(v1329.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1861 = v485 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v1329.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1863 = v1319 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1865 = v406 && v1864;
-  const bool v1866 = v1863 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v1329.x[35];
-    const float v1869 = v1868 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1870 = iron_f32_to_bf16(v1869);
-    const unsigned int v1871 = v1861 * v1;
-    const unsigned int v1872 = v1871 + v1863;
-    out[v1872] = v1870;
-  }
-  const unsigned int v1873 = static_cast<unsigned int>(v1329.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1874 = v485 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v1329.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1876 = v1319 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1878 = v406 && v1877;
-  const bool v1879 = v1876 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v1329.x[36];
-    const float v1882 = v1881 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1883 = iron_f32_to_bf16(v1882);
-    const unsigned int v1884 = v1874 * v1;
-    const unsigned int v1885 = v1884 + v1876;
-    out[v1885] = v1883;
-  }
-  const unsigned int v1886 = static_cast<unsigned int>(v1329.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1887 = v485 + v1886;
-  const unsigned int v1888 = static_cast<unsigned int>(v1329.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1889 = v1319 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1891 = v406 && v1890;
-  const bool v1892 = v1889 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v1329.x[37];
-    const float v1895 = v1894 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1896 = iron_f32_to_bf16(v1895);
-    const unsigned int v1897 = v1887 * v1;
-    const unsigned int v1898 = v1897 + v1889;
-    out[v1898] = v1896;
-  }
-  const unsigned int v1899 = static_cast<unsigned int>(v1329.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1900 = v485 + v1899;
-  const unsigned int v1901 = static_cast<unsigned int>(v1329.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1902 = v1319 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1904 = v406 && v1903;
-  const bool v1905 = v1902 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v1329.x[38];
-    const float v1908 = v1907 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
-    const unsigned int v1910 = v1900 * v1;
-    const unsigned int v1911 = v1910 + v1902;
-    out[v1911] = v1909;
-  }
-  const unsigned int v1912 = static_cast<unsigned int>(v1329.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1913 = v485 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v1329.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1915 = v1319 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1917 = v406 && v1916;
-  const bool v1918 = v1915 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v1329.x[39];
-    const float v1921 = v1920 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
-    const unsigned int v1923 = v1913 * v1;
-    const unsigned int v1924 = v1923 + v1915;
-    out[v1924] = v1922;
-  }
-  const unsigned int v1925 = static_cast<unsigned int>(v1329.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1926 = v485 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v1329.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1928 = v1319 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1930 = v406 && v1929;
-  const bool v1931 = v1928 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v1329.x[40];
-    const float v1934 = v1933 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1935 = iron_f32_to_bf16(v1934);
-    const unsigned int v1936 = v1926 * v1;
-    const unsigned int v1937 = v1936 + v1928;
-    out[v1937] = v1935;
-  }
-  const unsigned int v1938 = static_cast<unsigned int>(v1329.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1939 = v485 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v1329.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1941 = v1319 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1943 = v406 && v1942;
-  const bool v1944 = v1941 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v1329.x[41];
-    const float v1947 = v1946 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1948 = iron_f32_to_bf16(v1947);
-    const unsigned int v1949 = v1939 * v1;
-    const unsigned int v1950 = v1949 + v1941;
-    out[v1950] = v1948;
-  }
-  const unsigned int v1951 = static_cast<unsigned int>(v1329.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1952 = v485 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v1329.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1954 = v1319 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1956 = v406 && v1955;
-  const bool v1957 = v1954 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v1329.x[42];
-    const float v1960 = v1959 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1961 = iron_f32_to_bf16(v1960);
-    const unsigned int v1962 = v1952 * v1;
-    const unsigned int v1963 = v1962 + v1954;
-    out[v1963] = v1961;
-  }
-  const unsigned int v1964 = static_cast<unsigned int>(v1329.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1965 = v485 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v1329.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1967 = v1319 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1969 = v406 && v1968;
-  const bool v1970 = v1967 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v1329.x[43];
-    const float v1973 = v1972 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
-    const unsigned int v1975 = v1965 * v1;
-    const unsigned int v1976 = v1975 + v1967;
-    out[v1976] = v1974;
-  }
-  const unsigned int v1977 = static_cast<unsigned int>(v1329.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1978 = v485 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v1329.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1980 = v1319 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1982 = v406 && v1981;
-  const bool v1983 = v1980 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v1329.x[44];
-    const float v1986 = v1985 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);
-    const unsigned int v1988 = v1978 * v1;
-    const unsigned int v1989 = v1988 + v1980;
-    out[v1989] = v1987;
-  }
-  const unsigned int v1990 = static_cast<unsigned int>(v1329.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1991 = v485 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v1329.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1993 = v1319 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1995 = v406 && v1994;
-  const bool v1996 = v1993 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v1329.x[45];
-    const float v1999 = v1998 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
-    const unsigned int v2001 = v1991 * v1;
-    const unsigned int v2002 = v2001 + v1993;
-    out[v2002] = v2000;
-  }
-  const unsigned int v2003 = static_cast<unsigned int>(v1329.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2004 = v485 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v1329.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2006 = v1319 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2008 = v406 && v2007;
-  const bool v2009 = v2006 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v1329.x[46];
-    const float v2012 = v2011 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
-    const unsigned int v2014 = v2004 * v1;
-    const unsigned int v2015 = v2014 + v2006;
-    out[v2015] = v2013;
-  }
-  const unsigned int v2016 = static_cast<unsigned int>(v1329.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2017 = v485 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1329.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2019 = v1319 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2021 = v406 && v2020;
-  const bool v2022 = v2019 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v1329.x[47];
-    const float v2025 = v2024 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
-    const unsigned int v2027 = v2017 * v1;
-    const unsigned int v2028 = v2027 + v2019;
-    out[v2028] = v2026;
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v1329.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2030 = v485 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v1329.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2032 = v1319 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2034 = v406 && v2033;
-  const bool v2035 = v2032 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v1329.x[48];
-    const float v2038 = v2037 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2039 = iron_f32_to_bf16(v2038);
-    const unsigned int v2040 = v2030 * v1;
-    const unsigned int v2041 = v2040 + v2032;
-    out[v2041] = v2039;
-  }
-  const unsigned int v2042 = static_cast<unsigned int>(v1329.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2043 = v485 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v1329.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2045 = v1319 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2047 = v406 && v2046;
-  const bool v2048 = v2045 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v1329.x[49];
-    const float v2051 = v2050 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2052 = iron_f32_to_bf16(v2051);
-    const unsigned int v2053 = v2043 * v1;
-    const unsigned int v2054 = v2053 + v2045;
-    out[v2054] = v2052;
-  }
-  const unsigned int v2055 = static_cast<unsigned int>(v1329.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2056 = v485 + v2055;
-  const unsigned int v2057 = static_cast<unsigned int>(v1329.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2058 = v1319 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2060 = v406 && v2059;
-  const bool v2061 = v2058 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v1329.x[50];
-    const float v2064 = v2063 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
-    const unsigned int v2066 = v2056 * v1;
-    const unsigned int v2067 = v2066 + v2058;
-    out[v2067] = v2065;
-  }
-  const unsigned int v2068 = static_cast<unsigned int>(v1329.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2069 = v485 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v1329.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2071 = v1319 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2073 = v406 && v2072;
-  const bool v2074 = v2071 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v1329.x[51];
-    const float v2077 = v2076 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);
-    const unsigned int v2079 = v2069 * v1;
-    const unsigned int v2080 = v2079 + v2071;
-    out[v2080] = v2078;
-  }
-  const unsigned int v2081 = static_cast<unsigned int>(v1329.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2082 = v485 + v2081;
-  const unsigned int v2083 = static_cast<unsigned int>(v1329.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2084 = v1319 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2086 = v406 && v2085;
-  const bool v2087 = v2084 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v1329.x[52];
-    const float v2090 = v2089 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2091 = iron_f32_to_bf16(v2090);
-    const unsigned int v2092 = v2082 * v1;
-    const unsigned int v2093 = v2092 + v2084;
-    out[v2093] = v2091;
-  }
-  const unsigned int v2094 = static_cast<unsigned int>(v1329.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2095 = v485 + v2094;
-  const unsigned int v2096 = static_cast<unsigned int>(v1329.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2097 = v1319 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2099 = v406 && v2098;
-  const bool v2100 = v2097 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v1329.x[53];
-    const float v2103 = v2102 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2104 = iron_f32_to_bf16(v2103);
-    const unsigned int v2105 = v2095 * v1;
-    const unsigned int v2106 = v2105 + v2097;
-    out[v2106] = v2104;
-  }
-  const unsigned int v2107 = static_cast<unsigned int>(v1329.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2108 = v485 + v2107;
-  const unsigned int v2109 = static_cast<unsigned int>(v1329.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2110 = v1319 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2112 = v406 && v2111;
-  const bool v2113 = v2110 < v1;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v1329.x[54];
-    const float v2116 = v2115 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
-    const unsigned int v2118 = v2108 * v1;
-    const unsigned int v2119 = v2118 + v2110;
-    out[v2119] = v2117;
-  }
-  const unsigned int v2120 = static_cast<unsigned int>(v1329.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2121 = v485 + v2120;
-  const unsigned int v2122 = static_cast<unsigned int>(v1329.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2123 = v1319 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2125 = v406 && v2124;
-  const bool v2126 = v2123 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v1329.x[55];
-    const float v2129 = v2128 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2130 = iron_f32_to_bf16(v2129);
-    const unsigned int v2131 = v2121 * v1;
-    const unsigned int v2132 = v2131 + v2123;
-    out[v2132] = v2130;
-  }
-  const unsigned int v2133 = static_cast<unsigned int>(v1329.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2134 = v485 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v1329.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2136 = v1319 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2138 = v406 && v2137;
-  const bool v2139 = v2136 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v1329.x[56];
-    const float v2142 = v2141 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2143 = iron_f32_to_bf16(v2142);
-    const unsigned int v2144 = v2134 * v1;
-    const unsigned int v2145 = v2144 + v2136;
-    out[v2145] = v2143;
-  }
-  const unsigned int v2146 = static_cast<unsigned int>(v1329.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2147 = v485 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v1329.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2149 = v1319 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2151 = v406 && v2150;
-  const bool v2152 = v2149 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v1329.x[57];
-    const float v2155 = v2154 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
-    const unsigned int v2157 = v2147 * v1;
-    const unsigned int v2158 = v2157 + v2149;
-    out[v2158] = v2156;
-  }
-  const unsigned int v2159 = static_cast<unsigned int>(v1329.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2160 = v485 + v2159;
-  const unsigned int v2161 = static_cast<unsigned int>(v1329.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2162 = v1319 + v2161;
-  const bool v2163 = v2160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2164 = v406 && v2163;
-  const bool v2165 = v2162 < v1;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v1329.x[58];
-    const float v2168 = v2167 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
-    const unsigned int v2170 = v2160 * v1;
-    const unsigned int v2171 = v2170 + v2162;
-    out[v2171] = v2169;
-  }
-  const unsigned int v2172 = static_cast<unsigned int>(v1329.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2173 = v485 + v2172;
-  const unsigned int v2174 = static_cast<unsigned int>(v1329.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2175 = v1319 + v2174;
-  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2177 = v406 && v2176;
-  const bool v2178 = v2175 < v1;
-  const bool v2179 = v2177 && v2178;
-  if (v2179) {
-    const float v2180 = v1329.x[59];
-    const float v2181 = v2180 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2182 = iron_f32_to_bf16(v2181);
-    const unsigned int v2183 = v2173 * v1;
-    const unsigned int v2184 = v2183 + v2175;
-    out[v2184] = v2182;
-  }
-  const unsigned int v2185 = static_cast<unsigned int>(v1329.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2186 = v485 + v2185;
-  const unsigned int v2187 = static_cast<unsigned int>(v1329.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2188 = v1319 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2190 = v406 && v2189;
-  const bool v2191 = v2188 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v1329.x[60];
-    const float v2194 = v2193 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2195 = iron_f32_to_bf16(v2194);
-    const unsigned int v2196 = v2186 * v1;
-    const unsigned int v2197 = v2196 + v2188;
-    out[v2197] = v2195;
-  }
-  const unsigned int v2198 = static_cast<unsigned int>(v1329.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2199 = v485 + v2198;
-  const unsigned int v2200 = static_cast<unsigned int>(v1329.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2201 = v1319 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2203 = v406 && v2202;
-  const bool v2204 = v2201 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v1329.x[61];
-    const float v2207 = v2206 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2208 = iron_f32_to_bf16(v2207);
-    const unsigned int v2209 = v2199 * v1;
-    const unsigned int v2210 = v2209 + v2201;
-    out[v2210] = v2208;
-  }
-  const unsigned int v2211 = static_cast<unsigned int>(v1329.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2212 = v485 + v2211;
-  const unsigned int v2213 = static_cast<unsigned int>(v1329.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2214 = v1319 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2216 = v406 && v2215;
-  const bool v2217 = v2214 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v1329.x[62];
-    const float v2220 = v2219 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
-    const unsigned int v2222 = v2212 * v1;
-    const unsigned int v2223 = v2222 + v2214;
-    out[v2223] = v2221;
-  }
-  const unsigned int v2224 = static_cast<unsigned int>(v1329.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2225 = v485 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v1329.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2227 = v1319 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2229 = v406 && v2228;
-  const bool v2230 = v2227 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v1329.x[63];
-    const float v2233 = v2232 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2234 = iron_f32_to_bf16(v2233);
-    const unsigned int v2235 = v2225 * v1;
-    const unsigned int v2236 = v2235 + v2227;
-    out[v2236] = v2234;
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const unsigned int v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const unsigned int v2102 = v295 << 6u;
+      const unsigned int v2104 = v1208 + v2102;
+      iron_frag<iron_f16, 0, 16, 16> v2111;
+      iron_frag_fill(v2111, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2111, shm3, v2104, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2113;
+      iron_frag_fill(v2113, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2113, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1143, v2111, v2113);
+      const unsigned int v2115 = v2104 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2120;
+      iron_frag_fill(v2120, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2120, shm3, v2115, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2122;
+      iron_frag_fill(v2122, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2122, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1143, v2120, v2122);
+      const unsigned int v2124 = v2104 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2129;
+      iron_frag_fill(v2129, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2129, shm3, v2124, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2131;
+      iron_frag_fill(v2131, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2131, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1143, v2129, v2131);
+      const unsigned int v2133 = v2104 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2138;
+      iron_frag_fill(v2138, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2138, shm3, v2133, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2140;
+      iron_frag_fill(v2140, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2140, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1143, v2138, v2140);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const unsigned int v1219 = static_cast<unsigned int>(v1143.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1220 = v299 + v1219;
+  const unsigned int v1221 = static_cast<unsigned int>(v1143.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1222 = v1133 + v1221;
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1224 = v220 && v1223;
+  const bool v1225 = v1222 < v1;
+  const bool v1226 = v1224 && v1225;
+  if (v1226) {
+    const float v1227 = v1143.x[0];
+    const float v1228 = v1227 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1229 = iron_f32_to_bf16(v1228);
+    const unsigned int v1230 = v1220 * v1;
+    const unsigned int v1231 = v1230 + v1222;
+    out[v1231] = v1229;
+  }
+  const unsigned int v1232 = static_cast<unsigned int>(v1143.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1233 = v299 + v1232;
+  const unsigned int v1234 = static_cast<unsigned int>(v1143.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1235 = v1133 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1237 = v220 && v1236;
+  const bool v1238 = v1235 < v1;
+  const bool v1239 = v1237 && v1238;
+  if (v1239) {
+    const float v1240 = v1143.x[1];
+    const float v1241 = v1240 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1242 = iron_f32_to_bf16(v1241);
+    const unsigned int v1243 = v1233 * v1;
+    const unsigned int v1244 = v1243 + v1235;
+    out[v1244] = v1242;
+  }
+  const unsigned int v1245 = static_cast<unsigned int>(v1143.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1246 = v299 + v1245;
+  const unsigned int v1247 = static_cast<unsigned int>(v1143.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1248 = v1133 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1250 = v220 && v1249;
+  const bool v1251 = v1248 < v1;
+  const bool v1252 = v1250 && v1251;
+  if (v1252) {
+    const float v1253 = v1143.x[2];
+    const float v1254 = v1253 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1255 = iron_f32_to_bf16(v1254);
+    const unsigned int v1256 = v1246 * v1;
+    const unsigned int v1257 = v1256 + v1248;
+    out[v1257] = v1255;
+  }
+  const unsigned int v1258 = static_cast<unsigned int>(v1143.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1259 = v299 + v1258;
+  const unsigned int v1260 = static_cast<unsigned int>(v1143.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1261 = v1133 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1263 = v220 && v1262;
+  const bool v1264 = v1261 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v1143.x[3];
+    const float v1267 = v1266 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1268 = iron_f32_to_bf16(v1267);
+    const unsigned int v1269 = v1259 * v1;
+    const unsigned int v1270 = v1269 + v1261;
+    out[v1270] = v1268;
+  }
+  const unsigned int v1271 = static_cast<unsigned int>(v1143.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1272 = v299 + v1271;
+  const unsigned int v1273 = static_cast<unsigned int>(v1143.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1274 = v1133 + v1273;
+  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1276 = v220 && v1275;
+  const bool v1277 = v1274 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v1143.x[4];
+    const float v1280 = v1279 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1281 = iron_f32_to_bf16(v1280);
+    const unsigned int v1282 = v1272 * v1;
+    const unsigned int v1283 = v1282 + v1274;
+    out[v1283] = v1281;
+  }
+  const unsigned int v1284 = static_cast<unsigned int>(v1143.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1285 = v299 + v1284;
+  const unsigned int v1286 = static_cast<unsigned int>(v1143.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1287 = v1133 + v1286;
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1289 = v220 && v1288;
+  const bool v1290 = v1287 < v1;
+  const bool v1291 = v1289 && v1290;
+  if (v1291) {
+    const float v1292 = v1143.x[5];
+    const float v1293 = v1292 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1294 = iron_f32_to_bf16(v1293);
+    const unsigned int v1295 = v1285 * v1;
+    const unsigned int v1296 = v1295 + v1287;
+    out[v1296] = v1294;
+  }
+  const unsigned int v1297 = static_cast<unsigned int>(v1143.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1298 = v299 + v1297;
+  const unsigned int v1299 = static_cast<unsigned int>(v1143.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1300 = v1133 + v1299;
+  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1302 = v220 && v1301;
+  const bool v1303 = v1300 < v1;
+  const bool v1304 = v1302 && v1303;
+  if (v1304) {
+    const float v1305 = v1143.x[6];
+    const float v1306 = v1305 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1307 = iron_f32_to_bf16(v1306);
+    const unsigned int v1308 = v1298 * v1;
+    const unsigned int v1309 = v1308 + v1300;
+    out[v1309] = v1307;
+  }
+  const unsigned int v1310 = static_cast<unsigned int>(v1143.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1311 = v299 + v1310;
+  const unsigned int v1312 = static_cast<unsigned int>(v1143.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1313 = v1133 + v1312;
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1315 = v220 && v1314;
+  const bool v1316 = v1313 < v1;
+  const bool v1317 = v1315 && v1316;
+  if (v1317) {
+    const float v1318 = v1143.x[7];
+    const float v1319 = v1318 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1320 = iron_f32_to_bf16(v1319);
+    const unsigned int v1321 = v1311 * v1;
+    const unsigned int v1322 = v1321 + v1313;
+    out[v1322] = v1320;
+  }
+  const unsigned int v1323 = static_cast<unsigned int>(v1143.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1324 = v299 + v1323;
+  const unsigned int v1325 = static_cast<unsigned int>(v1143.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1326 = v1133 + v1325;
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1328 = v220 && v1327;
+  const bool v1329 = v1326 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v1143.x[8];
+    const float v1332 = v1331 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1333 = iron_f32_to_bf16(v1332);
+    const unsigned int v1334 = v1324 * v1;
+    const unsigned int v1335 = v1334 + v1326;
+    out[v1335] = v1333;
+  }
+  const unsigned int v1336 = static_cast<unsigned int>(v1143.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1337 = v299 + v1336;
+  const unsigned int v1338 = static_cast<unsigned int>(v1143.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1339 = v1133 + v1338;
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1341 = v220 && v1340;
+  const bool v1342 = v1339 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v1143.x[9];
+    const float v1345 = v1344 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1346 = iron_f32_to_bf16(v1345);
+    const unsigned int v1347 = v1337 * v1;
+    const unsigned int v1348 = v1347 + v1339;
+    out[v1348] = v1346;
+  }
+  const unsigned int v1349 = static_cast<unsigned int>(v1143.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1350 = v299 + v1349;
+  const unsigned int v1351 = static_cast<unsigned int>(v1143.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1352 = v1133 + v1351;
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1354 = v220 && v1353;
+  const bool v1355 = v1352 < v1;
+  const bool v1356 = v1354 && v1355;
+  if (v1356) {
+    const float v1357 = v1143.x[10];
+    const float v1358 = v1357 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1359 = iron_f32_to_bf16(v1358);
+    const unsigned int v1360 = v1350 * v1;
+    const unsigned int v1361 = v1360 + v1352;
+    out[v1361] = v1359;
+  }
+  const unsigned int v1362 = static_cast<unsigned int>(v1143.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1363 = v299 + v1362;
+  const unsigned int v1364 = static_cast<unsigned int>(v1143.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1365 = v1133 + v1364;
+  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1367 = v220 && v1366;
+  const bool v1368 = v1365 < v1;
+  const bool v1369 = v1367 && v1368;
+  if (v1369) {
+    const float v1370 = v1143.x[11];
+    const float v1371 = v1370 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
+    const unsigned int v1373 = v1363 * v1;
+    const unsigned int v1374 = v1373 + v1365;
+    out[v1374] = v1372;
+  }
+  const unsigned int v1375 = static_cast<unsigned int>(v1143.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1376 = v299 + v1375;
+  const unsigned int v1377 = static_cast<unsigned int>(v1143.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1378 = v1133 + v1377;
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1380 = v220 && v1379;
+  const bool v1381 = v1378 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v1143.x[12];
+    const float v1384 = v1383 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
+    const unsigned int v1386 = v1376 * v1;
+    const unsigned int v1387 = v1386 + v1378;
+    out[v1387] = v1385;
+  }
+  const unsigned int v1388 = static_cast<unsigned int>(v1143.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1389 = v299 + v1388;
+  const unsigned int v1390 = static_cast<unsigned int>(v1143.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1391 = v1133 + v1390;
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1393 = v220 && v1392;
+  const bool v1394 = v1391 < v1;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v1143.x[13];
+    const float v1397 = v1396 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
+    const unsigned int v1399 = v1389 * v1;
+    const unsigned int v1400 = v1399 + v1391;
+    out[v1400] = v1398;
+  }
+  const unsigned int v1401 = static_cast<unsigned int>(v1143.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1402 = v299 + v1401;
+  const unsigned int v1403 = static_cast<unsigned int>(v1143.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1404 = v1133 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1406 = v220 && v1405;
+  const bool v1407 = v1404 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v1143.x[14];
+    const float v1410 = v1409 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
+    const unsigned int v1412 = v1402 * v1;
+    const unsigned int v1413 = v1412 + v1404;
+    out[v1413] = v1411;
+  }
+  const unsigned int v1414 = static_cast<unsigned int>(v1143.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1415 = v299 + v1414;
+  const unsigned int v1416 = static_cast<unsigned int>(v1143.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1417 = v1133 + v1416;
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1419 = v220 && v1418;
+  const bool v1420 = v1417 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v1143.x[15];
+    const float v1423 = v1422 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1424 = iron_f32_to_bf16(v1423);
+    const unsigned int v1425 = v1415 * v1;
+    const unsigned int v1426 = v1425 + v1417;
+    out[v1426] = v1424;
+  }
+  const unsigned int v1427 = static_cast<unsigned int>(v1143.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1428 = v299 + v1427;
+  const unsigned int v1429 = static_cast<unsigned int>(v1143.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1430 = v1133 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1432 = v220 && v1431;
+  const bool v1433 = v1430 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v1143.x[16];
+    const float v1436 = v1435 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
+    const unsigned int v1438 = v1428 * v1;
+    const unsigned int v1439 = v1438 + v1430;
+    out[v1439] = v1437;
+  }
+  const unsigned int v1440 = static_cast<unsigned int>(v1143.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1441 = v299 + v1440;
+  const unsigned int v1442 = static_cast<unsigned int>(v1143.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1443 = v1133 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1445 = v220 && v1444;
+  const bool v1446 = v1443 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v1143.x[17];
+    const float v1449 = v1448 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1450 = iron_f32_to_bf16(v1449);
+    const unsigned int v1451 = v1441 * v1;
+    const unsigned int v1452 = v1451 + v1443;
+    out[v1452] = v1450;
+  }
+  const unsigned int v1453 = static_cast<unsigned int>(v1143.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1454 = v299 + v1453;
+  const unsigned int v1455 = static_cast<unsigned int>(v1143.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1456 = v1133 + v1455;
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1458 = v220 && v1457;
+  const bool v1459 = v1456 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v1143.x[18];
+    const float v1462 = v1461 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1463 = iron_f32_to_bf16(v1462);
+    const unsigned int v1464 = v1454 * v1;
+    const unsigned int v1465 = v1464 + v1456;
+    out[v1465] = v1463;
+  }
+  const unsigned int v1466 = static_cast<unsigned int>(v1143.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1467 = v299 + v1466;
+  const unsigned int v1468 = static_cast<unsigned int>(v1143.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1469 = v1133 + v1468;
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1471 = v220 && v1470;
+  const bool v1472 = v1469 < v1;
+  const bool v1473 = v1471 && v1472;
+  if (v1473) {
+    const float v1474 = v1143.x[19];
+    const float v1475 = v1474 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1476 = iron_f32_to_bf16(v1475);
+    const unsigned int v1477 = v1467 * v1;
+    const unsigned int v1478 = v1477 + v1469;
+    out[v1478] = v1476;
+  }
+  const unsigned int v1479 = static_cast<unsigned int>(v1143.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1480 = v299 + v1479;
+  const unsigned int v1481 = static_cast<unsigned int>(v1143.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1482 = v1133 + v1481;
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1484 = v220 && v1483;
+  const bool v1485 = v1482 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v1143.x[20];
+    const float v1488 = v1487 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
+    const unsigned int v1490 = v1480 * v1;
+    const unsigned int v1491 = v1490 + v1482;
+    out[v1491] = v1489;
+  }
+  const unsigned int v1492 = static_cast<unsigned int>(v1143.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1493 = v299 + v1492;
+  const unsigned int v1494 = static_cast<unsigned int>(v1143.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1495 = v1133 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1497 = v220 && v1496;
+  const bool v1498 = v1495 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v1143.x[21];
+    const float v1501 = v1500 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
+    const unsigned int v1503 = v1493 * v1;
+    const unsigned int v1504 = v1503 + v1495;
+    out[v1504] = v1502;
+  }
+  const unsigned int v1505 = static_cast<unsigned int>(v1143.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1506 = v299 + v1505;
+  const unsigned int v1507 = static_cast<unsigned int>(v1143.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1508 = v1133 + v1507;
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1510 = v220 && v1509;
+  const bool v1511 = v1508 < v1;
+  const bool v1512 = v1510 && v1511;
+  if (v1512) {
+    const float v1513 = v1143.x[22];
+    const float v1514 = v1513 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
+    const unsigned int v1516 = v1506 * v1;
+    const unsigned int v1517 = v1516 + v1508;
+    out[v1517] = v1515;
+  }
+  const unsigned int v1518 = static_cast<unsigned int>(v1143.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1519 = v299 + v1518;
+  const unsigned int v1520 = static_cast<unsigned int>(v1143.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1521 = v1133 + v1520;
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1523 = v220 && v1522;
+  const bool v1524 = v1521 < v1;
+  const bool v1525 = v1523 && v1524;
+  if (v1525) {
+    const float v1526 = v1143.x[23];
+    const float v1527 = v1526 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1528 = iron_f32_to_bf16(v1527);
+    const unsigned int v1529 = v1519 * v1;
+    const unsigned int v1530 = v1529 + v1521;
+    out[v1530] = v1528;
+  }
+  const unsigned int v1531 = static_cast<unsigned int>(v1143.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1532 = v299 + v1531;
+  const unsigned int v1533 = static_cast<unsigned int>(v1143.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1534 = v1133 + v1533;
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1536 = v220 && v1535;
+  const bool v1537 = v1534 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v1143.x[24];
+    const float v1540 = v1539 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
+    const unsigned int v1542 = v1532 * v1;
+    const unsigned int v1543 = v1542 + v1534;
+    out[v1543] = v1541;
+  }
+  const unsigned int v1544 = static_cast<unsigned int>(v1143.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1545 = v299 + v1544;
+  const unsigned int v1546 = static_cast<unsigned int>(v1143.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1547 = v1133 + v1546;
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1549 = v220 && v1548;
+  const bool v1550 = v1547 < v1;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v1143.x[25];
+    const float v1553 = v1552 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
+    const unsigned int v1555 = v1545 * v1;
+    const unsigned int v1556 = v1555 + v1547;
+    out[v1556] = v1554;
+  }
+  const unsigned int v1557 = static_cast<unsigned int>(v1143.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1558 = v299 + v1557;
+  const unsigned int v1559 = static_cast<unsigned int>(v1143.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1560 = v1133 + v1559;
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1562 = v220 && v1561;
+  const bool v1563 = v1560 < v1;
+  const bool v1564 = v1562 && v1563;
+  if (v1564) {
+    const float v1565 = v1143.x[26];
+    const float v1566 = v1565 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
+    const unsigned int v1568 = v1558 * v1;
+    const unsigned int v1569 = v1568 + v1560;
+    out[v1569] = v1567;
+  }
+  const unsigned int v1570 = static_cast<unsigned int>(v1143.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1571 = v299 + v1570;
+  const unsigned int v1572 = static_cast<unsigned int>(v1143.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1573 = v1133 + v1572;
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1575 = v220 && v1574;
+  const bool v1576 = v1573 < v1;
+  const bool v1577 = v1575 && v1576;
+  if (v1577) {
+    const float v1578 = v1143.x[27];
+    const float v1579 = v1578 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1580 = iron_f32_to_bf16(v1579);
+    const unsigned int v1581 = v1571 * v1;
+    const unsigned int v1582 = v1581 + v1573;
+    out[v1582] = v1580;
+  }
+  const unsigned int v1583 = static_cast<unsigned int>(v1143.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1584 = v299 + v1583;
+  const unsigned int v1585 = static_cast<unsigned int>(v1143.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1586 = v1133 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1588 = v220 && v1587;
+  const bool v1589 = v1586 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v1143.x[28];
+    const float v1592 = v1591 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
+    const unsigned int v1594 = v1584 * v1;
+    const unsigned int v1595 = v1594 + v1586;
+    out[v1595] = v1593;
+  }
+  const unsigned int v1596 = static_cast<unsigned int>(v1143.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1597 = v299 + v1596;
+  const unsigned int v1598 = static_cast<unsigned int>(v1143.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1599 = v1133 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1601 = v220 && v1600;
+  const bool v1602 = v1599 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v1143.x[29];
+    const float v1605 = v1604 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
+    const unsigned int v1607 = v1597 * v1;
+    const unsigned int v1608 = v1607 + v1599;
+    out[v1608] = v1606;
+  }
+  const unsigned int v1609 = static_cast<unsigned int>(v1143.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1610 = v299 + v1609;
+  const unsigned int v1611 = static_cast<unsigned int>(v1143.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1612 = v1133 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1614 = v220 && v1613;
+  const bool v1615 = v1612 < v1;
+  const bool v1616 = v1614 && v1615;
+  if (v1616) {
+    const float v1617 = v1143.x[30];
+    const float v1618 = v1617 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1619 = iron_f32_to_bf16(v1618);
+    const unsigned int v1620 = v1610 * v1;
+    const unsigned int v1621 = v1620 + v1612;
+    out[v1621] = v1619;
+  }
+  const unsigned int v1622 = static_cast<unsigned int>(v1143.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1623 = v299 + v1622;
+  const unsigned int v1624 = static_cast<unsigned int>(v1143.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1625 = v1133 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1627 = v220 && v1626;
+  const bool v1628 = v1625 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v1143.x[31];
+    const float v1631 = v1630 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
+    const unsigned int v1633 = v1623 * v1;
+    const unsigned int v1634 = v1633 + v1625;
+    out[v1634] = v1632;
+  }
+  const unsigned int v1635 = static_cast<unsigned int>(v1143.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1636 = v299 + v1635;
+  const unsigned int v1637 = static_cast<unsigned int>(v1143.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1638 = v1133 + v1637;
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1640 = v220 && v1639;
+  const bool v1641 = v1638 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v1143.x[32];
+    const float v1644 = v1643 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
+    const unsigned int v1646 = v1636 * v1;
+    const unsigned int v1647 = v1646 + v1638;
+    out[v1647] = v1645;
+  }
+  const unsigned int v1648 = static_cast<unsigned int>(v1143.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1649 = v299 + v1648;
+  const unsigned int v1650 = static_cast<unsigned int>(v1143.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1651 = v1133 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1653 = v220 && v1652;
+  const bool v1654 = v1651 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v1143.x[33];
+    const float v1657 = v1656 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1658 = iron_f32_to_bf16(v1657);
+    const unsigned int v1659 = v1649 * v1;
+    const unsigned int v1660 = v1659 + v1651;
+    out[v1660] = v1658;
+  }
+  const unsigned int v1661 = static_cast<unsigned int>(v1143.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1662 = v299 + v1661;
+  const unsigned int v1663 = static_cast<unsigned int>(v1143.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1664 = v1133 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1666 = v220 && v1665;
+  const bool v1667 = v1664 < v1;
+  const bool v1668 = v1666 && v1667;
+  if (v1668) {
+    const float v1669 = v1143.x[34];
+    const float v1670 = v1669 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1671 = iron_f32_to_bf16(v1670);
+    const unsigned int v1672 = v1662 * v1;
+    const unsigned int v1673 = v1672 + v1664;
+    out[v1673] = v1671;
+  }
+  const unsigned int v1674 = static_cast<unsigned int>(v1143.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1675 = v299 + v1674;
+  const unsigned int v1676 = static_cast<unsigned int>(v1143.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1677 = v1133 + v1676;
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1679 = v220 && v1678;
+  const bool v1680 = v1677 < v1;
+  const bool v1681 = v1679 && v1680;
+  if (v1681) {
+    const float v1682 = v1143.x[35];
+    const float v1683 = v1682 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1684 = iron_f32_to_bf16(v1683);
+    const unsigned int v1685 = v1675 * v1;
+    const unsigned int v1686 = v1685 + v1677;
+    out[v1686] = v1684;
+  }
+  const unsigned int v1687 = static_cast<unsigned int>(v1143.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1688 = v299 + v1687;
+  const unsigned int v1689 = static_cast<unsigned int>(v1143.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1690 = v1133 + v1689;
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1692 = v220 && v1691;
+  const bool v1693 = v1690 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v1143.x[36];
+    const float v1696 = v1695 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
+    const unsigned int v1698 = v1688 * v1;
+    const unsigned int v1699 = v1698 + v1690;
+    out[v1699] = v1697;
+  }
+  const unsigned int v1700 = static_cast<unsigned int>(v1143.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1701 = v299 + v1700;
+  const unsigned int v1702 = static_cast<unsigned int>(v1143.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1703 = v1133 + v1702;
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1705 = v220 && v1704;
+  const bool v1706 = v1703 < v1;
+  const bool v1707 = v1705 && v1706;
+  if (v1707) {
+    const float v1708 = v1143.x[37];
+    const float v1709 = v1708 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
+    const unsigned int v1711 = v1701 * v1;
+    const unsigned int v1712 = v1711 + v1703;
+    out[v1712] = v1710;
+  }
+  const unsigned int v1713 = static_cast<unsigned int>(v1143.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1714 = v299 + v1713;
+  const unsigned int v1715 = static_cast<unsigned int>(v1143.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1716 = v1133 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1718 = v220 && v1717;
+  const bool v1719 = v1716 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v1143.x[38];
+    const float v1722 = v1721 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1723 = iron_f32_to_bf16(v1722);
+    const unsigned int v1724 = v1714 * v1;
+    const unsigned int v1725 = v1724 + v1716;
+    out[v1725] = v1723;
+  }
+  const unsigned int v1726 = static_cast<unsigned int>(v1143.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1727 = v299 + v1726;
+  const unsigned int v1728 = static_cast<unsigned int>(v1143.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1729 = v1133 + v1728;
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1731 = v220 && v1730;
+  const bool v1732 = v1729 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v1143.x[39];
+    const float v1735 = v1734 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
+    const unsigned int v1737 = v1727 * v1;
+    const unsigned int v1738 = v1737 + v1729;
+    out[v1738] = v1736;
+  }
+  const unsigned int v1739 = static_cast<unsigned int>(v1143.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1740 = v299 + v1739;
+  const unsigned int v1741 = static_cast<unsigned int>(v1143.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1742 = v1133 + v1741;
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1744 = v220 && v1743;
+  const bool v1745 = v1742 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v1143.x[40];
+    const float v1748 = v1747 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
+    const unsigned int v1750 = v1740 * v1;
+    const unsigned int v1751 = v1750 + v1742;
+    out[v1751] = v1749;
+  }
+  const unsigned int v1752 = static_cast<unsigned int>(v1143.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1753 = v299 + v1752;
+  const unsigned int v1754 = static_cast<unsigned int>(v1143.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1755 = v1133 + v1754;
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1757 = v220 && v1756;
+  const bool v1758 = v1755 < v1;
+  const bool v1759 = v1757 && v1758;
+  if (v1759) {
+    const float v1760 = v1143.x[41];
+    const float v1761 = v1760 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1762 = iron_f32_to_bf16(v1761);
+    const unsigned int v1763 = v1753 * v1;
+    const unsigned int v1764 = v1763 + v1755;
+    out[v1764] = v1762;
+  }
+  const unsigned int v1765 = static_cast<unsigned int>(v1143.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1766 = v299 + v1765;
+  const unsigned int v1767 = static_cast<unsigned int>(v1143.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1768 = v1133 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1770 = v220 && v1769;
+  const bool v1771 = v1768 < v1;
+  const bool v1772 = v1770 && v1771;
+  if (v1772) {
+    const float v1773 = v1143.x[42];
+    const float v1774 = v1773 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
+    const unsigned int v1776 = v1766 * v1;
+    const unsigned int v1777 = v1776 + v1768;
+    out[v1777] = v1775;
+  }
+  const unsigned int v1778 = static_cast<unsigned int>(v1143.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1779 = v299 + v1778;
+  const unsigned int v1780 = static_cast<unsigned int>(v1143.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1781 = v1133 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1783 = v220 && v1782;
+  const bool v1784 = v1781 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v1143.x[43];
+    const float v1787 = v1786 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1788 = iron_f32_to_bf16(v1787);
+    const unsigned int v1789 = v1779 * v1;
+    const unsigned int v1790 = v1789 + v1781;
+    out[v1790] = v1788;
+  }
+  const unsigned int v1791 = static_cast<unsigned int>(v1143.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1792 = v299 + v1791;
+  const unsigned int v1793 = static_cast<unsigned int>(v1143.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1794 = v1133 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1796 = v220 && v1795;
+  const bool v1797 = v1794 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v1143.x[44];
+    const float v1800 = v1799 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
+    const unsigned int v1802 = v1792 * v1;
+    const unsigned int v1803 = v1802 + v1794;
+    out[v1803] = v1801;
+  }
+  const unsigned int v1804 = static_cast<unsigned int>(v1143.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1805 = v299 + v1804;
+  const unsigned int v1806 = static_cast<unsigned int>(v1143.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1807 = v1133 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1809 = v220 && v1808;
+  const bool v1810 = v1807 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v1143.x[45];
+    const float v1813 = v1812 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
+    const unsigned int v1815 = v1805 * v1;
+    const unsigned int v1816 = v1815 + v1807;
+    out[v1816] = v1814;
+  }
+  const unsigned int v1817 = static_cast<unsigned int>(v1143.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1818 = v299 + v1817;
+  const unsigned int v1819 = static_cast<unsigned int>(v1143.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1820 = v1133 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1822 = v220 && v1821;
+  const bool v1823 = v1820 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v1143.x[46];
+    const float v1826 = v1825 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
+    const unsigned int v1828 = v1818 * v1;
+    const unsigned int v1829 = v1828 + v1820;
+    out[v1829] = v1827;
+  }
+  const unsigned int v1830 = static_cast<unsigned int>(v1143.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1831 = v299 + v1830;
+  const unsigned int v1832 = static_cast<unsigned int>(v1143.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1833 = v1133 + v1832;
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1835 = v220 && v1834;
+  const bool v1836 = v1833 < v1;
+  const bool v1837 = v1835 && v1836;
+  if (v1837) {
+    const float v1838 = v1143.x[47];
+    const float v1839 = v1838 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
+    const unsigned int v1841 = v1831 * v1;
+    const unsigned int v1842 = v1841 + v1833;
+    out[v1842] = v1840;
+  }
+  const unsigned int v1843 = static_cast<unsigned int>(v1143.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1844 = v299 + v1843;
+  const unsigned int v1845 = static_cast<unsigned int>(v1143.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1846 = v1133 + v1845;
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1848 = v220 && v1847;
+  const bool v1849 = v1846 < v1;
+  const bool v1850 = v1848 && v1849;
+  if (v1850) {
+    const float v1851 = v1143.x[48];
+    const float v1852 = v1851 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
+    const unsigned int v1854 = v1844 * v1;
+    const unsigned int v1855 = v1854 + v1846;
+    out[v1855] = v1853;
+  }
+  const unsigned int v1856 = static_cast<unsigned int>(v1143.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1857 = v299 + v1856;
+  const unsigned int v1858 = static_cast<unsigned int>(v1143.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1859 = v1133 + v1858;
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1861 = v220 && v1860;
+  const bool v1862 = v1859 < v1;
+  const bool v1863 = v1861 && v1862;
+  if (v1863) {
+    const float v1864 = v1143.x[49];
+    const float v1865 = v1864 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1866 = iron_f32_to_bf16(v1865);
+    const unsigned int v1867 = v1857 * v1;
+    const unsigned int v1868 = v1867 + v1859;
+    out[v1868] = v1866;
+  }
+  const unsigned int v1869 = static_cast<unsigned int>(v1143.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1870 = v299 + v1869;
+  const unsigned int v1871 = static_cast<unsigned int>(v1143.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1872 = v1133 + v1871;
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1874 = v220 && v1873;
+  const bool v1875 = v1872 < v1;
+  const bool v1876 = v1874 && v1875;
+  if (v1876) {
+    const float v1877 = v1143.x[50];
+    const float v1878 = v1877 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1879 = iron_f32_to_bf16(v1878);
+    const unsigned int v1880 = v1870 * v1;
+    const unsigned int v1881 = v1880 + v1872;
+    out[v1881] = v1879;
+  }
+  const unsigned int v1882 = static_cast<unsigned int>(v1143.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1883 = v299 + v1882;
+  const unsigned int v1884 = static_cast<unsigned int>(v1143.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1885 = v1133 + v1884;
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1887 = v220 && v1886;
+  const bool v1888 = v1885 < v1;
+  const bool v1889 = v1887 && v1888;
+  if (v1889) {
+    const float v1890 = v1143.x[51];
+    const float v1891 = v1890 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
+    const unsigned int v1893 = v1883 * v1;
+    const unsigned int v1894 = v1893 + v1885;
+    out[v1894] = v1892;
+  }
+  const unsigned int v1895 = static_cast<unsigned int>(v1143.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1896 = v299 + v1895;
+  const unsigned int v1897 = static_cast<unsigned int>(v1143.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1898 = v1133 + v1897;
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1900 = v220 && v1899;
+  const bool v1901 = v1898 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v1143.x[52];
+    const float v1904 = v1903 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
+    const unsigned int v1906 = v1896 * v1;
+    const unsigned int v1907 = v1906 + v1898;
+    out[v1907] = v1905;
+  }
+  const unsigned int v1908 = static_cast<unsigned int>(v1143.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1909 = v299 + v1908;
+  const unsigned int v1910 = static_cast<unsigned int>(v1143.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1911 = v1133 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1913 = v220 && v1912;
+  const bool v1914 = v1911 < v1;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v1143.x[53];
+    const float v1917 = v1916 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
+    const unsigned int v1919 = v1909 * v1;
+    const unsigned int v1920 = v1919 + v1911;
+    out[v1920] = v1918;
+  }
+  const unsigned int v1921 = static_cast<unsigned int>(v1143.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1922 = v299 + v1921;
+  const unsigned int v1923 = static_cast<unsigned int>(v1143.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1924 = v1133 + v1923;
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1926 = v220 && v1925;
+  const bool v1927 = v1924 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v1143.x[54];
+    const float v1930 = v1929 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
+    const unsigned int v1932 = v1922 * v1;
+    const unsigned int v1933 = v1932 + v1924;
+    out[v1933] = v1931;
+  }
+  const unsigned int v1934 = static_cast<unsigned int>(v1143.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1935 = v299 + v1934;
+  const unsigned int v1936 = static_cast<unsigned int>(v1143.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1937 = v1133 + v1936;
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1939 = v220 && v1938;
+  const bool v1940 = v1937 < v1;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v1143.x[55];
+    const float v1943 = v1942 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1944 = iron_f32_to_bf16(v1943);
+    const unsigned int v1945 = v1935 * v1;
+    const unsigned int v1946 = v1945 + v1937;
+    out[v1946] = v1944;
+  }
+  const unsigned int v1947 = static_cast<unsigned int>(v1143.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1948 = v299 + v1947;
+  const unsigned int v1949 = static_cast<unsigned int>(v1143.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1950 = v1133 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1952 = v220 && v1951;
+  const bool v1953 = v1950 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v1143.x[56];
+    const float v1956 = v1955 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
+    const unsigned int v1958 = v1948 * v1;
+    const unsigned int v1959 = v1958 + v1950;
+    out[v1959] = v1957;
+  }
+  const unsigned int v1960 = static_cast<unsigned int>(v1143.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1961 = v299 + v1960;
+  const unsigned int v1962 = static_cast<unsigned int>(v1143.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1963 = v1133 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1965 = v220 && v1964;
+  const bool v1966 = v1963 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v1143.x[57];
+    const float v1969 = v1968 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
+    const unsigned int v1971 = v1961 * v1;
+    const unsigned int v1972 = v1971 + v1963;
+    out[v1972] = v1970;
+  }
+  const unsigned int v1973 = static_cast<unsigned int>(v1143.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1974 = v299 + v1973;
+  const unsigned int v1975 = static_cast<unsigned int>(v1143.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1976 = v1133 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1978 = v220 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1143.x[58];
+    const float v1982 = v1981 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);
+    const unsigned int v1984 = v1974 * v1;
+    const unsigned int v1985 = v1984 + v1976;
+    out[v1985] = v1983;
+  }
+  const unsigned int v1986 = static_cast<unsigned int>(v1143.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1987 = v299 + v1986;
+  const unsigned int v1988 = static_cast<unsigned int>(v1143.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1989 = v1133 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1991 = v220 && v1990;
+  const bool v1992 = v1989 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v1143.x[59];
+    const float v1995 = v1994 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
+    const unsigned int v1997 = v1987 * v1;
+    const unsigned int v1998 = v1997 + v1989;
+    out[v1998] = v1996;
+  }
+  const unsigned int v1999 = static_cast<unsigned int>(v1143.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2000 = v299 + v1999;
+  const unsigned int v2001 = static_cast<unsigned int>(v1143.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2002 = v1133 + v2001;
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2004 = v220 && v2003;
+  const bool v2005 = v2002 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v1143.x[60];
+    const float v2008 = v2007 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
+    const unsigned int v2010 = v2000 * v1;
+    const unsigned int v2011 = v2010 + v2002;
+    out[v2011] = v2009;
+  }
+  const unsigned int v2012 = static_cast<unsigned int>(v1143.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2013 = v299 + v2012;
+  const unsigned int v2014 = static_cast<unsigned int>(v1143.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2015 = v1133 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2017 = v220 && v2016;
+  const bool v2018 = v2015 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v1143.x[61];
+    const float v2021 = v2020 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2022 = iron_f32_to_bf16(v2021);
+    const unsigned int v2023 = v2013 * v1;
+    const unsigned int v2024 = v2023 + v2015;
+    out[v2024] = v2022;
+  }
+  const unsigned int v2025 = static_cast<unsigned int>(v1143.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2026 = v299 + v2025;
+  const unsigned int v2027 = static_cast<unsigned int>(v1143.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2028 = v1133 + v2027;
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2030 = v220 && v2029;
+  const bool v2031 = v2028 < v1;
+  const bool v2032 = v2030 && v2031;
+  if (v2032) {
+    const float v2033 = v1143.x[62];
+    const float v2034 = v2033 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2035 = iron_f32_to_bf16(v2034);
+    const unsigned int v2036 = v2026 * v1;
+    const unsigned int v2037 = v2036 + v2028;
+    out[v2037] = v2035;
+  }
+  const unsigned int v2038 = static_cast<unsigned int>(v1143.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2039 = v299 + v2038;
+  const unsigned int v2040 = static_cast<unsigned int>(v1143.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2041 = v1133 + v2040;
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2043 = v220 && v2042;
+  const bool v2044 = v2041 < v1;
+  const bool v2045 = v2043 && v2044;
+  if (v2045) {
+    const float v2046 = v1143.x[63];
+    const float v2047 = v2046 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
+    const unsigned int v2049 = v2039 * v1;
+    const unsigned int v2050 = v2049 + v2041;
+    out[v2050] = v2048;
   }
 }

@@ -344,2630 +344,2630 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v421 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
-  const unsigned int v422 = v421 >> 2u;
-  const bool v425 = v421 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-  iron_frag<float, 2, 16, 128> v429;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v429, 0.0f);
-  const unsigned int v433 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const unsigned int v434 = threadIdx.x;
+  const unsigned int v217 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const unsigned int v218 = v217 >> 2u;
+  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+  iron_frag<float, 2, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v225, 0.0f);
+  const unsigned int v229 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v230 = threadIdx.x;
 
-  for (unsigned int v432 = 0u; v432 < v2; v432 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (unsigned int v436 = v434; v436 < 8192u; v436 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v438 = v436 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v440 = v436 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v441 = v21 + v438;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v442 = v441 < v0;
-      const unsigned int v443 = v432 + v440;
-      const bool v444 = v443 < v2;
-      const bool v445 = v442 && v444;
-      if (v445) {
-        const unsigned int v447 = v441 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v449 = v447 + v432;
-        const unsigned int v450 = v449 + v440;
-        const iron_f8e4m3 v451 = a[v450];
-        const iron_f16 v452 = iron_f32_to_f16(iron_to_f32(v451));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v454 = v438 << 6u;
-        const unsigned int v455 = v454 + v440;
-        shm3[(v455 ^ (((v455 >> 6u) & 7u) << 3u))] = v452;
+  for (unsigned int v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (unsigned int v232 = v230; v232 < 8192u; v232 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v234 = v232 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v236 = v232 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v237 = v21 + v234;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v238 = v237 < v0;
+      const unsigned int v239 = v228 + v236;
+      const bool v240 = v239 < v2;
+      const bool v241 = v238 && v240;
+      if (v241) {
+        const unsigned int v243 = v237 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v245 = v243 + v228;
+        const unsigned int v246 = v245 + v236;
+        const iron_f8e4m3 v247 = a[v246];
+        const iron_f16 v248 = iron_f32_to_f16(iron_to_f32(v247));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v250 = v234 << 6u;
+        const unsigned int v251 = v250 + v236;
+        shm3[(v251 ^ (((v251 >> 6u) & 7u) << 3u))] = v248;
       } else {
-        const unsigned int v457 = v438 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v458 = v457 + v440;
-        shm3[(v458 ^ (((v458 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v253 = v234 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v254 = v253 + v236;
+        shm3[(v254 ^ (((v254 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v463 = v434; v463 < 8192u; v463 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v467 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v468 = v25 + v465;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v469 = v468 < v1;
-      const unsigned int v470 = v432 + v467;
-      const bool v471 = v470 < v2;
-      const bool v472 = v469 && v471;
-      if (v472) {
-        const unsigned int v474 = v468 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v476 = v474 + v432;
-        const unsigned int v477 = v476 + v467;
-        const iron_f8e4m3 v478 = b[v477];
-        const iron_f16 v479 = iron_f32_to_f16(iron_to_f32(v478));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v481 = v465 << 6u;
-        const unsigned int v482 = v481 + v467;
-        shm4[(v482 ^ (((v482 >> 6u) & 7u) << 3u))] = v479;
+    for (unsigned int v259 = v230; v259 < 8192u; v259 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v261 = v259 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v263 = v259 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v264 = v25 + v261;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v265 = v264 < v1;
+      const unsigned int v266 = v228 + v263;
+      const bool v267 = v266 < v2;
+      const bool v268 = v265 && v267;
+      if (v268) {
+        const unsigned int v270 = v264 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v272 = v270 + v228;
+        const unsigned int v273 = v272 + v263;
+        const iron_f8e4m3 v274 = b[v273];
+        const iron_f16 v275 = iron_f32_to_f16(iron_to_f32(v274));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v277 = v261 << 6u;
+        const unsigned int v278 = v277 + v263;
+        shm4[(v278 ^ (((v278 >> 6u) & 7u) << 3u))] = v275;
       } else {
-        const unsigned int v484 = v465 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v485 = v484 + v467;
-        shm4[(v485 ^ (((v485 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v280 = v261 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v281 = v280 + v263;
+        shm4[(v281 ^ (((v281 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const unsigned int v493 = v422 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const unsigned int v494 = v493 << 6u;
-      const unsigned int v2642 = v421 & 3u;
-      const unsigned int v2644 = v2642 << 4u;
-      const unsigned int v2646 = v2644 << 6u;
-      const unsigned int v2648 = v494 + v2646;
-      iron_frag<iron_f16, 0, 16, 16> v2655;
-      iron_frag_fill(v2655, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2655, shm3, v2648, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2657;
-      iron_frag_fill(v2657, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2657, shm4, 0u, 64u);
-      iron_frag_mma_sync(v429, v2655, v2657);
-      const unsigned int v2659 = v2648 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2664;
-      iron_frag_fill(v2664, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2664, shm3, v2659, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2666;
-      iron_frag_fill(v2666, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2666, shm4, 16u, 64u);
-      iron_frag_mma_sync(v429, v2664, v2666);
-      const unsigned int v2668 = v2648 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2673;
-      iron_frag_fill(v2673, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2673, shm3, v2668, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2675;
-      iron_frag_fill(v2675, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2675, shm4, 32u, 64u);
-      iron_frag_mma_sync(v429, v2673, v2675);
-      const unsigned int v2677 = v2648 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2682;
-      iron_frag_fill(v2682, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2682, shm3, v2677, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2684;
-      iron_frag_fill(v2684, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2684, shm4, 48u, 64u);
-      iron_frag_mma_sync(v429, v2682, v2684);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const unsigned int v499 = v421 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-  const unsigned int v500 = v499 << 4u;
-  const unsigned int v502 = v422 << 6u;
-  const unsigned int v503 = v21 + v502;
-  const unsigned int v504 = v503 + v500;
-  const unsigned int v505 = static_cast<unsigned int>(v429.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v506 = v504 + v505;
-  const unsigned int v507 = static_cast<unsigned int>(v429.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v508 = v25 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v510 = v425 && v509;
-  const bool v511 = v508 < v1;
-  const bool v512 = v510 && v511;
-  if (v512) {
-    const float v513 = v429.x[0];
-    const float v514 = scale_b[v508];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v515 = scale_a[v506];
-    const float v516 = v513 * v515;
-    const float v517 = v516 * v514;
-    const iron_bf16 v518 = iron_f32_to_bf16(v517);
-    const unsigned int v519 = v506 * v1;
-    const unsigned int v520 = v519 + v508;
-    out[v520] = v518;
-  }
-  const unsigned int v521 = static_cast<unsigned int>(v429.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v522 = v504 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v429.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v524 = v25 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v526 = v425 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v429.x[1];
-    const float v530 = scale_b[v524];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v531 = scale_a[v522];
-    const float v532 = v529 * v531;
-    const float v533 = v532 * v530;
-    const iron_bf16 v534 = iron_f32_to_bf16(v533);
-    const unsigned int v535 = v522 * v1;
-    const unsigned int v536 = v535 + v524;
-    out[v536] = v534;
-  }
-  const unsigned int v537 = static_cast<unsigned int>(v429.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v538 = v504 + v537;
-  const unsigned int v539 = static_cast<unsigned int>(v429.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v540 = v25 + v539;
-  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v542 = v425 && v541;
-  const bool v543 = v540 < v1;
-  const bool v544 = v542 && v543;
-  if (v544) {
-    const float v545 = v429.x[2];
-    const float v546 = scale_b[v540];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v547 = scale_a[v538];
-    const float v548 = v545 * v547;
-    const float v549 = v548 * v546;
-    const iron_bf16 v550 = iron_f32_to_bf16(v549);
-    const unsigned int v551 = v538 * v1;
-    const unsigned int v552 = v551 + v540;
-    out[v552] = v550;
-  }
-  const unsigned int v553 = static_cast<unsigned int>(v429.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v554 = v504 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v429.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v556 = v25 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v558 = v425 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v429.x[3];
-    const float v562 = scale_b[v556];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v563 = scale_a[v554];
-    const float v564 = v561 * v563;
-    const float v565 = v564 * v562;
-    const iron_bf16 v566 = iron_f32_to_bf16(v565);
-    const unsigned int v567 = v554 * v1;
-    const unsigned int v568 = v567 + v556;
-    out[v568] = v566;
-  }
-  const unsigned int v569 = static_cast<unsigned int>(v429.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v570 = v504 + v569;
-  const unsigned int v571 = static_cast<unsigned int>(v429.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v572 = v25 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v574 = v425 && v573;
-  const bool v575 = v572 < v1;
-  const bool v576 = v574 && v575;
-  if (v576) {
-    const float v577 = v429.x[4];
-    const float v578 = scale_b[v572];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v579 = scale_a[v570];
-    const float v580 = v577 * v579;
-    const float v581 = v580 * v578;
-    const iron_bf16 v582 = iron_f32_to_bf16(v581);
-    const unsigned int v583 = v570 * v1;
-    const unsigned int v584 = v583 + v572;
-    out[v584] = v582;
-  }
-  const unsigned int v585 = static_cast<unsigned int>(v429.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v586 = v504 + v585;
-  const unsigned int v587 = static_cast<unsigned int>(v429.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v588 = v25 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v590 = v425 && v589;
-  const bool v591 = v588 < v1;
-  const bool v592 = v590 && v591;
-  if (v592) {
-    const float v593 = v429.x[5];
-    const float v594 = scale_b[v588];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v595 = scale_a[v586];
-    const float v596 = v593 * v595;
-    const float v597 = v596 * v594;
-    const iron_bf16 v598 = iron_f32_to_bf16(v597);
-    const unsigned int v599 = v586 * v1;
-    const unsigned int v600 = v599 + v588;
-    out[v600] = v598;
-  }
-  const unsigned int v601 = static_cast<unsigned int>(v429.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v602 = v504 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v429.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v604 = v25 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v606 = v425 && v605;
-  const bool v607 = v604 < v1;
-  const bool v608 = v606 && v607;
-  if (v608) {
-    const float v609 = v429.x[6];
-    const float v610 = scale_b[v604];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v611 = scale_a[v602];
-    const float v612 = v609 * v611;
-    const float v613 = v612 * v610;
-    const iron_bf16 v614 = iron_f32_to_bf16(v613);
-    const unsigned int v615 = v602 * v1;
-    const unsigned int v616 = v615 + v604;
-    out[v616] = v614;
-  }
-  const unsigned int v617 = static_cast<unsigned int>(v429.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v618 = v504 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v429.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v620 = v25 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v622 = v425 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v429.x[7];
-    const float v626 = scale_b[v620];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v627 = scale_a[v618];
-    const float v628 = v625 * v627;
-    const float v629 = v628 * v626;
-    const iron_bf16 v630 = iron_f32_to_bf16(v629);
-    const unsigned int v631 = v618 * v1;
-    const unsigned int v632 = v631 + v620;
-    out[v632] = v630;
-  }
-  const unsigned int v633 = static_cast<unsigned int>(v429.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v634 = v504 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v429.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v636 = v25 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v638 = v425 && v637;
-  const bool v639 = v636 < v1;
-  const bool v640 = v638 && v639;
-  if (v640) {
-    const float v641 = v429.x[8];
-    const float v642 = scale_b[v636];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v643 = scale_a[v634];
-    const float v644 = v641 * v643;
-    const float v645 = v644 * v642;
-    const iron_bf16 v646 = iron_f32_to_bf16(v645);
-    const unsigned int v647 = v634 * v1;
-    const unsigned int v648 = v647 + v636;
-    out[v648] = v646;
-  }
-  const unsigned int v649 = static_cast<unsigned int>(v429.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v650 = v504 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v429.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v652 = v25 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v654 = v425 && v653;
-  const bool v655 = v652 < v1;
-  const bool v656 = v654 && v655;
-  if (v656) {
-    const float v657 = v429.x[9];
-    const float v658 = scale_b[v652];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v659 = scale_a[v650];
-    const float v660 = v657 * v659;
-    const float v661 = v660 * v658;
-    const iron_bf16 v662 = iron_f32_to_bf16(v661);
-    const unsigned int v663 = v650 * v1;
-    const unsigned int v664 = v663 + v652;
-    out[v664] = v662;
-  }
-  const unsigned int v665 = static_cast<unsigned int>(v429.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v666 = v504 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v429.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v668 = v25 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v670 = v425 && v669;
-  const bool v671 = v668 < v1;
-  const bool v672 = v670 && v671;
-  if (v672) {
-    const float v673 = v429.x[10];
-    const float v674 = scale_b[v668];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v675 = scale_a[v666];
-    const float v676 = v673 * v675;
-    const float v677 = v676 * v674;
-    const iron_bf16 v678 = iron_f32_to_bf16(v677);
-    const unsigned int v679 = v666 * v1;
-    const unsigned int v680 = v679 + v668;
-    out[v680] = v678;
-  }
-  const unsigned int v681 = static_cast<unsigned int>(v429.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v682 = v504 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v429.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v684 = v25 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v686 = v425 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v429.x[11];
-    const float v690 = scale_b[v684];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v691 = scale_a[v682];
-    const float v692 = v689 * v691;
-    const float v693 = v692 * v690;
-    const iron_bf16 v694 = iron_f32_to_bf16(v693);
-    const unsigned int v695 = v682 * v1;
-    const unsigned int v696 = v695 + v684;
-    out[v696] = v694;
-  }
-  const unsigned int v697 = static_cast<unsigned int>(v429.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v698 = v504 + v697;
-  const unsigned int v699 = static_cast<unsigned int>(v429.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v700 = v25 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v702 = v425 && v701;
-  const bool v703 = v700 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v429.x[12];
-    const float v706 = scale_b[v700];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v707 = scale_a[v698];
-    const float v708 = v705 * v707;
-    const float v709 = v708 * v706;
-    const iron_bf16 v710 = iron_f32_to_bf16(v709);
-    const unsigned int v711 = v698 * v1;
-    const unsigned int v712 = v711 + v700;
-    out[v712] = v710;
-  }
-  const unsigned int v713 = static_cast<unsigned int>(v429.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v714 = v504 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v429.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v716 = v25 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v718 = v425 && v717;
-  const bool v719 = v716 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v429.x[13];
-    const float v722 = scale_b[v716];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v723 = scale_a[v714];
-    const float v724 = v721 * v723;
-    const float v725 = v724 * v722;
-    const iron_bf16 v726 = iron_f32_to_bf16(v725);
-    const unsigned int v727 = v714 * v1;
-    const unsigned int v728 = v727 + v716;
-    out[v728] = v726;
-  }
-  const unsigned int v729 = static_cast<unsigned int>(v429.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v730 = v504 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v429.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v732 = v25 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v734 = v425 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v429.x[14];
-    const float v738 = scale_b[v732];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v739 = scale_a[v730];
-    const float v740 = v737 * v739;
-    const float v741 = v740 * v738;
-    const iron_bf16 v742 = iron_f32_to_bf16(v741);
-    const unsigned int v743 = v730 * v1;
-    const unsigned int v744 = v743 + v732;
-    out[v744] = v742;
-  }
-  const unsigned int v745 = static_cast<unsigned int>(v429.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v746 = v504 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v429.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v748 = v25 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v750 = v425 && v749;
-  const bool v751 = v748 < v1;
-  const bool v752 = v750 && v751;
-  if (v752) {
-    const float v753 = v429.x[15];
-    const float v754 = scale_b[v748];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v755 = scale_a[v746];
-    const float v756 = v753 * v755;
-    const float v757 = v756 * v754;
-    const iron_bf16 v758 = iron_f32_to_bf16(v757);
-    const unsigned int v759 = v746 * v1;
-    const unsigned int v760 = v759 + v748;
-    out[v760] = v758;
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v429.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v762 = v504 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v429.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v764 = v25 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v766 = v425 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v429.x[16];
-    const float v770 = scale_b[v764];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v771 = scale_a[v762];
-    const float v772 = v769 * v771;
-    const float v773 = v772 * v770;
-    const iron_bf16 v774 = iron_f32_to_bf16(v773);
-    const unsigned int v775 = v762 * v1;
-    const unsigned int v776 = v775 + v764;
-    out[v776] = v774;
-  }
-  const unsigned int v777 = static_cast<unsigned int>(v429.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v778 = v504 + v777;
-  const unsigned int v779 = static_cast<unsigned int>(v429.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v780 = v25 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v782 = v425 && v781;
-  const bool v783 = v780 < v1;
-  const bool v784 = v782 && v783;
-  if (v784) {
-    const float v785 = v429.x[17];
-    const float v786 = scale_b[v780];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v787 = scale_a[v778];
-    const float v788 = v785 * v787;
-    const float v789 = v788 * v786;
-    const iron_bf16 v790 = iron_f32_to_bf16(v789);
-    const unsigned int v791 = v778 * v1;
-    const unsigned int v792 = v791 + v780;
-    out[v792] = v790;
-  }
-  const unsigned int v793 = static_cast<unsigned int>(v429.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v794 = v504 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v429.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v796 = v25 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v798 = v425 && v797;
-  const bool v799 = v796 < v1;
-  const bool v800 = v798 && v799;
-  if (v800) {
-    const float v801 = v429.x[18];
-    const float v802 = scale_b[v796];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v803 = scale_a[v794];
-    const float v804 = v801 * v803;
-    const float v805 = v804 * v802;
-    const iron_bf16 v806 = iron_f32_to_bf16(v805);
-    const unsigned int v807 = v794 * v1;
-    const unsigned int v808 = v807 + v796;
-    out[v808] = v806;
-  }
-  const unsigned int v809 = static_cast<unsigned int>(v429.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v810 = v504 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v429.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v812 = v25 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v814 = v425 && v813;
-  const bool v815 = v812 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v429.x[19];
-    const float v818 = scale_b[v812];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v819 = scale_a[v810];
-    const float v820 = v817 * v819;
-    const float v821 = v820 * v818;
-    const iron_bf16 v822 = iron_f32_to_bf16(v821);
-    const unsigned int v823 = v810 * v1;
-    const unsigned int v824 = v823 + v812;
-    out[v824] = v822;
-  }
-  const unsigned int v825 = static_cast<unsigned int>(v429.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v826 = v504 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v429.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v828 = v25 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v830 = v425 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v429.x[20];
-    const float v834 = scale_b[v828];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v835 = scale_a[v826];
-    const float v836 = v833 * v835;
-    const float v837 = v836 * v834;
-    const iron_bf16 v838 = iron_f32_to_bf16(v837);
-    const unsigned int v839 = v826 * v1;
-    const unsigned int v840 = v839 + v828;
-    out[v840] = v838;
-  }
-  const unsigned int v841 = static_cast<unsigned int>(v429.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v842 = v504 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v429.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v844 = v25 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v846 = v425 && v845;
-  const bool v847 = v844 < v1;
-  const bool v848 = v846 && v847;
-  if (v848) {
-    const float v849 = v429.x[21];
-    const float v850 = scale_b[v844];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v851 = scale_a[v842];
-    const float v852 = v849 * v851;
-    const float v853 = v852 * v850;
-    const iron_bf16 v854 = iron_f32_to_bf16(v853);
-    const unsigned int v855 = v842 * v1;
-    const unsigned int v856 = v855 + v844;
-    out[v856] = v854;
-  }
-  const unsigned int v857 = static_cast<unsigned int>(v429.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v858 = v504 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v429.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v860 = v25 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v862 = v425 && v861;
-  const bool v863 = v860 < v1;
-  const bool v864 = v862 && v863;
-  if (v864) {
-    const float v865 = v429.x[22];
-    const float v866 = scale_b[v860];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v867 = scale_a[v858];
-    const float v868 = v865 * v867;
-    const float v869 = v868 * v866;
-    const iron_bf16 v870 = iron_f32_to_bf16(v869);
-    const unsigned int v871 = v858 * v1;
-    const unsigned int v872 = v871 + v860;
-    out[v872] = v870;
-  }
-  const unsigned int v873 = static_cast<unsigned int>(v429.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v874 = v504 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v429.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v876 = v25 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v878 = v425 && v877;
-  const bool v879 = v876 < v1;
-  const bool v880 = v878 && v879;
-  if (v880) {
-    const float v881 = v429.x[23];
-    const float v882 = scale_b[v876];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v883 = scale_a[v874];
-    const float v884 = v881 * v883;
-    const float v885 = v884 * v882;
-    const iron_bf16 v886 = iron_f32_to_bf16(v885);
-    const unsigned int v887 = v874 * v1;
-    const unsigned int v888 = v887 + v876;
-    out[v888] = v886;
-  }
-  const unsigned int v889 = static_cast<unsigned int>(v429.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v890 = v504 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v429.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v892 = v25 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v894 = v425 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v429.x[24];
-    const float v898 = scale_b[v892];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v899 = scale_a[v890];
-    const float v900 = v897 * v899;
-    const float v901 = v900 * v898;
-    const iron_bf16 v902 = iron_f32_to_bf16(v901);
-    const unsigned int v903 = v890 * v1;
-    const unsigned int v904 = v903 + v892;
-    out[v904] = v902;
-  }
-  const unsigned int v905 = static_cast<unsigned int>(v429.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v906 = v504 + v905;
-  const unsigned int v907 = static_cast<unsigned int>(v429.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v908 = v25 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v910 = v425 && v909;
-  const bool v911 = v908 < v1;
-  const bool v912 = v910 && v911;
-  if (v912) {
-    const float v913 = v429.x[25];
-    const float v914 = scale_b[v908];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v915 = scale_a[v906];
-    const float v916 = v913 * v915;
-    const float v917 = v916 * v914;
-    const iron_bf16 v918 = iron_f32_to_bf16(v917);
-    const unsigned int v919 = v906 * v1;
-    const unsigned int v920 = v919 + v908;
-    out[v920] = v918;
-  }
-  const unsigned int v921 = static_cast<unsigned int>(v429.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v922 = v504 + v921;
-  const unsigned int v923 = static_cast<unsigned int>(v429.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v924 = v25 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v926 = v425 && v925;
-  const bool v927 = v924 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v429.x[26];
-    const float v930 = scale_b[v924];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v931 = scale_a[v922];
-    const float v932 = v929 * v931;
-    const float v933 = v932 * v930;
-    const iron_bf16 v934 = iron_f32_to_bf16(v933);
-    const unsigned int v935 = v922 * v1;
-    const unsigned int v936 = v935 + v924;
-    out[v936] = v934;
-  }
-  const unsigned int v937 = static_cast<unsigned int>(v429.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v938 = v504 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v429.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v940 = v25 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v942 = v425 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v429.x[27];
-    const float v946 = scale_b[v940];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v947 = scale_a[v938];
-    const float v948 = v945 * v947;
-    const float v949 = v948 * v946;
-    const iron_bf16 v950 = iron_f32_to_bf16(v949);
-    const unsigned int v951 = v938 * v1;
-    const unsigned int v952 = v951 + v940;
-    out[v952] = v950;
-  }
-  const unsigned int v953 = static_cast<unsigned int>(v429.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v954 = v504 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v429.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v956 = v25 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v958 = v425 && v957;
-  const bool v959 = v956 < v1;
-  const bool v960 = v958 && v959;
-  if (v960) {
-    const float v961 = v429.x[28];
-    const float v962 = scale_b[v956];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v963 = scale_a[v954];
-    const float v964 = v961 * v963;
-    const float v965 = v964 * v962;
-    const iron_bf16 v966 = iron_f32_to_bf16(v965);
-    const unsigned int v967 = v954 * v1;
-    const unsigned int v968 = v967 + v956;
-    out[v968] = v966;
-  }
-  const unsigned int v969 = static_cast<unsigned int>(v429.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v970 = v504 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v429.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v972 = v25 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v974 = v425 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v429.x[29];
-    const float v978 = scale_b[v972];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v979 = scale_a[v970];
-    const float v980 = v977 * v979;
-    const float v981 = v980 * v978;
-    const iron_bf16 v982 = iron_f32_to_bf16(v981);
-    const unsigned int v983 = v970 * v1;
-    const unsigned int v984 = v983 + v972;
-    out[v984] = v982;
-  }
-  const unsigned int v985 = static_cast<unsigned int>(v429.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v986 = v504 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v429.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v988 = v25 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v990 = v425 && v989;
-  const bool v991 = v988 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v429.x[30];
-    const float v994 = scale_b[v988];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v995 = scale_a[v986];
-    const float v996 = v993 * v995;
-    const float v997 = v996 * v994;
-    const iron_bf16 v998 = iron_f32_to_bf16(v997);
-    const unsigned int v999 = v986 * v1;
-    const unsigned int v1000 = v999 + v988;
-    out[v1000] = v998;
-  }
-  const unsigned int v1001 = static_cast<unsigned int>(v429.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1002 = v504 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v429.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1004 = v25 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1006 = v425 && v1005;
-  const bool v1007 = v1004 < v1;
-  const bool v1008 = v1006 && v1007;
-  if (v1008) {
-    const float v1009 = v429.x[31];
-    const float v1010 = scale_b[v1004];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1011 = scale_a[v1002];
-    const float v1012 = v1009 * v1011;
-    const float v1013 = v1012 * v1010;
-    const iron_bf16 v1014 = iron_f32_to_bf16(v1013);
-    const unsigned int v1015 = v1002 * v1;
-    const unsigned int v1016 = v1015 + v1004;
-    out[v1016] = v1014;
-  }
-  const unsigned int v1017 = static_cast<unsigned int>(v429.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1018 = v504 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v429.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1020 = v25 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1022 = v425 && v1021;
-  const bool v1023 = v1020 < v1;
-  const bool v1024 = v1022 && v1023;
-  if (v1024) {
-    const float v1025 = v429.x[32];
-    const float v1026 = scale_b[v1020];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1027 = scale_a[v1018];
-    const float v1028 = v1025 * v1027;
-    const float v1029 = v1028 * v1026;
-    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
-    const unsigned int v1031 = v1018 * v1;
-    const unsigned int v1032 = v1031 + v1020;
-    out[v1032] = v1030;
-  }
-  const unsigned int v1033 = static_cast<unsigned int>(v429.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1034 = v504 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v429.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1036 = v25 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1038 = v425 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v429.x[33];
-    const float v1042 = scale_b[v1036];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1043 = scale_a[v1034];
-    const float v1044 = v1041 * v1043;
-    const float v1045 = v1044 * v1042;
-    const iron_bf16 v1046 = iron_f32_to_bf16(v1045);
-    const unsigned int v1047 = v1034 * v1;
-    const unsigned int v1048 = v1047 + v1036;
-    out[v1048] = v1046;
-  }
-  const unsigned int v1049 = static_cast<unsigned int>(v429.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1050 = v504 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v429.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1052 = v25 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1054 = v425 && v1053;
-  const bool v1055 = v1052 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v429.x[34];
-    const float v1058 = scale_b[v1052];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1059 = scale_a[v1050];
-    const float v1060 = v1057 * v1059;
-    const float v1061 = v1060 * v1058;
-    const iron_bf16 v1062 = iron_f32_to_bf16(v1061);
-    const unsigned int v1063 = v1050 * v1;
-    const unsigned int v1064 = v1063 + v1052;
-    out[v1064] = v1062;
-  }
-  const unsigned int v1065 = static_cast<unsigned int>(v429.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1066 = v504 + v1065;
-  const unsigned int v1067 = static_cast<unsigned int>(v429.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1068 = v25 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1070 = v425 && v1069;
-  const bool v1071 = v1068 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v429.x[35];
-    const float v1074 = scale_b[v1068];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1075 = scale_a[v1066];
-    const float v1076 = v1073 * v1075;
-    const float v1077 = v1076 * v1074;
-    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
-    const unsigned int v1079 = v1066 * v1;
-    const unsigned int v1080 = v1079 + v1068;
-    out[v1080] = v1078;
-  }
-  const unsigned int v1081 = static_cast<unsigned int>(v429.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1082 = v504 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v429.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1084 = v25 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1086 = v425 && v1085;
-  const bool v1087 = v1084 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v429.x[36];
-    const float v1090 = scale_b[v1084];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1091 = scale_a[v1082];
-    const float v1092 = v1089 * v1091;
-    const float v1093 = v1092 * v1090;
-    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
-    const unsigned int v1095 = v1082 * v1;
-    const unsigned int v1096 = v1095 + v1084;
-    out[v1096] = v1094;
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v429.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1098 = v504 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v429.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1100 = v25 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1102 = v425 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v429.x[37];
-    const float v1106 = scale_b[v1100];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1107 = scale_a[v1098];
-    const float v1108 = v1105 * v1107;
-    const float v1109 = v1108 * v1106;
-    const iron_bf16 v1110 = iron_f32_to_bf16(v1109);
-    const unsigned int v1111 = v1098 * v1;
-    const unsigned int v1112 = v1111 + v1100;
-    out[v1112] = v1110;
-  }
-  const unsigned int v1113 = static_cast<unsigned int>(v429.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1114 = v504 + v1113;
-  const unsigned int v1115 = static_cast<unsigned int>(v429.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1116 = v25 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1118 = v425 && v1117;
-  const bool v1119 = v1116 < v1;
-  const bool v1120 = v1118 && v1119;
-  if (v1120) {
-    const float v1121 = v429.x[38];
-    const float v1122 = scale_b[v1116];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1123 = scale_a[v1114];
-    const float v1124 = v1121 * v1123;
-    const float v1125 = v1124 * v1122;
-    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
-    const unsigned int v1127 = v1114 * v1;
-    const unsigned int v1128 = v1127 + v1116;
-    out[v1128] = v1126;
-  }
-  const unsigned int v1129 = static_cast<unsigned int>(v429.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1130 = v504 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v429.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1132 = v25 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1134 = v425 && v1133;
-  const bool v1135 = v1132 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v429.x[39];
-    const float v1138 = scale_b[v1132];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1139 = scale_a[v1130];
-    const float v1140 = v1137 * v1139;
-    const float v1141 = v1140 * v1138;
-    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
-    const unsigned int v1143 = v1130 * v1;
-    const unsigned int v1144 = v1143 + v1132;
-    out[v1144] = v1142;
-  }
-  const unsigned int v1145 = static_cast<unsigned int>(v429.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1146 = v504 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v429.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1148 = v25 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1150 = v425 && v1149;
-  const bool v1151 = v1148 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v429.x[40];
-    const float v1154 = scale_b[v1148];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1155 = scale_a[v1146];
-    const float v1156 = v1153 * v1155;
-    const float v1157 = v1156 * v1154;
-    const iron_bf16 v1158 = iron_f32_to_bf16(v1157);
-    const unsigned int v1159 = v1146 * v1;
-    const unsigned int v1160 = v1159 + v1148;
-    out[v1160] = v1158;
-  }
-  const unsigned int v1161 = static_cast<unsigned int>(v429.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1162 = v504 + v1161;
-  const unsigned int v1163 = static_cast<unsigned int>(v429.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1164 = v25 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1166 = v425 && v1165;
-  const bool v1167 = v1164 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v429.x[41];
-    const float v1170 = scale_b[v1164];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1171 = scale_a[v1162];
-    const float v1172 = v1169 * v1171;
-    const float v1173 = v1172 * v1170;
-    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
-    const unsigned int v1175 = v1162 * v1;
-    const unsigned int v1176 = v1175 + v1164;
-    out[v1176] = v1174;
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v429.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1178 = v504 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v429.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1180 = v25 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1182 = v425 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v429.x[42];
-    const float v1186 = scale_b[v1180];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1187 = scale_a[v1178];
-    const float v1188 = v1185 * v1187;
-    const float v1189 = v1188 * v1186;
-    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
-    const unsigned int v1191 = v1178 * v1;
-    const unsigned int v1192 = v1191 + v1180;
-    out[v1192] = v1190;
-  }
-  const unsigned int v1193 = static_cast<unsigned int>(v429.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1194 = v504 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v429.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1196 = v25 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1198 = v425 && v1197;
-  const bool v1199 = v1196 < v1;
-  const bool v1200 = v1198 && v1199;
-  if (v1200) {
-    const float v1201 = v429.x[43];
-    const float v1202 = scale_b[v1196];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1203 = scale_a[v1194];
-    const float v1204 = v1201 * v1203;
-    const float v1205 = v1204 * v1202;
-    const iron_bf16 v1206 = iron_f32_to_bf16(v1205);
-    const unsigned int v1207 = v1194 * v1;
-    const unsigned int v1208 = v1207 + v1196;
-    out[v1208] = v1206;
-  }
-  const unsigned int v1209 = static_cast<unsigned int>(v429.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1210 = v504 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v429.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1212 = v25 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1214 = v425 && v1213;
-  const bool v1215 = v1212 < v1;
-  const bool v1216 = v1214 && v1215;
-  if (v1216) {
-    const float v1217 = v429.x[44];
-    const float v1218 = scale_b[v1212];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1219 = scale_a[v1210];
-    const float v1220 = v1217 * v1219;
-    const float v1221 = v1220 * v1218;
-    const iron_bf16 v1222 = iron_f32_to_bf16(v1221);
-    const unsigned int v1223 = v1210 * v1;
-    const unsigned int v1224 = v1223 + v1212;
-    out[v1224] = v1222;
-  }
-  const unsigned int v1225 = static_cast<unsigned int>(v429.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1226 = v504 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v429.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1228 = v25 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1230 = v425 && v1229;
-  const bool v1231 = v1228 < v1;
-  const bool v1232 = v1230 && v1231;
-  if (v1232) {
-    const float v1233 = v429.x[45];
-    const float v1234 = scale_b[v1228];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1235 = scale_a[v1226];
-    const float v1236 = v1233 * v1235;
-    const float v1237 = v1236 * v1234;
-    const iron_bf16 v1238 = iron_f32_to_bf16(v1237);
-    const unsigned int v1239 = v1226 * v1;
-    const unsigned int v1240 = v1239 + v1228;
-    out[v1240] = v1238;
-  }
-  const unsigned int v1241 = static_cast<unsigned int>(v429.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1242 = v504 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v429.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1244 = v25 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1246 = v425 && v1245;
-  const bool v1247 = v1244 < v1;
-  const bool v1248 = v1246 && v1247;
-  if (v1248) {
-    const float v1249 = v429.x[46];
-    const float v1250 = scale_b[v1244];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1251 = scale_a[v1242];
-    const float v1252 = v1249 * v1251;
-    const float v1253 = v1252 * v1250;
-    const iron_bf16 v1254 = iron_f32_to_bf16(v1253);
-    const unsigned int v1255 = v1242 * v1;
-    const unsigned int v1256 = v1255 + v1244;
-    out[v1256] = v1254;
-  }
-  const unsigned int v1257 = static_cast<unsigned int>(v429.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1258 = v504 + v1257;
-  const unsigned int v1259 = static_cast<unsigned int>(v429.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1260 = v25 + v1259;
-  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1262 = v425 && v1261;
-  const bool v1263 = v1260 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v429.x[47];
-    const float v1266 = scale_b[v1260];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1267 = scale_a[v1258];
-    const float v1268 = v1265 * v1267;
-    const float v1269 = v1268 * v1266;
-    const iron_bf16 v1270 = iron_f32_to_bf16(v1269);
-    const unsigned int v1271 = v1258 * v1;
-    const unsigned int v1272 = v1271 + v1260;
-    out[v1272] = v1270;
-  }
-  const unsigned int v1273 = static_cast<unsigned int>(v429.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1274 = v504 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v429.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1276 = v25 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1278 = v425 && v1277;
-  const bool v1279 = v1276 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v429.x[48];
-    const float v1282 = scale_b[v1276];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1283 = scale_a[v1274];
-    const float v1284 = v1281 * v1283;
-    const float v1285 = v1284 * v1282;
-    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
-    const unsigned int v1287 = v1274 * v1;
-    const unsigned int v1288 = v1287 + v1276;
-    out[v1288] = v1286;
-  }
-  const unsigned int v1289 = static_cast<unsigned int>(v429.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1290 = v504 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v429.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1292 = v25 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1294 = v425 && v1293;
-  const bool v1295 = v1292 < v1;
-  const bool v1296 = v1294 && v1295;
-  if (v1296) {
-    const float v1297 = v429.x[49];
-    const float v1298 = scale_b[v1292];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1299 = scale_a[v1290];
-    const float v1300 = v1297 * v1299;
-    const float v1301 = v1300 * v1298;
-    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
-    const unsigned int v1303 = v1290 * v1;
-    const unsigned int v1304 = v1303 + v1292;
-    out[v1304] = v1302;
-  }
-  const unsigned int v1305 = static_cast<unsigned int>(v429.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1306 = v504 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v429.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1308 = v25 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1310 = v425 && v1309;
-  const bool v1311 = v1308 < v1;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v429.x[50];
-    const float v1314 = scale_b[v1308];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1315 = scale_a[v1306];
-    const float v1316 = v1313 * v1315;
-    const float v1317 = v1316 * v1314;
-    const iron_bf16 v1318 = iron_f32_to_bf16(v1317);
-    const unsigned int v1319 = v1306 * v1;
-    const unsigned int v1320 = v1319 + v1308;
-    out[v1320] = v1318;
-  }
-  const unsigned int v1321 = static_cast<unsigned int>(v429.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1322 = v504 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v429.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1324 = v25 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1326 = v425 && v1325;
-  const bool v1327 = v1324 < v1;
-  const bool v1328 = v1326 && v1327;
-  if (v1328) {
-    const float v1329 = v429.x[51];
-    const float v1330 = scale_b[v1324];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1331 = scale_a[v1322];
-    const float v1332 = v1329 * v1331;
-    const float v1333 = v1332 * v1330;
-    const iron_bf16 v1334 = iron_f32_to_bf16(v1333);
-    const unsigned int v1335 = v1322 * v1;
-    const unsigned int v1336 = v1335 + v1324;
-    out[v1336] = v1334;
-  }
-  const unsigned int v1337 = static_cast<unsigned int>(v429.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1338 = v504 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v429.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1340 = v25 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1342 = v425 && v1341;
-  const bool v1343 = v1340 < v1;
-  const bool v1344 = v1342 && v1343;
-  if (v1344) {
-    const float v1345 = v429.x[52];
-    const float v1346 = scale_b[v1340];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1347 = scale_a[v1338];
-    const float v1348 = v1345 * v1347;
-    const float v1349 = v1348 * v1346;
-    const iron_bf16 v1350 = iron_f32_to_bf16(v1349);
-    const unsigned int v1351 = v1338 * v1;
-    const unsigned int v1352 = v1351 + v1340;
-    out[v1352] = v1350;
-  }
-  const unsigned int v1353 = static_cast<unsigned int>(v429.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1354 = v504 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v429.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1356 = v25 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1358 = v425 && v1357;
-  const bool v1359 = v1356 < v1;
-  const bool v1360 = v1358 && v1359;
-  if (v1360) {
-    const float v1361 = v429.x[53];
-    const float v1362 = scale_b[v1356];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1363 = scale_a[v1354];
-    const float v1364 = v1361 * v1363;
-    const float v1365 = v1364 * v1362;
-    const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
-    const unsigned int v1367 = v1354 * v1;
-    const unsigned int v1368 = v1367 + v1356;
-    out[v1368] = v1366;
-  }
-  const unsigned int v1369 = static_cast<unsigned int>(v429.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1370 = v504 + v1369;
-  const unsigned int v1371 = static_cast<unsigned int>(v429.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1372 = v25 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1374 = v425 && v1373;
-  const bool v1375 = v1372 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v429.x[54];
-    const float v1378 = scale_b[v1372];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1379 = scale_a[v1370];
-    const float v1380 = v1377 * v1379;
-    const float v1381 = v1380 * v1378;
-    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
-    const unsigned int v1383 = v1370 * v1;
-    const unsigned int v1384 = v1383 + v1372;
-    out[v1384] = v1382;
-  }
-  const unsigned int v1385 = static_cast<unsigned int>(v429.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1386 = v504 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v429.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1388 = v25 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1390 = v425 && v1389;
-  const bool v1391 = v1388 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v429.x[55];
-    const float v1394 = scale_b[v1388];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1395 = scale_a[v1386];
-    const float v1396 = v1393 * v1395;
-    const float v1397 = v1396 * v1394;
-    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
-    const unsigned int v1399 = v1386 * v1;
-    const unsigned int v1400 = v1399 + v1388;
-    out[v1400] = v1398;
-  }
-  const unsigned int v1401 = static_cast<unsigned int>(v429.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1402 = v504 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v429.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1404 = v25 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1406 = v425 && v1405;
-  const bool v1407 = v1404 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v429.x[56];
-    const float v1410 = scale_b[v1404];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1411 = scale_a[v1402];
-    const float v1412 = v1409 * v1411;
-    const float v1413 = v1412 * v1410;
-    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
-    const unsigned int v1415 = v1402 * v1;
-    const unsigned int v1416 = v1415 + v1404;
-    out[v1416] = v1414;
-  }
-  const unsigned int v1417 = static_cast<unsigned int>(v429.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1418 = v504 + v1417;
-  const unsigned int v1419 = static_cast<unsigned int>(v429.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1420 = v25 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1422 = v425 && v1421;
-  const bool v1423 = v1420 < v1;
-  const bool v1424 = v1422 && v1423;
-  if (v1424) {
-    const float v1425 = v429.x[57];
-    const float v1426 = scale_b[v1420];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1427 = scale_a[v1418];
-    const float v1428 = v1425 * v1427;
-    const float v1429 = v1428 * v1426;
-    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-    const unsigned int v1431 = v1418 * v1;
-    const unsigned int v1432 = v1431 + v1420;
-    out[v1432] = v1430;
-  }
-  const unsigned int v1433 = static_cast<unsigned int>(v429.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1434 = v504 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v429.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1436 = v25 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1438 = v425 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v429.x[58];
-    const float v1442 = scale_b[v1436];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1443 = scale_a[v1434];
-    const float v1444 = v1441 * v1443;
-    const float v1445 = v1444 * v1442;
-    const iron_bf16 v1446 = iron_f32_to_bf16(v1445);
-    const unsigned int v1447 = v1434 * v1;
-    const unsigned int v1448 = v1447 + v1436;
-    out[v1448] = v1446;
-  }
-  const unsigned int v1449 = static_cast<unsigned int>(v429.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1450 = v504 + v1449;
-  const unsigned int v1451 = static_cast<unsigned int>(v429.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1452 = v25 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1454 = v425 && v1453;
-  const bool v1455 = v1452 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v429.x[59];
-    const float v1458 = scale_b[v1452];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1459 = scale_a[v1450];
-    const float v1460 = v1457 * v1459;
-    const float v1461 = v1460 * v1458;
-    const iron_bf16 v1462 = iron_f32_to_bf16(v1461);
-    const unsigned int v1463 = v1450 * v1;
-    const unsigned int v1464 = v1463 + v1452;
-    out[v1464] = v1462;
-  }
-  const unsigned int v1465 = static_cast<unsigned int>(v429.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1466 = v504 + v1465;
-  const unsigned int v1467 = static_cast<unsigned int>(v429.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1468 = v25 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1470 = v425 && v1469;
-  const bool v1471 = v1468 < v1;
-  const bool v1472 = v1470 && v1471;
-  if (v1472) {
-    const float v1473 = v429.x[60];
-    const float v1474 = scale_b[v1468];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1475 = scale_a[v1466];
-    const float v1476 = v1473 * v1475;
-    const float v1477 = v1476 * v1474;
-    const iron_bf16 v1478 = iron_f32_to_bf16(v1477);
-    const unsigned int v1479 = v1466 * v1;
-    const unsigned int v1480 = v1479 + v1468;
-    out[v1480] = v1478;
-  }
-  const unsigned int v1481 = static_cast<unsigned int>(v429.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1482 = v504 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v429.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1484 = v25 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1486 = v425 && v1485;
-  const bool v1487 = v1484 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v429.x[61];
-    const float v1490 = scale_b[v1484];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1491 = scale_a[v1482];
-    const float v1492 = v1489 * v1491;
-    const float v1493 = v1492 * v1490;
-    const iron_bf16 v1494 = iron_f32_to_bf16(v1493);
-    const unsigned int v1495 = v1482 * v1;
-    const unsigned int v1496 = v1495 + v1484;
-    out[v1496] = v1494;
-  }
-  const unsigned int v1497 = static_cast<unsigned int>(v429.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1498 = v504 + v1497;
-  const unsigned int v1499 = static_cast<unsigned int>(v429.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1500 = v25 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1502 = v425 && v1501;
-  const bool v1503 = v1500 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v429.x[62];
-    const float v1506 = scale_b[v1500];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1507 = scale_a[v1498];
-    const float v1508 = v1505 * v1507;
-    const float v1509 = v1508 * v1506;
-    const iron_bf16 v1510 = iron_f32_to_bf16(v1509);
-    const unsigned int v1511 = v1498 * v1;
-    const unsigned int v1512 = v1511 + v1500;
-    out[v1512] = v1510;
-  }
-  const unsigned int v1513 = static_cast<unsigned int>(v429.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1514 = v504 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v429.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1516 = v25 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1518 = v425 && v1517;
-  const bool v1519 = v1516 < v1;
-  const bool v1520 = v1518 && v1519;
-  if (v1520) {
-    const float v1521 = v429.x[63];
-    const float v1522 = scale_b[v1516];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1523 = scale_a[v1514];
-    const float v1524 = v1521 * v1523;
-    const float v1525 = v1524 * v1522;
-    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
-    const unsigned int v1527 = v1514 * v1;
-    const unsigned int v1528 = v1527 + v1516;
-    out[v1528] = v1526;
-  }
-  const unsigned int v1530 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  iron_frag<float, 2, 16, 128> v1540;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v1540, 0.0f);
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const unsigned int v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const unsigned int v290 = v289 << 6u;
+      const unsigned int v2438 = v217 & 3u;
+      const unsigned int v2440 = v2438 << 4u;
+      const unsigned int v2442 = v2440 << 6u;
+      const unsigned int v2444 = v290 + v2442;
+      iron_frag<iron_f16, 0, 16, 16> v2451;
+      iron_frag_fill(v2451, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2451, shm3, v2444, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2453;
+      iron_frag_fill(v2453, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2453, shm4, 0u, 64u);
+      iron_frag_mma_sync(v225, v2451, v2453);
+      const unsigned int v2455 = v2444 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2460;
+      iron_frag_fill(v2460, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2460, shm3, v2455, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2462;
+      iron_frag_fill(v2462, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2462, shm4, 16u, 64u);
+      iron_frag_mma_sync(v225, v2460, v2462);
+      const unsigned int v2464 = v2444 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2469;
+      iron_frag_fill(v2469, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2469, shm3, v2464, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2471;
+      iron_frag_fill(v2471, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2471, shm4, 32u, 64u);
+      iron_frag_mma_sync(v225, v2469, v2471);
+      const unsigned int v2473 = v2444 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2478;
+      iron_frag_fill(v2478, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2478, shm3, v2473, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2480;
+      iron_frag_fill(v2480, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2480, shm4, 48u, 64u);
+      iron_frag_mma_sync(v225, v2478, v2480);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const unsigned int v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const unsigned int v296 = v295 << 4u;
+  const unsigned int v298 = v218 << 6u;
+  const unsigned int v299 = v21 + v298;
+  const unsigned int v300 = v299 + v296;
+  const unsigned int v301 = static_cast<unsigned int>(v225.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v302 = v300 + v301;
+  const unsigned int v303 = static_cast<unsigned int>(v225.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v304 = v25 + v303;
+  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v306 = v221 && v305;
+  const bool v307 = v304 < v1;
+  const bool v308 = v306 && v307;
+  if (v308) {
+    const float v309 = v225.x[0];
+    const float v310 = scale_b[v304];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v311 = scale_a[v302];
+    const float v312 = v309 * v311;
+    const float v313 = v312 * v310;
+    const iron_bf16 v314 = iron_f32_to_bf16(v313);
+    const unsigned int v315 = v302 * v1;
+    const unsigned int v316 = v315 + v304;
+    out[v316] = v314;
+  }
+  const unsigned int v317 = static_cast<unsigned int>(v225.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v318 = v300 + v317;
+  const unsigned int v319 = static_cast<unsigned int>(v225.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v320 = v25 + v319;
+  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v322 = v221 && v321;
+  const bool v323 = v320 < v1;
+  const bool v324 = v322 && v323;
+  if (v324) {
+    const float v325 = v225.x[1];
+    const float v326 = scale_b[v320];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v327 = scale_a[v318];
+    const float v328 = v325 * v327;
+    const float v329 = v328 * v326;
+    const iron_bf16 v330 = iron_f32_to_bf16(v329);
+    const unsigned int v331 = v318 * v1;
+    const unsigned int v332 = v331 + v320;
+    out[v332] = v330;
+  }
+  const unsigned int v333 = static_cast<unsigned int>(v225.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v334 = v300 + v333;
+  const unsigned int v335 = static_cast<unsigned int>(v225.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v336 = v25 + v335;
+  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v338 = v221 && v337;
+  const bool v339 = v336 < v1;
+  const bool v340 = v338 && v339;
+  if (v340) {
+    const float v341 = v225.x[2];
+    const float v342 = scale_b[v336];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v343 = scale_a[v334];
+    const float v344 = v341 * v343;
+    const float v345 = v344 * v342;
+    const iron_bf16 v346 = iron_f32_to_bf16(v345);
+    const unsigned int v347 = v334 * v1;
+    const unsigned int v348 = v347 + v336;
+    out[v348] = v346;
+  }
+  const unsigned int v349 = static_cast<unsigned int>(v225.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v350 = v300 + v349;
+  const unsigned int v351 = static_cast<unsigned int>(v225.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v352 = v25 + v351;
+  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v354 = v221 && v353;
+  const bool v355 = v352 < v1;
+  const bool v356 = v354 && v355;
+  if (v356) {
+    const float v357 = v225.x[3];
+    const float v358 = scale_b[v352];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v359 = scale_a[v350];
+    const float v360 = v357 * v359;
+    const float v361 = v360 * v358;
+    const iron_bf16 v362 = iron_f32_to_bf16(v361);
+    const unsigned int v363 = v350 * v1;
+    const unsigned int v364 = v363 + v352;
+    out[v364] = v362;
+  }
+  const unsigned int v365 = static_cast<unsigned int>(v225.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v366 = v300 + v365;
+  const unsigned int v367 = static_cast<unsigned int>(v225.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v368 = v25 + v367;
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v370 = v221 && v369;
+  const bool v371 = v368 < v1;
+  const bool v372 = v370 && v371;
+  if (v372) {
+    const float v373 = v225.x[4];
+    const float v374 = scale_b[v368];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v375 = scale_a[v366];
+    const float v376 = v373 * v375;
+    const float v377 = v376 * v374;
+    const iron_bf16 v378 = iron_f32_to_bf16(v377);
+    const unsigned int v379 = v366 * v1;
+    const unsigned int v380 = v379 + v368;
+    out[v380] = v378;
+  }
+  const unsigned int v381 = static_cast<unsigned int>(v225.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v382 = v300 + v381;
+  const unsigned int v383 = static_cast<unsigned int>(v225.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v384 = v25 + v383;
+  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v386 = v221 && v385;
+  const bool v387 = v384 < v1;
+  const bool v388 = v386 && v387;
+  if (v388) {
+    const float v389 = v225.x[5];
+    const float v390 = scale_b[v384];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v391 = scale_a[v382];
+    const float v392 = v389 * v391;
+    const float v393 = v392 * v390;
+    const iron_bf16 v394 = iron_f32_to_bf16(v393);
+    const unsigned int v395 = v382 * v1;
+    const unsigned int v396 = v395 + v384;
+    out[v396] = v394;
+  }
+  const unsigned int v397 = static_cast<unsigned int>(v225.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v398 = v300 + v397;
+  const unsigned int v399 = static_cast<unsigned int>(v225.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v400 = v25 + v399;
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v402 = v221 && v401;
+  const bool v403 = v400 < v1;
+  const bool v404 = v402 && v403;
+  if (v404) {
+    const float v405 = v225.x[6];
+    const float v406 = scale_b[v400];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v407 = scale_a[v398];
+    const float v408 = v405 * v407;
+    const float v409 = v408 * v406;
+    const iron_bf16 v410 = iron_f32_to_bf16(v409);
+    const unsigned int v411 = v398 * v1;
+    const unsigned int v412 = v411 + v400;
+    out[v412] = v410;
+  }
+  const unsigned int v413 = static_cast<unsigned int>(v225.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v414 = v300 + v413;
+  const unsigned int v415 = static_cast<unsigned int>(v225.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v416 = v25 + v415;
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v418 = v221 && v417;
+  const bool v419 = v416 < v1;
+  const bool v420 = v418 && v419;
+  if (v420) {
+    const float v421 = v225.x[7];
+    const float v422 = scale_b[v416];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v423 = scale_a[v414];
+    const float v424 = v421 * v423;
+    const float v425 = v424 * v422;
+    const iron_bf16 v426 = iron_f32_to_bf16(v425);
+    const unsigned int v427 = v414 * v1;
+    const unsigned int v428 = v427 + v416;
+    out[v428] = v426;
+  }
+  const unsigned int v429 = static_cast<unsigned int>(v225.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v430 = v300 + v429;
+  const unsigned int v431 = static_cast<unsigned int>(v225.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v432 = v25 + v431;
+  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v434 = v221 && v433;
+  const bool v435 = v432 < v1;
+  const bool v436 = v434 && v435;
+  if (v436) {
+    const float v437 = v225.x[8];
+    const float v438 = scale_b[v432];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v439 = scale_a[v430];
+    const float v440 = v437 * v439;
+    const float v441 = v440 * v438;
+    const iron_bf16 v442 = iron_f32_to_bf16(v441);
+    const unsigned int v443 = v430 * v1;
+    const unsigned int v444 = v443 + v432;
+    out[v444] = v442;
+  }
+  const unsigned int v445 = static_cast<unsigned int>(v225.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v446 = v300 + v445;
+  const unsigned int v447 = static_cast<unsigned int>(v225.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v448 = v25 + v447;
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v450 = v221 && v449;
+  const bool v451 = v448 < v1;
+  const bool v452 = v450 && v451;
+  if (v452) {
+    const float v453 = v225.x[9];
+    const float v454 = scale_b[v448];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v455 = scale_a[v446];
+    const float v456 = v453 * v455;
+    const float v457 = v456 * v454;
+    const iron_bf16 v458 = iron_f32_to_bf16(v457);
+    const unsigned int v459 = v446 * v1;
+    const unsigned int v460 = v459 + v448;
+    out[v460] = v458;
+  }
+  const unsigned int v461 = static_cast<unsigned int>(v225.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v462 = v300 + v461;
+  const unsigned int v463 = static_cast<unsigned int>(v225.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v464 = v25 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v466 = v221 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v225.x[10];
+    const float v470 = scale_b[v464];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v471 = scale_a[v462];
+    const float v472 = v469 * v471;
+    const float v473 = v472 * v470;
+    const iron_bf16 v474 = iron_f32_to_bf16(v473);
+    const unsigned int v475 = v462 * v1;
+    const unsigned int v476 = v475 + v464;
+    out[v476] = v474;
+  }
+  const unsigned int v477 = static_cast<unsigned int>(v225.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v478 = v300 + v477;
+  const unsigned int v479 = static_cast<unsigned int>(v225.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v480 = v25 + v479;
+  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v482 = v221 && v481;
+  const bool v483 = v480 < v1;
+  const bool v484 = v482 && v483;
+  if (v484) {
+    const float v485 = v225.x[11];
+    const float v486 = scale_b[v480];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v487 = scale_a[v478];
+    const float v488 = v485 * v487;
+    const float v489 = v488 * v486;
+    const iron_bf16 v490 = iron_f32_to_bf16(v489);
+    const unsigned int v491 = v478 * v1;
+    const unsigned int v492 = v491 + v480;
+    out[v492] = v490;
+  }
+  const unsigned int v493 = static_cast<unsigned int>(v225.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v494 = v300 + v493;
+  const unsigned int v495 = static_cast<unsigned int>(v225.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v496 = v25 + v495;
+  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v498 = v221 && v497;
+  const bool v499 = v496 < v1;
+  const bool v500 = v498 && v499;
+  if (v500) {
+    const float v501 = v225.x[12];
+    const float v502 = scale_b[v496];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v503 = scale_a[v494];
+    const float v504 = v501 * v503;
+    const float v505 = v504 * v502;
+    const iron_bf16 v506 = iron_f32_to_bf16(v505);
+    const unsigned int v507 = v494 * v1;
+    const unsigned int v508 = v507 + v496;
+    out[v508] = v506;
+  }
+  const unsigned int v509 = static_cast<unsigned int>(v225.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v510 = v300 + v509;
+  const unsigned int v511 = static_cast<unsigned int>(v225.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v512 = v25 + v511;
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v514 = v221 && v513;
+  const bool v515 = v512 < v1;
+  const bool v516 = v514 && v515;
+  if (v516) {
+    const float v517 = v225.x[13];
+    const float v518 = scale_b[v512];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v519 = scale_a[v510];
+    const float v520 = v517 * v519;
+    const float v521 = v520 * v518;
+    const iron_bf16 v522 = iron_f32_to_bf16(v521);
+    const unsigned int v523 = v510 * v1;
+    const unsigned int v524 = v523 + v512;
+    out[v524] = v522;
+  }
+  const unsigned int v525 = static_cast<unsigned int>(v225.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v526 = v300 + v525;
+  const unsigned int v527 = static_cast<unsigned int>(v225.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v528 = v25 + v527;
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v530 = v221 && v529;
+  const bool v531 = v528 < v1;
+  const bool v532 = v530 && v531;
+  if (v532) {
+    const float v533 = v225.x[14];
+    const float v534 = scale_b[v528];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v535 = scale_a[v526];
+    const float v536 = v533 * v535;
+    const float v537 = v536 * v534;
+    const iron_bf16 v538 = iron_f32_to_bf16(v537);
+    const unsigned int v539 = v526 * v1;
+    const unsigned int v540 = v539 + v528;
+    out[v540] = v538;
+  }
+  const unsigned int v541 = static_cast<unsigned int>(v225.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v542 = v300 + v541;
+  const unsigned int v543 = static_cast<unsigned int>(v225.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v544 = v25 + v543;
+  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v546 = v221 && v545;
+  const bool v547 = v544 < v1;
+  const bool v548 = v546 && v547;
+  if (v548) {
+    const float v549 = v225.x[15];
+    const float v550 = scale_b[v544];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v551 = scale_a[v542];
+    const float v552 = v549 * v551;
+    const float v553 = v552 * v550;
+    const iron_bf16 v554 = iron_f32_to_bf16(v553);
+    const unsigned int v555 = v542 * v1;
+    const unsigned int v556 = v555 + v544;
+    out[v556] = v554;
+  }
+  const unsigned int v557 = static_cast<unsigned int>(v225.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v558 = v300 + v557;
+  const unsigned int v559 = static_cast<unsigned int>(v225.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v560 = v25 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v562 = v221 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v225.x[16];
+    const float v566 = scale_b[v560];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v567 = scale_a[v558];
+    const float v568 = v565 * v567;
+    const float v569 = v568 * v566;
+    const iron_bf16 v570 = iron_f32_to_bf16(v569);
+    const unsigned int v571 = v558 * v1;
+    const unsigned int v572 = v571 + v560;
+    out[v572] = v570;
+  }
+  const unsigned int v573 = static_cast<unsigned int>(v225.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v574 = v300 + v573;
+  const unsigned int v575 = static_cast<unsigned int>(v225.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v576 = v25 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v578 = v221 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v225.x[17];
+    const float v582 = scale_b[v576];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v583 = scale_a[v574];
+    const float v584 = v581 * v583;
+    const float v585 = v584 * v582;
+    const iron_bf16 v586 = iron_f32_to_bf16(v585);
+    const unsigned int v587 = v574 * v1;
+    const unsigned int v588 = v587 + v576;
+    out[v588] = v586;
+  }
+  const unsigned int v589 = static_cast<unsigned int>(v225.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v590 = v300 + v589;
+  const unsigned int v591 = static_cast<unsigned int>(v225.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v592 = v25 + v591;
+  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v594 = v221 && v593;
+  const bool v595 = v592 < v1;
+  const bool v596 = v594 && v595;
+  if (v596) {
+    const float v597 = v225.x[18];
+    const float v598 = scale_b[v592];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v599 = scale_a[v590];
+    const float v600 = v597 * v599;
+    const float v601 = v600 * v598;
+    const iron_bf16 v602 = iron_f32_to_bf16(v601);
+    const unsigned int v603 = v590 * v1;
+    const unsigned int v604 = v603 + v592;
+    out[v604] = v602;
+  }
+  const unsigned int v605 = static_cast<unsigned int>(v225.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v606 = v300 + v605;
+  const unsigned int v607 = static_cast<unsigned int>(v225.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v608 = v25 + v607;
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v610 = v221 && v609;
+  const bool v611 = v608 < v1;
+  const bool v612 = v610 && v611;
+  if (v612) {
+    const float v613 = v225.x[19];
+    const float v614 = scale_b[v608];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v615 = scale_a[v606];
+    const float v616 = v613 * v615;
+    const float v617 = v616 * v614;
+    const iron_bf16 v618 = iron_f32_to_bf16(v617);
+    const unsigned int v619 = v606 * v1;
+    const unsigned int v620 = v619 + v608;
+    out[v620] = v618;
+  }
+  const unsigned int v621 = static_cast<unsigned int>(v225.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v622 = v300 + v621;
+  const unsigned int v623 = static_cast<unsigned int>(v225.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v624 = v25 + v623;
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v626 = v221 && v625;
+  const bool v627 = v624 < v1;
+  const bool v628 = v626 && v627;
+  if (v628) {
+    const float v629 = v225.x[20];
+    const float v630 = scale_b[v624];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v631 = scale_a[v622];
+    const float v632 = v629 * v631;
+    const float v633 = v632 * v630;
+    const iron_bf16 v634 = iron_f32_to_bf16(v633);
+    const unsigned int v635 = v622 * v1;
+    const unsigned int v636 = v635 + v624;
+    out[v636] = v634;
+  }
+  const unsigned int v637 = static_cast<unsigned int>(v225.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v638 = v300 + v637;
+  const unsigned int v639 = static_cast<unsigned int>(v225.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v640 = v25 + v639;
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v642 = v221 && v641;
+  const bool v643 = v640 < v1;
+  const bool v644 = v642 && v643;
+  if (v644) {
+    const float v645 = v225.x[21];
+    const float v646 = scale_b[v640];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v647 = scale_a[v638];
+    const float v648 = v645 * v647;
+    const float v649 = v648 * v646;
+    const iron_bf16 v650 = iron_f32_to_bf16(v649);
+    const unsigned int v651 = v638 * v1;
+    const unsigned int v652 = v651 + v640;
+    out[v652] = v650;
+  }
+  const unsigned int v653 = static_cast<unsigned int>(v225.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v654 = v300 + v653;
+  const unsigned int v655 = static_cast<unsigned int>(v225.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v656 = v25 + v655;
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v658 = v221 && v657;
+  const bool v659 = v656 < v1;
+  const bool v660 = v658 && v659;
+  if (v660) {
+    const float v661 = v225.x[22];
+    const float v662 = scale_b[v656];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v663 = scale_a[v654];
+    const float v664 = v661 * v663;
+    const float v665 = v664 * v662;
+    const iron_bf16 v666 = iron_f32_to_bf16(v665);
+    const unsigned int v667 = v654 * v1;
+    const unsigned int v668 = v667 + v656;
+    out[v668] = v666;
+  }
+  const unsigned int v669 = static_cast<unsigned int>(v225.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v670 = v300 + v669;
+  const unsigned int v671 = static_cast<unsigned int>(v225.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v672 = v25 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v674 = v221 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v225.x[23];
+    const float v678 = scale_b[v672];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v679 = scale_a[v670];
+    const float v680 = v677 * v679;
+    const float v681 = v680 * v678;
+    const iron_bf16 v682 = iron_f32_to_bf16(v681);
+    const unsigned int v683 = v670 * v1;
+    const unsigned int v684 = v683 + v672;
+    out[v684] = v682;
+  }
+  const unsigned int v685 = static_cast<unsigned int>(v225.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v686 = v300 + v685;
+  const unsigned int v687 = static_cast<unsigned int>(v225.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v688 = v25 + v687;
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v690 = v221 && v689;
+  const bool v691 = v688 < v1;
+  const bool v692 = v690 && v691;
+  if (v692) {
+    const float v693 = v225.x[24];
+    const float v694 = scale_b[v688];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v695 = scale_a[v686];
+    const float v696 = v693 * v695;
+    const float v697 = v696 * v694;
+    const iron_bf16 v698 = iron_f32_to_bf16(v697);
+    const unsigned int v699 = v686 * v1;
+    const unsigned int v700 = v699 + v688;
+    out[v700] = v698;
+  }
+  const unsigned int v701 = static_cast<unsigned int>(v225.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v702 = v300 + v701;
+  const unsigned int v703 = static_cast<unsigned int>(v225.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v704 = v25 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v706 = v221 && v705;
+  const bool v707 = v704 < v1;
+  const bool v708 = v706 && v707;
+  if (v708) {
+    const float v709 = v225.x[25];
+    const float v710 = scale_b[v704];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v711 = scale_a[v702];
+    const float v712 = v709 * v711;
+    const float v713 = v712 * v710;
+    const iron_bf16 v714 = iron_f32_to_bf16(v713);
+    const unsigned int v715 = v702 * v1;
+    const unsigned int v716 = v715 + v704;
+    out[v716] = v714;
+  }
+  const unsigned int v717 = static_cast<unsigned int>(v225.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v718 = v300 + v717;
+  const unsigned int v719 = static_cast<unsigned int>(v225.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v720 = v25 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v722 = v221 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v225.x[26];
+    const float v726 = scale_b[v720];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v727 = scale_a[v718];
+    const float v728 = v725 * v727;
+    const float v729 = v728 * v726;
+    const iron_bf16 v730 = iron_f32_to_bf16(v729);
+    const unsigned int v731 = v718 * v1;
+    const unsigned int v732 = v731 + v720;
+    out[v732] = v730;
+  }
+  const unsigned int v733 = static_cast<unsigned int>(v225.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v734 = v300 + v733;
+  const unsigned int v735 = static_cast<unsigned int>(v225.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v736 = v25 + v735;
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v738 = v221 && v737;
+  const bool v739 = v736 < v1;
+  const bool v740 = v738 && v739;
+  if (v740) {
+    const float v741 = v225.x[27];
+    const float v742 = scale_b[v736];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v743 = scale_a[v734];
+    const float v744 = v741 * v743;
+    const float v745 = v744 * v742;
+    const iron_bf16 v746 = iron_f32_to_bf16(v745);
+    const unsigned int v747 = v734 * v1;
+    const unsigned int v748 = v747 + v736;
+    out[v748] = v746;
+  }
+  const unsigned int v749 = static_cast<unsigned int>(v225.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v750 = v300 + v749;
+  const unsigned int v751 = static_cast<unsigned int>(v225.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v752 = v25 + v751;
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v754 = v221 && v753;
+  const bool v755 = v752 < v1;
+  const bool v756 = v754 && v755;
+  if (v756) {
+    const float v757 = v225.x[28];
+    const float v758 = scale_b[v752];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v759 = scale_a[v750];
+    const float v760 = v757 * v759;
+    const float v761 = v760 * v758;
+    const iron_bf16 v762 = iron_f32_to_bf16(v761);
+    const unsigned int v763 = v750 * v1;
+    const unsigned int v764 = v763 + v752;
+    out[v764] = v762;
+  }
+  const unsigned int v765 = static_cast<unsigned int>(v225.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v766 = v300 + v765;
+  const unsigned int v767 = static_cast<unsigned int>(v225.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v768 = v25 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v770 = v221 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v225.x[29];
+    const float v774 = scale_b[v768];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v775 = scale_a[v766];
+    const float v776 = v773 * v775;
+    const float v777 = v776 * v774;
+    const iron_bf16 v778 = iron_f32_to_bf16(v777);
+    const unsigned int v779 = v766 * v1;
+    const unsigned int v780 = v779 + v768;
+    out[v780] = v778;
+  }
+  const unsigned int v781 = static_cast<unsigned int>(v225.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v782 = v300 + v781;
+  const unsigned int v783 = static_cast<unsigned int>(v225.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v784 = v25 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v786 = v221 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v225.x[30];
+    const float v790 = scale_b[v784];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v791 = scale_a[v782];
+    const float v792 = v789 * v791;
+    const float v793 = v792 * v790;
+    const iron_bf16 v794 = iron_f32_to_bf16(v793);
+    const unsigned int v795 = v782 * v1;
+    const unsigned int v796 = v795 + v784;
+    out[v796] = v794;
+  }
+  const unsigned int v797 = static_cast<unsigned int>(v225.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v798 = v300 + v797;
+  const unsigned int v799 = static_cast<unsigned int>(v225.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v800 = v25 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v802 = v221 && v801;
+  const bool v803 = v800 < v1;
+  const bool v804 = v802 && v803;
+  if (v804) {
+    const float v805 = v225.x[31];
+    const float v806 = scale_b[v800];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v807 = scale_a[v798];
+    const float v808 = v805 * v807;
+    const float v809 = v808 * v806;
+    const iron_bf16 v810 = iron_f32_to_bf16(v809);
+    const unsigned int v811 = v798 * v1;
+    const unsigned int v812 = v811 + v800;
+    out[v812] = v810;
+  }
+  const unsigned int v813 = static_cast<unsigned int>(v225.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v814 = v300 + v813;
+  const unsigned int v815 = static_cast<unsigned int>(v225.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v816 = v25 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v818 = v221 && v817;
+  const bool v819 = v816 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v225.x[32];
+    const float v822 = scale_b[v816];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v823 = scale_a[v814];
+    const float v824 = v821 * v823;
+    const float v825 = v824 * v822;
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    const unsigned int v827 = v814 * v1;
+    const unsigned int v828 = v827 + v816;
+    out[v828] = v826;
+  }
+  const unsigned int v829 = static_cast<unsigned int>(v225.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v830 = v300 + v829;
+  const unsigned int v831 = static_cast<unsigned int>(v225.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v832 = v25 + v831;
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v834 = v221 && v833;
+  const bool v835 = v832 < v1;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v225.x[33];
+    const float v838 = scale_b[v832];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v839 = scale_a[v830];
+    const float v840 = v837 * v839;
+    const float v841 = v840 * v838;
+    const iron_bf16 v842 = iron_f32_to_bf16(v841);
+    const unsigned int v843 = v830 * v1;
+    const unsigned int v844 = v843 + v832;
+    out[v844] = v842;
+  }
+  const unsigned int v845 = static_cast<unsigned int>(v225.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v846 = v300 + v845;
+  const unsigned int v847 = static_cast<unsigned int>(v225.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v848 = v25 + v847;
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v850 = v221 && v849;
+  const bool v851 = v848 < v1;
+  const bool v852 = v850 && v851;
+  if (v852) {
+    const float v853 = v225.x[34];
+    const float v854 = scale_b[v848];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v855 = scale_a[v846];
+    const float v856 = v853 * v855;
+    const float v857 = v856 * v854;
+    const iron_bf16 v858 = iron_f32_to_bf16(v857);
+    const unsigned int v859 = v846 * v1;
+    const unsigned int v860 = v859 + v848;
+    out[v860] = v858;
+  }
+  const unsigned int v861 = static_cast<unsigned int>(v225.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v862 = v300 + v861;
+  const unsigned int v863 = static_cast<unsigned int>(v225.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v864 = v25 + v863;
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v866 = v221 && v865;
+  const bool v867 = v864 < v1;
+  const bool v868 = v866 && v867;
+  if (v868) {
+    const float v869 = v225.x[35];
+    const float v870 = scale_b[v864];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v871 = scale_a[v862];
+    const float v872 = v869 * v871;
+    const float v873 = v872 * v870;
+    const iron_bf16 v874 = iron_f32_to_bf16(v873);
+    const unsigned int v875 = v862 * v1;
+    const unsigned int v876 = v875 + v864;
+    out[v876] = v874;
+  }
+  const unsigned int v877 = static_cast<unsigned int>(v225.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v878 = v300 + v877;
+  const unsigned int v879 = static_cast<unsigned int>(v225.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v880 = v25 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v882 = v221 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v225.x[36];
+    const float v886 = scale_b[v880];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v887 = scale_a[v878];
+    const float v888 = v885 * v887;
+    const float v889 = v888 * v886;
+    const iron_bf16 v890 = iron_f32_to_bf16(v889);
+    const unsigned int v891 = v878 * v1;
+    const unsigned int v892 = v891 + v880;
+    out[v892] = v890;
+  }
+  const unsigned int v893 = static_cast<unsigned int>(v225.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v894 = v300 + v893;
+  const unsigned int v895 = static_cast<unsigned int>(v225.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v896 = v25 + v895;
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v898 = v221 && v897;
+  const bool v899 = v896 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v225.x[37];
+    const float v902 = scale_b[v896];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v903 = scale_a[v894];
+    const float v904 = v901 * v903;
+    const float v905 = v904 * v902;
+    const iron_bf16 v906 = iron_f32_to_bf16(v905);
+    const unsigned int v907 = v894 * v1;
+    const unsigned int v908 = v907 + v896;
+    out[v908] = v906;
+  }
+  const unsigned int v909 = static_cast<unsigned int>(v225.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v910 = v300 + v909;
+  const unsigned int v911 = static_cast<unsigned int>(v225.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v912 = v25 + v911;
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v914 = v221 && v913;
+  const bool v915 = v912 < v1;
+  const bool v916 = v914 && v915;
+  if (v916) {
+    const float v917 = v225.x[38];
+    const float v918 = scale_b[v912];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v919 = scale_a[v910];
+    const float v920 = v917 * v919;
+    const float v921 = v920 * v918;
+    const iron_bf16 v922 = iron_f32_to_bf16(v921);
+    const unsigned int v923 = v910 * v1;
+    const unsigned int v924 = v923 + v912;
+    out[v924] = v922;
+  }
+  const unsigned int v925 = static_cast<unsigned int>(v225.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v926 = v300 + v925;
+  const unsigned int v927 = static_cast<unsigned int>(v225.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v928 = v25 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v930 = v221 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v225.x[39];
+    const float v934 = scale_b[v928];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v935 = scale_a[v926];
+    const float v936 = v933 * v935;
+    const float v937 = v936 * v934;
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
+    const unsigned int v939 = v926 * v1;
+    const unsigned int v940 = v939 + v928;
+    out[v940] = v938;
+  }
+  const unsigned int v941 = static_cast<unsigned int>(v225.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v942 = v300 + v941;
+  const unsigned int v943 = static_cast<unsigned int>(v225.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v944 = v25 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v946 = v221 && v945;
+  const bool v947 = v944 < v1;
+  const bool v948 = v946 && v947;
+  if (v948) {
+    const float v949 = v225.x[40];
+    const float v950 = scale_b[v944];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v951 = scale_a[v942];
+    const float v952 = v949 * v951;
+    const float v953 = v952 * v950;
+    const iron_bf16 v954 = iron_f32_to_bf16(v953);
+    const unsigned int v955 = v942 * v1;
+    const unsigned int v956 = v955 + v944;
+    out[v956] = v954;
+  }
+  const unsigned int v957 = static_cast<unsigned int>(v225.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v958 = v300 + v957;
+  const unsigned int v959 = static_cast<unsigned int>(v225.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v960 = v25 + v959;
+  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v962 = v221 && v961;
+  const bool v963 = v960 < v1;
+  const bool v964 = v962 && v963;
+  if (v964) {
+    const float v965 = v225.x[41];
+    const float v966 = scale_b[v960];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v967 = scale_a[v958];
+    const float v968 = v965 * v967;
+    const float v969 = v968 * v966;
+    const iron_bf16 v970 = iron_f32_to_bf16(v969);
+    const unsigned int v971 = v958 * v1;
+    const unsigned int v972 = v971 + v960;
+    out[v972] = v970;
+  }
+  const unsigned int v973 = static_cast<unsigned int>(v225.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v974 = v300 + v973;
+  const unsigned int v975 = static_cast<unsigned int>(v225.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v976 = v25 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v978 = v221 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v225.x[42];
+    const float v982 = scale_b[v976];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v983 = scale_a[v974];
+    const float v984 = v981 * v983;
+    const float v985 = v984 * v982;
+    const iron_bf16 v986 = iron_f32_to_bf16(v985);
+    const unsigned int v987 = v974 * v1;
+    const unsigned int v988 = v987 + v976;
+    out[v988] = v986;
+  }
+  const unsigned int v989 = static_cast<unsigned int>(v225.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v990 = v300 + v989;
+  const unsigned int v991 = static_cast<unsigned int>(v225.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v992 = v25 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v994 = v221 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v225.x[43];
+    const float v998 = scale_b[v992];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v999 = scale_a[v990];
+    const float v1000 = v997 * v999;
+    const float v1001 = v1000 * v998;
+    const iron_bf16 v1002 = iron_f32_to_bf16(v1001);
+    const unsigned int v1003 = v990 * v1;
+    const unsigned int v1004 = v1003 + v992;
+    out[v1004] = v1002;
+  }
+  const unsigned int v1005 = static_cast<unsigned int>(v225.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1006 = v300 + v1005;
+  const unsigned int v1007 = static_cast<unsigned int>(v225.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1008 = v25 + v1007;
+  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1010 = v221 && v1009;
+  const bool v1011 = v1008 < v1;
+  const bool v1012 = v1010 && v1011;
+  if (v1012) {
+    const float v1013 = v225.x[44];
+    const float v1014 = scale_b[v1008];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1015 = scale_a[v1006];
+    const float v1016 = v1013 * v1015;
+    const float v1017 = v1016 * v1014;
+    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
+    const unsigned int v1019 = v1006 * v1;
+    const unsigned int v1020 = v1019 + v1008;
+    out[v1020] = v1018;
+  }
+  const unsigned int v1021 = static_cast<unsigned int>(v225.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1022 = v300 + v1021;
+  const unsigned int v1023 = static_cast<unsigned int>(v225.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1024 = v25 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1026 = v221 && v1025;
+  const bool v1027 = v1024 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v225.x[45];
+    const float v1030 = scale_b[v1024];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1031 = scale_a[v1022];
+    const float v1032 = v1029 * v1031;
+    const float v1033 = v1032 * v1030;
+    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
+    const unsigned int v1035 = v1022 * v1;
+    const unsigned int v1036 = v1035 + v1024;
+    out[v1036] = v1034;
+  }
+  const unsigned int v1037 = static_cast<unsigned int>(v225.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1038 = v300 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v225.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1040 = v25 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1042 = v221 && v1041;
+  const bool v1043 = v1040 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v225.x[46];
+    const float v1046 = scale_b[v1040];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1047 = scale_a[v1038];
+    const float v1048 = v1045 * v1047;
+    const float v1049 = v1048 * v1046;
+    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
+    const unsigned int v1051 = v1038 * v1;
+    const unsigned int v1052 = v1051 + v1040;
+    out[v1052] = v1050;
+  }
+  const unsigned int v1053 = static_cast<unsigned int>(v225.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1054 = v300 + v1053;
+  const unsigned int v1055 = static_cast<unsigned int>(v225.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1056 = v25 + v1055;
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1058 = v221 && v1057;
+  const bool v1059 = v1056 < v1;
+  const bool v1060 = v1058 && v1059;
+  if (v1060) {
+    const float v1061 = v225.x[47];
+    const float v1062 = scale_b[v1056];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1063 = scale_a[v1054];
+    const float v1064 = v1061 * v1063;
+    const float v1065 = v1064 * v1062;
+    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
+    const unsigned int v1067 = v1054 * v1;
+    const unsigned int v1068 = v1067 + v1056;
+    out[v1068] = v1066;
+  }
+  const unsigned int v1069 = static_cast<unsigned int>(v225.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1070 = v300 + v1069;
+  const unsigned int v1071 = static_cast<unsigned int>(v225.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1072 = v25 + v1071;
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1074 = v221 && v1073;
+  const bool v1075 = v1072 < v1;
+  const bool v1076 = v1074 && v1075;
+  if (v1076) {
+    const float v1077 = v225.x[48];
+    const float v1078 = scale_b[v1072];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1079 = scale_a[v1070];
+    const float v1080 = v1077 * v1079;
+    const float v1081 = v1080 * v1078;
+    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
+    const unsigned int v1083 = v1070 * v1;
+    const unsigned int v1084 = v1083 + v1072;
+    out[v1084] = v1082;
+  }
+  const unsigned int v1085 = static_cast<unsigned int>(v225.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1086 = v300 + v1085;
+  const unsigned int v1087 = static_cast<unsigned int>(v225.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1088 = v25 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1090 = v221 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v225.x[49];
+    const float v1094 = scale_b[v1088];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1095 = scale_a[v1086];
+    const float v1096 = v1093 * v1095;
+    const float v1097 = v1096 * v1094;
+    const iron_bf16 v1098 = iron_f32_to_bf16(v1097);
+    const unsigned int v1099 = v1086 * v1;
+    const unsigned int v1100 = v1099 + v1088;
+    out[v1100] = v1098;
+  }
+  const unsigned int v1101 = static_cast<unsigned int>(v225.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1102 = v300 + v1101;
+  const unsigned int v1103 = static_cast<unsigned int>(v225.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1104 = v25 + v1103;
+  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1106 = v221 && v1105;
+  const bool v1107 = v1104 < v1;
+  const bool v1108 = v1106 && v1107;
+  if (v1108) {
+    const float v1109 = v225.x[50];
+    const float v1110 = scale_b[v1104];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1111 = scale_a[v1102];
+    const float v1112 = v1109 * v1111;
+    const float v1113 = v1112 * v1110;
+    const iron_bf16 v1114 = iron_f32_to_bf16(v1113);
+    const unsigned int v1115 = v1102 * v1;
+    const unsigned int v1116 = v1115 + v1104;
+    out[v1116] = v1114;
+  }
+  const unsigned int v1117 = static_cast<unsigned int>(v225.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1118 = v300 + v1117;
+  const unsigned int v1119 = static_cast<unsigned int>(v225.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1120 = v25 + v1119;
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1122 = v221 && v1121;
+  const bool v1123 = v1120 < v1;
+  const bool v1124 = v1122 && v1123;
+  if (v1124) {
+    const float v1125 = v225.x[51];
+    const float v1126 = scale_b[v1120];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1127 = scale_a[v1118];
+    const float v1128 = v1125 * v1127;
+    const float v1129 = v1128 * v1126;
+    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
+    const unsigned int v1131 = v1118 * v1;
+    const unsigned int v1132 = v1131 + v1120;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v225.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1134 = v300 + v1133;
+  const unsigned int v1135 = static_cast<unsigned int>(v225.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1136 = v25 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1138 = v221 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v225.x[52];
+    const float v1142 = scale_b[v1136];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1143 = scale_a[v1134];
+    const float v1144 = v1141 * v1143;
+    const float v1145 = v1144 * v1142;
+    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
+    const unsigned int v1147 = v1134 * v1;
+    const unsigned int v1148 = v1147 + v1136;
+    out[v1148] = v1146;
+  }
+  const unsigned int v1149 = static_cast<unsigned int>(v225.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1150 = v300 + v1149;
+  const unsigned int v1151 = static_cast<unsigned int>(v225.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1152 = v25 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1154 = v221 && v1153;
+  const bool v1155 = v1152 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v225.x[53];
+    const float v1158 = scale_b[v1152];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1159 = scale_a[v1150];
+    const float v1160 = v1157 * v1159;
+    const float v1161 = v1160 * v1158;
+    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
+    const unsigned int v1163 = v1150 * v1;
+    const unsigned int v1164 = v1163 + v1152;
+    out[v1164] = v1162;
+  }
+  const unsigned int v1165 = static_cast<unsigned int>(v225.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1166 = v300 + v1165;
+  const unsigned int v1167 = static_cast<unsigned int>(v225.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1168 = v25 + v1167;
+  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1170 = v221 && v1169;
+  const bool v1171 = v1168 < v1;
+  const bool v1172 = v1170 && v1171;
+  if (v1172) {
+    const float v1173 = v225.x[54];
+    const float v1174 = scale_b[v1168];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1175 = scale_a[v1166];
+    const float v1176 = v1173 * v1175;
+    const float v1177 = v1176 * v1174;
+    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
+    const unsigned int v1179 = v1166 * v1;
+    const unsigned int v1180 = v1179 + v1168;
+    out[v1180] = v1178;
+  }
+  const unsigned int v1181 = static_cast<unsigned int>(v225.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1182 = v300 + v1181;
+  const unsigned int v1183 = static_cast<unsigned int>(v225.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1184 = v25 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1186 = v221 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v225.x[55];
+    const float v1190 = scale_b[v1184];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1191 = scale_a[v1182];
+    const float v1192 = v1189 * v1191;
+    const float v1193 = v1192 * v1190;
+    const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
+    const unsigned int v1195 = v1182 * v1;
+    const unsigned int v1196 = v1195 + v1184;
+    out[v1196] = v1194;
+  }
+  const unsigned int v1197 = static_cast<unsigned int>(v225.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1198 = v300 + v1197;
+  const unsigned int v1199 = static_cast<unsigned int>(v225.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1200 = v25 + v1199;
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1202 = v221 && v1201;
+  const bool v1203 = v1200 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v225.x[56];
+    const float v1206 = scale_b[v1200];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1207 = scale_a[v1198];
+    const float v1208 = v1205 * v1207;
+    const float v1209 = v1208 * v1206;
+    const iron_bf16 v1210 = iron_f32_to_bf16(v1209);
+    const unsigned int v1211 = v1198 * v1;
+    const unsigned int v1212 = v1211 + v1200;
+    out[v1212] = v1210;
+  }
+  const unsigned int v1213 = static_cast<unsigned int>(v225.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1214 = v300 + v1213;
+  const unsigned int v1215 = static_cast<unsigned int>(v225.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1216 = v25 + v1215;
+  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1218 = v221 && v1217;
+  const bool v1219 = v1216 < v1;
+  const bool v1220 = v1218 && v1219;
+  if (v1220) {
+    const float v1221 = v225.x[57];
+    const float v1222 = scale_b[v1216];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1223 = scale_a[v1214];
+    const float v1224 = v1221 * v1223;
+    const float v1225 = v1224 * v1222;
+    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
+    const unsigned int v1227 = v1214 * v1;
+    const unsigned int v1228 = v1227 + v1216;
+    out[v1228] = v1226;
+  }
+  const unsigned int v1229 = static_cast<unsigned int>(v225.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1230 = v300 + v1229;
+  const unsigned int v1231 = static_cast<unsigned int>(v225.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1232 = v25 + v1231;
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1234 = v221 && v1233;
+  const bool v1235 = v1232 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v225.x[58];
+    const float v1238 = scale_b[v1232];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1239 = scale_a[v1230];
+    const float v1240 = v1237 * v1239;
+    const float v1241 = v1240 * v1238;
+    const iron_bf16 v1242 = iron_f32_to_bf16(v1241);
+    const unsigned int v1243 = v1230 * v1;
+    const unsigned int v1244 = v1243 + v1232;
+    out[v1244] = v1242;
+  }
+  const unsigned int v1245 = static_cast<unsigned int>(v225.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1246 = v300 + v1245;
+  const unsigned int v1247 = static_cast<unsigned int>(v225.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1248 = v25 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1250 = v221 && v1249;
+  const bool v1251 = v1248 < v1;
+  const bool v1252 = v1250 && v1251;
+  if (v1252) {
+    const float v1253 = v225.x[59];
+    const float v1254 = scale_b[v1248];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1255 = scale_a[v1246];
+    const float v1256 = v1253 * v1255;
+    const float v1257 = v1256 * v1254;
+    const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
+    const unsigned int v1259 = v1246 * v1;
+    const unsigned int v1260 = v1259 + v1248;
+    out[v1260] = v1258;
+  }
+  const unsigned int v1261 = static_cast<unsigned int>(v225.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1262 = v300 + v1261;
+  const unsigned int v1263 = static_cast<unsigned int>(v225.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1264 = v25 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1266 = v221 && v1265;
+  const bool v1267 = v1264 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v225.x[60];
+    const float v1270 = scale_b[v1264];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1271 = scale_a[v1262];
+    const float v1272 = v1269 * v1271;
+    const float v1273 = v1272 * v1270;
+    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
+    const unsigned int v1275 = v1262 * v1;
+    const unsigned int v1276 = v1275 + v1264;
+    out[v1276] = v1274;
+  }
+  const unsigned int v1277 = static_cast<unsigned int>(v225.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1278 = v300 + v1277;
+  const unsigned int v1279 = static_cast<unsigned int>(v225.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1280 = v25 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1282 = v221 && v1281;
+  const bool v1283 = v1280 < v1;
+  const bool v1284 = v1282 && v1283;
+  if (v1284) {
+    const float v1285 = v225.x[61];
+    const float v1286 = scale_b[v1280];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1287 = scale_a[v1278];
+    const float v1288 = v1285 * v1287;
+    const float v1289 = v1288 * v1286;
+    const iron_bf16 v1290 = iron_f32_to_bf16(v1289);
+    const unsigned int v1291 = v1278 * v1;
+    const unsigned int v1292 = v1291 + v1280;
+    out[v1292] = v1290;
+  }
+  const unsigned int v1293 = static_cast<unsigned int>(v225.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1294 = v300 + v1293;
+  const unsigned int v1295 = static_cast<unsigned int>(v225.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1296 = v25 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1298 = v221 && v1297;
+  const bool v1299 = v1296 < v1;
+  const bool v1300 = v1298 && v1299;
+  if (v1300) {
+    const float v1301 = v225.x[62];
+    const float v1302 = scale_b[v1296];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1303 = scale_a[v1294];
+    const float v1304 = v1301 * v1303;
+    const float v1305 = v1304 * v1302;
+    const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
+    const unsigned int v1307 = v1294 * v1;
+    const unsigned int v1308 = v1307 + v1296;
+    out[v1308] = v1306;
+  }
+  const unsigned int v1309 = static_cast<unsigned int>(v225.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1310 = v300 + v1309;
+  const unsigned int v1311 = static_cast<unsigned int>(v225.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1312 = v25 + v1311;
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1314 = v221 && v1313;
+  const bool v1315 = v1312 < v1;
+  const bool v1316 = v1314 && v1315;
+  if (v1316) {
+    const float v1317 = v225.x[63];
+    const float v1318 = scale_b[v1312];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1319 = scale_a[v1310];
+    const float v1320 = v1317 * v1319;
+    const float v1321 = v1320 * v1318;
+    const iron_bf16 v1322 = iron_f32_to_bf16(v1321);
+    const unsigned int v1323 = v1310 * v1;
+    const unsigned int v1324 = v1323 + v1312;
+    out[v1324] = v1322;
+  }
+  const unsigned int v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  iron_frag<float, 2, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v1336, 0.0f);
 
-  for (unsigned int v1543 = 0u; v1543 < v2; v1543 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (unsigned int v1547 = v434; v1547 < 8192u; v1547 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1549 = v1547 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1551 = v1547 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1552 = v21 + v1549;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1553 = v1552 < v0;
-      const unsigned int v1554 = v1543 + v1551;
-      const bool v1555 = v1554 < v2;
-      const bool v1556 = v1553 && v1555;
-      if (v1556) {
-        const unsigned int v1558 = v1552 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1560 = v1558 + v1543;
-        const unsigned int v1561 = v1560 + v1551;
-        const iron_f8e4m3 v1562 = a[v1561];
-        const iron_f16 v1563 = iron_f32_to_f16(iron_to_f32(v1562));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1565 = v1549 << 6u;
-        const unsigned int v1566 = v1565 + v1551;
-        shm3[(v1566 ^ (((v1566 >> 6u) & 7u) << 3u))] = v1563;
+  for (unsigned int v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (unsigned int v1343 = v230; v1343 < 8192u; v1343 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1348 = v21 + v1345;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1349 = v1348 < v0;
+      const unsigned int v1350 = v1339 + v1347;
+      const bool v1351 = v1350 < v2;
+      const bool v1352 = v1349 && v1351;
+      if (v1352) {
+        const unsigned int v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1356 = v1354 + v1339;
+        const unsigned int v1357 = v1356 + v1347;
+        const iron_f8e4m3 v1358 = a[v1357];
+        const iron_f16 v1359 = iron_f32_to_f16(iron_to_f32(v1358));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1361 = v1345 << 6u;
+        const unsigned int v1362 = v1361 + v1347;
+        shm3[(v1362 ^ (((v1362 >> 6u) & 7u) << 3u))] = v1359;
       } else {
-        const unsigned int v1568 = v1549 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1569 = v1568 + v1551;
-        shm3[(v1569 ^ (((v1569 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1364 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1365 = v1364 + v1347;
+        shm3[(v1365 ^ (((v1365 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1574 = v434; v1574 < 8192u; v1574 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1576 = v1574 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1578 = v1574 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1579 = v1530 + v1576;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1580 = v1579 < v1;
-      const unsigned int v1581 = v1543 + v1578;
-      const bool v1582 = v1581 < v2;
-      const bool v1583 = v1580 && v1582;
-      if (v1583) {
-        const unsigned int v1585 = v1579 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1587 = v1585 + v1543;
-        const unsigned int v1588 = v1587 + v1578;
-        const iron_f8e4m3 v1589 = b[v1588];
-        const iron_f16 v1590 = iron_f32_to_f16(iron_to_f32(v1589));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1592 = v1576 << 6u;
-        const unsigned int v1593 = v1592 + v1578;
-        shm4[(v1593 ^ (((v1593 >> 6u) & 7u) << 3u))] = v1590;
+    for (unsigned int v1370 = v230; v1370 < 8192u; v1370 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1372 = v1370 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1374 = v1370 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1375 = v1326 + v1372;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1376 = v1375 < v1;
+      const unsigned int v1377 = v1339 + v1374;
+      const bool v1378 = v1377 < v2;
+      const bool v1379 = v1376 && v1378;
+      if (v1379) {
+        const unsigned int v1381 = v1375 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1383 = v1381 + v1339;
+        const unsigned int v1384 = v1383 + v1374;
+        const iron_f8e4m3 v1385 = b[v1384];
+        const iron_f16 v1386 = iron_f32_to_f16(iron_to_f32(v1385));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1388 = v1372 << 6u;
+        const unsigned int v1389 = v1388 + v1374;
+        shm4[(v1389 ^ (((v1389 >> 6u) & 7u) << 3u))] = v1386;
       } else {
-        const unsigned int v1595 = v1576 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1596 = v1595 + v1578;
-        shm4[(v1596 ^ (((v1596 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1391 = v1372 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1392 = v1391 + v1374;
+        shm4[(v1392 ^ (((v1392 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const unsigned int v1605 = v502 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const unsigned int v2691 = v500 << 6u;
-      const unsigned int v2693 = v1605 + v2691;
-      iron_frag<iron_f16, 0, 16, 16> v2700;
-      iron_frag_fill(v2700, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2700, shm3, v2693, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2702;
-      iron_frag_fill(v2702, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2702, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1540, v2700, v2702);
-      const unsigned int v2704 = v2693 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2709;
-      iron_frag_fill(v2709, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2709, shm3, v2704, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2711;
-      iron_frag_fill(v2711, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2711, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1540, v2709, v2711);
-      const unsigned int v2713 = v2693 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2718;
-      iron_frag_fill(v2718, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2718, shm3, v2713, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2720;
-      iron_frag_fill(v2720, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2720, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1540, v2718, v2720);
-      const unsigned int v2722 = v2693 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2727;
-      iron_frag_fill(v2727, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2727, shm3, v2722, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2729;
-      iron_frag_fill(v2729, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2729, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1540, v2727, v2729);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const unsigned int v1616 = static_cast<unsigned int>(v1540.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1617 = v504 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v1540.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1619 = v1530 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1621 = v425 && v1620;
-  const bool v1622 = v1619 < v1;
-  const bool v1623 = v1621 && v1622;
-  if (v1623) {
-    const float v1624 = v1540.x[0];
-    const float v1625 = scale_b[v1619];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1626 = scale_a[v1617];
-    const float v1627 = v1624 * v1626;
-    const float v1628 = v1627 * v1625;
-    const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
-    const unsigned int v1630 = v1617 * v1;
-    const unsigned int v1631 = v1630 + v1619;
-    out[v1631] = v1629;
-  }
-  const unsigned int v1632 = static_cast<unsigned int>(v1540.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1633 = v504 + v1632;
-  const unsigned int v1634 = static_cast<unsigned int>(v1540.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1635 = v1530 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1637 = v425 && v1636;
-  const bool v1638 = v1635 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v1540.x[1];
-    const float v1641 = scale_b[v1635];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1642 = scale_a[v1633];
-    const float v1643 = v1640 * v1642;
-    const float v1644 = v1643 * v1641;
-    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
-    const unsigned int v1646 = v1633 * v1;
-    const unsigned int v1647 = v1646 + v1635;
-    out[v1647] = v1645;
-  }
-  const unsigned int v1648 = static_cast<unsigned int>(v1540.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1649 = v504 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1540.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1651 = v1530 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1653 = v425 && v1652;
-  const bool v1654 = v1651 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v1540.x[2];
-    const float v1657 = scale_b[v1651];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1658 = scale_a[v1649];
-    const float v1659 = v1656 * v1658;
-    const float v1660 = v1659 * v1657;
-    const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
-    const unsigned int v1662 = v1649 * v1;
-    const unsigned int v1663 = v1662 + v1651;
-    out[v1663] = v1661;
-  }
-  const unsigned int v1664 = static_cast<unsigned int>(v1540.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1665 = v504 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v1540.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1667 = v1530 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1669 = v425 && v1668;
-  const bool v1670 = v1667 < v1;
-  const bool v1671 = v1669 && v1670;
-  if (v1671) {
-    const float v1672 = v1540.x[3];
-    const float v1673 = scale_b[v1667];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1674 = scale_a[v1665];
-    const float v1675 = v1672 * v1674;
-    const float v1676 = v1675 * v1673;
-    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-    const unsigned int v1678 = v1665 * v1;
-    const unsigned int v1679 = v1678 + v1667;
-    out[v1679] = v1677;
-  }
-  const unsigned int v1680 = static_cast<unsigned int>(v1540.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1681 = v504 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1540.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1683 = v1530 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1685 = v425 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1540.x[4];
-    const float v1689 = scale_b[v1683];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1690 = scale_a[v1681];
-    const float v1691 = v1688 * v1690;
-    const float v1692 = v1691 * v1689;
-    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-    const unsigned int v1694 = v1681 * v1;
-    const unsigned int v1695 = v1694 + v1683;
-    out[v1695] = v1693;
-  }
-  const unsigned int v1696 = static_cast<unsigned int>(v1540.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1697 = v504 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v1540.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1699 = v1530 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1701 = v425 && v1700;
-  const bool v1702 = v1699 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v1540.x[5];
-    const float v1705 = scale_b[v1699];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1706 = scale_a[v1697];
-    const float v1707 = v1704 * v1706;
-    const float v1708 = v1707 * v1705;
-    const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
-    const unsigned int v1710 = v1697 * v1;
-    const unsigned int v1711 = v1710 + v1699;
-    out[v1711] = v1709;
-  }
-  const unsigned int v1712 = static_cast<unsigned int>(v1540.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1713 = v504 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v1540.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1715 = v1530 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1717 = v425 && v1716;
-  const bool v1718 = v1715 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v1540.x[6];
-    const float v1721 = scale_b[v1715];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1722 = scale_a[v1713];
-    const float v1723 = v1720 * v1722;
-    const float v1724 = v1723 * v1721;
-    const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
-    const unsigned int v1726 = v1713 * v1;
-    const unsigned int v1727 = v1726 + v1715;
-    out[v1727] = v1725;
-  }
-  const unsigned int v1728 = static_cast<unsigned int>(v1540.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1729 = v504 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1540.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1731 = v1530 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1733 = v425 && v1732;
-  const bool v1734 = v1731 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v1540.x[7];
-    const float v1737 = scale_b[v1731];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1738 = scale_a[v1729];
-    const float v1739 = v1736 * v1738;
-    const float v1740 = v1739 * v1737;
-    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
-    const unsigned int v1742 = v1729 * v1;
-    const unsigned int v1743 = v1742 + v1731;
-    out[v1743] = v1741;
-  }
-  const unsigned int v1744 = static_cast<unsigned int>(v1540.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1745 = v504 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v1540.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1747 = v1530 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1749 = v425 && v1748;
-  const bool v1750 = v1747 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v1540.x[8];
-    const float v1753 = scale_b[v1747];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1754 = scale_a[v1745];
-    const float v1755 = v1752 * v1754;
-    const float v1756 = v1755 * v1753;
-    const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
-    const unsigned int v1758 = v1745 * v1;
-    const unsigned int v1759 = v1758 + v1747;
-    out[v1759] = v1757;
-  }
-  const unsigned int v1760 = static_cast<unsigned int>(v1540.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1761 = v504 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1540.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1763 = v1530 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1765 = v425 && v1764;
-  const bool v1766 = v1763 < v1;
-  const bool v1767 = v1765 && v1766;
-  if (v1767) {
-    const float v1768 = v1540.x[9];
-    const float v1769 = scale_b[v1763];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1770 = scale_a[v1761];
-    const float v1771 = v1768 * v1770;
-    const float v1772 = v1771 * v1769;
-    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
-    const unsigned int v1774 = v1761 * v1;
-    const unsigned int v1775 = v1774 + v1763;
-    out[v1775] = v1773;
-  }
-  const unsigned int v1776 = static_cast<unsigned int>(v1540.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1777 = v504 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v1540.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1779 = v1530 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1781 = v425 && v1780;
-  const bool v1782 = v1779 < v1;
-  const bool v1783 = v1781 && v1782;
-  if (v1783) {
-    const float v1784 = v1540.x[10];
-    const float v1785 = scale_b[v1779];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1786 = scale_a[v1777];
-    const float v1787 = v1784 * v1786;
-    const float v1788 = v1787 * v1785;
-    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
-    const unsigned int v1790 = v1777 * v1;
-    const unsigned int v1791 = v1790 + v1779;
-    out[v1791] = v1789;
-  }
-  const unsigned int v1792 = static_cast<unsigned int>(v1540.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1793 = v504 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v1540.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1795 = v1530 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1797 = v425 && v1796;
-  const bool v1798 = v1795 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v1540.x[11];
-    const float v1801 = scale_b[v1795];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1802 = scale_a[v1793];
-    const float v1803 = v1800 * v1802;
-    const float v1804 = v1803 * v1801;
-    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
-    const unsigned int v1806 = v1793 * v1;
-    const unsigned int v1807 = v1806 + v1795;
-    out[v1807] = v1805;
-  }
-  const unsigned int v1808 = static_cast<unsigned int>(v1540.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1809 = v504 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1540.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1811 = v1530 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1813 = v425 && v1812;
-  const bool v1814 = v1811 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v1540.x[12];
-    const float v1817 = scale_b[v1811];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1818 = scale_a[v1809];
-    const float v1819 = v1816 * v1818;
-    const float v1820 = v1819 * v1817;
-    const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
-    const unsigned int v1822 = v1809 * v1;
-    const unsigned int v1823 = v1822 + v1811;
-    out[v1823] = v1821;
-  }
-  const unsigned int v1824 = static_cast<unsigned int>(v1540.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1825 = v504 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v1540.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1827 = v1530 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1829 = v425 && v1828;
-  const bool v1830 = v1827 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v1540.x[13];
-    const float v1833 = scale_b[v1827];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1834 = scale_a[v1825];
-    const float v1835 = v1832 * v1834;
-    const float v1836 = v1835 * v1833;
-    const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
-    const unsigned int v1838 = v1825 * v1;
-    const unsigned int v1839 = v1838 + v1827;
-    out[v1839] = v1837;
-  }
-  const unsigned int v1840 = static_cast<unsigned int>(v1540.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1841 = v504 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v1540.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1843 = v1530 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1845 = v425 && v1844;
-  const bool v1846 = v1843 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v1540.x[14];
-    const float v1849 = scale_b[v1843];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1850 = scale_a[v1841];
-    const float v1851 = v1848 * v1850;
-    const float v1852 = v1851 * v1849;
-    const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
-    const unsigned int v1854 = v1841 * v1;
-    const unsigned int v1855 = v1854 + v1843;
-    out[v1855] = v1853;
-  }
-  const unsigned int v1856 = static_cast<unsigned int>(v1540.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1857 = v504 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1540.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1859 = v1530 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1861 = v425 && v1860;
-  const bool v1862 = v1859 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v1540.x[15];
-    const float v1865 = scale_b[v1859];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1866 = scale_a[v1857];
-    const float v1867 = v1864 * v1866;
-    const float v1868 = v1867 * v1865;
-    const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
-    const unsigned int v1870 = v1857 * v1;
-    const unsigned int v1871 = v1870 + v1859;
-    out[v1871] = v1869;
-  }
-  const unsigned int v1872 = static_cast<unsigned int>(v1540.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1873 = v504 + v1872;
-  const unsigned int v1874 = static_cast<unsigned int>(v1540.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1875 = v1530 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1877 = v425 && v1876;
-  const bool v1878 = v1875 < v1;
-  const bool v1879 = v1877 && v1878;
-  if (v1879) {
-    const float v1880 = v1540.x[16];
-    const float v1881 = scale_b[v1875];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1882 = scale_a[v1873];
-    const float v1883 = v1880 * v1882;
-    const float v1884 = v1883 * v1881;
-    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-    const unsigned int v1886 = v1873 * v1;
-    const unsigned int v1887 = v1886 + v1875;
-    out[v1887] = v1885;
-  }
-  const unsigned int v1888 = static_cast<unsigned int>(v1540.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1889 = v504 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1540.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1891 = v1530 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1893 = v425 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1540.x[17];
-    const float v1897 = scale_b[v1891];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1898 = scale_a[v1889];
-    const float v1899 = v1896 * v1898;
-    const float v1900 = v1899 * v1897;
-    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
-    const unsigned int v1902 = v1889 * v1;
-    const unsigned int v1903 = v1902 + v1891;
-    out[v1903] = v1901;
-  }
-  const unsigned int v1904 = static_cast<unsigned int>(v1540.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1905 = v504 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v1540.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1907 = v1530 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1909 = v425 && v1908;
-  const bool v1910 = v1907 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v1540.x[18];
-    const float v1913 = scale_b[v1907];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1914 = scale_a[v1905];
-    const float v1915 = v1912 * v1914;
-    const float v1916 = v1915 * v1913;
-    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
-    const unsigned int v1918 = v1905 * v1;
-    const unsigned int v1919 = v1918 + v1907;
-    out[v1919] = v1917;
-  }
-  const unsigned int v1920 = static_cast<unsigned int>(v1540.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1921 = v504 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v1540.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1923 = v1530 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1925 = v425 && v1924;
-  const bool v1926 = v1923 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v1540.x[19];
-    const float v1929 = scale_b[v1923];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1930 = scale_a[v1921];
-    const float v1931 = v1928 * v1930;
-    const float v1932 = v1931 * v1929;
-    const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
-    const unsigned int v1934 = v1921 * v1;
-    const unsigned int v1935 = v1934 + v1923;
-    out[v1935] = v1933;
-  }
-  const unsigned int v1936 = static_cast<unsigned int>(v1540.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1937 = v504 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1540.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1939 = v1530 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1941 = v425 && v1940;
-  const bool v1942 = v1939 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v1540.x[20];
-    const float v1945 = scale_b[v1939];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1946 = scale_a[v1937];
-    const float v1947 = v1944 * v1946;
-    const float v1948 = v1947 * v1945;
-    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
-    const unsigned int v1950 = v1937 * v1;
-    const unsigned int v1951 = v1950 + v1939;
-    out[v1951] = v1949;
-  }
-  const unsigned int v1952 = static_cast<unsigned int>(v1540.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1953 = v504 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v1540.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1955 = v1530 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1957 = v425 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1540.x[21];
-    const float v1961 = scale_b[v1955];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1962 = scale_a[v1953];
-    const float v1963 = v1960 * v1962;
-    const float v1964 = v1963 * v1961;
-    const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
-    const unsigned int v1966 = v1953 * v1;
-    const unsigned int v1967 = v1966 + v1955;
-    out[v1967] = v1965;
-  }
-  const unsigned int v1968 = static_cast<unsigned int>(v1540.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1969 = v504 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1540.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1971 = v1530 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1973 = v425 && v1972;
-  const bool v1974 = v1971 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v1540.x[22];
-    const float v1977 = scale_b[v1971];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1978 = scale_a[v1969];
-    const float v1979 = v1976 * v1978;
-    const float v1980 = v1979 * v1977;
-    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
-    const unsigned int v1982 = v1969 * v1;
-    const unsigned int v1983 = v1982 + v1971;
-    out[v1983] = v1981;
-  }
-  const unsigned int v1984 = static_cast<unsigned int>(v1540.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1985 = v504 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v1540.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1987 = v1530 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1989 = v425 && v1988;
-  const bool v1990 = v1987 < v1;
-  const bool v1991 = v1989 && v1990;
-  if (v1991) {
-    const float v1992 = v1540.x[23];
-    const float v1993 = scale_b[v1987];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1994 = scale_a[v1985];
-    const float v1995 = v1992 * v1994;
-    const float v1996 = v1995 * v1993;
-    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
-    const unsigned int v1998 = v1985 * v1;
-    const unsigned int v1999 = v1998 + v1987;
-    out[v1999] = v1997;
-  }
-  const unsigned int v2000 = static_cast<unsigned int>(v1540.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2001 = v504 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v1540.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2003 = v1530 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2005 = v425 && v2004;
-  const bool v2006 = v2003 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v1540.x[24];
-    const float v2009 = scale_b[v2003];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2010 = scale_a[v2001];
-    const float v2011 = v2008 * v2010;
-    const float v2012 = v2011 * v2009;
-    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
-    const unsigned int v2014 = v2001 * v1;
-    const unsigned int v2015 = v2014 + v2003;
-    out[v2015] = v2013;
-  }
-  const unsigned int v2016 = static_cast<unsigned int>(v1540.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2017 = v504 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1540.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2019 = v1530 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2021 = v425 && v2020;
-  const bool v2022 = v2019 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v1540.x[25];
-    const float v2025 = scale_b[v2019];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2026 = scale_a[v2017];
-    const float v2027 = v2024 * v2026;
-    const float v2028 = v2027 * v2025;
-    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
-    const unsigned int v2030 = v2017 * v1;
-    const unsigned int v2031 = v2030 + v2019;
-    out[v2031] = v2029;
-  }
-  const unsigned int v2032 = static_cast<unsigned int>(v1540.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2033 = v504 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v1540.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2035 = v1530 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2037 = v425 && v2036;
-  const bool v2038 = v2035 < v1;
-  const bool v2039 = v2037 && v2038;
-  if (v2039) {
-    const float v2040 = v1540.x[26];
-    const float v2041 = scale_b[v2035];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2042 = scale_a[v2033];
-    const float v2043 = v2040 * v2042;
-    const float v2044 = v2043 * v2041;
-    const iron_bf16 v2045 = iron_f32_to_bf16(v2044);
-    const unsigned int v2046 = v2033 * v1;
-    const unsigned int v2047 = v2046 + v2035;
-    out[v2047] = v2045;
-  }
-  const unsigned int v2048 = static_cast<unsigned int>(v1540.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2049 = v504 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v1540.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2051 = v1530 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2053 = v425 && v2052;
-  const bool v2054 = v2051 < v1;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v1540.x[27];
-    const float v2057 = scale_b[v2051];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2058 = scale_a[v2049];
-    const float v2059 = v2056 * v2058;
-    const float v2060 = v2059 * v2057;
-    const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
-    const unsigned int v2062 = v2049 * v1;
-    const unsigned int v2063 = v2062 + v2051;
-    out[v2063] = v2061;
-  }
-  const unsigned int v2064 = static_cast<unsigned int>(v1540.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2065 = v504 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v1540.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2067 = v1530 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2069 = v425 && v2068;
-  const bool v2070 = v2067 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v1540.x[28];
-    const float v2073 = scale_b[v2067];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2074 = scale_a[v2065];
-    const float v2075 = v2072 * v2074;
-    const float v2076 = v2075 * v2073;
-    const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
-    const unsigned int v2078 = v2065 * v1;
-    const unsigned int v2079 = v2078 + v2067;
-    out[v2079] = v2077;
-  }
-  const unsigned int v2080 = static_cast<unsigned int>(v1540.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2081 = v504 + v2080;
-  const unsigned int v2082 = static_cast<unsigned int>(v1540.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2083 = v1530 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2085 = v425 && v2084;
-  const bool v2086 = v2083 < v1;
-  const bool v2087 = v2085 && v2086;
-  if (v2087) {
-    const float v2088 = v1540.x[29];
-    const float v2089 = scale_b[v2083];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2090 = scale_a[v2081];
-    const float v2091 = v2088 * v2090;
-    const float v2092 = v2091 * v2089;
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-    const unsigned int v2094 = v2081 * v1;
-    const unsigned int v2095 = v2094 + v2083;
-    out[v2095] = v2093;
-  }
-  const unsigned int v2096 = static_cast<unsigned int>(v1540.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2097 = v504 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1540.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2099 = v1530 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2101 = v425 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1540.x[30];
-    const float v2105 = scale_b[v2099];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2106 = scale_a[v2097];
-    const float v2107 = v2104 * v2106;
-    const float v2108 = v2107 * v2105;
-    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
-    const unsigned int v2110 = v2097 * v1;
-    const unsigned int v2111 = v2110 + v2099;
-    out[v2111] = v2109;
-  }
-  const unsigned int v2112 = static_cast<unsigned int>(v1540.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2113 = v504 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v1540.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2115 = v1530 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2117 = v425 && v2116;
-  const bool v2118 = v2115 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v1540.x[31];
-    const float v2121 = scale_b[v2115];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2122 = scale_a[v2113];
-    const float v2123 = v2120 * v2122;
-    const float v2124 = v2123 * v2121;
-    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
-    const unsigned int v2126 = v2113 * v1;
-    const unsigned int v2127 = v2126 + v2115;
-    out[v2127] = v2125;
-  }
-  const unsigned int v2128 = static_cast<unsigned int>(v1540.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2129 = v504 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v1540.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2131 = v1530 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2133 = v425 && v2132;
-  const bool v2134 = v2131 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v1540.x[32];
-    const float v2137 = scale_b[v2131];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2138 = scale_a[v2129];
-    const float v2139 = v2136 * v2138;
-    const float v2140 = v2139 * v2137;
-    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
-    const unsigned int v2142 = v2129 * v1;
-    const unsigned int v2143 = v2142 + v2131;
-    out[v2143] = v2141;
-  }
-  const unsigned int v2144 = static_cast<unsigned int>(v1540.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2145 = v504 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1540.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2147 = v1530 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2149 = v425 && v2148;
-  const bool v2150 = v2147 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v1540.x[33];
-    const float v2153 = scale_b[v2147];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2154 = scale_a[v2145];
-    const float v2155 = v2152 * v2154;
-    const float v2156 = v2155 * v2153;
-    const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
-    const unsigned int v2158 = v2145 * v1;
-    const unsigned int v2159 = v2158 + v2147;
-    out[v2159] = v2157;
-  }
-  const unsigned int v2160 = static_cast<unsigned int>(v1540.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2161 = v504 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v1540.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2163 = v1530 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2165 = v425 && v2164;
-  const bool v2166 = v2163 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v1540.x[34];
-    const float v2169 = scale_b[v2163];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2170 = scale_a[v2161];
-    const float v2171 = v2168 * v2170;
-    const float v2172 = v2171 * v2169;
-    const iron_bf16 v2173 = iron_f32_to_bf16(v2172);
-    const unsigned int v2174 = v2161 * v1;
-    const unsigned int v2175 = v2174 + v2163;
-    out[v2175] = v2173;
-  }
-  const unsigned int v2176 = static_cast<unsigned int>(v1540.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2177 = v504 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1540.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2179 = v1530 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2181 = v425 && v2180;
-  const bool v2182 = v2179 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v1540.x[35];
-    const float v2185 = scale_b[v2179];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2186 = scale_a[v2177];
-    const float v2187 = v2184 * v2186;
-    const float v2188 = v2187 * v2185;
-    const iron_bf16 v2189 = iron_f32_to_bf16(v2188);
-    const unsigned int v2190 = v2177 * v1;
-    const unsigned int v2191 = v2190 + v2179;
-    out[v2191] = v2189;
-  }
-  const unsigned int v2192 = static_cast<unsigned int>(v1540.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2193 = v504 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1540.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2195 = v1530 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2197 = v425 && v2196;
-  const bool v2198 = v2195 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v1540.x[36];
-    const float v2201 = scale_b[v2195];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2202 = scale_a[v2193];
-    const float v2203 = v2200 * v2202;
-    const float v2204 = v2203 * v2201;
-    const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
-    const unsigned int v2206 = v2193 * v1;
-    const unsigned int v2207 = v2206 + v2195;
-    out[v2207] = v2205;
-  }
-  const unsigned int v2208 = static_cast<unsigned int>(v1540.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2209 = v504 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v1540.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2211 = v1530 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2213 = v425 && v2212;
-  const bool v2214 = v2211 < v1;
-  const bool v2215 = v2213 && v2214;
-  if (v2215) {
-    const float v2216 = v1540.x[37];
-    const float v2217 = scale_b[v2211];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2218 = scale_a[v2209];
-    const float v2219 = v2216 * v2218;
-    const float v2220 = v2219 * v2217;
-    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
-    const unsigned int v2222 = v2209 * v1;
-    const unsigned int v2223 = v2222 + v2211;
-    out[v2223] = v2221;
-  }
-  const unsigned int v2224 = static_cast<unsigned int>(v1540.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2225 = v504 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v1540.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2227 = v1530 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2229 = v425 && v2228;
-  const bool v2230 = v2227 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v1540.x[38];
-    const float v2233 = scale_b[v2227];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2234 = scale_a[v2225];
-    const float v2235 = v2232 * v2234;
-    const float v2236 = v2235 * v2233;
-    const iron_bf16 v2237 = iron_f32_to_bf16(v2236);
-    const unsigned int v2238 = v2225 * v1;
-    const unsigned int v2239 = v2238 + v2227;
-    out[v2239] = v2237;
-  }
-  const unsigned int v2240 = static_cast<unsigned int>(v1540.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2241 = v504 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v1540.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2243 = v1530 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2245 = v425 && v2244;
-  const bool v2246 = v2243 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v1540.x[39];
-    const float v2249 = scale_b[v2243];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2250 = scale_a[v2241];
-    const float v2251 = v2248 * v2250;
-    const float v2252 = v2251 * v2249;
-    const iron_bf16 v2253 = iron_f32_to_bf16(v2252);
-    const unsigned int v2254 = v2241 * v1;
-    const unsigned int v2255 = v2254 + v2243;
-    out[v2255] = v2253;
-  }
-  const unsigned int v2256 = static_cast<unsigned int>(v1540.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2257 = v504 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v1540.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2259 = v1530 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2261 = v425 && v2260;
-  const bool v2262 = v2259 < v1;
-  const bool v2263 = v2261 && v2262;
-  if (v2263) {
-    const float v2264 = v1540.x[40];
-    const float v2265 = scale_b[v2259];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2266 = scale_a[v2257];
-    const float v2267 = v2264 * v2266;
-    const float v2268 = v2267 * v2265;
-    const iron_bf16 v2269 = iron_f32_to_bf16(v2268);
-    const unsigned int v2270 = v2257 * v1;
-    const unsigned int v2271 = v2270 + v2259;
-    out[v2271] = v2269;
-  }
-  const unsigned int v2272 = static_cast<unsigned int>(v1540.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2273 = v504 + v2272;
-  const unsigned int v2274 = static_cast<unsigned int>(v1540.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2275 = v1530 + v2274;
-  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2277 = v425 && v2276;
-  const bool v2278 = v2275 < v1;
-  const bool v2279 = v2277 && v2278;
-  if (v2279) {
-    const float v2280 = v1540.x[41];
-    const float v2281 = scale_b[v2275];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2282 = scale_a[v2273];
-    const float v2283 = v2280 * v2282;
-    const float v2284 = v2283 * v2281;
-    const iron_bf16 v2285 = iron_f32_to_bf16(v2284);
-    const unsigned int v2286 = v2273 * v1;
-    const unsigned int v2287 = v2286 + v2275;
-    out[v2287] = v2285;
-  }
-  const unsigned int v2288 = static_cast<unsigned int>(v1540.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2289 = v504 + v2288;
-  const unsigned int v2290 = static_cast<unsigned int>(v1540.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2291 = v1530 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2293 = v425 && v2292;
-  const bool v2294 = v2291 < v1;
-  const bool v2295 = v2293 && v2294;
-  if (v2295) {
-    const float v2296 = v1540.x[42];
-    const float v2297 = scale_b[v2291];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2298 = scale_a[v2289];
-    const float v2299 = v2296 * v2298;
-    const float v2300 = v2299 * v2297;
-    const iron_bf16 v2301 = iron_f32_to_bf16(v2300);
-    const unsigned int v2302 = v2289 * v1;
-    const unsigned int v2303 = v2302 + v2291;
-    out[v2303] = v2301;
-  }
-  const unsigned int v2304 = static_cast<unsigned int>(v1540.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2305 = v504 + v2304;
-  const unsigned int v2306 = static_cast<unsigned int>(v1540.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2307 = v1530 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2309 = v425 && v2308;
-  const bool v2310 = v2307 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v1540.x[43];
-    const float v2313 = scale_b[v2307];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2314 = scale_a[v2305];
-    const float v2315 = v2312 * v2314;
-    const float v2316 = v2315 * v2313;
-    const iron_bf16 v2317 = iron_f32_to_bf16(v2316);
-    const unsigned int v2318 = v2305 * v1;
-    const unsigned int v2319 = v2318 + v2307;
-    out[v2319] = v2317;
-  }
-  const unsigned int v2320 = static_cast<unsigned int>(v1540.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2321 = v504 + v2320;
-  const unsigned int v2322 = static_cast<unsigned int>(v1540.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2323 = v1530 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2325 = v425 && v2324;
-  const bool v2326 = v2323 < v1;
-  const bool v2327 = v2325 && v2326;
-  if (v2327) {
-    const float v2328 = v1540.x[44];
-    const float v2329 = scale_b[v2323];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2330 = scale_a[v2321];
-    const float v2331 = v2328 * v2330;
-    const float v2332 = v2331 * v2329;
-    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);
-    const unsigned int v2334 = v2321 * v1;
-    const unsigned int v2335 = v2334 + v2323;
-    out[v2335] = v2333;
-  }
-  const unsigned int v2336 = static_cast<unsigned int>(v1540.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2337 = v504 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v1540.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2339 = v1530 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2341 = v425 && v2340;
-  const bool v2342 = v2339 < v1;
-  const bool v2343 = v2341 && v2342;
-  if (v2343) {
-    const float v2344 = v1540.x[45];
-    const float v2345 = scale_b[v2339];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2346 = scale_a[v2337];
-    const float v2347 = v2344 * v2346;
-    const float v2348 = v2347 * v2345;
-    const iron_bf16 v2349 = iron_f32_to_bf16(v2348);
-    const unsigned int v2350 = v2337 * v1;
-    const unsigned int v2351 = v2350 + v2339;
-    out[v2351] = v2349;
-  }
-  const unsigned int v2352 = static_cast<unsigned int>(v1540.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2353 = v504 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v1540.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2355 = v1530 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2357 = v425 && v2356;
-  const bool v2358 = v2355 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v1540.x[46];
-    const float v2361 = scale_b[v2355];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2362 = scale_a[v2353];
-    const float v2363 = v2360 * v2362;
-    const float v2364 = v2363 * v2361;
-    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
-    const unsigned int v2366 = v2353 * v1;
-    const unsigned int v2367 = v2366 + v2355;
-    out[v2367] = v2365;
-  }
-  const unsigned int v2368 = static_cast<unsigned int>(v1540.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2369 = v504 + v2368;
-  const unsigned int v2370 = static_cast<unsigned int>(v1540.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2371 = v1530 + v2370;
-  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2373 = v425 && v2372;
-  const bool v2374 = v2371 < v1;
-  const bool v2375 = v2373 && v2374;
-  if (v2375) {
-    const float v2376 = v1540.x[47];
-    const float v2377 = scale_b[v2371];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2378 = scale_a[v2369];
-    const float v2379 = v2376 * v2378;
-    const float v2380 = v2379 * v2377;
-    const iron_bf16 v2381 = iron_f32_to_bf16(v2380);
-    const unsigned int v2382 = v2369 * v1;
-    const unsigned int v2383 = v2382 + v2371;
-    out[v2383] = v2381;
-  }
-  const unsigned int v2384 = static_cast<unsigned int>(v1540.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2385 = v504 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v1540.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2387 = v1530 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2389 = v425 && v2388;
-  const bool v2390 = v2387 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v1540.x[48];
-    const float v2393 = scale_b[v2387];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2394 = scale_a[v2385];
-    const float v2395 = v2392 * v2394;
-    const float v2396 = v2395 * v2393;
-    const iron_bf16 v2397 = iron_f32_to_bf16(v2396);
-    const unsigned int v2398 = v2385 * v1;
-    const unsigned int v2399 = v2398 + v2387;
-    out[v2399] = v2397;
-  }
-  const unsigned int v2400 = static_cast<unsigned int>(v1540.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2401 = v504 + v2400;
-  const unsigned int v2402 = static_cast<unsigned int>(v1540.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2403 = v1530 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2405 = v425 && v2404;
-  const bool v2406 = v2403 < v1;
-  const bool v2407 = v2405 && v2406;
-  if (v2407) {
-    const float v2408 = v1540.x[49];
-    const float v2409 = scale_b[v2403];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2410 = scale_a[v2401];
-    const float v2411 = v2408 * v2410;
-    const float v2412 = v2411 * v2409;
-    const iron_bf16 v2413 = iron_f32_to_bf16(v2412);
-    const unsigned int v2414 = v2401 * v1;
-    const unsigned int v2415 = v2414 + v2403;
-    out[v2415] = v2413;
-  }
-  const unsigned int v2416 = static_cast<unsigned int>(v1540.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2417 = v504 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v1540.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2419 = v1530 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2421 = v425 && v2420;
-  const bool v2422 = v2419 < v1;
-  const bool v2423 = v2421 && v2422;
-  if (v2423) {
-    const float v2424 = v1540.x[50];
-    const float v2425 = scale_b[v2419];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2426 = scale_a[v2417];
-    const float v2427 = v2424 * v2426;
-    const float v2428 = v2427 * v2425;
-    const iron_bf16 v2429 = iron_f32_to_bf16(v2428);
-    const unsigned int v2430 = v2417 * v1;
-    const unsigned int v2431 = v2430 + v2419;
-    out[v2431] = v2429;
-  }
-  const unsigned int v2432 = static_cast<unsigned int>(v1540.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2433 = v504 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v1540.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2435 = v1530 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2437 = v425 && v2436;
-  const bool v2438 = v2435 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v1540.x[51];
-    const float v2441 = scale_b[v2435];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2442 = scale_a[v2433];
-    const float v2443 = v2440 * v2442;
-    const float v2444 = v2443 * v2441;
-    const iron_bf16 v2445 = iron_f32_to_bf16(v2444);
-    const unsigned int v2446 = v2433 * v1;
-    const unsigned int v2447 = v2446 + v2435;
-    out[v2447] = v2445;
-  }
-  const unsigned int v2448 = static_cast<unsigned int>(v1540.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2449 = v504 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v1540.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2451 = v1530 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2453 = v425 && v2452;
-  const bool v2454 = v2451 < v1;
-  const bool v2455 = v2453 && v2454;
-  if (v2455) {
-    const float v2456 = v1540.x[52];
-    const float v2457 = scale_b[v2451];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2458 = scale_a[v2449];
-    const float v2459 = v2456 * v2458;
-    const float v2460 = v2459 * v2457;
-    const iron_bf16 v2461 = iron_f32_to_bf16(v2460);
-    const unsigned int v2462 = v2449 * v1;
-    const unsigned int v2463 = v2462 + v2451;
-    out[v2463] = v2461;
-  }
-  const unsigned int v2464 = static_cast<unsigned int>(v1540.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2465 = v504 + v2464;
-  const unsigned int v2466 = static_cast<unsigned int>(v1540.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2467 = v1530 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2469 = v425 && v2468;
-  const bool v2470 = v2467 < v1;
-  const bool v2471 = v2469 && v2470;
-  if (v2471) {
-    const float v2472 = v1540.x[53];
-    const float v2473 = scale_b[v2467];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2474 = scale_a[v2465];
-    const float v2475 = v2472 * v2474;
-    const float v2476 = v2475 * v2473;
-    const iron_bf16 v2477 = iron_f32_to_bf16(v2476);
-    const unsigned int v2478 = v2465 * v1;
-    const unsigned int v2479 = v2478 + v2467;
-    out[v2479] = v2477;
-  }
-  const unsigned int v2480 = static_cast<unsigned int>(v1540.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2481 = v504 + v2480;
-  const unsigned int v2482 = static_cast<unsigned int>(v1540.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2483 = v1530 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2485 = v425 && v2484;
-  const bool v2486 = v2483 < v1;
-  const bool v2487 = v2485 && v2486;
-  if (v2487) {
-    const float v2488 = v1540.x[54];
-    const float v2489 = scale_b[v2483];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2490 = scale_a[v2481];
-    const float v2491 = v2488 * v2490;
-    const float v2492 = v2491 * v2489;
-    const iron_bf16 v2493 = iron_f32_to_bf16(v2492);
-    const unsigned int v2494 = v2481 * v1;
-    const unsigned int v2495 = v2494 + v2483;
-    out[v2495] = v2493;
-  }
-  const unsigned int v2496 = static_cast<unsigned int>(v1540.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2497 = v504 + v2496;
-  const unsigned int v2498 = static_cast<unsigned int>(v1540.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2499 = v1530 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2501 = v425 && v2500;
-  const bool v2502 = v2499 < v1;
-  const bool v2503 = v2501 && v2502;
-  if (v2503) {
-    const float v2504 = v1540.x[55];
-    const float v2505 = scale_b[v2499];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2506 = scale_a[v2497];
-    const float v2507 = v2504 * v2506;
-    const float v2508 = v2507 * v2505;
-    const iron_bf16 v2509 = iron_f32_to_bf16(v2508);
-    const unsigned int v2510 = v2497 * v1;
-    const unsigned int v2511 = v2510 + v2499;
-    out[v2511] = v2509;
-  }
-  const unsigned int v2512 = static_cast<unsigned int>(v1540.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2513 = v504 + v2512;
-  const unsigned int v2514 = static_cast<unsigned int>(v1540.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2515 = v1530 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2517 = v425 && v2516;
-  const bool v2518 = v2515 < v1;
-  const bool v2519 = v2517 && v2518;
-  if (v2519) {
-    const float v2520 = v1540.x[56];
-    const float v2521 = scale_b[v2515];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2522 = scale_a[v2513];
-    const float v2523 = v2520 * v2522;
-    const float v2524 = v2523 * v2521;
-    const iron_bf16 v2525 = iron_f32_to_bf16(v2524);
-    const unsigned int v2526 = v2513 * v1;
-    const unsigned int v2527 = v2526 + v2515;
-    out[v2527] = v2525;
-  }
-  const unsigned int v2528 = static_cast<unsigned int>(v1540.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2529 = v504 + v2528;
-  const unsigned int v2530 = static_cast<unsigned int>(v1540.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2531 = v1530 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2533 = v425 && v2532;
-  const bool v2534 = v2531 < v1;
-  const bool v2535 = v2533 && v2534;
-  if (v2535) {
-    const float v2536 = v1540.x[57];
-    const float v2537 = scale_b[v2531];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2538 = scale_a[v2529];
-    const float v2539 = v2536 * v2538;
-    const float v2540 = v2539 * v2537;
-    const iron_bf16 v2541 = iron_f32_to_bf16(v2540);
-    const unsigned int v2542 = v2529 * v1;
-    const unsigned int v2543 = v2542 + v2531;
-    out[v2543] = v2541;
-  }
-  const unsigned int v2544 = static_cast<unsigned int>(v1540.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2545 = v504 + v2544;
-  const unsigned int v2546 = static_cast<unsigned int>(v1540.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2547 = v1530 + v2546;
-  const bool v2548 = v2545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2549 = v425 && v2548;
-  const bool v2550 = v2547 < v1;
-  const bool v2551 = v2549 && v2550;
-  if (v2551) {
-    const float v2552 = v1540.x[58];
-    const float v2553 = scale_b[v2547];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2554 = scale_a[v2545];
-    const float v2555 = v2552 * v2554;
-    const float v2556 = v2555 * v2553;
-    const iron_bf16 v2557 = iron_f32_to_bf16(v2556);
-    const unsigned int v2558 = v2545 * v1;
-    const unsigned int v2559 = v2558 + v2547;
-    out[v2559] = v2557;
-  }
-  const unsigned int v2560 = static_cast<unsigned int>(v1540.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2561 = v504 + v2560;
-  const unsigned int v2562 = static_cast<unsigned int>(v1540.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2563 = v1530 + v2562;
-  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2565 = v425 && v2564;
-  const bool v2566 = v2563 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v1540.x[59];
-    const float v2569 = scale_b[v2563];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2570 = scale_a[v2561];
-    const float v2571 = v2568 * v2570;
-    const float v2572 = v2571 * v2569;
-    const iron_bf16 v2573 = iron_f32_to_bf16(v2572);
-    const unsigned int v2574 = v2561 * v1;
-    const unsigned int v2575 = v2574 + v2563;
-    out[v2575] = v2573;
-  }
-  const unsigned int v2576 = static_cast<unsigned int>(v1540.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2577 = v504 + v2576;
-  const unsigned int v2578 = static_cast<unsigned int>(v1540.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2579 = v1530 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2581 = v425 && v2580;
-  const bool v2582 = v2579 < v1;
-  const bool v2583 = v2581 && v2582;
-  if (v2583) {
-    const float v2584 = v1540.x[60];
-    const float v2585 = scale_b[v2579];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2586 = scale_a[v2577];
-    const float v2587 = v2584 * v2586;
-    const float v2588 = v2587 * v2585;
-    const iron_bf16 v2589 = iron_f32_to_bf16(v2588);
-    const unsigned int v2590 = v2577 * v1;
-    const unsigned int v2591 = v2590 + v2579;
-    out[v2591] = v2589;
-  }
-  const unsigned int v2592 = static_cast<unsigned int>(v1540.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2593 = v504 + v2592;
-  const unsigned int v2594 = static_cast<unsigned int>(v1540.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2595 = v1530 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2597 = v425 && v2596;
-  const bool v2598 = v2595 < v1;
-  const bool v2599 = v2597 && v2598;
-  if (v2599) {
-    const float v2600 = v1540.x[61];
-    const float v2601 = scale_b[v2595];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2602 = scale_a[v2593];
-    const float v2603 = v2600 * v2602;
-    const float v2604 = v2603 * v2601;
-    const iron_bf16 v2605 = iron_f32_to_bf16(v2604);
-    const unsigned int v2606 = v2593 * v1;
-    const unsigned int v2607 = v2606 + v2595;
-    out[v2607] = v2605;
-  }
-  const unsigned int v2608 = static_cast<unsigned int>(v1540.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2609 = v504 + v2608;
-  const unsigned int v2610 = static_cast<unsigned int>(v1540.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2611 = v1530 + v2610;
-  const bool v2612 = v2609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2613 = v425 && v2612;
-  const bool v2614 = v2611 < v1;
-  const bool v2615 = v2613 && v2614;
-  if (v2615) {
-    const float v2616 = v1540.x[62];
-    const float v2617 = scale_b[v2611];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2618 = scale_a[v2609];
-    const float v2619 = v2616 * v2618;
-    const float v2620 = v2619 * v2617;
-    const iron_bf16 v2621 = iron_f32_to_bf16(v2620);
-    const unsigned int v2622 = v2609 * v1;
-    const unsigned int v2623 = v2622 + v2611;
-    out[v2623] = v2621;
-  }
-  const unsigned int v2624 = static_cast<unsigned int>(v1540.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2625 = v504 + v2624;
-  const unsigned int v2626 = static_cast<unsigned int>(v1540.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2627 = v1530 + v2626;
-  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2629 = v425 && v2628;
-  const bool v2630 = v2627 < v1;
-  const bool v2631 = v2629 && v2630;
-  if (v2631) {
-    const float v2632 = v1540.x[63];
-    const float v2633 = scale_b[v2627];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2634 = scale_a[v2625];
-    const float v2635 = v2632 * v2634;
-    const float v2636 = v2635 * v2633;
-    const iron_bf16 v2637 = iron_f32_to_bf16(v2636);
-    const unsigned int v2638 = v2625 * v1;
-    const unsigned int v2639 = v2638 + v2627;
-    out[v2639] = v2637;
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const unsigned int v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const unsigned int v2487 = v296 << 6u;
+      const unsigned int v2489 = v1401 + v2487;
+      iron_frag<iron_f16, 0, 16, 16> v2496;
+      iron_frag_fill(v2496, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2496, shm3, v2489, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2498;
+      iron_frag_fill(v2498, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2498, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1336, v2496, v2498);
+      const unsigned int v2500 = v2489 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2505;
+      iron_frag_fill(v2505, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2505, shm3, v2500, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2507;
+      iron_frag_fill(v2507, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2507, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1336, v2505, v2507);
+      const unsigned int v2509 = v2489 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2514;
+      iron_frag_fill(v2514, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2514, shm3, v2509, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2516;
+      iron_frag_fill(v2516, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2516, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1336, v2514, v2516);
+      const unsigned int v2518 = v2489 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2523;
+      iron_frag_fill(v2523, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2523, shm3, v2518, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2525;
+      iron_frag_fill(v2525, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2525, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1336, v2523, v2525);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const unsigned int v1412 = static_cast<unsigned int>(v1336.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1413 = v300 + v1412;
+  const unsigned int v1414 = static_cast<unsigned int>(v1336.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1415 = v1326 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1417 = v221 && v1416;
+  const bool v1418 = v1415 < v1;
+  const bool v1419 = v1417 && v1418;
+  if (v1419) {
+    const float v1420 = v1336.x[0];
+    const float v1421 = scale_b[v1415];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1422 = scale_a[v1413];
+    const float v1423 = v1420 * v1422;
+    const float v1424 = v1423 * v1421;
+    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
+    const unsigned int v1426 = v1413 * v1;
+    const unsigned int v1427 = v1426 + v1415;
+    out[v1427] = v1425;
+  }
+  const unsigned int v1428 = static_cast<unsigned int>(v1336.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1429 = v300 + v1428;
+  const unsigned int v1430 = static_cast<unsigned int>(v1336.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1431 = v1326 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1433 = v221 && v1432;
+  const bool v1434 = v1431 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v1336.x[1];
+    const float v1437 = scale_b[v1431];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1438 = scale_a[v1429];
+    const float v1439 = v1436 * v1438;
+    const float v1440 = v1439 * v1437;
+    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+    const unsigned int v1442 = v1429 * v1;
+    const unsigned int v1443 = v1442 + v1431;
+    out[v1443] = v1441;
+  }
+  const unsigned int v1444 = static_cast<unsigned int>(v1336.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1445 = v300 + v1444;
+  const unsigned int v1446 = static_cast<unsigned int>(v1336.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1447 = v1326 + v1446;
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1449 = v221 && v1448;
+  const bool v1450 = v1447 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v1336.x[2];
+    const float v1453 = scale_b[v1447];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1454 = scale_a[v1445];
+    const float v1455 = v1452 * v1454;
+    const float v1456 = v1455 * v1453;
+    const iron_bf16 v1457 = iron_f32_to_bf16(v1456);
+    const unsigned int v1458 = v1445 * v1;
+    const unsigned int v1459 = v1458 + v1447;
+    out[v1459] = v1457;
+  }
+  const unsigned int v1460 = static_cast<unsigned int>(v1336.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1461 = v300 + v1460;
+  const unsigned int v1462 = static_cast<unsigned int>(v1336.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1463 = v1326 + v1462;
+  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1465 = v221 && v1464;
+  const bool v1466 = v1463 < v1;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v1336.x[3];
+    const float v1469 = scale_b[v1463];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1470 = scale_a[v1461];
+    const float v1471 = v1468 * v1470;
+    const float v1472 = v1471 * v1469;
+    const iron_bf16 v1473 = iron_f32_to_bf16(v1472);
+    const unsigned int v1474 = v1461 * v1;
+    const unsigned int v1475 = v1474 + v1463;
+    out[v1475] = v1473;
+  }
+  const unsigned int v1476 = static_cast<unsigned int>(v1336.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1477 = v300 + v1476;
+  const unsigned int v1478 = static_cast<unsigned int>(v1336.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1479 = v1326 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1481 = v221 && v1480;
+  const bool v1482 = v1479 < v1;
+  const bool v1483 = v1481 && v1482;
+  if (v1483) {
+    const float v1484 = v1336.x[4];
+    const float v1485 = scale_b[v1479];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1486 = scale_a[v1477];
+    const float v1487 = v1484 * v1486;
+    const float v1488 = v1487 * v1485;
+    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
+    const unsigned int v1490 = v1477 * v1;
+    const unsigned int v1491 = v1490 + v1479;
+    out[v1491] = v1489;
+  }
+  const unsigned int v1492 = static_cast<unsigned int>(v1336.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1493 = v300 + v1492;
+  const unsigned int v1494 = static_cast<unsigned int>(v1336.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1495 = v1326 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1497 = v221 && v1496;
+  const bool v1498 = v1495 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v1336.x[5];
+    const float v1501 = scale_b[v1495];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1502 = scale_a[v1493];
+    const float v1503 = v1500 * v1502;
+    const float v1504 = v1503 * v1501;
+    const iron_bf16 v1505 = iron_f32_to_bf16(v1504);
+    const unsigned int v1506 = v1493 * v1;
+    const unsigned int v1507 = v1506 + v1495;
+    out[v1507] = v1505;
+  }
+  const unsigned int v1508 = static_cast<unsigned int>(v1336.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1509 = v300 + v1508;
+  const unsigned int v1510 = static_cast<unsigned int>(v1336.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1511 = v1326 + v1510;
+  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1513 = v221 && v1512;
+  const bool v1514 = v1511 < v1;
+  const bool v1515 = v1513 && v1514;
+  if (v1515) {
+    const float v1516 = v1336.x[6];
+    const float v1517 = scale_b[v1511];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1518 = scale_a[v1509];
+    const float v1519 = v1516 * v1518;
+    const float v1520 = v1519 * v1517;
+    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
+    const unsigned int v1522 = v1509 * v1;
+    const unsigned int v1523 = v1522 + v1511;
+    out[v1523] = v1521;
+  }
+  const unsigned int v1524 = static_cast<unsigned int>(v1336.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1525 = v300 + v1524;
+  const unsigned int v1526 = static_cast<unsigned int>(v1336.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1527 = v1326 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1529 = v221 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1336.x[7];
+    const float v1533 = scale_b[v1527];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1534 = scale_a[v1525];
+    const float v1535 = v1532 * v1534;
+    const float v1536 = v1535 * v1533;
+    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
+    const unsigned int v1538 = v1525 * v1;
+    const unsigned int v1539 = v1538 + v1527;
+    out[v1539] = v1537;
+  }
+  const unsigned int v1540 = static_cast<unsigned int>(v1336.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1541 = v300 + v1540;
+  const unsigned int v1542 = static_cast<unsigned int>(v1336.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1543 = v1326 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1545 = v221 && v1544;
+  const bool v1546 = v1543 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v1336.x[8];
+    const float v1549 = scale_b[v1543];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1550 = scale_a[v1541];
+    const float v1551 = v1548 * v1550;
+    const float v1552 = v1551 * v1549;
+    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
+    const unsigned int v1554 = v1541 * v1;
+    const unsigned int v1555 = v1554 + v1543;
+    out[v1555] = v1553;
+  }
+  const unsigned int v1556 = static_cast<unsigned int>(v1336.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1557 = v300 + v1556;
+  const unsigned int v1558 = static_cast<unsigned int>(v1336.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1559 = v1326 + v1558;
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1561 = v221 && v1560;
+  const bool v1562 = v1559 < v1;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v1336.x[9];
+    const float v1565 = scale_b[v1559];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1566 = scale_a[v1557];
+    const float v1567 = v1564 * v1566;
+    const float v1568 = v1567 * v1565;
+    const iron_bf16 v1569 = iron_f32_to_bf16(v1568);
+    const unsigned int v1570 = v1557 * v1;
+    const unsigned int v1571 = v1570 + v1559;
+    out[v1571] = v1569;
+  }
+  const unsigned int v1572 = static_cast<unsigned int>(v1336.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1573 = v300 + v1572;
+  const unsigned int v1574 = static_cast<unsigned int>(v1336.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1575 = v1326 + v1574;
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1577 = v221 && v1576;
+  const bool v1578 = v1575 < v1;
+  const bool v1579 = v1577 && v1578;
+  if (v1579) {
+    const float v1580 = v1336.x[10];
+    const float v1581 = scale_b[v1575];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1582 = scale_a[v1573];
+    const float v1583 = v1580 * v1582;
+    const float v1584 = v1583 * v1581;
+    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
+    const unsigned int v1586 = v1573 * v1;
+    const unsigned int v1587 = v1586 + v1575;
+    out[v1587] = v1585;
+  }
+  const unsigned int v1588 = static_cast<unsigned int>(v1336.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1589 = v300 + v1588;
+  const unsigned int v1590 = static_cast<unsigned int>(v1336.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1591 = v1326 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1593 = v221 && v1592;
+  const bool v1594 = v1591 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v1336.x[11];
+    const float v1597 = scale_b[v1591];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1598 = scale_a[v1589];
+    const float v1599 = v1596 * v1598;
+    const float v1600 = v1599 * v1597;
+    const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
+    const unsigned int v1602 = v1589 * v1;
+    const unsigned int v1603 = v1602 + v1591;
+    out[v1603] = v1601;
+  }
+  const unsigned int v1604 = static_cast<unsigned int>(v1336.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1605 = v300 + v1604;
+  const unsigned int v1606 = static_cast<unsigned int>(v1336.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1607 = v1326 + v1606;
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1609 = v221 && v1608;
+  const bool v1610 = v1607 < v1;
+  const bool v1611 = v1609 && v1610;
+  if (v1611) {
+    const float v1612 = v1336.x[12];
+    const float v1613 = scale_b[v1607];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1614 = scale_a[v1605];
+    const float v1615 = v1612 * v1614;
+    const float v1616 = v1615 * v1613;
+    const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
+    const unsigned int v1618 = v1605 * v1;
+    const unsigned int v1619 = v1618 + v1607;
+    out[v1619] = v1617;
+  }
+  const unsigned int v1620 = static_cast<unsigned int>(v1336.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1621 = v300 + v1620;
+  const unsigned int v1622 = static_cast<unsigned int>(v1336.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1623 = v1326 + v1622;
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1625 = v221 && v1624;
+  const bool v1626 = v1623 < v1;
+  const bool v1627 = v1625 && v1626;
+  if (v1627) {
+    const float v1628 = v1336.x[13];
+    const float v1629 = scale_b[v1623];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1630 = scale_a[v1621];
+    const float v1631 = v1628 * v1630;
+    const float v1632 = v1631 * v1629;
+    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
+    const unsigned int v1634 = v1621 * v1;
+    const unsigned int v1635 = v1634 + v1623;
+    out[v1635] = v1633;
+  }
+  const unsigned int v1636 = static_cast<unsigned int>(v1336.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1637 = v300 + v1636;
+  const unsigned int v1638 = static_cast<unsigned int>(v1336.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1639 = v1326 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1641 = v221 && v1640;
+  const bool v1642 = v1639 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v1336.x[14];
+    const float v1645 = scale_b[v1639];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1646 = scale_a[v1637];
+    const float v1647 = v1644 * v1646;
+    const float v1648 = v1647 * v1645;
+    const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
+    const unsigned int v1650 = v1637 * v1;
+    const unsigned int v1651 = v1650 + v1639;
+    out[v1651] = v1649;
+  }
+  const unsigned int v1652 = static_cast<unsigned int>(v1336.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1653 = v300 + v1652;
+  const unsigned int v1654 = static_cast<unsigned int>(v1336.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1655 = v1326 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1657 = v221 && v1656;
+  const bool v1658 = v1655 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v1336.x[15];
+    const float v1661 = scale_b[v1655];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1662 = scale_a[v1653];
+    const float v1663 = v1660 * v1662;
+    const float v1664 = v1663 * v1661;
+    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
+    const unsigned int v1666 = v1653 * v1;
+    const unsigned int v1667 = v1666 + v1655;
+    out[v1667] = v1665;
+  }
+  const unsigned int v1668 = static_cast<unsigned int>(v1336.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1669 = v300 + v1668;
+  const unsigned int v1670 = static_cast<unsigned int>(v1336.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1671 = v1326 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1673 = v221 && v1672;
+  const bool v1674 = v1671 < v1;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v1336.x[16];
+    const float v1677 = scale_b[v1671];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1678 = scale_a[v1669];
+    const float v1679 = v1676 * v1678;
+    const float v1680 = v1679 * v1677;
+    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
+    const unsigned int v1682 = v1669 * v1;
+    const unsigned int v1683 = v1682 + v1671;
+    out[v1683] = v1681;
+  }
+  const unsigned int v1684 = static_cast<unsigned int>(v1336.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1685 = v300 + v1684;
+  const unsigned int v1686 = static_cast<unsigned int>(v1336.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1687 = v1326 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1689 = v221 && v1688;
+  const bool v1690 = v1687 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v1336.x[17];
+    const float v1693 = scale_b[v1687];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1694 = scale_a[v1685];
+    const float v1695 = v1692 * v1694;
+    const float v1696 = v1695 * v1693;
+    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
+    const unsigned int v1698 = v1685 * v1;
+    const unsigned int v1699 = v1698 + v1687;
+    out[v1699] = v1697;
+  }
+  const unsigned int v1700 = static_cast<unsigned int>(v1336.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1701 = v300 + v1700;
+  const unsigned int v1702 = static_cast<unsigned int>(v1336.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1703 = v1326 + v1702;
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1705 = v221 && v1704;
+  const bool v1706 = v1703 < v1;
+  const bool v1707 = v1705 && v1706;
+  if (v1707) {
+    const float v1708 = v1336.x[18];
+    const float v1709 = scale_b[v1703];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1710 = scale_a[v1701];
+    const float v1711 = v1708 * v1710;
+    const float v1712 = v1711 * v1709;
+    const iron_bf16 v1713 = iron_f32_to_bf16(v1712);
+    const unsigned int v1714 = v1701 * v1;
+    const unsigned int v1715 = v1714 + v1703;
+    out[v1715] = v1713;
+  }
+  const unsigned int v1716 = static_cast<unsigned int>(v1336.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1717 = v300 + v1716;
+  const unsigned int v1718 = static_cast<unsigned int>(v1336.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1719 = v1326 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1721 = v221 && v1720;
+  const bool v1722 = v1719 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v1336.x[19];
+    const float v1725 = scale_b[v1719];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1726 = scale_a[v1717];
+    const float v1727 = v1724 * v1726;
+    const float v1728 = v1727 * v1725;
+    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
+    const unsigned int v1730 = v1717 * v1;
+    const unsigned int v1731 = v1730 + v1719;
+    out[v1731] = v1729;
+  }
+  const unsigned int v1732 = static_cast<unsigned int>(v1336.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1733 = v300 + v1732;
+  const unsigned int v1734 = static_cast<unsigned int>(v1336.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1735 = v1326 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1737 = v221 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1336.x[20];
+    const float v1741 = scale_b[v1735];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1742 = scale_a[v1733];
+    const float v1743 = v1740 * v1742;
+    const float v1744 = v1743 * v1741;
+    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);
+    const unsigned int v1746 = v1733 * v1;
+    const unsigned int v1747 = v1746 + v1735;
+    out[v1747] = v1745;
+  }
+  const unsigned int v1748 = static_cast<unsigned int>(v1336.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1749 = v300 + v1748;
+  const unsigned int v1750 = static_cast<unsigned int>(v1336.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1751 = v1326 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1753 = v221 && v1752;
+  const bool v1754 = v1751 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v1336.x[21];
+    const float v1757 = scale_b[v1751];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1758 = scale_a[v1749];
+    const float v1759 = v1756 * v1758;
+    const float v1760 = v1759 * v1757;
+    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
+    const unsigned int v1762 = v1749 * v1;
+    const unsigned int v1763 = v1762 + v1751;
+    out[v1763] = v1761;
+  }
+  const unsigned int v1764 = static_cast<unsigned int>(v1336.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1765 = v300 + v1764;
+  const unsigned int v1766 = static_cast<unsigned int>(v1336.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1767 = v1326 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1769 = v221 && v1768;
+  const bool v1770 = v1767 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v1336.x[22];
+    const float v1773 = scale_b[v1767];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1774 = scale_a[v1765];
+    const float v1775 = v1772 * v1774;
+    const float v1776 = v1775 * v1773;
+    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
+    const unsigned int v1778 = v1765 * v1;
+    const unsigned int v1779 = v1778 + v1767;
+    out[v1779] = v1777;
+  }
+  const unsigned int v1780 = static_cast<unsigned int>(v1336.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1781 = v300 + v1780;
+  const unsigned int v1782 = static_cast<unsigned int>(v1336.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1783 = v1326 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1785 = v221 && v1784;
+  const bool v1786 = v1783 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v1336.x[23];
+    const float v1789 = scale_b[v1783];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1790 = scale_a[v1781];
+    const float v1791 = v1788 * v1790;
+    const float v1792 = v1791 * v1789;
+    const iron_bf16 v1793 = iron_f32_to_bf16(v1792);
+    const unsigned int v1794 = v1781 * v1;
+    const unsigned int v1795 = v1794 + v1783;
+    out[v1795] = v1793;
+  }
+  const unsigned int v1796 = static_cast<unsigned int>(v1336.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1797 = v300 + v1796;
+  const unsigned int v1798 = static_cast<unsigned int>(v1336.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1799 = v1326 + v1798;
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1801 = v221 && v1800;
+  const bool v1802 = v1799 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v1336.x[24];
+    const float v1805 = scale_b[v1799];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1806 = scale_a[v1797];
+    const float v1807 = v1804 * v1806;
+    const float v1808 = v1807 * v1805;
+    const iron_bf16 v1809 = iron_f32_to_bf16(v1808);
+    const unsigned int v1810 = v1797 * v1;
+    const unsigned int v1811 = v1810 + v1799;
+    out[v1811] = v1809;
+  }
+  const unsigned int v1812 = static_cast<unsigned int>(v1336.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1813 = v300 + v1812;
+  const unsigned int v1814 = static_cast<unsigned int>(v1336.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1815 = v1326 + v1814;
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1817 = v221 && v1816;
+  const bool v1818 = v1815 < v1;
+  const bool v1819 = v1817 && v1818;
+  if (v1819) {
+    const float v1820 = v1336.x[25];
+    const float v1821 = scale_b[v1815];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1822 = scale_a[v1813];
+    const float v1823 = v1820 * v1822;
+    const float v1824 = v1823 * v1821;
+    const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
+    const unsigned int v1826 = v1813 * v1;
+    const unsigned int v1827 = v1826 + v1815;
+    out[v1827] = v1825;
+  }
+  const unsigned int v1828 = static_cast<unsigned int>(v1336.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1829 = v300 + v1828;
+  const unsigned int v1830 = static_cast<unsigned int>(v1336.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1831 = v1326 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1833 = v221 && v1832;
+  const bool v1834 = v1831 < v1;
+  const bool v1835 = v1833 && v1834;
+  if (v1835) {
+    const float v1836 = v1336.x[26];
+    const float v1837 = scale_b[v1831];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1838 = scale_a[v1829];
+    const float v1839 = v1836 * v1838;
+    const float v1840 = v1839 * v1837;
+    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
+    const unsigned int v1842 = v1829 * v1;
+    const unsigned int v1843 = v1842 + v1831;
+    out[v1843] = v1841;
+  }
+  const unsigned int v1844 = static_cast<unsigned int>(v1336.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1845 = v300 + v1844;
+  const unsigned int v1846 = static_cast<unsigned int>(v1336.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1847 = v1326 + v1846;
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1849 = v221 && v1848;
+  const bool v1850 = v1847 < v1;
+  const bool v1851 = v1849 && v1850;
+  if (v1851) {
+    const float v1852 = v1336.x[27];
+    const float v1853 = scale_b[v1847];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1854 = scale_a[v1845];
+    const float v1855 = v1852 * v1854;
+    const float v1856 = v1855 * v1853;
+    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
+    const unsigned int v1858 = v1845 * v1;
+    const unsigned int v1859 = v1858 + v1847;
+    out[v1859] = v1857;
+  }
+  const unsigned int v1860 = static_cast<unsigned int>(v1336.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1861 = v300 + v1860;
+  const unsigned int v1862 = static_cast<unsigned int>(v1336.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1863 = v1326 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1865 = v221 && v1864;
+  const bool v1866 = v1863 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v1336.x[28];
+    const float v1869 = scale_b[v1863];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1870 = scale_a[v1861];
+    const float v1871 = v1868 * v1870;
+    const float v1872 = v1871 * v1869;
+    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
+    const unsigned int v1874 = v1861 * v1;
+    const unsigned int v1875 = v1874 + v1863;
+    out[v1875] = v1873;
+  }
+  const unsigned int v1876 = static_cast<unsigned int>(v1336.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1877 = v300 + v1876;
+  const unsigned int v1878 = static_cast<unsigned int>(v1336.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1879 = v1326 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1881 = v221 && v1880;
+  const bool v1882 = v1879 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v1336.x[29];
+    const float v1885 = scale_b[v1879];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1886 = scale_a[v1877];
+    const float v1887 = v1884 * v1886;
+    const float v1888 = v1887 * v1885;
+    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
+    const unsigned int v1890 = v1877 * v1;
+    const unsigned int v1891 = v1890 + v1879;
+    out[v1891] = v1889;
+  }
+  const unsigned int v1892 = static_cast<unsigned int>(v1336.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1893 = v300 + v1892;
+  const unsigned int v1894 = static_cast<unsigned int>(v1336.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1895 = v1326 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1897 = v221 && v1896;
+  const bool v1898 = v1895 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v1336.x[30];
+    const float v1901 = scale_b[v1895];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1902 = scale_a[v1893];
+    const float v1903 = v1900 * v1902;
+    const float v1904 = v1903 * v1901;
+    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
+    const unsigned int v1906 = v1893 * v1;
+    const unsigned int v1907 = v1906 + v1895;
+    out[v1907] = v1905;
+  }
+  const unsigned int v1908 = static_cast<unsigned int>(v1336.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1909 = v300 + v1908;
+  const unsigned int v1910 = static_cast<unsigned int>(v1336.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1911 = v1326 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1913 = v221 && v1912;
+  const bool v1914 = v1911 < v1;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v1336.x[31];
+    const float v1917 = scale_b[v1911];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1918 = scale_a[v1909];
+    const float v1919 = v1916 * v1918;
+    const float v1920 = v1919 * v1917;
+    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
+    const unsigned int v1922 = v1909 * v1;
+    const unsigned int v1923 = v1922 + v1911;
+    out[v1923] = v1921;
+  }
+  const unsigned int v1924 = static_cast<unsigned int>(v1336.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1925 = v300 + v1924;
+  const unsigned int v1926 = static_cast<unsigned int>(v1336.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1927 = v1326 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1929 = v221 && v1928;
+  const bool v1930 = v1927 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v1336.x[32];
+    const float v1933 = scale_b[v1927];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1934 = scale_a[v1925];
+    const float v1935 = v1932 * v1934;
+    const float v1936 = v1935 * v1933;
+    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
+    const unsigned int v1938 = v1925 * v1;
+    const unsigned int v1939 = v1938 + v1927;
+    out[v1939] = v1937;
+  }
+  const unsigned int v1940 = static_cast<unsigned int>(v1336.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1941 = v300 + v1940;
+  const unsigned int v1942 = static_cast<unsigned int>(v1336.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1943 = v1326 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1945 = v221 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1336.x[33];
+    const float v1949 = scale_b[v1943];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1950 = scale_a[v1941];
+    const float v1951 = v1948 * v1950;
+    const float v1952 = v1951 * v1949;
+    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
+    const unsigned int v1954 = v1941 * v1;
+    const unsigned int v1955 = v1954 + v1943;
+    out[v1955] = v1953;
+  }
+  const unsigned int v1956 = static_cast<unsigned int>(v1336.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1957 = v300 + v1956;
+  const unsigned int v1958 = static_cast<unsigned int>(v1336.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1959 = v1326 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1961 = v221 && v1960;
+  const bool v1962 = v1959 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v1336.x[34];
+    const float v1965 = scale_b[v1959];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1966 = scale_a[v1957];
+    const float v1967 = v1964 * v1966;
+    const float v1968 = v1967 * v1965;
+    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
+    const unsigned int v1970 = v1957 * v1;
+    const unsigned int v1971 = v1970 + v1959;
+    out[v1971] = v1969;
+  }
+  const unsigned int v1972 = static_cast<unsigned int>(v1336.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1973 = v300 + v1972;
+  const unsigned int v1974 = static_cast<unsigned int>(v1336.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1975 = v1326 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1977 = v221 && v1976;
+  const bool v1978 = v1975 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v1336.x[35];
+    const float v1981 = scale_b[v1975];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1982 = scale_a[v1973];
+    const float v1983 = v1980 * v1982;
+    const float v1984 = v1983 * v1981;
+    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
+    const unsigned int v1986 = v1973 * v1;
+    const unsigned int v1987 = v1986 + v1975;
+    out[v1987] = v1985;
+  }
+  const unsigned int v1988 = static_cast<unsigned int>(v1336.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1989 = v300 + v1988;
+  const unsigned int v1990 = static_cast<unsigned int>(v1336.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1991 = v1326 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1993 = v221 && v1992;
+  const bool v1994 = v1991 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v1336.x[36];
+    const float v1997 = scale_b[v1991];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1998 = scale_a[v1989];
+    const float v1999 = v1996 * v1998;
+    const float v2000 = v1999 * v1997;
+    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
+    const unsigned int v2002 = v1989 * v1;
+    const unsigned int v2003 = v2002 + v1991;
+    out[v2003] = v2001;
+  }
+  const unsigned int v2004 = static_cast<unsigned int>(v1336.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2005 = v300 + v2004;
+  const unsigned int v2006 = static_cast<unsigned int>(v1336.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2007 = v1326 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2009 = v221 && v2008;
+  const bool v2010 = v2007 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v1336.x[37];
+    const float v2013 = scale_b[v2007];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2014 = scale_a[v2005];
+    const float v2015 = v2012 * v2014;
+    const float v2016 = v2015 * v2013;
+    const iron_bf16 v2017 = iron_f32_to_bf16(v2016);
+    const unsigned int v2018 = v2005 * v1;
+    const unsigned int v2019 = v2018 + v2007;
+    out[v2019] = v2017;
+  }
+  const unsigned int v2020 = static_cast<unsigned int>(v1336.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2021 = v300 + v2020;
+  const unsigned int v2022 = static_cast<unsigned int>(v1336.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2023 = v1326 + v2022;
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2025 = v221 && v2024;
+  const bool v2026 = v2023 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v1336.x[38];
+    const float v2029 = scale_b[v2023];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2030 = scale_a[v2021];
+    const float v2031 = v2028 * v2030;
+    const float v2032 = v2031 * v2029;
+    const iron_bf16 v2033 = iron_f32_to_bf16(v2032);
+    const unsigned int v2034 = v2021 * v1;
+    const unsigned int v2035 = v2034 + v2023;
+    out[v2035] = v2033;
+  }
+  const unsigned int v2036 = static_cast<unsigned int>(v1336.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2037 = v300 + v2036;
+  const unsigned int v2038 = static_cast<unsigned int>(v1336.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2039 = v1326 + v2038;
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2041 = v221 && v2040;
+  const bool v2042 = v2039 < v1;
+  const bool v2043 = v2041 && v2042;
+  if (v2043) {
+    const float v2044 = v1336.x[39];
+    const float v2045 = scale_b[v2039];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2046 = scale_a[v2037];
+    const float v2047 = v2044 * v2046;
+    const float v2048 = v2047 * v2045;
+    const iron_bf16 v2049 = iron_f32_to_bf16(v2048);
+    const unsigned int v2050 = v2037 * v1;
+    const unsigned int v2051 = v2050 + v2039;
+    out[v2051] = v2049;
+  }
+  const unsigned int v2052 = static_cast<unsigned int>(v1336.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2053 = v300 + v2052;
+  const unsigned int v2054 = static_cast<unsigned int>(v1336.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2055 = v1326 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2057 = v221 && v2056;
+  const bool v2058 = v2055 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v1336.x[40];
+    const float v2061 = scale_b[v2055];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2062 = scale_a[v2053];
+    const float v2063 = v2060 * v2062;
+    const float v2064 = v2063 * v2061;
+    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
+    const unsigned int v2066 = v2053 * v1;
+    const unsigned int v2067 = v2066 + v2055;
+    out[v2067] = v2065;
+  }
+  const unsigned int v2068 = static_cast<unsigned int>(v1336.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2069 = v300 + v2068;
+  const unsigned int v2070 = static_cast<unsigned int>(v1336.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2071 = v1326 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2073 = v221 && v2072;
+  const bool v2074 = v2071 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v1336.x[41];
+    const float v2077 = scale_b[v2071];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2078 = scale_a[v2069];
+    const float v2079 = v2076 * v2078;
+    const float v2080 = v2079 * v2077;
+    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);
+    const unsigned int v2082 = v2069 * v1;
+    const unsigned int v2083 = v2082 + v2071;
+    out[v2083] = v2081;
+  }
+  const unsigned int v2084 = static_cast<unsigned int>(v1336.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2085 = v300 + v2084;
+  const unsigned int v2086 = static_cast<unsigned int>(v1336.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2087 = v1326 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2089 = v221 && v2088;
+  const bool v2090 = v2087 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v1336.x[42];
+    const float v2093 = scale_b[v2087];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2094 = scale_a[v2085];
+    const float v2095 = v2092 * v2094;
+    const float v2096 = v2095 * v2093;
+    const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
+    const unsigned int v2098 = v2085 * v1;
+    const unsigned int v2099 = v2098 + v2087;
+    out[v2099] = v2097;
+  }
+  const unsigned int v2100 = static_cast<unsigned int>(v1336.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2101 = v300 + v2100;
+  const unsigned int v2102 = static_cast<unsigned int>(v1336.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2103 = v1326 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2105 = v221 && v2104;
+  const bool v2106 = v2103 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v1336.x[43];
+    const float v2109 = scale_b[v2103];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2110 = scale_a[v2101];
+    const float v2111 = v2108 * v2110;
+    const float v2112 = v2111 * v2109;
+    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
+    const unsigned int v2114 = v2101 * v1;
+    const unsigned int v2115 = v2114 + v2103;
+    out[v2115] = v2113;
+  }
+  const unsigned int v2116 = static_cast<unsigned int>(v1336.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2117 = v300 + v2116;
+  const unsigned int v2118 = static_cast<unsigned int>(v1336.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2119 = v1326 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2121 = v221 && v2120;
+  const bool v2122 = v2119 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v1336.x[44];
+    const float v2125 = scale_b[v2119];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2126 = scale_a[v2117];
+    const float v2127 = v2124 * v2126;
+    const float v2128 = v2127 * v2125;
+    const iron_bf16 v2129 = iron_f32_to_bf16(v2128);
+    const unsigned int v2130 = v2117 * v1;
+    const unsigned int v2131 = v2130 + v2119;
+    out[v2131] = v2129;
+  }
+  const unsigned int v2132 = static_cast<unsigned int>(v1336.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2133 = v300 + v2132;
+  const unsigned int v2134 = static_cast<unsigned int>(v1336.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2135 = v1326 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2137 = v221 && v2136;
+  const bool v2138 = v2135 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v1336.x[45];
+    const float v2141 = scale_b[v2135];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2142 = scale_a[v2133];
+    const float v2143 = v2140 * v2142;
+    const float v2144 = v2143 * v2141;
+    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
+    const unsigned int v2146 = v2133 * v1;
+    const unsigned int v2147 = v2146 + v2135;
+    out[v2147] = v2145;
+  }
+  const unsigned int v2148 = static_cast<unsigned int>(v1336.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2149 = v300 + v2148;
+  const unsigned int v2150 = static_cast<unsigned int>(v1336.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2151 = v1326 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2153 = v221 && v2152;
+  const bool v2154 = v2151 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v1336.x[46];
+    const float v2157 = scale_b[v2151];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2158 = scale_a[v2149];
+    const float v2159 = v2156 * v2158;
+    const float v2160 = v2159 * v2157;
+    const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
+    const unsigned int v2162 = v2149 * v1;
+    const unsigned int v2163 = v2162 + v2151;
+    out[v2163] = v2161;
+  }
+  const unsigned int v2164 = static_cast<unsigned int>(v1336.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2165 = v300 + v2164;
+  const unsigned int v2166 = static_cast<unsigned int>(v1336.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2167 = v1326 + v2166;
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2169 = v221 && v2168;
+  const bool v2170 = v2167 < v1;
+  const bool v2171 = v2169 && v2170;
+  if (v2171) {
+    const float v2172 = v1336.x[47];
+    const float v2173 = scale_b[v2167];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2174 = scale_a[v2165];
+    const float v2175 = v2172 * v2174;
+    const float v2176 = v2175 * v2173;
+    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
+    const unsigned int v2178 = v2165 * v1;
+    const unsigned int v2179 = v2178 + v2167;
+    out[v2179] = v2177;
+  }
+  const unsigned int v2180 = static_cast<unsigned int>(v1336.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2181 = v300 + v2180;
+  const unsigned int v2182 = static_cast<unsigned int>(v1336.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2183 = v1326 + v2182;
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2185 = v221 && v2184;
+  const bool v2186 = v2183 < v1;
+  const bool v2187 = v2185 && v2186;
+  if (v2187) {
+    const float v2188 = v1336.x[48];
+    const float v2189 = scale_b[v2183];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2190 = scale_a[v2181];
+    const float v2191 = v2188 * v2190;
+    const float v2192 = v2191 * v2189;
+    const iron_bf16 v2193 = iron_f32_to_bf16(v2192);
+    const unsigned int v2194 = v2181 * v1;
+    const unsigned int v2195 = v2194 + v2183;
+    out[v2195] = v2193;
+  }
+  const unsigned int v2196 = static_cast<unsigned int>(v1336.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2197 = v300 + v2196;
+  const unsigned int v2198 = static_cast<unsigned int>(v1336.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2199 = v1326 + v2198;
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2201 = v221 && v2200;
+  const bool v2202 = v2199 < v1;
+  const bool v2203 = v2201 && v2202;
+  if (v2203) {
+    const float v2204 = v1336.x[49];
+    const float v2205 = scale_b[v2199];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2206 = scale_a[v2197];
+    const float v2207 = v2204 * v2206;
+    const float v2208 = v2207 * v2205;
+    const iron_bf16 v2209 = iron_f32_to_bf16(v2208);
+    const unsigned int v2210 = v2197 * v1;
+    const unsigned int v2211 = v2210 + v2199;
+    out[v2211] = v2209;
+  }
+  const unsigned int v2212 = static_cast<unsigned int>(v1336.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2213 = v300 + v2212;
+  const unsigned int v2214 = static_cast<unsigned int>(v1336.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2215 = v1326 + v2214;
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2217 = v221 && v2216;
+  const bool v2218 = v2215 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v1336.x[50];
+    const float v2221 = scale_b[v2215];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2222 = scale_a[v2213];
+    const float v2223 = v2220 * v2222;
+    const float v2224 = v2223 * v2221;
+    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);
+    const unsigned int v2226 = v2213 * v1;
+    const unsigned int v2227 = v2226 + v2215;
+    out[v2227] = v2225;
+  }
+  const unsigned int v2228 = static_cast<unsigned int>(v1336.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2229 = v300 + v2228;
+  const unsigned int v2230 = static_cast<unsigned int>(v1336.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2231 = v1326 + v2230;
+  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2233 = v221 && v2232;
+  const bool v2234 = v2231 < v1;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v1336.x[51];
+    const float v2237 = scale_b[v2231];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2238 = scale_a[v2229];
+    const float v2239 = v2236 * v2238;
+    const float v2240 = v2239 * v2237;
+    const iron_bf16 v2241 = iron_f32_to_bf16(v2240);
+    const unsigned int v2242 = v2229 * v1;
+    const unsigned int v2243 = v2242 + v2231;
+    out[v2243] = v2241;
+  }
+  const unsigned int v2244 = static_cast<unsigned int>(v1336.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2245 = v300 + v2244;
+  const unsigned int v2246 = static_cast<unsigned int>(v1336.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2247 = v1326 + v2246;
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2249 = v221 && v2248;
+  const bool v2250 = v2247 < v1;
+  const bool v2251 = v2249 && v2250;
+  if (v2251) {
+    const float v2252 = v1336.x[52];
+    const float v2253 = scale_b[v2247];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2254 = scale_a[v2245];
+    const float v2255 = v2252 * v2254;
+    const float v2256 = v2255 * v2253;
+    const iron_bf16 v2257 = iron_f32_to_bf16(v2256);
+    const unsigned int v2258 = v2245 * v1;
+    const unsigned int v2259 = v2258 + v2247;
+    out[v2259] = v2257;
+  }
+  const unsigned int v2260 = static_cast<unsigned int>(v1336.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2261 = v300 + v2260;
+  const unsigned int v2262 = static_cast<unsigned int>(v1336.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2263 = v1326 + v2262;
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2265 = v221 && v2264;
+  const bool v2266 = v2263 < v1;
+  const bool v2267 = v2265 && v2266;
+  if (v2267) {
+    const float v2268 = v1336.x[53];
+    const float v2269 = scale_b[v2263];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2270 = scale_a[v2261];
+    const float v2271 = v2268 * v2270;
+    const float v2272 = v2271 * v2269;
+    const iron_bf16 v2273 = iron_f32_to_bf16(v2272);
+    const unsigned int v2274 = v2261 * v1;
+    const unsigned int v2275 = v2274 + v2263;
+    out[v2275] = v2273;
+  }
+  const unsigned int v2276 = static_cast<unsigned int>(v1336.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2277 = v300 + v2276;
+  const unsigned int v2278 = static_cast<unsigned int>(v1336.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2279 = v1326 + v2278;
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2281 = v221 && v2280;
+  const bool v2282 = v2279 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v1336.x[54];
+    const float v2285 = scale_b[v2279];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2286 = scale_a[v2277];
+    const float v2287 = v2284 * v2286;
+    const float v2288 = v2287 * v2285;
+    const iron_bf16 v2289 = iron_f32_to_bf16(v2288);
+    const unsigned int v2290 = v2277 * v1;
+    const unsigned int v2291 = v2290 + v2279;
+    out[v2291] = v2289;
+  }
+  const unsigned int v2292 = static_cast<unsigned int>(v1336.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2293 = v300 + v2292;
+  const unsigned int v2294 = static_cast<unsigned int>(v1336.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2295 = v1326 + v2294;
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2297 = v221 && v2296;
+  const bool v2298 = v2295 < v1;
+  const bool v2299 = v2297 && v2298;
+  if (v2299) {
+    const float v2300 = v1336.x[55];
+    const float v2301 = scale_b[v2295];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2302 = scale_a[v2293];
+    const float v2303 = v2300 * v2302;
+    const float v2304 = v2303 * v2301;
+    const iron_bf16 v2305 = iron_f32_to_bf16(v2304);
+    const unsigned int v2306 = v2293 * v1;
+    const unsigned int v2307 = v2306 + v2295;
+    out[v2307] = v2305;
+  }
+  const unsigned int v2308 = static_cast<unsigned int>(v1336.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2309 = v300 + v2308;
+  const unsigned int v2310 = static_cast<unsigned int>(v1336.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2311 = v1326 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2313 = v221 && v2312;
+  const bool v2314 = v2311 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v1336.x[56];
+    const float v2317 = scale_b[v2311];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2318 = scale_a[v2309];
+    const float v2319 = v2316 * v2318;
+    const float v2320 = v2319 * v2317;
+    const iron_bf16 v2321 = iron_f32_to_bf16(v2320);
+    const unsigned int v2322 = v2309 * v1;
+    const unsigned int v2323 = v2322 + v2311;
+    out[v2323] = v2321;
+  }
+  const unsigned int v2324 = static_cast<unsigned int>(v1336.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2325 = v300 + v2324;
+  const unsigned int v2326 = static_cast<unsigned int>(v1336.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2327 = v1326 + v2326;
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2329 = v221 && v2328;
+  const bool v2330 = v2327 < v1;
+  const bool v2331 = v2329 && v2330;
+  if (v2331) {
+    const float v2332 = v1336.x[57];
+    const float v2333 = scale_b[v2327];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2334 = scale_a[v2325];
+    const float v2335 = v2332 * v2334;
+    const float v2336 = v2335 * v2333;
+    const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
+    const unsigned int v2338 = v2325 * v1;
+    const unsigned int v2339 = v2338 + v2327;
+    out[v2339] = v2337;
+  }
+  const unsigned int v2340 = static_cast<unsigned int>(v1336.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2341 = v300 + v2340;
+  const unsigned int v2342 = static_cast<unsigned int>(v1336.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2343 = v1326 + v2342;
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2345 = v221 && v2344;
+  const bool v2346 = v2343 < v1;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v1336.x[58];
+    const float v2349 = scale_b[v2343];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2350 = scale_a[v2341];
+    const float v2351 = v2348 * v2350;
+    const float v2352 = v2351 * v2349;
+    const iron_bf16 v2353 = iron_f32_to_bf16(v2352);
+    const unsigned int v2354 = v2341 * v1;
+    const unsigned int v2355 = v2354 + v2343;
+    out[v2355] = v2353;
+  }
+  const unsigned int v2356 = static_cast<unsigned int>(v1336.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2357 = v300 + v2356;
+  const unsigned int v2358 = static_cast<unsigned int>(v1336.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2359 = v1326 + v2358;
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2361 = v221 && v2360;
+  const bool v2362 = v2359 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v1336.x[59];
+    const float v2365 = scale_b[v2359];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2366 = scale_a[v2357];
+    const float v2367 = v2364 * v2366;
+    const float v2368 = v2367 * v2365;
+    const iron_bf16 v2369 = iron_f32_to_bf16(v2368);
+    const unsigned int v2370 = v2357 * v1;
+    const unsigned int v2371 = v2370 + v2359;
+    out[v2371] = v2369;
+  }
+  const unsigned int v2372 = static_cast<unsigned int>(v1336.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2373 = v300 + v2372;
+  const unsigned int v2374 = static_cast<unsigned int>(v1336.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2375 = v1326 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2377 = v221 && v2376;
+  const bool v2378 = v2375 < v1;
+  const bool v2379 = v2377 && v2378;
+  if (v2379) {
+    const float v2380 = v1336.x[60];
+    const float v2381 = scale_b[v2375];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2382 = scale_a[v2373];
+    const float v2383 = v2380 * v2382;
+    const float v2384 = v2383 * v2381;
+    const iron_bf16 v2385 = iron_f32_to_bf16(v2384);
+    const unsigned int v2386 = v2373 * v1;
+    const unsigned int v2387 = v2386 + v2375;
+    out[v2387] = v2385;
+  }
+  const unsigned int v2388 = static_cast<unsigned int>(v1336.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2389 = v300 + v2388;
+  const unsigned int v2390 = static_cast<unsigned int>(v1336.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2391 = v1326 + v2390;
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2393 = v221 && v2392;
+  const bool v2394 = v2391 < v1;
+  const bool v2395 = v2393 && v2394;
+  if (v2395) {
+    const float v2396 = v1336.x[61];
+    const float v2397 = scale_b[v2391];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2398 = scale_a[v2389];
+    const float v2399 = v2396 * v2398;
+    const float v2400 = v2399 * v2397;
+    const iron_bf16 v2401 = iron_f32_to_bf16(v2400);
+    const unsigned int v2402 = v2389 * v1;
+    const unsigned int v2403 = v2402 + v2391;
+    out[v2403] = v2401;
+  }
+  const unsigned int v2404 = static_cast<unsigned int>(v1336.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2405 = v300 + v2404;
+  const unsigned int v2406 = static_cast<unsigned int>(v1336.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2407 = v1326 + v2406;
+  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2409 = v221 && v2408;
+  const bool v2410 = v2407 < v1;
+  const bool v2411 = v2409 && v2410;
+  if (v2411) {
+    const float v2412 = v1336.x[62];
+    const float v2413 = scale_b[v2407];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2414 = scale_a[v2405];
+    const float v2415 = v2412 * v2414;
+    const float v2416 = v2415 * v2413;
+    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);
+    const unsigned int v2418 = v2405 * v1;
+    const unsigned int v2419 = v2418 + v2407;
+    out[v2419] = v2417;
+  }
+  const unsigned int v2420 = static_cast<unsigned int>(v1336.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2421 = v300 + v2420;
+  const unsigned int v2422 = static_cast<unsigned int>(v1336.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2423 = v1326 + v2422;
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2425 = v221 && v2424;
+  const bool v2426 = v2423 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v1336.x[63];
+    const float v2429 = scale_b[v2423];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2430 = scale_a[v2421];
+    const float v2431 = v2428 * v2430;
+    const float v2432 = v2431 * v2429;
+    const iron_bf16 v2433 = iron_f32_to_bf16(v2432);
+    const unsigned int v2434 = v2421 * v1;
+    const unsigned int v2435 = v2434 + v2423;
+    out[v2435] = v2433;
   }
 }

@@ -291,2447 +291,2447 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2155 = 0u; v2155 < 2u; v2155 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2156 = v2155 << 6u;
-      const bool v2158 = v2156 < v2;
-      if (v2158) {
-        const unsigned int v2160 = v2155 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2162 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2165 = v2162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2168 = v2162 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2169 = v2168 << 3u;
-        const unsigned int v2170 = v24 + v2165;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2171 = v2170 < v0;
-        const unsigned int v2172 = v2156 + v2169;
-        const bool v2173 = v2172 < v2;
-        const bool v2174 = v2171 && v2173;
-        const unsigned int v2176 = v2170 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2178 = v2176 + v2156;
-        const unsigned int v2179 = v2178 + v2169;
-        const unsigned int v2180 = v2174 ? v2179 : 0u;
-        const unsigned int v2182 = v2165 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2183 = v2160 + v2182;
-        const unsigned int v2184 = v2183 + v2169;
-        iron_copy_async<16>(shm0 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), a + v2180, v2174);
-        const unsigned int v2187 = v2162 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2189 = v2187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2192 = v2187 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2193 = v2192 << 3u;
-        const unsigned int v2194 = v24 + v2189;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2195 = v2194 < v0;
-        const unsigned int v2196 = v2156 + v2193;
-        const bool v2197 = v2196 < v2;
-        const bool v2198 = v2195 && v2197;
-        const unsigned int v2200 = v2194 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2202 = v2200 + v2156;
-        const unsigned int v2203 = v2202 + v2193;
-        const unsigned int v2204 = v2198 ? v2203 : 0u;
-        const unsigned int v2206 = v2189 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2207 = v2160 + v2206;
-        const unsigned int v2208 = v2207 + v2193;
-        iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2204, v2198);
-        const unsigned int v2211 = v2162 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2213 = v2211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2216 = v2211 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2217 = v2216 << 3u;
-        const unsigned int v2218 = v24 + v2213;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2219 = v2218 < v0;
-        const unsigned int v2220 = v2156 + v2217;
-        const bool v2221 = v2220 < v2;
-        const bool v2222 = v2219 && v2221;
-        const unsigned int v2224 = v2218 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2226 = v2224 + v2156;
-        const unsigned int v2227 = v2226 + v2217;
-        const unsigned int v2228 = v2222 ? v2227 : 0u;
-        const unsigned int v2230 = v2213 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2231 = v2160 + v2230;
-        const unsigned int v2232 = v2231 + v2217;
-        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2228, v2222);
-        const unsigned int v2235 = v2162 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2237 = v2235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2240 = v2235 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2241 = v2240 << 3u;
-        const unsigned int v2242 = v24 + v2237;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2243 = v2242 < v0;
-        const unsigned int v2244 = v2156 + v2241;
-        const bool v2245 = v2244 < v2;
-        const bool v2246 = v2243 && v2245;
-        const unsigned int v2248 = v2242 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2250 = v2248 + v2156;
-        const unsigned int v2251 = v2250 + v2241;
-        const unsigned int v2252 = v2246 ? v2251 : 0u;
-        const unsigned int v2254 = v2237 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2255 = v2160 + v2254;
-        const unsigned int v2256 = v2255 + v2241;
-        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2252, v2246);
-        const unsigned int v2259 = v2162 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2261 = v2259 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2264 = v2259 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2265 = v2264 << 3u;
-        const unsigned int v2266 = v24 + v2261;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2267 = v2266 < v0;
-        const unsigned int v2268 = v2156 + v2265;
-        const bool v2269 = v2268 < v2;
-        const bool v2270 = v2267 && v2269;
-        const unsigned int v2272 = v2266 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2274 = v2272 + v2156;
-        const unsigned int v2275 = v2274 + v2265;
-        const unsigned int v2276 = v2270 ? v2275 : 0u;
-        const unsigned int v2278 = v2261 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2279 = v2160 + v2278;
-        const unsigned int v2280 = v2279 + v2265;
-        iron_copy_async<16>(shm0 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), a + v2276, v2270);
-        const unsigned int v2283 = v2162 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2285 = v2283 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2288 = v2283 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2289 = v2288 << 3u;
-        const unsigned int v2290 = v24 + v2285;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2291 = v2290 < v0;
-        const unsigned int v2292 = v2156 + v2289;
-        const bool v2293 = v2292 < v2;
-        const bool v2294 = v2291 && v2293;
-        const unsigned int v2296 = v2290 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2298 = v2296 + v2156;
-        const unsigned int v2299 = v2298 + v2289;
-        const unsigned int v2300 = v2294 ? v2299 : 0u;
-        const unsigned int v2302 = v2285 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2303 = v2160 + v2302;
-        const unsigned int v2304 = v2303 + v2289;
-        iron_copy_async<16>(shm0 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), a + v2300, v2294);
-        const unsigned int v2307 = v2162 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2309 = v2307 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2312 = v2307 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2313 = v2312 << 3u;
-        const unsigned int v2314 = v24 + v2309;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2315 = v2314 < v0;
-        const unsigned int v2316 = v2156 + v2313;
-        const bool v2317 = v2316 < v2;
-        const bool v2318 = v2315 && v2317;
-        const unsigned int v2320 = v2314 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2322 = v2320 + v2156;
-        const unsigned int v2323 = v2322 + v2313;
-        const unsigned int v2324 = v2318 ? v2323 : 0u;
-        const unsigned int v2326 = v2309 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2327 = v2160 + v2326;
-        const unsigned int v2328 = v2327 + v2313;
-        iron_copy_async<16>(shm0 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), a + v2324, v2318);
-        const unsigned int v2331 = v2162 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2333 = v2331 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2336 = v2331 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2337 = v2336 << 3u;
-        const unsigned int v2338 = v24 + v2333;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2339 = v2338 < v0;
-        const unsigned int v2340 = v2156 + v2337;
-        const bool v2341 = v2340 < v2;
-        const bool v2342 = v2339 && v2341;
-        const unsigned int v2344 = v2338 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2346 = v2344 + v2156;
-        const unsigned int v2347 = v2346 + v2337;
-        const unsigned int v2348 = v2342 ? v2347 : 0u;
-        const unsigned int v2350 = v2333 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2351 = v2160 + v2350;
-        const unsigned int v2352 = v2351 + v2337;
-        iron_copy_async<16>(shm0 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), a + v2348, v2342);
-        const unsigned int v2364 = v28 + v2165;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2365 = v2364 < v1;
-        const bool v2368 = v2365 && v2173;
-        const unsigned int v2370 = v2364 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2372 = v2370 + v2156;
-        const unsigned int v2373 = v2372 + v2169;
-        const unsigned int v2374 = v2368 ? v2373 : 0u;
-        iron_copy_async<16>(shm1 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), b + v2374, v2368);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2388 = v28 + v2189;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2389 = v2388 < v1;
-        const bool v2392 = v2389 && v2197;
-        const unsigned int v2394 = v2388 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2396 = v2394 + v2156;
-        const unsigned int v2397 = v2396 + v2193;
-        const unsigned int v2398 = v2392 ? v2397 : 0u;
-        iron_copy_async<16>(shm1 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), b + v2398, v2392);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2412 = v28 + v2213;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2413 = v2412 < v1;
-        const bool v2416 = v2413 && v2221;
-        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2420 = v2418 + v2156;
-        const unsigned int v2421 = v2420 + v2217;
-        const unsigned int v2422 = v2416 ? v2421 : 0u;
-        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2422, v2416);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2436 = v28 + v2237;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2437 = v2436 < v1;
-        const bool v2440 = v2437 && v2245;
-        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2444 = v2442 + v2156;
-        const unsigned int v2445 = v2444 + v2241;
-        const unsigned int v2446 = v2440 ? v2445 : 0u;
-        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2446, v2440);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2460 = v28 + v2261;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2461 = v2460 < v1;
-        const bool v2464 = v2461 && v2269;
-        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2468 = v2466 + v2156;
-        const unsigned int v2469 = v2468 + v2265;
-        const unsigned int v2470 = v2464 ? v2469 : 0u;
-        iron_copy_async<16>(shm1 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), b + v2470, v2464);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2484 = v28 + v2285;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2485 = v2484 < v1;
-        const bool v2488 = v2485 && v2293;
-        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2492 = v2490 + v2156;
-        const unsigned int v2493 = v2492 + v2289;
-        const unsigned int v2494 = v2488 ? v2493 : 0u;
-        iron_copy_async<16>(shm1 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), b + v2494, v2488);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2508 = v28 + v2309;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2509 = v2508 < v1;
-        const bool v2512 = v2509 && v2317;
-        const unsigned int v2514 = v2508 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2516 = v2514 + v2156;
-        const unsigned int v2517 = v2516 + v2313;
-        const unsigned int v2518 = v2512 ? v2517 : 0u;
-        iron_copy_async<16>(shm1 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), b + v2518, v2512);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2532 = v28 + v2333;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2533 = v2532 < v1;
-        const bool v2536 = v2533 && v2341;
-        const unsigned int v2538 = v2532 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2540 = v2538 + v2156;
-        const unsigned int v2541 = v2540 + v2337;
-        const unsigned int v2542 = v2536 ? v2541 : 0u;
-        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), b + v2542, v2536);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v2156 = 0u; v2156 < 2u; v2156 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2157 = v2156 << 6u;
+      const bool v2159 = v2157 < v2;
+      if (v2159) {
+        const unsigned int v2161 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2163 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2166 = v2163 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2169 = v2163 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2170 = v2169 << 3u;
+        const unsigned int v2171 = v24 + v2166;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2172 = v2171 < v0;
+        const unsigned int v2173 = v2157 + v2170;
+        const bool v2174 = v2173 < v2;
+        const bool v2175 = v2172 && v2174;
+        const unsigned int v2177 = v2171 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2179 = v2177 + v2157;
+        const unsigned int v2180 = v2179 + v2170;
+        const unsigned int v2181 = v2175 ? v2180 : 0u;
+        const unsigned int v2183 = v2166 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2184 = v2161 + v2183;
+        const unsigned int v2185 = v2184 + v2170;
+        iron_copy_async<16>(shm0 + (v2185 ^ (((v2185 >> 6u) & 7u) << 3u)), a + v2181, v2175);
+        const unsigned int v2188 = v2163 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2190 = v2188 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2193 = v2188 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2194 = v2193 << 3u;
+        const unsigned int v2195 = v24 + v2190;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2196 = v2195 < v0;
+        const unsigned int v2197 = v2157 + v2194;
+        const bool v2198 = v2197 < v2;
+        const bool v2199 = v2196 && v2198;
+        const unsigned int v2201 = v2195 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2203 = v2201 + v2157;
+        const unsigned int v2204 = v2203 + v2194;
+        const unsigned int v2205 = v2199 ? v2204 : 0u;
+        const unsigned int v2207 = v2190 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2208 = v2161 + v2207;
+        const unsigned int v2209 = v2208 + v2194;
+        iron_copy_async<16>(shm0 + (v2209 ^ (((v2209 >> 6u) & 7u) << 3u)), a + v2205, v2199);
+        const unsigned int v2212 = v2163 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2214 = v2212 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2217 = v2212 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2218 = v2217 << 3u;
+        const unsigned int v2219 = v24 + v2214;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2220 = v2219 < v0;
+        const unsigned int v2221 = v2157 + v2218;
+        const bool v2222 = v2221 < v2;
+        const bool v2223 = v2220 && v2222;
+        const unsigned int v2225 = v2219 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2227 = v2225 + v2157;
+        const unsigned int v2228 = v2227 + v2218;
+        const unsigned int v2229 = v2223 ? v2228 : 0u;
+        const unsigned int v2231 = v2214 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2232 = v2161 + v2231;
+        const unsigned int v2233 = v2232 + v2218;
+        iron_copy_async<16>(shm0 + (v2233 ^ (((v2233 >> 6u) & 7u) << 3u)), a + v2229, v2223);
+        const unsigned int v2236 = v2163 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2238 = v2236 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2241 = v2236 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2242 = v2241 << 3u;
+        const unsigned int v2243 = v24 + v2238;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2244 = v2243 < v0;
+        const unsigned int v2245 = v2157 + v2242;
+        const bool v2246 = v2245 < v2;
+        const bool v2247 = v2244 && v2246;
+        const unsigned int v2249 = v2243 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2251 = v2249 + v2157;
+        const unsigned int v2252 = v2251 + v2242;
+        const unsigned int v2253 = v2247 ? v2252 : 0u;
+        const unsigned int v2255 = v2238 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2256 = v2161 + v2255;
+        const unsigned int v2257 = v2256 + v2242;
+        iron_copy_async<16>(shm0 + (v2257 ^ (((v2257 >> 6u) & 7u) << 3u)), a + v2253, v2247);
+        const unsigned int v2260 = v2163 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2262 = v2260 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2265 = v2260 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2266 = v2265 << 3u;
+        const unsigned int v2267 = v24 + v2262;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2268 = v2267 < v0;
+        const unsigned int v2269 = v2157 + v2266;
+        const bool v2270 = v2269 < v2;
+        const bool v2271 = v2268 && v2270;
+        const unsigned int v2273 = v2267 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2275 = v2273 + v2157;
+        const unsigned int v2276 = v2275 + v2266;
+        const unsigned int v2277 = v2271 ? v2276 : 0u;
+        const unsigned int v2279 = v2262 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2280 = v2161 + v2279;
+        const unsigned int v2281 = v2280 + v2266;
+        iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2277, v2271);
+        const unsigned int v2284 = v2163 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2286 = v2284 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2289 = v2284 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2290 = v2289 << 3u;
+        const unsigned int v2291 = v24 + v2286;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2292 = v2291 < v0;
+        const unsigned int v2293 = v2157 + v2290;
+        const bool v2294 = v2293 < v2;
+        const bool v2295 = v2292 && v2294;
+        const unsigned int v2297 = v2291 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2299 = v2297 + v2157;
+        const unsigned int v2300 = v2299 + v2290;
+        const unsigned int v2301 = v2295 ? v2300 : 0u;
+        const unsigned int v2303 = v2286 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2304 = v2161 + v2303;
+        const unsigned int v2305 = v2304 + v2290;
+        iron_copy_async<16>(shm0 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), a + v2301, v2295);
+        const unsigned int v2308 = v2163 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2310 = v2308 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2313 = v2308 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2314 = v2313 << 3u;
+        const unsigned int v2315 = v24 + v2310;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2316 = v2315 < v0;
+        const unsigned int v2317 = v2157 + v2314;
+        const bool v2318 = v2317 < v2;
+        const bool v2319 = v2316 && v2318;
+        const unsigned int v2321 = v2315 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2323 = v2321 + v2157;
+        const unsigned int v2324 = v2323 + v2314;
+        const unsigned int v2325 = v2319 ? v2324 : 0u;
+        const unsigned int v2327 = v2310 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2328 = v2161 + v2327;
+        const unsigned int v2329 = v2328 + v2314;
+        iron_copy_async<16>(shm0 + (v2329 ^ (((v2329 >> 6u) & 7u) << 3u)), a + v2325, v2319);
+        const unsigned int v2332 = v2163 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2334 = v2332 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2337 = v2332 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2338 = v2337 << 3u;
+        const unsigned int v2339 = v24 + v2334;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2340 = v2339 < v0;
+        const unsigned int v2341 = v2157 + v2338;
+        const bool v2342 = v2341 < v2;
+        const bool v2343 = v2340 && v2342;
+        const unsigned int v2345 = v2339 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2347 = v2345 + v2157;
+        const unsigned int v2348 = v2347 + v2338;
+        const unsigned int v2349 = v2343 ? v2348 : 0u;
+        const unsigned int v2351 = v2334 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2352 = v2161 + v2351;
+        const unsigned int v2353 = v2352 + v2338;
+        iron_copy_async<16>(shm0 + (v2353 ^ (((v2353 >> 6u) & 7u) << 3u)), a + v2349, v2343);
+        const unsigned int v2365 = v28 + v2166;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2366 = v2365 < v1;
+        const bool v2369 = v2366 && v2174;
+        const unsigned int v2371 = v2365 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2373 = v2371 + v2157;
+        const unsigned int v2374 = v2373 + v2170;
+        const unsigned int v2375 = v2369 ? v2374 : 0u;
+        iron_copy_async<16>(shm1 + (v2185 ^ (((v2185 >> 6u) & 7u) << 3u)), b + v2375, v2369);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2389 = v28 + v2190;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2390 = v2389 < v1;
+        const bool v2393 = v2390 && v2198;
+        const unsigned int v2395 = v2389 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2397 = v2395 + v2157;
+        const unsigned int v2398 = v2397 + v2194;
+        const unsigned int v2399 = v2393 ? v2398 : 0u;
+        iron_copy_async<16>(shm1 + (v2209 ^ (((v2209 >> 6u) & 7u) << 3u)), b + v2399, v2393);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2413 = v28 + v2214;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2414 = v2413 < v1;
+        const bool v2417 = v2414 && v2222;
+        const unsigned int v2419 = v2413 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2421 = v2419 + v2157;
+        const unsigned int v2422 = v2421 + v2218;
+        const unsigned int v2423 = v2417 ? v2422 : 0u;
+        iron_copy_async<16>(shm1 + (v2233 ^ (((v2233 >> 6u) & 7u) << 3u)), b + v2423, v2417);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2437 = v28 + v2238;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2438 = v2437 < v1;
+        const bool v2441 = v2438 && v2246;
+        const unsigned int v2443 = v2437 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2445 = v2443 + v2157;
+        const unsigned int v2446 = v2445 + v2242;
+        const unsigned int v2447 = v2441 ? v2446 : 0u;
+        iron_copy_async<16>(shm1 + (v2257 ^ (((v2257 >> 6u) & 7u) << 3u)), b + v2447, v2441);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2461 = v28 + v2262;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2462 = v2461 < v1;
+        const bool v2465 = v2462 && v2270;
+        const unsigned int v2467 = v2461 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2469 = v2467 + v2157;
+        const unsigned int v2470 = v2469 + v2266;
+        const unsigned int v2471 = v2465 ? v2470 : 0u;
+        iron_copy_async<16>(shm1 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), b + v2471, v2465);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2485 = v28 + v2286;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2486 = v2485 < v1;
+        const bool v2489 = v2486 && v2294;
+        const unsigned int v2491 = v2485 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2493 = v2491 + v2157;
+        const unsigned int v2494 = v2493 + v2290;
+        const unsigned int v2495 = v2489 ? v2494 : 0u;
+        iron_copy_async<16>(shm1 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), b + v2495, v2489);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2509 = v28 + v2310;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2510 = v2509 < v1;
+        const bool v2513 = v2510 && v2318;
+        const unsigned int v2515 = v2509 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2517 = v2515 + v2157;
+        const unsigned int v2518 = v2517 + v2314;
+        const unsigned int v2519 = v2513 ? v2518 : 0u;
+        iron_copy_async<16>(shm1 + (v2329 ^ (((v2329 >> 6u) & 7u) << 3u)), b + v2519, v2513);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2533 = v28 + v2334;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2534 = v2533 < v1;
+        const bool v2537 = v2534 && v2342;
+        const unsigned int v2539 = v2533 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2541 = v2539 + v2157;
+        const unsigned int v2542 = v2541 + v2338;
+        const unsigned int v2543 = v2537 ? v2542 : 0u;
+        iron_copy_async<16>(shm1 + (v2353 ^ (((v2353 >> 6u) & 7u) << 3u)), b + v2543, v2537);  // kernels/gemm/gemm_tiles.hpp:83
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2559 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v2565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2560 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2547 = 0u; v2547 < v2; v2547 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2549 = v2547 >> 6u;
-      const unsigned int v2551 = v2549 % 3u;
+    for (unsigned int v2548 = 0u; v2548 < v2; v2548 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2550 = v2548 >> 6u;
+      const unsigned int v2552 = v2550 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2553 = v2551 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2560 = v2553 + v2559;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2560, 64u);
-      const unsigned int v2566 = v2553 + v2565;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2566, 64u);
+      const unsigned int v2554 = v2552 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2561 = v2554 + v2560;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2561, 64u);
+      const unsigned int v2567 = v2554 + v2566;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2567, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2573, 64u);
-      const unsigned int v2579 = v2566 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2579, 64u);
+      const unsigned int v2574 = v2561 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2574, 64u);
+      const unsigned int v2580 = v2567 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2580, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2585, 64u);
-      const unsigned int v2591 = v2566 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2591, 64u);
+      const unsigned int v2586 = v2561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2586, 64u);
+      const unsigned int v2592 = v2567 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2592, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2597, 64u);
-      const unsigned int v2603 = v2566 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2603, 64u);
+      const unsigned int v2598 = v2561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2598, 64u);
+      const unsigned int v2604 = v2567 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2604, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2606 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2608 = v2549 + 2u;
-      const unsigned int v2609 = v2608 % 3u;
-      const bool v2610 = v2606 < v2;
-      if (v2610) {
-        const unsigned int v2612 = v2609 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2614 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2617 = v2614 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2620 = v2614 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2621 = v2620 << 3u;
-        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2623 = v2622 < v0;
-        const unsigned int v2624 = v2606 + v2621;
-        const bool v2625 = v2624 < v2;
-        const bool v2626 = v2623 && v2625;
-        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2630 = v2628 + v2606;
-        const unsigned int v2631 = v2630 + v2621;
-        const unsigned int v2632 = v2626 ? v2631 : 0u;
-        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2635 = v2612 + v2634;
-        const unsigned int v2636 = v2635 + v2621;
-        iron_copy_async<16>(shm0 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), a + v2632, v2626);
-        const unsigned int v2639 = v2614 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2645 = v2644 << 3u;
-        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2647 = v2646 < v0;
-        const unsigned int v2648 = v2606 + v2645;
-        const bool v2649 = v2648 < v2;
-        const bool v2650 = v2647 && v2649;
-        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2654 = v2652 + v2606;
-        const unsigned int v2655 = v2654 + v2645;
-        const unsigned int v2656 = v2650 ? v2655 : 0u;
-        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2659 = v2612 + v2658;
-        const unsigned int v2660 = v2659 + v2645;
-        iron_copy_async<16>(shm0 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2650);
-        const unsigned int v2663 = v2614 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2669 = v2668 << 3u;
-        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2671 = v2670 < v0;
-        const unsigned int v2672 = v2606 + v2669;
-        const bool v2673 = v2672 < v2;
-        const bool v2674 = v2671 && v2673;
-        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2678 = v2676 + v2606;
-        const unsigned int v2679 = v2678 + v2669;
-        const unsigned int v2680 = v2674 ? v2679 : 0u;
-        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2683 = v2612 + v2682;
-        const unsigned int v2684 = v2683 + v2669;
-        iron_copy_async<16>(shm0 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), a + v2680, v2674);
-        const unsigned int v2687 = v2614 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2693 = v2692 << 3u;
-        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2695 = v2694 < v0;
-        const unsigned int v2696 = v2606 + v2693;
-        const bool v2697 = v2696 < v2;
-        const bool v2698 = v2695 && v2697;
-        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2702 = v2700 + v2606;
-        const unsigned int v2703 = v2702 + v2693;
-        const unsigned int v2704 = v2698 ? v2703 : 0u;
-        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2707 = v2612 + v2706;
-        const unsigned int v2708 = v2707 + v2693;
-        iron_copy_async<16>(shm0 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), a + v2704, v2698);
-        const unsigned int v2711 = v2614 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2717 = v2716 << 3u;
-        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2719 = v2718 < v0;
-        const unsigned int v2720 = v2606 + v2717;
-        const bool v2721 = v2720 < v2;
-        const bool v2722 = v2719 && v2721;
-        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2726 = v2724 + v2606;
-        const unsigned int v2727 = v2726 + v2717;
-        const unsigned int v2728 = v2722 ? v2727 : 0u;
-        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2731 = v2612 + v2730;
-        const unsigned int v2732 = v2731 + v2717;
-        iron_copy_async<16>(shm0 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), a + v2728, v2722);
-        const unsigned int v2735 = v2614 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2741 = v2740 << 3u;
-        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2743 = v2742 < v0;
-        const unsigned int v2744 = v2606 + v2741;
-        const bool v2745 = v2744 < v2;
-        const bool v2746 = v2743 && v2745;
-        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2750 = v2748 + v2606;
-        const unsigned int v2751 = v2750 + v2741;
-        const unsigned int v2752 = v2746 ? v2751 : 0u;
-        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2755 = v2612 + v2754;
-        const unsigned int v2756 = v2755 + v2741;
-        iron_copy_async<16>(shm0 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), a + v2752, v2746);
-        const unsigned int v2759 = v2614 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2765 = v2764 << 3u;
-        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2767 = v2766 < v0;
-        const unsigned int v2768 = v2606 + v2765;
-        const bool v2769 = v2768 < v2;
-        const bool v2770 = v2767 && v2769;
-        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2774 = v2772 + v2606;
-        const unsigned int v2775 = v2774 + v2765;
-        const unsigned int v2776 = v2770 ? v2775 : 0u;
-        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2779 = v2612 + v2778;
-        const unsigned int v2780 = v2779 + v2765;
-        iron_copy_async<16>(shm0 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), a + v2776, v2770);
-        const unsigned int v2783 = v2614 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2785 = v2783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2788 = v2783 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2789 = v2788 << 3u;
-        const unsigned int v2790 = v24 + v2785;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2791 = v2790 < v0;
-        const unsigned int v2792 = v2606 + v2789;
-        const bool v2793 = v2792 < v2;
-        const bool v2794 = v2791 && v2793;
-        const unsigned int v2796 = v2790 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2798 = v2796 + v2606;
-        const unsigned int v2799 = v2798 + v2789;
-        const unsigned int v2800 = v2794 ? v2799 : 0u;
-        const unsigned int v2802 = v2785 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2803 = v2612 + v2802;
-        const unsigned int v2804 = v2803 + v2789;
-        iron_copy_async<16>(shm0 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), a + v2800, v2794);
-        const unsigned int v2816 = v28 + v2617;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2817 = v2816 < v1;
-        const bool v2820 = v2817 && v2625;
-        const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2824 = v2822 + v2606;
-        const unsigned int v2825 = v2824 + v2621;
-        const unsigned int v2826 = v2820 ? v2825 : 0u;
-        iron_copy_async<16>(shm1 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), b + v2826, v2820);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2840 = v28 + v2641;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2841 = v2840 < v1;
-        const bool v2844 = v2841 && v2649;
-        const unsigned int v2846 = v2840 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2848 = v2846 + v2606;
-        const unsigned int v2849 = v2848 + v2645;
-        const unsigned int v2850 = v2844 ? v2849 : 0u;
-        iron_copy_async<16>(shm1 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2850, v2844);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2864 = v28 + v2665;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2865 = v2864 < v1;
-        const bool v2868 = v2865 && v2673;
-        const unsigned int v2870 = v2864 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2872 = v2870 + v2606;
-        const unsigned int v2873 = v2872 + v2669;
-        const unsigned int v2874 = v2868 ? v2873 : 0u;
-        iron_copy_async<16>(shm1 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), b + v2874, v2868);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2888 = v28 + v2689;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2889 = v2888 < v1;
-        const bool v2892 = v2889 && v2697;
-        const unsigned int v2894 = v2888 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2896 = v2894 + v2606;
-        const unsigned int v2897 = v2896 + v2693;
-        const unsigned int v2898 = v2892 ? v2897 : 0u;
-        iron_copy_async<16>(shm1 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), b + v2898, v2892);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2912 = v28 + v2713;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2913 = v2912 < v1;
-        const bool v2916 = v2913 && v2721;
-        const unsigned int v2918 = v2912 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2920 = v2918 + v2606;
-        const unsigned int v2921 = v2920 + v2717;
-        const unsigned int v2922 = v2916 ? v2921 : 0u;
-        iron_copy_async<16>(shm1 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), b + v2922, v2916);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2936 = v28 + v2737;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2937 = v2936 < v1;
-        const bool v2940 = v2937 && v2745;
-        const unsigned int v2942 = v2936 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2944 = v2942 + v2606;
-        const unsigned int v2945 = v2944 + v2741;
-        const unsigned int v2946 = v2940 ? v2945 : 0u;
-        iron_copy_async<16>(shm1 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), b + v2946, v2940);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2960 = v28 + v2761;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2961 = v2960 < v1;
-        const bool v2964 = v2961 && v2769;
-        const unsigned int v2966 = v2960 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2968 = v2966 + v2606;
-        const unsigned int v2969 = v2968 + v2765;
-        const unsigned int v2970 = v2964 ? v2969 : 0u;
-        iron_copy_async<16>(shm1 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), b + v2970, v2964);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2984 = v28 + v2785;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2985 = v2984 < v1;
-        const bool v2988 = v2985 && v2793;
-        const unsigned int v2990 = v2984 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2992 = v2990 + v2606;
-        const unsigned int v2993 = v2992 + v2789;
-        const unsigned int v2994 = v2988 ? v2993 : 0u;
-        iron_copy_async<16>(shm1 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), b + v2994, v2988);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2607 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2609 = v2550 + 2u;
+      const unsigned int v2610 = v2609 % 3u;
+      const bool v2611 = v2607 < v2;
+      if (v2611) {
+        const unsigned int v2613 = v2610 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2615 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2618 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2621 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2622 = v2621 << 3u;
+        const unsigned int v2623 = v24 + v2618;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2624 = v2623 < v0;
+        const unsigned int v2625 = v2607 + v2622;
+        const bool v2626 = v2625 < v2;
+        const bool v2627 = v2624 && v2626;
+        const unsigned int v2629 = v2623 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2631 = v2629 + v2607;
+        const unsigned int v2632 = v2631 + v2622;
+        const unsigned int v2633 = v2627 ? v2632 : 0u;
+        const unsigned int v2635 = v2618 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2636 = v2613 + v2635;
+        const unsigned int v2637 = v2636 + v2622;
+        iron_copy_async<16>(shm0 + (v2637 ^ (((v2637 >> 6u) & 7u) << 3u)), a + v2633, v2627);
+        const unsigned int v2640 = v2615 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2642 = v2640 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2645 = v2640 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2646 = v2645 << 3u;
+        const unsigned int v2647 = v24 + v2642;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2648 = v2647 < v0;
+        const unsigned int v2649 = v2607 + v2646;
+        const bool v2650 = v2649 < v2;
+        const bool v2651 = v2648 && v2650;
+        const unsigned int v2653 = v2647 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2655 = v2653 + v2607;
+        const unsigned int v2656 = v2655 + v2646;
+        const unsigned int v2657 = v2651 ? v2656 : 0u;
+        const unsigned int v2659 = v2642 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2660 = v2613 + v2659;
+        const unsigned int v2661 = v2660 + v2646;
+        iron_copy_async<16>(shm0 + (v2661 ^ (((v2661 >> 6u) & 7u) << 3u)), a + v2657, v2651);
+        const unsigned int v2664 = v2615 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2666 = v2664 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2669 = v2664 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2670 = v2669 << 3u;
+        const unsigned int v2671 = v24 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2672 = v2671 < v0;
+        const unsigned int v2673 = v2607 + v2670;
+        const bool v2674 = v2673 < v2;
+        const bool v2675 = v2672 && v2674;
+        const unsigned int v2677 = v2671 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2679 = v2677 + v2607;
+        const unsigned int v2680 = v2679 + v2670;
+        const unsigned int v2681 = v2675 ? v2680 : 0u;
+        const unsigned int v2683 = v2666 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2684 = v2613 + v2683;
+        const unsigned int v2685 = v2684 + v2670;
+        iron_copy_async<16>(shm0 + (v2685 ^ (((v2685 >> 6u) & 7u) << 3u)), a + v2681, v2675);
+        const unsigned int v2688 = v2615 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2690 = v2688 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2693 = v2688 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2694 = v2693 << 3u;
+        const unsigned int v2695 = v24 + v2690;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2696 = v2695 < v0;
+        const unsigned int v2697 = v2607 + v2694;
+        const bool v2698 = v2697 < v2;
+        const bool v2699 = v2696 && v2698;
+        const unsigned int v2701 = v2695 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2703 = v2701 + v2607;
+        const unsigned int v2704 = v2703 + v2694;
+        const unsigned int v2705 = v2699 ? v2704 : 0u;
+        const unsigned int v2707 = v2690 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2708 = v2613 + v2707;
+        const unsigned int v2709 = v2708 + v2694;
+        iron_copy_async<16>(shm0 + (v2709 ^ (((v2709 >> 6u) & 7u) << 3u)), a + v2705, v2699);
+        const unsigned int v2712 = v2615 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2714 = v2712 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2717 = v2712 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2718 = v2717 << 3u;
+        const unsigned int v2719 = v24 + v2714;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2720 = v2719 < v0;
+        const unsigned int v2721 = v2607 + v2718;
+        const bool v2722 = v2721 < v2;
+        const bool v2723 = v2720 && v2722;
+        const unsigned int v2725 = v2719 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2727 = v2725 + v2607;
+        const unsigned int v2728 = v2727 + v2718;
+        const unsigned int v2729 = v2723 ? v2728 : 0u;
+        const unsigned int v2731 = v2714 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2732 = v2613 + v2731;
+        const unsigned int v2733 = v2732 + v2718;
+        iron_copy_async<16>(shm0 + (v2733 ^ (((v2733 >> 6u) & 7u) << 3u)), a + v2729, v2723);
+        const unsigned int v2736 = v2615 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2738 = v2736 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2741 = v2736 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2742 = v2741 << 3u;
+        const unsigned int v2743 = v24 + v2738;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2744 = v2743 < v0;
+        const unsigned int v2745 = v2607 + v2742;
+        const bool v2746 = v2745 < v2;
+        const bool v2747 = v2744 && v2746;
+        const unsigned int v2749 = v2743 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2751 = v2749 + v2607;
+        const unsigned int v2752 = v2751 + v2742;
+        const unsigned int v2753 = v2747 ? v2752 : 0u;
+        const unsigned int v2755 = v2738 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2756 = v2613 + v2755;
+        const unsigned int v2757 = v2756 + v2742;
+        iron_copy_async<16>(shm0 + (v2757 ^ (((v2757 >> 6u) & 7u) << 3u)), a + v2753, v2747);
+        const unsigned int v2760 = v2615 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2762 = v2760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2765 = v2760 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2766 = v2765 << 3u;
+        const unsigned int v2767 = v24 + v2762;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2768 = v2767 < v0;
+        const unsigned int v2769 = v2607 + v2766;
+        const bool v2770 = v2769 < v2;
+        const bool v2771 = v2768 && v2770;
+        const unsigned int v2773 = v2767 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2775 = v2773 + v2607;
+        const unsigned int v2776 = v2775 + v2766;
+        const unsigned int v2777 = v2771 ? v2776 : 0u;
+        const unsigned int v2779 = v2762 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2780 = v2613 + v2779;
+        const unsigned int v2781 = v2780 + v2766;
+        iron_copy_async<16>(shm0 + (v2781 ^ (((v2781 >> 6u) & 7u) << 3u)), a + v2777, v2771);
+        const unsigned int v2784 = v2615 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2786 = v2784 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2789 = v2784 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2790 = v2789 << 3u;
+        const unsigned int v2791 = v24 + v2786;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2792 = v2791 < v0;
+        const unsigned int v2793 = v2607 + v2790;
+        const bool v2794 = v2793 < v2;
+        const bool v2795 = v2792 && v2794;
+        const unsigned int v2797 = v2791 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2799 = v2797 + v2607;
+        const unsigned int v2800 = v2799 + v2790;
+        const unsigned int v2801 = v2795 ? v2800 : 0u;
+        const unsigned int v2803 = v2786 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2804 = v2613 + v2803;
+        const unsigned int v2805 = v2804 + v2790;
+        iron_copy_async<16>(shm0 + (v2805 ^ (((v2805 >> 6u) & 7u) << 3u)), a + v2801, v2795);
+        const unsigned int v2817 = v28 + v2618;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2818 = v2817 < v1;
+        const bool v2821 = v2818 && v2626;
+        const unsigned int v2823 = v2817 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2825 = v2823 + v2607;
+        const unsigned int v2826 = v2825 + v2622;
+        const unsigned int v2827 = v2821 ? v2826 : 0u;
+        iron_copy_async<16>(shm1 + (v2637 ^ (((v2637 >> 6u) & 7u) << 3u)), b + v2827, v2821);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2841 = v28 + v2642;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2842 = v2841 < v1;
+        const bool v2845 = v2842 && v2650;
+        const unsigned int v2847 = v2841 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2849 = v2847 + v2607;
+        const unsigned int v2850 = v2849 + v2646;
+        const unsigned int v2851 = v2845 ? v2850 : 0u;
+        iron_copy_async<16>(shm1 + (v2661 ^ (((v2661 >> 6u) & 7u) << 3u)), b + v2851, v2845);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2865 = v28 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2866 = v2865 < v1;
+        const bool v2869 = v2866 && v2674;
+        const unsigned int v2871 = v2865 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2873 = v2871 + v2607;
+        const unsigned int v2874 = v2873 + v2670;
+        const unsigned int v2875 = v2869 ? v2874 : 0u;
+        iron_copy_async<16>(shm1 + (v2685 ^ (((v2685 >> 6u) & 7u) << 3u)), b + v2875, v2869);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2889 = v28 + v2690;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2890 = v2889 < v1;
+        const bool v2893 = v2890 && v2698;
+        const unsigned int v2895 = v2889 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2897 = v2895 + v2607;
+        const unsigned int v2898 = v2897 + v2694;
+        const unsigned int v2899 = v2893 ? v2898 : 0u;
+        iron_copy_async<16>(shm1 + (v2709 ^ (((v2709 >> 6u) & 7u) << 3u)), b + v2899, v2893);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2913 = v28 + v2714;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2914 = v2913 < v1;
+        const bool v2917 = v2914 && v2722;
+        const unsigned int v2919 = v2913 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2921 = v2919 + v2607;
+        const unsigned int v2922 = v2921 + v2718;
+        const unsigned int v2923 = v2917 ? v2922 : 0u;
+        iron_copy_async<16>(shm1 + (v2733 ^ (((v2733 >> 6u) & 7u) << 3u)), b + v2923, v2917);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2937 = v28 + v2738;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2938 = v2937 < v1;
+        const bool v2941 = v2938 && v2746;
+        const unsigned int v2943 = v2937 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2945 = v2943 + v2607;
+        const unsigned int v2946 = v2945 + v2742;
+        const unsigned int v2947 = v2941 ? v2946 : 0u;
+        iron_copy_async<16>(shm1 + (v2757 ^ (((v2757 >> 6u) & 7u) << 3u)), b + v2947, v2941);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2961 = v28 + v2762;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2962 = v2961 < v1;
+        const bool v2965 = v2962 && v2770;
+        const unsigned int v2967 = v2961 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2969 = v2967 + v2607;
+        const unsigned int v2970 = v2969 + v2766;
+        const unsigned int v2971 = v2965 ? v2970 : 0u;
+        iron_copy_async<16>(shm1 + (v2781 ^ (((v2781 >> 6u) & 7u) << 3u)), b + v2971, v2965);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2985 = v28 + v2786;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2986 = v2985 < v1;
+        const bool v2989 = v2986 && v2794;
+        const unsigned int v2991 = v2985 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2993 = v2991 + v2607;
+        const unsigned int v2994 = v2993 + v2790;
+        const unsigned int v2995 = v2989 ? v2994 : 0u;
+        iron_copy_async<16>(shm1 + (v2805 ^ (((v2805 >> 6u) & 7u) << 3u)), b + v2995, v2989);  // kernels/gemm/gemm_tiles.hpp:83
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v514 = threadIdx.x;
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v521 = v520 < v0;
-        const unsigned int v522 = v511 + v519;
-        const bool v523 = v522 < v2;
-        const bool v524 = v521 && v523;
-        if (v524) {
-          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v528 = v526 + v511;
-          const unsigned int v529 = v528 + v519;
-          const iron_bf16 v530 = a[v529];
-          const unsigned int v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v533 = v532 + v519;
-          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v521 = v24 + v518;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v522 = v521 < v0;
+        const unsigned int v523 = v512 + v520;
+        const bool v524 = v523 < v2;
+        const bool v525 = v522 && v524;
+        if (v525) {
+          const unsigned int v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v529 = v527 + v512;
+          const unsigned int v530 = v529 + v520;
+          const iron_bf16 v531 = a[v530];
+          const unsigned int v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v534 = v533 + v520;
+          shm0[(v534 ^ (((v534 >> 6u) & 7u) << 3u))] = v531;
         } else {
-          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v537 = v536 + v520;
+          shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v547 = v546 < v1;
-        const unsigned int v548 = v511 + v545;
-        const bool v549 = v548 < v2;
-        const bool v550 = v547 && v549;
-        if (v550) {
-          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v554 = v552 + v511;
-          const unsigned int v555 = v554 + v545;
-          const iron_bf16 v556 = b[v555];
-          const unsigned int v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v559 = v558 + v545;
-          shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
+      for (unsigned int v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v547 = v28 + v544;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v548 = v547 < v1;
+        const unsigned int v549 = v512 + v546;
+        const bool v550 = v549 < v2;
+        const bool v551 = v548 && v550;
+        if (v551) {
+          const unsigned int v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v555 = v553 + v512;
+          const unsigned int v556 = v555 + v546;
+          const iron_bf16 v557 = b[v556];
+          const unsigned int v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v560 = v559 + v546;
+          shm1[(v560 ^ (((v560 >> 6u) & 7u) << 3u))] = v557;
         } else {
-          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v563 = v562 + v546;
+          shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v617 = v615 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.x[0];
-    const float v624 = v623 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v625 = iron_f32_to_bf16(v624);
-    const unsigned int v626 = v617 * v1;
-    const unsigned int v627 = v626 + v619;
-    out[v627] = v625;
-  }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v629 = v615 + v628;
-  const unsigned int v630 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v631 = v614 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.x[1];
-    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v637 = iron_f32_to_bf16(v636);
-    const unsigned int v638 = v629 * v1;
-    const unsigned int v639 = v638 + v631;
-    out[v639] = v637;
-  }
-  const unsigned int v640 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v641 = v615 + v640;
-  const unsigned int v642 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v643 = v614 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v645 = v643 < v1;
-  const bool v646 = v644 && v645;
-  if (v646) {
-    const float v647 = v39.x[2];
-    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v649 = iron_f32_to_bf16(v648);
-    const unsigned int v650 = v641 * v1;
-    const unsigned int v651 = v650 + v643;
-    out[v651] = v649;
-  }
-  const unsigned int v652 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v653 = v615 + v652;
-  const unsigned int v654 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v655 = v614 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v657 = v655 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v39.x[3];
-    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v661 = iron_f32_to_bf16(v660);
-    const unsigned int v662 = v653 * v1;
-    const unsigned int v663 = v662 + v655;
-    out[v663] = v661;
-  }
-  const unsigned int v664 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v665 = v615 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v667 = v614 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.x[4];
-    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v673 = iron_f32_to_bf16(v672);
-    const unsigned int v674 = v665 * v1;
-    const unsigned int v675 = v674 + v667;
-    out[v675] = v673;
-  }
-  const unsigned int v676 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v677 = v615 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v679 = v614 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v681 = v679 < v1;
-  const bool v682 = v680 && v681;
-  if (v682) {
-    const float v683 = v39.x[5];
-    const float v684 = v683 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v685 = iron_f32_to_bf16(v684);
-    const unsigned int v686 = v677 * v1;
-    const unsigned int v687 = v686 + v679;
-    out[v687] = v685;
-  }
-  const unsigned int v688 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v689 = v615 + v688;
-  const unsigned int v690 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v691 = v614 + v690;
-  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v693 = v691 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v39.x[6];
-    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v697 = iron_f32_to_bf16(v696);
-    const unsigned int v698 = v689 * v1;
-    const unsigned int v699 = v698 + v691;
-    out[v699] = v697;
-  }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v701 = v615 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v705 = v703 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v39.x[7];
-    const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v709 = iron_f32_to_bf16(v708);
-    const unsigned int v710 = v701 * v1;
-    const unsigned int v711 = v710 + v703;
-    out[v711] = v709;
-  }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v713 = v615 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v715 = v614 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.x[8];
-    const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v721 = iron_f32_to_bf16(v720);
-    const unsigned int v722 = v713 * v1;
-    const unsigned int v723 = v722 + v715;
-    out[v723] = v721;
-  }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v725 = v615 + v724;
-  const unsigned int v726 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v727 = v614 + v726;
-  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v729 = v727 < v1;
-  const bool v730 = v728 && v729;
-  if (v730) {
-    const float v731 = v39.x[9];
-    const float v732 = v731 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v733 = iron_f32_to_bf16(v732);
-    const unsigned int v734 = v725 * v1;
-    const unsigned int v735 = v734 + v727;
-    out[v735] = v733;
-  }
-  const unsigned int v736 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v737 = v615 + v736;
-  const unsigned int v738 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v739 = v614 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v741 = v739 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v39.x[10];
-    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v745 = iron_f32_to_bf16(v744);
-    const unsigned int v746 = v737 * v1;
-    const unsigned int v747 = v746 + v739;
-    out[v747] = v745;
-  }
-  const unsigned int v748 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v749 = v615 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v751 = v614 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v753 = v751 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v39.x[11];
-    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v757 = iron_f32_to_bf16(v756);
-    const unsigned int v758 = v749 * v1;
-    const unsigned int v759 = v758 + v751;
-    out[v759] = v757;
-  }
-  const unsigned int v760 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v761 = v615 + v760;
-  const unsigned int v762 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v763 = v614 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.x[12];
-    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v769 = iron_f32_to_bf16(v768);
-    const unsigned int v770 = v761 * v1;
-    const unsigned int v771 = v770 + v763;
-    out[v771] = v769;
-  }
-  const unsigned int v772 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v773 = v615 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v775 = v614 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v777 = v775 < v1;
-  const bool v778 = v776 && v777;
-  if (v778) {
-    const float v779 = v39.x[13];
-    const float v780 = v779 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v781 = iron_f32_to_bf16(v780);
-    const unsigned int v782 = v773 * v1;
-    const unsigned int v783 = v782 + v775;
-    out[v783] = v781;
-  }
-  const unsigned int v784 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v785 = v615 + v784;
-  const unsigned int v786 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v789 = v787 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v39.x[14];
-    const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v793 = iron_f32_to_bf16(v792);
-    const unsigned int v794 = v785 * v1;
-    const unsigned int v795 = v794 + v787;
-    out[v795] = v793;
-  }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v797 = v615 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v799 = v614 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.x[15];
-    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v805 = iron_f32_to_bf16(v804);
-    const unsigned int v806 = v797 * v1;
-    const unsigned int v807 = v806 + v799;
-    out[v807] = v805;
-  }
-  const unsigned int v808 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v809 = v615 + v808;
-  const unsigned int v810 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v811 = v614 + v810;
-  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.x[16];
-    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v817 = iron_f32_to_bf16(v816);
-    const unsigned int v818 = v809 * v1;
-    const unsigned int v819 = v818 + v811;
-    out[v819] = v817;
-  }
-  const unsigned int v820 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v821 = v615 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v823 = v614 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v825 = v823 < v1;
-  const bool v826 = v824 && v825;
-  if (v826) {
-    const float v827 = v39.x[17];
-    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v829 = iron_f32_to_bf16(v828);
-    const unsigned int v830 = v821 * v1;
-    const unsigned int v831 = v830 + v823;
-    out[v831] = v829;
-  }
-  const unsigned int v832 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v833 = v615 + v832;
-  const unsigned int v834 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v835 = v614 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v837 = v835 < v1;
-  const bool v838 = v836 && v837;
-  if (v838) {
-    const float v839 = v39.x[18];
-    const float v840 = v839 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v841 = iron_f32_to_bf16(v840);
-    const unsigned int v842 = v833 * v1;
-    const unsigned int v843 = v842 + v835;
-    out[v843] = v841;
-  }
-  const unsigned int v844 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v845 = v615 + v844;
-  const unsigned int v846 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v847 = v614 + v846;
-  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v849 = v847 < v1;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v39.x[19];
-    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v853 = iron_f32_to_bf16(v852);
-    const unsigned int v854 = v845 * v1;
-    const unsigned int v855 = v854 + v847;
-    out[v855] = v853;
-  }
-  const unsigned int v856 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v857 = v615 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v859 = v614 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.x[20];
-    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v865 = iron_f32_to_bf16(v864);
-    const unsigned int v866 = v857 * v1;
-    const unsigned int v867 = v866 + v859;
-    out[v867] = v865;
-  }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v869 = v615 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v873 = v871 < v1;
-  const bool v874 = v872 && v873;
-  if (v874) {
-    const float v875 = v39.x[21];
-    const float v876 = v875 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v877 = iron_f32_to_bf16(v876);
-    const unsigned int v878 = v869 * v1;
-    const unsigned int v879 = v878 + v871;
-    out[v879] = v877;
-  }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v881 = v615 + v880;
-  const unsigned int v882 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v883 = v614 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.x[22];
-    const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v889 = iron_f32_to_bf16(v888);
-    const unsigned int v890 = v881 * v1;
-    const unsigned int v891 = v890 + v883;
-    out[v891] = v889;
-  }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v893 = v615 + v892;
-  const unsigned int v894 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v895 = v614 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v897 = v895 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v39.x[23];
-    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v901 = iron_f32_to_bf16(v900);
-    const unsigned int v902 = v893 * v1;
-    const unsigned int v903 = v902 + v895;
-    out[v903] = v901;
-  }
-  const unsigned int v904 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v905 = v615 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v907 = v614 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.x[24];
-    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v913 = iron_f32_to_bf16(v912);
-    const unsigned int v914 = v905 * v1;
-    const unsigned int v915 = v914 + v907;
-    out[v915] = v913;
-  }
-  const unsigned int v916 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v917 = v615 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v919 = v614 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v921 = v919 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v39.x[25];
-    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v925 = iron_f32_to_bf16(v924);
-    const unsigned int v926 = v917 * v1;
-    const unsigned int v927 = v926 + v919;
-    out[v927] = v925;
-  }
-  const unsigned int v928 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v929 = v615 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v931 = v614 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v933 = v931 < v1;
-  const bool v934 = v932 && v933;
-  if (v934) {
-    const float v935 = v39.x[26];
-    const float v936 = v935 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v937 = iron_f32_to_bf16(v936);
-    const unsigned int v938 = v929 * v1;
-    const unsigned int v939 = v938 + v931;
-    out[v939] = v937;
-  }
-  const unsigned int v940 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v941 = v615 + v940;
-  const unsigned int v942 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v943 = v614 + v942;
-  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v945 = v943 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v39.x[27];
-    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v949 = iron_f32_to_bf16(v948);
-    const unsigned int v950 = v941 * v1;
-    const unsigned int v951 = v950 + v943;
-    out[v951] = v949;
-  }
-  const unsigned int v952 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v953 = v615 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.x[28];
-    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v961 = iron_f32_to_bf16(v960);
-    const unsigned int v962 = v953 * v1;
-    const unsigned int v963 = v962 + v955;
-    out[v963] = v961;
-  }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v965 = v615 + v964;
-  const unsigned int v966 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v967 = v614 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.x[29];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v973 = iron_f32_to_bf16(v972);
-    const unsigned int v974 = v965 * v1;
-    const unsigned int v975 = v974 + v967;
-    out[v975] = v973;
-  }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v977 = v615 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v979 = v614 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v981 = v979 < v1;
-  const bool v982 = v980 && v981;
-  if (v982) {
-    const float v983 = v39.x[30];
-    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v985 = iron_f32_to_bf16(v984);
-    const unsigned int v986 = v977 * v1;
-    const unsigned int v987 = v986 + v979;
-    out[v987] = v985;
-  }
-  const unsigned int v988 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v989 = v615 + v988;
-  const unsigned int v990 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v991 = v614 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v993 = v991 < v1;
-  const bool v994 = v992 && v993;
-  if (v994) {
-    const float v995 = v39.x[31];
-    const float v996 = v995 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v997 = iron_f32_to_bf16(v996);
-    const unsigned int v998 = v989 * v1;
-    const unsigned int v999 = v998 + v991;
-    out[v999] = v997;
-  }
-  const unsigned int v1000 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1001 = v615 + v1000;
-  const unsigned int v1002 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1003 = v614 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.x[32];
-    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1009 = iron_f32_to_bf16(v1008);
-    const unsigned int v1010 = v1001 * v1;
-    const unsigned int v1011 = v1010 + v1003;
-    out[v1011] = v1009;
-  }
-  const unsigned int v1012 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1013 = v615 + v1012;
-  const unsigned int v1014 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1015 = v614 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1017 = v1015 < v1;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v39.x[33];
-    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
-    const unsigned int v1022 = v1013 * v1;
-    const unsigned int v1023 = v1022 + v1015;
-    out[v1023] = v1021;
-  }
-  const unsigned int v1024 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1025 = v615 + v1024;
-  const unsigned int v1026 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1027 = v614 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1029 = v1027 < v1;
-  const bool v1030 = v1028 && v1029;
-  if (v1030) {
-    const float v1031 = v39.x[34];
-    const float v1032 = v1031 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
-    const unsigned int v1034 = v1025 * v1;
-    const unsigned int v1035 = v1034 + v1027;
-    out[v1035] = v1033;
-  }
-  const unsigned int v1036 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1037 = v615 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v39.x[35];
-    const float v1044 = v1043 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1045 = iron_f32_to_bf16(v1044);
-    const unsigned int v1046 = v1037 * v1;
-    const unsigned int v1047 = v1046 + v1039;
-    out[v1047] = v1045;
-  }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1049 = v615 + v1048;
-  const unsigned int v1050 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1051 = v614 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.x[36];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
-    const unsigned int v1058 = v1049 * v1;
-    const unsigned int v1059 = v1058 + v1051;
-    out[v1059] = v1057;
-  }
-  const unsigned int v1060 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1061 = v615 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1063 = v614 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1065 = v1063 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v39.x[37];
-    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
-    const unsigned int v1070 = v1061 * v1;
-    const unsigned int v1071 = v1070 + v1063;
-    out[v1071] = v1069;
-  }
-  const unsigned int v1072 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1073 = v615 + v1072;
-  const unsigned int v1074 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1075 = v614 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1077 = v1075 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v39.x[38];
-    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
-    const unsigned int v1082 = v1073 * v1;
-    const unsigned int v1083 = v1082 + v1075;
-    out[v1083] = v1081;
-  }
-  const unsigned int v1084 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1085 = v615 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1087 = v614 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1089 = v1087 < v1;
-  const bool v1090 = v1088 && v1089;
-  if (v1090) {
-    const float v1091 = v39.x[39];
-    const float v1092 = v1091 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1093 = iron_f32_to_bf16(v1092);
-    const unsigned int v1094 = v1085 * v1;
-    const unsigned int v1095 = v1094 + v1087;
-    out[v1095] = v1093;
-  }
-  const unsigned int v1096 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1097 = v615 + v1096;
-  const unsigned int v1098 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1099 = v614 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.x[40];
-    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
-    const unsigned int v1106 = v1097 * v1;
-    const unsigned int v1107 = v1106 + v1099;
-    out[v1107] = v1105;
-  }
-  const unsigned int v1108 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1109 = v615 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1111 = v614 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1113 = v1111 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v39.x[41];
-    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
-    const unsigned int v1118 = v1109 * v1;
-    const unsigned int v1119 = v1118 + v1111;
-    out[v1119] = v1117;
-  }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1121 = v615 + v1120;
-  const unsigned int v1122 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1125 = v1123 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v39.x[42];
-    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
-    const unsigned int v1130 = v1121 * v1;
-    const unsigned int v1131 = v1130 + v1123;
-    out[v1131] = v1129;
-  }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1133 = v615 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1135 = v614 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.x[43];
-    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
-    const unsigned int v1142 = v1133 * v1;
-    const unsigned int v1143 = v1142 + v1135;
-    out[v1143] = v1141;
-  }
-  const unsigned int v1144 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1145 = v615 + v1144;
-  const unsigned int v1146 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1147 = v614 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.x[44];
-    const float v1152 = v1151 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1153 = iron_f32_to_bf16(v1152);
-    const unsigned int v1154 = v1145 * v1;
-    const unsigned int v1155 = v1154 + v1147;
-    out[v1155] = v1153;
-  }
-  const unsigned int v1156 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1157 = v615 + v1156;
-  const unsigned int v1158 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1159 = v614 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1161 = v1159 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v39.x[45];
-    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
-    const unsigned int v1166 = v1157 * v1;
-    const unsigned int v1167 = v1166 + v1159;
-    out[v1167] = v1165;
-  }
-  const unsigned int v1168 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1169 = v615 + v1168;
-  const unsigned int v1170 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1171 = v614 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1173 = v1171 < v1;
-  const bool v1174 = v1172 && v1173;
-  if (v1174) {
-    const float v1175 = v39.x[46];
-    const float v1176 = v1175 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1177 = iron_f32_to_bf16(v1176);
-    const unsigned int v1178 = v1169 * v1;
-    const unsigned int v1179 = v1178 + v1171;
-    out[v1179] = v1177;
-  }
-  const unsigned int v1180 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1181 = v615 + v1180;
-  const unsigned int v1182 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1183 = v614 + v1182;
-  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1185 = v1183 < v1;
-  const bool v1186 = v1184 && v1185;
-  if (v1186) {
-    const float v1187 = v39.x[47];
-    const float v1188 = v1187 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1189 = iron_f32_to_bf16(v1188);
-    const unsigned int v1190 = v1181 * v1;
-    const unsigned int v1191 = v1190 + v1183;
-    out[v1191] = v1189;
-  }
-  const unsigned int v1192 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1193 = v615 + v1192;
-  const unsigned int v1194 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1195 = v614 + v1194;
-  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.x[48];
-    const float v1200 = v1199 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
-    const unsigned int v1202 = v1193 * v1;
-    const unsigned int v1203 = v1202 + v1195;
-    out[v1203] = v1201;
-  }
-  const unsigned int v1204 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1205 = v615 + v1204;
-  const unsigned int v1206 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1209 = v1207 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v39.x[49];
-    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
-    const unsigned int v1214 = v1205 * v1;
-    const unsigned int v1215 = v1214 + v1207;
-    out[v1215] = v1213;
-  }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1217 = v615 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1219 = v614 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.x[50];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
-    const unsigned int v1226 = v1217 * v1;
-    const unsigned int v1227 = v1226 + v1219;
-    out[v1227] = v1225;
-  }
-  const unsigned int v1228 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1229 = v615 + v1228;
-  const unsigned int v1230 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1231 = v614 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1233 = v1231 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v39.x[51];
-    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
-    const unsigned int v1238 = v1229 * v1;
-    const unsigned int v1239 = v1238 + v1231;
-    out[v1239] = v1237;
-  }
-  const unsigned int v1240 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1241 = v615 + v1240;
-  const unsigned int v1242 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1243 = v614 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.x[52];
-    const float v1248 = v1247 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1249 = iron_f32_to_bf16(v1248);
-    const unsigned int v1250 = v1241 * v1;
-    const unsigned int v1251 = v1250 + v1243;
-    out[v1251] = v1249;
-  }
-  const unsigned int v1252 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1253 = v615 + v1252;
-  const unsigned int v1254 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1255 = v614 + v1254;
-  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1257 = v1255 < v1;
-  const bool v1258 = v1256 && v1257;
-  if (v1258) {
-    const float v1259 = v39.x[53];
-    const float v1260 = v1259 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
-    const unsigned int v1262 = v1253 * v1;
-    const unsigned int v1263 = v1262 + v1255;
-    out[v1263] = v1261;
-  }
-  const unsigned int v1264 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1265 = v615 + v1264;
-  const unsigned int v1266 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1267 = v614 + v1266;
-  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1269 = v1267 < v1;
-  const bool v1270 = v1268 && v1269;
-  if (v1270) {
-    const float v1271 = v39.x[54];
-    const float v1272 = v1271 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
-    const unsigned int v1274 = v1265 * v1;
-    const unsigned int v1275 = v1274 + v1267;
-    out[v1275] = v1273;
-  }
-  const unsigned int v1276 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1277 = v615 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1279 = v614 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1281 = v1279 < v1;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v39.x[55];
-    const float v1284 = v1283 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1285 = iron_f32_to_bf16(v1284);
-    const unsigned int v1286 = v1277 * v1;
-    const unsigned int v1287 = v1286 + v1279;
-    out[v1287] = v1285;
-  }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1289 = v615 + v1288;
-  const unsigned int v1290 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.x[56];
-    const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1297 = iron_f32_to_bf16(v1296);
-    const unsigned int v1298 = v1289 * v1;
-    const unsigned int v1299 = v1298 + v1291;
-    out[v1299] = v1297;
-  }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1301 = v615 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1303 = v614 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.x[57];
-    const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1309 = iron_f32_to_bf16(v1308);
-    const unsigned int v1310 = v1301 * v1;
-    const unsigned int v1311 = v1310 + v1303;
-    out[v1311] = v1309;
-  }
-  const unsigned int v1312 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1313 = v615 + v1312;
-  const unsigned int v1314 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1315 = v614 + v1314;
-  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1317 = v1315 < v1;
-  const bool v1318 = v1316 && v1317;
-  if (v1318) {
-    const float v1319 = v39.x[58];
-    const float v1320 = v1319 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
-    const unsigned int v1322 = v1313 * v1;
-    const unsigned int v1323 = v1322 + v1315;
-    out[v1323] = v1321;
-  }
-  const unsigned int v1324 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1325 = v615 + v1324;
-  const unsigned int v1326 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1327 = v614 + v1326;
-  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1329 = v1327 < v1;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v39.x[59];
-    const float v1332 = v1331 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1333 = iron_f32_to_bf16(v1332);
-    const unsigned int v1334 = v1325 * v1;
-    const unsigned int v1335 = v1334 + v1327;
-    out[v1335] = v1333;
-  }
-  const unsigned int v1336 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1337 = v615 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1339 = v614 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.x[60];
-    const float v1344 = v1343 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1345 = iron_f32_to_bf16(v1344);
-    const unsigned int v1346 = v1337 * v1;
-    const unsigned int v1347 = v1346 + v1339;
-    out[v1347] = v1345;
-  }
-  const unsigned int v1348 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1349 = v615 + v1348;
-  const unsigned int v1350 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1351 = v614 + v1350;
-  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1353 = v1351 < v1;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v39.x[61];
-    const float v1356 = v1355 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
-    const unsigned int v1358 = v1349 * v1;
-    const unsigned int v1359 = v1358 + v1351;
-    out[v1359] = v1357;
-  }
-  const unsigned int v1360 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1361 = v615 + v1360;
-  const unsigned int v1362 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1363 = v614 + v1362;
-  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1365 = v1363 < v1;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v39.x[62];
-    const float v1368 = v1367 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
-    const unsigned int v1370 = v1361 * v1;
-    const unsigned int v1371 = v1370 + v1363;
-    out[v1371] = v1369;
-  }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1373 = v615 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1377 = v1375 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v39.x[63];
-    const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
-    const unsigned int v1382 = v1373 * v1;
-    const unsigned int v1383 = v1382 + v1375;
-    out[v1383] = v1381;
-  }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1385 = v615 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1387 = v614 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.x[64];
-    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1393 = iron_f32_to_bf16(v1392);
-    const unsigned int v1394 = v1385 * v1;
-    const unsigned int v1395 = v1394 + v1387;
-    out[v1395] = v1393;
-  }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1397 = v615 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1399 = v614 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1401 = v1399 < v1;
-  const bool v1402 = v1400 && v1401;
-  if (v1402) {
-    const float v1403 = v39.x[65];
-    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1405 = iron_f32_to_bf16(v1404);
-    const unsigned int v1406 = v1397 * v1;
-    const unsigned int v1407 = v1406 + v1399;
-    out[v1407] = v1405;
-  }
-  const unsigned int v1408 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1409 = v615 + v1408;
-  const unsigned int v1410 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1411 = v614 + v1410;
-  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1413 = v1411 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v39.x[66];
-    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
-    const unsigned int v1418 = v1409 * v1;
-    const unsigned int v1419 = v1418 + v1411;
-    out[v1419] = v1417;
-  }
-  const unsigned int v1420 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1421 = v615 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1423 = v614 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1425 = v1423 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v39.x[67];
-    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
-    const unsigned int v1430 = v1421 * v1;
-    const unsigned int v1431 = v1430 + v1423;
-    out[v1431] = v1429;
-  }
-  const unsigned int v1432 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1433 = v615 + v1432;
-  const unsigned int v1434 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1435 = v614 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.x[68];
-    const float v1440 = v1439 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
-    const unsigned int v1442 = v1433 * v1;
-    const unsigned int v1443 = v1442 + v1435;
-    out[v1443] = v1441;
-  }
-  const unsigned int v1444 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1445 = v615 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1447 = v614 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1449 = v1447 < v1;
-  const bool v1450 = v1448 && v1449;
-  if (v1450) {
-    const float v1451 = v39.x[69];
-    const float v1452 = v1451 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
-    const unsigned int v1454 = v1445 * v1;
-    const unsigned int v1455 = v1454 + v1447;
-    out[v1455] = v1453;
-  }
-  const unsigned int v1456 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1457 = v615 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v39.x[70];
-    const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
-    const unsigned int v1466 = v1457 * v1;
-    const unsigned int v1467 = v1466 + v1459;
-    out[v1467] = v1465;
-  }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1469 = v615 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1471 = v614 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.x[71];
-    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
-    const unsigned int v1478 = v1469 * v1;
-    const unsigned int v1479 = v1478 + v1471;
-    out[v1479] = v1477;
-  }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1481 = v615 + v1480;
-  const unsigned int v1482 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1483 = v614 + v1482;
-  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.x[72];
-    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
-    const unsigned int v1490 = v1481 * v1;
-    const unsigned int v1491 = v1490 + v1483;
-    out[v1491] = v1489;
-  }
-  const unsigned int v1492 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1493 = v615 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1495 = v614 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1497 = v1495 < v1;
-  const bool v1498 = v1496 && v1497;
-  if (v1498) {
-    const float v1499 = v39.x[73];
-    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
-    const unsigned int v1502 = v1493 * v1;
-    const unsigned int v1503 = v1502 + v1495;
-    out[v1503] = v1501;
-  }
-  const unsigned int v1504 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1505 = v615 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1507 = v614 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1509 = v1507 < v1;
-  const bool v1510 = v1508 && v1509;
-  if (v1510) {
-    const float v1511 = v39.x[74];
-    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1513 = iron_f32_to_bf16(v1512);
-    const unsigned int v1514 = v1505 * v1;
-    const unsigned int v1515 = v1514 + v1507;
-    out[v1515] = v1513;
-  }
-  const unsigned int v1516 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1517 = v615 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1519 = v614 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1521 = v1519 < v1;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v39.x[75];
-    const float v1524 = v1523 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
-    const unsigned int v1526 = v1517 * v1;
-    const unsigned int v1527 = v1526 + v1519;
-    out[v1527] = v1525;
-  }
-  const unsigned int v1528 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1529 = v615 + v1528;
-  const unsigned int v1530 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1531 = v614 + v1530;
-  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.x[76];
-    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
-    const unsigned int v1538 = v1529 * v1;
-    const unsigned int v1539 = v1538 + v1531;
-    out[v1539] = v1537;
-  }
-  const unsigned int v1540 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1541 = v615 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1545 = v1543 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v39.x[77];
-    const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
-    const unsigned int v1550 = v1541 * v1;
-    const unsigned int v1551 = v1550 + v1543;
-    out[v1551] = v1549;
-  }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1553 = v615 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1555 = v614 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.x[78];
-    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
-    const unsigned int v1562 = v1553 * v1;
-    const unsigned int v1563 = v1562 + v1555;
-    out[v1563] = v1561;
-  }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1565 = v615 + v1564;
-  const unsigned int v1566 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1567 = v614 + v1566;
-  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1569 = v1567 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v39.x[79];
-    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
-    const unsigned int v1574 = v1565 * v1;
-    const unsigned int v1575 = v1574 + v1567;
-    out[v1575] = v1573;
-  }
-  const unsigned int v1576 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1577 = v615 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1579 = v614 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.x[80];
-    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
-    const unsigned int v1586 = v1577 * v1;
-    const unsigned int v1587 = v1586 + v1579;
-    out[v1587] = v1585;
-  }
-  const unsigned int v1588 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1589 = v615 + v1588;
-  const unsigned int v1590 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1591 = v614 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1593 = v1591 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v39.x[81];
-    const float v1596 = v1595 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
-    const unsigned int v1598 = v1589 * v1;
-    const unsigned int v1599 = v1598 + v1591;
-    out[v1599] = v1597;
-  }
-  const unsigned int v1600 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1601 = v615 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1603 = v614 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1605 = v1603 < v1;
-  const bool v1606 = v1604 && v1605;
-  if (v1606) {
-    const float v1607 = v39.x[82];
-    const float v1608 = v1607 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
-    const unsigned int v1610 = v1601 * v1;
-    const unsigned int v1611 = v1610 + v1603;
-    out[v1611] = v1609;
-  }
-  const unsigned int v1612 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1613 = v615 + v1612;
-  const unsigned int v1614 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1615 = v614 + v1614;
-  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1617 = v1615 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v39.x[83];
-    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
-    const unsigned int v1622 = v1613 * v1;
-    const unsigned int v1623 = v1622 + v1615;
-    out[v1623] = v1621;
-  }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1625 = v615 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.x[84];
-    const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
-    const unsigned int v1634 = v1625 * v1;
-    const unsigned int v1635 = v1634 + v1627;
-    out[v1635] = v1633;
-  }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1637 = v615 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1639 = v614 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.x[85];
-    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
-    const unsigned int v1646 = v1637 * v1;
-    const unsigned int v1647 = v1646 + v1639;
-    out[v1647] = v1645;
-  }
-  const unsigned int v1648 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1649 = v615 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1651 = v614 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1653 = v1651 < v1;
-  const bool v1654 = v1652 && v1653;
-  if (v1654) {
-    const float v1655 = v39.x[86];
-    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1657 = iron_f32_to_bf16(v1656);
-    const unsigned int v1658 = v1649 * v1;
-    const unsigned int v1659 = v1658 + v1651;
-    out[v1659] = v1657;
-  }
-  const unsigned int v1660 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1661 = v615 + v1660;
-  const unsigned int v1662 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1663 = v614 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1665 = v1663 < v1;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v39.x[87];
-    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
-    const unsigned int v1670 = v1661 * v1;
-    const unsigned int v1671 = v1670 + v1663;
-    out[v1671] = v1669;
-  }
-  const unsigned int v1672 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1673 = v615 + v1672;
-  const unsigned int v1674 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1675 = v614 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.x[88];
-    const float v1680 = v1679 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
-    const unsigned int v1682 = v1673 * v1;
-    const unsigned int v1683 = v1682 + v1675;
-    out[v1683] = v1681;
-  }
-  const unsigned int v1684 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1685 = v615 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1687 = v614 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1689 = v1687 < v1;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v39.x[89];
-    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-    const unsigned int v1694 = v1685 * v1;
-    const unsigned int v1695 = v1694 + v1687;
-    out[v1695] = v1693;
-  }
-  const unsigned int v1696 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1697 = v615 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1699 = v614 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v39.x[90];
-    const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
-    const unsigned int v1706 = v1697 * v1;
-    const unsigned int v1707 = v1706 + v1699;
-    out[v1707] = v1705;
-  }
-  const unsigned int v1708 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1709 = v615 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1713 = v1711 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v39.x[91];
-    const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
-    const unsigned int v1718 = v1709 * v1;
-    const unsigned int v1719 = v1718 + v1711;
-    out[v1719] = v1717;
-  }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1721 = v615 + v1720;
-  const unsigned int v1722 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1723 = v614 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.x[92];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-    const unsigned int v1730 = v1721 * v1;
-    const unsigned int v1731 = v1730 + v1723;
-    out[v1731] = v1729;
-  }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1733 = v615 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1735 = v614 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1737 = v1735 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v39.x[93];
-    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
-    const unsigned int v1742 = v1733 * v1;
-    const unsigned int v1743 = v1742 + v1735;
-    out[v1743] = v1741;
-  }
-  const unsigned int v1744 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1745 = v615 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1747 = v614 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1749 = v1747 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v39.x[94];
-    const float v1752 = v1751 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
-    const unsigned int v1754 = v1745 * v1;
-    const unsigned int v1755 = v1754 + v1747;
-    out[v1755] = v1753;
-  }
-  const unsigned int v1756 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1757 = v615 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1759 = v614 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1761 = v1759 < v1;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v39.x[95];
-    const float v1764 = v1763 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1765 = iron_f32_to_bf16(v1764);
-    const unsigned int v1766 = v1757 * v1;
-    const unsigned int v1767 = v1766 + v1759;
-    out[v1767] = v1765;
-  }
-  const unsigned int v1768 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1769 = v615 + v1768;
-  const unsigned int v1770 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1771 = v614 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.x[96];
-    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
-    const unsigned int v1778 = v1769 * v1;
-    const unsigned int v1779 = v1778 + v1771;
-    out[v1779] = v1777;
-  }
-  const unsigned int v1780 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1781 = v615 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1783 = v614 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1785 = v1783 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v39.x[97];
-    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
-    const unsigned int v1790 = v1781 * v1;
-    const unsigned int v1791 = v1790 + v1783;
-    out[v1791] = v1789;
-  }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1793 = v615 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v39.x[98];
-    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
-    const unsigned int v1802 = v1793 * v1;
-    const unsigned int v1803 = v1802 + v1795;
-    out[v1803] = v1801;
-  }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1805 = v615 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1807 = v614 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.x[99];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
-    const unsigned int v1814 = v1805 * v1;
-    const unsigned int v1815 = v1814 + v1807;
-    out[v1815] = v1813;
-  }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1817 = v615 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1819 = v614 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.x[100];
-    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
-    const unsigned int v1826 = v1817 * v1;
-    const unsigned int v1827 = v1826 + v1819;
-    out[v1827] = v1825;
-  }
-  const unsigned int v1828 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1829 = v615 + v1828;
-  const unsigned int v1830 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1831 = v614 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1833 = v1831 < v1;
-  const bool v1834 = v1832 && v1833;
-  if (v1834) {
-    const float v1835 = v39.x[101];
-    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
-    const unsigned int v1838 = v1829 * v1;
-    const unsigned int v1839 = v1838 + v1831;
-    out[v1839] = v1837;
-  }
-  const unsigned int v1840 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1841 = v615 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1843 = v614 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1845 = v1843 < v1;
-  const bool v1846 = v1844 && v1845;
-  if (v1846) {
-    const float v1847 = v39.x[102];
-    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1849 = iron_f32_to_bf16(v1848);
-    const unsigned int v1850 = v1841 * v1;
-    const unsigned int v1851 = v1850 + v1843;
-    out[v1851] = v1849;
-  }
-  const unsigned int v1852 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1853 = v615 + v1852;
-  const unsigned int v1854 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1855 = v614 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1857 = v1855 < v1;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v39.x[103];
-    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
-    const unsigned int v1862 = v1853 * v1;
-    const unsigned int v1863 = v1862 + v1855;
-    out[v1863] = v1861;
-  }
-  const unsigned int v1864 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1865 = v615 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1867 = v614 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.x[104];
-    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
-    const unsigned int v1874 = v1865 * v1;
-    const unsigned int v1875 = v1874 + v1867;
-    out[v1875] = v1873;
-  }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1877 = v615 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v39.x[105];
-    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-    const unsigned int v1886 = v1877 * v1;
-    const unsigned int v1887 = v1886 + v1879;
-    out[v1887] = v1885;
-  }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1889 = v615 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1891 = v614 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.x[106];
-    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
-    const unsigned int v1898 = v1889 * v1;
-    const unsigned int v1899 = v1898 + v1891;
-    out[v1899] = v1897;
-  }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1901 = v615 + v1900;
-  const unsigned int v1902 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1903 = v614 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v39.x[107];
-    const float v1908 = v1907 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
-    const unsigned int v1910 = v1901 * v1;
-    const unsigned int v1911 = v1910 + v1903;
-    out[v1911] = v1909;
-  }
-  const unsigned int v1912 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1913 = v615 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1915 = v614 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.x[108];
-    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
-    const unsigned int v1922 = v1913 * v1;
-    const unsigned int v1923 = v1922 + v1915;
-    out[v1923] = v1921;
-  }
-  const unsigned int v1924 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1925 = v615 + v1924;
-  const unsigned int v1926 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1927 = v614 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1929 = v1927 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v39.x[109];
-    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
-    const unsigned int v1934 = v1925 * v1;
-    const unsigned int v1935 = v1934 + v1927;
-    out[v1935] = v1933;
-  }
-  const unsigned int v1936 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1937 = v615 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1939 = v614 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1941 = v1939 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v39.x[110];
-    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
-    const unsigned int v1946 = v1937 * v1;
-    const unsigned int v1947 = v1946 + v1939;
-    out[v1947] = v1945;
-  }
-  const unsigned int v1948 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1949 = v615 + v1948;
-  const unsigned int v1950 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1951 = v614 + v1950;
-  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1953 = v1951 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v39.x[111];
-    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
-    const unsigned int v1958 = v1949 * v1;
-    const unsigned int v1959 = v1958 + v1951;
-    out[v1959] = v1957;
-  }
-  const unsigned int v1960 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1961 = v615 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.x[112];
-    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
-    const unsigned int v1970 = v1961 * v1;
-    const unsigned int v1971 = v1970 + v1963;
-    out[v1971] = v1969;
-  }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1973 = v615 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1975 = v614 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.x[113];
-    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
-    const unsigned int v1982 = v1973 * v1;
-    const unsigned int v1983 = v1982 + v1975;
-    out[v1983] = v1981;
-  }
-  const unsigned int v1984 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1985 = v615 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1987 = v614 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1989 = v1987 < v1;
-  const bool v1990 = v1988 && v1989;
-  if (v1990) {
-    const float v1991 = v39.x[114];
-    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v1993 = iron_f32_to_bf16(v1992);
-    const unsigned int v1994 = v1985 * v1;
-    const unsigned int v1995 = v1994 + v1987;
-    out[v1995] = v1993;
-  }
-  const unsigned int v1996 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1997 = v615 + v1996;
-  const unsigned int v1998 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1999 = v614 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2001 = v1999 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v39.x[115];
-    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
-    const unsigned int v2006 = v1997 * v1;
-    const unsigned int v2007 = v2006 + v1999;
-    out[v2007] = v2005;
-  }
-  const unsigned int v2008 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2009 = v615 + v2008;
-  const unsigned int v2010 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2011 = v614 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.x[116];
-    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2017 = iron_f32_to_bf16(v2016);
-    const unsigned int v2018 = v2009 * v1;
-    const unsigned int v2019 = v2018 + v2011;
-    out[v2019] = v2017;
-  }
-  const unsigned int v2020 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2021 = v615 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2023 = v614 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2025 = v2023 < v1;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v39.x[117];
-    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
-    const unsigned int v2030 = v2021 * v1;
-    const unsigned int v2031 = v2030 + v2023;
-    out[v2031] = v2029;
-  }
-  const unsigned int v2032 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2033 = v615 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2035 = v614 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v39.x[118];
-    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
-    const unsigned int v2042 = v2033 * v1;
-    const unsigned int v2043 = v2042 + v2035;
-    out[v2043] = v2041;
-  }
-  const unsigned int v2044 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2045 = v615 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v39.x[119];
-    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
-    const unsigned int v2054 = v2045 * v1;
-    const unsigned int v2055 = v2054 + v2047;
-    out[v2055] = v2053;
-  }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2057 = v615 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2059 = v614 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.x[120];
-    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
-    const unsigned int v2066 = v2057 * v1;
-    const unsigned int v2067 = v2066 + v2059;
-    out[v2067] = v2065;
-  }
-  const unsigned int v2068 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2069 = v615 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2071 = v614 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2073 = v2071 < v1;
-  const bool v2074 = v2072 && v2073;
-  if (v2074) {
-    const float v2075 = v39.x[121];
-    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
-    const unsigned int v2078 = v2069 * v1;
-    const unsigned int v2079 = v2078 + v2071;
-    out[v2079] = v2077;
-  }
-  const unsigned int v2080 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2081 = v615 + v2080;
-  const unsigned int v2082 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2083 = v614 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2085 = v2083 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v39.x[122];
-    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2089 = iron_f32_to_bf16(v2088);
-    const unsigned int v2090 = v2081 * v1;
-    const unsigned int v2091 = v2090 + v2083;
-    out[v2091] = v2089;
-  }
-  const unsigned int v2092 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2093 = v615 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2095 = v614 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2097 = v2095 < v1;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v39.x[123];
-    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
-    const unsigned int v2102 = v2093 * v1;
-    const unsigned int v2103 = v2102 + v2095;
-    out[v2103] = v2101;
-  }
-  const unsigned int v2104 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2105 = v615 + v2104;
-  const unsigned int v2106 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2107 = v614 + v2106;
-  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.x[124];
-    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
-    const unsigned int v2114 = v2105 * v1;
-    const unsigned int v2115 = v2114 + v2107;
-    out[v2115] = v2113;
-  }
-  const unsigned int v2116 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2117 = v615 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2119 = v614 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2121 = v2119 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v39.x[125];
-    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
-    const unsigned int v2126 = v2117 * v1;
-    const unsigned int v2127 = v2126 + v2119;
-    out[v2127] = v2125;
-  }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2129 = v615 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2133 = v2131 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v39.x[126];
-    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2137 = iron_f32_to_bf16(v2136);
-    const unsigned int v2138 = v2129 * v1;
-    const unsigned int v2139 = v2138 + v2131;
-    out[v2139] = v2137;
-  }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2141 = v615 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2143 = v614 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.x[127];
-    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:68
-    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
-    const unsigned int v2150 = v2141 * v1;
-    const unsigned int v2151 = v2150 + v2143;
-    out[v2151] = v2149;
+  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v616 = v24 + v33;
+  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v618 = v616 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v39.x[0];
+    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v626 = iron_f32_to_bf16(v625);
+    const unsigned int v627 = v618 * v1;
+    const unsigned int v628 = v627 + v620;
+    out[v628] = v626;
+  }
+  const unsigned int v629 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v630 = v616 + v629;
+  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v632 = v615 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v634 = v632 < v1;
+  const bool v635 = v633 && v634;
+  if (v635) {
+    const float v636 = v39.x[1];
+    const float v637 = v636 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v638 = iron_f32_to_bf16(v637);
+    const unsigned int v639 = v630 * v1;
+    const unsigned int v640 = v639 + v632;
+    out[v640] = v638;
+  }
+  const unsigned int v641 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v642 = v616 + v641;
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v644 = v615 + v643;
+  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v646 = v644 < v1;
+  const bool v647 = v645 && v646;
+  if (v647) {
+    const float v648 = v39.x[2];
+    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v650 = iron_f32_to_bf16(v649);
+    const unsigned int v651 = v642 * v1;
+    const unsigned int v652 = v651 + v644;
+    out[v652] = v650;
+  }
+  const unsigned int v653 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v654 = v616 + v653;
+  const unsigned int v655 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v656 = v615 + v655;
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v658 = v656 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v39.x[3];
+    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v662 = iron_f32_to_bf16(v661);
+    const unsigned int v663 = v654 * v1;
+    const unsigned int v664 = v663 + v656;
+    out[v664] = v662;
+  }
+  const unsigned int v665 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v666 = v616 + v665;
+  const unsigned int v667 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v668 = v615 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v670 = v668 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v39.x[4];
+    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v674 = iron_f32_to_bf16(v673);
+    const unsigned int v675 = v666 * v1;
+    const unsigned int v676 = v675 + v668;
+    out[v676] = v674;
+  }
+  const unsigned int v677 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v678 = v616 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v680 = v615 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v682 = v680 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v39.x[5];
+    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v686 = iron_f32_to_bf16(v685);
+    const unsigned int v687 = v678 * v1;
+    const unsigned int v688 = v687 + v680;
+    out[v688] = v686;
+  }
+  const unsigned int v689 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v690 = v616 + v689;
+  const unsigned int v691 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v692 = v615 + v691;
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v694 = v692 < v1;
+  const bool v695 = v693 && v694;
+  if (v695) {
+    const float v696 = v39.x[6];
+    const float v697 = v696 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v698 = iron_f32_to_bf16(v697);
+    const unsigned int v699 = v690 * v1;
+    const unsigned int v700 = v699 + v692;
+    out[v700] = v698;
+  }
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v702 = v616 + v701;
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v704 = v615 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v706 = v704 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v39.x[7];
+    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v710 = iron_f32_to_bf16(v709);
+    const unsigned int v711 = v702 * v1;
+    const unsigned int v712 = v711 + v704;
+    out[v712] = v710;
+  }
+  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v714 = v616 + v713;
+  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v716 = v615 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v718 = v716 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v39.x[8];
+    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v722 = iron_f32_to_bf16(v721);
+    const unsigned int v723 = v714 * v1;
+    const unsigned int v724 = v723 + v716;
+    out[v724] = v722;
+  }
+  const unsigned int v725 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v726 = v616 + v725;
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v728 = v615 + v727;
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v730 = v728 < v1;
+  const bool v731 = v729 && v730;
+  if (v731) {
+    const float v732 = v39.x[9];
+    const float v733 = v732 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v734 = iron_f32_to_bf16(v733);
+    const unsigned int v735 = v726 * v1;
+    const unsigned int v736 = v735 + v728;
+    out[v736] = v734;
+  }
+  const unsigned int v737 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v738 = v616 + v737;
+  const unsigned int v739 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v740 = v615 + v739;
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v742 = v740 < v1;
+  const bool v743 = v741 && v742;
+  if (v743) {
+    const float v744 = v39.x[10];
+    const float v745 = v744 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v746 = iron_f32_to_bf16(v745);
+    const unsigned int v747 = v738 * v1;
+    const unsigned int v748 = v747 + v740;
+    out[v748] = v746;
+  }
+  const unsigned int v749 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v750 = v616 + v749;
+  const unsigned int v751 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v752 = v615 + v751;
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v754 = v752 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v39.x[11];
+    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v758 = iron_f32_to_bf16(v757);
+    const unsigned int v759 = v750 * v1;
+    const unsigned int v760 = v759 + v752;
+    out[v760] = v758;
+  }
+  const unsigned int v761 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v762 = v616 + v761;
+  const unsigned int v763 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v764 = v615 + v763;
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v766 = v764 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v39.x[12];
+    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v770 = iron_f32_to_bf16(v769);
+    const unsigned int v771 = v762 * v1;
+    const unsigned int v772 = v771 + v764;
+    out[v772] = v770;
+  }
+  const unsigned int v773 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v774 = v616 + v773;
+  const unsigned int v775 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v776 = v615 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v778 = v776 < v1;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v39.x[13];
+    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v782 = iron_f32_to_bf16(v781);
+    const unsigned int v783 = v774 * v1;
+    const unsigned int v784 = v783 + v776;
+    out[v784] = v782;
+  }
+  const unsigned int v785 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v786 = v616 + v785;
+  const unsigned int v787 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v788 = v615 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v790 = v788 < v1;
+  const bool v791 = v789 && v790;
+  if (v791) {
+    const float v792 = v39.x[14];
+    const float v793 = v792 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v794 = iron_f32_to_bf16(v793);
+    const unsigned int v795 = v786 * v1;
+    const unsigned int v796 = v795 + v788;
+    out[v796] = v794;
+  }
+  const unsigned int v797 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v798 = v616 + v797;
+  const unsigned int v799 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v800 = v615 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v39.x[15];
+    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v806 = iron_f32_to_bf16(v805);
+    const unsigned int v807 = v798 * v1;
+    const unsigned int v808 = v807 + v800;
+    out[v808] = v806;
+  }
+  const unsigned int v809 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v810 = v616 + v809;
+  const unsigned int v811 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v812 = v615 + v811;
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v814 = v812 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v39.x[16];
+    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v818 = iron_f32_to_bf16(v817);
+    const unsigned int v819 = v810 * v1;
+    const unsigned int v820 = v819 + v812;
+    out[v820] = v818;
+  }
+  const unsigned int v821 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v822 = v616 + v821;
+  const unsigned int v823 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v824 = v615 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v826 = v824 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v39.x[17];
+    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v830 = iron_f32_to_bf16(v829);
+    const unsigned int v831 = v822 * v1;
+    const unsigned int v832 = v831 + v824;
+    out[v832] = v830;
+  }
+  const unsigned int v833 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v834 = v616 + v833;
+  const unsigned int v835 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v836 = v615 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v838 = v836 < v1;
+  const bool v839 = v837 && v838;
+  if (v839) {
+    const float v840 = v39.x[18];
+    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v842 = iron_f32_to_bf16(v841);
+    const unsigned int v843 = v834 * v1;
+    const unsigned int v844 = v843 + v836;
+    out[v844] = v842;
+  }
+  const unsigned int v845 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v846 = v616 + v845;
+  const unsigned int v847 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v848 = v615 + v847;
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v850 = v848 < v1;
+  const bool v851 = v849 && v850;
+  if (v851) {
+    const float v852 = v39.x[19];
+    const float v853 = v852 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v854 = iron_f32_to_bf16(v853);
+    const unsigned int v855 = v846 * v1;
+    const unsigned int v856 = v855 + v848;
+    out[v856] = v854;
+  }
+  const unsigned int v857 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v858 = v616 + v857;
+  const unsigned int v859 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v860 = v615 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v862 = v860 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v39.x[20];
+    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v866 = iron_f32_to_bf16(v865);
+    const unsigned int v867 = v858 * v1;
+    const unsigned int v868 = v867 + v860;
+    out[v868] = v866;
+  }
+  const unsigned int v869 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v870 = v616 + v869;
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v872 = v615 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v874 = v872 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v39.x[21];
+    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v878 = iron_f32_to_bf16(v877);
+    const unsigned int v879 = v870 * v1;
+    const unsigned int v880 = v879 + v872;
+    out[v880] = v878;
+  }
+  const unsigned int v881 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v882 = v616 + v881;
+  const unsigned int v883 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v884 = v615 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v886 = v884 < v1;
+  const bool v887 = v885 && v886;
+  if (v887) {
+    const float v888 = v39.x[22];
+    const float v889 = v888 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v890 = iron_f32_to_bf16(v889);
+    const unsigned int v891 = v882 * v1;
+    const unsigned int v892 = v891 + v884;
+    out[v892] = v890;
+  }
+  const unsigned int v893 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v894 = v616 + v893;
+  const unsigned int v895 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v896 = v615 + v895;
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v898 = v896 < v1;
+  const bool v899 = v897 && v898;
+  if (v899) {
+    const float v900 = v39.x[23];
+    const float v901 = v900 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v902 = iron_f32_to_bf16(v901);
+    const unsigned int v903 = v894 * v1;
+    const unsigned int v904 = v903 + v896;
+    out[v904] = v902;
+  }
+  const unsigned int v905 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v906 = v616 + v905;
+  const unsigned int v907 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v908 = v615 + v907;
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v910 = v908 < v1;
+  const bool v911 = v909 && v910;
+  if (v911) {
+    const float v912 = v39.x[24];
+    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v914 = iron_f32_to_bf16(v913);
+    const unsigned int v915 = v906 * v1;
+    const unsigned int v916 = v915 + v908;
+    out[v916] = v914;
+  }
+  const unsigned int v917 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v918 = v616 + v917;
+  const unsigned int v919 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v920 = v615 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v922 = v920 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v39.x[25];
+    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v926 = iron_f32_to_bf16(v925);
+    const unsigned int v927 = v918 * v1;
+    const unsigned int v928 = v927 + v920;
+    out[v928] = v926;
+  }
+  const unsigned int v929 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v930 = v616 + v929;
+  const unsigned int v931 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v932 = v615 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v934 = v932 < v1;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v39.x[26];
+    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
+    const unsigned int v939 = v930 * v1;
+    const unsigned int v940 = v939 + v932;
+    out[v940] = v938;
+  }
+  const unsigned int v941 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v942 = v616 + v941;
+  const unsigned int v943 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v944 = v615 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v946 = v944 < v1;
+  const bool v947 = v945 && v946;
+  if (v947) {
+    const float v948 = v39.x[27];
+    const float v949 = v948 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v950 = iron_f32_to_bf16(v949);
+    const unsigned int v951 = v942 * v1;
+    const unsigned int v952 = v951 + v944;
+    out[v952] = v950;
+  }
+  const unsigned int v953 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v954 = v616 + v953;
+  const unsigned int v955 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v956 = v615 + v955;
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v958 = v956 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v39.x[28];
+    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v962 = iron_f32_to_bf16(v961);
+    const unsigned int v963 = v954 * v1;
+    const unsigned int v964 = v963 + v956;
+    out[v964] = v962;
+  }
+  const unsigned int v965 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v966 = v616 + v965;
+  const unsigned int v967 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v968 = v615 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v39.x[29];
+    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v974 = iron_f32_to_bf16(v973);
+    const unsigned int v975 = v966 * v1;
+    const unsigned int v976 = v975 + v968;
+    out[v976] = v974;
+  }
+  const unsigned int v977 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v978 = v616 + v977;
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v980 = v615 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v39.x[30];
+    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v986 = iron_f32_to_bf16(v985);
+    const unsigned int v987 = v978 * v1;
+    const unsigned int v988 = v987 + v980;
+    out[v988] = v986;
+  }
+  const unsigned int v989 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v990 = v616 + v989;
+  const unsigned int v991 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v992 = v615 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v994 = v992 < v1;
+  const bool v995 = v993 && v994;
+  if (v995) {
+    const float v996 = v39.x[31];
+    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v998 = iron_f32_to_bf16(v997);
+    const unsigned int v999 = v990 * v1;
+    const unsigned int v1000 = v999 + v992;
+    out[v1000] = v998;
+  }
+  const unsigned int v1001 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1002 = v616 + v1001;
+  const unsigned int v1003 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1004 = v615 + v1003;
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1006 = v1004 < v1;
+  const bool v1007 = v1005 && v1006;
+  if (v1007) {
+    const float v1008 = v39.x[32];
+    const float v1009 = v1008 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1010 = iron_f32_to_bf16(v1009);
+    const unsigned int v1011 = v1002 * v1;
+    const unsigned int v1012 = v1011 + v1004;
+    out[v1012] = v1010;
+  }
+  const unsigned int v1013 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1014 = v616 + v1013;
+  const unsigned int v1015 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1016 = v615 + v1015;
+  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1018 = v1016 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v39.x[33];
+    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
+    const unsigned int v1023 = v1014 * v1;
+    const unsigned int v1024 = v1023 + v1016;
+    out[v1024] = v1022;
+  }
+  const unsigned int v1025 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1026 = v616 + v1025;
+  const unsigned int v1027 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1028 = v615 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1030 = v1028 < v1;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v39.x[34];
+    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
+    const unsigned int v1035 = v1026 * v1;
+    const unsigned int v1036 = v1035 + v1028;
+    out[v1036] = v1034;
+  }
+  const unsigned int v1037 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1038 = v616 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v39.x[35];
+    const float v1045 = v1044 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1046 = iron_f32_to_bf16(v1045);
+    const unsigned int v1047 = v1038 * v1;
+    const unsigned int v1048 = v1047 + v1040;
+    out[v1048] = v1046;
+  }
+  const unsigned int v1049 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1050 = v616 + v1049;
+  const unsigned int v1051 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1052 = v615 + v1051;
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1054 = v1052 < v1;
+  const bool v1055 = v1053 && v1054;
+  if (v1055) {
+    const float v1056 = v39.x[36];
+    const float v1057 = v1056 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1058 = iron_f32_to_bf16(v1057);
+    const unsigned int v1059 = v1050 * v1;
+    const unsigned int v1060 = v1059 + v1052;
+    out[v1060] = v1058;
+  }
+  const unsigned int v1061 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1062 = v616 + v1061;
+  const unsigned int v1063 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1064 = v615 + v1063;
+  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1066 = v1064 < v1;
+  const bool v1067 = v1065 && v1066;
+  if (v1067) {
+    const float v1068 = v39.x[37];
+    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
+    const unsigned int v1071 = v1062 * v1;
+    const unsigned int v1072 = v1071 + v1064;
+    out[v1072] = v1070;
+  }
+  const unsigned int v1073 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1074 = v616 + v1073;
+  const unsigned int v1075 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1076 = v615 + v1075;
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1078 = v1076 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v39.x[38];
+    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
+    const unsigned int v1083 = v1074 * v1;
+    const unsigned int v1084 = v1083 + v1076;
+    out[v1084] = v1082;
+  }
+  const unsigned int v1085 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1086 = v616 + v1085;
+  const unsigned int v1087 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1088 = v615 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1090 = v1088 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v39.x[39];
+    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
+    const unsigned int v1095 = v1086 * v1;
+    const unsigned int v1096 = v1095 + v1088;
+    out[v1096] = v1094;
+  }
+  const unsigned int v1097 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1098 = v616 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1100 = v615 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1102 = v1100 < v1;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v39.x[40];
+    const float v1105 = v1104 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
+    const unsigned int v1107 = v1098 * v1;
+    const unsigned int v1108 = v1107 + v1100;
+    out[v1108] = v1106;
+  }
+  const unsigned int v1109 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1110 = v616 + v1109;
+  const unsigned int v1111 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1112 = v615 + v1111;
+  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1114 = v1112 < v1;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v39.x[41];
+    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1118 = iron_f32_to_bf16(v1117);
+    const unsigned int v1119 = v1110 * v1;
+    const unsigned int v1120 = v1119 + v1112;
+    out[v1120] = v1118;
+  }
+  const unsigned int v1121 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1122 = v616 + v1121;
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1124 = v615 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v39.x[42];
+    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
+    const unsigned int v1131 = v1122 * v1;
+    const unsigned int v1132 = v1131 + v1124;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1134 = v616 + v1133;
+  const unsigned int v1135 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1136 = v615 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v39.x[43];
+    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
+    const unsigned int v1143 = v1134 * v1;
+    const unsigned int v1144 = v1143 + v1136;
+    out[v1144] = v1142;
+  }
+  const unsigned int v1145 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1146 = v616 + v1145;
+  const unsigned int v1147 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1148 = v615 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1150 = v1148 < v1;
+  const bool v1151 = v1149 && v1150;
+  if (v1151) {
+    const float v1152 = v39.x[44];
+    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1154 = iron_f32_to_bf16(v1153);
+    const unsigned int v1155 = v1146 * v1;
+    const unsigned int v1156 = v1155 + v1148;
+    out[v1156] = v1154;
+  }
+  const unsigned int v1157 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1158 = v616 + v1157;
+  const unsigned int v1159 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1160 = v615 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1162 = v1160 < v1;
+  const bool v1163 = v1161 && v1162;
+  if (v1163) {
+    const float v1164 = v39.x[45];
+    const float v1165 = v1164 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1166 = iron_f32_to_bf16(v1165);
+    const unsigned int v1167 = v1158 * v1;
+    const unsigned int v1168 = v1167 + v1160;
+    out[v1168] = v1166;
+  }
+  const unsigned int v1169 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1170 = v616 + v1169;
+  const unsigned int v1171 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1172 = v615 + v1171;
+  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1174 = v1172 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v39.x[46];
+    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
+    const unsigned int v1179 = v1170 * v1;
+    const unsigned int v1180 = v1179 + v1172;
+    out[v1180] = v1178;
+  }
+  const unsigned int v1181 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1182 = v616 + v1181;
+  const unsigned int v1183 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1184 = v615 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1186 = v1184 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v39.x[47];
+    const float v1189 = v1188 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
+    const unsigned int v1191 = v1182 * v1;
+    const unsigned int v1192 = v1191 + v1184;
+    out[v1192] = v1190;
+  }
+  const unsigned int v1193 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1194 = v616 + v1193;
+  const unsigned int v1195 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1196 = v615 + v1195;
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1198 = v1196 < v1;
+  const bool v1199 = v1197 && v1198;
+  if (v1199) {
+    const float v1200 = v39.x[48];
+    const float v1201 = v1200 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1202 = iron_f32_to_bf16(v1201);
+    const unsigned int v1203 = v1194 * v1;
+    const unsigned int v1204 = v1203 + v1196;
+    out[v1204] = v1202;
+  }
+  const unsigned int v1205 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1206 = v616 + v1205;
+  const unsigned int v1207 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1208 = v615 + v1207;
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1210 = v1208 < v1;
+  const bool v1211 = v1209 && v1210;
+  if (v1211) {
+    const float v1212 = v39.x[49];
+    const float v1213 = v1212 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1214 = iron_f32_to_bf16(v1213);
+    const unsigned int v1215 = v1206 * v1;
+    const unsigned int v1216 = v1215 + v1208;
+    out[v1216] = v1214;
+  }
+  const unsigned int v1217 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1218 = v616 + v1217;
+  const unsigned int v1219 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1220 = v615 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v39.x[50];
+    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
+    const unsigned int v1227 = v1218 * v1;
+    const unsigned int v1228 = v1227 + v1220;
+    out[v1228] = v1226;
+  }
+  const unsigned int v1229 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1230 = v616 + v1229;
+  const unsigned int v1231 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1232 = v615 + v1231;
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1234 = v1232 < v1;
+  const bool v1235 = v1233 && v1234;
+  if (v1235) {
+    const float v1236 = v39.x[51];
+    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1238 = iron_f32_to_bf16(v1237);
+    const unsigned int v1239 = v1230 * v1;
+    const unsigned int v1240 = v1239 + v1232;
+    out[v1240] = v1238;
+  }
+  const unsigned int v1241 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1242 = v616 + v1241;
+  const unsigned int v1243 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1244 = v615 + v1243;
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1246 = v1244 < v1;
+  const bool v1247 = v1245 && v1246;
+  if (v1247) {
+    const float v1248 = v39.x[52];
+    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1250 = iron_f32_to_bf16(v1249);
+    const unsigned int v1251 = v1242 * v1;
+    const unsigned int v1252 = v1251 + v1244;
+    out[v1252] = v1250;
+  }
+  const unsigned int v1253 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1254 = v616 + v1253;
+  const unsigned int v1255 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1256 = v615 + v1255;
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1258 = v1256 < v1;
+  const bool v1259 = v1257 && v1258;
+  if (v1259) {
+    const float v1260 = v39.x[53];
+    const float v1261 = v1260 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1262 = iron_f32_to_bf16(v1261);
+    const unsigned int v1263 = v1254 * v1;
+    const unsigned int v1264 = v1263 + v1256;
+    out[v1264] = v1262;
+  }
+  const unsigned int v1265 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1266 = v616 + v1265;
+  const unsigned int v1267 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1268 = v615 + v1267;
+  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1270 = v1268 < v1;
+  const bool v1271 = v1269 && v1270;
+  if (v1271) {
+    const float v1272 = v39.x[54];
+    const float v1273 = v1272 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
+    const unsigned int v1275 = v1266 * v1;
+    const unsigned int v1276 = v1275 + v1268;
+    out[v1276] = v1274;
+  }
+  const unsigned int v1277 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1278 = v616 + v1277;
+  const unsigned int v1279 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1280 = v615 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v39.x[55];
+    const float v1285 = v1284 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
+    const unsigned int v1287 = v1278 * v1;
+    const unsigned int v1288 = v1287 + v1280;
+    out[v1288] = v1286;
+  }
+  const unsigned int v1289 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1290 = v616 + v1289;
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1292 = v615 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v39.x[56];
+    const float v1297 = v1296 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1298 = iron_f32_to_bf16(v1297);
+    const unsigned int v1299 = v1290 * v1;
+    const unsigned int v1300 = v1299 + v1292;
+    out[v1300] = v1298;
+  }
+  const unsigned int v1301 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1302 = v616 + v1301;
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1304 = v615 + v1303;
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v39.x[57];
+    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1310 = iron_f32_to_bf16(v1309);
+    const unsigned int v1311 = v1302 * v1;
+    const unsigned int v1312 = v1311 + v1304;
+    out[v1312] = v1310;
+  }
+  const unsigned int v1313 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1314 = v616 + v1313;
+  const unsigned int v1315 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1316 = v615 + v1315;
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1318 = v1316 < v1;
+  const bool v1319 = v1317 && v1318;
+  if (v1319) {
+    const float v1320 = v39.x[58];
+    const float v1321 = v1320 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1322 = iron_f32_to_bf16(v1321);
+    const unsigned int v1323 = v1314 * v1;
+    const unsigned int v1324 = v1323 + v1316;
+    out[v1324] = v1322;
+  }
+  const unsigned int v1325 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1326 = v616 + v1325;
+  const unsigned int v1327 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1328 = v615 + v1327;
+  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1330 = v1328 < v1;
+  const bool v1331 = v1329 && v1330;
+  if (v1331) {
+    const float v1332 = v39.x[59];
+    const float v1333 = v1332 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1334 = iron_f32_to_bf16(v1333);
+    const unsigned int v1335 = v1326 * v1;
+    const unsigned int v1336 = v1335 + v1328;
+    out[v1336] = v1334;
+  }
+  const unsigned int v1337 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1338 = v616 + v1337;
+  const unsigned int v1339 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1340 = v615 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1342 = v1340 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v39.x[60];
+    const float v1345 = v1344 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1346 = iron_f32_to_bf16(v1345);
+    const unsigned int v1347 = v1338 * v1;
+    const unsigned int v1348 = v1347 + v1340;
+    out[v1348] = v1346;
+  }
+  const unsigned int v1349 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1350 = v616 + v1349;
+  const unsigned int v1351 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1352 = v615 + v1351;
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1354 = v1352 < v1;
+  const bool v1355 = v1353 && v1354;
+  if (v1355) {
+    const float v1356 = v39.x[61];
+    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
+    const unsigned int v1359 = v1350 * v1;
+    const unsigned int v1360 = v1359 + v1352;
+    out[v1360] = v1358;
+  }
+  const unsigned int v1361 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1362 = v616 + v1361;
+  const unsigned int v1363 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1364 = v615 + v1363;
+  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1366 = v1364 < v1;
+  const bool v1367 = v1365 && v1366;
+  if (v1367) {
+    const float v1368 = v39.x[62];
+    const float v1369 = v1368 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1370 = iron_f32_to_bf16(v1369);
+    const unsigned int v1371 = v1362 * v1;
+    const unsigned int v1372 = v1371 + v1364;
+    out[v1372] = v1370;
+  }
+  const unsigned int v1373 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1374 = v616 + v1373;
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1376 = v615 + v1375;
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1378 = v1376 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v39.x[63];
+    const float v1381 = v1380 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
+    const unsigned int v1383 = v1374 * v1;
+    const unsigned int v1384 = v1383 + v1376;
+    out[v1384] = v1382;
+  }
+  const unsigned int v1385 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1386 = v616 + v1385;
+  const unsigned int v1387 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1388 = v615 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1390 = v1388 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v39.x[64];
+    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1394 = iron_f32_to_bf16(v1393);
+    const unsigned int v1395 = v1386 * v1;
+    const unsigned int v1396 = v1395 + v1388;
+    out[v1396] = v1394;
+  }
+  const unsigned int v1397 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1398 = v616 + v1397;
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1400 = v615 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1402 = v1400 < v1;
+  const bool v1403 = v1401 && v1402;
+  if (v1403) {
+    const float v1404 = v39.x[65];
+    const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1406 = iron_f32_to_bf16(v1405);
+    const unsigned int v1407 = v1398 * v1;
+    const unsigned int v1408 = v1407 + v1400;
+    out[v1408] = v1406;
+  }
+  const unsigned int v1409 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1410 = v616 + v1409;
+  const unsigned int v1411 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1412 = v615 + v1411;
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1414 = v1412 < v1;
+  const bool v1415 = v1413 && v1414;
+  if (v1415) {
+    const float v1416 = v39.x[66];
+    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1418 = iron_f32_to_bf16(v1417);
+    const unsigned int v1419 = v1410 * v1;
+    const unsigned int v1420 = v1419 + v1412;
+    out[v1420] = v1418;
+  }
+  const unsigned int v1421 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1422 = v616 + v1421;
+  const unsigned int v1423 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1424 = v615 + v1423;
+  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1426 = v1424 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v39.x[67];
+    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
+    const unsigned int v1431 = v1422 * v1;
+    const unsigned int v1432 = v1431 + v1424;
+    out[v1432] = v1430;
+  }
+  const unsigned int v1433 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1434 = v616 + v1433;
+  const unsigned int v1435 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1436 = v615 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1438 = v1436 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v39.x[68];
+    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
+    const unsigned int v1443 = v1434 * v1;
+    const unsigned int v1444 = v1443 + v1436;
+    out[v1444] = v1442;
+  }
+  const unsigned int v1445 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1446 = v616 + v1445;
+  const unsigned int v1447 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1448 = v615 + v1447;
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1450 = v1448 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v39.x[69];
+    const float v1453 = v1452 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1454 = iron_f32_to_bf16(v1453);
+    const unsigned int v1455 = v1446 * v1;
+    const unsigned int v1456 = v1455 + v1448;
+    out[v1456] = v1454;
+  }
+  const unsigned int v1457 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1458 = v616 + v1457;
+  const unsigned int v1459 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v39.x[70];
+    const float v1465 = v1464 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1466 = iron_f32_to_bf16(v1465);
+    const unsigned int v1467 = v1458 * v1;
+    const unsigned int v1468 = v1467 + v1460;
+    out[v1468] = v1466;
+  }
+  const unsigned int v1469 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1470 = v616 + v1469;
+  const unsigned int v1471 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1472 = v615 + v1471;
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1474 = v1472 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v39.x[71];
+    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1478 = iron_f32_to_bf16(v1477);
+    const unsigned int v1479 = v1470 * v1;
+    const unsigned int v1480 = v1479 + v1472;
+    out[v1480] = v1478;
+  }
+  const unsigned int v1481 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1482 = v616 + v1481;
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1484 = v615 + v1483;
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1486 = v1484 < v1;
+  const bool v1487 = v1485 && v1486;
+  if (v1487) {
+    const float v1488 = v39.x[72];
+    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1490 = iron_f32_to_bf16(v1489);
+    const unsigned int v1491 = v1482 * v1;
+    const unsigned int v1492 = v1491 + v1484;
+    out[v1492] = v1490;
+  }
+  const unsigned int v1493 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1494 = v616 + v1493;
+  const unsigned int v1495 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1496 = v615 + v1495;
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1498 = v1496 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v39.x[73];
+    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
+    const unsigned int v1503 = v1494 * v1;
+    const unsigned int v1504 = v1503 + v1496;
+    out[v1504] = v1502;
+  }
+  const unsigned int v1505 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1506 = v616 + v1505;
+  const unsigned int v1507 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1508 = v615 + v1507;
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1510 = v1508 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v39.x[74];
+    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1514 = iron_f32_to_bf16(v1513);
+    const unsigned int v1515 = v1506 * v1;
+    const unsigned int v1516 = v1515 + v1508;
+    out[v1516] = v1514;
+  }
+  const unsigned int v1517 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1518 = v616 + v1517;
+  const unsigned int v1519 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1520 = v615 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1522 = v1520 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v39.x[75];
+    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
+    const unsigned int v1527 = v1518 * v1;
+    const unsigned int v1528 = v1527 + v1520;
+    out[v1528] = v1526;
+  }
+  const unsigned int v1529 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1530 = v616 + v1529;
+  const unsigned int v1531 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1532 = v615 + v1531;
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1534 = v1532 < v1;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v39.x[76];
+    const float v1537 = v1536 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1538 = iron_f32_to_bf16(v1537);
+    const unsigned int v1539 = v1530 * v1;
+    const unsigned int v1540 = v1539 + v1532;
+    out[v1540] = v1538;
+  }
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1542 = v616 + v1541;
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1544 = v615 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1546 = v1544 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v39.x[77];
+    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
+    const unsigned int v1551 = v1542 * v1;
+    const unsigned int v1552 = v1551 + v1544;
+    out[v1552] = v1550;
+  }
+  const unsigned int v1553 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1554 = v616 + v1553;
+  const unsigned int v1555 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1556 = v615 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1558 = v1556 < v1;
+  const bool v1559 = v1557 && v1558;
+  if (v1559) {
+    const float v1560 = v39.x[78];
+    const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1562 = iron_f32_to_bf16(v1561);
+    const unsigned int v1563 = v1554 * v1;
+    const unsigned int v1564 = v1563 + v1556;
+    out[v1564] = v1562;
+  }
+  const unsigned int v1565 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1566 = v616 + v1565;
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1568 = v615 + v1567;
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1570 = v1568 < v1;
+  const bool v1571 = v1569 && v1570;
+  if (v1571) {
+    const float v1572 = v39.x[79];
+    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1574 = iron_f32_to_bf16(v1573);
+    const unsigned int v1575 = v1566 * v1;
+    const unsigned int v1576 = v1575 + v1568;
+    out[v1576] = v1574;
+  }
+  const unsigned int v1577 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1578 = v616 + v1577;
+  const unsigned int v1579 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1580 = v615 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v39.x[80];
+    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
+    const unsigned int v1587 = v1578 * v1;
+    const unsigned int v1588 = v1587 + v1580;
+    out[v1588] = v1586;
+  }
+  const unsigned int v1589 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1590 = v616 + v1589;
+  const unsigned int v1591 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1592 = v615 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1594 = v1592 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v39.x[81];
+    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
+    const unsigned int v1599 = v1590 * v1;
+    const unsigned int v1600 = v1599 + v1592;
+    out[v1600] = v1598;
+  }
+  const unsigned int v1601 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1602 = v616 + v1601;
+  const unsigned int v1603 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1604 = v615 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1606 = v1604 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v39.x[82];
+    const float v1609 = v1608 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
+    const unsigned int v1611 = v1602 * v1;
+    const unsigned int v1612 = v1611 + v1604;
+    out[v1612] = v1610;
+  }
+  const unsigned int v1613 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1614 = v616 + v1613;
+  const unsigned int v1615 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1616 = v615 + v1615;
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1618 = v1616 < v1;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v39.x[83];
+    const float v1621 = v1620 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
+    const unsigned int v1623 = v1614 * v1;
+    const unsigned int v1624 = v1623 + v1616;
+    out[v1624] = v1622;
+  }
+  const unsigned int v1625 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1626 = v616 + v1625;
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1628 = v615 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1630 = v1628 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v39.x[84];
+    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
+    const unsigned int v1635 = v1626 * v1;
+    const unsigned int v1636 = v1635 + v1628;
+    out[v1636] = v1634;
+  }
+  const unsigned int v1637 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1638 = v616 + v1637;
+  const unsigned int v1639 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1640 = v615 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v39.x[85];
+    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1646 = iron_f32_to_bf16(v1645);
+    const unsigned int v1647 = v1638 * v1;
+    const unsigned int v1648 = v1647 + v1640;
+    out[v1648] = v1646;
+  }
+  const unsigned int v1649 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1650 = v616 + v1649;
+  const unsigned int v1651 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1652 = v615 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1654 = v1652 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v39.x[86];
+    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1658 = iron_f32_to_bf16(v1657);
+    const unsigned int v1659 = v1650 * v1;
+    const unsigned int v1660 = v1659 + v1652;
+    out[v1660] = v1658;
+  }
+  const unsigned int v1661 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1662 = v616 + v1661;
+  const unsigned int v1663 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1664 = v615 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1666 = v1664 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v39.x[87];
+    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
+    const unsigned int v1671 = v1662 * v1;
+    const unsigned int v1672 = v1671 + v1664;
+    out[v1672] = v1670;
+  }
+  const unsigned int v1673 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1674 = v616 + v1673;
+  const unsigned int v1675 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1676 = v615 + v1675;
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1678 = v1676 < v1;
+  const bool v1679 = v1677 && v1678;
+  if (v1679) {
+    const float v1680 = v39.x[88];
+    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
+    const unsigned int v1683 = v1674 * v1;
+    const unsigned int v1684 = v1683 + v1676;
+    out[v1684] = v1682;
+  }
+  const unsigned int v1685 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1686 = v616 + v1685;
+  const unsigned int v1687 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1688 = v615 + v1687;
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1690 = v1688 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v39.x[89];
+    const float v1693 = v1692 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
+    const unsigned int v1695 = v1686 * v1;
+    const unsigned int v1696 = v1695 + v1688;
+    out[v1696] = v1694;
+  }
+  const unsigned int v1697 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1698 = v616 + v1697;
+  const unsigned int v1699 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1700 = v615 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1702 = v1700 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v39.x[90];
+    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);
+    const unsigned int v1707 = v1698 * v1;
+    const unsigned int v1708 = v1707 + v1700;
+    out[v1708] = v1706;
+  }
+  const unsigned int v1709 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1710 = v616 + v1709;
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1712 = v615 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1714 = v1712 < v1;
+  const bool v1715 = v1713 && v1714;
+  if (v1715) {
+    const float v1716 = v39.x[91];
+    const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
+    const unsigned int v1719 = v1710 * v1;
+    const unsigned int v1720 = v1719 + v1712;
+    out[v1720] = v1718;
+  }
+  const unsigned int v1721 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1722 = v616 + v1721;
+  const unsigned int v1723 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1724 = v615 + v1723;
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1726 = v1724 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v39.x[92];
+    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1730 = iron_f32_to_bf16(v1729);
+    const unsigned int v1731 = v1722 * v1;
+    const unsigned int v1732 = v1731 + v1724;
+    out[v1732] = v1730;
+  }
+  const unsigned int v1733 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1734 = v616 + v1733;
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1736 = v615 + v1735;
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1738 = v1736 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v39.x[93];
+    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
+    const unsigned int v1743 = v1734 * v1;
+    const unsigned int v1744 = v1743 + v1736;
+    out[v1744] = v1742;
+  }
+  const unsigned int v1745 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1746 = v616 + v1745;
+  const unsigned int v1747 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1748 = v615 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1750 = v1748 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v39.x[94];
+    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
+    const unsigned int v1755 = v1746 * v1;
+    const unsigned int v1756 = v1755 + v1748;
+    out[v1756] = v1754;
+  }
+  const unsigned int v1757 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1758 = v616 + v1757;
+  const unsigned int v1759 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1760 = v615 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v39.x[95];
+    const float v1765 = v1764 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1766 = iron_f32_to_bf16(v1765);
+    const unsigned int v1767 = v1758 * v1;
+    const unsigned int v1768 = v1767 + v1760;
+    out[v1768] = v1766;
+  }
+  const unsigned int v1769 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1770 = v616 + v1769;
+  const unsigned int v1771 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1772 = v615 + v1771;
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1774 = v1772 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v39.x[96];
+    const float v1777 = v1776 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
+    const unsigned int v1779 = v1770 * v1;
+    const unsigned int v1780 = v1779 + v1772;
+    out[v1780] = v1778;
+  }
+  const unsigned int v1781 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1782 = v616 + v1781;
+  const unsigned int v1783 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1784 = v615 + v1783;
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1786 = v1784 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v39.x[97];
+    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
+    const unsigned int v1791 = v1782 * v1;
+    const unsigned int v1792 = v1791 + v1784;
+    out[v1792] = v1790;
+  }
+  const unsigned int v1793 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1794 = v616 + v1793;
+  const unsigned int v1795 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1796 = v615 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1798 = v1796 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v39.x[98];
+    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
+    const unsigned int v1803 = v1794 * v1;
+    const unsigned int v1804 = v1803 + v1796;
+    out[v1804] = v1802;
+  }
+  const unsigned int v1805 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1806 = v616 + v1805;
+  const unsigned int v1807 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1808 = v615 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1810 = v1808 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v39.x[99];
+    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
+    const unsigned int v1815 = v1806 * v1;
+    const unsigned int v1816 = v1815 + v1808;
+    out[v1816] = v1814;
+  }
+  const unsigned int v1817 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1818 = v616 + v1817;
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1820 = v615 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1822 = v1820 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v39.x[100];
+    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1826 = iron_f32_to_bf16(v1825);
+    const unsigned int v1827 = v1818 * v1;
+    const unsigned int v1828 = v1827 + v1820;
+    out[v1828] = v1826;
+  }
+  const unsigned int v1829 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1830 = v616 + v1829;
+  const unsigned int v1831 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1832 = v615 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1834 = v1832 < v1;
+  const bool v1835 = v1833 && v1834;
+  if (v1835) {
+    const float v1836 = v39.x[101];
+    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
+    const unsigned int v1839 = v1830 * v1;
+    const unsigned int v1840 = v1839 + v1832;
+    out[v1840] = v1838;
+  }
+  const unsigned int v1841 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1842 = v616 + v1841;
+  const unsigned int v1843 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1844 = v615 + v1843;
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1846 = v1844 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v39.x[102];
+    const float v1849 = v1848 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1850 = iron_f32_to_bf16(v1849);
+    const unsigned int v1851 = v1842 * v1;
+    const unsigned int v1852 = v1851 + v1844;
+    out[v1852] = v1850;
+  }
+  const unsigned int v1853 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1854 = v616 + v1853;
+  const unsigned int v1855 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1856 = v615 + v1855;
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1858 = v1856 < v1;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v39.x[103];
+    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
+    const unsigned int v1863 = v1854 * v1;
+    const unsigned int v1864 = v1863 + v1856;
+    out[v1864] = v1862;
+  }
+  const unsigned int v1865 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1866 = v616 + v1865;
+  const unsigned int v1867 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1868 = v615 + v1867;
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1870 = v1868 < v1;
+  const bool v1871 = v1869 && v1870;
+  if (v1871) {
+    const float v1872 = v39.x[104];
+    const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1874 = iron_f32_to_bf16(v1873);
+    const unsigned int v1875 = v1866 * v1;
+    const unsigned int v1876 = v1875 + v1868;
+    out[v1876] = v1874;
+  }
+  const unsigned int v1877 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1878 = v616 + v1877;
+  const unsigned int v1879 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v39.x[105];
+    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
+    const unsigned int v1887 = v1878 * v1;
+    const unsigned int v1888 = v1887 + v1880;
+    out[v1888] = v1886;
+  }
+  const unsigned int v1889 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1890 = v616 + v1889;
+  const unsigned int v1891 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1892 = v615 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v39.x[106];
+    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
+    const unsigned int v1899 = v1890 * v1;
+    const unsigned int v1900 = v1899 + v1892;
+    out[v1900] = v1898;
+  }
+  const unsigned int v1901 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1902 = v616 + v1901;
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1904 = v615 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v39.x[107];
+    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
+    const unsigned int v1911 = v1902 * v1;
+    const unsigned int v1912 = v1911 + v1904;
+    out[v1912] = v1910;
+  }
+  const unsigned int v1913 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1914 = v616 + v1913;
+  const unsigned int v1915 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1916 = v615 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1918 = v1916 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v39.x[108];
+    const float v1921 = v1920 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
+    const unsigned int v1923 = v1914 * v1;
+    const unsigned int v1924 = v1923 + v1916;
+    out[v1924] = v1922;
+  }
+  const unsigned int v1925 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1926 = v616 + v1925;
+  const unsigned int v1927 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1928 = v615 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1930 = v1928 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v39.x[109];
+    const float v1933 = v1932 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1934 = iron_f32_to_bf16(v1933);
+    const unsigned int v1935 = v1926 * v1;
+    const unsigned int v1936 = v1935 + v1928;
+    out[v1936] = v1934;
+  }
+  const unsigned int v1937 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1938 = v616 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1940 = v615 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1942 = v1940 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v39.x[110];
+    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
+    const unsigned int v1947 = v1938 * v1;
+    const unsigned int v1948 = v1947 + v1940;
+    out[v1948] = v1946;
+  }
+  const unsigned int v1949 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1950 = v616 + v1949;
+  const unsigned int v1951 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1952 = v615 + v1951;
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1954 = v1952 < v1;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v39.x[111];
+    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
+    const unsigned int v1959 = v1950 * v1;
+    const unsigned int v1960 = v1959 + v1952;
+    out[v1960] = v1958;
+  }
+  const unsigned int v1961 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1962 = v616 + v1961;
+  const unsigned int v1963 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1964 = v615 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1966 = v1964 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v39.x[112];
+    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
+    const unsigned int v1971 = v1962 * v1;
+    const unsigned int v1972 = v1971 + v1964;
+    out[v1972] = v1970;
+  }
+  const unsigned int v1973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1974 = v616 + v1973;
+  const unsigned int v1975 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1976 = v615 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1978 = v1976 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v39.x[113];
+    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
+    const unsigned int v1983 = v1974 * v1;
+    const unsigned int v1984 = v1983 + v1976;
+    out[v1984] = v1982;
+  }
+  const unsigned int v1985 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1986 = v616 + v1985;
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1988 = v615 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1990 = v1988 < v1;
+  const bool v1991 = v1989 && v1990;
+  if (v1991) {
+    const float v1992 = v39.x[114];
+    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v1994 = iron_f32_to_bf16(v1993);
+    const unsigned int v1995 = v1986 * v1;
+    const unsigned int v1996 = v1995 + v1988;
+    out[v1996] = v1994;
+  }
+  const unsigned int v1997 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1998 = v616 + v1997;
+  const unsigned int v1999 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2000 = v615 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v39.x[115];
+    const float v2005 = v2004 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2006 = iron_f32_to_bf16(v2005);
+    const unsigned int v2007 = v1998 * v1;
+    const unsigned int v2008 = v2007 + v2000;
+    out[v2008] = v2006;
+  }
+  const unsigned int v2009 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2010 = v616 + v2009;
+  const unsigned int v2011 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2012 = v615 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2014 = v2012 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v39.x[116];
+    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);
+    const unsigned int v2019 = v2010 * v1;
+    const unsigned int v2020 = v2019 + v2012;
+    out[v2020] = v2018;
+  }
+  const unsigned int v2021 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2022 = v616 + v2021;
+  const unsigned int v2023 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2024 = v615 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2026 = v2024 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v39.x[117];
+    const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
+    const unsigned int v2031 = v2022 * v1;
+    const unsigned int v2032 = v2031 + v2024;
+    out[v2032] = v2030;
+  }
+  const unsigned int v2033 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2034 = v616 + v2033;
+  const unsigned int v2035 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2036 = v615 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2038 = v2036 < v1;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v39.x[118];
+    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
+    const unsigned int v2043 = v2034 * v1;
+    const unsigned int v2044 = v2043 + v2036;
+    out[v2044] = v2042;
+  }
+  const unsigned int v2045 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2046 = v616 + v2045;
+  const unsigned int v2047 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2048 = v615 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v39.x[119];
+    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
+    const unsigned int v2055 = v2046 * v1;
+    const unsigned int v2056 = v2055 + v2048;
+    out[v2056] = v2054;
+  }
+  const unsigned int v2057 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2058 = v616 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2060 = v615 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v39.x[120];
+    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2066 = iron_f32_to_bf16(v2065);
+    const unsigned int v2067 = v2058 * v1;
+    const unsigned int v2068 = v2067 + v2060;
+    out[v2068] = v2066;
+  }
+  const unsigned int v2069 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2070 = v616 + v2069;
+  const unsigned int v2071 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2072 = v615 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2074 = v2072 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v39.x[121];
+    const float v2077 = v2076 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);
+    const unsigned int v2079 = v2070 * v1;
+    const unsigned int v2080 = v2079 + v2072;
+    out[v2080] = v2078;
+  }
+  const unsigned int v2081 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2082 = v616 + v2081;
+  const unsigned int v2083 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2084 = v615 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2086 = v2084 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v39.x[122];
+    const float v2089 = v2088 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2090 = iron_f32_to_bf16(v2089);
+    const unsigned int v2091 = v2082 * v1;
+    const unsigned int v2092 = v2091 + v2084;
+    out[v2092] = v2090;
+  }
+  const unsigned int v2093 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2094 = v616 + v2093;
+  const unsigned int v2095 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2096 = v615 + v2095;
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2098 = v2096 < v1;
+  const bool v2099 = v2097 && v2098;
+  if (v2099) {
+    const float v2100 = v39.x[123];
+    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
+    const unsigned int v2103 = v2094 * v1;
+    const unsigned int v2104 = v2103 + v2096;
+    out[v2104] = v2102;
+  }
+  const unsigned int v2105 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2106 = v616 + v2105;
+  const unsigned int v2107 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2108 = v615 + v2107;
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2110 = v2108 < v1;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v39.x[124];
+    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
+    const unsigned int v2115 = v2106 * v1;
+    const unsigned int v2116 = v2115 + v2108;
+    out[v2116] = v2114;
+  }
+  const unsigned int v2117 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2118 = v616 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2120 = v615 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2122 = v2120 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v39.x[125];
+    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
+    const unsigned int v2127 = v2118 * v1;
+    const unsigned int v2128 = v2127 + v2120;
+    out[v2128] = v2126;
+  }
+  const unsigned int v2129 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2130 = v616 + v2129;
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2132 = v615 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2134 = v2132 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v39.x[126];
+    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);
+    const unsigned int v2139 = v2130 * v1;
+    const unsigned int v2140 = v2139 + v2132;
+    out[v2140] = v2138;
+  }
+  const unsigned int v2141 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2142 = v616 + v2141;
+  const unsigned int v2143 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2144 = v615 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2146 = v2144 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v39.x[127];
+    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:68
+    const iron_bf16 v2150 = iron_f32_to_bf16(v2149);
+    const unsigned int v2151 = v2142 * v1;
+    const unsigned int v2152 = v2151 + v2144;
+    out[v2152] = v2150;
   }
 }

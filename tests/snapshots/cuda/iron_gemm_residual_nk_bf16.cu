@@ -293,2703 +293,2703 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2411 = 0u; v2411 < 2u; v2411 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2412 = v2411 << 6u;
-      const bool v2414 = v2412 < v2;
-      if (v2414) {
-        const unsigned int v2416 = v2411 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2418 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2421 = v2418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2424 = v2418 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2425 = v2424 << 3u;
-        const unsigned int v2426 = v24 + v2421;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2427 = v2426 < v0;
-        const unsigned int v2428 = v2412 + v2425;
-        const bool v2429 = v2428 < v2;
-        const bool v2430 = v2427 && v2429;
-        const unsigned int v2432 = v2426 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2434 = v2432 + v2412;
-        const unsigned int v2435 = v2434 + v2425;
-        const unsigned int v2436 = v2430 ? v2435 : 0u;
-        const unsigned int v2438 = v2421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2439 = v2416 + v2438;
-        const unsigned int v2440 = v2439 + v2425;
-        iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2436, v2430);
-        const unsigned int v2443 = v2418 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2445 = v2443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2448 = v2443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2449 = v2448 << 3u;
-        const unsigned int v2450 = v24 + v2445;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2451 = v2450 < v0;
-        const unsigned int v2452 = v2412 + v2449;
-        const bool v2453 = v2452 < v2;
-        const bool v2454 = v2451 && v2453;
-        const unsigned int v2456 = v2450 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2458 = v2456 + v2412;
-        const unsigned int v2459 = v2458 + v2449;
-        const unsigned int v2460 = v2454 ? v2459 : 0u;
-        const unsigned int v2462 = v2445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2463 = v2416 + v2462;
-        const unsigned int v2464 = v2463 + v2449;
-        iron_copy_async<16>(shm0 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), a + v2460, v2454);
-        const unsigned int v2467 = v2418 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2469 = v2467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2472 = v2467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2473 = v2472 << 3u;
-        const unsigned int v2474 = v24 + v2469;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2475 = v2474 < v0;
-        const unsigned int v2476 = v2412 + v2473;
-        const bool v2477 = v2476 < v2;
-        const bool v2478 = v2475 && v2477;
-        const unsigned int v2480 = v2474 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2482 = v2480 + v2412;
-        const unsigned int v2483 = v2482 + v2473;
-        const unsigned int v2484 = v2478 ? v2483 : 0u;
-        const unsigned int v2486 = v2469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2487 = v2416 + v2486;
-        const unsigned int v2488 = v2487 + v2473;
-        iron_copy_async<16>(shm0 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), a + v2484, v2478);
-        const unsigned int v2491 = v2418 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2493 = v2491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2496 = v2491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2497 = v2496 << 3u;
-        const unsigned int v2498 = v24 + v2493;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2499 = v2498 < v0;
-        const unsigned int v2500 = v2412 + v2497;
-        const bool v2501 = v2500 < v2;
-        const bool v2502 = v2499 && v2501;
-        const unsigned int v2504 = v2498 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2506 = v2504 + v2412;
-        const unsigned int v2507 = v2506 + v2497;
-        const unsigned int v2508 = v2502 ? v2507 : 0u;
-        const unsigned int v2510 = v2493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2511 = v2416 + v2510;
-        const unsigned int v2512 = v2511 + v2497;
-        iron_copy_async<16>(shm0 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), a + v2508, v2502);
-        const unsigned int v2515 = v2418 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2517 = v2515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2520 = v2515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2521 = v2520 << 3u;
-        const unsigned int v2522 = v24 + v2517;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2523 = v2522 < v0;
-        const unsigned int v2524 = v2412 + v2521;
-        const bool v2525 = v2524 < v2;
-        const bool v2526 = v2523 && v2525;
-        const unsigned int v2528 = v2522 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2530 = v2528 + v2412;
-        const unsigned int v2531 = v2530 + v2521;
-        const unsigned int v2532 = v2526 ? v2531 : 0u;
-        const unsigned int v2534 = v2517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2535 = v2416 + v2534;
-        const unsigned int v2536 = v2535 + v2521;
-        iron_copy_async<16>(shm0 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), a + v2532, v2526);
-        const unsigned int v2539 = v2418 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2541 = v2539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2544 = v2539 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2545 = v2544 << 3u;
-        const unsigned int v2546 = v24 + v2541;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2547 = v2546 < v0;
-        const unsigned int v2548 = v2412 + v2545;
-        const bool v2549 = v2548 < v2;
-        const bool v2550 = v2547 && v2549;
-        const unsigned int v2552 = v2546 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2554 = v2552 + v2412;
-        const unsigned int v2555 = v2554 + v2545;
-        const unsigned int v2556 = v2550 ? v2555 : 0u;
-        const unsigned int v2558 = v2541 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2559 = v2416 + v2558;
-        const unsigned int v2560 = v2559 + v2545;
-        iron_copy_async<16>(shm0 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), a + v2556, v2550);
-        const unsigned int v2563 = v2418 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2565 = v2563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2568 = v2563 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2569 = v2568 << 3u;
-        const unsigned int v2570 = v24 + v2565;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2571 = v2570 < v0;
-        const unsigned int v2572 = v2412 + v2569;
-        const bool v2573 = v2572 < v2;
-        const bool v2574 = v2571 && v2573;
-        const unsigned int v2576 = v2570 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2578 = v2576 + v2412;
-        const unsigned int v2579 = v2578 + v2569;
-        const unsigned int v2580 = v2574 ? v2579 : 0u;
-        const unsigned int v2582 = v2565 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2583 = v2416 + v2582;
-        const unsigned int v2584 = v2583 + v2569;
-        iron_copy_async<16>(shm0 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), a + v2580, v2574);
-        const unsigned int v2587 = v2418 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2589 = v2587 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2592 = v2587 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2593 = v2592 << 3u;
-        const unsigned int v2594 = v24 + v2589;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2595 = v2594 < v0;
-        const unsigned int v2596 = v2412 + v2593;
-        const bool v2597 = v2596 < v2;
-        const bool v2598 = v2595 && v2597;
-        const unsigned int v2600 = v2594 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2602 = v2600 + v2412;
-        const unsigned int v2603 = v2602 + v2593;
-        const unsigned int v2604 = v2598 ? v2603 : 0u;
-        const unsigned int v2606 = v2589 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2607 = v2416 + v2606;
-        const unsigned int v2608 = v2607 + v2593;
-        iron_copy_async<16>(shm0 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), a + v2604, v2598);
-        const unsigned int v2620 = v28 + v2421;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2621 = v2620 < v1;
-        const bool v2624 = v2621 && v2429;
-        const unsigned int v2626 = v2620 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2628 = v2626 + v2412;
-        const unsigned int v2629 = v2628 + v2425;
-        const unsigned int v2630 = v2624 ? v2629 : 0u;
-        iron_copy_async<16>(shm1 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), b + v2630, v2624);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2644 = v28 + v2445;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2645 = v2644 < v1;
-        const bool v2648 = v2645 && v2453;
-        const unsigned int v2650 = v2644 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2652 = v2650 + v2412;
-        const unsigned int v2653 = v2652 + v2449;
-        const unsigned int v2654 = v2648 ? v2653 : 0u;
-        iron_copy_async<16>(shm1 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), b + v2654, v2648);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2668 = v28 + v2469;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2669 = v2668 < v1;
-        const bool v2672 = v2669 && v2477;
-        const unsigned int v2674 = v2668 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2676 = v2674 + v2412;
-        const unsigned int v2677 = v2676 + v2473;
-        const unsigned int v2678 = v2672 ? v2677 : 0u;
-        iron_copy_async<16>(shm1 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), b + v2678, v2672);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2692 = v28 + v2493;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2693 = v2692 < v1;
-        const bool v2696 = v2693 && v2501;
-        const unsigned int v2698 = v2692 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2700 = v2698 + v2412;
-        const unsigned int v2701 = v2700 + v2497;
-        const unsigned int v2702 = v2696 ? v2701 : 0u;
-        iron_copy_async<16>(shm1 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), b + v2702, v2696);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2716 = v28 + v2517;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2717 = v2716 < v1;
-        const bool v2720 = v2717 && v2525;
-        const unsigned int v2722 = v2716 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2724 = v2722 + v2412;
-        const unsigned int v2725 = v2724 + v2521;
-        const unsigned int v2726 = v2720 ? v2725 : 0u;
-        iron_copy_async<16>(shm1 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), b + v2726, v2720);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2740 = v28 + v2541;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2741 = v2740 < v1;
-        const bool v2744 = v2741 && v2549;
-        const unsigned int v2746 = v2740 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2748 = v2746 + v2412;
-        const unsigned int v2749 = v2748 + v2545;
-        const unsigned int v2750 = v2744 ? v2749 : 0u;
-        iron_copy_async<16>(shm1 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), b + v2750, v2744);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2764 = v28 + v2565;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2765 = v2764 < v1;
-        const bool v2768 = v2765 && v2573;
-        const unsigned int v2770 = v2764 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2772 = v2770 + v2412;
-        const unsigned int v2773 = v2772 + v2569;
-        const unsigned int v2774 = v2768 ? v2773 : 0u;
-        iron_copy_async<16>(shm1 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), b + v2774, v2768);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2788 = v28 + v2589;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2789 = v2788 < v1;
-        const bool v2792 = v2789 && v2597;
-        const unsigned int v2794 = v2788 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2796 = v2794 + v2412;
-        const unsigned int v2797 = v2796 + v2593;
-        const unsigned int v2798 = v2792 ? v2797 : 0u;
-        iron_copy_async<16>(shm1 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), b + v2798, v2792);  // kernels/gemm/gemm_tiles.hpp:83
+    for (unsigned int v2412 = 0u; v2412 < 2u; v2412 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2413 = v2412 << 6u;
+      const bool v2415 = v2413 < v2;
+      if (v2415) {
+        const unsigned int v2417 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2419 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2422 = v2419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2425 = v2419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2426 = v2425 << 3u;
+        const unsigned int v2427 = v24 + v2422;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2428 = v2427 < v0;
+        const unsigned int v2429 = v2413 + v2426;
+        const bool v2430 = v2429 < v2;
+        const bool v2431 = v2428 && v2430;
+        const unsigned int v2433 = v2427 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2435 = v2433 + v2413;
+        const unsigned int v2436 = v2435 + v2426;
+        const unsigned int v2437 = v2431 ? v2436 : 0u;
+        const unsigned int v2439 = v2422 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2440 = v2417 + v2439;
+        const unsigned int v2441 = v2440 + v2426;
+        iron_copy_async<16>(shm0 + (v2441 ^ (((v2441 >> 6u) & 7u) << 3u)), a + v2437, v2431);
+        const unsigned int v2444 = v2419 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2446 = v2444 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2449 = v2444 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2450 = v2449 << 3u;
+        const unsigned int v2451 = v24 + v2446;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2452 = v2451 < v0;
+        const unsigned int v2453 = v2413 + v2450;
+        const bool v2454 = v2453 < v2;
+        const bool v2455 = v2452 && v2454;
+        const unsigned int v2457 = v2451 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2459 = v2457 + v2413;
+        const unsigned int v2460 = v2459 + v2450;
+        const unsigned int v2461 = v2455 ? v2460 : 0u;
+        const unsigned int v2463 = v2446 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2464 = v2417 + v2463;
+        const unsigned int v2465 = v2464 + v2450;
+        iron_copy_async<16>(shm0 + (v2465 ^ (((v2465 >> 6u) & 7u) << 3u)), a + v2461, v2455);
+        const unsigned int v2468 = v2419 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2470 = v2468 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2473 = v2468 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2474 = v2473 << 3u;
+        const unsigned int v2475 = v24 + v2470;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2476 = v2475 < v0;
+        const unsigned int v2477 = v2413 + v2474;
+        const bool v2478 = v2477 < v2;
+        const bool v2479 = v2476 && v2478;
+        const unsigned int v2481 = v2475 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2483 = v2481 + v2413;
+        const unsigned int v2484 = v2483 + v2474;
+        const unsigned int v2485 = v2479 ? v2484 : 0u;
+        const unsigned int v2487 = v2470 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2488 = v2417 + v2487;
+        const unsigned int v2489 = v2488 + v2474;
+        iron_copy_async<16>(shm0 + (v2489 ^ (((v2489 >> 6u) & 7u) << 3u)), a + v2485, v2479);
+        const unsigned int v2492 = v2419 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2494 = v2492 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2497 = v2492 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2498 = v2497 << 3u;
+        const unsigned int v2499 = v24 + v2494;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2500 = v2499 < v0;
+        const unsigned int v2501 = v2413 + v2498;
+        const bool v2502 = v2501 < v2;
+        const bool v2503 = v2500 && v2502;
+        const unsigned int v2505 = v2499 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2507 = v2505 + v2413;
+        const unsigned int v2508 = v2507 + v2498;
+        const unsigned int v2509 = v2503 ? v2508 : 0u;
+        const unsigned int v2511 = v2494 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2512 = v2417 + v2511;
+        const unsigned int v2513 = v2512 + v2498;
+        iron_copy_async<16>(shm0 + (v2513 ^ (((v2513 >> 6u) & 7u) << 3u)), a + v2509, v2503);
+        const unsigned int v2516 = v2419 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2518 = v2516 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2521 = v2516 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2522 = v2521 << 3u;
+        const unsigned int v2523 = v24 + v2518;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2524 = v2523 < v0;
+        const unsigned int v2525 = v2413 + v2522;
+        const bool v2526 = v2525 < v2;
+        const bool v2527 = v2524 && v2526;
+        const unsigned int v2529 = v2523 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2531 = v2529 + v2413;
+        const unsigned int v2532 = v2531 + v2522;
+        const unsigned int v2533 = v2527 ? v2532 : 0u;
+        const unsigned int v2535 = v2518 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2536 = v2417 + v2535;
+        const unsigned int v2537 = v2536 + v2522;
+        iron_copy_async<16>(shm0 + (v2537 ^ (((v2537 >> 6u) & 7u) << 3u)), a + v2533, v2527);
+        const unsigned int v2540 = v2419 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2542 = v2540 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2545 = v2540 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2546 = v2545 << 3u;
+        const unsigned int v2547 = v24 + v2542;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2548 = v2547 < v0;
+        const unsigned int v2549 = v2413 + v2546;
+        const bool v2550 = v2549 < v2;
+        const bool v2551 = v2548 && v2550;
+        const unsigned int v2553 = v2547 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2555 = v2553 + v2413;
+        const unsigned int v2556 = v2555 + v2546;
+        const unsigned int v2557 = v2551 ? v2556 : 0u;
+        const unsigned int v2559 = v2542 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2560 = v2417 + v2559;
+        const unsigned int v2561 = v2560 + v2546;
+        iron_copy_async<16>(shm0 + (v2561 ^ (((v2561 >> 6u) & 7u) << 3u)), a + v2557, v2551);
+        const unsigned int v2564 = v2419 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2566 = v2564 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2569 = v2564 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2570 = v2569 << 3u;
+        const unsigned int v2571 = v24 + v2566;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2572 = v2571 < v0;
+        const unsigned int v2573 = v2413 + v2570;
+        const bool v2574 = v2573 < v2;
+        const bool v2575 = v2572 && v2574;
+        const unsigned int v2577 = v2571 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2579 = v2577 + v2413;
+        const unsigned int v2580 = v2579 + v2570;
+        const unsigned int v2581 = v2575 ? v2580 : 0u;
+        const unsigned int v2583 = v2566 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2584 = v2417 + v2583;
+        const unsigned int v2585 = v2584 + v2570;
+        iron_copy_async<16>(shm0 + (v2585 ^ (((v2585 >> 6u) & 7u) << 3u)), a + v2581, v2575);
+        const unsigned int v2588 = v2419 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2590 = v2588 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2593 = v2588 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2594 = v2593 << 3u;
+        const unsigned int v2595 = v24 + v2590;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2596 = v2595 < v0;
+        const unsigned int v2597 = v2413 + v2594;
+        const bool v2598 = v2597 < v2;
+        const bool v2599 = v2596 && v2598;
+        const unsigned int v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2603 = v2601 + v2413;
+        const unsigned int v2604 = v2603 + v2594;
+        const unsigned int v2605 = v2599 ? v2604 : 0u;
+        const unsigned int v2607 = v2590 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2608 = v2417 + v2607;
+        const unsigned int v2609 = v2608 + v2594;
+        iron_copy_async<16>(shm0 + (v2609 ^ (((v2609 >> 6u) & 7u) << 3u)), a + v2605, v2599);
+        const unsigned int v2621 = v28 + v2422;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2622 = v2621 < v1;
+        const bool v2625 = v2622 && v2430;
+        const unsigned int v2627 = v2621 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2629 = v2627 + v2413;
+        const unsigned int v2630 = v2629 + v2426;
+        const unsigned int v2631 = v2625 ? v2630 : 0u;
+        iron_copy_async<16>(shm1 + (v2441 ^ (((v2441 >> 6u) & 7u) << 3u)), b + v2631, v2625);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2645 = v28 + v2446;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2646 = v2645 < v1;
+        const bool v2649 = v2646 && v2454;
+        const unsigned int v2651 = v2645 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2653 = v2651 + v2413;
+        const unsigned int v2654 = v2653 + v2450;
+        const unsigned int v2655 = v2649 ? v2654 : 0u;
+        iron_copy_async<16>(shm1 + (v2465 ^ (((v2465 >> 6u) & 7u) << 3u)), b + v2655, v2649);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2669 = v28 + v2470;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2670 = v2669 < v1;
+        const bool v2673 = v2670 && v2478;
+        const unsigned int v2675 = v2669 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2677 = v2675 + v2413;
+        const unsigned int v2678 = v2677 + v2474;
+        const unsigned int v2679 = v2673 ? v2678 : 0u;
+        iron_copy_async<16>(shm1 + (v2489 ^ (((v2489 >> 6u) & 7u) << 3u)), b + v2679, v2673);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2693 = v28 + v2494;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2694 = v2693 < v1;
+        const bool v2697 = v2694 && v2502;
+        const unsigned int v2699 = v2693 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2701 = v2699 + v2413;
+        const unsigned int v2702 = v2701 + v2498;
+        const unsigned int v2703 = v2697 ? v2702 : 0u;
+        iron_copy_async<16>(shm1 + (v2513 ^ (((v2513 >> 6u) & 7u) << 3u)), b + v2703, v2697);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2717 = v28 + v2518;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2718 = v2717 < v1;
+        const bool v2721 = v2718 && v2526;
+        const unsigned int v2723 = v2717 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2725 = v2723 + v2413;
+        const unsigned int v2726 = v2725 + v2522;
+        const unsigned int v2727 = v2721 ? v2726 : 0u;
+        iron_copy_async<16>(shm1 + (v2537 ^ (((v2537 >> 6u) & 7u) << 3u)), b + v2727, v2721);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2741 = v28 + v2542;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2742 = v2741 < v1;
+        const bool v2745 = v2742 && v2550;
+        const unsigned int v2747 = v2741 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2749 = v2747 + v2413;
+        const unsigned int v2750 = v2749 + v2546;
+        const unsigned int v2751 = v2745 ? v2750 : 0u;
+        iron_copy_async<16>(shm1 + (v2561 ^ (((v2561 >> 6u) & 7u) << 3u)), b + v2751, v2745);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2765 = v28 + v2566;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2766 = v2765 < v1;
+        const bool v2769 = v2766 && v2574;
+        const unsigned int v2771 = v2765 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2773 = v2771 + v2413;
+        const unsigned int v2774 = v2773 + v2570;
+        const unsigned int v2775 = v2769 ? v2774 : 0u;
+        iron_copy_async<16>(shm1 + (v2585 ^ (((v2585 >> 6u) & 7u) << 3u)), b + v2775, v2769);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2789 = v28 + v2590;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2790 = v2789 < v1;
+        const bool v2793 = v2790 && v2598;
+        const unsigned int v2795 = v2789 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2797 = v2795 + v2413;
+        const unsigned int v2798 = v2797 + v2594;
+        const unsigned int v2799 = v2793 ? v2798 : 0u;
+        iron_copy_async<16>(shm1 + (v2609 ^ (((v2609 >> 6u) & 7u) << 3u)), b + v2799, v2793);  // kernels/gemm/gemm_tiles.hpp:83
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2815 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v2821 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2816 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2822 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2803 = 0u; v2803 < v2; v2803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2805 = v2803 >> 6u;
-      const unsigned int v2807 = v2805 % 3u;
+    for (unsigned int v2804 = 0u; v2804 < v2; v2804 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2806 = v2804 >> 6u;
+      const unsigned int v2808 = v2806 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2809 = v2807 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2816 = v2809 + v2815;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2816, 64u);
-      const unsigned int v2822 = v2809 + v2821;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2822, 64u);
+      const unsigned int v2810 = v2808 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2817 = v2810 + v2816;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2817, 64u);
+      const unsigned int v2823 = v2810 + v2822;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2823, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2829, 64u);
-      const unsigned int v2835 = v2822 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2835, 64u);
+      const unsigned int v2830 = v2817 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2830, 64u);
+      const unsigned int v2836 = v2823 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2836, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2841, 64u);
-      const unsigned int v2847 = v2822 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2847, 64u);
+      const unsigned int v2842 = v2817 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2842, 64u);
+      const unsigned int v2848 = v2823 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2848, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2853, 64u);
-      const unsigned int v2859 = v2822 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2859, 64u);
+      const unsigned int v2854 = v2817 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2854, 64u);
+      const unsigned int v2860 = v2823 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2860, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2862 = v2803 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v2864 = v2805 + 2u;
-      const unsigned int v2865 = v2864 % 3u;
-      const bool v2866 = v2862 < v2;
-      if (v2866) {
-        const unsigned int v2868 = v2865 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        const unsigned int v2870 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2873 = v2870 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2876 = v2870 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2877 = v2876 << 3u;
-        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2879 = v2878 < v0;
-        const unsigned int v2880 = v2862 + v2877;
-        const bool v2881 = v2880 < v2;
-        const bool v2882 = v2879 && v2881;
-        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2886 = v2884 + v2862;
-        const unsigned int v2887 = v2886 + v2877;
-        const unsigned int v2888 = v2882 ? v2887 : 0u;
-        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2891 = v2868 + v2890;
-        const unsigned int v2892 = v2891 + v2877;
-        iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), a + v2888, v2882);
-        const unsigned int v2895 = v2870 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2901 = v2900 << 3u;
-        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2903 = v2902 < v0;
-        const unsigned int v2904 = v2862 + v2901;
-        const bool v2905 = v2904 < v2;
-        const bool v2906 = v2903 && v2905;
-        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2910 = v2908 + v2862;
-        const unsigned int v2911 = v2910 + v2901;
-        const unsigned int v2912 = v2906 ? v2911 : 0u;
-        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2915 = v2868 + v2914;
-        const unsigned int v2916 = v2915 + v2901;
-        iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), a + v2912, v2906);
-        const unsigned int v2919 = v2870 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2925 = v2924 << 3u;
-        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2927 = v2926 < v0;
-        const unsigned int v2928 = v2862 + v2925;
-        const bool v2929 = v2928 < v2;
-        const bool v2930 = v2927 && v2929;
-        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2934 = v2932 + v2862;
-        const unsigned int v2935 = v2934 + v2925;
-        const unsigned int v2936 = v2930 ? v2935 : 0u;
-        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2939 = v2868 + v2938;
-        const unsigned int v2940 = v2939 + v2925;
-        iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), a + v2936, v2930);
-        const unsigned int v2943 = v2870 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2949 = v2948 << 3u;
-        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2951 = v2950 < v0;
-        const unsigned int v2952 = v2862 + v2949;
-        const bool v2953 = v2952 < v2;
-        const bool v2954 = v2951 && v2953;
-        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2958 = v2956 + v2862;
-        const unsigned int v2959 = v2958 + v2949;
-        const unsigned int v2960 = v2954 ? v2959 : 0u;
-        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2963 = v2868 + v2962;
-        const unsigned int v2964 = v2963 + v2949;
-        iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), a + v2960, v2954);
-        const unsigned int v2967 = v2870 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2973 = v2972 << 3u;
-        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2975 = v2974 < v0;
-        const unsigned int v2976 = v2862 + v2973;
-        const bool v2977 = v2976 < v2;
-        const bool v2978 = v2975 && v2977;
-        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2982 = v2980 + v2862;
-        const unsigned int v2983 = v2982 + v2973;
-        const unsigned int v2984 = v2978 ? v2983 : 0u;
-        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2987 = v2868 + v2986;
-        const unsigned int v2988 = v2987 + v2973;
-        iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), a + v2984, v2978);
-        const unsigned int v2991 = v2870 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2997 = v2996 << 3u;
-        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v2999 = v2998 < v0;
-        const unsigned int v3000 = v2862 + v2997;
-        const bool v3001 = v3000 < v2;
-        const bool v3002 = v2999 && v3001;
-        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3006 = v3004 + v2862;
-        const unsigned int v3007 = v3006 + v2997;
-        const unsigned int v3008 = v3002 ? v3007 : 0u;
-        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3011 = v2868 + v3010;
-        const unsigned int v3012 = v3011 + v2997;
-        iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), a + v3008, v3002);
-        const unsigned int v3015 = v2870 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3021 = v3020 << 3u;
-        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3023 = v3022 < v0;
-        const unsigned int v3024 = v2862 + v3021;
-        const bool v3025 = v3024 < v2;
-        const bool v3026 = v3023 && v3025;
-        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3030 = v3028 + v2862;
-        const unsigned int v3031 = v3030 + v3021;
-        const unsigned int v3032 = v3026 ? v3031 : 0u;
-        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3035 = v2868 + v3034;
-        const unsigned int v3036 = v3035 + v3021;
-        iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3026);
-        const unsigned int v3039 = v2870 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3041 = v3039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3044 = v3039 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3045 = v3044 << 3u;
-        const unsigned int v3046 = v24 + v3041;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3047 = v3046 < v0;
-        const unsigned int v3048 = v2862 + v3045;
-        const bool v3049 = v3048 < v2;
-        const bool v3050 = v3047 && v3049;
-        const unsigned int v3052 = v3046 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3054 = v3052 + v2862;
-        const unsigned int v3055 = v3054 + v3045;
-        const unsigned int v3056 = v3050 ? v3055 : 0u;
-        const unsigned int v3058 = v3041 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3059 = v2868 + v3058;
-        const unsigned int v3060 = v3059 + v3045;
-        iron_copy_async<16>(shm0 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), a + v3056, v3050);
-        const unsigned int v3072 = v28 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3073 = v3072 < v1;
-        const bool v3076 = v3073 && v2881;
-        const unsigned int v3078 = v3072 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3080 = v3078 + v2862;
-        const unsigned int v3081 = v3080 + v2877;
-        const unsigned int v3082 = v3076 ? v3081 : 0u;
-        iron_copy_async<16>(shm1 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), b + v3082, v3076);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3096 = v28 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3097 = v3096 < v1;
-        const bool v3100 = v3097 && v2905;
-        const unsigned int v3102 = v3096 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3104 = v3102 + v2862;
-        const unsigned int v3105 = v3104 + v2901;
-        const unsigned int v3106 = v3100 ? v3105 : 0u;
-        iron_copy_async<16>(shm1 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), b + v3106, v3100);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3120 = v28 + v2921;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3121 = v3120 < v1;
-        const bool v3124 = v3121 && v2929;
-        const unsigned int v3126 = v3120 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3128 = v3126 + v2862;
-        const unsigned int v3129 = v3128 + v2925;
-        const unsigned int v3130 = v3124 ? v3129 : 0u;
-        iron_copy_async<16>(shm1 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), b + v3130, v3124);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3144 = v28 + v2945;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3145 = v3144 < v1;
-        const bool v3148 = v3145 && v2953;
-        const unsigned int v3150 = v3144 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3152 = v3150 + v2862;
-        const unsigned int v3153 = v3152 + v2949;
-        const unsigned int v3154 = v3148 ? v3153 : 0u;
-        iron_copy_async<16>(shm1 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), b + v3154, v3148);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3168 = v28 + v2969;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3169 = v3168 < v1;
-        const bool v3172 = v3169 && v2977;
-        const unsigned int v3174 = v3168 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3176 = v3174 + v2862;
-        const unsigned int v3177 = v3176 + v2973;
-        const unsigned int v3178 = v3172 ? v3177 : 0u;
-        iron_copy_async<16>(shm1 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), b + v3178, v3172);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3192 = v28 + v2993;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3193 = v3192 < v1;
-        const bool v3196 = v3193 && v3001;
-        const unsigned int v3198 = v3192 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3200 = v3198 + v2862;
-        const unsigned int v3201 = v3200 + v2997;
-        const unsigned int v3202 = v3196 ? v3201 : 0u;
-        iron_copy_async<16>(shm1 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), b + v3202, v3196);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3216 = v28 + v3017;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3217 = v3216 < v1;
-        const bool v3220 = v3217 && v3025;
-        const unsigned int v3222 = v3216 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3224 = v3222 + v2862;
-        const unsigned int v3225 = v3224 + v3021;
-        const unsigned int v3226 = v3220 ? v3225 : 0u;
-        iron_copy_async<16>(shm1 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), b + v3226, v3220);  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3240 = v28 + v3041;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3241 = v3240 < v1;
-        const bool v3244 = v3241 && v3049;
-        const unsigned int v3246 = v3240 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3248 = v3246 + v2862;
-        const unsigned int v3249 = v3248 + v3045;
-        const unsigned int v3250 = v3244 ? v3249 : 0u;
-        iron_copy_async<16>(shm1 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), b + v3250, v3244);  // kernels/gemm/gemm_tiles.hpp:83
+      const unsigned int v2863 = v2804 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      const unsigned int v2865 = v2806 + 2u;
+      const unsigned int v2866 = v2865 % 3u;
+      const bool v2867 = v2863 < v2;
+      if (v2867) {
+        const unsigned int v2869 = v2866 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2871 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2874 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2877 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2878 = v2877 << 3u;
+        const unsigned int v2879 = v24 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2880 = v2879 < v0;
+        const unsigned int v2881 = v2863 + v2878;
+        const bool v2882 = v2881 < v2;
+        const bool v2883 = v2880 && v2882;
+        const unsigned int v2885 = v2879 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2887 = v2885 + v2863;
+        const unsigned int v2888 = v2887 + v2878;
+        const unsigned int v2889 = v2883 ? v2888 : 0u;
+        const unsigned int v2891 = v2874 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2892 = v2869 + v2891;
+        const unsigned int v2893 = v2892 + v2878;
+        iron_copy_async<16>(shm0 + (v2893 ^ (((v2893 >> 6u) & 7u) << 3u)), a + v2889, v2883);
+        const unsigned int v2896 = v2871 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2898 = v2896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2901 = v2896 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2902 = v2901 << 3u;
+        const unsigned int v2903 = v24 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2904 = v2903 < v0;
+        const unsigned int v2905 = v2863 + v2902;
+        const bool v2906 = v2905 < v2;
+        const bool v2907 = v2904 && v2906;
+        const unsigned int v2909 = v2903 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2911 = v2909 + v2863;
+        const unsigned int v2912 = v2911 + v2902;
+        const unsigned int v2913 = v2907 ? v2912 : 0u;
+        const unsigned int v2915 = v2898 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2916 = v2869 + v2915;
+        const unsigned int v2917 = v2916 + v2902;
+        iron_copy_async<16>(shm0 + (v2917 ^ (((v2917 >> 6u) & 7u) << 3u)), a + v2913, v2907);
+        const unsigned int v2920 = v2871 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2922 = v2920 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2925 = v2920 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2926 = v2925 << 3u;
+        const unsigned int v2927 = v24 + v2922;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2928 = v2927 < v0;
+        const unsigned int v2929 = v2863 + v2926;
+        const bool v2930 = v2929 < v2;
+        const bool v2931 = v2928 && v2930;
+        const unsigned int v2933 = v2927 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2935 = v2933 + v2863;
+        const unsigned int v2936 = v2935 + v2926;
+        const unsigned int v2937 = v2931 ? v2936 : 0u;
+        const unsigned int v2939 = v2922 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2940 = v2869 + v2939;
+        const unsigned int v2941 = v2940 + v2926;
+        iron_copy_async<16>(shm0 + (v2941 ^ (((v2941 >> 6u) & 7u) << 3u)), a + v2937, v2931);
+        const unsigned int v2944 = v2871 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2946 = v2944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2949 = v2944 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2950 = v2949 << 3u;
+        const unsigned int v2951 = v24 + v2946;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2952 = v2951 < v0;
+        const unsigned int v2953 = v2863 + v2950;
+        const bool v2954 = v2953 < v2;
+        const bool v2955 = v2952 && v2954;
+        const unsigned int v2957 = v2951 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2959 = v2957 + v2863;
+        const unsigned int v2960 = v2959 + v2950;
+        const unsigned int v2961 = v2955 ? v2960 : 0u;
+        const unsigned int v2963 = v2946 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2964 = v2869 + v2963;
+        const unsigned int v2965 = v2964 + v2950;
+        iron_copy_async<16>(shm0 + (v2965 ^ (((v2965 >> 6u) & 7u) << 3u)), a + v2961, v2955);
+        const unsigned int v2968 = v2871 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2970 = v2968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2973 = v2968 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2974 = v2973 << 3u;
+        const unsigned int v2975 = v24 + v2970;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v2976 = v2975 < v0;
+        const unsigned int v2977 = v2863 + v2974;
+        const bool v2978 = v2977 < v2;
+        const bool v2979 = v2976 && v2978;
+        const unsigned int v2981 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2983 = v2981 + v2863;
+        const unsigned int v2984 = v2983 + v2974;
+        const unsigned int v2985 = v2979 ? v2984 : 0u;
+        const unsigned int v2987 = v2970 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2988 = v2869 + v2987;
+        const unsigned int v2989 = v2988 + v2974;
+        iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), a + v2985, v2979);
+        const unsigned int v2992 = v2871 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2994 = v2992 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2997 = v2992 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2998 = v2997 << 3u;
+        const unsigned int v2999 = v24 + v2994;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3000 = v2999 < v0;
+        const unsigned int v3001 = v2863 + v2998;
+        const bool v3002 = v3001 < v2;
+        const bool v3003 = v3000 && v3002;
+        const unsigned int v3005 = v2999 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3007 = v3005 + v2863;
+        const unsigned int v3008 = v3007 + v2998;
+        const unsigned int v3009 = v3003 ? v3008 : 0u;
+        const unsigned int v3011 = v2994 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3012 = v2869 + v3011;
+        const unsigned int v3013 = v3012 + v2998;
+        iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), a + v3009, v3003);
+        const unsigned int v3016 = v2871 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3018 = v3016 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3021 = v3016 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3022 = v3021 << 3u;
+        const unsigned int v3023 = v24 + v3018;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3024 = v3023 < v0;
+        const unsigned int v3025 = v2863 + v3022;
+        const bool v3026 = v3025 < v2;
+        const bool v3027 = v3024 && v3026;
+        const unsigned int v3029 = v3023 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3031 = v3029 + v2863;
+        const unsigned int v3032 = v3031 + v3022;
+        const unsigned int v3033 = v3027 ? v3032 : 0u;
+        const unsigned int v3035 = v3018 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3036 = v2869 + v3035;
+        const unsigned int v3037 = v3036 + v3022;
+        iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), a + v3033, v3027);
+        const unsigned int v3040 = v2871 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3042 = v3040 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3045 = v3040 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3046 = v3045 << 3u;
+        const unsigned int v3047 = v24 + v3042;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3048 = v3047 < v0;
+        const unsigned int v3049 = v2863 + v3046;
+        const bool v3050 = v3049 < v2;
+        const bool v3051 = v3048 && v3050;
+        const unsigned int v3053 = v3047 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3055 = v3053 + v2863;
+        const unsigned int v3056 = v3055 + v3046;
+        const unsigned int v3057 = v3051 ? v3056 : 0u;
+        const unsigned int v3059 = v3042 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3060 = v2869 + v3059;
+        const unsigned int v3061 = v3060 + v3046;
+        iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), a + v3057, v3051);
+        const unsigned int v3073 = v28 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3074 = v3073 < v1;
+        const bool v3077 = v3074 && v2882;
+        const unsigned int v3079 = v3073 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3081 = v3079 + v2863;
+        const unsigned int v3082 = v3081 + v2878;
+        const unsigned int v3083 = v3077 ? v3082 : 0u;
+        iron_copy_async<16>(shm1 + (v2893 ^ (((v2893 >> 6u) & 7u) << 3u)), b + v3083, v3077);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3097 = v28 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3098 = v3097 < v1;
+        const bool v3101 = v3098 && v2906;
+        const unsigned int v3103 = v3097 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3105 = v3103 + v2863;
+        const unsigned int v3106 = v3105 + v2902;
+        const unsigned int v3107 = v3101 ? v3106 : 0u;
+        iron_copy_async<16>(shm1 + (v2917 ^ (((v2917 >> 6u) & 7u) << 3u)), b + v3107, v3101);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3121 = v28 + v2922;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3122 = v3121 < v1;
+        const bool v3125 = v3122 && v2930;
+        const unsigned int v3127 = v3121 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3129 = v3127 + v2863;
+        const unsigned int v3130 = v3129 + v2926;
+        const unsigned int v3131 = v3125 ? v3130 : 0u;
+        iron_copy_async<16>(shm1 + (v2941 ^ (((v2941 >> 6u) & 7u) << 3u)), b + v3131, v3125);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3145 = v28 + v2946;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3146 = v3145 < v1;
+        const bool v3149 = v3146 && v2954;
+        const unsigned int v3151 = v3145 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3153 = v3151 + v2863;
+        const unsigned int v3154 = v3153 + v2950;
+        const unsigned int v3155 = v3149 ? v3154 : 0u;
+        iron_copy_async<16>(shm1 + (v2965 ^ (((v2965 >> 6u) & 7u) << 3u)), b + v3155, v3149);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3169 = v28 + v2970;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3170 = v3169 < v1;
+        const bool v3173 = v3170 && v2978;
+        const unsigned int v3175 = v3169 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3177 = v3175 + v2863;
+        const unsigned int v3178 = v3177 + v2974;
+        const unsigned int v3179 = v3173 ? v3178 : 0u;
+        iron_copy_async<16>(shm1 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), b + v3179, v3173);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3193 = v28 + v2994;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3194 = v3193 < v1;
+        const bool v3197 = v3194 && v3002;
+        const unsigned int v3199 = v3193 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3201 = v3199 + v2863;
+        const unsigned int v3202 = v3201 + v2998;
+        const unsigned int v3203 = v3197 ? v3202 : 0u;
+        iron_copy_async<16>(shm1 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), b + v3203, v3197);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3217 = v28 + v3018;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3218 = v3217 < v1;
+        const bool v3221 = v3218 && v3026;
+        const unsigned int v3223 = v3217 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3225 = v3223 + v2863;
+        const unsigned int v3226 = v3225 + v3022;
+        const unsigned int v3227 = v3221 ? v3226 : 0u;
+        iron_copy_async<16>(shm1 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), b + v3227, v3221);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3241 = v28 + v3042;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3242 = v3241 < v1;
+        const bool v3245 = v3242 && v3050;
+        const unsigned int v3247 = v3241 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3249 = v3247 + v2863;
+        const unsigned int v3250 = v3249 + v3046;
+        const unsigned int v3251 = v3245 ? v3250 : 0u;
+        iron_copy_async<16>(shm1 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), b + v3251, v3245);  // kernels/gemm/gemm_tiles.hpp:83
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v514 = threadIdx.x;
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v521 = v520 < v0;
-        const unsigned int v522 = v511 + v519;
-        const bool v523 = v522 < v2;
-        const bool v524 = v521 && v523;
-        if (v524) {
-          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v528 = v526 + v511;
-          const unsigned int v529 = v528 + v519;
-          const iron_bf16 v530 = a[v529];
-          const unsigned int v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v533 = v532 + v519;
-          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v521 = v24 + v518;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v522 = v521 < v0;
+        const unsigned int v523 = v512 + v520;
+        const bool v524 = v523 < v2;
+        const bool v525 = v522 && v524;
+        if (v525) {
+          const unsigned int v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v529 = v527 + v512;
+          const unsigned int v530 = v529 + v520;
+          const iron_bf16 v531 = a[v530];
+          const unsigned int v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v534 = v533 + v520;
+          shm0[(v534 ^ (((v534 >> 6u) & 7u) << 3u))] = v531;
         } else {
-          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v537 = v536 + v520;
+          shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v547 = v546 < v1;
-        const unsigned int v548 = v511 + v545;
-        const bool v549 = v548 < v2;
-        const bool v550 = v547 && v549;
-        if (v550) {
-          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v554 = v552 + v511;
-          const unsigned int v555 = v554 + v545;
-          const iron_bf16 v556 = b[v555];
-          const unsigned int v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v559 = v558 + v545;
-          shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
+      for (unsigned int v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v547 = v28 + v544;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v548 = v547 < v1;
+        const unsigned int v549 = v512 + v546;
+        const bool v550 = v549 < v2;
+        const bool v551 = v548 && v550;
+        if (v551) {
+          const unsigned int v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v555 = v553 + v512;
+          const unsigned int v556 = v555 + v546;
+          const iron_bf16 v557 = b[v556];
+          const unsigned int v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v560 = v559 + v546;
+          shm1[(v560 ^ (((v560 >> 6u) & 7u) << 3u))] = v557;
         } else {
-          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v563 = v562 + v546;
+          shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v617 = v615 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.x[0];
-    const unsigned int v624 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v625 = v624 + v619;
-    const iron_bf16 v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v627 = iron_to_f32(v626);
-    const float v628 = fmaf(v623, v3, v627);
-    const iron_bf16 v629 = iron_f32_to_bf16(v628);
-    out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v630 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v631 = v615 + v630;
-  const unsigned int v632 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v633 = v614 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v635 = v633 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v39.x[1];
-    const unsigned int v638 = v631 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v639 = v638 + v633;
-    const iron_bf16 v640 = residual[v639];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v641 = iron_to_f32(v640);
-    const float v642 = fmaf(v637, v3, v641);
-    const iron_bf16 v643 = iron_f32_to_bf16(v642);
-    out[v639] = v643;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v644 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v645 = v615 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v647 = v614 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v649 = v647 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v39.x[2];
-    const unsigned int v652 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v653 = v652 + v647;
-    const iron_bf16 v654 = residual[v653];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v655 = iron_to_f32(v654);
-    const float v656 = fmaf(v651, v3, v655);
-    const iron_bf16 v657 = iron_f32_to_bf16(v656);
-    out[v653] = v657;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v658 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v659 = v615 + v658;
-  const unsigned int v660 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v663 = v661 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v39.x[3];
-    const unsigned int v666 = v659 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v667 = v666 + v661;
-    const iron_bf16 v668 = residual[v667];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v669 = iron_to_f32(v668);
-    const float v670 = fmaf(v665, v3, v669);
-    const iron_bf16 v671 = iron_f32_to_bf16(v670);
-    out[v667] = v671;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v672 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v673 = v615 + v672;
-  const unsigned int v674 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v675 = v614 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v677 = v675 < v1;
-  const bool v678 = v676 && v677;
-  if (v678) {
-    const float v679 = v39.x[4];
-    const unsigned int v680 = v673 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v681 = v680 + v675;
-    const iron_bf16 v682 = residual[v681];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v683 = iron_to_f32(v682);
-    const float v684 = fmaf(v679, v3, v683);
-    const iron_bf16 v685 = iron_f32_to_bf16(v684);
-    out[v681] = v685;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v686 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v687 = v615 + v686;
-  const unsigned int v688 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v689 = v614 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v691 = v689 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v39.x[5];
-    const unsigned int v694 = v687 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v695 = v694 + v689;
-    const iron_bf16 v696 = residual[v695];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v697 = iron_to_f32(v696);
-    const float v698 = fmaf(v693, v3, v697);
-    const iron_bf16 v699 = iron_f32_to_bf16(v698);
-    out[v695] = v699;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v701 = v615 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v705 = v703 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v39.x[6];
-    const unsigned int v708 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v709 = v708 + v703;
-    const iron_bf16 v710 = residual[v709];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v711 = iron_to_f32(v710);
-    const float v712 = fmaf(v707, v3, v711);
-    const iron_bf16 v713 = iron_f32_to_bf16(v712);
-    out[v709] = v713;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v714 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v715 = v615 + v714;
-  const unsigned int v716 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v717 = v614 + v716;
-  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v719 = v717 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v39.x[7];
-    const unsigned int v722 = v715 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v723 = v722 + v717;
-    const iron_bf16 v724 = residual[v723];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v725 = iron_to_f32(v724);
-    const float v726 = fmaf(v721, v3, v725);
-    const iron_bf16 v727 = iron_f32_to_bf16(v726);
-    out[v723] = v727;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v728 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v729 = v615 + v728;
-  const unsigned int v730 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v731 = v614 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.x[8];
-    const unsigned int v736 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v737 = v736 + v731;
-    const iron_bf16 v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v739 = iron_to_f32(v738);
-    const float v740 = fmaf(v735, v3, v739);
-    const iron_bf16 v741 = iron_f32_to_bf16(v740);
-    out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v743 = v615 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v747 = v745 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v39.x[9];
-    const unsigned int v750 = v743 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v751 = v750 + v745;
-    const iron_bf16 v752 = residual[v751];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v753 = iron_to_f32(v752);
-    const float v754 = fmaf(v749, v3, v753);
-    const iron_bf16 v755 = iron_f32_to_bf16(v754);
-    out[v751] = v755;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v756 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v757 = v615 + v756;
-  const unsigned int v758 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v759 = v614 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v761 = v759 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v39.x[10];
-    const unsigned int v764 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v765 = v764 + v759;
-    const iron_bf16 v766 = residual[v765];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v767 = iron_to_f32(v766);
-    const float v768 = fmaf(v763, v3, v767);
-    const iron_bf16 v769 = iron_f32_to_bf16(v768);
-    out[v765] = v769;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v770 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v771 = v615 + v770;
-  const unsigned int v772 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v773 = v614 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v39.x[11];
-    const unsigned int v778 = v771 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v779 = v778 + v773;
-    const iron_bf16 v780 = residual[v779];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v781 = iron_to_f32(v780);
-    const float v782 = fmaf(v777, v3, v781);
-    const iron_bf16 v783 = iron_f32_to_bf16(v782);
-    out[v779] = v783;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v784 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v785 = v615 + v784;
-  const unsigned int v786 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v789 = v787 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v39.x[12];
-    const unsigned int v792 = v785 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v793 = v792 + v787;
-    const iron_bf16 v794 = residual[v793];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v795 = iron_to_f32(v794);
-    const float v796 = fmaf(v791, v3, v795);
-    const iron_bf16 v797 = iron_f32_to_bf16(v796);
-    out[v793] = v797;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v798 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v799 = v615 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v801 = v614 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v803 = v801 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v39.x[13];
-    const unsigned int v806 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v807 = v806 + v801;
-    const iron_bf16 v808 = residual[v807];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v809 = iron_to_f32(v808);
-    const float v810 = fmaf(v805, v3, v809);
-    const iron_bf16 v811 = iron_f32_to_bf16(v810);
-    out[v807] = v811;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v812 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v813 = v615 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v815 = v614 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v817 = v815 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v39.x[14];
-    const unsigned int v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v821 = v820 + v815;
-    const iron_bf16 v822 = residual[v821];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v823 = iron_to_f32(v822);
-    const float v824 = fmaf(v819, v3, v823);
-    const iron_bf16 v825 = iron_f32_to_bf16(v824);
-    out[v821] = v825;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v826 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v827 = v615 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v39.x[15];
-    const unsigned int v834 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v835 = v834 + v829;
-    const iron_bf16 v836 = residual[v835];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v837 = iron_to_f32(v836);
-    const float v838 = fmaf(v833, v3, v837);
-    const iron_bf16 v839 = iron_f32_to_bf16(v838);
-    out[v835] = v839;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v840 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v841 = v615 + v840;
-  const unsigned int v842 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v843 = v614 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.x[16];
-    const unsigned int v848 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v849 = v848 + v843;
-    const iron_bf16 v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v851 = iron_to_f32(v850);
-    const float v852 = fmaf(v847, v3, v851);
-    const iron_bf16 v853 = iron_f32_to_bf16(v852);
-    out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v855 = v615 + v854;
-  const unsigned int v856 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v857 = v614 + v856;
-  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v859 = v857 < v1;
-  const bool v860 = v858 && v859;
-  if (v860) {
-    const float v861 = v39.x[17];
-    const unsigned int v862 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v863 = v862 + v857;
-    const iron_bf16 v864 = residual[v863];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v865 = iron_to_f32(v864);
-    const float v866 = fmaf(v861, v3, v865);
-    const iron_bf16 v867 = iron_f32_to_bf16(v866);
-    out[v863] = v867;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v869 = v615 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v873 = v871 < v1;
-  const bool v874 = v872 && v873;
-  if (v874) {
-    const float v875 = v39.x[18];
-    const unsigned int v876 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v877 = v876 + v871;
-    const iron_bf16 v878 = residual[v877];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v879 = iron_to_f32(v878);
-    const float v880 = fmaf(v875, v3, v879);
-    const iron_bf16 v881 = iron_f32_to_bf16(v880);
-    out[v877] = v881;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v882 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v883 = v615 + v882;
-  const unsigned int v884 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v885 = v614 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v887 = v885 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v39.x[19];
-    const unsigned int v890 = v883 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v891 = v890 + v885;
-    const iron_bf16 v892 = residual[v891];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v893 = iron_to_f32(v892);
-    const float v894 = fmaf(v889, v3, v893);
-    const iron_bf16 v895 = iron_f32_to_bf16(v894);
-    out[v891] = v895;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v896 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v897 = v615 + v896;
-  const unsigned int v898 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v899 = v614 + v898;
-  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v901 = v899 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v39.x[20];
-    const unsigned int v904 = v897 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v905 = v904 + v899;
-    const iron_bf16 v906 = residual[v905];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v907 = iron_to_f32(v906);
-    const float v908 = fmaf(v903, v3, v907);
-    const iron_bf16 v909 = iron_f32_to_bf16(v908);
-    out[v905] = v909;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v910 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v911 = v615 + v910;
-  const unsigned int v912 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v915 = v913 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v39.x[21];
-    const unsigned int v918 = v911 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v919 = v918 + v913;
-    const iron_bf16 v920 = residual[v919];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v921 = iron_to_f32(v920);
-    const float v922 = fmaf(v917, v3, v921);
-    const iron_bf16 v923 = iron_f32_to_bf16(v922);
-    out[v919] = v923;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v924 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v925 = v615 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v927 = v614 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v929 = v927 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v39.x[22];
-    const unsigned int v932 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v933 = v932 + v927;
-    const iron_bf16 v934 = residual[v933];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v935 = iron_to_f32(v934);
-    const float v936 = fmaf(v931, v3, v935);
-    const iron_bf16 v937 = iron_f32_to_bf16(v936);
-    out[v933] = v937;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v938 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v939 = v615 + v938;
-  const unsigned int v940 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v941 = v614 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v943 = v941 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v39.x[23];
-    const unsigned int v946 = v939 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v947 = v946 + v941;
-    const iron_bf16 v948 = residual[v947];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v949 = iron_to_f32(v948);
-    const float v950 = fmaf(v945, v3, v949);
-    const iron_bf16 v951 = iron_f32_to_bf16(v950);
-    out[v947] = v951;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v952 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v953 = v615 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.x[24];
-    const unsigned int v960 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v961 = v960 + v955;
-    const iron_bf16 v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v963 = iron_to_f32(v962);
-    const float v964 = fmaf(v959, v3, v963);
-    const iron_bf16 v965 = iron_f32_to_bf16(v964);
-    out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v967 = v615 + v966;
-  const unsigned int v968 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v971 = v969 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v39.x[25];
-    const unsigned int v974 = v967 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v975 = v974 + v969;
-    const iron_bf16 v976 = residual[v975];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v977 = iron_to_f32(v976);
-    const float v978 = fmaf(v973, v3, v977);
-    const iron_bf16 v979 = iron_f32_to_bf16(v978);
-    out[v975] = v979;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v980 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v981 = v615 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v983 = v614 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v985 = v983 < v1;
-  const bool v986 = v984 && v985;
-  if (v986) {
-    const float v987 = v39.x[26];
-    const unsigned int v988 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v989 = v988 + v983;
-    const iron_bf16 v990 = residual[v989];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v991 = iron_to_f32(v990);
-    const float v992 = fmaf(v987, v3, v991);
-    const iron_bf16 v993 = iron_f32_to_bf16(v992);
-    out[v989] = v993;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v994 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v995 = v615 + v994;
-  const unsigned int v996 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v999 = v997 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v39.x[27];
-    const unsigned int v1002 = v995 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1003 = v1002 + v997;
-    const iron_bf16 v1004 = residual[v1003];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1005 = iron_to_f32(v1004);
-    const float v1006 = fmaf(v1001, v3, v1005);
-    const iron_bf16 v1007 = iron_f32_to_bf16(v1006);
-    out[v1003] = v1007;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1008 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1009 = v615 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1011 = v614 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v39.x[28];
-    const unsigned int v1016 = v1009 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1017 = v1016 + v1011;
-    const iron_bf16 v1018 = residual[v1017];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1019 = iron_to_f32(v1018);
-    const float v1020 = fmaf(v1015, v3, v1019);
-    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
-    out[v1017] = v1021;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1022 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1023 = v615 + v1022;
-  const unsigned int v1024 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1025 = v614 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1027 = v1025 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v39.x[29];
-    const unsigned int v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1031 = v1030 + v1025;
-    const iron_bf16 v1032 = residual[v1031];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1033 = iron_to_f32(v1032);
-    const float v1034 = fmaf(v1029, v3, v1033);
-    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
-    out[v1031] = v1035;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1036 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1037 = v615 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v39.x[30];
-    const unsigned int v1044 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1045 = v1044 + v1039;
-    const iron_bf16 v1046 = residual[v1045];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1047 = iron_to_f32(v1046);
-    const float v1048 = fmaf(v1043, v3, v1047);
-    const iron_bf16 v1049 = iron_f32_to_bf16(v1048);
-    out[v1045] = v1049;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1050 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1051 = v615 + v1050;
-  const unsigned int v1052 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1053 = v614 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1055 = v1053 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v39.x[31];
-    const unsigned int v1058 = v1051 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1059 = v1058 + v1053;
-    const iron_bf16 v1060 = residual[v1059];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1061 = iron_to_f32(v1060);
-    const float v1062 = fmaf(v1057, v3, v1061);
-    const iron_bf16 v1063 = iron_f32_to_bf16(v1062);
-    out[v1059] = v1063;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1064 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1065 = v615 + v1064;
-  const unsigned int v1066 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1067 = v614 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.x[32];
-    const unsigned int v1072 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1073 = v1072 + v1067;
-    const iron_bf16 v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1075 = iron_to_f32(v1074);
-    const float v1076 = fmaf(v1071, v3, v1075);
-    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
-    out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1079 = v615 + v1078;
-  const unsigned int v1080 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v39.x[33];
-    const unsigned int v1086 = v1079 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1087 = v1086 + v1081;
-    const iron_bf16 v1088 = residual[v1087];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1089 = iron_to_f32(v1088);
-    const float v1090 = fmaf(v1085, v3, v1089);
-    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
-    out[v1087] = v1091;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1092 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1093 = v615 + v1092;
-  const unsigned int v1094 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1095 = v614 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v39.x[34];
-    const unsigned int v1100 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1101 = v1100 + v1095;
-    const iron_bf16 v1102 = residual[v1101];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1103 = iron_to_f32(v1102);
-    const float v1104 = fmaf(v1099, v3, v1103);
-    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
-    out[v1101] = v1105;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1107 = v615 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1109 = v614 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1111 = v1109 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v39.x[35];
-    const unsigned int v1114 = v1107 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1115 = v1114 + v1109;
-    const iron_bf16 v1116 = residual[v1115];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1117 = iron_to_f32(v1116);
-    const float v1118 = fmaf(v1113, v3, v1117);
-    const iron_bf16 v1119 = iron_f32_to_bf16(v1118);
-    out[v1115] = v1119;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1121 = v615 + v1120;
-  const unsigned int v1122 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1125 = v1123 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v39.x[36];
-    const unsigned int v1128 = v1121 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1129 = v1128 + v1123;
-    const iron_bf16 v1130 = residual[v1129];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1131 = iron_to_f32(v1130);
-    const float v1132 = fmaf(v1127, v3, v1131);
-    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
-    out[v1129] = v1133;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1134 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1135 = v615 + v1134;
-  const unsigned int v1136 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1137 = v614 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v39.x[37];
-    const unsigned int v1142 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1143 = v1142 + v1137;
-    const iron_bf16 v1144 = residual[v1143];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1145 = iron_to_f32(v1144);
-    const float v1146 = fmaf(v1141, v3, v1145);
-    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
-    out[v1143] = v1147;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1149 = v615 + v1148;
-  const unsigned int v1150 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1151 = v614 + v1150;
-  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v39.x[38];
-    const unsigned int v1156 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1157 = v1156 + v1151;
-    const iron_bf16 v1158 = residual[v1157];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1159 = iron_to_f32(v1158);
-    const float v1160 = fmaf(v1155, v3, v1159);
-    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
-    out[v1157] = v1161;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1162 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1163 = v615 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1167 = v1165 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v39.x[39];
-    const unsigned int v1170 = v1163 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1171 = v1170 + v1165;
-    const iron_bf16 v1172 = residual[v1171];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1173 = iron_to_f32(v1172);
-    const float v1174 = fmaf(v1169, v3, v1173);
-    const iron_bf16 v1175 = iron_f32_to_bf16(v1174);
-    out[v1171] = v1175;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1176 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1177 = v615 + v1176;
-  const unsigned int v1178 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1179 = v614 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.x[40];
-    const unsigned int v1184 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1185 = v1184 + v1179;
-    const iron_bf16 v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1187 = iron_to_f32(v1186);
-    const float v1188 = fmaf(v1183, v3, v1187);
-    const iron_bf16 v1189 = iron_f32_to_bf16(v1188);
-    out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1191 = v615 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1193 = v614 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1195 = v1193 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v39.x[41];
-    const unsigned int v1198 = v1191 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1199 = v1198 + v1193;
-    const iron_bf16 v1200 = residual[v1199];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1201 = iron_to_f32(v1200);
-    const float v1202 = fmaf(v1197, v3, v1201);
-    const iron_bf16 v1203 = iron_f32_to_bf16(v1202);
-    out[v1199] = v1203;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1204 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1205 = v615 + v1204;
-  const unsigned int v1206 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1209 = v1207 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v39.x[42];
-    const unsigned int v1212 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1213 = v1212 + v1207;
-    const iron_bf16 v1214 = residual[v1213];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1215 = iron_to_f32(v1214);
-    const float v1216 = fmaf(v1211, v3, v1215);
-    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
-    out[v1213] = v1217;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1218 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1219 = v615 + v1218;
-  const unsigned int v1220 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1221 = v614 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1223 = v1221 < v1;
-  const bool v1224 = v1222 && v1223;
-  if (v1224) {
-    const float v1225 = v39.x[43];
-    const unsigned int v1226 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1227 = v1226 + v1221;
-    const iron_bf16 v1228 = residual[v1227];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1229 = iron_to_f32(v1228);
-    const float v1230 = fmaf(v1225, v3, v1229);
-    const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
-    out[v1227] = v1231;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1232 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1233 = v615 + v1232;
-  const unsigned int v1234 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1235 = v614 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1237 = v1235 < v1;
-  const bool v1238 = v1236 && v1237;
-  if (v1238) {
-    const float v1239 = v39.x[44];
-    const unsigned int v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1241 = v1240 + v1235;
-    const iron_bf16 v1242 = residual[v1241];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1243 = iron_to_f32(v1242);
-    const float v1244 = fmaf(v1239, v3, v1243);
-    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
-    out[v1241] = v1245;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1246 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1247 = v615 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v39.x[45];
-    const unsigned int v1254 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1255 = v1254 + v1249;
-    const iron_bf16 v1256 = residual[v1255];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1257 = iron_to_f32(v1256);
-    const float v1258 = fmaf(v1253, v3, v1257);
-    const iron_bf16 v1259 = iron_f32_to_bf16(v1258);
-    out[v1255] = v1259;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1260 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1261 = v615 + v1260;
-  const unsigned int v1262 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1263 = v614 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v39.x[46];
-    const unsigned int v1268 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1269 = v1268 + v1263;
-    const iron_bf16 v1270 = residual[v1269];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1271 = iron_to_f32(v1270);
-    const float v1272 = fmaf(v1267, v3, v1271);
-    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
-    out[v1269] = v1273;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1274 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1275 = v615 + v1274;
-  const unsigned int v1276 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1277 = v614 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v39.x[47];
-    const unsigned int v1282 = v1275 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1283 = v1282 + v1277;
-    const iron_bf16 v1284 = residual[v1283];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1285 = iron_to_f32(v1284);
-    const float v1286 = fmaf(v1281, v3, v1285);
-    const iron_bf16 v1287 = iron_f32_to_bf16(v1286);
-    out[v1283] = v1287;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1289 = v615 + v1288;
-  const unsigned int v1290 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.x[48];
-    const unsigned int v1296 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1297 = v1296 + v1291;
-    const iron_bf16 v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1299 = iron_to_f32(v1298);
-    const float v1300 = fmaf(v1295, v3, v1299);
-    const iron_bf16 v1301 = iron_f32_to_bf16(v1300);
-    out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1302 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1303 = v615 + v1302;
-  const unsigned int v1304 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1305 = v614 + v1304;
-  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1307 = v1305 < v1;
-  const bool v1308 = v1306 && v1307;
-  if (v1308) {
-    const float v1309 = v39.x[49];
-    const unsigned int v1310 = v1303 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1311 = v1310 + v1305;
-    const iron_bf16 v1312 = residual[v1311];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1313 = iron_to_f32(v1312);
-    const float v1314 = fmaf(v1309, v3, v1313);
-    const iron_bf16 v1315 = iron_f32_to_bf16(v1314);
-    out[v1311] = v1315;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1316 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1317 = v615 + v1316;
-  const unsigned int v1318 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v39.x[50];
-    const unsigned int v1324 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1325 = v1324 + v1319;
-    const iron_bf16 v1326 = residual[v1325];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1327 = iron_to_f32(v1326);
-    const float v1328 = fmaf(v1323, v3, v1327);
-    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
-    out[v1325] = v1329;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1330 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1331 = v615 + v1330;
-  const unsigned int v1332 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v39.x[51];
-    const unsigned int v1338 = v1331 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1339 = v1338 + v1333;
-    const iron_bf16 v1340 = residual[v1339];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1341 = iron_to_f32(v1340);
-    const float v1342 = fmaf(v1337, v3, v1341);
-    const iron_bf16 v1343 = iron_f32_to_bf16(v1342);
-    out[v1339] = v1343;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1344 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1345 = v615 + v1344;
-  const unsigned int v1346 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1347 = v614 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1349 = v1347 < v1;
-  const bool v1350 = v1348 && v1349;
-  if (v1350) {
-    const float v1351 = v39.x[52];
-    const unsigned int v1352 = v1345 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1353 = v1352 + v1347;
-    const iron_bf16 v1354 = residual[v1353];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1355 = iron_to_f32(v1354);
-    const float v1356 = fmaf(v1351, v3, v1355);
-    const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
-    out[v1353] = v1357;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1358 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1359 = v615 + v1358;
-  const unsigned int v1360 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1361 = v614 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1363 = v1361 < v1;
-  const bool v1364 = v1362 && v1363;
-  if (v1364) {
-    const float v1365 = v39.x[53];
-    const unsigned int v1366 = v1359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1367 = v1366 + v1361;
-    const iron_bf16 v1368 = residual[v1367];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1369 = iron_to_f32(v1368);
-    const float v1370 = fmaf(v1365, v3, v1369);
-    const iron_bf16 v1371 = iron_f32_to_bf16(v1370);
-    out[v1367] = v1371;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1373 = v615 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1377 = v1375 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v39.x[54];
-    const unsigned int v1380 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1381 = v1380 + v1375;
-    const iron_bf16 v1382 = residual[v1381];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1383 = iron_to_f32(v1382);
-    const float v1384 = fmaf(v1379, v3, v1383);
-    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
-    out[v1381] = v1385;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1386 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1387 = v615 + v1386;
-  const unsigned int v1388 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1389 = v614 + v1388;
-  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1391 = v1389 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v39.x[55];
-    const unsigned int v1394 = v1387 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1395 = v1394 + v1389;
-    const iron_bf16 v1396 = residual[v1395];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1397 = iron_to_f32(v1396);
-    const float v1398 = fmaf(v1393, v3, v1397);
-    const iron_bf16 v1399 = iron_f32_to_bf16(v1398);
-    out[v1395] = v1399;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1400 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1401 = v615 + v1400;
-  const unsigned int v1402 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1403 = v614 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.x[56];
-    const unsigned int v1408 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1409 = v1408 + v1403;
-    const iron_bf16 v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1411 = iron_to_f32(v1410);
-    const float v1412 = fmaf(v1407, v3, v1411);
-    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
-    out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1415 = v615 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1419 = v1417 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v39.x[57];
-    const unsigned int v1422 = v1415 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1423 = v1422 + v1417;
-    const iron_bf16 v1424 = residual[v1423];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1425 = iron_to_f32(v1424);
-    const float v1426 = fmaf(v1421, v3, v1425);
-    const iron_bf16 v1427 = iron_f32_to_bf16(v1426);
-    out[v1423] = v1427;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1428 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1429 = v615 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1431 = v614 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v39.x[58];
-    const unsigned int v1436 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1437 = v1436 + v1431;
-    const iron_bf16 v1438 = residual[v1437];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1439 = iron_to_f32(v1438);
-    const float v1440 = fmaf(v1435, v3, v1439);
-    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
-    out[v1437] = v1441;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1442 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1443 = v615 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1445 = v614 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v39.x[59];
-    const unsigned int v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1451 = v1450 + v1445;
-    const iron_bf16 v1452 = residual[v1451];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1453 = iron_to_f32(v1452);
-    const float v1454 = fmaf(v1449, v3, v1453);
-    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
-    out[v1451] = v1455;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1456 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1457 = v615 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v39.x[60];
-    const unsigned int v1464 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1465 = v1464 + v1459;
-    const iron_bf16 v1466 = residual[v1465];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1467 = iron_to_f32(v1466);
-    const float v1468 = fmaf(v1463, v3, v1467);
-    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
-    out[v1465] = v1469;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1470 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1471 = v615 + v1470;
-  const unsigned int v1472 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1473 = v614 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1475 = v1473 < v1;
-  const bool v1476 = v1474 && v1475;
-  if (v1476) {
-    const float v1477 = v39.x[61];
-    const unsigned int v1478 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1479 = v1478 + v1473;
-    const iron_bf16 v1480 = residual[v1479];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1481 = iron_to_f32(v1480);
-    const float v1482 = fmaf(v1477, v3, v1481);
-    const iron_bf16 v1483 = iron_f32_to_bf16(v1482);
-    out[v1479] = v1483;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1484 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1485 = v615 + v1484;
-  const unsigned int v1486 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1487 = v614 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v39.x[62];
-    const unsigned int v1492 = v1485 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1493 = v1492 + v1487;
-    const iron_bf16 v1494 = residual[v1493];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1495 = iron_to_f32(v1494);
-    const float v1496 = fmaf(v1491, v3, v1495);
-    const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
-    out[v1493] = v1497;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1498 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1499 = v615 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v39.x[63];
-    const unsigned int v1506 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1507 = v1506 + v1501;
-    const iron_bf16 v1508 = residual[v1507];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1509 = iron_to_f32(v1508);
-    const float v1510 = fmaf(v1505, v3, v1509);
-    const iron_bf16 v1511 = iron_f32_to_bf16(v1510);
-    out[v1507] = v1511;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1512 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1513 = v615 + v1512;
-  const unsigned int v1514 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1515 = v614 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.x[64];
-    const unsigned int v1520 = v1513 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1521 = v1520 + v1515;
-    const iron_bf16 v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1523 = iron_to_f32(v1522);
-    const float v1524 = fmaf(v1519, v3, v1523);
-    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
-    out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1527 = v615 + v1526;
-  const unsigned int v1528 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1529 = v614 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1531 = v1529 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v39.x[65];
-    const unsigned int v1534 = v1527 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1535 = v1534 + v1529;
-    const iron_bf16 v1536 = residual[v1535];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1537 = iron_to_f32(v1536);
-    const float v1538 = fmaf(v1533, v3, v1537);
-    const iron_bf16 v1539 = iron_f32_to_bf16(v1538);
-    out[v1535] = v1539;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1540 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1541 = v615 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1545 = v1543 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v39.x[66];
-    const unsigned int v1548 = v1541 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1549 = v1548 + v1543;
-    const iron_bf16 v1550 = residual[v1549];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1551 = iron_to_f32(v1550);
-    const float v1552 = fmaf(v1547, v3, v1551);
-    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
-    out[v1549] = v1553;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1554 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1555 = v615 + v1554;
-  const unsigned int v1556 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1557 = v614 + v1556;
-  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1559 = v1557 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v39.x[67];
-    const unsigned int v1562 = v1555 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1563 = v1562 + v1557;
-    const iron_bf16 v1564 = residual[v1563];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1565 = iron_to_f32(v1564);
-    const float v1566 = fmaf(v1561, v3, v1565);
-    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
-    out[v1563] = v1567;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1568 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1569 = v615 + v1568;
-  const unsigned int v1570 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1571 = v614 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1573 = v1571 < v1;
-  const bool v1574 = v1572 && v1573;
-  if (v1574) {
-    const float v1575 = v39.x[68];
-    const unsigned int v1576 = v1569 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1577 = v1576 + v1571;
-    const iron_bf16 v1578 = residual[v1577];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1579 = iron_to_f32(v1578);
-    const float v1580 = fmaf(v1575, v3, v1579);
-    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
-    out[v1577] = v1581;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1582 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1583 = v615 + v1582;
-  const unsigned int v1584 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1587 = v1585 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v39.x[69];
-    const unsigned int v1590 = v1583 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1591 = v1590 + v1585;
-    const iron_bf16 v1592 = residual[v1591];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1593 = iron_to_f32(v1592);
-    const float v1594 = fmaf(v1589, v3, v1593);
-    const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
-    out[v1591] = v1595;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1596 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1597 = v615 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1599 = v614 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1601 = v1599 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v39.x[70];
-    const unsigned int v1604 = v1597 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1605 = v1604 + v1599;
-    const iron_bf16 v1606 = residual[v1605];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1607 = iron_to_f32(v1606);
-    const float v1608 = fmaf(v1603, v3, v1607);
-    const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
-    out[v1605] = v1609;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1610 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1611 = v615 + v1610;
-  const unsigned int v1612 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1613 = v614 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1615 = v1613 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v39.x[71];
-    const unsigned int v1618 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1619 = v1618 + v1613;
-    const iron_bf16 v1620 = residual[v1619];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1621 = iron_to_f32(v1620);
-    const float v1622 = fmaf(v1617, v3, v1621);
-    const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
-    out[v1619] = v1623;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1625 = v615 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.x[72];
-    const unsigned int v1632 = v1625 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1633 = v1632 + v1627;
-    const iron_bf16 v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1635 = iron_to_f32(v1634);
-    const float v1636 = fmaf(v1631, v3, v1635);
-    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
-    out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1638 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1639 = v615 + v1638;
-  const unsigned int v1640 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1641 = v614 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v39.x[73];
-    const unsigned int v1646 = v1639 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1647 = v1646 + v1641;
-    const iron_bf16 v1648 = residual[v1647];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1649 = iron_to_f32(v1648);
-    const float v1650 = fmaf(v1645, v3, v1649);
-    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
-    out[v1647] = v1651;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1652 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1653 = v615 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1655 = v614 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1657 = v1655 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v39.x[74];
-    const unsigned int v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1661 = v1660 + v1655;
-    const iron_bf16 v1662 = residual[v1661];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1663 = iron_to_f32(v1662);
-    const float v1664 = fmaf(v1659, v3, v1663);
-    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
-    out[v1661] = v1665;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1666 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1667 = v615 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v39.x[75];
-    const unsigned int v1674 = v1667 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1675 = v1674 + v1669;
-    const iron_bf16 v1676 = residual[v1675];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1677 = iron_to_f32(v1676);
-    const float v1678 = fmaf(v1673, v3, v1677);
-    const iron_bf16 v1679 = iron_f32_to_bf16(v1678);
-    out[v1675] = v1679;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1680 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1681 = v615 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1683 = v614 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v39.x[76];
-    const unsigned int v1688 = v1681 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1689 = v1688 + v1683;
-    const iron_bf16 v1690 = residual[v1689];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1691 = iron_to_f32(v1690);
-    const float v1692 = fmaf(v1687, v3, v1691);
-    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-    out[v1689] = v1693;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1694 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1695 = v615 + v1694;
-  const unsigned int v1696 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1697 = v614 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v39.x[77];
-    const unsigned int v1702 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1703 = v1702 + v1697;
-    const iron_bf16 v1704 = residual[v1703];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1705 = iron_to_f32(v1704);
-    const float v1706 = fmaf(v1701, v3, v1705);
-    const iron_bf16 v1707 = iron_f32_to_bf16(v1706);
-    out[v1703] = v1707;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1708 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1709 = v615 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1713 = v1711 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v39.x[78];
-    const unsigned int v1716 = v1709 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1717 = v1716 + v1711;
-    const iron_bf16 v1718 = residual[v1717];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1719 = iron_to_f32(v1718);
-    const float v1720 = fmaf(v1715, v3, v1719);
-    const iron_bf16 v1721 = iron_f32_to_bf16(v1720);
-    out[v1717] = v1721;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1722 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1723 = v615 + v1722;
-  const unsigned int v1724 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1725 = v614 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v39.x[79];
-    const unsigned int v1730 = v1723 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1731 = v1730 + v1725;
-    const iron_bf16 v1732 = residual[v1731];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1733 = iron_to_f32(v1732);
-    const float v1734 = fmaf(v1729, v3, v1733);
-    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
-    out[v1731] = v1735;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1736 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1737 = v615 + v1736;
-  const unsigned int v1738 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1739 = v614 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.x[80];
-    const unsigned int v1744 = v1737 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1745 = v1744 + v1739;
-    const iron_bf16 v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1747 = iron_to_f32(v1746);
-    const float v1748 = fmaf(v1743, v3, v1747);
-    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
-    out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1751 = v615 + v1750;
-  const unsigned int v1752 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1755 = v1753 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v39.x[81];
-    const unsigned int v1758 = v1751 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1759 = v1758 + v1753;
-    const iron_bf16 v1760 = residual[v1759];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1761 = iron_to_f32(v1760);
-    const float v1762 = fmaf(v1757, v3, v1761);
-    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);
-    out[v1759] = v1763;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1764 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1765 = v615 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1767 = v614 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1769 = v1767 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v39.x[82];
-    const unsigned int v1772 = v1765 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1773 = v1772 + v1767;
-    const iron_bf16 v1774 = residual[v1773];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1775 = iron_to_f32(v1774);
-    const float v1776 = fmaf(v1771, v3, v1775);
-    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
-    out[v1773] = v1777;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1778 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1779 = v615 + v1778;
-  const unsigned int v1780 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1781 = v614 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1783 = v1781 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v39.x[83];
-    const unsigned int v1786 = v1779 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1787 = v1786 + v1781;
-    const iron_bf16 v1788 = residual[v1787];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1789 = iron_to_f32(v1788);
-    const float v1790 = fmaf(v1785, v3, v1789);
-    const iron_bf16 v1791 = iron_f32_to_bf16(v1790);
-    out[v1787] = v1791;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1793 = v615 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v39.x[84];
-    const unsigned int v1800 = v1793 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1801 = v1800 + v1795;
-    const iron_bf16 v1802 = residual[v1801];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1803 = iron_to_f32(v1802);
-    const float v1804 = fmaf(v1799, v3, v1803);
-    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
-    out[v1801] = v1805;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1806 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1807 = v615 + v1806;
-  const unsigned int v1808 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1809 = v614 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v39.x[85];
-    const unsigned int v1814 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1815 = v1814 + v1809;
-    const iron_bf16 v1816 = residual[v1815];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1817 = iron_to_f32(v1816);
-    const float v1818 = fmaf(v1813, v3, v1817);
-    const iron_bf16 v1819 = iron_f32_to_bf16(v1818);
-    out[v1815] = v1819;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1820 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1821 = v615 + v1820;
-  const unsigned int v1822 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1823 = v614 + v1822;
-  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v39.x[86];
-    const unsigned int v1828 = v1821 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1829 = v1828 + v1823;
-    const iron_bf16 v1830 = residual[v1829];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1831 = iron_to_f32(v1830);
-    const float v1832 = fmaf(v1827, v3, v1831);
-    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
-    out[v1829] = v1833;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1834 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1835 = v615 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1839 = v1837 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v39.x[87];
-    const unsigned int v1842 = v1835 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1843 = v1842 + v1837;
-    const iron_bf16 v1844 = residual[v1843];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1845 = iron_to_f32(v1844);
-    const float v1846 = fmaf(v1841, v3, v1845);
-    const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
-    out[v1843] = v1847;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1848 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1849 = v615 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1851 = v614 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.x[88];
-    const unsigned int v1856 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1857 = v1856 + v1851;
-    const iron_bf16 v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1859 = iron_to_f32(v1858);
-    const float v1860 = fmaf(v1855, v3, v1859);
-    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
-    out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1863 = v615 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1865 = v614 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v39.x[89];
-    const unsigned int v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1871 = v1870 + v1865;
-    const iron_bf16 v1872 = residual[v1871];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1873 = iron_to_f32(v1872);
-    const float v1874 = fmaf(v1869, v3, v1873);
-    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
-    out[v1871] = v1875;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1877 = v615 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v39.x[90];
-    const unsigned int v1884 = v1877 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1885 = v1884 + v1879;
-    const iron_bf16 v1886 = residual[v1885];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1887 = iron_to_f32(v1886);
-    const float v1888 = fmaf(v1883, v3, v1887);
-    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
-    out[v1885] = v1889;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1890 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1891 = v615 + v1890;
-  const unsigned int v1892 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1893 = v614 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1895 = v1893 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v39.x[91];
-    const unsigned int v1898 = v1891 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1899 = v1898 + v1893;
-    const iron_bf16 v1900 = residual[v1899];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1901 = iron_to_f32(v1900);
-    const float v1902 = fmaf(v1897, v3, v1901);
-    const iron_bf16 v1903 = iron_f32_to_bf16(v1902);
-    out[v1899] = v1903;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1904 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1905 = v615 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1907 = v614 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1909 = v1907 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v39.x[92];
-    const unsigned int v1912 = v1905 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1913 = v1912 + v1907;
-    const iron_bf16 v1914 = residual[v1913];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1915 = iron_to_f32(v1914);
-    const float v1916 = fmaf(v1911, v3, v1915);
-    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
-    out[v1913] = v1917;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1918 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1919 = v615 + v1918;
-  const unsigned int v1920 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1923 = v1921 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v39.x[93];
-    const unsigned int v1926 = v1919 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1927 = v1926 + v1921;
-    const iron_bf16 v1928 = residual[v1927];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1929 = iron_to_f32(v1928);
-    const float v1930 = fmaf(v1925, v3, v1929);
-    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
-    out[v1927] = v1931;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1932 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1933 = v615 + v1932;
-  const unsigned int v1934 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1935 = v614 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1937 = v1935 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v39.x[94];
-    const unsigned int v1940 = v1933 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1941 = v1940 + v1935;
-    const iron_bf16 v1942 = residual[v1941];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1943 = iron_to_f32(v1942);
-    const float v1944 = fmaf(v1939, v3, v1943);
-    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
-    out[v1941] = v1945;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1946 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1947 = v615 + v1946;
-  const unsigned int v1948 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1949 = v614 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v39.x[95];
-    const unsigned int v1954 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1955 = v1954 + v1949;
-    const iron_bf16 v1956 = residual[v1955];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1957 = iron_to_f32(v1956);
-    const float v1958 = fmaf(v1953, v3, v1957);
-    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);
-    out[v1955] = v1959;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1960 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1961 = v615 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.x[96];
-    const unsigned int v1968 = v1961 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1969 = v1968 + v1963;
-    const iron_bf16 v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1971 = iron_to_f32(v1970);
-    const float v1972 = fmaf(v1967, v3, v1971);
-    const iron_bf16 v1973 = iron_f32_to_bf16(v1972);
-    out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1974 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1975 = v615 + v1974;
-  const unsigned int v1976 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1977 = v614 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1979 = v1977 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v39.x[97];
-    const unsigned int v1982 = v1975 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1983 = v1982 + v1977;
-    const iron_bf16 v1984 = residual[v1983];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1985 = iron_to_f32(v1984);
-    const float v1986 = fmaf(v1981, v3, v1985);
-    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);
-    out[v1983] = v1987;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v1988 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v1989 = v615 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v1991 = v614 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v39.x[98];
-    const unsigned int v1996 = v1989 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1997 = v1996 + v1991;
-    const iron_bf16 v1998 = residual[v1997];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1999 = iron_to_f32(v1998);
-    const float v2000 = fmaf(v1995, v3, v1999);
-    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
-    out[v1997] = v2001;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2002 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2003 = v615 + v2002;
-  const unsigned int v2004 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v39.x[99];
-    const unsigned int v2010 = v2003 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2011 = v2010 + v2005;
-    const iron_bf16 v2012 = residual[v2011];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2013 = iron_to_f32(v2012);
-    const float v2014 = fmaf(v2009, v3, v2013);
-    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
-    out[v2011] = v2015;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2016 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2017 = v615 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2021 = v2019 < v1;
-  const bool v2022 = v2020 && v2021;
-  if (v2022) {
-    const float v2023 = v39.x[100];
-    const unsigned int v2024 = v2017 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2025 = v2024 + v2019;
-    const iron_bf16 v2026 = residual[v2025];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2027 = iron_to_f32(v2026);
-    const float v2028 = fmaf(v2023, v3, v2027);
-    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
-    out[v2025] = v2029;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2030 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2031 = v615 + v2030;
-  const unsigned int v2032 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2033 = v614 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v39.x[101];
-    const unsigned int v2038 = v2031 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2039 = v2038 + v2033;
-    const iron_bf16 v2040 = residual[v2039];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2041 = iron_to_f32(v2040);
-    const float v2042 = fmaf(v2037, v3, v2041);
-    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
-    out[v2039] = v2043;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2044 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2045 = v615 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v39.x[102];
-    const unsigned int v2052 = v2045 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2053 = v2052 + v2047;
-    const iron_bf16 v2054 = residual[v2053];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2055 = iron_to_f32(v2054);
-    const float v2056 = fmaf(v2051, v3, v2055);
-    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
-    out[v2053] = v2057;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2058 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2059 = v615 + v2058;
-  const unsigned int v2060 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2061 = v614 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v39.x[103];
-    const unsigned int v2066 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2067 = v2066 + v2061;
-    const iron_bf16 v2068 = residual[v2067];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2069 = iron_to_f32(v2068);
-    const float v2070 = fmaf(v2065, v3, v2069);
-    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
-    out[v2067] = v2071;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2072 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2073 = v615 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2075 = v614 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.x[104];
-    const unsigned int v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2081 = v2080 + v2075;
-    const iron_bf16 v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2083 = iron_to_f32(v2082);
-    const float v2084 = fmaf(v2079, v3, v2083);
-    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
-    out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2087 = v615 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v39.x[105];
-    const unsigned int v2094 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2095 = v2094 + v2089;
-    const iron_bf16 v2096 = residual[v2095];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2097 = iron_to_f32(v2096);
-    const float v2098 = fmaf(v2093, v3, v2097);
-    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
-    out[v2095] = v2099;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2100 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2101 = v615 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2103 = v614 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2105 = v2103 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v39.x[106];
-    const unsigned int v2108 = v2101 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2109 = v2108 + v2103;
-    const iron_bf16 v2110 = residual[v2109];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2111 = iron_to_f32(v2110);
-    const float v2112 = fmaf(v2107, v3, v2111);
-    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
-    out[v2109] = v2113;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2114 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2115 = v615 + v2114;
-  const unsigned int v2116 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2117 = v614 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2119 = v2117 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v39.x[107];
-    const unsigned int v2122 = v2115 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2123 = v2122 + v2117;
-    const iron_bf16 v2124 = residual[v2123];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2125 = iron_to_f32(v2124);
-    const float v2126 = fmaf(v2121, v3, v2125);
-    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
-    out[v2123] = v2127;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2129 = v615 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2133 = v2131 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v39.x[108];
-    const unsigned int v2136 = v2129 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2137 = v2136 + v2131;
-    const iron_bf16 v2138 = residual[v2137];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2139 = iron_to_f32(v2138);
-    const float v2140 = fmaf(v2135, v3, v2139);
-    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
-    out[v2137] = v2141;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2142 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2143 = v615 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2145 = v614 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2147 = v2145 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v39.x[109];
-    const unsigned int v2150 = v2143 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2151 = v2150 + v2145;
-    const iron_bf16 v2152 = residual[v2151];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2153 = iron_to_f32(v2152);
-    const float v2154 = fmaf(v2149, v3, v2153);
-    const iron_bf16 v2155 = iron_f32_to_bf16(v2154);
-    out[v2151] = v2155;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2156 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2157 = v615 + v2156;
-  const unsigned int v2158 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2159 = v614 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2161 = v2159 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v39.x[110];
-    const unsigned int v2164 = v2157 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2165 = v2164 + v2159;
-    const iron_bf16 v2166 = residual[v2165];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2167 = iron_to_f32(v2166);
-    const float v2168 = fmaf(v2163, v3, v2167);
-    const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
-    out[v2165] = v2169;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2170 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2171 = v615 + v2170;
-  const unsigned int v2172 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v39.x[111];
-    const unsigned int v2178 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2179 = v2178 + v2173;
-    const iron_bf16 v2180 = residual[v2179];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2181 = iron_to_f32(v2180);
-    const float v2182 = fmaf(v2177, v3, v2181);
-    const iron_bf16 v2183 = iron_f32_to_bf16(v2182);
-    out[v2179] = v2183;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2184 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2185 = v615 + v2184;
-  const unsigned int v2186 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2187 = v614 + v2186;
-  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.x[112];
-    const unsigned int v2192 = v2185 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2193 = v2192 + v2187;
-    const iron_bf16 v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2195 = iron_to_f32(v2194);
-    const float v2196 = fmaf(v2191, v3, v2195);
-    const iron_bf16 v2197 = iron_f32_to_bf16(v2196);
-    out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2198 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2199 = v615 + v2198;
-  const unsigned int v2200 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2201 = v614 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v39.x[113];
-    const unsigned int v2206 = v2199 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2207 = v2206 + v2201;
-    const iron_bf16 v2208 = residual[v2207];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2209 = iron_to_f32(v2208);
-    const float v2210 = fmaf(v2205, v3, v2209);
-    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);
-    out[v2207] = v2211;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2212 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2213 = v615 + v2212;
-  const unsigned int v2214 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v39.x[114];
-    const unsigned int v2220 = v2213 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2221 = v2220 + v2215;
-    const iron_bf16 v2222 = residual[v2221];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2223 = iron_to_f32(v2222);
-    const float v2224 = fmaf(v2219, v3, v2223);
-    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);
-    out[v2221] = v2225;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2226 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2227 = v615 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2229 = v614 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v39.x[115];
-    const unsigned int v2234 = v2227 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2235 = v2234 + v2229;
-    const iron_bf16 v2236 = residual[v2235];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2237 = iron_to_f32(v2236);
-    const float v2238 = fmaf(v2233, v3, v2237);
-    const iron_bf16 v2239 = iron_f32_to_bf16(v2238);
-    out[v2235] = v2239;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2240 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2241 = v615 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2243 = v614 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v39.x[116];
-    const unsigned int v2248 = v2241 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2249 = v2248 + v2243;
-    const iron_bf16 v2250 = residual[v2249];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2251 = iron_to_f32(v2250);
-    const float v2252 = fmaf(v2247, v3, v2251);
-    const iron_bf16 v2253 = iron_f32_to_bf16(v2252);
-    out[v2249] = v2253;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2254 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2255 = v615 + v2254;
-  const unsigned int v2256 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2259 = v2257 < v1;
-  const bool v2260 = v2258 && v2259;
-  if (v2260) {
-    const float v2261 = v39.x[117];
-    const unsigned int v2262 = v2255 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2263 = v2262 + v2257;
-    const iron_bf16 v2264 = residual[v2263];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2265 = iron_to_f32(v2264);
-    const float v2266 = fmaf(v2261, v3, v2265);
-    const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
-    out[v2263] = v2267;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2268 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2269 = v615 + v2268;
-  const unsigned int v2270 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2271 = v614 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v39.x[118];
-    const unsigned int v2276 = v2269 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2277 = v2276 + v2271;
-    const iron_bf16 v2278 = residual[v2277];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2279 = iron_to_f32(v2278);
-    const float v2280 = fmaf(v2275, v3, v2279);
-    const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
-    out[v2277] = v2281;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2282 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2283 = v615 + v2282;
-  const unsigned int v2284 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2285 = v614 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2287 = v2285 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v39.x[119];
-    const unsigned int v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2291 = v2290 + v2285;
-    const iron_bf16 v2292 = residual[v2291];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2293 = iron_to_f32(v2292);
-    const float v2294 = fmaf(v2289, v3, v2293);
-    const iron_bf16 v2295 = iron_f32_to_bf16(v2294);
-    out[v2291] = v2295;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2296 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2297 = v615 + v2296;
-  const unsigned int v2298 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.x[120];
-    const unsigned int v2304 = v2297 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2305 = v2304 + v2299;
-    const iron_bf16 v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2307 = iron_to_f32(v2306);
-    const float v2308 = fmaf(v2303, v3, v2307);
-    const iron_bf16 v2309 = iron_f32_to_bf16(v2308);
-    out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2310 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2311 = v615 + v2310;
-  const unsigned int v2312 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2313 = v614 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2315 = v2313 < v1;
-  const bool v2316 = v2314 && v2315;
-  if (v2316) {
-    const float v2317 = v39.x[121];
-    const unsigned int v2318 = v2311 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2319 = v2318 + v2313;
-    const iron_bf16 v2320 = residual[v2319];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2321 = iron_to_f32(v2320);
-    const float v2322 = fmaf(v2317, v3, v2321);
-    const iron_bf16 v2323 = iron_f32_to_bf16(v2322);
-    out[v2319] = v2323;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2324 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2325 = v615 + v2324;
-  const unsigned int v2326 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2327 = v614 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2329 = v2327 < v1;
-  const bool v2330 = v2328 && v2329;
-  if (v2330) {
-    const float v2331 = v39.x[122];
-    const unsigned int v2332 = v2325 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2333 = v2332 + v2327;
-    const iron_bf16 v2334 = residual[v2333];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2335 = iron_to_f32(v2334);
-    const float v2336 = fmaf(v2331, v3, v2335);
-    const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
-    out[v2333] = v2337;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2338 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2339 = v615 + v2338;
-  const unsigned int v2340 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2343 = v2341 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v39.x[123];
-    const unsigned int v2346 = v2339 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2347 = v2346 + v2341;
-    const iron_bf16 v2348 = residual[v2347];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2349 = iron_to_f32(v2348);
-    const float v2350 = fmaf(v2345, v3, v2349);
-    const iron_bf16 v2351 = iron_f32_to_bf16(v2350);
-    out[v2347] = v2351;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2352 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2353 = v615 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2355 = v614 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v39.x[124];
-    const unsigned int v2360 = v2353 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2361 = v2360 + v2355;
-    const iron_bf16 v2362 = residual[v2361];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2363 = iron_to_f32(v2362);
-    const float v2364 = fmaf(v2359, v3, v2363);
-    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
-    out[v2361] = v2365;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2366 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2367 = v615 + v2366;
-  const unsigned int v2368 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v39.x[125];
-    const unsigned int v2374 = v2367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2375 = v2374 + v2369;
-    const iron_bf16 v2376 = residual[v2375];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2377 = iron_to_f32(v2376);
-    const float v2378 = fmaf(v2373, v3, v2377);
-    const iron_bf16 v2379 = iron_f32_to_bf16(v2378);
-    out[v2375] = v2379;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2380 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2381 = v615 + v2380;
-  const unsigned int v2382 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2385 = v2383 < v1;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v39.x[126];
-    const unsigned int v2388 = v2381 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2389 = v2388 + v2383;
-    const iron_bf16 v2390 = residual[v2389];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2391 = iron_to_f32(v2390);
-    const float v2392 = fmaf(v2387, v3, v2391);
-    const iron_bf16 v2393 = iron_f32_to_bf16(v2392);
-    out[v2389] = v2393;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2394 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-  const unsigned int v2395 = v615 + v2394;
-  const unsigned int v2396 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-  const unsigned int v2397 = v614 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v39.x[127];
-    const unsigned int v2402 = v2395 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2403 = v2402 + v2397;
-    const iron_bf16 v2404 = residual[v2403];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2405 = iron_to_f32(v2404);
-    const float v2406 = fmaf(v2401, v3, v2405);
-    const iron_bf16 v2407 = iron_f32_to_bf16(v2406);
-    out[v2403] = v2407;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v616 = v24 + v33;
+  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v618 = v616 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v39.x[0];
+    const unsigned int v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v626 = v625 + v620;
+    const iron_bf16 v627 = residual[v626];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v628 = iron_to_f32(v627);
+    const float v629 = fmaf(v624, v3, v628);
+    const iron_bf16 v630 = iron_f32_to_bf16(v629);
+    out[v626] = v630;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v631 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v632 = v616 + v631;
+  const unsigned int v633 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v634 = v615 + v633;
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v636 = v634 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v39.x[1];
+    const unsigned int v639 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v640 = v639 + v634;
+    const iron_bf16 v641 = residual[v640];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v642 = iron_to_f32(v641);
+    const float v643 = fmaf(v638, v3, v642);
+    const iron_bf16 v644 = iron_f32_to_bf16(v643);
+    out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v645 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v646 = v616 + v645;
+  const unsigned int v647 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v648 = v615 + v647;
+  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v650 = v648 < v1;
+  const bool v651 = v649 && v650;
+  if (v651) {
+    const float v652 = v39.x[2];
+    const unsigned int v653 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v654 = v653 + v648;
+    const iron_bf16 v655 = residual[v654];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v656 = iron_to_f32(v655);
+    const float v657 = fmaf(v652, v3, v656);
+    const iron_bf16 v658 = iron_f32_to_bf16(v657);
+    out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v659 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v660 = v616 + v659;
+  const unsigned int v661 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v662 = v615 + v661;
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v664 = v662 < v1;
+  const bool v665 = v663 && v664;
+  if (v665) {
+    const float v666 = v39.x[3];
+    const unsigned int v667 = v660 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v668 = v667 + v662;
+    const iron_bf16 v669 = residual[v668];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v670 = iron_to_f32(v669);
+    const float v671 = fmaf(v666, v3, v670);
+    const iron_bf16 v672 = iron_f32_to_bf16(v671);
+    out[v668] = v672;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v673 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v674 = v616 + v673;
+  const unsigned int v675 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v676 = v615 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v678 = v676 < v1;
+  const bool v679 = v677 && v678;
+  if (v679) {
+    const float v680 = v39.x[4];
+    const unsigned int v681 = v674 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v682 = v681 + v676;
+    const iron_bf16 v683 = residual[v682];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v684 = iron_to_f32(v683);
+    const float v685 = fmaf(v680, v3, v684);
+    const iron_bf16 v686 = iron_f32_to_bf16(v685);
+    out[v682] = v686;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v687 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v688 = v616 + v687;
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v690 = v615 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v692 = v690 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v39.x[5];
+    const unsigned int v695 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v696 = v695 + v690;
+    const iron_bf16 v697 = residual[v696];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v698 = iron_to_f32(v697);
+    const float v699 = fmaf(v694, v3, v698);
+    const iron_bf16 v700 = iron_f32_to_bf16(v699);
+    out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v702 = v616 + v701;
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v704 = v615 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v706 = v704 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v39.x[6];
+    const unsigned int v709 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v710 = v709 + v704;
+    const iron_bf16 v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v712 = iron_to_f32(v711);
+    const float v713 = fmaf(v708, v3, v712);
+    const iron_bf16 v714 = iron_f32_to_bf16(v713);
+    out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v715 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v716 = v616 + v715;
+  const unsigned int v717 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v718 = v615 + v717;
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v720 = v718 < v1;
+  const bool v721 = v719 && v720;
+  if (v721) {
+    const float v722 = v39.x[7];
+    const unsigned int v723 = v716 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v724 = v723 + v718;
+    const iron_bf16 v725 = residual[v724];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v726 = iron_to_f32(v725);
+    const float v727 = fmaf(v722, v3, v726);
+    const iron_bf16 v728 = iron_f32_to_bf16(v727);
+    out[v724] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v729 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v730 = v616 + v729;
+  const unsigned int v731 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v732 = v615 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v734 = v732 < v1;
+  const bool v735 = v733 && v734;
+  if (v735) {
+    const float v736 = v39.x[8];
+    const unsigned int v737 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v738 = v737 + v732;
+    const iron_bf16 v739 = residual[v738];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v740 = iron_to_f32(v739);
+    const float v741 = fmaf(v736, v3, v740);
+    const iron_bf16 v742 = iron_f32_to_bf16(v741);
+    out[v738] = v742;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v743 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v744 = v616 + v743;
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v746 = v615 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v748 = v746 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v39.x[9];
+    const unsigned int v751 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v752 = v751 + v746;
+    const iron_bf16 v753 = residual[v752];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v754 = iron_to_f32(v753);
+    const float v755 = fmaf(v750, v3, v754);
+    const iron_bf16 v756 = iron_f32_to_bf16(v755);
+    out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v757 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v758 = v616 + v757;
+  const unsigned int v759 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v760 = v615 + v759;
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v762 = v760 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v39.x[10];
+    const unsigned int v765 = v758 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v766 = v765 + v760;
+    const iron_bf16 v767 = residual[v766];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v768 = iron_to_f32(v767);
+    const float v769 = fmaf(v764, v3, v768);
+    const iron_bf16 v770 = iron_f32_to_bf16(v769);
+    out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v771 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v772 = v616 + v771;
+  const unsigned int v773 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v774 = v615 + v773;
+  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v776 = v774 < v1;
+  const bool v777 = v775 && v776;
+  if (v777) {
+    const float v778 = v39.x[11];
+    const unsigned int v779 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v780 = v779 + v774;
+    const iron_bf16 v781 = residual[v780];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v782 = iron_to_f32(v781);
+    const float v783 = fmaf(v778, v3, v782);
+    const iron_bf16 v784 = iron_f32_to_bf16(v783);
+    out[v780] = v784;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v785 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v786 = v616 + v785;
+  const unsigned int v787 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v788 = v615 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v790 = v788 < v1;
+  const bool v791 = v789 && v790;
+  if (v791) {
+    const float v792 = v39.x[12];
+    const unsigned int v793 = v786 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v794 = v793 + v788;
+    const iron_bf16 v795 = residual[v794];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v796 = iron_to_f32(v795);
+    const float v797 = fmaf(v792, v3, v796);
+    const iron_bf16 v798 = iron_f32_to_bf16(v797);
+    out[v794] = v798;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v799 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v800 = v616 + v799;
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v802 = v615 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v804 = v802 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v39.x[13];
+    const unsigned int v807 = v800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v808 = v807 + v802;
+    const iron_bf16 v809 = residual[v808];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v810 = iron_to_f32(v809);
+    const float v811 = fmaf(v806, v3, v810);
+    const iron_bf16 v812 = iron_f32_to_bf16(v811);
+    out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v813 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v814 = v616 + v813;
+  const unsigned int v815 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v816 = v615 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v818 = v816 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v39.x[14];
+    const unsigned int v821 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v822 = v821 + v816;
+    const iron_bf16 v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v824 = iron_to_f32(v823);
+    const float v825 = fmaf(v820, v3, v824);
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v827 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v828 = v616 + v827;
+  const unsigned int v829 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v830 = v615 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v39.x[15];
+    const unsigned int v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v836 = v835 + v830;
+    const iron_bf16 v837 = residual[v836];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v838 = iron_to_f32(v837);
+    const float v839 = fmaf(v834, v3, v838);
+    const iron_bf16 v840 = iron_f32_to_bf16(v839);
+    out[v836] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v841 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v842 = v616 + v841;
+  const unsigned int v843 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v844 = v615 + v843;
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v846 = v844 < v1;
+  const bool v847 = v845 && v846;
+  if (v847) {
+    const float v848 = v39.x[16];
+    const unsigned int v849 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v850 = v849 + v844;
+    const iron_bf16 v851 = residual[v850];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v852 = iron_to_f32(v851);
+    const float v853 = fmaf(v848, v3, v852);
+    const iron_bf16 v854 = iron_f32_to_bf16(v853);
+    out[v850] = v854;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v855 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v856 = v616 + v855;
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v858 = v615 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v860 = v858 < v1;
+  const bool v861 = v859 && v860;
+  if (v861) {
+    const float v862 = v39.x[17];
+    const unsigned int v863 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v864 = v863 + v858;
+    const iron_bf16 v865 = residual[v864];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v866 = iron_to_f32(v865);
+    const float v867 = fmaf(v862, v3, v866);
+    const iron_bf16 v868 = iron_f32_to_bf16(v867);
+    out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v869 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v870 = v616 + v869;
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v872 = v615 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v874 = v872 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v39.x[18];
+    const unsigned int v877 = v870 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v878 = v877 + v872;
+    const iron_bf16 v879 = residual[v878];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v880 = iron_to_f32(v879);
+    const float v881 = fmaf(v876, v3, v880);
+    const iron_bf16 v882 = iron_f32_to_bf16(v881);
+    out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v883 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v884 = v616 + v883;
+  const unsigned int v885 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v886 = v615 + v885;
+  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v888 = v886 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v39.x[19];
+    const unsigned int v891 = v884 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v892 = v891 + v886;
+    const iron_bf16 v893 = residual[v892];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v894 = iron_to_f32(v893);
+    const float v895 = fmaf(v890, v3, v894);
+    const iron_bf16 v896 = iron_f32_to_bf16(v895);
+    out[v892] = v896;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v897 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v898 = v616 + v897;
+  const unsigned int v899 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v900 = v615 + v899;
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v902 = v900 < v1;
+  const bool v903 = v901 && v902;
+  if (v903) {
+    const float v904 = v39.x[20];
+    const unsigned int v905 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v906 = v905 + v900;
+    const iron_bf16 v907 = residual[v906];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v908 = iron_to_f32(v907);
+    const float v909 = fmaf(v904, v3, v908);
+    const iron_bf16 v910 = iron_f32_to_bf16(v909);
+    out[v906] = v910;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v911 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v912 = v616 + v911;
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v914 = v615 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v916 = v914 < v1;
+  const bool v917 = v915 && v916;
+  if (v917) {
+    const float v918 = v39.x[21];
+    const unsigned int v919 = v912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v920 = v919 + v914;
+    const iron_bf16 v921 = residual[v920];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v922 = iron_to_f32(v921);
+    const float v923 = fmaf(v918, v3, v922);
+    const iron_bf16 v924 = iron_f32_to_bf16(v923);
+    out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v925 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v926 = v616 + v925;
+  const unsigned int v927 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v928 = v615 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v930 = v928 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v39.x[22];
+    const unsigned int v933 = v926 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v934 = v933 + v928;
+    const iron_bf16 v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v936 = iron_to_f32(v935);
+    const float v937 = fmaf(v932, v3, v936);
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
+    out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v939 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v940 = v616 + v939;
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v942 = v615 + v941;
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v944 = v942 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v39.x[23];
+    const unsigned int v947 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v948 = v947 + v942;
+    const iron_bf16 v949 = residual[v948];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v950 = iron_to_f32(v949);
+    const float v951 = fmaf(v946, v3, v950);
+    const iron_bf16 v952 = iron_f32_to_bf16(v951);
+    out[v948] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v953 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v954 = v616 + v953;
+  const unsigned int v955 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v956 = v615 + v955;
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v958 = v956 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v39.x[24];
+    const unsigned int v961 = v954 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v962 = v961 + v956;
+    const iron_bf16 v963 = residual[v962];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v964 = iron_to_f32(v963);
+    const float v965 = fmaf(v960, v3, v964);
+    const iron_bf16 v966 = iron_f32_to_bf16(v965);
+    out[v962] = v966;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v967 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v968 = v616 + v967;
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v970 = v615 + v969;
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v972 = v970 < v1;
+  const bool v973 = v971 && v972;
+  if (v973) {
+    const float v974 = v39.x[25];
+    const unsigned int v975 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v976 = v975 + v970;
+    const iron_bf16 v977 = residual[v976];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v978 = iron_to_f32(v977);
+    const float v979 = fmaf(v974, v3, v978);
+    const iron_bf16 v980 = iron_f32_to_bf16(v979);
+    out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v981 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v982 = v616 + v981;
+  const unsigned int v983 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v984 = v615 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v986 = v984 < v1;
+  const bool v987 = v985 && v986;
+  if (v987) {
+    const float v988 = v39.x[26];
+    const unsigned int v989 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v990 = v989 + v984;
+    const iron_bf16 v991 = residual[v990];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v992 = iron_to_f32(v991);
+    const float v993 = fmaf(v988, v3, v992);
+    const iron_bf16 v994 = iron_f32_to_bf16(v993);
+    out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v995 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v996 = v616 + v995;
+  const unsigned int v997 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v998 = v615 + v997;
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1000 = v998 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v39.x[27];
+    const unsigned int v1003 = v996 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1004 = v1003 + v998;
+    const iron_bf16 v1005 = residual[v1004];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1006 = iron_to_f32(v1005);
+    const float v1007 = fmaf(v1002, v3, v1006);
+    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
+    out[v1004] = v1008;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1009 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1010 = v616 + v1009;
+  const unsigned int v1011 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1012 = v615 + v1011;
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1014 = v1012 < v1;
+  const bool v1015 = v1013 && v1014;
+  if (v1015) {
+    const float v1016 = v39.x[28];
+    const unsigned int v1017 = v1010 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1018 = v1017 + v1012;
+    const iron_bf16 v1019 = residual[v1018];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1020 = iron_to_f32(v1019);
+    const float v1021 = fmaf(v1016, v3, v1020);
+    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
+    out[v1018] = v1022;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1023 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1024 = v616 + v1023;
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1026 = v615 + v1025;
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1028 = v1026 < v1;
+  const bool v1029 = v1027 && v1028;
+  if (v1029) {
+    const float v1030 = v39.x[29];
+    const unsigned int v1031 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1032 = v1031 + v1026;
+    const iron_bf16 v1033 = residual[v1032];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1034 = iron_to_f32(v1033);
+    const float v1035 = fmaf(v1030, v3, v1034);
+    const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
+    out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1037 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1038 = v616 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v39.x[30];
+    const unsigned int v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1046 = v1045 + v1040;
+    const iron_bf16 v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1048 = iron_to_f32(v1047);
+    const float v1049 = fmaf(v1044, v3, v1048);
+    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
+    out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1051 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1052 = v616 + v1051;
+  const unsigned int v1053 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1054 = v615 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1056 = v1054 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v39.x[31];
+    const unsigned int v1059 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1060 = v1059 + v1054;
+    const iron_bf16 v1061 = residual[v1060];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1062 = iron_to_f32(v1061);
+    const float v1063 = fmaf(v1058, v3, v1062);
+    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
+    out[v1060] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1065 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1066 = v616 + v1065;
+  const unsigned int v1067 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1068 = v615 + v1067;
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1070 = v1068 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v39.x[32];
+    const unsigned int v1073 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1074 = v1073 + v1068;
+    const iron_bf16 v1075 = residual[v1074];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1076 = iron_to_f32(v1075);
+    const float v1077 = fmaf(v1072, v3, v1076);
+    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
+    out[v1074] = v1078;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1079 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1080 = v616 + v1079;
+  const unsigned int v1081 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1082 = v615 + v1081;
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1084 = v1082 < v1;
+  const bool v1085 = v1083 && v1084;
+  if (v1085) {
+    const float v1086 = v39.x[33];
+    const unsigned int v1087 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1088 = v1087 + v1082;
+    const iron_bf16 v1089 = residual[v1088];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1090 = iron_to_f32(v1089);
+    const float v1091 = fmaf(v1086, v3, v1090);
+    const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
+    out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1093 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1094 = v616 + v1093;
+  const unsigned int v1095 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1096 = v615 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1098 = v1096 < v1;
+  const bool v1099 = v1097 && v1098;
+  if (v1099) {
+    const float v1100 = v39.x[34];
+    const unsigned int v1101 = v1094 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1102 = v1101 + v1096;
+    const iron_bf16 v1103 = residual[v1102];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1104 = iron_to_f32(v1103);
+    const float v1105 = fmaf(v1100, v3, v1104);
+    const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
+    out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1107 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1108 = v616 + v1107;
+  const unsigned int v1109 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1110 = v615 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1112 = v1110 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v39.x[35];
+    const unsigned int v1115 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1116 = v1115 + v1110;
+    const iron_bf16 v1117 = residual[v1116];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1118 = iron_to_f32(v1117);
+    const float v1119 = fmaf(v1114, v3, v1118);
+    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
+    out[v1116] = v1120;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1121 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1122 = v616 + v1121;
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1124 = v615 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v39.x[36];
+    const unsigned int v1129 = v1122 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1130 = v1129 + v1124;
+    const iron_bf16 v1131 = residual[v1130];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1132 = iron_to_f32(v1131);
+    const float v1133 = fmaf(v1128, v3, v1132);
+    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
+    out[v1130] = v1134;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1135 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1136 = v616 + v1135;
+  const unsigned int v1137 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1138 = v615 + v1137;
+  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1140 = v1138 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v39.x[37];
+    const unsigned int v1143 = v1136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1144 = v1143 + v1138;
+    const iron_bf16 v1145 = residual[v1144];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1146 = iron_to_f32(v1145);
+    const float v1147 = fmaf(v1142, v3, v1146);
+    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
+    out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1149 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1150 = v616 + v1149;
+  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1152 = v615 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1154 = v1152 < v1;
+  const bool v1155 = v1153 && v1154;
+  if (v1155) {
+    const float v1156 = v39.x[38];
+    const unsigned int v1157 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1158 = v1157 + v1152;
+    const iron_bf16 v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1160 = iron_to_f32(v1159);
+    const float v1161 = fmaf(v1156, v3, v1160);
+    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
+    out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1163 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1164 = v616 + v1163;
+  const unsigned int v1165 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1166 = v615 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1168 = v1166 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v39.x[39];
+    const unsigned int v1171 = v1164 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1172 = v1171 + v1166;
+    const iron_bf16 v1173 = residual[v1172];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1174 = iron_to_f32(v1173);
+    const float v1175 = fmaf(v1170, v3, v1174);
+    const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
+    out[v1172] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1177 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1178 = v616 + v1177;
+  const unsigned int v1179 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1180 = v615 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1182 = v1180 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v39.x[40];
+    const unsigned int v1185 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1186 = v1185 + v1180;
+    const iron_bf16 v1187 = residual[v1186];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1188 = iron_to_f32(v1187);
+    const float v1189 = fmaf(v1184, v3, v1188);
+    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
+    out[v1186] = v1190;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1191 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1192 = v616 + v1191;
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1194 = v615 + v1193;
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1196 = v1194 < v1;
+  const bool v1197 = v1195 && v1196;
+  if (v1197) {
+    const float v1198 = v39.x[41];
+    const unsigned int v1199 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1200 = v1199 + v1194;
+    const iron_bf16 v1201 = residual[v1200];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1202 = iron_to_f32(v1201);
+    const float v1203 = fmaf(v1198, v3, v1202);
+    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
+    out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1205 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1206 = v616 + v1205;
+  const unsigned int v1207 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1208 = v615 + v1207;
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1210 = v1208 < v1;
+  const bool v1211 = v1209 && v1210;
+  if (v1211) {
+    const float v1212 = v39.x[42];
+    const unsigned int v1213 = v1206 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1214 = v1213 + v1208;
+    const iron_bf16 v1215 = residual[v1214];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1216 = iron_to_f32(v1215);
+    const float v1217 = fmaf(v1212, v3, v1216);
+    const iron_bf16 v1218 = iron_f32_to_bf16(v1217);
+    out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1219 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1220 = v616 + v1219;
+  const unsigned int v1221 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1222 = v615 + v1221;
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1224 = v1222 < v1;
+  const bool v1225 = v1223 && v1224;
+  if (v1225) {
+    const float v1226 = v39.x[43];
+    const unsigned int v1227 = v1220 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1228 = v1227 + v1222;
+    const iron_bf16 v1229 = residual[v1228];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1230 = iron_to_f32(v1229);
+    const float v1231 = fmaf(v1226, v3, v1230);
+    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
+    out[v1228] = v1232;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1233 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1234 = v616 + v1233;
+  const unsigned int v1235 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1236 = v615 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1238 = v1236 < v1;
+  const bool v1239 = v1237 && v1238;
+  if (v1239) {
+    const float v1240 = v39.x[44];
+    const unsigned int v1241 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1242 = v1241 + v1236;
+    const iron_bf16 v1243 = residual[v1242];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1244 = iron_to_f32(v1243);
+    const float v1245 = fmaf(v1240, v3, v1244);
+    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
+    out[v1242] = v1246;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1247 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1248 = v616 + v1247;
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1250 = v615 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v39.x[45];
+    const unsigned int v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1256 = v1255 + v1250;
+    const iron_bf16 v1257 = residual[v1256];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1258 = iron_to_f32(v1257);
+    const float v1259 = fmaf(v1254, v3, v1258);
+    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
+    out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1261 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1262 = v616 + v1261;
+  const unsigned int v1263 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1264 = v615 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1266 = v1264 < v1;
+  const bool v1267 = v1265 && v1266;
+  if (v1267) {
+    const float v1268 = v39.x[46];
+    const unsigned int v1269 = v1262 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1270 = v1269 + v1264;
+    const iron_bf16 v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1272 = iron_to_f32(v1271);
+    const float v1273 = fmaf(v1268, v3, v1272);
+    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
+    out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1275 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1276 = v616 + v1275;
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1278 = v615 + v1277;
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1280 = v1278 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v39.x[47];
+    const unsigned int v1283 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1284 = v1283 + v1278;
+    const iron_bf16 v1285 = residual[v1284];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1286 = iron_to_f32(v1285);
+    const float v1287 = fmaf(v1282, v3, v1286);
+    const iron_bf16 v1288 = iron_f32_to_bf16(v1287);
+    out[v1284] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1289 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1290 = v616 + v1289;
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1292 = v615 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v39.x[48];
+    const unsigned int v1297 = v1290 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1298 = v1297 + v1292;
+    const iron_bf16 v1299 = residual[v1298];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1300 = iron_to_f32(v1299);
+    const float v1301 = fmaf(v1296, v3, v1300);
+    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
+    out[v1298] = v1302;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1303 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1304 = v616 + v1303;
+  const unsigned int v1305 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1306 = v615 + v1305;
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v39.x[49];
+    const unsigned int v1311 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1312 = v1311 + v1306;
+    const iron_bf16 v1313 = residual[v1312];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1314 = iron_to_f32(v1313);
+    const float v1315 = fmaf(v1310, v3, v1314);
+    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
+    out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1317 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1318 = v616 + v1317;
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1320 = v615 + v1319;
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1322 = v1320 < v1;
+  const bool v1323 = v1321 && v1322;
+  if (v1323) {
+    const float v1324 = v39.x[50];
+    const unsigned int v1325 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1326 = v1325 + v1320;
+    const iron_bf16 v1327 = residual[v1326];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1328 = iron_to_f32(v1327);
+    const float v1329 = fmaf(v1324, v3, v1328);
+    const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
+    out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1331 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1332 = v616 + v1331;
+  const unsigned int v1333 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1334 = v615 + v1333;
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1336 = v1334 < v1;
+  const bool v1337 = v1335 && v1336;
+  if (v1337) {
+    const float v1338 = v39.x[51];
+    const unsigned int v1339 = v1332 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1340 = v1339 + v1334;
+    const iron_bf16 v1341 = residual[v1340];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1342 = iron_to_f32(v1341);
+    const float v1343 = fmaf(v1338, v3, v1342);
+    const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
+    out[v1340] = v1344;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1345 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1346 = v616 + v1345;
+  const unsigned int v1347 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1348 = v615 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1350 = v1348 < v1;
+  const bool v1351 = v1349 && v1350;
+  if (v1351) {
+    const float v1352 = v39.x[52];
+    const unsigned int v1353 = v1346 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1354 = v1353 + v1348;
+    const iron_bf16 v1355 = residual[v1354];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1356 = iron_to_f32(v1355);
+    const float v1357 = fmaf(v1352, v3, v1356);
+    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
+    out[v1354] = v1358;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1359 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1360 = v616 + v1359;
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1362 = v615 + v1361;
+  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1364 = v1362 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v39.x[53];
+    const unsigned int v1367 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1368 = v1367 + v1362;
+    const iron_bf16 v1369 = residual[v1368];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1370 = iron_to_f32(v1369);
+    const float v1371 = fmaf(v1366, v3, v1370);
+    const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
+    out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1373 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1374 = v616 + v1373;
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1376 = v615 + v1375;
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1378 = v1376 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v39.x[54];
+    const unsigned int v1381 = v1374 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1382 = v1381 + v1376;
+    const iron_bf16 v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1384 = iron_to_f32(v1383);
+    const float v1385 = fmaf(v1380, v3, v1384);
+    const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
+    out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1387 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1388 = v616 + v1387;
+  const unsigned int v1389 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1390 = v615 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1392 = v1390 < v1;
+  const bool v1393 = v1391 && v1392;
+  if (v1393) {
+    const float v1394 = v39.x[55];
+    const unsigned int v1395 = v1388 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1396 = v1395 + v1390;
+    const iron_bf16 v1397 = residual[v1396];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1398 = iron_to_f32(v1397);
+    const float v1399 = fmaf(v1394, v3, v1398);
+    const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
+    out[v1396] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1401 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1402 = v616 + v1401;
+  const unsigned int v1403 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1404 = v615 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1406 = v1404 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v39.x[56];
+    const unsigned int v1409 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1410 = v1409 + v1404;
+    const iron_bf16 v1411 = residual[v1410];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1412 = iron_to_f32(v1411);
+    const float v1413 = fmaf(v1408, v3, v1412);
+    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
+    out[v1410] = v1414;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1415 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1416 = v616 + v1415;
+  const unsigned int v1417 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1418 = v615 + v1417;
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1420 = v1418 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v39.x[57];
+    const unsigned int v1423 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1424 = v1423 + v1418;
+    const iron_bf16 v1425 = residual[v1424];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1426 = iron_to_f32(v1425);
+    const float v1427 = fmaf(v1422, v3, v1426);
+    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
+    out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1429 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1430 = v616 + v1429;
+  const unsigned int v1431 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1432 = v615 + v1431;
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1434 = v1432 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v39.x[58];
+    const unsigned int v1437 = v1430 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1438 = v1437 + v1432;
+    const iron_bf16 v1439 = residual[v1438];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1440 = iron_to_f32(v1439);
+    const float v1441 = fmaf(v1436, v3, v1440);
+    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
+    out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1443 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1444 = v616 + v1443;
+  const unsigned int v1445 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1446 = v615 + v1445;
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1448 = v1446 < v1;
+  const bool v1449 = v1447 && v1448;
+  if (v1449) {
+    const float v1450 = v39.x[59];
+    const unsigned int v1451 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1452 = v1451 + v1446;
+    const iron_bf16 v1453 = residual[v1452];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1454 = iron_to_f32(v1453);
+    const float v1455 = fmaf(v1450, v3, v1454);
+    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+    out[v1452] = v1456;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1457 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1458 = v616 + v1457;
+  const unsigned int v1459 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v39.x[60];
+    const unsigned int v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1466 = v1465 + v1460;
+    const iron_bf16 v1467 = residual[v1466];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1468 = iron_to_f32(v1467);
+    const float v1469 = fmaf(v1464, v3, v1468);
+    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
+    out[v1466] = v1470;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1471 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1472 = v616 + v1471;
+  const unsigned int v1473 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1474 = v615 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1476 = v1474 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v39.x[61];
+    const unsigned int v1479 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1480 = v1479 + v1474;
+    const iron_bf16 v1481 = residual[v1480];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1482 = iron_to_f32(v1481);
+    const float v1483 = fmaf(v1478, v3, v1482);
+    const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
+    out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1485 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1486 = v616 + v1485;
+  const unsigned int v1487 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1488 = v615 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v39.x[62];
+    const unsigned int v1493 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1494 = v1493 + v1488;
+    const iron_bf16 v1495 = residual[v1494];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1496 = iron_to_f32(v1495);
+    const float v1497 = fmaf(v1492, v3, v1496);
+    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
+    out[v1494] = v1498;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1499 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1500 = v616 + v1499;
+  const unsigned int v1501 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1502 = v615 + v1501;
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1504 = v1502 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v39.x[63];
+    const unsigned int v1507 = v1500 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1508 = v1507 + v1502;
+    const iron_bf16 v1509 = residual[v1508];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1510 = iron_to_f32(v1509);
+    const float v1511 = fmaf(v1506, v3, v1510);
+    const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
+    out[v1508] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1513 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1514 = v616 + v1513;
+  const unsigned int v1515 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1516 = v615 + v1515;
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1518 = v1516 < v1;
+  const bool v1519 = v1517 && v1518;
+  if (v1519) {
+    const float v1520 = v39.x[64];
+    const unsigned int v1521 = v1514 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1522 = v1521 + v1516;
+    const iron_bf16 v1523 = residual[v1522];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1524 = iron_to_f32(v1523);
+    const float v1525 = fmaf(v1520, v3, v1524);
+    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
+    out[v1522] = v1526;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1527 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1528 = v616 + v1527;
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1530 = v615 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1532 = v1530 < v1;
+  const bool v1533 = v1531 && v1532;
+  if (v1533) {
+    const float v1534 = v39.x[65];
+    const unsigned int v1535 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1536 = v1535 + v1530;
+    const iron_bf16 v1537 = residual[v1536];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1538 = iron_to_f32(v1537);
+    const float v1539 = fmaf(v1534, v3, v1538);
+    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
+    out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1542 = v616 + v1541;
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1544 = v615 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1546 = v1544 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v39.x[66];
+    const unsigned int v1549 = v1542 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1550 = v1549 + v1544;
+    const iron_bf16 v1551 = residual[v1550];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1552 = iron_to_f32(v1551);
+    const float v1553 = fmaf(v1548, v3, v1552);
+    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
+    out[v1550] = v1554;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1555 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1556 = v616 + v1555;
+  const unsigned int v1557 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1558 = v615 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1560 = v1558 < v1;
+  const bool v1561 = v1559 && v1560;
+  if (v1561) {
+    const float v1562 = v39.x[67];
+    const unsigned int v1563 = v1556 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1564 = v1563 + v1558;
+    const iron_bf16 v1565 = residual[v1564];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1566 = iron_to_f32(v1565);
+    const float v1567 = fmaf(v1562, v3, v1566);
+    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
+    out[v1564] = v1568;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1569 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1570 = v616 + v1569;
+  const unsigned int v1571 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1572 = v615 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1574 = v1572 < v1;
+  const bool v1575 = v1573 && v1574;
+  if (v1575) {
+    const float v1576 = v39.x[68];
+    const unsigned int v1577 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1578 = v1577 + v1572;
+    const iron_bf16 v1579 = residual[v1578];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1580 = iron_to_f32(v1579);
+    const float v1581 = fmaf(v1576, v3, v1580);
+    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
+    out[v1578] = v1582;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1583 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1584 = v616 + v1583;
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1586 = v615 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1588 = v1586 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v39.x[69];
+    const unsigned int v1591 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1592 = v1591 + v1586;
+    const iron_bf16 v1593 = residual[v1592];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1594 = iron_to_f32(v1593);
+    const float v1595 = fmaf(v1590, v3, v1594);
+    const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
+    out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1597 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1598 = v616 + v1597;
+  const unsigned int v1599 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1600 = v615 + v1599;
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1602 = v1600 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v39.x[70];
+    const unsigned int v1605 = v1598 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1606 = v1605 + v1600;
+    const iron_bf16 v1607 = residual[v1606];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1608 = iron_to_f32(v1607);
+    const float v1609 = fmaf(v1604, v3, v1608);
+    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
+    out[v1606] = v1610;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1611 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1612 = v616 + v1611;
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1614 = v615 + v1613;
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1616 = v1614 < v1;
+  const bool v1617 = v1615 && v1616;
+  if (v1617) {
+    const float v1618 = v39.x[71];
+    const unsigned int v1619 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1620 = v1619 + v1614;
+    const iron_bf16 v1621 = residual[v1620];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1622 = iron_to_f32(v1621);
+    const float v1623 = fmaf(v1618, v3, v1622);
+    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
+    out[v1620] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1625 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1626 = v616 + v1625;
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1628 = v615 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1630 = v1628 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v39.x[72];
+    const unsigned int v1633 = v1626 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1634 = v1633 + v1628;
+    const iron_bf16 v1635 = residual[v1634];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1636 = iron_to_f32(v1635);
+    const float v1637 = fmaf(v1632, v3, v1636);
+    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
+    out[v1634] = v1638;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1639 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1640 = v616 + v1639;
+  const unsigned int v1641 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1642 = v615 + v1641;
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1644 = v1642 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v39.x[73];
+    const unsigned int v1647 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1648 = v1647 + v1642;
+    const iron_bf16 v1649 = residual[v1648];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1650 = iron_to_f32(v1649);
+    const float v1651 = fmaf(v1646, v3, v1650);
+    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
+    out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1653 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1654 = v616 + v1653;
+  const unsigned int v1655 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1656 = v615 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v39.x[74];
+    const unsigned int v1661 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1662 = v1661 + v1656;
+    const iron_bf16 v1663 = residual[v1662];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1664 = iron_to_f32(v1663);
+    const float v1665 = fmaf(v1660, v3, v1664);
+    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
+    out[v1662] = v1666;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1667 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1668 = v616 + v1667;
+  const unsigned int v1669 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1670 = v615 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v39.x[75];
+    const unsigned int v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1676 = v1675 + v1670;
+    const iron_bf16 v1677 = residual[v1676];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1678 = iron_to_f32(v1677);
+    const float v1679 = fmaf(v1674, v3, v1678);
+    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
+    out[v1676] = v1680;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1681 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1682 = v616 + v1681;
+  const unsigned int v1683 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1684 = v615 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1686 = v1684 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v39.x[76];
+    const unsigned int v1689 = v1682 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1690 = v1689 + v1684;
+    const iron_bf16 v1691 = residual[v1690];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1692 = iron_to_f32(v1691);
+    const float v1693 = fmaf(v1688, v3, v1692);
+    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
+    out[v1690] = v1694;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1695 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1696 = v616 + v1695;
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1698 = v615 + v1697;
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1700 = v1698 < v1;
+  const bool v1701 = v1699 && v1700;
+  if (v1701) {
+    const float v1702 = v39.x[77];
+    const unsigned int v1703 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1704 = v1703 + v1698;
+    const iron_bf16 v1705 = residual[v1704];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1706 = iron_to_f32(v1705);
+    const float v1707 = fmaf(v1702, v3, v1706);
+    const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
+    out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1709 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1710 = v616 + v1709;
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1712 = v615 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1714 = v1712 < v1;
+  const bool v1715 = v1713 && v1714;
+  if (v1715) {
+    const float v1716 = v39.x[78];
+    const unsigned int v1717 = v1710 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1718 = v1717 + v1712;
+    const iron_bf16 v1719 = residual[v1718];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1720 = iron_to_f32(v1719);
+    const float v1721 = fmaf(v1716, v3, v1720);
+    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
+    out[v1718] = v1722;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1723 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1724 = v616 + v1723;
+  const unsigned int v1725 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1726 = v615 + v1725;
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1728 = v1726 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v39.x[79];
+    const unsigned int v1731 = v1724 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1732 = v1731 + v1726;
+    const iron_bf16 v1733 = residual[v1732];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1734 = iron_to_f32(v1733);
+    const float v1735 = fmaf(v1730, v3, v1734);
+    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
+    out[v1732] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1737 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1738 = v616 + v1737;
+  const unsigned int v1739 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1740 = v615 + v1739;
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1742 = v1740 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v39.x[80];
+    const unsigned int v1745 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1746 = v1745 + v1740;
+    const iron_bf16 v1747 = residual[v1746];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1748 = iron_to_f32(v1747);
+    const float v1749 = fmaf(v1744, v3, v1748);
+    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
+    out[v1746] = v1750;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1751 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1752 = v616 + v1751;
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1754 = v615 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1756 = v1754 < v1;
+  const bool v1757 = v1755 && v1756;
+  if (v1757) {
+    const float v1758 = v39.x[81];
+    const unsigned int v1759 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1760 = v1759 + v1754;
+    const iron_bf16 v1761 = residual[v1760];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1762 = iron_to_f32(v1761);
+    const float v1763 = fmaf(v1758, v3, v1762);
+    const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
+    out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1765 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1766 = v616 + v1765;
+  const unsigned int v1767 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1768 = v615 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1770 = v1768 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v39.x[82];
+    const unsigned int v1773 = v1766 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1774 = v1773 + v1768;
+    const iron_bf16 v1775 = residual[v1774];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1776 = iron_to_f32(v1775);
+    const float v1777 = fmaf(v1772, v3, v1776);
+    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
+    out[v1774] = v1778;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1779 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1780 = v616 + v1779;
+  const unsigned int v1781 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1782 = v615 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1784 = v1782 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v39.x[83];
+    const unsigned int v1787 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1788 = v1787 + v1782;
+    const iron_bf16 v1789 = residual[v1788];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1790 = iron_to_f32(v1789);
+    const float v1791 = fmaf(v1786, v3, v1790);
+    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
+    out[v1788] = v1792;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1793 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1794 = v616 + v1793;
+  const unsigned int v1795 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1796 = v615 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1798 = v1796 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v39.x[84];
+    const unsigned int v1801 = v1794 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1802 = v1801 + v1796;
+    const iron_bf16 v1803 = residual[v1802];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1804 = iron_to_f32(v1803);
+    const float v1805 = fmaf(v1800, v3, v1804);
+    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
+    out[v1802] = v1806;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1807 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1808 = v616 + v1807;
+  const unsigned int v1809 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1810 = v615 + v1809;
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1812 = v1810 < v1;
+  const bool v1813 = v1811 && v1812;
+  if (v1813) {
+    const float v1814 = v39.x[85];
+    const unsigned int v1815 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1816 = v1815 + v1810;
+    const iron_bf16 v1817 = residual[v1816];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1818 = iron_to_f32(v1817);
+    const float v1819 = fmaf(v1814, v3, v1818);
+    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
+    out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1821 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1822 = v616 + v1821;
+  const unsigned int v1823 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1824 = v615 + v1823;
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1826 = v1824 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v39.x[86];
+    const unsigned int v1829 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1830 = v1829 + v1824;
+    const iron_bf16 v1831 = residual[v1830];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1832 = iron_to_f32(v1831);
+    const float v1833 = fmaf(v1828, v3, v1832);
+    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
+    out[v1830] = v1834;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1835 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1836 = v616 + v1835;
+  const unsigned int v1837 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1838 = v615 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v39.x[87];
+    const unsigned int v1843 = v1836 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1844 = v1843 + v1838;
+    const iron_bf16 v1845 = residual[v1844];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1846 = iron_to_f32(v1845);
+    const float v1847 = fmaf(v1842, v3, v1846);
+    const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
+    out[v1844] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1849 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1850 = v616 + v1849;
+  const unsigned int v1851 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1852 = v615 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v39.x[88];
+    const unsigned int v1857 = v1850 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1858 = v1857 + v1852;
+    const iron_bf16 v1859 = residual[v1858];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1860 = iron_to_f32(v1859);
+    const float v1861 = fmaf(v1856, v3, v1860);
+    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
+    out[v1858] = v1862;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1863 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1864 = v616 + v1863;
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1866 = v615 + v1865;
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1868 = v1866 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v39.x[89];
+    const unsigned int v1871 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1872 = v1871 + v1866;
+    const iron_bf16 v1873 = residual[v1872];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1874 = iron_to_f32(v1873);
+    const float v1875 = fmaf(v1870, v3, v1874);
+    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
+    out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1877 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1878 = v616 + v1877;
+  const unsigned int v1879 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v39.x[90];
+    const unsigned int v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1886 = v1885 + v1880;
+    const iron_bf16 v1887 = residual[v1886];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1888 = iron_to_f32(v1887);
+    const float v1889 = fmaf(v1884, v3, v1888);
+    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
+    out[v1886] = v1890;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1891 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1892 = v616 + v1891;
+  const unsigned int v1893 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1894 = v615 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1896 = v1894 < v1;
+  const bool v1897 = v1895 && v1896;
+  if (v1897) {
+    const float v1898 = v39.x[91];
+    const unsigned int v1899 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1900 = v1899 + v1894;
+    const iron_bf16 v1901 = residual[v1900];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1902 = iron_to_f32(v1901);
+    const float v1903 = fmaf(v1898, v3, v1902);
+    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
+    out[v1900] = v1904;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1905 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1906 = v616 + v1905;
+  const unsigned int v1907 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1908 = v615 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1910 = v1908 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v39.x[92];
+    const unsigned int v1913 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1914 = v1913 + v1908;
+    const iron_bf16 v1915 = residual[v1914];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1916 = iron_to_f32(v1915);
+    const float v1917 = fmaf(v1912, v3, v1916);
+    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
+    out[v1914] = v1918;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1919 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1920 = v616 + v1919;
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1922 = v615 + v1921;
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1924 = v1922 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v39.x[93];
+    const unsigned int v1927 = v1920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1928 = v1927 + v1922;
+    const iron_bf16 v1929 = residual[v1928];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1930 = iron_to_f32(v1929);
+    const float v1931 = fmaf(v1926, v3, v1930);
+    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
+    out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1933 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1934 = v616 + v1933;
+  const unsigned int v1935 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1936 = v615 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1938 = v1936 < v1;
+  const bool v1939 = v1937 && v1938;
+  if (v1939) {
+    const float v1940 = v39.x[94];
+    const unsigned int v1941 = v1934 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1942 = v1941 + v1936;
+    const iron_bf16 v1943 = residual[v1942];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1944 = iron_to_f32(v1943);
+    const float v1945 = fmaf(v1940, v3, v1944);
+    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
+    out[v1942] = v1946;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1947 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1948 = v616 + v1947;
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1950 = v615 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1952 = v1950 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v39.x[95];
+    const unsigned int v1955 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1956 = v1955 + v1950;
+    const iron_bf16 v1957 = residual[v1956];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1958 = iron_to_f32(v1957);
+    const float v1959 = fmaf(v1954, v3, v1958);
+    const iron_bf16 v1960 = iron_f32_to_bf16(v1959);
+    out[v1956] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1961 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1962 = v616 + v1961;
+  const unsigned int v1963 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1964 = v615 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1966 = v1964 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v39.x[96];
+    const unsigned int v1969 = v1962 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1970 = v1969 + v1964;
+    const iron_bf16 v1971 = residual[v1970];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1972 = iron_to_f32(v1971);
+    const float v1973 = fmaf(v1968, v3, v1972);
+    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
+    out[v1970] = v1974;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1975 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1976 = v616 + v1975;
+  const unsigned int v1977 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1978 = v615 + v1977;
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1980 = v1978 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v39.x[97];
+    const unsigned int v1983 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1984 = v1983 + v1978;
+    const iron_bf16 v1985 = residual[v1984];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1986 = iron_to_f32(v1985);
+    const float v1987 = fmaf(v1982, v3, v1986);
+    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
+    out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1989 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1990 = v616 + v1989;
+  const unsigned int v1991 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1992 = v615 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1994 = v1992 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v39.x[98];
+    const unsigned int v1997 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1998 = v1997 + v1992;
+    const iron_bf16 v1999 = residual[v1998];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2000 = iron_to_f32(v1999);
+    const float v2001 = fmaf(v1996, v3, v2000);
+    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
+    out[v1998] = v2002;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2003 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2004 = v616 + v2003;
+  const unsigned int v2005 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2006 = v615 + v2005;
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2008 = v2006 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v39.x[99];
+    const unsigned int v2011 = v2004 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2012 = v2011 + v2006;
+    const iron_bf16 v2013 = residual[v2012];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2014 = iron_to_f32(v2013);
+    const float v2015 = fmaf(v2010, v3, v2014);
+    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
+    out[v2012] = v2016;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2017 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2018 = v616 + v2017;
+  const unsigned int v2019 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2020 = v615 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2022 = v2020 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v39.x[100];
+    const unsigned int v2025 = v2018 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2026 = v2025 + v2020;
+    const iron_bf16 v2027 = residual[v2026];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2028 = iron_to_f32(v2027);
+    const float v2029 = fmaf(v2024, v3, v2028);
+    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
+    out[v2026] = v2030;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2031 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2032 = v616 + v2031;
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2034 = v615 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v39.x[101];
+    const unsigned int v2039 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2040 = v2039 + v2034;
+    const iron_bf16 v2041 = residual[v2040];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2042 = iron_to_f32(v2041);
+    const float v2043 = fmaf(v2038, v3, v2042);
+    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
+    out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2045 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2046 = v616 + v2045;
+  const unsigned int v2047 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2048 = v615 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v39.x[102];
+    const unsigned int v2053 = v2046 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2054 = v2053 + v2048;
+    const iron_bf16 v2055 = residual[v2054];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2056 = iron_to_f32(v2055);
+    const float v2057 = fmaf(v2052, v3, v2056);
+    const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
+    out[v2054] = v2058;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2059 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2060 = v616 + v2059;
+  const unsigned int v2061 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2062 = v615 + v2061;
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2064 = v2062 < v1;
+  const bool v2065 = v2063 && v2064;
+  if (v2065) {
+    const float v2066 = v39.x[103];
+    const unsigned int v2067 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2068 = v2067 + v2062;
+    const iron_bf16 v2069 = residual[v2068];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2070 = iron_to_f32(v2069);
+    const float v2071 = fmaf(v2066, v3, v2070);
+    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
+    out[v2068] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2073 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2074 = v616 + v2073;
+  const unsigned int v2075 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2076 = v615 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2078 = v2076 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v39.x[104];
+    const unsigned int v2081 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2082 = v2081 + v2076;
+    const iron_bf16 v2083 = residual[v2082];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2084 = iron_to_f32(v2083);
+    const float v2085 = fmaf(v2080, v3, v2084);
+    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
+    out[v2082] = v2086;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2087 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2088 = v616 + v2087;
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2090 = v615 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v39.x[105];
+    const unsigned int v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2096 = v2095 + v2090;
+    const iron_bf16 v2097 = residual[v2096];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2098 = iron_to_f32(v2097);
+    const float v2099 = fmaf(v2094, v3, v2098);
+    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
+    out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2101 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2102 = v616 + v2101;
+  const unsigned int v2103 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2104 = v615 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2106 = v2104 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v39.x[106];
+    const unsigned int v2109 = v2102 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2110 = v2109 + v2104;
+    const iron_bf16 v2111 = residual[v2110];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2112 = iron_to_f32(v2111);
+    const float v2113 = fmaf(v2108, v3, v2112);
+    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
+    out[v2110] = v2114;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2115 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2116 = v616 + v2115;
+  const unsigned int v2117 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2118 = v615 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2120 = v2118 < v1;
+  const bool v2121 = v2119 && v2120;
+  if (v2121) {
+    const float v2122 = v39.x[107];
+    const unsigned int v2123 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2124 = v2123 + v2118;
+    const iron_bf16 v2125 = residual[v2124];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2126 = iron_to_f32(v2125);
+    const float v2127 = fmaf(v2122, v3, v2126);
+    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
+    out[v2124] = v2128;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2129 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2130 = v616 + v2129;
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2132 = v615 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2134 = v2132 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v39.x[108];
+    const unsigned int v2137 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2138 = v2137 + v2132;
+    const iron_bf16 v2139 = residual[v2138];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2140 = iron_to_f32(v2139);
+    const float v2141 = fmaf(v2136, v3, v2140);
+    const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
+    out[v2138] = v2142;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2143 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2144 = v616 + v2143;
+  const unsigned int v2145 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2146 = v615 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2148 = v2146 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v39.x[109];
+    const unsigned int v2151 = v2144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2152 = v2151 + v2146;
+    const iron_bf16 v2153 = residual[v2152];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2154 = iron_to_f32(v2153);
+    const float v2155 = fmaf(v2150, v3, v2154);
+    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
+    out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2157 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2158 = v616 + v2157;
+  const unsigned int v2159 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2160 = v615 + v2159;
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2162 = v2160 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v39.x[110];
+    const unsigned int v2165 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2166 = v2165 + v2160;
+    const iron_bf16 v2167 = residual[v2166];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2168 = iron_to_f32(v2167);
+    const float v2169 = fmaf(v2164, v3, v2168);
+    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
+    out[v2166] = v2170;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2171 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2172 = v616 + v2171;
+  const unsigned int v2173 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2174 = v615 + v2173;
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2176 = v2174 < v1;
+  const bool v2177 = v2175 && v2176;
+  if (v2177) {
+    const float v2178 = v39.x[111];
+    const unsigned int v2179 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2180 = v2179 + v2174;
+    const iron_bf16 v2181 = residual[v2180];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2182 = iron_to_f32(v2181);
+    const float v2183 = fmaf(v2178, v3, v2182);
+    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
+    out[v2180] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2185 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2186 = v616 + v2185;
+  const unsigned int v2187 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2188 = v615 + v2187;
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2190 = v2188 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v39.x[112];
+    const unsigned int v2193 = v2186 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2194 = v2193 + v2188;
+    const iron_bf16 v2195 = residual[v2194];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2196 = iron_to_f32(v2195);
+    const float v2197 = fmaf(v2192, v3, v2196);
+    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
+    out[v2194] = v2198;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2199 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2200 = v616 + v2199;
+  const unsigned int v2201 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2202 = v615 + v2201;
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v39.x[113];
+    const unsigned int v2207 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2208 = v2207 + v2202;
+    const iron_bf16 v2209 = residual[v2208];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2210 = iron_to_f32(v2209);
+    const float v2211 = fmaf(v2206, v3, v2210);
+    const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
+    out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2213 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2214 = v616 + v2213;
+  const unsigned int v2215 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2216 = v615 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v39.x[114];
+    const unsigned int v2221 = v2214 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2222 = v2221 + v2216;
+    const iron_bf16 v2223 = residual[v2222];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2224 = iron_to_f32(v2223);
+    const float v2225 = fmaf(v2220, v3, v2224);
+    const iron_bf16 v2226 = iron_f32_to_bf16(v2225);
+    out[v2222] = v2226;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2227 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2228 = v616 + v2227;
+  const unsigned int v2229 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2230 = v615 + v2229;
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v39.x[115];
+    const unsigned int v2235 = v2228 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2236 = v2235 + v2230;
+    const iron_bf16 v2237 = residual[v2236];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2238 = iron_to_f32(v2237);
+    const float v2239 = fmaf(v2234, v3, v2238);
+    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
+    out[v2236] = v2240;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2241 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2242 = v616 + v2241;
+  const unsigned int v2243 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2244 = v615 + v2243;
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2246 = v2244 < v1;
+  const bool v2247 = v2245 && v2246;
+  if (v2247) {
+    const float v2248 = v39.x[116];
+    const unsigned int v2249 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2250 = v2249 + v2244;
+    const iron_bf16 v2251 = residual[v2250];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2252 = iron_to_f32(v2251);
+    const float v2253 = fmaf(v2248, v3, v2252);
+    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
+    out[v2250] = v2254;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2255 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2256 = v616 + v2255;
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2258 = v615 + v2257;
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2260 = v2258 < v1;
+  const bool v2261 = v2259 && v2260;
+  if (v2261) {
+    const float v2262 = v39.x[117];
+    const unsigned int v2263 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2264 = v2263 + v2258;
+    const iron_bf16 v2265 = residual[v2264];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2266 = iron_to_f32(v2265);
+    const float v2267 = fmaf(v2262, v3, v2266);
+    const iron_bf16 v2268 = iron_f32_to_bf16(v2267);
+    out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2269 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2270 = v616 + v2269;
+  const unsigned int v2271 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2272 = v615 + v2271;
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2274 = v2272 < v1;
+  const bool v2275 = v2273 && v2274;
+  if (v2275) {
+    const float v2276 = v39.x[118];
+    const unsigned int v2277 = v2270 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2278 = v2277 + v2272;
+    const iron_bf16 v2279 = residual[v2278];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2280 = iron_to_f32(v2279);
+    const float v2281 = fmaf(v2276, v3, v2280);
+    const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
+    out[v2278] = v2282;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2283 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2284 = v616 + v2283;
+  const unsigned int v2285 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2286 = v615 + v2285;
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2288 = v2286 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v39.x[119];
+    const unsigned int v2291 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2292 = v2291 + v2286;
+    const iron_bf16 v2293 = residual[v2292];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2294 = iron_to_f32(v2293);
+    const float v2295 = fmaf(v2290, v3, v2294);
+    const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
+    out[v2292] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2297 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2298 = v616 + v2297;
+  const unsigned int v2299 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2300 = v615 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v39.x[120];
+    const unsigned int v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2306 = v2305 + v2300;
+    const iron_bf16 v2307 = residual[v2306];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2308 = iron_to_f32(v2307);
+    const float v2309 = fmaf(v2304, v3, v2308);
+    const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
+    out[v2306] = v2310;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2311 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2312 = v616 + v2311;
+  const unsigned int v2313 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2314 = v615 + v2313;
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2316 = v2314 < v1;
+  const bool v2317 = v2315 && v2316;
+  if (v2317) {
+    const float v2318 = v39.x[121];
+    const unsigned int v2319 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2320 = v2319 + v2314;
+    const iron_bf16 v2321 = residual[v2320];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2322 = iron_to_f32(v2321);
+    const float v2323 = fmaf(v2318, v3, v2322);
+    const iron_bf16 v2324 = iron_f32_to_bf16(v2323);
+    out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2325 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2326 = v616 + v2325;
+  const unsigned int v2327 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2328 = v615 + v2327;
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2330 = v2328 < v1;
+  const bool v2331 = v2329 && v2330;
+  if (v2331) {
+    const float v2332 = v39.x[122];
+    const unsigned int v2333 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2334 = v2333 + v2328;
+    const iron_bf16 v2335 = residual[v2334];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2336 = iron_to_f32(v2335);
+    const float v2337 = fmaf(v2332, v3, v2336);
+    const iron_bf16 v2338 = iron_f32_to_bf16(v2337);
+    out[v2334] = v2338;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2339 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2340 = v616 + v2339;
+  const unsigned int v2341 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2342 = v615 + v2341;
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2344 = v2342 < v1;
+  const bool v2345 = v2343 && v2344;
+  if (v2345) {
+    const float v2346 = v39.x[123];
+    const unsigned int v2347 = v2340 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2348 = v2347 + v2342;
+    const iron_bf16 v2349 = residual[v2348];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2350 = iron_to_f32(v2349);
+    const float v2351 = fmaf(v2346, v3, v2350);
+    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
+    out[v2348] = v2352;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2353 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2354 = v616 + v2353;
+  const unsigned int v2355 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2356 = v615 + v2355;
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2358 = v2356 < v1;
+  const bool v2359 = v2357 && v2358;
+  if (v2359) {
+    const float v2360 = v39.x[124];
+    const unsigned int v2361 = v2354 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2362 = v2361 + v2356;
+    const iron_bf16 v2363 = residual[v2362];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2364 = iron_to_f32(v2363);
+    const float v2365 = fmaf(v2360, v3, v2364);
+    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
+    out[v2362] = v2366;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2367 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2368 = v616 + v2367;
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2370 = v615 + v2369;
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2372 = v2370 < v1;
+  const bool v2373 = v2371 && v2372;
+  if (v2373) {
+    const float v2374 = v39.x[125];
+    const unsigned int v2375 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2376 = v2375 + v2370;
+    const iron_bf16 v2377 = residual[v2376];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2378 = iron_to_f32(v2377);
+    const float v2379 = fmaf(v2374, v3, v2378);
+    const iron_bf16 v2380 = iron_f32_to_bf16(v2379);
+    out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2381 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2382 = v616 + v2381;
+  const unsigned int v2383 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2384 = v615 + v2383;
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2386 = v2384 < v1;
+  const bool v2387 = v2385 && v2386;
+  if (v2387) {
+    const float v2388 = v39.x[126];
+    const unsigned int v2389 = v2382 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2390 = v2389 + v2384;
+    const iron_bf16 v2391 = residual[v2390];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2392 = iron_to_f32(v2391);
+    const float v2393 = fmaf(v2388, v3, v2392);
+    const iron_bf16 v2394 = iron_f32_to_bf16(v2393);
+    out[v2390] = v2394;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2395 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2396 = v616 + v2395;
+  const unsigned int v2397 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2398 = v615 + v2397;
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v39.x[127];
+    const unsigned int v2403 = v2396 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2404 = v2403 + v2398;
+    const iron_bf16 v2405 = residual[v2404];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2406 = iron_to_f32(v2405);
+    const float v2407 = fmaf(v2402, v3, v2406);
+    const iron_bf16 v2408 = iron_f32_to_bf16(v2407);
+    out[v2404] = v2408;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 8u;
-  unsigned int v395 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  const unsigned int v398 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
-  const unsigned int v399 = v398 >> 2u;
-  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-  iron_frag<float, 2, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v406, 0.0f);
-  const unsigned int v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
-  const bool v410 = v409 == v395;
-  if (v410) {
-    const bool v3565 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:222
-    if (v3565) {
-      const unsigned int v3569 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v3572 = v398 << 5u;
-      const unsigned int v3573 = v3572 + v3569;
-      const unsigned int v3574 = v3573 >> 3u;
-      const unsigned int v3575 = v3573 & 7u;
-      const unsigned int v3576 = v3575 << 3u;
-      const unsigned int v3577 = v22 + v3574;
-      const bool v3579 = v3577 < v0;
-      const bool v3580 = v3576 < v2;
-      const bool v3581 = v3579 && v3580;
-      const unsigned int v3582 = v3577 * v2;
-      const unsigned int v3583 = v3582 + v3576;
-      const unsigned int v3584 = v3581 ? v3583 : v395;
-      const unsigned int v3585 = v3574 << 6u;
-      const unsigned int v3587 = v3585 + v3576;
-      iron_copy_async<16>(shm3 + (v3587 ^ (((v3587 >> 6u) & 7u) << 3u)), a + v3584, v3581);
-      const unsigned int v3589 = v3573 + 384u;
-      const unsigned int v3590 = v3589 >> 3u;
-      const unsigned int v3591 = v3589 & 7u;
-      const unsigned int v3592 = v3591 << 3u;
-      const unsigned int v3593 = v22 + v3590;
-      const bool v3595 = v3593 < v0;
-      const bool v3596 = v3592 < v2;
-      const bool v3597 = v3595 && v3596;
-      const unsigned int v3598 = v3593 * v2;
-      const unsigned int v3599 = v3598 + v3592;
-      const unsigned int v3600 = v3597 ? v3599 : v395;
-      const unsigned int v3601 = v3590 << 6u;
-      const unsigned int v3603 = v3601 + v3592;
-      iron_copy_async<16>(shm3 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), a + v3600, v3597);
-      const unsigned int v3605 = v3573 + 768u;
-      const bool v3607 = v3605 < 1024u;
-      if (v3607) {
-        const unsigned int v3608 = v3605 >> 3u;
-        const unsigned int v3609 = v3605 & 7u;
-        const unsigned int v3610 = v3609 << 3u;
-        const unsigned int v3611 = v22 + v3608;
-        const bool v3613 = v3611 < v0;
-        const bool v3614 = v3610 < v2;
-        const bool v3615 = v3613 && v3614;
-        const unsigned int v3616 = v3611 * v2;
-        const unsigned int v3617 = v3616 + v3610;
-        const unsigned int v3618 = v3615 ? v3617 : v395;
-        const unsigned int v3619 = v3608 << 6u;
-        const unsigned int v3621 = v3619 + v3610;
-        iron_copy_async<16>(shm3 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), a + v3618, v3615);
+  unsigned int v209 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  const unsigned int v212 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const unsigned int v213 = v212 >> 2u;
+  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+  iron_frag<float, 2, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v220, 0.0f);
+  const unsigned int v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+  const bool v224 = v223 == v209;
+  if (v224) {
+    const bool v3381 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v3381) {
+      const unsigned int v3385 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3388 = v212 << 5u;
+      const unsigned int v3389 = v3388 + v3385;
+      const unsigned int v3390 = v3389 >> 3u;
+      const unsigned int v3391 = v3389 & 7u;
+      const unsigned int v3392 = v3391 << 3u;
+      const unsigned int v3393 = v22 + v3390;
+      const bool v3395 = v3393 < v0;
+      const bool v3396 = v3392 < v2;
+      const bool v3397 = v3395 && v3396;
+      const unsigned int v3398 = v3393 * v2;
+      const unsigned int v3399 = v3398 + v3392;
+      const unsigned int v3400 = v3397 ? v3399 : v209;
+      const unsigned int v3401 = v3390 << 6u;
+      const unsigned int v3403 = v3401 + v3392;
+      iron_copy_async<16>(shm3 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), a + v3400, v3397);
+      const unsigned int v3405 = v3389 + 384u;
+      const unsigned int v3406 = v3405 >> 3u;
+      const unsigned int v3407 = v3405 & 7u;
+      const unsigned int v3408 = v3407 << 3u;
+      const unsigned int v3409 = v22 + v3406;
+      const bool v3411 = v3409 < v0;
+      const bool v3412 = v3408 < v2;
+      const bool v3413 = v3411 && v3412;
+      const unsigned int v3414 = v3409 * v2;
+      const unsigned int v3415 = v3414 + v3408;
+      const unsigned int v3416 = v3413 ? v3415 : v209;
+      const unsigned int v3417 = v3406 << 6u;
+      const unsigned int v3419 = v3417 + v3408;
+      iron_copy_async<16>(shm3 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3416, v3413);
+      const unsigned int v3421 = v3389 + 768u;
+      const bool v3423 = v3421 < 1024u;
+      if (v3423) {
+        const unsigned int v3424 = v3421 >> 3u;
+        const unsigned int v3425 = v3421 & 7u;
+        const unsigned int v3426 = v3425 << 3u;
+        const unsigned int v3427 = v22 + v3424;
+        const bool v3429 = v3427 < v0;
+        const bool v3430 = v3426 < v2;
+        const bool v3431 = v3429 && v3430;
+        const unsigned int v3432 = v3427 * v2;
+        const unsigned int v3433 = v3432 + v3426;
+        const unsigned int v3434 = v3431 ? v3433 : v209;
+        const unsigned int v3435 = v3424 << 6u;
+        const unsigned int v3437 = v3435 + v3426;
+        iron_copy_async<16>(shm3 + (v3437 ^ (((v3437 >> 6u) & 7u) << 3u)), a + v3434, v3431);
       }
-      const unsigned int v3622 = v26 + v3574;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const bool v3623 = v3622 < v1;
-      const bool v3624 = v3623 && v3580;
-      const unsigned int v3625 = v3622 * v2;
-      const unsigned int v3626 = v3625 + v3576;
-      const unsigned int v3627 = v3624 ? v3626 : v395;
-      iron_copy_async<16>(shm4 + (v3587 ^ (((v3587 >> 6u) & 7u) << 3u)), b + v3627, v3624);
-      const unsigned int v3628 = v26 + v3590;
-      const bool v3629 = v3628 < v1;
-      const bool v3630 = v3629 && v3596;
-      const unsigned int v3631 = v3628 * v2;
-      const unsigned int v3632 = v3631 + v3592;
-      const unsigned int v3633 = v3630 ? v3632 : v395;
-      iron_copy_async<16>(shm4 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), b + v3633, v3630);
-      if (v3607) {
-        const unsigned int v3634 = v3605 >> 3u;
-        const unsigned int v3635 = v3605 & 7u;
-        const unsigned int v3636 = v3635 << 3u;
-        const unsigned int v3637 = v26 + v3634;
-        const bool v3639 = v3637 < v1;
-        const bool v3640 = v3636 < v2;
-        const bool v3641 = v3639 && v3640;
-        const unsigned int v3642 = v3637 * v2;
-        const unsigned int v3643 = v3642 + v3636;
-        const unsigned int v3644 = v3641 ? v3643 : v395;
-        const unsigned int v3645 = v3634 << 6u;
-        const unsigned int v3647 = v3645 + v3636;
-        iron_copy_async<16>(shm4 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), b + v3644, v3641);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
-    const bool v3650 = 64u < v2;
-    if (v3650) {
-      const unsigned int v3654 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v3657 = v398 << 5u;
-      const unsigned int v3658 = v3657 + v3654;
-      const unsigned int v3659 = v3658 >> 3u;
-      const unsigned int v3660 = v3658 & 7u;
-      const unsigned int v3661 = v3660 << 3u;
-      const unsigned int v3662 = v22 + v3659;
-      const unsigned int v3663 = 64u + v3661;
-      const bool v3664 = v3662 < v0;
-      const bool v3665 = v3663 < v2;
-      const bool v3666 = v3664 && v3665;
-      const unsigned int v3667 = v3662 * v2;
-      const unsigned int v3668 = v3667 + v3663;
-      const unsigned int v3669 = v3666 ? v3668 : v395;
-      const unsigned int v3670 = v3659 << 6u;
-      const unsigned int v3671 = 8192u + v3670;
-      const unsigned int v3672 = v3671 + v3661;
-      iron_copy_async<16>(shm3 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), a + v3669, v3666);
-      const unsigned int v3674 = v3658 + 384u;
-      const unsigned int v3675 = v3674 >> 3u;
-      const unsigned int v3676 = v3674 & 7u;
-      const unsigned int v3677 = v3676 << 3u;
-      const unsigned int v3678 = v22 + v3675;
-      const unsigned int v3679 = 64u + v3677;
-      const bool v3680 = v3678 < v0;
-      const bool v3681 = v3679 < v2;
-      const bool v3682 = v3680 && v3681;
-      const unsigned int v3683 = v3678 * v2;
-      const unsigned int v3684 = v3683 + v3679;
-      const unsigned int v3685 = v3682 ? v3684 : v395;
-      const unsigned int v3686 = v3675 << 6u;
-      const unsigned int v3687 = 8192u + v3686;
-      const unsigned int v3688 = v3687 + v3677;
-      iron_copy_async<16>(shm3 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), a + v3685, v3682);
-      const unsigned int v3690 = v3658 + 768u;
-      const bool v3692 = v3690 < 1024u;
-      if (v3692) {
-        const unsigned int v3693 = v3690 >> 3u;
-        const unsigned int v3694 = v3690 & 7u;
-        const unsigned int v3695 = v3694 << 3u;
-        const unsigned int v3696 = v22 + v3693;
-        const unsigned int v3697 = 64u + v3695;
-        const bool v3698 = v3696 < v0;
-        const bool v3699 = v3697 < v2;
-        const bool v3700 = v3698 && v3699;
-        const unsigned int v3701 = v3696 * v2;
-        const unsigned int v3702 = v3701 + v3697;
-        const unsigned int v3703 = v3700 ? v3702 : v395;
-        const unsigned int v3704 = v3693 << 6u;
-        const unsigned int v3705 = 8192u + v3704;
-        const unsigned int v3706 = v3705 + v3695;
-        iron_copy_async<16>(shm3 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), a + v3703, v3700);
-      }
-      const unsigned int v3707 = v26 + v3659;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const bool v3708 = v3707 < v1;
-      const bool v3709 = v3708 && v3665;
-      const unsigned int v3710 = v3707 * v2;
-      const unsigned int v3711 = v3710 + v3663;
-      const unsigned int v3712 = v3709 ? v3711 : v395;
-      iron_copy_async<16>(shm4 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), b + v3712, v3709);
-      const unsigned int v3713 = v26 + v3675;
-      const bool v3714 = v3713 < v1;
-      const bool v3715 = v3714 && v3681;
-      const unsigned int v3716 = v3713 * v2;
-      const unsigned int v3717 = v3716 + v3679;
-      const unsigned int v3718 = v3715 ? v3717 : v395;
-      iron_copy_async<16>(shm4 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), b + v3718, v3715);
-      if (v3692) {
-        const unsigned int v3719 = v3690 >> 3u;
-        const unsigned int v3720 = v3690 & 7u;
-        const unsigned int v3721 = v3720 << 3u;
-        const unsigned int v3722 = v26 + v3719;
-        const unsigned int v3723 = 64u + v3721;
-        const bool v3724 = v3722 < v1;
-        const bool v3725 = v3723 < v2;
-        const bool v3726 = v3724 && v3725;
-        const unsigned int v3727 = v3722 * v2;
-        const unsigned int v3728 = v3727 + v3723;
-        const unsigned int v3729 = v3726 ? v3728 : v395;
-        const unsigned int v3730 = v3719 << 6u;
-        const unsigned int v3731 = 8192u + v3730;
-        const unsigned int v3732 = v3731 + v3721;
-        iron_copy_async<16>(shm4 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), b + v3729, v3726);
+      const unsigned int v3438 = v26 + v3390;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const bool v3439 = v3438 < v1;
+      const bool v3440 = v3439 && v3396;
+      const unsigned int v3441 = v3438 * v2;
+      const unsigned int v3442 = v3441 + v3392;
+      const unsigned int v3443 = v3440 ? v3442 : v209;
+      iron_copy_async<16>(shm4 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), b + v3443, v3440);
+      const unsigned int v3444 = v26 + v3406;
+      const bool v3445 = v3444 < v1;
+      const bool v3446 = v3445 && v3412;
+      const unsigned int v3447 = v3444 * v2;
+      const unsigned int v3448 = v3447 + v3408;
+      const unsigned int v3449 = v3446 ? v3448 : v209;
+      iron_copy_async<16>(shm4 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), b + v3449, v3446);
+      if (v3423) {
+        const unsigned int v3450 = v3421 >> 3u;
+        const unsigned int v3451 = v3421 & 7u;
+        const unsigned int v3452 = v3451 << 3u;
+        const unsigned int v3453 = v26 + v3450;
+        const bool v3455 = v3453 < v1;
+        const bool v3456 = v3452 < v2;
+        const bool v3457 = v3455 && v3456;
+        const unsigned int v3458 = v3453 * v2;
+        const unsigned int v3459 = v3458 + v3452;
+        const unsigned int v3460 = v3457 ? v3459 : v209;
+        const unsigned int v3461 = v3450 << 6u;
+        const unsigned int v3463 = v3461 + v3452;
+        iron_copy_async<16>(shm4 + (v3463 ^ (((v3463 >> 6u) & 7u) << 3u)), b + v3460, v3457);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+    const bool v3466 = 64u < v2;
+    if (v3466) {
+      const unsigned int v3470 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3473 = v212 << 5u;
+      const unsigned int v3474 = v3473 + v3470;
+      const unsigned int v3475 = v3474 >> 3u;
+      const unsigned int v3476 = v3474 & 7u;
+      const unsigned int v3477 = v3476 << 3u;
+      const unsigned int v3478 = v22 + v3475;
+      const unsigned int v3479 = 64u + v3477;
+      const bool v3480 = v3478 < v0;
+      const bool v3481 = v3479 < v2;
+      const bool v3482 = v3480 && v3481;
+      const unsigned int v3483 = v3478 * v2;
+      const unsigned int v3484 = v3483 + v3479;
+      const unsigned int v3485 = v3482 ? v3484 : v209;
+      const unsigned int v3486 = v3475 << 6u;
+      const unsigned int v3487 = 8192u + v3486;
+      const unsigned int v3488 = v3487 + v3477;
+      iron_copy_async<16>(shm3 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), a + v3485, v3482);
+      const unsigned int v3490 = v3474 + 384u;
+      const unsigned int v3491 = v3490 >> 3u;
+      const unsigned int v3492 = v3490 & 7u;
+      const unsigned int v3493 = v3492 << 3u;
+      const unsigned int v3494 = v22 + v3491;
+      const unsigned int v3495 = 64u + v3493;
+      const bool v3496 = v3494 < v0;
+      const bool v3497 = v3495 < v2;
+      const bool v3498 = v3496 && v3497;
+      const unsigned int v3499 = v3494 * v2;
+      const unsigned int v3500 = v3499 + v3495;
+      const unsigned int v3501 = v3498 ? v3500 : v209;
+      const unsigned int v3502 = v3491 << 6u;
+      const unsigned int v3503 = 8192u + v3502;
+      const unsigned int v3504 = v3503 + v3493;
+      iron_copy_async<16>(shm3 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), a + v3501, v3498);
+      const unsigned int v3506 = v3474 + 768u;
+      const bool v3508 = v3506 < 1024u;
+      if (v3508) {
+        const unsigned int v3509 = v3506 >> 3u;
+        const unsigned int v3510 = v3506 & 7u;
+        const unsigned int v3511 = v3510 << 3u;
+        const unsigned int v3512 = v22 + v3509;
+        const unsigned int v3513 = 64u + v3511;
+        const bool v3514 = v3512 < v0;
+        const bool v3515 = v3513 < v2;
+        const bool v3516 = v3514 && v3515;
+        const unsigned int v3517 = v3512 * v2;
+        const unsigned int v3518 = v3517 + v3513;
+        const unsigned int v3519 = v3516 ? v3518 : v209;
+        const unsigned int v3520 = v3509 << 6u;
+        const unsigned int v3521 = 8192u + v3520;
+        const unsigned int v3522 = v3521 + v3511;
+        iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), a + v3519, v3516);
+      }
+      const unsigned int v3523 = v26 + v3475;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const bool v3524 = v3523 < v1;
+      const bool v3525 = v3524 && v3481;
+      const unsigned int v3526 = v3523 * v2;
+      const unsigned int v3527 = v3526 + v3479;
+      const unsigned int v3528 = v3525 ? v3527 : v209;
+      iron_copy_async<16>(shm4 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), b + v3528, v3525);
+      const unsigned int v3529 = v26 + v3491;
+      const bool v3530 = v3529 < v1;
+      const bool v3531 = v3530 && v3497;
+      const unsigned int v3532 = v3529 * v2;
+      const unsigned int v3533 = v3532 + v3495;
+      const unsigned int v3534 = v3531 ? v3533 : v209;
+      iron_copy_async<16>(shm4 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), b + v3534, v3531);
+      if (v3508) {
+        const unsigned int v3535 = v3506 >> 3u;
+        const unsigned int v3536 = v3506 & 7u;
+        const unsigned int v3537 = v3536 << 3u;
+        const unsigned int v3538 = v26 + v3535;
+        const unsigned int v3539 = 64u + v3537;
+        const bool v3540 = v3538 < v1;
+        const bool v3541 = v3539 < v2;
+        const bool v3542 = v3540 && v3541;
+        const unsigned int v3543 = v3538 * v2;
+        const unsigned int v3544 = v3543 + v3539;
+        const unsigned int v3545 = v3542 ? v3544 : v209;
+        const unsigned int v3546 = v3535 << 6u;
+        const unsigned int v3547 = 8192u + v3546;
+        const unsigned int v3548 = v3547 + v3537;
+        iron_copy_async<16>(shm4 + (v3548 ^ (((v3548 >> 6u) & 7u) << 3u)), b + v3545, v3542);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
 
-    for (unsigned int v2716 = v395; v2716 < v2; v2716 += 64u) {
-      const unsigned int v2718 = v2716 >> 6u;
-      const unsigned int v2720 = v2718 % 3u;
+    for (unsigned int v2532 = v209; v2532 < v2; v2532 += 64u) {
+      const unsigned int v2534 = v2532 >> 6u;
+      const unsigned int v2536 = v2534 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v402) {
-        const unsigned int v2722 = v2720 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
-        const unsigned int v2729 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const unsigned int v2730 = v2729 << 6u;
-        const unsigned int v2731 = v2722 + v2730;
-        const unsigned int v3215 = v398 & 3u;
-        const unsigned int v3217 = v3215 << 4u;
-        const unsigned int v3219 = v3217 << 6u;
-        const unsigned int v3221 = v2731 + v3219;
-        iron_frag<iron_bf16, 0, 16, 16> v3228;
-        iron_frag_fill(v3228, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3228, shm3, v3221, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3230;
-        iron_frag_fill(v3230, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3230, shm4, v2722, 64u);
-        iron_frag_mma_sync(v406, v3228, v3230);
-        const unsigned int v3232 = v3221 + 16u;
-        const unsigned int v3235 = v2722 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3237;
-        iron_frag_fill(v3237, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3237, shm3, v3232, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3239;
-        iron_frag_fill(v3239, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3239, shm4, v3235, 64u);
-        iron_frag_mma_sync(v406, v3237, v3239);
-        const unsigned int v3241 = v3221 + 32u;
-        const unsigned int v3244 = v2722 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3246;
-        iron_frag_fill(v3246, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3246, shm3, v3241, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3248;
-        iron_frag_fill(v3248, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3248, shm4, v3244, 64u);
-        iron_frag_mma_sync(v406, v3246, v3248);
-        const unsigned int v3250 = v3221 + 48u;
-        const unsigned int v3253 = v2722 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3255;
-        iron_frag_fill(v3255, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3255, shm3, v3250, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3257;
-        iron_frag_fill(v3257, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3257, shm4, v3253, 64u);
-        iron_frag_mma_sync(v406, v3255, v3257);
+      if (v216) {
+        const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
+        const unsigned int v2545 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v2546 = v2545 << 6u;
+        const unsigned int v2547 = v2538 + v2546;
+        const unsigned int v3031 = v212 & 3u;
+        const unsigned int v3033 = v3031 << 4u;
+        const unsigned int v3035 = v3033 << 6u;
+        const unsigned int v3037 = v2547 + v3035;
+        iron_frag<iron_bf16, 0, 16, 16> v3044;
+        iron_frag_fill(v3044, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3044, shm3, v3037, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3046;
+        iron_frag_fill(v3046, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3046, shm4, v2538, 64u);
+        iron_frag_mma_sync(v220, v3044, v3046);
+        const unsigned int v3048 = v3037 + 16u;
+        const unsigned int v3051 = v2538 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3053;
+        iron_frag_fill(v3053, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3053, shm3, v3048, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3055;
+        iron_frag_fill(v3055, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3055, shm4, v3051, 64u);
+        iron_frag_mma_sync(v220, v3053, v3055);
+        const unsigned int v3057 = v3037 + 32u;
+        const unsigned int v3060 = v2538 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3062;
+        iron_frag_fill(v3062, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3062, shm3, v3057, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3064;
+        iron_frag_fill(v3064, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3064, shm4, v3060, 64u);
+        iron_frag_mma_sync(v220, v3062, v3064);
+        const unsigned int v3066 = v3037 + 48u;
+        const unsigned int v3069 = v2538 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3071;
+        iron_frag_fill(v3071, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3071, shm3, v3066, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3073;
+        iron_frag_fill(v3073, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3073, shm4, v3069, 64u);
+        iron_frag_mma_sync(v220, v3071, v3073);
       }
-      const unsigned int v2737 = v2716 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
-      const unsigned int v2739 = v2718 + 2u;
-      const unsigned int v2740 = v2739 % 3u;
-      const bool v2741 = v2737 < v2;
-      if (v2741) {
-        const unsigned int v2744 = v2740 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v2746 = iron_linear_thread() & 31u;
-        const unsigned int v2748 = v398 << 5u;
-        const unsigned int v2749 = v2748 + v2746;
-        const unsigned int v2753 = v2749 >> 3u;
-        const unsigned int v2755 = v2749 & 7u;
-        const unsigned int v2757 = v2755 << 3u;
-        const unsigned int v2758 = v22 + v2753;
-        const unsigned int v2759 = v2737 + v2757;
-        const bool v2760 = v2758 < v0;
-        const bool v2761 = v2759 < v2;
-        const bool v2762 = v2760 && v2761;
-        const unsigned int v2763 = v2758 * v2;
-        const unsigned int v2765 = v2763 + v2759;
-        const unsigned int v2766 = v2762 ? v2765 : v395;
-        const unsigned int v2768 = v2753 << 6u;
-        const unsigned int v2769 = v2744 + v2768;
-        const unsigned int v2770 = v2769 + v2757;
-        iron_copy_async<16>(shm3 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), a + v2766, v2762);
-        const unsigned int v2772 = v2749 + 384u;
-        const unsigned int v2774 = v2772 >> 3u;
-        const unsigned int v2776 = v2772 & 7u;
-        const unsigned int v2778 = v2776 << 3u;
-        const unsigned int v2779 = v22 + v2774;
-        const unsigned int v2780 = v2737 + v2778;
-        const bool v2781 = v2779 < v0;
-        const bool v2782 = v2780 < v2;
-        const bool v2783 = v2781 && v2782;
-        const unsigned int v2784 = v2779 * v2;
-        const unsigned int v2786 = v2784 + v2780;
-        const unsigned int v2787 = v2783 ? v2786 : v395;
-        const unsigned int v2789 = v2774 << 6u;
-        const unsigned int v2790 = v2744 + v2789;
-        const unsigned int v2791 = v2790 + v2778;
-        iron_copy_async<16>(shm3 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), a + v2787, v2783);
-        const unsigned int v2793 = v2749 + 768u;
-        const bool v2795 = v2793 < 1024u;
-        if (v2795) {
-          const unsigned int v2797 = v2793 >> 3u;
-          const unsigned int v2799 = v2793 & 7u;
-          const unsigned int v2801 = v2799 << 3u;
-          const unsigned int v2802 = v22 + v2797;
-          const unsigned int v2803 = v2737 + v2801;
-          const bool v2804 = v2802 < v0;
-          const bool v2805 = v2803 < v2;
-          const bool v2806 = v2804 && v2805;
-          const unsigned int v2807 = v2802 * v2;
-          const unsigned int v2809 = v2807 + v2803;
-          const unsigned int v2810 = v2806 ? v2809 : v395;
-          const unsigned int v2812 = v2797 << 6u;
-          const unsigned int v2813 = v2744 + v2812;
-          const unsigned int v2814 = v2813 + v2801;
-          iron_copy_async<16>(shm3 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), a + v2810, v2806);
+      const unsigned int v2553 = v2532 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+      const unsigned int v2555 = v2534 + 2u;
+      const unsigned int v2556 = v2555 % 3u;
+      const bool v2557 = v2553 < v2;
+      if (v2557) {
+        const unsigned int v2560 = v2556 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v2562 = iron_linear_thread() & 31u;
+        const unsigned int v2564 = v212 << 5u;
+        const unsigned int v2565 = v2564 + v2562;
+        const unsigned int v2569 = v2565 >> 3u;
+        const unsigned int v2571 = v2565 & 7u;
+        const unsigned int v2573 = v2571 << 3u;
+        const unsigned int v2574 = v22 + v2569;
+        const unsigned int v2575 = v2553 + v2573;
+        const bool v2576 = v2574 < v0;
+        const bool v2577 = v2575 < v2;
+        const bool v2578 = v2576 && v2577;
+        const unsigned int v2579 = v2574 * v2;
+        const unsigned int v2581 = v2579 + v2575;
+        const unsigned int v2582 = v2578 ? v2581 : v209;
+        const unsigned int v2584 = v2569 << 6u;
+        const unsigned int v2585 = v2560 + v2584;
+        const unsigned int v2586 = v2585 + v2573;
+        iron_copy_async<16>(shm3 + (v2586 ^ (((v2586 >> 6u) & 7u) << 3u)), a + v2582, v2578);
+        const unsigned int v2588 = v2565 + 384u;
+        const unsigned int v2590 = v2588 >> 3u;
+        const unsigned int v2592 = v2588 & 7u;
+        const unsigned int v2594 = v2592 << 3u;
+        const unsigned int v2595 = v22 + v2590;
+        const unsigned int v2596 = v2553 + v2594;
+        const bool v2597 = v2595 < v0;
+        const bool v2598 = v2596 < v2;
+        const bool v2599 = v2597 && v2598;
+        const unsigned int v2600 = v2595 * v2;
+        const unsigned int v2602 = v2600 + v2596;
+        const unsigned int v2603 = v2599 ? v2602 : v209;
+        const unsigned int v2605 = v2590 << 6u;
+        const unsigned int v2606 = v2560 + v2605;
+        const unsigned int v2607 = v2606 + v2594;
+        iron_copy_async<16>(shm3 + (v2607 ^ (((v2607 >> 6u) & 7u) << 3u)), a + v2603, v2599);
+        const unsigned int v2609 = v2565 + 768u;
+        const bool v2611 = v2609 < 1024u;
+        if (v2611) {
+          const unsigned int v2613 = v2609 >> 3u;
+          const unsigned int v2615 = v2609 & 7u;
+          const unsigned int v2617 = v2615 << 3u;
+          const unsigned int v2618 = v22 + v2613;
+          const unsigned int v2619 = v2553 + v2617;
+          const bool v2620 = v2618 < v0;
+          const bool v2621 = v2619 < v2;
+          const bool v2622 = v2620 && v2621;
+          const unsigned int v2623 = v2618 * v2;
+          const unsigned int v2625 = v2623 + v2619;
+          const unsigned int v2626 = v2622 ? v2625 : v209;
+          const unsigned int v2628 = v2613 << 6u;
+          const unsigned int v2629 = v2560 + v2628;
+          const unsigned int v2630 = v2629 + v2617;
+          iron_copy_async<16>(shm3 + (v2630 ^ (((v2630 >> 6u) & 7u) << 3u)), a + v2626, v2622);
         }
-        const unsigned int v2831 = v26 + v2753;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const bool v2833 = v2831 < v1;
-        const bool v2835 = v2833 && v2761;
-        const unsigned int v2836 = v2831 * v2;
-        const unsigned int v2838 = v2836 + v2759;
-        const unsigned int v2839 = v2835 ? v2838 : v395;
-        iron_copy_async<16>(shm4 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), b + v2839, v2835);
-        const unsigned int v2852 = v26 + v2774;
-        const bool v2854 = v2852 < v1;
-        const bool v2856 = v2854 && v2782;
-        const unsigned int v2857 = v2852 * v2;
-        const unsigned int v2859 = v2857 + v2780;
-        const unsigned int v2860 = v2856 ? v2859 : v395;
-        iron_copy_async<16>(shm4 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), b + v2860, v2856);
-        if (v2795) {
-          const unsigned int v2870 = v2793 >> 3u;
-          const unsigned int v2872 = v2793 & 7u;
-          const unsigned int v2874 = v2872 << 3u;
-          const unsigned int v2875 = v26 + v2870;
-          const unsigned int v2876 = v2737 + v2874;
-          const bool v2877 = v2875 < v1;
-          const bool v2878 = v2876 < v2;
-          const bool v2879 = v2877 && v2878;
-          const unsigned int v2880 = v2875 * v2;
-          const unsigned int v2882 = v2880 + v2876;
-          const unsigned int v2883 = v2879 ? v2882 : v395;
-          const unsigned int v2885 = v2870 << 6u;
-          const unsigned int v2886 = v2744 + v2885;
-          const unsigned int v2887 = v2886 + v2874;
-          iron_copy_async<16>(shm4 + (v2887 ^ (((v2887 >> 6u) & 7u) << 3u)), b + v2883, v2879);
+        const unsigned int v2647 = v26 + v2569;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v2649 = v2647 < v1;
+        const bool v2651 = v2649 && v2577;
+        const unsigned int v2652 = v2647 * v2;
+        const unsigned int v2654 = v2652 + v2575;
+        const unsigned int v2655 = v2651 ? v2654 : v209;
+        iron_copy_async<16>(shm4 + (v2586 ^ (((v2586 >> 6u) & 7u) << 3u)), b + v2655, v2651);
+        const unsigned int v2668 = v26 + v2590;
+        const bool v2670 = v2668 < v1;
+        const bool v2672 = v2670 && v2598;
+        const unsigned int v2673 = v2668 * v2;
+        const unsigned int v2675 = v2673 + v2596;
+        const unsigned int v2676 = v2672 ? v2675 : v209;
+        iron_copy_async<16>(shm4 + (v2607 ^ (((v2607 >> 6u) & 7u) << 3u)), b + v2676, v2672);
+        if (v2611) {
+          const unsigned int v2686 = v2609 >> 3u;
+          const unsigned int v2688 = v2609 & 7u;
+          const unsigned int v2690 = v2688 << 3u;
+          const unsigned int v2691 = v26 + v2686;
+          const unsigned int v2692 = v2553 + v2690;
+          const bool v2693 = v2691 < v1;
+          const bool v2694 = v2692 < v2;
+          const bool v2695 = v2693 && v2694;
+          const unsigned int v2696 = v2691 * v2;
+          const unsigned int v2698 = v2696 + v2692;
+          const unsigned int v2699 = v2695 ? v2698 : v209;
+          const unsigned int v2701 = v2686 << 6u;
+          const unsigned int v2702 = v2560 + v2701;
+          const unsigned int v2703 = v2702 + v2690;
+          iron_copy_async<16>(shm4 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), b + v2699, v2695);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
     }
     __syncthreads();
   } else {
-    const unsigned int v437 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v438 = threadIdx.x;
+    const unsigned int v252 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v253 = threadIdx.x;
 
-    for (unsigned int v436 = v395; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-      for (unsigned int v440 = v438; v440 < 8192u; v440 += v437) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v445 = v22 + v442;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v446 = v445 < v0;
-        const unsigned int v447 = v436 + v444;
-        const bool v448 = v447 < v2;
-        const bool v449 = v446 && v448;
-        if (v449) {
-          const unsigned int v451 = v445 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v453 = v451 + v436;
-          const unsigned int v454 = v453 + v444;
-          const iron_bf16 v455 = a[v454];
-          const unsigned int v457 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v458 = v457 + v444;
-          shm3[(v458 ^ (((v458 >> 6u) & 7u) << 3u))] = v455;
+    for (unsigned int v251 = v209; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (unsigned int v255 = v253; v255 < 8192u; v255 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v257 = v255 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v259 = v255 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v260 = v22 + v257;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v261 = v260 < v0;
+        const unsigned int v262 = v251 + v259;
+        const bool v263 = v262 < v2;
+        const bool v264 = v261 && v263;
+        if (v264) {
+          const unsigned int v266 = v260 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v268 = v266 + v251;
+          const unsigned int v269 = v268 + v259;
+          const iron_bf16 v270 = a[v269];
+          const unsigned int v272 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v273 = v272 + v259;
+          shm3[(v273 ^ (((v273 >> 6u) & 7u) << 3u))] = v270;
         } else {
-          const unsigned int v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v461 = v460 + v444;
-          shm3[(v461 ^ (((v461 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v275 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v276 = v275 + v259;
+          shm3[(v276 ^ (((v276 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v466 = v438; v466 < 8192u; v466 += v437) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v468 = v466 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v470 = v466 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v471 = v26 + v468;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v472 = v471 < v1;
-        const unsigned int v473 = v436 + v470;
-        const bool v474 = v473 < v2;
-        const bool v475 = v472 && v474;
-        if (v475) {
-          const unsigned int v477 = v471 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v479 = v477 + v436;
-          const unsigned int v480 = v479 + v470;
-          const iron_bf16 v481 = b[v480];
-          const unsigned int v483 = v468 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v484 = v483 + v470;
-          shm4[(v484 ^ (((v484 >> 6u) & 7u) << 3u))] = v481;
+      for (unsigned int v281 = v253; v281 < 8192u; v281 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v283 = v281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v285 = v281 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v286 = v26 + v283;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v287 = v286 < v1;
+        const unsigned int v288 = v251 + v285;
+        const bool v289 = v288 < v2;
+        const bool v290 = v287 && v289;
+        if (v290) {
+          const unsigned int v292 = v286 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v294 = v292 + v251;
+          const unsigned int v295 = v294 + v285;
+          const iron_bf16 v296 = b[v295];
+          const unsigned int v298 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v299 = v298 + v285;
+          shm4[(v299 ^ (((v299 >> 6u) & 7u) << 3u))] = v296;
         } else {
-          const unsigned int v486 = v468 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v487 = v486 + v470;
-          shm4[(v487 ^ (((v487 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v301 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v302 = v301 + v285;
+          shm4[(v302 ^ (((v302 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
-        const unsigned int v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const unsigned int v496 = v495 << 6u;
-        const unsigned int v3260 = v398 & 3u;
-        const unsigned int v3262 = v3260 << 4u;
-        const unsigned int v3264 = v3262 << 6u;
-        const unsigned int v3266 = v496 + v3264;
-        iron_frag<iron_bf16, 0, 16, 16> v3273;
-        iron_frag_fill(v3273, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3273, shm3, v3266, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3275;
-        iron_frag_fill(v3275, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3275, shm4, v395, 64u);
-        iron_frag_mma_sync(v406, v3273, v3275);
-        const unsigned int v3277 = v3266 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3282;
-        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3282, shm3, v3277, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3284;
-        iron_frag_fill(v3284, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3284, shm4, 16u, 64u);
-        iron_frag_mma_sync(v406, v3282, v3284);
-        const unsigned int v3286 = v3266 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3291;
-        iron_frag_fill(v3291, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3291, shm3, v3286, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3293;
-        iron_frag_fill(v3293, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3293, shm4, 32u, 64u);
-        iron_frag_mma_sync(v406, v3291, v3293);
-        const unsigned int v3295 = v3266 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3300;
-        iron_frag_fill(v3300, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3300, shm3, v3295, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3302;
-        iron_frag_fill(v3302, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3302, shm4, 48u, 64u);
-        iron_frag_mma_sync(v406, v3300, v3302);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
+        const unsigned int v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v311 = v310 << 6u;
+        const unsigned int v3076 = v212 & 3u;
+        const unsigned int v3078 = v3076 << 4u;
+        const unsigned int v3080 = v3078 << 6u;
+        const unsigned int v3082 = v311 + v3080;
+        iron_frag<iron_bf16, 0, 16, 16> v3089;
+        iron_frag_fill(v3089, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3089, shm3, v3082, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3091;
+        iron_frag_fill(v3091, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3091, shm4, v209, 64u);
+        iron_frag_mma_sync(v220, v3089, v3091);
+        const unsigned int v3093 = v3082 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3098;
+        iron_frag_fill(v3098, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3098, shm3, v3093, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3100;
+        iron_frag_fill(v3100, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3100, shm4, 16u, 64u);
+        iron_frag_mma_sync(v220, v3098, v3100);
+        const unsigned int v3102 = v3082 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3107;
+        iron_frag_fill(v3107, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3107, shm3, v3102, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3109;
+        iron_frag_fill(v3109, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3109, shm4, 32u, 64u);
+        iron_frag_mma_sync(v220, v3107, v3109);
+        const unsigned int v3111 = v3082 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3116;
+        iron_frag_fill(v3116, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3116, shm3, v3111, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3118;
+        iron_frag_fill(v3118, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3118, shm4, 48u, 64u);
+        iron_frag_mma_sync(v220, v3116, v3118);
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
     }
   }
-  const unsigned int v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-  const unsigned int v502 = v501 << 4u;
-  const unsigned int v504 = v399 << 6u;
-  const unsigned int v505 = v22 + v504;
-  const unsigned int v506 = v505 + v502;
-  const unsigned int v507 = static_cast<unsigned int>(v406.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v508 = v506 + v507;
-  const unsigned int v509 = static_cast<unsigned int>(v406.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v510 = v26 + v509;
-  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v512 = v402 && v511;
-  const bool v513 = v510 < v1;
-  const bool v514 = v512 && v513;
-  if (v514) {
-    const float v515 = v406.x[0];
-    const float v516 = v515 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v517 = iron_f32_to_bf16(v516);
-    const unsigned int v518 = v508 * v1;
-    const unsigned int v519 = v518 + v510;
-    out[v519] = v517;
-  }
-  const unsigned int v520 = static_cast<unsigned int>(v406.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v521 = v506 + v520;
-  const unsigned int v522 = static_cast<unsigned int>(v406.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v523 = v26 + v522;
-  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v525 = v402 && v524;
-  const bool v526 = v523 < v1;
-  const bool v527 = v525 && v526;
-  if (v527) {
-    const float v528 = v406.x[1];
-    const float v529 = v528 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v530 = iron_f32_to_bf16(v529);
-    const unsigned int v531 = v521 * v1;
-    const unsigned int v532 = v531 + v523;
-    out[v532] = v530;
-  }
-  const unsigned int v533 = static_cast<unsigned int>(v406.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v534 = v506 + v533;
-  const unsigned int v535 = static_cast<unsigned int>(v406.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v536 = v26 + v535;
-  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v538 = v402 && v537;
-  const bool v539 = v536 < v1;
-  const bool v540 = v538 && v539;
-  if (v540) {
-    const float v541 = v406.x[2];
-    const float v542 = v541 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v543 = iron_f32_to_bf16(v542);
-    const unsigned int v544 = v534 * v1;
-    const unsigned int v545 = v544 + v536;
-    out[v545] = v543;
-  }
-  const unsigned int v546 = static_cast<unsigned int>(v406.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v547 = v506 + v546;
-  const unsigned int v548 = static_cast<unsigned int>(v406.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v549 = v26 + v548;
-  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v551 = v402 && v550;
-  const bool v552 = v549 < v1;
-  const bool v553 = v551 && v552;
-  if (v553) {
-    const float v554 = v406.x[3];
-    const float v555 = v554 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v556 = iron_f32_to_bf16(v555);
-    const unsigned int v557 = v547 * v1;
-    const unsigned int v558 = v557 + v549;
-    out[v558] = v556;
-  }
-  const unsigned int v559 = static_cast<unsigned int>(v406.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v560 = v506 + v559;
-  const unsigned int v561 = static_cast<unsigned int>(v406.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v562 = v26 + v561;
-  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v564 = v402 && v563;
-  const bool v565 = v562 < v1;
-  const bool v566 = v564 && v565;
-  if (v566) {
-    const float v567 = v406.x[4];
-    const float v568 = v567 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v569 = iron_f32_to_bf16(v568);
-    const unsigned int v570 = v560 * v1;
-    const unsigned int v571 = v570 + v562;
-    out[v571] = v569;
-  }
-  const unsigned int v572 = static_cast<unsigned int>(v406.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v573 = v506 + v572;
-  const unsigned int v574 = static_cast<unsigned int>(v406.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v575 = v26 + v574;
-  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v577 = v402 && v576;
-  const bool v578 = v575 < v1;
-  const bool v579 = v577 && v578;
-  if (v579) {
-    const float v580 = v406.x[5];
-    const float v581 = v580 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v582 = iron_f32_to_bf16(v581);
-    const unsigned int v583 = v573 * v1;
-    const unsigned int v584 = v583 + v575;
-    out[v584] = v582;
-  }
-  const unsigned int v585 = static_cast<unsigned int>(v406.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v586 = v506 + v585;
-  const unsigned int v587 = static_cast<unsigned int>(v406.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v588 = v26 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v590 = v402 && v589;
-  const bool v591 = v588 < v1;
-  const bool v592 = v590 && v591;
-  if (v592) {
-    const float v593 = v406.x[6];
-    const float v594 = v593 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v595 = iron_f32_to_bf16(v594);
-    const unsigned int v596 = v586 * v1;
-    const unsigned int v597 = v596 + v588;
-    out[v597] = v595;
-  }
-  const unsigned int v598 = static_cast<unsigned int>(v406.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v599 = v506 + v598;
-  const unsigned int v600 = static_cast<unsigned int>(v406.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v601 = v26 + v600;
-  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v603 = v402 && v602;
-  const bool v604 = v601 < v1;
-  const bool v605 = v603 && v604;
-  if (v605) {
-    const float v606 = v406.x[7];
-    const float v607 = v606 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v608 = iron_f32_to_bf16(v607);
-    const unsigned int v609 = v599 * v1;
-    const unsigned int v610 = v609 + v601;
-    out[v610] = v608;
-  }
-  const unsigned int v611 = static_cast<unsigned int>(v406.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v612 = v506 + v611;
-  const unsigned int v613 = static_cast<unsigned int>(v406.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v614 = v26 + v613;
-  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v616 = v402 && v615;
-  const bool v617 = v614 < v1;
-  const bool v618 = v616 && v617;
-  if (v618) {
-    const float v619 = v406.x[8];
-    const float v620 = v619 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v621 = iron_f32_to_bf16(v620);
-    const unsigned int v622 = v612 * v1;
-    const unsigned int v623 = v622 + v614;
-    out[v623] = v621;
-  }
-  const unsigned int v624 = static_cast<unsigned int>(v406.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v625 = v506 + v624;
-  const unsigned int v626 = static_cast<unsigned int>(v406.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v627 = v26 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v629 = v402 && v628;
-  const bool v630 = v627 < v1;
-  const bool v631 = v629 && v630;
-  if (v631) {
-    const float v632 = v406.x[9];
-    const float v633 = v632 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v634 = iron_f32_to_bf16(v633);
-    const unsigned int v635 = v625 * v1;
-    const unsigned int v636 = v635 + v627;
-    out[v636] = v634;
-  }
-  const unsigned int v637 = static_cast<unsigned int>(v406.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v638 = v506 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v406.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v640 = v26 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v642 = v402 && v641;
-  const bool v643 = v640 < v1;
-  const bool v644 = v642 && v643;
-  if (v644) {
-    const float v645 = v406.x[10];
-    const float v646 = v645 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v647 = iron_f32_to_bf16(v646);
-    const unsigned int v648 = v638 * v1;
-    const unsigned int v649 = v648 + v640;
-    out[v649] = v647;
-  }
-  const unsigned int v650 = static_cast<unsigned int>(v406.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v651 = v506 + v650;
-  const unsigned int v652 = static_cast<unsigned int>(v406.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v653 = v26 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v655 = v402 && v654;
-  const bool v656 = v653 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v406.x[11];
-    const float v659 = v658 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v660 = iron_f32_to_bf16(v659);
-    const unsigned int v661 = v651 * v1;
-    const unsigned int v662 = v661 + v653;
-    out[v662] = v660;
-  }
-  const unsigned int v663 = static_cast<unsigned int>(v406.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v664 = v506 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v406.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v666 = v26 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v668 = v402 && v667;
-  const bool v669 = v666 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v406.x[12];
-    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v673 = iron_f32_to_bf16(v672);
-    const unsigned int v674 = v664 * v1;
-    const unsigned int v675 = v674 + v666;
-    out[v675] = v673;
-  }
-  const unsigned int v676 = static_cast<unsigned int>(v406.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v677 = v506 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v406.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v679 = v26 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v681 = v402 && v680;
-  const bool v682 = v679 < v1;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v406.x[13];
-    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v686 = iron_f32_to_bf16(v685);
-    const unsigned int v687 = v677 * v1;
-    const unsigned int v688 = v687 + v679;
-    out[v688] = v686;
-  }
-  const unsigned int v689 = static_cast<unsigned int>(v406.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v690 = v506 + v689;
-  const unsigned int v691 = static_cast<unsigned int>(v406.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v692 = v26 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v694 = v402 && v693;
-  const bool v695 = v692 < v1;
-  const bool v696 = v694 && v695;
-  if (v696) {
-    const float v697 = v406.x[14];
-    const float v698 = v697 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v699 = iron_f32_to_bf16(v698);
-    const unsigned int v700 = v690 * v1;
-    const unsigned int v701 = v700 + v692;
-    out[v701] = v699;
-  }
-  const unsigned int v702 = static_cast<unsigned int>(v406.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v703 = v506 + v702;
-  const unsigned int v704 = static_cast<unsigned int>(v406.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v705 = v26 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v707 = v402 && v706;
-  const bool v708 = v705 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v406.x[15];
-    const float v711 = v710 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v712 = iron_f32_to_bf16(v711);
-    const unsigned int v713 = v703 * v1;
-    const unsigned int v714 = v713 + v705;
-    out[v714] = v712;
-  }
-  const unsigned int v715 = static_cast<unsigned int>(v406.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v716 = v506 + v715;
-  const unsigned int v717 = static_cast<unsigned int>(v406.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v718 = v26 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v720 = v402 && v719;
-  const bool v721 = v718 < v1;
-  const bool v722 = v720 && v721;
-  if (v722) {
-    const float v723 = v406.x[16];
-    const float v724 = v723 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v725 = iron_f32_to_bf16(v724);
-    const unsigned int v726 = v716 * v1;
-    const unsigned int v727 = v726 + v718;
-    out[v727] = v725;
-  }
-  const unsigned int v728 = static_cast<unsigned int>(v406.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v729 = v506 + v728;
-  const unsigned int v730 = static_cast<unsigned int>(v406.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v731 = v26 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v733 = v402 && v732;
-  const bool v734 = v731 < v1;
-  const bool v735 = v733 && v734;
-  if (v735) {
-    const float v736 = v406.x[17];
-    const float v737 = v736 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v738 = iron_f32_to_bf16(v737);
-    const unsigned int v739 = v729 * v1;
-    const unsigned int v740 = v739 + v731;
-    out[v740] = v738;
-  }
-  const unsigned int v741 = static_cast<unsigned int>(v406.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v742 = v506 + v741;
-  const unsigned int v743 = static_cast<unsigned int>(v406.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v744 = v26 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v746 = v402 && v745;
-  const bool v747 = v744 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v406.x[18];
-    const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v751 = iron_f32_to_bf16(v750);
-    const unsigned int v752 = v742 * v1;
-    const unsigned int v753 = v752 + v744;
-    out[v753] = v751;
-  }
-  const unsigned int v754 = static_cast<unsigned int>(v406.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v755 = v506 + v754;
-  const unsigned int v756 = static_cast<unsigned int>(v406.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v757 = v26 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v759 = v402 && v758;
-  const bool v760 = v757 < v1;
-  const bool v761 = v759 && v760;
-  if (v761) {
-    const float v762 = v406.x[19];
-    const float v763 = v762 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v764 = iron_f32_to_bf16(v763);
-    const unsigned int v765 = v755 * v1;
-    const unsigned int v766 = v765 + v757;
-    out[v766] = v764;
-  }
-  const unsigned int v767 = static_cast<unsigned int>(v406.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v768 = v506 + v767;
-  const unsigned int v769 = static_cast<unsigned int>(v406.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v770 = v26 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v772 = v402 && v771;
-  const bool v773 = v770 < v1;
-  const bool v774 = v772 && v773;
-  if (v774) {
-    const float v775 = v406.x[20];
-    const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v777 = iron_f32_to_bf16(v776);
-    const unsigned int v778 = v768 * v1;
-    const unsigned int v779 = v778 + v770;
-    out[v779] = v777;
-  }
-  const unsigned int v780 = static_cast<unsigned int>(v406.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v781 = v506 + v780;
-  const unsigned int v782 = static_cast<unsigned int>(v406.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v783 = v26 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v785 = v402 && v784;
-  const bool v786 = v783 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v406.x[21];
-    const float v789 = v788 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v790 = iron_f32_to_bf16(v789);
-    const unsigned int v791 = v781 * v1;
-    const unsigned int v792 = v791 + v783;
-    out[v792] = v790;
-  }
-  const unsigned int v793 = static_cast<unsigned int>(v406.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v794 = v506 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v406.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v796 = v26 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v798 = v402 && v797;
-  const bool v799 = v796 < v1;
-  const bool v800 = v798 && v799;
-  if (v800) {
-    const float v801 = v406.x[22];
-    const float v802 = v801 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v803 = iron_f32_to_bf16(v802);
-    const unsigned int v804 = v794 * v1;
-    const unsigned int v805 = v804 + v796;
-    out[v805] = v803;
-  }
-  const unsigned int v806 = static_cast<unsigned int>(v406.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v807 = v506 + v806;
-  const unsigned int v808 = static_cast<unsigned int>(v406.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v809 = v26 + v808;
-  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v811 = v402 && v810;
-  const bool v812 = v809 < v1;
-  const bool v813 = v811 && v812;
-  if (v813) {
-    const float v814 = v406.x[23];
-    const float v815 = v814 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v816 = iron_f32_to_bf16(v815);
-    const unsigned int v817 = v807 * v1;
-    const unsigned int v818 = v817 + v809;
-    out[v818] = v816;
-  }
-  const unsigned int v819 = static_cast<unsigned int>(v406.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v820 = v506 + v819;
-  const unsigned int v821 = static_cast<unsigned int>(v406.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v822 = v26 + v821;
-  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v824 = v402 && v823;
-  const bool v825 = v822 < v1;
-  const bool v826 = v824 && v825;
-  if (v826) {
-    const float v827 = v406.x[24];
-    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v829 = iron_f32_to_bf16(v828);
-    const unsigned int v830 = v820 * v1;
-    const unsigned int v831 = v830 + v822;
-    out[v831] = v829;
-  }
-  const unsigned int v832 = static_cast<unsigned int>(v406.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v833 = v506 + v832;
-  const unsigned int v834 = static_cast<unsigned int>(v406.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v835 = v26 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v837 = v402 && v836;
-  const bool v838 = v835 < v1;
-  const bool v839 = v837 && v838;
-  if (v839) {
-    const float v840 = v406.x[25];
-    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v842 = iron_f32_to_bf16(v841);
-    const unsigned int v843 = v833 * v1;
-    const unsigned int v844 = v843 + v835;
-    out[v844] = v842;
-  }
-  const unsigned int v845 = static_cast<unsigned int>(v406.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v846 = v506 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v406.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v848 = v26 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v850 = v402 && v849;
-  const bool v851 = v848 < v1;
-  const bool v852 = v850 && v851;
-  if (v852) {
-    const float v853 = v406.x[26];
-    const float v854 = v853 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v855 = iron_f32_to_bf16(v854);
-    const unsigned int v856 = v846 * v1;
-    const unsigned int v857 = v856 + v848;
-    out[v857] = v855;
-  }
-  const unsigned int v858 = static_cast<unsigned int>(v406.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v859 = v506 + v858;
-  const unsigned int v860 = static_cast<unsigned int>(v406.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v861 = v26 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v863 = v402 && v862;
-  const bool v864 = v861 < v1;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v406.x[27];
-    const float v867 = v866 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v868 = iron_f32_to_bf16(v867);
-    const unsigned int v869 = v859 * v1;
-    const unsigned int v870 = v869 + v861;
-    out[v870] = v868;
-  }
-  const unsigned int v871 = static_cast<unsigned int>(v406.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v872 = v506 + v871;
-  const unsigned int v873 = static_cast<unsigned int>(v406.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v874 = v26 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v876 = v402 && v875;
-  const bool v877 = v874 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v406.x[28];
-    const float v880 = v879 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v881 = iron_f32_to_bf16(v880);
-    const unsigned int v882 = v872 * v1;
-    const unsigned int v883 = v882 + v874;
-    out[v883] = v881;
-  }
-  const unsigned int v884 = static_cast<unsigned int>(v406.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v885 = v506 + v884;
-  const unsigned int v886 = static_cast<unsigned int>(v406.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v887 = v26 + v886;
-  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v889 = v402 && v888;
-  const bool v890 = v887 < v1;
-  const bool v891 = v889 && v890;
-  if (v891) {
-    const float v892 = v406.x[29];
-    const float v893 = v892 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v894 = iron_f32_to_bf16(v893);
-    const unsigned int v895 = v885 * v1;
-    const unsigned int v896 = v895 + v887;
-    out[v896] = v894;
-  }
-  const unsigned int v897 = static_cast<unsigned int>(v406.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v898 = v506 + v897;
-  const unsigned int v899 = static_cast<unsigned int>(v406.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v900 = v26 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v902 = v402 && v901;
-  const bool v903 = v900 < v1;
-  const bool v904 = v902 && v903;
-  if (v904) {
-    const float v905 = v406.x[30];
-    const float v906 = v905 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v907 = iron_f32_to_bf16(v906);
-    const unsigned int v908 = v898 * v1;
-    const unsigned int v909 = v908 + v900;
-    out[v909] = v907;
-  }
-  const unsigned int v910 = static_cast<unsigned int>(v406.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v911 = v506 + v910;
-  const unsigned int v912 = static_cast<unsigned int>(v406.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v913 = v26 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v915 = v402 && v914;
-  const bool v916 = v913 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v406.x[31];
-    const float v919 = v918 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v920 = iron_f32_to_bf16(v919);
-    const unsigned int v921 = v911 * v1;
-    const unsigned int v922 = v921 + v913;
-    out[v922] = v920;
-  }
-  const unsigned int v923 = static_cast<unsigned int>(v406.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v924 = v506 + v923;
-  const unsigned int v925 = static_cast<unsigned int>(v406.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v926 = v26 + v925;
-  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v928 = v402 && v927;
-  const bool v929 = v926 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v406.x[32];
-    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v933 = iron_f32_to_bf16(v932);
-    const unsigned int v934 = v924 * v1;
-    const unsigned int v935 = v934 + v926;
-    out[v935] = v933;
-  }
-  const unsigned int v936 = static_cast<unsigned int>(v406.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v937 = v506 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v406.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v939 = v26 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v941 = v402 && v940;
-  const bool v942 = v939 < v1;
-  const bool v943 = v941 && v942;
-  if (v943) {
-    const float v944 = v406.x[33];
-    const float v945 = v944 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v946 = iron_f32_to_bf16(v945);
-    const unsigned int v947 = v937 * v1;
-    const unsigned int v948 = v947 + v939;
-    out[v948] = v946;
-  }
-  const unsigned int v949 = static_cast<unsigned int>(v406.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v950 = v506 + v949;
-  const unsigned int v951 = static_cast<unsigned int>(v406.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v952 = v26 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v954 = v402 && v953;
-  const bool v955 = v952 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v406.x[34];
-    const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v959 = iron_f32_to_bf16(v958);
-    const unsigned int v960 = v950 * v1;
-    const unsigned int v961 = v960 + v952;
-    out[v961] = v959;
-  }
-  const unsigned int v962 = static_cast<unsigned int>(v406.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v963 = v506 + v962;
-  const unsigned int v964 = static_cast<unsigned int>(v406.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v965 = v26 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v967 = v402 && v966;
-  const bool v968 = v965 < v1;
-  const bool v969 = v967 && v968;
-  if (v969) {
-    const float v970 = v406.x[35];
-    const float v971 = v970 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v972 = iron_f32_to_bf16(v971);
-    const unsigned int v973 = v963 * v1;
-    const unsigned int v974 = v973 + v965;
-    out[v974] = v972;
-  }
-  const unsigned int v975 = static_cast<unsigned int>(v406.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v976 = v506 + v975;
-  const unsigned int v977 = static_cast<unsigned int>(v406.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v978 = v26 + v977;
-  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v980 = v402 && v979;
-  const bool v981 = v978 < v1;
-  const bool v982 = v980 && v981;
-  if (v982) {
-    const float v983 = v406.x[36];
-    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v985 = iron_f32_to_bf16(v984);
-    const unsigned int v986 = v976 * v1;
-    const unsigned int v987 = v986 + v978;
-    out[v987] = v985;
-  }
-  const unsigned int v988 = static_cast<unsigned int>(v406.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v989 = v506 + v988;
-  const unsigned int v990 = static_cast<unsigned int>(v406.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v991 = v26 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v993 = v402 && v992;
-  const bool v994 = v991 < v1;
-  const bool v995 = v993 && v994;
-  if (v995) {
-    const float v996 = v406.x[37];
-    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v998 = iron_f32_to_bf16(v997);
-    const unsigned int v999 = v989 * v1;
-    const unsigned int v1000 = v999 + v991;
-    out[v1000] = v998;
-  }
-  const unsigned int v1001 = static_cast<unsigned int>(v406.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1002 = v506 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v406.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1004 = v26 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1006 = v402 && v1005;
-  const bool v1007 = v1004 < v1;
-  const bool v1008 = v1006 && v1007;
-  if (v1008) {
-    const float v1009 = v406.x[38];
-    const float v1010 = v1009 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1011 = iron_f32_to_bf16(v1010);
-    const unsigned int v1012 = v1002 * v1;
-    const unsigned int v1013 = v1012 + v1004;
-    out[v1013] = v1011;
-  }
-  const unsigned int v1014 = static_cast<unsigned int>(v406.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1015 = v506 + v1014;
-  const unsigned int v1016 = static_cast<unsigned int>(v406.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1017 = v26 + v1016;
-  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1019 = v402 && v1018;
-  const bool v1020 = v1017 < v1;
-  const bool v1021 = v1019 && v1020;
-  if (v1021) {
-    const float v1022 = v406.x[39];
-    const float v1023 = v1022 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1024 = iron_f32_to_bf16(v1023);
-    const unsigned int v1025 = v1015 * v1;
-    const unsigned int v1026 = v1025 + v1017;
-    out[v1026] = v1024;
-  }
-  const unsigned int v1027 = static_cast<unsigned int>(v406.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1028 = v506 + v1027;
-  const unsigned int v1029 = static_cast<unsigned int>(v406.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1030 = v26 + v1029;
-  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1032 = v402 && v1031;
-  const bool v1033 = v1030 < v1;
-  const bool v1034 = v1032 && v1033;
-  if (v1034) {
-    const float v1035 = v406.x[40];
-    const float v1036 = v1035 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1037 = iron_f32_to_bf16(v1036);
-    const unsigned int v1038 = v1028 * v1;
-    const unsigned int v1039 = v1038 + v1030;
-    out[v1039] = v1037;
-  }
-  const unsigned int v1040 = static_cast<unsigned int>(v406.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1041 = v506 + v1040;
-  const unsigned int v1042 = static_cast<unsigned int>(v406.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1043 = v26 + v1042;
-  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1045 = v402 && v1044;
-  const bool v1046 = v1043 < v1;
-  const bool v1047 = v1045 && v1046;
-  if (v1047) {
-    const float v1048 = v406.x[41];
-    const float v1049 = v1048 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
-    const unsigned int v1051 = v1041 * v1;
-    const unsigned int v1052 = v1051 + v1043;
-    out[v1052] = v1050;
-  }
-  const unsigned int v1053 = static_cast<unsigned int>(v406.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1054 = v506 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v406.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1056 = v26 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1058 = v402 && v1057;
-  const bool v1059 = v1056 < v1;
-  const bool v1060 = v1058 && v1059;
-  if (v1060) {
-    const float v1061 = v406.x[42];
-    const float v1062 = v1061 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1063 = iron_f32_to_bf16(v1062);
-    const unsigned int v1064 = v1054 * v1;
-    const unsigned int v1065 = v1064 + v1056;
-    out[v1065] = v1063;
-  }
-  const unsigned int v1066 = static_cast<unsigned int>(v406.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1067 = v506 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v406.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1069 = v26 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1071 = v402 && v1070;
-  const bool v1072 = v1069 < v1;
-  const bool v1073 = v1071 && v1072;
-  if (v1073) {
-    const float v1074 = v406.x[43];
-    const float v1075 = v1074 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1076 = iron_f32_to_bf16(v1075);
-    const unsigned int v1077 = v1067 * v1;
-    const unsigned int v1078 = v1077 + v1069;
-    out[v1078] = v1076;
-  }
-  const unsigned int v1079 = static_cast<unsigned int>(v406.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1080 = v506 + v1079;
-  const unsigned int v1081 = static_cast<unsigned int>(v406.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1082 = v26 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1084 = v402 && v1083;
-  const bool v1085 = v1082 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v406.x[44];
-    const float v1088 = v1087 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1089 = iron_f32_to_bf16(v1088);
-    const unsigned int v1090 = v1080 * v1;
-    const unsigned int v1091 = v1090 + v1082;
-    out[v1091] = v1089;
-  }
-  const unsigned int v1092 = static_cast<unsigned int>(v406.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1093 = v506 + v1092;
-  const unsigned int v1094 = static_cast<unsigned int>(v406.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1095 = v26 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1097 = v402 && v1096;
-  const bool v1098 = v1095 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v406.x[45];
-    const float v1101 = v1100 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1102 = iron_f32_to_bf16(v1101);
-    const unsigned int v1103 = v1093 * v1;
-    const unsigned int v1104 = v1103 + v1095;
-    out[v1104] = v1102;
-  }
-  const unsigned int v1105 = static_cast<unsigned int>(v406.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1106 = v506 + v1105;
-  const unsigned int v1107 = static_cast<unsigned int>(v406.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1108 = v26 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1110 = v402 && v1109;
-  const bool v1111 = v1108 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v406.x[46];
-    const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1115 = iron_f32_to_bf16(v1114);
-    const unsigned int v1116 = v1106 * v1;
-    const unsigned int v1117 = v1116 + v1108;
-    out[v1117] = v1115;
-  }
-  const unsigned int v1118 = static_cast<unsigned int>(v406.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1119 = v506 + v1118;
-  const unsigned int v1120 = static_cast<unsigned int>(v406.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1121 = v26 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1123 = v402 && v1122;
-  const bool v1124 = v1121 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v406.x[47];
-    const float v1127 = v1126 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1128 = iron_f32_to_bf16(v1127);
-    const unsigned int v1129 = v1119 * v1;
-    const unsigned int v1130 = v1129 + v1121;
-    out[v1130] = v1128;
-  }
-  const unsigned int v1131 = static_cast<unsigned int>(v406.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1132 = v506 + v1131;
-  const unsigned int v1133 = static_cast<unsigned int>(v406.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1134 = v26 + v1133;
-  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1136 = v402 && v1135;
-  const bool v1137 = v1134 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v406.x[48];
-    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
-    const unsigned int v1142 = v1132 * v1;
-    const unsigned int v1143 = v1142 + v1134;
-    out[v1143] = v1141;
-  }
-  const unsigned int v1144 = static_cast<unsigned int>(v406.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1145 = v506 + v1144;
-  const unsigned int v1146 = static_cast<unsigned int>(v406.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1147 = v26 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1149 = v402 && v1148;
-  const bool v1150 = v1147 < v1;
-  const bool v1151 = v1149 && v1150;
-  if (v1151) {
-    const float v1152 = v406.x[49];
-    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1154 = iron_f32_to_bf16(v1153);
-    const unsigned int v1155 = v1145 * v1;
-    const unsigned int v1156 = v1155 + v1147;
-    out[v1156] = v1154;
-  }
-  const unsigned int v1157 = static_cast<unsigned int>(v406.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1158 = v506 + v1157;
-  const unsigned int v1159 = static_cast<unsigned int>(v406.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1160 = v26 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1162 = v402 && v1161;
-  const bool v1163 = v1160 < v1;
-  const bool v1164 = v1162 && v1163;
-  if (v1164) {
-    const float v1165 = v406.x[50];
-    const float v1166 = v1165 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1167 = iron_f32_to_bf16(v1166);
-    const unsigned int v1168 = v1158 * v1;
-    const unsigned int v1169 = v1168 + v1160;
-    out[v1169] = v1167;
-  }
-  const unsigned int v1170 = static_cast<unsigned int>(v406.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1171 = v506 + v1170;
-  const unsigned int v1172 = static_cast<unsigned int>(v406.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1173 = v26 + v1172;
-  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1175 = v402 && v1174;
-  const bool v1176 = v1173 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v406.x[51];
-    const float v1179 = v1178 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1180 = iron_f32_to_bf16(v1179);
-    const unsigned int v1181 = v1171 * v1;
-    const unsigned int v1182 = v1181 + v1173;
-    out[v1182] = v1180;
-  }
-  const unsigned int v1183 = static_cast<unsigned int>(v406.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1184 = v506 + v1183;
-  const unsigned int v1185 = static_cast<unsigned int>(v406.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1186 = v26 + v1185;
-  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1188 = v402 && v1187;
-  const bool v1189 = v1186 < v1;
-  const bool v1190 = v1188 && v1189;
-  if (v1190) {
-    const float v1191 = v406.x[52];
-    const float v1192 = v1191 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1193 = iron_f32_to_bf16(v1192);
-    const unsigned int v1194 = v1184 * v1;
-    const unsigned int v1195 = v1194 + v1186;
-    out[v1195] = v1193;
-  }
-  const unsigned int v1196 = static_cast<unsigned int>(v406.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1197 = v506 + v1196;
-  const unsigned int v1198 = static_cast<unsigned int>(v406.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1199 = v26 + v1198;
-  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1201 = v402 && v1200;
-  const bool v1202 = v1199 < v1;
-  const bool v1203 = v1201 && v1202;
-  if (v1203) {
-    const float v1204 = v406.x[53];
-    const float v1205 = v1204 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1206 = iron_f32_to_bf16(v1205);
-    const unsigned int v1207 = v1197 * v1;
-    const unsigned int v1208 = v1207 + v1199;
-    out[v1208] = v1206;
-  }
-  const unsigned int v1209 = static_cast<unsigned int>(v406.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1210 = v506 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v406.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1212 = v26 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1214 = v402 && v1213;
-  const bool v1215 = v1212 < v1;
-  const bool v1216 = v1214 && v1215;
-  if (v1216) {
-    const float v1217 = v406.x[54];
-    const float v1218 = v1217 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1219 = iron_f32_to_bf16(v1218);
-    const unsigned int v1220 = v1210 * v1;
-    const unsigned int v1221 = v1220 + v1212;
-    out[v1221] = v1219;
-  }
-  const unsigned int v1222 = static_cast<unsigned int>(v406.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1223 = v506 + v1222;
-  const unsigned int v1224 = static_cast<unsigned int>(v406.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1225 = v26 + v1224;
-  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1227 = v402 && v1226;
-  const bool v1228 = v1225 < v1;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v406.x[55];
-    const float v1231 = v1230 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
-    const unsigned int v1233 = v1223 * v1;
-    const unsigned int v1234 = v1233 + v1225;
-    out[v1234] = v1232;
-  }
-  const unsigned int v1235 = static_cast<unsigned int>(v406.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1236 = v506 + v1235;
-  const unsigned int v1237 = static_cast<unsigned int>(v406.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1238 = v26 + v1237;
-  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1240 = v402 && v1239;
-  const bool v1241 = v1238 < v1;
-  const bool v1242 = v1240 && v1241;
-  if (v1242) {
-    const float v1243 = v406.x[56];
-    const float v1244 = v1243 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
-    const unsigned int v1246 = v1236 * v1;
-    const unsigned int v1247 = v1246 + v1238;
-    out[v1247] = v1245;
-  }
-  const unsigned int v1248 = static_cast<unsigned int>(v406.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1249 = v506 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v406.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1251 = v26 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1253 = v402 && v1252;
-  const bool v1254 = v1251 < v1;
-  const bool v1255 = v1253 && v1254;
-  if (v1255) {
-    const float v1256 = v406.x[57];
-    const float v1257 = v1256 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
-    const unsigned int v1259 = v1249 * v1;
-    const unsigned int v1260 = v1259 + v1251;
-    out[v1260] = v1258;
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v406.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1262 = v506 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v406.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1264 = v26 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1266 = v402 && v1265;
-  const bool v1267 = v1264 < v1;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v406.x[58];
-    const float v1270 = v1269 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
-    const unsigned int v1272 = v1262 * v1;
-    const unsigned int v1273 = v1272 + v1264;
-    out[v1273] = v1271;
-  }
-  const unsigned int v1274 = static_cast<unsigned int>(v406.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1275 = v506 + v1274;
-  const unsigned int v1276 = static_cast<unsigned int>(v406.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1277 = v26 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1279 = v402 && v1278;
-  const bool v1280 = v1277 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v406.x[59];
-    const float v1283 = v1282 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1284 = iron_f32_to_bf16(v1283);
-    const unsigned int v1285 = v1275 * v1;
-    const unsigned int v1286 = v1285 + v1277;
-    out[v1286] = v1284;
-  }
-  const unsigned int v1287 = static_cast<unsigned int>(v406.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1288 = v506 + v1287;
-  const unsigned int v1289 = static_cast<unsigned int>(v406.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1290 = v26 + v1289;
-  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1292 = v402 && v1291;
-  const bool v1293 = v1290 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v406.x[60];
-    const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1297 = iron_f32_to_bf16(v1296);
-    const unsigned int v1298 = v1288 * v1;
-    const unsigned int v1299 = v1298 + v1290;
-    out[v1299] = v1297;
-  }
-  const unsigned int v1300 = static_cast<unsigned int>(v406.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1301 = v506 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v406.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1303 = v26 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1305 = v402 && v1304;
-  const bool v1306 = v1303 < v1;
-  const bool v1307 = v1305 && v1306;
-  if (v1307) {
-    const float v1308 = v406.x[61];
-    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1310 = iron_f32_to_bf16(v1309);
-    const unsigned int v1311 = v1301 * v1;
-    const unsigned int v1312 = v1311 + v1303;
-    out[v1312] = v1310;
-  }
-  const unsigned int v1313 = static_cast<unsigned int>(v406.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1314 = v506 + v1313;
-  const unsigned int v1315 = static_cast<unsigned int>(v406.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1316 = v26 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1318 = v402 && v1317;
-  const bool v1319 = v1316 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v406.x[62];
-    const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1323 = iron_f32_to_bf16(v1322);
-    const unsigned int v1324 = v1314 * v1;
-    const unsigned int v1325 = v1324 + v1316;
-    out[v1325] = v1323;
-  }
-  const unsigned int v1326 = static_cast<unsigned int>(v406.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1327 = v506 + v1326;
-  const unsigned int v1328 = static_cast<unsigned int>(v406.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1329 = v26 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1331 = v402 && v1330;
-  const bool v1332 = v1329 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v406.x[63];
-    const float v1335 = v1334 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1336 = iron_f32_to_bf16(v1335);
-    const unsigned int v1337 = v1327 * v1;
-    const unsigned int v1338 = v1337 + v1329;
-    out[v1338] = v1336;
-  }
-  const unsigned int v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  iron_frag<float, 2, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v1350, 0.0f);
-  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:221
-    const bool v3735 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:222
-    if (v3735) {
-      const unsigned int v3739 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v3742 = v398 << 5u;
-      const unsigned int v3743 = v3742 + v3739;
-      const unsigned int v3744 = v3743 >> 3u;
-      const unsigned int v3745 = v3743 & 7u;
-      const unsigned int v3746 = v3745 << 3u;
-      const unsigned int v3747 = v22 + v3744;
-      const bool v3749 = v3747 < v0;
-      const bool v3750 = v3746 < v2;
-      const bool v3751 = v3749 && v3750;
-      const unsigned int v3752 = v3747 * v2;
-      const unsigned int v3753 = v3752 + v3746;
-      const unsigned int v3754 = v3751 ? v3753 : v395;
-      const unsigned int v3755 = v3744 << 6u;
-      const unsigned int v3757 = v3755 + v3746;
-      iron_copy_async<16>(shm3 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), a + v3754, v3751);
-      const unsigned int v3759 = v3743 + 384u;
-      const unsigned int v3760 = v3759 >> 3u;
-      const unsigned int v3761 = v3759 & 7u;
-      const unsigned int v3762 = v3761 << 3u;
-      const unsigned int v3763 = v22 + v3760;
-      const bool v3765 = v3763 < v0;
-      const bool v3766 = v3762 < v2;
-      const bool v3767 = v3765 && v3766;
-      const unsigned int v3768 = v3763 * v2;
-      const unsigned int v3769 = v3768 + v3762;
-      const unsigned int v3770 = v3767 ? v3769 : v395;
-      const unsigned int v3771 = v3760 << 6u;
-      const unsigned int v3773 = v3771 + v3762;
-      iron_copy_async<16>(shm3 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), a + v3770, v3767);
-      const unsigned int v3775 = v3743 + 768u;
-      const bool v3777 = v3775 < 1024u;
-      if (v3777) {
-        const unsigned int v3778 = v3775 >> 3u;
-        const unsigned int v3779 = v3775 & 7u;
-        const unsigned int v3780 = v3779 << 3u;
-        const unsigned int v3781 = v22 + v3778;
-        const bool v3783 = v3781 < v0;
-        const bool v3784 = v3780 < v2;
-        const bool v3785 = v3783 && v3784;
-        const unsigned int v3786 = v3781 * v2;
-        const unsigned int v3787 = v3786 + v3780;
-        const unsigned int v3788 = v3785 ? v3787 : v395;
-        const unsigned int v3789 = v3778 << 6u;
-        const unsigned int v3791 = v3789 + v3780;
-        iron_copy_async<16>(shm3 + (v3791 ^ (((v3791 >> 6u) & 7u) << 3u)), a + v3788, v3785);
+  const unsigned int v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const unsigned int v317 = v316 << 4u;
+  const unsigned int v319 = v213 << 6u;
+  const unsigned int v320 = v22 + v319;
+  const unsigned int v321 = v320 + v317;
+  const unsigned int v322 = static_cast<unsigned int>(v220.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v323 = v321 + v322;
+  const unsigned int v324 = static_cast<unsigned int>(v220.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v325 = v26 + v324;
+  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v327 = v216 && v326;
+  const bool v328 = v325 < v1;
+  const bool v329 = v327 && v328;
+  if (v329) {
+    const float v330 = v220.x[0];
+    const float v331 = v330 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v332 = iron_f32_to_bf16(v331);
+    const unsigned int v333 = v323 * v1;
+    const unsigned int v334 = v333 + v325;
+    out[v334] = v332;
+  }
+  const unsigned int v335 = static_cast<unsigned int>(v220.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v336 = v321 + v335;
+  const unsigned int v337 = static_cast<unsigned int>(v220.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v338 = v26 + v337;
+  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v340 = v216 && v339;
+  const bool v341 = v338 < v1;
+  const bool v342 = v340 && v341;
+  if (v342) {
+    const float v343 = v220.x[1];
+    const float v344 = v343 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v345 = iron_f32_to_bf16(v344);
+    const unsigned int v346 = v336 * v1;
+    const unsigned int v347 = v346 + v338;
+    out[v347] = v345;
+  }
+  const unsigned int v348 = static_cast<unsigned int>(v220.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v349 = v321 + v348;
+  const unsigned int v350 = static_cast<unsigned int>(v220.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v351 = v26 + v350;
+  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v353 = v216 && v352;
+  const bool v354 = v351 < v1;
+  const bool v355 = v353 && v354;
+  if (v355) {
+    const float v356 = v220.x[2];
+    const float v357 = v356 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v358 = iron_f32_to_bf16(v357);
+    const unsigned int v359 = v349 * v1;
+    const unsigned int v360 = v359 + v351;
+    out[v360] = v358;
+  }
+  const unsigned int v361 = static_cast<unsigned int>(v220.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v362 = v321 + v361;
+  const unsigned int v363 = static_cast<unsigned int>(v220.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v364 = v26 + v363;
+  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v366 = v216 && v365;
+  const bool v367 = v364 < v1;
+  const bool v368 = v366 && v367;
+  if (v368) {
+    const float v369 = v220.x[3];
+    const float v370 = v369 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v371 = iron_f32_to_bf16(v370);
+    const unsigned int v372 = v362 * v1;
+    const unsigned int v373 = v372 + v364;
+    out[v373] = v371;
+  }
+  const unsigned int v374 = static_cast<unsigned int>(v220.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v375 = v321 + v374;
+  const unsigned int v376 = static_cast<unsigned int>(v220.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v377 = v26 + v376;
+  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v379 = v216 && v378;
+  const bool v380 = v377 < v1;
+  const bool v381 = v379 && v380;
+  if (v381) {
+    const float v382 = v220.x[4];
+    const float v383 = v382 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v384 = iron_f32_to_bf16(v383);
+    const unsigned int v385 = v375 * v1;
+    const unsigned int v386 = v385 + v377;
+    out[v386] = v384;
+  }
+  const unsigned int v387 = static_cast<unsigned int>(v220.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v388 = v321 + v387;
+  const unsigned int v389 = static_cast<unsigned int>(v220.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v390 = v26 + v389;
+  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v392 = v216 && v391;
+  const bool v393 = v390 < v1;
+  const bool v394 = v392 && v393;
+  if (v394) {
+    const float v395 = v220.x[5];
+    const float v396 = v395 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v397 = iron_f32_to_bf16(v396);
+    const unsigned int v398 = v388 * v1;
+    const unsigned int v399 = v398 + v390;
+    out[v399] = v397;
+  }
+  const unsigned int v400 = static_cast<unsigned int>(v220.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v401 = v321 + v400;
+  const unsigned int v402 = static_cast<unsigned int>(v220.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v403 = v26 + v402;
+  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v405 = v216 && v404;
+  const bool v406 = v403 < v1;
+  const bool v407 = v405 && v406;
+  if (v407) {
+    const float v408 = v220.x[6];
+    const float v409 = v408 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v410 = iron_f32_to_bf16(v409);
+    const unsigned int v411 = v401 * v1;
+    const unsigned int v412 = v411 + v403;
+    out[v412] = v410;
+  }
+  const unsigned int v413 = static_cast<unsigned int>(v220.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v414 = v321 + v413;
+  const unsigned int v415 = static_cast<unsigned int>(v220.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v416 = v26 + v415;
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v418 = v216 && v417;
+  const bool v419 = v416 < v1;
+  const bool v420 = v418 && v419;
+  if (v420) {
+    const float v421 = v220.x[7];
+    const float v422 = v421 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v423 = iron_f32_to_bf16(v422);
+    const unsigned int v424 = v414 * v1;
+    const unsigned int v425 = v424 + v416;
+    out[v425] = v423;
+  }
+  const unsigned int v426 = static_cast<unsigned int>(v220.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v427 = v321 + v426;
+  const unsigned int v428 = static_cast<unsigned int>(v220.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v429 = v26 + v428;
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v431 = v216 && v430;
+  const bool v432 = v429 < v1;
+  const bool v433 = v431 && v432;
+  if (v433) {
+    const float v434 = v220.x[8];
+    const float v435 = v434 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v436 = iron_f32_to_bf16(v435);
+    const unsigned int v437 = v427 * v1;
+    const unsigned int v438 = v437 + v429;
+    out[v438] = v436;
+  }
+  const unsigned int v439 = static_cast<unsigned int>(v220.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v440 = v321 + v439;
+  const unsigned int v441 = static_cast<unsigned int>(v220.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v442 = v26 + v441;
+  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v444 = v216 && v443;
+  const bool v445 = v442 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v220.x[9];
+    const float v448 = v447 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v449 = iron_f32_to_bf16(v448);
+    const unsigned int v450 = v440 * v1;
+    const unsigned int v451 = v450 + v442;
+    out[v451] = v449;
+  }
+  const unsigned int v452 = static_cast<unsigned int>(v220.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v453 = v321 + v452;
+  const unsigned int v454 = static_cast<unsigned int>(v220.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v455 = v26 + v454;
+  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v457 = v216 && v456;
+  const bool v458 = v455 < v1;
+  const bool v459 = v457 && v458;
+  if (v459) {
+    const float v460 = v220.x[10];
+    const float v461 = v460 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v462 = iron_f32_to_bf16(v461);
+    const unsigned int v463 = v453 * v1;
+    const unsigned int v464 = v463 + v455;
+    out[v464] = v462;
+  }
+  const unsigned int v465 = static_cast<unsigned int>(v220.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v466 = v321 + v465;
+  const unsigned int v467 = static_cast<unsigned int>(v220.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v468 = v26 + v467;
+  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v470 = v216 && v469;
+  const bool v471 = v468 < v1;
+  const bool v472 = v470 && v471;
+  if (v472) {
+    const float v473 = v220.x[11];
+    const float v474 = v473 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v475 = iron_f32_to_bf16(v474);
+    const unsigned int v476 = v466 * v1;
+    const unsigned int v477 = v476 + v468;
+    out[v477] = v475;
+  }
+  const unsigned int v478 = static_cast<unsigned int>(v220.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v479 = v321 + v478;
+  const unsigned int v480 = static_cast<unsigned int>(v220.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v481 = v26 + v480;
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v483 = v216 && v482;
+  const bool v484 = v481 < v1;
+  const bool v485 = v483 && v484;
+  if (v485) {
+    const float v486 = v220.x[12];
+    const float v487 = v486 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v488 = iron_f32_to_bf16(v487);
+    const unsigned int v489 = v479 * v1;
+    const unsigned int v490 = v489 + v481;
+    out[v490] = v488;
+  }
+  const unsigned int v491 = static_cast<unsigned int>(v220.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v492 = v321 + v491;
+  const unsigned int v493 = static_cast<unsigned int>(v220.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v494 = v26 + v493;
+  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v496 = v216 && v495;
+  const bool v497 = v494 < v1;
+  const bool v498 = v496 && v497;
+  if (v498) {
+    const float v499 = v220.x[13];
+    const float v500 = v499 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v501 = iron_f32_to_bf16(v500);
+    const unsigned int v502 = v492 * v1;
+    const unsigned int v503 = v502 + v494;
+    out[v503] = v501;
+  }
+  const unsigned int v504 = static_cast<unsigned int>(v220.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v505 = v321 + v504;
+  const unsigned int v506 = static_cast<unsigned int>(v220.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v507 = v26 + v506;
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v509 = v216 && v508;
+  const bool v510 = v507 < v1;
+  const bool v511 = v509 && v510;
+  if (v511) {
+    const float v512 = v220.x[14];
+    const float v513 = v512 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v514 = iron_f32_to_bf16(v513);
+    const unsigned int v515 = v505 * v1;
+    const unsigned int v516 = v515 + v507;
+    out[v516] = v514;
+  }
+  const unsigned int v517 = static_cast<unsigned int>(v220.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v518 = v321 + v517;
+  const unsigned int v519 = static_cast<unsigned int>(v220.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v520 = v26 + v519;
+  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v522 = v216 && v521;
+  const bool v523 = v520 < v1;
+  const bool v524 = v522 && v523;
+  if (v524) {
+    const float v525 = v220.x[15];
+    const float v526 = v525 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v527 = iron_f32_to_bf16(v526);
+    const unsigned int v528 = v518 * v1;
+    const unsigned int v529 = v528 + v520;
+    out[v529] = v527;
+  }
+  const unsigned int v530 = static_cast<unsigned int>(v220.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v531 = v321 + v530;
+  const unsigned int v532 = static_cast<unsigned int>(v220.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v533 = v26 + v532;
+  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v535 = v216 && v534;
+  const bool v536 = v533 < v1;
+  const bool v537 = v535 && v536;
+  if (v537) {
+    const float v538 = v220.x[16];
+    const float v539 = v538 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v540 = iron_f32_to_bf16(v539);
+    const unsigned int v541 = v531 * v1;
+    const unsigned int v542 = v541 + v533;
+    out[v542] = v540;
+  }
+  const unsigned int v543 = static_cast<unsigned int>(v220.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v544 = v321 + v543;
+  const unsigned int v545 = static_cast<unsigned int>(v220.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v546 = v26 + v545;
+  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v548 = v216 && v547;
+  const bool v549 = v546 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v220.x[17];
+    const float v552 = v551 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v553 = iron_f32_to_bf16(v552);
+    const unsigned int v554 = v544 * v1;
+    const unsigned int v555 = v554 + v546;
+    out[v555] = v553;
+  }
+  const unsigned int v556 = static_cast<unsigned int>(v220.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v557 = v321 + v556;
+  const unsigned int v558 = static_cast<unsigned int>(v220.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v559 = v26 + v558;
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v561 = v216 && v560;
+  const bool v562 = v559 < v1;
+  const bool v563 = v561 && v562;
+  if (v563) {
+    const float v564 = v220.x[18];
+    const float v565 = v564 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v566 = iron_f32_to_bf16(v565);
+    const unsigned int v567 = v557 * v1;
+    const unsigned int v568 = v567 + v559;
+    out[v568] = v566;
+  }
+  const unsigned int v569 = static_cast<unsigned int>(v220.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v570 = v321 + v569;
+  const unsigned int v571 = static_cast<unsigned int>(v220.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v572 = v26 + v571;
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v574 = v216 && v573;
+  const bool v575 = v572 < v1;
+  const bool v576 = v574 && v575;
+  if (v576) {
+    const float v577 = v220.x[19];
+    const float v578 = v577 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v579 = iron_f32_to_bf16(v578);
+    const unsigned int v580 = v570 * v1;
+    const unsigned int v581 = v580 + v572;
+    out[v581] = v579;
+  }
+  const unsigned int v582 = static_cast<unsigned int>(v220.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v583 = v321 + v582;
+  const unsigned int v584 = static_cast<unsigned int>(v220.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v585 = v26 + v584;
+  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v587 = v216 && v586;
+  const bool v588 = v585 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v220.x[20];
+    const float v591 = v590 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v592 = iron_f32_to_bf16(v591);
+    const unsigned int v593 = v583 * v1;
+    const unsigned int v594 = v593 + v585;
+    out[v594] = v592;
+  }
+  const unsigned int v595 = static_cast<unsigned int>(v220.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v596 = v321 + v595;
+  const unsigned int v597 = static_cast<unsigned int>(v220.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v598 = v26 + v597;
+  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v600 = v216 && v599;
+  const bool v601 = v598 < v1;
+  const bool v602 = v600 && v601;
+  if (v602) {
+    const float v603 = v220.x[21];
+    const float v604 = v603 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v605 = iron_f32_to_bf16(v604);
+    const unsigned int v606 = v596 * v1;
+    const unsigned int v607 = v606 + v598;
+    out[v607] = v605;
+  }
+  const unsigned int v608 = static_cast<unsigned int>(v220.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v609 = v321 + v608;
+  const unsigned int v610 = static_cast<unsigned int>(v220.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v611 = v26 + v610;
+  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v613 = v216 && v612;
+  const bool v614 = v611 < v1;
+  const bool v615 = v613 && v614;
+  if (v615) {
+    const float v616 = v220.x[22];
+    const float v617 = v616 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v618 = iron_f32_to_bf16(v617);
+    const unsigned int v619 = v609 * v1;
+    const unsigned int v620 = v619 + v611;
+    out[v620] = v618;
+  }
+  const unsigned int v621 = static_cast<unsigned int>(v220.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v622 = v321 + v621;
+  const unsigned int v623 = static_cast<unsigned int>(v220.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v624 = v26 + v623;
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v626 = v216 && v625;
+  const bool v627 = v624 < v1;
+  const bool v628 = v626 && v627;
+  if (v628) {
+    const float v629 = v220.x[23];
+    const float v630 = v629 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v631 = iron_f32_to_bf16(v630);
+    const unsigned int v632 = v622 * v1;
+    const unsigned int v633 = v632 + v624;
+    out[v633] = v631;
+  }
+  const unsigned int v634 = static_cast<unsigned int>(v220.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v635 = v321 + v634;
+  const unsigned int v636 = static_cast<unsigned int>(v220.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v637 = v26 + v636;
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v639 = v216 && v638;
+  const bool v640 = v637 < v1;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v220.x[24];
+    const float v643 = v642 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v644 = iron_f32_to_bf16(v643);
+    const unsigned int v645 = v635 * v1;
+    const unsigned int v646 = v645 + v637;
+    out[v646] = v644;
+  }
+  const unsigned int v647 = static_cast<unsigned int>(v220.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v648 = v321 + v647;
+  const unsigned int v649 = static_cast<unsigned int>(v220.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v650 = v26 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v652 = v216 && v651;
+  const bool v653 = v650 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v220.x[25];
+    const float v656 = v655 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v657 = iron_f32_to_bf16(v656);
+    const unsigned int v658 = v648 * v1;
+    const unsigned int v659 = v658 + v650;
+    out[v659] = v657;
+  }
+  const unsigned int v660 = static_cast<unsigned int>(v220.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v661 = v321 + v660;
+  const unsigned int v662 = static_cast<unsigned int>(v220.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v663 = v26 + v662;
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v665 = v216 && v664;
+  const bool v666 = v663 < v1;
+  const bool v667 = v665 && v666;
+  if (v667) {
+    const float v668 = v220.x[26];
+    const float v669 = v668 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v670 = iron_f32_to_bf16(v669);
+    const unsigned int v671 = v661 * v1;
+    const unsigned int v672 = v671 + v663;
+    out[v672] = v670;
+  }
+  const unsigned int v673 = static_cast<unsigned int>(v220.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v674 = v321 + v673;
+  const unsigned int v675 = static_cast<unsigned int>(v220.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v676 = v26 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v678 = v216 && v677;
+  const bool v679 = v676 < v1;
+  const bool v680 = v678 && v679;
+  if (v680) {
+    const float v681 = v220.x[27];
+    const float v682 = v681 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v683 = iron_f32_to_bf16(v682);
+    const unsigned int v684 = v674 * v1;
+    const unsigned int v685 = v684 + v676;
+    out[v685] = v683;
+  }
+  const unsigned int v686 = static_cast<unsigned int>(v220.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v687 = v321 + v686;
+  const unsigned int v688 = static_cast<unsigned int>(v220.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v689 = v26 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v691 = v216 && v690;
+  const bool v692 = v689 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v220.x[28];
+    const float v695 = v694 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v696 = iron_f32_to_bf16(v695);
+    const unsigned int v697 = v687 * v1;
+    const unsigned int v698 = v697 + v689;
+    out[v698] = v696;
+  }
+  const unsigned int v699 = static_cast<unsigned int>(v220.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v700 = v321 + v699;
+  const unsigned int v701 = static_cast<unsigned int>(v220.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v702 = v26 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v704 = v216 && v703;
+  const bool v705 = v702 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v220.x[29];
+    const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v709 = iron_f32_to_bf16(v708);
+    const unsigned int v710 = v700 * v1;
+    const unsigned int v711 = v710 + v702;
+    out[v711] = v709;
+  }
+  const unsigned int v712 = static_cast<unsigned int>(v220.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v713 = v321 + v712;
+  const unsigned int v714 = static_cast<unsigned int>(v220.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v715 = v26 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v717 = v216 && v716;
+  const bool v718 = v715 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v220.x[30];
+    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v722 = iron_f32_to_bf16(v721);
+    const unsigned int v723 = v713 * v1;
+    const unsigned int v724 = v723 + v715;
+    out[v724] = v722;
+  }
+  const unsigned int v725 = static_cast<unsigned int>(v220.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v726 = v321 + v725;
+  const unsigned int v727 = static_cast<unsigned int>(v220.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v728 = v26 + v727;
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v730 = v216 && v729;
+  const bool v731 = v728 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v220.x[31];
+    const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v735 = iron_f32_to_bf16(v734);
+    const unsigned int v736 = v726 * v1;
+    const unsigned int v737 = v736 + v728;
+    out[v737] = v735;
+  }
+  const unsigned int v738 = static_cast<unsigned int>(v220.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v739 = v321 + v738;
+  const unsigned int v740 = static_cast<unsigned int>(v220.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v741 = v26 + v740;
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v743 = v216 && v742;
+  const bool v744 = v741 < v1;
+  const bool v745 = v743 && v744;
+  if (v745) {
+    const float v746 = v220.x[32];
+    const float v747 = v746 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v748 = iron_f32_to_bf16(v747);
+    const unsigned int v749 = v739 * v1;
+    const unsigned int v750 = v749 + v741;
+    out[v750] = v748;
+  }
+  const unsigned int v751 = static_cast<unsigned int>(v220.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v752 = v321 + v751;
+  const unsigned int v753 = static_cast<unsigned int>(v220.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v754 = v26 + v753;
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v756 = v216 && v755;
+  const bool v757 = v754 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v220.x[33];
+    const float v760 = v759 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v761 = iron_f32_to_bf16(v760);
+    const unsigned int v762 = v752 * v1;
+    const unsigned int v763 = v762 + v754;
+    out[v763] = v761;
+  }
+  const unsigned int v764 = static_cast<unsigned int>(v220.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v765 = v321 + v764;
+  const unsigned int v766 = static_cast<unsigned int>(v220.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v767 = v26 + v766;
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v769 = v216 && v768;
+  const bool v770 = v767 < v1;
+  const bool v771 = v769 && v770;
+  if (v771) {
+    const float v772 = v220.x[34];
+    const float v773 = v772 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v774 = iron_f32_to_bf16(v773);
+    const unsigned int v775 = v765 * v1;
+    const unsigned int v776 = v775 + v767;
+    out[v776] = v774;
+  }
+  const unsigned int v777 = static_cast<unsigned int>(v220.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v778 = v321 + v777;
+  const unsigned int v779 = static_cast<unsigned int>(v220.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v780 = v26 + v779;
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v782 = v216 && v781;
+  const bool v783 = v780 < v1;
+  const bool v784 = v782 && v783;
+  if (v784) {
+    const float v785 = v220.x[35];
+    const float v786 = v785 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v787 = iron_f32_to_bf16(v786);
+    const unsigned int v788 = v778 * v1;
+    const unsigned int v789 = v788 + v780;
+    out[v789] = v787;
+  }
+  const unsigned int v790 = static_cast<unsigned int>(v220.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v791 = v321 + v790;
+  const unsigned int v792 = static_cast<unsigned int>(v220.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v793 = v26 + v792;
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v795 = v216 && v794;
+  const bool v796 = v793 < v1;
+  const bool v797 = v795 && v796;
+  if (v797) {
+    const float v798 = v220.x[36];
+    const float v799 = v798 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v800 = iron_f32_to_bf16(v799);
+    const unsigned int v801 = v791 * v1;
+    const unsigned int v802 = v801 + v793;
+    out[v802] = v800;
+  }
+  const unsigned int v803 = static_cast<unsigned int>(v220.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v804 = v321 + v803;
+  const unsigned int v805 = static_cast<unsigned int>(v220.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v806 = v26 + v805;
+  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v808 = v216 && v807;
+  const bool v809 = v806 < v1;
+  const bool v810 = v808 && v809;
+  if (v810) {
+    const float v811 = v220.x[37];
+    const float v812 = v811 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v813 = iron_f32_to_bf16(v812);
+    const unsigned int v814 = v804 * v1;
+    const unsigned int v815 = v814 + v806;
+    out[v815] = v813;
+  }
+  const unsigned int v816 = static_cast<unsigned int>(v220.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v817 = v321 + v816;
+  const unsigned int v818 = static_cast<unsigned int>(v220.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v819 = v26 + v818;
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v821 = v216 && v820;
+  const bool v822 = v819 < v1;
+  const bool v823 = v821 && v822;
+  if (v823) {
+    const float v824 = v220.x[38];
+    const float v825 = v824 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    const unsigned int v827 = v817 * v1;
+    const unsigned int v828 = v827 + v819;
+    out[v828] = v826;
+  }
+  const unsigned int v829 = static_cast<unsigned int>(v220.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v830 = v321 + v829;
+  const unsigned int v831 = static_cast<unsigned int>(v220.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v832 = v26 + v831;
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v834 = v216 && v833;
+  const bool v835 = v832 < v1;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v220.x[39];
+    const float v838 = v837 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v839 = iron_f32_to_bf16(v838);
+    const unsigned int v840 = v830 * v1;
+    const unsigned int v841 = v840 + v832;
+    out[v841] = v839;
+  }
+  const unsigned int v842 = static_cast<unsigned int>(v220.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v843 = v321 + v842;
+  const unsigned int v844 = static_cast<unsigned int>(v220.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v845 = v26 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v847 = v216 && v846;
+  const bool v848 = v845 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v220.x[40];
+    const float v851 = v850 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v852 = iron_f32_to_bf16(v851);
+    const unsigned int v853 = v843 * v1;
+    const unsigned int v854 = v853 + v845;
+    out[v854] = v852;
+  }
+  const unsigned int v855 = static_cast<unsigned int>(v220.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v856 = v321 + v855;
+  const unsigned int v857 = static_cast<unsigned int>(v220.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v858 = v26 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v860 = v216 && v859;
+  const bool v861 = v858 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v220.x[41];
+    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v865 = iron_f32_to_bf16(v864);
+    const unsigned int v866 = v856 * v1;
+    const unsigned int v867 = v866 + v858;
+    out[v867] = v865;
+  }
+  const unsigned int v868 = static_cast<unsigned int>(v220.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v869 = v321 + v868;
+  const unsigned int v870 = static_cast<unsigned int>(v220.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v871 = v26 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v873 = v216 && v872;
+  const bool v874 = v871 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v220.x[42];
+    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v878 = iron_f32_to_bf16(v877);
+    const unsigned int v879 = v869 * v1;
+    const unsigned int v880 = v879 + v871;
+    out[v880] = v878;
+  }
+  const unsigned int v881 = static_cast<unsigned int>(v220.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v882 = v321 + v881;
+  const unsigned int v883 = static_cast<unsigned int>(v220.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v884 = v26 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v886 = v216 && v885;
+  const bool v887 = v884 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v220.x[43];
+    const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v891 = iron_f32_to_bf16(v890);
+    const unsigned int v892 = v882 * v1;
+    const unsigned int v893 = v892 + v884;
+    out[v893] = v891;
+  }
+  const unsigned int v894 = static_cast<unsigned int>(v220.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v895 = v321 + v894;
+  const unsigned int v896 = static_cast<unsigned int>(v220.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v897 = v26 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v899 = v216 && v898;
+  const bool v900 = v897 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v220.x[44];
+    const float v903 = v902 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v904 = iron_f32_to_bf16(v903);
+    const unsigned int v905 = v895 * v1;
+    const unsigned int v906 = v905 + v897;
+    out[v906] = v904;
+  }
+  const unsigned int v907 = static_cast<unsigned int>(v220.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v908 = v321 + v907;
+  const unsigned int v909 = static_cast<unsigned int>(v220.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v910 = v26 + v909;
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v912 = v216 && v911;
+  const bool v913 = v910 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v220.x[45];
+    const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v917 = iron_f32_to_bf16(v916);
+    const unsigned int v918 = v908 * v1;
+    const unsigned int v919 = v918 + v910;
+    out[v919] = v917;
+  }
+  const unsigned int v920 = static_cast<unsigned int>(v220.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v921 = v321 + v920;
+  const unsigned int v922 = static_cast<unsigned int>(v220.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v923 = v26 + v922;
+  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v925 = v216 && v924;
+  const bool v926 = v923 < v1;
+  const bool v927 = v925 && v926;
+  if (v927) {
+    const float v928 = v220.x[46];
+    const float v929 = v928 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v930 = iron_f32_to_bf16(v929);
+    const unsigned int v931 = v921 * v1;
+    const unsigned int v932 = v931 + v923;
+    out[v932] = v930;
+  }
+  const unsigned int v933 = static_cast<unsigned int>(v220.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v934 = v321 + v933;
+  const unsigned int v935 = static_cast<unsigned int>(v220.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v936 = v26 + v935;
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v938 = v216 && v937;
+  const bool v939 = v936 < v1;
+  const bool v940 = v938 && v939;
+  if (v940) {
+    const float v941 = v220.x[47];
+    const float v942 = v941 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v943 = iron_f32_to_bf16(v942);
+    const unsigned int v944 = v934 * v1;
+    const unsigned int v945 = v944 + v936;
+    out[v945] = v943;
+  }
+  const unsigned int v946 = static_cast<unsigned int>(v220.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v947 = v321 + v946;
+  const unsigned int v948 = static_cast<unsigned int>(v220.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v949 = v26 + v948;
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v951 = v216 && v950;
+  const bool v952 = v949 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v220.x[48];
+    const float v955 = v954 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v956 = iron_f32_to_bf16(v955);
+    const unsigned int v957 = v947 * v1;
+    const unsigned int v958 = v957 + v949;
+    out[v958] = v956;
+  }
+  const unsigned int v959 = static_cast<unsigned int>(v220.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v960 = v321 + v959;
+  const unsigned int v961 = static_cast<unsigned int>(v220.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v962 = v26 + v961;
+  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v964 = v216 && v963;
+  const bool v965 = v962 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v220.x[49];
+    const float v968 = v967 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v969 = iron_f32_to_bf16(v968);
+    const unsigned int v970 = v960 * v1;
+    const unsigned int v971 = v970 + v962;
+    out[v971] = v969;
+  }
+  const unsigned int v972 = static_cast<unsigned int>(v220.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v973 = v321 + v972;
+  const unsigned int v974 = static_cast<unsigned int>(v220.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v975 = v26 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v977 = v216 && v976;
+  const bool v978 = v975 < v1;
+  const bool v979 = v977 && v978;
+  if (v979) {
+    const float v980 = v220.x[50];
+    const float v981 = v980 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v982 = iron_f32_to_bf16(v981);
+    const unsigned int v983 = v973 * v1;
+    const unsigned int v984 = v983 + v975;
+    out[v984] = v982;
+  }
+  const unsigned int v985 = static_cast<unsigned int>(v220.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v986 = v321 + v985;
+  const unsigned int v987 = static_cast<unsigned int>(v220.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v988 = v26 + v987;
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v990 = v216 && v989;
+  const bool v991 = v988 < v1;
+  const bool v992 = v990 && v991;
+  if (v992) {
+    const float v993 = v220.x[51];
+    const float v994 = v993 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v995 = iron_f32_to_bf16(v994);
+    const unsigned int v996 = v986 * v1;
+    const unsigned int v997 = v996 + v988;
+    out[v997] = v995;
+  }
+  const unsigned int v998 = static_cast<unsigned int>(v220.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v999 = v321 + v998;
+  const unsigned int v1000 = static_cast<unsigned int>(v220.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1001 = v26 + v1000;
+  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1003 = v216 && v1002;
+  const bool v1004 = v1001 < v1;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v220.x[52];
+    const float v1007 = v1006 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
+    const unsigned int v1009 = v999 * v1;
+    const unsigned int v1010 = v1009 + v1001;
+    out[v1010] = v1008;
+  }
+  const unsigned int v1011 = static_cast<unsigned int>(v220.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1012 = v321 + v1011;
+  const unsigned int v1013 = static_cast<unsigned int>(v220.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1014 = v26 + v1013;
+  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1016 = v216 && v1015;
+  const bool v1017 = v1014 < v1;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v220.x[53];
+    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
+    const unsigned int v1022 = v1012 * v1;
+    const unsigned int v1023 = v1022 + v1014;
+    out[v1023] = v1021;
+  }
+  const unsigned int v1024 = static_cast<unsigned int>(v220.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1025 = v321 + v1024;
+  const unsigned int v1026 = static_cast<unsigned int>(v220.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1027 = v26 + v1026;
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1029 = v216 && v1028;
+  const bool v1030 = v1027 < v1;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v220.x[54];
+    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
+    const unsigned int v1035 = v1025 * v1;
+    const unsigned int v1036 = v1035 + v1027;
+    out[v1036] = v1034;
+  }
+  const unsigned int v1037 = static_cast<unsigned int>(v220.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1038 = v321 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v220.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1040 = v26 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1042 = v216 && v1041;
+  const bool v1043 = v1040 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v220.x[55];
+    const float v1046 = v1045 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1047 = iron_f32_to_bf16(v1046);
+    const unsigned int v1048 = v1038 * v1;
+    const unsigned int v1049 = v1048 + v1040;
+    out[v1049] = v1047;
+  }
+  const unsigned int v1050 = static_cast<unsigned int>(v220.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1051 = v321 + v1050;
+  const unsigned int v1052 = static_cast<unsigned int>(v220.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1053 = v26 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1055 = v216 && v1054;
+  const bool v1056 = v1053 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v220.x[56];
+    const float v1059 = v1058 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1060 = iron_f32_to_bf16(v1059);
+    const unsigned int v1061 = v1051 * v1;
+    const unsigned int v1062 = v1061 + v1053;
+    out[v1062] = v1060;
+  }
+  const unsigned int v1063 = static_cast<unsigned int>(v220.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1064 = v321 + v1063;
+  const unsigned int v1065 = static_cast<unsigned int>(v220.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1066 = v26 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1068 = v216 && v1067;
+  const bool v1069 = v1066 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v220.x[57];
+    const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);
+    const unsigned int v1074 = v1064 * v1;
+    const unsigned int v1075 = v1074 + v1066;
+    out[v1075] = v1073;
+  }
+  const unsigned int v1076 = static_cast<unsigned int>(v220.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1077 = v321 + v1076;
+  const unsigned int v1078 = static_cast<unsigned int>(v220.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1079 = v26 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1081 = v216 && v1080;
+  const bool v1082 = v1079 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v220.x[58];
+    const float v1085 = v1084 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1086 = iron_f32_to_bf16(v1085);
+    const unsigned int v1087 = v1077 * v1;
+    const unsigned int v1088 = v1087 + v1079;
+    out[v1088] = v1086;
+  }
+  const unsigned int v1089 = static_cast<unsigned int>(v220.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1090 = v321 + v1089;
+  const unsigned int v1091 = static_cast<unsigned int>(v220.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1092 = v26 + v1091;
+  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1094 = v216 && v1093;
+  const bool v1095 = v1092 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v220.x[59];
+    const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1099 = iron_f32_to_bf16(v1098);
+    const unsigned int v1100 = v1090 * v1;
+    const unsigned int v1101 = v1100 + v1092;
+    out[v1101] = v1099;
+  }
+  const unsigned int v1102 = static_cast<unsigned int>(v220.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1103 = v321 + v1102;
+  const unsigned int v1104 = static_cast<unsigned int>(v220.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1105 = v26 + v1104;
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1107 = v216 && v1106;
+  const bool v1108 = v1105 < v1;
+  const bool v1109 = v1107 && v1108;
+  if (v1109) {
+    const float v1110 = v220.x[60];
+    const float v1111 = v1110 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1112 = iron_f32_to_bf16(v1111);
+    const unsigned int v1113 = v1103 * v1;
+    const unsigned int v1114 = v1113 + v1105;
+    out[v1114] = v1112;
+  }
+  const unsigned int v1115 = static_cast<unsigned int>(v220.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1116 = v321 + v1115;
+  const unsigned int v1117 = static_cast<unsigned int>(v220.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1118 = v26 + v1117;
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1120 = v216 && v1119;
+  const bool v1121 = v1118 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v220.x[61];
+    const float v1124 = v1123 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
+    const unsigned int v1126 = v1116 * v1;
+    const unsigned int v1127 = v1126 + v1118;
+    out[v1127] = v1125;
+  }
+  const unsigned int v1128 = static_cast<unsigned int>(v220.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1129 = v321 + v1128;
+  const unsigned int v1130 = static_cast<unsigned int>(v220.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1131 = v26 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1133 = v216 && v1132;
+  const bool v1134 = v1131 < v1;
+  const bool v1135 = v1133 && v1134;
+  if (v1135) {
+    const float v1136 = v220.x[62];
+    const float v1137 = v1136 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1138 = iron_f32_to_bf16(v1137);
+    const unsigned int v1139 = v1129 * v1;
+    const unsigned int v1140 = v1139 + v1131;
+    out[v1140] = v1138;
+  }
+  const unsigned int v1141 = static_cast<unsigned int>(v220.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1142 = v321 + v1141;
+  const unsigned int v1143 = static_cast<unsigned int>(v220.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1144 = v26 + v1143;
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1146 = v216 && v1145;
+  const bool v1147 = v1144 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v220.x[63];
+    const float v1150 = v1149 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1151 = iron_f32_to_bf16(v1150);
+    const unsigned int v1152 = v1142 * v1;
+    const unsigned int v1153 = v1152 + v1144;
+    out[v1153] = v1151;
+  }
+  const unsigned int v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  iron_frag<float, 2, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v1165, 0.0f);
+  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:223
+    const bool v3551 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v3551) {
+      const unsigned int v3555 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3558 = v212 << 5u;
+      const unsigned int v3559 = v3558 + v3555;
+      const unsigned int v3560 = v3559 >> 3u;
+      const unsigned int v3561 = v3559 & 7u;
+      const unsigned int v3562 = v3561 << 3u;
+      const unsigned int v3563 = v22 + v3560;
+      const bool v3565 = v3563 < v0;
+      const bool v3566 = v3562 < v2;
+      const bool v3567 = v3565 && v3566;
+      const unsigned int v3568 = v3563 * v2;
+      const unsigned int v3569 = v3568 + v3562;
+      const unsigned int v3570 = v3567 ? v3569 : v209;
+      const unsigned int v3571 = v3560 << 6u;
+      const unsigned int v3573 = v3571 + v3562;
+      iron_copy_async<16>(shm3 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), a + v3570, v3567);
+      const unsigned int v3575 = v3559 + 384u;
+      const unsigned int v3576 = v3575 >> 3u;
+      const unsigned int v3577 = v3575 & 7u;
+      const unsigned int v3578 = v3577 << 3u;
+      const unsigned int v3579 = v22 + v3576;
+      const bool v3581 = v3579 < v0;
+      const bool v3582 = v3578 < v2;
+      const bool v3583 = v3581 && v3582;
+      const unsigned int v3584 = v3579 * v2;
+      const unsigned int v3585 = v3584 + v3578;
+      const unsigned int v3586 = v3583 ? v3585 : v209;
+      const unsigned int v3587 = v3576 << 6u;
+      const unsigned int v3589 = v3587 + v3578;
+      iron_copy_async<16>(shm3 + (v3589 ^ (((v3589 >> 6u) & 7u) << 3u)), a + v3586, v3583);
+      const unsigned int v3591 = v3559 + 768u;
+      const bool v3593 = v3591 < 1024u;
+      if (v3593) {
+        const unsigned int v3594 = v3591 >> 3u;
+        const unsigned int v3595 = v3591 & 7u;
+        const unsigned int v3596 = v3595 << 3u;
+        const unsigned int v3597 = v22 + v3594;
+        const bool v3599 = v3597 < v0;
+        const bool v3600 = v3596 < v2;
+        const bool v3601 = v3599 && v3600;
+        const unsigned int v3602 = v3597 * v2;
+        const unsigned int v3603 = v3602 + v3596;
+        const unsigned int v3604 = v3601 ? v3603 : v209;
+        const unsigned int v3605 = v3594 << 6u;
+        const unsigned int v3607 = v3605 + v3596;
+        iron_copy_async<16>(shm3 + (v3607 ^ (((v3607 >> 6u) & 7u) << 3u)), a + v3604, v3601);
       }
-      const unsigned int v3792 = v1340 + v3744;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const bool v3793 = v3792 < v1;
-      const bool v3794 = v3793 && v3750;
-      const unsigned int v3795 = v3792 * v2;
-      const unsigned int v3796 = v3795 + v3746;
-      const unsigned int v3797 = v3794 ? v3796 : v395;
-      iron_copy_async<16>(shm4 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), b + v3797, v3794);
-      const unsigned int v3798 = v1340 + v3760;
-      const bool v3799 = v3798 < v1;
-      const bool v3800 = v3799 && v3766;
-      const unsigned int v3801 = v3798 * v2;
-      const unsigned int v3802 = v3801 + v3762;
-      const unsigned int v3803 = v3800 ? v3802 : v395;
-      iron_copy_async<16>(shm4 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), b + v3803, v3800);
-      if (v3777) {
-        const unsigned int v3804 = v3775 >> 3u;
-        const unsigned int v3805 = v3775 & 7u;
-        const unsigned int v3806 = v3805 << 3u;
-        const unsigned int v3807 = v1340 + v3804;
-        const bool v3809 = v3807 < v1;
-        const bool v3810 = v3806 < v2;
-        const bool v3811 = v3809 && v3810;
-        const unsigned int v3812 = v3807 * v2;
-        const unsigned int v3813 = v3812 + v3806;
-        const unsigned int v3814 = v3811 ? v3813 : v395;
-        const unsigned int v3815 = v3804 << 6u;
-        const unsigned int v3817 = v3815 + v3806;
-        iron_copy_async<16>(shm4 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), b + v3814, v3811);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
-    const bool v3820 = 64u < v2;
-    if (v3820) {
-      const unsigned int v3824 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v3827 = v398 << 5u;
-      const unsigned int v3828 = v3827 + v3824;
-      const unsigned int v3829 = v3828 >> 3u;
-      const unsigned int v3830 = v3828 & 7u;
-      const unsigned int v3831 = v3830 << 3u;
-      const unsigned int v3832 = v22 + v3829;
-      const unsigned int v3833 = 64u + v3831;
-      const bool v3834 = v3832 < v0;
-      const bool v3835 = v3833 < v2;
-      const bool v3836 = v3834 && v3835;
-      const unsigned int v3837 = v3832 * v2;
-      const unsigned int v3838 = v3837 + v3833;
-      const unsigned int v3839 = v3836 ? v3838 : v395;
-      const unsigned int v3840 = v3829 << 6u;
-      const unsigned int v3841 = 8192u + v3840;
-      const unsigned int v3842 = v3841 + v3831;
-      iron_copy_async<16>(shm3 + (v3842 ^ (((v3842 >> 6u) & 7u) << 3u)), a + v3839, v3836);
-      const unsigned int v3844 = v3828 + 384u;
-      const unsigned int v3845 = v3844 >> 3u;
-      const unsigned int v3846 = v3844 & 7u;
-      const unsigned int v3847 = v3846 << 3u;
-      const unsigned int v3848 = v22 + v3845;
-      const unsigned int v3849 = 64u + v3847;
-      const bool v3850 = v3848 < v0;
-      const bool v3851 = v3849 < v2;
-      const bool v3852 = v3850 && v3851;
-      const unsigned int v3853 = v3848 * v2;
-      const unsigned int v3854 = v3853 + v3849;
-      const unsigned int v3855 = v3852 ? v3854 : v395;
-      const unsigned int v3856 = v3845 << 6u;
-      const unsigned int v3857 = 8192u + v3856;
-      const unsigned int v3858 = v3857 + v3847;
-      iron_copy_async<16>(shm3 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), a + v3855, v3852);
-      const unsigned int v3860 = v3828 + 768u;
-      const bool v3862 = v3860 < 1024u;
-      if (v3862) {
-        const unsigned int v3863 = v3860 >> 3u;
-        const unsigned int v3864 = v3860 & 7u;
-        const unsigned int v3865 = v3864 << 3u;
-        const unsigned int v3866 = v22 + v3863;
-        const unsigned int v3867 = 64u + v3865;
-        const bool v3868 = v3866 < v0;
-        const bool v3869 = v3867 < v2;
-        const bool v3870 = v3868 && v3869;
-        const unsigned int v3871 = v3866 * v2;
-        const unsigned int v3872 = v3871 + v3867;
-        const unsigned int v3873 = v3870 ? v3872 : v395;
-        const unsigned int v3874 = v3863 << 6u;
-        const unsigned int v3875 = 8192u + v3874;
-        const unsigned int v3876 = v3875 + v3865;
-        iron_copy_async<16>(shm3 + (v3876 ^ (((v3876 >> 6u) & 7u) << 3u)), a + v3873, v3870);
-      }
-      const unsigned int v3877 = v1340 + v3829;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const bool v3878 = v3877 < v1;
-      const bool v3879 = v3878 && v3835;
-      const unsigned int v3880 = v3877 * v2;
-      const unsigned int v3881 = v3880 + v3833;
-      const unsigned int v3882 = v3879 ? v3881 : v395;
-      iron_copy_async<16>(shm4 + (v3842 ^ (((v3842 >> 6u) & 7u) << 3u)), b + v3882, v3879);
-      const unsigned int v3883 = v1340 + v3845;
-      const bool v3884 = v3883 < v1;
-      const bool v3885 = v3884 && v3851;
-      const unsigned int v3886 = v3883 * v2;
-      const unsigned int v3887 = v3886 + v3849;
-      const unsigned int v3888 = v3885 ? v3887 : v395;
-      iron_copy_async<16>(shm4 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), b + v3888, v3885);
-      if (v3862) {
-        const unsigned int v3889 = v3860 >> 3u;
-        const unsigned int v3890 = v3860 & 7u;
-        const unsigned int v3891 = v3890 << 3u;
-        const unsigned int v3892 = v1340 + v3889;
-        const unsigned int v3893 = 64u + v3891;
-        const bool v3894 = v3892 < v1;
-        const bool v3895 = v3893 < v2;
-        const bool v3896 = v3894 && v3895;
-        const unsigned int v3897 = v3892 * v2;
-        const unsigned int v3898 = v3897 + v3893;
-        const unsigned int v3899 = v3896 ? v3898 : v395;
-        const unsigned int v3900 = v3889 << 6u;
-        const unsigned int v3901 = 8192u + v3900;
-        const unsigned int v3902 = v3901 + v3891;
-        iron_copy_async<16>(shm4 + (v3902 ^ (((v3902 >> 6u) & 7u) << 3u)), b + v3899, v3896);
+      const unsigned int v3608 = v1155 + v3560;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const bool v3609 = v3608 < v1;
+      const bool v3610 = v3609 && v3566;
+      const unsigned int v3611 = v3608 * v2;
+      const unsigned int v3612 = v3611 + v3562;
+      const unsigned int v3613 = v3610 ? v3612 : v209;
+      iron_copy_async<16>(shm4 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), b + v3613, v3610);
+      const unsigned int v3614 = v1155 + v3576;
+      const bool v3615 = v3614 < v1;
+      const bool v3616 = v3615 && v3582;
+      const unsigned int v3617 = v3614 * v2;
+      const unsigned int v3618 = v3617 + v3578;
+      const unsigned int v3619 = v3616 ? v3618 : v209;
+      iron_copy_async<16>(shm4 + (v3589 ^ (((v3589 >> 6u) & 7u) << 3u)), b + v3619, v3616);
+      if (v3593) {
+        const unsigned int v3620 = v3591 >> 3u;
+        const unsigned int v3621 = v3591 & 7u;
+        const unsigned int v3622 = v3621 << 3u;
+        const unsigned int v3623 = v1155 + v3620;
+        const bool v3625 = v3623 < v1;
+        const bool v3626 = v3622 < v2;
+        const bool v3627 = v3625 && v3626;
+        const unsigned int v3628 = v3623 * v2;
+        const unsigned int v3629 = v3628 + v3622;
+        const unsigned int v3630 = v3627 ? v3629 : v209;
+        const unsigned int v3631 = v3620 << 6u;
+        const unsigned int v3633 = v3631 + v3622;
+        iron_copy_async<16>(shm4 + (v3633 ^ (((v3633 >> 6u) & 7u) << 3u)), b + v3630, v3627);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+    const bool v3636 = 64u < v2;
+    if (v3636) {
+      const unsigned int v3640 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3643 = v212 << 5u;
+      const unsigned int v3644 = v3643 + v3640;
+      const unsigned int v3645 = v3644 >> 3u;
+      const unsigned int v3646 = v3644 & 7u;
+      const unsigned int v3647 = v3646 << 3u;
+      const unsigned int v3648 = v22 + v3645;
+      const unsigned int v3649 = 64u + v3647;
+      const bool v3650 = v3648 < v0;
+      const bool v3651 = v3649 < v2;
+      const bool v3652 = v3650 && v3651;
+      const unsigned int v3653 = v3648 * v2;
+      const unsigned int v3654 = v3653 + v3649;
+      const unsigned int v3655 = v3652 ? v3654 : v209;
+      const unsigned int v3656 = v3645 << 6u;
+      const unsigned int v3657 = 8192u + v3656;
+      const unsigned int v3658 = v3657 + v3647;
+      iron_copy_async<16>(shm3 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), a + v3655, v3652);
+      const unsigned int v3660 = v3644 + 384u;
+      const unsigned int v3661 = v3660 >> 3u;
+      const unsigned int v3662 = v3660 & 7u;
+      const unsigned int v3663 = v3662 << 3u;
+      const unsigned int v3664 = v22 + v3661;
+      const unsigned int v3665 = 64u + v3663;
+      const bool v3666 = v3664 < v0;
+      const bool v3667 = v3665 < v2;
+      const bool v3668 = v3666 && v3667;
+      const unsigned int v3669 = v3664 * v2;
+      const unsigned int v3670 = v3669 + v3665;
+      const unsigned int v3671 = v3668 ? v3670 : v209;
+      const unsigned int v3672 = v3661 << 6u;
+      const unsigned int v3673 = 8192u + v3672;
+      const unsigned int v3674 = v3673 + v3663;
+      iron_copy_async<16>(shm3 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), a + v3671, v3668);
+      const unsigned int v3676 = v3644 + 768u;
+      const bool v3678 = v3676 < 1024u;
+      if (v3678) {
+        const unsigned int v3679 = v3676 >> 3u;
+        const unsigned int v3680 = v3676 & 7u;
+        const unsigned int v3681 = v3680 << 3u;
+        const unsigned int v3682 = v22 + v3679;
+        const unsigned int v3683 = 64u + v3681;
+        const bool v3684 = v3682 < v0;
+        const bool v3685 = v3683 < v2;
+        const bool v3686 = v3684 && v3685;
+        const unsigned int v3687 = v3682 * v2;
+        const unsigned int v3688 = v3687 + v3683;
+        const unsigned int v3689 = v3686 ? v3688 : v209;
+        const unsigned int v3690 = v3679 << 6u;
+        const unsigned int v3691 = 8192u + v3690;
+        const unsigned int v3692 = v3691 + v3681;
+        iron_copy_async<16>(shm3 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), a + v3689, v3686);
+      }
+      const unsigned int v3693 = v1155 + v3645;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const bool v3694 = v3693 < v1;
+      const bool v3695 = v3694 && v3651;
+      const unsigned int v3696 = v3693 * v2;
+      const unsigned int v3697 = v3696 + v3649;
+      const unsigned int v3698 = v3695 ? v3697 : v209;
+      iron_copy_async<16>(shm4 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), b + v3698, v3695);
+      const unsigned int v3699 = v1155 + v3661;
+      const bool v3700 = v3699 < v1;
+      const bool v3701 = v3700 && v3667;
+      const unsigned int v3702 = v3699 * v2;
+      const unsigned int v3703 = v3702 + v3665;
+      const unsigned int v3704 = v3701 ? v3703 : v209;
+      iron_copy_async<16>(shm4 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), b + v3704, v3701);
+      if (v3678) {
+        const unsigned int v3705 = v3676 >> 3u;
+        const unsigned int v3706 = v3676 & 7u;
+        const unsigned int v3707 = v3706 << 3u;
+        const unsigned int v3708 = v1155 + v3705;
+        const unsigned int v3709 = 64u + v3707;
+        const bool v3710 = v3708 < v1;
+        const bool v3711 = v3709 < v2;
+        const bool v3712 = v3710 && v3711;
+        const unsigned int v3713 = v3708 * v2;
+        const unsigned int v3714 = v3713 + v3709;
+        const unsigned int v3715 = v3712 ? v3714 : v209;
+        const unsigned int v3716 = v3705 << 6u;
+        const unsigned int v3717 = 8192u + v3716;
+        const unsigned int v3718 = v3717 + v3707;
+        iron_copy_async<16>(shm4 + (v3718 ^ (((v3718 >> 6u) & 7u) << 3u)), b + v3715, v3712);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
 
-    for (unsigned int v3041 = v395; v3041 < v2; v3041 += 64u) {
-      const unsigned int v3043 = v3041 >> 6u;
-      const unsigned int v3045 = v3043 % 3u;
+    for (unsigned int v2857 = v209; v2857 < v2; v2857 += 64u) {
+      const unsigned int v2859 = v2857 >> 6u;
+      const unsigned int v2861 = v2859 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v402) {
-        const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
-        const unsigned int v3055 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const unsigned int v3056 = v3047 + v3055;
-        const unsigned int v3309 = v502 << 6u;
-        const unsigned int v3311 = v3056 + v3309;
-        iron_frag<iron_bf16, 0, 16, 16> v3318;
-        iron_frag_fill(v3318, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3318, shm3, v3311, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3320;
-        iron_frag_fill(v3320, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3320, shm4, v3047, 64u);
-        iron_frag_mma_sync(v1350, v3318, v3320);
-        const unsigned int v3322 = v3311 + 16u;
-        const unsigned int v3325 = v3047 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3327;
-        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3327, shm3, v3322, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3329;
-        iron_frag_fill(v3329, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3329, shm4, v3325, 64u);
-        iron_frag_mma_sync(v1350, v3327, v3329);
-        const unsigned int v3331 = v3311 + 32u;
-        const unsigned int v3334 = v3047 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3336;
-        iron_frag_fill(v3336, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3336, shm3, v3331, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3338;
-        iron_frag_fill(v3338, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3338, shm4, v3334, 64u);
-        iron_frag_mma_sync(v1350, v3336, v3338);
-        const unsigned int v3340 = v3311 + 48u;
-        const unsigned int v3343 = v3047 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3345;
-        iron_frag_fill(v3345, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3345, shm3, v3340, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3347;
-        iron_frag_fill(v3347, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3347, shm4, v3343, 64u);
-        iron_frag_mma_sync(v1350, v3345, v3347);
+      if (v216) {
+        const unsigned int v2863 = v2861 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
+        const unsigned int v2871 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v2872 = v2863 + v2871;
+        const unsigned int v3125 = v317 << 6u;
+        const unsigned int v3127 = v2872 + v3125;
+        iron_frag<iron_bf16, 0, 16, 16> v3134;
+        iron_frag_fill(v3134, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3134, shm3, v3127, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3136;
+        iron_frag_fill(v3136, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3136, shm4, v2863, 64u);
+        iron_frag_mma_sync(v1165, v3134, v3136);
+        const unsigned int v3138 = v3127 + 16u;
+        const unsigned int v3141 = v2863 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3143;
+        iron_frag_fill(v3143, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3143, shm3, v3138, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3145;
+        iron_frag_fill(v3145, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3145, shm4, v3141, 64u);
+        iron_frag_mma_sync(v1165, v3143, v3145);
+        const unsigned int v3147 = v3127 + 32u;
+        const unsigned int v3150 = v2863 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3152;
+        iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3152, shm3, v3147, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3154;
+        iron_frag_fill(v3154, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3154, shm4, v3150, 64u);
+        iron_frag_mma_sync(v1165, v3152, v3154);
+        const unsigned int v3156 = v3127 + 48u;
+        const unsigned int v3159 = v2863 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3161;
+        iron_frag_fill(v3161, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3161, shm3, v3156, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3163;
+        iron_frag_fill(v3163, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3163, shm4, v3159, 64u);
+        iron_frag_mma_sync(v1165, v3161, v3163);
       }
-      const unsigned int v3062 = v3041 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
-      const unsigned int v3064 = v3043 + 2u;
-      const unsigned int v3065 = v3064 % 3u;
-      const bool v3066 = v3062 < v2;
-      if (v3066) {
-        const unsigned int v3069 = v3065 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v3071 = iron_linear_thread() & 31u;
-        const unsigned int v3073 = v398 << 5u;
-        const unsigned int v3074 = v3073 + v3071;
-        const unsigned int v3078 = v3074 >> 3u;
-        const unsigned int v3080 = v3074 & 7u;
-        const unsigned int v3082 = v3080 << 3u;
-        const unsigned int v3083 = v22 + v3078;
-        const unsigned int v3084 = v3062 + v3082;
-        const bool v3085 = v3083 < v0;
-        const bool v3086 = v3084 < v2;
-        const bool v3087 = v3085 && v3086;
-        const unsigned int v3088 = v3083 * v2;
-        const unsigned int v3090 = v3088 + v3084;
-        const unsigned int v3091 = v3087 ? v3090 : v395;
-        const unsigned int v3093 = v3078 << 6u;
-        const unsigned int v3094 = v3069 + v3093;
-        const unsigned int v3095 = v3094 + v3082;
-        iron_copy_async<16>(shm3 + (v3095 ^ (((v3095 >> 6u) & 7u) << 3u)), a + v3091, v3087);
-        const unsigned int v3097 = v3074 + 384u;
-        const unsigned int v3099 = v3097 >> 3u;
-        const unsigned int v3101 = v3097 & 7u;
-        const unsigned int v3103 = v3101 << 3u;
-        const unsigned int v3104 = v22 + v3099;
-        const unsigned int v3105 = v3062 + v3103;
-        const bool v3106 = v3104 < v0;
-        const bool v3107 = v3105 < v2;
-        const bool v3108 = v3106 && v3107;
-        const unsigned int v3109 = v3104 * v2;
-        const unsigned int v3111 = v3109 + v3105;
-        const unsigned int v3112 = v3108 ? v3111 : v395;
-        const unsigned int v3114 = v3099 << 6u;
-        const unsigned int v3115 = v3069 + v3114;
-        const unsigned int v3116 = v3115 + v3103;
-        iron_copy_async<16>(shm3 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), a + v3112, v3108);
-        const unsigned int v3118 = v3074 + 768u;
-        const bool v3120 = v3118 < 1024u;
-        if (v3120) {
-          const unsigned int v3122 = v3118 >> 3u;
-          const unsigned int v3124 = v3118 & 7u;
-          const unsigned int v3126 = v3124 << 3u;
-          const unsigned int v3127 = v22 + v3122;
-          const unsigned int v3128 = v3062 + v3126;
-          const bool v3129 = v3127 < v0;
-          const bool v3130 = v3128 < v2;
-          const bool v3131 = v3129 && v3130;
-          const unsigned int v3132 = v3127 * v2;
-          const unsigned int v3134 = v3132 + v3128;
-          const unsigned int v3135 = v3131 ? v3134 : v395;
-          const unsigned int v3137 = v3122 << 6u;
-          const unsigned int v3138 = v3069 + v3137;
-          const unsigned int v3139 = v3138 + v3126;
-          iron_copy_async<16>(shm3 + (v3139 ^ (((v3139 >> 6u) & 7u) << 3u)), a + v3135, v3131);
+      const unsigned int v2878 = v2857 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+      const unsigned int v2880 = v2859 + 2u;
+      const unsigned int v2881 = v2880 % 3u;
+      const bool v2882 = v2878 < v2;
+      if (v2882) {
+        const unsigned int v2885 = v2881 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v2887 = iron_linear_thread() & 31u;
+        const unsigned int v2889 = v212 << 5u;
+        const unsigned int v2890 = v2889 + v2887;
+        const unsigned int v2894 = v2890 >> 3u;
+        const unsigned int v2896 = v2890 & 7u;
+        const unsigned int v2898 = v2896 << 3u;
+        const unsigned int v2899 = v22 + v2894;
+        const unsigned int v2900 = v2878 + v2898;
+        const bool v2901 = v2899 < v0;
+        const bool v2902 = v2900 < v2;
+        const bool v2903 = v2901 && v2902;
+        const unsigned int v2904 = v2899 * v2;
+        const unsigned int v2906 = v2904 + v2900;
+        const unsigned int v2907 = v2903 ? v2906 : v209;
+        const unsigned int v2909 = v2894 << 6u;
+        const unsigned int v2910 = v2885 + v2909;
+        const unsigned int v2911 = v2910 + v2898;
+        iron_copy_async<16>(shm3 + (v2911 ^ (((v2911 >> 6u) & 7u) << 3u)), a + v2907, v2903);
+        const unsigned int v2913 = v2890 + 384u;
+        const unsigned int v2915 = v2913 >> 3u;
+        const unsigned int v2917 = v2913 & 7u;
+        const unsigned int v2919 = v2917 << 3u;
+        const unsigned int v2920 = v22 + v2915;
+        const unsigned int v2921 = v2878 + v2919;
+        const bool v2922 = v2920 < v0;
+        const bool v2923 = v2921 < v2;
+        const bool v2924 = v2922 && v2923;
+        const unsigned int v2925 = v2920 * v2;
+        const unsigned int v2927 = v2925 + v2921;
+        const unsigned int v2928 = v2924 ? v2927 : v209;
+        const unsigned int v2930 = v2915 << 6u;
+        const unsigned int v2931 = v2885 + v2930;
+        const unsigned int v2932 = v2931 + v2919;
+        iron_copy_async<16>(shm3 + (v2932 ^ (((v2932 >> 6u) & 7u) << 3u)), a + v2928, v2924);
+        const unsigned int v2934 = v2890 + 768u;
+        const bool v2936 = v2934 < 1024u;
+        if (v2936) {
+          const unsigned int v2938 = v2934 >> 3u;
+          const unsigned int v2940 = v2934 & 7u;
+          const unsigned int v2942 = v2940 << 3u;
+          const unsigned int v2943 = v22 + v2938;
+          const unsigned int v2944 = v2878 + v2942;
+          const bool v2945 = v2943 < v0;
+          const bool v2946 = v2944 < v2;
+          const bool v2947 = v2945 && v2946;
+          const unsigned int v2948 = v2943 * v2;
+          const unsigned int v2950 = v2948 + v2944;
+          const unsigned int v2951 = v2947 ? v2950 : v209;
+          const unsigned int v2953 = v2938 << 6u;
+          const unsigned int v2954 = v2885 + v2953;
+          const unsigned int v2955 = v2954 + v2942;
+          iron_copy_async<16>(shm3 + (v2955 ^ (((v2955 >> 6u) & 7u) << 3u)), a + v2951, v2947);
         }
-        const unsigned int v3156 = v1340 + v3078;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const bool v3158 = v3156 < v1;
-        const bool v3160 = v3158 && v3086;
-        const unsigned int v3161 = v3156 * v2;
-        const unsigned int v3163 = v3161 + v3084;
-        const unsigned int v3164 = v3160 ? v3163 : v395;
-        iron_copy_async<16>(shm4 + (v3095 ^ (((v3095 >> 6u) & 7u) << 3u)), b + v3164, v3160);
-        const unsigned int v3177 = v1340 + v3099;
-        const bool v3179 = v3177 < v1;
-        const bool v3181 = v3179 && v3107;
-        const unsigned int v3182 = v3177 * v2;
-        const unsigned int v3184 = v3182 + v3105;
-        const unsigned int v3185 = v3181 ? v3184 : v395;
-        iron_copy_async<16>(shm4 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), b + v3185, v3181);
-        if (v3120) {
-          const unsigned int v3195 = v3118 >> 3u;
-          const unsigned int v3197 = v3118 & 7u;
-          const unsigned int v3199 = v3197 << 3u;
-          const unsigned int v3200 = v1340 + v3195;
-          const unsigned int v3201 = v3062 + v3199;
-          const bool v3202 = v3200 < v1;
-          const bool v3203 = v3201 < v2;
-          const bool v3204 = v3202 && v3203;
-          const unsigned int v3205 = v3200 * v2;
-          const unsigned int v3207 = v3205 + v3201;
-          const unsigned int v3208 = v3204 ? v3207 : v395;
-          const unsigned int v3210 = v3195 << 6u;
-          const unsigned int v3211 = v3069 + v3210;
-          const unsigned int v3212 = v3211 + v3199;
-          iron_copy_async<16>(shm4 + (v3212 ^ (((v3212 >> 6u) & 7u) << 3u)), b + v3208, v3204);
+        const unsigned int v2972 = v1155 + v2894;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v2974 = v2972 < v1;
+        const bool v2976 = v2974 && v2902;
+        const unsigned int v2977 = v2972 * v2;
+        const unsigned int v2979 = v2977 + v2900;
+        const unsigned int v2980 = v2976 ? v2979 : v209;
+        iron_copy_async<16>(shm4 + (v2911 ^ (((v2911 >> 6u) & 7u) << 3u)), b + v2980, v2976);
+        const unsigned int v2993 = v1155 + v2915;
+        const bool v2995 = v2993 < v1;
+        const bool v2997 = v2995 && v2923;
+        const unsigned int v2998 = v2993 * v2;
+        const unsigned int v3000 = v2998 + v2921;
+        const unsigned int v3001 = v2997 ? v3000 : v209;
+        iron_copy_async<16>(shm4 + (v2932 ^ (((v2932 >> 6u) & 7u) << 3u)), b + v3001, v2997);
+        if (v2936) {
+          const unsigned int v3011 = v2934 >> 3u;
+          const unsigned int v3013 = v2934 & 7u;
+          const unsigned int v3015 = v3013 << 3u;
+          const unsigned int v3016 = v1155 + v3011;
+          const unsigned int v3017 = v2878 + v3015;
+          const bool v3018 = v3016 < v1;
+          const bool v3019 = v3017 < v2;
+          const bool v3020 = v3018 && v3019;
+          const unsigned int v3021 = v3016 * v2;
+          const unsigned int v3023 = v3021 + v3017;
+          const unsigned int v3024 = v3020 ? v3023 : v209;
+          const unsigned int v3026 = v3011 << 6u;
+          const unsigned int v3027 = v2885 + v3026;
+          const unsigned int v3028 = v3027 + v3015;
+          iron_copy_async<16>(shm4 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), b + v3024, v3020);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
     }
     __syncthreads();
   } else {
-    const unsigned int v1381 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v1382 = threadIdx.x;
+    const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v1198 = threadIdx.x;
 
-    for (unsigned int v1380 = v395; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-      for (unsigned int v1384 = v1382; v1384 < 8192u; v1384 += v1381) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1386 = v1384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1388 = v1384 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1389 = v22 + v1386;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1390 = v1389 < v0;
-        const unsigned int v1391 = v1380 + v1388;
-        const bool v1392 = v1391 < v2;
-        const bool v1393 = v1390 && v1392;
-        if (v1393) {
-          const unsigned int v1395 = v1389 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1397 = v1395 + v1380;
-          const unsigned int v1398 = v1397 + v1388;
-          const iron_bf16 v1399 = a[v1398];
-          const unsigned int v1401 = v1386 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1402 = v1401 + v1388;
-          shm3[(v1402 ^ (((v1402 >> 6u) & 7u) << 3u))] = v1399;
+    for (unsigned int v1196 = v209; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (unsigned int v1200 = v1198; v1200 < 8192u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1202 = v1200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1204 = v1200 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1205 = v22 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1206 = v1205 < v0;
+        const unsigned int v1207 = v1196 + v1204;
+        const bool v1208 = v1207 < v2;
+        const bool v1209 = v1206 && v1208;
+        if (v1209) {
+          const unsigned int v1211 = v1205 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1213 = v1211 + v1196;
+          const unsigned int v1214 = v1213 + v1204;
+          const iron_bf16 v1215 = a[v1214];
+          const unsigned int v1217 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1218 = v1217 + v1204;
+          shm3[(v1218 ^ (((v1218 >> 6u) & 7u) << 3u))] = v1215;
         } else {
-          const unsigned int v1404 = v1386 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1405 = v1404 + v1388;
-          shm3[(v1405 ^ (((v1405 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1220 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1221 = v1220 + v1204;
+          shm3[(v1221 ^ (((v1221 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1410 = v1382; v1410 < 8192u; v1410 += v1381) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1412 = v1410 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1414 = v1410 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1415 = v1340 + v1412;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1416 = v1415 < v1;
-        const unsigned int v1417 = v1380 + v1414;
-        const bool v1418 = v1417 < v2;
-        const bool v1419 = v1416 && v1418;
-        if (v1419) {
-          const unsigned int v1421 = v1415 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1423 = v1421 + v1380;
-          const unsigned int v1424 = v1423 + v1414;
-          const iron_bf16 v1425 = b[v1424];
-          const unsigned int v1427 = v1412 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1428 = v1427 + v1414;
-          shm4[(v1428 ^ (((v1428 >> 6u) & 7u) << 3u))] = v1425;
+      for (unsigned int v1226 = v1198; v1226 < 8192u; v1226 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1228 = v1226 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1230 = v1226 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1231 = v1155 + v1228;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1232 = v1231 < v1;
+        const unsigned int v1233 = v1196 + v1230;
+        const bool v1234 = v1233 < v2;
+        const bool v1235 = v1232 && v1234;
+        if (v1235) {
+          const unsigned int v1237 = v1231 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1239 = v1237 + v1196;
+          const unsigned int v1240 = v1239 + v1230;
+          const iron_bf16 v1241 = b[v1240];
+          const unsigned int v1243 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1244 = v1243 + v1230;
+          shm4[(v1244 ^ (((v1244 >> 6u) & 7u) << 3u))] = v1241;
         } else {
-          const unsigned int v1430 = v1412 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1431 = v1430 + v1414;
-          shm4[(v1431 ^ (((v1431 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1246 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1247 = v1246 + v1230;
+          shm4[(v1247 ^ (((v1247 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
-        const unsigned int v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const unsigned int v3354 = v502 << 6u;
-        const unsigned int v3356 = v1440 + v3354;
-        iron_frag<iron_bf16, 0, 16, 16> v3363;
-        iron_frag_fill(v3363, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3363, shm3, v3356, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3365;
-        iron_frag_fill(v3365, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3365, shm4, v395, 64u);
-        iron_frag_mma_sync(v1350, v3363, v3365);
-        const unsigned int v3367 = v3356 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3372;
-        iron_frag_fill(v3372, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3372, shm3, v3367, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3374;
-        iron_frag_fill(v3374, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3374, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1350, v3372, v3374);
-        const unsigned int v3376 = v3356 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3381;
-        iron_frag_fill(v3381, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3381, shm3, v3376, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3383;
-        iron_frag_fill(v3383, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3383, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1350, v3381, v3383);
-        const unsigned int v3385 = v3356 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3390;
-        iron_frag_fill(v3390, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3390, shm3, v3385, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3392;
-        iron_frag_fill(v3392, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3392, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1350, v3390, v3392);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
+        const unsigned int v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v3170 = v317 << 6u;
+        const unsigned int v3172 = v1256 + v3170;
+        iron_frag<iron_bf16, 0, 16, 16> v3179;
+        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3172, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3181;
+        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3181, shm4, v209, 64u);
+        iron_frag_mma_sync(v1165, v3179, v3181);
+        const unsigned int v3183 = v3172 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3188;
+        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3188, shm3, v3183, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3190;
+        iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3190, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1165, v3188, v3190);
+        const unsigned int v3192 = v3172 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3197;
+        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3197, shm3, v3192, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3199;
+        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3199, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1165, v3197, v3199);
+        const unsigned int v3201 = v3172 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3206;
+        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3206, shm3, v3201, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3208;
+        iron_frag_fill(v3208, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3208, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1165, v3206, v3208);
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
     }
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v1350.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1452 = v506 + v1451;
-  const unsigned int v1453 = static_cast<unsigned int>(v1350.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1454 = v1340 + v1453;
-  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1456 = v402 && v1455;
-  const bool v1457 = v1454 < v1;
-  const bool v1458 = v1456 && v1457;
-  if (v1458) {
-    const float v1459 = v1350.x[0];
-    const float v1460 = v1459 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1461 = iron_f32_to_bf16(v1460);
-    const unsigned int v1462 = v1452 * v1;
-    const unsigned int v1463 = v1462 + v1454;
-    out[v1463] = v1461;
+  const unsigned int v1267 = static_cast<unsigned int>(v1165.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1268 = v321 + v1267;
+  const unsigned int v1269 = static_cast<unsigned int>(v1165.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1270 = v1155 + v1269;
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1272 = v216 && v1271;
+  const bool v1273 = v1270 < v1;
+  const bool v1274 = v1272 && v1273;
+  if (v1274) {
+    const float v1275 = v1165.x[0];
+    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
+    const unsigned int v1278 = v1268 * v1;
+    const unsigned int v1279 = v1278 + v1270;
+    out[v1279] = v1277;
   }
-  const unsigned int v1464 = static_cast<unsigned int>(v1350.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1465 = v506 + v1464;
-  const unsigned int v1466 = static_cast<unsigned int>(v1350.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1467 = v1340 + v1466;
-  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1469 = v402 && v1468;
-  const bool v1470 = v1467 < v1;
-  const bool v1471 = v1469 && v1470;
-  if (v1471) {
-    const float v1472 = v1350.x[1];
-    const float v1473 = v1472 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1474 = iron_f32_to_bf16(v1473);
-    const unsigned int v1475 = v1465 * v1;
-    const unsigned int v1476 = v1475 + v1467;
-    out[v1476] = v1474;
+  const unsigned int v1280 = static_cast<unsigned int>(v1165.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1281 = v321 + v1280;
+  const unsigned int v1282 = static_cast<unsigned int>(v1165.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1283 = v1155 + v1282;
+  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1285 = v216 && v1284;
+  const bool v1286 = v1283 < v1;
+  const bool v1287 = v1285 && v1286;
+  if (v1287) {
+    const float v1288 = v1165.x[1];
+    const float v1289 = v1288 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1290 = iron_f32_to_bf16(v1289);
+    const unsigned int v1291 = v1281 * v1;
+    const unsigned int v1292 = v1291 + v1283;
+    out[v1292] = v1290;
   }
-  const unsigned int v1477 = static_cast<unsigned int>(v1350.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1478 = v506 + v1477;
-  const unsigned int v1479 = static_cast<unsigned int>(v1350.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1480 = v1340 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1482 = v402 && v1481;
-  const bool v1483 = v1480 < v1;
-  const bool v1484 = v1482 && v1483;
-  if (v1484) {
-    const float v1485 = v1350.x[2];
-    const float v1486 = v1485 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1487 = iron_f32_to_bf16(v1486);
-    const unsigned int v1488 = v1478 * v1;
-    const unsigned int v1489 = v1488 + v1480;
-    out[v1489] = v1487;
+  const unsigned int v1293 = static_cast<unsigned int>(v1165.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1294 = v321 + v1293;
+  const unsigned int v1295 = static_cast<unsigned int>(v1165.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1296 = v1155 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1298 = v216 && v1297;
+  const bool v1299 = v1296 < v1;
+  const bool v1300 = v1298 && v1299;
+  if (v1300) {
+    const float v1301 = v1165.x[2];
+    const float v1302 = v1301 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1303 = iron_f32_to_bf16(v1302);
+    const unsigned int v1304 = v1294 * v1;
+    const unsigned int v1305 = v1304 + v1296;
+    out[v1305] = v1303;
   }
-  const unsigned int v1490 = static_cast<unsigned int>(v1350.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1491 = v506 + v1490;
-  const unsigned int v1492 = static_cast<unsigned int>(v1350.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1493 = v1340 + v1492;
-  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1495 = v402 && v1494;
-  const bool v1496 = v1493 < v1;
-  const bool v1497 = v1495 && v1496;
-  if (v1497) {
-    const float v1498 = v1350.x[3];
-    const float v1499 = v1498 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1500 = iron_f32_to_bf16(v1499);
-    const unsigned int v1501 = v1491 * v1;
-    const unsigned int v1502 = v1501 + v1493;
-    out[v1502] = v1500;
+  const unsigned int v1306 = static_cast<unsigned int>(v1165.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1307 = v321 + v1306;
+  const unsigned int v1308 = static_cast<unsigned int>(v1165.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1309 = v1155 + v1308;
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1311 = v216 && v1310;
+  const bool v1312 = v1309 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v1165.x[3];
+    const float v1315 = v1314 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
+    const unsigned int v1317 = v1307 * v1;
+    const unsigned int v1318 = v1317 + v1309;
+    out[v1318] = v1316;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v1350.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1504 = v506 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v1350.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1506 = v1340 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1508 = v402 && v1507;
-  const bool v1509 = v1506 < v1;
-  const bool v1510 = v1508 && v1509;
-  if (v1510) {
-    const float v1511 = v1350.x[4];
-    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1513 = iron_f32_to_bf16(v1512);
-    const unsigned int v1514 = v1504 * v1;
-    const unsigned int v1515 = v1514 + v1506;
-    out[v1515] = v1513;
+  const unsigned int v1319 = static_cast<unsigned int>(v1165.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1320 = v321 + v1319;
+  const unsigned int v1321 = static_cast<unsigned int>(v1165.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1322 = v1155 + v1321;
+  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1324 = v216 && v1323;
+  const bool v1325 = v1322 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v1165.x[4];
+    const float v1328 = v1327 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
+    const unsigned int v1330 = v1320 * v1;
+    const unsigned int v1331 = v1330 + v1322;
+    out[v1331] = v1329;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v1350.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1517 = v506 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v1350.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1519 = v1340 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1521 = v402 && v1520;
-  const bool v1522 = v1519 < v1;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v1350.x[5];
-    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
-    const unsigned int v1527 = v1517 * v1;
-    const unsigned int v1528 = v1527 + v1519;
-    out[v1528] = v1526;
+  const unsigned int v1332 = static_cast<unsigned int>(v1165.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1333 = v321 + v1332;
+  const unsigned int v1334 = static_cast<unsigned int>(v1165.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1335 = v1155 + v1334;
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1337 = v216 && v1336;
+  const bool v1338 = v1335 < v1;
+  const bool v1339 = v1337 && v1338;
+  if (v1339) {
+    const float v1340 = v1165.x[5];
+    const float v1341 = v1340 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1342 = iron_f32_to_bf16(v1341);
+    const unsigned int v1343 = v1333 * v1;
+    const unsigned int v1344 = v1343 + v1335;
+    out[v1344] = v1342;
   }
-  const unsigned int v1529 = static_cast<unsigned int>(v1350.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1530 = v506 + v1529;
-  const unsigned int v1531 = static_cast<unsigned int>(v1350.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1532 = v1340 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1534 = v402 && v1533;
-  const bool v1535 = v1532 < v1;
-  const bool v1536 = v1534 && v1535;
-  if (v1536) {
-    const float v1537 = v1350.x[6];
-    const float v1538 = v1537 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1539 = iron_f32_to_bf16(v1538);
-    const unsigned int v1540 = v1530 * v1;
-    const unsigned int v1541 = v1540 + v1532;
-    out[v1541] = v1539;
+  const unsigned int v1345 = static_cast<unsigned int>(v1165.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1346 = v321 + v1345;
+  const unsigned int v1347 = static_cast<unsigned int>(v1165.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1348 = v1155 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1350 = v216 && v1349;
+  const bool v1351 = v1348 < v1;
+  const bool v1352 = v1350 && v1351;
+  if (v1352) {
+    const float v1353 = v1165.x[6];
+    const float v1354 = v1353 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1355 = iron_f32_to_bf16(v1354);
+    const unsigned int v1356 = v1346 * v1;
+    const unsigned int v1357 = v1356 + v1348;
+    out[v1357] = v1355;
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v1350.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1543 = v506 + v1542;
-  const unsigned int v1544 = static_cast<unsigned int>(v1350.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1545 = v1340 + v1544;
-  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1547 = v402 && v1546;
-  const bool v1548 = v1545 < v1;
-  const bool v1549 = v1547 && v1548;
-  if (v1549) {
-    const float v1550 = v1350.x[7];
-    const float v1551 = v1550 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
-    const unsigned int v1553 = v1543 * v1;
-    const unsigned int v1554 = v1553 + v1545;
-    out[v1554] = v1552;
+  const unsigned int v1358 = static_cast<unsigned int>(v1165.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1359 = v321 + v1358;
+  const unsigned int v1360 = static_cast<unsigned int>(v1165.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1361 = v1155 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1363 = v216 && v1362;
+  const bool v1364 = v1361 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v1165.x[7];
+    const float v1367 = v1366 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1368 = iron_f32_to_bf16(v1367);
+    const unsigned int v1369 = v1359 * v1;
+    const unsigned int v1370 = v1369 + v1361;
+    out[v1370] = v1368;
   }
-  const unsigned int v1555 = static_cast<unsigned int>(v1350.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1556 = v506 + v1555;
-  const unsigned int v1557 = static_cast<unsigned int>(v1350.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1558 = v1340 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1560 = v402 && v1559;
-  const bool v1561 = v1558 < v1;
-  const bool v1562 = v1560 && v1561;
-  if (v1562) {
-    const float v1563 = v1350.x[8];
-    const float v1564 = v1563 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
-    const unsigned int v1566 = v1556 * v1;
-    const unsigned int v1567 = v1566 + v1558;
-    out[v1567] = v1565;
+  const unsigned int v1371 = static_cast<unsigned int>(v1165.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1372 = v321 + v1371;
+  const unsigned int v1373 = static_cast<unsigned int>(v1165.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1374 = v1155 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1376 = v216 && v1375;
+  const bool v1377 = v1374 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v1165.x[8];
+    const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
+    const unsigned int v1382 = v1372 * v1;
+    const unsigned int v1383 = v1382 + v1374;
+    out[v1383] = v1381;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v1350.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1569 = v506 + v1568;
-  const unsigned int v1570 = static_cast<unsigned int>(v1350.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1571 = v1340 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1573 = v402 && v1572;
-  const bool v1574 = v1571 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v1350.x[9];
-    const float v1577 = v1576 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1578 = iron_f32_to_bf16(v1577);
-    const unsigned int v1579 = v1569 * v1;
-    const unsigned int v1580 = v1579 + v1571;
-    out[v1580] = v1578;
+  const unsigned int v1384 = static_cast<unsigned int>(v1165.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1385 = v321 + v1384;
+  const unsigned int v1386 = static_cast<unsigned int>(v1165.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1387 = v1155 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1389 = v216 && v1388;
+  const bool v1390 = v1387 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v1165.x[9];
+    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1394 = iron_f32_to_bf16(v1393);
+    const unsigned int v1395 = v1385 * v1;
+    const unsigned int v1396 = v1395 + v1387;
+    out[v1396] = v1394;
   }
-  const unsigned int v1581 = static_cast<unsigned int>(v1350.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1582 = v506 + v1581;
-  const unsigned int v1583 = static_cast<unsigned int>(v1350.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1584 = v1340 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1586 = v402 && v1585;
-  const bool v1587 = v1584 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v1350.x[10];
-    const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
-    const unsigned int v1592 = v1582 * v1;
-    const unsigned int v1593 = v1592 + v1584;
-    out[v1593] = v1591;
+  const unsigned int v1397 = static_cast<unsigned int>(v1165.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1398 = v321 + v1397;
+  const unsigned int v1399 = static_cast<unsigned int>(v1165.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1400 = v1155 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1402 = v216 && v1401;
+  const bool v1403 = v1400 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v1165.x[10];
+    const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1407 = iron_f32_to_bf16(v1406);
+    const unsigned int v1408 = v1398 * v1;
+    const unsigned int v1409 = v1408 + v1400;
+    out[v1409] = v1407;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v1350.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1595 = v506 + v1594;
-  const unsigned int v1596 = static_cast<unsigned int>(v1350.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1597 = v1340 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1599 = v402 && v1598;
-  const bool v1600 = v1597 < v1;
-  const bool v1601 = v1599 && v1600;
-  if (v1601) {
-    const float v1602 = v1350.x[11];
-    const float v1603 = v1602 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1604 = iron_f32_to_bf16(v1603);
-    const unsigned int v1605 = v1595 * v1;
-    const unsigned int v1606 = v1605 + v1597;
-    out[v1606] = v1604;
+  const unsigned int v1410 = static_cast<unsigned int>(v1165.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1411 = v321 + v1410;
+  const unsigned int v1412 = static_cast<unsigned int>(v1165.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1413 = v1155 + v1412;
+  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1415 = v216 && v1414;
+  const bool v1416 = v1413 < v1;
+  const bool v1417 = v1415 && v1416;
+  if (v1417) {
+    const float v1418 = v1165.x[11];
+    const float v1419 = v1418 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1420 = iron_f32_to_bf16(v1419);
+    const unsigned int v1421 = v1411 * v1;
+    const unsigned int v1422 = v1421 + v1413;
+    out[v1422] = v1420;
   }
-  const unsigned int v1607 = static_cast<unsigned int>(v1350.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1608 = v506 + v1607;
-  const unsigned int v1609 = static_cast<unsigned int>(v1350.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1610 = v1340 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1612 = v402 && v1611;
-  const bool v1613 = v1610 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v1350.x[12];
-    const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
-    const unsigned int v1618 = v1608 * v1;
-    const unsigned int v1619 = v1618 + v1610;
-    out[v1619] = v1617;
+  const unsigned int v1423 = static_cast<unsigned int>(v1165.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1424 = v321 + v1423;
+  const unsigned int v1425 = static_cast<unsigned int>(v1165.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1426 = v1155 + v1425;
+  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1428 = v216 && v1427;
+  const bool v1429 = v1426 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v1165.x[12];
+    const float v1432 = v1431 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1433 = iron_f32_to_bf16(v1432);
+    const unsigned int v1434 = v1424 * v1;
+    const unsigned int v1435 = v1434 + v1426;
+    out[v1435] = v1433;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v1350.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1621 = v506 + v1620;
-  const unsigned int v1622 = static_cast<unsigned int>(v1350.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1623 = v1340 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1625 = v402 && v1624;
-  const bool v1626 = v1623 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v1350.x[13];
-    const float v1629 = v1628 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1630 = iron_f32_to_bf16(v1629);
-    const unsigned int v1631 = v1621 * v1;
-    const unsigned int v1632 = v1631 + v1623;
-    out[v1632] = v1630;
+  const unsigned int v1436 = static_cast<unsigned int>(v1165.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1437 = v321 + v1436;
+  const unsigned int v1438 = static_cast<unsigned int>(v1165.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1439 = v1155 + v1438;
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1441 = v216 && v1440;
+  const bool v1442 = v1439 < v1;
+  const bool v1443 = v1441 && v1442;
+  if (v1443) {
+    const float v1444 = v1165.x[13];
+    const float v1445 = v1444 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1446 = iron_f32_to_bf16(v1445);
+    const unsigned int v1447 = v1437 * v1;
+    const unsigned int v1448 = v1447 + v1439;
+    out[v1448] = v1446;
   }
-  const unsigned int v1633 = static_cast<unsigned int>(v1350.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1634 = v506 + v1633;
-  const unsigned int v1635 = static_cast<unsigned int>(v1350.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1636 = v1340 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1638 = v402 && v1637;
-  const bool v1639 = v1636 < v1;
-  const bool v1640 = v1638 && v1639;
-  if (v1640) {
-    const float v1641 = v1350.x[14];
-    const float v1642 = v1641 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1643 = iron_f32_to_bf16(v1642);
-    const unsigned int v1644 = v1634 * v1;
-    const unsigned int v1645 = v1644 + v1636;
-    out[v1645] = v1643;
+  const unsigned int v1449 = static_cast<unsigned int>(v1165.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1450 = v321 + v1449;
+  const unsigned int v1451 = static_cast<unsigned int>(v1165.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1452 = v1155 + v1451;
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1454 = v216 && v1453;
+  const bool v1455 = v1452 < v1;
+  const bool v1456 = v1454 && v1455;
+  if (v1456) {
+    const float v1457 = v1165.x[14];
+    const float v1458 = v1457 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1459 = iron_f32_to_bf16(v1458);
+    const unsigned int v1460 = v1450 * v1;
+    const unsigned int v1461 = v1460 + v1452;
+    out[v1461] = v1459;
   }
-  const unsigned int v1646 = static_cast<unsigned int>(v1350.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1647 = v506 + v1646;
-  const unsigned int v1648 = static_cast<unsigned int>(v1350.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1649 = v1340 + v1648;
-  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1651 = v402 && v1650;
-  const bool v1652 = v1649 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v1350.x[15];
-    const float v1655 = v1654 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1656 = iron_f32_to_bf16(v1655);
-    const unsigned int v1657 = v1647 * v1;
-    const unsigned int v1658 = v1657 + v1649;
-    out[v1658] = v1656;
+  const unsigned int v1462 = static_cast<unsigned int>(v1165.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1463 = v321 + v1462;
+  const unsigned int v1464 = static_cast<unsigned int>(v1165.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1465 = v1155 + v1464;
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1467 = v216 && v1466;
+  const bool v1468 = v1465 < v1;
+  const bool v1469 = v1467 && v1468;
+  if (v1469) {
+    const float v1470 = v1165.x[15];
+    const float v1471 = v1470 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
+    const unsigned int v1473 = v1463 * v1;
+    const unsigned int v1474 = v1473 + v1465;
+    out[v1474] = v1472;
   }
-  const unsigned int v1659 = static_cast<unsigned int>(v1350.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1660 = v506 + v1659;
-  const unsigned int v1661 = static_cast<unsigned int>(v1350.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1662 = v1340 + v1661;
-  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1664 = v402 && v1663;
-  const bool v1665 = v1662 < v1;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v1350.x[16];
-    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
-    const unsigned int v1670 = v1660 * v1;
-    const unsigned int v1671 = v1670 + v1662;
-    out[v1671] = v1669;
+  const unsigned int v1475 = static_cast<unsigned int>(v1165.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1476 = v321 + v1475;
+  const unsigned int v1477 = static_cast<unsigned int>(v1165.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1478 = v1155 + v1477;
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1480 = v216 && v1479;
+  const bool v1481 = v1478 < v1;
+  const bool v1482 = v1480 && v1481;
+  if (v1482) {
+    const float v1483 = v1165.x[16];
+    const float v1484 = v1483 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
+    const unsigned int v1486 = v1476 * v1;
+    const unsigned int v1487 = v1486 + v1478;
+    out[v1487] = v1485;
   }
-  const unsigned int v1672 = static_cast<unsigned int>(v1350.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1673 = v506 + v1672;
-  const unsigned int v1674 = static_cast<unsigned int>(v1350.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1675 = v1340 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1677 = v402 && v1676;
-  const bool v1678 = v1675 < v1;
-  const bool v1679 = v1677 && v1678;
-  if (v1679) {
-    const float v1680 = v1350.x[17];
-    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
-    const unsigned int v1683 = v1673 * v1;
-    const unsigned int v1684 = v1683 + v1675;
-    out[v1684] = v1682;
+  const unsigned int v1488 = static_cast<unsigned int>(v1165.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1489 = v321 + v1488;
+  const unsigned int v1490 = static_cast<unsigned int>(v1165.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1491 = v1155 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1493 = v216 && v1492;
+  const bool v1494 = v1491 < v1;
+  const bool v1495 = v1493 && v1494;
+  if (v1495) {
+    const float v1496 = v1165.x[17];
+    const float v1497 = v1496 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
+    const unsigned int v1499 = v1489 * v1;
+    const unsigned int v1500 = v1499 + v1491;
+    out[v1500] = v1498;
   }
-  const unsigned int v1685 = static_cast<unsigned int>(v1350.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1686 = v506 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v1350.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1688 = v1340 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1690 = v402 && v1689;
-  const bool v1691 = v1688 < v1;
-  const bool v1692 = v1690 && v1691;
-  if (v1692) {
-    const float v1693 = v1350.x[18];
-    const float v1694 = v1693 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1695 = iron_f32_to_bf16(v1694);
-    const unsigned int v1696 = v1686 * v1;
-    const unsigned int v1697 = v1696 + v1688;
-    out[v1697] = v1695;
+  const unsigned int v1501 = static_cast<unsigned int>(v1165.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1502 = v321 + v1501;
+  const unsigned int v1503 = static_cast<unsigned int>(v1165.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1504 = v1155 + v1503;
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1506 = v216 && v1505;
+  const bool v1507 = v1504 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v1165.x[18];
+    const float v1510 = v1509 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1511 = iron_f32_to_bf16(v1510);
+    const unsigned int v1512 = v1502 * v1;
+    const unsigned int v1513 = v1512 + v1504;
+    out[v1513] = v1511;
   }
-  const unsigned int v1698 = static_cast<unsigned int>(v1350.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1699 = v506 + v1698;
-  const unsigned int v1700 = static_cast<unsigned int>(v1350.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1701 = v1340 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1703 = v402 && v1702;
-  const bool v1704 = v1701 < v1;
-  const bool v1705 = v1703 && v1704;
-  if (v1705) {
-    const float v1706 = v1350.x[19];
-    const float v1707 = v1706 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
-    const unsigned int v1709 = v1699 * v1;
-    const unsigned int v1710 = v1709 + v1701;
-    out[v1710] = v1708;
+  const unsigned int v1514 = static_cast<unsigned int>(v1165.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1515 = v321 + v1514;
+  const unsigned int v1516 = static_cast<unsigned int>(v1165.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1517 = v1155 + v1516;
+  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1519 = v216 && v1518;
+  const bool v1520 = v1517 < v1;
+  const bool v1521 = v1519 && v1520;
+  if (v1521) {
+    const float v1522 = v1165.x[19];
+    const float v1523 = v1522 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1524 = iron_f32_to_bf16(v1523);
+    const unsigned int v1525 = v1515 * v1;
+    const unsigned int v1526 = v1525 + v1517;
+    out[v1526] = v1524;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v1350.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1712 = v506 + v1711;
-  const unsigned int v1713 = static_cast<unsigned int>(v1350.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1714 = v1340 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1716 = v402 && v1715;
-  const bool v1717 = v1714 < v1;
-  const bool v1718 = v1716 && v1717;
-  if (v1718) {
-    const float v1719 = v1350.x[20];
-    const float v1720 = v1719 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1721 = iron_f32_to_bf16(v1720);
-    const unsigned int v1722 = v1712 * v1;
-    const unsigned int v1723 = v1722 + v1714;
-    out[v1723] = v1721;
+  const unsigned int v1527 = static_cast<unsigned int>(v1165.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1528 = v321 + v1527;
+  const unsigned int v1529 = static_cast<unsigned int>(v1165.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1530 = v1155 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1532 = v216 && v1531;
+  const bool v1533 = v1530 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v1165.x[20];
+    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
+    const unsigned int v1538 = v1528 * v1;
+    const unsigned int v1539 = v1538 + v1530;
+    out[v1539] = v1537;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v1350.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1725 = v506 + v1724;
-  const unsigned int v1726 = static_cast<unsigned int>(v1350.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1727 = v1340 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1729 = v402 && v1728;
-  const bool v1730 = v1727 < v1;
-  const bool v1731 = v1729 && v1730;
-  if (v1731) {
-    const float v1732 = v1350.x[21];
-    const float v1733 = v1732 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1734 = iron_f32_to_bf16(v1733);
-    const unsigned int v1735 = v1725 * v1;
-    const unsigned int v1736 = v1735 + v1727;
-    out[v1736] = v1734;
+  const unsigned int v1540 = static_cast<unsigned int>(v1165.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1541 = v321 + v1540;
+  const unsigned int v1542 = static_cast<unsigned int>(v1165.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1543 = v1155 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1545 = v216 && v1544;
+  const bool v1546 = v1543 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v1165.x[21];
+    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
+    const unsigned int v1551 = v1541 * v1;
+    const unsigned int v1552 = v1551 + v1543;
+    out[v1552] = v1550;
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v1350.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1738 = v506 + v1737;
-  const unsigned int v1739 = static_cast<unsigned int>(v1350.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1740 = v1340 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1742 = v402 && v1741;
-  const bool v1743 = v1740 < v1;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v1350.x[22];
-    const float v1746 = v1745 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1747 = iron_f32_to_bf16(v1746);
-    const unsigned int v1748 = v1738 * v1;
-    const unsigned int v1749 = v1748 + v1740;
-    out[v1749] = v1747;
+  const unsigned int v1553 = static_cast<unsigned int>(v1165.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1554 = v321 + v1553;
+  const unsigned int v1555 = static_cast<unsigned int>(v1165.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1556 = v1155 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1558 = v216 && v1557;
+  const bool v1559 = v1556 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v1165.x[22];
+    const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1563 = iron_f32_to_bf16(v1562);
+    const unsigned int v1564 = v1554 * v1;
+    const unsigned int v1565 = v1564 + v1556;
+    out[v1565] = v1563;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v1350.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1751 = v506 + v1750;
-  const unsigned int v1752 = static_cast<unsigned int>(v1350.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1753 = v1340 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1755 = v402 && v1754;
-  const bool v1756 = v1753 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v1350.x[23];
-    const float v1759 = v1758 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1760 = iron_f32_to_bf16(v1759);
-    const unsigned int v1761 = v1751 * v1;
-    const unsigned int v1762 = v1761 + v1753;
-    out[v1762] = v1760;
+  const unsigned int v1566 = static_cast<unsigned int>(v1165.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1567 = v321 + v1566;
+  const unsigned int v1568 = static_cast<unsigned int>(v1165.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1569 = v1155 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1571 = v216 && v1570;
+  const bool v1572 = v1569 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v1165.x[23];
+    const float v1575 = v1574 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
+    const unsigned int v1577 = v1567 * v1;
+    const unsigned int v1578 = v1577 + v1569;
+    out[v1578] = v1576;
   }
-  const unsigned int v1763 = static_cast<unsigned int>(v1350.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1764 = v506 + v1763;
-  const unsigned int v1765 = static_cast<unsigned int>(v1350.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1766 = v1340 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1768 = v402 && v1767;
-  const bool v1769 = v1766 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v1350.x[24];
-    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
-    const unsigned int v1774 = v1764 * v1;
-    const unsigned int v1775 = v1774 + v1766;
-    out[v1775] = v1773;
+  const unsigned int v1579 = static_cast<unsigned int>(v1165.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1580 = v321 + v1579;
+  const unsigned int v1581 = static_cast<unsigned int>(v1165.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1582 = v1155 + v1581;
+  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1584 = v216 && v1583;
+  const bool v1585 = v1582 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v1165.x[24];
+    const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
+    const unsigned int v1590 = v1580 * v1;
+    const unsigned int v1591 = v1590 + v1582;
+    out[v1591] = v1589;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v1350.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1777 = v506 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v1350.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1779 = v1340 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1781 = v402 && v1780;
-  const bool v1782 = v1779 < v1;
-  const bool v1783 = v1781 && v1782;
-  if (v1783) {
-    const float v1784 = v1350.x[25];
-    const float v1785 = v1784 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
-    const unsigned int v1787 = v1777 * v1;
-    const unsigned int v1788 = v1787 + v1779;
-    out[v1788] = v1786;
+  const unsigned int v1592 = static_cast<unsigned int>(v1165.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1593 = v321 + v1592;
+  const unsigned int v1594 = static_cast<unsigned int>(v1165.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1595 = v1155 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1597 = v216 && v1596;
+  const bool v1598 = v1595 < v1;
+  const bool v1599 = v1597 && v1598;
+  if (v1599) {
+    const float v1600 = v1165.x[25];
+    const float v1601 = v1600 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1602 = iron_f32_to_bf16(v1601);
+    const unsigned int v1603 = v1593 * v1;
+    const unsigned int v1604 = v1603 + v1595;
+    out[v1604] = v1602;
   }
-  const unsigned int v1789 = static_cast<unsigned int>(v1350.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1790 = v506 + v1789;
-  const unsigned int v1791 = static_cast<unsigned int>(v1350.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1792 = v1340 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1794 = v402 && v1793;
-  const bool v1795 = v1792 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v1350.x[26];
-    const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1799 = iron_f32_to_bf16(v1798);
-    const unsigned int v1800 = v1790 * v1;
-    const unsigned int v1801 = v1800 + v1792;
-    out[v1801] = v1799;
+  const unsigned int v1605 = static_cast<unsigned int>(v1165.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1606 = v321 + v1605;
+  const unsigned int v1607 = static_cast<unsigned int>(v1165.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1608 = v1155 + v1607;
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1610 = v216 && v1609;
+  const bool v1611 = v1608 < v1;
+  const bool v1612 = v1610 && v1611;
+  if (v1612) {
+    const float v1613 = v1165.x[26];
+    const float v1614 = v1613 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1615 = iron_f32_to_bf16(v1614);
+    const unsigned int v1616 = v1606 * v1;
+    const unsigned int v1617 = v1616 + v1608;
+    out[v1617] = v1615;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v1350.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1803 = v506 + v1802;
-  const unsigned int v1804 = static_cast<unsigned int>(v1350.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1805 = v1340 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1807 = v402 && v1806;
-  const bool v1808 = v1805 < v1;
-  const bool v1809 = v1807 && v1808;
-  if (v1809) {
-    const float v1810 = v1350.x[27];
-    const float v1811 = v1810 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1812 = iron_f32_to_bf16(v1811);
-    const unsigned int v1813 = v1803 * v1;
-    const unsigned int v1814 = v1813 + v1805;
-    out[v1814] = v1812;
+  const unsigned int v1618 = static_cast<unsigned int>(v1165.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1619 = v321 + v1618;
+  const unsigned int v1620 = static_cast<unsigned int>(v1165.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1621 = v1155 + v1620;
+  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1623 = v216 && v1622;
+  const bool v1624 = v1621 < v1;
+  const bool v1625 = v1623 && v1624;
+  if (v1625) {
+    const float v1626 = v1165.x[27];
+    const float v1627 = v1626 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1628 = iron_f32_to_bf16(v1627);
+    const unsigned int v1629 = v1619 * v1;
+    const unsigned int v1630 = v1629 + v1621;
+    out[v1630] = v1628;
   }
-  const unsigned int v1815 = static_cast<unsigned int>(v1350.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1816 = v506 + v1815;
-  const unsigned int v1817 = static_cast<unsigned int>(v1350.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1818 = v1340 + v1817;
-  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1820 = v402 && v1819;
-  const bool v1821 = v1818 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v1350.x[28];
-    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
-    const unsigned int v1826 = v1816 * v1;
-    const unsigned int v1827 = v1826 + v1818;
-    out[v1827] = v1825;
+  const unsigned int v1631 = static_cast<unsigned int>(v1165.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1632 = v321 + v1631;
+  const unsigned int v1633 = static_cast<unsigned int>(v1165.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1634 = v1155 + v1633;
+  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1636 = v216 && v1635;
+  const bool v1637 = v1634 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v1165.x[28];
+    const float v1640 = v1639 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1641 = iron_f32_to_bf16(v1640);
+    const unsigned int v1642 = v1632 * v1;
+    const unsigned int v1643 = v1642 + v1634;
+    out[v1643] = v1641;
   }
-  const unsigned int v1828 = static_cast<unsigned int>(v1350.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1829 = v506 + v1828;
-  const unsigned int v1830 = static_cast<unsigned int>(v1350.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1831 = v1340 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1833 = v402 && v1832;
-  const bool v1834 = v1831 < v1;
-  const bool v1835 = v1833 && v1834;
-  if (v1835) {
-    const float v1836 = v1350.x[29];
-    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
-    const unsigned int v1839 = v1829 * v1;
-    const unsigned int v1840 = v1839 + v1831;
-    out[v1840] = v1838;
+  const unsigned int v1644 = static_cast<unsigned int>(v1165.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1645 = v321 + v1644;
+  const unsigned int v1646 = static_cast<unsigned int>(v1165.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1647 = v1155 + v1646;
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1649 = v216 && v1648;
+  const bool v1650 = v1647 < v1;
+  const bool v1651 = v1649 && v1650;
+  if (v1651) {
+    const float v1652 = v1165.x[29];
+    const float v1653 = v1652 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1654 = iron_f32_to_bf16(v1653);
+    const unsigned int v1655 = v1645 * v1;
+    const unsigned int v1656 = v1655 + v1647;
+    out[v1656] = v1654;
   }
-  const unsigned int v1841 = static_cast<unsigned int>(v1350.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1842 = v506 + v1841;
-  const unsigned int v1843 = static_cast<unsigned int>(v1350.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1844 = v1340 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1846 = v402 && v1845;
-  const bool v1847 = v1844 < v1;
-  const bool v1848 = v1846 && v1847;
-  if (v1848) {
-    const float v1849 = v1350.x[30];
-    const float v1850 = v1849 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1851 = iron_f32_to_bf16(v1850);
-    const unsigned int v1852 = v1842 * v1;
-    const unsigned int v1853 = v1852 + v1844;
-    out[v1853] = v1851;
+  const unsigned int v1657 = static_cast<unsigned int>(v1165.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1658 = v321 + v1657;
+  const unsigned int v1659 = static_cast<unsigned int>(v1165.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1660 = v1155 + v1659;
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1662 = v216 && v1661;
+  const bool v1663 = v1660 < v1;
+  const bool v1664 = v1662 && v1663;
+  if (v1664) {
+    const float v1665 = v1165.x[30];
+    const float v1666 = v1665 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1667 = iron_f32_to_bf16(v1666);
+    const unsigned int v1668 = v1658 * v1;
+    const unsigned int v1669 = v1668 + v1660;
+    out[v1669] = v1667;
   }
-  const unsigned int v1854 = static_cast<unsigned int>(v1350.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1855 = v506 + v1854;
-  const unsigned int v1856 = static_cast<unsigned int>(v1350.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1857 = v1340 + v1856;
-  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1859 = v402 && v1858;
-  const bool v1860 = v1857 < v1;
-  const bool v1861 = v1859 && v1860;
-  if (v1861) {
-    const float v1862 = v1350.x[31];
-    const float v1863 = v1862 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1864 = iron_f32_to_bf16(v1863);
-    const unsigned int v1865 = v1855 * v1;
-    const unsigned int v1866 = v1865 + v1857;
-    out[v1866] = v1864;
+  const unsigned int v1670 = static_cast<unsigned int>(v1165.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1671 = v321 + v1670;
+  const unsigned int v1672 = static_cast<unsigned int>(v1165.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1673 = v1155 + v1672;
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1675 = v216 && v1674;
+  const bool v1676 = v1673 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v1165.x[31];
+    const float v1679 = v1678 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
+    const unsigned int v1681 = v1671 * v1;
+    const unsigned int v1682 = v1681 + v1673;
+    out[v1682] = v1680;
   }
-  const unsigned int v1867 = static_cast<unsigned int>(v1350.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1868 = v506 + v1867;
-  const unsigned int v1869 = static_cast<unsigned int>(v1350.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1870 = v1340 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1872 = v402 && v1871;
-  const bool v1873 = v1870 < v1;
-  const bool v1874 = v1872 && v1873;
-  if (v1874) {
-    const float v1875 = v1350.x[32];
-    const float v1876 = v1875 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
-    const unsigned int v1878 = v1868 * v1;
-    const unsigned int v1879 = v1878 + v1870;
-    out[v1879] = v1877;
+  const unsigned int v1683 = static_cast<unsigned int>(v1165.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1684 = v321 + v1683;
+  const unsigned int v1685 = static_cast<unsigned int>(v1165.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1686 = v1155 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1688 = v216 && v1687;
+  const bool v1689 = v1686 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v1165.x[32];
+    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+    const unsigned int v1694 = v1684 * v1;
+    const unsigned int v1695 = v1694 + v1686;
+    out[v1695] = v1693;
   }
-  const unsigned int v1880 = static_cast<unsigned int>(v1350.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1881 = v506 + v1880;
-  const unsigned int v1882 = static_cast<unsigned int>(v1350.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1883 = v1340 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1885 = v402 && v1884;
-  const bool v1886 = v1883 < v1;
-  const bool v1887 = v1885 && v1886;
-  if (v1887) {
-    const float v1888 = v1350.x[33];
-    const float v1889 = v1888 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
-    const unsigned int v1891 = v1881 * v1;
-    const unsigned int v1892 = v1891 + v1883;
-    out[v1892] = v1890;
+  const unsigned int v1696 = static_cast<unsigned int>(v1165.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1697 = v321 + v1696;
+  const unsigned int v1698 = static_cast<unsigned int>(v1165.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1699 = v1155 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1701 = v216 && v1700;
+  const bool v1702 = v1699 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v1165.x[33];
+    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);
+    const unsigned int v1707 = v1697 * v1;
+    const unsigned int v1708 = v1707 + v1699;
+    out[v1708] = v1706;
   }
-  const unsigned int v1893 = static_cast<unsigned int>(v1350.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1894 = v506 + v1893;
-  const unsigned int v1895 = static_cast<unsigned int>(v1350.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1896 = v1340 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1898 = v402 && v1897;
-  const bool v1899 = v1896 < v1;
-  const bool v1900 = v1898 && v1899;
-  if (v1900) {
-    const float v1901 = v1350.x[34];
-    const float v1902 = v1901 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1903 = iron_f32_to_bf16(v1902);
-    const unsigned int v1904 = v1894 * v1;
-    const unsigned int v1905 = v1904 + v1896;
-    out[v1905] = v1903;
+  const unsigned int v1709 = static_cast<unsigned int>(v1165.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1710 = v321 + v1709;
+  const unsigned int v1711 = static_cast<unsigned int>(v1165.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1712 = v1155 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1714 = v216 && v1713;
+  const bool v1715 = v1712 < v1;
+  const bool v1716 = v1714 && v1715;
+  if (v1716) {
+    const float v1717 = v1165.x[34];
+    const float v1718 = v1717 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
+    const unsigned int v1720 = v1710 * v1;
+    const unsigned int v1721 = v1720 + v1712;
+    out[v1721] = v1719;
   }
-  const unsigned int v1906 = static_cast<unsigned int>(v1350.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1907 = v506 + v1906;
-  const unsigned int v1908 = static_cast<unsigned int>(v1350.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1909 = v1340 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1911 = v402 && v1910;
-  const bool v1912 = v1909 < v1;
-  const bool v1913 = v1911 && v1912;
-  if (v1913) {
-    const float v1914 = v1350.x[35];
-    const float v1915 = v1914 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1916 = iron_f32_to_bf16(v1915);
-    const unsigned int v1917 = v1907 * v1;
-    const unsigned int v1918 = v1917 + v1909;
-    out[v1918] = v1916;
+  const unsigned int v1722 = static_cast<unsigned int>(v1165.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1723 = v321 + v1722;
+  const unsigned int v1724 = static_cast<unsigned int>(v1165.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1725 = v1155 + v1724;
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1727 = v216 && v1726;
+  const bool v1728 = v1725 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v1165.x[35];
+    const float v1731 = v1730 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1732 = iron_f32_to_bf16(v1731);
+    const unsigned int v1733 = v1723 * v1;
+    const unsigned int v1734 = v1733 + v1725;
+    out[v1734] = v1732;
   }
-  const unsigned int v1919 = static_cast<unsigned int>(v1350.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1920 = v506 + v1919;
-  const unsigned int v1921 = static_cast<unsigned int>(v1350.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1922 = v1340 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1924 = v402 && v1923;
-  const bool v1925 = v1922 < v1;
-  const bool v1926 = v1924 && v1925;
-  if (v1926) {
-    const float v1927 = v1350.x[36];
-    const float v1928 = v1927 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1929 = iron_f32_to_bf16(v1928);
-    const unsigned int v1930 = v1920 * v1;
-    const unsigned int v1931 = v1930 + v1922;
-    out[v1931] = v1929;
+  const unsigned int v1735 = static_cast<unsigned int>(v1165.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1736 = v321 + v1735;
+  const unsigned int v1737 = static_cast<unsigned int>(v1165.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1738 = v1155 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1740 = v216 && v1739;
+  const bool v1741 = v1738 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v1165.x[36];
+    const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);
+    const unsigned int v1746 = v1736 * v1;
+    const unsigned int v1747 = v1746 + v1738;
+    out[v1747] = v1745;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v1350.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1933 = v506 + v1932;
-  const unsigned int v1934 = static_cast<unsigned int>(v1350.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1935 = v1340 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1937 = v402 && v1936;
-  const bool v1938 = v1935 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v1350.x[37];
-    const float v1941 = v1940 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1942 = iron_f32_to_bf16(v1941);
-    const unsigned int v1943 = v1933 * v1;
-    const unsigned int v1944 = v1943 + v1935;
-    out[v1944] = v1942;
+  const unsigned int v1748 = static_cast<unsigned int>(v1165.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1749 = v321 + v1748;
+  const unsigned int v1750 = static_cast<unsigned int>(v1165.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1751 = v1155 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1753 = v216 && v1752;
+  const bool v1754 = v1751 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v1165.x[37];
+    const float v1757 = v1756 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1758 = iron_f32_to_bf16(v1757);
+    const unsigned int v1759 = v1749 * v1;
+    const unsigned int v1760 = v1759 + v1751;
+    out[v1760] = v1758;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v1350.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1946 = v506 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v1350.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1948 = v1340 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1950 = v402 && v1949;
-  const bool v1951 = v1948 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v1350.x[38];
-    const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1955 = iron_f32_to_bf16(v1954);
-    const unsigned int v1956 = v1946 * v1;
-    const unsigned int v1957 = v1956 + v1948;
-    out[v1957] = v1955;
+  const unsigned int v1761 = static_cast<unsigned int>(v1165.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1762 = v321 + v1761;
+  const unsigned int v1763 = static_cast<unsigned int>(v1165.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1764 = v1155 + v1763;
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1766 = v216 && v1765;
+  const bool v1767 = v1764 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v1165.x[38];
+    const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
+    const unsigned int v1772 = v1762 * v1;
+    const unsigned int v1773 = v1772 + v1764;
+    out[v1773] = v1771;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v1350.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1959 = v506 + v1958;
-  const unsigned int v1960 = static_cast<unsigned int>(v1350.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1961 = v1340 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1963 = v402 && v1962;
-  const bool v1964 = v1961 < v1;
-  const bool v1965 = v1963 && v1964;
-  if (v1965) {
-    const float v1966 = v1350.x[39];
-    const float v1967 = v1966 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1968 = iron_f32_to_bf16(v1967);
-    const unsigned int v1969 = v1959 * v1;
-    const unsigned int v1970 = v1969 + v1961;
-    out[v1970] = v1968;
+  const unsigned int v1774 = static_cast<unsigned int>(v1165.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1775 = v321 + v1774;
+  const unsigned int v1776 = static_cast<unsigned int>(v1165.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1777 = v1155 + v1776;
+  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1779 = v216 && v1778;
+  const bool v1780 = v1777 < v1;
+  const bool v1781 = v1779 && v1780;
+  if (v1781) {
+    const float v1782 = v1165.x[39];
+    const float v1783 = v1782 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1784 = iron_f32_to_bf16(v1783);
+    const unsigned int v1785 = v1775 * v1;
+    const unsigned int v1786 = v1785 + v1777;
+    out[v1786] = v1784;
   }
-  const unsigned int v1971 = static_cast<unsigned int>(v1350.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1972 = v506 + v1971;
-  const unsigned int v1973 = static_cast<unsigned int>(v1350.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1974 = v1340 + v1973;
-  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1976 = v402 && v1975;
-  const bool v1977 = v1974 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v1350.x[40];
-    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
-    const unsigned int v1982 = v1972 * v1;
-    const unsigned int v1983 = v1982 + v1974;
-    out[v1983] = v1981;
+  const unsigned int v1787 = static_cast<unsigned int>(v1165.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1788 = v321 + v1787;
+  const unsigned int v1789 = static_cast<unsigned int>(v1165.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1790 = v1155 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1792 = v216 && v1791;
+  const bool v1793 = v1790 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v1165.x[40];
+    const float v1796 = v1795 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);
+    const unsigned int v1798 = v1788 * v1;
+    const unsigned int v1799 = v1798 + v1790;
+    out[v1799] = v1797;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v1350.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1985 = v506 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v1350.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v1987 = v1340 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1989 = v402 && v1988;
-  const bool v1990 = v1987 < v1;
-  const bool v1991 = v1989 && v1990;
-  if (v1991) {
-    const float v1992 = v1350.x[41];
-    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v1994 = iron_f32_to_bf16(v1993);
-    const unsigned int v1995 = v1985 * v1;
-    const unsigned int v1996 = v1995 + v1987;
-    out[v1996] = v1994;
+  const unsigned int v1800 = static_cast<unsigned int>(v1165.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1801 = v321 + v1800;
+  const unsigned int v1802 = static_cast<unsigned int>(v1165.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1803 = v1155 + v1802;
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1805 = v216 && v1804;
+  const bool v1806 = v1803 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v1165.x[41];
+    const float v1809 = v1808 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1810 = iron_f32_to_bf16(v1809);
+    const unsigned int v1811 = v1801 * v1;
+    const unsigned int v1812 = v1811 + v1803;
+    out[v1812] = v1810;
   }
-  const unsigned int v1997 = static_cast<unsigned int>(v1350.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v1998 = v506 + v1997;
-  const unsigned int v1999 = static_cast<unsigned int>(v1350.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2000 = v1340 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2002 = v402 && v2001;
-  const bool v2003 = v2000 < v1;
-  const bool v2004 = v2002 && v2003;
-  if (v2004) {
-    const float v2005 = v1350.x[42];
-    const float v2006 = v2005 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2007 = iron_f32_to_bf16(v2006);
-    const unsigned int v2008 = v1998 * v1;
-    const unsigned int v2009 = v2008 + v2000;
-    out[v2009] = v2007;
+  const unsigned int v1813 = static_cast<unsigned int>(v1165.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1814 = v321 + v1813;
+  const unsigned int v1815 = static_cast<unsigned int>(v1165.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1816 = v1155 + v1815;
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1818 = v216 && v1817;
+  const bool v1819 = v1816 < v1;
+  const bool v1820 = v1818 && v1819;
+  if (v1820) {
+    const float v1821 = v1165.x[42];
+    const float v1822 = v1821 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1823 = iron_f32_to_bf16(v1822);
+    const unsigned int v1824 = v1814 * v1;
+    const unsigned int v1825 = v1824 + v1816;
+    out[v1825] = v1823;
   }
-  const unsigned int v2010 = static_cast<unsigned int>(v1350.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2011 = v506 + v2010;
-  const unsigned int v2012 = static_cast<unsigned int>(v1350.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2013 = v1340 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2015 = v402 && v2014;
-  const bool v2016 = v2013 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v1350.x[43];
-    const float v2019 = v2018 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2020 = iron_f32_to_bf16(v2019);
-    const unsigned int v2021 = v2011 * v1;
-    const unsigned int v2022 = v2021 + v2013;
-    out[v2022] = v2020;
+  const unsigned int v1826 = static_cast<unsigned int>(v1165.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1827 = v321 + v1826;
+  const unsigned int v1828 = static_cast<unsigned int>(v1165.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1829 = v1155 + v1828;
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1831 = v216 && v1830;
+  const bool v1832 = v1829 < v1;
+  const bool v1833 = v1831 && v1832;
+  if (v1833) {
+    const float v1834 = v1165.x[43];
+    const float v1835 = v1834 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1836 = iron_f32_to_bf16(v1835);
+    const unsigned int v1837 = v1827 * v1;
+    const unsigned int v1838 = v1837 + v1829;
+    out[v1838] = v1836;
   }
-  const unsigned int v2023 = static_cast<unsigned int>(v1350.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2024 = v506 + v2023;
-  const unsigned int v2025 = static_cast<unsigned int>(v1350.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2026 = v1340 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2028 = v402 && v2027;
-  const bool v2029 = v2026 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v1350.x[44];
-    const float v2032 = v2031 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2033 = iron_f32_to_bf16(v2032);
-    const unsigned int v2034 = v2024 * v1;
-    const unsigned int v2035 = v2034 + v2026;
-    out[v2035] = v2033;
+  const unsigned int v1839 = static_cast<unsigned int>(v1165.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1840 = v321 + v1839;
+  const unsigned int v1841 = static_cast<unsigned int>(v1165.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1842 = v1155 + v1841;
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1844 = v216 && v1843;
+  const bool v1845 = v1842 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v1165.x[44];
+    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1849 = iron_f32_to_bf16(v1848);
+    const unsigned int v1850 = v1840 * v1;
+    const unsigned int v1851 = v1850 + v1842;
+    out[v1851] = v1849;
   }
-  const unsigned int v2036 = static_cast<unsigned int>(v1350.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2037 = v506 + v2036;
-  const unsigned int v2038 = static_cast<unsigned int>(v1350.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2039 = v1340 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2041 = v402 && v2040;
-  const bool v2042 = v2039 < v1;
-  const bool v2043 = v2041 && v2042;
-  if (v2043) {
-    const float v2044 = v1350.x[45];
-    const float v2045 = v2044 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2046 = iron_f32_to_bf16(v2045);
-    const unsigned int v2047 = v2037 * v1;
-    const unsigned int v2048 = v2047 + v2039;
-    out[v2048] = v2046;
+  const unsigned int v1852 = static_cast<unsigned int>(v1165.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1853 = v321 + v1852;
+  const unsigned int v1854 = static_cast<unsigned int>(v1165.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1855 = v1155 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1857 = v216 && v1856;
+  const bool v1858 = v1855 < v1;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v1165.x[45];
+    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
+    const unsigned int v1863 = v1853 * v1;
+    const unsigned int v1864 = v1863 + v1855;
+    out[v1864] = v1862;
   }
-  const unsigned int v2049 = static_cast<unsigned int>(v1350.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2050 = v506 + v2049;
-  const unsigned int v2051 = static_cast<unsigned int>(v1350.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2052 = v1340 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2054 = v402 && v2053;
-  const bool v2055 = v2052 < v1;
-  const bool v2056 = v2054 && v2055;
-  if (v2056) {
-    const float v2057 = v1350.x[46];
-    const float v2058 = v2057 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2059 = iron_f32_to_bf16(v2058);
-    const unsigned int v2060 = v2050 * v1;
-    const unsigned int v2061 = v2060 + v2052;
-    out[v2061] = v2059;
+  const unsigned int v1865 = static_cast<unsigned int>(v1165.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1866 = v321 + v1865;
+  const unsigned int v1867 = static_cast<unsigned int>(v1165.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1868 = v1155 + v1867;
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1870 = v216 && v1869;
+  const bool v1871 = v1868 < v1;
+  const bool v1872 = v1870 && v1871;
+  if (v1872) {
+    const float v1873 = v1165.x[46];
+    const float v1874 = v1873 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
+    const unsigned int v1876 = v1866 * v1;
+    const unsigned int v1877 = v1876 + v1868;
+    out[v1877] = v1875;
   }
-  const unsigned int v2062 = static_cast<unsigned int>(v1350.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2063 = v506 + v2062;
-  const unsigned int v2064 = static_cast<unsigned int>(v1350.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2065 = v1340 + v2064;
-  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2067 = v402 && v2066;
-  const bool v2068 = v2065 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v1350.x[47];
-    const float v2071 = v2070 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
-    const unsigned int v2073 = v2063 * v1;
-    const unsigned int v2074 = v2073 + v2065;
-    out[v2074] = v2072;
+  const unsigned int v1878 = static_cast<unsigned int>(v1165.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1879 = v321 + v1878;
+  const unsigned int v1880 = static_cast<unsigned int>(v1165.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1881 = v1155 + v1880;
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1883 = v216 && v1882;
+  const bool v1884 = v1881 < v1;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v1165.x[47];
+    const float v1887 = v1886 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
+    const unsigned int v1889 = v1879 * v1;
+    const unsigned int v1890 = v1889 + v1881;
+    out[v1890] = v1888;
   }
-  const unsigned int v2075 = static_cast<unsigned int>(v1350.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2076 = v506 + v2075;
-  const unsigned int v2077 = static_cast<unsigned int>(v1350.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2078 = v1340 + v2077;
-  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2080 = v402 && v2079;
-  const bool v2081 = v2078 < v1;
-  const bool v2082 = v2080 && v2081;
-  if (v2082) {
-    const float v2083 = v1350.x[48];
-    const float v2084 = v2083 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
-    const unsigned int v2086 = v2076 * v1;
-    const unsigned int v2087 = v2086 + v2078;
-    out[v2087] = v2085;
+  const unsigned int v1891 = static_cast<unsigned int>(v1165.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1892 = v321 + v1891;
+  const unsigned int v1893 = static_cast<unsigned int>(v1165.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1894 = v1155 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1896 = v216 && v1895;
+  const bool v1897 = v1894 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v1165.x[48];
+    const float v1900 = v1899 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
+    const unsigned int v1902 = v1892 * v1;
+    const unsigned int v1903 = v1902 + v1894;
+    out[v1903] = v1901;
   }
-  const unsigned int v2088 = static_cast<unsigned int>(v1350.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2089 = v506 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v1350.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2091 = v1340 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2093 = v402 && v2092;
-  const bool v2094 = v2091 < v1;
-  const bool v2095 = v2093 && v2094;
-  if (v2095) {
-    const float v2096 = v1350.x[49];
-    const float v2097 = v2096 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2098 = iron_f32_to_bf16(v2097);
-    const unsigned int v2099 = v2089 * v1;
-    const unsigned int v2100 = v2099 + v2091;
-    out[v2100] = v2098;
+  const unsigned int v1904 = static_cast<unsigned int>(v1165.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1905 = v321 + v1904;
+  const unsigned int v1906 = static_cast<unsigned int>(v1165.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1907 = v1155 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1909 = v216 && v1908;
+  const bool v1910 = v1907 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v1165.x[49];
+    const float v1913 = v1912 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1914 = iron_f32_to_bf16(v1913);
+    const unsigned int v1915 = v1905 * v1;
+    const unsigned int v1916 = v1915 + v1907;
+    out[v1916] = v1914;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v1350.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2102 = v506 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v1350.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2104 = v1340 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2106 = v402 && v2105;
-  const bool v2107 = v2104 < v1;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v1350.x[50];
-    const float v2110 = v2109 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
-    const unsigned int v2112 = v2102 * v1;
-    const unsigned int v2113 = v2112 + v2104;
-    out[v2113] = v2111;
+  const unsigned int v1917 = static_cast<unsigned int>(v1165.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1918 = v321 + v1917;
+  const unsigned int v1919 = static_cast<unsigned int>(v1165.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1920 = v1155 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1922 = v216 && v1921;
+  const bool v1923 = v1920 < v1;
+  const bool v1924 = v1922 && v1923;
+  if (v1924) {
+    const float v1925 = v1165.x[50];
+    const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);
+    const unsigned int v1928 = v1918 * v1;
+    const unsigned int v1929 = v1928 + v1920;
+    out[v1929] = v1927;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v1350.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2115 = v506 + v2114;
-  const unsigned int v2116 = static_cast<unsigned int>(v1350.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2117 = v1340 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2119 = v402 && v2118;
-  const bool v2120 = v2117 < v1;
-  const bool v2121 = v2119 && v2120;
-  if (v2121) {
-    const float v2122 = v1350.x[51];
-    const float v2123 = v2122 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2124 = iron_f32_to_bf16(v2123);
-    const unsigned int v2125 = v2115 * v1;
-    const unsigned int v2126 = v2125 + v2117;
-    out[v2126] = v2124;
+  const unsigned int v1930 = static_cast<unsigned int>(v1165.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1931 = v321 + v1930;
+  const unsigned int v1932 = static_cast<unsigned int>(v1165.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1933 = v1155 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1935 = v216 && v1934;
+  const bool v1936 = v1933 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v1165.x[51];
+    const float v1939 = v1938 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1940 = iron_f32_to_bf16(v1939);
+    const unsigned int v1941 = v1931 * v1;
+    const unsigned int v1942 = v1941 + v1933;
+    out[v1942] = v1940;
   }
-  const unsigned int v2127 = static_cast<unsigned int>(v1350.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2128 = v506 + v2127;
-  const unsigned int v2129 = static_cast<unsigned int>(v1350.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2130 = v1340 + v2129;
-  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2132 = v402 && v2131;
-  const bool v2133 = v2130 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v1350.x[52];
-    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2137 = iron_f32_to_bf16(v2136);
-    const unsigned int v2138 = v2128 * v1;
-    const unsigned int v2139 = v2138 + v2130;
-    out[v2139] = v2137;
+  const unsigned int v1943 = static_cast<unsigned int>(v1165.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1944 = v321 + v1943;
+  const unsigned int v1945 = static_cast<unsigned int>(v1165.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1946 = v1155 + v1945;
+  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1948 = v216 && v1947;
+  const bool v1949 = v1946 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v1165.x[52];
+    const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
+    const unsigned int v1954 = v1944 * v1;
+    const unsigned int v1955 = v1954 + v1946;
+    out[v1955] = v1953;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v1350.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2141 = v506 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v1350.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2143 = v1340 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2145 = v402 && v2144;
-  const bool v2146 = v2143 < v1;
-  const bool v2147 = v2145 && v2146;
-  if (v2147) {
-    const float v2148 = v1350.x[53];
-    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2150 = iron_f32_to_bf16(v2149);
-    const unsigned int v2151 = v2141 * v1;
-    const unsigned int v2152 = v2151 + v2143;
-    out[v2152] = v2150;
+  const unsigned int v1956 = static_cast<unsigned int>(v1165.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1957 = v321 + v1956;
+  const unsigned int v1958 = static_cast<unsigned int>(v1165.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1959 = v1155 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1961 = v216 && v1960;
+  const bool v1962 = v1959 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v1165.x[53];
+    const float v1965 = v1964 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
+    const unsigned int v1967 = v1957 * v1;
+    const unsigned int v1968 = v1967 + v1959;
+    out[v1968] = v1966;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v1350.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2154 = v506 + v2153;
-  const unsigned int v2155 = static_cast<unsigned int>(v1350.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2156 = v1340 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2158 = v402 && v2157;
-  const bool v2159 = v2156 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v1350.x[54];
-    const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);
-    const unsigned int v2164 = v2154 * v1;
-    const unsigned int v2165 = v2164 + v2156;
-    out[v2165] = v2163;
+  const unsigned int v1969 = static_cast<unsigned int>(v1165.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1970 = v321 + v1969;
+  const unsigned int v1971 = static_cast<unsigned int>(v1165.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1972 = v1155 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1974 = v216 && v1973;
+  const bool v1975 = v1972 < v1;
+  const bool v1976 = v1974 && v1975;
+  if (v1976) {
+    const float v1977 = v1165.x[54];
+    const float v1978 = v1977 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1979 = iron_f32_to_bf16(v1978);
+    const unsigned int v1980 = v1970 * v1;
+    const unsigned int v1981 = v1980 + v1972;
+    out[v1981] = v1979;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v1350.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2167 = v506 + v2166;
-  const unsigned int v2168 = static_cast<unsigned int>(v1350.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2169 = v1340 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2171 = v402 && v2170;
-  const bool v2172 = v2169 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v1350.x[55];
-    const float v2175 = v2174 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
-    const unsigned int v2177 = v2167 * v1;
-    const unsigned int v2178 = v2177 + v2169;
-    out[v2178] = v2176;
+  const unsigned int v1982 = static_cast<unsigned int>(v1165.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1983 = v321 + v1982;
+  const unsigned int v1984 = static_cast<unsigned int>(v1165.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1985 = v1155 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1987 = v216 && v1986;
+  const bool v1988 = v1985 < v1;
+  const bool v1989 = v1987 && v1988;
+  if (v1989) {
+    const float v1990 = v1165.x[55];
+    const float v1991 = v1990 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v1992 = iron_f32_to_bf16(v1991);
+    const unsigned int v1993 = v1983 * v1;
+    const unsigned int v1994 = v1993 + v1985;
+    out[v1994] = v1992;
   }
-  const unsigned int v2179 = static_cast<unsigned int>(v1350.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2180 = v506 + v2179;
-  const unsigned int v2181 = static_cast<unsigned int>(v1350.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2182 = v1340 + v2181;
-  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2184 = v402 && v2183;
-  const bool v2185 = v2182 < v1;
-  const bool v2186 = v2184 && v2185;
-  if (v2186) {
-    const float v2187 = v1350.x[56];
-    const float v2188 = v2187 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2189 = iron_f32_to_bf16(v2188);
-    const unsigned int v2190 = v2180 * v1;
-    const unsigned int v2191 = v2190 + v2182;
-    out[v2191] = v2189;
+  const unsigned int v1995 = static_cast<unsigned int>(v1165.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1996 = v321 + v1995;
+  const unsigned int v1997 = static_cast<unsigned int>(v1165.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1998 = v1155 + v1997;
+  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2000 = v216 && v1999;
+  const bool v2001 = v1998 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v1165.x[56];
+    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
+    const unsigned int v2006 = v1996 * v1;
+    const unsigned int v2007 = v2006 + v1998;
+    out[v2007] = v2005;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v1350.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2193 = v506 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1350.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2195 = v1340 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2197 = v402 && v2196;
-  const bool v2198 = v2195 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v1350.x[57];
-    const float v2201 = v2200 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2202 = iron_f32_to_bf16(v2201);
-    const unsigned int v2203 = v2193 * v1;
-    const unsigned int v2204 = v2203 + v2195;
-    out[v2204] = v2202;
+  const unsigned int v2008 = static_cast<unsigned int>(v1165.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2009 = v321 + v2008;
+  const unsigned int v2010 = static_cast<unsigned int>(v1165.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2011 = v1155 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2013 = v216 && v2012;
+  const bool v2014 = v2011 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v1165.x[57];
+    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);
+    const unsigned int v2019 = v2009 * v1;
+    const unsigned int v2020 = v2019 + v2011;
+    out[v2020] = v2018;
   }
-  const unsigned int v2205 = static_cast<unsigned int>(v1350.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2206 = v506 + v2205;
-  const unsigned int v2207 = static_cast<unsigned int>(v1350.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2208 = v1340 + v2207;
-  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2210 = v402 && v2209;
-  const bool v2211 = v2208 < v1;
-  const bool v2212 = v2210 && v2211;
-  if (v2212) {
-    const float v2213 = v1350.x[58];
-    const float v2214 = v2213 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2215 = iron_f32_to_bf16(v2214);
-    const unsigned int v2216 = v2206 * v1;
-    const unsigned int v2217 = v2216 + v2208;
-    out[v2217] = v2215;
+  const unsigned int v2021 = static_cast<unsigned int>(v1165.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2022 = v321 + v2021;
+  const unsigned int v2023 = static_cast<unsigned int>(v1165.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2024 = v1155 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2026 = v216 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1165.x[58];
+    const float v2030 = v2029 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2031 = iron_f32_to_bf16(v2030);
+    const unsigned int v2032 = v2022 * v1;
+    const unsigned int v2033 = v2032 + v2024;
+    out[v2033] = v2031;
   }
-  const unsigned int v2218 = static_cast<unsigned int>(v1350.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2219 = v506 + v2218;
-  const unsigned int v2220 = static_cast<unsigned int>(v1350.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2221 = v1340 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2223 = v402 && v2222;
-  const bool v2224 = v2221 < v1;
-  const bool v2225 = v2223 && v2224;
-  if (v2225) {
-    const float v2226 = v1350.x[59];
-    const float v2227 = v2226 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2228 = iron_f32_to_bf16(v2227);
-    const unsigned int v2229 = v2219 * v1;
-    const unsigned int v2230 = v2229 + v2221;
-    out[v2230] = v2228;
+  const unsigned int v2034 = static_cast<unsigned int>(v1165.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2035 = v321 + v2034;
+  const unsigned int v2036 = static_cast<unsigned int>(v1165.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2037 = v1155 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2039 = v216 && v2038;
+  const bool v2040 = v2037 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v1165.x[59];
+    const float v2043 = v2042 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
+    const unsigned int v2045 = v2035 * v1;
+    const unsigned int v2046 = v2045 + v2037;
+    out[v2046] = v2044;
   }
-  const unsigned int v2231 = static_cast<unsigned int>(v1350.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2232 = v506 + v2231;
-  const unsigned int v2233 = static_cast<unsigned int>(v1350.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2234 = v1340 + v2233;
-  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2236 = v402 && v2235;
-  const bool v2237 = v2234 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v1350.x[60];
-    const float v2240 = v2239 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2241 = iron_f32_to_bf16(v2240);
-    const unsigned int v2242 = v2232 * v1;
-    const unsigned int v2243 = v2242 + v2234;
-    out[v2243] = v2241;
+  const unsigned int v2047 = static_cast<unsigned int>(v1165.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2048 = v321 + v2047;
+  const unsigned int v2049 = static_cast<unsigned int>(v1165.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2050 = v1155 + v2049;
+  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2052 = v216 && v2051;
+  const bool v2053 = v2050 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v1165.x[60];
+    const float v2056 = v2055 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
+    const unsigned int v2058 = v2048 * v1;
+    const unsigned int v2059 = v2058 + v2050;
+    out[v2059] = v2057;
   }
-  const unsigned int v2244 = static_cast<unsigned int>(v1350.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2245 = v506 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v1350.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2247 = v1340 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2249 = v402 && v2248;
-  const bool v2250 = v2247 < v1;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v1350.x[61];
-    const float v2253 = v2252 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
-    const unsigned int v2255 = v2245 * v1;
-    const unsigned int v2256 = v2255 + v2247;
-    out[v2256] = v2254;
+  const unsigned int v2060 = static_cast<unsigned int>(v1165.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2061 = v321 + v2060;
+  const unsigned int v2062 = static_cast<unsigned int>(v1165.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2063 = v1155 + v2062;
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2065 = v216 && v2064;
+  const bool v2066 = v2063 < v1;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v1165.x[61];
+    const float v2069 = v2068 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
+    const unsigned int v2071 = v2061 * v1;
+    const unsigned int v2072 = v2071 + v2063;
+    out[v2072] = v2070;
   }
-  const unsigned int v2257 = static_cast<unsigned int>(v1350.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2258 = v506 + v2257;
-  const unsigned int v2259 = static_cast<unsigned int>(v1350.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2260 = v1340 + v2259;
-  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2262 = v402 && v2261;
-  const bool v2263 = v2260 < v1;
-  const bool v2264 = v2262 && v2263;
-  if (v2264) {
-    const float v2265 = v1350.x[62];
-    const float v2266 = v2265 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
-    const unsigned int v2268 = v2258 * v1;
-    const unsigned int v2269 = v2268 + v2260;
-    out[v2269] = v2267;
+  const unsigned int v2073 = static_cast<unsigned int>(v1165.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2074 = v321 + v2073;
+  const unsigned int v2075 = static_cast<unsigned int>(v1165.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2076 = v1155 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2078 = v216 && v2077;
+  const bool v2079 = v2076 < v1;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v1165.x[62];
+    const float v2082 = v2081 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);
+    const unsigned int v2084 = v2074 * v1;
+    const unsigned int v2085 = v2084 + v2076;
+    out[v2085] = v2083;
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v1350.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-  const unsigned int v2271 = v506 + v2270;
-  const unsigned int v2272 = static_cast<unsigned int>(v1350.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-  const unsigned int v2273 = v1340 + v2272;
-  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2275 = v402 && v2274;
-  const bool v2276 = v2273 < v1;
-  const bool v2277 = v2275 && v2276;
-  if (v2277) {
-    const float v2278 = v1350.x[63];
-    const float v2279 = v2278 * v3;  // kernels/gemm/gemm.cpp:80
-    const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
-    const unsigned int v2281 = v2271 * v1;
-    const unsigned int v2282 = v2281 + v2273;
-    out[v2282] = v2280;
+  const unsigned int v2086 = static_cast<unsigned int>(v1165.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2087 = v321 + v2086;
+  const unsigned int v2088 = static_cast<unsigned int>(v1165.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2089 = v1155 + v2088;
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2091 = v216 && v2090;
+  const bool v2092 = v2089 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v1165.x[63];
+    const float v2095 = v2094 * v3;  // kernels/gemm/gemm.cpp:80
+    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
+    const unsigned int v2097 = v2087 * v1;
+    const unsigned int v2098 = v2097 + v2089;
+    out[v2098] = v2096;
   }
 }

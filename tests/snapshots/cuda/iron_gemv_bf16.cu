@@ -287,7143 +287,7143 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
   const unsigned int v5 = v2 & 7u;  // kernels/gemm/gemv.cpp:194
   const bool v6 = v5 == 0u;
   if (v6) {
-    const unsigned int v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
-    const unsigned int v10 = v9 >> 4u;
-    const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:212
-    const unsigned int v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:213
-    const unsigned int v14 = v13 << 4u;
-    const unsigned int v16 = v11 / v10;
-    const unsigned int v17 = v16 << 4u;
-    const unsigned int v18 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
-    iron_frag<float, 2, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:226
-    iron_frag_fill(v20, 0.0f);
-    iron_frag<iron_bf16, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:227
-    iron_frag_fill(v22, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag_fill(v24, iron_f32_to_bf16(0.0f));
+    const unsigned int v10 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
+    const unsigned int v11 = v10 >> 4u;
+    const unsigned int v12 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const unsigned int v14 = v12 % v11;  // kernels/gemm/gemv_skinny.hpp:213
+    const unsigned int v15 = v14 << 4u;
+    const unsigned int v17 = v12 / v11;
+    const unsigned int v18 = v17 << 4u;
+    const unsigned int v19 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 2, 16, 16> v21;  // kernels/gemm/gemv_skinny.hpp:226
+    iron_frag_fill(v21, 0.0f);
+    iron_frag<iron_bf16, 0, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:227
+    iron_frag_fill(v23, iron_f32_to_bf16(0.0f));
+    iron_frag<iron_bf16, 1, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:228
+    iron_frag_fill(v25, iron_f32_to_bf16(0.0f));
 
-    for (unsigned int v705 = 0u; v705 < 3u; v705 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
-      const unsigned int v706 = v705 << 8u;
-      const bool v708 = v706 < v2;
-      if (v708) {
-        const unsigned int v710 = v705 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
-        const unsigned int v712 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v715 = v712 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v718 = v712 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v719 = v718 << 3u;
-        const unsigned int v720 = v14 + v715;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v721 = v720 < v0;
-        const unsigned int v722 = v706 + v719;
-        const bool v723 = v722 < v2;
-        const bool v724 = v721 && v723;
-        const unsigned int v726 = v720 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v727 = v726 + v706;
-        const unsigned int v728 = v727 + v719;
-        const unsigned int v730 = v724 ? v728 : 0u;
-        const unsigned int v732 = v715 * 264u;
-        const unsigned int v733 = v710 + v732;
-        const unsigned int v734 = v733 + v719;
-        iron_copy_async<16>(shm1 + v734, x + v730, v724);
-        const unsigned int v737 = v712 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v739 = v737 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v742 = v737 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v743 = v742 << 3u;
-        const unsigned int v744 = v14 + v739;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v745 = v744 < v0;
-        const unsigned int v746 = v706 + v743;
-        const bool v747 = v746 < v2;
-        const bool v748 = v745 && v747;
-        const unsigned int v750 = v744 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v751 = v750 + v706;
-        const unsigned int v752 = v751 + v743;
-        const unsigned int v754 = v748 ? v752 : 0u;
-        const unsigned int v756 = v739 * 264u;
-        const unsigned int v757 = v710 + v756;
-        const unsigned int v758 = v757 + v743;
-        iron_copy_async<16>(shm1 + v758, x + v754, v748);
-        const unsigned int v761 = v712 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v763 = v761 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v766 = v761 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v767 = v766 << 3u;
-        const unsigned int v768 = v14 + v763;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v769 = v768 < v0;
-        const unsigned int v770 = v706 + v767;
-        const bool v771 = v770 < v2;
-        const bool v772 = v769 && v771;
-        const unsigned int v774 = v768 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v775 = v774 + v706;
-        const unsigned int v776 = v775 + v767;
-        const unsigned int v778 = v772 ? v776 : 0u;
-        const unsigned int v780 = v763 * 264u;
-        const unsigned int v781 = v710 + v780;
-        const unsigned int v782 = v781 + v767;
-        iron_copy_async<16>(shm1 + v782, x + v778, v772);
-        const unsigned int v785 = v712 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v787 = v785 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v790 = v785 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v791 = v790 << 3u;
-        const unsigned int v792 = v14 + v787;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v793 = v792 < v0;
-        const unsigned int v794 = v706 + v791;
-        const bool v795 = v794 < v2;
-        const bool v796 = v793 && v795;
-        const unsigned int v798 = v792 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v799 = v798 + v706;
-        const unsigned int v800 = v799 + v791;
-        const unsigned int v802 = v796 ? v800 : 0u;
-        const unsigned int v804 = v787 * 264u;
-        const unsigned int v805 = v710 + v804;
-        const unsigned int v806 = v805 + v791;
-        iron_copy_async<16>(shm1 + v806, x + v802, v796);
-        const unsigned int v818 = v17 + v715;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v819 = v818 < v1;
-        const bool v822 = v819 && v723;
-        const unsigned int v824 = v818 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v825 = v824 + v706;
-        const unsigned int v826 = v825 + v719;
-        const unsigned int v828 = v822 ? v826 : 0u;
-        iron_copy_async<16>(shm0 + v734, w + v828, v822);
-        const unsigned int v842 = v17 + v739;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v843 = v842 < v1;
-        const bool v846 = v843 && v747;
-        const unsigned int v848 = v842 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v849 = v848 + v706;
-        const unsigned int v850 = v849 + v743;
-        const unsigned int v852 = v846 ? v850 : 0u;
-        iron_copy_async<16>(shm0 + v758, w + v852, v846);
-        const unsigned int v866 = v17 + v763;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v867 = v866 < v1;
-        const bool v870 = v867 && v771;
-        const unsigned int v872 = v866 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v873 = v872 + v706;
-        const unsigned int v874 = v873 + v767;
-        const unsigned int v876 = v870 ? v874 : 0u;
-        iron_copy_async<16>(shm0 + v782, w + v876, v870);
-        const unsigned int v890 = v17 + v787;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v891 = v890 < v1;
-        const bool v894 = v891 && v795;
-        const unsigned int v896 = v890 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v897 = v896 + v706;
-        const unsigned int v898 = v897 + v791;
-        const unsigned int v900 = v894 ? v898 : 0u;
-        iron_copy_async<16>(shm0 + v806, w + v900, v894);
+    for (unsigned int v706 = 0u; v706 < 3u; v706 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
+      const unsigned int v707 = v706 << 8u;
+      const bool v709 = v707 < v2;
+      if (v709) {
+        const unsigned int v711 = v706 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v713 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v716 = v713 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v719 = v713 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v720 = v719 << 3u;
+        const unsigned int v721 = v15 + v716;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v722 = v721 < v0;
+        const unsigned int v723 = v707 + v720;
+        const bool v724 = v723 < v2;
+        const bool v725 = v722 && v724;
+        const unsigned int v727 = v721 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v728 = v727 + v707;
+        const unsigned int v729 = v728 + v720;
+        const unsigned int v731 = v725 ? v729 : 0u;
+        const unsigned int v733 = v716 * 264u;
+        const unsigned int v734 = v711 + v733;
+        const unsigned int v735 = v734 + v720;
+        iron_copy_async<16>(shm1 + v735, x + v731, v725);
+        const unsigned int v738 = v713 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v740 = v738 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v743 = v738 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v744 = v743 << 3u;
+        const unsigned int v745 = v15 + v740;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v746 = v745 < v0;
+        const unsigned int v747 = v707 + v744;
+        const bool v748 = v747 < v2;
+        const bool v749 = v746 && v748;
+        const unsigned int v751 = v745 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v752 = v751 + v707;
+        const unsigned int v753 = v752 + v744;
+        const unsigned int v755 = v749 ? v753 : 0u;
+        const unsigned int v757 = v740 * 264u;
+        const unsigned int v758 = v711 + v757;
+        const unsigned int v759 = v758 + v744;
+        iron_copy_async<16>(shm1 + v759, x + v755, v749);
+        const unsigned int v762 = v713 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v764 = v762 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v767 = v762 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v768 = v767 << 3u;
+        const unsigned int v769 = v15 + v764;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v770 = v769 < v0;
+        const unsigned int v771 = v707 + v768;
+        const bool v772 = v771 < v2;
+        const bool v773 = v770 && v772;
+        const unsigned int v775 = v769 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v776 = v775 + v707;
+        const unsigned int v777 = v776 + v768;
+        const unsigned int v779 = v773 ? v777 : 0u;
+        const unsigned int v781 = v764 * 264u;
+        const unsigned int v782 = v711 + v781;
+        const unsigned int v783 = v782 + v768;
+        iron_copy_async<16>(shm1 + v783, x + v779, v773);
+        const unsigned int v786 = v713 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v788 = v786 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v791 = v786 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v792 = v791 << 3u;
+        const unsigned int v793 = v15 + v788;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v794 = v793 < v0;
+        const unsigned int v795 = v707 + v792;
+        const bool v796 = v795 < v2;
+        const bool v797 = v794 && v796;
+        const unsigned int v799 = v793 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v800 = v799 + v707;
+        const unsigned int v801 = v800 + v792;
+        const unsigned int v803 = v797 ? v801 : 0u;
+        const unsigned int v805 = v788 * 264u;
+        const unsigned int v806 = v711 + v805;
+        const unsigned int v807 = v806 + v792;
+        iron_copy_async<16>(shm1 + v807, x + v803, v797);
+        const unsigned int v819 = v18 + v716;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v820 = v819 < v1;
+        const bool v823 = v820 && v724;
+        const unsigned int v825 = v819 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v826 = v825 + v707;
+        const unsigned int v827 = v826 + v720;
+        const unsigned int v829 = v823 ? v827 : 0u;
+        iron_copy_async<16>(shm0 + v735, w + v829, v823);
+        const unsigned int v843 = v18 + v740;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v844 = v843 < v1;
+        const bool v847 = v844 && v748;
+        const unsigned int v849 = v843 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v850 = v849 + v707;
+        const unsigned int v851 = v850 + v744;
+        const unsigned int v853 = v847 ? v851 : 0u;
+        iron_copy_async<16>(shm0 + v759, w + v853, v847);
+        const unsigned int v867 = v18 + v764;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v868 = v867 < v1;
+        const bool v871 = v868 && v772;
+        const unsigned int v873 = v867 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v874 = v873 + v707;
+        const unsigned int v875 = v874 + v768;
+        const unsigned int v877 = v871 ? v875 : 0u;
+        iron_copy_async<16>(shm0 + v783, w + v877, v871);
+        const unsigned int v891 = v18 + v788;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v892 = v891 < v1;
+        const bool v895 = v892 && v796;
+        const unsigned int v897 = v891 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v898 = v897 + v707;
+        const unsigned int v899 = v898 + v792;
+        const unsigned int v901 = v895 ? v899 : 0u;
+        iron_copy_async<16>(shm0 + v807, w + v901, v895);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
-    const unsigned int v917 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
-    const unsigned int v924 = v18 + 4u;
-    const unsigned int v925 = v924 << 4u;
-    const unsigned int v932 = v18 + 8u;
-    const unsigned int v933 = v932 << 4u;
-    const unsigned int v940 = v18 + 12u;
-    const unsigned int v941 = v940 << 4u;
+    const unsigned int v918 = v19 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
+    const unsigned int v925 = v19 + 4u;
+    const unsigned int v926 = v925 << 4u;
+    const unsigned int v933 = v19 + 8u;
+    const unsigned int v934 = v933 << 4u;
+    const unsigned int v941 = v19 + 12u;
+    const unsigned int v942 = v941 << 4u;
 
-    for (unsigned int v905 = 0u; v905 < v2; v905 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
-      const unsigned int v907 = v905 >> 8u;
-      const unsigned int v909 = v907 & 3u;
+    for (unsigned int v906 = 0u; v906 < v2; v906 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
+      const unsigned int v908 = v906 >> 8u;
+      const unsigned int v910 = v908 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v911 = v909 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
-      const unsigned int v919 = v911 + v917;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load_shared<false>(v22, shm1, v919, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v919, 264u);  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v927 = v911 + v925;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load_shared<false>(v22, shm1, v927, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v927, 264u);  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v935 = v911 + v933;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load_shared<false>(v22, shm1, v935, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v935, 264u);  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v943 = v911 + v941;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load_shared<false>(v22, shm1, v943, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v943, 264u);  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v948 = v905 + 768u;  // kernels/gemm/gemv_skinny.hpp:229
-      const unsigned int v950 = v907 + 3u;
-      const unsigned int v951 = v950 & 3u;
-      const bool v952 = v948 < v2;
-      if (v952) {
-        const unsigned int v954 = v951 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
-        const unsigned int v956 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v959 = v956 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v962 = v956 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v963 = v962 << 3u;
-        const unsigned int v964 = v14 + v959;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v965 = v964 < v0;
-        const unsigned int v966 = v948 + v963;
-        const bool v967 = v966 < v2;
-        const bool v968 = v965 && v967;
-        const unsigned int v970 = v964 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v971 = v970 + v948;
-        const unsigned int v972 = v971 + v963;
-        const unsigned int v974 = v968 ? v972 : 0u;
-        const unsigned int v976 = v959 * 264u;
-        const unsigned int v977 = v954 + v976;
-        const unsigned int v978 = v977 + v963;
-        iron_copy_async<16>(shm1 + v978, x + v974, v968);
-        const unsigned int v981 = v956 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v983 = v981 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v986 = v981 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v987 = v986 << 3u;
-        const unsigned int v988 = v14 + v983;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v989 = v988 < v0;
-        const unsigned int v990 = v948 + v987;
-        const bool v991 = v990 < v2;
-        const bool v992 = v989 && v991;
-        const unsigned int v994 = v988 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v995 = v994 + v948;
-        const unsigned int v996 = v995 + v987;
-        const unsigned int v998 = v992 ? v996 : 0u;
-        const unsigned int v1000 = v983 * 264u;
-        const unsigned int v1001 = v954 + v1000;
-        const unsigned int v1002 = v1001 + v987;
-        iron_copy_async<16>(shm1 + v1002, x + v998, v992);
-        const unsigned int v1005 = v956 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v1007 = v1005 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v1010 = v1005 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v1011 = v1010 << 3u;
-        const unsigned int v1012 = v14 + v1007;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v1013 = v1012 < v0;
-        const unsigned int v1014 = v948 + v1011;
-        const bool v1015 = v1014 < v2;
-        const bool v1016 = v1013 && v1015;
-        const unsigned int v1018 = v1012 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v1019 = v1018 + v948;
-        const unsigned int v1020 = v1019 + v1011;
-        const unsigned int v1022 = v1016 ? v1020 : 0u;
-        const unsigned int v1024 = v1007 * 264u;
-        const unsigned int v1025 = v954 + v1024;
-        const unsigned int v1026 = v1025 + v1011;
-        iron_copy_async<16>(shm1 + v1026, x + v1022, v1016);
-        const unsigned int v1029 = v956 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v1031 = v1029 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v1034 = v1029 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v1035 = v1034 << 3u;
-        const unsigned int v1036 = v14 + v1031;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v1037 = v1036 < v0;
-        const unsigned int v1038 = v948 + v1035;
-        const bool v1039 = v1038 < v2;
-        const bool v1040 = v1037 && v1039;
-        const unsigned int v1042 = v1036 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v1043 = v1042 + v948;
-        const unsigned int v1044 = v1043 + v1035;
-        const unsigned int v1046 = v1040 ? v1044 : 0u;
-        const unsigned int v1048 = v1031 * 264u;
-        const unsigned int v1049 = v954 + v1048;
-        const unsigned int v1050 = v1049 + v1035;
-        iron_copy_async<16>(shm1 + v1050, x + v1046, v1040);
-        const unsigned int v1062 = v17 + v959;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v1063 = v1062 < v1;
-        const bool v1066 = v1063 && v967;
-        const unsigned int v1068 = v1062 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v1069 = v1068 + v948;
-        const unsigned int v1070 = v1069 + v963;
-        const unsigned int v1072 = v1066 ? v1070 : 0u;
-        iron_copy_async<16>(shm0 + v978, w + v1072, v1066);
-        const unsigned int v1086 = v17 + v983;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v1087 = v1086 < v1;
-        const bool v1090 = v1087 && v991;
-        const unsigned int v1092 = v1086 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v1093 = v1092 + v948;
-        const unsigned int v1094 = v1093 + v987;
-        const unsigned int v1096 = v1090 ? v1094 : 0u;
-        iron_copy_async<16>(shm0 + v1002, w + v1096, v1090);
-        const unsigned int v1110 = v17 + v1007;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v1111 = v1110 < v1;
-        const bool v1114 = v1111 && v1015;
-        const unsigned int v1116 = v1110 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v1117 = v1116 + v948;
-        const unsigned int v1118 = v1117 + v1011;
-        const unsigned int v1120 = v1114 ? v1118 : 0u;
-        iron_copy_async<16>(shm0 + v1026, w + v1120, v1114);
-        const unsigned int v1134 = v17 + v1031;  // kernels/gemm/gemv_skinny.hpp:49
-        const bool v1135 = v1134 < v1;
-        const bool v1138 = v1135 && v1039;
-        const unsigned int v1140 = v1134 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-        const unsigned int v1141 = v1140 + v948;
-        const unsigned int v1142 = v1141 + v1035;
-        const unsigned int v1144 = v1138 ? v1142 : 0u;
-        iron_copy_async<16>(shm0 + v1050, w + v1144, v1138);
+      const unsigned int v912 = v910 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
+      const unsigned int v920 = v912 + v918;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load_shared<false>(v23, shm1, v920, 264u);
+      iron_frag_load_shared<true>(v25, shm0, v920, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v928 = v912 + v926;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load_shared<false>(v23, shm1, v928, 264u);
+      iron_frag_load_shared<true>(v25, shm0, v928, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v936 = v912 + v934;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load_shared<false>(v23, shm1, v936, 264u);
+      iron_frag_load_shared<true>(v25, shm0, v936, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v944 = v912 + v942;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load_shared<false>(v23, shm1, v944, 264u);
+      iron_frag_load_shared<true>(v25, shm0, v944, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v949 = v906 + 768u;  // kernels/gemm/gemv_skinny.hpp:229
+      const unsigned int v951 = v908 + 3u;
+      const unsigned int v952 = v951 & 3u;
+      const bool v953 = v949 < v2;
+      if (v953) {
+        const unsigned int v955 = v952 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v957 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v960 = v957 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v963 = v957 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v964 = v963 << 3u;
+        const unsigned int v965 = v15 + v960;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v966 = v965 < v0;
+        const unsigned int v967 = v949 + v964;
+        const bool v968 = v967 < v2;
+        const bool v969 = v966 && v968;
+        const unsigned int v971 = v965 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v972 = v971 + v949;
+        const unsigned int v973 = v972 + v964;
+        const unsigned int v975 = v969 ? v973 : 0u;
+        const unsigned int v977 = v960 * 264u;
+        const unsigned int v978 = v955 + v977;
+        const unsigned int v979 = v978 + v964;
+        iron_copy_async<16>(shm1 + v979, x + v975, v969);
+        const unsigned int v982 = v957 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v984 = v982 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v987 = v982 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v988 = v987 << 3u;
+        const unsigned int v989 = v15 + v984;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v990 = v989 < v0;
+        const unsigned int v991 = v949 + v988;
+        const bool v992 = v991 < v2;
+        const bool v993 = v990 && v992;
+        const unsigned int v995 = v989 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v996 = v995 + v949;
+        const unsigned int v997 = v996 + v988;
+        const unsigned int v999 = v993 ? v997 : 0u;
+        const unsigned int v1001 = v984 * 264u;
+        const unsigned int v1002 = v955 + v1001;
+        const unsigned int v1003 = v1002 + v988;
+        iron_copy_async<16>(shm1 + v1003, x + v999, v993);
+        const unsigned int v1006 = v957 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v1008 = v1006 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v1011 = v1006 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v1012 = v1011 << 3u;
+        const unsigned int v1013 = v15 + v1008;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v1014 = v1013 < v0;
+        const unsigned int v1015 = v949 + v1012;
+        const bool v1016 = v1015 < v2;
+        const bool v1017 = v1014 && v1016;
+        const unsigned int v1019 = v1013 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1020 = v1019 + v949;
+        const unsigned int v1021 = v1020 + v1012;
+        const unsigned int v1023 = v1017 ? v1021 : 0u;
+        const unsigned int v1025 = v1008 * 264u;
+        const unsigned int v1026 = v955 + v1025;
+        const unsigned int v1027 = v1026 + v1012;
+        iron_copy_async<16>(shm1 + v1027, x + v1023, v1017);
+        const unsigned int v1030 = v957 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v1032 = v1030 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v1035 = v1030 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v1036 = v1035 << 3u;
+        const unsigned int v1037 = v15 + v1032;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v1038 = v1037 < v0;
+        const unsigned int v1039 = v949 + v1036;
+        const bool v1040 = v1039 < v2;
+        const bool v1041 = v1038 && v1040;
+        const unsigned int v1043 = v1037 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1044 = v1043 + v949;
+        const unsigned int v1045 = v1044 + v1036;
+        const unsigned int v1047 = v1041 ? v1045 : 0u;
+        const unsigned int v1049 = v1032 * 264u;
+        const unsigned int v1050 = v955 + v1049;
+        const unsigned int v1051 = v1050 + v1036;
+        iron_copy_async<16>(shm1 + v1051, x + v1047, v1041);
+        const unsigned int v1063 = v18 + v960;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v1064 = v1063 < v1;
+        const bool v1067 = v1064 && v968;
+        const unsigned int v1069 = v1063 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1070 = v1069 + v949;
+        const unsigned int v1071 = v1070 + v964;
+        const unsigned int v1073 = v1067 ? v1071 : 0u;
+        iron_copy_async<16>(shm0 + v979, w + v1073, v1067);
+        const unsigned int v1087 = v18 + v984;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v1088 = v1087 < v1;
+        const bool v1091 = v1088 && v992;
+        const unsigned int v1093 = v1087 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1094 = v1093 + v949;
+        const unsigned int v1095 = v1094 + v988;
+        const unsigned int v1097 = v1091 ? v1095 : 0u;
+        iron_copy_async<16>(shm0 + v1003, w + v1097, v1091);
+        const unsigned int v1111 = v18 + v1008;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v1112 = v1111 < v1;
+        const bool v1115 = v1112 && v1016;
+        const unsigned int v1117 = v1111 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1118 = v1117 + v949;
+        const unsigned int v1119 = v1118 + v1012;
+        const unsigned int v1121 = v1115 ? v1119 : 0u;
+        iron_copy_async<16>(shm0 + v1027, w + v1121, v1115);
+        const unsigned int v1135 = v18 + v1032;  // kernels/gemm/gemv_skinny.hpp:49
+        const bool v1136 = v1135 < v1;
+        const bool v1139 = v1136 && v1040;
+        const unsigned int v1141 = v1135 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1142 = v1141 + v949;
+        const unsigned int v1143 = v1142 + v1036;
+        const unsigned int v1145 = v1139 ? v1143 : 0u;
+        iron_copy_async<16>(shm0 + v1051, w + v1145, v1139);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     __syncthreads();
-    const unsigned int v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
-    iron_frag_store<false>(v20, shm2, v265, 16u);
+    const unsigned int v266 = v19 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
+    iron_frag_store<false>(v21, shm2, v266, 16u);
     __syncthreads();  // kernels/gemm/gemv_skinny.hpp:253
-    const unsigned int v267 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:255
-    const unsigned int v270 = v267 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
-    const unsigned int v271 = v14 + v270;
-    const unsigned int v273 = v267 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
-    const unsigned int v274 = v17 + v273;
-    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:258
-    const bool v276 = v274 < v1;
-    const bool v277 = v275 && v276;
-    if (v277) {
-      const float v278 = shm2[v267];  // kernels/gemm/gemv_skinny.hpp:259
-      float v279 = v278;
-      const unsigned int v281 = 256u + v267;  // kernels/gemm/gemv_skinny.hpp:260
-      const float v282 = shm2[v281];
-      const float v283 = v279;
-      const float v284 = v283 + v282;
-      v279 = v284;
-      const unsigned int v286 = 512u + v267;
-      const float v287 = shm2[v286];
-      const float v288 = v279;
-      const float v289 = v288 + v287;
-      v279 = v289;
-      const unsigned int v291 = 768u + v267;
-      const float v292 = shm2[v291];
-      const float v293 = v279;
-      const float v294 = v293 + v292;
-      v279 = v294;
-      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:261
-      const iron_bf16 v296 = iron_f32_to_bf16(v295);
-      const unsigned int v297 = v271 * v1;
-      const unsigned int v298 = v297 + v274;
-      out[v298] = v296;
+    const unsigned int v268 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:255
+    const unsigned int v271 = v268 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
+    const unsigned int v272 = v15 + v271;
+    const unsigned int v274 = v268 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
+    const unsigned int v275 = v18 + v274;
+    const bool v276 = v272 < v0;  // kernels/gemm/gemv_skinny.hpp:258
+    const bool v277 = v275 < v1;
+    const bool v278 = v276 && v277;
+    if (v278) {
+      const float v279 = shm2[v268];  // kernels/gemm/gemv_skinny.hpp:259
+      float v280 = v279;
+      const unsigned int v282 = 256u + v268;  // kernels/gemm/gemv_skinny.hpp:260
+      const float v283 = shm2[v282];
+      const float v284 = v280;
+      const float v285 = v284 + v283;
+      v280 = v285;
+      const unsigned int v287 = 512u + v268;
+      const float v288 = shm2[v287];
+      const float v289 = v280;
+      const float v290 = v289 + v288;
+      v280 = v290;
+      const unsigned int v292 = 768u + v268;
+      const float v293 = shm2[v292];
+      const float v294 = v280;
+      const float v295 = v294 + v293;
+      v280 = v295;
+      const float v296 = v280;  // kernels/gemm/gemv_skinny.hpp:261
+      const iron_bf16 v297 = iron_f32_to_bf16(v296);
+      const unsigned int v298 = v272 * v1;
+      const unsigned int v299 = v298 + v275;
+      out[v299] = v297;
     }
-    const unsigned int v301 = v267 + 128u;  // kernels/gemm/gemv_skinny.hpp:255
-    const unsigned int v303 = v301 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
-    const unsigned int v304 = v14 + v303;
-    const unsigned int v306 = v301 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
-    const unsigned int v307 = v17 + v306;
-    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:258
-    const bool v309 = v307 < v1;
-    const bool v310 = v308 && v309;
-    if (v310) {
-      const float v311 = shm2[v301];  // kernels/gemm/gemv_skinny.hpp:259
-      float v312 = v311;
-      const unsigned int v314 = 256u + v301;  // kernels/gemm/gemv_skinny.hpp:260
-      const float v315 = shm2[v314];
-      const float v316 = v312;
-      const float v317 = v316 + v315;
-      v312 = v317;
-      const unsigned int v319 = 512u + v301;
-      const float v320 = shm2[v319];
-      const float v321 = v312;
-      const float v322 = v321 + v320;
-      v312 = v322;
-      const unsigned int v324 = 768u + v301;
-      const float v325 = shm2[v324];
-      const float v326 = v312;
-      const float v327 = v326 + v325;
-      v312 = v327;
-      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:261
-      const iron_bf16 v329 = iron_f32_to_bf16(v328);
-      const unsigned int v330 = v304 * v1;
-      const unsigned int v331 = v330 + v307;
-      out[v331] = v329;
+    const unsigned int v302 = v268 + 128u;  // kernels/gemm/gemv_skinny.hpp:255
+    const unsigned int v304 = v302 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
+    const unsigned int v305 = v15 + v304;
+    const unsigned int v307 = v302 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
+    const unsigned int v308 = v18 + v307;
+    const bool v309 = v305 < v0;  // kernels/gemm/gemv_skinny.hpp:258
+    const bool v310 = v308 < v1;
+    const bool v311 = v309 && v310;
+    if (v311) {
+      const float v312 = shm2[v302];  // kernels/gemm/gemv_skinny.hpp:259
+      float v313 = v312;
+      const unsigned int v315 = 256u + v302;  // kernels/gemm/gemv_skinny.hpp:260
+      const float v316 = shm2[v315];
+      const float v317 = v313;
+      const float v318 = v317 + v316;
+      v313 = v318;
+      const unsigned int v320 = 512u + v302;
+      const float v321 = shm2[v320];
+      const float v322 = v313;
+      const float v323 = v322 + v321;
+      v313 = v323;
+      const unsigned int v325 = 768u + v302;
+      const float v326 = shm2[v325];
+      const float v327 = v313;
+      const float v328 = v327 + v326;
+      v313 = v328;
+      const float v329 = v313;  // kernels/gemm/gemv_skinny.hpp:261
+      const iron_bf16 v330 = iron_f32_to_bf16(v329);
+      const unsigned int v331 = v305 * v1;
+      const unsigned int v332 = v331 + v308;
+      out[v332] = v330;
     }
   } else {
-    const unsigned int v338 = v0 + 15u;  // kernels/gemm/gemv_rows.hpp:53
-    const unsigned int v339 = v338 >> 4u;
-    const unsigned int v340 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:54
-    const unsigned int v358 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:60
-    const unsigned int v398 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:61
-    const unsigned int v1232 = v340 / v339;  // kernels/gemm/gemv_rows.hpp:56
-    const unsigned int v1233 = v1232 << 4u;
-    const unsigned int v1236 = v340 % v339;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v1237 = v1236 << 4u;
-    const unsigned int v1239 = min(v1233, v358);  // kernels/gemm/gemv_rows.hpp:60
-    const unsigned int v1240 = v1233 + 1u;
-    const unsigned int v1241 = min(v1240, v358);
-    const unsigned int v1242 = v1233 + 2u;
-    const unsigned int v1243 = min(v1242, v358);
-    const unsigned int v1244 = v1233 + 3u;
-    const unsigned int v1245 = min(v1244, v358);
-    const unsigned int v1246 = v1233 + 4u;
-    const unsigned int v1247 = min(v1246, v358);
-    const unsigned int v1248 = v1233 + 5u;
-    const unsigned int v1249 = min(v1248, v358);
-    const unsigned int v1250 = v1233 + 6u;
-    const unsigned int v1251 = min(v1250, v358);
-    const unsigned int v1252 = v1233 + 7u;
-    const unsigned int v1253 = min(v1252, v358);
-    const unsigned int v1254 = min(v1237, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1255 = v1233 < v1;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1256 = v1237 < v0;
-    const bool v1257 = v1255 && v1256;
-    if (v1257) {
-      float v7117 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7118 = 0.0f;
+    const unsigned int v339 = v0 + 15u;  // kernels/gemm/gemv_rows.hpp:53
+    const unsigned int v340 = v339 >> 4u;
+    const unsigned int v341 = blockIdx.x;  // kernels/gemm/gemv_rows.hpp:54
+    const unsigned int v359 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:60
+    const unsigned int v399 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:61
+    const unsigned int v1233 = v341 / v340;  // kernels/gemm/gemv_rows.hpp:56
+    const unsigned int v1234 = v1233 << 4u;
+    const unsigned int v1237 = v341 % v340;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v1238 = v1237 << 4u;
+    const unsigned int v1240 = min(v1234, v359);  // kernels/gemm/gemv_rows.hpp:60
+    const unsigned int v1241 = v1234 + 1u;
+    const unsigned int v1242 = min(v1241, v359);
+    const unsigned int v1243 = v1234 + 2u;
+    const unsigned int v1244 = min(v1243, v359);
+    const unsigned int v1245 = v1234 + 3u;
+    const unsigned int v1246 = min(v1245, v359);
+    const unsigned int v1247 = v1234 + 4u;
+    const unsigned int v1248 = min(v1247, v359);
+    const unsigned int v1249 = v1234 + 5u;
+    const unsigned int v1250 = min(v1249, v359);
+    const unsigned int v1251 = v1234 + 6u;
+    const unsigned int v1252 = min(v1251, v359);
+    const unsigned int v1253 = v1234 + 7u;
+    const unsigned int v1254 = min(v1253, v359);
+    const unsigned int v1255 = min(v1238, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1256 = v1234 < v1;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1257 = v1238 < v0;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      float v7118 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7119 = 0.0f;
       float v7120 = 0.0f;
       float v7121 = 0.0f;
       float v7122 = 0.0f;
       float v7123 = 0.0f;
       float v7124 = 0.0f;
-      const unsigned int v1260 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v1261 = threadIdx.x;
-      const unsigned int v1262 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v1263 = v1241 * v2;
-      const unsigned int v1264 = v1243 * v2;
-      const unsigned int v1265 = v1245 * v2;
-      const unsigned int v1266 = v1247 * v2;
-      const unsigned int v1267 = v1249 * v2;
-      const unsigned int v1268 = v1251 * v2;
-      const unsigned int v1269 = v1253 * v2;
-      const unsigned int v1271 = v1254 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7125 = 0.0f;
+      const unsigned int v1261 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v1262 = threadIdx.x;
+      const unsigned int v1263 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v1264 = v1242 * v2;
+      const unsigned int v1265 = v1244 * v2;
+      const unsigned int v1266 = v1246 * v2;
+      const unsigned int v1267 = v1248 * v2;
+      const unsigned int v1268 = v1250 * v2;
+      const unsigned int v1269 = v1252 * v2;
+      const unsigned int v1270 = v1254 * v2;
+      const unsigned int v1272 = v1255 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v1272 = v1261; v1272 < v2; v1272 += v1260) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v1273 = v1262 + v1272;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v1274 = w[v1273];
-        const unsigned int v1275 = v1263 + v1272;
-        const iron_bf16 v1276 = w[v1275];
-        const unsigned int v1277 = v1264 + v1272;
-        const iron_bf16 v1278 = w[v1277];
-        const unsigned int v1279 = v1265 + v1272;
-        const iron_bf16 v1280 = w[v1279];
-        const unsigned int v1281 = v1266 + v1272;
-        const iron_bf16 v1282 = w[v1281];
-        const unsigned int v1283 = v1267 + v1272;
-        const iron_bf16 v1284 = w[v1283];
-        const unsigned int v1285 = v1268 + v1272;
-        const iron_bf16 v1286 = w[v1285];
-        const unsigned int v1287 = v1269 + v1272;
-        const iron_bf16 v1288 = w[v1287];
-        float v7125 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7126 = 0.0f;
+      for (unsigned int v1273 = v1262; v1273 < v2; v1273 += v1261) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v1274 = v1263 + v1273;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v1275 = w[v1274];
+        const unsigned int v1276 = v1264 + v1273;
+        const iron_bf16 v1277 = w[v1276];
+        const unsigned int v1278 = v1265 + v1273;
+        const iron_bf16 v1279 = w[v1278];
+        const unsigned int v1280 = v1266 + v1273;
+        const iron_bf16 v1281 = w[v1280];
+        const unsigned int v1282 = v1267 + v1273;
+        const iron_bf16 v1283 = w[v1282];
+        const unsigned int v1284 = v1268 + v1273;
+        const iron_bf16 v1285 = w[v1284];
+        const unsigned int v1286 = v1269 + v1273;
+        const iron_bf16 v1287 = w[v1286];
+        const unsigned int v1288 = v1270 + v1273;
+        const iron_bf16 v1289 = w[v1288];
+        float v7126 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7127 = 0.0f;
         float v7128 = 0.0f;
         float v7129 = 0.0f;
         float v7130 = 0.0f;
         float v7131 = 0.0f;
         float v7132 = 0.0f;
-        const float v1291 = iron_to_f32(v1274);  // kernels/gemm/gemv.cpp:76
-        const float v1292 = iron_to_f32(v1276);
-        const float v1293 = iron_to_f32(v1278);
-        const float v1294 = iron_to_f32(v1280);
-        const float v1295 = iron_to_f32(v1282);
-        const float v1296 = iron_to_f32(v1284);
-        const float v1297 = iron_to_f32(v1286);
-        const float v1298 = iron_to_f32(v1288);
-        const unsigned int v1299 = v1271 + v1272;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v1300 = x[v1299];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1301 = iron_to_f32(v1300);
-        const float v1302 = v7125;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1303 = fmaf(v1301, v1291, v1302);
-        v7125 = v1303;
-        const float v1304 = v7126;
-        const float v1305 = fmaf(v1301, v1292, v1304);
-        v7126 = v1305;
-        const float v1306 = v7127;
-        const float v1307 = fmaf(v1301, v1293, v1306);
-        v7127 = v1307;
-        const float v1308 = v7128;
-        const float v1309 = fmaf(v1301, v1294, v1308);
-        v7128 = v1309;
-        const float v1310 = v7129;
-        const float v1311 = fmaf(v1301, v1295, v1310);
-        v7129 = v1311;
-        const float v1312 = v7130;
-        const float v1313 = fmaf(v1301, v1296, v1312);
-        v7130 = v1313;
-        const float v1314 = v7131;
-        const float v1315 = fmaf(v1301, v1297, v1314);
-        v7131 = v1315;
-        const float v1316 = v7132;
-        const float v1317 = fmaf(v1301, v1298, v1316);
-        v7132 = v1317;
-        const float v1319 = v7125;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1320 = v7117;
-        const float v1321 = v1320 + v1319;
-        v7117 = v1321;
-        const float v1323 = v7126;
-        const float v1324 = v7118;
-        const float v1325 = v1324 + v1323;
-        v7118 = v1325;
-        const float v1327 = v7127;
-        const float v1328 = v7119;
-        const float v1329 = v1328 + v1327;
-        v7119 = v1329;
-        const float v1331 = v7128;
-        const float v1332 = v7120;
-        const float v1333 = v1332 + v1331;
-        v7120 = v1333;
-        const float v1335 = v7129;
-        const float v1336 = v7121;
-        const float v1337 = v1336 + v1335;
-        v7121 = v1337;
-        const float v1339 = v7130;
-        const float v1340 = v7122;
-        const float v1341 = v1340 + v1339;
-        v7122 = v1341;
-        const float v1343 = v7131;
-        const float v1344 = v7123;
-        const float v1345 = v1344 + v1343;
-        v7123 = v1345;
-        const float v1347 = v7132;
-        const float v1348 = v7124;
-        const float v1349 = v1348 + v1347;
-        v7124 = v1349;
+        float v7133 = 0.0f;
+        const float v1292 = iron_to_f32(v1275);  // kernels/gemm/gemv.cpp:76
+        const float v1293 = iron_to_f32(v1277);
+        const float v1294 = iron_to_f32(v1279);
+        const float v1295 = iron_to_f32(v1281);
+        const float v1296 = iron_to_f32(v1283);
+        const float v1297 = iron_to_f32(v1285);
+        const float v1298 = iron_to_f32(v1287);
+        const float v1299 = iron_to_f32(v1289);
+        const unsigned int v1300 = v1272 + v1273;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v1301 = x[v1300];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1302 = iron_to_f32(v1301);
+        const float v1303 = v7126;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1304 = fmaf(v1302, v1292, v1303);
+        v7126 = v1304;
+        const float v1305 = v7127;
+        const float v1306 = fmaf(v1302, v1293, v1305);
+        v7127 = v1306;
+        const float v1307 = v7128;
+        const float v1308 = fmaf(v1302, v1294, v1307);
+        v7128 = v1308;
+        const float v1309 = v7129;
+        const float v1310 = fmaf(v1302, v1295, v1309);
+        v7129 = v1310;
+        const float v1311 = v7130;
+        const float v1312 = fmaf(v1302, v1296, v1311);
+        v7130 = v1312;
+        const float v1313 = v7131;
+        const float v1314 = fmaf(v1302, v1297, v1313);
+        v7131 = v1314;
+        const float v1315 = v7132;
+        const float v1316 = fmaf(v1302, v1298, v1315);
+        v7132 = v1316;
+        const float v1317 = v7133;
+        const float v1318 = fmaf(v1302, v1299, v1317);
+        v7133 = v1318;
+        const float v1320 = v7126;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1321 = v7118;
+        const float v1322 = v1321 + v1320;
+        v7118 = v1322;
+        const float v1324 = v7127;
+        const float v1325 = v7119;
+        const float v1326 = v1325 + v1324;
+        v7119 = v1326;
+        const float v1328 = v7128;
+        const float v1329 = v7120;
+        const float v1330 = v1329 + v1328;
+        v7120 = v1330;
+        const float v1332 = v7129;
+        const float v1333 = v7121;
+        const float v1334 = v1333 + v1332;
+        v7121 = v1334;
+        const float v1336 = v7130;
+        const float v1337 = v7122;
+        const float v1338 = v1337 + v1336;
+        v7122 = v1338;
+        const float v1340 = v7131;
+        const float v1341 = v7123;
+        const float v1342 = v1341 + v1340;
+        v7123 = v1342;
+        const float v1344 = v7132;
+        const float v1345 = v7124;
+        const float v1346 = v1345 + v1344;
+        v7124 = v1346;
+        const float v1348 = v7133;
+        const float v1349 = v7125;
+        const float v1350 = v1349 + v1348;
+        v7125 = v1350;
       }
-      const float v1351 = v7117;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1352 = iron_simd_sum(v1351);
-      const unsigned int v1353 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1354 = v1353 == 0u;
-      if (v1354) {
-        const unsigned int v1355 = iron_linear_thread() >> 5;
-        const unsigned int v1356 = v1355 << 3u;
-        shm3[v1356] = v1352;
+      const float v1352 = v7118;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1353 = iron_simd_sum(v1352);
+      const unsigned int v1354 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1355 = v1354 == 0u;
+      if (v1355) {
+        const unsigned int v1356 = iron_linear_thread() >> 5;
+        const unsigned int v1357 = v1356 << 3u;
+        shm3[v1357] = v1353;
       }
-      const float v1357 = v7118;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1358 = iron_simd_sum(v1357);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1359 = iron_linear_thread() >> 5;
-        const unsigned int v1360 = v1359 << 3u;
-        const unsigned int v1361 = v1360 + 1u;
-        shm3[v1361] = v1358;
+      const float v1358 = v7119;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1359 = iron_simd_sum(v1358);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1360 = iron_linear_thread() >> 5;
+        const unsigned int v1361 = v1360 << 3u;
+        const unsigned int v1362 = v1361 + 1u;
+        shm3[v1362] = v1359;
       }
-      const float v1362 = v7119;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1363 = iron_simd_sum(v1362);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1364 = iron_linear_thread() >> 5;
-        const unsigned int v1365 = v1364 << 3u;
-        const unsigned int v1366 = v1365 + 2u;
-        shm3[v1366] = v1363;
+      const float v1363 = v7120;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1364 = iron_simd_sum(v1363);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1365 = iron_linear_thread() >> 5;
+        const unsigned int v1366 = v1365 << 3u;
+        const unsigned int v1367 = v1366 + 2u;
+        shm3[v1367] = v1364;
       }
-      const float v1367 = v7120;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1368 = iron_simd_sum(v1367);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1369 = iron_linear_thread() >> 5;
-        const unsigned int v1370 = v1369 << 3u;
-        const unsigned int v1371 = v1370 + 3u;
-        shm3[v1371] = v1368;
+      const float v1368 = v7121;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1369 = iron_simd_sum(v1368);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1370 = iron_linear_thread() >> 5;
+        const unsigned int v1371 = v1370 << 3u;
+        const unsigned int v1372 = v1371 + 3u;
+        shm3[v1372] = v1369;
       }
-      const float v1372 = v7121;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1373 = iron_simd_sum(v1372);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1374 = iron_linear_thread() >> 5;
-        const unsigned int v1375 = v1374 << 3u;
-        const unsigned int v1376 = v1375 + 4u;
-        shm3[v1376] = v1373;
+      const float v1373 = v7122;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1374 = iron_simd_sum(v1373);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1375 = iron_linear_thread() >> 5;
+        const unsigned int v1376 = v1375 << 3u;
+        const unsigned int v1377 = v1376 + 4u;
+        shm3[v1377] = v1374;
       }
-      const float v1377 = v7122;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1378 = iron_simd_sum(v1377);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1379 = iron_linear_thread() >> 5;
-        const unsigned int v1380 = v1379 << 3u;
-        const unsigned int v1381 = v1380 + 5u;
-        shm3[v1381] = v1378;
+      const float v1378 = v7123;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1379 = iron_simd_sum(v1378);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1380 = iron_linear_thread() >> 5;
+        const unsigned int v1381 = v1380 << 3u;
+        const unsigned int v1382 = v1381 + 5u;
+        shm3[v1382] = v1379;
       }
-      const float v1382 = v7123;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1383 = iron_simd_sum(v1382);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1384 = iron_linear_thread() >> 5;
-        const unsigned int v1385 = v1384 << 3u;
-        const unsigned int v1386 = v1385 + 6u;
-        shm3[v1386] = v1383;
+      const float v1383 = v7124;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1384 = iron_simd_sum(v1383);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1385 = iron_linear_thread() >> 5;
+        const unsigned int v1386 = v1385 << 3u;
+        const unsigned int v1387 = v1386 + 6u;
+        shm3[v1387] = v1384;
       }
-      const float v1387 = v7124;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1388 = iron_simd_sum(v1387);
-      if (v1354) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1389 = iron_linear_thread() >> 5;
-        const unsigned int v1390 = v1389 << 3u;
-        const unsigned int v1391 = v1390 + 7u;
-        shm3[v1391] = v1388;
+      const float v1388 = v7125;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1389 = iron_simd_sum(v1388);
+      if (v1355) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1390 = iron_linear_thread() >> 5;
+        const unsigned int v1391 = v1390 << 3u;
+        const unsigned int v1392 = v1391 + 7u;
+        shm3[v1392] = v1389;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v1392 = v1233 + v1261;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v1393 = v1261 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v1394 = v1237 + v1393;
-      const bool v1395 = v1261 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1396 = v1392 < v1;
-      const bool v1397 = v1395 && v1396;
-      const bool v1398 = v1394 < v0;
-      const bool v1399 = v1397 && v1398;
-      if (v1399) {
-        const float v1400 = shm3[v1261];  // kernels/gemm/gemv_rows.hpp:155
-        float v1401 = v1400;
-        const unsigned int v1402 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v1393 = v1234 + v1262;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v1394 = v1262 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v1395 = v1238 + v1394;
+      const bool v1396 = v1262 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1397 = v1393 < v1;
+      const bool v1398 = v1396 && v1397;
+      const bool v1399 = v1395 < v0;
+      const bool v1400 = v1398 && v1399;
+      if (v1400) {
+        const float v1401 = shm3[v1262];  // kernels/gemm/gemv_rows.hpp:155
+        float v1402 = v1401;
+        const unsigned int v1403 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v1403 = 1u; v1403 < v1402; v1403 += 1u) {
-          const unsigned int v1404 = v1403 << 3u;
-          const unsigned int v1405 = v1404 + v1261;
-          const float v1406 = shm3[v1405];
-          const float v1407 = v1401;
-          const float v1408 = v1407 + v1406;
-          v1401 = v1408;
+        for (unsigned int v1404 = 1u; v1404 < v1403; v1404 += 1u) {
+          const unsigned int v1405 = v1404 << 3u;
+          const unsigned int v1406 = v1405 + v1262;
+          const float v1407 = shm3[v1406];
+          const float v1408 = v1402;
+          const float v1409 = v1408 + v1407;
+          v1402 = v1409;
         }
-        const float v1409 = v1401;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
-        const unsigned int v1411 = v1394 * v1;
-        const unsigned int v1412 = v1411 + v1392;
-        out[v1412] = v1410;
+        const float v1410 = v1402;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
+        const unsigned int v1412 = v1395 * v1;
+        const unsigned int v1413 = v1412 + v1393;
+        out[v1413] = v1411;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v1422 = v1237 + 1u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v1438 = min(v1422, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1440 = v1422 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1441 = v1255 && v1440;
-    if (v1441) {
-      float v7134 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7135 = 0.0f;
+    const unsigned int v1423 = v1238 + 1u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v1439 = min(v1423, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1441 = v1423 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1442 = v1256 && v1441;
+    if (v1442) {
+      float v7135 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7136 = 0.0f;
       float v7137 = 0.0f;
       float v7138 = 0.0f;
       float v7139 = 0.0f;
       float v7140 = 0.0f;
       float v7141 = 0.0f;
-      const unsigned int v1444 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v1445 = threadIdx.x;
-      const unsigned int v1446 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v1447 = v1241 * v2;
-      const unsigned int v1448 = v1243 * v2;
-      const unsigned int v1449 = v1245 * v2;
-      const unsigned int v1450 = v1247 * v2;
-      const unsigned int v1451 = v1249 * v2;
-      const unsigned int v1452 = v1251 * v2;
-      const unsigned int v1453 = v1253 * v2;
-      const unsigned int v1455 = v1438 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7142 = 0.0f;
+      const unsigned int v1445 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v1446 = threadIdx.x;
+      const unsigned int v1447 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v1448 = v1242 * v2;
+      const unsigned int v1449 = v1244 * v2;
+      const unsigned int v1450 = v1246 * v2;
+      const unsigned int v1451 = v1248 * v2;
+      const unsigned int v1452 = v1250 * v2;
+      const unsigned int v1453 = v1252 * v2;
+      const unsigned int v1454 = v1254 * v2;
+      const unsigned int v1456 = v1439 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v1456 = v1445; v1456 < v2; v1456 += v1444) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v1457 = v1446 + v1456;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v1458 = w[v1457];
-        const unsigned int v1459 = v1447 + v1456;
-        const iron_bf16 v1460 = w[v1459];
-        const unsigned int v1461 = v1448 + v1456;
-        const iron_bf16 v1462 = w[v1461];
-        const unsigned int v1463 = v1449 + v1456;
-        const iron_bf16 v1464 = w[v1463];
-        const unsigned int v1465 = v1450 + v1456;
-        const iron_bf16 v1466 = w[v1465];
-        const unsigned int v1467 = v1451 + v1456;
-        const iron_bf16 v1468 = w[v1467];
-        const unsigned int v1469 = v1452 + v1456;
-        const iron_bf16 v1470 = w[v1469];
-        const unsigned int v1471 = v1453 + v1456;
-        const iron_bf16 v1472 = w[v1471];
-        float v7142 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7143 = 0.0f;
+      for (unsigned int v1457 = v1446; v1457 < v2; v1457 += v1445) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v1458 = v1447 + v1457;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v1459 = w[v1458];
+        const unsigned int v1460 = v1448 + v1457;
+        const iron_bf16 v1461 = w[v1460];
+        const unsigned int v1462 = v1449 + v1457;
+        const iron_bf16 v1463 = w[v1462];
+        const unsigned int v1464 = v1450 + v1457;
+        const iron_bf16 v1465 = w[v1464];
+        const unsigned int v1466 = v1451 + v1457;
+        const iron_bf16 v1467 = w[v1466];
+        const unsigned int v1468 = v1452 + v1457;
+        const iron_bf16 v1469 = w[v1468];
+        const unsigned int v1470 = v1453 + v1457;
+        const iron_bf16 v1471 = w[v1470];
+        const unsigned int v1472 = v1454 + v1457;
+        const iron_bf16 v1473 = w[v1472];
+        float v7143 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7144 = 0.0f;
         float v7145 = 0.0f;
         float v7146 = 0.0f;
         float v7147 = 0.0f;
         float v7148 = 0.0f;
         float v7149 = 0.0f;
-        const float v1475 = iron_to_f32(v1458);  // kernels/gemm/gemv.cpp:76
-        const float v1476 = iron_to_f32(v1460);
-        const float v1477 = iron_to_f32(v1462);
-        const float v1478 = iron_to_f32(v1464);
-        const float v1479 = iron_to_f32(v1466);
-        const float v1480 = iron_to_f32(v1468);
-        const float v1481 = iron_to_f32(v1470);
-        const float v1482 = iron_to_f32(v1472);
-        const unsigned int v1483 = v1455 + v1456;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v1484 = x[v1483];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1485 = iron_to_f32(v1484);
-        const float v1486 = v7142;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1487 = fmaf(v1485, v1475, v1486);
-        v7142 = v1487;
-        const float v1488 = v7143;
-        const float v1489 = fmaf(v1485, v1476, v1488);
-        v7143 = v1489;
-        const float v1490 = v7144;
-        const float v1491 = fmaf(v1485, v1477, v1490);
-        v7144 = v1491;
-        const float v1492 = v7145;
-        const float v1493 = fmaf(v1485, v1478, v1492);
-        v7145 = v1493;
-        const float v1494 = v7146;
-        const float v1495 = fmaf(v1485, v1479, v1494);
-        v7146 = v1495;
-        const float v1496 = v7147;
-        const float v1497 = fmaf(v1485, v1480, v1496);
-        v7147 = v1497;
-        const float v1498 = v7148;
-        const float v1499 = fmaf(v1485, v1481, v1498);
-        v7148 = v1499;
-        const float v1500 = v7149;
-        const float v1501 = fmaf(v1485, v1482, v1500);
-        v7149 = v1501;
-        const float v1503 = v7142;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1504 = v7134;
-        const float v1505 = v1504 + v1503;
-        v7134 = v1505;
-        const float v1507 = v7143;
-        const float v1508 = v7135;
-        const float v1509 = v1508 + v1507;
-        v7135 = v1509;
-        const float v1511 = v7144;
-        const float v1512 = v7136;
-        const float v1513 = v1512 + v1511;
-        v7136 = v1513;
-        const float v1515 = v7145;
-        const float v1516 = v7137;
-        const float v1517 = v1516 + v1515;
-        v7137 = v1517;
-        const float v1519 = v7146;
-        const float v1520 = v7138;
-        const float v1521 = v1520 + v1519;
-        v7138 = v1521;
-        const float v1523 = v7147;
-        const float v1524 = v7139;
-        const float v1525 = v1524 + v1523;
-        v7139 = v1525;
-        const float v1527 = v7148;
-        const float v1528 = v7140;
-        const float v1529 = v1528 + v1527;
-        v7140 = v1529;
-        const float v1531 = v7149;
-        const float v1532 = v7141;
-        const float v1533 = v1532 + v1531;
-        v7141 = v1533;
+        float v7150 = 0.0f;
+        const float v1476 = iron_to_f32(v1459);  // kernels/gemm/gemv.cpp:76
+        const float v1477 = iron_to_f32(v1461);
+        const float v1478 = iron_to_f32(v1463);
+        const float v1479 = iron_to_f32(v1465);
+        const float v1480 = iron_to_f32(v1467);
+        const float v1481 = iron_to_f32(v1469);
+        const float v1482 = iron_to_f32(v1471);
+        const float v1483 = iron_to_f32(v1473);
+        const unsigned int v1484 = v1456 + v1457;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v1485 = x[v1484];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1486 = iron_to_f32(v1485);
+        const float v1487 = v7143;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1488 = fmaf(v1486, v1476, v1487);
+        v7143 = v1488;
+        const float v1489 = v7144;
+        const float v1490 = fmaf(v1486, v1477, v1489);
+        v7144 = v1490;
+        const float v1491 = v7145;
+        const float v1492 = fmaf(v1486, v1478, v1491);
+        v7145 = v1492;
+        const float v1493 = v7146;
+        const float v1494 = fmaf(v1486, v1479, v1493);
+        v7146 = v1494;
+        const float v1495 = v7147;
+        const float v1496 = fmaf(v1486, v1480, v1495);
+        v7147 = v1496;
+        const float v1497 = v7148;
+        const float v1498 = fmaf(v1486, v1481, v1497);
+        v7148 = v1498;
+        const float v1499 = v7149;
+        const float v1500 = fmaf(v1486, v1482, v1499);
+        v7149 = v1500;
+        const float v1501 = v7150;
+        const float v1502 = fmaf(v1486, v1483, v1501);
+        v7150 = v1502;
+        const float v1504 = v7143;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1505 = v7135;
+        const float v1506 = v1505 + v1504;
+        v7135 = v1506;
+        const float v1508 = v7144;
+        const float v1509 = v7136;
+        const float v1510 = v1509 + v1508;
+        v7136 = v1510;
+        const float v1512 = v7145;
+        const float v1513 = v7137;
+        const float v1514 = v1513 + v1512;
+        v7137 = v1514;
+        const float v1516 = v7146;
+        const float v1517 = v7138;
+        const float v1518 = v1517 + v1516;
+        v7138 = v1518;
+        const float v1520 = v7147;
+        const float v1521 = v7139;
+        const float v1522 = v1521 + v1520;
+        v7139 = v1522;
+        const float v1524 = v7148;
+        const float v1525 = v7140;
+        const float v1526 = v1525 + v1524;
+        v7140 = v1526;
+        const float v1528 = v7149;
+        const float v1529 = v7141;
+        const float v1530 = v1529 + v1528;
+        v7141 = v1530;
+        const float v1532 = v7150;
+        const float v1533 = v7142;
+        const float v1534 = v1533 + v1532;
+        v7142 = v1534;
       }
-      const float v1535 = v7134;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1536 = iron_simd_sum(v1535);
-      const unsigned int v1537 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1538 = v1537 == 0u;
-      if (v1538) {
-        const unsigned int v1539 = iron_linear_thread() >> 5;
-        const unsigned int v1540 = v1539 << 3u;
-        shm3[v1540] = v1536;
+      const float v1536 = v7135;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1537 = iron_simd_sum(v1536);
+      const unsigned int v1538 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1539 = v1538 == 0u;
+      if (v1539) {
+        const unsigned int v1540 = iron_linear_thread() >> 5;
+        const unsigned int v1541 = v1540 << 3u;
+        shm3[v1541] = v1537;
       }
-      const float v1541 = v7135;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1542 = iron_simd_sum(v1541);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1543 = iron_linear_thread() >> 5;
-        const unsigned int v1544 = v1543 << 3u;
-        const unsigned int v1545 = v1544 + 1u;
-        shm3[v1545] = v1542;
+      const float v1542 = v7136;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1543 = iron_simd_sum(v1542);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1544 = iron_linear_thread() >> 5;
+        const unsigned int v1545 = v1544 << 3u;
+        const unsigned int v1546 = v1545 + 1u;
+        shm3[v1546] = v1543;
       }
-      const float v1546 = v7136;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1547 = iron_simd_sum(v1546);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1548 = iron_linear_thread() >> 5;
-        const unsigned int v1549 = v1548 << 3u;
-        const unsigned int v1550 = v1549 + 2u;
-        shm3[v1550] = v1547;
+      const float v1547 = v7137;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1548 = iron_simd_sum(v1547);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1549 = iron_linear_thread() >> 5;
+        const unsigned int v1550 = v1549 << 3u;
+        const unsigned int v1551 = v1550 + 2u;
+        shm3[v1551] = v1548;
       }
-      const float v1551 = v7137;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1552 = iron_simd_sum(v1551);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1553 = iron_linear_thread() >> 5;
-        const unsigned int v1554 = v1553 << 3u;
-        const unsigned int v1555 = v1554 + 3u;
-        shm3[v1555] = v1552;
+      const float v1552 = v7138;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1553 = iron_simd_sum(v1552);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1554 = iron_linear_thread() >> 5;
+        const unsigned int v1555 = v1554 << 3u;
+        const unsigned int v1556 = v1555 + 3u;
+        shm3[v1556] = v1553;
       }
-      const float v1556 = v7138;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1557 = iron_simd_sum(v1556);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1558 = iron_linear_thread() >> 5;
-        const unsigned int v1559 = v1558 << 3u;
-        const unsigned int v1560 = v1559 + 4u;
-        shm3[v1560] = v1557;
+      const float v1557 = v7139;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1558 = iron_simd_sum(v1557);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1559 = iron_linear_thread() >> 5;
+        const unsigned int v1560 = v1559 << 3u;
+        const unsigned int v1561 = v1560 + 4u;
+        shm3[v1561] = v1558;
       }
-      const float v1561 = v7139;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1562 = iron_simd_sum(v1561);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1563 = iron_linear_thread() >> 5;
-        const unsigned int v1564 = v1563 << 3u;
-        const unsigned int v1565 = v1564 + 5u;
-        shm3[v1565] = v1562;
+      const float v1562 = v7140;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1563 = iron_simd_sum(v1562);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1564 = iron_linear_thread() >> 5;
+        const unsigned int v1565 = v1564 << 3u;
+        const unsigned int v1566 = v1565 + 5u;
+        shm3[v1566] = v1563;
       }
-      const float v1566 = v7140;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1567 = iron_simd_sum(v1566);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1568 = iron_linear_thread() >> 5;
-        const unsigned int v1569 = v1568 << 3u;
-        const unsigned int v1570 = v1569 + 6u;
-        shm3[v1570] = v1567;
+      const float v1567 = v7141;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1568 = iron_simd_sum(v1567);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1569 = iron_linear_thread() >> 5;
+        const unsigned int v1570 = v1569 << 3u;
+        const unsigned int v1571 = v1570 + 6u;
+        shm3[v1571] = v1568;
       }
-      const float v1571 = v7141;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1572 = iron_simd_sum(v1571);
-      if (v1538) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1573 = iron_linear_thread() >> 5;
-        const unsigned int v1574 = v1573 << 3u;
-        const unsigned int v1575 = v1574 + 7u;
-        shm3[v1575] = v1572;
+      const float v1572 = v7142;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1573 = iron_simd_sum(v1572);
+      if (v1539) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1574 = iron_linear_thread() >> 5;
+        const unsigned int v1575 = v1574 << 3u;
+        const unsigned int v1576 = v1575 + 7u;
+        shm3[v1576] = v1573;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v1576 = v1233 + v1445;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v1577 = v1445 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v1578 = v1422 + v1577;
-      const bool v1579 = v1445 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1580 = v1576 < v1;
-      const bool v1581 = v1579 && v1580;
-      const bool v1582 = v1578 < v0;
-      const bool v1583 = v1581 && v1582;
-      if (v1583) {
-        const float v1584 = shm3[v1445];  // kernels/gemm/gemv_rows.hpp:155
-        float v1585 = v1584;
-        const unsigned int v1586 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v1577 = v1234 + v1446;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v1578 = v1446 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v1579 = v1423 + v1578;
+      const bool v1580 = v1446 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1581 = v1577 < v1;
+      const bool v1582 = v1580 && v1581;
+      const bool v1583 = v1579 < v0;
+      const bool v1584 = v1582 && v1583;
+      if (v1584) {
+        const float v1585 = shm3[v1446];  // kernels/gemm/gemv_rows.hpp:155
+        float v1586 = v1585;
+        const unsigned int v1587 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v1587 = 1u; v1587 < v1586; v1587 += 1u) {
-          const unsigned int v1588 = v1587 << 3u;
-          const unsigned int v1589 = v1588 + v1445;
-          const float v1590 = shm3[v1589];
-          const float v1591 = v1585;
-          const float v1592 = v1591 + v1590;
-          v1585 = v1592;
+        for (unsigned int v1588 = 1u; v1588 < v1587; v1588 += 1u) {
+          const unsigned int v1589 = v1588 << 3u;
+          const unsigned int v1590 = v1589 + v1446;
+          const float v1591 = shm3[v1590];
+          const float v1592 = v1586;
+          const float v1593 = v1592 + v1591;
+          v1586 = v1593;
         }
-        const float v1593 = v1585;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v1594 = iron_f32_to_bf16(v1593);
-        const unsigned int v1595 = v1578 * v1;
-        const unsigned int v1596 = v1595 + v1576;
-        out[v1596] = v1594;
+        const float v1594 = v1586;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
+        const unsigned int v1596 = v1579 * v1;
+        const unsigned int v1597 = v1596 + v1577;
+        out[v1597] = v1595;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v1606 = v1237 + 2u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v1622 = min(v1606, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1624 = v1606 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1625 = v1255 && v1624;
-    if (v1625) {
-      float v7151 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7152 = 0.0f;
+    const unsigned int v1607 = v1238 + 2u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v1623 = min(v1607, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1625 = v1607 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1626 = v1256 && v1625;
+    if (v1626) {
+      float v7152 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7153 = 0.0f;
       float v7154 = 0.0f;
       float v7155 = 0.0f;
       float v7156 = 0.0f;
       float v7157 = 0.0f;
       float v7158 = 0.0f;
-      const unsigned int v1628 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v1629 = threadIdx.x;
-      const unsigned int v1630 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v1631 = v1241 * v2;
-      const unsigned int v1632 = v1243 * v2;
-      const unsigned int v1633 = v1245 * v2;
-      const unsigned int v1634 = v1247 * v2;
-      const unsigned int v1635 = v1249 * v2;
-      const unsigned int v1636 = v1251 * v2;
-      const unsigned int v1637 = v1253 * v2;
-      const unsigned int v1639 = v1622 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7159 = 0.0f;
+      const unsigned int v1629 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v1630 = threadIdx.x;
+      const unsigned int v1631 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v1632 = v1242 * v2;
+      const unsigned int v1633 = v1244 * v2;
+      const unsigned int v1634 = v1246 * v2;
+      const unsigned int v1635 = v1248 * v2;
+      const unsigned int v1636 = v1250 * v2;
+      const unsigned int v1637 = v1252 * v2;
+      const unsigned int v1638 = v1254 * v2;
+      const unsigned int v1640 = v1623 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v1640 = v1629; v1640 < v2; v1640 += v1628) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v1641 = v1630 + v1640;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v1642 = w[v1641];
-        const unsigned int v1643 = v1631 + v1640;
-        const iron_bf16 v1644 = w[v1643];
-        const unsigned int v1645 = v1632 + v1640;
-        const iron_bf16 v1646 = w[v1645];
-        const unsigned int v1647 = v1633 + v1640;
-        const iron_bf16 v1648 = w[v1647];
-        const unsigned int v1649 = v1634 + v1640;
-        const iron_bf16 v1650 = w[v1649];
-        const unsigned int v1651 = v1635 + v1640;
-        const iron_bf16 v1652 = w[v1651];
-        const unsigned int v1653 = v1636 + v1640;
-        const iron_bf16 v1654 = w[v1653];
-        const unsigned int v1655 = v1637 + v1640;
-        const iron_bf16 v1656 = w[v1655];
-        float v7159 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7160 = 0.0f;
+      for (unsigned int v1641 = v1630; v1641 < v2; v1641 += v1629) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v1642 = v1631 + v1641;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v1643 = w[v1642];
+        const unsigned int v1644 = v1632 + v1641;
+        const iron_bf16 v1645 = w[v1644];
+        const unsigned int v1646 = v1633 + v1641;
+        const iron_bf16 v1647 = w[v1646];
+        const unsigned int v1648 = v1634 + v1641;
+        const iron_bf16 v1649 = w[v1648];
+        const unsigned int v1650 = v1635 + v1641;
+        const iron_bf16 v1651 = w[v1650];
+        const unsigned int v1652 = v1636 + v1641;
+        const iron_bf16 v1653 = w[v1652];
+        const unsigned int v1654 = v1637 + v1641;
+        const iron_bf16 v1655 = w[v1654];
+        const unsigned int v1656 = v1638 + v1641;
+        const iron_bf16 v1657 = w[v1656];
+        float v7160 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7161 = 0.0f;
         float v7162 = 0.0f;
         float v7163 = 0.0f;
         float v7164 = 0.0f;
         float v7165 = 0.0f;
         float v7166 = 0.0f;
-        const float v1659 = iron_to_f32(v1642);  // kernels/gemm/gemv.cpp:76
-        const float v1660 = iron_to_f32(v1644);
-        const float v1661 = iron_to_f32(v1646);
-        const float v1662 = iron_to_f32(v1648);
-        const float v1663 = iron_to_f32(v1650);
-        const float v1664 = iron_to_f32(v1652);
-        const float v1665 = iron_to_f32(v1654);
-        const float v1666 = iron_to_f32(v1656);
-        const unsigned int v1667 = v1639 + v1640;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v1668 = x[v1667];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1669 = iron_to_f32(v1668);
-        const float v1670 = v7159;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1671 = fmaf(v1669, v1659, v1670);
-        v7159 = v1671;
-        const float v1672 = v7160;
-        const float v1673 = fmaf(v1669, v1660, v1672);
-        v7160 = v1673;
-        const float v1674 = v7161;
-        const float v1675 = fmaf(v1669, v1661, v1674);
-        v7161 = v1675;
-        const float v1676 = v7162;
-        const float v1677 = fmaf(v1669, v1662, v1676);
-        v7162 = v1677;
-        const float v1678 = v7163;
-        const float v1679 = fmaf(v1669, v1663, v1678);
-        v7163 = v1679;
-        const float v1680 = v7164;
-        const float v1681 = fmaf(v1669, v1664, v1680);
-        v7164 = v1681;
-        const float v1682 = v7165;
-        const float v1683 = fmaf(v1669, v1665, v1682);
-        v7165 = v1683;
-        const float v1684 = v7166;
-        const float v1685 = fmaf(v1669, v1666, v1684);
-        v7166 = v1685;
-        const float v1687 = v7159;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1688 = v7151;
-        const float v1689 = v1688 + v1687;
-        v7151 = v1689;
-        const float v1691 = v7160;
-        const float v1692 = v7152;
-        const float v1693 = v1692 + v1691;
-        v7152 = v1693;
-        const float v1695 = v7161;
-        const float v1696 = v7153;
-        const float v1697 = v1696 + v1695;
-        v7153 = v1697;
-        const float v1699 = v7162;
-        const float v1700 = v7154;
-        const float v1701 = v1700 + v1699;
-        v7154 = v1701;
-        const float v1703 = v7163;
-        const float v1704 = v7155;
-        const float v1705 = v1704 + v1703;
-        v7155 = v1705;
-        const float v1707 = v7164;
-        const float v1708 = v7156;
-        const float v1709 = v1708 + v1707;
-        v7156 = v1709;
-        const float v1711 = v7165;
-        const float v1712 = v7157;
-        const float v1713 = v1712 + v1711;
-        v7157 = v1713;
-        const float v1715 = v7166;
-        const float v1716 = v7158;
-        const float v1717 = v1716 + v1715;
-        v7158 = v1717;
+        float v7167 = 0.0f;
+        const float v1660 = iron_to_f32(v1643);  // kernels/gemm/gemv.cpp:76
+        const float v1661 = iron_to_f32(v1645);
+        const float v1662 = iron_to_f32(v1647);
+        const float v1663 = iron_to_f32(v1649);
+        const float v1664 = iron_to_f32(v1651);
+        const float v1665 = iron_to_f32(v1653);
+        const float v1666 = iron_to_f32(v1655);
+        const float v1667 = iron_to_f32(v1657);
+        const unsigned int v1668 = v1640 + v1641;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v1669 = x[v1668];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1670 = iron_to_f32(v1669);
+        const float v1671 = v7160;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1672 = fmaf(v1670, v1660, v1671);
+        v7160 = v1672;
+        const float v1673 = v7161;
+        const float v1674 = fmaf(v1670, v1661, v1673);
+        v7161 = v1674;
+        const float v1675 = v7162;
+        const float v1676 = fmaf(v1670, v1662, v1675);
+        v7162 = v1676;
+        const float v1677 = v7163;
+        const float v1678 = fmaf(v1670, v1663, v1677);
+        v7163 = v1678;
+        const float v1679 = v7164;
+        const float v1680 = fmaf(v1670, v1664, v1679);
+        v7164 = v1680;
+        const float v1681 = v7165;
+        const float v1682 = fmaf(v1670, v1665, v1681);
+        v7165 = v1682;
+        const float v1683 = v7166;
+        const float v1684 = fmaf(v1670, v1666, v1683);
+        v7166 = v1684;
+        const float v1685 = v7167;
+        const float v1686 = fmaf(v1670, v1667, v1685);
+        v7167 = v1686;
+        const float v1688 = v7160;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1689 = v7152;
+        const float v1690 = v1689 + v1688;
+        v7152 = v1690;
+        const float v1692 = v7161;
+        const float v1693 = v7153;
+        const float v1694 = v1693 + v1692;
+        v7153 = v1694;
+        const float v1696 = v7162;
+        const float v1697 = v7154;
+        const float v1698 = v1697 + v1696;
+        v7154 = v1698;
+        const float v1700 = v7163;
+        const float v1701 = v7155;
+        const float v1702 = v1701 + v1700;
+        v7155 = v1702;
+        const float v1704 = v7164;
+        const float v1705 = v7156;
+        const float v1706 = v1705 + v1704;
+        v7156 = v1706;
+        const float v1708 = v7165;
+        const float v1709 = v7157;
+        const float v1710 = v1709 + v1708;
+        v7157 = v1710;
+        const float v1712 = v7166;
+        const float v1713 = v7158;
+        const float v1714 = v1713 + v1712;
+        v7158 = v1714;
+        const float v1716 = v7167;
+        const float v1717 = v7159;
+        const float v1718 = v1717 + v1716;
+        v7159 = v1718;
       }
-      const float v1719 = v7151;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1720 = iron_simd_sum(v1719);
-      const unsigned int v1721 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1722 = v1721 == 0u;
-      if (v1722) {
-        const unsigned int v1723 = iron_linear_thread() >> 5;
-        const unsigned int v1724 = v1723 << 3u;
-        shm3[v1724] = v1720;
+      const float v1720 = v7152;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1721 = iron_simd_sum(v1720);
+      const unsigned int v1722 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1723 = v1722 == 0u;
+      if (v1723) {
+        const unsigned int v1724 = iron_linear_thread() >> 5;
+        const unsigned int v1725 = v1724 << 3u;
+        shm3[v1725] = v1721;
       }
-      const float v1725 = v7152;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1726 = iron_simd_sum(v1725);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1727 = iron_linear_thread() >> 5;
-        const unsigned int v1728 = v1727 << 3u;
-        const unsigned int v1729 = v1728 + 1u;
-        shm3[v1729] = v1726;
+      const float v1726 = v7153;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1727 = iron_simd_sum(v1726);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1728 = iron_linear_thread() >> 5;
+        const unsigned int v1729 = v1728 << 3u;
+        const unsigned int v1730 = v1729 + 1u;
+        shm3[v1730] = v1727;
       }
-      const float v1730 = v7153;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1731 = iron_simd_sum(v1730);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1732 = iron_linear_thread() >> 5;
-        const unsigned int v1733 = v1732 << 3u;
-        const unsigned int v1734 = v1733 + 2u;
-        shm3[v1734] = v1731;
+      const float v1731 = v7154;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1732 = iron_simd_sum(v1731);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1733 = iron_linear_thread() >> 5;
+        const unsigned int v1734 = v1733 << 3u;
+        const unsigned int v1735 = v1734 + 2u;
+        shm3[v1735] = v1732;
       }
-      const float v1735 = v7154;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1736 = iron_simd_sum(v1735);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1737 = iron_linear_thread() >> 5;
-        const unsigned int v1738 = v1737 << 3u;
-        const unsigned int v1739 = v1738 + 3u;
-        shm3[v1739] = v1736;
+      const float v1736 = v7155;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1737 = iron_simd_sum(v1736);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1738 = iron_linear_thread() >> 5;
+        const unsigned int v1739 = v1738 << 3u;
+        const unsigned int v1740 = v1739 + 3u;
+        shm3[v1740] = v1737;
       }
-      const float v1740 = v7155;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1741 = iron_simd_sum(v1740);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1742 = iron_linear_thread() >> 5;
-        const unsigned int v1743 = v1742 << 3u;
-        const unsigned int v1744 = v1743 + 4u;
-        shm3[v1744] = v1741;
+      const float v1741 = v7156;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1742 = iron_simd_sum(v1741);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1743 = iron_linear_thread() >> 5;
+        const unsigned int v1744 = v1743 << 3u;
+        const unsigned int v1745 = v1744 + 4u;
+        shm3[v1745] = v1742;
       }
-      const float v1745 = v7156;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1746 = iron_simd_sum(v1745);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1747 = iron_linear_thread() >> 5;
-        const unsigned int v1748 = v1747 << 3u;
-        const unsigned int v1749 = v1748 + 5u;
-        shm3[v1749] = v1746;
+      const float v1746 = v7157;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1747 = iron_simd_sum(v1746);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1748 = iron_linear_thread() >> 5;
+        const unsigned int v1749 = v1748 << 3u;
+        const unsigned int v1750 = v1749 + 5u;
+        shm3[v1750] = v1747;
       }
-      const float v1750 = v7157;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1751 = iron_simd_sum(v1750);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1752 = iron_linear_thread() >> 5;
-        const unsigned int v1753 = v1752 << 3u;
-        const unsigned int v1754 = v1753 + 6u;
-        shm3[v1754] = v1751;
+      const float v1751 = v7158;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1752 = iron_simd_sum(v1751);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1753 = iron_linear_thread() >> 5;
+        const unsigned int v1754 = v1753 << 3u;
+        const unsigned int v1755 = v1754 + 6u;
+        shm3[v1755] = v1752;
       }
-      const float v1755 = v7158;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1756 = iron_simd_sum(v1755);
-      if (v1722) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1757 = iron_linear_thread() >> 5;
-        const unsigned int v1758 = v1757 << 3u;
-        const unsigned int v1759 = v1758 + 7u;
-        shm3[v1759] = v1756;
+      const float v1756 = v7159;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1757 = iron_simd_sum(v1756);
+      if (v1723) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1758 = iron_linear_thread() >> 5;
+        const unsigned int v1759 = v1758 << 3u;
+        const unsigned int v1760 = v1759 + 7u;
+        shm3[v1760] = v1757;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v1760 = v1233 + v1629;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v1761 = v1629 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v1762 = v1606 + v1761;
-      const bool v1763 = v1629 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1764 = v1760 < v1;
-      const bool v1765 = v1763 && v1764;
-      const bool v1766 = v1762 < v0;
-      const bool v1767 = v1765 && v1766;
-      if (v1767) {
-        const float v1768 = shm3[v1629];  // kernels/gemm/gemv_rows.hpp:155
-        float v1769 = v1768;
-        const unsigned int v1770 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v1761 = v1234 + v1630;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v1762 = v1630 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v1763 = v1607 + v1762;
+      const bool v1764 = v1630 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1765 = v1761 < v1;
+      const bool v1766 = v1764 && v1765;
+      const bool v1767 = v1763 < v0;
+      const bool v1768 = v1766 && v1767;
+      if (v1768) {
+        const float v1769 = shm3[v1630];  // kernels/gemm/gemv_rows.hpp:155
+        float v1770 = v1769;
+        const unsigned int v1771 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v1771 = 1u; v1771 < v1770; v1771 += 1u) {
-          const unsigned int v1772 = v1771 << 3u;
-          const unsigned int v1773 = v1772 + v1629;
-          const float v1774 = shm3[v1773];
-          const float v1775 = v1769;
-          const float v1776 = v1775 + v1774;
-          v1769 = v1776;
+        for (unsigned int v1772 = 1u; v1772 < v1771; v1772 += 1u) {
+          const unsigned int v1773 = v1772 << 3u;
+          const unsigned int v1774 = v1773 + v1630;
+          const float v1775 = shm3[v1774];
+          const float v1776 = v1770;
+          const float v1777 = v1776 + v1775;
+          v1770 = v1777;
         }
-        const float v1777 = v1769;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
-        const unsigned int v1779 = v1762 * v1;
-        const unsigned int v1780 = v1779 + v1760;
-        out[v1780] = v1778;
+        const float v1778 = v1770;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v1779 = iron_f32_to_bf16(v1778);
+        const unsigned int v1780 = v1763 * v1;
+        const unsigned int v1781 = v1780 + v1761;
+        out[v1781] = v1779;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v1790 = v1237 + 3u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v1806 = min(v1790, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1808 = v1790 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1809 = v1255 && v1808;
-    if (v1809) {
-      float v7168 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7169 = 0.0f;
+    const unsigned int v1791 = v1238 + 3u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v1807 = min(v1791, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1809 = v1791 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1810 = v1256 && v1809;
+    if (v1810) {
+      float v7169 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7170 = 0.0f;
       float v7171 = 0.0f;
       float v7172 = 0.0f;
       float v7173 = 0.0f;
       float v7174 = 0.0f;
       float v7175 = 0.0f;
-      const unsigned int v1812 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v1813 = threadIdx.x;
-      const unsigned int v1814 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v1815 = v1241 * v2;
-      const unsigned int v1816 = v1243 * v2;
-      const unsigned int v1817 = v1245 * v2;
-      const unsigned int v1818 = v1247 * v2;
-      const unsigned int v1819 = v1249 * v2;
-      const unsigned int v1820 = v1251 * v2;
-      const unsigned int v1821 = v1253 * v2;
-      const unsigned int v1823 = v1806 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7176 = 0.0f;
+      const unsigned int v1813 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v1814 = threadIdx.x;
+      const unsigned int v1815 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v1816 = v1242 * v2;
+      const unsigned int v1817 = v1244 * v2;
+      const unsigned int v1818 = v1246 * v2;
+      const unsigned int v1819 = v1248 * v2;
+      const unsigned int v1820 = v1250 * v2;
+      const unsigned int v1821 = v1252 * v2;
+      const unsigned int v1822 = v1254 * v2;
+      const unsigned int v1824 = v1807 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v1824 = v1813; v1824 < v2; v1824 += v1812) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v1825 = v1814 + v1824;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v1826 = w[v1825];
-        const unsigned int v1827 = v1815 + v1824;
-        const iron_bf16 v1828 = w[v1827];
-        const unsigned int v1829 = v1816 + v1824;
-        const iron_bf16 v1830 = w[v1829];
-        const unsigned int v1831 = v1817 + v1824;
-        const iron_bf16 v1832 = w[v1831];
-        const unsigned int v1833 = v1818 + v1824;
-        const iron_bf16 v1834 = w[v1833];
-        const unsigned int v1835 = v1819 + v1824;
-        const iron_bf16 v1836 = w[v1835];
-        const unsigned int v1837 = v1820 + v1824;
-        const iron_bf16 v1838 = w[v1837];
-        const unsigned int v1839 = v1821 + v1824;
-        const iron_bf16 v1840 = w[v1839];
-        float v7176 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7177 = 0.0f;
+      for (unsigned int v1825 = v1814; v1825 < v2; v1825 += v1813) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v1826 = v1815 + v1825;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v1827 = w[v1826];
+        const unsigned int v1828 = v1816 + v1825;
+        const iron_bf16 v1829 = w[v1828];
+        const unsigned int v1830 = v1817 + v1825;
+        const iron_bf16 v1831 = w[v1830];
+        const unsigned int v1832 = v1818 + v1825;
+        const iron_bf16 v1833 = w[v1832];
+        const unsigned int v1834 = v1819 + v1825;
+        const iron_bf16 v1835 = w[v1834];
+        const unsigned int v1836 = v1820 + v1825;
+        const iron_bf16 v1837 = w[v1836];
+        const unsigned int v1838 = v1821 + v1825;
+        const iron_bf16 v1839 = w[v1838];
+        const unsigned int v1840 = v1822 + v1825;
+        const iron_bf16 v1841 = w[v1840];
+        float v7177 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7178 = 0.0f;
         float v7179 = 0.0f;
         float v7180 = 0.0f;
         float v7181 = 0.0f;
         float v7182 = 0.0f;
         float v7183 = 0.0f;
-        const float v1843 = iron_to_f32(v1826);  // kernels/gemm/gemv.cpp:76
-        const float v1844 = iron_to_f32(v1828);
-        const float v1845 = iron_to_f32(v1830);
-        const float v1846 = iron_to_f32(v1832);
-        const float v1847 = iron_to_f32(v1834);
-        const float v1848 = iron_to_f32(v1836);
-        const float v1849 = iron_to_f32(v1838);
-        const float v1850 = iron_to_f32(v1840);
-        const unsigned int v1851 = v1823 + v1824;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v1852 = x[v1851];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1853 = iron_to_f32(v1852);
-        const float v1854 = v7176;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1855 = fmaf(v1853, v1843, v1854);
-        v7176 = v1855;
-        const float v1856 = v7177;
-        const float v1857 = fmaf(v1853, v1844, v1856);
-        v7177 = v1857;
-        const float v1858 = v7178;
-        const float v1859 = fmaf(v1853, v1845, v1858);
-        v7178 = v1859;
-        const float v1860 = v7179;
-        const float v1861 = fmaf(v1853, v1846, v1860);
-        v7179 = v1861;
-        const float v1862 = v7180;
-        const float v1863 = fmaf(v1853, v1847, v1862);
-        v7180 = v1863;
-        const float v1864 = v7181;
-        const float v1865 = fmaf(v1853, v1848, v1864);
-        v7181 = v1865;
-        const float v1866 = v7182;
-        const float v1867 = fmaf(v1853, v1849, v1866);
-        v7182 = v1867;
-        const float v1868 = v7183;
-        const float v1869 = fmaf(v1853, v1850, v1868);
-        v7183 = v1869;
-        const float v1871 = v7176;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1872 = v7168;
-        const float v1873 = v1872 + v1871;
-        v7168 = v1873;
-        const float v1875 = v7177;
-        const float v1876 = v7169;
-        const float v1877 = v1876 + v1875;
-        v7169 = v1877;
-        const float v1879 = v7178;
-        const float v1880 = v7170;
-        const float v1881 = v1880 + v1879;
-        v7170 = v1881;
-        const float v1883 = v7179;
-        const float v1884 = v7171;
-        const float v1885 = v1884 + v1883;
-        v7171 = v1885;
-        const float v1887 = v7180;
-        const float v1888 = v7172;
-        const float v1889 = v1888 + v1887;
-        v7172 = v1889;
-        const float v1891 = v7181;
-        const float v1892 = v7173;
-        const float v1893 = v1892 + v1891;
-        v7173 = v1893;
-        const float v1895 = v7182;
-        const float v1896 = v7174;
-        const float v1897 = v1896 + v1895;
-        v7174 = v1897;
-        const float v1899 = v7183;
-        const float v1900 = v7175;
-        const float v1901 = v1900 + v1899;
-        v7175 = v1901;
+        float v7184 = 0.0f;
+        const float v1844 = iron_to_f32(v1827);  // kernels/gemm/gemv.cpp:76
+        const float v1845 = iron_to_f32(v1829);
+        const float v1846 = iron_to_f32(v1831);
+        const float v1847 = iron_to_f32(v1833);
+        const float v1848 = iron_to_f32(v1835);
+        const float v1849 = iron_to_f32(v1837);
+        const float v1850 = iron_to_f32(v1839);
+        const float v1851 = iron_to_f32(v1841);
+        const unsigned int v1852 = v1824 + v1825;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v1853 = x[v1852];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1854 = iron_to_f32(v1853);
+        const float v1855 = v7177;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1856 = fmaf(v1854, v1844, v1855);
+        v7177 = v1856;
+        const float v1857 = v7178;
+        const float v1858 = fmaf(v1854, v1845, v1857);
+        v7178 = v1858;
+        const float v1859 = v7179;
+        const float v1860 = fmaf(v1854, v1846, v1859);
+        v7179 = v1860;
+        const float v1861 = v7180;
+        const float v1862 = fmaf(v1854, v1847, v1861);
+        v7180 = v1862;
+        const float v1863 = v7181;
+        const float v1864 = fmaf(v1854, v1848, v1863);
+        v7181 = v1864;
+        const float v1865 = v7182;
+        const float v1866 = fmaf(v1854, v1849, v1865);
+        v7182 = v1866;
+        const float v1867 = v7183;
+        const float v1868 = fmaf(v1854, v1850, v1867);
+        v7183 = v1868;
+        const float v1869 = v7184;
+        const float v1870 = fmaf(v1854, v1851, v1869);
+        v7184 = v1870;
+        const float v1872 = v7177;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1873 = v7169;
+        const float v1874 = v1873 + v1872;
+        v7169 = v1874;
+        const float v1876 = v7178;
+        const float v1877 = v7170;
+        const float v1878 = v1877 + v1876;
+        v7170 = v1878;
+        const float v1880 = v7179;
+        const float v1881 = v7171;
+        const float v1882 = v1881 + v1880;
+        v7171 = v1882;
+        const float v1884 = v7180;
+        const float v1885 = v7172;
+        const float v1886 = v1885 + v1884;
+        v7172 = v1886;
+        const float v1888 = v7181;
+        const float v1889 = v7173;
+        const float v1890 = v1889 + v1888;
+        v7173 = v1890;
+        const float v1892 = v7182;
+        const float v1893 = v7174;
+        const float v1894 = v1893 + v1892;
+        v7174 = v1894;
+        const float v1896 = v7183;
+        const float v1897 = v7175;
+        const float v1898 = v1897 + v1896;
+        v7175 = v1898;
+        const float v1900 = v7184;
+        const float v1901 = v7176;
+        const float v1902 = v1901 + v1900;
+        v7176 = v1902;
       }
-      const float v1903 = v7168;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1904 = iron_simd_sum(v1903);
-      const unsigned int v1905 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1906 = v1905 == 0u;
-      if (v1906) {
-        const unsigned int v1907 = iron_linear_thread() >> 5;
-        const unsigned int v1908 = v1907 << 3u;
-        shm3[v1908] = v1904;
+      const float v1904 = v7169;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1905 = iron_simd_sum(v1904);
+      const unsigned int v1906 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1907 = v1906 == 0u;
+      if (v1907) {
+        const unsigned int v1908 = iron_linear_thread() >> 5;
+        const unsigned int v1909 = v1908 << 3u;
+        shm3[v1909] = v1905;
       }
-      const float v1909 = v7169;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1910 = iron_simd_sum(v1909);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1911 = iron_linear_thread() >> 5;
-        const unsigned int v1912 = v1911 << 3u;
-        const unsigned int v1913 = v1912 + 1u;
-        shm3[v1913] = v1910;
+      const float v1910 = v7170;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1911 = iron_simd_sum(v1910);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1912 = iron_linear_thread() >> 5;
+        const unsigned int v1913 = v1912 << 3u;
+        const unsigned int v1914 = v1913 + 1u;
+        shm3[v1914] = v1911;
       }
-      const float v1914 = v7170;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1915 = iron_simd_sum(v1914);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1916 = iron_linear_thread() >> 5;
-        const unsigned int v1917 = v1916 << 3u;
-        const unsigned int v1918 = v1917 + 2u;
-        shm3[v1918] = v1915;
+      const float v1915 = v7171;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1916 = iron_simd_sum(v1915);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1917 = iron_linear_thread() >> 5;
+        const unsigned int v1918 = v1917 << 3u;
+        const unsigned int v1919 = v1918 + 2u;
+        shm3[v1919] = v1916;
       }
-      const float v1919 = v7171;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1920 = iron_simd_sum(v1919);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1921 = iron_linear_thread() >> 5;
-        const unsigned int v1922 = v1921 << 3u;
-        const unsigned int v1923 = v1922 + 3u;
-        shm3[v1923] = v1920;
+      const float v1920 = v7172;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1921 = iron_simd_sum(v1920);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1922 = iron_linear_thread() >> 5;
+        const unsigned int v1923 = v1922 << 3u;
+        const unsigned int v1924 = v1923 + 3u;
+        shm3[v1924] = v1921;
       }
-      const float v1924 = v7172;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1925 = iron_simd_sum(v1924);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1926 = iron_linear_thread() >> 5;
-        const unsigned int v1927 = v1926 << 3u;
-        const unsigned int v1928 = v1927 + 4u;
-        shm3[v1928] = v1925;
+      const float v1925 = v7173;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1926 = iron_simd_sum(v1925);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1927 = iron_linear_thread() >> 5;
+        const unsigned int v1928 = v1927 << 3u;
+        const unsigned int v1929 = v1928 + 4u;
+        shm3[v1929] = v1926;
       }
-      const float v1929 = v7173;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1930 = iron_simd_sum(v1929);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1931 = iron_linear_thread() >> 5;
-        const unsigned int v1932 = v1931 << 3u;
-        const unsigned int v1933 = v1932 + 5u;
-        shm3[v1933] = v1930;
+      const float v1930 = v7174;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1931 = iron_simd_sum(v1930);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1932 = iron_linear_thread() >> 5;
+        const unsigned int v1933 = v1932 << 3u;
+        const unsigned int v1934 = v1933 + 5u;
+        shm3[v1934] = v1931;
       }
-      const float v1934 = v7174;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1935 = iron_simd_sum(v1934);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1936 = iron_linear_thread() >> 5;
-        const unsigned int v1937 = v1936 << 3u;
-        const unsigned int v1938 = v1937 + 6u;
-        shm3[v1938] = v1935;
+      const float v1935 = v7175;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1936 = iron_simd_sum(v1935);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1937 = iron_linear_thread() >> 5;
+        const unsigned int v1938 = v1937 << 3u;
+        const unsigned int v1939 = v1938 + 6u;
+        shm3[v1939] = v1936;
       }
-      const float v1939 = v7175;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1940 = iron_simd_sum(v1939);
-      if (v1906) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v1941 = iron_linear_thread() >> 5;
-        const unsigned int v1942 = v1941 << 3u;
-        const unsigned int v1943 = v1942 + 7u;
-        shm3[v1943] = v1940;
+      const float v1940 = v7176;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1941 = iron_simd_sum(v1940);
+      if (v1907) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v1942 = iron_linear_thread() >> 5;
+        const unsigned int v1943 = v1942 << 3u;
+        const unsigned int v1944 = v1943 + 7u;
+        shm3[v1944] = v1941;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v1944 = v1233 + v1813;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v1945 = v1813 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v1946 = v1790 + v1945;
-      const bool v1947 = v1813 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1948 = v1944 < v1;
-      const bool v1949 = v1947 && v1948;
-      const bool v1950 = v1946 < v0;
-      const bool v1951 = v1949 && v1950;
-      if (v1951) {
-        const float v1952 = shm3[v1813];  // kernels/gemm/gemv_rows.hpp:155
-        float v1953 = v1952;
-        const unsigned int v1954 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v1945 = v1234 + v1814;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v1946 = v1814 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v1947 = v1791 + v1946;
+      const bool v1948 = v1814 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1949 = v1945 < v1;
+      const bool v1950 = v1948 && v1949;
+      const bool v1951 = v1947 < v0;
+      const bool v1952 = v1950 && v1951;
+      if (v1952) {
+        const float v1953 = shm3[v1814];  // kernels/gemm/gemv_rows.hpp:155
+        float v1954 = v1953;
+        const unsigned int v1955 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v1955 = 1u; v1955 < v1954; v1955 += 1u) {
-          const unsigned int v1956 = v1955 << 3u;
-          const unsigned int v1957 = v1956 + v1813;
-          const float v1958 = shm3[v1957];
-          const float v1959 = v1953;
-          const float v1960 = v1959 + v1958;
-          v1953 = v1960;
+        for (unsigned int v1956 = 1u; v1956 < v1955; v1956 += 1u) {
+          const unsigned int v1957 = v1956 << 3u;
+          const unsigned int v1958 = v1957 + v1814;
+          const float v1959 = shm3[v1958];
+          const float v1960 = v1954;
+          const float v1961 = v1960 + v1959;
+          v1954 = v1961;
         }
-        const float v1961 = v1953;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v1962 = iron_f32_to_bf16(v1961);
-        const unsigned int v1963 = v1946 * v1;
-        const unsigned int v1964 = v1963 + v1944;
-        out[v1964] = v1962;
+        const float v1962 = v1954;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
+        const unsigned int v1964 = v1947 * v1;
+        const unsigned int v1965 = v1964 + v1945;
+        out[v1965] = v1963;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v1974 = v1237 + 4u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v1990 = min(v1974, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1992 = v1974 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1993 = v1255 && v1992;
-    if (v1993) {
-      float v7185 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7186 = 0.0f;
+    const unsigned int v1975 = v1238 + 4u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v1991 = min(v1975, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1993 = v1975 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1994 = v1256 && v1993;
+    if (v1994) {
+      float v7186 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7187 = 0.0f;
       float v7188 = 0.0f;
       float v7189 = 0.0f;
       float v7190 = 0.0f;
       float v7191 = 0.0f;
       float v7192 = 0.0f;
-      const unsigned int v1996 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v1997 = threadIdx.x;
-      const unsigned int v1998 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v1999 = v1241 * v2;
-      const unsigned int v2000 = v1243 * v2;
-      const unsigned int v2001 = v1245 * v2;
-      const unsigned int v2002 = v1247 * v2;
-      const unsigned int v2003 = v1249 * v2;
-      const unsigned int v2004 = v1251 * v2;
-      const unsigned int v2005 = v1253 * v2;
-      const unsigned int v2007 = v1990 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7193 = 0.0f;
+      const unsigned int v1997 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v1998 = threadIdx.x;
+      const unsigned int v1999 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v2000 = v1242 * v2;
+      const unsigned int v2001 = v1244 * v2;
+      const unsigned int v2002 = v1246 * v2;
+      const unsigned int v2003 = v1248 * v2;
+      const unsigned int v2004 = v1250 * v2;
+      const unsigned int v2005 = v1252 * v2;
+      const unsigned int v2006 = v1254 * v2;
+      const unsigned int v2008 = v1991 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v2008 = v1997; v2008 < v2; v2008 += v1996) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v2009 = v1998 + v2008;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v2010 = w[v2009];
-        const unsigned int v2011 = v1999 + v2008;
-        const iron_bf16 v2012 = w[v2011];
-        const unsigned int v2013 = v2000 + v2008;
-        const iron_bf16 v2014 = w[v2013];
-        const unsigned int v2015 = v2001 + v2008;
-        const iron_bf16 v2016 = w[v2015];
-        const unsigned int v2017 = v2002 + v2008;
-        const iron_bf16 v2018 = w[v2017];
-        const unsigned int v2019 = v2003 + v2008;
-        const iron_bf16 v2020 = w[v2019];
-        const unsigned int v2021 = v2004 + v2008;
-        const iron_bf16 v2022 = w[v2021];
-        const unsigned int v2023 = v2005 + v2008;
-        const iron_bf16 v2024 = w[v2023];
-        float v7193 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7194 = 0.0f;
+      for (unsigned int v2009 = v1998; v2009 < v2; v2009 += v1997) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v2010 = v1999 + v2009;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v2011 = w[v2010];
+        const unsigned int v2012 = v2000 + v2009;
+        const iron_bf16 v2013 = w[v2012];
+        const unsigned int v2014 = v2001 + v2009;
+        const iron_bf16 v2015 = w[v2014];
+        const unsigned int v2016 = v2002 + v2009;
+        const iron_bf16 v2017 = w[v2016];
+        const unsigned int v2018 = v2003 + v2009;
+        const iron_bf16 v2019 = w[v2018];
+        const unsigned int v2020 = v2004 + v2009;
+        const iron_bf16 v2021 = w[v2020];
+        const unsigned int v2022 = v2005 + v2009;
+        const iron_bf16 v2023 = w[v2022];
+        const unsigned int v2024 = v2006 + v2009;
+        const iron_bf16 v2025 = w[v2024];
+        float v7194 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7195 = 0.0f;
         float v7196 = 0.0f;
         float v7197 = 0.0f;
         float v7198 = 0.0f;
         float v7199 = 0.0f;
         float v7200 = 0.0f;
-        const float v2027 = iron_to_f32(v2010);  // kernels/gemm/gemv.cpp:76
-        const float v2028 = iron_to_f32(v2012);
-        const float v2029 = iron_to_f32(v2014);
-        const float v2030 = iron_to_f32(v2016);
-        const float v2031 = iron_to_f32(v2018);
-        const float v2032 = iron_to_f32(v2020);
-        const float v2033 = iron_to_f32(v2022);
-        const float v2034 = iron_to_f32(v2024);
-        const unsigned int v2035 = v2007 + v2008;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v2036 = x[v2035];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2037 = iron_to_f32(v2036);
-        const float v2038 = v7193;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2039 = fmaf(v2037, v2027, v2038);
-        v7193 = v2039;
-        const float v2040 = v7194;
-        const float v2041 = fmaf(v2037, v2028, v2040);
-        v7194 = v2041;
-        const float v2042 = v7195;
-        const float v2043 = fmaf(v2037, v2029, v2042);
-        v7195 = v2043;
-        const float v2044 = v7196;
-        const float v2045 = fmaf(v2037, v2030, v2044);
-        v7196 = v2045;
-        const float v2046 = v7197;
-        const float v2047 = fmaf(v2037, v2031, v2046);
-        v7197 = v2047;
-        const float v2048 = v7198;
-        const float v2049 = fmaf(v2037, v2032, v2048);
-        v7198 = v2049;
-        const float v2050 = v7199;
-        const float v2051 = fmaf(v2037, v2033, v2050);
-        v7199 = v2051;
-        const float v2052 = v7200;
-        const float v2053 = fmaf(v2037, v2034, v2052);
-        v7200 = v2053;
-        const float v2055 = v7193;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2056 = v7185;
-        const float v2057 = v2056 + v2055;
-        v7185 = v2057;
-        const float v2059 = v7194;
-        const float v2060 = v7186;
-        const float v2061 = v2060 + v2059;
-        v7186 = v2061;
-        const float v2063 = v7195;
-        const float v2064 = v7187;
-        const float v2065 = v2064 + v2063;
-        v7187 = v2065;
-        const float v2067 = v7196;
-        const float v2068 = v7188;
-        const float v2069 = v2068 + v2067;
-        v7188 = v2069;
-        const float v2071 = v7197;
-        const float v2072 = v7189;
-        const float v2073 = v2072 + v2071;
-        v7189 = v2073;
-        const float v2075 = v7198;
-        const float v2076 = v7190;
-        const float v2077 = v2076 + v2075;
-        v7190 = v2077;
-        const float v2079 = v7199;
-        const float v2080 = v7191;
-        const float v2081 = v2080 + v2079;
-        v7191 = v2081;
-        const float v2083 = v7200;
-        const float v2084 = v7192;
-        const float v2085 = v2084 + v2083;
-        v7192 = v2085;
+        float v7201 = 0.0f;
+        const float v2028 = iron_to_f32(v2011);  // kernels/gemm/gemv.cpp:76
+        const float v2029 = iron_to_f32(v2013);
+        const float v2030 = iron_to_f32(v2015);
+        const float v2031 = iron_to_f32(v2017);
+        const float v2032 = iron_to_f32(v2019);
+        const float v2033 = iron_to_f32(v2021);
+        const float v2034 = iron_to_f32(v2023);
+        const float v2035 = iron_to_f32(v2025);
+        const unsigned int v2036 = v2008 + v2009;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v2037 = x[v2036];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2038 = iron_to_f32(v2037);
+        const float v2039 = v7194;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2040 = fmaf(v2038, v2028, v2039);
+        v7194 = v2040;
+        const float v2041 = v7195;
+        const float v2042 = fmaf(v2038, v2029, v2041);
+        v7195 = v2042;
+        const float v2043 = v7196;
+        const float v2044 = fmaf(v2038, v2030, v2043);
+        v7196 = v2044;
+        const float v2045 = v7197;
+        const float v2046 = fmaf(v2038, v2031, v2045);
+        v7197 = v2046;
+        const float v2047 = v7198;
+        const float v2048 = fmaf(v2038, v2032, v2047);
+        v7198 = v2048;
+        const float v2049 = v7199;
+        const float v2050 = fmaf(v2038, v2033, v2049);
+        v7199 = v2050;
+        const float v2051 = v7200;
+        const float v2052 = fmaf(v2038, v2034, v2051);
+        v7200 = v2052;
+        const float v2053 = v7201;
+        const float v2054 = fmaf(v2038, v2035, v2053);
+        v7201 = v2054;
+        const float v2056 = v7194;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2057 = v7186;
+        const float v2058 = v2057 + v2056;
+        v7186 = v2058;
+        const float v2060 = v7195;
+        const float v2061 = v7187;
+        const float v2062 = v2061 + v2060;
+        v7187 = v2062;
+        const float v2064 = v7196;
+        const float v2065 = v7188;
+        const float v2066 = v2065 + v2064;
+        v7188 = v2066;
+        const float v2068 = v7197;
+        const float v2069 = v7189;
+        const float v2070 = v2069 + v2068;
+        v7189 = v2070;
+        const float v2072 = v7198;
+        const float v2073 = v7190;
+        const float v2074 = v2073 + v2072;
+        v7190 = v2074;
+        const float v2076 = v7199;
+        const float v2077 = v7191;
+        const float v2078 = v2077 + v2076;
+        v7191 = v2078;
+        const float v2080 = v7200;
+        const float v2081 = v7192;
+        const float v2082 = v2081 + v2080;
+        v7192 = v2082;
+        const float v2084 = v7201;
+        const float v2085 = v7193;
+        const float v2086 = v2085 + v2084;
+        v7193 = v2086;
       }
-      const float v2087 = v7185;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2088 = iron_simd_sum(v2087);
-      const unsigned int v2089 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2090 = v2089 == 0u;
-      if (v2090) {
-        const unsigned int v2091 = iron_linear_thread() >> 5;
-        const unsigned int v2092 = v2091 << 3u;
-        shm3[v2092] = v2088;
+      const float v2088 = v7186;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2089 = iron_simd_sum(v2088);
+      const unsigned int v2090 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2091 = v2090 == 0u;
+      if (v2091) {
+        const unsigned int v2092 = iron_linear_thread() >> 5;
+        const unsigned int v2093 = v2092 << 3u;
+        shm3[v2093] = v2089;
       }
-      const float v2093 = v7186;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2094 = iron_simd_sum(v2093);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2095 = iron_linear_thread() >> 5;
-        const unsigned int v2096 = v2095 << 3u;
-        const unsigned int v2097 = v2096 + 1u;
-        shm3[v2097] = v2094;
+      const float v2094 = v7187;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2095 = iron_simd_sum(v2094);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2096 = iron_linear_thread() >> 5;
+        const unsigned int v2097 = v2096 << 3u;
+        const unsigned int v2098 = v2097 + 1u;
+        shm3[v2098] = v2095;
       }
-      const float v2098 = v7187;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2099 = iron_simd_sum(v2098);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2100 = iron_linear_thread() >> 5;
-        const unsigned int v2101 = v2100 << 3u;
-        const unsigned int v2102 = v2101 + 2u;
-        shm3[v2102] = v2099;
+      const float v2099 = v7188;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2100 = iron_simd_sum(v2099);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2101 = iron_linear_thread() >> 5;
+        const unsigned int v2102 = v2101 << 3u;
+        const unsigned int v2103 = v2102 + 2u;
+        shm3[v2103] = v2100;
       }
-      const float v2103 = v7188;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2104 = iron_simd_sum(v2103);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2105 = iron_linear_thread() >> 5;
-        const unsigned int v2106 = v2105 << 3u;
-        const unsigned int v2107 = v2106 + 3u;
-        shm3[v2107] = v2104;
+      const float v2104 = v7189;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2105 = iron_simd_sum(v2104);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2106 = iron_linear_thread() >> 5;
+        const unsigned int v2107 = v2106 << 3u;
+        const unsigned int v2108 = v2107 + 3u;
+        shm3[v2108] = v2105;
       }
-      const float v2108 = v7189;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2109 = iron_simd_sum(v2108);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2110 = iron_linear_thread() >> 5;
-        const unsigned int v2111 = v2110 << 3u;
-        const unsigned int v2112 = v2111 + 4u;
-        shm3[v2112] = v2109;
+      const float v2109 = v7190;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2110 = iron_simd_sum(v2109);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2111 = iron_linear_thread() >> 5;
+        const unsigned int v2112 = v2111 << 3u;
+        const unsigned int v2113 = v2112 + 4u;
+        shm3[v2113] = v2110;
       }
-      const float v2113 = v7190;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2114 = iron_simd_sum(v2113);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2115 = iron_linear_thread() >> 5;
-        const unsigned int v2116 = v2115 << 3u;
-        const unsigned int v2117 = v2116 + 5u;
-        shm3[v2117] = v2114;
+      const float v2114 = v7191;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2115 = iron_simd_sum(v2114);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2116 = iron_linear_thread() >> 5;
+        const unsigned int v2117 = v2116 << 3u;
+        const unsigned int v2118 = v2117 + 5u;
+        shm3[v2118] = v2115;
       }
-      const float v2118 = v7191;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2119 = iron_simd_sum(v2118);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2120 = iron_linear_thread() >> 5;
-        const unsigned int v2121 = v2120 << 3u;
-        const unsigned int v2122 = v2121 + 6u;
-        shm3[v2122] = v2119;
+      const float v2119 = v7192;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2120 = iron_simd_sum(v2119);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2121 = iron_linear_thread() >> 5;
+        const unsigned int v2122 = v2121 << 3u;
+        const unsigned int v2123 = v2122 + 6u;
+        shm3[v2123] = v2120;
       }
-      const float v2123 = v7192;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2124 = iron_simd_sum(v2123);
-      if (v2090) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2125 = iron_linear_thread() >> 5;
-        const unsigned int v2126 = v2125 << 3u;
-        const unsigned int v2127 = v2126 + 7u;
-        shm3[v2127] = v2124;
+      const float v2124 = v7193;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2125 = iron_simd_sum(v2124);
+      if (v2091) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2126 = iron_linear_thread() >> 5;
+        const unsigned int v2127 = v2126 << 3u;
+        const unsigned int v2128 = v2127 + 7u;
+        shm3[v2128] = v2125;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v2128 = v1233 + v1997;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v2129 = v1997 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v2130 = v1974 + v2129;
-      const bool v2131 = v1997 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2132 = v2128 < v1;
-      const bool v2133 = v2131 && v2132;
-      const bool v2134 = v2130 < v0;
-      const bool v2135 = v2133 && v2134;
-      if (v2135) {
-        const float v2136 = shm3[v1997];  // kernels/gemm/gemv_rows.hpp:155
-        float v2137 = v2136;
-        const unsigned int v2138 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v2129 = v1234 + v1998;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v2130 = v1998 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v2131 = v1975 + v2130;
+      const bool v2132 = v1998 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2133 = v2129 < v1;
+      const bool v2134 = v2132 && v2133;
+      const bool v2135 = v2131 < v0;
+      const bool v2136 = v2134 && v2135;
+      if (v2136) {
+        const float v2137 = shm3[v1998];  // kernels/gemm/gemv_rows.hpp:155
+        float v2138 = v2137;
+        const unsigned int v2139 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v2139 = 1u; v2139 < v2138; v2139 += 1u) {
-          const unsigned int v2140 = v2139 << 3u;
-          const unsigned int v2141 = v2140 + v1997;
-          const float v2142 = shm3[v2141];
-          const float v2143 = v2137;
-          const float v2144 = v2143 + v2142;
-          v2137 = v2144;
+        for (unsigned int v2140 = 1u; v2140 < v2139; v2140 += 1u) {
+          const unsigned int v2141 = v2140 << 3u;
+          const unsigned int v2142 = v2141 + v1998;
+          const float v2143 = shm3[v2142];
+          const float v2144 = v2138;
+          const float v2145 = v2144 + v2143;
+          v2138 = v2145;
         }
-        const float v2145 = v2137;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
-        const unsigned int v2147 = v2130 * v1;
-        const unsigned int v2148 = v2147 + v2128;
-        out[v2148] = v2146;
+        const float v2146 = v2138;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v2147 = iron_f32_to_bf16(v2146);
+        const unsigned int v2148 = v2131 * v1;
+        const unsigned int v2149 = v2148 + v2129;
+        out[v2149] = v2147;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v2158 = v1237 + 5u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v2174 = min(v2158, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2176 = v2158 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2177 = v1255 && v2176;
-    if (v2177) {
-      float v7202 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7203 = 0.0f;
+    const unsigned int v2159 = v1238 + 5u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v2175 = min(v2159, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2177 = v2159 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2178 = v1256 && v2177;
+    if (v2178) {
+      float v7203 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7204 = 0.0f;
       float v7205 = 0.0f;
       float v7206 = 0.0f;
       float v7207 = 0.0f;
       float v7208 = 0.0f;
       float v7209 = 0.0f;
-      const unsigned int v2180 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v2181 = threadIdx.x;
-      const unsigned int v2182 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v2183 = v1241 * v2;
-      const unsigned int v2184 = v1243 * v2;
-      const unsigned int v2185 = v1245 * v2;
-      const unsigned int v2186 = v1247 * v2;
-      const unsigned int v2187 = v1249 * v2;
-      const unsigned int v2188 = v1251 * v2;
-      const unsigned int v2189 = v1253 * v2;
-      const unsigned int v2191 = v2174 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7210 = 0.0f;
+      const unsigned int v2181 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v2182 = threadIdx.x;
+      const unsigned int v2183 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v2184 = v1242 * v2;
+      const unsigned int v2185 = v1244 * v2;
+      const unsigned int v2186 = v1246 * v2;
+      const unsigned int v2187 = v1248 * v2;
+      const unsigned int v2188 = v1250 * v2;
+      const unsigned int v2189 = v1252 * v2;
+      const unsigned int v2190 = v1254 * v2;
+      const unsigned int v2192 = v2175 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v2192 = v2181; v2192 < v2; v2192 += v2180) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v2193 = v2182 + v2192;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v2194 = w[v2193];
-        const unsigned int v2195 = v2183 + v2192;
-        const iron_bf16 v2196 = w[v2195];
-        const unsigned int v2197 = v2184 + v2192;
-        const iron_bf16 v2198 = w[v2197];
-        const unsigned int v2199 = v2185 + v2192;
-        const iron_bf16 v2200 = w[v2199];
-        const unsigned int v2201 = v2186 + v2192;
-        const iron_bf16 v2202 = w[v2201];
-        const unsigned int v2203 = v2187 + v2192;
-        const iron_bf16 v2204 = w[v2203];
-        const unsigned int v2205 = v2188 + v2192;
-        const iron_bf16 v2206 = w[v2205];
-        const unsigned int v2207 = v2189 + v2192;
-        const iron_bf16 v2208 = w[v2207];
-        float v7210 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7211 = 0.0f;
+      for (unsigned int v2193 = v2182; v2193 < v2; v2193 += v2181) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v2194 = v2183 + v2193;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v2195 = w[v2194];
+        const unsigned int v2196 = v2184 + v2193;
+        const iron_bf16 v2197 = w[v2196];
+        const unsigned int v2198 = v2185 + v2193;
+        const iron_bf16 v2199 = w[v2198];
+        const unsigned int v2200 = v2186 + v2193;
+        const iron_bf16 v2201 = w[v2200];
+        const unsigned int v2202 = v2187 + v2193;
+        const iron_bf16 v2203 = w[v2202];
+        const unsigned int v2204 = v2188 + v2193;
+        const iron_bf16 v2205 = w[v2204];
+        const unsigned int v2206 = v2189 + v2193;
+        const iron_bf16 v2207 = w[v2206];
+        const unsigned int v2208 = v2190 + v2193;
+        const iron_bf16 v2209 = w[v2208];
+        float v7211 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7212 = 0.0f;
         float v7213 = 0.0f;
         float v7214 = 0.0f;
         float v7215 = 0.0f;
         float v7216 = 0.0f;
         float v7217 = 0.0f;
-        const float v2211 = iron_to_f32(v2194);  // kernels/gemm/gemv.cpp:76
-        const float v2212 = iron_to_f32(v2196);
-        const float v2213 = iron_to_f32(v2198);
-        const float v2214 = iron_to_f32(v2200);
-        const float v2215 = iron_to_f32(v2202);
-        const float v2216 = iron_to_f32(v2204);
-        const float v2217 = iron_to_f32(v2206);
-        const float v2218 = iron_to_f32(v2208);
-        const unsigned int v2219 = v2191 + v2192;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v2220 = x[v2219];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2221 = iron_to_f32(v2220);
-        const float v2222 = v7210;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2223 = fmaf(v2221, v2211, v2222);
-        v7210 = v2223;
-        const float v2224 = v7211;
-        const float v2225 = fmaf(v2221, v2212, v2224);
-        v7211 = v2225;
-        const float v2226 = v7212;
-        const float v2227 = fmaf(v2221, v2213, v2226);
-        v7212 = v2227;
-        const float v2228 = v7213;
-        const float v2229 = fmaf(v2221, v2214, v2228);
-        v7213 = v2229;
-        const float v2230 = v7214;
-        const float v2231 = fmaf(v2221, v2215, v2230);
-        v7214 = v2231;
-        const float v2232 = v7215;
-        const float v2233 = fmaf(v2221, v2216, v2232);
-        v7215 = v2233;
-        const float v2234 = v7216;
-        const float v2235 = fmaf(v2221, v2217, v2234);
-        v7216 = v2235;
-        const float v2236 = v7217;
-        const float v2237 = fmaf(v2221, v2218, v2236);
-        v7217 = v2237;
-        const float v2239 = v7210;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2240 = v7202;
-        const float v2241 = v2240 + v2239;
-        v7202 = v2241;
-        const float v2243 = v7211;
-        const float v2244 = v7203;
-        const float v2245 = v2244 + v2243;
-        v7203 = v2245;
-        const float v2247 = v7212;
-        const float v2248 = v7204;
-        const float v2249 = v2248 + v2247;
-        v7204 = v2249;
-        const float v2251 = v7213;
-        const float v2252 = v7205;
-        const float v2253 = v2252 + v2251;
-        v7205 = v2253;
-        const float v2255 = v7214;
-        const float v2256 = v7206;
-        const float v2257 = v2256 + v2255;
-        v7206 = v2257;
-        const float v2259 = v7215;
-        const float v2260 = v7207;
-        const float v2261 = v2260 + v2259;
-        v7207 = v2261;
-        const float v2263 = v7216;
-        const float v2264 = v7208;
-        const float v2265 = v2264 + v2263;
-        v7208 = v2265;
-        const float v2267 = v7217;
-        const float v2268 = v7209;
-        const float v2269 = v2268 + v2267;
-        v7209 = v2269;
+        float v7218 = 0.0f;
+        const float v2212 = iron_to_f32(v2195);  // kernels/gemm/gemv.cpp:76
+        const float v2213 = iron_to_f32(v2197);
+        const float v2214 = iron_to_f32(v2199);
+        const float v2215 = iron_to_f32(v2201);
+        const float v2216 = iron_to_f32(v2203);
+        const float v2217 = iron_to_f32(v2205);
+        const float v2218 = iron_to_f32(v2207);
+        const float v2219 = iron_to_f32(v2209);
+        const unsigned int v2220 = v2192 + v2193;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v2221 = x[v2220];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2222 = iron_to_f32(v2221);
+        const float v2223 = v7211;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2224 = fmaf(v2222, v2212, v2223);
+        v7211 = v2224;
+        const float v2225 = v7212;
+        const float v2226 = fmaf(v2222, v2213, v2225);
+        v7212 = v2226;
+        const float v2227 = v7213;
+        const float v2228 = fmaf(v2222, v2214, v2227);
+        v7213 = v2228;
+        const float v2229 = v7214;
+        const float v2230 = fmaf(v2222, v2215, v2229);
+        v7214 = v2230;
+        const float v2231 = v7215;
+        const float v2232 = fmaf(v2222, v2216, v2231);
+        v7215 = v2232;
+        const float v2233 = v7216;
+        const float v2234 = fmaf(v2222, v2217, v2233);
+        v7216 = v2234;
+        const float v2235 = v7217;
+        const float v2236 = fmaf(v2222, v2218, v2235);
+        v7217 = v2236;
+        const float v2237 = v7218;
+        const float v2238 = fmaf(v2222, v2219, v2237);
+        v7218 = v2238;
+        const float v2240 = v7211;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2241 = v7203;
+        const float v2242 = v2241 + v2240;
+        v7203 = v2242;
+        const float v2244 = v7212;
+        const float v2245 = v7204;
+        const float v2246 = v2245 + v2244;
+        v7204 = v2246;
+        const float v2248 = v7213;
+        const float v2249 = v7205;
+        const float v2250 = v2249 + v2248;
+        v7205 = v2250;
+        const float v2252 = v7214;
+        const float v2253 = v7206;
+        const float v2254 = v2253 + v2252;
+        v7206 = v2254;
+        const float v2256 = v7215;
+        const float v2257 = v7207;
+        const float v2258 = v2257 + v2256;
+        v7207 = v2258;
+        const float v2260 = v7216;
+        const float v2261 = v7208;
+        const float v2262 = v2261 + v2260;
+        v7208 = v2262;
+        const float v2264 = v7217;
+        const float v2265 = v7209;
+        const float v2266 = v2265 + v2264;
+        v7209 = v2266;
+        const float v2268 = v7218;
+        const float v2269 = v7210;
+        const float v2270 = v2269 + v2268;
+        v7210 = v2270;
       }
-      const float v2271 = v7202;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2272 = iron_simd_sum(v2271);
-      const unsigned int v2273 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2274 = v2273 == 0u;
-      if (v2274) {
-        const unsigned int v2275 = iron_linear_thread() >> 5;
-        const unsigned int v2276 = v2275 << 3u;
-        shm3[v2276] = v2272;
+      const float v2272 = v7203;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2273 = iron_simd_sum(v2272);
+      const unsigned int v2274 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2275 = v2274 == 0u;
+      if (v2275) {
+        const unsigned int v2276 = iron_linear_thread() >> 5;
+        const unsigned int v2277 = v2276 << 3u;
+        shm3[v2277] = v2273;
       }
-      const float v2277 = v7203;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2278 = iron_simd_sum(v2277);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2279 = iron_linear_thread() >> 5;
-        const unsigned int v2280 = v2279 << 3u;
-        const unsigned int v2281 = v2280 + 1u;
-        shm3[v2281] = v2278;
+      const float v2278 = v7204;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2279 = iron_simd_sum(v2278);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2280 = iron_linear_thread() >> 5;
+        const unsigned int v2281 = v2280 << 3u;
+        const unsigned int v2282 = v2281 + 1u;
+        shm3[v2282] = v2279;
       }
-      const float v2282 = v7204;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2283 = iron_simd_sum(v2282);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2284 = iron_linear_thread() >> 5;
-        const unsigned int v2285 = v2284 << 3u;
-        const unsigned int v2286 = v2285 + 2u;
-        shm3[v2286] = v2283;
+      const float v2283 = v7205;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2284 = iron_simd_sum(v2283);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2285 = iron_linear_thread() >> 5;
+        const unsigned int v2286 = v2285 << 3u;
+        const unsigned int v2287 = v2286 + 2u;
+        shm3[v2287] = v2284;
       }
-      const float v2287 = v7205;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2288 = iron_simd_sum(v2287);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2289 = iron_linear_thread() >> 5;
-        const unsigned int v2290 = v2289 << 3u;
-        const unsigned int v2291 = v2290 + 3u;
-        shm3[v2291] = v2288;
+      const float v2288 = v7206;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2289 = iron_simd_sum(v2288);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2290 = iron_linear_thread() >> 5;
+        const unsigned int v2291 = v2290 << 3u;
+        const unsigned int v2292 = v2291 + 3u;
+        shm3[v2292] = v2289;
       }
-      const float v2292 = v7206;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2293 = iron_simd_sum(v2292);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2294 = iron_linear_thread() >> 5;
-        const unsigned int v2295 = v2294 << 3u;
-        const unsigned int v2296 = v2295 + 4u;
-        shm3[v2296] = v2293;
+      const float v2293 = v7207;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2294 = iron_simd_sum(v2293);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2295 = iron_linear_thread() >> 5;
+        const unsigned int v2296 = v2295 << 3u;
+        const unsigned int v2297 = v2296 + 4u;
+        shm3[v2297] = v2294;
       }
-      const float v2297 = v7207;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2298 = iron_simd_sum(v2297);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2299 = iron_linear_thread() >> 5;
-        const unsigned int v2300 = v2299 << 3u;
-        const unsigned int v2301 = v2300 + 5u;
-        shm3[v2301] = v2298;
+      const float v2298 = v7208;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2299 = iron_simd_sum(v2298);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2300 = iron_linear_thread() >> 5;
+        const unsigned int v2301 = v2300 << 3u;
+        const unsigned int v2302 = v2301 + 5u;
+        shm3[v2302] = v2299;
       }
-      const float v2302 = v7208;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2303 = iron_simd_sum(v2302);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2304 = iron_linear_thread() >> 5;
-        const unsigned int v2305 = v2304 << 3u;
-        const unsigned int v2306 = v2305 + 6u;
-        shm3[v2306] = v2303;
+      const float v2303 = v7209;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2304 = iron_simd_sum(v2303);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2305 = iron_linear_thread() >> 5;
+        const unsigned int v2306 = v2305 << 3u;
+        const unsigned int v2307 = v2306 + 6u;
+        shm3[v2307] = v2304;
       }
-      const float v2307 = v7209;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2308 = iron_simd_sum(v2307);
-      if (v2274) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2309 = iron_linear_thread() >> 5;
-        const unsigned int v2310 = v2309 << 3u;
-        const unsigned int v2311 = v2310 + 7u;
-        shm3[v2311] = v2308;
+      const float v2308 = v7210;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2309 = iron_simd_sum(v2308);
+      if (v2275) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2310 = iron_linear_thread() >> 5;
+        const unsigned int v2311 = v2310 << 3u;
+        const unsigned int v2312 = v2311 + 7u;
+        shm3[v2312] = v2309;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v2312 = v1233 + v2181;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v2313 = v2181 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v2314 = v2158 + v2313;
-      const bool v2315 = v2181 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2316 = v2312 < v1;
-      const bool v2317 = v2315 && v2316;
-      const bool v2318 = v2314 < v0;
-      const bool v2319 = v2317 && v2318;
-      if (v2319) {
-        const float v2320 = shm3[v2181];  // kernels/gemm/gemv_rows.hpp:155
-        float v2321 = v2320;
-        const unsigned int v2322 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v2313 = v1234 + v2182;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v2314 = v2182 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v2315 = v2159 + v2314;
+      const bool v2316 = v2182 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2317 = v2313 < v1;
+      const bool v2318 = v2316 && v2317;
+      const bool v2319 = v2315 < v0;
+      const bool v2320 = v2318 && v2319;
+      if (v2320) {
+        const float v2321 = shm3[v2182];  // kernels/gemm/gemv_rows.hpp:155
+        float v2322 = v2321;
+        const unsigned int v2323 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v2323 = 1u; v2323 < v2322; v2323 += 1u) {
-          const unsigned int v2324 = v2323 << 3u;
-          const unsigned int v2325 = v2324 + v2181;
-          const float v2326 = shm3[v2325];
-          const float v2327 = v2321;
-          const float v2328 = v2327 + v2326;
-          v2321 = v2328;
+        for (unsigned int v2324 = 1u; v2324 < v2323; v2324 += 1u) {
+          const unsigned int v2325 = v2324 << 3u;
+          const unsigned int v2326 = v2325 + v2182;
+          const float v2327 = shm3[v2326];
+          const float v2328 = v2322;
+          const float v2329 = v2328 + v2327;
+          v2322 = v2329;
         }
-        const float v2329 = v2321;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v2330 = iron_f32_to_bf16(v2329);
-        const unsigned int v2331 = v2314 * v1;
-        const unsigned int v2332 = v2331 + v2312;
-        out[v2332] = v2330;
+        const float v2330 = v2322;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v2331 = iron_f32_to_bf16(v2330);
+        const unsigned int v2332 = v2315 * v1;
+        const unsigned int v2333 = v2332 + v2313;
+        out[v2333] = v2331;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v2342 = v1237 + 6u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v2358 = min(v2342, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2360 = v2342 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2361 = v1255 && v2360;
-    if (v2361) {
-      float v7219 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7220 = 0.0f;
+    const unsigned int v2343 = v1238 + 6u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v2359 = min(v2343, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2361 = v2343 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2362 = v1256 && v2361;
+    if (v2362) {
+      float v7220 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7221 = 0.0f;
       float v7222 = 0.0f;
       float v7223 = 0.0f;
       float v7224 = 0.0f;
       float v7225 = 0.0f;
       float v7226 = 0.0f;
-      const unsigned int v2364 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v2365 = threadIdx.x;
-      const unsigned int v2366 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v2367 = v1241 * v2;
-      const unsigned int v2368 = v1243 * v2;
-      const unsigned int v2369 = v1245 * v2;
-      const unsigned int v2370 = v1247 * v2;
-      const unsigned int v2371 = v1249 * v2;
-      const unsigned int v2372 = v1251 * v2;
-      const unsigned int v2373 = v1253 * v2;
-      const unsigned int v2375 = v2358 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7227 = 0.0f;
+      const unsigned int v2365 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v2366 = threadIdx.x;
+      const unsigned int v2367 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v2368 = v1242 * v2;
+      const unsigned int v2369 = v1244 * v2;
+      const unsigned int v2370 = v1246 * v2;
+      const unsigned int v2371 = v1248 * v2;
+      const unsigned int v2372 = v1250 * v2;
+      const unsigned int v2373 = v1252 * v2;
+      const unsigned int v2374 = v1254 * v2;
+      const unsigned int v2376 = v2359 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v2376 = v2365; v2376 < v2; v2376 += v2364) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v2377 = v2366 + v2376;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v2378 = w[v2377];
-        const unsigned int v2379 = v2367 + v2376;
-        const iron_bf16 v2380 = w[v2379];
-        const unsigned int v2381 = v2368 + v2376;
-        const iron_bf16 v2382 = w[v2381];
-        const unsigned int v2383 = v2369 + v2376;
-        const iron_bf16 v2384 = w[v2383];
-        const unsigned int v2385 = v2370 + v2376;
-        const iron_bf16 v2386 = w[v2385];
-        const unsigned int v2387 = v2371 + v2376;
-        const iron_bf16 v2388 = w[v2387];
-        const unsigned int v2389 = v2372 + v2376;
-        const iron_bf16 v2390 = w[v2389];
-        const unsigned int v2391 = v2373 + v2376;
-        const iron_bf16 v2392 = w[v2391];
-        float v7227 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7228 = 0.0f;
+      for (unsigned int v2377 = v2366; v2377 < v2; v2377 += v2365) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v2378 = v2367 + v2377;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v2379 = w[v2378];
+        const unsigned int v2380 = v2368 + v2377;
+        const iron_bf16 v2381 = w[v2380];
+        const unsigned int v2382 = v2369 + v2377;
+        const iron_bf16 v2383 = w[v2382];
+        const unsigned int v2384 = v2370 + v2377;
+        const iron_bf16 v2385 = w[v2384];
+        const unsigned int v2386 = v2371 + v2377;
+        const iron_bf16 v2387 = w[v2386];
+        const unsigned int v2388 = v2372 + v2377;
+        const iron_bf16 v2389 = w[v2388];
+        const unsigned int v2390 = v2373 + v2377;
+        const iron_bf16 v2391 = w[v2390];
+        const unsigned int v2392 = v2374 + v2377;
+        const iron_bf16 v2393 = w[v2392];
+        float v7228 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7229 = 0.0f;
         float v7230 = 0.0f;
         float v7231 = 0.0f;
         float v7232 = 0.0f;
         float v7233 = 0.0f;
         float v7234 = 0.0f;
-        const float v2395 = iron_to_f32(v2378);  // kernels/gemm/gemv.cpp:76
-        const float v2396 = iron_to_f32(v2380);
-        const float v2397 = iron_to_f32(v2382);
-        const float v2398 = iron_to_f32(v2384);
-        const float v2399 = iron_to_f32(v2386);
-        const float v2400 = iron_to_f32(v2388);
-        const float v2401 = iron_to_f32(v2390);
-        const float v2402 = iron_to_f32(v2392);
-        const unsigned int v2403 = v2375 + v2376;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v2404 = x[v2403];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2405 = iron_to_f32(v2404);
-        const float v2406 = v7227;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2407 = fmaf(v2405, v2395, v2406);
-        v7227 = v2407;
-        const float v2408 = v7228;
-        const float v2409 = fmaf(v2405, v2396, v2408);
-        v7228 = v2409;
-        const float v2410 = v7229;
-        const float v2411 = fmaf(v2405, v2397, v2410);
-        v7229 = v2411;
-        const float v2412 = v7230;
-        const float v2413 = fmaf(v2405, v2398, v2412);
-        v7230 = v2413;
-        const float v2414 = v7231;
-        const float v2415 = fmaf(v2405, v2399, v2414);
-        v7231 = v2415;
-        const float v2416 = v7232;
-        const float v2417 = fmaf(v2405, v2400, v2416);
-        v7232 = v2417;
-        const float v2418 = v7233;
-        const float v2419 = fmaf(v2405, v2401, v2418);
-        v7233 = v2419;
-        const float v2420 = v7234;
-        const float v2421 = fmaf(v2405, v2402, v2420);
-        v7234 = v2421;
-        const float v2423 = v7227;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2424 = v7219;
-        const float v2425 = v2424 + v2423;
-        v7219 = v2425;
-        const float v2427 = v7228;
-        const float v2428 = v7220;
-        const float v2429 = v2428 + v2427;
-        v7220 = v2429;
-        const float v2431 = v7229;
-        const float v2432 = v7221;
-        const float v2433 = v2432 + v2431;
-        v7221 = v2433;
-        const float v2435 = v7230;
-        const float v2436 = v7222;
-        const float v2437 = v2436 + v2435;
-        v7222 = v2437;
-        const float v2439 = v7231;
-        const float v2440 = v7223;
-        const float v2441 = v2440 + v2439;
-        v7223 = v2441;
-        const float v2443 = v7232;
-        const float v2444 = v7224;
-        const float v2445 = v2444 + v2443;
-        v7224 = v2445;
-        const float v2447 = v7233;
-        const float v2448 = v7225;
-        const float v2449 = v2448 + v2447;
-        v7225 = v2449;
-        const float v2451 = v7234;
-        const float v2452 = v7226;
-        const float v2453 = v2452 + v2451;
-        v7226 = v2453;
+        float v7235 = 0.0f;
+        const float v2396 = iron_to_f32(v2379);  // kernels/gemm/gemv.cpp:76
+        const float v2397 = iron_to_f32(v2381);
+        const float v2398 = iron_to_f32(v2383);
+        const float v2399 = iron_to_f32(v2385);
+        const float v2400 = iron_to_f32(v2387);
+        const float v2401 = iron_to_f32(v2389);
+        const float v2402 = iron_to_f32(v2391);
+        const float v2403 = iron_to_f32(v2393);
+        const unsigned int v2404 = v2376 + v2377;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v2405 = x[v2404];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2406 = iron_to_f32(v2405);
+        const float v2407 = v7228;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2408 = fmaf(v2406, v2396, v2407);
+        v7228 = v2408;
+        const float v2409 = v7229;
+        const float v2410 = fmaf(v2406, v2397, v2409);
+        v7229 = v2410;
+        const float v2411 = v7230;
+        const float v2412 = fmaf(v2406, v2398, v2411);
+        v7230 = v2412;
+        const float v2413 = v7231;
+        const float v2414 = fmaf(v2406, v2399, v2413);
+        v7231 = v2414;
+        const float v2415 = v7232;
+        const float v2416 = fmaf(v2406, v2400, v2415);
+        v7232 = v2416;
+        const float v2417 = v7233;
+        const float v2418 = fmaf(v2406, v2401, v2417);
+        v7233 = v2418;
+        const float v2419 = v7234;
+        const float v2420 = fmaf(v2406, v2402, v2419);
+        v7234 = v2420;
+        const float v2421 = v7235;
+        const float v2422 = fmaf(v2406, v2403, v2421);
+        v7235 = v2422;
+        const float v2424 = v7228;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2425 = v7220;
+        const float v2426 = v2425 + v2424;
+        v7220 = v2426;
+        const float v2428 = v7229;
+        const float v2429 = v7221;
+        const float v2430 = v2429 + v2428;
+        v7221 = v2430;
+        const float v2432 = v7230;
+        const float v2433 = v7222;
+        const float v2434 = v2433 + v2432;
+        v7222 = v2434;
+        const float v2436 = v7231;
+        const float v2437 = v7223;
+        const float v2438 = v2437 + v2436;
+        v7223 = v2438;
+        const float v2440 = v7232;
+        const float v2441 = v7224;
+        const float v2442 = v2441 + v2440;
+        v7224 = v2442;
+        const float v2444 = v7233;
+        const float v2445 = v7225;
+        const float v2446 = v2445 + v2444;
+        v7225 = v2446;
+        const float v2448 = v7234;
+        const float v2449 = v7226;
+        const float v2450 = v2449 + v2448;
+        v7226 = v2450;
+        const float v2452 = v7235;
+        const float v2453 = v7227;
+        const float v2454 = v2453 + v2452;
+        v7227 = v2454;
       }
-      const float v2455 = v7219;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2456 = iron_simd_sum(v2455);
-      const unsigned int v2457 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2458 = v2457 == 0u;
-      if (v2458) {
-        const unsigned int v2459 = iron_linear_thread() >> 5;
-        const unsigned int v2460 = v2459 << 3u;
-        shm3[v2460] = v2456;
+      const float v2456 = v7220;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2457 = iron_simd_sum(v2456);
+      const unsigned int v2458 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2459 = v2458 == 0u;
+      if (v2459) {
+        const unsigned int v2460 = iron_linear_thread() >> 5;
+        const unsigned int v2461 = v2460 << 3u;
+        shm3[v2461] = v2457;
       }
-      const float v2461 = v7220;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2462 = iron_simd_sum(v2461);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2463 = iron_linear_thread() >> 5;
-        const unsigned int v2464 = v2463 << 3u;
-        const unsigned int v2465 = v2464 + 1u;
-        shm3[v2465] = v2462;
+      const float v2462 = v7221;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2463 = iron_simd_sum(v2462);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2464 = iron_linear_thread() >> 5;
+        const unsigned int v2465 = v2464 << 3u;
+        const unsigned int v2466 = v2465 + 1u;
+        shm3[v2466] = v2463;
       }
-      const float v2466 = v7221;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2467 = iron_simd_sum(v2466);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2468 = iron_linear_thread() >> 5;
-        const unsigned int v2469 = v2468 << 3u;
-        const unsigned int v2470 = v2469 + 2u;
-        shm3[v2470] = v2467;
+      const float v2467 = v7222;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2468 = iron_simd_sum(v2467);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2469 = iron_linear_thread() >> 5;
+        const unsigned int v2470 = v2469 << 3u;
+        const unsigned int v2471 = v2470 + 2u;
+        shm3[v2471] = v2468;
       }
-      const float v2471 = v7222;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2472 = iron_simd_sum(v2471);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2473 = iron_linear_thread() >> 5;
-        const unsigned int v2474 = v2473 << 3u;
-        const unsigned int v2475 = v2474 + 3u;
-        shm3[v2475] = v2472;
+      const float v2472 = v7223;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2473 = iron_simd_sum(v2472);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2474 = iron_linear_thread() >> 5;
+        const unsigned int v2475 = v2474 << 3u;
+        const unsigned int v2476 = v2475 + 3u;
+        shm3[v2476] = v2473;
       }
-      const float v2476 = v7223;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2477 = iron_simd_sum(v2476);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2478 = iron_linear_thread() >> 5;
-        const unsigned int v2479 = v2478 << 3u;
-        const unsigned int v2480 = v2479 + 4u;
-        shm3[v2480] = v2477;
+      const float v2477 = v7224;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2478 = iron_simd_sum(v2477);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2479 = iron_linear_thread() >> 5;
+        const unsigned int v2480 = v2479 << 3u;
+        const unsigned int v2481 = v2480 + 4u;
+        shm3[v2481] = v2478;
       }
-      const float v2481 = v7224;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2482 = iron_simd_sum(v2481);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2483 = iron_linear_thread() >> 5;
-        const unsigned int v2484 = v2483 << 3u;
-        const unsigned int v2485 = v2484 + 5u;
-        shm3[v2485] = v2482;
+      const float v2482 = v7225;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2483 = iron_simd_sum(v2482);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2484 = iron_linear_thread() >> 5;
+        const unsigned int v2485 = v2484 << 3u;
+        const unsigned int v2486 = v2485 + 5u;
+        shm3[v2486] = v2483;
       }
-      const float v2486 = v7225;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2487 = iron_simd_sum(v2486);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2488 = iron_linear_thread() >> 5;
-        const unsigned int v2489 = v2488 << 3u;
-        const unsigned int v2490 = v2489 + 6u;
-        shm3[v2490] = v2487;
+      const float v2487 = v7226;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2488 = iron_simd_sum(v2487);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2489 = iron_linear_thread() >> 5;
+        const unsigned int v2490 = v2489 << 3u;
+        const unsigned int v2491 = v2490 + 6u;
+        shm3[v2491] = v2488;
       }
-      const float v2491 = v7226;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2492 = iron_simd_sum(v2491);
-      if (v2458) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2493 = iron_linear_thread() >> 5;
-        const unsigned int v2494 = v2493 << 3u;
-        const unsigned int v2495 = v2494 + 7u;
-        shm3[v2495] = v2492;
+      const float v2492 = v7227;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2493 = iron_simd_sum(v2492);
+      if (v2459) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2494 = iron_linear_thread() >> 5;
+        const unsigned int v2495 = v2494 << 3u;
+        const unsigned int v2496 = v2495 + 7u;
+        shm3[v2496] = v2493;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v2496 = v1233 + v2365;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v2497 = v2365 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v2498 = v2342 + v2497;
-      const bool v2499 = v2365 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2500 = v2496 < v1;
-      const bool v2501 = v2499 && v2500;
-      const bool v2502 = v2498 < v0;
-      const bool v2503 = v2501 && v2502;
-      if (v2503) {
-        const float v2504 = shm3[v2365];  // kernels/gemm/gemv_rows.hpp:155
-        float v2505 = v2504;
-        const unsigned int v2506 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v2497 = v1234 + v2366;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v2498 = v2366 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v2499 = v2343 + v2498;
+      const bool v2500 = v2366 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2501 = v2497 < v1;
+      const bool v2502 = v2500 && v2501;
+      const bool v2503 = v2499 < v0;
+      const bool v2504 = v2502 && v2503;
+      if (v2504) {
+        const float v2505 = shm3[v2366];  // kernels/gemm/gemv_rows.hpp:155
+        float v2506 = v2505;
+        const unsigned int v2507 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v2507 = 1u; v2507 < v2506; v2507 += 1u) {
-          const unsigned int v2508 = v2507 << 3u;
-          const unsigned int v2509 = v2508 + v2365;
-          const float v2510 = shm3[v2509];
-          const float v2511 = v2505;
-          const float v2512 = v2511 + v2510;
-          v2505 = v2512;
+        for (unsigned int v2508 = 1u; v2508 < v2507; v2508 += 1u) {
+          const unsigned int v2509 = v2508 << 3u;
+          const unsigned int v2510 = v2509 + v2366;
+          const float v2511 = shm3[v2510];
+          const float v2512 = v2506;
+          const float v2513 = v2512 + v2511;
+          v2506 = v2513;
         }
-        const float v2513 = v2505;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v2514 = iron_f32_to_bf16(v2513);
-        const unsigned int v2515 = v2498 * v1;
-        const unsigned int v2516 = v2515 + v2496;
-        out[v2516] = v2514;
+        const float v2514 = v2506;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v2515 = iron_f32_to_bf16(v2514);
+        const unsigned int v2516 = v2499 * v1;
+        const unsigned int v2517 = v2516 + v2497;
+        out[v2517] = v2515;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v2526 = v1237 + 7u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v2542 = min(v2526, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2544 = v2526 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2545 = v1255 && v2544;
-    if (v2545) {
-      float v7236 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7237 = 0.0f;
+    const unsigned int v2527 = v1238 + 7u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v2543 = min(v2527, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2545 = v2527 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2546 = v1256 && v2545;
+    if (v2546) {
+      float v7237 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7238 = 0.0f;
       float v7239 = 0.0f;
       float v7240 = 0.0f;
       float v7241 = 0.0f;
       float v7242 = 0.0f;
       float v7243 = 0.0f;
-      const unsigned int v2548 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v2549 = threadIdx.x;
-      const unsigned int v2550 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v2551 = v1241 * v2;
-      const unsigned int v2552 = v1243 * v2;
-      const unsigned int v2553 = v1245 * v2;
-      const unsigned int v2554 = v1247 * v2;
-      const unsigned int v2555 = v1249 * v2;
-      const unsigned int v2556 = v1251 * v2;
-      const unsigned int v2557 = v1253 * v2;
-      const unsigned int v2559 = v2542 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7244 = 0.0f;
+      const unsigned int v2549 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v2550 = threadIdx.x;
+      const unsigned int v2551 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v2552 = v1242 * v2;
+      const unsigned int v2553 = v1244 * v2;
+      const unsigned int v2554 = v1246 * v2;
+      const unsigned int v2555 = v1248 * v2;
+      const unsigned int v2556 = v1250 * v2;
+      const unsigned int v2557 = v1252 * v2;
+      const unsigned int v2558 = v1254 * v2;
+      const unsigned int v2560 = v2543 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v2560 = v2549; v2560 < v2; v2560 += v2548) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v2561 = v2550 + v2560;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v2562 = w[v2561];
-        const unsigned int v2563 = v2551 + v2560;
-        const iron_bf16 v2564 = w[v2563];
-        const unsigned int v2565 = v2552 + v2560;
-        const iron_bf16 v2566 = w[v2565];
-        const unsigned int v2567 = v2553 + v2560;
-        const iron_bf16 v2568 = w[v2567];
-        const unsigned int v2569 = v2554 + v2560;
-        const iron_bf16 v2570 = w[v2569];
-        const unsigned int v2571 = v2555 + v2560;
-        const iron_bf16 v2572 = w[v2571];
-        const unsigned int v2573 = v2556 + v2560;
-        const iron_bf16 v2574 = w[v2573];
-        const unsigned int v2575 = v2557 + v2560;
-        const iron_bf16 v2576 = w[v2575];
-        float v7244 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7245 = 0.0f;
+      for (unsigned int v2561 = v2550; v2561 < v2; v2561 += v2549) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v2562 = v2551 + v2561;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v2563 = w[v2562];
+        const unsigned int v2564 = v2552 + v2561;
+        const iron_bf16 v2565 = w[v2564];
+        const unsigned int v2566 = v2553 + v2561;
+        const iron_bf16 v2567 = w[v2566];
+        const unsigned int v2568 = v2554 + v2561;
+        const iron_bf16 v2569 = w[v2568];
+        const unsigned int v2570 = v2555 + v2561;
+        const iron_bf16 v2571 = w[v2570];
+        const unsigned int v2572 = v2556 + v2561;
+        const iron_bf16 v2573 = w[v2572];
+        const unsigned int v2574 = v2557 + v2561;
+        const iron_bf16 v2575 = w[v2574];
+        const unsigned int v2576 = v2558 + v2561;
+        const iron_bf16 v2577 = w[v2576];
+        float v7245 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7246 = 0.0f;
         float v7247 = 0.0f;
         float v7248 = 0.0f;
         float v7249 = 0.0f;
         float v7250 = 0.0f;
         float v7251 = 0.0f;
-        const float v2579 = iron_to_f32(v2562);  // kernels/gemm/gemv.cpp:76
-        const float v2580 = iron_to_f32(v2564);
-        const float v2581 = iron_to_f32(v2566);
-        const float v2582 = iron_to_f32(v2568);
-        const float v2583 = iron_to_f32(v2570);
-        const float v2584 = iron_to_f32(v2572);
-        const float v2585 = iron_to_f32(v2574);
-        const float v2586 = iron_to_f32(v2576);
-        const unsigned int v2587 = v2559 + v2560;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v2588 = x[v2587];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2589 = iron_to_f32(v2588);
-        const float v2590 = v7244;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2591 = fmaf(v2589, v2579, v2590);
-        v7244 = v2591;
-        const float v2592 = v7245;
-        const float v2593 = fmaf(v2589, v2580, v2592);
-        v7245 = v2593;
-        const float v2594 = v7246;
-        const float v2595 = fmaf(v2589, v2581, v2594);
-        v7246 = v2595;
-        const float v2596 = v7247;
-        const float v2597 = fmaf(v2589, v2582, v2596);
-        v7247 = v2597;
-        const float v2598 = v7248;
-        const float v2599 = fmaf(v2589, v2583, v2598);
-        v7248 = v2599;
-        const float v2600 = v7249;
-        const float v2601 = fmaf(v2589, v2584, v2600);
-        v7249 = v2601;
-        const float v2602 = v7250;
-        const float v2603 = fmaf(v2589, v2585, v2602);
-        v7250 = v2603;
-        const float v2604 = v7251;
-        const float v2605 = fmaf(v2589, v2586, v2604);
-        v7251 = v2605;
-        const float v2607 = v7244;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2608 = v7236;
-        const float v2609 = v2608 + v2607;
-        v7236 = v2609;
-        const float v2611 = v7245;
-        const float v2612 = v7237;
-        const float v2613 = v2612 + v2611;
-        v7237 = v2613;
-        const float v2615 = v7246;
-        const float v2616 = v7238;
-        const float v2617 = v2616 + v2615;
-        v7238 = v2617;
-        const float v2619 = v7247;
-        const float v2620 = v7239;
-        const float v2621 = v2620 + v2619;
-        v7239 = v2621;
-        const float v2623 = v7248;
-        const float v2624 = v7240;
-        const float v2625 = v2624 + v2623;
-        v7240 = v2625;
-        const float v2627 = v7249;
-        const float v2628 = v7241;
-        const float v2629 = v2628 + v2627;
-        v7241 = v2629;
-        const float v2631 = v7250;
-        const float v2632 = v7242;
-        const float v2633 = v2632 + v2631;
-        v7242 = v2633;
-        const float v2635 = v7251;
-        const float v2636 = v7243;
-        const float v2637 = v2636 + v2635;
-        v7243 = v2637;
+        float v7252 = 0.0f;
+        const float v2580 = iron_to_f32(v2563);  // kernels/gemm/gemv.cpp:76
+        const float v2581 = iron_to_f32(v2565);
+        const float v2582 = iron_to_f32(v2567);
+        const float v2583 = iron_to_f32(v2569);
+        const float v2584 = iron_to_f32(v2571);
+        const float v2585 = iron_to_f32(v2573);
+        const float v2586 = iron_to_f32(v2575);
+        const float v2587 = iron_to_f32(v2577);
+        const unsigned int v2588 = v2560 + v2561;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v2589 = x[v2588];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2590 = iron_to_f32(v2589);
+        const float v2591 = v7245;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2592 = fmaf(v2590, v2580, v2591);
+        v7245 = v2592;
+        const float v2593 = v7246;
+        const float v2594 = fmaf(v2590, v2581, v2593);
+        v7246 = v2594;
+        const float v2595 = v7247;
+        const float v2596 = fmaf(v2590, v2582, v2595);
+        v7247 = v2596;
+        const float v2597 = v7248;
+        const float v2598 = fmaf(v2590, v2583, v2597);
+        v7248 = v2598;
+        const float v2599 = v7249;
+        const float v2600 = fmaf(v2590, v2584, v2599);
+        v7249 = v2600;
+        const float v2601 = v7250;
+        const float v2602 = fmaf(v2590, v2585, v2601);
+        v7250 = v2602;
+        const float v2603 = v7251;
+        const float v2604 = fmaf(v2590, v2586, v2603);
+        v7251 = v2604;
+        const float v2605 = v7252;
+        const float v2606 = fmaf(v2590, v2587, v2605);
+        v7252 = v2606;
+        const float v2608 = v7245;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2609 = v7237;
+        const float v2610 = v2609 + v2608;
+        v7237 = v2610;
+        const float v2612 = v7246;
+        const float v2613 = v7238;
+        const float v2614 = v2613 + v2612;
+        v7238 = v2614;
+        const float v2616 = v7247;
+        const float v2617 = v7239;
+        const float v2618 = v2617 + v2616;
+        v7239 = v2618;
+        const float v2620 = v7248;
+        const float v2621 = v7240;
+        const float v2622 = v2621 + v2620;
+        v7240 = v2622;
+        const float v2624 = v7249;
+        const float v2625 = v7241;
+        const float v2626 = v2625 + v2624;
+        v7241 = v2626;
+        const float v2628 = v7250;
+        const float v2629 = v7242;
+        const float v2630 = v2629 + v2628;
+        v7242 = v2630;
+        const float v2632 = v7251;
+        const float v2633 = v7243;
+        const float v2634 = v2633 + v2632;
+        v7243 = v2634;
+        const float v2636 = v7252;
+        const float v2637 = v7244;
+        const float v2638 = v2637 + v2636;
+        v7244 = v2638;
       }
-      const float v2639 = v7236;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2640 = iron_simd_sum(v2639);
-      const unsigned int v2641 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2642 = v2641 == 0u;
-      if (v2642) {
-        const unsigned int v2643 = iron_linear_thread() >> 5;
-        const unsigned int v2644 = v2643 << 3u;
-        shm3[v2644] = v2640;
+      const float v2640 = v7237;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2641 = iron_simd_sum(v2640);
+      const unsigned int v2642 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2643 = v2642 == 0u;
+      if (v2643) {
+        const unsigned int v2644 = iron_linear_thread() >> 5;
+        const unsigned int v2645 = v2644 << 3u;
+        shm3[v2645] = v2641;
       }
-      const float v2645 = v7237;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2646 = iron_simd_sum(v2645);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2647 = iron_linear_thread() >> 5;
-        const unsigned int v2648 = v2647 << 3u;
-        const unsigned int v2649 = v2648 + 1u;
-        shm3[v2649] = v2646;
+      const float v2646 = v7238;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2647 = iron_simd_sum(v2646);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2648 = iron_linear_thread() >> 5;
+        const unsigned int v2649 = v2648 << 3u;
+        const unsigned int v2650 = v2649 + 1u;
+        shm3[v2650] = v2647;
       }
-      const float v2650 = v7238;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2651 = iron_simd_sum(v2650);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2652 = iron_linear_thread() >> 5;
-        const unsigned int v2653 = v2652 << 3u;
-        const unsigned int v2654 = v2653 + 2u;
-        shm3[v2654] = v2651;
+      const float v2651 = v7239;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2652 = iron_simd_sum(v2651);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2653 = iron_linear_thread() >> 5;
+        const unsigned int v2654 = v2653 << 3u;
+        const unsigned int v2655 = v2654 + 2u;
+        shm3[v2655] = v2652;
       }
-      const float v2655 = v7239;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2656 = iron_simd_sum(v2655);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2657 = iron_linear_thread() >> 5;
-        const unsigned int v2658 = v2657 << 3u;
-        const unsigned int v2659 = v2658 + 3u;
-        shm3[v2659] = v2656;
+      const float v2656 = v7240;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2657 = iron_simd_sum(v2656);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2658 = iron_linear_thread() >> 5;
+        const unsigned int v2659 = v2658 << 3u;
+        const unsigned int v2660 = v2659 + 3u;
+        shm3[v2660] = v2657;
       }
-      const float v2660 = v7240;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2661 = iron_simd_sum(v2660);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2662 = iron_linear_thread() >> 5;
-        const unsigned int v2663 = v2662 << 3u;
-        const unsigned int v2664 = v2663 + 4u;
-        shm3[v2664] = v2661;
+      const float v2661 = v7241;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2662 = iron_simd_sum(v2661);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2663 = iron_linear_thread() >> 5;
+        const unsigned int v2664 = v2663 << 3u;
+        const unsigned int v2665 = v2664 + 4u;
+        shm3[v2665] = v2662;
       }
-      const float v2665 = v7241;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2666 = iron_simd_sum(v2665);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2667 = iron_linear_thread() >> 5;
-        const unsigned int v2668 = v2667 << 3u;
-        const unsigned int v2669 = v2668 + 5u;
-        shm3[v2669] = v2666;
+      const float v2666 = v7242;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2667 = iron_simd_sum(v2666);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2668 = iron_linear_thread() >> 5;
+        const unsigned int v2669 = v2668 << 3u;
+        const unsigned int v2670 = v2669 + 5u;
+        shm3[v2670] = v2667;
       }
-      const float v2670 = v7242;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2671 = iron_simd_sum(v2670);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2672 = iron_linear_thread() >> 5;
-        const unsigned int v2673 = v2672 << 3u;
-        const unsigned int v2674 = v2673 + 6u;
-        shm3[v2674] = v2671;
+      const float v2671 = v7243;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2672 = iron_simd_sum(v2671);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2673 = iron_linear_thread() >> 5;
+        const unsigned int v2674 = v2673 << 3u;
+        const unsigned int v2675 = v2674 + 6u;
+        shm3[v2675] = v2672;
       }
-      const float v2675 = v7243;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2676 = iron_simd_sum(v2675);
-      if (v2642) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2677 = iron_linear_thread() >> 5;
-        const unsigned int v2678 = v2677 << 3u;
-        const unsigned int v2679 = v2678 + 7u;
-        shm3[v2679] = v2676;
+      const float v2676 = v7244;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2677 = iron_simd_sum(v2676);
+      if (v2643) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2678 = iron_linear_thread() >> 5;
+        const unsigned int v2679 = v2678 << 3u;
+        const unsigned int v2680 = v2679 + 7u;
+        shm3[v2680] = v2677;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v2680 = v1233 + v2549;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v2681 = v2549 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v2682 = v2526 + v2681;
-      const bool v2683 = v2549 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2684 = v2680 < v1;
-      const bool v2685 = v2683 && v2684;
-      const bool v2686 = v2682 < v0;
-      const bool v2687 = v2685 && v2686;
-      if (v2687) {
-        const float v2688 = shm3[v2549];  // kernels/gemm/gemv_rows.hpp:155
-        float v2689 = v2688;
-        const unsigned int v2690 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v2681 = v1234 + v2550;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v2682 = v2550 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v2683 = v2527 + v2682;
+      const bool v2684 = v2550 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2685 = v2681 < v1;
+      const bool v2686 = v2684 && v2685;
+      const bool v2687 = v2683 < v0;
+      const bool v2688 = v2686 && v2687;
+      if (v2688) {
+        const float v2689 = shm3[v2550];  // kernels/gemm/gemv_rows.hpp:155
+        float v2690 = v2689;
+        const unsigned int v2691 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v2691 = 1u; v2691 < v2690; v2691 += 1u) {
-          const unsigned int v2692 = v2691 << 3u;
-          const unsigned int v2693 = v2692 + v2549;
-          const float v2694 = shm3[v2693];
-          const float v2695 = v2689;
-          const float v2696 = v2695 + v2694;
-          v2689 = v2696;
+        for (unsigned int v2692 = 1u; v2692 < v2691; v2692 += 1u) {
+          const unsigned int v2693 = v2692 << 3u;
+          const unsigned int v2694 = v2693 + v2550;
+          const float v2695 = shm3[v2694];
+          const float v2696 = v2690;
+          const float v2697 = v2696 + v2695;
+          v2690 = v2697;
         }
-        const float v2697 = v2689;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v2698 = iron_f32_to_bf16(v2697);
-        const unsigned int v2699 = v2682 * v1;
-        const unsigned int v2700 = v2699 + v2680;
-        out[v2700] = v2698;
+        const float v2698 = v2690;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v2699 = iron_f32_to_bf16(v2698);
+        const unsigned int v2700 = v2683 * v1;
+        const unsigned int v2701 = v2700 + v2681;
+        out[v2701] = v2699;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v2710 = v1237 + 8u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v2726 = min(v2710, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2728 = v2710 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2729 = v1255 && v2728;
-    if (v2729) {
-      float v7253 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7254 = 0.0f;
+    const unsigned int v2711 = v1238 + 8u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v2727 = min(v2711, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2729 = v2711 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2730 = v1256 && v2729;
+    if (v2730) {
+      float v7254 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7255 = 0.0f;
       float v7256 = 0.0f;
       float v7257 = 0.0f;
       float v7258 = 0.0f;
       float v7259 = 0.0f;
       float v7260 = 0.0f;
-      const unsigned int v2732 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v2733 = threadIdx.x;
-      const unsigned int v2734 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v2735 = v1241 * v2;
-      const unsigned int v2736 = v1243 * v2;
-      const unsigned int v2737 = v1245 * v2;
-      const unsigned int v2738 = v1247 * v2;
-      const unsigned int v2739 = v1249 * v2;
-      const unsigned int v2740 = v1251 * v2;
-      const unsigned int v2741 = v1253 * v2;
-      const unsigned int v2743 = v2726 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7261 = 0.0f;
+      const unsigned int v2733 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v2734 = threadIdx.x;
+      const unsigned int v2735 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v2736 = v1242 * v2;
+      const unsigned int v2737 = v1244 * v2;
+      const unsigned int v2738 = v1246 * v2;
+      const unsigned int v2739 = v1248 * v2;
+      const unsigned int v2740 = v1250 * v2;
+      const unsigned int v2741 = v1252 * v2;
+      const unsigned int v2742 = v1254 * v2;
+      const unsigned int v2744 = v2727 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v2744 = v2733; v2744 < v2; v2744 += v2732) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v2745 = v2734 + v2744;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v2746 = w[v2745];
-        const unsigned int v2747 = v2735 + v2744;
-        const iron_bf16 v2748 = w[v2747];
-        const unsigned int v2749 = v2736 + v2744;
-        const iron_bf16 v2750 = w[v2749];
-        const unsigned int v2751 = v2737 + v2744;
-        const iron_bf16 v2752 = w[v2751];
-        const unsigned int v2753 = v2738 + v2744;
-        const iron_bf16 v2754 = w[v2753];
-        const unsigned int v2755 = v2739 + v2744;
-        const iron_bf16 v2756 = w[v2755];
-        const unsigned int v2757 = v2740 + v2744;
-        const iron_bf16 v2758 = w[v2757];
-        const unsigned int v2759 = v2741 + v2744;
-        const iron_bf16 v2760 = w[v2759];
-        float v7261 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7262 = 0.0f;
+      for (unsigned int v2745 = v2734; v2745 < v2; v2745 += v2733) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v2746 = v2735 + v2745;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v2747 = w[v2746];
+        const unsigned int v2748 = v2736 + v2745;
+        const iron_bf16 v2749 = w[v2748];
+        const unsigned int v2750 = v2737 + v2745;
+        const iron_bf16 v2751 = w[v2750];
+        const unsigned int v2752 = v2738 + v2745;
+        const iron_bf16 v2753 = w[v2752];
+        const unsigned int v2754 = v2739 + v2745;
+        const iron_bf16 v2755 = w[v2754];
+        const unsigned int v2756 = v2740 + v2745;
+        const iron_bf16 v2757 = w[v2756];
+        const unsigned int v2758 = v2741 + v2745;
+        const iron_bf16 v2759 = w[v2758];
+        const unsigned int v2760 = v2742 + v2745;
+        const iron_bf16 v2761 = w[v2760];
+        float v7262 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7263 = 0.0f;
         float v7264 = 0.0f;
         float v7265 = 0.0f;
         float v7266 = 0.0f;
         float v7267 = 0.0f;
         float v7268 = 0.0f;
-        const float v2763 = iron_to_f32(v2746);  // kernels/gemm/gemv.cpp:76
-        const float v2764 = iron_to_f32(v2748);
-        const float v2765 = iron_to_f32(v2750);
-        const float v2766 = iron_to_f32(v2752);
-        const float v2767 = iron_to_f32(v2754);
-        const float v2768 = iron_to_f32(v2756);
-        const float v2769 = iron_to_f32(v2758);
-        const float v2770 = iron_to_f32(v2760);
-        const unsigned int v2771 = v2743 + v2744;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v2772 = x[v2771];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2773 = iron_to_f32(v2772);
-        const float v2774 = v7261;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2775 = fmaf(v2773, v2763, v2774);
-        v7261 = v2775;
-        const float v2776 = v7262;
-        const float v2777 = fmaf(v2773, v2764, v2776);
-        v7262 = v2777;
-        const float v2778 = v7263;
-        const float v2779 = fmaf(v2773, v2765, v2778);
-        v7263 = v2779;
-        const float v2780 = v7264;
-        const float v2781 = fmaf(v2773, v2766, v2780);
-        v7264 = v2781;
-        const float v2782 = v7265;
-        const float v2783 = fmaf(v2773, v2767, v2782);
-        v7265 = v2783;
-        const float v2784 = v7266;
-        const float v2785 = fmaf(v2773, v2768, v2784);
-        v7266 = v2785;
-        const float v2786 = v7267;
-        const float v2787 = fmaf(v2773, v2769, v2786);
-        v7267 = v2787;
-        const float v2788 = v7268;
-        const float v2789 = fmaf(v2773, v2770, v2788);
-        v7268 = v2789;
-        const float v2791 = v7261;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2792 = v7253;
-        const float v2793 = v2792 + v2791;
-        v7253 = v2793;
-        const float v2795 = v7262;
-        const float v2796 = v7254;
-        const float v2797 = v2796 + v2795;
-        v7254 = v2797;
-        const float v2799 = v7263;
-        const float v2800 = v7255;
-        const float v2801 = v2800 + v2799;
-        v7255 = v2801;
-        const float v2803 = v7264;
-        const float v2804 = v7256;
-        const float v2805 = v2804 + v2803;
-        v7256 = v2805;
-        const float v2807 = v7265;
-        const float v2808 = v7257;
-        const float v2809 = v2808 + v2807;
-        v7257 = v2809;
-        const float v2811 = v7266;
-        const float v2812 = v7258;
-        const float v2813 = v2812 + v2811;
-        v7258 = v2813;
-        const float v2815 = v7267;
-        const float v2816 = v7259;
-        const float v2817 = v2816 + v2815;
-        v7259 = v2817;
-        const float v2819 = v7268;
-        const float v2820 = v7260;
-        const float v2821 = v2820 + v2819;
-        v7260 = v2821;
+        float v7269 = 0.0f;
+        const float v2764 = iron_to_f32(v2747);  // kernels/gemm/gemv.cpp:76
+        const float v2765 = iron_to_f32(v2749);
+        const float v2766 = iron_to_f32(v2751);
+        const float v2767 = iron_to_f32(v2753);
+        const float v2768 = iron_to_f32(v2755);
+        const float v2769 = iron_to_f32(v2757);
+        const float v2770 = iron_to_f32(v2759);
+        const float v2771 = iron_to_f32(v2761);
+        const unsigned int v2772 = v2744 + v2745;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v2773 = x[v2772];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2774 = iron_to_f32(v2773);
+        const float v2775 = v7262;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2776 = fmaf(v2774, v2764, v2775);
+        v7262 = v2776;
+        const float v2777 = v7263;
+        const float v2778 = fmaf(v2774, v2765, v2777);
+        v7263 = v2778;
+        const float v2779 = v7264;
+        const float v2780 = fmaf(v2774, v2766, v2779);
+        v7264 = v2780;
+        const float v2781 = v7265;
+        const float v2782 = fmaf(v2774, v2767, v2781);
+        v7265 = v2782;
+        const float v2783 = v7266;
+        const float v2784 = fmaf(v2774, v2768, v2783);
+        v7266 = v2784;
+        const float v2785 = v7267;
+        const float v2786 = fmaf(v2774, v2769, v2785);
+        v7267 = v2786;
+        const float v2787 = v7268;
+        const float v2788 = fmaf(v2774, v2770, v2787);
+        v7268 = v2788;
+        const float v2789 = v7269;
+        const float v2790 = fmaf(v2774, v2771, v2789);
+        v7269 = v2790;
+        const float v2792 = v7262;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2793 = v7254;
+        const float v2794 = v2793 + v2792;
+        v7254 = v2794;
+        const float v2796 = v7263;
+        const float v2797 = v7255;
+        const float v2798 = v2797 + v2796;
+        v7255 = v2798;
+        const float v2800 = v7264;
+        const float v2801 = v7256;
+        const float v2802 = v2801 + v2800;
+        v7256 = v2802;
+        const float v2804 = v7265;
+        const float v2805 = v7257;
+        const float v2806 = v2805 + v2804;
+        v7257 = v2806;
+        const float v2808 = v7266;
+        const float v2809 = v7258;
+        const float v2810 = v2809 + v2808;
+        v7258 = v2810;
+        const float v2812 = v7267;
+        const float v2813 = v7259;
+        const float v2814 = v2813 + v2812;
+        v7259 = v2814;
+        const float v2816 = v7268;
+        const float v2817 = v7260;
+        const float v2818 = v2817 + v2816;
+        v7260 = v2818;
+        const float v2820 = v7269;
+        const float v2821 = v7261;
+        const float v2822 = v2821 + v2820;
+        v7261 = v2822;
       }
-      const float v2823 = v7253;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2824 = iron_simd_sum(v2823);
-      const unsigned int v2825 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2826 = v2825 == 0u;
-      if (v2826) {
-        const unsigned int v2827 = iron_linear_thread() >> 5;
-        const unsigned int v2828 = v2827 << 3u;
-        shm3[v2828] = v2824;
+      const float v2824 = v7254;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2825 = iron_simd_sum(v2824);
+      const unsigned int v2826 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2827 = v2826 == 0u;
+      if (v2827) {
+        const unsigned int v2828 = iron_linear_thread() >> 5;
+        const unsigned int v2829 = v2828 << 3u;
+        shm3[v2829] = v2825;
       }
-      const float v2829 = v7254;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2830 = iron_simd_sum(v2829);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2831 = iron_linear_thread() >> 5;
-        const unsigned int v2832 = v2831 << 3u;
-        const unsigned int v2833 = v2832 + 1u;
-        shm3[v2833] = v2830;
+      const float v2830 = v7255;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2831 = iron_simd_sum(v2830);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2832 = iron_linear_thread() >> 5;
+        const unsigned int v2833 = v2832 << 3u;
+        const unsigned int v2834 = v2833 + 1u;
+        shm3[v2834] = v2831;
       }
-      const float v2834 = v7255;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2835 = iron_simd_sum(v2834);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2836 = iron_linear_thread() >> 5;
-        const unsigned int v2837 = v2836 << 3u;
-        const unsigned int v2838 = v2837 + 2u;
-        shm3[v2838] = v2835;
+      const float v2835 = v7256;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2836 = iron_simd_sum(v2835);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2837 = iron_linear_thread() >> 5;
+        const unsigned int v2838 = v2837 << 3u;
+        const unsigned int v2839 = v2838 + 2u;
+        shm3[v2839] = v2836;
       }
-      const float v2839 = v7256;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2840 = iron_simd_sum(v2839);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2841 = iron_linear_thread() >> 5;
-        const unsigned int v2842 = v2841 << 3u;
-        const unsigned int v2843 = v2842 + 3u;
-        shm3[v2843] = v2840;
+      const float v2840 = v7257;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2841 = iron_simd_sum(v2840);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2842 = iron_linear_thread() >> 5;
+        const unsigned int v2843 = v2842 << 3u;
+        const unsigned int v2844 = v2843 + 3u;
+        shm3[v2844] = v2841;
       }
-      const float v2844 = v7257;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2845 = iron_simd_sum(v2844);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2846 = iron_linear_thread() >> 5;
-        const unsigned int v2847 = v2846 << 3u;
-        const unsigned int v2848 = v2847 + 4u;
-        shm3[v2848] = v2845;
+      const float v2845 = v7258;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2846 = iron_simd_sum(v2845);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2847 = iron_linear_thread() >> 5;
+        const unsigned int v2848 = v2847 << 3u;
+        const unsigned int v2849 = v2848 + 4u;
+        shm3[v2849] = v2846;
       }
-      const float v2849 = v7258;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2850 = iron_simd_sum(v2849);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2851 = iron_linear_thread() >> 5;
-        const unsigned int v2852 = v2851 << 3u;
-        const unsigned int v2853 = v2852 + 5u;
-        shm3[v2853] = v2850;
+      const float v2850 = v7259;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2851 = iron_simd_sum(v2850);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2852 = iron_linear_thread() >> 5;
+        const unsigned int v2853 = v2852 << 3u;
+        const unsigned int v2854 = v2853 + 5u;
+        shm3[v2854] = v2851;
       }
-      const float v2854 = v7259;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2855 = iron_simd_sum(v2854);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2856 = iron_linear_thread() >> 5;
-        const unsigned int v2857 = v2856 << 3u;
-        const unsigned int v2858 = v2857 + 6u;
-        shm3[v2858] = v2855;
+      const float v2855 = v7260;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2856 = iron_simd_sum(v2855);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2857 = iron_linear_thread() >> 5;
+        const unsigned int v2858 = v2857 << 3u;
+        const unsigned int v2859 = v2858 + 6u;
+        shm3[v2859] = v2856;
       }
-      const float v2859 = v7260;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2860 = iron_simd_sum(v2859);
-      if (v2826) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v2861 = iron_linear_thread() >> 5;
-        const unsigned int v2862 = v2861 << 3u;
-        const unsigned int v2863 = v2862 + 7u;
-        shm3[v2863] = v2860;
+      const float v2860 = v7261;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2861 = iron_simd_sum(v2860);
+      if (v2827) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v2862 = iron_linear_thread() >> 5;
+        const unsigned int v2863 = v2862 << 3u;
+        const unsigned int v2864 = v2863 + 7u;
+        shm3[v2864] = v2861;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v2864 = v1233 + v2733;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v2865 = v2733 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v2866 = v2710 + v2865;
-      const bool v2867 = v2733 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2868 = v2864 < v1;
-      const bool v2869 = v2867 && v2868;
-      const bool v2870 = v2866 < v0;
-      const bool v2871 = v2869 && v2870;
-      if (v2871) {
-        const float v2872 = shm3[v2733];  // kernels/gemm/gemv_rows.hpp:155
-        float v2873 = v2872;
-        const unsigned int v2874 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v2865 = v1234 + v2734;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v2866 = v2734 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v2867 = v2711 + v2866;
+      const bool v2868 = v2734 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2869 = v2865 < v1;
+      const bool v2870 = v2868 && v2869;
+      const bool v2871 = v2867 < v0;
+      const bool v2872 = v2870 && v2871;
+      if (v2872) {
+        const float v2873 = shm3[v2734];  // kernels/gemm/gemv_rows.hpp:155
+        float v2874 = v2873;
+        const unsigned int v2875 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v2875 = 1u; v2875 < v2874; v2875 += 1u) {
-          const unsigned int v2876 = v2875 << 3u;
-          const unsigned int v2877 = v2876 + v2733;
-          const float v2878 = shm3[v2877];
-          const float v2879 = v2873;
-          const float v2880 = v2879 + v2878;
-          v2873 = v2880;
+        for (unsigned int v2876 = 1u; v2876 < v2875; v2876 += 1u) {
+          const unsigned int v2877 = v2876 << 3u;
+          const unsigned int v2878 = v2877 + v2734;
+          const float v2879 = shm3[v2878];
+          const float v2880 = v2874;
+          const float v2881 = v2880 + v2879;
+          v2874 = v2881;
         }
-        const float v2881 = v2873;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v2882 = iron_f32_to_bf16(v2881);
-        const unsigned int v2883 = v2866 * v1;
-        const unsigned int v2884 = v2883 + v2864;
-        out[v2884] = v2882;
+        const float v2882 = v2874;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v2883 = iron_f32_to_bf16(v2882);
+        const unsigned int v2884 = v2867 * v1;
+        const unsigned int v2885 = v2884 + v2865;
+        out[v2885] = v2883;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v2894 = v1237 + 9u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v2910 = min(v2894, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2912 = v2894 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2913 = v1255 && v2912;
-    if (v2913) {
-      float v7270 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7271 = 0.0f;
+    const unsigned int v2895 = v1238 + 9u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v2911 = min(v2895, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2913 = v2895 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2914 = v1256 && v2913;
+    if (v2914) {
+      float v7271 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7272 = 0.0f;
       float v7273 = 0.0f;
       float v7274 = 0.0f;
       float v7275 = 0.0f;
       float v7276 = 0.0f;
       float v7277 = 0.0f;
-      const unsigned int v2916 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v2917 = threadIdx.x;
-      const unsigned int v2918 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v2919 = v1241 * v2;
-      const unsigned int v2920 = v1243 * v2;
-      const unsigned int v2921 = v1245 * v2;
-      const unsigned int v2922 = v1247 * v2;
-      const unsigned int v2923 = v1249 * v2;
-      const unsigned int v2924 = v1251 * v2;
-      const unsigned int v2925 = v1253 * v2;
-      const unsigned int v2927 = v2910 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7278 = 0.0f;
+      const unsigned int v2917 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v2918 = threadIdx.x;
+      const unsigned int v2919 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v2920 = v1242 * v2;
+      const unsigned int v2921 = v1244 * v2;
+      const unsigned int v2922 = v1246 * v2;
+      const unsigned int v2923 = v1248 * v2;
+      const unsigned int v2924 = v1250 * v2;
+      const unsigned int v2925 = v1252 * v2;
+      const unsigned int v2926 = v1254 * v2;
+      const unsigned int v2928 = v2911 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v2928 = v2917; v2928 < v2; v2928 += v2916) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v2929 = v2918 + v2928;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v2930 = w[v2929];
-        const unsigned int v2931 = v2919 + v2928;
-        const iron_bf16 v2932 = w[v2931];
-        const unsigned int v2933 = v2920 + v2928;
-        const iron_bf16 v2934 = w[v2933];
-        const unsigned int v2935 = v2921 + v2928;
-        const iron_bf16 v2936 = w[v2935];
-        const unsigned int v2937 = v2922 + v2928;
-        const iron_bf16 v2938 = w[v2937];
-        const unsigned int v2939 = v2923 + v2928;
-        const iron_bf16 v2940 = w[v2939];
-        const unsigned int v2941 = v2924 + v2928;
-        const iron_bf16 v2942 = w[v2941];
-        const unsigned int v2943 = v2925 + v2928;
-        const iron_bf16 v2944 = w[v2943];
-        float v7278 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7279 = 0.0f;
+      for (unsigned int v2929 = v2918; v2929 < v2; v2929 += v2917) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v2930 = v2919 + v2929;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v2931 = w[v2930];
+        const unsigned int v2932 = v2920 + v2929;
+        const iron_bf16 v2933 = w[v2932];
+        const unsigned int v2934 = v2921 + v2929;
+        const iron_bf16 v2935 = w[v2934];
+        const unsigned int v2936 = v2922 + v2929;
+        const iron_bf16 v2937 = w[v2936];
+        const unsigned int v2938 = v2923 + v2929;
+        const iron_bf16 v2939 = w[v2938];
+        const unsigned int v2940 = v2924 + v2929;
+        const iron_bf16 v2941 = w[v2940];
+        const unsigned int v2942 = v2925 + v2929;
+        const iron_bf16 v2943 = w[v2942];
+        const unsigned int v2944 = v2926 + v2929;
+        const iron_bf16 v2945 = w[v2944];
+        float v7279 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7280 = 0.0f;
         float v7281 = 0.0f;
         float v7282 = 0.0f;
         float v7283 = 0.0f;
         float v7284 = 0.0f;
         float v7285 = 0.0f;
-        const float v2947 = iron_to_f32(v2930);  // kernels/gemm/gemv.cpp:76
-        const float v2948 = iron_to_f32(v2932);
-        const float v2949 = iron_to_f32(v2934);
-        const float v2950 = iron_to_f32(v2936);
-        const float v2951 = iron_to_f32(v2938);
-        const float v2952 = iron_to_f32(v2940);
-        const float v2953 = iron_to_f32(v2942);
-        const float v2954 = iron_to_f32(v2944);
-        const unsigned int v2955 = v2927 + v2928;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v2956 = x[v2955];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2957 = iron_to_f32(v2956);
-        const float v2958 = v7278;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2959 = fmaf(v2957, v2947, v2958);
-        v7278 = v2959;
-        const float v2960 = v7279;
-        const float v2961 = fmaf(v2957, v2948, v2960);
-        v7279 = v2961;
-        const float v2962 = v7280;
-        const float v2963 = fmaf(v2957, v2949, v2962);
-        v7280 = v2963;
-        const float v2964 = v7281;
-        const float v2965 = fmaf(v2957, v2950, v2964);
-        v7281 = v2965;
-        const float v2966 = v7282;
-        const float v2967 = fmaf(v2957, v2951, v2966);
-        v7282 = v2967;
-        const float v2968 = v7283;
-        const float v2969 = fmaf(v2957, v2952, v2968);
-        v7283 = v2969;
-        const float v2970 = v7284;
-        const float v2971 = fmaf(v2957, v2953, v2970);
-        v7284 = v2971;
-        const float v2972 = v7285;
-        const float v2973 = fmaf(v2957, v2954, v2972);
-        v7285 = v2973;
-        const float v2975 = v7278;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2976 = v7270;
-        const float v2977 = v2976 + v2975;
-        v7270 = v2977;
-        const float v2979 = v7279;
-        const float v2980 = v7271;
-        const float v2981 = v2980 + v2979;
-        v7271 = v2981;
-        const float v2983 = v7280;
-        const float v2984 = v7272;
-        const float v2985 = v2984 + v2983;
-        v7272 = v2985;
-        const float v2987 = v7281;
-        const float v2988 = v7273;
-        const float v2989 = v2988 + v2987;
-        v7273 = v2989;
-        const float v2991 = v7282;
-        const float v2992 = v7274;
-        const float v2993 = v2992 + v2991;
-        v7274 = v2993;
-        const float v2995 = v7283;
-        const float v2996 = v7275;
-        const float v2997 = v2996 + v2995;
-        v7275 = v2997;
-        const float v2999 = v7284;
-        const float v3000 = v7276;
-        const float v3001 = v3000 + v2999;
-        v7276 = v3001;
-        const float v3003 = v7285;
-        const float v3004 = v7277;
-        const float v3005 = v3004 + v3003;
-        v7277 = v3005;
+        float v7286 = 0.0f;
+        const float v2948 = iron_to_f32(v2931);  // kernels/gemm/gemv.cpp:76
+        const float v2949 = iron_to_f32(v2933);
+        const float v2950 = iron_to_f32(v2935);
+        const float v2951 = iron_to_f32(v2937);
+        const float v2952 = iron_to_f32(v2939);
+        const float v2953 = iron_to_f32(v2941);
+        const float v2954 = iron_to_f32(v2943);
+        const float v2955 = iron_to_f32(v2945);
+        const unsigned int v2956 = v2928 + v2929;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v2957 = x[v2956];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2958 = iron_to_f32(v2957);
+        const float v2959 = v7279;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2960 = fmaf(v2958, v2948, v2959);
+        v7279 = v2960;
+        const float v2961 = v7280;
+        const float v2962 = fmaf(v2958, v2949, v2961);
+        v7280 = v2962;
+        const float v2963 = v7281;
+        const float v2964 = fmaf(v2958, v2950, v2963);
+        v7281 = v2964;
+        const float v2965 = v7282;
+        const float v2966 = fmaf(v2958, v2951, v2965);
+        v7282 = v2966;
+        const float v2967 = v7283;
+        const float v2968 = fmaf(v2958, v2952, v2967);
+        v7283 = v2968;
+        const float v2969 = v7284;
+        const float v2970 = fmaf(v2958, v2953, v2969);
+        v7284 = v2970;
+        const float v2971 = v7285;
+        const float v2972 = fmaf(v2958, v2954, v2971);
+        v7285 = v2972;
+        const float v2973 = v7286;
+        const float v2974 = fmaf(v2958, v2955, v2973);
+        v7286 = v2974;
+        const float v2976 = v7279;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2977 = v7271;
+        const float v2978 = v2977 + v2976;
+        v7271 = v2978;
+        const float v2980 = v7280;
+        const float v2981 = v7272;
+        const float v2982 = v2981 + v2980;
+        v7272 = v2982;
+        const float v2984 = v7281;
+        const float v2985 = v7273;
+        const float v2986 = v2985 + v2984;
+        v7273 = v2986;
+        const float v2988 = v7282;
+        const float v2989 = v7274;
+        const float v2990 = v2989 + v2988;
+        v7274 = v2990;
+        const float v2992 = v7283;
+        const float v2993 = v7275;
+        const float v2994 = v2993 + v2992;
+        v7275 = v2994;
+        const float v2996 = v7284;
+        const float v2997 = v7276;
+        const float v2998 = v2997 + v2996;
+        v7276 = v2998;
+        const float v3000 = v7285;
+        const float v3001 = v7277;
+        const float v3002 = v3001 + v3000;
+        v7277 = v3002;
+        const float v3004 = v7286;
+        const float v3005 = v7278;
+        const float v3006 = v3005 + v3004;
+        v7278 = v3006;
       }
-      const float v3007 = v7270;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3008 = iron_simd_sum(v3007);
-      const unsigned int v3009 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3010 = v3009 == 0u;
-      if (v3010) {
-        const unsigned int v3011 = iron_linear_thread() >> 5;
-        const unsigned int v3012 = v3011 << 3u;
-        shm3[v3012] = v3008;
+      const float v3008 = v7271;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3009 = iron_simd_sum(v3008);
+      const unsigned int v3010 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3011 = v3010 == 0u;
+      if (v3011) {
+        const unsigned int v3012 = iron_linear_thread() >> 5;
+        const unsigned int v3013 = v3012 << 3u;
+        shm3[v3013] = v3009;
       }
-      const float v3013 = v7271;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3014 = iron_simd_sum(v3013);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3015 = iron_linear_thread() >> 5;
-        const unsigned int v3016 = v3015 << 3u;
-        const unsigned int v3017 = v3016 + 1u;
-        shm3[v3017] = v3014;
+      const float v3014 = v7272;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3015 = iron_simd_sum(v3014);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3016 = iron_linear_thread() >> 5;
+        const unsigned int v3017 = v3016 << 3u;
+        const unsigned int v3018 = v3017 + 1u;
+        shm3[v3018] = v3015;
       }
-      const float v3018 = v7272;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3019 = iron_simd_sum(v3018);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3020 = iron_linear_thread() >> 5;
-        const unsigned int v3021 = v3020 << 3u;
-        const unsigned int v3022 = v3021 + 2u;
-        shm3[v3022] = v3019;
+      const float v3019 = v7273;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3020 = iron_simd_sum(v3019);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3021 = iron_linear_thread() >> 5;
+        const unsigned int v3022 = v3021 << 3u;
+        const unsigned int v3023 = v3022 + 2u;
+        shm3[v3023] = v3020;
       }
-      const float v3023 = v7273;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3024 = iron_simd_sum(v3023);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3025 = iron_linear_thread() >> 5;
-        const unsigned int v3026 = v3025 << 3u;
-        const unsigned int v3027 = v3026 + 3u;
-        shm3[v3027] = v3024;
+      const float v3024 = v7274;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3025 = iron_simd_sum(v3024);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3026 = iron_linear_thread() >> 5;
+        const unsigned int v3027 = v3026 << 3u;
+        const unsigned int v3028 = v3027 + 3u;
+        shm3[v3028] = v3025;
       }
-      const float v3028 = v7274;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3029 = iron_simd_sum(v3028);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3030 = iron_linear_thread() >> 5;
-        const unsigned int v3031 = v3030 << 3u;
-        const unsigned int v3032 = v3031 + 4u;
-        shm3[v3032] = v3029;
+      const float v3029 = v7275;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3030 = iron_simd_sum(v3029);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3031 = iron_linear_thread() >> 5;
+        const unsigned int v3032 = v3031 << 3u;
+        const unsigned int v3033 = v3032 + 4u;
+        shm3[v3033] = v3030;
       }
-      const float v3033 = v7275;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3034 = iron_simd_sum(v3033);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3035 = iron_linear_thread() >> 5;
-        const unsigned int v3036 = v3035 << 3u;
-        const unsigned int v3037 = v3036 + 5u;
-        shm3[v3037] = v3034;
+      const float v3034 = v7276;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3035 = iron_simd_sum(v3034);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3036 = iron_linear_thread() >> 5;
+        const unsigned int v3037 = v3036 << 3u;
+        const unsigned int v3038 = v3037 + 5u;
+        shm3[v3038] = v3035;
       }
-      const float v3038 = v7276;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3039 = iron_simd_sum(v3038);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3040 = iron_linear_thread() >> 5;
-        const unsigned int v3041 = v3040 << 3u;
-        const unsigned int v3042 = v3041 + 6u;
-        shm3[v3042] = v3039;
+      const float v3039 = v7277;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3040 = iron_simd_sum(v3039);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3041 = iron_linear_thread() >> 5;
+        const unsigned int v3042 = v3041 << 3u;
+        const unsigned int v3043 = v3042 + 6u;
+        shm3[v3043] = v3040;
       }
-      const float v3043 = v7277;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3044 = iron_simd_sum(v3043);
-      if (v3010) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3045 = iron_linear_thread() >> 5;
-        const unsigned int v3046 = v3045 << 3u;
-        const unsigned int v3047 = v3046 + 7u;
-        shm3[v3047] = v3044;
+      const float v3044 = v7278;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3045 = iron_simd_sum(v3044);
+      if (v3011) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3046 = iron_linear_thread() >> 5;
+        const unsigned int v3047 = v3046 << 3u;
+        const unsigned int v3048 = v3047 + 7u;
+        shm3[v3048] = v3045;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v3048 = v1233 + v2917;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v3049 = v2917 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v3050 = v2894 + v3049;
-      const bool v3051 = v2917 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3052 = v3048 < v1;
-      const bool v3053 = v3051 && v3052;
-      const bool v3054 = v3050 < v0;
-      const bool v3055 = v3053 && v3054;
-      if (v3055) {
-        const float v3056 = shm3[v2917];  // kernels/gemm/gemv_rows.hpp:155
-        float v3057 = v3056;
-        const unsigned int v3058 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v3049 = v1234 + v2918;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v3050 = v2918 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v3051 = v2895 + v3050;
+      const bool v3052 = v2918 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3053 = v3049 < v1;
+      const bool v3054 = v3052 && v3053;
+      const bool v3055 = v3051 < v0;
+      const bool v3056 = v3054 && v3055;
+      if (v3056) {
+        const float v3057 = shm3[v2918];  // kernels/gemm/gemv_rows.hpp:155
+        float v3058 = v3057;
+        const unsigned int v3059 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v3059 = 1u; v3059 < v3058; v3059 += 1u) {
-          const unsigned int v3060 = v3059 << 3u;
-          const unsigned int v3061 = v3060 + v2917;
-          const float v3062 = shm3[v3061];
-          const float v3063 = v3057;
-          const float v3064 = v3063 + v3062;
-          v3057 = v3064;
+        for (unsigned int v3060 = 1u; v3060 < v3059; v3060 += 1u) {
+          const unsigned int v3061 = v3060 << 3u;
+          const unsigned int v3062 = v3061 + v2918;
+          const float v3063 = shm3[v3062];
+          const float v3064 = v3058;
+          const float v3065 = v3064 + v3063;
+          v3058 = v3065;
         }
-        const float v3065 = v3057;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v3066 = iron_f32_to_bf16(v3065);
-        const unsigned int v3067 = v3050 * v1;
-        const unsigned int v3068 = v3067 + v3048;
-        out[v3068] = v3066;
+        const float v3066 = v3058;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v3067 = iron_f32_to_bf16(v3066);
+        const unsigned int v3068 = v3051 * v1;
+        const unsigned int v3069 = v3068 + v3049;
+        out[v3069] = v3067;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v3078 = v1237 + 10u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v3094 = min(v3078, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3096 = v3078 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3097 = v1255 && v3096;
-    if (v3097) {
-      float v7287 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7288 = 0.0f;
+    const unsigned int v3079 = v1238 + 10u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v3095 = min(v3079, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3097 = v3079 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3098 = v1256 && v3097;
+    if (v3098) {
+      float v7288 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7289 = 0.0f;
       float v7290 = 0.0f;
       float v7291 = 0.0f;
       float v7292 = 0.0f;
       float v7293 = 0.0f;
       float v7294 = 0.0f;
-      const unsigned int v3100 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v3101 = threadIdx.x;
-      const unsigned int v3102 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v3103 = v1241 * v2;
-      const unsigned int v3104 = v1243 * v2;
-      const unsigned int v3105 = v1245 * v2;
-      const unsigned int v3106 = v1247 * v2;
-      const unsigned int v3107 = v1249 * v2;
-      const unsigned int v3108 = v1251 * v2;
-      const unsigned int v3109 = v1253 * v2;
-      const unsigned int v3111 = v3094 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7295 = 0.0f;
+      const unsigned int v3101 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v3102 = threadIdx.x;
+      const unsigned int v3103 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v3104 = v1242 * v2;
+      const unsigned int v3105 = v1244 * v2;
+      const unsigned int v3106 = v1246 * v2;
+      const unsigned int v3107 = v1248 * v2;
+      const unsigned int v3108 = v1250 * v2;
+      const unsigned int v3109 = v1252 * v2;
+      const unsigned int v3110 = v1254 * v2;
+      const unsigned int v3112 = v3095 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v3112 = v3101; v3112 < v2; v3112 += v3100) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v3113 = v3102 + v3112;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v3114 = w[v3113];
-        const unsigned int v3115 = v3103 + v3112;
-        const iron_bf16 v3116 = w[v3115];
-        const unsigned int v3117 = v3104 + v3112;
-        const iron_bf16 v3118 = w[v3117];
-        const unsigned int v3119 = v3105 + v3112;
-        const iron_bf16 v3120 = w[v3119];
-        const unsigned int v3121 = v3106 + v3112;
-        const iron_bf16 v3122 = w[v3121];
-        const unsigned int v3123 = v3107 + v3112;
-        const iron_bf16 v3124 = w[v3123];
-        const unsigned int v3125 = v3108 + v3112;
-        const iron_bf16 v3126 = w[v3125];
-        const unsigned int v3127 = v3109 + v3112;
-        const iron_bf16 v3128 = w[v3127];
-        float v7295 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7296 = 0.0f;
+      for (unsigned int v3113 = v3102; v3113 < v2; v3113 += v3101) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v3114 = v3103 + v3113;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v3115 = w[v3114];
+        const unsigned int v3116 = v3104 + v3113;
+        const iron_bf16 v3117 = w[v3116];
+        const unsigned int v3118 = v3105 + v3113;
+        const iron_bf16 v3119 = w[v3118];
+        const unsigned int v3120 = v3106 + v3113;
+        const iron_bf16 v3121 = w[v3120];
+        const unsigned int v3122 = v3107 + v3113;
+        const iron_bf16 v3123 = w[v3122];
+        const unsigned int v3124 = v3108 + v3113;
+        const iron_bf16 v3125 = w[v3124];
+        const unsigned int v3126 = v3109 + v3113;
+        const iron_bf16 v3127 = w[v3126];
+        const unsigned int v3128 = v3110 + v3113;
+        const iron_bf16 v3129 = w[v3128];
+        float v7296 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7297 = 0.0f;
         float v7298 = 0.0f;
         float v7299 = 0.0f;
         float v7300 = 0.0f;
         float v7301 = 0.0f;
         float v7302 = 0.0f;
-        const float v3131 = iron_to_f32(v3114);  // kernels/gemm/gemv.cpp:76
-        const float v3132 = iron_to_f32(v3116);
-        const float v3133 = iron_to_f32(v3118);
-        const float v3134 = iron_to_f32(v3120);
-        const float v3135 = iron_to_f32(v3122);
-        const float v3136 = iron_to_f32(v3124);
-        const float v3137 = iron_to_f32(v3126);
-        const float v3138 = iron_to_f32(v3128);
-        const unsigned int v3139 = v3111 + v3112;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v3140 = x[v3139];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3141 = iron_to_f32(v3140);
-        const float v3142 = v7295;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3143 = fmaf(v3141, v3131, v3142);
-        v7295 = v3143;
-        const float v3144 = v7296;
-        const float v3145 = fmaf(v3141, v3132, v3144);
-        v7296 = v3145;
-        const float v3146 = v7297;
-        const float v3147 = fmaf(v3141, v3133, v3146);
-        v7297 = v3147;
-        const float v3148 = v7298;
-        const float v3149 = fmaf(v3141, v3134, v3148);
-        v7298 = v3149;
-        const float v3150 = v7299;
-        const float v3151 = fmaf(v3141, v3135, v3150);
-        v7299 = v3151;
-        const float v3152 = v7300;
-        const float v3153 = fmaf(v3141, v3136, v3152);
-        v7300 = v3153;
-        const float v3154 = v7301;
-        const float v3155 = fmaf(v3141, v3137, v3154);
-        v7301 = v3155;
-        const float v3156 = v7302;
-        const float v3157 = fmaf(v3141, v3138, v3156);
-        v7302 = v3157;
-        const float v3159 = v7295;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3160 = v7287;
-        const float v3161 = v3160 + v3159;
-        v7287 = v3161;
-        const float v3163 = v7296;
-        const float v3164 = v7288;
-        const float v3165 = v3164 + v3163;
-        v7288 = v3165;
-        const float v3167 = v7297;
-        const float v3168 = v7289;
-        const float v3169 = v3168 + v3167;
-        v7289 = v3169;
-        const float v3171 = v7298;
-        const float v3172 = v7290;
-        const float v3173 = v3172 + v3171;
-        v7290 = v3173;
-        const float v3175 = v7299;
-        const float v3176 = v7291;
-        const float v3177 = v3176 + v3175;
-        v7291 = v3177;
-        const float v3179 = v7300;
-        const float v3180 = v7292;
-        const float v3181 = v3180 + v3179;
-        v7292 = v3181;
-        const float v3183 = v7301;
-        const float v3184 = v7293;
-        const float v3185 = v3184 + v3183;
-        v7293 = v3185;
-        const float v3187 = v7302;
-        const float v3188 = v7294;
-        const float v3189 = v3188 + v3187;
-        v7294 = v3189;
+        float v7303 = 0.0f;
+        const float v3132 = iron_to_f32(v3115);  // kernels/gemm/gemv.cpp:76
+        const float v3133 = iron_to_f32(v3117);
+        const float v3134 = iron_to_f32(v3119);
+        const float v3135 = iron_to_f32(v3121);
+        const float v3136 = iron_to_f32(v3123);
+        const float v3137 = iron_to_f32(v3125);
+        const float v3138 = iron_to_f32(v3127);
+        const float v3139 = iron_to_f32(v3129);
+        const unsigned int v3140 = v3112 + v3113;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v3141 = x[v3140];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3142 = iron_to_f32(v3141);
+        const float v3143 = v7296;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3144 = fmaf(v3142, v3132, v3143);
+        v7296 = v3144;
+        const float v3145 = v7297;
+        const float v3146 = fmaf(v3142, v3133, v3145);
+        v7297 = v3146;
+        const float v3147 = v7298;
+        const float v3148 = fmaf(v3142, v3134, v3147);
+        v7298 = v3148;
+        const float v3149 = v7299;
+        const float v3150 = fmaf(v3142, v3135, v3149);
+        v7299 = v3150;
+        const float v3151 = v7300;
+        const float v3152 = fmaf(v3142, v3136, v3151);
+        v7300 = v3152;
+        const float v3153 = v7301;
+        const float v3154 = fmaf(v3142, v3137, v3153);
+        v7301 = v3154;
+        const float v3155 = v7302;
+        const float v3156 = fmaf(v3142, v3138, v3155);
+        v7302 = v3156;
+        const float v3157 = v7303;
+        const float v3158 = fmaf(v3142, v3139, v3157);
+        v7303 = v3158;
+        const float v3160 = v7296;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3161 = v7288;
+        const float v3162 = v3161 + v3160;
+        v7288 = v3162;
+        const float v3164 = v7297;
+        const float v3165 = v7289;
+        const float v3166 = v3165 + v3164;
+        v7289 = v3166;
+        const float v3168 = v7298;
+        const float v3169 = v7290;
+        const float v3170 = v3169 + v3168;
+        v7290 = v3170;
+        const float v3172 = v7299;
+        const float v3173 = v7291;
+        const float v3174 = v3173 + v3172;
+        v7291 = v3174;
+        const float v3176 = v7300;
+        const float v3177 = v7292;
+        const float v3178 = v3177 + v3176;
+        v7292 = v3178;
+        const float v3180 = v7301;
+        const float v3181 = v7293;
+        const float v3182 = v3181 + v3180;
+        v7293 = v3182;
+        const float v3184 = v7302;
+        const float v3185 = v7294;
+        const float v3186 = v3185 + v3184;
+        v7294 = v3186;
+        const float v3188 = v7303;
+        const float v3189 = v7295;
+        const float v3190 = v3189 + v3188;
+        v7295 = v3190;
       }
-      const float v3191 = v7287;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3192 = iron_simd_sum(v3191);
-      const unsigned int v3193 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3194 = v3193 == 0u;
-      if (v3194) {
-        const unsigned int v3195 = iron_linear_thread() >> 5;
-        const unsigned int v3196 = v3195 << 3u;
-        shm3[v3196] = v3192;
+      const float v3192 = v7288;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3193 = iron_simd_sum(v3192);
+      const unsigned int v3194 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3195 = v3194 == 0u;
+      if (v3195) {
+        const unsigned int v3196 = iron_linear_thread() >> 5;
+        const unsigned int v3197 = v3196 << 3u;
+        shm3[v3197] = v3193;
       }
-      const float v3197 = v7288;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3198 = iron_simd_sum(v3197);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3199 = iron_linear_thread() >> 5;
-        const unsigned int v3200 = v3199 << 3u;
-        const unsigned int v3201 = v3200 + 1u;
-        shm3[v3201] = v3198;
+      const float v3198 = v7289;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3199 = iron_simd_sum(v3198);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3200 = iron_linear_thread() >> 5;
+        const unsigned int v3201 = v3200 << 3u;
+        const unsigned int v3202 = v3201 + 1u;
+        shm3[v3202] = v3199;
       }
-      const float v3202 = v7289;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3203 = iron_simd_sum(v3202);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3204 = iron_linear_thread() >> 5;
-        const unsigned int v3205 = v3204 << 3u;
-        const unsigned int v3206 = v3205 + 2u;
-        shm3[v3206] = v3203;
+      const float v3203 = v7290;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3204 = iron_simd_sum(v3203);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3205 = iron_linear_thread() >> 5;
+        const unsigned int v3206 = v3205 << 3u;
+        const unsigned int v3207 = v3206 + 2u;
+        shm3[v3207] = v3204;
       }
-      const float v3207 = v7290;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3208 = iron_simd_sum(v3207);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3209 = iron_linear_thread() >> 5;
-        const unsigned int v3210 = v3209 << 3u;
-        const unsigned int v3211 = v3210 + 3u;
-        shm3[v3211] = v3208;
+      const float v3208 = v7291;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3209 = iron_simd_sum(v3208);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3210 = iron_linear_thread() >> 5;
+        const unsigned int v3211 = v3210 << 3u;
+        const unsigned int v3212 = v3211 + 3u;
+        shm3[v3212] = v3209;
       }
-      const float v3212 = v7291;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3213 = iron_simd_sum(v3212);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3214 = iron_linear_thread() >> 5;
-        const unsigned int v3215 = v3214 << 3u;
-        const unsigned int v3216 = v3215 + 4u;
-        shm3[v3216] = v3213;
+      const float v3213 = v7292;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3214 = iron_simd_sum(v3213);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3215 = iron_linear_thread() >> 5;
+        const unsigned int v3216 = v3215 << 3u;
+        const unsigned int v3217 = v3216 + 4u;
+        shm3[v3217] = v3214;
       }
-      const float v3217 = v7292;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3218 = iron_simd_sum(v3217);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3219 = iron_linear_thread() >> 5;
-        const unsigned int v3220 = v3219 << 3u;
-        const unsigned int v3221 = v3220 + 5u;
-        shm3[v3221] = v3218;
+      const float v3218 = v7293;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3219 = iron_simd_sum(v3218);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3220 = iron_linear_thread() >> 5;
+        const unsigned int v3221 = v3220 << 3u;
+        const unsigned int v3222 = v3221 + 5u;
+        shm3[v3222] = v3219;
       }
-      const float v3222 = v7293;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3223 = iron_simd_sum(v3222);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3224 = iron_linear_thread() >> 5;
-        const unsigned int v3225 = v3224 << 3u;
-        const unsigned int v3226 = v3225 + 6u;
-        shm3[v3226] = v3223;
+      const float v3223 = v7294;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3224 = iron_simd_sum(v3223);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3225 = iron_linear_thread() >> 5;
+        const unsigned int v3226 = v3225 << 3u;
+        const unsigned int v3227 = v3226 + 6u;
+        shm3[v3227] = v3224;
       }
-      const float v3227 = v7294;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3228 = iron_simd_sum(v3227);
-      if (v3194) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3229 = iron_linear_thread() >> 5;
-        const unsigned int v3230 = v3229 << 3u;
-        const unsigned int v3231 = v3230 + 7u;
-        shm3[v3231] = v3228;
+      const float v3228 = v7295;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3229 = iron_simd_sum(v3228);
+      if (v3195) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3230 = iron_linear_thread() >> 5;
+        const unsigned int v3231 = v3230 << 3u;
+        const unsigned int v3232 = v3231 + 7u;
+        shm3[v3232] = v3229;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v3232 = v1233 + v3101;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v3233 = v3101 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v3234 = v3078 + v3233;
-      const bool v3235 = v3101 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3236 = v3232 < v1;
-      const bool v3237 = v3235 && v3236;
-      const bool v3238 = v3234 < v0;
-      const bool v3239 = v3237 && v3238;
-      if (v3239) {
-        const float v3240 = shm3[v3101];  // kernels/gemm/gemv_rows.hpp:155
-        float v3241 = v3240;
-        const unsigned int v3242 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v3233 = v1234 + v3102;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v3234 = v3102 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v3235 = v3079 + v3234;
+      const bool v3236 = v3102 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3237 = v3233 < v1;
+      const bool v3238 = v3236 && v3237;
+      const bool v3239 = v3235 < v0;
+      const bool v3240 = v3238 && v3239;
+      if (v3240) {
+        const float v3241 = shm3[v3102];  // kernels/gemm/gemv_rows.hpp:155
+        float v3242 = v3241;
+        const unsigned int v3243 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v3243 = 1u; v3243 < v3242; v3243 += 1u) {
-          const unsigned int v3244 = v3243 << 3u;
-          const unsigned int v3245 = v3244 + v3101;
-          const float v3246 = shm3[v3245];
-          const float v3247 = v3241;
-          const float v3248 = v3247 + v3246;
-          v3241 = v3248;
+        for (unsigned int v3244 = 1u; v3244 < v3243; v3244 += 1u) {
+          const unsigned int v3245 = v3244 << 3u;
+          const unsigned int v3246 = v3245 + v3102;
+          const float v3247 = shm3[v3246];
+          const float v3248 = v3242;
+          const float v3249 = v3248 + v3247;
+          v3242 = v3249;
         }
-        const float v3249 = v3241;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v3250 = iron_f32_to_bf16(v3249);
-        const unsigned int v3251 = v3234 * v1;
-        const unsigned int v3252 = v3251 + v3232;
-        out[v3252] = v3250;
+        const float v3250 = v3242;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v3251 = iron_f32_to_bf16(v3250);
+        const unsigned int v3252 = v3235 * v1;
+        const unsigned int v3253 = v3252 + v3233;
+        out[v3253] = v3251;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v3262 = v1237 + 11u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v3278 = min(v3262, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3280 = v3262 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3281 = v1255 && v3280;
-    if (v3281) {
-      float v7304 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7305 = 0.0f;
+    const unsigned int v3263 = v1238 + 11u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v3279 = min(v3263, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3281 = v3263 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3282 = v1256 && v3281;
+    if (v3282) {
+      float v7305 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7306 = 0.0f;
       float v7307 = 0.0f;
       float v7308 = 0.0f;
       float v7309 = 0.0f;
       float v7310 = 0.0f;
       float v7311 = 0.0f;
-      const unsigned int v3284 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v3285 = threadIdx.x;
-      const unsigned int v3286 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v3287 = v1241 * v2;
-      const unsigned int v3288 = v1243 * v2;
-      const unsigned int v3289 = v1245 * v2;
-      const unsigned int v3290 = v1247 * v2;
-      const unsigned int v3291 = v1249 * v2;
-      const unsigned int v3292 = v1251 * v2;
-      const unsigned int v3293 = v1253 * v2;
-      const unsigned int v3295 = v3278 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7312 = 0.0f;
+      const unsigned int v3285 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v3286 = threadIdx.x;
+      const unsigned int v3287 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v3288 = v1242 * v2;
+      const unsigned int v3289 = v1244 * v2;
+      const unsigned int v3290 = v1246 * v2;
+      const unsigned int v3291 = v1248 * v2;
+      const unsigned int v3292 = v1250 * v2;
+      const unsigned int v3293 = v1252 * v2;
+      const unsigned int v3294 = v1254 * v2;
+      const unsigned int v3296 = v3279 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v3296 = v3285; v3296 < v2; v3296 += v3284) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v3297 = v3286 + v3296;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v3298 = w[v3297];
-        const unsigned int v3299 = v3287 + v3296;
-        const iron_bf16 v3300 = w[v3299];
-        const unsigned int v3301 = v3288 + v3296;
-        const iron_bf16 v3302 = w[v3301];
-        const unsigned int v3303 = v3289 + v3296;
-        const iron_bf16 v3304 = w[v3303];
-        const unsigned int v3305 = v3290 + v3296;
-        const iron_bf16 v3306 = w[v3305];
-        const unsigned int v3307 = v3291 + v3296;
-        const iron_bf16 v3308 = w[v3307];
-        const unsigned int v3309 = v3292 + v3296;
-        const iron_bf16 v3310 = w[v3309];
-        const unsigned int v3311 = v3293 + v3296;
-        const iron_bf16 v3312 = w[v3311];
-        float v7312 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7313 = 0.0f;
+      for (unsigned int v3297 = v3286; v3297 < v2; v3297 += v3285) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v3298 = v3287 + v3297;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v3299 = w[v3298];
+        const unsigned int v3300 = v3288 + v3297;
+        const iron_bf16 v3301 = w[v3300];
+        const unsigned int v3302 = v3289 + v3297;
+        const iron_bf16 v3303 = w[v3302];
+        const unsigned int v3304 = v3290 + v3297;
+        const iron_bf16 v3305 = w[v3304];
+        const unsigned int v3306 = v3291 + v3297;
+        const iron_bf16 v3307 = w[v3306];
+        const unsigned int v3308 = v3292 + v3297;
+        const iron_bf16 v3309 = w[v3308];
+        const unsigned int v3310 = v3293 + v3297;
+        const iron_bf16 v3311 = w[v3310];
+        const unsigned int v3312 = v3294 + v3297;
+        const iron_bf16 v3313 = w[v3312];
+        float v7313 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7314 = 0.0f;
         float v7315 = 0.0f;
         float v7316 = 0.0f;
         float v7317 = 0.0f;
         float v7318 = 0.0f;
         float v7319 = 0.0f;
-        const float v3315 = iron_to_f32(v3298);  // kernels/gemm/gemv.cpp:76
-        const float v3316 = iron_to_f32(v3300);
-        const float v3317 = iron_to_f32(v3302);
-        const float v3318 = iron_to_f32(v3304);
-        const float v3319 = iron_to_f32(v3306);
-        const float v3320 = iron_to_f32(v3308);
-        const float v3321 = iron_to_f32(v3310);
-        const float v3322 = iron_to_f32(v3312);
-        const unsigned int v3323 = v3295 + v3296;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v3324 = x[v3323];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3325 = iron_to_f32(v3324);
-        const float v3326 = v7312;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3327 = fmaf(v3325, v3315, v3326);
-        v7312 = v3327;
-        const float v3328 = v7313;
-        const float v3329 = fmaf(v3325, v3316, v3328);
-        v7313 = v3329;
-        const float v3330 = v7314;
-        const float v3331 = fmaf(v3325, v3317, v3330);
-        v7314 = v3331;
-        const float v3332 = v7315;
-        const float v3333 = fmaf(v3325, v3318, v3332);
-        v7315 = v3333;
-        const float v3334 = v7316;
-        const float v3335 = fmaf(v3325, v3319, v3334);
-        v7316 = v3335;
-        const float v3336 = v7317;
-        const float v3337 = fmaf(v3325, v3320, v3336);
-        v7317 = v3337;
-        const float v3338 = v7318;
-        const float v3339 = fmaf(v3325, v3321, v3338);
-        v7318 = v3339;
-        const float v3340 = v7319;
-        const float v3341 = fmaf(v3325, v3322, v3340);
-        v7319 = v3341;
-        const float v3343 = v7312;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3344 = v7304;
-        const float v3345 = v3344 + v3343;
-        v7304 = v3345;
-        const float v3347 = v7313;
-        const float v3348 = v7305;
-        const float v3349 = v3348 + v3347;
-        v7305 = v3349;
-        const float v3351 = v7314;
-        const float v3352 = v7306;
-        const float v3353 = v3352 + v3351;
-        v7306 = v3353;
-        const float v3355 = v7315;
-        const float v3356 = v7307;
-        const float v3357 = v3356 + v3355;
-        v7307 = v3357;
-        const float v3359 = v7316;
-        const float v3360 = v7308;
-        const float v3361 = v3360 + v3359;
-        v7308 = v3361;
-        const float v3363 = v7317;
-        const float v3364 = v7309;
-        const float v3365 = v3364 + v3363;
-        v7309 = v3365;
-        const float v3367 = v7318;
-        const float v3368 = v7310;
-        const float v3369 = v3368 + v3367;
-        v7310 = v3369;
-        const float v3371 = v7319;
-        const float v3372 = v7311;
-        const float v3373 = v3372 + v3371;
-        v7311 = v3373;
+        float v7320 = 0.0f;
+        const float v3316 = iron_to_f32(v3299);  // kernels/gemm/gemv.cpp:76
+        const float v3317 = iron_to_f32(v3301);
+        const float v3318 = iron_to_f32(v3303);
+        const float v3319 = iron_to_f32(v3305);
+        const float v3320 = iron_to_f32(v3307);
+        const float v3321 = iron_to_f32(v3309);
+        const float v3322 = iron_to_f32(v3311);
+        const float v3323 = iron_to_f32(v3313);
+        const unsigned int v3324 = v3296 + v3297;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v3325 = x[v3324];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3326 = iron_to_f32(v3325);
+        const float v3327 = v7313;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3328 = fmaf(v3326, v3316, v3327);
+        v7313 = v3328;
+        const float v3329 = v7314;
+        const float v3330 = fmaf(v3326, v3317, v3329);
+        v7314 = v3330;
+        const float v3331 = v7315;
+        const float v3332 = fmaf(v3326, v3318, v3331);
+        v7315 = v3332;
+        const float v3333 = v7316;
+        const float v3334 = fmaf(v3326, v3319, v3333);
+        v7316 = v3334;
+        const float v3335 = v7317;
+        const float v3336 = fmaf(v3326, v3320, v3335);
+        v7317 = v3336;
+        const float v3337 = v7318;
+        const float v3338 = fmaf(v3326, v3321, v3337);
+        v7318 = v3338;
+        const float v3339 = v7319;
+        const float v3340 = fmaf(v3326, v3322, v3339);
+        v7319 = v3340;
+        const float v3341 = v7320;
+        const float v3342 = fmaf(v3326, v3323, v3341);
+        v7320 = v3342;
+        const float v3344 = v7313;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3345 = v7305;
+        const float v3346 = v3345 + v3344;
+        v7305 = v3346;
+        const float v3348 = v7314;
+        const float v3349 = v7306;
+        const float v3350 = v3349 + v3348;
+        v7306 = v3350;
+        const float v3352 = v7315;
+        const float v3353 = v7307;
+        const float v3354 = v3353 + v3352;
+        v7307 = v3354;
+        const float v3356 = v7316;
+        const float v3357 = v7308;
+        const float v3358 = v3357 + v3356;
+        v7308 = v3358;
+        const float v3360 = v7317;
+        const float v3361 = v7309;
+        const float v3362 = v3361 + v3360;
+        v7309 = v3362;
+        const float v3364 = v7318;
+        const float v3365 = v7310;
+        const float v3366 = v3365 + v3364;
+        v7310 = v3366;
+        const float v3368 = v7319;
+        const float v3369 = v7311;
+        const float v3370 = v3369 + v3368;
+        v7311 = v3370;
+        const float v3372 = v7320;
+        const float v3373 = v7312;
+        const float v3374 = v3373 + v3372;
+        v7312 = v3374;
       }
-      const float v3375 = v7304;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3376 = iron_simd_sum(v3375);
-      const unsigned int v3377 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3378 = v3377 == 0u;
-      if (v3378) {
-        const unsigned int v3379 = iron_linear_thread() >> 5;
-        const unsigned int v3380 = v3379 << 3u;
-        shm3[v3380] = v3376;
+      const float v3376 = v7305;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3377 = iron_simd_sum(v3376);
+      const unsigned int v3378 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3379 = v3378 == 0u;
+      if (v3379) {
+        const unsigned int v3380 = iron_linear_thread() >> 5;
+        const unsigned int v3381 = v3380 << 3u;
+        shm3[v3381] = v3377;
       }
-      const float v3381 = v7305;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3382 = iron_simd_sum(v3381);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3383 = iron_linear_thread() >> 5;
-        const unsigned int v3384 = v3383 << 3u;
-        const unsigned int v3385 = v3384 + 1u;
-        shm3[v3385] = v3382;
+      const float v3382 = v7306;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3383 = iron_simd_sum(v3382);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3384 = iron_linear_thread() >> 5;
+        const unsigned int v3385 = v3384 << 3u;
+        const unsigned int v3386 = v3385 + 1u;
+        shm3[v3386] = v3383;
       }
-      const float v3386 = v7306;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3387 = iron_simd_sum(v3386);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3388 = iron_linear_thread() >> 5;
-        const unsigned int v3389 = v3388 << 3u;
-        const unsigned int v3390 = v3389 + 2u;
-        shm3[v3390] = v3387;
+      const float v3387 = v7307;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3388 = iron_simd_sum(v3387);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3389 = iron_linear_thread() >> 5;
+        const unsigned int v3390 = v3389 << 3u;
+        const unsigned int v3391 = v3390 + 2u;
+        shm3[v3391] = v3388;
       }
-      const float v3391 = v7307;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3392 = iron_simd_sum(v3391);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3393 = iron_linear_thread() >> 5;
-        const unsigned int v3394 = v3393 << 3u;
-        const unsigned int v3395 = v3394 + 3u;
-        shm3[v3395] = v3392;
+      const float v3392 = v7308;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3393 = iron_simd_sum(v3392);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3394 = iron_linear_thread() >> 5;
+        const unsigned int v3395 = v3394 << 3u;
+        const unsigned int v3396 = v3395 + 3u;
+        shm3[v3396] = v3393;
       }
-      const float v3396 = v7308;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3397 = iron_simd_sum(v3396);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3398 = iron_linear_thread() >> 5;
-        const unsigned int v3399 = v3398 << 3u;
-        const unsigned int v3400 = v3399 + 4u;
-        shm3[v3400] = v3397;
+      const float v3397 = v7309;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3398 = iron_simd_sum(v3397);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3399 = iron_linear_thread() >> 5;
+        const unsigned int v3400 = v3399 << 3u;
+        const unsigned int v3401 = v3400 + 4u;
+        shm3[v3401] = v3398;
       }
-      const float v3401 = v7309;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3402 = iron_simd_sum(v3401);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3403 = iron_linear_thread() >> 5;
-        const unsigned int v3404 = v3403 << 3u;
-        const unsigned int v3405 = v3404 + 5u;
-        shm3[v3405] = v3402;
+      const float v3402 = v7310;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3403 = iron_simd_sum(v3402);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3404 = iron_linear_thread() >> 5;
+        const unsigned int v3405 = v3404 << 3u;
+        const unsigned int v3406 = v3405 + 5u;
+        shm3[v3406] = v3403;
       }
-      const float v3406 = v7310;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3407 = iron_simd_sum(v3406);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3408 = iron_linear_thread() >> 5;
-        const unsigned int v3409 = v3408 << 3u;
-        const unsigned int v3410 = v3409 + 6u;
-        shm3[v3410] = v3407;
+      const float v3407 = v7311;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3408 = iron_simd_sum(v3407);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3409 = iron_linear_thread() >> 5;
+        const unsigned int v3410 = v3409 << 3u;
+        const unsigned int v3411 = v3410 + 6u;
+        shm3[v3411] = v3408;
       }
-      const float v3411 = v7311;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3412 = iron_simd_sum(v3411);
-      if (v3378) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3413 = iron_linear_thread() >> 5;
-        const unsigned int v3414 = v3413 << 3u;
-        const unsigned int v3415 = v3414 + 7u;
-        shm3[v3415] = v3412;
+      const float v3412 = v7312;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3413 = iron_simd_sum(v3412);
+      if (v3379) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3414 = iron_linear_thread() >> 5;
+        const unsigned int v3415 = v3414 << 3u;
+        const unsigned int v3416 = v3415 + 7u;
+        shm3[v3416] = v3413;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v3416 = v1233 + v3285;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v3417 = v3285 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v3418 = v3262 + v3417;
-      const bool v3419 = v3285 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3420 = v3416 < v1;
-      const bool v3421 = v3419 && v3420;
-      const bool v3422 = v3418 < v0;
-      const bool v3423 = v3421 && v3422;
-      if (v3423) {
-        const float v3424 = shm3[v3285];  // kernels/gemm/gemv_rows.hpp:155
-        float v3425 = v3424;
-        const unsigned int v3426 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v3417 = v1234 + v3286;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v3418 = v3286 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v3419 = v3263 + v3418;
+      const bool v3420 = v3286 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3421 = v3417 < v1;
+      const bool v3422 = v3420 && v3421;
+      const bool v3423 = v3419 < v0;
+      const bool v3424 = v3422 && v3423;
+      if (v3424) {
+        const float v3425 = shm3[v3286];  // kernels/gemm/gemv_rows.hpp:155
+        float v3426 = v3425;
+        const unsigned int v3427 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v3427 = 1u; v3427 < v3426; v3427 += 1u) {
-          const unsigned int v3428 = v3427 << 3u;
-          const unsigned int v3429 = v3428 + v3285;
-          const float v3430 = shm3[v3429];
-          const float v3431 = v3425;
-          const float v3432 = v3431 + v3430;
-          v3425 = v3432;
+        for (unsigned int v3428 = 1u; v3428 < v3427; v3428 += 1u) {
+          const unsigned int v3429 = v3428 << 3u;
+          const unsigned int v3430 = v3429 + v3286;
+          const float v3431 = shm3[v3430];
+          const float v3432 = v3426;
+          const float v3433 = v3432 + v3431;
+          v3426 = v3433;
         }
-        const float v3433 = v3425;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v3434 = iron_f32_to_bf16(v3433);
-        const unsigned int v3435 = v3418 * v1;
-        const unsigned int v3436 = v3435 + v3416;
-        out[v3436] = v3434;
+        const float v3434 = v3426;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v3435 = iron_f32_to_bf16(v3434);
+        const unsigned int v3436 = v3419 * v1;
+        const unsigned int v3437 = v3436 + v3417;
+        out[v3437] = v3435;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v3446 = v1237 + 12u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v3462 = min(v3446, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3464 = v3446 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3465 = v1255 && v3464;
-    if (v3465) {
-      float v7321 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7322 = 0.0f;
+    const unsigned int v3447 = v1238 + 12u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v3463 = min(v3447, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3465 = v3447 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3466 = v1256 && v3465;
+    if (v3466) {
+      float v7322 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7323 = 0.0f;
       float v7324 = 0.0f;
       float v7325 = 0.0f;
       float v7326 = 0.0f;
       float v7327 = 0.0f;
       float v7328 = 0.0f;
-      const unsigned int v3468 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v3469 = threadIdx.x;
-      const unsigned int v3470 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v3471 = v1241 * v2;
-      const unsigned int v3472 = v1243 * v2;
-      const unsigned int v3473 = v1245 * v2;
-      const unsigned int v3474 = v1247 * v2;
-      const unsigned int v3475 = v1249 * v2;
-      const unsigned int v3476 = v1251 * v2;
-      const unsigned int v3477 = v1253 * v2;
-      const unsigned int v3479 = v3462 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7329 = 0.0f;
+      const unsigned int v3469 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v3470 = threadIdx.x;
+      const unsigned int v3471 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v3472 = v1242 * v2;
+      const unsigned int v3473 = v1244 * v2;
+      const unsigned int v3474 = v1246 * v2;
+      const unsigned int v3475 = v1248 * v2;
+      const unsigned int v3476 = v1250 * v2;
+      const unsigned int v3477 = v1252 * v2;
+      const unsigned int v3478 = v1254 * v2;
+      const unsigned int v3480 = v3463 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v3480 = v3469; v3480 < v2; v3480 += v3468) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v3481 = v3470 + v3480;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v3482 = w[v3481];
-        const unsigned int v3483 = v3471 + v3480;
-        const iron_bf16 v3484 = w[v3483];
-        const unsigned int v3485 = v3472 + v3480;
-        const iron_bf16 v3486 = w[v3485];
-        const unsigned int v3487 = v3473 + v3480;
-        const iron_bf16 v3488 = w[v3487];
-        const unsigned int v3489 = v3474 + v3480;
-        const iron_bf16 v3490 = w[v3489];
-        const unsigned int v3491 = v3475 + v3480;
-        const iron_bf16 v3492 = w[v3491];
-        const unsigned int v3493 = v3476 + v3480;
-        const iron_bf16 v3494 = w[v3493];
-        const unsigned int v3495 = v3477 + v3480;
-        const iron_bf16 v3496 = w[v3495];
-        float v7329 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7330 = 0.0f;
+      for (unsigned int v3481 = v3470; v3481 < v2; v3481 += v3469) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v3482 = v3471 + v3481;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v3483 = w[v3482];
+        const unsigned int v3484 = v3472 + v3481;
+        const iron_bf16 v3485 = w[v3484];
+        const unsigned int v3486 = v3473 + v3481;
+        const iron_bf16 v3487 = w[v3486];
+        const unsigned int v3488 = v3474 + v3481;
+        const iron_bf16 v3489 = w[v3488];
+        const unsigned int v3490 = v3475 + v3481;
+        const iron_bf16 v3491 = w[v3490];
+        const unsigned int v3492 = v3476 + v3481;
+        const iron_bf16 v3493 = w[v3492];
+        const unsigned int v3494 = v3477 + v3481;
+        const iron_bf16 v3495 = w[v3494];
+        const unsigned int v3496 = v3478 + v3481;
+        const iron_bf16 v3497 = w[v3496];
+        float v7330 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7331 = 0.0f;
         float v7332 = 0.0f;
         float v7333 = 0.0f;
         float v7334 = 0.0f;
         float v7335 = 0.0f;
         float v7336 = 0.0f;
-        const float v3499 = iron_to_f32(v3482);  // kernels/gemm/gemv.cpp:76
-        const float v3500 = iron_to_f32(v3484);
-        const float v3501 = iron_to_f32(v3486);
-        const float v3502 = iron_to_f32(v3488);
-        const float v3503 = iron_to_f32(v3490);
-        const float v3504 = iron_to_f32(v3492);
-        const float v3505 = iron_to_f32(v3494);
-        const float v3506 = iron_to_f32(v3496);
-        const unsigned int v3507 = v3479 + v3480;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v3508 = x[v3507];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3509 = iron_to_f32(v3508);
-        const float v3510 = v7329;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3511 = fmaf(v3509, v3499, v3510);
-        v7329 = v3511;
-        const float v3512 = v7330;
-        const float v3513 = fmaf(v3509, v3500, v3512);
-        v7330 = v3513;
-        const float v3514 = v7331;
-        const float v3515 = fmaf(v3509, v3501, v3514);
-        v7331 = v3515;
-        const float v3516 = v7332;
-        const float v3517 = fmaf(v3509, v3502, v3516);
-        v7332 = v3517;
-        const float v3518 = v7333;
-        const float v3519 = fmaf(v3509, v3503, v3518);
-        v7333 = v3519;
-        const float v3520 = v7334;
-        const float v3521 = fmaf(v3509, v3504, v3520);
-        v7334 = v3521;
-        const float v3522 = v7335;
-        const float v3523 = fmaf(v3509, v3505, v3522);
-        v7335 = v3523;
-        const float v3524 = v7336;
-        const float v3525 = fmaf(v3509, v3506, v3524);
-        v7336 = v3525;
-        const float v3527 = v7329;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3528 = v7321;
-        const float v3529 = v3528 + v3527;
-        v7321 = v3529;
-        const float v3531 = v7330;
-        const float v3532 = v7322;
-        const float v3533 = v3532 + v3531;
-        v7322 = v3533;
-        const float v3535 = v7331;
-        const float v3536 = v7323;
-        const float v3537 = v3536 + v3535;
-        v7323 = v3537;
-        const float v3539 = v7332;
-        const float v3540 = v7324;
-        const float v3541 = v3540 + v3539;
-        v7324 = v3541;
-        const float v3543 = v7333;
-        const float v3544 = v7325;
-        const float v3545 = v3544 + v3543;
-        v7325 = v3545;
-        const float v3547 = v7334;
-        const float v3548 = v7326;
-        const float v3549 = v3548 + v3547;
-        v7326 = v3549;
-        const float v3551 = v7335;
-        const float v3552 = v7327;
-        const float v3553 = v3552 + v3551;
-        v7327 = v3553;
-        const float v3555 = v7336;
-        const float v3556 = v7328;
-        const float v3557 = v3556 + v3555;
-        v7328 = v3557;
+        float v7337 = 0.0f;
+        const float v3500 = iron_to_f32(v3483);  // kernels/gemm/gemv.cpp:76
+        const float v3501 = iron_to_f32(v3485);
+        const float v3502 = iron_to_f32(v3487);
+        const float v3503 = iron_to_f32(v3489);
+        const float v3504 = iron_to_f32(v3491);
+        const float v3505 = iron_to_f32(v3493);
+        const float v3506 = iron_to_f32(v3495);
+        const float v3507 = iron_to_f32(v3497);
+        const unsigned int v3508 = v3480 + v3481;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v3509 = x[v3508];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3510 = iron_to_f32(v3509);
+        const float v3511 = v7330;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3512 = fmaf(v3510, v3500, v3511);
+        v7330 = v3512;
+        const float v3513 = v7331;
+        const float v3514 = fmaf(v3510, v3501, v3513);
+        v7331 = v3514;
+        const float v3515 = v7332;
+        const float v3516 = fmaf(v3510, v3502, v3515);
+        v7332 = v3516;
+        const float v3517 = v7333;
+        const float v3518 = fmaf(v3510, v3503, v3517);
+        v7333 = v3518;
+        const float v3519 = v7334;
+        const float v3520 = fmaf(v3510, v3504, v3519);
+        v7334 = v3520;
+        const float v3521 = v7335;
+        const float v3522 = fmaf(v3510, v3505, v3521);
+        v7335 = v3522;
+        const float v3523 = v7336;
+        const float v3524 = fmaf(v3510, v3506, v3523);
+        v7336 = v3524;
+        const float v3525 = v7337;
+        const float v3526 = fmaf(v3510, v3507, v3525);
+        v7337 = v3526;
+        const float v3528 = v7330;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3529 = v7322;
+        const float v3530 = v3529 + v3528;
+        v7322 = v3530;
+        const float v3532 = v7331;
+        const float v3533 = v7323;
+        const float v3534 = v3533 + v3532;
+        v7323 = v3534;
+        const float v3536 = v7332;
+        const float v3537 = v7324;
+        const float v3538 = v3537 + v3536;
+        v7324 = v3538;
+        const float v3540 = v7333;
+        const float v3541 = v7325;
+        const float v3542 = v3541 + v3540;
+        v7325 = v3542;
+        const float v3544 = v7334;
+        const float v3545 = v7326;
+        const float v3546 = v3545 + v3544;
+        v7326 = v3546;
+        const float v3548 = v7335;
+        const float v3549 = v7327;
+        const float v3550 = v3549 + v3548;
+        v7327 = v3550;
+        const float v3552 = v7336;
+        const float v3553 = v7328;
+        const float v3554 = v3553 + v3552;
+        v7328 = v3554;
+        const float v3556 = v7337;
+        const float v3557 = v7329;
+        const float v3558 = v3557 + v3556;
+        v7329 = v3558;
       }
-      const float v3559 = v7321;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3560 = iron_simd_sum(v3559);
-      const unsigned int v3561 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3562 = v3561 == 0u;
-      if (v3562) {
-        const unsigned int v3563 = iron_linear_thread() >> 5;
-        const unsigned int v3564 = v3563 << 3u;
-        shm3[v3564] = v3560;
+      const float v3560 = v7322;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3561 = iron_simd_sum(v3560);
+      const unsigned int v3562 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3563 = v3562 == 0u;
+      if (v3563) {
+        const unsigned int v3564 = iron_linear_thread() >> 5;
+        const unsigned int v3565 = v3564 << 3u;
+        shm3[v3565] = v3561;
       }
-      const float v3565 = v7322;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3566 = iron_simd_sum(v3565);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3567 = iron_linear_thread() >> 5;
-        const unsigned int v3568 = v3567 << 3u;
-        const unsigned int v3569 = v3568 + 1u;
-        shm3[v3569] = v3566;
+      const float v3566 = v7323;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3567 = iron_simd_sum(v3566);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3568 = iron_linear_thread() >> 5;
+        const unsigned int v3569 = v3568 << 3u;
+        const unsigned int v3570 = v3569 + 1u;
+        shm3[v3570] = v3567;
       }
-      const float v3570 = v7323;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3571 = iron_simd_sum(v3570);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3572 = iron_linear_thread() >> 5;
-        const unsigned int v3573 = v3572 << 3u;
-        const unsigned int v3574 = v3573 + 2u;
-        shm3[v3574] = v3571;
+      const float v3571 = v7324;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3572 = iron_simd_sum(v3571);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3573 = iron_linear_thread() >> 5;
+        const unsigned int v3574 = v3573 << 3u;
+        const unsigned int v3575 = v3574 + 2u;
+        shm3[v3575] = v3572;
       }
-      const float v3575 = v7324;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3576 = iron_simd_sum(v3575);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3577 = iron_linear_thread() >> 5;
-        const unsigned int v3578 = v3577 << 3u;
-        const unsigned int v3579 = v3578 + 3u;
-        shm3[v3579] = v3576;
+      const float v3576 = v7325;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3577 = iron_simd_sum(v3576);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3578 = iron_linear_thread() >> 5;
+        const unsigned int v3579 = v3578 << 3u;
+        const unsigned int v3580 = v3579 + 3u;
+        shm3[v3580] = v3577;
       }
-      const float v3580 = v7325;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3581 = iron_simd_sum(v3580);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3582 = iron_linear_thread() >> 5;
-        const unsigned int v3583 = v3582 << 3u;
-        const unsigned int v3584 = v3583 + 4u;
-        shm3[v3584] = v3581;
+      const float v3581 = v7326;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3582 = iron_simd_sum(v3581);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3583 = iron_linear_thread() >> 5;
+        const unsigned int v3584 = v3583 << 3u;
+        const unsigned int v3585 = v3584 + 4u;
+        shm3[v3585] = v3582;
       }
-      const float v3585 = v7326;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3586 = iron_simd_sum(v3585);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3587 = iron_linear_thread() >> 5;
-        const unsigned int v3588 = v3587 << 3u;
-        const unsigned int v3589 = v3588 + 5u;
-        shm3[v3589] = v3586;
+      const float v3586 = v7327;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3587 = iron_simd_sum(v3586);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3588 = iron_linear_thread() >> 5;
+        const unsigned int v3589 = v3588 << 3u;
+        const unsigned int v3590 = v3589 + 5u;
+        shm3[v3590] = v3587;
       }
-      const float v3590 = v7327;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3591 = iron_simd_sum(v3590);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3592 = iron_linear_thread() >> 5;
-        const unsigned int v3593 = v3592 << 3u;
-        const unsigned int v3594 = v3593 + 6u;
-        shm3[v3594] = v3591;
+      const float v3591 = v7328;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3592 = iron_simd_sum(v3591);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3593 = iron_linear_thread() >> 5;
+        const unsigned int v3594 = v3593 << 3u;
+        const unsigned int v3595 = v3594 + 6u;
+        shm3[v3595] = v3592;
       }
-      const float v3595 = v7328;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3596 = iron_simd_sum(v3595);
-      if (v3562) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3597 = iron_linear_thread() >> 5;
-        const unsigned int v3598 = v3597 << 3u;
-        const unsigned int v3599 = v3598 + 7u;
-        shm3[v3599] = v3596;
+      const float v3596 = v7329;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3597 = iron_simd_sum(v3596);
+      if (v3563) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3598 = iron_linear_thread() >> 5;
+        const unsigned int v3599 = v3598 << 3u;
+        const unsigned int v3600 = v3599 + 7u;
+        shm3[v3600] = v3597;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v3600 = v1233 + v3469;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v3601 = v3469 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v3602 = v3446 + v3601;
-      const bool v3603 = v3469 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3604 = v3600 < v1;
-      const bool v3605 = v3603 && v3604;
-      const bool v3606 = v3602 < v0;
-      const bool v3607 = v3605 && v3606;
-      if (v3607) {
-        const float v3608 = shm3[v3469];  // kernels/gemm/gemv_rows.hpp:155
-        float v3609 = v3608;
-        const unsigned int v3610 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v3601 = v1234 + v3470;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v3602 = v3470 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v3603 = v3447 + v3602;
+      const bool v3604 = v3470 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3605 = v3601 < v1;
+      const bool v3606 = v3604 && v3605;
+      const bool v3607 = v3603 < v0;
+      const bool v3608 = v3606 && v3607;
+      if (v3608) {
+        const float v3609 = shm3[v3470];  // kernels/gemm/gemv_rows.hpp:155
+        float v3610 = v3609;
+        const unsigned int v3611 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v3611 = 1u; v3611 < v3610; v3611 += 1u) {
-          const unsigned int v3612 = v3611 << 3u;
-          const unsigned int v3613 = v3612 + v3469;
-          const float v3614 = shm3[v3613];
-          const float v3615 = v3609;
-          const float v3616 = v3615 + v3614;
-          v3609 = v3616;
+        for (unsigned int v3612 = 1u; v3612 < v3611; v3612 += 1u) {
+          const unsigned int v3613 = v3612 << 3u;
+          const unsigned int v3614 = v3613 + v3470;
+          const float v3615 = shm3[v3614];
+          const float v3616 = v3610;
+          const float v3617 = v3616 + v3615;
+          v3610 = v3617;
         }
-        const float v3617 = v3609;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v3618 = iron_f32_to_bf16(v3617);
-        const unsigned int v3619 = v3602 * v1;
-        const unsigned int v3620 = v3619 + v3600;
-        out[v3620] = v3618;
+        const float v3618 = v3610;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v3619 = iron_f32_to_bf16(v3618);
+        const unsigned int v3620 = v3603 * v1;
+        const unsigned int v3621 = v3620 + v3601;
+        out[v3621] = v3619;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v3630 = v1237 + 13u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v3646 = min(v3630, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3648 = v3630 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3649 = v1255 && v3648;
-    if (v3649) {
-      float v7338 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7339 = 0.0f;
+    const unsigned int v3631 = v1238 + 13u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v3647 = min(v3631, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3649 = v3631 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3650 = v1256 && v3649;
+    if (v3650) {
+      float v7339 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7340 = 0.0f;
       float v7341 = 0.0f;
       float v7342 = 0.0f;
       float v7343 = 0.0f;
       float v7344 = 0.0f;
       float v7345 = 0.0f;
-      const unsigned int v3652 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v3653 = threadIdx.x;
-      const unsigned int v3654 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v3655 = v1241 * v2;
-      const unsigned int v3656 = v1243 * v2;
-      const unsigned int v3657 = v1245 * v2;
-      const unsigned int v3658 = v1247 * v2;
-      const unsigned int v3659 = v1249 * v2;
-      const unsigned int v3660 = v1251 * v2;
-      const unsigned int v3661 = v1253 * v2;
-      const unsigned int v3663 = v3646 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7346 = 0.0f;
+      const unsigned int v3653 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v3654 = threadIdx.x;
+      const unsigned int v3655 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v3656 = v1242 * v2;
+      const unsigned int v3657 = v1244 * v2;
+      const unsigned int v3658 = v1246 * v2;
+      const unsigned int v3659 = v1248 * v2;
+      const unsigned int v3660 = v1250 * v2;
+      const unsigned int v3661 = v1252 * v2;
+      const unsigned int v3662 = v1254 * v2;
+      const unsigned int v3664 = v3647 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v3664 = v3653; v3664 < v2; v3664 += v3652) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v3665 = v3654 + v3664;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v3666 = w[v3665];
-        const unsigned int v3667 = v3655 + v3664;
-        const iron_bf16 v3668 = w[v3667];
-        const unsigned int v3669 = v3656 + v3664;
-        const iron_bf16 v3670 = w[v3669];
-        const unsigned int v3671 = v3657 + v3664;
-        const iron_bf16 v3672 = w[v3671];
-        const unsigned int v3673 = v3658 + v3664;
-        const iron_bf16 v3674 = w[v3673];
-        const unsigned int v3675 = v3659 + v3664;
-        const iron_bf16 v3676 = w[v3675];
-        const unsigned int v3677 = v3660 + v3664;
-        const iron_bf16 v3678 = w[v3677];
-        const unsigned int v3679 = v3661 + v3664;
-        const iron_bf16 v3680 = w[v3679];
-        float v7346 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7347 = 0.0f;
+      for (unsigned int v3665 = v3654; v3665 < v2; v3665 += v3653) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v3666 = v3655 + v3665;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v3667 = w[v3666];
+        const unsigned int v3668 = v3656 + v3665;
+        const iron_bf16 v3669 = w[v3668];
+        const unsigned int v3670 = v3657 + v3665;
+        const iron_bf16 v3671 = w[v3670];
+        const unsigned int v3672 = v3658 + v3665;
+        const iron_bf16 v3673 = w[v3672];
+        const unsigned int v3674 = v3659 + v3665;
+        const iron_bf16 v3675 = w[v3674];
+        const unsigned int v3676 = v3660 + v3665;
+        const iron_bf16 v3677 = w[v3676];
+        const unsigned int v3678 = v3661 + v3665;
+        const iron_bf16 v3679 = w[v3678];
+        const unsigned int v3680 = v3662 + v3665;
+        const iron_bf16 v3681 = w[v3680];
+        float v7347 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7348 = 0.0f;
         float v7349 = 0.0f;
         float v7350 = 0.0f;
         float v7351 = 0.0f;
         float v7352 = 0.0f;
         float v7353 = 0.0f;
-        const float v3683 = iron_to_f32(v3666);  // kernels/gemm/gemv.cpp:76
-        const float v3684 = iron_to_f32(v3668);
-        const float v3685 = iron_to_f32(v3670);
-        const float v3686 = iron_to_f32(v3672);
-        const float v3687 = iron_to_f32(v3674);
-        const float v3688 = iron_to_f32(v3676);
-        const float v3689 = iron_to_f32(v3678);
-        const float v3690 = iron_to_f32(v3680);
-        const unsigned int v3691 = v3663 + v3664;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v3692 = x[v3691];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3693 = iron_to_f32(v3692);
-        const float v3694 = v7346;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3695 = fmaf(v3693, v3683, v3694);
-        v7346 = v3695;
-        const float v3696 = v7347;
-        const float v3697 = fmaf(v3693, v3684, v3696);
-        v7347 = v3697;
-        const float v3698 = v7348;
-        const float v3699 = fmaf(v3693, v3685, v3698);
-        v7348 = v3699;
-        const float v3700 = v7349;
-        const float v3701 = fmaf(v3693, v3686, v3700);
-        v7349 = v3701;
-        const float v3702 = v7350;
-        const float v3703 = fmaf(v3693, v3687, v3702);
-        v7350 = v3703;
-        const float v3704 = v7351;
-        const float v3705 = fmaf(v3693, v3688, v3704);
-        v7351 = v3705;
-        const float v3706 = v7352;
-        const float v3707 = fmaf(v3693, v3689, v3706);
-        v7352 = v3707;
-        const float v3708 = v7353;
-        const float v3709 = fmaf(v3693, v3690, v3708);
-        v7353 = v3709;
-        const float v3711 = v7346;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3712 = v7338;
-        const float v3713 = v3712 + v3711;
-        v7338 = v3713;
-        const float v3715 = v7347;
-        const float v3716 = v7339;
-        const float v3717 = v3716 + v3715;
-        v7339 = v3717;
-        const float v3719 = v7348;
-        const float v3720 = v7340;
-        const float v3721 = v3720 + v3719;
-        v7340 = v3721;
-        const float v3723 = v7349;
-        const float v3724 = v7341;
-        const float v3725 = v3724 + v3723;
-        v7341 = v3725;
-        const float v3727 = v7350;
-        const float v3728 = v7342;
-        const float v3729 = v3728 + v3727;
-        v7342 = v3729;
-        const float v3731 = v7351;
-        const float v3732 = v7343;
-        const float v3733 = v3732 + v3731;
-        v7343 = v3733;
-        const float v3735 = v7352;
-        const float v3736 = v7344;
-        const float v3737 = v3736 + v3735;
-        v7344 = v3737;
-        const float v3739 = v7353;
-        const float v3740 = v7345;
-        const float v3741 = v3740 + v3739;
-        v7345 = v3741;
+        float v7354 = 0.0f;
+        const float v3684 = iron_to_f32(v3667);  // kernels/gemm/gemv.cpp:76
+        const float v3685 = iron_to_f32(v3669);
+        const float v3686 = iron_to_f32(v3671);
+        const float v3687 = iron_to_f32(v3673);
+        const float v3688 = iron_to_f32(v3675);
+        const float v3689 = iron_to_f32(v3677);
+        const float v3690 = iron_to_f32(v3679);
+        const float v3691 = iron_to_f32(v3681);
+        const unsigned int v3692 = v3664 + v3665;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v3693 = x[v3692];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3694 = iron_to_f32(v3693);
+        const float v3695 = v7347;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3696 = fmaf(v3694, v3684, v3695);
+        v7347 = v3696;
+        const float v3697 = v7348;
+        const float v3698 = fmaf(v3694, v3685, v3697);
+        v7348 = v3698;
+        const float v3699 = v7349;
+        const float v3700 = fmaf(v3694, v3686, v3699);
+        v7349 = v3700;
+        const float v3701 = v7350;
+        const float v3702 = fmaf(v3694, v3687, v3701);
+        v7350 = v3702;
+        const float v3703 = v7351;
+        const float v3704 = fmaf(v3694, v3688, v3703);
+        v7351 = v3704;
+        const float v3705 = v7352;
+        const float v3706 = fmaf(v3694, v3689, v3705);
+        v7352 = v3706;
+        const float v3707 = v7353;
+        const float v3708 = fmaf(v3694, v3690, v3707);
+        v7353 = v3708;
+        const float v3709 = v7354;
+        const float v3710 = fmaf(v3694, v3691, v3709);
+        v7354 = v3710;
+        const float v3712 = v7347;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3713 = v7339;
+        const float v3714 = v3713 + v3712;
+        v7339 = v3714;
+        const float v3716 = v7348;
+        const float v3717 = v7340;
+        const float v3718 = v3717 + v3716;
+        v7340 = v3718;
+        const float v3720 = v7349;
+        const float v3721 = v7341;
+        const float v3722 = v3721 + v3720;
+        v7341 = v3722;
+        const float v3724 = v7350;
+        const float v3725 = v7342;
+        const float v3726 = v3725 + v3724;
+        v7342 = v3726;
+        const float v3728 = v7351;
+        const float v3729 = v7343;
+        const float v3730 = v3729 + v3728;
+        v7343 = v3730;
+        const float v3732 = v7352;
+        const float v3733 = v7344;
+        const float v3734 = v3733 + v3732;
+        v7344 = v3734;
+        const float v3736 = v7353;
+        const float v3737 = v7345;
+        const float v3738 = v3737 + v3736;
+        v7345 = v3738;
+        const float v3740 = v7354;
+        const float v3741 = v7346;
+        const float v3742 = v3741 + v3740;
+        v7346 = v3742;
       }
-      const float v3743 = v7338;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3744 = iron_simd_sum(v3743);
-      const unsigned int v3745 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3746 = v3745 == 0u;
-      if (v3746) {
-        const unsigned int v3747 = iron_linear_thread() >> 5;
-        const unsigned int v3748 = v3747 << 3u;
-        shm3[v3748] = v3744;
+      const float v3744 = v7339;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3745 = iron_simd_sum(v3744);
+      const unsigned int v3746 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3747 = v3746 == 0u;
+      if (v3747) {
+        const unsigned int v3748 = iron_linear_thread() >> 5;
+        const unsigned int v3749 = v3748 << 3u;
+        shm3[v3749] = v3745;
       }
-      const float v3749 = v7339;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3750 = iron_simd_sum(v3749);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3751 = iron_linear_thread() >> 5;
-        const unsigned int v3752 = v3751 << 3u;
-        const unsigned int v3753 = v3752 + 1u;
-        shm3[v3753] = v3750;
+      const float v3750 = v7340;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3751 = iron_simd_sum(v3750);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3752 = iron_linear_thread() >> 5;
+        const unsigned int v3753 = v3752 << 3u;
+        const unsigned int v3754 = v3753 + 1u;
+        shm3[v3754] = v3751;
       }
-      const float v3754 = v7340;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3755 = iron_simd_sum(v3754);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3756 = iron_linear_thread() >> 5;
-        const unsigned int v3757 = v3756 << 3u;
-        const unsigned int v3758 = v3757 + 2u;
-        shm3[v3758] = v3755;
+      const float v3755 = v7341;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3756 = iron_simd_sum(v3755);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3757 = iron_linear_thread() >> 5;
+        const unsigned int v3758 = v3757 << 3u;
+        const unsigned int v3759 = v3758 + 2u;
+        shm3[v3759] = v3756;
       }
-      const float v3759 = v7341;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3760 = iron_simd_sum(v3759);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3761 = iron_linear_thread() >> 5;
-        const unsigned int v3762 = v3761 << 3u;
-        const unsigned int v3763 = v3762 + 3u;
-        shm3[v3763] = v3760;
+      const float v3760 = v7342;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3761 = iron_simd_sum(v3760);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3762 = iron_linear_thread() >> 5;
+        const unsigned int v3763 = v3762 << 3u;
+        const unsigned int v3764 = v3763 + 3u;
+        shm3[v3764] = v3761;
       }
-      const float v3764 = v7342;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3765 = iron_simd_sum(v3764);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3766 = iron_linear_thread() >> 5;
-        const unsigned int v3767 = v3766 << 3u;
-        const unsigned int v3768 = v3767 + 4u;
-        shm3[v3768] = v3765;
+      const float v3765 = v7343;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3766 = iron_simd_sum(v3765);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3767 = iron_linear_thread() >> 5;
+        const unsigned int v3768 = v3767 << 3u;
+        const unsigned int v3769 = v3768 + 4u;
+        shm3[v3769] = v3766;
       }
-      const float v3769 = v7343;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3770 = iron_simd_sum(v3769);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3771 = iron_linear_thread() >> 5;
-        const unsigned int v3772 = v3771 << 3u;
-        const unsigned int v3773 = v3772 + 5u;
-        shm3[v3773] = v3770;
+      const float v3770 = v7344;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3771 = iron_simd_sum(v3770);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3772 = iron_linear_thread() >> 5;
+        const unsigned int v3773 = v3772 << 3u;
+        const unsigned int v3774 = v3773 + 5u;
+        shm3[v3774] = v3771;
       }
-      const float v3774 = v7344;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3775 = iron_simd_sum(v3774);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3776 = iron_linear_thread() >> 5;
-        const unsigned int v3777 = v3776 << 3u;
-        const unsigned int v3778 = v3777 + 6u;
-        shm3[v3778] = v3775;
+      const float v3775 = v7345;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3776 = iron_simd_sum(v3775);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3777 = iron_linear_thread() >> 5;
+        const unsigned int v3778 = v3777 << 3u;
+        const unsigned int v3779 = v3778 + 6u;
+        shm3[v3779] = v3776;
       }
-      const float v3779 = v7345;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3780 = iron_simd_sum(v3779);
-      if (v3746) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3781 = iron_linear_thread() >> 5;
-        const unsigned int v3782 = v3781 << 3u;
-        const unsigned int v3783 = v3782 + 7u;
-        shm3[v3783] = v3780;
+      const float v3780 = v7346;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3781 = iron_simd_sum(v3780);
+      if (v3747) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3782 = iron_linear_thread() >> 5;
+        const unsigned int v3783 = v3782 << 3u;
+        const unsigned int v3784 = v3783 + 7u;
+        shm3[v3784] = v3781;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v3784 = v1233 + v3653;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v3785 = v3653 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v3786 = v3630 + v3785;
-      const bool v3787 = v3653 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3788 = v3784 < v1;
-      const bool v3789 = v3787 && v3788;
-      const bool v3790 = v3786 < v0;
-      const bool v3791 = v3789 && v3790;
-      if (v3791) {
-        const float v3792 = shm3[v3653];  // kernels/gemm/gemv_rows.hpp:155
-        float v3793 = v3792;
-        const unsigned int v3794 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v3785 = v1234 + v3654;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v3786 = v3654 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v3787 = v3631 + v3786;
+      const bool v3788 = v3654 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3789 = v3785 < v1;
+      const bool v3790 = v3788 && v3789;
+      const bool v3791 = v3787 < v0;
+      const bool v3792 = v3790 && v3791;
+      if (v3792) {
+        const float v3793 = shm3[v3654];  // kernels/gemm/gemv_rows.hpp:155
+        float v3794 = v3793;
+        const unsigned int v3795 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v3795 = 1u; v3795 < v3794; v3795 += 1u) {
-          const unsigned int v3796 = v3795 << 3u;
-          const unsigned int v3797 = v3796 + v3653;
-          const float v3798 = shm3[v3797];
-          const float v3799 = v3793;
-          const float v3800 = v3799 + v3798;
-          v3793 = v3800;
+        for (unsigned int v3796 = 1u; v3796 < v3795; v3796 += 1u) {
+          const unsigned int v3797 = v3796 << 3u;
+          const unsigned int v3798 = v3797 + v3654;
+          const float v3799 = shm3[v3798];
+          const float v3800 = v3794;
+          const float v3801 = v3800 + v3799;
+          v3794 = v3801;
         }
-        const float v3801 = v3793;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v3802 = iron_f32_to_bf16(v3801);
-        const unsigned int v3803 = v3786 * v1;
-        const unsigned int v3804 = v3803 + v3784;
-        out[v3804] = v3802;
+        const float v3802 = v3794;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v3803 = iron_f32_to_bf16(v3802);
+        const unsigned int v3804 = v3787 * v1;
+        const unsigned int v3805 = v3804 + v3785;
+        out[v3805] = v3803;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v3814 = v1237 + 14u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v3830 = min(v3814, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3832 = v3814 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3833 = v1255 && v3832;
-    if (v3833) {
-      float v7355 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7356 = 0.0f;
+    const unsigned int v3815 = v1238 + 14u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v3831 = min(v3815, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3833 = v3815 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3834 = v1256 && v3833;
+    if (v3834) {
+      float v7356 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7357 = 0.0f;
       float v7358 = 0.0f;
       float v7359 = 0.0f;
       float v7360 = 0.0f;
       float v7361 = 0.0f;
       float v7362 = 0.0f;
-      const unsigned int v3836 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v3837 = threadIdx.x;
-      const unsigned int v3838 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v3839 = v1241 * v2;
-      const unsigned int v3840 = v1243 * v2;
-      const unsigned int v3841 = v1245 * v2;
-      const unsigned int v3842 = v1247 * v2;
-      const unsigned int v3843 = v1249 * v2;
-      const unsigned int v3844 = v1251 * v2;
-      const unsigned int v3845 = v1253 * v2;
-      const unsigned int v3847 = v3830 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7363 = 0.0f;
+      const unsigned int v3837 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v3838 = threadIdx.x;
+      const unsigned int v3839 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v3840 = v1242 * v2;
+      const unsigned int v3841 = v1244 * v2;
+      const unsigned int v3842 = v1246 * v2;
+      const unsigned int v3843 = v1248 * v2;
+      const unsigned int v3844 = v1250 * v2;
+      const unsigned int v3845 = v1252 * v2;
+      const unsigned int v3846 = v1254 * v2;
+      const unsigned int v3848 = v3831 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v3848 = v3837; v3848 < v2; v3848 += v3836) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v3849 = v3838 + v3848;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v3850 = w[v3849];
-        const unsigned int v3851 = v3839 + v3848;
-        const iron_bf16 v3852 = w[v3851];
-        const unsigned int v3853 = v3840 + v3848;
-        const iron_bf16 v3854 = w[v3853];
-        const unsigned int v3855 = v3841 + v3848;
-        const iron_bf16 v3856 = w[v3855];
-        const unsigned int v3857 = v3842 + v3848;
-        const iron_bf16 v3858 = w[v3857];
-        const unsigned int v3859 = v3843 + v3848;
-        const iron_bf16 v3860 = w[v3859];
-        const unsigned int v3861 = v3844 + v3848;
-        const iron_bf16 v3862 = w[v3861];
-        const unsigned int v3863 = v3845 + v3848;
-        const iron_bf16 v3864 = w[v3863];
-        float v7363 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7364 = 0.0f;
+      for (unsigned int v3849 = v3838; v3849 < v2; v3849 += v3837) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v3850 = v3839 + v3849;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v3851 = w[v3850];
+        const unsigned int v3852 = v3840 + v3849;
+        const iron_bf16 v3853 = w[v3852];
+        const unsigned int v3854 = v3841 + v3849;
+        const iron_bf16 v3855 = w[v3854];
+        const unsigned int v3856 = v3842 + v3849;
+        const iron_bf16 v3857 = w[v3856];
+        const unsigned int v3858 = v3843 + v3849;
+        const iron_bf16 v3859 = w[v3858];
+        const unsigned int v3860 = v3844 + v3849;
+        const iron_bf16 v3861 = w[v3860];
+        const unsigned int v3862 = v3845 + v3849;
+        const iron_bf16 v3863 = w[v3862];
+        const unsigned int v3864 = v3846 + v3849;
+        const iron_bf16 v3865 = w[v3864];
+        float v7364 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7365 = 0.0f;
         float v7366 = 0.0f;
         float v7367 = 0.0f;
         float v7368 = 0.0f;
         float v7369 = 0.0f;
         float v7370 = 0.0f;
-        const float v3867 = iron_to_f32(v3850);  // kernels/gemm/gemv.cpp:76
-        const float v3868 = iron_to_f32(v3852);
-        const float v3869 = iron_to_f32(v3854);
-        const float v3870 = iron_to_f32(v3856);
-        const float v3871 = iron_to_f32(v3858);
-        const float v3872 = iron_to_f32(v3860);
-        const float v3873 = iron_to_f32(v3862);
-        const float v3874 = iron_to_f32(v3864);
-        const unsigned int v3875 = v3847 + v3848;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v3876 = x[v3875];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3877 = iron_to_f32(v3876);
-        const float v3878 = v7363;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3879 = fmaf(v3877, v3867, v3878);
-        v7363 = v3879;
-        const float v3880 = v7364;
-        const float v3881 = fmaf(v3877, v3868, v3880);
-        v7364 = v3881;
-        const float v3882 = v7365;
-        const float v3883 = fmaf(v3877, v3869, v3882);
-        v7365 = v3883;
-        const float v3884 = v7366;
-        const float v3885 = fmaf(v3877, v3870, v3884);
-        v7366 = v3885;
-        const float v3886 = v7367;
-        const float v3887 = fmaf(v3877, v3871, v3886);
-        v7367 = v3887;
-        const float v3888 = v7368;
-        const float v3889 = fmaf(v3877, v3872, v3888);
-        v7368 = v3889;
-        const float v3890 = v7369;
-        const float v3891 = fmaf(v3877, v3873, v3890);
-        v7369 = v3891;
-        const float v3892 = v7370;
-        const float v3893 = fmaf(v3877, v3874, v3892);
-        v7370 = v3893;
-        const float v3895 = v7363;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3896 = v7355;
-        const float v3897 = v3896 + v3895;
-        v7355 = v3897;
-        const float v3899 = v7364;
-        const float v3900 = v7356;
-        const float v3901 = v3900 + v3899;
-        v7356 = v3901;
-        const float v3903 = v7365;
-        const float v3904 = v7357;
-        const float v3905 = v3904 + v3903;
-        v7357 = v3905;
-        const float v3907 = v7366;
-        const float v3908 = v7358;
-        const float v3909 = v3908 + v3907;
-        v7358 = v3909;
-        const float v3911 = v7367;
-        const float v3912 = v7359;
-        const float v3913 = v3912 + v3911;
-        v7359 = v3913;
-        const float v3915 = v7368;
-        const float v3916 = v7360;
-        const float v3917 = v3916 + v3915;
-        v7360 = v3917;
-        const float v3919 = v7369;
-        const float v3920 = v7361;
-        const float v3921 = v3920 + v3919;
-        v7361 = v3921;
-        const float v3923 = v7370;
-        const float v3924 = v7362;
-        const float v3925 = v3924 + v3923;
-        v7362 = v3925;
+        float v7371 = 0.0f;
+        const float v3868 = iron_to_f32(v3851);  // kernels/gemm/gemv.cpp:76
+        const float v3869 = iron_to_f32(v3853);
+        const float v3870 = iron_to_f32(v3855);
+        const float v3871 = iron_to_f32(v3857);
+        const float v3872 = iron_to_f32(v3859);
+        const float v3873 = iron_to_f32(v3861);
+        const float v3874 = iron_to_f32(v3863);
+        const float v3875 = iron_to_f32(v3865);
+        const unsigned int v3876 = v3848 + v3849;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v3877 = x[v3876];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3878 = iron_to_f32(v3877);
+        const float v3879 = v7364;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3880 = fmaf(v3878, v3868, v3879);
+        v7364 = v3880;
+        const float v3881 = v7365;
+        const float v3882 = fmaf(v3878, v3869, v3881);
+        v7365 = v3882;
+        const float v3883 = v7366;
+        const float v3884 = fmaf(v3878, v3870, v3883);
+        v7366 = v3884;
+        const float v3885 = v7367;
+        const float v3886 = fmaf(v3878, v3871, v3885);
+        v7367 = v3886;
+        const float v3887 = v7368;
+        const float v3888 = fmaf(v3878, v3872, v3887);
+        v7368 = v3888;
+        const float v3889 = v7369;
+        const float v3890 = fmaf(v3878, v3873, v3889);
+        v7369 = v3890;
+        const float v3891 = v7370;
+        const float v3892 = fmaf(v3878, v3874, v3891);
+        v7370 = v3892;
+        const float v3893 = v7371;
+        const float v3894 = fmaf(v3878, v3875, v3893);
+        v7371 = v3894;
+        const float v3896 = v7364;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3897 = v7356;
+        const float v3898 = v3897 + v3896;
+        v7356 = v3898;
+        const float v3900 = v7365;
+        const float v3901 = v7357;
+        const float v3902 = v3901 + v3900;
+        v7357 = v3902;
+        const float v3904 = v7366;
+        const float v3905 = v7358;
+        const float v3906 = v3905 + v3904;
+        v7358 = v3906;
+        const float v3908 = v7367;
+        const float v3909 = v7359;
+        const float v3910 = v3909 + v3908;
+        v7359 = v3910;
+        const float v3912 = v7368;
+        const float v3913 = v7360;
+        const float v3914 = v3913 + v3912;
+        v7360 = v3914;
+        const float v3916 = v7369;
+        const float v3917 = v7361;
+        const float v3918 = v3917 + v3916;
+        v7361 = v3918;
+        const float v3920 = v7370;
+        const float v3921 = v7362;
+        const float v3922 = v3921 + v3920;
+        v7362 = v3922;
+        const float v3924 = v7371;
+        const float v3925 = v7363;
+        const float v3926 = v3925 + v3924;
+        v7363 = v3926;
       }
-      const float v3927 = v7355;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3928 = iron_simd_sum(v3927);
-      const unsigned int v3929 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3930 = v3929 == 0u;
-      if (v3930) {
-        const unsigned int v3931 = iron_linear_thread() >> 5;
-        const unsigned int v3932 = v3931 << 3u;
-        shm3[v3932] = v3928;
+      const float v3928 = v7356;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3929 = iron_simd_sum(v3928);
+      const unsigned int v3930 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3931 = v3930 == 0u;
+      if (v3931) {
+        const unsigned int v3932 = iron_linear_thread() >> 5;
+        const unsigned int v3933 = v3932 << 3u;
+        shm3[v3933] = v3929;
       }
-      const float v3933 = v7356;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3934 = iron_simd_sum(v3933);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3935 = iron_linear_thread() >> 5;
-        const unsigned int v3936 = v3935 << 3u;
-        const unsigned int v3937 = v3936 + 1u;
-        shm3[v3937] = v3934;
+      const float v3934 = v7357;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3935 = iron_simd_sum(v3934);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3936 = iron_linear_thread() >> 5;
+        const unsigned int v3937 = v3936 << 3u;
+        const unsigned int v3938 = v3937 + 1u;
+        shm3[v3938] = v3935;
       }
-      const float v3938 = v7357;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3939 = iron_simd_sum(v3938);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3940 = iron_linear_thread() >> 5;
-        const unsigned int v3941 = v3940 << 3u;
-        const unsigned int v3942 = v3941 + 2u;
-        shm3[v3942] = v3939;
+      const float v3939 = v7358;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3940 = iron_simd_sum(v3939);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3941 = iron_linear_thread() >> 5;
+        const unsigned int v3942 = v3941 << 3u;
+        const unsigned int v3943 = v3942 + 2u;
+        shm3[v3943] = v3940;
       }
-      const float v3943 = v7358;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3944 = iron_simd_sum(v3943);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3945 = iron_linear_thread() >> 5;
-        const unsigned int v3946 = v3945 << 3u;
-        const unsigned int v3947 = v3946 + 3u;
-        shm3[v3947] = v3944;
+      const float v3944 = v7359;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3945 = iron_simd_sum(v3944);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3946 = iron_linear_thread() >> 5;
+        const unsigned int v3947 = v3946 << 3u;
+        const unsigned int v3948 = v3947 + 3u;
+        shm3[v3948] = v3945;
       }
-      const float v3948 = v7359;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3949 = iron_simd_sum(v3948);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3950 = iron_linear_thread() >> 5;
-        const unsigned int v3951 = v3950 << 3u;
-        const unsigned int v3952 = v3951 + 4u;
-        shm3[v3952] = v3949;
+      const float v3949 = v7360;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3950 = iron_simd_sum(v3949);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3951 = iron_linear_thread() >> 5;
+        const unsigned int v3952 = v3951 << 3u;
+        const unsigned int v3953 = v3952 + 4u;
+        shm3[v3953] = v3950;
       }
-      const float v3953 = v7360;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3954 = iron_simd_sum(v3953);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3955 = iron_linear_thread() >> 5;
-        const unsigned int v3956 = v3955 << 3u;
-        const unsigned int v3957 = v3956 + 5u;
-        shm3[v3957] = v3954;
+      const float v3954 = v7361;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3955 = iron_simd_sum(v3954);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3956 = iron_linear_thread() >> 5;
+        const unsigned int v3957 = v3956 << 3u;
+        const unsigned int v3958 = v3957 + 5u;
+        shm3[v3958] = v3955;
       }
-      const float v3958 = v7361;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3959 = iron_simd_sum(v3958);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3960 = iron_linear_thread() >> 5;
-        const unsigned int v3961 = v3960 << 3u;
-        const unsigned int v3962 = v3961 + 6u;
-        shm3[v3962] = v3959;
+      const float v3959 = v7362;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3960 = iron_simd_sum(v3959);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3961 = iron_linear_thread() >> 5;
+        const unsigned int v3962 = v3961 << 3u;
+        const unsigned int v3963 = v3962 + 6u;
+        shm3[v3963] = v3960;
       }
-      const float v3963 = v7362;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3964 = iron_simd_sum(v3963);
-      if (v3930) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v3965 = iron_linear_thread() >> 5;
-        const unsigned int v3966 = v3965 << 3u;
-        const unsigned int v3967 = v3966 + 7u;
-        shm3[v3967] = v3964;
+      const float v3964 = v7363;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3965 = iron_simd_sum(v3964);
+      if (v3931) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v3966 = iron_linear_thread() >> 5;
+        const unsigned int v3967 = v3966 << 3u;
+        const unsigned int v3968 = v3967 + 7u;
+        shm3[v3968] = v3965;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v3968 = v1233 + v3837;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v3969 = v3837 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v3970 = v3814 + v3969;
-      const bool v3971 = v3837 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3972 = v3968 < v1;
-      const bool v3973 = v3971 && v3972;
-      const bool v3974 = v3970 < v0;
-      const bool v3975 = v3973 && v3974;
-      if (v3975) {
-        const float v3976 = shm3[v3837];  // kernels/gemm/gemv_rows.hpp:155
-        float v3977 = v3976;
-        const unsigned int v3978 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v3969 = v1234 + v3838;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v3970 = v3838 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v3971 = v3815 + v3970;
+      const bool v3972 = v3838 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3973 = v3969 < v1;
+      const bool v3974 = v3972 && v3973;
+      const bool v3975 = v3971 < v0;
+      const bool v3976 = v3974 && v3975;
+      if (v3976) {
+        const float v3977 = shm3[v3838];  // kernels/gemm/gemv_rows.hpp:155
+        float v3978 = v3977;
+        const unsigned int v3979 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v3979 = 1u; v3979 < v3978; v3979 += 1u) {
-          const unsigned int v3980 = v3979 << 3u;
-          const unsigned int v3981 = v3980 + v3837;
-          const float v3982 = shm3[v3981];
-          const float v3983 = v3977;
-          const float v3984 = v3983 + v3982;
-          v3977 = v3984;
+        for (unsigned int v3980 = 1u; v3980 < v3979; v3980 += 1u) {
+          const unsigned int v3981 = v3980 << 3u;
+          const unsigned int v3982 = v3981 + v3838;
+          const float v3983 = shm3[v3982];
+          const float v3984 = v3978;
+          const float v3985 = v3984 + v3983;
+          v3978 = v3985;
         }
-        const float v3985 = v3977;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v3986 = iron_f32_to_bf16(v3985);
-        const unsigned int v3987 = v3970 * v1;
-        const unsigned int v3988 = v3987 + v3968;
-        out[v3988] = v3986;
+        const float v3986 = v3978;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v3987 = iron_f32_to_bf16(v3986);
+        const unsigned int v3988 = v3971 * v1;
+        const unsigned int v3989 = v3988 + v3969;
+        out[v3989] = v3987;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v3998 = v1237 + 15u;  // kernels/gemm/gemv_rows.hpp:57
-    const unsigned int v4014 = min(v3998, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v4016 = v3998 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v4017 = v1255 && v4016;
-    if (v4017) {
-      float v7372 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7373 = 0.0f;
+    const unsigned int v3999 = v1238 + 15u;  // kernels/gemm/gemv_rows.hpp:57
+    const unsigned int v4015 = min(v3999, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v4017 = v3999 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v4018 = v1256 && v4017;
+    if (v4018) {
+      float v7373 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7374 = 0.0f;
       float v7375 = 0.0f;
       float v7376 = 0.0f;
       float v7377 = 0.0f;
       float v7378 = 0.0f;
       float v7379 = 0.0f;
-      const unsigned int v4020 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v4021 = threadIdx.x;
-      const unsigned int v4022 = v1239 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v4023 = v1241 * v2;
-      const unsigned int v4024 = v1243 * v2;
-      const unsigned int v4025 = v1245 * v2;
-      const unsigned int v4026 = v1247 * v2;
-      const unsigned int v4027 = v1249 * v2;
-      const unsigned int v4028 = v1251 * v2;
-      const unsigned int v4029 = v1253 * v2;
-      const unsigned int v4031 = v4014 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7380 = 0.0f;
+      const unsigned int v4021 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v4022 = threadIdx.x;
+      const unsigned int v4023 = v1240 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v4024 = v1242 * v2;
+      const unsigned int v4025 = v1244 * v2;
+      const unsigned int v4026 = v1246 * v2;
+      const unsigned int v4027 = v1248 * v2;
+      const unsigned int v4028 = v1250 * v2;
+      const unsigned int v4029 = v1252 * v2;
+      const unsigned int v4030 = v1254 * v2;
+      const unsigned int v4032 = v4015 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v4032 = v4021; v4032 < v2; v4032 += v4020) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v4033 = v4022 + v4032;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v4034 = w[v4033];
-        const unsigned int v4035 = v4023 + v4032;
-        const iron_bf16 v4036 = w[v4035];
-        const unsigned int v4037 = v4024 + v4032;
-        const iron_bf16 v4038 = w[v4037];
-        const unsigned int v4039 = v4025 + v4032;
-        const iron_bf16 v4040 = w[v4039];
-        const unsigned int v4041 = v4026 + v4032;
-        const iron_bf16 v4042 = w[v4041];
-        const unsigned int v4043 = v4027 + v4032;
-        const iron_bf16 v4044 = w[v4043];
-        const unsigned int v4045 = v4028 + v4032;
-        const iron_bf16 v4046 = w[v4045];
-        const unsigned int v4047 = v4029 + v4032;
-        const iron_bf16 v4048 = w[v4047];
-        float v7380 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7381 = 0.0f;
+      for (unsigned int v4033 = v4022; v4033 < v2; v4033 += v4021) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v4034 = v4023 + v4033;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v4035 = w[v4034];
+        const unsigned int v4036 = v4024 + v4033;
+        const iron_bf16 v4037 = w[v4036];
+        const unsigned int v4038 = v4025 + v4033;
+        const iron_bf16 v4039 = w[v4038];
+        const unsigned int v4040 = v4026 + v4033;
+        const iron_bf16 v4041 = w[v4040];
+        const unsigned int v4042 = v4027 + v4033;
+        const iron_bf16 v4043 = w[v4042];
+        const unsigned int v4044 = v4028 + v4033;
+        const iron_bf16 v4045 = w[v4044];
+        const unsigned int v4046 = v4029 + v4033;
+        const iron_bf16 v4047 = w[v4046];
+        const unsigned int v4048 = v4030 + v4033;
+        const iron_bf16 v4049 = w[v4048];
+        float v7381 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7382 = 0.0f;
         float v7383 = 0.0f;
         float v7384 = 0.0f;
         float v7385 = 0.0f;
         float v7386 = 0.0f;
         float v7387 = 0.0f;
-        const float v4051 = iron_to_f32(v4034);  // kernels/gemm/gemv.cpp:76
-        const float v4052 = iron_to_f32(v4036);
-        const float v4053 = iron_to_f32(v4038);
-        const float v4054 = iron_to_f32(v4040);
-        const float v4055 = iron_to_f32(v4042);
-        const float v4056 = iron_to_f32(v4044);
-        const float v4057 = iron_to_f32(v4046);
-        const float v4058 = iron_to_f32(v4048);
-        const unsigned int v4059 = v4031 + v4032;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v4060 = x[v4059];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4061 = iron_to_f32(v4060);
-        const float v4062 = v7380;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4063 = fmaf(v4061, v4051, v4062);
-        v7380 = v4063;
-        const float v4064 = v7381;
-        const float v4065 = fmaf(v4061, v4052, v4064);
-        v7381 = v4065;
-        const float v4066 = v7382;
-        const float v4067 = fmaf(v4061, v4053, v4066);
-        v7382 = v4067;
-        const float v4068 = v7383;
-        const float v4069 = fmaf(v4061, v4054, v4068);
-        v7383 = v4069;
-        const float v4070 = v7384;
-        const float v4071 = fmaf(v4061, v4055, v4070);
-        v7384 = v4071;
-        const float v4072 = v7385;
-        const float v4073 = fmaf(v4061, v4056, v4072);
-        v7385 = v4073;
-        const float v4074 = v7386;
-        const float v4075 = fmaf(v4061, v4057, v4074);
-        v7386 = v4075;
-        const float v4076 = v7387;
-        const float v4077 = fmaf(v4061, v4058, v4076);
-        v7387 = v4077;
-        const float v4079 = v7380;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4080 = v7372;
-        const float v4081 = v4080 + v4079;
-        v7372 = v4081;
-        const float v4083 = v7381;
-        const float v4084 = v7373;
-        const float v4085 = v4084 + v4083;
-        v7373 = v4085;
-        const float v4087 = v7382;
-        const float v4088 = v7374;
-        const float v4089 = v4088 + v4087;
-        v7374 = v4089;
-        const float v4091 = v7383;
-        const float v4092 = v7375;
-        const float v4093 = v4092 + v4091;
-        v7375 = v4093;
-        const float v4095 = v7384;
-        const float v4096 = v7376;
-        const float v4097 = v4096 + v4095;
-        v7376 = v4097;
-        const float v4099 = v7385;
-        const float v4100 = v7377;
-        const float v4101 = v4100 + v4099;
-        v7377 = v4101;
-        const float v4103 = v7386;
-        const float v4104 = v7378;
-        const float v4105 = v4104 + v4103;
-        v7378 = v4105;
-        const float v4107 = v7387;
-        const float v4108 = v7379;
-        const float v4109 = v4108 + v4107;
-        v7379 = v4109;
+        float v7388 = 0.0f;
+        const float v4052 = iron_to_f32(v4035);  // kernels/gemm/gemv.cpp:76
+        const float v4053 = iron_to_f32(v4037);
+        const float v4054 = iron_to_f32(v4039);
+        const float v4055 = iron_to_f32(v4041);
+        const float v4056 = iron_to_f32(v4043);
+        const float v4057 = iron_to_f32(v4045);
+        const float v4058 = iron_to_f32(v4047);
+        const float v4059 = iron_to_f32(v4049);
+        const unsigned int v4060 = v4032 + v4033;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v4061 = x[v4060];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4062 = iron_to_f32(v4061);
+        const float v4063 = v7381;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4064 = fmaf(v4062, v4052, v4063);
+        v7381 = v4064;
+        const float v4065 = v7382;
+        const float v4066 = fmaf(v4062, v4053, v4065);
+        v7382 = v4066;
+        const float v4067 = v7383;
+        const float v4068 = fmaf(v4062, v4054, v4067);
+        v7383 = v4068;
+        const float v4069 = v7384;
+        const float v4070 = fmaf(v4062, v4055, v4069);
+        v7384 = v4070;
+        const float v4071 = v7385;
+        const float v4072 = fmaf(v4062, v4056, v4071);
+        v7385 = v4072;
+        const float v4073 = v7386;
+        const float v4074 = fmaf(v4062, v4057, v4073);
+        v7386 = v4074;
+        const float v4075 = v7387;
+        const float v4076 = fmaf(v4062, v4058, v4075);
+        v7387 = v4076;
+        const float v4077 = v7388;
+        const float v4078 = fmaf(v4062, v4059, v4077);
+        v7388 = v4078;
+        const float v4080 = v7381;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4081 = v7373;
+        const float v4082 = v4081 + v4080;
+        v7373 = v4082;
+        const float v4084 = v7382;
+        const float v4085 = v7374;
+        const float v4086 = v4085 + v4084;
+        v7374 = v4086;
+        const float v4088 = v7383;
+        const float v4089 = v7375;
+        const float v4090 = v4089 + v4088;
+        v7375 = v4090;
+        const float v4092 = v7384;
+        const float v4093 = v7376;
+        const float v4094 = v4093 + v4092;
+        v7376 = v4094;
+        const float v4096 = v7385;
+        const float v4097 = v7377;
+        const float v4098 = v4097 + v4096;
+        v7377 = v4098;
+        const float v4100 = v7386;
+        const float v4101 = v7378;
+        const float v4102 = v4101 + v4100;
+        v7378 = v4102;
+        const float v4104 = v7387;
+        const float v4105 = v7379;
+        const float v4106 = v4105 + v4104;
+        v7379 = v4106;
+        const float v4108 = v7388;
+        const float v4109 = v7380;
+        const float v4110 = v4109 + v4108;
+        v7380 = v4110;
       }
-      const float v4111 = v7372;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4112 = iron_simd_sum(v4111);
-      const unsigned int v4113 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4114 = v4113 == 0u;
-      if (v4114) {
-        const unsigned int v4115 = iron_linear_thread() >> 5;
-        const unsigned int v4116 = v4115 << 3u;
-        shm3[v4116] = v4112;
+      const float v4112 = v7373;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4113 = iron_simd_sum(v4112);
+      const unsigned int v4114 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4115 = v4114 == 0u;
+      if (v4115) {
+        const unsigned int v4116 = iron_linear_thread() >> 5;
+        const unsigned int v4117 = v4116 << 3u;
+        shm3[v4117] = v4113;
       }
-      const float v4117 = v7373;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4118 = iron_simd_sum(v4117);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4119 = iron_linear_thread() >> 5;
-        const unsigned int v4120 = v4119 << 3u;
-        const unsigned int v4121 = v4120 + 1u;
-        shm3[v4121] = v4118;
+      const float v4118 = v7374;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4119 = iron_simd_sum(v4118);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4120 = iron_linear_thread() >> 5;
+        const unsigned int v4121 = v4120 << 3u;
+        const unsigned int v4122 = v4121 + 1u;
+        shm3[v4122] = v4119;
       }
-      const float v4122 = v7374;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4123 = iron_simd_sum(v4122);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4124 = iron_linear_thread() >> 5;
-        const unsigned int v4125 = v4124 << 3u;
-        const unsigned int v4126 = v4125 + 2u;
-        shm3[v4126] = v4123;
+      const float v4123 = v7375;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4124 = iron_simd_sum(v4123);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4125 = iron_linear_thread() >> 5;
+        const unsigned int v4126 = v4125 << 3u;
+        const unsigned int v4127 = v4126 + 2u;
+        shm3[v4127] = v4124;
       }
-      const float v4127 = v7375;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4128 = iron_simd_sum(v4127);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4129 = iron_linear_thread() >> 5;
-        const unsigned int v4130 = v4129 << 3u;
-        const unsigned int v4131 = v4130 + 3u;
-        shm3[v4131] = v4128;
+      const float v4128 = v7376;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4129 = iron_simd_sum(v4128);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4130 = iron_linear_thread() >> 5;
+        const unsigned int v4131 = v4130 << 3u;
+        const unsigned int v4132 = v4131 + 3u;
+        shm3[v4132] = v4129;
       }
-      const float v4132 = v7376;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4133 = iron_simd_sum(v4132);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4134 = iron_linear_thread() >> 5;
-        const unsigned int v4135 = v4134 << 3u;
-        const unsigned int v4136 = v4135 + 4u;
-        shm3[v4136] = v4133;
+      const float v4133 = v7377;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4134 = iron_simd_sum(v4133);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4135 = iron_linear_thread() >> 5;
+        const unsigned int v4136 = v4135 << 3u;
+        const unsigned int v4137 = v4136 + 4u;
+        shm3[v4137] = v4134;
       }
-      const float v4137 = v7377;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4138 = iron_simd_sum(v4137);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4139 = iron_linear_thread() >> 5;
-        const unsigned int v4140 = v4139 << 3u;
-        const unsigned int v4141 = v4140 + 5u;
-        shm3[v4141] = v4138;
+      const float v4138 = v7378;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4139 = iron_simd_sum(v4138);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4140 = iron_linear_thread() >> 5;
+        const unsigned int v4141 = v4140 << 3u;
+        const unsigned int v4142 = v4141 + 5u;
+        shm3[v4142] = v4139;
       }
-      const float v4142 = v7378;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4143 = iron_simd_sum(v4142);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4144 = iron_linear_thread() >> 5;
-        const unsigned int v4145 = v4144 << 3u;
-        const unsigned int v4146 = v4145 + 6u;
-        shm3[v4146] = v4143;
+      const float v4143 = v7379;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4144 = iron_simd_sum(v4143);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4145 = iron_linear_thread() >> 5;
+        const unsigned int v4146 = v4145 << 3u;
+        const unsigned int v4147 = v4146 + 6u;
+        shm3[v4147] = v4144;
       }
-      const float v4147 = v7379;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4148 = iron_simd_sum(v4147);
-      if (v4114) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4149 = iron_linear_thread() >> 5;
-        const unsigned int v4150 = v4149 << 3u;
-        const unsigned int v4151 = v4150 + 7u;
-        shm3[v4151] = v4148;
+      const float v4148 = v7380;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4149 = iron_simd_sum(v4148);
+      if (v4115) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4150 = iron_linear_thread() >> 5;
+        const unsigned int v4151 = v4150 << 3u;
+        const unsigned int v4152 = v4151 + 7u;
+        shm3[v4152] = v4149;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v4152 = v1233 + v4021;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v4153 = v4021 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v4154 = v3998 + v4153;
-      const bool v4155 = v4021 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4156 = v4152 < v1;
-      const bool v4157 = v4155 && v4156;
-      const bool v4158 = v4154 < v0;
-      const bool v4159 = v4157 && v4158;
-      if (v4159) {
-        const float v4160 = shm3[v4021];  // kernels/gemm/gemv_rows.hpp:155
-        float v4161 = v4160;
-        const unsigned int v4162 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v4153 = v1234 + v4022;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v4154 = v4022 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v4155 = v3999 + v4154;
+      const bool v4156 = v4022 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4157 = v4153 < v1;
+      const bool v4158 = v4156 && v4157;
+      const bool v4159 = v4155 < v0;
+      const bool v4160 = v4158 && v4159;
+      if (v4160) {
+        const float v4161 = shm3[v4022];  // kernels/gemm/gemv_rows.hpp:155
+        float v4162 = v4161;
+        const unsigned int v4163 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v4163 = 1u; v4163 < v4162; v4163 += 1u) {
-          const unsigned int v4164 = v4163 << 3u;
-          const unsigned int v4165 = v4164 + v4021;
-          const float v4166 = shm3[v4165];
-          const float v4167 = v4161;
-          const float v4168 = v4167 + v4166;
-          v4161 = v4168;
+        for (unsigned int v4164 = 1u; v4164 < v4163; v4164 += 1u) {
+          const unsigned int v4165 = v4164 << 3u;
+          const unsigned int v4166 = v4165 + v4022;
+          const float v4167 = shm3[v4166];
+          const float v4168 = v4162;
+          const float v4169 = v4168 + v4167;
+          v4162 = v4169;
         }
-        const float v4169 = v4161;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v4170 = iron_f32_to_bf16(v4169);
-        const unsigned int v4171 = v4154 * v1;
-        const unsigned int v4172 = v4171 + v4152;
-        out[v4172] = v4170;
+        const float v4170 = v4162;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v4171 = iron_f32_to_bf16(v4170);
+        const unsigned int v4172 = v4155 * v1;
+        const unsigned int v4173 = v4172 + v4153;
+        out[v4173] = v4171;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const unsigned int v4178 = v1233 + 8u;  // kernels/gemm/gemv_rows.hpp:56
-    const unsigned int v4183 = min(v4178, v358);  // kernels/gemm/gemv_rows.hpp:60
-    const unsigned int v4184 = v4178 + 1u;
-    const unsigned int v4185 = min(v4184, v358);
-    const unsigned int v4186 = v4178 + 2u;
-    const unsigned int v4187 = min(v4186, v358);
-    const unsigned int v4188 = v4178 + 3u;
-    const unsigned int v4189 = min(v4188, v358);
-    const unsigned int v4190 = v4178 + 4u;
-    const unsigned int v4191 = min(v4190, v358);
-    const unsigned int v4192 = v4178 + 5u;
-    const unsigned int v4193 = min(v4192, v358);
-    const unsigned int v4194 = v4178 + 6u;
-    const unsigned int v4195 = min(v4194, v358);
-    const unsigned int v4196 = v4178 + 7u;
-    const unsigned int v4197 = min(v4196, v358);
-    const bool v4199 = v4178 < v1;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v4201 = v4199 && v1256;
-    if (v4201) {
-      float v7389 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7390 = 0.0f;
+    const unsigned int v4179 = v1234 + 8u;  // kernels/gemm/gemv_rows.hpp:56
+    const unsigned int v4184 = min(v4179, v359);  // kernels/gemm/gemv_rows.hpp:60
+    const unsigned int v4185 = v4179 + 1u;
+    const unsigned int v4186 = min(v4185, v359);
+    const unsigned int v4187 = v4179 + 2u;
+    const unsigned int v4188 = min(v4187, v359);
+    const unsigned int v4189 = v4179 + 3u;
+    const unsigned int v4190 = min(v4189, v359);
+    const unsigned int v4191 = v4179 + 4u;
+    const unsigned int v4192 = min(v4191, v359);
+    const unsigned int v4193 = v4179 + 5u;
+    const unsigned int v4194 = min(v4193, v359);
+    const unsigned int v4195 = v4179 + 6u;
+    const unsigned int v4196 = min(v4195, v359);
+    const unsigned int v4197 = v4179 + 7u;
+    const unsigned int v4198 = min(v4197, v359);
+    const bool v4200 = v4179 < v1;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v4202 = v4200 && v1257;
+    if (v4202) {
+      float v7390 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7391 = 0.0f;
       float v7392 = 0.0f;
       float v7393 = 0.0f;
       float v7394 = 0.0f;
       float v7395 = 0.0f;
       float v7396 = 0.0f;
-      const unsigned int v4204 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v4205 = threadIdx.x;
-      const unsigned int v4206 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v4207 = v4185 * v2;
-      const unsigned int v4208 = v4187 * v2;
-      const unsigned int v4209 = v4189 * v2;
-      const unsigned int v4210 = v4191 * v2;
-      const unsigned int v4211 = v4193 * v2;
-      const unsigned int v4212 = v4195 * v2;
-      const unsigned int v4213 = v4197 * v2;
-      const unsigned int v4215 = v1254 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7397 = 0.0f;
+      const unsigned int v4205 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v4206 = threadIdx.x;
+      const unsigned int v4207 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v4208 = v4186 * v2;
+      const unsigned int v4209 = v4188 * v2;
+      const unsigned int v4210 = v4190 * v2;
+      const unsigned int v4211 = v4192 * v2;
+      const unsigned int v4212 = v4194 * v2;
+      const unsigned int v4213 = v4196 * v2;
+      const unsigned int v4214 = v4198 * v2;
+      const unsigned int v4216 = v1255 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v4216 = v4205; v4216 < v2; v4216 += v4204) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v4217 = v4206 + v4216;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v4218 = w[v4217];
-        const unsigned int v4219 = v4207 + v4216;
-        const iron_bf16 v4220 = w[v4219];
-        const unsigned int v4221 = v4208 + v4216;
-        const iron_bf16 v4222 = w[v4221];
-        const unsigned int v4223 = v4209 + v4216;
-        const iron_bf16 v4224 = w[v4223];
-        const unsigned int v4225 = v4210 + v4216;
-        const iron_bf16 v4226 = w[v4225];
-        const unsigned int v4227 = v4211 + v4216;
-        const iron_bf16 v4228 = w[v4227];
-        const unsigned int v4229 = v4212 + v4216;
-        const iron_bf16 v4230 = w[v4229];
-        const unsigned int v4231 = v4213 + v4216;
-        const iron_bf16 v4232 = w[v4231];
-        float v7397 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7398 = 0.0f;
+      for (unsigned int v4217 = v4206; v4217 < v2; v4217 += v4205) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v4218 = v4207 + v4217;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v4219 = w[v4218];
+        const unsigned int v4220 = v4208 + v4217;
+        const iron_bf16 v4221 = w[v4220];
+        const unsigned int v4222 = v4209 + v4217;
+        const iron_bf16 v4223 = w[v4222];
+        const unsigned int v4224 = v4210 + v4217;
+        const iron_bf16 v4225 = w[v4224];
+        const unsigned int v4226 = v4211 + v4217;
+        const iron_bf16 v4227 = w[v4226];
+        const unsigned int v4228 = v4212 + v4217;
+        const iron_bf16 v4229 = w[v4228];
+        const unsigned int v4230 = v4213 + v4217;
+        const iron_bf16 v4231 = w[v4230];
+        const unsigned int v4232 = v4214 + v4217;
+        const iron_bf16 v4233 = w[v4232];
+        float v7398 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7399 = 0.0f;
         float v7400 = 0.0f;
         float v7401 = 0.0f;
         float v7402 = 0.0f;
         float v7403 = 0.0f;
         float v7404 = 0.0f;
-        const float v4235 = iron_to_f32(v4218);  // kernels/gemm/gemv.cpp:76
-        const float v4236 = iron_to_f32(v4220);
-        const float v4237 = iron_to_f32(v4222);
-        const float v4238 = iron_to_f32(v4224);
-        const float v4239 = iron_to_f32(v4226);
-        const float v4240 = iron_to_f32(v4228);
-        const float v4241 = iron_to_f32(v4230);
-        const float v4242 = iron_to_f32(v4232);
-        const unsigned int v4243 = v4215 + v4216;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v4244 = x[v4243];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4245 = iron_to_f32(v4244);
-        const float v4246 = v7397;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4247 = fmaf(v4245, v4235, v4246);
-        v7397 = v4247;
-        const float v4248 = v7398;
-        const float v4249 = fmaf(v4245, v4236, v4248);
-        v7398 = v4249;
-        const float v4250 = v7399;
-        const float v4251 = fmaf(v4245, v4237, v4250);
-        v7399 = v4251;
-        const float v4252 = v7400;
-        const float v4253 = fmaf(v4245, v4238, v4252);
-        v7400 = v4253;
-        const float v4254 = v7401;
-        const float v4255 = fmaf(v4245, v4239, v4254);
-        v7401 = v4255;
-        const float v4256 = v7402;
-        const float v4257 = fmaf(v4245, v4240, v4256);
-        v7402 = v4257;
-        const float v4258 = v7403;
-        const float v4259 = fmaf(v4245, v4241, v4258);
-        v7403 = v4259;
-        const float v4260 = v7404;
-        const float v4261 = fmaf(v4245, v4242, v4260);
-        v7404 = v4261;
-        const float v4263 = v7397;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4264 = v7389;
-        const float v4265 = v4264 + v4263;
-        v7389 = v4265;
-        const float v4267 = v7398;
-        const float v4268 = v7390;
-        const float v4269 = v4268 + v4267;
-        v7390 = v4269;
-        const float v4271 = v7399;
-        const float v4272 = v7391;
-        const float v4273 = v4272 + v4271;
-        v7391 = v4273;
-        const float v4275 = v7400;
-        const float v4276 = v7392;
-        const float v4277 = v4276 + v4275;
-        v7392 = v4277;
-        const float v4279 = v7401;
-        const float v4280 = v7393;
-        const float v4281 = v4280 + v4279;
-        v7393 = v4281;
-        const float v4283 = v7402;
-        const float v4284 = v7394;
-        const float v4285 = v4284 + v4283;
-        v7394 = v4285;
-        const float v4287 = v7403;
-        const float v4288 = v7395;
-        const float v4289 = v4288 + v4287;
-        v7395 = v4289;
-        const float v4291 = v7404;
-        const float v4292 = v7396;
-        const float v4293 = v4292 + v4291;
-        v7396 = v4293;
+        float v7405 = 0.0f;
+        const float v4236 = iron_to_f32(v4219);  // kernels/gemm/gemv.cpp:76
+        const float v4237 = iron_to_f32(v4221);
+        const float v4238 = iron_to_f32(v4223);
+        const float v4239 = iron_to_f32(v4225);
+        const float v4240 = iron_to_f32(v4227);
+        const float v4241 = iron_to_f32(v4229);
+        const float v4242 = iron_to_f32(v4231);
+        const float v4243 = iron_to_f32(v4233);
+        const unsigned int v4244 = v4216 + v4217;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v4245 = x[v4244];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4246 = iron_to_f32(v4245);
+        const float v4247 = v7398;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4248 = fmaf(v4246, v4236, v4247);
+        v7398 = v4248;
+        const float v4249 = v7399;
+        const float v4250 = fmaf(v4246, v4237, v4249);
+        v7399 = v4250;
+        const float v4251 = v7400;
+        const float v4252 = fmaf(v4246, v4238, v4251);
+        v7400 = v4252;
+        const float v4253 = v7401;
+        const float v4254 = fmaf(v4246, v4239, v4253);
+        v7401 = v4254;
+        const float v4255 = v7402;
+        const float v4256 = fmaf(v4246, v4240, v4255);
+        v7402 = v4256;
+        const float v4257 = v7403;
+        const float v4258 = fmaf(v4246, v4241, v4257);
+        v7403 = v4258;
+        const float v4259 = v7404;
+        const float v4260 = fmaf(v4246, v4242, v4259);
+        v7404 = v4260;
+        const float v4261 = v7405;
+        const float v4262 = fmaf(v4246, v4243, v4261);
+        v7405 = v4262;
+        const float v4264 = v7398;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4265 = v7390;
+        const float v4266 = v4265 + v4264;
+        v7390 = v4266;
+        const float v4268 = v7399;
+        const float v4269 = v7391;
+        const float v4270 = v4269 + v4268;
+        v7391 = v4270;
+        const float v4272 = v7400;
+        const float v4273 = v7392;
+        const float v4274 = v4273 + v4272;
+        v7392 = v4274;
+        const float v4276 = v7401;
+        const float v4277 = v7393;
+        const float v4278 = v4277 + v4276;
+        v7393 = v4278;
+        const float v4280 = v7402;
+        const float v4281 = v7394;
+        const float v4282 = v4281 + v4280;
+        v7394 = v4282;
+        const float v4284 = v7403;
+        const float v4285 = v7395;
+        const float v4286 = v4285 + v4284;
+        v7395 = v4286;
+        const float v4288 = v7404;
+        const float v4289 = v7396;
+        const float v4290 = v4289 + v4288;
+        v7396 = v4290;
+        const float v4292 = v7405;
+        const float v4293 = v7397;
+        const float v4294 = v4293 + v4292;
+        v7397 = v4294;
       }
-      const float v4295 = v7389;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4296 = iron_simd_sum(v4295);
-      const unsigned int v4297 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4298 = v4297 == 0u;
-      if (v4298) {
-        const unsigned int v4299 = iron_linear_thread() >> 5;
-        const unsigned int v4300 = v4299 << 3u;
-        shm3[v4300] = v4296;
+      const float v4296 = v7390;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4297 = iron_simd_sum(v4296);
+      const unsigned int v4298 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4299 = v4298 == 0u;
+      if (v4299) {
+        const unsigned int v4300 = iron_linear_thread() >> 5;
+        const unsigned int v4301 = v4300 << 3u;
+        shm3[v4301] = v4297;
       }
-      const float v4301 = v7390;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4302 = iron_simd_sum(v4301);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4303 = iron_linear_thread() >> 5;
-        const unsigned int v4304 = v4303 << 3u;
-        const unsigned int v4305 = v4304 + 1u;
-        shm3[v4305] = v4302;
+      const float v4302 = v7391;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4303 = iron_simd_sum(v4302);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4304 = iron_linear_thread() >> 5;
+        const unsigned int v4305 = v4304 << 3u;
+        const unsigned int v4306 = v4305 + 1u;
+        shm3[v4306] = v4303;
       }
-      const float v4306 = v7391;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4307 = iron_simd_sum(v4306);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4308 = iron_linear_thread() >> 5;
-        const unsigned int v4309 = v4308 << 3u;
-        const unsigned int v4310 = v4309 + 2u;
-        shm3[v4310] = v4307;
+      const float v4307 = v7392;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4308 = iron_simd_sum(v4307);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4309 = iron_linear_thread() >> 5;
+        const unsigned int v4310 = v4309 << 3u;
+        const unsigned int v4311 = v4310 + 2u;
+        shm3[v4311] = v4308;
       }
-      const float v4311 = v7392;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4312 = iron_simd_sum(v4311);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4313 = iron_linear_thread() >> 5;
-        const unsigned int v4314 = v4313 << 3u;
-        const unsigned int v4315 = v4314 + 3u;
-        shm3[v4315] = v4312;
+      const float v4312 = v7393;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4313 = iron_simd_sum(v4312);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4314 = iron_linear_thread() >> 5;
+        const unsigned int v4315 = v4314 << 3u;
+        const unsigned int v4316 = v4315 + 3u;
+        shm3[v4316] = v4313;
       }
-      const float v4316 = v7393;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4317 = iron_simd_sum(v4316);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4318 = iron_linear_thread() >> 5;
-        const unsigned int v4319 = v4318 << 3u;
-        const unsigned int v4320 = v4319 + 4u;
-        shm3[v4320] = v4317;
+      const float v4317 = v7394;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4318 = iron_simd_sum(v4317);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4319 = iron_linear_thread() >> 5;
+        const unsigned int v4320 = v4319 << 3u;
+        const unsigned int v4321 = v4320 + 4u;
+        shm3[v4321] = v4318;
       }
-      const float v4321 = v7394;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4322 = iron_simd_sum(v4321);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4323 = iron_linear_thread() >> 5;
-        const unsigned int v4324 = v4323 << 3u;
-        const unsigned int v4325 = v4324 + 5u;
-        shm3[v4325] = v4322;
+      const float v4322 = v7395;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4323 = iron_simd_sum(v4322);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4324 = iron_linear_thread() >> 5;
+        const unsigned int v4325 = v4324 << 3u;
+        const unsigned int v4326 = v4325 + 5u;
+        shm3[v4326] = v4323;
       }
-      const float v4326 = v7395;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4327 = iron_simd_sum(v4326);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4328 = iron_linear_thread() >> 5;
-        const unsigned int v4329 = v4328 << 3u;
-        const unsigned int v4330 = v4329 + 6u;
-        shm3[v4330] = v4327;
+      const float v4327 = v7396;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4328 = iron_simd_sum(v4327);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4329 = iron_linear_thread() >> 5;
+        const unsigned int v4330 = v4329 << 3u;
+        const unsigned int v4331 = v4330 + 6u;
+        shm3[v4331] = v4328;
       }
-      const float v4331 = v7396;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4332 = iron_simd_sum(v4331);
-      if (v4298) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4333 = iron_linear_thread() >> 5;
-        const unsigned int v4334 = v4333 << 3u;
-        const unsigned int v4335 = v4334 + 7u;
-        shm3[v4335] = v4332;
+      const float v4332 = v7397;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4333 = iron_simd_sum(v4332);
+      if (v4299) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4334 = iron_linear_thread() >> 5;
+        const unsigned int v4335 = v4334 << 3u;
+        const unsigned int v4336 = v4335 + 7u;
+        shm3[v4336] = v4333;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v4336 = v4178 + v4205;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v4337 = v4205 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v4338 = v1237 + v4337;
-      const bool v4339 = v4205 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4340 = v4336 < v1;
-      const bool v4341 = v4339 && v4340;
-      const bool v4342 = v4338 < v0;
-      const bool v4343 = v4341 && v4342;
-      if (v4343) {
-        const float v4344 = shm3[v4205];  // kernels/gemm/gemv_rows.hpp:155
-        float v4345 = v4344;
-        const unsigned int v4346 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v4337 = v4179 + v4206;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v4338 = v4206 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v4339 = v1238 + v4338;
+      const bool v4340 = v4206 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4341 = v4337 < v1;
+      const bool v4342 = v4340 && v4341;
+      const bool v4343 = v4339 < v0;
+      const bool v4344 = v4342 && v4343;
+      if (v4344) {
+        const float v4345 = shm3[v4206];  // kernels/gemm/gemv_rows.hpp:155
+        float v4346 = v4345;
+        const unsigned int v4347 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v4347 = 1u; v4347 < v4346; v4347 += 1u) {
-          const unsigned int v4348 = v4347 << 3u;
-          const unsigned int v4349 = v4348 + v4205;
-          const float v4350 = shm3[v4349];
-          const float v4351 = v4345;
-          const float v4352 = v4351 + v4350;
-          v4345 = v4352;
+        for (unsigned int v4348 = 1u; v4348 < v4347; v4348 += 1u) {
+          const unsigned int v4349 = v4348 << 3u;
+          const unsigned int v4350 = v4349 + v4206;
+          const float v4351 = shm3[v4350];
+          const float v4352 = v4346;
+          const float v4353 = v4352 + v4351;
+          v4346 = v4353;
         }
-        const float v4353 = v4345;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v4354 = iron_f32_to_bf16(v4353);
-        const unsigned int v4355 = v4338 * v1;
-        const unsigned int v4356 = v4355 + v4336;
-        out[v4356] = v4354;
+        const float v4354 = v4346;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v4355 = iron_f32_to_bf16(v4354);
+        const unsigned int v4356 = v4339 * v1;
+        const unsigned int v4357 = v4356 + v4337;
+        out[v4357] = v4355;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4385 = v4199 && v1440;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4385) {
-      float v7406 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7407 = 0.0f;
+    const bool v4386 = v4200 && v1441;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4386) {
+      float v7407 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7408 = 0.0f;
       float v7409 = 0.0f;
       float v7410 = 0.0f;
       float v7411 = 0.0f;
       float v7412 = 0.0f;
       float v7413 = 0.0f;
-      const unsigned int v4388 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v4389 = threadIdx.x;
-      const unsigned int v4390 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v4391 = v4185 * v2;
-      const unsigned int v4392 = v4187 * v2;
-      const unsigned int v4393 = v4189 * v2;
-      const unsigned int v4394 = v4191 * v2;
-      const unsigned int v4395 = v4193 * v2;
-      const unsigned int v4396 = v4195 * v2;
-      const unsigned int v4397 = v4197 * v2;
-      const unsigned int v4399 = v1438 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7414 = 0.0f;
+      const unsigned int v4389 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v4390 = threadIdx.x;
+      const unsigned int v4391 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v4392 = v4186 * v2;
+      const unsigned int v4393 = v4188 * v2;
+      const unsigned int v4394 = v4190 * v2;
+      const unsigned int v4395 = v4192 * v2;
+      const unsigned int v4396 = v4194 * v2;
+      const unsigned int v4397 = v4196 * v2;
+      const unsigned int v4398 = v4198 * v2;
+      const unsigned int v4400 = v1439 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v4400 = v4389; v4400 < v2; v4400 += v4388) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v4401 = v4390 + v4400;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v4402 = w[v4401];
-        const unsigned int v4403 = v4391 + v4400;
-        const iron_bf16 v4404 = w[v4403];
-        const unsigned int v4405 = v4392 + v4400;
-        const iron_bf16 v4406 = w[v4405];
-        const unsigned int v4407 = v4393 + v4400;
-        const iron_bf16 v4408 = w[v4407];
-        const unsigned int v4409 = v4394 + v4400;
-        const iron_bf16 v4410 = w[v4409];
-        const unsigned int v4411 = v4395 + v4400;
-        const iron_bf16 v4412 = w[v4411];
-        const unsigned int v4413 = v4396 + v4400;
-        const iron_bf16 v4414 = w[v4413];
-        const unsigned int v4415 = v4397 + v4400;
-        const iron_bf16 v4416 = w[v4415];
-        float v7414 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7415 = 0.0f;
+      for (unsigned int v4401 = v4390; v4401 < v2; v4401 += v4389) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v4402 = v4391 + v4401;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v4403 = w[v4402];
+        const unsigned int v4404 = v4392 + v4401;
+        const iron_bf16 v4405 = w[v4404];
+        const unsigned int v4406 = v4393 + v4401;
+        const iron_bf16 v4407 = w[v4406];
+        const unsigned int v4408 = v4394 + v4401;
+        const iron_bf16 v4409 = w[v4408];
+        const unsigned int v4410 = v4395 + v4401;
+        const iron_bf16 v4411 = w[v4410];
+        const unsigned int v4412 = v4396 + v4401;
+        const iron_bf16 v4413 = w[v4412];
+        const unsigned int v4414 = v4397 + v4401;
+        const iron_bf16 v4415 = w[v4414];
+        const unsigned int v4416 = v4398 + v4401;
+        const iron_bf16 v4417 = w[v4416];
+        float v7415 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7416 = 0.0f;
         float v7417 = 0.0f;
         float v7418 = 0.0f;
         float v7419 = 0.0f;
         float v7420 = 0.0f;
         float v7421 = 0.0f;
-        const float v4419 = iron_to_f32(v4402);  // kernels/gemm/gemv.cpp:76
-        const float v4420 = iron_to_f32(v4404);
-        const float v4421 = iron_to_f32(v4406);
-        const float v4422 = iron_to_f32(v4408);
-        const float v4423 = iron_to_f32(v4410);
-        const float v4424 = iron_to_f32(v4412);
-        const float v4425 = iron_to_f32(v4414);
-        const float v4426 = iron_to_f32(v4416);
-        const unsigned int v4427 = v4399 + v4400;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v4428 = x[v4427];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4429 = iron_to_f32(v4428);
-        const float v4430 = v7414;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4431 = fmaf(v4429, v4419, v4430);
-        v7414 = v4431;
-        const float v4432 = v7415;
-        const float v4433 = fmaf(v4429, v4420, v4432);
-        v7415 = v4433;
-        const float v4434 = v7416;
-        const float v4435 = fmaf(v4429, v4421, v4434);
-        v7416 = v4435;
-        const float v4436 = v7417;
-        const float v4437 = fmaf(v4429, v4422, v4436);
-        v7417 = v4437;
-        const float v4438 = v7418;
-        const float v4439 = fmaf(v4429, v4423, v4438);
-        v7418 = v4439;
-        const float v4440 = v7419;
-        const float v4441 = fmaf(v4429, v4424, v4440);
-        v7419 = v4441;
-        const float v4442 = v7420;
-        const float v4443 = fmaf(v4429, v4425, v4442);
-        v7420 = v4443;
-        const float v4444 = v7421;
-        const float v4445 = fmaf(v4429, v4426, v4444);
-        v7421 = v4445;
-        const float v4447 = v7414;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4448 = v7406;
-        const float v4449 = v4448 + v4447;
-        v7406 = v4449;
-        const float v4451 = v7415;
-        const float v4452 = v7407;
-        const float v4453 = v4452 + v4451;
-        v7407 = v4453;
-        const float v4455 = v7416;
-        const float v4456 = v7408;
-        const float v4457 = v4456 + v4455;
-        v7408 = v4457;
-        const float v4459 = v7417;
-        const float v4460 = v7409;
-        const float v4461 = v4460 + v4459;
-        v7409 = v4461;
-        const float v4463 = v7418;
-        const float v4464 = v7410;
-        const float v4465 = v4464 + v4463;
-        v7410 = v4465;
-        const float v4467 = v7419;
-        const float v4468 = v7411;
-        const float v4469 = v4468 + v4467;
-        v7411 = v4469;
-        const float v4471 = v7420;
-        const float v4472 = v7412;
-        const float v4473 = v4472 + v4471;
-        v7412 = v4473;
-        const float v4475 = v7421;
-        const float v4476 = v7413;
-        const float v4477 = v4476 + v4475;
-        v7413 = v4477;
+        float v7422 = 0.0f;
+        const float v4420 = iron_to_f32(v4403);  // kernels/gemm/gemv.cpp:76
+        const float v4421 = iron_to_f32(v4405);
+        const float v4422 = iron_to_f32(v4407);
+        const float v4423 = iron_to_f32(v4409);
+        const float v4424 = iron_to_f32(v4411);
+        const float v4425 = iron_to_f32(v4413);
+        const float v4426 = iron_to_f32(v4415);
+        const float v4427 = iron_to_f32(v4417);
+        const unsigned int v4428 = v4400 + v4401;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v4429 = x[v4428];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4430 = iron_to_f32(v4429);
+        const float v4431 = v7415;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4432 = fmaf(v4430, v4420, v4431);
+        v7415 = v4432;
+        const float v4433 = v7416;
+        const float v4434 = fmaf(v4430, v4421, v4433);
+        v7416 = v4434;
+        const float v4435 = v7417;
+        const float v4436 = fmaf(v4430, v4422, v4435);
+        v7417 = v4436;
+        const float v4437 = v7418;
+        const float v4438 = fmaf(v4430, v4423, v4437);
+        v7418 = v4438;
+        const float v4439 = v7419;
+        const float v4440 = fmaf(v4430, v4424, v4439);
+        v7419 = v4440;
+        const float v4441 = v7420;
+        const float v4442 = fmaf(v4430, v4425, v4441);
+        v7420 = v4442;
+        const float v4443 = v7421;
+        const float v4444 = fmaf(v4430, v4426, v4443);
+        v7421 = v4444;
+        const float v4445 = v7422;
+        const float v4446 = fmaf(v4430, v4427, v4445);
+        v7422 = v4446;
+        const float v4448 = v7415;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4449 = v7407;
+        const float v4450 = v4449 + v4448;
+        v7407 = v4450;
+        const float v4452 = v7416;
+        const float v4453 = v7408;
+        const float v4454 = v4453 + v4452;
+        v7408 = v4454;
+        const float v4456 = v7417;
+        const float v4457 = v7409;
+        const float v4458 = v4457 + v4456;
+        v7409 = v4458;
+        const float v4460 = v7418;
+        const float v4461 = v7410;
+        const float v4462 = v4461 + v4460;
+        v7410 = v4462;
+        const float v4464 = v7419;
+        const float v4465 = v7411;
+        const float v4466 = v4465 + v4464;
+        v7411 = v4466;
+        const float v4468 = v7420;
+        const float v4469 = v7412;
+        const float v4470 = v4469 + v4468;
+        v7412 = v4470;
+        const float v4472 = v7421;
+        const float v4473 = v7413;
+        const float v4474 = v4473 + v4472;
+        v7413 = v4474;
+        const float v4476 = v7422;
+        const float v4477 = v7414;
+        const float v4478 = v4477 + v4476;
+        v7414 = v4478;
       }
-      const float v4479 = v7406;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4480 = iron_simd_sum(v4479);
-      const unsigned int v4481 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4482 = v4481 == 0u;
-      if (v4482) {
-        const unsigned int v4483 = iron_linear_thread() >> 5;
-        const unsigned int v4484 = v4483 << 3u;
-        shm3[v4484] = v4480;
+      const float v4480 = v7407;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4481 = iron_simd_sum(v4480);
+      const unsigned int v4482 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4483 = v4482 == 0u;
+      if (v4483) {
+        const unsigned int v4484 = iron_linear_thread() >> 5;
+        const unsigned int v4485 = v4484 << 3u;
+        shm3[v4485] = v4481;
       }
-      const float v4485 = v7407;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4486 = iron_simd_sum(v4485);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4487 = iron_linear_thread() >> 5;
-        const unsigned int v4488 = v4487 << 3u;
-        const unsigned int v4489 = v4488 + 1u;
-        shm3[v4489] = v4486;
+      const float v4486 = v7408;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4487 = iron_simd_sum(v4486);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4488 = iron_linear_thread() >> 5;
+        const unsigned int v4489 = v4488 << 3u;
+        const unsigned int v4490 = v4489 + 1u;
+        shm3[v4490] = v4487;
       }
-      const float v4490 = v7408;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4491 = iron_simd_sum(v4490);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4492 = iron_linear_thread() >> 5;
-        const unsigned int v4493 = v4492 << 3u;
-        const unsigned int v4494 = v4493 + 2u;
-        shm3[v4494] = v4491;
+      const float v4491 = v7409;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4492 = iron_simd_sum(v4491);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4493 = iron_linear_thread() >> 5;
+        const unsigned int v4494 = v4493 << 3u;
+        const unsigned int v4495 = v4494 + 2u;
+        shm3[v4495] = v4492;
       }
-      const float v4495 = v7409;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4496 = iron_simd_sum(v4495);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4497 = iron_linear_thread() >> 5;
-        const unsigned int v4498 = v4497 << 3u;
-        const unsigned int v4499 = v4498 + 3u;
-        shm3[v4499] = v4496;
+      const float v4496 = v7410;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4497 = iron_simd_sum(v4496);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4498 = iron_linear_thread() >> 5;
+        const unsigned int v4499 = v4498 << 3u;
+        const unsigned int v4500 = v4499 + 3u;
+        shm3[v4500] = v4497;
       }
-      const float v4500 = v7410;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4501 = iron_simd_sum(v4500);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4502 = iron_linear_thread() >> 5;
-        const unsigned int v4503 = v4502 << 3u;
-        const unsigned int v4504 = v4503 + 4u;
-        shm3[v4504] = v4501;
+      const float v4501 = v7411;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4502 = iron_simd_sum(v4501);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4503 = iron_linear_thread() >> 5;
+        const unsigned int v4504 = v4503 << 3u;
+        const unsigned int v4505 = v4504 + 4u;
+        shm3[v4505] = v4502;
       }
-      const float v4505 = v7411;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4506 = iron_simd_sum(v4505);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4507 = iron_linear_thread() >> 5;
-        const unsigned int v4508 = v4507 << 3u;
-        const unsigned int v4509 = v4508 + 5u;
-        shm3[v4509] = v4506;
+      const float v4506 = v7412;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4507 = iron_simd_sum(v4506);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4508 = iron_linear_thread() >> 5;
+        const unsigned int v4509 = v4508 << 3u;
+        const unsigned int v4510 = v4509 + 5u;
+        shm3[v4510] = v4507;
       }
-      const float v4510 = v7412;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4511 = iron_simd_sum(v4510);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4512 = iron_linear_thread() >> 5;
-        const unsigned int v4513 = v4512 << 3u;
-        const unsigned int v4514 = v4513 + 6u;
-        shm3[v4514] = v4511;
+      const float v4511 = v7413;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4512 = iron_simd_sum(v4511);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4513 = iron_linear_thread() >> 5;
+        const unsigned int v4514 = v4513 << 3u;
+        const unsigned int v4515 = v4514 + 6u;
+        shm3[v4515] = v4512;
       }
-      const float v4515 = v7413;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4516 = iron_simd_sum(v4515);
-      if (v4482) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4517 = iron_linear_thread() >> 5;
-        const unsigned int v4518 = v4517 << 3u;
-        const unsigned int v4519 = v4518 + 7u;
-        shm3[v4519] = v4516;
+      const float v4516 = v7414;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4517 = iron_simd_sum(v4516);
+      if (v4483) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4518 = iron_linear_thread() >> 5;
+        const unsigned int v4519 = v4518 << 3u;
+        const unsigned int v4520 = v4519 + 7u;
+        shm3[v4520] = v4517;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v4520 = v4178 + v4389;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v4521 = v4389 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v4522 = v1422 + v4521;
-      const bool v4523 = v4389 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4524 = v4520 < v1;
-      const bool v4525 = v4523 && v4524;
-      const bool v4526 = v4522 < v0;
-      const bool v4527 = v4525 && v4526;
-      if (v4527) {
-        const float v4528 = shm3[v4389];  // kernels/gemm/gemv_rows.hpp:155
-        float v4529 = v4528;
-        const unsigned int v4530 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v4521 = v4179 + v4390;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v4522 = v4390 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v4523 = v1423 + v4522;
+      const bool v4524 = v4390 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4525 = v4521 < v1;
+      const bool v4526 = v4524 && v4525;
+      const bool v4527 = v4523 < v0;
+      const bool v4528 = v4526 && v4527;
+      if (v4528) {
+        const float v4529 = shm3[v4390];  // kernels/gemm/gemv_rows.hpp:155
+        float v4530 = v4529;
+        const unsigned int v4531 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v4531 = 1u; v4531 < v4530; v4531 += 1u) {
-          const unsigned int v4532 = v4531 << 3u;
-          const unsigned int v4533 = v4532 + v4389;
-          const float v4534 = shm3[v4533];
-          const float v4535 = v4529;
-          const float v4536 = v4535 + v4534;
-          v4529 = v4536;
+        for (unsigned int v4532 = 1u; v4532 < v4531; v4532 += 1u) {
+          const unsigned int v4533 = v4532 << 3u;
+          const unsigned int v4534 = v4533 + v4390;
+          const float v4535 = shm3[v4534];
+          const float v4536 = v4530;
+          const float v4537 = v4536 + v4535;
+          v4530 = v4537;
         }
-        const float v4537 = v4529;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v4538 = iron_f32_to_bf16(v4537);
-        const unsigned int v4539 = v4522 * v1;
-        const unsigned int v4540 = v4539 + v4520;
-        out[v4540] = v4538;
+        const float v4538 = v4530;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v4539 = iron_f32_to_bf16(v4538);
+        const unsigned int v4540 = v4523 * v1;
+        const unsigned int v4541 = v4540 + v4521;
+        out[v4541] = v4539;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4569 = v4199 && v1624;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4569) {
-      float v7423 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7424 = 0.0f;
+    const bool v4570 = v4200 && v1625;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4570) {
+      float v7424 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7425 = 0.0f;
       float v7426 = 0.0f;
       float v7427 = 0.0f;
       float v7428 = 0.0f;
       float v7429 = 0.0f;
       float v7430 = 0.0f;
-      const unsigned int v4572 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v4573 = threadIdx.x;
-      const unsigned int v4574 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v4575 = v4185 * v2;
-      const unsigned int v4576 = v4187 * v2;
-      const unsigned int v4577 = v4189 * v2;
-      const unsigned int v4578 = v4191 * v2;
-      const unsigned int v4579 = v4193 * v2;
-      const unsigned int v4580 = v4195 * v2;
-      const unsigned int v4581 = v4197 * v2;
-      const unsigned int v4583 = v1622 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7431 = 0.0f;
+      const unsigned int v4573 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v4574 = threadIdx.x;
+      const unsigned int v4575 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v4576 = v4186 * v2;
+      const unsigned int v4577 = v4188 * v2;
+      const unsigned int v4578 = v4190 * v2;
+      const unsigned int v4579 = v4192 * v2;
+      const unsigned int v4580 = v4194 * v2;
+      const unsigned int v4581 = v4196 * v2;
+      const unsigned int v4582 = v4198 * v2;
+      const unsigned int v4584 = v1623 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v4584 = v4573; v4584 < v2; v4584 += v4572) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v4585 = v4574 + v4584;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v4586 = w[v4585];
-        const unsigned int v4587 = v4575 + v4584;
-        const iron_bf16 v4588 = w[v4587];
-        const unsigned int v4589 = v4576 + v4584;
-        const iron_bf16 v4590 = w[v4589];
-        const unsigned int v4591 = v4577 + v4584;
-        const iron_bf16 v4592 = w[v4591];
-        const unsigned int v4593 = v4578 + v4584;
-        const iron_bf16 v4594 = w[v4593];
-        const unsigned int v4595 = v4579 + v4584;
-        const iron_bf16 v4596 = w[v4595];
-        const unsigned int v4597 = v4580 + v4584;
-        const iron_bf16 v4598 = w[v4597];
-        const unsigned int v4599 = v4581 + v4584;
-        const iron_bf16 v4600 = w[v4599];
-        float v7431 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7432 = 0.0f;
+      for (unsigned int v4585 = v4574; v4585 < v2; v4585 += v4573) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v4586 = v4575 + v4585;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v4587 = w[v4586];
+        const unsigned int v4588 = v4576 + v4585;
+        const iron_bf16 v4589 = w[v4588];
+        const unsigned int v4590 = v4577 + v4585;
+        const iron_bf16 v4591 = w[v4590];
+        const unsigned int v4592 = v4578 + v4585;
+        const iron_bf16 v4593 = w[v4592];
+        const unsigned int v4594 = v4579 + v4585;
+        const iron_bf16 v4595 = w[v4594];
+        const unsigned int v4596 = v4580 + v4585;
+        const iron_bf16 v4597 = w[v4596];
+        const unsigned int v4598 = v4581 + v4585;
+        const iron_bf16 v4599 = w[v4598];
+        const unsigned int v4600 = v4582 + v4585;
+        const iron_bf16 v4601 = w[v4600];
+        float v7432 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7433 = 0.0f;
         float v7434 = 0.0f;
         float v7435 = 0.0f;
         float v7436 = 0.0f;
         float v7437 = 0.0f;
         float v7438 = 0.0f;
-        const float v4603 = iron_to_f32(v4586);  // kernels/gemm/gemv.cpp:76
-        const float v4604 = iron_to_f32(v4588);
-        const float v4605 = iron_to_f32(v4590);
-        const float v4606 = iron_to_f32(v4592);
-        const float v4607 = iron_to_f32(v4594);
-        const float v4608 = iron_to_f32(v4596);
-        const float v4609 = iron_to_f32(v4598);
-        const float v4610 = iron_to_f32(v4600);
-        const unsigned int v4611 = v4583 + v4584;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v4612 = x[v4611];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4613 = iron_to_f32(v4612);
-        const float v4614 = v7431;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4615 = fmaf(v4613, v4603, v4614);
-        v7431 = v4615;
-        const float v4616 = v7432;
-        const float v4617 = fmaf(v4613, v4604, v4616);
-        v7432 = v4617;
-        const float v4618 = v7433;
-        const float v4619 = fmaf(v4613, v4605, v4618);
-        v7433 = v4619;
-        const float v4620 = v7434;
-        const float v4621 = fmaf(v4613, v4606, v4620);
-        v7434 = v4621;
-        const float v4622 = v7435;
-        const float v4623 = fmaf(v4613, v4607, v4622);
-        v7435 = v4623;
-        const float v4624 = v7436;
-        const float v4625 = fmaf(v4613, v4608, v4624);
-        v7436 = v4625;
-        const float v4626 = v7437;
-        const float v4627 = fmaf(v4613, v4609, v4626);
-        v7437 = v4627;
-        const float v4628 = v7438;
-        const float v4629 = fmaf(v4613, v4610, v4628);
-        v7438 = v4629;
-        const float v4631 = v7431;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4632 = v7423;
-        const float v4633 = v4632 + v4631;
-        v7423 = v4633;
-        const float v4635 = v7432;
-        const float v4636 = v7424;
-        const float v4637 = v4636 + v4635;
-        v7424 = v4637;
-        const float v4639 = v7433;
-        const float v4640 = v7425;
-        const float v4641 = v4640 + v4639;
-        v7425 = v4641;
-        const float v4643 = v7434;
-        const float v4644 = v7426;
-        const float v4645 = v4644 + v4643;
-        v7426 = v4645;
-        const float v4647 = v7435;
-        const float v4648 = v7427;
-        const float v4649 = v4648 + v4647;
-        v7427 = v4649;
-        const float v4651 = v7436;
-        const float v4652 = v7428;
-        const float v4653 = v4652 + v4651;
-        v7428 = v4653;
-        const float v4655 = v7437;
-        const float v4656 = v7429;
-        const float v4657 = v4656 + v4655;
-        v7429 = v4657;
-        const float v4659 = v7438;
-        const float v4660 = v7430;
-        const float v4661 = v4660 + v4659;
-        v7430 = v4661;
+        float v7439 = 0.0f;
+        const float v4604 = iron_to_f32(v4587);  // kernels/gemm/gemv.cpp:76
+        const float v4605 = iron_to_f32(v4589);
+        const float v4606 = iron_to_f32(v4591);
+        const float v4607 = iron_to_f32(v4593);
+        const float v4608 = iron_to_f32(v4595);
+        const float v4609 = iron_to_f32(v4597);
+        const float v4610 = iron_to_f32(v4599);
+        const float v4611 = iron_to_f32(v4601);
+        const unsigned int v4612 = v4584 + v4585;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v4613 = x[v4612];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4614 = iron_to_f32(v4613);
+        const float v4615 = v7432;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4616 = fmaf(v4614, v4604, v4615);
+        v7432 = v4616;
+        const float v4617 = v7433;
+        const float v4618 = fmaf(v4614, v4605, v4617);
+        v7433 = v4618;
+        const float v4619 = v7434;
+        const float v4620 = fmaf(v4614, v4606, v4619);
+        v7434 = v4620;
+        const float v4621 = v7435;
+        const float v4622 = fmaf(v4614, v4607, v4621);
+        v7435 = v4622;
+        const float v4623 = v7436;
+        const float v4624 = fmaf(v4614, v4608, v4623);
+        v7436 = v4624;
+        const float v4625 = v7437;
+        const float v4626 = fmaf(v4614, v4609, v4625);
+        v7437 = v4626;
+        const float v4627 = v7438;
+        const float v4628 = fmaf(v4614, v4610, v4627);
+        v7438 = v4628;
+        const float v4629 = v7439;
+        const float v4630 = fmaf(v4614, v4611, v4629);
+        v7439 = v4630;
+        const float v4632 = v7432;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4633 = v7424;
+        const float v4634 = v4633 + v4632;
+        v7424 = v4634;
+        const float v4636 = v7433;
+        const float v4637 = v7425;
+        const float v4638 = v4637 + v4636;
+        v7425 = v4638;
+        const float v4640 = v7434;
+        const float v4641 = v7426;
+        const float v4642 = v4641 + v4640;
+        v7426 = v4642;
+        const float v4644 = v7435;
+        const float v4645 = v7427;
+        const float v4646 = v4645 + v4644;
+        v7427 = v4646;
+        const float v4648 = v7436;
+        const float v4649 = v7428;
+        const float v4650 = v4649 + v4648;
+        v7428 = v4650;
+        const float v4652 = v7437;
+        const float v4653 = v7429;
+        const float v4654 = v4653 + v4652;
+        v7429 = v4654;
+        const float v4656 = v7438;
+        const float v4657 = v7430;
+        const float v4658 = v4657 + v4656;
+        v7430 = v4658;
+        const float v4660 = v7439;
+        const float v4661 = v7431;
+        const float v4662 = v4661 + v4660;
+        v7431 = v4662;
       }
-      const float v4663 = v7423;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4664 = iron_simd_sum(v4663);
-      const unsigned int v4665 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4666 = v4665 == 0u;
-      if (v4666) {
-        const unsigned int v4667 = iron_linear_thread() >> 5;
-        const unsigned int v4668 = v4667 << 3u;
-        shm3[v4668] = v4664;
+      const float v4664 = v7424;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4665 = iron_simd_sum(v4664);
+      const unsigned int v4666 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4667 = v4666 == 0u;
+      if (v4667) {
+        const unsigned int v4668 = iron_linear_thread() >> 5;
+        const unsigned int v4669 = v4668 << 3u;
+        shm3[v4669] = v4665;
       }
-      const float v4669 = v7424;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4670 = iron_simd_sum(v4669);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4671 = iron_linear_thread() >> 5;
-        const unsigned int v4672 = v4671 << 3u;
-        const unsigned int v4673 = v4672 + 1u;
-        shm3[v4673] = v4670;
+      const float v4670 = v7425;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4671 = iron_simd_sum(v4670);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4672 = iron_linear_thread() >> 5;
+        const unsigned int v4673 = v4672 << 3u;
+        const unsigned int v4674 = v4673 + 1u;
+        shm3[v4674] = v4671;
       }
-      const float v4674 = v7425;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4675 = iron_simd_sum(v4674);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4676 = iron_linear_thread() >> 5;
-        const unsigned int v4677 = v4676 << 3u;
-        const unsigned int v4678 = v4677 + 2u;
-        shm3[v4678] = v4675;
+      const float v4675 = v7426;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4676 = iron_simd_sum(v4675);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4677 = iron_linear_thread() >> 5;
+        const unsigned int v4678 = v4677 << 3u;
+        const unsigned int v4679 = v4678 + 2u;
+        shm3[v4679] = v4676;
       }
-      const float v4679 = v7426;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4680 = iron_simd_sum(v4679);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4681 = iron_linear_thread() >> 5;
-        const unsigned int v4682 = v4681 << 3u;
-        const unsigned int v4683 = v4682 + 3u;
-        shm3[v4683] = v4680;
+      const float v4680 = v7427;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4681 = iron_simd_sum(v4680);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4682 = iron_linear_thread() >> 5;
+        const unsigned int v4683 = v4682 << 3u;
+        const unsigned int v4684 = v4683 + 3u;
+        shm3[v4684] = v4681;
       }
-      const float v4684 = v7427;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4685 = iron_simd_sum(v4684);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4686 = iron_linear_thread() >> 5;
-        const unsigned int v4687 = v4686 << 3u;
-        const unsigned int v4688 = v4687 + 4u;
-        shm3[v4688] = v4685;
+      const float v4685 = v7428;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4686 = iron_simd_sum(v4685);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4687 = iron_linear_thread() >> 5;
+        const unsigned int v4688 = v4687 << 3u;
+        const unsigned int v4689 = v4688 + 4u;
+        shm3[v4689] = v4686;
       }
-      const float v4689 = v7428;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4690 = iron_simd_sum(v4689);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4691 = iron_linear_thread() >> 5;
-        const unsigned int v4692 = v4691 << 3u;
-        const unsigned int v4693 = v4692 + 5u;
-        shm3[v4693] = v4690;
+      const float v4690 = v7429;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4691 = iron_simd_sum(v4690);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4692 = iron_linear_thread() >> 5;
+        const unsigned int v4693 = v4692 << 3u;
+        const unsigned int v4694 = v4693 + 5u;
+        shm3[v4694] = v4691;
       }
-      const float v4694 = v7429;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4695 = iron_simd_sum(v4694);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4696 = iron_linear_thread() >> 5;
-        const unsigned int v4697 = v4696 << 3u;
-        const unsigned int v4698 = v4697 + 6u;
-        shm3[v4698] = v4695;
+      const float v4695 = v7430;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4696 = iron_simd_sum(v4695);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4697 = iron_linear_thread() >> 5;
+        const unsigned int v4698 = v4697 << 3u;
+        const unsigned int v4699 = v4698 + 6u;
+        shm3[v4699] = v4696;
       }
-      const float v4699 = v7430;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4700 = iron_simd_sum(v4699);
-      if (v4666) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4701 = iron_linear_thread() >> 5;
-        const unsigned int v4702 = v4701 << 3u;
-        const unsigned int v4703 = v4702 + 7u;
-        shm3[v4703] = v4700;
+      const float v4700 = v7431;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4701 = iron_simd_sum(v4700);
+      if (v4667) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4702 = iron_linear_thread() >> 5;
+        const unsigned int v4703 = v4702 << 3u;
+        const unsigned int v4704 = v4703 + 7u;
+        shm3[v4704] = v4701;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v4704 = v4178 + v4573;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v4705 = v4573 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v4706 = v1606 + v4705;
-      const bool v4707 = v4573 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4708 = v4704 < v1;
-      const bool v4709 = v4707 && v4708;
-      const bool v4710 = v4706 < v0;
-      const bool v4711 = v4709 && v4710;
-      if (v4711) {
-        const float v4712 = shm3[v4573];  // kernels/gemm/gemv_rows.hpp:155
-        float v4713 = v4712;
-        const unsigned int v4714 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v4705 = v4179 + v4574;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v4706 = v4574 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v4707 = v1607 + v4706;
+      const bool v4708 = v4574 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4709 = v4705 < v1;
+      const bool v4710 = v4708 && v4709;
+      const bool v4711 = v4707 < v0;
+      const bool v4712 = v4710 && v4711;
+      if (v4712) {
+        const float v4713 = shm3[v4574];  // kernels/gemm/gemv_rows.hpp:155
+        float v4714 = v4713;
+        const unsigned int v4715 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v4715 = 1u; v4715 < v4714; v4715 += 1u) {
-          const unsigned int v4716 = v4715 << 3u;
-          const unsigned int v4717 = v4716 + v4573;
-          const float v4718 = shm3[v4717];
-          const float v4719 = v4713;
-          const float v4720 = v4719 + v4718;
-          v4713 = v4720;
+        for (unsigned int v4716 = 1u; v4716 < v4715; v4716 += 1u) {
+          const unsigned int v4717 = v4716 << 3u;
+          const unsigned int v4718 = v4717 + v4574;
+          const float v4719 = shm3[v4718];
+          const float v4720 = v4714;
+          const float v4721 = v4720 + v4719;
+          v4714 = v4721;
         }
-        const float v4721 = v4713;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v4722 = iron_f32_to_bf16(v4721);
-        const unsigned int v4723 = v4706 * v1;
-        const unsigned int v4724 = v4723 + v4704;
-        out[v4724] = v4722;
+        const float v4722 = v4714;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v4723 = iron_f32_to_bf16(v4722);
+        const unsigned int v4724 = v4707 * v1;
+        const unsigned int v4725 = v4724 + v4705;
+        out[v4725] = v4723;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4753 = v4199 && v1808;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4753) {
-      float v7440 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7441 = 0.0f;
+    const bool v4754 = v4200 && v1809;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4754) {
+      float v7441 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7442 = 0.0f;
       float v7443 = 0.0f;
       float v7444 = 0.0f;
       float v7445 = 0.0f;
       float v7446 = 0.0f;
       float v7447 = 0.0f;
-      const unsigned int v4756 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v4757 = threadIdx.x;
-      const unsigned int v4758 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v4759 = v4185 * v2;
-      const unsigned int v4760 = v4187 * v2;
-      const unsigned int v4761 = v4189 * v2;
-      const unsigned int v4762 = v4191 * v2;
-      const unsigned int v4763 = v4193 * v2;
-      const unsigned int v4764 = v4195 * v2;
-      const unsigned int v4765 = v4197 * v2;
-      const unsigned int v4767 = v1806 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7448 = 0.0f;
+      const unsigned int v4757 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v4758 = threadIdx.x;
+      const unsigned int v4759 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v4760 = v4186 * v2;
+      const unsigned int v4761 = v4188 * v2;
+      const unsigned int v4762 = v4190 * v2;
+      const unsigned int v4763 = v4192 * v2;
+      const unsigned int v4764 = v4194 * v2;
+      const unsigned int v4765 = v4196 * v2;
+      const unsigned int v4766 = v4198 * v2;
+      const unsigned int v4768 = v1807 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v4768 = v4757; v4768 < v2; v4768 += v4756) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v4769 = v4758 + v4768;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v4770 = w[v4769];
-        const unsigned int v4771 = v4759 + v4768;
-        const iron_bf16 v4772 = w[v4771];
-        const unsigned int v4773 = v4760 + v4768;
-        const iron_bf16 v4774 = w[v4773];
-        const unsigned int v4775 = v4761 + v4768;
-        const iron_bf16 v4776 = w[v4775];
-        const unsigned int v4777 = v4762 + v4768;
-        const iron_bf16 v4778 = w[v4777];
-        const unsigned int v4779 = v4763 + v4768;
-        const iron_bf16 v4780 = w[v4779];
-        const unsigned int v4781 = v4764 + v4768;
-        const iron_bf16 v4782 = w[v4781];
-        const unsigned int v4783 = v4765 + v4768;
-        const iron_bf16 v4784 = w[v4783];
-        float v7448 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7449 = 0.0f;
+      for (unsigned int v4769 = v4758; v4769 < v2; v4769 += v4757) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v4770 = v4759 + v4769;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v4771 = w[v4770];
+        const unsigned int v4772 = v4760 + v4769;
+        const iron_bf16 v4773 = w[v4772];
+        const unsigned int v4774 = v4761 + v4769;
+        const iron_bf16 v4775 = w[v4774];
+        const unsigned int v4776 = v4762 + v4769;
+        const iron_bf16 v4777 = w[v4776];
+        const unsigned int v4778 = v4763 + v4769;
+        const iron_bf16 v4779 = w[v4778];
+        const unsigned int v4780 = v4764 + v4769;
+        const iron_bf16 v4781 = w[v4780];
+        const unsigned int v4782 = v4765 + v4769;
+        const iron_bf16 v4783 = w[v4782];
+        const unsigned int v4784 = v4766 + v4769;
+        const iron_bf16 v4785 = w[v4784];
+        float v7449 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7450 = 0.0f;
         float v7451 = 0.0f;
         float v7452 = 0.0f;
         float v7453 = 0.0f;
         float v7454 = 0.0f;
         float v7455 = 0.0f;
-        const float v4787 = iron_to_f32(v4770);  // kernels/gemm/gemv.cpp:76
-        const float v4788 = iron_to_f32(v4772);
-        const float v4789 = iron_to_f32(v4774);
-        const float v4790 = iron_to_f32(v4776);
-        const float v4791 = iron_to_f32(v4778);
-        const float v4792 = iron_to_f32(v4780);
-        const float v4793 = iron_to_f32(v4782);
-        const float v4794 = iron_to_f32(v4784);
-        const unsigned int v4795 = v4767 + v4768;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v4796 = x[v4795];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4797 = iron_to_f32(v4796);
-        const float v4798 = v7448;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4799 = fmaf(v4797, v4787, v4798);
-        v7448 = v4799;
-        const float v4800 = v7449;
-        const float v4801 = fmaf(v4797, v4788, v4800);
-        v7449 = v4801;
-        const float v4802 = v7450;
-        const float v4803 = fmaf(v4797, v4789, v4802);
-        v7450 = v4803;
-        const float v4804 = v7451;
-        const float v4805 = fmaf(v4797, v4790, v4804);
-        v7451 = v4805;
-        const float v4806 = v7452;
-        const float v4807 = fmaf(v4797, v4791, v4806);
-        v7452 = v4807;
-        const float v4808 = v7453;
-        const float v4809 = fmaf(v4797, v4792, v4808);
-        v7453 = v4809;
-        const float v4810 = v7454;
-        const float v4811 = fmaf(v4797, v4793, v4810);
-        v7454 = v4811;
-        const float v4812 = v7455;
-        const float v4813 = fmaf(v4797, v4794, v4812);
-        v7455 = v4813;
-        const float v4815 = v7448;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4816 = v7440;
-        const float v4817 = v4816 + v4815;
-        v7440 = v4817;
-        const float v4819 = v7449;
-        const float v4820 = v7441;
-        const float v4821 = v4820 + v4819;
-        v7441 = v4821;
-        const float v4823 = v7450;
-        const float v4824 = v7442;
-        const float v4825 = v4824 + v4823;
-        v7442 = v4825;
-        const float v4827 = v7451;
-        const float v4828 = v7443;
-        const float v4829 = v4828 + v4827;
-        v7443 = v4829;
-        const float v4831 = v7452;
-        const float v4832 = v7444;
-        const float v4833 = v4832 + v4831;
-        v7444 = v4833;
-        const float v4835 = v7453;
-        const float v4836 = v7445;
-        const float v4837 = v4836 + v4835;
-        v7445 = v4837;
-        const float v4839 = v7454;
-        const float v4840 = v7446;
-        const float v4841 = v4840 + v4839;
-        v7446 = v4841;
-        const float v4843 = v7455;
-        const float v4844 = v7447;
-        const float v4845 = v4844 + v4843;
-        v7447 = v4845;
+        float v7456 = 0.0f;
+        const float v4788 = iron_to_f32(v4771);  // kernels/gemm/gemv.cpp:76
+        const float v4789 = iron_to_f32(v4773);
+        const float v4790 = iron_to_f32(v4775);
+        const float v4791 = iron_to_f32(v4777);
+        const float v4792 = iron_to_f32(v4779);
+        const float v4793 = iron_to_f32(v4781);
+        const float v4794 = iron_to_f32(v4783);
+        const float v4795 = iron_to_f32(v4785);
+        const unsigned int v4796 = v4768 + v4769;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v4797 = x[v4796];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4798 = iron_to_f32(v4797);
+        const float v4799 = v7449;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4800 = fmaf(v4798, v4788, v4799);
+        v7449 = v4800;
+        const float v4801 = v7450;
+        const float v4802 = fmaf(v4798, v4789, v4801);
+        v7450 = v4802;
+        const float v4803 = v7451;
+        const float v4804 = fmaf(v4798, v4790, v4803);
+        v7451 = v4804;
+        const float v4805 = v7452;
+        const float v4806 = fmaf(v4798, v4791, v4805);
+        v7452 = v4806;
+        const float v4807 = v7453;
+        const float v4808 = fmaf(v4798, v4792, v4807);
+        v7453 = v4808;
+        const float v4809 = v7454;
+        const float v4810 = fmaf(v4798, v4793, v4809);
+        v7454 = v4810;
+        const float v4811 = v7455;
+        const float v4812 = fmaf(v4798, v4794, v4811);
+        v7455 = v4812;
+        const float v4813 = v7456;
+        const float v4814 = fmaf(v4798, v4795, v4813);
+        v7456 = v4814;
+        const float v4816 = v7449;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4817 = v7441;
+        const float v4818 = v4817 + v4816;
+        v7441 = v4818;
+        const float v4820 = v7450;
+        const float v4821 = v7442;
+        const float v4822 = v4821 + v4820;
+        v7442 = v4822;
+        const float v4824 = v7451;
+        const float v4825 = v7443;
+        const float v4826 = v4825 + v4824;
+        v7443 = v4826;
+        const float v4828 = v7452;
+        const float v4829 = v7444;
+        const float v4830 = v4829 + v4828;
+        v7444 = v4830;
+        const float v4832 = v7453;
+        const float v4833 = v7445;
+        const float v4834 = v4833 + v4832;
+        v7445 = v4834;
+        const float v4836 = v7454;
+        const float v4837 = v7446;
+        const float v4838 = v4837 + v4836;
+        v7446 = v4838;
+        const float v4840 = v7455;
+        const float v4841 = v7447;
+        const float v4842 = v4841 + v4840;
+        v7447 = v4842;
+        const float v4844 = v7456;
+        const float v4845 = v7448;
+        const float v4846 = v4845 + v4844;
+        v7448 = v4846;
       }
-      const float v4847 = v7440;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4848 = iron_simd_sum(v4847);
-      const unsigned int v4849 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4850 = v4849 == 0u;
-      if (v4850) {
-        const unsigned int v4851 = iron_linear_thread() >> 5;
-        const unsigned int v4852 = v4851 << 3u;
-        shm3[v4852] = v4848;
+      const float v4848 = v7441;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4849 = iron_simd_sum(v4848);
+      const unsigned int v4850 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4851 = v4850 == 0u;
+      if (v4851) {
+        const unsigned int v4852 = iron_linear_thread() >> 5;
+        const unsigned int v4853 = v4852 << 3u;
+        shm3[v4853] = v4849;
       }
-      const float v4853 = v7441;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4854 = iron_simd_sum(v4853);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4855 = iron_linear_thread() >> 5;
-        const unsigned int v4856 = v4855 << 3u;
-        const unsigned int v4857 = v4856 + 1u;
-        shm3[v4857] = v4854;
+      const float v4854 = v7442;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4855 = iron_simd_sum(v4854);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4856 = iron_linear_thread() >> 5;
+        const unsigned int v4857 = v4856 << 3u;
+        const unsigned int v4858 = v4857 + 1u;
+        shm3[v4858] = v4855;
       }
-      const float v4858 = v7442;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4859 = iron_simd_sum(v4858);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4860 = iron_linear_thread() >> 5;
-        const unsigned int v4861 = v4860 << 3u;
-        const unsigned int v4862 = v4861 + 2u;
-        shm3[v4862] = v4859;
+      const float v4859 = v7443;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4860 = iron_simd_sum(v4859);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4861 = iron_linear_thread() >> 5;
+        const unsigned int v4862 = v4861 << 3u;
+        const unsigned int v4863 = v4862 + 2u;
+        shm3[v4863] = v4860;
       }
-      const float v4863 = v7443;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4864 = iron_simd_sum(v4863);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4865 = iron_linear_thread() >> 5;
-        const unsigned int v4866 = v4865 << 3u;
-        const unsigned int v4867 = v4866 + 3u;
-        shm3[v4867] = v4864;
+      const float v4864 = v7444;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4865 = iron_simd_sum(v4864);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4866 = iron_linear_thread() >> 5;
+        const unsigned int v4867 = v4866 << 3u;
+        const unsigned int v4868 = v4867 + 3u;
+        shm3[v4868] = v4865;
       }
-      const float v4868 = v7444;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4869 = iron_simd_sum(v4868);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4870 = iron_linear_thread() >> 5;
-        const unsigned int v4871 = v4870 << 3u;
-        const unsigned int v4872 = v4871 + 4u;
-        shm3[v4872] = v4869;
+      const float v4869 = v7445;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4870 = iron_simd_sum(v4869);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4871 = iron_linear_thread() >> 5;
+        const unsigned int v4872 = v4871 << 3u;
+        const unsigned int v4873 = v4872 + 4u;
+        shm3[v4873] = v4870;
       }
-      const float v4873 = v7445;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4874 = iron_simd_sum(v4873);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4875 = iron_linear_thread() >> 5;
-        const unsigned int v4876 = v4875 << 3u;
-        const unsigned int v4877 = v4876 + 5u;
-        shm3[v4877] = v4874;
+      const float v4874 = v7446;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4875 = iron_simd_sum(v4874);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4876 = iron_linear_thread() >> 5;
+        const unsigned int v4877 = v4876 << 3u;
+        const unsigned int v4878 = v4877 + 5u;
+        shm3[v4878] = v4875;
       }
-      const float v4878 = v7446;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4879 = iron_simd_sum(v4878);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4880 = iron_linear_thread() >> 5;
-        const unsigned int v4881 = v4880 << 3u;
-        const unsigned int v4882 = v4881 + 6u;
-        shm3[v4882] = v4879;
+      const float v4879 = v7447;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4880 = iron_simd_sum(v4879);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4881 = iron_linear_thread() >> 5;
+        const unsigned int v4882 = v4881 << 3u;
+        const unsigned int v4883 = v4882 + 6u;
+        shm3[v4883] = v4880;
       }
-      const float v4883 = v7447;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4884 = iron_simd_sum(v4883);
-      if (v4850) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v4885 = iron_linear_thread() >> 5;
-        const unsigned int v4886 = v4885 << 3u;
-        const unsigned int v4887 = v4886 + 7u;
-        shm3[v4887] = v4884;
+      const float v4884 = v7448;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4885 = iron_simd_sum(v4884);
+      if (v4851) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v4886 = iron_linear_thread() >> 5;
+        const unsigned int v4887 = v4886 << 3u;
+        const unsigned int v4888 = v4887 + 7u;
+        shm3[v4888] = v4885;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v4888 = v4178 + v4757;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v4889 = v4757 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v4890 = v1790 + v4889;
-      const bool v4891 = v4757 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4892 = v4888 < v1;
-      const bool v4893 = v4891 && v4892;
-      const bool v4894 = v4890 < v0;
-      const bool v4895 = v4893 && v4894;
-      if (v4895) {
-        const float v4896 = shm3[v4757];  // kernels/gemm/gemv_rows.hpp:155
-        float v4897 = v4896;
-        const unsigned int v4898 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v4889 = v4179 + v4758;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v4890 = v4758 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v4891 = v1791 + v4890;
+      const bool v4892 = v4758 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4893 = v4889 < v1;
+      const bool v4894 = v4892 && v4893;
+      const bool v4895 = v4891 < v0;
+      const bool v4896 = v4894 && v4895;
+      if (v4896) {
+        const float v4897 = shm3[v4758];  // kernels/gemm/gemv_rows.hpp:155
+        float v4898 = v4897;
+        const unsigned int v4899 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v4899 = 1u; v4899 < v4898; v4899 += 1u) {
-          const unsigned int v4900 = v4899 << 3u;
-          const unsigned int v4901 = v4900 + v4757;
-          const float v4902 = shm3[v4901];
-          const float v4903 = v4897;
-          const float v4904 = v4903 + v4902;
-          v4897 = v4904;
+        for (unsigned int v4900 = 1u; v4900 < v4899; v4900 += 1u) {
+          const unsigned int v4901 = v4900 << 3u;
+          const unsigned int v4902 = v4901 + v4758;
+          const float v4903 = shm3[v4902];
+          const float v4904 = v4898;
+          const float v4905 = v4904 + v4903;
+          v4898 = v4905;
         }
-        const float v4905 = v4897;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v4906 = iron_f32_to_bf16(v4905);
-        const unsigned int v4907 = v4890 * v1;
-        const unsigned int v4908 = v4907 + v4888;
-        out[v4908] = v4906;
+        const float v4906 = v4898;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v4907 = iron_f32_to_bf16(v4906);
+        const unsigned int v4908 = v4891 * v1;
+        const unsigned int v4909 = v4908 + v4889;
+        out[v4909] = v4907;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4937 = v4199 && v1992;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4937) {
-      float v7457 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7458 = 0.0f;
+    const bool v4938 = v4200 && v1993;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4938) {
+      float v7458 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7459 = 0.0f;
       float v7460 = 0.0f;
       float v7461 = 0.0f;
       float v7462 = 0.0f;
       float v7463 = 0.0f;
       float v7464 = 0.0f;
-      const unsigned int v4940 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v4941 = threadIdx.x;
-      const unsigned int v4942 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v4943 = v4185 * v2;
-      const unsigned int v4944 = v4187 * v2;
-      const unsigned int v4945 = v4189 * v2;
-      const unsigned int v4946 = v4191 * v2;
-      const unsigned int v4947 = v4193 * v2;
-      const unsigned int v4948 = v4195 * v2;
-      const unsigned int v4949 = v4197 * v2;
-      const unsigned int v4951 = v1990 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7465 = 0.0f;
+      const unsigned int v4941 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v4942 = threadIdx.x;
+      const unsigned int v4943 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v4944 = v4186 * v2;
+      const unsigned int v4945 = v4188 * v2;
+      const unsigned int v4946 = v4190 * v2;
+      const unsigned int v4947 = v4192 * v2;
+      const unsigned int v4948 = v4194 * v2;
+      const unsigned int v4949 = v4196 * v2;
+      const unsigned int v4950 = v4198 * v2;
+      const unsigned int v4952 = v1991 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v4952 = v4941; v4952 < v2; v4952 += v4940) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v4953 = v4942 + v4952;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v4954 = w[v4953];
-        const unsigned int v4955 = v4943 + v4952;
-        const iron_bf16 v4956 = w[v4955];
-        const unsigned int v4957 = v4944 + v4952;
-        const iron_bf16 v4958 = w[v4957];
-        const unsigned int v4959 = v4945 + v4952;
-        const iron_bf16 v4960 = w[v4959];
-        const unsigned int v4961 = v4946 + v4952;
-        const iron_bf16 v4962 = w[v4961];
-        const unsigned int v4963 = v4947 + v4952;
-        const iron_bf16 v4964 = w[v4963];
-        const unsigned int v4965 = v4948 + v4952;
-        const iron_bf16 v4966 = w[v4965];
-        const unsigned int v4967 = v4949 + v4952;
-        const iron_bf16 v4968 = w[v4967];
-        float v7465 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7466 = 0.0f;
+      for (unsigned int v4953 = v4942; v4953 < v2; v4953 += v4941) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v4954 = v4943 + v4953;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v4955 = w[v4954];
+        const unsigned int v4956 = v4944 + v4953;
+        const iron_bf16 v4957 = w[v4956];
+        const unsigned int v4958 = v4945 + v4953;
+        const iron_bf16 v4959 = w[v4958];
+        const unsigned int v4960 = v4946 + v4953;
+        const iron_bf16 v4961 = w[v4960];
+        const unsigned int v4962 = v4947 + v4953;
+        const iron_bf16 v4963 = w[v4962];
+        const unsigned int v4964 = v4948 + v4953;
+        const iron_bf16 v4965 = w[v4964];
+        const unsigned int v4966 = v4949 + v4953;
+        const iron_bf16 v4967 = w[v4966];
+        const unsigned int v4968 = v4950 + v4953;
+        const iron_bf16 v4969 = w[v4968];
+        float v7466 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7467 = 0.0f;
         float v7468 = 0.0f;
         float v7469 = 0.0f;
         float v7470 = 0.0f;
         float v7471 = 0.0f;
         float v7472 = 0.0f;
-        const float v4971 = iron_to_f32(v4954);  // kernels/gemm/gemv.cpp:76
-        const float v4972 = iron_to_f32(v4956);
-        const float v4973 = iron_to_f32(v4958);
-        const float v4974 = iron_to_f32(v4960);
-        const float v4975 = iron_to_f32(v4962);
-        const float v4976 = iron_to_f32(v4964);
-        const float v4977 = iron_to_f32(v4966);
-        const float v4978 = iron_to_f32(v4968);
-        const unsigned int v4979 = v4951 + v4952;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v4980 = x[v4979];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4981 = iron_to_f32(v4980);
-        const float v4982 = v7465;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4983 = fmaf(v4981, v4971, v4982);
-        v7465 = v4983;
-        const float v4984 = v7466;
-        const float v4985 = fmaf(v4981, v4972, v4984);
-        v7466 = v4985;
-        const float v4986 = v7467;
-        const float v4987 = fmaf(v4981, v4973, v4986);
-        v7467 = v4987;
-        const float v4988 = v7468;
-        const float v4989 = fmaf(v4981, v4974, v4988);
-        v7468 = v4989;
-        const float v4990 = v7469;
-        const float v4991 = fmaf(v4981, v4975, v4990);
-        v7469 = v4991;
-        const float v4992 = v7470;
-        const float v4993 = fmaf(v4981, v4976, v4992);
-        v7470 = v4993;
-        const float v4994 = v7471;
-        const float v4995 = fmaf(v4981, v4977, v4994);
-        v7471 = v4995;
-        const float v4996 = v7472;
-        const float v4997 = fmaf(v4981, v4978, v4996);
-        v7472 = v4997;
-        const float v4999 = v7465;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5000 = v7457;
-        const float v5001 = v5000 + v4999;
-        v7457 = v5001;
-        const float v5003 = v7466;
-        const float v5004 = v7458;
-        const float v5005 = v5004 + v5003;
-        v7458 = v5005;
-        const float v5007 = v7467;
-        const float v5008 = v7459;
-        const float v5009 = v5008 + v5007;
-        v7459 = v5009;
-        const float v5011 = v7468;
-        const float v5012 = v7460;
-        const float v5013 = v5012 + v5011;
-        v7460 = v5013;
-        const float v5015 = v7469;
-        const float v5016 = v7461;
-        const float v5017 = v5016 + v5015;
-        v7461 = v5017;
-        const float v5019 = v7470;
-        const float v5020 = v7462;
-        const float v5021 = v5020 + v5019;
-        v7462 = v5021;
-        const float v5023 = v7471;
-        const float v5024 = v7463;
-        const float v5025 = v5024 + v5023;
-        v7463 = v5025;
-        const float v5027 = v7472;
-        const float v5028 = v7464;
-        const float v5029 = v5028 + v5027;
-        v7464 = v5029;
+        float v7473 = 0.0f;
+        const float v4972 = iron_to_f32(v4955);  // kernels/gemm/gemv.cpp:76
+        const float v4973 = iron_to_f32(v4957);
+        const float v4974 = iron_to_f32(v4959);
+        const float v4975 = iron_to_f32(v4961);
+        const float v4976 = iron_to_f32(v4963);
+        const float v4977 = iron_to_f32(v4965);
+        const float v4978 = iron_to_f32(v4967);
+        const float v4979 = iron_to_f32(v4969);
+        const unsigned int v4980 = v4952 + v4953;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v4981 = x[v4980];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4982 = iron_to_f32(v4981);
+        const float v4983 = v7466;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4984 = fmaf(v4982, v4972, v4983);
+        v7466 = v4984;
+        const float v4985 = v7467;
+        const float v4986 = fmaf(v4982, v4973, v4985);
+        v7467 = v4986;
+        const float v4987 = v7468;
+        const float v4988 = fmaf(v4982, v4974, v4987);
+        v7468 = v4988;
+        const float v4989 = v7469;
+        const float v4990 = fmaf(v4982, v4975, v4989);
+        v7469 = v4990;
+        const float v4991 = v7470;
+        const float v4992 = fmaf(v4982, v4976, v4991);
+        v7470 = v4992;
+        const float v4993 = v7471;
+        const float v4994 = fmaf(v4982, v4977, v4993);
+        v7471 = v4994;
+        const float v4995 = v7472;
+        const float v4996 = fmaf(v4982, v4978, v4995);
+        v7472 = v4996;
+        const float v4997 = v7473;
+        const float v4998 = fmaf(v4982, v4979, v4997);
+        v7473 = v4998;
+        const float v5000 = v7466;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5001 = v7458;
+        const float v5002 = v5001 + v5000;
+        v7458 = v5002;
+        const float v5004 = v7467;
+        const float v5005 = v7459;
+        const float v5006 = v5005 + v5004;
+        v7459 = v5006;
+        const float v5008 = v7468;
+        const float v5009 = v7460;
+        const float v5010 = v5009 + v5008;
+        v7460 = v5010;
+        const float v5012 = v7469;
+        const float v5013 = v7461;
+        const float v5014 = v5013 + v5012;
+        v7461 = v5014;
+        const float v5016 = v7470;
+        const float v5017 = v7462;
+        const float v5018 = v5017 + v5016;
+        v7462 = v5018;
+        const float v5020 = v7471;
+        const float v5021 = v7463;
+        const float v5022 = v5021 + v5020;
+        v7463 = v5022;
+        const float v5024 = v7472;
+        const float v5025 = v7464;
+        const float v5026 = v5025 + v5024;
+        v7464 = v5026;
+        const float v5028 = v7473;
+        const float v5029 = v7465;
+        const float v5030 = v5029 + v5028;
+        v7465 = v5030;
       }
-      const float v5031 = v7457;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5032 = iron_simd_sum(v5031);
-      const unsigned int v5033 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5034 = v5033 == 0u;
-      if (v5034) {
-        const unsigned int v5035 = iron_linear_thread() >> 5;
-        const unsigned int v5036 = v5035 << 3u;
-        shm3[v5036] = v5032;
+      const float v5032 = v7458;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5033 = iron_simd_sum(v5032);
+      const unsigned int v5034 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5035 = v5034 == 0u;
+      if (v5035) {
+        const unsigned int v5036 = iron_linear_thread() >> 5;
+        const unsigned int v5037 = v5036 << 3u;
+        shm3[v5037] = v5033;
       }
-      const float v5037 = v7458;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5038 = iron_simd_sum(v5037);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5039 = iron_linear_thread() >> 5;
-        const unsigned int v5040 = v5039 << 3u;
-        const unsigned int v5041 = v5040 + 1u;
-        shm3[v5041] = v5038;
+      const float v5038 = v7459;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5039 = iron_simd_sum(v5038);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5040 = iron_linear_thread() >> 5;
+        const unsigned int v5041 = v5040 << 3u;
+        const unsigned int v5042 = v5041 + 1u;
+        shm3[v5042] = v5039;
       }
-      const float v5042 = v7459;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5043 = iron_simd_sum(v5042);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5044 = iron_linear_thread() >> 5;
-        const unsigned int v5045 = v5044 << 3u;
-        const unsigned int v5046 = v5045 + 2u;
-        shm3[v5046] = v5043;
+      const float v5043 = v7460;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5044 = iron_simd_sum(v5043);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5045 = iron_linear_thread() >> 5;
+        const unsigned int v5046 = v5045 << 3u;
+        const unsigned int v5047 = v5046 + 2u;
+        shm3[v5047] = v5044;
       }
-      const float v5047 = v7460;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5048 = iron_simd_sum(v5047);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5049 = iron_linear_thread() >> 5;
-        const unsigned int v5050 = v5049 << 3u;
-        const unsigned int v5051 = v5050 + 3u;
-        shm3[v5051] = v5048;
+      const float v5048 = v7461;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5049 = iron_simd_sum(v5048);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5050 = iron_linear_thread() >> 5;
+        const unsigned int v5051 = v5050 << 3u;
+        const unsigned int v5052 = v5051 + 3u;
+        shm3[v5052] = v5049;
       }
-      const float v5052 = v7461;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5053 = iron_simd_sum(v5052);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5054 = iron_linear_thread() >> 5;
-        const unsigned int v5055 = v5054 << 3u;
-        const unsigned int v5056 = v5055 + 4u;
-        shm3[v5056] = v5053;
+      const float v5053 = v7462;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5054 = iron_simd_sum(v5053);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5055 = iron_linear_thread() >> 5;
+        const unsigned int v5056 = v5055 << 3u;
+        const unsigned int v5057 = v5056 + 4u;
+        shm3[v5057] = v5054;
       }
-      const float v5057 = v7462;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5058 = iron_simd_sum(v5057);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5059 = iron_linear_thread() >> 5;
-        const unsigned int v5060 = v5059 << 3u;
-        const unsigned int v5061 = v5060 + 5u;
-        shm3[v5061] = v5058;
+      const float v5058 = v7463;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5059 = iron_simd_sum(v5058);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5060 = iron_linear_thread() >> 5;
+        const unsigned int v5061 = v5060 << 3u;
+        const unsigned int v5062 = v5061 + 5u;
+        shm3[v5062] = v5059;
       }
-      const float v5062 = v7463;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5063 = iron_simd_sum(v5062);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5064 = iron_linear_thread() >> 5;
-        const unsigned int v5065 = v5064 << 3u;
-        const unsigned int v5066 = v5065 + 6u;
-        shm3[v5066] = v5063;
+      const float v5063 = v7464;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5064 = iron_simd_sum(v5063);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5065 = iron_linear_thread() >> 5;
+        const unsigned int v5066 = v5065 << 3u;
+        const unsigned int v5067 = v5066 + 6u;
+        shm3[v5067] = v5064;
       }
-      const float v5067 = v7464;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5068 = iron_simd_sum(v5067);
-      if (v5034) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5069 = iron_linear_thread() >> 5;
-        const unsigned int v5070 = v5069 << 3u;
-        const unsigned int v5071 = v5070 + 7u;
-        shm3[v5071] = v5068;
+      const float v5068 = v7465;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5069 = iron_simd_sum(v5068);
+      if (v5035) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5070 = iron_linear_thread() >> 5;
+        const unsigned int v5071 = v5070 << 3u;
+        const unsigned int v5072 = v5071 + 7u;
+        shm3[v5072] = v5069;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v5072 = v4178 + v4941;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v5073 = v4941 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v5074 = v1974 + v5073;
-      const bool v5075 = v4941 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5076 = v5072 < v1;
-      const bool v5077 = v5075 && v5076;
-      const bool v5078 = v5074 < v0;
-      const bool v5079 = v5077 && v5078;
-      if (v5079) {
-        const float v5080 = shm3[v4941];  // kernels/gemm/gemv_rows.hpp:155
-        float v5081 = v5080;
-        const unsigned int v5082 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v5073 = v4179 + v4942;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v5074 = v4942 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v5075 = v1975 + v5074;
+      const bool v5076 = v4942 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5077 = v5073 < v1;
+      const bool v5078 = v5076 && v5077;
+      const bool v5079 = v5075 < v0;
+      const bool v5080 = v5078 && v5079;
+      if (v5080) {
+        const float v5081 = shm3[v4942];  // kernels/gemm/gemv_rows.hpp:155
+        float v5082 = v5081;
+        const unsigned int v5083 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v5083 = 1u; v5083 < v5082; v5083 += 1u) {
-          const unsigned int v5084 = v5083 << 3u;
-          const unsigned int v5085 = v5084 + v4941;
-          const float v5086 = shm3[v5085];
-          const float v5087 = v5081;
-          const float v5088 = v5087 + v5086;
-          v5081 = v5088;
+        for (unsigned int v5084 = 1u; v5084 < v5083; v5084 += 1u) {
+          const unsigned int v5085 = v5084 << 3u;
+          const unsigned int v5086 = v5085 + v4942;
+          const float v5087 = shm3[v5086];
+          const float v5088 = v5082;
+          const float v5089 = v5088 + v5087;
+          v5082 = v5089;
         }
-        const float v5089 = v5081;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v5090 = iron_f32_to_bf16(v5089);
-        const unsigned int v5091 = v5074 * v1;
-        const unsigned int v5092 = v5091 + v5072;
-        out[v5092] = v5090;
+        const float v5090 = v5082;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v5091 = iron_f32_to_bf16(v5090);
+        const unsigned int v5092 = v5075 * v1;
+        const unsigned int v5093 = v5092 + v5073;
+        out[v5093] = v5091;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5121 = v4199 && v2176;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5121) {
-      float v7474 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7475 = 0.0f;
+    const bool v5122 = v4200 && v2177;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5122) {
+      float v7475 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7476 = 0.0f;
       float v7477 = 0.0f;
       float v7478 = 0.0f;
       float v7479 = 0.0f;
       float v7480 = 0.0f;
       float v7481 = 0.0f;
-      const unsigned int v5124 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v5125 = threadIdx.x;
-      const unsigned int v5126 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v5127 = v4185 * v2;
-      const unsigned int v5128 = v4187 * v2;
-      const unsigned int v5129 = v4189 * v2;
-      const unsigned int v5130 = v4191 * v2;
-      const unsigned int v5131 = v4193 * v2;
-      const unsigned int v5132 = v4195 * v2;
-      const unsigned int v5133 = v4197 * v2;
-      const unsigned int v5135 = v2174 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7482 = 0.0f;
+      const unsigned int v5125 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v5126 = threadIdx.x;
+      const unsigned int v5127 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v5128 = v4186 * v2;
+      const unsigned int v5129 = v4188 * v2;
+      const unsigned int v5130 = v4190 * v2;
+      const unsigned int v5131 = v4192 * v2;
+      const unsigned int v5132 = v4194 * v2;
+      const unsigned int v5133 = v4196 * v2;
+      const unsigned int v5134 = v4198 * v2;
+      const unsigned int v5136 = v2175 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v5136 = v5125; v5136 < v2; v5136 += v5124) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v5137 = v5126 + v5136;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v5138 = w[v5137];
-        const unsigned int v5139 = v5127 + v5136;
-        const iron_bf16 v5140 = w[v5139];
-        const unsigned int v5141 = v5128 + v5136;
-        const iron_bf16 v5142 = w[v5141];
-        const unsigned int v5143 = v5129 + v5136;
-        const iron_bf16 v5144 = w[v5143];
-        const unsigned int v5145 = v5130 + v5136;
-        const iron_bf16 v5146 = w[v5145];
-        const unsigned int v5147 = v5131 + v5136;
-        const iron_bf16 v5148 = w[v5147];
-        const unsigned int v5149 = v5132 + v5136;
-        const iron_bf16 v5150 = w[v5149];
-        const unsigned int v5151 = v5133 + v5136;
-        const iron_bf16 v5152 = w[v5151];
-        float v7482 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7483 = 0.0f;
+      for (unsigned int v5137 = v5126; v5137 < v2; v5137 += v5125) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v5138 = v5127 + v5137;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v5139 = w[v5138];
+        const unsigned int v5140 = v5128 + v5137;
+        const iron_bf16 v5141 = w[v5140];
+        const unsigned int v5142 = v5129 + v5137;
+        const iron_bf16 v5143 = w[v5142];
+        const unsigned int v5144 = v5130 + v5137;
+        const iron_bf16 v5145 = w[v5144];
+        const unsigned int v5146 = v5131 + v5137;
+        const iron_bf16 v5147 = w[v5146];
+        const unsigned int v5148 = v5132 + v5137;
+        const iron_bf16 v5149 = w[v5148];
+        const unsigned int v5150 = v5133 + v5137;
+        const iron_bf16 v5151 = w[v5150];
+        const unsigned int v5152 = v5134 + v5137;
+        const iron_bf16 v5153 = w[v5152];
+        float v7483 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7484 = 0.0f;
         float v7485 = 0.0f;
         float v7486 = 0.0f;
         float v7487 = 0.0f;
         float v7488 = 0.0f;
         float v7489 = 0.0f;
-        const float v5155 = iron_to_f32(v5138);  // kernels/gemm/gemv.cpp:76
-        const float v5156 = iron_to_f32(v5140);
-        const float v5157 = iron_to_f32(v5142);
-        const float v5158 = iron_to_f32(v5144);
-        const float v5159 = iron_to_f32(v5146);
-        const float v5160 = iron_to_f32(v5148);
-        const float v5161 = iron_to_f32(v5150);
-        const float v5162 = iron_to_f32(v5152);
-        const unsigned int v5163 = v5135 + v5136;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v5164 = x[v5163];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5165 = iron_to_f32(v5164);
-        const float v5166 = v7482;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5167 = fmaf(v5165, v5155, v5166);
-        v7482 = v5167;
-        const float v5168 = v7483;
-        const float v5169 = fmaf(v5165, v5156, v5168);
-        v7483 = v5169;
-        const float v5170 = v7484;
-        const float v5171 = fmaf(v5165, v5157, v5170);
-        v7484 = v5171;
-        const float v5172 = v7485;
-        const float v5173 = fmaf(v5165, v5158, v5172);
-        v7485 = v5173;
-        const float v5174 = v7486;
-        const float v5175 = fmaf(v5165, v5159, v5174);
-        v7486 = v5175;
-        const float v5176 = v7487;
-        const float v5177 = fmaf(v5165, v5160, v5176);
-        v7487 = v5177;
-        const float v5178 = v7488;
-        const float v5179 = fmaf(v5165, v5161, v5178);
-        v7488 = v5179;
-        const float v5180 = v7489;
-        const float v5181 = fmaf(v5165, v5162, v5180);
-        v7489 = v5181;
-        const float v5183 = v7482;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5184 = v7474;
-        const float v5185 = v5184 + v5183;
-        v7474 = v5185;
-        const float v5187 = v7483;
-        const float v5188 = v7475;
-        const float v5189 = v5188 + v5187;
-        v7475 = v5189;
-        const float v5191 = v7484;
-        const float v5192 = v7476;
-        const float v5193 = v5192 + v5191;
-        v7476 = v5193;
-        const float v5195 = v7485;
-        const float v5196 = v7477;
-        const float v5197 = v5196 + v5195;
-        v7477 = v5197;
-        const float v5199 = v7486;
-        const float v5200 = v7478;
-        const float v5201 = v5200 + v5199;
-        v7478 = v5201;
-        const float v5203 = v7487;
-        const float v5204 = v7479;
-        const float v5205 = v5204 + v5203;
-        v7479 = v5205;
-        const float v5207 = v7488;
-        const float v5208 = v7480;
-        const float v5209 = v5208 + v5207;
-        v7480 = v5209;
-        const float v5211 = v7489;
-        const float v5212 = v7481;
-        const float v5213 = v5212 + v5211;
-        v7481 = v5213;
+        float v7490 = 0.0f;
+        const float v5156 = iron_to_f32(v5139);  // kernels/gemm/gemv.cpp:76
+        const float v5157 = iron_to_f32(v5141);
+        const float v5158 = iron_to_f32(v5143);
+        const float v5159 = iron_to_f32(v5145);
+        const float v5160 = iron_to_f32(v5147);
+        const float v5161 = iron_to_f32(v5149);
+        const float v5162 = iron_to_f32(v5151);
+        const float v5163 = iron_to_f32(v5153);
+        const unsigned int v5164 = v5136 + v5137;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v5165 = x[v5164];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5166 = iron_to_f32(v5165);
+        const float v5167 = v7483;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5168 = fmaf(v5166, v5156, v5167);
+        v7483 = v5168;
+        const float v5169 = v7484;
+        const float v5170 = fmaf(v5166, v5157, v5169);
+        v7484 = v5170;
+        const float v5171 = v7485;
+        const float v5172 = fmaf(v5166, v5158, v5171);
+        v7485 = v5172;
+        const float v5173 = v7486;
+        const float v5174 = fmaf(v5166, v5159, v5173);
+        v7486 = v5174;
+        const float v5175 = v7487;
+        const float v5176 = fmaf(v5166, v5160, v5175);
+        v7487 = v5176;
+        const float v5177 = v7488;
+        const float v5178 = fmaf(v5166, v5161, v5177);
+        v7488 = v5178;
+        const float v5179 = v7489;
+        const float v5180 = fmaf(v5166, v5162, v5179);
+        v7489 = v5180;
+        const float v5181 = v7490;
+        const float v5182 = fmaf(v5166, v5163, v5181);
+        v7490 = v5182;
+        const float v5184 = v7483;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5185 = v7475;
+        const float v5186 = v5185 + v5184;
+        v7475 = v5186;
+        const float v5188 = v7484;
+        const float v5189 = v7476;
+        const float v5190 = v5189 + v5188;
+        v7476 = v5190;
+        const float v5192 = v7485;
+        const float v5193 = v7477;
+        const float v5194 = v5193 + v5192;
+        v7477 = v5194;
+        const float v5196 = v7486;
+        const float v5197 = v7478;
+        const float v5198 = v5197 + v5196;
+        v7478 = v5198;
+        const float v5200 = v7487;
+        const float v5201 = v7479;
+        const float v5202 = v5201 + v5200;
+        v7479 = v5202;
+        const float v5204 = v7488;
+        const float v5205 = v7480;
+        const float v5206 = v5205 + v5204;
+        v7480 = v5206;
+        const float v5208 = v7489;
+        const float v5209 = v7481;
+        const float v5210 = v5209 + v5208;
+        v7481 = v5210;
+        const float v5212 = v7490;
+        const float v5213 = v7482;
+        const float v5214 = v5213 + v5212;
+        v7482 = v5214;
       }
-      const float v5215 = v7474;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5216 = iron_simd_sum(v5215);
-      const unsigned int v5217 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5218 = v5217 == 0u;
-      if (v5218) {
-        const unsigned int v5219 = iron_linear_thread() >> 5;
-        const unsigned int v5220 = v5219 << 3u;
-        shm3[v5220] = v5216;
+      const float v5216 = v7475;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5217 = iron_simd_sum(v5216);
+      const unsigned int v5218 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5219 = v5218 == 0u;
+      if (v5219) {
+        const unsigned int v5220 = iron_linear_thread() >> 5;
+        const unsigned int v5221 = v5220 << 3u;
+        shm3[v5221] = v5217;
       }
-      const float v5221 = v7475;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5222 = iron_simd_sum(v5221);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5223 = iron_linear_thread() >> 5;
-        const unsigned int v5224 = v5223 << 3u;
-        const unsigned int v5225 = v5224 + 1u;
-        shm3[v5225] = v5222;
+      const float v5222 = v7476;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5223 = iron_simd_sum(v5222);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5224 = iron_linear_thread() >> 5;
+        const unsigned int v5225 = v5224 << 3u;
+        const unsigned int v5226 = v5225 + 1u;
+        shm3[v5226] = v5223;
       }
-      const float v5226 = v7476;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5227 = iron_simd_sum(v5226);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5228 = iron_linear_thread() >> 5;
-        const unsigned int v5229 = v5228 << 3u;
-        const unsigned int v5230 = v5229 + 2u;
-        shm3[v5230] = v5227;
+      const float v5227 = v7477;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5228 = iron_simd_sum(v5227);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5229 = iron_linear_thread() >> 5;
+        const unsigned int v5230 = v5229 << 3u;
+        const unsigned int v5231 = v5230 + 2u;
+        shm3[v5231] = v5228;
       }
-      const float v5231 = v7477;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5232 = iron_simd_sum(v5231);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5233 = iron_linear_thread() >> 5;
-        const unsigned int v5234 = v5233 << 3u;
-        const unsigned int v5235 = v5234 + 3u;
-        shm3[v5235] = v5232;
+      const float v5232 = v7478;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5233 = iron_simd_sum(v5232);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5234 = iron_linear_thread() >> 5;
+        const unsigned int v5235 = v5234 << 3u;
+        const unsigned int v5236 = v5235 + 3u;
+        shm3[v5236] = v5233;
       }
-      const float v5236 = v7478;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5237 = iron_simd_sum(v5236);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5238 = iron_linear_thread() >> 5;
-        const unsigned int v5239 = v5238 << 3u;
-        const unsigned int v5240 = v5239 + 4u;
-        shm3[v5240] = v5237;
+      const float v5237 = v7479;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5238 = iron_simd_sum(v5237);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5239 = iron_linear_thread() >> 5;
+        const unsigned int v5240 = v5239 << 3u;
+        const unsigned int v5241 = v5240 + 4u;
+        shm3[v5241] = v5238;
       }
-      const float v5241 = v7479;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5242 = iron_simd_sum(v5241);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5243 = iron_linear_thread() >> 5;
-        const unsigned int v5244 = v5243 << 3u;
-        const unsigned int v5245 = v5244 + 5u;
-        shm3[v5245] = v5242;
+      const float v5242 = v7480;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5243 = iron_simd_sum(v5242);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5244 = iron_linear_thread() >> 5;
+        const unsigned int v5245 = v5244 << 3u;
+        const unsigned int v5246 = v5245 + 5u;
+        shm3[v5246] = v5243;
       }
-      const float v5246 = v7480;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5247 = iron_simd_sum(v5246);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5248 = iron_linear_thread() >> 5;
-        const unsigned int v5249 = v5248 << 3u;
-        const unsigned int v5250 = v5249 + 6u;
-        shm3[v5250] = v5247;
+      const float v5247 = v7481;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5248 = iron_simd_sum(v5247);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5249 = iron_linear_thread() >> 5;
+        const unsigned int v5250 = v5249 << 3u;
+        const unsigned int v5251 = v5250 + 6u;
+        shm3[v5251] = v5248;
       }
-      const float v5251 = v7481;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5252 = iron_simd_sum(v5251);
-      if (v5218) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5253 = iron_linear_thread() >> 5;
-        const unsigned int v5254 = v5253 << 3u;
-        const unsigned int v5255 = v5254 + 7u;
-        shm3[v5255] = v5252;
+      const float v5252 = v7482;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5253 = iron_simd_sum(v5252);
+      if (v5219) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5254 = iron_linear_thread() >> 5;
+        const unsigned int v5255 = v5254 << 3u;
+        const unsigned int v5256 = v5255 + 7u;
+        shm3[v5256] = v5253;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v5256 = v4178 + v5125;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v5257 = v5125 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v5258 = v2158 + v5257;
-      const bool v5259 = v5125 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5260 = v5256 < v1;
-      const bool v5261 = v5259 && v5260;
-      const bool v5262 = v5258 < v0;
-      const bool v5263 = v5261 && v5262;
-      if (v5263) {
-        const float v5264 = shm3[v5125];  // kernels/gemm/gemv_rows.hpp:155
-        float v5265 = v5264;
-        const unsigned int v5266 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v5257 = v4179 + v5126;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v5258 = v5126 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v5259 = v2159 + v5258;
+      const bool v5260 = v5126 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5261 = v5257 < v1;
+      const bool v5262 = v5260 && v5261;
+      const bool v5263 = v5259 < v0;
+      const bool v5264 = v5262 && v5263;
+      if (v5264) {
+        const float v5265 = shm3[v5126];  // kernels/gemm/gemv_rows.hpp:155
+        float v5266 = v5265;
+        const unsigned int v5267 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v5267 = 1u; v5267 < v5266; v5267 += 1u) {
-          const unsigned int v5268 = v5267 << 3u;
-          const unsigned int v5269 = v5268 + v5125;
-          const float v5270 = shm3[v5269];
-          const float v5271 = v5265;
-          const float v5272 = v5271 + v5270;
-          v5265 = v5272;
+        for (unsigned int v5268 = 1u; v5268 < v5267; v5268 += 1u) {
+          const unsigned int v5269 = v5268 << 3u;
+          const unsigned int v5270 = v5269 + v5126;
+          const float v5271 = shm3[v5270];
+          const float v5272 = v5266;
+          const float v5273 = v5272 + v5271;
+          v5266 = v5273;
         }
-        const float v5273 = v5265;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v5274 = iron_f32_to_bf16(v5273);
-        const unsigned int v5275 = v5258 * v1;
-        const unsigned int v5276 = v5275 + v5256;
-        out[v5276] = v5274;
+        const float v5274 = v5266;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v5275 = iron_f32_to_bf16(v5274);
+        const unsigned int v5276 = v5259 * v1;
+        const unsigned int v5277 = v5276 + v5257;
+        out[v5277] = v5275;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5305 = v4199 && v2360;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5305) {
-      float v7491 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7492 = 0.0f;
+    const bool v5306 = v4200 && v2361;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5306) {
+      float v7492 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7493 = 0.0f;
       float v7494 = 0.0f;
       float v7495 = 0.0f;
       float v7496 = 0.0f;
       float v7497 = 0.0f;
       float v7498 = 0.0f;
-      const unsigned int v5308 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v5309 = threadIdx.x;
-      const unsigned int v5310 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v5311 = v4185 * v2;
-      const unsigned int v5312 = v4187 * v2;
-      const unsigned int v5313 = v4189 * v2;
-      const unsigned int v5314 = v4191 * v2;
-      const unsigned int v5315 = v4193 * v2;
-      const unsigned int v5316 = v4195 * v2;
-      const unsigned int v5317 = v4197 * v2;
-      const unsigned int v5319 = v2358 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7499 = 0.0f;
+      const unsigned int v5309 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v5310 = threadIdx.x;
+      const unsigned int v5311 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v5312 = v4186 * v2;
+      const unsigned int v5313 = v4188 * v2;
+      const unsigned int v5314 = v4190 * v2;
+      const unsigned int v5315 = v4192 * v2;
+      const unsigned int v5316 = v4194 * v2;
+      const unsigned int v5317 = v4196 * v2;
+      const unsigned int v5318 = v4198 * v2;
+      const unsigned int v5320 = v2359 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v5320 = v5309; v5320 < v2; v5320 += v5308) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v5321 = v5310 + v5320;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v5322 = w[v5321];
-        const unsigned int v5323 = v5311 + v5320;
-        const iron_bf16 v5324 = w[v5323];
-        const unsigned int v5325 = v5312 + v5320;
-        const iron_bf16 v5326 = w[v5325];
-        const unsigned int v5327 = v5313 + v5320;
-        const iron_bf16 v5328 = w[v5327];
-        const unsigned int v5329 = v5314 + v5320;
-        const iron_bf16 v5330 = w[v5329];
-        const unsigned int v5331 = v5315 + v5320;
-        const iron_bf16 v5332 = w[v5331];
-        const unsigned int v5333 = v5316 + v5320;
-        const iron_bf16 v5334 = w[v5333];
-        const unsigned int v5335 = v5317 + v5320;
-        const iron_bf16 v5336 = w[v5335];
-        float v7499 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7500 = 0.0f;
+      for (unsigned int v5321 = v5310; v5321 < v2; v5321 += v5309) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v5322 = v5311 + v5321;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v5323 = w[v5322];
+        const unsigned int v5324 = v5312 + v5321;
+        const iron_bf16 v5325 = w[v5324];
+        const unsigned int v5326 = v5313 + v5321;
+        const iron_bf16 v5327 = w[v5326];
+        const unsigned int v5328 = v5314 + v5321;
+        const iron_bf16 v5329 = w[v5328];
+        const unsigned int v5330 = v5315 + v5321;
+        const iron_bf16 v5331 = w[v5330];
+        const unsigned int v5332 = v5316 + v5321;
+        const iron_bf16 v5333 = w[v5332];
+        const unsigned int v5334 = v5317 + v5321;
+        const iron_bf16 v5335 = w[v5334];
+        const unsigned int v5336 = v5318 + v5321;
+        const iron_bf16 v5337 = w[v5336];
+        float v7500 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7501 = 0.0f;
         float v7502 = 0.0f;
         float v7503 = 0.0f;
         float v7504 = 0.0f;
         float v7505 = 0.0f;
         float v7506 = 0.0f;
-        const float v5339 = iron_to_f32(v5322);  // kernels/gemm/gemv.cpp:76
-        const float v5340 = iron_to_f32(v5324);
-        const float v5341 = iron_to_f32(v5326);
-        const float v5342 = iron_to_f32(v5328);
-        const float v5343 = iron_to_f32(v5330);
-        const float v5344 = iron_to_f32(v5332);
-        const float v5345 = iron_to_f32(v5334);
-        const float v5346 = iron_to_f32(v5336);
-        const unsigned int v5347 = v5319 + v5320;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v5348 = x[v5347];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5349 = iron_to_f32(v5348);
-        const float v5350 = v7499;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5351 = fmaf(v5349, v5339, v5350);
-        v7499 = v5351;
-        const float v5352 = v7500;
-        const float v5353 = fmaf(v5349, v5340, v5352);
-        v7500 = v5353;
-        const float v5354 = v7501;
-        const float v5355 = fmaf(v5349, v5341, v5354);
-        v7501 = v5355;
-        const float v5356 = v7502;
-        const float v5357 = fmaf(v5349, v5342, v5356);
-        v7502 = v5357;
-        const float v5358 = v7503;
-        const float v5359 = fmaf(v5349, v5343, v5358);
-        v7503 = v5359;
-        const float v5360 = v7504;
-        const float v5361 = fmaf(v5349, v5344, v5360);
-        v7504 = v5361;
-        const float v5362 = v7505;
-        const float v5363 = fmaf(v5349, v5345, v5362);
-        v7505 = v5363;
-        const float v5364 = v7506;
-        const float v5365 = fmaf(v5349, v5346, v5364);
-        v7506 = v5365;
-        const float v5367 = v7499;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5368 = v7491;
-        const float v5369 = v5368 + v5367;
-        v7491 = v5369;
-        const float v5371 = v7500;
-        const float v5372 = v7492;
-        const float v5373 = v5372 + v5371;
-        v7492 = v5373;
-        const float v5375 = v7501;
-        const float v5376 = v7493;
-        const float v5377 = v5376 + v5375;
-        v7493 = v5377;
-        const float v5379 = v7502;
-        const float v5380 = v7494;
-        const float v5381 = v5380 + v5379;
-        v7494 = v5381;
-        const float v5383 = v7503;
-        const float v5384 = v7495;
-        const float v5385 = v5384 + v5383;
-        v7495 = v5385;
-        const float v5387 = v7504;
-        const float v5388 = v7496;
-        const float v5389 = v5388 + v5387;
-        v7496 = v5389;
-        const float v5391 = v7505;
-        const float v5392 = v7497;
-        const float v5393 = v5392 + v5391;
-        v7497 = v5393;
-        const float v5395 = v7506;
-        const float v5396 = v7498;
-        const float v5397 = v5396 + v5395;
-        v7498 = v5397;
+        float v7507 = 0.0f;
+        const float v5340 = iron_to_f32(v5323);  // kernels/gemm/gemv.cpp:76
+        const float v5341 = iron_to_f32(v5325);
+        const float v5342 = iron_to_f32(v5327);
+        const float v5343 = iron_to_f32(v5329);
+        const float v5344 = iron_to_f32(v5331);
+        const float v5345 = iron_to_f32(v5333);
+        const float v5346 = iron_to_f32(v5335);
+        const float v5347 = iron_to_f32(v5337);
+        const unsigned int v5348 = v5320 + v5321;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v5349 = x[v5348];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5350 = iron_to_f32(v5349);
+        const float v5351 = v7500;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5352 = fmaf(v5350, v5340, v5351);
+        v7500 = v5352;
+        const float v5353 = v7501;
+        const float v5354 = fmaf(v5350, v5341, v5353);
+        v7501 = v5354;
+        const float v5355 = v7502;
+        const float v5356 = fmaf(v5350, v5342, v5355);
+        v7502 = v5356;
+        const float v5357 = v7503;
+        const float v5358 = fmaf(v5350, v5343, v5357);
+        v7503 = v5358;
+        const float v5359 = v7504;
+        const float v5360 = fmaf(v5350, v5344, v5359);
+        v7504 = v5360;
+        const float v5361 = v7505;
+        const float v5362 = fmaf(v5350, v5345, v5361);
+        v7505 = v5362;
+        const float v5363 = v7506;
+        const float v5364 = fmaf(v5350, v5346, v5363);
+        v7506 = v5364;
+        const float v5365 = v7507;
+        const float v5366 = fmaf(v5350, v5347, v5365);
+        v7507 = v5366;
+        const float v5368 = v7500;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5369 = v7492;
+        const float v5370 = v5369 + v5368;
+        v7492 = v5370;
+        const float v5372 = v7501;
+        const float v5373 = v7493;
+        const float v5374 = v5373 + v5372;
+        v7493 = v5374;
+        const float v5376 = v7502;
+        const float v5377 = v7494;
+        const float v5378 = v5377 + v5376;
+        v7494 = v5378;
+        const float v5380 = v7503;
+        const float v5381 = v7495;
+        const float v5382 = v5381 + v5380;
+        v7495 = v5382;
+        const float v5384 = v7504;
+        const float v5385 = v7496;
+        const float v5386 = v5385 + v5384;
+        v7496 = v5386;
+        const float v5388 = v7505;
+        const float v5389 = v7497;
+        const float v5390 = v5389 + v5388;
+        v7497 = v5390;
+        const float v5392 = v7506;
+        const float v5393 = v7498;
+        const float v5394 = v5393 + v5392;
+        v7498 = v5394;
+        const float v5396 = v7507;
+        const float v5397 = v7499;
+        const float v5398 = v5397 + v5396;
+        v7499 = v5398;
       }
-      const float v5399 = v7491;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5400 = iron_simd_sum(v5399);
-      const unsigned int v5401 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5402 = v5401 == 0u;
-      if (v5402) {
-        const unsigned int v5403 = iron_linear_thread() >> 5;
-        const unsigned int v5404 = v5403 << 3u;
-        shm3[v5404] = v5400;
+      const float v5400 = v7492;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5401 = iron_simd_sum(v5400);
+      const unsigned int v5402 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5403 = v5402 == 0u;
+      if (v5403) {
+        const unsigned int v5404 = iron_linear_thread() >> 5;
+        const unsigned int v5405 = v5404 << 3u;
+        shm3[v5405] = v5401;
       }
-      const float v5405 = v7492;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5406 = iron_simd_sum(v5405);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5407 = iron_linear_thread() >> 5;
-        const unsigned int v5408 = v5407 << 3u;
-        const unsigned int v5409 = v5408 + 1u;
-        shm3[v5409] = v5406;
+      const float v5406 = v7493;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5407 = iron_simd_sum(v5406);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5408 = iron_linear_thread() >> 5;
+        const unsigned int v5409 = v5408 << 3u;
+        const unsigned int v5410 = v5409 + 1u;
+        shm3[v5410] = v5407;
       }
-      const float v5410 = v7493;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5411 = iron_simd_sum(v5410);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5412 = iron_linear_thread() >> 5;
-        const unsigned int v5413 = v5412 << 3u;
-        const unsigned int v5414 = v5413 + 2u;
-        shm3[v5414] = v5411;
+      const float v5411 = v7494;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5412 = iron_simd_sum(v5411);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5413 = iron_linear_thread() >> 5;
+        const unsigned int v5414 = v5413 << 3u;
+        const unsigned int v5415 = v5414 + 2u;
+        shm3[v5415] = v5412;
       }
-      const float v5415 = v7494;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5416 = iron_simd_sum(v5415);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5417 = iron_linear_thread() >> 5;
-        const unsigned int v5418 = v5417 << 3u;
-        const unsigned int v5419 = v5418 + 3u;
-        shm3[v5419] = v5416;
+      const float v5416 = v7495;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5417 = iron_simd_sum(v5416);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5418 = iron_linear_thread() >> 5;
+        const unsigned int v5419 = v5418 << 3u;
+        const unsigned int v5420 = v5419 + 3u;
+        shm3[v5420] = v5417;
       }
-      const float v5420 = v7495;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5421 = iron_simd_sum(v5420);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5422 = iron_linear_thread() >> 5;
-        const unsigned int v5423 = v5422 << 3u;
-        const unsigned int v5424 = v5423 + 4u;
-        shm3[v5424] = v5421;
+      const float v5421 = v7496;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5422 = iron_simd_sum(v5421);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5423 = iron_linear_thread() >> 5;
+        const unsigned int v5424 = v5423 << 3u;
+        const unsigned int v5425 = v5424 + 4u;
+        shm3[v5425] = v5422;
       }
-      const float v5425 = v7496;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5426 = iron_simd_sum(v5425);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5427 = iron_linear_thread() >> 5;
-        const unsigned int v5428 = v5427 << 3u;
-        const unsigned int v5429 = v5428 + 5u;
-        shm3[v5429] = v5426;
+      const float v5426 = v7497;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5427 = iron_simd_sum(v5426);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5428 = iron_linear_thread() >> 5;
+        const unsigned int v5429 = v5428 << 3u;
+        const unsigned int v5430 = v5429 + 5u;
+        shm3[v5430] = v5427;
       }
-      const float v5430 = v7497;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5431 = iron_simd_sum(v5430);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5432 = iron_linear_thread() >> 5;
-        const unsigned int v5433 = v5432 << 3u;
-        const unsigned int v5434 = v5433 + 6u;
-        shm3[v5434] = v5431;
+      const float v5431 = v7498;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5432 = iron_simd_sum(v5431);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5433 = iron_linear_thread() >> 5;
+        const unsigned int v5434 = v5433 << 3u;
+        const unsigned int v5435 = v5434 + 6u;
+        shm3[v5435] = v5432;
       }
-      const float v5435 = v7498;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5436 = iron_simd_sum(v5435);
-      if (v5402) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5437 = iron_linear_thread() >> 5;
-        const unsigned int v5438 = v5437 << 3u;
-        const unsigned int v5439 = v5438 + 7u;
-        shm3[v5439] = v5436;
+      const float v5436 = v7499;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5437 = iron_simd_sum(v5436);
+      if (v5403) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5438 = iron_linear_thread() >> 5;
+        const unsigned int v5439 = v5438 << 3u;
+        const unsigned int v5440 = v5439 + 7u;
+        shm3[v5440] = v5437;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v5440 = v4178 + v5309;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v5441 = v5309 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v5442 = v2342 + v5441;
-      const bool v5443 = v5309 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5444 = v5440 < v1;
-      const bool v5445 = v5443 && v5444;
-      const bool v5446 = v5442 < v0;
-      const bool v5447 = v5445 && v5446;
-      if (v5447) {
-        const float v5448 = shm3[v5309];  // kernels/gemm/gemv_rows.hpp:155
-        float v5449 = v5448;
-        const unsigned int v5450 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v5441 = v4179 + v5310;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v5442 = v5310 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v5443 = v2343 + v5442;
+      const bool v5444 = v5310 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5445 = v5441 < v1;
+      const bool v5446 = v5444 && v5445;
+      const bool v5447 = v5443 < v0;
+      const bool v5448 = v5446 && v5447;
+      if (v5448) {
+        const float v5449 = shm3[v5310];  // kernels/gemm/gemv_rows.hpp:155
+        float v5450 = v5449;
+        const unsigned int v5451 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v5451 = 1u; v5451 < v5450; v5451 += 1u) {
-          const unsigned int v5452 = v5451 << 3u;
-          const unsigned int v5453 = v5452 + v5309;
-          const float v5454 = shm3[v5453];
-          const float v5455 = v5449;
-          const float v5456 = v5455 + v5454;
-          v5449 = v5456;
+        for (unsigned int v5452 = 1u; v5452 < v5451; v5452 += 1u) {
+          const unsigned int v5453 = v5452 << 3u;
+          const unsigned int v5454 = v5453 + v5310;
+          const float v5455 = shm3[v5454];
+          const float v5456 = v5450;
+          const float v5457 = v5456 + v5455;
+          v5450 = v5457;
         }
-        const float v5457 = v5449;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v5458 = iron_f32_to_bf16(v5457);
-        const unsigned int v5459 = v5442 * v1;
-        const unsigned int v5460 = v5459 + v5440;
-        out[v5460] = v5458;
+        const float v5458 = v5450;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v5459 = iron_f32_to_bf16(v5458);
+        const unsigned int v5460 = v5443 * v1;
+        const unsigned int v5461 = v5460 + v5441;
+        out[v5461] = v5459;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5489 = v4199 && v2544;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5489) {
-      float v7508 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7509 = 0.0f;
+    const bool v5490 = v4200 && v2545;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5490) {
+      float v7509 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7510 = 0.0f;
       float v7511 = 0.0f;
       float v7512 = 0.0f;
       float v7513 = 0.0f;
       float v7514 = 0.0f;
       float v7515 = 0.0f;
-      const unsigned int v5492 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v5493 = threadIdx.x;
-      const unsigned int v5494 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v5495 = v4185 * v2;
-      const unsigned int v5496 = v4187 * v2;
-      const unsigned int v5497 = v4189 * v2;
-      const unsigned int v5498 = v4191 * v2;
-      const unsigned int v5499 = v4193 * v2;
-      const unsigned int v5500 = v4195 * v2;
-      const unsigned int v5501 = v4197 * v2;
-      const unsigned int v5503 = v2542 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7516 = 0.0f;
+      const unsigned int v5493 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v5494 = threadIdx.x;
+      const unsigned int v5495 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v5496 = v4186 * v2;
+      const unsigned int v5497 = v4188 * v2;
+      const unsigned int v5498 = v4190 * v2;
+      const unsigned int v5499 = v4192 * v2;
+      const unsigned int v5500 = v4194 * v2;
+      const unsigned int v5501 = v4196 * v2;
+      const unsigned int v5502 = v4198 * v2;
+      const unsigned int v5504 = v2543 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v5504 = v5493; v5504 < v2; v5504 += v5492) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v5505 = v5494 + v5504;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v5506 = w[v5505];
-        const unsigned int v5507 = v5495 + v5504;
-        const iron_bf16 v5508 = w[v5507];
-        const unsigned int v5509 = v5496 + v5504;
-        const iron_bf16 v5510 = w[v5509];
-        const unsigned int v5511 = v5497 + v5504;
-        const iron_bf16 v5512 = w[v5511];
-        const unsigned int v5513 = v5498 + v5504;
-        const iron_bf16 v5514 = w[v5513];
-        const unsigned int v5515 = v5499 + v5504;
-        const iron_bf16 v5516 = w[v5515];
-        const unsigned int v5517 = v5500 + v5504;
-        const iron_bf16 v5518 = w[v5517];
-        const unsigned int v5519 = v5501 + v5504;
-        const iron_bf16 v5520 = w[v5519];
-        float v7516 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7517 = 0.0f;
+      for (unsigned int v5505 = v5494; v5505 < v2; v5505 += v5493) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v5506 = v5495 + v5505;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v5507 = w[v5506];
+        const unsigned int v5508 = v5496 + v5505;
+        const iron_bf16 v5509 = w[v5508];
+        const unsigned int v5510 = v5497 + v5505;
+        const iron_bf16 v5511 = w[v5510];
+        const unsigned int v5512 = v5498 + v5505;
+        const iron_bf16 v5513 = w[v5512];
+        const unsigned int v5514 = v5499 + v5505;
+        const iron_bf16 v5515 = w[v5514];
+        const unsigned int v5516 = v5500 + v5505;
+        const iron_bf16 v5517 = w[v5516];
+        const unsigned int v5518 = v5501 + v5505;
+        const iron_bf16 v5519 = w[v5518];
+        const unsigned int v5520 = v5502 + v5505;
+        const iron_bf16 v5521 = w[v5520];
+        float v7517 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7518 = 0.0f;
         float v7519 = 0.0f;
         float v7520 = 0.0f;
         float v7521 = 0.0f;
         float v7522 = 0.0f;
         float v7523 = 0.0f;
-        const float v5523 = iron_to_f32(v5506);  // kernels/gemm/gemv.cpp:76
-        const float v5524 = iron_to_f32(v5508);
-        const float v5525 = iron_to_f32(v5510);
-        const float v5526 = iron_to_f32(v5512);
-        const float v5527 = iron_to_f32(v5514);
-        const float v5528 = iron_to_f32(v5516);
-        const float v5529 = iron_to_f32(v5518);
-        const float v5530 = iron_to_f32(v5520);
-        const unsigned int v5531 = v5503 + v5504;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v5532 = x[v5531];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5533 = iron_to_f32(v5532);
-        const float v5534 = v7516;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5535 = fmaf(v5533, v5523, v5534);
-        v7516 = v5535;
-        const float v5536 = v7517;
-        const float v5537 = fmaf(v5533, v5524, v5536);
-        v7517 = v5537;
-        const float v5538 = v7518;
-        const float v5539 = fmaf(v5533, v5525, v5538);
-        v7518 = v5539;
-        const float v5540 = v7519;
-        const float v5541 = fmaf(v5533, v5526, v5540);
-        v7519 = v5541;
-        const float v5542 = v7520;
-        const float v5543 = fmaf(v5533, v5527, v5542);
-        v7520 = v5543;
-        const float v5544 = v7521;
-        const float v5545 = fmaf(v5533, v5528, v5544);
-        v7521 = v5545;
-        const float v5546 = v7522;
-        const float v5547 = fmaf(v5533, v5529, v5546);
-        v7522 = v5547;
-        const float v5548 = v7523;
-        const float v5549 = fmaf(v5533, v5530, v5548);
-        v7523 = v5549;
-        const float v5551 = v7516;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5552 = v7508;
-        const float v5553 = v5552 + v5551;
-        v7508 = v5553;
-        const float v5555 = v7517;
-        const float v5556 = v7509;
-        const float v5557 = v5556 + v5555;
-        v7509 = v5557;
-        const float v5559 = v7518;
-        const float v5560 = v7510;
-        const float v5561 = v5560 + v5559;
-        v7510 = v5561;
-        const float v5563 = v7519;
-        const float v5564 = v7511;
-        const float v5565 = v5564 + v5563;
-        v7511 = v5565;
-        const float v5567 = v7520;
-        const float v5568 = v7512;
-        const float v5569 = v5568 + v5567;
-        v7512 = v5569;
-        const float v5571 = v7521;
-        const float v5572 = v7513;
-        const float v5573 = v5572 + v5571;
-        v7513 = v5573;
-        const float v5575 = v7522;
-        const float v5576 = v7514;
-        const float v5577 = v5576 + v5575;
-        v7514 = v5577;
-        const float v5579 = v7523;
-        const float v5580 = v7515;
-        const float v5581 = v5580 + v5579;
-        v7515 = v5581;
+        float v7524 = 0.0f;
+        const float v5524 = iron_to_f32(v5507);  // kernels/gemm/gemv.cpp:76
+        const float v5525 = iron_to_f32(v5509);
+        const float v5526 = iron_to_f32(v5511);
+        const float v5527 = iron_to_f32(v5513);
+        const float v5528 = iron_to_f32(v5515);
+        const float v5529 = iron_to_f32(v5517);
+        const float v5530 = iron_to_f32(v5519);
+        const float v5531 = iron_to_f32(v5521);
+        const unsigned int v5532 = v5504 + v5505;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v5533 = x[v5532];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5534 = iron_to_f32(v5533);
+        const float v5535 = v7517;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5536 = fmaf(v5534, v5524, v5535);
+        v7517 = v5536;
+        const float v5537 = v7518;
+        const float v5538 = fmaf(v5534, v5525, v5537);
+        v7518 = v5538;
+        const float v5539 = v7519;
+        const float v5540 = fmaf(v5534, v5526, v5539);
+        v7519 = v5540;
+        const float v5541 = v7520;
+        const float v5542 = fmaf(v5534, v5527, v5541);
+        v7520 = v5542;
+        const float v5543 = v7521;
+        const float v5544 = fmaf(v5534, v5528, v5543);
+        v7521 = v5544;
+        const float v5545 = v7522;
+        const float v5546 = fmaf(v5534, v5529, v5545);
+        v7522 = v5546;
+        const float v5547 = v7523;
+        const float v5548 = fmaf(v5534, v5530, v5547);
+        v7523 = v5548;
+        const float v5549 = v7524;
+        const float v5550 = fmaf(v5534, v5531, v5549);
+        v7524 = v5550;
+        const float v5552 = v7517;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5553 = v7509;
+        const float v5554 = v5553 + v5552;
+        v7509 = v5554;
+        const float v5556 = v7518;
+        const float v5557 = v7510;
+        const float v5558 = v5557 + v5556;
+        v7510 = v5558;
+        const float v5560 = v7519;
+        const float v5561 = v7511;
+        const float v5562 = v5561 + v5560;
+        v7511 = v5562;
+        const float v5564 = v7520;
+        const float v5565 = v7512;
+        const float v5566 = v5565 + v5564;
+        v7512 = v5566;
+        const float v5568 = v7521;
+        const float v5569 = v7513;
+        const float v5570 = v5569 + v5568;
+        v7513 = v5570;
+        const float v5572 = v7522;
+        const float v5573 = v7514;
+        const float v5574 = v5573 + v5572;
+        v7514 = v5574;
+        const float v5576 = v7523;
+        const float v5577 = v7515;
+        const float v5578 = v5577 + v5576;
+        v7515 = v5578;
+        const float v5580 = v7524;
+        const float v5581 = v7516;
+        const float v5582 = v5581 + v5580;
+        v7516 = v5582;
       }
-      const float v5583 = v7508;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5584 = iron_simd_sum(v5583);
-      const unsigned int v5585 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5586 = v5585 == 0u;
-      if (v5586) {
-        const unsigned int v5587 = iron_linear_thread() >> 5;
-        const unsigned int v5588 = v5587 << 3u;
-        shm3[v5588] = v5584;
+      const float v5584 = v7509;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5585 = iron_simd_sum(v5584);
+      const unsigned int v5586 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5587 = v5586 == 0u;
+      if (v5587) {
+        const unsigned int v5588 = iron_linear_thread() >> 5;
+        const unsigned int v5589 = v5588 << 3u;
+        shm3[v5589] = v5585;
       }
-      const float v5589 = v7509;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5590 = iron_simd_sum(v5589);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5591 = iron_linear_thread() >> 5;
-        const unsigned int v5592 = v5591 << 3u;
-        const unsigned int v5593 = v5592 + 1u;
-        shm3[v5593] = v5590;
+      const float v5590 = v7510;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5591 = iron_simd_sum(v5590);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5592 = iron_linear_thread() >> 5;
+        const unsigned int v5593 = v5592 << 3u;
+        const unsigned int v5594 = v5593 + 1u;
+        shm3[v5594] = v5591;
       }
-      const float v5594 = v7510;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5595 = iron_simd_sum(v5594);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5596 = iron_linear_thread() >> 5;
-        const unsigned int v5597 = v5596 << 3u;
-        const unsigned int v5598 = v5597 + 2u;
-        shm3[v5598] = v5595;
+      const float v5595 = v7511;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5596 = iron_simd_sum(v5595);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5597 = iron_linear_thread() >> 5;
+        const unsigned int v5598 = v5597 << 3u;
+        const unsigned int v5599 = v5598 + 2u;
+        shm3[v5599] = v5596;
       }
-      const float v5599 = v7511;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5600 = iron_simd_sum(v5599);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5601 = iron_linear_thread() >> 5;
-        const unsigned int v5602 = v5601 << 3u;
-        const unsigned int v5603 = v5602 + 3u;
-        shm3[v5603] = v5600;
+      const float v5600 = v7512;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5601 = iron_simd_sum(v5600);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5602 = iron_linear_thread() >> 5;
+        const unsigned int v5603 = v5602 << 3u;
+        const unsigned int v5604 = v5603 + 3u;
+        shm3[v5604] = v5601;
       }
-      const float v5604 = v7512;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5605 = iron_simd_sum(v5604);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5606 = iron_linear_thread() >> 5;
-        const unsigned int v5607 = v5606 << 3u;
-        const unsigned int v5608 = v5607 + 4u;
-        shm3[v5608] = v5605;
+      const float v5605 = v7513;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5606 = iron_simd_sum(v5605);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5607 = iron_linear_thread() >> 5;
+        const unsigned int v5608 = v5607 << 3u;
+        const unsigned int v5609 = v5608 + 4u;
+        shm3[v5609] = v5606;
       }
-      const float v5609 = v7513;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5610 = iron_simd_sum(v5609);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5611 = iron_linear_thread() >> 5;
-        const unsigned int v5612 = v5611 << 3u;
-        const unsigned int v5613 = v5612 + 5u;
-        shm3[v5613] = v5610;
+      const float v5610 = v7514;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5611 = iron_simd_sum(v5610);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5612 = iron_linear_thread() >> 5;
+        const unsigned int v5613 = v5612 << 3u;
+        const unsigned int v5614 = v5613 + 5u;
+        shm3[v5614] = v5611;
       }
-      const float v5614 = v7514;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5615 = iron_simd_sum(v5614);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5616 = iron_linear_thread() >> 5;
-        const unsigned int v5617 = v5616 << 3u;
-        const unsigned int v5618 = v5617 + 6u;
-        shm3[v5618] = v5615;
+      const float v5615 = v7515;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5616 = iron_simd_sum(v5615);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5617 = iron_linear_thread() >> 5;
+        const unsigned int v5618 = v5617 << 3u;
+        const unsigned int v5619 = v5618 + 6u;
+        shm3[v5619] = v5616;
       }
-      const float v5619 = v7515;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5620 = iron_simd_sum(v5619);
-      if (v5586) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5621 = iron_linear_thread() >> 5;
-        const unsigned int v5622 = v5621 << 3u;
-        const unsigned int v5623 = v5622 + 7u;
-        shm3[v5623] = v5620;
+      const float v5620 = v7516;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5621 = iron_simd_sum(v5620);
+      if (v5587) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5622 = iron_linear_thread() >> 5;
+        const unsigned int v5623 = v5622 << 3u;
+        const unsigned int v5624 = v5623 + 7u;
+        shm3[v5624] = v5621;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v5624 = v4178 + v5493;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v5625 = v5493 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v5626 = v2526 + v5625;
-      const bool v5627 = v5493 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5628 = v5624 < v1;
-      const bool v5629 = v5627 && v5628;
-      const bool v5630 = v5626 < v0;
-      const bool v5631 = v5629 && v5630;
-      if (v5631) {
-        const float v5632 = shm3[v5493];  // kernels/gemm/gemv_rows.hpp:155
-        float v5633 = v5632;
-        const unsigned int v5634 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v5625 = v4179 + v5494;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v5626 = v5494 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v5627 = v2527 + v5626;
+      const bool v5628 = v5494 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5629 = v5625 < v1;
+      const bool v5630 = v5628 && v5629;
+      const bool v5631 = v5627 < v0;
+      const bool v5632 = v5630 && v5631;
+      if (v5632) {
+        const float v5633 = shm3[v5494];  // kernels/gemm/gemv_rows.hpp:155
+        float v5634 = v5633;
+        const unsigned int v5635 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v5635 = 1u; v5635 < v5634; v5635 += 1u) {
-          const unsigned int v5636 = v5635 << 3u;
-          const unsigned int v5637 = v5636 + v5493;
-          const float v5638 = shm3[v5637];
-          const float v5639 = v5633;
-          const float v5640 = v5639 + v5638;
-          v5633 = v5640;
+        for (unsigned int v5636 = 1u; v5636 < v5635; v5636 += 1u) {
+          const unsigned int v5637 = v5636 << 3u;
+          const unsigned int v5638 = v5637 + v5494;
+          const float v5639 = shm3[v5638];
+          const float v5640 = v5634;
+          const float v5641 = v5640 + v5639;
+          v5634 = v5641;
         }
-        const float v5641 = v5633;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v5642 = iron_f32_to_bf16(v5641);
-        const unsigned int v5643 = v5626 * v1;
-        const unsigned int v5644 = v5643 + v5624;
-        out[v5644] = v5642;
+        const float v5642 = v5634;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v5643 = iron_f32_to_bf16(v5642);
+        const unsigned int v5644 = v5627 * v1;
+        const unsigned int v5645 = v5644 + v5625;
+        out[v5645] = v5643;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5673 = v4199 && v2728;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5673) {
-      float v7525 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7526 = 0.0f;
+    const bool v5674 = v4200 && v2729;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5674) {
+      float v7526 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7527 = 0.0f;
       float v7528 = 0.0f;
       float v7529 = 0.0f;
       float v7530 = 0.0f;
       float v7531 = 0.0f;
       float v7532 = 0.0f;
-      const unsigned int v5676 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v5677 = threadIdx.x;
-      const unsigned int v5678 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v5679 = v4185 * v2;
-      const unsigned int v5680 = v4187 * v2;
-      const unsigned int v5681 = v4189 * v2;
-      const unsigned int v5682 = v4191 * v2;
-      const unsigned int v5683 = v4193 * v2;
-      const unsigned int v5684 = v4195 * v2;
-      const unsigned int v5685 = v4197 * v2;
-      const unsigned int v5687 = v2726 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7533 = 0.0f;
+      const unsigned int v5677 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v5678 = threadIdx.x;
+      const unsigned int v5679 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v5680 = v4186 * v2;
+      const unsigned int v5681 = v4188 * v2;
+      const unsigned int v5682 = v4190 * v2;
+      const unsigned int v5683 = v4192 * v2;
+      const unsigned int v5684 = v4194 * v2;
+      const unsigned int v5685 = v4196 * v2;
+      const unsigned int v5686 = v4198 * v2;
+      const unsigned int v5688 = v2727 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v5688 = v5677; v5688 < v2; v5688 += v5676) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v5689 = v5678 + v5688;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v5690 = w[v5689];
-        const unsigned int v5691 = v5679 + v5688;
-        const iron_bf16 v5692 = w[v5691];
-        const unsigned int v5693 = v5680 + v5688;
-        const iron_bf16 v5694 = w[v5693];
-        const unsigned int v5695 = v5681 + v5688;
-        const iron_bf16 v5696 = w[v5695];
-        const unsigned int v5697 = v5682 + v5688;
-        const iron_bf16 v5698 = w[v5697];
-        const unsigned int v5699 = v5683 + v5688;
-        const iron_bf16 v5700 = w[v5699];
-        const unsigned int v5701 = v5684 + v5688;
-        const iron_bf16 v5702 = w[v5701];
-        const unsigned int v5703 = v5685 + v5688;
-        const iron_bf16 v5704 = w[v5703];
-        float v7533 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7534 = 0.0f;
+      for (unsigned int v5689 = v5678; v5689 < v2; v5689 += v5677) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v5690 = v5679 + v5689;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v5691 = w[v5690];
+        const unsigned int v5692 = v5680 + v5689;
+        const iron_bf16 v5693 = w[v5692];
+        const unsigned int v5694 = v5681 + v5689;
+        const iron_bf16 v5695 = w[v5694];
+        const unsigned int v5696 = v5682 + v5689;
+        const iron_bf16 v5697 = w[v5696];
+        const unsigned int v5698 = v5683 + v5689;
+        const iron_bf16 v5699 = w[v5698];
+        const unsigned int v5700 = v5684 + v5689;
+        const iron_bf16 v5701 = w[v5700];
+        const unsigned int v5702 = v5685 + v5689;
+        const iron_bf16 v5703 = w[v5702];
+        const unsigned int v5704 = v5686 + v5689;
+        const iron_bf16 v5705 = w[v5704];
+        float v7534 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7535 = 0.0f;
         float v7536 = 0.0f;
         float v7537 = 0.0f;
         float v7538 = 0.0f;
         float v7539 = 0.0f;
         float v7540 = 0.0f;
-        const float v5707 = iron_to_f32(v5690);  // kernels/gemm/gemv.cpp:76
-        const float v5708 = iron_to_f32(v5692);
-        const float v5709 = iron_to_f32(v5694);
-        const float v5710 = iron_to_f32(v5696);
-        const float v5711 = iron_to_f32(v5698);
-        const float v5712 = iron_to_f32(v5700);
-        const float v5713 = iron_to_f32(v5702);
-        const float v5714 = iron_to_f32(v5704);
-        const unsigned int v5715 = v5687 + v5688;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v5716 = x[v5715];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5717 = iron_to_f32(v5716);
-        const float v5718 = v7533;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5719 = fmaf(v5717, v5707, v5718);
-        v7533 = v5719;
-        const float v5720 = v7534;
-        const float v5721 = fmaf(v5717, v5708, v5720);
-        v7534 = v5721;
-        const float v5722 = v7535;
-        const float v5723 = fmaf(v5717, v5709, v5722);
-        v7535 = v5723;
-        const float v5724 = v7536;
-        const float v5725 = fmaf(v5717, v5710, v5724);
-        v7536 = v5725;
-        const float v5726 = v7537;
-        const float v5727 = fmaf(v5717, v5711, v5726);
-        v7537 = v5727;
-        const float v5728 = v7538;
-        const float v5729 = fmaf(v5717, v5712, v5728);
-        v7538 = v5729;
-        const float v5730 = v7539;
-        const float v5731 = fmaf(v5717, v5713, v5730);
-        v7539 = v5731;
-        const float v5732 = v7540;
-        const float v5733 = fmaf(v5717, v5714, v5732);
-        v7540 = v5733;
-        const float v5735 = v7533;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5736 = v7525;
-        const float v5737 = v5736 + v5735;
-        v7525 = v5737;
-        const float v5739 = v7534;
-        const float v5740 = v7526;
-        const float v5741 = v5740 + v5739;
-        v7526 = v5741;
-        const float v5743 = v7535;
-        const float v5744 = v7527;
-        const float v5745 = v5744 + v5743;
-        v7527 = v5745;
-        const float v5747 = v7536;
-        const float v5748 = v7528;
-        const float v5749 = v5748 + v5747;
-        v7528 = v5749;
-        const float v5751 = v7537;
-        const float v5752 = v7529;
-        const float v5753 = v5752 + v5751;
-        v7529 = v5753;
-        const float v5755 = v7538;
-        const float v5756 = v7530;
-        const float v5757 = v5756 + v5755;
-        v7530 = v5757;
-        const float v5759 = v7539;
-        const float v5760 = v7531;
-        const float v5761 = v5760 + v5759;
-        v7531 = v5761;
-        const float v5763 = v7540;
-        const float v5764 = v7532;
-        const float v5765 = v5764 + v5763;
-        v7532 = v5765;
+        float v7541 = 0.0f;
+        const float v5708 = iron_to_f32(v5691);  // kernels/gemm/gemv.cpp:76
+        const float v5709 = iron_to_f32(v5693);
+        const float v5710 = iron_to_f32(v5695);
+        const float v5711 = iron_to_f32(v5697);
+        const float v5712 = iron_to_f32(v5699);
+        const float v5713 = iron_to_f32(v5701);
+        const float v5714 = iron_to_f32(v5703);
+        const float v5715 = iron_to_f32(v5705);
+        const unsigned int v5716 = v5688 + v5689;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v5717 = x[v5716];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5718 = iron_to_f32(v5717);
+        const float v5719 = v7534;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5720 = fmaf(v5718, v5708, v5719);
+        v7534 = v5720;
+        const float v5721 = v7535;
+        const float v5722 = fmaf(v5718, v5709, v5721);
+        v7535 = v5722;
+        const float v5723 = v7536;
+        const float v5724 = fmaf(v5718, v5710, v5723);
+        v7536 = v5724;
+        const float v5725 = v7537;
+        const float v5726 = fmaf(v5718, v5711, v5725);
+        v7537 = v5726;
+        const float v5727 = v7538;
+        const float v5728 = fmaf(v5718, v5712, v5727);
+        v7538 = v5728;
+        const float v5729 = v7539;
+        const float v5730 = fmaf(v5718, v5713, v5729);
+        v7539 = v5730;
+        const float v5731 = v7540;
+        const float v5732 = fmaf(v5718, v5714, v5731);
+        v7540 = v5732;
+        const float v5733 = v7541;
+        const float v5734 = fmaf(v5718, v5715, v5733);
+        v7541 = v5734;
+        const float v5736 = v7534;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5737 = v7526;
+        const float v5738 = v5737 + v5736;
+        v7526 = v5738;
+        const float v5740 = v7535;
+        const float v5741 = v7527;
+        const float v5742 = v5741 + v5740;
+        v7527 = v5742;
+        const float v5744 = v7536;
+        const float v5745 = v7528;
+        const float v5746 = v5745 + v5744;
+        v7528 = v5746;
+        const float v5748 = v7537;
+        const float v5749 = v7529;
+        const float v5750 = v5749 + v5748;
+        v7529 = v5750;
+        const float v5752 = v7538;
+        const float v5753 = v7530;
+        const float v5754 = v5753 + v5752;
+        v7530 = v5754;
+        const float v5756 = v7539;
+        const float v5757 = v7531;
+        const float v5758 = v5757 + v5756;
+        v7531 = v5758;
+        const float v5760 = v7540;
+        const float v5761 = v7532;
+        const float v5762 = v5761 + v5760;
+        v7532 = v5762;
+        const float v5764 = v7541;
+        const float v5765 = v7533;
+        const float v5766 = v5765 + v5764;
+        v7533 = v5766;
       }
-      const float v5767 = v7525;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5768 = iron_simd_sum(v5767);
-      const unsigned int v5769 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5770 = v5769 == 0u;
-      if (v5770) {
-        const unsigned int v5771 = iron_linear_thread() >> 5;
-        const unsigned int v5772 = v5771 << 3u;
-        shm3[v5772] = v5768;
+      const float v5768 = v7526;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5769 = iron_simd_sum(v5768);
+      const unsigned int v5770 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5771 = v5770 == 0u;
+      if (v5771) {
+        const unsigned int v5772 = iron_linear_thread() >> 5;
+        const unsigned int v5773 = v5772 << 3u;
+        shm3[v5773] = v5769;
       }
-      const float v5773 = v7526;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5774 = iron_simd_sum(v5773);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5775 = iron_linear_thread() >> 5;
-        const unsigned int v5776 = v5775 << 3u;
-        const unsigned int v5777 = v5776 + 1u;
-        shm3[v5777] = v5774;
+      const float v5774 = v7527;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5775 = iron_simd_sum(v5774);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5776 = iron_linear_thread() >> 5;
+        const unsigned int v5777 = v5776 << 3u;
+        const unsigned int v5778 = v5777 + 1u;
+        shm3[v5778] = v5775;
       }
-      const float v5778 = v7527;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5779 = iron_simd_sum(v5778);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5780 = iron_linear_thread() >> 5;
-        const unsigned int v5781 = v5780 << 3u;
-        const unsigned int v5782 = v5781 + 2u;
-        shm3[v5782] = v5779;
+      const float v5779 = v7528;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5780 = iron_simd_sum(v5779);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5781 = iron_linear_thread() >> 5;
+        const unsigned int v5782 = v5781 << 3u;
+        const unsigned int v5783 = v5782 + 2u;
+        shm3[v5783] = v5780;
       }
-      const float v5783 = v7528;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5784 = iron_simd_sum(v5783);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5785 = iron_linear_thread() >> 5;
-        const unsigned int v5786 = v5785 << 3u;
-        const unsigned int v5787 = v5786 + 3u;
-        shm3[v5787] = v5784;
+      const float v5784 = v7529;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5785 = iron_simd_sum(v5784);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5786 = iron_linear_thread() >> 5;
+        const unsigned int v5787 = v5786 << 3u;
+        const unsigned int v5788 = v5787 + 3u;
+        shm3[v5788] = v5785;
       }
-      const float v5788 = v7529;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5789 = iron_simd_sum(v5788);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5790 = iron_linear_thread() >> 5;
-        const unsigned int v5791 = v5790 << 3u;
-        const unsigned int v5792 = v5791 + 4u;
-        shm3[v5792] = v5789;
+      const float v5789 = v7530;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5790 = iron_simd_sum(v5789);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5791 = iron_linear_thread() >> 5;
+        const unsigned int v5792 = v5791 << 3u;
+        const unsigned int v5793 = v5792 + 4u;
+        shm3[v5793] = v5790;
       }
-      const float v5793 = v7530;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5794 = iron_simd_sum(v5793);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5795 = iron_linear_thread() >> 5;
-        const unsigned int v5796 = v5795 << 3u;
-        const unsigned int v5797 = v5796 + 5u;
-        shm3[v5797] = v5794;
+      const float v5794 = v7531;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5795 = iron_simd_sum(v5794);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5796 = iron_linear_thread() >> 5;
+        const unsigned int v5797 = v5796 << 3u;
+        const unsigned int v5798 = v5797 + 5u;
+        shm3[v5798] = v5795;
       }
-      const float v5798 = v7531;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5799 = iron_simd_sum(v5798);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5800 = iron_linear_thread() >> 5;
-        const unsigned int v5801 = v5800 << 3u;
-        const unsigned int v5802 = v5801 + 6u;
-        shm3[v5802] = v5799;
+      const float v5799 = v7532;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5800 = iron_simd_sum(v5799);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5801 = iron_linear_thread() >> 5;
+        const unsigned int v5802 = v5801 << 3u;
+        const unsigned int v5803 = v5802 + 6u;
+        shm3[v5803] = v5800;
       }
-      const float v5803 = v7532;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5804 = iron_simd_sum(v5803);
-      if (v5770) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5805 = iron_linear_thread() >> 5;
-        const unsigned int v5806 = v5805 << 3u;
-        const unsigned int v5807 = v5806 + 7u;
-        shm3[v5807] = v5804;
+      const float v5804 = v7533;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5805 = iron_simd_sum(v5804);
+      if (v5771) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5806 = iron_linear_thread() >> 5;
+        const unsigned int v5807 = v5806 << 3u;
+        const unsigned int v5808 = v5807 + 7u;
+        shm3[v5808] = v5805;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v5808 = v4178 + v5677;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v5809 = v5677 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v5810 = v2710 + v5809;
-      const bool v5811 = v5677 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5812 = v5808 < v1;
-      const bool v5813 = v5811 && v5812;
-      const bool v5814 = v5810 < v0;
-      const bool v5815 = v5813 && v5814;
-      if (v5815) {
-        const float v5816 = shm3[v5677];  // kernels/gemm/gemv_rows.hpp:155
-        float v5817 = v5816;
-        const unsigned int v5818 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v5809 = v4179 + v5678;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v5810 = v5678 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v5811 = v2711 + v5810;
+      const bool v5812 = v5678 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5813 = v5809 < v1;
+      const bool v5814 = v5812 && v5813;
+      const bool v5815 = v5811 < v0;
+      const bool v5816 = v5814 && v5815;
+      if (v5816) {
+        const float v5817 = shm3[v5678];  // kernels/gemm/gemv_rows.hpp:155
+        float v5818 = v5817;
+        const unsigned int v5819 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v5819 = 1u; v5819 < v5818; v5819 += 1u) {
-          const unsigned int v5820 = v5819 << 3u;
-          const unsigned int v5821 = v5820 + v5677;
-          const float v5822 = shm3[v5821];
-          const float v5823 = v5817;
-          const float v5824 = v5823 + v5822;
-          v5817 = v5824;
+        for (unsigned int v5820 = 1u; v5820 < v5819; v5820 += 1u) {
+          const unsigned int v5821 = v5820 << 3u;
+          const unsigned int v5822 = v5821 + v5678;
+          const float v5823 = shm3[v5822];
+          const float v5824 = v5818;
+          const float v5825 = v5824 + v5823;
+          v5818 = v5825;
         }
-        const float v5825 = v5817;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v5826 = iron_f32_to_bf16(v5825);
-        const unsigned int v5827 = v5810 * v1;
-        const unsigned int v5828 = v5827 + v5808;
-        out[v5828] = v5826;
+        const float v5826 = v5818;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v5827 = iron_f32_to_bf16(v5826);
+        const unsigned int v5828 = v5811 * v1;
+        const unsigned int v5829 = v5828 + v5809;
+        out[v5829] = v5827;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5857 = v4199 && v2912;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5857) {
-      float v7542 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7543 = 0.0f;
+    const bool v5858 = v4200 && v2913;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5858) {
+      float v7543 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7544 = 0.0f;
       float v7545 = 0.0f;
       float v7546 = 0.0f;
       float v7547 = 0.0f;
       float v7548 = 0.0f;
       float v7549 = 0.0f;
-      const unsigned int v5860 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v5861 = threadIdx.x;
-      const unsigned int v5862 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v5863 = v4185 * v2;
-      const unsigned int v5864 = v4187 * v2;
-      const unsigned int v5865 = v4189 * v2;
-      const unsigned int v5866 = v4191 * v2;
-      const unsigned int v5867 = v4193 * v2;
-      const unsigned int v5868 = v4195 * v2;
-      const unsigned int v5869 = v4197 * v2;
-      const unsigned int v5871 = v2910 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7550 = 0.0f;
+      const unsigned int v5861 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v5862 = threadIdx.x;
+      const unsigned int v5863 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v5864 = v4186 * v2;
+      const unsigned int v5865 = v4188 * v2;
+      const unsigned int v5866 = v4190 * v2;
+      const unsigned int v5867 = v4192 * v2;
+      const unsigned int v5868 = v4194 * v2;
+      const unsigned int v5869 = v4196 * v2;
+      const unsigned int v5870 = v4198 * v2;
+      const unsigned int v5872 = v2911 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v5872 = v5861; v5872 < v2; v5872 += v5860) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v5873 = v5862 + v5872;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v5874 = w[v5873];
-        const unsigned int v5875 = v5863 + v5872;
-        const iron_bf16 v5876 = w[v5875];
-        const unsigned int v5877 = v5864 + v5872;
-        const iron_bf16 v5878 = w[v5877];
-        const unsigned int v5879 = v5865 + v5872;
-        const iron_bf16 v5880 = w[v5879];
-        const unsigned int v5881 = v5866 + v5872;
-        const iron_bf16 v5882 = w[v5881];
-        const unsigned int v5883 = v5867 + v5872;
-        const iron_bf16 v5884 = w[v5883];
-        const unsigned int v5885 = v5868 + v5872;
-        const iron_bf16 v5886 = w[v5885];
-        const unsigned int v5887 = v5869 + v5872;
-        const iron_bf16 v5888 = w[v5887];
-        float v7550 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7551 = 0.0f;
+      for (unsigned int v5873 = v5862; v5873 < v2; v5873 += v5861) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v5874 = v5863 + v5873;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v5875 = w[v5874];
+        const unsigned int v5876 = v5864 + v5873;
+        const iron_bf16 v5877 = w[v5876];
+        const unsigned int v5878 = v5865 + v5873;
+        const iron_bf16 v5879 = w[v5878];
+        const unsigned int v5880 = v5866 + v5873;
+        const iron_bf16 v5881 = w[v5880];
+        const unsigned int v5882 = v5867 + v5873;
+        const iron_bf16 v5883 = w[v5882];
+        const unsigned int v5884 = v5868 + v5873;
+        const iron_bf16 v5885 = w[v5884];
+        const unsigned int v5886 = v5869 + v5873;
+        const iron_bf16 v5887 = w[v5886];
+        const unsigned int v5888 = v5870 + v5873;
+        const iron_bf16 v5889 = w[v5888];
+        float v7551 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7552 = 0.0f;
         float v7553 = 0.0f;
         float v7554 = 0.0f;
         float v7555 = 0.0f;
         float v7556 = 0.0f;
         float v7557 = 0.0f;
-        const float v5891 = iron_to_f32(v5874);  // kernels/gemm/gemv.cpp:76
-        const float v5892 = iron_to_f32(v5876);
-        const float v5893 = iron_to_f32(v5878);
-        const float v5894 = iron_to_f32(v5880);
-        const float v5895 = iron_to_f32(v5882);
-        const float v5896 = iron_to_f32(v5884);
-        const float v5897 = iron_to_f32(v5886);
-        const float v5898 = iron_to_f32(v5888);
-        const unsigned int v5899 = v5871 + v5872;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v5900 = x[v5899];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5901 = iron_to_f32(v5900);
-        const float v5902 = v7550;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5903 = fmaf(v5901, v5891, v5902);
-        v7550 = v5903;
-        const float v5904 = v7551;
-        const float v5905 = fmaf(v5901, v5892, v5904);
-        v7551 = v5905;
-        const float v5906 = v7552;
-        const float v5907 = fmaf(v5901, v5893, v5906);
-        v7552 = v5907;
-        const float v5908 = v7553;
-        const float v5909 = fmaf(v5901, v5894, v5908);
-        v7553 = v5909;
-        const float v5910 = v7554;
-        const float v5911 = fmaf(v5901, v5895, v5910);
-        v7554 = v5911;
-        const float v5912 = v7555;
-        const float v5913 = fmaf(v5901, v5896, v5912);
-        v7555 = v5913;
-        const float v5914 = v7556;
-        const float v5915 = fmaf(v5901, v5897, v5914);
-        v7556 = v5915;
-        const float v5916 = v7557;
-        const float v5917 = fmaf(v5901, v5898, v5916);
-        v7557 = v5917;
-        const float v5919 = v7550;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5920 = v7542;
-        const float v5921 = v5920 + v5919;
-        v7542 = v5921;
-        const float v5923 = v7551;
-        const float v5924 = v7543;
-        const float v5925 = v5924 + v5923;
-        v7543 = v5925;
-        const float v5927 = v7552;
-        const float v5928 = v7544;
-        const float v5929 = v5928 + v5927;
-        v7544 = v5929;
-        const float v5931 = v7553;
-        const float v5932 = v7545;
-        const float v5933 = v5932 + v5931;
-        v7545 = v5933;
-        const float v5935 = v7554;
-        const float v5936 = v7546;
-        const float v5937 = v5936 + v5935;
-        v7546 = v5937;
-        const float v5939 = v7555;
-        const float v5940 = v7547;
-        const float v5941 = v5940 + v5939;
-        v7547 = v5941;
-        const float v5943 = v7556;
-        const float v5944 = v7548;
-        const float v5945 = v5944 + v5943;
-        v7548 = v5945;
-        const float v5947 = v7557;
-        const float v5948 = v7549;
-        const float v5949 = v5948 + v5947;
-        v7549 = v5949;
+        float v7558 = 0.0f;
+        const float v5892 = iron_to_f32(v5875);  // kernels/gemm/gemv.cpp:76
+        const float v5893 = iron_to_f32(v5877);
+        const float v5894 = iron_to_f32(v5879);
+        const float v5895 = iron_to_f32(v5881);
+        const float v5896 = iron_to_f32(v5883);
+        const float v5897 = iron_to_f32(v5885);
+        const float v5898 = iron_to_f32(v5887);
+        const float v5899 = iron_to_f32(v5889);
+        const unsigned int v5900 = v5872 + v5873;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v5901 = x[v5900];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5902 = iron_to_f32(v5901);
+        const float v5903 = v7551;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5904 = fmaf(v5902, v5892, v5903);
+        v7551 = v5904;
+        const float v5905 = v7552;
+        const float v5906 = fmaf(v5902, v5893, v5905);
+        v7552 = v5906;
+        const float v5907 = v7553;
+        const float v5908 = fmaf(v5902, v5894, v5907);
+        v7553 = v5908;
+        const float v5909 = v7554;
+        const float v5910 = fmaf(v5902, v5895, v5909);
+        v7554 = v5910;
+        const float v5911 = v7555;
+        const float v5912 = fmaf(v5902, v5896, v5911);
+        v7555 = v5912;
+        const float v5913 = v7556;
+        const float v5914 = fmaf(v5902, v5897, v5913);
+        v7556 = v5914;
+        const float v5915 = v7557;
+        const float v5916 = fmaf(v5902, v5898, v5915);
+        v7557 = v5916;
+        const float v5917 = v7558;
+        const float v5918 = fmaf(v5902, v5899, v5917);
+        v7558 = v5918;
+        const float v5920 = v7551;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5921 = v7543;
+        const float v5922 = v5921 + v5920;
+        v7543 = v5922;
+        const float v5924 = v7552;
+        const float v5925 = v7544;
+        const float v5926 = v5925 + v5924;
+        v7544 = v5926;
+        const float v5928 = v7553;
+        const float v5929 = v7545;
+        const float v5930 = v5929 + v5928;
+        v7545 = v5930;
+        const float v5932 = v7554;
+        const float v5933 = v7546;
+        const float v5934 = v5933 + v5932;
+        v7546 = v5934;
+        const float v5936 = v7555;
+        const float v5937 = v7547;
+        const float v5938 = v5937 + v5936;
+        v7547 = v5938;
+        const float v5940 = v7556;
+        const float v5941 = v7548;
+        const float v5942 = v5941 + v5940;
+        v7548 = v5942;
+        const float v5944 = v7557;
+        const float v5945 = v7549;
+        const float v5946 = v5945 + v5944;
+        v7549 = v5946;
+        const float v5948 = v7558;
+        const float v5949 = v7550;
+        const float v5950 = v5949 + v5948;
+        v7550 = v5950;
       }
-      const float v5951 = v7542;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5952 = iron_simd_sum(v5951);
-      const unsigned int v5953 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5954 = v5953 == 0u;
-      if (v5954) {
-        const unsigned int v5955 = iron_linear_thread() >> 5;
-        const unsigned int v5956 = v5955 << 3u;
-        shm3[v5956] = v5952;
+      const float v5952 = v7543;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5953 = iron_simd_sum(v5952);
+      const unsigned int v5954 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5955 = v5954 == 0u;
+      if (v5955) {
+        const unsigned int v5956 = iron_linear_thread() >> 5;
+        const unsigned int v5957 = v5956 << 3u;
+        shm3[v5957] = v5953;
       }
-      const float v5957 = v7543;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5958 = iron_simd_sum(v5957);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5959 = iron_linear_thread() >> 5;
-        const unsigned int v5960 = v5959 << 3u;
-        const unsigned int v5961 = v5960 + 1u;
-        shm3[v5961] = v5958;
+      const float v5958 = v7544;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5959 = iron_simd_sum(v5958);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5960 = iron_linear_thread() >> 5;
+        const unsigned int v5961 = v5960 << 3u;
+        const unsigned int v5962 = v5961 + 1u;
+        shm3[v5962] = v5959;
       }
-      const float v5962 = v7544;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5963 = iron_simd_sum(v5962);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5964 = iron_linear_thread() >> 5;
-        const unsigned int v5965 = v5964 << 3u;
-        const unsigned int v5966 = v5965 + 2u;
-        shm3[v5966] = v5963;
+      const float v5963 = v7545;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5964 = iron_simd_sum(v5963);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5965 = iron_linear_thread() >> 5;
+        const unsigned int v5966 = v5965 << 3u;
+        const unsigned int v5967 = v5966 + 2u;
+        shm3[v5967] = v5964;
       }
-      const float v5967 = v7545;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5968 = iron_simd_sum(v5967);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5969 = iron_linear_thread() >> 5;
-        const unsigned int v5970 = v5969 << 3u;
-        const unsigned int v5971 = v5970 + 3u;
-        shm3[v5971] = v5968;
+      const float v5968 = v7546;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5969 = iron_simd_sum(v5968);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5970 = iron_linear_thread() >> 5;
+        const unsigned int v5971 = v5970 << 3u;
+        const unsigned int v5972 = v5971 + 3u;
+        shm3[v5972] = v5969;
       }
-      const float v5972 = v7546;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5973 = iron_simd_sum(v5972);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5974 = iron_linear_thread() >> 5;
-        const unsigned int v5975 = v5974 << 3u;
-        const unsigned int v5976 = v5975 + 4u;
-        shm3[v5976] = v5973;
+      const float v5973 = v7547;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5974 = iron_simd_sum(v5973);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5975 = iron_linear_thread() >> 5;
+        const unsigned int v5976 = v5975 << 3u;
+        const unsigned int v5977 = v5976 + 4u;
+        shm3[v5977] = v5974;
       }
-      const float v5977 = v7547;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5978 = iron_simd_sum(v5977);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5979 = iron_linear_thread() >> 5;
-        const unsigned int v5980 = v5979 << 3u;
-        const unsigned int v5981 = v5980 + 5u;
-        shm3[v5981] = v5978;
+      const float v5978 = v7548;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5979 = iron_simd_sum(v5978);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5980 = iron_linear_thread() >> 5;
+        const unsigned int v5981 = v5980 << 3u;
+        const unsigned int v5982 = v5981 + 5u;
+        shm3[v5982] = v5979;
       }
-      const float v5982 = v7548;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5983 = iron_simd_sum(v5982);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5984 = iron_linear_thread() >> 5;
-        const unsigned int v5985 = v5984 << 3u;
-        const unsigned int v5986 = v5985 + 6u;
-        shm3[v5986] = v5983;
+      const float v5983 = v7549;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5984 = iron_simd_sum(v5983);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5985 = iron_linear_thread() >> 5;
+        const unsigned int v5986 = v5985 << 3u;
+        const unsigned int v5987 = v5986 + 6u;
+        shm3[v5987] = v5984;
       }
-      const float v5987 = v7549;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5988 = iron_simd_sum(v5987);
-      if (v5954) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v5989 = iron_linear_thread() >> 5;
-        const unsigned int v5990 = v5989 << 3u;
-        const unsigned int v5991 = v5990 + 7u;
-        shm3[v5991] = v5988;
+      const float v5988 = v7550;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5989 = iron_simd_sum(v5988);
+      if (v5955) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v5990 = iron_linear_thread() >> 5;
+        const unsigned int v5991 = v5990 << 3u;
+        const unsigned int v5992 = v5991 + 7u;
+        shm3[v5992] = v5989;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v5992 = v4178 + v5861;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v5993 = v5861 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v5994 = v2894 + v5993;
-      const bool v5995 = v5861 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5996 = v5992 < v1;
-      const bool v5997 = v5995 && v5996;
-      const bool v5998 = v5994 < v0;
-      const bool v5999 = v5997 && v5998;
-      if (v5999) {
-        const float v6000 = shm3[v5861];  // kernels/gemm/gemv_rows.hpp:155
-        float v6001 = v6000;
-        const unsigned int v6002 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v5993 = v4179 + v5862;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v5994 = v5862 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v5995 = v2895 + v5994;
+      const bool v5996 = v5862 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5997 = v5993 < v1;
+      const bool v5998 = v5996 && v5997;
+      const bool v5999 = v5995 < v0;
+      const bool v6000 = v5998 && v5999;
+      if (v6000) {
+        const float v6001 = shm3[v5862];  // kernels/gemm/gemv_rows.hpp:155
+        float v6002 = v6001;
+        const unsigned int v6003 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v6003 = 1u; v6003 < v6002; v6003 += 1u) {
-          const unsigned int v6004 = v6003 << 3u;
-          const unsigned int v6005 = v6004 + v5861;
-          const float v6006 = shm3[v6005];
-          const float v6007 = v6001;
-          const float v6008 = v6007 + v6006;
-          v6001 = v6008;
+        for (unsigned int v6004 = 1u; v6004 < v6003; v6004 += 1u) {
+          const unsigned int v6005 = v6004 << 3u;
+          const unsigned int v6006 = v6005 + v5862;
+          const float v6007 = shm3[v6006];
+          const float v6008 = v6002;
+          const float v6009 = v6008 + v6007;
+          v6002 = v6009;
         }
-        const float v6009 = v6001;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v6010 = iron_f32_to_bf16(v6009);
-        const unsigned int v6011 = v5994 * v1;
-        const unsigned int v6012 = v6011 + v5992;
-        out[v6012] = v6010;
+        const float v6010 = v6002;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v6011 = iron_f32_to_bf16(v6010);
+        const unsigned int v6012 = v5995 * v1;
+        const unsigned int v6013 = v6012 + v5993;
+        out[v6013] = v6011;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6041 = v4199 && v3096;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6041) {
-      float v7559 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7560 = 0.0f;
+    const bool v6042 = v4200 && v3097;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6042) {
+      float v7560 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7561 = 0.0f;
       float v7562 = 0.0f;
       float v7563 = 0.0f;
       float v7564 = 0.0f;
       float v7565 = 0.0f;
       float v7566 = 0.0f;
-      const unsigned int v6044 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v6045 = threadIdx.x;
-      const unsigned int v6046 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v6047 = v4185 * v2;
-      const unsigned int v6048 = v4187 * v2;
-      const unsigned int v6049 = v4189 * v2;
-      const unsigned int v6050 = v4191 * v2;
-      const unsigned int v6051 = v4193 * v2;
-      const unsigned int v6052 = v4195 * v2;
-      const unsigned int v6053 = v4197 * v2;
-      const unsigned int v6055 = v3094 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7567 = 0.0f;
+      const unsigned int v6045 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v6046 = threadIdx.x;
+      const unsigned int v6047 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v6048 = v4186 * v2;
+      const unsigned int v6049 = v4188 * v2;
+      const unsigned int v6050 = v4190 * v2;
+      const unsigned int v6051 = v4192 * v2;
+      const unsigned int v6052 = v4194 * v2;
+      const unsigned int v6053 = v4196 * v2;
+      const unsigned int v6054 = v4198 * v2;
+      const unsigned int v6056 = v3095 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v6056 = v6045; v6056 < v2; v6056 += v6044) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v6057 = v6046 + v6056;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v6058 = w[v6057];
-        const unsigned int v6059 = v6047 + v6056;
-        const iron_bf16 v6060 = w[v6059];
-        const unsigned int v6061 = v6048 + v6056;
-        const iron_bf16 v6062 = w[v6061];
-        const unsigned int v6063 = v6049 + v6056;
-        const iron_bf16 v6064 = w[v6063];
-        const unsigned int v6065 = v6050 + v6056;
-        const iron_bf16 v6066 = w[v6065];
-        const unsigned int v6067 = v6051 + v6056;
-        const iron_bf16 v6068 = w[v6067];
-        const unsigned int v6069 = v6052 + v6056;
-        const iron_bf16 v6070 = w[v6069];
-        const unsigned int v6071 = v6053 + v6056;
-        const iron_bf16 v6072 = w[v6071];
-        float v7567 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7568 = 0.0f;
+      for (unsigned int v6057 = v6046; v6057 < v2; v6057 += v6045) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v6058 = v6047 + v6057;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v6059 = w[v6058];
+        const unsigned int v6060 = v6048 + v6057;
+        const iron_bf16 v6061 = w[v6060];
+        const unsigned int v6062 = v6049 + v6057;
+        const iron_bf16 v6063 = w[v6062];
+        const unsigned int v6064 = v6050 + v6057;
+        const iron_bf16 v6065 = w[v6064];
+        const unsigned int v6066 = v6051 + v6057;
+        const iron_bf16 v6067 = w[v6066];
+        const unsigned int v6068 = v6052 + v6057;
+        const iron_bf16 v6069 = w[v6068];
+        const unsigned int v6070 = v6053 + v6057;
+        const iron_bf16 v6071 = w[v6070];
+        const unsigned int v6072 = v6054 + v6057;
+        const iron_bf16 v6073 = w[v6072];
+        float v7568 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7569 = 0.0f;
         float v7570 = 0.0f;
         float v7571 = 0.0f;
         float v7572 = 0.0f;
         float v7573 = 0.0f;
         float v7574 = 0.0f;
-        const float v6075 = iron_to_f32(v6058);  // kernels/gemm/gemv.cpp:76
-        const float v6076 = iron_to_f32(v6060);
-        const float v6077 = iron_to_f32(v6062);
-        const float v6078 = iron_to_f32(v6064);
-        const float v6079 = iron_to_f32(v6066);
-        const float v6080 = iron_to_f32(v6068);
-        const float v6081 = iron_to_f32(v6070);
-        const float v6082 = iron_to_f32(v6072);
-        const unsigned int v6083 = v6055 + v6056;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v6084 = x[v6083];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6085 = iron_to_f32(v6084);
-        const float v6086 = v7567;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6087 = fmaf(v6085, v6075, v6086);
-        v7567 = v6087;
-        const float v6088 = v7568;
-        const float v6089 = fmaf(v6085, v6076, v6088);
-        v7568 = v6089;
-        const float v6090 = v7569;
-        const float v6091 = fmaf(v6085, v6077, v6090);
-        v7569 = v6091;
-        const float v6092 = v7570;
-        const float v6093 = fmaf(v6085, v6078, v6092);
-        v7570 = v6093;
-        const float v6094 = v7571;
-        const float v6095 = fmaf(v6085, v6079, v6094);
-        v7571 = v6095;
-        const float v6096 = v7572;
-        const float v6097 = fmaf(v6085, v6080, v6096);
-        v7572 = v6097;
-        const float v6098 = v7573;
-        const float v6099 = fmaf(v6085, v6081, v6098);
-        v7573 = v6099;
-        const float v6100 = v7574;
-        const float v6101 = fmaf(v6085, v6082, v6100);
-        v7574 = v6101;
-        const float v6103 = v7567;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6104 = v7559;
-        const float v6105 = v6104 + v6103;
-        v7559 = v6105;
-        const float v6107 = v7568;
-        const float v6108 = v7560;
-        const float v6109 = v6108 + v6107;
-        v7560 = v6109;
-        const float v6111 = v7569;
-        const float v6112 = v7561;
-        const float v6113 = v6112 + v6111;
-        v7561 = v6113;
-        const float v6115 = v7570;
-        const float v6116 = v7562;
-        const float v6117 = v6116 + v6115;
-        v7562 = v6117;
-        const float v6119 = v7571;
-        const float v6120 = v7563;
-        const float v6121 = v6120 + v6119;
-        v7563 = v6121;
-        const float v6123 = v7572;
-        const float v6124 = v7564;
-        const float v6125 = v6124 + v6123;
-        v7564 = v6125;
-        const float v6127 = v7573;
-        const float v6128 = v7565;
-        const float v6129 = v6128 + v6127;
-        v7565 = v6129;
-        const float v6131 = v7574;
-        const float v6132 = v7566;
-        const float v6133 = v6132 + v6131;
-        v7566 = v6133;
+        float v7575 = 0.0f;
+        const float v6076 = iron_to_f32(v6059);  // kernels/gemm/gemv.cpp:76
+        const float v6077 = iron_to_f32(v6061);
+        const float v6078 = iron_to_f32(v6063);
+        const float v6079 = iron_to_f32(v6065);
+        const float v6080 = iron_to_f32(v6067);
+        const float v6081 = iron_to_f32(v6069);
+        const float v6082 = iron_to_f32(v6071);
+        const float v6083 = iron_to_f32(v6073);
+        const unsigned int v6084 = v6056 + v6057;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v6085 = x[v6084];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6086 = iron_to_f32(v6085);
+        const float v6087 = v7568;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6088 = fmaf(v6086, v6076, v6087);
+        v7568 = v6088;
+        const float v6089 = v7569;
+        const float v6090 = fmaf(v6086, v6077, v6089);
+        v7569 = v6090;
+        const float v6091 = v7570;
+        const float v6092 = fmaf(v6086, v6078, v6091);
+        v7570 = v6092;
+        const float v6093 = v7571;
+        const float v6094 = fmaf(v6086, v6079, v6093);
+        v7571 = v6094;
+        const float v6095 = v7572;
+        const float v6096 = fmaf(v6086, v6080, v6095);
+        v7572 = v6096;
+        const float v6097 = v7573;
+        const float v6098 = fmaf(v6086, v6081, v6097);
+        v7573 = v6098;
+        const float v6099 = v7574;
+        const float v6100 = fmaf(v6086, v6082, v6099);
+        v7574 = v6100;
+        const float v6101 = v7575;
+        const float v6102 = fmaf(v6086, v6083, v6101);
+        v7575 = v6102;
+        const float v6104 = v7568;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6105 = v7560;
+        const float v6106 = v6105 + v6104;
+        v7560 = v6106;
+        const float v6108 = v7569;
+        const float v6109 = v7561;
+        const float v6110 = v6109 + v6108;
+        v7561 = v6110;
+        const float v6112 = v7570;
+        const float v6113 = v7562;
+        const float v6114 = v6113 + v6112;
+        v7562 = v6114;
+        const float v6116 = v7571;
+        const float v6117 = v7563;
+        const float v6118 = v6117 + v6116;
+        v7563 = v6118;
+        const float v6120 = v7572;
+        const float v6121 = v7564;
+        const float v6122 = v6121 + v6120;
+        v7564 = v6122;
+        const float v6124 = v7573;
+        const float v6125 = v7565;
+        const float v6126 = v6125 + v6124;
+        v7565 = v6126;
+        const float v6128 = v7574;
+        const float v6129 = v7566;
+        const float v6130 = v6129 + v6128;
+        v7566 = v6130;
+        const float v6132 = v7575;
+        const float v6133 = v7567;
+        const float v6134 = v6133 + v6132;
+        v7567 = v6134;
       }
-      const float v6135 = v7559;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6136 = iron_simd_sum(v6135);
-      const unsigned int v6137 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6138 = v6137 == 0u;
-      if (v6138) {
-        const unsigned int v6139 = iron_linear_thread() >> 5;
-        const unsigned int v6140 = v6139 << 3u;
-        shm3[v6140] = v6136;
+      const float v6136 = v7560;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6137 = iron_simd_sum(v6136);
+      const unsigned int v6138 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6139 = v6138 == 0u;
+      if (v6139) {
+        const unsigned int v6140 = iron_linear_thread() >> 5;
+        const unsigned int v6141 = v6140 << 3u;
+        shm3[v6141] = v6137;
       }
-      const float v6141 = v7560;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6142 = iron_simd_sum(v6141);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6143 = iron_linear_thread() >> 5;
-        const unsigned int v6144 = v6143 << 3u;
-        const unsigned int v6145 = v6144 + 1u;
-        shm3[v6145] = v6142;
+      const float v6142 = v7561;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6143 = iron_simd_sum(v6142);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6144 = iron_linear_thread() >> 5;
+        const unsigned int v6145 = v6144 << 3u;
+        const unsigned int v6146 = v6145 + 1u;
+        shm3[v6146] = v6143;
       }
-      const float v6146 = v7561;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6147 = iron_simd_sum(v6146);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6148 = iron_linear_thread() >> 5;
-        const unsigned int v6149 = v6148 << 3u;
-        const unsigned int v6150 = v6149 + 2u;
-        shm3[v6150] = v6147;
+      const float v6147 = v7562;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6148 = iron_simd_sum(v6147);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6149 = iron_linear_thread() >> 5;
+        const unsigned int v6150 = v6149 << 3u;
+        const unsigned int v6151 = v6150 + 2u;
+        shm3[v6151] = v6148;
       }
-      const float v6151 = v7562;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6152 = iron_simd_sum(v6151);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6153 = iron_linear_thread() >> 5;
-        const unsigned int v6154 = v6153 << 3u;
-        const unsigned int v6155 = v6154 + 3u;
-        shm3[v6155] = v6152;
+      const float v6152 = v7563;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6153 = iron_simd_sum(v6152);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6154 = iron_linear_thread() >> 5;
+        const unsigned int v6155 = v6154 << 3u;
+        const unsigned int v6156 = v6155 + 3u;
+        shm3[v6156] = v6153;
       }
-      const float v6156 = v7563;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6157 = iron_simd_sum(v6156);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6158 = iron_linear_thread() >> 5;
-        const unsigned int v6159 = v6158 << 3u;
-        const unsigned int v6160 = v6159 + 4u;
-        shm3[v6160] = v6157;
+      const float v6157 = v7564;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6158 = iron_simd_sum(v6157);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6159 = iron_linear_thread() >> 5;
+        const unsigned int v6160 = v6159 << 3u;
+        const unsigned int v6161 = v6160 + 4u;
+        shm3[v6161] = v6158;
       }
-      const float v6161 = v7564;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6162 = iron_simd_sum(v6161);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6163 = iron_linear_thread() >> 5;
-        const unsigned int v6164 = v6163 << 3u;
-        const unsigned int v6165 = v6164 + 5u;
-        shm3[v6165] = v6162;
+      const float v6162 = v7565;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6163 = iron_simd_sum(v6162);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6164 = iron_linear_thread() >> 5;
+        const unsigned int v6165 = v6164 << 3u;
+        const unsigned int v6166 = v6165 + 5u;
+        shm3[v6166] = v6163;
       }
-      const float v6166 = v7565;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6167 = iron_simd_sum(v6166);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6168 = iron_linear_thread() >> 5;
-        const unsigned int v6169 = v6168 << 3u;
-        const unsigned int v6170 = v6169 + 6u;
-        shm3[v6170] = v6167;
+      const float v6167 = v7566;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6168 = iron_simd_sum(v6167);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6169 = iron_linear_thread() >> 5;
+        const unsigned int v6170 = v6169 << 3u;
+        const unsigned int v6171 = v6170 + 6u;
+        shm3[v6171] = v6168;
       }
-      const float v6171 = v7566;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6172 = iron_simd_sum(v6171);
-      if (v6138) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6173 = iron_linear_thread() >> 5;
-        const unsigned int v6174 = v6173 << 3u;
-        const unsigned int v6175 = v6174 + 7u;
-        shm3[v6175] = v6172;
+      const float v6172 = v7567;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6173 = iron_simd_sum(v6172);
+      if (v6139) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6174 = iron_linear_thread() >> 5;
+        const unsigned int v6175 = v6174 << 3u;
+        const unsigned int v6176 = v6175 + 7u;
+        shm3[v6176] = v6173;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v6176 = v4178 + v6045;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v6177 = v6045 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v6178 = v3078 + v6177;
-      const bool v6179 = v6045 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6180 = v6176 < v1;
-      const bool v6181 = v6179 && v6180;
-      const bool v6182 = v6178 < v0;
-      const bool v6183 = v6181 && v6182;
-      if (v6183) {
-        const float v6184 = shm3[v6045];  // kernels/gemm/gemv_rows.hpp:155
-        float v6185 = v6184;
-        const unsigned int v6186 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v6177 = v4179 + v6046;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v6178 = v6046 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v6179 = v3079 + v6178;
+      const bool v6180 = v6046 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6181 = v6177 < v1;
+      const bool v6182 = v6180 && v6181;
+      const bool v6183 = v6179 < v0;
+      const bool v6184 = v6182 && v6183;
+      if (v6184) {
+        const float v6185 = shm3[v6046];  // kernels/gemm/gemv_rows.hpp:155
+        float v6186 = v6185;
+        const unsigned int v6187 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v6187 = 1u; v6187 < v6186; v6187 += 1u) {
-          const unsigned int v6188 = v6187 << 3u;
-          const unsigned int v6189 = v6188 + v6045;
-          const float v6190 = shm3[v6189];
-          const float v6191 = v6185;
-          const float v6192 = v6191 + v6190;
-          v6185 = v6192;
+        for (unsigned int v6188 = 1u; v6188 < v6187; v6188 += 1u) {
+          const unsigned int v6189 = v6188 << 3u;
+          const unsigned int v6190 = v6189 + v6046;
+          const float v6191 = shm3[v6190];
+          const float v6192 = v6186;
+          const float v6193 = v6192 + v6191;
+          v6186 = v6193;
         }
-        const float v6193 = v6185;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v6194 = iron_f32_to_bf16(v6193);
-        const unsigned int v6195 = v6178 * v1;
-        const unsigned int v6196 = v6195 + v6176;
-        out[v6196] = v6194;
+        const float v6194 = v6186;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v6195 = iron_f32_to_bf16(v6194);
+        const unsigned int v6196 = v6179 * v1;
+        const unsigned int v6197 = v6196 + v6177;
+        out[v6197] = v6195;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6225 = v4199 && v3280;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6225) {
-      float v7576 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7577 = 0.0f;
+    const bool v6226 = v4200 && v3281;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6226) {
+      float v7577 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7578 = 0.0f;
       float v7579 = 0.0f;
       float v7580 = 0.0f;
       float v7581 = 0.0f;
       float v7582 = 0.0f;
       float v7583 = 0.0f;
-      const unsigned int v6228 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v6229 = threadIdx.x;
-      const unsigned int v6230 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v6231 = v4185 * v2;
-      const unsigned int v6232 = v4187 * v2;
-      const unsigned int v6233 = v4189 * v2;
-      const unsigned int v6234 = v4191 * v2;
-      const unsigned int v6235 = v4193 * v2;
-      const unsigned int v6236 = v4195 * v2;
-      const unsigned int v6237 = v4197 * v2;
-      const unsigned int v6239 = v3278 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7584 = 0.0f;
+      const unsigned int v6229 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v6230 = threadIdx.x;
+      const unsigned int v6231 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v6232 = v4186 * v2;
+      const unsigned int v6233 = v4188 * v2;
+      const unsigned int v6234 = v4190 * v2;
+      const unsigned int v6235 = v4192 * v2;
+      const unsigned int v6236 = v4194 * v2;
+      const unsigned int v6237 = v4196 * v2;
+      const unsigned int v6238 = v4198 * v2;
+      const unsigned int v6240 = v3279 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v6240 = v6229; v6240 < v2; v6240 += v6228) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v6241 = v6230 + v6240;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v6242 = w[v6241];
-        const unsigned int v6243 = v6231 + v6240;
-        const iron_bf16 v6244 = w[v6243];
-        const unsigned int v6245 = v6232 + v6240;
-        const iron_bf16 v6246 = w[v6245];
-        const unsigned int v6247 = v6233 + v6240;
-        const iron_bf16 v6248 = w[v6247];
-        const unsigned int v6249 = v6234 + v6240;
-        const iron_bf16 v6250 = w[v6249];
-        const unsigned int v6251 = v6235 + v6240;
-        const iron_bf16 v6252 = w[v6251];
-        const unsigned int v6253 = v6236 + v6240;
-        const iron_bf16 v6254 = w[v6253];
-        const unsigned int v6255 = v6237 + v6240;
-        const iron_bf16 v6256 = w[v6255];
-        float v7584 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7585 = 0.0f;
+      for (unsigned int v6241 = v6230; v6241 < v2; v6241 += v6229) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v6242 = v6231 + v6241;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v6243 = w[v6242];
+        const unsigned int v6244 = v6232 + v6241;
+        const iron_bf16 v6245 = w[v6244];
+        const unsigned int v6246 = v6233 + v6241;
+        const iron_bf16 v6247 = w[v6246];
+        const unsigned int v6248 = v6234 + v6241;
+        const iron_bf16 v6249 = w[v6248];
+        const unsigned int v6250 = v6235 + v6241;
+        const iron_bf16 v6251 = w[v6250];
+        const unsigned int v6252 = v6236 + v6241;
+        const iron_bf16 v6253 = w[v6252];
+        const unsigned int v6254 = v6237 + v6241;
+        const iron_bf16 v6255 = w[v6254];
+        const unsigned int v6256 = v6238 + v6241;
+        const iron_bf16 v6257 = w[v6256];
+        float v7585 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7586 = 0.0f;
         float v7587 = 0.0f;
         float v7588 = 0.0f;
         float v7589 = 0.0f;
         float v7590 = 0.0f;
         float v7591 = 0.0f;
-        const float v6259 = iron_to_f32(v6242);  // kernels/gemm/gemv.cpp:76
-        const float v6260 = iron_to_f32(v6244);
-        const float v6261 = iron_to_f32(v6246);
-        const float v6262 = iron_to_f32(v6248);
-        const float v6263 = iron_to_f32(v6250);
-        const float v6264 = iron_to_f32(v6252);
-        const float v6265 = iron_to_f32(v6254);
-        const float v6266 = iron_to_f32(v6256);
-        const unsigned int v6267 = v6239 + v6240;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v6268 = x[v6267];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6269 = iron_to_f32(v6268);
-        const float v6270 = v7584;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6271 = fmaf(v6269, v6259, v6270);
-        v7584 = v6271;
-        const float v6272 = v7585;
-        const float v6273 = fmaf(v6269, v6260, v6272);
-        v7585 = v6273;
-        const float v6274 = v7586;
-        const float v6275 = fmaf(v6269, v6261, v6274);
-        v7586 = v6275;
-        const float v6276 = v7587;
-        const float v6277 = fmaf(v6269, v6262, v6276);
-        v7587 = v6277;
-        const float v6278 = v7588;
-        const float v6279 = fmaf(v6269, v6263, v6278);
-        v7588 = v6279;
-        const float v6280 = v7589;
-        const float v6281 = fmaf(v6269, v6264, v6280);
-        v7589 = v6281;
-        const float v6282 = v7590;
-        const float v6283 = fmaf(v6269, v6265, v6282);
-        v7590 = v6283;
-        const float v6284 = v7591;
-        const float v6285 = fmaf(v6269, v6266, v6284);
-        v7591 = v6285;
-        const float v6287 = v7584;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6288 = v7576;
-        const float v6289 = v6288 + v6287;
-        v7576 = v6289;
-        const float v6291 = v7585;
-        const float v6292 = v7577;
-        const float v6293 = v6292 + v6291;
-        v7577 = v6293;
-        const float v6295 = v7586;
-        const float v6296 = v7578;
-        const float v6297 = v6296 + v6295;
-        v7578 = v6297;
-        const float v6299 = v7587;
-        const float v6300 = v7579;
-        const float v6301 = v6300 + v6299;
-        v7579 = v6301;
-        const float v6303 = v7588;
-        const float v6304 = v7580;
-        const float v6305 = v6304 + v6303;
-        v7580 = v6305;
-        const float v6307 = v7589;
-        const float v6308 = v7581;
-        const float v6309 = v6308 + v6307;
-        v7581 = v6309;
-        const float v6311 = v7590;
-        const float v6312 = v7582;
-        const float v6313 = v6312 + v6311;
-        v7582 = v6313;
-        const float v6315 = v7591;
-        const float v6316 = v7583;
-        const float v6317 = v6316 + v6315;
-        v7583 = v6317;
+        float v7592 = 0.0f;
+        const float v6260 = iron_to_f32(v6243);  // kernels/gemm/gemv.cpp:76
+        const float v6261 = iron_to_f32(v6245);
+        const float v6262 = iron_to_f32(v6247);
+        const float v6263 = iron_to_f32(v6249);
+        const float v6264 = iron_to_f32(v6251);
+        const float v6265 = iron_to_f32(v6253);
+        const float v6266 = iron_to_f32(v6255);
+        const float v6267 = iron_to_f32(v6257);
+        const unsigned int v6268 = v6240 + v6241;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v6269 = x[v6268];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6270 = iron_to_f32(v6269);
+        const float v6271 = v7585;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6272 = fmaf(v6270, v6260, v6271);
+        v7585 = v6272;
+        const float v6273 = v7586;
+        const float v6274 = fmaf(v6270, v6261, v6273);
+        v7586 = v6274;
+        const float v6275 = v7587;
+        const float v6276 = fmaf(v6270, v6262, v6275);
+        v7587 = v6276;
+        const float v6277 = v7588;
+        const float v6278 = fmaf(v6270, v6263, v6277);
+        v7588 = v6278;
+        const float v6279 = v7589;
+        const float v6280 = fmaf(v6270, v6264, v6279);
+        v7589 = v6280;
+        const float v6281 = v7590;
+        const float v6282 = fmaf(v6270, v6265, v6281);
+        v7590 = v6282;
+        const float v6283 = v7591;
+        const float v6284 = fmaf(v6270, v6266, v6283);
+        v7591 = v6284;
+        const float v6285 = v7592;
+        const float v6286 = fmaf(v6270, v6267, v6285);
+        v7592 = v6286;
+        const float v6288 = v7585;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6289 = v7577;
+        const float v6290 = v6289 + v6288;
+        v7577 = v6290;
+        const float v6292 = v7586;
+        const float v6293 = v7578;
+        const float v6294 = v6293 + v6292;
+        v7578 = v6294;
+        const float v6296 = v7587;
+        const float v6297 = v7579;
+        const float v6298 = v6297 + v6296;
+        v7579 = v6298;
+        const float v6300 = v7588;
+        const float v6301 = v7580;
+        const float v6302 = v6301 + v6300;
+        v7580 = v6302;
+        const float v6304 = v7589;
+        const float v6305 = v7581;
+        const float v6306 = v6305 + v6304;
+        v7581 = v6306;
+        const float v6308 = v7590;
+        const float v6309 = v7582;
+        const float v6310 = v6309 + v6308;
+        v7582 = v6310;
+        const float v6312 = v7591;
+        const float v6313 = v7583;
+        const float v6314 = v6313 + v6312;
+        v7583 = v6314;
+        const float v6316 = v7592;
+        const float v6317 = v7584;
+        const float v6318 = v6317 + v6316;
+        v7584 = v6318;
       }
-      const float v6319 = v7576;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6320 = iron_simd_sum(v6319);
-      const unsigned int v6321 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6322 = v6321 == 0u;
-      if (v6322) {
-        const unsigned int v6323 = iron_linear_thread() >> 5;
-        const unsigned int v6324 = v6323 << 3u;
-        shm3[v6324] = v6320;
+      const float v6320 = v7577;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6321 = iron_simd_sum(v6320);
+      const unsigned int v6322 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6323 = v6322 == 0u;
+      if (v6323) {
+        const unsigned int v6324 = iron_linear_thread() >> 5;
+        const unsigned int v6325 = v6324 << 3u;
+        shm3[v6325] = v6321;
       }
-      const float v6325 = v7577;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6326 = iron_simd_sum(v6325);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6327 = iron_linear_thread() >> 5;
-        const unsigned int v6328 = v6327 << 3u;
-        const unsigned int v6329 = v6328 + 1u;
-        shm3[v6329] = v6326;
+      const float v6326 = v7578;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6327 = iron_simd_sum(v6326);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6328 = iron_linear_thread() >> 5;
+        const unsigned int v6329 = v6328 << 3u;
+        const unsigned int v6330 = v6329 + 1u;
+        shm3[v6330] = v6327;
       }
-      const float v6330 = v7578;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6331 = iron_simd_sum(v6330);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6332 = iron_linear_thread() >> 5;
-        const unsigned int v6333 = v6332 << 3u;
-        const unsigned int v6334 = v6333 + 2u;
-        shm3[v6334] = v6331;
+      const float v6331 = v7579;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6332 = iron_simd_sum(v6331);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6333 = iron_linear_thread() >> 5;
+        const unsigned int v6334 = v6333 << 3u;
+        const unsigned int v6335 = v6334 + 2u;
+        shm3[v6335] = v6332;
       }
-      const float v6335 = v7579;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6336 = iron_simd_sum(v6335);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6337 = iron_linear_thread() >> 5;
-        const unsigned int v6338 = v6337 << 3u;
-        const unsigned int v6339 = v6338 + 3u;
-        shm3[v6339] = v6336;
+      const float v6336 = v7580;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6337 = iron_simd_sum(v6336);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6338 = iron_linear_thread() >> 5;
+        const unsigned int v6339 = v6338 << 3u;
+        const unsigned int v6340 = v6339 + 3u;
+        shm3[v6340] = v6337;
       }
-      const float v6340 = v7580;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6341 = iron_simd_sum(v6340);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6342 = iron_linear_thread() >> 5;
-        const unsigned int v6343 = v6342 << 3u;
-        const unsigned int v6344 = v6343 + 4u;
-        shm3[v6344] = v6341;
+      const float v6341 = v7581;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6342 = iron_simd_sum(v6341);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6343 = iron_linear_thread() >> 5;
+        const unsigned int v6344 = v6343 << 3u;
+        const unsigned int v6345 = v6344 + 4u;
+        shm3[v6345] = v6342;
       }
-      const float v6345 = v7581;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6346 = iron_simd_sum(v6345);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6347 = iron_linear_thread() >> 5;
-        const unsigned int v6348 = v6347 << 3u;
-        const unsigned int v6349 = v6348 + 5u;
-        shm3[v6349] = v6346;
+      const float v6346 = v7582;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6347 = iron_simd_sum(v6346);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6348 = iron_linear_thread() >> 5;
+        const unsigned int v6349 = v6348 << 3u;
+        const unsigned int v6350 = v6349 + 5u;
+        shm3[v6350] = v6347;
       }
-      const float v6350 = v7582;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6351 = iron_simd_sum(v6350);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6352 = iron_linear_thread() >> 5;
-        const unsigned int v6353 = v6352 << 3u;
-        const unsigned int v6354 = v6353 + 6u;
-        shm3[v6354] = v6351;
+      const float v6351 = v7583;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6352 = iron_simd_sum(v6351);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6353 = iron_linear_thread() >> 5;
+        const unsigned int v6354 = v6353 << 3u;
+        const unsigned int v6355 = v6354 + 6u;
+        shm3[v6355] = v6352;
       }
-      const float v6355 = v7583;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6356 = iron_simd_sum(v6355);
-      if (v6322) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6357 = iron_linear_thread() >> 5;
-        const unsigned int v6358 = v6357 << 3u;
-        const unsigned int v6359 = v6358 + 7u;
-        shm3[v6359] = v6356;
+      const float v6356 = v7584;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6357 = iron_simd_sum(v6356);
+      if (v6323) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6358 = iron_linear_thread() >> 5;
+        const unsigned int v6359 = v6358 << 3u;
+        const unsigned int v6360 = v6359 + 7u;
+        shm3[v6360] = v6357;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v6360 = v4178 + v6229;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v6361 = v6229 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v6362 = v3262 + v6361;
-      const bool v6363 = v6229 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6364 = v6360 < v1;
-      const bool v6365 = v6363 && v6364;
-      const bool v6366 = v6362 < v0;
-      const bool v6367 = v6365 && v6366;
-      if (v6367) {
-        const float v6368 = shm3[v6229];  // kernels/gemm/gemv_rows.hpp:155
-        float v6369 = v6368;
-        const unsigned int v6370 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v6361 = v4179 + v6230;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v6362 = v6230 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v6363 = v3263 + v6362;
+      const bool v6364 = v6230 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6365 = v6361 < v1;
+      const bool v6366 = v6364 && v6365;
+      const bool v6367 = v6363 < v0;
+      const bool v6368 = v6366 && v6367;
+      if (v6368) {
+        const float v6369 = shm3[v6230];  // kernels/gemm/gemv_rows.hpp:155
+        float v6370 = v6369;
+        const unsigned int v6371 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v6371 = 1u; v6371 < v6370; v6371 += 1u) {
-          const unsigned int v6372 = v6371 << 3u;
-          const unsigned int v6373 = v6372 + v6229;
-          const float v6374 = shm3[v6373];
-          const float v6375 = v6369;
-          const float v6376 = v6375 + v6374;
-          v6369 = v6376;
+        for (unsigned int v6372 = 1u; v6372 < v6371; v6372 += 1u) {
+          const unsigned int v6373 = v6372 << 3u;
+          const unsigned int v6374 = v6373 + v6230;
+          const float v6375 = shm3[v6374];
+          const float v6376 = v6370;
+          const float v6377 = v6376 + v6375;
+          v6370 = v6377;
         }
-        const float v6377 = v6369;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v6378 = iron_f32_to_bf16(v6377);
-        const unsigned int v6379 = v6362 * v1;
-        const unsigned int v6380 = v6379 + v6360;
-        out[v6380] = v6378;
+        const float v6378 = v6370;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v6379 = iron_f32_to_bf16(v6378);
+        const unsigned int v6380 = v6363 * v1;
+        const unsigned int v6381 = v6380 + v6361;
+        out[v6381] = v6379;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6409 = v4199 && v3464;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6409) {
-      float v7593 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7594 = 0.0f;
+    const bool v6410 = v4200 && v3465;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6410) {
+      float v7594 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7595 = 0.0f;
       float v7596 = 0.0f;
       float v7597 = 0.0f;
       float v7598 = 0.0f;
       float v7599 = 0.0f;
       float v7600 = 0.0f;
-      const unsigned int v6412 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v6413 = threadIdx.x;
-      const unsigned int v6414 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v6415 = v4185 * v2;
-      const unsigned int v6416 = v4187 * v2;
-      const unsigned int v6417 = v4189 * v2;
-      const unsigned int v6418 = v4191 * v2;
-      const unsigned int v6419 = v4193 * v2;
-      const unsigned int v6420 = v4195 * v2;
-      const unsigned int v6421 = v4197 * v2;
-      const unsigned int v6423 = v3462 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7601 = 0.0f;
+      const unsigned int v6413 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v6414 = threadIdx.x;
+      const unsigned int v6415 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v6416 = v4186 * v2;
+      const unsigned int v6417 = v4188 * v2;
+      const unsigned int v6418 = v4190 * v2;
+      const unsigned int v6419 = v4192 * v2;
+      const unsigned int v6420 = v4194 * v2;
+      const unsigned int v6421 = v4196 * v2;
+      const unsigned int v6422 = v4198 * v2;
+      const unsigned int v6424 = v3463 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v6424 = v6413; v6424 < v2; v6424 += v6412) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v6425 = v6414 + v6424;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v6426 = w[v6425];
-        const unsigned int v6427 = v6415 + v6424;
-        const iron_bf16 v6428 = w[v6427];
-        const unsigned int v6429 = v6416 + v6424;
-        const iron_bf16 v6430 = w[v6429];
-        const unsigned int v6431 = v6417 + v6424;
-        const iron_bf16 v6432 = w[v6431];
-        const unsigned int v6433 = v6418 + v6424;
-        const iron_bf16 v6434 = w[v6433];
-        const unsigned int v6435 = v6419 + v6424;
-        const iron_bf16 v6436 = w[v6435];
-        const unsigned int v6437 = v6420 + v6424;
-        const iron_bf16 v6438 = w[v6437];
-        const unsigned int v6439 = v6421 + v6424;
-        const iron_bf16 v6440 = w[v6439];
-        float v7601 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7602 = 0.0f;
+      for (unsigned int v6425 = v6414; v6425 < v2; v6425 += v6413) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v6426 = v6415 + v6425;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v6427 = w[v6426];
+        const unsigned int v6428 = v6416 + v6425;
+        const iron_bf16 v6429 = w[v6428];
+        const unsigned int v6430 = v6417 + v6425;
+        const iron_bf16 v6431 = w[v6430];
+        const unsigned int v6432 = v6418 + v6425;
+        const iron_bf16 v6433 = w[v6432];
+        const unsigned int v6434 = v6419 + v6425;
+        const iron_bf16 v6435 = w[v6434];
+        const unsigned int v6436 = v6420 + v6425;
+        const iron_bf16 v6437 = w[v6436];
+        const unsigned int v6438 = v6421 + v6425;
+        const iron_bf16 v6439 = w[v6438];
+        const unsigned int v6440 = v6422 + v6425;
+        const iron_bf16 v6441 = w[v6440];
+        float v7602 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7603 = 0.0f;
         float v7604 = 0.0f;
         float v7605 = 0.0f;
         float v7606 = 0.0f;
         float v7607 = 0.0f;
         float v7608 = 0.0f;
-        const float v6443 = iron_to_f32(v6426);  // kernels/gemm/gemv.cpp:76
-        const float v6444 = iron_to_f32(v6428);
-        const float v6445 = iron_to_f32(v6430);
-        const float v6446 = iron_to_f32(v6432);
-        const float v6447 = iron_to_f32(v6434);
-        const float v6448 = iron_to_f32(v6436);
-        const float v6449 = iron_to_f32(v6438);
-        const float v6450 = iron_to_f32(v6440);
-        const unsigned int v6451 = v6423 + v6424;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v6452 = x[v6451];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6453 = iron_to_f32(v6452);
-        const float v6454 = v7601;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6455 = fmaf(v6453, v6443, v6454);
-        v7601 = v6455;
-        const float v6456 = v7602;
-        const float v6457 = fmaf(v6453, v6444, v6456);
-        v7602 = v6457;
-        const float v6458 = v7603;
-        const float v6459 = fmaf(v6453, v6445, v6458);
-        v7603 = v6459;
-        const float v6460 = v7604;
-        const float v6461 = fmaf(v6453, v6446, v6460);
-        v7604 = v6461;
-        const float v6462 = v7605;
-        const float v6463 = fmaf(v6453, v6447, v6462);
-        v7605 = v6463;
-        const float v6464 = v7606;
-        const float v6465 = fmaf(v6453, v6448, v6464);
-        v7606 = v6465;
-        const float v6466 = v7607;
-        const float v6467 = fmaf(v6453, v6449, v6466);
-        v7607 = v6467;
-        const float v6468 = v7608;
-        const float v6469 = fmaf(v6453, v6450, v6468);
-        v7608 = v6469;
-        const float v6471 = v7601;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6472 = v7593;
-        const float v6473 = v6472 + v6471;
-        v7593 = v6473;
-        const float v6475 = v7602;
-        const float v6476 = v7594;
-        const float v6477 = v6476 + v6475;
-        v7594 = v6477;
-        const float v6479 = v7603;
-        const float v6480 = v7595;
-        const float v6481 = v6480 + v6479;
-        v7595 = v6481;
-        const float v6483 = v7604;
-        const float v6484 = v7596;
-        const float v6485 = v6484 + v6483;
-        v7596 = v6485;
-        const float v6487 = v7605;
-        const float v6488 = v7597;
-        const float v6489 = v6488 + v6487;
-        v7597 = v6489;
-        const float v6491 = v7606;
-        const float v6492 = v7598;
-        const float v6493 = v6492 + v6491;
-        v7598 = v6493;
-        const float v6495 = v7607;
-        const float v6496 = v7599;
-        const float v6497 = v6496 + v6495;
-        v7599 = v6497;
-        const float v6499 = v7608;
-        const float v6500 = v7600;
-        const float v6501 = v6500 + v6499;
-        v7600 = v6501;
+        float v7609 = 0.0f;
+        const float v6444 = iron_to_f32(v6427);  // kernels/gemm/gemv.cpp:76
+        const float v6445 = iron_to_f32(v6429);
+        const float v6446 = iron_to_f32(v6431);
+        const float v6447 = iron_to_f32(v6433);
+        const float v6448 = iron_to_f32(v6435);
+        const float v6449 = iron_to_f32(v6437);
+        const float v6450 = iron_to_f32(v6439);
+        const float v6451 = iron_to_f32(v6441);
+        const unsigned int v6452 = v6424 + v6425;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v6453 = x[v6452];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6454 = iron_to_f32(v6453);
+        const float v6455 = v7602;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6456 = fmaf(v6454, v6444, v6455);
+        v7602 = v6456;
+        const float v6457 = v7603;
+        const float v6458 = fmaf(v6454, v6445, v6457);
+        v7603 = v6458;
+        const float v6459 = v7604;
+        const float v6460 = fmaf(v6454, v6446, v6459);
+        v7604 = v6460;
+        const float v6461 = v7605;
+        const float v6462 = fmaf(v6454, v6447, v6461);
+        v7605 = v6462;
+        const float v6463 = v7606;
+        const float v6464 = fmaf(v6454, v6448, v6463);
+        v7606 = v6464;
+        const float v6465 = v7607;
+        const float v6466 = fmaf(v6454, v6449, v6465);
+        v7607 = v6466;
+        const float v6467 = v7608;
+        const float v6468 = fmaf(v6454, v6450, v6467);
+        v7608 = v6468;
+        const float v6469 = v7609;
+        const float v6470 = fmaf(v6454, v6451, v6469);
+        v7609 = v6470;
+        const float v6472 = v7602;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6473 = v7594;
+        const float v6474 = v6473 + v6472;
+        v7594 = v6474;
+        const float v6476 = v7603;
+        const float v6477 = v7595;
+        const float v6478 = v6477 + v6476;
+        v7595 = v6478;
+        const float v6480 = v7604;
+        const float v6481 = v7596;
+        const float v6482 = v6481 + v6480;
+        v7596 = v6482;
+        const float v6484 = v7605;
+        const float v6485 = v7597;
+        const float v6486 = v6485 + v6484;
+        v7597 = v6486;
+        const float v6488 = v7606;
+        const float v6489 = v7598;
+        const float v6490 = v6489 + v6488;
+        v7598 = v6490;
+        const float v6492 = v7607;
+        const float v6493 = v7599;
+        const float v6494 = v6493 + v6492;
+        v7599 = v6494;
+        const float v6496 = v7608;
+        const float v6497 = v7600;
+        const float v6498 = v6497 + v6496;
+        v7600 = v6498;
+        const float v6500 = v7609;
+        const float v6501 = v7601;
+        const float v6502 = v6501 + v6500;
+        v7601 = v6502;
       }
-      const float v6503 = v7593;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6504 = iron_simd_sum(v6503);
-      const unsigned int v6505 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6506 = v6505 == 0u;
-      if (v6506) {
-        const unsigned int v6507 = iron_linear_thread() >> 5;
-        const unsigned int v6508 = v6507 << 3u;
-        shm3[v6508] = v6504;
+      const float v6504 = v7594;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6505 = iron_simd_sum(v6504);
+      const unsigned int v6506 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6507 = v6506 == 0u;
+      if (v6507) {
+        const unsigned int v6508 = iron_linear_thread() >> 5;
+        const unsigned int v6509 = v6508 << 3u;
+        shm3[v6509] = v6505;
       }
-      const float v6509 = v7594;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6510 = iron_simd_sum(v6509);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6511 = iron_linear_thread() >> 5;
-        const unsigned int v6512 = v6511 << 3u;
-        const unsigned int v6513 = v6512 + 1u;
-        shm3[v6513] = v6510;
+      const float v6510 = v7595;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6511 = iron_simd_sum(v6510);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6512 = iron_linear_thread() >> 5;
+        const unsigned int v6513 = v6512 << 3u;
+        const unsigned int v6514 = v6513 + 1u;
+        shm3[v6514] = v6511;
       }
-      const float v6514 = v7595;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6515 = iron_simd_sum(v6514);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6516 = iron_linear_thread() >> 5;
-        const unsigned int v6517 = v6516 << 3u;
-        const unsigned int v6518 = v6517 + 2u;
-        shm3[v6518] = v6515;
+      const float v6515 = v7596;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6516 = iron_simd_sum(v6515);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6517 = iron_linear_thread() >> 5;
+        const unsigned int v6518 = v6517 << 3u;
+        const unsigned int v6519 = v6518 + 2u;
+        shm3[v6519] = v6516;
       }
-      const float v6519 = v7596;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6520 = iron_simd_sum(v6519);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6521 = iron_linear_thread() >> 5;
-        const unsigned int v6522 = v6521 << 3u;
-        const unsigned int v6523 = v6522 + 3u;
-        shm3[v6523] = v6520;
+      const float v6520 = v7597;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6521 = iron_simd_sum(v6520);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6522 = iron_linear_thread() >> 5;
+        const unsigned int v6523 = v6522 << 3u;
+        const unsigned int v6524 = v6523 + 3u;
+        shm3[v6524] = v6521;
       }
-      const float v6524 = v7597;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6525 = iron_simd_sum(v6524);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6526 = iron_linear_thread() >> 5;
-        const unsigned int v6527 = v6526 << 3u;
-        const unsigned int v6528 = v6527 + 4u;
-        shm3[v6528] = v6525;
+      const float v6525 = v7598;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6526 = iron_simd_sum(v6525);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6527 = iron_linear_thread() >> 5;
+        const unsigned int v6528 = v6527 << 3u;
+        const unsigned int v6529 = v6528 + 4u;
+        shm3[v6529] = v6526;
       }
-      const float v6529 = v7598;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6530 = iron_simd_sum(v6529);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6531 = iron_linear_thread() >> 5;
-        const unsigned int v6532 = v6531 << 3u;
-        const unsigned int v6533 = v6532 + 5u;
-        shm3[v6533] = v6530;
+      const float v6530 = v7599;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6531 = iron_simd_sum(v6530);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6532 = iron_linear_thread() >> 5;
+        const unsigned int v6533 = v6532 << 3u;
+        const unsigned int v6534 = v6533 + 5u;
+        shm3[v6534] = v6531;
       }
-      const float v6534 = v7599;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6535 = iron_simd_sum(v6534);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6536 = iron_linear_thread() >> 5;
-        const unsigned int v6537 = v6536 << 3u;
-        const unsigned int v6538 = v6537 + 6u;
-        shm3[v6538] = v6535;
+      const float v6535 = v7600;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6536 = iron_simd_sum(v6535);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6537 = iron_linear_thread() >> 5;
+        const unsigned int v6538 = v6537 << 3u;
+        const unsigned int v6539 = v6538 + 6u;
+        shm3[v6539] = v6536;
       }
-      const float v6539 = v7600;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6540 = iron_simd_sum(v6539);
-      if (v6506) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6541 = iron_linear_thread() >> 5;
-        const unsigned int v6542 = v6541 << 3u;
-        const unsigned int v6543 = v6542 + 7u;
-        shm3[v6543] = v6540;
+      const float v6540 = v7601;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6541 = iron_simd_sum(v6540);
+      if (v6507) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6542 = iron_linear_thread() >> 5;
+        const unsigned int v6543 = v6542 << 3u;
+        const unsigned int v6544 = v6543 + 7u;
+        shm3[v6544] = v6541;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v6544 = v4178 + v6413;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v6545 = v6413 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v6546 = v3446 + v6545;
-      const bool v6547 = v6413 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6548 = v6544 < v1;
-      const bool v6549 = v6547 && v6548;
-      const bool v6550 = v6546 < v0;
-      const bool v6551 = v6549 && v6550;
-      if (v6551) {
-        const float v6552 = shm3[v6413];  // kernels/gemm/gemv_rows.hpp:155
-        float v6553 = v6552;
-        const unsigned int v6554 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v6545 = v4179 + v6414;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v6546 = v6414 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v6547 = v3447 + v6546;
+      const bool v6548 = v6414 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6549 = v6545 < v1;
+      const bool v6550 = v6548 && v6549;
+      const bool v6551 = v6547 < v0;
+      const bool v6552 = v6550 && v6551;
+      if (v6552) {
+        const float v6553 = shm3[v6414];  // kernels/gemm/gemv_rows.hpp:155
+        float v6554 = v6553;
+        const unsigned int v6555 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v6555 = 1u; v6555 < v6554; v6555 += 1u) {
-          const unsigned int v6556 = v6555 << 3u;
-          const unsigned int v6557 = v6556 + v6413;
-          const float v6558 = shm3[v6557];
-          const float v6559 = v6553;
-          const float v6560 = v6559 + v6558;
-          v6553 = v6560;
+        for (unsigned int v6556 = 1u; v6556 < v6555; v6556 += 1u) {
+          const unsigned int v6557 = v6556 << 3u;
+          const unsigned int v6558 = v6557 + v6414;
+          const float v6559 = shm3[v6558];
+          const float v6560 = v6554;
+          const float v6561 = v6560 + v6559;
+          v6554 = v6561;
         }
-        const float v6561 = v6553;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v6562 = iron_f32_to_bf16(v6561);
-        const unsigned int v6563 = v6546 * v1;
-        const unsigned int v6564 = v6563 + v6544;
-        out[v6564] = v6562;
+        const float v6562 = v6554;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v6563 = iron_f32_to_bf16(v6562);
+        const unsigned int v6564 = v6547 * v1;
+        const unsigned int v6565 = v6564 + v6545;
+        out[v6565] = v6563;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6593 = v4199 && v3648;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6593) {
-      float v7610 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7611 = 0.0f;
+    const bool v6594 = v4200 && v3649;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6594) {
+      float v7611 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7612 = 0.0f;
       float v7613 = 0.0f;
       float v7614 = 0.0f;
       float v7615 = 0.0f;
       float v7616 = 0.0f;
       float v7617 = 0.0f;
-      const unsigned int v6596 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v6597 = threadIdx.x;
-      const unsigned int v6598 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v6599 = v4185 * v2;
-      const unsigned int v6600 = v4187 * v2;
-      const unsigned int v6601 = v4189 * v2;
-      const unsigned int v6602 = v4191 * v2;
-      const unsigned int v6603 = v4193 * v2;
-      const unsigned int v6604 = v4195 * v2;
-      const unsigned int v6605 = v4197 * v2;
-      const unsigned int v6607 = v3646 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7618 = 0.0f;
+      const unsigned int v6597 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v6598 = threadIdx.x;
+      const unsigned int v6599 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v6600 = v4186 * v2;
+      const unsigned int v6601 = v4188 * v2;
+      const unsigned int v6602 = v4190 * v2;
+      const unsigned int v6603 = v4192 * v2;
+      const unsigned int v6604 = v4194 * v2;
+      const unsigned int v6605 = v4196 * v2;
+      const unsigned int v6606 = v4198 * v2;
+      const unsigned int v6608 = v3647 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v6608 = v6597; v6608 < v2; v6608 += v6596) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v6609 = v6598 + v6608;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v6610 = w[v6609];
-        const unsigned int v6611 = v6599 + v6608;
-        const iron_bf16 v6612 = w[v6611];
-        const unsigned int v6613 = v6600 + v6608;
-        const iron_bf16 v6614 = w[v6613];
-        const unsigned int v6615 = v6601 + v6608;
-        const iron_bf16 v6616 = w[v6615];
-        const unsigned int v6617 = v6602 + v6608;
-        const iron_bf16 v6618 = w[v6617];
-        const unsigned int v6619 = v6603 + v6608;
-        const iron_bf16 v6620 = w[v6619];
-        const unsigned int v6621 = v6604 + v6608;
-        const iron_bf16 v6622 = w[v6621];
-        const unsigned int v6623 = v6605 + v6608;
-        const iron_bf16 v6624 = w[v6623];
-        float v7618 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7619 = 0.0f;
+      for (unsigned int v6609 = v6598; v6609 < v2; v6609 += v6597) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v6610 = v6599 + v6609;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v6611 = w[v6610];
+        const unsigned int v6612 = v6600 + v6609;
+        const iron_bf16 v6613 = w[v6612];
+        const unsigned int v6614 = v6601 + v6609;
+        const iron_bf16 v6615 = w[v6614];
+        const unsigned int v6616 = v6602 + v6609;
+        const iron_bf16 v6617 = w[v6616];
+        const unsigned int v6618 = v6603 + v6609;
+        const iron_bf16 v6619 = w[v6618];
+        const unsigned int v6620 = v6604 + v6609;
+        const iron_bf16 v6621 = w[v6620];
+        const unsigned int v6622 = v6605 + v6609;
+        const iron_bf16 v6623 = w[v6622];
+        const unsigned int v6624 = v6606 + v6609;
+        const iron_bf16 v6625 = w[v6624];
+        float v7619 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7620 = 0.0f;
         float v7621 = 0.0f;
         float v7622 = 0.0f;
         float v7623 = 0.0f;
         float v7624 = 0.0f;
         float v7625 = 0.0f;
-        const float v6627 = iron_to_f32(v6610);  // kernels/gemm/gemv.cpp:76
-        const float v6628 = iron_to_f32(v6612);
-        const float v6629 = iron_to_f32(v6614);
-        const float v6630 = iron_to_f32(v6616);
-        const float v6631 = iron_to_f32(v6618);
-        const float v6632 = iron_to_f32(v6620);
-        const float v6633 = iron_to_f32(v6622);
-        const float v6634 = iron_to_f32(v6624);
-        const unsigned int v6635 = v6607 + v6608;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v6636 = x[v6635];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6637 = iron_to_f32(v6636);
-        const float v6638 = v7618;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6639 = fmaf(v6637, v6627, v6638);
-        v7618 = v6639;
-        const float v6640 = v7619;
-        const float v6641 = fmaf(v6637, v6628, v6640);
-        v7619 = v6641;
-        const float v6642 = v7620;
-        const float v6643 = fmaf(v6637, v6629, v6642);
-        v7620 = v6643;
-        const float v6644 = v7621;
-        const float v6645 = fmaf(v6637, v6630, v6644);
-        v7621 = v6645;
-        const float v6646 = v7622;
-        const float v6647 = fmaf(v6637, v6631, v6646);
-        v7622 = v6647;
-        const float v6648 = v7623;
-        const float v6649 = fmaf(v6637, v6632, v6648);
-        v7623 = v6649;
-        const float v6650 = v7624;
-        const float v6651 = fmaf(v6637, v6633, v6650);
-        v7624 = v6651;
-        const float v6652 = v7625;
-        const float v6653 = fmaf(v6637, v6634, v6652);
-        v7625 = v6653;
-        const float v6655 = v7618;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6656 = v7610;
-        const float v6657 = v6656 + v6655;
-        v7610 = v6657;
-        const float v6659 = v7619;
-        const float v6660 = v7611;
-        const float v6661 = v6660 + v6659;
-        v7611 = v6661;
-        const float v6663 = v7620;
-        const float v6664 = v7612;
-        const float v6665 = v6664 + v6663;
-        v7612 = v6665;
-        const float v6667 = v7621;
-        const float v6668 = v7613;
-        const float v6669 = v6668 + v6667;
-        v7613 = v6669;
-        const float v6671 = v7622;
-        const float v6672 = v7614;
-        const float v6673 = v6672 + v6671;
-        v7614 = v6673;
-        const float v6675 = v7623;
-        const float v6676 = v7615;
-        const float v6677 = v6676 + v6675;
-        v7615 = v6677;
-        const float v6679 = v7624;
-        const float v6680 = v7616;
-        const float v6681 = v6680 + v6679;
-        v7616 = v6681;
-        const float v6683 = v7625;
-        const float v6684 = v7617;
-        const float v6685 = v6684 + v6683;
-        v7617 = v6685;
+        float v7626 = 0.0f;
+        const float v6628 = iron_to_f32(v6611);  // kernels/gemm/gemv.cpp:76
+        const float v6629 = iron_to_f32(v6613);
+        const float v6630 = iron_to_f32(v6615);
+        const float v6631 = iron_to_f32(v6617);
+        const float v6632 = iron_to_f32(v6619);
+        const float v6633 = iron_to_f32(v6621);
+        const float v6634 = iron_to_f32(v6623);
+        const float v6635 = iron_to_f32(v6625);
+        const unsigned int v6636 = v6608 + v6609;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v6637 = x[v6636];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6638 = iron_to_f32(v6637);
+        const float v6639 = v7619;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6640 = fmaf(v6638, v6628, v6639);
+        v7619 = v6640;
+        const float v6641 = v7620;
+        const float v6642 = fmaf(v6638, v6629, v6641);
+        v7620 = v6642;
+        const float v6643 = v7621;
+        const float v6644 = fmaf(v6638, v6630, v6643);
+        v7621 = v6644;
+        const float v6645 = v7622;
+        const float v6646 = fmaf(v6638, v6631, v6645);
+        v7622 = v6646;
+        const float v6647 = v7623;
+        const float v6648 = fmaf(v6638, v6632, v6647);
+        v7623 = v6648;
+        const float v6649 = v7624;
+        const float v6650 = fmaf(v6638, v6633, v6649);
+        v7624 = v6650;
+        const float v6651 = v7625;
+        const float v6652 = fmaf(v6638, v6634, v6651);
+        v7625 = v6652;
+        const float v6653 = v7626;
+        const float v6654 = fmaf(v6638, v6635, v6653);
+        v7626 = v6654;
+        const float v6656 = v7619;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6657 = v7611;
+        const float v6658 = v6657 + v6656;
+        v7611 = v6658;
+        const float v6660 = v7620;
+        const float v6661 = v7612;
+        const float v6662 = v6661 + v6660;
+        v7612 = v6662;
+        const float v6664 = v7621;
+        const float v6665 = v7613;
+        const float v6666 = v6665 + v6664;
+        v7613 = v6666;
+        const float v6668 = v7622;
+        const float v6669 = v7614;
+        const float v6670 = v6669 + v6668;
+        v7614 = v6670;
+        const float v6672 = v7623;
+        const float v6673 = v7615;
+        const float v6674 = v6673 + v6672;
+        v7615 = v6674;
+        const float v6676 = v7624;
+        const float v6677 = v7616;
+        const float v6678 = v6677 + v6676;
+        v7616 = v6678;
+        const float v6680 = v7625;
+        const float v6681 = v7617;
+        const float v6682 = v6681 + v6680;
+        v7617 = v6682;
+        const float v6684 = v7626;
+        const float v6685 = v7618;
+        const float v6686 = v6685 + v6684;
+        v7618 = v6686;
       }
-      const float v6687 = v7610;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6688 = iron_simd_sum(v6687);
-      const unsigned int v6689 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6690 = v6689 == 0u;
-      if (v6690) {
-        const unsigned int v6691 = iron_linear_thread() >> 5;
-        const unsigned int v6692 = v6691 << 3u;
-        shm3[v6692] = v6688;
+      const float v6688 = v7611;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6689 = iron_simd_sum(v6688);
+      const unsigned int v6690 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6691 = v6690 == 0u;
+      if (v6691) {
+        const unsigned int v6692 = iron_linear_thread() >> 5;
+        const unsigned int v6693 = v6692 << 3u;
+        shm3[v6693] = v6689;
       }
-      const float v6693 = v7611;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6694 = iron_simd_sum(v6693);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6695 = iron_linear_thread() >> 5;
-        const unsigned int v6696 = v6695 << 3u;
-        const unsigned int v6697 = v6696 + 1u;
-        shm3[v6697] = v6694;
+      const float v6694 = v7612;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6695 = iron_simd_sum(v6694);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6696 = iron_linear_thread() >> 5;
+        const unsigned int v6697 = v6696 << 3u;
+        const unsigned int v6698 = v6697 + 1u;
+        shm3[v6698] = v6695;
       }
-      const float v6698 = v7612;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6699 = iron_simd_sum(v6698);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6700 = iron_linear_thread() >> 5;
-        const unsigned int v6701 = v6700 << 3u;
-        const unsigned int v6702 = v6701 + 2u;
-        shm3[v6702] = v6699;
+      const float v6699 = v7613;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6700 = iron_simd_sum(v6699);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6701 = iron_linear_thread() >> 5;
+        const unsigned int v6702 = v6701 << 3u;
+        const unsigned int v6703 = v6702 + 2u;
+        shm3[v6703] = v6700;
       }
-      const float v6703 = v7613;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6704 = iron_simd_sum(v6703);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6705 = iron_linear_thread() >> 5;
-        const unsigned int v6706 = v6705 << 3u;
-        const unsigned int v6707 = v6706 + 3u;
-        shm3[v6707] = v6704;
+      const float v6704 = v7614;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6705 = iron_simd_sum(v6704);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6706 = iron_linear_thread() >> 5;
+        const unsigned int v6707 = v6706 << 3u;
+        const unsigned int v6708 = v6707 + 3u;
+        shm3[v6708] = v6705;
       }
-      const float v6708 = v7614;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6709 = iron_simd_sum(v6708);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6710 = iron_linear_thread() >> 5;
-        const unsigned int v6711 = v6710 << 3u;
-        const unsigned int v6712 = v6711 + 4u;
-        shm3[v6712] = v6709;
+      const float v6709 = v7615;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6710 = iron_simd_sum(v6709);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6711 = iron_linear_thread() >> 5;
+        const unsigned int v6712 = v6711 << 3u;
+        const unsigned int v6713 = v6712 + 4u;
+        shm3[v6713] = v6710;
       }
-      const float v6713 = v7615;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6714 = iron_simd_sum(v6713);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6715 = iron_linear_thread() >> 5;
-        const unsigned int v6716 = v6715 << 3u;
-        const unsigned int v6717 = v6716 + 5u;
-        shm3[v6717] = v6714;
+      const float v6714 = v7616;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6715 = iron_simd_sum(v6714);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6716 = iron_linear_thread() >> 5;
+        const unsigned int v6717 = v6716 << 3u;
+        const unsigned int v6718 = v6717 + 5u;
+        shm3[v6718] = v6715;
       }
-      const float v6718 = v7616;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6719 = iron_simd_sum(v6718);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6720 = iron_linear_thread() >> 5;
-        const unsigned int v6721 = v6720 << 3u;
-        const unsigned int v6722 = v6721 + 6u;
-        shm3[v6722] = v6719;
+      const float v6719 = v7617;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6720 = iron_simd_sum(v6719);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6721 = iron_linear_thread() >> 5;
+        const unsigned int v6722 = v6721 << 3u;
+        const unsigned int v6723 = v6722 + 6u;
+        shm3[v6723] = v6720;
       }
-      const float v6723 = v7617;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6724 = iron_simd_sum(v6723);
-      if (v6690) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6725 = iron_linear_thread() >> 5;
-        const unsigned int v6726 = v6725 << 3u;
-        const unsigned int v6727 = v6726 + 7u;
-        shm3[v6727] = v6724;
+      const float v6724 = v7618;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6725 = iron_simd_sum(v6724);
+      if (v6691) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6726 = iron_linear_thread() >> 5;
+        const unsigned int v6727 = v6726 << 3u;
+        const unsigned int v6728 = v6727 + 7u;
+        shm3[v6728] = v6725;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v6728 = v4178 + v6597;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v6729 = v6597 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v6730 = v3630 + v6729;
-      const bool v6731 = v6597 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6732 = v6728 < v1;
-      const bool v6733 = v6731 && v6732;
-      const bool v6734 = v6730 < v0;
-      const bool v6735 = v6733 && v6734;
-      if (v6735) {
-        const float v6736 = shm3[v6597];  // kernels/gemm/gemv_rows.hpp:155
-        float v6737 = v6736;
-        const unsigned int v6738 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v6729 = v4179 + v6598;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v6730 = v6598 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v6731 = v3631 + v6730;
+      const bool v6732 = v6598 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6733 = v6729 < v1;
+      const bool v6734 = v6732 && v6733;
+      const bool v6735 = v6731 < v0;
+      const bool v6736 = v6734 && v6735;
+      if (v6736) {
+        const float v6737 = shm3[v6598];  // kernels/gemm/gemv_rows.hpp:155
+        float v6738 = v6737;
+        const unsigned int v6739 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v6739 = 1u; v6739 < v6738; v6739 += 1u) {
-          const unsigned int v6740 = v6739 << 3u;
-          const unsigned int v6741 = v6740 + v6597;
-          const float v6742 = shm3[v6741];
-          const float v6743 = v6737;
-          const float v6744 = v6743 + v6742;
-          v6737 = v6744;
+        for (unsigned int v6740 = 1u; v6740 < v6739; v6740 += 1u) {
+          const unsigned int v6741 = v6740 << 3u;
+          const unsigned int v6742 = v6741 + v6598;
+          const float v6743 = shm3[v6742];
+          const float v6744 = v6738;
+          const float v6745 = v6744 + v6743;
+          v6738 = v6745;
         }
-        const float v6745 = v6737;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v6746 = iron_f32_to_bf16(v6745);
-        const unsigned int v6747 = v6730 * v1;
-        const unsigned int v6748 = v6747 + v6728;
-        out[v6748] = v6746;
+        const float v6746 = v6738;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v6747 = iron_f32_to_bf16(v6746);
+        const unsigned int v6748 = v6731 * v1;
+        const unsigned int v6749 = v6748 + v6729;
+        out[v6749] = v6747;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6777 = v4199 && v3832;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6777) {
-      float v7627 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7628 = 0.0f;
+    const bool v6778 = v4200 && v3833;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6778) {
+      float v7628 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7629 = 0.0f;
       float v7630 = 0.0f;
       float v7631 = 0.0f;
       float v7632 = 0.0f;
       float v7633 = 0.0f;
       float v7634 = 0.0f;
-      const unsigned int v6780 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v6781 = threadIdx.x;
-      const unsigned int v6782 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v6783 = v4185 * v2;
-      const unsigned int v6784 = v4187 * v2;
-      const unsigned int v6785 = v4189 * v2;
-      const unsigned int v6786 = v4191 * v2;
-      const unsigned int v6787 = v4193 * v2;
-      const unsigned int v6788 = v4195 * v2;
-      const unsigned int v6789 = v4197 * v2;
-      const unsigned int v6791 = v3830 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7635 = 0.0f;
+      const unsigned int v6781 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v6782 = threadIdx.x;
+      const unsigned int v6783 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v6784 = v4186 * v2;
+      const unsigned int v6785 = v4188 * v2;
+      const unsigned int v6786 = v4190 * v2;
+      const unsigned int v6787 = v4192 * v2;
+      const unsigned int v6788 = v4194 * v2;
+      const unsigned int v6789 = v4196 * v2;
+      const unsigned int v6790 = v4198 * v2;
+      const unsigned int v6792 = v3831 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v6792 = v6781; v6792 < v2; v6792 += v6780) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v6793 = v6782 + v6792;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v6794 = w[v6793];
-        const unsigned int v6795 = v6783 + v6792;
-        const iron_bf16 v6796 = w[v6795];
-        const unsigned int v6797 = v6784 + v6792;
-        const iron_bf16 v6798 = w[v6797];
-        const unsigned int v6799 = v6785 + v6792;
-        const iron_bf16 v6800 = w[v6799];
-        const unsigned int v6801 = v6786 + v6792;
-        const iron_bf16 v6802 = w[v6801];
-        const unsigned int v6803 = v6787 + v6792;
-        const iron_bf16 v6804 = w[v6803];
-        const unsigned int v6805 = v6788 + v6792;
-        const iron_bf16 v6806 = w[v6805];
-        const unsigned int v6807 = v6789 + v6792;
-        const iron_bf16 v6808 = w[v6807];
-        float v7635 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7636 = 0.0f;
+      for (unsigned int v6793 = v6782; v6793 < v2; v6793 += v6781) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v6794 = v6783 + v6793;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v6795 = w[v6794];
+        const unsigned int v6796 = v6784 + v6793;
+        const iron_bf16 v6797 = w[v6796];
+        const unsigned int v6798 = v6785 + v6793;
+        const iron_bf16 v6799 = w[v6798];
+        const unsigned int v6800 = v6786 + v6793;
+        const iron_bf16 v6801 = w[v6800];
+        const unsigned int v6802 = v6787 + v6793;
+        const iron_bf16 v6803 = w[v6802];
+        const unsigned int v6804 = v6788 + v6793;
+        const iron_bf16 v6805 = w[v6804];
+        const unsigned int v6806 = v6789 + v6793;
+        const iron_bf16 v6807 = w[v6806];
+        const unsigned int v6808 = v6790 + v6793;
+        const iron_bf16 v6809 = w[v6808];
+        float v7636 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7637 = 0.0f;
         float v7638 = 0.0f;
         float v7639 = 0.0f;
         float v7640 = 0.0f;
         float v7641 = 0.0f;
         float v7642 = 0.0f;
-        const float v6811 = iron_to_f32(v6794);  // kernels/gemm/gemv.cpp:76
-        const float v6812 = iron_to_f32(v6796);
-        const float v6813 = iron_to_f32(v6798);
-        const float v6814 = iron_to_f32(v6800);
-        const float v6815 = iron_to_f32(v6802);
-        const float v6816 = iron_to_f32(v6804);
-        const float v6817 = iron_to_f32(v6806);
-        const float v6818 = iron_to_f32(v6808);
-        const unsigned int v6819 = v6791 + v6792;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v6820 = x[v6819];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6821 = iron_to_f32(v6820);
-        const float v6822 = v7635;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6823 = fmaf(v6821, v6811, v6822);
-        v7635 = v6823;
-        const float v6824 = v7636;
-        const float v6825 = fmaf(v6821, v6812, v6824);
-        v7636 = v6825;
-        const float v6826 = v7637;
-        const float v6827 = fmaf(v6821, v6813, v6826);
-        v7637 = v6827;
-        const float v6828 = v7638;
-        const float v6829 = fmaf(v6821, v6814, v6828);
-        v7638 = v6829;
-        const float v6830 = v7639;
-        const float v6831 = fmaf(v6821, v6815, v6830);
-        v7639 = v6831;
-        const float v6832 = v7640;
-        const float v6833 = fmaf(v6821, v6816, v6832);
-        v7640 = v6833;
-        const float v6834 = v7641;
-        const float v6835 = fmaf(v6821, v6817, v6834);
-        v7641 = v6835;
-        const float v6836 = v7642;
-        const float v6837 = fmaf(v6821, v6818, v6836);
-        v7642 = v6837;
-        const float v6839 = v7635;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6840 = v7627;
-        const float v6841 = v6840 + v6839;
-        v7627 = v6841;
-        const float v6843 = v7636;
-        const float v6844 = v7628;
-        const float v6845 = v6844 + v6843;
-        v7628 = v6845;
-        const float v6847 = v7637;
-        const float v6848 = v7629;
-        const float v6849 = v6848 + v6847;
-        v7629 = v6849;
-        const float v6851 = v7638;
-        const float v6852 = v7630;
-        const float v6853 = v6852 + v6851;
-        v7630 = v6853;
-        const float v6855 = v7639;
-        const float v6856 = v7631;
-        const float v6857 = v6856 + v6855;
-        v7631 = v6857;
-        const float v6859 = v7640;
-        const float v6860 = v7632;
-        const float v6861 = v6860 + v6859;
-        v7632 = v6861;
-        const float v6863 = v7641;
-        const float v6864 = v7633;
-        const float v6865 = v6864 + v6863;
-        v7633 = v6865;
-        const float v6867 = v7642;
-        const float v6868 = v7634;
-        const float v6869 = v6868 + v6867;
-        v7634 = v6869;
+        float v7643 = 0.0f;
+        const float v6812 = iron_to_f32(v6795);  // kernels/gemm/gemv.cpp:76
+        const float v6813 = iron_to_f32(v6797);
+        const float v6814 = iron_to_f32(v6799);
+        const float v6815 = iron_to_f32(v6801);
+        const float v6816 = iron_to_f32(v6803);
+        const float v6817 = iron_to_f32(v6805);
+        const float v6818 = iron_to_f32(v6807);
+        const float v6819 = iron_to_f32(v6809);
+        const unsigned int v6820 = v6792 + v6793;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v6821 = x[v6820];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6822 = iron_to_f32(v6821);
+        const float v6823 = v7636;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6824 = fmaf(v6822, v6812, v6823);
+        v7636 = v6824;
+        const float v6825 = v7637;
+        const float v6826 = fmaf(v6822, v6813, v6825);
+        v7637 = v6826;
+        const float v6827 = v7638;
+        const float v6828 = fmaf(v6822, v6814, v6827);
+        v7638 = v6828;
+        const float v6829 = v7639;
+        const float v6830 = fmaf(v6822, v6815, v6829);
+        v7639 = v6830;
+        const float v6831 = v7640;
+        const float v6832 = fmaf(v6822, v6816, v6831);
+        v7640 = v6832;
+        const float v6833 = v7641;
+        const float v6834 = fmaf(v6822, v6817, v6833);
+        v7641 = v6834;
+        const float v6835 = v7642;
+        const float v6836 = fmaf(v6822, v6818, v6835);
+        v7642 = v6836;
+        const float v6837 = v7643;
+        const float v6838 = fmaf(v6822, v6819, v6837);
+        v7643 = v6838;
+        const float v6840 = v7636;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6841 = v7628;
+        const float v6842 = v6841 + v6840;
+        v7628 = v6842;
+        const float v6844 = v7637;
+        const float v6845 = v7629;
+        const float v6846 = v6845 + v6844;
+        v7629 = v6846;
+        const float v6848 = v7638;
+        const float v6849 = v7630;
+        const float v6850 = v6849 + v6848;
+        v7630 = v6850;
+        const float v6852 = v7639;
+        const float v6853 = v7631;
+        const float v6854 = v6853 + v6852;
+        v7631 = v6854;
+        const float v6856 = v7640;
+        const float v6857 = v7632;
+        const float v6858 = v6857 + v6856;
+        v7632 = v6858;
+        const float v6860 = v7641;
+        const float v6861 = v7633;
+        const float v6862 = v6861 + v6860;
+        v7633 = v6862;
+        const float v6864 = v7642;
+        const float v6865 = v7634;
+        const float v6866 = v6865 + v6864;
+        v7634 = v6866;
+        const float v6868 = v7643;
+        const float v6869 = v7635;
+        const float v6870 = v6869 + v6868;
+        v7635 = v6870;
       }
-      const float v6871 = v7627;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6872 = iron_simd_sum(v6871);
-      const unsigned int v6873 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6874 = v6873 == 0u;
-      if (v6874) {
-        const unsigned int v6875 = iron_linear_thread() >> 5;
-        const unsigned int v6876 = v6875 << 3u;
-        shm3[v6876] = v6872;
+      const float v6872 = v7628;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6873 = iron_simd_sum(v6872);
+      const unsigned int v6874 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6875 = v6874 == 0u;
+      if (v6875) {
+        const unsigned int v6876 = iron_linear_thread() >> 5;
+        const unsigned int v6877 = v6876 << 3u;
+        shm3[v6877] = v6873;
       }
-      const float v6877 = v7628;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6878 = iron_simd_sum(v6877);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6879 = iron_linear_thread() >> 5;
-        const unsigned int v6880 = v6879 << 3u;
-        const unsigned int v6881 = v6880 + 1u;
-        shm3[v6881] = v6878;
+      const float v6878 = v7629;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6879 = iron_simd_sum(v6878);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6880 = iron_linear_thread() >> 5;
+        const unsigned int v6881 = v6880 << 3u;
+        const unsigned int v6882 = v6881 + 1u;
+        shm3[v6882] = v6879;
       }
-      const float v6882 = v7629;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6883 = iron_simd_sum(v6882);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6884 = iron_linear_thread() >> 5;
-        const unsigned int v6885 = v6884 << 3u;
-        const unsigned int v6886 = v6885 + 2u;
-        shm3[v6886] = v6883;
+      const float v6883 = v7630;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6884 = iron_simd_sum(v6883);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6885 = iron_linear_thread() >> 5;
+        const unsigned int v6886 = v6885 << 3u;
+        const unsigned int v6887 = v6886 + 2u;
+        shm3[v6887] = v6884;
       }
-      const float v6887 = v7630;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6888 = iron_simd_sum(v6887);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6889 = iron_linear_thread() >> 5;
-        const unsigned int v6890 = v6889 << 3u;
-        const unsigned int v6891 = v6890 + 3u;
-        shm3[v6891] = v6888;
+      const float v6888 = v7631;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6889 = iron_simd_sum(v6888);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6890 = iron_linear_thread() >> 5;
+        const unsigned int v6891 = v6890 << 3u;
+        const unsigned int v6892 = v6891 + 3u;
+        shm3[v6892] = v6889;
       }
-      const float v6892 = v7631;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6893 = iron_simd_sum(v6892);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6894 = iron_linear_thread() >> 5;
-        const unsigned int v6895 = v6894 << 3u;
-        const unsigned int v6896 = v6895 + 4u;
-        shm3[v6896] = v6893;
+      const float v6893 = v7632;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6894 = iron_simd_sum(v6893);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6895 = iron_linear_thread() >> 5;
+        const unsigned int v6896 = v6895 << 3u;
+        const unsigned int v6897 = v6896 + 4u;
+        shm3[v6897] = v6894;
       }
-      const float v6897 = v7632;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6898 = iron_simd_sum(v6897);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6899 = iron_linear_thread() >> 5;
-        const unsigned int v6900 = v6899 << 3u;
-        const unsigned int v6901 = v6900 + 5u;
-        shm3[v6901] = v6898;
+      const float v6898 = v7633;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6899 = iron_simd_sum(v6898);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6900 = iron_linear_thread() >> 5;
+        const unsigned int v6901 = v6900 << 3u;
+        const unsigned int v6902 = v6901 + 5u;
+        shm3[v6902] = v6899;
       }
-      const float v6902 = v7633;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6903 = iron_simd_sum(v6902);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6904 = iron_linear_thread() >> 5;
-        const unsigned int v6905 = v6904 << 3u;
-        const unsigned int v6906 = v6905 + 6u;
-        shm3[v6906] = v6903;
+      const float v6903 = v7634;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6904 = iron_simd_sum(v6903);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6905 = iron_linear_thread() >> 5;
+        const unsigned int v6906 = v6905 << 3u;
+        const unsigned int v6907 = v6906 + 6u;
+        shm3[v6907] = v6904;
       }
-      const float v6907 = v7634;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6908 = iron_simd_sum(v6907);
-      if (v6874) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v6909 = iron_linear_thread() >> 5;
-        const unsigned int v6910 = v6909 << 3u;
-        const unsigned int v6911 = v6910 + 7u;
-        shm3[v6911] = v6908;
+      const float v6908 = v7635;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6909 = iron_simd_sum(v6908);
+      if (v6875) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v6910 = iron_linear_thread() >> 5;
+        const unsigned int v6911 = v6910 << 3u;
+        const unsigned int v6912 = v6911 + 7u;
+        shm3[v6912] = v6909;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v6912 = v4178 + v6781;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v6913 = v6781 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v6914 = v3814 + v6913;
-      const bool v6915 = v6781 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6916 = v6912 < v1;
-      const bool v6917 = v6915 && v6916;
-      const bool v6918 = v6914 < v0;
-      const bool v6919 = v6917 && v6918;
-      if (v6919) {
-        const float v6920 = shm3[v6781];  // kernels/gemm/gemv_rows.hpp:155
-        float v6921 = v6920;
-        const unsigned int v6922 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v6913 = v4179 + v6782;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v6914 = v6782 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v6915 = v3815 + v6914;
+      const bool v6916 = v6782 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6917 = v6913 < v1;
+      const bool v6918 = v6916 && v6917;
+      const bool v6919 = v6915 < v0;
+      const bool v6920 = v6918 && v6919;
+      if (v6920) {
+        const float v6921 = shm3[v6782];  // kernels/gemm/gemv_rows.hpp:155
+        float v6922 = v6921;
+        const unsigned int v6923 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v6923 = 1u; v6923 < v6922; v6923 += 1u) {
-          const unsigned int v6924 = v6923 << 3u;
-          const unsigned int v6925 = v6924 + v6781;
-          const float v6926 = shm3[v6925];
-          const float v6927 = v6921;
-          const float v6928 = v6927 + v6926;
-          v6921 = v6928;
+        for (unsigned int v6924 = 1u; v6924 < v6923; v6924 += 1u) {
+          const unsigned int v6925 = v6924 << 3u;
+          const unsigned int v6926 = v6925 + v6782;
+          const float v6927 = shm3[v6926];
+          const float v6928 = v6922;
+          const float v6929 = v6928 + v6927;
+          v6922 = v6929;
         }
-        const float v6929 = v6921;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v6930 = iron_f32_to_bf16(v6929);
-        const unsigned int v6931 = v6914 * v1;
-        const unsigned int v6932 = v6931 + v6912;
-        out[v6932] = v6930;
+        const float v6930 = v6922;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v6931 = iron_f32_to_bf16(v6930);
+        const unsigned int v6932 = v6915 * v1;
+        const unsigned int v6933 = v6932 + v6913;
+        out[v6933] = v6931;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6961 = v4199 && v4016;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6961) {
-      float v7644 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7645 = 0.0f;
+    const bool v6962 = v4200 && v4017;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6962) {
+      float v7645 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7646 = 0.0f;
       float v7647 = 0.0f;
       float v7648 = 0.0f;
       float v7649 = 0.0f;
       float v7650 = 0.0f;
       float v7651 = 0.0f;
-      const unsigned int v6964 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
-      const unsigned int v6965 = threadIdx.x;
-      const unsigned int v6966 = v4183 * v2;  // kernels/gemm/gemv.cpp:71
-      const unsigned int v6967 = v4185 * v2;
-      const unsigned int v6968 = v4187 * v2;
-      const unsigned int v6969 = v4189 * v2;
-      const unsigned int v6970 = v4191 * v2;
-      const unsigned int v6971 = v4193 * v2;
-      const unsigned int v6972 = v4195 * v2;
-      const unsigned int v6973 = v4197 * v2;
-      const unsigned int v6975 = v4014 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7652 = 0.0f;
+      const unsigned int v6965 = blockDim.x;  // kernels/gemm/gemv_rows.hpp:123
+      const unsigned int v6966 = threadIdx.x;
+      const unsigned int v6967 = v4184 * v2;  // kernels/gemm/gemv.cpp:71
+      const unsigned int v6968 = v4186 * v2;
+      const unsigned int v6969 = v4188 * v2;
+      const unsigned int v6970 = v4190 * v2;
+      const unsigned int v6971 = v4192 * v2;
+      const unsigned int v6972 = v4194 * v2;
+      const unsigned int v6973 = v4196 * v2;
+      const unsigned int v6974 = v4198 * v2;
+      const unsigned int v6976 = v4015 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (unsigned int v6976 = v6965; v6976 < v2; v6976 += v6964) {  // kernels/gemm/gemv_rows.hpp:123
-        const unsigned int v6977 = v6966 + v6976;  // kernels/gemm/gemv.cpp:71
-        const iron_bf16 v6978 = w[v6977];
-        const unsigned int v6979 = v6967 + v6976;
-        const iron_bf16 v6980 = w[v6979];
-        const unsigned int v6981 = v6968 + v6976;
-        const iron_bf16 v6982 = w[v6981];
-        const unsigned int v6983 = v6969 + v6976;
-        const iron_bf16 v6984 = w[v6983];
-        const unsigned int v6985 = v6970 + v6976;
-        const iron_bf16 v6986 = w[v6985];
-        const unsigned int v6987 = v6971 + v6976;
-        const iron_bf16 v6988 = w[v6987];
-        const unsigned int v6989 = v6972 + v6976;
-        const iron_bf16 v6990 = w[v6989];
-        const unsigned int v6991 = v6973 + v6976;
-        const iron_bf16 v6992 = w[v6991];
-        float v7652 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7653 = 0.0f;
+      for (unsigned int v6977 = v6966; v6977 < v2; v6977 += v6965) {  // kernels/gemm/gemv_rows.hpp:123
+        const unsigned int v6978 = v6967 + v6977;  // kernels/gemm/gemv.cpp:71
+        const iron_bf16 v6979 = w[v6978];
+        const unsigned int v6980 = v6968 + v6977;
+        const iron_bf16 v6981 = w[v6980];
+        const unsigned int v6982 = v6969 + v6977;
+        const iron_bf16 v6983 = w[v6982];
+        const unsigned int v6984 = v6970 + v6977;
+        const iron_bf16 v6985 = w[v6984];
+        const unsigned int v6986 = v6971 + v6977;
+        const iron_bf16 v6987 = w[v6986];
+        const unsigned int v6988 = v6972 + v6977;
+        const iron_bf16 v6989 = w[v6988];
+        const unsigned int v6990 = v6973 + v6977;
+        const iron_bf16 v6991 = w[v6990];
+        const unsigned int v6992 = v6974 + v6977;
+        const iron_bf16 v6993 = w[v6992];
+        float v7653 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7654 = 0.0f;
         float v7655 = 0.0f;
         float v7656 = 0.0f;
         float v7657 = 0.0f;
         float v7658 = 0.0f;
         float v7659 = 0.0f;
-        const float v6995 = iron_to_f32(v6978);  // kernels/gemm/gemv.cpp:76
-        const float v6996 = iron_to_f32(v6980);
-        const float v6997 = iron_to_f32(v6982);
-        const float v6998 = iron_to_f32(v6984);
-        const float v6999 = iron_to_f32(v6986);
-        const float v7000 = iron_to_f32(v6988);
-        const float v7001 = iron_to_f32(v6990);
-        const float v7002 = iron_to_f32(v6992);
-        const unsigned int v7003 = v6975 + v6976;  // kernels/gemm/gemv_rows.hpp:92
-        const iron_bf16 v7004 = x[v7003];  // kernels/gemm/gemv_rows.hpp:94
-        const float v7005 = iron_to_f32(v7004);
-        const float v7006 = v7652;  // kernels/gemm/gemv_rows.hpp:103
-        const float v7007 = fmaf(v7005, v6995, v7006);
-        v7652 = v7007;
-        const float v7008 = v7653;
-        const float v7009 = fmaf(v7005, v6996, v7008);
-        v7653 = v7009;
-        const float v7010 = v7654;
-        const float v7011 = fmaf(v7005, v6997, v7010);
-        v7654 = v7011;
-        const float v7012 = v7655;
-        const float v7013 = fmaf(v7005, v6998, v7012);
-        v7655 = v7013;
-        const float v7014 = v7656;
-        const float v7015 = fmaf(v7005, v6999, v7014);
-        v7656 = v7015;
-        const float v7016 = v7657;
-        const float v7017 = fmaf(v7005, v7000, v7016);
-        v7657 = v7017;
-        const float v7018 = v7658;
-        const float v7019 = fmaf(v7005, v7001, v7018);
-        v7658 = v7019;
-        const float v7020 = v7659;
-        const float v7021 = fmaf(v7005, v7002, v7020);
-        v7659 = v7021;
-        const float v7023 = v7652;  // kernels/gemm/gemv_rows.hpp:111
-        const float v7024 = v7644;
-        const float v7025 = v7024 + v7023;
-        v7644 = v7025;
-        const float v7027 = v7653;
-        const float v7028 = v7645;
-        const float v7029 = v7028 + v7027;
-        v7645 = v7029;
-        const float v7031 = v7654;
-        const float v7032 = v7646;
-        const float v7033 = v7032 + v7031;
-        v7646 = v7033;
-        const float v7035 = v7655;
-        const float v7036 = v7647;
-        const float v7037 = v7036 + v7035;
-        v7647 = v7037;
-        const float v7039 = v7656;
-        const float v7040 = v7648;
-        const float v7041 = v7040 + v7039;
-        v7648 = v7041;
-        const float v7043 = v7657;
-        const float v7044 = v7649;
-        const float v7045 = v7044 + v7043;
-        v7649 = v7045;
-        const float v7047 = v7658;
-        const float v7048 = v7650;
-        const float v7049 = v7048 + v7047;
-        v7650 = v7049;
-        const float v7051 = v7659;
-        const float v7052 = v7651;
-        const float v7053 = v7052 + v7051;
-        v7651 = v7053;
+        float v7660 = 0.0f;
+        const float v6996 = iron_to_f32(v6979);  // kernels/gemm/gemv.cpp:76
+        const float v6997 = iron_to_f32(v6981);
+        const float v6998 = iron_to_f32(v6983);
+        const float v6999 = iron_to_f32(v6985);
+        const float v7000 = iron_to_f32(v6987);
+        const float v7001 = iron_to_f32(v6989);
+        const float v7002 = iron_to_f32(v6991);
+        const float v7003 = iron_to_f32(v6993);
+        const unsigned int v7004 = v6976 + v6977;  // kernels/gemm/gemv_rows.hpp:92
+        const iron_bf16 v7005 = x[v7004];  // kernels/gemm/gemv_rows.hpp:94
+        const float v7006 = iron_to_f32(v7005);
+        const float v7007 = v7653;  // kernels/gemm/gemv_rows.hpp:103
+        const float v7008 = fmaf(v7006, v6996, v7007);
+        v7653 = v7008;
+        const float v7009 = v7654;
+        const float v7010 = fmaf(v7006, v6997, v7009);
+        v7654 = v7010;
+        const float v7011 = v7655;
+        const float v7012 = fmaf(v7006, v6998, v7011);
+        v7655 = v7012;
+        const float v7013 = v7656;
+        const float v7014 = fmaf(v7006, v6999, v7013);
+        v7656 = v7014;
+        const float v7015 = v7657;
+        const float v7016 = fmaf(v7006, v7000, v7015);
+        v7657 = v7016;
+        const float v7017 = v7658;
+        const float v7018 = fmaf(v7006, v7001, v7017);
+        v7658 = v7018;
+        const float v7019 = v7659;
+        const float v7020 = fmaf(v7006, v7002, v7019);
+        v7659 = v7020;
+        const float v7021 = v7660;
+        const float v7022 = fmaf(v7006, v7003, v7021);
+        v7660 = v7022;
+        const float v7024 = v7653;  // kernels/gemm/gemv_rows.hpp:111
+        const float v7025 = v7645;
+        const float v7026 = v7025 + v7024;
+        v7645 = v7026;
+        const float v7028 = v7654;
+        const float v7029 = v7646;
+        const float v7030 = v7029 + v7028;
+        v7646 = v7030;
+        const float v7032 = v7655;
+        const float v7033 = v7647;
+        const float v7034 = v7033 + v7032;
+        v7647 = v7034;
+        const float v7036 = v7656;
+        const float v7037 = v7648;
+        const float v7038 = v7037 + v7036;
+        v7648 = v7038;
+        const float v7040 = v7657;
+        const float v7041 = v7649;
+        const float v7042 = v7041 + v7040;
+        v7649 = v7042;
+        const float v7044 = v7658;
+        const float v7045 = v7650;
+        const float v7046 = v7045 + v7044;
+        v7650 = v7046;
+        const float v7048 = v7659;
+        const float v7049 = v7651;
+        const float v7050 = v7049 + v7048;
+        v7651 = v7050;
+        const float v7052 = v7660;
+        const float v7053 = v7652;
+        const float v7054 = v7053 + v7052;
+        v7652 = v7054;
       }
-      const float v7055 = v7644;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7056 = iron_simd_sum(v7055);
-      const unsigned int v7057 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v7058 = v7057 == 0u;
-      if (v7058) {
-        const unsigned int v7059 = iron_linear_thread() >> 5;
-        const unsigned int v7060 = v7059 << 3u;
-        shm3[v7060] = v7056;
+      const float v7056 = v7645;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7057 = iron_simd_sum(v7056);
+      const unsigned int v7058 = iron_linear_thread() & 31u;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v7059 = v7058 == 0u;
+      if (v7059) {
+        const unsigned int v7060 = iron_linear_thread() >> 5;
+        const unsigned int v7061 = v7060 << 3u;
+        shm3[v7061] = v7057;
       }
-      const float v7061 = v7645;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7062 = iron_simd_sum(v7061);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7063 = iron_linear_thread() >> 5;
-        const unsigned int v7064 = v7063 << 3u;
-        const unsigned int v7065 = v7064 + 1u;
-        shm3[v7065] = v7062;
+      const float v7062 = v7646;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7063 = iron_simd_sum(v7062);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7064 = iron_linear_thread() >> 5;
+        const unsigned int v7065 = v7064 << 3u;
+        const unsigned int v7066 = v7065 + 1u;
+        shm3[v7066] = v7063;
       }
-      const float v7066 = v7646;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7067 = iron_simd_sum(v7066);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7068 = iron_linear_thread() >> 5;
-        const unsigned int v7069 = v7068 << 3u;
-        const unsigned int v7070 = v7069 + 2u;
-        shm3[v7070] = v7067;
+      const float v7067 = v7647;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7068 = iron_simd_sum(v7067);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7069 = iron_linear_thread() >> 5;
+        const unsigned int v7070 = v7069 << 3u;
+        const unsigned int v7071 = v7070 + 2u;
+        shm3[v7071] = v7068;
       }
-      const float v7071 = v7647;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7072 = iron_simd_sum(v7071);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7073 = iron_linear_thread() >> 5;
-        const unsigned int v7074 = v7073 << 3u;
-        const unsigned int v7075 = v7074 + 3u;
-        shm3[v7075] = v7072;
+      const float v7072 = v7648;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7073 = iron_simd_sum(v7072);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7074 = iron_linear_thread() >> 5;
+        const unsigned int v7075 = v7074 << 3u;
+        const unsigned int v7076 = v7075 + 3u;
+        shm3[v7076] = v7073;
       }
-      const float v7076 = v7648;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7077 = iron_simd_sum(v7076);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7078 = iron_linear_thread() >> 5;
-        const unsigned int v7079 = v7078 << 3u;
-        const unsigned int v7080 = v7079 + 4u;
-        shm3[v7080] = v7077;
+      const float v7077 = v7649;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7078 = iron_simd_sum(v7077);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7079 = iron_linear_thread() >> 5;
+        const unsigned int v7080 = v7079 << 3u;
+        const unsigned int v7081 = v7080 + 4u;
+        shm3[v7081] = v7078;
       }
-      const float v7081 = v7649;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7082 = iron_simd_sum(v7081);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7083 = iron_linear_thread() >> 5;
-        const unsigned int v7084 = v7083 << 3u;
-        const unsigned int v7085 = v7084 + 5u;
-        shm3[v7085] = v7082;
+      const float v7082 = v7650;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7083 = iron_simd_sum(v7082);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7084 = iron_linear_thread() >> 5;
+        const unsigned int v7085 = v7084 << 3u;
+        const unsigned int v7086 = v7085 + 5u;
+        shm3[v7086] = v7083;
       }
-      const float v7086 = v7650;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7087 = iron_simd_sum(v7086);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7088 = iron_linear_thread() >> 5;
-        const unsigned int v7089 = v7088 << 3u;
-        const unsigned int v7090 = v7089 + 6u;
-        shm3[v7090] = v7087;
+      const float v7087 = v7651;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7088 = iron_simd_sum(v7087);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7089 = iron_linear_thread() >> 5;
+        const unsigned int v7090 = v7089 << 3u;
+        const unsigned int v7091 = v7090 + 6u;
+        shm3[v7091] = v7088;
       }
-      const float v7091 = v7651;  // kernels/gemm/gemv_rows.hpp:145
-      const float v7092 = iron_simd_sum(v7091);
-      if (v7058) {  // kernels/gemm/gemv_rows.hpp:146
-        const unsigned int v7093 = iron_linear_thread() >> 5;
-        const unsigned int v7094 = v7093 << 3u;
-        const unsigned int v7095 = v7094 + 7u;
-        shm3[v7095] = v7092;
+      const float v7092 = v7652;  // kernels/gemm/gemv_rows.hpp:145
+      const float v7093 = iron_simd_sum(v7092);
+      if (v7059) {  // kernels/gemm/gemv_rows.hpp:146
+        const unsigned int v7094 = iron_linear_thread() >> 5;
+        const unsigned int v7095 = v7094 << 3u;
+        const unsigned int v7096 = v7095 + 7u;
+        shm3[v7096] = v7093;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:150
-      const unsigned int v7096 = v4178 + v6965;  // kernels/gemm/gemv_rows.hpp:152
-      const unsigned int v7097 = v6965 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const unsigned int v7098 = v3998 + v7097;
-      const bool v7099 = v6965 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v7100 = v7096 < v1;
-      const bool v7101 = v7099 && v7100;
-      const bool v7102 = v7098 < v0;
-      const bool v7103 = v7101 && v7102;
-      if (v7103) {
-        const float v7104 = shm3[v6965];  // kernels/gemm/gemv_rows.hpp:155
-        float v7105 = v7104;
-        const unsigned int v7106 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
+      const unsigned int v7097 = v4179 + v6966;  // kernels/gemm/gemv_rows.hpp:152
+      const unsigned int v7098 = v6966 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const unsigned int v7099 = v3999 + v7098;
+      const bool v7100 = v6966 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v7101 = v7097 < v1;
+      const bool v7102 = v7100 && v7101;
+      const bool v7103 = v7099 < v0;
+      const bool v7104 = v7102 && v7103;
+      if (v7104) {
+        const float v7105 = shm3[v6966];  // kernels/gemm/gemv_rows.hpp:155
+        float v7106 = v7105;
+        const unsigned int v7107 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (unsigned int v7107 = 1u; v7107 < v7106; v7107 += 1u) {
-          const unsigned int v7108 = v7107 << 3u;
-          const unsigned int v7109 = v7108 + v6965;
-          const float v7110 = shm3[v7109];
-          const float v7111 = v7105;
-          const float v7112 = v7111 + v7110;
-          v7105 = v7112;
+        for (unsigned int v7108 = 1u; v7108 < v7107; v7108 += 1u) {
+          const unsigned int v7109 = v7108 << 3u;
+          const unsigned int v7110 = v7109 + v6966;
+          const float v7111 = shm3[v7110];
+          const float v7112 = v7106;
+          const float v7113 = v7112 + v7111;
+          v7106 = v7113;
         }
-        const float v7113 = v7105;  // kernels/gemm/gemv_rows.hpp:157
-        const iron_bf16 v7114 = iron_f32_to_bf16(v7113);
-        const unsigned int v7115 = v7098 * v1;
-        const unsigned int v7116 = v7115 + v7096;
-        out[v7116] = v7114;
+        const float v7114 = v7106;  // kernels/gemm/gemv_rows.hpp:157
+        const iron_bf16 v7115 = iron_f32_to_bf16(v7114);
+        const unsigned int v7116 = v7099 * v1;
+        const unsigned int v7117 = v7116 + v7097;
+        out[v7117] = v7115;
       }
       __syncthreads();  // kernels/gemm/gemv_rows.hpp:175
     }

@@ -311,15 +311,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v5409 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5410 = v57 ? v39 : v5409;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5410;
-    const unsigned int v5411 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5412 = v57 ? v63 : v5411;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5412;
-    const unsigned int v5413 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5414 = v57 ? v45 : v5413;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5414;
+    const unsigned int v5410 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5411 = v57 ? v39 : v5410;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5411;
+    const unsigned int v5412 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5413 = v57 ? v63 : v5412;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5413;
+    const unsigned int v5414 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5415 = v57 ? v45 : v5414;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5415;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -332,9 +332,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v5415 = v29;
-  const unsigned int v5416 = v67 ? v73 : v5415;
-  v29 = v5416;
+  const unsigned int v5416 = v29;
+  const unsigned int v5417 = v67 ? v73 : v5416;
+  v29 = v5417;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -357,3813 +357,3813 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
     const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
     if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
-      for (unsigned int v3704 = 0u; v3704 < 2u; v3704 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-        const unsigned int v3705 = v3704 << 5u;
-        const bool v3707 = v3705 < v3;
-        if (v3707) {
-          const unsigned int v3709 = v3704 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-          const unsigned int v3711 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3714 = v3711 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3717 = v3711 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3718 = v3717 << 3u;
-          const unsigned int v3719 = v75 + v3714;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3720 = v3719 < v76;
-          const unsigned int v3721 = v3705 + v3718;
-          const bool v3722 = v3721 < v3;
-          const bool v3723 = v3720 && v3722;
-          const unsigned int v3725 = v3719 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3727 = v3725 + v3705;
-          const unsigned int v3728 = v3727 + v3718;
-          const unsigned int v3729 = v3723 ? v3728 : 0u;
-          const unsigned int v3731 = v3714 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3732 = v3709 + v3731;
-          const unsigned int v3733 = v3732 + v3718;
-          iron_copy_async<16>(shm0 + v3733, x_sorted + v3729, v3723);
-          const unsigned int v3736 = v3711 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3738 = v3736 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3741 = v3736 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3742 = v3741 << 3u;
-          const unsigned int v3743 = v75 + v3738;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3744 = v3743 < v76;
-          const unsigned int v3745 = v3705 + v3742;
-          const bool v3746 = v3745 < v3;
-          const bool v3747 = v3744 && v3746;
-          const unsigned int v3749 = v3743 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3751 = v3749 + v3705;
-          const unsigned int v3752 = v3751 + v3742;
-          const unsigned int v3753 = v3747 ? v3752 : 0u;
-          const unsigned int v3755 = v3738 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3756 = v3709 + v3755;
-          const unsigned int v3757 = v3756 + v3742;
-          iron_copy_async<16>(shm0 + v3757, x_sorted + v3753, v3747);
-          const unsigned int v3760 = v3711 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3762 = v3760 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3765 = v3760 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3766 = v3765 << 3u;
-          const unsigned int v3767 = v75 + v3762;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3768 = v3767 < v76;
-          const unsigned int v3769 = v3705 + v3766;
-          const bool v3770 = v3769 < v3;
-          const bool v3771 = v3768 && v3770;
-          const unsigned int v3773 = v3767 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3775 = v3773 + v3705;
-          const unsigned int v3776 = v3775 + v3766;
-          const unsigned int v3777 = v3771 ? v3776 : 0u;
-          const unsigned int v3779 = v3762 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3780 = v3709 + v3779;
-          const unsigned int v3781 = v3780 + v3766;
-          iron_copy_async<16>(shm0 + v3781, x_sorted + v3777, v3771);
-          const unsigned int v3784 = v3711 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3786 = v3784 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3789 = v3784 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3790 = v3789 << 3u;
-          const unsigned int v3791 = v75 + v3786;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3792 = v3791 < v76;
-          const unsigned int v3793 = v3705 + v3790;
-          const bool v3794 = v3793 < v3;
-          const bool v3795 = v3792 && v3794;
-          const unsigned int v3797 = v3791 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3799 = v3797 + v3705;
-          const unsigned int v3800 = v3799 + v3790;
-          const unsigned int v3801 = v3795 ? v3800 : 0u;
-          const unsigned int v3803 = v3786 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3804 = v3709 + v3803;
-          const unsigned int v3805 = v3804 + v3790;
-          iron_copy_async<16>(shm0 + v3805, x_sorted + v3801, v3795);
-          const unsigned int v3817 = v80 + v3714;  // kernels/gemm/quant_b.hpp:137
-          const bool v3818 = v3817 < v79;
-          const bool v3821 = v3818 && v3722;
-          const unsigned int v3823 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3825 = min(v3721, v3823);
-          const unsigned int v3827 = v79 - 1u;
-          const unsigned int v3829 = min(v3817, v3827);
-          const unsigned int v3831 = v3825 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v3833 = v3 >> 3u;
-          const unsigned int v3834 = v3829 * v3833;
-          const unsigned int v3835 = v3834 + v3831;
-          const unsigned int v3838 = packed[v3835];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v3840 = v3825 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v3842 = v3 >> 5u;
-          const unsigned int v3843 = v3829 * v3842;
-          const unsigned int v3844 = v3843 + v3840;
-          const iron_bf16 v3845 = scales[v3844];  // kernels/gemm/quant_b.hpp:39
-          const float v3846 = iron_to_f32(v3845);
-          const iron_bf16 v3847 = biases[v3844];  // kernels/gemm/quant_b.hpp:40
-          const float v3848 = iron_to_f32(v3847);
-          const unsigned int v3853 = v3838 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3854 = v3853 & 15u;
-          const unsigned int v3857 = v3854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3858 = __uint_as_float(v3857);
-          const float v3859 = v3858 - 8388608.0f;
-          const float v3860 = fmaf(v3859, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3865 = v3838 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3866 = v3865 & 15u;
-          const unsigned int v3869 = v3866 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3870 = __uint_as_float(v3869);
-          const float v3871 = v3870 - 8388608.0f;
-          const float v3872 = fmaf(v3871, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3877 = v3838 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3878 = v3877 & 15u;
-          const unsigned int v3881 = v3878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3882 = __uint_as_float(v3881);
-          const float v3883 = v3882 - 8388608.0f;
-          const float v3884 = fmaf(v3883, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3889 = v3838 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3890 = v3889 & 15u;
-          const unsigned int v3893 = v3890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3894 = __uint_as_float(v3893);
-          const float v3895 = v3894 - 8388608.0f;
-          const float v3896 = fmaf(v3895, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3901 = v3838 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3902 = v3901 & 15u;
-          const unsigned int v3905 = v3902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3906 = __uint_as_float(v3905);
-          const float v3907 = v3906 - 8388608.0f;
-          const float v3908 = fmaf(v3907, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3913 = v3838 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3914 = v3913 & 15u;
-          const unsigned int v3917 = v3914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3918 = __uint_as_float(v3917);
-          const float v3919 = v3918 - 8388608.0f;
-          const float v3920 = fmaf(v3919, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3925 = v3838 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3926 = v3925 & 15u;
-          const unsigned int v3929 = v3926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3930 = __uint_as_float(v3929);
-          const float v3931 = v3930 - 8388608.0f;
-          const float v3932 = fmaf(v3931, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3937 = v3838 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3938 = v3937 & 15u;
-          const unsigned int v3941 = v3938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3942 = __uint_as_float(v3941);
-          const float v3943 = v3942 - 8388608.0f;
-          const float v3944 = fmaf(v3943, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
-          const float v3946 = v3821 ? v3860 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v3947 = iron_f32_to_bf16(v3946);
-          const float v3949 = v3821 ? v3872 : 0.0f;
-          const iron_bf16 v3950 = iron_f32_to_bf16(v3949);
-          const float v3952 = v3821 ? v3884 : 0.0f;
-          const iron_bf16 v3953 = iron_f32_to_bf16(v3952);
-          const float v3955 = v3821 ? v3896 : 0.0f;
-          const iron_bf16 v3956 = iron_f32_to_bf16(v3955);
-          const float v3958 = v3821 ? v3908 : 0.0f;
-          const iron_bf16 v3959 = iron_f32_to_bf16(v3958);
-          const float v3961 = v3821 ? v3920 : 0.0f;
-          const iron_bf16 v3962 = iron_f32_to_bf16(v3961);
-          const float v3964 = v3821 ? v3932 : 0.0f;
-          const iron_bf16 v3965 = iron_f32_to_bf16(v3964);
-          const float v3967 = v3821 ? v3944 : 0.0f;
-          const iron_bf16 v3968 = iron_f32_to_bf16(v3967);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3733) = iron_bf16x8{{v3947, v3950, v3953, v3956, v3959, v3962, v3965, v3968}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v3984 = v80 + v3738;  // kernels/gemm/quant_b.hpp:137
-          const bool v3985 = v3984 < v79;
-          const bool v3988 = v3985 && v3746;
-          const unsigned int v3992 = min(v3745, v3823);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3996 = min(v3984, v3827);
-          const unsigned int v3998 = v3992 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4001 = v3996 * v3833;
-          const unsigned int v4002 = v4001 + v3998;
-          const unsigned int v4005 = packed[v4002];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4007 = v3992 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4010 = v3996 * v3842;
-          const unsigned int v4011 = v4010 + v4007;
-          const iron_bf16 v4012 = scales[v4011];  // kernels/gemm/quant_b.hpp:39
-          const float v4013 = iron_to_f32(v4012);
-          const iron_bf16 v4014 = biases[v4011];  // kernels/gemm/quant_b.hpp:40
-          const float v4015 = iron_to_f32(v4014);
-          const unsigned int v4020 = v4005 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4021 = v4020 & 15u;
-          const unsigned int v4024 = v4021 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4025 = __uint_as_float(v4024);
-          const float v4026 = v4025 - 8388608.0f;
-          const float v4027 = fmaf(v4026, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4032 = v4005 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4033 = v4032 & 15u;
-          const unsigned int v4036 = v4033 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4037 = __uint_as_float(v4036);
-          const float v4038 = v4037 - 8388608.0f;
-          const float v4039 = fmaf(v4038, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4044 = v4005 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4045 = v4044 & 15u;
-          const unsigned int v4048 = v4045 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4049 = __uint_as_float(v4048);
-          const float v4050 = v4049 - 8388608.0f;
-          const float v4051 = fmaf(v4050, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4056 = v4005 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4057 = v4056 & 15u;
-          const unsigned int v4060 = v4057 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4061 = __uint_as_float(v4060);
-          const float v4062 = v4061 - 8388608.0f;
-          const float v4063 = fmaf(v4062, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4068 = v4005 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4069 = v4068 & 15u;
-          const unsigned int v4072 = v4069 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4073 = __uint_as_float(v4072);
-          const float v4074 = v4073 - 8388608.0f;
-          const float v4075 = fmaf(v4074, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4080 = v4005 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4081 = v4080 & 15u;
-          const unsigned int v4084 = v4081 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4085 = __uint_as_float(v4084);
-          const float v4086 = v4085 - 8388608.0f;
-          const float v4087 = fmaf(v4086, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4092 = v4005 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4093 = v4092 & 15u;
-          const unsigned int v4096 = v4093 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4097 = __uint_as_float(v4096);
-          const float v4098 = v4097 - 8388608.0f;
-          const float v4099 = fmaf(v4098, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4104 = v4005 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4105 = v4104 & 15u;
-          const unsigned int v4108 = v4105 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4109 = __uint_as_float(v4108);
-          const float v4110 = v4109 - 8388608.0f;
-          const float v4111 = fmaf(v4110, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
-          const float v4113 = v3988 ? v4027 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4114 = iron_f32_to_bf16(v4113);
-          const float v4116 = v3988 ? v4039 : 0.0f;
-          const iron_bf16 v4117 = iron_f32_to_bf16(v4116);
-          const float v4119 = v3988 ? v4051 : 0.0f;
-          const iron_bf16 v4120 = iron_f32_to_bf16(v4119);
-          const float v4122 = v3988 ? v4063 : 0.0f;
-          const iron_bf16 v4123 = iron_f32_to_bf16(v4122);
-          const float v4125 = v3988 ? v4075 : 0.0f;
-          const iron_bf16 v4126 = iron_f32_to_bf16(v4125);
-          const float v4128 = v3988 ? v4087 : 0.0f;
-          const iron_bf16 v4129 = iron_f32_to_bf16(v4128);
-          const float v4131 = v3988 ? v4099 : 0.0f;
-          const iron_bf16 v4132 = iron_f32_to_bf16(v4131);
-          const float v4134 = v3988 ? v4111 : 0.0f;
-          const iron_bf16 v4135 = iron_f32_to_bf16(v4134);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3757) = iron_bf16x8{{v4114, v4117, v4120, v4123, v4126, v4129, v4132, v4135}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4151 = v80 + v3762;  // kernels/gemm/quant_b.hpp:137
-          const bool v4152 = v4151 < v79;
-          const bool v4155 = v4152 && v3770;
-          const unsigned int v4159 = min(v3769, v3823);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4163 = min(v4151, v3827);
-          const unsigned int v4165 = v4159 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4168 = v4163 * v3833;
-          const unsigned int v4169 = v4168 + v4165;
-          const unsigned int v4172 = packed[v4169];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4174 = v4159 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4177 = v4163 * v3842;
-          const unsigned int v4178 = v4177 + v4174;
-          const iron_bf16 v4179 = scales[v4178];  // kernels/gemm/quant_b.hpp:39
-          const float v4180 = iron_to_f32(v4179);
-          const iron_bf16 v4181 = biases[v4178];  // kernels/gemm/quant_b.hpp:40
-          const float v4182 = iron_to_f32(v4181);
-          const unsigned int v4187 = v4172 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4188 = v4187 & 15u;
-          const unsigned int v4191 = v4188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4192 = __uint_as_float(v4191);
-          const float v4193 = v4192 - 8388608.0f;
-          const float v4194 = fmaf(v4193, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4199 = v4172 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4200 = v4199 & 15u;
-          const unsigned int v4203 = v4200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4204 = __uint_as_float(v4203);
-          const float v4205 = v4204 - 8388608.0f;
-          const float v4206 = fmaf(v4205, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4211 = v4172 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4212 = v4211 & 15u;
-          const unsigned int v4215 = v4212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4216 = __uint_as_float(v4215);
-          const float v4217 = v4216 - 8388608.0f;
-          const float v4218 = fmaf(v4217, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4223 = v4172 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4224 = v4223 & 15u;
-          const unsigned int v4227 = v4224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4228 = __uint_as_float(v4227);
-          const float v4229 = v4228 - 8388608.0f;
-          const float v4230 = fmaf(v4229, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4235 = v4172 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4236 = v4235 & 15u;
-          const unsigned int v4239 = v4236 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4240 = __uint_as_float(v4239);
-          const float v4241 = v4240 - 8388608.0f;
-          const float v4242 = fmaf(v4241, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4247 = v4172 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4248 = v4247 & 15u;
-          const unsigned int v4251 = v4248 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4252 = __uint_as_float(v4251);
-          const float v4253 = v4252 - 8388608.0f;
-          const float v4254 = fmaf(v4253, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4259 = v4172 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4260 = v4259 & 15u;
-          const unsigned int v4263 = v4260 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4264 = __uint_as_float(v4263);
-          const float v4265 = v4264 - 8388608.0f;
-          const float v4266 = fmaf(v4265, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4271 = v4172 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4272 = v4271 & 15u;
-          const unsigned int v4275 = v4272 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4276 = __uint_as_float(v4275);
-          const float v4277 = v4276 - 8388608.0f;
-          const float v4278 = fmaf(v4277, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
-          const float v4280 = v4155 ? v4194 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4281 = iron_f32_to_bf16(v4280);
-          const float v4283 = v4155 ? v4206 : 0.0f;
-          const iron_bf16 v4284 = iron_f32_to_bf16(v4283);
-          const float v4286 = v4155 ? v4218 : 0.0f;
-          const iron_bf16 v4287 = iron_f32_to_bf16(v4286);
-          const float v4289 = v4155 ? v4230 : 0.0f;
-          const iron_bf16 v4290 = iron_f32_to_bf16(v4289);
-          const float v4292 = v4155 ? v4242 : 0.0f;
-          const iron_bf16 v4293 = iron_f32_to_bf16(v4292);
-          const float v4295 = v4155 ? v4254 : 0.0f;
-          const iron_bf16 v4296 = iron_f32_to_bf16(v4295);
-          const float v4298 = v4155 ? v4266 : 0.0f;
-          const iron_bf16 v4299 = iron_f32_to_bf16(v4298);
-          const float v4301 = v4155 ? v4278 : 0.0f;
-          const iron_bf16 v4302 = iron_f32_to_bf16(v4301);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3781) = iron_bf16x8{{v4281, v4284, v4287, v4290, v4293, v4296, v4299, v4302}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4318 = v80 + v3786;  // kernels/gemm/quant_b.hpp:137
-          const bool v4319 = v4318 < v79;
-          const bool v4322 = v4319 && v3794;
-          const unsigned int v4326 = min(v3793, v3823);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4330 = min(v4318, v3827);
-          const unsigned int v4332 = v4326 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4335 = v4330 * v3833;
-          const unsigned int v4336 = v4335 + v4332;
-          const unsigned int v4339 = packed[v4336];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4341 = v4326 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4344 = v4330 * v3842;
-          const unsigned int v4345 = v4344 + v4341;
-          const iron_bf16 v4346 = scales[v4345];  // kernels/gemm/quant_b.hpp:39
-          const float v4347 = iron_to_f32(v4346);
-          const iron_bf16 v4348 = biases[v4345];  // kernels/gemm/quant_b.hpp:40
-          const float v4349 = iron_to_f32(v4348);
-          const unsigned int v4354 = v4339 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4355 = v4354 & 15u;
-          const unsigned int v4358 = v4355 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4359 = __uint_as_float(v4358);
-          const float v4360 = v4359 - 8388608.0f;
-          const float v4361 = fmaf(v4360, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4366 = v4339 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4367 = v4366 & 15u;
-          const unsigned int v4370 = v4367 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4371 = __uint_as_float(v4370);
-          const float v4372 = v4371 - 8388608.0f;
-          const float v4373 = fmaf(v4372, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4378 = v4339 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4379 = v4378 & 15u;
-          const unsigned int v4382 = v4379 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4383 = __uint_as_float(v4382);
-          const float v4384 = v4383 - 8388608.0f;
-          const float v4385 = fmaf(v4384, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4390 = v4339 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4391 = v4390 & 15u;
-          const unsigned int v4394 = v4391 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4395 = __uint_as_float(v4394);
-          const float v4396 = v4395 - 8388608.0f;
-          const float v4397 = fmaf(v4396, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4402 = v4339 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4403 = v4402 & 15u;
-          const unsigned int v4406 = v4403 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4407 = __uint_as_float(v4406);
-          const float v4408 = v4407 - 8388608.0f;
-          const float v4409 = fmaf(v4408, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4414 = v4339 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4415 = v4414 & 15u;
-          const unsigned int v4418 = v4415 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4419 = __uint_as_float(v4418);
-          const float v4420 = v4419 - 8388608.0f;
-          const float v4421 = fmaf(v4420, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4426 = v4339 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4427 = v4426 & 15u;
-          const unsigned int v4430 = v4427 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4431 = __uint_as_float(v4430);
-          const float v4432 = v4431 - 8388608.0f;
-          const float v4433 = fmaf(v4432, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4438 = v4339 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4439 = v4438 & 15u;
-          const unsigned int v4442 = v4439 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4443 = __uint_as_float(v4442);
-          const float v4444 = v4443 - 8388608.0f;
-          const float v4445 = fmaf(v4444, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
-          const float v4447 = v4322 ? v4361 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4448 = iron_f32_to_bf16(v4447);
-          const float v4450 = v4322 ? v4373 : 0.0f;
-          const iron_bf16 v4451 = iron_f32_to_bf16(v4450);
-          const float v4453 = v4322 ? v4385 : 0.0f;
-          const iron_bf16 v4454 = iron_f32_to_bf16(v4453);
-          const float v4456 = v4322 ? v4397 : 0.0f;
-          const iron_bf16 v4457 = iron_f32_to_bf16(v4456);
-          const float v4459 = v4322 ? v4409 : 0.0f;
-          const iron_bf16 v4460 = iron_f32_to_bf16(v4459);
-          const float v4462 = v4322 ? v4421 : 0.0f;
-          const iron_bf16 v4463 = iron_f32_to_bf16(v4462);
-          const float v4465 = v4322 ? v4433 : 0.0f;
-          const iron_bf16 v4466 = iron_f32_to_bf16(v4465);
-          const float v4468 = v4322 ? v4445 : 0.0f;
-          const iron_bf16 v4469 = iron_f32_to_bf16(v4468);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3805) = iron_bf16x8{{v4448, v4451, v4454, v4457, v4460, v4463, v4466, v4469}};  // kernels/gemm/quant_b.hpp:146
+      for (unsigned int v3705 = 0u; v3705 < 2u; v3705 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3706 = v3705 << 5u;
+        const bool v3708 = v3706 < v3;
+        if (v3708) {
+          const unsigned int v3710 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v3712 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3715 = v3712 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3718 = v3712 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3719 = v3718 << 3u;
+          const unsigned int v3720 = v75 + v3715;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3721 = v3720 < v76;
+          const unsigned int v3722 = v3706 + v3719;
+          const bool v3723 = v3722 < v3;
+          const bool v3724 = v3721 && v3723;
+          const unsigned int v3726 = v3720 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3728 = v3726 + v3706;
+          const unsigned int v3729 = v3728 + v3719;
+          const unsigned int v3730 = v3724 ? v3729 : 0u;
+          const unsigned int v3732 = v3715 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3733 = v3710 + v3732;
+          const unsigned int v3734 = v3733 + v3719;
+          iron_copy_async<16>(shm0 + v3734, x_sorted + v3730, v3724);
+          const unsigned int v3737 = v3712 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3739 = v3737 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3742 = v3737 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3743 = v3742 << 3u;
+          const unsigned int v3744 = v75 + v3739;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3745 = v3744 < v76;
+          const unsigned int v3746 = v3706 + v3743;
+          const bool v3747 = v3746 < v3;
+          const bool v3748 = v3745 && v3747;
+          const unsigned int v3750 = v3744 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3752 = v3750 + v3706;
+          const unsigned int v3753 = v3752 + v3743;
+          const unsigned int v3754 = v3748 ? v3753 : 0u;
+          const unsigned int v3756 = v3739 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3757 = v3710 + v3756;
+          const unsigned int v3758 = v3757 + v3743;
+          iron_copy_async<16>(shm0 + v3758, x_sorted + v3754, v3748);
+          const unsigned int v3761 = v3712 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3763 = v3761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3766 = v3761 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3767 = v3766 << 3u;
+          const unsigned int v3768 = v75 + v3763;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3769 = v3768 < v76;
+          const unsigned int v3770 = v3706 + v3767;
+          const bool v3771 = v3770 < v3;
+          const bool v3772 = v3769 && v3771;
+          const unsigned int v3774 = v3768 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3776 = v3774 + v3706;
+          const unsigned int v3777 = v3776 + v3767;
+          const unsigned int v3778 = v3772 ? v3777 : 0u;
+          const unsigned int v3780 = v3763 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3781 = v3710 + v3780;
+          const unsigned int v3782 = v3781 + v3767;
+          iron_copy_async<16>(shm0 + v3782, x_sorted + v3778, v3772);
+          const unsigned int v3785 = v3712 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3787 = v3785 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3790 = v3785 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3791 = v3790 << 3u;
+          const unsigned int v3792 = v75 + v3787;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3793 = v3792 < v76;
+          const unsigned int v3794 = v3706 + v3791;
+          const bool v3795 = v3794 < v3;
+          const bool v3796 = v3793 && v3795;
+          const unsigned int v3798 = v3792 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3800 = v3798 + v3706;
+          const unsigned int v3801 = v3800 + v3791;
+          const unsigned int v3802 = v3796 ? v3801 : 0u;
+          const unsigned int v3804 = v3787 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3805 = v3710 + v3804;
+          const unsigned int v3806 = v3805 + v3791;
+          iron_copy_async<16>(shm0 + v3806, x_sorted + v3802, v3796);
+          const unsigned int v3818 = v80 + v3715;  // kernels/gemm/quant_b.hpp:137
+          const bool v3819 = v3818 < v79;
+          const bool v3822 = v3819 && v3723;
+          const unsigned int v3824 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3826 = min(v3722, v3824);
+          const unsigned int v3828 = v79 - 1u;
+          const unsigned int v3830 = min(v3818, v3828);
+          const unsigned int v3832 = v3826 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3834 = v3 >> 3u;
+          const unsigned int v3835 = v3830 * v3834;
+          const unsigned int v3836 = v3835 + v3832;
+          const unsigned int v3839 = packed[v3836];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3841 = v3826 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3843 = v3 >> 5u;
+          const unsigned int v3844 = v3830 * v3843;
+          const unsigned int v3845 = v3844 + v3841;
+          const iron_bf16 v3846 = scales[v3845];  // kernels/gemm/quant_b.hpp:39
+          const float v3847 = iron_to_f32(v3846);
+          const iron_bf16 v3848 = biases[v3845];  // kernels/gemm/quant_b.hpp:40
+          const float v3849 = iron_to_f32(v3848);
+          const unsigned int v3854 = v3839 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3855 = v3854 & 15u;
+          const unsigned int v3858 = v3855 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3859 = __uint_as_float(v3858);
+          const float v3860 = v3859 - 8388608.0f;
+          const float v3861 = fmaf(v3860, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3866 = v3839 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3867 = v3866 & 15u;
+          const unsigned int v3870 = v3867 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3871 = __uint_as_float(v3870);
+          const float v3872 = v3871 - 8388608.0f;
+          const float v3873 = fmaf(v3872, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3878 = v3839 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3879 = v3878 & 15u;
+          const unsigned int v3882 = v3879 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3883 = __uint_as_float(v3882);
+          const float v3884 = v3883 - 8388608.0f;
+          const float v3885 = fmaf(v3884, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3890 = v3839 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3891 = v3890 & 15u;
+          const unsigned int v3894 = v3891 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3895 = __uint_as_float(v3894);
+          const float v3896 = v3895 - 8388608.0f;
+          const float v3897 = fmaf(v3896, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3902 = v3839 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3903 = v3902 & 15u;
+          const unsigned int v3906 = v3903 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3907 = __uint_as_float(v3906);
+          const float v3908 = v3907 - 8388608.0f;
+          const float v3909 = fmaf(v3908, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3914 = v3839 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3915 = v3914 & 15u;
+          const unsigned int v3918 = v3915 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3919 = __uint_as_float(v3918);
+          const float v3920 = v3919 - 8388608.0f;
+          const float v3921 = fmaf(v3920, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3926 = v3839 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3927 = v3926 & 15u;
+          const unsigned int v3930 = v3927 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3931 = __uint_as_float(v3930);
+          const float v3932 = v3931 - 8388608.0f;
+          const float v3933 = fmaf(v3932, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3938 = v3839 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3939 = v3938 & 15u;
+          const unsigned int v3942 = v3939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3943 = __uint_as_float(v3942);
+          const float v3944 = v3943 - 8388608.0f;
+          const float v3945 = fmaf(v3944, v3847, v3849);  // kernels/gemm/quant_b.hpp:51
+          const float v3947 = v3822 ? v3861 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3948 = iron_f32_to_bf16(v3947);
+          const float v3950 = v3822 ? v3873 : 0.0f;
+          const iron_bf16 v3951 = iron_f32_to_bf16(v3950);
+          const float v3953 = v3822 ? v3885 : 0.0f;
+          const iron_bf16 v3954 = iron_f32_to_bf16(v3953);
+          const float v3956 = v3822 ? v3897 : 0.0f;
+          const iron_bf16 v3957 = iron_f32_to_bf16(v3956);
+          const float v3959 = v3822 ? v3909 : 0.0f;
+          const iron_bf16 v3960 = iron_f32_to_bf16(v3959);
+          const float v3962 = v3822 ? v3921 : 0.0f;
+          const iron_bf16 v3963 = iron_f32_to_bf16(v3962);
+          const float v3965 = v3822 ? v3933 : 0.0f;
+          const iron_bf16 v3966 = iron_f32_to_bf16(v3965);
+          const float v3968 = v3822 ? v3945 : 0.0f;
+          const iron_bf16 v3969 = iron_f32_to_bf16(v3968);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3734) = iron_bf16x8{{v3948, v3951, v3954, v3957, v3960, v3963, v3966, v3969}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3985 = v80 + v3739;  // kernels/gemm/quant_b.hpp:137
+          const bool v3986 = v3985 < v79;
+          const bool v3989 = v3986 && v3747;
+          const unsigned int v3993 = min(v3746, v3824);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3997 = min(v3985, v3828);
+          const unsigned int v3999 = v3993 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4002 = v3997 * v3834;
+          const unsigned int v4003 = v4002 + v3999;
+          const unsigned int v4006 = packed[v4003];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4008 = v3993 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4011 = v3997 * v3843;
+          const unsigned int v4012 = v4011 + v4008;
+          const iron_bf16 v4013 = scales[v4012];  // kernels/gemm/quant_b.hpp:39
+          const float v4014 = iron_to_f32(v4013);
+          const iron_bf16 v4015 = biases[v4012];  // kernels/gemm/quant_b.hpp:40
+          const float v4016 = iron_to_f32(v4015);
+          const unsigned int v4021 = v4006 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4022 = v4021 & 15u;
+          const unsigned int v4025 = v4022 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4026 = __uint_as_float(v4025);
+          const float v4027 = v4026 - 8388608.0f;
+          const float v4028 = fmaf(v4027, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4033 = v4006 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4034 = v4033 & 15u;
+          const unsigned int v4037 = v4034 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4038 = __uint_as_float(v4037);
+          const float v4039 = v4038 - 8388608.0f;
+          const float v4040 = fmaf(v4039, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4045 = v4006 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4046 = v4045 & 15u;
+          const unsigned int v4049 = v4046 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4050 = __uint_as_float(v4049);
+          const float v4051 = v4050 - 8388608.0f;
+          const float v4052 = fmaf(v4051, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4057 = v4006 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4058 = v4057 & 15u;
+          const unsigned int v4061 = v4058 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4062 = __uint_as_float(v4061);
+          const float v4063 = v4062 - 8388608.0f;
+          const float v4064 = fmaf(v4063, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4069 = v4006 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4070 = v4069 & 15u;
+          const unsigned int v4073 = v4070 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4074 = __uint_as_float(v4073);
+          const float v4075 = v4074 - 8388608.0f;
+          const float v4076 = fmaf(v4075, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4081 = v4006 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4082 = v4081 & 15u;
+          const unsigned int v4085 = v4082 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4086 = __uint_as_float(v4085);
+          const float v4087 = v4086 - 8388608.0f;
+          const float v4088 = fmaf(v4087, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4093 = v4006 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4094 = v4093 & 15u;
+          const unsigned int v4097 = v4094 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4098 = __uint_as_float(v4097);
+          const float v4099 = v4098 - 8388608.0f;
+          const float v4100 = fmaf(v4099, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4105 = v4006 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4106 = v4105 & 15u;
+          const unsigned int v4109 = v4106 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4110 = __uint_as_float(v4109);
+          const float v4111 = v4110 - 8388608.0f;
+          const float v4112 = fmaf(v4111, v4014, v4016);  // kernels/gemm/quant_b.hpp:51
+          const float v4114 = v3989 ? v4028 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4115 = iron_f32_to_bf16(v4114);
+          const float v4117 = v3989 ? v4040 : 0.0f;
+          const iron_bf16 v4118 = iron_f32_to_bf16(v4117);
+          const float v4120 = v3989 ? v4052 : 0.0f;
+          const iron_bf16 v4121 = iron_f32_to_bf16(v4120);
+          const float v4123 = v3989 ? v4064 : 0.0f;
+          const iron_bf16 v4124 = iron_f32_to_bf16(v4123);
+          const float v4126 = v3989 ? v4076 : 0.0f;
+          const iron_bf16 v4127 = iron_f32_to_bf16(v4126);
+          const float v4129 = v3989 ? v4088 : 0.0f;
+          const iron_bf16 v4130 = iron_f32_to_bf16(v4129);
+          const float v4132 = v3989 ? v4100 : 0.0f;
+          const iron_bf16 v4133 = iron_f32_to_bf16(v4132);
+          const float v4135 = v3989 ? v4112 : 0.0f;
+          const iron_bf16 v4136 = iron_f32_to_bf16(v4135);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3758) = iron_bf16x8{{v4115, v4118, v4121, v4124, v4127, v4130, v4133, v4136}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4152 = v80 + v3763;  // kernels/gemm/quant_b.hpp:137
+          const bool v4153 = v4152 < v79;
+          const bool v4156 = v4153 && v3771;
+          const unsigned int v4160 = min(v3770, v3824);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4164 = min(v4152, v3828);
+          const unsigned int v4166 = v4160 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4169 = v4164 * v3834;
+          const unsigned int v4170 = v4169 + v4166;
+          const unsigned int v4173 = packed[v4170];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4175 = v4160 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4178 = v4164 * v3843;
+          const unsigned int v4179 = v4178 + v4175;
+          const iron_bf16 v4180 = scales[v4179];  // kernels/gemm/quant_b.hpp:39
+          const float v4181 = iron_to_f32(v4180);
+          const iron_bf16 v4182 = biases[v4179];  // kernels/gemm/quant_b.hpp:40
+          const float v4183 = iron_to_f32(v4182);
+          const unsigned int v4188 = v4173 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4189 = v4188 & 15u;
+          const unsigned int v4192 = v4189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4193 = __uint_as_float(v4192);
+          const float v4194 = v4193 - 8388608.0f;
+          const float v4195 = fmaf(v4194, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4200 = v4173 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4201 = v4200 & 15u;
+          const unsigned int v4204 = v4201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4205 = __uint_as_float(v4204);
+          const float v4206 = v4205 - 8388608.0f;
+          const float v4207 = fmaf(v4206, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4212 = v4173 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4213 = v4212 & 15u;
+          const unsigned int v4216 = v4213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4217 = __uint_as_float(v4216);
+          const float v4218 = v4217 - 8388608.0f;
+          const float v4219 = fmaf(v4218, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4224 = v4173 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4225 = v4224 & 15u;
+          const unsigned int v4228 = v4225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4229 = __uint_as_float(v4228);
+          const float v4230 = v4229 - 8388608.0f;
+          const float v4231 = fmaf(v4230, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4236 = v4173 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4237 = v4236 & 15u;
+          const unsigned int v4240 = v4237 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4241 = __uint_as_float(v4240);
+          const float v4242 = v4241 - 8388608.0f;
+          const float v4243 = fmaf(v4242, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4248 = v4173 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4249 = v4248 & 15u;
+          const unsigned int v4252 = v4249 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4253 = __uint_as_float(v4252);
+          const float v4254 = v4253 - 8388608.0f;
+          const float v4255 = fmaf(v4254, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4260 = v4173 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4261 = v4260 & 15u;
+          const unsigned int v4264 = v4261 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4265 = __uint_as_float(v4264);
+          const float v4266 = v4265 - 8388608.0f;
+          const float v4267 = fmaf(v4266, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4272 = v4173 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4273 = v4272 & 15u;
+          const unsigned int v4276 = v4273 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4277 = __uint_as_float(v4276);
+          const float v4278 = v4277 - 8388608.0f;
+          const float v4279 = fmaf(v4278, v4181, v4183);  // kernels/gemm/quant_b.hpp:51
+          const float v4281 = v4156 ? v4195 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4282 = iron_f32_to_bf16(v4281);
+          const float v4284 = v4156 ? v4207 : 0.0f;
+          const iron_bf16 v4285 = iron_f32_to_bf16(v4284);
+          const float v4287 = v4156 ? v4219 : 0.0f;
+          const iron_bf16 v4288 = iron_f32_to_bf16(v4287);
+          const float v4290 = v4156 ? v4231 : 0.0f;
+          const iron_bf16 v4291 = iron_f32_to_bf16(v4290);
+          const float v4293 = v4156 ? v4243 : 0.0f;
+          const iron_bf16 v4294 = iron_f32_to_bf16(v4293);
+          const float v4296 = v4156 ? v4255 : 0.0f;
+          const iron_bf16 v4297 = iron_f32_to_bf16(v4296);
+          const float v4299 = v4156 ? v4267 : 0.0f;
+          const iron_bf16 v4300 = iron_f32_to_bf16(v4299);
+          const float v4302 = v4156 ? v4279 : 0.0f;
+          const iron_bf16 v4303 = iron_f32_to_bf16(v4302);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3782) = iron_bf16x8{{v4282, v4285, v4288, v4291, v4294, v4297, v4300, v4303}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4319 = v80 + v3787;  // kernels/gemm/quant_b.hpp:137
+          const bool v4320 = v4319 < v79;
+          const bool v4323 = v4320 && v3795;
+          const unsigned int v4327 = min(v3794, v3824);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4331 = min(v4319, v3828);
+          const unsigned int v4333 = v4327 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4336 = v4331 * v3834;
+          const unsigned int v4337 = v4336 + v4333;
+          const unsigned int v4340 = packed[v4337];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4342 = v4327 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4345 = v4331 * v3843;
+          const unsigned int v4346 = v4345 + v4342;
+          const iron_bf16 v4347 = scales[v4346];  // kernels/gemm/quant_b.hpp:39
+          const float v4348 = iron_to_f32(v4347);
+          const iron_bf16 v4349 = biases[v4346];  // kernels/gemm/quant_b.hpp:40
+          const float v4350 = iron_to_f32(v4349);
+          const unsigned int v4355 = v4340 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4356 = v4355 & 15u;
+          const unsigned int v4359 = v4356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4360 = __uint_as_float(v4359);
+          const float v4361 = v4360 - 8388608.0f;
+          const float v4362 = fmaf(v4361, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4367 = v4340 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4368 = v4367 & 15u;
+          const unsigned int v4371 = v4368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4372 = __uint_as_float(v4371);
+          const float v4373 = v4372 - 8388608.0f;
+          const float v4374 = fmaf(v4373, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4379 = v4340 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4380 = v4379 & 15u;
+          const unsigned int v4383 = v4380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4384 = __uint_as_float(v4383);
+          const float v4385 = v4384 - 8388608.0f;
+          const float v4386 = fmaf(v4385, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4391 = v4340 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4392 = v4391 & 15u;
+          const unsigned int v4395 = v4392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4396 = __uint_as_float(v4395);
+          const float v4397 = v4396 - 8388608.0f;
+          const float v4398 = fmaf(v4397, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4403 = v4340 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4404 = v4403 & 15u;
+          const unsigned int v4407 = v4404 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4408 = __uint_as_float(v4407);
+          const float v4409 = v4408 - 8388608.0f;
+          const float v4410 = fmaf(v4409, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4415 = v4340 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4416 = v4415 & 15u;
+          const unsigned int v4419 = v4416 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4420 = __uint_as_float(v4419);
+          const float v4421 = v4420 - 8388608.0f;
+          const float v4422 = fmaf(v4421, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4427 = v4340 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4428 = v4427 & 15u;
+          const unsigned int v4431 = v4428 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4432 = __uint_as_float(v4431);
+          const float v4433 = v4432 - 8388608.0f;
+          const float v4434 = fmaf(v4433, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4439 = v4340 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4440 = v4439 & 15u;
+          const unsigned int v4443 = v4440 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4444 = __uint_as_float(v4443);
+          const float v4445 = v4444 - 8388608.0f;
+          const float v4446 = fmaf(v4445, v4348, v4350);  // kernels/gemm/quant_b.hpp:51
+          const float v4448 = v4323 ? v4362 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4449 = iron_f32_to_bf16(v4448);
+          const float v4451 = v4323 ? v4374 : 0.0f;
+          const iron_bf16 v4452 = iron_f32_to_bf16(v4451);
+          const float v4454 = v4323 ? v4386 : 0.0f;
+          const iron_bf16 v4455 = iron_f32_to_bf16(v4454);
+          const float v4457 = v4323 ? v4398 : 0.0f;
+          const iron_bf16 v4458 = iron_f32_to_bf16(v4457);
+          const float v4460 = v4323 ? v4410 : 0.0f;
+          const iron_bf16 v4461 = iron_f32_to_bf16(v4460);
+          const float v4463 = v4323 ? v4422 : 0.0f;
+          const iron_bf16 v4464 = iron_f32_to_bf16(v4463);
+          const float v4466 = v4323 ? v4434 : 0.0f;
+          const iron_bf16 v4467 = iron_f32_to_bf16(v4466);
+          const float v4469 = v4323 ? v4446 : 0.0f;
+          const iron_bf16 v4470 = iron_f32_to_bf16(v4469);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3806) = iron_bf16x8{{v4449, v4452, v4455, v4458, v4461, v4464, v4467, v4470}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
-      const unsigned int v4488 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const unsigned int v4494 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v4489 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v4495 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v4476 = 0u; v4476 < v3; v4476 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-        const unsigned int v4478 = v4476 >> 5u;
-        const unsigned int v4480 = v4478 % 3u;
+      for (unsigned int v4477 = 0u; v4477 < v3; v4477 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v4479 = v4477 >> 5u;
+        const unsigned int v4481 = v4479 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4482 = v4480 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
-        const unsigned int v4489 = v4482 + v4488;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<false>(v94, shm0, v4489, 40u);
-        const unsigned int v4495 = v4482 + v4494;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v4495, 40u);
+        const unsigned int v4483 = v4481 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v4490 = v4483 + v4489;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<false>(v94, shm0, v4490, 40u);
+        const unsigned int v4496 = v4483 + v4495;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v4496, 40u);
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<false>(v94, shm0, v4502, 40u);
-        const unsigned int v4508 = v4495 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v4508, 40u);
+        const unsigned int v4503 = v4490 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<false>(v94, shm0, v4503, 40u);
+        const unsigned int v4509 = v4496 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v4509, 40u);
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4511 = v4476 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
-        const unsigned int v4513 = v4478 + 2u;
-        const unsigned int v4514 = v4513 % 3u;
-        const bool v4515 = v4511 < v3;
-        if (v4515) {
-          const unsigned int v4517 = v4514 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-          const unsigned int v4519 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4522 = v4519 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4525 = v4519 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4526 = v4525 << 3u;
-          const unsigned int v4527 = v75 + v4522;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4528 = v4527 < v76;
-          const unsigned int v4529 = v4511 + v4526;
-          const bool v4530 = v4529 < v3;
-          const bool v4531 = v4528 && v4530;
-          const unsigned int v4533 = v4527 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4535 = v4533 + v4511;
-          const unsigned int v4536 = v4535 + v4526;
-          const unsigned int v4537 = v4531 ? v4536 : 0u;
-          const unsigned int v4539 = v4522 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4540 = v4517 + v4539;
-          const unsigned int v4541 = v4540 + v4526;
-          iron_copy_async<16>(shm0 + v4541, x_sorted + v4537, v4531);
-          const unsigned int v4544 = v4519 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4546 = v4544 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4549 = v4544 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4550 = v4549 << 3u;
-          const unsigned int v4551 = v75 + v4546;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4552 = v4551 < v76;
-          const unsigned int v4553 = v4511 + v4550;
-          const bool v4554 = v4553 < v3;
-          const bool v4555 = v4552 && v4554;
-          const unsigned int v4557 = v4551 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4559 = v4557 + v4511;
-          const unsigned int v4560 = v4559 + v4550;
-          const unsigned int v4561 = v4555 ? v4560 : 0u;
-          const unsigned int v4563 = v4546 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4564 = v4517 + v4563;
-          const unsigned int v4565 = v4564 + v4550;
-          iron_copy_async<16>(shm0 + v4565, x_sorted + v4561, v4555);
-          const unsigned int v4568 = v4519 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4570 = v4568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4573 = v4568 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4574 = v4573 << 3u;
-          const unsigned int v4575 = v75 + v4570;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4576 = v4575 < v76;
-          const unsigned int v4577 = v4511 + v4574;
-          const bool v4578 = v4577 < v3;
-          const bool v4579 = v4576 && v4578;
-          const unsigned int v4581 = v4575 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4583 = v4581 + v4511;
-          const unsigned int v4584 = v4583 + v4574;
-          const unsigned int v4585 = v4579 ? v4584 : 0u;
-          const unsigned int v4587 = v4570 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4588 = v4517 + v4587;
-          const unsigned int v4589 = v4588 + v4574;
-          iron_copy_async<16>(shm0 + v4589, x_sorted + v4585, v4579);
-          const unsigned int v4592 = v4519 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4594 = v4592 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4597 = v4592 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4598 = v4597 << 3u;
-          const unsigned int v4599 = v75 + v4594;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4600 = v4599 < v76;
-          const unsigned int v4601 = v4511 + v4598;
-          const bool v4602 = v4601 < v3;
-          const bool v4603 = v4600 && v4602;
-          const unsigned int v4605 = v4599 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4607 = v4605 + v4511;
-          const unsigned int v4608 = v4607 + v4598;
-          const unsigned int v4609 = v4603 ? v4608 : 0u;
-          const unsigned int v4611 = v4594 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4612 = v4517 + v4611;
-          const unsigned int v4613 = v4612 + v4598;
-          iron_copy_async<16>(shm0 + v4613, x_sorted + v4609, v4603);
-          const unsigned int v4625 = v80 + v4522;  // kernels/gemm/quant_b.hpp:137
-          const bool v4626 = v4625 < v79;
-          const bool v4629 = v4626 && v4530;
-          const unsigned int v4631 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4633 = min(v4529, v4631);
-          const unsigned int v4635 = v79 - 1u;
-          const unsigned int v4637 = min(v4625, v4635);
-          const unsigned int v4639 = v4633 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4641 = v3 >> 3u;
-          const unsigned int v4642 = v4637 * v4641;
-          const unsigned int v4643 = v4642 + v4639;
-          const unsigned int v4646 = packed[v4643];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4648 = v4633 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4650 = v3 >> 5u;
-          const unsigned int v4651 = v4637 * v4650;
-          const unsigned int v4652 = v4651 + v4648;
-          const iron_bf16 v4653 = scales[v4652];  // kernels/gemm/quant_b.hpp:39
-          const float v4654 = iron_to_f32(v4653);
-          const iron_bf16 v4655 = biases[v4652];  // kernels/gemm/quant_b.hpp:40
-          const float v4656 = iron_to_f32(v4655);
-          const unsigned int v4661 = v4646 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4662 = v4661 & 15u;
-          const unsigned int v4665 = v4662 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4666 = __uint_as_float(v4665);
-          const float v4667 = v4666 - 8388608.0f;
-          const float v4668 = fmaf(v4667, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4673 = v4646 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4674 = v4673 & 15u;
-          const unsigned int v4677 = v4674 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4678 = __uint_as_float(v4677);
-          const float v4679 = v4678 - 8388608.0f;
-          const float v4680 = fmaf(v4679, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4685 = v4646 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4686 = v4685 & 15u;
-          const unsigned int v4689 = v4686 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4690 = __uint_as_float(v4689);
-          const float v4691 = v4690 - 8388608.0f;
-          const float v4692 = fmaf(v4691, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4697 = v4646 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4698 = v4697 & 15u;
-          const unsigned int v4701 = v4698 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4702 = __uint_as_float(v4701);
-          const float v4703 = v4702 - 8388608.0f;
-          const float v4704 = fmaf(v4703, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4709 = v4646 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4710 = v4709 & 15u;
-          const unsigned int v4713 = v4710 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4714 = __uint_as_float(v4713);
-          const float v4715 = v4714 - 8388608.0f;
-          const float v4716 = fmaf(v4715, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4721 = v4646 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4722 = v4721 & 15u;
-          const unsigned int v4725 = v4722 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4726 = __uint_as_float(v4725);
-          const float v4727 = v4726 - 8388608.0f;
-          const float v4728 = fmaf(v4727, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4733 = v4646 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4734 = v4733 & 15u;
-          const unsigned int v4737 = v4734 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4738 = __uint_as_float(v4737);
-          const float v4739 = v4738 - 8388608.0f;
-          const float v4740 = fmaf(v4739, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4745 = v4646 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4746 = v4745 & 15u;
-          const unsigned int v4749 = v4746 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4750 = __uint_as_float(v4749);
-          const float v4751 = v4750 - 8388608.0f;
-          const float v4752 = fmaf(v4751, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
-          const float v4754 = v4629 ? v4668 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4755 = iron_f32_to_bf16(v4754);
-          const float v4757 = v4629 ? v4680 : 0.0f;
-          const iron_bf16 v4758 = iron_f32_to_bf16(v4757);
-          const float v4760 = v4629 ? v4692 : 0.0f;
-          const iron_bf16 v4761 = iron_f32_to_bf16(v4760);
-          const float v4763 = v4629 ? v4704 : 0.0f;
-          const iron_bf16 v4764 = iron_f32_to_bf16(v4763);
-          const float v4766 = v4629 ? v4716 : 0.0f;
-          const iron_bf16 v4767 = iron_f32_to_bf16(v4766);
-          const float v4769 = v4629 ? v4728 : 0.0f;
-          const iron_bf16 v4770 = iron_f32_to_bf16(v4769);
-          const float v4772 = v4629 ? v4740 : 0.0f;
-          const iron_bf16 v4773 = iron_f32_to_bf16(v4772);
-          const float v4775 = v4629 ? v4752 : 0.0f;
-          const iron_bf16 v4776 = iron_f32_to_bf16(v4775);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4541) = iron_bf16x8{{v4755, v4758, v4761, v4764, v4767, v4770, v4773, v4776}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4792 = v80 + v4546;  // kernels/gemm/quant_b.hpp:137
-          const bool v4793 = v4792 < v79;
-          const bool v4796 = v4793 && v4554;
-          const unsigned int v4800 = min(v4553, v4631);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4804 = min(v4792, v4635);
-          const unsigned int v4806 = v4800 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4809 = v4804 * v4641;
-          const unsigned int v4810 = v4809 + v4806;
-          const unsigned int v4813 = packed[v4810];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4815 = v4800 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4818 = v4804 * v4650;
-          const unsigned int v4819 = v4818 + v4815;
-          const iron_bf16 v4820 = scales[v4819];  // kernels/gemm/quant_b.hpp:39
-          const float v4821 = iron_to_f32(v4820);
-          const iron_bf16 v4822 = biases[v4819];  // kernels/gemm/quant_b.hpp:40
-          const float v4823 = iron_to_f32(v4822);
-          const unsigned int v4828 = v4813 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4829 = v4828 & 15u;
-          const unsigned int v4832 = v4829 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4833 = __uint_as_float(v4832);
-          const float v4834 = v4833 - 8388608.0f;
-          const float v4835 = fmaf(v4834, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4840 = v4813 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4841 = v4840 & 15u;
-          const unsigned int v4844 = v4841 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4845 = __uint_as_float(v4844);
-          const float v4846 = v4845 - 8388608.0f;
-          const float v4847 = fmaf(v4846, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4852 = v4813 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4853 = v4852 & 15u;
-          const unsigned int v4856 = v4853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4857 = __uint_as_float(v4856);
-          const float v4858 = v4857 - 8388608.0f;
-          const float v4859 = fmaf(v4858, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4864 = v4813 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4865 = v4864 & 15u;
-          const unsigned int v4868 = v4865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4869 = __uint_as_float(v4868);
-          const float v4870 = v4869 - 8388608.0f;
-          const float v4871 = fmaf(v4870, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4876 = v4813 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4877 = v4876 & 15u;
-          const unsigned int v4880 = v4877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4881 = __uint_as_float(v4880);
-          const float v4882 = v4881 - 8388608.0f;
-          const float v4883 = fmaf(v4882, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4888 = v4813 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4889 = v4888 & 15u;
-          const unsigned int v4892 = v4889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4893 = __uint_as_float(v4892);
-          const float v4894 = v4893 - 8388608.0f;
-          const float v4895 = fmaf(v4894, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4900 = v4813 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4901 = v4900 & 15u;
-          const unsigned int v4904 = v4901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4905 = __uint_as_float(v4904);
-          const float v4906 = v4905 - 8388608.0f;
-          const float v4907 = fmaf(v4906, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4912 = v4813 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4913 = v4912 & 15u;
-          const unsigned int v4916 = v4913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4917 = __uint_as_float(v4916);
-          const float v4918 = v4917 - 8388608.0f;
-          const float v4919 = fmaf(v4918, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
-          const float v4921 = v4796 ? v4835 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4922 = iron_f32_to_bf16(v4921);
-          const float v4924 = v4796 ? v4847 : 0.0f;
-          const iron_bf16 v4925 = iron_f32_to_bf16(v4924);
-          const float v4927 = v4796 ? v4859 : 0.0f;
-          const iron_bf16 v4928 = iron_f32_to_bf16(v4927);
-          const float v4930 = v4796 ? v4871 : 0.0f;
-          const iron_bf16 v4931 = iron_f32_to_bf16(v4930);
-          const float v4933 = v4796 ? v4883 : 0.0f;
-          const iron_bf16 v4934 = iron_f32_to_bf16(v4933);
-          const float v4936 = v4796 ? v4895 : 0.0f;
-          const iron_bf16 v4937 = iron_f32_to_bf16(v4936);
-          const float v4939 = v4796 ? v4907 : 0.0f;
-          const iron_bf16 v4940 = iron_f32_to_bf16(v4939);
-          const float v4942 = v4796 ? v4919 : 0.0f;
-          const iron_bf16 v4943 = iron_f32_to_bf16(v4942);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4565) = iron_bf16x8{{v4922, v4925, v4928, v4931, v4934, v4937, v4940, v4943}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4959 = v80 + v4570;  // kernels/gemm/quant_b.hpp:137
-          const bool v4960 = v4959 < v79;
-          const bool v4963 = v4960 && v4578;
-          const unsigned int v4967 = min(v4577, v4631);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4971 = min(v4959, v4635);
-          const unsigned int v4973 = v4967 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4976 = v4971 * v4641;
-          const unsigned int v4977 = v4976 + v4973;
-          const unsigned int v4980 = packed[v4977];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4982 = v4967 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4985 = v4971 * v4650;
-          const unsigned int v4986 = v4985 + v4982;
-          const iron_bf16 v4987 = scales[v4986];  // kernels/gemm/quant_b.hpp:39
-          const float v4988 = iron_to_f32(v4987);
-          const iron_bf16 v4989 = biases[v4986];  // kernels/gemm/quant_b.hpp:40
-          const float v4990 = iron_to_f32(v4989);
-          const unsigned int v4995 = v4980 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4996 = v4995 & 15u;
-          const unsigned int v4999 = v4996 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5000 = __uint_as_float(v4999);
-          const float v5001 = v5000 - 8388608.0f;
-          const float v5002 = fmaf(v5001, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5007 = v4980 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5008 = v5007 & 15u;
-          const unsigned int v5011 = v5008 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5012 = __uint_as_float(v5011);
-          const float v5013 = v5012 - 8388608.0f;
-          const float v5014 = fmaf(v5013, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5019 = v4980 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5020 = v5019 & 15u;
-          const unsigned int v5023 = v5020 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5024 = __uint_as_float(v5023);
-          const float v5025 = v5024 - 8388608.0f;
-          const float v5026 = fmaf(v5025, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5031 = v4980 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5032 = v5031 & 15u;
-          const unsigned int v5035 = v5032 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5036 = __uint_as_float(v5035);
-          const float v5037 = v5036 - 8388608.0f;
-          const float v5038 = fmaf(v5037, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5043 = v4980 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5044 = v5043 & 15u;
-          const unsigned int v5047 = v5044 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5048 = __uint_as_float(v5047);
-          const float v5049 = v5048 - 8388608.0f;
-          const float v5050 = fmaf(v5049, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5055 = v4980 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5056 = v5055 & 15u;
-          const unsigned int v5059 = v5056 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5060 = __uint_as_float(v5059);
-          const float v5061 = v5060 - 8388608.0f;
-          const float v5062 = fmaf(v5061, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5067 = v4980 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5068 = v5067 & 15u;
-          const unsigned int v5071 = v5068 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5072 = __uint_as_float(v5071);
-          const float v5073 = v5072 - 8388608.0f;
-          const float v5074 = fmaf(v5073, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5079 = v4980 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5080 = v5079 & 15u;
-          const unsigned int v5083 = v5080 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5084 = __uint_as_float(v5083);
-          const float v5085 = v5084 - 8388608.0f;
-          const float v5086 = fmaf(v5085, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
-          const float v5088 = v4963 ? v5002 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5089 = iron_f32_to_bf16(v5088);
-          const float v5091 = v4963 ? v5014 : 0.0f;
-          const iron_bf16 v5092 = iron_f32_to_bf16(v5091);
-          const float v5094 = v4963 ? v5026 : 0.0f;
-          const iron_bf16 v5095 = iron_f32_to_bf16(v5094);
-          const float v5097 = v4963 ? v5038 : 0.0f;
-          const iron_bf16 v5098 = iron_f32_to_bf16(v5097);
-          const float v5100 = v4963 ? v5050 : 0.0f;
-          const iron_bf16 v5101 = iron_f32_to_bf16(v5100);
-          const float v5103 = v4963 ? v5062 : 0.0f;
-          const iron_bf16 v5104 = iron_f32_to_bf16(v5103);
-          const float v5106 = v4963 ? v5074 : 0.0f;
-          const iron_bf16 v5107 = iron_f32_to_bf16(v5106);
-          const float v5109 = v4963 ? v5086 : 0.0f;
-          const iron_bf16 v5110 = iron_f32_to_bf16(v5109);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4589) = iron_bf16x8{{v5089, v5092, v5095, v5098, v5101, v5104, v5107, v5110}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5126 = v80 + v4594;  // kernels/gemm/quant_b.hpp:137
-          const bool v5127 = v5126 < v79;
-          const bool v5130 = v5127 && v4602;
-          const unsigned int v5134 = min(v4601, v4631);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5138 = min(v5126, v4635);
-          const unsigned int v5140 = v5134 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5143 = v5138 * v4641;
-          const unsigned int v5144 = v5143 + v5140;
-          const unsigned int v5147 = packed[v5144];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5149 = v5134 >> 5u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5152 = v5138 * v4650;
-          const unsigned int v5153 = v5152 + v5149;
-          const iron_bf16 v5154 = scales[v5153];  // kernels/gemm/quant_b.hpp:39
-          const float v5155 = iron_to_f32(v5154);
-          const iron_bf16 v5156 = biases[v5153];  // kernels/gemm/quant_b.hpp:40
-          const float v5157 = iron_to_f32(v5156);
-          const unsigned int v5162 = v5147 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5163 = v5162 & 15u;
-          const unsigned int v5166 = v5163 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5167 = __uint_as_float(v5166);
-          const float v5168 = v5167 - 8388608.0f;
-          const float v5169 = fmaf(v5168, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5174 = v5147 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5175 = v5174 & 15u;
-          const unsigned int v5178 = v5175 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5179 = __uint_as_float(v5178);
-          const float v5180 = v5179 - 8388608.0f;
-          const float v5181 = fmaf(v5180, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5186 = v5147 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5187 = v5186 & 15u;
-          const unsigned int v5190 = v5187 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5191 = __uint_as_float(v5190);
-          const float v5192 = v5191 - 8388608.0f;
-          const float v5193 = fmaf(v5192, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5198 = v5147 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5199 = v5198 & 15u;
-          const unsigned int v5202 = v5199 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5203 = __uint_as_float(v5202);
-          const float v5204 = v5203 - 8388608.0f;
-          const float v5205 = fmaf(v5204, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5210 = v5147 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5211 = v5210 & 15u;
-          const unsigned int v5214 = v5211 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5215 = __uint_as_float(v5214);
-          const float v5216 = v5215 - 8388608.0f;
-          const float v5217 = fmaf(v5216, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5222 = v5147 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5223 = v5222 & 15u;
-          const unsigned int v5226 = v5223 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5227 = __uint_as_float(v5226);
-          const float v5228 = v5227 - 8388608.0f;
-          const float v5229 = fmaf(v5228, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5234 = v5147 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5235 = v5234 & 15u;
-          const unsigned int v5238 = v5235 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5239 = __uint_as_float(v5238);
-          const float v5240 = v5239 - 8388608.0f;
-          const float v5241 = fmaf(v5240, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5246 = v5147 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5247 = v5246 & 15u;
-          const unsigned int v5250 = v5247 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5251 = __uint_as_float(v5250);
-          const float v5252 = v5251 - 8388608.0f;
-          const float v5253 = fmaf(v5252, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
-          const float v5255 = v5130 ? v5169 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5256 = iron_f32_to_bf16(v5255);
-          const float v5258 = v5130 ? v5181 : 0.0f;
-          const iron_bf16 v5259 = iron_f32_to_bf16(v5258);
-          const float v5261 = v5130 ? v5193 : 0.0f;
-          const iron_bf16 v5262 = iron_f32_to_bf16(v5261);
-          const float v5264 = v5130 ? v5205 : 0.0f;
-          const iron_bf16 v5265 = iron_f32_to_bf16(v5264);
-          const float v5267 = v5130 ? v5217 : 0.0f;
-          const iron_bf16 v5268 = iron_f32_to_bf16(v5267);
-          const float v5270 = v5130 ? v5229 : 0.0f;
-          const iron_bf16 v5271 = iron_f32_to_bf16(v5270);
-          const float v5273 = v5130 ? v5241 : 0.0f;
-          const iron_bf16 v5274 = iron_f32_to_bf16(v5273);
-          const float v5276 = v5130 ? v5253 : 0.0f;
-          const iron_bf16 v5277 = iron_f32_to_bf16(v5276);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4613) = iron_bf16x8{{v5256, v5259, v5262, v5265, v5268, v5271, v5274, v5277}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4512 = v4477 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v4514 = v4479 + 2u;
+        const unsigned int v4515 = v4514 % 3u;
+        const bool v4516 = v4512 < v3;
+        if (v4516) {
+          const unsigned int v4518 = v4515 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v4520 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4523 = v4520 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4526 = v4520 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4527 = v4526 << 3u;
+          const unsigned int v4528 = v75 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4529 = v4528 < v76;
+          const unsigned int v4530 = v4512 + v4527;
+          const bool v4531 = v4530 < v3;
+          const bool v4532 = v4529 && v4531;
+          const unsigned int v4534 = v4528 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4536 = v4534 + v4512;
+          const unsigned int v4537 = v4536 + v4527;
+          const unsigned int v4538 = v4532 ? v4537 : 0u;
+          const unsigned int v4540 = v4523 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4541 = v4518 + v4540;
+          const unsigned int v4542 = v4541 + v4527;
+          iron_copy_async<16>(shm0 + v4542, x_sorted + v4538, v4532);
+          const unsigned int v4545 = v4520 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4547 = v4545 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4550 = v4545 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4551 = v4550 << 3u;
+          const unsigned int v4552 = v75 + v4547;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4553 = v4552 < v76;
+          const unsigned int v4554 = v4512 + v4551;
+          const bool v4555 = v4554 < v3;
+          const bool v4556 = v4553 && v4555;
+          const unsigned int v4558 = v4552 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4560 = v4558 + v4512;
+          const unsigned int v4561 = v4560 + v4551;
+          const unsigned int v4562 = v4556 ? v4561 : 0u;
+          const unsigned int v4564 = v4547 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4565 = v4518 + v4564;
+          const unsigned int v4566 = v4565 + v4551;
+          iron_copy_async<16>(shm0 + v4566, x_sorted + v4562, v4556);
+          const unsigned int v4569 = v4520 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4571 = v4569 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4574 = v4569 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4575 = v4574 << 3u;
+          const unsigned int v4576 = v75 + v4571;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4577 = v4576 < v76;
+          const unsigned int v4578 = v4512 + v4575;
+          const bool v4579 = v4578 < v3;
+          const bool v4580 = v4577 && v4579;
+          const unsigned int v4582 = v4576 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4584 = v4582 + v4512;
+          const unsigned int v4585 = v4584 + v4575;
+          const unsigned int v4586 = v4580 ? v4585 : 0u;
+          const unsigned int v4588 = v4571 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4589 = v4518 + v4588;
+          const unsigned int v4590 = v4589 + v4575;
+          iron_copy_async<16>(shm0 + v4590, x_sorted + v4586, v4580);
+          const unsigned int v4593 = v4520 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4595 = v4593 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4598 = v4593 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4599 = v4598 << 3u;
+          const unsigned int v4600 = v75 + v4595;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4601 = v4600 < v76;
+          const unsigned int v4602 = v4512 + v4599;
+          const bool v4603 = v4602 < v3;
+          const bool v4604 = v4601 && v4603;
+          const unsigned int v4606 = v4600 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4608 = v4606 + v4512;
+          const unsigned int v4609 = v4608 + v4599;
+          const unsigned int v4610 = v4604 ? v4609 : 0u;
+          const unsigned int v4612 = v4595 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4613 = v4518 + v4612;
+          const unsigned int v4614 = v4613 + v4599;
+          iron_copy_async<16>(shm0 + v4614, x_sorted + v4610, v4604);
+          const unsigned int v4626 = v80 + v4523;  // kernels/gemm/quant_b.hpp:137
+          const bool v4627 = v4626 < v79;
+          const bool v4630 = v4627 && v4531;
+          const unsigned int v4632 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4634 = min(v4530, v4632);
+          const unsigned int v4636 = v79 - 1u;
+          const unsigned int v4638 = min(v4626, v4636);
+          const unsigned int v4640 = v4634 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4642 = v3 >> 3u;
+          const unsigned int v4643 = v4638 * v4642;
+          const unsigned int v4644 = v4643 + v4640;
+          const unsigned int v4647 = packed[v4644];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4649 = v4634 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4651 = v3 >> 5u;
+          const unsigned int v4652 = v4638 * v4651;
+          const unsigned int v4653 = v4652 + v4649;
+          const iron_bf16 v4654 = scales[v4653];  // kernels/gemm/quant_b.hpp:39
+          const float v4655 = iron_to_f32(v4654);
+          const iron_bf16 v4656 = biases[v4653];  // kernels/gemm/quant_b.hpp:40
+          const float v4657 = iron_to_f32(v4656);
+          const unsigned int v4662 = v4647 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4663 = v4662 & 15u;
+          const unsigned int v4666 = v4663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4667 = __uint_as_float(v4666);
+          const float v4668 = v4667 - 8388608.0f;
+          const float v4669 = fmaf(v4668, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4674 = v4647 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4675 = v4674 & 15u;
+          const unsigned int v4678 = v4675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4679 = __uint_as_float(v4678);
+          const float v4680 = v4679 - 8388608.0f;
+          const float v4681 = fmaf(v4680, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4686 = v4647 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4687 = v4686 & 15u;
+          const unsigned int v4690 = v4687 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4691 = __uint_as_float(v4690);
+          const float v4692 = v4691 - 8388608.0f;
+          const float v4693 = fmaf(v4692, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4698 = v4647 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4699 = v4698 & 15u;
+          const unsigned int v4702 = v4699 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4703 = __uint_as_float(v4702);
+          const float v4704 = v4703 - 8388608.0f;
+          const float v4705 = fmaf(v4704, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4710 = v4647 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4711 = v4710 & 15u;
+          const unsigned int v4714 = v4711 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4715 = __uint_as_float(v4714);
+          const float v4716 = v4715 - 8388608.0f;
+          const float v4717 = fmaf(v4716, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4722 = v4647 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4723 = v4722 & 15u;
+          const unsigned int v4726 = v4723 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4727 = __uint_as_float(v4726);
+          const float v4728 = v4727 - 8388608.0f;
+          const float v4729 = fmaf(v4728, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4734 = v4647 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4735 = v4734 & 15u;
+          const unsigned int v4738 = v4735 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4739 = __uint_as_float(v4738);
+          const float v4740 = v4739 - 8388608.0f;
+          const float v4741 = fmaf(v4740, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4746 = v4647 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4747 = v4746 & 15u;
+          const unsigned int v4750 = v4747 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4751 = __uint_as_float(v4750);
+          const float v4752 = v4751 - 8388608.0f;
+          const float v4753 = fmaf(v4752, v4655, v4657);  // kernels/gemm/quant_b.hpp:51
+          const float v4755 = v4630 ? v4669 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4756 = iron_f32_to_bf16(v4755);
+          const float v4758 = v4630 ? v4681 : 0.0f;
+          const iron_bf16 v4759 = iron_f32_to_bf16(v4758);
+          const float v4761 = v4630 ? v4693 : 0.0f;
+          const iron_bf16 v4762 = iron_f32_to_bf16(v4761);
+          const float v4764 = v4630 ? v4705 : 0.0f;
+          const iron_bf16 v4765 = iron_f32_to_bf16(v4764);
+          const float v4767 = v4630 ? v4717 : 0.0f;
+          const iron_bf16 v4768 = iron_f32_to_bf16(v4767);
+          const float v4770 = v4630 ? v4729 : 0.0f;
+          const iron_bf16 v4771 = iron_f32_to_bf16(v4770);
+          const float v4773 = v4630 ? v4741 : 0.0f;
+          const iron_bf16 v4774 = iron_f32_to_bf16(v4773);
+          const float v4776 = v4630 ? v4753 : 0.0f;
+          const iron_bf16 v4777 = iron_f32_to_bf16(v4776);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4542) = iron_bf16x8{{v4756, v4759, v4762, v4765, v4768, v4771, v4774, v4777}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4793 = v80 + v4547;  // kernels/gemm/quant_b.hpp:137
+          const bool v4794 = v4793 < v79;
+          const bool v4797 = v4794 && v4555;
+          const unsigned int v4801 = min(v4554, v4632);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4805 = min(v4793, v4636);
+          const unsigned int v4807 = v4801 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4810 = v4805 * v4642;
+          const unsigned int v4811 = v4810 + v4807;
+          const unsigned int v4814 = packed[v4811];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4816 = v4801 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4819 = v4805 * v4651;
+          const unsigned int v4820 = v4819 + v4816;
+          const iron_bf16 v4821 = scales[v4820];  // kernels/gemm/quant_b.hpp:39
+          const float v4822 = iron_to_f32(v4821);
+          const iron_bf16 v4823 = biases[v4820];  // kernels/gemm/quant_b.hpp:40
+          const float v4824 = iron_to_f32(v4823);
+          const unsigned int v4829 = v4814 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4830 = v4829 & 15u;
+          const unsigned int v4833 = v4830 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4834 = __uint_as_float(v4833);
+          const float v4835 = v4834 - 8388608.0f;
+          const float v4836 = fmaf(v4835, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4841 = v4814 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4842 = v4841 & 15u;
+          const unsigned int v4845 = v4842 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4846 = __uint_as_float(v4845);
+          const float v4847 = v4846 - 8388608.0f;
+          const float v4848 = fmaf(v4847, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4853 = v4814 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4854 = v4853 & 15u;
+          const unsigned int v4857 = v4854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4858 = __uint_as_float(v4857);
+          const float v4859 = v4858 - 8388608.0f;
+          const float v4860 = fmaf(v4859, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4865 = v4814 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4866 = v4865 & 15u;
+          const unsigned int v4869 = v4866 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4870 = __uint_as_float(v4869);
+          const float v4871 = v4870 - 8388608.0f;
+          const float v4872 = fmaf(v4871, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4877 = v4814 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4878 = v4877 & 15u;
+          const unsigned int v4881 = v4878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4882 = __uint_as_float(v4881);
+          const float v4883 = v4882 - 8388608.0f;
+          const float v4884 = fmaf(v4883, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4889 = v4814 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4890 = v4889 & 15u;
+          const unsigned int v4893 = v4890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4894 = __uint_as_float(v4893);
+          const float v4895 = v4894 - 8388608.0f;
+          const float v4896 = fmaf(v4895, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4901 = v4814 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4902 = v4901 & 15u;
+          const unsigned int v4905 = v4902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4906 = __uint_as_float(v4905);
+          const float v4907 = v4906 - 8388608.0f;
+          const float v4908 = fmaf(v4907, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4913 = v4814 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4914 = v4913 & 15u;
+          const unsigned int v4917 = v4914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4918 = __uint_as_float(v4917);
+          const float v4919 = v4918 - 8388608.0f;
+          const float v4920 = fmaf(v4919, v4822, v4824);  // kernels/gemm/quant_b.hpp:51
+          const float v4922 = v4797 ? v4836 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4923 = iron_f32_to_bf16(v4922);
+          const float v4925 = v4797 ? v4848 : 0.0f;
+          const iron_bf16 v4926 = iron_f32_to_bf16(v4925);
+          const float v4928 = v4797 ? v4860 : 0.0f;
+          const iron_bf16 v4929 = iron_f32_to_bf16(v4928);
+          const float v4931 = v4797 ? v4872 : 0.0f;
+          const iron_bf16 v4932 = iron_f32_to_bf16(v4931);
+          const float v4934 = v4797 ? v4884 : 0.0f;
+          const iron_bf16 v4935 = iron_f32_to_bf16(v4934);
+          const float v4937 = v4797 ? v4896 : 0.0f;
+          const iron_bf16 v4938 = iron_f32_to_bf16(v4937);
+          const float v4940 = v4797 ? v4908 : 0.0f;
+          const iron_bf16 v4941 = iron_f32_to_bf16(v4940);
+          const float v4943 = v4797 ? v4920 : 0.0f;
+          const iron_bf16 v4944 = iron_f32_to_bf16(v4943);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4566) = iron_bf16x8{{v4923, v4926, v4929, v4932, v4935, v4938, v4941, v4944}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4960 = v80 + v4571;  // kernels/gemm/quant_b.hpp:137
+          const bool v4961 = v4960 < v79;
+          const bool v4964 = v4961 && v4579;
+          const unsigned int v4968 = min(v4578, v4632);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4972 = min(v4960, v4636);
+          const unsigned int v4974 = v4968 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4977 = v4972 * v4642;
+          const unsigned int v4978 = v4977 + v4974;
+          const unsigned int v4981 = packed[v4978];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4983 = v4968 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4986 = v4972 * v4651;
+          const unsigned int v4987 = v4986 + v4983;
+          const iron_bf16 v4988 = scales[v4987];  // kernels/gemm/quant_b.hpp:39
+          const float v4989 = iron_to_f32(v4988);
+          const iron_bf16 v4990 = biases[v4987];  // kernels/gemm/quant_b.hpp:40
+          const float v4991 = iron_to_f32(v4990);
+          const unsigned int v4996 = v4981 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4997 = v4996 & 15u;
+          const unsigned int v5000 = v4997 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5001 = __uint_as_float(v5000);
+          const float v5002 = v5001 - 8388608.0f;
+          const float v5003 = fmaf(v5002, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5008 = v4981 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5009 = v5008 & 15u;
+          const unsigned int v5012 = v5009 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5013 = __uint_as_float(v5012);
+          const float v5014 = v5013 - 8388608.0f;
+          const float v5015 = fmaf(v5014, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5020 = v4981 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5021 = v5020 & 15u;
+          const unsigned int v5024 = v5021 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5025 = __uint_as_float(v5024);
+          const float v5026 = v5025 - 8388608.0f;
+          const float v5027 = fmaf(v5026, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5032 = v4981 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5033 = v5032 & 15u;
+          const unsigned int v5036 = v5033 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5037 = __uint_as_float(v5036);
+          const float v5038 = v5037 - 8388608.0f;
+          const float v5039 = fmaf(v5038, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5044 = v4981 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5045 = v5044 & 15u;
+          const unsigned int v5048 = v5045 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5049 = __uint_as_float(v5048);
+          const float v5050 = v5049 - 8388608.0f;
+          const float v5051 = fmaf(v5050, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5056 = v4981 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5057 = v5056 & 15u;
+          const unsigned int v5060 = v5057 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5061 = __uint_as_float(v5060);
+          const float v5062 = v5061 - 8388608.0f;
+          const float v5063 = fmaf(v5062, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5068 = v4981 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5069 = v5068 & 15u;
+          const unsigned int v5072 = v5069 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5073 = __uint_as_float(v5072);
+          const float v5074 = v5073 - 8388608.0f;
+          const float v5075 = fmaf(v5074, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5080 = v4981 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5081 = v5080 & 15u;
+          const unsigned int v5084 = v5081 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5085 = __uint_as_float(v5084);
+          const float v5086 = v5085 - 8388608.0f;
+          const float v5087 = fmaf(v5086, v4989, v4991);  // kernels/gemm/quant_b.hpp:51
+          const float v5089 = v4964 ? v5003 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5090 = iron_f32_to_bf16(v5089);
+          const float v5092 = v4964 ? v5015 : 0.0f;
+          const iron_bf16 v5093 = iron_f32_to_bf16(v5092);
+          const float v5095 = v4964 ? v5027 : 0.0f;
+          const iron_bf16 v5096 = iron_f32_to_bf16(v5095);
+          const float v5098 = v4964 ? v5039 : 0.0f;
+          const iron_bf16 v5099 = iron_f32_to_bf16(v5098);
+          const float v5101 = v4964 ? v5051 : 0.0f;
+          const iron_bf16 v5102 = iron_f32_to_bf16(v5101);
+          const float v5104 = v4964 ? v5063 : 0.0f;
+          const iron_bf16 v5105 = iron_f32_to_bf16(v5104);
+          const float v5107 = v4964 ? v5075 : 0.0f;
+          const iron_bf16 v5108 = iron_f32_to_bf16(v5107);
+          const float v5110 = v4964 ? v5087 : 0.0f;
+          const iron_bf16 v5111 = iron_f32_to_bf16(v5110);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4590) = iron_bf16x8{{v5090, v5093, v5096, v5099, v5102, v5105, v5108, v5111}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5127 = v80 + v4595;  // kernels/gemm/quant_b.hpp:137
+          const bool v5128 = v5127 < v79;
+          const bool v5131 = v5128 && v4603;
+          const unsigned int v5135 = min(v4602, v4632);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5139 = min(v5127, v4636);
+          const unsigned int v5141 = v5135 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v5144 = v5139 * v4642;
+          const unsigned int v5145 = v5144 + v5141;
+          const unsigned int v5148 = packed[v5145];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v5150 = v5135 >> 5u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v5153 = v5139 * v4651;
+          const unsigned int v5154 = v5153 + v5150;
+          const iron_bf16 v5155 = scales[v5154];  // kernels/gemm/quant_b.hpp:39
+          const float v5156 = iron_to_f32(v5155);
+          const iron_bf16 v5157 = biases[v5154];  // kernels/gemm/quant_b.hpp:40
+          const float v5158 = iron_to_f32(v5157);
+          const unsigned int v5163 = v5148 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5164 = v5163 & 15u;
+          const unsigned int v5167 = v5164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5168 = __uint_as_float(v5167);
+          const float v5169 = v5168 - 8388608.0f;
+          const float v5170 = fmaf(v5169, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5175 = v5148 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5176 = v5175 & 15u;
+          const unsigned int v5179 = v5176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5180 = __uint_as_float(v5179);
+          const float v5181 = v5180 - 8388608.0f;
+          const float v5182 = fmaf(v5181, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5187 = v5148 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5188 = v5187 & 15u;
+          const unsigned int v5191 = v5188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5192 = __uint_as_float(v5191);
+          const float v5193 = v5192 - 8388608.0f;
+          const float v5194 = fmaf(v5193, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5199 = v5148 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5200 = v5199 & 15u;
+          const unsigned int v5203 = v5200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5204 = __uint_as_float(v5203);
+          const float v5205 = v5204 - 8388608.0f;
+          const float v5206 = fmaf(v5205, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5211 = v5148 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5212 = v5211 & 15u;
+          const unsigned int v5215 = v5212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5216 = __uint_as_float(v5215);
+          const float v5217 = v5216 - 8388608.0f;
+          const float v5218 = fmaf(v5217, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5223 = v5148 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5224 = v5223 & 15u;
+          const unsigned int v5227 = v5224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5228 = __uint_as_float(v5227);
+          const float v5229 = v5228 - 8388608.0f;
+          const float v5230 = fmaf(v5229, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5235 = v5148 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5236 = v5235 & 15u;
+          const unsigned int v5239 = v5236 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5240 = __uint_as_float(v5239);
+          const float v5241 = v5240 - 8388608.0f;
+          const float v5242 = fmaf(v5241, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5247 = v5148 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5248 = v5247 & 15u;
+          const unsigned int v5251 = v5248 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5252 = __uint_as_float(v5251);
+          const float v5253 = v5252 - 8388608.0f;
+          const float v5254 = fmaf(v5253, v5156, v5158);  // kernels/gemm/quant_b.hpp:51
+          const float v5256 = v5131 ? v5170 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5257 = iron_f32_to_bf16(v5256);
+          const float v5259 = v5131 ? v5182 : 0.0f;
+          const iron_bf16 v5260 = iron_f32_to_bf16(v5259);
+          const float v5262 = v5131 ? v5194 : 0.0f;
+          const iron_bf16 v5263 = iron_f32_to_bf16(v5262);
+          const float v5265 = v5131 ? v5206 : 0.0f;
+          const iron_bf16 v5266 = iron_f32_to_bf16(v5265);
+          const float v5268 = v5131 ? v5218 : 0.0f;
+          const iron_bf16 v5269 = iron_f32_to_bf16(v5268);
+          const float v5271 = v5131 ? v5230 : 0.0f;
+          const iron_bf16 v5272 = iron_f32_to_bf16(v5271);
+          const float v5274 = v5131 ? v5242 : 0.0f;
+          const iron_bf16 v5275 = iron_f32_to_bf16(v5274);
+          const float v5277 = v5131 ? v5254 : 0.0f;
+          const iron_bf16 v5278 = iron_f32_to_bf16(v5277);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4614) = iron_bf16x8{{v5257, v5260, v5263, v5266, v5269, v5272, v5275, v5278}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
       __syncthreads();
     } else {
-      const unsigned int v913 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v914 = threadIdx.x;
-      const unsigned int v944 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v947 = v914 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v948 = v947 << 3u;
-      const unsigned int v949 = v80 + v944;  // kernels/gemm/quant_b.hpp:137
-      const bool v950 = v949 < v79;
-      const unsigned int v955 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v959 = v79 - 1u;
-      const unsigned int v961 = min(v949, v959);
-      const unsigned int v965 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v966 = v961 * v965;
-      const unsigned int v974 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v975 = v961 * v974;
-      const unsigned int v1103 = v944 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1105 = v1103 + v948;
-      const unsigned int v1109 = v914 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1111 = v1109 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1114 = v1109 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1115 = v1114 << 3u;
-      const unsigned int v1116 = v80 + v1111;  // kernels/gemm/quant_b.hpp:137
-      const bool v1117 = v1116 < v79;
-      const unsigned int v1128 = min(v1116, v959);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1133 = v1128 * v965;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1142 = v1128 * v974;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1270 = v1111 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1272 = v1270 + v1115;
-      const unsigned int v1276 = v914 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1278 = v1276 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1281 = v1276 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1282 = v1281 << 3u;
-      const unsigned int v1283 = v80 + v1278;  // kernels/gemm/quant_b.hpp:137
-      const bool v1284 = v1283 < v79;
-      const unsigned int v1295 = min(v1283, v959);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1300 = v1295 * v965;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1309 = v1295 * v974;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1437 = v1278 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1439 = v1437 + v1282;
-      const unsigned int v1443 = v914 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1445 = v1443 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1448 = v1443 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1449 = v1448 << 3u;
-      const unsigned int v1450 = v80 + v1445;  // kernels/gemm/quant_b.hpp:137
-      const bool v1451 = v1450 < v79;
-      const unsigned int v1462 = min(v1450, v959);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1467 = v1462 * v965;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1606 = v1604 + v1449;
-      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v914 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v915 = threadIdx.x;
+      const unsigned int v945 = v915 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v948 = v915 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v949 = v948 << 3u;
+      const unsigned int v950 = v80 + v945;  // kernels/gemm/quant_b.hpp:137
+      const bool v951 = v950 < v79;
+      const unsigned int v956 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v960 = v79 - 1u;
+      const unsigned int v962 = min(v950, v960);
+      const unsigned int v966 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v967 = v962 * v966;
+      const unsigned int v975 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v976 = v962 * v975;
+      const unsigned int v1104 = v945 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1106 = v1104 + v949;
+      const unsigned int v1110 = v915 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1112 = v1110 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1115 = v1110 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1116 = v1115 << 3u;
+      const unsigned int v1117 = v80 + v1112;  // kernels/gemm/quant_b.hpp:137
+      const bool v1118 = v1117 < v79;
+      const unsigned int v1129 = min(v1117, v960);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1134 = v1129 * v966;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1143 = v1129 * v975;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1271 = v1112 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1273 = v1271 + v1116;
+      const unsigned int v1277 = v915 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1279 = v1277 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1282 = v1277 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1283 = v1282 << 3u;
+      const unsigned int v1284 = v80 + v1279;  // kernels/gemm/quant_b.hpp:137
+      const bool v1285 = v1284 < v79;
+      const unsigned int v1296 = min(v1284, v960);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1301 = v1296 * v966;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1310 = v1296 * v975;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1438 = v1279 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1440 = v1438 + v1283;
+      const unsigned int v1444 = v915 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1446 = v1444 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1449 = v1444 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1450 = v1449 << 3u;
+      const unsigned int v1451 = v80 + v1446;  // kernels/gemm/quant_b.hpp:137
+      const bool v1452 = v1451 < v79;
+      const unsigned int v1463 = min(v1451, v960);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1468 = v1463 * v966;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1477 = v1463 * v975;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1605 = v1446 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1607 = v1605 + v1450;
+      const unsigned int v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-        for (unsigned int v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v922 = v921 < v76;
-          const unsigned int v923 = v912 + v920;
-          const bool v924 = v923 < v3;
-          const bool v925 = v922 && v924;
-          if (v925) {
-            const unsigned int v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v929 = v927 + v912;
-            const unsigned int v930 = v929 + v920;
-            const iron_bf16 v931 = x_sorted[v930];
-            const unsigned int v933 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v934 = v933 + v920;
-            shm0[v934] = v931;
+      for (unsigned int v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (unsigned int v917 = v915; v917 < 4096u; v917 += v914) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v919 = v917 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v921 = v917 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v922 = v75 + v919;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v923 = v922 < v76;
+          const unsigned int v924 = v913 + v921;
+          const bool v925 = v924 < v3;
+          const bool v926 = v923 && v925;
+          if (v926) {
+            const unsigned int v928 = v922 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v930 = v928 + v913;
+            const unsigned int v931 = v930 + v921;
+            const iron_bf16 v932 = x_sorted[v931];
+            const unsigned int v934 = v919 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v935 = v934 + v921;
+            shm0[v935] = v932;
           } else {
-            const unsigned int v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v937 = v936 + v920;
-            shm0[v937] = iron_f32_to_bf16(0.0f);
+            const unsigned int v937 = v919 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v938 = v937 + v921;
+            shm0[v938] = iron_f32_to_bf16(0.0f);
           }
         }
-        const unsigned int v951 = v912 + v948;  // kernels/gemm/quant_b.hpp:137
-        const bool v952 = v951 < v3;
-        const bool v953 = v950 && v952;
-        const unsigned int v957 = min(v951, v955);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v963 = v957 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v967 = v966 + v963;
-        const unsigned int v970 = packed[v967];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v972 = v957 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v976 = v975 + v972;
-        const iron_bf16 v977 = scales[v976];  // kernels/gemm/quant_b.hpp:39
-        const float v978 = iron_to_f32(v977);
-        const iron_bf16 v979 = biases[v976];  // kernels/gemm/quant_b.hpp:40
-        const float v980 = iron_to_f32(v979);
-        const unsigned int v985 = v970 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v986 = v985 & 15u;
-        const unsigned int v989 = v986 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v990 = __uint_as_float(v989);
-        const float v991 = v990 - 8388608.0f;
-        const float v992 = fmaf(v991, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v997 = v970 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v998 = v997 & 15u;
-        const unsigned int v1001 = v998 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1002 = __uint_as_float(v1001);
-        const float v1003 = v1002 - 8388608.0f;
-        const float v1004 = fmaf(v1003, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1009 = v970 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1010 = v1009 & 15u;
-        const unsigned int v1013 = v1010 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1014 = __uint_as_float(v1013);
-        const float v1015 = v1014 - 8388608.0f;
-        const float v1016 = fmaf(v1015, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1021 = v970 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1022 = v1021 & 15u;
-        const unsigned int v1025 = v1022 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1026 = __uint_as_float(v1025);
-        const float v1027 = v1026 - 8388608.0f;
-        const float v1028 = fmaf(v1027, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1033 = v970 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1034 = v1033 & 15u;
-        const unsigned int v1037 = v1034 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1038 = __uint_as_float(v1037);
-        const float v1039 = v1038 - 8388608.0f;
-        const float v1040 = fmaf(v1039, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1045 = v970 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1046 = v1045 & 15u;
-        const unsigned int v1049 = v1046 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1050 = __uint_as_float(v1049);
-        const float v1051 = v1050 - 8388608.0f;
-        const float v1052 = fmaf(v1051, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1057 = v970 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1058 = v1057 & 15u;
-        const unsigned int v1061 = v1058 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1062 = __uint_as_float(v1061);
-        const float v1063 = v1062 - 8388608.0f;
-        const float v1064 = fmaf(v1063, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1069 = v970 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1070 = v1069 & 15u;
-        const unsigned int v1073 = v1070 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1074 = __uint_as_float(v1073);
-        const float v1075 = v1074 - 8388608.0f;
-        const float v1076 = fmaf(v1075, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const float v1078 = v953 ? v992 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1079 = iron_f32_to_bf16(v1078);
-        const float v1081 = v953 ? v1004 : 0.0f;
-        const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
-        const float v1084 = v953 ? v1016 : 0.0f;
-        const iron_bf16 v1085 = iron_f32_to_bf16(v1084);
-        const float v1087 = v953 ? v1028 : 0.0f;
-        const iron_bf16 v1088 = iron_f32_to_bf16(v1087);
-        const float v1090 = v953 ? v1040 : 0.0f;
-        const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
-        const float v1093 = v953 ? v1052 : 0.0f;
-        const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
-        const float v1096 = v953 ? v1064 : 0.0f;
-        const iron_bf16 v1097 = iron_f32_to_bf16(v1096);
-        const float v1099 = v953 ? v1076 : 0.0f;
-        const iron_bf16 v1100 = iron_f32_to_bf16(v1099);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1105) = iron_bf16x8{{v1079, v1082, v1085, v1088, v1091, v1094, v1097, v1100}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1118 = v912 + v1115;  // kernels/gemm/quant_b.hpp:137
-        const bool v1119 = v1118 < v3;
-        const bool v1120 = v1117 && v1119;
-        const unsigned int v1124 = min(v1118, v955);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1130 = v1124 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v1134 = v1133 + v1130;
-        const unsigned int v1137 = packed[v1134];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v1139 = v1124 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v1143 = v1142 + v1139;
-        const iron_bf16 v1144 = scales[v1143];  // kernels/gemm/quant_b.hpp:39
-        const float v1145 = iron_to_f32(v1144);
-        const iron_bf16 v1146 = biases[v1143];  // kernels/gemm/quant_b.hpp:40
-        const float v1147 = iron_to_f32(v1146);
-        const unsigned int v1152 = v1137 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1153 = v1152 & 15u;
-        const unsigned int v1156 = v1153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1157 = __uint_as_float(v1156);
-        const float v1158 = v1157 - 8388608.0f;
-        const float v1159 = fmaf(v1158, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1164 = v1137 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1165 = v1164 & 15u;
-        const unsigned int v1168 = v1165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1169 = __uint_as_float(v1168);
-        const float v1170 = v1169 - 8388608.0f;
-        const float v1171 = fmaf(v1170, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1176 = v1137 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1177 = v1176 & 15u;
-        const unsigned int v1180 = v1177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1181 = __uint_as_float(v1180);
-        const float v1182 = v1181 - 8388608.0f;
-        const float v1183 = fmaf(v1182, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1188 = v1137 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1189 = v1188 & 15u;
-        const unsigned int v1192 = v1189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1193 = __uint_as_float(v1192);
-        const float v1194 = v1193 - 8388608.0f;
-        const float v1195 = fmaf(v1194, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1200 = v1137 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1201 = v1200 & 15u;
-        const unsigned int v1204 = v1201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1205 = __uint_as_float(v1204);
-        const float v1206 = v1205 - 8388608.0f;
-        const float v1207 = fmaf(v1206, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1212 = v1137 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1213 = v1212 & 15u;
-        const unsigned int v1216 = v1213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1217 = __uint_as_float(v1216);
-        const float v1218 = v1217 - 8388608.0f;
-        const float v1219 = fmaf(v1218, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1224 = v1137 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1225 = v1224 & 15u;
-        const unsigned int v1228 = v1225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1229 = __uint_as_float(v1228);
-        const float v1230 = v1229 - 8388608.0f;
-        const float v1231 = fmaf(v1230, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1236 = v1137 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1237 = v1236 & 15u;
-        const unsigned int v1240 = v1237 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1241 = __uint_as_float(v1240);
-        const float v1242 = v1241 - 8388608.0f;
-        const float v1243 = fmaf(v1242, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const float v1245 = v1120 ? v1159 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
-        const float v1248 = v1120 ? v1171 : 0.0f;
-        const iron_bf16 v1249 = iron_f32_to_bf16(v1248);
-        const float v1251 = v1120 ? v1183 : 0.0f;
-        const iron_bf16 v1252 = iron_f32_to_bf16(v1251);
-        const float v1254 = v1120 ? v1195 : 0.0f;
-        const iron_bf16 v1255 = iron_f32_to_bf16(v1254);
-        const float v1257 = v1120 ? v1207 : 0.0f;
-        const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
-        const float v1260 = v1120 ? v1219 : 0.0f;
-        const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
-        const float v1263 = v1120 ? v1231 : 0.0f;
-        const iron_bf16 v1264 = iron_f32_to_bf16(v1263);
-        const float v1266 = v1120 ? v1243 : 0.0f;
-        const iron_bf16 v1267 = iron_f32_to_bf16(v1266);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1272) = iron_bf16x8{{v1246, v1249, v1252, v1255, v1258, v1261, v1264, v1267}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1285 = v912 + v1282;  // kernels/gemm/quant_b.hpp:137
-        const bool v1286 = v1285 < v3;
-        const bool v1287 = v1284 && v1286;
-        const unsigned int v1291 = min(v1285, v955);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1297 = v1291 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v1301 = v1300 + v1297;
-        const unsigned int v1304 = packed[v1301];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v1306 = v1291 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v1310 = v1309 + v1306;
-        const iron_bf16 v1311 = scales[v1310];  // kernels/gemm/quant_b.hpp:39
-        const float v1312 = iron_to_f32(v1311);
-        const iron_bf16 v1313 = biases[v1310];  // kernels/gemm/quant_b.hpp:40
-        const float v1314 = iron_to_f32(v1313);
-        const unsigned int v1319 = v1304 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1320 = v1319 & 15u;
-        const unsigned int v1323 = v1320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1324 = __uint_as_float(v1323);
-        const float v1325 = v1324 - 8388608.0f;
-        const float v1326 = fmaf(v1325, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1331 = v1304 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1332 = v1331 & 15u;
-        const unsigned int v1335 = v1332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1336 = __uint_as_float(v1335);
-        const float v1337 = v1336 - 8388608.0f;
-        const float v1338 = fmaf(v1337, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1343 = v1304 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1344 = v1343 & 15u;
-        const unsigned int v1347 = v1344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1348 = __uint_as_float(v1347);
-        const float v1349 = v1348 - 8388608.0f;
-        const float v1350 = fmaf(v1349, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1355 = v1304 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1356 = v1355 & 15u;
-        const unsigned int v1359 = v1356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1360 = __uint_as_float(v1359);
-        const float v1361 = v1360 - 8388608.0f;
-        const float v1362 = fmaf(v1361, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1367 = v1304 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1368 = v1367 & 15u;
-        const unsigned int v1371 = v1368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1372 = __uint_as_float(v1371);
-        const float v1373 = v1372 - 8388608.0f;
-        const float v1374 = fmaf(v1373, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1379 = v1304 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1380 = v1379 & 15u;
-        const unsigned int v1383 = v1380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1384 = __uint_as_float(v1383);
-        const float v1385 = v1384 - 8388608.0f;
-        const float v1386 = fmaf(v1385, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1391 = v1304 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1392 = v1391 & 15u;
-        const unsigned int v1395 = v1392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1396 = __uint_as_float(v1395);
-        const float v1397 = v1396 - 8388608.0f;
-        const float v1398 = fmaf(v1397, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1403 = v1304 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1404 = v1403 & 15u;
-        const unsigned int v1407 = v1404 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1408 = __uint_as_float(v1407);
-        const float v1409 = v1408 - 8388608.0f;
-        const float v1410 = fmaf(v1409, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const float v1412 = v1287 ? v1326 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
-        const float v1415 = v1287 ? v1338 : 0.0f;
-        const iron_bf16 v1416 = iron_f32_to_bf16(v1415);
-        const float v1418 = v1287 ? v1350 : 0.0f;
-        const iron_bf16 v1419 = iron_f32_to_bf16(v1418);
-        const float v1421 = v1287 ? v1362 : 0.0f;
-        const iron_bf16 v1422 = iron_f32_to_bf16(v1421);
-        const float v1424 = v1287 ? v1374 : 0.0f;
-        const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
-        const float v1427 = v1287 ? v1386 : 0.0f;
-        const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
-        const float v1430 = v1287 ? v1398 : 0.0f;
-        const iron_bf16 v1431 = iron_f32_to_bf16(v1430);
-        const float v1433 = v1287 ? v1410 : 0.0f;
-        const iron_bf16 v1434 = iron_f32_to_bf16(v1433);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1439) = iron_bf16x8{{v1413, v1416, v1419, v1422, v1425, v1428, v1431, v1434}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1452 = v912 + v1449;  // kernels/gemm/quant_b.hpp:137
-        const bool v1453 = v1452 < v3;
-        const bool v1454 = v1451 && v1453;
-        const unsigned int v1458 = min(v1452, v955);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1464 = v1458 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v1468 = v1467 + v1464;
-        const unsigned int v1471 = packed[v1468];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v1473 = v1458 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v1477 = v1476 + v1473;
-        const iron_bf16 v1478 = scales[v1477];  // kernels/gemm/quant_b.hpp:39
-        const float v1479 = iron_to_f32(v1478);
-        const iron_bf16 v1480 = biases[v1477];  // kernels/gemm/quant_b.hpp:40
-        const float v1481 = iron_to_f32(v1480);
-        const unsigned int v1486 = v1471 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1487 = v1486 & 15u;
-        const unsigned int v1490 = v1487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1491 = __uint_as_float(v1490);
-        const float v1492 = v1491 - 8388608.0f;
-        const float v1493 = fmaf(v1492, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1498 = v1471 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1499 = v1498 & 15u;
-        const unsigned int v1502 = v1499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1503 = __uint_as_float(v1502);
-        const float v1504 = v1503 - 8388608.0f;
-        const float v1505 = fmaf(v1504, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1510 = v1471 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1511 = v1510 & 15u;
-        const unsigned int v1514 = v1511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1515 = __uint_as_float(v1514);
-        const float v1516 = v1515 - 8388608.0f;
-        const float v1517 = fmaf(v1516, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1522 = v1471 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1523 = v1522 & 15u;
-        const unsigned int v1526 = v1523 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1527 = __uint_as_float(v1526);
-        const float v1528 = v1527 - 8388608.0f;
-        const float v1529 = fmaf(v1528, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1534 = v1471 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1535 = v1534 & 15u;
-        const unsigned int v1538 = v1535 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1539 = __uint_as_float(v1538);
-        const float v1540 = v1539 - 8388608.0f;
-        const float v1541 = fmaf(v1540, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1546 = v1471 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1547 = v1546 & 15u;
-        const unsigned int v1550 = v1547 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1551 = __uint_as_float(v1550);
-        const float v1552 = v1551 - 8388608.0f;
-        const float v1553 = fmaf(v1552, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1558 = v1471 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1559 = v1558 & 15u;
-        const unsigned int v1562 = v1559 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1563 = __uint_as_float(v1562);
-        const float v1564 = v1563 - 8388608.0f;
-        const float v1565 = fmaf(v1564, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1570 = v1471 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1571 = v1570 & 15u;
-        const unsigned int v1574 = v1571 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1575 = __uint_as_float(v1574);
-        const float v1576 = v1575 - 8388608.0f;
-        const float v1577 = fmaf(v1576, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const float v1579 = v1454 ? v1493 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1580 = iron_f32_to_bf16(v1579);
-        const float v1582 = v1454 ? v1505 : 0.0f;
-        const iron_bf16 v1583 = iron_f32_to_bf16(v1582);
-        const float v1585 = v1454 ? v1517 : 0.0f;
-        const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
-        const float v1588 = v1454 ? v1529 : 0.0f;
-        const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
-        const float v1591 = v1454 ? v1541 : 0.0f;
-        const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
-        const float v1594 = v1454 ? v1553 : 0.0f;
-        const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
-        const float v1597 = v1454 ? v1565 : 0.0f;
-        const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
-        const float v1600 = v1454 ? v1577 : 0.0f;
-        const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1606) = iron_bf16x8{{v1580, v1583, v1586, v1589, v1592, v1595, v1598, v1601}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v952 = v913 + v949;  // kernels/gemm/quant_b.hpp:137
+        const bool v953 = v952 < v3;
+        const bool v954 = v951 && v953;
+        const unsigned int v958 = min(v952, v956);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v964 = v958 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v968 = v967 + v964;
+        const unsigned int v971 = packed[v968];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v973 = v958 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v977 = v976 + v973;
+        const iron_bf16 v978 = scales[v977];  // kernels/gemm/quant_b.hpp:39
+        const float v979 = iron_to_f32(v978);
+        const iron_bf16 v980 = biases[v977];  // kernels/gemm/quant_b.hpp:40
+        const float v981 = iron_to_f32(v980);
+        const unsigned int v986 = v971 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v987 = v986 & 15u;
+        const unsigned int v990 = v987 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v991 = __uint_as_float(v990);
+        const float v992 = v991 - 8388608.0f;
+        const float v993 = fmaf(v992, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v998 = v971 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v999 = v998 & 15u;
+        const unsigned int v1002 = v999 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1003 = __uint_as_float(v1002);
+        const float v1004 = v1003 - 8388608.0f;
+        const float v1005 = fmaf(v1004, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1010 = v971 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1011 = v1010 & 15u;
+        const unsigned int v1014 = v1011 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1015 = __uint_as_float(v1014);
+        const float v1016 = v1015 - 8388608.0f;
+        const float v1017 = fmaf(v1016, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1022 = v971 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1023 = v1022 & 15u;
+        const unsigned int v1026 = v1023 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1027 = __uint_as_float(v1026);
+        const float v1028 = v1027 - 8388608.0f;
+        const float v1029 = fmaf(v1028, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1034 = v971 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1035 = v1034 & 15u;
+        const unsigned int v1038 = v1035 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1039 = __uint_as_float(v1038);
+        const float v1040 = v1039 - 8388608.0f;
+        const float v1041 = fmaf(v1040, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1046 = v971 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1047 = v1046 & 15u;
+        const unsigned int v1050 = v1047 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1051 = __uint_as_float(v1050);
+        const float v1052 = v1051 - 8388608.0f;
+        const float v1053 = fmaf(v1052, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1058 = v971 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1059 = v1058 & 15u;
+        const unsigned int v1062 = v1059 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1063 = __uint_as_float(v1062);
+        const float v1064 = v1063 - 8388608.0f;
+        const float v1065 = fmaf(v1064, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1070 = v971 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1071 = v1070 & 15u;
+        const unsigned int v1074 = v1071 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1075 = __uint_as_float(v1074);
+        const float v1076 = v1075 - 8388608.0f;
+        const float v1077 = fmaf(v1076, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const float v1079 = v954 ? v993 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1080 = iron_f32_to_bf16(v1079);
+        const float v1082 = v954 ? v1005 : 0.0f;
+        const iron_bf16 v1083 = iron_f32_to_bf16(v1082);
+        const float v1085 = v954 ? v1017 : 0.0f;
+        const iron_bf16 v1086 = iron_f32_to_bf16(v1085);
+        const float v1088 = v954 ? v1029 : 0.0f;
+        const iron_bf16 v1089 = iron_f32_to_bf16(v1088);
+        const float v1091 = v954 ? v1041 : 0.0f;
+        const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
+        const float v1094 = v954 ? v1053 : 0.0f;
+        const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
+        const float v1097 = v954 ? v1065 : 0.0f;
+        const iron_bf16 v1098 = iron_f32_to_bf16(v1097);
+        const float v1100 = v954 ? v1077 : 0.0f;
+        const iron_bf16 v1101 = iron_f32_to_bf16(v1100);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1106) = iron_bf16x8{{v1080, v1083, v1086, v1089, v1092, v1095, v1098, v1101}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1119 = v913 + v1116;  // kernels/gemm/quant_b.hpp:137
+        const bool v1120 = v1119 < v3;
+        const bool v1121 = v1118 && v1120;
+        const unsigned int v1125 = min(v1119, v956);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1131 = v1125 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v1135 = v1134 + v1131;
+        const unsigned int v1138 = packed[v1135];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v1140 = v1125 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v1144 = v1143 + v1140;
+        const iron_bf16 v1145 = scales[v1144];  // kernels/gemm/quant_b.hpp:39
+        const float v1146 = iron_to_f32(v1145);
+        const iron_bf16 v1147 = biases[v1144];  // kernels/gemm/quant_b.hpp:40
+        const float v1148 = iron_to_f32(v1147);
+        const unsigned int v1153 = v1138 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1154 = v1153 & 15u;
+        const unsigned int v1157 = v1154 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1158 = __uint_as_float(v1157);
+        const float v1159 = v1158 - 8388608.0f;
+        const float v1160 = fmaf(v1159, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1165 = v1138 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1166 = v1165 & 15u;
+        const unsigned int v1169 = v1166 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1170 = __uint_as_float(v1169);
+        const float v1171 = v1170 - 8388608.0f;
+        const float v1172 = fmaf(v1171, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1177 = v1138 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1178 = v1177 & 15u;
+        const unsigned int v1181 = v1178 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1182 = __uint_as_float(v1181);
+        const float v1183 = v1182 - 8388608.0f;
+        const float v1184 = fmaf(v1183, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1189 = v1138 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1190 = v1189 & 15u;
+        const unsigned int v1193 = v1190 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1194 = __uint_as_float(v1193);
+        const float v1195 = v1194 - 8388608.0f;
+        const float v1196 = fmaf(v1195, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1201 = v1138 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1202 = v1201 & 15u;
+        const unsigned int v1205 = v1202 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1206 = __uint_as_float(v1205);
+        const float v1207 = v1206 - 8388608.0f;
+        const float v1208 = fmaf(v1207, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1213 = v1138 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1214 = v1213 & 15u;
+        const unsigned int v1217 = v1214 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1218 = __uint_as_float(v1217);
+        const float v1219 = v1218 - 8388608.0f;
+        const float v1220 = fmaf(v1219, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1225 = v1138 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1226 = v1225 & 15u;
+        const unsigned int v1229 = v1226 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1230 = __uint_as_float(v1229);
+        const float v1231 = v1230 - 8388608.0f;
+        const float v1232 = fmaf(v1231, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1237 = v1138 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1238 = v1237 & 15u;
+        const unsigned int v1241 = v1238 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1242 = __uint_as_float(v1241);
+        const float v1243 = v1242 - 8388608.0f;
+        const float v1244 = fmaf(v1243, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const float v1246 = v1121 ? v1160 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
+        const float v1249 = v1121 ? v1172 : 0.0f;
+        const iron_bf16 v1250 = iron_f32_to_bf16(v1249);
+        const float v1252 = v1121 ? v1184 : 0.0f;
+        const iron_bf16 v1253 = iron_f32_to_bf16(v1252);
+        const float v1255 = v1121 ? v1196 : 0.0f;
+        const iron_bf16 v1256 = iron_f32_to_bf16(v1255);
+        const float v1258 = v1121 ? v1208 : 0.0f;
+        const iron_bf16 v1259 = iron_f32_to_bf16(v1258);
+        const float v1261 = v1121 ? v1220 : 0.0f;
+        const iron_bf16 v1262 = iron_f32_to_bf16(v1261);
+        const float v1264 = v1121 ? v1232 : 0.0f;
+        const iron_bf16 v1265 = iron_f32_to_bf16(v1264);
+        const float v1267 = v1121 ? v1244 : 0.0f;
+        const iron_bf16 v1268 = iron_f32_to_bf16(v1267);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1273) = iron_bf16x8{{v1247, v1250, v1253, v1256, v1259, v1262, v1265, v1268}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1286 = v913 + v1283;  // kernels/gemm/quant_b.hpp:137
+        const bool v1287 = v1286 < v3;
+        const bool v1288 = v1285 && v1287;
+        const unsigned int v1292 = min(v1286, v956);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1298 = v1292 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v1302 = v1301 + v1298;
+        const unsigned int v1305 = packed[v1302];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v1307 = v1292 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v1311 = v1310 + v1307;
+        const iron_bf16 v1312 = scales[v1311];  // kernels/gemm/quant_b.hpp:39
+        const float v1313 = iron_to_f32(v1312);
+        const iron_bf16 v1314 = biases[v1311];  // kernels/gemm/quant_b.hpp:40
+        const float v1315 = iron_to_f32(v1314);
+        const unsigned int v1320 = v1305 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1321 = v1320 & 15u;
+        const unsigned int v1324 = v1321 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1325 = __uint_as_float(v1324);
+        const float v1326 = v1325 - 8388608.0f;
+        const float v1327 = fmaf(v1326, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1332 = v1305 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1333 = v1332 & 15u;
+        const unsigned int v1336 = v1333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1337 = __uint_as_float(v1336);
+        const float v1338 = v1337 - 8388608.0f;
+        const float v1339 = fmaf(v1338, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1344 = v1305 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1345 = v1344 & 15u;
+        const unsigned int v1348 = v1345 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1349 = __uint_as_float(v1348);
+        const float v1350 = v1349 - 8388608.0f;
+        const float v1351 = fmaf(v1350, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1356 = v1305 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1357 = v1356 & 15u;
+        const unsigned int v1360 = v1357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1361 = __uint_as_float(v1360);
+        const float v1362 = v1361 - 8388608.0f;
+        const float v1363 = fmaf(v1362, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1368 = v1305 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1369 = v1368 & 15u;
+        const unsigned int v1372 = v1369 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1373 = __uint_as_float(v1372);
+        const float v1374 = v1373 - 8388608.0f;
+        const float v1375 = fmaf(v1374, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1380 = v1305 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1381 = v1380 & 15u;
+        const unsigned int v1384 = v1381 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1385 = __uint_as_float(v1384);
+        const float v1386 = v1385 - 8388608.0f;
+        const float v1387 = fmaf(v1386, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1392 = v1305 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1393 = v1392 & 15u;
+        const unsigned int v1396 = v1393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1397 = __uint_as_float(v1396);
+        const float v1398 = v1397 - 8388608.0f;
+        const float v1399 = fmaf(v1398, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1404 = v1305 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1405 = v1404 & 15u;
+        const unsigned int v1408 = v1405 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1409 = __uint_as_float(v1408);
+        const float v1410 = v1409 - 8388608.0f;
+        const float v1411 = fmaf(v1410, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const float v1413 = v1288 ? v1327 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
+        const float v1416 = v1288 ? v1339 : 0.0f;
+        const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
+        const float v1419 = v1288 ? v1351 : 0.0f;
+        const iron_bf16 v1420 = iron_f32_to_bf16(v1419);
+        const float v1422 = v1288 ? v1363 : 0.0f;
+        const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
+        const float v1425 = v1288 ? v1375 : 0.0f;
+        const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
+        const float v1428 = v1288 ? v1387 : 0.0f;
+        const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
+        const float v1431 = v1288 ? v1399 : 0.0f;
+        const iron_bf16 v1432 = iron_f32_to_bf16(v1431);
+        const float v1434 = v1288 ? v1411 : 0.0f;
+        const iron_bf16 v1435 = iron_f32_to_bf16(v1434);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1440) = iron_bf16x8{{v1414, v1417, v1420, v1423, v1426, v1429, v1432, v1435}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1453 = v913 + v1450;  // kernels/gemm/quant_b.hpp:137
+        const bool v1454 = v1453 < v3;
+        const bool v1455 = v1452 && v1454;
+        const unsigned int v1459 = min(v1453, v956);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1465 = v1459 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v1469 = v1468 + v1465;
+        const unsigned int v1472 = packed[v1469];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v1474 = v1459 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v1478 = v1477 + v1474;
+        const iron_bf16 v1479 = scales[v1478];  // kernels/gemm/quant_b.hpp:39
+        const float v1480 = iron_to_f32(v1479);
+        const iron_bf16 v1481 = biases[v1478];  // kernels/gemm/quant_b.hpp:40
+        const float v1482 = iron_to_f32(v1481);
+        const unsigned int v1487 = v1472 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1488 = v1487 & 15u;
+        const unsigned int v1491 = v1488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1492 = __uint_as_float(v1491);
+        const float v1493 = v1492 - 8388608.0f;
+        const float v1494 = fmaf(v1493, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1499 = v1472 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1500 = v1499 & 15u;
+        const unsigned int v1503 = v1500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1504 = __uint_as_float(v1503);
+        const float v1505 = v1504 - 8388608.0f;
+        const float v1506 = fmaf(v1505, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1511 = v1472 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1512 = v1511 & 15u;
+        const unsigned int v1515 = v1512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1516 = __uint_as_float(v1515);
+        const float v1517 = v1516 - 8388608.0f;
+        const float v1518 = fmaf(v1517, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1523 = v1472 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1524 = v1523 & 15u;
+        const unsigned int v1527 = v1524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1528 = __uint_as_float(v1527);
+        const float v1529 = v1528 - 8388608.0f;
+        const float v1530 = fmaf(v1529, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1535 = v1472 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1536 = v1535 & 15u;
+        const unsigned int v1539 = v1536 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1540 = __uint_as_float(v1539);
+        const float v1541 = v1540 - 8388608.0f;
+        const float v1542 = fmaf(v1541, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1547 = v1472 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1548 = v1547 & 15u;
+        const unsigned int v1551 = v1548 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1552 = __uint_as_float(v1551);
+        const float v1553 = v1552 - 8388608.0f;
+        const float v1554 = fmaf(v1553, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1559 = v1472 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1560 = v1559 & 15u;
+        const unsigned int v1563 = v1560 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1564 = __uint_as_float(v1563);
+        const float v1565 = v1564 - 8388608.0f;
+        const float v1566 = fmaf(v1565, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1571 = v1472 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1572 = v1571 & 15u;
+        const unsigned int v1575 = v1572 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1576 = __uint_as_float(v1575);
+        const float v1577 = v1576 - 8388608.0f;
+        const float v1578 = fmaf(v1577, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const float v1580 = v1455 ? v1494 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+        const float v1583 = v1455 ? v1506 : 0.0f;
+        const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
+        const float v1586 = v1455 ? v1518 : 0.0f;
+        const iron_bf16 v1587 = iron_f32_to_bf16(v1586);
+        const float v1589 = v1455 ? v1530 : 0.0f;
+        const iron_bf16 v1590 = iron_f32_to_bf16(v1589);
+        const float v1592 = v1455 ? v1542 : 0.0f;
+        const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
+        const float v1595 = v1455 ? v1554 : 0.0f;
+        const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
+        const float v1598 = v1455 ? v1566 : 0.0f;
+        const iron_bf16 v1599 = iron_f32_to_bf16(v1598);
+        const float v1601 = v1455 ? v1578 : 0.0f;
+        const iron_bf16 v1602 = iron_f32_to_bf16(v1601);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1607) = iron_bf16x8{{v1581, v1584, v1587, v1590, v1593, v1596, v1599, v1602}};  // kernels/gemm/quant_b.hpp:146
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<false>(v94, shm0, v1614, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v1620, 40u);  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<false>(v94, shm0, v1628, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v1634, 40u);  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const unsigned int v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
-    const unsigned int v1635 = v75 + v86;
-    const unsigned int v1636 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1637 = v1635 + v1636;
-    const unsigned int v1638 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1639 = v1634 + v1638;
-    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1641 = v1639 < v79;
-    const bool v1642 = v1640 && v1641;
-    if (v1642) {
-      const float v1643 = v92.x[0];
-      const unsigned int v1645 = v1639 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1646 = v1645 < v2;
-      const bool v1647 = v1640 && v1646;
-      if (v1647) {
-        const iron_bf16 v1648 = iron_f32_to_bf16(v1643);
-        const unsigned int v1649 = v1637 * v2;
-        const unsigned int v1650 = v1649 + v1639;
-        const unsigned int v1651 = v1650 - v78;
-        out[v1651] = v1648;
-      }
-    }
-    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1653 = v1635 + v1652;
-    const unsigned int v1654 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1655 = v1634 + v1654;
-    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1657 = v1655 < v79;
-    const bool v1658 = v1656 && v1657;
-    if (v1658) {
-      const float v1659 = v92.x[1];
-      const unsigned int v1661 = v1655 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1662 = v1661 < v2;
-      const bool v1663 = v1656 && v1662;
-      if (v1663) {
-        const iron_bf16 v1664 = iron_f32_to_bf16(v1659);
-        const unsigned int v1665 = v1653 * v2;
-        const unsigned int v1666 = v1665 + v1655;
-        const unsigned int v1667 = v1666 - v78;
-        out[v1667] = v1664;
-      }
-    }
-    const unsigned int v1668 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1669 = v1635 + v1668;
-    const unsigned int v1670 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1671 = v1634 + v1670;
-    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1673 = v1671 < v79;
-    const bool v1674 = v1672 && v1673;
-    if (v1674) {
-      const float v1675 = v92.x[2];
-      const unsigned int v1677 = v1671 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1678 = v1677 < v2;
-      const bool v1679 = v1672 && v1678;
-      if (v1679) {
-        const iron_bf16 v1680 = iron_f32_to_bf16(v1675);
-        const unsigned int v1681 = v1669 * v2;
-        const unsigned int v1682 = v1681 + v1671;
-        const unsigned int v1683 = v1682 - v78;
-        out[v1683] = v1680;
-      }
-    }
-    const unsigned int v1684 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1685 = v1635 + v1684;
-    const unsigned int v1686 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1687 = v1634 + v1686;
-    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1689 = v1687 < v79;
-    const bool v1690 = v1688 && v1689;
-    if (v1690) {
-      const float v1691 = v92.x[3];
-      const unsigned int v1693 = v1687 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1694 = v1693 < v2;
-      const bool v1695 = v1688 && v1694;
-      if (v1695) {
-        const iron_bf16 v1696 = iron_f32_to_bf16(v1691);
-        const unsigned int v1697 = v1685 * v2;
-        const unsigned int v1698 = v1697 + v1687;
-        const unsigned int v1699 = v1698 - v78;
-        out[v1699] = v1696;
-      }
-    }
-    const unsigned int v1700 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1701 = v1635 + v1700;
-    const unsigned int v1702 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1703 = v1634 + v1702;
-    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1705 = v1703 < v79;
-    const bool v1706 = v1704 && v1705;
-    if (v1706) {
-      const float v1707 = v92.x[4];
-      const unsigned int v1709 = v1703 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1710 = v1709 < v2;
-      const bool v1711 = v1704 && v1710;
-      if (v1711) {
-        const iron_bf16 v1712 = iron_f32_to_bf16(v1707);
-        const unsigned int v1713 = v1701 * v2;
-        const unsigned int v1714 = v1713 + v1703;
-        const unsigned int v1715 = v1714 - v78;
-        out[v1715] = v1712;
-      }
+    const unsigned int v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
+    const unsigned int v1636 = v75 + v86;
+    const unsigned int v1637 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1638 = v1636 + v1637;
+    const unsigned int v1639 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1640 = v1635 + v1639;
+    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1642 = v1640 < v79;
+    const bool v1643 = v1641 && v1642;
+    if (v1643) {
+      const float v1644 = v92.x[0];
+      const unsigned int v1646 = v1640 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1647 = v1646 < v2;
+      const bool v1648 = v1641 && v1647;
+      if (v1648) {
+        const iron_bf16 v1649 = iron_f32_to_bf16(v1644);
+        const unsigned int v1650 = v1638 * v2;
+        const unsigned int v1651 = v1650 + v1640;
+        const unsigned int v1652 = v1651 - v78;
+        out[v1652] = v1649;
+      }
+    }
+    const unsigned int v1653 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1654 = v1636 + v1653;
+    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1656 = v1635 + v1655;
+    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1658 = v1656 < v79;
+    const bool v1659 = v1657 && v1658;
+    if (v1659) {
+      const float v1660 = v92.x[1];
+      const unsigned int v1662 = v1656 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1663 = v1662 < v2;
+      const bool v1664 = v1657 && v1663;
+      if (v1664) {
+        const iron_bf16 v1665 = iron_f32_to_bf16(v1660);
+        const unsigned int v1666 = v1654 * v2;
+        const unsigned int v1667 = v1666 + v1656;
+        const unsigned int v1668 = v1667 - v78;
+        out[v1668] = v1665;
+      }
+    }
+    const unsigned int v1669 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1670 = v1636 + v1669;
+    const unsigned int v1671 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1672 = v1635 + v1671;
+    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1674 = v1672 < v79;
+    const bool v1675 = v1673 && v1674;
+    if (v1675) {
+      const float v1676 = v92.x[2];
+      const unsigned int v1678 = v1672 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1679 = v1678 < v2;
+      const bool v1680 = v1673 && v1679;
+      if (v1680) {
+        const iron_bf16 v1681 = iron_f32_to_bf16(v1676);
+        const unsigned int v1682 = v1670 * v2;
+        const unsigned int v1683 = v1682 + v1672;
+        const unsigned int v1684 = v1683 - v78;
+        out[v1684] = v1681;
+      }
+    }
+    const unsigned int v1685 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1686 = v1636 + v1685;
+    const unsigned int v1687 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1688 = v1635 + v1687;
+    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1690 = v1688 < v79;
+    const bool v1691 = v1689 && v1690;
+    if (v1691) {
+      const float v1692 = v92.x[3];
+      const unsigned int v1694 = v1688 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1695 = v1694 < v2;
+      const bool v1696 = v1689 && v1695;
+      if (v1696) {
+        const iron_bf16 v1697 = iron_f32_to_bf16(v1692);
+        const unsigned int v1698 = v1686 * v2;
+        const unsigned int v1699 = v1698 + v1688;
+        const unsigned int v1700 = v1699 - v78;
+        out[v1700] = v1697;
+      }
+    }
+    const unsigned int v1701 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1702 = v1636 + v1701;
+    const unsigned int v1703 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1704 = v1635 + v1703;
+    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1706 = v1704 < v79;
+    const bool v1707 = v1705 && v1706;
+    if (v1707) {
+      const float v1708 = v92.x[4];
+      const unsigned int v1710 = v1704 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1711 = v1710 < v2;
+      const bool v1712 = v1705 && v1711;
+      if (v1712) {
+        const iron_bf16 v1713 = iron_f32_to_bf16(v1708);
+        const unsigned int v1714 = v1702 * v2;
+        const unsigned int v1715 = v1714 + v1704;
+        const unsigned int v1716 = v1715 - v78;
+        out[v1716] = v1713;
+      }
     }
-    const unsigned int v1716 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1717 = v1635 + v1716;
-    const unsigned int v1718 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1719 = v1634 + v1718;
-    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1721 = v1719 < v79;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v92.x[5];
-      const unsigned int v1725 = v1719 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1720 && v1726;
-      if (v1727) {
-        const iron_bf16 v1728 = iron_f32_to_bf16(v1723);
-        const unsigned int v1729 = v1717 * v2;
-        const unsigned int v1730 = v1729 + v1719;
-        const unsigned int v1731 = v1730 - v78;
-        out[v1731] = v1728;
-      }
-    }
-    const unsigned int v1732 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1733 = v1635 + v1732;
-    const unsigned int v1734 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1735 = v1634 + v1734;
-    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1737 = v1735 < v79;
-    const bool v1738 = v1736 && v1737;
-    if (v1738) {
-      const float v1739 = v92.x[6];
-      const unsigned int v1741 = v1735 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1742 = v1741 < v2;
-      const bool v1743 = v1736 && v1742;
-      if (v1743) {
-        const iron_bf16 v1744 = iron_f32_to_bf16(v1739);
-        const unsigned int v1745 = v1733 * v2;
-        const unsigned int v1746 = v1745 + v1735;
-        const unsigned int v1747 = v1746 - v78;
-        out[v1747] = v1744;
-      }
-    }
-    const unsigned int v1748 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1749 = v1635 + v1748;
-    const unsigned int v1750 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1751 = v1634 + v1750;
-    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1753 = v1751 < v79;
-    const bool v1754 = v1752 && v1753;
-    if (v1754) {
-      const float v1755 = v92.x[7];
-      const unsigned int v1757 = v1751 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1758 = v1757 < v2;
-      const bool v1759 = v1752 && v1758;
-      if (v1759) {
-        const iron_bf16 v1760 = iron_f32_to_bf16(v1755);
-        const unsigned int v1761 = v1749 * v2;
-        const unsigned int v1762 = v1761 + v1751;
-        const unsigned int v1763 = v1762 - v78;
-        out[v1763] = v1760;
-      }
-    }
-    const unsigned int v1764 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1765 = v1635 + v1764;
-    const unsigned int v1766 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1767 = v1634 + v1766;
-    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1769 = v1767 < v79;
-    const bool v1770 = v1768 && v1769;
-    if (v1770) {
-      const float v1771 = v92.x[8];
-      const unsigned int v1773 = v1767 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1774 = v1773 < v2;
-      const bool v1775 = v1768 && v1774;
-      if (v1775) {
-        const iron_bf16 v1776 = iron_f32_to_bf16(v1771);
-        const unsigned int v1777 = v1765 * v2;
-        const unsigned int v1778 = v1777 + v1767;
-        const unsigned int v1779 = v1778 - v78;
-        out[v1779] = v1776;
-      }
-    }
-    const unsigned int v1780 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1781 = v1635 + v1780;
-    const unsigned int v1782 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1783 = v1634 + v1782;
-    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1785 = v1783 < v79;
-    const bool v1786 = v1784 && v1785;
-    if (v1786) {
-      const float v1787 = v92.x[9];
-      const unsigned int v1789 = v1783 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1790 = v1789 < v2;
-      const bool v1791 = v1784 && v1790;
-      if (v1791) {
-        const iron_bf16 v1792 = iron_f32_to_bf16(v1787);
-        const unsigned int v1793 = v1781 * v2;
-        const unsigned int v1794 = v1793 + v1783;
-        const unsigned int v1795 = v1794 - v78;
-        out[v1795] = v1792;
-      }
-    }
-    const unsigned int v1796 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1797 = v1635 + v1796;
-    const unsigned int v1798 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1799 = v1634 + v1798;
-    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1801 = v1799 < v79;
-    const bool v1802 = v1800 && v1801;
-    if (v1802) {
-      const float v1803 = v92.x[10];
-      const unsigned int v1805 = v1799 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1806 = v1805 < v2;
-      const bool v1807 = v1800 && v1806;
-      if (v1807) {
-        const iron_bf16 v1808 = iron_f32_to_bf16(v1803);
-        const unsigned int v1809 = v1797 * v2;
-        const unsigned int v1810 = v1809 + v1799;
-        const unsigned int v1811 = v1810 - v78;
-        out[v1811] = v1808;
-      }
-    }
-    const unsigned int v1812 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1813 = v1635 + v1812;
-    const unsigned int v1814 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1815 = v1634 + v1814;
-    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1817 = v1815 < v79;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const float v1819 = v92.x[11];
-      const unsigned int v1821 = v1815 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1822 = v1821 < v2;
-      const bool v1823 = v1816 && v1822;
-      if (v1823) {
-        const iron_bf16 v1824 = iron_f32_to_bf16(v1819);
-        const unsigned int v1825 = v1813 * v2;
-        const unsigned int v1826 = v1825 + v1815;
-        const unsigned int v1827 = v1826 - v78;
-        out[v1827] = v1824;
-      }
-    }
-    const unsigned int v1828 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1829 = v1635 + v1828;
-    const unsigned int v1830 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1831 = v1634 + v1830;
-    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1833 = v1831 < v79;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const float v1835 = v92.x[12];
-      const unsigned int v1837 = v1831 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1838 = v1837 < v2;
-      const bool v1839 = v1832 && v1838;
-      if (v1839) {
-        const iron_bf16 v1840 = iron_f32_to_bf16(v1835);
-        const unsigned int v1841 = v1829 * v2;
-        const unsigned int v1842 = v1841 + v1831;
-        const unsigned int v1843 = v1842 - v78;
-        out[v1843] = v1840;
-      }
-    }
-    const unsigned int v1844 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1845 = v1635 + v1844;
-    const unsigned int v1846 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1847 = v1634 + v1846;
-    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1849 = v1847 < v79;
-    const bool v1850 = v1848 && v1849;
-    if (v1850) {
-      const float v1851 = v92.x[13];
-      const unsigned int v1853 = v1847 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1854 = v1853 < v2;
-      const bool v1855 = v1848 && v1854;
-      if (v1855) {
-        const iron_bf16 v1856 = iron_f32_to_bf16(v1851);
-        const unsigned int v1857 = v1845 * v2;
-        const unsigned int v1858 = v1857 + v1847;
-        const unsigned int v1859 = v1858 - v78;
-        out[v1859] = v1856;
-      }
-    }
-    const unsigned int v1860 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1861 = v1635 + v1860;
-    const unsigned int v1862 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1863 = v1634 + v1862;
-    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1865 = v1863 < v79;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const float v1867 = v92.x[14];
-      const unsigned int v1869 = v1863 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1870 = v1869 < v2;
-      const bool v1871 = v1864 && v1870;
-      if (v1871) {
-        const iron_bf16 v1872 = iron_f32_to_bf16(v1867);
-        const unsigned int v1873 = v1861 * v2;
-        const unsigned int v1874 = v1873 + v1863;
-        const unsigned int v1875 = v1874 - v78;
-        out[v1875] = v1872;
-      }
-    }
-    const unsigned int v1876 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1877 = v1635 + v1876;
-    const unsigned int v1878 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1879 = v1634 + v1878;
-    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1881 = v1879 < v79;
-    const bool v1882 = v1880 && v1881;
-    if (v1882) {
-      const float v1883 = v92.x[15];
-      const unsigned int v1885 = v1879 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1886 = v1885 < v2;
-      const bool v1887 = v1880 && v1886;
-      if (v1887) {
-        const iron_bf16 v1888 = iron_f32_to_bf16(v1883);
-        const unsigned int v1889 = v1877 * v2;
-        const unsigned int v1890 = v1889 + v1879;
-        const unsigned int v1891 = v1890 - v78;
-        out[v1891] = v1888;
-      }
-    }
-    const unsigned int v1892 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1893 = v1635 + v1892;
-    const unsigned int v1894 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1895 = v1634 + v1894;
-    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1897 = v1895 < v79;
-    const bool v1898 = v1896 && v1897;
-    if (v1898) {
-      const float v1899 = v92.x[16];
-      const unsigned int v1901 = v1895 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1902 = v1901 < v2;
-      const bool v1903 = v1896 && v1902;
-      if (v1903) {
-        const iron_bf16 v1904 = iron_f32_to_bf16(v1899);
-        const unsigned int v1905 = v1893 * v2;
-        const unsigned int v1906 = v1905 + v1895;
-        const unsigned int v1907 = v1906 - v78;
-        out[v1907] = v1904;
-      }
-    }
-    const unsigned int v1908 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1909 = v1635 + v1908;
-    const unsigned int v1910 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1911 = v1634 + v1910;
-    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1913 = v1911 < v79;
-    const bool v1914 = v1912 && v1913;
-    if (v1914) {
-      const float v1915 = v92.x[17];
-      const unsigned int v1917 = v1911 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1918 = v1917 < v2;
-      const bool v1919 = v1912 && v1918;
-      if (v1919) {
-        const iron_bf16 v1920 = iron_f32_to_bf16(v1915);
-        const unsigned int v1921 = v1909 * v2;
-        const unsigned int v1922 = v1921 + v1911;
-        const unsigned int v1923 = v1922 - v78;
-        out[v1923] = v1920;
-      }
-    }
-    const unsigned int v1924 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1925 = v1635 + v1924;
-    const unsigned int v1926 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1927 = v1634 + v1926;
-    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1929 = v1927 < v79;
-    const bool v1930 = v1928 && v1929;
-    if (v1930) {
-      const float v1931 = v92.x[18];
-      const unsigned int v1933 = v1927 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1934 = v1933 < v2;
-      const bool v1935 = v1928 && v1934;
-      if (v1935) {
-        const iron_bf16 v1936 = iron_f32_to_bf16(v1931);
-        const unsigned int v1937 = v1925 * v2;
-        const unsigned int v1938 = v1937 + v1927;
-        const unsigned int v1939 = v1938 - v78;
-        out[v1939] = v1936;
-      }
-    }
-    const unsigned int v1940 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1941 = v1635 + v1940;
-    const unsigned int v1942 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1943 = v1634 + v1942;
-    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1945 = v1943 < v79;
-    const bool v1946 = v1944 && v1945;
-    if (v1946) {
-      const float v1947 = v92.x[19];
-      const unsigned int v1949 = v1943 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1950 = v1949 < v2;
-      const bool v1951 = v1944 && v1950;
-      if (v1951) {
-        const iron_bf16 v1952 = iron_f32_to_bf16(v1947);
-        const unsigned int v1953 = v1941 * v2;
-        const unsigned int v1954 = v1953 + v1943;
-        const unsigned int v1955 = v1954 - v78;
-        out[v1955] = v1952;
-      }
-    }
-    const unsigned int v1956 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1957 = v1635 + v1956;
-    const unsigned int v1958 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1959 = v1634 + v1958;
-    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1961 = v1959 < v79;
-    const bool v1962 = v1960 && v1961;
-    if (v1962) {
-      const float v1963 = v92.x[20];
-      const unsigned int v1965 = v1959 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1966 = v1965 < v2;
-      const bool v1967 = v1960 && v1966;
-      if (v1967) {
-        const iron_bf16 v1968 = iron_f32_to_bf16(v1963);
-        const unsigned int v1969 = v1957 * v2;
-        const unsigned int v1970 = v1969 + v1959;
-        const unsigned int v1971 = v1970 - v78;
-        out[v1971] = v1968;
-      }
-    }
-    const unsigned int v1972 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1973 = v1635 + v1972;
-    const unsigned int v1974 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1975 = v1634 + v1974;
-    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1977 = v1975 < v79;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const float v1979 = v92.x[21];
-      const unsigned int v1981 = v1975 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1982 = v1981 < v2;
-      const bool v1983 = v1976 && v1982;
-      if (v1983) {
-        const iron_bf16 v1984 = iron_f32_to_bf16(v1979);
-        const unsigned int v1985 = v1973 * v2;
-        const unsigned int v1986 = v1985 + v1975;
-        const unsigned int v1987 = v1986 - v78;
-        out[v1987] = v1984;
-      }
-    }
-    const unsigned int v1988 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v1989 = v1635 + v1988;
-    const unsigned int v1990 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v1991 = v1634 + v1990;
-    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1993 = v1991 < v79;
-    const bool v1994 = v1992 && v1993;
-    if (v1994) {
-      const float v1995 = v92.x[22];
-      const unsigned int v1997 = v1991 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1998 = v1997 < v2;
-      const bool v1999 = v1992 && v1998;
-      if (v1999) {
-        const iron_bf16 v2000 = iron_f32_to_bf16(v1995);
-        const unsigned int v2001 = v1989 * v2;
-        const unsigned int v2002 = v2001 + v1991;
-        const unsigned int v2003 = v2002 - v78;
-        out[v2003] = v2000;
-      }
-    }
-    const unsigned int v2004 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2005 = v1635 + v2004;
-    const unsigned int v2006 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2007 = v1634 + v2006;
-    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2009 = v2007 < v79;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v92.x[23];
-      const unsigned int v2013 = v2007 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2008 && v2014;
-      if (v2015) {
-        const iron_bf16 v2016 = iron_f32_to_bf16(v2011);
-        const unsigned int v2017 = v2005 * v2;
-        const unsigned int v2018 = v2017 + v2007;
-        const unsigned int v2019 = v2018 - v78;
-        out[v2019] = v2016;
-      }
-    }
-    const unsigned int v2020 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2021 = v1635 + v2020;
-    const unsigned int v2022 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2023 = v1634 + v2022;
-    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2025 = v2023 < v79;
-    const bool v2026 = v2024 && v2025;
-    if (v2026) {
-      const float v2027 = v92.x[24];
-      const unsigned int v2029 = v2023 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2030 = v2029 < v2;
-      const bool v2031 = v2024 && v2030;
-      if (v2031) {
-        const iron_bf16 v2032 = iron_f32_to_bf16(v2027);
-        const unsigned int v2033 = v2021 * v2;
-        const unsigned int v2034 = v2033 + v2023;
-        const unsigned int v2035 = v2034 - v78;
-        out[v2035] = v2032;
-      }
-    }
-    const unsigned int v2036 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2037 = v1635 + v2036;
-    const unsigned int v2038 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2039 = v1634 + v2038;
-    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2041 = v2039 < v79;
-    const bool v2042 = v2040 && v2041;
-    if (v2042) {
-      const float v2043 = v92.x[25];
-      const unsigned int v2045 = v2039 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2046 = v2045 < v2;
-      const bool v2047 = v2040 && v2046;
-      if (v2047) {
-        const iron_bf16 v2048 = iron_f32_to_bf16(v2043);
-        const unsigned int v2049 = v2037 * v2;
-        const unsigned int v2050 = v2049 + v2039;
-        const unsigned int v2051 = v2050 - v78;
-        out[v2051] = v2048;
-      }
-    }
-    const unsigned int v2052 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2053 = v1635 + v2052;
-    const unsigned int v2054 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2055 = v1634 + v2054;
-    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2057 = v2055 < v79;
-    const bool v2058 = v2056 && v2057;
-    if (v2058) {
-      const float v2059 = v92.x[26];
-      const unsigned int v2061 = v2055 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2062 = v2061 < v2;
-      const bool v2063 = v2056 && v2062;
-      if (v2063) {
-        const iron_bf16 v2064 = iron_f32_to_bf16(v2059);
-        const unsigned int v2065 = v2053 * v2;
-        const unsigned int v2066 = v2065 + v2055;
-        const unsigned int v2067 = v2066 - v78;
-        out[v2067] = v2064;
-      }
-    }
-    const unsigned int v2068 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2069 = v1635 + v2068;
-    const unsigned int v2070 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2071 = v1634 + v2070;
-    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2073 = v2071 < v79;
-    const bool v2074 = v2072 && v2073;
-    if (v2074) {
-      const float v2075 = v92.x[27];
-      const unsigned int v2077 = v2071 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2078 = v2077 < v2;
-      const bool v2079 = v2072 && v2078;
-      if (v2079) {
-        const iron_bf16 v2080 = iron_f32_to_bf16(v2075);
-        const unsigned int v2081 = v2069 * v2;
-        const unsigned int v2082 = v2081 + v2071;
-        const unsigned int v2083 = v2082 - v78;
-        out[v2083] = v2080;
-      }
-    }
-    const unsigned int v2084 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2085 = v1635 + v2084;
-    const unsigned int v2086 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2087 = v1634 + v2086;
-    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2089 = v2087 < v79;
-    const bool v2090 = v2088 && v2089;
-    if (v2090) {
-      const float v2091 = v92.x[28];
-      const unsigned int v2093 = v2087 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2094 = v2093 < v2;
-      const bool v2095 = v2088 && v2094;
-      if (v2095) {
-        const iron_bf16 v2096 = iron_f32_to_bf16(v2091);
-        const unsigned int v2097 = v2085 * v2;
-        const unsigned int v2098 = v2097 + v2087;
-        const unsigned int v2099 = v2098 - v78;
-        out[v2099] = v2096;
-      }
-    }
-    const unsigned int v2100 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2101 = v1635 + v2100;
-    const unsigned int v2102 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2103 = v1634 + v2102;
-    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2105 = v2103 < v79;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const float v2107 = v92.x[29];
-      const unsigned int v2109 = v2103 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2110 = v2109 < v2;
-      const bool v2111 = v2104 && v2110;
-      if (v2111) {
-        const iron_bf16 v2112 = iron_f32_to_bf16(v2107);
-        const unsigned int v2113 = v2101 * v2;
-        const unsigned int v2114 = v2113 + v2103;
-        const unsigned int v2115 = v2114 - v78;
-        out[v2115] = v2112;
-      }
-    }
-    const unsigned int v2116 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2117 = v1635 + v2116;
-    const unsigned int v2118 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2119 = v1634 + v2118;
-    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2121 = v2119 < v79;
-    const bool v2122 = v2120 && v2121;
-    if (v2122) {
-      const float v2123 = v92.x[30];
-      const unsigned int v2125 = v2119 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2126 = v2125 < v2;
-      const bool v2127 = v2120 && v2126;
-      if (v2127) {
-        const iron_bf16 v2128 = iron_f32_to_bf16(v2123);
-        const unsigned int v2129 = v2117 * v2;
-        const unsigned int v2130 = v2129 + v2119;
-        const unsigned int v2131 = v2130 - v78;
-        out[v2131] = v2128;
-      }
-    }
-    const unsigned int v2132 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2133 = v1635 + v2132;
-    const unsigned int v2134 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2135 = v1634 + v2134;
-    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2137 = v2135 < v79;
-    const bool v2138 = v2136 && v2137;
-    if (v2138) {
-      const float v2139 = v92.x[31];
-      const unsigned int v2141 = v2135 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2142 = v2141 < v2;
-      const bool v2143 = v2136 && v2142;
-      if (v2143) {
-        const iron_bf16 v2144 = iron_f32_to_bf16(v2139);
-        const unsigned int v2145 = v2133 * v2;
-        const unsigned int v2146 = v2145 + v2135;
-        const unsigned int v2147 = v2146 - v78;
-        out[v2147] = v2144;
-      }
-    }
-    const unsigned int v2148 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2149 = v1635 + v2148;
-    const unsigned int v2150 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2151 = v1634 + v2150;
-    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2153 = v2151 < v79;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const float v2155 = v92.x[32];
-      const unsigned int v2157 = v2151 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2158 = v2157 < v2;
-      const bool v2159 = v2152 && v2158;
-      if (v2159) {
-        const iron_bf16 v2160 = iron_f32_to_bf16(v2155);
-        const unsigned int v2161 = v2149 * v2;
-        const unsigned int v2162 = v2161 + v2151;
-        const unsigned int v2163 = v2162 - v78;
-        out[v2163] = v2160;
-      }
-    }
-    const unsigned int v2164 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2165 = v1635 + v2164;
-    const unsigned int v2166 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2167 = v1634 + v2166;
-    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2169 = v2167 < v79;
-    const bool v2170 = v2168 && v2169;
-    if (v2170) {
-      const float v2171 = v92.x[33];
-      const unsigned int v2173 = v2167 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2174 = v2173 < v2;
-      const bool v2175 = v2168 && v2174;
-      if (v2175) {
-        const iron_bf16 v2176 = iron_f32_to_bf16(v2171);
-        const unsigned int v2177 = v2165 * v2;
-        const unsigned int v2178 = v2177 + v2167;
-        const unsigned int v2179 = v2178 - v78;
-        out[v2179] = v2176;
-      }
-    }
-    const unsigned int v2180 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2181 = v1635 + v2180;
-    const unsigned int v2182 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2183 = v1634 + v2182;
-    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2185 = v2183 < v79;
-    const bool v2186 = v2184 && v2185;
-    if (v2186) {
-      const float v2187 = v92.x[34];
-      const unsigned int v2189 = v2183 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2190 = v2189 < v2;
-      const bool v2191 = v2184 && v2190;
-      if (v2191) {
-        const iron_bf16 v2192 = iron_f32_to_bf16(v2187);
-        const unsigned int v2193 = v2181 * v2;
-        const unsigned int v2194 = v2193 + v2183;
-        const unsigned int v2195 = v2194 - v78;
-        out[v2195] = v2192;
-      }
-    }
-    const unsigned int v2196 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2197 = v1635 + v2196;
-    const unsigned int v2198 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2199 = v1634 + v2198;
-    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2201 = v2199 < v79;
-    const bool v2202 = v2200 && v2201;
-    if (v2202) {
-      const float v2203 = v92.x[35];
-      const unsigned int v2205 = v2199 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2206 = v2205 < v2;
-      const bool v2207 = v2200 && v2206;
-      if (v2207) {
-        const iron_bf16 v2208 = iron_f32_to_bf16(v2203);
-        const unsigned int v2209 = v2197 * v2;
-        const unsigned int v2210 = v2209 + v2199;
-        const unsigned int v2211 = v2210 - v78;
-        out[v2211] = v2208;
-      }
-    }
-    const unsigned int v2212 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2213 = v1635 + v2212;
-    const unsigned int v2214 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2215 = v1634 + v2214;
-    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2217 = v2215 < v79;
-    const bool v2218 = v2216 && v2217;
-    if (v2218) {
-      const float v2219 = v92.x[36];
-      const unsigned int v2221 = v2215 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2222 = v2221 < v2;
-      const bool v2223 = v2216 && v2222;
-      if (v2223) {
-        const iron_bf16 v2224 = iron_f32_to_bf16(v2219);
-        const unsigned int v2225 = v2213 * v2;
-        const unsigned int v2226 = v2225 + v2215;
-        const unsigned int v2227 = v2226 - v78;
-        out[v2227] = v2224;
-      }
-    }
-    const unsigned int v2228 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2229 = v1635 + v2228;
-    const unsigned int v2230 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2231 = v1634 + v2230;
-    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2233 = v2231 < v79;
-    const bool v2234 = v2232 && v2233;
-    if (v2234) {
-      const float v2235 = v92.x[37];
-      const unsigned int v2237 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2238 = v2237 < v2;
-      const bool v2239 = v2232 && v2238;
-      if (v2239) {
-        const iron_bf16 v2240 = iron_f32_to_bf16(v2235);
-        const unsigned int v2241 = v2229 * v2;
-        const unsigned int v2242 = v2241 + v2231;
-        const unsigned int v2243 = v2242 - v78;
-        out[v2243] = v2240;
-      }
-    }
-    const unsigned int v2244 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2245 = v1635 + v2244;
-    const unsigned int v2246 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2247 = v1634 + v2246;
-    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2249 = v2247 < v79;
-    const bool v2250 = v2248 && v2249;
-    if (v2250) {
-      const float v2251 = v92.x[38];
-      const unsigned int v2253 = v2247 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2254 = v2253 < v2;
-      const bool v2255 = v2248 && v2254;
-      if (v2255) {
-        const iron_bf16 v2256 = iron_f32_to_bf16(v2251);
-        const unsigned int v2257 = v2245 * v2;
-        const unsigned int v2258 = v2257 + v2247;
-        const unsigned int v2259 = v2258 - v78;
-        out[v2259] = v2256;
-      }
-    }
-    const unsigned int v2260 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2261 = v1635 + v2260;
-    const unsigned int v2262 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2263 = v1634 + v2262;
-    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2265 = v2263 < v79;
-    const bool v2266 = v2264 && v2265;
-    if (v2266) {
-      const float v2267 = v92.x[39];
-      const unsigned int v2269 = v2263 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2270 = v2269 < v2;
-      const bool v2271 = v2264 && v2270;
-      if (v2271) {
-        const iron_bf16 v2272 = iron_f32_to_bf16(v2267);
-        const unsigned int v2273 = v2261 * v2;
-        const unsigned int v2274 = v2273 + v2263;
-        const unsigned int v2275 = v2274 - v78;
-        out[v2275] = v2272;
-      }
-    }
-    const unsigned int v2276 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2277 = v1635 + v2276;
-    const unsigned int v2278 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2279 = v1634 + v2278;
-    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2281 = v2279 < v79;
-    const bool v2282 = v2280 && v2281;
-    if (v2282) {
-      const float v2283 = v92.x[40];
-      const unsigned int v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2286 = v2285 < v2;
-      const bool v2287 = v2280 && v2286;
-      if (v2287) {
-        const iron_bf16 v2288 = iron_f32_to_bf16(v2283);
-        const unsigned int v2289 = v2277 * v2;
-        const unsigned int v2290 = v2289 + v2279;
-        const unsigned int v2291 = v2290 - v78;
-        out[v2291] = v2288;
-      }
-    }
-    const unsigned int v2292 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2293 = v1635 + v2292;
-    const unsigned int v2294 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2295 = v1634 + v2294;
-    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2297 = v2295 < v79;
-    const bool v2298 = v2296 && v2297;
-    if (v2298) {
-      const float v2299 = v92.x[41];
-      const unsigned int v2301 = v2295 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2302 = v2301 < v2;
-      const bool v2303 = v2296 && v2302;
-      if (v2303) {
-        const iron_bf16 v2304 = iron_f32_to_bf16(v2299);
-        const unsigned int v2305 = v2293 * v2;
-        const unsigned int v2306 = v2305 + v2295;
-        const unsigned int v2307 = v2306 - v78;
-        out[v2307] = v2304;
-      }
-    }
-    const unsigned int v2308 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2309 = v1635 + v2308;
-    const unsigned int v2310 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2311 = v1634 + v2310;
-    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2313 = v2311 < v79;
-    const bool v2314 = v2312 && v2313;
-    if (v2314) {
-      const float v2315 = v92.x[42];
-      const unsigned int v2317 = v2311 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2318 = v2317 < v2;
-      const bool v2319 = v2312 && v2318;
-      if (v2319) {
-        const iron_bf16 v2320 = iron_f32_to_bf16(v2315);
-        const unsigned int v2321 = v2309 * v2;
-        const unsigned int v2322 = v2321 + v2311;
-        const unsigned int v2323 = v2322 - v78;
-        out[v2323] = v2320;
-      }
-    }
-    const unsigned int v2324 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2325 = v1635 + v2324;
-    const unsigned int v2326 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2327 = v1634 + v2326;
-    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2329 = v2327 < v79;
-    const bool v2330 = v2328 && v2329;
-    if (v2330) {
-      const float v2331 = v92.x[43];
-      const unsigned int v2333 = v2327 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2334 = v2333 < v2;
-      const bool v2335 = v2328 && v2334;
-      if (v2335) {
-        const iron_bf16 v2336 = iron_f32_to_bf16(v2331);
-        const unsigned int v2337 = v2325 * v2;
-        const unsigned int v2338 = v2337 + v2327;
-        const unsigned int v2339 = v2338 - v78;
-        out[v2339] = v2336;
-      }
-    }
-    const unsigned int v2340 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2341 = v1635 + v2340;
-    const unsigned int v2342 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2343 = v1634 + v2342;
-    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2345 = v2343 < v79;
-    const bool v2346 = v2344 && v2345;
-    if (v2346) {
-      const float v2347 = v92.x[44];
-      const unsigned int v2349 = v2343 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2350 = v2349 < v2;
-      const bool v2351 = v2344 && v2350;
-      if (v2351) {
-        const iron_bf16 v2352 = iron_f32_to_bf16(v2347);
-        const unsigned int v2353 = v2341 * v2;
-        const unsigned int v2354 = v2353 + v2343;
-        const unsigned int v2355 = v2354 - v78;
-        out[v2355] = v2352;
-      }
-    }
-    const unsigned int v2356 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2357 = v1635 + v2356;
-    const unsigned int v2358 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2359 = v1634 + v2358;
-    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2361 = v2359 < v79;
-    const bool v2362 = v2360 && v2361;
-    if (v2362) {
-      const float v2363 = v92.x[45];
-      const unsigned int v2365 = v2359 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2366 = v2365 < v2;
-      const bool v2367 = v2360 && v2366;
-      if (v2367) {
-        const iron_bf16 v2368 = iron_f32_to_bf16(v2363);
-        const unsigned int v2369 = v2357 * v2;
-        const unsigned int v2370 = v2369 + v2359;
-        const unsigned int v2371 = v2370 - v78;
-        out[v2371] = v2368;
-      }
-    }
-    const unsigned int v2372 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2373 = v1635 + v2372;
-    const unsigned int v2374 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2375 = v1634 + v2374;
-    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2377 = v2375 < v79;
-    const bool v2378 = v2376 && v2377;
-    if (v2378) {
-      const float v2379 = v92.x[46];
-      const unsigned int v2381 = v2375 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2382 = v2381 < v2;
-      const bool v2383 = v2376 && v2382;
-      if (v2383) {
-        const iron_bf16 v2384 = iron_f32_to_bf16(v2379);
-        const unsigned int v2385 = v2373 * v2;
-        const unsigned int v2386 = v2385 + v2375;
-        const unsigned int v2387 = v2386 - v78;
-        out[v2387] = v2384;
-      }
-    }
-    const unsigned int v2388 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2389 = v1635 + v2388;
-    const unsigned int v2390 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2391 = v1634 + v2390;
-    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2393 = v2391 < v79;
-    const bool v2394 = v2392 && v2393;
-    if (v2394) {
-      const float v2395 = v92.x[47];
-      const unsigned int v2397 = v2391 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2398 = v2397 < v2;
-      const bool v2399 = v2392 && v2398;
-      if (v2399) {
-        const iron_bf16 v2400 = iron_f32_to_bf16(v2395);
-        const unsigned int v2401 = v2389 * v2;
-        const unsigned int v2402 = v2401 + v2391;
-        const unsigned int v2403 = v2402 - v78;
-        out[v2403] = v2400;
-      }
-    }
-    const unsigned int v2404 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2405 = v1635 + v2404;
-    const unsigned int v2406 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2407 = v1634 + v2406;
-    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2409 = v2407 < v79;
-    const bool v2410 = v2408 && v2409;
-    if (v2410) {
-      const float v2411 = v92.x[48];
-      const unsigned int v2413 = v2407 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2414 = v2413 < v2;
-      const bool v2415 = v2408 && v2414;
-      if (v2415) {
-        const iron_bf16 v2416 = iron_f32_to_bf16(v2411);
-        const unsigned int v2417 = v2405 * v2;
-        const unsigned int v2418 = v2417 + v2407;
-        const unsigned int v2419 = v2418 - v78;
-        out[v2419] = v2416;
-      }
-    }
-    const unsigned int v2420 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2421 = v1635 + v2420;
-    const unsigned int v2422 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2423 = v1634 + v2422;
-    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2425 = v2423 < v79;
-    const bool v2426 = v2424 && v2425;
-    if (v2426) {
-      const float v2427 = v92.x[49];
-      const unsigned int v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2430 = v2429 < v2;
-      const bool v2431 = v2424 && v2430;
-      if (v2431) {
-        const iron_bf16 v2432 = iron_f32_to_bf16(v2427);
-        const unsigned int v2433 = v2421 * v2;
-        const unsigned int v2434 = v2433 + v2423;
-        const unsigned int v2435 = v2434 - v78;
-        out[v2435] = v2432;
-      }
-    }
-    const unsigned int v2436 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2437 = v1635 + v2436;
-    const unsigned int v2438 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2439 = v1634 + v2438;
-    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2441 = v2439 < v79;
-    const bool v2442 = v2440 && v2441;
-    if (v2442) {
-      const float v2443 = v92.x[50];
-      const unsigned int v2445 = v2439 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2446 = v2445 < v2;
-      const bool v2447 = v2440 && v2446;
-      if (v2447) {
-        const iron_bf16 v2448 = iron_f32_to_bf16(v2443);
-        const unsigned int v2449 = v2437 * v2;
-        const unsigned int v2450 = v2449 + v2439;
-        const unsigned int v2451 = v2450 - v78;
-        out[v2451] = v2448;
-      }
-    }
-    const unsigned int v2452 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2453 = v1635 + v2452;
-    const unsigned int v2454 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2455 = v1634 + v2454;
-    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2457 = v2455 < v79;
-    const bool v2458 = v2456 && v2457;
-    if (v2458) {
-      const float v2459 = v92.x[51];
-      const unsigned int v2461 = v2455 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2462 = v2461 < v2;
-      const bool v2463 = v2456 && v2462;
-      if (v2463) {
-        const iron_bf16 v2464 = iron_f32_to_bf16(v2459);
-        const unsigned int v2465 = v2453 * v2;
-        const unsigned int v2466 = v2465 + v2455;
-        const unsigned int v2467 = v2466 - v78;
-        out[v2467] = v2464;
-      }
-    }
-    const unsigned int v2468 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2469 = v1635 + v2468;
-    const unsigned int v2470 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2471 = v1634 + v2470;
-    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2473 = v2471 < v79;
-    const bool v2474 = v2472 && v2473;
-    if (v2474) {
-      const float v2475 = v92.x[52];
-      const unsigned int v2477 = v2471 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2478 = v2477 < v2;
-      const bool v2479 = v2472 && v2478;
-      if (v2479) {
-        const iron_bf16 v2480 = iron_f32_to_bf16(v2475);
-        const unsigned int v2481 = v2469 * v2;
-        const unsigned int v2482 = v2481 + v2471;
-        const unsigned int v2483 = v2482 - v78;
-        out[v2483] = v2480;
-      }
-    }
-    const unsigned int v2484 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2485 = v1635 + v2484;
-    const unsigned int v2486 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2487 = v1634 + v2486;
-    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2489 = v2487 < v79;
-    const bool v2490 = v2488 && v2489;
-    if (v2490) {
-      const float v2491 = v92.x[53];
-      const unsigned int v2493 = v2487 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2494 = v2493 < v2;
-      const bool v2495 = v2488 && v2494;
-      if (v2495) {
-        const iron_bf16 v2496 = iron_f32_to_bf16(v2491);
-        const unsigned int v2497 = v2485 * v2;
-        const unsigned int v2498 = v2497 + v2487;
-        const unsigned int v2499 = v2498 - v78;
-        out[v2499] = v2496;
-      }
-    }
-    const unsigned int v2500 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2501 = v1635 + v2500;
-    const unsigned int v2502 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2503 = v1634 + v2502;
-    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2505 = v2503 < v79;
-    const bool v2506 = v2504 && v2505;
-    if (v2506) {
-      const float v2507 = v92.x[54];
-      const unsigned int v2509 = v2503 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2510 = v2509 < v2;
-      const bool v2511 = v2504 && v2510;
-      if (v2511) {
-        const iron_bf16 v2512 = iron_f32_to_bf16(v2507);
-        const unsigned int v2513 = v2501 * v2;
-        const unsigned int v2514 = v2513 + v2503;
-        const unsigned int v2515 = v2514 - v78;
-        out[v2515] = v2512;
-      }
-    }
-    const unsigned int v2516 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2517 = v1635 + v2516;
-    const unsigned int v2518 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2519 = v1634 + v2518;
-    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2521 = v2519 < v79;
-    const bool v2522 = v2520 && v2521;
-    if (v2522) {
-      const float v2523 = v92.x[55];
-      const unsigned int v2525 = v2519 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2526 = v2525 < v2;
-      const bool v2527 = v2520 && v2526;
-      if (v2527) {
-        const iron_bf16 v2528 = iron_f32_to_bf16(v2523);
-        const unsigned int v2529 = v2517 * v2;
-        const unsigned int v2530 = v2529 + v2519;
-        const unsigned int v2531 = v2530 - v78;
-        out[v2531] = v2528;
-      }
-    }
-    const unsigned int v2532 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2533 = v1635 + v2532;
-    const unsigned int v2534 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2535 = v1634 + v2534;
-    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2537 = v2535 < v79;
-    const bool v2538 = v2536 && v2537;
-    if (v2538) {
-      const float v2539 = v92.x[56];
-      const unsigned int v2541 = v2535 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2542 = v2541 < v2;
-      const bool v2543 = v2536 && v2542;
-      if (v2543) {
-        const iron_bf16 v2544 = iron_f32_to_bf16(v2539);
-        const unsigned int v2545 = v2533 * v2;
-        const unsigned int v2546 = v2545 + v2535;
-        const unsigned int v2547 = v2546 - v78;
-        out[v2547] = v2544;
-      }
-    }
-    const unsigned int v2548 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2549 = v1635 + v2548;
-    const unsigned int v2550 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2551 = v1634 + v2550;
-    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2553 = v2551 < v79;
-    const bool v2554 = v2552 && v2553;
-    if (v2554) {
-      const float v2555 = v92.x[57];
-      const unsigned int v2557 = v2551 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2558 = v2557 < v2;
-      const bool v2559 = v2552 && v2558;
-      if (v2559) {
-        const iron_bf16 v2560 = iron_f32_to_bf16(v2555);
-        const unsigned int v2561 = v2549 * v2;
-        const unsigned int v2562 = v2561 + v2551;
-        const unsigned int v2563 = v2562 - v78;
-        out[v2563] = v2560;
-      }
-    }
-    const unsigned int v2564 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2565 = v1635 + v2564;
-    const unsigned int v2566 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2567 = v1634 + v2566;
-    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2569 = v2567 < v79;
-    const bool v2570 = v2568 && v2569;
-    if (v2570) {
-      const float v2571 = v92.x[58];
-      const unsigned int v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2574 = v2573 < v2;
-      const bool v2575 = v2568 && v2574;
-      if (v2575) {
-        const iron_bf16 v2576 = iron_f32_to_bf16(v2571);
-        const unsigned int v2577 = v2565 * v2;
-        const unsigned int v2578 = v2577 + v2567;
-        const unsigned int v2579 = v2578 - v78;
-        out[v2579] = v2576;
-      }
-    }
-    const unsigned int v2580 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2581 = v1635 + v2580;
-    const unsigned int v2582 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2583 = v1634 + v2582;
-    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2585 = v2583 < v79;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v92.x[59];
-      const unsigned int v2589 = v2583 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2590 = v2589 < v2;
-      const bool v2591 = v2584 && v2590;
-      if (v2591) {
-        const iron_bf16 v2592 = iron_f32_to_bf16(v2587);
-        const unsigned int v2593 = v2581 * v2;
-        const unsigned int v2594 = v2593 + v2583;
-        const unsigned int v2595 = v2594 - v78;
-        out[v2595] = v2592;
-      }
-    }
-    const unsigned int v2596 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2597 = v1635 + v2596;
-    const unsigned int v2598 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2599 = v1634 + v2598;
-    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2601 = v2599 < v79;
-    const bool v2602 = v2600 && v2601;
-    if (v2602) {
-      const float v2603 = v92.x[60];
-      const unsigned int v2605 = v2599 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2606 = v2605 < v2;
-      const bool v2607 = v2600 && v2606;
-      if (v2607) {
-        const iron_bf16 v2608 = iron_f32_to_bf16(v2603);
-        const unsigned int v2609 = v2597 * v2;
-        const unsigned int v2610 = v2609 + v2599;
-        const unsigned int v2611 = v2610 - v78;
-        out[v2611] = v2608;
-      }
-    }
-    const unsigned int v2612 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2613 = v1635 + v2612;
-    const unsigned int v2614 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2615 = v1634 + v2614;
-    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2617 = v2615 < v79;
-    const bool v2618 = v2616 && v2617;
-    if (v2618) {
-      const float v2619 = v92.x[61];
-      const unsigned int v2621 = v2615 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2622 = v2621 < v2;
-      const bool v2623 = v2616 && v2622;
-      if (v2623) {
-        const iron_bf16 v2624 = iron_f32_to_bf16(v2619);
-        const unsigned int v2625 = v2613 * v2;
-        const unsigned int v2626 = v2625 + v2615;
-        const unsigned int v2627 = v2626 - v78;
-        out[v2627] = v2624;
-      }
-    }
-    const unsigned int v2628 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2629 = v1635 + v2628;
-    const unsigned int v2630 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2631 = v1634 + v2630;
-    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2633 = v2631 < v79;
-    const bool v2634 = v2632 && v2633;
-    if (v2634) {
-      const float v2635 = v92.x[62];
-      const unsigned int v2637 = v2631 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2638 = v2637 < v2;
-      const bool v2639 = v2632 && v2638;
-      if (v2639) {
-        const iron_bf16 v2640 = iron_f32_to_bf16(v2635);
-        const unsigned int v2641 = v2629 * v2;
-        const unsigned int v2642 = v2641 + v2631;
-        const unsigned int v2643 = v2642 - v78;
-        out[v2643] = v2640;
-      }
-    }
-    const unsigned int v2644 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2645 = v1635 + v2644;
-    const unsigned int v2646 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2647 = v1634 + v2646;
-    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2649 = v2647 < v79;
-    const bool v2650 = v2648 && v2649;
-    if (v2650) {
-      const float v2651 = v92.x[63];
-      const unsigned int v2653 = v2647 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2654 = v2653 < v2;
-      const bool v2655 = v2648 && v2654;
-      if (v2655) {
-        const iron_bf16 v2656 = iron_f32_to_bf16(v2651);
-        const unsigned int v2657 = v2645 * v2;
-        const unsigned int v2658 = v2657 + v2647;
-        const unsigned int v2659 = v2658 - v78;
-        out[v2659] = v2656;
-      }
-    }
-    const unsigned int v2660 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2661 = v1635 + v2660;
-    const unsigned int v2662 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2663 = v1634 + v2662;
-    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2665 = v2663 < v79;
-    const bool v2666 = v2664 && v2665;
-    if (v2666) {
-      const float v2667 = v92.x[64];
-      const unsigned int v2669 = v2663 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2670 = v2669 < v2;
-      const bool v2671 = v2664 && v2670;
-      if (v2671) {
-        const iron_bf16 v2672 = iron_f32_to_bf16(v2667);
-        const unsigned int v2673 = v2661 * v2;
-        const unsigned int v2674 = v2673 + v2663;
-        const unsigned int v2675 = v2674 - v78;
-        out[v2675] = v2672;
-      }
-    }
-    const unsigned int v2676 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2677 = v1635 + v2676;
-    const unsigned int v2678 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2679 = v1634 + v2678;
-    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2681 = v2679 < v79;
-    const bool v2682 = v2680 && v2681;
-    if (v2682) {
-      const float v2683 = v92.x[65];
-      const unsigned int v2685 = v2679 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2686 = v2685 < v2;
-      const bool v2687 = v2680 && v2686;
-      if (v2687) {
-        const iron_bf16 v2688 = iron_f32_to_bf16(v2683);
-        const unsigned int v2689 = v2677 * v2;
-        const unsigned int v2690 = v2689 + v2679;
-        const unsigned int v2691 = v2690 - v78;
-        out[v2691] = v2688;
-      }
-    }
-    const unsigned int v2692 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2693 = v1635 + v2692;
-    const unsigned int v2694 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2695 = v1634 + v2694;
-    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2697 = v2695 < v79;
-    const bool v2698 = v2696 && v2697;
-    if (v2698) {
-      const float v2699 = v92.x[66];
-      const unsigned int v2701 = v2695 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2702 = v2701 < v2;
-      const bool v2703 = v2696 && v2702;
-      if (v2703) {
-        const iron_bf16 v2704 = iron_f32_to_bf16(v2699);
-        const unsigned int v2705 = v2693 * v2;
-        const unsigned int v2706 = v2705 + v2695;
-        const unsigned int v2707 = v2706 - v78;
-        out[v2707] = v2704;
-      }
-    }
-    const unsigned int v2708 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2709 = v1635 + v2708;
-    const unsigned int v2710 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2711 = v1634 + v2710;
-    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2713 = v2711 < v79;
-    const bool v2714 = v2712 && v2713;
-    if (v2714) {
-      const float v2715 = v92.x[67];
-      const unsigned int v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2718 = v2717 < v2;
-      const bool v2719 = v2712 && v2718;
-      if (v2719) {
-        const iron_bf16 v2720 = iron_f32_to_bf16(v2715);
-        const unsigned int v2721 = v2709 * v2;
-        const unsigned int v2722 = v2721 + v2711;
-        const unsigned int v2723 = v2722 - v78;
-        out[v2723] = v2720;
-      }
-    }
-    const unsigned int v2724 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2725 = v1635 + v2724;
-    const unsigned int v2726 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2727 = v1634 + v2726;
-    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2729 = v2727 < v79;
-    const bool v2730 = v2728 && v2729;
-    if (v2730) {
-      const float v2731 = v92.x[68];
-      const unsigned int v2733 = v2727 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2734 = v2733 < v2;
-      const bool v2735 = v2728 && v2734;
-      if (v2735) {
-        const iron_bf16 v2736 = iron_f32_to_bf16(v2731);
-        const unsigned int v2737 = v2725 * v2;
-        const unsigned int v2738 = v2737 + v2727;
-        const unsigned int v2739 = v2738 - v78;
-        out[v2739] = v2736;
-      }
-    }
-    const unsigned int v2740 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2741 = v1635 + v2740;
-    const unsigned int v2742 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2743 = v1634 + v2742;
-    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2745 = v2743 < v79;
-    const bool v2746 = v2744 && v2745;
-    if (v2746) {
-      const float v2747 = v92.x[69];
-      const unsigned int v2749 = v2743 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2750 = v2749 < v2;
-      const bool v2751 = v2744 && v2750;
-      if (v2751) {
-        const iron_bf16 v2752 = iron_f32_to_bf16(v2747);
-        const unsigned int v2753 = v2741 * v2;
-        const unsigned int v2754 = v2753 + v2743;
-        const unsigned int v2755 = v2754 - v78;
-        out[v2755] = v2752;
-      }
-    }
-    const unsigned int v2756 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2757 = v1635 + v2756;
-    const unsigned int v2758 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2759 = v1634 + v2758;
-    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2761 = v2759 < v79;
-    const bool v2762 = v2760 && v2761;
-    if (v2762) {
-      const float v2763 = v92.x[70];
-      const unsigned int v2765 = v2759 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2766 = v2765 < v2;
-      const bool v2767 = v2760 && v2766;
-      if (v2767) {
-        const iron_bf16 v2768 = iron_f32_to_bf16(v2763);
-        const unsigned int v2769 = v2757 * v2;
-        const unsigned int v2770 = v2769 + v2759;
-        const unsigned int v2771 = v2770 - v78;
-        out[v2771] = v2768;
-      }
-    }
-    const unsigned int v2772 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2773 = v1635 + v2772;
-    const unsigned int v2774 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2775 = v1634 + v2774;
-    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2777 = v2775 < v79;
-    const bool v2778 = v2776 && v2777;
-    if (v2778) {
-      const float v2779 = v92.x[71];
-      const unsigned int v2781 = v2775 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2782 = v2781 < v2;
-      const bool v2783 = v2776 && v2782;
-      if (v2783) {
-        const iron_bf16 v2784 = iron_f32_to_bf16(v2779);
-        const unsigned int v2785 = v2773 * v2;
-        const unsigned int v2786 = v2785 + v2775;
-        const unsigned int v2787 = v2786 - v78;
-        out[v2787] = v2784;
-      }
-    }
-    const unsigned int v2788 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2789 = v1635 + v2788;
-    const unsigned int v2790 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2791 = v1634 + v2790;
-    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2793 = v2791 < v79;
-    const bool v2794 = v2792 && v2793;
-    if (v2794) {
-      const float v2795 = v92.x[72];
-      const unsigned int v2797 = v2791 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2798 = v2797 < v2;
-      const bool v2799 = v2792 && v2798;
-      if (v2799) {
-        const iron_bf16 v2800 = iron_f32_to_bf16(v2795);
-        const unsigned int v2801 = v2789 * v2;
-        const unsigned int v2802 = v2801 + v2791;
-        const unsigned int v2803 = v2802 - v78;
-        out[v2803] = v2800;
-      }
-    }
-    const unsigned int v2804 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2805 = v1635 + v2804;
-    const unsigned int v2806 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2807 = v1634 + v2806;
-    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2809 = v2807 < v79;
-    const bool v2810 = v2808 && v2809;
-    if (v2810) {
-      const float v2811 = v92.x[73];
-      const unsigned int v2813 = v2807 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2814 = v2813 < v2;
-      const bool v2815 = v2808 && v2814;
-      if (v2815) {
-        const iron_bf16 v2816 = iron_f32_to_bf16(v2811);
-        const unsigned int v2817 = v2805 * v2;
-        const unsigned int v2818 = v2817 + v2807;
-        const unsigned int v2819 = v2818 - v78;
-        out[v2819] = v2816;
-      }
-    }
-    const unsigned int v2820 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2821 = v1635 + v2820;
-    const unsigned int v2822 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2823 = v1634 + v2822;
-    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2825 = v2823 < v79;
-    const bool v2826 = v2824 && v2825;
-    if (v2826) {
-      const float v2827 = v92.x[74];
-      const unsigned int v2829 = v2823 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2830 = v2829 < v2;
-      const bool v2831 = v2824 && v2830;
-      if (v2831) {
-        const iron_bf16 v2832 = iron_f32_to_bf16(v2827);
-        const unsigned int v2833 = v2821 * v2;
-        const unsigned int v2834 = v2833 + v2823;
-        const unsigned int v2835 = v2834 - v78;
-        out[v2835] = v2832;
-      }
-    }
-    const unsigned int v2836 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2837 = v1635 + v2836;
-    const unsigned int v2838 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2839 = v1634 + v2838;
-    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2841 = v2839 < v79;
-    const bool v2842 = v2840 && v2841;
-    if (v2842) {
-      const float v2843 = v92.x[75];
-      const unsigned int v2845 = v2839 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2846 = v2845 < v2;
-      const bool v2847 = v2840 && v2846;
-      if (v2847) {
-        const iron_bf16 v2848 = iron_f32_to_bf16(v2843);
-        const unsigned int v2849 = v2837 * v2;
-        const unsigned int v2850 = v2849 + v2839;
-        const unsigned int v2851 = v2850 - v78;
-        out[v2851] = v2848;
-      }
-    }
-    const unsigned int v2852 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2853 = v1635 + v2852;
-    const unsigned int v2854 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2855 = v1634 + v2854;
-    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2857 = v2855 < v79;
-    const bool v2858 = v2856 && v2857;
-    if (v2858) {
-      const float v2859 = v92.x[76];
-      const unsigned int v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2862 = v2861 < v2;
-      const bool v2863 = v2856 && v2862;
-      if (v2863) {
-        const iron_bf16 v2864 = iron_f32_to_bf16(v2859);
-        const unsigned int v2865 = v2853 * v2;
-        const unsigned int v2866 = v2865 + v2855;
-        const unsigned int v2867 = v2866 - v78;
-        out[v2867] = v2864;
-      }
-    }
-    const unsigned int v2868 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2869 = v1635 + v2868;
-    const unsigned int v2870 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2871 = v1634 + v2870;
-    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2873 = v2871 < v79;
-    const bool v2874 = v2872 && v2873;
-    if (v2874) {
-      const float v2875 = v92.x[77];
-      const unsigned int v2877 = v2871 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2878 = v2877 < v2;
-      const bool v2879 = v2872 && v2878;
-      if (v2879) {
-        const iron_bf16 v2880 = iron_f32_to_bf16(v2875);
-        const unsigned int v2881 = v2869 * v2;
-        const unsigned int v2882 = v2881 + v2871;
-        const unsigned int v2883 = v2882 - v78;
-        out[v2883] = v2880;
-      }
-    }
-    const unsigned int v2884 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2885 = v1635 + v2884;
-    const unsigned int v2886 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2887 = v1634 + v2886;
-    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2889 = v2887 < v79;
-    const bool v2890 = v2888 && v2889;
-    if (v2890) {
-      const float v2891 = v92.x[78];
-      const unsigned int v2893 = v2887 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2894 = v2893 < v2;
-      const bool v2895 = v2888 && v2894;
-      if (v2895) {
-        const iron_bf16 v2896 = iron_f32_to_bf16(v2891);
-        const unsigned int v2897 = v2885 * v2;
-        const unsigned int v2898 = v2897 + v2887;
-        const unsigned int v2899 = v2898 - v78;
-        out[v2899] = v2896;
-      }
-    }
-    const unsigned int v2900 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2901 = v1635 + v2900;
-    const unsigned int v2902 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2903 = v1634 + v2902;
-    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2905 = v2903 < v79;
-    const bool v2906 = v2904 && v2905;
-    if (v2906) {
-      const float v2907 = v92.x[79];
-      const unsigned int v2909 = v2903 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2910 = v2909 < v2;
-      const bool v2911 = v2904 && v2910;
-      if (v2911) {
-        const iron_bf16 v2912 = iron_f32_to_bf16(v2907);
-        const unsigned int v2913 = v2901 * v2;
-        const unsigned int v2914 = v2913 + v2903;
-        const unsigned int v2915 = v2914 - v78;
-        out[v2915] = v2912;
-      }
-    }
-    const unsigned int v2916 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2917 = v1635 + v2916;
-    const unsigned int v2918 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2919 = v1634 + v2918;
-    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2921 = v2919 < v79;
-    const bool v2922 = v2920 && v2921;
-    if (v2922) {
-      const float v2923 = v92.x[80];
-      const unsigned int v2925 = v2919 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2926 = v2925 < v2;
-      const bool v2927 = v2920 && v2926;
-      if (v2927) {
-        const iron_bf16 v2928 = iron_f32_to_bf16(v2923);
-        const unsigned int v2929 = v2917 * v2;
-        const unsigned int v2930 = v2929 + v2919;
-        const unsigned int v2931 = v2930 - v78;
-        out[v2931] = v2928;
-      }
-    }
-    const unsigned int v2932 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2933 = v1635 + v2932;
-    const unsigned int v2934 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2935 = v1634 + v2934;
-    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2937 = v2935 < v79;
-    const bool v2938 = v2936 && v2937;
-    if (v2938) {
-      const float v2939 = v92.x[81];
-      const unsigned int v2941 = v2935 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2942 = v2941 < v2;
-      const bool v2943 = v2936 && v2942;
-      if (v2943) {
-        const iron_bf16 v2944 = iron_f32_to_bf16(v2939);
-        const unsigned int v2945 = v2933 * v2;
-        const unsigned int v2946 = v2945 + v2935;
-        const unsigned int v2947 = v2946 - v78;
-        out[v2947] = v2944;
-      }
-    }
-    const unsigned int v2948 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2949 = v1635 + v2948;
-    const unsigned int v2950 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2951 = v1634 + v2950;
-    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2953 = v2951 < v79;
-    const bool v2954 = v2952 && v2953;
-    if (v2954) {
-      const float v2955 = v92.x[82];
-      const unsigned int v2957 = v2951 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2958 = v2957 < v2;
-      const bool v2959 = v2952 && v2958;
-      if (v2959) {
-        const iron_bf16 v2960 = iron_f32_to_bf16(v2955);
-        const unsigned int v2961 = v2949 * v2;
-        const unsigned int v2962 = v2961 + v2951;
-        const unsigned int v2963 = v2962 - v78;
-        out[v2963] = v2960;
-      }
-    }
-    const unsigned int v2964 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2965 = v1635 + v2964;
-    const unsigned int v2966 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2967 = v1634 + v2966;
-    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2969 = v2967 < v79;
-    const bool v2970 = v2968 && v2969;
-    if (v2970) {
-      const float v2971 = v92.x[83];
-      const unsigned int v2973 = v2967 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2974 = v2973 < v2;
-      const bool v2975 = v2968 && v2974;
-      if (v2975) {
-        const iron_bf16 v2976 = iron_f32_to_bf16(v2971);
-        const unsigned int v2977 = v2965 * v2;
-        const unsigned int v2978 = v2977 + v2967;
-        const unsigned int v2979 = v2978 - v78;
-        out[v2979] = v2976;
-      }
-    }
-    const unsigned int v2980 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2981 = v1635 + v2980;
-    const unsigned int v2982 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2983 = v1634 + v2982;
-    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2985 = v2983 < v79;
-    const bool v2986 = v2984 && v2985;
-    if (v2986) {
-      const float v2987 = v92.x[84];
-      const unsigned int v2989 = v2983 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2990 = v2989 < v2;
-      const bool v2991 = v2984 && v2990;
-      if (v2991) {
-        const iron_bf16 v2992 = iron_f32_to_bf16(v2987);
-        const unsigned int v2993 = v2981 * v2;
-        const unsigned int v2994 = v2993 + v2983;
-        const unsigned int v2995 = v2994 - v78;
-        out[v2995] = v2992;
-      }
-    }
-    const unsigned int v2996 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2997 = v1635 + v2996;
-    const unsigned int v2998 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2999 = v1634 + v2998;
-    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3001 = v2999 < v79;
-    const bool v3002 = v3000 && v3001;
-    if (v3002) {
-      const float v3003 = v92.x[85];
-      const unsigned int v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3006 = v3005 < v2;
-      const bool v3007 = v3000 && v3006;
-      if (v3007) {
-        const iron_bf16 v3008 = iron_f32_to_bf16(v3003);
-        const unsigned int v3009 = v2997 * v2;
-        const unsigned int v3010 = v3009 + v2999;
-        const unsigned int v3011 = v3010 - v78;
-        out[v3011] = v3008;
-      }
-    }
-    const unsigned int v3012 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3013 = v1635 + v3012;
-    const unsigned int v3014 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3015 = v1634 + v3014;
-    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3017 = v3015 < v79;
-    const bool v3018 = v3016 && v3017;
-    if (v3018) {
-      const float v3019 = v92.x[86];
-      const unsigned int v3021 = v3015 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3022 = v3021 < v2;
-      const bool v3023 = v3016 && v3022;
-      if (v3023) {
-        const iron_bf16 v3024 = iron_f32_to_bf16(v3019);
-        const unsigned int v3025 = v3013 * v2;
-        const unsigned int v3026 = v3025 + v3015;
-        const unsigned int v3027 = v3026 - v78;
-        out[v3027] = v3024;
-      }
-    }
-    const unsigned int v3028 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3029 = v1635 + v3028;
-    const unsigned int v3030 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3031 = v1634 + v3030;
-    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3033 = v3031 < v79;
-    const bool v3034 = v3032 && v3033;
-    if (v3034) {
-      const float v3035 = v92.x[87];
-      const unsigned int v3037 = v3031 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3038 = v3037 < v2;
-      const bool v3039 = v3032 && v3038;
-      if (v3039) {
-        const iron_bf16 v3040 = iron_f32_to_bf16(v3035);
-        const unsigned int v3041 = v3029 * v2;
-        const unsigned int v3042 = v3041 + v3031;
-        const unsigned int v3043 = v3042 - v78;
-        out[v3043] = v3040;
-      }
-    }
-    const unsigned int v3044 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3045 = v1635 + v3044;
-    const unsigned int v3046 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3047 = v1634 + v3046;
-    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3049 = v3047 < v79;
-    const bool v3050 = v3048 && v3049;
-    if (v3050) {
-      const float v3051 = v92.x[88];
-      const unsigned int v3053 = v3047 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3054 = v3053 < v2;
-      const bool v3055 = v3048 && v3054;
-      if (v3055) {
-        const iron_bf16 v3056 = iron_f32_to_bf16(v3051);
-        const unsigned int v3057 = v3045 * v2;
-        const unsigned int v3058 = v3057 + v3047;
-        const unsigned int v3059 = v3058 - v78;
-        out[v3059] = v3056;
-      }
-    }
-    const unsigned int v3060 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3061 = v1635 + v3060;
-    const unsigned int v3062 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3063 = v1634 + v3062;
-    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3065 = v3063 < v79;
-    const bool v3066 = v3064 && v3065;
-    if (v3066) {
-      const float v3067 = v92.x[89];
-      const unsigned int v3069 = v3063 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3070 = v3069 < v2;
-      const bool v3071 = v3064 && v3070;
-      if (v3071) {
-        const iron_bf16 v3072 = iron_f32_to_bf16(v3067);
-        const unsigned int v3073 = v3061 * v2;
-        const unsigned int v3074 = v3073 + v3063;
-        const unsigned int v3075 = v3074 - v78;
-        out[v3075] = v3072;
-      }
-    }
-    const unsigned int v3076 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3077 = v1635 + v3076;
-    const unsigned int v3078 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3079 = v1634 + v3078;
-    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3081 = v3079 < v79;
-    const bool v3082 = v3080 && v3081;
-    if (v3082) {
-      const float v3083 = v92.x[90];
-      const unsigned int v3085 = v3079 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3086 = v3085 < v2;
-      const bool v3087 = v3080 && v3086;
-      if (v3087) {
-        const iron_bf16 v3088 = iron_f32_to_bf16(v3083);
-        const unsigned int v3089 = v3077 * v2;
-        const unsigned int v3090 = v3089 + v3079;
-        const unsigned int v3091 = v3090 - v78;
-        out[v3091] = v3088;
-      }
-    }
-    const unsigned int v3092 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3093 = v1635 + v3092;
-    const unsigned int v3094 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3095 = v1634 + v3094;
-    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3097 = v3095 < v79;
-    const bool v3098 = v3096 && v3097;
-    if (v3098) {
-      const float v3099 = v92.x[91];
-      const unsigned int v3101 = v3095 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3102 = v3101 < v2;
-      const bool v3103 = v3096 && v3102;
-      if (v3103) {
-        const iron_bf16 v3104 = iron_f32_to_bf16(v3099);
-        const unsigned int v3105 = v3093 * v2;
-        const unsigned int v3106 = v3105 + v3095;
-        const unsigned int v3107 = v3106 - v78;
-        out[v3107] = v3104;
-      }
-    }
-    const unsigned int v3108 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3109 = v1635 + v3108;
-    const unsigned int v3110 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3111 = v1634 + v3110;
-    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3113 = v3111 < v79;
-    const bool v3114 = v3112 && v3113;
-    if (v3114) {
-      const float v3115 = v92.x[92];
-      const unsigned int v3117 = v3111 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3118 = v3117 < v2;
-      const bool v3119 = v3112 && v3118;
-      if (v3119) {
-        const iron_bf16 v3120 = iron_f32_to_bf16(v3115);
-        const unsigned int v3121 = v3109 * v2;
-        const unsigned int v3122 = v3121 + v3111;
-        const unsigned int v3123 = v3122 - v78;
-        out[v3123] = v3120;
-      }
-    }
-    const unsigned int v3124 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3125 = v1635 + v3124;
-    const unsigned int v3126 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3127 = v1634 + v3126;
-    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3129 = v3127 < v79;
-    const bool v3130 = v3128 && v3129;
-    if (v3130) {
-      const float v3131 = v92.x[93];
-      const unsigned int v3133 = v3127 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3134 = v3133 < v2;
-      const bool v3135 = v3128 && v3134;
-      if (v3135) {
-        const iron_bf16 v3136 = iron_f32_to_bf16(v3131);
-        const unsigned int v3137 = v3125 * v2;
-        const unsigned int v3138 = v3137 + v3127;
-        const unsigned int v3139 = v3138 - v78;
-        out[v3139] = v3136;
-      }
-    }
-    const unsigned int v3140 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3141 = v1635 + v3140;
-    const unsigned int v3142 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3143 = v1634 + v3142;
-    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3145 = v3143 < v79;
-    const bool v3146 = v3144 && v3145;
-    if (v3146) {
-      const float v3147 = v92.x[94];
-      const unsigned int v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3150 = v3149 < v2;
-      const bool v3151 = v3144 && v3150;
-      if (v3151) {
-        const iron_bf16 v3152 = iron_f32_to_bf16(v3147);
-        const unsigned int v3153 = v3141 * v2;
-        const unsigned int v3154 = v3153 + v3143;
-        const unsigned int v3155 = v3154 - v78;
-        out[v3155] = v3152;
-      }
-    }
-    const unsigned int v3156 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3157 = v1635 + v3156;
-    const unsigned int v3158 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3159 = v1634 + v3158;
-    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3161 = v3159 < v79;
-    const bool v3162 = v3160 && v3161;
-    if (v3162) {
-      const float v3163 = v92.x[95];
-      const unsigned int v3165 = v3159 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3166 = v3165 < v2;
-      const bool v3167 = v3160 && v3166;
-      if (v3167) {
-        const iron_bf16 v3168 = iron_f32_to_bf16(v3163);
-        const unsigned int v3169 = v3157 * v2;
-        const unsigned int v3170 = v3169 + v3159;
-        const unsigned int v3171 = v3170 - v78;
-        out[v3171] = v3168;
-      }
-    }
-    const unsigned int v3172 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3173 = v1635 + v3172;
-    const unsigned int v3174 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3175 = v1634 + v3174;
-    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3177 = v3175 < v79;
-    const bool v3178 = v3176 && v3177;
-    if (v3178) {
-      const float v3179 = v92.x[96];
-      const unsigned int v3181 = v3175 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3182 = v3181 < v2;
-      const bool v3183 = v3176 && v3182;
-      if (v3183) {
-        const iron_bf16 v3184 = iron_f32_to_bf16(v3179);
-        const unsigned int v3185 = v3173 * v2;
-        const unsigned int v3186 = v3185 + v3175;
-        const unsigned int v3187 = v3186 - v78;
-        out[v3187] = v3184;
-      }
-    }
-    const unsigned int v3188 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3189 = v1635 + v3188;
-    const unsigned int v3190 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3191 = v1634 + v3190;
-    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3193 = v3191 < v79;
-    const bool v3194 = v3192 && v3193;
-    if (v3194) {
-      const float v3195 = v92.x[97];
-      const unsigned int v3197 = v3191 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3198 = v3197 < v2;
-      const bool v3199 = v3192 && v3198;
-      if (v3199) {
-        const iron_bf16 v3200 = iron_f32_to_bf16(v3195);
-        const unsigned int v3201 = v3189 * v2;
-        const unsigned int v3202 = v3201 + v3191;
-        const unsigned int v3203 = v3202 - v78;
-        out[v3203] = v3200;
-      }
-    }
-    const unsigned int v3204 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3205 = v1635 + v3204;
-    const unsigned int v3206 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3207 = v1634 + v3206;
-    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3209 = v3207 < v79;
-    const bool v3210 = v3208 && v3209;
-    if (v3210) {
-      const float v3211 = v92.x[98];
-      const unsigned int v3213 = v3207 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3214 = v3213 < v2;
-      const bool v3215 = v3208 && v3214;
-      if (v3215) {
-        const iron_bf16 v3216 = iron_f32_to_bf16(v3211);
-        const unsigned int v3217 = v3205 * v2;
-        const unsigned int v3218 = v3217 + v3207;
-        const unsigned int v3219 = v3218 - v78;
-        out[v3219] = v3216;
-      }
-    }
-    const unsigned int v3220 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3221 = v1635 + v3220;
-    const unsigned int v3222 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3223 = v1634 + v3222;
-    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3225 = v3223 < v79;
-    const bool v3226 = v3224 && v3225;
-    if (v3226) {
-      const float v3227 = v92.x[99];
-      const unsigned int v3229 = v3223 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3230 = v3229 < v2;
-      const bool v3231 = v3224 && v3230;
-      if (v3231) {
-        const iron_bf16 v3232 = iron_f32_to_bf16(v3227);
-        const unsigned int v3233 = v3221 * v2;
-        const unsigned int v3234 = v3233 + v3223;
-        const unsigned int v3235 = v3234 - v78;
-        out[v3235] = v3232;
-      }
-    }
-    const unsigned int v3236 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3237 = v1635 + v3236;
-    const unsigned int v3238 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3239 = v1634 + v3238;
-    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3241 = v3239 < v79;
-    const bool v3242 = v3240 && v3241;
-    if (v3242) {
-      const float v3243 = v92.x[100];
-      const unsigned int v3245 = v3239 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3246 = v3245 < v2;
-      const bool v3247 = v3240 && v3246;
-      if (v3247) {
-        const iron_bf16 v3248 = iron_f32_to_bf16(v3243);
-        const unsigned int v3249 = v3237 * v2;
-        const unsigned int v3250 = v3249 + v3239;
-        const unsigned int v3251 = v3250 - v78;
-        out[v3251] = v3248;
-      }
-    }
-    const unsigned int v3252 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3253 = v1635 + v3252;
-    const unsigned int v3254 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3255 = v1634 + v3254;
-    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3257 = v3255 < v79;
-    const bool v3258 = v3256 && v3257;
-    if (v3258) {
-      const float v3259 = v92.x[101];
-      const unsigned int v3261 = v3255 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3262 = v3261 < v2;
-      const bool v3263 = v3256 && v3262;
-      if (v3263) {
-        const iron_bf16 v3264 = iron_f32_to_bf16(v3259);
-        const unsigned int v3265 = v3253 * v2;
-        const unsigned int v3266 = v3265 + v3255;
-        const unsigned int v3267 = v3266 - v78;
-        out[v3267] = v3264;
-      }
-    }
-    const unsigned int v3268 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3269 = v1635 + v3268;
-    const unsigned int v3270 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3271 = v1634 + v3270;
-    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3273 = v3271 < v79;
-    const bool v3274 = v3272 && v3273;
-    if (v3274) {
-      const float v3275 = v92.x[102];
-      const unsigned int v3277 = v3271 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3278 = v3277 < v2;
-      const bool v3279 = v3272 && v3278;
-      if (v3279) {
-        const iron_bf16 v3280 = iron_f32_to_bf16(v3275);
-        const unsigned int v3281 = v3269 * v2;
-        const unsigned int v3282 = v3281 + v3271;
-        const unsigned int v3283 = v3282 - v78;
-        out[v3283] = v3280;
-      }
-    }
-    const unsigned int v3284 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3285 = v1635 + v3284;
-    const unsigned int v3286 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3287 = v1634 + v3286;
-    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3289 = v3287 < v79;
-    const bool v3290 = v3288 && v3289;
-    if (v3290) {
-      const float v3291 = v92.x[103];
-      const unsigned int v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3294 = v3293 < v2;
-      const bool v3295 = v3288 && v3294;
-      if (v3295) {
-        const iron_bf16 v3296 = iron_f32_to_bf16(v3291);
-        const unsigned int v3297 = v3285 * v2;
-        const unsigned int v3298 = v3297 + v3287;
-        const unsigned int v3299 = v3298 - v78;
-        out[v3299] = v3296;
-      }
-    }
-    const unsigned int v3300 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3301 = v1635 + v3300;
-    const unsigned int v3302 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3303 = v1634 + v3302;
-    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3305 = v3303 < v79;
-    const bool v3306 = v3304 && v3305;
-    if (v3306) {
-      const float v3307 = v92.x[104];
-      const unsigned int v3309 = v3303 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3304 && v3310;
-      if (v3311) {
-        const iron_bf16 v3312 = iron_f32_to_bf16(v3307);
-        const unsigned int v3313 = v3301 * v2;
-        const unsigned int v3314 = v3313 + v3303;
-        const unsigned int v3315 = v3314 - v78;
-        out[v3315] = v3312;
-      }
-    }
-    const unsigned int v3316 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3317 = v1635 + v3316;
-    const unsigned int v3318 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3319 = v1634 + v3318;
-    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3321 = v3319 < v79;
-    const bool v3322 = v3320 && v3321;
-    if (v3322) {
-      const float v3323 = v92.x[105];
-      const unsigned int v3325 = v3319 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3326 = v3325 < v2;
-      const bool v3327 = v3320 && v3326;
-      if (v3327) {
-        const iron_bf16 v3328 = iron_f32_to_bf16(v3323);
-        const unsigned int v3329 = v3317 * v2;
-        const unsigned int v3330 = v3329 + v3319;
-        const unsigned int v3331 = v3330 - v78;
-        out[v3331] = v3328;
-      }
-    }
-    const unsigned int v3332 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3333 = v1635 + v3332;
-    const unsigned int v3334 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3335 = v1634 + v3334;
-    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3337 = v3335 < v79;
-    const bool v3338 = v3336 && v3337;
-    if (v3338) {
-      const float v3339 = v92.x[106];
-      const unsigned int v3341 = v3335 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3342 = v3341 < v2;
-      const bool v3343 = v3336 && v3342;
-      if (v3343) {
-        const iron_bf16 v3344 = iron_f32_to_bf16(v3339);
-        const unsigned int v3345 = v3333 * v2;
-        const unsigned int v3346 = v3345 + v3335;
-        const unsigned int v3347 = v3346 - v78;
-        out[v3347] = v3344;
-      }
-    }
-    const unsigned int v3348 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3349 = v1635 + v3348;
-    const unsigned int v3350 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3351 = v1634 + v3350;
-    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3353 = v3351 < v79;
-    const bool v3354 = v3352 && v3353;
-    if (v3354) {
-      const float v3355 = v92.x[107];
-      const unsigned int v3357 = v3351 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3358 = v3357 < v2;
-      const bool v3359 = v3352 && v3358;
-      if (v3359) {
-        const iron_bf16 v3360 = iron_f32_to_bf16(v3355);
-        const unsigned int v3361 = v3349 * v2;
-        const unsigned int v3362 = v3361 + v3351;
-        const unsigned int v3363 = v3362 - v78;
-        out[v3363] = v3360;
-      }
-    }
-    const unsigned int v3364 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3365 = v1635 + v3364;
-    const unsigned int v3366 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3367 = v1634 + v3366;
-    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3369 = v3367 < v79;
-    const bool v3370 = v3368 && v3369;
-    if (v3370) {
-      const float v3371 = v92.x[108];
-      const unsigned int v3373 = v3367 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3374 = v3373 < v2;
-      const bool v3375 = v3368 && v3374;
-      if (v3375) {
-        const iron_bf16 v3376 = iron_f32_to_bf16(v3371);
-        const unsigned int v3377 = v3365 * v2;
-        const unsigned int v3378 = v3377 + v3367;
-        const unsigned int v3379 = v3378 - v78;
-        out[v3379] = v3376;
-      }
-    }
-    const unsigned int v3380 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3381 = v1635 + v3380;
-    const unsigned int v3382 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3383 = v1634 + v3382;
-    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3385 = v3383 < v79;
-    const bool v3386 = v3384 && v3385;
-    if (v3386) {
-      const float v3387 = v92.x[109];
-      const unsigned int v3389 = v3383 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3390 = v3389 < v2;
-      const bool v3391 = v3384 && v3390;
-      if (v3391) {
-        const iron_bf16 v3392 = iron_f32_to_bf16(v3387);
-        const unsigned int v3393 = v3381 * v2;
-        const unsigned int v3394 = v3393 + v3383;
-        const unsigned int v3395 = v3394 - v78;
-        out[v3395] = v3392;
-      }
-    }
-    const unsigned int v3396 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3397 = v1635 + v3396;
-    const unsigned int v3398 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3399 = v1634 + v3398;
-    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3401 = v3399 < v79;
-    const bool v3402 = v3400 && v3401;
-    if (v3402) {
-      const float v3403 = v92.x[110];
-      const unsigned int v3405 = v3399 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3406 = v3405 < v2;
-      const bool v3407 = v3400 && v3406;
-      if (v3407) {
-        const iron_bf16 v3408 = iron_f32_to_bf16(v3403);
-        const unsigned int v3409 = v3397 * v2;
-        const unsigned int v3410 = v3409 + v3399;
-        const unsigned int v3411 = v3410 - v78;
-        out[v3411] = v3408;
-      }
-    }
-    const unsigned int v3412 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3413 = v1635 + v3412;
-    const unsigned int v3414 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3415 = v1634 + v3414;
-    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3417 = v3415 < v79;
-    const bool v3418 = v3416 && v3417;
-    if (v3418) {
-      const float v3419 = v92.x[111];
-      const unsigned int v3421 = v3415 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3422 = v3421 < v2;
-      const bool v3423 = v3416 && v3422;
-      if (v3423) {
-        const iron_bf16 v3424 = iron_f32_to_bf16(v3419);
-        const unsigned int v3425 = v3413 * v2;
-        const unsigned int v3426 = v3425 + v3415;
-        const unsigned int v3427 = v3426 - v78;
-        out[v3427] = v3424;
-      }
-    }
-    const unsigned int v3428 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3429 = v1635 + v3428;
-    const unsigned int v3430 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3431 = v1634 + v3430;
-    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3433 = v3431 < v79;
-    const bool v3434 = v3432 && v3433;
-    if (v3434) {
-      const float v3435 = v92.x[112];
-      const unsigned int v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3438 = v3437 < v2;
-      const bool v3439 = v3432 && v3438;
-      if (v3439) {
-        const iron_bf16 v3440 = iron_f32_to_bf16(v3435);
-        const unsigned int v3441 = v3429 * v2;
-        const unsigned int v3442 = v3441 + v3431;
-        const unsigned int v3443 = v3442 - v78;
-        out[v3443] = v3440;
-      }
-    }
-    const unsigned int v3444 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3445 = v1635 + v3444;
-    const unsigned int v3446 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3447 = v1634 + v3446;
-    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3449 = v3447 < v79;
-    const bool v3450 = v3448 && v3449;
-    if (v3450) {
-      const float v3451 = v92.x[113];
-      const unsigned int v3453 = v3447 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3454 = v3453 < v2;
-      const bool v3455 = v3448 && v3454;
-      if (v3455) {
-        const iron_bf16 v3456 = iron_f32_to_bf16(v3451);
-        const unsigned int v3457 = v3445 * v2;
-        const unsigned int v3458 = v3457 + v3447;
-        const unsigned int v3459 = v3458 - v78;
-        out[v3459] = v3456;
-      }
-    }
-    const unsigned int v3460 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3461 = v1635 + v3460;
-    const unsigned int v3462 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3463 = v1634 + v3462;
-    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3465 = v3463 < v79;
-    const bool v3466 = v3464 && v3465;
-    if (v3466) {
-      const float v3467 = v92.x[114];
-      const unsigned int v3469 = v3463 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3470 = v3469 < v2;
-      const bool v3471 = v3464 && v3470;
-      if (v3471) {
-        const iron_bf16 v3472 = iron_f32_to_bf16(v3467);
-        const unsigned int v3473 = v3461 * v2;
-        const unsigned int v3474 = v3473 + v3463;
-        const unsigned int v3475 = v3474 - v78;
-        out[v3475] = v3472;
-      }
-    }
-    const unsigned int v3476 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3477 = v1635 + v3476;
-    const unsigned int v3478 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3479 = v1634 + v3478;
-    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3481 = v3479 < v79;
-    const bool v3482 = v3480 && v3481;
-    if (v3482) {
-      const float v3483 = v92.x[115];
-      const unsigned int v3485 = v3479 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3486 = v3485 < v2;
-      const bool v3487 = v3480 && v3486;
-      if (v3487) {
-        const iron_bf16 v3488 = iron_f32_to_bf16(v3483);
-        const unsigned int v3489 = v3477 * v2;
-        const unsigned int v3490 = v3489 + v3479;
-        const unsigned int v3491 = v3490 - v78;
-        out[v3491] = v3488;
-      }
-    }
-    const unsigned int v3492 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3493 = v1635 + v3492;
-    const unsigned int v3494 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3495 = v1634 + v3494;
-    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3497 = v3495 < v79;
-    const bool v3498 = v3496 && v3497;
-    if (v3498) {
-      const float v3499 = v92.x[116];
-      const unsigned int v3501 = v3495 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3502 = v3501 < v2;
-      const bool v3503 = v3496 && v3502;
-      if (v3503) {
-        const iron_bf16 v3504 = iron_f32_to_bf16(v3499);
-        const unsigned int v3505 = v3493 * v2;
-        const unsigned int v3506 = v3505 + v3495;
-        const unsigned int v3507 = v3506 - v78;
-        out[v3507] = v3504;
-      }
-    }
-    const unsigned int v3508 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3509 = v1635 + v3508;
-    const unsigned int v3510 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3511 = v1634 + v3510;
-    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3513 = v3511 < v79;
-    const bool v3514 = v3512 && v3513;
-    if (v3514) {
-      const float v3515 = v92.x[117];
-      const unsigned int v3517 = v3511 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3518 = v3517 < v2;
-      const bool v3519 = v3512 && v3518;
-      if (v3519) {
-        const iron_bf16 v3520 = iron_f32_to_bf16(v3515);
-        const unsigned int v3521 = v3509 * v2;
-        const unsigned int v3522 = v3521 + v3511;
-        const unsigned int v3523 = v3522 - v78;
-        out[v3523] = v3520;
-      }
-    }
-    const unsigned int v3524 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3525 = v1635 + v3524;
-    const unsigned int v3526 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3527 = v1634 + v3526;
-    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3529 = v3527 < v79;
-    const bool v3530 = v3528 && v3529;
-    if (v3530) {
-      const float v3531 = v92.x[118];
-      const unsigned int v3533 = v3527 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3534 = v3533 < v2;
-      const bool v3535 = v3528 && v3534;
-      if (v3535) {
-        const iron_bf16 v3536 = iron_f32_to_bf16(v3531);
-        const unsigned int v3537 = v3525 * v2;
-        const unsigned int v3538 = v3537 + v3527;
-        const unsigned int v3539 = v3538 - v78;
-        out[v3539] = v3536;
-      }
-    }
-    const unsigned int v3540 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3541 = v1635 + v3540;
-    const unsigned int v3542 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3543 = v1634 + v3542;
-    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3545 = v3543 < v79;
-    const bool v3546 = v3544 && v3545;
-    if (v3546) {
-      const float v3547 = v92.x[119];
-      const unsigned int v3549 = v3543 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3550 = v3549 < v2;
-      const bool v3551 = v3544 && v3550;
-      if (v3551) {
-        const iron_bf16 v3552 = iron_f32_to_bf16(v3547);
-        const unsigned int v3553 = v3541 * v2;
-        const unsigned int v3554 = v3553 + v3543;
-        const unsigned int v3555 = v3554 - v78;
-        out[v3555] = v3552;
-      }
-    }
-    const unsigned int v3556 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3557 = v1635 + v3556;
-    const unsigned int v3558 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3559 = v1634 + v3558;
-    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3561 = v3559 < v79;
-    const bool v3562 = v3560 && v3561;
-    if (v3562) {
-      const float v3563 = v92.x[120];
-      const unsigned int v3565 = v3559 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3566 = v3565 < v2;
-      const bool v3567 = v3560 && v3566;
-      if (v3567) {
-        const iron_bf16 v3568 = iron_f32_to_bf16(v3563);
-        const unsigned int v3569 = v3557 * v2;
-        const unsigned int v3570 = v3569 + v3559;
-        const unsigned int v3571 = v3570 - v78;
-        out[v3571] = v3568;
-      }
-    }
-    const unsigned int v3572 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3573 = v1635 + v3572;
-    const unsigned int v3574 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3575 = v1634 + v3574;
-    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3577 = v3575 < v79;
-    const bool v3578 = v3576 && v3577;
-    if (v3578) {
-      const float v3579 = v92.x[121];
-      const unsigned int v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3582 = v3581 < v2;
-      const bool v3583 = v3576 && v3582;
-      if (v3583) {
-        const iron_bf16 v3584 = iron_f32_to_bf16(v3579);
-        const unsigned int v3585 = v3573 * v2;
-        const unsigned int v3586 = v3585 + v3575;
-        const unsigned int v3587 = v3586 - v78;
-        out[v3587] = v3584;
-      }
-    }
-    const unsigned int v3588 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3589 = v1635 + v3588;
-    const unsigned int v3590 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3591 = v1634 + v3590;
-    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3593 = v3591 < v79;
-    const bool v3594 = v3592 && v3593;
-    if (v3594) {
-      const float v3595 = v92.x[122];
-      const unsigned int v3597 = v3591 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3598 = v3597 < v2;
-      const bool v3599 = v3592 && v3598;
-      if (v3599) {
-        const iron_bf16 v3600 = iron_f32_to_bf16(v3595);
-        const unsigned int v3601 = v3589 * v2;
-        const unsigned int v3602 = v3601 + v3591;
-        const unsigned int v3603 = v3602 - v78;
-        out[v3603] = v3600;
-      }
-    }
-    const unsigned int v3604 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3605 = v1635 + v3604;
-    const unsigned int v3606 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3607 = v1634 + v3606;
-    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3609 = v3607 < v79;
-    const bool v3610 = v3608 && v3609;
-    if (v3610) {
-      const float v3611 = v92.x[123];
-      const unsigned int v3613 = v3607 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3614 = v3613 < v2;
-      const bool v3615 = v3608 && v3614;
-      if (v3615) {
-        const iron_bf16 v3616 = iron_f32_to_bf16(v3611);
-        const unsigned int v3617 = v3605 * v2;
-        const unsigned int v3618 = v3617 + v3607;
-        const unsigned int v3619 = v3618 - v78;
-        out[v3619] = v3616;
-      }
-    }
-    const unsigned int v3620 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3621 = v1635 + v3620;
-    const unsigned int v3622 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3623 = v1634 + v3622;
-    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3625 = v3623 < v79;
-    const bool v3626 = v3624 && v3625;
-    if (v3626) {
-      const float v3627 = v92.x[124];
-      const unsigned int v3629 = v3623 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3630 = v3629 < v2;
-      const bool v3631 = v3624 && v3630;
-      if (v3631) {
-        const iron_bf16 v3632 = iron_f32_to_bf16(v3627);
-        const unsigned int v3633 = v3621 * v2;
-        const unsigned int v3634 = v3633 + v3623;
-        const unsigned int v3635 = v3634 - v78;
-        out[v3635] = v3632;
-      }
-    }
-    const unsigned int v3636 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3637 = v1635 + v3636;
-    const unsigned int v3638 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3639 = v1634 + v3638;
-    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3641 = v3639 < v79;
-    const bool v3642 = v3640 && v3641;
-    if (v3642) {
-      const float v3643 = v92.x[125];
-      const unsigned int v3645 = v3639 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3646 = v3645 < v2;
-      const bool v3647 = v3640 && v3646;
-      if (v3647) {
-        const iron_bf16 v3648 = iron_f32_to_bf16(v3643);
-        const unsigned int v3649 = v3637 * v2;
-        const unsigned int v3650 = v3649 + v3639;
-        const unsigned int v3651 = v3650 - v78;
-        out[v3651] = v3648;
-      }
-    }
-    const unsigned int v3652 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3653 = v1635 + v3652;
-    const unsigned int v3654 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3655 = v1634 + v3654;
-    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3657 = v3655 < v79;
-    const bool v3658 = v3656 && v3657;
-    if (v3658) {
-      const float v3659 = v92.x[126];
-      const unsigned int v3661 = v3655 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3662 = v3661 < v2;
-      const bool v3663 = v3656 && v3662;
-      if (v3663) {
-        const iron_bf16 v3664 = iron_f32_to_bf16(v3659);
-        const unsigned int v3665 = v3653 * v2;
-        const unsigned int v3666 = v3665 + v3655;
-        const unsigned int v3667 = v3666 - v78;
-        out[v3667] = v3664;
-      }
-    }
-    const unsigned int v3668 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3669 = v1635 + v3668;
-    const unsigned int v3670 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3671 = v1634 + v3670;
-    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3673 = v3671 < v79;
-    const bool v3674 = v3672 && v3673;
-    if (v3674) {
-      const float v3675 = v92.x[127];
-      const unsigned int v3677 = v3671 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3678 = v3677 < v2;
-      const bool v3679 = v3672 && v3678;
-      if (v3679) {
-        const iron_bf16 v3680 = iron_f32_to_bf16(v3675);
-        const unsigned int v3681 = v3669 * v2;
-        const unsigned int v3682 = v3681 + v3671;
-        const unsigned int v3683 = v3682 - v78;
-        out[v3683] = v3680;
+    const unsigned int v1717 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1718 = v1636 + v1717;
+    const unsigned int v1719 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1720 = v1635 + v1719;
+    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1722 = v1720 < v79;
+    const bool v1723 = v1721 && v1722;
+    if (v1723) {
+      const float v1724 = v92.x[5];
+      const unsigned int v1726 = v1720 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1727 = v1726 < v2;
+      const bool v1728 = v1721 && v1727;
+      if (v1728) {
+        const iron_bf16 v1729 = iron_f32_to_bf16(v1724);
+        const unsigned int v1730 = v1718 * v2;
+        const unsigned int v1731 = v1730 + v1720;
+        const unsigned int v1732 = v1731 - v78;
+        out[v1732] = v1729;
+      }
+    }
+    const unsigned int v1733 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1734 = v1636 + v1733;
+    const unsigned int v1735 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1736 = v1635 + v1735;
+    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1738 = v1736 < v79;
+    const bool v1739 = v1737 && v1738;
+    if (v1739) {
+      const float v1740 = v92.x[6];
+      const unsigned int v1742 = v1736 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1743 = v1742 < v2;
+      const bool v1744 = v1737 && v1743;
+      if (v1744) {
+        const iron_bf16 v1745 = iron_f32_to_bf16(v1740);
+        const unsigned int v1746 = v1734 * v2;
+        const unsigned int v1747 = v1746 + v1736;
+        const unsigned int v1748 = v1747 - v78;
+        out[v1748] = v1745;
+      }
+    }
+    const unsigned int v1749 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1750 = v1636 + v1749;
+    const unsigned int v1751 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1752 = v1635 + v1751;
+    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1754 = v1752 < v79;
+    const bool v1755 = v1753 && v1754;
+    if (v1755) {
+      const float v1756 = v92.x[7];
+      const unsigned int v1758 = v1752 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1759 = v1758 < v2;
+      const bool v1760 = v1753 && v1759;
+      if (v1760) {
+        const iron_bf16 v1761 = iron_f32_to_bf16(v1756);
+        const unsigned int v1762 = v1750 * v2;
+        const unsigned int v1763 = v1762 + v1752;
+        const unsigned int v1764 = v1763 - v78;
+        out[v1764] = v1761;
+      }
+    }
+    const unsigned int v1765 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1766 = v1636 + v1765;
+    const unsigned int v1767 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1768 = v1635 + v1767;
+    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1770 = v1768 < v79;
+    const bool v1771 = v1769 && v1770;
+    if (v1771) {
+      const float v1772 = v92.x[8];
+      const unsigned int v1774 = v1768 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1775 = v1774 < v2;
+      const bool v1776 = v1769 && v1775;
+      if (v1776) {
+        const iron_bf16 v1777 = iron_f32_to_bf16(v1772);
+        const unsigned int v1778 = v1766 * v2;
+        const unsigned int v1779 = v1778 + v1768;
+        const unsigned int v1780 = v1779 - v78;
+        out[v1780] = v1777;
+      }
+    }
+    const unsigned int v1781 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1782 = v1636 + v1781;
+    const unsigned int v1783 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1784 = v1635 + v1783;
+    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1786 = v1784 < v79;
+    const bool v1787 = v1785 && v1786;
+    if (v1787) {
+      const float v1788 = v92.x[9];
+      const unsigned int v1790 = v1784 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1791 = v1790 < v2;
+      const bool v1792 = v1785 && v1791;
+      if (v1792) {
+        const iron_bf16 v1793 = iron_f32_to_bf16(v1788);
+        const unsigned int v1794 = v1782 * v2;
+        const unsigned int v1795 = v1794 + v1784;
+        const unsigned int v1796 = v1795 - v78;
+        out[v1796] = v1793;
+      }
+    }
+    const unsigned int v1797 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1798 = v1636 + v1797;
+    const unsigned int v1799 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1800 = v1635 + v1799;
+    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1802 = v1800 < v79;
+    const bool v1803 = v1801 && v1802;
+    if (v1803) {
+      const float v1804 = v92.x[10];
+      const unsigned int v1806 = v1800 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1807 = v1806 < v2;
+      const bool v1808 = v1801 && v1807;
+      if (v1808) {
+        const iron_bf16 v1809 = iron_f32_to_bf16(v1804);
+        const unsigned int v1810 = v1798 * v2;
+        const unsigned int v1811 = v1810 + v1800;
+        const unsigned int v1812 = v1811 - v78;
+        out[v1812] = v1809;
+      }
+    }
+    const unsigned int v1813 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1814 = v1636 + v1813;
+    const unsigned int v1815 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1816 = v1635 + v1815;
+    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1818 = v1816 < v79;
+    const bool v1819 = v1817 && v1818;
+    if (v1819) {
+      const float v1820 = v92.x[11];
+      const unsigned int v1822 = v1816 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1823 = v1822 < v2;
+      const bool v1824 = v1817 && v1823;
+      if (v1824) {
+        const iron_bf16 v1825 = iron_f32_to_bf16(v1820);
+        const unsigned int v1826 = v1814 * v2;
+        const unsigned int v1827 = v1826 + v1816;
+        const unsigned int v1828 = v1827 - v78;
+        out[v1828] = v1825;
+      }
+    }
+    const unsigned int v1829 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1830 = v1636 + v1829;
+    const unsigned int v1831 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1832 = v1635 + v1831;
+    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1834 = v1832 < v79;
+    const bool v1835 = v1833 && v1834;
+    if (v1835) {
+      const float v1836 = v92.x[12];
+      const unsigned int v1838 = v1832 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1839 = v1838 < v2;
+      const bool v1840 = v1833 && v1839;
+      if (v1840) {
+        const iron_bf16 v1841 = iron_f32_to_bf16(v1836);
+        const unsigned int v1842 = v1830 * v2;
+        const unsigned int v1843 = v1842 + v1832;
+        const unsigned int v1844 = v1843 - v78;
+        out[v1844] = v1841;
+      }
+    }
+    const unsigned int v1845 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1846 = v1636 + v1845;
+    const unsigned int v1847 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1848 = v1635 + v1847;
+    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1850 = v1848 < v79;
+    const bool v1851 = v1849 && v1850;
+    if (v1851) {
+      const float v1852 = v92.x[13];
+      const unsigned int v1854 = v1848 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1855 = v1854 < v2;
+      const bool v1856 = v1849 && v1855;
+      if (v1856) {
+        const iron_bf16 v1857 = iron_f32_to_bf16(v1852);
+        const unsigned int v1858 = v1846 * v2;
+        const unsigned int v1859 = v1858 + v1848;
+        const unsigned int v1860 = v1859 - v78;
+        out[v1860] = v1857;
+      }
+    }
+    const unsigned int v1861 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1862 = v1636 + v1861;
+    const unsigned int v1863 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1864 = v1635 + v1863;
+    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1866 = v1864 < v79;
+    const bool v1867 = v1865 && v1866;
+    if (v1867) {
+      const float v1868 = v92.x[14];
+      const unsigned int v1870 = v1864 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1871 = v1870 < v2;
+      const bool v1872 = v1865 && v1871;
+      if (v1872) {
+        const iron_bf16 v1873 = iron_f32_to_bf16(v1868);
+        const unsigned int v1874 = v1862 * v2;
+        const unsigned int v1875 = v1874 + v1864;
+        const unsigned int v1876 = v1875 - v78;
+        out[v1876] = v1873;
+      }
+    }
+    const unsigned int v1877 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1878 = v1636 + v1877;
+    const unsigned int v1879 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1880 = v1635 + v1879;
+    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1882 = v1880 < v79;
+    const bool v1883 = v1881 && v1882;
+    if (v1883) {
+      const float v1884 = v92.x[15];
+      const unsigned int v1886 = v1880 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1887 = v1886 < v2;
+      const bool v1888 = v1881 && v1887;
+      if (v1888) {
+        const iron_bf16 v1889 = iron_f32_to_bf16(v1884);
+        const unsigned int v1890 = v1878 * v2;
+        const unsigned int v1891 = v1890 + v1880;
+        const unsigned int v1892 = v1891 - v78;
+        out[v1892] = v1889;
+      }
+    }
+    const unsigned int v1893 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1894 = v1636 + v1893;
+    const unsigned int v1895 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1896 = v1635 + v1895;
+    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1898 = v1896 < v79;
+    const bool v1899 = v1897 && v1898;
+    if (v1899) {
+      const float v1900 = v92.x[16];
+      const unsigned int v1902 = v1896 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1903 = v1902 < v2;
+      const bool v1904 = v1897 && v1903;
+      if (v1904) {
+        const iron_bf16 v1905 = iron_f32_to_bf16(v1900);
+        const unsigned int v1906 = v1894 * v2;
+        const unsigned int v1907 = v1906 + v1896;
+        const unsigned int v1908 = v1907 - v78;
+        out[v1908] = v1905;
+      }
+    }
+    const unsigned int v1909 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1910 = v1636 + v1909;
+    const unsigned int v1911 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1912 = v1635 + v1911;
+    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1914 = v1912 < v79;
+    const bool v1915 = v1913 && v1914;
+    if (v1915) {
+      const float v1916 = v92.x[17];
+      const unsigned int v1918 = v1912 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1919 = v1918 < v2;
+      const bool v1920 = v1913 && v1919;
+      if (v1920) {
+        const iron_bf16 v1921 = iron_f32_to_bf16(v1916);
+        const unsigned int v1922 = v1910 * v2;
+        const unsigned int v1923 = v1922 + v1912;
+        const unsigned int v1924 = v1923 - v78;
+        out[v1924] = v1921;
+      }
+    }
+    const unsigned int v1925 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1926 = v1636 + v1925;
+    const unsigned int v1927 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1928 = v1635 + v1927;
+    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1930 = v1928 < v79;
+    const bool v1931 = v1929 && v1930;
+    if (v1931) {
+      const float v1932 = v92.x[18];
+      const unsigned int v1934 = v1928 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1935 = v1934 < v2;
+      const bool v1936 = v1929 && v1935;
+      if (v1936) {
+        const iron_bf16 v1937 = iron_f32_to_bf16(v1932);
+        const unsigned int v1938 = v1926 * v2;
+        const unsigned int v1939 = v1938 + v1928;
+        const unsigned int v1940 = v1939 - v78;
+        out[v1940] = v1937;
+      }
+    }
+    const unsigned int v1941 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1942 = v1636 + v1941;
+    const unsigned int v1943 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1944 = v1635 + v1943;
+    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1946 = v1944 < v79;
+    const bool v1947 = v1945 && v1946;
+    if (v1947) {
+      const float v1948 = v92.x[19];
+      const unsigned int v1950 = v1944 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1951 = v1950 < v2;
+      const bool v1952 = v1945 && v1951;
+      if (v1952) {
+        const iron_bf16 v1953 = iron_f32_to_bf16(v1948);
+        const unsigned int v1954 = v1942 * v2;
+        const unsigned int v1955 = v1954 + v1944;
+        const unsigned int v1956 = v1955 - v78;
+        out[v1956] = v1953;
+      }
+    }
+    const unsigned int v1957 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1958 = v1636 + v1957;
+    const unsigned int v1959 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1960 = v1635 + v1959;
+    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1962 = v1960 < v79;
+    const bool v1963 = v1961 && v1962;
+    if (v1963) {
+      const float v1964 = v92.x[20];
+      const unsigned int v1966 = v1960 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1967 = v1966 < v2;
+      const bool v1968 = v1961 && v1967;
+      if (v1968) {
+        const iron_bf16 v1969 = iron_f32_to_bf16(v1964);
+        const unsigned int v1970 = v1958 * v2;
+        const unsigned int v1971 = v1970 + v1960;
+        const unsigned int v1972 = v1971 - v78;
+        out[v1972] = v1969;
+      }
+    }
+    const unsigned int v1973 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1974 = v1636 + v1973;
+    const unsigned int v1975 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1976 = v1635 + v1975;
+    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1978 = v1976 < v79;
+    const bool v1979 = v1977 && v1978;
+    if (v1979) {
+      const float v1980 = v92.x[21];
+      const unsigned int v1982 = v1976 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1983 = v1982 < v2;
+      const bool v1984 = v1977 && v1983;
+      if (v1984) {
+        const iron_bf16 v1985 = iron_f32_to_bf16(v1980);
+        const unsigned int v1986 = v1974 * v2;
+        const unsigned int v1987 = v1986 + v1976;
+        const unsigned int v1988 = v1987 - v78;
+        out[v1988] = v1985;
+      }
+    }
+    const unsigned int v1989 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v1990 = v1636 + v1989;
+    const unsigned int v1991 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v1992 = v1635 + v1991;
+    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1994 = v1992 < v79;
+    const bool v1995 = v1993 && v1994;
+    if (v1995) {
+      const float v1996 = v92.x[22];
+      const unsigned int v1998 = v1992 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1999 = v1998 < v2;
+      const bool v2000 = v1993 && v1999;
+      if (v2000) {
+        const iron_bf16 v2001 = iron_f32_to_bf16(v1996);
+        const unsigned int v2002 = v1990 * v2;
+        const unsigned int v2003 = v2002 + v1992;
+        const unsigned int v2004 = v2003 - v78;
+        out[v2004] = v2001;
+      }
+    }
+    const unsigned int v2005 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2006 = v1636 + v2005;
+    const unsigned int v2007 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2008 = v1635 + v2007;
+    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2010 = v2008 < v79;
+    const bool v2011 = v2009 && v2010;
+    if (v2011) {
+      const float v2012 = v92.x[23];
+      const unsigned int v2014 = v2008 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2015 = v2014 < v2;
+      const bool v2016 = v2009 && v2015;
+      if (v2016) {
+        const iron_bf16 v2017 = iron_f32_to_bf16(v2012);
+        const unsigned int v2018 = v2006 * v2;
+        const unsigned int v2019 = v2018 + v2008;
+        const unsigned int v2020 = v2019 - v78;
+        out[v2020] = v2017;
+      }
+    }
+    const unsigned int v2021 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2022 = v1636 + v2021;
+    const unsigned int v2023 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2024 = v1635 + v2023;
+    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2026 = v2024 < v79;
+    const bool v2027 = v2025 && v2026;
+    if (v2027) {
+      const float v2028 = v92.x[24];
+      const unsigned int v2030 = v2024 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2031 = v2030 < v2;
+      const bool v2032 = v2025 && v2031;
+      if (v2032) {
+        const iron_bf16 v2033 = iron_f32_to_bf16(v2028);
+        const unsigned int v2034 = v2022 * v2;
+        const unsigned int v2035 = v2034 + v2024;
+        const unsigned int v2036 = v2035 - v78;
+        out[v2036] = v2033;
+      }
+    }
+    const unsigned int v2037 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2038 = v1636 + v2037;
+    const unsigned int v2039 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2040 = v1635 + v2039;
+    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2042 = v2040 < v79;
+    const bool v2043 = v2041 && v2042;
+    if (v2043) {
+      const float v2044 = v92.x[25];
+      const unsigned int v2046 = v2040 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2047 = v2046 < v2;
+      const bool v2048 = v2041 && v2047;
+      if (v2048) {
+        const iron_bf16 v2049 = iron_f32_to_bf16(v2044);
+        const unsigned int v2050 = v2038 * v2;
+        const unsigned int v2051 = v2050 + v2040;
+        const unsigned int v2052 = v2051 - v78;
+        out[v2052] = v2049;
+      }
+    }
+    const unsigned int v2053 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2054 = v1636 + v2053;
+    const unsigned int v2055 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2056 = v1635 + v2055;
+    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2058 = v2056 < v79;
+    const bool v2059 = v2057 && v2058;
+    if (v2059) {
+      const float v2060 = v92.x[26];
+      const unsigned int v2062 = v2056 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2063 = v2062 < v2;
+      const bool v2064 = v2057 && v2063;
+      if (v2064) {
+        const iron_bf16 v2065 = iron_f32_to_bf16(v2060);
+        const unsigned int v2066 = v2054 * v2;
+        const unsigned int v2067 = v2066 + v2056;
+        const unsigned int v2068 = v2067 - v78;
+        out[v2068] = v2065;
+      }
+    }
+    const unsigned int v2069 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2070 = v1636 + v2069;
+    const unsigned int v2071 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2072 = v1635 + v2071;
+    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2074 = v2072 < v79;
+    const bool v2075 = v2073 && v2074;
+    if (v2075) {
+      const float v2076 = v92.x[27];
+      const unsigned int v2078 = v2072 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2079 = v2078 < v2;
+      const bool v2080 = v2073 && v2079;
+      if (v2080) {
+        const iron_bf16 v2081 = iron_f32_to_bf16(v2076);
+        const unsigned int v2082 = v2070 * v2;
+        const unsigned int v2083 = v2082 + v2072;
+        const unsigned int v2084 = v2083 - v78;
+        out[v2084] = v2081;
+      }
+    }
+    const unsigned int v2085 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2086 = v1636 + v2085;
+    const unsigned int v2087 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2088 = v1635 + v2087;
+    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2090 = v2088 < v79;
+    const bool v2091 = v2089 && v2090;
+    if (v2091) {
+      const float v2092 = v92.x[28];
+      const unsigned int v2094 = v2088 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2095 = v2094 < v2;
+      const bool v2096 = v2089 && v2095;
+      if (v2096) {
+        const iron_bf16 v2097 = iron_f32_to_bf16(v2092);
+        const unsigned int v2098 = v2086 * v2;
+        const unsigned int v2099 = v2098 + v2088;
+        const unsigned int v2100 = v2099 - v78;
+        out[v2100] = v2097;
+      }
+    }
+    const unsigned int v2101 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2102 = v1636 + v2101;
+    const unsigned int v2103 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2104 = v1635 + v2103;
+    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2106 = v2104 < v79;
+    const bool v2107 = v2105 && v2106;
+    if (v2107) {
+      const float v2108 = v92.x[29];
+      const unsigned int v2110 = v2104 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2111 = v2110 < v2;
+      const bool v2112 = v2105 && v2111;
+      if (v2112) {
+        const iron_bf16 v2113 = iron_f32_to_bf16(v2108);
+        const unsigned int v2114 = v2102 * v2;
+        const unsigned int v2115 = v2114 + v2104;
+        const unsigned int v2116 = v2115 - v78;
+        out[v2116] = v2113;
+      }
+    }
+    const unsigned int v2117 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2118 = v1636 + v2117;
+    const unsigned int v2119 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2120 = v1635 + v2119;
+    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2122 = v2120 < v79;
+    const bool v2123 = v2121 && v2122;
+    if (v2123) {
+      const float v2124 = v92.x[30];
+      const unsigned int v2126 = v2120 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2127 = v2126 < v2;
+      const bool v2128 = v2121 && v2127;
+      if (v2128) {
+        const iron_bf16 v2129 = iron_f32_to_bf16(v2124);
+        const unsigned int v2130 = v2118 * v2;
+        const unsigned int v2131 = v2130 + v2120;
+        const unsigned int v2132 = v2131 - v78;
+        out[v2132] = v2129;
+      }
+    }
+    const unsigned int v2133 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2134 = v1636 + v2133;
+    const unsigned int v2135 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2136 = v1635 + v2135;
+    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2138 = v2136 < v79;
+    const bool v2139 = v2137 && v2138;
+    if (v2139) {
+      const float v2140 = v92.x[31];
+      const unsigned int v2142 = v2136 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2143 = v2142 < v2;
+      const bool v2144 = v2137 && v2143;
+      if (v2144) {
+        const iron_bf16 v2145 = iron_f32_to_bf16(v2140);
+        const unsigned int v2146 = v2134 * v2;
+        const unsigned int v2147 = v2146 + v2136;
+        const unsigned int v2148 = v2147 - v78;
+        out[v2148] = v2145;
+      }
+    }
+    const unsigned int v2149 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2150 = v1636 + v2149;
+    const unsigned int v2151 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2152 = v1635 + v2151;
+    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2154 = v2152 < v79;
+    const bool v2155 = v2153 && v2154;
+    if (v2155) {
+      const float v2156 = v92.x[32];
+      const unsigned int v2158 = v2152 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2159 = v2158 < v2;
+      const bool v2160 = v2153 && v2159;
+      if (v2160) {
+        const iron_bf16 v2161 = iron_f32_to_bf16(v2156);
+        const unsigned int v2162 = v2150 * v2;
+        const unsigned int v2163 = v2162 + v2152;
+        const unsigned int v2164 = v2163 - v78;
+        out[v2164] = v2161;
+      }
+    }
+    const unsigned int v2165 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2166 = v1636 + v2165;
+    const unsigned int v2167 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2168 = v1635 + v2167;
+    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2170 = v2168 < v79;
+    const bool v2171 = v2169 && v2170;
+    if (v2171) {
+      const float v2172 = v92.x[33];
+      const unsigned int v2174 = v2168 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2175 = v2174 < v2;
+      const bool v2176 = v2169 && v2175;
+      if (v2176) {
+        const iron_bf16 v2177 = iron_f32_to_bf16(v2172);
+        const unsigned int v2178 = v2166 * v2;
+        const unsigned int v2179 = v2178 + v2168;
+        const unsigned int v2180 = v2179 - v78;
+        out[v2180] = v2177;
+      }
+    }
+    const unsigned int v2181 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2182 = v1636 + v2181;
+    const unsigned int v2183 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2184 = v1635 + v2183;
+    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2186 = v2184 < v79;
+    const bool v2187 = v2185 && v2186;
+    if (v2187) {
+      const float v2188 = v92.x[34];
+      const unsigned int v2190 = v2184 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2191 = v2190 < v2;
+      const bool v2192 = v2185 && v2191;
+      if (v2192) {
+        const iron_bf16 v2193 = iron_f32_to_bf16(v2188);
+        const unsigned int v2194 = v2182 * v2;
+        const unsigned int v2195 = v2194 + v2184;
+        const unsigned int v2196 = v2195 - v78;
+        out[v2196] = v2193;
+      }
+    }
+    const unsigned int v2197 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2198 = v1636 + v2197;
+    const unsigned int v2199 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2200 = v1635 + v2199;
+    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2202 = v2200 < v79;
+    const bool v2203 = v2201 && v2202;
+    if (v2203) {
+      const float v2204 = v92.x[35];
+      const unsigned int v2206 = v2200 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2207 = v2206 < v2;
+      const bool v2208 = v2201 && v2207;
+      if (v2208) {
+        const iron_bf16 v2209 = iron_f32_to_bf16(v2204);
+        const unsigned int v2210 = v2198 * v2;
+        const unsigned int v2211 = v2210 + v2200;
+        const unsigned int v2212 = v2211 - v78;
+        out[v2212] = v2209;
+      }
+    }
+    const unsigned int v2213 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2214 = v1636 + v2213;
+    const unsigned int v2215 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2216 = v1635 + v2215;
+    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2218 = v2216 < v79;
+    const bool v2219 = v2217 && v2218;
+    if (v2219) {
+      const float v2220 = v92.x[36];
+      const unsigned int v2222 = v2216 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2223 = v2222 < v2;
+      const bool v2224 = v2217 && v2223;
+      if (v2224) {
+        const iron_bf16 v2225 = iron_f32_to_bf16(v2220);
+        const unsigned int v2226 = v2214 * v2;
+        const unsigned int v2227 = v2226 + v2216;
+        const unsigned int v2228 = v2227 - v78;
+        out[v2228] = v2225;
+      }
+    }
+    const unsigned int v2229 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2230 = v1636 + v2229;
+    const unsigned int v2231 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2232 = v1635 + v2231;
+    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2234 = v2232 < v79;
+    const bool v2235 = v2233 && v2234;
+    if (v2235) {
+      const float v2236 = v92.x[37];
+      const unsigned int v2238 = v2232 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2239 = v2238 < v2;
+      const bool v2240 = v2233 && v2239;
+      if (v2240) {
+        const iron_bf16 v2241 = iron_f32_to_bf16(v2236);
+        const unsigned int v2242 = v2230 * v2;
+        const unsigned int v2243 = v2242 + v2232;
+        const unsigned int v2244 = v2243 - v78;
+        out[v2244] = v2241;
+      }
+    }
+    const unsigned int v2245 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2246 = v1636 + v2245;
+    const unsigned int v2247 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2248 = v1635 + v2247;
+    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2250 = v2248 < v79;
+    const bool v2251 = v2249 && v2250;
+    if (v2251) {
+      const float v2252 = v92.x[38];
+      const unsigned int v2254 = v2248 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2255 = v2254 < v2;
+      const bool v2256 = v2249 && v2255;
+      if (v2256) {
+        const iron_bf16 v2257 = iron_f32_to_bf16(v2252);
+        const unsigned int v2258 = v2246 * v2;
+        const unsigned int v2259 = v2258 + v2248;
+        const unsigned int v2260 = v2259 - v78;
+        out[v2260] = v2257;
+      }
+    }
+    const unsigned int v2261 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2262 = v1636 + v2261;
+    const unsigned int v2263 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2264 = v1635 + v2263;
+    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2266 = v2264 < v79;
+    const bool v2267 = v2265 && v2266;
+    if (v2267) {
+      const float v2268 = v92.x[39];
+      const unsigned int v2270 = v2264 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2271 = v2270 < v2;
+      const bool v2272 = v2265 && v2271;
+      if (v2272) {
+        const iron_bf16 v2273 = iron_f32_to_bf16(v2268);
+        const unsigned int v2274 = v2262 * v2;
+        const unsigned int v2275 = v2274 + v2264;
+        const unsigned int v2276 = v2275 - v78;
+        out[v2276] = v2273;
+      }
+    }
+    const unsigned int v2277 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2278 = v1636 + v2277;
+    const unsigned int v2279 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2280 = v1635 + v2279;
+    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2282 = v2280 < v79;
+    const bool v2283 = v2281 && v2282;
+    if (v2283) {
+      const float v2284 = v92.x[40];
+      const unsigned int v2286 = v2280 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2287 = v2286 < v2;
+      const bool v2288 = v2281 && v2287;
+      if (v2288) {
+        const iron_bf16 v2289 = iron_f32_to_bf16(v2284);
+        const unsigned int v2290 = v2278 * v2;
+        const unsigned int v2291 = v2290 + v2280;
+        const unsigned int v2292 = v2291 - v78;
+        out[v2292] = v2289;
+      }
+    }
+    const unsigned int v2293 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2294 = v1636 + v2293;
+    const unsigned int v2295 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2296 = v1635 + v2295;
+    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2298 = v2296 < v79;
+    const bool v2299 = v2297 && v2298;
+    if (v2299) {
+      const float v2300 = v92.x[41];
+      const unsigned int v2302 = v2296 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2303 = v2302 < v2;
+      const bool v2304 = v2297 && v2303;
+      if (v2304) {
+        const iron_bf16 v2305 = iron_f32_to_bf16(v2300);
+        const unsigned int v2306 = v2294 * v2;
+        const unsigned int v2307 = v2306 + v2296;
+        const unsigned int v2308 = v2307 - v78;
+        out[v2308] = v2305;
+      }
+    }
+    const unsigned int v2309 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2310 = v1636 + v2309;
+    const unsigned int v2311 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2312 = v1635 + v2311;
+    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2314 = v2312 < v79;
+    const bool v2315 = v2313 && v2314;
+    if (v2315) {
+      const float v2316 = v92.x[42];
+      const unsigned int v2318 = v2312 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2319 = v2318 < v2;
+      const bool v2320 = v2313 && v2319;
+      if (v2320) {
+        const iron_bf16 v2321 = iron_f32_to_bf16(v2316);
+        const unsigned int v2322 = v2310 * v2;
+        const unsigned int v2323 = v2322 + v2312;
+        const unsigned int v2324 = v2323 - v78;
+        out[v2324] = v2321;
+      }
+    }
+    const unsigned int v2325 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2326 = v1636 + v2325;
+    const unsigned int v2327 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2328 = v1635 + v2327;
+    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2330 = v2328 < v79;
+    const bool v2331 = v2329 && v2330;
+    if (v2331) {
+      const float v2332 = v92.x[43];
+      const unsigned int v2334 = v2328 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2335 = v2334 < v2;
+      const bool v2336 = v2329 && v2335;
+      if (v2336) {
+        const iron_bf16 v2337 = iron_f32_to_bf16(v2332);
+        const unsigned int v2338 = v2326 * v2;
+        const unsigned int v2339 = v2338 + v2328;
+        const unsigned int v2340 = v2339 - v78;
+        out[v2340] = v2337;
+      }
+    }
+    const unsigned int v2341 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2342 = v1636 + v2341;
+    const unsigned int v2343 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2344 = v1635 + v2343;
+    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2346 = v2344 < v79;
+    const bool v2347 = v2345 && v2346;
+    if (v2347) {
+      const float v2348 = v92.x[44];
+      const unsigned int v2350 = v2344 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2351 = v2350 < v2;
+      const bool v2352 = v2345 && v2351;
+      if (v2352) {
+        const iron_bf16 v2353 = iron_f32_to_bf16(v2348);
+        const unsigned int v2354 = v2342 * v2;
+        const unsigned int v2355 = v2354 + v2344;
+        const unsigned int v2356 = v2355 - v78;
+        out[v2356] = v2353;
+      }
+    }
+    const unsigned int v2357 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2358 = v1636 + v2357;
+    const unsigned int v2359 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2360 = v1635 + v2359;
+    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2362 = v2360 < v79;
+    const bool v2363 = v2361 && v2362;
+    if (v2363) {
+      const float v2364 = v92.x[45];
+      const unsigned int v2366 = v2360 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2367 = v2366 < v2;
+      const bool v2368 = v2361 && v2367;
+      if (v2368) {
+        const iron_bf16 v2369 = iron_f32_to_bf16(v2364);
+        const unsigned int v2370 = v2358 * v2;
+        const unsigned int v2371 = v2370 + v2360;
+        const unsigned int v2372 = v2371 - v78;
+        out[v2372] = v2369;
+      }
+    }
+    const unsigned int v2373 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2374 = v1636 + v2373;
+    const unsigned int v2375 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2376 = v1635 + v2375;
+    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2378 = v2376 < v79;
+    const bool v2379 = v2377 && v2378;
+    if (v2379) {
+      const float v2380 = v92.x[46];
+      const unsigned int v2382 = v2376 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2383 = v2382 < v2;
+      const bool v2384 = v2377 && v2383;
+      if (v2384) {
+        const iron_bf16 v2385 = iron_f32_to_bf16(v2380);
+        const unsigned int v2386 = v2374 * v2;
+        const unsigned int v2387 = v2386 + v2376;
+        const unsigned int v2388 = v2387 - v78;
+        out[v2388] = v2385;
+      }
+    }
+    const unsigned int v2389 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2390 = v1636 + v2389;
+    const unsigned int v2391 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2392 = v1635 + v2391;
+    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2394 = v2392 < v79;
+    const bool v2395 = v2393 && v2394;
+    if (v2395) {
+      const float v2396 = v92.x[47];
+      const unsigned int v2398 = v2392 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2399 = v2398 < v2;
+      const bool v2400 = v2393 && v2399;
+      if (v2400) {
+        const iron_bf16 v2401 = iron_f32_to_bf16(v2396);
+        const unsigned int v2402 = v2390 * v2;
+        const unsigned int v2403 = v2402 + v2392;
+        const unsigned int v2404 = v2403 - v78;
+        out[v2404] = v2401;
+      }
+    }
+    const unsigned int v2405 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2406 = v1636 + v2405;
+    const unsigned int v2407 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2408 = v1635 + v2407;
+    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2410 = v2408 < v79;
+    const bool v2411 = v2409 && v2410;
+    if (v2411) {
+      const float v2412 = v92.x[48];
+      const unsigned int v2414 = v2408 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2415 = v2414 < v2;
+      const bool v2416 = v2409 && v2415;
+      if (v2416) {
+        const iron_bf16 v2417 = iron_f32_to_bf16(v2412);
+        const unsigned int v2418 = v2406 * v2;
+        const unsigned int v2419 = v2418 + v2408;
+        const unsigned int v2420 = v2419 - v78;
+        out[v2420] = v2417;
+      }
+    }
+    const unsigned int v2421 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2422 = v1636 + v2421;
+    const unsigned int v2423 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2424 = v1635 + v2423;
+    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2426 = v2424 < v79;
+    const bool v2427 = v2425 && v2426;
+    if (v2427) {
+      const float v2428 = v92.x[49];
+      const unsigned int v2430 = v2424 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2431 = v2430 < v2;
+      const bool v2432 = v2425 && v2431;
+      if (v2432) {
+        const iron_bf16 v2433 = iron_f32_to_bf16(v2428);
+        const unsigned int v2434 = v2422 * v2;
+        const unsigned int v2435 = v2434 + v2424;
+        const unsigned int v2436 = v2435 - v78;
+        out[v2436] = v2433;
+      }
+    }
+    const unsigned int v2437 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2438 = v1636 + v2437;
+    const unsigned int v2439 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2440 = v1635 + v2439;
+    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2442 = v2440 < v79;
+    const bool v2443 = v2441 && v2442;
+    if (v2443) {
+      const float v2444 = v92.x[50];
+      const unsigned int v2446 = v2440 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2447 = v2446 < v2;
+      const bool v2448 = v2441 && v2447;
+      if (v2448) {
+        const iron_bf16 v2449 = iron_f32_to_bf16(v2444);
+        const unsigned int v2450 = v2438 * v2;
+        const unsigned int v2451 = v2450 + v2440;
+        const unsigned int v2452 = v2451 - v78;
+        out[v2452] = v2449;
+      }
+    }
+    const unsigned int v2453 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2454 = v1636 + v2453;
+    const unsigned int v2455 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2456 = v1635 + v2455;
+    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2458 = v2456 < v79;
+    const bool v2459 = v2457 && v2458;
+    if (v2459) {
+      const float v2460 = v92.x[51];
+      const unsigned int v2462 = v2456 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2463 = v2462 < v2;
+      const bool v2464 = v2457 && v2463;
+      if (v2464) {
+        const iron_bf16 v2465 = iron_f32_to_bf16(v2460);
+        const unsigned int v2466 = v2454 * v2;
+        const unsigned int v2467 = v2466 + v2456;
+        const unsigned int v2468 = v2467 - v78;
+        out[v2468] = v2465;
+      }
+    }
+    const unsigned int v2469 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2470 = v1636 + v2469;
+    const unsigned int v2471 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2472 = v1635 + v2471;
+    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2474 = v2472 < v79;
+    const bool v2475 = v2473 && v2474;
+    if (v2475) {
+      const float v2476 = v92.x[52];
+      const unsigned int v2478 = v2472 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2479 = v2478 < v2;
+      const bool v2480 = v2473 && v2479;
+      if (v2480) {
+        const iron_bf16 v2481 = iron_f32_to_bf16(v2476);
+        const unsigned int v2482 = v2470 * v2;
+        const unsigned int v2483 = v2482 + v2472;
+        const unsigned int v2484 = v2483 - v78;
+        out[v2484] = v2481;
+      }
+    }
+    const unsigned int v2485 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2486 = v1636 + v2485;
+    const unsigned int v2487 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2488 = v1635 + v2487;
+    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2490 = v2488 < v79;
+    const bool v2491 = v2489 && v2490;
+    if (v2491) {
+      const float v2492 = v92.x[53];
+      const unsigned int v2494 = v2488 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2495 = v2494 < v2;
+      const bool v2496 = v2489 && v2495;
+      if (v2496) {
+        const iron_bf16 v2497 = iron_f32_to_bf16(v2492);
+        const unsigned int v2498 = v2486 * v2;
+        const unsigned int v2499 = v2498 + v2488;
+        const unsigned int v2500 = v2499 - v78;
+        out[v2500] = v2497;
+      }
+    }
+    const unsigned int v2501 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2502 = v1636 + v2501;
+    const unsigned int v2503 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2504 = v1635 + v2503;
+    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2506 = v2504 < v79;
+    const bool v2507 = v2505 && v2506;
+    if (v2507) {
+      const float v2508 = v92.x[54];
+      const unsigned int v2510 = v2504 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2511 = v2510 < v2;
+      const bool v2512 = v2505 && v2511;
+      if (v2512) {
+        const iron_bf16 v2513 = iron_f32_to_bf16(v2508);
+        const unsigned int v2514 = v2502 * v2;
+        const unsigned int v2515 = v2514 + v2504;
+        const unsigned int v2516 = v2515 - v78;
+        out[v2516] = v2513;
+      }
+    }
+    const unsigned int v2517 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2518 = v1636 + v2517;
+    const unsigned int v2519 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2520 = v1635 + v2519;
+    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2522 = v2520 < v79;
+    const bool v2523 = v2521 && v2522;
+    if (v2523) {
+      const float v2524 = v92.x[55];
+      const unsigned int v2526 = v2520 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2527 = v2526 < v2;
+      const bool v2528 = v2521 && v2527;
+      if (v2528) {
+        const iron_bf16 v2529 = iron_f32_to_bf16(v2524);
+        const unsigned int v2530 = v2518 * v2;
+        const unsigned int v2531 = v2530 + v2520;
+        const unsigned int v2532 = v2531 - v78;
+        out[v2532] = v2529;
+      }
+    }
+    const unsigned int v2533 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2534 = v1636 + v2533;
+    const unsigned int v2535 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2536 = v1635 + v2535;
+    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2538 = v2536 < v79;
+    const bool v2539 = v2537 && v2538;
+    if (v2539) {
+      const float v2540 = v92.x[56];
+      const unsigned int v2542 = v2536 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2543 = v2542 < v2;
+      const bool v2544 = v2537 && v2543;
+      if (v2544) {
+        const iron_bf16 v2545 = iron_f32_to_bf16(v2540);
+        const unsigned int v2546 = v2534 * v2;
+        const unsigned int v2547 = v2546 + v2536;
+        const unsigned int v2548 = v2547 - v78;
+        out[v2548] = v2545;
+      }
+    }
+    const unsigned int v2549 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2550 = v1636 + v2549;
+    const unsigned int v2551 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2552 = v1635 + v2551;
+    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2554 = v2552 < v79;
+    const bool v2555 = v2553 && v2554;
+    if (v2555) {
+      const float v2556 = v92.x[57];
+      const unsigned int v2558 = v2552 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2559 = v2558 < v2;
+      const bool v2560 = v2553 && v2559;
+      if (v2560) {
+        const iron_bf16 v2561 = iron_f32_to_bf16(v2556);
+        const unsigned int v2562 = v2550 * v2;
+        const unsigned int v2563 = v2562 + v2552;
+        const unsigned int v2564 = v2563 - v78;
+        out[v2564] = v2561;
+      }
+    }
+    const unsigned int v2565 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2566 = v1636 + v2565;
+    const unsigned int v2567 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2568 = v1635 + v2567;
+    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2570 = v2568 < v79;
+    const bool v2571 = v2569 && v2570;
+    if (v2571) {
+      const float v2572 = v92.x[58];
+      const unsigned int v2574 = v2568 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2575 = v2574 < v2;
+      const bool v2576 = v2569 && v2575;
+      if (v2576) {
+        const iron_bf16 v2577 = iron_f32_to_bf16(v2572);
+        const unsigned int v2578 = v2566 * v2;
+        const unsigned int v2579 = v2578 + v2568;
+        const unsigned int v2580 = v2579 - v78;
+        out[v2580] = v2577;
+      }
+    }
+    const unsigned int v2581 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2582 = v1636 + v2581;
+    const unsigned int v2583 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2584 = v1635 + v2583;
+    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2586 = v2584 < v79;
+    const bool v2587 = v2585 && v2586;
+    if (v2587) {
+      const float v2588 = v92.x[59];
+      const unsigned int v2590 = v2584 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2591 = v2590 < v2;
+      const bool v2592 = v2585 && v2591;
+      if (v2592) {
+        const iron_bf16 v2593 = iron_f32_to_bf16(v2588);
+        const unsigned int v2594 = v2582 * v2;
+        const unsigned int v2595 = v2594 + v2584;
+        const unsigned int v2596 = v2595 - v78;
+        out[v2596] = v2593;
+      }
+    }
+    const unsigned int v2597 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2598 = v1636 + v2597;
+    const unsigned int v2599 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2600 = v1635 + v2599;
+    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2602 = v2600 < v79;
+    const bool v2603 = v2601 && v2602;
+    if (v2603) {
+      const float v2604 = v92.x[60];
+      const unsigned int v2606 = v2600 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2607 = v2606 < v2;
+      const bool v2608 = v2601 && v2607;
+      if (v2608) {
+        const iron_bf16 v2609 = iron_f32_to_bf16(v2604);
+        const unsigned int v2610 = v2598 * v2;
+        const unsigned int v2611 = v2610 + v2600;
+        const unsigned int v2612 = v2611 - v78;
+        out[v2612] = v2609;
+      }
+    }
+    const unsigned int v2613 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2614 = v1636 + v2613;
+    const unsigned int v2615 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2616 = v1635 + v2615;
+    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2618 = v2616 < v79;
+    const bool v2619 = v2617 && v2618;
+    if (v2619) {
+      const float v2620 = v92.x[61];
+      const unsigned int v2622 = v2616 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2623 = v2622 < v2;
+      const bool v2624 = v2617 && v2623;
+      if (v2624) {
+        const iron_bf16 v2625 = iron_f32_to_bf16(v2620);
+        const unsigned int v2626 = v2614 * v2;
+        const unsigned int v2627 = v2626 + v2616;
+        const unsigned int v2628 = v2627 - v78;
+        out[v2628] = v2625;
+      }
+    }
+    const unsigned int v2629 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2630 = v1636 + v2629;
+    const unsigned int v2631 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2632 = v1635 + v2631;
+    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2634 = v2632 < v79;
+    const bool v2635 = v2633 && v2634;
+    if (v2635) {
+      const float v2636 = v92.x[62];
+      const unsigned int v2638 = v2632 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2639 = v2638 < v2;
+      const bool v2640 = v2633 && v2639;
+      if (v2640) {
+        const iron_bf16 v2641 = iron_f32_to_bf16(v2636);
+        const unsigned int v2642 = v2630 * v2;
+        const unsigned int v2643 = v2642 + v2632;
+        const unsigned int v2644 = v2643 - v78;
+        out[v2644] = v2641;
+      }
+    }
+    const unsigned int v2645 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2646 = v1636 + v2645;
+    const unsigned int v2647 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2648 = v1635 + v2647;
+    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2650 = v2648 < v79;
+    const bool v2651 = v2649 && v2650;
+    if (v2651) {
+      const float v2652 = v92.x[63];
+      const unsigned int v2654 = v2648 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2655 = v2654 < v2;
+      const bool v2656 = v2649 && v2655;
+      if (v2656) {
+        const iron_bf16 v2657 = iron_f32_to_bf16(v2652);
+        const unsigned int v2658 = v2646 * v2;
+        const unsigned int v2659 = v2658 + v2648;
+        const unsigned int v2660 = v2659 - v78;
+        out[v2660] = v2657;
+      }
+    }
+    const unsigned int v2661 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2662 = v1636 + v2661;
+    const unsigned int v2663 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2664 = v1635 + v2663;
+    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2666 = v2664 < v79;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v92.x[64];
+      const unsigned int v2670 = v2664 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2671 = v2670 < v2;
+      const bool v2672 = v2665 && v2671;
+      if (v2672) {
+        const iron_bf16 v2673 = iron_f32_to_bf16(v2668);
+        const unsigned int v2674 = v2662 * v2;
+        const unsigned int v2675 = v2674 + v2664;
+        const unsigned int v2676 = v2675 - v78;
+        out[v2676] = v2673;
+      }
+    }
+    const unsigned int v2677 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2678 = v1636 + v2677;
+    const unsigned int v2679 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2680 = v1635 + v2679;
+    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2682 = v2680 < v79;
+    const bool v2683 = v2681 && v2682;
+    if (v2683) {
+      const float v2684 = v92.x[65];
+      const unsigned int v2686 = v2680 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2687 = v2686 < v2;
+      const bool v2688 = v2681 && v2687;
+      if (v2688) {
+        const iron_bf16 v2689 = iron_f32_to_bf16(v2684);
+        const unsigned int v2690 = v2678 * v2;
+        const unsigned int v2691 = v2690 + v2680;
+        const unsigned int v2692 = v2691 - v78;
+        out[v2692] = v2689;
+      }
+    }
+    const unsigned int v2693 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2694 = v1636 + v2693;
+    const unsigned int v2695 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2696 = v1635 + v2695;
+    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2698 = v2696 < v79;
+    const bool v2699 = v2697 && v2698;
+    if (v2699) {
+      const float v2700 = v92.x[66];
+      const unsigned int v2702 = v2696 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2703 = v2702 < v2;
+      const bool v2704 = v2697 && v2703;
+      if (v2704) {
+        const iron_bf16 v2705 = iron_f32_to_bf16(v2700);
+        const unsigned int v2706 = v2694 * v2;
+        const unsigned int v2707 = v2706 + v2696;
+        const unsigned int v2708 = v2707 - v78;
+        out[v2708] = v2705;
+      }
+    }
+    const unsigned int v2709 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2710 = v1636 + v2709;
+    const unsigned int v2711 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2712 = v1635 + v2711;
+    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2714 = v2712 < v79;
+    const bool v2715 = v2713 && v2714;
+    if (v2715) {
+      const float v2716 = v92.x[67];
+      const unsigned int v2718 = v2712 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2719 = v2718 < v2;
+      const bool v2720 = v2713 && v2719;
+      if (v2720) {
+        const iron_bf16 v2721 = iron_f32_to_bf16(v2716);
+        const unsigned int v2722 = v2710 * v2;
+        const unsigned int v2723 = v2722 + v2712;
+        const unsigned int v2724 = v2723 - v78;
+        out[v2724] = v2721;
+      }
+    }
+    const unsigned int v2725 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2726 = v1636 + v2725;
+    const unsigned int v2727 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2728 = v1635 + v2727;
+    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2730 = v2728 < v79;
+    const bool v2731 = v2729 && v2730;
+    if (v2731) {
+      const float v2732 = v92.x[68];
+      const unsigned int v2734 = v2728 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2735 = v2734 < v2;
+      const bool v2736 = v2729 && v2735;
+      if (v2736) {
+        const iron_bf16 v2737 = iron_f32_to_bf16(v2732);
+        const unsigned int v2738 = v2726 * v2;
+        const unsigned int v2739 = v2738 + v2728;
+        const unsigned int v2740 = v2739 - v78;
+        out[v2740] = v2737;
+      }
+    }
+    const unsigned int v2741 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2742 = v1636 + v2741;
+    const unsigned int v2743 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2744 = v1635 + v2743;
+    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2746 = v2744 < v79;
+    const bool v2747 = v2745 && v2746;
+    if (v2747) {
+      const float v2748 = v92.x[69];
+      const unsigned int v2750 = v2744 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2751 = v2750 < v2;
+      const bool v2752 = v2745 && v2751;
+      if (v2752) {
+        const iron_bf16 v2753 = iron_f32_to_bf16(v2748);
+        const unsigned int v2754 = v2742 * v2;
+        const unsigned int v2755 = v2754 + v2744;
+        const unsigned int v2756 = v2755 - v78;
+        out[v2756] = v2753;
+      }
+    }
+    const unsigned int v2757 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2758 = v1636 + v2757;
+    const unsigned int v2759 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2760 = v1635 + v2759;
+    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2762 = v2760 < v79;
+    const bool v2763 = v2761 && v2762;
+    if (v2763) {
+      const float v2764 = v92.x[70];
+      const unsigned int v2766 = v2760 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2767 = v2766 < v2;
+      const bool v2768 = v2761 && v2767;
+      if (v2768) {
+        const iron_bf16 v2769 = iron_f32_to_bf16(v2764);
+        const unsigned int v2770 = v2758 * v2;
+        const unsigned int v2771 = v2770 + v2760;
+        const unsigned int v2772 = v2771 - v78;
+        out[v2772] = v2769;
+      }
+    }
+    const unsigned int v2773 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2774 = v1636 + v2773;
+    const unsigned int v2775 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2776 = v1635 + v2775;
+    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2778 = v2776 < v79;
+    const bool v2779 = v2777 && v2778;
+    if (v2779) {
+      const float v2780 = v92.x[71];
+      const unsigned int v2782 = v2776 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2783 = v2782 < v2;
+      const bool v2784 = v2777 && v2783;
+      if (v2784) {
+        const iron_bf16 v2785 = iron_f32_to_bf16(v2780);
+        const unsigned int v2786 = v2774 * v2;
+        const unsigned int v2787 = v2786 + v2776;
+        const unsigned int v2788 = v2787 - v78;
+        out[v2788] = v2785;
+      }
+    }
+    const unsigned int v2789 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2790 = v1636 + v2789;
+    const unsigned int v2791 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2792 = v1635 + v2791;
+    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2794 = v2792 < v79;
+    const bool v2795 = v2793 && v2794;
+    if (v2795) {
+      const float v2796 = v92.x[72];
+      const unsigned int v2798 = v2792 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2799 = v2798 < v2;
+      const bool v2800 = v2793 && v2799;
+      if (v2800) {
+        const iron_bf16 v2801 = iron_f32_to_bf16(v2796);
+        const unsigned int v2802 = v2790 * v2;
+        const unsigned int v2803 = v2802 + v2792;
+        const unsigned int v2804 = v2803 - v78;
+        out[v2804] = v2801;
+      }
+    }
+    const unsigned int v2805 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2806 = v1636 + v2805;
+    const unsigned int v2807 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2808 = v1635 + v2807;
+    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2810 = v2808 < v79;
+    const bool v2811 = v2809 && v2810;
+    if (v2811) {
+      const float v2812 = v92.x[73];
+      const unsigned int v2814 = v2808 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2815 = v2814 < v2;
+      const bool v2816 = v2809 && v2815;
+      if (v2816) {
+        const iron_bf16 v2817 = iron_f32_to_bf16(v2812);
+        const unsigned int v2818 = v2806 * v2;
+        const unsigned int v2819 = v2818 + v2808;
+        const unsigned int v2820 = v2819 - v78;
+        out[v2820] = v2817;
+      }
+    }
+    const unsigned int v2821 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2822 = v1636 + v2821;
+    const unsigned int v2823 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2824 = v1635 + v2823;
+    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2826 = v2824 < v79;
+    const bool v2827 = v2825 && v2826;
+    if (v2827) {
+      const float v2828 = v92.x[74];
+      const unsigned int v2830 = v2824 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2831 = v2830 < v2;
+      const bool v2832 = v2825 && v2831;
+      if (v2832) {
+        const iron_bf16 v2833 = iron_f32_to_bf16(v2828);
+        const unsigned int v2834 = v2822 * v2;
+        const unsigned int v2835 = v2834 + v2824;
+        const unsigned int v2836 = v2835 - v78;
+        out[v2836] = v2833;
+      }
+    }
+    const unsigned int v2837 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2838 = v1636 + v2837;
+    const unsigned int v2839 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2840 = v1635 + v2839;
+    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2842 = v2840 < v79;
+    const bool v2843 = v2841 && v2842;
+    if (v2843) {
+      const float v2844 = v92.x[75];
+      const unsigned int v2846 = v2840 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2847 = v2846 < v2;
+      const bool v2848 = v2841 && v2847;
+      if (v2848) {
+        const iron_bf16 v2849 = iron_f32_to_bf16(v2844);
+        const unsigned int v2850 = v2838 * v2;
+        const unsigned int v2851 = v2850 + v2840;
+        const unsigned int v2852 = v2851 - v78;
+        out[v2852] = v2849;
+      }
+    }
+    const unsigned int v2853 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2854 = v1636 + v2853;
+    const unsigned int v2855 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2856 = v1635 + v2855;
+    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2858 = v2856 < v79;
+    const bool v2859 = v2857 && v2858;
+    if (v2859) {
+      const float v2860 = v92.x[76];
+      const unsigned int v2862 = v2856 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2863 = v2862 < v2;
+      const bool v2864 = v2857 && v2863;
+      if (v2864) {
+        const iron_bf16 v2865 = iron_f32_to_bf16(v2860);
+        const unsigned int v2866 = v2854 * v2;
+        const unsigned int v2867 = v2866 + v2856;
+        const unsigned int v2868 = v2867 - v78;
+        out[v2868] = v2865;
+      }
+    }
+    const unsigned int v2869 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2870 = v1636 + v2869;
+    const unsigned int v2871 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2872 = v1635 + v2871;
+    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2874 = v2872 < v79;
+    const bool v2875 = v2873 && v2874;
+    if (v2875) {
+      const float v2876 = v92.x[77];
+      const unsigned int v2878 = v2872 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2879 = v2878 < v2;
+      const bool v2880 = v2873 && v2879;
+      if (v2880) {
+        const iron_bf16 v2881 = iron_f32_to_bf16(v2876);
+        const unsigned int v2882 = v2870 * v2;
+        const unsigned int v2883 = v2882 + v2872;
+        const unsigned int v2884 = v2883 - v78;
+        out[v2884] = v2881;
+      }
+    }
+    const unsigned int v2885 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2886 = v1636 + v2885;
+    const unsigned int v2887 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2888 = v1635 + v2887;
+    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2890 = v2888 < v79;
+    const bool v2891 = v2889 && v2890;
+    if (v2891) {
+      const float v2892 = v92.x[78];
+      const unsigned int v2894 = v2888 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2895 = v2894 < v2;
+      const bool v2896 = v2889 && v2895;
+      if (v2896) {
+        const iron_bf16 v2897 = iron_f32_to_bf16(v2892);
+        const unsigned int v2898 = v2886 * v2;
+        const unsigned int v2899 = v2898 + v2888;
+        const unsigned int v2900 = v2899 - v78;
+        out[v2900] = v2897;
+      }
+    }
+    const unsigned int v2901 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2902 = v1636 + v2901;
+    const unsigned int v2903 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2904 = v1635 + v2903;
+    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2906 = v2904 < v79;
+    const bool v2907 = v2905 && v2906;
+    if (v2907) {
+      const float v2908 = v92.x[79];
+      const unsigned int v2910 = v2904 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2911 = v2910 < v2;
+      const bool v2912 = v2905 && v2911;
+      if (v2912) {
+        const iron_bf16 v2913 = iron_f32_to_bf16(v2908);
+        const unsigned int v2914 = v2902 * v2;
+        const unsigned int v2915 = v2914 + v2904;
+        const unsigned int v2916 = v2915 - v78;
+        out[v2916] = v2913;
+      }
+    }
+    const unsigned int v2917 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2918 = v1636 + v2917;
+    const unsigned int v2919 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2920 = v1635 + v2919;
+    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2922 = v2920 < v79;
+    const bool v2923 = v2921 && v2922;
+    if (v2923) {
+      const float v2924 = v92.x[80];
+      const unsigned int v2926 = v2920 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2927 = v2926 < v2;
+      const bool v2928 = v2921 && v2927;
+      if (v2928) {
+        const iron_bf16 v2929 = iron_f32_to_bf16(v2924);
+        const unsigned int v2930 = v2918 * v2;
+        const unsigned int v2931 = v2930 + v2920;
+        const unsigned int v2932 = v2931 - v78;
+        out[v2932] = v2929;
+      }
+    }
+    const unsigned int v2933 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2934 = v1636 + v2933;
+    const unsigned int v2935 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2936 = v1635 + v2935;
+    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2938 = v2936 < v79;
+    const bool v2939 = v2937 && v2938;
+    if (v2939) {
+      const float v2940 = v92.x[81];
+      const unsigned int v2942 = v2936 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2943 = v2942 < v2;
+      const bool v2944 = v2937 && v2943;
+      if (v2944) {
+        const iron_bf16 v2945 = iron_f32_to_bf16(v2940);
+        const unsigned int v2946 = v2934 * v2;
+        const unsigned int v2947 = v2946 + v2936;
+        const unsigned int v2948 = v2947 - v78;
+        out[v2948] = v2945;
+      }
+    }
+    const unsigned int v2949 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2950 = v1636 + v2949;
+    const unsigned int v2951 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2952 = v1635 + v2951;
+    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2954 = v2952 < v79;
+    const bool v2955 = v2953 && v2954;
+    if (v2955) {
+      const float v2956 = v92.x[82];
+      const unsigned int v2958 = v2952 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2959 = v2958 < v2;
+      const bool v2960 = v2953 && v2959;
+      if (v2960) {
+        const iron_bf16 v2961 = iron_f32_to_bf16(v2956);
+        const unsigned int v2962 = v2950 * v2;
+        const unsigned int v2963 = v2962 + v2952;
+        const unsigned int v2964 = v2963 - v78;
+        out[v2964] = v2961;
+      }
+    }
+    const unsigned int v2965 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2966 = v1636 + v2965;
+    const unsigned int v2967 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2968 = v1635 + v2967;
+    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2970 = v2968 < v79;
+    const bool v2971 = v2969 && v2970;
+    if (v2971) {
+      const float v2972 = v92.x[83];
+      const unsigned int v2974 = v2968 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2975 = v2974 < v2;
+      const bool v2976 = v2969 && v2975;
+      if (v2976) {
+        const iron_bf16 v2977 = iron_f32_to_bf16(v2972);
+        const unsigned int v2978 = v2966 * v2;
+        const unsigned int v2979 = v2978 + v2968;
+        const unsigned int v2980 = v2979 - v78;
+        out[v2980] = v2977;
+      }
+    }
+    const unsigned int v2981 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2982 = v1636 + v2981;
+    const unsigned int v2983 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2984 = v1635 + v2983;
+    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2986 = v2984 < v79;
+    const bool v2987 = v2985 && v2986;
+    if (v2987) {
+      const float v2988 = v92.x[84];
+      const unsigned int v2990 = v2984 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2991 = v2990 < v2;
+      const bool v2992 = v2985 && v2991;
+      if (v2992) {
+        const iron_bf16 v2993 = iron_f32_to_bf16(v2988);
+        const unsigned int v2994 = v2982 * v2;
+        const unsigned int v2995 = v2994 + v2984;
+        const unsigned int v2996 = v2995 - v78;
+        out[v2996] = v2993;
+      }
+    }
+    const unsigned int v2997 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2998 = v1636 + v2997;
+    const unsigned int v2999 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3000 = v1635 + v2999;
+    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3002 = v3000 < v79;
+    const bool v3003 = v3001 && v3002;
+    if (v3003) {
+      const float v3004 = v92.x[85];
+      const unsigned int v3006 = v3000 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3007 = v3006 < v2;
+      const bool v3008 = v3001 && v3007;
+      if (v3008) {
+        const iron_bf16 v3009 = iron_f32_to_bf16(v3004);
+        const unsigned int v3010 = v2998 * v2;
+        const unsigned int v3011 = v3010 + v3000;
+        const unsigned int v3012 = v3011 - v78;
+        out[v3012] = v3009;
+      }
+    }
+    const unsigned int v3013 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3014 = v1636 + v3013;
+    const unsigned int v3015 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3016 = v1635 + v3015;
+    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3018 = v3016 < v79;
+    const bool v3019 = v3017 && v3018;
+    if (v3019) {
+      const float v3020 = v92.x[86];
+      const unsigned int v3022 = v3016 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3023 = v3022 < v2;
+      const bool v3024 = v3017 && v3023;
+      if (v3024) {
+        const iron_bf16 v3025 = iron_f32_to_bf16(v3020);
+        const unsigned int v3026 = v3014 * v2;
+        const unsigned int v3027 = v3026 + v3016;
+        const unsigned int v3028 = v3027 - v78;
+        out[v3028] = v3025;
+      }
+    }
+    const unsigned int v3029 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3030 = v1636 + v3029;
+    const unsigned int v3031 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3032 = v1635 + v3031;
+    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3034 = v3032 < v79;
+    const bool v3035 = v3033 && v3034;
+    if (v3035) {
+      const float v3036 = v92.x[87];
+      const unsigned int v3038 = v3032 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3039 = v3038 < v2;
+      const bool v3040 = v3033 && v3039;
+      if (v3040) {
+        const iron_bf16 v3041 = iron_f32_to_bf16(v3036);
+        const unsigned int v3042 = v3030 * v2;
+        const unsigned int v3043 = v3042 + v3032;
+        const unsigned int v3044 = v3043 - v78;
+        out[v3044] = v3041;
+      }
+    }
+    const unsigned int v3045 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3046 = v1636 + v3045;
+    const unsigned int v3047 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3048 = v1635 + v3047;
+    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3050 = v3048 < v79;
+    const bool v3051 = v3049 && v3050;
+    if (v3051) {
+      const float v3052 = v92.x[88];
+      const unsigned int v3054 = v3048 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3055 = v3054 < v2;
+      const bool v3056 = v3049 && v3055;
+      if (v3056) {
+        const iron_bf16 v3057 = iron_f32_to_bf16(v3052);
+        const unsigned int v3058 = v3046 * v2;
+        const unsigned int v3059 = v3058 + v3048;
+        const unsigned int v3060 = v3059 - v78;
+        out[v3060] = v3057;
+      }
+    }
+    const unsigned int v3061 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3062 = v1636 + v3061;
+    const unsigned int v3063 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3064 = v1635 + v3063;
+    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3066 = v3064 < v79;
+    const bool v3067 = v3065 && v3066;
+    if (v3067) {
+      const float v3068 = v92.x[89];
+      const unsigned int v3070 = v3064 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3071 = v3070 < v2;
+      const bool v3072 = v3065 && v3071;
+      if (v3072) {
+        const iron_bf16 v3073 = iron_f32_to_bf16(v3068);
+        const unsigned int v3074 = v3062 * v2;
+        const unsigned int v3075 = v3074 + v3064;
+        const unsigned int v3076 = v3075 - v78;
+        out[v3076] = v3073;
+      }
+    }
+    const unsigned int v3077 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3078 = v1636 + v3077;
+    const unsigned int v3079 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3080 = v1635 + v3079;
+    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3082 = v3080 < v79;
+    const bool v3083 = v3081 && v3082;
+    if (v3083) {
+      const float v3084 = v92.x[90];
+      const unsigned int v3086 = v3080 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3087 = v3086 < v2;
+      const bool v3088 = v3081 && v3087;
+      if (v3088) {
+        const iron_bf16 v3089 = iron_f32_to_bf16(v3084);
+        const unsigned int v3090 = v3078 * v2;
+        const unsigned int v3091 = v3090 + v3080;
+        const unsigned int v3092 = v3091 - v78;
+        out[v3092] = v3089;
+      }
+    }
+    const unsigned int v3093 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3094 = v1636 + v3093;
+    const unsigned int v3095 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3096 = v1635 + v3095;
+    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3098 = v3096 < v79;
+    const bool v3099 = v3097 && v3098;
+    if (v3099) {
+      const float v3100 = v92.x[91];
+      const unsigned int v3102 = v3096 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3103 = v3102 < v2;
+      const bool v3104 = v3097 && v3103;
+      if (v3104) {
+        const iron_bf16 v3105 = iron_f32_to_bf16(v3100);
+        const unsigned int v3106 = v3094 * v2;
+        const unsigned int v3107 = v3106 + v3096;
+        const unsigned int v3108 = v3107 - v78;
+        out[v3108] = v3105;
+      }
+    }
+    const unsigned int v3109 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3110 = v1636 + v3109;
+    const unsigned int v3111 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3112 = v1635 + v3111;
+    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3114 = v3112 < v79;
+    const bool v3115 = v3113 && v3114;
+    if (v3115) {
+      const float v3116 = v92.x[92];
+      const unsigned int v3118 = v3112 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3119 = v3118 < v2;
+      const bool v3120 = v3113 && v3119;
+      if (v3120) {
+        const iron_bf16 v3121 = iron_f32_to_bf16(v3116);
+        const unsigned int v3122 = v3110 * v2;
+        const unsigned int v3123 = v3122 + v3112;
+        const unsigned int v3124 = v3123 - v78;
+        out[v3124] = v3121;
+      }
+    }
+    const unsigned int v3125 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3126 = v1636 + v3125;
+    const unsigned int v3127 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3128 = v1635 + v3127;
+    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3130 = v3128 < v79;
+    const bool v3131 = v3129 && v3130;
+    if (v3131) {
+      const float v3132 = v92.x[93];
+      const unsigned int v3134 = v3128 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3135 = v3134 < v2;
+      const bool v3136 = v3129 && v3135;
+      if (v3136) {
+        const iron_bf16 v3137 = iron_f32_to_bf16(v3132);
+        const unsigned int v3138 = v3126 * v2;
+        const unsigned int v3139 = v3138 + v3128;
+        const unsigned int v3140 = v3139 - v78;
+        out[v3140] = v3137;
+      }
+    }
+    const unsigned int v3141 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3142 = v1636 + v3141;
+    const unsigned int v3143 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3144 = v1635 + v3143;
+    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3146 = v3144 < v79;
+    const bool v3147 = v3145 && v3146;
+    if (v3147) {
+      const float v3148 = v92.x[94];
+      const unsigned int v3150 = v3144 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3151 = v3150 < v2;
+      const bool v3152 = v3145 && v3151;
+      if (v3152) {
+        const iron_bf16 v3153 = iron_f32_to_bf16(v3148);
+        const unsigned int v3154 = v3142 * v2;
+        const unsigned int v3155 = v3154 + v3144;
+        const unsigned int v3156 = v3155 - v78;
+        out[v3156] = v3153;
+      }
+    }
+    const unsigned int v3157 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3158 = v1636 + v3157;
+    const unsigned int v3159 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3160 = v1635 + v3159;
+    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3162 = v3160 < v79;
+    const bool v3163 = v3161 && v3162;
+    if (v3163) {
+      const float v3164 = v92.x[95];
+      const unsigned int v3166 = v3160 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3167 = v3166 < v2;
+      const bool v3168 = v3161 && v3167;
+      if (v3168) {
+        const iron_bf16 v3169 = iron_f32_to_bf16(v3164);
+        const unsigned int v3170 = v3158 * v2;
+        const unsigned int v3171 = v3170 + v3160;
+        const unsigned int v3172 = v3171 - v78;
+        out[v3172] = v3169;
+      }
+    }
+    const unsigned int v3173 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3174 = v1636 + v3173;
+    const unsigned int v3175 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3176 = v1635 + v3175;
+    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3178 = v3176 < v79;
+    const bool v3179 = v3177 && v3178;
+    if (v3179) {
+      const float v3180 = v92.x[96];
+      const unsigned int v3182 = v3176 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3183 = v3182 < v2;
+      const bool v3184 = v3177 && v3183;
+      if (v3184) {
+        const iron_bf16 v3185 = iron_f32_to_bf16(v3180);
+        const unsigned int v3186 = v3174 * v2;
+        const unsigned int v3187 = v3186 + v3176;
+        const unsigned int v3188 = v3187 - v78;
+        out[v3188] = v3185;
+      }
+    }
+    const unsigned int v3189 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3190 = v1636 + v3189;
+    const unsigned int v3191 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3192 = v1635 + v3191;
+    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3194 = v3192 < v79;
+    const bool v3195 = v3193 && v3194;
+    if (v3195) {
+      const float v3196 = v92.x[97];
+      const unsigned int v3198 = v3192 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3199 = v3198 < v2;
+      const bool v3200 = v3193 && v3199;
+      if (v3200) {
+        const iron_bf16 v3201 = iron_f32_to_bf16(v3196);
+        const unsigned int v3202 = v3190 * v2;
+        const unsigned int v3203 = v3202 + v3192;
+        const unsigned int v3204 = v3203 - v78;
+        out[v3204] = v3201;
+      }
+    }
+    const unsigned int v3205 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3206 = v1636 + v3205;
+    const unsigned int v3207 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3208 = v1635 + v3207;
+    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3210 = v3208 < v79;
+    const bool v3211 = v3209 && v3210;
+    if (v3211) {
+      const float v3212 = v92.x[98];
+      const unsigned int v3214 = v3208 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3215 = v3214 < v2;
+      const bool v3216 = v3209 && v3215;
+      if (v3216) {
+        const iron_bf16 v3217 = iron_f32_to_bf16(v3212);
+        const unsigned int v3218 = v3206 * v2;
+        const unsigned int v3219 = v3218 + v3208;
+        const unsigned int v3220 = v3219 - v78;
+        out[v3220] = v3217;
+      }
+    }
+    const unsigned int v3221 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3222 = v1636 + v3221;
+    const unsigned int v3223 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3224 = v1635 + v3223;
+    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3226 = v3224 < v79;
+    const bool v3227 = v3225 && v3226;
+    if (v3227) {
+      const float v3228 = v92.x[99];
+      const unsigned int v3230 = v3224 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3231 = v3230 < v2;
+      const bool v3232 = v3225 && v3231;
+      if (v3232) {
+        const iron_bf16 v3233 = iron_f32_to_bf16(v3228);
+        const unsigned int v3234 = v3222 * v2;
+        const unsigned int v3235 = v3234 + v3224;
+        const unsigned int v3236 = v3235 - v78;
+        out[v3236] = v3233;
+      }
+    }
+    const unsigned int v3237 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3238 = v1636 + v3237;
+    const unsigned int v3239 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3240 = v1635 + v3239;
+    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3242 = v3240 < v79;
+    const bool v3243 = v3241 && v3242;
+    if (v3243) {
+      const float v3244 = v92.x[100];
+      const unsigned int v3246 = v3240 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3247 = v3246 < v2;
+      const bool v3248 = v3241 && v3247;
+      if (v3248) {
+        const iron_bf16 v3249 = iron_f32_to_bf16(v3244);
+        const unsigned int v3250 = v3238 * v2;
+        const unsigned int v3251 = v3250 + v3240;
+        const unsigned int v3252 = v3251 - v78;
+        out[v3252] = v3249;
+      }
+    }
+    const unsigned int v3253 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3254 = v1636 + v3253;
+    const unsigned int v3255 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3256 = v1635 + v3255;
+    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3258 = v3256 < v79;
+    const bool v3259 = v3257 && v3258;
+    if (v3259) {
+      const float v3260 = v92.x[101];
+      const unsigned int v3262 = v3256 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3263 = v3262 < v2;
+      const bool v3264 = v3257 && v3263;
+      if (v3264) {
+        const iron_bf16 v3265 = iron_f32_to_bf16(v3260);
+        const unsigned int v3266 = v3254 * v2;
+        const unsigned int v3267 = v3266 + v3256;
+        const unsigned int v3268 = v3267 - v78;
+        out[v3268] = v3265;
+      }
+    }
+    const unsigned int v3269 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3270 = v1636 + v3269;
+    const unsigned int v3271 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3272 = v1635 + v3271;
+    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3274 = v3272 < v79;
+    const bool v3275 = v3273 && v3274;
+    if (v3275) {
+      const float v3276 = v92.x[102];
+      const unsigned int v3278 = v3272 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3279 = v3278 < v2;
+      const bool v3280 = v3273 && v3279;
+      if (v3280) {
+        const iron_bf16 v3281 = iron_f32_to_bf16(v3276);
+        const unsigned int v3282 = v3270 * v2;
+        const unsigned int v3283 = v3282 + v3272;
+        const unsigned int v3284 = v3283 - v78;
+        out[v3284] = v3281;
+      }
+    }
+    const unsigned int v3285 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3286 = v1636 + v3285;
+    const unsigned int v3287 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3288 = v1635 + v3287;
+    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3290 = v3288 < v79;
+    const bool v3291 = v3289 && v3290;
+    if (v3291) {
+      const float v3292 = v92.x[103];
+      const unsigned int v3294 = v3288 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3295 = v3294 < v2;
+      const bool v3296 = v3289 && v3295;
+      if (v3296) {
+        const iron_bf16 v3297 = iron_f32_to_bf16(v3292);
+        const unsigned int v3298 = v3286 * v2;
+        const unsigned int v3299 = v3298 + v3288;
+        const unsigned int v3300 = v3299 - v78;
+        out[v3300] = v3297;
+      }
+    }
+    const unsigned int v3301 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3302 = v1636 + v3301;
+    const unsigned int v3303 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3304 = v1635 + v3303;
+    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3306 = v3304 < v79;
+    const bool v3307 = v3305 && v3306;
+    if (v3307) {
+      const float v3308 = v92.x[104];
+      const unsigned int v3310 = v3304 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3311 = v3310 < v2;
+      const bool v3312 = v3305 && v3311;
+      if (v3312) {
+        const iron_bf16 v3313 = iron_f32_to_bf16(v3308);
+        const unsigned int v3314 = v3302 * v2;
+        const unsigned int v3315 = v3314 + v3304;
+        const unsigned int v3316 = v3315 - v78;
+        out[v3316] = v3313;
+      }
+    }
+    const unsigned int v3317 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3318 = v1636 + v3317;
+    const unsigned int v3319 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3320 = v1635 + v3319;
+    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3322 = v3320 < v79;
+    const bool v3323 = v3321 && v3322;
+    if (v3323) {
+      const float v3324 = v92.x[105];
+      const unsigned int v3326 = v3320 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3327 = v3326 < v2;
+      const bool v3328 = v3321 && v3327;
+      if (v3328) {
+        const iron_bf16 v3329 = iron_f32_to_bf16(v3324);
+        const unsigned int v3330 = v3318 * v2;
+        const unsigned int v3331 = v3330 + v3320;
+        const unsigned int v3332 = v3331 - v78;
+        out[v3332] = v3329;
+      }
+    }
+    const unsigned int v3333 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3334 = v1636 + v3333;
+    const unsigned int v3335 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3336 = v1635 + v3335;
+    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3338 = v3336 < v79;
+    const bool v3339 = v3337 && v3338;
+    if (v3339) {
+      const float v3340 = v92.x[106];
+      const unsigned int v3342 = v3336 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3343 = v3342 < v2;
+      const bool v3344 = v3337 && v3343;
+      if (v3344) {
+        const iron_bf16 v3345 = iron_f32_to_bf16(v3340);
+        const unsigned int v3346 = v3334 * v2;
+        const unsigned int v3347 = v3346 + v3336;
+        const unsigned int v3348 = v3347 - v78;
+        out[v3348] = v3345;
+      }
+    }
+    const unsigned int v3349 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3350 = v1636 + v3349;
+    const unsigned int v3351 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3352 = v1635 + v3351;
+    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3354 = v3352 < v79;
+    const bool v3355 = v3353 && v3354;
+    if (v3355) {
+      const float v3356 = v92.x[107];
+      const unsigned int v3358 = v3352 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3359 = v3358 < v2;
+      const bool v3360 = v3353 && v3359;
+      if (v3360) {
+        const iron_bf16 v3361 = iron_f32_to_bf16(v3356);
+        const unsigned int v3362 = v3350 * v2;
+        const unsigned int v3363 = v3362 + v3352;
+        const unsigned int v3364 = v3363 - v78;
+        out[v3364] = v3361;
+      }
+    }
+    const unsigned int v3365 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3366 = v1636 + v3365;
+    const unsigned int v3367 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3368 = v1635 + v3367;
+    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3370 = v3368 < v79;
+    const bool v3371 = v3369 && v3370;
+    if (v3371) {
+      const float v3372 = v92.x[108];
+      const unsigned int v3374 = v3368 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3375 = v3374 < v2;
+      const bool v3376 = v3369 && v3375;
+      if (v3376) {
+        const iron_bf16 v3377 = iron_f32_to_bf16(v3372);
+        const unsigned int v3378 = v3366 * v2;
+        const unsigned int v3379 = v3378 + v3368;
+        const unsigned int v3380 = v3379 - v78;
+        out[v3380] = v3377;
+      }
+    }
+    const unsigned int v3381 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3382 = v1636 + v3381;
+    const unsigned int v3383 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3384 = v1635 + v3383;
+    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3386 = v3384 < v79;
+    const bool v3387 = v3385 && v3386;
+    if (v3387) {
+      const float v3388 = v92.x[109];
+      const unsigned int v3390 = v3384 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3391 = v3390 < v2;
+      const bool v3392 = v3385 && v3391;
+      if (v3392) {
+        const iron_bf16 v3393 = iron_f32_to_bf16(v3388);
+        const unsigned int v3394 = v3382 * v2;
+        const unsigned int v3395 = v3394 + v3384;
+        const unsigned int v3396 = v3395 - v78;
+        out[v3396] = v3393;
+      }
+    }
+    const unsigned int v3397 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3398 = v1636 + v3397;
+    const unsigned int v3399 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3400 = v1635 + v3399;
+    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3402 = v3400 < v79;
+    const bool v3403 = v3401 && v3402;
+    if (v3403) {
+      const float v3404 = v92.x[110];
+      const unsigned int v3406 = v3400 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3407 = v3406 < v2;
+      const bool v3408 = v3401 && v3407;
+      if (v3408) {
+        const iron_bf16 v3409 = iron_f32_to_bf16(v3404);
+        const unsigned int v3410 = v3398 * v2;
+        const unsigned int v3411 = v3410 + v3400;
+        const unsigned int v3412 = v3411 - v78;
+        out[v3412] = v3409;
+      }
+    }
+    const unsigned int v3413 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3414 = v1636 + v3413;
+    const unsigned int v3415 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3416 = v1635 + v3415;
+    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3418 = v3416 < v79;
+    const bool v3419 = v3417 && v3418;
+    if (v3419) {
+      const float v3420 = v92.x[111];
+      const unsigned int v3422 = v3416 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3423 = v3422 < v2;
+      const bool v3424 = v3417 && v3423;
+      if (v3424) {
+        const iron_bf16 v3425 = iron_f32_to_bf16(v3420);
+        const unsigned int v3426 = v3414 * v2;
+        const unsigned int v3427 = v3426 + v3416;
+        const unsigned int v3428 = v3427 - v78;
+        out[v3428] = v3425;
+      }
+    }
+    const unsigned int v3429 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3430 = v1636 + v3429;
+    const unsigned int v3431 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3432 = v1635 + v3431;
+    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3434 = v3432 < v79;
+    const bool v3435 = v3433 && v3434;
+    if (v3435) {
+      const float v3436 = v92.x[112];
+      const unsigned int v3438 = v3432 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3439 = v3438 < v2;
+      const bool v3440 = v3433 && v3439;
+      if (v3440) {
+        const iron_bf16 v3441 = iron_f32_to_bf16(v3436);
+        const unsigned int v3442 = v3430 * v2;
+        const unsigned int v3443 = v3442 + v3432;
+        const unsigned int v3444 = v3443 - v78;
+        out[v3444] = v3441;
+      }
+    }
+    const unsigned int v3445 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3446 = v1636 + v3445;
+    const unsigned int v3447 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3448 = v1635 + v3447;
+    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3450 = v3448 < v79;
+    const bool v3451 = v3449 && v3450;
+    if (v3451) {
+      const float v3452 = v92.x[113];
+      const unsigned int v3454 = v3448 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3455 = v3454 < v2;
+      const bool v3456 = v3449 && v3455;
+      if (v3456) {
+        const iron_bf16 v3457 = iron_f32_to_bf16(v3452);
+        const unsigned int v3458 = v3446 * v2;
+        const unsigned int v3459 = v3458 + v3448;
+        const unsigned int v3460 = v3459 - v78;
+        out[v3460] = v3457;
+      }
+    }
+    const unsigned int v3461 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3462 = v1636 + v3461;
+    const unsigned int v3463 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3464 = v1635 + v3463;
+    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3466 = v3464 < v79;
+    const bool v3467 = v3465 && v3466;
+    if (v3467) {
+      const float v3468 = v92.x[114];
+      const unsigned int v3470 = v3464 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3471 = v3470 < v2;
+      const bool v3472 = v3465 && v3471;
+      if (v3472) {
+        const iron_bf16 v3473 = iron_f32_to_bf16(v3468);
+        const unsigned int v3474 = v3462 * v2;
+        const unsigned int v3475 = v3474 + v3464;
+        const unsigned int v3476 = v3475 - v78;
+        out[v3476] = v3473;
+      }
+    }
+    const unsigned int v3477 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3478 = v1636 + v3477;
+    const unsigned int v3479 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3480 = v1635 + v3479;
+    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3482 = v3480 < v79;
+    const bool v3483 = v3481 && v3482;
+    if (v3483) {
+      const float v3484 = v92.x[115];
+      const unsigned int v3486 = v3480 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3487 = v3486 < v2;
+      const bool v3488 = v3481 && v3487;
+      if (v3488) {
+        const iron_bf16 v3489 = iron_f32_to_bf16(v3484);
+        const unsigned int v3490 = v3478 * v2;
+        const unsigned int v3491 = v3490 + v3480;
+        const unsigned int v3492 = v3491 - v78;
+        out[v3492] = v3489;
+      }
+    }
+    const unsigned int v3493 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3494 = v1636 + v3493;
+    const unsigned int v3495 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3496 = v1635 + v3495;
+    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3498 = v3496 < v79;
+    const bool v3499 = v3497 && v3498;
+    if (v3499) {
+      const float v3500 = v92.x[116];
+      const unsigned int v3502 = v3496 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3503 = v3502 < v2;
+      const bool v3504 = v3497 && v3503;
+      if (v3504) {
+        const iron_bf16 v3505 = iron_f32_to_bf16(v3500);
+        const unsigned int v3506 = v3494 * v2;
+        const unsigned int v3507 = v3506 + v3496;
+        const unsigned int v3508 = v3507 - v78;
+        out[v3508] = v3505;
+      }
+    }
+    const unsigned int v3509 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3510 = v1636 + v3509;
+    const unsigned int v3511 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3512 = v1635 + v3511;
+    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3514 = v3512 < v79;
+    const bool v3515 = v3513 && v3514;
+    if (v3515) {
+      const float v3516 = v92.x[117];
+      const unsigned int v3518 = v3512 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3519 = v3518 < v2;
+      const bool v3520 = v3513 && v3519;
+      if (v3520) {
+        const iron_bf16 v3521 = iron_f32_to_bf16(v3516);
+        const unsigned int v3522 = v3510 * v2;
+        const unsigned int v3523 = v3522 + v3512;
+        const unsigned int v3524 = v3523 - v78;
+        out[v3524] = v3521;
+      }
+    }
+    const unsigned int v3525 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3526 = v1636 + v3525;
+    const unsigned int v3527 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3528 = v1635 + v3527;
+    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3530 = v3528 < v79;
+    const bool v3531 = v3529 && v3530;
+    if (v3531) {
+      const float v3532 = v92.x[118];
+      const unsigned int v3534 = v3528 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3535 = v3534 < v2;
+      const bool v3536 = v3529 && v3535;
+      if (v3536) {
+        const iron_bf16 v3537 = iron_f32_to_bf16(v3532);
+        const unsigned int v3538 = v3526 * v2;
+        const unsigned int v3539 = v3538 + v3528;
+        const unsigned int v3540 = v3539 - v78;
+        out[v3540] = v3537;
+      }
+    }
+    const unsigned int v3541 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3542 = v1636 + v3541;
+    const unsigned int v3543 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3544 = v1635 + v3543;
+    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3546 = v3544 < v79;
+    const bool v3547 = v3545 && v3546;
+    if (v3547) {
+      const float v3548 = v92.x[119];
+      const unsigned int v3550 = v3544 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3551 = v3550 < v2;
+      const bool v3552 = v3545 && v3551;
+      if (v3552) {
+        const iron_bf16 v3553 = iron_f32_to_bf16(v3548);
+        const unsigned int v3554 = v3542 * v2;
+        const unsigned int v3555 = v3554 + v3544;
+        const unsigned int v3556 = v3555 - v78;
+        out[v3556] = v3553;
+      }
+    }
+    const unsigned int v3557 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3558 = v1636 + v3557;
+    const unsigned int v3559 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3560 = v1635 + v3559;
+    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3562 = v3560 < v79;
+    const bool v3563 = v3561 && v3562;
+    if (v3563) {
+      const float v3564 = v92.x[120];
+      const unsigned int v3566 = v3560 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3567 = v3566 < v2;
+      const bool v3568 = v3561 && v3567;
+      if (v3568) {
+        const iron_bf16 v3569 = iron_f32_to_bf16(v3564);
+        const unsigned int v3570 = v3558 * v2;
+        const unsigned int v3571 = v3570 + v3560;
+        const unsigned int v3572 = v3571 - v78;
+        out[v3572] = v3569;
+      }
+    }
+    const unsigned int v3573 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3574 = v1636 + v3573;
+    const unsigned int v3575 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3576 = v1635 + v3575;
+    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3578 = v3576 < v79;
+    const bool v3579 = v3577 && v3578;
+    if (v3579) {
+      const float v3580 = v92.x[121];
+      const unsigned int v3582 = v3576 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3583 = v3582 < v2;
+      const bool v3584 = v3577 && v3583;
+      if (v3584) {
+        const iron_bf16 v3585 = iron_f32_to_bf16(v3580);
+        const unsigned int v3586 = v3574 * v2;
+        const unsigned int v3587 = v3586 + v3576;
+        const unsigned int v3588 = v3587 - v78;
+        out[v3588] = v3585;
+      }
+    }
+    const unsigned int v3589 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3590 = v1636 + v3589;
+    const unsigned int v3591 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3592 = v1635 + v3591;
+    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3594 = v3592 < v79;
+    const bool v3595 = v3593 && v3594;
+    if (v3595) {
+      const float v3596 = v92.x[122];
+      const unsigned int v3598 = v3592 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3599 = v3598 < v2;
+      const bool v3600 = v3593 && v3599;
+      if (v3600) {
+        const iron_bf16 v3601 = iron_f32_to_bf16(v3596);
+        const unsigned int v3602 = v3590 * v2;
+        const unsigned int v3603 = v3602 + v3592;
+        const unsigned int v3604 = v3603 - v78;
+        out[v3604] = v3601;
+      }
+    }
+    const unsigned int v3605 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3606 = v1636 + v3605;
+    const unsigned int v3607 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3608 = v1635 + v3607;
+    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3610 = v3608 < v79;
+    const bool v3611 = v3609 && v3610;
+    if (v3611) {
+      const float v3612 = v92.x[123];
+      const unsigned int v3614 = v3608 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3615 = v3614 < v2;
+      const bool v3616 = v3609 && v3615;
+      if (v3616) {
+        const iron_bf16 v3617 = iron_f32_to_bf16(v3612);
+        const unsigned int v3618 = v3606 * v2;
+        const unsigned int v3619 = v3618 + v3608;
+        const unsigned int v3620 = v3619 - v78;
+        out[v3620] = v3617;
+      }
+    }
+    const unsigned int v3621 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3622 = v1636 + v3621;
+    const unsigned int v3623 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3624 = v1635 + v3623;
+    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3626 = v3624 < v79;
+    const bool v3627 = v3625 && v3626;
+    if (v3627) {
+      const float v3628 = v92.x[124];
+      const unsigned int v3630 = v3624 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3631 = v3630 < v2;
+      const bool v3632 = v3625 && v3631;
+      if (v3632) {
+        const iron_bf16 v3633 = iron_f32_to_bf16(v3628);
+        const unsigned int v3634 = v3622 * v2;
+        const unsigned int v3635 = v3634 + v3624;
+        const unsigned int v3636 = v3635 - v78;
+        out[v3636] = v3633;
+      }
+    }
+    const unsigned int v3637 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3638 = v1636 + v3637;
+    const unsigned int v3639 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3640 = v1635 + v3639;
+    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3642 = v3640 < v79;
+    const bool v3643 = v3641 && v3642;
+    if (v3643) {
+      const float v3644 = v92.x[125];
+      const unsigned int v3646 = v3640 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3647 = v3646 < v2;
+      const bool v3648 = v3641 && v3647;
+      if (v3648) {
+        const iron_bf16 v3649 = iron_f32_to_bf16(v3644);
+        const unsigned int v3650 = v3638 * v2;
+        const unsigned int v3651 = v3650 + v3640;
+        const unsigned int v3652 = v3651 - v78;
+        out[v3652] = v3649;
+      }
+    }
+    const unsigned int v3653 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3654 = v1636 + v3653;
+    const unsigned int v3655 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3656 = v1635 + v3655;
+    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3658 = v3656 < v79;
+    const bool v3659 = v3657 && v3658;
+    if (v3659) {
+      const float v3660 = v92.x[126];
+      const unsigned int v3662 = v3656 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3663 = v3662 < v2;
+      const bool v3664 = v3657 && v3663;
+      if (v3664) {
+        const iron_bf16 v3665 = iron_f32_to_bf16(v3660);
+        const unsigned int v3666 = v3654 * v2;
+        const unsigned int v3667 = v3666 + v3656;
+        const unsigned int v3668 = v3667 - v78;
+        out[v3668] = v3665;
+      }
+    }
+    const unsigned int v3669 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3670 = v1636 + v3669;
+    const unsigned int v3671 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3672 = v1635 + v3671;
+    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3674 = v3672 < v79;
+    const bool v3675 = v3673 && v3674;
+    if (v3675) {
+      const float v3676 = v92.x[127];
+      const unsigned int v3678 = v3672 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3679 = v3678 < v2;
+      const bool v3680 = v3673 && v3679;
+      if (v3680) {
+        const iron_bf16 v3681 = iron_f32_to_bf16(v3676);
+        const unsigned int v3682 = v3670 * v2;
+        const unsigned int v3683 = v3682 + v3672;
+        const unsigned int v3684 = v3683 - v78;
+        out[v3684] = v3681;
       }
     }
   } else {
-    const unsigned int v3684 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v3685 = threadIdx.x;
+    const unsigned int v3685 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3686 = threadIdx.x;
 
-    for (unsigned int v3687 = v3685; v3687 < 16384u; v3687 += v3684) {
-      const unsigned int v3689 = v3687 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v3690 = v75 + v3689;
-      const unsigned int v3692 = v3687 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v3693 = v26 + v3692;
-      const bool v3694 = v3690 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3695 = v3693 < v2;
-      const bool v3696 = v3694 && v3695;
-      if (v3696) {
-        const unsigned int v3699 = v3690 * v2;
-        const unsigned int v3700 = v3699 + v3693;
-        out[v3700] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v3688 = v3686; v3688 < 16384u; v3688 += v3685) {
+      const unsigned int v3690 = v3688 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3691 = v75 + v3690;
+      const unsigned int v3693 = v3688 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3694 = v26 + v3693;
+      const bool v3695 = v3691 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3696 = v3694 < v2;
+      const bool v3697 = v3695 && v3696;
+      if (v3697) {
+        const unsigned int v3700 = v3691 * v2;
+        const unsigned int v3701 = v3700 + v3694;
+        out[v3701] = iron_f32_to_bf16(0.0f);
       }
     }
   }

@@ -303,15 +303,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v4410 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4411 = v57 ? v39 : v4410;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4411;
-    const unsigned int v4412 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4413 = v57 ? v63 : v4412;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4413;
-    const unsigned int v4414 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4415 = v57 ? v45 : v4414;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4415;
+    const unsigned int v4285 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4286 = v57 ? v39 : v4285;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4286;
+    const unsigned int v4287 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4288 = v57 ? v63 : v4287;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4288;
+    const unsigned int v4289 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4290 = v57 ? v45 : v4289;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4290;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -324,9 +324,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v4416 = v29;
-  const unsigned int v4417 = v67 ? v73 : v4416;
-  v29 = v4417;
+  const unsigned int v4291 = v29;
+  const unsigned int v4292 = v67 ? v73 : v4291;
+  v29 = v4292;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -335,3659 +335,3659 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v372 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
-    const unsigned int v373 = v372 >> 2u;
-    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-    iron_frag<float, 2, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:182
-    iron_frag_fill(v380, 0.0f);
-    const unsigned int v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
-    const bool v384 = v383 == v28;
-    if (v384) {
-      const bool v4072 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:222
-      if (v4072) {
-        const unsigned int v4076 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v4079 = v372 << 5u;
-        const unsigned int v4080 = v4079 + v4076;
-        const unsigned int v4081 = v4080 >> 3u;
-        const unsigned int v4082 = v4080 & 7u;
-        const unsigned int v4083 = v4082 << 3u;
-        const unsigned int v4084 = v75 + v4081;
-        const bool v4086 = v4084 < v0;
-        const bool v4087 = v4083 < v3;
-        const bool v4088 = v4086 && v4087;
-        const unsigned int v4089 = v4084 * v3;
-        const unsigned int v4090 = v4089 + v4083;
-        const unsigned int v4091 = v4088 ? v4090 : v28;
-        const unsigned int v4092 = v4081 << 6u;
-        const unsigned int v4094 = v4092 + v4083;
-        iron_copy_async<16>(shm3 + (v4094 ^ (((v4094 >> 6u) & 7u) << 3u)), x_sorted + v4091, v4088);
-        const unsigned int v4096 = v4080 + 384u;
-        const unsigned int v4097 = v4096 >> 3u;
-        const unsigned int v4098 = v4096 & 7u;
-        const unsigned int v4099 = v4098 << 3u;
-        const unsigned int v4100 = v75 + v4097;
-        const bool v4102 = v4100 < v0;
-        const bool v4103 = v4099 < v3;
-        const bool v4104 = v4102 && v4103;
-        const unsigned int v4105 = v4100 * v3;
-        const unsigned int v4106 = v4105 + v4099;
-        const unsigned int v4107 = v4104 ? v4106 : v28;
-        const unsigned int v4108 = v4097 << 6u;
-        const unsigned int v4110 = v4108 + v4099;
-        iron_copy_async<16>(shm3 + (v4110 ^ (((v4110 >> 6u) & 7u) << 3u)), x_sorted + v4107, v4104);
-        const unsigned int v4112 = v4080 + 768u;
-        const bool v4114 = v4112 < 1024u;
-        if (v4114) {
-          const unsigned int v4115 = v4112 >> 3u;
-          const unsigned int v4116 = v4112 & 7u;
-          const unsigned int v4117 = v4116 << 3u;
-          const unsigned int v4118 = v75 + v4115;
-          const bool v4120 = v4118 < v0;
-          const bool v4121 = v4117 < v3;
-          const bool v4122 = v4120 && v4121;
-          const unsigned int v4123 = v4118 * v3;
-          const unsigned int v4124 = v4123 + v4117;
-          const unsigned int v4125 = v4122 ? v4124 : v28;
-          const unsigned int v4126 = v4115 << 6u;
-          const unsigned int v4128 = v4126 + v4117;
-          iron_copy_async<16>(shm3 + (v4128 ^ (((v4128 >> 6u) & 7u) << 3u)), x_sorted + v4125, v4122);
+    const unsigned int v245 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+    const unsigned int v246 = v245 >> 2u;
+    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+    iron_frag<float, 2, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:184
+    iron_frag_fill(v253, 0.0f);
+    const unsigned int v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+    const bool v257 = v256 == v28;
+    if (v257) {
+      const bool v3947 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:224
+      if (v3947) {
+        const unsigned int v3951 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v3954 = v245 << 5u;
+        const unsigned int v3955 = v3954 + v3951;
+        const unsigned int v3956 = v3955 >> 3u;
+        const unsigned int v3957 = v3955 & 7u;
+        const unsigned int v3958 = v3957 << 3u;
+        const unsigned int v3959 = v75 + v3956;
+        const bool v3961 = v3959 < v0;
+        const bool v3962 = v3958 < v3;
+        const bool v3963 = v3961 && v3962;
+        const unsigned int v3964 = v3959 * v3;
+        const unsigned int v3965 = v3964 + v3958;
+        const unsigned int v3966 = v3963 ? v3965 : v28;
+        const unsigned int v3967 = v3956 << 6u;
+        const unsigned int v3969 = v3967 + v3958;
+        iron_copy_async<16>(shm3 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), x_sorted + v3966, v3963);
+        const unsigned int v3971 = v3955 + 384u;
+        const unsigned int v3972 = v3971 >> 3u;
+        const unsigned int v3973 = v3971 & 7u;
+        const unsigned int v3974 = v3973 << 3u;
+        const unsigned int v3975 = v75 + v3972;
+        const bool v3977 = v3975 < v0;
+        const bool v3978 = v3974 < v3;
+        const bool v3979 = v3977 && v3978;
+        const unsigned int v3980 = v3975 * v3;
+        const unsigned int v3981 = v3980 + v3974;
+        const unsigned int v3982 = v3979 ? v3981 : v28;
+        const unsigned int v3983 = v3972 << 6u;
+        const unsigned int v3985 = v3983 + v3974;
+        iron_copy_async<16>(shm3 + (v3985 ^ (((v3985 >> 6u) & 7u) << 3u)), x_sorted + v3982, v3979);
+        const unsigned int v3987 = v3955 + 768u;
+        const bool v3989 = v3987 < 1024u;
+        if (v3989) {
+          const unsigned int v3990 = v3987 >> 3u;
+          const unsigned int v3991 = v3987 & 7u;
+          const unsigned int v3992 = v3991 << 3u;
+          const unsigned int v3993 = v75 + v3990;
+          const bool v3995 = v3993 < v0;
+          const bool v3996 = v3992 < v3;
+          const bool v3997 = v3995 && v3996;
+          const unsigned int v3998 = v3993 * v3;
+          const unsigned int v3999 = v3998 + v3992;
+          const unsigned int v4000 = v3997 ? v3999 : v28;
+          const unsigned int v4001 = v3990 << 6u;
+          const unsigned int v4003 = v4001 + v3992;
+          iron_copy_async<16>(shm3 + (v4003 ^ (((v4003 >> 6u) & 7u) << 3u)), x_sorted + v4000, v3997);
         }
-        const unsigned int v4129 = v79 + v4081;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const bool v4130 = v4129 < v80;
-        const bool v4131 = v4130 && v4087;
-        const unsigned int v4132 = v4129 * v3;
-        const unsigned int v4133 = v4132 + v4083;
-        const unsigned int v4134 = v4131 ? v4133 : v28;
-        iron_copy_async<16>(shm4 + (v4094 ^ (((v4094 >> 6u) & 7u) << 3u)), w + v4134, v4131);
-        const unsigned int v4135 = v79 + v4097;
-        const bool v4136 = v4135 < v80;
-        const bool v4137 = v4136 && v4103;
-        const unsigned int v4138 = v4135 * v3;
-        const unsigned int v4139 = v4138 + v4099;
-        const unsigned int v4140 = v4137 ? v4139 : v28;
-        iron_copy_async<16>(shm4 + (v4110 ^ (((v4110 >> 6u) & 7u) << 3u)), w + v4140, v4137);
-        if (v4114) {
-          const unsigned int v4141 = v4112 >> 3u;
-          const unsigned int v4142 = v4112 & 7u;
-          const unsigned int v4143 = v4142 << 3u;
-          const unsigned int v4144 = v79 + v4141;
-          const bool v4146 = v4144 < v80;
-          const bool v4147 = v4143 < v3;
-          const bool v4148 = v4146 && v4147;
-          const unsigned int v4149 = v4144 * v3;
-          const unsigned int v4150 = v4149 + v4143;
-          const unsigned int v4151 = v4148 ? v4150 : v28;
-          const unsigned int v4152 = v4141 << 6u;
-          const unsigned int v4154 = v4152 + v4143;
-          iron_copy_async<16>(shm4 + (v4154 ^ (((v4154 >> 6u) & 7u) << 3u)), w + v4151, v4148);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
-      const bool v4157 = 64u < v3;
-      if (v4157) {
-        const unsigned int v4161 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v4164 = v372 << 5u;
-        const unsigned int v4165 = v4164 + v4161;
-        const unsigned int v4166 = v4165 >> 3u;
-        const unsigned int v4167 = v4165 & 7u;
-        const unsigned int v4168 = v4167 << 3u;
-        const unsigned int v4169 = v75 + v4166;
-        const unsigned int v4170 = 64u + v4168;
-        const bool v4171 = v4169 < v0;
-        const bool v4172 = v4170 < v3;
-        const bool v4173 = v4171 && v4172;
-        const unsigned int v4174 = v4169 * v3;
-        const unsigned int v4175 = v4174 + v4170;
-        const unsigned int v4176 = v4173 ? v4175 : v28;
-        const unsigned int v4177 = v4166 << 6u;
-        const unsigned int v4178 = 8192u + v4177;
-        const unsigned int v4179 = v4178 + v4168;
-        iron_copy_async<16>(shm3 + (v4179 ^ (((v4179 >> 6u) & 7u) << 3u)), x_sorted + v4176, v4173);
-        const unsigned int v4181 = v4165 + 384u;
-        const unsigned int v4182 = v4181 >> 3u;
-        const unsigned int v4183 = v4181 & 7u;
-        const unsigned int v4184 = v4183 << 3u;
-        const unsigned int v4185 = v75 + v4182;
-        const unsigned int v4186 = 64u + v4184;
-        const bool v4187 = v4185 < v0;
-        const bool v4188 = v4186 < v3;
-        const bool v4189 = v4187 && v4188;
-        const unsigned int v4190 = v4185 * v3;
-        const unsigned int v4191 = v4190 + v4186;
-        const unsigned int v4192 = v4189 ? v4191 : v28;
-        const unsigned int v4193 = v4182 << 6u;
-        const unsigned int v4194 = 8192u + v4193;
-        const unsigned int v4195 = v4194 + v4184;
-        iron_copy_async<16>(shm3 + (v4195 ^ (((v4195 >> 6u) & 7u) << 3u)), x_sorted + v4192, v4189);
-        const unsigned int v4197 = v4165 + 768u;
-        const bool v4199 = v4197 < 1024u;
-        if (v4199) {
-          const unsigned int v4200 = v4197 >> 3u;
-          const unsigned int v4201 = v4197 & 7u;
-          const unsigned int v4202 = v4201 << 3u;
-          const unsigned int v4203 = v75 + v4200;
-          const unsigned int v4204 = 64u + v4202;
-          const bool v4205 = v4203 < v0;
-          const bool v4206 = v4204 < v3;
-          const bool v4207 = v4205 && v4206;
-          const unsigned int v4208 = v4203 * v3;
-          const unsigned int v4209 = v4208 + v4204;
-          const unsigned int v4210 = v4207 ? v4209 : v28;
-          const unsigned int v4211 = v4200 << 6u;
-          const unsigned int v4212 = 8192u + v4211;
-          const unsigned int v4213 = v4212 + v4202;
-          iron_copy_async<16>(shm3 + (v4213 ^ (((v4213 >> 6u) & 7u) << 3u)), x_sorted + v4210, v4207);
-        }
-        const unsigned int v4214 = v79 + v4166;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const bool v4215 = v4214 < v80;
-        const bool v4216 = v4215 && v4172;
-        const unsigned int v4217 = v4214 * v3;
-        const unsigned int v4218 = v4217 + v4170;
-        const unsigned int v4219 = v4216 ? v4218 : v28;
-        iron_copy_async<16>(shm4 + (v4179 ^ (((v4179 >> 6u) & 7u) << 3u)), w + v4219, v4216);
-        const unsigned int v4220 = v79 + v4182;
-        const bool v4221 = v4220 < v80;
-        const bool v4222 = v4221 && v4188;
-        const unsigned int v4223 = v4220 * v3;
-        const unsigned int v4224 = v4223 + v4186;
-        const unsigned int v4225 = v4222 ? v4224 : v28;
-        iron_copy_async<16>(shm4 + (v4195 ^ (((v4195 >> 6u) & 7u) << 3u)), w + v4225, v4222);
-        if (v4199) {
-          const unsigned int v4226 = v4197 >> 3u;
-          const unsigned int v4227 = v4197 & 7u;
-          const unsigned int v4228 = v4227 << 3u;
-          const unsigned int v4229 = v79 + v4226;
-          const unsigned int v4230 = 64u + v4228;
-          const bool v4231 = v4229 < v80;
-          const bool v4232 = v4230 < v3;
-          const bool v4233 = v4231 && v4232;
-          const unsigned int v4234 = v4229 * v3;
-          const unsigned int v4235 = v4234 + v4230;
-          const unsigned int v4236 = v4233 ? v4235 : v28;
-          const unsigned int v4237 = v4226 << 6u;
-          const unsigned int v4238 = 8192u + v4237;
-          const unsigned int v4239 = v4238 + v4228;
-          iron_copy_async<16>(shm4 + (v4239 ^ (((v4239 >> 6u) & 7u) << 3u)), w + v4236, v4233);
+        const unsigned int v4004 = v79 + v3956;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v4005 = v4004 < v80;
+        const bool v4006 = v4005 && v3962;
+        const unsigned int v4007 = v4004 * v3;
+        const unsigned int v4008 = v4007 + v3958;
+        const unsigned int v4009 = v4006 ? v4008 : v28;
+        iron_copy_async<16>(shm4 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), w + v4009, v4006);
+        const unsigned int v4010 = v79 + v3972;
+        const bool v4011 = v4010 < v80;
+        const bool v4012 = v4011 && v3978;
+        const unsigned int v4013 = v4010 * v3;
+        const unsigned int v4014 = v4013 + v3974;
+        const unsigned int v4015 = v4012 ? v4014 : v28;
+        iron_copy_async<16>(shm4 + (v3985 ^ (((v3985 >> 6u) & 7u) << 3u)), w + v4015, v4012);
+        if (v3989) {
+          const unsigned int v4016 = v3987 >> 3u;
+          const unsigned int v4017 = v3987 & 7u;
+          const unsigned int v4018 = v4017 << 3u;
+          const unsigned int v4019 = v79 + v4016;
+          const bool v4021 = v4019 < v80;
+          const bool v4022 = v4018 < v3;
+          const bool v4023 = v4021 && v4022;
+          const unsigned int v4024 = v4019 * v3;
+          const unsigned int v4025 = v4024 + v4018;
+          const unsigned int v4026 = v4023 ? v4025 : v28;
+          const unsigned int v4027 = v4016 << 6u;
+          const unsigned int v4029 = v4027 + v4018;
+          iron_copy_async<16>(shm4 + (v4029 ^ (((v4029 >> 6u) & 7u) << 3u)), w + v4026, v4023);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      const bool v4032 = 64u < v3;
+      if (v4032) {
+        const unsigned int v4036 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4039 = v245 << 5u;
+        const unsigned int v4040 = v4039 + v4036;
+        const unsigned int v4041 = v4040 >> 3u;
+        const unsigned int v4042 = v4040 & 7u;
+        const unsigned int v4043 = v4042 << 3u;
+        const unsigned int v4044 = v75 + v4041;
+        const unsigned int v4045 = 64u + v4043;
+        const bool v4046 = v4044 < v0;
+        const bool v4047 = v4045 < v3;
+        const bool v4048 = v4046 && v4047;
+        const unsigned int v4049 = v4044 * v3;
+        const unsigned int v4050 = v4049 + v4045;
+        const unsigned int v4051 = v4048 ? v4050 : v28;
+        const unsigned int v4052 = v4041 << 6u;
+        const unsigned int v4053 = 8192u + v4052;
+        const unsigned int v4054 = v4053 + v4043;
+        iron_copy_async<16>(shm3 + (v4054 ^ (((v4054 >> 6u) & 7u) << 3u)), x_sorted + v4051, v4048);
+        const unsigned int v4056 = v4040 + 384u;
+        const unsigned int v4057 = v4056 >> 3u;
+        const unsigned int v4058 = v4056 & 7u;
+        const unsigned int v4059 = v4058 << 3u;
+        const unsigned int v4060 = v75 + v4057;
+        const unsigned int v4061 = 64u + v4059;
+        const bool v4062 = v4060 < v0;
+        const bool v4063 = v4061 < v3;
+        const bool v4064 = v4062 && v4063;
+        const unsigned int v4065 = v4060 * v3;
+        const unsigned int v4066 = v4065 + v4061;
+        const unsigned int v4067 = v4064 ? v4066 : v28;
+        const unsigned int v4068 = v4057 << 6u;
+        const unsigned int v4069 = 8192u + v4068;
+        const unsigned int v4070 = v4069 + v4059;
+        iron_copy_async<16>(shm3 + (v4070 ^ (((v4070 >> 6u) & 7u) << 3u)), x_sorted + v4067, v4064);
+        const unsigned int v4072 = v4040 + 768u;
+        const bool v4074 = v4072 < 1024u;
+        if (v4074) {
+          const unsigned int v4075 = v4072 >> 3u;
+          const unsigned int v4076 = v4072 & 7u;
+          const unsigned int v4077 = v4076 << 3u;
+          const unsigned int v4078 = v75 + v4075;
+          const unsigned int v4079 = 64u + v4077;
+          const bool v4080 = v4078 < v0;
+          const bool v4081 = v4079 < v3;
+          const bool v4082 = v4080 && v4081;
+          const unsigned int v4083 = v4078 * v3;
+          const unsigned int v4084 = v4083 + v4079;
+          const unsigned int v4085 = v4082 ? v4084 : v28;
+          const unsigned int v4086 = v4075 << 6u;
+          const unsigned int v4087 = 8192u + v4086;
+          const unsigned int v4088 = v4087 + v4077;
+          iron_copy_async<16>(shm3 + (v4088 ^ (((v4088 >> 6u) & 7u) << 3u)), x_sorted + v4085, v4082);
+        }
+        const unsigned int v4089 = v79 + v4041;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v4090 = v4089 < v80;
+        const bool v4091 = v4090 && v4047;
+        const unsigned int v4092 = v4089 * v3;
+        const unsigned int v4093 = v4092 + v4045;
+        const unsigned int v4094 = v4091 ? v4093 : v28;
+        iron_copy_async<16>(shm4 + (v4054 ^ (((v4054 >> 6u) & 7u) << 3u)), w + v4094, v4091);
+        const unsigned int v4095 = v79 + v4057;
+        const bool v4096 = v4095 < v80;
+        const bool v4097 = v4096 && v4063;
+        const unsigned int v4098 = v4095 * v3;
+        const unsigned int v4099 = v4098 + v4061;
+        const unsigned int v4100 = v4097 ? v4099 : v28;
+        iron_copy_async<16>(shm4 + (v4070 ^ (((v4070 >> 6u) & 7u) << 3u)), w + v4100, v4097);
+        if (v4074) {
+          const unsigned int v4101 = v4072 >> 3u;
+          const unsigned int v4102 = v4072 & 7u;
+          const unsigned int v4103 = v4102 << 3u;
+          const unsigned int v4104 = v79 + v4101;
+          const unsigned int v4105 = 64u + v4103;
+          const bool v4106 = v4104 < v80;
+          const bool v4107 = v4105 < v3;
+          const bool v4108 = v4106 && v4107;
+          const unsigned int v4109 = v4104 * v3;
+          const unsigned int v4110 = v4109 + v4105;
+          const unsigned int v4111 = v4108 ? v4110 : v28;
+          const unsigned int v4112 = v4101 << 6u;
+          const unsigned int v4113 = 8192u + v4112;
+          const unsigned int v4114 = v4113 + v4103;
+          iron_copy_async<16>(shm4 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), w + v4111, v4108);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
 
-      for (unsigned int v3219 = v28; v3219 < v3; v3219 += 64u) {
-        const unsigned int v3221 = v3219 >> 6u;
-        const unsigned int v3223 = v3221 % 3u;
+      for (unsigned int v3094 = v28; v3094 < v3; v3094 += 64u) {
+        const unsigned int v3096 = v3094 >> 6u;
+        const unsigned int v3098 = v3096 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v376) {
-          const unsigned int v3225 = v3223 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
-          const unsigned int v3232 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-          const unsigned int v3233 = v3232 << 6u;
-          const unsigned int v3234 = v3225 + v3233;
-          const unsigned int v3718 = v372 & 3u;
-          const unsigned int v3720 = v3718 << 4u;
-          const unsigned int v3722 = v3720 << 6u;
-          const unsigned int v3724 = v3234 + v3722;
-          iron_frag<iron_bf16, 0, 16, 16> v3731;
-          iron_frag_fill(v3731, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3731, shm3, v3724, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3733;
-          iron_frag_fill(v3733, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3733, shm4, v3225, 64u);
-          iron_frag_mma_sync(v380, v3731, v3733);
-          const unsigned int v3735 = v3724 + 16u;
-          const unsigned int v3738 = v3225 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3740;
-          iron_frag_fill(v3740, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3740, shm3, v3735, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3742;
-          iron_frag_fill(v3742, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3742, shm4, v3738, 64u);
-          iron_frag_mma_sync(v380, v3740, v3742);
-          const unsigned int v3744 = v3724 + 32u;
-          const unsigned int v3747 = v3225 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3749;
-          iron_frag_fill(v3749, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3749, shm3, v3744, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3751;
-          iron_frag_fill(v3751, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3751, shm4, v3747, 64u);
-          iron_frag_mma_sync(v380, v3749, v3751);
-          const unsigned int v3753 = v3724 + 48u;
-          const unsigned int v3756 = v3225 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3758;
-          iron_frag_fill(v3758, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3758, shm3, v3753, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3760;
-          iron_frag_fill(v3760, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3760, shm4, v3756, 64u);
-          iron_frag_mma_sync(v380, v3758, v3760);
+        if (v249) {
+          const unsigned int v3100 = v3098 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
+          const unsigned int v3107 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const unsigned int v3108 = v3107 << 6u;
+          const unsigned int v3109 = v3100 + v3108;
+          const unsigned int v3593 = v245 & 3u;
+          const unsigned int v3595 = v3593 << 4u;
+          const unsigned int v3597 = v3595 << 6u;
+          const unsigned int v3599 = v3109 + v3597;
+          iron_frag<iron_bf16, 0, 16, 16> v3606;
+          iron_frag_fill(v3606, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3606, shm3, v3599, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3608;
+          iron_frag_fill(v3608, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3608, shm4, v3100, 64u);
+          iron_frag_mma_sync(v253, v3606, v3608);
+          const unsigned int v3610 = v3599 + 16u;
+          const unsigned int v3613 = v3100 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3615;
+          iron_frag_fill(v3615, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3615, shm3, v3610, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3617;
+          iron_frag_fill(v3617, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3617, shm4, v3613, 64u);
+          iron_frag_mma_sync(v253, v3615, v3617);
+          const unsigned int v3619 = v3599 + 32u;
+          const unsigned int v3622 = v3100 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3624;
+          iron_frag_fill(v3624, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3624, shm3, v3619, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3626;
+          iron_frag_fill(v3626, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3626, shm4, v3622, 64u);
+          iron_frag_mma_sync(v253, v3624, v3626);
+          const unsigned int v3628 = v3599 + 48u;
+          const unsigned int v3631 = v3100 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3633;
+          iron_frag_fill(v3633, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3633, shm3, v3628, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3635;
+          iron_frag_fill(v3635, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3635, shm4, v3631, 64u);
+          iron_frag_mma_sync(v253, v3633, v3635);
         }
-        const unsigned int v3240 = v3219 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
-        const unsigned int v3242 = v3221 + 2u;
-        const unsigned int v3243 = v3242 % 3u;
-        const bool v3244 = v3240 < v3;
-        if (v3244) {
-          const unsigned int v3247 = v3243 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
-          const unsigned int v3249 = iron_linear_thread() & 31u;
-          const unsigned int v3251 = v372 << 5u;
-          const unsigned int v3252 = v3251 + v3249;
-          const unsigned int v3256 = v3252 >> 3u;
-          const unsigned int v3258 = v3252 & 7u;
-          const unsigned int v3260 = v3258 << 3u;
-          const unsigned int v3261 = v75 + v3256;
-          const unsigned int v3262 = v3240 + v3260;
-          const bool v3263 = v3261 < v0;
-          const bool v3264 = v3262 < v3;
-          const bool v3265 = v3263 && v3264;
-          const unsigned int v3266 = v3261 * v3;
-          const unsigned int v3268 = v3266 + v3262;
-          const unsigned int v3269 = v3265 ? v3268 : v28;
-          const unsigned int v3271 = v3256 << 6u;
-          const unsigned int v3272 = v3247 + v3271;
-          const unsigned int v3273 = v3272 + v3260;
-          iron_copy_async<16>(shm3 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), x_sorted + v3269, v3265);
-          const unsigned int v3275 = v3252 + 384u;
-          const unsigned int v3277 = v3275 >> 3u;
-          const unsigned int v3279 = v3275 & 7u;
-          const unsigned int v3281 = v3279 << 3u;
-          const unsigned int v3282 = v75 + v3277;
-          const unsigned int v3283 = v3240 + v3281;
-          const bool v3284 = v3282 < v0;
-          const bool v3285 = v3283 < v3;
-          const bool v3286 = v3284 && v3285;
-          const unsigned int v3287 = v3282 * v3;
-          const unsigned int v3289 = v3287 + v3283;
-          const unsigned int v3290 = v3286 ? v3289 : v28;
-          const unsigned int v3292 = v3277 << 6u;
-          const unsigned int v3293 = v3247 + v3292;
-          const unsigned int v3294 = v3293 + v3281;
-          iron_copy_async<16>(shm3 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), x_sorted + v3290, v3286);
-          const unsigned int v3296 = v3252 + 768u;
-          const bool v3298 = v3296 < 1024u;
-          if (v3298) {
-            const unsigned int v3300 = v3296 >> 3u;
-            const unsigned int v3302 = v3296 & 7u;
-            const unsigned int v3304 = v3302 << 3u;
-            const unsigned int v3305 = v75 + v3300;
-            const unsigned int v3306 = v3240 + v3304;
-            const bool v3307 = v3305 < v0;
-            const bool v3308 = v3306 < v3;
-            const bool v3309 = v3307 && v3308;
-            const unsigned int v3310 = v3305 * v3;
-            const unsigned int v3312 = v3310 + v3306;
-            const unsigned int v3313 = v3309 ? v3312 : v28;
-            const unsigned int v3315 = v3300 << 6u;
-            const unsigned int v3316 = v3247 + v3315;
-            const unsigned int v3317 = v3316 + v3304;
-            iron_copy_async<16>(shm3 + (v3317 ^ (((v3317 >> 6u) & 7u) << 3u)), x_sorted + v3313, v3309);
+        const unsigned int v3115 = v3094 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+        const unsigned int v3117 = v3096 + 2u;
+        const unsigned int v3118 = v3117 % 3u;
+        const bool v3119 = v3115 < v3;
+        if (v3119) {
+          const unsigned int v3122 = v3118 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+          const unsigned int v3124 = iron_linear_thread() & 31u;
+          const unsigned int v3126 = v245 << 5u;
+          const unsigned int v3127 = v3126 + v3124;
+          const unsigned int v3131 = v3127 >> 3u;
+          const unsigned int v3133 = v3127 & 7u;
+          const unsigned int v3135 = v3133 << 3u;
+          const unsigned int v3136 = v75 + v3131;
+          const unsigned int v3137 = v3115 + v3135;
+          const bool v3138 = v3136 < v0;
+          const bool v3139 = v3137 < v3;
+          const bool v3140 = v3138 && v3139;
+          const unsigned int v3141 = v3136 * v3;
+          const unsigned int v3143 = v3141 + v3137;
+          const unsigned int v3144 = v3140 ? v3143 : v28;
+          const unsigned int v3146 = v3131 << 6u;
+          const unsigned int v3147 = v3122 + v3146;
+          const unsigned int v3148 = v3147 + v3135;
+          iron_copy_async<16>(shm3 + (v3148 ^ (((v3148 >> 6u) & 7u) << 3u)), x_sorted + v3144, v3140);
+          const unsigned int v3150 = v3127 + 384u;
+          const unsigned int v3152 = v3150 >> 3u;
+          const unsigned int v3154 = v3150 & 7u;
+          const unsigned int v3156 = v3154 << 3u;
+          const unsigned int v3157 = v75 + v3152;
+          const unsigned int v3158 = v3115 + v3156;
+          const bool v3159 = v3157 < v0;
+          const bool v3160 = v3158 < v3;
+          const bool v3161 = v3159 && v3160;
+          const unsigned int v3162 = v3157 * v3;
+          const unsigned int v3164 = v3162 + v3158;
+          const unsigned int v3165 = v3161 ? v3164 : v28;
+          const unsigned int v3167 = v3152 << 6u;
+          const unsigned int v3168 = v3122 + v3167;
+          const unsigned int v3169 = v3168 + v3156;
+          iron_copy_async<16>(shm3 + (v3169 ^ (((v3169 >> 6u) & 7u) << 3u)), x_sorted + v3165, v3161);
+          const unsigned int v3171 = v3127 + 768u;
+          const bool v3173 = v3171 < 1024u;
+          if (v3173) {
+            const unsigned int v3175 = v3171 >> 3u;
+            const unsigned int v3177 = v3171 & 7u;
+            const unsigned int v3179 = v3177 << 3u;
+            const unsigned int v3180 = v75 + v3175;
+            const unsigned int v3181 = v3115 + v3179;
+            const bool v3182 = v3180 < v0;
+            const bool v3183 = v3181 < v3;
+            const bool v3184 = v3182 && v3183;
+            const unsigned int v3185 = v3180 * v3;
+            const unsigned int v3187 = v3185 + v3181;
+            const unsigned int v3188 = v3184 ? v3187 : v28;
+            const unsigned int v3190 = v3175 << 6u;
+            const unsigned int v3191 = v3122 + v3190;
+            const unsigned int v3192 = v3191 + v3179;
+            iron_copy_async<16>(shm3 + (v3192 ^ (((v3192 >> 6u) & 7u) << 3u)), x_sorted + v3188, v3184);
           }
-          const unsigned int v3334 = v79 + v3256;  // kernels/gemm/gemm_warpgroup.hpp:226
-          const bool v3336 = v3334 < v80;
-          const bool v3338 = v3336 && v3264;
-          const unsigned int v3339 = v3334 * v3;
-          const unsigned int v3341 = v3339 + v3262;
-          const unsigned int v3342 = v3338 ? v3341 : v28;
-          iron_copy_async<16>(shm4 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), w + v3342, v3338);
-          const unsigned int v3355 = v79 + v3277;
-          const bool v3357 = v3355 < v80;
-          const bool v3359 = v3357 && v3285;
-          const unsigned int v3360 = v3355 * v3;
-          const unsigned int v3362 = v3360 + v3283;
-          const unsigned int v3363 = v3359 ? v3362 : v28;
-          iron_copy_async<16>(shm4 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), w + v3363, v3359);
-          if (v3298) {
-            const unsigned int v3373 = v3296 >> 3u;
-            const unsigned int v3375 = v3296 & 7u;
-            const unsigned int v3377 = v3375 << 3u;
-            const unsigned int v3378 = v79 + v3373;
-            const unsigned int v3379 = v3240 + v3377;
-            const bool v3380 = v3378 < v80;
-            const bool v3381 = v3379 < v3;
-            const bool v3382 = v3380 && v3381;
-            const unsigned int v3383 = v3378 * v3;
-            const unsigned int v3385 = v3383 + v3379;
-            const unsigned int v3386 = v3382 ? v3385 : v28;
-            const unsigned int v3388 = v3373 << 6u;
-            const unsigned int v3389 = v3247 + v3388;
-            const unsigned int v3390 = v3389 + v3377;
-            iron_copy_async<16>(shm4 + (v3390 ^ (((v3390 >> 6u) & 7u) << 3u)), w + v3386, v3382);
+          const unsigned int v3209 = v79 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:228
+          const bool v3211 = v3209 < v80;
+          const bool v3213 = v3211 && v3139;
+          const unsigned int v3214 = v3209 * v3;
+          const unsigned int v3216 = v3214 + v3137;
+          const unsigned int v3217 = v3213 ? v3216 : v28;
+          iron_copy_async<16>(shm4 + (v3148 ^ (((v3148 >> 6u) & 7u) << 3u)), w + v3217, v3213);
+          const unsigned int v3230 = v79 + v3152;
+          const bool v3232 = v3230 < v80;
+          const bool v3234 = v3232 && v3160;
+          const unsigned int v3235 = v3230 * v3;
+          const unsigned int v3237 = v3235 + v3158;
+          const unsigned int v3238 = v3234 ? v3237 : v28;
+          iron_copy_async<16>(shm4 + (v3169 ^ (((v3169 >> 6u) & 7u) << 3u)), w + v3238, v3234);
+          if (v3173) {
+            const unsigned int v3248 = v3171 >> 3u;
+            const unsigned int v3250 = v3171 & 7u;
+            const unsigned int v3252 = v3250 << 3u;
+            const unsigned int v3253 = v79 + v3248;
+            const unsigned int v3254 = v3115 + v3252;
+            const bool v3255 = v3253 < v80;
+            const bool v3256 = v3254 < v3;
+            const bool v3257 = v3255 && v3256;
+            const unsigned int v3258 = v3253 * v3;
+            const unsigned int v3260 = v3258 + v3254;
+            const unsigned int v3261 = v3257 ? v3260 : v28;
+            const unsigned int v3263 = v3248 << 6u;
+            const unsigned int v3264 = v3122 + v3263;
+            const unsigned int v3265 = v3264 + v3252;
+            iron_copy_async<16>(shm4 + (v3265 ^ (((v3265 >> 6u) & 7u) << 3u)), w + v3261, v3257);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
       }
       __syncthreads();
     } else {
-      const unsigned int v411 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v412 = threadIdx.x;
+      const unsigned int v285 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v286 = threadIdx.x;
 
-      for (unsigned int v410 = v28; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-        for (unsigned int v414 = v412; v414 < 8192u; v414 += v411) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v416 = v414 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v418 = v414 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v419 = v75 + v416;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v420 = v419 < v0;
-          const unsigned int v421 = v410 + v418;
-          const bool v422 = v421 < v3;
-          const bool v423 = v420 && v422;
-          if (v423) {
-            const unsigned int v425 = v419 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v427 = v425 + v410;
-            const unsigned int v428 = v427 + v418;
-            const iron_bf16 v429 = x_sorted[v428];
-            const unsigned int v431 = v416 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v432 = v431 + v418;
-            shm3[(v432 ^ (((v432 >> 6u) & 7u) << 3u))] = v429;
+      for (unsigned int v284 = v28; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+        for (unsigned int v288 = v286; v288 < 8192u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v290 = v288 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v292 = v288 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v293 = v75 + v290;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v294 = v293 < v0;
+          const unsigned int v295 = v284 + v292;
+          const bool v296 = v295 < v3;
+          const bool v297 = v294 && v296;
+          if (v297) {
+            const unsigned int v299 = v293 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v301 = v299 + v284;
+            const unsigned int v302 = v301 + v292;
+            const iron_bf16 v303 = x_sorted[v302];
+            const unsigned int v305 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v306 = v305 + v292;
+            shm3[(v306 ^ (((v306 >> 6u) & 7u) << 3u))] = v303;
           } else {
-            const unsigned int v434 = v416 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v435 = v434 + v418;
-            shm3[(v435 ^ (((v435 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v308 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v309 = v308 + v292;
+            shm3[(v309 ^ (((v309 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v440 = v412; v440 < 8192u; v440 += v411) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v445 = v79 + v442;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v446 = v445 < v80;
-          const unsigned int v447 = v410 + v444;
-          const bool v448 = v447 < v3;
-          const bool v449 = v446 && v448;
-          if (v449) {
-            const unsigned int v451 = v445 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v453 = v451 + v410;
-            const unsigned int v454 = v453 + v444;
-            const iron_bf16 v455 = w[v454];
-            const unsigned int v457 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v458 = v457 + v444;
-            shm4[(v458 ^ (((v458 >> 6u) & 7u) << 3u))] = v455;
+        for (unsigned int v314 = v286; v314 < 8192u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v316 = v314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v318 = v314 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v319 = v79 + v316;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v320 = v319 < v80;
+          const unsigned int v321 = v284 + v318;
+          const bool v322 = v321 < v3;
+          const bool v323 = v320 && v322;
+          if (v323) {
+            const unsigned int v325 = v319 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v327 = v325 + v284;
+            const unsigned int v328 = v327 + v318;
+            const iron_bf16 v329 = w[v328];
+            const unsigned int v331 = v316 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v332 = v331 + v318;
+            shm4[(v332 ^ (((v332 >> 6u) & 7u) << 3u))] = v329;
           } else {
-            const unsigned int v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v461 = v460 + v444;
-            shm4[(v461 ^ (((v461 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v334 = v316 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v335 = v334 + v318;
+            shm4[(v335 ^ (((v335 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
-        }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:215
-          const unsigned int v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-          const unsigned int v470 = v469 << 6u;
-          const unsigned int v3763 = v372 & 3u;
-          const unsigned int v3765 = v3763 << 4u;
-          const unsigned int v3767 = v3765 << 6u;
-          const unsigned int v3769 = v470 + v3767;
-          iron_frag<iron_bf16, 0, 16, 16> v3776;
-          iron_frag_fill(v3776, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3776, shm3, v3769, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3778;
-          iron_frag_fill(v3778, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3778, shm4, v28, 64u);
-          iron_frag_mma_sync(v380, v3776, v3778);
-          const unsigned int v3780 = v3769 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3785;
-          iron_frag_fill(v3785, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3785, shm3, v3780, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3787;
-          iron_frag_fill(v3787, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3787, shm4, 16u, 64u);
-          iron_frag_mma_sync(v380, v3785, v3787);
-          const unsigned int v3789 = v3769 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3794;
-          iron_frag_fill(v3794, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3794, shm3, v3789, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3796;
-          iron_frag_fill(v3796, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3796, shm4, 32u, 64u);
-          iron_frag_mma_sync(v380, v3794, v3796);
-          const unsigned int v3798 = v3769 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3803;
-          iron_frag_fill(v3803, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3803, shm3, v3798, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3805;
-          iron_frag_fill(v3805, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3805, shm4, 48u, 64u);
-          iron_frag_mma_sync(v380, v3803, v3805);
         }
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-      }
-    }
-    const unsigned int v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-    const unsigned int v476 = v475 << 4u;
-    const unsigned int v478 = v373 << 6u;
-    const unsigned int v479 = v75 + v478;
-    const unsigned int v480 = v479 + v476;
-    const unsigned int v481 = static_cast<unsigned int>(v380.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v482 = v480 + v481;
-    const unsigned int v483 = static_cast<unsigned int>(v380.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v484 = v79 + v483;
-    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v486 = v376 && v485;
-    const bool v487 = v484 < v80;
-    const bool v488 = v486 && v487;
-    if (v488) {
-      const float v489 = v380.x[0];
-      const bool v490 = v482 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v491 = v484 - v78;
-      const bool v492 = v491 < v2;
-      const bool v493 = v490 && v492;
-      if (v493) {
-        const iron_bf16 v494 = iron_f32_to_bf16(v489);
-        const unsigned int v495 = v482 * v2;
-        const unsigned int v496 = v495 + v484;
-        const unsigned int v497 = v496 - v78;
-        out[v497] = v494;
-      }
-    }
-    const unsigned int v498 = static_cast<unsigned int>(v380.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v499 = v480 + v498;
-    const unsigned int v500 = static_cast<unsigned int>(v380.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v501 = v79 + v500;
-    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v503 = v376 && v502;
-    const bool v504 = v501 < v80;
-    const bool v505 = v503 && v504;
-    if (v505) {
-      const float v506 = v380.x[1];
-      const bool v507 = v499 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v508 = v501 - v78;
-      const bool v509 = v508 < v2;
-      const bool v510 = v507 && v509;
-      if (v510) {
-        const iron_bf16 v511 = iron_f32_to_bf16(v506);
-        const unsigned int v512 = v499 * v2;
-        const unsigned int v513 = v512 + v501;
-        const unsigned int v514 = v513 - v78;
-        out[v514] = v511;
-      }
-    }
-    const unsigned int v515 = static_cast<unsigned int>(v380.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v516 = v480 + v515;
-    const unsigned int v517 = static_cast<unsigned int>(v380.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v518 = v79 + v517;
-    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v520 = v376 && v519;
-    const bool v521 = v518 < v80;
-    const bool v522 = v520 && v521;
-    if (v522) {
-      const float v523 = v380.x[2];
-      const bool v524 = v516 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v525 = v518 - v78;
-      const bool v526 = v525 < v2;
-      const bool v527 = v524 && v526;
-      if (v527) {
-        const iron_bf16 v528 = iron_f32_to_bf16(v523);
-        const unsigned int v529 = v516 * v2;
-        const unsigned int v530 = v529 + v518;
-        const unsigned int v531 = v530 - v78;
-        out[v531] = v528;
-      }
-    }
-    const unsigned int v532 = static_cast<unsigned int>(v380.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v533 = v480 + v532;
-    const unsigned int v534 = static_cast<unsigned int>(v380.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v535 = v79 + v534;
-    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v537 = v376 && v536;
-    const bool v538 = v535 < v80;
-    const bool v539 = v537 && v538;
-    if (v539) {
-      const float v540 = v380.x[3];
-      const bool v541 = v533 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v542 = v535 - v78;
-      const bool v543 = v542 < v2;
-      const bool v544 = v541 && v543;
-      if (v544) {
-        const iron_bf16 v545 = iron_f32_to_bf16(v540);
-        const unsigned int v546 = v533 * v2;
-        const unsigned int v547 = v546 + v535;
-        const unsigned int v548 = v547 - v78;
-        out[v548] = v545;
-      }
-    }
-    const unsigned int v549 = static_cast<unsigned int>(v380.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v550 = v480 + v549;
-    const unsigned int v551 = static_cast<unsigned int>(v380.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v552 = v79 + v551;
-    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v554 = v376 && v553;
-    const bool v555 = v552 < v80;
-    const bool v556 = v554 && v555;
-    if (v556) {
-      const float v557 = v380.x[4];
-      const bool v558 = v550 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v559 = v552 - v78;
-      const bool v560 = v559 < v2;
-      const bool v561 = v558 && v560;
-      if (v561) {
-        const iron_bf16 v562 = iron_f32_to_bf16(v557);
-        const unsigned int v563 = v550 * v2;
-        const unsigned int v564 = v563 + v552;
-        const unsigned int v565 = v564 - v78;
-        out[v565] = v562;
-      }
-    }
-    const unsigned int v566 = static_cast<unsigned int>(v380.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v567 = v480 + v566;
-    const unsigned int v568 = static_cast<unsigned int>(v380.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v569 = v79 + v568;
-    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v571 = v376 && v570;
-    const bool v572 = v569 < v80;
-    const bool v573 = v571 && v572;
-    if (v573) {
-      const float v574 = v380.x[5];
-      const bool v575 = v567 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v576 = v569 - v78;
-      const bool v577 = v576 < v2;
-      const bool v578 = v575 && v577;
-      if (v578) {
-        const iron_bf16 v579 = iron_f32_to_bf16(v574);
-        const unsigned int v580 = v567 * v2;
-        const unsigned int v581 = v580 + v569;
-        const unsigned int v582 = v581 - v78;
-        out[v582] = v579;
-      }
-    }
-    const unsigned int v583 = static_cast<unsigned int>(v380.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v584 = v480 + v583;
-    const unsigned int v585 = static_cast<unsigned int>(v380.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v586 = v79 + v585;
-    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v588 = v376 && v587;
-    const bool v589 = v586 < v80;
-    const bool v590 = v588 && v589;
-    if (v590) {
-      const float v591 = v380.x[6];
-      const bool v592 = v584 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v593 = v586 - v78;
-      const bool v594 = v593 < v2;
-      const bool v595 = v592 && v594;
-      if (v595) {
-        const iron_bf16 v596 = iron_f32_to_bf16(v591);
-        const unsigned int v597 = v584 * v2;
-        const unsigned int v598 = v597 + v586;
-        const unsigned int v599 = v598 - v78;
-        out[v599] = v596;
-      }
-    }
-    const unsigned int v600 = static_cast<unsigned int>(v380.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v601 = v480 + v600;
-    const unsigned int v602 = static_cast<unsigned int>(v380.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v603 = v79 + v602;
-    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v605 = v376 && v604;
-    const bool v606 = v603 < v80;
-    const bool v607 = v605 && v606;
-    if (v607) {
-      const float v608 = v380.x[7];
-      const bool v609 = v601 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v610 = v603 - v78;
-      const bool v611 = v610 < v2;
-      const bool v612 = v609 && v611;
-      if (v612) {
-        const iron_bf16 v613 = iron_f32_to_bf16(v608);
-        const unsigned int v614 = v601 * v2;
-        const unsigned int v615 = v614 + v603;
-        const unsigned int v616 = v615 - v78;
-        out[v616] = v613;
-      }
-    }
-    const unsigned int v617 = static_cast<unsigned int>(v380.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v618 = v480 + v617;
-    const unsigned int v619 = static_cast<unsigned int>(v380.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v620 = v79 + v619;
-    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v622 = v376 && v621;
-    const bool v623 = v620 < v80;
-    const bool v624 = v622 && v623;
-    if (v624) {
-      const float v625 = v380.x[8];
-      const bool v626 = v618 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v627 = v620 - v78;
-      const bool v628 = v627 < v2;
-      const bool v629 = v626 && v628;
-      if (v629) {
-        const iron_bf16 v630 = iron_f32_to_bf16(v625);
-        const unsigned int v631 = v618 * v2;
-        const unsigned int v632 = v631 + v620;
-        const unsigned int v633 = v632 - v78;
-        out[v633] = v630;
-      }
-    }
-    const unsigned int v634 = static_cast<unsigned int>(v380.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v635 = v480 + v634;
-    const unsigned int v636 = static_cast<unsigned int>(v380.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v637 = v79 + v636;
-    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v639 = v376 && v638;
-    const bool v640 = v637 < v80;
-    const bool v641 = v639 && v640;
-    if (v641) {
-      const float v642 = v380.x[9];
-      const bool v643 = v635 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v644 = v637 - v78;
-      const bool v645 = v644 < v2;
-      const bool v646 = v643 && v645;
-      if (v646) {
-        const iron_bf16 v647 = iron_f32_to_bf16(v642);
-        const unsigned int v648 = v635 * v2;
-        const unsigned int v649 = v648 + v637;
-        const unsigned int v650 = v649 - v78;
-        out[v650] = v647;
-      }
-    }
-    const unsigned int v651 = static_cast<unsigned int>(v380.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v652 = v480 + v651;
-    const unsigned int v653 = static_cast<unsigned int>(v380.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v654 = v79 + v653;
-    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v656 = v376 && v655;
-    const bool v657 = v654 < v80;
-    const bool v658 = v656 && v657;
-    if (v658) {
-      const float v659 = v380.x[10];
-      const bool v660 = v652 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v661 = v654 - v78;
-      const bool v662 = v661 < v2;
-      const bool v663 = v660 && v662;
-      if (v663) {
-        const iron_bf16 v664 = iron_f32_to_bf16(v659);
-        const unsigned int v665 = v652 * v2;
-        const unsigned int v666 = v665 + v654;
-        const unsigned int v667 = v666 - v78;
-        out[v667] = v664;
-      }
-    }
-    const unsigned int v668 = static_cast<unsigned int>(v380.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v669 = v480 + v668;
-    const unsigned int v670 = static_cast<unsigned int>(v380.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v671 = v79 + v670;
-    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v673 = v376 && v672;
-    const bool v674 = v671 < v80;
-    const bool v675 = v673 && v674;
-    if (v675) {
-      const float v676 = v380.x[11];
-      const bool v677 = v669 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v678 = v671 - v78;
-      const bool v679 = v678 < v2;
-      const bool v680 = v677 && v679;
-      if (v680) {
-        const iron_bf16 v681 = iron_f32_to_bf16(v676);
-        const unsigned int v682 = v669 * v2;
-        const unsigned int v683 = v682 + v671;
-        const unsigned int v684 = v683 - v78;
-        out[v684] = v681;
-      }
-    }
-    const unsigned int v685 = static_cast<unsigned int>(v380.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v686 = v480 + v685;
-    const unsigned int v687 = static_cast<unsigned int>(v380.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v688 = v79 + v687;
-    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v690 = v376 && v689;
-    const bool v691 = v688 < v80;
-    const bool v692 = v690 && v691;
-    if (v692) {
-      const float v693 = v380.x[12];
-      const bool v694 = v686 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v695 = v688 - v78;
-      const bool v696 = v695 < v2;
-      const bool v697 = v694 && v696;
-      if (v697) {
-        const iron_bf16 v698 = iron_f32_to_bf16(v693);
-        const unsigned int v699 = v686 * v2;
-        const unsigned int v700 = v699 + v688;
-        const unsigned int v701 = v700 - v78;
-        out[v701] = v698;
-      }
-    }
-    const unsigned int v702 = static_cast<unsigned int>(v380.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v703 = v480 + v702;
-    const unsigned int v704 = static_cast<unsigned int>(v380.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v705 = v79 + v704;
-    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v707 = v376 && v706;
-    const bool v708 = v705 < v80;
-    const bool v709 = v707 && v708;
-    if (v709) {
-      const float v710 = v380.x[13];
-      const bool v711 = v703 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v712 = v705 - v78;
-      const bool v713 = v712 < v2;
-      const bool v714 = v711 && v713;
-      if (v714) {
-        const iron_bf16 v715 = iron_f32_to_bf16(v710);
-        const unsigned int v716 = v703 * v2;
-        const unsigned int v717 = v716 + v705;
-        const unsigned int v718 = v717 - v78;
-        out[v718] = v715;
-      }
-    }
-    const unsigned int v719 = static_cast<unsigned int>(v380.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v720 = v480 + v719;
-    const unsigned int v721 = static_cast<unsigned int>(v380.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v722 = v79 + v721;
-    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v724 = v376 && v723;
-    const bool v725 = v722 < v80;
-    const bool v726 = v724 && v725;
-    if (v726) {
-      const float v727 = v380.x[14];
-      const bool v728 = v720 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v729 = v722 - v78;
-      const bool v730 = v729 < v2;
-      const bool v731 = v728 && v730;
-      if (v731) {
-        const iron_bf16 v732 = iron_f32_to_bf16(v727);
-        const unsigned int v733 = v720 * v2;
-        const unsigned int v734 = v733 + v722;
-        const unsigned int v735 = v734 - v78;
-        out[v735] = v732;
-      }
-    }
-    const unsigned int v736 = static_cast<unsigned int>(v380.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v737 = v480 + v736;
-    const unsigned int v738 = static_cast<unsigned int>(v380.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v739 = v79 + v738;
-    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v741 = v376 && v740;
-    const bool v742 = v739 < v80;
-    const bool v743 = v741 && v742;
-    if (v743) {
-      const float v744 = v380.x[15];
-      const bool v745 = v737 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v746 = v739 - v78;
-      const bool v747 = v746 < v2;
-      const bool v748 = v745 && v747;
-      if (v748) {
-        const iron_bf16 v749 = iron_f32_to_bf16(v744);
-        const unsigned int v750 = v737 * v2;
-        const unsigned int v751 = v750 + v739;
-        const unsigned int v752 = v751 - v78;
-        out[v752] = v749;
-      }
-    }
-    const unsigned int v753 = static_cast<unsigned int>(v380.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v754 = v480 + v753;
-    const unsigned int v755 = static_cast<unsigned int>(v380.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v756 = v79 + v755;
-    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v758 = v376 && v757;
-    const bool v759 = v756 < v80;
-    const bool v760 = v758 && v759;
-    if (v760) {
-      const float v761 = v380.x[16];
-      const bool v762 = v754 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v763 = v756 - v78;
-      const bool v764 = v763 < v2;
-      const bool v765 = v762 && v764;
-      if (v765) {
-        const iron_bf16 v766 = iron_f32_to_bf16(v761);
-        const unsigned int v767 = v754 * v2;
-        const unsigned int v768 = v767 + v756;
-        const unsigned int v769 = v768 - v78;
-        out[v769] = v766;
-      }
-    }
-    const unsigned int v770 = static_cast<unsigned int>(v380.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v771 = v480 + v770;
-    const unsigned int v772 = static_cast<unsigned int>(v380.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v773 = v79 + v772;
-    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v775 = v376 && v774;
-    const bool v776 = v773 < v80;
-    const bool v777 = v775 && v776;
-    if (v777) {
-      const float v778 = v380.x[17];
-      const bool v779 = v771 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v780 = v773 - v78;
-      const bool v781 = v780 < v2;
-      const bool v782 = v779 && v781;
-      if (v782) {
-        const iron_bf16 v783 = iron_f32_to_bf16(v778);
-        const unsigned int v784 = v771 * v2;
-        const unsigned int v785 = v784 + v773;
-        const unsigned int v786 = v785 - v78;
-        out[v786] = v783;
-      }
-    }
-    const unsigned int v787 = static_cast<unsigned int>(v380.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v788 = v480 + v787;
-    const unsigned int v789 = static_cast<unsigned int>(v380.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v790 = v79 + v789;
-    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v792 = v376 && v791;
-    const bool v793 = v790 < v80;
-    const bool v794 = v792 && v793;
-    if (v794) {
-      const float v795 = v380.x[18];
-      const bool v796 = v788 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v797 = v790 - v78;
-      const bool v798 = v797 < v2;
-      const bool v799 = v796 && v798;
-      if (v799) {
-        const iron_bf16 v800 = iron_f32_to_bf16(v795);
-        const unsigned int v801 = v788 * v2;
-        const unsigned int v802 = v801 + v790;
-        const unsigned int v803 = v802 - v78;
-        out[v803] = v800;
-      }
-    }
-    const unsigned int v804 = static_cast<unsigned int>(v380.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v805 = v480 + v804;
-    const unsigned int v806 = static_cast<unsigned int>(v380.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v807 = v79 + v806;
-    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v809 = v376 && v808;
-    const bool v810 = v807 < v80;
-    const bool v811 = v809 && v810;
-    if (v811) {
-      const float v812 = v380.x[19];
-      const bool v813 = v805 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v814 = v807 - v78;
-      const bool v815 = v814 < v2;
-      const bool v816 = v813 && v815;
-      if (v816) {
-        const iron_bf16 v817 = iron_f32_to_bf16(v812);
-        const unsigned int v818 = v805 * v2;
-        const unsigned int v819 = v818 + v807;
-        const unsigned int v820 = v819 - v78;
-        out[v820] = v817;
-      }
-    }
-    const unsigned int v821 = static_cast<unsigned int>(v380.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v822 = v480 + v821;
-    const unsigned int v823 = static_cast<unsigned int>(v380.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v824 = v79 + v823;
-    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v826 = v376 && v825;
-    const bool v827 = v824 < v80;
-    const bool v828 = v826 && v827;
-    if (v828) {
-      const float v829 = v380.x[20];
-      const bool v830 = v822 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v831 = v824 - v78;
-      const bool v832 = v831 < v2;
-      const bool v833 = v830 && v832;
-      if (v833) {
-        const iron_bf16 v834 = iron_f32_to_bf16(v829);
-        const unsigned int v835 = v822 * v2;
-        const unsigned int v836 = v835 + v824;
-        const unsigned int v837 = v836 - v78;
-        out[v837] = v834;
-      }
-    }
-    const unsigned int v838 = static_cast<unsigned int>(v380.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v839 = v480 + v838;
-    const unsigned int v840 = static_cast<unsigned int>(v380.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v841 = v79 + v840;
-    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v843 = v376 && v842;
-    const bool v844 = v841 < v80;
-    const bool v845 = v843 && v844;
-    if (v845) {
-      const float v846 = v380.x[21];
-      const bool v847 = v839 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v848 = v841 - v78;
-      const bool v849 = v848 < v2;
-      const bool v850 = v847 && v849;
-      if (v850) {
-        const iron_bf16 v851 = iron_f32_to_bf16(v846);
-        const unsigned int v852 = v839 * v2;
-        const unsigned int v853 = v852 + v841;
-        const unsigned int v854 = v853 - v78;
-        out[v854] = v851;
-      }
-    }
-    const unsigned int v855 = static_cast<unsigned int>(v380.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v856 = v480 + v855;
-    const unsigned int v857 = static_cast<unsigned int>(v380.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v858 = v79 + v857;
-    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v860 = v376 && v859;
-    const bool v861 = v858 < v80;
-    const bool v862 = v860 && v861;
-    if (v862) {
-      const float v863 = v380.x[22];
-      const bool v864 = v856 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v865 = v858 - v78;
-      const bool v866 = v865 < v2;
-      const bool v867 = v864 && v866;
-      if (v867) {
-        const iron_bf16 v868 = iron_f32_to_bf16(v863);
-        const unsigned int v869 = v856 * v2;
-        const unsigned int v870 = v869 + v858;
-        const unsigned int v871 = v870 - v78;
-        out[v871] = v868;
-      }
-    }
-    const unsigned int v872 = static_cast<unsigned int>(v380.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v873 = v480 + v872;
-    const unsigned int v874 = static_cast<unsigned int>(v380.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v875 = v79 + v874;
-    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v877 = v376 && v876;
-    const bool v878 = v875 < v80;
-    const bool v879 = v877 && v878;
-    if (v879) {
-      const float v880 = v380.x[23];
-      const bool v881 = v873 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v882 = v875 - v78;
-      const bool v883 = v882 < v2;
-      const bool v884 = v881 && v883;
-      if (v884) {
-        const iron_bf16 v885 = iron_f32_to_bf16(v880);
-        const unsigned int v886 = v873 * v2;
-        const unsigned int v887 = v886 + v875;
-        const unsigned int v888 = v887 - v78;
-        out[v888] = v885;
-      }
-    }
-    const unsigned int v889 = static_cast<unsigned int>(v380.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v890 = v480 + v889;
-    const unsigned int v891 = static_cast<unsigned int>(v380.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v892 = v79 + v891;
-    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v894 = v376 && v893;
-    const bool v895 = v892 < v80;
-    const bool v896 = v894 && v895;
-    if (v896) {
-      const float v897 = v380.x[24];
-      const bool v898 = v890 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v899 = v892 - v78;
-      const bool v900 = v899 < v2;
-      const bool v901 = v898 && v900;
-      if (v901) {
-        const iron_bf16 v902 = iron_f32_to_bf16(v897);
-        const unsigned int v903 = v890 * v2;
-        const unsigned int v904 = v903 + v892;
-        const unsigned int v905 = v904 - v78;
-        out[v905] = v902;
-      }
-    }
-    const unsigned int v906 = static_cast<unsigned int>(v380.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v907 = v480 + v906;
-    const unsigned int v908 = static_cast<unsigned int>(v380.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v909 = v79 + v908;
-    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v911 = v376 && v910;
-    const bool v912 = v909 < v80;
-    const bool v913 = v911 && v912;
-    if (v913) {
-      const float v914 = v380.x[25];
-      const bool v915 = v907 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v916 = v909 - v78;
-      const bool v917 = v916 < v2;
-      const bool v918 = v915 && v917;
-      if (v918) {
-        const iron_bf16 v919 = iron_f32_to_bf16(v914);
-        const unsigned int v920 = v907 * v2;
-        const unsigned int v921 = v920 + v909;
-        const unsigned int v922 = v921 - v78;
-        out[v922] = v919;
-      }
-    }
-    const unsigned int v923 = static_cast<unsigned int>(v380.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v924 = v480 + v923;
-    const unsigned int v925 = static_cast<unsigned int>(v380.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v926 = v79 + v925;
-    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v928 = v376 && v927;
-    const bool v929 = v926 < v80;
-    const bool v930 = v928 && v929;
-    if (v930) {
-      const float v931 = v380.x[26];
-      const bool v932 = v924 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v933 = v926 - v78;
-      const bool v934 = v933 < v2;
-      const bool v935 = v932 && v934;
-      if (v935) {
-        const iron_bf16 v936 = iron_f32_to_bf16(v931);
-        const unsigned int v937 = v924 * v2;
-        const unsigned int v938 = v937 + v926;
-        const unsigned int v939 = v938 - v78;
-        out[v939] = v936;
-      }
-    }
-    const unsigned int v940 = static_cast<unsigned int>(v380.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v941 = v480 + v940;
-    const unsigned int v942 = static_cast<unsigned int>(v380.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v943 = v79 + v942;
-    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v945 = v376 && v944;
-    const bool v946 = v943 < v80;
-    const bool v947 = v945 && v946;
-    if (v947) {
-      const float v948 = v380.x[27];
-      const bool v949 = v941 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v950 = v943 - v78;
-      const bool v951 = v950 < v2;
-      const bool v952 = v949 && v951;
-      if (v952) {
-        const iron_bf16 v953 = iron_f32_to_bf16(v948);
-        const unsigned int v954 = v941 * v2;
-        const unsigned int v955 = v954 + v943;
-        const unsigned int v956 = v955 - v78;
-        out[v956] = v953;
-      }
-    }
-    const unsigned int v957 = static_cast<unsigned int>(v380.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v958 = v480 + v957;
-    const unsigned int v959 = static_cast<unsigned int>(v380.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v960 = v79 + v959;
-    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v962 = v376 && v961;
-    const bool v963 = v960 < v80;
-    const bool v964 = v962 && v963;
-    if (v964) {
-      const float v965 = v380.x[28];
-      const bool v966 = v958 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v967 = v960 - v78;
-      const bool v968 = v967 < v2;
-      const bool v969 = v966 && v968;
-      if (v969) {
-        const iron_bf16 v970 = iron_f32_to_bf16(v965);
-        const unsigned int v971 = v958 * v2;
-        const unsigned int v972 = v971 + v960;
-        const unsigned int v973 = v972 - v78;
-        out[v973] = v970;
-      }
-    }
-    const unsigned int v974 = static_cast<unsigned int>(v380.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v975 = v480 + v974;
-    const unsigned int v976 = static_cast<unsigned int>(v380.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v977 = v79 + v976;
-    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v979 = v376 && v978;
-    const bool v980 = v977 < v80;
-    const bool v981 = v979 && v980;
-    if (v981) {
-      const float v982 = v380.x[29];
-      const bool v983 = v975 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v984 = v977 - v78;
-      const bool v985 = v984 < v2;
-      const bool v986 = v983 && v985;
-      if (v986) {
-        const iron_bf16 v987 = iron_f32_to_bf16(v982);
-        const unsigned int v988 = v975 * v2;
-        const unsigned int v989 = v988 + v977;
-        const unsigned int v990 = v989 - v78;
-        out[v990] = v987;
-      }
-    }
-    const unsigned int v991 = static_cast<unsigned int>(v380.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v992 = v480 + v991;
-    const unsigned int v993 = static_cast<unsigned int>(v380.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v994 = v79 + v993;
-    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v996 = v376 && v995;
-    const bool v997 = v994 < v80;
-    const bool v998 = v996 && v997;
-    if (v998) {
-      const float v999 = v380.x[30];
-      const bool v1000 = v992 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1001 = v994 - v78;
-      const bool v1002 = v1001 < v2;
-      const bool v1003 = v1000 && v1002;
-      if (v1003) {
-        const iron_bf16 v1004 = iron_f32_to_bf16(v999);
-        const unsigned int v1005 = v992 * v2;
-        const unsigned int v1006 = v1005 + v994;
-        const unsigned int v1007 = v1006 - v78;
-        out[v1007] = v1004;
-      }
-    }
-    const unsigned int v1008 = static_cast<unsigned int>(v380.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1009 = v480 + v1008;
-    const unsigned int v1010 = static_cast<unsigned int>(v380.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1011 = v79 + v1010;
-    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1013 = v376 && v1012;
-    const bool v1014 = v1011 < v80;
-    const bool v1015 = v1013 && v1014;
-    if (v1015) {
-      const float v1016 = v380.x[31];
-      const bool v1017 = v1009 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1018 = v1011 - v78;
-      const bool v1019 = v1018 < v2;
-      const bool v1020 = v1017 && v1019;
-      if (v1020) {
-        const iron_bf16 v1021 = iron_f32_to_bf16(v1016);
-        const unsigned int v1022 = v1009 * v2;
-        const unsigned int v1023 = v1022 + v1011;
-        const unsigned int v1024 = v1023 - v78;
-        out[v1024] = v1021;
-      }
-    }
-    const unsigned int v1025 = static_cast<unsigned int>(v380.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1026 = v480 + v1025;
-    const unsigned int v1027 = static_cast<unsigned int>(v380.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1028 = v79 + v1027;
-    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1030 = v376 && v1029;
-    const bool v1031 = v1028 < v80;
-    const bool v1032 = v1030 && v1031;
-    if (v1032) {
-      const float v1033 = v380.x[32];
-      const bool v1034 = v1026 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1035 = v1028 - v78;
-      const bool v1036 = v1035 < v2;
-      const bool v1037 = v1034 && v1036;
-      if (v1037) {
-        const iron_bf16 v1038 = iron_f32_to_bf16(v1033);
-        const unsigned int v1039 = v1026 * v2;
-        const unsigned int v1040 = v1039 + v1028;
-        const unsigned int v1041 = v1040 - v78;
-        out[v1041] = v1038;
-      }
-    }
-    const unsigned int v1042 = static_cast<unsigned int>(v380.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1043 = v480 + v1042;
-    const unsigned int v1044 = static_cast<unsigned int>(v380.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1045 = v79 + v1044;
-    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1047 = v376 && v1046;
-    const bool v1048 = v1045 < v80;
-    const bool v1049 = v1047 && v1048;
-    if (v1049) {
-      const float v1050 = v380.x[33];
-      const bool v1051 = v1043 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1052 = v1045 - v78;
-      const bool v1053 = v1052 < v2;
-      const bool v1054 = v1051 && v1053;
-      if (v1054) {
-        const iron_bf16 v1055 = iron_f32_to_bf16(v1050);
-        const unsigned int v1056 = v1043 * v2;
-        const unsigned int v1057 = v1056 + v1045;
-        const unsigned int v1058 = v1057 - v78;
-        out[v1058] = v1055;
-      }
-    }
-    const unsigned int v1059 = static_cast<unsigned int>(v380.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1060 = v480 + v1059;
-    const unsigned int v1061 = static_cast<unsigned int>(v380.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1062 = v79 + v1061;
-    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1064 = v376 && v1063;
-    const bool v1065 = v1062 < v80;
-    const bool v1066 = v1064 && v1065;
-    if (v1066) {
-      const float v1067 = v380.x[34];
-      const bool v1068 = v1060 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1069 = v1062 - v78;
-      const bool v1070 = v1069 < v2;
-      const bool v1071 = v1068 && v1070;
-      if (v1071) {
-        const iron_bf16 v1072 = iron_f32_to_bf16(v1067);
-        const unsigned int v1073 = v1060 * v2;
-        const unsigned int v1074 = v1073 + v1062;
-        const unsigned int v1075 = v1074 - v78;
-        out[v1075] = v1072;
-      }
-    }
-    const unsigned int v1076 = static_cast<unsigned int>(v380.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1077 = v480 + v1076;
-    const unsigned int v1078 = static_cast<unsigned int>(v380.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1079 = v79 + v1078;
-    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1081 = v376 && v1080;
-    const bool v1082 = v1079 < v80;
-    const bool v1083 = v1081 && v1082;
-    if (v1083) {
-      const float v1084 = v380.x[35];
-      const bool v1085 = v1077 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1086 = v1079 - v78;
-      const bool v1087 = v1086 < v2;
-      const bool v1088 = v1085 && v1087;
-      if (v1088) {
-        const iron_bf16 v1089 = iron_f32_to_bf16(v1084);
-        const unsigned int v1090 = v1077 * v2;
-        const unsigned int v1091 = v1090 + v1079;
-        const unsigned int v1092 = v1091 - v78;
-        out[v1092] = v1089;
-      }
-    }
-    const unsigned int v1093 = static_cast<unsigned int>(v380.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1094 = v480 + v1093;
-    const unsigned int v1095 = static_cast<unsigned int>(v380.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1096 = v79 + v1095;
-    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1098 = v376 && v1097;
-    const bool v1099 = v1096 < v80;
-    const bool v1100 = v1098 && v1099;
-    if (v1100) {
-      const float v1101 = v380.x[36];
-      const bool v1102 = v1094 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1103 = v1096 - v78;
-      const bool v1104 = v1103 < v2;
-      const bool v1105 = v1102 && v1104;
-      if (v1105) {
-        const iron_bf16 v1106 = iron_f32_to_bf16(v1101);
-        const unsigned int v1107 = v1094 * v2;
-        const unsigned int v1108 = v1107 + v1096;
-        const unsigned int v1109 = v1108 - v78;
-        out[v1109] = v1106;
-      }
-    }
-    const unsigned int v1110 = static_cast<unsigned int>(v380.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1111 = v480 + v1110;
-    const unsigned int v1112 = static_cast<unsigned int>(v380.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1113 = v79 + v1112;
-    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1115 = v376 && v1114;
-    const bool v1116 = v1113 < v80;
-    const bool v1117 = v1115 && v1116;
-    if (v1117) {
-      const float v1118 = v380.x[37];
-      const bool v1119 = v1111 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1120 = v1113 - v78;
-      const bool v1121 = v1120 < v2;
-      const bool v1122 = v1119 && v1121;
-      if (v1122) {
-        const iron_bf16 v1123 = iron_f32_to_bf16(v1118);
-        const unsigned int v1124 = v1111 * v2;
-        const unsigned int v1125 = v1124 + v1113;
-        const unsigned int v1126 = v1125 - v78;
-        out[v1126] = v1123;
-      }
-    }
-    const unsigned int v1127 = static_cast<unsigned int>(v380.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1128 = v480 + v1127;
-    const unsigned int v1129 = static_cast<unsigned int>(v380.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1130 = v79 + v1129;
-    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1132 = v376 && v1131;
-    const bool v1133 = v1130 < v80;
-    const bool v1134 = v1132 && v1133;
-    if (v1134) {
-      const float v1135 = v380.x[38];
-      const bool v1136 = v1128 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1137 = v1130 - v78;
-      const bool v1138 = v1137 < v2;
-      const bool v1139 = v1136 && v1138;
-      if (v1139) {
-        const iron_bf16 v1140 = iron_f32_to_bf16(v1135);
-        const unsigned int v1141 = v1128 * v2;
-        const unsigned int v1142 = v1141 + v1130;
-        const unsigned int v1143 = v1142 - v78;
-        out[v1143] = v1140;
-      }
-    }
-    const unsigned int v1144 = static_cast<unsigned int>(v380.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1145 = v480 + v1144;
-    const unsigned int v1146 = static_cast<unsigned int>(v380.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1147 = v79 + v1146;
-    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1149 = v376 && v1148;
-    const bool v1150 = v1147 < v80;
-    const bool v1151 = v1149 && v1150;
-    if (v1151) {
-      const float v1152 = v380.x[39];
-      const bool v1153 = v1145 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1154 = v1147 - v78;
-      const bool v1155 = v1154 < v2;
-      const bool v1156 = v1153 && v1155;
-      if (v1156) {
-        const iron_bf16 v1157 = iron_f32_to_bf16(v1152);
-        const unsigned int v1158 = v1145 * v2;
-        const unsigned int v1159 = v1158 + v1147;
-        const unsigned int v1160 = v1159 - v78;
-        out[v1160] = v1157;
-      }
-    }
-    const unsigned int v1161 = static_cast<unsigned int>(v380.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1162 = v480 + v1161;
-    const unsigned int v1163 = static_cast<unsigned int>(v380.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1164 = v79 + v1163;
-    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1166 = v376 && v1165;
-    const bool v1167 = v1164 < v80;
-    const bool v1168 = v1166 && v1167;
-    if (v1168) {
-      const float v1169 = v380.x[40];
-      const bool v1170 = v1162 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1171 = v1164 - v78;
-      const bool v1172 = v1171 < v2;
-      const bool v1173 = v1170 && v1172;
-      if (v1173) {
-        const iron_bf16 v1174 = iron_f32_to_bf16(v1169);
-        const unsigned int v1175 = v1162 * v2;
-        const unsigned int v1176 = v1175 + v1164;
-        const unsigned int v1177 = v1176 - v78;
-        out[v1177] = v1174;
-      }
-    }
-    const unsigned int v1178 = static_cast<unsigned int>(v380.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1179 = v480 + v1178;
-    const unsigned int v1180 = static_cast<unsigned int>(v380.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1181 = v79 + v1180;
-    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1183 = v376 && v1182;
-    const bool v1184 = v1181 < v80;
-    const bool v1185 = v1183 && v1184;
-    if (v1185) {
-      const float v1186 = v380.x[41];
-      const bool v1187 = v1179 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1188 = v1181 - v78;
-      const bool v1189 = v1188 < v2;
-      const bool v1190 = v1187 && v1189;
-      if (v1190) {
-        const iron_bf16 v1191 = iron_f32_to_bf16(v1186);
-        const unsigned int v1192 = v1179 * v2;
-        const unsigned int v1193 = v1192 + v1181;
-        const unsigned int v1194 = v1193 - v78;
-        out[v1194] = v1191;
-      }
-    }
-    const unsigned int v1195 = static_cast<unsigned int>(v380.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1196 = v480 + v1195;
-    const unsigned int v1197 = static_cast<unsigned int>(v380.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1198 = v79 + v1197;
-    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1200 = v376 && v1199;
-    const bool v1201 = v1198 < v80;
-    const bool v1202 = v1200 && v1201;
-    if (v1202) {
-      const float v1203 = v380.x[42];
-      const bool v1204 = v1196 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1205 = v1198 - v78;
-      const bool v1206 = v1205 < v2;
-      const bool v1207 = v1204 && v1206;
-      if (v1207) {
-        const iron_bf16 v1208 = iron_f32_to_bf16(v1203);
-        const unsigned int v1209 = v1196 * v2;
-        const unsigned int v1210 = v1209 + v1198;
-        const unsigned int v1211 = v1210 - v78;
-        out[v1211] = v1208;
-      }
-    }
-    const unsigned int v1212 = static_cast<unsigned int>(v380.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1213 = v480 + v1212;
-    const unsigned int v1214 = static_cast<unsigned int>(v380.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1215 = v79 + v1214;
-    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1217 = v376 && v1216;
-    const bool v1218 = v1215 < v80;
-    const bool v1219 = v1217 && v1218;
-    if (v1219) {
-      const float v1220 = v380.x[43];
-      const bool v1221 = v1213 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1222 = v1215 - v78;
-      const bool v1223 = v1222 < v2;
-      const bool v1224 = v1221 && v1223;
-      if (v1224) {
-        const iron_bf16 v1225 = iron_f32_to_bf16(v1220);
-        const unsigned int v1226 = v1213 * v2;
-        const unsigned int v1227 = v1226 + v1215;
-        const unsigned int v1228 = v1227 - v78;
-        out[v1228] = v1225;
-      }
-    }
-    const unsigned int v1229 = static_cast<unsigned int>(v380.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1230 = v480 + v1229;
-    const unsigned int v1231 = static_cast<unsigned int>(v380.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1232 = v79 + v1231;
-    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1234 = v376 && v1233;
-    const bool v1235 = v1232 < v80;
-    const bool v1236 = v1234 && v1235;
-    if (v1236) {
-      const float v1237 = v380.x[44];
-      const bool v1238 = v1230 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1239 = v1232 - v78;
-      const bool v1240 = v1239 < v2;
-      const bool v1241 = v1238 && v1240;
-      if (v1241) {
-        const iron_bf16 v1242 = iron_f32_to_bf16(v1237);
-        const unsigned int v1243 = v1230 * v2;
-        const unsigned int v1244 = v1243 + v1232;
-        const unsigned int v1245 = v1244 - v78;
-        out[v1245] = v1242;
-      }
-    }
-    const unsigned int v1246 = static_cast<unsigned int>(v380.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1247 = v480 + v1246;
-    const unsigned int v1248 = static_cast<unsigned int>(v380.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1249 = v79 + v1248;
-    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1251 = v376 && v1250;
-    const bool v1252 = v1249 < v80;
-    const bool v1253 = v1251 && v1252;
-    if (v1253) {
-      const float v1254 = v380.x[45];
-      const bool v1255 = v1247 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1256 = v1249 - v78;
-      const bool v1257 = v1256 < v2;
-      const bool v1258 = v1255 && v1257;
-      if (v1258) {
-        const iron_bf16 v1259 = iron_f32_to_bf16(v1254);
-        const unsigned int v1260 = v1247 * v2;
-        const unsigned int v1261 = v1260 + v1249;
-        const unsigned int v1262 = v1261 - v78;
-        out[v1262] = v1259;
-      }
-    }
-    const unsigned int v1263 = static_cast<unsigned int>(v380.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1264 = v480 + v1263;
-    const unsigned int v1265 = static_cast<unsigned int>(v380.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1266 = v79 + v1265;
-    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1268 = v376 && v1267;
-    const bool v1269 = v1266 < v80;
-    const bool v1270 = v1268 && v1269;
-    if (v1270) {
-      const float v1271 = v380.x[46];
-      const bool v1272 = v1264 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1273 = v1266 - v78;
-      const bool v1274 = v1273 < v2;
-      const bool v1275 = v1272 && v1274;
-      if (v1275) {
-        const iron_bf16 v1276 = iron_f32_to_bf16(v1271);
-        const unsigned int v1277 = v1264 * v2;
-        const unsigned int v1278 = v1277 + v1266;
-        const unsigned int v1279 = v1278 - v78;
-        out[v1279] = v1276;
-      }
-    }
-    const unsigned int v1280 = static_cast<unsigned int>(v380.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1281 = v480 + v1280;
-    const unsigned int v1282 = static_cast<unsigned int>(v380.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1283 = v79 + v1282;
-    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1285 = v376 && v1284;
-    const bool v1286 = v1283 < v80;
-    const bool v1287 = v1285 && v1286;
-    if (v1287) {
-      const float v1288 = v380.x[47];
-      const bool v1289 = v1281 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1290 = v1283 - v78;
-      const bool v1291 = v1290 < v2;
-      const bool v1292 = v1289 && v1291;
-      if (v1292) {
-        const iron_bf16 v1293 = iron_f32_to_bf16(v1288);
-        const unsigned int v1294 = v1281 * v2;
-        const unsigned int v1295 = v1294 + v1283;
-        const unsigned int v1296 = v1295 - v78;
-        out[v1296] = v1293;
-      }
-    }
-    const unsigned int v1297 = static_cast<unsigned int>(v380.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1298 = v480 + v1297;
-    const unsigned int v1299 = static_cast<unsigned int>(v380.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1300 = v79 + v1299;
-    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1302 = v376 && v1301;
-    const bool v1303 = v1300 < v80;
-    const bool v1304 = v1302 && v1303;
-    if (v1304) {
-      const float v1305 = v380.x[48];
-      const bool v1306 = v1298 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1307 = v1300 - v78;
-      const bool v1308 = v1307 < v2;
-      const bool v1309 = v1306 && v1308;
-      if (v1309) {
-        const iron_bf16 v1310 = iron_f32_to_bf16(v1305);
-        const unsigned int v1311 = v1298 * v2;
-        const unsigned int v1312 = v1311 + v1300;
-        const unsigned int v1313 = v1312 - v78;
-        out[v1313] = v1310;
-      }
-    }
-    const unsigned int v1314 = static_cast<unsigned int>(v380.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1315 = v480 + v1314;
-    const unsigned int v1316 = static_cast<unsigned int>(v380.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1317 = v79 + v1316;
-    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1319 = v376 && v1318;
-    const bool v1320 = v1317 < v80;
-    const bool v1321 = v1319 && v1320;
-    if (v1321) {
-      const float v1322 = v380.x[49];
-      const bool v1323 = v1315 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1324 = v1317 - v78;
-      const bool v1325 = v1324 < v2;
-      const bool v1326 = v1323 && v1325;
-      if (v1326) {
-        const iron_bf16 v1327 = iron_f32_to_bf16(v1322);
-        const unsigned int v1328 = v1315 * v2;
-        const unsigned int v1329 = v1328 + v1317;
-        const unsigned int v1330 = v1329 - v78;
-        out[v1330] = v1327;
-      }
-    }
-    const unsigned int v1331 = static_cast<unsigned int>(v380.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1332 = v480 + v1331;
-    const unsigned int v1333 = static_cast<unsigned int>(v380.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1334 = v79 + v1333;
-    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1336 = v376 && v1335;
-    const bool v1337 = v1334 < v80;
-    const bool v1338 = v1336 && v1337;
-    if (v1338) {
-      const float v1339 = v380.x[50];
-      const bool v1340 = v1332 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1341 = v1334 - v78;
-      const bool v1342 = v1341 < v2;
-      const bool v1343 = v1340 && v1342;
-      if (v1343) {
-        const iron_bf16 v1344 = iron_f32_to_bf16(v1339);
-        const unsigned int v1345 = v1332 * v2;
-        const unsigned int v1346 = v1345 + v1334;
-        const unsigned int v1347 = v1346 - v78;
-        out[v1347] = v1344;
-      }
-    }
-    const unsigned int v1348 = static_cast<unsigned int>(v380.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1349 = v480 + v1348;
-    const unsigned int v1350 = static_cast<unsigned int>(v380.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1351 = v79 + v1350;
-    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1353 = v376 && v1352;
-    const bool v1354 = v1351 < v80;
-    const bool v1355 = v1353 && v1354;
-    if (v1355) {
-      const float v1356 = v380.x[51];
-      const bool v1357 = v1349 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1358 = v1351 - v78;
-      const bool v1359 = v1358 < v2;
-      const bool v1360 = v1357 && v1359;
-      if (v1360) {
-        const iron_bf16 v1361 = iron_f32_to_bf16(v1356);
-        const unsigned int v1362 = v1349 * v2;
-        const unsigned int v1363 = v1362 + v1351;
-        const unsigned int v1364 = v1363 - v78;
-        out[v1364] = v1361;
-      }
-    }
-    const unsigned int v1365 = static_cast<unsigned int>(v380.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1366 = v480 + v1365;
-    const unsigned int v1367 = static_cast<unsigned int>(v380.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1368 = v79 + v1367;
-    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1370 = v376 && v1369;
-    const bool v1371 = v1368 < v80;
-    const bool v1372 = v1370 && v1371;
-    if (v1372) {
-      const float v1373 = v380.x[52];
-      const bool v1374 = v1366 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1375 = v1368 - v78;
-      const bool v1376 = v1375 < v2;
-      const bool v1377 = v1374 && v1376;
-      if (v1377) {
-        const iron_bf16 v1378 = iron_f32_to_bf16(v1373);
-        const unsigned int v1379 = v1366 * v2;
-        const unsigned int v1380 = v1379 + v1368;
-        const unsigned int v1381 = v1380 - v78;
-        out[v1381] = v1378;
-      }
-    }
-    const unsigned int v1382 = static_cast<unsigned int>(v380.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1383 = v480 + v1382;
-    const unsigned int v1384 = static_cast<unsigned int>(v380.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1385 = v79 + v1384;
-    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1387 = v376 && v1386;
-    const bool v1388 = v1385 < v80;
-    const bool v1389 = v1387 && v1388;
-    if (v1389) {
-      const float v1390 = v380.x[53];
-      const bool v1391 = v1383 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1392 = v1385 - v78;
-      const bool v1393 = v1392 < v2;
-      const bool v1394 = v1391 && v1393;
-      if (v1394) {
-        const iron_bf16 v1395 = iron_f32_to_bf16(v1390);
-        const unsigned int v1396 = v1383 * v2;
-        const unsigned int v1397 = v1396 + v1385;
-        const unsigned int v1398 = v1397 - v78;
-        out[v1398] = v1395;
-      }
-    }
-    const unsigned int v1399 = static_cast<unsigned int>(v380.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1400 = v480 + v1399;
-    const unsigned int v1401 = static_cast<unsigned int>(v380.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1402 = v79 + v1401;
-    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1404 = v376 && v1403;
-    const bool v1405 = v1402 < v80;
-    const bool v1406 = v1404 && v1405;
-    if (v1406) {
-      const float v1407 = v380.x[54];
-      const bool v1408 = v1400 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1409 = v1402 - v78;
-      const bool v1410 = v1409 < v2;
-      const bool v1411 = v1408 && v1410;
-      if (v1411) {
-        const iron_bf16 v1412 = iron_f32_to_bf16(v1407);
-        const unsigned int v1413 = v1400 * v2;
-        const unsigned int v1414 = v1413 + v1402;
-        const unsigned int v1415 = v1414 - v78;
-        out[v1415] = v1412;
-      }
-    }
-    const unsigned int v1416 = static_cast<unsigned int>(v380.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1417 = v480 + v1416;
-    const unsigned int v1418 = static_cast<unsigned int>(v380.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1419 = v79 + v1418;
-    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1421 = v376 && v1420;
-    const bool v1422 = v1419 < v80;
-    const bool v1423 = v1421 && v1422;
-    if (v1423) {
-      const float v1424 = v380.x[55];
-      const bool v1425 = v1417 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1426 = v1419 - v78;
-      const bool v1427 = v1426 < v2;
-      const bool v1428 = v1425 && v1427;
-      if (v1428) {
-        const iron_bf16 v1429 = iron_f32_to_bf16(v1424);
-        const unsigned int v1430 = v1417 * v2;
-        const unsigned int v1431 = v1430 + v1419;
-        const unsigned int v1432 = v1431 - v78;
-        out[v1432] = v1429;
-      }
-    }
-    const unsigned int v1433 = static_cast<unsigned int>(v380.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1434 = v480 + v1433;
-    const unsigned int v1435 = static_cast<unsigned int>(v380.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1436 = v79 + v1435;
-    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1438 = v376 && v1437;
-    const bool v1439 = v1436 < v80;
-    const bool v1440 = v1438 && v1439;
-    if (v1440) {
-      const float v1441 = v380.x[56];
-      const bool v1442 = v1434 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1443 = v1436 - v78;
-      const bool v1444 = v1443 < v2;
-      const bool v1445 = v1442 && v1444;
-      if (v1445) {
-        const iron_bf16 v1446 = iron_f32_to_bf16(v1441);
-        const unsigned int v1447 = v1434 * v2;
-        const unsigned int v1448 = v1447 + v1436;
-        const unsigned int v1449 = v1448 - v78;
-        out[v1449] = v1446;
-      }
-    }
-    const unsigned int v1450 = static_cast<unsigned int>(v380.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1451 = v480 + v1450;
-    const unsigned int v1452 = static_cast<unsigned int>(v380.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1453 = v79 + v1452;
-    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1455 = v376 && v1454;
-    const bool v1456 = v1453 < v80;
-    const bool v1457 = v1455 && v1456;
-    if (v1457) {
-      const float v1458 = v380.x[57];
-      const bool v1459 = v1451 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1460 = v1453 - v78;
-      const bool v1461 = v1460 < v2;
-      const bool v1462 = v1459 && v1461;
-      if (v1462) {
-        const iron_bf16 v1463 = iron_f32_to_bf16(v1458);
-        const unsigned int v1464 = v1451 * v2;
-        const unsigned int v1465 = v1464 + v1453;
-        const unsigned int v1466 = v1465 - v78;
-        out[v1466] = v1463;
-      }
-    }
-    const unsigned int v1467 = static_cast<unsigned int>(v380.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1468 = v480 + v1467;
-    const unsigned int v1469 = static_cast<unsigned int>(v380.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1470 = v79 + v1469;
-    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1472 = v376 && v1471;
-    const bool v1473 = v1470 < v80;
-    const bool v1474 = v1472 && v1473;
-    if (v1474) {
-      const float v1475 = v380.x[58];
-      const bool v1476 = v1468 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1477 = v1470 - v78;
-      const bool v1478 = v1477 < v2;
-      const bool v1479 = v1476 && v1478;
-      if (v1479) {
-        const iron_bf16 v1480 = iron_f32_to_bf16(v1475);
-        const unsigned int v1481 = v1468 * v2;
-        const unsigned int v1482 = v1481 + v1470;
-        const unsigned int v1483 = v1482 - v78;
-        out[v1483] = v1480;
-      }
-    }
-    const unsigned int v1484 = static_cast<unsigned int>(v380.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1485 = v480 + v1484;
-    const unsigned int v1486 = static_cast<unsigned int>(v380.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1487 = v79 + v1486;
-    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1489 = v376 && v1488;
-    const bool v1490 = v1487 < v80;
-    const bool v1491 = v1489 && v1490;
-    if (v1491) {
-      const float v1492 = v380.x[59];
-      const bool v1493 = v1485 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1494 = v1487 - v78;
-      const bool v1495 = v1494 < v2;
-      const bool v1496 = v1493 && v1495;
-      if (v1496) {
-        const iron_bf16 v1497 = iron_f32_to_bf16(v1492);
-        const unsigned int v1498 = v1485 * v2;
-        const unsigned int v1499 = v1498 + v1487;
-        const unsigned int v1500 = v1499 - v78;
-        out[v1500] = v1497;
-      }
-    }
-    const unsigned int v1501 = static_cast<unsigned int>(v380.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1502 = v480 + v1501;
-    const unsigned int v1503 = static_cast<unsigned int>(v380.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1504 = v79 + v1503;
-    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1506 = v376 && v1505;
-    const bool v1507 = v1504 < v80;
-    const bool v1508 = v1506 && v1507;
-    if (v1508) {
-      const float v1509 = v380.x[60];
-      const bool v1510 = v1502 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1511 = v1504 - v78;
-      const bool v1512 = v1511 < v2;
-      const bool v1513 = v1510 && v1512;
-      if (v1513) {
-        const iron_bf16 v1514 = iron_f32_to_bf16(v1509);
-        const unsigned int v1515 = v1502 * v2;
-        const unsigned int v1516 = v1515 + v1504;
-        const unsigned int v1517 = v1516 - v78;
-        out[v1517] = v1514;
-      }
-    }
-    const unsigned int v1518 = static_cast<unsigned int>(v380.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1519 = v480 + v1518;
-    const unsigned int v1520 = static_cast<unsigned int>(v380.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1521 = v79 + v1520;
-    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1523 = v376 && v1522;
-    const bool v1524 = v1521 < v80;
-    const bool v1525 = v1523 && v1524;
-    if (v1525) {
-      const float v1526 = v380.x[61];
-      const bool v1527 = v1519 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1528 = v1521 - v78;
-      const bool v1529 = v1528 < v2;
-      const bool v1530 = v1527 && v1529;
-      if (v1530) {
-        const iron_bf16 v1531 = iron_f32_to_bf16(v1526);
-        const unsigned int v1532 = v1519 * v2;
-        const unsigned int v1533 = v1532 + v1521;
-        const unsigned int v1534 = v1533 - v78;
-        out[v1534] = v1531;
-      }
-    }
-    const unsigned int v1535 = static_cast<unsigned int>(v380.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1536 = v480 + v1535;
-    const unsigned int v1537 = static_cast<unsigned int>(v380.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1538 = v79 + v1537;
-    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1540 = v376 && v1539;
-    const bool v1541 = v1538 < v80;
-    const bool v1542 = v1540 && v1541;
-    if (v1542) {
-      const float v1543 = v380.x[62];
-      const bool v1544 = v1536 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1545 = v1538 - v78;
-      const bool v1546 = v1545 < v2;
-      const bool v1547 = v1544 && v1546;
-      if (v1547) {
-        const iron_bf16 v1548 = iron_f32_to_bf16(v1543);
-        const unsigned int v1549 = v1536 * v2;
-        const unsigned int v1550 = v1549 + v1538;
-        const unsigned int v1551 = v1550 - v78;
-        out[v1551] = v1548;
-      }
-    }
-    const unsigned int v1552 = static_cast<unsigned int>(v380.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1553 = v480 + v1552;
-    const unsigned int v1554 = static_cast<unsigned int>(v380.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1555 = v79 + v1554;
-    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1557 = v376 && v1556;
-    const bool v1558 = v1555 < v80;
-    const bool v1559 = v1557 && v1558;
-    if (v1559) {
-      const float v1560 = v380.x[63];
-      const bool v1561 = v1553 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1562 = v1555 - v78;
-      const bool v1563 = v1562 < v2;
-      const bool v1564 = v1561 && v1563;
-      if (v1564) {
-        const iron_bf16 v1565 = iron_f32_to_bf16(v1560);
-        const unsigned int v1566 = v1553 * v2;
-        const unsigned int v1567 = v1566 + v1555;
-        const unsigned int v1568 = v1567 - v78;
-        out[v1568] = v1565;
-      }
-    }
-    const unsigned int v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-    iron_frag<float, 2, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:182
-    iron_frag_fill(v1580, 0.0f);
-    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:221
-      const bool v4242 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:222
-      if (v4242) {
-        const unsigned int v4246 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v4249 = v372 << 5u;
-        const unsigned int v4250 = v4249 + v4246;
-        const unsigned int v4251 = v4250 >> 3u;
-        const unsigned int v4252 = v4250 & 7u;
-        const unsigned int v4253 = v4252 << 3u;
-        const unsigned int v4254 = v75 + v4251;
-        const bool v4256 = v4254 < v0;
-        const bool v4257 = v4253 < v3;
-        const bool v4258 = v4256 && v4257;
-        const unsigned int v4259 = v4254 * v3;
-        const unsigned int v4260 = v4259 + v4253;
-        const unsigned int v4261 = v4258 ? v4260 : v28;
-        const unsigned int v4262 = v4251 << 6u;
-        const unsigned int v4264 = v4262 + v4253;
-        iron_copy_async<16>(shm3 + (v4264 ^ (((v4264 >> 6u) & 7u) << 3u)), x_sorted + v4261, v4258);
-        const unsigned int v4266 = v4250 + 384u;
-        const unsigned int v4267 = v4266 >> 3u;
-        const unsigned int v4268 = v4266 & 7u;
-        const unsigned int v4269 = v4268 << 3u;
-        const unsigned int v4270 = v75 + v4267;
-        const bool v4272 = v4270 < v0;
-        const bool v4273 = v4269 < v3;
-        const bool v4274 = v4272 && v4273;
-        const unsigned int v4275 = v4270 * v3;
-        const unsigned int v4276 = v4275 + v4269;
-        const unsigned int v4277 = v4274 ? v4276 : v28;
-        const unsigned int v4278 = v4267 << 6u;
-        const unsigned int v4280 = v4278 + v4269;
-        iron_copy_async<16>(shm3 + (v4280 ^ (((v4280 >> 6u) & 7u) << 3u)), x_sorted + v4277, v4274);
-        const unsigned int v4282 = v4250 + 768u;
-        const bool v4284 = v4282 < 1024u;
-        if (v4284) {
-          const unsigned int v4285 = v4282 >> 3u;
-          const unsigned int v4286 = v4282 & 7u;
-          const unsigned int v4287 = v4286 << 3u;
-          const unsigned int v4288 = v75 + v4285;
-          const bool v4290 = v4288 < v0;
-          const bool v4291 = v4287 < v3;
-          const bool v4292 = v4290 && v4291;
-          const unsigned int v4293 = v4288 * v3;
-          const unsigned int v4294 = v4293 + v4287;
-          const unsigned int v4295 = v4292 ? v4294 : v28;
-          const unsigned int v4296 = v4285 << 6u;
-          const unsigned int v4298 = v4296 + v4287;
-          iron_copy_async<16>(shm3 + (v4298 ^ (((v4298 >> 6u) & 7u) << 3u)), x_sorted + v4295, v4292);
+        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:217
+          const unsigned int v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const unsigned int v344 = v343 << 6u;
+          const unsigned int v3638 = v245 & 3u;
+          const unsigned int v3640 = v3638 << 4u;
+          const unsigned int v3642 = v3640 << 6u;
+          const unsigned int v3644 = v344 + v3642;
+          iron_frag<iron_bf16, 0, 16, 16> v3651;
+          iron_frag_fill(v3651, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3651, shm3, v3644, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3653;
+          iron_frag_fill(v3653, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3653, shm4, v28, 64u);
+          iron_frag_mma_sync(v253, v3651, v3653);
+          const unsigned int v3655 = v3644 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3660;
+          iron_frag_fill(v3660, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3660, shm3, v3655, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3662;
+          iron_frag_fill(v3662, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3662, shm4, 16u, 64u);
+          iron_frag_mma_sync(v253, v3660, v3662);
+          const unsigned int v3664 = v3644 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3669;
+          iron_frag_fill(v3669, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3669, shm3, v3664, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3671;
+          iron_frag_fill(v3671, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3671, shm4, 32u, 64u);
+          iron_frag_mma_sync(v253, v3669, v3671);
+          const unsigned int v3673 = v3644 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3678;
+          iron_frag_fill(v3678, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3678, shm3, v3673, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3680;
+          iron_frag_fill(v3680, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3680, shm4, 48u, 64u);
+          iron_frag_mma_sync(v253, v3678, v3680);
         }
-        const unsigned int v4299 = v1570 + v4251;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const bool v4300 = v4299 < v80;
-        const bool v4301 = v4300 && v4257;
-        const unsigned int v4302 = v4299 * v3;
-        const unsigned int v4303 = v4302 + v4253;
-        const unsigned int v4304 = v4301 ? v4303 : v28;
-        iron_copy_async<16>(shm4 + (v4264 ^ (((v4264 >> 6u) & 7u) << 3u)), w + v4304, v4301);
-        const unsigned int v4305 = v1570 + v4267;
-        const bool v4306 = v4305 < v80;
-        const bool v4307 = v4306 && v4273;
-        const unsigned int v4308 = v4305 * v3;
-        const unsigned int v4309 = v4308 + v4269;
-        const unsigned int v4310 = v4307 ? v4309 : v28;
-        iron_copy_async<16>(shm4 + (v4280 ^ (((v4280 >> 6u) & 7u) << 3u)), w + v4310, v4307);
-        if (v4284) {
-          const unsigned int v4311 = v4282 >> 3u;
-          const unsigned int v4312 = v4282 & 7u;
-          const unsigned int v4313 = v4312 << 3u;
-          const unsigned int v4314 = v1570 + v4311;
-          const bool v4316 = v4314 < v80;
-          const bool v4317 = v4313 < v3;
-          const bool v4318 = v4316 && v4317;
-          const unsigned int v4319 = v4314 * v3;
-          const unsigned int v4320 = v4319 + v4313;
-          const unsigned int v4321 = v4318 ? v4320 : v28;
-          const unsigned int v4322 = v4311 << 6u;
-          const unsigned int v4324 = v4322 + v4313;
-          iron_copy_async<16>(shm4 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), w + v4321, v4318);
-        }
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
-      const bool v4327 = 64u < v3;
-      if (v4327) {
-        const unsigned int v4331 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v4334 = v372 << 5u;
-        const unsigned int v4335 = v4334 + v4331;
-        const unsigned int v4336 = v4335 >> 3u;
-        const unsigned int v4337 = v4335 & 7u;
-        const unsigned int v4338 = v4337 << 3u;
-        const unsigned int v4339 = v75 + v4336;
-        const unsigned int v4340 = 64u + v4338;
-        const bool v4341 = v4339 < v0;
-        const bool v4342 = v4340 < v3;
-        const bool v4343 = v4341 && v4342;
-        const unsigned int v4344 = v4339 * v3;
-        const unsigned int v4345 = v4344 + v4340;
-        const unsigned int v4346 = v4343 ? v4345 : v28;
-        const unsigned int v4347 = v4336 << 6u;
-        const unsigned int v4348 = 8192u + v4347;
-        const unsigned int v4349 = v4348 + v4338;
-        iron_copy_async<16>(shm3 + (v4349 ^ (((v4349 >> 6u) & 7u) << 3u)), x_sorted + v4346, v4343);
-        const unsigned int v4351 = v4335 + 384u;
-        const unsigned int v4352 = v4351 >> 3u;
-        const unsigned int v4353 = v4351 & 7u;
-        const unsigned int v4354 = v4353 << 3u;
-        const unsigned int v4355 = v75 + v4352;
-        const unsigned int v4356 = 64u + v4354;
-        const bool v4357 = v4355 < v0;
-        const bool v4358 = v4356 < v3;
-        const bool v4359 = v4357 && v4358;
-        const unsigned int v4360 = v4355 * v3;
-        const unsigned int v4361 = v4360 + v4356;
-        const unsigned int v4362 = v4359 ? v4361 : v28;
-        const unsigned int v4363 = v4352 << 6u;
-        const unsigned int v4364 = 8192u + v4363;
-        const unsigned int v4365 = v4364 + v4354;
-        iron_copy_async<16>(shm3 + (v4365 ^ (((v4365 >> 6u) & 7u) << 3u)), x_sorted + v4362, v4359);
-        const unsigned int v4367 = v4335 + 768u;
-        const bool v4369 = v4367 < 1024u;
-        if (v4369) {
-          const unsigned int v4370 = v4367 >> 3u;
-          const unsigned int v4371 = v4367 & 7u;
-          const unsigned int v4372 = v4371 << 3u;
-          const unsigned int v4373 = v75 + v4370;
-          const unsigned int v4374 = 64u + v4372;
-          const bool v4375 = v4373 < v0;
-          const bool v4376 = v4374 < v3;
-          const bool v4377 = v4375 && v4376;
-          const unsigned int v4378 = v4373 * v3;
-          const unsigned int v4379 = v4378 + v4374;
-          const unsigned int v4380 = v4377 ? v4379 : v28;
-          const unsigned int v4381 = v4370 << 6u;
-          const unsigned int v4382 = 8192u + v4381;
-          const unsigned int v4383 = v4382 + v4372;
-          iron_copy_async<16>(shm3 + (v4383 ^ (((v4383 >> 6u) & 7u) << 3u)), x_sorted + v4380, v4377);
+    }
+    const unsigned int v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+    const unsigned int v350 = v349 << 4u;
+    const unsigned int v352 = v246 << 6u;
+    const unsigned int v353 = v75 + v352;
+    const unsigned int v354 = v353 + v350;
+    const unsigned int v355 = static_cast<unsigned int>(v253.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v356 = v354 + v355;
+    const unsigned int v357 = static_cast<unsigned int>(v253.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v358 = v79 + v357;
+    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v360 = v249 && v359;
+    const bool v361 = v358 < v80;
+    const bool v362 = v360 && v361;
+    if (v362) {
+      const float v363 = v253.x[0];
+      const bool v364 = v356 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v365 = v358 - v78;
+      const bool v366 = v365 < v2;
+      const bool v367 = v364 && v366;
+      if (v367) {
+        const iron_bf16 v368 = iron_f32_to_bf16(v363);
+        const unsigned int v369 = v356 * v2;
+        const unsigned int v370 = v369 + v358;
+        const unsigned int v371 = v370 - v78;
+        out[v371] = v368;
+      }
+    }
+    const unsigned int v372 = static_cast<unsigned int>(v253.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v373 = v354 + v372;
+    const unsigned int v374 = static_cast<unsigned int>(v253.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v375 = v79 + v374;
+    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v377 = v249 && v376;
+    const bool v378 = v375 < v80;
+    const bool v379 = v377 && v378;
+    if (v379) {
+      const float v380 = v253.x[1];
+      const bool v381 = v373 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v382 = v375 - v78;
+      const bool v383 = v382 < v2;
+      const bool v384 = v381 && v383;
+      if (v384) {
+        const iron_bf16 v385 = iron_f32_to_bf16(v380);
+        const unsigned int v386 = v373 * v2;
+        const unsigned int v387 = v386 + v375;
+        const unsigned int v388 = v387 - v78;
+        out[v388] = v385;
+      }
+    }
+    const unsigned int v389 = static_cast<unsigned int>(v253.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v390 = v354 + v389;
+    const unsigned int v391 = static_cast<unsigned int>(v253.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v392 = v79 + v391;
+    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v394 = v249 && v393;
+    const bool v395 = v392 < v80;
+    const bool v396 = v394 && v395;
+    if (v396) {
+      const float v397 = v253.x[2];
+      const bool v398 = v390 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v399 = v392 - v78;
+      const bool v400 = v399 < v2;
+      const bool v401 = v398 && v400;
+      if (v401) {
+        const iron_bf16 v402 = iron_f32_to_bf16(v397);
+        const unsigned int v403 = v390 * v2;
+        const unsigned int v404 = v403 + v392;
+        const unsigned int v405 = v404 - v78;
+        out[v405] = v402;
+      }
+    }
+    const unsigned int v406 = static_cast<unsigned int>(v253.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v407 = v354 + v406;
+    const unsigned int v408 = static_cast<unsigned int>(v253.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v409 = v79 + v408;
+    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v411 = v249 && v410;
+    const bool v412 = v409 < v80;
+    const bool v413 = v411 && v412;
+    if (v413) {
+      const float v414 = v253.x[3];
+      const bool v415 = v407 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v416 = v409 - v78;
+      const bool v417 = v416 < v2;
+      const bool v418 = v415 && v417;
+      if (v418) {
+        const iron_bf16 v419 = iron_f32_to_bf16(v414);
+        const unsigned int v420 = v407 * v2;
+        const unsigned int v421 = v420 + v409;
+        const unsigned int v422 = v421 - v78;
+        out[v422] = v419;
+      }
+    }
+    const unsigned int v423 = static_cast<unsigned int>(v253.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v424 = v354 + v423;
+    const unsigned int v425 = static_cast<unsigned int>(v253.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v426 = v79 + v425;
+    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v428 = v249 && v427;
+    const bool v429 = v426 < v80;
+    const bool v430 = v428 && v429;
+    if (v430) {
+      const float v431 = v253.x[4];
+      const bool v432 = v424 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v433 = v426 - v78;
+      const bool v434 = v433 < v2;
+      const bool v435 = v432 && v434;
+      if (v435) {
+        const iron_bf16 v436 = iron_f32_to_bf16(v431);
+        const unsigned int v437 = v424 * v2;
+        const unsigned int v438 = v437 + v426;
+        const unsigned int v439 = v438 - v78;
+        out[v439] = v436;
+      }
+    }
+    const unsigned int v440 = static_cast<unsigned int>(v253.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v441 = v354 + v440;
+    const unsigned int v442 = static_cast<unsigned int>(v253.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v443 = v79 + v442;
+    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v445 = v249 && v444;
+    const bool v446 = v443 < v80;
+    const bool v447 = v445 && v446;
+    if (v447) {
+      const float v448 = v253.x[5];
+      const bool v449 = v441 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v450 = v443 - v78;
+      const bool v451 = v450 < v2;
+      const bool v452 = v449 && v451;
+      if (v452) {
+        const iron_bf16 v453 = iron_f32_to_bf16(v448);
+        const unsigned int v454 = v441 * v2;
+        const unsigned int v455 = v454 + v443;
+        const unsigned int v456 = v455 - v78;
+        out[v456] = v453;
+      }
+    }
+    const unsigned int v457 = static_cast<unsigned int>(v253.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v458 = v354 + v457;
+    const unsigned int v459 = static_cast<unsigned int>(v253.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v460 = v79 + v459;
+    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v462 = v249 && v461;
+    const bool v463 = v460 < v80;
+    const bool v464 = v462 && v463;
+    if (v464) {
+      const float v465 = v253.x[6];
+      const bool v466 = v458 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v467 = v460 - v78;
+      const bool v468 = v467 < v2;
+      const bool v469 = v466 && v468;
+      if (v469) {
+        const iron_bf16 v470 = iron_f32_to_bf16(v465);
+        const unsigned int v471 = v458 * v2;
+        const unsigned int v472 = v471 + v460;
+        const unsigned int v473 = v472 - v78;
+        out[v473] = v470;
+      }
+    }
+    const unsigned int v474 = static_cast<unsigned int>(v253.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v475 = v354 + v474;
+    const unsigned int v476 = static_cast<unsigned int>(v253.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v477 = v79 + v476;
+    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v479 = v249 && v478;
+    const bool v480 = v477 < v80;
+    const bool v481 = v479 && v480;
+    if (v481) {
+      const float v482 = v253.x[7];
+      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v484 = v477 - v78;
+      const bool v485 = v484 < v2;
+      const bool v486 = v483 && v485;
+      if (v486) {
+        const iron_bf16 v487 = iron_f32_to_bf16(v482);
+        const unsigned int v488 = v475 * v2;
+        const unsigned int v489 = v488 + v477;
+        const unsigned int v490 = v489 - v78;
+        out[v490] = v487;
+      }
+    }
+    const unsigned int v491 = static_cast<unsigned int>(v253.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v492 = v354 + v491;
+    const unsigned int v493 = static_cast<unsigned int>(v253.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v494 = v79 + v493;
+    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v496 = v249 && v495;
+    const bool v497 = v494 < v80;
+    const bool v498 = v496 && v497;
+    if (v498) {
+      const float v499 = v253.x[8];
+      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v501 = v494 - v78;
+      const bool v502 = v501 < v2;
+      const bool v503 = v500 && v502;
+      if (v503) {
+        const iron_bf16 v504 = iron_f32_to_bf16(v499);
+        const unsigned int v505 = v492 * v2;
+        const unsigned int v506 = v505 + v494;
+        const unsigned int v507 = v506 - v78;
+        out[v507] = v504;
+      }
+    }
+    const unsigned int v508 = static_cast<unsigned int>(v253.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v509 = v354 + v508;
+    const unsigned int v510 = static_cast<unsigned int>(v253.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v511 = v79 + v510;
+    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v513 = v249 && v512;
+    const bool v514 = v511 < v80;
+    const bool v515 = v513 && v514;
+    if (v515) {
+      const float v516 = v253.x[9];
+      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v518 = v511 - v78;
+      const bool v519 = v518 < v2;
+      const bool v520 = v517 && v519;
+      if (v520) {
+        const iron_bf16 v521 = iron_f32_to_bf16(v516);
+        const unsigned int v522 = v509 * v2;
+        const unsigned int v523 = v522 + v511;
+        const unsigned int v524 = v523 - v78;
+        out[v524] = v521;
+      }
+    }
+    const unsigned int v525 = static_cast<unsigned int>(v253.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v526 = v354 + v525;
+    const unsigned int v527 = static_cast<unsigned int>(v253.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v528 = v79 + v527;
+    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v530 = v249 && v529;
+    const bool v531 = v528 < v80;
+    const bool v532 = v530 && v531;
+    if (v532) {
+      const float v533 = v253.x[10];
+      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v535 = v528 - v78;
+      const bool v536 = v535 < v2;
+      const bool v537 = v534 && v536;
+      if (v537) {
+        const iron_bf16 v538 = iron_f32_to_bf16(v533);
+        const unsigned int v539 = v526 * v2;
+        const unsigned int v540 = v539 + v528;
+        const unsigned int v541 = v540 - v78;
+        out[v541] = v538;
+      }
+    }
+    const unsigned int v542 = static_cast<unsigned int>(v253.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v543 = v354 + v542;
+    const unsigned int v544 = static_cast<unsigned int>(v253.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v545 = v79 + v544;
+    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v547 = v249 && v546;
+    const bool v548 = v545 < v80;
+    const bool v549 = v547 && v548;
+    if (v549) {
+      const float v550 = v253.x[11];
+      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v552 = v545 - v78;
+      const bool v553 = v552 < v2;
+      const bool v554 = v551 && v553;
+      if (v554) {
+        const iron_bf16 v555 = iron_f32_to_bf16(v550);
+        const unsigned int v556 = v543 * v2;
+        const unsigned int v557 = v556 + v545;
+        const unsigned int v558 = v557 - v78;
+        out[v558] = v555;
+      }
+    }
+    const unsigned int v559 = static_cast<unsigned int>(v253.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v560 = v354 + v559;
+    const unsigned int v561 = static_cast<unsigned int>(v253.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v562 = v79 + v561;
+    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v564 = v249 && v563;
+    const bool v565 = v562 < v80;
+    const bool v566 = v564 && v565;
+    if (v566) {
+      const float v567 = v253.x[12];
+      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v569 = v562 - v78;
+      const bool v570 = v569 < v2;
+      const bool v571 = v568 && v570;
+      if (v571) {
+        const iron_bf16 v572 = iron_f32_to_bf16(v567);
+        const unsigned int v573 = v560 * v2;
+        const unsigned int v574 = v573 + v562;
+        const unsigned int v575 = v574 - v78;
+        out[v575] = v572;
+      }
+    }
+    const unsigned int v576 = static_cast<unsigned int>(v253.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v577 = v354 + v576;
+    const unsigned int v578 = static_cast<unsigned int>(v253.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v579 = v79 + v578;
+    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v581 = v249 && v580;
+    const bool v582 = v579 < v80;
+    const bool v583 = v581 && v582;
+    if (v583) {
+      const float v584 = v253.x[13];
+      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v586 = v579 - v78;
+      const bool v587 = v586 < v2;
+      const bool v588 = v585 && v587;
+      if (v588) {
+        const iron_bf16 v589 = iron_f32_to_bf16(v584);
+        const unsigned int v590 = v577 * v2;
+        const unsigned int v591 = v590 + v579;
+        const unsigned int v592 = v591 - v78;
+        out[v592] = v589;
+      }
+    }
+    const unsigned int v593 = static_cast<unsigned int>(v253.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v594 = v354 + v593;
+    const unsigned int v595 = static_cast<unsigned int>(v253.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v596 = v79 + v595;
+    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v598 = v249 && v597;
+    const bool v599 = v596 < v80;
+    const bool v600 = v598 && v599;
+    if (v600) {
+      const float v601 = v253.x[14];
+      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v603 = v596 - v78;
+      const bool v604 = v603 < v2;
+      const bool v605 = v602 && v604;
+      if (v605) {
+        const iron_bf16 v606 = iron_f32_to_bf16(v601);
+        const unsigned int v607 = v594 * v2;
+        const unsigned int v608 = v607 + v596;
+        const unsigned int v609 = v608 - v78;
+        out[v609] = v606;
+      }
+    }
+    const unsigned int v610 = static_cast<unsigned int>(v253.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v611 = v354 + v610;
+    const unsigned int v612 = static_cast<unsigned int>(v253.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v613 = v79 + v612;
+    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v615 = v249 && v614;
+    const bool v616 = v613 < v80;
+    const bool v617 = v615 && v616;
+    if (v617) {
+      const float v618 = v253.x[15];
+      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v620 = v613 - v78;
+      const bool v621 = v620 < v2;
+      const bool v622 = v619 && v621;
+      if (v622) {
+        const iron_bf16 v623 = iron_f32_to_bf16(v618);
+        const unsigned int v624 = v611 * v2;
+        const unsigned int v625 = v624 + v613;
+        const unsigned int v626 = v625 - v78;
+        out[v626] = v623;
+      }
+    }
+    const unsigned int v627 = static_cast<unsigned int>(v253.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v628 = v354 + v627;
+    const unsigned int v629 = static_cast<unsigned int>(v253.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v630 = v79 + v629;
+    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v632 = v249 && v631;
+    const bool v633 = v630 < v80;
+    const bool v634 = v632 && v633;
+    if (v634) {
+      const float v635 = v253.x[16];
+      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v637 = v630 - v78;
+      const bool v638 = v637 < v2;
+      const bool v639 = v636 && v638;
+      if (v639) {
+        const iron_bf16 v640 = iron_f32_to_bf16(v635);
+        const unsigned int v641 = v628 * v2;
+        const unsigned int v642 = v641 + v630;
+        const unsigned int v643 = v642 - v78;
+        out[v643] = v640;
+      }
+    }
+    const unsigned int v644 = static_cast<unsigned int>(v253.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v645 = v354 + v644;
+    const unsigned int v646 = static_cast<unsigned int>(v253.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v647 = v79 + v646;
+    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v649 = v249 && v648;
+    const bool v650 = v647 < v80;
+    const bool v651 = v649 && v650;
+    if (v651) {
+      const float v652 = v253.x[17];
+      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v654 = v647 - v78;
+      const bool v655 = v654 < v2;
+      const bool v656 = v653 && v655;
+      if (v656) {
+        const iron_bf16 v657 = iron_f32_to_bf16(v652);
+        const unsigned int v658 = v645 * v2;
+        const unsigned int v659 = v658 + v647;
+        const unsigned int v660 = v659 - v78;
+        out[v660] = v657;
+      }
+    }
+    const unsigned int v661 = static_cast<unsigned int>(v253.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v662 = v354 + v661;
+    const unsigned int v663 = static_cast<unsigned int>(v253.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v664 = v79 + v663;
+    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v666 = v249 && v665;
+    const bool v667 = v664 < v80;
+    const bool v668 = v666 && v667;
+    if (v668) {
+      const float v669 = v253.x[18];
+      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v671 = v664 - v78;
+      const bool v672 = v671 < v2;
+      const bool v673 = v670 && v672;
+      if (v673) {
+        const iron_bf16 v674 = iron_f32_to_bf16(v669);
+        const unsigned int v675 = v662 * v2;
+        const unsigned int v676 = v675 + v664;
+        const unsigned int v677 = v676 - v78;
+        out[v677] = v674;
+      }
+    }
+    const unsigned int v678 = static_cast<unsigned int>(v253.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v679 = v354 + v678;
+    const unsigned int v680 = static_cast<unsigned int>(v253.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v681 = v79 + v680;
+    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v683 = v249 && v682;
+    const bool v684 = v681 < v80;
+    const bool v685 = v683 && v684;
+    if (v685) {
+      const float v686 = v253.x[19];
+      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v688 = v681 - v78;
+      const bool v689 = v688 < v2;
+      const bool v690 = v687 && v689;
+      if (v690) {
+        const iron_bf16 v691 = iron_f32_to_bf16(v686);
+        const unsigned int v692 = v679 * v2;
+        const unsigned int v693 = v692 + v681;
+        const unsigned int v694 = v693 - v78;
+        out[v694] = v691;
+      }
+    }
+    const unsigned int v695 = static_cast<unsigned int>(v253.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v696 = v354 + v695;
+    const unsigned int v697 = static_cast<unsigned int>(v253.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v698 = v79 + v697;
+    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v700 = v249 && v699;
+    const bool v701 = v698 < v80;
+    const bool v702 = v700 && v701;
+    if (v702) {
+      const float v703 = v253.x[20];
+      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v705 = v698 - v78;
+      const bool v706 = v705 < v2;
+      const bool v707 = v704 && v706;
+      if (v707) {
+        const iron_bf16 v708 = iron_f32_to_bf16(v703);
+        const unsigned int v709 = v696 * v2;
+        const unsigned int v710 = v709 + v698;
+        const unsigned int v711 = v710 - v78;
+        out[v711] = v708;
+      }
+    }
+    const unsigned int v712 = static_cast<unsigned int>(v253.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v713 = v354 + v712;
+    const unsigned int v714 = static_cast<unsigned int>(v253.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v715 = v79 + v714;
+    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v717 = v249 && v716;
+    const bool v718 = v715 < v80;
+    const bool v719 = v717 && v718;
+    if (v719) {
+      const float v720 = v253.x[21];
+      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v722 = v715 - v78;
+      const bool v723 = v722 < v2;
+      const bool v724 = v721 && v723;
+      if (v724) {
+        const iron_bf16 v725 = iron_f32_to_bf16(v720);
+        const unsigned int v726 = v713 * v2;
+        const unsigned int v727 = v726 + v715;
+        const unsigned int v728 = v727 - v78;
+        out[v728] = v725;
+      }
+    }
+    const unsigned int v729 = static_cast<unsigned int>(v253.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v730 = v354 + v729;
+    const unsigned int v731 = static_cast<unsigned int>(v253.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v732 = v79 + v731;
+    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v734 = v249 && v733;
+    const bool v735 = v732 < v80;
+    const bool v736 = v734 && v735;
+    if (v736) {
+      const float v737 = v253.x[22];
+      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v739 = v732 - v78;
+      const bool v740 = v739 < v2;
+      const bool v741 = v738 && v740;
+      if (v741) {
+        const iron_bf16 v742 = iron_f32_to_bf16(v737);
+        const unsigned int v743 = v730 * v2;
+        const unsigned int v744 = v743 + v732;
+        const unsigned int v745 = v744 - v78;
+        out[v745] = v742;
+      }
+    }
+    const unsigned int v746 = static_cast<unsigned int>(v253.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v747 = v354 + v746;
+    const unsigned int v748 = static_cast<unsigned int>(v253.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v749 = v79 + v748;
+    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v751 = v249 && v750;
+    const bool v752 = v749 < v80;
+    const bool v753 = v751 && v752;
+    if (v753) {
+      const float v754 = v253.x[23];
+      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v756 = v749 - v78;
+      const bool v757 = v756 < v2;
+      const bool v758 = v755 && v757;
+      if (v758) {
+        const iron_bf16 v759 = iron_f32_to_bf16(v754);
+        const unsigned int v760 = v747 * v2;
+        const unsigned int v761 = v760 + v749;
+        const unsigned int v762 = v761 - v78;
+        out[v762] = v759;
+      }
+    }
+    const unsigned int v763 = static_cast<unsigned int>(v253.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v764 = v354 + v763;
+    const unsigned int v765 = static_cast<unsigned int>(v253.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v766 = v79 + v765;
+    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v768 = v249 && v767;
+    const bool v769 = v766 < v80;
+    const bool v770 = v768 && v769;
+    if (v770) {
+      const float v771 = v253.x[24];
+      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v773 = v766 - v78;
+      const bool v774 = v773 < v2;
+      const bool v775 = v772 && v774;
+      if (v775) {
+        const iron_bf16 v776 = iron_f32_to_bf16(v771);
+        const unsigned int v777 = v764 * v2;
+        const unsigned int v778 = v777 + v766;
+        const unsigned int v779 = v778 - v78;
+        out[v779] = v776;
+      }
+    }
+    const unsigned int v780 = static_cast<unsigned int>(v253.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v781 = v354 + v780;
+    const unsigned int v782 = static_cast<unsigned int>(v253.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v783 = v79 + v782;
+    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v785 = v249 && v784;
+    const bool v786 = v783 < v80;
+    const bool v787 = v785 && v786;
+    if (v787) {
+      const float v788 = v253.x[25];
+      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v790 = v783 - v78;
+      const bool v791 = v790 < v2;
+      const bool v792 = v789 && v791;
+      if (v792) {
+        const iron_bf16 v793 = iron_f32_to_bf16(v788);
+        const unsigned int v794 = v781 * v2;
+        const unsigned int v795 = v794 + v783;
+        const unsigned int v796 = v795 - v78;
+        out[v796] = v793;
+      }
+    }
+    const unsigned int v797 = static_cast<unsigned int>(v253.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v798 = v354 + v797;
+    const unsigned int v799 = static_cast<unsigned int>(v253.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v800 = v79 + v799;
+    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v802 = v249 && v801;
+    const bool v803 = v800 < v80;
+    const bool v804 = v802 && v803;
+    if (v804) {
+      const float v805 = v253.x[26];
+      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v807 = v800 - v78;
+      const bool v808 = v807 < v2;
+      const bool v809 = v806 && v808;
+      if (v809) {
+        const iron_bf16 v810 = iron_f32_to_bf16(v805);
+        const unsigned int v811 = v798 * v2;
+        const unsigned int v812 = v811 + v800;
+        const unsigned int v813 = v812 - v78;
+        out[v813] = v810;
+      }
+    }
+    const unsigned int v814 = static_cast<unsigned int>(v253.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v815 = v354 + v814;
+    const unsigned int v816 = static_cast<unsigned int>(v253.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v817 = v79 + v816;
+    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v819 = v249 && v818;
+    const bool v820 = v817 < v80;
+    const bool v821 = v819 && v820;
+    if (v821) {
+      const float v822 = v253.x[27];
+      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v824 = v817 - v78;
+      const bool v825 = v824 < v2;
+      const bool v826 = v823 && v825;
+      if (v826) {
+        const iron_bf16 v827 = iron_f32_to_bf16(v822);
+        const unsigned int v828 = v815 * v2;
+        const unsigned int v829 = v828 + v817;
+        const unsigned int v830 = v829 - v78;
+        out[v830] = v827;
+      }
+    }
+    const unsigned int v831 = static_cast<unsigned int>(v253.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v832 = v354 + v831;
+    const unsigned int v833 = static_cast<unsigned int>(v253.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v834 = v79 + v833;
+    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v836 = v249 && v835;
+    const bool v837 = v834 < v80;
+    const bool v838 = v836 && v837;
+    if (v838) {
+      const float v839 = v253.x[28];
+      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v841 = v834 - v78;
+      const bool v842 = v841 < v2;
+      const bool v843 = v840 && v842;
+      if (v843) {
+        const iron_bf16 v844 = iron_f32_to_bf16(v839);
+        const unsigned int v845 = v832 * v2;
+        const unsigned int v846 = v845 + v834;
+        const unsigned int v847 = v846 - v78;
+        out[v847] = v844;
+      }
+    }
+    const unsigned int v848 = static_cast<unsigned int>(v253.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v849 = v354 + v848;
+    const unsigned int v850 = static_cast<unsigned int>(v253.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v851 = v79 + v850;
+    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v853 = v249 && v852;
+    const bool v854 = v851 < v80;
+    const bool v855 = v853 && v854;
+    if (v855) {
+      const float v856 = v253.x[29];
+      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v858 = v851 - v78;
+      const bool v859 = v858 < v2;
+      const bool v860 = v857 && v859;
+      if (v860) {
+        const iron_bf16 v861 = iron_f32_to_bf16(v856);
+        const unsigned int v862 = v849 * v2;
+        const unsigned int v863 = v862 + v851;
+        const unsigned int v864 = v863 - v78;
+        out[v864] = v861;
+      }
+    }
+    const unsigned int v865 = static_cast<unsigned int>(v253.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v866 = v354 + v865;
+    const unsigned int v867 = static_cast<unsigned int>(v253.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v868 = v79 + v867;
+    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v870 = v249 && v869;
+    const bool v871 = v868 < v80;
+    const bool v872 = v870 && v871;
+    if (v872) {
+      const float v873 = v253.x[30];
+      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v875 = v868 - v78;
+      const bool v876 = v875 < v2;
+      const bool v877 = v874 && v876;
+      if (v877) {
+        const iron_bf16 v878 = iron_f32_to_bf16(v873);
+        const unsigned int v879 = v866 * v2;
+        const unsigned int v880 = v879 + v868;
+        const unsigned int v881 = v880 - v78;
+        out[v881] = v878;
+      }
+    }
+    const unsigned int v882 = static_cast<unsigned int>(v253.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v883 = v354 + v882;
+    const unsigned int v884 = static_cast<unsigned int>(v253.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v885 = v79 + v884;
+    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v887 = v249 && v886;
+    const bool v888 = v885 < v80;
+    const bool v889 = v887 && v888;
+    if (v889) {
+      const float v890 = v253.x[31];
+      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v892 = v885 - v78;
+      const bool v893 = v892 < v2;
+      const bool v894 = v891 && v893;
+      if (v894) {
+        const iron_bf16 v895 = iron_f32_to_bf16(v890);
+        const unsigned int v896 = v883 * v2;
+        const unsigned int v897 = v896 + v885;
+        const unsigned int v898 = v897 - v78;
+        out[v898] = v895;
+      }
+    }
+    const unsigned int v899 = static_cast<unsigned int>(v253.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v900 = v354 + v899;
+    const unsigned int v901 = static_cast<unsigned int>(v253.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v902 = v79 + v901;
+    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v904 = v249 && v903;
+    const bool v905 = v902 < v80;
+    const bool v906 = v904 && v905;
+    if (v906) {
+      const float v907 = v253.x[32];
+      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v909 = v902 - v78;
+      const bool v910 = v909 < v2;
+      const bool v911 = v908 && v910;
+      if (v911) {
+        const iron_bf16 v912 = iron_f32_to_bf16(v907);
+        const unsigned int v913 = v900 * v2;
+        const unsigned int v914 = v913 + v902;
+        const unsigned int v915 = v914 - v78;
+        out[v915] = v912;
+      }
+    }
+    const unsigned int v916 = static_cast<unsigned int>(v253.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v917 = v354 + v916;
+    const unsigned int v918 = static_cast<unsigned int>(v253.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v919 = v79 + v918;
+    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v921 = v249 && v920;
+    const bool v922 = v919 < v80;
+    const bool v923 = v921 && v922;
+    if (v923) {
+      const float v924 = v253.x[33];
+      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v926 = v919 - v78;
+      const bool v927 = v926 < v2;
+      const bool v928 = v925 && v927;
+      if (v928) {
+        const iron_bf16 v929 = iron_f32_to_bf16(v924);
+        const unsigned int v930 = v917 * v2;
+        const unsigned int v931 = v930 + v919;
+        const unsigned int v932 = v931 - v78;
+        out[v932] = v929;
+      }
+    }
+    const unsigned int v933 = static_cast<unsigned int>(v253.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v934 = v354 + v933;
+    const unsigned int v935 = static_cast<unsigned int>(v253.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v936 = v79 + v935;
+    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v938 = v249 && v937;
+    const bool v939 = v936 < v80;
+    const bool v940 = v938 && v939;
+    if (v940) {
+      const float v941 = v253.x[34];
+      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v943 = v936 - v78;
+      const bool v944 = v943 < v2;
+      const bool v945 = v942 && v944;
+      if (v945) {
+        const iron_bf16 v946 = iron_f32_to_bf16(v941);
+        const unsigned int v947 = v934 * v2;
+        const unsigned int v948 = v947 + v936;
+        const unsigned int v949 = v948 - v78;
+        out[v949] = v946;
+      }
+    }
+    const unsigned int v950 = static_cast<unsigned int>(v253.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v951 = v354 + v950;
+    const unsigned int v952 = static_cast<unsigned int>(v253.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v953 = v79 + v952;
+    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v955 = v249 && v954;
+    const bool v956 = v953 < v80;
+    const bool v957 = v955 && v956;
+    if (v957) {
+      const float v958 = v253.x[35];
+      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v960 = v953 - v78;
+      const bool v961 = v960 < v2;
+      const bool v962 = v959 && v961;
+      if (v962) {
+        const iron_bf16 v963 = iron_f32_to_bf16(v958);
+        const unsigned int v964 = v951 * v2;
+        const unsigned int v965 = v964 + v953;
+        const unsigned int v966 = v965 - v78;
+        out[v966] = v963;
+      }
+    }
+    const unsigned int v967 = static_cast<unsigned int>(v253.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v968 = v354 + v967;
+    const unsigned int v969 = static_cast<unsigned int>(v253.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v970 = v79 + v969;
+    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v972 = v249 && v971;
+    const bool v973 = v970 < v80;
+    const bool v974 = v972 && v973;
+    if (v974) {
+      const float v975 = v253.x[36];
+      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v977 = v970 - v78;
+      const bool v978 = v977 < v2;
+      const bool v979 = v976 && v978;
+      if (v979) {
+        const iron_bf16 v980 = iron_f32_to_bf16(v975);
+        const unsigned int v981 = v968 * v2;
+        const unsigned int v982 = v981 + v970;
+        const unsigned int v983 = v982 - v78;
+        out[v983] = v980;
+      }
+    }
+    const unsigned int v984 = static_cast<unsigned int>(v253.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v985 = v354 + v984;
+    const unsigned int v986 = static_cast<unsigned int>(v253.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v987 = v79 + v986;
+    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v989 = v249 && v988;
+    const bool v990 = v987 < v80;
+    const bool v991 = v989 && v990;
+    if (v991) {
+      const float v992 = v253.x[37];
+      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v994 = v987 - v78;
+      const bool v995 = v994 < v2;
+      const bool v996 = v993 && v995;
+      if (v996) {
+        const iron_bf16 v997 = iron_f32_to_bf16(v992);
+        const unsigned int v998 = v985 * v2;
+        const unsigned int v999 = v998 + v987;
+        const unsigned int v1000 = v999 - v78;
+        out[v1000] = v997;
+      }
+    }
+    const unsigned int v1001 = static_cast<unsigned int>(v253.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1002 = v354 + v1001;
+    const unsigned int v1003 = static_cast<unsigned int>(v253.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1004 = v79 + v1003;
+    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1006 = v249 && v1005;
+    const bool v1007 = v1004 < v80;
+    const bool v1008 = v1006 && v1007;
+    if (v1008) {
+      const float v1009 = v253.x[38];
+      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1011 = v1004 - v78;
+      const bool v1012 = v1011 < v2;
+      const bool v1013 = v1010 && v1012;
+      if (v1013) {
+        const iron_bf16 v1014 = iron_f32_to_bf16(v1009);
+        const unsigned int v1015 = v1002 * v2;
+        const unsigned int v1016 = v1015 + v1004;
+        const unsigned int v1017 = v1016 - v78;
+        out[v1017] = v1014;
+      }
+    }
+    const unsigned int v1018 = static_cast<unsigned int>(v253.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1019 = v354 + v1018;
+    const unsigned int v1020 = static_cast<unsigned int>(v253.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1021 = v79 + v1020;
+    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1023 = v249 && v1022;
+    const bool v1024 = v1021 < v80;
+    const bool v1025 = v1023 && v1024;
+    if (v1025) {
+      const float v1026 = v253.x[39];
+      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1028 = v1021 - v78;
+      const bool v1029 = v1028 < v2;
+      const bool v1030 = v1027 && v1029;
+      if (v1030) {
+        const iron_bf16 v1031 = iron_f32_to_bf16(v1026);
+        const unsigned int v1032 = v1019 * v2;
+        const unsigned int v1033 = v1032 + v1021;
+        const unsigned int v1034 = v1033 - v78;
+        out[v1034] = v1031;
+      }
+    }
+    const unsigned int v1035 = static_cast<unsigned int>(v253.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1036 = v354 + v1035;
+    const unsigned int v1037 = static_cast<unsigned int>(v253.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1038 = v79 + v1037;
+    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1040 = v249 && v1039;
+    const bool v1041 = v1038 < v80;
+    const bool v1042 = v1040 && v1041;
+    if (v1042) {
+      const float v1043 = v253.x[40];
+      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1045 = v1038 - v78;
+      const bool v1046 = v1045 < v2;
+      const bool v1047 = v1044 && v1046;
+      if (v1047) {
+        const iron_bf16 v1048 = iron_f32_to_bf16(v1043);
+        const unsigned int v1049 = v1036 * v2;
+        const unsigned int v1050 = v1049 + v1038;
+        const unsigned int v1051 = v1050 - v78;
+        out[v1051] = v1048;
+      }
+    }
+    const unsigned int v1052 = static_cast<unsigned int>(v253.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1053 = v354 + v1052;
+    const unsigned int v1054 = static_cast<unsigned int>(v253.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1055 = v79 + v1054;
+    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1057 = v249 && v1056;
+    const bool v1058 = v1055 < v80;
+    const bool v1059 = v1057 && v1058;
+    if (v1059) {
+      const float v1060 = v253.x[41];
+      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1062 = v1055 - v78;
+      const bool v1063 = v1062 < v2;
+      const bool v1064 = v1061 && v1063;
+      if (v1064) {
+        const iron_bf16 v1065 = iron_f32_to_bf16(v1060);
+        const unsigned int v1066 = v1053 * v2;
+        const unsigned int v1067 = v1066 + v1055;
+        const unsigned int v1068 = v1067 - v78;
+        out[v1068] = v1065;
+      }
+    }
+    const unsigned int v1069 = static_cast<unsigned int>(v253.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1070 = v354 + v1069;
+    const unsigned int v1071 = static_cast<unsigned int>(v253.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1072 = v79 + v1071;
+    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1074 = v249 && v1073;
+    const bool v1075 = v1072 < v80;
+    const bool v1076 = v1074 && v1075;
+    if (v1076) {
+      const float v1077 = v253.x[42];
+      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1079 = v1072 - v78;
+      const bool v1080 = v1079 < v2;
+      const bool v1081 = v1078 && v1080;
+      if (v1081) {
+        const iron_bf16 v1082 = iron_f32_to_bf16(v1077);
+        const unsigned int v1083 = v1070 * v2;
+        const unsigned int v1084 = v1083 + v1072;
+        const unsigned int v1085 = v1084 - v78;
+        out[v1085] = v1082;
+      }
+    }
+    const unsigned int v1086 = static_cast<unsigned int>(v253.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1087 = v354 + v1086;
+    const unsigned int v1088 = static_cast<unsigned int>(v253.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1089 = v79 + v1088;
+    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1091 = v249 && v1090;
+    const bool v1092 = v1089 < v80;
+    const bool v1093 = v1091 && v1092;
+    if (v1093) {
+      const float v1094 = v253.x[43];
+      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1096 = v1089 - v78;
+      const bool v1097 = v1096 < v2;
+      const bool v1098 = v1095 && v1097;
+      if (v1098) {
+        const iron_bf16 v1099 = iron_f32_to_bf16(v1094);
+        const unsigned int v1100 = v1087 * v2;
+        const unsigned int v1101 = v1100 + v1089;
+        const unsigned int v1102 = v1101 - v78;
+        out[v1102] = v1099;
+      }
+    }
+    const unsigned int v1103 = static_cast<unsigned int>(v253.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1104 = v354 + v1103;
+    const unsigned int v1105 = static_cast<unsigned int>(v253.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1106 = v79 + v1105;
+    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1108 = v249 && v1107;
+    const bool v1109 = v1106 < v80;
+    const bool v1110 = v1108 && v1109;
+    if (v1110) {
+      const float v1111 = v253.x[44];
+      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1113 = v1106 - v78;
+      const bool v1114 = v1113 < v2;
+      const bool v1115 = v1112 && v1114;
+      if (v1115) {
+        const iron_bf16 v1116 = iron_f32_to_bf16(v1111);
+        const unsigned int v1117 = v1104 * v2;
+        const unsigned int v1118 = v1117 + v1106;
+        const unsigned int v1119 = v1118 - v78;
+        out[v1119] = v1116;
+      }
+    }
+    const unsigned int v1120 = static_cast<unsigned int>(v253.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1121 = v354 + v1120;
+    const unsigned int v1122 = static_cast<unsigned int>(v253.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1123 = v79 + v1122;
+    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1125 = v249 && v1124;
+    const bool v1126 = v1123 < v80;
+    const bool v1127 = v1125 && v1126;
+    if (v1127) {
+      const float v1128 = v253.x[45];
+      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1130 = v1123 - v78;
+      const bool v1131 = v1130 < v2;
+      const bool v1132 = v1129 && v1131;
+      if (v1132) {
+        const iron_bf16 v1133 = iron_f32_to_bf16(v1128);
+        const unsigned int v1134 = v1121 * v2;
+        const unsigned int v1135 = v1134 + v1123;
+        const unsigned int v1136 = v1135 - v78;
+        out[v1136] = v1133;
+      }
+    }
+    const unsigned int v1137 = static_cast<unsigned int>(v253.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1138 = v354 + v1137;
+    const unsigned int v1139 = static_cast<unsigned int>(v253.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1140 = v79 + v1139;
+    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1142 = v249 && v1141;
+    const bool v1143 = v1140 < v80;
+    const bool v1144 = v1142 && v1143;
+    if (v1144) {
+      const float v1145 = v253.x[46];
+      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1147 = v1140 - v78;
+      const bool v1148 = v1147 < v2;
+      const bool v1149 = v1146 && v1148;
+      if (v1149) {
+        const iron_bf16 v1150 = iron_f32_to_bf16(v1145);
+        const unsigned int v1151 = v1138 * v2;
+        const unsigned int v1152 = v1151 + v1140;
+        const unsigned int v1153 = v1152 - v78;
+        out[v1153] = v1150;
+      }
+    }
+    const unsigned int v1154 = static_cast<unsigned int>(v253.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1155 = v354 + v1154;
+    const unsigned int v1156 = static_cast<unsigned int>(v253.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1157 = v79 + v1156;
+    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1159 = v249 && v1158;
+    const bool v1160 = v1157 < v80;
+    const bool v1161 = v1159 && v1160;
+    if (v1161) {
+      const float v1162 = v253.x[47];
+      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1164 = v1157 - v78;
+      const bool v1165 = v1164 < v2;
+      const bool v1166 = v1163 && v1165;
+      if (v1166) {
+        const iron_bf16 v1167 = iron_f32_to_bf16(v1162);
+        const unsigned int v1168 = v1155 * v2;
+        const unsigned int v1169 = v1168 + v1157;
+        const unsigned int v1170 = v1169 - v78;
+        out[v1170] = v1167;
+      }
+    }
+    const unsigned int v1171 = static_cast<unsigned int>(v253.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1172 = v354 + v1171;
+    const unsigned int v1173 = static_cast<unsigned int>(v253.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1174 = v79 + v1173;
+    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1176 = v249 && v1175;
+    const bool v1177 = v1174 < v80;
+    const bool v1178 = v1176 && v1177;
+    if (v1178) {
+      const float v1179 = v253.x[48];
+      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1181 = v1174 - v78;
+      const bool v1182 = v1181 < v2;
+      const bool v1183 = v1180 && v1182;
+      if (v1183) {
+        const iron_bf16 v1184 = iron_f32_to_bf16(v1179);
+        const unsigned int v1185 = v1172 * v2;
+        const unsigned int v1186 = v1185 + v1174;
+        const unsigned int v1187 = v1186 - v78;
+        out[v1187] = v1184;
+      }
+    }
+    const unsigned int v1188 = static_cast<unsigned int>(v253.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1189 = v354 + v1188;
+    const unsigned int v1190 = static_cast<unsigned int>(v253.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1191 = v79 + v1190;
+    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1193 = v249 && v1192;
+    const bool v1194 = v1191 < v80;
+    const bool v1195 = v1193 && v1194;
+    if (v1195) {
+      const float v1196 = v253.x[49];
+      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1198 = v1191 - v78;
+      const bool v1199 = v1198 < v2;
+      const bool v1200 = v1197 && v1199;
+      if (v1200) {
+        const iron_bf16 v1201 = iron_f32_to_bf16(v1196);
+        const unsigned int v1202 = v1189 * v2;
+        const unsigned int v1203 = v1202 + v1191;
+        const unsigned int v1204 = v1203 - v78;
+        out[v1204] = v1201;
+      }
+    }
+    const unsigned int v1205 = static_cast<unsigned int>(v253.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1206 = v354 + v1205;
+    const unsigned int v1207 = static_cast<unsigned int>(v253.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1208 = v79 + v1207;
+    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1210 = v249 && v1209;
+    const bool v1211 = v1208 < v80;
+    const bool v1212 = v1210 && v1211;
+    if (v1212) {
+      const float v1213 = v253.x[50];
+      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1215 = v1208 - v78;
+      const bool v1216 = v1215 < v2;
+      const bool v1217 = v1214 && v1216;
+      if (v1217) {
+        const iron_bf16 v1218 = iron_f32_to_bf16(v1213);
+        const unsigned int v1219 = v1206 * v2;
+        const unsigned int v1220 = v1219 + v1208;
+        const unsigned int v1221 = v1220 - v78;
+        out[v1221] = v1218;
+      }
+    }
+    const unsigned int v1222 = static_cast<unsigned int>(v253.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1223 = v354 + v1222;
+    const unsigned int v1224 = static_cast<unsigned int>(v253.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1225 = v79 + v1224;
+    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1227 = v249 && v1226;
+    const bool v1228 = v1225 < v80;
+    const bool v1229 = v1227 && v1228;
+    if (v1229) {
+      const float v1230 = v253.x[51];
+      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1232 = v1225 - v78;
+      const bool v1233 = v1232 < v2;
+      const bool v1234 = v1231 && v1233;
+      if (v1234) {
+        const iron_bf16 v1235 = iron_f32_to_bf16(v1230);
+        const unsigned int v1236 = v1223 * v2;
+        const unsigned int v1237 = v1236 + v1225;
+        const unsigned int v1238 = v1237 - v78;
+        out[v1238] = v1235;
+      }
+    }
+    const unsigned int v1239 = static_cast<unsigned int>(v253.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1240 = v354 + v1239;
+    const unsigned int v1241 = static_cast<unsigned int>(v253.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1242 = v79 + v1241;
+    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1244 = v249 && v1243;
+    const bool v1245 = v1242 < v80;
+    const bool v1246 = v1244 && v1245;
+    if (v1246) {
+      const float v1247 = v253.x[52];
+      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1249 = v1242 - v78;
+      const bool v1250 = v1249 < v2;
+      const bool v1251 = v1248 && v1250;
+      if (v1251) {
+        const iron_bf16 v1252 = iron_f32_to_bf16(v1247);
+        const unsigned int v1253 = v1240 * v2;
+        const unsigned int v1254 = v1253 + v1242;
+        const unsigned int v1255 = v1254 - v78;
+        out[v1255] = v1252;
+      }
+    }
+    const unsigned int v1256 = static_cast<unsigned int>(v253.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1257 = v354 + v1256;
+    const unsigned int v1258 = static_cast<unsigned int>(v253.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1259 = v79 + v1258;
+    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1261 = v249 && v1260;
+    const bool v1262 = v1259 < v80;
+    const bool v1263 = v1261 && v1262;
+    if (v1263) {
+      const float v1264 = v253.x[53];
+      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1266 = v1259 - v78;
+      const bool v1267 = v1266 < v2;
+      const bool v1268 = v1265 && v1267;
+      if (v1268) {
+        const iron_bf16 v1269 = iron_f32_to_bf16(v1264);
+        const unsigned int v1270 = v1257 * v2;
+        const unsigned int v1271 = v1270 + v1259;
+        const unsigned int v1272 = v1271 - v78;
+        out[v1272] = v1269;
+      }
+    }
+    const unsigned int v1273 = static_cast<unsigned int>(v253.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1274 = v354 + v1273;
+    const unsigned int v1275 = static_cast<unsigned int>(v253.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1276 = v79 + v1275;
+    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1278 = v249 && v1277;
+    const bool v1279 = v1276 < v80;
+    const bool v1280 = v1278 && v1279;
+    if (v1280) {
+      const float v1281 = v253.x[54];
+      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1283 = v1276 - v78;
+      const bool v1284 = v1283 < v2;
+      const bool v1285 = v1282 && v1284;
+      if (v1285) {
+        const iron_bf16 v1286 = iron_f32_to_bf16(v1281);
+        const unsigned int v1287 = v1274 * v2;
+        const unsigned int v1288 = v1287 + v1276;
+        const unsigned int v1289 = v1288 - v78;
+        out[v1289] = v1286;
+      }
+    }
+    const unsigned int v1290 = static_cast<unsigned int>(v253.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1291 = v354 + v1290;
+    const unsigned int v1292 = static_cast<unsigned int>(v253.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1293 = v79 + v1292;
+    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1295 = v249 && v1294;
+    const bool v1296 = v1293 < v80;
+    const bool v1297 = v1295 && v1296;
+    if (v1297) {
+      const float v1298 = v253.x[55];
+      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1300 = v1293 - v78;
+      const bool v1301 = v1300 < v2;
+      const bool v1302 = v1299 && v1301;
+      if (v1302) {
+        const iron_bf16 v1303 = iron_f32_to_bf16(v1298);
+        const unsigned int v1304 = v1291 * v2;
+        const unsigned int v1305 = v1304 + v1293;
+        const unsigned int v1306 = v1305 - v78;
+        out[v1306] = v1303;
+      }
+    }
+    const unsigned int v1307 = static_cast<unsigned int>(v253.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1308 = v354 + v1307;
+    const unsigned int v1309 = static_cast<unsigned int>(v253.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1310 = v79 + v1309;
+    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1312 = v249 && v1311;
+    const bool v1313 = v1310 < v80;
+    const bool v1314 = v1312 && v1313;
+    if (v1314) {
+      const float v1315 = v253.x[56];
+      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1317 = v1310 - v78;
+      const bool v1318 = v1317 < v2;
+      const bool v1319 = v1316 && v1318;
+      if (v1319) {
+        const iron_bf16 v1320 = iron_f32_to_bf16(v1315);
+        const unsigned int v1321 = v1308 * v2;
+        const unsigned int v1322 = v1321 + v1310;
+        const unsigned int v1323 = v1322 - v78;
+        out[v1323] = v1320;
+      }
+    }
+    const unsigned int v1324 = static_cast<unsigned int>(v253.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1325 = v354 + v1324;
+    const unsigned int v1326 = static_cast<unsigned int>(v253.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1327 = v79 + v1326;
+    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1329 = v249 && v1328;
+    const bool v1330 = v1327 < v80;
+    const bool v1331 = v1329 && v1330;
+    if (v1331) {
+      const float v1332 = v253.x[57];
+      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1334 = v1327 - v78;
+      const bool v1335 = v1334 < v2;
+      const bool v1336 = v1333 && v1335;
+      if (v1336) {
+        const iron_bf16 v1337 = iron_f32_to_bf16(v1332);
+        const unsigned int v1338 = v1325 * v2;
+        const unsigned int v1339 = v1338 + v1327;
+        const unsigned int v1340 = v1339 - v78;
+        out[v1340] = v1337;
+      }
+    }
+    const unsigned int v1341 = static_cast<unsigned int>(v253.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1342 = v354 + v1341;
+    const unsigned int v1343 = static_cast<unsigned int>(v253.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1344 = v79 + v1343;
+    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1346 = v249 && v1345;
+    const bool v1347 = v1344 < v80;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v253.x[58];
+      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1351 = v1344 - v78;
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1350 && v1352;
+      if (v1353) {
+        const iron_bf16 v1354 = iron_f32_to_bf16(v1349);
+        const unsigned int v1355 = v1342 * v2;
+        const unsigned int v1356 = v1355 + v1344;
+        const unsigned int v1357 = v1356 - v78;
+        out[v1357] = v1354;
+      }
+    }
+    const unsigned int v1358 = static_cast<unsigned int>(v253.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1359 = v354 + v1358;
+    const unsigned int v1360 = static_cast<unsigned int>(v253.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1361 = v79 + v1360;
+    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1363 = v249 && v1362;
+    const bool v1364 = v1361 < v80;
+    const bool v1365 = v1363 && v1364;
+    if (v1365) {
+      const float v1366 = v253.x[59];
+      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1368 = v1361 - v78;
+      const bool v1369 = v1368 < v2;
+      const bool v1370 = v1367 && v1369;
+      if (v1370) {
+        const iron_bf16 v1371 = iron_f32_to_bf16(v1366);
+        const unsigned int v1372 = v1359 * v2;
+        const unsigned int v1373 = v1372 + v1361;
+        const unsigned int v1374 = v1373 - v78;
+        out[v1374] = v1371;
+      }
+    }
+    const unsigned int v1375 = static_cast<unsigned int>(v253.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1376 = v354 + v1375;
+    const unsigned int v1377 = static_cast<unsigned int>(v253.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1378 = v79 + v1377;
+    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1380 = v249 && v1379;
+    const bool v1381 = v1378 < v80;
+    const bool v1382 = v1380 && v1381;
+    if (v1382) {
+      const float v1383 = v253.x[60];
+      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1385 = v1378 - v78;
+      const bool v1386 = v1385 < v2;
+      const bool v1387 = v1384 && v1386;
+      if (v1387) {
+        const iron_bf16 v1388 = iron_f32_to_bf16(v1383);
+        const unsigned int v1389 = v1376 * v2;
+        const unsigned int v1390 = v1389 + v1378;
+        const unsigned int v1391 = v1390 - v78;
+        out[v1391] = v1388;
+      }
+    }
+    const unsigned int v1392 = static_cast<unsigned int>(v253.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1393 = v354 + v1392;
+    const unsigned int v1394 = static_cast<unsigned int>(v253.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1395 = v79 + v1394;
+    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1397 = v249 && v1396;
+    const bool v1398 = v1395 < v80;
+    const bool v1399 = v1397 && v1398;
+    if (v1399) {
+      const float v1400 = v253.x[61];
+      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1402 = v1395 - v78;
+      const bool v1403 = v1402 < v2;
+      const bool v1404 = v1401 && v1403;
+      if (v1404) {
+        const iron_bf16 v1405 = iron_f32_to_bf16(v1400);
+        const unsigned int v1406 = v1393 * v2;
+        const unsigned int v1407 = v1406 + v1395;
+        const unsigned int v1408 = v1407 - v78;
+        out[v1408] = v1405;
+      }
+    }
+    const unsigned int v1409 = static_cast<unsigned int>(v253.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1410 = v354 + v1409;
+    const unsigned int v1411 = static_cast<unsigned int>(v253.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1412 = v79 + v1411;
+    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1414 = v249 && v1413;
+    const bool v1415 = v1412 < v80;
+    const bool v1416 = v1414 && v1415;
+    if (v1416) {
+      const float v1417 = v253.x[62];
+      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1419 = v1412 - v78;
+      const bool v1420 = v1419 < v2;
+      const bool v1421 = v1418 && v1420;
+      if (v1421) {
+        const iron_bf16 v1422 = iron_f32_to_bf16(v1417);
+        const unsigned int v1423 = v1410 * v2;
+        const unsigned int v1424 = v1423 + v1412;
+        const unsigned int v1425 = v1424 - v78;
+        out[v1425] = v1422;
+      }
+    }
+    const unsigned int v1426 = static_cast<unsigned int>(v253.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1427 = v354 + v1426;
+    const unsigned int v1428 = static_cast<unsigned int>(v253.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1429 = v79 + v1428;
+    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1431 = v249 && v1430;
+    const bool v1432 = v1429 < v80;
+    const bool v1433 = v1431 && v1432;
+    if (v1433) {
+      const float v1434 = v253.x[63];
+      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1436 = v1429 - v78;
+      const bool v1437 = v1436 < v2;
+      const bool v1438 = v1435 && v1437;
+      if (v1438) {
+        const iron_bf16 v1439 = iron_f32_to_bf16(v1434);
+        const unsigned int v1440 = v1427 * v2;
+        const unsigned int v1441 = v1440 + v1429;
+        const unsigned int v1442 = v1441 - v78;
+        out[v1442] = v1439;
+      }
+    }
+    const unsigned int v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+    iron_frag<float, 2, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:184
+    iron_frag_fill(v1454, 0.0f);
+    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:223
+      const bool v4117 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:224
+      if (v4117) {
+        const unsigned int v4121 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4124 = v245 << 5u;
+        const unsigned int v4125 = v4124 + v4121;
+        const unsigned int v4126 = v4125 >> 3u;
+        const unsigned int v4127 = v4125 & 7u;
+        const unsigned int v4128 = v4127 << 3u;
+        const unsigned int v4129 = v75 + v4126;
+        const bool v4131 = v4129 < v0;
+        const bool v4132 = v4128 < v3;
+        const bool v4133 = v4131 && v4132;
+        const unsigned int v4134 = v4129 * v3;
+        const unsigned int v4135 = v4134 + v4128;
+        const unsigned int v4136 = v4133 ? v4135 : v28;
+        const unsigned int v4137 = v4126 << 6u;
+        const unsigned int v4139 = v4137 + v4128;
+        iron_copy_async<16>(shm3 + (v4139 ^ (((v4139 >> 6u) & 7u) << 3u)), x_sorted + v4136, v4133);
+        const unsigned int v4141 = v4125 + 384u;
+        const unsigned int v4142 = v4141 >> 3u;
+        const unsigned int v4143 = v4141 & 7u;
+        const unsigned int v4144 = v4143 << 3u;
+        const unsigned int v4145 = v75 + v4142;
+        const bool v4147 = v4145 < v0;
+        const bool v4148 = v4144 < v3;
+        const bool v4149 = v4147 && v4148;
+        const unsigned int v4150 = v4145 * v3;
+        const unsigned int v4151 = v4150 + v4144;
+        const unsigned int v4152 = v4149 ? v4151 : v28;
+        const unsigned int v4153 = v4142 << 6u;
+        const unsigned int v4155 = v4153 + v4144;
+        iron_copy_async<16>(shm3 + (v4155 ^ (((v4155 >> 6u) & 7u) << 3u)), x_sorted + v4152, v4149);
+        const unsigned int v4157 = v4125 + 768u;
+        const bool v4159 = v4157 < 1024u;
+        if (v4159) {
+          const unsigned int v4160 = v4157 >> 3u;
+          const unsigned int v4161 = v4157 & 7u;
+          const unsigned int v4162 = v4161 << 3u;
+          const unsigned int v4163 = v75 + v4160;
+          const bool v4165 = v4163 < v0;
+          const bool v4166 = v4162 < v3;
+          const bool v4167 = v4165 && v4166;
+          const unsigned int v4168 = v4163 * v3;
+          const unsigned int v4169 = v4168 + v4162;
+          const unsigned int v4170 = v4167 ? v4169 : v28;
+          const unsigned int v4171 = v4160 << 6u;
+          const unsigned int v4173 = v4171 + v4162;
+          iron_copy_async<16>(shm3 + (v4173 ^ (((v4173 >> 6u) & 7u) << 3u)), x_sorted + v4170, v4167);
         }
-        const unsigned int v4384 = v1570 + v4336;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const bool v4385 = v4384 < v80;
-        const bool v4386 = v4385 && v4342;
-        const unsigned int v4387 = v4384 * v3;
-        const unsigned int v4388 = v4387 + v4340;
-        const unsigned int v4389 = v4386 ? v4388 : v28;
-        iron_copy_async<16>(shm4 + (v4349 ^ (((v4349 >> 6u) & 7u) << 3u)), w + v4389, v4386);
-        const unsigned int v4390 = v1570 + v4352;
-        const bool v4391 = v4390 < v80;
-        const bool v4392 = v4391 && v4358;
-        const unsigned int v4393 = v4390 * v3;
-        const unsigned int v4394 = v4393 + v4356;
-        const unsigned int v4395 = v4392 ? v4394 : v28;
-        iron_copy_async<16>(shm4 + (v4365 ^ (((v4365 >> 6u) & 7u) << 3u)), w + v4395, v4392);
-        if (v4369) {
-          const unsigned int v4396 = v4367 >> 3u;
-          const unsigned int v4397 = v4367 & 7u;
-          const unsigned int v4398 = v4397 << 3u;
-          const unsigned int v4399 = v1570 + v4396;
-          const unsigned int v4400 = 64u + v4398;
-          const bool v4401 = v4399 < v80;
-          const bool v4402 = v4400 < v3;
-          const bool v4403 = v4401 && v4402;
-          const unsigned int v4404 = v4399 * v3;
-          const unsigned int v4405 = v4404 + v4400;
-          const unsigned int v4406 = v4403 ? v4405 : v28;
-          const unsigned int v4407 = v4396 << 6u;
-          const unsigned int v4408 = 8192u + v4407;
-          const unsigned int v4409 = v4408 + v4398;
-          iron_copy_async<16>(shm4 + (v4409 ^ (((v4409 >> 6u) & 7u) << 3u)), w + v4406, v4403);
+        const unsigned int v4174 = v1444 + v4126;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v4175 = v4174 < v80;
+        const bool v4176 = v4175 && v4132;
+        const unsigned int v4177 = v4174 * v3;
+        const unsigned int v4178 = v4177 + v4128;
+        const unsigned int v4179 = v4176 ? v4178 : v28;
+        iron_copy_async<16>(shm4 + (v4139 ^ (((v4139 >> 6u) & 7u) << 3u)), w + v4179, v4176);
+        const unsigned int v4180 = v1444 + v4142;
+        const bool v4181 = v4180 < v80;
+        const bool v4182 = v4181 && v4148;
+        const unsigned int v4183 = v4180 * v3;
+        const unsigned int v4184 = v4183 + v4144;
+        const unsigned int v4185 = v4182 ? v4184 : v28;
+        iron_copy_async<16>(shm4 + (v4155 ^ (((v4155 >> 6u) & 7u) << 3u)), w + v4185, v4182);
+        if (v4159) {
+          const unsigned int v4186 = v4157 >> 3u;
+          const unsigned int v4187 = v4157 & 7u;
+          const unsigned int v4188 = v4187 << 3u;
+          const unsigned int v4189 = v1444 + v4186;
+          const bool v4191 = v4189 < v80;
+          const bool v4192 = v4188 < v3;
+          const bool v4193 = v4191 && v4192;
+          const unsigned int v4194 = v4189 * v3;
+          const unsigned int v4195 = v4194 + v4188;
+          const unsigned int v4196 = v4193 ? v4195 : v28;
+          const unsigned int v4197 = v4186 << 6u;
+          const unsigned int v4199 = v4197 + v4188;
+          iron_copy_async<16>(shm4 + (v4199 ^ (((v4199 >> 6u) & 7u) << 3u)), w + v4196, v4193);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      const bool v4202 = 64u < v3;
+      if (v4202) {
+        const unsigned int v4206 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4209 = v245 << 5u;
+        const unsigned int v4210 = v4209 + v4206;
+        const unsigned int v4211 = v4210 >> 3u;
+        const unsigned int v4212 = v4210 & 7u;
+        const unsigned int v4213 = v4212 << 3u;
+        const unsigned int v4214 = v75 + v4211;
+        const unsigned int v4215 = 64u + v4213;
+        const bool v4216 = v4214 < v0;
+        const bool v4217 = v4215 < v3;
+        const bool v4218 = v4216 && v4217;
+        const unsigned int v4219 = v4214 * v3;
+        const unsigned int v4220 = v4219 + v4215;
+        const unsigned int v4221 = v4218 ? v4220 : v28;
+        const unsigned int v4222 = v4211 << 6u;
+        const unsigned int v4223 = 8192u + v4222;
+        const unsigned int v4224 = v4223 + v4213;
+        iron_copy_async<16>(shm3 + (v4224 ^ (((v4224 >> 6u) & 7u) << 3u)), x_sorted + v4221, v4218);
+        const unsigned int v4226 = v4210 + 384u;
+        const unsigned int v4227 = v4226 >> 3u;
+        const unsigned int v4228 = v4226 & 7u;
+        const unsigned int v4229 = v4228 << 3u;
+        const unsigned int v4230 = v75 + v4227;
+        const unsigned int v4231 = 64u + v4229;
+        const bool v4232 = v4230 < v0;
+        const bool v4233 = v4231 < v3;
+        const bool v4234 = v4232 && v4233;
+        const unsigned int v4235 = v4230 * v3;
+        const unsigned int v4236 = v4235 + v4231;
+        const unsigned int v4237 = v4234 ? v4236 : v28;
+        const unsigned int v4238 = v4227 << 6u;
+        const unsigned int v4239 = 8192u + v4238;
+        const unsigned int v4240 = v4239 + v4229;
+        iron_copy_async<16>(shm3 + (v4240 ^ (((v4240 >> 6u) & 7u) << 3u)), x_sorted + v4237, v4234);
+        const unsigned int v4242 = v4210 + 768u;
+        const bool v4244 = v4242 < 1024u;
+        if (v4244) {
+          const unsigned int v4245 = v4242 >> 3u;
+          const unsigned int v4246 = v4242 & 7u;
+          const unsigned int v4247 = v4246 << 3u;
+          const unsigned int v4248 = v75 + v4245;
+          const unsigned int v4249 = 64u + v4247;
+          const bool v4250 = v4248 < v0;
+          const bool v4251 = v4249 < v3;
+          const bool v4252 = v4250 && v4251;
+          const unsigned int v4253 = v4248 * v3;
+          const unsigned int v4254 = v4253 + v4249;
+          const unsigned int v4255 = v4252 ? v4254 : v28;
+          const unsigned int v4256 = v4245 << 6u;
+          const unsigned int v4257 = 8192u + v4256;
+          const unsigned int v4258 = v4257 + v4247;
+          iron_copy_async<16>(shm3 + (v4258 ^ (((v4258 >> 6u) & 7u) << 3u)), x_sorted + v4255, v4252);
+        }
+        const unsigned int v4259 = v1444 + v4211;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v4260 = v4259 < v80;
+        const bool v4261 = v4260 && v4217;
+        const unsigned int v4262 = v4259 * v3;
+        const unsigned int v4263 = v4262 + v4215;
+        const unsigned int v4264 = v4261 ? v4263 : v28;
+        iron_copy_async<16>(shm4 + (v4224 ^ (((v4224 >> 6u) & 7u) << 3u)), w + v4264, v4261);
+        const unsigned int v4265 = v1444 + v4227;
+        const bool v4266 = v4265 < v80;
+        const bool v4267 = v4266 && v4233;
+        const unsigned int v4268 = v4265 * v3;
+        const unsigned int v4269 = v4268 + v4231;
+        const unsigned int v4270 = v4267 ? v4269 : v28;
+        iron_copy_async<16>(shm4 + (v4240 ^ (((v4240 >> 6u) & 7u) << 3u)), w + v4270, v4267);
+        if (v4244) {
+          const unsigned int v4271 = v4242 >> 3u;
+          const unsigned int v4272 = v4242 & 7u;
+          const unsigned int v4273 = v4272 << 3u;
+          const unsigned int v4274 = v1444 + v4271;
+          const unsigned int v4275 = 64u + v4273;
+          const bool v4276 = v4274 < v80;
+          const bool v4277 = v4275 < v3;
+          const bool v4278 = v4276 && v4277;
+          const unsigned int v4279 = v4274 * v3;
+          const unsigned int v4280 = v4279 + v4275;
+          const unsigned int v4281 = v4278 ? v4280 : v28;
+          const unsigned int v4282 = v4271 << 6u;
+          const unsigned int v4283 = 8192u + v4282;
+          const unsigned int v4284 = v4283 + v4273;
+          iron_copy_async<16>(shm4 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), w + v4281, v4278);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
 
-      for (unsigned int v3544 = v28; v3544 < v3; v3544 += 64u) {
-        const unsigned int v3546 = v3544 >> 6u;
-        const unsigned int v3548 = v3546 % 3u;
+      for (unsigned int v3419 = v28; v3419 < v3; v3419 += 64u) {
+        const unsigned int v3421 = v3419 >> 6u;
+        const unsigned int v3423 = v3421 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v376) {
-          const unsigned int v3550 = v3548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
-          const unsigned int v3558 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-          const unsigned int v3559 = v3550 + v3558;
-          const unsigned int v3812 = v476 << 6u;
-          const unsigned int v3814 = v3559 + v3812;
-          iron_frag<iron_bf16, 0, 16, 16> v3821;
-          iron_frag_fill(v3821, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3821, shm3, v3814, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3823;
-          iron_frag_fill(v3823, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3823, shm4, v3550, 64u);
-          iron_frag_mma_sync(v1580, v3821, v3823);
-          const unsigned int v3825 = v3814 + 16u;
-          const unsigned int v3828 = v3550 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3830;
-          iron_frag_fill(v3830, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3830, shm3, v3825, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3832;
-          iron_frag_fill(v3832, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3832, shm4, v3828, 64u);
-          iron_frag_mma_sync(v1580, v3830, v3832);
-          const unsigned int v3834 = v3814 + 32u;
-          const unsigned int v3837 = v3550 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3839;
-          iron_frag_fill(v3839, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3839, shm3, v3834, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3841;
-          iron_frag_fill(v3841, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3841, shm4, v3837, 64u);
-          iron_frag_mma_sync(v1580, v3839, v3841);
-          const unsigned int v3843 = v3814 + 48u;
-          const unsigned int v3846 = v3550 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3848;
-          iron_frag_fill(v3848, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3848, shm3, v3843, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3850;
-          iron_frag_fill(v3850, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3850, shm4, v3846, 64u);
-          iron_frag_mma_sync(v1580, v3848, v3850);
+        if (v249) {
+          const unsigned int v3425 = v3423 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
+          const unsigned int v3433 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const unsigned int v3434 = v3425 + v3433;
+          const unsigned int v3687 = v350 << 6u;
+          const unsigned int v3689 = v3434 + v3687;
+          iron_frag<iron_bf16, 0, 16, 16> v3696;
+          iron_frag_fill(v3696, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3696, shm3, v3689, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3698;
+          iron_frag_fill(v3698, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3698, shm4, v3425, 64u);
+          iron_frag_mma_sync(v1454, v3696, v3698);
+          const unsigned int v3700 = v3689 + 16u;
+          const unsigned int v3703 = v3425 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3705;
+          iron_frag_fill(v3705, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3705, shm3, v3700, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3707;
+          iron_frag_fill(v3707, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3707, shm4, v3703, 64u);
+          iron_frag_mma_sync(v1454, v3705, v3707);
+          const unsigned int v3709 = v3689 + 32u;
+          const unsigned int v3712 = v3425 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3714;
+          iron_frag_fill(v3714, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3714, shm3, v3709, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3716;
+          iron_frag_fill(v3716, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3716, shm4, v3712, 64u);
+          iron_frag_mma_sync(v1454, v3714, v3716);
+          const unsigned int v3718 = v3689 + 48u;
+          const unsigned int v3721 = v3425 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3723;
+          iron_frag_fill(v3723, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3723, shm3, v3718, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3725;
+          iron_frag_fill(v3725, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3725, shm4, v3721, 64u);
+          iron_frag_mma_sync(v1454, v3723, v3725);
         }
-        const unsigned int v3565 = v3544 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
-        const unsigned int v3567 = v3546 + 2u;
-        const unsigned int v3568 = v3567 % 3u;
-        const bool v3569 = v3565 < v3;
-        if (v3569) {
-          const unsigned int v3572 = v3568 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
-          const unsigned int v3574 = iron_linear_thread() & 31u;
-          const unsigned int v3576 = v372 << 5u;
-          const unsigned int v3577 = v3576 + v3574;
-          const unsigned int v3581 = v3577 >> 3u;
-          const unsigned int v3583 = v3577 & 7u;
-          const unsigned int v3585 = v3583 << 3u;
-          const unsigned int v3586 = v75 + v3581;
-          const unsigned int v3587 = v3565 + v3585;
-          const bool v3588 = v3586 < v0;
-          const bool v3589 = v3587 < v3;
-          const bool v3590 = v3588 && v3589;
-          const unsigned int v3591 = v3586 * v3;
-          const unsigned int v3593 = v3591 + v3587;
-          const unsigned int v3594 = v3590 ? v3593 : v28;
-          const unsigned int v3596 = v3581 << 6u;
-          const unsigned int v3597 = v3572 + v3596;
-          const unsigned int v3598 = v3597 + v3585;
-          iron_copy_async<16>(shm3 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), x_sorted + v3594, v3590);
-          const unsigned int v3600 = v3577 + 384u;
-          const unsigned int v3602 = v3600 >> 3u;
-          const unsigned int v3604 = v3600 & 7u;
-          const unsigned int v3606 = v3604 << 3u;
-          const unsigned int v3607 = v75 + v3602;
-          const unsigned int v3608 = v3565 + v3606;
-          const bool v3609 = v3607 < v0;
-          const bool v3610 = v3608 < v3;
-          const bool v3611 = v3609 && v3610;
-          const unsigned int v3612 = v3607 * v3;
-          const unsigned int v3614 = v3612 + v3608;
-          const unsigned int v3615 = v3611 ? v3614 : v28;
-          const unsigned int v3617 = v3602 << 6u;
-          const unsigned int v3618 = v3572 + v3617;
-          const unsigned int v3619 = v3618 + v3606;
-          iron_copy_async<16>(shm3 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), x_sorted + v3615, v3611);
-          const unsigned int v3621 = v3577 + 768u;
-          const bool v3623 = v3621 < 1024u;
-          if (v3623) {
-            const unsigned int v3625 = v3621 >> 3u;
-            const unsigned int v3627 = v3621 & 7u;
-            const unsigned int v3629 = v3627 << 3u;
-            const unsigned int v3630 = v75 + v3625;
-            const unsigned int v3631 = v3565 + v3629;
-            const bool v3632 = v3630 < v0;
-            const bool v3633 = v3631 < v3;
-            const bool v3634 = v3632 && v3633;
-            const unsigned int v3635 = v3630 * v3;
-            const unsigned int v3637 = v3635 + v3631;
-            const unsigned int v3638 = v3634 ? v3637 : v28;
-            const unsigned int v3640 = v3625 << 6u;
-            const unsigned int v3641 = v3572 + v3640;
-            const unsigned int v3642 = v3641 + v3629;
-            iron_copy_async<16>(shm3 + (v3642 ^ (((v3642 >> 6u) & 7u) << 3u)), x_sorted + v3638, v3634);
+        const unsigned int v3440 = v3419 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+        const unsigned int v3442 = v3421 + 2u;
+        const unsigned int v3443 = v3442 % 3u;
+        const bool v3444 = v3440 < v3;
+        if (v3444) {
+          const unsigned int v3447 = v3443 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+          const unsigned int v3449 = iron_linear_thread() & 31u;
+          const unsigned int v3451 = v245 << 5u;
+          const unsigned int v3452 = v3451 + v3449;
+          const unsigned int v3456 = v3452 >> 3u;
+          const unsigned int v3458 = v3452 & 7u;
+          const unsigned int v3460 = v3458 << 3u;
+          const unsigned int v3461 = v75 + v3456;
+          const unsigned int v3462 = v3440 + v3460;
+          const bool v3463 = v3461 < v0;
+          const bool v3464 = v3462 < v3;
+          const bool v3465 = v3463 && v3464;
+          const unsigned int v3466 = v3461 * v3;
+          const unsigned int v3468 = v3466 + v3462;
+          const unsigned int v3469 = v3465 ? v3468 : v28;
+          const unsigned int v3471 = v3456 << 6u;
+          const unsigned int v3472 = v3447 + v3471;
+          const unsigned int v3473 = v3472 + v3460;
+          iron_copy_async<16>(shm3 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), x_sorted + v3469, v3465);
+          const unsigned int v3475 = v3452 + 384u;
+          const unsigned int v3477 = v3475 >> 3u;
+          const unsigned int v3479 = v3475 & 7u;
+          const unsigned int v3481 = v3479 << 3u;
+          const unsigned int v3482 = v75 + v3477;
+          const unsigned int v3483 = v3440 + v3481;
+          const bool v3484 = v3482 < v0;
+          const bool v3485 = v3483 < v3;
+          const bool v3486 = v3484 && v3485;
+          const unsigned int v3487 = v3482 * v3;
+          const unsigned int v3489 = v3487 + v3483;
+          const unsigned int v3490 = v3486 ? v3489 : v28;
+          const unsigned int v3492 = v3477 << 6u;
+          const unsigned int v3493 = v3447 + v3492;
+          const unsigned int v3494 = v3493 + v3481;
+          iron_copy_async<16>(shm3 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), x_sorted + v3490, v3486);
+          const unsigned int v3496 = v3452 + 768u;
+          const bool v3498 = v3496 < 1024u;
+          if (v3498) {
+            const unsigned int v3500 = v3496 >> 3u;
+            const unsigned int v3502 = v3496 & 7u;
+            const unsigned int v3504 = v3502 << 3u;
+            const unsigned int v3505 = v75 + v3500;
+            const unsigned int v3506 = v3440 + v3504;
+            const bool v3507 = v3505 < v0;
+            const bool v3508 = v3506 < v3;
+            const bool v3509 = v3507 && v3508;
+            const unsigned int v3510 = v3505 * v3;
+            const unsigned int v3512 = v3510 + v3506;
+            const unsigned int v3513 = v3509 ? v3512 : v28;
+            const unsigned int v3515 = v3500 << 6u;
+            const unsigned int v3516 = v3447 + v3515;
+            const unsigned int v3517 = v3516 + v3504;
+            iron_copy_async<16>(shm3 + (v3517 ^ (((v3517 >> 6u) & 7u) << 3u)), x_sorted + v3513, v3509);
           }
-          const unsigned int v3659 = v1570 + v3581;  // kernels/gemm/gemm_warpgroup.hpp:226
-          const bool v3661 = v3659 < v80;
-          const bool v3663 = v3661 && v3589;
-          const unsigned int v3664 = v3659 * v3;
-          const unsigned int v3666 = v3664 + v3587;
-          const unsigned int v3667 = v3663 ? v3666 : v28;
-          iron_copy_async<16>(shm4 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), w + v3667, v3663);
-          const unsigned int v3680 = v1570 + v3602;
-          const bool v3682 = v3680 < v80;
-          const bool v3684 = v3682 && v3610;
-          const unsigned int v3685 = v3680 * v3;
-          const unsigned int v3687 = v3685 + v3608;
-          const unsigned int v3688 = v3684 ? v3687 : v28;
-          iron_copy_async<16>(shm4 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), w + v3688, v3684);
-          if (v3623) {
-            const unsigned int v3698 = v3621 >> 3u;
-            const unsigned int v3700 = v3621 & 7u;
-            const unsigned int v3702 = v3700 << 3u;
-            const unsigned int v3703 = v1570 + v3698;
-            const unsigned int v3704 = v3565 + v3702;
-            const bool v3705 = v3703 < v80;
-            const bool v3706 = v3704 < v3;
-            const bool v3707 = v3705 && v3706;
-            const unsigned int v3708 = v3703 * v3;
-            const unsigned int v3710 = v3708 + v3704;
-            const unsigned int v3711 = v3707 ? v3710 : v28;
-            const unsigned int v3713 = v3698 << 6u;
-            const unsigned int v3714 = v3572 + v3713;
-            const unsigned int v3715 = v3714 + v3702;
-            iron_copy_async<16>(shm4 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), w + v3711, v3707);
+          const unsigned int v3534 = v1444 + v3456;  // kernels/gemm/gemm_warpgroup.hpp:228
+          const bool v3536 = v3534 < v80;
+          const bool v3538 = v3536 && v3464;
+          const unsigned int v3539 = v3534 * v3;
+          const unsigned int v3541 = v3539 + v3462;
+          const unsigned int v3542 = v3538 ? v3541 : v28;
+          iron_copy_async<16>(shm4 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), w + v3542, v3538);
+          const unsigned int v3555 = v1444 + v3477;
+          const bool v3557 = v3555 < v80;
+          const bool v3559 = v3557 && v3485;
+          const unsigned int v3560 = v3555 * v3;
+          const unsigned int v3562 = v3560 + v3483;
+          const unsigned int v3563 = v3559 ? v3562 : v28;
+          iron_copy_async<16>(shm4 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), w + v3563, v3559);
+          if (v3498) {
+            const unsigned int v3573 = v3496 >> 3u;
+            const unsigned int v3575 = v3496 & 7u;
+            const unsigned int v3577 = v3575 << 3u;
+            const unsigned int v3578 = v1444 + v3573;
+            const unsigned int v3579 = v3440 + v3577;
+            const bool v3580 = v3578 < v80;
+            const bool v3581 = v3579 < v3;
+            const bool v3582 = v3580 && v3581;
+            const unsigned int v3583 = v3578 * v3;
+            const unsigned int v3585 = v3583 + v3579;
+            const unsigned int v3586 = v3582 ? v3585 : v28;
+            const unsigned int v3588 = v3573 << 6u;
+            const unsigned int v3589 = v3447 + v3588;
+            const unsigned int v3590 = v3589 + v3577;
+            iron_copy_async<16>(shm4 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), w + v3586, v3582);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
       }
       __syncthreads();
     } else {
-      const unsigned int v1611 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1612 = threadIdx.x;
+      const unsigned int v1486 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1487 = threadIdx.x;
 
-      for (unsigned int v1610 = v28; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-        for (unsigned int v1614 = v1612; v1614 < 8192u; v1614 += v1611) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1616 = v1614 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1618 = v1614 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1619 = v75 + v1616;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1620 = v1619 < v0;
-          const unsigned int v1621 = v1610 + v1618;
-          const bool v1622 = v1621 < v3;
-          const bool v1623 = v1620 && v1622;
-          if (v1623) {
-            const unsigned int v1625 = v1619 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1627 = v1625 + v1610;
-            const unsigned int v1628 = v1627 + v1618;
-            const iron_bf16 v1629 = x_sorted[v1628];
-            const unsigned int v1631 = v1616 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v1632 = v1631 + v1618;
-            shm3[(v1632 ^ (((v1632 >> 6u) & 7u) << 3u))] = v1629;
+      for (unsigned int v1485 = v28; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+        for (unsigned int v1489 = v1487; v1489 < 8192u; v1489 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1491 = v1489 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1493 = v1489 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1494 = v75 + v1491;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1495 = v1494 < v0;
+          const unsigned int v1496 = v1485 + v1493;
+          const bool v1497 = v1496 < v3;
+          const bool v1498 = v1495 && v1497;
+          if (v1498) {
+            const unsigned int v1500 = v1494 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1502 = v1500 + v1485;
+            const unsigned int v1503 = v1502 + v1493;
+            const iron_bf16 v1504 = x_sorted[v1503];
+            const unsigned int v1506 = v1491 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1507 = v1506 + v1493;
+            shm3[(v1507 ^ (((v1507 >> 6u) & 7u) << 3u))] = v1504;
           } else {
-            const unsigned int v1634 = v1616 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v1635 = v1634 + v1618;
-            shm3[(v1635 ^ (((v1635 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1509 = v1491 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1510 = v1509 + v1493;
+            shm3[(v1510 ^ (((v1510 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1640 = v1612; v1640 < 8192u; v1640 += v1611) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1642 = v1640 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1644 = v1640 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1645 = v1570 + v1642;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1646 = v1645 < v80;
-          const unsigned int v1647 = v1610 + v1644;
-          const bool v1648 = v1647 < v3;
-          const bool v1649 = v1646 && v1648;
-          if (v1649) {
-            const unsigned int v1651 = v1645 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1653 = v1651 + v1610;
-            const unsigned int v1654 = v1653 + v1644;
-            const iron_bf16 v1655 = w[v1654];
-            const unsigned int v1657 = v1642 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v1658 = v1657 + v1644;
-            shm4[(v1658 ^ (((v1658 >> 6u) & 7u) << 3u))] = v1655;
+        for (unsigned int v1515 = v1487; v1515 < 8192u; v1515 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1517 = v1515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1519 = v1515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1520 = v1444 + v1517;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1521 = v1520 < v80;
+          const unsigned int v1522 = v1485 + v1519;
+          const bool v1523 = v1522 < v3;
+          const bool v1524 = v1521 && v1523;
+          if (v1524) {
+            const unsigned int v1526 = v1520 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1528 = v1526 + v1485;
+            const unsigned int v1529 = v1528 + v1519;
+            const iron_bf16 v1530 = w[v1529];
+            const unsigned int v1532 = v1517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1533 = v1532 + v1519;
+            shm4[(v1533 ^ (((v1533 >> 6u) & 7u) << 3u))] = v1530;
           } else {
-            const unsigned int v1660 = v1642 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v1661 = v1660 + v1644;
-            shm4[(v1661 ^ (((v1661 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1535 = v1517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1536 = v1535 + v1519;
+            shm4[(v1536 ^ (((v1536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
-        }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:215
-          const unsigned int v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-          const unsigned int v3857 = v476 << 6u;
-          const unsigned int v3859 = v1670 + v3857;
-          iron_frag<iron_bf16, 0, 16, 16> v3866;
-          iron_frag_fill(v3866, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3866, shm3, v3859, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3868;
-          iron_frag_fill(v3868, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3868, shm4, v28, 64u);
-          iron_frag_mma_sync(v1580, v3866, v3868);
-          const unsigned int v3870 = v3859 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3875;
-          iron_frag_fill(v3875, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3875, shm3, v3870, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3877;
-          iron_frag_fill(v3877, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3877, shm4, 16u, 64u);
-          iron_frag_mma_sync(v1580, v3875, v3877);
-          const unsigned int v3879 = v3859 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3884;
-          iron_frag_fill(v3884, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3884, shm3, v3879, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3886;
-          iron_frag_fill(v3886, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3886, shm4, 32u, 64u);
-          iron_frag_mma_sync(v1580, v3884, v3886);
-          const unsigned int v3888 = v3859 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3893;
-          iron_frag_fill(v3893, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3893, shm3, v3888, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3895;
-          iron_frag_fill(v3895, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3895, shm4, 48u, 64u);
-          iron_frag_mma_sync(v1580, v3893, v3895);
         }
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-      }
-    }
-    const unsigned int v1681 = static_cast<unsigned int>(v1580.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1682 = v480 + v1681;
-    const unsigned int v1683 = static_cast<unsigned int>(v1580.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1684 = v1570 + v1683;
-    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1686 = v376 && v1685;
-    const bool v1687 = v1684 < v80;
-    const bool v1688 = v1686 && v1687;
-    if (v1688) {
-      const float v1689 = v1580.x[0];
-      const bool v1690 = v1682 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1691 = v1684 - v78;
-      const bool v1692 = v1691 < v2;
-      const bool v1693 = v1690 && v1692;
-      if (v1693) {
-        const iron_bf16 v1694 = iron_f32_to_bf16(v1689);
-        const unsigned int v1695 = v1682 * v2;
-        const unsigned int v1696 = v1695 + v1684;
-        const unsigned int v1697 = v1696 - v78;
-        out[v1697] = v1694;
-      }
-    }
-    const unsigned int v1698 = static_cast<unsigned int>(v1580.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1699 = v480 + v1698;
-    const unsigned int v1700 = static_cast<unsigned int>(v1580.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1701 = v1570 + v1700;
-    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1703 = v376 && v1702;
-    const bool v1704 = v1701 < v80;
-    const bool v1705 = v1703 && v1704;
-    if (v1705) {
-      const float v1706 = v1580.x[1];
-      const bool v1707 = v1699 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1708 = v1701 - v78;
-      const bool v1709 = v1708 < v2;
-      const bool v1710 = v1707 && v1709;
-      if (v1710) {
-        const iron_bf16 v1711 = iron_f32_to_bf16(v1706);
-        const unsigned int v1712 = v1699 * v2;
-        const unsigned int v1713 = v1712 + v1701;
-        const unsigned int v1714 = v1713 - v78;
-        out[v1714] = v1711;
-      }
-    }
-    const unsigned int v1715 = static_cast<unsigned int>(v1580.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1716 = v480 + v1715;
-    const unsigned int v1717 = static_cast<unsigned int>(v1580.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1718 = v1570 + v1717;
-    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1720 = v376 && v1719;
-    const bool v1721 = v1718 < v80;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v1580.x[2];
-      const bool v1724 = v1716 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1725 = v1718 - v78;
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1724 && v1726;
-      if (v1727) {
-        const iron_bf16 v1728 = iron_f32_to_bf16(v1723);
-        const unsigned int v1729 = v1716 * v2;
-        const unsigned int v1730 = v1729 + v1718;
-        const unsigned int v1731 = v1730 - v78;
-        out[v1731] = v1728;
-      }
-    }
-    const unsigned int v1732 = static_cast<unsigned int>(v1580.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1733 = v480 + v1732;
-    const unsigned int v1734 = static_cast<unsigned int>(v1580.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1735 = v1570 + v1734;
-    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1737 = v376 && v1736;
-    const bool v1738 = v1735 < v80;
-    const bool v1739 = v1737 && v1738;
-    if (v1739) {
-      const float v1740 = v1580.x[3];
-      const bool v1741 = v1733 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1742 = v1735 - v78;
-      const bool v1743 = v1742 < v2;
-      const bool v1744 = v1741 && v1743;
-      if (v1744) {
-        const iron_bf16 v1745 = iron_f32_to_bf16(v1740);
-        const unsigned int v1746 = v1733 * v2;
-        const unsigned int v1747 = v1746 + v1735;
-        const unsigned int v1748 = v1747 - v78;
-        out[v1748] = v1745;
-      }
-    }
-    const unsigned int v1749 = static_cast<unsigned int>(v1580.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1750 = v480 + v1749;
-    const unsigned int v1751 = static_cast<unsigned int>(v1580.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1752 = v1570 + v1751;
-    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1754 = v376 && v1753;
-    const bool v1755 = v1752 < v80;
-    const bool v1756 = v1754 && v1755;
-    if (v1756) {
-      const float v1757 = v1580.x[4];
-      const bool v1758 = v1750 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1759 = v1752 - v78;
-      const bool v1760 = v1759 < v2;
-      const bool v1761 = v1758 && v1760;
-      if (v1761) {
-        const iron_bf16 v1762 = iron_f32_to_bf16(v1757);
-        const unsigned int v1763 = v1750 * v2;
-        const unsigned int v1764 = v1763 + v1752;
-        const unsigned int v1765 = v1764 - v78;
-        out[v1765] = v1762;
-      }
-    }
-    const unsigned int v1766 = static_cast<unsigned int>(v1580.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1767 = v480 + v1766;
-    const unsigned int v1768 = static_cast<unsigned int>(v1580.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1769 = v1570 + v1768;
-    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1771 = v376 && v1770;
-    const bool v1772 = v1769 < v80;
-    const bool v1773 = v1771 && v1772;
-    if (v1773) {
-      const float v1774 = v1580.x[5];
-      const bool v1775 = v1767 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1776 = v1769 - v78;
-      const bool v1777 = v1776 < v2;
-      const bool v1778 = v1775 && v1777;
-      if (v1778) {
-        const iron_bf16 v1779 = iron_f32_to_bf16(v1774);
-        const unsigned int v1780 = v1767 * v2;
-        const unsigned int v1781 = v1780 + v1769;
-        const unsigned int v1782 = v1781 - v78;
-        out[v1782] = v1779;
-      }
-    }
-    const unsigned int v1783 = static_cast<unsigned int>(v1580.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1784 = v480 + v1783;
-    const unsigned int v1785 = static_cast<unsigned int>(v1580.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1786 = v1570 + v1785;
-    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1788 = v376 && v1787;
-    const bool v1789 = v1786 < v80;
-    const bool v1790 = v1788 && v1789;
-    if (v1790) {
-      const float v1791 = v1580.x[6];
-      const bool v1792 = v1784 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1793 = v1786 - v78;
-      const bool v1794 = v1793 < v2;
-      const bool v1795 = v1792 && v1794;
-      if (v1795) {
-        const iron_bf16 v1796 = iron_f32_to_bf16(v1791);
-        const unsigned int v1797 = v1784 * v2;
-        const unsigned int v1798 = v1797 + v1786;
-        const unsigned int v1799 = v1798 - v78;
-        out[v1799] = v1796;
-      }
-    }
-    const unsigned int v1800 = static_cast<unsigned int>(v1580.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1801 = v480 + v1800;
-    const unsigned int v1802 = static_cast<unsigned int>(v1580.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1803 = v1570 + v1802;
-    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1805 = v376 && v1804;
-    const bool v1806 = v1803 < v80;
-    const bool v1807 = v1805 && v1806;
-    if (v1807) {
-      const float v1808 = v1580.x[7];
-      const bool v1809 = v1801 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1810 = v1803 - v78;
-      const bool v1811 = v1810 < v2;
-      const bool v1812 = v1809 && v1811;
-      if (v1812) {
-        const iron_bf16 v1813 = iron_f32_to_bf16(v1808);
-        const unsigned int v1814 = v1801 * v2;
-        const unsigned int v1815 = v1814 + v1803;
-        const unsigned int v1816 = v1815 - v78;
-        out[v1816] = v1813;
-      }
-    }
-    const unsigned int v1817 = static_cast<unsigned int>(v1580.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1818 = v480 + v1817;
-    const unsigned int v1819 = static_cast<unsigned int>(v1580.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1820 = v1570 + v1819;
-    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1822 = v376 && v1821;
-    const bool v1823 = v1820 < v80;
-    const bool v1824 = v1822 && v1823;
-    if (v1824) {
-      const float v1825 = v1580.x[8];
-      const bool v1826 = v1818 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1827 = v1820 - v78;
-      const bool v1828 = v1827 < v2;
-      const bool v1829 = v1826 && v1828;
-      if (v1829) {
-        const iron_bf16 v1830 = iron_f32_to_bf16(v1825);
-        const unsigned int v1831 = v1818 * v2;
-        const unsigned int v1832 = v1831 + v1820;
-        const unsigned int v1833 = v1832 - v78;
-        out[v1833] = v1830;
-      }
-    }
-    const unsigned int v1834 = static_cast<unsigned int>(v1580.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1835 = v480 + v1834;
-    const unsigned int v1836 = static_cast<unsigned int>(v1580.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1837 = v1570 + v1836;
-    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1839 = v376 && v1838;
-    const bool v1840 = v1837 < v80;
-    const bool v1841 = v1839 && v1840;
-    if (v1841) {
-      const float v1842 = v1580.x[9];
-      const bool v1843 = v1835 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1844 = v1837 - v78;
-      const bool v1845 = v1844 < v2;
-      const bool v1846 = v1843 && v1845;
-      if (v1846) {
-        const iron_bf16 v1847 = iron_f32_to_bf16(v1842);
-        const unsigned int v1848 = v1835 * v2;
-        const unsigned int v1849 = v1848 + v1837;
-        const unsigned int v1850 = v1849 - v78;
-        out[v1850] = v1847;
-      }
-    }
-    const unsigned int v1851 = static_cast<unsigned int>(v1580.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1852 = v480 + v1851;
-    const unsigned int v1853 = static_cast<unsigned int>(v1580.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1854 = v1570 + v1853;
-    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1856 = v376 && v1855;
-    const bool v1857 = v1854 < v80;
-    const bool v1858 = v1856 && v1857;
-    if (v1858) {
-      const float v1859 = v1580.x[10];
-      const bool v1860 = v1852 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1861 = v1854 - v78;
-      const bool v1862 = v1861 < v2;
-      const bool v1863 = v1860 && v1862;
-      if (v1863) {
-        const iron_bf16 v1864 = iron_f32_to_bf16(v1859);
-        const unsigned int v1865 = v1852 * v2;
-        const unsigned int v1866 = v1865 + v1854;
-        const unsigned int v1867 = v1866 - v78;
-        out[v1867] = v1864;
-      }
-    }
-    const unsigned int v1868 = static_cast<unsigned int>(v1580.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1869 = v480 + v1868;
-    const unsigned int v1870 = static_cast<unsigned int>(v1580.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1871 = v1570 + v1870;
-    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1873 = v376 && v1872;
-    const bool v1874 = v1871 < v80;
-    const bool v1875 = v1873 && v1874;
-    if (v1875) {
-      const float v1876 = v1580.x[11];
-      const bool v1877 = v1869 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1878 = v1871 - v78;
-      const bool v1879 = v1878 < v2;
-      const bool v1880 = v1877 && v1879;
-      if (v1880) {
-        const iron_bf16 v1881 = iron_f32_to_bf16(v1876);
-        const unsigned int v1882 = v1869 * v2;
-        const unsigned int v1883 = v1882 + v1871;
-        const unsigned int v1884 = v1883 - v78;
-        out[v1884] = v1881;
-      }
-    }
-    const unsigned int v1885 = static_cast<unsigned int>(v1580.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1886 = v480 + v1885;
-    const unsigned int v1887 = static_cast<unsigned int>(v1580.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1888 = v1570 + v1887;
-    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1890 = v376 && v1889;
-    const bool v1891 = v1888 < v80;
-    const bool v1892 = v1890 && v1891;
-    if (v1892) {
-      const float v1893 = v1580.x[12];
-      const bool v1894 = v1886 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1895 = v1888 - v78;
-      const bool v1896 = v1895 < v2;
-      const bool v1897 = v1894 && v1896;
-      if (v1897) {
-        const iron_bf16 v1898 = iron_f32_to_bf16(v1893);
-        const unsigned int v1899 = v1886 * v2;
-        const unsigned int v1900 = v1899 + v1888;
-        const unsigned int v1901 = v1900 - v78;
-        out[v1901] = v1898;
-      }
-    }
-    const unsigned int v1902 = static_cast<unsigned int>(v1580.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1903 = v480 + v1902;
-    const unsigned int v1904 = static_cast<unsigned int>(v1580.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1905 = v1570 + v1904;
-    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1907 = v376 && v1906;
-    const bool v1908 = v1905 < v80;
-    const bool v1909 = v1907 && v1908;
-    if (v1909) {
-      const float v1910 = v1580.x[13];
-      const bool v1911 = v1903 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1912 = v1905 - v78;
-      const bool v1913 = v1912 < v2;
-      const bool v1914 = v1911 && v1913;
-      if (v1914) {
-        const iron_bf16 v1915 = iron_f32_to_bf16(v1910);
-        const unsigned int v1916 = v1903 * v2;
-        const unsigned int v1917 = v1916 + v1905;
-        const unsigned int v1918 = v1917 - v78;
-        out[v1918] = v1915;
-      }
-    }
-    const unsigned int v1919 = static_cast<unsigned int>(v1580.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1920 = v480 + v1919;
-    const unsigned int v1921 = static_cast<unsigned int>(v1580.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1922 = v1570 + v1921;
-    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1924 = v376 && v1923;
-    const bool v1925 = v1922 < v80;
-    const bool v1926 = v1924 && v1925;
-    if (v1926) {
-      const float v1927 = v1580.x[14];
-      const bool v1928 = v1920 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1929 = v1922 - v78;
-      const bool v1930 = v1929 < v2;
-      const bool v1931 = v1928 && v1930;
-      if (v1931) {
-        const iron_bf16 v1932 = iron_f32_to_bf16(v1927);
-        const unsigned int v1933 = v1920 * v2;
-        const unsigned int v1934 = v1933 + v1922;
-        const unsigned int v1935 = v1934 - v78;
-        out[v1935] = v1932;
-      }
-    }
-    const unsigned int v1936 = static_cast<unsigned int>(v1580.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1937 = v480 + v1936;
-    const unsigned int v1938 = static_cast<unsigned int>(v1580.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1939 = v1570 + v1938;
-    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1941 = v376 && v1940;
-    const bool v1942 = v1939 < v80;
-    const bool v1943 = v1941 && v1942;
-    if (v1943) {
-      const float v1944 = v1580.x[15];
-      const bool v1945 = v1937 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1946 = v1939 - v78;
-      const bool v1947 = v1946 < v2;
-      const bool v1948 = v1945 && v1947;
-      if (v1948) {
-        const iron_bf16 v1949 = iron_f32_to_bf16(v1944);
-        const unsigned int v1950 = v1937 * v2;
-        const unsigned int v1951 = v1950 + v1939;
-        const unsigned int v1952 = v1951 - v78;
-        out[v1952] = v1949;
-      }
-    }
-    const unsigned int v1953 = static_cast<unsigned int>(v1580.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1954 = v480 + v1953;
-    const unsigned int v1955 = static_cast<unsigned int>(v1580.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1956 = v1570 + v1955;
-    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1958 = v376 && v1957;
-    const bool v1959 = v1956 < v80;
-    const bool v1960 = v1958 && v1959;
-    if (v1960) {
-      const float v1961 = v1580.x[16];
-      const bool v1962 = v1954 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1963 = v1956 - v78;
-      const bool v1964 = v1963 < v2;
-      const bool v1965 = v1962 && v1964;
-      if (v1965) {
-        const iron_bf16 v1966 = iron_f32_to_bf16(v1961);
-        const unsigned int v1967 = v1954 * v2;
-        const unsigned int v1968 = v1967 + v1956;
-        const unsigned int v1969 = v1968 - v78;
-        out[v1969] = v1966;
-      }
-    }
-    const unsigned int v1970 = static_cast<unsigned int>(v1580.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1971 = v480 + v1970;
-    const unsigned int v1972 = static_cast<unsigned int>(v1580.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1973 = v1570 + v1972;
-    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1975 = v376 && v1974;
-    const bool v1976 = v1973 < v80;
-    const bool v1977 = v1975 && v1976;
-    if (v1977) {
-      const float v1978 = v1580.x[17];
-      const bool v1979 = v1971 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1980 = v1973 - v78;
-      const bool v1981 = v1980 < v2;
-      const bool v1982 = v1979 && v1981;
-      if (v1982) {
-        const iron_bf16 v1983 = iron_f32_to_bf16(v1978);
-        const unsigned int v1984 = v1971 * v2;
-        const unsigned int v1985 = v1984 + v1973;
-        const unsigned int v1986 = v1985 - v78;
-        out[v1986] = v1983;
-      }
-    }
-    const unsigned int v1987 = static_cast<unsigned int>(v1580.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v1988 = v480 + v1987;
-    const unsigned int v1989 = static_cast<unsigned int>(v1580.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v1990 = v1570 + v1989;
-    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v1992 = v376 && v1991;
-    const bool v1993 = v1990 < v80;
-    const bool v1994 = v1992 && v1993;
-    if (v1994) {
-      const float v1995 = v1580.x[18];
-      const bool v1996 = v1988 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1997 = v1990 - v78;
-      const bool v1998 = v1997 < v2;
-      const bool v1999 = v1996 && v1998;
-      if (v1999) {
-        const iron_bf16 v2000 = iron_f32_to_bf16(v1995);
-        const unsigned int v2001 = v1988 * v2;
-        const unsigned int v2002 = v2001 + v1990;
-        const unsigned int v2003 = v2002 - v78;
-        out[v2003] = v2000;
-      }
-    }
-    const unsigned int v2004 = static_cast<unsigned int>(v1580.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2005 = v480 + v2004;
-    const unsigned int v2006 = static_cast<unsigned int>(v1580.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2007 = v1570 + v2006;
-    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2009 = v376 && v2008;
-    const bool v2010 = v2007 < v80;
-    const bool v2011 = v2009 && v2010;
-    if (v2011) {
-      const float v2012 = v1580.x[19];
-      const bool v2013 = v2005 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2014 = v2007 - v78;
-      const bool v2015 = v2014 < v2;
-      const bool v2016 = v2013 && v2015;
-      if (v2016) {
-        const iron_bf16 v2017 = iron_f32_to_bf16(v2012);
-        const unsigned int v2018 = v2005 * v2;
-        const unsigned int v2019 = v2018 + v2007;
-        const unsigned int v2020 = v2019 - v78;
-        out[v2020] = v2017;
-      }
-    }
-    const unsigned int v2021 = static_cast<unsigned int>(v1580.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2022 = v480 + v2021;
-    const unsigned int v2023 = static_cast<unsigned int>(v1580.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2024 = v1570 + v2023;
-    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2026 = v376 && v2025;
-    const bool v2027 = v2024 < v80;
-    const bool v2028 = v2026 && v2027;
-    if (v2028) {
-      const float v2029 = v1580.x[20];
-      const bool v2030 = v2022 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2031 = v2024 - v78;
-      const bool v2032 = v2031 < v2;
-      const bool v2033 = v2030 && v2032;
-      if (v2033) {
-        const iron_bf16 v2034 = iron_f32_to_bf16(v2029);
-        const unsigned int v2035 = v2022 * v2;
-        const unsigned int v2036 = v2035 + v2024;
-        const unsigned int v2037 = v2036 - v78;
-        out[v2037] = v2034;
-      }
-    }
-    const unsigned int v2038 = static_cast<unsigned int>(v1580.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2039 = v480 + v2038;
-    const unsigned int v2040 = static_cast<unsigned int>(v1580.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2041 = v1570 + v2040;
-    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2043 = v376 && v2042;
-    const bool v2044 = v2041 < v80;
-    const bool v2045 = v2043 && v2044;
-    if (v2045) {
-      const float v2046 = v1580.x[21];
-      const bool v2047 = v2039 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2048 = v2041 - v78;
-      const bool v2049 = v2048 < v2;
-      const bool v2050 = v2047 && v2049;
-      if (v2050) {
-        const iron_bf16 v2051 = iron_f32_to_bf16(v2046);
-        const unsigned int v2052 = v2039 * v2;
-        const unsigned int v2053 = v2052 + v2041;
-        const unsigned int v2054 = v2053 - v78;
-        out[v2054] = v2051;
-      }
-    }
-    const unsigned int v2055 = static_cast<unsigned int>(v1580.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2056 = v480 + v2055;
-    const unsigned int v2057 = static_cast<unsigned int>(v1580.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2058 = v1570 + v2057;
-    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2060 = v376 && v2059;
-    const bool v2061 = v2058 < v80;
-    const bool v2062 = v2060 && v2061;
-    if (v2062) {
-      const float v2063 = v1580.x[22];
-      const bool v2064 = v2056 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2065 = v2058 - v78;
-      const bool v2066 = v2065 < v2;
-      const bool v2067 = v2064 && v2066;
-      if (v2067) {
-        const iron_bf16 v2068 = iron_f32_to_bf16(v2063);
-        const unsigned int v2069 = v2056 * v2;
-        const unsigned int v2070 = v2069 + v2058;
-        const unsigned int v2071 = v2070 - v78;
-        out[v2071] = v2068;
-      }
-    }
-    const unsigned int v2072 = static_cast<unsigned int>(v1580.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2073 = v480 + v2072;
-    const unsigned int v2074 = static_cast<unsigned int>(v1580.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2075 = v1570 + v2074;
-    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2077 = v376 && v2076;
-    const bool v2078 = v2075 < v80;
-    const bool v2079 = v2077 && v2078;
-    if (v2079) {
-      const float v2080 = v1580.x[23];
-      const bool v2081 = v2073 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2082 = v2075 - v78;
-      const bool v2083 = v2082 < v2;
-      const bool v2084 = v2081 && v2083;
-      if (v2084) {
-        const iron_bf16 v2085 = iron_f32_to_bf16(v2080);
-        const unsigned int v2086 = v2073 * v2;
-        const unsigned int v2087 = v2086 + v2075;
-        const unsigned int v2088 = v2087 - v78;
-        out[v2088] = v2085;
-      }
-    }
-    const unsigned int v2089 = static_cast<unsigned int>(v1580.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2090 = v480 + v2089;
-    const unsigned int v2091 = static_cast<unsigned int>(v1580.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2092 = v1570 + v2091;
-    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2094 = v376 && v2093;
-    const bool v2095 = v2092 < v80;
-    const bool v2096 = v2094 && v2095;
-    if (v2096) {
-      const float v2097 = v1580.x[24];
-      const bool v2098 = v2090 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2099 = v2092 - v78;
-      const bool v2100 = v2099 < v2;
-      const bool v2101 = v2098 && v2100;
-      if (v2101) {
-        const iron_bf16 v2102 = iron_f32_to_bf16(v2097);
-        const unsigned int v2103 = v2090 * v2;
-        const unsigned int v2104 = v2103 + v2092;
-        const unsigned int v2105 = v2104 - v78;
-        out[v2105] = v2102;
-      }
-    }
-    const unsigned int v2106 = static_cast<unsigned int>(v1580.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2107 = v480 + v2106;
-    const unsigned int v2108 = static_cast<unsigned int>(v1580.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2109 = v1570 + v2108;
-    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2111 = v376 && v2110;
-    const bool v2112 = v2109 < v80;
-    const bool v2113 = v2111 && v2112;
-    if (v2113) {
-      const float v2114 = v1580.x[25];
-      const bool v2115 = v2107 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2116 = v2109 - v78;
-      const bool v2117 = v2116 < v2;
-      const bool v2118 = v2115 && v2117;
-      if (v2118) {
-        const iron_bf16 v2119 = iron_f32_to_bf16(v2114);
-        const unsigned int v2120 = v2107 * v2;
-        const unsigned int v2121 = v2120 + v2109;
-        const unsigned int v2122 = v2121 - v78;
-        out[v2122] = v2119;
-      }
-    }
-    const unsigned int v2123 = static_cast<unsigned int>(v1580.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2124 = v480 + v2123;
-    const unsigned int v2125 = static_cast<unsigned int>(v1580.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2126 = v1570 + v2125;
-    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2128 = v376 && v2127;
-    const bool v2129 = v2126 < v80;
-    const bool v2130 = v2128 && v2129;
-    if (v2130) {
-      const float v2131 = v1580.x[26];
-      const bool v2132 = v2124 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2133 = v2126 - v78;
-      const bool v2134 = v2133 < v2;
-      const bool v2135 = v2132 && v2134;
-      if (v2135) {
-        const iron_bf16 v2136 = iron_f32_to_bf16(v2131);
-        const unsigned int v2137 = v2124 * v2;
-        const unsigned int v2138 = v2137 + v2126;
-        const unsigned int v2139 = v2138 - v78;
-        out[v2139] = v2136;
-      }
-    }
-    const unsigned int v2140 = static_cast<unsigned int>(v1580.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2141 = v480 + v2140;
-    const unsigned int v2142 = static_cast<unsigned int>(v1580.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2143 = v1570 + v2142;
-    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2145 = v376 && v2144;
-    const bool v2146 = v2143 < v80;
-    const bool v2147 = v2145 && v2146;
-    if (v2147) {
-      const float v2148 = v1580.x[27];
-      const bool v2149 = v2141 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2150 = v2143 - v78;
-      const bool v2151 = v2150 < v2;
-      const bool v2152 = v2149 && v2151;
-      if (v2152) {
-        const iron_bf16 v2153 = iron_f32_to_bf16(v2148);
-        const unsigned int v2154 = v2141 * v2;
-        const unsigned int v2155 = v2154 + v2143;
-        const unsigned int v2156 = v2155 - v78;
-        out[v2156] = v2153;
-      }
-    }
-    const unsigned int v2157 = static_cast<unsigned int>(v1580.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2158 = v480 + v2157;
-    const unsigned int v2159 = static_cast<unsigned int>(v1580.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2160 = v1570 + v2159;
-    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2162 = v376 && v2161;
-    const bool v2163 = v2160 < v80;
-    const bool v2164 = v2162 && v2163;
-    if (v2164) {
-      const float v2165 = v1580.x[28];
-      const bool v2166 = v2158 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2167 = v2160 - v78;
-      const bool v2168 = v2167 < v2;
-      const bool v2169 = v2166 && v2168;
-      if (v2169) {
-        const iron_bf16 v2170 = iron_f32_to_bf16(v2165);
-        const unsigned int v2171 = v2158 * v2;
-        const unsigned int v2172 = v2171 + v2160;
-        const unsigned int v2173 = v2172 - v78;
-        out[v2173] = v2170;
-      }
-    }
-    const unsigned int v2174 = static_cast<unsigned int>(v1580.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2175 = v480 + v2174;
-    const unsigned int v2176 = static_cast<unsigned int>(v1580.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2177 = v1570 + v2176;
-    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2179 = v376 && v2178;
-    const bool v2180 = v2177 < v80;
-    const bool v2181 = v2179 && v2180;
-    if (v2181) {
-      const float v2182 = v1580.x[29];
-      const bool v2183 = v2175 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2184 = v2177 - v78;
-      const bool v2185 = v2184 < v2;
-      const bool v2186 = v2183 && v2185;
-      if (v2186) {
-        const iron_bf16 v2187 = iron_f32_to_bf16(v2182);
-        const unsigned int v2188 = v2175 * v2;
-        const unsigned int v2189 = v2188 + v2177;
-        const unsigned int v2190 = v2189 - v78;
-        out[v2190] = v2187;
-      }
-    }
-    const unsigned int v2191 = static_cast<unsigned int>(v1580.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2192 = v480 + v2191;
-    const unsigned int v2193 = static_cast<unsigned int>(v1580.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2194 = v1570 + v2193;
-    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2196 = v376 && v2195;
-    const bool v2197 = v2194 < v80;
-    const bool v2198 = v2196 && v2197;
-    if (v2198) {
-      const float v2199 = v1580.x[30];
-      const bool v2200 = v2192 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2201 = v2194 - v78;
-      const bool v2202 = v2201 < v2;
-      const bool v2203 = v2200 && v2202;
-      if (v2203) {
-        const iron_bf16 v2204 = iron_f32_to_bf16(v2199);
-        const unsigned int v2205 = v2192 * v2;
-        const unsigned int v2206 = v2205 + v2194;
-        const unsigned int v2207 = v2206 - v78;
-        out[v2207] = v2204;
-      }
-    }
-    const unsigned int v2208 = static_cast<unsigned int>(v1580.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2209 = v480 + v2208;
-    const unsigned int v2210 = static_cast<unsigned int>(v1580.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2211 = v1570 + v2210;
-    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2213 = v376 && v2212;
-    const bool v2214 = v2211 < v80;
-    const bool v2215 = v2213 && v2214;
-    if (v2215) {
-      const float v2216 = v1580.x[31];
-      const bool v2217 = v2209 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2218 = v2211 - v78;
-      const bool v2219 = v2218 < v2;
-      const bool v2220 = v2217 && v2219;
-      if (v2220) {
-        const iron_bf16 v2221 = iron_f32_to_bf16(v2216);
-        const unsigned int v2222 = v2209 * v2;
-        const unsigned int v2223 = v2222 + v2211;
-        const unsigned int v2224 = v2223 - v78;
-        out[v2224] = v2221;
-      }
-    }
-    const unsigned int v2225 = static_cast<unsigned int>(v1580.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2226 = v480 + v2225;
-    const unsigned int v2227 = static_cast<unsigned int>(v1580.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2228 = v1570 + v2227;
-    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2230 = v376 && v2229;
-    const bool v2231 = v2228 < v80;
-    const bool v2232 = v2230 && v2231;
-    if (v2232) {
-      const float v2233 = v1580.x[32];
-      const bool v2234 = v2226 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2235 = v2228 - v78;
-      const bool v2236 = v2235 < v2;
-      const bool v2237 = v2234 && v2236;
-      if (v2237) {
-        const iron_bf16 v2238 = iron_f32_to_bf16(v2233);
-        const unsigned int v2239 = v2226 * v2;
-        const unsigned int v2240 = v2239 + v2228;
-        const unsigned int v2241 = v2240 - v78;
-        out[v2241] = v2238;
-      }
-    }
-    const unsigned int v2242 = static_cast<unsigned int>(v1580.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2243 = v480 + v2242;
-    const unsigned int v2244 = static_cast<unsigned int>(v1580.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2245 = v1570 + v2244;
-    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2247 = v376 && v2246;
-    const bool v2248 = v2245 < v80;
-    const bool v2249 = v2247 && v2248;
-    if (v2249) {
-      const float v2250 = v1580.x[33];
-      const bool v2251 = v2243 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2252 = v2245 - v78;
-      const bool v2253 = v2252 < v2;
-      const bool v2254 = v2251 && v2253;
-      if (v2254) {
-        const iron_bf16 v2255 = iron_f32_to_bf16(v2250);
-        const unsigned int v2256 = v2243 * v2;
-        const unsigned int v2257 = v2256 + v2245;
-        const unsigned int v2258 = v2257 - v78;
-        out[v2258] = v2255;
-      }
-    }
-    const unsigned int v2259 = static_cast<unsigned int>(v1580.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2260 = v480 + v2259;
-    const unsigned int v2261 = static_cast<unsigned int>(v1580.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2262 = v1570 + v2261;
-    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2264 = v376 && v2263;
-    const bool v2265 = v2262 < v80;
-    const bool v2266 = v2264 && v2265;
-    if (v2266) {
-      const float v2267 = v1580.x[34];
-      const bool v2268 = v2260 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2269 = v2262 - v78;
-      const bool v2270 = v2269 < v2;
-      const bool v2271 = v2268 && v2270;
-      if (v2271) {
-        const iron_bf16 v2272 = iron_f32_to_bf16(v2267);
-        const unsigned int v2273 = v2260 * v2;
-        const unsigned int v2274 = v2273 + v2262;
-        const unsigned int v2275 = v2274 - v78;
-        out[v2275] = v2272;
-      }
-    }
-    const unsigned int v2276 = static_cast<unsigned int>(v1580.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2277 = v480 + v2276;
-    const unsigned int v2278 = static_cast<unsigned int>(v1580.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2279 = v1570 + v2278;
-    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2281 = v376 && v2280;
-    const bool v2282 = v2279 < v80;
-    const bool v2283 = v2281 && v2282;
-    if (v2283) {
-      const float v2284 = v1580.x[35];
-      const bool v2285 = v2277 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2286 = v2279 - v78;
-      const bool v2287 = v2286 < v2;
-      const bool v2288 = v2285 && v2287;
-      if (v2288) {
-        const iron_bf16 v2289 = iron_f32_to_bf16(v2284);
-        const unsigned int v2290 = v2277 * v2;
-        const unsigned int v2291 = v2290 + v2279;
-        const unsigned int v2292 = v2291 - v78;
-        out[v2292] = v2289;
-      }
-    }
-    const unsigned int v2293 = static_cast<unsigned int>(v1580.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2294 = v480 + v2293;
-    const unsigned int v2295 = static_cast<unsigned int>(v1580.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2296 = v1570 + v2295;
-    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2298 = v376 && v2297;
-    const bool v2299 = v2296 < v80;
-    const bool v2300 = v2298 && v2299;
-    if (v2300) {
-      const float v2301 = v1580.x[36];
-      const bool v2302 = v2294 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2303 = v2296 - v78;
-      const bool v2304 = v2303 < v2;
-      const bool v2305 = v2302 && v2304;
-      if (v2305) {
-        const iron_bf16 v2306 = iron_f32_to_bf16(v2301);
-        const unsigned int v2307 = v2294 * v2;
-        const unsigned int v2308 = v2307 + v2296;
-        const unsigned int v2309 = v2308 - v78;
-        out[v2309] = v2306;
-      }
-    }
-    const unsigned int v2310 = static_cast<unsigned int>(v1580.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2311 = v480 + v2310;
-    const unsigned int v2312 = static_cast<unsigned int>(v1580.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2313 = v1570 + v2312;
-    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2315 = v376 && v2314;
-    const bool v2316 = v2313 < v80;
-    const bool v2317 = v2315 && v2316;
-    if (v2317) {
-      const float v2318 = v1580.x[37];
-      const bool v2319 = v2311 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2320 = v2313 - v78;
-      const bool v2321 = v2320 < v2;
-      const bool v2322 = v2319 && v2321;
-      if (v2322) {
-        const iron_bf16 v2323 = iron_f32_to_bf16(v2318);
-        const unsigned int v2324 = v2311 * v2;
-        const unsigned int v2325 = v2324 + v2313;
-        const unsigned int v2326 = v2325 - v78;
-        out[v2326] = v2323;
-      }
-    }
-    const unsigned int v2327 = static_cast<unsigned int>(v1580.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2328 = v480 + v2327;
-    const unsigned int v2329 = static_cast<unsigned int>(v1580.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2330 = v1570 + v2329;
-    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2332 = v376 && v2331;
-    const bool v2333 = v2330 < v80;
-    const bool v2334 = v2332 && v2333;
-    if (v2334) {
-      const float v2335 = v1580.x[38];
-      const bool v2336 = v2328 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2337 = v2330 - v78;
-      const bool v2338 = v2337 < v2;
-      const bool v2339 = v2336 && v2338;
-      if (v2339) {
-        const iron_bf16 v2340 = iron_f32_to_bf16(v2335);
-        const unsigned int v2341 = v2328 * v2;
-        const unsigned int v2342 = v2341 + v2330;
-        const unsigned int v2343 = v2342 - v78;
-        out[v2343] = v2340;
-      }
-    }
-    const unsigned int v2344 = static_cast<unsigned int>(v1580.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2345 = v480 + v2344;
-    const unsigned int v2346 = static_cast<unsigned int>(v1580.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2347 = v1570 + v2346;
-    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2349 = v376 && v2348;
-    const bool v2350 = v2347 < v80;
-    const bool v2351 = v2349 && v2350;
-    if (v2351) {
-      const float v2352 = v1580.x[39];
-      const bool v2353 = v2345 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2354 = v2347 - v78;
-      const bool v2355 = v2354 < v2;
-      const bool v2356 = v2353 && v2355;
-      if (v2356) {
-        const iron_bf16 v2357 = iron_f32_to_bf16(v2352);
-        const unsigned int v2358 = v2345 * v2;
-        const unsigned int v2359 = v2358 + v2347;
-        const unsigned int v2360 = v2359 - v78;
-        out[v2360] = v2357;
-      }
-    }
-    const unsigned int v2361 = static_cast<unsigned int>(v1580.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2362 = v480 + v2361;
-    const unsigned int v2363 = static_cast<unsigned int>(v1580.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2364 = v1570 + v2363;
-    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2366 = v376 && v2365;
-    const bool v2367 = v2364 < v80;
-    const bool v2368 = v2366 && v2367;
-    if (v2368) {
-      const float v2369 = v1580.x[40];
-      const bool v2370 = v2362 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2371 = v2364 - v78;
-      const bool v2372 = v2371 < v2;
-      const bool v2373 = v2370 && v2372;
-      if (v2373) {
-        const iron_bf16 v2374 = iron_f32_to_bf16(v2369);
-        const unsigned int v2375 = v2362 * v2;
-        const unsigned int v2376 = v2375 + v2364;
-        const unsigned int v2377 = v2376 - v78;
-        out[v2377] = v2374;
-      }
-    }
-    const unsigned int v2378 = static_cast<unsigned int>(v1580.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2379 = v480 + v2378;
-    const unsigned int v2380 = static_cast<unsigned int>(v1580.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2381 = v1570 + v2380;
-    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2383 = v376 && v2382;
-    const bool v2384 = v2381 < v80;
-    const bool v2385 = v2383 && v2384;
-    if (v2385) {
-      const float v2386 = v1580.x[41];
-      const bool v2387 = v2379 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2388 = v2381 - v78;
-      const bool v2389 = v2388 < v2;
-      const bool v2390 = v2387 && v2389;
-      if (v2390) {
-        const iron_bf16 v2391 = iron_f32_to_bf16(v2386);
-        const unsigned int v2392 = v2379 * v2;
-        const unsigned int v2393 = v2392 + v2381;
-        const unsigned int v2394 = v2393 - v78;
-        out[v2394] = v2391;
-      }
-    }
-    const unsigned int v2395 = static_cast<unsigned int>(v1580.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2396 = v480 + v2395;
-    const unsigned int v2397 = static_cast<unsigned int>(v1580.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2398 = v1570 + v2397;
-    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2400 = v376 && v2399;
-    const bool v2401 = v2398 < v80;
-    const bool v2402 = v2400 && v2401;
-    if (v2402) {
-      const float v2403 = v1580.x[42];
-      const bool v2404 = v2396 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2405 = v2398 - v78;
-      const bool v2406 = v2405 < v2;
-      const bool v2407 = v2404 && v2406;
-      if (v2407) {
-        const iron_bf16 v2408 = iron_f32_to_bf16(v2403);
-        const unsigned int v2409 = v2396 * v2;
-        const unsigned int v2410 = v2409 + v2398;
-        const unsigned int v2411 = v2410 - v78;
-        out[v2411] = v2408;
-      }
-    }
-    const unsigned int v2412 = static_cast<unsigned int>(v1580.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2413 = v480 + v2412;
-    const unsigned int v2414 = static_cast<unsigned int>(v1580.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2415 = v1570 + v2414;
-    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2417 = v376 && v2416;
-    const bool v2418 = v2415 < v80;
-    const bool v2419 = v2417 && v2418;
-    if (v2419) {
-      const float v2420 = v1580.x[43];
-      const bool v2421 = v2413 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2422 = v2415 - v78;
-      const bool v2423 = v2422 < v2;
-      const bool v2424 = v2421 && v2423;
-      if (v2424) {
-        const iron_bf16 v2425 = iron_f32_to_bf16(v2420);
-        const unsigned int v2426 = v2413 * v2;
-        const unsigned int v2427 = v2426 + v2415;
-        const unsigned int v2428 = v2427 - v78;
-        out[v2428] = v2425;
-      }
-    }
-    const unsigned int v2429 = static_cast<unsigned int>(v1580.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2430 = v480 + v2429;
-    const unsigned int v2431 = static_cast<unsigned int>(v1580.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2432 = v1570 + v2431;
-    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2434 = v376 && v2433;
-    const bool v2435 = v2432 < v80;
-    const bool v2436 = v2434 && v2435;
-    if (v2436) {
-      const float v2437 = v1580.x[44];
-      const bool v2438 = v2430 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2439 = v2432 - v78;
-      const bool v2440 = v2439 < v2;
-      const bool v2441 = v2438 && v2440;
-      if (v2441) {
-        const iron_bf16 v2442 = iron_f32_to_bf16(v2437);
-        const unsigned int v2443 = v2430 * v2;
-        const unsigned int v2444 = v2443 + v2432;
-        const unsigned int v2445 = v2444 - v78;
-        out[v2445] = v2442;
-      }
-    }
-    const unsigned int v2446 = static_cast<unsigned int>(v1580.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2447 = v480 + v2446;
-    const unsigned int v2448 = static_cast<unsigned int>(v1580.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2449 = v1570 + v2448;
-    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2451 = v376 && v2450;
-    const bool v2452 = v2449 < v80;
-    const bool v2453 = v2451 && v2452;
-    if (v2453) {
-      const float v2454 = v1580.x[45];
-      const bool v2455 = v2447 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2456 = v2449 - v78;
-      const bool v2457 = v2456 < v2;
-      const bool v2458 = v2455 && v2457;
-      if (v2458) {
-        const iron_bf16 v2459 = iron_f32_to_bf16(v2454);
-        const unsigned int v2460 = v2447 * v2;
-        const unsigned int v2461 = v2460 + v2449;
-        const unsigned int v2462 = v2461 - v78;
-        out[v2462] = v2459;
-      }
-    }
-    const unsigned int v2463 = static_cast<unsigned int>(v1580.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2464 = v480 + v2463;
-    const unsigned int v2465 = static_cast<unsigned int>(v1580.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2466 = v1570 + v2465;
-    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2468 = v376 && v2467;
-    const bool v2469 = v2466 < v80;
-    const bool v2470 = v2468 && v2469;
-    if (v2470) {
-      const float v2471 = v1580.x[46];
-      const bool v2472 = v2464 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2473 = v2466 - v78;
-      const bool v2474 = v2473 < v2;
-      const bool v2475 = v2472 && v2474;
-      if (v2475) {
-        const iron_bf16 v2476 = iron_f32_to_bf16(v2471);
-        const unsigned int v2477 = v2464 * v2;
-        const unsigned int v2478 = v2477 + v2466;
-        const unsigned int v2479 = v2478 - v78;
-        out[v2479] = v2476;
-      }
-    }
-    const unsigned int v2480 = static_cast<unsigned int>(v1580.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2481 = v480 + v2480;
-    const unsigned int v2482 = static_cast<unsigned int>(v1580.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2483 = v1570 + v2482;
-    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2485 = v376 && v2484;
-    const bool v2486 = v2483 < v80;
-    const bool v2487 = v2485 && v2486;
-    if (v2487) {
-      const float v2488 = v1580.x[47];
-      const bool v2489 = v2481 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2490 = v2483 - v78;
-      const bool v2491 = v2490 < v2;
-      const bool v2492 = v2489 && v2491;
-      if (v2492) {
-        const iron_bf16 v2493 = iron_f32_to_bf16(v2488);
-        const unsigned int v2494 = v2481 * v2;
-        const unsigned int v2495 = v2494 + v2483;
-        const unsigned int v2496 = v2495 - v78;
-        out[v2496] = v2493;
-      }
-    }
-    const unsigned int v2497 = static_cast<unsigned int>(v1580.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2498 = v480 + v2497;
-    const unsigned int v2499 = static_cast<unsigned int>(v1580.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2500 = v1570 + v2499;
-    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2502 = v376 && v2501;
-    const bool v2503 = v2500 < v80;
-    const bool v2504 = v2502 && v2503;
-    if (v2504) {
-      const float v2505 = v1580.x[48];
-      const bool v2506 = v2498 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2507 = v2500 - v78;
-      const bool v2508 = v2507 < v2;
-      const bool v2509 = v2506 && v2508;
-      if (v2509) {
-        const iron_bf16 v2510 = iron_f32_to_bf16(v2505);
-        const unsigned int v2511 = v2498 * v2;
-        const unsigned int v2512 = v2511 + v2500;
-        const unsigned int v2513 = v2512 - v78;
-        out[v2513] = v2510;
-      }
-    }
-    const unsigned int v2514 = static_cast<unsigned int>(v1580.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2515 = v480 + v2514;
-    const unsigned int v2516 = static_cast<unsigned int>(v1580.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2517 = v1570 + v2516;
-    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2519 = v376 && v2518;
-    const bool v2520 = v2517 < v80;
-    const bool v2521 = v2519 && v2520;
-    if (v2521) {
-      const float v2522 = v1580.x[49];
-      const bool v2523 = v2515 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2524 = v2517 - v78;
-      const bool v2525 = v2524 < v2;
-      const bool v2526 = v2523 && v2525;
-      if (v2526) {
-        const iron_bf16 v2527 = iron_f32_to_bf16(v2522);
-        const unsigned int v2528 = v2515 * v2;
-        const unsigned int v2529 = v2528 + v2517;
-        const unsigned int v2530 = v2529 - v78;
-        out[v2530] = v2527;
-      }
-    }
-    const unsigned int v2531 = static_cast<unsigned int>(v1580.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2532 = v480 + v2531;
-    const unsigned int v2533 = static_cast<unsigned int>(v1580.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2534 = v1570 + v2533;
-    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2536 = v376 && v2535;
-    const bool v2537 = v2534 < v80;
-    const bool v2538 = v2536 && v2537;
-    if (v2538) {
-      const float v2539 = v1580.x[50];
-      const bool v2540 = v2532 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2541 = v2534 - v78;
-      const bool v2542 = v2541 < v2;
-      const bool v2543 = v2540 && v2542;
-      if (v2543) {
-        const iron_bf16 v2544 = iron_f32_to_bf16(v2539);
-        const unsigned int v2545 = v2532 * v2;
-        const unsigned int v2546 = v2545 + v2534;
-        const unsigned int v2547 = v2546 - v78;
-        out[v2547] = v2544;
-      }
-    }
-    const unsigned int v2548 = static_cast<unsigned int>(v1580.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2549 = v480 + v2548;
-    const unsigned int v2550 = static_cast<unsigned int>(v1580.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2551 = v1570 + v2550;
-    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2553 = v376 && v2552;
-    const bool v2554 = v2551 < v80;
-    const bool v2555 = v2553 && v2554;
-    if (v2555) {
-      const float v2556 = v1580.x[51];
-      const bool v2557 = v2549 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2558 = v2551 - v78;
-      const bool v2559 = v2558 < v2;
-      const bool v2560 = v2557 && v2559;
-      if (v2560) {
-        const iron_bf16 v2561 = iron_f32_to_bf16(v2556);
-        const unsigned int v2562 = v2549 * v2;
-        const unsigned int v2563 = v2562 + v2551;
-        const unsigned int v2564 = v2563 - v78;
-        out[v2564] = v2561;
-      }
-    }
-    const unsigned int v2565 = static_cast<unsigned int>(v1580.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2566 = v480 + v2565;
-    const unsigned int v2567 = static_cast<unsigned int>(v1580.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2568 = v1570 + v2567;
-    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2570 = v376 && v2569;
-    const bool v2571 = v2568 < v80;
-    const bool v2572 = v2570 && v2571;
-    if (v2572) {
-      const float v2573 = v1580.x[52];
-      const bool v2574 = v2566 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2575 = v2568 - v78;
-      const bool v2576 = v2575 < v2;
-      const bool v2577 = v2574 && v2576;
-      if (v2577) {
-        const iron_bf16 v2578 = iron_f32_to_bf16(v2573);
-        const unsigned int v2579 = v2566 * v2;
-        const unsigned int v2580 = v2579 + v2568;
-        const unsigned int v2581 = v2580 - v78;
-        out[v2581] = v2578;
-      }
-    }
-    const unsigned int v2582 = static_cast<unsigned int>(v1580.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2583 = v480 + v2582;
-    const unsigned int v2584 = static_cast<unsigned int>(v1580.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2585 = v1570 + v2584;
-    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2587 = v376 && v2586;
-    const bool v2588 = v2585 < v80;
-    const bool v2589 = v2587 && v2588;
-    if (v2589) {
-      const float v2590 = v1580.x[53];
-      const bool v2591 = v2583 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2592 = v2585 - v78;
-      const bool v2593 = v2592 < v2;
-      const bool v2594 = v2591 && v2593;
-      if (v2594) {
-        const iron_bf16 v2595 = iron_f32_to_bf16(v2590);
-        const unsigned int v2596 = v2583 * v2;
-        const unsigned int v2597 = v2596 + v2585;
-        const unsigned int v2598 = v2597 - v78;
-        out[v2598] = v2595;
-      }
-    }
-    const unsigned int v2599 = static_cast<unsigned int>(v1580.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2600 = v480 + v2599;
-    const unsigned int v2601 = static_cast<unsigned int>(v1580.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2602 = v1570 + v2601;
-    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2604 = v376 && v2603;
-    const bool v2605 = v2602 < v80;
-    const bool v2606 = v2604 && v2605;
-    if (v2606) {
-      const float v2607 = v1580.x[54];
-      const bool v2608 = v2600 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2609 = v2602 - v78;
-      const bool v2610 = v2609 < v2;
-      const bool v2611 = v2608 && v2610;
-      if (v2611) {
-        const iron_bf16 v2612 = iron_f32_to_bf16(v2607);
-        const unsigned int v2613 = v2600 * v2;
-        const unsigned int v2614 = v2613 + v2602;
-        const unsigned int v2615 = v2614 - v78;
-        out[v2615] = v2612;
-      }
-    }
-    const unsigned int v2616 = static_cast<unsigned int>(v1580.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2617 = v480 + v2616;
-    const unsigned int v2618 = static_cast<unsigned int>(v1580.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2619 = v1570 + v2618;
-    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2621 = v376 && v2620;
-    const bool v2622 = v2619 < v80;
-    const bool v2623 = v2621 && v2622;
-    if (v2623) {
-      const float v2624 = v1580.x[55];
-      const bool v2625 = v2617 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2626 = v2619 - v78;
-      const bool v2627 = v2626 < v2;
-      const bool v2628 = v2625 && v2627;
-      if (v2628) {
-        const iron_bf16 v2629 = iron_f32_to_bf16(v2624);
-        const unsigned int v2630 = v2617 * v2;
-        const unsigned int v2631 = v2630 + v2619;
-        const unsigned int v2632 = v2631 - v78;
-        out[v2632] = v2629;
-      }
-    }
-    const unsigned int v2633 = static_cast<unsigned int>(v1580.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2634 = v480 + v2633;
-    const unsigned int v2635 = static_cast<unsigned int>(v1580.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2636 = v1570 + v2635;
-    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2638 = v376 && v2637;
-    const bool v2639 = v2636 < v80;
-    const bool v2640 = v2638 && v2639;
-    if (v2640) {
-      const float v2641 = v1580.x[56];
-      const bool v2642 = v2634 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2643 = v2636 - v78;
-      const bool v2644 = v2643 < v2;
-      const bool v2645 = v2642 && v2644;
-      if (v2645) {
-        const iron_bf16 v2646 = iron_f32_to_bf16(v2641);
-        const unsigned int v2647 = v2634 * v2;
-        const unsigned int v2648 = v2647 + v2636;
-        const unsigned int v2649 = v2648 - v78;
-        out[v2649] = v2646;
-      }
-    }
-    const unsigned int v2650 = static_cast<unsigned int>(v1580.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2651 = v480 + v2650;
-    const unsigned int v2652 = static_cast<unsigned int>(v1580.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2653 = v1570 + v2652;
-    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2655 = v376 && v2654;
-    const bool v2656 = v2653 < v80;
-    const bool v2657 = v2655 && v2656;
-    if (v2657) {
-      const float v2658 = v1580.x[57];
-      const bool v2659 = v2651 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2660 = v2653 - v78;
-      const bool v2661 = v2660 < v2;
-      const bool v2662 = v2659 && v2661;
-      if (v2662) {
-        const iron_bf16 v2663 = iron_f32_to_bf16(v2658);
-        const unsigned int v2664 = v2651 * v2;
-        const unsigned int v2665 = v2664 + v2653;
-        const unsigned int v2666 = v2665 - v78;
-        out[v2666] = v2663;
-      }
-    }
-    const unsigned int v2667 = static_cast<unsigned int>(v1580.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2668 = v480 + v2667;
-    const unsigned int v2669 = static_cast<unsigned int>(v1580.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2670 = v1570 + v2669;
-    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2672 = v376 && v2671;
-    const bool v2673 = v2670 < v80;
-    const bool v2674 = v2672 && v2673;
-    if (v2674) {
-      const float v2675 = v1580.x[58];
-      const bool v2676 = v2668 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2677 = v2670 - v78;
-      const bool v2678 = v2677 < v2;
-      const bool v2679 = v2676 && v2678;
-      if (v2679) {
-        const iron_bf16 v2680 = iron_f32_to_bf16(v2675);
-        const unsigned int v2681 = v2668 * v2;
-        const unsigned int v2682 = v2681 + v2670;
-        const unsigned int v2683 = v2682 - v78;
-        out[v2683] = v2680;
-      }
-    }
-    const unsigned int v2684 = static_cast<unsigned int>(v1580.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2685 = v480 + v2684;
-    const unsigned int v2686 = static_cast<unsigned int>(v1580.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2687 = v1570 + v2686;
-    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2689 = v376 && v2688;
-    const bool v2690 = v2687 < v80;
-    const bool v2691 = v2689 && v2690;
-    if (v2691) {
-      const float v2692 = v1580.x[59];
-      const bool v2693 = v2685 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2694 = v2687 - v78;
-      const bool v2695 = v2694 < v2;
-      const bool v2696 = v2693 && v2695;
-      if (v2696) {
-        const iron_bf16 v2697 = iron_f32_to_bf16(v2692);
-        const unsigned int v2698 = v2685 * v2;
-        const unsigned int v2699 = v2698 + v2687;
-        const unsigned int v2700 = v2699 - v78;
-        out[v2700] = v2697;
-      }
-    }
-    const unsigned int v2701 = static_cast<unsigned int>(v1580.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2702 = v480 + v2701;
-    const unsigned int v2703 = static_cast<unsigned int>(v1580.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2704 = v1570 + v2703;
-    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2706 = v376 && v2705;
-    const bool v2707 = v2704 < v80;
-    const bool v2708 = v2706 && v2707;
-    if (v2708) {
-      const float v2709 = v1580.x[60];
-      const bool v2710 = v2702 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2711 = v2704 - v78;
-      const bool v2712 = v2711 < v2;
-      const bool v2713 = v2710 && v2712;
-      if (v2713) {
-        const iron_bf16 v2714 = iron_f32_to_bf16(v2709);
-        const unsigned int v2715 = v2702 * v2;
-        const unsigned int v2716 = v2715 + v2704;
-        const unsigned int v2717 = v2716 - v78;
-        out[v2717] = v2714;
-      }
-    }
-    const unsigned int v2718 = static_cast<unsigned int>(v1580.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2719 = v480 + v2718;
-    const unsigned int v2720 = static_cast<unsigned int>(v1580.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2721 = v1570 + v2720;
-    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2723 = v376 && v2722;
-    const bool v2724 = v2721 < v80;
-    const bool v2725 = v2723 && v2724;
-    if (v2725) {
-      const float v2726 = v1580.x[61];
-      const bool v2727 = v2719 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2728 = v2721 - v78;
-      const bool v2729 = v2728 < v2;
-      const bool v2730 = v2727 && v2729;
-      if (v2730) {
-        const iron_bf16 v2731 = iron_f32_to_bf16(v2726);
-        const unsigned int v2732 = v2719 * v2;
-        const unsigned int v2733 = v2732 + v2721;
-        const unsigned int v2734 = v2733 - v78;
-        out[v2734] = v2731;
-      }
-    }
-    const unsigned int v2735 = static_cast<unsigned int>(v1580.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2736 = v480 + v2735;
-    const unsigned int v2737 = static_cast<unsigned int>(v1580.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2738 = v1570 + v2737;
-    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2740 = v376 && v2739;
-    const bool v2741 = v2738 < v80;
-    const bool v2742 = v2740 && v2741;
-    if (v2742) {
-      const float v2743 = v1580.x[62];
-      const bool v2744 = v2736 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2745 = v2738 - v78;
-      const bool v2746 = v2745 < v2;
-      const bool v2747 = v2744 && v2746;
-      if (v2747) {
-        const iron_bf16 v2748 = iron_f32_to_bf16(v2743);
-        const unsigned int v2749 = v2736 * v2;
-        const unsigned int v2750 = v2749 + v2738;
-        const unsigned int v2751 = v2750 - v78;
-        out[v2751] = v2748;
-      }
-    }
-    const unsigned int v2752 = static_cast<unsigned int>(v1580.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v2753 = v480 + v2752;
-    const unsigned int v2754 = static_cast<unsigned int>(v1580.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v2755 = v1570 + v2754;
-    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v2757 = v376 && v2756;
-    const bool v2758 = v2755 < v80;
-    const bool v2759 = v2757 && v2758;
-    if (v2759) {
-      const float v2760 = v1580.x[63];
-      const bool v2761 = v2753 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2762 = v2755 - v78;
-      const bool v2763 = v2762 < v2;
-      const bool v2764 = v2761 && v2763;
-      if (v2764) {
-        const iron_bf16 v2765 = iron_f32_to_bf16(v2760);
-        const unsigned int v2766 = v2753 * v2;
-        const unsigned int v2767 = v2766 + v2755;
-        const unsigned int v2768 = v2767 - v78;
-        out[v2768] = v2765;
+        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:217
+          const unsigned int v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const unsigned int v3732 = v350 << 6u;
+          const unsigned int v3734 = v1545 + v3732;
+          iron_frag<iron_bf16, 0, 16, 16> v3741;
+          iron_frag_fill(v3741, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3741, shm3, v3734, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3743;
+          iron_frag_fill(v3743, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3743, shm4, v28, 64u);
+          iron_frag_mma_sync(v1454, v3741, v3743);
+          const unsigned int v3745 = v3734 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3750;
+          iron_frag_fill(v3750, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3750, shm3, v3745, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3752;
+          iron_frag_fill(v3752, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3752, shm4, 16u, 64u);
+          iron_frag_mma_sync(v1454, v3750, v3752);
+          const unsigned int v3754 = v3734 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3759;
+          iron_frag_fill(v3759, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3759, shm3, v3754, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3761;
+          iron_frag_fill(v3761, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3761, shm4, 32u, 64u);
+          iron_frag_mma_sync(v1454, v3759, v3761);
+          const unsigned int v3763 = v3734 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3768;
+          iron_frag_fill(v3768, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3768, shm3, v3763, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3770;
+          iron_frag_fill(v3770, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3770, shm4, 48u, 64u);
+          iron_frag_mma_sync(v1454, v3768, v3770);
+        }
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+      }
+    }
+    const unsigned int v1556 = static_cast<unsigned int>(v1454.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1557 = v354 + v1556;
+    const unsigned int v1558 = static_cast<unsigned int>(v1454.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1559 = v1444 + v1558;
+    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1561 = v249 && v1560;
+    const bool v1562 = v1559 < v80;
+    const bool v1563 = v1561 && v1562;
+    if (v1563) {
+      const float v1564 = v1454.x[0];
+      const bool v1565 = v1557 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1566 = v1559 - v78;
+      const bool v1567 = v1566 < v2;
+      const bool v1568 = v1565 && v1567;
+      if (v1568) {
+        const iron_bf16 v1569 = iron_f32_to_bf16(v1564);
+        const unsigned int v1570 = v1557 * v2;
+        const unsigned int v1571 = v1570 + v1559;
+        const unsigned int v1572 = v1571 - v78;
+        out[v1572] = v1569;
+      }
+    }
+    const unsigned int v1573 = static_cast<unsigned int>(v1454.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1574 = v354 + v1573;
+    const unsigned int v1575 = static_cast<unsigned int>(v1454.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1576 = v1444 + v1575;
+    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1578 = v249 && v1577;
+    const bool v1579 = v1576 < v80;
+    const bool v1580 = v1578 && v1579;
+    if (v1580) {
+      const float v1581 = v1454.x[1];
+      const bool v1582 = v1574 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1583 = v1576 - v78;
+      const bool v1584 = v1583 < v2;
+      const bool v1585 = v1582 && v1584;
+      if (v1585) {
+        const iron_bf16 v1586 = iron_f32_to_bf16(v1581);
+        const unsigned int v1587 = v1574 * v2;
+        const unsigned int v1588 = v1587 + v1576;
+        const unsigned int v1589 = v1588 - v78;
+        out[v1589] = v1586;
+      }
+    }
+    const unsigned int v1590 = static_cast<unsigned int>(v1454.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1591 = v354 + v1590;
+    const unsigned int v1592 = static_cast<unsigned int>(v1454.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1593 = v1444 + v1592;
+    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1595 = v249 && v1594;
+    const bool v1596 = v1593 < v80;
+    const bool v1597 = v1595 && v1596;
+    if (v1597) {
+      const float v1598 = v1454.x[2];
+      const bool v1599 = v1591 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1600 = v1593 - v78;
+      const bool v1601 = v1600 < v2;
+      const bool v1602 = v1599 && v1601;
+      if (v1602) {
+        const iron_bf16 v1603 = iron_f32_to_bf16(v1598);
+        const unsigned int v1604 = v1591 * v2;
+        const unsigned int v1605 = v1604 + v1593;
+        const unsigned int v1606 = v1605 - v78;
+        out[v1606] = v1603;
+      }
+    }
+    const unsigned int v1607 = static_cast<unsigned int>(v1454.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1608 = v354 + v1607;
+    const unsigned int v1609 = static_cast<unsigned int>(v1454.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1610 = v1444 + v1609;
+    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1612 = v249 && v1611;
+    const bool v1613 = v1610 < v80;
+    const bool v1614 = v1612 && v1613;
+    if (v1614) {
+      const float v1615 = v1454.x[3];
+      const bool v1616 = v1608 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1617 = v1610 - v78;
+      const bool v1618 = v1617 < v2;
+      const bool v1619 = v1616 && v1618;
+      if (v1619) {
+        const iron_bf16 v1620 = iron_f32_to_bf16(v1615);
+        const unsigned int v1621 = v1608 * v2;
+        const unsigned int v1622 = v1621 + v1610;
+        const unsigned int v1623 = v1622 - v78;
+        out[v1623] = v1620;
+      }
+    }
+    const unsigned int v1624 = static_cast<unsigned int>(v1454.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1625 = v354 + v1624;
+    const unsigned int v1626 = static_cast<unsigned int>(v1454.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1627 = v1444 + v1626;
+    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1629 = v249 && v1628;
+    const bool v1630 = v1627 < v80;
+    const bool v1631 = v1629 && v1630;
+    if (v1631) {
+      const float v1632 = v1454.x[4];
+      const bool v1633 = v1625 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1634 = v1627 - v78;
+      const bool v1635 = v1634 < v2;
+      const bool v1636 = v1633 && v1635;
+      if (v1636) {
+        const iron_bf16 v1637 = iron_f32_to_bf16(v1632);
+        const unsigned int v1638 = v1625 * v2;
+        const unsigned int v1639 = v1638 + v1627;
+        const unsigned int v1640 = v1639 - v78;
+        out[v1640] = v1637;
+      }
+    }
+    const unsigned int v1641 = static_cast<unsigned int>(v1454.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1642 = v354 + v1641;
+    const unsigned int v1643 = static_cast<unsigned int>(v1454.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1644 = v1444 + v1643;
+    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1646 = v249 && v1645;
+    const bool v1647 = v1644 < v80;
+    const bool v1648 = v1646 && v1647;
+    if (v1648) {
+      const float v1649 = v1454.x[5];
+      const bool v1650 = v1642 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1651 = v1644 - v78;
+      const bool v1652 = v1651 < v2;
+      const bool v1653 = v1650 && v1652;
+      if (v1653) {
+        const iron_bf16 v1654 = iron_f32_to_bf16(v1649);
+        const unsigned int v1655 = v1642 * v2;
+        const unsigned int v1656 = v1655 + v1644;
+        const unsigned int v1657 = v1656 - v78;
+        out[v1657] = v1654;
+      }
+    }
+    const unsigned int v1658 = static_cast<unsigned int>(v1454.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1659 = v354 + v1658;
+    const unsigned int v1660 = static_cast<unsigned int>(v1454.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1661 = v1444 + v1660;
+    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1663 = v249 && v1662;
+    const bool v1664 = v1661 < v80;
+    const bool v1665 = v1663 && v1664;
+    if (v1665) {
+      const float v1666 = v1454.x[6];
+      const bool v1667 = v1659 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1668 = v1661 - v78;
+      const bool v1669 = v1668 < v2;
+      const bool v1670 = v1667 && v1669;
+      if (v1670) {
+        const iron_bf16 v1671 = iron_f32_to_bf16(v1666);
+        const unsigned int v1672 = v1659 * v2;
+        const unsigned int v1673 = v1672 + v1661;
+        const unsigned int v1674 = v1673 - v78;
+        out[v1674] = v1671;
+      }
+    }
+    const unsigned int v1675 = static_cast<unsigned int>(v1454.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1676 = v354 + v1675;
+    const unsigned int v1677 = static_cast<unsigned int>(v1454.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1678 = v1444 + v1677;
+    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1680 = v249 && v1679;
+    const bool v1681 = v1678 < v80;
+    const bool v1682 = v1680 && v1681;
+    if (v1682) {
+      const float v1683 = v1454.x[7];
+      const bool v1684 = v1676 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1685 = v1678 - v78;
+      const bool v1686 = v1685 < v2;
+      const bool v1687 = v1684 && v1686;
+      if (v1687) {
+        const iron_bf16 v1688 = iron_f32_to_bf16(v1683);
+        const unsigned int v1689 = v1676 * v2;
+        const unsigned int v1690 = v1689 + v1678;
+        const unsigned int v1691 = v1690 - v78;
+        out[v1691] = v1688;
+      }
+    }
+    const unsigned int v1692 = static_cast<unsigned int>(v1454.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1693 = v354 + v1692;
+    const unsigned int v1694 = static_cast<unsigned int>(v1454.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1695 = v1444 + v1694;
+    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1697 = v249 && v1696;
+    const bool v1698 = v1695 < v80;
+    const bool v1699 = v1697 && v1698;
+    if (v1699) {
+      const float v1700 = v1454.x[8];
+      const bool v1701 = v1693 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1702 = v1695 - v78;
+      const bool v1703 = v1702 < v2;
+      const bool v1704 = v1701 && v1703;
+      if (v1704) {
+        const iron_bf16 v1705 = iron_f32_to_bf16(v1700);
+        const unsigned int v1706 = v1693 * v2;
+        const unsigned int v1707 = v1706 + v1695;
+        const unsigned int v1708 = v1707 - v78;
+        out[v1708] = v1705;
+      }
+    }
+    const unsigned int v1709 = static_cast<unsigned int>(v1454.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1710 = v354 + v1709;
+    const unsigned int v1711 = static_cast<unsigned int>(v1454.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1712 = v1444 + v1711;
+    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1714 = v249 && v1713;
+    const bool v1715 = v1712 < v80;
+    const bool v1716 = v1714 && v1715;
+    if (v1716) {
+      const float v1717 = v1454.x[9];
+      const bool v1718 = v1710 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1719 = v1712 - v78;
+      const bool v1720 = v1719 < v2;
+      const bool v1721 = v1718 && v1720;
+      if (v1721) {
+        const iron_bf16 v1722 = iron_f32_to_bf16(v1717);
+        const unsigned int v1723 = v1710 * v2;
+        const unsigned int v1724 = v1723 + v1712;
+        const unsigned int v1725 = v1724 - v78;
+        out[v1725] = v1722;
+      }
+    }
+    const unsigned int v1726 = static_cast<unsigned int>(v1454.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1727 = v354 + v1726;
+    const unsigned int v1728 = static_cast<unsigned int>(v1454.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1729 = v1444 + v1728;
+    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1731 = v249 && v1730;
+    const bool v1732 = v1729 < v80;
+    const bool v1733 = v1731 && v1732;
+    if (v1733) {
+      const float v1734 = v1454.x[10];
+      const bool v1735 = v1727 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1736 = v1729 - v78;
+      const bool v1737 = v1736 < v2;
+      const bool v1738 = v1735 && v1737;
+      if (v1738) {
+        const iron_bf16 v1739 = iron_f32_to_bf16(v1734);
+        const unsigned int v1740 = v1727 * v2;
+        const unsigned int v1741 = v1740 + v1729;
+        const unsigned int v1742 = v1741 - v78;
+        out[v1742] = v1739;
+      }
+    }
+    const unsigned int v1743 = static_cast<unsigned int>(v1454.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1744 = v354 + v1743;
+    const unsigned int v1745 = static_cast<unsigned int>(v1454.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1746 = v1444 + v1745;
+    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1748 = v249 && v1747;
+    const bool v1749 = v1746 < v80;
+    const bool v1750 = v1748 && v1749;
+    if (v1750) {
+      const float v1751 = v1454.x[11];
+      const bool v1752 = v1744 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1753 = v1746 - v78;
+      const bool v1754 = v1753 < v2;
+      const bool v1755 = v1752 && v1754;
+      if (v1755) {
+        const iron_bf16 v1756 = iron_f32_to_bf16(v1751);
+        const unsigned int v1757 = v1744 * v2;
+        const unsigned int v1758 = v1757 + v1746;
+        const unsigned int v1759 = v1758 - v78;
+        out[v1759] = v1756;
+      }
+    }
+    const unsigned int v1760 = static_cast<unsigned int>(v1454.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1761 = v354 + v1760;
+    const unsigned int v1762 = static_cast<unsigned int>(v1454.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1763 = v1444 + v1762;
+    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1765 = v249 && v1764;
+    const bool v1766 = v1763 < v80;
+    const bool v1767 = v1765 && v1766;
+    if (v1767) {
+      const float v1768 = v1454.x[12];
+      const bool v1769 = v1761 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1770 = v1763 - v78;
+      const bool v1771 = v1770 < v2;
+      const bool v1772 = v1769 && v1771;
+      if (v1772) {
+        const iron_bf16 v1773 = iron_f32_to_bf16(v1768);
+        const unsigned int v1774 = v1761 * v2;
+        const unsigned int v1775 = v1774 + v1763;
+        const unsigned int v1776 = v1775 - v78;
+        out[v1776] = v1773;
+      }
+    }
+    const unsigned int v1777 = static_cast<unsigned int>(v1454.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1778 = v354 + v1777;
+    const unsigned int v1779 = static_cast<unsigned int>(v1454.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1780 = v1444 + v1779;
+    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1782 = v249 && v1781;
+    const bool v1783 = v1780 < v80;
+    const bool v1784 = v1782 && v1783;
+    if (v1784) {
+      const float v1785 = v1454.x[13];
+      const bool v1786 = v1778 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1787 = v1780 - v78;
+      const bool v1788 = v1787 < v2;
+      const bool v1789 = v1786 && v1788;
+      if (v1789) {
+        const iron_bf16 v1790 = iron_f32_to_bf16(v1785);
+        const unsigned int v1791 = v1778 * v2;
+        const unsigned int v1792 = v1791 + v1780;
+        const unsigned int v1793 = v1792 - v78;
+        out[v1793] = v1790;
+      }
+    }
+    const unsigned int v1794 = static_cast<unsigned int>(v1454.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1795 = v354 + v1794;
+    const unsigned int v1796 = static_cast<unsigned int>(v1454.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1797 = v1444 + v1796;
+    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1799 = v249 && v1798;
+    const bool v1800 = v1797 < v80;
+    const bool v1801 = v1799 && v1800;
+    if (v1801) {
+      const float v1802 = v1454.x[14];
+      const bool v1803 = v1795 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1804 = v1797 - v78;
+      const bool v1805 = v1804 < v2;
+      const bool v1806 = v1803 && v1805;
+      if (v1806) {
+        const iron_bf16 v1807 = iron_f32_to_bf16(v1802);
+        const unsigned int v1808 = v1795 * v2;
+        const unsigned int v1809 = v1808 + v1797;
+        const unsigned int v1810 = v1809 - v78;
+        out[v1810] = v1807;
+      }
+    }
+    const unsigned int v1811 = static_cast<unsigned int>(v1454.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1812 = v354 + v1811;
+    const unsigned int v1813 = static_cast<unsigned int>(v1454.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1814 = v1444 + v1813;
+    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1816 = v249 && v1815;
+    const bool v1817 = v1814 < v80;
+    const bool v1818 = v1816 && v1817;
+    if (v1818) {
+      const float v1819 = v1454.x[15];
+      const bool v1820 = v1812 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1821 = v1814 - v78;
+      const bool v1822 = v1821 < v2;
+      const bool v1823 = v1820 && v1822;
+      if (v1823) {
+        const iron_bf16 v1824 = iron_f32_to_bf16(v1819);
+        const unsigned int v1825 = v1812 * v2;
+        const unsigned int v1826 = v1825 + v1814;
+        const unsigned int v1827 = v1826 - v78;
+        out[v1827] = v1824;
+      }
+    }
+    const unsigned int v1828 = static_cast<unsigned int>(v1454.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1829 = v354 + v1828;
+    const unsigned int v1830 = static_cast<unsigned int>(v1454.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1831 = v1444 + v1830;
+    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1833 = v249 && v1832;
+    const bool v1834 = v1831 < v80;
+    const bool v1835 = v1833 && v1834;
+    if (v1835) {
+      const float v1836 = v1454.x[16];
+      const bool v1837 = v1829 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1838 = v1831 - v78;
+      const bool v1839 = v1838 < v2;
+      const bool v1840 = v1837 && v1839;
+      if (v1840) {
+        const iron_bf16 v1841 = iron_f32_to_bf16(v1836);
+        const unsigned int v1842 = v1829 * v2;
+        const unsigned int v1843 = v1842 + v1831;
+        const unsigned int v1844 = v1843 - v78;
+        out[v1844] = v1841;
+      }
+    }
+    const unsigned int v1845 = static_cast<unsigned int>(v1454.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1846 = v354 + v1845;
+    const unsigned int v1847 = static_cast<unsigned int>(v1454.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1848 = v1444 + v1847;
+    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1850 = v249 && v1849;
+    const bool v1851 = v1848 < v80;
+    const bool v1852 = v1850 && v1851;
+    if (v1852) {
+      const float v1853 = v1454.x[17];
+      const bool v1854 = v1846 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1855 = v1848 - v78;
+      const bool v1856 = v1855 < v2;
+      const bool v1857 = v1854 && v1856;
+      if (v1857) {
+        const iron_bf16 v1858 = iron_f32_to_bf16(v1853);
+        const unsigned int v1859 = v1846 * v2;
+        const unsigned int v1860 = v1859 + v1848;
+        const unsigned int v1861 = v1860 - v78;
+        out[v1861] = v1858;
+      }
+    }
+    const unsigned int v1862 = static_cast<unsigned int>(v1454.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1863 = v354 + v1862;
+    const unsigned int v1864 = static_cast<unsigned int>(v1454.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1865 = v1444 + v1864;
+    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1867 = v249 && v1866;
+    const bool v1868 = v1865 < v80;
+    const bool v1869 = v1867 && v1868;
+    if (v1869) {
+      const float v1870 = v1454.x[18];
+      const bool v1871 = v1863 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1872 = v1865 - v78;
+      const bool v1873 = v1872 < v2;
+      const bool v1874 = v1871 && v1873;
+      if (v1874) {
+        const iron_bf16 v1875 = iron_f32_to_bf16(v1870);
+        const unsigned int v1876 = v1863 * v2;
+        const unsigned int v1877 = v1876 + v1865;
+        const unsigned int v1878 = v1877 - v78;
+        out[v1878] = v1875;
+      }
+    }
+    const unsigned int v1879 = static_cast<unsigned int>(v1454.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1880 = v354 + v1879;
+    const unsigned int v1881 = static_cast<unsigned int>(v1454.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1882 = v1444 + v1881;
+    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1884 = v249 && v1883;
+    const bool v1885 = v1882 < v80;
+    const bool v1886 = v1884 && v1885;
+    if (v1886) {
+      const float v1887 = v1454.x[19];
+      const bool v1888 = v1880 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1889 = v1882 - v78;
+      const bool v1890 = v1889 < v2;
+      const bool v1891 = v1888 && v1890;
+      if (v1891) {
+        const iron_bf16 v1892 = iron_f32_to_bf16(v1887);
+        const unsigned int v1893 = v1880 * v2;
+        const unsigned int v1894 = v1893 + v1882;
+        const unsigned int v1895 = v1894 - v78;
+        out[v1895] = v1892;
+      }
+    }
+    const unsigned int v1896 = static_cast<unsigned int>(v1454.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1897 = v354 + v1896;
+    const unsigned int v1898 = static_cast<unsigned int>(v1454.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1899 = v1444 + v1898;
+    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1901 = v249 && v1900;
+    const bool v1902 = v1899 < v80;
+    const bool v1903 = v1901 && v1902;
+    if (v1903) {
+      const float v1904 = v1454.x[20];
+      const bool v1905 = v1897 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1906 = v1899 - v78;
+      const bool v1907 = v1906 < v2;
+      const bool v1908 = v1905 && v1907;
+      if (v1908) {
+        const iron_bf16 v1909 = iron_f32_to_bf16(v1904);
+        const unsigned int v1910 = v1897 * v2;
+        const unsigned int v1911 = v1910 + v1899;
+        const unsigned int v1912 = v1911 - v78;
+        out[v1912] = v1909;
+      }
+    }
+    const unsigned int v1913 = static_cast<unsigned int>(v1454.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1914 = v354 + v1913;
+    const unsigned int v1915 = static_cast<unsigned int>(v1454.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1916 = v1444 + v1915;
+    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1918 = v249 && v1917;
+    const bool v1919 = v1916 < v80;
+    const bool v1920 = v1918 && v1919;
+    if (v1920) {
+      const float v1921 = v1454.x[21];
+      const bool v1922 = v1914 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1923 = v1916 - v78;
+      const bool v1924 = v1923 < v2;
+      const bool v1925 = v1922 && v1924;
+      if (v1925) {
+        const iron_bf16 v1926 = iron_f32_to_bf16(v1921);
+        const unsigned int v1927 = v1914 * v2;
+        const unsigned int v1928 = v1927 + v1916;
+        const unsigned int v1929 = v1928 - v78;
+        out[v1929] = v1926;
+      }
+    }
+    const unsigned int v1930 = static_cast<unsigned int>(v1454.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1931 = v354 + v1930;
+    const unsigned int v1932 = static_cast<unsigned int>(v1454.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1933 = v1444 + v1932;
+    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1935 = v249 && v1934;
+    const bool v1936 = v1933 < v80;
+    const bool v1937 = v1935 && v1936;
+    if (v1937) {
+      const float v1938 = v1454.x[22];
+      const bool v1939 = v1931 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1940 = v1933 - v78;
+      const bool v1941 = v1940 < v2;
+      const bool v1942 = v1939 && v1941;
+      if (v1942) {
+        const iron_bf16 v1943 = iron_f32_to_bf16(v1938);
+        const unsigned int v1944 = v1931 * v2;
+        const unsigned int v1945 = v1944 + v1933;
+        const unsigned int v1946 = v1945 - v78;
+        out[v1946] = v1943;
+      }
+    }
+    const unsigned int v1947 = static_cast<unsigned int>(v1454.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1948 = v354 + v1947;
+    const unsigned int v1949 = static_cast<unsigned int>(v1454.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1950 = v1444 + v1949;
+    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1952 = v249 && v1951;
+    const bool v1953 = v1950 < v80;
+    const bool v1954 = v1952 && v1953;
+    if (v1954) {
+      const float v1955 = v1454.x[23];
+      const bool v1956 = v1948 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1957 = v1950 - v78;
+      const bool v1958 = v1957 < v2;
+      const bool v1959 = v1956 && v1958;
+      if (v1959) {
+        const iron_bf16 v1960 = iron_f32_to_bf16(v1955);
+        const unsigned int v1961 = v1948 * v2;
+        const unsigned int v1962 = v1961 + v1950;
+        const unsigned int v1963 = v1962 - v78;
+        out[v1963] = v1960;
+      }
+    }
+    const unsigned int v1964 = static_cast<unsigned int>(v1454.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1965 = v354 + v1964;
+    const unsigned int v1966 = static_cast<unsigned int>(v1454.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1967 = v1444 + v1966;
+    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1969 = v249 && v1968;
+    const bool v1970 = v1967 < v80;
+    const bool v1971 = v1969 && v1970;
+    if (v1971) {
+      const float v1972 = v1454.x[24];
+      const bool v1973 = v1965 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1974 = v1967 - v78;
+      const bool v1975 = v1974 < v2;
+      const bool v1976 = v1973 && v1975;
+      if (v1976) {
+        const iron_bf16 v1977 = iron_f32_to_bf16(v1972);
+        const unsigned int v1978 = v1965 * v2;
+        const unsigned int v1979 = v1978 + v1967;
+        const unsigned int v1980 = v1979 - v78;
+        out[v1980] = v1977;
+      }
+    }
+    const unsigned int v1981 = static_cast<unsigned int>(v1454.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1982 = v354 + v1981;
+    const unsigned int v1983 = static_cast<unsigned int>(v1454.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1984 = v1444 + v1983;
+    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1986 = v249 && v1985;
+    const bool v1987 = v1984 < v80;
+    const bool v1988 = v1986 && v1987;
+    if (v1988) {
+      const float v1989 = v1454.x[25];
+      const bool v1990 = v1982 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1991 = v1984 - v78;
+      const bool v1992 = v1991 < v2;
+      const bool v1993 = v1990 && v1992;
+      if (v1993) {
+        const iron_bf16 v1994 = iron_f32_to_bf16(v1989);
+        const unsigned int v1995 = v1982 * v2;
+        const unsigned int v1996 = v1995 + v1984;
+        const unsigned int v1997 = v1996 - v78;
+        out[v1997] = v1994;
+      }
+    }
+    const unsigned int v1998 = static_cast<unsigned int>(v1454.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1999 = v354 + v1998;
+    const unsigned int v2000 = static_cast<unsigned int>(v1454.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2001 = v1444 + v2000;
+    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2003 = v249 && v2002;
+    const bool v2004 = v2001 < v80;
+    const bool v2005 = v2003 && v2004;
+    if (v2005) {
+      const float v2006 = v1454.x[26];
+      const bool v2007 = v1999 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2008 = v2001 - v78;
+      const bool v2009 = v2008 < v2;
+      const bool v2010 = v2007 && v2009;
+      if (v2010) {
+        const iron_bf16 v2011 = iron_f32_to_bf16(v2006);
+        const unsigned int v2012 = v1999 * v2;
+        const unsigned int v2013 = v2012 + v2001;
+        const unsigned int v2014 = v2013 - v78;
+        out[v2014] = v2011;
+      }
+    }
+    const unsigned int v2015 = static_cast<unsigned int>(v1454.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2016 = v354 + v2015;
+    const unsigned int v2017 = static_cast<unsigned int>(v1454.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2018 = v1444 + v2017;
+    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2020 = v249 && v2019;
+    const bool v2021 = v2018 < v80;
+    const bool v2022 = v2020 && v2021;
+    if (v2022) {
+      const float v2023 = v1454.x[27];
+      const bool v2024 = v2016 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2025 = v2018 - v78;
+      const bool v2026 = v2025 < v2;
+      const bool v2027 = v2024 && v2026;
+      if (v2027) {
+        const iron_bf16 v2028 = iron_f32_to_bf16(v2023);
+        const unsigned int v2029 = v2016 * v2;
+        const unsigned int v2030 = v2029 + v2018;
+        const unsigned int v2031 = v2030 - v78;
+        out[v2031] = v2028;
+      }
+    }
+    const unsigned int v2032 = static_cast<unsigned int>(v1454.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2033 = v354 + v2032;
+    const unsigned int v2034 = static_cast<unsigned int>(v1454.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2035 = v1444 + v2034;
+    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2037 = v249 && v2036;
+    const bool v2038 = v2035 < v80;
+    const bool v2039 = v2037 && v2038;
+    if (v2039) {
+      const float v2040 = v1454.x[28];
+      const bool v2041 = v2033 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2042 = v2035 - v78;
+      const bool v2043 = v2042 < v2;
+      const bool v2044 = v2041 && v2043;
+      if (v2044) {
+        const iron_bf16 v2045 = iron_f32_to_bf16(v2040);
+        const unsigned int v2046 = v2033 * v2;
+        const unsigned int v2047 = v2046 + v2035;
+        const unsigned int v2048 = v2047 - v78;
+        out[v2048] = v2045;
+      }
+    }
+    const unsigned int v2049 = static_cast<unsigned int>(v1454.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2050 = v354 + v2049;
+    const unsigned int v2051 = static_cast<unsigned int>(v1454.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2052 = v1444 + v2051;
+    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2054 = v249 && v2053;
+    const bool v2055 = v2052 < v80;
+    const bool v2056 = v2054 && v2055;
+    if (v2056) {
+      const float v2057 = v1454.x[29];
+      const bool v2058 = v2050 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2059 = v2052 - v78;
+      const bool v2060 = v2059 < v2;
+      const bool v2061 = v2058 && v2060;
+      if (v2061) {
+        const iron_bf16 v2062 = iron_f32_to_bf16(v2057);
+        const unsigned int v2063 = v2050 * v2;
+        const unsigned int v2064 = v2063 + v2052;
+        const unsigned int v2065 = v2064 - v78;
+        out[v2065] = v2062;
+      }
+    }
+    const unsigned int v2066 = static_cast<unsigned int>(v1454.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2067 = v354 + v2066;
+    const unsigned int v2068 = static_cast<unsigned int>(v1454.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2069 = v1444 + v2068;
+    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2071 = v249 && v2070;
+    const bool v2072 = v2069 < v80;
+    const bool v2073 = v2071 && v2072;
+    if (v2073) {
+      const float v2074 = v1454.x[30];
+      const bool v2075 = v2067 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2076 = v2069 - v78;
+      const bool v2077 = v2076 < v2;
+      const bool v2078 = v2075 && v2077;
+      if (v2078) {
+        const iron_bf16 v2079 = iron_f32_to_bf16(v2074);
+        const unsigned int v2080 = v2067 * v2;
+        const unsigned int v2081 = v2080 + v2069;
+        const unsigned int v2082 = v2081 - v78;
+        out[v2082] = v2079;
+      }
+    }
+    const unsigned int v2083 = static_cast<unsigned int>(v1454.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2084 = v354 + v2083;
+    const unsigned int v2085 = static_cast<unsigned int>(v1454.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2086 = v1444 + v2085;
+    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2088 = v249 && v2087;
+    const bool v2089 = v2086 < v80;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const float v2091 = v1454.x[31];
+      const bool v2092 = v2084 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2093 = v2086 - v78;
+      const bool v2094 = v2093 < v2;
+      const bool v2095 = v2092 && v2094;
+      if (v2095) {
+        const iron_bf16 v2096 = iron_f32_to_bf16(v2091);
+        const unsigned int v2097 = v2084 * v2;
+        const unsigned int v2098 = v2097 + v2086;
+        const unsigned int v2099 = v2098 - v78;
+        out[v2099] = v2096;
+      }
+    }
+    const unsigned int v2100 = static_cast<unsigned int>(v1454.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2101 = v354 + v2100;
+    const unsigned int v2102 = static_cast<unsigned int>(v1454.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2103 = v1444 + v2102;
+    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2105 = v249 && v2104;
+    const bool v2106 = v2103 < v80;
+    const bool v2107 = v2105 && v2106;
+    if (v2107) {
+      const float v2108 = v1454.x[32];
+      const bool v2109 = v2101 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2110 = v2103 - v78;
+      const bool v2111 = v2110 < v2;
+      const bool v2112 = v2109 && v2111;
+      if (v2112) {
+        const iron_bf16 v2113 = iron_f32_to_bf16(v2108);
+        const unsigned int v2114 = v2101 * v2;
+        const unsigned int v2115 = v2114 + v2103;
+        const unsigned int v2116 = v2115 - v78;
+        out[v2116] = v2113;
+      }
+    }
+    const unsigned int v2117 = static_cast<unsigned int>(v1454.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2118 = v354 + v2117;
+    const unsigned int v2119 = static_cast<unsigned int>(v1454.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2120 = v1444 + v2119;
+    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2122 = v249 && v2121;
+    const bool v2123 = v2120 < v80;
+    const bool v2124 = v2122 && v2123;
+    if (v2124) {
+      const float v2125 = v1454.x[33];
+      const bool v2126 = v2118 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2127 = v2120 - v78;
+      const bool v2128 = v2127 < v2;
+      const bool v2129 = v2126 && v2128;
+      if (v2129) {
+        const iron_bf16 v2130 = iron_f32_to_bf16(v2125);
+        const unsigned int v2131 = v2118 * v2;
+        const unsigned int v2132 = v2131 + v2120;
+        const unsigned int v2133 = v2132 - v78;
+        out[v2133] = v2130;
+      }
+    }
+    const unsigned int v2134 = static_cast<unsigned int>(v1454.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2135 = v354 + v2134;
+    const unsigned int v2136 = static_cast<unsigned int>(v1454.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2137 = v1444 + v2136;
+    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2139 = v249 && v2138;
+    const bool v2140 = v2137 < v80;
+    const bool v2141 = v2139 && v2140;
+    if (v2141) {
+      const float v2142 = v1454.x[34];
+      const bool v2143 = v2135 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2144 = v2137 - v78;
+      const bool v2145 = v2144 < v2;
+      const bool v2146 = v2143 && v2145;
+      if (v2146) {
+        const iron_bf16 v2147 = iron_f32_to_bf16(v2142);
+        const unsigned int v2148 = v2135 * v2;
+        const unsigned int v2149 = v2148 + v2137;
+        const unsigned int v2150 = v2149 - v78;
+        out[v2150] = v2147;
+      }
+    }
+    const unsigned int v2151 = static_cast<unsigned int>(v1454.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2152 = v354 + v2151;
+    const unsigned int v2153 = static_cast<unsigned int>(v1454.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2154 = v1444 + v2153;
+    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2156 = v249 && v2155;
+    const bool v2157 = v2154 < v80;
+    const bool v2158 = v2156 && v2157;
+    if (v2158) {
+      const float v2159 = v1454.x[35];
+      const bool v2160 = v2152 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2161 = v2154 - v78;
+      const bool v2162 = v2161 < v2;
+      const bool v2163 = v2160 && v2162;
+      if (v2163) {
+        const iron_bf16 v2164 = iron_f32_to_bf16(v2159);
+        const unsigned int v2165 = v2152 * v2;
+        const unsigned int v2166 = v2165 + v2154;
+        const unsigned int v2167 = v2166 - v78;
+        out[v2167] = v2164;
+      }
+    }
+    const unsigned int v2168 = static_cast<unsigned int>(v1454.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2169 = v354 + v2168;
+    const unsigned int v2170 = static_cast<unsigned int>(v1454.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2171 = v1444 + v2170;
+    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2173 = v249 && v2172;
+    const bool v2174 = v2171 < v80;
+    const bool v2175 = v2173 && v2174;
+    if (v2175) {
+      const float v2176 = v1454.x[36];
+      const bool v2177 = v2169 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2178 = v2171 - v78;
+      const bool v2179 = v2178 < v2;
+      const bool v2180 = v2177 && v2179;
+      if (v2180) {
+        const iron_bf16 v2181 = iron_f32_to_bf16(v2176);
+        const unsigned int v2182 = v2169 * v2;
+        const unsigned int v2183 = v2182 + v2171;
+        const unsigned int v2184 = v2183 - v78;
+        out[v2184] = v2181;
+      }
+    }
+    const unsigned int v2185 = static_cast<unsigned int>(v1454.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2186 = v354 + v2185;
+    const unsigned int v2187 = static_cast<unsigned int>(v1454.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2188 = v1444 + v2187;
+    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2190 = v249 && v2189;
+    const bool v2191 = v2188 < v80;
+    const bool v2192 = v2190 && v2191;
+    if (v2192) {
+      const float v2193 = v1454.x[37];
+      const bool v2194 = v2186 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2195 = v2188 - v78;
+      const bool v2196 = v2195 < v2;
+      const bool v2197 = v2194 && v2196;
+      if (v2197) {
+        const iron_bf16 v2198 = iron_f32_to_bf16(v2193);
+        const unsigned int v2199 = v2186 * v2;
+        const unsigned int v2200 = v2199 + v2188;
+        const unsigned int v2201 = v2200 - v78;
+        out[v2201] = v2198;
+      }
+    }
+    const unsigned int v2202 = static_cast<unsigned int>(v1454.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2203 = v354 + v2202;
+    const unsigned int v2204 = static_cast<unsigned int>(v1454.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2205 = v1444 + v2204;
+    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2207 = v249 && v2206;
+    const bool v2208 = v2205 < v80;
+    const bool v2209 = v2207 && v2208;
+    if (v2209) {
+      const float v2210 = v1454.x[38];
+      const bool v2211 = v2203 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2212 = v2205 - v78;
+      const bool v2213 = v2212 < v2;
+      const bool v2214 = v2211 && v2213;
+      if (v2214) {
+        const iron_bf16 v2215 = iron_f32_to_bf16(v2210);
+        const unsigned int v2216 = v2203 * v2;
+        const unsigned int v2217 = v2216 + v2205;
+        const unsigned int v2218 = v2217 - v78;
+        out[v2218] = v2215;
+      }
+    }
+    const unsigned int v2219 = static_cast<unsigned int>(v1454.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2220 = v354 + v2219;
+    const unsigned int v2221 = static_cast<unsigned int>(v1454.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2222 = v1444 + v2221;
+    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2224 = v249 && v2223;
+    const bool v2225 = v2222 < v80;
+    const bool v2226 = v2224 && v2225;
+    if (v2226) {
+      const float v2227 = v1454.x[39];
+      const bool v2228 = v2220 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2229 = v2222 - v78;
+      const bool v2230 = v2229 < v2;
+      const bool v2231 = v2228 && v2230;
+      if (v2231) {
+        const iron_bf16 v2232 = iron_f32_to_bf16(v2227);
+        const unsigned int v2233 = v2220 * v2;
+        const unsigned int v2234 = v2233 + v2222;
+        const unsigned int v2235 = v2234 - v78;
+        out[v2235] = v2232;
+      }
+    }
+    const unsigned int v2236 = static_cast<unsigned int>(v1454.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2237 = v354 + v2236;
+    const unsigned int v2238 = static_cast<unsigned int>(v1454.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2239 = v1444 + v2238;
+    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2241 = v249 && v2240;
+    const bool v2242 = v2239 < v80;
+    const bool v2243 = v2241 && v2242;
+    if (v2243) {
+      const float v2244 = v1454.x[40];
+      const bool v2245 = v2237 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2246 = v2239 - v78;
+      const bool v2247 = v2246 < v2;
+      const bool v2248 = v2245 && v2247;
+      if (v2248) {
+        const iron_bf16 v2249 = iron_f32_to_bf16(v2244);
+        const unsigned int v2250 = v2237 * v2;
+        const unsigned int v2251 = v2250 + v2239;
+        const unsigned int v2252 = v2251 - v78;
+        out[v2252] = v2249;
+      }
+    }
+    const unsigned int v2253 = static_cast<unsigned int>(v1454.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2254 = v354 + v2253;
+    const unsigned int v2255 = static_cast<unsigned int>(v1454.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2256 = v1444 + v2255;
+    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2258 = v249 && v2257;
+    const bool v2259 = v2256 < v80;
+    const bool v2260 = v2258 && v2259;
+    if (v2260) {
+      const float v2261 = v1454.x[41];
+      const bool v2262 = v2254 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2263 = v2256 - v78;
+      const bool v2264 = v2263 < v2;
+      const bool v2265 = v2262 && v2264;
+      if (v2265) {
+        const iron_bf16 v2266 = iron_f32_to_bf16(v2261);
+        const unsigned int v2267 = v2254 * v2;
+        const unsigned int v2268 = v2267 + v2256;
+        const unsigned int v2269 = v2268 - v78;
+        out[v2269] = v2266;
+      }
+    }
+    const unsigned int v2270 = static_cast<unsigned int>(v1454.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2271 = v354 + v2270;
+    const unsigned int v2272 = static_cast<unsigned int>(v1454.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2273 = v1444 + v2272;
+    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2275 = v249 && v2274;
+    const bool v2276 = v2273 < v80;
+    const bool v2277 = v2275 && v2276;
+    if (v2277) {
+      const float v2278 = v1454.x[42];
+      const bool v2279 = v2271 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2280 = v2273 - v78;
+      const bool v2281 = v2280 < v2;
+      const bool v2282 = v2279 && v2281;
+      if (v2282) {
+        const iron_bf16 v2283 = iron_f32_to_bf16(v2278);
+        const unsigned int v2284 = v2271 * v2;
+        const unsigned int v2285 = v2284 + v2273;
+        const unsigned int v2286 = v2285 - v78;
+        out[v2286] = v2283;
+      }
+    }
+    const unsigned int v2287 = static_cast<unsigned int>(v1454.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2288 = v354 + v2287;
+    const unsigned int v2289 = static_cast<unsigned int>(v1454.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2290 = v1444 + v2289;
+    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2292 = v249 && v2291;
+    const bool v2293 = v2290 < v80;
+    const bool v2294 = v2292 && v2293;
+    if (v2294) {
+      const float v2295 = v1454.x[43];
+      const bool v2296 = v2288 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2297 = v2290 - v78;
+      const bool v2298 = v2297 < v2;
+      const bool v2299 = v2296 && v2298;
+      if (v2299) {
+        const iron_bf16 v2300 = iron_f32_to_bf16(v2295);
+        const unsigned int v2301 = v2288 * v2;
+        const unsigned int v2302 = v2301 + v2290;
+        const unsigned int v2303 = v2302 - v78;
+        out[v2303] = v2300;
+      }
+    }
+    const unsigned int v2304 = static_cast<unsigned int>(v1454.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2305 = v354 + v2304;
+    const unsigned int v2306 = static_cast<unsigned int>(v1454.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2307 = v1444 + v2306;
+    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2309 = v249 && v2308;
+    const bool v2310 = v2307 < v80;
+    const bool v2311 = v2309 && v2310;
+    if (v2311) {
+      const float v2312 = v1454.x[44];
+      const bool v2313 = v2305 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2314 = v2307 - v78;
+      const bool v2315 = v2314 < v2;
+      const bool v2316 = v2313 && v2315;
+      if (v2316) {
+        const iron_bf16 v2317 = iron_f32_to_bf16(v2312);
+        const unsigned int v2318 = v2305 * v2;
+        const unsigned int v2319 = v2318 + v2307;
+        const unsigned int v2320 = v2319 - v78;
+        out[v2320] = v2317;
+      }
+    }
+    const unsigned int v2321 = static_cast<unsigned int>(v1454.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2322 = v354 + v2321;
+    const unsigned int v2323 = static_cast<unsigned int>(v1454.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2324 = v1444 + v2323;
+    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2326 = v249 && v2325;
+    const bool v2327 = v2324 < v80;
+    const bool v2328 = v2326 && v2327;
+    if (v2328) {
+      const float v2329 = v1454.x[45];
+      const bool v2330 = v2322 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2331 = v2324 - v78;
+      const bool v2332 = v2331 < v2;
+      const bool v2333 = v2330 && v2332;
+      if (v2333) {
+        const iron_bf16 v2334 = iron_f32_to_bf16(v2329);
+        const unsigned int v2335 = v2322 * v2;
+        const unsigned int v2336 = v2335 + v2324;
+        const unsigned int v2337 = v2336 - v78;
+        out[v2337] = v2334;
+      }
+    }
+    const unsigned int v2338 = static_cast<unsigned int>(v1454.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2339 = v354 + v2338;
+    const unsigned int v2340 = static_cast<unsigned int>(v1454.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2341 = v1444 + v2340;
+    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2343 = v249 && v2342;
+    const bool v2344 = v2341 < v80;
+    const bool v2345 = v2343 && v2344;
+    if (v2345) {
+      const float v2346 = v1454.x[46];
+      const bool v2347 = v2339 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2348 = v2341 - v78;
+      const bool v2349 = v2348 < v2;
+      const bool v2350 = v2347 && v2349;
+      if (v2350) {
+        const iron_bf16 v2351 = iron_f32_to_bf16(v2346);
+        const unsigned int v2352 = v2339 * v2;
+        const unsigned int v2353 = v2352 + v2341;
+        const unsigned int v2354 = v2353 - v78;
+        out[v2354] = v2351;
+      }
+    }
+    const unsigned int v2355 = static_cast<unsigned int>(v1454.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2356 = v354 + v2355;
+    const unsigned int v2357 = static_cast<unsigned int>(v1454.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2358 = v1444 + v2357;
+    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2360 = v249 && v2359;
+    const bool v2361 = v2358 < v80;
+    const bool v2362 = v2360 && v2361;
+    if (v2362) {
+      const float v2363 = v1454.x[47];
+      const bool v2364 = v2356 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2365 = v2358 - v78;
+      const bool v2366 = v2365 < v2;
+      const bool v2367 = v2364 && v2366;
+      if (v2367) {
+        const iron_bf16 v2368 = iron_f32_to_bf16(v2363);
+        const unsigned int v2369 = v2356 * v2;
+        const unsigned int v2370 = v2369 + v2358;
+        const unsigned int v2371 = v2370 - v78;
+        out[v2371] = v2368;
+      }
+    }
+    const unsigned int v2372 = static_cast<unsigned int>(v1454.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2373 = v354 + v2372;
+    const unsigned int v2374 = static_cast<unsigned int>(v1454.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2375 = v1444 + v2374;
+    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2377 = v249 && v2376;
+    const bool v2378 = v2375 < v80;
+    const bool v2379 = v2377 && v2378;
+    if (v2379) {
+      const float v2380 = v1454.x[48];
+      const bool v2381 = v2373 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2382 = v2375 - v78;
+      const bool v2383 = v2382 < v2;
+      const bool v2384 = v2381 && v2383;
+      if (v2384) {
+        const iron_bf16 v2385 = iron_f32_to_bf16(v2380);
+        const unsigned int v2386 = v2373 * v2;
+        const unsigned int v2387 = v2386 + v2375;
+        const unsigned int v2388 = v2387 - v78;
+        out[v2388] = v2385;
+      }
+    }
+    const unsigned int v2389 = static_cast<unsigned int>(v1454.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2390 = v354 + v2389;
+    const unsigned int v2391 = static_cast<unsigned int>(v1454.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2392 = v1444 + v2391;
+    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2394 = v249 && v2393;
+    const bool v2395 = v2392 < v80;
+    const bool v2396 = v2394 && v2395;
+    if (v2396) {
+      const float v2397 = v1454.x[49];
+      const bool v2398 = v2390 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2399 = v2392 - v78;
+      const bool v2400 = v2399 < v2;
+      const bool v2401 = v2398 && v2400;
+      if (v2401) {
+        const iron_bf16 v2402 = iron_f32_to_bf16(v2397);
+        const unsigned int v2403 = v2390 * v2;
+        const unsigned int v2404 = v2403 + v2392;
+        const unsigned int v2405 = v2404 - v78;
+        out[v2405] = v2402;
+      }
+    }
+    const unsigned int v2406 = static_cast<unsigned int>(v1454.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2407 = v354 + v2406;
+    const unsigned int v2408 = static_cast<unsigned int>(v1454.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2409 = v1444 + v2408;
+    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2411 = v249 && v2410;
+    const bool v2412 = v2409 < v80;
+    const bool v2413 = v2411 && v2412;
+    if (v2413) {
+      const float v2414 = v1454.x[50];
+      const bool v2415 = v2407 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2416 = v2409 - v78;
+      const bool v2417 = v2416 < v2;
+      const bool v2418 = v2415 && v2417;
+      if (v2418) {
+        const iron_bf16 v2419 = iron_f32_to_bf16(v2414);
+        const unsigned int v2420 = v2407 * v2;
+        const unsigned int v2421 = v2420 + v2409;
+        const unsigned int v2422 = v2421 - v78;
+        out[v2422] = v2419;
+      }
+    }
+    const unsigned int v2423 = static_cast<unsigned int>(v1454.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2424 = v354 + v2423;
+    const unsigned int v2425 = static_cast<unsigned int>(v1454.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2426 = v1444 + v2425;
+    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2428 = v249 && v2427;
+    const bool v2429 = v2426 < v80;
+    const bool v2430 = v2428 && v2429;
+    if (v2430) {
+      const float v2431 = v1454.x[51];
+      const bool v2432 = v2424 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2433 = v2426 - v78;
+      const bool v2434 = v2433 < v2;
+      const bool v2435 = v2432 && v2434;
+      if (v2435) {
+        const iron_bf16 v2436 = iron_f32_to_bf16(v2431);
+        const unsigned int v2437 = v2424 * v2;
+        const unsigned int v2438 = v2437 + v2426;
+        const unsigned int v2439 = v2438 - v78;
+        out[v2439] = v2436;
+      }
+    }
+    const unsigned int v2440 = static_cast<unsigned int>(v1454.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2441 = v354 + v2440;
+    const unsigned int v2442 = static_cast<unsigned int>(v1454.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2443 = v1444 + v2442;
+    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2445 = v249 && v2444;
+    const bool v2446 = v2443 < v80;
+    const bool v2447 = v2445 && v2446;
+    if (v2447) {
+      const float v2448 = v1454.x[52];
+      const bool v2449 = v2441 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2450 = v2443 - v78;
+      const bool v2451 = v2450 < v2;
+      const bool v2452 = v2449 && v2451;
+      if (v2452) {
+        const iron_bf16 v2453 = iron_f32_to_bf16(v2448);
+        const unsigned int v2454 = v2441 * v2;
+        const unsigned int v2455 = v2454 + v2443;
+        const unsigned int v2456 = v2455 - v78;
+        out[v2456] = v2453;
+      }
+    }
+    const unsigned int v2457 = static_cast<unsigned int>(v1454.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2458 = v354 + v2457;
+    const unsigned int v2459 = static_cast<unsigned int>(v1454.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2460 = v1444 + v2459;
+    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2462 = v249 && v2461;
+    const bool v2463 = v2460 < v80;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v1454.x[53];
+      const bool v2466 = v2458 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2467 = v2460 - v78;
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2466 && v2468;
+      if (v2469) {
+        const iron_bf16 v2470 = iron_f32_to_bf16(v2465);
+        const unsigned int v2471 = v2458 * v2;
+        const unsigned int v2472 = v2471 + v2460;
+        const unsigned int v2473 = v2472 - v78;
+        out[v2473] = v2470;
+      }
+    }
+    const unsigned int v2474 = static_cast<unsigned int>(v1454.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2475 = v354 + v2474;
+    const unsigned int v2476 = static_cast<unsigned int>(v1454.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2477 = v1444 + v2476;
+    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2479 = v249 && v2478;
+    const bool v2480 = v2477 < v80;
+    const bool v2481 = v2479 && v2480;
+    if (v2481) {
+      const float v2482 = v1454.x[54];
+      const bool v2483 = v2475 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2484 = v2477 - v78;
+      const bool v2485 = v2484 < v2;
+      const bool v2486 = v2483 && v2485;
+      if (v2486) {
+        const iron_bf16 v2487 = iron_f32_to_bf16(v2482);
+        const unsigned int v2488 = v2475 * v2;
+        const unsigned int v2489 = v2488 + v2477;
+        const unsigned int v2490 = v2489 - v78;
+        out[v2490] = v2487;
+      }
+    }
+    const unsigned int v2491 = static_cast<unsigned int>(v1454.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2492 = v354 + v2491;
+    const unsigned int v2493 = static_cast<unsigned int>(v1454.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2494 = v1444 + v2493;
+    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2496 = v249 && v2495;
+    const bool v2497 = v2494 < v80;
+    const bool v2498 = v2496 && v2497;
+    if (v2498) {
+      const float v2499 = v1454.x[55];
+      const bool v2500 = v2492 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2501 = v2494 - v78;
+      const bool v2502 = v2501 < v2;
+      const bool v2503 = v2500 && v2502;
+      if (v2503) {
+        const iron_bf16 v2504 = iron_f32_to_bf16(v2499);
+        const unsigned int v2505 = v2492 * v2;
+        const unsigned int v2506 = v2505 + v2494;
+        const unsigned int v2507 = v2506 - v78;
+        out[v2507] = v2504;
+      }
+    }
+    const unsigned int v2508 = static_cast<unsigned int>(v1454.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2509 = v354 + v2508;
+    const unsigned int v2510 = static_cast<unsigned int>(v1454.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2511 = v1444 + v2510;
+    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2513 = v249 && v2512;
+    const bool v2514 = v2511 < v80;
+    const bool v2515 = v2513 && v2514;
+    if (v2515) {
+      const float v2516 = v1454.x[56];
+      const bool v2517 = v2509 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2518 = v2511 - v78;
+      const bool v2519 = v2518 < v2;
+      const bool v2520 = v2517 && v2519;
+      if (v2520) {
+        const iron_bf16 v2521 = iron_f32_to_bf16(v2516);
+        const unsigned int v2522 = v2509 * v2;
+        const unsigned int v2523 = v2522 + v2511;
+        const unsigned int v2524 = v2523 - v78;
+        out[v2524] = v2521;
+      }
+    }
+    const unsigned int v2525 = static_cast<unsigned int>(v1454.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2526 = v354 + v2525;
+    const unsigned int v2527 = static_cast<unsigned int>(v1454.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2528 = v1444 + v2527;
+    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2530 = v249 && v2529;
+    const bool v2531 = v2528 < v80;
+    const bool v2532 = v2530 && v2531;
+    if (v2532) {
+      const float v2533 = v1454.x[57];
+      const bool v2534 = v2526 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2535 = v2528 - v78;
+      const bool v2536 = v2535 < v2;
+      const bool v2537 = v2534 && v2536;
+      if (v2537) {
+        const iron_bf16 v2538 = iron_f32_to_bf16(v2533);
+        const unsigned int v2539 = v2526 * v2;
+        const unsigned int v2540 = v2539 + v2528;
+        const unsigned int v2541 = v2540 - v78;
+        out[v2541] = v2538;
+      }
+    }
+    const unsigned int v2542 = static_cast<unsigned int>(v1454.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2543 = v354 + v2542;
+    const unsigned int v2544 = static_cast<unsigned int>(v1454.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2545 = v1444 + v2544;
+    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2547 = v249 && v2546;
+    const bool v2548 = v2545 < v80;
+    const bool v2549 = v2547 && v2548;
+    if (v2549) {
+      const float v2550 = v1454.x[58];
+      const bool v2551 = v2543 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2552 = v2545 - v78;
+      const bool v2553 = v2552 < v2;
+      const bool v2554 = v2551 && v2553;
+      if (v2554) {
+        const iron_bf16 v2555 = iron_f32_to_bf16(v2550);
+        const unsigned int v2556 = v2543 * v2;
+        const unsigned int v2557 = v2556 + v2545;
+        const unsigned int v2558 = v2557 - v78;
+        out[v2558] = v2555;
+      }
+    }
+    const unsigned int v2559 = static_cast<unsigned int>(v1454.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2560 = v354 + v2559;
+    const unsigned int v2561 = static_cast<unsigned int>(v1454.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2562 = v1444 + v2561;
+    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2564 = v249 && v2563;
+    const bool v2565 = v2562 < v80;
+    const bool v2566 = v2564 && v2565;
+    if (v2566) {
+      const float v2567 = v1454.x[59];
+      const bool v2568 = v2560 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2569 = v2562 - v78;
+      const bool v2570 = v2569 < v2;
+      const bool v2571 = v2568 && v2570;
+      if (v2571) {
+        const iron_bf16 v2572 = iron_f32_to_bf16(v2567);
+        const unsigned int v2573 = v2560 * v2;
+        const unsigned int v2574 = v2573 + v2562;
+        const unsigned int v2575 = v2574 - v78;
+        out[v2575] = v2572;
+      }
+    }
+    const unsigned int v2576 = static_cast<unsigned int>(v1454.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2577 = v354 + v2576;
+    const unsigned int v2578 = static_cast<unsigned int>(v1454.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2579 = v1444 + v2578;
+    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2581 = v249 && v2580;
+    const bool v2582 = v2579 < v80;
+    const bool v2583 = v2581 && v2582;
+    if (v2583) {
+      const float v2584 = v1454.x[60];
+      const bool v2585 = v2577 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2586 = v2579 - v78;
+      const bool v2587 = v2586 < v2;
+      const bool v2588 = v2585 && v2587;
+      if (v2588) {
+        const iron_bf16 v2589 = iron_f32_to_bf16(v2584);
+        const unsigned int v2590 = v2577 * v2;
+        const unsigned int v2591 = v2590 + v2579;
+        const unsigned int v2592 = v2591 - v78;
+        out[v2592] = v2589;
+      }
+    }
+    const unsigned int v2593 = static_cast<unsigned int>(v1454.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2594 = v354 + v2593;
+    const unsigned int v2595 = static_cast<unsigned int>(v1454.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2596 = v1444 + v2595;
+    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2598 = v249 && v2597;
+    const bool v2599 = v2596 < v80;
+    const bool v2600 = v2598 && v2599;
+    if (v2600) {
+      const float v2601 = v1454.x[61];
+      const bool v2602 = v2594 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2603 = v2596 - v78;
+      const bool v2604 = v2603 < v2;
+      const bool v2605 = v2602 && v2604;
+      if (v2605) {
+        const iron_bf16 v2606 = iron_f32_to_bf16(v2601);
+        const unsigned int v2607 = v2594 * v2;
+        const unsigned int v2608 = v2607 + v2596;
+        const unsigned int v2609 = v2608 - v78;
+        out[v2609] = v2606;
+      }
+    }
+    const unsigned int v2610 = static_cast<unsigned int>(v1454.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2611 = v354 + v2610;
+    const unsigned int v2612 = static_cast<unsigned int>(v1454.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2613 = v1444 + v2612;
+    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2615 = v249 && v2614;
+    const bool v2616 = v2613 < v80;
+    const bool v2617 = v2615 && v2616;
+    if (v2617) {
+      const float v2618 = v1454.x[62];
+      const bool v2619 = v2611 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2620 = v2613 - v78;
+      const bool v2621 = v2620 < v2;
+      const bool v2622 = v2619 && v2621;
+      if (v2622) {
+        const iron_bf16 v2623 = iron_f32_to_bf16(v2618);
+        const unsigned int v2624 = v2611 * v2;
+        const unsigned int v2625 = v2624 + v2613;
+        const unsigned int v2626 = v2625 - v78;
+        out[v2626] = v2623;
+      }
+    }
+    const unsigned int v2627 = static_cast<unsigned int>(v1454.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2628 = v354 + v2627;
+    const unsigned int v2629 = static_cast<unsigned int>(v1454.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2630 = v1444 + v2629;
+    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2632 = v249 && v2631;
+    const bool v2633 = v2630 < v80;
+    const bool v2634 = v2632 && v2633;
+    if (v2634) {
+      const float v2635 = v1454.x[63];
+      const bool v2636 = v2628 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2637 = v2630 - v78;
+      const bool v2638 = v2637 < v2;
+      const bool v2639 = v2636 && v2638;
+      if (v2639) {
+        const iron_bf16 v2640 = iron_f32_to_bf16(v2635);
+        const unsigned int v2641 = v2628 * v2;
+        const unsigned int v2642 = v2641 + v2630;
+        const unsigned int v2643 = v2642 - v78;
+        out[v2643] = v2640;
       }
     }
   } else {
-    const unsigned int v2769 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v2770 = threadIdx.x;
+    const unsigned int v2644 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2645 = threadIdx.x;
 
-    for (unsigned int v2772 = v2770; v2772 < 32768u; v2772 += v2769) {
-      const unsigned int v2774 = v2772 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v2775 = v75 + v2774;
-      const unsigned int v2777 = v2772 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v2778 = v26 + v2777;
-      const bool v2779 = v2775 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2780 = v2778 < v2;
-      const bool v2781 = v2779 && v2780;
-      if (v2781) {
-        const unsigned int v2784 = v2775 * v2;
-        const unsigned int v2785 = v2784 + v2778;
-        out[v2785] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v2647 = v2645; v2647 < 32768u; v2647 += v2644) {
+      const unsigned int v2649 = v2647 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2650 = v75 + v2649;
+      const unsigned int v2652 = v2647 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2653 = v26 + v2652;
+      const bool v2654 = v2650 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2655 = v2653 < v2;
+      const bool v2656 = v2654 && v2655;
+      if (v2656) {
+        const unsigned int v2659 = v2650 * v2;
+        const unsigned int v2660 = v2659 + v2653;
+        out[v2660] = iron_f32_to_bf16(0.0f);
       }
     }
   }

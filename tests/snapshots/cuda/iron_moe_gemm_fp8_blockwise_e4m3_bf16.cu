@@ -373,15 +373,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 6u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v5913 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5914 = v57 ? v39 : v5913;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5914;
-    const unsigned int v5915 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5916 = v57 ? v63 : v5915;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5916;
-    const unsigned int v5917 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5918 = v57 ? v45 : v5917;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5918;
+    const unsigned int v5874 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5875 = v57 ? v39 : v5874;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5875;
+    const unsigned int v5876 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5877 = v57 ? v63 : v5876;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5877;
+    const unsigned int v5878 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5879 = v57 ? v45 : v5878;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5879;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -394,9 +394,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
   const unsigned int v71 = v70 << 6u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v5919 = v29;
-  const unsigned int v5920 = v67 ? v73 : v5919;
-  v29 = v5920;
+  const unsigned int v5880 = v29;
+  const unsigned int v5881 = v67 ? v73 : v5880;
+  v29 = v5881;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -409,2448 +409,2448 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     const unsigned int v86 = v85 >> 7u;
     const unsigned int v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:238
     const unsigned int v88 = v1 * v2;
-    const unsigned int v3152 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
-    const unsigned int v3153 = v3152 >> 2u;
-    const bool v3156 = v3152 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:177
-    iron_frag<float, 2, 16, 128> v3160;  // kernels/gemm/gemm_warpgroup.hpp:182
-    iron_frag_fill(v3160, 0.0f);
-    iron_frag<float, 2, 16, 128> v3162;  // /usr/include/c++/12/bits/stl_construct.h:119
-    iron_frag_fill(v3162, 0.0f);
-    const unsigned int v3166 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v3167 = threadIdx.x;
+    const unsigned int v3113 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+    const unsigned int v3114 = v3113 >> 2u;
+    const bool v3117 = v3113 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:179
+    iron_frag<float, 2, 16, 128> v3121;  // kernels/gemm/gemm_warpgroup.hpp:184
+    iron_frag_fill(v3121, 0.0f);
+    iron_frag<float, 2, 16, 128> v3123;  // /usr/include/c++/12/bits/stl_construct.h:119
+    iron_frag_fill(v3123, 0.0f);
+    const unsigned int v3127 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v3128 = threadIdx.x;
 
-    for (unsigned int v3165 = 0u; v3165 < v3; v3165 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-      for (unsigned int v3169 = v3167; v3169 < 4096u; v3169 += v3166) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v3171 = v3169 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v3173 = v3169 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v3174 = v75 + v3171;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v3175 = v3174 < v0;
-        const unsigned int v3176 = v3165 + v3173;
-        const bool v3177 = v3176 < v3;
-        const bool v3178 = v3175 && v3177;
-        if (v3178) {
-          const unsigned int v3180 = v3174 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v3182 = v3180 + v3165;
-          const unsigned int v3183 = v3182 + v3173;
-          const iron_f8e4m3 v3184 = x_sorted[v3183];
-          const iron_f16 v3185 = iron_f32_to_f16(iron_to_f32(v3184));  // kernels/gemm/gemm_tiles.hpp:103
-          const unsigned int v3187 = v3171 << 6u;
-          const unsigned int v3188 = v3187 + v3173;
-          shm3[(v3188 ^ (((v3188 >> 6u) & 7u) << 3u))] = v3185;
+    for (unsigned int v3126 = 0u; v3126 < v3; v3126 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (unsigned int v3130 = v3128; v3130 < 4096u; v3130 += v3127) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v3132 = v3130 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v3134 = v3130 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v3135 = v75 + v3132;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v3136 = v3135 < v0;
+        const unsigned int v3137 = v3126 + v3134;
+        const bool v3138 = v3137 < v3;
+        const bool v3139 = v3136 && v3138;
+        if (v3139) {
+          const unsigned int v3141 = v3135 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v3143 = v3141 + v3126;
+          const unsigned int v3144 = v3143 + v3134;
+          const iron_f8e4m3 v3145 = x_sorted[v3144];
+          const iron_f16 v3146 = iron_f32_to_f16(iron_to_f32(v3145));  // kernels/gemm/gemm_tiles.hpp:103
+          const unsigned int v3148 = v3132 << 6u;
+          const unsigned int v3149 = v3148 + v3134;
+          shm3[(v3149 ^ (((v3149 >> 6u) & 7u) << 3u))] = v3146;
         } else {
-          const unsigned int v3190 = v3171 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v3191 = v3190 + v3173;
-          shm3[(v3191 ^ (((v3191 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v3151 = v3132 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v3152 = v3151 + v3134;
+          shm3[(v3152 ^ (((v3152 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
-      for (unsigned int v3196 = v3167; v3196 < 8192u; v3196 += v3166) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v3198 = v3196 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v3200 = v3196 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v3201 = v87 + v3198;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v3202 = v3201 < v88;
-        const unsigned int v3203 = v3165 + v3200;
-        const bool v3204 = v3203 < v3;
-        const bool v3205 = v3202 && v3204;
-        if (v3205) {
-          const unsigned int v3207 = v3201 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v3209 = v3207 + v3165;
-          const unsigned int v3210 = v3209 + v3200;
-          const iron_f8e4m3 v3211 = w[v3210];
-          const iron_f16 v3212 = iron_f32_to_f16(iron_to_f32(v3211));  // kernels/gemm/gemm_tiles.hpp:103
-          const unsigned int v3214 = v3198 << 6u;
-          const unsigned int v3215 = v3214 + v3200;
-          shm4[(v3215 ^ (((v3215 >> 6u) & 7u) << 3u))] = v3212;
+      for (unsigned int v3157 = v3128; v3157 < 8192u; v3157 += v3127) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v3159 = v3157 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v3161 = v3157 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v3162 = v87 + v3159;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v3163 = v3162 < v88;
+        const unsigned int v3164 = v3126 + v3161;
+        const bool v3165 = v3164 < v3;
+        const bool v3166 = v3163 && v3165;
+        if (v3166) {
+          const unsigned int v3168 = v3162 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v3170 = v3168 + v3126;
+          const unsigned int v3171 = v3170 + v3161;
+          const iron_f8e4m3 v3172 = w[v3171];
+          const iron_f16 v3173 = iron_f32_to_f16(iron_to_f32(v3172));  // kernels/gemm/gemm_tiles.hpp:103
+          const unsigned int v3175 = v3159 << 6u;
+          const unsigned int v3176 = v3175 + v3161;
+          shm4[(v3176 ^ (((v3176 >> 6u) & 7u) << 3u))] = v3173;
         } else {
-          const unsigned int v3217 = v3198 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v3218 = v3217 + v3200;
-          shm4[(v3218 ^ (((v3218 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-        }
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
-      if (v3156) {  // kernels/gemm/gemm_warpgroup.hpp:215
-        const unsigned int v3226 = v3153 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const unsigned int v3227 = v3226 << 6u;
-        const unsigned int v5774 = v3152 & 3u;
-        const unsigned int v5776 = v5774 << 4u;
-        const unsigned int v5778 = v5776 << 6u;
-        const unsigned int v5780 = v3227 + v5778;
-        iron_frag<iron_f16, 0, 16, 16> v5787;
-        iron_frag_fill(v5787, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5787, shm3, v5780, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5789;
-        iron_frag_fill(v5789, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5789, shm4, 0u, 64u);
-        iron_frag_mma_sync(v3162, v5787, v5789);
-        const unsigned int v5791 = v5780 + 16u;
-        iron_frag<iron_f16, 0, 16, 16> v5796;
-        iron_frag_fill(v5796, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5796, shm3, v5791, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5798;
-        iron_frag_fill(v5798, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5798, shm4, 16u, 64u);
-        iron_frag_mma_sync(v3162, v5796, v5798);
-        const unsigned int v5800 = v5780 + 32u;
-        iron_frag<iron_f16, 0, 16, 16> v5805;
-        iron_frag_fill(v5805, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5805, shm3, v5800, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5807;
-        iron_frag_fill(v5807, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5807, shm4, 32u, 64u);
-        iron_frag_mma_sync(v3162, v5805, v5807);
-        const unsigned int v5809 = v5780 + 48u;
-        iron_frag<iron_f16, 0, 16, 16> v5814;
-        iron_frag_fill(v5814, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5814, shm3, v5809, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5816;
-        iron_frag_fill(v5816, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5816, shm4, 48u, 64u);
-        iron_frag_mma_sync(v3162, v5814, v5816);
-        const unsigned int v3232 = v3165 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:206
-        const unsigned int v3233 = v3232 & 127u;
-        const bool v3234 = v3233 == 0u;
-        const bool v3237 = v3232 >= v3;
-        const bool v3238 = v3234 || v3237;
-        if (v3238) {
-          const unsigned int v3240 = v3165 >> 7u;
-          const unsigned int v3248 = v75 + v3226;  // kernels/gemm/gemm_warpgroup.hpp:191
-          const unsigned int v3249 = v3248 + v5776;
-          const unsigned int v3251 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3252 = static_cast<unsigned int>(v3162.row(0, iron_linear_thread() & 31u));
-          const unsigned int v3253 = v3249 + v3252;
-          const unsigned int v3254 = min(v3253, v3251);
-          const unsigned int v3256 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:208
-          const unsigned int v3257 = v3256 >> 7u;
-          const unsigned int v3258 = v74 * v82;
-          const unsigned int v3259 = v3258 + v3257;
-          const unsigned int v3260 = v3259 * v86;  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3261 = v3260 + v3240;
-          const float v3262 = scale_w[v3261];
-          const unsigned int v3263 = v3254 * v86;
-          const unsigned int v3264 = v3263 + v3240;
-          const float v3265 = scale_x[v3264];
-          const float v3266 = v3265 * v3262;
-          const float v3267 = v3162.x[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3268 = v3267 * v3266;
-          const float v3269 = v3160.x[0];
-          const float v3270 = v3269 + v3268;
-          v3160.x[0] = v3270;
-          v3162.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3274 = static_cast<unsigned int>(v3162.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3275 = v3249 + v3274;
-          const unsigned int v3276 = min(v3275, v3251);
-          const float v3284 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3285 = v3276 * v86;
-          const unsigned int v3286 = v3285 + v3240;
-          const float v3287 = scale_x[v3286];
-          const float v3288 = v3287 * v3284;
-          const float v3289 = v3162.x[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3290 = v3289 * v3288;
-          const float v3291 = v3160.x[1];
-          const float v3292 = v3291 + v3290;
-          v3160.x[1] = v3292;
-          v3162.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3296 = static_cast<unsigned int>(v3162.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3297 = v3249 + v3296;
-          const unsigned int v3298 = min(v3297, v3251);
-          const float v3306 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3307 = v3298 * v86;
-          const unsigned int v3308 = v3307 + v3240;
-          const float v3309 = scale_x[v3308];
-          const float v3310 = v3309 * v3306;
-          const float v3311 = v3162.x[2];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3312 = v3311 * v3310;
-          const float v3313 = v3160.x[2];
-          const float v3314 = v3313 + v3312;
-          v3160.x[2] = v3314;
-          v3162.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3318 = static_cast<unsigned int>(v3162.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3319 = v3249 + v3318;
-          const unsigned int v3320 = min(v3319, v3251);
-          const float v3328 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3329 = v3320 * v86;
-          const unsigned int v3330 = v3329 + v3240;
-          const float v3331 = scale_x[v3330];
-          const float v3332 = v3331 * v3328;
-          const float v3333 = v3162.x[3];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3334 = v3333 * v3332;
-          const float v3335 = v3160.x[3];
-          const float v3336 = v3335 + v3334;
-          v3160.x[3] = v3336;
-          v3162.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3340 = static_cast<unsigned int>(v3162.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3341 = v3249 + v3340;
-          const unsigned int v3342 = min(v3341, v3251);
-          const float v3350 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3351 = v3342 * v86;
-          const unsigned int v3352 = v3351 + v3240;
-          const float v3353 = scale_x[v3352];
-          const float v3354 = v3353 * v3350;
-          const float v3355 = v3162.x[4];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3356 = v3355 * v3354;
-          const float v3357 = v3160.x[4];
-          const float v3358 = v3357 + v3356;
-          v3160.x[4] = v3358;
-          v3162.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3362 = static_cast<unsigned int>(v3162.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3363 = v3249 + v3362;
-          const unsigned int v3364 = min(v3363, v3251);
-          const float v3372 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3373 = v3364 * v86;
-          const unsigned int v3374 = v3373 + v3240;
-          const float v3375 = scale_x[v3374];
-          const float v3376 = v3375 * v3372;
-          const float v3377 = v3162.x[5];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3378 = v3377 * v3376;
-          const float v3379 = v3160.x[5];
-          const float v3380 = v3379 + v3378;
-          v3160.x[5] = v3380;
-          v3162.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3384 = static_cast<unsigned int>(v3162.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3385 = v3249 + v3384;
-          const unsigned int v3386 = min(v3385, v3251);
-          const float v3394 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3395 = v3386 * v86;
-          const unsigned int v3396 = v3395 + v3240;
-          const float v3397 = scale_x[v3396];
-          const float v3398 = v3397 * v3394;
-          const float v3399 = v3162.x[6];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3400 = v3399 * v3398;
-          const float v3401 = v3160.x[6];
-          const float v3402 = v3401 + v3400;
-          v3160.x[6] = v3402;
-          v3162.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3406 = static_cast<unsigned int>(v3162.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3407 = v3249 + v3406;
-          const unsigned int v3408 = min(v3407, v3251);
-          const float v3416 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3417 = v3408 * v86;
-          const unsigned int v3418 = v3417 + v3240;
-          const float v3419 = scale_x[v3418];
-          const float v3420 = v3419 * v3416;
-          const float v3421 = v3162.x[7];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3422 = v3421 * v3420;
-          const float v3423 = v3160.x[7];
-          const float v3424 = v3423 + v3422;
-          v3160.x[7] = v3424;
-          v3162.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3428 = static_cast<unsigned int>(v3162.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3429 = v3249 + v3428;
-          const unsigned int v3430 = min(v3429, v3251);
-          const float v3438 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3439 = v3430 * v86;
-          const unsigned int v3440 = v3439 + v3240;
-          const float v3441 = scale_x[v3440];
-          const float v3442 = v3441 * v3438;
-          const float v3443 = v3162.x[8];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3444 = v3443 * v3442;
-          const float v3445 = v3160.x[8];
-          const float v3446 = v3445 + v3444;
-          v3160.x[8] = v3446;
-          v3162.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3450 = static_cast<unsigned int>(v3162.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3451 = v3249 + v3450;
-          const unsigned int v3452 = min(v3451, v3251);
-          const float v3460 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3461 = v3452 * v86;
-          const unsigned int v3462 = v3461 + v3240;
-          const float v3463 = scale_x[v3462];
-          const float v3464 = v3463 * v3460;
-          const float v3465 = v3162.x[9];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3466 = v3465 * v3464;
-          const float v3467 = v3160.x[9];
-          const float v3468 = v3467 + v3466;
-          v3160.x[9] = v3468;
-          v3162.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3472 = static_cast<unsigned int>(v3162.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3473 = v3249 + v3472;
-          const unsigned int v3474 = min(v3473, v3251);
-          const float v3482 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3483 = v3474 * v86;
-          const unsigned int v3484 = v3483 + v3240;
-          const float v3485 = scale_x[v3484];
-          const float v3486 = v3485 * v3482;
-          const float v3487 = v3162.x[10];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3488 = v3487 * v3486;
-          const float v3489 = v3160.x[10];
-          const float v3490 = v3489 + v3488;
-          v3160.x[10] = v3490;
-          v3162.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3494 = static_cast<unsigned int>(v3162.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3495 = v3249 + v3494;
-          const unsigned int v3496 = min(v3495, v3251);
-          const float v3504 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3505 = v3496 * v86;
-          const unsigned int v3506 = v3505 + v3240;
-          const float v3507 = scale_x[v3506];
-          const float v3508 = v3507 * v3504;
-          const float v3509 = v3162.x[11];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3510 = v3509 * v3508;
-          const float v3511 = v3160.x[11];
-          const float v3512 = v3511 + v3510;
-          v3160.x[11] = v3512;
-          v3162.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3516 = static_cast<unsigned int>(v3162.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3517 = v3249 + v3516;
-          const unsigned int v3518 = min(v3517, v3251);
-          const float v3526 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3527 = v3518 * v86;
-          const unsigned int v3528 = v3527 + v3240;
-          const float v3529 = scale_x[v3528];
-          const float v3530 = v3529 * v3526;
-          const float v3531 = v3162.x[12];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3532 = v3531 * v3530;
-          const float v3533 = v3160.x[12];
-          const float v3534 = v3533 + v3532;
-          v3160.x[12] = v3534;
-          v3162.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3538 = static_cast<unsigned int>(v3162.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3539 = v3249 + v3538;
-          const unsigned int v3540 = min(v3539, v3251);
-          const float v3548 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3549 = v3540 * v86;
-          const unsigned int v3550 = v3549 + v3240;
-          const float v3551 = scale_x[v3550];
-          const float v3552 = v3551 * v3548;
-          const float v3553 = v3162.x[13];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3554 = v3553 * v3552;
-          const float v3555 = v3160.x[13];
-          const float v3556 = v3555 + v3554;
-          v3160.x[13] = v3556;
-          v3162.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3560 = static_cast<unsigned int>(v3162.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3561 = v3249 + v3560;
-          const unsigned int v3562 = min(v3561, v3251);
-          const float v3570 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3571 = v3562 * v86;
-          const unsigned int v3572 = v3571 + v3240;
-          const float v3573 = scale_x[v3572];
-          const float v3574 = v3573 * v3570;
-          const float v3575 = v3162.x[14];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3576 = v3575 * v3574;
-          const float v3577 = v3160.x[14];
-          const float v3578 = v3577 + v3576;
-          v3160.x[14] = v3578;
-          v3162.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3582 = static_cast<unsigned int>(v3162.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3583 = v3249 + v3582;
-          const unsigned int v3584 = min(v3583, v3251);
-          const float v3592 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3593 = v3584 * v86;
-          const unsigned int v3594 = v3593 + v3240;
-          const float v3595 = scale_x[v3594];
-          const float v3596 = v3595 * v3592;
-          const float v3597 = v3162.x[15];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3598 = v3597 * v3596;
-          const float v3599 = v3160.x[15];
-          const float v3600 = v3599 + v3598;
-          v3160.x[15] = v3600;
-          v3162.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3604 = static_cast<unsigned int>(v3162.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3605 = v3249 + v3604;
-          const unsigned int v3606 = min(v3605, v3251);
-          const float v3614 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3615 = v3606 * v86;
-          const unsigned int v3616 = v3615 + v3240;
-          const float v3617 = scale_x[v3616];
-          const float v3618 = v3617 * v3614;
-          const float v3619 = v3162.x[16];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3620 = v3619 * v3618;
-          const float v3621 = v3160.x[16];
-          const float v3622 = v3621 + v3620;
-          v3160.x[16] = v3622;
-          v3162.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3626 = static_cast<unsigned int>(v3162.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3627 = v3249 + v3626;
-          const unsigned int v3628 = min(v3627, v3251);
-          const float v3636 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3637 = v3628 * v86;
-          const unsigned int v3638 = v3637 + v3240;
-          const float v3639 = scale_x[v3638];
-          const float v3640 = v3639 * v3636;
-          const float v3641 = v3162.x[17];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3642 = v3641 * v3640;
-          const float v3643 = v3160.x[17];
-          const float v3644 = v3643 + v3642;
-          v3160.x[17] = v3644;
-          v3162.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3648 = static_cast<unsigned int>(v3162.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3649 = v3249 + v3648;
-          const unsigned int v3650 = min(v3649, v3251);
-          const float v3658 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3659 = v3650 * v86;
-          const unsigned int v3660 = v3659 + v3240;
-          const float v3661 = scale_x[v3660];
-          const float v3662 = v3661 * v3658;
-          const float v3663 = v3162.x[18];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3664 = v3663 * v3662;
-          const float v3665 = v3160.x[18];
-          const float v3666 = v3665 + v3664;
-          v3160.x[18] = v3666;
-          v3162.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3670 = static_cast<unsigned int>(v3162.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3671 = v3249 + v3670;
-          const unsigned int v3672 = min(v3671, v3251);
-          const float v3680 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3681 = v3672 * v86;
-          const unsigned int v3682 = v3681 + v3240;
-          const float v3683 = scale_x[v3682];
-          const float v3684 = v3683 * v3680;
-          const float v3685 = v3162.x[19];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3686 = v3685 * v3684;
-          const float v3687 = v3160.x[19];
-          const float v3688 = v3687 + v3686;
-          v3160.x[19] = v3688;
-          v3162.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3692 = static_cast<unsigned int>(v3162.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3693 = v3249 + v3692;
-          const unsigned int v3694 = min(v3693, v3251);
-          const float v3702 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3703 = v3694 * v86;
-          const unsigned int v3704 = v3703 + v3240;
-          const float v3705 = scale_x[v3704];
-          const float v3706 = v3705 * v3702;
-          const float v3707 = v3162.x[20];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3708 = v3707 * v3706;
-          const float v3709 = v3160.x[20];
-          const float v3710 = v3709 + v3708;
-          v3160.x[20] = v3710;
-          v3162.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3714 = static_cast<unsigned int>(v3162.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3715 = v3249 + v3714;
-          const unsigned int v3716 = min(v3715, v3251);
-          const float v3724 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3725 = v3716 * v86;
-          const unsigned int v3726 = v3725 + v3240;
-          const float v3727 = scale_x[v3726];
-          const float v3728 = v3727 * v3724;
-          const float v3729 = v3162.x[21];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3730 = v3729 * v3728;
-          const float v3731 = v3160.x[21];
-          const float v3732 = v3731 + v3730;
-          v3160.x[21] = v3732;
-          v3162.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3736 = static_cast<unsigned int>(v3162.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3737 = v3249 + v3736;
-          const unsigned int v3738 = min(v3737, v3251);
-          const float v3746 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3747 = v3738 * v86;
-          const unsigned int v3748 = v3747 + v3240;
-          const float v3749 = scale_x[v3748];
-          const float v3750 = v3749 * v3746;
-          const float v3751 = v3162.x[22];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3752 = v3751 * v3750;
-          const float v3753 = v3160.x[22];
-          const float v3754 = v3753 + v3752;
-          v3160.x[22] = v3754;
-          v3162.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3758 = static_cast<unsigned int>(v3162.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3759 = v3249 + v3758;
-          const unsigned int v3760 = min(v3759, v3251);
-          const float v3768 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3769 = v3760 * v86;
-          const unsigned int v3770 = v3769 + v3240;
-          const float v3771 = scale_x[v3770];
-          const float v3772 = v3771 * v3768;
-          const float v3773 = v3162.x[23];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3774 = v3773 * v3772;
-          const float v3775 = v3160.x[23];
-          const float v3776 = v3775 + v3774;
-          v3160.x[23] = v3776;
-          v3162.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3780 = static_cast<unsigned int>(v3162.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3781 = v3249 + v3780;
-          const unsigned int v3782 = min(v3781, v3251);
-          const float v3790 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3791 = v3782 * v86;
-          const unsigned int v3792 = v3791 + v3240;
-          const float v3793 = scale_x[v3792];
-          const float v3794 = v3793 * v3790;
-          const float v3795 = v3162.x[24];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3796 = v3795 * v3794;
-          const float v3797 = v3160.x[24];
-          const float v3798 = v3797 + v3796;
-          v3160.x[24] = v3798;
-          v3162.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3802 = static_cast<unsigned int>(v3162.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3803 = v3249 + v3802;
-          const unsigned int v3804 = min(v3803, v3251);
-          const float v3812 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3813 = v3804 * v86;
-          const unsigned int v3814 = v3813 + v3240;
-          const float v3815 = scale_x[v3814];
-          const float v3816 = v3815 * v3812;
-          const float v3817 = v3162.x[25];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3818 = v3817 * v3816;
-          const float v3819 = v3160.x[25];
-          const float v3820 = v3819 + v3818;
-          v3160.x[25] = v3820;
-          v3162.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3824 = static_cast<unsigned int>(v3162.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3825 = v3249 + v3824;
-          const unsigned int v3826 = min(v3825, v3251);
-          const float v3834 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3835 = v3826 * v86;
-          const unsigned int v3836 = v3835 + v3240;
-          const float v3837 = scale_x[v3836];
-          const float v3838 = v3837 * v3834;
-          const float v3839 = v3162.x[26];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3840 = v3839 * v3838;
-          const float v3841 = v3160.x[26];
-          const float v3842 = v3841 + v3840;
-          v3160.x[26] = v3842;
-          v3162.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3846 = static_cast<unsigned int>(v3162.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3847 = v3249 + v3846;
-          const unsigned int v3848 = min(v3847, v3251);
-          const float v3856 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3857 = v3848 * v86;
-          const unsigned int v3858 = v3857 + v3240;
-          const float v3859 = scale_x[v3858];
-          const float v3860 = v3859 * v3856;
-          const float v3861 = v3162.x[27];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3862 = v3861 * v3860;
-          const float v3863 = v3160.x[27];
-          const float v3864 = v3863 + v3862;
-          v3160.x[27] = v3864;
-          v3162.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3868 = static_cast<unsigned int>(v3162.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3869 = v3249 + v3868;
-          const unsigned int v3870 = min(v3869, v3251);
-          const float v3878 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3879 = v3870 * v86;
-          const unsigned int v3880 = v3879 + v3240;
-          const float v3881 = scale_x[v3880];
-          const float v3882 = v3881 * v3878;
-          const float v3883 = v3162.x[28];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3884 = v3883 * v3882;
-          const float v3885 = v3160.x[28];
-          const float v3886 = v3885 + v3884;
-          v3160.x[28] = v3886;
-          v3162.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3890 = static_cast<unsigned int>(v3162.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3891 = v3249 + v3890;
-          const unsigned int v3892 = min(v3891, v3251);
-          const float v3900 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3901 = v3892 * v86;
-          const unsigned int v3902 = v3901 + v3240;
-          const float v3903 = scale_x[v3902];
-          const float v3904 = v3903 * v3900;
-          const float v3905 = v3162.x[29];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3906 = v3905 * v3904;
-          const float v3907 = v3160.x[29];
-          const float v3908 = v3907 + v3906;
-          v3160.x[29] = v3908;
-          v3162.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3912 = static_cast<unsigned int>(v3162.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3913 = v3249 + v3912;
-          const unsigned int v3914 = min(v3913, v3251);
-          const float v3922 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3923 = v3914 * v86;
-          const unsigned int v3924 = v3923 + v3240;
-          const float v3925 = scale_x[v3924];
-          const float v3926 = v3925 * v3922;
-          const float v3927 = v3162.x[30];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3928 = v3927 * v3926;
-          const float v3929 = v3160.x[30];
-          const float v3930 = v3929 + v3928;
-          v3160.x[30] = v3930;
-          v3162.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3934 = static_cast<unsigned int>(v3162.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3935 = v3249 + v3934;
-          const unsigned int v3936 = min(v3935, v3251);
-          const float v3944 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3945 = v3936 * v86;
-          const unsigned int v3946 = v3945 + v3240;
-          const float v3947 = scale_x[v3946];
-          const float v3948 = v3947 * v3944;
-          const float v3949 = v3162.x[31];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3950 = v3949 * v3948;
-          const float v3951 = v3160.x[31];
-          const float v3952 = v3951 + v3950;
-          v3160.x[31] = v3952;
-          v3162.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3956 = static_cast<unsigned int>(v3162.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3957 = v3249 + v3956;
-          const unsigned int v3958 = min(v3957, v3251);
-          const float v3966 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3967 = v3958 * v86;
-          const unsigned int v3968 = v3967 + v3240;
-          const float v3969 = scale_x[v3968];
-          const float v3970 = v3969 * v3966;
-          const float v3971 = v3162.x[32];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3972 = v3971 * v3970;
-          const float v3973 = v3160.x[32];
-          const float v3974 = v3973 + v3972;
-          v3160.x[32] = v3974;
-          v3162.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v3978 = static_cast<unsigned int>(v3162.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v3979 = v3249 + v3978;
-          const unsigned int v3980 = min(v3979, v3251);
-          const float v3988 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v3989 = v3980 * v86;
-          const unsigned int v3990 = v3989 + v3240;
-          const float v3991 = scale_x[v3990];
-          const float v3992 = v3991 * v3988;
-          const float v3993 = v3162.x[33];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3994 = v3993 * v3992;
-          const float v3995 = v3160.x[33];
-          const float v3996 = v3995 + v3994;
-          v3160.x[33] = v3996;
-          v3162.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4000 = static_cast<unsigned int>(v3162.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4001 = v3249 + v4000;
-          const unsigned int v4002 = min(v4001, v3251);
-          const float v4010 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4011 = v4002 * v86;
-          const unsigned int v4012 = v4011 + v3240;
-          const float v4013 = scale_x[v4012];
-          const float v4014 = v4013 * v4010;
-          const float v4015 = v3162.x[34];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4016 = v4015 * v4014;
-          const float v4017 = v3160.x[34];
-          const float v4018 = v4017 + v4016;
-          v3160.x[34] = v4018;
-          v3162.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4022 = static_cast<unsigned int>(v3162.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4023 = v3249 + v4022;
-          const unsigned int v4024 = min(v4023, v3251);
-          const float v4032 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4033 = v4024 * v86;
-          const unsigned int v4034 = v4033 + v3240;
-          const float v4035 = scale_x[v4034];
-          const float v4036 = v4035 * v4032;
-          const float v4037 = v3162.x[35];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4038 = v4037 * v4036;
-          const float v4039 = v3160.x[35];
-          const float v4040 = v4039 + v4038;
-          v3160.x[35] = v4040;
-          v3162.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4044 = static_cast<unsigned int>(v3162.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4045 = v3249 + v4044;
-          const unsigned int v4046 = min(v4045, v3251);
-          const float v4054 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4055 = v4046 * v86;
-          const unsigned int v4056 = v4055 + v3240;
-          const float v4057 = scale_x[v4056];
-          const float v4058 = v4057 * v4054;
-          const float v4059 = v3162.x[36];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4060 = v4059 * v4058;
-          const float v4061 = v3160.x[36];
-          const float v4062 = v4061 + v4060;
-          v3160.x[36] = v4062;
-          v3162.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4066 = static_cast<unsigned int>(v3162.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4067 = v3249 + v4066;
-          const unsigned int v4068 = min(v4067, v3251);
-          const float v4076 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4077 = v4068 * v86;
-          const unsigned int v4078 = v4077 + v3240;
-          const float v4079 = scale_x[v4078];
-          const float v4080 = v4079 * v4076;
-          const float v4081 = v3162.x[37];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4082 = v4081 * v4080;
-          const float v4083 = v3160.x[37];
-          const float v4084 = v4083 + v4082;
-          v3160.x[37] = v4084;
-          v3162.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4088 = static_cast<unsigned int>(v3162.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4089 = v3249 + v4088;
-          const unsigned int v4090 = min(v4089, v3251);
-          const float v4098 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4099 = v4090 * v86;
-          const unsigned int v4100 = v4099 + v3240;
-          const float v4101 = scale_x[v4100];
-          const float v4102 = v4101 * v4098;
-          const float v4103 = v3162.x[38];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4104 = v4103 * v4102;
-          const float v4105 = v3160.x[38];
-          const float v4106 = v4105 + v4104;
-          v3160.x[38] = v4106;
-          v3162.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4110 = static_cast<unsigned int>(v3162.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4111 = v3249 + v4110;
-          const unsigned int v4112 = min(v4111, v3251);
-          const float v4120 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4121 = v4112 * v86;
-          const unsigned int v4122 = v4121 + v3240;
-          const float v4123 = scale_x[v4122];
-          const float v4124 = v4123 * v4120;
-          const float v4125 = v3162.x[39];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4126 = v4125 * v4124;
-          const float v4127 = v3160.x[39];
-          const float v4128 = v4127 + v4126;
-          v3160.x[39] = v4128;
-          v3162.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4132 = static_cast<unsigned int>(v3162.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4133 = v3249 + v4132;
-          const unsigned int v4134 = min(v4133, v3251);
-          const float v4142 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4143 = v4134 * v86;
-          const unsigned int v4144 = v4143 + v3240;
-          const float v4145 = scale_x[v4144];
-          const float v4146 = v4145 * v4142;
-          const float v4147 = v3162.x[40];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4148 = v4147 * v4146;
-          const float v4149 = v3160.x[40];
-          const float v4150 = v4149 + v4148;
-          v3160.x[40] = v4150;
-          v3162.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4154 = static_cast<unsigned int>(v3162.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4155 = v3249 + v4154;
-          const unsigned int v4156 = min(v4155, v3251);
-          const float v4164 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4165 = v4156 * v86;
-          const unsigned int v4166 = v4165 + v3240;
-          const float v4167 = scale_x[v4166];
-          const float v4168 = v4167 * v4164;
-          const float v4169 = v3162.x[41];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4170 = v4169 * v4168;
-          const float v4171 = v3160.x[41];
-          const float v4172 = v4171 + v4170;
-          v3160.x[41] = v4172;
-          v3162.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4176 = static_cast<unsigned int>(v3162.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4177 = v3249 + v4176;
-          const unsigned int v4178 = min(v4177, v3251);
-          const float v4186 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4187 = v4178 * v86;
-          const unsigned int v4188 = v4187 + v3240;
-          const float v4189 = scale_x[v4188];
-          const float v4190 = v4189 * v4186;
-          const float v4191 = v3162.x[42];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4192 = v4191 * v4190;
-          const float v4193 = v3160.x[42];
-          const float v4194 = v4193 + v4192;
-          v3160.x[42] = v4194;
-          v3162.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4198 = static_cast<unsigned int>(v3162.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4199 = v3249 + v4198;
-          const unsigned int v4200 = min(v4199, v3251);
-          const float v4208 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4209 = v4200 * v86;
-          const unsigned int v4210 = v4209 + v3240;
-          const float v4211 = scale_x[v4210];
-          const float v4212 = v4211 * v4208;
-          const float v4213 = v3162.x[43];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4214 = v4213 * v4212;
-          const float v4215 = v3160.x[43];
-          const float v4216 = v4215 + v4214;
-          v3160.x[43] = v4216;
-          v3162.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4220 = static_cast<unsigned int>(v3162.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4221 = v3249 + v4220;
-          const unsigned int v4222 = min(v4221, v3251);
-          const float v4230 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4231 = v4222 * v86;
-          const unsigned int v4232 = v4231 + v3240;
-          const float v4233 = scale_x[v4232];
-          const float v4234 = v4233 * v4230;
-          const float v4235 = v3162.x[44];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4236 = v4235 * v4234;
-          const float v4237 = v3160.x[44];
-          const float v4238 = v4237 + v4236;
-          v3160.x[44] = v4238;
-          v3162.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4242 = static_cast<unsigned int>(v3162.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4243 = v3249 + v4242;
-          const unsigned int v4244 = min(v4243, v3251);
-          const float v4252 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4253 = v4244 * v86;
-          const unsigned int v4254 = v4253 + v3240;
-          const float v4255 = scale_x[v4254];
-          const float v4256 = v4255 * v4252;
-          const float v4257 = v3162.x[45];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4258 = v4257 * v4256;
-          const float v4259 = v3160.x[45];
-          const float v4260 = v4259 + v4258;
-          v3160.x[45] = v4260;
-          v3162.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4264 = static_cast<unsigned int>(v3162.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4265 = v3249 + v4264;
-          const unsigned int v4266 = min(v4265, v3251);
-          const float v4274 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4275 = v4266 * v86;
-          const unsigned int v4276 = v4275 + v3240;
-          const float v4277 = scale_x[v4276];
-          const float v4278 = v4277 * v4274;
-          const float v4279 = v3162.x[46];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4280 = v4279 * v4278;
-          const float v4281 = v3160.x[46];
-          const float v4282 = v4281 + v4280;
-          v3160.x[46] = v4282;
-          v3162.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4286 = static_cast<unsigned int>(v3162.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4287 = v3249 + v4286;
-          const unsigned int v4288 = min(v4287, v3251);
-          const float v4296 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4297 = v4288 * v86;
-          const unsigned int v4298 = v4297 + v3240;
-          const float v4299 = scale_x[v4298];
-          const float v4300 = v4299 * v4296;
-          const float v4301 = v3162.x[47];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4302 = v4301 * v4300;
-          const float v4303 = v3160.x[47];
-          const float v4304 = v4303 + v4302;
-          v3160.x[47] = v4304;
-          v3162.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4308 = static_cast<unsigned int>(v3162.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4309 = v3249 + v4308;
-          const unsigned int v4310 = min(v4309, v3251);
-          const float v4318 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4319 = v4310 * v86;
-          const unsigned int v4320 = v4319 + v3240;
-          const float v4321 = scale_x[v4320];
-          const float v4322 = v4321 * v4318;
-          const float v4323 = v3162.x[48];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4324 = v4323 * v4322;
-          const float v4325 = v3160.x[48];
-          const float v4326 = v4325 + v4324;
-          v3160.x[48] = v4326;
-          v3162.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4330 = static_cast<unsigned int>(v3162.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4331 = v3249 + v4330;
-          const unsigned int v4332 = min(v4331, v3251);
-          const float v4340 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4341 = v4332 * v86;
-          const unsigned int v4342 = v4341 + v3240;
-          const float v4343 = scale_x[v4342];
-          const float v4344 = v4343 * v4340;
-          const float v4345 = v3162.x[49];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4346 = v4345 * v4344;
-          const float v4347 = v3160.x[49];
-          const float v4348 = v4347 + v4346;
-          v3160.x[49] = v4348;
-          v3162.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4352 = static_cast<unsigned int>(v3162.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4353 = v3249 + v4352;
-          const unsigned int v4354 = min(v4353, v3251);
-          const float v4362 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4363 = v4354 * v86;
-          const unsigned int v4364 = v4363 + v3240;
-          const float v4365 = scale_x[v4364];
-          const float v4366 = v4365 * v4362;
-          const float v4367 = v3162.x[50];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4368 = v4367 * v4366;
-          const float v4369 = v3160.x[50];
-          const float v4370 = v4369 + v4368;
-          v3160.x[50] = v4370;
-          v3162.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4374 = static_cast<unsigned int>(v3162.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4375 = v3249 + v4374;
-          const unsigned int v4376 = min(v4375, v3251);
-          const float v4384 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4385 = v4376 * v86;
-          const unsigned int v4386 = v4385 + v3240;
-          const float v4387 = scale_x[v4386];
-          const float v4388 = v4387 * v4384;
-          const float v4389 = v3162.x[51];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4390 = v4389 * v4388;
-          const float v4391 = v3160.x[51];
-          const float v4392 = v4391 + v4390;
-          v3160.x[51] = v4392;
-          v3162.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4396 = static_cast<unsigned int>(v3162.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4397 = v3249 + v4396;
-          const unsigned int v4398 = min(v4397, v3251);
-          const float v4406 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4407 = v4398 * v86;
-          const unsigned int v4408 = v4407 + v3240;
-          const float v4409 = scale_x[v4408];
-          const float v4410 = v4409 * v4406;
-          const float v4411 = v3162.x[52];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4412 = v4411 * v4410;
-          const float v4413 = v3160.x[52];
-          const float v4414 = v4413 + v4412;
-          v3160.x[52] = v4414;
-          v3162.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4418 = static_cast<unsigned int>(v3162.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4419 = v3249 + v4418;
-          const unsigned int v4420 = min(v4419, v3251);
-          const float v4428 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4429 = v4420 * v86;
-          const unsigned int v4430 = v4429 + v3240;
-          const float v4431 = scale_x[v4430];
-          const float v4432 = v4431 * v4428;
-          const float v4433 = v3162.x[53];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4434 = v4433 * v4432;
-          const float v4435 = v3160.x[53];
-          const float v4436 = v4435 + v4434;
-          v3160.x[53] = v4436;
-          v3162.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4440 = static_cast<unsigned int>(v3162.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4441 = v3249 + v4440;
-          const unsigned int v4442 = min(v4441, v3251);
-          const float v4450 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4451 = v4442 * v86;
-          const unsigned int v4452 = v4451 + v3240;
-          const float v4453 = scale_x[v4452];
-          const float v4454 = v4453 * v4450;
-          const float v4455 = v3162.x[54];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4456 = v4455 * v4454;
-          const float v4457 = v3160.x[54];
-          const float v4458 = v4457 + v4456;
-          v3160.x[54] = v4458;
-          v3162.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4462 = static_cast<unsigned int>(v3162.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4463 = v3249 + v4462;
-          const unsigned int v4464 = min(v4463, v3251);
-          const float v4472 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4473 = v4464 * v86;
-          const unsigned int v4474 = v4473 + v3240;
-          const float v4475 = scale_x[v4474];
-          const float v4476 = v4475 * v4472;
-          const float v4477 = v3162.x[55];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4478 = v4477 * v4476;
-          const float v4479 = v3160.x[55];
-          const float v4480 = v4479 + v4478;
-          v3160.x[55] = v4480;
-          v3162.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4484 = static_cast<unsigned int>(v3162.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4485 = v3249 + v4484;
-          const unsigned int v4486 = min(v4485, v3251);
-          const float v4494 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4495 = v4486 * v86;
-          const unsigned int v4496 = v4495 + v3240;
-          const float v4497 = scale_x[v4496];
-          const float v4498 = v4497 * v4494;
-          const float v4499 = v3162.x[56];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4500 = v4499 * v4498;
-          const float v4501 = v3160.x[56];
-          const float v4502 = v4501 + v4500;
-          v3160.x[56] = v4502;
-          v3162.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4506 = static_cast<unsigned int>(v3162.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4507 = v3249 + v4506;
-          const unsigned int v4508 = min(v4507, v3251);
-          const float v4516 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4517 = v4508 * v86;
-          const unsigned int v4518 = v4517 + v3240;
-          const float v4519 = scale_x[v4518];
-          const float v4520 = v4519 * v4516;
-          const float v4521 = v3162.x[57];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4522 = v4521 * v4520;
-          const float v4523 = v3160.x[57];
-          const float v4524 = v4523 + v4522;
-          v3160.x[57] = v4524;
-          v3162.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4528 = static_cast<unsigned int>(v3162.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4529 = v3249 + v4528;
-          const unsigned int v4530 = min(v4529, v3251);
-          const float v4538 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4539 = v4530 * v86;
-          const unsigned int v4540 = v4539 + v3240;
-          const float v4541 = scale_x[v4540];
-          const float v4542 = v4541 * v4538;
-          const float v4543 = v3162.x[58];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4544 = v4543 * v4542;
-          const float v4545 = v3160.x[58];
-          const float v4546 = v4545 + v4544;
-          v3160.x[58] = v4546;
-          v3162.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4550 = static_cast<unsigned int>(v3162.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4551 = v3249 + v4550;
-          const unsigned int v4552 = min(v4551, v3251);
-          const float v4560 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4561 = v4552 * v86;
-          const unsigned int v4562 = v4561 + v3240;
-          const float v4563 = scale_x[v4562];
-          const float v4564 = v4563 * v4560;
-          const float v4565 = v3162.x[59];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4566 = v4565 * v4564;
-          const float v4567 = v3160.x[59];
-          const float v4568 = v4567 + v4566;
-          v3160.x[59] = v4568;
-          v3162.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4572 = static_cast<unsigned int>(v3162.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4573 = v3249 + v4572;
-          const unsigned int v4574 = min(v4573, v3251);
-          const float v4582 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4583 = v4574 * v86;
-          const unsigned int v4584 = v4583 + v3240;
-          const float v4585 = scale_x[v4584];
-          const float v4586 = v4585 * v4582;
-          const float v4587 = v3162.x[60];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4588 = v4587 * v4586;
-          const float v4589 = v3160.x[60];
-          const float v4590 = v4589 + v4588;
-          v3160.x[60] = v4590;
-          v3162.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4594 = static_cast<unsigned int>(v3162.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4595 = v3249 + v4594;
-          const unsigned int v4596 = min(v4595, v3251);
-          const float v4604 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4605 = v4596 * v86;
-          const unsigned int v4606 = v4605 + v3240;
-          const float v4607 = scale_x[v4606];
-          const float v4608 = v4607 * v4604;
-          const float v4609 = v3162.x[61];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4610 = v4609 * v4608;
-          const float v4611 = v3160.x[61];
-          const float v4612 = v4611 + v4610;
-          v3160.x[61] = v4612;
-          v3162.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4616 = static_cast<unsigned int>(v3162.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4617 = v3249 + v4616;
-          const unsigned int v4618 = min(v4617, v3251);
-          const float v4626 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4627 = v4618 * v86;
-          const unsigned int v4628 = v4627 + v3240;
-          const float v4629 = scale_x[v4628];
-          const float v4630 = v4629 * v4626;
-          const float v4631 = v3162.x[62];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4632 = v4631 * v4630;
-          const float v4633 = v3160.x[62];
-          const float v4634 = v4633 + v4632;
-          v3160.x[62] = v4634;
-          v3162.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const unsigned int v4638 = static_cast<unsigned int>(v3162.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:193
-          const unsigned int v4639 = v3249 + v4638;
-          const unsigned int v4640 = min(v4639, v3251);
-          const float v4648 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v4649 = v4640 * v86;
-          const unsigned int v4650 = v4649 + v3240;
-          const float v4651 = scale_x[v4650];
-          const float v4652 = v4651 * v4648;
-          const float v4653 = v3162.x[63];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4654 = v4653 * v4652;
-          const float v4655 = v3160.x[63];
-          const float v4656 = v4655 + v4654;
-          v3160.x[63] = v4656;
-          v3162.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3178 = v3159 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v3179 = v3178 + v3161;
+          shm4[(v3179 ^ (((v3179 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
+      if (v3117) {  // kernels/gemm/gemm_warpgroup.hpp:217
+        const unsigned int v3187 = v3114 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v3188 = v3187 << 6u;
+        const unsigned int v5735 = v3113 & 3u;
+        const unsigned int v5737 = v5735 << 4u;
+        const unsigned int v5739 = v5737 << 6u;
+        const unsigned int v5741 = v3188 + v5739;
+        iron_frag<iron_f16, 0, 16, 16> v5748;
+        iron_frag_fill(v5748, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5748, shm3, v5741, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5750;
+        iron_frag_fill(v5750, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5750, shm4, 0u, 64u);
+        iron_frag_mma_sync(v3123, v5748, v5750);
+        const unsigned int v5752 = v5741 + 16u;
+        iron_frag<iron_f16, 0, 16, 16> v5757;
+        iron_frag_fill(v5757, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5757, shm3, v5752, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5759;
+        iron_frag_fill(v5759, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5759, shm4, 16u, 64u);
+        iron_frag_mma_sync(v3123, v5757, v5759);
+        const unsigned int v5761 = v5741 + 32u;
+        iron_frag<iron_f16, 0, 16, 16> v5766;
+        iron_frag_fill(v5766, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5766, shm3, v5761, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5768;
+        iron_frag_fill(v5768, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5768, shm4, 32u, 64u);
+        iron_frag_mma_sync(v3123, v5766, v5768);
+        const unsigned int v5770 = v5741 + 48u;
+        iron_frag<iron_f16, 0, 16, 16> v5775;
+        iron_frag_fill(v5775, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5775, shm3, v5770, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5777;
+        iron_frag_fill(v5777, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5777, shm4, 48u, 64u);
+        iron_frag_mma_sync(v3123, v5775, v5777);
+        const unsigned int v3193 = v3126 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:208
+        const unsigned int v3194 = v3193 & 127u;
+        const bool v3195 = v3194 == 0u;
+        const bool v3198 = v3193 >= v3;
+        const bool v3199 = v3195 || v3198;
+        if (v3199) {
+          const unsigned int v3201 = v3126 >> 7u;
+          const unsigned int v3209 = v75 + v3187;  // kernels/gemm/gemm_warpgroup.hpp:193
+          const unsigned int v3210 = v3209 + v5737;
+          const unsigned int v3212 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3213 = static_cast<unsigned int>(v3123.row(0, iron_linear_thread() & 31u));
+          const unsigned int v3214 = v3210 + v3213;
+          const unsigned int v3215 = min(v3214, v3212);
+          const unsigned int v3217 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:208
+          const unsigned int v3218 = v3217 >> 7u;
+          const unsigned int v3219 = v74 * v82;
+          const unsigned int v3220 = v3219 + v3218;
+          const unsigned int v3221 = v3220 * v86;  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3222 = v3221 + v3201;
+          const float v3223 = scale_w[v3222];
+          const unsigned int v3224 = v3215 * v86;
+          const unsigned int v3225 = v3224 + v3201;
+          const float v3226 = scale_x[v3225];
+          const float v3227 = v3226 * v3223;
+          const float v3228 = v3123.x[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3229 = v3228 * v3227;
+          const float v3230 = v3121.x[0];
+          const float v3231 = v3230 + v3229;
+          v3121.x[0] = v3231;
+          v3123.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3235 = static_cast<unsigned int>(v3123.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3236 = v3210 + v3235;
+          const unsigned int v3237 = min(v3236, v3212);
+          const float v3245 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3246 = v3237 * v86;
+          const unsigned int v3247 = v3246 + v3201;
+          const float v3248 = scale_x[v3247];
+          const float v3249 = v3248 * v3245;
+          const float v3250 = v3123.x[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3251 = v3250 * v3249;
+          const float v3252 = v3121.x[1];
+          const float v3253 = v3252 + v3251;
+          v3121.x[1] = v3253;
+          v3123.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3257 = static_cast<unsigned int>(v3123.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3258 = v3210 + v3257;
+          const unsigned int v3259 = min(v3258, v3212);
+          const float v3267 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3268 = v3259 * v86;
+          const unsigned int v3269 = v3268 + v3201;
+          const float v3270 = scale_x[v3269];
+          const float v3271 = v3270 * v3267;
+          const float v3272 = v3123.x[2];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3273 = v3272 * v3271;
+          const float v3274 = v3121.x[2];
+          const float v3275 = v3274 + v3273;
+          v3121.x[2] = v3275;
+          v3123.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3279 = static_cast<unsigned int>(v3123.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3280 = v3210 + v3279;
+          const unsigned int v3281 = min(v3280, v3212);
+          const float v3289 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3290 = v3281 * v86;
+          const unsigned int v3291 = v3290 + v3201;
+          const float v3292 = scale_x[v3291];
+          const float v3293 = v3292 * v3289;
+          const float v3294 = v3123.x[3];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3295 = v3294 * v3293;
+          const float v3296 = v3121.x[3];
+          const float v3297 = v3296 + v3295;
+          v3121.x[3] = v3297;
+          v3123.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3301 = static_cast<unsigned int>(v3123.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3302 = v3210 + v3301;
+          const unsigned int v3303 = min(v3302, v3212);
+          const float v3311 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3312 = v3303 * v86;
+          const unsigned int v3313 = v3312 + v3201;
+          const float v3314 = scale_x[v3313];
+          const float v3315 = v3314 * v3311;
+          const float v3316 = v3123.x[4];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3317 = v3316 * v3315;
+          const float v3318 = v3121.x[4];
+          const float v3319 = v3318 + v3317;
+          v3121.x[4] = v3319;
+          v3123.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3323 = static_cast<unsigned int>(v3123.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3324 = v3210 + v3323;
+          const unsigned int v3325 = min(v3324, v3212);
+          const float v3333 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3334 = v3325 * v86;
+          const unsigned int v3335 = v3334 + v3201;
+          const float v3336 = scale_x[v3335];
+          const float v3337 = v3336 * v3333;
+          const float v3338 = v3123.x[5];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3339 = v3338 * v3337;
+          const float v3340 = v3121.x[5];
+          const float v3341 = v3340 + v3339;
+          v3121.x[5] = v3341;
+          v3123.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3345 = static_cast<unsigned int>(v3123.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3346 = v3210 + v3345;
+          const unsigned int v3347 = min(v3346, v3212);
+          const float v3355 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3356 = v3347 * v86;
+          const unsigned int v3357 = v3356 + v3201;
+          const float v3358 = scale_x[v3357];
+          const float v3359 = v3358 * v3355;
+          const float v3360 = v3123.x[6];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3361 = v3360 * v3359;
+          const float v3362 = v3121.x[6];
+          const float v3363 = v3362 + v3361;
+          v3121.x[6] = v3363;
+          v3123.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3367 = static_cast<unsigned int>(v3123.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3368 = v3210 + v3367;
+          const unsigned int v3369 = min(v3368, v3212);
+          const float v3377 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3378 = v3369 * v86;
+          const unsigned int v3379 = v3378 + v3201;
+          const float v3380 = scale_x[v3379];
+          const float v3381 = v3380 * v3377;
+          const float v3382 = v3123.x[7];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3383 = v3382 * v3381;
+          const float v3384 = v3121.x[7];
+          const float v3385 = v3384 + v3383;
+          v3121.x[7] = v3385;
+          v3123.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3389 = static_cast<unsigned int>(v3123.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3390 = v3210 + v3389;
+          const unsigned int v3391 = min(v3390, v3212);
+          const float v3399 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3400 = v3391 * v86;
+          const unsigned int v3401 = v3400 + v3201;
+          const float v3402 = scale_x[v3401];
+          const float v3403 = v3402 * v3399;
+          const float v3404 = v3123.x[8];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3405 = v3404 * v3403;
+          const float v3406 = v3121.x[8];
+          const float v3407 = v3406 + v3405;
+          v3121.x[8] = v3407;
+          v3123.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3411 = static_cast<unsigned int>(v3123.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3412 = v3210 + v3411;
+          const unsigned int v3413 = min(v3412, v3212);
+          const float v3421 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3422 = v3413 * v86;
+          const unsigned int v3423 = v3422 + v3201;
+          const float v3424 = scale_x[v3423];
+          const float v3425 = v3424 * v3421;
+          const float v3426 = v3123.x[9];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3427 = v3426 * v3425;
+          const float v3428 = v3121.x[9];
+          const float v3429 = v3428 + v3427;
+          v3121.x[9] = v3429;
+          v3123.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3433 = static_cast<unsigned int>(v3123.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3434 = v3210 + v3433;
+          const unsigned int v3435 = min(v3434, v3212);
+          const float v3443 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3444 = v3435 * v86;
+          const unsigned int v3445 = v3444 + v3201;
+          const float v3446 = scale_x[v3445];
+          const float v3447 = v3446 * v3443;
+          const float v3448 = v3123.x[10];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3449 = v3448 * v3447;
+          const float v3450 = v3121.x[10];
+          const float v3451 = v3450 + v3449;
+          v3121.x[10] = v3451;
+          v3123.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3455 = static_cast<unsigned int>(v3123.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3456 = v3210 + v3455;
+          const unsigned int v3457 = min(v3456, v3212);
+          const float v3465 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3466 = v3457 * v86;
+          const unsigned int v3467 = v3466 + v3201;
+          const float v3468 = scale_x[v3467];
+          const float v3469 = v3468 * v3465;
+          const float v3470 = v3123.x[11];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3471 = v3470 * v3469;
+          const float v3472 = v3121.x[11];
+          const float v3473 = v3472 + v3471;
+          v3121.x[11] = v3473;
+          v3123.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3477 = static_cast<unsigned int>(v3123.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3478 = v3210 + v3477;
+          const unsigned int v3479 = min(v3478, v3212);
+          const float v3487 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3488 = v3479 * v86;
+          const unsigned int v3489 = v3488 + v3201;
+          const float v3490 = scale_x[v3489];
+          const float v3491 = v3490 * v3487;
+          const float v3492 = v3123.x[12];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3493 = v3492 * v3491;
+          const float v3494 = v3121.x[12];
+          const float v3495 = v3494 + v3493;
+          v3121.x[12] = v3495;
+          v3123.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3499 = static_cast<unsigned int>(v3123.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3500 = v3210 + v3499;
+          const unsigned int v3501 = min(v3500, v3212);
+          const float v3509 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3510 = v3501 * v86;
+          const unsigned int v3511 = v3510 + v3201;
+          const float v3512 = scale_x[v3511];
+          const float v3513 = v3512 * v3509;
+          const float v3514 = v3123.x[13];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3515 = v3514 * v3513;
+          const float v3516 = v3121.x[13];
+          const float v3517 = v3516 + v3515;
+          v3121.x[13] = v3517;
+          v3123.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3521 = static_cast<unsigned int>(v3123.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3522 = v3210 + v3521;
+          const unsigned int v3523 = min(v3522, v3212);
+          const float v3531 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3532 = v3523 * v86;
+          const unsigned int v3533 = v3532 + v3201;
+          const float v3534 = scale_x[v3533];
+          const float v3535 = v3534 * v3531;
+          const float v3536 = v3123.x[14];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3537 = v3536 * v3535;
+          const float v3538 = v3121.x[14];
+          const float v3539 = v3538 + v3537;
+          v3121.x[14] = v3539;
+          v3123.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3543 = static_cast<unsigned int>(v3123.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3544 = v3210 + v3543;
+          const unsigned int v3545 = min(v3544, v3212);
+          const float v3553 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3554 = v3545 * v86;
+          const unsigned int v3555 = v3554 + v3201;
+          const float v3556 = scale_x[v3555];
+          const float v3557 = v3556 * v3553;
+          const float v3558 = v3123.x[15];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3559 = v3558 * v3557;
+          const float v3560 = v3121.x[15];
+          const float v3561 = v3560 + v3559;
+          v3121.x[15] = v3561;
+          v3123.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3565 = static_cast<unsigned int>(v3123.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3566 = v3210 + v3565;
+          const unsigned int v3567 = min(v3566, v3212);
+          const float v3575 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3576 = v3567 * v86;
+          const unsigned int v3577 = v3576 + v3201;
+          const float v3578 = scale_x[v3577];
+          const float v3579 = v3578 * v3575;
+          const float v3580 = v3123.x[16];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3581 = v3580 * v3579;
+          const float v3582 = v3121.x[16];
+          const float v3583 = v3582 + v3581;
+          v3121.x[16] = v3583;
+          v3123.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3587 = static_cast<unsigned int>(v3123.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3588 = v3210 + v3587;
+          const unsigned int v3589 = min(v3588, v3212);
+          const float v3597 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3598 = v3589 * v86;
+          const unsigned int v3599 = v3598 + v3201;
+          const float v3600 = scale_x[v3599];
+          const float v3601 = v3600 * v3597;
+          const float v3602 = v3123.x[17];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3603 = v3602 * v3601;
+          const float v3604 = v3121.x[17];
+          const float v3605 = v3604 + v3603;
+          v3121.x[17] = v3605;
+          v3123.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3609 = static_cast<unsigned int>(v3123.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3610 = v3210 + v3609;
+          const unsigned int v3611 = min(v3610, v3212);
+          const float v3619 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3620 = v3611 * v86;
+          const unsigned int v3621 = v3620 + v3201;
+          const float v3622 = scale_x[v3621];
+          const float v3623 = v3622 * v3619;
+          const float v3624 = v3123.x[18];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3625 = v3624 * v3623;
+          const float v3626 = v3121.x[18];
+          const float v3627 = v3626 + v3625;
+          v3121.x[18] = v3627;
+          v3123.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3631 = static_cast<unsigned int>(v3123.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3632 = v3210 + v3631;
+          const unsigned int v3633 = min(v3632, v3212);
+          const float v3641 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3642 = v3633 * v86;
+          const unsigned int v3643 = v3642 + v3201;
+          const float v3644 = scale_x[v3643];
+          const float v3645 = v3644 * v3641;
+          const float v3646 = v3123.x[19];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3647 = v3646 * v3645;
+          const float v3648 = v3121.x[19];
+          const float v3649 = v3648 + v3647;
+          v3121.x[19] = v3649;
+          v3123.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3653 = static_cast<unsigned int>(v3123.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3654 = v3210 + v3653;
+          const unsigned int v3655 = min(v3654, v3212);
+          const float v3663 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3664 = v3655 * v86;
+          const unsigned int v3665 = v3664 + v3201;
+          const float v3666 = scale_x[v3665];
+          const float v3667 = v3666 * v3663;
+          const float v3668 = v3123.x[20];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3669 = v3668 * v3667;
+          const float v3670 = v3121.x[20];
+          const float v3671 = v3670 + v3669;
+          v3121.x[20] = v3671;
+          v3123.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3675 = static_cast<unsigned int>(v3123.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3676 = v3210 + v3675;
+          const unsigned int v3677 = min(v3676, v3212);
+          const float v3685 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3686 = v3677 * v86;
+          const unsigned int v3687 = v3686 + v3201;
+          const float v3688 = scale_x[v3687];
+          const float v3689 = v3688 * v3685;
+          const float v3690 = v3123.x[21];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3691 = v3690 * v3689;
+          const float v3692 = v3121.x[21];
+          const float v3693 = v3692 + v3691;
+          v3121.x[21] = v3693;
+          v3123.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3697 = static_cast<unsigned int>(v3123.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3698 = v3210 + v3697;
+          const unsigned int v3699 = min(v3698, v3212);
+          const float v3707 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3708 = v3699 * v86;
+          const unsigned int v3709 = v3708 + v3201;
+          const float v3710 = scale_x[v3709];
+          const float v3711 = v3710 * v3707;
+          const float v3712 = v3123.x[22];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3713 = v3712 * v3711;
+          const float v3714 = v3121.x[22];
+          const float v3715 = v3714 + v3713;
+          v3121.x[22] = v3715;
+          v3123.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3719 = static_cast<unsigned int>(v3123.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3720 = v3210 + v3719;
+          const unsigned int v3721 = min(v3720, v3212);
+          const float v3729 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3730 = v3721 * v86;
+          const unsigned int v3731 = v3730 + v3201;
+          const float v3732 = scale_x[v3731];
+          const float v3733 = v3732 * v3729;
+          const float v3734 = v3123.x[23];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3735 = v3734 * v3733;
+          const float v3736 = v3121.x[23];
+          const float v3737 = v3736 + v3735;
+          v3121.x[23] = v3737;
+          v3123.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3741 = static_cast<unsigned int>(v3123.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3742 = v3210 + v3741;
+          const unsigned int v3743 = min(v3742, v3212);
+          const float v3751 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3752 = v3743 * v86;
+          const unsigned int v3753 = v3752 + v3201;
+          const float v3754 = scale_x[v3753];
+          const float v3755 = v3754 * v3751;
+          const float v3756 = v3123.x[24];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3757 = v3756 * v3755;
+          const float v3758 = v3121.x[24];
+          const float v3759 = v3758 + v3757;
+          v3121.x[24] = v3759;
+          v3123.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3763 = static_cast<unsigned int>(v3123.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3764 = v3210 + v3763;
+          const unsigned int v3765 = min(v3764, v3212);
+          const float v3773 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3774 = v3765 * v86;
+          const unsigned int v3775 = v3774 + v3201;
+          const float v3776 = scale_x[v3775];
+          const float v3777 = v3776 * v3773;
+          const float v3778 = v3123.x[25];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3779 = v3778 * v3777;
+          const float v3780 = v3121.x[25];
+          const float v3781 = v3780 + v3779;
+          v3121.x[25] = v3781;
+          v3123.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3785 = static_cast<unsigned int>(v3123.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3786 = v3210 + v3785;
+          const unsigned int v3787 = min(v3786, v3212);
+          const float v3795 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3796 = v3787 * v86;
+          const unsigned int v3797 = v3796 + v3201;
+          const float v3798 = scale_x[v3797];
+          const float v3799 = v3798 * v3795;
+          const float v3800 = v3123.x[26];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3801 = v3800 * v3799;
+          const float v3802 = v3121.x[26];
+          const float v3803 = v3802 + v3801;
+          v3121.x[26] = v3803;
+          v3123.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3807 = static_cast<unsigned int>(v3123.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3808 = v3210 + v3807;
+          const unsigned int v3809 = min(v3808, v3212);
+          const float v3817 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3818 = v3809 * v86;
+          const unsigned int v3819 = v3818 + v3201;
+          const float v3820 = scale_x[v3819];
+          const float v3821 = v3820 * v3817;
+          const float v3822 = v3123.x[27];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3823 = v3822 * v3821;
+          const float v3824 = v3121.x[27];
+          const float v3825 = v3824 + v3823;
+          v3121.x[27] = v3825;
+          v3123.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3829 = static_cast<unsigned int>(v3123.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3830 = v3210 + v3829;
+          const unsigned int v3831 = min(v3830, v3212);
+          const float v3839 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3840 = v3831 * v86;
+          const unsigned int v3841 = v3840 + v3201;
+          const float v3842 = scale_x[v3841];
+          const float v3843 = v3842 * v3839;
+          const float v3844 = v3123.x[28];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3845 = v3844 * v3843;
+          const float v3846 = v3121.x[28];
+          const float v3847 = v3846 + v3845;
+          v3121.x[28] = v3847;
+          v3123.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3851 = static_cast<unsigned int>(v3123.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3852 = v3210 + v3851;
+          const unsigned int v3853 = min(v3852, v3212);
+          const float v3861 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3862 = v3853 * v86;
+          const unsigned int v3863 = v3862 + v3201;
+          const float v3864 = scale_x[v3863];
+          const float v3865 = v3864 * v3861;
+          const float v3866 = v3123.x[29];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3867 = v3866 * v3865;
+          const float v3868 = v3121.x[29];
+          const float v3869 = v3868 + v3867;
+          v3121.x[29] = v3869;
+          v3123.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3873 = static_cast<unsigned int>(v3123.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3874 = v3210 + v3873;
+          const unsigned int v3875 = min(v3874, v3212);
+          const float v3883 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3884 = v3875 * v86;
+          const unsigned int v3885 = v3884 + v3201;
+          const float v3886 = scale_x[v3885];
+          const float v3887 = v3886 * v3883;
+          const float v3888 = v3123.x[30];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3889 = v3888 * v3887;
+          const float v3890 = v3121.x[30];
+          const float v3891 = v3890 + v3889;
+          v3121.x[30] = v3891;
+          v3123.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3895 = static_cast<unsigned int>(v3123.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3896 = v3210 + v3895;
+          const unsigned int v3897 = min(v3896, v3212);
+          const float v3905 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3906 = v3897 * v86;
+          const unsigned int v3907 = v3906 + v3201;
+          const float v3908 = scale_x[v3907];
+          const float v3909 = v3908 * v3905;
+          const float v3910 = v3123.x[31];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3911 = v3910 * v3909;
+          const float v3912 = v3121.x[31];
+          const float v3913 = v3912 + v3911;
+          v3121.x[31] = v3913;
+          v3123.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3917 = static_cast<unsigned int>(v3123.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3918 = v3210 + v3917;
+          const unsigned int v3919 = min(v3918, v3212);
+          const float v3927 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3928 = v3919 * v86;
+          const unsigned int v3929 = v3928 + v3201;
+          const float v3930 = scale_x[v3929];
+          const float v3931 = v3930 * v3927;
+          const float v3932 = v3123.x[32];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3933 = v3932 * v3931;
+          const float v3934 = v3121.x[32];
+          const float v3935 = v3934 + v3933;
+          v3121.x[32] = v3935;
+          v3123.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3939 = static_cast<unsigned int>(v3123.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3940 = v3210 + v3939;
+          const unsigned int v3941 = min(v3940, v3212);
+          const float v3949 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3950 = v3941 * v86;
+          const unsigned int v3951 = v3950 + v3201;
+          const float v3952 = scale_x[v3951];
+          const float v3953 = v3952 * v3949;
+          const float v3954 = v3123.x[33];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3955 = v3954 * v3953;
+          const float v3956 = v3121.x[33];
+          const float v3957 = v3956 + v3955;
+          v3121.x[33] = v3957;
+          v3123.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3961 = static_cast<unsigned int>(v3123.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3962 = v3210 + v3961;
+          const unsigned int v3963 = min(v3962, v3212);
+          const float v3971 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3972 = v3963 * v86;
+          const unsigned int v3973 = v3972 + v3201;
+          const float v3974 = scale_x[v3973];
+          const float v3975 = v3974 * v3971;
+          const float v3976 = v3123.x[34];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3977 = v3976 * v3975;
+          const float v3978 = v3121.x[34];
+          const float v3979 = v3978 + v3977;
+          v3121.x[34] = v3979;
+          v3123.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v3983 = static_cast<unsigned int>(v3123.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v3984 = v3210 + v3983;
+          const unsigned int v3985 = min(v3984, v3212);
+          const float v3993 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v3994 = v3985 * v86;
+          const unsigned int v3995 = v3994 + v3201;
+          const float v3996 = scale_x[v3995];
+          const float v3997 = v3996 * v3993;
+          const float v3998 = v3123.x[35];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3999 = v3998 * v3997;
+          const float v4000 = v3121.x[35];
+          const float v4001 = v4000 + v3999;
+          v3121.x[35] = v4001;
+          v3123.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4005 = static_cast<unsigned int>(v3123.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4006 = v3210 + v4005;
+          const unsigned int v4007 = min(v4006, v3212);
+          const float v4015 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4016 = v4007 * v86;
+          const unsigned int v4017 = v4016 + v3201;
+          const float v4018 = scale_x[v4017];
+          const float v4019 = v4018 * v4015;
+          const float v4020 = v3123.x[36];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4021 = v4020 * v4019;
+          const float v4022 = v3121.x[36];
+          const float v4023 = v4022 + v4021;
+          v3121.x[36] = v4023;
+          v3123.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4027 = static_cast<unsigned int>(v3123.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4028 = v3210 + v4027;
+          const unsigned int v4029 = min(v4028, v3212);
+          const float v4037 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4038 = v4029 * v86;
+          const unsigned int v4039 = v4038 + v3201;
+          const float v4040 = scale_x[v4039];
+          const float v4041 = v4040 * v4037;
+          const float v4042 = v3123.x[37];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4043 = v4042 * v4041;
+          const float v4044 = v3121.x[37];
+          const float v4045 = v4044 + v4043;
+          v3121.x[37] = v4045;
+          v3123.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4049 = static_cast<unsigned int>(v3123.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4050 = v3210 + v4049;
+          const unsigned int v4051 = min(v4050, v3212);
+          const float v4059 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4060 = v4051 * v86;
+          const unsigned int v4061 = v4060 + v3201;
+          const float v4062 = scale_x[v4061];
+          const float v4063 = v4062 * v4059;
+          const float v4064 = v3123.x[38];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4065 = v4064 * v4063;
+          const float v4066 = v3121.x[38];
+          const float v4067 = v4066 + v4065;
+          v3121.x[38] = v4067;
+          v3123.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4071 = static_cast<unsigned int>(v3123.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4072 = v3210 + v4071;
+          const unsigned int v4073 = min(v4072, v3212);
+          const float v4081 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4082 = v4073 * v86;
+          const unsigned int v4083 = v4082 + v3201;
+          const float v4084 = scale_x[v4083];
+          const float v4085 = v4084 * v4081;
+          const float v4086 = v3123.x[39];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4087 = v4086 * v4085;
+          const float v4088 = v3121.x[39];
+          const float v4089 = v4088 + v4087;
+          v3121.x[39] = v4089;
+          v3123.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4093 = static_cast<unsigned int>(v3123.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4094 = v3210 + v4093;
+          const unsigned int v4095 = min(v4094, v3212);
+          const float v4103 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4104 = v4095 * v86;
+          const unsigned int v4105 = v4104 + v3201;
+          const float v4106 = scale_x[v4105];
+          const float v4107 = v4106 * v4103;
+          const float v4108 = v3123.x[40];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4109 = v4108 * v4107;
+          const float v4110 = v3121.x[40];
+          const float v4111 = v4110 + v4109;
+          v3121.x[40] = v4111;
+          v3123.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4115 = static_cast<unsigned int>(v3123.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4116 = v3210 + v4115;
+          const unsigned int v4117 = min(v4116, v3212);
+          const float v4125 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4126 = v4117 * v86;
+          const unsigned int v4127 = v4126 + v3201;
+          const float v4128 = scale_x[v4127];
+          const float v4129 = v4128 * v4125;
+          const float v4130 = v3123.x[41];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4131 = v4130 * v4129;
+          const float v4132 = v3121.x[41];
+          const float v4133 = v4132 + v4131;
+          v3121.x[41] = v4133;
+          v3123.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4137 = static_cast<unsigned int>(v3123.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4138 = v3210 + v4137;
+          const unsigned int v4139 = min(v4138, v3212);
+          const float v4147 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4148 = v4139 * v86;
+          const unsigned int v4149 = v4148 + v3201;
+          const float v4150 = scale_x[v4149];
+          const float v4151 = v4150 * v4147;
+          const float v4152 = v3123.x[42];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4153 = v4152 * v4151;
+          const float v4154 = v3121.x[42];
+          const float v4155 = v4154 + v4153;
+          v3121.x[42] = v4155;
+          v3123.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4159 = static_cast<unsigned int>(v3123.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4160 = v3210 + v4159;
+          const unsigned int v4161 = min(v4160, v3212);
+          const float v4169 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4170 = v4161 * v86;
+          const unsigned int v4171 = v4170 + v3201;
+          const float v4172 = scale_x[v4171];
+          const float v4173 = v4172 * v4169;
+          const float v4174 = v3123.x[43];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4175 = v4174 * v4173;
+          const float v4176 = v3121.x[43];
+          const float v4177 = v4176 + v4175;
+          v3121.x[43] = v4177;
+          v3123.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4181 = static_cast<unsigned int>(v3123.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4182 = v3210 + v4181;
+          const unsigned int v4183 = min(v4182, v3212);
+          const float v4191 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4192 = v4183 * v86;
+          const unsigned int v4193 = v4192 + v3201;
+          const float v4194 = scale_x[v4193];
+          const float v4195 = v4194 * v4191;
+          const float v4196 = v3123.x[44];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4197 = v4196 * v4195;
+          const float v4198 = v3121.x[44];
+          const float v4199 = v4198 + v4197;
+          v3121.x[44] = v4199;
+          v3123.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4203 = static_cast<unsigned int>(v3123.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4204 = v3210 + v4203;
+          const unsigned int v4205 = min(v4204, v3212);
+          const float v4213 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4214 = v4205 * v86;
+          const unsigned int v4215 = v4214 + v3201;
+          const float v4216 = scale_x[v4215];
+          const float v4217 = v4216 * v4213;
+          const float v4218 = v3123.x[45];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4219 = v4218 * v4217;
+          const float v4220 = v3121.x[45];
+          const float v4221 = v4220 + v4219;
+          v3121.x[45] = v4221;
+          v3123.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4225 = static_cast<unsigned int>(v3123.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4226 = v3210 + v4225;
+          const unsigned int v4227 = min(v4226, v3212);
+          const float v4235 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4236 = v4227 * v86;
+          const unsigned int v4237 = v4236 + v3201;
+          const float v4238 = scale_x[v4237];
+          const float v4239 = v4238 * v4235;
+          const float v4240 = v3123.x[46];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4241 = v4240 * v4239;
+          const float v4242 = v3121.x[46];
+          const float v4243 = v4242 + v4241;
+          v3121.x[46] = v4243;
+          v3123.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4247 = static_cast<unsigned int>(v3123.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4248 = v3210 + v4247;
+          const unsigned int v4249 = min(v4248, v3212);
+          const float v4257 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4258 = v4249 * v86;
+          const unsigned int v4259 = v4258 + v3201;
+          const float v4260 = scale_x[v4259];
+          const float v4261 = v4260 * v4257;
+          const float v4262 = v3123.x[47];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4263 = v4262 * v4261;
+          const float v4264 = v3121.x[47];
+          const float v4265 = v4264 + v4263;
+          v3121.x[47] = v4265;
+          v3123.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4269 = static_cast<unsigned int>(v3123.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4270 = v3210 + v4269;
+          const unsigned int v4271 = min(v4270, v3212);
+          const float v4279 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4280 = v4271 * v86;
+          const unsigned int v4281 = v4280 + v3201;
+          const float v4282 = scale_x[v4281];
+          const float v4283 = v4282 * v4279;
+          const float v4284 = v3123.x[48];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4285 = v4284 * v4283;
+          const float v4286 = v3121.x[48];
+          const float v4287 = v4286 + v4285;
+          v3121.x[48] = v4287;
+          v3123.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4291 = static_cast<unsigned int>(v3123.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4292 = v3210 + v4291;
+          const unsigned int v4293 = min(v4292, v3212);
+          const float v4301 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4302 = v4293 * v86;
+          const unsigned int v4303 = v4302 + v3201;
+          const float v4304 = scale_x[v4303];
+          const float v4305 = v4304 * v4301;
+          const float v4306 = v3123.x[49];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4307 = v4306 * v4305;
+          const float v4308 = v3121.x[49];
+          const float v4309 = v4308 + v4307;
+          v3121.x[49] = v4309;
+          v3123.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4313 = static_cast<unsigned int>(v3123.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4314 = v3210 + v4313;
+          const unsigned int v4315 = min(v4314, v3212);
+          const float v4323 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4324 = v4315 * v86;
+          const unsigned int v4325 = v4324 + v3201;
+          const float v4326 = scale_x[v4325];
+          const float v4327 = v4326 * v4323;
+          const float v4328 = v3123.x[50];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4329 = v4328 * v4327;
+          const float v4330 = v3121.x[50];
+          const float v4331 = v4330 + v4329;
+          v3121.x[50] = v4331;
+          v3123.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4335 = static_cast<unsigned int>(v3123.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4336 = v3210 + v4335;
+          const unsigned int v4337 = min(v4336, v3212);
+          const float v4345 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4346 = v4337 * v86;
+          const unsigned int v4347 = v4346 + v3201;
+          const float v4348 = scale_x[v4347];
+          const float v4349 = v4348 * v4345;
+          const float v4350 = v3123.x[51];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4351 = v4350 * v4349;
+          const float v4352 = v3121.x[51];
+          const float v4353 = v4352 + v4351;
+          v3121.x[51] = v4353;
+          v3123.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4357 = static_cast<unsigned int>(v3123.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4358 = v3210 + v4357;
+          const unsigned int v4359 = min(v4358, v3212);
+          const float v4367 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4368 = v4359 * v86;
+          const unsigned int v4369 = v4368 + v3201;
+          const float v4370 = scale_x[v4369];
+          const float v4371 = v4370 * v4367;
+          const float v4372 = v3123.x[52];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4373 = v4372 * v4371;
+          const float v4374 = v3121.x[52];
+          const float v4375 = v4374 + v4373;
+          v3121.x[52] = v4375;
+          v3123.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4379 = static_cast<unsigned int>(v3123.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4380 = v3210 + v4379;
+          const unsigned int v4381 = min(v4380, v3212);
+          const float v4389 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4390 = v4381 * v86;
+          const unsigned int v4391 = v4390 + v3201;
+          const float v4392 = scale_x[v4391];
+          const float v4393 = v4392 * v4389;
+          const float v4394 = v3123.x[53];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4395 = v4394 * v4393;
+          const float v4396 = v3121.x[53];
+          const float v4397 = v4396 + v4395;
+          v3121.x[53] = v4397;
+          v3123.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4401 = static_cast<unsigned int>(v3123.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4402 = v3210 + v4401;
+          const unsigned int v4403 = min(v4402, v3212);
+          const float v4411 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4412 = v4403 * v86;
+          const unsigned int v4413 = v4412 + v3201;
+          const float v4414 = scale_x[v4413];
+          const float v4415 = v4414 * v4411;
+          const float v4416 = v3123.x[54];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4417 = v4416 * v4415;
+          const float v4418 = v3121.x[54];
+          const float v4419 = v4418 + v4417;
+          v3121.x[54] = v4419;
+          v3123.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4423 = static_cast<unsigned int>(v3123.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4424 = v3210 + v4423;
+          const unsigned int v4425 = min(v4424, v3212);
+          const float v4433 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4434 = v4425 * v86;
+          const unsigned int v4435 = v4434 + v3201;
+          const float v4436 = scale_x[v4435];
+          const float v4437 = v4436 * v4433;
+          const float v4438 = v3123.x[55];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4439 = v4438 * v4437;
+          const float v4440 = v3121.x[55];
+          const float v4441 = v4440 + v4439;
+          v3121.x[55] = v4441;
+          v3123.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4445 = static_cast<unsigned int>(v3123.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4446 = v3210 + v4445;
+          const unsigned int v4447 = min(v4446, v3212);
+          const float v4455 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4456 = v4447 * v86;
+          const unsigned int v4457 = v4456 + v3201;
+          const float v4458 = scale_x[v4457];
+          const float v4459 = v4458 * v4455;
+          const float v4460 = v3123.x[56];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4461 = v4460 * v4459;
+          const float v4462 = v3121.x[56];
+          const float v4463 = v4462 + v4461;
+          v3121.x[56] = v4463;
+          v3123.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4467 = static_cast<unsigned int>(v3123.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4468 = v3210 + v4467;
+          const unsigned int v4469 = min(v4468, v3212);
+          const float v4477 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4478 = v4469 * v86;
+          const unsigned int v4479 = v4478 + v3201;
+          const float v4480 = scale_x[v4479];
+          const float v4481 = v4480 * v4477;
+          const float v4482 = v3123.x[57];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4483 = v4482 * v4481;
+          const float v4484 = v3121.x[57];
+          const float v4485 = v4484 + v4483;
+          v3121.x[57] = v4485;
+          v3123.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4489 = static_cast<unsigned int>(v3123.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4490 = v3210 + v4489;
+          const unsigned int v4491 = min(v4490, v3212);
+          const float v4499 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4500 = v4491 * v86;
+          const unsigned int v4501 = v4500 + v3201;
+          const float v4502 = scale_x[v4501];
+          const float v4503 = v4502 * v4499;
+          const float v4504 = v3123.x[58];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4505 = v4504 * v4503;
+          const float v4506 = v3121.x[58];
+          const float v4507 = v4506 + v4505;
+          v3121.x[58] = v4507;
+          v3123.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4511 = static_cast<unsigned int>(v3123.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4512 = v3210 + v4511;
+          const unsigned int v4513 = min(v4512, v3212);
+          const float v4521 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4522 = v4513 * v86;
+          const unsigned int v4523 = v4522 + v3201;
+          const float v4524 = scale_x[v4523];
+          const float v4525 = v4524 * v4521;
+          const float v4526 = v3123.x[59];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4527 = v4526 * v4525;
+          const float v4528 = v3121.x[59];
+          const float v4529 = v4528 + v4527;
+          v3121.x[59] = v4529;
+          v3123.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4533 = static_cast<unsigned int>(v3123.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4534 = v3210 + v4533;
+          const unsigned int v4535 = min(v4534, v3212);
+          const float v4543 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4544 = v4535 * v86;
+          const unsigned int v4545 = v4544 + v3201;
+          const float v4546 = scale_x[v4545];
+          const float v4547 = v4546 * v4543;
+          const float v4548 = v3123.x[60];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4549 = v4548 * v4547;
+          const float v4550 = v3121.x[60];
+          const float v4551 = v4550 + v4549;
+          v3121.x[60] = v4551;
+          v3123.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4555 = static_cast<unsigned int>(v3123.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4556 = v3210 + v4555;
+          const unsigned int v4557 = min(v4556, v3212);
+          const float v4565 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4566 = v4557 * v86;
+          const unsigned int v4567 = v4566 + v3201;
+          const float v4568 = scale_x[v4567];
+          const float v4569 = v4568 * v4565;
+          const float v4570 = v3123.x[61];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4571 = v4570 * v4569;
+          const float v4572 = v3121.x[61];
+          const float v4573 = v4572 + v4571;
+          v3121.x[61] = v4573;
+          v3123.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4577 = static_cast<unsigned int>(v3123.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4578 = v3210 + v4577;
+          const unsigned int v4579 = min(v4578, v3212);
+          const float v4587 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4588 = v4579 * v86;
+          const unsigned int v4589 = v4588 + v3201;
+          const float v4590 = scale_x[v4589];
+          const float v4591 = v4590 * v4587;
+          const float v4592 = v3123.x[62];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4593 = v4592 * v4591;
+          const float v4594 = v3121.x[62];
+          const float v4595 = v4594 + v4593;
+          v3121.x[62] = v4595;
+          v3123.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const unsigned int v4599 = static_cast<unsigned int>(v3123.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+          const unsigned int v4600 = v3210 + v4599;
+          const unsigned int v4601 = min(v4600, v3212);
+          const float v4609 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v4610 = v4601 * v86;
+          const unsigned int v4611 = v4610 + v3201;
+          const float v4612 = scale_x[v4611];
+          const float v4613 = v4612 * v4609;
+          const float v4614 = v3123.x[63];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4615 = v4614 * v4613;
+          const float v4616 = v3121.x[63];
+          const float v4617 = v4616 + v4615;
+          v3121.x[63] = v4617;
+          v3123.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
     }
-    const unsigned int v4661 = v3152 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-    const unsigned int v4662 = v4661 << 4u;
-    const unsigned int v4664 = v3153 << 6u;
-    const unsigned int v4665 = v75 + v4664;
-    const unsigned int v4666 = v4665 + v4662;
-    const unsigned int v4667 = static_cast<unsigned int>(v3160.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4668 = v4666 + v4667;
-    const unsigned int v4669 = static_cast<unsigned int>(v3160.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4670 = v87 + v4669;
-    const bool v4671 = v4668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4672 = v3156 && v4671;
-    const bool v4673 = v4670 < v88;
-    const bool v4674 = v4672 && v4673;
-    if (v4674) {
-      const float v4675 = v3160.x[0];
-      const bool v4676 = v4668 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4677 = v4670 - v78;
-      const bool v4678 = v4677 < v2;
-      const bool v4679 = v4676 && v4678;
-      if (v4679) {
-        const iron_bf16 v4680 = iron_f32_to_bf16(v4675);
-        const unsigned int v4681 = v4668 * v2;
-        const unsigned int v4682 = v4681 + v4670;
-        const unsigned int v4683 = v4682 - v78;
-        out[v4683] = v4680;
+    const unsigned int v4622 = v3113 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+    const unsigned int v4623 = v4622 << 4u;
+    const unsigned int v4625 = v3114 << 6u;
+    const unsigned int v4626 = v75 + v4625;
+    const unsigned int v4627 = v4626 + v4623;
+    const unsigned int v4628 = static_cast<unsigned int>(v3121.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4629 = v4627 + v4628;
+    const unsigned int v4630 = static_cast<unsigned int>(v3121.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4631 = v87 + v4630;
+    const bool v4632 = v4629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4633 = v3117 && v4632;
+    const bool v4634 = v4631 < v88;
+    const bool v4635 = v4633 && v4634;
+    if (v4635) {
+      const float v4636 = v3121.x[0];
+      const bool v4637 = v4629 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4638 = v4631 - v78;
+      const bool v4639 = v4638 < v2;
+      const bool v4640 = v4637 && v4639;
+      if (v4640) {
+        const iron_bf16 v4641 = iron_f32_to_bf16(v4636);
+        const unsigned int v4642 = v4629 * v2;
+        const unsigned int v4643 = v4642 + v4631;
+        const unsigned int v4644 = v4643 - v78;
+        out[v4644] = v4641;
       }
     }
-    const unsigned int v4684 = static_cast<unsigned int>(v3160.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4685 = v4666 + v4684;
-    const unsigned int v4686 = static_cast<unsigned int>(v3160.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4687 = v87 + v4686;
-    const bool v4688 = v4685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4689 = v3156 && v4688;
-    const bool v4690 = v4687 < v88;
-    const bool v4691 = v4689 && v4690;
-    if (v4691) {
-      const float v4692 = v3160.x[1];
-      const bool v4693 = v4685 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4694 = v4687 - v78;
-      const bool v4695 = v4694 < v2;
-      const bool v4696 = v4693 && v4695;
-      if (v4696) {
-        const iron_bf16 v4697 = iron_f32_to_bf16(v4692);
-        const unsigned int v4698 = v4685 * v2;
-        const unsigned int v4699 = v4698 + v4687;
-        const unsigned int v4700 = v4699 - v78;
-        out[v4700] = v4697;
+    const unsigned int v4645 = static_cast<unsigned int>(v3121.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4646 = v4627 + v4645;
+    const unsigned int v4647 = static_cast<unsigned int>(v3121.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4648 = v87 + v4647;
+    const bool v4649 = v4646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4650 = v3117 && v4649;
+    const bool v4651 = v4648 < v88;
+    const bool v4652 = v4650 && v4651;
+    if (v4652) {
+      const float v4653 = v3121.x[1];
+      const bool v4654 = v4646 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4655 = v4648 - v78;
+      const bool v4656 = v4655 < v2;
+      const bool v4657 = v4654 && v4656;
+      if (v4657) {
+        const iron_bf16 v4658 = iron_f32_to_bf16(v4653);
+        const unsigned int v4659 = v4646 * v2;
+        const unsigned int v4660 = v4659 + v4648;
+        const unsigned int v4661 = v4660 - v78;
+        out[v4661] = v4658;
       }
     }
-    const unsigned int v4701 = static_cast<unsigned int>(v3160.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4702 = v4666 + v4701;
-    const unsigned int v4703 = static_cast<unsigned int>(v3160.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4704 = v87 + v4703;
-    const bool v4705 = v4702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4706 = v3156 && v4705;
-    const bool v4707 = v4704 < v88;
-    const bool v4708 = v4706 && v4707;
-    if (v4708) {
-      const float v4709 = v3160.x[2];
-      const bool v4710 = v4702 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4711 = v4704 - v78;
-      const bool v4712 = v4711 < v2;
-      const bool v4713 = v4710 && v4712;
-      if (v4713) {
-        const iron_bf16 v4714 = iron_f32_to_bf16(v4709);
-        const unsigned int v4715 = v4702 * v2;
-        const unsigned int v4716 = v4715 + v4704;
-        const unsigned int v4717 = v4716 - v78;
-        out[v4717] = v4714;
+    const unsigned int v4662 = static_cast<unsigned int>(v3121.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4663 = v4627 + v4662;
+    const unsigned int v4664 = static_cast<unsigned int>(v3121.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4665 = v87 + v4664;
+    const bool v4666 = v4663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4667 = v3117 && v4666;
+    const bool v4668 = v4665 < v88;
+    const bool v4669 = v4667 && v4668;
+    if (v4669) {
+      const float v4670 = v3121.x[2];
+      const bool v4671 = v4663 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4672 = v4665 - v78;
+      const bool v4673 = v4672 < v2;
+      const bool v4674 = v4671 && v4673;
+      if (v4674) {
+        const iron_bf16 v4675 = iron_f32_to_bf16(v4670);
+        const unsigned int v4676 = v4663 * v2;
+        const unsigned int v4677 = v4676 + v4665;
+        const unsigned int v4678 = v4677 - v78;
+        out[v4678] = v4675;
       }
     }
-    const unsigned int v4718 = static_cast<unsigned int>(v3160.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4719 = v4666 + v4718;
-    const unsigned int v4720 = static_cast<unsigned int>(v3160.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4721 = v87 + v4720;
-    const bool v4722 = v4719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4723 = v3156 && v4722;
-    const bool v4724 = v4721 < v88;
-    const bool v4725 = v4723 && v4724;
-    if (v4725) {
-      const float v4726 = v3160.x[3];
-      const bool v4727 = v4719 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4728 = v4721 - v78;
-      const bool v4729 = v4728 < v2;
-      const bool v4730 = v4727 && v4729;
-      if (v4730) {
-        const iron_bf16 v4731 = iron_f32_to_bf16(v4726);
-        const unsigned int v4732 = v4719 * v2;
-        const unsigned int v4733 = v4732 + v4721;
-        const unsigned int v4734 = v4733 - v78;
-        out[v4734] = v4731;
+    const unsigned int v4679 = static_cast<unsigned int>(v3121.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4680 = v4627 + v4679;
+    const unsigned int v4681 = static_cast<unsigned int>(v3121.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4682 = v87 + v4681;
+    const bool v4683 = v4680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4684 = v3117 && v4683;
+    const bool v4685 = v4682 < v88;
+    const bool v4686 = v4684 && v4685;
+    if (v4686) {
+      const float v4687 = v3121.x[3];
+      const bool v4688 = v4680 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4689 = v4682 - v78;
+      const bool v4690 = v4689 < v2;
+      const bool v4691 = v4688 && v4690;
+      if (v4691) {
+        const iron_bf16 v4692 = iron_f32_to_bf16(v4687);
+        const unsigned int v4693 = v4680 * v2;
+        const unsigned int v4694 = v4693 + v4682;
+        const unsigned int v4695 = v4694 - v78;
+        out[v4695] = v4692;
       }
     }
-    const unsigned int v4735 = static_cast<unsigned int>(v3160.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4736 = v4666 + v4735;
-    const unsigned int v4737 = static_cast<unsigned int>(v3160.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4738 = v87 + v4737;
-    const bool v4739 = v4736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4740 = v3156 && v4739;
-    const bool v4741 = v4738 < v88;
-    const bool v4742 = v4740 && v4741;
-    if (v4742) {
-      const float v4743 = v3160.x[4];
-      const bool v4744 = v4736 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4745 = v4738 - v78;
-      const bool v4746 = v4745 < v2;
-      const bool v4747 = v4744 && v4746;
-      if (v4747) {
-        const iron_bf16 v4748 = iron_f32_to_bf16(v4743);
-        const unsigned int v4749 = v4736 * v2;
-        const unsigned int v4750 = v4749 + v4738;
-        const unsigned int v4751 = v4750 - v78;
-        out[v4751] = v4748;
+    const unsigned int v4696 = static_cast<unsigned int>(v3121.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4697 = v4627 + v4696;
+    const unsigned int v4698 = static_cast<unsigned int>(v3121.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4699 = v87 + v4698;
+    const bool v4700 = v4697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4701 = v3117 && v4700;
+    const bool v4702 = v4699 < v88;
+    const bool v4703 = v4701 && v4702;
+    if (v4703) {
+      const float v4704 = v3121.x[4];
+      const bool v4705 = v4697 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4706 = v4699 - v78;
+      const bool v4707 = v4706 < v2;
+      const bool v4708 = v4705 && v4707;
+      if (v4708) {
+        const iron_bf16 v4709 = iron_f32_to_bf16(v4704);
+        const unsigned int v4710 = v4697 * v2;
+        const unsigned int v4711 = v4710 + v4699;
+        const unsigned int v4712 = v4711 - v78;
+        out[v4712] = v4709;
       }
     }
-    const unsigned int v4752 = static_cast<unsigned int>(v3160.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4753 = v4666 + v4752;
-    const unsigned int v4754 = static_cast<unsigned int>(v3160.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4755 = v87 + v4754;
-    const bool v4756 = v4753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4757 = v3156 && v4756;
-    const bool v4758 = v4755 < v88;
-    const bool v4759 = v4757 && v4758;
-    if (v4759) {
-      const float v4760 = v3160.x[5];
-      const bool v4761 = v4753 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4762 = v4755 - v78;
-      const bool v4763 = v4762 < v2;
-      const bool v4764 = v4761 && v4763;
-      if (v4764) {
-        const iron_bf16 v4765 = iron_f32_to_bf16(v4760);
-        const unsigned int v4766 = v4753 * v2;
-        const unsigned int v4767 = v4766 + v4755;
-        const unsigned int v4768 = v4767 - v78;
-        out[v4768] = v4765;
+    const unsigned int v4713 = static_cast<unsigned int>(v3121.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4714 = v4627 + v4713;
+    const unsigned int v4715 = static_cast<unsigned int>(v3121.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4716 = v87 + v4715;
+    const bool v4717 = v4714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4718 = v3117 && v4717;
+    const bool v4719 = v4716 < v88;
+    const bool v4720 = v4718 && v4719;
+    if (v4720) {
+      const float v4721 = v3121.x[5];
+      const bool v4722 = v4714 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4723 = v4716 - v78;
+      const bool v4724 = v4723 < v2;
+      const bool v4725 = v4722 && v4724;
+      if (v4725) {
+        const iron_bf16 v4726 = iron_f32_to_bf16(v4721);
+        const unsigned int v4727 = v4714 * v2;
+        const unsigned int v4728 = v4727 + v4716;
+        const unsigned int v4729 = v4728 - v78;
+        out[v4729] = v4726;
       }
     }
-    const unsigned int v4769 = static_cast<unsigned int>(v3160.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4770 = v4666 + v4769;
-    const unsigned int v4771 = static_cast<unsigned int>(v3160.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4772 = v87 + v4771;
-    const bool v4773 = v4770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4774 = v3156 && v4773;
-    const bool v4775 = v4772 < v88;
-    const bool v4776 = v4774 && v4775;
-    if (v4776) {
-      const float v4777 = v3160.x[6];
-      const bool v4778 = v4770 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4779 = v4772 - v78;
-      const bool v4780 = v4779 < v2;
-      const bool v4781 = v4778 && v4780;
-      if (v4781) {
-        const iron_bf16 v4782 = iron_f32_to_bf16(v4777);
-        const unsigned int v4783 = v4770 * v2;
-        const unsigned int v4784 = v4783 + v4772;
-        const unsigned int v4785 = v4784 - v78;
-        out[v4785] = v4782;
+    const unsigned int v4730 = static_cast<unsigned int>(v3121.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4731 = v4627 + v4730;
+    const unsigned int v4732 = static_cast<unsigned int>(v3121.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4733 = v87 + v4732;
+    const bool v4734 = v4731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4735 = v3117 && v4734;
+    const bool v4736 = v4733 < v88;
+    const bool v4737 = v4735 && v4736;
+    if (v4737) {
+      const float v4738 = v3121.x[6];
+      const bool v4739 = v4731 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4740 = v4733 - v78;
+      const bool v4741 = v4740 < v2;
+      const bool v4742 = v4739 && v4741;
+      if (v4742) {
+        const iron_bf16 v4743 = iron_f32_to_bf16(v4738);
+        const unsigned int v4744 = v4731 * v2;
+        const unsigned int v4745 = v4744 + v4733;
+        const unsigned int v4746 = v4745 - v78;
+        out[v4746] = v4743;
       }
     }
-    const unsigned int v4786 = static_cast<unsigned int>(v3160.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4787 = v4666 + v4786;
-    const unsigned int v4788 = static_cast<unsigned int>(v3160.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4789 = v87 + v4788;
-    const bool v4790 = v4787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4791 = v3156 && v4790;
-    const bool v4792 = v4789 < v88;
-    const bool v4793 = v4791 && v4792;
-    if (v4793) {
-      const float v4794 = v3160.x[7];
-      const bool v4795 = v4787 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4796 = v4789 - v78;
-      const bool v4797 = v4796 < v2;
-      const bool v4798 = v4795 && v4797;
-      if (v4798) {
-        const iron_bf16 v4799 = iron_f32_to_bf16(v4794);
-        const unsigned int v4800 = v4787 * v2;
-        const unsigned int v4801 = v4800 + v4789;
-        const unsigned int v4802 = v4801 - v78;
-        out[v4802] = v4799;
+    const unsigned int v4747 = static_cast<unsigned int>(v3121.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4748 = v4627 + v4747;
+    const unsigned int v4749 = static_cast<unsigned int>(v3121.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4750 = v87 + v4749;
+    const bool v4751 = v4748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4752 = v3117 && v4751;
+    const bool v4753 = v4750 < v88;
+    const bool v4754 = v4752 && v4753;
+    if (v4754) {
+      const float v4755 = v3121.x[7];
+      const bool v4756 = v4748 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4757 = v4750 - v78;
+      const bool v4758 = v4757 < v2;
+      const bool v4759 = v4756 && v4758;
+      if (v4759) {
+        const iron_bf16 v4760 = iron_f32_to_bf16(v4755);
+        const unsigned int v4761 = v4748 * v2;
+        const unsigned int v4762 = v4761 + v4750;
+        const unsigned int v4763 = v4762 - v78;
+        out[v4763] = v4760;
       }
     }
-    const unsigned int v4803 = static_cast<unsigned int>(v3160.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4804 = v4666 + v4803;
-    const unsigned int v4805 = static_cast<unsigned int>(v3160.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4806 = v87 + v4805;
-    const bool v4807 = v4804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4808 = v3156 && v4807;
-    const bool v4809 = v4806 < v88;
-    const bool v4810 = v4808 && v4809;
-    if (v4810) {
-      const float v4811 = v3160.x[8];
-      const bool v4812 = v4804 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4813 = v4806 - v78;
-      const bool v4814 = v4813 < v2;
-      const bool v4815 = v4812 && v4814;
-      if (v4815) {
-        const iron_bf16 v4816 = iron_f32_to_bf16(v4811);
-        const unsigned int v4817 = v4804 * v2;
-        const unsigned int v4818 = v4817 + v4806;
-        const unsigned int v4819 = v4818 - v78;
-        out[v4819] = v4816;
+    const unsigned int v4764 = static_cast<unsigned int>(v3121.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4765 = v4627 + v4764;
+    const unsigned int v4766 = static_cast<unsigned int>(v3121.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4767 = v87 + v4766;
+    const bool v4768 = v4765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4769 = v3117 && v4768;
+    const bool v4770 = v4767 < v88;
+    const bool v4771 = v4769 && v4770;
+    if (v4771) {
+      const float v4772 = v3121.x[8];
+      const bool v4773 = v4765 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4774 = v4767 - v78;
+      const bool v4775 = v4774 < v2;
+      const bool v4776 = v4773 && v4775;
+      if (v4776) {
+        const iron_bf16 v4777 = iron_f32_to_bf16(v4772);
+        const unsigned int v4778 = v4765 * v2;
+        const unsigned int v4779 = v4778 + v4767;
+        const unsigned int v4780 = v4779 - v78;
+        out[v4780] = v4777;
       }
     }
-    const unsigned int v4820 = static_cast<unsigned int>(v3160.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4821 = v4666 + v4820;
-    const unsigned int v4822 = static_cast<unsigned int>(v3160.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4823 = v87 + v4822;
-    const bool v4824 = v4821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4825 = v3156 && v4824;
-    const bool v4826 = v4823 < v88;
-    const bool v4827 = v4825 && v4826;
-    if (v4827) {
-      const float v4828 = v3160.x[9];
-      const bool v4829 = v4821 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4830 = v4823 - v78;
-      const bool v4831 = v4830 < v2;
-      const bool v4832 = v4829 && v4831;
-      if (v4832) {
-        const iron_bf16 v4833 = iron_f32_to_bf16(v4828);
-        const unsigned int v4834 = v4821 * v2;
-        const unsigned int v4835 = v4834 + v4823;
-        const unsigned int v4836 = v4835 - v78;
-        out[v4836] = v4833;
+    const unsigned int v4781 = static_cast<unsigned int>(v3121.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4782 = v4627 + v4781;
+    const unsigned int v4783 = static_cast<unsigned int>(v3121.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4784 = v87 + v4783;
+    const bool v4785 = v4782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4786 = v3117 && v4785;
+    const bool v4787 = v4784 < v88;
+    const bool v4788 = v4786 && v4787;
+    if (v4788) {
+      const float v4789 = v3121.x[9];
+      const bool v4790 = v4782 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4791 = v4784 - v78;
+      const bool v4792 = v4791 < v2;
+      const bool v4793 = v4790 && v4792;
+      if (v4793) {
+        const iron_bf16 v4794 = iron_f32_to_bf16(v4789);
+        const unsigned int v4795 = v4782 * v2;
+        const unsigned int v4796 = v4795 + v4784;
+        const unsigned int v4797 = v4796 - v78;
+        out[v4797] = v4794;
       }
     }
-    const unsigned int v4837 = static_cast<unsigned int>(v3160.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4838 = v4666 + v4837;
-    const unsigned int v4839 = static_cast<unsigned int>(v3160.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4840 = v87 + v4839;
-    const bool v4841 = v4838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4842 = v3156 && v4841;
-    const bool v4843 = v4840 < v88;
-    const bool v4844 = v4842 && v4843;
-    if (v4844) {
-      const float v4845 = v3160.x[10];
-      const bool v4846 = v4838 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4847 = v4840 - v78;
-      const bool v4848 = v4847 < v2;
-      const bool v4849 = v4846 && v4848;
-      if (v4849) {
-        const iron_bf16 v4850 = iron_f32_to_bf16(v4845);
-        const unsigned int v4851 = v4838 * v2;
-        const unsigned int v4852 = v4851 + v4840;
-        const unsigned int v4853 = v4852 - v78;
-        out[v4853] = v4850;
+    const unsigned int v4798 = static_cast<unsigned int>(v3121.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4799 = v4627 + v4798;
+    const unsigned int v4800 = static_cast<unsigned int>(v3121.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4801 = v87 + v4800;
+    const bool v4802 = v4799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4803 = v3117 && v4802;
+    const bool v4804 = v4801 < v88;
+    const bool v4805 = v4803 && v4804;
+    if (v4805) {
+      const float v4806 = v3121.x[10];
+      const bool v4807 = v4799 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4808 = v4801 - v78;
+      const bool v4809 = v4808 < v2;
+      const bool v4810 = v4807 && v4809;
+      if (v4810) {
+        const iron_bf16 v4811 = iron_f32_to_bf16(v4806);
+        const unsigned int v4812 = v4799 * v2;
+        const unsigned int v4813 = v4812 + v4801;
+        const unsigned int v4814 = v4813 - v78;
+        out[v4814] = v4811;
       }
     }
-    const unsigned int v4854 = static_cast<unsigned int>(v3160.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4855 = v4666 + v4854;
-    const unsigned int v4856 = static_cast<unsigned int>(v3160.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4857 = v87 + v4856;
-    const bool v4858 = v4855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4859 = v3156 && v4858;
-    const bool v4860 = v4857 < v88;
-    const bool v4861 = v4859 && v4860;
-    if (v4861) {
-      const float v4862 = v3160.x[11];
-      const bool v4863 = v4855 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4864 = v4857 - v78;
-      const bool v4865 = v4864 < v2;
-      const bool v4866 = v4863 && v4865;
-      if (v4866) {
-        const iron_bf16 v4867 = iron_f32_to_bf16(v4862);
-        const unsigned int v4868 = v4855 * v2;
-        const unsigned int v4869 = v4868 + v4857;
-        const unsigned int v4870 = v4869 - v78;
-        out[v4870] = v4867;
+    const unsigned int v4815 = static_cast<unsigned int>(v3121.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4816 = v4627 + v4815;
+    const unsigned int v4817 = static_cast<unsigned int>(v3121.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4818 = v87 + v4817;
+    const bool v4819 = v4816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4820 = v3117 && v4819;
+    const bool v4821 = v4818 < v88;
+    const bool v4822 = v4820 && v4821;
+    if (v4822) {
+      const float v4823 = v3121.x[11];
+      const bool v4824 = v4816 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4825 = v4818 - v78;
+      const bool v4826 = v4825 < v2;
+      const bool v4827 = v4824 && v4826;
+      if (v4827) {
+        const iron_bf16 v4828 = iron_f32_to_bf16(v4823);
+        const unsigned int v4829 = v4816 * v2;
+        const unsigned int v4830 = v4829 + v4818;
+        const unsigned int v4831 = v4830 - v78;
+        out[v4831] = v4828;
       }
     }
-    const unsigned int v4871 = static_cast<unsigned int>(v3160.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4872 = v4666 + v4871;
-    const unsigned int v4873 = static_cast<unsigned int>(v3160.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4874 = v87 + v4873;
-    const bool v4875 = v4872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4876 = v3156 && v4875;
-    const bool v4877 = v4874 < v88;
-    const bool v4878 = v4876 && v4877;
-    if (v4878) {
-      const float v4879 = v3160.x[12];
-      const bool v4880 = v4872 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4881 = v4874 - v78;
-      const bool v4882 = v4881 < v2;
-      const bool v4883 = v4880 && v4882;
-      if (v4883) {
-        const iron_bf16 v4884 = iron_f32_to_bf16(v4879);
-        const unsigned int v4885 = v4872 * v2;
-        const unsigned int v4886 = v4885 + v4874;
-        const unsigned int v4887 = v4886 - v78;
-        out[v4887] = v4884;
+    const unsigned int v4832 = static_cast<unsigned int>(v3121.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4833 = v4627 + v4832;
+    const unsigned int v4834 = static_cast<unsigned int>(v3121.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4835 = v87 + v4834;
+    const bool v4836 = v4833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4837 = v3117 && v4836;
+    const bool v4838 = v4835 < v88;
+    const bool v4839 = v4837 && v4838;
+    if (v4839) {
+      const float v4840 = v3121.x[12];
+      const bool v4841 = v4833 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4842 = v4835 - v78;
+      const bool v4843 = v4842 < v2;
+      const bool v4844 = v4841 && v4843;
+      if (v4844) {
+        const iron_bf16 v4845 = iron_f32_to_bf16(v4840);
+        const unsigned int v4846 = v4833 * v2;
+        const unsigned int v4847 = v4846 + v4835;
+        const unsigned int v4848 = v4847 - v78;
+        out[v4848] = v4845;
       }
     }
-    const unsigned int v4888 = static_cast<unsigned int>(v3160.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4889 = v4666 + v4888;
-    const unsigned int v4890 = static_cast<unsigned int>(v3160.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4891 = v87 + v4890;
-    const bool v4892 = v4889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4893 = v3156 && v4892;
-    const bool v4894 = v4891 < v88;
-    const bool v4895 = v4893 && v4894;
-    if (v4895) {
-      const float v4896 = v3160.x[13];
-      const bool v4897 = v4889 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4898 = v4891 - v78;
-      const bool v4899 = v4898 < v2;
-      const bool v4900 = v4897 && v4899;
-      if (v4900) {
-        const iron_bf16 v4901 = iron_f32_to_bf16(v4896);
-        const unsigned int v4902 = v4889 * v2;
-        const unsigned int v4903 = v4902 + v4891;
-        const unsigned int v4904 = v4903 - v78;
-        out[v4904] = v4901;
+    const unsigned int v4849 = static_cast<unsigned int>(v3121.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4850 = v4627 + v4849;
+    const unsigned int v4851 = static_cast<unsigned int>(v3121.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4852 = v87 + v4851;
+    const bool v4853 = v4850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4854 = v3117 && v4853;
+    const bool v4855 = v4852 < v88;
+    const bool v4856 = v4854 && v4855;
+    if (v4856) {
+      const float v4857 = v3121.x[13];
+      const bool v4858 = v4850 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4859 = v4852 - v78;
+      const bool v4860 = v4859 < v2;
+      const bool v4861 = v4858 && v4860;
+      if (v4861) {
+        const iron_bf16 v4862 = iron_f32_to_bf16(v4857);
+        const unsigned int v4863 = v4850 * v2;
+        const unsigned int v4864 = v4863 + v4852;
+        const unsigned int v4865 = v4864 - v78;
+        out[v4865] = v4862;
       }
     }
-    const unsigned int v4905 = static_cast<unsigned int>(v3160.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4906 = v4666 + v4905;
-    const unsigned int v4907 = static_cast<unsigned int>(v3160.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4908 = v87 + v4907;
-    const bool v4909 = v4906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4910 = v3156 && v4909;
-    const bool v4911 = v4908 < v88;
-    const bool v4912 = v4910 && v4911;
-    if (v4912) {
-      const float v4913 = v3160.x[14];
-      const bool v4914 = v4906 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4915 = v4908 - v78;
-      const bool v4916 = v4915 < v2;
-      const bool v4917 = v4914 && v4916;
-      if (v4917) {
-        const iron_bf16 v4918 = iron_f32_to_bf16(v4913);
-        const unsigned int v4919 = v4906 * v2;
-        const unsigned int v4920 = v4919 + v4908;
-        const unsigned int v4921 = v4920 - v78;
-        out[v4921] = v4918;
+    const unsigned int v4866 = static_cast<unsigned int>(v3121.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4867 = v4627 + v4866;
+    const unsigned int v4868 = static_cast<unsigned int>(v3121.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4869 = v87 + v4868;
+    const bool v4870 = v4867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4871 = v3117 && v4870;
+    const bool v4872 = v4869 < v88;
+    const bool v4873 = v4871 && v4872;
+    if (v4873) {
+      const float v4874 = v3121.x[14];
+      const bool v4875 = v4867 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4876 = v4869 - v78;
+      const bool v4877 = v4876 < v2;
+      const bool v4878 = v4875 && v4877;
+      if (v4878) {
+        const iron_bf16 v4879 = iron_f32_to_bf16(v4874);
+        const unsigned int v4880 = v4867 * v2;
+        const unsigned int v4881 = v4880 + v4869;
+        const unsigned int v4882 = v4881 - v78;
+        out[v4882] = v4879;
       }
     }
-    const unsigned int v4922 = static_cast<unsigned int>(v3160.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4923 = v4666 + v4922;
-    const unsigned int v4924 = static_cast<unsigned int>(v3160.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4925 = v87 + v4924;
-    const bool v4926 = v4923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4927 = v3156 && v4926;
-    const bool v4928 = v4925 < v88;
-    const bool v4929 = v4927 && v4928;
-    if (v4929) {
-      const float v4930 = v3160.x[15];
-      const bool v4931 = v4923 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4932 = v4925 - v78;
-      const bool v4933 = v4932 < v2;
-      const bool v4934 = v4931 && v4933;
-      if (v4934) {
-        const iron_bf16 v4935 = iron_f32_to_bf16(v4930);
-        const unsigned int v4936 = v4923 * v2;
-        const unsigned int v4937 = v4936 + v4925;
-        const unsigned int v4938 = v4937 - v78;
-        out[v4938] = v4935;
+    const unsigned int v4883 = static_cast<unsigned int>(v3121.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4884 = v4627 + v4883;
+    const unsigned int v4885 = static_cast<unsigned int>(v3121.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4886 = v87 + v4885;
+    const bool v4887 = v4884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4888 = v3117 && v4887;
+    const bool v4889 = v4886 < v88;
+    const bool v4890 = v4888 && v4889;
+    if (v4890) {
+      const float v4891 = v3121.x[15];
+      const bool v4892 = v4884 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4893 = v4886 - v78;
+      const bool v4894 = v4893 < v2;
+      const bool v4895 = v4892 && v4894;
+      if (v4895) {
+        const iron_bf16 v4896 = iron_f32_to_bf16(v4891);
+        const unsigned int v4897 = v4884 * v2;
+        const unsigned int v4898 = v4897 + v4886;
+        const unsigned int v4899 = v4898 - v78;
+        out[v4899] = v4896;
       }
     }
-    const unsigned int v4939 = static_cast<unsigned int>(v3160.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4940 = v4666 + v4939;
-    const unsigned int v4941 = static_cast<unsigned int>(v3160.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4942 = v87 + v4941;
-    const bool v4943 = v4940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4944 = v3156 && v4943;
-    const bool v4945 = v4942 < v88;
-    const bool v4946 = v4944 && v4945;
-    if (v4946) {
-      const float v4947 = v3160.x[16];
-      const bool v4948 = v4940 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4949 = v4942 - v78;
-      const bool v4950 = v4949 < v2;
-      const bool v4951 = v4948 && v4950;
-      if (v4951) {
-        const iron_bf16 v4952 = iron_f32_to_bf16(v4947);
-        const unsigned int v4953 = v4940 * v2;
-        const unsigned int v4954 = v4953 + v4942;
-        const unsigned int v4955 = v4954 - v78;
-        out[v4955] = v4952;
+    const unsigned int v4900 = static_cast<unsigned int>(v3121.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4901 = v4627 + v4900;
+    const unsigned int v4902 = static_cast<unsigned int>(v3121.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4903 = v87 + v4902;
+    const bool v4904 = v4901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4905 = v3117 && v4904;
+    const bool v4906 = v4903 < v88;
+    const bool v4907 = v4905 && v4906;
+    if (v4907) {
+      const float v4908 = v3121.x[16];
+      const bool v4909 = v4901 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4910 = v4903 - v78;
+      const bool v4911 = v4910 < v2;
+      const bool v4912 = v4909 && v4911;
+      if (v4912) {
+        const iron_bf16 v4913 = iron_f32_to_bf16(v4908);
+        const unsigned int v4914 = v4901 * v2;
+        const unsigned int v4915 = v4914 + v4903;
+        const unsigned int v4916 = v4915 - v78;
+        out[v4916] = v4913;
       }
     }
-    const unsigned int v4956 = static_cast<unsigned int>(v3160.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4957 = v4666 + v4956;
-    const unsigned int v4958 = static_cast<unsigned int>(v3160.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4959 = v87 + v4958;
-    const bool v4960 = v4957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4961 = v3156 && v4960;
-    const bool v4962 = v4959 < v88;
-    const bool v4963 = v4961 && v4962;
-    if (v4963) {
-      const float v4964 = v3160.x[17];
-      const bool v4965 = v4957 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4966 = v4959 - v78;
-      const bool v4967 = v4966 < v2;
-      const bool v4968 = v4965 && v4967;
-      if (v4968) {
-        const iron_bf16 v4969 = iron_f32_to_bf16(v4964);
-        const unsigned int v4970 = v4957 * v2;
-        const unsigned int v4971 = v4970 + v4959;
-        const unsigned int v4972 = v4971 - v78;
-        out[v4972] = v4969;
+    const unsigned int v4917 = static_cast<unsigned int>(v3121.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4918 = v4627 + v4917;
+    const unsigned int v4919 = static_cast<unsigned int>(v3121.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4920 = v87 + v4919;
+    const bool v4921 = v4918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4922 = v3117 && v4921;
+    const bool v4923 = v4920 < v88;
+    const bool v4924 = v4922 && v4923;
+    if (v4924) {
+      const float v4925 = v3121.x[17];
+      const bool v4926 = v4918 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4927 = v4920 - v78;
+      const bool v4928 = v4927 < v2;
+      const bool v4929 = v4926 && v4928;
+      if (v4929) {
+        const iron_bf16 v4930 = iron_f32_to_bf16(v4925);
+        const unsigned int v4931 = v4918 * v2;
+        const unsigned int v4932 = v4931 + v4920;
+        const unsigned int v4933 = v4932 - v78;
+        out[v4933] = v4930;
       }
     }
-    const unsigned int v4973 = static_cast<unsigned int>(v3160.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4974 = v4666 + v4973;
-    const unsigned int v4975 = static_cast<unsigned int>(v3160.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4976 = v87 + v4975;
-    const bool v4977 = v4974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4978 = v3156 && v4977;
-    const bool v4979 = v4976 < v88;
-    const bool v4980 = v4978 && v4979;
-    if (v4980) {
-      const float v4981 = v3160.x[18];
-      const bool v4982 = v4974 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v4983 = v4976 - v78;
-      const bool v4984 = v4983 < v2;
-      const bool v4985 = v4982 && v4984;
-      if (v4985) {
-        const iron_bf16 v4986 = iron_f32_to_bf16(v4981);
-        const unsigned int v4987 = v4974 * v2;
-        const unsigned int v4988 = v4987 + v4976;
-        const unsigned int v4989 = v4988 - v78;
-        out[v4989] = v4986;
+    const unsigned int v4934 = static_cast<unsigned int>(v3121.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4935 = v4627 + v4934;
+    const unsigned int v4936 = static_cast<unsigned int>(v3121.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4937 = v87 + v4936;
+    const bool v4938 = v4935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4939 = v3117 && v4938;
+    const bool v4940 = v4937 < v88;
+    const bool v4941 = v4939 && v4940;
+    if (v4941) {
+      const float v4942 = v3121.x[18];
+      const bool v4943 = v4935 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4944 = v4937 - v78;
+      const bool v4945 = v4944 < v2;
+      const bool v4946 = v4943 && v4945;
+      if (v4946) {
+        const iron_bf16 v4947 = iron_f32_to_bf16(v4942);
+        const unsigned int v4948 = v4935 * v2;
+        const unsigned int v4949 = v4948 + v4937;
+        const unsigned int v4950 = v4949 - v78;
+        out[v4950] = v4947;
       }
     }
-    const unsigned int v4990 = static_cast<unsigned int>(v3160.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v4991 = v4666 + v4990;
-    const unsigned int v4992 = static_cast<unsigned int>(v3160.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v4993 = v87 + v4992;
-    const bool v4994 = v4991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4995 = v3156 && v4994;
-    const bool v4996 = v4993 < v88;
-    const bool v4997 = v4995 && v4996;
-    if (v4997) {
-      const float v4998 = v3160.x[19];
-      const bool v4999 = v4991 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5000 = v4993 - v78;
-      const bool v5001 = v5000 < v2;
-      const bool v5002 = v4999 && v5001;
-      if (v5002) {
-        const iron_bf16 v5003 = iron_f32_to_bf16(v4998);
-        const unsigned int v5004 = v4991 * v2;
-        const unsigned int v5005 = v5004 + v4993;
-        const unsigned int v5006 = v5005 - v78;
-        out[v5006] = v5003;
+    const unsigned int v4951 = static_cast<unsigned int>(v3121.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4952 = v4627 + v4951;
+    const unsigned int v4953 = static_cast<unsigned int>(v3121.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4954 = v87 + v4953;
+    const bool v4955 = v4952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4956 = v3117 && v4955;
+    const bool v4957 = v4954 < v88;
+    const bool v4958 = v4956 && v4957;
+    if (v4958) {
+      const float v4959 = v3121.x[19];
+      const bool v4960 = v4952 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4961 = v4954 - v78;
+      const bool v4962 = v4961 < v2;
+      const bool v4963 = v4960 && v4962;
+      if (v4963) {
+        const iron_bf16 v4964 = iron_f32_to_bf16(v4959);
+        const unsigned int v4965 = v4952 * v2;
+        const unsigned int v4966 = v4965 + v4954;
+        const unsigned int v4967 = v4966 - v78;
+        out[v4967] = v4964;
       }
     }
-    const unsigned int v5007 = static_cast<unsigned int>(v3160.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5008 = v4666 + v5007;
-    const unsigned int v5009 = static_cast<unsigned int>(v3160.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5010 = v87 + v5009;
-    const bool v5011 = v5008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5012 = v3156 && v5011;
-    const bool v5013 = v5010 < v88;
-    const bool v5014 = v5012 && v5013;
-    if (v5014) {
-      const float v5015 = v3160.x[20];
-      const bool v5016 = v5008 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5017 = v5010 - v78;
-      const bool v5018 = v5017 < v2;
-      const bool v5019 = v5016 && v5018;
-      if (v5019) {
-        const iron_bf16 v5020 = iron_f32_to_bf16(v5015);
-        const unsigned int v5021 = v5008 * v2;
-        const unsigned int v5022 = v5021 + v5010;
-        const unsigned int v5023 = v5022 - v78;
-        out[v5023] = v5020;
+    const unsigned int v4968 = static_cast<unsigned int>(v3121.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4969 = v4627 + v4968;
+    const unsigned int v4970 = static_cast<unsigned int>(v3121.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4971 = v87 + v4970;
+    const bool v4972 = v4969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4973 = v3117 && v4972;
+    const bool v4974 = v4971 < v88;
+    const bool v4975 = v4973 && v4974;
+    if (v4975) {
+      const float v4976 = v3121.x[20];
+      const bool v4977 = v4969 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4978 = v4971 - v78;
+      const bool v4979 = v4978 < v2;
+      const bool v4980 = v4977 && v4979;
+      if (v4980) {
+        const iron_bf16 v4981 = iron_f32_to_bf16(v4976);
+        const unsigned int v4982 = v4969 * v2;
+        const unsigned int v4983 = v4982 + v4971;
+        const unsigned int v4984 = v4983 - v78;
+        out[v4984] = v4981;
       }
     }
-    const unsigned int v5024 = static_cast<unsigned int>(v3160.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5025 = v4666 + v5024;
-    const unsigned int v5026 = static_cast<unsigned int>(v3160.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5027 = v87 + v5026;
-    const bool v5028 = v5025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5029 = v3156 && v5028;
-    const bool v5030 = v5027 < v88;
-    const bool v5031 = v5029 && v5030;
-    if (v5031) {
-      const float v5032 = v3160.x[21];
-      const bool v5033 = v5025 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5034 = v5027 - v78;
-      const bool v5035 = v5034 < v2;
-      const bool v5036 = v5033 && v5035;
-      if (v5036) {
-        const iron_bf16 v5037 = iron_f32_to_bf16(v5032);
-        const unsigned int v5038 = v5025 * v2;
-        const unsigned int v5039 = v5038 + v5027;
-        const unsigned int v5040 = v5039 - v78;
-        out[v5040] = v5037;
+    const unsigned int v4985 = static_cast<unsigned int>(v3121.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v4986 = v4627 + v4985;
+    const unsigned int v4987 = static_cast<unsigned int>(v3121.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v4988 = v87 + v4987;
+    const bool v4989 = v4986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4990 = v3117 && v4989;
+    const bool v4991 = v4988 < v88;
+    const bool v4992 = v4990 && v4991;
+    if (v4992) {
+      const float v4993 = v3121.x[21];
+      const bool v4994 = v4986 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v4995 = v4988 - v78;
+      const bool v4996 = v4995 < v2;
+      const bool v4997 = v4994 && v4996;
+      if (v4997) {
+        const iron_bf16 v4998 = iron_f32_to_bf16(v4993);
+        const unsigned int v4999 = v4986 * v2;
+        const unsigned int v5000 = v4999 + v4988;
+        const unsigned int v5001 = v5000 - v78;
+        out[v5001] = v4998;
       }
     }
-    const unsigned int v5041 = static_cast<unsigned int>(v3160.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5042 = v4666 + v5041;
-    const unsigned int v5043 = static_cast<unsigned int>(v3160.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5044 = v87 + v5043;
-    const bool v5045 = v5042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5046 = v3156 && v5045;
-    const bool v5047 = v5044 < v88;
-    const bool v5048 = v5046 && v5047;
-    if (v5048) {
-      const float v5049 = v3160.x[22];
-      const bool v5050 = v5042 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5051 = v5044 - v78;
-      const bool v5052 = v5051 < v2;
-      const bool v5053 = v5050 && v5052;
-      if (v5053) {
-        const iron_bf16 v5054 = iron_f32_to_bf16(v5049);
-        const unsigned int v5055 = v5042 * v2;
-        const unsigned int v5056 = v5055 + v5044;
-        const unsigned int v5057 = v5056 - v78;
-        out[v5057] = v5054;
+    const unsigned int v5002 = static_cast<unsigned int>(v3121.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5003 = v4627 + v5002;
+    const unsigned int v5004 = static_cast<unsigned int>(v3121.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5005 = v87 + v5004;
+    const bool v5006 = v5003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5007 = v3117 && v5006;
+    const bool v5008 = v5005 < v88;
+    const bool v5009 = v5007 && v5008;
+    if (v5009) {
+      const float v5010 = v3121.x[22];
+      const bool v5011 = v5003 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5012 = v5005 - v78;
+      const bool v5013 = v5012 < v2;
+      const bool v5014 = v5011 && v5013;
+      if (v5014) {
+        const iron_bf16 v5015 = iron_f32_to_bf16(v5010);
+        const unsigned int v5016 = v5003 * v2;
+        const unsigned int v5017 = v5016 + v5005;
+        const unsigned int v5018 = v5017 - v78;
+        out[v5018] = v5015;
       }
     }
-    const unsigned int v5058 = static_cast<unsigned int>(v3160.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5059 = v4666 + v5058;
-    const unsigned int v5060 = static_cast<unsigned int>(v3160.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5061 = v87 + v5060;
-    const bool v5062 = v5059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5063 = v3156 && v5062;
-    const bool v5064 = v5061 < v88;
-    const bool v5065 = v5063 && v5064;
-    if (v5065) {
-      const float v5066 = v3160.x[23];
-      const bool v5067 = v5059 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5068 = v5061 - v78;
-      const bool v5069 = v5068 < v2;
-      const bool v5070 = v5067 && v5069;
-      if (v5070) {
-        const iron_bf16 v5071 = iron_f32_to_bf16(v5066);
-        const unsigned int v5072 = v5059 * v2;
-        const unsigned int v5073 = v5072 + v5061;
-        const unsigned int v5074 = v5073 - v78;
-        out[v5074] = v5071;
+    const unsigned int v5019 = static_cast<unsigned int>(v3121.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5020 = v4627 + v5019;
+    const unsigned int v5021 = static_cast<unsigned int>(v3121.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5022 = v87 + v5021;
+    const bool v5023 = v5020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5024 = v3117 && v5023;
+    const bool v5025 = v5022 < v88;
+    const bool v5026 = v5024 && v5025;
+    if (v5026) {
+      const float v5027 = v3121.x[23];
+      const bool v5028 = v5020 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5029 = v5022 - v78;
+      const bool v5030 = v5029 < v2;
+      const bool v5031 = v5028 && v5030;
+      if (v5031) {
+        const iron_bf16 v5032 = iron_f32_to_bf16(v5027);
+        const unsigned int v5033 = v5020 * v2;
+        const unsigned int v5034 = v5033 + v5022;
+        const unsigned int v5035 = v5034 - v78;
+        out[v5035] = v5032;
       }
     }
-    const unsigned int v5075 = static_cast<unsigned int>(v3160.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5076 = v4666 + v5075;
-    const unsigned int v5077 = static_cast<unsigned int>(v3160.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5078 = v87 + v5077;
-    const bool v5079 = v5076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5080 = v3156 && v5079;
-    const bool v5081 = v5078 < v88;
-    const bool v5082 = v5080 && v5081;
-    if (v5082) {
-      const float v5083 = v3160.x[24];
-      const bool v5084 = v5076 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5085 = v5078 - v78;
-      const bool v5086 = v5085 < v2;
-      const bool v5087 = v5084 && v5086;
-      if (v5087) {
-        const iron_bf16 v5088 = iron_f32_to_bf16(v5083);
-        const unsigned int v5089 = v5076 * v2;
-        const unsigned int v5090 = v5089 + v5078;
-        const unsigned int v5091 = v5090 - v78;
-        out[v5091] = v5088;
+    const unsigned int v5036 = static_cast<unsigned int>(v3121.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5037 = v4627 + v5036;
+    const unsigned int v5038 = static_cast<unsigned int>(v3121.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5039 = v87 + v5038;
+    const bool v5040 = v5037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5041 = v3117 && v5040;
+    const bool v5042 = v5039 < v88;
+    const bool v5043 = v5041 && v5042;
+    if (v5043) {
+      const float v5044 = v3121.x[24];
+      const bool v5045 = v5037 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5046 = v5039 - v78;
+      const bool v5047 = v5046 < v2;
+      const bool v5048 = v5045 && v5047;
+      if (v5048) {
+        const iron_bf16 v5049 = iron_f32_to_bf16(v5044);
+        const unsigned int v5050 = v5037 * v2;
+        const unsigned int v5051 = v5050 + v5039;
+        const unsigned int v5052 = v5051 - v78;
+        out[v5052] = v5049;
       }
     }
-    const unsigned int v5092 = static_cast<unsigned int>(v3160.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5093 = v4666 + v5092;
-    const unsigned int v5094 = static_cast<unsigned int>(v3160.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5095 = v87 + v5094;
-    const bool v5096 = v5093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5097 = v3156 && v5096;
-    const bool v5098 = v5095 < v88;
-    const bool v5099 = v5097 && v5098;
-    if (v5099) {
-      const float v5100 = v3160.x[25];
-      const bool v5101 = v5093 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5102 = v5095 - v78;
-      const bool v5103 = v5102 < v2;
-      const bool v5104 = v5101 && v5103;
-      if (v5104) {
-        const iron_bf16 v5105 = iron_f32_to_bf16(v5100);
-        const unsigned int v5106 = v5093 * v2;
-        const unsigned int v5107 = v5106 + v5095;
-        const unsigned int v5108 = v5107 - v78;
-        out[v5108] = v5105;
+    const unsigned int v5053 = static_cast<unsigned int>(v3121.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5054 = v4627 + v5053;
+    const unsigned int v5055 = static_cast<unsigned int>(v3121.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5056 = v87 + v5055;
+    const bool v5057 = v5054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5058 = v3117 && v5057;
+    const bool v5059 = v5056 < v88;
+    const bool v5060 = v5058 && v5059;
+    if (v5060) {
+      const float v5061 = v3121.x[25];
+      const bool v5062 = v5054 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5063 = v5056 - v78;
+      const bool v5064 = v5063 < v2;
+      const bool v5065 = v5062 && v5064;
+      if (v5065) {
+        const iron_bf16 v5066 = iron_f32_to_bf16(v5061);
+        const unsigned int v5067 = v5054 * v2;
+        const unsigned int v5068 = v5067 + v5056;
+        const unsigned int v5069 = v5068 - v78;
+        out[v5069] = v5066;
       }
     }
-    const unsigned int v5109 = static_cast<unsigned int>(v3160.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5110 = v4666 + v5109;
-    const unsigned int v5111 = static_cast<unsigned int>(v3160.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5112 = v87 + v5111;
-    const bool v5113 = v5110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5114 = v3156 && v5113;
-    const bool v5115 = v5112 < v88;
-    const bool v5116 = v5114 && v5115;
-    if (v5116) {
-      const float v5117 = v3160.x[26];
-      const bool v5118 = v5110 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5119 = v5112 - v78;
-      const bool v5120 = v5119 < v2;
-      const bool v5121 = v5118 && v5120;
-      if (v5121) {
-        const iron_bf16 v5122 = iron_f32_to_bf16(v5117);
-        const unsigned int v5123 = v5110 * v2;
-        const unsigned int v5124 = v5123 + v5112;
-        const unsigned int v5125 = v5124 - v78;
-        out[v5125] = v5122;
+    const unsigned int v5070 = static_cast<unsigned int>(v3121.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5071 = v4627 + v5070;
+    const unsigned int v5072 = static_cast<unsigned int>(v3121.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5073 = v87 + v5072;
+    const bool v5074 = v5071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5075 = v3117 && v5074;
+    const bool v5076 = v5073 < v88;
+    const bool v5077 = v5075 && v5076;
+    if (v5077) {
+      const float v5078 = v3121.x[26];
+      const bool v5079 = v5071 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5080 = v5073 - v78;
+      const bool v5081 = v5080 < v2;
+      const bool v5082 = v5079 && v5081;
+      if (v5082) {
+        const iron_bf16 v5083 = iron_f32_to_bf16(v5078);
+        const unsigned int v5084 = v5071 * v2;
+        const unsigned int v5085 = v5084 + v5073;
+        const unsigned int v5086 = v5085 - v78;
+        out[v5086] = v5083;
       }
     }
-    const unsigned int v5126 = static_cast<unsigned int>(v3160.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5127 = v4666 + v5126;
-    const unsigned int v5128 = static_cast<unsigned int>(v3160.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5129 = v87 + v5128;
-    const bool v5130 = v5127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5131 = v3156 && v5130;
-    const bool v5132 = v5129 < v88;
-    const bool v5133 = v5131 && v5132;
-    if (v5133) {
-      const float v5134 = v3160.x[27];
-      const bool v5135 = v5127 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5136 = v5129 - v78;
-      const bool v5137 = v5136 < v2;
-      const bool v5138 = v5135 && v5137;
-      if (v5138) {
-        const iron_bf16 v5139 = iron_f32_to_bf16(v5134);
-        const unsigned int v5140 = v5127 * v2;
-        const unsigned int v5141 = v5140 + v5129;
-        const unsigned int v5142 = v5141 - v78;
-        out[v5142] = v5139;
+    const unsigned int v5087 = static_cast<unsigned int>(v3121.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5088 = v4627 + v5087;
+    const unsigned int v5089 = static_cast<unsigned int>(v3121.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5090 = v87 + v5089;
+    const bool v5091 = v5088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5092 = v3117 && v5091;
+    const bool v5093 = v5090 < v88;
+    const bool v5094 = v5092 && v5093;
+    if (v5094) {
+      const float v5095 = v3121.x[27];
+      const bool v5096 = v5088 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5097 = v5090 - v78;
+      const bool v5098 = v5097 < v2;
+      const bool v5099 = v5096 && v5098;
+      if (v5099) {
+        const iron_bf16 v5100 = iron_f32_to_bf16(v5095);
+        const unsigned int v5101 = v5088 * v2;
+        const unsigned int v5102 = v5101 + v5090;
+        const unsigned int v5103 = v5102 - v78;
+        out[v5103] = v5100;
       }
     }
-    const unsigned int v5143 = static_cast<unsigned int>(v3160.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5144 = v4666 + v5143;
-    const unsigned int v5145 = static_cast<unsigned int>(v3160.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5146 = v87 + v5145;
-    const bool v5147 = v5144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5148 = v3156 && v5147;
-    const bool v5149 = v5146 < v88;
-    const bool v5150 = v5148 && v5149;
-    if (v5150) {
-      const float v5151 = v3160.x[28];
-      const bool v5152 = v5144 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5153 = v5146 - v78;
-      const bool v5154 = v5153 < v2;
-      const bool v5155 = v5152 && v5154;
-      if (v5155) {
-        const iron_bf16 v5156 = iron_f32_to_bf16(v5151);
-        const unsigned int v5157 = v5144 * v2;
-        const unsigned int v5158 = v5157 + v5146;
-        const unsigned int v5159 = v5158 - v78;
-        out[v5159] = v5156;
+    const unsigned int v5104 = static_cast<unsigned int>(v3121.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5105 = v4627 + v5104;
+    const unsigned int v5106 = static_cast<unsigned int>(v3121.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5107 = v87 + v5106;
+    const bool v5108 = v5105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5109 = v3117 && v5108;
+    const bool v5110 = v5107 < v88;
+    const bool v5111 = v5109 && v5110;
+    if (v5111) {
+      const float v5112 = v3121.x[28];
+      const bool v5113 = v5105 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5114 = v5107 - v78;
+      const bool v5115 = v5114 < v2;
+      const bool v5116 = v5113 && v5115;
+      if (v5116) {
+        const iron_bf16 v5117 = iron_f32_to_bf16(v5112);
+        const unsigned int v5118 = v5105 * v2;
+        const unsigned int v5119 = v5118 + v5107;
+        const unsigned int v5120 = v5119 - v78;
+        out[v5120] = v5117;
       }
     }
-    const unsigned int v5160 = static_cast<unsigned int>(v3160.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5161 = v4666 + v5160;
-    const unsigned int v5162 = static_cast<unsigned int>(v3160.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5163 = v87 + v5162;
-    const bool v5164 = v5161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5165 = v3156 && v5164;
-    const bool v5166 = v5163 < v88;
-    const bool v5167 = v5165 && v5166;
-    if (v5167) {
-      const float v5168 = v3160.x[29];
-      const bool v5169 = v5161 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5170 = v5163 - v78;
-      const bool v5171 = v5170 < v2;
-      const bool v5172 = v5169 && v5171;
-      if (v5172) {
-        const iron_bf16 v5173 = iron_f32_to_bf16(v5168);
-        const unsigned int v5174 = v5161 * v2;
-        const unsigned int v5175 = v5174 + v5163;
-        const unsigned int v5176 = v5175 - v78;
-        out[v5176] = v5173;
+    const unsigned int v5121 = static_cast<unsigned int>(v3121.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5122 = v4627 + v5121;
+    const unsigned int v5123 = static_cast<unsigned int>(v3121.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5124 = v87 + v5123;
+    const bool v5125 = v5122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5126 = v3117 && v5125;
+    const bool v5127 = v5124 < v88;
+    const bool v5128 = v5126 && v5127;
+    if (v5128) {
+      const float v5129 = v3121.x[29];
+      const bool v5130 = v5122 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5131 = v5124 - v78;
+      const bool v5132 = v5131 < v2;
+      const bool v5133 = v5130 && v5132;
+      if (v5133) {
+        const iron_bf16 v5134 = iron_f32_to_bf16(v5129);
+        const unsigned int v5135 = v5122 * v2;
+        const unsigned int v5136 = v5135 + v5124;
+        const unsigned int v5137 = v5136 - v78;
+        out[v5137] = v5134;
       }
     }
-    const unsigned int v5177 = static_cast<unsigned int>(v3160.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5178 = v4666 + v5177;
-    const unsigned int v5179 = static_cast<unsigned int>(v3160.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5180 = v87 + v5179;
-    const bool v5181 = v5178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5182 = v3156 && v5181;
-    const bool v5183 = v5180 < v88;
-    const bool v5184 = v5182 && v5183;
-    if (v5184) {
-      const float v5185 = v3160.x[30];
-      const bool v5186 = v5178 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5187 = v5180 - v78;
-      const bool v5188 = v5187 < v2;
-      const bool v5189 = v5186 && v5188;
-      if (v5189) {
-        const iron_bf16 v5190 = iron_f32_to_bf16(v5185);
-        const unsigned int v5191 = v5178 * v2;
-        const unsigned int v5192 = v5191 + v5180;
-        const unsigned int v5193 = v5192 - v78;
-        out[v5193] = v5190;
+    const unsigned int v5138 = static_cast<unsigned int>(v3121.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5139 = v4627 + v5138;
+    const unsigned int v5140 = static_cast<unsigned int>(v3121.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5141 = v87 + v5140;
+    const bool v5142 = v5139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5143 = v3117 && v5142;
+    const bool v5144 = v5141 < v88;
+    const bool v5145 = v5143 && v5144;
+    if (v5145) {
+      const float v5146 = v3121.x[30];
+      const bool v5147 = v5139 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5148 = v5141 - v78;
+      const bool v5149 = v5148 < v2;
+      const bool v5150 = v5147 && v5149;
+      if (v5150) {
+        const iron_bf16 v5151 = iron_f32_to_bf16(v5146);
+        const unsigned int v5152 = v5139 * v2;
+        const unsigned int v5153 = v5152 + v5141;
+        const unsigned int v5154 = v5153 - v78;
+        out[v5154] = v5151;
       }
     }
-    const unsigned int v5194 = static_cast<unsigned int>(v3160.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5195 = v4666 + v5194;
-    const unsigned int v5196 = static_cast<unsigned int>(v3160.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5197 = v87 + v5196;
-    const bool v5198 = v5195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5199 = v3156 && v5198;
-    const bool v5200 = v5197 < v88;
-    const bool v5201 = v5199 && v5200;
-    if (v5201) {
-      const float v5202 = v3160.x[31];
-      const bool v5203 = v5195 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5204 = v5197 - v78;
-      const bool v5205 = v5204 < v2;
-      const bool v5206 = v5203 && v5205;
-      if (v5206) {
-        const iron_bf16 v5207 = iron_f32_to_bf16(v5202);
-        const unsigned int v5208 = v5195 * v2;
-        const unsigned int v5209 = v5208 + v5197;
-        const unsigned int v5210 = v5209 - v78;
-        out[v5210] = v5207;
+    const unsigned int v5155 = static_cast<unsigned int>(v3121.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5156 = v4627 + v5155;
+    const unsigned int v5157 = static_cast<unsigned int>(v3121.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5158 = v87 + v5157;
+    const bool v5159 = v5156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5160 = v3117 && v5159;
+    const bool v5161 = v5158 < v88;
+    const bool v5162 = v5160 && v5161;
+    if (v5162) {
+      const float v5163 = v3121.x[31];
+      const bool v5164 = v5156 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5165 = v5158 - v78;
+      const bool v5166 = v5165 < v2;
+      const bool v5167 = v5164 && v5166;
+      if (v5167) {
+        const iron_bf16 v5168 = iron_f32_to_bf16(v5163);
+        const unsigned int v5169 = v5156 * v2;
+        const unsigned int v5170 = v5169 + v5158;
+        const unsigned int v5171 = v5170 - v78;
+        out[v5171] = v5168;
       }
     }
-    const unsigned int v5211 = static_cast<unsigned int>(v3160.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5212 = v4666 + v5211;
-    const unsigned int v5213 = static_cast<unsigned int>(v3160.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5214 = v87 + v5213;
-    const bool v5215 = v5212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5216 = v3156 && v5215;
-    const bool v5217 = v5214 < v88;
-    const bool v5218 = v5216 && v5217;
-    if (v5218) {
-      const float v5219 = v3160.x[32];
-      const bool v5220 = v5212 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5221 = v5214 - v78;
-      const bool v5222 = v5221 < v2;
-      const bool v5223 = v5220 && v5222;
-      if (v5223) {
-        const iron_bf16 v5224 = iron_f32_to_bf16(v5219);
-        const unsigned int v5225 = v5212 * v2;
-        const unsigned int v5226 = v5225 + v5214;
-        const unsigned int v5227 = v5226 - v78;
-        out[v5227] = v5224;
+    const unsigned int v5172 = static_cast<unsigned int>(v3121.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5173 = v4627 + v5172;
+    const unsigned int v5174 = static_cast<unsigned int>(v3121.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5175 = v87 + v5174;
+    const bool v5176 = v5173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5177 = v3117 && v5176;
+    const bool v5178 = v5175 < v88;
+    const bool v5179 = v5177 && v5178;
+    if (v5179) {
+      const float v5180 = v3121.x[32];
+      const bool v5181 = v5173 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5182 = v5175 - v78;
+      const bool v5183 = v5182 < v2;
+      const bool v5184 = v5181 && v5183;
+      if (v5184) {
+        const iron_bf16 v5185 = iron_f32_to_bf16(v5180);
+        const unsigned int v5186 = v5173 * v2;
+        const unsigned int v5187 = v5186 + v5175;
+        const unsigned int v5188 = v5187 - v78;
+        out[v5188] = v5185;
       }
     }
-    const unsigned int v5228 = static_cast<unsigned int>(v3160.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5229 = v4666 + v5228;
-    const unsigned int v5230 = static_cast<unsigned int>(v3160.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5231 = v87 + v5230;
-    const bool v5232 = v5229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5233 = v3156 && v5232;
-    const bool v5234 = v5231 < v88;
-    const bool v5235 = v5233 && v5234;
-    if (v5235) {
-      const float v5236 = v3160.x[33];
-      const bool v5237 = v5229 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5238 = v5231 - v78;
-      const bool v5239 = v5238 < v2;
-      const bool v5240 = v5237 && v5239;
-      if (v5240) {
-        const iron_bf16 v5241 = iron_f32_to_bf16(v5236);
-        const unsigned int v5242 = v5229 * v2;
-        const unsigned int v5243 = v5242 + v5231;
-        const unsigned int v5244 = v5243 - v78;
-        out[v5244] = v5241;
+    const unsigned int v5189 = static_cast<unsigned int>(v3121.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5190 = v4627 + v5189;
+    const unsigned int v5191 = static_cast<unsigned int>(v3121.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5192 = v87 + v5191;
+    const bool v5193 = v5190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5194 = v3117 && v5193;
+    const bool v5195 = v5192 < v88;
+    const bool v5196 = v5194 && v5195;
+    if (v5196) {
+      const float v5197 = v3121.x[33];
+      const bool v5198 = v5190 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5199 = v5192 - v78;
+      const bool v5200 = v5199 < v2;
+      const bool v5201 = v5198 && v5200;
+      if (v5201) {
+        const iron_bf16 v5202 = iron_f32_to_bf16(v5197);
+        const unsigned int v5203 = v5190 * v2;
+        const unsigned int v5204 = v5203 + v5192;
+        const unsigned int v5205 = v5204 - v78;
+        out[v5205] = v5202;
       }
     }
-    const unsigned int v5245 = static_cast<unsigned int>(v3160.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5246 = v4666 + v5245;
-    const unsigned int v5247 = static_cast<unsigned int>(v3160.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5248 = v87 + v5247;
-    const bool v5249 = v5246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5250 = v3156 && v5249;
-    const bool v5251 = v5248 < v88;
-    const bool v5252 = v5250 && v5251;
-    if (v5252) {
-      const float v5253 = v3160.x[34];
-      const bool v5254 = v5246 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5255 = v5248 - v78;
-      const bool v5256 = v5255 < v2;
-      const bool v5257 = v5254 && v5256;
-      if (v5257) {
-        const iron_bf16 v5258 = iron_f32_to_bf16(v5253);
-        const unsigned int v5259 = v5246 * v2;
-        const unsigned int v5260 = v5259 + v5248;
-        const unsigned int v5261 = v5260 - v78;
-        out[v5261] = v5258;
+    const unsigned int v5206 = static_cast<unsigned int>(v3121.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5207 = v4627 + v5206;
+    const unsigned int v5208 = static_cast<unsigned int>(v3121.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5209 = v87 + v5208;
+    const bool v5210 = v5207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5211 = v3117 && v5210;
+    const bool v5212 = v5209 < v88;
+    const bool v5213 = v5211 && v5212;
+    if (v5213) {
+      const float v5214 = v3121.x[34];
+      const bool v5215 = v5207 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5216 = v5209 - v78;
+      const bool v5217 = v5216 < v2;
+      const bool v5218 = v5215 && v5217;
+      if (v5218) {
+        const iron_bf16 v5219 = iron_f32_to_bf16(v5214);
+        const unsigned int v5220 = v5207 * v2;
+        const unsigned int v5221 = v5220 + v5209;
+        const unsigned int v5222 = v5221 - v78;
+        out[v5222] = v5219;
       }
     }
-    const unsigned int v5262 = static_cast<unsigned int>(v3160.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5263 = v4666 + v5262;
-    const unsigned int v5264 = static_cast<unsigned int>(v3160.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5265 = v87 + v5264;
-    const bool v5266 = v5263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5267 = v3156 && v5266;
-    const bool v5268 = v5265 < v88;
-    const bool v5269 = v5267 && v5268;
-    if (v5269) {
-      const float v5270 = v3160.x[35];
-      const bool v5271 = v5263 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5272 = v5265 - v78;
-      const bool v5273 = v5272 < v2;
-      const bool v5274 = v5271 && v5273;
-      if (v5274) {
-        const iron_bf16 v5275 = iron_f32_to_bf16(v5270);
-        const unsigned int v5276 = v5263 * v2;
-        const unsigned int v5277 = v5276 + v5265;
-        const unsigned int v5278 = v5277 - v78;
-        out[v5278] = v5275;
+    const unsigned int v5223 = static_cast<unsigned int>(v3121.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5224 = v4627 + v5223;
+    const unsigned int v5225 = static_cast<unsigned int>(v3121.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5226 = v87 + v5225;
+    const bool v5227 = v5224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5228 = v3117 && v5227;
+    const bool v5229 = v5226 < v88;
+    const bool v5230 = v5228 && v5229;
+    if (v5230) {
+      const float v5231 = v3121.x[35];
+      const bool v5232 = v5224 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5233 = v5226 - v78;
+      const bool v5234 = v5233 < v2;
+      const bool v5235 = v5232 && v5234;
+      if (v5235) {
+        const iron_bf16 v5236 = iron_f32_to_bf16(v5231);
+        const unsigned int v5237 = v5224 * v2;
+        const unsigned int v5238 = v5237 + v5226;
+        const unsigned int v5239 = v5238 - v78;
+        out[v5239] = v5236;
       }
     }
-    const unsigned int v5279 = static_cast<unsigned int>(v3160.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5280 = v4666 + v5279;
-    const unsigned int v5281 = static_cast<unsigned int>(v3160.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5282 = v87 + v5281;
-    const bool v5283 = v5280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5284 = v3156 && v5283;
-    const bool v5285 = v5282 < v88;
-    const bool v5286 = v5284 && v5285;
-    if (v5286) {
-      const float v5287 = v3160.x[36];
-      const bool v5288 = v5280 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5289 = v5282 - v78;
-      const bool v5290 = v5289 < v2;
-      const bool v5291 = v5288 && v5290;
-      if (v5291) {
-        const iron_bf16 v5292 = iron_f32_to_bf16(v5287);
-        const unsigned int v5293 = v5280 * v2;
-        const unsigned int v5294 = v5293 + v5282;
-        const unsigned int v5295 = v5294 - v78;
-        out[v5295] = v5292;
+    const unsigned int v5240 = static_cast<unsigned int>(v3121.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5241 = v4627 + v5240;
+    const unsigned int v5242 = static_cast<unsigned int>(v3121.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5243 = v87 + v5242;
+    const bool v5244 = v5241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5245 = v3117 && v5244;
+    const bool v5246 = v5243 < v88;
+    const bool v5247 = v5245 && v5246;
+    if (v5247) {
+      const float v5248 = v3121.x[36];
+      const bool v5249 = v5241 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5250 = v5243 - v78;
+      const bool v5251 = v5250 < v2;
+      const bool v5252 = v5249 && v5251;
+      if (v5252) {
+        const iron_bf16 v5253 = iron_f32_to_bf16(v5248);
+        const unsigned int v5254 = v5241 * v2;
+        const unsigned int v5255 = v5254 + v5243;
+        const unsigned int v5256 = v5255 - v78;
+        out[v5256] = v5253;
       }
     }
-    const unsigned int v5296 = static_cast<unsigned int>(v3160.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5297 = v4666 + v5296;
-    const unsigned int v5298 = static_cast<unsigned int>(v3160.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5299 = v87 + v5298;
-    const bool v5300 = v5297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5301 = v3156 && v5300;
-    const bool v5302 = v5299 < v88;
-    const bool v5303 = v5301 && v5302;
-    if (v5303) {
-      const float v5304 = v3160.x[37];
-      const bool v5305 = v5297 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5306 = v5299 - v78;
-      const bool v5307 = v5306 < v2;
-      const bool v5308 = v5305 && v5307;
-      if (v5308) {
-        const iron_bf16 v5309 = iron_f32_to_bf16(v5304);
-        const unsigned int v5310 = v5297 * v2;
-        const unsigned int v5311 = v5310 + v5299;
-        const unsigned int v5312 = v5311 - v78;
-        out[v5312] = v5309;
+    const unsigned int v5257 = static_cast<unsigned int>(v3121.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5258 = v4627 + v5257;
+    const unsigned int v5259 = static_cast<unsigned int>(v3121.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5260 = v87 + v5259;
+    const bool v5261 = v5258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5262 = v3117 && v5261;
+    const bool v5263 = v5260 < v88;
+    const bool v5264 = v5262 && v5263;
+    if (v5264) {
+      const float v5265 = v3121.x[37];
+      const bool v5266 = v5258 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5267 = v5260 - v78;
+      const bool v5268 = v5267 < v2;
+      const bool v5269 = v5266 && v5268;
+      if (v5269) {
+        const iron_bf16 v5270 = iron_f32_to_bf16(v5265);
+        const unsigned int v5271 = v5258 * v2;
+        const unsigned int v5272 = v5271 + v5260;
+        const unsigned int v5273 = v5272 - v78;
+        out[v5273] = v5270;
       }
     }
-    const unsigned int v5313 = static_cast<unsigned int>(v3160.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5314 = v4666 + v5313;
-    const unsigned int v5315 = static_cast<unsigned int>(v3160.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5316 = v87 + v5315;
-    const bool v5317 = v5314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5318 = v3156 && v5317;
-    const bool v5319 = v5316 < v88;
-    const bool v5320 = v5318 && v5319;
-    if (v5320) {
-      const float v5321 = v3160.x[38];
-      const bool v5322 = v5314 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5323 = v5316 - v78;
-      const bool v5324 = v5323 < v2;
-      const bool v5325 = v5322 && v5324;
-      if (v5325) {
-        const iron_bf16 v5326 = iron_f32_to_bf16(v5321);
-        const unsigned int v5327 = v5314 * v2;
-        const unsigned int v5328 = v5327 + v5316;
-        const unsigned int v5329 = v5328 - v78;
-        out[v5329] = v5326;
+    const unsigned int v5274 = static_cast<unsigned int>(v3121.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5275 = v4627 + v5274;
+    const unsigned int v5276 = static_cast<unsigned int>(v3121.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5277 = v87 + v5276;
+    const bool v5278 = v5275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5279 = v3117 && v5278;
+    const bool v5280 = v5277 < v88;
+    const bool v5281 = v5279 && v5280;
+    if (v5281) {
+      const float v5282 = v3121.x[38];
+      const bool v5283 = v5275 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5284 = v5277 - v78;
+      const bool v5285 = v5284 < v2;
+      const bool v5286 = v5283 && v5285;
+      if (v5286) {
+        const iron_bf16 v5287 = iron_f32_to_bf16(v5282);
+        const unsigned int v5288 = v5275 * v2;
+        const unsigned int v5289 = v5288 + v5277;
+        const unsigned int v5290 = v5289 - v78;
+        out[v5290] = v5287;
       }
     }
-    const unsigned int v5330 = static_cast<unsigned int>(v3160.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5331 = v4666 + v5330;
-    const unsigned int v5332 = static_cast<unsigned int>(v3160.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5333 = v87 + v5332;
-    const bool v5334 = v5331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5335 = v3156 && v5334;
-    const bool v5336 = v5333 < v88;
-    const bool v5337 = v5335 && v5336;
-    if (v5337) {
-      const float v5338 = v3160.x[39];
-      const bool v5339 = v5331 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5340 = v5333 - v78;
-      const bool v5341 = v5340 < v2;
-      const bool v5342 = v5339 && v5341;
-      if (v5342) {
-        const iron_bf16 v5343 = iron_f32_to_bf16(v5338);
-        const unsigned int v5344 = v5331 * v2;
-        const unsigned int v5345 = v5344 + v5333;
-        const unsigned int v5346 = v5345 - v78;
-        out[v5346] = v5343;
+    const unsigned int v5291 = static_cast<unsigned int>(v3121.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5292 = v4627 + v5291;
+    const unsigned int v5293 = static_cast<unsigned int>(v3121.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5294 = v87 + v5293;
+    const bool v5295 = v5292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5296 = v3117 && v5295;
+    const bool v5297 = v5294 < v88;
+    const bool v5298 = v5296 && v5297;
+    if (v5298) {
+      const float v5299 = v3121.x[39];
+      const bool v5300 = v5292 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5301 = v5294 - v78;
+      const bool v5302 = v5301 < v2;
+      const bool v5303 = v5300 && v5302;
+      if (v5303) {
+        const iron_bf16 v5304 = iron_f32_to_bf16(v5299);
+        const unsigned int v5305 = v5292 * v2;
+        const unsigned int v5306 = v5305 + v5294;
+        const unsigned int v5307 = v5306 - v78;
+        out[v5307] = v5304;
       }
     }
-    const unsigned int v5347 = static_cast<unsigned int>(v3160.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5348 = v4666 + v5347;
-    const unsigned int v5349 = static_cast<unsigned int>(v3160.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5350 = v87 + v5349;
-    const bool v5351 = v5348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5352 = v3156 && v5351;
-    const bool v5353 = v5350 < v88;
-    const bool v5354 = v5352 && v5353;
-    if (v5354) {
-      const float v5355 = v3160.x[40];
-      const bool v5356 = v5348 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5357 = v5350 - v78;
-      const bool v5358 = v5357 < v2;
-      const bool v5359 = v5356 && v5358;
-      if (v5359) {
-        const iron_bf16 v5360 = iron_f32_to_bf16(v5355);
-        const unsigned int v5361 = v5348 * v2;
-        const unsigned int v5362 = v5361 + v5350;
-        const unsigned int v5363 = v5362 - v78;
-        out[v5363] = v5360;
+    const unsigned int v5308 = static_cast<unsigned int>(v3121.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5309 = v4627 + v5308;
+    const unsigned int v5310 = static_cast<unsigned int>(v3121.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5311 = v87 + v5310;
+    const bool v5312 = v5309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5313 = v3117 && v5312;
+    const bool v5314 = v5311 < v88;
+    const bool v5315 = v5313 && v5314;
+    if (v5315) {
+      const float v5316 = v3121.x[40];
+      const bool v5317 = v5309 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5318 = v5311 - v78;
+      const bool v5319 = v5318 < v2;
+      const bool v5320 = v5317 && v5319;
+      if (v5320) {
+        const iron_bf16 v5321 = iron_f32_to_bf16(v5316);
+        const unsigned int v5322 = v5309 * v2;
+        const unsigned int v5323 = v5322 + v5311;
+        const unsigned int v5324 = v5323 - v78;
+        out[v5324] = v5321;
       }
     }
-    const unsigned int v5364 = static_cast<unsigned int>(v3160.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5365 = v4666 + v5364;
-    const unsigned int v5366 = static_cast<unsigned int>(v3160.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5367 = v87 + v5366;
-    const bool v5368 = v5365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5369 = v3156 && v5368;
-    const bool v5370 = v5367 < v88;
-    const bool v5371 = v5369 && v5370;
-    if (v5371) {
-      const float v5372 = v3160.x[41];
-      const bool v5373 = v5365 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5374 = v5367 - v78;
-      const bool v5375 = v5374 < v2;
-      const bool v5376 = v5373 && v5375;
-      if (v5376) {
-        const iron_bf16 v5377 = iron_f32_to_bf16(v5372);
-        const unsigned int v5378 = v5365 * v2;
-        const unsigned int v5379 = v5378 + v5367;
-        const unsigned int v5380 = v5379 - v78;
-        out[v5380] = v5377;
+    const unsigned int v5325 = static_cast<unsigned int>(v3121.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5326 = v4627 + v5325;
+    const unsigned int v5327 = static_cast<unsigned int>(v3121.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5328 = v87 + v5327;
+    const bool v5329 = v5326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5330 = v3117 && v5329;
+    const bool v5331 = v5328 < v88;
+    const bool v5332 = v5330 && v5331;
+    if (v5332) {
+      const float v5333 = v3121.x[41];
+      const bool v5334 = v5326 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5335 = v5328 - v78;
+      const bool v5336 = v5335 < v2;
+      const bool v5337 = v5334 && v5336;
+      if (v5337) {
+        const iron_bf16 v5338 = iron_f32_to_bf16(v5333);
+        const unsigned int v5339 = v5326 * v2;
+        const unsigned int v5340 = v5339 + v5328;
+        const unsigned int v5341 = v5340 - v78;
+        out[v5341] = v5338;
       }
     }
-    const unsigned int v5381 = static_cast<unsigned int>(v3160.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5382 = v4666 + v5381;
-    const unsigned int v5383 = static_cast<unsigned int>(v3160.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5384 = v87 + v5383;
-    const bool v5385 = v5382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5386 = v3156 && v5385;
-    const bool v5387 = v5384 < v88;
-    const bool v5388 = v5386 && v5387;
-    if (v5388) {
-      const float v5389 = v3160.x[42];
-      const bool v5390 = v5382 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5391 = v5384 - v78;
-      const bool v5392 = v5391 < v2;
-      const bool v5393 = v5390 && v5392;
-      if (v5393) {
-        const iron_bf16 v5394 = iron_f32_to_bf16(v5389);
-        const unsigned int v5395 = v5382 * v2;
-        const unsigned int v5396 = v5395 + v5384;
-        const unsigned int v5397 = v5396 - v78;
-        out[v5397] = v5394;
+    const unsigned int v5342 = static_cast<unsigned int>(v3121.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5343 = v4627 + v5342;
+    const unsigned int v5344 = static_cast<unsigned int>(v3121.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5345 = v87 + v5344;
+    const bool v5346 = v5343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5347 = v3117 && v5346;
+    const bool v5348 = v5345 < v88;
+    const bool v5349 = v5347 && v5348;
+    if (v5349) {
+      const float v5350 = v3121.x[42];
+      const bool v5351 = v5343 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5352 = v5345 - v78;
+      const bool v5353 = v5352 < v2;
+      const bool v5354 = v5351 && v5353;
+      if (v5354) {
+        const iron_bf16 v5355 = iron_f32_to_bf16(v5350);
+        const unsigned int v5356 = v5343 * v2;
+        const unsigned int v5357 = v5356 + v5345;
+        const unsigned int v5358 = v5357 - v78;
+        out[v5358] = v5355;
       }
     }
-    const unsigned int v5398 = static_cast<unsigned int>(v3160.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5399 = v4666 + v5398;
-    const unsigned int v5400 = static_cast<unsigned int>(v3160.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5401 = v87 + v5400;
-    const bool v5402 = v5399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5403 = v3156 && v5402;
-    const bool v5404 = v5401 < v88;
-    const bool v5405 = v5403 && v5404;
-    if (v5405) {
-      const float v5406 = v3160.x[43];
-      const bool v5407 = v5399 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5408 = v5401 - v78;
-      const bool v5409 = v5408 < v2;
-      const bool v5410 = v5407 && v5409;
-      if (v5410) {
-        const iron_bf16 v5411 = iron_f32_to_bf16(v5406);
-        const unsigned int v5412 = v5399 * v2;
-        const unsigned int v5413 = v5412 + v5401;
-        const unsigned int v5414 = v5413 - v78;
-        out[v5414] = v5411;
+    const unsigned int v5359 = static_cast<unsigned int>(v3121.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5360 = v4627 + v5359;
+    const unsigned int v5361 = static_cast<unsigned int>(v3121.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5362 = v87 + v5361;
+    const bool v5363 = v5360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5364 = v3117 && v5363;
+    const bool v5365 = v5362 < v88;
+    const bool v5366 = v5364 && v5365;
+    if (v5366) {
+      const float v5367 = v3121.x[43];
+      const bool v5368 = v5360 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5369 = v5362 - v78;
+      const bool v5370 = v5369 < v2;
+      const bool v5371 = v5368 && v5370;
+      if (v5371) {
+        const iron_bf16 v5372 = iron_f32_to_bf16(v5367);
+        const unsigned int v5373 = v5360 * v2;
+        const unsigned int v5374 = v5373 + v5362;
+        const unsigned int v5375 = v5374 - v78;
+        out[v5375] = v5372;
       }
     }
-    const unsigned int v5415 = static_cast<unsigned int>(v3160.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5416 = v4666 + v5415;
-    const unsigned int v5417 = static_cast<unsigned int>(v3160.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5418 = v87 + v5417;
-    const bool v5419 = v5416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5420 = v3156 && v5419;
-    const bool v5421 = v5418 < v88;
-    const bool v5422 = v5420 && v5421;
-    if (v5422) {
-      const float v5423 = v3160.x[44];
-      const bool v5424 = v5416 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5425 = v5418 - v78;
-      const bool v5426 = v5425 < v2;
-      const bool v5427 = v5424 && v5426;
-      if (v5427) {
-        const iron_bf16 v5428 = iron_f32_to_bf16(v5423);
-        const unsigned int v5429 = v5416 * v2;
-        const unsigned int v5430 = v5429 + v5418;
-        const unsigned int v5431 = v5430 - v78;
-        out[v5431] = v5428;
+    const unsigned int v5376 = static_cast<unsigned int>(v3121.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5377 = v4627 + v5376;
+    const unsigned int v5378 = static_cast<unsigned int>(v3121.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5379 = v87 + v5378;
+    const bool v5380 = v5377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5381 = v3117 && v5380;
+    const bool v5382 = v5379 < v88;
+    const bool v5383 = v5381 && v5382;
+    if (v5383) {
+      const float v5384 = v3121.x[44];
+      const bool v5385 = v5377 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5386 = v5379 - v78;
+      const bool v5387 = v5386 < v2;
+      const bool v5388 = v5385 && v5387;
+      if (v5388) {
+        const iron_bf16 v5389 = iron_f32_to_bf16(v5384);
+        const unsigned int v5390 = v5377 * v2;
+        const unsigned int v5391 = v5390 + v5379;
+        const unsigned int v5392 = v5391 - v78;
+        out[v5392] = v5389;
       }
     }
-    const unsigned int v5432 = static_cast<unsigned int>(v3160.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5433 = v4666 + v5432;
-    const unsigned int v5434 = static_cast<unsigned int>(v3160.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5435 = v87 + v5434;
-    const bool v5436 = v5433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5437 = v3156 && v5436;
-    const bool v5438 = v5435 < v88;
-    const bool v5439 = v5437 && v5438;
-    if (v5439) {
-      const float v5440 = v3160.x[45];
-      const bool v5441 = v5433 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5442 = v5435 - v78;
-      const bool v5443 = v5442 < v2;
-      const bool v5444 = v5441 && v5443;
-      if (v5444) {
-        const iron_bf16 v5445 = iron_f32_to_bf16(v5440);
-        const unsigned int v5446 = v5433 * v2;
-        const unsigned int v5447 = v5446 + v5435;
-        const unsigned int v5448 = v5447 - v78;
-        out[v5448] = v5445;
+    const unsigned int v5393 = static_cast<unsigned int>(v3121.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5394 = v4627 + v5393;
+    const unsigned int v5395 = static_cast<unsigned int>(v3121.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5396 = v87 + v5395;
+    const bool v5397 = v5394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5398 = v3117 && v5397;
+    const bool v5399 = v5396 < v88;
+    const bool v5400 = v5398 && v5399;
+    if (v5400) {
+      const float v5401 = v3121.x[45];
+      const bool v5402 = v5394 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5403 = v5396 - v78;
+      const bool v5404 = v5403 < v2;
+      const bool v5405 = v5402 && v5404;
+      if (v5405) {
+        const iron_bf16 v5406 = iron_f32_to_bf16(v5401);
+        const unsigned int v5407 = v5394 * v2;
+        const unsigned int v5408 = v5407 + v5396;
+        const unsigned int v5409 = v5408 - v78;
+        out[v5409] = v5406;
       }
     }
-    const unsigned int v5449 = static_cast<unsigned int>(v3160.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5450 = v4666 + v5449;
-    const unsigned int v5451 = static_cast<unsigned int>(v3160.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5452 = v87 + v5451;
-    const bool v5453 = v5450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5454 = v3156 && v5453;
-    const bool v5455 = v5452 < v88;
-    const bool v5456 = v5454 && v5455;
-    if (v5456) {
-      const float v5457 = v3160.x[46];
-      const bool v5458 = v5450 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5459 = v5452 - v78;
-      const bool v5460 = v5459 < v2;
-      const bool v5461 = v5458 && v5460;
-      if (v5461) {
-        const iron_bf16 v5462 = iron_f32_to_bf16(v5457);
-        const unsigned int v5463 = v5450 * v2;
-        const unsigned int v5464 = v5463 + v5452;
-        const unsigned int v5465 = v5464 - v78;
-        out[v5465] = v5462;
+    const unsigned int v5410 = static_cast<unsigned int>(v3121.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5411 = v4627 + v5410;
+    const unsigned int v5412 = static_cast<unsigned int>(v3121.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5413 = v87 + v5412;
+    const bool v5414 = v5411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5415 = v3117 && v5414;
+    const bool v5416 = v5413 < v88;
+    const bool v5417 = v5415 && v5416;
+    if (v5417) {
+      const float v5418 = v3121.x[46];
+      const bool v5419 = v5411 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5420 = v5413 - v78;
+      const bool v5421 = v5420 < v2;
+      const bool v5422 = v5419 && v5421;
+      if (v5422) {
+        const iron_bf16 v5423 = iron_f32_to_bf16(v5418);
+        const unsigned int v5424 = v5411 * v2;
+        const unsigned int v5425 = v5424 + v5413;
+        const unsigned int v5426 = v5425 - v78;
+        out[v5426] = v5423;
       }
     }
-    const unsigned int v5466 = static_cast<unsigned int>(v3160.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5467 = v4666 + v5466;
-    const unsigned int v5468 = static_cast<unsigned int>(v3160.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5469 = v87 + v5468;
-    const bool v5470 = v5467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5471 = v3156 && v5470;
-    const bool v5472 = v5469 < v88;
-    const bool v5473 = v5471 && v5472;
-    if (v5473) {
-      const float v5474 = v3160.x[47];
-      const bool v5475 = v5467 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5476 = v5469 - v78;
-      const bool v5477 = v5476 < v2;
-      const bool v5478 = v5475 && v5477;
-      if (v5478) {
-        const iron_bf16 v5479 = iron_f32_to_bf16(v5474);
-        const unsigned int v5480 = v5467 * v2;
-        const unsigned int v5481 = v5480 + v5469;
-        const unsigned int v5482 = v5481 - v78;
-        out[v5482] = v5479;
+    const unsigned int v5427 = static_cast<unsigned int>(v3121.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5428 = v4627 + v5427;
+    const unsigned int v5429 = static_cast<unsigned int>(v3121.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5430 = v87 + v5429;
+    const bool v5431 = v5428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5432 = v3117 && v5431;
+    const bool v5433 = v5430 < v88;
+    const bool v5434 = v5432 && v5433;
+    if (v5434) {
+      const float v5435 = v3121.x[47];
+      const bool v5436 = v5428 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5437 = v5430 - v78;
+      const bool v5438 = v5437 < v2;
+      const bool v5439 = v5436 && v5438;
+      if (v5439) {
+        const iron_bf16 v5440 = iron_f32_to_bf16(v5435);
+        const unsigned int v5441 = v5428 * v2;
+        const unsigned int v5442 = v5441 + v5430;
+        const unsigned int v5443 = v5442 - v78;
+        out[v5443] = v5440;
       }
     }
-    const unsigned int v5483 = static_cast<unsigned int>(v3160.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5484 = v4666 + v5483;
-    const unsigned int v5485 = static_cast<unsigned int>(v3160.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5486 = v87 + v5485;
-    const bool v5487 = v5484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5488 = v3156 && v5487;
-    const bool v5489 = v5486 < v88;
-    const bool v5490 = v5488 && v5489;
-    if (v5490) {
-      const float v5491 = v3160.x[48];
-      const bool v5492 = v5484 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5493 = v5486 - v78;
-      const bool v5494 = v5493 < v2;
-      const bool v5495 = v5492 && v5494;
-      if (v5495) {
-        const iron_bf16 v5496 = iron_f32_to_bf16(v5491);
-        const unsigned int v5497 = v5484 * v2;
-        const unsigned int v5498 = v5497 + v5486;
-        const unsigned int v5499 = v5498 - v78;
-        out[v5499] = v5496;
+    const unsigned int v5444 = static_cast<unsigned int>(v3121.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5445 = v4627 + v5444;
+    const unsigned int v5446 = static_cast<unsigned int>(v3121.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5447 = v87 + v5446;
+    const bool v5448 = v5445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5449 = v3117 && v5448;
+    const bool v5450 = v5447 < v88;
+    const bool v5451 = v5449 && v5450;
+    if (v5451) {
+      const float v5452 = v3121.x[48];
+      const bool v5453 = v5445 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5454 = v5447 - v78;
+      const bool v5455 = v5454 < v2;
+      const bool v5456 = v5453 && v5455;
+      if (v5456) {
+        const iron_bf16 v5457 = iron_f32_to_bf16(v5452);
+        const unsigned int v5458 = v5445 * v2;
+        const unsigned int v5459 = v5458 + v5447;
+        const unsigned int v5460 = v5459 - v78;
+        out[v5460] = v5457;
       }
     }
-    const unsigned int v5500 = static_cast<unsigned int>(v3160.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5501 = v4666 + v5500;
-    const unsigned int v5502 = static_cast<unsigned int>(v3160.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5503 = v87 + v5502;
-    const bool v5504 = v5501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5505 = v3156 && v5504;
-    const bool v5506 = v5503 < v88;
-    const bool v5507 = v5505 && v5506;
-    if (v5507) {
-      const float v5508 = v3160.x[49];
-      const bool v5509 = v5501 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5510 = v5503 - v78;
-      const bool v5511 = v5510 < v2;
-      const bool v5512 = v5509 && v5511;
-      if (v5512) {
-        const iron_bf16 v5513 = iron_f32_to_bf16(v5508);
-        const unsigned int v5514 = v5501 * v2;
-        const unsigned int v5515 = v5514 + v5503;
-        const unsigned int v5516 = v5515 - v78;
-        out[v5516] = v5513;
+    const unsigned int v5461 = static_cast<unsigned int>(v3121.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5462 = v4627 + v5461;
+    const unsigned int v5463 = static_cast<unsigned int>(v3121.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5464 = v87 + v5463;
+    const bool v5465 = v5462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5466 = v3117 && v5465;
+    const bool v5467 = v5464 < v88;
+    const bool v5468 = v5466 && v5467;
+    if (v5468) {
+      const float v5469 = v3121.x[49];
+      const bool v5470 = v5462 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5471 = v5464 - v78;
+      const bool v5472 = v5471 < v2;
+      const bool v5473 = v5470 && v5472;
+      if (v5473) {
+        const iron_bf16 v5474 = iron_f32_to_bf16(v5469);
+        const unsigned int v5475 = v5462 * v2;
+        const unsigned int v5476 = v5475 + v5464;
+        const unsigned int v5477 = v5476 - v78;
+        out[v5477] = v5474;
       }
     }
-    const unsigned int v5517 = static_cast<unsigned int>(v3160.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5518 = v4666 + v5517;
-    const unsigned int v5519 = static_cast<unsigned int>(v3160.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5520 = v87 + v5519;
-    const bool v5521 = v5518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5522 = v3156 && v5521;
-    const bool v5523 = v5520 < v88;
-    const bool v5524 = v5522 && v5523;
-    if (v5524) {
-      const float v5525 = v3160.x[50];
-      const bool v5526 = v5518 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5527 = v5520 - v78;
-      const bool v5528 = v5527 < v2;
-      const bool v5529 = v5526 && v5528;
-      if (v5529) {
-        const iron_bf16 v5530 = iron_f32_to_bf16(v5525);
-        const unsigned int v5531 = v5518 * v2;
-        const unsigned int v5532 = v5531 + v5520;
-        const unsigned int v5533 = v5532 - v78;
-        out[v5533] = v5530;
+    const unsigned int v5478 = static_cast<unsigned int>(v3121.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5479 = v4627 + v5478;
+    const unsigned int v5480 = static_cast<unsigned int>(v3121.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5481 = v87 + v5480;
+    const bool v5482 = v5479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5483 = v3117 && v5482;
+    const bool v5484 = v5481 < v88;
+    const bool v5485 = v5483 && v5484;
+    if (v5485) {
+      const float v5486 = v3121.x[50];
+      const bool v5487 = v5479 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5488 = v5481 - v78;
+      const bool v5489 = v5488 < v2;
+      const bool v5490 = v5487 && v5489;
+      if (v5490) {
+        const iron_bf16 v5491 = iron_f32_to_bf16(v5486);
+        const unsigned int v5492 = v5479 * v2;
+        const unsigned int v5493 = v5492 + v5481;
+        const unsigned int v5494 = v5493 - v78;
+        out[v5494] = v5491;
       }
     }
-    const unsigned int v5534 = static_cast<unsigned int>(v3160.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5535 = v4666 + v5534;
-    const unsigned int v5536 = static_cast<unsigned int>(v3160.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5537 = v87 + v5536;
-    const bool v5538 = v5535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5539 = v3156 && v5538;
-    const bool v5540 = v5537 < v88;
-    const bool v5541 = v5539 && v5540;
-    if (v5541) {
-      const float v5542 = v3160.x[51];
-      const bool v5543 = v5535 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5544 = v5537 - v78;
-      const bool v5545 = v5544 < v2;
-      const bool v5546 = v5543 && v5545;
-      if (v5546) {
-        const iron_bf16 v5547 = iron_f32_to_bf16(v5542);
-        const unsigned int v5548 = v5535 * v2;
-        const unsigned int v5549 = v5548 + v5537;
-        const unsigned int v5550 = v5549 - v78;
-        out[v5550] = v5547;
+    const unsigned int v5495 = static_cast<unsigned int>(v3121.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5496 = v4627 + v5495;
+    const unsigned int v5497 = static_cast<unsigned int>(v3121.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5498 = v87 + v5497;
+    const bool v5499 = v5496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5500 = v3117 && v5499;
+    const bool v5501 = v5498 < v88;
+    const bool v5502 = v5500 && v5501;
+    if (v5502) {
+      const float v5503 = v3121.x[51];
+      const bool v5504 = v5496 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5505 = v5498 - v78;
+      const bool v5506 = v5505 < v2;
+      const bool v5507 = v5504 && v5506;
+      if (v5507) {
+        const iron_bf16 v5508 = iron_f32_to_bf16(v5503);
+        const unsigned int v5509 = v5496 * v2;
+        const unsigned int v5510 = v5509 + v5498;
+        const unsigned int v5511 = v5510 - v78;
+        out[v5511] = v5508;
       }
     }
-    const unsigned int v5551 = static_cast<unsigned int>(v3160.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5552 = v4666 + v5551;
-    const unsigned int v5553 = static_cast<unsigned int>(v3160.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5554 = v87 + v5553;
-    const bool v5555 = v5552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5556 = v3156 && v5555;
-    const bool v5557 = v5554 < v88;
-    const bool v5558 = v5556 && v5557;
-    if (v5558) {
-      const float v5559 = v3160.x[52];
-      const bool v5560 = v5552 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5561 = v5554 - v78;
-      const bool v5562 = v5561 < v2;
-      const bool v5563 = v5560 && v5562;
-      if (v5563) {
-        const iron_bf16 v5564 = iron_f32_to_bf16(v5559);
-        const unsigned int v5565 = v5552 * v2;
-        const unsigned int v5566 = v5565 + v5554;
-        const unsigned int v5567 = v5566 - v78;
-        out[v5567] = v5564;
+    const unsigned int v5512 = static_cast<unsigned int>(v3121.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5513 = v4627 + v5512;
+    const unsigned int v5514 = static_cast<unsigned int>(v3121.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5515 = v87 + v5514;
+    const bool v5516 = v5513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5517 = v3117 && v5516;
+    const bool v5518 = v5515 < v88;
+    const bool v5519 = v5517 && v5518;
+    if (v5519) {
+      const float v5520 = v3121.x[52];
+      const bool v5521 = v5513 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5522 = v5515 - v78;
+      const bool v5523 = v5522 < v2;
+      const bool v5524 = v5521 && v5523;
+      if (v5524) {
+        const iron_bf16 v5525 = iron_f32_to_bf16(v5520);
+        const unsigned int v5526 = v5513 * v2;
+        const unsigned int v5527 = v5526 + v5515;
+        const unsigned int v5528 = v5527 - v78;
+        out[v5528] = v5525;
       }
     }
-    const unsigned int v5568 = static_cast<unsigned int>(v3160.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5569 = v4666 + v5568;
-    const unsigned int v5570 = static_cast<unsigned int>(v3160.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5571 = v87 + v5570;
-    const bool v5572 = v5569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5573 = v3156 && v5572;
-    const bool v5574 = v5571 < v88;
-    const bool v5575 = v5573 && v5574;
-    if (v5575) {
-      const float v5576 = v3160.x[53];
-      const bool v5577 = v5569 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5578 = v5571 - v78;
-      const bool v5579 = v5578 < v2;
-      const bool v5580 = v5577 && v5579;
-      if (v5580) {
-        const iron_bf16 v5581 = iron_f32_to_bf16(v5576);
-        const unsigned int v5582 = v5569 * v2;
-        const unsigned int v5583 = v5582 + v5571;
-        const unsigned int v5584 = v5583 - v78;
-        out[v5584] = v5581;
+    const unsigned int v5529 = static_cast<unsigned int>(v3121.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5530 = v4627 + v5529;
+    const unsigned int v5531 = static_cast<unsigned int>(v3121.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5532 = v87 + v5531;
+    const bool v5533 = v5530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5534 = v3117 && v5533;
+    const bool v5535 = v5532 < v88;
+    const bool v5536 = v5534 && v5535;
+    if (v5536) {
+      const float v5537 = v3121.x[53];
+      const bool v5538 = v5530 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5539 = v5532 - v78;
+      const bool v5540 = v5539 < v2;
+      const bool v5541 = v5538 && v5540;
+      if (v5541) {
+        const iron_bf16 v5542 = iron_f32_to_bf16(v5537);
+        const unsigned int v5543 = v5530 * v2;
+        const unsigned int v5544 = v5543 + v5532;
+        const unsigned int v5545 = v5544 - v78;
+        out[v5545] = v5542;
       }
     }
-    const unsigned int v5585 = static_cast<unsigned int>(v3160.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5586 = v4666 + v5585;
-    const unsigned int v5587 = static_cast<unsigned int>(v3160.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5588 = v87 + v5587;
-    const bool v5589 = v5586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5590 = v3156 && v5589;
-    const bool v5591 = v5588 < v88;
-    const bool v5592 = v5590 && v5591;
-    if (v5592) {
-      const float v5593 = v3160.x[54];
-      const bool v5594 = v5586 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5595 = v5588 - v78;
-      const bool v5596 = v5595 < v2;
-      const bool v5597 = v5594 && v5596;
-      if (v5597) {
-        const iron_bf16 v5598 = iron_f32_to_bf16(v5593);
-        const unsigned int v5599 = v5586 * v2;
-        const unsigned int v5600 = v5599 + v5588;
-        const unsigned int v5601 = v5600 - v78;
-        out[v5601] = v5598;
+    const unsigned int v5546 = static_cast<unsigned int>(v3121.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5547 = v4627 + v5546;
+    const unsigned int v5548 = static_cast<unsigned int>(v3121.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5549 = v87 + v5548;
+    const bool v5550 = v5547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5551 = v3117 && v5550;
+    const bool v5552 = v5549 < v88;
+    const bool v5553 = v5551 && v5552;
+    if (v5553) {
+      const float v5554 = v3121.x[54];
+      const bool v5555 = v5547 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5556 = v5549 - v78;
+      const bool v5557 = v5556 < v2;
+      const bool v5558 = v5555 && v5557;
+      if (v5558) {
+        const iron_bf16 v5559 = iron_f32_to_bf16(v5554);
+        const unsigned int v5560 = v5547 * v2;
+        const unsigned int v5561 = v5560 + v5549;
+        const unsigned int v5562 = v5561 - v78;
+        out[v5562] = v5559;
       }
     }
-    const unsigned int v5602 = static_cast<unsigned int>(v3160.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5603 = v4666 + v5602;
-    const unsigned int v5604 = static_cast<unsigned int>(v3160.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5605 = v87 + v5604;
-    const bool v5606 = v5603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5607 = v3156 && v5606;
-    const bool v5608 = v5605 < v88;
-    const bool v5609 = v5607 && v5608;
-    if (v5609) {
-      const float v5610 = v3160.x[55];
-      const bool v5611 = v5603 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5612 = v5605 - v78;
-      const bool v5613 = v5612 < v2;
-      const bool v5614 = v5611 && v5613;
-      if (v5614) {
-        const iron_bf16 v5615 = iron_f32_to_bf16(v5610);
-        const unsigned int v5616 = v5603 * v2;
-        const unsigned int v5617 = v5616 + v5605;
-        const unsigned int v5618 = v5617 - v78;
-        out[v5618] = v5615;
+    const unsigned int v5563 = static_cast<unsigned int>(v3121.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5564 = v4627 + v5563;
+    const unsigned int v5565 = static_cast<unsigned int>(v3121.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5566 = v87 + v5565;
+    const bool v5567 = v5564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5568 = v3117 && v5567;
+    const bool v5569 = v5566 < v88;
+    const bool v5570 = v5568 && v5569;
+    if (v5570) {
+      const float v5571 = v3121.x[55];
+      const bool v5572 = v5564 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5573 = v5566 - v78;
+      const bool v5574 = v5573 < v2;
+      const bool v5575 = v5572 && v5574;
+      if (v5575) {
+        const iron_bf16 v5576 = iron_f32_to_bf16(v5571);
+        const unsigned int v5577 = v5564 * v2;
+        const unsigned int v5578 = v5577 + v5566;
+        const unsigned int v5579 = v5578 - v78;
+        out[v5579] = v5576;
       }
     }
-    const unsigned int v5619 = static_cast<unsigned int>(v3160.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5620 = v4666 + v5619;
-    const unsigned int v5621 = static_cast<unsigned int>(v3160.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5622 = v87 + v5621;
-    const bool v5623 = v5620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5624 = v3156 && v5623;
-    const bool v5625 = v5622 < v88;
-    const bool v5626 = v5624 && v5625;
-    if (v5626) {
-      const float v5627 = v3160.x[56];
-      const bool v5628 = v5620 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5629 = v5622 - v78;
-      const bool v5630 = v5629 < v2;
-      const bool v5631 = v5628 && v5630;
-      if (v5631) {
-        const iron_bf16 v5632 = iron_f32_to_bf16(v5627);
-        const unsigned int v5633 = v5620 * v2;
-        const unsigned int v5634 = v5633 + v5622;
-        const unsigned int v5635 = v5634 - v78;
-        out[v5635] = v5632;
+    const unsigned int v5580 = static_cast<unsigned int>(v3121.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5581 = v4627 + v5580;
+    const unsigned int v5582 = static_cast<unsigned int>(v3121.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5583 = v87 + v5582;
+    const bool v5584 = v5581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5585 = v3117 && v5584;
+    const bool v5586 = v5583 < v88;
+    const bool v5587 = v5585 && v5586;
+    if (v5587) {
+      const float v5588 = v3121.x[56];
+      const bool v5589 = v5581 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5590 = v5583 - v78;
+      const bool v5591 = v5590 < v2;
+      const bool v5592 = v5589 && v5591;
+      if (v5592) {
+        const iron_bf16 v5593 = iron_f32_to_bf16(v5588);
+        const unsigned int v5594 = v5581 * v2;
+        const unsigned int v5595 = v5594 + v5583;
+        const unsigned int v5596 = v5595 - v78;
+        out[v5596] = v5593;
       }
     }
-    const unsigned int v5636 = static_cast<unsigned int>(v3160.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5637 = v4666 + v5636;
-    const unsigned int v5638 = static_cast<unsigned int>(v3160.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5639 = v87 + v5638;
-    const bool v5640 = v5637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5641 = v3156 && v5640;
-    const bool v5642 = v5639 < v88;
-    const bool v5643 = v5641 && v5642;
-    if (v5643) {
-      const float v5644 = v3160.x[57];
-      const bool v5645 = v5637 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5646 = v5639 - v78;
-      const bool v5647 = v5646 < v2;
-      const bool v5648 = v5645 && v5647;
-      if (v5648) {
-        const iron_bf16 v5649 = iron_f32_to_bf16(v5644);
-        const unsigned int v5650 = v5637 * v2;
-        const unsigned int v5651 = v5650 + v5639;
-        const unsigned int v5652 = v5651 - v78;
-        out[v5652] = v5649;
+    const unsigned int v5597 = static_cast<unsigned int>(v3121.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5598 = v4627 + v5597;
+    const unsigned int v5599 = static_cast<unsigned int>(v3121.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5600 = v87 + v5599;
+    const bool v5601 = v5598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5602 = v3117 && v5601;
+    const bool v5603 = v5600 < v88;
+    const bool v5604 = v5602 && v5603;
+    if (v5604) {
+      const float v5605 = v3121.x[57];
+      const bool v5606 = v5598 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5607 = v5600 - v78;
+      const bool v5608 = v5607 < v2;
+      const bool v5609 = v5606 && v5608;
+      if (v5609) {
+        const iron_bf16 v5610 = iron_f32_to_bf16(v5605);
+        const unsigned int v5611 = v5598 * v2;
+        const unsigned int v5612 = v5611 + v5600;
+        const unsigned int v5613 = v5612 - v78;
+        out[v5613] = v5610;
       }
     }
-    const unsigned int v5653 = static_cast<unsigned int>(v3160.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5654 = v4666 + v5653;
-    const unsigned int v5655 = static_cast<unsigned int>(v3160.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5656 = v87 + v5655;
-    const bool v5657 = v5654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5658 = v3156 && v5657;
-    const bool v5659 = v5656 < v88;
-    const bool v5660 = v5658 && v5659;
-    if (v5660) {
-      const float v5661 = v3160.x[58];
-      const bool v5662 = v5654 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5663 = v5656 - v78;
-      const bool v5664 = v5663 < v2;
-      const bool v5665 = v5662 && v5664;
-      if (v5665) {
-        const iron_bf16 v5666 = iron_f32_to_bf16(v5661);
-        const unsigned int v5667 = v5654 * v2;
-        const unsigned int v5668 = v5667 + v5656;
-        const unsigned int v5669 = v5668 - v78;
-        out[v5669] = v5666;
+    const unsigned int v5614 = static_cast<unsigned int>(v3121.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5615 = v4627 + v5614;
+    const unsigned int v5616 = static_cast<unsigned int>(v3121.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5617 = v87 + v5616;
+    const bool v5618 = v5615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5619 = v3117 && v5618;
+    const bool v5620 = v5617 < v88;
+    const bool v5621 = v5619 && v5620;
+    if (v5621) {
+      const float v5622 = v3121.x[58];
+      const bool v5623 = v5615 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5624 = v5617 - v78;
+      const bool v5625 = v5624 < v2;
+      const bool v5626 = v5623 && v5625;
+      if (v5626) {
+        const iron_bf16 v5627 = iron_f32_to_bf16(v5622);
+        const unsigned int v5628 = v5615 * v2;
+        const unsigned int v5629 = v5628 + v5617;
+        const unsigned int v5630 = v5629 - v78;
+        out[v5630] = v5627;
       }
     }
-    const unsigned int v5670 = static_cast<unsigned int>(v3160.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5671 = v4666 + v5670;
-    const unsigned int v5672 = static_cast<unsigned int>(v3160.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5673 = v87 + v5672;
-    const bool v5674 = v5671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5675 = v3156 && v5674;
-    const bool v5676 = v5673 < v88;
-    const bool v5677 = v5675 && v5676;
-    if (v5677) {
-      const float v5678 = v3160.x[59];
-      const bool v5679 = v5671 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5680 = v5673 - v78;
-      const bool v5681 = v5680 < v2;
-      const bool v5682 = v5679 && v5681;
-      if (v5682) {
-        const iron_bf16 v5683 = iron_f32_to_bf16(v5678);
-        const unsigned int v5684 = v5671 * v2;
-        const unsigned int v5685 = v5684 + v5673;
-        const unsigned int v5686 = v5685 - v78;
-        out[v5686] = v5683;
+    const unsigned int v5631 = static_cast<unsigned int>(v3121.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5632 = v4627 + v5631;
+    const unsigned int v5633 = static_cast<unsigned int>(v3121.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5634 = v87 + v5633;
+    const bool v5635 = v5632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5636 = v3117 && v5635;
+    const bool v5637 = v5634 < v88;
+    const bool v5638 = v5636 && v5637;
+    if (v5638) {
+      const float v5639 = v3121.x[59];
+      const bool v5640 = v5632 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5641 = v5634 - v78;
+      const bool v5642 = v5641 < v2;
+      const bool v5643 = v5640 && v5642;
+      if (v5643) {
+        const iron_bf16 v5644 = iron_f32_to_bf16(v5639);
+        const unsigned int v5645 = v5632 * v2;
+        const unsigned int v5646 = v5645 + v5634;
+        const unsigned int v5647 = v5646 - v78;
+        out[v5647] = v5644;
       }
     }
-    const unsigned int v5687 = static_cast<unsigned int>(v3160.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5688 = v4666 + v5687;
-    const unsigned int v5689 = static_cast<unsigned int>(v3160.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5690 = v87 + v5689;
-    const bool v5691 = v5688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5692 = v3156 && v5691;
-    const bool v5693 = v5690 < v88;
-    const bool v5694 = v5692 && v5693;
-    if (v5694) {
-      const float v5695 = v3160.x[60];
-      const bool v5696 = v5688 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5697 = v5690 - v78;
-      const bool v5698 = v5697 < v2;
-      const bool v5699 = v5696 && v5698;
-      if (v5699) {
-        const iron_bf16 v5700 = iron_f32_to_bf16(v5695);
-        const unsigned int v5701 = v5688 * v2;
-        const unsigned int v5702 = v5701 + v5690;
-        const unsigned int v5703 = v5702 - v78;
-        out[v5703] = v5700;
+    const unsigned int v5648 = static_cast<unsigned int>(v3121.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5649 = v4627 + v5648;
+    const unsigned int v5650 = static_cast<unsigned int>(v3121.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5651 = v87 + v5650;
+    const bool v5652 = v5649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5653 = v3117 && v5652;
+    const bool v5654 = v5651 < v88;
+    const bool v5655 = v5653 && v5654;
+    if (v5655) {
+      const float v5656 = v3121.x[60];
+      const bool v5657 = v5649 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5658 = v5651 - v78;
+      const bool v5659 = v5658 < v2;
+      const bool v5660 = v5657 && v5659;
+      if (v5660) {
+        const iron_bf16 v5661 = iron_f32_to_bf16(v5656);
+        const unsigned int v5662 = v5649 * v2;
+        const unsigned int v5663 = v5662 + v5651;
+        const unsigned int v5664 = v5663 - v78;
+        out[v5664] = v5661;
       }
     }
-    const unsigned int v5704 = static_cast<unsigned int>(v3160.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5705 = v4666 + v5704;
-    const unsigned int v5706 = static_cast<unsigned int>(v3160.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5707 = v87 + v5706;
-    const bool v5708 = v5705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5709 = v3156 && v5708;
-    const bool v5710 = v5707 < v88;
-    const bool v5711 = v5709 && v5710;
-    if (v5711) {
-      const float v5712 = v3160.x[61];
-      const bool v5713 = v5705 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5714 = v5707 - v78;
-      const bool v5715 = v5714 < v2;
-      const bool v5716 = v5713 && v5715;
-      if (v5716) {
-        const iron_bf16 v5717 = iron_f32_to_bf16(v5712);
-        const unsigned int v5718 = v5705 * v2;
-        const unsigned int v5719 = v5718 + v5707;
-        const unsigned int v5720 = v5719 - v78;
-        out[v5720] = v5717;
+    const unsigned int v5665 = static_cast<unsigned int>(v3121.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5666 = v4627 + v5665;
+    const unsigned int v5667 = static_cast<unsigned int>(v3121.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5668 = v87 + v5667;
+    const bool v5669 = v5666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5670 = v3117 && v5669;
+    const bool v5671 = v5668 < v88;
+    const bool v5672 = v5670 && v5671;
+    if (v5672) {
+      const float v5673 = v3121.x[61];
+      const bool v5674 = v5666 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5675 = v5668 - v78;
+      const bool v5676 = v5675 < v2;
+      const bool v5677 = v5674 && v5676;
+      if (v5677) {
+        const iron_bf16 v5678 = iron_f32_to_bf16(v5673);
+        const unsigned int v5679 = v5666 * v2;
+        const unsigned int v5680 = v5679 + v5668;
+        const unsigned int v5681 = v5680 - v78;
+        out[v5681] = v5678;
       }
     }
-    const unsigned int v5721 = static_cast<unsigned int>(v3160.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5722 = v4666 + v5721;
-    const unsigned int v5723 = static_cast<unsigned int>(v3160.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5724 = v87 + v5723;
-    const bool v5725 = v5722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5726 = v3156 && v5725;
-    const bool v5727 = v5724 < v88;
-    const bool v5728 = v5726 && v5727;
-    if (v5728) {
-      const float v5729 = v3160.x[62];
-      const bool v5730 = v5722 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5731 = v5724 - v78;
-      const bool v5732 = v5731 < v2;
-      const bool v5733 = v5730 && v5732;
-      if (v5733) {
-        const iron_bf16 v5734 = iron_f32_to_bf16(v5729);
-        const unsigned int v5735 = v5722 * v2;
-        const unsigned int v5736 = v5735 + v5724;
-        const unsigned int v5737 = v5736 - v78;
-        out[v5737] = v5734;
+    const unsigned int v5682 = static_cast<unsigned int>(v3121.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5683 = v4627 + v5682;
+    const unsigned int v5684 = static_cast<unsigned int>(v3121.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5685 = v87 + v5684;
+    const bool v5686 = v5683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5687 = v3117 && v5686;
+    const bool v5688 = v5685 < v88;
+    const bool v5689 = v5687 && v5688;
+    if (v5689) {
+      const float v5690 = v3121.x[62];
+      const bool v5691 = v5683 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5692 = v5685 - v78;
+      const bool v5693 = v5692 < v2;
+      const bool v5694 = v5691 && v5693;
+      if (v5694) {
+        const iron_bf16 v5695 = iron_f32_to_bf16(v5690);
+        const unsigned int v5696 = v5683 * v2;
+        const unsigned int v5697 = v5696 + v5685;
+        const unsigned int v5698 = v5697 - v78;
+        out[v5698] = v5695;
       }
     }
-    const unsigned int v5738 = static_cast<unsigned int>(v3160.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
-    const unsigned int v5739 = v4666 + v5738;
-    const unsigned int v5740 = static_cast<unsigned int>(v3160.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
-    const unsigned int v5741 = v87 + v5740;
-    const bool v5742 = v5739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5743 = v3156 && v5742;
-    const bool v5744 = v5741 < v88;
-    const bool v5745 = v5743 && v5744;
-    if (v5745) {
-      const float v5746 = v3160.x[63];
-      const bool v5747 = v5739 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v5748 = v5741 - v78;
-      const bool v5749 = v5748 < v2;
-      const bool v5750 = v5747 && v5749;
-      if (v5750) {
-        const iron_bf16 v5751 = iron_f32_to_bf16(v5746);
-        const unsigned int v5752 = v5739 * v2;
-        const unsigned int v5753 = v5752 + v5741;
-        const unsigned int v5754 = v5753 - v78;
-        out[v5754] = v5751;
+    const unsigned int v5699 = static_cast<unsigned int>(v3121.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v5700 = v4627 + v5699;
+    const unsigned int v5701 = static_cast<unsigned int>(v3121.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v5702 = v87 + v5701;
+    const bool v5703 = v5700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5704 = v3117 && v5703;
+    const bool v5705 = v5702 < v88;
+    const bool v5706 = v5704 && v5705;
+    if (v5706) {
+      const float v5707 = v3121.x[63];
+      const bool v5708 = v5700 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v5709 = v5702 - v78;
+      const bool v5710 = v5709 < v2;
+      const bool v5711 = v5708 && v5710;
+      if (v5711) {
+        const iron_bf16 v5712 = iron_f32_to_bf16(v5707);
+        const unsigned int v5713 = v5700 * v2;
+        const unsigned int v5714 = v5713 + v5702;
+        const unsigned int v5715 = v5714 - v78;
+        out[v5715] = v5712;
       }
     }
   } else {
-    const unsigned int v5755 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v5756 = threadIdx.x;
+    const unsigned int v5716 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v5717 = threadIdx.x;
 
-    for (unsigned int v5758 = v5756; v5758 < 8192u; v5758 += v5755) {
-      const unsigned int v5760 = v5758 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v5761 = v75 + v5760;
-      const unsigned int v5763 = v5758 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v5764 = v26 + v5763;
-      const bool v5765 = v5761 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v5766 = v5764 < v2;
-      const bool v5767 = v5765 && v5766;
-      if (v5767) {
-        const unsigned int v5770 = v5761 * v2;
-        const unsigned int v5771 = v5770 + v5764;
-        out[v5771] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v5719 = v5717; v5719 < 8192u; v5719 += v5716) {
+      const unsigned int v5721 = v5719 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v5722 = v75 + v5721;
+      const unsigned int v5724 = v5719 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v5725 = v26 + v5724;
+      const bool v5726 = v5722 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v5727 = v5725 < v2;
+      const bool v5728 = v5726 && v5727;
+      if (v5728) {
+        const unsigned int v5731 = v5722 * v2;
+        const unsigned int v5732 = v5731 + v5725;
+        out[v5732] = iron_f32_to_bf16(0.0f);
       }
     }
   }

@@ -309,15 +309,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v6545 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6546 = v57 ? v39 : v6545;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v6546;
-    const unsigned int v6547 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6548 = v57 ? v63 : v6547;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v6548;
-    const unsigned int v6549 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6550 = v57 ? v45 : v6549;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v6550;
+    const unsigned int v6546 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6547 = v57 ? v39 : v6546;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v6547;
+    const unsigned int v6548 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6549 = v57 ? v63 : v6548;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v6549;
+    const unsigned int v6550 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6551 = v57 ? v45 : v6550;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v6551;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -330,9 +330,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v6551 = v29;
-  const unsigned int v6552 = v67 ? v73 : v6551;
-  v29 = v6552;
+  const unsigned int v6552 = v29;
+  const unsigned int v6553 = v67 ? v73 : v6552;
+  v29 = v6553;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -355,4437 +355,4437 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
     if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
-      for (unsigned int v4272 = 0u; v4272 < 2u; v4272 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-        const unsigned int v4273 = v4272 << 5u;
-        const bool v4275 = v4273 < v3;
-        if (v4275) {
-          const unsigned int v4277 = v4272 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-          const unsigned int v4279 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4282 = v4279 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4285 = v4279 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4286 = v4285 << 3u;
-          const unsigned int v4287 = v75 + v4282;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4288 = v4287 < v76;
-          const unsigned int v4289 = v4273 + v4286;
-          const bool v4290 = v4289 < v3;
-          const bool v4291 = v4288 && v4290;
-          const unsigned int v4293 = v4287 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4295 = v4293 + v4273;
-          const unsigned int v4296 = v4295 + v4286;
-          const unsigned int v4297 = v4291 ? v4296 : 0u;
-          const unsigned int v4299 = v4282 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4300 = v4277 + v4299;
-          const unsigned int v4301 = v4300 + v4286;
-          iron_copy_async<16>(shm0 + v4301, x_sorted + v4297, v4291);
-          const unsigned int v4304 = v4279 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4306 = v4304 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4309 = v4304 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4310 = v4309 << 3u;
-          const unsigned int v4311 = v75 + v4306;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4312 = v4311 < v76;
-          const unsigned int v4313 = v4273 + v4310;
-          const bool v4314 = v4313 < v3;
-          const bool v4315 = v4312 && v4314;
-          const unsigned int v4317 = v4311 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4319 = v4317 + v4273;
-          const unsigned int v4320 = v4319 + v4310;
-          const unsigned int v4321 = v4315 ? v4320 : 0u;
-          const unsigned int v4323 = v4306 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4324 = v4277 + v4323;
-          const unsigned int v4325 = v4324 + v4310;
-          iron_copy_async<16>(shm0 + v4325, x_sorted + v4321, v4315);
-          const unsigned int v4328 = v4279 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4330 = v4328 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4333 = v4328 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4334 = v4333 << 3u;
-          const unsigned int v4335 = v75 + v4330;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4336 = v4335 < v76;
-          const unsigned int v4337 = v4273 + v4334;
-          const bool v4338 = v4337 < v3;
-          const bool v4339 = v4336 && v4338;
-          const unsigned int v4341 = v4335 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4343 = v4341 + v4273;
-          const unsigned int v4344 = v4343 + v4334;
-          const unsigned int v4345 = v4339 ? v4344 : 0u;
-          const unsigned int v4347 = v4330 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4348 = v4277 + v4347;
-          const unsigned int v4349 = v4348 + v4334;
-          iron_copy_async<16>(shm0 + v4349, x_sorted + v4345, v4339);
-          const unsigned int v4352 = v4279 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4354 = v4352 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4357 = v4352 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4358 = v4357 << 3u;
-          const unsigned int v4359 = v75 + v4354;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4360 = v4359 < v76;
-          const unsigned int v4361 = v4273 + v4358;
-          const bool v4362 = v4361 < v3;
-          const bool v4363 = v4360 && v4362;
-          const unsigned int v4365 = v4359 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4367 = v4365 + v4273;
-          const unsigned int v4368 = v4367 + v4358;
-          const unsigned int v4369 = v4363 ? v4368 : 0u;
-          const unsigned int v4371 = v4354 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4372 = v4277 + v4371;
-          const unsigned int v4373 = v4372 + v4358;
-          iron_copy_async<16>(shm0 + v4373, x_sorted + v4369, v4363);
-          const unsigned int v4385 = v80 + v4282;  // kernels/gemm/quant_b.hpp:137
-          const bool v4386 = v4385 < v79;
-          const bool v4389 = v4386 && v4290;
-          const unsigned int v4391 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4393 = min(v4289, v4391);
-          const unsigned int v4395 = v79 - 1u;
-          const unsigned int v4397 = min(v4385, v4395);
-          const unsigned int v4399 = v4393 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4401 = v3 >> 3u;
-          const unsigned int v4402 = v4397 * v4401;
-          const unsigned int v4403 = v4402 + v4399;
-          const unsigned int v4404 = packed[v4403];
-          const unsigned int v4406 = v4393 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4408 = v3 >> 5u;
-          const unsigned int v4409 = v4397 * v4408;
-          const unsigned int v4410 = v4409 + v4406;
-          const unsigned char v4411 = scales[v4410];
-          const unsigned int v4412 = static_cast<unsigned int>(v4411);
-          const unsigned int v4414 = v4412 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4417 = v4412 == 255u;
-          const unsigned int v4418 = v4417 ? 2143289344u : v4414;
-          const bool v4420 = v4412 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4422 = v4420 ? 4194304u : v4418;
-          const float v4423 = __uint_as_float(v4422);
-          const unsigned int v4425 = v4404 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4427 = v4425 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4429 = v4427 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4431 = v4429 << 22u;
-          const unsigned int v4433 = v4427 * 1056964608u;
-          const bool v4435 = v4427 < 2u;
-          const unsigned int v4436 = v4435 ? v4433 : v4431;
-          const unsigned int v4438 = v4425 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4440 = v4438 << 28u;
-          const unsigned int v4441 = v4436 | v4440;
-          const float v4442 = __uint_as_float(v4441);
-          const float v4443 = v4442 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4445 = v4404 >> 4u;
-          const unsigned int v4447 = v4445 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4449 = v4447 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4451 = v4449 << 22u;
-          const unsigned int v4453 = v4447 * 1056964608u;
-          const bool v4455 = v4447 < 2u;
-          const unsigned int v4456 = v4455 ? v4453 : v4451;
-          const unsigned int v4458 = v4445 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4460 = v4458 << 28u;
-          const unsigned int v4461 = v4456 | v4460;
-          const float v4462 = __uint_as_float(v4461);
-          const float v4463 = v4462 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4465 = v4404 >> 8u;
-          const unsigned int v4467 = v4465 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4469 = v4467 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4471 = v4469 << 22u;
-          const unsigned int v4473 = v4467 * 1056964608u;
-          const bool v4475 = v4467 < 2u;
-          const unsigned int v4476 = v4475 ? v4473 : v4471;
-          const unsigned int v4478 = v4465 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4480 = v4478 << 28u;
-          const unsigned int v4481 = v4476 | v4480;
-          const float v4482 = __uint_as_float(v4481);
-          const float v4483 = v4482 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4485 = v4404 >> 12u;
-          const unsigned int v4487 = v4485 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4489 = v4487 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4491 = v4489 << 22u;
-          const unsigned int v4493 = v4487 * 1056964608u;
-          const bool v4495 = v4487 < 2u;
-          const unsigned int v4496 = v4495 ? v4493 : v4491;
-          const unsigned int v4498 = v4485 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4500 = v4498 << 28u;
-          const unsigned int v4501 = v4496 | v4500;
-          const float v4502 = __uint_as_float(v4501);
-          const float v4503 = v4502 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4505 = v4404 >> 16u;
-          const unsigned int v4507 = v4505 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4509 = v4507 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4511 = v4509 << 22u;
-          const unsigned int v4513 = v4507 * 1056964608u;
-          const bool v4515 = v4507 < 2u;
-          const unsigned int v4516 = v4515 ? v4513 : v4511;
-          const unsigned int v4518 = v4505 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4520 = v4518 << 28u;
-          const unsigned int v4521 = v4516 | v4520;
-          const float v4522 = __uint_as_float(v4521);
-          const float v4523 = v4522 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4525 = v4404 >> 20u;
-          const unsigned int v4527 = v4525 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4529 = v4527 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4531 = v4529 << 22u;
-          const unsigned int v4533 = v4527 * 1056964608u;
-          const bool v4535 = v4527 < 2u;
-          const unsigned int v4536 = v4535 ? v4533 : v4531;
-          const unsigned int v4538 = v4525 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4540 = v4538 << 28u;
-          const unsigned int v4541 = v4536 | v4540;
-          const float v4542 = __uint_as_float(v4541);
-          const float v4543 = v4542 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4545 = v4404 >> 24u;
-          const unsigned int v4547 = v4545 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4549 = v4547 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4551 = v4549 << 22u;
-          const unsigned int v4553 = v4547 * 1056964608u;
-          const bool v4555 = v4547 < 2u;
-          const unsigned int v4556 = v4555 ? v4553 : v4551;
-          const unsigned int v4558 = v4545 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4560 = v4558 << 28u;
-          const unsigned int v4561 = v4556 | v4560;
-          const float v4562 = __uint_as_float(v4561);
-          const float v4563 = v4562 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4565 = v4404 >> 28u;
-          const unsigned int v4567 = v4565 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4569 = v4567 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4571 = v4569 << 22u;
-          const unsigned int v4573 = v4567 * 1056964608u;
-          const bool v4575 = v4567 < 2u;
-          const unsigned int v4576 = v4575 ? v4573 : v4571;
-          const unsigned int v4578 = v4565 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4580 = v4578 << 28u;
-          const unsigned int v4581 = v4576 | v4580;
-          const float v4582 = __uint_as_float(v4581);
-          const float v4583 = v4582 * v4423;  // kernels/gemm/quant_b.hpp:80
-          const float v4585 = v4389 ? v4443 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4586 = iron_f32_to_bf16(v4585);
-          const float v4588 = v4389 ? v4463 : 0.0f;
-          const iron_bf16 v4589 = iron_f32_to_bf16(v4588);
-          const float v4591 = v4389 ? v4483 : 0.0f;
-          const iron_bf16 v4592 = iron_f32_to_bf16(v4591);
-          const float v4594 = v4389 ? v4503 : 0.0f;
-          const iron_bf16 v4595 = iron_f32_to_bf16(v4594);
-          const float v4597 = v4389 ? v4523 : 0.0f;
-          const iron_bf16 v4598 = iron_f32_to_bf16(v4597);
-          const float v4600 = v4389 ? v4543 : 0.0f;
-          const iron_bf16 v4601 = iron_f32_to_bf16(v4600);
-          const float v4603 = v4389 ? v4563 : 0.0f;
-          const iron_bf16 v4604 = iron_f32_to_bf16(v4603);
-          const float v4606 = v4389 ? v4583 : 0.0f;
-          const iron_bf16 v4607 = iron_f32_to_bf16(v4606);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4301) = iron_bf16x8{{v4586, v4589, v4592, v4595, v4598, v4601, v4604, v4607}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4623 = v80 + v4306;  // kernels/gemm/quant_b.hpp:137
-          const bool v4624 = v4623 < v79;
-          const bool v4627 = v4624 && v4314;
-          const unsigned int v4631 = min(v4313, v4391);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4635 = min(v4623, v4395);
-          const unsigned int v4637 = v4631 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4640 = v4635 * v4401;
-          const unsigned int v4641 = v4640 + v4637;
-          const unsigned int v4642 = packed[v4641];
-          const unsigned int v4644 = v4631 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4647 = v4635 * v4408;
-          const unsigned int v4648 = v4647 + v4644;
-          const unsigned char v4649 = scales[v4648];
-          const unsigned int v4650 = static_cast<unsigned int>(v4649);
-          const unsigned int v4652 = v4650 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4655 = v4650 == 255u;
-          const unsigned int v4656 = v4655 ? 2143289344u : v4652;
-          const bool v4658 = v4650 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4660 = v4658 ? 4194304u : v4656;
-          const float v4661 = __uint_as_float(v4660);
-          const unsigned int v4663 = v4642 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4665 = v4663 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4667 = v4665 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4669 = v4667 << 22u;
-          const unsigned int v4671 = v4665 * 1056964608u;
-          const bool v4673 = v4665 < 2u;
-          const unsigned int v4674 = v4673 ? v4671 : v4669;
-          const unsigned int v4676 = v4663 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4678 = v4676 << 28u;
-          const unsigned int v4679 = v4674 | v4678;
-          const float v4680 = __uint_as_float(v4679);
-          const float v4681 = v4680 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4683 = v4642 >> 4u;
-          const unsigned int v4685 = v4683 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4687 = v4685 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4689 = v4687 << 22u;
-          const unsigned int v4691 = v4685 * 1056964608u;
-          const bool v4693 = v4685 < 2u;
-          const unsigned int v4694 = v4693 ? v4691 : v4689;
-          const unsigned int v4696 = v4683 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4698 = v4696 << 28u;
-          const unsigned int v4699 = v4694 | v4698;
-          const float v4700 = __uint_as_float(v4699);
-          const float v4701 = v4700 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4703 = v4642 >> 8u;
-          const unsigned int v4705 = v4703 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4707 = v4705 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4709 = v4707 << 22u;
-          const unsigned int v4711 = v4705 * 1056964608u;
-          const bool v4713 = v4705 < 2u;
-          const unsigned int v4714 = v4713 ? v4711 : v4709;
-          const unsigned int v4716 = v4703 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4718 = v4716 << 28u;
-          const unsigned int v4719 = v4714 | v4718;
-          const float v4720 = __uint_as_float(v4719);
-          const float v4721 = v4720 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4723 = v4642 >> 12u;
-          const unsigned int v4725 = v4723 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4727 = v4725 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4729 = v4727 << 22u;
-          const unsigned int v4731 = v4725 * 1056964608u;
-          const bool v4733 = v4725 < 2u;
-          const unsigned int v4734 = v4733 ? v4731 : v4729;
-          const unsigned int v4736 = v4723 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4738 = v4736 << 28u;
-          const unsigned int v4739 = v4734 | v4738;
-          const float v4740 = __uint_as_float(v4739);
-          const float v4741 = v4740 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4743 = v4642 >> 16u;
-          const unsigned int v4745 = v4743 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4747 = v4745 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4749 = v4747 << 22u;
-          const unsigned int v4751 = v4745 * 1056964608u;
-          const bool v4753 = v4745 < 2u;
-          const unsigned int v4754 = v4753 ? v4751 : v4749;
-          const unsigned int v4756 = v4743 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4758 = v4756 << 28u;
-          const unsigned int v4759 = v4754 | v4758;
-          const float v4760 = __uint_as_float(v4759);
-          const float v4761 = v4760 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4763 = v4642 >> 20u;
-          const unsigned int v4765 = v4763 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4767 = v4765 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4769 = v4767 << 22u;
-          const unsigned int v4771 = v4765 * 1056964608u;
-          const bool v4773 = v4765 < 2u;
-          const unsigned int v4774 = v4773 ? v4771 : v4769;
-          const unsigned int v4776 = v4763 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4778 = v4776 << 28u;
-          const unsigned int v4779 = v4774 | v4778;
-          const float v4780 = __uint_as_float(v4779);
-          const float v4781 = v4780 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4783 = v4642 >> 24u;
-          const unsigned int v4785 = v4783 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4787 = v4785 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4789 = v4787 << 22u;
-          const unsigned int v4791 = v4785 * 1056964608u;
-          const bool v4793 = v4785 < 2u;
-          const unsigned int v4794 = v4793 ? v4791 : v4789;
-          const unsigned int v4796 = v4783 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4798 = v4796 << 28u;
-          const unsigned int v4799 = v4794 | v4798;
-          const float v4800 = __uint_as_float(v4799);
-          const float v4801 = v4800 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4803 = v4642 >> 28u;
-          const unsigned int v4805 = v4803 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4807 = v4805 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4809 = v4807 << 22u;
-          const unsigned int v4811 = v4805 * 1056964608u;
-          const bool v4813 = v4805 < 2u;
-          const unsigned int v4814 = v4813 ? v4811 : v4809;
-          const unsigned int v4816 = v4803 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4818 = v4816 << 28u;
-          const unsigned int v4819 = v4814 | v4818;
-          const float v4820 = __uint_as_float(v4819);
-          const float v4821 = v4820 * v4661;  // kernels/gemm/quant_b.hpp:80
-          const float v4823 = v4627 ? v4681 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4824 = iron_f32_to_bf16(v4823);
-          const float v4826 = v4627 ? v4701 : 0.0f;
-          const iron_bf16 v4827 = iron_f32_to_bf16(v4826);
-          const float v4829 = v4627 ? v4721 : 0.0f;
-          const iron_bf16 v4830 = iron_f32_to_bf16(v4829);
-          const float v4832 = v4627 ? v4741 : 0.0f;
-          const iron_bf16 v4833 = iron_f32_to_bf16(v4832);
-          const float v4835 = v4627 ? v4761 : 0.0f;
-          const iron_bf16 v4836 = iron_f32_to_bf16(v4835);
-          const float v4838 = v4627 ? v4781 : 0.0f;
-          const iron_bf16 v4839 = iron_f32_to_bf16(v4838);
-          const float v4841 = v4627 ? v4801 : 0.0f;
-          const iron_bf16 v4842 = iron_f32_to_bf16(v4841);
-          const float v4844 = v4627 ? v4821 : 0.0f;
-          const iron_bf16 v4845 = iron_f32_to_bf16(v4844);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4325) = iron_bf16x8{{v4824, v4827, v4830, v4833, v4836, v4839, v4842, v4845}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4861 = v80 + v4330;  // kernels/gemm/quant_b.hpp:137
-          const bool v4862 = v4861 < v79;
-          const bool v4865 = v4862 && v4338;
-          const unsigned int v4869 = min(v4337, v4391);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4873 = min(v4861, v4395);
-          const unsigned int v4875 = v4869 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4878 = v4873 * v4401;
-          const unsigned int v4879 = v4878 + v4875;
-          const unsigned int v4880 = packed[v4879];
-          const unsigned int v4882 = v4869 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4885 = v4873 * v4408;
-          const unsigned int v4886 = v4885 + v4882;
-          const unsigned char v4887 = scales[v4886];
-          const unsigned int v4888 = static_cast<unsigned int>(v4887);
-          const unsigned int v4890 = v4888 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4893 = v4888 == 255u;
-          const unsigned int v4894 = v4893 ? 2143289344u : v4890;
-          const bool v4896 = v4888 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4898 = v4896 ? 4194304u : v4894;
-          const float v4899 = __uint_as_float(v4898);
-          const unsigned int v4901 = v4880 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4903 = v4901 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4905 = v4903 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4907 = v4905 << 22u;
-          const unsigned int v4909 = v4903 * 1056964608u;
-          const bool v4911 = v4903 < 2u;
-          const unsigned int v4912 = v4911 ? v4909 : v4907;
-          const unsigned int v4914 = v4901 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4916 = v4914 << 28u;
-          const unsigned int v4917 = v4912 | v4916;
-          const float v4918 = __uint_as_float(v4917);
-          const float v4919 = v4918 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4921 = v4880 >> 4u;
-          const unsigned int v4923 = v4921 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4925 = v4923 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4927 = v4925 << 22u;
-          const unsigned int v4929 = v4923 * 1056964608u;
-          const bool v4931 = v4923 < 2u;
-          const unsigned int v4932 = v4931 ? v4929 : v4927;
-          const unsigned int v4934 = v4921 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4936 = v4934 << 28u;
-          const unsigned int v4937 = v4932 | v4936;
-          const float v4938 = __uint_as_float(v4937);
-          const float v4939 = v4938 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4941 = v4880 >> 8u;
-          const unsigned int v4943 = v4941 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4945 = v4943 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4947 = v4945 << 22u;
-          const unsigned int v4949 = v4943 * 1056964608u;
-          const bool v4951 = v4943 < 2u;
-          const unsigned int v4952 = v4951 ? v4949 : v4947;
-          const unsigned int v4954 = v4941 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4956 = v4954 << 28u;
-          const unsigned int v4957 = v4952 | v4956;
-          const float v4958 = __uint_as_float(v4957);
-          const float v4959 = v4958 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4961 = v4880 >> 12u;
-          const unsigned int v4963 = v4961 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4965 = v4963 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4967 = v4965 << 22u;
-          const unsigned int v4969 = v4963 * 1056964608u;
-          const bool v4971 = v4963 < 2u;
-          const unsigned int v4972 = v4971 ? v4969 : v4967;
-          const unsigned int v4974 = v4961 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4976 = v4974 << 28u;
-          const unsigned int v4977 = v4972 | v4976;
-          const float v4978 = __uint_as_float(v4977);
-          const float v4979 = v4978 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4981 = v4880 >> 16u;
-          const unsigned int v4983 = v4981 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4985 = v4983 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4987 = v4985 << 22u;
-          const unsigned int v4989 = v4983 * 1056964608u;
-          const bool v4991 = v4983 < 2u;
-          const unsigned int v4992 = v4991 ? v4989 : v4987;
-          const unsigned int v4994 = v4981 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4996 = v4994 << 28u;
-          const unsigned int v4997 = v4992 | v4996;
-          const float v4998 = __uint_as_float(v4997);
-          const float v4999 = v4998 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5001 = v4880 >> 20u;
-          const unsigned int v5003 = v5001 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5005 = v5003 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5007 = v5005 << 22u;
-          const unsigned int v5009 = v5003 * 1056964608u;
-          const bool v5011 = v5003 < 2u;
-          const unsigned int v5012 = v5011 ? v5009 : v5007;
-          const unsigned int v5014 = v5001 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5016 = v5014 << 28u;
-          const unsigned int v5017 = v5012 | v5016;
-          const float v5018 = __uint_as_float(v5017);
-          const float v5019 = v5018 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5021 = v4880 >> 24u;
-          const unsigned int v5023 = v5021 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5025 = v5023 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5027 = v5025 << 22u;
-          const unsigned int v5029 = v5023 * 1056964608u;
-          const bool v5031 = v5023 < 2u;
-          const unsigned int v5032 = v5031 ? v5029 : v5027;
-          const unsigned int v5034 = v5021 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5036 = v5034 << 28u;
-          const unsigned int v5037 = v5032 | v5036;
-          const float v5038 = __uint_as_float(v5037);
-          const float v5039 = v5038 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5041 = v4880 >> 28u;
-          const unsigned int v5043 = v5041 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5045 = v5043 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5047 = v5045 << 22u;
-          const unsigned int v5049 = v5043 * 1056964608u;
-          const bool v5051 = v5043 < 2u;
-          const unsigned int v5052 = v5051 ? v5049 : v5047;
-          const unsigned int v5054 = v5041 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5056 = v5054 << 28u;
-          const unsigned int v5057 = v5052 | v5056;
-          const float v5058 = __uint_as_float(v5057);
-          const float v5059 = v5058 * v4899;  // kernels/gemm/quant_b.hpp:80
-          const float v5061 = v4865 ? v4919 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5062 = iron_f32_to_bf16(v5061);
-          const float v5064 = v4865 ? v4939 : 0.0f;
-          const iron_bf16 v5065 = iron_f32_to_bf16(v5064);
-          const float v5067 = v4865 ? v4959 : 0.0f;
-          const iron_bf16 v5068 = iron_f32_to_bf16(v5067);
-          const float v5070 = v4865 ? v4979 : 0.0f;
-          const iron_bf16 v5071 = iron_f32_to_bf16(v5070);
-          const float v5073 = v4865 ? v4999 : 0.0f;
-          const iron_bf16 v5074 = iron_f32_to_bf16(v5073);
-          const float v5076 = v4865 ? v5019 : 0.0f;
-          const iron_bf16 v5077 = iron_f32_to_bf16(v5076);
-          const float v5079 = v4865 ? v5039 : 0.0f;
-          const iron_bf16 v5080 = iron_f32_to_bf16(v5079);
-          const float v5082 = v4865 ? v5059 : 0.0f;
-          const iron_bf16 v5083 = iron_f32_to_bf16(v5082);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4349) = iron_bf16x8{{v5062, v5065, v5068, v5071, v5074, v5077, v5080, v5083}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5099 = v80 + v4354;  // kernels/gemm/quant_b.hpp:137
-          const bool v5100 = v5099 < v79;
-          const bool v5103 = v5100 && v4362;
-          const unsigned int v5107 = min(v4361, v4391);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5111 = min(v5099, v4395);
-          const unsigned int v5113 = v5107 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5116 = v5111 * v4401;
-          const unsigned int v5117 = v5116 + v5113;
-          const unsigned int v5118 = packed[v5117];
-          const unsigned int v5120 = v5107 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5123 = v5111 * v4408;
-          const unsigned int v5124 = v5123 + v5120;
-          const unsigned char v5125 = scales[v5124];
-          const unsigned int v5126 = static_cast<unsigned int>(v5125);
-          const unsigned int v5128 = v5126 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5131 = v5126 == 255u;
-          const unsigned int v5132 = v5131 ? 2143289344u : v5128;
-          const bool v5134 = v5126 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5136 = v5134 ? 4194304u : v5132;
-          const float v5137 = __uint_as_float(v5136);
-          const unsigned int v5139 = v5118 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5141 = v5139 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5143 = v5141 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5145 = v5143 << 22u;
-          const unsigned int v5147 = v5141 * 1056964608u;
-          const bool v5149 = v5141 < 2u;
-          const unsigned int v5150 = v5149 ? v5147 : v5145;
-          const unsigned int v5152 = v5139 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5154 = v5152 << 28u;
-          const unsigned int v5155 = v5150 | v5154;
-          const float v5156 = __uint_as_float(v5155);
-          const float v5157 = v5156 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5159 = v5118 >> 4u;
-          const unsigned int v5161 = v5159 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5163 = v5161 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5165 = v5163 << 22u;
-          const unsigned int v5167 = v5161 * 1056964608u;
-          const bool v5169 = v5161 < 2u;
-          const unsigned int v5170 = v5169 ? v5167 : v5165;
-          const unsigned int v5172 = v5159 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5174 = v5172 << 28u;
-          const unsigned int v5175 = v5170 | v5174;
-          const float v5176 = __uint_as_float(v5175);
-          const float v5177 = v5176 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5179 = v5118 >> 8u;
-          const unsigned int v5181 = v5179 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5183 = v5181 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5185 = v5183 << 22u;
-          const unsigned int v5187 = v5181 * 1056964608u;
-          const bool v5189 = v5181 < 2u;
-          const unsigned int v5190 = v5189 ? v5187 : v5185;
-          const unsigned int v5192 = v5179 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5194 = v5192 << 28u;
-          const unsigned int v5195 = v5190 | v5194;
-          const float v5196 = __uint_as_float(v5195);
-          const float v5197 = v5196 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5199 = v5118 >> 12u;
-          const unsigned int v5201 = v5199 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5203 = v5201 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5205 = v5203 << 22u;
-          const unsigned int v5207 = v5201 * 1056964608u;
-          const bool v5209 = v5201 < 2u;
-          const unsigned int v5210 = v5209 ? v5207 : v5205;
-          const unsigned int v5212 = v5199 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5214 = v5212 << 28u;
-          const unsigned int v5215 = v5210 | v5214;
-          const float v5216 = __uint_as_float(v5215);
-          const float v5217 = v5216 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5219 = v5118 >> 16u;
-          const unsigned int v5221 = v5219 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5223 = v5221 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5225 = v5223 << 22u;
-          const unsigned int v5227 = v5221 * 1056964608u;
-          const bool v5229 = v5221 < 2u;
-          const unsigned int v5230 = v5229 ? v5227 : v5225;
-          const unsigned int v5232 = v5219 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5234 = v5232 << 28u;
-          const unsigned int v5235 = v5230 | v5234;
-          const float v5236 = __uint_as_float(v5235);
-          const float v5237 = v5236 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5239 = v5118 >> 20u;
-          const unsigned int v5241 = v5239 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5243 = v5241 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5245 = v5243 << 22u;
-          const unsigned int v5247 = v5241 * 1056964608u;
-          const bool v5249 = v5241 < 2u;
-          const unsigned int v5250 = v5249 ? v5247 : v5245;
-          const unsigned int v5252 = v5239 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5254 = v5252 << 28u;
-          const unsigned int v5255 = v5250 | v5254;
-          const float v5256 = __uint_as_float(v5255);
-          const float v5257 = v5256 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5259 = v5118 >> 24u;
-          const unsigned int v5261 = v5259 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5263 = v5261 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5265 = v5263 << 22u;
-          const unsigned int v5267 = v5261 * 1056964608u;
-          const bool v5269 = v5261 < 2u;
-          const unsigned int v5270 = v5269 ? v5267 : v5265;
-          const unsigned int v5272 = v5259 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5274 = v5272 << 28u;
-          const unsigned int v5275 = v5270 | v5274;
-          const float v5276 = __uint_as_float(v5275);
-          const float v5277 = v5276 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5279 = v5118 >> 28u;
-          const unsigned int v5281 = v5279 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5283 = v5281 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5285 = v5283 << 22u;
-          const unsigned int v5287 = v5281 * 1056964608u;
-          const bool v5289 = v5281 < 2u;
-          const unsigned int v5290 = v5289 ? v5287 : v5285;
-          const unsigned int v5292 = v5279 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5294 = v5292 << 28u;
-          const unsigned int v5295 = v5290 | v5294;
-          const float v5296 = __uint_as_float(v5295);
-          const float v5297 = v5296 * v5137;  // kernels/gemm/quant_b.hpp:80
-          const float v5299 = v5103 ? v5157 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5300 = iron_f32_to_bf16(v5299);
-          const float v5302 = v5103 ? v5177 : 0.0f;
-          const iron_bf16 v5303 = iron_f32_to_bf16(v5302);
-          const float v5305 = v5103 ? v5197 : 0.0f;
-          const iron_bf16 v5306 = iron_f32_to_bf16(v5305);
-          const float v5308 = v5103 ? v5217 : 0.0f;
-          const iron_bf16 v5309 = iron_f32_to_bf16(v5308);
-          const float v5311 = v5103 ? v5237 : 0.0f;
-          const iron_bf16 v5312 = iron_f32_to_bf16(v5311);
-          const float v5314 = v5103 ? v5257 : 0.0f;
-          const iron_bf16 v5315 = iron_f32_to_bf16(v5314);
-          const float v5317 = v5103 ? v5277 : 0.0f;
-          const iron_bf16 v5318 = iron_f32_to_bf16(v5317);
-          const float v5320 = v5103 ? v5297 : 0.0f;
-          const iron_bf16 v5321 = iron_f32_to_bf16(v5320);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4373) = iron_bf16x8{{v5300, v5303, v5306, v5309, v5312, v5315, v5318, v5321}};  // kernels/gemm/quant_b.hpp:146
+      for (unsigned int v4273 = 0u; v4273 < 2u; v4273 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v4274 = v4273 << 5u;
+        const bool v4276 = v4274 < v3;
+        if (v4276) {
+          const unsigned int v4278 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v4280 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4283 = v4280 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4286 = v4280 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4287 = v4286 << 3u;
+          const unsigned int v4288 = v75 + v4283;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4289 = v4288 < v76;
+          const unsigned int v4290 = v4274 + v4287;
+          const bool v4291 = v4290 < v3;
+          const bool v4292 = v4289 && v4291;
+          const unsigned int v4294 = v4288 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4296 = v4294 + v4274;
+          const unsigned int v4297 = v4296 + v4287;
+          const unsigned int v4298 = v4292 ? v4297 : 0u;
+          const unsigned int v4300 = v4283 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4301 = v4278 + v4300;
+          const unsigned int v4302 = v4301 + v4287;
+          iron_copy_async<16>(shm0 + v4302, x_sorted + v4298, v4292);
+          const unsigned int v4305 = v4280 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4307 = v4305 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4310 = v4305 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4311 = v4310 << 3u;
+          const unsigned int v4312 = v75 + v4307;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4313 = v4312 < v76;
+          const unsigned int v4314 = v4274 + v4311;
+          const bool v4315 = v4314 < v3;
+          const bool v4316 = v4313 && v4315;
+          const unsigned int v4318 = v4312 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4320 = v4318 + v4274;
+          const unsigned int v4321 = v4320 + v4311;
+          const unsigned int v4322 = v4316 ? v4321 : 0u;
+          const unsigned int v4324 = v4307 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4325 = v4278 + v4324;
+          const unsigned int v4326 = v4325 + v4311;
+          iron_copy_async<16>(shm0 + v4326, x_sorted + v4322, v4316);
+          const unsigned int v4329 = v4280 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4331 = v4329 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4334 = v4329 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4335 = v4334 << 3u;
+          const unsigned int v4336 = v75 + v4331;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4337 = v4336 < v76;
+          const unsigned int v4338 = v4274 + v4335;
+          const bool v4339 = v4338 < v3;
+          const bool v4340 = v4337 && v4339;
+          const unsigned int v4342 = v4336 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4344 = v4342 + v4274;
+          const unsigned int v4345 = v4344 + v4335;
+          const unsigned int v4346 = v4340 ? v4345 : 0u;
+          const unsigned int v4348 = v4331 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4349 = v4278 + v4348;
+          const unsigned int v4350 = v4349 + v4335;
+          iron_copy_async<16>(shm0 + v4350, x_sorted + v4346, v4340);
+          const unsigned int v4353 = v4280 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4355 = v4353 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4358 = v4353 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4359 = v4358 << 3u;
+          const unsigned int v4360 = v75 + v4355;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4361 = v4360 < v76;
+          const unsigned int v4362 = v4274 + v4359;
+          const bool v4363 = v4362 < v3;
+          const bool v4364 = v4361 && v4363;
+          const unsigned int v4366 = v4360 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4368 = v4366 + v4274;
+          const unsigned int v4369 = v4368 + v4359;
+          const unsigned int v4370 = v4364 ? v4369 : 0u;
+          const unsigned int v4372 = v4355 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4373 = v4278 + v4372;
+          const unsigned int v4374 = v4373 + v4359;
+          iron_copy_async<16>(shm0 + v4374, x_sorted + v4370, v4364);
+          const unsigned int v4386 = v80 + v4283;  // kernels/gemm/quant_b.hpp:137
+          const bool v4387 = v4386 < v79;
+          const bool v4390 = v4387 && v4291;
+          const unsigned int v4392 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4394 = min(v4290, v4392);
+          const unsigned int v4396 = v79 - 1u;
+          const unsigned int v4398 = min(v4386, v4396);
+          const unsigned int v4400 = v4394 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4402 = v3 >> 3u;
+          const unsigned int v4403 = v4398 * v4402;
+          const unsigned int v4404 = v4403 + v4400;
+          const unsigned int v4405 = packed[v4404];
+          const unsigned int v4407 = v4394 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4409 = v3 >> 5u;
+          const unsigned int v4410 = v4398 * v4409;
+          const unsigned int v4411 = v4410 + v4407;
+          const unsigned char v4412 = scales[v4411];
+          const unsigned int v4413 = static_cast<unsigned int>(v4412);
+          const unsigned int v4415 = v4413 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4418 = v4413 == 255u;
+          const unsigned int v4419 = v4418 ? 2143289344u : v4415;
+          const bool v4421 = v4413 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4423 = v4421 ? 4194304u : v4419;
+          const float v4424 = __uint_as_float(v4423);
+          const unsigned int v4426 = v4405 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4428 = v4426 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4430 = v4428 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4432 = v4430 << 22u;
+          const unsigned int v4434 = v4428 * 1056964608u;
+          const bool v4436 = v4428 < 2u;
+          const unsigned int v4437 = v4436 ? v4434 : v4432;
+          const unsigned int v4439 = v4426 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4441 = v4439 << 28u;
+          const unsigned int v4442 = v4437 | v4441;
+          const float v4443 = __uint_as_float(v4442);
+          const float v4444 = v4443 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4446 = v4405 >> 4u;
+          const unsigned int v4448 = v4446 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4450 = v4448 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4452 = v4450 << 22u;
+          const unsigned int v4454 = v4448 * 1056964608u;
+          const bool v4456 = v4448 < 2u;
+          const unsigned int v4457 = v4456 ? v4454 : v4452;
+          const unsigned int v4459 = v4446 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4461 = v4459 << 28u;
+          const unsigned int v4462 = v4457 | v4461;
+          const float v4463 = __uint_as_float(v4462);
+          const float v4464 = v4463 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4466 = v4405 >> 8u;
+          const unsigned int v4468 = v4466 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4470 = v4468 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4472 = v4470 << 22u;
+          const unsigned int v4474 = v4468 * 1056964608u;
+          const bool v4476 = v4468 < 2u;
+          const unsigned int v4477 = v4476 ? v4474 : v4472;
+          const unsigned int v4479 = v4466 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4481 = v4479 << 28u;
+          const unsigned int v4482 = v4477 | v4481;
+          const float v4483 = __uint_as_float(v4482);
+          const float v4484 = v4483 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4486 = v4405 >> 12u;
+          const unsigned int v4488 = v4486 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4490 = v4488 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4492 = v4490 << 22u;
+          const unsigned int v4494 = v4488 * 1056964608u;
+          const bool v4496 = v4488 < 2u;
+          const unsigned int v4497 = v4496 ? v4494 : v4492;
+          const unsigned int v4499 = v4486 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4501 = v4499 << 28u;
+          const unsigned int v4502 = v4497 | v4501;
+          const float v4503 = __uint_as_float(v4502);
+          const float v4504 = v4503 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4506 = v4405 >> 16u;
+          const unsigned int v4508 = v4506 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4510 = v4508 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4512 = v4510 << 22u;
+          const unsigned int v4514 = v4508 * 1056964608u;
+          const bool v4516 = v4508 < 2u;
+          const unsigned int v4517 = v4516 ? v4514 : v4512;
+          const unsigned int v4519 = v4506 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4521 = v4519 << 28u;
+          const unsigned int v4522 = v4517 | v4521;
+          const float v4523 = __uint_as_float(v4522);
+          const float v4524 = v4523 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4526 = v4405 >> 20u;
+          const unsigned int v4528 = v4526 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4530 = v4528 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4532 = v4530 << 22u;
+          const unsigned int v4534 = v4528 * 1056964608u;
+          const bool v4536 = v4528 < 2u;
+          const unsigned int v4537 = v4536 ? v4534 : v4532;
+          const unsigned int v4539 = v4526 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4541 = v4539 << 28u;
+          const unsigned int v4542 = v4537 | v4541;
+          const float v4543 = __uint_as_float(v4542);
+          const float v4544 = v4543 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4546 = v4405 >> 24u;
+          const unsigned int v4548 = v4546 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4550 = v4548 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4552 = v4550 << 22u;
+          const unsigned int v4554 = v4548 * 1056964608u;
+          const bool v4556 = v4548 < 2u;
+          const unsigned int v4557 = v4556 ? v4554 : v4552;
+          const unsigned int v4559 = v4546 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4561 = v4559 << 28u;
+          const unsigned int v4562 = v4557 | v4561;
+          const float v4563 = __uint_as_float(v4562);
+          const float v4564 = v4563 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4566 = v4405 >> 28u;
+          const unsigned int v4568 = v4566 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4570 = v4568 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4572 = v4570 << 22u;
+          const unsigned int v4574 = v4568 * 1056964608u;
+          const bool v4576 = v4568 < 2u;
+          const unsigned int v4577 = v4576 ? v4574 : v4572;
+          const unsigned int v4579 = v4566 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4581 = v4579 << 28u;
+          const unsigned int v4582 = v4577 | v4581;
+          const float v4583 = __uint_as_float(v4582);
+          const float v4584 = v4583 * v4424;  // kernels/gemm/quant_b.hpp:80
+          const float v4586 = v4390 ? v4444 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4587 = iron_f32_to_bf16(v4586);
+          const float v4589 = v4390 ? v4464 : 0.0f;
+          const iron_bf16 v4590 = iron_f32_to_bf16(v4589);
+          const float v4592 = v4390 ? v4484 : 0.0f;
+          const iron_bf16 v4593 = iron_f32_to_bf16(v4592);
+          const float v4595 = v4390 ? v4504 : 0.0f;
+          const iron_bf16 v4596 = iron_f32_to_bf16(v4595);
+          const float v4598 = v4390 ? v4524 : 0.0f;
+          const iron_bf16 v4599 = iron_f32_to_bf16(v4598);
+          const float v4601 = v4390 ? v4544 : 0.0f;
+          const iron_bf16 v4602 = iron_f32_to_bf16(v4601);
+          const float v4604 = v4390 ? v4564 : 0.0f;
+          const iron_bf16 v4605 = iron_f32_to_bf16(v4604);
+          const float v4607 = v4390 ? v4584 : 0.0f;
+          const iron_bf16 v4608 = iron_f32_to_bf16(v4607);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4302) = iron_bf16x8{{v4587, v4590, v4593, v4596, v4599, v4602, v4605, v4608}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4624 = v80 + v4307;  // kernels/gemm/quant_b.hpp:137
+          const bool v4625 = v4624 < v79;
+          const bool v4628 = v4625 && v4315;
+          const unsigned int v4632 = min(v4314, v4392);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4636 = min(v4624, v4396);
+          const unsigned int v4638 = v4632 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4641 = v4636 * v4402;
+          const unsigned int v4642 = v4641 + v4638;
+          const unsigned int v4643 = packed[v4642];
+          const unsigned int v4645 = v4632 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4648 = v4636 * v4409;
+          const unsigned int v4649 = v4648 + v4645;
+          const unsigned char v4650 = scales[v4649];
+          const unsigned int v4651 = static_cast<unsigned int>(v4650);
+          const unsigned int v4653 = v4651 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4656 = v4651 == 255u;
+          const unsigned int v4657 = v4656 ? 2143289344u : v4653;
+          const bool v4659 = v4651 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4661 = v4659 ? 4194304u : v4657;
+          const float v4662 = __uint_as_float(v4661);
+          const unsigned int v4664 = v4643 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4666 = v4664 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4668 = v4666 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4670 = v4668 << 22u;
+          const unsigned int v4672 = v4666 * 1056964608u;
+          const bool v4674 = v4666 < 2u;
+          const unsigned int v4675 = v4674 ? v4672 : v4670;
+          const unsigned int v4677 = v4664 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4679 = v4677 << 28u;
+          const unsigned int v4680 = v4675 | v4679;
+          const float v4681 = __uint_as_float(v4680);
+          const float v4682 = v4681 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4684 = v4643 >> 4u;
+          const unsigned int v4686 = v4684 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4688 = v4686 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4690 = v4688 << 22u;
+          const unsigned int v4692 = v4686 * 1056964608u;
+          const bool v4694 = v4686 < 2u;
+          const unsigned int v4695 = v4694 ? v4692 : v4690;
+          const unsigned int v4697 = v4684 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4699 = v4697 << 28u;
+          const unsigned int v4700 = v4695 | v4699;
+          const float v4701 = __uint_as_float(v4700);
+          const float v4702 = v4701 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4704 = v4643 >> 8u;
+          const unsigned int v4706 = v4704 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4708 = v4706 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4710 = v4708 << 22u;
+          const unsigned int v4712 = v4706 * 1056964608u;
+          const bool v4714 = v4706 < 2u;
+          const unsigned int v4715 = v4714 ? v4712 : v4710;
+          const unsigned int v4717 = v4704 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4719 = v4717 << 28u;
+          const unsigned int v4720 = v4715 | v4719;
+          const float v4721 = __uint_as_float(v4720);
+          const float v4722 = v4721 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4724 = v4643 >> 12u;
+          const unsigned int v4726 = v4724 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4728 = v4726 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4730 = v4728 << 22u;
+          const unsigned int v4732 = v4726 * 1056964608u;
+          const bool v4734 = v4726 < 2u;
+          const unsigned int v4735 = v4734 ? v4732 : v4730;
+          const unsigned int v4737 = v4724 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4739 = v4737 << 28u;
+          const unsigned int v4740 = v4735 | v4739;
+          const float v4741 = __uint_as_float(v4740);
+          const float v4742 = v4741 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4744 = v4643 >> 16u;
+          const unsigned int v4746 = v4744 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4748 = v4746 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4750 = v4748 << 22u;
+          const unsigned int v4752 = v4746 * 1056964608u;
+          const bool v4754 = v4746 < 2u;
+          const unsigned int v4755 = v4754 ? v4752 : v4750;
+          const unsigned int v4757 = v4744 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4759 = v4757 << 28u;
+          const unsigned int v4760 = v4755 | v4759;
+          const float v4761 = __uint_as_float(v4760);
+          const float v4762 = v4761 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4764 = v4643 >> 20u;
+          const unsigned int v4766 = v4764 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4768 = v4766 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4770 = v4768 << 22u;
+          const unsigned int v4772 = v4766 * 1056964608u;
+          const bool v4774 = v4766 < 2u;
+          const unsigned int v4775 = v4774 ? v4772 : v4770;
+          const unsigned int v4777 = v4764 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4779 = v4777 << 28u;
+          const unsigned int v4780 = v4775 | v4779;
+          const float v4781 = __uint_as_float(v4780);
+          const float v4782 = v4781 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4784 = v4643 >> 24u;
+          const unsigned int v4786 = v4784 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4788 = v4786 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4790 = v4788 << 22u;
+          const unsigned int v4792 = v4786 * 1056964608u;
+          const bool v4794 = v4786 < 2u;
+          const unsigned int v4795 = v4794 ? v4792 : v4790;
+          const unsigned int v4797 = v4784 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4799 = v4797 << 28u;
+          const unsigned int v4800 = v4795 | v4799;
+          const float v4801 = __uint_as_float(v4800);
+          const float v4802 = v4801 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4804 = v4643 >> 28u;
+          const unsigned int v4806 = v4804 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4808 = v4806 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4810 = v4808 << 22u;
+          const unsigned int v4812 = v4806 * 1056964608u;
+          const bool v4814 = v4806 < 2u;
+          const unsigned int v4815 = v4814 ? v4812 : v4810;
+          const unsigned int v4817 = v4804 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4819 = v4817 << 28u;
+          const unsigned int v4820 = v4815 | v4819;
+          const float v4821 = __uint_as_float(v4820);
+          const float v4822 = v4821 * v4662;  // kernels/gemm/quant_b.hpp:80
+          const float v4824 = v4628 ? v4682 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4825 = iron_f32_to_bf16(v4824);
+          const float v4827 = v4628 ? v4702 : 0.0f;
+          const iron_bf16 v4828 = iron_f32_to_bf16(v4827);
+          const float v4830 = v4628 ? v4722 : 0.0f;
+          const iron_bf16 v4831 = iron_f32_to_bf16(v4830);
+          const float v4833 = v4628 ? v4742 : 0.0f;
+          const iron_bf16 v4834 = iron_f32_to_bf16(v4833);
+          const float v4836 = v4628 ? v4762 : 0.0f;
+          const iron_bf16 v4837 = iron_f32_to_bf16(v4836);
+          const float v4839 = v4628 ? v4782 : 0.0f;
+          const iron_bf16 v4840 = iron_f32_to_bf16(v4839);
+          const float v4842 = v4628 ? v4802 : 0.0f;
+          const iron_bf16 v4843 = iron_f32_to_bf16(v4842);
+          const float v4845 = v4628 ? v4822 : 0.0f;
+          const iron_bf16 v4846 = iron_f32_to_bf16(v4845);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4326) = iron_bf16x8{{v4825, v4828, v4831, v4834, v4837, v4840, v4843, v4846}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4862 = v80 + v4331;  // kernels/gemm/quant_b.hpp:137
+          const bool v4863 = v4862 < v79;
+          const bool v4866 = v4863 && v4339;
+          const unsigned int v4870 = min(v4338, v4392);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4874 = min(v4862, v4396);
+          const unsigned int v4876 = v4870 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4879 = v4874 * v4402;
+          const unsigned int v4880 = v4879 + v4876;
+          const unsigned int v4881 = packed[v4880];
+          const unsigned int v4883 = v4870 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4886 = v4874 * v4409;
+          const unsigned int v4887 = v4886 + v4883;
+          const unsigned char v4888 = scales[v4887];
+          const unsigned int v4889 = static_cast<unsigned int>(v4888);
+          const unsigned int v4891 = v4889 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4894 = v4889 == 255u;
+          const unsigned int v4895 = v4894 ? 2143289344u : v4891;
+          const bool v4897 = v4889 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4899 = v4897 ? 4194304u : v4895;
+          const float v4900 = __uint_as_float(v4899);
+          const unsigned int v4902 = v4881 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4904 = v4902 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4906 = v4904 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4908 = v4906 << 22u;
+          const unsigned int v4910 = v4904 * 1056964608u;
+          const bool v4912 = v4904 < 2u;
+          const unsigned int v4913 = v4912 ? v4910 : v4908;
+          const unsigned int v4915 = v4902 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4917 = v4915 << 28u;
+          const unsigned int v4918 = v4913 | v4917;
+          const float v4919 = __uint_as_float(v4918);
+          const float v4920 = v4919 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4922 = v4881 >> 4u;
+          const unsigned int v4924 = v4922 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4926 = v4924 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4928 = v4926 << 22u;
+          const unsigned int v4930 = v4924 * 1056964608u;
+          const bool v4932 = v4924 < 2u;
+          const unsigned int v4933 = v4932 ? v4930 : v4928;
+          const unsigned int v4935 = v4922 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4937 = v4935 << 28u;
+          const unsigned int v4938 = v4933 | v4937;
+          const float v4939 = __uint_as_float(v4938);
+          const float v4940 = v4939 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4942 = v4881 >> 8u;
+          const unsigned int v4944 = v4942 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4946 = v4944 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4948 = v4946 << 22u;
+          const unsigned int v4950 = v4944 * 1056964608u;
+          const bool v4952 = v4944 < 2u;
+          const unsigned int v4953 = v4952 ? v4950 : v4948;
+          const unsigned int v4955 = v4942 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4957 = v4955 << 28u;
+          const unsigned int v4958 = v4953 | v4957;
+          const float v4959 = __uint_as_float(v4958);
+          const float v4960 = v4959 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4962 = v4881 >> 12u;
+          const unsigned int v4964 = v4962 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4966 = v4964 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4968 = v4966 << 22u;
+          const unsigned int v4970 = v4964 * 1056964608u;
+          const bool v4972 = v4964 < 2u;
+          const unsigned int v4973 = v4972 ? v4970 : v4968;
+          const unsigned int v4975 = v4962 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4977 = v4975 << 28u;
+          const unsigned int v4978 = v4973 | v4977;
+          const float v4979 = __uint_as_float(v4978);
+          const float v4980 = v4979 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4982 = v4881 >> 16u;
+          const unsigned int v4984 = v4982 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4986 = v4984 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4988 = v4986 << 22u;
+          const unsigned int v4990 = v4984 * 1056964608u;
+          const bool v4992 = v4984 < 2u;
+          const unsigned int v4993 = v4992 ? v4990 : v4988;
+          const unsigned int v4995 = v4982 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4997 = v4995 << 28u;
+          const unsigned int v4998 = v4993 | v4997;
+          const float v4999 = __uint_as_float(v4998);
+          const float v5000 = v4999 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5002 = v4881 >> 20u;
+          const unsigned int v5004 = v5002 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5006 = v5004 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5008 = v5006 << 22u;
+          const unsigned int v5010 = v5004 * 1056964608u;
+          const bool v5012 = v5004 < 2u;
+          const unsigned int v5013 = v5012 ? v5010 : v5008;
+          const unsigned int v5015 = v5002 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5017 = v5015 << 28u;
+          const unsigned int v5018 = v5013 | v5017;
+          const float v5019 = __uint_as_float(v5018);
+          const float v5020 = v5019 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5022 = v4881 >> 24u;
+          const unsigned int v5024 = v5022 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5026 = v5024 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5028 = v5026 << 22u;
+          const unsigned int v5030 = v5024 * 1056964608u;
+          const bool v5032 = v5024 < 2u;
+          const unsigned int v5033 = v5032 ? v5030 : v5028;
+          const unsigned int v5035 = v5022 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5037 = v5035 << 28u;
+          const unsigned int v5038 = v5033 | v5037;
+          const float v5039 = __uint_as_float(v5038);
+          const float v5040 = v5039 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5042 = v4881 >> 28u;
+          const unsigned int v5044 = v5042 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5046 = v5044 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5048 = v5046 << 22u;
+          const unsigned int v5050 = v5044 * 1056964608u;
+          const bool v5052 = v5044 < 2u;
+          const unsigned int v5053 = v5052 ? v5050 : v5048;
+          const unsigned int v5055 = v5042 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5057 = v5055 << 28u;
+          const unsigned int v5058 = v5053 | v5057;
+          const float v5059 = __uint_as_float(v5058);
+          const float v5060 = v5059 * v4900;  // kernels/gemm/quant_b.hpp:80
+          const float v5062 = v4866 ? v4920 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5063 = iron_f32_to_bf16(v5062);
+          const float v5065 = v4866 ? v4940 : 0.0f;
+          const iron_bf16 v5066 = iron_f32_to_bf16(v5065);
+          const float v5068 = v4866 ? v4960 : 0.0f;
+          const iron_bf16 v5069 = iron_f32_to_bf16(v5068);
+          const float v5071 = v4866 ? v4980 : 0.0f;
+          const iron_bf16 v5072 = iron_f32_to_bf16(v5071);
+          const float v5074 = v4866 ? v5000 : 0.0f;
+          const iron_bf16 v5075 = iron_f32_to_bf16(v5074);
+          const float v5077 = v4866 ? v5020 : 0.0f;
+          const iron_bf16 v5078 = iron_f32_to_bf16(v5077);
+          const float v5080 = v4866 ? v5040 : 0.0f;
+          const iron_bf16 v5081 = iron_f32_to_bf16(v5080);
+          const float v5083 = v4866 ? v5060 : 0.0f;
+          const iron_bf16 v5084 = iron_f32_to_bf16(v5083);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4350) = iron_bf16x8{{v5063, v5066, v5069, v5072, v5075, v5078, v5081, v5084}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5100 = v80 + v4355;  // kernels/gemm/quant_b.hpp:137
+          const bool v5101 = v5100 < v79;
+          const bool v5104 = v5101 && v4363;
+          const unsigned int v5108 = min(v4362, v4392);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5112 = min(v5100, v4396);
+          const unsigned int v5114 = v5108 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5117 = v5112 * v4402;
+          const unsigned int v5118 = v5117 + v5114;
+          const unsigned int v5119 = packed[v5118];
+          const unsigned int v5121 = v5108 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5124 = v5112 * v4409;
+          const unsigned int v5125 = v5124 + v5121;
+          const unsigned char v5126 = scales[v5125];
+          const unsigned int v5127 = static_cast<unsigned int>(v5126);
+          const unsigned int v5129 = v5127 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5132 = v5127 == 255u;
+          const unsigned int v5133 = v5132 ? 2143289344u : v5129;
+          const bool v5135 = v5127 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5137 = v5135 ? 4194304u : v5133;
+          const float v5138 = __uint_as_float(v5137);
+          const unsigned int v5140 = v5119 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5142 = v5140 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5144 = v5142 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5146 = v5144 << 22u;
+          const unsigned int v5148 = v5142 * 1056964608u;
+          const bool v5150 = v5142 < 2u;
+          const unsigned int v5151 = v5150 ? v5148 : v5146;
+          const unsigned int v5153 = v5140 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5155 = v5153 << 28u;
+          const unsigned int v5156 = v5151 | v5155;
+          const float v5157 = __uint_as_float(v5156);
+          const float v5158 = v5157 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5160 = v5119 >> 4u;
+          const unsigned int v5162 = v5160 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5164 = v5162 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5166 = v5164 << 22u;
+          const unsigned int v5168 = v5162 * 1056964608u;
+          const bool v5170 = v5162 < 2u;
+          const unsigned int v5171 = v5170 ? v5168 : v5166;
+          const unsigned int v5173 = v5160 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5175 = v5173 << 28u;
+          const unsigned int v5176 = v5171 | v5175;
+          const float v5177 = __uint_as_float(v5176);
+          const float v5178 = v5177 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5180 = v5119 >> 8u;
+          const unsigned int v5182 = v5180 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5184 = v5182 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5186 = v5184 << 22u;
+          const unsigned int v5188 = v5182 * 1056964608u;
+          const bool v5190 = v5182 < 2u;
+          const unsigned int v5191 = v5190 ? v5188 : v5186;
+          const unsigned int v5193 = v5180 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5195 = v5193 << 28u;
+          const unsigned int v5196 = v5191 | v5195;
+          const float v5197 = __uint_as_float(v5196);
+          const float v5198 = v5197 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5200 = v5119 >> 12u;
+          const unsigned int v5202 = v5200 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5204 = v5202 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5206 = v5204 << 22u;
+          const unsigned int v5208 = v5202 * 1056964608u;
+          const bool v5210 = v5202 < 2u;
+          const unsigned int v5211 = v5210 ? v5208 : v5206;
+          const unsigned int v5213 = v5200 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5215 = v5213 << 28u;
+          const unsigned int v5216 = v5211 | v5215;
+          const float v5217 = __uint_as_float(v5216);
+          const float v5218 = v5217 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5220 = v5119 >> 16u;
+          const unsigned int v5222 = v5220 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5224 = v5222 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5226 = v5224 << 22u;
+          const unsigned int v5228 = v5222 * 1056964608u;
+          const bool v5230 = v5222 < 2u;
+          const unsigned int v5231 = v5230 ? v5228 : v5226;
+          const unsigned int v5233 = v5220 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5235 = v5233 << 28u;
+          const unsigned int v5236 = v5231 | v5235;
+          const float v5237 = __uint_as_float(v5236);
+          const float v5238 = v5237 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5240 = v5119 >> 20u;
+          const unsigned int v5242 = v5240 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5244 = v5242 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5246 = v5244 << 22u;
+          const unsigned int v5248 = v5242 * 1056964608u;
+          const bool v5250 = v5242 < 2u;
+          const unsigned int v5251 = v5250 ? v5248 : v5246;
+          const unsigned int v5253 = v5240 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5255 = v5253 << 28u;
+          const unsigned int v5256 = v5251 | v5255;
+          const float v5257 = __uint_as_float(v5256);
+          const float v5258 = v5257 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5260 = v5119 >> 24u;
+          const unsigned int v5262 = v5260 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5264 = v5262 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5266 = v5264 << 22u;
+          const unsigned int v5268 = v5262 * 1056964608u;
+          const bool v5270 = v5262 < 2u;
+          const unsigned int v5271 = v5270 ? v5268 : v5266;
+          const unsigned int v5273 = v5260 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5275 = v5273 << 28u;
+          const unsigned int v5276 = v5271 | v5275;
+          const float v5277 = __uint_as_float(v5276);
+          const float v5278 = v5277 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5280 = v5119 >> 28u;
+          const unsigned int v5282 = v5280 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5284 = v5282 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5286 = v5284 << 22u;
+          const unsigned int v5288 = v5282 * 1056964608u;
+          const bool v5290 = v5282 < 2u;
+          const unsigned int v5291 = v5290 ? v5288 : v5286;
+          const unsigned int v5293 = v5280 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5295 = v5293 << 28u;
+          const unsigned int v5296 = v5291 | v5295;
+          const float v5297 = __uint_as_float(v5296);
+          const float v5298 = v5297 * v5138;  // kernels/gemm/quant_b.hpp:80
+          const float v5300 = v5104 ? v5158 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5301 = iron_f32_to_bf16(v5300);
+          const float v5303 = v5104 ? v5178 : 0.0f;
+          const iron_bf16 v5304 = iron_f32_to_bf16(v5303);
+          const float v5306 = v5104 ? v5198 : 0.0f;
+          const iron_bf16 v5307 = iron_f32_to_bf16(v5306);
+          const float v5309 = v5104 ? v5218 : 0.0f;
+          const iron_bf16 v5310 = iron_f32_to_bf16(v5309);
+          const float v5312 = v5104 ? v5238 : 0.0f;
+          const iron_bf16 v5313 = iron_f32_to_bf16(v5312);
+          const float v5315 = v5104 ? v5258 : 0.0f;
+          const iron_bf16 v5316 = iron_f32_to_bf16(v5315);
+          const float v5318 = v5104 ? v5278 : 0.0f;
+          const iron_bf16 v5319 = iron_f32_to_bf16(v5318);
+          const float v5321 = v5104 ? v5298 : 0.0f;
+          const iron_bf16 v5322 = iron_f32_to_bf16(v5321);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4374) = iron_bf16x8{{v5301, v5304, v5307, v5310, v5313, v5316, v5319, v5322}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
-      const unsigned int v5340 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const unsigned int v5346 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v5341 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v5347 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v5328 = 0u; v5328 < v3; v5328 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-        const unsigned int v5330 = v5328 >> 5u;
-        const unsigned int v5332 = v5330 % 3u;
+      for (unsigned int v5329 = 0u; v5329 < v3; v5329 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v5331 = v5329 >> 5u;
+        const unsigned int v5333 = v5331 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5334 = v5332 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
-        const unsigned int v5341 = v5334 + v5340;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<false>(v94, shm0, v5341, 40u);
-        const unsigned int v5347 = v5334 + v5346;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v5347, 40u);
+        const unsigned int v5335 = v5333 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v5342 = v5335 + v5341;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<false>(v94, shm0, v5342, 40u);
+        const unsigned int v5348 = v5335 + v5347;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v5348, 40u);
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<false>(v94, shm0, v5354, 40u);
-        const unsigned int v5360 = v5347 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load_shared<true>(v96, shm1, v5360, 40u);
+        const unsigned int v5355 = v5342 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<false>(v94, shm0, v5355, 40u);
+        const unsigned int v5361 = v5348 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v5361, 40u);
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v5363 = v5328 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
-        const unsigned int v5365 = v5330 + 2u;
-        const unsigned int v5366 = v5365 % 3u;
-        const bool v5367 = v5363 < v3;
-        if (v5367) {
-          const unsigned int v5369 = v5366 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-          const unsigned int v5371 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5374 = v5371 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5377 = v5371 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5378 = v5377 << 3u;
-          const unsigned int v5379 = v75 + v5374;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5380 = v5379 < v76;
-          const unsigned int v5381 = v5363 + v5378;
-          const bool v5382 = v5381 < v3;
-          const bool v5383 = v5380 && v5382;
-          const unsigned int v5385 = v5379 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5387 = v5385 + v5363;
-          const unsigned int v5388 = v5387 + v5378;
-          const unsigned int v5389 = v5383 ? v5388 : 0u;
-          const unsigned int v5391 = v5374 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5392 = v5369 + v5391;
-          const unsigned int v5393 = v5392 + v5378;
-          iron_copy_async<16>(shm0 + v5393, x_sorted + v5389, v5383);
-          const unsigned int v5396 = v5371 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5398 = v5396 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5401 = v5396 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5402 = v5401 << 3u;
-          const unsigned int v5403 = v75 + v5398;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5404 = v5403 < v76;
-          const unsigned int v5405 = v5363 + v5402;
-          const bool v5406 = v5405 < v3;
-          const bool v5407 = v5404 && v5406;
-          const unsigned int v5409 = v5403 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5411 = v5409 + v5363;
-          const unsigned int v5412 = v5411 + v5402;
-          const unsigned int v5413 = v5407 ? v5412 : 0u;
-          const unsigned int v5415 = v5398 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5416 = v5369 + v5415;
-          const unsigned int v5417 = v5416 + v5402;
-          iron_copy_async<16>(shm0 + v5417, x_sorted + v5413, v5407);
-          const unsigned int v5420 = v5371 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5422 = v5420 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5425 = v5420 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5426 = v5425 << 3u;
-          const unsigned int v5427 = v75 + v5422;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5428 = v5427 < v76;
-          const unsigned int v5429 = v5363 + v5426;
-          const bool v5430 = v5429 < v3;
-          const bool v5431 = v5428 && v5430;
-          const unsigned int v5433 = v5427 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5435 = v5433 + v5363;
-          const unsigned int v5436 = v5435 + v5426;
-          const unsigned int v5437 = v5431 ? v5436 : 0u;
-          const unsigned int v5439 = v5422 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5440 = v5369 + v5439;
-          const unsigned int v5441 = v5440 + v5426;
-          iron_copy_async<16>(shm0 + v5441, x_sorted + v5437, v5431);
-          const unsigned int v5444 = v5371 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5446 = v5444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5449 = v5444 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v5450 = v5449 << 3u;
-          const unsigned int v5451 = v75 + v5446;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v5452 = v5451 < v76;
-          const unsigned int v5453 = v5363 + v5450;
-          const bool v5454 = v5453 < v3;
-          const bool v5455 = v5452 && v5454;
-          const unsigned int v5457 = v5451 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5459 = v5457 + v5363;
-          const unsigned int v5460 = v5459 + v5450;
-          const unsigned int v5461 = v5455 ? v5460 : 0u;
-          const unsigned int v5463 = v5446 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v5464 = v5369 + v5463;
-          const unsigned int v5465 = v5464 + v5450;
-          iron_copy_async<16>(shm0 + v5465, x_sorted + v5461, v5455);
-          const unsigned int v5477 = v80 + v5374;  // kernels/gemm/quant_b.hpp:137
-          const bool v5478 = v5477 < v79;
-          const bool v5481 = v5478 && v5382;
-          const unsigned int v5483 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5485 = min(v5381, v5483);
-          const unsigned int v5487 = v79 - 1u;
-          const unsigned int v5489 = min(v5477, v5487);
-          const unsigned int v5491 = v5485 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5493 = v3 >> 3u;
-          const unsigned int v5494 = v5489 * v5493;
-          const unsigned int v5495 = v5494 + v5491;
-          const unsigned int v5496 = packed[v5495];
-          const unsigned int v5498 = v5485 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5500 = v3 >> 5u;
-          const unsigned int v5501 = v5489 * v5500;
-          const unsigned int v5502 = v5501 + v5498;
-          const unsigned char v5503 = scales[v5502];
-          const unsigned int v5504 = static_cast<unsigned int>(v5503);
-          const unsigned int v5506 = v5504 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5509 = v5504 == 255u;
-          const unsigned int v5510 = v5509 ? 2143289344u : v5506;
-          const bool v5512 = v5504 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5514 = v5512 ? 4194304u : v5510;
-          const float v5515 = __uint_as_float(v5514);
-          const unsigned int v5517 = v5496 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5519 = v5517 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5521 = v5519 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5523 = v5521 << 22u;
-          const unsigned int v5525 = v5519 * 1056964608u;
-          const bool v5527 = v5519 < 2u;
-          const unsigned int v5528 = v5527 ? v5525 : v5523;
-          const unsigned int v5530 = v5517 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5532 = v5530 << 28u;
-          const unsigned int v5533 = v5528 | v5532;
-          const float v5534 = __uint_as_float(v5533);
-          const float v5535 = v5534 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5537 = v5496 >> 4u;
-          const unsigned int v5539 = v5537 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5541 = v5539 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5543 = v5541 << 22u;
-          const unsigned int v5545 = v5539 * 1056964608u;
-          const bool v5547 = v5539 < 2u;
-          const unsigned int v5548 = v5547 ? v5545 : v5543;
-          const unsigned int v5550 = v5537 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5552 = v5550 << 28u;
-          const unsigned int v5553 = v5548 | v5552;
-          const float v5554 = __uint_as_float(v5553);
-          const float v5555 = v5554 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5557 = v5496 >> 8u;
-          const unsigned int v5559 = v5557 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5561 = v5559 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5563 = v5561 << 22u;
-          const unsigned int v5565 = v5559 * 1056964608u;
-          const bool v5567 = v5559 < 2u;
-          const unsigned int v5568 = v5567 ? v5565 : v5563;
-          const unsigned int v5570 = v5557 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5572 = v5570 << 28u;
-          const unsigned int v5573 = v5568 | v5572;
-          const float v5574 = __uint_as_float(v5573);
-          const float v5575 = v5574 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5577 = v5496 >> 12u;
-          const unsigned int v5579 = v5577 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5581 = v5579 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5583 = v5581 << 22u;
-          const unsigned int v5585 = v5579 * 1056964608u;
-          const bool v5587 = v5579 < 2u;
-          const unsigned int v5588 = v5587 ? v5585 : v5583;
-          const unsigned int v5590 = v5577 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5592 = v5590 << 28u;
-          const unsigned int v5593 = v5588 | v5592;
-          const float v5594 = __uint_as_float(v5593);
-          const float v5595 = v5594 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5597 = v5496 >> 16u;
-          const unsigned int v5599 = v5597 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5601 = v5599 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5603 = v5601 << 22u;
-          const unsigned int v5605 = v5599 * 1056964608u;
-          const bool v5607 = v5599 < 2u;
-          const unsigned int v5608 = v5607 ? v5605 : v5603;
-          const unsigned int v5610 = v5597 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5612 = v5610 << 28u;
-          const unsigned int v5613 = v5608 | v5612;
-          const float v5614 = __uint_as_float(v5613);
-          const float v5615 = v5614 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5617 = v5496 >> 20u;
-          const unsigned int v5619 = v5617 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5621 = v5619 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5623 = v5621 << 22u;
-          const unsigned int v5625 = v5619 * 1056964608u;
-          const bool v5627 = v5619 < 2u;
-          const unsigned int v5628 = v5627 ? v5625 : v5623;
-          const unsigned int v5630 = v5617 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5632 = v5630 << 28u;
-          const unsigned int v5633 = v5628 | v5632;
-          const float v5634 = __uint_as_float(v5633);
-          const float v5635 = v5634 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5637 = v5496 >> 24u;
-          const unsigned int v5639 = v5637 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5641 = v5639 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5643 = v5641 << 22u;
-          const unsigned int v5645 = v5639 * 1056964608u;
-          const bool v5647 = v5639 < 2u;
-          const unsigned int v5648 = v5647 ? v5645 : v5643;
-          const unsigned int v5650 = v5637 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5652 = v5650 << 28u;
-          const unsigned int v5653 = v5648 | v5652;
-          const float v5654 = __uint_as_float(v5653);
-          const float v5655 = v5654 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5657 = v5496 >> 28u;
-          const unsigned int v5659 = v5657 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5661 = v5659 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5663 = v5661 << 22u;
-          const unsigned int v5665 = v5659 * 1056964608u;
-          const bool v5667 = v5659 < 2u;
-          const unsigned int v5668 = v5667 ? v5665 : v5663;
-          const unsigned int v5670 = v5657 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5672 = v5670 << 28u;
-          const unsigned int v5673 = v5668 | v5672;
-          const float v5674 = __uint_as_float(v5673);
-          const float v5675 = v5674 * v5515;  // kernels/gemm/quant_b.hpp:80
-          const float v5677 = v5481 ? v5535 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5678 = iron_f32_to_bf16(v5677);
-          const float v5680 = v5481 ? v5555 : 0.0f;
-          const iron_bf16 v5681 = iron_f32_to_bf16(v5680);
-          const float v5683 = v5481 ? v5575 : 0.0f;
-          const iron_bf16 v5684 = iron_f32_to_bf16(v5683);
-          const float v5686 = v5481 ? v5595 : 0.0f;
-          const iron_bf16 v5687 = iron_f32_to_bf16(v5686);
-          const float v5689 = v5481 ? v5615 : 0.0f;
-          const iron_bf16 v5690 = iron_f32_to_bf16(v5689);
-          const float v5692 = v5481 ? v5635 : 0.0f;
-          const iron_bf16 v5693 = iron_f32_to_bf16(v5692);
-          const float v5695 = v5481 ? v5655 : 0.0f;
-          const iron_bf16 v5696 = iron_f32_to_bf16(v5695);
-          const float v5698 = v5481 ? v5675 : 0.0f;
-          const iron_bf16 v5699 = iron_f32_to_bf16(v5698);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5393) = iron_bf16x8{{v5678, v5681, v5684, v5687, v5690, v5693, v5696, v5699}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5715 = v80 + v5398;  // kernels/gemm/quant_b.hpp:137
-          const bool v5716 = v5715 < v79;
-          const bool v5719 = v5716 && v5406;
-          const unsigned int v5723 = min(v5405, v5483);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5727 = min(v5715, v5487);
-          const unsigned int v5729 = v5723 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5732 = v5727 * v5493;
-          const unsigned int v5733 = v5732 + v5729;
-          const unsigned int v5734 = packed[v5733];
-          const unsigned int v5736 = v5723 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5739 = v5727 * v5500;
-          const unsigned int v5740 = v5739 + v5736;
-          const unsigned char v5741 = scales[v5740];
-          const unsigned int v5742 = static_cast<unsigned int>(v5741);
-          const unsigned int v5744 = v5742 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5747 = v5742 == 255u;
-          const unsigned int v5748 = v5747 ? 2143289344u : v5744;
-          const bool v5750 = v5742 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5752 = v5750 ? 4194304u : v5748;
-          const float v5753 = __uint_as_float(v5752);
-          const unsigned int v5755 = v5734 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5757 = v5755 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5759 = v5757 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5761 = v5759 << 22u;
-          const unsigned int v5763 = v5757 * 1056964608u;
-          const bool v5765 = v5757 < 2u;
-          const unsigned int v5766 = v5765 ? v5763 : v5761;
-          const unsigned int v5768 = v5755 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5770 = v5768 << 28u;
-          const unsigned int v5771 = v5766 | v5770;
-          const float v5772 = __uint_as_float(v5771);
-          const float v5773 = v5772 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5775 = v5734 >> 4u;
-          const unsigned int v5777 = v5775 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5779 = v5777 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5781 = v5779 << 22u;
-          const unsigned int v5783 = v5777 * 1056964608u;
-          const bool v5785 = v5777 < 2u;
-          const unsigned int v5786 = v5785 ? v5783 : v5781;
-          const unsigned int v5788 = v5775 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5790 = v5788 << 28u;
-          const unsigned int v5791 = v5786 | v5790;
-          const float v5792 = __uint_as_float(v5791);
-          const float v5793 = v5792 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5795 = v5734 >> 8u;
-          const unsigned int v5797 = v5795 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5799 = v5797 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5801 = v5799 << 22u;
-          const unsigned int v5803 = v5797 * 1056964608u;
-          const bool v5805 = v5797 < 2u;
-          const unsigned int v5806 = v5805 ? v5803 : v5801;
-          const unsigned int v5808 = v5795 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5810 = v5808 << 28u;
-          const unsigned int v5811 = v5806 | v5810;
-          const float v5812 = __uint_as_float(v5811);
-          const float v5813 = v5812 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5815 = v5734 >> 12u;
-          const unsigned int v5817 = v5815 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5819 = v5817 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5821 = v5819 << 22u;
-          const unsigned int v5823 = v5817 * 1056964608u;
-          const bool v5825 = v5817 < 2u;
-          const unsigned int v5826 = v5825 ? v5823 : v5821;
-          const unsigned int v5828 = v5815 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5830 = v5828 << 28u;
-          const unsigned int v5831 = v5826 | v5830;
-          const float v5832 = __uint_as_float(v5831);
-          const float v5833 = v5832 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5835 = v5734 >> 16u;
-          const unsigned int v5837 = v5835 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5839 = v5837 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5841 = v5839 << 22u;
-          const unsigned int v5843 = v5837 * 1056964608u;
-          const bool v5845 = v5837 < 2u;
-          const unsigned int v5846 = v5845 ? v5843 : v5841;
-          const unsigned int v5848 = v5835 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5850 = v5848 << 28u;
-          const unsigned int v5851 = v5846 | v5850;
-          const float v5852 = __uint_as_float(v5851);
-          const float v5853 = v5852 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5855 = v5734 >> 20u;
-          const unsigned int v5857 = v5855 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5859 = v5857 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5861 = v5859 << 22u;
-          const unsigned int v5863 = v5857 * 1056964608u;
-          const bool v5865 = v5857 < 2u;
-          const unsigned int v5866 = v5865 ? v5863 : v5861;
-          const unsigned int v5868 = v5855 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5870 = v5868 << 28u;
-          const unsigned int v5871 = v5866 | v5870;
-          const float v5872 = __uint_as_float(v5871);
-          const float v5873 = v5872 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5875 = v5734 >> 24u;
-          const unsigned int v5877 = v5875 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5879 = v5877 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5881 = v5879 << 22u;
-          const unsigned int v5883 = v5877 * 1056964608u;
-          const bool v5885 = v5877 < 2u;
-          const unsigned int v5886 = v5885 ? v5883 : v5881;
-          const unsigned int v5888 = v5875 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5890 = v5888 << 28u;
-          const unsigned int v5891 = v5886 | v5890;
-          const float v5892 = __uint_as_float(v5891);
-          const float v5893 = v5892 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5895 = v5734 >> 28u;
-          const unsigned int v5897 = v5895 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5899 = v5897 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5901 = v5899 << 22u;
-          const unsigned int v5903 = v5897 * 1056964608u;
-          const bool v5905 = v5897 < 2u;
-          const unsigned int v5906 = v5905 ? v5903 : v5901;
-          const unsigned int v5908 = v5895 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5910 = v5908 << 28u;
-          const unsigned int v5911 = v5906 | v5910;
-          const float v5912 = __uint_as_float(v5911);
-          const float v5913 = v5912 * v5753;  // kernels/gemm/quant_b.hpp:80
-          const float v5915 = v5719 ? v5773 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5916 = iron_f32_to_bf16(v5915);
-          const float v5918 = v5719 ? v5793 : 0.0f;
-          const iron_bf16 v5919 = iron_f32_to_bf16(v5918);
-          const float v5921 = v5719 ? v5813 : 0.0f;
-          const iron_bf16 v5922 = iron_f32_to_bf16(v5921);
-          const float v5924 = v5719 ? v5833 : 0.0f;
-          const iron_bf16 v5925 = iron_f32_to_bf16(v5924);
-          const float v5927 = v5719 ? v5853 : 0.0f;
-          const iron_bf16 v5928 = iron_f32_to_bf16(v5927);
-          const float v5930 = v5719 ? v5873 : 0.0f;
-          const iron_bf16 v5931 = iron_f32_to_bf16(v5930);
-          const float v5933 = v5719 ? v5893 : 0.0f;
-          const iron_bf16 v5934 = iron_f32_to_bf16(v5933);
-          const float v5936 = v5719 ? v5913 : 0.0f;
-          const iron_bf16 v5937 = iron_f32_to_bf16(v5936);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5417) = iron_bf16x8{{v5916, v5919, v5922, v5925, v5928, v5931, v5934, v5937}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5953 = v80 + v5422;  // kernels/gemm/quant_b.hpp:137
-          const bool v5954 = v5953 < v79;
-          const bool v5957 = v5954 && v5430;
-          const unsigned int v5961 = min(v5429, v5483);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5965 = min(v5953, v5487);
-          const unsigned int v5967 = v5961 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5970 = v5965 * v5493;
-          const unsigned int v5971 = v5970 + v5967;
-          const unsigned int v5972 = packed[v5971];
-          const unsigned int v5974 = v5961 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5977 = v5965 * v5500;
-          const unsigned int v5978 = v5977 + v5974;
-          const unsigned char v5979 = scales[v5978];
-          const unsigned int v5980 = static_cast<unsigned int>(v5979);
-          const unsigned int v5982 = v5980 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5985 = v5980 == 255u;
-          const unsigned int v5986 = v5985 ? 2143289344u : v5982;
-          const bool v5988 = v5980 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5990 = v5988 ? 4194304u : v5986;
-          const float v5991 = __uint_as_float(v5990);
-          const unsigned int v5993 = v5972 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5995 = v5993 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5997 = v5995 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5999 = v5997 << 22u;
-          const unsigned int v6001 = v5995 * 1056964608u;
-          const bool v6003 = v5995 < 2u;
-          const unsigned int v6004 = v6003 ? v6001 : v5999;
-          const unsigned int v6006 = v5993 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6008 = v6006 << 28u;
-          const unsigned int v6009 = v6004 | v6008;
-          const float v6010 = __uint_as_float(v6009);
-          const float v6011 = v6010 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6013 = v5972 >> 4u;
-          const unsigned int v6015 = v6013 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6017 = v6015 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6019 = v6017 << 22u;
-          const unsigned int v6021 = v6015 * 1056964608u;
-          const bool v6023 = v6015 < 2u;
-          const unsigned int v6024 = v6023 ? v6021 : v6019;
-          const unsigned int v6026 = v6013 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6028 = v6026 << 28u;
-          const unsigned int v6029 = v6024 | v6028;
-          const float v6030 = __uint_as_float(v6029);
-          const float v6031 = v6030 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6033 = v5972 >> 8u;
-          const unsigned int v6035 = v6033 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6037 = v6035 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6039 = v6037 << 22u;
-          const unsigned int v6041 = v6035 * 1056964608u;
-          const bool v6043 = v6035 < 2u;
-          const unsigned int v6044 = v6043 ? v6041 : v6039;
-          const unsigned int v6046 = v6033 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6048 = v6046 << 28u;
-          const unsigned int v6049 = v6044 | v6048;
-          const float v6050 = __uint_as_float(v6049);
-          const float v6051 = v6050 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6053 = v5972 >> 12u;
-          const unsigned int v6055 = v6053 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6057 = v6055 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6059 = v6057 << 22u;
-          const unsigned int v6061 = v6055 * 1056964608u;
-          const bool v6063 = v6055 < 2u;
-          const unsigned int v6064 = v6063 ? v6061 : v6059;
-          const unsigned int v6066 = v6053 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6068 = v6066 << 28u;
-          const unsigned int v6069 = v6064 | v6068;
-          const float v6070 = __uint_as_float(v6069);
-          const float v6071 = v6070 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6073 = v5972 >> 16u;
-          const unsigned int v6075 = v6073 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6077 = v6075 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6079 = v6077 << 22u;
-          const unsigned int v6081 = v6075 * 1056964608u;
-          const bool v6083 = v6075 < 2u;
-          const unsigned int v6084 = v6083 ? v6081 : v6079;
-          const unsigned int v6086 = v6073 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6088 = v6086 << 28u;
-          const unsigned int v6089 = v6084 | v6088;
-          const float v6090 = __uint_as_float(v6089);
-          const float v6091 = v6090 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6093 = v5972 >> 20u;
-          const unsigned int v6095 = v6093 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6097 = v6095 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6099 = v6097 << 22u;
-          const unsigned int v6101 = v6095 * 1056964608u;
-          const bool v6103 = v6095 < 2u;
-          const unsigned int v6104 = v6103 ? v6101 : v6099;
-          const unsigned int v6106 = v6093 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6108 = v6106 << 28u;
-          const unsigned int v6109 = v6104 | v6108;
-          const float v6110 = __uint_as_float(v6109);
-          const float v6111 = v6110 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6113 = v5972 >> 24u;
-          const unsigned int v6115 = v6113 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6117 = v6115 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6119 = v6117 << 22u;
-          const unsigned int v6121 = v6115 * 1056964608u;
-          const bool v6123 = v6115 < 2u;
-          const unsigned int v6124 = v6123 ? v6121 : v6119;
-          const unsigned int v6126 = v6113 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6128 = v6126 << 28u;
-          const unsigned int v6129 = v6124 | v6128;
-          const float v6130 = __uint_as_float(v6129);
-          const float v6131 = v6130 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6133 = v5972 >> 28u;
-          const unsigned int v6135 = v6133 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6137 = v6135 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6139 = v6137 << 22u;
-          const unsigned int v6141 = v6135 * 1056964608u;
-          const bool v6143 = v6135 < 2u;
-          const unsigned int v6144 = v6143 ? v6141 : v6139;
-          const unsigned int v6146 = v6133 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6148 = v6146 << 28u;
-          const unsigned int v6149 = v6144 | v6148;
-          const float v6150 = __uint_as_float(v6149);
-          const float v6151 = v6150 * v5991;  // kernels/gemm/quant_b.hpp:80
-          const float v6153 = v5957 ? v6011 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6154 = iron_f32_to_bf16(v6153);
-          const float v6156 = v5957 ? v6031 : 0.0f;
-          const iron_bf16 v6157 = iron_f32_to_bf16(v6156);
-          const float v6159 = v5957 ? v6051 : 0.0f;
-          const iron_bf16 v6160 = iron_f32_to_bf16(v6159);
-          const float v6162 = v5957 ? v6071 : 0.0f;
-          const iron_bf16 v6163 = iron_f32_to_bf16(v6162);
-          const float v6165 = v5957 ? v6091 : 0.0f;
-          const iron_bf16 v6166 = iron_f32_to_bf16(v6165);
-          const float v6168 = v5957 ? v6111 : 0.0f;
-          const iron_bf16 v6169 = iron_f32_to_bf16(v6168);
-          const float v6171 = v5957 ? v6131 : 0.0f;
-          const iron_bf16 v6172 = iron_f32_to_bf16(v6171);
-          const float v6174 = v5957 ? v6151 : 0.0f;
-          const iron_bf16 v6175 = iron_f32_to_bf16(v6174);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5441) = iron_bf16x8{{v6154, v6157, v6160, v6163, v6166, v6169, v6172, v6175}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v6191 = v80 + v5446;  // kernels/gemm/quant_b.hpp:137
-          const bool v6192 = v6191 < v79;
-          const bool v6195 = v6192 && v5454;
-          const unsigned int v6199 = min(v5453, v5483);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v6203 = min(v6191, v5487);
-          const unsigned int v6205 = v6199 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v6208 = v6203 * v5493;
-          const unsigned int v6209 = v6208 + v6205;
-          const unsigned int v6210 = packed[v6209];
-          const unsigned int v6212 = v6199 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v6215 = v6203 * v5500;
-          const unsigned int v6216 = v6215 + v6212;
-          const unsigned char v6217 = scales[v6216];
-          const unsigned int v6218 = static_cast<unsigned int>(v6217);
-          const unsigned int v6220 = v6218 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6223 = v6218 == 255u;
-          const unsigned int v6224 = v6223 ? 2143289344u : v6220;
-          const bool v6226 = v6218 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6228 = v6226 ? 4194304u : v6224;
-          const float v6229 = __uint_as_float(v6228);
-          const unsigned int v6231 = v6210 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6233 = v6231 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6235 = v6233 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6237 = v6235 << 22u;
-          const unsigned int v6239 = v6233 * 1056964608u;
-          const bool v6241 = v6233 < 2u;
-          const unsigned int v6242 = v6241 ? v6239 : v6237;
-          const unsigned int v6244 = v6231 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6246 = v6244 << 28u;
-          const unsigned int v6247 = v6242 | v6246;
-          const float v6248 = __uint_as_float(v6247);
-          const float v6249 = v6248 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6251 = v6210 >> 4u;
-          const unsigned int v6253 = v6251 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6255 = v6253 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6257 = v6255 << 22u;
-          const unsigned int v6259 = v6253 * 1056964608u;
-          const bool v6261 = v6253 < 2u;
-          const unsigned int v6262 = v6261 ? v6259 : v6257;
-          const unsigned int v6264 = v6251 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6266 = v6264 << 28u;
-          const unsigned int v6267 = v6262 | v6266;
-          const float v6268 = __uint_as_float(v6267);
-          const float v6269 = v6268 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6271 = v6210 >> 8u;
-          const unsigned int v6273 = v6271 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6275 = v6273 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6277 = v6275 << 22u;
-          const unsigned int v6279 = v6273 * 1056964608u;
-          const bool v6281 = v6273 < 2u;
-          const unsigned int v6282 = v6281 ? v6279 : v6277;
-          const unsigned int v6284 = v6271 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6286 = v6284 << 28u;
-          const unsigned int v6287 = v6282 | v6286;
-          const float v6288 = __uint_as_float(v6287);
-          const float v6289 = v6288 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6291 = v6210 >> 12u;
-          const unsigned int v6293 = v6291 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6295 = v6293 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6297 = v6295 << 22u;
-          const unsigned int v6299 = v6293 * 1056964608u;
-          const bool v6301 = v6293 < 2u;
-          const unsigned int v6302 = v6301 ? v6299 : v6297;
-          const unsigned int v6304 = v6291 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6306 = v6304 << 28u;
-          const unsigned int v6307 = v6302 | v6306;
-          const float v6308 = __uint_as_float(v6307);
-          const float v6309 = v6308 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6311 = v6210 >> 16u;
-          const unsigned int v6313 = v6311 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6315 = v6313 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6317 = v6315 << 22u;
-          const unsigned int v6319 = v6313 * 1056964608u;
-          const bool v6321 = v6313 < 2u;
-          const unsigned int v6322 = v6321 ? v6319 : v6317;
-          const unsigned int v6324 = v6311 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6326 = v6324 << 28u;
-          const unsigned int v6327 = v6322 | v6326;
-          const float v6328 = __uint_as_float(v6327);
-          const float v6329 = v6328 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6331 = v6210 >> 20u;
-          const unsigned int v6333 = v6331 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6335 = v6333 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6337 = v6335 << 22u;
-          const unsigned int v6339 = v6333 * 1056964608u;
-          const bool v6341 = v6333 < 2u;
-          const unsigned int v6342 = v6341 ? v6339 : v6337;
-          const unsigned int v6344 = v6331 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6346 = v6344 << 28u;
-          const unsigned int v6347 = v6342 | v6346;
-          const float v6348 = __uint_as_float(v6347);
-          const float v6349 = v6348 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6351 = v6210 >> 24u;
-          const unsigned int v6353 = v6351 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6355 = v6353 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6357 = v6355 << 22u;
-          const unsigned int v6359 = v6353 * 1056964608u;
-          const bool v6361 = v6353 < 2u;
-          const unsigned int v6362 = v6361 ? v6359 : v6357;
-          const unsigned int v6364 = v6351 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6366 = v6364 << 28u;
-          const unsigned int v6367 = v6362 | v6366;
-          const float v6368 = __uint_as_float(v6367);
-          const float v6369 = v6368 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6371 = v6210 >> 28u;
-          const unsigned int v6373 = v6371 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6375 = v6373 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6377 = v6375 << 22u;
-          const unsigned int v6379 = v6373 * 1056964608u;
-          const bool v6381 = v6373 < 2u;
-          const unsigned int v6382 = v6381 ? v6379 : v6377;
-          const unsigned int v6384 = v6371 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6386 = v6384 << 28u;
-          const unsigned int v6387 = v6382 | v6386;
-          const float v6388 = __uint_as_float(v6387);
-          const float v6389 = v6388 * v6229;  // kernels/gemm/quant_b.hpp:80
-          const float v6391 = v6195 ? v6249 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6392 = iron_f32_to_bf16(v6391);
-          const float v6394 = v6195 ? v6269 : 0.0f;
-          const iron_bf16 v6395 = iron_f32_to_bf16(v6394);
-          const float v6397 = v6195 ? v6289 : 0.0f;
-          const iron_bf16 v6398 = iron_f32_to_bf16(v6397);
-          const float v6400 = v6195 ? v6309 : 0.0f;
-          const iron_bf16 v6401 = iron_f32_to_bf16(v6400);
-          const float v6403 = v6195 ? v6329 : 0.0f;
-          const iron_bf16 v6404 = iron_f32_to_bf16(v6403);
-          const float v6406 = v6195 ? v6349 : 0.0f;
-          const iron_bf16 v6407 = iron_f32_to_bf16(v6406);
-          const float v6409 = v6195 ? v6369 : 0.0f;
-          const iron_bf16 v6410 = iron_f32_to_bf16(v6409);
-          const float v6412 = v6195 ? v6389 : 0.0f;
-          const iron_bf16 v6413 = iron_f32_to_bf16(v6412);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5465) = iron_bf16x8{{v6392, v6395, v6398, v6401, v6404, v6407, v6410, v6413}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v5364 = v5329 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v5366 = v5331 + 2u;
+        const unsigned int v5367 = v5366 % 3u;
+        const bool v5368 = v5364 < v3;
+        if (v5368) {
+          const unsigned int v5370 = v5367 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v5372 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5375 = v5372 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5378 = v5372 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5379 = v5378 << 3u;
+          const unsigned int v5380 = v75 + v5375;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5381 = v5380 < v76;
+          const unsigned int v5382 = v5364 + v5379;
+          const bool v5383 = v5382 < v3;
+          const bool v5384 = v5381 && v5383;
+          const unsigned int v5386 = v5380 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5388 = v5386 + v5364;
+          const unsigned int v5389 = v5388 + v5379;
+          const unsigned int v5390 = v5384 ? v5389 : 0u;
+          const unsigned int v5392 = v5375 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5393 = v5370 + v5392;
+          const unsigned int v5394 = v5393 + v5379;
+          iron_copy_async<16>(shm0 + v5394, x_sorted + v5390, v5384);
+          const unsigned int v5397 = v5372 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5399 = v5397 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5402 = v5397 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5403 = v5402 << 3u;
+          const unsigned int v5404 = v75 + v5399;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5405 = v5404 < v76;
+          const unsigned int v5406 = v5364 + v5403;
+          const bool v5407 = v5406 < v3;
+          const bool v5408 = v5405 && v5407;
+          const unsigned int v5410 = v5404 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5412 = v5410 + v5364;
+          const unsigned int v5413 = v5412 + v5403;
+          const unsigned int v5414 = v5408 ? v5413 : 0u;
+          const unsigned int v5416 = v5399 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5417 = v5370 + v5416;
+          const unsigned int v5418 = v5417 + v5403;
+          iron_copy_async<16>(shm0 + v5418, x_sorted + v5414, v5408);
+          const unsigned int v5421 = v5372 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5423 = v5421 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5426 = v5421 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5427 = v5426 << 3u;
+          const unsigned int v5428 = v75 + v5423;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5429 = v5428 < v76;
+          const unsigned int v5430 = v5364 + v5427;
+          const bool v5431 = v5430 < v3;
+          const bool v5432 = v5429 && v5431;
+          const unsigned int v5434 = v5428 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5436 = v5434 + v5364;
+          const unsigned int v5437 = v5436 + v5427;
+          const unsigned int v5438 = v5432 ? v5437 : 0u;
+          const unsigned int v5440 = v5423 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5441 = v5370 + v5440;
+          const unsigned int v5442 = v5441 + v5427;
+          iron_copy_async<16>(shm0 + v5442, x_sorted + v5438, v5432);
+          const unsigned int v5445 = v5372 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5447 = v5445 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5450 = v5445 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5451 = v5450 << 3u;
+          const unsigned int v5452 = v75 + v5447;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5453 = v5452 < v76;
+          const unsigned int v5454 = v5364 + v5451;
+          const bool v5455 = v5454 < v3;
+          const bool v5456 = v5453 && v5455;
+          const unsigned int v5458 = v5452 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5460 = v5458 + v5364;
+          const unsigned int v5461 = v5460 + v5451;
+          const unsigned int v5462 = v5456 ? v5461 : 0u;
+          const unsigned int v5464 = v5447 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5465 = v5370 + v5464;
+          const unsigned int v5466 = v5465 + v5451;
+          iron_copy_async<16>(shm0 + v5466, x_sorted + v5462, v5456);
+          const unsigned int v5478 = v80 + v5375;  // kernels/gemm/quant_b.hpp:137
+          const bool v5479 = v5478 < v79;
+          const bool v5482 = v5479 && v5383;
+          const unsigned int v5484 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5486 = min(v5382, v5484);
+          const unsigned int v5488 = v79 - 1u;
+          const unsigned int v5490 = min(v5478, v5488);
+          const unsigned int v5492 = v5486 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5494 = v3 >> 3u;
+          const unsigned int v5495 = v5490 * v5494;
+          const unsigned int v5496 = v5495 + v5492;
+          const unsigned int v5497 = packed[v5496];
+          const unsigned int v5499 = v5486 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5501 = v3 >> 5u;
+          const unsigned int v5502 = v5490 * v5501;
+          const unsigned int v5503 = v5502 + v5499;
+          const unsigned char v5504 = scales[v5503];
+          const unsigned int v5505 = static_cast<unsigned int>(v5504);
+          const unsigned int v5507 = v5505 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5510 = v5505 == 255u;
+          const unsigned int v5511 = v5510 ? 2143289344u : v5507;
+          const bool v5513 = v5505 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5515 = v5513 ? 4194304u : v5511;
+          const float v5516 = __uint_as_float(v5515);
+          const unsigned int v5518 = v5497 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5520 = v5518 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5522 = v5520 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5524 = v5522 << 22u;
+          const unsigned int v5526 = v5520 * 1056964608u;
+          const bool v5528 = v5520 < 2u;
+          const unsigned int v5529 = v5528 ? v5526 : v5524;
+          const unsigned int v5531 = v5518 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5533 = v5531 << 28u;
+          const unsigned int v5534 = v5529 | v5533;
+          const float v5535 = __uint_as_float(v5534);
+          const float v5536 = v5535 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5538 = v5497 >> 4u;
+          const unsigned int v5540 = v5538 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5542 = v5540 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5544 = v5542 << 22u;
+          const unsigned int v5546 = v5540 * 1056964608u;
+          const bool v5548 = v5540 < 2u;
+          const unsigned int v5549 = v5548 ? v5546 : v5544;
+          const unsigned int v5551 = v5538 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5553 = v5551 << 28u;
+          const unsigned int v5554 = v5549 | v5553;
+          const float v5555 = __uint_as_float(v5554);
+          const float v5556 = v5555 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5558 = v5497 >> 8u;
+          const unsigned int v5560 = v5558 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5562 = v5560 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5564 = v5562 << 22u;
+          const unsigned int v5566 = v5560 * 1056964608u;
+          const bool v5568 = v5560 < 2u;
+          const unsigned int v5569 = v5568 ? v5566 : v5564;
+          const unsigned int v5571 = v5558 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5573 = v5571 << 28u;
+          const unsigned int v5574 = v5569 | v5573;
+          const float v5575 = __uint_as_float(v5574);
+          const float v5576 = v5575 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5578 = v5497 >> 12u;
+          const unsigned int v5580 = v5578 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5582 = v5580 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5584 = v5582 << 22u;
+          const unsigned int v5586 = v5580 * 1056964608u;
+          const bool v5588 = v5580 < 2u;
+          const unsigned int v5589 = v5588 ? v5586 : v5584;
+          const unsigned int v5591 = v5578 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5593 = v5591 << 28u;
+          const unsigned int v5594 = v5589 | v5593;
+          const float v5595 = __uint_as_float(v5594);
+          const float v5596 = v5595 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5598 = v5497 >> 16u;
+          const unsigned int v5600 = v5598 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5602 = v5600 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5604 = v5602 << 22u;
+          const unsigned int v5606 = v5600 * 1056964608u;
+          const bool v5608 = v5600 < 2u;
+          const unsigned int v5609 = v5608 ? v5606 : v5604;
+          const unsigned int v5611 = v5598 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5613 = v5611 << 28u;
+          const unsigned int v5614 = v5609 | v5613;
+          const float v5615 = __uint_as_float(v5614);
+          const float v5616 = v5615 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5618 = v5497 >> 20u;
+          const unsigned int v5620 = v5618 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5622 = v5620 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5624 = v5622 << 22u;
+          const unsigned int v5626 = v5620 * 1056964608u;
+          const bool v5628 = v5620 < 2u;
+          const unsigned int v5629 = v5628 ? v5626 : v5624;
+          const unsigned int v5631 = v5618 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5633 = v5631 << 28u;
+          const unsigned int v5634 = v5629 | v5633;
+          const float v5635 = __uint_as_float(v5634);
+          const float v5636 = v5635 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5638 = v5497 >> 24u;
+          const unsigned int v5640 = v5638 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5642 = v5640 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5644 = v5642 << 22u;
+          const unsigned int v5646 = v5640 * 1056964608u;
+          const bool v5648 = v5640 < 2u;
+          const unsigned int v5649 = v5648 ? v5646 : v5644;
+          const unsigned int v5651 = v5638 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5653 = v5651 << 28u;
+          const unsigned int v5654 = v5649 | v5653;
+          const float v5655 = __uint_as_float(v5654);
+          const float v5656 = v5655 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5658 = v5497 >> 28u;
+          const unsigned int v5660 = v5658 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5662 = v5660 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5664 = v5662 << 22u;
+          const unsigned int v5666 = v5660 * 1056964608u;
+          const bool v5668 = v5660 < 2u;
+          const unsigned int v5669 = v5668 ? v5666 : v5664;
+          const unsigned int v5671 = v5658 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5673 = v5671 << 28u;
+          const unsigned int v5674 = v5669 | v5673;
+          const float v5675 = __uint_as_float(v5674);
+          const float v5676 = v5675 * v5516;  // kernels/gemm/quant_b.hpp:80
+          const float v5678 = v5482 ? v5536 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5679 = iron_f32_to_bf16(v5678);
+          const float v5681 = v5482 ? v5556 : 0.0f;
+          const iron_bf16 v5682 = iron_f32_to_bf16(v5681);
+          const float v5684 = v5482 ? v5576 : 0.0f;
+          const iron_bf16 v5685 = iron_f32_to_bf16(v5684);
+          const float v5687 = v5482 ? v5596 : 0.0f;
+          const iron_bf16 v5688 = iron_f32_to_bf16(v5687);
+          const float v5690 = v5482 ? v5616 : 0.0f;
+          const iron_bf16 v5691 = iron_f32_to_bf16(v5690);
+          const float v5693 = v5482 ? v5636 : 0.0f;
+          const iron_bf16 v5694 = iron_f32_to_bf16(v5693);
+          const float v5696 = v5482 ? v5656 : 0.0f;
+          const iron_bf16 v5697 = iron_f32_to_bf16(v5696);
+          const float v5699 = v5482 ? v5676 : 0.0f;
+          const iron_bf16 v5700 = iron_f32_to_bf16(v5699);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5394) = iron_bf16x8{{v5679, v5682, v5685, v5688, v5691, v5694, v5697, v5700}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5716 = v80 + v5399;  // kernels/gemm/quant_b.hpp:137
+          const bool v5717 = v5716 < v79;
+          const bool v5720 = v5717 && v5407;
+          const unsigned int v5724 = min(v5406, v5484);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5728 = min(v5716, v5488);
+          const unsigned int v5730 = v5724 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5733 = v5728 * v5494;
+          const unsigned int v5734 = v5733 + v5730;
+          const unsigned int v5735 = packed[v5734];
+          const unsigned int v5737 = v5724 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5740 = v5728 * v5501;
+          const unsigned int v5741 = v5740 + v5737;
+          const unsigned char v5742 = scales[v5741];
+          const unsigned int v5743 = static_cast<unsigned int>(v5742);
+          const unsigned int v5745 = v5743 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5748 = v5743 == 255u;
+          const unsigned int v5749 = v5748 ? 2143289344u : v5745;
+          const bool v5751 = v5743 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5753 = v5751 ? 4194304u : v5749;
+          const float v5754 = __uint_as_float(v5753);
+          const unsigned int v5756 = v5735 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5758 = v5756 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5760 = v5758 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5762 = v5760 << 22u;
+          const unsigned int v5764 = v5758 * 1056964608u;
+          const bool v5766 = v5758 < 2u;
+          const unsigned int v5767 = v5766 ? v5764 : v5762;
+          const unsigned int v5769 = v5756 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5771 = v5769 << 28u;
+          const unsigned int v5772 = v5767 | v5771;
+          const float v5773 = __uint_as_float(v5772);
+          const float v5774 = v5773 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5776 = v5735 >> 4u;
+          const unsigned int v5778 = v5776 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5780 = v5778 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5782 = v5780 << 22u;
+          const unsigned int v5784 = v5778 * 1056964608u;
+          const bool v5786 = v5778 < 2u;
+          const unsigned int v5787 = v5786 ? v5784 : v5782;
+          const unsigned int v5789 = v5776 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5791 = v5789 << 28u;
+          const unsigned int v5792 = v5787 | v5791;
+          const float v5793 = __uint_as_float(v5792);
+          const float v5794 = v5793 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5796 = v5735 >> 8u;
+          const unsigned int v5798 = v5796 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5800 = v5798 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5802 = v5800 << 22u;
+          const unsigned int v5804 = v5798 * 1056964608u;
+          const bool v5806 = v5798 < 2u;
+          const unsigned int v5807 = v5806 ? v5804 : v5802;
+          const unsigned int v5809 = v5796 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5811 = v5809 << 28u;
+          const unsigned int v5812 = v5807 | v5811;
+          const float v5813 = __uint_as_float(v5812);
+          const float v5814 = v5813 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5816 = v5735 >> 12u;
+          const unsigned int v5818 = v5816 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5820 = v5818 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5822 = v5820 << 22u;
+          const unsigned int v5824 = v5818 * 1056964608u;
+          const bool v5826 = v5818 < 2u;
+          const unsigned int v5827 = v5826 ? v5824 : v5822;
+          const unsigned int v5829 = v5816 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5831 = v5829 << 28u;
+          const unsigned int v5832 = v5827 | v5831;
+          const float v5833 = __uint_as_float(v5832);
+          const float v5834 = v5833 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5836 = v5735 >> 16u;
+          const unsigned int v5838 = v5836 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5840 = v5838 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5842 = v5840 << 22u;
+          const unsigned int v5844 = v5838 * 1056964608u;
+          const bool v5846 = v5838 < 2u;
+          const unsigned int v5847 = v5846 ? v5844 : v5842;
+          const unsigned int v5849 = v5836 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5851 = v5849 << 28u;
+          const unsigned int v5852 = v5847 | v5851;
+          const float v5853 = __uint_as_float(v5852);
+          const float v5854 = v5853 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5856 = v5735 >> 20u;
+          const unsigned int v5858 = v5856 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5860 = v5858 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5862 = v5860 << 22u;
+          const unsigned int v5864 = v5858 * 1056964608u;
+          const bool v5866 = v5858 < 2u;
+          const unsigned int v5867 = v5866 ? v5864 : v5862;
+          const unsigned int v5869 = v5856 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5871 = v5869 << 28u;
+          const unsigned int v5872 = v5867 | v5871;
+          const float v5873 = __uint_as_float(v5872);
+          const float v5874 = v5873 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5876 = v5735 >> 24u;
+          const unsigned int v5878 = v5876 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5880 = v5878 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5882 = v5880 << 22u;
+          const unsigned int v5884 = v5878 * 1056964608u;
+          const bool v5886 = v5878 < 2u;
+          const unsigned int v5887 = v5886 ? v5884 : v5882;
+          const unsigned int v5889 = v5876 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5891 = v5889 << 28u;
+          const unsigned int v5892 = v5887 | v5891;
+          const float v5893 = __uint_as_float(v5892);
+          const float v5894 = v5893 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5896 = v5735 >> 28u;
+          const unsigned int v5898 = v5896 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5900 = v5898 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5902 = v5900 << 22u;
+          const unsigned int v5904 = v5898 * 1056964608u;
+          const bool v5906 = v5898 < 2u;
+          const unsigned int v5907 = v5906 ? v5904 : v5902;
+          const unsigned int v5909 = v5896 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5911 = v5909 << 28u;
+          const unsigned int v5912 = v5907 | v5911;
+          const float v5913 = __uint_as_float(v5912);
+          const float v5914 = v5913 * v5754;  // kernels/gemm/quant_b.hpp:80
+          const float v5916 = v5720 ? v5774 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5917 = iron_f32_to_bf16(v5916);
+          const float v5919 = v5720 ? v5794 : 0.0f;
+          const iron_bf16 v5920 = iron_f32_to_bf16(v5919);
+          const float v5922 = v5720 ? v5814 : 0.0f;
+          const iron_bf16 v5923 = iron_f32_to_bf16(v5922);
+          const float v5925 = v5720 ? v5834 : 0.0f;
+          const iron_bf16 v5926 = iron_f32_to_bf16(v5925);
+          const float v5928 = v5720 ? v5854 : 0.0f;
+          const iron_bf16 v5929 = iron_f32_to_bf16(v5928);
+          const float v5931 = v5720 ? v5874 : 0.0f;
+          const iron_bf16 v5932 = iron_f32_to_bf16(v5931);
+          const float v5934 = v5720 ? v5894 : 0.0f;
+          const iron_bf16 v5935 = iron_f32_to_bf16(v5934);
+          const float v5937 = v5720 ? v5914 : 0.0f;
+          const iron_bf16 v5938 = iron_f32_to_bf16(v5937);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5418) = iron_bf16x8{{v5917, v5920, v5923, v5926, v5929, v5932, v5935, v5938}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5954 = v80 + v5423;  // kernels/gemm/quant_b.hpp:137
+          const bool v5955 = v5954 < v79;
+          const bool v5958 = v5955 && v5431;
+          const unsigned int v5962 = min(v5430, v5484);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5966 = min(v5954, v5488);
+          const unsigned int v5968 = v5962 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5971 = v5966 * v5494;
+          const unsigned int v5972 = v5971 + v5968;
+          const unsigned int v5973 = packed[v5972];
+          const unsigned int v5975 = v5962 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5978 = v5966 * v5501;
+          const unsigned int v5979 = v5978 + v5975;
+          const unsigned char v5980 = scales[v5979];
+          const unsigned int v5981 = static_cast<unsigned int>(v5980);
+          const unsigned int v5983 = v5981 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5986 = v5981 == 255u;
+          const unsigned int v5987 = v5986 ? 2143289344u : v5983;
+          const bool v5989 = v5981 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5991 = v5989 ? 4194304u : v5987;
+          const float v5992 = __uint_as_float(v5991);
+          const unsigned int v5994 = v5973 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5996 = v5994 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5998 = v5996 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6000 = v5998 << 22u;
+          const unsigned int v6002 = v5996 * 1056964608u;
+          const bool v6004 = v5996 < 2u;
+          const unsigned int v6005 = v6004 ? v6002 : v6000;
+          const unsigned int v6007 = v5994 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6009 = v6007 << 28u;
+          const unsigned int v6010 = v6005 | v6009;
+          const float v6011 = __uint_as_float(v6010);
+          const float v6012 = v6011 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6014 = v5973 >> 4u;
+          const unsigned int v6016 = v6014 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6018 = v6016 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6020 = v6018 << 22u;
+          const unsigned int v6022 = v6016 * 1056964608u;
+          const bool v6024 = v6016 < 2u;
+          const unsigned int v6025 = v6024 ? v6022 : v6020;
+          const unsigned int v6027 = v6014 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6029 = v6027 << 28u;
+          const unsigned int v6030 = v6025 | v6029;
+          const float v6031 = __uint_as_float(v6030);
+          const float v6032 = v6031 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6034 = v5973 >> 8u;
+          const unsigned int v6036 = v6034 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6038 = v6036 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6040 = v6038 << 22u;
+          const unsigned int v6042 = v6036 * 1056964608u;
+          const bool v6044 = v6036 < 2u;
+          const unsigned int v6045 = v6044 ? v6042 : v6040;
+          const unsigned int v6047 = v6034 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6049 = v6047 << 28u;
+          const unsigned int v6050 = v6045 | v6049;
+          const float v6051 = __uint_as_float(v6050);
+          const float v6052 = v6051 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6054 = v5973 >> 12u;
+          const unsigned int v6056 = v6054 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6058 = v6056 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6060 = v6058 << 22u;
+          const unsigned int v6062 = v6056 * 1056964608u;
+          const bool v6064 = v6056 < 2u;
+          const unsigned int v6065 = v6064 ? v6062 : v6060;
+          const unsigned int v6067 = v6054 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6069 = v6067 << 28u;
+          const unsigned int v6070 = v6065 | v6069;
+          const float v6071 = __uint_as_float(v6070);
+          const float v6072 = v6071 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6074 = v5973 >> 16u;
+          const unsigned int v6076 = v6074 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6078 = v6076 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6080 = v6078 << 22u;
+          const unsigned int v6082 = v6076 * 1056964608u;
+          const bool v6084 = v6076 < 2u;
+          const unsigned int v6085 = v6084 ? v6082 : v6080;
+          const unsigned int v6087 = v6074 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6089 = v6087 << 28u;
+          const unsigned int v6090 = v6085 | v6089;
+          const float v6091 = __uint_as_float(v6090);
+          const float v6092 = v6091 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6094 = v5973 >> 20u;
+          const unsigned int v6096 = v6094 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6098 = v6096 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6100 = v6098 << 22u;
+          const unsigned int v6102 = v6096 * 1056964608u;
+          const bool v6104 = v6096 < 2u;
+          const unsigned int v6105 = v6104 ? v6102 : v6100;
+          const unsigned int v6107 = v6094 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6109 = v6107 << 28u;
+          const unsigned int v6110 = v6105 | v6109;
+          const float v6111 = __uint_as_float(v6110);
+          const float v6112 = v6111 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6114 = v5973 >> 24u;
+          const unsigned int v6116 = v6114 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6118 = v6116 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6120 = v6118 << 22u;
+          const unsigned int v6122 = v6116 * 1056964608u;
+          const bool v6124 = v6116 < 2u;
+          const unsigned int v6125 = v6124 ? v6122 : v6120;
+          const unsigned int v6127 = v6114 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6129 = v6127 << 28u;
+          const unsigned int v6130 = v6125 | v6129;
+          const float v6131 = __uint_as_float(v6130);
+          const float v6132 = v6131 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6134 = v5973 >> 28u;
+          const unsigned int v6136 = v6134 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6138 = v6136 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6140 = v6138 << 22u;
+          const unsigned int v6142 = v6136 * 1056964608u;
+          const bool v6144 = v6136 < 2u;
+          const unsigned int v6145 = v6144 ? v6142 : v6140;
+          const unsigned int v6147 = v6134 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6149 = v6147 << 28u;
+          const unsigned int v6150 = v6145 | v6149;
+          const float v6151 = __uint_as_float(v6150);
+          const float v6152 = v6151 * v5992;  // kernels/gemm/quant_b.hpp:80
+          const float v6154 = v5958 ? v6012 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6155 = iron_f32_to_bf16(v6154);
+          const float v6157 = v5958 ? v6032 : 0.0f;
+          const iron_bf16 v6158 = iron_f32_to_bf16(v6157);
+          const float v6160 = v5958 ? v6052 : 0.0f;
+          const iron_bf16 v6161 = iron_f32_to_bf16(v6160);
+          const float v6163 = v5958 ? v6072 : 0.0f;
+          const iron_bf16 v6164 = iron_f32_to_bf16(v6163);
+          const float v6166 = v5958 ? v6092 : 0.0f;
+          const iron_bf16 v6167 = iron_f32_to_bf16(v6166);
+          const float v6169 = v5958 ? v6112 : 0.0f;
+          const iron_bf16 v6170 = iron_f32_to_bf16(v6169);
+          const float v6172 = v5958 ? v6132 : 0.0f;
+          const iron_bf16 v6173 = iron_f32_to_bf16(v6172);
+          const float v6175 = v5958 ? v6152 : 0.0f;
+          const iron_bf16 v6176 = iron_f32_to_bf16(v6175);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5442) = iron_bf16x8{{v6155, v6158, v6161, v6164, v6167, v6170, v6173, v6176}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v6192 = v80 + v5447;  // kernels/gemm/quant_b.hpp:137
+          const bool v6193 = v6192 < v79;
+          const bool v6196 = v6193 && v5455;
+          const unsigned int v6200 = min(v5454, v5484);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v6204 = min(v6192, v5488);
+          const unsigned int v6206 = v6200 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v6209 = v6204 * v5494;
+          const unsigned int v6210 = v6209 + v6206;
+          const unsigned int v6211 = packed[v6210];
+          const unsigned int v6213 = v6200 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v6216 = v6204 * v5501;
+          const unsigned int v6217 = v6216 + v6213;
+          const unsigned char v6218 = scales[v6217];
+          const unsigned int v6219 = static_cast<unsigned int>(v6218);
+          const unsigned int v6221 = v6219 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v6224 = v6219 == 255u;
+          const unsigned int v6225 = v6224 ? 2143289344u : v6221;
+          const bool v6227 = v6219 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v6229 = v6227 ? 4194304u : v6225;
+          const float v6230 = __uint_as_float(v6229);
+          const unsigned int v6232 = v6211 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6234 = v6232 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6236 = v6234 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6238 = v6236 << 22u;
+          const unsigned int v6240 = v6234 * 1056964608u;
+          const bool v6242 = v6234 < 2u;
+          const unsigned int v6243 = v6242 ? v6240 : v6238;
+          const unsigned int v6245 = v6232 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6247 = v6245 << 28u;
+          const unsigned int v6248 = v6243 | v6247;
+          const float v6249 = __uint_as_float(v6248);
+          const float v6250 = v6249 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6252 = v6211 >> 4u;
+          const unsigned int v6254 = v6252 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6256 = v6254 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6258 = v6256 << 22u;
+          const unsigned int v6260 = v6254 * 1056964608u;
+          const bool v6262 = v6254 < 2u;
+          const unsigned int v6263 = v6262 ? v6260 : v6258;
+          const unsigned int v6265 = v6252 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6267 = v6265 << 28u;
+          const unsigned int v6268 = v6263 | v6267;
+          const float v6269 = __uint_as_float(v6268);
+          const float v6270 = v6269 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6272 = v6211 >> 8u;
+          const unsigned int v6274 = v6272 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6276 = v6274 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6278 = v6276 << 22u;
+          const unsigned int v6280 = v6274 * 1056964608u;
+          const bool v6282 = v6274 < 2u;
+          const unsigned int v6283 = v6282 ? v6280 : v6278;
+          const unsigned int v6285 = v6272 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6287 = v6285 << 28u;
+          const unsigned int v6288 = v6283 | v6287;
+          const float v6289 = __uint_as_float(v6288);
+          const float v6290 = v6289 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6292 = v6211 >> 12u;
+          const unsigned int v6294 = v6292 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6296 = v6294 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6298 = v6296 << 22u;
+          const unsigned int v6300 = v6294 * 1056964608u;
+          const bool v6302 = v6294 < 2u;
+          const unsigned int v6303 = v6302 ? v6300 : v6298;
+          const unsigned int v6305 = v6292 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6307 = v6305 << 28u;
+          const unsigned int v6308 = v6303 | v6307;
+          const float v6309 = __uint_as_float(v6308);
+          const float v6310 = v6309 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6312 = v6211 >> 16u;
+          const unsigned int v6314 = v6312 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6316 = v6314 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6318 = v6316 << 22u;
+          const unsigned int v6320 = v6314 * 1056964608u;
+          const bool v6322 = v6314 < 2u;
+          const unsigned int v6323 = v6322 ? v6320 : v6318;
+          const unsigned int v6325 = v6312 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6327 = v6325 << 28u;
+          const unsigned int v6328 = v6323 | v6327;
+          const float v6329 = __uint_as_float(v6328);
+          const float v6330 = v6329 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6332 = v6211 >> 20u;
+          const unsigned int v6334 = v6332 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6336 = v6334 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6338 = v6336 << 22u;
+          const unsigned int v6340 = v6334 * 1056964608u;
+          const bool v6342 = v6334 < 2u;
+          const unsigned int v6343 = v6342 ? v6340 : v6338;
+          const unsigned int v6345 = v6332 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6347 = v6345 << 28u;
+          const unsigned int v6348 = v6343 | v6347;
+          const float v6349 = __uint_as_float(v6348);
+          const float v6350 = v6349 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6352 = v6211 >> 24u;
+          const unsigned int v6354 = v6352 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6356 = v6354 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6358 = v6356 << 22u;
+          const unsigned int v6360 = v6354 * 1056964608u;
+          const bool v6362 = v6354 < 2u;
+          const unsigned int v6363 = v6362 ? v6360 : v6358;
+          const unsigned int v6365 = v6352 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6367 = v6365 << 28u;
+          const unsigned int v6368 = v6363 | v6367;
+          const float v6369 = __uint_as_float(v6368);
+          const float v6370 = v6369 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6372 = v6211 >> 28u;
+          const unsigned int v6374 = v6372 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6376 = v6374 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6378 = v6376 << 22u;
+          const unsigned int v6380 = v6374 * 1056964608u;
+          const bool v6382 = v6374 < 2u;
+          const unsigned int v6383 = v6382 ? v6380 : v6378;
+          const unsigned int v6385 = v6372 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6387 = v6385 << 28u;
+          const unsigned int v6388 = v6383 | v6387;
+          const float v6389 = __uint_as_float(v6388);
+          const float v6390 = v6389 * v6230;  // kernels/gemm/quant_b.hpp:80
+          const float v6392 = v6196 ? v6250 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6393 = iron_f32_to_bf16(v6392);
+          const float v6395 = v6196 ? v6270 : 0.0f;
+          const iron_bf16 v6396 = iron_f32_to_bf16(v6395);
+          const float v6398 = v6196 ? v6290 : 0.0f;
+          const iron_bf16 v6399 = iron_f32_to_bf16(v6398);
+          const float v6401 = v6196 ? v6310 : 0.0f;
+          const iron_bf16 v6402 = iron_f32_to_bf16(v6401);
+          const float v6404 = v6196 ? v6330 : 0.0f;
+          const iron_bf16 v6405 = iron_f32_to_bf16(v6404);
+          const float v6407 = v6196 ? v6350 : 0.0f;
+          const iron_bf16 v6408 = iron_f32_to_bf16(v6407);
+          const float v6410 = v6196 ? v6370 : 0.0f;
+          const iron_bf16 v6411 = iron_f32_to_bf16(v6410);
+          const float v6413 = v6196 ? v6390 : 0.0f;
+          const iron_bf16 v6414 = iron_f32_to_bf16(v6413);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5466) = iron_bf16x8{{v6393, v6396, v6399, v6402, v6405, v6408, v6411, v6414}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
       __syncthreads();
     } else {
-      const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1198 = threadIdx.x;
-      const unsigned int v1228 = v1198 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1231 = v1198 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1232 = v1231 << 3u;
-      const unsigned int v1233 = v80 + v1228;  // kernels/gemm/quant_b.hpp:137
-      const bool v1234 = v1233 < v79;
-      const unsigned int v1239 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1243 = v79 - 1u;
-      const unsigned int v1245 = min(v1233, v1243);
-      const unsigned int v1249 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1250 = v1245 * v1249;
-      const unsigned int v1256 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1257 = v1245 * v1256;
-      const unsigned int v1458 = v1228 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1460 = v1458 + v1232;
-      const unsigned int v1464 = v1198 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1466 = v1464 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1469 = v1464 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1470 = v1469 << 3u;
-      const unsigned int v1471 = v80 + v1466;  // kernels/gemm/quant_b.hpp:137
-      const bool v1472 = v1471 < v79;
-      const unsigned int v1483 = min(v1471, v1243);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1488 = v1483 * v1249;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1495 = v1483 * v1256;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1696 = v1466 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1698 = v1696 + v1470;
-      const unsigned int v1702 = v1198 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1704 = v1702 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1707 = v1702 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1708 = v1707 << 3u;
-      const unsigned int v1709 = v80 + v1704;  // kernels/gemm/quant_b.hpp:137
-      const bool v1710 = v1709 < v79;
-      const unsigned int v1721 = min(v1709, v1243);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1726 = v1721 * v1249;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1733 = v1721 * v1256;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1934 = v1704 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1936 = v1934 + v1708;
-      const unsigned int v1940 = v1198 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1942 = v1940 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1945 = v1940 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1946 = v1945 << 3u;
-      const unsigned int v1947 = v80 + v1942;  // kernels/gemm/quant_b.hpp:137
-      const bool v1948 = v1947 < v79;
-      const unsigned int v1959 = min(v1947, v1243);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1964 = v1959 * v1249;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v2174 = v2172 + v1946;
-      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v1198 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1199 = threadIdx.x;
+      const unsigned int v1229 = v1199 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1232 = v1199 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1233 = v1232 << 3u;
+      const unsigned int v1234 = v80 + v1229;  // kernels/gemm/quant_b.hpp:137
+      const bool v1235 = v1234 < v79;
+      const unsigned int v1240 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1244 = v79 - 1u;
+      const unsigned int v1246 = min(v1234, v1244);
+      const unsigned int v1250 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1251 = v1246 * v1250;
+      const unsigned int v1257 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1258 = v1246 * v1257;
+      const unsigned int v1459 = v1229 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1461 = v1459 + v1233;
+      const unsigned int v1465 = v1199 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1467 = v1465 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1470 = v1465 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1471 = v1470 << 3u;
+      const unsigned int v1472 = v80 + v1467;  // kernels/gemm/quant_b.hpp:137
+      const bool v1473 = v1472 < v79;
+      const unsigned int v1484 = min(v1472, v1244);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1489 = v1484 * v1250;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1496 = v1484 * v1257;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1697 = v1467 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1699 = v1697 + v1471;
+      const unsigned int v1703 = v1199 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1705 = v1703 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1708 = v1703 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1709 = v1708 << 3u;
+      const unsigned int v1710 = v80 + v1705;  // kernels/gemm/quant_b.hpp:137
+      const bool v1711 = v1710 < v79;
+      const unsigned int v1722 = min(v1710, v1244);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1727 = v1722 * v1250;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1734 = v1722 * v1257;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1935 = v1705 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1937 = v1935 + v1709;
+      const unsigned int v1941 = v1199 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1943 = v1941 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1946 = v1941 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1947 = v1946 << 3u;
+      const unsigned int v1948 = v80 + v1943;  // kernels/gemm/quant_b.hpp:137
+      const bool v1949 = v1948 < v79;
+      const unsigned int v1960 = min(v1948, v1244);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1965 = v1960 * v1250;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1972 = v1960 * v1257;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v2173 = v1943 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v2175 = v2173 + v1947;
+      const unsigned int v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-        for (unsigned int v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1206 = v1205 < v76;
-          const unsigned int v1207 = v1196 + v1204;
-          const bool v1208 = v1207 < v3;
-          const bool v1209 = v1206 && v1208;
-          if (v1209) {
-            const unsigned int v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1213 = v1211 + v1196;
-            const unsigned int v1214 = v1213 + v1204;
-            const iron_bf16 v1215 = x_sorted[v1214];
-            const unsigned int v1217 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v1218 = v1217 + v1204;
-            shm0[v1218] = v1215;
+      for (unsigned int v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (unsigned int v1201 = v1199; v1201 < 4096u; v1201 += v1198) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1203 = v1201 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1205 = v1201 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1206 = v75 + v1203;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1207 = v1206 < v76;
+          const unsigned int v1208 = v1197 + v1205;
+          const bool v1209 = v1208 < v3;
+          const bool v1210 = v1207 && v1209;
+          if (v1210) {
+            const unsigned int v1212 = v1206 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1214 = v1212 + v1197;
+            const unsigned int v1215 = v1214 + v1205;
+            const iron_bf16 v1216 = x_sorted[v1215];
+            const unsigned int v1218 = v1203 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1219 = v1218 + v1205;
+            shm0[v1219] = v1216;
           } else {
-            const unsigned int v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v1221 = v1220 + v1204;
-            shm0[v1221] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1221 = v1203 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1222 = v1221 + v1205;
+            shm0[v1222] = iron_f32_to_bf16(0.0f);
           }
         }
-        const unsigned int v1235 = v1196 + v1232;  // kernels/gemm/quant_b.hpp:137
-        const bool v1236 = v1235 < v3;
-        const bool v1237 = v1234 && v1236;
-        const unsigned int v1241 = min(v1235, v1239);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1247 = v1241 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1251 = v1250 + v1247;
-        const unsigned int v1252 = packed[v1251];
-        const unsigned int v1254 = v1241 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1258 = v1257 + v1254;
-        const unsigned char v1259 = scales[v1258];
-        const unsigned int v1260 = static_cast<unsigned int>(v1259);
-        const unsigned int v1262 = v1260 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1265 = v1260 == 255u;
-        const unsigned int v1266 = v1265 ? 2143289344u : v1262;
-        const bool v1268 = v1260 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1270 = v1268 ? 4194304u : v1266;
-        const float v1271 = __uint_as_float(v1270);
-        const unsigned int v1273 = v1252 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1275 = v1273 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1277 = v1275 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1279 = v1277 << 22u;
-        const unsigned int v1281 = v1275 * 1056964608u;
-        const bool v1283 = v1275 < 2u;
-        const unsigned int v1284 = v1283 ? v1281 : v1279;
-        const unsigned int v1286 = v1273 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1288 = v1286 << 28u;
-        const unsigned int v1289 = v1284 | v1288;
-        const float v1290 = __uint_as_float(v1289);
-        const float v1291 = v1290 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1293 = v1252 >> 4u;
-        const unsigned int v1295 = v1293 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1297 = v1295 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1299 = v1297 << 22u;
-        const unsigned int v1301 = v1295 * 1056964608u;
-        const bool v1303 = v1295 < 2u;
-        const unsigned int v1304 = v1303 ? v1301 : v1299;
-        const unsigned int v1306 = v1293 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1308 = v1306 << 28u;
-        const unsigned int v1309 = v1304 | v1308;
-        const float v1310 = __uint_as_float(v1309);
-        const float v1311 = v1310 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1313 = v1252 >> 8u;
-        const unsigned int v1315 = v1313 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1317 = v1315 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1319 = v1317 << 22u;
-        const unsigned int v1321 = v1315 * 1056964608u;
-        const bool v1323 = v1315 < 2u;
-        const unsigned int v1324 = v1323 ? v1321 : v1319;
-        const unsigned int v1326 = v1313 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1328 = v1326 << 28u;
-        const unsigned int v1329 = v1324 | v1328;
-        const float v1330 = __uint_as_float(v1329);
-        const float v1331 = v1330 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1333 = v1252 >> 12u;
-        const unsigned int v1335 = v1333 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1337 = v1335 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1339 = v1337 << 22u;
-        const unsigned int v1341 = v1335 * 1056964608u;
-        const bool v1343 = v1335 < 2u;
-        const unsigned int v1344 = v1343 ? v1341 : v1339;
-        const unsigned int v1346 = v1333 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1348 = v1346 << 28u;
-        const unsigned int v1349 = v1344 | v1348;
-        const float v1350 = __uint_as_float(v1349);
-        const float v1351 = v1350 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1353 = v1252 >> 16u;
-        const unsigned int v1355 = v1353 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1357 = v1355 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1359 = v1357 << 22u;
-        const unsigned int v1361 = v1355 * 1056964608u;
-        const bool v1363 = v1355 < 2u;
-        const unsigned int v1364 = v1363 ? v1361 : v1359;
-        const unsigned int v1366 = v1353 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1368 = v1366 << 28u;
-        const unsigned int v1369 = v1364 | v1368;
-        const float v1370 = __uint_as_float(v1369);
-        const float v1371 = v1370 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1373 = v1252 >> 20u;
-        const unsigned int v1375 = v1373 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1377 = v1375 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1379 = v1377 << 22u;
-        const unsigned int v1381 = v1375 * 1056964608u;
-        const bool v1383 = v1375 < 2u;
-        const unsigned int v1384 = v1383 ? v1381 : v1379;
-        const unsigned int v1386 = v1373 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1388 = v1386 << 28u;
-        const unsigned int v1389 = v1384 | v1388;
-        const float v1390 = __uint_as_float(v1389);
-        const float v1391 = v1390 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1393 = v1252 >> 24u;
-        const unsigned int v1395 = v1393 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1397 = v1395 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1399 = v1397 << 22u;
-        const unsigned int v1401 = v1395 * 1056964608u;
-        const bool v1403 = v1395 < 2u;
-        const unsigned int v1404 = v1403 ? v1401 : v1399;
-        const unsigned int v1406 = v1393 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1408 = v1406 << 28u;
-        const unsigned int v1409 = v1404 | v1408;
-        const float v1410 = __uint_as_float(v1409);
-        const float v1411 = v1410 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1413 = v1252 >> 28u;
-        const unsigned int v1415 = v1413 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1417 = v1415 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1419 = v1417 << 22u;
-        const unsigned int v1421 = v1415 * 1056964608u;
-        const bool v1423 = v1415 < 2u;
-        const unsigned int v1424 = v1423 ? v1421 : v1419;
-        const unsigned int v1426 = v1413 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1428 = v1426 << 28u;
-        const unsigned int v1429 = v1424 | v1428;
-        const float v1430 = __uint_as_float(v1429);
-        const float v1431 = v1430 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const float v1433 = v1237 ? v1291 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1434 = iron_f32_to_bf16(v1433);
-        const float v1436 = v1237 ? v1311 : 0.0f;
-        const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
-        const float v1439 = v1237 ? v1331 : 0.0f;
-        const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
-        const float v1442 = v1237 ? v1351 : 0.0f;
-        const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
-        const float v1445 = v1237 ? v1371 : 0.0f;
-        const iron_bf16 v1446 = iron_f32_to_bf16(v1445);
-        const float v1448 = v1237 ? v1391 : 0.0f;
-        const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
-        const float v1451 = v1237 ? v1411 : 0.0f;
-        const iron_bf16 v1452 = iron_f32_to_bf16(v1451);
-        const float v1454 = v1237 ? v1431 : 0.0f;
-        const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1460) = iron_bf16x8{{v1434, v1437, v1440, v1443, v1446, v1449, v1452, v1455}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1473 = v1196 + v1470;  // kernels/gemm/quant_b.hpp:137
-        const bool v1474 = v1473 < v3;
-        const bool v1475 = v1472 && v1474;
-        const unsigned int v1479 = min(v1473, v1239);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1485 = v1479 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1489 = v1488 + v1485;
-        const unsigned int v1490 = packed[v1489];
-        const unsigned int v1492 = v1479 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1496 = v1495 + v1492;
-        const unsigned char v1497 = scales[v1496];
-        const unsigned int v1498 = static_cast<unsigned int>(v1497);
-        const unsigned int v1500 = v1498 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1503 = v1498 == 255u;
-        const unsigned int v1504 = v1503 ? 2143289344u : v1500;
-        const bool v1506 = v1498 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1508 = v1506 ? 4194304u : v1504;
-        const float v1509 = __uint_as_float(v1508);
-        const unsigned int v1511 = v1490 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1513 = v1511 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1515 = v1513 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1517 = v1515 << 22u;
-        const unsigned int v1519 = v1513 * 1056964608u;
-        const bool v1521 = v1513 < 2u;
-        const unsigned int v1522 = v1521 ? v1519 : v1517;
-        const unsigned int v1524 = v1511 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1526 = v1524 << 28u;
-        const unsigned int v1527 = v1522 | v1526;
-        const float v1528 = __uint_as_float(v1527);
-        const float v1529 = v1528 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1531 = v1490 >> 4u;
-        const unsigned int v1533 = v1531 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1535 = v1533 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1537 = v1535 << 22u;
-        const unsigned int v1539 = v1533 * 1056964608u;
-        const bool v1541 = v1533 < 2u;
-        const unsigned int v1542 = v1541 ? v1539 : v1537;
-        const unsigned int v1544 = v1531 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1546 = v1544 << 28u;
-        const unsigned int v1547 = v1542 | v1546;
-        const float v1548 = __uint_as_float(v1547);
-        const float v1549 = v1548 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1551 = v1490 >> 8u;
-        const unsigned int v1553 = v1551 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1555 = v1553 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1557 = v1555 << 22u;
-        const unsigned int v1559 = v1553 * 1056964608u;
-        const bool v1561 = v1553 < 2u;
-        const unsigned int v1562 = v1561 ? v1559 : v1557;
-        const unsigned int v1564 = v1551 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1566 = v1564 << 28u;
-        const unsigned int v1567 = v1562 | v1566;
-        const float v1568 = __uint_as_float(v1567);
-        const float v1569 = v1568 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1571 = v1490 >> 12u;
-        const unsigned int v1573 = v1571 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1575 = v1573 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1577 = v1575 << 22u;
-        const unsigned int v1579 = v1573 * 1056964608u;
-        const bool v1581 = v1573 < 2u;
-        const unsigned int v1582 = v1581 ? v1579 : v1577;
-        const unsigned int v1584 = v1571 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1586 = v1584 << 28u;
-        const unsigned int v1587 = v1582 | v1586;
-        const float v1588 = __uint_as_float(v1587);
-        const float v1589 = v1588 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1591 = v1490 >> 16u;
-        const unsigned int v1593 = v1591 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1595 = v1593 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1597 = v1595 << 22u;
-        const unsigned int v1599 = v1593 * 1056964608u;
-        const bool v1601 = v1593 < 2u;
-        const unsigned int v1602 = v1601 ? v1599 : v1597;
-        const unsigned int v1604 = v1591 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1606 = v1604 << 28u;
-        const unsigned int v1607 = v1602 | v1606;
-        const float v1608 = __uint_as_float(v1607);
-        const float v1609 = v1608 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1611 = v1490 >> 20u;
-        const unsigned int v1613 = v1611 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1615 = v1613 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1617 = v1615 << 22u;
-        const unsigned int v1619 = v1613 * 1056964608u;
-        const bool v1621 = v1613 < 2u;
-        const unsigned int v1622 = v1621 ? v1619 : v1617;
-        const unsigned int v1624 = v1611 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1626 = v1624 << 28u;
-        const unsigned int v1627 = v1622 | v1626;
-        const float v1628 = __uint_as_float(v1627);
-        const float v1629 = v1628 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1631 = v1490 >> 24u;
-        const unsigned int v1633 = v1631 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1635 = v1633 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1637 = v1635 << 22u;
-        const unsigned int v1639 = v1633 * 1056964608u;
-        const bool v1641 = v1633 < 2u;
-        const unsigned int v1642 = v1641 ? v1639 : v1637;
-        const unsigned int v1644 = v1631 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1646 = v1644 << 28u;
-        const unsigned int v1647 = v1642 | v1646;
-        const float v1648 = __uint_as_float(v1647);
-        const float v1649 = v1648 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1651 = v1490 >> 28u;
-        const unsigned int v1653 = v1651 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1655 = v1653 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1657 = v1655 << 22u;
-        const unsigned int v1659 = v1653 * 1056964608u;
-        const bool v1661 = v1653 < 2u;
-        const unsigned int v1662 = v1661 ? v1659 : v1657;
-        const unsigned int v1664 = v1651 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1666 = v1664 << 28u;
-        const unsigned int v1667 = v1662 | v1666;
-        const float v1668 = __uint_as_float(v1667);
-        const float v1669 = v1668 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const float v1671 = v1475 ? v1529 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1672 = iron_f32_to_bf16(v1671);
-        const float v1674 = v1475 ? v1549 : 0.0f;
-        const iron_bf16 v1675 = iron_f32_to_bf16(v1674);
-        const float v1677 = v1475 ? v1569 : 0.0f;
-        const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
-        const float v1680 = v1475 ? v1589 : 0.0f;
-        const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
-        const float v1683 = v1475 ? v1609 : 0.0f;
-        const iron_bf16 v1684 = iron_f32_to_bf16(v1683);
-        const float v1686 = v1475 ? v1629 : 0.0f;
-        const iron_bf16 v1687 = iron_f32_to_bf16(v1686);
-        const float v1689 = v1475 ? v1649 : 0.0f;
-        const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
-        const float v1692 = v1475 ? v1669 : 0.0f;
-        const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1698) = iron_bf16x8{{v1672, v1675, v1678, v1681, v1684, v1687, v1690, v1693}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1711 = v1196 + v1708;  // kernels/gemm/quant_b.hpp:137
-        const bool v1712 = v1711 < v3;
-        const bool v1713 = v1710 && v1712;
-        const unsigned int v1717 = min(v1711, v1239);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1723 = v1717 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1727 = v1726 + v1723;
-        const unsigned int v1728 = packed[v1727];
-        const unsigned int v1730 = v1717 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1734 = v1733 + v1730;
-        const unsigned char v1735 = scales[v1734];
-        const unsigned int v1736 = static_cast<unsigned int>(v1735);
-        const unsigned int v1738 = v1736 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1741 = v1736 == 255u;
-        const unsigned int v1742 = v1741 ? 2143289344u : v1738;
-        const bool v1744 = v1736 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1746 = v1744 ? 4194304u : v1742;
-        const float v1747 = __uint_as_float(v1746);
-        const unsigned int v1749 = v1728 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1751 = v1749 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1753 = v1751 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1755 = v1753 << 22u;
-        const unsigned int v1757 = v1751 * 1056964608u;
-        const bool v1759 = v1751 < 2u;
-        const unsigned int v1760 = v1759 ? v1757 : v1755;
-        const unsigned int v1762 = v1749 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1764 = v1762 << 28u;
-        const unsigned int v1765 = v1760 | v1764;
-        const float v1766 = __uint_as_float(v1765);
-        const float v1767 = v1766 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1769 = v1728 >> 4u;
-        const unsigned int v1771 = v1769 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1773 = v1771 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1775 = v1773 << 22u;
-        const unsigned int v1777 = v1771 * 1056964608u;
-        const bool v1779 = v1771 < 2u;
-        const unsigned int v1780 = v1779 ? v1777 : v1775;
-        const unsigned int v1782 = v1769 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1784 = v1782 << 28u;
-        const unsigned int v1785 = v1780 | v1784;
-        const float v1786 = __uint_as_float(v1785);
-        const float v1787 = v1786 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1789 = v1728 >> 8u;
-        const unsigned int v1791 = v1789 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1793 = v1791 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1795 = v1793 << 22u;
-        const unsigned int v1797 = v1791 * 1056964608u;
-        const bool v1799 = v1791 < 2u;
-        const unsigned int v1800 = v1799 ? v1797 : v1795;
-        const unsigned int v1802 = v1789 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1804 = v1802 << 28u;
-        const unsigned int v1805 = v1800 | v1804;
-        const float v1806 = __uint_as_float(v1805);
-        const float v1807 = v1806 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1809 = v1728 >> 12u;
-        const unsigned int v1811 = v1809 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1813 = v1811 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1815 = v1813 << 22u;
-        const unsigned int v1817 = v1811 * 1056964608u;
-        const bool v1819 = v1811 < 2u;
-        const unsigned int v1820 = v1819 ? v1817 : v1815;
-        const unsigned int v1822 = v1809 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1824 = v1822 << 28u;
-        const unsigned int v1825 = v1820 | v1824;
-        const float v1826 = __uint_as_float(v1825);
-        const float v1827 = v1826 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1829 = v1728 >> 16u;
-        const unsigned int v1831 = v1829 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1833 = v1831 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1835 = v1833 << 22u;
-        const unsigned int v1837 = v1831 * 1056964608u;
-        const bool v1839 = v1831 < 2u;
-        const unsigned int v1840 = v1839 ? v1837 : v1835;
-        const unsigned int v1842 = v1829 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1844 = v1842 << 28u;
-        const unsigned int v1845 = v1840 | v1844;
-        const float v1846 = __uint_as_float(v1845);
-        const float v1847 = v1846 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1849 = v1728 >> 20u;
-        const unsigned int v1851 = v1849 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1853 = v1851 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1855 = v1853 << 22u;
-        const unsigned int v1857 = v1851 * 1056964608u;
-        const bool v1859 = v1851 < 2u;
-        const unsigned int v1860 = v1859 ? v1857 : v1855;
-        const unsigned int v1862 = v1849 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1864 = v1862 << 28u;
-        const unsigned int v1865 = v1860 | v1864;
-        const float v1866 = __uint_as_float(v1865);
-        const float v1867 = v1866 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1869 = v1728 >> 24u;
-        const unsigned int v1871 = v1869 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1873 = v1871 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1875 = v1873 << 22u;
-        const unsigned int v1877 = v1871 * 1056964608u;
-        const bool v1879 = v1871 < 2u;
-        const unsigned int v1880 = v1879 ? v1877 : v1875;
-        const unsigned int v1882 = v1869 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1884 = v1882 << 28u;
-        const unsigned int v1885 = v1880 | v1884;
-        const float v1886 = __uint_as_float(v1885);
-        const float v1887 = v1886 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1889 = v1728 >> 28u;
-        const unsigned int v1891 = v1889 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1893 = v1891 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1895 = v1893 << 22u;
-        const unsigned int v1897 = v1891 * 1056964608u;
-        const bool v1899 = v1891 < 2u;
-        const unsigned int v1900 = v1899 ? v1897 : v1895;
-        const unsigned int v1902 = v1889 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1904 = v1902 << 28u;
-        const unsigned int v1905 = v1900 | v1904;
-        const float v1906 = __uint_as_float(v1905);
-        const float v1907 = v1906 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const float v1909 = v1713 ? v1767 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
-        const float v1912 = v1713 ? v1787 : 0.0f;
-        const iron_bf16 v1913 = iron_f32_to_bf16(v1912);
-        const float v1915 = v1713 ? v1807 : 0.0f;
-        const iron_bf16 v1916 = iron_f32_to_bf16(v1915);
-        const float v1918 = v1713 ? v1827 : 0.0f;
-        const iron_bf16 v1919 = iron_f32_to_bf16(v1918);
-        const float v1921 = v1713 ? v1847 : 0.0f;
-        const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
-        const float v1924 = v1713 ? v1867 : 0.0f;
-        const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
-        const float v1927 = v1713 ? v1887 : 0.0f;
-        const iron_bf16 v1928 = iron_f32_to_bf16(v1927);
-        const float v1930 = v1713 ? v1907 : 0.0f;
-        const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1936) = iron_bf16x8{{v1910, v1913, v1916, v1919, v1922, v1925, v1928, v1931}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1949 = v1196 + v1946;  // kernels/gemm/quant_b.hpp:137
-        const bool v1950 = v1949 < v3;
-        const bool v1951 = v1948 && v1950;
-        const unsigned int v1955 = min(v1949, v1239);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1961 = v1955 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1965 = v1964 + v1961;
-        const unsigned int v1966 = packed[v1965];
-        const unsigned int v1968 = v1955 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1972 = v1971 + v1968;
-        const unsigned char v1973 = scales[v1972];
-        const unsigned int v1974 = static_cast<unsigned int>(v1973);
-        const unsigned int v1976 = v1974 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1979 = v1974 == 255u;
-        const unsigned int v1980 = v1979 ? 2143289344u : v1976;
-        const bool v1982 = v1974 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1984 = v1982 ? 4194304u : v1980;
-        const float v1985 = __uint_as_float(v1984);
-        const unsigned int v1987 = v1966 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1989 = v1987 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1991 = v1989 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1993 = v1991 << 22u;
-        const unsigned int v1995 = v1989 * 1056964608u;
-        const bool v1997 = v1989 < 2u;
-        const unsigned int v1998 = v1997 ? v1995 : v1993;
-        const unsigned int v2000 = v1987 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2002 = v2000 << 28u;
-        const unsigned int v2003 = v1998 | v2002;
-        const float v2004 = __uint_as_float(v2003);
-        const float v2005 = v2004 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2007 = v1966 >> 4u;
-        const unsigned int v2009 = v2007 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2011 = v2009 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2013 = v2011 << 22u;
-        const unsigned int v2015 = v2009 * 1056964608u;
-        const bool v2017 = v2009 < 2u;
-        const unsigned int v2018 = v2017 ? v2015 : v2013;
-        const unsigned int v2020 = v2007 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2022 = v2020 << 28u;
-        const unsigned int v2023 = v2018 | v2022;
-        const float v2024 = __uint_as_float(v2023);
-        const float v2025 = v2024 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2027 = v1966 >> 8u;
-        const unsigned int v2029 = v2027 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2031 = v2029 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2033 = v2031 << 22u;
-        const unsigned int v2035 = v2029 * 1056964608u;
-        const bool v2037 = v2029 < 2u;
-        const unsigned int v2038 = v2037 ? v2035 : v2033;
-        const unsigned int v2040 = v2027 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2042 = v2040 << 28u;
-        const unsigned int v2043 = v2038 | v2042;
-        const float v2044 = __uint_as_float(v2043);
-        const float v2045 = v2044 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2047 = v1966 >> 12u;
-        const unsigned int v2049 = v2047 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2051 = v2049 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2053 = v2051 << 22u;
-        const unsigned int v2055 = v2049 * 1056964608u;
-        const bool v2057 = v2049 < 2u;
-        const unsigned int v2058 = v2057 ? v2055 : v2053;
-        const unsigned int v2060 = v2047 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2062 = v2060 << 28u;
-        const unsigned int v2063 = v2058 | v2062;
-        const float v2064 = __uint_as_float(v2063);
-        const float v2065 = v2064 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2067 = v1966 >> 16u;
-        const unsigned int v2069 = v2067 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2071 = v2069 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2073 = v2071 << 22u;
-        const unsigned int v2075 = v2069 * 1056964608u;
-        const bool v2077 = v2069 < 2u;
-        const unsigned int v2078 = v2077 ? v2075 : v2073;
-        const unsigned int v2080 = v2067 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2082 = v2080 << 28u;
-        const unsigned int v2083 = v2078 | v2082;
-        const float v2084 = __uint_as_float(v2083);
-        const float v2085 = v2084 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2087 = v1966 >> 20u;
-        const unsigned int v2089 = v2087 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2091 = v2089 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2093 = v2091 << 22u;
-        const unsigned int v2095 = v2089 * 1056964608u;
-        const bool v2097 = v2089 < 2u;
-        const unsigned int v2098 = v2097 ? v2095 : v2093;
-        const unsigned int v2100 = v2087 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2102 = v2100 << 28u;
-        const unsigned int v2103 = v2098 | v2102;
-        const float v2104 = __uint_as_float(v2103);
-        const float v2105 = v2104 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2107 = v1966 >> 24u;
-        const unsigned int v2109 = v2107 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2111 = v2109 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2113 = v2111 << 22u;
-        const unsigned int v2115 = v2109 * 1056964608u;
-        const bool v2117 = v2109 < 2u;
-        const unsigned int v2118 = v2117 ? v2115 : v2113;
-        const unsigned int v2120 = v2107 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2122 = v2120 << 28u;
-        const unsigned int v2123 = v2118 | v2122;
-        const float v2124 = __uint_as_float(v2123);
-        const float v2125 = v2124 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2127 = v1966 >> 28u;
-        const unsigned int v2129 = v2127 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2131 = v2129 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2133 = v2131 << 22u;
-        const unsigned int v2135 = v2129 * 1056964608u;
-        const bool v2137 = v2129 < 2u;
-        const unsigned int v2138 = v2137 ? v2135 : v2133;
-        const unsigned int v2140 = v2127 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2142 = v2140 << 28u;
-        const unsigned int v2143 = v2138 | v2142;
-        const float v2144 = __uint_as_float(v2143);
-        const float v2145 = v2144 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const float v2147 = v1951 ? v2005 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v2148 = iron_f32_to_bf16(v2147);
-        const float v2150 = v1951 ? v2025 : 0.0f;
-        const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
-        const float v2153 = v1951 ? v2045 : 0.0f;
-        const iron_bf16 v2154 = iron_f32_to_bf16(v2153);
-        const float v2156 = v1951 ? v2065 : 0.0f;
-        const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
-        const float v2159 = v1951 ? v2085 : 0.0f;
-        const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
-        const float v2162 = v1951 ? v2105 : 0.0f;
-        const iron_bf16 v2163 = iron_f32_to_bf16(v2162);
-        const float v2165 = v1951 ? v2125 : 0.0f;
-        const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
-        const float v2168 = v1951 ? v2145 : 0.0f;
-        const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v2174) = iron_bf16x8{{v2148, v2151, v2154, v2157, v2160, v2163, v2166, v2169}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1236 = v1197 + v1233;  // kernels/gemm/quant_b.hpp:137
+        const bool v1237 = v1236 < v3;
+        const bool v1238 = v1235 && v1237;
+        const unsigned int v1242 = min(v1236, v1240);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1248 = v1242 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1252 = v1251 + v1248;
+        const unsigned int v1253 = packed[v1252];
+        const unsigned int v1255 = v1242 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1259 = v1258 + v1255;
+        const unsigned char v1260 = scales[v1259];
+        const unsigned int v1261 = static_cast<unsigned int>(v1260);
+        const unsigned int v1263 = v1261 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1266 = v1261 == 255u;
+        const unsigned int v1267 = v1266 ? 2143289344u : v1263;
+        const bool v1269 = v1261 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1271 = v1269 ? 4194304u : v1267;
+        const float v1272 = __uint_as_float(v1271);
+        const unsigned int v1274 = v1253 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1276 = v1274 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1278 = v1276 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1280 = v1278 << 22u;
+        const unsigned int v1282 = v1276 * 1056964608u;
+        const bool v1284 = v1276 < 2u;
+        const unsigned int v1285 = v1284 ? v1282 : v1280;
+        const unsigned int v1287 = v1274 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1289 = v1287 << 28u;
+        const unsigned int v1290 = v1285 | v1289;
+        const float v1291 = __uint_as_float(v1290);
+        const float v1292 = v1291 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1294 = v1253 >> 4u;
+        const unsigned int v1296 = v1294 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1298 = v1296 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1300 = v1298 << 22u;
+        const unsigned int v1302 = v1296 * 1056964608u;
+        const bool v1304 = v1296 < 2u;
+        const unsigned int v1305 = v1304 ? v1302 : v1300;
+        const unsigned int v1307 = v1294 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1309 = v1307 << 28u;
+        const unsigned int v1310 = v1305 | v1309;
+        const float v1311 = __uint_as_float(v1310);
+        const float v1312 = v1311 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1314 = v1253 >> 8u;
+        const unsigned int v1316 = v1314 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1318 = v1316 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1320 = v1318 << 22u;
+        const unsigned int v1322 = v1316 * 1056964608u;
+        const bool v1324 = v1316 < 2u;
+        const unsigned int v1325 = v1324 ? v1322 : v1320;
+        const unsigned int v1327 = v1314 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1329 = v1327 << 28u;
+        const unsigned int v1330 = v1325 | v1329;
+        const float v1331 = __uint_as_float(v1330);
+        const float v1332 = v1331 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1334 = v1253 >> 12u;
+        const unsigned int v1336 = v1334 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1338 = v1336 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1340 = v1338 << 22u;
+        const unsigned int v1342 = v1336 * 1056964608u;
+        const bool v1344 = v1336 < 2u;
+        const unsigned int v1345 = v1344 ? v1342 : v1340;
+        const unsigned int v1347 = v1334 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1349 = v1347 << 28u;
+        const unsigned int v1350 = v1345 | v1349;
+        const float v1351 = __uint_as_float(v1350);
+        const float v1352 = v1351 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1354 = v1253 >> 16u;
+        const unsigned int v1356 = v1354 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1358 = v1356 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1360 = v1358 << 22u;
+        const unsigned int v1362 = v1356 * 1056964608u;
+        const bool v1364 = v1356 < 2u;
+        const unsigned int v1365 = v1364 ? v1362 : v1360;
+        const unsigned int v1367 = v1354 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1369 = v1367 << 28u;
+        const unsigned int v1370 = v1365 | v1369;
+        const float v1371 = __uint_as_float(v1370);
+        const float v1372 = v1371 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1374 = v1253 >> 20u;
+        const unsigned int v1376 = v1374 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1378 = v1376 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1380 = v1378 << 22u;
+        const unsigned int v1382 = v1376 * 1056964608u;
+        const bool v1384 = v1376 < 2u;
+        const unsigned int v1385 = v1384 ? v1382 : v1380;
+        const unsigned int v1387 = v1374 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1389 = v1387 << 28u;
+        const unsigned int v1390 = v1385 | v1389;
+        const float v1391 = __uint_as_float(v1390);
+        const float v1392 = v1391 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1394 = v1253 >> 24u;
+        const unsigned int v1396 = v1394 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1398 = v1396 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1400 = v1398 << 22u;
+        const unsigned int v1402 = v1396 * 1056964608u;
+        const bool v1404 = v1396 < 2u;
+        const unsigned int v1405 = v1404 ? v1402 : v1400;
+        const unsigned int v1407 = v1394 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1409 = v1407 << 28u;
+        const unsigned int v1410 = v1405 | v1409;
+        const float v1411 = __uint_as_float(v1410);
+        const float v1412 = v1411 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1414 = v1253 >> 28u;
+        const unsigned int v1416 = v1414 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1418 = v1416 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1420 = v1418 << 22u;
+        const unsigned int v1422 = v1416 * 1056964608u;
+        const bool v1424 = v1416 < 2u;
+        const unsigned int v1425 = v1424 ? v1422 : v1420;
+        const unsigned int v1427 = v1414 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1429 = v1427 << 28u;
+        const unsigned int v1430 = v1425 | v1429;
+        const float v1431 = __uint_as_float(v1430);
+        const float v1432 = v1431 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const float v1434 = v1238 ? v1292 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1435 = iron_f32_to_bf16(v1434);
+        const float v1437 = v1238 ? v1312 : 0.0f;
+        const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
+        const float v1440 = v1238 ? v1332 : 0.0f;
+        const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+        const float v1443 = v1238 ? v1352 : 0.0f;
+        const iron_bf16 v1444 = iron_f32_to_bf16(v1443);
+        const float v1446 = v1238 ? v1372 : 0.0f;
+        const iron_bf16 v1447 = iron_f32_to_bf16(v1446);
+        const float v1449 = v1238 ? v1392 : 0.0f;
+        const iron_bf16 v1450 = iron_f32_to_bf16(v1449);
+        const float v1452 = v1238 ? v1412 : 0.0f;
+        const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
+        const float v1455 = v1238 ? v1432 : 0.0f;
+        const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1461) = iron_bf16x8{{v1435, v1438, v1441, v1444, v1447, v1450, v1453, v1456}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1474 = v1197 + v1471;  // kernels/gemm/quant_b.hpp:137
+        const bool v1475 = v1474 < v3;
+        const bool v1476 = v1473 && v1475;
+        const unsigned int v1480 = min(v1474, v1240);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1486 = v1480 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1490 = v1489 + v1486;
+        const unsigned int v1491 = packed[v1490];
+        const unsigned int v1493 = v1480 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1497 = v1496 + v1493;
+        const unsigned char v1498 = scales[v1497];
+        const unsigned int v1499 = static_cast<unsigned int>(v1498);
+        const unsigned int v1501 = v1499 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1504 = v1499 == 255u;
+        const unsigned int v1505 = v1504 ? 2143289344u : v1501;
+        const bool v1507 = v1499 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1509 = v1507 ? 4194304u : v1505;
+        const float v1510 = __uint_as_float(v1509);
+        const unsigned int v1512 = v1491 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1514 = v1512 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1516 = v1514 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1518 = v1516 << 22u;
+        const unsigned int v1520 = v1514 * 1056964608u;
+        const bool v1522 = v1514 < 2u;
+        const unsigned int v1523 = v1522 ? v1520 : v1518;
+        const unsigned int v1525 = v1512 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1527 = v1525 << 28u;
+        const unsigned int v1528 = v1523 | v1527;
+        const float v1529 = __uint_as_float(v1528);
+        const float v1530 = v1529 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1532 = v1491 >> 4u;
+        const unsigned int v1534 = v1532 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1536 = v1534 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1538 = v1536 << 22u;
+        const unsigned int v1540 = v1534 * 1056964608u;
+        const bool v1542 = v1534 < 2u;
+        const unsigned int v1543 = v1542 ? v1540 : v1538;
+        const unsigned int v1545 = v1532 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1547 = v1545 << 28u;
+        const unsigned int v1548 = v1543 | v1547;
+        const float v1549 = __uint_as_float(v1548);
+        const float v1550 = v1549 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1552 = v1491 >> 8u;
+        const unsigned int v1554 = v1552 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1556 = v1554 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1558 = v1556 << 22u;
+        const unsigned int v1560 = v1554 * 1056964608u;
+        const bool v1562 = v1554 < 2u;
+        const unsigned int v1563 = v1562 ? v1560 : v1558;
+        const unsigned int v1565 = v1552 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1567 = v1565 << 28u;
+        const unsigned int v1568 = v1563 | v1567;
+        const float v1569 = __uint_as_float(v1568);
+        const float v1570 = v1569 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1572 = v1491 >> 12u;
+        const unsigned int v1574 = v1572 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1576 = v1574 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1578 = v1576 << 22u;
+        const unsigned int v1580 = v1574 * 1056964608u;
+        const bool v1582 = v1574 < 2u;
+        const unsigned int v1583 = v1582 ? v1580 : v1578;
+        const unsigned int v1585 = v1572 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1587 = v1585 << 28u;
+        const unsigned int v1588 = v1583 | v1587;
+        const float v1589 = __uint_as_float(v1588);
+        const float v1590 = v1589 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1592 = v1491 >> 16u;
+        const unsigned int v1594 = v1592 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1596 = v1594 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1598 = v1596 << 22u;
+        const unsigned int v1600 = v1594 * 1056964608u;
+        const bool v1602 = v1594 < 2u;
+        const unsigned int v1603 = v1602 ? v1600 : v1598;
+        const unsigned int v1605 = v1592 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1607 = v1605 << 28u;
+        const unsigned int v1608 = v1603 | v1607;
+        const float v1609 = __uint_as_float(v1608);
+        const float v1610 = v1609 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1612 = v1491 >> 20u;
+        const unsigned int v1614 = v1612 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1616 = v1614 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1618 = v1616 << 22u;
+        const unsigned int v1620 = v1614 * 1056964608u;
+        const bool v1622 = v1614 < 2u;
+        const unsigned int v1623 = v1622 ? v1620 : v1618;
+        const unsigned int v1625 = v1612 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1627 = v1625 << 28u;
+        const unsigned int v1628 = v1623 | v1627;
+        const float v1629 = __uint_as_float(v1628);
+        const float v1630 = v1629 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1632 = v1491 >> 24u;
+        const unsigned int v1634 = v1632 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1636 = v1634 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1638 = v1636 << 22u;
+        const unsigned int v1640 = v1634 * 1056964608u;
+        const bool v1642 = v1634 < 2u;
+        const unsigned int v1643 = v1642 ? v1640 : v1638;
+        const unsigned int v1645 = v1632 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1647 = v1645 << 28u;
+        const unsigned int v1648 = v1643 | v1647;
+        const float v1649 = __uint_as_float(v1648);
+        const float v1650 = v1649 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1652 = v1491 >> 28u;
+        const unsigned int v1654 = v1652 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1656 = v1654 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1658 = v1656 << 22u;
+        const unsigned int v1660 = v1654 * 1056964608u;
+        const bool v1662 = v1654 < 2u;
+        const unsigned int v1663 = v1662 ? v1660 : v1658;
+        const unsigned int v1665 = v1652 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1667 = v1665 << 28u;
+        const unsigned int v1668 = v1663 | v1667;
+        const float v1669 = __uint_as_float(v1668);
+        const float v1670 = v1669 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const float v1672 = v1476 ? v1530 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1673 = iron_f32_to_bf16(v1672);
+        const float v1675 = v1476 ? v1550 : 0.0f;
+        const iron_bf16 v1676 = iron_f32_to_bf16(v1675);
+        const float v1678 = v1476 ? v1570 : 0.0f;
+        const iron_bf16 v1679 = iron_f32_to_bf16(v1678);
+        const float v1681 = v1476 ? v1590 : 0.0f;
+        const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
+        const float v1684 = v1476 ? v1610 : 0.0f;
+        const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
+        const float v1687 = v1476 ? v1630 : 0.0f;
+        const iron_bf16 v1688 = iron_f32_to_bf16(v1687);
+        const float v1690 = v1476 ? v1650 : 0.0f;
+        const iron_bf16 v1691 = iron_f32_to_bf16(v1690);
+        const float v1693 = v1476 ? v1670 : 0.0f;
+        const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1699) = iron_bf16x8{{v1673, v1676, v1679, v1682, v1685, v1688, v1691, v1694}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1712 = v1197 + v1709;  // kernels/gemm/quant_b.hpp:137
+        const bool v1713 = v1712 < v3;
+        const bool v1714 = v1711 && v1713;
+        const unsigned int v1718 = min(v1712, v1240);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1724 = v1718 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1728 = v1727 + v1724;
+        const unsigned int v1729 = packed[v1728];
+        const unsigned int v1731 = v1718 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1735 = v1734 + v1731;
+        const unsigned char v1736 = scales[v1735];
+        const unsigned int v1737 = static_cast<unsigned int>(v1736);
+        const unsigned int v1739 = v1737 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1742 = v1737 == 255u;
+        const unsigned int v1743 = v1742 ? 2143289344u : v1739;
+        const bool v1745 = v1737 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1747 = v1745 ? 4194304u : v1743;
+        const float v1748 = __uint_as_float(v1747);
+        const unsigned int v1750 = v1729 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1752 = v1750 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1754 = v1752 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1756 = v1754 << 22u;
+        const unsigned int v1758 = v1752 * 1056964608u;
+        const bool v1760 = v1752 < 2u;
+        const unsigned int v1761 = v1760 ? v1758 : v1756;
+        const unsigned int v1763 = v1750 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1765 = v1763 << 28u;
+        const unsigned int v1766 = v1761 | v1765;
+        const float v1767 = __uint_as_float(v1766);
+        const float v1768 = v1767 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1770 = v1729 >> 4u;
+        const unsigned int v1772 = v1770 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1774 = v1772 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1776 = v1774 << 22u;
+        const unsigned int v1778 = v1772 * 1056964608u;
+        const bool v1780 = v1772 < 2u;
+        const unsigned int v1781 = v1780 ? v1778 : v1776;
+        const unsigned int v1783 = v1770 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1785 = v1783 << 28u;
+        const unsigned int v1786 = v1781 | v1785;
+        const float v1787 = __uint_as_float(v1786);
+        const float v1788 = v1787 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1790 = v1729 >> 8u;
+        const unsigned int v1792 = v1790 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1794 = v1792 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1796 = v1794 << 22u;
+        const unsigned int v1798 = v1792 * 1056964608u;
+        const bool v1800 = v1792 < 2u;
+        const unsigned int v1801 = v1800 ? v1798 : v1796;
+        const unsigned int v1803 = v1790 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1805 = v1803 << 28u;
+        const unsigned int v1806 = v1801 | v1805;
+        const float v1807 = __uint_as_float(v1806);
+        const float v1808 = v1807 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1810 = v1729 >> 12u;
+        const unsigned int v1812 = v1810 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1814 = v1812 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1816 = v1814 << 22u;
+        const unsigned int v1818 = v1812 * 1056964608u;
+        const bool v1820 = v1812 < 2u;
+        const unsigned int v1821 = v1820 ? v1818 : v1816;
+        const unsigned int v1823 = v1810 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1825 = v1823 << 28u;
+        const unsigned int v1826 = v1821 | v1825;
+        const float v1827 = __uint_as_float(v1826);
+        const float v1828 = v1827 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1830 = v1729 >> 16u;
+        const unsigned int v1832 = v1830 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1834 = v1832 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1836 = v1834 << 22u;
+        const unsigned int v1838 = v1832 * 1056964608u;
+        const bool v1840 = v1832 < 2u;
+        const unsigned int v1841 = v1840 ? v1838 : v1836;
+        const unsigned int v1843 = v1830 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1845 = v1843 << 28u;
+        const unsigned int v1846 = v1841 | v1845;
+        const float v1847 = __uint_as_float(v1846);
+        const float v1848 = v1847 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1850 = v1729 >> 20u;
+        const unsigned int v1852 = v1850 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1854 = v1852 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1856 = v1854 << 22u;
+        const unsigned int v1858 = v1852 * 1056964608u;
+        const bool v1860 = v1852 < 2u;
+        const unsigned int v1861 = v1860 ? v1858 : v1856;
+        const unsigned int v1863 = v1850 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1865 = v1863 << 28u;
+        const unsigned int v1866 = v1861 | v1865;
+        const float v1867 = __uint_as_float(v1866);
+        const float v1868 = v1867 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1870 = v1729 >> 24u;
+        const unsigned int v1872 = v1870 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1874 = v1872 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1876 = v1874 << 22u;
+        const unsigned int v1878 = v1872 * 1056964608u;
+        const bool v1880 = v1872 < 2u;
+        const unsigned int v1881 = v1880 ? v1878 : v1876;
+        const unsigned int v1883 = v1870 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1885 = v1883 << 28u;
+        const unsigned int v1886 = v1881 | v1885;
+        const float v1887 = __uint_as_float(v1886);
+        const float v1888 = v1887 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1890 = v1729 >> 28u;
+        const unsigned int v1892 = v1890 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1894 = v1892 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1896 = v1894 << 22u;
+        const unsigned int v1898 = v1892 * 1056964608u;
+        const bool v1900 = v1892 < 2u;
+        const unsigned int v1901 = v1900 ? v1898 : v1896;
+        const unsigned int v1903 = v1890 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1905 = v1903 << 28u;
+        const unsigned int v1906 = v1901 | v1905;
+        const float v1907 = __uint_as_float(v1906);
+        const float v1908 = v1907 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const float v1910 = v1714 ? v1768 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
+        const float v1913 = v1714 ? v1788 : 0.0f;
+        const iron_bf16 v1914 = iron_f32_to_bf16(v1913);
+        const float v1916 = v1714 ? v1808 : 0.0f;
+        const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+        const float v1919 = v1714 ? v1828 : 0.0f;
+        const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
+        const float v1922 = v1714 ? v1848 : 0.0f;
+        const iron_bf16 v1923 = iron_f32_to_bf16(v1922);
+        const float v1925 = v1714 ? v1868 : 0.0f;
+        const iron_bf16 v1926 = iron_f32_to_bf16(v1925);
+        const float v1928 = v1714 ? v1888 : 0.0f;
+        const iron_bf16 v1929 = iron_f32_to_bf16(v1928);
+        const float v1931 = v1714 ? v1908 : 0.0f;
+        const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1937) = iron_bf16x8{{v1911, v1914, v1917, v1920, v1923, v1926, v1929, v1932}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1950 = v1197 + v1947;  // kernels/gemm/quant_b.hpp:137
+        const bool v1951 = v1950 < v3;
+        const bool v1952 = v1949 && v1951;
+        const unsigned int v1956 = min(v1950, v1240);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1962 = v1956 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1966 = v1965 + v1962;
+        const unsigned int v1967 = packed[v1966];
+        const unsigned int v1969 = v1956 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1973 = v1972 + v1969;
+        const unsigned char v1974 = scales[v1973];
+        const unsigned int v1975 = static_cast<unsigned int>(v1974);
+        const unsigned int v1977 = v1975 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1980 = v1975 == 255u;
+        const unsigned int v1981 = v1980 ? 2143289344u : v1977;
+        const bool v1983 = v1975 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1985 = v1983 ? 4194304u : v1981;
+        const float v1986 = __uint_as_float(v1985);
+        const unsigned int v1988 = v1967 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1990 = v1988 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1992 = v1990 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1994 = v1992 << 22u;
+        const unsigned int v1996 = v1990 * 1056964608u;
+        const bool v1998 = v1990 < 2u;
+        const unsigned int v1999 = v1998 ? v1996 : v1994;
+        const unsigned int v2001 = v1988 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2003 = v2001 << 28u;
+        const unsigned int v2004 = v1999 | v2003;
+        const float v2005 = __uint_as_float(v2004);
+        const float v2006 = v2005 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2008 = v1967 >> 4u;
+        const unsigned int v2010 = v2008 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2012 = v2010 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2014 = v2012 << 22u;
+        const unsigned int v2016 = v2010 * 1056964608u;
+        const bool v2018 = v2010 < 2u;
+        const unsigned int v2019 = v2018 ? v2016 : v2014;
+        const unsigned int v2021 = v2008 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2023 = v2021 << 28u;
+        const unsigned int v2024 = v2019 | v2023;
+        const float v2025 = __uint_as_float(v2024);
+        const float v2026 = v2025 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2028 = v1967 >> 8u;
+        const unsigned int v2030 = v2028 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2032 = v2030 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2034 = v2032 << 22u;
+        const unsigned int v2036 = v2030 * 1056964608u;
+        const bool v2038 = v2030 < 2u;
+        const unsigned int v2039 = v2038 ? v2036 : v2034;
+        const unsigned int v2041 = v2028 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2043 = v2041 << 28u;
+        const unsigned int v2044 = v2039 | v2043;
+        const float v2045 = __uint_as_float(v2044);
+        const float v2046 = v2045 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2048 = v1967 >> 12u;
+        const unsigned int v2050 = v2048 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2052 = v2050 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2054 = v2052 << 22u;
+        const unsigned int v2056 = v2050 * 1056964608u;
+        const bool v2058 = v2050 < 2u;
+        const unsigned int v2059 = v2058 ? v2056 : v2054;
+        const unsigned int v2061 = v2048 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2063 = v2061 << 28u;
+        const unsigned int v2064 = v2059 | v2063;
+        const float v2065 = __uint_as_float(v2064);
+        const float v2066 = v2065 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2068 = v1967 >> 16u;
+        const unsigned int v2070 = v2068 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2072 = v2070 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2074 = v2072 << 22u;
+        const unsigned int v2076 = v2070 * 1056964608u;
+        const bool v2078 = v2070 < 2u;
+        const unsigned int v2079 = v2078 ? v2076 : v2074;
+        const unsigned int v2081 = v2068 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2083 = v2081 << 28u;
+        const unsigned int v2084 = v2079 | v2083;
+        const float v2085 = __uint_as_float(v2084);
+        const float v2086 = v2085 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2088 = v1967 >> 20u;
+        const unsigned int v2090 = v2088 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2092 = v2090 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2094 = v2092 << 22u;
+        const unsigned int v2096 = v2090 * 1056964608u;
+        const bool v2098 = v2090 < 2u;
+        const unsigned int v2099 = v2098 ? v2096 : v2094;
+        const unsigned int v2101 = v2088 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2103 = v2101 << 28u;
+        const unsigned int v2104 = v2099 | v2103;
+        const float v2105 = __uint_as_float(v2104);
+        const float v2106 = v2105 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2108 = v1967 >> 24u;
+        const unsigned int v2110 = v2108 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2112 = v2110 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2114 = v2112 << 22u;
+        const unsigned int v2116 = v2110 * 1056964608u;
+        const bool v2118 = v2110 < 2u;
+        const unsigned int v2119 = v2118 ? v2116 : v2114;
+        const unsigned int v2121 = v2108 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2123 = v2121 << 28u;
+        const unsigned int v2124 = v2119 | v2123;
+        const float v2125 = __uint_as_float(v2124);
+        const float v2126 = v2125 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2128 = v1967 >> 28u;
+        const unsigned int v2130 = v2128 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2132 = v2130 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2134 = v2132 << 22u;
+        const unsigned int v2136 = v2130 * 1056964608u;
+        const bool v2138 = v2130 < 2u;
+        const unsigned int v2139 = v2138 ? v2136 : v2134;
+        const unsigned int v2141 = v2128 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2143 = v2141 << 28u;
+        const unsigned int v2144 = v2139 | v2143;
+        const float v2145 = __uint_as_float(v2144);
+        const float v2146 = v2145 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const float v2148 = v1952 ? v2006 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
+        const float v2151 = v1952 ? v2026 : 0.0f;
+        const iron_bf16 v2152 = iron_f32_to_bf16(v2151);
+        const float v2154 = v1952 ? v2046 : 0.0f;
+        const iron_bf16 v2155 = iron_f32_to_bf16(v2154);
+        const float v2157 = v1952 ? v2066 : 0.0f;
+        const iron_bf16 v2158 = iron_f32_to_bf16(v2157);
+        const float v2160 = v1952 ? v2086 : 0.0f;
+        const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
+        const float v2163 = v1952 ? v2106 : 0.0f;
+        const iron_bf16 v2164 = iron_f32_to_bf16(v2163);
+        const float v2166 = v1952 ? v2126 : 0.0f;
+        const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
+        const float v2169 = v1952 ? v2146 : 0.0f;
+        const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v2175) = iron_bf16x8{{v2149, v2152, v2155, v2158, v2161, v2164, v2167, v2170}};  // kernels/gemm/quant_b.hpp:146
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<false>(v94, shm0, v2182, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v2188, 40u);  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<false>(v94, shm0, v2196, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v2202, 40u);  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const unsigned int v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
-    const unsigned int v2203 = v75 + v86;
-    const unsigned int v2204 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2205 = v2203 + v2204;
-    const unsigned int v2206 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2207 = v2202 + v2206;
-    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2209 = v2207 < v79;
-    const bool v2210 = v2208 && v2209;
-    if (v2210) {
-      const float v2211 = v92.x[0];
-      const unsigned int v2213 = v2207 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2214 = v2213 < v2;
-      const bool v2215 = v2208 && v2214;
-      if (v2215) {
-        const iron_bf16 v2216 = iron_f32_to_bf16(v2211);
-        const unsigned int v2217 = v2205 * v2;
-        const unsigned int v2218 = v2217 + v2207;
-        const unsigned int v2219 = v2218 - v78;
-        out[v2219] = v2216;
-      }
-    }
-    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2221 = v2203 + v2220;
-    const unsigned int v2222 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2223 = v2202 + v2222;
-    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2225 = v2223 < v79;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v92.x[1];
-      const unsigned int v2229 = v2223 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2224 && v2230;
-      if (v2231) {
-        const iron_bf16 v2232 = iron_f32_to_bf16(v2227);
-        const unsigned int v2233 = v2221 * v2;
-        const unsigned int v2234 = v2233 + v2223;
-        const unsigned int v2235 = v2234 - v78;
-        out[v2235] = v2232;
-      }
-    }
-    const unsigned int v2236 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2237 = v2203 + v2236;
-    const unsigned int v2238 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2239 = v2202 + v2238;
-    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2241 = v2239 < v79;
-    const bool v2242 = v2240 && v2241;
-    if (v2242) {
-      const float v2243 = v92.x[2];
-      const unsigned int v2245 = v2239 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2246 = v2245 < v2;
-      const bool v2247 = v2240 && v2246;
-      if (v2247) {
-        const iron_bf16 v2248 = iron_f32_to_bf16(v2243);
-        const unsigned int v2249 = v2237 * v2;
-        const unsigned int v2250 = v2249 + v2239;
-        const unsigned int v2251 = v2250 - v78;
-        out[v2251] = v2248;
-      }
-    }
-    const unsigned int v2252 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2253 = v2203 + v2252;
-    const unsigned int v2254 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2255 = v2202 + v2254;
-    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2257 = v2255 < v79;
-    const bool v2258 = v2256 && v2257;
-    if (v2258) {
-      const float v2259 = v92.x[3];
-      const unsigned int v2261 = v2255 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2262 = v2261 < v2;
-      const bool v2263 = v2256 && v2262;
-      if (v2263) {
-        const iron_bf16 v2264 = iron_f32_to_bf16(v2259);
-        const unsigned int v2265 = v2253 * v2;
-        const unsigned int v2266 = v2265 + v2255;
-        const unsigned int v2267 = v2266 - v78;
-        out[v2267] = v2264;
-      }
-    }
-    const unsigned int v2268 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2269 = v2203 + v2268;
-    const unsigned int v2270 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2271 = v2202 + v2270;
-    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2273 = v2271 < v79;
-    const bool v2274 = v2272 && v2273;
-    if (v2274) {
-      const float v2275 = v92.x[4];
-      const unsigned int v2277 = v2271 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2278 = v2277 < v2;
-      const bool v2279 = v2272 && v2278;
-      if (v2279) {
-        const iron_bf16 v2280 = iron_f32_to_bf16(v2275);
-        const unsigned int v2281 = v2269 * v2;
-        const unsigned int v2282 = v2281 + v2271;
-        const unsigned int v2283 = v2282 - v78;
-        out[v2283] = v2280;
-      }
+    const unsigned int v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
+    const unsigned int v2204 = v75 + v86;
+    const unsigned int v2205 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2206 = v2204 + v2205;
+    const unsigned int v2207 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2208 = v2203 + v2207;
+    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2210 = v2208 < v79;
+    const bool v2211 = v2209 && v2210;
+    if (v2211) {
+      const float v2212 = v92.x[0];
+      const unsigned int v2214 = v2208 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2215 = v2214 < v2;
+      const bool v2216 = v2209 && v2215;
+      if (v2216) {
+        const iron_bf16 v2217 = iron_f32_to_bf16(v2212);
+        const unsigned int v2218 = v2206 * v2;
+        const unsigned int v2219 = v2218 + v2208;
+        const unsigned int v2220 = v2219 - v78;
+        out[v2220] = v2217;
+      }
+    }
+    const unsigned int v2221 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2222 = v2204 + v2221;
+    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2224 = v2203 + v2223;
+    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2226 = v2224 < v79;
+    const bool v2227 = v2225 && v2226;
+    if (v2227) {
+      const float v2228 = v92.x[1];
+      const unsigned int v2230 = v2224 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2231 = v2230 < v2;
+      const bool v2232 = v2225 && v2231;
+      if (v2232) {
+        const iron_bf16 v2233 = iron_f32_to_bf16(v2228);
+        const unsigned int v2234 = v2222 * v2;
+        const unsigned int v2235 = v2234 + v2224;
+        const unsigned int v2236 = v2235 - v78;
+        out[v2236] = v2233;
+      }
+    }
+    const unsigned int v2237 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2238 = v2204 + v2237;
+    const unsigned int v2239 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2240 = v2203 + v2239;
+    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2242 = v2240 < v79;
+    const bool v2243 = v2241 && v2242;
+    if (v2243) {
+      const float v2244 = v92.x[2];
+      const unsigned int v2246 = v2240 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2247 = v2246 < v2;
+      const bool v2248 = v2241 && v2247;
+      if (v2248) {
+        const iron_bf16 v2249 = iron_f32_to_bf16(v2244);
+        const unsigned int v2250 = v2238 * v2;
+        const unsigned int v2251 = v2250 + v2240;
+        const unsigned int v2252 = v2251 - v78;
+        out[v2252] = v2249;
+      }
+    }
+    const unsigned int v2253 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2254 = v2204 + v2253;
+    const unsigned int v2255 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2256 = v2203 + v2255;
+    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2258 = v2256 < v79;
+    const bool v2259 = v2257 && v2258;
+    if (v2259) {
+      const float v2260 = v92.x[3];
+      const unsigned int v2262 = v2256 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2263 = v2262 < v2;
+      const bool v2264 = v2257 && v2263;
+      if (v2264) {
+        const iron_bf16 v2265 = iron_f32_to_bf16(v2260);
+        const unsigned int v2266 = v2254 * v2;
+        const unsigned int v2267 = v2266 + v2256;
+        const unsigned int v2268 = v2267 - v78;
+        out[v2268] = v2265;
+      }
+    }
+    const unsigned int v2269 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2270 = v2204 + v2269;
+    const unsigned int v2271 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2272 = v2203 + v2271;
+    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2274 = v2272 < v79;
+    const bool v2275 = v2273 && v2274;
+    if (v2275) {
+      const float v2276 = v92.x[4];
+      const unsigned int v2278 = v2272 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2279 = v2278 < v2;
+      const bool v2280 = v2273 && v2279;
+      if (v2280) {
+        const iron_bf16 v2281 = iron_f32_to_bf16(v2276);
+        const unsigned int v2282 = v2270 * v2;
+        const unsigned int v2283 = v2282 + v2272;
+        const unsigned int v2284 = v2283 - v78;
+        out[v2284] = v2281;
+      }
     }
-    const unsigned int v2284 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2285 = v2203 + v2284;
-    const unsigned int v2286 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2287 = v2202 + v2286;
-    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2289 = v2287 < v79;
-    const bool v2290 = v2288 && v2289;
-    if (v2290) {
-      const float v2291 = v92.x[5];
-      const unsigned int v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2294 = v2293 < v2;
-      const bool v2295 = v2288 && v2294;
-      if (v2295) {
-        const iron_bf16 v2296 = iron_f32_to_bf16(v2291);
-        const unsigned int v2297 = v2285 * v2;
-        const unsigned int v2298 = v2297 + v2287;
-        const unsigned int v2299 = v2298 - v78;
-        out[v2299] = v2296;
-      }
-    }
-    const unsigned int v2300 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2301 = v2203 + v2300;
-    const unsigned int v2302 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2303 = v2202 + v2302;
-    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2305 = v2303 < v79;
-    const bool v2306 = v2304 && v2305;
-    if (v2306) {
-      const float v2307 = v92.x[6];
-      const unsigned int v2309 = v2303 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2310 = v2309 < v2;
-      const bool v2311 = v2304 && v2310;
-      if (v2311) {
-        const iron_bf16 v2312 = iron_f32_to_bf16(v2307);
-        const unsigned int v2313 = v2301 * v2;
-        const unsigned int v2314 = v2313 + v2303;
-        const unsigned int v2315 = v2314 - v78;
-        out[v2315] = v2312;
-      }
-    }
-    const unsigned int v2316 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2317 = v2203 + v2316;
-    const unsigned int v2318 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2319 = v2202 + v2318;
-    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2321 = v2319 < v79;
-    const bool v2322 = v2320 && v2321;
-    if (v2322) {
-      const float v2323 = v92.x[7];
-      const unsigned int v2325 = v2319 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2326 = v2325 < v2;
-      const bool v2327 = v2320 && v2326;
-      if (v2327) {
-        const iron_bf16 v2328 = iron_f32_to_bf16(v2323);
-        const unsigned int v2329 = v2317 * v2;
-        const unsigned int v2330 = v2329 + v2319;
-        const unsigned int v2331 = v2330 - v78;
-        out[v2331] = v2328;
-      }
-    }
-    const unsigned int v2332 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2333 = v2203 + v2332;
-    const unsigned int v2334 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2335 = v2202 + v2334;
-    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2337 = v2335 < v79;
-    const bool v2338 = v2336 && v2337;
-    if (v2338) {
-      const float v2339 = v92.x[8];
-      const unsigned int v2341 = v2335 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2342 = v2341 < v2;
-      const bool v2343 = v2336 && v2342;
-      if (v2343) {
-        const iron_bf16 v2344 = iron_f32_to_bf16(v2339);
-        const unsigned int v2345 = v2333 * v2;
-        const unsigned int v2346 = v2345 + v2335;
-        const unsigned int v2347 = v2346 - v78;
-        out[v2347] = v2344;
-      }
-    }
-    const unsigned int v2348 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2349 = v2203 + v2348;
-    const unsigned int v2350 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2351 = v2202 + v2350;
-    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2353 = v2351 < v79;
-    const bool v2354 = v2352 && v2353;
-    if (v2354) {
-      const float v2355 = v92.x[9];
-      const unsigned int v2357 = v2351 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2358 = v2357 < v2;
-      const bool v2359 = v2352 && v2358;
-      if (v2359) {
-        const iron_bf16 v2360 = iron_f32_to_bf16(v2355);
-        const unsigned int v2361 = v2349 * v2;
-        const unsigned int v2362 = v2361 + v2351;
-        const unsigned int v2363 = v2362 - v78;
-        out[v2363] = v2360;
-      }
-    }
-    const unsigned int v2364 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2365 = v2203 + v2364;
-    const unsigned int v2366 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2367 = v2202 + v2366;
-    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2369 = v2367 < v79;
-    const bool v2370 = v2368 && v2369;
-    if (v2370) {
-      const float v2371 = v92.x[10];
-      const unsigned int v2373 = v2367 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2374 = v2373 < v2;
-      const bool v2375 = v2368 && v2374;
-      if (v2375) {
-        const iron_bf16 v2376 = iron_f32_to_bf16(v2371);
-        const unsigned int v2377 = v2365 * v2;
-        const unsigned int v2378 = v2377 + v2367;
-        const unsigned int v2379 = v2378 - v78;
-        out[v2379] = v2376;
-      }
-    }
-    const unsigned int v2380 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2381 = v2203 + v2380;
-    const unsigned int v2382 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2383 = v2202 + v2382;
-    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2385 = v2383 < v79;
-    const bool v2386 = v2384 && v2385;
-    if (v2386) {
-      const float v2387 = v92.x[11];
-      const unsigned int v2389 = v2383 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2390 = v2389 < v2;
-      const bool v2391 = v2384 && v2390;
-      if (v2391) {
-        const iron_bf16 v2392 = iron_f32_to_bf16(v2387);
-        const unsigned int v2393 = v2381 * v2;
-        const unsigned int v2394 = v2393 + v2383;
-        const unsigned int v2395 = v2394 - v78;
-        out[v2395] = v2392;
-      }
-    }
-    const unsigned int v2396 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2397 = v2203 + v2396;
-    const unsigned int v2398 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2399 = v2202 + v2398;
-    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2401 = v2399 < v79;
-    const bool v2402 = v2400 && v2401;
-    if (v2402) {
-      const float v2403 = v92.x[12];
-      const unsigned int v2405 = v2399 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2406 = v2405 < v2;
-      const bool v2407 = v2400 && v2406;
-      if (v2407) {
-        const iron_bf16 v2408 = iron_f32_to_bf16(v2403);
-        const unsigned int v2409 = v2397 * v2;
-        const unsigned int v2410 = v2409 + v2399;
-        const unsigned int v2411 = v2410 - v78;
-        out[v2411] = v2408;
-      }
-    }
-    const unsigned int v2412 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2413 = v2203 + v2412;
-    const unsigned int v2414 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2415 = v2202 + v2414;
-    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2417 = v2415 < v79;
-    const bool v2418 = v2416 && v2417;
-    if (v2418) {
-      const float v2419 = v92.x[13];
-      const unsigned int v2421 = v2415 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2422 = v2421 < v2;
-      const bool v2423 = v2416 && v2422;
-      if (v2423) {
-        const iron_bf16 v2424 = iron_f32_to_bf16(v2419);
-        const unsigned int v2425 = v2413 * v2;
-        const unsigned int v2426 = v2425 + v2415;
-        const unsigned int v2427 = v2426 - v78;
-        out[v2427] = v2424;
-      }
-    }
-    const unsigned int v2428 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2429 = v2203 + v2428;
-    const unsigned int v2430 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2431 = v2202 + v2430;
-    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2433 = v2431 < v79;
-    const bool v2434 = v2432 && v2433;
-    if (v2434) {
-      const float v2435 = v92.x[14];
-      const unsigned int v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2438 = v2437 < v2;
-      const bool v2439 = v2432 && v2438;
-      if (v2439) {
-        const iron_bf16 v2440 = iron_f32_to_bf16(v2435);
-        const unsigned int v2441 = v2429 * v2;
-        const unsigned int v2442 = v2441 + v2431;
-        const unsigned int v2443 = v2442 - v78;
-        out[v2443] = v2440;
-      }
-    }
-    const unsigned int v2444 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2445 = v2203 + v2444;
-    const unsigned int v2446 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2447 = v2202 + v2446;
-    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2449 = v2447 < v79;
-    const bool v2450 = v2448 && v2449;
-    if (v2450) {
-      const float v2451 = v92.x[15];
-      const unsigned int v2453 = v2447 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2454 = v2453 < v2;
-      const bool v2455 = v2448 && v2454;
-      if (v2455) {
-        const iron_bf16 v2456 = iron_f32_to_bf16(v2451);
-        const unsigned int v2457 = v2445 * v2;
-        const unsigned int v2458 = v2457 + v2447;
-        const unsigned int v2459 = v2458 - v78;
-        out[v2459] = v2456;
-      }
-    }
-    const unsigned int v2460 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2461 = v2203 + v2460;
-    const unsigned int v2462 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2463 = v2202 + v2462;
-    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2465 = v2463 < v79;
-    const bool v2466 = v2464 && v2465;
-    if (v2466) {
-      const float v2467 = v92.x[16];
-      const unsigned int v2469 = v2463 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2470 = v2469 < v2;
-      const bool v2471 = v2464 && v2470;
-      if (v2471) {
-        const iron_bf16 v2472 = iron_f32_to_bf16(v2467);
-        const unsigned int v2473 = v2461 * v2;
-        const unsigned int v2474 = v2473 + v2463;
-        const unsigned int v2475 = v2474 - v78;
-        out[v2475] = v2472;
-      }
-    }
-    const unsigned int v2476 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2477 = v2203 + v2476;
-    const unsigned int v2478 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2479 = v2202 + v2478;
-    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2481 = v2479 < v79;
-    const bool v2482 = v2480 && v2481;
-    if (v2482) {
-      const float v2483 = v92.x[17];
-      const unsigned int v2485 = v2479 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2486 = v2485 < v2;
-      const bool v2487 = v2480 && v2486;
-      if (v2487) {
-        const iron_bf16 v2488 = iron_f32_to_bf16(v2483);
-        const unsigned int v2489 = v2477 * v2;
-        const unsigned int v2490 = v2489 + v2479;
-        const unsigned int v2491 = v2490 - v78;
-        out[v2491] = v2488;
-      }
-    }
-    const unsigned int v2492 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2493 = v2203 + v2492;
-    const unsigned int v2494 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2495 = v2202 + v2494;
-    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2497 = v2495 < v79;
-    const bool v2498 = v2496 && v2497;
-    if (v2498) {
-      const float v2499 = v92.x[18];
-      const unsigned int v2501 = v2495 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2502 = v2501 < v2;
-      const bool v2503 = v2496 && v2502;
-      if (v2503) {
-        const iron_bf16 v2504 = iron_f32_to_bf16(v2499);
-        const unsigned int v2505 = v2493 * v2;
-        const unsigned int v2506 = v2505 + v2495;
-        const unsigned int v2507 = v2506 - v78;
-        out[v2507] = v2504;
-      }
-    }
-    const unsigned int v2508 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2509 = v2203 + v2508;
-    const unsigned int v2510 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2511 = v2202 + v2510;
-    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2513 = v2511 < v79;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v92.x[19];
-      const unsigned int v2517 = v2511 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2512 && v2518;
-      if (v2519) {
-        const iron_bf16 v2520 = iron_f32_to_bf16(v2515);
-        const unsigned int v2521 = v2509 * v2;
-        const unsigned int v2522 = v2521 + v2511;
-        const unsigned int v2523 = v2522 - v78;
-        out[v2523] = v2520;
-      }
-    }
-    const unsigned int v2524 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2525 = v2203 + v2524;
-    const unsigned int v2526 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2527 = v2202 + v2526;
-    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2529 = v2527 < v79;
-    const bool v2530 = v2528 && v2529;
-    if (v2530) {
-      const float v2531 = v92.x[20];
-      const unsigned int v2533 = v2527 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2534 = v2533 < v2;
-      const bool v2535 = v2528 && v2534;
-      if (v2535) {
-        const iron_bf16 v2536 = iron_f32_to_bf16(v2531);
-        const unsigned int v2537 = v2525 * v2;
-        const unsigned int v2538 = v2537 + v2527;
-        const unsigned int v2539 = v2538 - v78;
-        out[v2539] = v2536;
-      }
-    }
-    const unsigned int v2540 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2541 = v2203 + v2540;
-    const unsigned int v2542 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2543 = v2202 + v2542;
-    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2545 = v2543 < v79;
-    const bool v2546 = v2544 && v2545;
-    if (v2546) {
-      const float v2547 = v92.x[21];
-      const unsigned int v2549 = v2543 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2550 = v2549 < v2;
-      const bool v2551 = v2544 && v2550;
-      if (v2551) {
-        const iron_bf16 v2552 = iron_f32_to_bf16(v2547);
-        const unsigned int v2553 = v2541 * v2;
-        const unsigned int v2554 = v2553 + v2543;
-        const unsigned int v2555 = v2554 - v78;
-        out[v2555] = v2552;
-      }
-    }
-    const unsigned int v2556 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2557 = v2203 + v2556;
-    const unsigned int v2558 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2559 = v2202 + v2558;
-    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2561 = v2559 < v79;
-    const bool v2562 = v2560 && v2561;
-    if (v2562) {
-      const float v2563 = v92.x[22];
-      const unsigned int v2565 = v2559 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2566 = v2565 < v2;
-      const bool v2567 = v2560 && v2566;
-      if (v2567) {
-        const iron_bf16 v2568 = iron_f32_to_bf16(v2563);
-        const unsigned int v2569 = v2557 * v2;
-        const unsigned int v2570 = v2569 + v2559;
-        const unsigned int v2571 = v2570 - v78;
-        out[v2571] = v2568;
-      }
-    }
-    const unsigned int v2572 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2573 = v2203 + v2572;
-    const unsigned int v2574 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2575 = v2202 + v2574;
-    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2577 = v2575 < v79;
-    const bool v2578 = v2576 && v2577;
-    if (v2578) {
-      const float v2579 = v92.x[23];
-      const unsigned int v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2582 = v2581 < v2;
-      const bool v2583 = v2576 && v2582;
-      if (v2583) {
-        const iron_bf16 v2584 = iron_f32_to_bf16(v2579);
-        const unsigned int v2585 = v2573 * v2;
-        const unsigned int v2586 = v2585 + v2575;
-        const unsigned int v2587 = v2586 - v78;
-        out[v2587] = v2584;
-      }
-    }
-    const unsigned int v2588 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2589 = v2203 + v2588;
-    const unsigned int v2590 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2591 = v2202 + v2590;
-    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2593 = v2591 < v79;
-    const bool v2594 = v2592 && v2593;
-    if (v2594) {
-      const float v2595 = v92.x[24];
-      const unsigned int v2597 = v2591 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2598 = v2597 < v2;
-      const bool v2599 = v2592 && v2598;
-      if (v2599) {
-        const iron_bf16 v2600 = iron_f32_to_bf16(v2595);
-        const unsigned int v2601 = v2589 * v2;
-        const unsigned int v2602 = v2601 + v2591;
-        const unsigned int v2603 = v2602 - v78;
-        out[v2603] = v2600;
-      }
-    }
-    const unsigned int v2604 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2605 = v2203 + v2604;
-    const unsigned int v2606 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2607 = v2202 + v2606;
-    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2609 = v2607 < v79;
-    const bool v2610 = v2608 && v2609;
-    if (v2610) {
-      const float v2611 = v92.x[25];
-      const unsigned int v2613 = v2607 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2614 = v2613 < v2;
-      const bool v2615 = v2608 && v2614;
-      if (v2615) {
-        const iron_bf16 v2616 = iron_f32_to_bf16(v2611);
-        const unsigned int v2617 = v2605 * v2;
-        const unsigned int v2618 = v2617 + v2607;
-        const unsigned int v2619 = v2618 - v78;
-        out[v2619] = v2616;
-      }
-    }
-    const unsigned int v2620 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2621 = v2203 + v2620;
-    const unsigned int v2622 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2623 = v2202 + v2622;
-    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2625 = v2623 < v79;
-    const bool v2626 = v2624 && v2625;
-    if (v2626) {
-      const float v2627 = v92.x[26];
-      const unsigned int v2629 = v2623 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2630 = v2629 < v2;
-      const bool v2631 = v2624 && v2630;
-      if (v2631) {
-        const iron_bf16 v2632 = iron_f32_to_bf16(v2627);
-        const unsigned int v2633 = v2621 * v2;
-        const unsigned int v2634 = v2633 + v2623;
-        const unsigned int v2635 = v2634 - v78;
-        out[v2635] = v2632;
-      }
-    }
-    const unsigned int v2636 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2637 = v2203 + v2636;
-    const unsigned int v2638 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2639 = v2202 + v2638;
-    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2641 = v2639 < v79;
-    const bool v2642 = v2640 && v2641;
-    if (v2642) {
-      const float v2643 = v92.x[27];
-      const unsigned int v2645 = v2639 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2646 = v2645 < v2;
-      const bool v2647 = v2640 && v2646;
-      if (v2647) {
-        const iron_bf16 v2648 = iron_f32_to_bf16(v2643);
-        const unsigned int v2649 = v2637 * v2;
-        const unsigned int v2650 = v2649 + v2639;
-        const unsigned int v2651 = v2650 - v78;
-        out[v2651] = v2648;
-      }
-    }
-    const unsigned int v2652 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2653 = v2203 + v2652;
-    const unsigned int v2654 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2655 = v2202 + v2654;
-    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2657 = v2655 < v79;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v92.x[28];
-      const unsigned int v2661 = v2655 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2656 && v2662;
-      if (v2663) {
-        const iron_bf16 v2664 = iron_f32_to_bf16(v2659);
-        const unsigned int v2665 = v2653 * v2;
-        const unsigned int v2666 = v2665 + v2655;
-        const unsigned int v2667 = v2666 - v78;
-        out[v2667] = v2664;
-      }
-    }
-    const unsigned int v2668 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2669 = v2203 + v2668;
-    const unsigned int v2670 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2671 = v2202 + v2670;
-    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2673 = v2671 < v79;
-    const bool v2674 = v2672 && v2673;
-    if (v2674) {
-      const float v2675 = v92.x[29];
-      const unsigned int v2677 = v2671 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2678 = v2677 < v2;
-      const bool v2679 = v2672 && v2678;
-      if (v2679) {
-        const iron_bf16 v2680 = iron_f32_to_bf16(v2675);
-        const unsigned int v2681 = v2669 * v2;
-        const unsigned int v2682 = v2681 + v2671;
-        const unsigned int v2683 = v2682 - v78;
-        out[v2683] = v2680;
-      }
-    }
-    const unsigned int v2684 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2685 = v2203 + v2684;
-    const unsigned int v2686 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2687 = v2202 + v2686;
-    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2689 = v2687 < v79;
-    const bool v2690 = v2688 && v2689;
-    if (v2690) {
-      const float v2691 = v92.x[30];
-      const unsigned int v2693 = v2687 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2694 = v2693 < v2;
-      const bool v2695 = v2688 && v2694;
-      if (v2695) {
-        const iron_bf16 v2696 = iron_f32_to_bf16(v2691);
-        const unsigned int v2697 = v2685 * v2;
-        const unsigned int v2698 = v2697 + v2687;
-        const unsigned int v2699 = v2698 - v78;
-        out[v2699] = v2696;
-      }
-    }
-    const unsigned int v2700 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2701 = v2203 + v2700;
-    const unsigned int v2702 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2703 = v2202 + v2702;
-    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2705 = v2703 < v79;
-    const bool v2706 = v2704 && v2705;
-    if (v2706) {
-      const float v2707 = v92.x[31];
-      const unsigned int v2709 = v2703 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2710 = v2709 < v2;
-      const bool v2711 = v2704 && v2710;
-      if (v2711) {
-        const iron_bf16 v2712 = iron_f32_to_bf16(v2707);
-        const unsigned int v2713 = v2701 * v2;
-        const unsigned int v2714 = v2713 + v2703;
-        const unsigned int v2715 = v2714 - v78;
-        out[v2715] = v2712;
-      }
-    }
-    const unsigned int v2716 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2717 = v2203 + v2716;
-    const unsigned int v2718 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2719 = v2202 + v2718;
-    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2721 = v2719 < v79;
-    const bool v2722 = v2720 && v2721;
-    if (v2722) {
-      const float v2723 = v92.x[32];
-      const unsigned int v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2726 = v2725 < v2;
-      const bool v2727 = v2720 && v2726;
-      if (v2727) {
-        const iron_bf16 v2728 = iron_f32_to_bf16(v2723);
-        const unsigned int v2729 = v2717 * v2;
-        const unsigned int v2730 = v2729 + v2719;
-        const unsigned int v2731 = v2730 - v78;
-        out[v2731] = v2728;
-      }
-    }
-    const unsigned int v2732 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2733 = v2203 + v2732;
-    const unsigned int v2734 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2735 = v2202 + v2734;
-    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2737 = v2735 < v79;
-    const bool v2738 = v2736 && v2737;
-    if (v2738) {
-      const float v2739 = v92.x[33];
-      const unsigned int v2741 = v2735 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2742 = v2741 < v2;
-      const bool v2743 = v2736 && v2742;
-      if (v2743) {
-        const iron_bf16 v2744 = iron_f32_to_bf16(v2739);
-        const unsigned int v2745 = v2733 * v2;
-        const unsigned int v2746 = v2745 + v2735;
-        const unsigned int v2747 = v2746 - v78;
-        out[v2747] = v2744;
-      }
-    }
-    const unsigned int v2748 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2749 = v2203 + v2748;
-    const unsigned int v2750 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2751 = v2202 + v2750;
-    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2753 = v2751 < v79;
-    const bool v2754 = v2752 && v2753;
-    if (v2754) {
-      const float v2755 = v92.x[34];
-      const unsigned int v2757 = v2751 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2758 = v2757 < v2;
-      const bool v2759 = v2752 && v2758;
-      if (v2759) {
-        const iron_bf16 v2760 = iron_f32_to_bf16(v2755);
-        const unsigned int v2761 = v2749 * v2;
-        const unsigned int v2762 = v2761 + v2751;
-        const unsigned int v2763 = v2762 - v78;
-        out[v2763] = v2760;
-      }
-    }
-    const unsigned int v2764 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2765 = v2203 + v2764;
-    const unsigned int v2766 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2767 = v2202 + v2766;
-    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2769 = v2767 < v79;
-    const bool v2770 = v2768 && v2769;
-    if (v2770) {
-      const float v2771 = v92.x[35];
-      const unsigned int v2773 = v2767 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2774 = v2773 < v2;
-      const bool v2775 = v2768 && v2774;
-      if (v2775) {
-        const iron_bf16 v2776 = iron_f32_to_bf16(v2771);
-        const unsigned int v2777 = v2765 * v2;
-        const unsigned int v2778 = v2777 + v2767;
-        const unsigned int v2779 = v2778 - v78;
-        out[v2779] = v2776;
-      }
-    }
-    const unsigned int v2780 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2781 = v2203 + v2780;
-    const unsigned int v2782 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2783 = v2202 + v2782;
-    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2785 = v2783 < v79;
-    const bool v2786 = v2784 && v2785;
-    if (v2786) {
-      const float v2787 = v92.x[36];
-      const unsigned int v2789 = v2783 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2790 = v2789 < v2;
-      const bool v2791 = v2784 && v2790;
-      if (v2791) {
-        const iron_bf16 v2792 = iron_f32_to_bf16(v2787);
-        const unsigned int v2793 = v2781 * v2;
-        const unsigned int v2794 = v2793 + v2783;
-        const unsigned int v2795 = v2794 - v78;
-        out[v2795] = v2792;
-      }
-    }
-    const unsigned int v2796 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2797 = v2203 + v2796;
-    const unsigned int v2798 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2799 = v2202 + v2798;
-    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2801 = v2799 < v79;
-    const bool v2802 = v2800 && v2801;
-    if (v2802) {
-      const float v2803 = v92.x[37];
-      const unsigned int v2805 = v2799 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2806 = v2805 < v2;
-      const bool v2807 = v2800 && v2806;
-      if (v2807) {
-        const iron_bf16 v2808 = iron_f32_to_bf16(v2803);
-        const unsigned int v2809 = v2797 * v2;
-        const unsigned int v2810 = v2809 + v2799;
-        const unsigned int v2811 = v2810 - v78;
-        out[v2811] = v2808;
-      }
-    }
-    const unsigned int v2812 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2813 = v2203 + v2812;
-    const unsigned int v2814 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2815 = v2202 + v2814;
-    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2817 = v2815 < v79;
-    const bool v2818 = v2816 && v2817;
-    if (v2818) {
-      const float v2819 = v92.x[38];
-      const unsigned int v2821 = v2815 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2822 = v2821 < v2;
-      const bool v2823 = v2816 && v2822;
-      if (v2823) {
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2819);
-        const unsigned int v2825 = v2813 * v2;
-        const unsigned int v2826 = v2825 + v2815;
-        const unsigned int v2827 = v2826 - v78;
-        out[v2827] = v2824;
-      }
-    }
-    const unsigned int v2828 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2829 = v2203 + v2828;
-    const unsigned int v2830 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2831 = v2202 + v2830;
-    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2833 = v2831 < v79;
-    const bool v2834 = v2832 && v2833;
-    if (v2834) {
-      const float v2835 = v92.x[39];
-      const unsigned int v2837 = v2831 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2838 = v2837 < v2;
-      const bool v2839 = v2832 && v2838;
-      if (v2839) {
-        const iron_bf16 v2840 = iron_f32_to_bf16(v2835);
-        const unsigned int v2841 = v2829 * v2;
-        const unsigned int v2842 = v2841 + v2831;
-        const unsigned int v2843 = v2842 - v78;
-        out[v2843] = v2840;
-      }
-    }
-    const unsigned int v2844 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2845 = v2203 + v2844;
-    const unsigned int v2846 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2847 = v2202 + v2846;
-    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2849 = v2847 < v79;
-    const bool v2850 = v2848 && v2849;
-    if (v2850) {
-      const float v2851 = v92.x[40];
-      const unsigned int v2853 = v2847 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2854 = v2853 < v2;
-      const bool v2855 = v2848 && v2854;
-      if (v2855) {
-        const iron_bf16 v2856 = iron_f32_to_bf16(v2851);
-        const unsigned int v2857 = v2845 * v2;
-        const unsigned int v2858 = v2857 + v2847;
-        const unsigned int v2859 = v2858 - v78;
-        out[v2859] = v2856;
-      }
-    }
-    const unsigned int v2860 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2861 = v2203 + v2860;
-    const unsigned int v2862 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2863 = v2202 + v2862;
-    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2865 = v2863 < v79;
-    const bool v2866 = v2864 && v2865;
-    if (v2866) {
-      const float v2867 = v92.x[41];
-      const unsigned int v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2870 = v2869 < v2;
-      const bool v2871 = v2864 && v2870;
-      if (v2871) {
-        const iron_bf16 v2872 = iron_f32_to_bf16(v2867);
-        const unsigned int v2873 = v2861 * v2;
-        const unsigned int v2874 = v2873 + v2863;
-        const unsigned int v2875 = v2874 - v78;
-        out[v2875] = v2872;
-      }
-    }
-    const unsigned int v2876 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2877 = v2203 + v2876;
-    const unsigned int v2878 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2879 = v2202 + v2878;
-    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2881 = v2879 < v79;
-    const bool v2882 = v2880 && v2881;
-    if (v2882) {
-      const float v2883 = v92.x[42];
-      const unsigned int v2885 = v2879 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2886 = v2885 < v2;
-      const bool v2887 = v2880 && v2886;
-      if (v2887) {
-        const iron_bf16 v2888 = iron_f32_to_bf16(v2883);
-        const unsigned int v2889 = v2877 * v2;
-        const unsigned int v2890 = v2889 + v2879;
-        const unsigned int v2891 = v2890 - v78;
-        out[v2891] = v2888;
-      }
-    }
-    const unsigned int v2892 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2893 = v2203 + v2892;
-    const unsigned int v2894 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2895 = v2202 + v2894;
-    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2897 = v2895 < v79;
-    const bool v2898 = v2896 && v2897;
-    if (v2898) {
-      const float v2899 = v92.x[43];
-      const unsigned int v2901 = v2895 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2902 = v2901 < v2;
-      const bool v2903 = v2896 && v2902;
-      if (v2903) {
-        const iron_bf16 v2904 = iron_f32_to_bf16(v2899);
-        const unsigned int v2905 = v2893 * v2;
-        const unsigned int v2906 = v2905 + v2895;
-        const unsigned int v2907 = v2906 - v78;
-        out[v2907] = v2904;
-      }
-    }
-    const unsigned int v2908 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2909 = v2203 + v2908;
-    const unsigned int v2910 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2911 = v2202 + v2910;
-    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2913 = v2911 < v79;
-    const bool v2914 = v2912 && v2913;
-    if (v2914) {
-      const float v2915 = v92.x[44];
-      const unsigned int v2917 = v2911 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2918 = v2917 < v2;
-      const bool v2919 = v2912 && v2918;
-      if (v2919) {
-        const iron_bf16 v2920 = iron_f32_to_bf16(v2915);
-        const unsigned int v2921 = v2909 * v2;
-        const unsigned int v2922 = v2921 + v2911;
-        const unsigned int v2923 = v2922 - v78;
-        out[v2923] = v2920;
-      }
-    }
-    const unsigned int v2924 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2925 = v2203 + v2924;
-    const unsigned int v2926 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2927 = v2202 + v2926;
-    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2929 = v2927 < v79;
-    const bool v2930 = v2928 && v2929;
-    if (v2930) {
-      const float v2931 = v92.x[45];
-      const unsigned int v2933 = v2927 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2934 = v2933 < v2;
-      const bool v2935 = v2928 && v2934;
-      if (v2935) {
-        const iron_bf16 v2936 = iron_f32_to_bf16(v2931);
-        const unsigned int v2937 = v2925 * v2;
-        const unsigned int v2938 = v2937 + v2927;
-        const unsigned int v2939 = v2938 - v78;
-        out[v2939] = v2936;
-      }
-    }
-    const unsigned int v2940 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2941 = v2203 + v2940;
-    const unsigned int v2942 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2943 = v2202 + v2942;
-    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2945 = v2943 < v79;
-    const bool v2946 = v2944 && v2945;
-    if (v2946) {
-      const float v2947 = v92.x[46];
-      const unsigned int v2949 = v2943 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2950 = v2949 < v2;
-      const bool v2951 = v2944 && v2950;
-      if (v2951) {
-        const iron_bf16 v2952 = iron_f32_to_bf16(v2947);
-        const unsigned int v2953 = v2941 * v2;
-        const unsigned int v2954 = v2953 + v2943;
-        const unsigned int v2955 = v2954 - v78;
-        out[v2955] = v2952;
-      }
-    }
-    const unsigned int v2956 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2957 = v2203 + v2956;
-    const unsigned int v2958 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2959 = v2202 + v2958;
-    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2961 = v2959 < v79;
-    const bool v2962 = v2960 && v2961;
-    if (v2962) {
-      const float v2963 = v92.x[47];
-      const unsigned int v2965 = v2959 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2966 = v2965 < v2;
-      const bool v2967 = v2960 && v2966;
-      if (v2967) {
-        const iron_bf16 v2968 = iron_f32_to_bf16(v2963);
-        const unsigned int v2969 = v2957 * v2;
-        const unsigned int v2970 = v2969 + v2959;
-        const unsigned int v2971 = v2970 - v78;
-        out[v2971] = v2968;
-      }
-    }
-    const unsigned int v2972 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2973 = v2203 + v2972;
-    const unsigned int v2974 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2975 = v2202 + v2974;
-    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2977 = v2975 < v79;
-    const bool v2978 = v2976 && v2977;
-    if (v2978) {
-      const float v2979 = v92.x[48];
-      const unsigned int v2981 = v2975 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2982 = v2981 < v2;
-      const bool v2983 = v2976 && v2982;
-      if (v2983) {
-        const iron_bf16 v2984 = iron_f32_to_bf16(v2979);
-        const unsigned int v2985 = v2973 * v2;
-        const unsigned int v2986 = v2985 + v2975;
-        const unsigned int v2987 = v2986 - v78;
-        out[v2987] = v2984;
-      }
-    }
-    const unsigned int v2988 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v2989 = v2203 + v2988;
-    const unsigned int v2990 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v2991 = v2202 + v2990;
-    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2993 = v2991 < v79;
-    const bool v2994 = v2992 && v2993;
-    if (v2994) {
-      const float v2995 = v92.x[49];
-      const unsigned int v2997 = v2991 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2998 = v2997 < v2;
-      const bool v2999 = v2992 && v2998;
-      if (v2999) {
-        const iron_bf16 v3000 = iron_f32_to_bf16(v2995);
-        const unsigned int v3001 = v2989 * v2;
-        const unsigned int v3002 = v3001 + v2991;
-        const unsigned int v3003 = v3002 - v78;
-        out[v3003] = v3000;
-      }
-    }
-    const unsigned int v3004 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3005 = v2203 + v3004;
-    const unsigned int v3006 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3007 = v2202 + v3006;
-    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3009 = v3007 < v79;
-    const bool v3010 = v3008 && v3009;
-    if (v3010) {
-      const float v3011 = v92.x[50];
-      const unsigned int v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3014 = v3013 < v2;
-      const bool v3015 = v3008 && v3014;
-      if (v3015) {
-        const iron_bf16 v3016 = iron_f32_to_bf16(v3011);
-        const unsigned int v3017 = v3005 * v2;
-        const unsigned int v3018 = v3017 + v3007;
-        const unsigned int v3019 = v3018 - v78;
-        out[v3019] = v3016;
-      }
-    }
-    const unsigned int v3020 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3021 = v2203 + v3020;
-    const unsigned int v3022 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3023 = v2202 + v3022;
-    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3025 = v3023 < v79;
-    const bool v3026 = v3024 && v3025;
-    if (v3026) {
-      const float v3027 = v92.x[51];
-      const unsigned int v3029 = v3023 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3030 = v3029 < v2;
-      const bool v3031 = v3024 && v3030;
-      if (v3031) {
-        const iron_bf16 v3032 = iron_f32_to_bf16(v3027);
-        const unsigned int v3033 = v3021 * v2;
-        const unsigned int v3034 = v3033 + v3023;
-        const unsigned int v3035 = v3034 - v78;
-        out[v3035] = v3032;
-      }
-    }
-    const unsigned int v3036 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3037 = v2203 + v3036;
-    const unsigned int v3038 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3039 = v2202 + v3038;
-    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3041 = v3039 < v79;
-    const bool v3042 = v3040 && v3041;
-    if (v3042) {
-      const float v3043 = v92.x[52];
-      const unsigned int v3045 = v3039 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3046 = v3045 < v2;
-      const bool v3047 = v3040 && v3046;
-      if (v3047) {
-        const iron_bf16 v3048 = iron_f32_to_bf16(v3043);
-        const unsigned int v3049 = v3037 * v2;
-        const unsigned int v3050 = v3049 + v3039;
-        const unsigned int v3051 = v3050 - v78;
-        out[v3051] = v3048;
-      }
-    }
-    const unsigned int v3052 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3053 = v2203 + v3052;
-    const unsigned int v3054 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3055 = v2202 + v3054;
-    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3057 = v3055 < v79;
-    const bool v3058 = v3056 && v3057;
-    if (v3058) {
-      const float v3059 = v92.x[53];
-      const unsigned int v3061 = v3055 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3062 = v3061 < v2;
-      const bool v3063 = v3056 && v3062;
-      if (v3063) {
-        const iron_bf16 v3064 = iron_f32_to_bf16(v3059);
-        const unsigned int v3065 = v3053 * v2;
-        const unsigned int v3066 = v3065 + v3055;
-        const unsigned int v3067 = v3066 - v78;
-        out[v3067] = v3064;
-      }
-    }
-    const unsigned int v3068 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3069 = v2203 + v3068;
-    const unsigned int v3070 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3071 = v2202 + v3070;
-    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3073 = v3071 < v79;
-    const bool v3074 = v3072 && v3073;
-    if (v3074) {
-      const float v3075 = v92.x[54];
-      const unsigned int v3077 = v3071 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3078 = v3077 < v2;
-      const bool v3079 = v3072 && v3078;
-      if (v3079) {
-        const iron_bf16 v3080 = iron_f32_to_bf16(v3075);
-        const unsigned int v3081 = v3069 * v2;
-        const unsigned int v3082 = v3081 + v3071;
-        const unsigned int v3083 = v3082 - v78;
-        out[v3083] = v3080;
-      }
-    }
-    const unsigned int v3084 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3085 = v2203 + v3084;
-    const unsigned int v3086 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3087 = v2202 + v3086;
-    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3089 = v3087 < v79;
-    const bool v3090 = v3088 && v3089;
-    if (v3090) {
-      const float v3091 = v92.x[55];
-      const unsigned int v3093 = v3087 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3094 = v3093 < v2;
-      const bool v3095 = v3088 && v3094;
-      if (v3095) {
-        const iron_bf16 v3096 = iron_f32_to_bf16(v3091);
-        const unsigned int v3097 = v3085 * v2;
-        const unsigned int v3098 = v3097 + v3087;
-        const unsigned int v3099 = v3098 - v78;
-        out[v3099] = v3096;
-      }
-    }
-    const unsigned int v3100 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3101 = v2203 + v3100;
-    const unsigned int v3102 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3103 = v2202 + v3102;
-    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3105 = v3103 < v79;
-    const bool v3106 = v3104 && v3105;
-    if (v3106) {
-      const float v3107 = v92.x[56];
-      const unsigned int v3109 = v3103 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3110 = v3109 < v2;
-      const bool v3111 = v3104 && v3110;
-      if (v3111) {
-        const iron_bf16 v3112 = iron_f32_to_bf16(v3107);
-        const unsigned int v3113 = v3101 * v2;
-        const unsigned int v3114 = v3113 + v3103;
-        const unsigned int v3115 = v3114 - v78;
-        out[v3115] = v3112;
-      }
-    }
-    const unsigned int v3116 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3117 = v2203 + v3116;
-    const unsigned int v3118 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3119 = v2202 + v3118;
-    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3121 = v3119 < v79;
-    const bool v3122 = v3120 && v3121;
-    if (v3122) {
-      const float v3123 = v92.x[57];
-      const unsigned int v3125 = v3119 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3126 = v3125 < v2;
-      const bool v3127 = v3120 && v3126;
-      if (v3127) {
-        const iron_bf16 v3128 = iron_f32_to_bf16(v3123);
-        const unsigned int v3129 = v3117 * v2;
-        const unsigned int v3130 = v3129 + v3119;
-        const unsigned int v3131 = v3130 - v78;
-        out[v3131] = v3128;
-      }
-    }
-    const unsigned int v3132 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3133 = v2203 + v3132;
-    const unsigned int v3134 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3135 = v2202 + v3134;
-    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3137 = v3135 < v79;
-    const bool v3138 = v3136 && v3137;
-    if (v3138) {
-      const float v3139 = v92.x[58];
-      const unsigned int v3141 = v3135 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3142 = v3141 < v2;
-      const bool v3143 = v3136 && v3142;
-      if (v3143) {
-        const iron_bf16 v3144 = iron_f32_to_bf16(v3139);
-        const unsigned int v3145 = v3133 * v2;
-        const unsigned int v3146 = v3145 + v3135;
-        const unsigned int v3147 = v3146 - v78;
-        out[v3147] = v3144;
-      }
-    }
-    const unsigned int v3148 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3149 = v2203 + v3148;
-    const unsigned int v3150 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3151 = v2202 + v3150;
-    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3153 = v3151 < v79;
-    const bool v3154 = v3152 && v3153;
-    if (v3154) {
-      const float v3155 = v92.x[59];
-      const unsigned int v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3158 = v3157 < v2;
-      const bool v3159 = v3152 && v3158;
-      if (v3159) {
-        const iron_bf16 v3160 = iron_f32_to_bf16(v3155);
-        const unsigned int v3161 = v3149 * v2;
-        const unsigned int v3162 = v3161 + v3151;
-        const unsigned int v3163 = v3162 - v78;
-        out[v3163] = v3160;
-      }
-    }
-    const unsigned int v3164 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3165 = v2203 + v3164;
-    const unsigned int v3166 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3167 = v2202 + v3166;
-    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3169 = v3167 < v79;
-    const bool v3170 = v3168 && v3169;
-    if (v3170) {
-      const float v3171 = v92.x[60];
-      const unsigned int v3173 = v3167 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3174 = v3173 < v2;
-      const bool v3175 = v3168 && v3174;
-      if (v3175) {
-        const iron_bf16 v3176 = iron_f32_to_bf16(v3171);
-        const unsigned int v3177 = v3165 * v2;
-        const unsigned int v3178 = v3177 + v3167;
-        const unsigned int v3179 = v3178 - v78;
-        out[v3179] = v3176;
-      }
-    }
-    const unsigned int v3180 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3181 = v2203 + v3180;
-    const unsigned int v3182 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3183 = v2202 + v3182;
-    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3185 = v3183 < v79;
-    const bool v3186 = v3184 && v3185;
-    if (v3186) {
-      const float v3187 = v92.x[61];
-      const unsigned int v3189 = v3183 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3190 = v3189 < v2;
-      const bool v3191 = v3184 && v3190;
-      if (v3191) {
-        const iron_bf16 v3192 = iron_f32_to_bf16(v3187);
-        const unsigned int v3193 = v3181 * v2;
-        const unsigned int v3194 = v3193 + v3183;
-        const unsigned int v3195 = v3194 - v78;
-        out[v3195] = v3192;
-      }
-    }
-    const unsigned int v3196 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3197 = v2203 + v3196;
-    const unsigned int v3198 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3199 = v2202 + v3198;
-    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3201 = v3199 < v79;
-    const bool v3202 = v3200 && v3201;
-    if (v3202) {
-      const float v3203 = v92.x[62];
-      const unsigned int v3205 = v3199 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3206 = v3205 < v2;
-      const bool v3207 = v3200 && v3206;
-      if (v3207) {
-        const iron_bf16 v3208 = iron_f32_to_bf16(v3203);
-        const unsigned int v3209 = v3197 * v2;
-        const unsigned int v3210 = v3209 + v3199;
-        const unsigned int v3211 = v3210 - v78;
-        out[v3211] = v3208;
-      }
-    }
-    const unsigned int v3212 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3213 = v2203 + v3212;
-    const unsigned int v3214 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3215 = v2202 + v3214;
-    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3217 = v3215 < v79;
-    const bool v3218 = v3216 && v3217;
-    if (v3218) {
-      const float v3219 = v92.x[63];
-      const unsigned int v3221 = v3215 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3222 = v3221 < v2;
-      const bool v3223 = v3216 && v3222;
-      if (v3223) {
-        const iron_bf16 v3224 = iron_f32_to_bf16(v3219);
-        const unsigned int v3225 = v3213 * v2;
-        const unsigned int v3226 = v3225 + v3215;
-        const unsigned int v3227 = v3226 - v78;
-        out[v3227] = v3224;
-      }
-    }
-    const unsigned int v3228 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3229 = v2203 + v3228;
-    const unsigned int v3230 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3231 = v2202 + v3230;
-    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3233 = v3231 < v79;
-    const bool v3234 = v3232 && v3233;
-    if (v3234) {
-      const float v3235 = v92.x[64];
-      const unsigned int v3237 = v3231 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3238 = v3237 < v2;
-      const bool v3239 = v3232 && v3238;
-      if (v3239) {
-        const iron_bf16 v3240 = iron_f32_to_bf16(v3235);
-        const unsigned int v3241 = v3229 * v2;
-        const unsigned int v3242 = v3241 + v3231;
-        const unsigned int v3243 = v3242 - v78;
-        out[v3243] = v3240;
-      }
-    }
-    const unsigned int v3244 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3245 = v2203 + v3244;
-    const unsigned int v3246 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3247 = v2202 + v3246;
-    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3249 = v3247 < v79;
-    const bool v3250 = v3248 && v3249;
-    if (v3250) {
-      const float v3251 = v92.x[65];
-      const unsigned int v3253 = v3247 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3254 = v3253 < v2;
-      const bool v3255 = v3248 && v3254;
-      if (v3255) {
-        const iron_bf16 v3256 = iron_f32_to_bf16(v3251);
-        const unsigned int v3257 = v3245 * v2;
-        const unsigned int v3258 = v3257 + v3247;
-        const unsigned int v3259 = v3258 - v78;
-        out[v3259] = v3256;
-      }
-    }
-    const unsigned int v3260 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3261 = v2203 + v3260;
-    const unsigned int v3262 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3263 = v2202 + v3262;
-    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3265 = v3263 < v79;
-    const bool v3266 = v3264 && v3265;
-    if (v3266) {
-      const float v3267 = v92.x[66];
-      const unsigned int v3269 = v3263 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3270 = v3269 < v2;
-      const bool v3271 = v3264 && v3270;
-      if (v3271) {
-        const iron_bf16 v3272 = iron_f32_to_bf16(v3267);
-        const unsigned int v3273 = v3261 * v2;
-        const unsigned int v3274 = v3273 + v3263;
-        const unsigned int v3275 = v3274 - v78;
-        out[v3275] = v3272;
-      }
-    }
-    const unsigned int v3276 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3277 = v2203 + v3276;
-    const unsigned int v3278 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3279 = v2202 + v3278;
-    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3281 = v3279 < v79;
-    const bool v3282 = v3280 && v3281;
-    if (v3282) {
-      const float v3283 = v92.x[67];
-      const unsigned int v3285 = v3279 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3286 = v3285 < v2;
-      const bool v3287 = v3280 && v3286;
-      if (v3287) {
-        const iron_bf16 v3288 = iron_f32_to_bf16(v3283);
-        const unsigned int v3289 = v3277 * v2;
-        const unsigned int v3290 = v3289 + v3279;
-        const unsigned int v3291 = v3290 - v78;
-        out[v3291] = v3288;
-      }
-    }
-    const unsigned int v3292 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3293 = v2203 + v3292;
-    const unsigned int v3294 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3295 = v2202 + v3294;
-    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3297 = v3295 < v79;
-    const bool v3298 = v3296 && v3297;
-    if (v3298) {
-      const float v3299 = v92.x[68];
-      const unsigned int v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3302 = v3301 < v2;
-      const bool v3303 = v3296 && v3302;
-      if (v3303) {
-        const iron_bf16 v3304 = iron_f32_to_bf16(v3299);
-        const unsigned int v3305 = v3293 * v2;
-        const unsigned int v3306 = v3305 + v3295;
-        const unsigned int v3307 = v3306 - v78;
-        out[v3307] = v3304;
-      }
-    }
-    const unsigned int v3308 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3309 = v2203 + v3308;
-    const unsigned int v3310 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3311 = v2202 + v3310;
-    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3313 = v3311 < v79;
-    const bool v3314 = v3312 && v3313;
-    if (v3314) {
-      const float v3315 = v92.x[69];
-      const unsigned int v3317 = v3311 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3318 = v3317 < v2;
-      const bool v3319 = v3312 && v3318;
-      if (v3319) {
-        const iron_bf16 v3320 = iron_f32_to_bf16(v3315);
-        const unsigned int v3321 = v3309 * v2;
-        const unsigned int v3322 = v3321 + v3311;
-        const unsigned int v3323 = v3322 - v78;
-        out[v3323] = v3320;
-      }
-    }
-    const unsigned int v3324 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3325 = v2203 + v3324;
-    const unsigned int v3326 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3327 = v2202 + v3326;
-    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3329 = v3327 < v79;
-    const bool v3330 = v3328 && v3329;
-    if (v3330) {
-      const float v3331 = v92.x[70];
-      const unsigned int v3333 = v3327 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3334 = v3333 < v2;
-      const bool v3335 = v3328 && v3334;
-      if (v3335) {
-        const iron_bf16 v3336 = iron_f32_to_bf16(v3331);
-        const unsigned int v3337 = v3325 * v2;
-        const unsigned int v3338 = v3337 + v3327;
-        const unsigned int v3339 = v3338 - v78;
-        out[v3339] = v3336;
-      }
-    }
-    const unsigned int v3340 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3341 = v2203 + v3340;
-    const unsigned int v3342 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3343 = v2202 + v3342;
-    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3345 = v3343 < v79;
-    const bool v3346 = v3344 && v3345;
-    if (v3346) {
-      const float v3347 = v92.x[71];
-      const unsigned int v3349 = v3343 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3350 = v3349 < v2;
-      const bool v3351 = v3344 && v3350;
-      if (v3351) {
-        const iron_bf16 v3352 = iron_f32_to_bf16(v3347);
-        const unsigned int v3353 = v3341 * v2;
-        const unsigned int v3354 = v3353 + v3343;
-        const unsigned int v3355 = v3354 - v78;
-        out[v3355] = v3352;
-      }
-    }
-    const unsigned int v3356 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3357 = v2203 + v3356;
-    const unsigned int v3358 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3359 = v2202 + v3358;
-    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3361 = v3359 < v79;
-    const bool v3362 = v3360 && v3361;
-    if (v3362) {
-      const float v3363 = v92.x[72];
-      const unsigned int v3365 = v3359 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3366 = v3365 < v2;
-      const bool v3367 = v3360 && v3366;
-      if (v3367) {
-        const iron_bf16 v3368 = iron_f32_to_bf16(v3363);
-        const unsigned int v3369 = v3357 * v2;
-        const unsigned int v3370 = v3369 + v3359;
-        const unsigned int v3371 = v3370 - v78;
-        out[v3371] = v3368;
-      }
-    }
-    const unsigned int v3372 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3373 = v2203 + v3372;
-    const unsigned int v3374 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3375 = v2202 + v3374;
-    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3377 = v3375 < v79;
-    const bool v3378 = v3376 && v3377;
-    if (v3378) {
-      const float v3379 = v92.x[73];
-      const unsigned int v3381 = v3375 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3382 = v3381 < v2;
-      const bool v3383 = v3376 && v3382;
-      if (v3383) {
-        const iron_bf16 v3384 = iron_f32_to_bf16(v3379);
-        const unsigned int v3385 = v3373 * v2;
-        const unsigned int v3386 = v3385 + v3375;
-        const unsigned int v3387 = v3386 - v78;
-        out[v3387] = v3384;
-      }
-    }
-    const unsigned int v3388 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3389 = v2203 + v3388;
-    const unsigned int v3390 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3391 = v2202 + v3390;
-    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3393 = v3391 < v79;
-    const bool v3394 = v3392 && v3393;
-    if (v3394) {
-      const float v3395 = v92.x[74];
-      const unsigned int v3397 = v3391 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3398 = v3397 < v2;
-      const bool v3399 = v3392 && v3398;
-      if (v3399) {
-        const iron_bf16 v3400 = iron_f32_to_bf16(v3395);
-        const unsigned int v3401 = v3389 * v2;
-        const unsigned int v3402 = v3401 + v3391;
-        const unsigned int v3403 = v3402 - v78;
-        out[v3403] = v3400;
-      }
-    }
-    const unsigned int v3404 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3405 = v2203 + v3404;
-    const unsigned int v3406 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3407 = v2202 + v3406;
-    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3409 = v3407 < v79;
-    const bool v3410 = v3408 && v3409;
-    if (v3410) {
-      const float v3411 = v92.x[75];
-      const unsigned int v3413 = v3407 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3414 = v3413 < v2;
-      const bool v3415 = v3408 && v3414;
-      if (v3415) {
-        const iron_bf16 v3416 = iron_f32_to_bf16(v3411);
-        const unsigned int v3417 = v3405 * v2;
-        const unsigned int v3418 = v3417 + v3407;
-        const unsigned int v3419 = v3418 - v78;
-        out[v3419] = v3416;
-      }
-    }
-    const unsigned int v3420 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3421 = v2203 + v3420;
-    const unsigned int v3422 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3423 = v2202 + v3422;
-    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3425 = v3423 < v79;
-    const bool v3426 = v3424 && v3425;
-    if (v3426) {
-      const float v3427 = v92.x[76];
-      const unsigned int v3429 = v3423 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3430 = v3429 < v2;
-      const bool v3431 = v3424 && v3430;
-      if (v3431) {
-        const iron_bf16 v3432 = iron_f32_to_bf16(v3427);
-        const unsigned int v3433 = v3421 * v2;
-        const unsigned int v3434 = v3433 + v3423;
-        const unsigned int v3435 = v3434 - v78;
-        out[v3435] = v3432;
-      }
-    }
-    const unsigned int v3436 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3437 = v2203 + v3436;
-    const unsigned int v3438 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3439 = v2202 + v3438;
-    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3441 = v3439 < v79;
-    const bool v3442 = v3440 && v3441;
-    if (v3442) {
-      const float v3443 = v92.x[77];
-      const unsigned int v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3446 = v3445 < v2;
-      const bool v3447 = v3440 && v3446;
-      if (v3447) {
-        const iron_bf16 v3448 = iron_f32_to_bf16(v3443);
-        const unsigned int v3449 = v3437 * v2;
-        const unsigned int v3450 = v3449 + v3439;
-        const unsigned int v3451 = v3450 - v78;
-        out[v3451] = v3448;
-      }
-    }
-    const unsigned int v3452 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3453 = v2203 + v3452;
-    const unsigned int v3454 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3455 = v2202 + v3454;
-    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3457 = v3455 < v79;
-    const bool v3458 = v3456 && v3457;
-    if (v3458) {
-      const float v3459 = v92.x[78];
-      const unsigned int v3461 = v3455 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3462 = v3461 < v2;
-      const bool v3463 = v3456 && v3462;
-      if (v3463) {
-        const iron_bf16 v3464 = iron_f32_to_bf16(v3459);
-        const unsigned int v3465 = v3453 * v2;
-        const unsigned int v3466 = v3465 + v3455;
-        const unsigned int v3467 = v3466 - v78;
-        out[v3467] = v3464;
-      }
-    }
-    const unsigned int v3468 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3469 = v2203 + v3468;
-    const unsigned int v3470 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3471 = v2202 + v3470;
-    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3473 = v3471 < v79;
-    const bool v3474 = v3472 && v3473;
-    if (v3474) {
-      const float v3475 = v92.x[79];
-      const unsigned int v3477 = v3471 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3478 = v3477 < v2;
-      const bool v3479 = v3472 && v3478;
-      if (v3479) {
-        const iron_bf16 v3480 = iron_f32_to_bf16(v3475);
-        const unsigned int v3481 = v3469 * v2;
-        const unsigned int v3482 = v3481 + v3471;
-        const unsigned int v3483 = v3482 - v78;
-        out[v3483] = v3480;
-      }
-    }
-    const unsigned int v3484 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3485 = v2203 + v3484;
-    const unsigned int v3486 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3487 = v2202 + v3486;
-    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3489 = v3487 < v79;
-    const bool v3490 = v3488 && v3489;
-    if (v3490) {
-      const float v3491 = v92.x[80];
-      const unsigned int v3493 = v3487 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3494 = v3493 < v2;
-      const bool v3495 = v3488 && v3494;
-      if (v3495) {
-        const iron_bf16 v3496 = iron_f32_to_bf16(v3491);
-        const unsigned int v3497 = v3485 * v2;
-        const unsigned int v3498 = v3497 + v3487;
-        const unsigned int v3499 = v3498 - v78;
-        out[v3499] = v3496;
-      }
-    }
-    const unsigned int v3500 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3501 = v2203 + v3500;
-    const unsigned int v3502 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3503 = v2202 + v3502;
-    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3505 = v3503 < v79;
-    const bool v3506 = v3504 && v3505;
-    if (v3506) {
-      const float v3507 = v92.x[81];
-      const unsigned int v3509 = v3503 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3510 = v3509 < v2;
-      const bool v3511 = v3504 && v3510;
-      if (v3511) {
-        const iron_bf16 v3512 = iron_f32_to_bf16(v3507);
-        const unsigned int v3513 = v3501 * v2;
-        const unsigned int v3514 = v3513 + v3503;
-        const unsigned int v3515 = v3514 - v78;
-        out[v3515] = v3512;
-      }
-    }
-    const unsigned int v3516 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3517 = v2203 + v3516;
-    const unsigned int v3518 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3519 = v2202 + v3518;
-    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3521 = v3519 < v79;
-    const bool v3522 = v3520 && v3521;
-    if (v3522) {
-      const float v3523 = v92.x[82];
-      const unsigned int v3525 = v3519 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3526 = v3525 < v2;
-      const bool v3527 = v3520 && v3526;
-      if (v3527) {
-        const iron_bf16 v3528 = iron_f32_to_bf16(v3523);
-        const unsigned int v3529 = v3517 * v2;
-        const unsigned int v3530 = v3529 + v3519;
-        const unsigned int v3531 = v3530 - v78;
-        out[v3531] = v3528;
-      }
-    }
-    const unsigned int v3532 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3533 = v2203 + v3532;
-    const unsigned int v3534 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3535 = v2202 + v3534;
-    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3537 = v3535 < v79;
-    const bool v3538 = v3536 && v3537;
-    if (v3538) {
-      const float v3539 = v92.x[83];
-      const unsigned int v3541 = v3535 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3542 = v3541 < v2;
-      const bool v3543 = v3536 && v3542;
-      if (v3543) {
-        const iron_bf16 v3544 = iron_f32_to_bf16(v3539);
-        const unsigned int v3545 = v3533 * v2;
-        const unsigned int v3546 = v3545 + v3535;
-        const unsigned int v3547 = v3546 - v78;
-        out[v3547] = v3544;
-      }
-    }
-    const unsigned int v3548 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3549 = v2203 + v3548;
-    const unsigned int v3550 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3551 = v2202 + v3550;
-    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3553 = v3551 < v79;
-    const bool v3554 = v3552 && v3553;
-    if (v3554) {
-      const float v3555 = v92.x[84];
-      const unsigned int v3557 = v3551 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3558 = v3557 < v2;
-      const bool v3559 = v3552 && v3558;
-      if (v3559) {
-        const iron_bf16 v3560 = iron_f32_to_bf16(v3555);
-        const unsigned int v3561 = v3549 * v2;
-        const unsigned int v3562 = v3561 + v3551;
-        const unsigned int v3563 = v3562 - v78;
-        out[v3563] = v3560;
-      }
-    }
-    const unsigned int v3564 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3565 = v2203 + v3564;
-    const unsigned int v3566 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3567 = v2202 + v3566;
-    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3569 = v3567 < v79;
-    const bool v3570 = v3568 && v3569;
-    if (v3570) {
-      const float v3571 = v92.x[85];
-      const unsigned int v3573 = v3567 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3574 = v3573 < v2;
-      const bool v3575 = v3568 && v3574;
-      if (v3575) {
-        const iron_bf16 v3576 = iron_f32_to_bf16(v3571);
-        const unsigned int v3577 = v3565 * v2;
-        const unsigned int v3578 = v3577 + v3567;
-        const unsigned int v3579 = v3578 - v78;
-        out[v3579] = v3576;
-      }
-    }
-    const unsigned int v3580 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3581 = v2203 + v3580;
-    const unsigned int v3582 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3583 = v2202 + v3582;
-    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3585 = v3583 < v79;
-    const bool v3586 = v3584 && v3585;
-    if (v3586) {
-      const float v3587 = v92.x[86];
-      const unsigned int v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3590 = v3589 < v2;
-      const bool v3591 = v3584 && v3590;
-      if (v3591) {
-        const iron_bf16 v3592 = iron_f32_to_bf16(v3587);
-        const unsigned int v3593 = v3581 * v2;
-        const unsigned int v3594 = v3593 + v3583;
-        const unsigned int v3595 = v3594 - v78;
-        out[v3595] = v3592;
-      }
-    }
-    const unsigned int v3596 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3597 = v2203 + v3596;
-    const unsigned int v3598 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3599 = v2202 + v3598;
-    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3601 = v3599 < v79;
-    const bool v3602 = v3600 && v3601;
-    if (v3602) {
-      const float v3603 = v92.x[87];
-      const unsigned int v3605 = v3599 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3606 = v3605 < v2;
-      const bool v3607 = v3600 && v3606;
-      if (v3607) {
-        const iron_bf16 v3608 = iron_f32_to_bf16(v3603);
-        const unsigned int v3609 = v3597 * v2;
-        const unsigned int v3610 = v3609 + v3599;
-        const unsigned int v3611 = v3610 - v78;
-        out[v3611] = v3608;
-      }
-    }
-    const unsigned int v3612 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3613 = v2203 + v3612;
-    const unsigned int v3614 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3615 = v2202 + v3614;
-    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3617 = v3615 < v79;
-    const bool v3618 = v3616 && v3617;
-    if (v3618) {
-      const float v3619 = v92.x[88];
-      const unsigned int v3621 = v3615 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3622 = v3621 < v2;
-      const bool v3623 = v3616 && v3622;
-      if (v3623) {
-        const iron_bf16 v3624 = iron_f32_to_bf16(v3619);
-        const unsigned int v3625 = v3613 * v2;
-        const unsigned int v3626 = v3625 + v3615;
-        const unsigned int v3627 = v3626 - v78;
-        out[v3627] = v3624;
-      }
-    }
-    const unsigned int v3628 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3629 = v2203 + v3628;
-    const unsigned int v3630 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3631 = v2202 + v3630;
-    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3633 = v3631 < v79;
-    const bool v3634 = v3632 && v3633;
-    if (v3634) {
-      const float v3635 = v92.x[89];
-      const unsigned int v3637 = v3631 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3638 = v3637 < v2;
-      const bool v3639 = v3632 && v3638;
-      if (v3639) {
-        const iron_bf16 v3640 = iron_f32_to_bf16(v3635);
-        const unsigned int v3641 = v3629 * v2;
-        const unsigned int v3642 = v3641 + v3631;
-        const unsigned int v3643 = v3642 - v78;
-        out[v3643] = v3640;
-      }
-    }
-    const unsigned int v3644 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3645 = v2203 + v3644;
-    const unsigned int v3646 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3647 = v2202 + v3646;
-    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3649 = v3647 < v79;
-    const bool v3650 = v3648 && v3649;
-    if (v3650) {
-      const float v3651 = v92.x[90];
-      const unsigned int v3653 = v3647 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3654 = v3653 < v2;
-      const bool v3655 = v3648 && v3654;
-      if (v3655) {
-        const iron_bf16 v3656 = iron_f32_to_bf16(v3651);
-        const unsigned int v3657 = v3645 * v2;
-        const unsigned int v3658 = v3657 + v3647;
-        const unsigned int v3659 = v3658 - v78;
-        out[v3659] = v3656;
-      }
-    }
-    const unsigned int v3660 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3661 = v2203 + v3660;
-    const unsigned int v3662 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3663 = v2202 + v3662;
-    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3665 = v3663 < v79;
-    const bool v3666 = v3664 && v3665;
-    if (v3666) {
-      const float v3667 = v92.x[91];
-      const unsigned int v3669 = v3663 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3670 = v3669 < v2;
-      const bool v3671 = v3664 && v3670;
-      if (v3671) {
-        const iron_bf16 v3672 = iron_f32_to_bf16(v3667);
-        const unsigned int v3673 = v3661 * v2;
-        const unsigned int v3674 = v3673 + v3663;
-        const unsigned int v3675 = v3674 - v78;
-        out[v3675] = v3672;
-      }
-    }
-    const unsigned int v3676 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3677 = v2203 + v3676;
-    const unsigned int v3678 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3679 = v2202 + v3678;
-    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3681 = v3679 < v79;
-    const bool v3682 = v3680 && v3681;
-    if (v3682) {
-      const float v3683 = v92.x[92];
-      const unsigned int v3685 = v3679 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3686 = v3685 < v2;
-      const bool v3687 = v3680 && v3686;
-      if (v3687) {
-        const iron_bf16 v3688 = iron_f32_to_bf16(v3683);
-        const unsigned int v3689 = v3677 * v2;
-        const unsigned int v3690 = v3689 + v3679;
-        const unsigned int v3691 = v3690 - v78;
-        out[v3691] = v3688;
-      }
-    }
-    const unsigned int v3692 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3693 = v2203 + v3692;
-    const unsigned int v3694 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3695 = v2202 + v3694;
-    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3697 = v3695 < v79;
-    const bool v3698 = v3696 && v3697;
-    if (v3698) {
-      const float v3699 = v92.x[93];
-      const unsigned int v3701 = v3695 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3702 = v3701 < v2;
-      const bool v3703 = v3696 && v3702;
-      if (v3703) {
-        const iron_bf16 v3704 = iron_f32_to_bf16(v3699);
-        const unsigned int v3705 = v3693 * v2;
-        const unsigned int v3706 = v3705 + v3695;
-        const unsigned int v3707 = v3706 - v78;
-        out[v3707] = v3704;
-      }
-    }
-    const unsigned int v3708 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3709 = v2203 + v3708;
-    const unsigned int v3710 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3711 = v2202 + v3710;
-    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3713 = v3711 < v79;
-    const bool v3714 = v3712 && v3713;
-    if (v3714) {
-      const float v3715 = v92.x[94];
-      const unsigned int v3717 = v3711 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3718 = v3717 < v2;
-      const bool v3719 = v3712 && v3718;
-      if (v3719) {
-        const iron_bf16 v3720 = iron_f32_to_bf16(v3715);
-        const unsigned int v3721 = v3709 * v2;
-        const unsigned int v3722 = v3721 + v3711;
-        const unsigned int v3723 = v3722 - v78;
-        out[v3723] = v3720;
-      }
-    }
-    const unsigned int v3724 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3725 = v2203 + v3724;
-    const unsigned int v3726 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3727 = v2202 + v3726;
-    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3729 = v3727 < v79;
-    const bool v3730 = v3728 && v3729;
-    if (v3730) {
-      const float v3731 = v92.x[95];
-      const unsigned int v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3734 = v3733 < v2;
-      const bool v3735 = v3728 && v3734;
-      if (v3735) {
-        const iron_bf16 v3736 = iron_f32_to_bf16(v3731);
-        const unsigned int v3737 = v3725 * v2;
-        const unsigned int v3738 = v3737 + v3727;
-        const unsigned int v3739 = v3738 - v78;
-        out[v3739] = v3736;
-      }
-    }
-    const unsigned int v3740 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3741 = v2203 + v3740;
-    const unsigned int v3742 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3743 = v2202 + v3742;
-    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3745 = v3743 < v79;
-    const bool v3746 = v3744 && v3745;
-    if (v3746) {
-      const float v3747 = v92.x[96];
-      const unsigned int v3749 = v3743 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3750 = v3749 < v2;
-      const bool v3751 = v3744 && v3750;
-      if (v3751) {
-        const iron_bf16 v3752 = iron_f32_to_bf16(v3747);
-        const unsigned int v3753 = v3741 * v2;
-        const unsigned int v3754 = v3753 + v3743;
-        const unsigned int v3755 = v3754 - v78;
-        out[v3755] = v3752;
-      }
-    }
-    const unsigned int v3756 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3757 = v2203 + v3756;
-    const unsigned int v3758 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3759 = v2202 + v3758;
-    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3761 = v3759 < v79;
-    const bool v3762 = v3760 && v3761;
-    if (v3762) {
-      const float v3763 = v92.x[97];
-      const unsigned int v3765 = v3759 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3766 = v3765 < v2;
-      const bool v3767 = v3760 && v3766;
-      if (v3767) {
-        const iron_bf16 v3768 = iron_f32_to_bf16(v3763);
-        const unsigned int v3769 = v3757 * v2;
-        const unsigned int v3770 = v3769 + v3759;
-        const unsigned int v3771 = v3770 - v78;
-        out[v3771] = v3768;
-      }
-    }
-    const unsigned int v3772 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3773 = v2203 + v3772;
-    const unsigned int v3774 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3775 = v2202 + v3774;
-    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3777 = v3775 < v79;
-    const bool v3778 = v3776 && v3777;
-    if (v3778) {
-      const float v3779 = v92.x[98];
-      const unsigned int v3781 = v3775 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3782 = v3781 < v2;
-      const bool v3783 = v3776 && v3782;
-      if (v3783) {
-        const iron_bf16 v3784 = iron_f32_to_bf16(v3779);
-        const unsigned int v3785 = v3773 * v2;
-        const unsigned int v3786 = v3785 + v3775;
-        const unsigned int v3787 = v3786 - v78;
-        out[v3787] = v3784;
-      }
-    }
-    const unsigned int v3788 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3789 = v2203 + v3788;
-    const unsigned int v3790 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3791 = v2202 + v3790;
-    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3793 = v3791 < v79;
-    const bool v3794 = v3792 && v3793;
-    if (v3794) {
-      const float v3795 = v92.x[99];
-      const unsigned int v3797 = v3791 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3798 = v3797 < v2;
-      const bool v3799 = v3792 && v3798;
-      if (v3799) {
-        const iron_bf16 v3800 = iron_f32_to_bf16(v3795);
-        const unsigned int v3801 = v3789 * v2;
-        const unsigned int v3802 = v3801 + v3791;
-        const unsigned int v3803 = v3802 - v78;
-        out[v3803] = v3800;
-      }
-    }
-    const unsigned int v3804 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3805 = v2203 + v3804;
-    const unsigned int v3806 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3807 = v2202 + v3806;
-    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3809 = v3807 < v79;
-    const bool v3810 = v3808 && v3809;
-    if (v3810) {
-      const float v3811 = v92.x[100];
-      const unsigned int v3813 = v3807 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3814 = v3813 < v2;
-      const bool v3815 = v3808 && v3814;
-      if (v3815) {
-        const iron_bf16 v3816 = iron_f32_to_bf16(v3811);
-        const unsigned int v3817 = v3805 * v2;
-        const unsigned int v3818 = v3817 + v3807;
-        const unsigned int v3819 = v3818 - v78;
-        out[v3819] = v3816;
-      }
-    }
-    const unsigned int v3820 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3821 = v2203 + v3820;
-    const unsigned int v3822 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3823 = v2202 + v3822;
-    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3825 = v3823 < v79;
-    const bool v3826 = v3824 && v3825;
-    if (v3826) {
-      const float v3827 = v92.x[101];
-      const unsigned int v3829 = v3823 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3830 = v3829 < v2;
-      const bool v3831 = v3824 && v3830;
-      if (v3831) {
-        const iron_bf16 v3832 = iron_f32_to_bf16(v3827);
-        const unsigned int v3833 = v3821 * v2;
-        const unsigned int v3834 = v3833 + v3823;
-        const unsigned int v3835 = v3834 - v78;
-        out[v3835] = v3832;
-      }
-    }
-    const unsigned int v3836 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3837 = v2203 + v3836;
-    const unsigned int v3838 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3839 = v2202 + v3838;
-    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3841 = v3839 < v79;
-    const bool v3842 = v3840 && v3841;
-    if (v3842) {
-      const float v3843 = v92.x[102];
-      const unsigned int v3845 = v3839 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3846 = v3845 < v2;
-      const bool v3847 = v3840 && v3846;
-      if (v3847) {
-        const iron_bf16 v3848 = iron_f32_to_bf16(v3843);
-        const unsigned int v3849 = v3837 * v2;
-        const unsigned int v3850 = v3849 + v3839;
-        const unsigned int v3851 = v3850 - v78;
-        out[v3851] = v3848;
-      }
-    }
-    const unsigned int v3852 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3853 = v2203 + v3852;
-    const unsigned int v3854 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3855 = v2202 + v3854;
-    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3857 = v3855 < v79;
-    const bool v3858 = v3856 && v3857;
-    if (v3858) {
-      const float v3859 = v92.x[103];
-      const unsigned int v3861 = v3855 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3862 = v3861 < v2;
-      const bool v3863 = v3856 && v3862;
-      if (v3863) {
-        const iron_bf16 v3864 = iron_f32_to_bf16(v3859);
-        const unsigned int v3865 = v3853 * v2;
-        const unsigned int v3866 = v3865 + v3855;
-        const unsigned int v3867 = v3866 - v78;
-        out[v3867] = v3864;
-      }
-    }
-    const unsigned int v3868 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3869 = v2203 + v3868;
-    const unsigned int v3870 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3871 = v2202 + v3870;
-    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3873 = v3871 < v79;
-    const bool v3874 = v3872 && v3873;
-    if (v3874) {
-      const float v3875 = v92.x[104];
-      const unsigned int v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3878 = v3877 < v2;
-      const bool v3879 = v3872 && v3878;
-      if (v3879) {
-        const iron_bf16 v3880 = iron_f32_to_bf16(v3875);
-        const unsigned int v3881 = v3869 * v2;
-        const unsigned int v3882 = v3881 + v3871;
-        const unsigned int v3883 = v3882 - v78;
-        out[v3883] = v3880;
-      }
-    }
-    const unsigned int v3884 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3885 = v2203 + v3884;
-    const unsigned int v3886 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3887 = v2202 + v3886;
-    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3889 = v3887 < v79;
-    const bool v3890 = v3888 && v3889;
-    if (v3890) {
-      const float v3891 = v92.x[105];
-      const unsigned int v3893 = v3887 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3894 = v3893 < v2;
-      const bool v3895 = v3888 && v3894;
-      if (v3895) {
-        const iron_bf16 v3896 = iron_f32_to_bf16(v3891);
-        const unsigned int v3897 = v3885 * v2;
-        const unsigned int v3898 = v3897 + v3887;
-        const unsigned int v3899 = v3898 - v78;
-        out[v3899] = v3896;
-      }
-    }
-    const unsigned int v3900 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3901 = v2203 + v3900;
-    const unsigned int v3902 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3903 = v2202 + v3902;
-    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3905 = v3903 < v79;
-    const bool v3906 = v3904 && v3905;
-    if (v3906) {
-      const float v3907 = v92.x[106];
-      const unsigned int v3909 = v3903 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3910 = v3909 < v2;
-      const bool v3911 = v3904 && v3910;
-      if (v3911) {
-        const iron_bf16 v3912 = iron_f32_to_bf16(v3907);
-        const unsigned int v3913 = v3901 * v2;
-        const unsigned int v3914 = v3913 + v3903;
-        const unsigned int v3915 = v3914 - v78;
-        out[v3915] = v3912;
-      }
-    }
-    const unsigned int v3916 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3917 = v2203 + v3916;
-    const unsigned int v3918 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3919 = v2202 + v3918;
-    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3921 = v3919 < v79;
-    const bool v3922 = v3920 && v3921;
-    if (v3922) {
-      const float v3923 = v92.x[107];
-      const unsigned int v3925 = v3919 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3926 = v3925 < v2;
-      const bool v3927 = v3920 && v3926;
-      if (v3927) {
-        const iron_bf16 v3928 = iron_f32_to_bf16(v3923);
-        const unsigned int v3929 = v3917 * v2;
-        const unsigned int v3930 = v3929 + v3919;
-        const unsigned int v3931 = v3930 - v78;
-        out[v3931] = v3928;
-      }
-    }
-    const unsigned int v3932 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3933 = v2203 + v3932;
-    const unsigned int v3934 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3935 = v2202 + v3934;
-    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3937 = v3935 < v79;
-    const bool v3938 = v3936 && v3937;
-    if (v3938) {
-      const float v3939 = v92.x[108];
-      const unsigned int v3941 = v3935 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3942 = v3941 < v2;
-      const bool v3943 = v3936 && v3942;
-      if (v3943) {
-        const iron_bf16 v3944 = iron_f32_to_bf16(v3939);
-        const unsigned int v3945 = v3933 * v2;
-        const unsigned int v3946 = v3945 + v3935;
-        const unsigned int v3947 = v3946 - v78;
-        out[v3947] = v3944;
-      }
-    }
-    const unsigned int v3948 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3949 = v2203 + v3948;
-    const unsigned int v3950 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3951 = v2202 + v3950;
-    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3953 = v3951 < v79;
-    const bool v3954 = v3952 && v3953;
-    if (v3954) {
-      const float v3955 = v92.x[109];
-      const unsigned int v3957 = v3951 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3958 = v3957 < v2;
-      const bool v3959 = v3952 && v3958;
-      if (v3959) {
-        const iron_bf16 v3960 = iron_f32_to_bf16(v3955);
-        const unsigned int v3961 = v3949 * v2;
-        const unsigned int v3962 = v3961 + v3951;
-        const unsigned int v3963 = v3962 - v78;
-        out[v3963] = v3960;
-      }
-    }
-    const unsigned int v3964 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3965 = v2203 + v3964;
-    const unsigned int v3966 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3967 = v2202 + v3966;
-    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3969 = v3967 < v79;
-    const bool v3970 = v3968 && v3969;
-    if (v3970) {
-      const float v3971 = v92.x[110];
-      const unsigned int v3973 = v3967 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3974 = v3973 < v2;
-      const bool v3975 = v3968 && v3974;
-      if (v3975) {
-        const iron_bf16 v3976 = iron_f32_to_bf16(v3971);
-        const unsigned int v3977 = v3965 * v2;
-        const unsigned int v3978 = v3977 + v3967;
-        const unsigned int v3979 = v3978 - v78;
-        out[v3979] = v3976;
-      }
-    }
-    const unsigned int v3980 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3981 = v2203 + v3980;
-    const unsigned int v3982 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3983 = v2202 + v3982;
-    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3985 = v3983 < v79;
-    const bool v3986 = v3984 && v3985;
-    if (v3986) {
-      const float v3987 = v92.x[111];
-      const unsigned int v3989 = v3983 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3990 = v3989 < v2;
-      const bool v3991 = v3984 && v3990;
-      if (v3991) {
-        const iron_bf16 v3992 = iron_f32_to_bf16(v3987);
-        const unsigned int v3993 = v3981 * v2;
-        const unsigned int v3994 = v3993 + v3983;
-        const unsigned int v3995 = v3994 - v78;
-        out[v3995] = v3992;
-      }
-    }
-    const unsigned int v3996 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v3997 = v2203 + v3996;
-    const unsigned int v3998 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v3999 = v2202 + v3998;
-    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4001 = v3999 < v79;
-    const bool v4002 = v4000 && v4001;
-    if (v4002) {
-      const float v4003 = v92.x[112];
-      const unsigned int v4005 = v3999 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4006 = v4005 < v2;
-      const bool v4007 = v4000 && v4006;
-      if (v4007) {
-        const iron_bf16 v4008 = iron_f32_to_bf16(v4003);
-        const unsigned int v4009 = v3997 * v2;
-        const unsigned int v4010 = v4009 + v3999;
-        const unsigned int v4011 = v4010 - v78;
-        out[v4011] = v4008;
-      }
-    }
-    const unsigned int v4012 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4013 = v2203 + v4012;
-    const unsigned int v4014 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4015 = v2202 + v4014;
-    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4017 = v4015 < v79;
-    const bool v4018 = v4016 && v4017;
-    if (v4018) {
-      const float v4019 = v92.x[113];
-      const unsigned int v4021 = v4015 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4022 = v4021 < v2;
-      const bool v4023 = v4016 && v4022;
-      if (v4023) {
-        const iron_bf16 v4024 = iron_f32_to_bf16(v4019);
-        const unsigned int v4025 = v4013 * v2;
-        const unsigned int v4026 = v4025 + v4015;
-        const unsigned int v4027 = v4026 - v78;
-        out[v4027] = v4024;
-      }
-    }
-    const unsigned int v4028 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4029 = v2203 + v4028;
-    const unsigned int v4030 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4031 = v2202 + v4030;
-    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4033 = v4031 < v79;
-    const bool v4034 = v4032 && v4033;
-    if (v4034) {
-      const float v4035 = v92.x[114];
-      const unsigned int v4037 = v4031 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4038 = v4037 < v2;
-      const bool v4039 = v4032 && v4038;
-      if (v4039) {
-        const iron_bf16 v4040 = iron_f32_to_bf16(v4035);
-        const unsigned int v4041 = v4029 * v2;
-        const unsigned int v4042 = v4041 + v4031;
-        const unsigned int v4043 = v4042 - v78;
-        out[v4043] = v4040;
-      }
-    }
-    const unsigned int v4044 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4045 = v2203 + v4044;
-    const unsigned int v4046 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4047 = v2202 + v4046;
-    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4049 = v4047 < v79;
-    const bool v4050 = v4048 && v4049;
-    if (v4050) {
-      const float v4051 = v92.x[115];
-      const unsigned int v4053 = v4047 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4054 = v4053 < v2;
-      const bool v4055 = v4048 && v4054;
-      if (v4055) {
-        const iron_bf16 v4056 = iron_f32_to_bf16(v4051);
-        const unsigned int v4057 = v4045 * v2;
-        const unsigned int v4058 = v4057 + v4047;
-        const unsigned int v4059 = v4058 - v78;
-        out[v4059] = v4056;
-      }
-    }
-    const unsigned int v4060 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4061 = v2203 + v4060;
-    const unsigned int v4062 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4063 = v2202 + v4062;
-    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4065 = v4063 < v79;
-    const bool v4066 = v4064 && v4065;
-    if (v4066) {
-      const float v4067 = v92.x[116];
-      const unsigned int v4069 = v4063 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4070 = v4069 < v2;
-      const bool v4071 = v4064 && v4070;
-      if (v4071) {
-        const iron_bf16 v4072 = iron_f32_to_bf16(v4067);
-        const unsigned int v4073 = v4061 * v2;
-        const unsigned int v4074 = v4073 + v4063;
-        const unsigned int v4075 = v4074 - v78;
-        out[v4075] = v4072;
-      }
-    }
-    const unsigned int v4076 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4077 = v2203 + v4076;
-    const unsigned int v4078 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4079 = v2202 + v4078;
-    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4081 = v4079 < v79;
-    const bool v4082 = v4080 && v4081;
-    if (v4082) {
-      const float v4083 = v92.x[117];
-      const unsigned int v4085 = v4079 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4086 = v4085 < v2;
-      const bool v4087 = v4080 && v4086;
-      if (v4087) {
-        const iron_bf16 v4088 = iron_f32_to_bf16(v4083);
-        const unsigned int v4089 = v4077 * v2;
-        const unsigned int v4090 = v4089 + v4079;
-        const unsigned int v4091 = v4090 - v78;
-        out[v4091] = v4088;
-      }
-    }
-    const unsigned int v4092 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4093 = v2203 + v4092;
-    const unsigned int v4094 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4095 = v2202 + v4094;
-    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4097 = v4095 < v79;
-    const bool v4098 = v4096 && v4097;
-    if (v4098) {
-      const float v4099 = v92.x[118];
-      const unsigned int v4101 = v4095 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4102 = v4101 < v2;
-      const bool v4103 = v4096 && v4102;
-      if (v4103) {
-        const iron_bf16 v4104 = iron_f32_to_bf16(v4099);
-        const unsigned int v4105 = v4093 * v2;
-        const unsigned int v4106 = v4105 + v4095;
-        const unsigned int v4107 = v4106 - v78;
-        out[v4107] = v4104;
-      }
-    }
-    const unsigned int v4108 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4109 = v2203 + v4108;
-    const unsigned int v4110 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4111 = v2202 + v4110;
-    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4113 = v4111 < v79;
-    const bool v4114 = v4112 && v4113;
-    if (v4114) {
-      const float v4115 = v92.x[119];
-      const unsigned int v4117 = v4111 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4118 = v4117 < v2;
-      const bool v4119 = v4112 && v4118;
-      if (v4119) {
-        const iron_bf16 v4120 = iron_f32_to_bf16(v4115);
-        const unsigned int v4121 = v4109 * v2;
-        const unsigned int v4122 = v4121 + v4111;
-        const unsigned int v4123 = v4122 - v78;
-        out[v4123] = v4120;
-      }
-    }
-    const unsigned int v4124 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4125 = v2203 + v4124;
-    const unsigned int v4126 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4127 = v2202 + v4126;
-    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4129 = v4127 < v79;
-    const bool v4130 = v4128 && v4129;
-    if (v4130) {
-      const float v4131 = v92.x[120];
-      const unsigned int v4133 = v4127 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4134 = v4133 < v2;
-      const bool v4135 = v4128 && v4134;
-      if (v4135) {
-        const iron_bf16 v4136 = iron_f32_to_bf16(v4131);
-        const unsigned int v4137 = v4125 * v2;
-        const unsigned int v4138 = v4137 + v4127;
-        const unsigned int v4139 = v4138 - v78;
-        out[v4139] = v4136;
-      }
-    }
-    const unsigned int v4140 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4141 = v2203 + v4140;
-    const unsigned int v4142 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4143 = v2202 + v4142;
-    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4145 = v4143 < v79;
-    const bool v4146 = v4144 && v4145;
-    if (v4146) {
-      const float v4147 = v92.x[121];
-      const unsigned int v4149 = v4143 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4150 = v4149 < v2;
-      const bool v4151 = v4144 && v4150;
-      if (v4151) {
-        const iron_bf16 v4152 = iron_f32_to_bf16(v4147);
-        const unsigned int v4153 = v4141 * v2;
-        const unsigned int v4154 = v4153 + v4143;
-        const unsigned int v4155 = v4154 - v78;
-        out[v4155] = v4152;
-      }
-    }
-    const unsigned int v4156 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4157 = v2203 + v4156;
-    const unsigned int v4158 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4159 = v2202 + v4158;
-    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4161 = v4159 < v79;
-    const bool v4162 = v4160 && v4161;
-    if (v4162) {
-      const float v4163 = v92.x[122];
-      const unsigned int v4165 = v4159 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4166 = v4165 < v2;
-      const bool v4167 = v4160 && v4166;
-      if (v4167) {
-        const iron_bf16 v4168 = iron_f32_to_bf16(v4163);
-        const unsigned int v4169 = v4157 * v2;
-        const unsigned int v4170 = v4169 + v4159;
-        const unsigned int v4171 = v4170 - v78;
-        out[v4171] = v4168;
-      }
-    }
-    const unsigned int v4172 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4173 = v2203 + v4172;
-    const unsigned int v4174 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4175 = v2202 + v4174;
-    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4177 = v4175 < v79;
-    const bool v4178 = v4176 && v4177;
-    if (v4178) {
-      const float v4179 = v92.x[123];
-      const unsigned int v4181 = v4175 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4182 = v4181 < v2;
-      const bool v4183 = v4176 && v4182;
-      if (v4183) {
-        const iron_bf16 v4184 = iron_f32_to_bf16(v4179);
-        const unsigned int v4185 = v4173 * v2;
-        const unsigned int v4186 = v4185 + v4175;
-        const unsigned int v4187 = v4186 - v78;
-        out[v4187] = v4184;
-      }
-    }
-    const unsigned int v4188 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4189 = v2203 + v4188;
-    const unsigned int v4190 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4191 = v2202 + v4190;
-    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4193 = v4191 < v79;
-    const bool v4194 = v4192 && v4193;
-    if (v4194) {
-      const float v4195 = v92.x[124];
-      const unsigned int v4197 = v4191 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4198 = v4197 < v2;
-      const bool v4199 = v4192 && v4198;
-      if (v4199) {
-        const iron_bf16 v4200 = iron_f32_to_bf16(v4195);
-        const unsigned int v4201 = v4189 * v2;
-        const unsigned int v4202 = v4201 + v4191;
-        const unsigned int v4203 = v4202 - v78;
-        out[v4203] = v4200;
-      }
-    }
-    const unsigned int v4204 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4205 = v2203 + v4204;
-    const unsigned int v4206 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4207 = v2202 + v4206;
-    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4209 = v4207 < v79;
-    const bool v4210 = v4208 && v4209;
-    if (v4210) {
-      const float v4211 = v92.x[125];
-      const unsigned int v4213 = v4207 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4214 = v4213 < v2;
-      const bool v4215 = v4208 && v4214;
-      if (v4215) {
-        const iron_bf16 v4216 = iron_f32_to_bf16(v4211);
-        const unsigned int v4217 = v4205 * v2;
-        const unsigned int v4218 = v4217 + v4207;
-        const unsigned int v4219 = v4218 - v78;
-        out[v4219] = v4216;
-      }
-    }
-    const unsigned int v4220 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4221 = v2203 + v4220;
-    const unsigned int v4222 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4223 = v2202 + v4222;
-    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4225 = v4223 < v79;
-    const bool v4226 = v4224 && v4225;
-    if (v4226) {
-      const float v4227 = v92.x[126];
-      const unsigned int v4229 = v4223 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4230 = v4229 < v2;
-      const bool v4231 = v4224 && v4230;
-      if (v4231) {
-        const iron_bf16 v4232 = iron_f32_to_bf16(v4227);
-        const unsigned int v4233 = v4221 * v2;
-        const unsigned int v4234 = v4233 + v4223;
-        const unsigned int v4235 = v4234 - v78;
-        out[v4235] = v4232;
-      }
-    }
-    const unsigned int v4236 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
-    const unsigned int v4237 = v2203 + v4236;
-    const unsigned int v4238 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
-    const unsigned int v4239 = v2202 + v4238;
-    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4241 = v4239 < v79;
-    const bool v4242 = v4240 && v4241;
-    if (v4242) {
-      const float v4243 = v92.x[127];
-      const unsigned int v4245 = v4239 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4246 = v4245 < v2;
-      const bool v4247 = v4240 && v4246;
-      if (v4247) {
-        const iron_bf16 v4248 = iron_f32_to_bf16(v4243);
-        const unsigned int v4249 = v4237 * v2;
-        const unsigned int v4250 = v4249 + v4239;
-        const unsigned int v4251 = v4250 - v78;
-        out[v4251] = v4248;
+    const unsigned int v2285 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2286 = v2204 + v2285;
+    const unsigned int v2287 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2288 = v2203 + v2287;
+    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2290 = v2288 < v79;
+    const bool v2291 = v2289 && v2290;
+    if (v2291) {
+      const float v2292 = v92.x[5];
+      const unsigned int v2294 = v2288 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2295 = v2294 < v2;
+      const bool v2296 = v2289 && v2295;
+      if (v2296) {
+        const iron_bf16 v2297 = iron_f32_to_bf16(v2292);
+        const unsigned int v2298 = v2286 * v2;
+        const unsigned int v2299 = v2298 + v2288;
+        const unsigned int v2300 = v2299 - v78;
+        out[v2300] = v2297;
+      }
+    }
+    const unsigned int v2301 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2302 = v2204 + v2301;
+    const unsigned int v2303 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2304 = v2203 + v2303;
+    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2306 = v2304 < v79;
+    const bool v2307 = v2305 && v2306;
+    if (v2307) {
+      const float v2308 = v92.x[6];
+      const unsigned int v2310 = v2304 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2311 = v2310 < v2;
+      const bool v2312 = v2305 && v2311;
+      if (v2312) {
+        const iron_bf16 v2313 = iron_f32_to_bf16(v2308);
+        const unsigned int v2314 = v2302 * v2;
+        const unsigned int v2315 = v2314 + v2304;
+        const unsigned int v2316 = v2315 - v78;
+        out[v2316] = v2313;
+      }
+    }
+    const unsigned int v2317 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2318 = v2204 + v2317;
+    const unsigned int v2319 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2320 = v2203 + v2319;
+    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2322 = v2320 < v79;
+    const bool v2323 = v2321 && v2322;
+    if (v2323) {
+      const float v2324 = v92.x[7];
+      const unsigned int v2326 = v2320 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2327 = v2326 < v2;
+      const bool v2328 = v2321 && v2327;
+      if (v2328) {
+        const iron_bf16 v2329 = iron_f32_to_bf16(v2324);
+        const unsigned int v2330 = v2318 * v2;
+        const unsigned int v2331 = v2330 + v2320;
+        const unsigned int v2332 = v2331 - v78;
+        out[v2332] = v2329;
+      }
+    }
+    const unsigned int v2333 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2334 = v2204 + v2333;
+    const unsigned int v2335 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2336 = v2203 + v2335;
+    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2338 = v2336 < v79;
+    const bool v2339 = v2337 && v2338;
+    if (v2339) {
+      const float v2340 = v92.x[8];
+      const unsigned int v2342 = v2336 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2343 = v2342 < v2;
+      const bool v2344 = v2337 && v2343;
+      if (v2344) {
+        const iron_bf16 v2345 = iron_f32_to_bf16(v2340);
+        const unsigned int v2346 = v2334 * v2;
+        const unsigned int v2347 = v2346 + v2336;
+        const unsigned int v2348 = v2347 - v78;
+        out[v2348] = v2345;
+      }
+    }
+    const unsigned int v2349 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2350 = v2204 + v2349;
+    const unsigned int v2351 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2352 = v2203 + v2351;
+    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2354 = v2352 < v79;
+    const bool v2355 = v2353 && v2354;
+    if (v2355) {
+      const float v2356 = v92.x[9];
+      const unsigned int v2358 = v2352 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2359 = v2358 < v2;
+      const bool v2360 = v2353 && v2359;
+      if (v2360) {
+        const iron_bf16 v2361 = iron_f32_to_bf16(v2356);
+        const unsigned int v2362 = v2350 * v2;
+        const unsigned int v2363 = v2362 + v2352;
+        const unsigned int v2364 = v2363 - v78;
+        out[v2364] = v2361;
+      }
+    }
+    const unsigned int v2365 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2366 = v2204 + v2365;
+    const unsigned int v2367 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2368 = v2203 + v2367;
+    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2370 = v2368 < v79;
+    const bool v2371 = v2369 && v2370;
+    if (v2371) {
+      const float v2372 = v92.x[10];
+      const unsigned int v2374 = v2368 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2375 = v2374 < v2;
+      const bool v2376 = v2369 && v2375;
+      if (v2376) {
+        const iron_bf16 v2377 = iron_f32_to_bf16(v2372);
+        const unsigned int v2378 = v2366 * v2;
+        const unsigned int v2379 = v2378 + v2368;
+        const unsigned int v2380 = v2379 - v78;
+        out[v2380] = v2377;
+      }
+    }
+    const unsigned int v2381 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2382 = v2204 + v2381;
+    const unsigned int v2383 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2384 = v2203 + v2383;
+    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2386 = v2384 < v79;
+    const bool v2387 = v2385 && v2386;
+    if (v2387) {
+      const float v2388 = v92.x[11];
+      const unsigned int v2390 = v2384 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2391 = v2390 < v2;
+      const bool v2392 = v2385 && v2391;
+      if (v2392) {
+        const iron_bf16 v2393 = iron_f32_to_bf16(v2388);
+        const unsigned int v2394 = v2382 * v2;
+        const unsigned int v2395 = v2394 + v2384;
+        const unsigned int v2396 = v2395 - v78;
+        out[v2396] = v2393;
+      }
+    }
+    const unsigned int v2397 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2398 = v2204 + v2397;
+    const unsigned int v2399 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2400 = v2203 + v2399;
+    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2402 = v2400 < v79;
+    const bool v2403 = v2401 && v2402;
+    if (v2403) {
+      const float v2404 = v92.x[12];
+      const unsigned int v2406 = v2400 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2407 = v2406 < v2;
+      const bool v2408 = v2401 && v2407;
+      if (v2408) {
+        const iron_bf16 v2409 = iron_f32_to_bf16(v2404);
+        const unsigned int v2410 = v2398 * v2;
+        const unsigned int v2411 = v2410 + v2400;
+        const unsigned int v2412 = v2411 - v78;
+        out[v2412] = v2409;
+      }
+    }
+    const unsigned int v2413 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2414 = v2204 + v2413;
+    const unsigned int v2415 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2416 = v2203 + v2415;
+    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2418 = v2416 < v79;
+    const bool v2419 = v2417 && v2418;
+    if (v2419) {
+      const float v2420 = v92.x[13];
+      const unsigned int v2422 = v2416 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2423 = v2422 < v2;
+      const bool v2424 = v2417 && v2423;
+      if (v2424) {
+        const iron_bf16 v2425 = iron_f32_to_bf16(v2420);
+        const unsigned int v2426 = v2414 * v2;
+        const unsigned int v2427 = v2426 + v2416;
+        const unsigned int v2428 = v2427 - v78;
+        out[v2428] = v2425;
+      }
+    }
+    const unsigned int v2429 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2430 = v2204 + v2429;
+    const unsigned int v2431 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2432 = v2203 + v2431;
+    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2434 = v2432 < v79;
+    const bool v2435 = v2433 && v2434;
+    if (v2435) {
+      const float v2436 = v92.x[14];
+      const unsigned int v2438 = v2432 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2439 = v2438 < v2;
+      const bool v2440 = v2433 && v2439;
+      if (v2440) {
+        const iron_bf16 v2441 = iron_f32_to_bf16(v2436);
+        const unsigned int v2442 = v2430 * v2;
+        const unsigned int v2443 = v2442 + v2432;
+        const unsigned int v2444 = v2443 - v78;
+        out[v2444] = v2441;
+      }
+    }
+    const unsigned int v2445 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2446 = v2204 + v2445;
+    const unsigned int v2447 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2448 = v2203 + v2447;
+    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2450 = v2448 < v79;
+    const bool v2451 = v2449 && v2450;
+    if (v2451) {
+      const float v2452 = v92.x[15];
+      const unsigned int v2454 = v2448 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2455 = v2454 < v2;
+      const bool v2456 = v2449 && v2455;
+      if (v2456) {
+        const iron_bf16 v2457 = iron_f32_to_bf16(v2452);
+        const unsigned int v2458 = v2446 * v2;
+        const unsigned int v2459 = v2458 + v2448;
+        const unsigned int v2460 = v2459 - v78;
+        out[v2460] = v2457;
+      }
+    }
+    const unsigned int v2461 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2462 = v2204 + v2461;
+    const unsigned int v2463 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2464 = v2203 + v2463;
+    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2466 = v2464 < v79;
+    const bool v2467 = v2465 && v2466;
+    if (v2467) {
+      const float v2468 = v92.x[16];
+      const unsigned int v2470 = v2464 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2471 = v2470 < v2;
+      const bool v2472 = v2465 && v2471;
+      if (v2472) {
+        const iron_bf16 v2473 = iron_f32_to_bf16(v2468);
+        const unsigned int v2474 = v2462 * v2;
+        const unsigned int v2475 = v2474 + v2464;
+        const unsigned int v2476 = v2475 - v78;
+        out[v2476] = v2473;
+      }
+    }
+    const unsigned int v2477 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2478 = v2204 + v2477;
+    const unsigned int v2479 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2480 = v2203 + v2479;
+    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2482 = v2480 < v79;
+    const bool v2483 = v2481 && v2482;
+    if (v2483) {
+      const float v2484 = v92.x[17];
+      const unsigned int v2486 = v2480 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2487 = v2486 < v2;
+      const bool v2488 = v2481 && v2487;
+      if (v2488) {
+        const iron_bf16 v2489 = iron_f32_to_bf16(v2484);
+        const unsigned int v2490 = v2478 * v2;
+        const unsigned int v2491 = v2490 + v2480;
+        const unsigned int v2492 = v2491 - v78;
+        out[v2492] = v2489;
+      }
+    }
+    const unsigned int v2493 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2494 = v2204 + v2493;
+    const unsigned int v2495 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2496 = v2203 + v2495;
+    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2498 = v2496 < v79;
+    const bool v2499 = v2497 && v2498;
+    if (v2499) {
+      const float v2500 = v92.x[18];
+      const unsigned int v2502 = v2496 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2503 = v2502 < v2;
+      const bool v2504 = v2497 && v2503;
+      if (v2504) {
+        const iron_bf16 v2505 = iron_f32_to_bf16(v2500);
+        const unsigned int v2506 = v2494 * v2;
+        const unsigned int v2507 = v2506 + v2496;
+        const unsigned int v2508 = v2507 - v78;
+        out[v2508] = v2505;
+      }
+    }
+    const unsigned int v2509 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2510 = v2204 + v2509;
+    const unsigned int v2511 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2512 = v2203 + v2511;
+    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2514 = v2512 < v79;
+    const bool v2515 = v2513 && v2514;
+    if (v2515) {
+      const float v2516 = v92.x[19];
+      const unsigned int v2518 = v2512 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2519 = v2518 < v2;
+      const bool v2520 = v2513 && v2519;
+      if (v2520) {
+        const iron_bf16 v2521 = iron_f32_to_bf16(v2516);
+        const unsigned int v2522 = v2510 * v2;
+        const unsigned int v2523 = v2522 + v2512;
+        const unsigned int v2524 = v2523 - v78;
+        out[v2524] = v2521;
+      }
+    }
+    const unsigned int v2525 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2526 = v2204 + v2525;
+    const unsigned int v2527 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2528 = v2203 + v2527;
+    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2530 = v2528 < v79;
+    const bool v2531 = v2529 && v2530;
+    if (v2531) {
+      const float v2532 = v92.x[20];
+      const unsigned int v2534 = v2528 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2535 = v2534 < v2;
+      const bool v2536 = v2529 && v2535;
+      if (v2536) {
+        const iron_bf16 v2537 = iron_f32_to_bf16(v2532);
+        const unsigned int v2538 = v2526 * v2;
+        const unsigned int v2539 = v2538 + v2528;
+        const unsigned int v2540 = v2539 - v78;
+        out[v2540] = v2537;
+      }
+    }
+    const unsigned int v2541 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2542 = v2204 + v2541;
+    const unsigned int v2543 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2544 = v2203 + v2543;
+    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2546 = v2544 < v79;
+    const bool v2547 = v2545 && v2546;
+    if (v2547) {
+      const float v2548 = v92.x[21];
+      const unsigned int v2550 = v2544 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2551 = v2550 < v2;
+      const bool v2552 = v2545 && v2551;
+      if (v2552) {
+        const iron_bf16 v2553 = iron_f32_to_bf16(v2548);
+        const unsigned int v2554 = v2542 * v2;
+        const unsigned int v2555 = v2554 + v2544;
+        const unsigned int v2556 = v2555 - v78;
+        out[v2556] = v2553;
+      }
+    }
+    const unsigned int v2557 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2558 = v2204 + v2557;
+    const unsigned int v2559 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2560 = v2203 + v2559;
+    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2562 = v2560 < v79;
+    const bool v2563 = v2561 && v2562;
+    if (v2563) {
+      const float v2564 = v92.x[22];
+      const unsigned int v2566 = v2560 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2567 = v2566 < v2;
+      const bool v2568 = v2561 && v2567;
+      if (v2568) {
+        const iron_bf16 v2569 = iron_f32_to_bf16(v2564);
+        const unsigned int v2570 = v2558 * v2;
+        const unsigned int v2571 = v2570 + v2560;
+        const unsigned int v2572 = v2571 - v78;
+        out[v2572] = v2569;
+      }
+    }
+    const unsigned int v2573 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2574 = v2204 + v2573;
+    const unsigned int v2575 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2576 = v2203 + v2575;
+    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2578 = v2576 < v79;
+    const bool v2579 = v2577 && v2578;
+    if (v2579) {
+      const float v2580 = v92.x[23];
+      const unsigned int v2582 = v2576 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2583 = v2582 < v2;
+      const bool v2584 = v2577 && v2583;
+      if (v2584) {
+        const iron_bf16 v2585 = iron_f32_to_bf16(v2580);
+        const unsigned int v2586 = v2574 * v2;
+        const unsigned int v2587 = v2586 + v2576;
+        const unsigned int v2588 = v2587 - v78;
+        out[v2588] = v2585;
+      }
+    }
+    const unsigned int v2589 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2590 = v2204 + v2589;
+    const unsigned int v2591 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2592 = v2203 + v2591;
+    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2594 = v2592 < v79;
+    const bool v2595 = v2593 && v2594;
+    if (v2595) {
+      const float v2596 = v92.x[24];
+      const unsigned int v2598 = v2592 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2599 = v2598 < v2;
+      const bool v2600 = v2593 && v2599;
+      if (v2600) {
+        const iron_bf16 v2601 = iron_f32_to_bf16(v2596);
+        const unsigned int v2602 = v2590 * v2;
+        const unsigned int v2603 = v2602 + v2592;
+        const unsigned int v2604 = v2603 - v78;
+        out[v2604] = v2601;
+      }
+    }
+    const unsigned int v2605 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2606 = v2204 + v2605;
+    const unsigned int v2607 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2608 = v2203 + v2607;
+    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2610 = v2608 < v79;
+    const bool v2611 = v2609 && v2610;
+    if (v2611) {
+      const float v2612 = v92.x[25];
+      const unsigned int v2614 = v2608 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2615 = v2614 < v2;
+      const bool v2616 = v2609 && v2615;
+      if (v2616) {
+        const iron_bf16 v2617 = iron_f32_to_bf16(v2612);
+        const unsigned int v2618 = v2606 * v2;
+        const unsigned int v2619 = v2618 + v2608;
+        const unsigned int v2620 = v2619 - v78;
+        out[v2620] = v2617;
+      }
+    }
+    const unsigned int v2621 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2622 = v2204 + v2621;
+    const unsigned int v2623 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2624 = v2203 + v2623;
+    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2626 = v2624 < v79;
+    const bool v2627 = v2625 && v2626;
+    if (v2627) {
+      const float v2628 = v92.x[26];
+      const unsigned int v2630 = v2624 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2631 = v2630 < v2;
+      const bool v2632 = v2625 && v2631;
+      if (v2632) {
+        const iron_bf16 v2633 = iron_f32_to_bf16(v2628);
+        const unsigned int v2634 = v2622 * v2;
+        const unsigned int v2635 = v2634 + v2624;
+        const unsigned int v2636 = v2635 - v78;
+        out[v2636] = v2633;
+      }
+    }
+    const unsigned int v2637 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2638 = v2204 + v2637;
+    const unsigned int v2639 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2640 = v2203 + v2639;
+    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2642 = v2640 < v79;
+    const bool v2643 = v2641 && v2642;
+    if (v2643) {
+      const float v2644 = v92.x[27];
+      const unsigned int v2646 = v2640 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2647 = v2646 < v2;
+      const bool v2648 = v2641 && v2647;
+      if (v2648) {
+        const iron_bf16 v2649 = iron_f32_to_bf16(v2644);
+        const unsigned int v2650 = v2638 * v2;
+        const unsigned int v2651 = v2650 + v2640;
+        const unsigned int v2652 = v2651 - v78;
+        out[v2652] = v2649;
+      }
+    }
+    const unsigned int v2653 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2654 = v2204 + v2653;
+    const unsigned int v2655 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2656 = v2203 + v2655;
+    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2658 = v2656 < v79;
+    const bool v2659 = v2657 && v2658;
+    if (v2659) {
+      const float v2660 = v92.x[28];
+      const unsigned int v2662 = v2656 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2663 = v2662 < v2;
+      const bool v2664 = v2657 && v2663;
+      if (v2664) {
+        const iron_bf16 v2665 = iron_f32_to_bf16(v2660);
+        const unsigned int v2666 = v2654 * v2;
+        const unsigned int v2667 = v2666 + v2656;
+        const unsigned int v2668 = v2667 - v78;
+        out[v2668] = v2665;
+      }
+    }
+    const unsigned int v2669 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2670 = v2204 + v2669;
+    const unsigned int v2671 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2672 = v2203 + v2671;
+    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2674 = v2672 < v79;
+    const bool v2675 = v2673 && v2674;
+    if (v2675) {
+      const float v2676 = v92.x[29];
+      const unsigned int v2678 = v2672 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2679 = v2678 < v2;
+      const bool v2680 = v2673 && v2679;
+      if (v2680) {
+        const iron_bf16 v2681 = iron_f32_to_bf16(v2676);
+        const unsigned int v2682 = v2670 * v2;
+        const unsigned int v2683 = v2682 + v2672;
+        const unsigned int v2684 = v2683 - v78;
+        out[v2684] = v2681;
+      }
+    }
+    const unsigned int v2685 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2686 = v2204 + v2685;
+    const unsigned int v2687 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2688 = v2203 + v2687;
+    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2690 = v2688 < v79;
+    const bool v2691 = v2689 && v2690;
+    if (v2691) {
+      const float v2692 = v92.x[30];
+      const unsigned int v2694 = v2688 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2695 = v2694 < v2;
+      const bool v2696 = v2689 && v2695;
+      if (v2696) {
+        const iron_bf16 v2697 = iron_f32_to_bf16(v2692);
+        const unsigned int v2698 = v2686 * v2;
+        const unsigned int v2699 = v2698 + v2688;
+        const unsigned int v2700 = v2699 - v78;
+        out[v2700] = v2697;
+      }
+    }
+    const unsigned int v2701 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2702 = v2204 + v2701;
+    const unsigned int v2703 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2704 = v2203 + v2703;
+    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2706 = v2704 < v79;
+    const bool v2707 = v2705 && v2706;
+    if (v2707) {
+      const float v2708 = v92.x[31];
+      const unsigned int v2710 = v2704 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2711 = v2710 < v2;
+      const bool v2712 = v2705 && v2711;
+      if (v2712) {
+        const iron_bf16 v2713 = iron_f32_to_bf16(v2708);
+        const unsigned int v2714 = v2702 * v2;
+        const unsigned int v2715 = v2714 + v2704;
+        const unsigned int v2716 = v2715 - v78;
+        out[v2716] = v2713;
+      }
+    }
+    const unsigned int v2717 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2718 = v2204 + v2717;
+    const unsigned int v2719 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2720 = v2203 + v2719;
+    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2722 = v2720 < v79;
+    const bool v2723 = v2721 && v2722;
+    if (v2723) {
+      const float v2724 = v92.x[32];
+      const unsigned int v2726 = v2720 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2727 = v2726 < v2;
+      const bool v2728 = v2721 && v2727;
+      if (v2728) {
+        const iron_bf16 v2729 = iron_f32_to_bf16(v2724);
+        const unsigned int v2730 = v2718 * v2;
+        const unsigned int v2731 = v2730 + v2720;
+        const unsigned int v2732 = v2731 - v78;
+        out[v2732] = v2729;
+      }
+    }
+    const unsigned int v2733 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2734 = v2204 + v2733;
+    const unsigned int v2735 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2736 = v2203 + v2735;
+    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2738 = v2736 < v79;
+    const bool v2739 = v2737 && v2738;
+    if (v2739) {
+      const float v2740 = v92.x[33];
+      const unsigned int v2742 = v2736 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2743 = v2742 < v2;
+      const bool v2744 = v2737 && v2743;
+      if (v2744) {
+        const iron_bf16 v2745 = iron_f32_to_bf16(v2740);
+        const unsigned int v2746 = v2734 * v2;
+        const unsigned int v2747 = v2746 + v2736;
+        const unsigned int v2748 = v2747 - v78;
+        out[v2748] = v2745;
+      }
+    }
+    const unsigned int v2749 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2750 = v2204 + v2749;
+    const unsigned int v2751 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2752 = v2203 + v2751;
+    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2754 = v2752 < v79;
+    const bool v2755 = v2753 && v2754;
+    if (v2755) {
+      const float v2756 = v92.x[34];
+      const unsigned int v2758 = v2752 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2759 = v2758 < v2;
+      const bool v2760 = v2753 && v2759;
+      if (v2760) {
+        const iron_bf16 v2761 = iron_f32_to_bf16(v2756);
+        const unsigned int v2762 = v2750 * v2;
+        const unsigned int v2763 = v2762 + v2752;
+        const unsigned int v2764 = v2763 - v78;
+        out[v2764] = v2761;
+      }
+    }
+    const unsigned int v2765 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2766 = v2204 + v2765;
+    const unsigned int v2767 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2768 = v2203 + v2767;
+    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2770 = v2768 < v79;
+    const bool v2771 = v2769 && v2770;
+    if (v2771) {
+      const float v2772 = v92.x[35];
+      const unsigned int v2774 = v2768 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2775 = v2774 < v2;
+      const bool v2776 = v2769 && v2775;
+      if (v2776) {
+        const iron_bf16 v2777 = iron_f32_to_bf16(v2772);
+        const unsigned int v2778 = v2766 * v2;
+        const unsigned int v2779 = v2778 + v2768;
+        const unsigned int v2780 = v2779 - v78;
+        out[v2780] = v2777;
+      }
+    }
+    const unsigned int v2781 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2782 = v2204 + v2781;
+    const unsigned int v2783 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2784 = v2203 + v2783;
+    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2786 = v2784 < v79;
+    const bool v2787 = v2785 && v2786;
+    if (v2787) {
+      const float v2788 = v92.x[36];
+      const unsigned int v2790 = v2784 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2791 = v2790 < v2;
+      const bool v2792 = v2785 && v2791;
+      if (v2792) {
+        const iron_bf16 v2793 = iron_f32_to_bf16(v2788);
+        const unsigned int v2794 = v2782 * v2;
+        const unsigned int v2795 = v2794 + v2784;
+        const unsigned int v2796 = v2795 - v78;
+        out[v2796] = v2793;
+      }
+    }
+    const unsigned int v2797 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2798 = v2204 + v2797;
+    const unsigned int v2799 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2800 = v2203 + v2799;
+    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2802 = v2800 < v79;
+    const bool v2803 = v2801 && v2802;
+    if (v2803) {
+      const float v2804 = v92.x[37];
+      const unsigned int v2806 = v2800 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2807 = v2806 < v2;
+      const bool v2808 = v2801 && v2807;
+      if (v2808) {
+        const iron_bf16 v2809 = iron_f32_to_bf16(v2804);
+        const unsigned int v2810 = v2798 * v2;
+        const unsigned int v2811 = v2810 + v2800;
+        const unsigned int v2812 = v2811 - v78;
+        out[v2812] = v2809;
+      }
+    }
+    const unsigned int v2813 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2814 = v2204 + v2813;
+    const unsigned int v2815 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2816 = v2203 + v2815;
+    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2818 = v2816 < v79;
+    const bool v2819 = v2817 && v2818;
+    if (v2819) {
+      const float v2820 = v92.x[38];
+      const unsigned int v2822 = v2816 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2823 = v2822 < v2;
+      const bool v2824 = v2817 && v2823;
+      if (v2824) {
+        const iron_bf16 v2825 = iron_f32_to_bf16(v2820);
+        const unsigned int v2826 = v2814 * v2;
+        const unsigned int v2827 = v2826 + v2816;
+        const unsigned int v2828 = v2827 - v78;
+        out[v2828] = v2825;
+      }
+    }
+    const unsigned int v2829 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2830 = v2204 + v2829;
+    const unsigned int v2831 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2832 = v2203 + v2831;
+    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2834 = v2832 < v79;
+    const bool v2835 = v2833 && v2834;
+    if (v2835) {
+      const float v2836 = v92.x[39];
+      const unsigned int v2838 = v2832 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2839 = v2838 < v2;
+      const bool v2840 = v2833 && v2839;
+      if (v2840) {
+        const iron_bf16 v2841 = iron_f32_to_bf16(v2836);
+        const unsigned int v2842 = v2830 * v2;
+        const unsigned int v2843 = v2842 + v2832;
+        const unsigned int v2844 = v2843 - v78;
+        out[v2844] = v2841;
+      }
+    }
+    const unsigned int v2845 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2846 = v2204 + v2845;
+    const unsigned int v2847 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2848 = v2203 + v2847;
+    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2850 = v2848 < v79;
+    const bool v2851 = v2849 && v2850;
+    if (v2851) {
+      const float v2852 = v92.x[40];
+      const unsigned int v2854 = v2848 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2855 = v2854 < v2;
+      const bool v2856 = v2849 && v2855;
+      if (v2856) {
+        const iron_bf16 v2857 = iron_f32_to_bf16(v2852);
+        const unsigned int v2858 = v2846 * v2;
+        const unsigned int v2859 = v2858 + v2848;
+        const unsigned int v2860 = v2859 - v78;
+        out[v2860] = v2857;
+      }
+    }
+    const unsigned int v2861 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2862 = v2204 + v2861;
+    const unsigned int v2863 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2864 = v2203 + v2863;
+    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2866 = v2864 < v79;
+    const bool v2867 = v2865 && v2866;
+    if (v2867) {
+      const float v2868 = v92.x[41];
+      const unsigned int v2870 = v2864 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2871 = v2870 < v2;
+      const bool v2872 = v2865 && v2871;
+      if (v2872) {
+        const iron_bf16 v2873 = iron_f32_to_bf16(v2868);
+        const unsigned int v2874 = v2862 * v2;
+        const unsigned int v2875 = v2874 + v2864;
+        const unsigned int v2876 = v2875 - v78;
+        out[v2876] = v2873;
+      }
+    }
+    const unsigned int v2877 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2878 = v2204 + v2877;
+    const unsigned int v2879 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2880 = v2203 + v2879;
+    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2882 = v2880 < v79;
+    const bool v2883 = v2881 && v2882;
+    if (v2883) {
+      const float v2884 = v92.x[42];
+      const unsigned int v2886 = v2880 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2887 = v2886 < v2;
+      const bool v2888 = v2881 && v2887;
+      if (v2888) {
+        const iron_bf16 v2889 = iron_f32_to_bf16(v2884);
+        const unsigned int v2890 = v2878 * v2;
+        const unsigned int v2891 = v2890 + v2880;
+        const unsigned int v2892 = v2891 - v78;
+        out[v2892] = v2889;
+      }
+    }
+    const unsigned int v2893 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2894 = v2204 + v2893;
+    const unsigned int v2895 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2896 = v2203 + v2895;
+    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2898 = v2896 < v79;
+    const bool v2899 = v2897 && v2898;
+    if (v2899) {
+      const float v2900 = v92.x[43];
+      const unsigned int v2902 = v2896 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2903 = v2902 < v2;
+      const bool v2904 = v2897 && v2903;
+      if (v2904) {
+        const iron_bf16 v2905 = iron_f32_to_bf16(v2900);
+        const unsigned int v2906 = v2894 * v2;
+        const unsigned int v2907 = v2906 + v2896;
+        const unsigned int v2908 = v2907 - v78;
+        out[v2908] = v2905;
+      }
+    }
+    const unsigned int v2909 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2910 = v2204 + v2909;
+    const unsigned int v2911 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2912 = v2203 + v2911;
+    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2914 = v2912 < v79;
+    const bool v2915 = v2913 && v2914;
+    if (v2915) {
+      const float v2916 = v92.x[44];
+      const unsigned int v2918 = v2912 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2919 = v2918 < v2;
+      const bool v2920 = v2913 && v2919;
+      if (v2920) {
+        const iron_bf16 v2921 = iron_f32_to_bf16(v2916);
+        const unsigned int v2922 = v2910 * v2;
+        const unsigned int v2923 = v2922 + v2912;
+        const unsigned int v2924 = v2923 - v78;
+        out[v2924] = v2921;
+      }
+    }
+    const unsigned int v2925 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2926 = v2204 + v2925;
+    const unsigned int v2927 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2928 = v2203 + v2927;
+    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2930 = v2928 < v79;
+    const bool v2931 = v2929 && v2930;
+    if (v2931) {
+      const float v2932 = v92.x[45];
+      const unsigned int v2934 = v2928 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2935 = v2934 < v2;
+      const bool v2936 = v2929 && v2935;
+      if (v2936) {
+        const iron_bf16 v2937 = iron_f32_to_bf16(v2932);
+        const unsigned int v2938 = v2926 * v2;
+        const unsigned int v2939 = v2938 + v2928;
+        const unsigned int v2940 = v2939 - v78;
+        out[v2940] = v2937;
+      }
+    }
+    const unsigned int v2941 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2942 = v2204 + v2941;
+    const unsigned int v2943 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2944 = v2203 + v2943;
+    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2946 = v2944 < v79;
+    const bool v2947 = v2945 && v2946;
+    if (v2947) {
+      const float v2948 = v92.x[46];
+      const unsigned int v2950 = v2944 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2951 = v2950 < v2;
+      const bool v2952 = v2945 && v2951;
+      if (v2952) {
+        const iron_bf16 v2953 = iron_f32_to_bf16(v2948);
+        const unsigned int v2954 = v2942 * v2;
+        const unsigned int v2955 = v2954 + v2944;
+        const unsigned int v2956 = v2955 - v78;
+        out[v2956] = v2953;
+      }
+    }
+    const unsigned int v2957 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2958 = v2204 + v2957;
+    const unsigned int v2959 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2960 = v2203 + v2959;
+    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2962 = v2960 < v79;
+    const bool v2963 = v2961 && v2962;
+    if (v2963) {
+      const float v2964 = v92.x[47];
+      const unsigned int v2966 = v2960 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2967 = v2966 < v2;
+      const bool v2968 = v2961 && v2967;
+      if (v2968) {
+        const iron_bf16 v2969 = iron_f32_to_bf16(v2964);
+        const unsigned int v2970 = v2958 * v2;
+        const unsigned int v2971 = v2970 + v2960;
+        const unsigned int v2972 = v2971 - v78;
+        out[v2972] = v2969;
+      }
+    }
+    const unsigned int v2973 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2974 = v2204 + v2973;
+    const unsigned int v2975 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2976 = v2203 + v2975;
+    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2978 = v2976 < v79;
+    const bool v2979 = v2977 && v2978;
+    if (v2979) {
+      const float v2980 = v92.x[48];
+      const unsigned int v2982 = v2976 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2983 = v2982 < v2;
+      const bool v2984 = v2977 && v2983;
+      if (v2984) {
+        const iron_bf16 v2985 = iron_f32_to_bf16(v2980);
+        const unsigned int v2986 = v2974 * v2;
+        const unsigned int v2987 = v2986 + v2976;
+        const unsigned int v2988 = v2987 - v78;
+        out[v2988] = v2985;
+      }
+    }
+    const unsigned int v2989 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v2990 = v2204 + v2989;
+    const unsigned int v2991 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v2992 = v2203 + v2991;
+    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2994 = v2992 < v79;
+    const bool v2995 = v2993 && v2994;
+    if (v2995) {
+      const float v2996 = v92.x[49];
+      const unsigned int v2998 = v2992 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2999 = v2998 < v2;
+      const bool v3000 = v2993 && v2999;
+      if (v3000) {
+        const iron_bf16 v3001 = iron_f32_to_bf16(v2996);
+        const unsigned int v3002 = v2990 * v2;
+        const unsigned int v3003 = v3002 + v2992;
+        const unsigned int v3004 = v3003 - v78;
+        out[v3004] = v3001;
+      }
+    }
+    const unsigned int v3005 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3006 = v2204 + v3005;
+    const unsigned int v3007 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3008 = v2203 + v3007;
+    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3010 = v3008 < v79;
+    const bool v3011 = v3009 && v3010;
+    if (v3011) {
+      const float v3012 = v92.x[50];
+      const unsigned int v3014 = v3008 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3015 = v3014 < v2;
+      const bool v3016 = v3009 && v3015;
+      if (v3016) {
+        const iron_bf16 v3017 = iron_f32_to_bf16(v3012);
+        const unsigned int v3018 = v3006 * v2;
+        const unsigned int v3019 = v3018 + v3008;
+        const unsigned int v3020 = v3019 - v78;
+        out[v3020] = v3017;
+      }
+    }
+    const unsigned int v3021 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3022 = v2204 + v3021;
+    const unsigned int v3023 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3024 = v2203 + v3023;
+    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3026 = v3024 < v79;
+    const bool v3027 = v3025 && v3026;
+    if (v3027) {
+      const float v3028 = v92.x[51];
+      const unsigned int v3030 = v3024 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3031 = v3030 < v2;
+      const bool v3032 = v3025 && v3031;
+      if (v3032) {
+        const iron_bf16 v3033 = iron_f32_to_bf16(v3028);
+        const unsigned int v3034 = v3022 * v2;
+        const unsigned int v3035 = v3034 + v3024;
+        const unsigned int v3036 = v3035 - v78;
+        out[v3036] = v3033;
+      }
+    }
+    const unsigned int v3037 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3038 = v2204 + v3037;
+    const unsigned int v3039 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3040 = v2203 + v3039;
+    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3042 = v3040 < v79;
+    const bool v3043 = v3041 && v3042;
+    if (v3043) {
+      const float v3044 = v92.x[52];
+      const unsigned int v3046 = v3040 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3047 = v3046 < v2;
+      const bool v3048 = v3041 && v3047;
+      if (v3048) {
+        const iron_bf16 v3049 = iron_f32_to_bf16(v3044);
+        const unsigned int v3050 = v3038 * v2;
+        const unsigned int v3051 = v3050 + v3040;
+        const unsigned int v3052 = v3051 - v78;
+        out[v3052] = v3049;
+      }
+    }
+    const unsigned int v3053 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3054 = v2204 + v3053;
+    const unsigned int v3055 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3056 = v2203 + v3055;
+    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3058 = v3056 < v79;
+    const bool v3059 = v3057 && v3058;
+    if (v3059) {
+      const float v3060 = v92.x[53];
+      const unsigned int v3062 = v3056 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3063 = v3062 < v2;
+      const bool v3064 = v3057 && v3063;
+      if (v3064) {
+        const iron_bf16 v3065 = iron_f32_to_bf16(v3060);
+        const unsigned int v3066 = v3054 * v2;
+        const unsigned int v3067 = v3066 + v3056;
+        const unsigned int v3068 = v3067 - v78;
+        out[v3068] = v3065;
+      }
+    }
+    const unsigned int v3069 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3070 = v2204 + v3069;
+    const unsigned int v3071 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3072 = v2203 + v3071;
+    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3074 = v3072 < v79;
+    const bool v3075 = v3073 && v3074;
+    if (v3075) {
+      const float v3076 = v92.x[54];
+      const unsigned int v3078 = v3072 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3079 = v3078 < v2;
+      const bool v3080 = v3073 && v3079;
+      if (v3080) {
+        const iron_bf16 v3081 = iron_f32_to_bf16(v3076);
+        const unsigned int v3082 = v3070 * v2;
+        const unsigned int v3083 = v3082 + v3072;
+        const unsigned int v3084 = v3083 - v78;
+        out[v3084] = v3081;
+      }
+    }
+    const unsigned int v3085 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3086 = v2204 + v3085;
+    const unsigned int v3087 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3088 = v2203 + v3087;
+    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3090 = v3088 < v79;
+    const bool v3091 = v3089 && v3090;
+    if (v3091) {
+      const float v3092 = v92.x[55];
+      const unsigned int v3094 = v3088 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3095 = v3094 < v2;
+      const bool v3096 = v3089 && v3095;
+      if (v3096) {
+        const iron_bf16 v3097 = iron_f32_to_bf16(v3092);
+        const unsigned int v3098 = v3086 * v2;
+        const unsigned int v3099 = v3098 + v3088;
+        const unsigned int v3100 = v3099 - v78;
+        out[v3100] = v3097;
+      }
+    }
+    const unsigned int v3101 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3102 = v2204 + v3101;
+    const unsigned int v3103 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3104 = v2203 + v3103;
+    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3106 = v3104 < v79;
+    const bool v3107 = v3105 && v3106;
+    if (v3107) {
+      const float v3108 = v92.x[56];
+      const unsigned int v3110 = v3104 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3111 = v3110 < v2;
+      const bool v3112 = v3105 && v3111;
+      if (v3112) {
+        const iron_bf16 v3113 = iron_f32_to_bf16(v3108);
+        const unsigned int v3114 = v3102 * v2;
+        const unsigned int v3115 = v3114 + v3104;
+        const unsigned int v3116 = v3115 - v78;
+        out[v3116] = v3113;
+      }
+    }
+    const unsigned int v3117 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3118 = v2204 + v3117;
+    const unsigned int v3119 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3120 = v2203 + v3119;
+    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3122 = v3120 < v79;
+    const bool v3123 = v3121 && v3122;
+    if (v3123) {
+      const float v3124 = v92.x[57];
+      const unsigned int v3126 = v3120 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3127 = v3126 < v2;
+      const bool v3128 = v3121 && v3127;
+      if (v3128) {
+        const iron_bf16 v3129 = iron_f32_to_bf16(v3124);
+        const unsigned int v3130 = v3118 * v2;
+        const unsigned int v3131 = v3130 + v3120;
+        const unsigned int v3132 = v3131 - v78;
+        out[v3132] = v3129;
+      }
+    }
+    const unsigned int v3133 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3134 = v2204 + v3133;
+    const unsigned int v3135 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3136 = v2203 + v3135;
+    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3138 = v3136 < v79;
+    const bool v3139 = v3137 && v3138;
+    if (v3139) {
+      const float v3140 = v92.x[58];
+      const unsigned int v3142 = v3136 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3143 = v3142 < v2;
+      const bool v3144 = v3137 && v3143;
+      if (v3144) {
+        const iron_bf16 v3145 = iron_f32_to_bf16(v3140);
+        const unsigned int v3146 = v3134 * v2;
+        const unsigned int v3147 = v3146 + v3136;
+        const unsigned int v3148 = v3147 - v78;
+        out[v3148] = v3145;
+      }
+    }
+    const unsigned int v3149 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3150 = v2204 + v3149;
+    const unsigned int v3151 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3152 = v2203 + v3151;
+    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3154 = v3152 < v79;
+    const bool v3155 = v3153 && v3154;
+    if (v3155) {
+      const float v3156 = v92.x[59];
+      const unsigned int v3158 = v3152 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3159 = v3158 < v2;
+      const bool v3160 = v3153 && v3159;
+      if (v3160) {
+        const iron_bf16 v3161 = iron_f32_to_bf16(v3156);
+        const unsigned int v3162 = v3150 * v2;
+        const unsigned int v3163 = v3162 + v3152;
+        const unsigned int v3164 = v3163 - v78;
+        out[v3164] = v3161;
+      }
+    }
+    const unsigned int v3165 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3166 = v2204 + v3165;
+    const unsigned int v3167 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3168 = v2203 + v3167;
+    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3170 = v3168 < v79;
+    const bool v3171 = v3169 && v3170;
+    if (v3171) {
+      const float v3172 = v92.x[60];
+      const unsigned int v3174 = v3168 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3175 = v3174 < v2;
+      const bool v3176 = v3169 && v3175;
+      if (v3176) {
+        const iron_bf16 v3177 = iron_f32_to_bf16(v3172);
+        const unsigned int v3178 = v3166 * v2;
+        const unsigned int v3179 = v3178 + v3168;
+        const unsigned int v3180 = v3179 - v78;
+        out[v3180] = v3177;
+      }
+    }
+    const unsigned int v3181 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3182 = v2204 + v3181;
+    const unsigned int v3183 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3184 = v2203 + v3183;
+    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3186 = v3184 < v79;
+    const bool v3187 = v3185 && v3186;
+    if (v3187) {
+      const float v3188 = v92.x[61];
+      const unsigned int v3190 = v3184 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3191 = v3190 < v2;
+      const bool v3192 = v3185 && v3191;
+      if (v3192) {
+        const iron_bf16 v3193 = iron_f32_to_bf16(v3188);
+        const unsigned int v3194 = v3182 * v2;
+        const unsigned int v3195 = v3194 + v3184;
+        const unsigned int v3196 = v3195 - v78;
+        out[v3196] = v3193;
+      }
+    }
+    const unsigned int v3197 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3198 = v2204 + v3197;
+    const unsigned int v3199 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3200 = v2203 + v3199;
+    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3202 = v3200 < v79;
+    const bool v3203 = v3201 && v3202;
+    if (v3203) {
+      const float v3204 = v92.x[62];
+      const unsigned int v3206 = v3200 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3207 = v3206 < v2;
+      const bool v3208 = v3201 && v3207;
+      if (v3208) {
+        const iron_bf16 v3209 = iron_f32_to_bf16(v3204);
+        const unsigned int v3210 = v3198 * v2;
+        const unsigned int v3211 = v3210 + v3200;
+        const unsigned int v3212 = v3211 - v78;
+        out[v3212] = v3209;
+      }
+    }
+    const unsigned int v3213 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3214 = v2204 + v3213;
+    const unsigned int v3215 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3216 = v2203 + v3215;
+    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3218 = v3216 < v79;
+    const bool v3219 = v3217 && v3218;
+    if (v3219) {
+      const float v3220 = v92.x[63];
+      const unsigned int v3222 = v3216 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3223 = v3222 < v2;
+      const bool v3224 = v3217 && v3223;
+      if (v3224) {
+        const iron_bf16 v3225 = iron_f32_to_bf16(v3220);
+        const unsigned int v3226 = v3214 * v2;
+        const unsigned int v3227 = v3226 + v3216;
+        const unsigned int v3228 = v3227 - v78;
+        out[v3228] = v3225;
+      }
+    }
+    const unsigned int v3229 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3230 = v2204 + v3229;
+    const unsigned int v3231 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3232 = v2203 + v3231;
+    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3234 = v3232 < v79;
+    const bool v3235 = v3233 && v3234;
+    if (v3235) {
+      const float v3236 = v92.x[64];
+      const unsigned int v3238 = v3232 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3239 = v3238 < v2;
+      const bool v3240 = v3233 && v3239;
+      if (v3240) {
+        const iron_bf16 v3241 = iron_f32_to_bf16(v3236);
+        const unsigned int v3242 = v3230 * v2;
+        const unsigned int v3243 = v3242 + v3232;
+        const unsigned int v3244 = v3243 - v78;
+        out[v3244] = v3241;
+      }
+    }
+    const unsigned int v3245 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3246 = v2204 + v3245;
+    const unsigned int v3247 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3248 = v2203 + v3247;
+    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3250 = v3248 < v79;
+    const bool v3251 = v3249 && v3250;
+    if (v3251) {
+      const float v3252 = v92.x[65];
+      const unsigned int v3254 = v3248 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3255 = v3254 < v2;
+      const bool v3256 = v3249 && v3255;
+      if (v3256) {
+        const iron_bf16 v3257 = iron_f32_to_bf16(v3252);
+        const unsigned int v3258 = v3246 * v2;
+        const unsigned int v3259 = v3258 + v3248;
+        const unsigned int v3260 = v3259 - v78;
+        out[v3260] = v3257;
+      }
+    }
+    const unsigned int v3261 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3262 = v2204 + v3261;
+    const unsigned int v3263 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3264 = v2203 + v3263;
+    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3266 = v3264 < v79;
+    const bool v3267 = v3265 && v3266;
+    if (v3267) {
+      const float v3268 = v92.x[66];
+      const unsigned int v3270 = v3264 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3271 = v3270 < v2;
+      const bool v3272 = v3265 && v3271;
+      if (v3272) {
+        const iron_bf16 v3273 = iron_f32_to_bf16(v3268);
+        const unsigned int v3274 = v3262 * v2;
+        const unsigned int v3275 = v3274 + v3264;
+        const unsigned int v3276 = v3275 - v78;
+        out[v3276] = v3273;
+      }
+    }
+    const unsigned int v3277 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3278 = v2204 + v3277;
+    const unsigned int v3279 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3280 = v2203 + v3279;
+    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3282 = v3280 < v79;
+    const bool v3283 = v3281 && v3282;
+    if (v3283) {
+      const float v3284 = v92.x[67];
+      const unsigned int v3286 = v3280 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3287 = v3286 < v2;
+      const bool v3288 = v3281 && v3287;
+      if (v3288) {
+        const iron_bf16 v3289 = iron_f32_to_bf16(v3284);
+        const unsigned int v3290 = v3278 * v2;
+        const unsigned int v3291 = v3290 + v3280;
+        const unsigned int v3292 = v3291 - v78;
+        out[v3292] = v3289;
+      }
+    }
+    const unsigned int v3293 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3294 = v2204 + v3293;
+    const unsigned int v3295 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3296 = v2203 + v3295;
+    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3298 = v3296 < v79;
+    const bool v3299 = v3297 && v3298;
+    if (v3299) {
+      const float v3300 = v92.x[68];
+      const unsigned int v3302 = v3296 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3303 = v3302 < v2;
+      const bool v3304 = v3297 && v3303;
+      if (v3304) {
+        const iron_bf16 v3305 = iron_f32_to_bf16(v3300);
+        const unsigned int v3306 = v3294 * v2;
+        const unsigned int v3307 = v3306 + v3296;
+        const unsigned int v3308 = v3307 - v78;
+        out[v3308] = v3305;
+      }
+    }
+    const unsigned int v3309 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3310 = v2204 + v3309;
+    const unsigned int v3311 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3312 = v2203 + v3311;
+    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3314 = v3312 < v79;
+    const bool v3315 = v3313 && v3314;
+    if (v3315) {
+      const float v3316 = v92.x[69];
+      const unsigned int v3318 = v3312 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3319 = v3318 < v2;
+      const bool v3320 = v3313 && v3319;
+      if (v3320) {
+        const iron_bf16 v3321 = iron_f32_to_bf16(v3316);
+        const unsigned int v3322 = v3310 * v2;
+        const unsigned int v3323 = v3322 + v3312;
+        const unsigned int v3324 = v3323 - v78;
+        out[v3324] = v3321;
+      }
+    }
+    const unsigned int v3325 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3326 = v2204 + v3325;
+    const unsigned int v3327 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3328 = v2203 + v3327;
+    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3330 = v3328 < v79;
+    const bool v3331 = v3329 && v3330;
+    if (v3331) {
+      const float v3332 = v92.x[70];
+      const unsigned int v3334 = v3328 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3335 = v3334 < v2;
+      const bool v3336 = v3329 && v3335;
+      if (v3336) {
+        const iron_bf16 v3337 = iron_f32_to_bf16(v3332);
+        const unsigned int v3338 = v3326 * v2;
+        const unsigned int v3339 = v3338 + v3328;
+        const unsigned int v3340 = v3339 - v78;
+        out[v3340] = v3337;
+      }
+    }
+    const unsigned int v3341 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3342 = v2204 + v3341;
+    const unsigned int v3343 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3344 = v2203 + v3343;
+    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3346 = v3344 < v79;
+    const bool v3347 = v3345 && v3346;
+    if (v3347) {
+      const float v3348 = v92.x[71];
+      const unsigned int v3350 = v3344 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3351 = v3350 < v2;
+      const bool v3352 = v3345 && v3351;
+      if (v3352) {
+        const iron_bf16 v3353 = iron_f32_to_bf16(v3348);
+        const unsigned int v3354 = v3342 * v2;
+        const unsigned int v3355 = v3354 + v3344;
+        const unsigned int v3356 = v3355 - v78;
+        out[v3356] = v3353;
+      }
+    }
+    const unsigned int v3357 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3358 = v2204 + v3357;
+    const unsigned int v3359 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3360 = v2203 + v3359;
+    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3362 = v3360 < v79;
+    const bool v3363 = v3361 && v3362;
+    if (v3363) {
+      const float v3364 = v92.x[72];
+      const unsigned int v3366 = v3360 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3367 = v3366 < v2;
+      const bool v3368 = v3361 && v3367;
+      if (v3368) {
+        const iron_bf16 v3369 = iron_f32_to_bf16(v3364);
+        const unsigned int v3370 = v3358 * v2;
+        const unsigned int v3371 = v3370 + v3360;
+        const unsigned int v3372 = v3371 - v78;
+        out[v3372] = v3369;
+      }
+    }
+    const unsigned int v3373 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3374 = v2204 + v3373;
+    const unsigned int v3375 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3376 = v2203 + v3375;
+    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3378 = v3376 < v79;
+    const bool v3379 = v3377 && v3378;
+    if (v3379) {
+      const float v3380 = v92.x[73];
+      const unsigned int v3382 = v3376 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3383 = v3382 < v2;
+      const bool v3384 = v3377 && v3383;
+      if (v3384) {
+        const iron_bf16 v3385 = iron_f32_to_bf16(v3380);
+        const unsigned int v3386 = v3374 * v2;
+        const unsigned int v3387 = v3386 + v3376;
+        const unsigned int v3388 = v3387 - v78;
+        out[v3388] = v3385;
+      }
+    }
+    const unsigned int v3389 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3390 = v2204 + v3389;
+    const unsigned int v3391 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3392 = v2203 + v3391;
+    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3394 = v3392 < v79;
+    const bool v3395 = v3393 && v3394;
+    if (v3395) {
+      const float v3396 = v92.x[74];
+      const unsigned int v3398 = v3392 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3399 = v3398 < v2;
+      const bool v3400 = v3393 && v3399;
+      if (v3400) {
+        const iron_bf16 v3401 = iron_f32_to_bf16(v3396);
+        const unsigned int v3402 = v3390 * v2;
+        const unsigned int v3403 = v3402 + v3392;
+        const unsigned int v3404 = v3403 - v78;
+        out[v3404] = v3401;
+      }
+    }
+    const unsigned int v3405 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3406 = v2204 + v3405;
+    const unsigned int v3407 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3408 = v2203 + v3407;
+    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3410 = v3408 < v79;
+    const bool v3411 = v3409 && v3410;
+    if (v3411) {
+      const float v3412 = v92.x[75];
+      const unsigned int v3414 = v3408 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3415 = v3414 < v2;
+      const bool v3416 = v3409 && v3415;
+      if (v3416) {
+        const iron_bf16 v3417 = iron_f32_to_bf16(v3412);
+        const unsigned int v3418 = v3406 * v2;
+        const unsigned int v3419 = v3418 + v3408;
+        const unsigned int v3420 = v3419 - v78;
+        out[v3420] = v3417;
+      }
+    }
+    const unsigned int v3421 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3422 = v2204 + v3421;
+    const unsigned int v3423 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3424 = v2203 + v3423;
+    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3426 = v3424 < v79;
+    const bool v3427 = v3425 && v3426;
+    if (v3427) {
+      const float v3428 = v92.x[76];
+      const unsigned int v3430 = v3424 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3431 = v3430 < v2;
+      const bool v3432 = v3425 && v3431;
+      if (v3432) {
+        const iron_bf16 v3433 = iron_f32_to_bf16(v3428);
+        const unsigned int v3434 = v3422 * v2;
+        const unsigned int v3435 = v3434 + v3424;
+        const unsigned int v3436 = v3435 - v78;
+        out[v3436] = v3433;
+      }
+    }
+    const unsigned int v3437 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3438 = v2204 + v3437;
+    const unsigned int v3439 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3440 = v2203 + v3439;
+    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3442 = v3440 < v79;
+    const bool v3443 = v3441 && v3442;
+    if (v3443) {
+      const float v3444 = v92.x[77];
+      const unsigned int v3446 = v3440 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3447 = v3446 < v2;
+      const bool v3448 = v3441 && v3447;
+      if (v3448) {
+        const iron_bf16 v3449 = iron_f32_to_bf16(v3444);
+        const unsigned int v3450 = v3438 * v2;
+        const unsigned int v3451 = v3450 + v3440;
+        const unsigned int v3452 = v3451 - v78;
+        out[v3452] = v3449;
+      }
+    }
+    const unsigned int v3453 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3454 = v2204 + v3453;
+    const unsigned int v3455 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3456 = v2203 + v3455;
+    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3458 = v3456 < v79;
+    const bool v3459 = v3457 && v3458;
+    if (v3459) {
+      const float v3460 = v92.x[78];
+      const unsigned int v3462 = v3456 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3463 = v3462 < v2;
+      const bool v3464 = v3457 && v3463;
+      if (v3464) {
+        const iron_bf16 v3465 = iron_f32_to_bf16(v3460);
+        const unsigned int v3466 = v3454 * v2;
+        const unsigned int v3467 = v3466 + v3456;
+        const unsigned int v3468 = v3467 - v78;
+        out[v3468] = v3465;
+      }
+    }
+    const unsigned int v3469 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3470 = v2204 + v3469;
+    const unsigned int v3471 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3472 = v2203 + v3471;
+    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3474 = v3472 < v79;
+    const bool v3475 = v3473 && v3474;
+    if (v3475) {
+      const float v3476 = v92.x[79];
+      const unsigned int v3478 = v3472 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3479 = v3478 < v2;
+      const bool v3480 = v3473 && v3479;
+      if (v3480) {
+        const iron_bf16 v3481 = iron_f32_to_bf16(v3476);
+        const unsigned int v3482 = v3470 * v2;
+        const unsigned int v3483 = v3482 + v3472;
+        const unsigned int v3484 = v3483 - v78;
+        out[v3484] = v3481;
+      }
+    }
+    const unsigned int v3485 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3486 = v2204 + v3485;
+    const unsigned int v3487 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3488 = v2203 + v3487;
+    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3490 = v3488 < v79;
+    const bool v3491 = v3489 && v3490;
+    if (v3491) {
+      const float v3492 = v92.x[80];
+      const unsigned int v3494 = v3488 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3495 = v3494 < v2;
+      const bool v3496 = v3489 && v3495;
+      if (v3496) {
+        const iron_bf16 v3497 = iron_f32_to_bf16(v3492);
+        const unsigned int v3498 = v3486 * v2;
+        const unsigned int v3499 = v3498 + v3488;
+        const unsigned int v3500 = v3499 - v78;
+        out[v3500] = v3497;
+      }
+    }
+    const unsigned int v3501 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3502 = v2204 + v3501;
+    const unsigned int v3503 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3504 = v2203 + v3503;
+    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3506 = v3504 < v79;
+    const bool v3507 = v3505 && v3506;
+    if (v3507) {
+      const float v3508 = v92.x[81];
+      const unsigned int v3510 = v3504 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3511 = v3510 < v2;
+      const bool v3512 = v3505 && v3511;
+      if (v3512) {
+        const iron_bf16 v3513 = iron_f32_to_bf16(v3508);
+        const unsigned int v3514 = v3502 * v2;
+        const unsigned int v3515 = v3514 + v3504;
+        const unsigned int v3516 = v3515 - v78;
+        out[v3516] = v3513;
+      }
+    }
+    const unsigned int v3517 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3518 = v2204 + v3517;
+    const unsigned int v3519 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3520 = v2203 + v3519;
+    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3522 = v3520 < v79;
+    const bool v3523 = v3521 && v3522;
+    if (v3523) {
+      const float v3524 = v92.x[82];
+      const unsigned int v3526 = v3520 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3527 = v3526 < v2;
+      const bool v3528 = v3521 && v3527;
+      if (v3528) {
+        const iron_bf16 v3529 = iron_f32_to_bf16(v3524);
+        const unsigned int v3530 = v3518 * v2;
+        const unsigned int v3531 = v3530 + v3520;
+        const unsigned int v3532 = v3531 - v78;
+        out[v3532] = v3529;
+      }
+    }
+    const unsigned int v3533 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3534 = v2204 + v3533;
+    const unsigned int v3535 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3536 = v2203 + v3535;
+    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3538 = v3536 < v79;
+    const bool v3539 = v3537 && v3538;
+    if (v3539) {
+      const float v3540 = v92.x[83];
+      const unsigned int v3542 = v3536 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3543 = v3542 < v2;
+      const bool v3544 = v3537 && v3543;
+      if (v3544) {
+        const iron_bf16 v3545 = iron_f32_to_bf16(v3540);
+        const unsigned int v3546 = v3534 * v2;
+        const unsigned int v3547 = v3546 + v3536;
+        const unsigned int v3548 = v3547 - v78;
+        out[v3548] = v3545;
+      }
+    }
+    const unsigned int v3549 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3550 = v2204 + v3549;
+    const unsigned int v3551 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3552 = v2203 + v3551;
+    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3554 = v3552 < v79;
+    const bool v3555 = v3553 && v3554;
+    if (v3555) {
+      const float v3556 = v92.x[84];
+      const unsigned int v3558 = v3552 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3559 = v3558 < v2;
+      const bool v3560 = v3553 && v3559;
+      if (v3560) {
+        const iron_bf16 v3561 = iron_f32_to_bf16(v3556);
+        const unsigned int v3562 = v3550 * v2;
+        const unsigned int v3563 = v3562 + v3552;
+        const unsigned int v3564 = v3563 - v78;
+        out[v3564] = v3561;
+      }
+    }
+    const unsigned int v3565 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3566 = v2204 + v3565;
+    const unsigned int v3567 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3568 = v2203 + v3567;
+    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3570 = v3568 < v79;
+    const bool v3571 = v3569 && v3570;
+    if (v3571) {
+      const float v3572 = v92.x[85];
+      const unsigned int v3574 = v3568 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3575 = v3574 < v2;
+      const bool v3576 = v3569 && v3575;
+      if (v3576) {
+        const iron_bf16 v3577 = iron_f32_to_bf16(v3572);
+        const unsigned int v3578 = v3566 * v2;
+        const unsigned int v3579 = v3578 + v3568;
+        const unsigned int v3580 = v3579 - v78;
+        out[v3580] = v3577;
+      }
+    }
+    const unsigned int v3581 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3582 = v2204 + v3581;
+    const unsigned int v3583 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3584 = v2203 + v3583;
+    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3586 = v3584 < v79;
+    const bool v3587 = v3585 && v3586;
+    if (v3587) {
+      const float v3588 = v92.x[86];
+      const unsigned int v3590 = v3584 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3591 = v3590 < v2;
+      const bool v3592 = v3585 && v3591;
+      if (v3592) {
+        const iron_bf16 v3593 = iron_f32_to_bf16(v3588);
+        const unsigned int v3594 = v3582 * v2;
+        const unsigned int v3595 = v3594 + v3584;
+        const unsigned int v3596 = v3595 - v78;
+        out[v3596] = v3593;
+      }
+    }
+    const unsigned int v3597 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3598 = v2204 + v3597;
+    const unsigned int v3599 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3600 = v2203 + v3599;
+    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3602 = v3600 < v79;
+    const bool v3603 = v3601 && v3602;
+    if (v3603) {
+      const float v3604 = v92.x[87];
+      const unsigned int v3606 = v3600 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3607 = v3606 < v2;
+      const bool v3608 = v3601 && v3607;
+      if (v3608) {
+        const iron_bf16 v3609 = iron_f32_to_bf16(v3604);
+        const unsigned int v3610 = v3598 * v2;
+        const unsigned int v3611 = v3610 + v3600;
+        const unsigned int v3612 = v3611 - v78;
+        out[v3612] = v3609;
+      }
+    }
+    const unsigned int v3613 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3614 = v2204 + v3613;
+    const unsigned int v3615 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3616 = v2203 + v3615;
+    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3618 = v3616 < v79;
+    const bool v3619 = v3617 && v3618;
+    if (v3619) {
+      const float v3620 = v92.x[88];
+      const unsigned int v3622 = v3616 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3623 = v3622 < v2;
+      const bool v3624 = v3617 && v3623;
+      if (v3624) {
+        const iron_bf16 v3625 = iron_f32_to_bf16(v3620);
+        const unsigned int v3626 = v3614 * v2;
+        const unsigned int v3627 = v3626 + v3616;
+        const unsigned int v3628 = v3627 - v78;
+        out[v3628] = v3625;
+      }
+    }
+    const unsigned int v3629 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3630 = v2204 + v3629;
+    const unsigned int v3631 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3632 = v2203 + v3631;
+    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3634 = v3632 < v79;
+    const bool v3635 = v3633 && v3634;
+    if (v3635) {
+      const float v3636 = v92.x[89];
+      const unsigned int v3638 = v3632 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3639 = v3638 < v2;
+      const bool v3640 = v3633 && v3639;
+      if (v3640) {
+        const iron_bf16 v3641 = iron_f32_to_bf16(v3636);
+        const unsigned int v3642 = v3630 * v2;
+        const unsigned int v3643 = v3642 + v3632;
+        const unsigned int v3644 = v3643 - v78;
+        out[v3644] = v3641;
+      }
+    }
+    const unsigned int v3645 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3646 = v2204 + v3645;
+    const unsigned int v3647 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3648 = v2203 + v3647;
+    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3650 = v3648 < v79;
+    const bool v3651 = v3649 && v3650;
+    if (v3651) {
+      const float v3652 = v92.x[90];
+      const unsigned int v3654 = v3648 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3655 = v3654 < v2;
+      const bool v3656 = v3649 && v3655;
+      if (v3656) {
+        const iron_bf16 v3657 = iron_f32_to_bf16(v3652);
+        const unsigned int v3658 = v3646 * v2;
+        const unsigned int v3659 = v3658 + v3648;
+        const unsigned int v3660 = v3659 - v78;
+        out[v3660] = v3657;
+      }
+    }
+    const unsigned int v3661 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3662 = v2204 + v3661;
+    const unsigned int v3663 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3664 = v2203 + v3663;
+    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3666 = v3664 < v79;
+    const bool v3667 = v3665 && v3666;
+    if (v3667) {
+      const float v3668 = v92.x[91];
+      const unsigned int v3670 = v3664 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3671 = v3670 < v2;
+      const bool v3672 = v3665 && v3671;
+      if (v3672) {
+        const iron_bf16 v3673 = iron_f32_to_bf16(v3668);
+        const unsigned int v3674 = v3662 * v2;
+        const unsigned int v3675 = v3674 + v3664;
+        const unsigned int v3676 = v3675 - v78;
+        out[v3676] = v3673;
+      }
+    }
+    const unsigned int v3677 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3678 = v2204 + v3677;
+    const unsigned int v3679 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3680 = v2203 + v3679;
+    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3682 = v3680 < v79;
+    const bool v3683 = v3681 && v3682;
+    if (v3683) {
+      const float v3684 = v92.x[92];
+      const unsigned int v3686 = v3680 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3687 = v3686 < v2;
+      const bool v3688 = v3681 && v3687;
+      if (v3688) {
+        const iron_bf16 v3689 = iron_f32_to_bf16(v3684);
+        const unsigned int v3690 = v3678 * v2;
+        const unsigned int v3691 = v3690 + v3680;
+        const unsigned int v3692 = v3691 - v78;
+        out[v3692] = v3689;
+      }
+    }
+    const unsigned int v3693 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3694 = v2204 + v3693;
+    const unsigned int v3695 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3696 = v2203 + v3695;
+    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3698 = v3696 < v79;
+    const bool v3699 = v3697 && v3698;
+    if (v3699) {
+      const float v3700 = v92.x[93];
+      const unsigned int v3702 = v3696 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3703 = v3702 < v2;
+      const bool v3704 = v3697 && v3703;
+      if (v3704) {
+        const iron_bf16 v3705 = iron_f32_to_bf16(v3700);
+        const unsigned int v3706 = v3694 * v2;
+        const unsigned int v3707 = v3706 + v3696;
+        const unsigned int v3708 = v3707 - v78;
+        out[v3708] = v3705;
+      }
+    }
+    const unsigned int v3709 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3710 = v2204 + v3709;
+    const unsigned int v3711 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3712 = v2203 + v3711;
+    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3714 = v3712 < v79;
+    const bool v3715 = v3713 && v3714;
+    if (v3715) {
+      const float v3716 = v92.x[94];
+      const unsigned int v3718 = v3712 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3719 = v3718 < v2;
+      const bool v3720 = v3713 && v3719;
+      if (v3720) {
+        const iron_bf16 v3721 = iron_f32_to_bf16(v3716);
+        const unsigned int v3722 = v3710 * v2;
+        const unsigned int v3723 = v3722 + v3712;
+        const unsigned int v3724 = v3723 - v78;
+        out[v3724] = v3721;
+      }
+    }
+    const unsigned int v3725 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3726 = v2204 + v3725;
+    const unsigned int v3727 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3728 = v2203 + v3727;
+    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3730 = v3728 < v79;
+    const bool v3731 = v3729 && v3730;
+    if (v3731) {
+      const float v3732 = v92.x[95];
+      const unsigned int v3734 = v3728 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3735 = v3734 < v2;
+      const bool v3736 = v3729 && v3735;
+      if (v3736) {
+        const iron_bf16 v3737 = iron_f32_to_bf16(v3732);
+        const unsigned int v3738 = v3726 * v2;
+        const unsigned int v3739 = v3738 + v3728;
+        const unsigned int v3740 = v3739 - v78;
+        out[v3740] = v3737;
+      }
+    }
+    const unsigned int v3741 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3742 = v2204 + v3741;
+    const unsigned int v3743 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3744 = v2203 + v3743;
+    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3746 = v3744 < v79;
+    const bool v3747 = v3745 && v3746;
+    if (v3747) {
+      const float v3748 = v92.x[96];
+      const unsigned int v3750 = v3744 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3751 = v3750 < v2;
+      const bool v3752 = v3745 && v3751;
+      if (v3752) {
+        const iron_bf16 v3753 = iron_f32_to_bf16(v3748);
+        const unsigned int v3754 = v3742 * v2;
+        const unsigned int v3755 = v3754 + v3744;
+        const unsigned int v3756 = v3755 - v78;
+        out[v3756] = v3753;
+      }
+    }
+    const unsigned int v3757 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3758 = v2204 + v3757;
+    const unsigned int v3759 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3760 = v2203 + v3759;
+    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3762 = v3760 < v79;
+    const bool v3763 = v3761 && v3762;
+    if (v3763) {
+      const float v3764 = v92.x[97];
+      const unsigned int v3766 = v3760 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3767 = v3766 < v2;
+      const bool v3768 = v3761 && v3767;
+      if (v3768) {
+        const iron_bf16 v3769 = iron_f32_to_bf16(v3764);
+        const unsigned int v3770 = v3758 * v2;
+        const unsigned int v3771 = v3770 + v3760;
+        const unsigned int v3772 = v3771 - v78;
+        out[v3772] = v3769;
+      }
+    }
+    const unsigned int v3773 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3774 = v2204 + v3773;
+    const unsigned int v3775 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3776 = v2203 + v3775;
+    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3778 = v3776 < v79;
+    const bool v3779 = v3777 && v3778;
+    if (v3779) {
+      const float v3780 = v92.x[98];
+      const unsigned int v3782 = v3776 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3783 = v3782 < v2;
+      const bool v3784 = v3777 && v3783;
+      if (v3784) {
+        const iron_bf16 v3785 = iron_f32_to_bf16(v3780);
+        const unsigned int v3786 = v3774 * v2;
+        const unsigned int v3787 = v3786 + v3776;
+        const unsigned int v3788 = v3787 - v78;
+        out[v3788] = v3785;
+      }
+    }
+    const unsigned int v3789 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3790 = v2204 + v3789;
+    const unsigned int v3791 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3792 = v2203 + v3791;
+    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3794 = v3792 < v79;
+    const bool v3795 = v3793 && v3794;
+    if (v3795) {
+      const float v3796 = v92.x[99];
+      const unsigned int v3798 = v3792 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3799 = v3798 < v2;
+      const bool v3800 = v3793 && v3799;
+      if (v3800) {
+        const iron_bf16 v3801 = iron_f32_to_bf16(v3796);
+        const unsigned int v3802 = v3790 * v2;
+        const unsigned int v3803 = v3802 + v3792;
+        const unsigned int v3804 = v3803 - v78;
+        out[v3804] = v3801;
+      }
+    }
+    const unsigned int v3805 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3806 = v2204 + v3805;
+    const unsigned int v3807 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3808 = v2203 + v3807;
+    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3810 = v3808 < v79;
+    const bool v3811 = v3809 && v3810;
+    if (v3811) {
+      const float v3812 = v92.x[100];
+      const unsigned int v3814 = v3808 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3815 = v3814 < v2;
+      const bool v3816 = v3809 && v3815;
+      if (v3816) {
+        const iron_bf16 v3817 = iron_f32_to_bf16(v3812);
+        const unsigned int v3818 = v3806 * v2;
+        const unsigned int v3819 = v3818 + v3808;
+        const unsigned int v3820 = v3819 - v78;
+        out[v3820] = v3817;
+      }
+    }
+    const unsigned int v3821 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3822 = v2204 + v3821;
+    const unsigned int v3823 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3824 = v2203 + v3823;
+    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3826 = v3824 < v79;
+    const bool v3827 = v3825 && v3826;
+    if (v3827) {
+      const float v3828 = v92.x[101];
+      const unsigned int v3830 = v3824 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3831 = v3830 < v2;
+      const bool v3832 = v3825 && v3831;
+      if (v3832) {
+        const iron_bf16 v3833 = iron_f32_to_bf16(v3828);
+        const unsigned int v3834 = v3822 * v2;
+        const unsigned int v3835 = v3834 + v3824;
+        const unsigned int v3836 = v3835 - v78;
+        out[v3836] = v3833;
+      }
+    }
+    const unsigned int v3837 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3838 = v2204 + v3837;
+    const unsigned int v3839 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3840 = v2203 + v3839;
+    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3842 = v3840 < v79;
+    const bool v3843 = v3841 && v3842;
+    if (v3843) {
+      const float v3844 = v92.x[102];
+      const unsigned int v3846 = v3840 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3847 = v3846 < v2;
+      const bool v3848 = v3841 && v3847;
+      if (v3848) {
+        const iron_bf16 v3849 = iron_f32_to_bf16(v3844);
+        const unsigned int v3850 = v3838 * v2;
+        const unsigned int v3851 = v3850 + v3840;
+        const unsigned int v3852 = v3851 - v78;
+        out[v3852] = v3849;
+      }
+    }
+    const unsigned int v3853 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3854 = v2204 + v3853;
+    const unsigned int v3855 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3856 = v2203 + v3855;
+    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3858 = v3856 < v79;
+    const bool v3859 = v3857 && v3858;
+    if (v3859) {
+      const float v3860 = v92.x[103];
+      const unsigned int v3862 = v3856 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3863 = v3862 < v2;
+      const bool v3864 = v3857 && v3863;
+      if (v3864) {
+        const iron_bf16 v3865 = iron_f32_to_bf16(v3860);
+        const unsigned int v3866 = v3854 * v2;
+        const unsigned int v3867 = v3866 + v3856;
+        const unsigned int v3868 = v3867 - v78;
+        out[v3868] = v3865;
+      }
+    }
+    const unsigned int v3869 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3870 = v2204 + v3869;
+    const unsigned int v3871 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3872 = v2203 + v3871;
+    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3874 = v3872 < v79;
+    const bool v3875 = v3873 && v3874;
+    if (v3875) {
+      const float v3876 = v92.x[104];
+      const unsigned int v3878 = v3872 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3879 = v3878 < v2;
+      const bool v3880 = v3873 && v3879;
+      if (v3880) {
+        const iron_bf16 v3881 = iron_f32_to_bf16(v3876);
+        const unsigned int v3882 = v3870 * v2;
+        const unsigned int v3883 = v3882 + v3872;
+        const unsigned int v3884 = v3883 - v78;
+        out[v3884] = v3881;
+      }
+    }
+    const unsigned int v3885 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3886 = v2204 + v3885;
+    const unsigned int v3887 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3888 = v2203 + v3887;
+    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3890 = v3888 < v79;
+    const bool v3891 = v3889 && v3890;
+    if (v3891) {
+      const float v3892 = v92.x[105];
+      const unsigned int v3894 = v3888 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3895 = v3894 < v2;
+      const bool v3896 = v3889 && v3895;
+      if (v3896) {
+        const iron_bf16 v3897 = iron_f32_to_bf16(v3892);
+        const unsigned int v3898 = v3886 * v2;
+        const unsigned int v3899 = v3898 + v3888;
+        const unsigned int v3900 = v3899 - v78;
+        out[v3900] = v3897;
+      }
+    }
+    const unsigned int v3901 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3902 = v2204 + v3901;
+    const unsigned int v3903 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3904 = v2203 + v3903;
+    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3906 = v3904 < v79;
+    const bool v3907 = v3905 && v3906;
+    if (v3907) {
+      const float v3908 = v92.x[106];
+      const unsigned int v3910 = v3904 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3911 = v3910 < v2;
+      const bool v3912 = v3905 && v3911;
+      if (v3912) {
+        const iron_bf16 v3913 = iron_f32_to_bf16(v3908);
+        const unsigned int v3914 = v3902 * v2;
+        const unsigned int v3915 = v3914 + v3904;
+        const unsigned int v3916 = v3915 - v78;
+        out[v3916] = v3913;
+      }
+    }
+    const unsigned int v3917 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3918 = v2204 + v3917;
+    const unsigned int v3919 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3920 = v2203 + v3919;
+    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3922 = v3920 < v79;
+    const bool v3923 = v3921 && v3922;
+    if (v3923) {
+      const float v3924 = v92.x[107];
+      const unsigned int v3926 = v3920 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3927 = v3926 < v2;
+      const bool v3928 = v3921 && v3927;
+      if (v3928) {
+        const iron_bf16 v3929 = iron_f32_to_bf16(v3924);
+        const unsigned int v3930 = v3918 * v2;
+        const unsigned int v3931 = v3930 + v3920;
+        const unsigned int v3932 = v3931 - v78;
+        out[v3932] = v3929;
+      }
+    }
+    const unsigned int v3933 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3934 = v2204 + v3933;
+    const unsigned int v3935 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3936 = v2203 + v3935;
+    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3938 = v3936 < v79;
+    const bool v3939 = v3937 && v3938;
+    if (v3939) {
+      const float v3940 = v92.x[108];
+      const unsigned int v3942 = v3936 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3943 = v3942 < v2;
+      const bool v3944 = v3937 && v3943;
+      if (v3944) {
+        const iron_bf16 v3945 = iron_f32_to_bf16(v3940);
+        const unsigned int v3946 = v3934 * v2;
+        const unsigned int v3947 = v3946 + v3936;
+        const unsigned int v3948 = v3947 - v78;
+        out[v3948] = v3945;
+      }
+    }
+    const unsigned int v3949 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3950 = v2204 + v3949;
+    const unsigned int v3951 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3952 = v2203 + v3951;
+    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3954 = v3952 < v79;
+    const bool v3955 = v3953 && v3954;
+    if (v3955) {
+      const float v3956 = v92.x[109];
+      const unsigned int v3958 = v3952 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3959 = v3958 < v2;
+      const bool v3960 = v3953 && v3959;
+      if (v3960) {
+        const iron_bf16 v3961 = iron_f32_to_bf16(v3956);
+        const unsigned int v3962 = v3950 * v2;
+        const unsigned int v3963 = v3962 + v3952;
+        const unsigned int v3964 = v3963 - v78;
+        out[v3964] = v3961;
+      }
+    }
+    const unsigned int v3965 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3966 = v2204 + v3965;
+    const unsigned int v3967 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3968 = v2203 + v3967;
+    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3970 = v3968 < v79;
+    const bool v3971 = v3969 && v3970;
+    if (v3971) {
+      const float v3972 = v92.x[110];
+      const unsigned int v3974 = v3968 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3975 = v3974 < v2;
+      const bool v3976 = v3969 && v3975;
+      if (v3976) {
+        const iron_bf16 v3977 = iron_f32_to_bf16(v3972);
+        const unsigned int v3978 = v3966 * v2;
+        const unsigned int v3979 = v3978 + v3968;
+        const unsigned int v3980 = v3979 - v78;
+        out[v3980] = v3977;
+      }
+    }
+    const unsigned int v3981 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3982 = v2204 + v3981;
+    const unsigned int v3983 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v3984 = v2203 + v3983;
+    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3986 = v3984 < v79;
+    const bool v3987 = v3985 && v3986;
+    if (v3987) {
+      const float v3988 = v92.x[111];
+      const unsigned int v3990 = v3984 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3991 = v3990 < v2;
+      const bool v3992 = v3985 && v3991;
+      if (v3992) {
+        const iron_bf16 v3993 = iron_f32_to_bf16(v3988);
+        const unsigned int v3994 = v3982 * v2;
+        const unsigned int v3995 = v3994 + v3984;
+        const unsigned int v3996 = v3995 - v78;
+        out[v3996] = v3993;
+      }
+    }
+    const unsigned int v3997 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v3998 = v2204 + v3997;
+    const unsigned int v3999 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4000 = v2203 + v3999;
+    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4002 = v4000 < v79;
+    const bool v4003 = v4001 && v4002;
+    if (v4003) {
+      const float v4004 = v92.x[112];
+      const unsigned int v4006 = v4000 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4007 = v4006 < v2;
+      const bool v4008 = v4001 && v4007;
+      if (v4008) {
+        const iron_bf16 v4009 = iron_f32_to_bf16(v4004);
+        const unsigned int v4010 = v3998 * v2;
+        const unsigned int v4011 = v4010 + v4000;
+        const unsigned int v4012 = v4011 - v78;
+        out[v4012] = v4009;
+      }
+    }
+    const unsigned int v4013 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4014 = v2204 + v4013;
+    const unsigned int v4015 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4016 = v2203 + v4015;
+    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4018 = v4016 < v79;
+    const bool v4019 = v4017 && v4018;
+    if (v4019) {
+      const float v4020 = v92.x[113];
+      const unsigned int v4022 = v4016 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4023 = v4022 < v2;
+      const bool v4024 = v4017 && v4023;
+      if (v4024) {
+        const iron_bf16 v4025 = iron_f32_to_bf16(v4020);
+        const unsigned int v4026 = v4014 * v2;
+        const unsigned int v4027 = v4026 + v4016;
+        const unsigned int v4028 = v4027 - v78;
+        out[v4028] = v4025;
+      }
+    }
+    const unsigned int v4029 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4030 = v2204 + v4029;
+    const unsigned int v4031 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4032 = v2203 + v4031;
+    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4034 = v4032 < v79;
+    const bool v4035 = v4033 && v4034;
+    if (v4035) {
+      const float v4036 = v92.x[114];
+      const unsigned int v4038 = v4032 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4039 = v4038 < v2;
+      const bool v4040 = v4033 && v4039;
+      if (v4040) {
+        const iron_bf16 v4041 = iron_f32_to_bf16(v4036);
+        const unsigned int v4042 = v4030 * v2;
+        const unsigned int v4043 = v4042 + v4032;
+        const unsigned int v4044 = v4043 - v78;
+        out[v4044] = v4041;
+      }
+    }
+    const unsigned int v4045 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4046 = v2204 + v4045;
+    const unsigned int v4047 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4048 = v2203 + v4047;
+    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4050 = v4048 < v79;
+    const bool v4051 = v4049 && v4050;
+    if (v4051) {
+      const float v4052 = v92.x[115];
+      const unsigned int v4054 = v4048 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4055 = v4054 < v2;
+      const bool v4056 = v4049 && v4055;
+      if (v4056) {
+        const iron_bf16 v4057 = iron_f32_to_bf16(v4052);
+        const unsigned int v4058 = v4046 * v2;
+        const unsigned int v4059 = v4058 + v4048;
+        const unsigned int v4060 = v4059 - v78;
+        out[v4060] = v4057;
+      }
+    }
+    const unsigned int v4061 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4062 = v2204 + v4061;
+    const unsigned int v4063 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4064 = v2203 + v4063;
+    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4066 = v4064 < v79;
+    const bool v4067 = v4065 && v4066;
+    if (v4067) {
+      const float v4068 = v92.x[116];
+      const unsigned int v4070 = v4064 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4071 = v4070 < v2;
+      const bool v4072 = v4065 && v4071;
+      if (v4072) {
+        const iron_bf16 v4073 = iron_f32_to_bf16(v4068);
+        const unsigned int v4074 = v4062 * v2;
+        const unsigned int v4075 = v4074 + v4064;
+        const unsigned int v4076 = v4075 - v78;
+        out[v4076] = v4073;
+      }
+    }
+    const unsigned int v4077 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4078 = v2204 + v4077;
+    const unsigned int v4079 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4080 = v2203 + v4079;
+    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4082 = v4080 < v79;
+    const bool v4083 = v4081 && v4082;
+    if (v4083) {
+      const float v4084 = v92.x[117];
+      const unsigned int v4086 = v4080 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4087 = v4086 < v2;
+      const bool v4088 = v4081 && v4087;
+      if (v4088) {
+        const iron_bf16 v4089 = iron_f32_to_bf16(v4084);
+        const unsigned int v4090 = v4078 * v2;
+        const unsigned int v4091 = v4090 + v4080;
+        const unsigned int v4092 = v4091 - v78;
+        out[v4092] = v4089;
+      }
+    }
+    const unsigned int v4093 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4094 = v2204 + v4093;
+    const unsigned int v4095 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4096 = v2203 + v4095;
+    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4098 = v4096 < v79;
+    const bool v4099 = v4097 && v4098;
+    if (v4099) {
+      const float v4100 = v92.x[118];
+      const unsigned int v4102 = v4096 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4103 = v4102 < v2;
+      const bool v4104 = v4097 && v4103;
+      if (v4104) {
+        const iron_bf16 v4105 = iron_f32_to_bf16(v4100);
+        const unsigned int v4106 = v4094 * v2;
+        const unsigned int v4107 = v4106 + v4096;
+        const unsigned int v4108 = v4107 - v78;
+        out[v4108] = v4105;
+      }
+    }
+    const unsigned int v4109 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4110 = v2204 + v4109;
+    const unsigned int v4111 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4112 = v2203 + v4111;
+    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4114 = v4112 < v79;
+    const bool v4115 = v4113 && v4114;
+    if (v4115) {
+      const float v4116 = v92.x[119];
+      const unsigned int v4118 = v4112 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4119 = v4118 < v2;
+      const bool v4120 = v4113 && v4119;
+      if (v4120) {
+        const iron_bf16 v4121 = iron_f32_to_bf16(v4116);
+        const unsigned int v4122 = v4110 * v2;
+        const unsigned int v4123 = v4122 + v4112;
+        const unsigned int v4124 = v4123 - v78;
+        out[v4124] = v4121;
+      }
+    }
+    const unsigned int v4125 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4126 = v2204 + v4125;
+    const unsigned int v4127 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4128 = v2203 + v4127;
+    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4130 = v4128 < v79;
+    const bool v4131 = v4129 && v4130;
+    if (v4131) {
+      const float v4132 = v92.x[120];
+      const unsigned int v4134 = v4128 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4135 = v4134 < v2;
+      const bool v4136 = v4129 && v4135;
+      if (v4136) {
+        const iron_bf16 v4137 = iron_f32_to_bf16(v4132);
+        const unsigned int v4138 = v4126 * v2;
+        const unsigned int v4139 = v4138 + v4128;
+        const unsigned int v4140 = v4139 - v78;
+        out[v4140] = v4137;
+      }
+    }
+    const unsigned int v4141 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4142 = v2204 + v4141;
+    const unsigned int v4143 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4144 = v2203 + v4143;
+    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4146 = v4144 < v79;
+    const bool v4147 = v4145 && v4146;
+    if (v4147) {
+      const float v4148 = v92.x[121];
+      const unsigned int v4150 = v4144 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4151 = v4150 < v2;
+      const bool v4152 = v4145 && v4151;
+      if (v4152) {
+        const iron_bf16 v4153 = iron_f32_to_bf16(v4148);
+        const unsigned int v4154 = v4142 * v2;
+        const unsigned int v4155 = v4154 + v4144;
+        const unsigned int v4156 = v4155 - v78;
+        out[v4156] = v4153;
+      }
+    }
+    const unsigned int v4157 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4158 = v2204 + v4157;
+    const unsigned int v4159 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4160 = v2203 + v4159;
+    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4162 = v4160 < v79;
+    const bool v4163 = v4161 && v4162;
+    if (v4163) {
+      const float v4164 = v92.x[122];
+      const unsigned int v4166 = v4160 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4167 = v4166 < v2;
+      const bool v4168 = v4161 && v4167;
+      if (v4168) {
+        const iron_bf16 v4169 = iron_f32_to_bf16(v4164);
+        const unsigned int v4170 = v4158 * v2;
+        const unsigned int v4171 = v4170 + v4160;
+        const unsigned int v4172 = v4171 - v78;
+        out[v4172] = v4169;
+      }
+    }
+    const unsigned int v4173 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4174 = v2204 + v4173;
+    const unsigned int v4175 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4176 = v2203 + v4175;
+    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4178 = v4176 < v79;
+    const bool v4179 = v4177 && v4178;
+    if (v4179) {
+      const float v4180 = v92.x[123];
+      const unsigned int v4182 = v4176 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4183 = v4182 < v2;
+      const bool v4184 = v4177 && v4183;
+      if (v4184) {
+        const iron_bf16 v4185 = iron_f32_to_bf16(v4180);
+        const unsigned int v4186 = v4174 * v2;
+        const unsigned int v4187 = v4186 + v4176;
+        const unsigned int v4188 = v4187 - v78;
+        out[v4188] = v4185;
+      }
+    }
+    const unsigned int v4189 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4190 = v2204 + v4189;
+    const unsigned int v4191 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4192 = v2203 + v4191;
+    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4194 = v4192 < v79;
+    const bool v4195 = v4193 && v4194;
+    if (v4195) {
+      const float v4196 = v92.x[124];
+      const unsigned int v4198 = v4192 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4199 = v4198 < v2;
+      const bool v4200 = v4193 && v4199;
+      if (v4200) {
+        const iron_bf16 v4201 = iron_f32_to_bf16(v4196);
+        const unsigned int v4202 = v4190 * v2;
+        const unsigned int v4203 = v4202 + v4192;
+        const unsigned int v4204 = v4203 - v78;
+        out[v4204] = v4201;
+      }
+    }
+    const unsigned int v4205 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4206 = v2204 + v4205;
+    const unsigned int v4207 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4208 = v2203 + v4207;
+    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4210 = v4208 < v79;
+    const bool v4211 = v4209 && v4210;
+    if (v4211) {
+      const float v4212 = v92.x[125];
+      const unsigned int v4214 = v4208 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4215 = v4214 < v2;
+      const bool v4216 = v4209 && v4215;
+      if (v4216) {
+        const iron_bf16 v4217 = iron_f32_to_bf16(v4212);
+        const unsigned int v4218 = v4206 * v2;
+        const unsigned int v4219 = v4218 + v4208;
+        const unsigned int v4220 = v4219 - v78;
+        out[v4220] = v4217;
+      }
+    }
+    const unsigned int v4221 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4222 = v2204 + v4221;
+    const unsigned int v4223 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4224 = v2203 + v4223;
+    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4226 = v4224 < v79;
+    const bool v4227 = v4225 && v4226;
+    if (v4227) {
+      const float v4228 = v92.x[126];
+      const unsigned int v4230 = v4224 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4231 = v4230 < v2;
+      const bool v4232 = v4225 && v4231;
+      if (v4232) {
+        const iron_bf16 v4233 = iron_f32_to_bf16(v4228);
+        const unsigned int v4234 = v4222 * v2;
+        const unsigned int v4235 = v4234 + v4224;
+        const unsigned int v4236 = v4235 - v78;
+        out[v4236] = v4233;
+      }
+    }
+    const unsigned int v4237 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+    const unsigned int v4238 = v2204 + v4237;
+    const unsigned int v4239 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+    const unsigned int v4240 = v2203 + v4239;
+    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4242 = v4240 < v79;
+    const bool v4243 = v4241 && v4242;
+    if (v4243) {
+      const float v4244 = v92.x[127];
+      const unsigned int v4246 = v4240 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4247 = v4246 < v2;
+      const bool v4248 = v4241 && v4247;
+      if (v4248) {
+        const iron_bf16 v4249 = iron_f32_to_bf16(v4244);
+        const unsigned int v4250 = v4238 * v2;
+        const unsigned int v4251 = v4250 + v4240;
+        const unsigned int v4252 = v4251 - v78;
+        out[v4252] = v4249;
       }
     }
   } else {
-    const unsigned int v4252 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v4253 = threadIdx.x;
+    const unsigned int v4253 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v4254 = threadIdx.x;
 
-    for (unsigned int v4255 = v4253; v4255 < 16384u; v4255 += v4252) {
-      const unsigned int v4257 = v4255 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v4258 = v75 + v4257;
-      const unsigned int v4260 = v4255 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v4261 = v26 + v4260;
-      const bool v4262 = v4258 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v4263 = v4261 < v2;
-      const bool v4264 = v4262 && v4263;
-      if (v4264) {
-        const unsigned int v4267 = v4258 * v2;
-        const unsigned int v4268 = v4267 + v4261;
-        out[v4268] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v4256 = v4254; v4256 < 16384u; v4256 += v4253) {
+      const unsigned int v4258 = v4256 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v4259 = v75 + v4258;
+      const unsigned int v4261 = v4256 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v4262 = v26 + v4261;
+      const bool v4263 = v4259 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4264 = v4262 < v2;
+      const bool v4265 = v4263 && v4264;
+      if (v4265) {
+        const unsigned int v4268 = v4259 * v2;
+        const unsigned int v4269 = v4268 + v4262;
+        out[v4269] = iron_f32_to_bf16(0.0f);
       }
     }
   }

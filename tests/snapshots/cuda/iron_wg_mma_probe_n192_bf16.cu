@@ -262,115 +262,63 @@ extern "C" __global__ void __launch_bounds__(128) iron_wg_mma_probe_n192_bf16(
   const unsigned int v778 = v62 + v749;
   const unsigned int v789 = v778 + 16u;
 
-  for (unsigned int v822 = v9; v822 < 512u; v822 += 128u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v823 = v822 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v824 = v822 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v825 = v824 << 3u;
-    const unsigned int v826 = v823 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v828 = v826 + v825;
-    const unsigned int v829 = v823 << 6u;
-    const unsigned int v830 = v829 + v825;
-    iron_copy_async<16>(shm0 + (v830 ^ (((v830 >> 6u) & 7u) << 3u)), a + v828, true);
-  }
+  for (unsigned int v8 = 0u; v8 < 128u; v8 += 64u) {  // probe/warpgroup_products.cpp:68
+    for (unsigned int v12 = v9; v12 < 512u; v12 += 128u) {  // probe/warpgroup_products.cpp:44
+      const unsigned int v14 = v12 >> 3u;  // probe/warpgroup_products.cpp:45
+      const unsigned int v17 = v12 & 7u;  // probe/warpgroup_products.cpp:46
+      const unsigned int v18 = v17 << 3u;
+      const unsigned int v21 = v14 << 7u;  // probe/warpgroup_products.cpp:47
+      const unsigned int v22 = v21 + v8;
+      const unsigned int v23 = v22 + v18;
+      const unsigned int v25 = v14 << 6u;
+      const unsigned int v26 = v25 + v18;
+      iron_copy_async<16>(shm0 + (v26 ^ (((v26 >> 6u) & 7u) << 3u)), a + v23, true);
+    }
 
-  for (unsigned int v831 = v9; v831 < 1536u; v831 += 128u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v832 = v831 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v833 = v831 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v834 = v833 << 3u;
-    const unsigned int v835 = v832 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v837 = v835 + v834;
-    const unsigned int v838 = v832 << 6u;
-    const unsigned int v839 = v838 + v834;
-    iron_copy_async<16>(shm1 + (v839 ^ (((v839 >> 6u) & 7u) << 3u)), b + v837, true);
+    for (unsigned int v30 = v9; v30 < 1536u; v30 += 128u) {  // probe/warpgroup_products.cpp:44
+      const unsigned int v32 = v30 >> 3u;  // probe/warpgroup_products.cpp:45
+      const unsigned int v35 = v30 & 7u;  // probe/warpgroup_products.cpp:46
+      const unsigned int v36 = v35 << 3u;
+      const unsigned int v39 = v32 << 7u;  // probe/warpgroup_products.cpp:47
+      const unsigned int v40 = v39 + v8;
+      const unsigned int v41 = v40 + v36;
+      const unsigned int v43 = v32 << 6u;
+      const unsigned int v44 = v43 + v36;
+      iron_copy_async<16>(shm1 + (v44 ^ (((v44 >> 6u) & 7u) << 3u)), b + v41, true);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // probe/warpgroup_products.cpp:71
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/warpgroup_products.cpp:72
+    __syncthreads();  // probe/warpgroup_products.cpp:74
+    iron_frag<iron_bf16, 0, 16, 16> v758;  // probe/warpgroup_products.cpp:76
+    iron_frag_fill(v758, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v758, shm0, v751, 64u);
+    iron_frag<iron_bf16, 1, 16, 192> v760;
+    iron_frag_fill(v760, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v760, shm1, 0u, 64u);
+    iron_frag_mma_sync(v4, v758, v760);
+    iron_frag<iron_bf16, 0, 16, 16> v767;
+    iron_frag_fill(v767, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v767, shm0, v762, 64u);
+    iron_frag<iron_bf16, 1, 16, 192> v769;
+    iron_frag_fill(v769, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v769, shm1, 16u, 64u);
+    iron_frag_mma_sync(v4, v767, v769);
+    iron_frag<iron_bf16, 0, 16, 16> v785;
+    iron_frag_fill(v785, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v785, shm0, v778, 64u);
+    iron_frag<iron_bf16, 1, 16, 192> v787;
+    iron_frag_fill(v787, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v787, shm1, 32u, 64u);
+    iron_frag_mma_sync(v4, v785, v787);
+    iron_frag<iron_bf16, 0, 16, 16> v794;
+    iron_frag_fill(v794, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v794, shm0, v789, 64u);
+    iron_frag<iron_bf16, 1, 16, 192> v796;
+    iron_frag_fill(v796, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v796, shm1, 48u, 64u);
+    iron_frag_mma_sync(v4, v794, v796);
+    __syncthreads();  // probe/warpgroup_products.cpp:80
   }
-  asm volatile("cp.async.commit_group;" ::: "memory");  // probe/warpgroup_products.cpp:71
-  asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/warpgroup_products.cpp:72
-  __syncthreads();  // probe/warpgroup_products.cpp:74
-  iron_frag<iron_bf16, 0, 16, 16> v840;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v840, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v840, shm0, v751, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v841;
-  iron_frag_fill(v841, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v841, shm1, 0u, 64u);
-  iron_frag_mma_sync(v4, v840, v841);
-  iron_frag<iron_bf16, 0, 16, 16> v842;
-  iron_frag_fill(v842, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v842, shm0, v762, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v843;
-  iron_frag_fill(v843, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v843, shm1, 16u, 64u);
-  iron_frag_mma_sync(v4, v842, v843);
-  iron_frag<iron_bf16, 0, 16, 16> v844;
-  iron_frag_fill(v844, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v844, shm0, v778, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v845;
-  iron_frag_fill(v845, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v845, shm1, 32u, 64u);
-  iron_frag_mma_sync(v4, v844, v845);
-  iron_frag<iron_bf16, 0, 16, 16> v846;
-  iron_frag_fill(v846, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v846, shm0, v789, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v847;
-  iron_frag_fill(v847, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v847, shm1, 48u, 64u);
-  iron_frag_mma_sync(v4, v846, v847);
-  __syncthreads();  // probe/warpgroup_products.cpp:80
-
-  for (unsigned int v849 = v9; v849 < 512u; v849 += 128u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v850 = v849 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v851 = v849 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v852 = v851 << 3u;
-    const unsigned int v853 = v850 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v854 = v853 + 64u;
-    const unsigned int v855 = v854 + v852;
-    const unsigned int v856 = v850 << 6u;
-    const unsigned int v857 = v856 + v852;
-    iron_copy_async<16>(shm0 + (v857 ^ (((v857 >> 6u) & 7u) << 3u)), a + v855, true);
-  }
-
-  for (unsigned int v858 = v9; v858 < 1536u; v858 += 128u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v859 = v858 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v860 = v858 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v861 = v860 << 3u;
-    const unsigned int v862 = v859 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v863 = v862 + 64u;
-    const unsigned int v864 = v863 + v861;
-    const unsigned int v865 = v859 << 6u;
-    const unsigned int v866 = v865 + v861;
-    iron_copy_async<16>(shm1 + (v866 ^ (((v866 >> 6u) & 7u) << 3u)), b + v864, true);
-  }
-  asm volatile("cp.async.commit_group;" ::: "memory");  // probe/warpgroup_products.cpp:71
-  asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/warpgroup_products.cpp:72
-  __syncthreads();  // probe/warpgroup_products.cpp:74
-  iron_frag<iron_bf16, 0, 16, 16> v867;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v867, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v867, shm0, v751, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v868;
-  iron_frag_fill(v868, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v868, shm1, 0u, 64u);
-  iron_frag_mma_sync(v4, v867, v868);
-  iron_frag<iron_bf16, 0, 16, 16> v869;
-  iron_frag_fill(v869, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v869, shm0, v762, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v870;
-  iron_frag_fill(v870, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v870, shm1, 16u, 64u);
-  iron_frag_mma_sync(v4, v869, v870);
-  iron_frag<iron_bf16, 0, 16, 16> v871;
-  iron_frag_fill(v871, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v871, shm0, v778, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v872;
-  iron_frag_fill(v872, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v872, shm1, 32u, 64u);
-  iron_frag_mma_sync(v4, v871, v872);
-  iron_frag<iron_bf16, 0, 16, 16> v873;
-  iron_frag_fill(v873, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v873, shm0, v789, 64u);
-  iron_frag<iron_bf16, 1, 16, 192> v874;
-  iron_frag_fill(v874, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v874, shm1, 48u, 64u);
-  iron_frag_mma_sync(v4, v873, v874);
-  __syncthreads();  // probe/warpgroup_products.cpp:80
   const unsigned int v70 = v51 + v747;  // probe/warpgroup_products.cpp:82
   const float v71 = v4.x[0];  // probe/warpgroup_products.cpp:84
   const unsigned int v72 = static_cast<unsigned int>(v4.col(0, iron_linear_thread() & 31u));

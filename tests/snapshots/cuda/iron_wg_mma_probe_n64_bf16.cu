@@ -262,115 +262,63 @@ extern "C" __global__ void __launch_bounds__(256) iron_wg_mma_probe_n64_bf16(
   const unsigned int v330 = v62 + v301;
   const unsigned int v341 = v330 + 16u;
 
-  for (unsigned int v406 = v9; v406 < 1024u; v406 += 256u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v407 = v406 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v408 = v406 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v409 = v408 << 3u;
-    const unsigned int v410 = v407 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v412 = v410 + v409;
-    const unsigned int v413 = v407 << 6u;
-    const unsigned int v414 = v413 + v409;
-    iron_copy_async<16>(shm0 + (v414 ^ (((v414 >> 6u) & 7u) << 3u)), a + v412, true);
-  }
+  for (unsigned int v8 = 0u; v8 < 128u; v8 += 64u) {  // probe/warpgroup_products.cpp:68
+    for (unsigned int v12 = v9; v12 < 1024u; v12 += 256u) {  // probe/warpgroup_products.cpp:44
+      const unsigned int v14 = v12 >> 3u;  // probe/warpgroup_products.cpp:45
+      const unsigned int v17 = v12 & 7u;  // probe/warpgroup_products.cpp:46
+      const unsigned int v18 = v17 << 3u;
+      const unsigned int v21 = v14 << 7u;  // probe/warpgroup_products.cpp:47
+      const unsigned int v22 = v21 + v8;
+      const unsigned int v23 = v22 + v18;
+      const unsigned int v25 = v14 << 6u;
+      const unsigned int v26 = v25 + v18;
+      iron_copy_async<16>(shm0 + (v26 ^ (((v26 >> 6u) & 7u) << 3u)), a + v23, true);
+    }
 
-  for (unsigned int v415 = v9; v415 < 512u; v415 += 256u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v416 = v415 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v417 = v415 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v418 = v417 << 3u;
-    const unsigned int v419 = v416 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v421 = v419 + v418;
-    const unsigned int v422 = v416 << 6u;
-    const unsigned int v423 = v422 + v418;
-    iron_copy_async<16>(shm1 + (v423 ^ (((v423 >> 6u) & 7u) << 3u)), b + v421, true);
+    for (unsigned int v30 = v9; v30 < 512u; v30 += 256u) {  // probe/warpgroup_products.cpp:44
+      const unsigned int v32 = v30 >> 3u;  // probe/warpgroup_products.cpp:45
+      const unsigned int v35 = v30 & 7u;  // probe/warpgroup_products.cpp:46
+      const unsigned int v36 = v35 << 3u;
+      const unsigned int v39 = v32 << 7u;  // probe/warpgroup_products.cpp:47
+      const unsigned int v40 = v39 + v8;
+      const unsigned int v41 = v40 + v36;
+      const unsigned int v43 = v32 << 6u;
+      const unsigned int v44 = v43 + v36;
+      iron_copy_async<16>(shm1 + (v44 ^ (((v44 >> 6u) & 7u) << 3u)), b + v41, true);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // probe/warpgroup_products.cpp:71
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/warpgroup_products.cpp:72
+    __syncthreads();  // probe/warpgroup_products.cpp:74
+    iron_frag<iron_bf16, 0, 16, 16> v310;  // probe/warpgroup_products.cpp:76
+    iron_frag_fill(v310, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v310, shm0, v303, 64u);
+    iron_frag<iron_bf16, 1, 16, 64> v312;
+    iron_frag_fill(v312, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v312, shm1, 0u, 64u);
+    iron_frag_mma_sync(v4, v310, v312);
+    iron_frag<iron_bf16, 0, 16, 16> v319;
+    iron_frag_fill(v319, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v319, shm0, v314, 64u);
+    iron_frag<iron_bf16, 1, 16, 64> v321;
+    iron_frag_fill(v321, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v321, shm1, 16u, 64u);
+    iron_frag_mma_sync(v4, v319, v321);
+    iron_frag<iron_bf16, 0, 16, 16> v337;
+    iron_frag_fill(v337, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v337, shm0, v330, 64u);
+    iron_frag<iron_bf16, 1, 16, 64> v339;
+    iron_frag_fill(v339, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v339, shm1, 32u, 64u);
+    iron_frag_mma_sync(v4, v337, v339);
+    iron_frag<iron_bf16, 0, 16, 16> v346;
+    iron_frag_fill(v346, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<false, 6, 3>(v346, shm0, v341, 64u);
+    iron_frag<iron_bf16, 1, 16, 64> v348;
+    iron_frag_fill(v348, iron_f32_to_bf16(0.0f));
+    iron_frag_load_shared<true, 6, 3>(v348, shm1, 48u, 64u);
+    iron_frag_mma_sync(v4, v346, v348);
+    __syncthreads();  // probe/warpgroup_products.cpp:80
   }
-  asm volatile("cp.async.commit_group;" ::: "memory");  // probe/warpgroup_products.cpp:71
-  asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/warpgroup_products.cpp:72
-  __syncthreads();  // probe/warpgroup_products.cpp:74
-  iron_frag<iron_bf16, 0, 16, 16> v424;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v424, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v424, shm0, v303, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v425;
-  iron_frag_fill(v425, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v425, shm1, 0u, 64u);
-  iron_frag_mma_sync(v4, v424, v425);
-  iron_frag<iron_bf16, 0, 16, 16> v426;
-  iron_frag_fill(v426, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v426, shm0, v314, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v427;
-  iron_frag_fill(v427, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v427, shm1, 16u, 64u);
-  iron_frag_mma_sync(v4, v426, v427);
-  iron_frag<iron_bf16, 0, 16, 16> v428;
-  iron_frag_fill(v428, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v428, shm0, v330, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v429;
-  iron_frag_fill(v429, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v429, shm1, 32u, 64u);
-  iron_frag_mma_sync(v4, v428, v429);
-  iron_frag<iron_bf16, 0, 16, 16> v430;
-  iron_frag_fill(v430, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v430, shm0, v341, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v431;
-  iron_frag_fill(v431, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v431, shm1, 48u, 64u);
-  iron_frag_mma_sync(v4, v430, v431);
-  __syncthreads();  // probe/warpgroup_products.cpp:80
-
-  for (unsigned int v433 = v9; v433 < 1024u; v433 += 256u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v434 = v433 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v435 = v433 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v436 = v435 << 3u;
-    const unsigned int v437 = v434 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v438 = v437 + 64u;
-    const unsigned int v439 = v438 + v436;
-    const unsigned int v440 = v434 << 6u;
-    const unsigned int v441 = v440 + v436;
-    iron_copy_async<16>(shm0 + (v441 ^ (((v441 >> 6u) & 7u) << 3u)), a + v439, true);
-  }
-
-  for (unsigned int v442 = v9; v442 < 512u; v442 += 256u) {  // probe/warpgroup_products.cpp:44
-    const unsigned int v443 = v442 >> 3u;  // probe/warpgroup_products.cpp:45
-    const unsigned int v444 = v442 & 7u;  // probe/warpgroup_products.cpp:46
-    const unsigned int v445 = v444 << 3u;
-    const unsigned int v446 = v443 << 7u;  // probe/warpgroup_products.cpp:47
-    const unsigned int v447 = v446 + 64u;
-    const unsigned int v448 = v447 + v445;
-    const unsigned int v449 = v443 << 6u;
-    const unsigned int v450 = v449 + v445;
-    iron_copy_async<16>(shm1 + (v450 ^ (((v450 >> 6u) & 7u) << 3u)), b + v448, true);
-  }
-  asm volatile("cp.async.commit_group;" ::: "memory");  // probe/warpgroup_products.cpp:71
-  asm volatile("cp.async.wait_group 0;" ::: "memory");  // probe/warpgroup_products.cpp:72
-  __syncthreads();  // probe/warpgroup_products.cpp:74
-  iron_frag<iron_bf16, 0, 16, 16> v451;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v451, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v451, shm0, v303, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v452;
-  iron_frag_fill(v452, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v452, shm1, 0u, 64u);
-  iron_frag_mma_sync(v4, v451, v452);
-  iron_frag<iron_bf16, 0, 16, 16> v453;
-  iron_frag_fill(v453, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v453, shm0, v314, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v454;
-  iron_frag_fill(v454, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v454, shm1, 16u, 64u);
-  iron_frag_mma_sync(v4, v453, v454);
-  iron_frag<iron_bf16, 0, 16, 16> v455;
-  iron_frag_fill(v455, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v455, shm0, v330, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v456;
-  iron_frag_fill(v456, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v456, shm1, 32u, 64u);
-  iron_frag_mma_sync(v4, v455, v456);
-  iron_frag<iron_bf16, 0, 16, 16> v457;
-  iron_frag_fill(v457, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<false, 6, 3>(v457, shm0, v341, 64u);
-  iron_frag<iron_bf16, 1, 16, 64> v458;
-  iron_frag_fill(v458, iron_f32_to_bf16(0.0f));
-  iron_frag_load_shared<true, 6, 3>(v458, shm1, 48u, 64u);
-  iron_frag_mma_sync(v4, v457, v458);
-  __syncthreads();  // probe/warpgroup_products.cpp:80
   const unsigned int v70 = v51 + v299;  // probe/warpgroup_products.cpp:82
   const float v71 = v4.x[0];  // probe/warpgroup_products.cpp:84
   const unsigned int v72 = static_cast<unsigned int>(v4.col(0, iron_linear_thread() & 31u));

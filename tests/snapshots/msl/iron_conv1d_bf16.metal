@@ -261,5927 +261,5927 @@ kernel void iron_conv1d_bf16(
   const bool v294 = v289 && v293;
   const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:256
   if (v295) {
-    const uint v6809 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6810 = v6809 << 3u;
-    const uint v6811 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6812 = v6811 < v12;
-    const uint v6817 = v6811 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6818 = v66 + v6817;
-    const uint v6823 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6828 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6830 = v6828 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6833 = v6828 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6834 = v6833 << 3u;
-    const uint v6835 = v64 + v6830;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6836 = v6835 < v12;
-    const uint v6841 = v6835 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6842 = v66 + v6841;
-    const uint v6847 = v6830 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6852 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6854 = v6852 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6857 = v6852 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6858 = v6857 << 3u;
-    const uint v6859 = v64 + v6854;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6860 = v6859 < v12;
-    const uint v6865 = v6859 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6866 = v66 + v6865;
-    const uint v6871 = v6854 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6876 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6878 = v6876 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6881 = v6876 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6882 = v6881 << 3u;
-    const uint v6883 = v64 + v6878;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6884 = v6883 < v12;
-    const uint v6889 = v6883 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6890 = v66 + v6889;
-    const uint v6895 = v6878 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6900 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6902 = v6900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6905 = v6900 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6906 = v6905 << 3u;
-    const uint v6907 = v64 + v6902;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6908 = v6907 < v12;
-    const uint v6913 = v6907 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6914 = v66 + v6913;
-    const uint v6919 = v6902 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6924 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6926 = v6924 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6929 = v6924 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6930 = v6929 << 3u;
-    const uint v6931 = v64 + v6926;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6932 = v6931 < v12;
-    const uint v6937 = v6931 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6938 = v66 + v6937;
-    const uint v6943 = v6926 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6948 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6950 = v6948 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6953 = v6948 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6954 = v6953 << 3u;
-    const uint v6955 = v64 + v6950;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6956 = v6955 < v12;
-    const uint v6961 = v6955 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6962 = v66 + v6961;
-    const uint v6967 = v6950 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6972 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6974 = v6972 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6977 = v6972 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6978 = v6977 << 3u;
-    const uint v6979 = v64 + v6974;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6980 = v6979 < v12;
-    const uint v6985 = v6979 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6986 = v66 + v6985;
-    const uint v6991 = v6974 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7001 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v7007 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v6810 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6811 = v6810 << 3u;
+    const uint v6812 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6813 = v6812 < v12;
+    const uint v6818 = v6812 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6819 = v66 + v6818;
+    const uint v6824 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6829 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6831 = v6829 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6834 = v6829 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6835 = v6834 << 3u;
+    const uint v6836 = v64 + v6831;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6837 = v6836 < v12;
+    const uint v6842 = v6836 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6843 = v66 + v6842;
+    const uint v6848 = v6831 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6853 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6855 = v6853 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6858 = v6853 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6859 = v6858 << 3u;
+    const uint v6860 = v64 + v6855;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6861 = v6860 < v12;
+    const uint v6866 = v6860 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6867 = v66 + v6866;
+    const uint v6872 = v6855 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6877 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6879 = v6877 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6882 = v6877 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6883 = v6882 << 3u;
+    const uint v6884 = v64 + v6879;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6885 = v6884 < v12;
+    const uint v6890 = v6884 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6891 = v66 + v6890;
+    const uint v6896 = v6879 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6901 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6903 = v6901 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6906 = v6901 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6907 = v6906 << 3u;
+    const uint v6908 = v64 + v6903;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6909 = v6908 < v12;
+    const uint v6914 = v6908 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6915 = v66 + v6914;
+    const uint v6920 = v6903 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6925 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6927 = v6925 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6930 = v6925 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6931 = v6930 << 3u;
+    const uint v6932 = v64 + v6927;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6933 = v6932 < v12;
+    const uint v6938 = v6932 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6939 = v66 + v6938;
+    const uint v6944 = v6927 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6949 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6951 = v6949 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6954 = v6949 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6955 = v6954 << 3u;
+    const uint v6956 = v64 + v6951;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6957 = v6956 < v12;
+    const uint v6962 = v6956 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6963 = v66 + v6962;
+    const uint v6968 = v6951 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6973 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6975 = v6973 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6978 = v6973 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6979 = v6978 << 3u;
+    const uint v6980 = v64 + v6975;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6981 = v6980 < v12;
+    const uint v6986 = v6980 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6987 = v66 + v6986;
+    const uint v6992 = v6975 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7002 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v7008 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v6382 = v10; v6382 < v15; v6382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v6384 = v6382 >> 6u;
-      const uint v6386 = v6384 % 1u;
+    for (uint v6383 = v10; v6383 < v15; v6383 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v6385 = v6383 >> 6u;
+      const uint v6387 = v6385 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6388 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v6389 = v6387 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v87) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6401 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6402 = v6401 < v15;
-        const bool v6403 = v123 && v6402;
-        const uint v6405 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6407 = v6405 + v6382;
-        const uint v6408 = v6407 + v6810;
-        const uint v6409 = v6403 ? v6408 : v10;
-        const uint v6412 = v6388 + v6823;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6413 = v6412 + v6810;
+        const uint v6402 = v6383 + v6811;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6403 = v6402 < v15;
+        const bool v6404 = v123 && v6403;
+        const uint v6406 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6408 = v6406 + v6383;
+        const uint v6409 = v6408 + v6811;
+        const uint v6410 = v6404 ? v6409 : v10;
+        const uint v6413 = v6389 + v6824;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6414 = v6413 + v6811;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6413 + e] = v6403 ? x[v6409 + e] : bfloat(0);
+          shm0[v6414 + e] = v6404 ? x[v6410 + e] : bfloat(0);
         }
-        const uint v6423 = v60 + v6830;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6424 = v6423 < v41;
-        const uint v6425 = v6382 + v6834;
-        const bool v6426 = v6425 < v15;
-        const bool v6427 = v6424 && v6426;
-        const uint v6429 = v6423 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6431 = v6429 + v6382;
-        const uint v6432 = v6431 + v6834;
-        const uint v6433 = v6427 ? v6432 : v10;
-        const uint v6436 = v6388 + v6847;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6437 = v6436 + v6834;
+        const uint v6424 = v60 + v6831;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6425 = v6424 < v41;
+        const uint v6426 = v6383 + v6835;
+        const bool v6427 = v6426 < v15;
+        const bool v6428 = v6425 && v6427;
+        const uint v6430 = v6424 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6432 = v6430 + v6383;
+        const uint v6433 = v6432 + v6835;
+        const uint v6434 = v6428 ? v6433 : v10;
+        const uint v6437 = v6389 + v6848;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6438 = v6437 + v6835;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6437 + e] = v6427 ? x[v6433 + e] : bfloat(0);
+          shm0[v6438 + e] = v6428 ? x[v6434 + e] : bfloat(0);
         }
-        const uint v6447 = v60 + v6854;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6448 = v6447 < v41;
-        const uint v6449 = v6382 + v6858;
-        const bool v6450 = v6449 < v15;
-        const bool v6451 = v6448 && v6450;
-        const uint v6453 = v6447 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6455 = v6453 + v6382;
-        const uint v6456 = v6455 + v6858;
-        const uint v6457 = v6451 ? v6456 : v10;
-        const uint v6460 = v6388 + v6871;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6461 = v6460 + v6858;
+        const uint v6448 = v60 + v6855;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6449 = v6448 < v41;
+        const uint v6450 = v6383 + v6859;
+        const bool v6451 = v6450 < v15;
+        const bool v6452 = v6449 && v6451;
+        const uint v6454 = v6448 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6456 = v6454 + v6383;
+        const uint v6457 = v6456 + v6859;
+        const uint v6458 = v6452 ? v6457 : v10;
+        const uint v6461 = v6389 + v6872;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6462 = v6461 + v6859;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6461 + e] = v6451 ? x[v6457 + e] : bfloat(0);
+          shm0[v6462 + e] = v6452 ? x[v6458 + e] : bfloat(0);
         }
-        const uint v6471 = v60 + v6878;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6472 = v6471 < v41;
-        const uint v6473 = v6382 + v6882;
-        const bool v6474 = v6473 < v15;
-        const bool v6475 = v6472 && v6474;
-        const uint v6477 = v6471 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6479 = v6477 + v6382;
-        const uint v6480 = v6479 + v6882;
-        const uint v6481 = v6475 ? v6480 : v10;
-        const uint v6484 = v6388 + v6895;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6485 = v6484 + v6882;
+        const uint v6472 = v60 + v6879;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6473 = v6472 < v41;
+        const uint v6474 = v6383 + v6883;
+        const bool v6475 = v6474 < v15;
+        const bool v6476 = v6473 && v6475;
+        const uint v6478 = v6472 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6480 = v6478 + v6383;
+        const uint v6481 = v6480 + v6883;
+        const uint v6482 = v6476 ? v6481 : v10;
+        const uint v6485 = v6389 + v6896;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6486 = v6485 + v6883;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6485 + e] = v6475 ? x[v6481 + e] : bfloat(0);
+          shm0[v6486 + e] = v6476 ? x[v6482 + e] : bfloat(0);
         }
-        const uint v6495 = v60 + v6902;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6496 = v6495 < v41;
-        const uint v6497 = v6382 + v6906;
-        const bool v6498 = v6497 < v15;
-        const bool v6499 = v6496 && v6498;
-        const uint v6501 = v6495 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6503 = v6501 + v6382;
-        const uint v6504 = v6503 + v6906;
-        const uint v6505 = v6499 ? v6504 : v10;
-        const uint v6508 = v6388 + v6919;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6509 = v6508 + v6906;
+        const uint v6496 = v60 + v6903;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6497 = v6496 < v41;
+        const uint v6498 = v6383 + v6907;
+        const bool v6499 = v6498 < v15;
+        const bool v6500 = v6497 && v6499;
+        const uint v6502 = v6496 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6504 = v6502 + v6383;
+        const uint v6505 = v6504 + v6907;
+        const uint v6506 = v6500 ? v6505 : v10;
+        const uint v6509 = v6389 + v6920;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6510 = v6509 + v6907;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6509 + e] = v6499 ? x[v6505 + e] : bfloat(0);
+          shm0[v6510 + e] = v6500 ? x[v6506 + e] : bfloat(0);
         }
-        const uint v6519 = v60 + v6926;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6520 = v6519 < v41;
-        const uint v6521 = v6382 + v6930;
-        const bool v6522 = v6521 < v15;
-        const bool v6523 = v6520 && v6522;
-        const uint v6525 = v6519 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6527 = v6525 + v6382;
-        const uint v6528 = v6527 + v6930;
-        const uint v6529 = v6523 ? v6528 : v10;
-        const uint v6532 = v6388 + v6943;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6533 = v6532 + v6930;
+        const uint v6520 = v60 + v6927;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6521 = v6520 < v41;
+        const uint v6522 = v6383 + v6931;
+        const bool v6523 = v6522 < v15;
+        const bool v6524 = v6521 && v6523;
+        const uint v6526 = v6520 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6528 = v6526 + v6383;
+        const uint v6529 = v6528 + v6931;
+        const uint v6530 = v6524 ? v6529 : v10;
+        const uint v6533 = v6389 + v6944;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6534 = v6533 + v6931;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6533 + e] = v6523 ? x[v6529 + e] : bfloat(0);
+          shm0[v6534 + e] = v6524 ? x[v6530 + e] : bfloat(0);
         }
-        const uint v6543 = v60 + v6950;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6544 = v6543 < v41;
-        const uint v6545 = v6382 + v6954;
-        const bool v6546 = v6545 < v15;
-        const bool v6547 = v6544 && v6546;
-        const uint v6549 = v6543 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6551 = v6549 + v6382;
-        const uint v6552 = v6551 + v6954;
-        const uint v6553 = v6547 ? v6552 : v10;
-        const uint v6556 = v6388 + v6967;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6557 = v6556 + v6954;
+        const uint v6544 = v60 + v6951;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6545 = v6544 < v41;
+        const uint v6546 = v6383 + v6955;
+        const bool v6547 = v6546 < v15;
+        const bool v6548 = v6545 && v6547;
+        const uint v6550 = v6544 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6552 = v6550 + v6383;
+        const uint v6553 = v6552 + v6955;
+        const uint v6554 = v6548 ? v6553 : v10;
+        const uint v6557 = v6389 + v6968;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6558 = v6557 + v6955;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6557 + e] = v6547 ? x[v6553 + e] : bfloat(0);
+          shm0[v6558 + e] = v6548 ? x[v6554 + e] : bfloat(0);
         }
-        const uint v6567 = v60 + v6974;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6568 = v6567 < v41;
-        const uint v6569 = v6382 + v6978;
-        const bool v6570 = v6569 < v15;
-        const bool v6571 = v6568 && v6570;
-        const uint v6573 = v6567 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6575 = v6573 + v6382;
-        const uint v6576 = v6575 + v6978;
-        const uint v6577 = v6571 ? v6576 : v10;
-        const uint v6580 = v6388 + v6991;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6581 = v6580 + v6978;
+        const uint v6568 = v60 + v6975;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6569 = v6568 < v41;
+        const uint v6570 = v6383 + v6979;
+        const bool v6571 = v6570 < v15;
+        const bool v6572 = v6569 && v6571;
+        const uint v6574 = v6568 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6576 = v6574 + v6383;
+        const uint v6577 = v6576 + v6979;
+        const uint v6578 = v6572 ? v6577 : v10;
+        const uint v6581 = v6389 + v6992;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6582 = v6581 + v6979;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6581 + e] = v6571 ? x[v6577 + e] : bfloat(0);
+          shm0[v6582 + e] = v6572 ? x[v6578 + e] : bfloat(0);
         }
       } else {
-        const uint v6587 = v6382 + v6810;  // kernels/convolution/im2col_a.hpp:109
-        const uint v6589 = v6587 / v13;  // kernels/convolution/im2col_a.hpp:111
-        const uint v6591 = v6589 * v13;  // kernels/convolution/im2col_a.hpp:112
-        const uint v6592 = v6587 - v6591;
-        const uint v6593 = v6589 / v4;  // kernels/convolution/im2col_a.hpp:113
-        const uint v6595 = v6593 * v4;  // kernels/convolution/im2col_a.hpp:115
-        const uint v6596 = v6589 - v6595;
-        const uint v6597 = v6596 * v7;
-        const uint v6598 = v67 + v6592;  // kernels/convolution/im2col_a.hpp:116
-        const bool v6599 = v6587 < v15;  // kernels/convolution/im2col_a.hpp:117
-        const uint v6601 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-        const uint v6607 = v6823 + v6810;  // kernels/convolution/im2col_a.hpp:120
-        const uint v6608 = v126 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6609 = v131 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6610 = v6608 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6611 = v6599 && v6610;
-        const bool v6612 = v6608 < 1u;
-        const bool v6613 = v6611 && v6612;
-        const bool v6614 = v6609 >= v6;
-        const bool v6615 = v6613 && v6614;
-        const bool v6616 = v6609 < v6601;
-        const bool v6617 = v6615 && v6616;
-        const uint v6618 = max(v6608, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6620 = max(v6609, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6621 = v6620 - v6;
-        const uint v6622 = v134 + v6618;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6623 = v6622 * v1;
-        const uint v6624 = v6623 + v6621;
-        const uint v6625 = v6624 * v2;
-        const uint v6626 = v6625 + v6598;
-        const uint v6628 = v6617 ? v6626 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6630 = v6388 + v6607;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6588 = v6383 + v6811;  // kernels/convolution/im2col_a.hpp:109
+        const uint v6590 = v6588 / v13;  // kernels/convolution/im2col_a.hpp:111
+        const uint v6592 = v6590 * v13;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6593 = v6588 - v6592;
+        const uint v6594 = v6590 / v4;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6596 = v6594 * v4;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6597 = v6590 - v6596;
+        const uint v6598 = v6597 * v7;
+        const uint v6599 = v67 + v6593;  // kernels/convolution/im2col_a.hpp:116
+        const bool v6600 = v6588 < v15;  // kernels/convolution/im2col_a.hpp:117
+        const uint v6602 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
+        const uint v6608 = v6824 + v6811;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6609 = v126 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6610 = v131 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6611 = v6609 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6612 = v6600 && v6611;
+        const bool v6613 = v6609 < 1u;
+        const bool v6614 = v6612 && v6613;
+        const bool v6615 = v6610 >= v6;
+        const bool v6616 = v6614 && v6615;
+        const bool v6617 = v6610 < v6602;
+        const bool v6618 = v6616 && v6617;
+        const uint v6619 = max(v6609, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6621 = max(v6610, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6622 = v6621 - v6;
+        const uint v6623 = v134 + v6619;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6624 = v6623 * v1;
+        const uint v6625 = v6624 + v6622;
+        const uint v6626 = v6625 * v2;
+        const uint v6627 = v6626 + v6599;
+        const uint v6629 = v6618 ? v6627 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6631 = v6389 + v6608;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6630 + e] = v6617 ? x[v6628 + e] : bfloat(0);
+          shm0[v6631 + e] = v6618 ? x[v6629 + e] : bfloat(0);
         }
-        const uint v6632 = v144 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6633 = v149 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6634 = v6632 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6635 = v6599 && v6634;
-        const bool v6636 = v6632 < 1u;
-        const bool v6637 = v6635 && v6636;
-        const bool v6638 = v6633 >= v6;
-        const bool v6639 = v6637 && v6638;
-        const bool v6640 = v6633 < v6601;
-        const bool v6641 = v6639 && v6640;
-        const uint v6642 = max(v6632, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6644 = max(v6633, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6645 = v6644 - v6;
-        const uint v6646 = v152 + v6642;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6647 = v6646 * v1;
-        const uint v6648 = v6647 + v6645;
-        const uint v6649 = v6648 * v2;
-        const uint v6650 = v6649 + v6598;
-        const uint v6652 = v6641 ? v6650 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6655 = v6630 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6633 = v144 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6634 = v149 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6635 = v6633 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6636 = v6600 && v6635;
+        const bool v6637 = v6633 < 1u;
+        const bool v6638 = v6636 && v6637;
+        const bool v6639 = v6634 >= v6;
+        const bool v6640 = v6638 && v6639;
+        const bool v6641 = v6634 < v6602;
+        const bool v6642 = v6640 && v6641;
+        const uint v6643 = max(v6633, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6645 = max(v6634, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6646 = v6645 - v6;
+        const uint v6647 = v152 + v6643;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6648 = v6647 * v1;
+        const uint v6649 = v6648 + v6646;
+        const uint v6650 = v6649 * v2;
+        const uint v6651 = v6650 + v6599;
+        const uint v6653 = v6642 ? v6651 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6656 = v6631 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6655 + e] = v6641 ? x[v6652 + e] : bfloat(0);
+          shm0[v6656 + e] = v6642 ? x[v6653 + e] : bfloat(0);
         }
-        const uint v6656 = v162 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6657 = v167 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6658 = v6656 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6659 = v6599 && v6658;
-        const bool v6660 = v6656 < 1u;
-        const bool v6661 = v6659 && v6660;
-        const bool v6662 = v6657 >= v6;
-        const bool v6663 = v6661 && v6662;
-        const bool v6664 = v6657 < v6601;
-        const bool v6665 = v6663 && v6664;
-        const uint v6666 = max(v6656, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6668 = max(v6657, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6669 = v6668 - v6;
-        const uint v6670 = v170 + v6666;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6671 = v6670 * v1;
-        const uint v6672 = v6671 + v6669;
-        const uint v6673 = v6672 * v2;
-        const uint v6674 = v6673 + v6598;
-        const uint v6676 = v6665 ? v6674 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6679 = v6630 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6657 = v162 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6658 = v167 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6659 = v6657 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6660 = v6600 && v6659;
+        const bool v6661 = v6657 < 1u;
+        const bool v6662 = v6660 && v6661;
+        const bool v6663 = v6658 >= v6;
+        const bool v6664 = v6662 && v6663;
+        const bool v6665 = v6658 < v6602;
+        const bool v6666 = v6664 && v6665;
+        const uint v6667 = max(v6657, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6669 = max(v6658, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6670 = v6669 - v6;
+        const uint v6671 = v170 + v6667;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6672 = v6671 * v1;
+        const uint v6673 = v6672 + v6670;
+        const uint v6674 = v6673 * v2;
+        const uint v6675 = v6674 + v6599;
+        const uint v6677 = v6666 ? v6675 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6680 = v6631 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6679 + e] = v6665 ? x[v6676 + e] : bfloat(0);
+          shm0[v6680 + e] = v6666 ? x[v6677 + e] : bfloat(0);
         }
-        const uint v6680 = v180 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6681 = v185 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6682 = v6680 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6683 = v6599 && v6682;
-        const bool v6684 = v6680 < 1u;
-        const bool v6685 = v6683 && v6684;
-        const bool v6686 = v6681 >= v6;
-        const bool v6687 = v6685 && v6686;
-        const bool v6688 = v6681 < v6601;
-        const bool v6689 = v6687 && v6688;
-        const uint v6690 = max(v6680, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6692 = max(v6681, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6693 = v6692 - v6;
-        const uint v6694 = v188 + v6690;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6695 = v6694 * v1;
-        const uint v6696 = v6695 + v6693;
-        const uint v6697 = v6696 * v2;
-        const uint v6698 = v6697 + v6598;
-        const uint v6700 = v6689 ? v6698 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6703 = v6630 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6681 = v180 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6682 = v185 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6683 = v6681 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6684 = v6600 && v6683;
+        const bool v6685 = v6681 < 1u;
+        const bool v6686 = v6684 && v6685;
+        const bool v6687 = v6682 >= v6;
+        const bool v6688 = v6686 && v6687;
+        const bool v6689 = v6682 < v6602;
+        const bool v6690 = v6688 && v6689;
+        const uint v6691 = max(v6681, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6693 = max(v6682, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6694 = v6693 - v6;
+        const uint v6695 = v188 + v6691;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6696 = v6695 * v1;
+        const uint v6697 = v6696 + v6694;
+        const uint v6698 = v6697 * v2;
+        const uint v6699 = v6698 + v6599;
+        const uint v6701 = v6690 ? v6699 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6704 = v6631 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6703 + e] = v6689 ? x[v6700 + e] : bfloat(0);
+          shm0[v6704 + e] = v6690 ? x[v6701 + e] : bfloat(0);
         }
-        const uint v6704 = v198 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6705 = v203 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6706 = v6704 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6707 = v6599 && v6706;
-        const bool v6708 = v6704 < 1u;
-        const bool v6709 = v6707 && v6708;
-        const bool v6710 = v6705 >= v6;
-        const bool v6711 = v6709 && v6710;
-        const bool v6712 = v6705 < v6601;
-        const bool v6713 = v6711 && v6712;
-        const uint v6714 = max(v6704, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6716 = max(v6705, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6717 = v6716 - v6;
-        const uint v6718 = v206 + v6714;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6719 = v6718 * v1;
-        const uint v6720 = v6719 + v6717;
-        const uint v6721 = v6720 * v2;
-        const uint v6722 = v6721 + v6598;
-        const uint v6724 = v6713 ? v6722 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6727 = v6630 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6705 = v198 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6706 = v203 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6707 = v6705 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6708 = v6600 && v6707;
+        const bool v6709 = v6705 < 1u;
+        const bool v6710 = v6708 && v6709;
+        const bool v6711 = v6706 >= v6;
+        const bool v6712 = v6710 && v6711;
+        const bool v6713 = v6706 < v6602;
+        const bool v6714 = v6712 && v6713;
+        const uint v6715 = max(v6705, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6717 = max(v6706, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6718 = v6717 - v6;
+        const uint v6719 = v206 + v6715;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6720 = v6719 * v1;
+        const uint v6721 = v6720 + v6718;
+        const uint v6722 = v6721 * v2;
+        const uint v6723 = v6722 + v6599;
+        const uint v6725 = v6714 ? v6723 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6728 = v6631 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6727 + e] = v6713 ? x[v6724 + e] : bfloat(0);
+          shm0[v6728 + e] = v6714 ? x[v6725 + e] : bfloat(0);
         }
-        const uint v6728 = v216 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6729 = v221 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6730 = v6728 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6731 = v6599 && v6730;
-        const bool v6732 = v6728 < 1u;
-        const bool v6733 = v6731 && v6732;
-        const bool v6734 = v6729 >= v6;
-        const bool v6735 = v6733 && v6734;
-        const bool v6736 = v6729 < v6601;
-        const bool v6737 = v6735 && v6736;
-        const uint v6738 = max(v6728, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6740 = max(v6729, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6741 = v6740 - v6;
-        const uint v6742 = v224 + v6738;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6743 = v6742 * v1;
-        const uint v6744 = v6743 + v6741;
-        const uint v6745 = v6744 * v2;
-        const uint v6746 = v6745 + v6598;
-        const uint v6748 = v6737 ? v6746 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6751 = v6630 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6729 = v216 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6730 = v221 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6731 = v6729 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6732 = v6600 && v6731;
+        const bool v6733 = v6729 < 1u;
+        const bool v6734 = v6732 && v6733;
+        const bool v6735 = v6730 >= v6;
+        const bool v6736 = v6734 && v6735;
+        const bool v6737 = v6730 < v6602;
+        const bool v6738 = v6736 && v6737;
+        const uint v6739 = max(v6729, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6741 = max(v6730, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6742 = v6741 - v6;
+        const uint v6743 = v224 + v6739;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6744 = v6743 * v1;
+        const uint v6745 = v6744 + v6742;
+        const uint v6746 = v6745 * v2;
+        const uint v6747 = v6746 + v6599;
+        const uint v6749 = v6738 ? v6747 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6752 = v6631 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6751 + e] = v6737 ? x[v6748 + e] : bfloat(0);
+          shm0[v6752 + e] = v6738 ? x[v6749 + e] : bfloat(0);
         }
-        const uint v6752 = v234 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6753 = v239 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6754 = v6752 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6755 = v6599 && v6754;
-        const bool v6756 = v6752 < 1u;
-        const bool v6757 = v6755 && v6756;
-        const bool v6758 = v6753 >= v6;
-        const bool v6759 = v6757 && v6758;
-        const bool v6760 = v6753 < v6601;
-        const bool v6761 = v6759 && v6760;
-        const uint v6762 = max(v6752, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6764 = max(v6753, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6765 = v6764 - v6;
-        const uint v6766 = v242 + v6762;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6767 = v6766 * v1;
-        const uint v6768 = v6767 + v6765;
-        const uint v6769 = v6768 * v2;
-        const uint v6770 = v6769 + v6598;
-        const uint v6772 = v6761 ? v6770 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6775 = v6630 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6753 = v234 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6754 = v239 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6755 = v6753 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6756 = v6600 && v6755;
+        const bool v6757 = v6753 < 1u;
+        const bool v6758 = v6756 && v6757;
+        const bool v6759 = v6754 >= v6;
+        const bool v6760 = v6758 && v6759;
+        const bool v6761 = v6754 < v6602;
+        const bool v6762 = v6760 && v6761;
+        const uint v6763 = max(v6753, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6765 = max(v6754, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6766 = v6765 - v6;
+        const uint v6767 = v242 + v6763;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6768 = v6767 * v1;
+        const uint v6769 = v6768 + v6766;
+        const uint v6770 = v6769 * v2;
+        const uint v6771 = v6770 + v6599;
+        const uint v6773 = v6762 ? v6771 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6776 = v6631 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6775 + e] = v6761 ? x[v6772 + e] : bfloat(0);
+          shm0[v6776 + e] = v6762 ? x[v6773 + e] : bfloat(0);
         }
-        const uint v6776 = v252 + v6593;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6777 = v257 + v6597;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6778 = v6776 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6779 = v6599 && v6778;
-        const bool v6780 = v6776 < 1u;
-        const bool v6781 = v6779 && v6780;
-        const bool v6782 = v6777 >= v6;
-        const bool v6783 = v6781 && v6782;
-        const bool v6784 = v6777 < v6601;
-        const bool v6785 = v6783 && v6784;
-        const uint v6786 = max(v6776, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6788 = max(v6777, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6789 = v6788 - v6;
-        const uint v6790 = v260 + v6786;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6791 = v6790 * v1;
-        const uint v6792 = v6791 + v6789;
-        const uint v6793 = v6792 * v2;
-        const uint v6794 = v6793 + v6598;
-        const uint v6796 = v6785 ? v6794 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6799 = v6630 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6777 = v252 + v6594;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6778 = v257 + v6598;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6779 = v6777 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6780 = v6600 && v6779;
+        const bool v6781 = v6777 < 1u;
+        const bool v6782 = v6780 && v6781;
+        const bool v6783 = v6778 >= v6;
+        const bool v6784 = v6782 && v6783;
+        const bool v6785 = v6778 < v6602;
+        const bool v6786 = v6784 && v6785;
+        const uint v6787 = max(v6777, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6789 = max(v6778, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6790 = v6789 - v6;
+        const uint v6791 = v260 + v6787;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6792 = v6791 * v1;
+        const uint v6793 = v6792 + v6790;
+        const uint v6794 = v6793 * v2;
+        const uint v6795 = v6794 + v6599;
+        const uint v6797 = v6786 ? v6795 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6800 = v6631 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6799 + e] = v6785 ? x[v6796 + e] : bfloat(0);
+          shm0[v6800 + e] = v6786 ? x[v6797 + e] : bfloat(0);
         }
       }
-      const uint v6813 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6814 = v6813 < v15;
-      const bool v6815 = v6812 && v6814;
-      const uint v6819 = v6818 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6820 = v6819 + v6810;
-      const uint v6821 = v6815 ? v6820 : v66;
-      const uint v6824 = v6388 + v6823;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6825 = v6824 + v6810;
+      const uint v6814 = v6383 + v6811;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6815 = v6814 < v15;
+      const bool v6816 = v6813 && v6815;
+      const uint v6820 = v6819 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6821 = v6820 + v6811;
+      const uint v6822 = v6816 ? v6821 : v66;
+      const uint v6825 = v6389 + v6824;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6826 = v6825 + v6811;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6825 + e] = v6815 ? weight[v6821 + e] : bfloat(0);
+        shm1[v6826 + e] = v6816 ? weight[v6822 + e] : bfloat(0);
       }
-      const uint v6837 = v6382 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6838 = v6837 < v15;
-      const bool v6839 = v6836 && v6838;
-      const uint v6843 = v6842 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6844 = v6843 + v6834;
-      const uint v6845 = v6839 ? v6844 : v66;
-      const uint v6848 = v6388 + v6847;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6849 = v6848 + v6834;
+      const uint v6838 = v6383 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6839 = v6838 < v15;
+      const bool v6840 = v6837 && v6839;
+      const uint v6844 = v6843 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6845 = v6844 + v6835;
+      const uint v6846 = v6840 ? v6845 : v66;
+      const uint v6849 = v6389 + v6848;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6850 = v6849 + v6835;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6849 + e] = v6839 ? weight[v6845 + e] : bfloat(0);
+        shm1[v6850 + e] = v6840 ? weight[v6846 + e] : bfloat(0);
       }
-      const uint v6861 = v6382 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6862 = v6861 < v15;
-      const bool v6863 = v6860 && v6862;
-      const uint v6867 = v6866 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6868 = v6867 + v6858;
-      const uint v6869 = v6863 ? v6868 : v66;
-      const uint v6872 = v6388 + v6871;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6873 = v6872 + v6858;
+      const uint v6862 = v6383 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6863 = v6862 < v15;
+      const bool v6864 = v6861 && v6863;
+      const uint v6868 = v6867 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6869 = v6868 + v6859;
+      const uint v6870 = v6864 ? v6869 : v66;
+      const uint v6873 = v6389 + v6872;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6874 = v6873 + v6859;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6873 + e] = v6863 ? weight[v6869 + e] : bfloat(0);
+        shm1[v6874 + e] = v6864 ? weight[v6870 + e] : bfloat(0);
       }
-      const uint v6885 = v6382 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6886 = v6885 < v15;
-      const bool v6887 = v6884 && v6886;
-      const uint v6891 = v6890 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6892 = v6891 + v6882;
-      const uint v6893 = v6887 ? v6892 : v66;
-      const uint v6896 = v6388 + v6895;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6897 = v6896 + v6882;
+      const uint v6886 = v6383 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6887 = v6886 < v15;
+      const bool v6888 = v6885 && v6887;
+      const uint v6892 = v6891 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6893 = v6892 + v6883;
+      const uint v6894 = v6888 ? v6893 : v66;
+      const uint v6897 = v6389 + v6896;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6898 = v6897 + v6883;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6897 + e] = v6887 ? weight[v6893 + e] : bfloat(0);
+        shm1[v6898 + e] = v6888 ? weight[v6894 + e] : bfloat(0);
       }
-      const uint v6909 = v6382 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6910 = v6909 < v15;
-      const bool v6911 = v6908 && v6910;
-      const uint v6915 = v6914 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6916 = v6915 + v6906;
-      const uint v6917 = v6911 ? v6916 : v66;
-      const uint v6920 = v6388 + v6919;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6921 = v6920 + v6906;
+      const uint v6910 = v6383 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6911 = v6910 < v15;
+      const bool v6912 = v6909 && v6911;
+      const uint v6916 = v6915 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6917 = v6916 + v6907;
+      const uint v6918 = v6912 ? v6917 : v66;
+      const uint v6921 = v6389 + v6920;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6922 = v6921 + v6907;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6921 + e] = v6911 ? weight[v6917 + e] : bfloat(0);
+        shm1[v6922 + e] = v6912 ? weight[v6918 + e] : bfloat(0);
       }
-      const uint v6933 = v6382 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6934 = v6933 < v15;
-      const bool v6935 = v6932 && v6934;
-      const uint v6939 = v6938 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6940 = v6939 + v6930;
-      const uint v6941 = v6935 ? v6940 : v66;
-      const uint v6944 = v6388 + v6943;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6945 = v6944 + v6930;
+      const uint v6934 = v6383 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6935 = v6934 < v15;
+      const bool v6936 = v6933 && v6935;
+      const uint v6940 = v6939 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6941 = v6940 + v6931;
+      const uint v6942 = v6936 ? v6941 : v66;
+      const uint v6945 = v6389 + v6944;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6946 = v6945 + v6931;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6945 + e] = v6935 ? weight[v6941 + e] : bfloat(0);
+        shm1[v6946 + e] = v6936 ? weight[v6942 + e] : bfloat(0);
       }
-      const uint v6957 = v6382 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6958 = v6957 < v15;
-      const bool v6959 = v6956 && v6958;
-      const uint v6963 = v6962 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6964 = v6963 + v6954;
-      const uint v6965 = v6959 ? v6964 : v66;
-      const uint v6968 = v6388 + v6967;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6969 = v6968 + v6954;
+      const uint v6958 = v6383 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6959 = v6958 < v15;
+      const bool v6960 = v6957 && v6959;
+      const uint v6964 = v6963 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6965 = v6964 + v6955;
+      const uint v6966 = v6960 ? v6965 : v66;
+      const uint v6969 = v6389 + v6968;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6970 = v6969 + v6955;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6969 + e] = v6959 ? weight[v6965 + e] : bfloat(0);
+        shm1[v6970 + e] = v6960 ? weight[v6966 + e] : bfloat(0);
       }
-      const uint v6981 = v6382 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6982 = v6981 < v15;
-      const bool v6983 = v6980 && v6982;
-      const uint v6987 = v6986 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6988 = v6987 + v6978;
-      const uint v6989 = v6983 ? v6988 : v66;
-      const uint v6992 = v6388 + v6991;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6993 = v6992 + v6978;
+      const uint v6982 = v6383 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6983 = v6982 < v15;
+      const bool v6984 = v6981 && v6983;
+      const uint v6988 = v6987 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6989 = v6988 + v6979;
+      const uint v6990 = v6984 ? v6989 : v66;
+      const uint v6993 = v6389 + v6992;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6994 = v6993 + v6979;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6993 + e] = v6983 ? weight[v6989 + e] : bfloat(0);
+        shm1[v6994 + e] = v6984 ? weight[v6990 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7002 = v6388 + v7001;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7002), long(64u));
-      const uint v7008 = v6388 + v7007;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7008), long(64u));
+      const uint v7003 = v6389 + v7002;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v273, shm0, long(v7003), long(64u));
+      const uint v7009 = v6389 + v7008;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v275, shm1, long(v7009), long(64u));
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7015 = v7002 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7015), long(64u));
-      const uint v7021 = v7008 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7021), long(64u));
+      const uint v7016 = v7003 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v273, shm0, long(v7016), long(64u));
+      const uint v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v275, shm1, long(v7022), long(64u));
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7027 = v7002 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7027), long(64u));
-      const uint v7033 = v7008 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7033), long(64u));
+      const uint v7028 = v7003 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v273, shm0, long(v7028), long(64u));
+      const uint v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v275, shm1, long(v7034), long(64u));
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7039 = v7002 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7039), long(64u));
-      const uint v7045 = v7008 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7045), long(64u));
+      const uint v7040 = v7003 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v273, shm0, long(v7040), long(64u));
+      const uint v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v275, shm1, long(v7046), long(64u));
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v964 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1023 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v965 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1024 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1078 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1092 = v1078 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1104 = v1078 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1116 = v1078 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v967 = v114; v967 < 8192u; v967 += v964) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v969 = v967 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v971 = v967 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v972 = v963 + v971;  // kernels/convolution/im2col_a.hpp:158
-        const uint v973 = v60 + v969;
-        const uint v999 = v973 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1000 = v973 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1002 = v972 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1003 = v1002 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1005 = v1000 / v27;
-        const uint v1007 = v1005 + v1003;
-        const uint v1008 = v1002 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1009 = v1008 * v7;
-        const uint v1010 = v1000 % v27;
-        const uint v1011 = v1010 * v5;
-        const uint v1012 = v1011 + v1009;
-        const bool v1013 = v973 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1014 = v972 < v15;
-        const bool v1015 = v1013 && v1014;
-        const bool v1016 = v1007 >= v10;
-        const bool v1017 = v1015 && v1016;
-        const bool v1019 = v1007 < 1u;
-        const bool v1020 = v1017 && v1019;
-        const bool v1021 = v1012 >= v6;
-        const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v1023;
-        const bool v1025 = v1022 && v1024;
-        const uint v1026 = max(v1007, v10);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1028 = max(v1012, v6);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1029 = v1028 - v6;
-        const uint v1030 = v972 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1032 = v999 + v1026;
-        const uint v1033 = v1032 * v1;
-        const uint v1034 = v1033 + v1029;
-        const uint v1035 = v1034 * v2;
-        const uint v1036 = v1035 + v67;
-        const uint v1037 = v1036 + v1030;
-        if (v1025) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1038 = x[v1037];
-          const uint v1040 = v969 << 6u;
-          const uint v1041 = v1040 + v971;
-          shm0[v1041] = v1038;
+    for (uint v964 = v10; v964 < v15; v964 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v968 = v114; v968 < 8192u; v968 += v965) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v970 = v968 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v972 = v968 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v973 = v964 + v972;  // kernels/convolution/im2col_a.hpp:158
+        const uint v974 = v60 + v970;
+        const uint v1000 = v974 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1001 = v974 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1003 = v973 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1004 = v1003 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1006 = v1001 / v27;
+        const uint v1008 = v1006 + v1004;
+        const uint v1009 = v1003 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1010 = v1009 * v7;
+        const uint v1011 = v1001 % v27;
+        const uint v1012 = v1011 * v5;
+        const uint v1013 = v1012 + v1010;
+        const bool v1014 = v974 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1015 = v973 < v15;
+        const bool v1016 = v1014 && v1015;
+        const bool v1017 = v1008 >= v10;
+        const bool v1018 = v1016 && v1017;
+        const bool v1020 = v1008 < 1u;
+        const bool v1021 = v1018 && v1020;
+        const bool v1022 = v1013 >= v6;
+        const bool v1023 = v1021 && v1022;
+        const bool v1025 = v1013 < v1024;
+        const bool v1026 = v1023 && v1025;
+        const uint v1027 = max(v1008, v10);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1029 = max(v1013, v6);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1030 = v1029 - v6;
+        const uint v1031 = v973 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1033 = v1000 + v1027;
+        const uint v1034 = v1033 * v1;
+        const uint v1035 = v1034 + v1030;
+        const uint v1036 = v1035 * v2;
+        const uint v1037 = v1036 + v67;
+        const uint v1038 = v1037 + v1031;
+        if (v1026) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1039 = x[v1038];
+          const uint v1041 = v970 << 6u;
+          const uint v1042 = v1041 + v972;
+          shm0[v1042] = v1039;
         } else {
-          const uint v1043 = v969 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1044 = v1043 + v971;
-          shm0[v1044] = bfloat(0.0f);
+          const uint v1044 = v970 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1045 = v1044 + v972;
+          shm0[v1045] = bfloat(0.0f);
         }
       }
 
-      for (uint v1049 = v114; v1049 < 8192u; v1049 += v964) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1051 = v1049 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1053 = v1049 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1054 = v64 + v1051;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1055 = v1054 < v12;
-        const uint v1056 = v963 + v1053;
-        const bool v1057 = v1056 < v15;
-        const bool v1058 = v1055 && v1057;
-        if (v1058) {
-          const uint v1060 = v1054 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1061 = v66 + v1060;
-          const uint v1062 = v1061 + v963;
-          const uint v1063 = v1062 + v1053;
-          const bfloat v1064 = weight[v1063];
-          const uint v1066 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1067 = v1066 + v1053;
-          shm1[v1067] = v1064;
+      for (uint v1050 = v114; v1050 < 8192u; v1050 += v965) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1052 = v1050 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1054 = v1050 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1055 = v64 + v1052;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1056 = v1055 < v12;
+        const uint v1057 = v964 + v1054;
+        const bool v1058 = v1057 < v15;
+        const bool v1059 = v1056 && v1058;
+        if (v1059) {
+          const uint v1061 = v1055 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1062 = v66 + v1061;
+          const uint v1063 = v1062 + v964;
+          const uint v1064 = v1063 + v1054;
+          const bfloat v1065 = weight[v1064];
+          const uint v1067 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1068 = v1067 + v1054;
+          shm1[v1068] = v1065;
         } else {
-          const uint v1069 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1070 = v1069 + v1053;
-          shm1[v1070] = bfloat(0.0f);
+          const uint v1070 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1071 = v1070 + v1054;
+          shm1[v1071] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v273, shm0, long(v1077), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1083), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v273, shm0, long(v1078), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v273, shm0, long(v1091), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1097), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v273, shm0, long(v1092), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v273, shm0, long(v1103), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1109), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v273, shm0, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v273, shm0, long(v1115), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1121), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v273, shm0, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1123 = v60 + v265;
-  const uint v1127 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1128 = v1127 == v10;
-  const uint v1131 = v12 & 1u;
-  const bool v1132 = v1131 == v10;
-  const bool v1133 = v1128 && v1132;
-  if (v1133) {
-    const uint v1134 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1135 = v1123 + v1134;
-    const uint v1136 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1137 = v1122 + v1136;
-    const uint v1139 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1140 = v1139 == v1134;
-    const uint v1143 = v1136 + 1u;
-    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1145 = v1144 == v1143;
-    const bool v1146 = v1140 && v1145;
-    const uint v1149 = v1137 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1150 = v1149 == v10;
-    const bool v1151 = v1146 && v1150;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1151) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1152 = v1135 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1153 = v1137 < v12;
-      const bool v1154 = v1152 && v1153;
-      if (v1154) {
-        const uint v1155 = v65 + v1137;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1156 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1157 = bfloat(v1156);
-        const float v1158 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1161 = bfloat(v1158);
-        const uint v1162 = v1135 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1163 = v1162 + v1155;
-        *(device bfloat2*)(out + v1163) = bfloat2(v1157, v1161);
+  const uint v1123 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v1124 = v60 + v265;
+  const uint v1128 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1129 = v1128 == v10;
+  const uint v1132 = v12 & 1u;
+  const bool v1133 = v1132 == v10;
+  const bool v1134 = v1129 && v1133;
+  if (v1134) {
+    const uint v1135 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1136 = v1124 + v1135;
+    const uint v1137 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1138 = v1123 + v1137;
+    const uint v1140 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1141 = v1140 == v1135;
+    const uint v1144 = v1137 + 1u;
+    const uint v1145 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1146 = v1145 == v1144;
+    const bool v1147 = v1141 && v1146;
+    const uint v1150 = v1138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1151 = v1150 == v10;
+    const bool v1152 = v1147 && v1151;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1152) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1153 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1154 = v1138 < v12;
+      const bool v1155 = v1153 && v1154;
+      if (v1155) {
+        const uint v1156 = v65 + v1138;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1157 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1158 = bfloat(v1157);
+        const float v1159 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1162 = bfloat(v1159);
+        const uint v1163 = v1136 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1164 = v1163 + v1156;
+        *(device bfloat2*)(out + v1164) = bfloat2(v1158, v1162);
       }
     } else {
-      const bool v1168 = v1135 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1169 = v1137 < v12;
-      const bool v1170 = v1168 && v1169;
-      if (v1170) {
-        const float v1171 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1173 = bfloat(v1171);
-        const uint v1174 = v1135 * v3;
-        const uint v1175 = v1174 + v65;
-        const uint v1176 = v1175 + v1137;
-        out[v1176] = v1173;
+      const bool v1169 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1170 = v1138 < v12;
+      const bool v1171 = v1169 && v1170;
+      if (v1171) {
+        const float v1172 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1174 = bfloat(v1172);
+        const uint v1175 = v1136 * v3;
+        const uint v1176 = v1175 + v65;
+        const uint v1177 = v1176 + v1138;
+        out[v1177] = v1174;
       }
-      const uint v1178 = v1123 + v1139;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1180 = v1122 + v1144;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1181 = v1178 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1182 = v1180 < v12;
-      const bool v1183 = v1181 && v1182;
-      if (v1183) {
-        const float v1184 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1186 = bfloat(v1184);
-        const uint v1187 = v1178 * v3;
-        const uint v1188 = v1187 + v65;
-        const uint v1189 = v1188 + v1180;
-        out[v1189] = v1186;
-      }
-    }
-    const uint v1190 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1191 = v1123 + v1190;
-    const uint v1192 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1193 = v1122 + v1192;
-    const uint v1195 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1196 = v1195 == v1190;
-    const uint v1199 = v1192 + 1u;
-    const uint v1200 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1201 = v1200 == v1199;
-    const bool v1202 = v1196 && v1201;
-    const uint v1205 = v1193 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1206 = v1205 == v10;
-    const bool v1207 = v1202 && v1206;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1207) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1208 = v1191 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1209 = v1193 < v12;
-      const bool v1210 = v1208 && v1209;
-      if (v1210) {
-        const uint v1211 = v65 + v1193;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1212 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1213 = bfloat(v1212);
-        const float v1214 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1217 = bfloat(v1214);
-        const uint v1218 = v1191 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1219 = v1218 + v1211;
-        *(device bfloat2*)(out + v1219) = bfloat2(v1213, v1217);
-      }
-    } else {
-      const bool v1224 = v1191 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1225 = v1193 < v12;
-      const bool v1226 = v1224 && v1225;
-      if (v1226) {
-        const float v1227 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1229 = bfloat(v1227);
-        const uint v1230 = v1191 * v3;
-        const uint v1231 = v1230 + v65;
-        const uint v1232 = v1231 + v1193;
-        out[v1232] = v1229;
-      }
-      const uint v1234 = v1123 + v1195;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1236 = v1122 + v1200;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1237 = v1234 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1238 = v1236 < v12;
-      const bool v1239 = v1237 && v1238;
-      if (v1239) {
-        const float v1240 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1242 = bfloat(v1240);
-        const uint v1243 = v1234 * v3;
-        const uint v1244 = v1243 + v65;
-        const uint v1245 = v1244 + v1236;
-        out[v1245] = v1242;
+      const uint v1179 = v1124 + v1140;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1181 = v1123 + v1145;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1182 = v1179 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1183 = v1181 < v12;
+      const bool v1184 = v1182 && v1183;
+      if (v1184) {
+        const float v1185 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1187 = bfloat(v1185);
+        const uint v1188 = v1179 * v3;
+        const uint v1189 = v1188 + v65;
+        const uint v1190 = v1189 + v1181;
+        out[v1190] = v1187;
       }
     }
-    const uint v1246 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1247 = v1123 + v1246;
-    const uint v1248 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1249 = v1122 + v1248;
-    const uint v1251 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1252 = v1251 == v1246;
-    const uint v1255 = v1248 + 1u;
-    const uint v1256 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1257 = v1256 == v1255;
-    const bool v1258 = v1252 && v1257;
-    const uint v1261 = v1249 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1262 = v1261 == v10;
-    const bool v1263 = v1258 && v1262;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1263) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1264 = v1247 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1265 = v1249 < v12;
-      const bool v1266 = v1264 && v1265;
-      if (v1266) {
-        const uint v1267 = v65 + v1249;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1268 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1269 = bfloat(v1268);
-        const float v1270 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1273 = bfloat(v1270);
-        const uint v1274 = v1247 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1275 = v1274 + v1267;
-        *(device bfloat2*)(out + v1275) = bfloat2(v1269, v1273);
+    const uint v1191 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1192 = v1124 + v1191;
+    const uint v1193 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1194 = v1123 + v1193;
+    const uint v1196 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1197 = v1196 == v1191;
+    const uint v1200 = v1193 + 1u;
+    const uint v1201 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1202 = v1201 == v1200;
+    const bool v1203 = v1197 && v1202;
+    const uint v1206 = v1194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1207 = v1206 == v10;
+    const bool v1208 = v1203 && v1207;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1208) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1209 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1210 = v1194 < v12;
+      const bool v1211 = v1209 && v1210;
+      if (v1211) {
+        const uint v1212 = v65 + v1194;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1213 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1214 = bfloat(v1213);
+        const float v1215 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1218 = bfloat(v1215);
+        const uint v1219 = v1192 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1220 = v1219 + v1212;
+        *(device bfloat2*)(out + v1220) = bfloat2(v1214, v1218);
       }
     } else {
-      const bool v1280 = v1247 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1281 = v1249 < v12;
-      const bool v1282 = v1280 && v1281;
-      if (v1282) {
-        const float v1283 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1285 = bfloat(v1283);
-        const uint v1286 = v1247 * v3;
-        const uint v1287 = v1286 + v65;
-        const uint v1288 = v1287 + v1249;
-        out[v1288] = v1285;
+      const bool v1225 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1226 = v1194 < v12;
+      const bool v1227 = v1225 && v1226;
+      if (v1227) {
+        const float v1228 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1230 = bfloat(v1228);
+        const uint v1231 = v1192 * v3;
+        const uint v1232 = v1231 + v65;
+        const uint v1233 = v1232 + v1194;
+        out[v1233] = v1230;
       }
-      const uint v1290 = v1123 + v1251;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1292 = v1122 + v1256;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1293 = v1290 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1294 = v1292 < v12;
-      const bool v1295 = v1293 && v1294;
-      if (v1295) {
-        const float v1296 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1298 = bfloat(v1296);
-        const uint v1299 = v1290 * v3;
-        const uint v1300 = v1299 + v65;
-        const uint v1301 = v1300 + v1292;
-        out[v1301] = v1298;
+      const uint v1235 = v1124 + v1196;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1237 = v1123 + v1201;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1238 = v1235 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1239 = v1237 < v12;
+      const bool v1240 = v1238 && v1239;
+      if (v1240) {
+        const float v1241 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1243 = bfloat(v1241);
+        const uint v1244 = v1235 * v3;
+        const uint v1245 = v1244 + v65;
+        const uint v1246 = v1245 + v1237;
+        out[v1246] = v1243;
       }
     }
-    const uint v1302 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1303 = v1123 + v1302;
-    const uint v1304 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1305 = v1122 + v1304;
-    const uint v1307 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1308 = v1307 == v1302;
-    const uint v1311 = v1304 + 1u;
-    const uint v1312 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1313 = v1312 == v1311;
-    const bool v1314 = v1308 && v1313;
-    const uint v1317 = v1305 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1318 = v1317 == v10;
-    const bool v1319 = v1314 && v1318;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1319) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1320 = v1303 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1321 = v1305 < v12;
-      const bool v1322 = v1320 && v1321;
-      if (v1322) {
-        const uint v1323 = v65 + v1305;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1324 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1325 = bfloat(v1324);
-        const float v1326 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1329 = bfloat(v1326);
-        const uint v1330 = v1303 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1331 = v1330 + v1323;
-        *(device bfloat2*)(out + v1331) = bfloat2(v1325, v1329);
+    const uint v1247 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1248 = v1124 + v1247;
+    const uint v1249 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1250 = v1123 + v1249;
+    const uint v1252 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1253 = v1252 == v1247;
+    const uint v1256 = v1249 + 1u;
+    const uint v1257 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1258 = v1257 == v1256;
+    const bool v1259 = v1253 && v1258;
+    const uint v1262 = v1250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1263 = v1262 == v10;
+    const bool v1264 = v1259 && v1263;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1264) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1265 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1266 = v1250 < v12;
+      const bool v1267 = v1265 && v1266;
+      if (v1267) {
+        const uint v1268 = v65 + v1250;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1269 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1270 = bfloat(v1269);
+        const float v1271 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1274 = bfloat(v1271);
+        const uint v1275 = v1248 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1276 = v1275 + v1268;
+        *(device bfloat2*)(out + v1276) = bfloat2(v1270, v1274);
       }
     } else {
-      const bool v1336 = v1303 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1337 = v1305 < v12;
-      const bool v1338 = v1336 && v1337;
-      if (v1338) {
-        const float v1339 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1341 = bfloat(v1339);
-        const uint v1342 = v1303 * v3;
-        const uint v1343 = v1342 + v65;
-        const uint v1344 = v1343 + v1305;
-        out[v1344] = v1341;
+      const bool v1281 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1282 = v1250 < v12;
+      const bool v1283 = v1281 && v1282;
+      if (v1283) {
+        const float v1284 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1286 = bfloat(v1284);
+        const uint v1287 = v1248 * v3;
+        const uint v1288 = v1287 + v65;
+        const uint v1289 = v1288 + v1250;
+        out[v1289] = v1286;
       }
-      const uint v1346 = v1123 + v1307;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1348 = v1122 + v1312;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1349 = v1346 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1350 = v1348 < v12;
-      const bool v1351 = v1349 && v1350;
-      if (v1351) {
-        const float v1352 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1354 = bfloat(v1352);
-        const uint v1355 = v1346 * v3;
-        const uint v1356 = v1355 + v65;
-        const uint v1357 = v1356 + v1348;
-        out[v1357] = v1354;
+      const uint v1291 = v1124 + v1252;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1293 = v1123 + v1257;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1294 = v1291 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1295 = v1293 < v12;
+      const bool v1296 = v1294 && v1295;
+      if (v1296) {
+        const float v1297 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1299 = bfloat(v1297);
+        const uint v1300 = v1291 * v3;
+        const uint v1301 = v1300 + v65;
+        const uint v1302 = v1301 + v1293;
+        out[v1302] = v1299;
       }
     }
-    const uint v1358 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1359 = v1123 + v1358;
-    const uint v1360 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1361 = v1122 + v1360;
-    const uint v1363 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1364 = v1363 == v1358;
-    const uint v1367 = v1360 + 1u;
-    const uint v1368 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1369 = v1368 == v1367;
-    const bool v1370 = v1364 && v1369;
-    const uint v1373 = v1361 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1374 = v1373 == v10;
-    const bool v1375 = v1370 && v1374;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1375) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1376 = v1359 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1377 = v1361 < v12;
-      const bool v1378 = v1376 && v1377;
-      if (v1378) {
-        const uint v1379 = v65 + v1361;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1380 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1381 = bfloat(v1380);
-        const float v1382 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1385 = bfloat(v1382);
-        const uint v1386 = v1359 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1387 = v1386 + v1379;
-        *(device bfloat2*)(out + v1387) = bfloat2(v1381, v1385);
+    const uint v1303 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1304 = v1124 + v1303;
+    const uint v1305 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1306 = v1123 + v1305;
+    const uint v1308 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1309 = v1308 == v1303;
+    const uint v1312 = v1305 + 1u;
+    const uint v1313 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1314 = v1313 == v1312;
+    const bool v1315 = v1309 && v1314;
+    const uint v1318 = v1306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1319 = v1318 == v10;
+    const bool v1320 = v1315 && v1319;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1320) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1321 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1322 = v1306 < v12;
+      const bool v1323 = v1321 && v1322;
+      if (v1323) {
+        const uint v1324 = v65 + v1306;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1325 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1326 = bfloat(v1325);
+        const float v1327 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1330 = bfloat(v1327);
+        const uint v1331 = v1304 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1332 = v1331 + v1324;
+        *(device bfloat2*)(out + v1332) = bfloat2(v1326, v1330);
       }
     } else {
-      const bool v1392 = v1359 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1393 = v1361 < v12;
-      const bool v1394 = v1392 && v1393;
-      if (v1394) {
-        const float v1395 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1397 = bfloat(v1395);
-        const uint v1398 = v1359 * v3;
-        const uint v1399 = v1398 + v65;
-        const uint v1400 = v1399 + v1361;
-        out[v1400] = v1397;
+      const bool v1337 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1338 = v1306 < v12;
+      const bool v1339 = v1337 && v1338;
+      if (v1339) {
+        const float v1340 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1342 = bfloat(v1340);
+        const uint v1343 = v1304 * v3;
+        const uint v1344 = v1343 + v65;
+        const uint v1345 = v1344 + v1306;
+        out[v1345] = v1342;
       }
-      const uint v1402 = v1123 + v1363;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1404 = v1122 + v1368;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1405 = v1402 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1406 = v1404 < v12;
-      const bool v1407 = v1405 && v1406;
-      if (v1407) {
-        const float v1408 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1410 = bfloat(v1408);
-        const uint v1411 = v1402 * v3;
-        const uint v1412 = v1411 + v65;
-        const uint v1413 = v1412 + v1404;
-        out[v1413] = v1410;
+      const uint v1347 = v1124 + v1308;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1349 = v1123 + v1313;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1350 = v1347 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1351 = v1349 < v12;
+      const bool v1352 = v1350 && v1351;
+      if (v1352) {
+        const float v1353 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1355 = bfloat(v1353);
+        const uint v1356 = v1347 * v3;
+        const uint v1357 = v1356 + v65;
+        const uint v1358 = v1357 + v1349;
+        out[v1358] = v1355;
       }
     }
-    const uint v1414 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1415 = v1123 + v1414;
-    const uint v1416 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1417 = v1122 + v1416;
-    const uint v1419 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1420 = v1419 == v1414;
-    const uint v1423 = v1416 + 1u;
-    const uint v1424 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1425 = v1424 == v1423;
-    const bool v1426 = v1420 && v1425;
-    const uint v1429 = v1417 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1430 = v1429 == v10;
-    const bool v1431 = v1426 && v1430;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1431) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1432 = v1415 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1433 = v1417 < v12;
-      const bool v1434 = v1432 && v1433;
-      if (v1434) {
-        const uint v1435 = v65 + v1417;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1436 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1437 = bfloat(v1436);
-        const float v1438 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1441 = bfloat(v1438);
-        const uint v1442 = v1415 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1443 = v1442 + v1435;
-        *(device bfloat2*)(out + v1443) = bfloat2(v1437, v1441);
+    const uint v1359 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1360 = v1124 + v1359;
+    const uint v1361 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1362 = v1123 + v1361;
+    const uint v1364 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1365 = v1364 == v1359;
+    const uint v1368 = v1361 + 1u;
+    const uint v1369 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1370 = v1369 == v1368;
+    const bool v1371 = v1365 && v1370;
+    const uint v1374 = v1362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1375 = v1374 == v10;
+    const bool v1376 = v1371 && v1375;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1376) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1377 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1378 = v1362 < v12;
+      const bool v1379 = v1377 && v1378;
+      if (v1379) {
+        const uint v1380 = v65 + v1362;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1381 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1382 = bfloat(v1381);
+        const float v1383 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1386 = bfloat(v1383);
+        const uint v1387 = v1360 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1388 = v1387 + v1380;
+        *(device bfloat2*)(out + v1388) = bfloat2(v1382, v1386);
       }
     } else {
-      const bool v1448 = v1415 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1449 = v1417 < v12;
-      const bool v1450 = v1448 && v1449;
-      if (v1450) {
-        const float v1451 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1453 = bfloat(v1451);
-        const uint v1454 = v1415 * v3;
-        const uint v1455 = v1454 + v65;
-        const uint v1456 = v1455 + v1417;
-        out[v1456] = v1453;
+      const bool v1393 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1394 = v1362 < v12;
+      const bool v1395 = v1393 && v1394;
+      if (v1395) {
+        const float v1396 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1398 = bfloat(v1396);
+        const uint v1399 = v1360 * v3;
+        const uint v1400 = v1399 + v65;
+        const uint v1401 = v1400 + v1362;
+        out[v1401] = v1398;
       }
-      const uint v1458 = v1123 + v1419;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1460 = v1122 + v1424;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1461 = v1458 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1462 = v1460 < v12;
-      const bool v1463 = v1461 && v1462;
-      if (v1463) {
-        const float v1464 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1466 = bfloat(v1464);
-        const uint v1467 = v1458 * v3;
-        const uint v1468 = v1467 + v65;
-        const uint v1469 = v1468 + v1460;
-        out[v1469] = v1466;
+      const uint v1403 = v1124 + v1364;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1405 = v1123 + v1369;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1406 = v1403 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1407 = v1405 < v12;
+      const bool v1408 = v1406 && v1407;
+      if (v1408) {
+        const float v1409 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1411 = bfloat(v1409);
+        const uint v1412 = v1403 * v3;
+        const uint v1413 = v1412 + v65;
+        const uint v1414 = v1413 + v1405;
+        out[v1414] = v1411;
       }
     }
-    const uint v1470 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1471 = v1123 + v1470;
-    const uint v1472 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1473 = v1122 + v1472;
-    const uint v1475 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1476 = v1475 == v1470;
-    const uint v1479 = v1472 + 1u;
-    const uint v1480 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1481 = v1480 == v1479;
-    const bool v1482 = v1476 && v1481;
-    const uint v1485 = v1473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1486 = v1485 == v10;
-    const bool v1487 = v1482 && v1486;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1487) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1488 = v1471 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1489 = v1473 < v12;
-      const bool v1490 = v1488 && v1489;
-      if (v1490) {
-        const uint v1491 = v65 + v1473;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1492 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1493 = bfloat(v1492);
-        const float v1494 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1497 = bfloat(v1494);
-        const uint v1498 = v1471 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1499 = v1498 + v1491;
-        *(device bfloat2*)(out + v1499) = bfloat2(v1493, v1497);
+    const uint v1415 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1416 = v1124 + v1415;
+    const uint v1417 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1418 = v1123 + v1417;
+    const uint v1420 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1421 = v1420 == v1415;
+    const uint v1424 = v1417 + 1u;
+    const uint v1425 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1426 = v1425 == v1424;
+    const bool v1427 = v1421 && v1426;
+    const uint v1430 = v1418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1431 = v1430 == v10;
+    const bool v1432 = v1427 && v1431;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1432) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1433 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1434 = v1418 < v12;
+      const bool v1435 = v1433 && v1434;
+      if (v1435) {
+        const uint v1436 = v65 + v1418;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1437 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1438 = bfloat(v1437);
+        const float v1439 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1442 = bfloat(v1439);
+        const uint v1443 = v1416 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1444 = v1443 + v1436;
+        *(device bfloat2*)(out + v1444) = bfloat2(v1438, v1442);
       }
     } else {
-      const bool v1504 = v1471 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1505 = v1473 < v12;
-      const bool v1506 = v1504 && v1505;
-      if (v1506) {
-        const float v1507 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1509 = bfloat(v1507);
-        const uint v1510 = v1471 * v3;
-        const uint v1511 = v1510 + v65;
-        const uint v1512 = v1511 + v1473;
-        out[v1512] = v1509;
+      const bool v1449 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1450 = v1418 < v12;
+      const bool v1451 = v1449 && v1450;
+      if (v1451) {
+        const float v1452 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1454 = bfloat(v1452);
+        const uint v1455 = v1416 * v3;
+        const uint v1456 = v1455 + v65;
+        const uint v1457 = v1456 + v1418;
+        out[v1457] = v1454;
       }
-      const uint v1514 = v1123 + v1475;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1516 = v1122 + v1480;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1517 = v1514 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1518 = v1516 < v12;
-      const bool v1519 = v1517 && v1518;
-      if (v1519) {
-        const float v1520 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1522 = bfloat(v1520);
-        const uint v1523 = v1514 * v3;
-        const uint v1524 = v1523 + v65;
-        const uint v1525 = v1524 + v1516;
-        out[v1525] = v1522;
+      const uint v1459 = v1124 + v1420;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1461 = v1123 + v1425;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1462 = v1459 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1463 = v1461 < v12;
+      const bool v1464 = v1462 && v1463;
+      if (v1464) {
+        const float v1465 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1467 = bfloat(v1465);
+        const uint v1468 = v1459 * v3;
+        const uint v1469 = v1468 + v65;
+        const uint v1470 = v1469 + v1461;
+        out[v1470] = v1467;
       }
     }
-    const uint v1526 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1527 = v1123 + v1526;
-    const uint v1528 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1529 = v1122 + v1528;
-    const uint v1531 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1532 = v1531 == v1526;
-    const uint v1535 = v1528 + 1u;
-    const uint v1536 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1537 = v1536 == v1535;
-    const bool v1538 = v1532 && v1537;
-    const uint v1541 = v1529 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1542 = v1541 == v10;
-    const bool v1543 = v1538 && v1542;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1543) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1544 = v1527 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1545 = v1529 < v12;
-      const bool v1546 = v1544 && v1545;
-      if (v1546) {
-        const uint v1547 = v65 + v1529;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1548 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1549 = bfloat(v1548);
-        const float v1550 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1553 = bfloat(v1550);
-        const uint v1554 = v1527 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1555 = v1554 + v1547;
-        *(device bfloat2*)(out + v1555) = bfloat2(v1549, v1553);
+    const uint v1471 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1472 = v1124 + v1471;
+    const uint v1473 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1474 = v1123 + v1473;
+    const uint v1476 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1477 = v1476 == v1471;
+    const uint v1480 = v1473 + 1u;
+    const uint v1481 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1482 = v1481 == v1480;
+    const bool v1483 = v1477 && v1482;
+    const uint v1486 = v1474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1487 = v1486 == v10;
+    const bool v1488 = v1483 && v1487;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1488) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1489 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1490 = v1474 < v12;
+      const bool v1491 = v1489 && v1490;
+      if (v1491) {
+        const uint v1492 = v65 + v1474;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1493 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1494 = bfloat(v1493);
+        const float v1495 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1498 = bfloat(v1495);
+        const uint v1499 = v1472 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1500 = v1499 + v1492;
+        *(device bfloat2*)(out + v1500) = bfloat2(v1494, v1498);
       }
     } else {
-      const bool v1560 = v1527 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1561 = v1529 < v12;
-      const bool v1562 = v1560 && v1561;
-      if (v1562) {
-        const float v1563 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1565 = bfloat(v1563);
-        const uint v1566 = v1527 * v3;
-        const uint v1567 = v1566 + v65;
-        const uint v1568 = v1567 + v1529;
-        out[v1568] = v1565;
+      const bool v1505 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1506 = v1474 < v12;
+      const bool v1507 = v1505 && v1506;
+      if (v1507) {
+        const float v1508 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1510 = bfloat(v1508);
+        const uint v1511 = v1472 * v3;
+        const uint v1512 = v1511 + v65;
+        const uint v1513 = v1512 + v1474;
+        out[v1513] = v1510;
       }
-      const uint v1570 = v1123 + v1531;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1572 = v1122 + v1536;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1573 = v1570 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1574 = v1572 < v12;
-      const bool v1575 = v1573 && v1574;
-      if (v1575) {
-        const float v1576 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1578 = bfloat(v1576);
-        const uint v1579 = v1570 * v3;
-        const uint v1580 = v1579 + v65;
-        const uint v1581 = v1580 + v1572;
-        out[v1581] = v1578;
+      const uint v1515 = v1124 + v1476;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1517 = v1123 + v1481;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1518 = v1515 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1519 = v1517 < v12;
+      const bool v1520 = v1518 && v1519;
+      if (v1520) {
+        const float v1521 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1523 = bfloat(v1521);
+        const uint v1524 = v1515 * v3;
+        const uint v1525 = v1524 + v65;
+        const uint v1526 = v1525 + v1517;
+        out[v1526] = v1523;
       }
     }
-    const uint v1582 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1583 = v1123 + v1582;
-    const uint v1584 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1585 = v1122 + v1584;
-    const uint v1587 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1588 = v1587 == v1582;
-    const uint v1591 = v1584 + 1u;
-    const uint v1592 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1593 = v1592 == v1591;
-    const bool v1594 = v1588 && v1593;
-    const uint v1597 = v1585 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1598 = v1597 == v10;
-    const bool v1599 = v1594 && v1598;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1599) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1600 = v1583 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1601 = v1585 < v12;
-      const bool v1602 = v1600 && v1601;
-      if (v1602) {
-        const uint v1603 = v65 + v1585;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1604 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1605 = bfloat(v1604);
-        const float v1606 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1609 = bfloat(v1606);
-        const uint v1610 = v1583 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1611 = v1610 + v1603;
-        *(device bfloat2*)(out + v1611) = bfloat2(v1605, v1609);
+    const uint v1527 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1528 = v1124 + v1527;
+    const uint v1529 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1530 = v1123 + v1529;
+    const uint v1532 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1533 = v1532 == v1527;
+    const uint v1536 = v1529 + 1u;
+    const uint v1537 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1538 = v1537 == v1536;
+    const bool v1539 = v1533 && v1538;
+    const uint v1542 = v1530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1543 = v1542 == v10;
+    const bool v1544 = v1539 && v1543;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1544) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1545 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1546 = v1530 < v12;
+      const bool v1547 = v1545 && v1546;
+      if (v1547) {
+        const uint v1548 = v65 + v1530;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1549 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1550 = bfloat(v1549);
+        const float v1551 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1554 = bfloat(v1551);
+        const uint v1555 = v1528 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1556 = v1555 + v1548;
+        *(device bfloat2*)(out + v1556) = bfloat2(v1550, v1554);
       }
     } else {
-      const bool v1616 = v1583 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1617 = v1585 < v12;
-      const bool v1618 = v1616 && v1617;
-      if (v1618) {
-        const float v1619 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1621 = bfloat(v1619);
-        const uint v1622 = v1583 * v3;
-        const uint v1623 = v1622 + v65;
-        const uint v1624 = v1623 + v1585;
-        out[v1624] = v1621;
+      const bool v1561 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1562 = v1530 < v12;
+      const bool v1563 = v1561 && v1562;
+      if (v1563) {
+        const float v1564 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1566 = bfloat(v1564);
+        const uint v1567 = v1528 * v3;
+        const uint v1568 = v1567 + v65;
+        const uint v1569 = v1568 + v1530;
+        out[v1569] = v1566;
       }
-      const uint v1626 = v1123 + v1587;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1628 = v1122 + v1592;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1629 = v1626 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1630 = v1628 < v12;
-      const bool v1631 = v1629 && v1630;
-      if (v1631) {
-        const float v1632 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1634 = bfloat(v1632);
-        const uint v1635 = v1626 * v3;
-        const uint v1636 = v1635 + v65;
-        const uint v1637 = v1636 + v1628;
-        out[v1637] = v1634;
+      const uint v1571 = v1124 + v1532;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1573 = v1123 + v1537;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1574 = v1571 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1575 = v1573 < v12;
+      const bool v1576 = v1574 && v1575;
+      if (v1576) {
+        const float v1577 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1579 = bfloat(v1577);
+        const uint v1580 = v1571 * v3;
+        const uint v1581 = v1580 + v65;
+        const uint v1582 = v1581 + v1573;
+        out[v1582] = v1579;
       }
     }
-    const uint v1638 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1639 = v1123 + v1638;
-    const uint v1640 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1641 = v1122 + v1640;
-    const uint v1643 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1644 = v1643 == v1638;
-    const uint v1647 = v1640 + 1u;
-    const uint v1648 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1649 = v1648 == v1647;
-    const bool v1650 = v1644 && v1649;
-    const uint v1653 = v1641 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1654 = v1653 == v10;
-    const bool v1655 = v1650 && v1654;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1655) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1656 = v1639 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1657 = v1641 < v12;
-      const bool v1658 = v1656 && v1657;
-      if (v1658) {
-        const uint v1659 = v65 + v1641;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1660 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1661 = bfloat(v1660);
-        const float v1662 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1665 = bfloat(v1662);
-        const uint v1666 = v1639 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1667 = v1666 + v1659;
-        *(device bfloat2*)(out + v1667) = bfloat2(v1661, v1665);
+    const uint v1583 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1584 = v1124 + v1583;
+    const uint v1585 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1586 = v1123 + v1585;
+    const uint v1588 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1589 = v1588 == v1583;
+    const uint v1592 = v1585 + 1u;
+    const uint v1593 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1594 = v1593 == v1592;
+    const bool v1595 = v1589 && v1594;
+    const uint v1598 = v1586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1599 = v1598 == v10;
+    const bool v1600 = v1595 && v1599;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1600) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1601 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1602 = v1586 < v12;
+      const bool v1603 = v1601 && v1602;
+      if (v1603) {
+        const uint v1604 = v65 + v1586;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1605 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1606 = bfloat(v1605);
+        const float v1607 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1610 = bfloat(v1607);
+        const uint v1611 = v1584 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1612 = v1611 + v1604;
+        *(device bfloat2*)(out + v1612) = bfloat2(v1606, v1610);
       }
     } else {
-      const bool v1672 = v1639 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1673 = v1641 < v12;
-      const bool v1674 = v1672 && v1673;
-      if (v1674) {
-        const float v1675 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1677 = bfloat(v1675);
-        const uint v1678 = v1639 * v3;
-        const uint v1679 = v1678 + v65;
-        const uint v1680 = v1679 + v1641;
-        out[v1680] = v1677;
+      const bool v1617 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1618 = v1586 < v12;
+      const bool v1619 = v1617 && v1618;
+      if (v1619) {
+        const float v1620 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1622 = bfloat(v1620);
+        const uint v1623 = v1584 * v3;
+        const uint v1624 = v1623 + v65;
+        const uint v1625 = v1624 + v1586;
+        out[v1625] = v1622;
       }
-      const uint v1682 = v1123 + v1643;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1684 = v1122 + v1648;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1685 = v1682 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1686 = v1684 < v12;
-      const bool v1687 = v1685 && v1686;
-      if (v1687) {
-        const float v1688 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1690 = bfloat(v1688);
-        const uint v1691 = v1682 * v3;
-        const uint v1692 = v1691 + v65;
-        const uint v1693 = v1692 + v1684;
-        out[v1693] = v1690;
+      const uint v1627 = v1124 + v1588;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1629 = v1123 + v1593;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1630 = v1627 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1631 = v1629 < v12;
+      const bool v1632 = v1630 && v1631;
+      if (v1632) {
+        const float v1633 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1635 = bfloat(v1633);
+        const uint v1636 = v1627 * v3;
+        const uint v1637 = v1636 + v65;
+        const uint v1638 = v1637 + v1629;
+        out[v1638] = v1635;
       }
     }
-    const uint v1694 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1695 = v1123 + v1694;
-    const uint v1696 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1697 = v1122 + v1696;
-    const uint v1699 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1700 = v1699 == v1694;
-    const uint v1703 = v1696 + 1u;
-    const uint v1704 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1705 = v1704 == v1703;
-    const bool v1706 = v1700 && v1705;
-    const uint v1709 = v1697 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1710 = v1709 == v10;
-    const bool v1711 = v1706 && v1710;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1711) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1712 = v1695 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1713 = v1697 < v12;
-      const bool v1714 = v1712 && v1713;
-      if (v1714) {
-        const uint v1715 = v65 + v1697;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1716 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1717 = bfloat(v1716);
-        const float v1718 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1721 = bfloat(v1718);
-        const uint v1722 = v1695 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1723 = v1722 + v1715;
-        *(device bfloat2*)(out + v1723) = bfloat2(v1717, v1721);
+    const uint v1639 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1640 = v1124 + v1639;
+    const uint v1641 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1642 = v1123 + v1641;
+    const uint v1644 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1645 = v1644 == v1639;
+    const uint v1648 = v1641 + 1u;
+    const uint v1649 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1650 = v1649 == v1648;
+    const bool v1651 = v1645 && v1650;
+    const uint v1654 = v1642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1655 = v1654 == v10;
+    const bool v1656 = v1651 && v1655;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1656) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1657 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1658 = v1642 < v12;
+      const bool v1659 = v1657 && v1658;
+      if (v1659) {
+        const uint v1660 = v65 + v1642;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1661 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1662 = bfloat(v1661);
+        const float v1663 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1666 = bfloat(v1663);
+        const uint v1667 = v1640 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1668 = v1667 + v1660;
+        *(device bfloat2*)(out + v1668) = bfloat2(v1662, v1666);
       }
     } else {
-      const bool v1728 = v1695 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1729 = v1697 < v12;
-      const bool v1730 = v1728 && v1729;
-      if (v1730) {
-        const float v1731 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1733 = bfloat(v1731);
-        const uint v1734 = v1695 * v3;
-        const uint v1735 = v1734 + v65;
-        const uint v1736 = v1735 + v1697;
-        out[v1736] = v1733;
+      const bool v1673 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1674 = v1642 < v12;
+      const bool v1675 = v1673 && v1674;
+      if (v1675) {
+        const float v1676 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1678 = bfloat(v1676);
+        const uint v1679 = v1640 * v3;
+        const uint v1680 = v1679 + v65;
+        const uint v1681 = v1680 + v1642;
+        out[v1681] = v1678;
       }
-      const uint v1738 = v1123 + v1699;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1740 = v1122 + v1704;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1741 = v1738 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1742 = v1740 < v12;
-      const bool v1743 = v1741 && v1742;
-      if (v1743) {
-        const float v1744 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1746 = bfloat(v1744);
-        const uint v1747 = v1738 * v3;
-        const uint v1748 = v1747 + v65;
-        const uint v1749 = v1748 + v1740;
-        out[v1749] = v1746;
+      const uint v1683 = v1124 + v1644;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1685 = v1123 + v1649;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1686 = v1683 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1687 = v1685 < v12;
+      const bool v1688 = v1686 && v1687;
+      if (v1688) {
+        const float v1689 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1691 = bfloat(v1689);
+        const uint v1692 = v1683 * v3;
+        const uint v1693 = v1692 + v65;
+        const uint v1694 = v1693 + v1685;
+        out[v1694] = v1691;
       }
     }
-    const uint v1750 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1751 = v1123 + v1750;
-    const uint v1752 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1753 = v1122 + v1752;
-    const uint v1755 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1756 = v1755 == v1750;
-    const uint v1759 = v1752 + 1u;
-    const uint v1760 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1761 = v1760 == v1759;
-    const bool v1762 = v1756 && v1761;
-    const uint v1765 = v1753 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1766 = v1765 == v10;
-    const bool v1767 = v1762 && v1766;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1767) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1768 = v1751 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1769 = v1753 < v12;
-      const bool v1770 = v1768 && v1769;
-      if (v1770) {
-        const uint v1771 = v65 + v1753;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1772 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1773 = bfloat(v1772);
-        const float v1774 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1777 = bfloat(v1774);
-        const uint v1778 = v1751 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1779 = v1778 + v1771;
-        *(device bfloat2*)(out + v1779) = bfloat2(v1773, v1777);
+    const uint v1695 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1696 = v1124 + v1695;
+    const uint v1697 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1698 = v1123 + v1697;
+    const uint v1700 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1701 = v1700 == v1695;
+    const uint v1704 = v1697 + 1u;
+    const uint v1705 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1706 = v1705 == v1704;
+    const bool v1707 = v1701 && v1706;
+    const uint v1710 = v1698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1711 = v1710 == v10;
+    const bool v1712 = v1707 && v1711;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1712) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1713 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1714 = v1698 < v12;
+      const bool v1715 = v1713 && v1714;
+      if (v1715) {
+        const uint v1716 = v65 + v1698;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1717 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1718 = bfloat(v1717);
+        const float v1719 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1722 = bfloat(v1719);
+        const uint v1723 = v1696 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1724 = v1723 + v1716;
+        *(device bfloat2*)(out + v1724) = bfloat2(v1718, v1722);
       }
     } else {
-      const bool v1784 = v1751 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1785 = v1753 < v12;
-      const bool v1786 = v1784 && v1785;
-      if (v1786) {
-        const float v1787 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1789 = bfloat(v1787);
-        const uint v1790 = v1751 * v3;
-        const uint v1791 = v1790 + v65;
-        const uint v1792 = v1791 + v1753;
-        out[v1792] = v1789;
+      const bool v1729 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1730 = v1698 < v12;
+      const bool v1731 = v1729 && v1730;
+      if (v1731) {
+        const float v1732 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1734 = bfloat(v1732);
+        const uint v1735 = v1696 * v3;
+        const uint v1736 = v1735 + v65;
+        const uint v1737 = v1736 + v1698;
+        out[v1737] = v1734;
       }
-      const uint v1794 = v1123 + v1755;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1796 = v1122 + v1760;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1797 = v1794 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1798 = v1796 < v12;
-      const bool v1799 = v1797 && v1798;
-      if (v1799) {
-        const float v1800 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1802 = bfloat(v1800);
-        const uint v1803 = v1794 * v3;
-        const uint v1804 = v1803 + v65;
-        const uint v1805 = v1804 + v1796;
-        out[v1805] = v1802;
+      const uint v1739 = v1124 + v1700;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1741 = v1123 + v1705;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1742 = v1739 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1743 = v1741 < v12;
+      const bool v1744 = v1742 && v1743;
+      if (v1744) {
+        const float v1745 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1747 = bfloat(v1745);
+        const uint v1748 = v1739 * v3;
+        const uint v1749 = v1748 + v65;
+        const uint v1750 = v1749 + v1741;
+        out[v1750] = v1747;
       }
     }
-    const uint v1806 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1807 = v1123 + v1806;
-    const uint v1808 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1809 = v1122 + v1808;
-    const uint v1811 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1812 = v1811 == v1806;
-    const uint v1815 = v1808 + 1u;
-    const uint v1816 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1817 = v1816 == v1815;
-    const bool v1818 = v1812 && v1817;
-    const uint v1821 = v1809 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1822 = v1821 == v10;
-    const bool v1823 = v1818 && v1822;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1823) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1824 = v1807 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1825 = v1809 < v12;
-      const bool v1826 = v1824 && v1825;
-      if (v1826) {
-        const uint v1827 = v65 + v1809;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1828 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1829 = bfloat(v1828);
-        const float v1830 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1833 = bfloat(v1830);
-        const uint v1834 = v1807 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1835 = v1834 + v1827;
-        *(device bfloat2*)(out + v1835) = bfloat2(v1829, v1833);
+    const uint v1751 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1752 = v1124 + v1751;
+    const uint v1753 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1754 = v1123 + v1753;
+    const uint v1756 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1757 = v1756 == v1751;
+    const uint v1760 = v1753 + 1u;
+    const uint v1761 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1762 = v1761 == v1760;
+    const bool v1763 = v1757 && v1762;
+    const uint v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1767 = v1766 == v10;
+    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1769 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1770 = v1754 < v12;
+      const bool v1771 = v1769 && v1770;
+      if (v1771) {
+        const uint v1772 = v65 + v1754;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1773 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1774 = bfloat(v1773);
+        const float v1775 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1778 = bfloat(v1775);
+        const uint v1779 = v1752 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1780 = v1779 + v1772;
+        *(device bfloat2*)(out + v1780) = bfloat2(v1774, v1778);
       }
     } else {
-      const bool v1840 = v1807 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1841 = v1809 < v12;
-      const bool v1842 = v1840 && v1841;
-      if (v1842) {
-        const float v1843 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1845 = bfloat(v1843);
-        const uint v1846 = v1807 * v3;
-        const uint v1847 = v1846 + v65;
-        const uint v1848 = v1847 + v1809;
-        out[v1848] = v1845;
+      const bool v1785 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1786 = v1754 < v12;
+      const bool v1787 = v1785 && v1786;
+      if (v1787) {
+        const float v1788 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1790 = bfloat(v1788);
+        const uint v1791 = v1752 * v3;
+        const uint v1792 = v1791 + v65;
+        const uint v1793 = v1792 + v1754;
+        out[v1793] = v1790;
       }
-      const uint v1850 = v1123 + v1811;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1852 = v1122 + v1816;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1853 = v1850 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1854 = v1852 < v12;
-      const bool v1855 = v1853 && v1854;
-      if (v1855) {
-        const float v1856 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1858 = bfloat(v1856);
-        const uint v1859 = v1850 * v3;
-        const uint v1860 = v1859 + v65;
-        const uint v1861 = v1860 + v1852;
-        out[v1861] = v1858;
+      const uint v1795 = v1124 + v1756;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1797 = v1123 + v1761;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1798 = v1795 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1799 = v1797 < v12;
+      const bool v1800 = v1798 && v1799;
+      if (v1800) {
+        const float v1801 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1803 = bfloat(v1801);
+        const uint v1804 = v1795 * v3;
+        const uint v1805 = v1804 + v65;
+        const uint v1806 = v1805 + v1797;
+        out[v1806] = v1803;
       }
     }
-    const uint v1862 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1863 = v1123 + v1862;
-    const uint v1864 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1865 = v1122 + v1864;
-    const uint v1867 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1868 = v1867 == v1862;
-    const uint v1871 = v1864 + 1u;
-    const uint v1872 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v1873 = v1872 == v1871;
-    const bool v1874 = v1868 && v1873;
-    const uint v1877 = v1865 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1878 = v1877 == v10;
-    const bool v1879 = v1874 && v1878;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1879) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1880 = v1863 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1881 = v1865 < v12;
-      const bool v1882 = v1880 && v1881;
-      if (v1882) {
-        const uint v1883 = v65 + v1865;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1884 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1885 = bfloat(v1884);
-        const float v1886 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1889 = bfloat(v1886);
-        const uint v1890 = v1863 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1891 = v1890 + v1883;
-        *(device bfloat2*)(out + v1891) = bfloat2(v1885, v1889);
+    const uint v1807 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1808 = v1124 + v1807;
+    const uint v1809 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1810 = v1123 + v1809;
+    const uint v1812 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1813 = v1812 == v1807;
+    const uint v1816 = v1809 + 1u;
+    const uint v1817 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v1818 = v1817 == v1816;
+    const bool v1819 = v1813 && v1818;
+    const uint v1822 = v1810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1823 = v1822 == v10;
+    const bool v1824 = v1819 && v1823;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1824) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1825 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1826 = v1810 < v12;
+      const bool v1827 = v1825 && v1826;
+      if (v1827) {
+        const uint v1828 = v65 + v1810;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1829 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1830 = bfloat(v1829);
+        const float v1831 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1834 = bfloat(v1831);
+        const uint v1835 = v1808 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1836 = v1835 + v1828;
+        *(device bfloat2*)(out + v1836) = bfloat2(v1830, v1834);
       }
     } else {
-      const bool v1896 = v1863 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1897 = v1865 < v12;
-      const bool v1898 = v1896 && v1897;
-      if (v1898) {
-        const float v1899 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1901 = bfloat(v1899);
-        const uint v1902 = v1863 * v3;
-        const uint v1903 = v1902 + v65;
-        const uint v1904 = v1903 + v1865;
-        out[v1904] = v1901;
+      const bool v1841 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1842 = v1810 < v12;
+      const bool v1843 = v1841 && v1842;
+      if (v1843) {
+        const float v1844 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1846 = bfloat(v1844);
+        const uint v1847 = v1808 * v3;
+        const uint v1848 = v1847 + v65;
+        const uint v1849 = v1848 + v1810;
+        out[v1849] = v1846;
       }
-      const uint v1906 = v1123 + v1867;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1908 = v1122 + v1872;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1909 = v1906 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1910 = v1908 < v12;
-      const bool v1911 = v1909 && v1910;
-      if (v1911) {
-        const float v1912 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1914 = bfloat(v1912);
-        const uint v1915 = v1906 * v3;
-        const uint v1916 = v1915 + v65;
-        const uint v1917 = v1916 + v1908;
-        out[v1917] = v1914;
+      const uint v1851 = v1124 + v1812;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1853 = v1123 + v1817;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1854 = v1851 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1855 = v1853 < v12;
+      const bool v1856 = v1854 && v1855;
+      if (v1856) {
+        const float v1857 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1859 = bfloat(v1857);
+        const uint v1860 = v1851 * v3;
+        const uint v1861 = v1860 + v65;
+        const uint v1862 = v1861 + v1853;
+        out[v1862] = v1859;
       }
     }
-    const uint v1918 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1919 = v1123 + v1918;
-    const uint v1920 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1921 = v1122 + v1920;
-    const uint v1923 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1924 = v1923 == v1918;
-    const uint v1927 = v1920 + 1u;
-    const uint v1928 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v1929 = v1928 == v1927;
-    const bool v1930 = v1924 && v1929;
-    const uint v1933 = v1921 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1934 = v1933 == v10;
-    const bool v1935 = v1930 && v1934;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1935) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1936 = v1919 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1937 = v1921 < v12;
-      const bool v1938 = v1936 && v1937;
-      if (v1938) {
-        const uint v1939 = v65 + v1921;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1940 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1941 = bfloat(v1940);
-        const float v1942 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1945 = bfloat(v1942);
-        const uint v1946 = v1919 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1947 = v1946 + v1939;
-        *(device bfloat2*)(out + v1947) = bfloat2(v1941, v1945);
+    const uint v1863 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1864 = v1124 + v1863;
+    const uint v1865 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1866 = v1123 + v1865;
+    const uint v1868 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1869 = v1868 == v1863;
+    const uint v1872 = v1865 + 1u;
+    const uint v1873 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v1874 = v1873 == v1872;
+    const bool v1875 = v1869 && v1874;
+    const uint v1878 = v1866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1879 = v1878 == v10;
+    const bool v1880 = v1875 && v1879;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1880) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1881 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1882 = v1866 < v12;
+      const bool v1883 = v1881 && v1882;
+      if (v1883) {
+        const uint v1884 = v65 + v1866;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1885 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1886 = bfloat(v1885);
+        const float v1887 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1890 = bfloat(v1887);
+        const uint v1891 = v1864 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1892 = v1891 + v1884;
+        *(device bfloat2*)(out + v1892) = bfloat2(v1886, v1890);
       }
     } else {
-      const bool v1952 = v1919 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1953 = v1921 < v12;
-      const bool v1954 = v1952 && v1953;
-      if (v1954) {
-        const float v1955 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1957 = bfloat(v1955);
-        const uint v1958 = v1919 * v3;
-        const uint v1959 = v1958 + v65;
-        const uint v1960 = v1959 + v1921;
-        out[v1960] = v1957;
+      const bool v1897 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1898 = v1866 < v12;
+      const bool v1899 = v1897 && v1898;
+      if (v1899) {
+        const float v1900 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1902 = bfloat(v1900);
+        const uint v1903 = v1864 * v3;
+        const uint v1904 = v1903 + v65;
+        const uint v1905 = v1904 + v1866;
+        out[v1905] = v1902;
       }
-      const uint v1962 = v1123 + v1923;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1964 = v1122 + v1928;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1965 = v1962 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1966 = v1964 < v12;
-      const bool v1967 = v1965 && v1966;
-      if (v1967) {
-        const float v1968 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1970 = bfloat(v1968);
-        const uint v1971 = v1962 * v3;
-        const uint v1972 = v1971 + v65;
-        const uint v1973 = v1972 + v1964;
-        out[v1973] = v1970;
+      const uint v1907 = v1124 + v1868;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1909 = v1123 + v1873;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1910 = v1907 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1911 = v1909 < v12;
+      const bool v1912 = v1910 && v1911;
+      if (v1912) {
+        const float v1913 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1915 = bfloat(v1913);
+        const uint v1916 = v1907 * v3;
+        const uint v1917 = v1916 + v65;
+        const uint v1918 = v1917 + v1909;
+        out[v1918] = v1915;
       }
     }
-    const uint v1974 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1975 = v1123 + v1974;
-    const uint v1976 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1977 = v1122 + v1976;
-    const uint v1979 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1980 = v1979 == v1974;
-    const uint v1983 = v1976 + 1u;
-    const uint v1984 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v1985 = v1984 == v1983;
-    const bool v1986 = v1980 && v1985;
-    const uint v1989 = v1977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1990 = v1989 == v10;
-    const bool v1991 = v1986 && v1990;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1991) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1992 = v1975 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1993 = v1977 < v12;
-      const bool v1994 = v1992 && v1993;
-      if (v1994) {
-        const uint v1995 = v65 + v1977;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1996 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1997 = bfloat(v1996);
-        const float v1998 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2001 = bfloat(v1998);
-        const uint v2002 = v1975 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2003 = v2002 + v1995;
-        *(device bfloat2*)(out + v2003) = bfloat2(v1997, v2001);
+    const uint v1919 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1920 = v1124 + v1919;
+    const uint v1921 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1922 = v1123 + v1921;
+    const uint v1924 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1925 = v1924 == v1919;
+    const uint v1928 = v1921 + 1u;
+    const uint v1929 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v1930 = v1929 == v1928;
+    const bool v1931 = v1925 && v1930;
+    const uint v1934 = v1922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1935 = v1934 == v10;
+    const bool v1936 = v1931 && v1935;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1936) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1937 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1938 = v1922 < v12;
+      const bool v1939 = v1937 && v1938;
+      if (v1939) {
+        const uint v1940 = v65 + v1922;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1941 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1942 = bfloat(v1941);
+        const float v1943 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1946 = bfloat(v1943);
+        const uint v1947 = v1920 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1948 = v1947 + v1940;
+        *(device bfloat2*)(out + v1948) = bfloat2(v1942, v1946);
       }
     } else {
-      const bool v2008 = v1975 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2009 = v1977 < v12;
-      const bool v2010 = v2008 && v2009;
-      if (v2010) {
-        const float v2011 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2013 = bfloat(v2011);
-        const uint v2014 = v1975 * v3;
-        const uint v2015 = v2014 + v65;
-        const uint v2016 = v2015 + v1977;
-        out[v2016] = v2013;
+      const bool v1953 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1954 = v1922 < v12;
+      const bool v1955 = v1953 && v1954;
+      if (v1955) {
+        const float v1956 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1958 = bfloat(v1956);
+        const uint v1959 = v1920 * v3;
+        const uint v1960 = v1959 + v65;
+        const uint v1961 = v1960 + v1922;
+        out[v1961] = v1958;
       }
-      const uint v2018 = v1123 + v1979;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2020 = v1122 + v1984;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2021 = v2018 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2022 = v2020 < v12;
-      const bool v2023 = v2021 && v2022;
-      if (v2023) {
-        const float v2024 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2026 = bfloat(v2024);
-        const uint v2027 = v2018 * v3;
-        const uint v2028 = v2027 + v65;
-        const uint v2029 = v2028 + v2020;
-        out[v2029] = v2026;
+      const uint v1963 = v1124 + v1924;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1965 = v1123 + v1929;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1966 = v1963 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1967 = v1965 < v12;
+      const bool v1968 = v1966 && v1967;
+      if (v1968) {
+        const float v1969 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1971 = bfloat(v1969);
+        const uint v1972 = v1963 * v3;
+        const uint v1973 = v1972 + v65;
+        const uint v1974 = v1973 + v1965;
+        out[v1974] = v1971;
       }
     }
-    const uint v2030 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2031 = v1123 + v2030;
-    const uint v2032 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2033 = v1122 + v2032;
-    const uint v2035 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2036 = v2035 == v2030;
-    const uint v2039 = v2032 + 1u;
-    const uint v2040 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2041 = v2040 == v2039;
-    const bool v2042 = v2036 && v2041;
-    const uint v2045 = v2033 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2046 = v2045 == v10;
-    const bool v2047 = v2042 && v2046;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2047) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2048 = v2031 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2049 = v2033 < v12;
-      const bool v2050 = v2048 && v2049;
-      if (v2050) {
-        const uint v2051 = v65 + v2033;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2052 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2053 = bfloat(v2052);
-        const float v2054 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2057 = bfloat(v2054);
-        const uint v2058 = v2031 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2059 = v2058 + v2051;
-        *(device bfloat2*)(out + v2059) = bfloat2(v2053, v2057);
+    const uint v1975 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1976 = v1124 + v1975;
+    const uint v1977 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1978 = v1123 + v1977;
+    const uint v1980 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1981 = v1980 == v1975;
+    const uint v1984 = v1977 + 1u;
+    const uint v1985 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v1986 = v1985 == v1984;
+    const bool v1987 = v1981 && v1986;
+    const uint v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1991 = v1990 == v10;
+    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1993 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1994 = v1978 < v12;
+      const bool v1995 = v1993 && v1994;
+      if (v1995) {
+        const uint v1996 = v65 + v1978;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1997 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1998 = bfloat(v1997);
+        const float v1999 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2002 = bfloat(v1999);
+        const uint v2003 = v1976 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2004 = v2003 + v1996;
+        *(device bfloat2*)(out + v2004) = bfloat2(v1998, v2002);
       }
     } else {
-      const bool v2064 = v2031 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2065 = v2033 < v12;
-      const bool v2066 = v2064 && v2065;
-      if (v2066) {
-        const float v2067 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2069 = bfloat(v2067);
-        const uint v2070 = v2031 * v3;
-        const uint v2071 = v2070 + v65;
-        const uint v2072 = v2071 + v2033;
-        out[v2072] = v2069;
+      const bool v2009 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2010 = v1978 < v12;
+      const bool v2011 = v2009 && v2010;
+      if (v2011) {
+        const float v2012 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2014 = bfloat(v2012);
+        const uint v2015 = v1976 * v3;
+        const uint v2016 = v2015 + v65;
+        const uint v2017 = v2016 + v1978;
+        out[v2017] = v2014;
       }
-      const uint v2074 = v1123 + v2035;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2076 = v1122 + v2040;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2077 = v2074 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2078 = v2076 < v12;
-      const bool v2079 = v2077 && v2078;
-      if (v2079) {
-        const float v2080 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2082 = bfloat(v2080);
-        const uint v2083 = v2074 * v3;
-        const uint v2084 = v2083 + v65;
-        const uint v2085 = v2084 + v2076;
-        out[v2085] = v2082;
+      const uint v2019 = v1124 + v1980;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2021 = v1123 + v1985;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2022 = v2019 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2023 = v2021 < v12;
+      const bool v2024 = v2022 && v2023;
+      if (v2024) {
+        const float v2025 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2027 = bfloat(v2025);
+        const uint v2028 = v2019 * v3;
+        const uint v2029 = v2028 + v65;
+        const uint v2030 = v2029 + v2021;
+        out[v2030] = v2027;
       }
     }
-    const uint v2086 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2087 = v1123 + v2086;
-    const uint v2088 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2089 = v1122 + v2088;
-    const uint v2091 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2092 = v2091 == v2086;
-    const uint v2095 = v2088 + 1u;
-    const uint v2096 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2097 = v2096 == v2095;
-    const bool v2098 = v2092 && v2097;
-    const uint v2101 = v2089 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2102 = v2101 == v10;
-    const bool v2103 = v2098 && v2102;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2103) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2104 = v2087 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2105 = v2089 < v12;
-      const bool v2106 = v2104 && v2105;
-      if (v2106) {
-        const uint v2107 = v65 + v2089;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2108 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2109 = bfloat(v2108);
-        const float v2110 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2113 = bfloat(v2110);
-        const uint v2114 = v2087 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2115 = v2114 + v2107;
-        *(device bfloat2*)(out + v2115) = bfloat2(v2109, v2113);
+    const uint v2031 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2032 = v1124 + v2031;
+    const uint v2033 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2034 = v1123 + v2033;
+    const uint v2036 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2037 = v2036 == v2031;
+    const uint v2040 = v2033 + 1u;
+    const uint v2041 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2042 = v2041 == v2040;
+    const bool v2043 = v2037 && v2042;
+    const uint v2046 = v2034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2047 = v2046 == v10;
+    const bool v2048 = v2043 && v2047;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2048) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2049 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2050 = v2034 < v12;
+      const bool v2051 = v2049 && v2050;
+      if (v2051) {
+        const uint v2052 = v65 + v2034;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2053 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2054 = bfloat(v2053);
+        const float v2055 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2058 = bfloat(v2055);
+        const uint v2059 = v2032 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2060 = v2059 + v2052;
+        *(device bfloat2*)(out + v2060) = bfloat2(v2054, v2058);
       }
     } else {
-      const bool v2120 = v2087 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2121 = v2089 < v12;
-      const bool v2122 = v2120 && v2121;
-      if (v2122) {
-        const float v2123 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2125 = bfloat(v2123);
-        const uint v2126 = v2087 * v3;
-        const uint v2127 = v2126 + v65;
-        const uint v2128 = v2127 + v2089;
-        out[v2128] = v2125;
+      const bool v2065 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2066 = v2034 < v12;
+      const bool v2067 = v2065 && v2066;
+      if (v2067) {
+        const float v2068 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2070 = bfloat(v2068);
+        const uint v2071 = v2032 * v3;
+        const uint v2072 = v2071 + v65;
+        const uint v2073 = v2072 + v2034;
+        out[v2073] = v2070;
       }
-      const uint v2130 = v1123 + v2091;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2132 = v1122 + v2096;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2133 = v2130 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2134 = v2132 < v12;
-      const bool v2135 = v2133 && v2134;
-      if (v2135) {
-        const float v2136 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2138 = bfloat(v2136);
-        const uint v2139 = v2130 * v3;
-        const uint v2140 = v2139 + v65;
-        const uint v2141 = v2140 + v2132;
-        out[v2141] = v2138;
+      const uint v2075 = v1124 + v2036;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2077 = v1123 + v2041;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2078 = v2075 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2079 = v2077 < v12;
+      const bool v2080 = v2078 && v2079;
+      if (v2080) {
+        const float v2081 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2083 = bfloat(v2081);
+        const uint v2084 = v2075 * v3;
+        const uint v2085 = v2084 + v65;
+        const uint v2086 = v2085 + v2077;
+        out[v2086] = v2083;
       }
     }
-    const uint v2142 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2143 = v1123 + v2142;
-    const uint v2144 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2145 = v1122 + v2144;
-    const uint v2147 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2148 = v2147 == v2142;
-    const uint v2151 = v2144 + 1u;
-    const uint v2152 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2153 = v2152 == v2151;
-    const bool v2154 = v2148 && v2153;
-    const uint v2157 = v2145 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2158 = v2157 == v10;
-    const bool v2159 = v2154 && v2158;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2159) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2160 = v2143 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2161 = v2145 < v12;
-      const bool v2162 = v2160 && v2161;
-      if (v2162) {
-        const uint v2163 = v65 + v2145;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2164 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2165 = bfloat(v2164);
-        const float v2166 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2169 = bfloat(v2166);
-        const uint v2170 = v2143 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2171 = v2170 + v2163;
-        *(device bfloat2*)(out + v2171) = bfloat2(v2165, v2169);
+    const uint v2087 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2088 = v1124 + v2087;
+    const uint v2089 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2090 = v1123 + v2089;
+    const uint v2092 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2093 = v2092 == v2087;
+    const uint v2096 = v2089 + 1u;
+    const uint v2097 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2098 = v2097 == v2096;
+    const bool v2099 = v2093 && v2098;
+    const uint v2102 = v2090 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2103 = v2102 == v10;
+    const bool v2104 = v2099 && v2103;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2104) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2105 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2106 = v2090 < v12;
+      const bool v2107 = v2105 && v2106;
+      if (v2107) {
+        const uint v2108 = v65 + v2090;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2109 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2110 = bfloat(v2109);
+        const float v2111 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2114 = bfloat(v2111);
+        const uint v2115 = v2088 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2116 = v2115 + v2108;
+        *(device bfloat2*)(out + v2116) = bfloat2(v2110, v2114);
       }
     } else {
-      const bool v2176 = v2143 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2177 = v2145 < v12;
-      const bool v2178 = v2176 && v2177;
-      if (v2178) {
-        const float v2179 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2181 = bfloat(v2179);
-        const uint v2182 = v2143 * v3;
-        const uint v2183 = v2182 + v65;
-        const uint v2184 = v2183 + v2145;
-        out[v2184] = v2181;
+      const bool v2121 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2122 = v2090 < v12;
+      const bool v2123 = v2121 && v2122;
+      if (v2123) {
+        const float v2124 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2126 = bfloat(v2124);
+        const uint v2127 = v2088 * v3;
+        const uint v2128 = v2127 + v65;
+        const uint v2129 = v2128 + v2090;
+        out[v2129] = v2126;
       }
-      const uint v2186 = v1123 + v2147;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2188 = v1122 + v2152;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2189 = v2186 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2190 = v2188 < v12;
-      const bool v2191 = v2189 && v2190;
-      if (v2191) {
-        const float v2192 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2194 = bfloat(v2192);
-        const uint v2195 = v2186 * v3;
-        const uint v2196 = v2195 + v65;
-        const uint v2197 = v2196 + v2188;
-        out[v2197] = v2194;
+      const uint v2131 = v1124 + v2092;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2133 = v1123 + v2097;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2134 = v2131 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2135 = v2133 < v12;
+      const bool v2136 = v2134 && v2135;
+      if (v2136) {
+        const float v2137 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2139 = bfloat(v2137);
+        const uint v2140 = v2131 * v3;
+        const uint v2141 = v2140 + v65;
+        const uint v2142 = v2141 + v2133;
+        out[v2142] = v2139;
       }
     }
-    const uint v2198 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2199 = v1123 + v2198;
-    const uint v2200 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2201 = v1122 + v2200;
-    const uint v2203 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2204 = v2203 == v2198;
-    const uint v2207 = v2200 + 1u;
-    const uint v2208 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2209 = v2208 == v2207;
-    const bool v2210 = v2204 && v2209;
-    const uint v2213 = v2201 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2214 = v2213 == v10;
-    const bool v2215 = v2210 && v2214;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2215) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2216 = v2199 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2217 = v2201 < v12;
-      const bool v2218 = v2216 && v2217;
-      if (v2218) {
-        const uint v2219 = v65 + v2201;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2220 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2221 = bfloat(v2220);
-        const float v2222 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2225 = bfloat(v2222);
-        const uint v2226 = v2199 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2227 = v2226 + v2219;
-        *(device bfloat2*)(out + v2227) = bfloat2(v2221, v2225);
+    const uint v2143 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2144 = v1124 + v2143;
+    const uint v2145 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2146 = v1123 + v2145;
+    const uint v2148 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2149 = v2148 == v2143;
+    const uint v2152 = v2145 + 1u;
+    const uint v2153 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2154 = v2153 == v2152;
+    const bool v2155 = v2149 && v2154;
+    const uint v2158 = v2146 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2159 = v2158 == v10;
+    const bool v2160 = v2155 && v2159;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2160) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2161 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2162 = v2146 < v12;
+      const bool v2163 = v2161 && v2162;
+      if (v2163) {
+        const uint v2164 = v65 + v2146;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2165 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2166 = bfloat(v2165);
+        const float v2167 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2170 = bfloat(v2167);
+        const uint v2171 = v2144 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2172 = v2171 + v2164;
+        *(device bfloat2*)(out + v2172) = bfloat2(v2166, v2170);
       }
     } else {
-      const bool v2232 = v2199 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2233 = v2201 < v12;
-      const bool v2234 = v2232 && v2233;
-      if (v2234) {
-        const float v2235 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2237 = bfloat(v2235);
-        const uint v2238 = v2199 * v3;
-        const uint v2239 = v2238 + v65;
-        const uint v2240 = v2239 + v2201;
-        out[v2240] = v2237;
+      const bool v2177 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2178 = v2146 < v12;
+      const bool v2179 = v2177 && v2178;
+      if (v2179) {
+        const float v2180 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2182 = bfloat(v2180);
+        const uint v2183 = v2144 * v3;
+        const uint v2184 = v2183 + v65;
+        const uint v2185 = v2184 + v2146;
+        out[v2185] = v2182;
       }
-      const uint v2242 = v1123 + v2203;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2244 = v1122 + v2208;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2245 = v2242 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2246 = v2244 < v12;
-      const bool v2247 = v2245 && v2246;
-      if (v2247) {
-        const float v2248 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2250 = bfloat(v2248);
-        const uint v2251 = v2242 * v3;
-        const uint v2252 = v2251 + v65;
-        const uint v2253 = v2252 + v2244;
-        out[v2253] = v2250;
+      const uint v2187 = v1124 + v2148;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2189 = v1123 + v2153;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2190 = v2187 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2191 = v2189 < v12;
+      const bool v2192 = v2190 && v2191;
+      if (v2192) {
+        const float v2193 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2195 = bfloat(v2193);
+        const uint v2196 = v2187 * v3;
+        const uint v2197 = v2196 + v65;
+        const uint v2198 = v2197 + v2189;
+        out[v2198] = v2195;
       }
     }
-    const uint v2254 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2255 = v1123 + v2254;
-    const uint v2256 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2257 = v1122 + v2256;
-    const uint v2259 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2260 = v2259 == v2254;
-    const uint v2263 = v2256 + 1u;
-    const uint v2264 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2265 = v2264 == v2263;
-    const bool v2266 = v2260 && v2265;
-    const uint v2269 = v2257 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2270 = v2269 == v10;
-    const bool v2271 = v2266 && v2270;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2271) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2272 = v2255 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2273 = v2257 < v12;
-      const bool v2274 = v2272 && v2273;
-      if (v2274) {
-        const uint v2275 = v65 + v2257;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2276 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2277 = bfloat(v2276);
-        const float v2278 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2281 = bfloat(v2278);
-        const uint v2282 = v2255 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2283 = v2282 + v2275;
-        *(device bfloat2*)(out + v2283) = bfloat2(v2277, v2281);
+    const uint v2199 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2200 = v1124 + v2199;
+    const uint v2201 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2202 = v1123 + v2201;
+    const uint v2204 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2205 = v2204 == v2199;
+    const uint v2208 = v2201 + 1u;
+    const uint v2209 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2210 = v2209 == v2208;
+    const bool v2211 = v2205 && v2210;
+    const uint v2214 = v2202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2215 = v2214 == v10;
+    const bool v2216 = v2211 && v2215;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2216) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2217 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2218 = v2202 < v12;
+      const bool v2219 = v2217 && v2218;
+      if (v2219) {
+        const uint v2220 = v65 + v2202;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2221 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2222 = bfloat(v2221);
+        const float v2223 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2226 = bfloat(v2223);
+        const uint v2227 = v2200 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2228 = v2227 + v2220;
+        *(device bfloat2*)(out + v2228) = bfloat2(v2222, v2226);
       }
     } else {
-      const bool v2288 = v2255 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2289 = v2257 < v12;
-      const bool v2290 = v2288 && v2289;
-      if (v2290) {
-        const float v2291 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2293 = bfloat(v2291);
-        const uint v2294 = v2255 * v3;
-        const uint v2295 = v2294 + v65;
-        const uint v2296 = v2295 + v2257;
-        out[v2296] = v2293;
+      const bool v2233 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2234 = v2202 < v12;
+      const bool v2235 = v2233 && v2234;
+      if (v2235) {
+        const float v2236 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2238 = bfloat(v2236);
+        const uint v2239 = v2200 * v3;
+        const uint v2240 = v2239 + v65;
+        const uint v2241 = v2240 + v2202;
+        out[v2241] = v2238;
       }
-      const uint v2298 = v1123 + v2259;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2300 = v1122 + v2264;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2301 = v2298 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2302 = v2300 < v12;
-      const bool v2303 = v2301 && v2302;
-      if (v2303) {
-        const float v2304 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2306 = bfloat(v2304);
-        const uint v2307 = v2298 * v3;
-        const uint v2308 = v2307 + v65;
-        const uint v2309 = v2308 + v2300;
-        out[v2309] = v2306;
+      const uint v2243 = v1124 + v2204;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2245 = v1123 + v2209;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2247 = v2245 < v12;
+      const bool v2248 = v2246 && v2247;
+      if (v2248) {
+        const float v2249 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2251 = bfloat(v2249);
+        const uint v2252 = v2243 * v3;
+        const uint v2253 = v2252 + v65;
+        const uint v2254 = v2253 + v2245;
+        out[v2254] = v2251;
       }
     }
-    const uint v2310 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2311 = v1123 + v2310;
-    const uint v2312 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2313 = v1122 + v2312;
-    const uint v2315 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2316 = v2315 == v2310;
-    const uint v2319 = v2312 + 1u;
-    const uint v2320 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2321 = v2320 == v2319;
-    const bool v2322 = v2316 && v2321;
-    const uint v2325 = v2313 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2326 = v2325 == v10;
-    const bool v2327 = v2322 && v2326;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2327) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2328 = v2311 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2329 = v2313 < v12;
-      const bool v2330 = v2328 && v2329;
-      if (v2330) {
-        const uint v2331 = v65 + v2313;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2332 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2333 = bfloat(v2332);
-        const float v2334 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2337 = bfloat(v2334);
-        const uint v2338 = v2311 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2339 = v2338 + v2331;
-        *(device bfloat2*)(out + v2339) = bfloat2(v2333, v2337);
+    const uint v2255 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2256 = v1124 + v2255;
+    const uint v2257 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2258 = v1123 + v2257;
+    const uint v2260 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2261 = v2260 == v2255;
+    const uint v2264 = v2257 + 1u;
+    const uint v2265 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2266 = v2265 == v2264;
+    const bool v2267 = v2261 && v2266;
+    const uint v2270 = v2258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2271 = v2270 == v10;
+    const bool v2272 = v2267 && v2271;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2272) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2273 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2274 = v2258 < v12;
+      const bool v2275 = v2273 && v2274;
+      if (v2275) {
+        const uint v2276 = v65 + v2258;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2277 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2278 = bfloat(v2277);
+        const float v2279 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2282 = bfloat(v2279);
+        const uint v2283 = v2256 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2284 = v2283 + v2276;
+        *(device bfloat2*)(out + v2284) = bfloat2(v2278, v2282);
       }
     } else {
-      const bool v2344 = v2311 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2345 = v2313 < v12;
-      const bool v2346 = v2344 && v2345;
-      if (v2346) {
-        const float v2347 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2349 = bfloat(v2347);
-        const uint v2350 = v2311 * v3;
-        const uint v2351 = v2350 + v65;
-        const uint v2352 = v2351 + v2313;
-        out[v2352] = v2349;
+      const bool v2289 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2290 = v2258 < v12;
+      const bool v2291 = v2289 && v2290;
+      if (v2291) {
+        const float v2292 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2294 = bfloat(v2292);
+        const uint v2295 = v2256 * v3;
+        const uint v2296 = v2295 + v65;
+        const uint v2297 = v2296 + v2258;
+        out[v2297] = v2294;
       }
-      const uint v2354 = v1123 + v2315;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2356 = v1122 + v2320;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2357 = v2354 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2358 = v2356 < v12;
-      const bool v2359 = v2357 && v2358;
-      if (v2359) {
-        const float v2360 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2362 = bfloat(v2360);
-        const uint v2363 = v2354 * v3;
-        const uint v2364 = v2363 + v65;
-        const uint v2365 = v2364 + v2356;
-        out[v2365] = v2362;
+      const uint v2299 = v1124 + v2260;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2301 = v1123 + v2265;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2302 = v2299 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2303 = v2301 < v12;
+      const bool v2304 = v2302 && v2303;
+      if (v2304) {
+        const float v2305 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2307 = bfloat(v2305);
+        const uint v2308 = v2299 * v3;
+        const uint v2309 = v2308 + v65;
+        const uint v2310 = v2309 + v2301;
+        out[v2310] = v2307;
       }
     }
-    const uint v2366 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2367 = v1123 + v2366;
-    const uint v2368 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2369 = v1122 + v2368;
-    const uint v2371 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2372 = v2371 == v2366;
-    const uint v2375 = v2368 + 1u;
-    const uint v2376 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2377 = v2376 == v2375;
-    const bool v2378 = v2372 && v2377;
-    const uint v2381 = v2369 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2382 = v2381 == v10;
-    const bool v2383 = v2378 && v2382;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2383) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2384 = v2367 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2385 = v2369 < v12;
-      const bool v2386 = v2384 && v2385;
-      if (v2386) {
-        const uint v2387 = v65 + v2369;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2388 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2389 = bfloat(v2388);
-        const float v2390 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2393 = bfloat(v2390);
-        const uint v2394 = v2367 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2395 = v2394 + v2387;
-        *(device bfloat2*)(out + v2395) = bfloat2(v2389, v2393);
+    const uint v2311 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2312 = v1124 + v2311;
+    const uint v2313 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2314 = v1123 + v2313;
+    const uint v2316 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2317 = v2316 == v2311;
+    const uint v2320 = v2313 + 1u;
+    const uint v2321 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2322 = v2321 == v2320;
+    const bool v2323 = v2317 && v2322;
+    const uint v2326 = v2314 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2327 = v2326 == v10;
+    const bool v2328 = v2323 && v2327;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2328) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2329 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2330 = v2314 < v12;
+      const bool v2331 = v2329 && v2330;
+      if (v2331) {
+        const uint v2332 = v65 + v2314;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2333 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2334 = bfloat(v2333);
+        const float v2335 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2338 = bfloat(v2335);
+        const uint v2339 = v2312 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2340 = v2339 + v2332;
+        *(device bfloat2*)(out + v2340) = bfloat2(v2334, v2338);
       }
     } else {
-      const bool v2400 = v2367 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2401 = v2369 < v12;
-      const bool v2402 = v2400 && v2401;
-      if (v2402) {
-        const float v2403 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2405 = bfloat(v2403);
-        const uint v2406 = v2367 * v3;
-        const uint v2407 = v2406 + v65;
-        const uint v2408 = v2407 + v2369;
-        out[v2408] = v2405;
+      const bool v2345 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2346 = v2314 < v12;
+      const bool v2347 = v2345 && v2346;
+      if (v2347) {
+        const float v2348 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2350 = bfloat(v2348);
+        const uint v2351 = v2312 * v3;
+        const uint v2352 = v2351 + v65;
+        const uint v2353 = v2352 + v2314;
+        out[v2353] = v2350;
       }
-      const uint v2410 = v1123 + v2371;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2412 = v1122 + v2376;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2413 = v2410 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2414 = v2412 < v12;
-      const bool v2415 = v2413 && v2414;
-      if (v2415) {
-        const float v2416 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2418 = bfloat(v2416);
-        const uint v2419 = v2410 * v3;
-        const uint v2420 = v2419 + v65;
-        const uint v2421 = v2420 + v2412;
-        out[v2421] = v2418;
+      const uint v2355 = v1124 + v2316;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2357 = v1123 + v2321;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2358 = v2355 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2359 = v2357 < v12;
+      const bool v2360 = v2358 && v2359;
+      if (v2360) {
+        const float v2361 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2363 = bfloat(v2361);
+        const uint v2364 = v2355 * v3;
+        const uint v2365 = v2364 + v65;
+        const uint v2366 = v2365 + v2357;
+        out[v2366] = v2363;
       }
     }
-    const uint v2422 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2423 = v1123 + v2422;
-    const uint v2424 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2425 = v1122 + v2424;
-    const uint v2427 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2428 = v2427 == v2422;
-    const uint v2431 = v2424 + 1u;
-    const uint v2432 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2433 = v2432 == v2431;
-    const bool v2434 = v2428 && v2433;
-    const uint v2437 = v2425 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2438 = v2437 == v10;
-    const bool v2439 = v2434 && v2438;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2439) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2440 = v2423 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2441 = v2425 < v12;
-      const bool v2442 = v2440 && v2441;
-      if (v2442) {
-        const uint v2443 = v65 + v2425;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2444 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2445 = bfloat(v2444);
-        const float v2446 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2449 = bfloat(v2446);
-        const uint v2450 = v2423 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2451 = v2450 + v2443;
-        *(device bfloat2*)(out + v2451) = bfloat2(v2445, v2449);
+    const uint v2367 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2368 = v1124 + v2367;
+    const uint v2369 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2370 = v1123 + v2369;
+    const uint v2372 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2373 = v2372 == v2367;
+    const uint v2376 = v2369 + 1u;
+    const uint v2377 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2378 = v2377 == v2376;
+    const bool v2379 = v2373 && v2378;
+    const uint v2382 = v2370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2383 = v2382 == v10;
+    const bool v2384 = v2379 && v2383;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2384) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2385 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2386 = v2370 < v12;
+      const bool v2387 = v2385 && v2386;
+      if (v2387) {
+        const uint v2388 = v65 + v2370;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2389 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2390 = bfloat(v2389);
+        const float v2391 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2394 = bfloat(v2391);
+        const uint v2395 = v2368 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2396 = v2395 + v2388;
+        *(device bfloat2*)(out + v2396) = bfloat2(v2390, v2394);
       }
     } else {
-      const bool v2456 = v2423 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2457 = v2425 < v12;
-      const bool v2458 = v2456 && v2457;
-      if (v2458) {
-        const float v2459 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2461 = bfloat(v2459);
-        const uint v2462 = v2423 * v3;
-        const uint v2463 = v2462 + v65;
-        const uint v2464 = v2463 + v2425;
-        out[v2464] = v2461;
+      const bool v2401 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2402 = v2370 < v12;
+      const bool v2403 = v2401 && v2402;
+      if (v2403) {
+        const float v2404 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2406 = bfloat(v2404);
+        const uint v2407 = v2368 * v3;
+        const uint v2408 = v2407 + v65;
+        const uint v2409 = v2408 + v2370;
+        out[v2409] = v2406;
       }
-      const uint v2466 = v1123 + v2427;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2468 = v1122 + v2432;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2469 = v2466 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2470 = v2468 < v12;
-      const bool v2471 = v2469 && v2470;
-      if (v2471) {
-        const float v2472 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2474 = bfloat(v2472);
-        const uint v2475 = v2466 * v3;
-        const uint v2476 = v2475 + v65;
-        const uint v2477 = v2476 + v2468;
-        out[v2477] = v2474;
+      const uint v2411 = v1124 + v2372;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2413 = v1123 + v2377;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2414 = v2411 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2415 = v2413 < v12;
+      const bool v2416 = v2414 && v2415;
+      if (v2416) {
+        const float v2417 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2419 = bfloat(v2417);
+        const uint v2420 = v2411 * v3;
+        const uint v2421 = v2420 + v65;
+        const uint v2422 = v2421 + v2413;
+        out[v2422] = v2419;
       }
     }
-    const uint v2478 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2479 = v1123 + v2478;
-    const uint v2480 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2481 = v1122 + v2480;
-    const uint v2483 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2484 = v2483 == v2478;
-    const uint v2487 = v2480 + 1u;
-    const uint v2488 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2489 = v2488 == v2487;
-    const bool v2490 = v2484 && v2489;
-    const uint v2493 = v2481 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2494 = v2493 == v10;
-    const bool v2495 = v2490 && v2494;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2495) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2496 = v2479 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2497 = v2481 < v12;
-      const bool v2498 = v2496 && v2497;
-      if (v2498) {
-        const uint v2499 = v65 + v2481;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2500 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2501 = bfloat(v2500);
-        const float v2502 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2505 = bfloat(v2502);
-        const uint v2506 = v2479 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2507 = v2506 + v2499;
-        *(device bfloat2*)(out + v2507) = bfloat2(v2501, v2505);
+    const uint v2423 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2424 = v1124 + v2423;
+    const uint v2425 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2426 = v1123 + v2425;
+    const uint v2428 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2429 = v2428 == v2423;
+    const uint v2432 = v2425 + 1u;
+    const uint v2433 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2434 = v2433 == v2432;
+    const bool v2435 = v2429 && v2434;
+    const uint v2438 = v2426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2439 = v2438 == v10;
+    const bool v2440 = v2435 && v2439;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2440) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2441 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2442 = v2426 < v12;
+      const bool v2443 = v2441 && v2442;
+      if (v2443) {
+        const uint v2444 = v65 + v2426;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2445 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2446 = bfloat(v2445);
+        const float v2447 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2450 = bfloat(v2447);
+        const uint v2451 = v2424 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2452 = v2451 + v2444;
+        *(device bfloat2*)(out + v2452) = bfloat2(v2446, v2450);
       }
     } else {
-      const bool v2512 = v2479 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2513 = v2481 < v12;
-      const bool v2514 = v2512 && v2513;
-      if (v2514) {
-        const float v2515 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2517 = bfloat(v2515);
-        const uint v2518 = v2479 * v3;
-        const uint v2519 = v2518 + v65;
-        const uint v2520 = v2519 + v2481;
-        out[v2520] = v2517;
+      const bool v2457 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2458 = v2426 < v12;
+      const bool v2459 = v2457 && v2458;
+      if (v2459) {
+        const float v2460 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2462 = bfloat(v2460);
+        const uint v2463 = v2424 * v3;
+        const uint v2464 = v2463 + v65;
+        const uint v2465 = v2464 + v2426;
+        out[v2465] = v2462;
       }
-      const uint v2522 = v1123 + v2483;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2524 = v1122 + v2488;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2525 = v2522 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2526 = v2524 < v12;
-      const bool v2527 = v2525 && v2526;
-      if (v2527) {
-        const float v2528 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2530 = bfloat(v2528);
-        const uint v2531 = v2522 * v3;
-        const uint v2532 = v2531 + v65;
-        const uint v2533 = v2532 + v2524;
-        out[v2533] = v2530;
+      const uint v2467 = v1124 + v2428;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2469 = v1123 + v2433;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2470 = v2467 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2471 = v2469 < v12;
+      const bool v2472 = v2470 && v2471;
+      if (v2472) {
+        const float v2473 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2475 = bfloat(v2473);
+        const uint v2476 = v2467 * v3;
+        const uint v2477 = v2476 + v65;
+        const uint v2478 = v2477 + v2469;
+        out[v2478] = v2475;
       }
     }
-    const uint v2534 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2535 = v1123 + v2534;
-    const uint v2536 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2537 = v1122 + v2536;
-    const uint v2539 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2540 = v2539 == v2534;
-    const uint v2543 = v2536 + 1u;
-    const uint v2544 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2545 = v2544 == v2543;
-    const bool v2546 = v2540 && v2545;
-    const uint v2549 = v2537 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2550 = v2549 == v10;
-    const bool v2551 = v2546 && v2550;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2551) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2552 = v2535 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2553 = v2537 < v12;
-      const bool v2554 = v2552 && v2553;
-      if (v2554) {
-        const uint v2555 = v65 + v2537;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2556 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2557 = bfloat(v2556);
-        const float v2558 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2561 = bfloat(v2558);
-        const uint v2562 = v2535 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2563 = v2562 + v2555;
-        *(device bfloat2*)(out + v2563) = bfloat2(v2557, v2561);
+    const uint v2479 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2480 = v1124 + v2479;
+    const uint v2481 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2482 = v1123 + v2481;
+    const uint v2484 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2485 = v2484 == v2479;
+    const uint v2488 = v2481 + 1u;
+    const uint v2489 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2490 = v2489 == v2488;
+    const bool v2491 = v2485 && v2490;
+    const uint v2494 = v2482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2495 = v2494 == v10;
+    const bool v2496 = v2491 && v2495;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2496) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2497 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2498 = v2482 < v12;
+      const bool v2499 = v2497 && v2498;
+      if (v2499) {
+        const uint v2500 = v65 + v2482;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2501 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2502 = bfloat(v2501);
+        const float v2503 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2506 = bfloat(v2503);
+        const uint v2507 = v2480 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2508 = v2507 + v2500;
+        *(device bfloat2*)(out + v2508) = bfloat2(v2502, v2506);
       }
     } else {
-      const bool v2568 = v2535 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2569 = v2537 < v12;
-      const bool v2570 = v2568 && v2569;
-      if (v2570) {
-        const float v2571 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2573 = bfloat(v2571);
-        const uint v2574 = v2535 * v3;
-        const uint v2575 = v2574 + v65;
-        const uint v2576 = v2575 + v2537;
-        out[v2576] = v2573;
+      const bool v2513 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2514 = v2482 < v12;
+      const bool v2515 = v2513 && v2514;
+      if (v2515) {
+        const float v2516 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2518 = bfloat(v2516);
+        const uint v2519 = v2480 * v3;
+        const uint v2520 = v2519 + v65;
+        const uint v2521 = v2520 + v2482;
+        out[v2521] = v2518;
       }
-      const uint v2578 = v1123 + v2539;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2580 = v1122 + v2544;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2581 = v2578 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2582 = v2580 < v12;
-      const bool v2583 = v2581 && v2582;
-      if (v2583) {
-        const float v2584 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2586 = bfloat(v2584);
-        const uint v2587 = v2578 * v3;
-        const uint v2588 = v2587 + v65;
-        const uint v2589 = v2588 + v2580;
-        out[v2589] = v2586;
+      const uint v2523 = v1124 + v2484;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2525 = v1123 + v2489;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2526 = v2523 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2527 = v2525 < v12;
+      const bool v2528 = v2526 && v2527;
+      if (v2528) {
+        const float v2529 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2531 = bfloat(v2529);
+        const uint v2532 = v2523 * v3;
+        const uint v2533 = v2532 + v65;
+        const uint v2534 = v2533 + v2525;
+        out[v2534] = v2531;
       }
     }
-    const uint v2590 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2591 = v1123 + v2590;
-    const uint v2592 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2593 = v1122 + v2592;
-    const uint v2595 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2596 = v2595 == v2590;
-    const uint v2599 = v2592 + 1u;
-    const uint v2600 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2601 = v2600 == v2599;
-    const bool v2602 = v2596 && v2601;
-    const uint v2605 = v2593 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2606 = v2605 == v10;
-    const bool v2607 = v2602 && v2606;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2607) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2608 = v2591 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2609 = v2593 < v12;
-      const bool v2610 = v2608 && v2609;
-      if (v2610) {
-        const uint v2611 = v65 + v2593;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2612 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2613 = bfloat(v2612);
-        const float v2614 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2617 = bfloat(v2614);
-        const uint v2618 = v2591 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2619 = v2618 + v2611;
-        *(device bfloat2*)(out + v2619) = bfloat2(v2613, v2617);
+    const uint v2535 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2536 = v1124 + v2535;
+    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2538 = v1123 + v2537;
+    const uint v2540 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2541 = v2540 == v2535;
+    const uint v2544 = v2537 + 1u;
+    const uint v2545 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v2546 = v2545 == v2544;
+    const bool v2547 = v2541 && v2546;
+    const uint v2550 = v2538 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2551 = v2550 == v10;
+    const bool v2552 = v2547 && v2551;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2552) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2553 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2554 = v2538 < v12;
+      const bool v2555 = v2553 && v2554;
+      if (v2555) {
+        const uint v2556 = v65 + v2538;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2557 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2558 = bfloat(v2557);
+        const float v2559 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2562 = bfloat(v2559);
+        const uint v2563 = v2536 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2564 = v2563 + v2556;
+        *(device bfloat2*)(out + v2564) = bfloat2(v2558, v2562);
       }
     } else {
-      const bool v2624 = v2591 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2625 = v2593 < v12;
-      const bool v2626 = v2624 && v2625;
-      if (v2626) {
-        const float v2627 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2629 = bfloat(v2627);
-        const uint v2630 = v2591 * v3;
-        const uint v2631 = v2630 + v65;
-        const uint v2632 = v2631 + v2593;
-        out[v2632] = v2629;
+      const bool v2569 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2570 = v2538 < v12;
+      const bool v2571 = v2569 && v2570;
+      if (v2571) {
+        const float v2572 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2574 = bfloat(v2572);
+        const uint v2575 = v2536 * v3;
+        const uint v2576 = v2575 + v65;
+        const uint v2577 = v2576 + v2538;
+        out[v2577] = v2574;
       }
-      const uint v2634 = v1123 + v2595;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2636 = v1122 + v2600;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2637 = v2634 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2638 = v2636 < v12;
-      const bool v2639 = v2637 && v2638;
-      if (v2639) {
-        const float v2640 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2642 = bfloat(v2640);
-        const uint v2643 = v2634 * v3;
-        const uint v2644 = v2643 + v65;
-        const uint v2645 = v2644 + v2636;
-        out[v2645] = v2642;
+      const uint v2579 = v1124 + v2540;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2581 = v1123 + v2545;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2582 = v2579 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2583 = v2581 < v12;
+      const bool v2584 = v2582 && v2583;
+      if (v2584) {
+        const float v2585 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2587 = bfloat(v2585);
+        const uint v2588 = v2579 * v3;
+        const uint v2589 = v2588 + v65;
+        const uint v2590 = v2589 + v2581;
+        out[v2590] = v2587;
       }
     }
-    const uint v2646 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2647 = v1123 + v2646;
-    const uint v2648 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2649 = v1122 + v2648;
-    const uint v2651 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2652 = v2651 == v2646;
-    const uint v2655 = v2648 + 1u;
-    const uint v2656 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2657 = v2656 == v2655;
-    const bool v2658 = v2652 && v2657;
-    const uint v2661 = v2649 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2662 = v2661 == v10;
-    const bool v2663 = v2658 && v2662;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2663) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2664 = v2647 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2665 = v2649 < v12;
-      const bool v2666 = v2664 && v2665;
-      if (v2666) {
-        const uint v2667 = v65 + v2649;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2668 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2669 = bfloat(v2668);
-        const float v2670 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2673 = bfloat(v2670);
-        const uint v2674 = v2647 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2675 = v2674 + v2667;
-        *(device bfloat2*)(out + v2675) = bfloat2(v2669, v2673);
+    const uint v2591 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2592 = v1124 + v2591;
+    const uint v2593 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2594 = v1123 + v2593;
+    const uint v2596 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2597 = v2596 == v2591;
+    const uint v2600 = v2593 + 1u;
+    const uint v2601 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v2602 = v2601 == v2600;
+    const bool v2603 = v2597 && v2602;
+    const uint v2606 = v2594 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2607 = v2606 == v10;
+    const bool v2608 = v2603 && v2607;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2608) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2609 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2610 = v2594 < v12;
+      const bool v2611 = v2609 && v2610;
+      if (v2611) {
+        const uint v2612 = v65 + v2594;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2613 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2614 = bfloat(v2613);
+        const float v2615 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2618 = bfloat(v2615);
+        const uint v2619 = v2592 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2620 = v2619 + v2612;
+        *(device bfloat2*)(out + v2620) = bfloat2(v2614, v2618);
       }
     } else {
-      const bool v2680 = v2647 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2681 = v2649 < v12;
-      const bool v2682 = v2680 && v2681;
-      if (v2682) {
-        const float v2683 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2685 = bfloat(v2683);
-        const uint v2686 = v2647 * v3;
-        const uint v2687 = v2686 + v65;
-        const uint v2688 = v2687 + v2649;
-        out[v2688] = v2685;
+      const bool v2625 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2626 = v2594 < v12;
+      const bool v2627 = v2625 && v2626;
+      if (v2627) {
+        const float v2628 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2630 = bfloat(v2628);
+        const uint v2631 = v2592 * v3;
+        const uint v2632 = v2631 + v65;
+        const uint v2633 = v2632 + v2594;
+        out[v2633] = v2630;
       }
-      const uint v2690 = v1123 + v2651;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2692 = v1122 + v2656;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2693 = v2690 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2694 = v2692 < v12;
-      const bool v2695 = v2693 && v2694;
-      if (v2695) {
-        const float v2696 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2698 = bfloat(v2696);
-        const uint v2699 = v2690 * v3;
-        const uint v2700 = v2699 + v65;
-        const uint v2701 = v2700 + v2692;
-        out[v2701] = v2698;
+      const uint v2635 = v1124 + v2596;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2637 = v1123 + v2601;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2638 = v2635 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2639 = v2637 < v12;
+      const bool v2640 = v2638 && v2639;
+      if (v2640) {
+        const float v2641 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2643 = bfloat(v2641);
+        const uint v2644 = v2635 * v3;
+        const uint v2645 = v2644 + v65;
+        const uint v2646 = v2645 + v2637;
+        out[v2646] = v2643;
       }
     }
-    const uint v2702 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2703 = v1123 + v2702;
-    const uint v2704 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2705 = v1122 + v2704;
-    const uint v2707 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2708 = v2707 == v2702;
-    const uint v2711 = v2704 + 1u;
-    const uint v2712 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v2713 = v2712 == v2711;
-    const bool v2714 = v2708 && v2713;
-    const uint v2717 = v2705 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2718 = v2717 == v10;
-    const bool v2719 = v2714 && v2718;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2719) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2720 = v2703 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2721 = v2705 < v12;
-      const bool v2722 = v2720 && v2721;
-      if (v2722) {
-        const uint v2723 = v65 + v2705;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2724 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2725 = bfloat(v2724);
-        const float v2726 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2729 = bfloat(v2726);
-        const uint v2730 = v2703 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2731 = v2730 + v2723;
-        *(device bfloat2*)(out + v2731) = bfloat2(v2725, v2729);
+    const uint v2647 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2648 = v1124 + v2647;
+    const uint v2649 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2650 = v1123 + v2649;
+    const uint v2652 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2653 = v2652 == v2647;
+    const uint v2656 = v2649 + 1u;
+    const uint v2657 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v2658 = v2657 == v2656;
+    const bool v2659 = v2653 && v2658;
+    const uint v2662 = v2650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2663 = v2662 == v10;
+    const bool v2664 = v2659 && v2663;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2664) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2665 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2666 = v2650 < v12;
+      const bool v2667 = v2665 && v2666;
+      if (v2667) {
+        const uint v2668 = v65 + v2650;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2669 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2670 = bfloat(v2669);
+        const float v2671 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2674 = bfloat(v2671);
+        const uint v2675 = v2648 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2676 = v2675 + v2668;
+        *(device bfloat2*)(out + v2676) = bfloat2(v2670, v2674);
       }
     } else {
-      const bool v2736 = v2703 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2737 = v2705 < v12;
-      const bool v2738 = v2736 && v2737;
-      if (v2738) {
-        const float v2739 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2741 = bfloat(v2739);
-        const uint v2742 = v2703 * v3;
-        const uint v2743 = v2742 + v65;
-        const uint v2744 = v2743 + v2705;
-        out[v2744] = v2741;
+      const bool v2681 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2682 = v2650 < v12;
+      const bool v2683 = v2681 && v2682;
+      if (v2683) {
+        const float v2684 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2686 = bfloat(v2684);
+        const uint v2687 = v2648 * v3;
+        const uint v2688 = v2687 + v65;
+        const uint v2689 = v2688 + v2650;
+        out[v2689] = v2686;
       }
-      const uint v2746 = v1123 + v2707;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2748 = v1122 + v2712;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2749 = v2746 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2750 = v2748 < v12;
-      const bool v2751 = v2749 && v2750;
-      if (v2751) {
-        const float v2752 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2754 = bfloat(v2752);
-        const uint v2755 = v2746 * v3;
-        const uint v2756 = v2755 + v65;
-        const uint v2757 = v2756 + v2748;
-        out[v2757] = v2754;
+      const uint v2691 = v1124 + v2652;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2693 = v1123 + v2657;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2694 = v2691 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2695 = v2693 < v12;
+      const bool v2696 = v2694 && v2695;
+      if (v2696) {
+        const float v2697 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2699 = bfloat(v2697);
+        const uint v2700 = v2691 * v3;
+        const uint v2701 = v2700 + v65;
+        const uint v2702 = v2701 + v2693;
+        out[v2702] = v2699;
       }
     }
-    const uint v2758 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2759 = v1123 + v2758;
-    const uint v2760 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2761 = v1122 + v2760;
-    const uint v2763 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2764 = v2763 == v2758;
-    const uint v2767 = v2760 + 1u;
-    const uint v2768 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v2769 = v2768 == v2767;
-    const bool v2770 = v2764 && v2769;
-    const uint v2773 = v2761 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2774 = v2773 == v10;
-    const bool v2775 = v2770 && v2774;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2775) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2776 = v2759 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2777 = v2761 < v12;
-      const bool v2778 = v2776 && v2777;
-      if (v2778) {
-        const uint v2779 = v65 + v2761;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2780 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2781 = bfloat(v2780);
-        const float v2782 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2785 = bfloat(v2782);
-        const uint v2786 = v2759 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2787 = v2786 + v2779;
-        *(device bfloat2*)(out + v2787) = bfloat2(v2781, v2785);
+    const uint v2703 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2704 = v1124 + v2703;
+    const uint v2705 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2706 = v1123 + v2705;
+    const uint v2708 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2709 = v2708 == v2703;
+    const uint v2712 = v2705 + 1u;
+    const uint v2713 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v2714 = v2713 == v2712;
+    const bool v2715 = v2709 && v2714;
+    const uint v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2719 = v2718 == v10;
+    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2721 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2722 = v2706 < v12;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const uint v2724 = v65 + v2706;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2725 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2726 = bfloat(v2725);
+        const float v2727 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2730 = bfloat(v2727);
+        const uint v2731 = v2704 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2732 = v2731 + v2724;
+        *(device bfloat2*)(out + v2732) = bfloat2(v2726, v2730);
       }
     } else {
-      const bool v2792 = v2759 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2793 = v2761 < v12;
-      const bool v2794 = v2792 && v2793;
-      if (v2794) {
-        const float v2795 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2797 = bfloat(v2795);
-        const uint v2798 = v2759 * v3;
-        const uint v2799 = v2798 + v65;
-        const uint v2800 = v2799 + v2761;
-        out[v2800] = v2797;
+      const bool v2737 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2738 = v2706 < v12;
+      const bool v2739 = v2737 && v2738;
+      if (v2739) {
+        const float v2740 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2742 = bfloat(v2740);
+        const uint v2743 = v2704 * v3;
+        const uint v2744 = v2743 + v65;
+        const uint v2745 = v2744 + v2706;
+        out[v2745] = v2742;
       }
-      const uint v2802 = v1123 + v2763;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2804 = v1122 + v2768;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2805 = v2802 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2806 = v2804 < v12;
-      const bool v2807 = v2805 && v2806;
-      if (v2807) {
-        const float v2808 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2810 = bfloat(v2808);
-        const uint v2811 = v2802 * v3;
-        const uint v2812 = v2811 + v65;
-        const uint v2813 = v2812 + v2804;
-        out[v2813] = v2810;
+      const uint v2747 = v1124 + v2708;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2749 = v1123 + v2713;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2750 = v2747 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2751 = v2749 < v12;
+      const bool v2752 = v2750 && v2751;
+      if (v2752) {
+        const float v2753 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2755 = bfloat(v2753);
+        const uint v2756 = v2747 * v3;
+        const uint v2757 = v2756 + v65;
+        const uint v2758 = v2757 + v2749;
+        out[v2758] = v2755;
       }
     }
-    const uint v2814 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2815 = v1123 + v2814;
-    const uint v2816 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2817 = v1122 + v2816;
-    const uint v2819 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2820 = v2819 == v2814;
-    const uint v2823 = v2816 + 1u;
-    const uint v2824 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v2825 = v2824 == v2823;
-    const bool v2826 = v2820 && v2825;
-    const uint v2829 = v2817 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2830 = v2829 == v10;
-    const bool v2831 = v2826 && v2830;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2831) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2832 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2833 = v2817 < v12;
-      const bool v2834 = v2832 && v2833;
-      if (v2834) {
-        const uint v2835 = v65 + v2817;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2836 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2837 = bfloat(v2836);
-        const float v2838 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2841 = bfloat(v2838);
-        const uint v2842 = v2815 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2843 = v2842 + v2835;
-        *(device bfloat2*)(out + v2843) = bfloat2(v2837, v2841);
+    const uint v2759 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2760 = v1124 + v2759;
+    const uint v2761 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2762 = v1123 + v2761;
+    const uint v2764 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2765 = v2764 == v2759;
+    const uint v2768 = v2761 + 1u;
+    const uint v2769 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v2770 = v2769 == v2768;
+    const bool v2771 = v2765 && v2770;
+    const uint v2774 = v2762 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2775 = v2774 == v10;
+    const bool v2776 = v2771 && v2775;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2776) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2777 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2778 = v2762 < v12;
+      const bool v2779 = v2777 && v2778;
+      if (v2779) {
+        const uint v2780 = v65 + v2762;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2781 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2782 = bfloat(v2781);
+        const float v2783 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2786 = bfloat(v2783);
+        const uint v2787 = v2760 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2788 = v2787 + v2780;
+        *(device bfloat2*)(out + v2788) = bfloat2(v2782, v2786);
       }
     } else {
-      const bool v2848 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2849 = v2817 < v12;
-      const bool v2850 = v2848 && v2849;
-      if (v2850) {
-        const float v2851 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2853 = bfloat(v2851);
-        const uint v2854 = v2815 * v3;
-        const uint v2855 = v2854 + v65;
-        const uint v2856 = v2855 + v2817;
-        out[v2856] = v2853;
+      const bool v2793 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2794 = v2762 < v12;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2798 = bfloat(v2796);
+        const uint v2799 = v2760 * v3;
+        const uint v2800 = v2799 + v65;
+        const uint v2801 = v2800 + v2762;
+        out[v2801] = v2798;
       }
-      const uint v2858 = v1123 + v2819;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2860 = v1122 + v2824;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2861 = v2858 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2862 = v2860 < v12;
-      const bool v2863 = v2861 && v2862;
-      if (v2863) {
-        const float v2864 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2866 = bfloat(v2864);
-        const uint v2867 = v2858 * v3;
-        const uint v2868 = v2867 + v65;
-        const uint v2869 = v2868 + v2860;
-        out[v2869] = v2866;
+      const uint v2803 = v1124 + v2764;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2805 = v1123 + v2769;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2806 = v2803 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2807 = v2805 < v12;
+      const bool v2808 = v2806 && v2807;
+      if (v2808) {
+        const float v2809 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2811 = bfloat(v2809);
+        const uint v2812 = v2803 * v3;
+        const uint v2813 = v2812 + v65;
+        const uint v2814 = v2813 + v2805;
+        out[v2814] = v2811;
       }
     }
-    const uint v2870 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2871 = v1123 + v2870;
-    const uint v2872 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2873 = v1122 + v2872;
-    const uint v2875 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2876 = v2875 == v2870;
-    const uint v2879 = v2872 + 1u;
-    const uint v2880 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v2881 = v2880 == v2879;
-    const bool v2882 = v2876 && v2881;
-    const uint v2885 = v2873 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2886 = v2885 == v10;
-    const bool v2887 = v2882 && v2886;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2887) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2888 = v2871 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2889 = v2873 < v12;
-      const bool v2890 = v2888 && v2889;
-      if (v2890) {
-        const uint v2891 = v65 + v2873;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2892 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2893 = bfloat(v2892);
-        const float v2894 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2897 = bfloat(v2894);
-        const uint v2898 = v2871 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2899 = v2898 + v2891;
-        *(device bfloat2*)(out + v2899) = bfloat2(v2893, v2897);
+    const uint v2815 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2816 = v1124 + v2815;
+    const uint v2817 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2818 = v1123 + v2817;
+    const uint v2820 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2821 = v2820 == v2815;
+    const uint v2824 = v2817 + 1u;
+    const uint v2825 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v2826 = v2825 == v2824;
+    const bool v2827 = v2821 && v2826;
+    const uint v2830 = v2818 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2831 = v2830 == v10;
+    const bool v2832 = v2827 && v2831;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2832) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2833 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2834 = v2818 < v12;
+      const bool v2835 = v2833 && v2834;
+      if (v2835) {
+        const uint v2836 = v65 + v2818;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2837 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2838 = bfloat(v2837);
+        const float v2839 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2842 = bfloat(v2839);
+        const uint v2843 = v2816 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2844 = v2843 + v2836;
+        *(device bfloat2*)(out + v2844) = bfloat2(v2838, v2842);
       }
     } else {
-      const bool v2904 = v2871 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2905 = v2873 < v12;
-      const bool v2906 = v2904 && v2905;
-      if (v2906) {
-        const float v2907 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2909 = bfloat(v2907);
-        const uint v2910 = v2871 * v3;
-        const uint v2911 = v2910 + v65;
-        const uint v2912 = v2911 + v2873;
-        out[v2912] = v2909;
+      const bool v2849 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2850 = v2818 < v12;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const float v2852 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2854 = bfloat(v2852);
+        const uint v2855 = v2816 * v3;
+        const uint v2856 = v2855 + v65;
+        const uint v2857 = v2856 + v2818;
+        out[v2857] = v2854;
       }
-      const uint v2914 = v1123 + v2875;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2916 = v1122 + v2880;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2917 = v2914 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2918 = v2916 < v12;
-      const bool v2919 = v2917 && v2918;
-      if (v2919) {
-        const float v2920 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2922 = bfloat(v2920);
-        const uint v2923 = v2914 * v3;
-        const uint v2924 = v2923 + v65;
-        const uint v2925 = v2924 + v2916;
-        out[v2925] = v2922;
+      const uint v2859 = v1124 + v2820;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2861 = v1123 + v2825;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2862 = v2859 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2863 = v2861 < v12;
+      const bool v2864 = v2862 && v2863;
+      if (v2864) {
+        const float v2865 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2867 = bfloat(v2865);
+        const uint v2868 = v2859 * v3;
+        const uint v2869 = v2868 + v65;
+        const uint v2870 = v2869 + v2861;
+        out[v2870] = v2867;
       }
     }
-    const uint v2926 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2927 = v1123 + v2926;
-    const uint v2928 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2929 = v1122 + v2928;
-    const uint v2931 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2932 = v2931 == v2926;
-    const uint v2935 = v2928 + 1u;
-    const uint v2936 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v2937 = v2936 == v2935;
-    const bool v2938 = v2932 && v2937;
-    const uint v2941 = v2929 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2942 = v2941 == v10;
-    const bool v2943 = v2938 && v2942;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2943) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2944 = v2927 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2945 = v2929 < v12;
-      const bool v2946 = v2944 && v2945;
-      if (v2946) {
-        const uint v2947 = v65 + v2929;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2948 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2949 = bfloat(v2948);
-        const float v2950 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2953 = bfloat(v2950);
-        const uint v2954 = v2927 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2955 = v2954 + v2947;
-        *(device bfloat2*)(out + v2955) = bfloat2(v2949, v2953);
+    const uint v2871 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2872 = v1124 + v2871;
+    const uint v2873 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2874 = v1123 + v2873;
+    const uint v2876 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2877 = v2876 == v2871;
+    const uint v2880 = v2873 + 1u;
+    const uint v2881 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v2882 = v2881 == v2880;
+    const bool v2883 = v2877 && v2882;
+    const uint v2886 = v2874 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2887 = v2886 == v10;
+    const bool v2888 = v2883 && v2887;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2888) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2889 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2890 = v2874 < v12;
+      const bool v2891 = v2889 && v2890;
+      if (v2891) {
+        const uint v2892 = v65 + v2874;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2893 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2894 = bfloat(v2893);
+        const float v2895 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2898 = bfloat(v2895);
+        const uint v2899 = v2872 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2900 = v2899 + v2892;
+        *(device bfloat2*)(out + v2900) = bfloat2(v2894, v2898);
       }
     } else {
-      const bool v2960 = v2927 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2961 = v2929 < v12;
-      const bool v2962 = v2960 && v2961;
-      if (v2962) {
-        const float v2963 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2965 = bfloat(v2963);
-        const uint v2966 = v2927 * v3;
-        const uint v2967 = v2966 + v65;
-        const uint v2968 = v2967 + v2929;
-        out[v2968] = v2965;
+      const bool v2905 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2906 = v2874 < v12;
+      const bool v2907 = v2905 && v2906;
+      if (v2907) {
+        const float v2908 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2910 = bfloat(v2908);
+        const uint v2911 = v2872 * v3;
+        const uint v2912 = v2911 + v65;
+        const uint v2913 = v2912 + v2874;
+        out[v2913] = v2910;
       }
-      const uint v2970 = v1123 + v2931;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2972 = v1122 + v2936;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2973 = v2970 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2974 = v2972 < v12;
-      const bool v2975 = v2973 && v2974;
-      if (v2975) {
-        const float v2976 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2978 = bfloat(v2976);
-        const uint v2979 = v2970 * v3;
-        const uint v2980 = v2979 + v65;
-        const uint v2981 = v2980 + v2972;
-        out[v2981] = v2978;
+      const uint v2915 = v1124 + v2876;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2917 = v1123 + v2881;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2918 = v2915 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2919 = v2917 < v12;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2923 = bfloat(v2921);
+        const uint v2924 = v2915 * v3;
+        const uint v2925 = v2924 + v65;
+        const uint v2926 = v2925 + v2917;
+        out[v2926] = v2923;
       }
     }
-    const uint v2982 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2983 = v1123 + v2982;
-    const uint v2984 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2985 = v1122 + v2984;
-    const uint v2987 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2988 = v2987 == v2982;
-    const uint v2991 = v2984 + 1u;
-    const uint v2992 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v2993 = v2992 == v2991;
-    const bool v2994 = v2988 && v2993;
-    const uint v2997 = v2985 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2998 = v2997 == v10;
-    const bool v2999 = v2994 && v2998;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2999) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3000 = v2983 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3001 = v2985 < v12;
-      const bool v3002 = v3000 && v3001;
-      if (v3002) {
-        const uint v3003 = v65 + v2985;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3004 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3005 = bfloat(v3004);
-        const float v3006 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3009 = bfloat(v3006);
-        const uint v3010 = v2983 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3011 = v3010 + v3003;
-        *(device bfloat2*)(out + v3011) = bfloat2(v3005, v3009);
+    const uint v2927 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2928 = v1124 + v2927;
+    const uint v2929 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2930 = v1123 + v2929;
+    const uint v2932 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2933 = v2932 == v2927;
+    const uint v2936 = v2929 + 1u;
+    const uint v2937 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v2938 = v2937 == v2936;
+    const bool v2939 = v2933 && v2938;
+    const uint v2942 = v2930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2943 = v2942 == v10;
+    const bool v2944 = v2939 && v2943;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2944) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2945 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2946 = v2930 < v12;
+      const bool v2947 = v2945 && v2946;
+      if (v2947) {
+        const uint v2948 = v65 + v2930;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2949 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2950 = bfloat(v2949);
+        const float v2951 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2954 = bfloat(v2951);
+        const uint v2955 = v2928 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2956 = v2955 + v2948;
+        *(device bfloat2*)(out + v2956) = bfloat2(v2950, v2954);
       }
     } else {
-      const bool v3016 = v2983 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3017 = v2985 < v12;
-      const bool v3018 = v3016 && v3017;
-      if (v3018) {
-        const float v3019 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3021 = bfloat(v3019);
-        const uint v3022 = v2983 * v3;
-        const uint v3023 = v3022 + v65;
-        const uint v3024 = v3023 + v2985;
-        out[v3024] = v3021;
+      const bool v2961 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2962 = v2930 < v12;
+      const bool v2963 = v2961 && v2962;
+      if (v2963) {
+        const float v2964 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2966 = bfloat(v2964);
+        const uint v2967 = v2928 * v3;
+        const uint v2968 = v2967 + v65;
+        const uint v2969 = v2968 + v2930;
+        out[v2969] = v2966;
       }
-      const uint v3026 = v1123 + v2987;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3028 = v1122 + v2992;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3029 = v3026 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3030 = v3028 < v12;
-      const bool v3031 = v3029 && v3030;
-      if (v3031) {
-        const float v3032 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3034 = bfloat(v3032);
-        const uint v3035 = v3026 * v3;
-        const uint v3036 = v3035 + v65;
-        const uint v3037 = v3036 + v3028;
-        out[v3037] = v3034;
+      const uint v2971 = v1124 + v2932;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2973 = v1123 + v2937;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2975 = v2973 < v12;
+      const bool v2976 = v2974 && v2975;
+      if (v2976) {
+        const float v2977 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2979 = bfloat(v2977);
+        const uint v2980 = v2971 * v3;
+        const uint v2981 = v2980 + v65;
+        const uint v2982 = v2981 + v2973;
+        out[v2982] = v2979;
       }
     }
-    const uint v3038 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3039 = v1123 + v3038;
-    const uint v3040 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3041 = v1122 + v3040;
-    const uint v3043 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3044 = v3043 == v3038;
-    const uint v3047 = v3040 + 1u;
-    const uint v3048 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3049 = v3048 == v3047;
-    const bool v3050 = v3044 && v3049;
-    const uint v3053 = v3041 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3054 = v3053 == v10;
-    const bool v3055 = v3050 && v3054;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3055) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3056 = v3039 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3057 = v3041 < v12;
-      const bool v3058 = v3056 && v3057;
-      if (v3058) {
-        const uint v3059 = v65 + v3041;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3060 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3061 = bfloat(v3060);
-        const float v3062 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3065 = bfloat(v3062);
-        const uint v3066 = v3039 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3067 = v3066 + v3059;
-        *(device bfloat2*)(out + v3067) = bfloat2(v3061, v3065);
+    const uint v2983 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2984 = v1124 + v2983;
+    const uint v2985 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2986 = v1123 + v2985;
+    const uint v2988 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2989 = v2988 == v2983;
+    const uint v2992 = v2985 + 1u;
+    const uint v2993 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v2994 = v2993 == v2992;
+    const bool v2995 = v2989 && v2994;
+    const uint v2998 = v2986 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2999 = v2998 == v10;
+    const bool v3000 = v2995 && v2999;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3000) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3001 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3002 = v2986 < v12;
+      const bool v3003 = v3001 && v3002;
+      if (v3003) {
+        const uint v3004 = v65 + v2986;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3005 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3006 = bfloat(v3005);
+        const float v3007 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3010 = bfloat(v3007);
+        const uint v3011 = v2984 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3012 = v3011 + v3004;
+        *(device bfloat2*)(out + v3012) = bfloat2(v3006, v3010);
       }
     } else {
-      const bool v3072 = v3039 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3073 = v3041 < v12;
-      const bool v3074 = v3072 && v3073;
-      if (v3074) {
-        const float v3075 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3077 = bfloat(v3075);
-        const uint v3078 = v3039 * v3;
-        const uint v3079 = v3078 + v65;
-        const uint v3080 = v3079 + v3041;
-        out[v3080] = v3077;
+      const bool v3017 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3018 = v2986 < v12;
+      const bool v3019 = v3017 && v3018;
+      if (v3019) {
+        const float v3020 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3022 = bfloat(v3020);
+        const uint v3023 = v2984 * v3;
+        const uint v3024 = v3023 + v65;
+        const uint v3025 = v3024 + v2986;
+        out[v3025] = v3022;
       }
-      const uint v3082 = v1123 + v3043;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3084 = v1122 + v3048;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3085 = v3082 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3086 = v3084 < v12;
-      const bool v3087 = v3085 && v3086;
-      if (v3087) {
-        const float v3088 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3090 = bfloat(v3088);
-        const uint v3091 = v3082 * v3;
-        const uint v3092 = v3091 + v65;
-        const uint v3093 = v3092 + v3084;
-        out[v3093] = v3090;
+      const uint v3027 = v1124 + v2988;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3029 = v1123 + v2993;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3030 = v3027 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3031 = v3029 < v12;
+      const bool v3032 = v3030 && v3031;
+      if (v3032) {
+        const float v3033 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3035 = bfloat(v3033);
+        const uint v3036 = v3027 * v3;
+        const uint v3037 = v3036 + v65;
+        const uint v3038 = v3037 + v3029;
+        out[v3038] = v3035;
       }
     }
-    const uint v3094 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3095 = v1123 + v3094;
-    const uint v3096 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3097 = v1122 + v3096;
-    const uint v3099 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3100 = v3099 == v3094;
-    const uint v3103 = v3096 + 1u;
-    const uint v3104 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3105 = v3104 == v3103;
-    const bool v3106 = v3100 && v3105;
-    const uint v3109 = v3097 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3110 = v3109 == v10;
-    const bool v3111 = v3106 && v3110;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3111) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3112 = v3095 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3113 = v3097 < v12;
-      const bool v3114 = v3112 && v3113;
-      if (v3114) {
-        const uint v3115 = v65 + v3097;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3116 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3117 = bfloat(v3116);
-        const float v3118 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3121 = bfloat(v3118);
-        const uint v3122 = v3095 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3123 = v3122 + v3115;
-        *(device bfloat2*)(out + v3123) = bfloat2(v3117, v3121);
+    const uint v3039 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3040 = v1124 + v3039;
+    const uint v3041 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3042 = v1123 + v3041;
+    const uint v3044 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3045 = v3044 == v3039;
+    const uint v3048 = v3041 + 1u;
+    const uint v3049 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3050 = v3049 == v3048;
+    const bool v3051 = v3045 && v3050;
+    const uint v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3055 = v3054 == v10;
+    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3057 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3058 = v3042 < v12;
+      const bool v3059 = v3057 && v3058;
+      if (v3059) {
+        const uint v3060 = v65 + v3042;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3061 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3062 = bfloat(v3061);
+        const float v3063 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3066 = bfloat(v3063);
+        const uint v3067 = v3040 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3068 = v3067 + v3060;
+        *(device bfloat2*)(out + v3068) = bfloat2(v3062, v3066);
       }
     } else {
-      const bool v3128 = v3095 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3129 = v3097 < v12;
-      const bool v3130 = v3128 && v3129;
-      if (v3130) {
-        const float v3131 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3133 = bfloat(v3131);
-        const uint v3134 = v3095 * v3;
-        const uint v3135 = v3134 + v65;
-        const uint v3136 = v3135 + v3097;
-        out[v3136] = v3133;
+      const bool v3073 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3074 = v3042 < v12;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const float v3076 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3078 = bfloat(v3076);
+        const uint v3079 = v3040 * v3;
+        const uint v3080 = v3079 + v65;
+        const uint v3081 = v3080 + v3042;
+        out[v3081] = v3078;
       }
-      const uint v3138 = v1123 + v3099;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3140 = v1122 + v3104;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3141 = v3138 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3142 = v3140 < v12;
-      const bool v3143 = v3141 && v3142;
-      if (v3143) {
-        const float v3144 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3146 = bfloat(v3144);
-        const uint v3147 = v3138 * v3;
-        const uint v3148 = v3147 + v65;
-        const uint v3149 = v3148 + v3140;
-        out[v3149] = v3146;
+      const uint v3083 = v1124 + v3044;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3085 = v1123 + v3049;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3086 = v3083 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3087 = v3085 < v12;
+      const bool v3088 = v3086 && v3087;
+      if (v3088) {
+        const float v3089 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3091 = bfloat(v3089);
+        const uint v3092 = v3083 * v3;
+        const uint v3093 = v3092 + v65;
+        const uint v3094 = v3093 + v3085;
+        out[v3094] = v3091;
       }
     }
-    const uint v3150 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3151 = v1123 + v3150;
-    const uint v3152 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3153 = v1122 + v3152;
-    const uint v3155 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3156 = v3155 == v3150;
-    const uint v3159 = v3152 + 1u;
-    const uint v3160 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3161 = v3160 == v3159;
-    const bool v3162 = v3156 && v3161;
-    const uint v3165 = v3153 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3166 = v3165 == v10;
-    const bool v3167 = v3162 && v3166;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3167) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3168 = v3151 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3169 = v3153 < v12;
-      const bool v3170 = v3168 && v3169;
-      if (v3170) {
-        const uint v3171 = v65 + v3153;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3172 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3173 = bfloat(v3172);
-        const float v3174 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3177 = bfloat(v3174);
-        const uint v3178 = v3151 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3179 = v3178 + v3171;
-        *(device bfloat2*)(out + v3179) = bfloat2(v3173, v3177);
+    const uint v3095 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3096 = v1124 + v3095;
+    const uint v3097 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3098 = v1123 + v3097;
+    const uint v3100 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3101 = v3100 == v3095;
+    const uint v3104 = v3097 + 1u;
+    const uint v3105 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3106 = v3105 == v3104;
+    const bool v3107 = v3101 && v3106;
+    const uint v3110 = v3098 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3111 = v3110 == v10;
+    const bool v3112 = v3107 && v3111;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3112) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3113 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3114 = v3098 < v12;
+      const bool v3115 = v3113 && v3114;
+      if (v3115) {
+        const uint v3116 = v65 + v3098;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3117 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3118 = bfloat(v3117);
+        const float v3119 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3122 = bfloat(v3119);
+        const uint v3123 = v3096 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3124 = v3123 + v3116;
+        *(device bfloat2*)(out + v3124) = bfloat2(v3118, v3122);
       }
     } else {
-      const bool v3184 = v3151 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3185 = v3153 < v12;
-      const bool v3186 = v3184 && v3185;
-      if (v3186) {
-        const float v3187 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3189 = bfloat(v3187);
-        const uint v3190 = v3151 * v3;
-        const uint v3191 = v3190 + v65;
-        const uint v3192 = v3191 + v3153;
-        out[v3192] = v3189;
+      const bool v3129 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3130 = v3098 < v12;
+      const bool v3131 = v3129 && v3130;
+      if (v3131) {
+        const float v3132 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3134 = bfloat(v3132);
+        const uint v3135 = v3096 * v3;
+        const uint v3136 = v3135 + v65;
+        const uint v3137 = v3136 + v3098;
+        out[v3137] = v3134;
       }
-      const uint v3194 = v1123 + v3155;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3196 = v1122 + v3160;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3197 = v3194 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3198 = v3196 < v12;
-      const bool v3199 = v3197 && v3198;
-      if (v3199) {
-        const float v3200 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3202 = bfloat(v3200);
-        const uint v3203 = v3194 * v3;
-        const uint v3204 = v3203 + v65;
-        const uint v3205 = v3204 + v3196;
-        out[v3205] = v3202;
+      const uint v3139 = v1124 + v3100;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3141 = v1123 + v3105;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3142 = v3139 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3143 = v3141 < v12;
+      const bool v3144 = v3142 && v3143;
+      if (v3144) {
+        const float v3145 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3147 = bfloat(v3145);
+        const uint v3148 = v3139 * v3;
+        const uint v3149 = v3148 + v65;
+        const uint v3150 = v3149 + v3141;
+        out[v3150] = v3147;
       }
     }
-    const uint v3206 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3207 = v1123 + v3206;
-    const uint v3208 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3209 = v1122 + v3208;
-    const uint v3211 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3212 = v3211 == v3206;
-    const uint v3215 = v3208 + 1u;
-    const uint v3216 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3217 = v3216 == v3215;
-    const bool v3218 = v3212 && v3217;
-    const uint v3221 = v3209 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3222 = v3221 == v10;
-    const bool v3223 = v3218 && v3222;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3223) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3224 = v3207 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3225 = v3209 < v12;
-      const bool v3226 = v3224 && v3225;
-      if (v3226) {
-        const uint v3227 = v65 + v3209;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3228 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3229 = bfloat(v3228);
-        const float v3230 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3233 = bfloat(v3230);
-        const uint v3234 = v3207 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3235 = v3234 + v3227;
-        *(device bfloat2*)(out + v3235) = bfloat2(v3229, v3233);
+    const uint v3151 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3152 = v1124 + v3151;
+    const uint v3153 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3154 = v1123 + v3153;
+    const uint v3156 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3157 = v3156 == v3151;
+    const uint v3160 = v3153 + 1u;
+    const uint v3161 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3162 = v3161 == v3160;
+    const bool v3163 = v3157 && v3162;
+    const uint v3166 = v3154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3167 = v3166 == v10;
+    const bool v3168 = v3163 && v3167;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3168) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3169 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3170 = v3154 < v12;
+      const bool v3171 = v3169 && v3170;
+      if (v3171) {
+        const uint v3172 = v65 + v3154;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3173 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3174 = bfloat(v3173);
+        const float v3175 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3178 = bfloat(v3175);
+        const uint v3179 = v3152 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3180 = v3179 + v3172;
+        *(device bfloat2*)(out + v3180) = bfloat2(v3174, v3178);
       }
     } else {
-      const bool v3240 = v3207 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3241 = v3209 < v12;
-      const bool v3242 = v3240 && v3241;
-      if (v3242) {
-        const float v3243 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3245 = bfloat(v3243);
-        const uint v3246 = v3207 * v3;
-        const uint v3247 = v3246 + v65;
-        const uint v3248 = v3247 + v3209;
-        out[v3248] = v3245;
+      const bool v3185 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3186 = v3154 < v12;
+      const bool v3187 = v3185 && v3186;
+      if (v3187) {
+        const float v3188 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3190 = bfloat(v3188);
+        const uint v3191 = v3152 * v3;
+        const uint v3192 = v3191 + v65;
+        const uint v3193 = v3192 + v3154;
+        out[v3193] = v3190;
       }
-      const uint v3250 = v1123 + v3211;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3252 = v1122 + v3216;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3253 = v3250 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3254 = v3252 < v12;
-      const bool v3255 = v3253 && v3254;
-      if (v3255) {
-        const float v3256 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3258 = bfloat(v3256);
-        const uint v3259 = v3250 * v3;
-        const uint v3260 = v3259 + v65;
-        const uint v3261 = v3260 + v3252;
-        out[v3261] = v3258;
+      const uint v3195 = v1124 + v3156;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3197 = v1123 + v3161;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3198 = v3195 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3199 = v3197 < v12;
+      const bool v3200 = v3198 && v3199;
+      if (v3200) {
+        const float v3201 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3203 = bfloat(v3201);
+        const uint v3204 = v3195 * v3;
+        const uint v3205 = v3204 + v65;
+        const uint v3206 = v3205 + v3197;
+        out[v3206] = v3203;
       }
     }
-    const uint v3262 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3263 = v1123 + v3262;
-    const uint v3264 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3265 = v1122 + v3264;
-    const uint v3267 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3268 = v3267 == v3262;
-    const uint v3271 = v3264 + 1u;
-    const uint v3272 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3273 = v3272 == v3271;
-    const bool v3274 = v3268 && v3273;
-    const uint v3277 = v3265 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3278 = v3277 == v10;
-    const bool v3279 = v3274 && v3278;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3279) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3280 = v3263 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3281 = v3265 < v12;
-      const bool v3282 = v3280 && v3281;
-      if (v3282) {
-        const uint v3283 = v65 + v3265;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3284 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3285 = bfloat(v3284);
-        const float v3286 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3289 = bfloat(v3286);
-        const uint v3290 = v3263 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3291 = v3290 + v3283;
-        *(device bfloat2*)(out + v3291) = bfloat2(v3285, v3289);
+    const uint v3207 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3208 = v1124 + v3207;
+    const uint v3209 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3210 = v1123 + v3209;
+    const uint v3212 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3213 = v3212 == v3207;
+    const uint v3216 = v3209 + 1u;
+    const uint v3217 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3218 = v3217 == v3216;
+    const bool v3219 = v3213 && v3218;
+    const uint v3222 = v3210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3223 = v3222 == v10;
+    const bool v3224 = v3219 && v3223;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3224) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3225 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3226 = v3210 < v12;
+      const bool v3227 = v3225 && v3226;
+      if (v3227) {
+        const uint v3228 = v65 + v3210;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3229 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3230 = bfloat(v3229);
+        const float v3231 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3234 = bfloat(v3231);
+        const uint v3235 = v3208 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3236 = v3235 + v3228;
+        *(device bfloat2*)(out + v3236) = bfloat2(v3230, v3234);
       }
     } else {
-      const bool v3296 = v3263 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3297 = v3265 < v12;
-      const bool v3298 = v3296 && v3297;
-      if (v3298) {
-        const float v3299 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3301 = bfloat(v3299);
-        const uint v3302 = v3263 * v3;
-        const uint v3303 = v3302 + v65;
-        const uint v3304 = v3303 + v3265;
-        out[v3304] = v3301;
+      const bool v3241 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3242 = v3210 < v12;
+      const bool v3243 = v3241 && v3242;
+      if (v3243) {
+        const float v3244 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3246 = bfloat(v3244);
+        const uint v3247 = v3208 * v3;
+        const uint v3248 = v3247 + v65;
+        const uint v3249 = v3248 + v3210;
+        out[v3249] = v3246;
       }
-      const uint v3306 = v1123 + v3267;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3308 = v1122 + v3272;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3309 = v3306 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3310 = v3308 < v12;
-      const bool v3311 = v3309 && v3310;
-      if (v3311) {
-        const float v3312 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3314 = bfloat(v3312);
-        const uint v3315 = v3306 * v3;
-        const uint v3316 = v3315 + v65;
-        const uint v3317 = v3316 + v3308;
-        out[v3317] = v3314;
+      const uint v3251 = v1124 + v3212;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3253 = v1123 + v3217;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3254 = v3251 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3255 = v3253 < v12;
+      const bool v3256 = v3254 && v3255;
+      if (v3256) {
+        const float v3257 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3259 = bfloat(v3257);
+        const uint v3260 = v3251 * v3;
+        const uint v3261 = v3260 + v65;
+        const uint v3262 = v3261 + v3253;
+        out[v3262] = v3259;
       }
     }
-    const uint v3318 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3319 = v1123 + v3318;
-    const uint v3320 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3321 = v1122 + v3320;
-    const uint v3323 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3324 = v3323 == v3318;
-    const uint v3327 = v3320 + 1u;
-    const uint v3328 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3329 = v3328 == v3327;
-    const bool v3330 = v3324 && v3329;
-    const uint v3333 = v3321 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3334 = v3333 == v10;
-    const bool v3335 = v3330 && v3334;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3335) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3336 = v3319 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3337 = v3321 < v12;
-      const bool v3338 = v3336 && v3337;
-      if (v3338) {
-        const uint v3339 = v65 + v3321;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3340 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3341 = bfloat(v3340);
-        const float v3342 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3345 = bfloat(v3342);
-        const uint v3346 = v3319 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3347 = v3346 + v3339;
-        *(device bfloat2*)(out + v3347) = bfloat2(v3341, v3345);
+    const uint v3263 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3264 = v1124 + v3263;
+    const uint v3265 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3266 = v1123 + v3265;
+    const uint v3268 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3269 = v3268 == v3263;
+    const uint v3272 = v3265 + 1u;
+    const uint v3273 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v3274 = v3273 == v3272;
+    const bool v3275 = v3269 && v3274;
+    const uint v3278 = v3266 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3279 = v3278 == v10;
+    const bool v3280 = v3275 && v3279;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3280) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3281 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3282 = v3266 < v12;
+      const bool v3283 = v3281 && v3282;
+      if (v3283) {
+        const uint v3284 = v65 + v3266;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3285 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3286 = bfloat(v3285);
+        const float v3287 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3290 = bfloat(v3287);
+        const uint v3291 = v3264 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3292 = v3291 + v3284;
+        *(device bfloat2*)(out + v3292) = bfloat2(v3286, v3290);
       }
     } else {
-      const bool v3352 = v3319 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3353 = v3321 < v12;
-      const bool v3354 = v3352 && v3353;
-      if (v3354) {
-        const float v3355 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3357 = bfloat(v3355);
-        const uint v3358 = v3319 * v3;
-        const uint v3359 = v3358 + v65;
-        const uint v3360 = v3359 + v3321;
-        out[v3360] = v3357;
+      const bool v3297 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3298 = v3266 < v12;
+      const bool v3299 = v3297 && v3298;
+      if (v3299) {
+        const float v3300 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3302 = bfloat(v3300);
+        const uint v3303 = v3264 * v3;
+        const uint v3304 = v3303 + v65;
+        const uint v3305 = v3304 + v3266;
+        out[v3305] = v3302;
       }
-      const uint v3362 = v1123 + v3323;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3364 = v1122 + v3328;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3365 = v3362 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3366 = v3364 < v12;
-      const bool v3367 = v3365 && v3366;
-      if (v3367) {
-        const float v3368 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3370 = bfloat(v3368);
-        const uint v3371 = v3362 * v3;
-        const uint v3372 = v3371 + v65;
-        const uint v3373 = v3372 + v3364;
-        out[v3373] = v3370;
+      const uint v3307 = v1124 + v3268;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3309 = v1123 + v3273;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3310 = v3307 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3311 = v3309 < v12;
+      const bool v3312 = v3310 && v3311;
+      if (v3312) {
+        const float v3313 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3315 = bfloat(v3313);
+        const uint v3316 = v3307 * v3;
+        const uint v3317 = v3316 + v65;
+        const uint v3318 = v3317 + v3309;
+        out[v3318] = v3315;
       }
     }
-    const uint v3374 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3375 = v1123 + v3374;
-    const uint v3376 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3377 = v1122 + v3376;
-    const uint v3379 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3380 = v3379 == v3374;
-    const uint v3383 = v3376 + 1u;
-    const uint v3384 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3385 = v3384 == v3383;
-    const bool v3386 = v3380 && v3385;
-    const uint v3389 = v3377 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3390 = v3389 == v10;
-    const bool v3391 = v3386 && v3390;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3391) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3392 = v3375 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3393 = v3377 < v12;
-      const bool v3394 = v3392 && v3393;
-      if (v3394) {
-        const uint v3395 = v65 + v3377;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3396 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3397 = bfloat(v3396);
-        const float v3398 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3401 = bfloat(v3398);
-        const uint v3402 = v3375 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3403 = v3402 + v3395;
-        *(device bfloat2*)(out + v3403) = bfloat2(v3397, v3401);
+    const uint v3319 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3320 = v1124 + v3319;
+    const uint v3321 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3322 = v1123 + v3321;
+    const uint v3324 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3325 = v3324 == v3319;
+    const uint v3328 = v3321 + 1u;
+    const uint v3329 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v3330 = v3329 == v3328;
+    const bool v3331 = v3325 && v3330;
+    const uint v3334 = v3322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3335 = v3334 == v10;
+    const bool v3336 = v3331 && v3335;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3336) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3337 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3338 = v3322 < v12;
+      const bool v3339 = v3337 && v3338;
+      if (v3339) {
+        const uint v3340 = v65 + v3322;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3341 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3342 = bfloat(v3341);
+        const float v3343 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3346 = bfloat(v3343);
+        const uint v3347 = v3320 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3348 = v3347 + v3340;
+        *(device bfloat2*)(out + v3348) = bfloat2(v3342, v3346);
       }
     } else {
-      const bool v3408 = v3375 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3409 = v3377 < v12;
-      const bool v3410 = v3408 && v3409;
-      if (v3410) {
-        const float v3411 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3413 = bfloat(v3411);
-        const uint v3414 = v3375 * v3;
-        const uint v3415 = v3414 + v65;
-        const uint v3416 = v3415 + v3377;
-        out[v3416] = v3413;
+      const bool v3353 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3354 = v3322 < v12;
+      const bool v3355 = v3353 && v3354;
+      if (v3355) {
+        const float v3356 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3358 = bfloat(v3356);
+        const uint v3359 = v3320 * v3;
+        const uint v3360 = v3359 + v65;
+        const uint v3361 = v3360 + v3322;
+        out[v3361] = v3358;
       }
-      const uint v3418 = v1123 + v3379;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3420 = v1122 + v3384;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3421 = v3418 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3422 = v3420 < v12;
-      const bool v3423 = v3421 && v3422;
-      if (v3423) {
-        const float v3424 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3426 = bfloat(v3424);
-        const uint v3427 = v3418 * v3;
-        const uint v3428 = v3427 + v65;
-        const uint v3429 = v3428 + v3420;
-        out[v3429] = v3426;
+      const uint v3363 = v1124 + v3324;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3365 = v1123 + v3329;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3366 = v3363 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3367 = v3365 < v12;
+      const bool v3368 = v3366 && v3367;
+      if (v3368) {
+        const float v3369 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3371 = bfloat(v3369);
+        const uint v3372 = v3363 * v3;
+        const uint v3373 = v3372 + v65;
+        const uint v3374 = v3373 + v3365;
+        out[v3374] = v3371;
       }
     }
-    const uint v3430 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3431 = v1123 + v3430;
-    const uint v3432 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3433 = v1122 + v3432;
-    const uint v3435 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3436 = v3435 == v3430;
-    const uint v3439 = v3432 + 1u;
-    const uint v3440 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3441 = v3440 == v3439;
-    const bool v3442 = v3436 && v3441;
-    const uint v3445 = v3433 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3446 = v3445 == v10;
-    const bool v3447 = v3442 && v3446;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3447) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3448 = v3431 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3449 = v3433 < v12;
-      const bool v3450 = v3448 && v3449;
-      if (v3450) {
-        const uint v3451 = v65 + v3433;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3452 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3453 = bfloat(v3452);
-        const float v3454 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3457 = bfloat(v3454);
-        const uint v3458 = v3431 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3459 = v3458 + v3451;
-        *(device bfloat2*)(out + v3459) = bfloat2(v3453, v3457);
+    const uint v3375 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3376 = v1124 + v3375;
+    const uint v3377 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3378 = v1123 + v3377;
+    const uint v3380 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3381 = v3380 == v3375;
+    const uint v3384 = v3377 + 1u;
+    const uint v3385 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v3386 = v3385 == v3384;
+    const bool v3387 = v3381 && v3386;
+    const uint v3390 = v3378 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3391 = v3390 == v10;
+    const bool v3392 = v3387 && v3391;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3392) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3393 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3394 = v3378 < v12;
+      const bool v3395 = v3393 && v3394;
+      if (v3395) {
+        const uint v3396 = v65 + v3378;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3397 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3398 = bfloat(v3397);
+        const float v3399 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3402 = bfloat(v3399);
+        const uint v3403 = v3376 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3404 = v3403 + v3396;
+        *(device bfloat2*)(out + v3404) = bfloat2(v3398, v3402);
       }
     } else {
-      const bool v3464 = v3431 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3465 = v3433 < v12;
-      const bool v3466 = v3464 && v3465;
-      if (v3466) {
-        const float v3467 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3469 = bfloat(v3467);
-        const uint v3470 = v3431 * v3;
-        const uint v3471 = v3470 + v65;
-        const uint v3472 = v3471 + v3433;
-        out[v3472] = v3469;
+      const bool v3409 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3410 = v3378 < v12;
+      const bool v3411 = v3409 && v3410;
+      if (v3411) {
+        const float v3412 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3414 = bfloat(v3412);
+        const uint v3415 = v3376 * v3;
+        const uint v3416 = v3415 + v65;
+        const uint v3417 = v3416 + v3378;
+        out[v3417] = v3414;
       }
-      const uint v3474 = v1123 + v3435;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3476 = v1122 + v3440;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3477 = v3474 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3478 = v3476 < v12;
-      const bool v3479 = v3477 && v3478;
-      if (v3479) {
-        const float v3480 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3482 = bfloat(v3480);
-        const uint v3483 = v3474 * v3;
-        const uint v3484 = v3483 + v65;
-        const uint v3485 = v3484 + v3476;
-        out[v3485] = v3482;
+      const uint v3419 = v1124 + v3380;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3421 = v1123 + v3385;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3422 = v3419 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3423 = v3421 < v12;
+      const bool v3424 = v3422 && v3423;
+      if (v3424) {
+        const float v3425 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3427 = bfloat(v3425);
+        const uint v3428 = v3419 * v3;
+        const uint v3429 = v3428 + v65;
+        const uint v3430 = v3429 + v3421;
+        out[v3430] = v3427;
       }
     }
-    const uint v3486 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3487 = v1123 + v3486;
-    const uint v3488 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3489 = v1122 + v3488;
-    const uint v3491 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3492 = v3491 == v3486;
-    const uint v3495 = v3488 + 1u;
-    const uint v3496 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v3497 = v3496 == v3495;
-    const bool v3498 = v3492 && v3497;
-    const uint v3501 = v3489 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3502 = v3501 == v10;
-    const bool v3503 = v3498 && v3502;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3503) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3504 = v3487 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3505 = v3489 < v12;
-      const bool v3506 = v3504 && v3505;
-      if (v3506) {
-        const uint v3507 = v65 + v3489;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3508 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3509 = bfloat(v3508);
-        const float v3510 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3513 = bfloat(v3510);
-        const uint v3514 = v3487 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3515 = v3514 + v3507;
-        *(device bfloat2*)(out + v3515) = bfloat2(v3509, v3513);
+    const uint v3431 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3432 = v1124 + v3431;
+    const uint v3433 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3434 = v1123 + v3433;
+    const uint v3436 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3437 = v3436 == v3431;
+    const uint v3440 = v3433 + 1u;
+    const uint v3441 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v3442 = v3441 == v3440;
+    const bool v3443 = v3437 && v3442;
+    const uint v3446 = v3434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3447 = v3446 == v10;
+    const bool v3448 = v3443 && v3447;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3448) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3449 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3450 = v3434 < v12;
+      const bool v3451 = v3449 && v3450;
+      if (v3451) {
+        const uint v3452 = v65 + v3434;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3453 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3454 = bfloat(v3453);
+        const float v3455 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3458 = bfloat(v3455);
+        const uint v3459 = v3432 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3460 = v3459 + v3452;
+        *(device bfloat2*)(out + v3460) = bfloat2(v3454, v3458);
       }
     } else {
-      const bool v3520 = v3487 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3521 = v3489 < v12;
-      const bool v3522 = v3520 && v3521;
-      if (v3522) {
-        const float v3523 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3525 = bfloat(v3523);
-        const uint v3526 = v3487 * v3;
-        const uint v3527 = v3526 + v65;
-        const uint v3528 = v3527 + v3489;
-        out[v3528] = v3525;
+      const bool v3465 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3466 = v3434 < v12;
+      const bool v3467 = v3465 && v3466;
+      if (v3467) {
+        const float v3468 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3470 = bfloat(v3468);
+        const uint v3471 = v3432 * v3;
+        const uint v3472 = v3471 + v65;
+        const uint v3473 = v3472 + v3434;
+        out[v3473] = v3470;
       }
-      const uint v3530 = v1123 + v3491;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3532 = v1122 + v3496;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3533 = v3530 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3534 = v3532 < v12;
-      const bool v3535 = v3533 && v3534;
-      if (v3535) {
-        const float v3536 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3538 = bfloat(v3536);
-        const uint v3539 = v3530 * v3;
-        const uint v3540 = v3539 + v65;
-        const uint v3541 = v3540 + v3532;
-        out[v3541] = v3538;
+      const uint v3475 = v1124 + v3436;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3477 = v1123 + v3441;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3478 = v3475 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3479 = v3477 < v12;
+      const bool v3480 = v3478 && v3479;
+      if (v3480) {
+        const float v3481 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3483 = bfloat(v3481);
+        const uint v3484 = v3475 * v3;
+        const uint v3485 = v3484 + v65;
+        const uint v3486 = v3485 + v3477;
+        out[v3486] = v3483;
       }
     }
-    const uint v3542 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3543 = v1123 + v3542;
-    const uint v3544 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3545 = v1122 + v3544;
-    const uint v3547 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3548 = v3547 == v3542;
-    const uint v3551 = v3544 + 1u;
-    const uint v3552 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v3553 = v3552 == v3551;
-    const bool v3554 = v3548 && v3553;
-    const uint v3557 = v3545 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3558 = v3557 == v10;
-    const bool v3559 = v3554 && v3558;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3559) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3560 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3561 = v3545 < v12;
-      const bool v3562 = v3560 && v3561;
-      if (v3562) {
-        const uint v3563 = v65 + v3545;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3564 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3565 = bfloat(v3564);
-        const float v3566 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3569 = bfloat(v3566);
-        const uint v3570 = v3543 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3571 = v3570 + v3563;
-        *(device bfloat2*)(out + v3571) = bfloat2(v3565, v3569);
+    const uint v3487 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3488 = v1124 + v3487;
+    const uint v3489 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3490 = v1123 + v3489;
+    const uint v3492 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3493 = v3492 == v3487;
+    const uint v3496 = v3489 + 1u;
+    const uint v3497 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v3498 = v3497 == v3496;
+    const bool v3499 = v3493 && v3498;
+    const uint v3502 = v3490 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3503 = v3502 == v10;
+    const bool v3504 = v3499 && v3503;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3504) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3505 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3506 = v3490 < v12;
+      const bool v3507 = v3505 && v3506;
+      if (v3507) {
+        const uint v3508 = v65 + v3490;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3509 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3510 = bfloat(v3509);
+        const float v3511 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3514 = bfloat(v3511);
+        const uint v3515 = v3488 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3516 = v3515 + v3508;
+        *(device bfloat2*)(out + v3516) = bfloat2(v3510, v3514);
       }
     } else {
-      const bool v3576 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3577 = v3545 < v12;
-      const bool v3578 = v3576 && v3577;
-      if (v3578) {
-        const float v3579 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3581 = bfloat(v3579);
-        const uint v3582 = v3543 * v3;
-        const uint v3583 = v3582 + v65;
-        const uint v3584 = v3583 + v3545;
-        out[v3584] = v3581;
+      const bool v3521 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3522 = v3490 < v12;
+      const bool v3523 = v3521 && v3522;
+      if (v3523) {
+        const float v3524 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3526 = bfloat(v3524);
+        const uint v3527 = v3488 * v3;
+        const uint v3528 = v3527 + v65;
+        const uint v3529 = v3528 + v3490;
+        out[v3529] = v3526;
       }
-      const uint v3586 = v1123 + v3547;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3588 = v1122 + v3552;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3589 = v3586 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3590 = v3588 < v12;
-      const bool v3591 = v3589 && v3590;
-      if (v3591) {
-        const float v3592 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3594 = bfloat(v3592);
-        const uint v3595 = v3586 * v3;
-        const uint v3596 = v3595 + v65;
-        const uint v3597 = v3596 + v3588;
-        out[v3597] = v3594;
+      const uint v3531 = v1124 + v3492;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3533 = v1123 + v3497;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3534 = v3531 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3535 = v3533 < v12;
+      const bool v3536 = v3534 && v3535;
+      if (v3536) {
+        const float v3537 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3539 = bfloat(v3537);
+        const uint v3540 = v3531 * v3;
+        const uint v3541 = v3540 + v65;
+        const uint v3542 = v3541 + v3533;
+        out[v3542] = v3539;
       }
     }
-    const uint v3598 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3599 = v1123 + v3598;
-    const uint v3600 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3601 = v1122 + v3600;
-    const uint v3603 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3604 = v3603 == v3598;
-    const uint v3607 = v3600 + 1u;
-    const uint v3608 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v3609 = v3608 == v3607;
-    const bool v3610 = v3604 && v3609;
-    const uint v3613 = v3601 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3614 = v3613 == v10;
-    const bool v3615 = v3610 && v3614;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3615) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3616 = v3599 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3617 = v3601 < v12;
-      const bool v3618 = v3616 && v3617;
-      if (v3618) {
-        const uint v3619 = v65 + v3601;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3620 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3621 = bfloat(v3620);
-        const float v3622 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3625 = bfloat(v3622);
-        const uint v3626 = v3599 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3627 = v3626 + v3619;
-        *(device bfloat2*)(out + v3627) = bfloat2(v3621, v3625);
+    const uint v3543 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3544 = v1124 + v3543;
+    const uint v3545 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3546 = v1123 + v3545;
+    const uint v3548 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3549 = v3548 == v3543;
+    const uint v3552 = v3545 + 1u;
+    const uint v3553 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v3554 = v3553 == v3552;
+    const bool v3555 = v3549 && v3554;
+    const uint v3558 = v3546 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3559 = v3558 == v10;
+    const bool v3560 = v3555 && v3559;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3560) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3561 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3562 = v3546 < v12;
+      const bool v3563 = v3561 && v3562;
+      if (v3563) {
+        const uint v3564 = v65 + v3546;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3565 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3566 = bfloat(v3565);
+        const float v3567 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3570 = bfloat(v3567);
+        const uint v3571 = v3544 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3572 = v3571 + v3564;
+        *(device bfloat2*)(out + v3572) = bfloat2(v3566, v3570);
       }
     } else {
-      const bool v3632 = v3599 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3633 = v3601 < v12;
-      const bool v3634 = v3632 && v3633;
-      if (v3634) {
-        const float v3635 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3637 = bfloat(v3635);
-        const uint v3638 = v3599 * v3;
-        const uint v3639 = v3638 + v65;
-        const uint v3640 = v3639 + v3601;
-        out[v3640] = v3637;
+      const bool v3577 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3578 = v3546 < v12;
+      const bool v3579 = v3577 && v3578;
+      if (v3579) {
+        const float v3580 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3582 = bfloat(v3580);
+        const uint v3583 = v3544 * v3;
+        const uint v3584 = v3583 + v65;
+        const uint v3585 = v3584 + v3546;
+        out[v3585] = v3582;
       }
-      const uint v3642 = v1123 + v3603;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3644 = v1122 + v3608;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3645 = v3642 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3646 = v3644 < v12;
-      const bool v3647 = v3645 && v3646;
-      if (v3647) {
-        const float v3648 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3650 = bfloat(v3648);
-        const uint v3651 = v3642 * v3;
-        const uint v3652 = v3651 + v65;
-        const uint v3653 = v3652 + v3644;
-        out[v3653] = v3650;
+      const uint v3587 = v1124 + v3548;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3589 = v1123 + v3553;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3590 = v3587 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3591 = v3589 < v12;
+      const bool v3592 = v3590 && v3591;
+      if (v3592) {
+        const float v3593 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3595 = bfloat(v3593);
+        const uint v3596 = v3587 * v3;
+        const uint v3597 = v3596 + v65;
+        const uint v3598 = v3597 + v3589;
+        out[v3598] = v3595;
       }
     }
-    const uint v3654 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3655 = v1123 + v3654;
-    const uint v3656 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3657 = v1122 + v3656;
-    const uint v3659 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3660 = v3659 == v3654;
-    const uint v3663 = v3656 + 1u;
-    const uint v3664 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v3665 = v3664 == v3663;
-    const bool v3666 = v3660 && v3665;
-    const uint v3669 = v3657 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3670 = v3669 == v10;
-    const bool v3671 = v3666 && v3670;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3671) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3672 = v3655 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3673 = v3657 < v12;
-      const bool v3674 = v3672 && v3673;
-      if (v3674) {
-        const uint v3675 = v65 + v3657;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3676 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3677 = bfloat(v3676);
-        const float v3678 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3681 = bfloat(v3678);
-        const uint v3682 = v3655 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3683 = v3682 + v3675;
-        *(device bfloat2*)(out + v3683) = bfloat2(v3677, v3681);
+    const uint v3599 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3600 = v1124 + v3599;
+    const uint v3601 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3602 = v1123 + v3601;
+    const uint v3604 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3605 = v3604 == v3599;
+    const uint v3608 = v3601 + 1u;
+    const uint v3609 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v3610 = v3609 == v3608;
+    const bool v3611 = v3605 && v3610;
+    const uint v3614 = v3602 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3615 = v3614 == v10;
+    const bool v3616 = v3611 && v3615;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3616) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3617 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3618 = v3602 < v12;
+      const bool v3619 = v3617 && v3618;
+      if (v3619) {
+        const uint v3620 = v65 + v3602;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3621 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3622 = bfloat(v3621);
+        const float v3623 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3626 = bfloat(v3623);
+        const uint v3627 = v3600 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3628 = v3627 + v3620;
+        *(device bfloat2*)(out + v3628) = bfloat2(v3622, v3626);
       }
     } else {
-      const bool v3688 = v3655 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3689 = v3657 < v12;
-      const bool v3690 = v3688 && v3689;
-      if (v3690) {
-        const float v3691 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3693 = bfloat(v3691);
-        const uint v3694 = v3655 * v3;
-        const uint v3695 = v3694 + v65;
-        const uint v3696 = v3695 + v3657;
-        out[v3696] = v3693;
+      const bool v3633 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3634 = v3602 < v12;
+      const bool v3635 = v3633 && v3634;
+      if (v3635) {
+        const float v3636 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3638 = bfloat(v3636);
+        const uint v3639 = v3600 * v3;
+        const uint v3640 = v3639 + v65;
+        const uint v3641 = v3640 + v3602;
+        out[v3641] = v3638;
       }
-      const uint v3698 = v1123 + v3659;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3700 = v1122 + v3664;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3701 = v3698 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3702 = v3700 < v12;
-      const bool v3703 = v3701 && v3702;
-      if (v3703) {
-        const float v3704 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3706 = bfloat(v3704);
-        const uint v3707 = v3698 * v3;
-        const uint v3708 = v3707 + v65;
-        const uint v3709 = v3708 + v3700;
-        out[v3709] = v3706;
+      const uint v3643 = v1124 + v3604;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3645 = v1123 + v3609;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3646 = v3643 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3647 = v3645 < v12;
+      const bool v3648 = v3646 && v3647;
+      if (v3648) {
+        const float v3649 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3651 = bfloat(v3649);
+        const uint v3652 = v3643 * v3;
+        const uint v3653 = v3652 + v65;
+        const uint v3654 = v3653 + v3645;
+        out[v3654] = v3651;
       }
     }
-    const uint v3710 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3711 = v1123 + v3710;
-    const uint v3712 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3713 = v1122 + v3712;
-    const uint v3715 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3716 = v3715 == v3710;
-    const uint v3719 = v3712 + 1u;
-    const uint v3720 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v3721 = v3720 == v3719;
-    const bool v3722 = v3716 && v3721;
-    const uint v3725 = v3713 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3726 = v3725 == v10;
-    const bool v3727 = v3722 && v3726;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3727) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3728 = v3711 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3729 = v3713 < v12;
-      const bool v3730 = v3728 && v3729;
-      if (v3730) {
-        const uint v3731 = v65 + v3713;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3732 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3733 = bfloat(v3732);
-        const float v3734 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3737 = bfloat(v3734);
-        const uint v3738 = v3711 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3739 = v3738 + v3731;
-        *(device bfloat2*)(out + v3739) = bfloat2(v3733, v3737);
+    const uint v3655 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3656 = v1124 + v3655;
+    const uint v3657 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3658 = v1123 + v3657;
+    const uint v3660 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3661 = v3660 == v3655;
+    const uint v3664 = v3657 + 1u;
+    const uint v3665 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v3666 = v3665 == v3664;
+    const bool v3667 = v3661 && v3666;
+    const uint v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3671 = v3670 == v10;
+    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3673 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3674 = v3658 < v12;
+      const bool v3675 = v3673 && v3674;
+      if (v3675) {
+        const uint v3676 = v65 + v3658;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3677 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3678 = bfloat(v3677);
+        const float v3679 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3682 = bfloat(v3679);
+        const uint v3683 = v3656 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3684 = v3683 + v3676;
+        *(device bfloat2*)(out + v3684) = bfloat2(v3678, v3682);
       }
     } else {
-      const bool v3744 = v3711 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3745 = v3713 < v12;
-      const bool v3746 = v3744 && v3745;
-      if (v3746) {
-        const float v3747 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3749 = bfloat(v3747);
-        const uint v3750 = v3711 * v3;
-        const uint v3751 = v3750 + v65;
-        const uint v3752 = v3751 + v3713;
-        out[v3752] = v3749;
+      const bool v3689 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3690 = v3658 < v12;
+      const bool v3691 = v3689 && v3690;
+      if (v3691) {
+        const float v3692 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3694 = bfloat(v3692);
+        const uint v3695 = v3656 * v3;
+        const uint v3696 = v3695 + v65;
+        const uint v3697 = v3696 + v3658;
+        out[v3697] = v3694;
       }
-      const uint v3754 = v1123 + v3715;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3756 = v1122 + v3720;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3757 = v3754 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3758 = v3756 < v12;
-      const bool v3759 = v3757 && v3758;
-      if (v3759) {
-        const float v3760 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3762 = bfloat(v3760);
-        const uint v3763 = v3754 * v3;
-        const uint v3764 = v3763 + v65;
-        const uint v3765 = v3764 + v3756;
-        out[v3765] = v3762;
+      const uint v3699 = v1124 + v3660;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3701 = v1123 + v3665;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3703 = v3701 < v12;
+      const bool v3704 = v3702 && v3703;
+      if (v3704) {
+        const float v3705 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3707 = bfloat(v3705);
+        const uint v3708 = v3699 * v3;
+        const uint v3709 = v3708 + v65;
+        const uint v3710 = v3709 + v3701;
+        out[v3710] = v3707;
       }
     }
-    const uint v3766 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3767 = v1123 + v3766;
-    const uint v3768 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3769 = v1122 + v3768;
-    const uint v3771 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3772 = v3771 == v3766;
-    const uint v3775 = v3768 + 1u;
-    const uint v3776 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v3777 = v3776 == v3775;
-    const bool v3778 = v3772 && v3777;
-    const uint v3781 = v3769 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3782 = v3781 == v10;
-    const bool v3783 = v3778 && v3782;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3783) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3784 = v3767 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3785 = v3769 < v12;
-      const bool v3786 = v3784 && v3785;
-      if (v3786) {
-        const uint v3787 = v65 + v3769;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3788 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3789 = bfloat(v3788);
-        const float v3790 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3793 = bfloat(v3790);
-        const uint v3794 = v3767 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3795 = v3794 + v3787;
-        *(device bfloat2*)(out + v3795) = bfloat2(v3789, v3793);
+    const uint v3711 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3712 = v1124 + v3711;
+    const uint v3713 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3714 = v1123 + v3713;
+    const uint v3716 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3717 = v3716 == v3711;
+    const uint v3720 = v3713 + 1u;
+    const uint v3721 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v3722 = v3721 == v3720;
+    const bool v3723 = v3717 && v3722;
+    const uint v3726 = v3714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3727 = v3726 == v10;
+    const bool v3728 = v3723 && v3727;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3728) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3729 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3730 = v3714 < v12;
+      const bool v3731 = v3729 && v3730;
+      if (v3731) {
+        const uint v3732 = v65 + v3714;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3733 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3734 = bfloat(v3733);
+        const float v3735 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3738 = bfloat(v3735);
+        const uint v3739 = v3712 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3740 = v3739 + v3732;
+        *(device bfloat2*)(out + v3740) = bfloat2(v3734, v3738);
       }
     } else {
-      const bool v3800 = v3767 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3801 = v3769 < v12;
-      const bool v3802 = v3800 && v3801;
-      if (v3802) {
-        const float v3803 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3805 = bfloat(v3803);
-        const uint v3806 = v3767 * v3;
-        const uint v3807 = v3806 + v65;
-        const uint v3808 = v3807 + v3769;
-        out[v3808] = v3805;
+      const bool v3745 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3746 = v3714 < v12;
+      const bool v3747 = v3745 && v3746;
+      if (v3747) {
+        const float v3748 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3750 = bfloat(v3748);
+        const uint v3751 = v3712 * v3;
+        const uint v3752 = v3751 + v65;
+        const uint v3753 = v3752 + v3714;
+        out[v3753] = v3750;
       }
-      const uint v3810 = v1123 + v3771;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3812 = v1122 + v3776;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3813 = v3810 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3814 = v3812 < v12;
-      const bool v3815 = v3813 && v3814;
-      if (v3815) {
-        const float v3816 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3818 = bfloat(v3816);
-        const uint v3819 = v3810 * v3;
-        const uint v3820 = v3819 + v65;
-        const uint v3821 = v3820 + v3812;
-        out[v3821] = v3818;
+      const uint v3755 = v1124 + v3716;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3757 = v1123 + v3721;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3758 = v3755 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3759 = v3757 < v12;
+      const bool v3760 = v3758 && v3759;
+      if (v3760) {
+        const float v3761 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3763 = bfloat(v3761);
+        const uint v3764 = v3755 * v3;
+        const uint v3765 = v3764 + v65;
+        const uint v3766 = v3765 + v3757;
+        out[v3766] = v3763;
       }
     }
-    const uint v3822 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3823 = v1123 + v3822;
-    const uint v3824 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3825 = v1122 + v3824;
-    const uint v3827 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3828 = v3827 == v3822;
-    const uint v3831 = v3824 + 1u;
-    const uint v3832 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v3833 = v3832 == v3831;
-    const bool v3834 = v3828 && v3833;
-    const uint v3837 = v3825 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3838 = v3837 == v10;
-    const bool v3839 = v3834 && v3838;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3839) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3840 = v3823 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3841 = v3825 < v12;
-      const bool v3842 = v3840 && v3841;
-      if (v3842) {
-        const uint v3843 = v65 + v3825;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3844 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3845 = bfloat(v3844);
-        const float v3846 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3849 = bfloat(v3846);
-        const uint v3850 = v3823 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3851 = v3850 + v3843;
-        *(device bfloat2*)(out + v3851) = bfloat2(v3845, v3849);
+    const uint v3767 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3768 = v1124 + v3767;
+    const uint v3769 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3770 = v1123 + v3769;
+    const uint v3772 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3773 = v3772 == v3767;
+    const uint v3776 = v3769 + 1u;
+    const uint v3777 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v3778 = v3777 == v3776;
+    const bool v3779 = v3773 && v3778;
+    const uint v3782 = v3770 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3783 = v3782 == v10;
+    const bool v3784 = v3779 && v3783;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3784) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3785 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3786 = v3770 < v12;
+      const bool v3787 = v3785 && v3786;
+      if (v3787) {
+        const uint v3788 = v65 + v3770;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3789 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3790 = bfloat(v3789);
+        const float v3791 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3794 = bfloat(v3791);
+        const uint v3795 = v3768 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3796 = v3795 + v3788;
+        *(device bfloat2*)(out + v3796) = bfloat2(v3790, v3794);
       }
     } else {
-      const bool v3856 = v3823 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3857 = v3825 < v12;
-      const bool v3858 = v3856 && v3857;
-      if (v3858) {
-        const float v3859 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3861 = bfloat(v3859);
-        const uint v3862 = v3823 * v3;
-        const uint v3863 = v3862 + v65;
-        const uint v3864 = v3863 + v3825;
-        out[v3864] = v3861;
+      const bool v3801 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3802 = v3770 < v12;
+      const bool v3803 = v3801 && v3802;
+      if (v3803) {
+        const float v3804 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3806 = bfloat(v3804);
+        const uint v3807 = v3768 * v3;
+        const uint v3808 = v3807 + v65;
+        const uint v3809 = v3808 + v3770;
+        out[v3809] = v3806;
       }
-      const uint v3866 = v1123 + v3827;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3868 = v1122 + v3832;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3869 = v3866 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3870 = v3868 < v12;
-      const bool v3871 = v3869 && v3870;
-      if (v3871) {
-        const float v3872 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3874 = bfloat(v3872);
-        const uint v3875 = v3866 * v3;
-        const uint v3876 = v3875 + v65;
-        const uint v3877 = v3876 + v3868;
-        out[v3877] = v3874;
+      const uint v3811 = v1124 + v3772;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3813 = v1123 + v3777;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3814 = v3811 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3815 = v3813 < v12;
+      const bool v3816 = v3814 && v3815;
+      if (v3816) {
+        const float v3817 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3819 = bfloat(v3817);
+        const uint v3820 = v3811 * v3;
+        const uint v3821 = v3820 + v65;
+        const uint v3822 = v3821 + v3813;
+        out[v3822] = v3819;
       }
     }
-    const uint v3878 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3879 = v1123 + v3878;
-    const uint v3880 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3881 = v1122 + v3880;
-    const uint v3883 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3884 = v3883 == v3878;
-    const uint v3887 = v3880 + 1u;
-    const uint v3888 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v3889 = v3888 == v3887;
-    const bool v3890 = v3884 && v3889;
-    const uint v3893 = v3881 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3894 = v3893 == v10;
-    const bool v3895 = v3890 && v3894;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3895) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3896 = v3879 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3897 = v3881 < v12;
-      const bool v3898 = v3896 && v3897;
-      if (v3898) {
-        const uint v3899 = v65 + v3881;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3900 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3901 = bfloat(v3900);
-        const float v3902 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3905 = bfloat(v3902);
-        const uint v3906 = v3879 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3907 = v3906 + v3899;
-        *(device bfloat2*)(out + v3907) = bfloat2(v3901, v3905);
+    const uint v3823 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3824 = v1124 + v3823;
+    const uint v3825 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3826 = v1123 + v3825;
+    const uint v3828 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3829 = v3828 == v3823;
+    const uint v3832 = v3825 + 1u;
+    const uint v3833 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v3834 = v3833 == v3832;
+    const bool v3835 = v3829 && v3834;
+    const uint v3838 = v3826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3839 = v3838 == v10;
+    const bool v3840 = v3835 && v3839;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3840) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3841 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3842 = v3826 < v12;
+      const bool v3843 = v3841 && v3842;
+      if (v3843) {
+        const uint v3844 = v65 + v3826;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3845 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3846 = bfloat(v3845);
+        const float v3847 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3850 = bfloat(v3847);
+        const uint v3851 = v3824 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3852 = v3851 + v3844;
+        *(device bfloat2*)(out + v3852) = bfloat2(v3846, v3850);
       }
     } else {
-      const bool v3912 = v3879 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3913 = v3881 < v12;
-      const bool v3914 = v3912 && v3913;
-      if (v3914) {
-        const float v3915 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3917 = bfloat(v3915);
-        const uint v3918 = v3879 * v3;
-        const uint v3919 = v3918 + v65;
-        const uint v3920 = v3919 + v3881;
-        out[v3920] = v3917;
+      const bool v3857 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3858 = v3826 < v12;
+      const bool v3859 = v3857 && v3858;
+      if (v3859) {
+        const float v3860 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3862 = bfloat(v3860);
+        const uint v3863 = v3824 * v3;
+        const uint v3864 = v3863 + v65;
+        const uint v3865 = v3864 + v3826;
+        out[v3865] = v3862;
       }
-      const uint v3922 = v1123 + v3883;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3924 = v1122 + v3888;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3925 = v3922 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3926 = v3924 < v12;
-      const bool v3927 = v3925 && v3926;
-      if (v3927) {
-        const float v3928 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3930 = bfloat(v3928);
-        const uint v3931 = v3922 * v3;
-        const uint v3932 = v3931 + v65;
-        const uint v3933 = v3932 + v3924;
-        out[v3933] = v3930;
+      const uint v3867 = v1124 + v3828;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3869 = v1123 + v3833;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3870 = v3867 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3871 = v3869 < v12;
+      const bool v3872 = v3870 && v3871;
+      if (v3872) {
+        const float v3873 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3875 = bfloat(v3873);
+        const uint v3876 = v3867 * v3;
+        const uint v3877 = v3876 + v65;
+        const uint v3878 = v3877 + v3869;
+        out[v3878] = v3875;
       }
     }
-    const uint v3934 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3935 = v1123 + v3934;
-    const uint v3936 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3937 = v1122 + v3936;
-    const uint v3939 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3940 = v3939 == v3934;
-    const uint v3943 = v3936 + 1u;
-    const uint v3944 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v3945 = v3944 == v3943;
-    const bool v3946 = v3940 && v3945;
-    const uint v3949 = v3937 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3950 = v3949 == v10;
-    const bool v3951 = v3946 && v3950;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3951) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3952 = v3935 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3953 = v3937 < v12;
-      const bool v3954 = v3952 && v3953;
-      if (v3954) {
-        const uint v3955 = v65 + v3937;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3956 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3957 = bfloat(v3956);
-        const float v3958 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3961 = bfloat(v3958);
-        const uint v3962 = v3935 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3963 = v3962 + v3955;
-        *(device bfloat2*)(out + v3963) = bfloat2(v3957, v3961);
+    const uint v3879 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3880 = v1124 + v3879;
+    const uint v3881 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3882 = v1123 + v3881;
+    const uint v3884 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3885 = v3884 == v3879;
+    const uint v3888 = v3881 + 1u;
+    const uint v3889 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v3890 = v3889 == v3888;
+    const bool v3891 = v3885 && v3890;
+    const uint v3894 = v3882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3895 = v3894 == v10;
+    const bool v3896 = v3891 && v3895;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3896) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3897 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3898 = v3882 < v12;
+      const bool v3899 = v3897 && v3898;
+      if (v3899) {
+        const uint v3900 = v65 + v3882;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3901 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3902 = bfloat(v3901);
+        const float v3903 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3906 = bfloat(v3903);
+        const uint v3907 = v3880 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3908 = v3907 + v3900;
+        *(device bfloat2*)(out + v3908) = bfloat2(v3902, v3906);
       }
     } else {
-      const bool v3968 = v3935 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3969 = v3937 < v12;
-      const bool v3970 = v3968 && v3969;
-      if (v3970) {
-        const float v3971 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3973 = bfloat(v3971);
-        const uint v3974 = v3935 * v3;
-        const uint v3975 = v3974 + v65;
-        const uint v3976 = v3975 + v3937;
-        out[v3976] = v3973;
+      const bool v3913 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3914 = v3882 < v12;
+      const bool v3915 = v3913 && v3914;
+      if (v3915) {
+        const float v3916 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3918 = bfloat(v3916);
+        const uint v3919 = v3880 * v3;
+        const uint v3920 = v3919 + v65;
+        const uint v3921 = v3920 + v3882;
+        out[v3921] = v3918;
       }
-      const uint v3978 = v1123 + v3939;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3980 = v1122 + v3944;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3981 = v3978 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3982 = v3980 < v12;
-      const bool v3983 = v3981 && v3982;
-      if (v3983) {
-        const float v3984 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3986 = bfloat(v3984);
-        const uint v3987 = v3978 * v3;
-        const uint v3988 = v3987 + v65;
-        const uint v3989 = v3988 + v3980;
-        out[v3989] = v3986;
+      const uint v3923 = v1124 + v3884;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3925 = v1123 + v3889;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3926 = v3923 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3927 = v3925 < v12;
+      const bool v3928 = v3926 && v3927;
+      if (v3928) {
+        const float v3929 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3931 = bfloat(v3929);
+        const uint v3932 = v3923 * v3;
+        const uint v3933 = v3932 + v65;
+        const uint v3934 = v3933 + v3925;
+        out[v3934] = v3931;
       }
     }
-    const uint v3990 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3991 = v1123 + v3990;
-    const uint v3992 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3993 = v1122 + v3992;
-    const uint v3995 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3996 = v3995 == v3990;
-    const uint v3999 = v3992 + 1u;
-    const uint v4000 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4001 = v4000 == v3999;
-    const bool v4002 = v3996 && v4001;
-    const uint v4005 = v3993 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4006 = v4005 == v10;
-    const bool v4007 = v4002 && v4006;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4007) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4008 = v3991 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4009 = v3993 < v12;
-      const bool v4010 = v4008 && v4009;
-      if (v4010) {
-        const uint v4011 = v65 + v3993;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4012 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4013 = bfloat(v4012);
-        const float v4014 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4017 = bfloat(v4014);
-        const uint v4018 = v3991 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4019 = v4018 + v4011;
-        *(device bfloat2*)(out + v4019) = bfloat2(v4013, v4017);
+    const uint v3935 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3936 = v1124 + v3935;
+    const uint v3937 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3938 = v1123 + v3937;
+    const uint v3940 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3941 = v3940 == v3935;
+    const uint v3944 = v3937 + 1u;
+    const uint v3945 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v3946 = v3945 == v3944;
+    const bool v3947 = v3941 && v3946;
+    const uint v3950 = v3938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3951 = v3950 == v10;
+    const bool v3952 = v3947 && v3951;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3952) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3953 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3954 = v3938 < v12;
+      const bool v3955 = v3953 && v3954;
+      if (v3955) {
+        const uint v3956 = v65 + v3938;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3957 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3958 = bfloat(v3957);
+        const float v3959 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3962 = bfloat(v3959);
+        const uint v3963 = v3936 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3964 = v3963 + v3956;
+        *(device bfloat2*)(out + v3964) = bfloat2(v3958, v3962);
       }
     } else {
-      const bool v4024 = v3991 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4025 = v3993 < v12;
-      const bool v4026 = v4024 && v4025;
-      if (v4026) {
-        const float v4027 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4029 = bfloat(v4027);
-        const uint v4030 = v3991 * v3;
-        const uint v4031 = v4030 + v65;
-        const uint v4032 = v4031 + v3993;
-        out[v4032] = v4029;
+      const bool v3969 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3970 = v3938 < v12;
+      const bool v3971 = v3969 && v3970;
+      if (v3971) {
+        const float v3972 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3974 = bfloat(v3972);
+        const uint v3975 = v3936 * v3;
+        const uint v3976 = v3975 + v65;
+        const uint v3977 = v3976 + v3938;
+        out[v3977] = v3974;
       }
-      const uint v4034 = v1123 + v3995;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4036 = v1122 + v4000;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4037 = v4034 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4038 = v4036 < v12;
-      const bool v4039 = v4037 && v4038;
-      if (v4039) {
-        const float v4040 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4042 = bfloat(v4040);
-        const uint v4043 = v4034 * v3;
-        const uint v4044 = v4043 + v65;
-        const uint v4045 = v4044 + v4036;
-        out[v4045] = v4042;
+      const uint v3979 = v1124 + v3940;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3981 = v1123 + v3945;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3982 = v3979 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3983 = v3981 < v12;
+      const bool v3984 = v3982 && v3983;
+      if (v3984) {
+        const float v3985 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3987 = bfloat(v3985);
+        const uint v3988 = v3979 * v3;
+        const uint v3989 = v3988 + v65;
+        const uint v3990 = v3989 + v3981;
+        out[v3990] = v3987;
       }
     }
-    const uint v4046 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4047 = v1123 + v4046;
-    const uint v4048 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4049 = v1122 + v4048;
-    const uint v4051 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4052 = v4051 == v4046;
-    const uint v4055 = v4048 + 1u;
-    const uint v4056 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4057 = v4056 == v4055;
-    const bool v4058 = v4052 && v4057;
-    const uint v4061 = v4049 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4062 = v4061 == v10;
-    const bool v4063 = v4058 && v4062;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4063) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4064 = v4047 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4065 = v4049 < v12;
-      const bool v4066 = v4064 && v4065;
-      if (v4066) {
-        const uint v4067 = v65 + v4049;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4068 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4069 = bfloat(v4068);
-        const float v4070 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4073 = bfloat(v4070);
-        const uint v4074 = v4047 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4075 = v4074 + v4067;
-        *(device bfloat2*)(out + v4075) = bfloat2(v4069, v4073);
+    const uint v3991 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3992 = v1124 + v3991;
+    const uint v3993 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3994 = v1123 + v3993;
+    const uint v3996 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3997 = v3996 == v3991;
+    const uint v4000 = v3993 + 1u;
+    const uint v4001 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v4002 = v4001 == v4000;
+    const bool v4003 = v3997 && v4002;
+    const uint v4006 = v3994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4007 = v4006 == v10;
+    const bool v4008 = v4003 && v4007;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4008) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4009 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4010 = v3994 < v12;
+      const bool v4011 = v4009 && v4010;
+      if (v4011) {
+        const uint v4012 = v65 + v3994;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4013 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4014 = bfloat(v4013);
+        const float v4015 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4018 = bfloat(v4015);
+        const uint v4019 = v3992 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4020 = v4019 + v4012;
+        *(device bfloat2*)(out + v4020) = bfloat2(v4014, v4018);
       }
     } else {
-      const bool v4080 = v4047 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4081 = v4049 < v12;
-      const bool v4082 = v4080 && v4081;
-      if (v4082) {
-        const float v4083 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4085 = bfloat(v4083);
-        const uint v4086 = v4047 * v3;
-        const uint v4087 = v4086 + v65;
-        const uint v4088 = v4087 + v4049;
-        out[v4088] = v4085;
+      const bool v4025 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4026 = v3994 < v12;
+      const bool v4027 = v4025 && v4026;
+      if (v4027) {
+        const float v4028 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4030 = bfloat(v4028);
+        const uint v4031 = v3992 * v3;
+        const uint v4032 = v4031 + v65;
+        const uint v4033 = v4032 + v3994;
+        out[v4033] = v4030;
       }
-      const uint v4090 = v1123 + v4051;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4092 = v1122 + v4056;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4093 = v4090 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4094 = v4092 < v12;
-      const bool v4095 = v4093 && v4094;
-      if (v4095) {
-        const float v4096 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4098 = bfloat(v4096);
-        const uint v4099 = v4090 * v3;
-        const uint v4100 = v4099 + v65;
-        const uint v4101 = v4100 + v4092;
-        out[v4101] = v4098;
+      const uint v4035 = v1124 + v3996;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4037 = v1123 + v4001;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4038 = v4035 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4039 = v4037 < v12;
+      const bool v4040 = v4038 && v4039;
+      if (v4040) {
+        const float v4041 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4043 = bfloat(v4041);
+        const uint v4044 = v4035 * v3;
+        const uint v4045 = v4044 + v65;
+        const uint v4046 = v4045 + v4037;
+        out[v4046] = v4043;
       }
     }
-    const uint v4102 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4103 = v1123 + v4102;
-    const uint v4104 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4105 = v1122 + v4104;
-    const uint v4107 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4108 = v4107 == v4102;
-    const uint v4111 = v4104 + 1u;
-    const uint v4112 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4113 = v4112 == v4111;
-    const bool v4114 = v4108 && v4113;
-    const uint v4117 = v4105 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4118 = v4117 == v10;
-    const bool v4119 = v4114 && v4118;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4119) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4120 = v4103 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4121 = v4105 < v12;
-      const bool v4122 = v4120 && v4121;
-      if (v4122) {
-        const uint v4123 = v65 + v4105;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4124 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4125 = bfloat(v4124);
-        const float v4126 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4129 = bfloat(v4126);
-        const uint v4130 = v4103 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4131 = v4130 + v4123;
-        *(device bfloat2*)(out + v4131) = bfloat2(v4125, v4129);
+    const uint v4047 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4048 = v1124 + v4047;
+    const uint v4049 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4050 = v1123 + v4049;
+    const uint v4052 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4053 = v4052 == v4047;
+    const uint v4056 = v4049 + 1u;
+    const uint v4057 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v4058 = v4057 == v4056;
+    const bool v4059 = v4053 && v4058;
+    const uint v4062 = v4050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4063 = v4062 == v10;
+    const bool v4064 = v4059 && v4063;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4064) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4065 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4066 = v4050 < v12;
+      const bool v4067 = v4065 && v4066;
+      if (v4067) {
+        const uint v4068 = v65 + v4050;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4069 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4070 = bfloat(v4069);
+        const float v4071 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4074 = bfloat(v4071);
+        const uint v4075 = v4048 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4076 = v4075 + v4068;
+        *(device bfloat2*)(out + v4076) = bfloat2(v4070, v4074);
       }
     } else {
-      const bool v4136 = v4103 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4137 = v4105 < v12;
-      const bool v4138 = v4136 && v4137;
-      if (v4138) {
-        const float v4139 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4141 = bfloat(v4139);
-        const uint v4142 = v4103 * v3;
-        const uint v4143 = v4142 + v65;
-        const uint v4144 = v4143 + v4105;
-        out[v4144] = v4141;
+      const bool v4081 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4082 = v4050 < v12;
+      const bool v4083 = v4081 && v4082;
+      if (v4083) {
+        const float v4084 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4086 = bfloat(v4084);
+        const uint v4087 = v4048 * v3;
+        const uint v4088 = v4087 + v65;
+        const uint v4089 = v4088 + v4050;
+        out[v4089] = v4086;
       }
-      const uint v4146 = v1123 + v4107;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4148 = v1122 + v4112;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4149 = v4146 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4150 = v4148 < v12;
-      const bool v4151 = v4149 && v4150;
-      if (v4151) {
-        const float v4152 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4154 = bfloat(v4152);
-        const uint v4155 = v4146 * v3;
-        const uint v4156 = v4155 + v65;
-        const uint v4157 = v4156 + v4148;
-        out[v4157] = v4154;
+      const uint v4091 = v1124 + v4052;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4093 = v1123 + v4057;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4094 = v4091 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4095 = v4093 < v12;
+      const bool v4096 = v4094 && v4095;
+      if (v4096) {
+        const float v4097 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4099 = bfloat(v4097);
+        const uint v4100 = v4091 * v3;
+        const uint v4101 = v4100 + v65;
+        const uint v4102 = v4101 + v4093;
+        out[v4102] = v4099;
       }
     }
-    const uint v4158 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4159 = v1123 + v4158;
-    const uint v4160 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4161 = v1122 + v4160;
-    const uint v4163 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4164 = v4163 == v4158;
-    const uint v4167 = v4160 + 1u;
-    const uint v4168 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4169 = v4168 == v4167;
-    const bool v4170 = v4164 && v4169;
-    const uint v4173 = v4161 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4174 = v4173 == v10;
-    const bool v4175 = v4170 && v4174;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4175) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4176 = v4159 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4177 = v4161 < v12;
-      const bool v4178 = v4176 && v4177;
-      if (v4178) {
-        const uint v4179 = v65 + v4161;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4180 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4181 = bfloat(v4180);
-        const float v4182 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4185 = bfloat(v4182);
-        const uint v4186 = v4159 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4187 = v4186 + v4179;
-        *(device bfloat2*)(out + v4187) = bfloat2(v4181, v4185);
+    const uint v4103 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4104 = v1124 + v4103;
+    const uint v4105 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4106 = v1123 + v4105;
+    const uint v4108 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4109 = v4108 == v4103;
+    const uint v4112 = v4105 + 1u;
+    const uint v4113 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v4114 = v4113 == v4112;
+    const bool v4115 = v4109 && v4114;
+    const uint v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4119 = v4118 == v10;
+    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4121 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4122 = v4106 < v12;
+      const bool v4123 = v4121 && v4122;
+      if (v4123) {
+        const uint v4124 = v65 + v4106;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4125 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4126 = bfloat(v4125);
+        const float v4127 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4130 = bfloat(v4127);
+        const uint v4131 = v4104 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4132 = v4131 + v4124;
+        *(device bfloat2*)(out + v4132) = bfloat2(v4126, v4130);
       }
     } else {
-      const bool v4192 = v4159 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4193 = v4161 < v12;
-      const bool v4194 = v4192 && v4193;
-      if (v4194) {
-        const float v4195 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4197 = bfloat(v4195);
-        const uint v4198 = v4159 * v3;
-        const uint v4199 = v4198 + v65;
-        const uint v4200 = v4199 + v4161;
-        out[v4200] = v4197;
+      const bool v4137 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4138 = v4106 < v12;
+      const bool v4139 = v4137 && v4138;
+      if (v4139) {
+        const float v4140 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4142 = bfloat(v4140);
+        const uint v4143 = v4104 * v3;
+        const uint v4144 = v4143 + v65;
+        const uint v4145 = v4144 + v4106;
+        out[v4145] = v4142;
       }
-      const uint v4202 = v1123 + v4163;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4204 = v1122 + v4168;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4205 = v4202 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4206 = v4204 < v12;
-      const bool v4207 = v4205 && v4206;
-      if (v4207) {
-        const float v4208 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4210 = bfloat(v4208);
-        const uint v4211 = v4202 * v3;
-        const uint v4212 = v4211 + v65;
-        const uint v4213 = v4212 + v4204;
-        out[v4213] = v4210;
+      const uint v4147 = v1124 + v4108;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4149 = v1123 + v4113;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4150 = v4147 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4151 = v4149 < v12;
+      const bool v4152 = v4150 && v4151;
+      if (v4152) {
+        const float v4153 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4155 = bfloat(v4153);
+        const uint v4156 = v4147 * v3;
+        const uint v4157 = v4156 + v65;
+        const uint v4158 = v4157 + v4149;
+        out[v4158] = v4155;
       }
     }
-    const uint v4214 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4215 = v1123 + v4214;
-    const uint v4216 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4217 = v1122 + v4216;
-    const uint v4219 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4220 = v4219 == v4214;
-    const uint v4223 = v4216 + 1u;
-    const uint v4224 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4225 = v4224 == v4223;
-    const bool v4226 = v4220 && v4225;
-    const uint v4229 = v4217 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4230 = v4229 == v10;
-    const bool v4231 = v4226 && v4230;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4231) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4232 = v4215 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4233 = v4217 < v12;
-      const bool v4234 = v4232 && v4233;
-      if (v4234) {
-        const uint v4235 = v65 + v4217;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4236 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4237 = bfloat(v4236);
-        const float v4238 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4241 = bfloat(v4238);
-        const uint v4242 = v4215 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4243 = v4242 + v4235;
-        *(device bfloat2*)(out + v4243) = bfloat2(v4237, v4241);
+    const uint v4159 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4160 = v1124 + v4159;
+    const uint v4161 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4162 = v1123 + v4161;
+    const uint v4164 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4165 = v4164 == v4159;
+    const uint v4168 = v4161 + 1u;
+    const uint v4169 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v4170 = v4169 == v4168;
+    const bool v4171 = v4165 && v4170;
+    const uint v4174 = v4162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4175 = v4174 == v10;
+    const bool v4176 = v4171 && v4175;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4176) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4177 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4178 = v4162 < v12;
+      const bool v4179 = v4177 && v4178;
+      if (v4179) {
+        const uint v4180 = v65 + v4162;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4181 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4182 = bfloat(v4181);
+        const float v4183 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4186 = bfloat(v4183);
+        const uint v4187 = v4160 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4188 = v4187 + v4180;
+        *(device bfloat2*)(out + v4188) = bfloat2(v4182, v4186);
       }
     } else {
-      const bool v4248 = v4215 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4249 = v4217 < v12;
-      const bool v4250 = v4248 && v4249;
-      if (v4250) {
-        const float v4251 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4253 = bfloat(v4251);
-        const uint v4254 = v4215 * v3;
-        const uint v4255 = v4254 + v65;
-        const uint v4256 = v4255 + v4217;
-        out[v4256] = v4253;
+      const bool v4193 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4194 = v4162 < v12;
+      const bool v4195 = v4193 && v4194;
+      if (v4195) {
+        const float v4196 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4198 = bfloat(v4196);
+        const uint v4199 = v4160 * v3;
+        const uint v4200 = v4199 + v65;
+        const uint v4201 = v4200 + v4162;
+        out[v4201] = v4198;
       }
-      const uint v4258 = v1123 + v4219;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4260 = v1122 + v4224;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4261 = v4258 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4262 = v4260 < v12;
-      const bool v4263 = v4261 && v4262;
-      if (v4263) {
-        const float v4264 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4266 = bfloat(v4264);
-        const uint v4267 = v4258 * v3;
-        const uint v4268 = v4267 + v65;
-        const uint v4269 = v4268 + v4260;
-        out[v4269] = v4266;
+      const uint v4203 = v1124 + v4164;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4205 = v1123 + v4169;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4206 = v4203 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4207 = v4205 < v12;
+      const bool v4208 = v4206 && v4207;
+      if (v4208) {
+        const float v4209 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4211 = bfloat(v4209);
+        const uint v4212 = v4203 * v3;
+        const uint v4213 = v4212 + v65;
+        const uint v4214 = v4213 + v4205;
+        out[v4214] = v4211;
       }
     }
-    const uint v4270 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4271 = v1123 + v4270;
-    const uint v4272 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4273 = v1122 + v4272;
-    const uint v4275 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4276 = v4275 == v4270;
-    const uint v4279 = v4272 + 1u;
-    const uint v4280 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4281 = v4280 == v4279;
-    const bool v4282 = v4276 && v4281;
-    const uint v4285 = v4273 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4286 = v4285 == v10;
-    const bool v4287 = v4282 && v4286;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4287) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4288 = v4271 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4289 = v4273 < v12;
-      const bool v4290 = v4288 && v4289;
-      if (v4290) {
-        const uint v4291 = v65 + v4273;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4292 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4293 = bfloat(v4292);
-        const float v4294 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4297 = bfloat(v4294);
-        const uint v4298 = v4271 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4299 = v4298 + v4291;
-        *(device bfloat2*)(out + v4299) = bfloat2(v4293, v4297);
+    const uint v4215 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4216 = v1124 + v4215;
+    const uint v4217 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4218 = v1123 + v4217;
+    const uint v4220 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4221 = v4220 == v4215;
+    const uint v4224 = v4217 + 1u;
+    const uint v4225 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v4226 = v4225 == v4224;
+    const bool v4227 = v4221 && v4226;
+    const uint v4230 = v4218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4231 = v4230 == v10;
+    const bool v4232 = v4227 && v4231;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4232) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4233 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4234 = v4218 < v12;
+      const bool v4235 = v4233 && v4234;
+      if (v4235) {
+        const uint v4236 = v65 + v4218;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4237 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4238 = bfloat(v4237);
+        const float v4239 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4242 = bfloat(v4239);
+        const uint v4243 = v4216 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4244 = v4243 + v4236;
+        *(device bfloat2*)(out + v4244) = bfloat2(v4238, v4242);
       }
     } else {
-      const bool v4304 = v4271 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4305 = v4273 < v12;
-      const bool v4306 = v4304 && v4305;
-      if (v4306) {
-        const float v4307 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4309 = bfloat(v4307);
-        const uint v4310 = v4271 * v3;
-        const uint v4311 = v4310 + v65;
-        const uint v4312 = v4311 + v4273;
-        out[v4312] = v4309;
+      const bool v4249 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4250 = v4218 < v12;
+      const bool v4251 = v4249 && v4250;
+      if (v4251) {
+        const float v4252 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4254 = bfloat(v4252);
+        const uint v4255 = v4216 * v3;
+        const uint v4256 = v4255 + v65;
+        const uint v4257 = v4256 + v4218;
+        out[v4257] = v4254;
       }
-      const uint v4314 = v1123 + v4275;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4316 = v1122 + v4280;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4317 = v4314 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4318 = v4316 < v12;
-      const bool v4319 = v4317 && v4318;
-      if (v4319) {
-        const float v4320 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4322 = bfloat(v4320);
-        const uint v4323 = v4314 * v3;
-        const uint v4324 = v4323 + v65;
-        const uint v4325 = v4324 + v4316;
-        out[v4325] = v4322;
+      const uint v4259 = v1124 + v4220;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4261 = v1123 + v4225;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4262 = v4259 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4263 = v4261 < v12;
+      const bool v4264 = v4262 && v4263;
+      if (v4264) {
+        const float v4265 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4267 = bfloat(v4265);
+        const uint v4268 = v4259 * v3;
+        const uint v4269 = v4268 + v65;
+        const uint v4270 = v4269 + v4261;
+        out[v4270] = v4267;
       }
     }
-    const uint v4326 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4327 = v1123 + v4326;
-    const uint v4328 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4329 = v1122 + v4328;
-    const uint v4331 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4332 = v4331 == v4326;
-    const uint v4335 = v4328 + 1u;
-    const uint v4336 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v4337 = v4336 == v4335;
-    const bool v4338 = v4332 && v4337;
-    const uint v4341 = v4329 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4342 = v4341 == v10;
-    const bool v4343 = v4338 && v4342;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4343) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4344 = v4327 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4345 = v4329 < v12;
-      const bool v4346 = v4344 && v4345;
-      if (v4346) {
-        const uint v4347 = v65 + v4329;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4348 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4349 = bfloat(v4348);
-        const float v4350 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4353 = bfloat(v4350);
-        const uint v4354 = v4327 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4355 = v4354 + v4347;
-        *(device bfloat2*)(out + v4355) = bfloat2(v4349, v4353);
+    const uint v4271 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4272 = v1124 + v4271;
+    const uint v4273 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4274 = v1123 + v4273;
+    const uint v4276 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4277 = v4276 == v4271;
+    const uint v4280 = v4273 + 1u;
+    const uint v4281 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v4282 = v4281 == v4280;
+    const bool v4283 = v4277 && v4282;
+    const uint v4286 = v4274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4287 = v4286 == v10;
+    const bool v4288 = v4283 && v4287;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4288) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4289 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4290 = v4274 < v12;
+      const bool v4291 = v4289 && v4290;
+      if (v4291) {
+        const uint v4292 = v65 + v4274;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4293 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4294 = bfloat(v4293);
+        const float v4295 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4298 = bfloat(v4295);
+        const uint v4299 = v4272 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4300 = v4299 + v4292;
+        *(device bfloat2*)(out + v4300) = bfloat2(v4294, v4298);
       }
     } else {
-      const bool v4360 = v4327 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4361 = v4329 < v12;
-      const bool v4362 = v4360 && v4361;
-      if (v4362) {
-        const float v4363 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4365 = bfloat(v4363);
-        const uint v4366 = v4327 * v3;
-        const uint v4367 = v4366 + v65;
-        const uint v4368 = v4367 + v4329;
-        out[v4368] = v4365;
+      const bool v4305 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4306 = v4274 < v12;
+      const bool v4307 = v4305 && v4306;
+      if (v4307) {
+        const float v4308 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4310 = bfloat(v4308);
+        const uint v4311 = v4272 * v3;
+        const uint v4312 = v4311 + v65;
+        const uint v4313 = v4312 + v4274;
+        out[v4313] = v4310;
       }
-      const uint v4370 = v1123 + v4331;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4372 = v1122 + v4336;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4373 = v4370 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4374 = v4372 < v12;
-      const bool v4375 = v4373 && v4374;
-      if (v4375) {
-        const float v4376 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4378 = bfloat(v4376);
-        const uint v4379 = v4370 * v3;
-        const uint v4380 = v4379 + v65;
-        const uint v4381 = v4380 + v4372;
-        out[v4381] = v4378;
+      const uint v4315 = v1124 + v4276;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4317 = v1123 + v4281;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4318 = v4315 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4319 = v4317 < v12;
+      const bool v4320 = v4318 && v4319;
+      if (v4320) {
+        const float v4321 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4323 = bfloat(v4321);
+        const uint v4324 = v4315 * v3;
+        const uint v4325 = v4324 + v65;
+        const uint v4326 = v4325 + v4317;
+        out[v4326] = v4323;
       }
     }
-    const uint v4382 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4383 = v1123 + v4382;
-    const uint v4384 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4385 = v1122 + v4384;
-    const uint v4387 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4388 = v4387 == v4382;
-    const uint v4391 = v4384 + 1u;
-    const uint v4392 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v4393 = v4392 == v4391;
-    const bool v4394 = v4388 && v4393;
-    const uint v4397 = v4385 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4398 = v4397 == v10;
-    const bool v4399 = v4394 && v4398;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4399) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4400 = v4383 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4401 = v4385 < v12;
-      const bool v4402 = v4400 && v4401;
-      if (v4402) {
-        const uint v4403 = v65 + v4385;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4404 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4405 = bfloat(v4404);
-        const float v4406 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4409 = bfloat(v4406);
-        const uint v4410 = v4383 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4411 = v4410 + v4403;
-        *(device bfloat2*)(out + v4411) = bfloat2(v4405, v4409);
+    const uint v4327 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4328 = v1124 + v4327;
+    const uint v4329 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4330 = v1123 + v4329;
+    const uint v4332 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4333 = v4332 == v4327;
+    const uint v4336 = v4329 + 1u;
+    const uint v4337 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v4338 = v4337 == v4336;
+    const bool v4339 = v4333 && v4338;
+    const uint v4342 = v4330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4343 = v4342 == v10;
+    const bool v4344 = v4339 && v4343;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4344) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4345 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4346 = v4330 < v12;
+      const bool v4347 = v4345 && v4346;
+      if (v4347) {
+        const uint v4348 = v65 + v4330;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4349 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4350 = bfloat(v4349);
+        const float v4351 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4354 = bfloat(v4351);
+        const uint v4355 = v4328 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4356 = v4355 + v4348;
+        *(device bfloat2*)(out + v4356) = bfloat2(v4350, v4354);
       }
     } else {
-      const bool v4416 = v4383 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4417 = v4385 < v12;
-      const bool v4418 = v4416 && v4417;
-      if (v4418) {
-        const float v4419 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4421 = bfloat(v4419);
-        const uint v4422 = v4383 * v3;
-        const uint v4423 = v4422 + v65;
-        const uint v4424 = v4423 + v4385;
-        out[v4424] = v4421;
+      const bool v4361 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4362 = v4330 < v12;
+      const bool v4363 = v4361 && v4362;
+      if (v4363) {
+        const float v4364 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4366 = bfloat(v4364);
+        const uint v4367 = v4328 * v3;
+        const uint v4368 = v4367 + v65;
+        const uint v4369 = v4368 + v4330;
+        out[v4369] = v4366;
       }
-      const uint v4426 = v1123 + v4387;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4428 = v1122 + v4392;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4429 = v4426 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4430 = v4428 < v12;
-      const bool v4431 = v4429 && v4430;
-      if (v4431) {
-        const float v4432 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4434 = bfloat(v4432);
-        const uint v4435 = v4426 * v3;
-        const uint v4436 = v4435 + v65;
-        const uint v4437 = v4436 + v4428;
-        out[v4437] = v4434;
+      const uint v4371 = v1124 + v4332;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4373 = v1123 + v4337;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4374 = v4371 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4375 = v4373 < v12;
+      const bool v4376 = v4374 && v4375;
+      if (v4376) {
+        const float v4377 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4379 = bfloat(v4377);
+        const uint v4380 = v4371 * v3;
+        const uint v4381 = v4380 + v65;
+        const uint v4382 = v4381 + v4373;
+        out[v4382] = v4379;
       }
     }
-    const uint v4438 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4439 = v1123 + v4438;
-    const uint v4440 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4441 = v1122 + v4440;
-    const uint v4443 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4444 = v4443 == v4438;
-    const uint v4447 = v4440 + 1u;
-    const uint v4448 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v4449 = v4448 == v4447;
-    const bool v4450 = v4444 && v4449;
-    const uint v4453 = v4441 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4454 = v4453 == v10;
-    const bool v4455 = v4450 && v4454;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4455) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4456 = v4439 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4457 = v4441 < v12;
-      const bool v4458 = v4456 && v4457;
-      if (v4458) {
-        const uint v4459 = v65 + v4441;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4460 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4461 = bfloat(v4460);
-        const float v4462 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4465 = bfloat(v4462);
-        const uint v4466 = v4439 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4467 = v4466 + v4459;
-        *(device bfloat2*)(out + v4467) = bfloat2(v4461, v4465);
+    const uint v4383 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4384 = v1124 + v4383;
+    const uint v4385 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4386 = v1123 + v4385;
+    const uint v4388 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4389 = v4388 == v4383;
+    const uint v4392 = v4385 + 1u;
+    const uint v4393 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v4394 = v4393 == v4392;
+    const bool v4395 = v4389 && v4394;
+    const uint v4398 = v4386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4399 = v4398 == v10;
+    const bool v4400 = v4395 && v4399;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4400) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4401 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4402 = v4386 < v12;
+      const bool v4403 = v4401 && v4402;
+      if (v4403) {
+        const uint v4404 = v65 + v4386;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4405 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4406 = bfloat(v4405);
+        const float v4407 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4410 = bfloat(v4407);
+        const uint v4411 = v4384 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4412 = v4411 + v4404;
+        *(device bfloat2*)(out + v4412) = bfloat2(v4406, v4410);
       }
     } else {
-      const bool v4472 = v4439 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4473 = v4441 < v12;
-      const bool v4474 = v4472 && v4473;
-      if (v4474) {
-        const float v4475 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4477 = bfloat(v4475);
-        const uint v4478 = v4439 * v3;
-        const uint v4479 = v4478 + v65;
-        const uint v4480 = v4479 + v4441;
-        out[v4480] = v4477;
+      const bool v4417 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4418 = v4386 < v12;
+      const bool v4419 = v4417 && v4418;
+      if (v4419) {
+        const float v4420 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4422 = bfloat(v4420);
+        const uint v4423 = v4384 * v3;
+        const uint v4424 = v4423 + v65;
+        const uint v4425 = v4424 + v4386;
+        out[v4425] = v4422;
       }
-      const uint v4482 = v1123 + v4443;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4484 = v1122 + v4448;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4485 = v4482 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4486 = v4484 < v12;
-      const bool v4487 = v4485 && v4486;
-      if (v4487) {
-        const float v4488 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4490 = bfloat(v4488);
-        const uint v4491 = v4482 * v3;
-        const uint v4492 = v4491 + v65;
-        const uint v4493 = v4492 + v4484;
-        out[v4493] = v4490;
+      const uint v4427 = v1124 + v4388;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4429 = v1123 + v4393;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4430 = v4427 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4431 = v4429 < v12;
+      const bool v4432 = v4430 && v4431;
+      if (v4432) {
+        const float v4433 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4435 = bfloat(v4433);
+        const uint v4436 = v4427 * v3;
+        const uint v4437 = v4436 + v65;
+        const uint v4438 = v4437 + v4429;
+        out[v4438] = v4435;
       }
     }
-    const uint v4494 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4495 = v1123 + v4494;
-    const uint v4496 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4497 = v1122 + v4496;
-    const uint v4499 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4500 = v4499 == v4494;
-    const uint v4503 = v4496 + 1u;
-    const uint v4504 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v4505 = v4504 == v4503;
-    const bool v4506 = v4500 && v4505;
-    const uint v4509 = v4497 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4510 = v4509 == v10;
-    const bool v4511 = v4506 && v4510;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4511) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4512 = v4495 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4513 = v4497 < v12;
-      const bool v4514 = v4512 && v4513;
-      if (v4514) {
-        const uint v4515 = v65 + v4497;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4516 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4517 = bfloat(v4516);
-        const float v4518 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4521 = bfloat(v4518);
-        const uint v4522 = v4495 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4523 = v4522 + v4515;
-        *(device bfloat2*)(out + v4523) = bfloat2(v4517, v4521);
+    const uint v4439 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4440 = v1124 + v4439;
+    const uint v4441 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4442 = v1123 + v4441;
+    const uint v4444 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4445 = v4444 == v4439;
+    const uint v4448 = v4441 + 1u;
+    const uint v4449 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v4450 = v4449 == v4448;
+    const bool v4451 = v4445 && v4450;
+    const uint v4454 = v4442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4455 = v4454 == v10;
+    const bool v4456 = v4451 && v4455;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4456) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4457 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4458 = v4442 < v12;
+      const bool v4459 = v4457 && v4458;
+      if (v4459) {
+        const uint v4460 = v65 + v4442;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4461 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4462 = bfloat(v4461);
+        const float v4463 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4466 = bfloat(v4463);
+        const uint v4467 = v4440 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4468 = v4467 + v4460;
+        *(device bfloat2*)(out + v4468) = bfloat2(v4462, v4466);
       }
     } else {
-      const bool v4528 = v4495 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4529 = v4497 < v12;
-      const bool v4530 = v4528 && v4529;
-      if (v4530) {
-        const float v4531 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4533 = bfloat(v4531);
-        const uint v4534 = v4495 * v3;
-        const uint v4535 = v4534 + v65;
-        const uint v4536 = v4535 + v4497;
-        out[v4536] = v4533;
+      const bool v4473 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4474 = v4442 < v12;
+      const bool v4475 = v4473 && v4474;
+      if (v4475) {
+        const float v4476 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4478 = bfloat(v4476);
+        const uint v4479 = v4440 * v3;
+        const uint v4480 = v4479 + v65;
+        const uint v4481 = v4480 + v4442;
+        out[v4481] = v4478;
       }
-      const uint v4538 = v1123 + v4499;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4540 = v1122 + v4504;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4541 = v4538 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4542 = v4540 < v12;
-      const bool v4543 = v4541 && v4542;
-      if (v4543) {
-        const float v4544 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4546 = bfloat(v4544);
-        const uint v4547 = v4538 * v3;
-        const uint v4548 = v4547 + v65;
-        const uint v4549 = v4548 + v4540;
-        out[v4549] = v4546;
+      const uint v4483 = v1124 + v4444;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4485 = v1123 + v4449;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4486 = v4483 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4487 = v4485 < v12;
+      const bool v4488 = v4486 && v4487;
+      if (v4488) {
+        const float v4489 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4491 = bfloat(v4489);
+        const uint v4492 = v4483 * v3;
+        const uint v4493 = v4492 + v65;
+        const uint v4494 = v4493 + v4485;
+        out[v4494] = v4491;
       }
     }
-    const uint v4550 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4551 = v1123 + v4550;
-    const uint v4552 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4553 = v1122 + v4552;
-    const uint v4555 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4556 = v4555 == v4550;
-    const uint v4559 = v4552 + 1u;
-    const uint v4560 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v4561 = v4560 == v4559;
-    const bool v4562 = v4556 && v4561;
-    const uint v4565 = v4553 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4566 = v4565 == v10;
-    const bool v4567 = v4562 && v4566;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4567) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4568 = v4551 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4569 = v4553 < v12;
-      const bool v4570 = v4568 && v4569;
-      if (v4570) {
-        const uint v4571 = v65 + v4553;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4572 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4573 = bfloat(v4572);
-        const float v4574 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4577 = bfloat(v4574);
-        const uint v4578 = v4551 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4579 = v4578 + v4571;
-        *(device bfloat2*)(out + v4579) = bfloat2(v4573, v4577);
+    const uint v4495 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4496 = v1124 + v4495;
+    const uint v4497 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4498 = v1123 + v4497;
+    const uint v4500 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4501 = v4500 == v4495;
+    const uint v4504 = v4497 + 1u;
+    const uint v4505 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v4506 = v4505 == v4504;
+    const bool v4507 = v4501 && v4506;
+    const uint v4510 = v4498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4511 = v4510 == v10;
+    const bool v4512 = v4507 && v4511;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4512) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4513 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4514 = v4498 < v12;
+      const bool v4515 = v4513 && v4514;
+      if (v4515) {
+        const uint v4516 = v65 + v4498;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4517 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4518 = bfloat(v4517);
+        const float v4519 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4522 = bfloat(v4519);
+        const uint v4523 = v4496 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4524 = v4523 + v4516;
+        *(device bfloat2*)(out + v4524) = bfloat2(v4518, v4522);
       }
     } else {
-      const bool v4584 = v4551 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4585 = v4553 < v12;
-      const bool v4586 = v4584 && v4585;
-      if (v4586) {
-        const float v4587 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4589 = bfloat(v4587);
-        const uint v4590 = v4551 * v3;
-        const uint v4591 = v4590 + v65;
-        const uint v4592 = v4591 + v4553;
-        out[v4592] = v4589;
+      const bool v4529 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4530 = v4498 < v12;
+      const bool v4531 = v4529 && v4530;
+      if (v4531) {
+        const float v4532 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4534 = bfloat(v4532);
+        const uint v4535 = v4496 * v3;
+        const uint v4536 = v4535 + v65;
+        const uint v4537 = v4536 + v4498;
+        out[v4537] = v4534;
       }
-      const uint v4594 = v1123 + v4555;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4596 = v1122 + v4560;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4597 = v4594 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4598 = v4596 < v12;
-      const bool v4599 = v4597 && v4598;
-      if (v4599) {
-        const float v4600 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4602 = bfloat(v4600);
-        const uint v4603 = v4594 * v3;
-        const uint v4604 = v4603 + v65;
-        const uint v4605 = v4604 + v4596;
-        out[v4605] = v4602;
+      const uint v4539 = v1124 + v4500;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4541 = v1123 + v4505;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4542 = v4539 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4543 = v4541 < v12;
+      const bool v4544 = v4542 && v4543;
+      if (v4544) {
+        const float v4545 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4547 = bfloat(v4545);
+        const uint v4548 = v4539 * v3;
+        const uint v4549 = v4548 + v65;
+        const uint v4550 = v4549 + v4541;
+        out[v4550] = v4547;
       }
     }
-    const uint v4606 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4607 = v1123 + v4606;
-    const uint v4608 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4609 = v1122 + v4608;
-    const uint v4611 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4612 = v4611 == v4606;
-    const uint v4615 = v4608 + 1u;
-    const uint v4616 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v4617 = v4616 == v4615;
-    const bool v4618 = v4612 && v4617;
-    const uint v4621 = v4609 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4622 = v4621 == v10;
-    const bool v4623 = v4618 && v4622;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4623) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4624 = v4607 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4625 = v4609 < v12;
-      const bool v4626 = v4624 && v4625;
-      if (v4626) {
-        const uint v4627 = v65 + v4609;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4628 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4629 = bfloat(v4628);
-        const float v4630 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4633 = bfloat(v4630);
-        const uint v4634 = v4607 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4635 = v4634 + v4627;
-        *(device bfloat2*)(out + v4635) = bfloat2(v4629, v4633);
+    const uint v4551 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4552 = v1124 + v4551;
+    const uint v4553 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4554 = v1123 + v4553;
+    const uint v4556 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4557 = v4556 == v4551;
+    const uint v4560 = v4553 + 1u;
+    const uint v4561 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v4562 = v4561 == v4560;
+    const bool v4563 = v4557 && v4562;
+    const uint v4566 = v4554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4567 = v4566 == v10;
+    const bool v4568 = v4563 && v4567;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4568) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4569 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4570 = v4554 < v12;
+      const bool v4571 = v4569 && v4570;
+      if (v4571) {
+        const uint v4572 = v65 + v4554;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4573 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4574 = bfloat(v4573);
+        const float v4575 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4578 = bfloat(v4575);
+        const uint v4579 = v4552 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4580 = v4579 + v4572;
+        *(device bfloat2*)(out + v4580) = bfloat2(v4574, v4578);
       }
     } else {
-      const bool v4640 = v4607 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4641 = v4609 < v12;
-      const bool v4642 = v4640 && v4641;
-      if (v4642) {
-        const float v4643 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4645 = bfloat(v4643);
-        const uint v4646 = v4607 * v3;
-        const uint v4647 = v4646 + v65;
-        const uint v4648 = v4647 + v4609;
-        out[v4648] = v4645;
+      const bool v4585 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4586 = v4554 < v12;
+      const bool v4587 = v4585 && v4586;
+      if (v4587) {
+        const float v4588 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4590 = bfloat(v4588);
+        const uint v4591 = v4552 * v3;
+        const uint v4592 = v4591 + v65;
+        const uint v4593 = v4592 + v4554;
+        out[v4593] = v4590;
       }
-      const uint v4650 = v1123 + v4611;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4652 = v1122 + v4616;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4653 = v4650 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4654 = v4652 < v12;
-      const bool v4655 = v4653 && v4654;
-      if (v4655) {
-        const float v4656 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4658 = bfloat(v4656);
-        const uint v4659 = v4650 * v3;
-        const uint v4660 = v4659 + v65;
-        const uint v4661 = v4660 + v4652;
-        out[v4661] = v4658;
+      const uint v4595 = v1124 + v4556;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4597 = v1123 + v4561;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4598 = v4595 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4599 = v4597 < v12;
+      const bool v4600 = v4598 && v4599;
+      if (v4600) {
+        const float v4601 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4603 = bfloat(v4601);
+        const uint v4604 = v4595 * v3;
+        const uint v4605 = v4604 + v65;
+        const uint v4606 = v4605 + v4597;
+        out[v4606] = v4603;
       }
     }
-    const uint v4662 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4663 = v1123 + v4662;
-    const uint v4664 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4665 = v1122 + v4664;
-    const uint v4667 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4668 = v4667 == v4662;
-    const uint v4671 = v4664 + 1u;
-    const uint v4672 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v4673 = v4672 == v4671;
-    const bool v4674 = v4668 && v4673;
-    const uint v4677 = v4665 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4678 = v4677 == v10;
-    const bool v4679 = v4674 && v4678;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4679) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4680 = v4663 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4681 = v4665 < v12;
-      const bool v4682 = v4680 && v4681;
-      if (v4682) {
-        const uint v4683 = v65 + v4665;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4684 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4685 = bfloat(v4684);
-        const float v4686 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4689 = bfloat(v4686);
-        const uint v4690 = v4663 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4691 = v4690 + v4683;
-        *(device bfloat2*)(out + v4691) = bfloat2(v4685, v4689);
+    const uint v4607 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4608 = v1124 + v4607;
+    const uint v4609 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4610 = v1123 + v4609;
+    const uint v4612 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4613 = v4612 == v4607;
+    const uint v4616 = v4609 + 1u;
+    const uint v4617 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v4618 = v4617 == v4616;
+    const bool v4619 = v4613 && v4618;
+    const uint v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4623 = v4622 == v10;
+    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4625 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4626 = v4610 < v12;
+      const bool v4627 = v4625 && v4626;
+      if (v4627) {
+        const uint v4628 = v65 + v4610;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4629 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4630 = bfloat(v4629);
+        const float v4631 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4634 = bfloat(v4631);
+        const uint v4635 = v4608 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4636 = v4635 + v4628;
+        *(device bfloat2*)(out + v4636) = bfloat2(v4630, v4634);
       }
     } else {
-      const bool v4696 = v4663 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4697 = v4665 < v12;
-      const bool v4698 = v4696 && v4697;
-      if (v4698) {
-        const float v4699 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4701 = bfloat(v4699);
-        const uint v4702 = v4663 * v3;
-        const uint v4703 = v4702 + v65;
-        const uint v4704 = v4703 + v4665;
-        out[v4704] = v4701;
+      const bool v4641 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4642 = v4610 < v12;
+      const bool v4643 = v4641 && v4642;
+      if (v4643) {
+        const float v4644 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4646 = bfloat(v4644);
+        const uint v4647 = v4608 * v3;
+        const uint v4648 = v4647 + v65;
+        const uint v4649 = v4648 + v4610;
+        out[v4649] = v4646;
       }
-      const uint v4706 = v1123 + v4667;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4708 = v1122 + v4672;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4709 = v4706 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4710 = v4708 < v12;
-      const bool v4711 = v4709 && v4710;
-      if (v4711) {
-        const float v4712 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4714 = bfloat(v4712);
-        const uint v4715 = v4706 * v3;
-        const uint v4716 = v4715 + v65;
-        const uint v4717 = v4716 + v4708;
-        out[v4717] = v4714;
+      const uint v4651 = v1124 + v4612;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4653 = v1123 + v4617;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4654 = v4651 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4655 = v4653 < v12;
+      const bool v4656 = v4654 && v4655;
+      if (v4656) {
+        const float v4657 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4659 = bfloat(v4657);
+        const uint v4660 = v4651 * v3;
+        const uint v4661 = v4660 + v65;
+        const uint v4662 = v4661 + v4653;
+        out[v4662] = v4659;
+      }
+    }
+    const uint v4663 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4664 = v1124 + v4663;
+    const uint v4665 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4666 = v1123 + v4665;
+    const uint v4668 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4669 = v4668 == v4663;
+    const uint v4672 = v4665 + 1u;
+    const uint v4673 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v4674 = v4673 == v4672;
+    const bool v4675 = v4669 && v4674;
+    const uint v4678 = v4666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4679 = v4678 == v10;
+    const bool v4680 = v4675 && v4679;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4680) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4681 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4682 = v4666 < v12;
+      const bool v4683 = v4681 && v4682;
+      if (v4683) {
+        const uint v4684 = v65 + v4666;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4685 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4686 = bfloat(v4685);
+        const float v4687 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4690 = bfloat(v4687);
+        const uint v4691 = v4664 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4692 = v4691 + v4684;
+        *(device bfloat2*)(out + v4692) = bfloat2(v4686, v4690);
+      }
+    } else {
+      const bool v4697 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4698 = v4666 < v12;
+      const bool v4699 = v4697 && v4698;
+      if (v4699) {
+        const float v4700 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4702 = bfloat(v4700);
+        const uint v4703 = v4664 * v3;
+        const uint v4704 = v4703 + v65;
+        const uint v4705 = v4704 + v4666;
+        out[v4705] = v4702;
+      }
+      const uint v4707 = v1124 + v4668;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4709 = v1123 + v4673;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4710 = v4707 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4711 = v4709 < v12;
+      const bool v4712 = v4710 && v4711;
+      if (v4712) {
+        const float v4713 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4715 = bfloat(v4713);
+        const uint v4716 = v4707 * v3;
+        const uint v4717 = v4716 + v65;
+        const uint v4718 = v4717 + v4709;
+        out[v4718] = v4715;
       }
     }
   } else {
-    const uint v4718 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4719 = v1123 + v4718;
-    const uint v4720 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4721 = v1122 + v4720;
-    const bool v4722 = v4719 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4723 = v4721 < v12;
-    const bool v4724 = v4722 && v4723;
-    if (v4724) {
-      const float v4725 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4727 = bfloat(v4725);
-      const uint v4728 = v4719 * v3;
-      const uint v4729 = v4728 + v65;
-      const uint v4730 = v4729 + v4721;
-      out[v4730] = v4727;
-    }
-    const uint v4731 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4732 = v1123 + v4731;
-    const uint v4733 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4734 = v1122 + v4733;
-    const bool v4735 = v4732 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4736 = v4734 < v12;
-    const bool v4737 = v4735 && v4736;
-    if (v4737) {
-      const float v4738 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4740 = bfloat(v4738);
-      const uint v4741 = v4732 * v3;
-      const uint v4742 = v4741 + v65;
-      const uint v4743 = v4742 + v4734;
-      out[v4743] = v4740;
-    }
-    const uint v4744 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4745 = v1123 + v4744;
-    const uint v4746 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4747 = v1122 + v4746;
-    const bool v4748 = v4745 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4749 = v4747 < v12;
-    const bool v4750 = v4748 && v4749;
-    if (v4750) {
-      const float v4751 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4753 = bfloat(v4751);
-      const uint v4754 = v4745 * v3;
-      const uint v4755 = v4754 + v65;
-      const uint v4756 = v4755 + v4747;
-      out[v4756] = v4753;
-    }
-    const uint v4757 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4758 = v1123 + v4757;
-    const uint v4759 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4760 = v1122 + v4759;
-    const bool v4761 = v4758 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4762 = v4760 < v12;
-    const bool v4763 = v4761 && v4762;
-    if (v4763) {
-      const float v4764 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4766 = bfloat(v4764);
-      const uint v4767 = v4758 * v3;
-      const uint v4768 = v4767 + v65;
-      const uint v4769 = v4768 + v4760;
-      out[v4769] = v4766;
-    }
-    const uint v4770 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4771 = v1123 + v4770;
-    const uint v4772 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4773 = v1122 + v4772;
-    const bool v4774 = v4771 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4775 = v4773 < v12;
-    const bool v4776 = v4774 && v4775;
-    if (v4776) {
-      const float v4777 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4779 = bfloat(v4777);
-      const uint v4780 = v4771 * v3;
-      const uint v4781 = v4780 + v65;
-      const uint v4782 = v4781 + v4773;
-      out[v4782] = v4779;
-    }
-    const uint v4783 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4784 = v1123 + v4783;
-    const uint v4785 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4786 = v1122 + v4785;
-    const bool v4787 = v4784 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4788 = v4786 < v12;
-    const bool v4789 = v4787 && v4788;
-    if (v4789) {
-      const float v4790 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4792 = bfloat(v4790);
-      const uint v4793 = v4784 * v3;
-      const uint v4794 = v4793 + v65;
-      const uint v4795 = v4794 + v4786;
-      out[v4795] = v4792;
-    }
-    const uint v4796 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4797 = v1123 + v4796;
-    const uint v4798 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4799 = v1122 + v4798;
-    const bool v4800 = v4797 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4801 = v4799 < v12;
-    const bool v4802 = v4800 && v4801;
-    if (v4802) {
-      const float v4803 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4805 = bfloat(v4803);
-      const uint v4806 = v4797 * v3;
-      const uint v4807 = v4806 + v65;
-      const uint v4808 = v4807 + v4799;
-      out[v4808] = v4805;
-    }
-    const uint v4809 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4810 = v1123 + v4809;
-    const uint v4811 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4812 = v1122 + v4811;
-    const bool v4813 = v4810 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4814 = v4812 < v12;
-    const bool v4815 = v4813 && v4814;
-    if (v4815) {
-      const float v4816 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4818 = bfloat(v4816);
-      const uint v4819 = v4810 * v3;
-      const uint v4820 = v4819 + v65;
-      const uint v4821 = v4820 + v4812;
-      out[v4821] = v4818;
-    }
-    const uint v4822 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4823 = v1123 + v4822;
-    const uint v4824 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4825 = v1122 + v4824;
-    const bool v4826 = v4823 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4827 = v4825 < v12;
-    const bool v4828 = v4826 && v4827;
-    if (v4828) {
-      const float v4829 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4831 = bfloat(v4829);
-      const uint v4832 = v4823 * v3;
-      const uint v4833 = v4832 + v65;
-      const uint v4834 = v4833 + v4825;
-      out[v4834] = v4831;
-    }
-    const uint v4835 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4836 = v1123 + v4835;
-    const uint v4837 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4838 = v1122 + v4837;
-    const bool v4839 = v4836 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4840 = v4838 < v12;
-    const bool v4841 = v4839 && v4840;
-    if (v4841) {
-      const float v4842 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4844 = bfloat(v4842);
-      const uint v4845 = v4836 * v3;
-      const uint v4846 = v4845 + v65;
-      const uint v4847 = v4846 + v4838;
-      out[v4847] = v4844;
-    }
-    const uint v4848 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4849 = v1123 + v4848;
-    const uint v4850 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4851 = v1122 + v4850;
-    const bool v4852 = v4849 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4853 = v4851 < v12;
-    const bool v4854 = v4852 && v4853;
-    if (v4854) {
-      const float v4855 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4857 = bfloat(v4855);
-      const uint v4858 = v4849 * v3;
-      const uint v4859 = v4858 + v65;
-      const uint v4860 = v4859 + v4851;
-      out[v4860] = v4857;
-    }
-    const uint v4861 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4862 = v1123 + v4861;
-    const uint v4863 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4864 = v1122 + v4863;
-    const bool v4865 = v4862 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4866 = v4864 < v12;
-    const bool v4867 = v4865 && v4866;
-    if (v4867) {
-      const float v4868 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4870 = bfloat(v4868);
-      const uint v4871 = v4862 * v3;
-      const uint v4872 = v4871 + v65;
-      const uint v4873 = v4872 + v4864;
-      out[v4873] = v4870;
-    }
-    const uint v4874 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4875 = v1123 + v4874;
-    const uint v4876 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4877 = v1122 + v4876;
-    const bool v4878 = v4875 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4879 = v4877 < v12;
-    const bool v4880 = v4878 && v4879;
-    if (v4880) {
-      const float v4881 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4883 = bfloat(v4881);
-      const uint v4884 = v4875 * v3;
-      const uint v4885 = v4884 + v65;
-      const uint v4886 = v4885 + v4877;
-      out[v4886] = v4883;
-    }
-    const uint v4887 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4888 = v1123 + v4887;
-    const uint v4889 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4890 = v1122 + v4889;
-    const bool v4891 = v4888 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4892 = v4890 < v12;
-    const bool v4893 = v4891 && v4892;
-    if (v4893) {
-      const float v4894 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4896 = bfloat(v4894);
-      const uint v4897 = v4888 * v3;
-      const uint v4898 = v4897 + v65;
-      const uint v4899 = v4898 + v4890;
-      out[v4899] = v4896;
-    }
-    const uint v4900 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4901 = v1123 + v4900;
-    const uint v4902 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4903 = v1122 + v4902;
-    const bool v4904 = v4901 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4905 = v4903 < v12;
-    const bool v4906 = v4904 && v4905;
-    if (v4906) {
-      const float v4907 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4909 = bfloat(v4907);
-      const uint v4910 = v4901 * v3;
-      const uint v4911 = v4910 + v65;
-      const uint v4912 = v4911 + v4903;
-      out[v4912] = v4909;
-    }
-    const uint v4913 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4914 = v1123 + v4913;
-    const uint v4915 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4916 = v1122 + v4915;
-    const bool v4917 = v4914 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4918 = v4916 < v12;
-    const bool v4919 = v4917 && v4918;
-    if (v4919) {
-      const float v4920 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4922 = bfloat(v4920);
-      const uint v4923 = v4914 * v3;
-      const uint v4924 = v4923 + v65;
-      const uint v4925 = v4924 + v4916;
-      out[v4925] = v4922;
-    }
-    const uint v4926 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4927 = v1123 + v4926;
-    const uint v4928 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4929 = v1122 + v4928;
-    const bool v4930 = v4927 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4931 = v4929 < v12;
-    const bool v4932 = v4930 && v4931;
-    if (v4932) {
-      const float v4933 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4935 = bfloat(v4933);
-      const uint v4936 = v4927 * v3;
-      const uint v4937 = v4936 + v65;
-      const uint v4938 = v4937 + v4929;
-      out[v4938] = v4935;
-    }
-    const uint v4939 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4940 = v1123 + v4939;
-    const uint v4941 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4942 = v1122 + v4941;
-    const bool v4943 = v4940 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4944 = v4942 < v12;
-    const bool v4945 = v4943 && v4944;
-    if (v4945) {
-      const float v4946 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4948 = bfloat(v4946);
-      const uint v4949 = v4940 * v3;
-      const uint v4950 = v4949 + v65;
-      const uint v4951 = v4950 + v4942;
-      out[v4951] = v4948;
-    }
-    const uint v4952 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4953 = v1123 + v4952;
-    const uint v4954 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4955 = v1122 + v4954;
-    const bool v4956 = v4953 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4957 = v4955 < v12;
-    const bool v4958 = v4956 && v4957;
-    if (v4958) {
-      const float v4959 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4961 = bfloat(v4959);
-      const uint v4962 = v4953 * v3;
-      const uint v4963 = v4962 + v65;
-      const uint v4964 = v4963 + v4955;
-      out[v4964] = v4961;
-    }
-    const uint v4965 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4966 = v1123 + v4965;
-    const uint v4967 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4968 = v1122 + v4967;
-    const bool v4969 = v4966 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4970 = v4968 < v12;
-    const bool v4971 = v4969 && v4970;
-    if (v4971) {
-      const float v4972 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4974 = bfloat(v4972);
-      const uint v4975 = v4966 * v3;
-      const uint v4976 = v4975 + v65;
-      const uint v4977 = v4976 + v4968;
-      out[v4977] = v4974;
-    }
-    const uint v4978 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4979 = v1123 + v4978;
-    const uint v4980 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4981 = v1122 + v4980;
-    const bool v4982 = v4979 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4983 = v4981 < v12;
-    const bool v4984 = v4982 && v4983;
-    if (v4984) {
-      const float v4985 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4987 = bfloat(v4985);
-      const uint v4988 = v4979 * v3;
-      const uint v4989 = v4988 + v65;
-      const uint v4990 = v4989 + v4981;
-      out[v4990] = v4987;
-    }
-    const uint v4991 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4992 = v1123 + v4991;
-    const uint v4993 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4994 = v1122 + v4993;
-    const bool v4995 = v4992 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4996 = v4994 < v12;
-    const bool v4997 = v4995 && v4996;
-    if (v4997) {
-      const float v4998 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5000 = bfloat(v4998);
-      const uint v5001 = v4992 * v3;
-      const uint v5002 = v5001 + v65;
-      const uint v5003 = v5002 + v4994;
-      out[v5003] = v5000;
-    }
-    const uint v5004 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5005 = v1123 + v5004;
-    const uint v5006 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5007 = v1122 + v5006;
-    const bool v5008 = v5005 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5009 = v5007 < v12;
-    const bool v5010 = v5008 && v5009;
-    if (v5010) {
-      const float v5011 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5013 = bfloat(v5011);
-      const uint v5014 = v5005 * v3;
-      const uint v5015 = v5014 + v65;
-      const uint v5016 = v5015 + v5007;
-      out[v5016] = v5013;
-    }
-    const uint v5017 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5018 = v1123 + v5017;
-    const uint v5019 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5020 = v1122 + v5019;
-    const bool v5021 = v5018 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5022 = v5020 < v12;
-    const bool v5023 = v5021 && v5022;
-    if (v5023) {
-      const float v5024 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5026 = bfloat(v5024);
-      const uint v5027 = v5018 * v3;
-      const uint v5028 = v5027 + v65;
-      const uint v5029 = v5028 + v5020;
-      out[v5029] = v5026;
-    }
-    const uint v5030 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5031 = v1123 + v5030;
-    const uint v5032 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5033 = v1122 + v5032;
-    const bool v5034 = v5031 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5035 = v5033 < v12;
-    const bool v5036 = v5034 && v5035;
-    if (v5036) {
-      const float v5037 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5039 = bfloat(v5037);
-      const uint v5040 = v5031 * v3;
-      const uint v5041 = v5040 + v65;
-      const uint v5042 = v5041 + v5033;
-      out[v5042] = v5039;
-    }
-    const uint v5043 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5044 = v1123 + v5043;
-    const uint v5045 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5046 = v1122 + v5045;
-    const bool v5047 = v5044 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5048 = v5046 < v12;
-    const bool v5049 = v5047 && v5048;
-    if (v5049) {
-      const float v5050 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5052 = bfloat(v5050);
-      const uint v5053 = v5044 * v3;
-      const uint v5054 = v5053 + v65;
-      const uint v5055 = v5054 + v5046;
-      out[v5055] = v5052;
-    }
-    const uint v5056 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5057 = v1123 + v5056;
-    const uint v5058 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5059 = v1122 + v5058;
-    const bool v5060 = v5057 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5061 = v5059 < v12;
-    const bool v5062 = v5060 && v5061;
-    if (v5062) {
-      const float v5063 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5065 = bfloat(v5063);
-      const uint v5066 = v5057 * v3;
-      const uint v5067 = v5066 + v65;
-      const uint v5068 = v5067 + v5059;
-      out[v5068] = v5065;
-    }
-    const uint v5069 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5070 = v1123 + v5069;
-    const uint v5071 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5072 = v1122 + v5071;
-    const bool v5073 = v5070 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5074 = v5072 < v12;
-    const bool v5075 = v5073 && v5074;
-    if (v5075) {
-      const float v5076 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5078 = bfloat(v5076);
-      const uint v5079 = v5070 * v3;
-      const uint v5080 = v5079 + v65;
-      const uint v5081 = v5080 + v5072;
-      out[v5081] = v5078;
-    }
-    const uint v5082 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5083 = v1123 + v5082;
-    const uint v5084 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5085 = v1122 + v5084;
-    const bool v5086 = v5083 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5087 = v5085 < v12;
-    const bool v5088 = v5086 && v5087;
-    if (v5088) {
-      const float v5089 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5091 = bfloat(v5089);
-      const uint v5092 = v5083 * v3;
-      const uint v5093 = v5092 + v65;
-      const uint v5094 = v5093 + v5085;
-      out[v5094] = v5091;
-    }
-    const uint v5095 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5096 = v1123 + v5095;
-    const uint v5097 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5098 = v1122 + v5097;
-    const bool v5099 = v5096 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5100 = v5098 < v12;
-    const bool v5101 = v5099 && v5100;
-    if (v5101) {
-      const float v5102 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5104 = bfloat(v5102);
-      const uint v5105 = v5096 * v3;
-      const uint v5106 = v5105 + v65;
-      const uint v5107 = v5106 + v5098;
-      out[v5107] = v5104;
-    }
-    const uint v5108 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5109 = v1123 + v5108;
-    const uint v5110 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5111 = v1122 + v5110;
-    const bool v5112 = v5109 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5113 = v5111 < v12;
-    const bool v5114 = v5112 && v5113;
-    if (v5114) {
-      const float v5115 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5117 = bfloat(v5115);
-      const uint v5118 = v5109 * v3;
-      const uint v5119 = v5118 + v65;
-      const uint v5120 = v5119 + v5111;
-      out[v5120] = v5117;
-    }
-    const uint v5121 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5122 = v1123 + v5121;
-    const uint v5123 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5124 = v1122 + v5123;
-    const bool v5125 = v5122 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5126 = v5124 < v12;
-    const bool v5127 = v5125 && v5126;
-    if (v5127) {
-      const float v5128 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5130 = bfloat(v5128);
-      const uint v5131 = v5122 * v3;
-      const uint v5132 = v5131 + v65;
-      const uint v5133 = v5132 + v5124;
-      out[v5133] = v5130;
-    }
-    const uint v5134 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5135 = v1123 + v5134;
-    const uint v5136 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5137 = v1122 + v5136;
-    const bool v5138 = v5135 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5139 = v5137 < v12;
-    const bool v5140 = v5138 && v5139;
-    if (v5140) {
-      const float v5141 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5143 = bfloat(v5141);
-      const uint v5144 = v5135 * v3;
-      const uint v5145 = v5144 + v65;
-      const uint v5146 = v5145 + v5137;
-      out[v5146] = v5143;
-    }
-    const uint v5147 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5148 = v1123 + v5147;
-    const uint v5149 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5150 = v1122 + v5149;
-    const bool v5151 = v5148 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5152 = v5150 < v12;
-    const bool v5153 = v5151 && v5152;
-    if (v5153) {
-      const float v5154 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5156 = bfloat(v5154);
-      const uint v5157 = v5148 * v3;
-      const uint v5158 = v5157 + v65;
-      const uint v5159 = v5158 + v5150;
-      out[v5159] = v5156;
-    }
-    const uint v5160 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5161 = v1123 + v5160;
-    const uint v5162 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5163 = v1122 + v5162;
-    const bool v5164 = v5161 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5165 = v5163 < v12;
-    const bool v5166 = v5164 && v5165;
-    if (v5166) {
-      const float v5167 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5169 = bfloat(v5167);
-      const uint v5170 = v5161 * v3;
-      const uint v5171 = v5170 + v65;
-      const uint v5172 = v5171 + v5163;
-      out[v5172] = v5169;
-    }
-    const uint v5173 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5174 = v1123 + v5173;
-    const uint v5175 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5176 = v1122 + v5175;
-    const bool v5177 = v5174 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5178 = v5176 < v12;
-    const bool v5179 = v5177 && v5178;
-    if (v5179) {
-      const float v5180 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5182 = bfloat(v5180);
-      const uint v5183 = v5174 * v3;
-      const uint v5184 = v5183 + v65;
-      const uint v5185 = v5184 + v5176;
-      out[v5185] = v5182;
-    }
-    const uint v5186 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5187 = v1123 + v5186;
-    const uint v5188 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5189 = v1122 + v5188;
-    const bool v5190 = v5187 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5191 = v5189 < v12;
-    const bool v5192 = v5190 && v5191;
-    if (v5192) {
-      const float v5193 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5195 = bfloat(v5193);
-      const uint v5196 = v5187 * v3;
-      const uint v5197 = v5196 + v65;
-      const uint v5198 = v5197 + v5189;
-      out[v5198] = v5195;
-    }
-    const uint v5199 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5200 = v1123 + v5199;
-    const uint v5201 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5202 = v1122 + v5201;
-    const bool v5203 = v5200 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5204 = v5202 < v12;
-    const bool v5205 = v5203 && v5204;
-    if (v5205) {
-      const float v5206 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5208 = bfloat(v5206);
-      const uint v5209 = v5200 * v3;
-      const uint v5210 = v5209 + v65;
-      const uint v5211 = v5210 + v5202;
-      out[v5211] = v5208;
-    }
-    const uint v5212 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5213 = v1123 + v5212;
-    const uint v5214 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5215 = v1122 + v5214;
-    const bool v5216 = v5213 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5217 = v5215 < v12;
-    const bool v5218 = v5216 && v5217;
-    if (v5218) {
-      const float v5219 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5221 = bfloat(v5219);
-      const uint v5222 = v5213 * v3;
-      const uint v5223 = v5222 + v65;
-      const uint v5224 = v5223 + v5215;
-      out[v5224] = v5221;
-    }
-    const uint v5225 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5226 = v1123 + v5225;
-    const uint v5227 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5228 = v1122 + v5227;
-    const bool v5229 = v5226 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5230 = v5228 < v12;
-    const bool v5231 = v5229 && v5230;
-    if (v5231) {
-      const float v5232 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5234 = bfloat(v5232);
-      const uint v5235 = v5226 * v3;
-      const uint v5236 = v5235 + v65;
-      const uint v5237 = v5236 + v5228;
-      out[v5237] = v5234;
-    }
-    const uint v5238 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5239 = v1123 + v5238;
-    const uint v5240 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5241 = v1122 + v5240;
-    const bool v5242 = v5239 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5243 = v5241 < v12;
-    const bool v5244 = v5242 && v5243;
-    if (v5244) {
-      const float v5245 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5247 = bfloat(v5245);
-      const uint v5248 = v5239 * v3;
-      const uint v5249 = v5248 + v65;
-      const uint v5250 = v5249 + v5241;
-      out[v5250] = v5247;
-    }
-    const uint v5251 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5252 = v1123 + v5251;
-    const uint v5253 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5254 = v1122 + v5253;
-    const bool v5255 = v5252 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5256 = v5254 < v12;
-    const bool v5257 = v5255 && v5256;
-    if (v5257) {
-      const float v5258 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5260 = bfloat(v5258);
-      const uint v5261 = v5252 * v3;
-      const uint v5262 = v5261 + v65;
-      const uint v5263 = v5262 + v5254;
-      out[v5263] = v5260;
-    }
-    const uint v5264 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5265 = v1123 + v5264;
-    const uint v5266 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5267 = v1122 + v5266;
-    const bool v5268 = v5265 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5269 = v5267 < v12;
-    const bool v5270 = v5268 && v5269;
-    if (v5270) {
-      const float v5271 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5273 = bfloat(v5271);
-      const uint v5274 = v5265 * v3;
-      const uint v5275 = v5274 + v65;
-      const uint v5276 = v5275 + v5267;
-      out[v5276] = v5273;
-    }
-    const uint v5277 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5278 = v1123 + v5277;
-    const uint v5279 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5280 = v1122 + v5279;
-    const bool v5281 = v5278 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5282 = v5280 < v12;
-    const bool v5283 = v5281 && v5282;
-    if (v5283) {
-      const float v5284 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5286 = bfloat(v5284);
-      const uint v5287 = v5278 * v3;
-      const uint v5288 = v5287 + v65;
-      const uint v5289 = v5288 + v5280;
-      out[v5289] = v5286;
-    }
-    const uint v5290 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5291 = v1123 + v5290;
-    const uint v5292 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5293 = v1122 + v5292;
-    const bool v5294 = v5291 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5295 = v5293 < v12;
-    const bool v5296 = v5294 && v5295;
-    if (v5296) {
-      const float v5297 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5299 = bfloat(v5297);
-      const uint v5300 = v5291 * v3;
-      const uint v5301 = v5300 + v65;
-      const uint v5302 = v5301 + v5293;
-      out[v5302] = v5299;
-    }
-    const uint v5303 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5304 = v1123 + v5303;
-    const uint v5305 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5306 = v1122 + v5305;
-    const bool v5307 = v5304 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5308 = v5306 < v12;
-    const bool v5309 = v5307 && v5308;
-    if (v5309) {
-      const float v5310 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5312 = bfloat(v5310);
-      const uint v5313 = v5304 * v3;
-      const uint v5314 = v5313 + v65;
-      const uint v5315 = v5314 + v5306;
-      out[v5315] = v5312;
-    }
-    const uint v5316 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5317 = v1123 + v5316;
-    const uint v5318 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5319 = v1122 + v5318;
-    const bool v5320 = v5317 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5321 = v5319 < v12;
-    const bool v5322 = v5320 && v5321;
-    if (v5322) {
-      const float v5323 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5325 = bfloat(v5323);
-      const uint v5326 = v5317 * v3;
-      const uint v5327 = v5326 + v65;
-      const uint v5328 = v5327 + v5319;
-      out[v5328] = v5325;
-    }
-    const uint v5329 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5330 = v1123 + v5329;
-    const uint v5331 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5332 = v1122 + v5331;
-    const bool v5333 = v5330 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5334 = v5332 < v12;
-    const bool v5335 = v5333 && v5334;
-    if (v5335) {
-      const float v5336 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5338 = bfloat(v5336);
-      const uint v5339 = v5330 * v3;
-      const uint v5340 = v5339 + v65;
-      const uint v5341 = v5340 + v5332;
-      out[v5341] = v5338;
-    }
-    const uint v5342 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5343 = v1123 + v5342;
-    const uint v5344 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5345 = v1122 + v5344;
-    const bool v5346 = v5343 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5347 = v5345 < v12;
-    const bool v5348 = v5346 && v5347;
-    if (v5348) {
-      const float v5349 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5351 = bfloat(v5349);
-      const uint v5352 = v5343 * v3;
-      const uint v5353 = v5352 + v65;
-      const uint v5354 = v5353 + v5345;
-      out[v5354] = v5351;
-    }
-    const uint v5355 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5356 = v1123 + v5355;
-    const uint v5357 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5358 = v1122 + v5357;
-    const bool v5359 = v5356 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5360 = v5358 < v12;
-    const bool v5361 = v5359 && v5360;
-    if (v5361) {
-      const float v5362 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5364 = bfloat(v5362);
-      const uint v5365 = v5356 * v3;
-      const uint v5366 = v5365 + v65;
-      const uint v5367 = v5366 + v5358;
-      out[v5367] = v5364;
-    }
-    const uint v5368 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5369 = v1123 + v5368;
-    const uint v5370 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5371 = v1122 + v5370;
-    const bool v5372 = v5369 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5373 = v5371 < v12;
-    const bool v5374 = v5372 && v5373;
-    if (v5374) {
-      const float v5375 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5377 = bfloat(v5375);
-      const uint v5378 = v5369 * v3;
-      const uint v5379 = v5378 + v65;
-      const uint v5380 = v5379 + v5371;
-      out[v5380] = v5377;
-    }
-    const uint v5381 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5382 = v1123 + v5381;
-    const uint v5383 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5384 = v1122 + v5383;
-    const bool v5385 = v5382 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5386 = v5384 < v12;
-    const bool v5387 = v5385 && v5386;
-    if (v5387) {
-      const float v5388 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5390 = bfloat(v5388);
-      const uint v5391 = v5382 * v3;
-      const uint v5392 = v5391 + v65;
-      const uint v5393 = v5392 + v5384;
-      out[v5393] = v5390;
-    }
-    const uint v5394 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5395 = v1123 + v5394;
-    const uint v5396 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5397 = v1122 + v5396;
-    const bool v5398 = v5395 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5399 = v5397 < v12;
-    const bool v5400 = v5398 && v5399;
-    if (v5400) {
-      const float v5401 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5403 = bfloat(v5401);
-      const uint v5404 = v5395 * v3;
-      const uint v5405 = v5404 + v65;
-      const uint v5406 = v5405 + v5397;
-      out[v5406] = v5403;
-    }
-    const uint v5407 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5408 = v1123 + v5407;
-    const uint v5409 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5410 = v1122 + v5409;
-    const bool v5411 = v5408 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5412 = v5410 < v12;
-    const bool v5413 = v5411 && v5412;
-    if (v5413) {
-      const float v5414 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5416 = bfloat(v5414);
-      const uint v5417 = v5408 * v3;
-      const uint v5418 = v5417 + v65;
-      const uint v5419 = v5418 + v5410;
-      out[v5419] = v5416;
-    }
-    const uint v5420 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5421 = v1123 + v5420;
-    const uint v5422 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5423 = v1122 + v5422;
-    const bool v5424 = v5421 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5425 = v5423 < v12;
-    const bool v5426 = v5424 && v5425;
-    if (v5426) {
-      const float v5427 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5429 = bfloat(v5427);
-      const uint v5430 = v5421 * v3;
-      const uint v5431 = v5430 + v65;
-      const uint v5432 = v5431 + v5423;
-      out[v5432] = v5429;
-    }
-    const uint v5433 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5434 = v1123 + v5433;
-    const uint v5435 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5436 = v1122 + v5435;
-    const bool v5437 = v5434 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5438 = v5436 < v12;
-    const bool v5439 = v5437 && v5438;
-    if (v5439) {
-      const float v5440 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5442 = bfloat(v5440);
-      const uint v5443 = v5434 * v3;
-      const uint v5444 = v5443 + v65;
-      const uint v5445 = v5444 + v5436;
-      out[v5445] = v5442;
-    }
-    const uint v5446 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5447 = v1123 + v5446;
-    const uint v5448 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5449 = v1122 + v5448;
-    const bool v5450 = v5447 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5451 = v5449 < v12;
-    const bool v5452 = v5450 && v5451;
-    if (v5452) {
-      const float v5453 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5455 = bfloat(v5453);
-      const uint v5456 = v5447 * v3;
-      const uint v5457 = v5456 + v65;
-      const uint v5458 = v5457 + v5449;
-      out[v5458] = v5455;
-    }
-    const uint v5459 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5460 = v1123 + v5459;
-    const uint v5461 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5462 = v1122 + v5461;
-    const bool v5463 = v5460 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5464 = v5462 < v12;
-    const bool v5465 = v5463 && v5464;
-    if (v5465) {
-      const float v5466 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5468 = bfloat(v5466);
-      const uint v5469 = v5460 * v3;
-      const uint v5470 = v5469 + v65;
-      const uint v5471 = v5470 + v5462;
-      out[v5471] = v5468;
-    }
-    const uint v5472 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5473 = v1123 + v5472;
-    const uint v5474 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5475 = v1122 + v5474;
-    const bool v5476 = v5473 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5477 = v5475 < v12;
-    const bool v5478 = v5476 && v5477;
-    if (v5478) {
-      const float v5479 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5481 = bfloat(v5479);
-      const uint v5482 = v5473 * v3;
-      const uint v5483 = v5482 + v65;
-      const uint v5484 = v5483 + v5475;
-      out[v5484] = v5481;
-    }
-    const uint v5485 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5486 = v1123 + v5485;
-    const uint v5487 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5488 = v1122 + v5487;
-    const bool v5489 = v5486 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5490 = v5488 < v12;
-    const bool v5491 = v5489 && v5490;
-    if (v5491) {
-      const float v5492 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5494 = bfloat(v5492);
-      const uint v5495 = v5486 * v3;
-      const uint v5496 = v5495 + v65;
-      const uint v5497 = v5496 + v5488;
-      out[v5497] = v5494;
-    }
-    const uint v5498 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5499 = v1123 + v5498;
-    const uint v5500 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5501 = v1122 + v5500;
-    const bool v5502 = v5499 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5503 = v5501 < v12;
-    const bool v5504 = v5502 && v5503;
-    if (v5504) {
-      const float v5505 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5507 = bfloat(v5505);
-      const uint v5508 = v5499 * v3;
-      const uint v5509 = v5508 + v65;
-      const uint v5510 = v5509 + v5501;
-      out[v5510] = v5507;
-    }
-    const uint v5511 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5512 = v1123 + v5511;
-    const uint v5513 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5514 = v1122 + v5513;
-    const bool v5515 = v5512 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5516 = v5514 < v12;
-    const bool v5517 = v5515 && v5516;
-    if (v5517) {
-      const float v5518 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5520 = bfloat(v5518);
-      const uint v5521 = v5512 * v3;
-      const uint v5522 = v5521 + v65;
-      const uint v5523 = v5522 + v5514;
-      out[v5523] = v5520;
-    }
-    const uint v5524 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5525 = v1123 + v5524;
-    const uint v5526 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5527 = v1122 + v5526;
-    const bool v5528 = v5525 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5529 = v5527 < v12;
-    const bool v5530 = v5528 && v5529;
-    if (v5530) {
-      const float v5531 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5533 = bfloat(v5531);
-      const uint v5534 = v5525 * v3;
-      const uint v5535 = v5534 + v65;
-      const uint v5536 = v5535 + v5527;
-      out[v5536] = v5533;
-    }
-    const uint v5537 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5538 = v1123 + v5537;
-    const uint v5539 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5540 = v1122 + v5539;
-    const bool v5541 = v5538 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5542 = v5540 < v12;
-    const bool v5543 = v5541 && v5542;
-    if (v5543) {
-      const float v5544 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5546 = bfloat(v5544);
-      const uint v5547 = v5538 * v3;
-      const uint v5548 = v5547 + v65;
-      const uint v5549 = v5548 + v5540;
-      out[v5549] = v5546;
-    }
-    const uint v5550 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5551 = v1123 + v5550;
-    const uint v5552 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5553 = v1122 + v5552;
-    const bool v5554 = v5551 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5555 = v5553 < v12;
-    const bool v5556 = v5554 && v5555;
-    if (v5556) {
-      const float v5557 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5559 = bfloat(v5557);
-      const uint v5560 = v5551 * v3;
-      const uint v5561 = v5560 + v65;
-      const uint v5562 = v5561 + v5553;
-      out[v5562] = v5559;
-    }
-    const uint v5563 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5564 = v1123 + v5563;
-    const uint v5565 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5566 = v1122 + v5565;
-    const bool v5567 = v5564 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5568 = v5566 < v12;
-    const bool v5569 = v5567 && v5568;
-    if (v5569) {
-      const float v5570 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5572 = bfloat(v5570);
-      const uint v5573 = v5564 * v3;
-      const uint v5574 = v5573 + v65;
-      const uint v5575 = v5574 + v5566;
-      out[v5575] = v5572;
-    }
-    const uint v5576 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5577 = v1123 + v5576;
-    const uint v5578 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5579 = v1122 + v5578;
-    const bool v5580 = v5577 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5581 = v5579 < v12;
-    const bool v5582 = v5580 && v5581;
-    if (v5582) {
-      const float v5583 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5585 = bfloat(v5583);
-      const uint v5586 = v5577 * v3;
-      const uint v5587 = v5586 + v65;
-      const uint v5588 = v5587 + v5579;
-      out[v5588] = v5585;
-    }
-    const uint v5589 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5590 = v1123 + v5589;
-    const uint v5591 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5592 = v1122 + v5591;
-    const bool v5593 = v5590 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5594 = v5592 < v12;
-    const bool v5595 = v5593 && v5594;
-    if (v5595) {
-      const float v5596 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5598 = bfloat(v5596);
-      const uint v5599 = v5590 * v3;
-      const uint v5600 = v5599 + v65;
-      const uint v5601 = v5600 + v5592;
-      out[v5601] = v5598;
-    }
-    const uint v5602 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5603 = v1123 + v5602;
-    const uint v5604 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5605 = v1122 + v5604;
-    const bool v5606 = v5603 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5607 = v5605 < v12;
-    const bool v5608 = v5606 && v5607;
-    if (v5608) {
-      const float v5609 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5611 = bfloat(v5609);
-      const uint v5612 = v5603 * v3;
-      const uint v5613 = v5612 + v65;
-      const uint v5614 = v5613 + v5605;
-      out[v5614] = v5611;
-    }
-    const uint v5615 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5616 = v1123 + v5615;
-    const uint v5617 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5618 = v1122 + v5617;
-    const bool v5619 = v5616 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5620 = v5618 < v12;
-    const bool v5621 = v5619 && v5620;
-    if (v5621) {
-      const float v5622 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5624 = bfloat(v5622);
-      const uint v5625 = v5616 * v3;
-      const uint v5626 = v5625 + v65;
-      const uint v5627 = v5626 + v5618;
-      out[v5627] = v5624;
-    }
-    const uint v5628 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5629 = v1123 + v5628;
-    const uint v5630 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5631 = v1122 + v5630;
-    const bool v5632 = v5629 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5633 = v5631 < v12;
-    const bool v5634 = v5632 && v5633;
-    if (v5634) {
-      const float v5635 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5637 = bfloat(v5635);
-      const uint v5638 = v5629 * v3;
-      const uint v5639 = v5638 + v65;
-      const uint v5640 = v5639 + v5631;
-      out[v5640] = v5637;
-    }
-    const uint v5641 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5642 = v1123 + v5641;
-    const uint v5643 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5644 = v1122 + v5643;
-    const bool v5645 = v5642 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5646 = v5644 < v12;
-    const bool v5647 = v5645 && v5646;
-    if (v5647) {
-      const float v5648 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5650 = bfloat(v5648);
-      const uint v5651 = v5642 * v3;
-      const uint v5652 = v5651 + v65;
-      const uint v5653 = v5652 + v5644;
-      out[v5653] = v5650;
-    }
-    const uint v5654 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5655 = v1123 + v5654;
-    const uint v5656 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5657 = v1122 + v5656;
-    const bool v5658 = v5655 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5659 = v5657 < v12;
-    const bool v5660 = v5658 && v5659;
-    if (v5660) {
-      const float v5661 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5663 = bfloat(v5661);
-      const uint v5664 = v5655 * v3;
-      const uint v5665 = v5664 + v65;
-      const uint v5666 = v5665 + v5657;
-      out[v5666] = v5663;
-    }
-    const uint v5667 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5668 = v1123 + v5667;
-    const uint v5669 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5670 = v1122 + v5669;
-    const bool v5671 = v5668 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5672 = v5670 < v12;
-    const bool v5673 = v5671 && v5672;
-    if (v5673) {
-      const float v5674 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5676 = bfloat(v5674);
-      const uint v5677 = v5668 * v3;
-      const uint v5678 = v5677 + v65;
-      const uint v5679 = v5678 + v5670;
-      out[v5679] = v5676;
-    }
-    const uint v5680 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5681 = v1123 + v5680;
-    const uint v5682 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5683 = v1122 + v5682;
-    const bool v5684 = v5681 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5685 = v5683 < v12;
-    const bool v5686 = v5684 && v5685;
-    if (v5686) {
-      const float v5687 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5689 = bfloat(v5687);
-      const uint v5690 = v5681 * v3;
-      const uint v5691 = v5690 + v65;
-      const uint v5692 = v5691 + v5683;
-      out[v5692] = v5689;
-    }
-    const uint v5693 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5694 = v1123 + v5693;
-    const uint v5695 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5696 = v1122 + v5695;
-    const bool v5697 = v5694 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5698 = v5696 < v12;
-    const bool v5699 = v5697 && v5698;
-    if (v5699) {
-      const float v5700 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5702 = bfloat(v5700);
-      const uint v5703 = v5694 * v3;
-      const uint v5704 = v5703 + v65;
-      const uint v5705 = v5704 + v5696;
-      out[v5705] = v5702;
-    }
-    const uint v5706 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5707 = v1123 + v5706;
-    const uint v5708 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5709 = v1122 + v5708;
-    const bool v5710 = v5707 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5711 = v5709 < v12;
-    const bool v5712 = v5710 && v5711;
-    if (v5712) {
-      const float v5713 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5715 = bfloat(v5713);
-      const uint v5716 = v5707 * v3;
-      const uint v5717 = v5716 + v65;
-      const uint v5718 = v5717 + v5709;
-      out[v5718] = v5715;
-    }
-    const uint v5719 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5720 = v1123 + v5719;
-    const uint v5721 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5722 = v1122 + v5721;
-    const bool v5723 = v5720 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5724 = v5722 < v12;
-    const bool v5725 = v5723 && v5724;
-    if (v5725) {
-      const float v5726 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5728 = bfloat(v5726);
-      const uint v5729 = v5720 * v3;
-      const uint v5730 = v5729 + v65;
-      const uint v5731 = v5730 + v5722;
-      out[v5731] = v5728;
-    }
-    const uint v5732 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5733 = v1123 + v5732;
-    const uint v5734 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5735 = v1122 + v5734;
-    const bool v5736 = v5733 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5737 = v5735 < v12;
-    const bool v5738 = v5736 && v5737;
-    if (v5738) {
-      const float v5739 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5741 = bfloat(v5739);
-      const uint v5742 = v5733 * v3;
-      const uint v5743 = v5742 + v65;
-      const uint v5744 = v5743 + v5735;
-      out[v5744] = v5741;
-    }
-    const uint v5745 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5746 = v1123 + v5745;
-    const uint v5747 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5748 = v1122 + v5747;
-    const bool v5749 = v5746 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5750 = v5748 < v12;
-    const bool v5751 = v5749 && v5750;
-    if (v5751) {
-      const float v5752 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5754 = bfloat(v5752);
-      const uint v5755 = v5746 * v3;
-      const uint v5756 = v5755 + v65;
-      const uint v5757 = v5756 + v5748;
-      out[v5757] = v5754;
-    }
-    const uint v5758 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5759 = v1123 + v5758;
-    const uint v5760 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5761 = v1122 + v5760;
-    const bool v5762 = v5759 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5763 = v5761 < v12;
-    const bool v5764 = v5762 && v5763;
-    if (v5764) {
-      const float v5765 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5767 = bfloat(v5765);
-      const uint v5768 = v5759 * v3;
-      const uint v5769 = v5768 + v65;
-      const uint v5770 = v5769 + v5761;
-      out[v5770] = v5767;
-    }
-    const uint v5771 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5772 = v1123 + v5771;
-    const uint v5773 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5774 = v1122 + v5773;
-    const bool v5775 = v5772 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5776 = v5774 < v12;
-    const bool v5777 = v5775 && v5776;
-    if (v5777) {
-      const float v5778 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5780 = bfloat(v5778);
-      const uint v5781 = v5772 * v3;
-      const uint v5782 = v5781 + v65;
-      const uint v5783 = v5782 + v5774;
-      out[v5783] = v5780;
-    }
-    const uint v5784 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5785 = v1123 + v5784;
-    const uint v5786 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5787 = v1122 + v5786;
-    const bool v5788 = v5785 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5789 = v5787 < v12;
-    const bool v5790 = v5788 && v5789;
-    if (v5790) {
-      const float v5791 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5793 = bfloat(v5791);
-      const uint v5794 = v5785 * v3;
-      const uint v5795 = v5794 + v65;
-      const uint v5796 = v5795 + v5787;
-      out[v5796] = v5793;
-    }
-    const uint v5797 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5798 = v1123 + v5797;
-    const uint v5799 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5800 = v1122 + v5799;
-    const bool v5801 = v5798 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5802 = v5800 < v12;
-    const bool v5803 = v5801 && v5802;
-    if (v5803) {
-      const float v5804 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5806 = bfloat(v5804);
-      const uint v5807 = v5798 * v3;
-      const uint v5808 = v5807 + v65;
-      const uint v5809 = v5808 + v5800;
-      out[v5809] = v5806;
-    }
-    const uint v5810 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5811 = v1123 + v5810;
-    const uint v5812 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5813 = v1122 + v5812;
-    const bool v5814 = v5811 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5815 = v5813 < v12;
-    const bool v5816 = v5814 && v5815;
-    if (v5816) {
-      const float v5817 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5819 = bfloat(v5817);
-      const uint v5820 = v5811 * v3;
-      const uint v5821 = v5820 + v65;
-      const uint v5822 = v5821 + v5813;
-      out[v5822] = v5819;
-    }
-    const uint v5823 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5824 = v1123 + v5823;
-    const uint v5825 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5826 = v1122 + v5825;
-    const bool v5827 = v5824 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5828 = v5826 < v12;
-    const bool v5829 = v5827 && v5828;
-    if (v5829) {
-      const float v5830 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5832 = bfloat(v5830);
-      const uint v5833 = v5824 * v3;
-      const uint v5834 = v5833 + v65;
-      const uint v5835 = v5834 + v5826;
-      out[v5835] = v5832;
-    }
-    const uint v5836 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5837 = v1123 + v5836;
-    const uint v5838 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5839 = v1122 + v5838;
-    const bool v5840 = v5837 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5841 = v5839 < v12;
-    const bool v5842 = v5840 && v5841;
-    if (v5842) {
-      const float v5843 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5845 = bfloat(v5843);
-      const uint v5846 = v5837 * v3;
-      const uint v5847 = v5846 + v65;
-      const uint v5848 = v5847 + v5839;
-      out[v5848] = v5845;
-    }
-    const uint v5849 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5850 = v1123 + v5849;
-    const uint v5851 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5852 = v1122 + v5851;
-    const bool v5853 = v5850 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5854 = v5852 < v12;
-    const bool v5855 = v5853 && v5854;
-    if (v5855) {
-      const float v5856 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5858 = bfloat(v5856);
-      const uint v5859 = v5850 * v3;
-      const uint v5860 = v5859 + v65;
-      const uint v5861 = v5860 + v5852;
-      out[v5861] = v5858;
-    }
-    const uint v5862 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5863 = v1123 + v5862;
-    const uint v5864 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5865 = v1122 + v5864;
-    const bool v5866 = v5863 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5867 = v5865 < v12;
-    const bool v5868 = v5866 && v5867;
-    if (v5868) {
-      const float v5869 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5871 = bfloat(v5869);
-      const uint v5872 = v5863 * v3;
-      const uint v5873 = v5872 + v65;
-      const uint v5874 = v5873 + v5865;
-      out[v5874] = v5871;
-    }
-    const uint v5875 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5876 = v1123 + v5875;
-    const uint v5877 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5878 = v1122 + v5877;
-    const bool v5879 = v5876 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5880 = v5878 < v12;
-    const bool v5881 = v5879 && v5880;
-    if (v5881) {
-      const float v5882 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5884 = bfloat(v5882);
-      const uint v5885 = v5876 * v3;
-      const uint v5886 = v5885 + v65;
-      const uint v5887 = v5886 + v5878;
-      out[v5887] = v5884;
-    }
-    const uint v5888 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5889 = v1123 + v5888;
-    const uint v5890 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5891 = v1122 + v5890;
-    const bool v5892 = v5889 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5893 = v5891 < v12;
-    const bool v5894 = v5892 && v5893;
-    if (v5894) {
-      const float v5895 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5897 = bfloat(v5895);
-      const uint v5898 = v5889 * v3;
-      const uint v5899 = v5898 + v65;
-      const uint v5900 = v5899 + v5891;
-      out[v5900] = v5897;
-    }
-    const uint v5901 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5902 = v1123 + v5901;
-    const uint v5903 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5904 = v1122 + v5903;
-    const bool v5905 = v5902 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5906 = v5904 < v12;
-    const bool v5907 = v5905 && v5906;
-    if (v5907) {
-      const float v5908 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5910 = bfloat(v5908);
-      const uint v5911 = v5902 * v3;
-      const uint v5912 = v5911 + v65;
-      const uint v5913 = v5912 + v5904;
-      out[v5913] = v5910;
-    }
-    const uint v5914 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5915 = v1123 + v5914;
-    const uint v5916 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5917 = v1122 + v5916;
-    const bool v5918 = v5915 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5919 = v5917 < v12;
-    const bool v5920 = v5918 && v5919;
-    if (v5920) {
-      const float v5921 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5923 = bfloat(v5921);
-      const uint v5924 = v5915 * v3;
-      const uint v5925 = v5924 + v65;
-      const uint v5926 = v5925 + v5917;
-      out[v5926] = v5923;
-    }
-    const uint v5927 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5928 = v1123 + v5927;
-    const uint v5929 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5930 = v1122 + v5929;
-    const bool v5931 = v5928 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5932 = v5930 < v12;
-    const bool v5933 = v5931 && v5932;
-    if (v5933) {
-      const float v5934 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5936 = bfloat(v5934);
-      const uint v5937 = v5928 * v3;
-      const uint v5938 = v5937 + v65;
-      const uint v5939 = v5938 + v5930;
-      out[v5939] = v5936;
-    }
-    const uint v5940 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5941 = v1123 + v5940;
-    const uint v5942 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5943 = v1122 + v5942;
-    const bool v5944 = v5941 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5945 = v5943 < v12;
-    const bool v5946 = v5944 && v5945;
-    if (v5946) {
-      const float v5947 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5949 = bfloat(v5947);
-      const uint v5950 = v5941 * v3;
-      const uint v5951 = v5950 + v65;
-      const uint v5952 = v5951 + v5943;
-      out[v5952] = v5949;
-    }
-    const uint v5953 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5954 = v1123 + v5953;
-    const uint v5955 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5956 = v1122 + v5955;
-    const bool v5957 = v5954 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5958 = v5956 < v12;
-    const bool v5959 = v5957 && v5958;
-    if (v5959) {
-      const float v5960 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5962 = bfloat(v5960);
-      const uint v5963 = v5954 * v3;
-      const uint v5964 = v5963 + v65;
-      const uint v5965 = v5964 + v5956;
-      out[v5965] = v5962;
-    }
-    const uint v5966 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5967 = v1123 + v5966;
-    const uint v5968 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5969 = v1122 + v5968;
-    const bool v5970 = v5967 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5971 = v5969 < v12;
-    const bool v5972 = v5970 && v5971;
-    if (v5972) {
-      const float v5973 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5975 = bfloat(v5973);
-      const uint v5976 = v5967 * v3;
-      const uint v5977 = v5976 + v65;
-      const uint v5978 = v5977 + v5969;
-      out[v5978] = v5975;
-    }
-    const uint v5979 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5980 = v1123 + v5979;
-    const uint v5981 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5982 = v1122 + v5981;
-    const bool v5983 = v5980 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5984 = v5982 < v12;
-    const bool v5985 = v5983 && v5984;
-    if (v5985) {
-      const float v5986 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5988 = bfloat(v5986);
-      const uint v5989 = v5980 * v3;
-      const uint v5990 = v5989 + v65;
-      const uint v5991 = v5990 + v5982;
-      out[v5991] = v5988;
-    }
-    const uint v5992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5993 = v1123 + v5992;
-    const uint v5994 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5995 = v1122 + v5994;
-    const bool v5996 = v5993 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5997 = v5995 < v12;
-    const bool v5998 = v5996 && v5997;
-    if (v5998) {
-      const float v5999 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6001 = bfloat(v5999);
-      const uint v6002 = v5993 * v3;
-      const uint v6003 = v6002 + v65;
-      const uint v6004 = v6003 + v5995;
-      out[v6004] = v6001;
-    }
-    const uint v6005 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6006 = v1123 + v6005;
-    const uint v6007 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6008 = v1122 + v6007;
-    const bool v6009 = v6006 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6010 = v6008 < v12;
-    const bool v6011 = v6009 && v6010;
-    if (v6011) {
-      const float v6012 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6014 = bfloat(v6012);
-      const uint v6015 = v6006 * v3;
-      const uint v6016 = v6015 + v65;
-      const uint v6017 = v6016 + v6008;
-      out[v6017] = v6014;
-    }
-    const uint v6018 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6019 = v1123 + v6018;
-    const uint v6020 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6021 = v1122 + v6020;
-    const bool v6022 = v6019 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6023 = v6021 < v12;
-    const bool v6024 = v6022 && v6023;
-    if (v6024) {
-      const float v6025 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6027 = bfloat(v6025);
-      const uint v6028 = v6019 * v3;
-      const uint v6029 = v6028 + v65;
-      const uint v6030 = v6029 + v6021;
-      out[v6030] = v6027;
-    }
-    const uint v6031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6032 = v1123 + v6031;
-    const uint v6033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6034 = v1122 + v6033;
-    const bool v6035 = v6032 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6036 = v6034 < v12;
-    const bool v6037 = v6035 && v6036;
-    if (v6037) {
-      const float v6038 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6040 = bfloat(v6038);
-      const uint v6041 = v6032 * v3;
-      const uint v6042 = v6041 + v65;
-      const uint v6043 = v6042 + v6034;
-      out[v6043] = v6040;
-    }
-    const uint v6044 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6045 = v1123 + v6044;
-    const uint v6046 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6047 = v1122 + v6046;
-    const bool v6048 = v6045 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6049 = v6047 < v12;
-    const bool v6050 = v6048 && v6049;
-    if (v6050) {
-      const float v6051 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6053 = bfloat(v6051);
-      const uint v6054 = v6045 * v3;
-      const uint v6055 = v6054 + v65;
-      const uint v6056 = v6055 + v6047;
-      out[v6056] = v6053;
-    }
-    const uint v6057 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6058 = v1123 + v6057;
-    const uint v6059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6060 = v1122 + v6059;
-    const bool v6061 = v6058 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6062 = v6060 < v12;
-    const bool v6063 = v6061 && v6062;
-    if (v6063) {
-      const float v6064 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6066 = bfloat(v6064);
-      const uint v6067 = v6058 * v3;
-      const uint v6068 = v6067 + v65;
-      const uint v6069 = v6068 + v6060;
-      out[v6069] = v6066;
-    }
-    const uint v6070 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6071 = v1123 + v6070;
-    const uint v6072 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6073 = v1122 + v6072;
-    const bool v6074 = v6071 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6075 = v6073 < v12;
-    const bool v6076 = v6074 && v6075;
-    if (v6076) {
-      const float v6077 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6079 = bfloat(v6077);
-      const uint v6080 = v6071 * v3;
-      const uint v6081 = v6080 + v65;
-      const uint v6082 = v6081 + v6073;
-      out[v6082] = v6079;
-    }
-    const uint v6083 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6084 = v1123 + v6083;
-    const uint v6085 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6086 = v1122 + v6085;
-    const bool v6087 = v6084 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6088 = v6086 < v12;
-    const bool v6089 = v6087 && v6088;
-    if (v6089) {
-      const float v6090 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6092 = bfloat(v6090);
-      const uint v6093 = v6084 * v3;
-      const uint v6094 = v6093 + v65;
-      const uint v6095 = v6094 + v6086;
-      out[v6095] = v6092;
-    }
-    const uint v6096 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6097 = v1123 + v6096;
-    const uint v6098 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6099 = v1122 + v6098;
-    const bool v6100 = v6097 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6101 = v6099 < v12;
-    const bool v6102 = v6100 && v6101;
-    if (v6102) {
-      const float v6103 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6105 = bfloat(v6103);
-      const uint v6106 = v6097 * v3;
-      const uint v6107 = v6106 + v65;
-      const uint v6108 = v6107 + v6099;
-      out[v6108] = v6105;
-    }
-    const uint v6109 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6110 = v1123 + v6109;
-    const uint v6111 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6112 = v1122 + v6111;
-    const bool v6113 = v6110 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6114 = v6112 < v12;
-    const bool v6115 = v6113 && v6114;
-    if (v6115) {
-      const float v6116 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6118 = bfloat(v6116);
-      const uint v6119 = v6110 * v3;
-      const uint v6120 = v6119 + v65;
-      const uint v6121 = v6120 + v6112;
-      out[v6121] = v6118;
-    }
-    const uint v6122 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6123 = v1123 + v6122;
-    const uint v6124 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6125 = v1122 + v6124;
-    const bool v6126 = v6123 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6127 = v6125 < v12;
-    const bool v6128 = v6126 && v6127;
-    if (v6128) {
-      const float v6129 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6131 = bfloat(v6129);
-      const uint v6132 = v6123 * v3;
-      const uint v6133 = v6132 + v65;
-      const uint v6134 = v6133 + v6125;
-      out[v6134] = v6131;
-    }
-    const uint v6135 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6136 = v1123 + v6135;
-    const uint v6137 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6138 = v1122 + v6137;
-    const bool v6139 = v6136 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6140 = v6138 < v12;
-    const bool v6141 = v6139 && v6140;
-    if (v6141) {
-      const float v6142 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6144 = bfloat(v6142);
-      const uint v6145 = v6136 * v3;
-      const uint v6146 = v6145 + v65;
-      const uint v6147 = v6146 + v6138;
-      out[v6147] = v6144;
-    }
-    const uint v6148 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6149 = v1123 + v6148;
-    const uint v6150 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6151 = v1122 + v6150;
-    const bool v6152 = v6149 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6153 = v6151 < v12;
-    const bool v6154 = v6152 && v6153;
-    if (v6154) {
-      const float v6155 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6157 = bfloat(v6155);
-      const uint v6158 = v6149 * v3;
-      const uint v6159 = v6158 + v65;
-      const uint v6160 = v6159 + v6151;
-      out[v6160] = v6157;
-    }
-    const uint v6161 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6162 = v1123 + v6161;
-    const uint v6163 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6164 = v1122 + v6163;
-    const bool v6165 = v6162 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6166 = v6164 < v12;
-    const bool v6167 = v6165 && v6166;
-    if (v6167) {
-      const float v6168 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6170 = bfloat(v6168);
-      const uint v6171 = v6162 * v3;
-      const uint v6172 = v6171 + v65;
-      const uint v6173 = v6172 + v6164;
-      out[v6173] = v6170;
-    }
-    const uint v6174 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6175 = v1123 + v6174;
-    const uint v6176 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6177 = v1122 + v6176;
-    const bool v6178 = v6175 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6179 = v6177 < v12;
-    const bool v6180 = v6178 && v6179;
-    if (v6180) {
-      const float v6181 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6183 = bfloat(v6181);
-      const uint v6184 = v6175 * v3;
-      const uint v6185 = v6184 + v65;
-      const uint v6186 = v6185 + v6177;
-      out[v6186] = v6183;
-    }
-    const uint v6187 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6188 = v1123 + v6187;
-    const uint v6189 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6190 = v1122 + v6189;
-    const bool v6191 = v6188 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6192 = v6190 < v12;
-    const bool v6193 = v6191 && v6192;
-    if (v6193) {
-      const float v6194 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6196 = bfloat(v6194);
-      const uint v6197 = v6188 * v3;
-      const uint v6198 = v6197 + v65;
-      const uint v6199 = v6198 + v6190;
-      out[v6199] = v6196;
-    }
-    const uint v6200 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6201 = v1123 + v6200;
-    const uint v6202 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6203 = v1122 + v6202;
-    const bool v6204 = v6201 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6205 = v6203 < v12;
-    const bool v6206 = v6204 && v6205;
-    if (v6206) {
-      const float v6207 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6209 = bfloat(v6207);
-      const uint v6210 = v6201 * v3;
-      const uint v6211 = v6210 + v65;
-      const uint v6212 = v6211 + v6203;
-      out[v6212] = v6209;
-    }
-    const uint v6213 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6214 = v1123 + v6213;
-    const uint v6215 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6216 = v1122 + v6215;
-    const bool v6217 = v6214 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6218 = v6216 < v12;
-    const bool v6219 = v6217 && v6218;
-    if (v6219) {
-      const float v6220 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6222 = bfloat(v6220);
-      const uint v6223 = v6214 * v3;
-      const uint v6224 = v6223 + v65;
-      const uint v6225 = v6224 + v6216;
-      out[v6225] = v6222;
-    }
-    const uint v6226 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6227 = v1123 + v6226;
-    const uint v6228 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6229 = v1122 + v6228;
-    const bool v6230 = v6227 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6231 = v6229 < v12;
-    const bool v6232 = v6230 && v6231;
-    if (v6232) {
-      const float v6233 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6235 = bfloat(v6233);
-      const uint v6236 = v6227 * v3;
-      const uint v6237 = v6236 + v65;
-      const uint v6238 = v6237 + v6229;
-      out[v6238] = v6235;
-    }
-    const uint v6239 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6240 = v1123 + v6239;
-    const uint v6241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6242 = v1122 + v6241;
-    const bool v6243 = v6240 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6244 = v6242 < v12;
-    const bool v6245 = v6243 && v6244;
-    if (v6245) {
-      const float v6246 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6248 = bfloat(v6246);
-      const uint v6249 = v6240 * v3;
-      const uint v6250 = v6249 + v65;
-      const uint v6251 = v6250 + v6242;
-      out[v6251] = v6248;
-    }
-    const uint v6252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6253 = v1123 + v6252;
-    const uint v6254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6255 = v1122 + v6254;
-    const bool v6256 = v6253 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6257 = v6255 < v12;
-    const bool v6258 = v6256 && v6257;
-    if (v6258) {
-      const float v6259 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6261 = bfloat(v6259);
-      const uint v6262 = v6253 * v3;
-      const uint v6263 = v6262 + v65;
-      const uint v6264 = v6263 + v6255;
-      out[v6264] = v6261;
-    }
-    const uint v6265 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6266 = v1123 + v6265;
-    const uint v6267 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6268 = v1122 + v6267;
-    const bool v6269 = v6266 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6270 = v6268 < v12;
-    const bool v6271 = v6269 && v6270;
-    if (v6271) {
-      const float v6272 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6274 = bfloat(v6272);
-      const uint v6275 = v6266 * v3;
-      const uint v6276 = v6275 + v65;
-      const uint v6277 = v6276 + v6268;
-      out[v6277] = v6274;
-    }
-    const uint v6278 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6279 = v1123 + v6278;
-    const uint v6280 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6281 = v1122 + v6280;
-    const bool v6282 = v6279 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6283 = v6281 < v12;
-    const bool v6284 = v6282 && v6283;
-    if (v6284) {
-      const float v6285 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6287 = bfloat(v6285);
-      const uint v6288 = v6279 * v3;
-      const uint v6289 = v6288 + v65;
-      const uint v6290 = v6289 + v6281;
-      out[v6290] = v6287;
-    }
-    const uint v6291 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6292 = v1123 + v6291;
-    const uint v6293 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6294 = v1122 + v6293;
-    const bool v6295 = v6292 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6296 = v6294 < v12;
-    const bool v6297 = v6295 && v6296;
-    if (v6297) {
-      const float v6298 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6300 = bfloat(v6298);
-      const uint v6301 = v6292 * v3;
-      const uint v6302 = v6301 + v65;
-      const uint v6303 = v6302 + v6294;
-      out[v6303] = v6300;
-    }
-    const uint v6304 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6305 = v1123 + v6304;
-    const uint v6306 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6307 = v1122 + v6306;
-    const bool v6308 = v6305 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6309 = v6307 < v12;
-    const bool v6310 = v6308 && v6309;
-    if (v6310) {
-      const float v6311 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6313 = bfloat(v6311);
-      const uint v6314 = v6305 * v3;
-      const uint v6315 = v6314 + v65;
-      const uint v6316 = v6315 + v6307;
-      out[v6316] = v6313;
-    }
-    const uint v6317 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6318 = v1123 + v6317;
-    const uint v6319 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6320 = v1122 + v6319;
-    const bool v6321 = v6318 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6322 = v6320 < v12;
-    const bool v6323 = v6321 && v6322;
-    if (v6323) {
-      const float v6324 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6326 = bfloat(v6324);
-      const uint v6327 = v6318 * v3;
-      const uint v6328 = v6327 + v65;
-      const uint v6329 = v6328 + v6320;
-      out[v6329] = v6326;
-    }
-    const uint v6330 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6331 = v1123 + v6330;
-    const uint v6332 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6333 = v1122 + v6332;
-    const bool v6334 = v6331 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6335 = v6333 < v12;
-    const bool v6336 = v6334 && v6335;
-    if (v6336) {
-      const float v6337 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6339 = bfloat(v6337);
-      const uint v6340 = v6331 * v3;
-      const uint v6341 = v6340 + v65;
-      const uint v6342 = v6341 + v6333;
-      out[v6342] = v6339;
-    }
-    const uint v6343 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6344 = v1123 + v6343;
-    const uint v6345 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6346 = v1122 + v6345;
-    const bool v6347 = v6344 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6348 = v6346 < v12;
-    const bool v6349 = v6347 && v6348;
-    if (v6349) {
-      const float v6350 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6352 = bfloat(v6350);
-      const uint v6353 = v6344 * v3;
-      const uint v6354 = v6353 + v65;
-      const uint v6355 = v6354 + v6346;
-      out[v6355] = v6352;
-    }
-    const uint v6356 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6357 = v1123 + v6356;
-    const uint v6358 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6359 = v1122 + v6358;
-    const bool v6360 = v6357 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6361 = v6359 < v12;
-    const bool v6362 = v6360 && v6361;
-    if (v6362) {
-      const float v6363 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6365 = bfloat(v6363);
-      const uint v6366 = v6357 * v3;
-      const uint v6367 = v6366 + v65;
-      const uint v6368 = v6367 + v6359;
-      out[v6368] = v6365;
-    }
-    const uint v6369 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6370 = v1123 + v6369;
-    const uint v6371 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6372 = v1122 + v6371;
-    const bool v6373 = v6370 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6374 = v6372 < v12;
-    const bool v6375 = v6373 && v6374;
-    if (v6375) {
-      const float v6376 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6378 = bfloat(v6376);
-      const uint v6379 = v6370 * v3;
-      const uint v6380 = v6379 + v65;
-      const uint v6381 = v6380 + v6372;
-      out[v6381] = v6378;
+    const uint v4719 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4720 = v1124 + v4719;
+    const uint v4721 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4722 = v1123 + v4721;
+    const bool v4723 = v4720 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4724 = v4722 < v12;
+    const bool v4725 = v4723 && v4724;
+    if (v4725) {
+      const float v4726 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4728 = bfloat(v4726);
+      const uint v4729 = v4720 * v3;
+      const uint v4730 = v4729 + v65;
+      const uint v4731 = v4730 + v4722;
+      out[v4731] = v4728;
+    }
+    const uint v4732 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4733 = v1124 + v4732;
+    const uint v4734 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4735 = v1123 + v4734;
+    const bool v4736 = v4733 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4737 = v4735 < v12;
+    const bool v4738 = v4736 && v4737;
+    if (v4738) {
+      const float v4739 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4741 = bfloat(v4739);
+      const uint v4742 = v4733 * v3;
+      const uint v4743 = v4742 + v65;
+      const uint v4744 = v4743 + v4735;
+      out[v4744] = v4741;
+    }
+    const uint v4745 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4746 = v1124 + v4745;
+    const uint v4747 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4748 = v1123 + v4747;
+    const bool v4749 = v4746 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4750 = v4748 < v12;
+    const bool v4751 = v4749 && v4750;
+    if (v4751) {
+      const float v4752 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4754 = bfloat(v4752);
+      const uint v4755 = v4746 * v3;
+      const uint v4756 = v4755 + v65;
+      const uint v4757 = v4756 + v4748;
+      out[v4757] = v4754;
+    }
+    const uint v4758 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4759 = v1124 + v4758;
+    const uint v4760 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4761 = v1123 + v4760;
+    const bool v4762 = v4759 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4763 = v4761 < v12;
+    const bool v4764 = v4762 && v4763;
+    if (v4764) {
+      const float v4765 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4767 = bfloat(v4765);
+      const uint v4768 = v4759 * v3;
+      const uint v4769 = v4768 + v65;
+      const uint v4770 = v4769 + v4761;
+      out[v4770] = v4767;
+    }
+    const uint v4771 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4772 = v1124 + v4771;
+    const uint v4773 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4774 = v1123 + v4773;
+    const bool v4775 = v4772 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4776 = v4774 < v12;
+    const bool v4777 = v4775 && v4776;
+    if (v4777) {
+      const float v4778 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4780 = bfloat(v4778);
+      const uint v4781 = v4772 * v3;
+      const uint v4782 = v4781 + v65;
+      const uint v4783 = v4782 + v4774;
+      out[v4783] = v4780;
+    }
+    const uint v4784 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4785 = v1124 + v4784;
+    const uint v4786 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4787 = v1123 + v4786;
+    const bool v4788 = v4785 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4789 = v4787 < v12;
+    const bool v4790 = v4788 && v4789;
+    if (v4790) {
+      const float v4791 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4793 = bfloat(v4791);
+      const uint v4794 = v4785 * v3;
+      const uint v4795 = v4794 + v65;
+      const uint v4796 = v4795 + v4787;
+      out[v4796] = v4793;
+    }
+    const uint v4797 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4798 = v1124 + v4797;
+    const uint v4799 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4800 = v1123 + v4799;
+    const bool v4801 = v4798 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4802 = v4800 < v12;
+    const bool v4803 = v4801 && v4802;
+    if (v4803) {
+      const float v4804 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4806 = bfloat(v4804);
+      const uint v4807 = v4798 * v3;
+      const uint v4808 = v4807 + v65;
+      const uint v4809 = v4808 + v4800;
+      out[v4809] = v4806;
+    }
+    const uint v4810 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4811 = v1124 + v4810;
+    const uint v4812 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4813 = v1123 + v4812;
+    const bool v4814 = v4811 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4815 = v4813 < v12;
+    const bool v4816 = v4814 && v4815;
+    if (v4816) {
+      const float v4817 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4819 = bfloat(v4817);
+      const uint v4820 = v4811 * v3;
+      const uint v4821 = v4820 + v65;
+      const uint v4822 = v4821 + v4813;
+      out[v4822] = v4819;
+    }
+    const uint v4823 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4824 = v1124 + v4823;
+    const uint v4825 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4826 = v1123 + v4825;
+    const bool v4827 = v4824 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4828 = v4826 < v12;
+    const bool v4829 = v4827 && v4828;
+    if (v4829) {
+      const float v4830 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4832 = bfloat(v4830);
+      const uint v4833 = v4824 * v3;
+      const uint v4834 = v4833 + v65;
+      const uint v4835 = v4834 + v4826;
+      out[v4835] = v4832;
+    }
+    const uint v4836 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4837 = v1124 + v4836;
+    const uint v4838 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4839 = v1123 + v4838;
+    const bool v4840 = v4837 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4841 = v4839 < v12;
+    const bool v4842 = v4840 && v4841;
+    if (v4842) {
+      const float v4843 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4845 = bfloat(v4843);
+      const uint v4846 = v4837 * v3;
+      const uint v4847 = v4846 + v65;
+      const uint v4848 = v4847 + v4839;
+      out[v4848] = v4845;
+    }
+    const uint v4849 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4850 = v1124 + v4849;
+    const uint v4851 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4852 = v1123 + v4851;
+    const bool v4853 = v4850 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4854 = v4852 < v12;
+    const bool v4855 = v4853 && v4854;
+    if (v4855) {
+      const float v4856 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4858 = bfloat(v4856);
+      const uint v4859 = v4850 * v3;
+      const uint v4860 = v4859 + v65;
+      const uint v4861 = v4860 + v4852;
+      out[v4861] = v4858;
+    }
+    const uint v4862 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4863 = v1124 + v4862;
+    const uint v4864 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4865 = v1123 + v4864;
+    const bool v4866 = v4863 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4867 = v4865 < v12;
+    const bool v4868 = v4866 && v4867;
+    if (v4868) {
+      const float v4869 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4871 = bfloat(v4869);
+      const uint v4872 = v4863 * v3;
+      const uint v4873 = v4872 + v65;
+      const uint v4874 = v4873 + v4865;
+      out[v4874] = v4871;
+    }
+    const uint v4875 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4876 = v1124 + v4875;
+    const uint v4877 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4878 = v1123 + v4877;
+    const bool v4879 = v4876 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4880 = v4878 < v12;
+    const bool v4881 = v4879 && v4880;
+    if (v4881) {
+      const float v4882 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4884 = bfloat(v4882);
+      const uint v4885 = v4876 * v3;
+      const uint v4886 = v4885 + v65;
+      const uint v4887 = v4886 + v4878;
+      out[v4887] = v4884;
+    }
+    const uint v4888 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4889 = v1124 + v4888;
+    const uint v4890 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4891 = v1123 + v4890;
+    const bool v4892 = v4889 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4893 = v4891 < v12;
+    const bool v4894 = v4892 && v4893;
+    if (v4894) {
+      const float v4895 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4897 = bfloat(v4895);
+      const uint v4898 = v4889 * v3;
+      const uint v4899 = v4898 + v65;
+      const uint v4900 = v4899 + v4891;
+      out[v4900] = v4897;
+    }
+    const uint v4901 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4902 = v1124 + v4901;
+    const uint v4903 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4904 = v1123 + v4903;
+    const bool v4905 = v4902 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4906 = v4904 < v12;
+    const bool v4907 = v4905 && v4906;
+    if (v4907) {
+      const float v4908 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4910 = bfloat(v4908);
+      const uint v4911 = v4902 * v3;
+      const uint v4912 = v4911 + v65;
+      const uint v4913 = v4912 + v4904;
+      out[v4913] = v4910;
+    }
+    const uint v4914 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4915 = v1124 + v4914;
+    const uint v4916 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4917 = v1123 + v4916;
+    const bool v4918 = v4915 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4919 = v4917 < v12;
+    const bool v4920 = v4918 && v4919;
+    if (v4920) {
+      const float v4921 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4923 = bfloat(v4921);
+      const uint v4924 = v4915 * v3;
+      const uint v4925 = v4924 + v65;
+      const uint v4926 = v4925 + v4917;
+      out[v4926] = v4923;
+    }
+    const uint v4927 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4928 = v1124 + v4927;
+    const uint v4929 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4930 = v1123 + v4929;
+    const bool v4931 = v4928 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4932 = v4930 < v12;
+    const bool v4933 = v4931 && v4932;
+    if (v4933) {
+      const float v4934 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4936 = bfloat(v4934);
+      const uint v4937 = v4928 * v3;
+      const uint v4938 = v4937 + v65;
+      const uint v4939 = v4938 + v4930;
+      out[v4939] = v4936;
+    }
+    const uint v4940 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4941 = v1124 + v4940;
+    const uint v4942 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4943 = v1123 + v4942;
+    const bool v4944 = v4941 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4945 = v4943 < v12;
+    const bool v4946 = v4944 && v4945;
+    if (v4946) {
+      const float v4947 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4949 = bfloat(v4947);
+      const uint v4950 = v4941 * v3;
+      const uint v4951 = v4950 + v65;
+      const uint v4952 = v4951 + v4943;
+      out[v4952] = v4949;
+    }
+    const uint v4953 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4954 = v1124 + v4953;
+    const uint v4955 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4956 = v1123 + v4955;
+    const bool v4957 = v4954 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4958 = v4956 < v12;
+    const bool v4959 = v4957 && v4958;
+    if (v4959) {
+      const float v4960 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4962 = bfloat(v4960);
+      const uint v4963 = v4954 * v3;
+      const uint v4964 = v4963 + v65;
+      const uint v4965 = v4964 + v4956;
+      out[v4965] = v4962;
+    }
+    const uint v4966 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4967 = v1124 + v4966;
+    const uint v4968 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4969 = v1123 + v4968;
+    const bool v4970 = v4967 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4971 = v4969 < v12;
+    const bool v4972 = v4970 && v4971;
+    if (v4972) {
+      const float v4973 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4975 = bfloat(v4973);
+      const uint v4976 = v4967 * v3;
+      const uint v4977 = v4976 + v65;
+      const uint v4978 = v4977 + v4969;
+      out[v4978] = v4975;
+    }
+    const uint v4979 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4980 = v1124 + v4979;
+    const uint v4981 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4982 = v1123 + v4981;
+    const bool v4983 = v4980 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4984 = v4982 < v12;
+    const bool v4985 = v4983 && v4984;
+    if (v4985) {
+      const float v4986 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4988 = bfloat(v4986);
+      const uint v4989 = v4980 * v3;
+      const uint v4990 = v4989 + v65;
+      const uint v4991 = v4990 + v4982;
+      out[v4991] = v4988;
+    }
+    const uint v4992 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4993 = v1124 + v4992;
+    const uint v4994 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4995 = v1123 + v4994;
+    const bool v4996 = v4993 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4997 = v4995 < v12;
+    const bool v4998 = v4996 && v4997;
+    if (v4998) {
+      const float v4999 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5001 = bfloat(v4999);
+      const uint v5002 = v4993 * v3;
+      const uint v5003 = v5002 + v65;
+      const uint v5004 = v5003 + v4995;
+      out[v5004] = v5001;
+    }
+    const uint v5005 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5006 = v1124 + v5005;
+    const uint v5007 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5008 = v1123 + v5007;
+    const bool v5009 = v5006 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5010 = v5008 < v12;
+    const bool v5011 = v5009 && v5010;
+    if (v5011) {
+      const float v5012 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5014 = bfloat(v5012);
+      const uint v5015 = v5006 * v3;
+      const uint v5016 = v5015 + v65;
+      const uint v5017 = v5016 + v5008;
+      out[v5017] = v5014;
+    }
+    const uint v5018 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5019 = v1124 + v5018;
+    const uint v5020 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5021 = v1123 + v5020;
+    const bool v5022 = v5019 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5023 = v5021 < v12;
+    const bool v5024 = v5022 && v5023;
+    if (v5024) {
+      const float v5025 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5027 = bfloat(v5025);
+      const uint v5028 = v5019 * v3;
+      const uint v5029 = v5028 + v65;
+      const uint v5030 = v5029 + v5021;
+      out[v5030] = v5027;
+    }
+    const uint v5031 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5032 = v1124 + v5031;
+    const uint v5033 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5034 = v1123 + v5033;
+    const bool v5035 = v5032 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5036 = v5034 < v12;
+    const bool v5037 = v5035 && v5036;
+    if (v5037) {
+      const float v5038 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5040 = bfloat(v5038);
+      const uint v5041 = v5032 * v3;
+      const uint v5042 = v5041 + v65;
+      const uint v5043 = v5042 + v5034;
+      out[v5043] = v5040;
+    }
+    const uint v5044 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5045 = v1124 + v5044;
+    const uint v5046 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5047 = v1123 + v5046;
+    const bool v5048 = v5045 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5049 = v5047 < v12;
+    const bool v5050 = v5048 && v5049;
+    if (v5050) {
+      const float v5051 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5053 = bfloat(v5051);
+      const uint v5054 = v5045 * v3;
+      const uint v5055 = v5054 + v65;
+      const uint v5056 = v5055 + v5047;
+      out[v5056] = v5053;
+    }
+    const uint v5057 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5058 = v1124 + v5057;
+    const uint v5059 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5060 = v1123 + v5059;
+    const bool v5061 = v5058 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5062 = v5060 < v12;
+    const bool v5063 = v5061 && v5062;
+    if (v5063) {
+      const float v5064 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5066 = bfloat(v5064);
+      const uint v5067 = v5058 * v3;
+      const uint v5068 = v5067 + v65;
+      const uint v5069 = v5068 + v5060;
+      out[v5069] = v5066;
+    }
+    const uint v5070 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5071 = v1124 + v5070;
+    const uint v5072 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5073 = v1123 + v5072;
+    const bool v5074 = v5071 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5075 = v5073 < v12;
+    const bool v5076 = v5074 && v5075;
+    if (v5076) {
+      const float v5077 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5079 = bfloat(v5077);
+      const uint v5080 = v5071 * v3;
+      const uint v5081 = v5080 + v65;
+      const uint v5082 = v5081 + v5073;
+      out[v5082] = v5079;
+    }
+    const uint v5083 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5084 = v1124 + v5083;
+    const uint v5085 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5086 = v1123 + v5085;
+    const bool v5087 = v5084 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5088 = v5086 < v12;
+    const bool v5089 = v5087 && v5088;
+    if (v5089) {
+      const float v5090 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5092 = bfloat(v5090);
+      const uint v5093 = v5084 * v3;
+      const uint v5094 = v5093 + v65;
+      const uint v5095 = v5094 + v5086;
+      out[v5095] = v5092;
+    }
+    const uint v5096 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5097 = v1124 + v5096;
+    const uint v5098 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5099 = v1123 + v5098;
+    const bool v5100 = v5097 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5101 = v5099 < v12;
+    const bool v5102 = v5100 && v5101;
+    if (v5102) {
+      const float v5103 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5105 = bfloat(v5103);
+      const uint v5106 = v5097 * v3;
+      const uint v5107 = v5106 + v65;
+      const uint v5108 = v5107 + v5099;
+      out[v5108] = v5105;
+    }
+    const uint v5109 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5110 = v1124 + v5109;
+    const uint v5111 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5112 = v1123 + v5111;
+    const bool v5113 = v5110 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5114 = v5112 < v12;
+    const bool v5115 = v5113 && v5114;
+    if (v5115) {
+      const float v5116 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5118 = bfloat(v5116);
+      const uint v5119 = v5110 * v3;
+      const uint v5120 = v5119 + v65;
+      const uint v5121 = v5120 + v5112;
+      out[v5121] = v5118;
+    }
+    const uint v5122 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5123 = v1124 + v5122;
+    const uint v5124 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5125 = v1123 + v5124;
+    const bool v5126 = v5123 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5127 = v5125 < v12;
+    const bool v5128 = v5126 && v5127;
+    if (v5128) {
+      const float v5129 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5131 = bfloat(v5129);
+      const uint v5132 = v5123 * v3;
+      const uint v5133 = v5132 + v65;
+      const uint v5134 = v5133 + v5125;
+      out[v5134] = v5131;
+    }
+    const uint v5135 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5136 = v1124 + v5135;
+    const uint v5137 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5138 = v1123 + v5137;
+    const bool v5139 = v5136 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5140 = v5138 < v12;
+    const bool v5141 = v5139 && v5140;
+    if (v5141) {
+      const float v5142 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5144 = bfloat(v5142);
+      const uint v5145 = v5136 * v3;
+      const uint v5146 = v5145 + v65;
+      const uint v5147 = v5146 + v5138;
+      out[v5147] = v5144;
+    }
+    const uint v5148 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5149 = v1124 + v5148;
+    const uint v5150 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5151 = v1123 + v5150;
+    const bool v5152 = v5149 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5153 = v5151 < v12;
+    const bool v5154 = v5152 && v5153;
+    if (v5154) {
+      const float v5155 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5157 = bfloat(v5155);
+      const uint v5158 = v5149 * v3;
+      const uint v5159 = v5158 + v65;
+      const uint v5160 = v5159 + v5151;
+      out[v5160] = v5157;
+    }
+    const uint v5161 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5162 = v1124 + v5161;
+    const uint v5163 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5164 = v1123 + v5163;
+    const bool v5165 = v5162 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5166 = v5164 < v12;
+    const bool v5167 = v5165 && v5166;
+    if (v5167) {
+      const float v5168 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5170 = bfloat(v5168);
+      const uint v5171 = v5162 * v3;
+      const uint v5172 = v5171 + v65;
+      const uint v5173 = v5172 + v5164;
+      out[v5173] = v5170;
+    }
+    const uint v5174 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5175 = v1124 + v5174;
+    const uint v5176 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5177 = v1123 + v5176;
+    const bool v5178 = v5175 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5179 = v5177 < v12;
+    const bool v5180 = v5178 && v5179;
+    if (v5180) {
+      const float v5181 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5183 = bfloat(v5181);
+      const uint v5184 = v5175 * v3;
+      const uint v5185 = v5184 + v65;
+      const uint v5186 = v5185 + v5177;
+      out[v5186] = v5183;
+    }
+    const uint v5187 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5188 = v1124 + v5187;
+    const uint v5189 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5190 = v1123 + v5189;
+    const bool v5191 = v5188 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5192 = v5190 < v12;
+    const bool v5193 = v5191 && v5192;
+    if (v5193) {
+      const float v5194 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5196 = bfloat(v5194);
+      const uint v5197 = v5188 * v3;
+      const uint v5198 = v5197 + v65;
+      const uint v5199 = v5198 + v5190;
+      out[v5199] = v5196;
+    }
+    const uint v5200 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5201 = v1124 + v5200;
+    const uint v5202 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5203 = v1123 + v5202;
+    const bool v5204 = v5201 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5205 = v5203 < v12;
+    const bool v5206 = v5204 && v5205;
+    if (v5206) {
+      const float v5207 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5209 = bfloat(v5207);
+      const uint v5210 = v5201 * v3;
+      const uint v5211 = v5210 + v65;
+      const uint v5212 = v5211 + v5203;
+      out[v5212] = v5209;
+    }
+    const uint v5213 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5214 = v1124 + v5213;
+    const uint v5215 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5216 = v1123 + v5215;
+    const bool v5217 = v5214 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5218 = v5216 < v12;
+    const bool v5219 = v5217 && v5218;
+    if (v5219) {
+      const float v5220 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5222 = bfloat(v5220);
+      const uint v5223 = v5214 * v3;
+      const uint v5224 = v5223 + v65;
+      const uint v5225 = v5224 + v5216;
+      out[v5225] = v5222;
+    }
+    const uint v5226 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5227 = v1124 + v5226;
+    const uint v5228 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5229 = v1123 + v5228;
+    const bool v5230 = v5227 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5231 = v5229 < v12;
+    const bool v5232 = v5230 && v5231;
+    if (v5232) {
+      const float v5233 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5235 = bfloat(v5233);
+      const uint v5236 = v5227 * v3;
+      const uint v5237 = v5236 + v65;
+      const uint v5238 = v5237 + v5229;
+      out[v5238] = v5235;
+    }
+    const uint v5239 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5240 = v1124 + v5239;
+    const uint v5241 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5242 = v1123 + v5241;
+    const bool v5243 = v5240 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5244 = v5242 < v12;
+    const bool v5245 = v5243 && v5244;
+    if (v5245) {
+      const float v5246 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5248 = bfloat(v5246);
+      const uint v5249 = v5240 * v3;
+      const uint v5250 = v5249 + v65;
+      const uint v5251 = v5250 + v5242;
+      out[v5251] = v5248;
+    }
+    const uint v5252 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5253 = v1124 + v5252;
+    const uint v5254 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5255 = v1123 + v5254;
+    const bool v5256 = v5253 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5257 = v5255 < v12;
+    const bool v5258 = v5256 && v5257;
+    if (v5258) {
+      const float v5259 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5261 = bfloat(v5259);
+      const uint v5262 = v5253 * v3;
+      const uint v5263 = v5262 + v65;
+      const uint v5264 = v5263 + v5255;
+      out[v5264] = v5261;
+    }
+    const uint v5265 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5266 = v1124 + v5265;
+    const uint v5267 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5268 = v1123 + v5267;
+    const bool v5269 = v5266 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5270 = v5268 < v12;
+    const bool v5271 = v5269 && v5270;
+    if (v5271) {
+      const float v5272 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5274 = bfloat(v5272);
+      const uint v5275 = v5266 * v3;
+      const uint v5276 = v5275 + v65;
+      const uint v5277 = v5276 + v5268;
+      out[v5277] = v5274;
+    }
+    const uint v5278 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5279 = v1124 + v5278;
+    const uint v5280 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5281 = v1123 + v5280;
+    const bool v5282 = v5279 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5283 = v5281 < v12;
+    const bool v5284 = v5282 && v5283;
+    if (v5284) {
+      const float v5285 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5287 = bfloat(v5285);
+      const uint v5288 = v5279 * v3;
+      const uint v5289 = v5288 + v65;
+      const uint v5290 = v5289 + v5281;
+      out[v5290] = v5287;
+    }
+    const uint v5291 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5292 = v1124 + v5291;
+    const uint v5293 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5294 = v1123 + v5293;
+    const bool v5295 = v5292 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5296 = v5294 < v12;
+    const bool v5297 = v5295 && v5296;
+    if (v5297) {
+      const float v5298 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5300 = bfloat(v5298);
+      const uint v5301 = v5292 * v3;
+      const uint v5302 = v5301 + v65;
+      const uint v5303 = v5302 + v5294;
+      out[v5303] = v5300;
+    }
+    const uint v5304 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5305 = v1124 + v5304;
+    const uint v5306 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5307 = v1123 + v5306;
+    const bool v5308 = v5305 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5309 = v5307 < v12;
+    const bool v5310 = v5308 && v5309;
+    if (v5310) {
+      const float v5311 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5313 = bfloat(v5311);
+      const uint v5314 = v5305 * v3;
+      const uint v5315 = v5314 + v65;
+      const uint v5316 = v5315 + v5307;
+      out[v5316] = v5313;
+    }
+    const uint v5317 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5318 = v1124 + v5317;
+    const uint v5319 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5320 = v1123 + v5319;
+    const bool v5321 = v5318 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5322 = v5320 < v12;
+    const bool v5323 = v5321 && v5322;
+    if (v5323) {
+      const float v5324 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5326 = bfloat(v5324);
+      const uint v5327 = v5318 * v3;
+      const uint v5328 = v5327 + v65;
+      const uint v5329 = v5328 + v5320;
+      out[v5329] = v5326;
+    }
+    const uint v5330 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5331 = v1124 + v5330;
+    const uint v5332 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5333 = v1123 + v5332;
+    const bool v5334 = v5331 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5335 = v5333 < v12;
+    const bool v5336 = v5334 && v5335;
+    if (v5336) {
+      const float v5337 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5339 = bfloat(v5337);
+      const uint v5340 = v5331 * v3;
+      const uint v5341 = v5340 + v65;
+      const uint v5342 = v5341 + v5333;
+      out[v5342] = v5339;
+    }
+    const uint v5343 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5344 = v1124 + v5343;
+    const uint v5345 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5346 = v1123 + v5345;
+    const bool v5347 = v5344 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5348 = v5346 < v12;
+    const bool v5349 = v5347 && v5348;
+    if (v5349) {
+      const float v5350 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5352 = bfloat(v5350);
+      const uint v5353 = v5344 * v3;
+      const uint v5354 = v5353 + v65;
+      const uint v5355 = v5354 + v5346;
+      out[v5355] = v5352;
+    }
+    const uint v5356 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5357 = v1124 + v5356;
+    const uint v5358 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5359 = v1123 + v5358;
+    const bool v5360 = v5357 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5361 = v5359 < v12;
+    const bool v5362 = v5360 && v5361;
+    if (v5362) {
+      const float v5363 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5365 = bfloat(v5363);
+      const uint v5366 = v5357 * v3;
+      const uint v5367 = v5366 + v65;
+      const uint v5368 = v5367 + v5359;
+      out[v5368] = v5365;
+    }
+    const uint v5369 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5370 = v1124 + v5369;
+    const uint v5371 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5372 = v1123 + v5371;
+    const bool v5373 = v5370 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5374 = v5372 < v12;
+    const bool v5375 = v5373 && v5374;
+    if (v5375) {
+      const float v5376 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5378 = bfloat(v5376);
+      const uint v5379 = v5370 * v3;
+      const uint v5380 = v5379 + v65;
+      const uint v5381 = v5380 + v5372;
+      out[v5381] = v5378;
+    }
+    const uint v5382 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5383 = v1124 + v5382;
+    const uint v5384 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5385 = v1123 + v5384;
+    const bool v5386 = v5383 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5387 = v5385 < v12;
+    const bool v5388 = v5386 && v5387;
+    if (v5388) {
+      const float v5389 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5391 = bfloat(v5389);
+      const uint v5392 = v5383 * v3;
+      const uint v5393 = v5392 + v65;
+      const uint v5394 = v5393 + v5385;
+      out[v5394] = v5391;
+    }
+    const uint v5395 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5396 = v1124 + v5395;
+    const uint v5397 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5398 = v1123 + v5397;
+    const bool v5399 = v5396 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5400 = v5398 < v12;
+    const bool v5401 = v5399 && v5400;
+    if (v5401) {
+      const float v5402 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5404 = bfloat(v5402);
+      const uint v5405 = v5396 * v3;
+      const uint v5406 = v5405 + v65;
+      const uint v5407 = v5406 + v5398;
+      out[v5407] = v5404;
+    }
+    const uint v5408 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5409 = v1124 + v5408;
+    const uint v5410 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5411 = v1123 + v5410;
+    const bool v5412 = v5409 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5413 = v5411 < v12;
+    const bool v5414 = v5412 && v5413;
+    if (v5414) {
+      const float v5415 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5417 = bfloat(v5415);
+      const uint v5418 = v5409 * v3;
+      const uint v5419 = v5418 + v65;
+      const uint v5420 = v5419 + v5411;
+      out[v5420] = v5417;
+    }
+    const uint v5421 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5422 = v1124 + v5421;
+    const uint v5423 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5424 = v1123 + v5423;
+    const bool v5425 = v5422 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5426 = v5424 < v12;
+    const bool v5427 = v5425 && v5426;
+    if (v5427) {
+      const float v5428 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5430 = bfloat(v5428);
+      const uint v5431 = v5422 * v3;
+      const uint v5432 = v5431 + v65;
+      const uint v5433 = v5432 + v5424;
+      out[v5433] = v5430;
+    }
+    const uint v5434 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5435 = v1124 + v5434;
+    const uint v5436 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5437 = v1123 + v5436;
+    const bool v5438 = v5435 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5439 = v5437 < v12;
+    const bool v5440 = v5438 && v5439;
+    if (v5440) {
+      const float v5441 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5443 = bfloat(v5441);
+      const uint v5444 = v5435 * v3;
+      const uint v5445 = v5444 + v65;
+      const uint v5446 = v5445 + v5437;
+      out[v5446] = v5443;
+    }
+    const uint v5447 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5448 = v1124 + v5447;
+    const uint v5449 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5450 = v1123 + v5449;
+    const bool v5451 = v5448 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5452 = v5450 < v12;
+    const bool v5453 = v5451 && v5452;
+    if (v5453) {
+      const float v5454 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5456 = bfloat(v5454);
+      const uint v5457 = v5448 * v3;
+      const uint v5458 = v5457 + v65;
+      const uint v5459 = v5458 + v5450;
+      out[v5459] = v5456;
+    }
+    const uint v5460 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5461 = v1124 + v5460;
+    const uint v5462 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5463 = v1123 + v5462;
+    const bool v5464 = v5461 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5465 = v5463 < v12;
+    const bool v5466 = v5464 && v5465;
+    if (v5466) {
+      const float v5467 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5469 = bfloat(v5467);
+      const uint v5470 = v5461 * v3;
+      const uint v5471 = v5470 + v65;
+      const uint v5472 = v5471 + v5463;
+      out[v5472] = v5469;
+    }
+    const uint v5473 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5474 = v1124 + v5473;
+    const uint v5475 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5476 = v1123 + v5475;
+    const bool v5477 = v5474 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5478 = v5476 < v12;
+    const bool v5479 = v5477 && v5478;
+    if (v5479) {
+      const float v5480 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5482 = bfloat(v5480);
+      const uint v5483 = v5474 * v3;
+      const uint v5484 = v5483 + v65;
+      const uint v5485 = v5484 + v5476;
+      out[v5485] = v5482;
+    }
+    const uint v5486 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5487 = v1124 + v5486;
+    const uint v5488 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5489 = v1123 + v5488;
+    const bool v5490 = v5487 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5491 = v5489 < v12;
+    const bool v5492 = v5490 && v5491;
+    if (v5492) {
+      const float v5493 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5495 = bfloat(v5493);
+      const uint v5496 = v5487 * v3;
+      const uint v5497 = v5496 + v65;
+      const uint v5498 = v5497 + v5489;
+      out[v5498] = v5495;
+    }
+    const uint v5499 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5500 = v1124 + v5499;
+    const uint v5501 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5502 = v1123 + v5501;
+    const bool v5503 = v5500 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5504 = v5502 < v12;
+    const bool v5505 = v5503 && v5504;
+    if (v5505) {
+      const float v5506 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5508 = bfloat(v5506);
+      const uint v5509 = v5500 * v3;
+      const uint v5510 = v5509 + v65;
+      const uint v5511 = v5510 + v5502;
+      out[v5511] = v5508;
+    }
+    const uint v5512 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5513 = v1124 + v5512;
+    const uint v5514 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5515 = v1123 + v5514;
+    const bool v5516 = v5513 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5517 = v5515 < v12;
+    const bool v5518 = v5516 && v5517;
+    if (v5518) {
+      const float v5519 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5521 = bfloat(v5519);
+      const uint v5522 = v5513 * v3;
+      const uint v5523 = v5522 + v65;
+      const uint v5524 = v5523 + v5515;
+      out[v5524] = v5521;
+    }
+    const uint v5525 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5526 = v1124 + v5525;
+    const uint v5527 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5528 = v1123 + v5527;
+    const bool v5529 = v5526 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5530 = v5528 < v12;
+    const bool v5531 = v5529 && v5530;
+    if (v5531) {
+      const float v5532 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5534 = bfloat(v5532);
+      const uint v5535 = v5526 * v3;
+      const uint v5536 = v5535 + v65;
+      const uint v5537 = v5536 + v5528;
+      out[v5537] = v5534;
+    }
+    const uint v5538 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5539 = v1124 + v5538;
+    const uint v5540 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5541 = v1123 + v5540;
+    const bool v5542 = v5539 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5543 = v5541 < v12;
+    const bool v5544 = v5542 && v5543;
+    if (v5544) {
+      const float v5545 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5547 = bfloat(v5545);
+      const uint v5548 = v5539 * v3;
+      const uint v5549 = v5548 + v65;
+      const uint v5550 = v5549 + v5541;
+      out[v5550] = v5547;
+    }
+    const uint v5551 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5552 = v1124 + v5551;
+    const uint v5553 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5554 = v1123 + v5553;
+    const bool v5555 = v5552 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5556 = v5554 < v12;
+    const bool v5557 = v5555 && v5556;
+    if (v5557) {
+      const float v5558 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5560 = bfloat(v5558);
+      const uint v5561 = v5552 * v3;
+      const uint v5562 = v5561 + v65;
+      const uint v5563 = v5562 + v5554;
+      out[v5563] = v5560;
+    }
+    const uint v5564 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5565 = v1124 + v5564;
+    const uint v5566 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5567 = v1123 + v5566;
+    const bool v5568 = v5565 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5569 = v5567 < v12;
+    const bool v5570 = v5568 && v5569;
+    if (v5570) {
+      const float v5571 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5573 = bfloat(v5571);
+      const uint v5574 = v5565 * v3;
+      const uint v5575 = v5574 + v65;
+      const uint v5576 = v5575 + v5567;
+      out[v5576] = v5573;
+    }
+    const uint v5577 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5578 = v1124 + v5577;
+    const uint v5579 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5580 = v1123 + v5579;
+    const bool v5581 = v5578 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5582 = v5580 < v12;
+    const bool v5583 = v5581 && v5582;
+    if (v5583) {
+      const float v5584 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5586 = bfloat(v5584);
+      const uint v5587 = v5578 * v3;
+      const uint v5588 = v5587 + v65;
+      const uint v5589 = v5588 + v5580;
+      out[v5589] = v5586;
+    }
+    const uint v5590 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5591 = v1124 + v5590;
+    const uint v5592 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5593 = v1123 + v5592;
+    const bool v5594 = v5591 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5595 = v5593 < v12;
+    const bool v5596 = v5594 && v5595;
+    if (v5596) {
+      const float v5597 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5599 = bfloat(v5597);
+      const uint v5600 = v5591 * v3;
+      const uint v5601 = v5600 + v65;
+      const uint v5602 = v5601 + v5593;
+      out[v5602] = v5599;
+    }
+    const uint v5603 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5604 = v1124 + v5603;
+    const uint v5605 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5606 = v1123 + v5605;
+    const bool v5607 = v5604 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5608 = v5606 < v12;
+    const bool v5609 = v5607 && v5608;
+    if (v5609) {
+      const float v5610 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5612 = bfloat(v5610);
+      const uint v5613 = v5604 * v3;
+      const uint v5614 = v5613 + v65;
+      const uint v5615 = v5614 + v5606;
+      out[v5615] = v5612;
+    }
+    const uint v5616 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5617 = v1124 + v5616;
+    const uint v5618 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5619 = v1123 + v5618;
+    const bool v5620 = v5617 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5621 = v5619 < v12;
+    const bool v5622 = v5620 && v5621;
+    if (v5622) {
+      const float v5623 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5625 = bfloat(v5623);
+      const uint v5626 = v5617 * v3;
+      const uint v5627 = v5626 + v65;
+      const uint v5628 = v5627 + v5619;
+      out[v5628] = v5625;
+    }
+    const uint v5629 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5630 = v1124 + v5629;
+    const uint v5631 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5632 = v1123 + v5631;
+    const bool v5633 = v5630 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5634 = v5632 < v12;
+    const bool v5635 = v5633 && v5634;
+    if (v5635) {
+      const float v5636 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5638 = bfloat(v5636);
+      const uint v5639 = v5630 * v3;
+      const uint v5640 = v5639 + v65;
+      const uint v5641 = v5640 + v5632;
+      out[v5641] = v5638;
+    }
+    const uint v5642 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5643 = v1124 + v5642;
+    const uint v5644 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5645 = v1123 + v5644;
+    const bool v5646 = v5643 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5647 = v5645 < v12;
+    const bool v5648 = v5646 && v5647;
+    if (v5648) {
+      const float v5649 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5651 = bfloat(v5649);
+      const uint v5652 = v5643 * v3;
+      const uint v5653 = v5652 + v65;
+      const uint v5654 = v5653 + v5645;
+      out[v5654] = v5651;
+    }
+    const uint v5655 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5656 = v1124 + v5655;
+    const uint v5657 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5658 = v1123 + v5657;
+    const bool v5659 = v5656 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5660 = v5658 < v12;
+    const bool v5661 = v5659 && v5660;
+    if (v5661) {
+      const float v5662 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5664 = bfloat(v5662);
+      const uint v5665 = v5656 * v3;
+      const uint v5666 = v5665 + v65;
+      const uint v5667 = v5666 + v5658;
+      out[v5667] = v5664;
+    }
+    const uint v5668 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5669 = v1124 + v5668;
+    const uint v5670 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5671 = v1123 + v5670;
+    const bool v5672 = v5669 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5673 = v5671 < v12;
+    const bool v5674 = v5672 && v5673;
+    if (v5674) {
+      const float v5675 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5677 = bfloat(v5675);
+      const uint v5678 = v5669 * v3;
+      const uint v5679 = v5678 + v65;
+      const uint v5680 = v5679 + v5671;
+      out[v5680] = v5677;
+    }
+    const uint v5681 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5682 = v1124 + v5681;
+    const uint v5683 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5684 = v1123 + v5683;
+    const bool v5685 = v5682 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5686 = v5684 < v12;
+    const bool v5687 = v5685 && v5686;
+    if (v5687) {
+      const float v5688 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5690 = bfloat(v5688);
+      const uint v5691 = v5682 * v3;
+      const uint v5692 = v5691 + v65;
+      const uint v5693 = v5692 + v5684;
+      out[v5693] = v5690;
+    }
+    const uint v5694 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5695 = v1124 + v5694;
+    const uint v5696 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5697 = v1123 + v5696;
+    const bool v5698 = v5695 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5699 = v5697 < v12;
+    const bool v5700 = v5698 && v5699;
+    if (v5700) {
+      const float v5701 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5703 = bfloat(v5701);
+      const uint v5704 = v5695 * v3;
+      const uint v5705 = v5704 + v65;
+      const uint v5706 = v5705 + v5697;
+      out[v5706] = v5703;
+    }
+    const uint v5707 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5708 = v1124 + v5707;
+    const uint v5709 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5710 = v1123 + v5709;
+    const bool v5711 = v5708 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5712 = v5710 < v12;
+    const bool v5713 = v5711 && v5712;
+    if (v5713) {
+      const float v5714 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5716 = bfloat(v5714);
+      const uint v5717 = v5708 * v3;
+      const uint v5718 = v5717 + v65;
+      const uint v5719 = v5718 + v5710;
+      out[v5719] = v5716;
+    }
+    const uint v5720 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5721 = v1124 + v5720;
+    const uint v5722 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5723 = v1123 + v5722;
+    const bool v5724 = v5721 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5725 = v5723 < v12;
+    const bool v5726 = v5724 && v5725;
+    if (v5726) {
+      const float v5727 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5729 = bfloat(v5727);
+      const uint v5730 = v5721 * v3;
+      const uint v5731 = v5730 + v65;
+      const uint v5732 = v5731 + v5723;
+      out[v5732] = v5729;
+    }
+    const uint v5733 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5734 = v1124 + v5733;
+    const uint v5735 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5736 = v1123 + v5735;
+    const bool v5737 = v5734 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5738 = v5736 < v12;
+    const bool v5739 = v5737 && v5738;
+    if (v5739) {
+      const float v5740 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5742 = bfloat(v5740);
+      const uint v5743 = v5734 * v3;
+      const uint v5744 = v5743 + v65;
+      const uint v5745 = v5744 + v5736;
+      out[v5745] = v5742;
+    }
+    const uint v5746 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5747 = v1124 + v5746;
+    const uint v5748 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5749 = v1123 + v5748;
+    const bool v5750 = v5747 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5751 = v5749 < v12;
+    const bool v5752 = v5750 && v5751;
+    if (v5752) {
+      const float v5753 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5755 = bfloat(v5753);
+      const uint v5756 = v5747 * v3;
+      const uint v5757 = v5756 + v65;
+      const uint v5758 = v5757 + v5749;
+      out[v5758] = v5755;
+    }
+    const uint v5759 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5760 = v1124 + v5759;
+    const uint v5761 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5762 = v1123 + v5761;
+    const bool v5763 = v5760 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5764 = v5762 < v12;
+    const bool v5765 = v5763 && v5764;
+    if (v5765) {
+      const float v5766 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5768 = bfloat(v5766);
+      const uint v5769 = v5760 * v3;
+      const uint v5770 = v5769 + v65;
+      const uint v5771 = v5770 + v5762;
+      out[v5771] = v5768;
+    }
+    const uint v5772 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5773 = v1124 + v5772;
+    const uint v5774 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5775 = v1123 + v5774;
+    const bool v5776 = v5773 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5777 = v5775 < v12;
+    const bool v5778 = v5776 && v5777;
+    if (v5778) {
+      const float v5779 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5781 = bfloat(v5779);
+      const uint v5782 = v5773 * v3;
+      const uint v5783 = v5782 + v65;
+      const uint v5784 = v5783 + v5775;
+      out[v5784] = v5781;
+    }
+    const uint v5785 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5786 = v1124 + v5785;
+    const uint v5787 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5788 = v1123 + v5787;
+    const bool v5789 = v5786 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5790 = v5788 < v12;
+    const bool v5791 = v5789 && v5790;
+    if (v5791) {
+      const float v5792 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5794 = bfloat(v5792);
+      const uint v5795 = v5786 * v3;
+      const uint v5796 = v5795 + v65;
+      const uint v5797 = v5796 + v5788;
+      out[v5797] = v5794;
+    }
+    const uint v5798 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5799 = v1124 + v5798;
+    const uint v5800 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5801 = v1123 + v5800;
+    const bool v5802 = v5799 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5803 = v5801 < v12;
+    const bool v5804 = v5802 && v5803;
+    if (v5804) {
+      const float v5805 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5807 = bfloat(v5805);
+      const uint v5808 = v5799 * v3;
+      const uint v5809 = v5808 + v65;
+      const uint v5810 = v5809 + v5801;
+      out[v5810] = v5807;
+    }
+    const uint v5811 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5812 = v1124 + v5811;
+    const uint v5813 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5814 = v1123 + v5813;
+    const bool v5815 = v5812 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5816 = v5814 < v12;
+    const bool v5817 = v5815 && v5816;
+    if (v5817) {
+      const float v5818 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5820 = bfloat(v5818);
+      const uint v5821 = v5812 * v3;
+      const uint v5822 = v5821 + v65;
+      const uint v5823 = v5822 + v5814;
+      out[v5823] = v5820;
+    }
+    const uint v5824 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5825 = v1124 + v5824;
+    const uint v5826 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5827 = v1123 + v5826;
+    const bool v5828 = v5825 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5829 = v5827 < v12;
+    const bool v5830 = v5828 && v5829;
+    if (v5830) {
+      const float v5831 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5833 = bfloat(v5831);
+      const uint v5834 = v5825 * v3;
+      const uint v5835 = v5834 + v65;
+      const uint v5836 = v5835 + v5827;
+      out[v5836] = v5833;
+    }
+    const uint v5837 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5838 = v1124 + v5837;
+    const uint v5839 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5840 = v1123 + v5839;
+    const bool v5841 = v5838 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5842 = v5840 < v12;
+    const bool v5843 = v5841 && v5842;
+    if (v5843) {
+      const float v5844 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5846 = bfloat(v5844);
+      const uint v5847 = v5838 * v3;
+      const uint v5848 = v5847 + v65;
+      const uint v5849 = v5848 + v5840;
+      out[v5849] = v5846;
+    }
+    const uint v5850 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5851 = v1124 + v5850;
+    const uint v5852 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5853 = v1123 + v5852;
+    const bool v5854 = v5851 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5855 = v5853 < v12;
+    const bool v5856 = v5854 && v5855;
+    if (v5856) {
+      const float v5857 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5859 = bfloat(v5857);
+      const uint v5860 = v5851 * v3;
+      const uint v5861 = v5860 + v65;
+      const uint v5862 = v5861 + v5853;
+      out[v5862] = v5859;
+    }
+    const uint v5863 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5864 = v1124 + v5863;
+    const uint v5865 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5866 = v1123 + v5865;
+    const bool v5867 = v5864 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5868 = v5866 < v12;
+    const bool v5869 = v5867 && v5868;
+    if (v5869) {
+      const float v5870 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5872 = bfloat(v5870);
+      const uint v5873 = v5864 * v3;
+      const uint v5874 = v5873 + v65;
+      const uint v5875 = v5874 + v5866;
+      out[v5875] = v5872;
+    }
+    const uint v5876 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5877 = v1124 + v5876;
+    const uint v5878 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5879 = v1123 + v5878;
+    const bool v5880 = v5877 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5881 = v5879 < v12;
+    const bool v5882 = v5880 && v5881;
+    if (v5882) {
+      const float v5883 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5885 = bfloat(v5883);
+      const uint v5886 = v5877 * v3;
+      const uint v5887 = v5886 + v65;
+      const uint v5888 = v5887 + v5879;
+      out[v5888] = v5885;
+    }
+    const uint v5889 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5890 = v1124 + v5889;
+    const uint v5891 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5892 = v1123 + v5891;
+    const bool v5893 = v5890 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5894 = v5892 < v12;
+    const bool v5895 = v5893 && v5894;
+    if (v5895) {
+      const float v5896 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5898 = bfloat(v5896);
+      const uint v5899 = v5890 * v3;
+      const uint v5900 = v5899 + v65;
+      const uint v5901 = v5900 + v5892;
+      out[v5901] = v5898;
+    }
+    const uint v5902 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5903 = v1124 + v5902;
+    const uint v5904 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5905 = v1123 + v5904;
+    const bool v5906 = v5903 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5907 = v5905 < v12;
+    const bool v5908 = v5906 && v5907;
+    if (v5908) {
+      const float v5909 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5911 = bfloat(v5909);
+      const uint v5912 = v5903 * v3;
+      const uint v5913 = v5912 + v65;
+      const uint v5914 = v5913 + v5905;
+      out[v5914] = v5911;
+    }
+    const uint v5915 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5916 = v1124 + v5915;
+    const uint v5917 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5918 = v1123 + v5917;
+    const bool v5919 = v5916 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5920 = v5918 < v12;
+    const bool v5921 = v5919 && v5920;
+    if (v5921) {
+      const float v5922 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5924 = bfloat(v5922);
+      const uint v5925 = v5916 * v3;
+      const uint v5926 = v5925 + v65;
+      const uint v5927 = v5926 + v5918;
+      out[v5927] = v5924;
+    }
+    const uint v5928 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5929 = v1124 + v5928;
+    const uint v5930 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5931 = v1123 + v5930;
+    const bool v5932 = v5929 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5933 = v5931 < v12;
+    const bool v5934 = v5932 && v5933;
+    if (v5934) {
+      const float v5935 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5937 = bfloat(v5935);
+      const uint v5938 = v5929 * v3;
+      const uint v5939 = v5938 + v65;
+      const uint v5940 = v5939 + v5931;
+      out[v5940] = v5937;
+    }
+    const uint v5941 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5942 = v1124 + v5941;
+    const uint v5943 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5944 = v1123 + v5943;
+    const bool v5945 = v5942 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5946 = v5944 < v12;
+    const bool v5947 = v5945 && v5946;
+    if (v5947) {
+      const float v5948 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5950 = bfloat(v5948);
+      const uint v5951 = v5942 * v3;
+      const uint v5952 = v5951 + v65;
+      const uint v5953 = v5952 + v5944;
+      out[v5953] = v5950;
+    }
+    const uint v5954 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5955 = v1124 + v5954;
+    const uint v5956 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5957 = v1123 + v5956;
+    const bool v5958 = v5955 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5959 = v5957 < v12;
+    const bool v5960 = v5958 && v5959;
+    if (v5960) {
+      const float v5961 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5963 = bfloat(v5961);
+      const uint v5964 = v5955 * v3;
+      const uint v5965 = v5964 + v65;
+      const uint v5966 = v5965 + v5957;
+      out[v5966] = v5963;
+    }
+    const uint v5967 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5968 = v1124 + v5967;
+    const uint v5969 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5970 = v1123 + v5969;
+    const bool v5971 = v5968 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5972 = v5970 < v12;
+    const bool v5973 = v5971 && v5972;
+    if (v5973) {
+      const float v5974 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5976 = bfloat(v5974);
+      const uint v5977 = v5968 * v3;
+      const uint v5978 = v5977 + v65;
+      const uint v5979 = v5978 + v5970;
+      out[v5979] = v5976;
+    }
+    const uint v5980 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5981 = v1124 + v5980;
+    const uint v5982 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5983 = v1123 + v5982;
+    const bool v5984 = v5981 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5985 = v5983 < v12;
+    const bool v5986 = v5984 && v5985;
+    if (v5986) {
+      const float v5987 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5989 = bfloat(v5987);
+      const uint v5990 = v5981 * v3;
+      const uint v5991 = v5990 + v65;
+      const uint v5992 = v5991 + v5983;
+      out[v5992] = v5989;
+    }
+    const uint v5993 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5994 = v1124 + v5993;
+    const uint v5995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5996 = v1123 + v5995;
+    const bool v5997 = v5994 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5998 = v5996 < v12;
+    const bool v5999 = v5997 && v5998;
+    if (v5999) {
+      const float v6000 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6002 = bfloat(v6000);
+      const uint v6003 = v5994 * v3;
+      const uint v6004 = v6003 + v65;
+      const uint v6005 = v6004 + v5996;
+      out[v6005] = v6002;
+    }
+    const uint v6006 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6007 = v1124 + v6006;
+    const uint v6008 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6009 = v1123 + v6008;
+    const bool v6010 = v6007 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6011 = v6009 < v12;
+    const bool v6012 = v6010 && v6011;
+    if (v6012) {
+      const float v6013 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6015 = bfloat(v6013);
+      const uint v6016 = v6007 * v3;
+      const uint v6017 = v6016 + v65;
+      const uint v6018 = v6017 + v6009;
+      out[v6018] = v6015;
+    }
+    const uint v6019 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6020 = v1124 + v6019;
+    const uint v6021 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6022 = v1123 + v6021;
+    const bool v6023 = v6020 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6024 = v6022 < v12;
+    const bool v6025 = v6023 && v6024;
+    if (v6025) {
+      const float v6026 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6028 = bfloat(v6026);
+      const uint v6029 = v6020 * v3;
+      const uint v6030 = v6029 + v65;
+      const uint v6031 = v6030 + v6022;
+      out[v6031] = v6028;
+    }
+    const uint v6032 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6033 = v1124 + v6032;
+    const uint v6034 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6035 = v1123 + v6034;
+    const bool v6036 = v6033 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6037 = v6035 < v12;
+    const bool v6038 = v6036 && v6037;
+    if (v6038) {
+      const float v6039 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6041 = bfloat(v6039);
+      const uint v6042 = v6033 * v3;
+      const uint v6043 = v6042 + v65;
+      const uint v6044 = v6043 + v6035;
+      out[v6044] = v6041;
+    }
+    const uint v6045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6046 = v1124 + v6045;
+    const uint v6047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6048 = v1123 + v6047;
+    const bool v6049 = v6046 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6050 = v6048 < v12;
+    const bool v6051 = v6049 && v6050;
+    if (v6051) {
+      const float v6052 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6054 = bfloat(v6052);
+      const uint v6055 = v6046 * v3;
+      const uint v6056 = v6055 + v65;
+      const uint v6057 = v6056 + v6048;
+      out[v6057] = v6054;
+    }
+    const uint v6058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6059 = v1124 + v6058;
+    const uint v6060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6061 = v1123 + v6060;
+    const bool v6062 = v6059 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6063 = v6061 < v12;
+    const bool v6064 = v6062 && v6063;
+    if (v6064) {
+      const float v6065 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6067 = bfloat(v6065);
+      const uint v6068 = v6059 * v3;
+      const uint v6069 = v6068 + v65;
+      const uint v6070 = v6069 + v6061;
+      out[v6070] = v6067;
+    }
+    const uint v6071 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6072 = v1124 + v6071;
+    const uint v6073 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6074 = v1123 + v6073;
+    const bool v6075 = v6072 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6076 = v6074 < v12;
+    const bool v6077 = v6075 && v6076;
+    if (v6077) {
+      const float v6078 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6080 = bfloat(v6078);
+      const uint v6081 = v6072 * v3;
+      const uint v6082 = v6081 + v65;
+      const uint v6083 = v6082 + v6074;
+      out[v6083] = v6080;
+    }
+    const uint v6084 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6085 = v1124 + v6084;
+    const uint v6086 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6087 = v1123 + v6086;
+    const bool v6088 = v6085 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6089 = v6087 < v12;
+    const bool v6090 = v6088 && v6089;
+    if (v6090) {
+      const float v6091 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6093 = bfloat(v6091);
+      const uint v6094 = v6085 * v3;
+      const uint v6095 = v6094 + v65;
+      const uint v6096 = v6095 + v6087;
+      out[v6096] = v6093;
+    }
+    const uint v6097 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6098 = v1124 + v6097;
+    const uint v6099 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6100 = v1123 + v6099;
+    const bool v6101 = v6098 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6102 = v6100 < v12;
+    const bool v6103 = v6101 && v6102;
+    if (v6103) {
+      const float v6104 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6106 = bfloat(v6104);
+      const uint v6107 = v6098 * v3;
+      const uint v6108 = v6107 + v65;
+      const uint v6109 = v6108 + v6100;
+      out[v6109] = v6106;
+    }
+    const uint v6110 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6111 = v1124 + v6110;
+    const uint v6112 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6113 = v1123 + v6112;
+    const bool v6114 = v6111 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6115 = v6113 < v12;
+    const bool v6116 = v6114 && v6115;
+    if (v6116) {
+      const float v6117 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6119 = bfloat(v6117);
+      const uint v6120 = v6111 * v3;
+      const uint v6121 = v6120 + v65;
+      const uint v6122 = v6121 + v6113;
+      out[v6122] = v6119;
+    }
+    const uint v6123 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6124 = v1124 + v6123;
+    const uint v6125 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6126 = v1123 + v6125;
+    const bool v6127 = v6124 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6128 = v6126 < v12;
+    const bool v6129 = v6127 && v6128;
+    if (v6129) {
+      const float v6130 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6132 = bfloat(v6130);
+      const uint v6133 = v6124 * v3;
+      const uint v6134 = v6133 + v65;
+      const uint v6135 = v6134 + v6126;
+      out[v6135] = v6132;
+    }
+    const uint v6136 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6137 = v1124 + v6136;
+    const uint v6138 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6139 = v1123 + v6138;
+    const bool v6140 = v6137 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6141 = v6139 < v12;
+    const bool v6142 = v6140 && v6141;
+    if (v6142) {
+      const float v6143 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6145 = bfloat(v6143);
+      const uint v6146 = v6137 * v3;
+      const uint v6147 = v6146 + v65;
+      const uint v6148 = v6147 + v6139;
+      out[v6148] = v6145;
+    }
+    const uint v6149 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6150 = v1124 + v6149;
+    const uint v6151 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6152 = v1123 + v6151;
+    const bool v6153 = v6150 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6154 = v6152 < v12;
+    const bool v6155 = v6153 && v6154;
+    if (v6155) {
+      const float v6156 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6158 = bfloat(v6156);
+      const uint v6159 = v6150 * v3;
+      const uint v6160 = v6159 + v65;
+      const uint v6161 = v6160 + v6152;
+      out[v6161] = v6158;
+    }
+    const uint v6162 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6163 = v1124 + v6162;
+    const uint v6164 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6165 = v1123 + v6164;
+    const bool v6166 = v6163 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6167 = v6165 < v12;
+    const bool v6168 = v6166 && v6167;
+    if (v6168) {
+      const float v6169 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6171 = bfloat(v6169);
+      const uint v6172 = v6163 * v3;
+      const uint v6173 = v6172 + v65;
+      const uint v6174 = v6173 + v6165;
+      out[v6174] = v6171;
+    }
+    const uint v6175 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6176 = v1124 + v6175;
+    const uint v6177 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6178 = v1123 + v6177;
+    const bool v6179 = v6176 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6180 = v6178 < v12;
+    const bool v6181 = v6179 && v6180;
+    if (v6181) {
+      const float v6182 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6184 = bfloat(v6182);
+      const uint v6185 = v6176 * v3;
+      const uint v6186 = v6185 + v65;
+      const uint v6187 = v6186 + v6178;
+      out[v6187] = v6184;
+    }
+    const uint v6188 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6189 = v1124 + v6188;
+    const uint v6190 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6191 = v1123 + v6190;
+    const bool v6192 = v6189 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6193 = v6191 < v12;
+    const bool v6194 = v6192 && v6193;
+    if (v6194) {
+      const float v6195 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6197 = bfloat(v6195);
+      const uint v6198 = v6189 * v3;
+      const uint v6199 = v6198 + v65;
+      const uint v6200 = v6199 + v6191;
+      out[v6200] = v6197;
+    }
+    const uint v6201 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6202 = v1124 + v6201;
+    const uint v6203 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6204 = v1123 + v6203;
+    const bool v6205 = v6202 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6206 = v6204 < v12;
+    const bool v6207 = v6205 && v6206;
+    if (v6207) {
+      const float v6208 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6210 = bfloat(v6208);
+      const uint v6211 = v6202 * v3;
+      const uint v6212 = v6211 + v65;
+      const uint v6213 = v6212 + v6204;
+      out[v6213] = v6210;
+    }
+    const uint v6214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6215 = v1124 + v6214;
+    const uint v6216 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6217 = v1123 + v6216;
+    const bool v6218 = v6215 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6219 = v6217 < v12;
+    const bool v6220 = v6218 && v6219;
+    if (v6220) {
+      const float v6221 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6223 = bfloat(v6221);
+      const uint v6224 = v6215 * v3;
+      const uint v6225 = v6224 + v65;
+      const uint v6226 = v6225 + v6217;
+      out[v6226] = v6223;
+    }
+    const uint v6227 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6228 = v1124 + v6227;
+    const uint v6229 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6230 = v1123 + v6229;
+    const bool v6231 = v6228 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6232 = v6230 < v12;
+    const bool v6233 = v6231 && v6232;
+    if (v6233) {
+      const float v6234 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6236 = bfloat(v6234);
+      const uint v6237 = v6228 * v3;
+      const uint v6238 = v6237 + v65;
+      const uint v6239 = v6238 + v6230;
+      out[v6239] = v6236;
+    }
+    const uint v6240 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6241 = v1124 + v6240;
+    const uint v6242 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6243 = v1123 + v6242;
+    const bool v6244 = v6241 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6245 = v6243 < v12;
+    const bool v6246 = v6244 && v6245;
+    if (v6246) {
+      const float v6247 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6249 = bfloat(v6247);
+      const uint v6250 = v6241 * v3;
+      const uint v6251 = v6250 + v65;
+      const uint v6252 = v6251 + v6243;
+      out[v6252] = v6249;
+    }
+    const uint v6253 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6254 = v1124 + v6253;
+    const uint v6255 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6256 = v1123 + v6255;
+    const bool v6257 = v6254 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6258 = v6256 < v12;
+    const bool v6259 = v6257 && v6258;
+    if (v6259) {
+      const float v6260 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6262 = bfloat(v6260);
+      const uint v6263 = v6254 * v3;
+      const uint v6264 = v6263 + v65;
+      const uint v6265 = v6264 + v6256;
+      out[v6265] = v6262;
+    }
+    const uint v6266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6267 = v1124 + v6266;
+    const uint v6268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6269 = v1123 + v6268;
+    const bool v6270 = v6267 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6271 = v6269 < v12;
+    const bool v6272 = v6270 && v6271;
+    if (v6272) {
+      const float v6273 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6275 = bfloat(v6273);
+      const uint v6276 = v6267 * v3;
+      const uint v6277 = v6276 + v65;
+      const uint v6278 = v6277 + v6269;
+      out[v6278] = v6275;
+    }
+    const uint v6279 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6280 = v1124 + v6279;
+    const uint v6281 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6282 = v1123 + v6281;
+    const bool v6283 = v6280 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6284 = v6282 < v12;
+    const bool v6285 = v6283 && v6284;
+    if (v6285) {
+      const float v6286 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6288 = bfloat(v6286);
+      const uint v6289 = v6280 * v3;
+      const uint v6290 = v6289 + v65;
+      const uint v6291 = v6290 + v6282;
+      out[v6291] = v6288;
+    }
+    const uint v6292 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6293 = v1124 + v6292;
+    const uint v6294 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6295 = v1123 + v6294;
+    const bool v6296 = v6293 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6297 = v6295 < v12;
+    const bool v6298 = v6296 && v6297;
+    if (v6298) {
+      const float v6299 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6301 = bfloat(v6299);
+      const uint v6302 = v6293 * v3;
+      const uint v6303 = v6302 + v65;
+      const uint v6304 = v6303 + v6295;
+      out[v6304] = v6301;
+    }
+    const uint v6305 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6306 = v1124 + v6305;
+    const uint v6307 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6308 = v1123 + v6307;
+    const bool v6309 = v6306 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6310 = v6308 < v12;
+    const bool v6311 = v6309 && v6310;
+    if (v6311) {
+      const float v6312 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6314 = bfloat(v6312);
+      const uint v6315 = v6306 * v3;
+      const uint v6316 = v6315 + v65;
+      const uint v6317 = v6316 + v6308;
+      out[v6317] = v6314;
+    }
+    const uint v6318 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6319 = v1124 + v6318;
+    const uint v6320 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6321 = v1123 + v6320;
+    const bool v6322 = v6319 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6323 = v6321 < v12;
+    const bool v6324 = v6322 && v6323;
+    if (v6324) {
+      const float v6325 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6327 = bfloat(v6325);
+      const uint v6328 = v6319 * v3;
+      const uint v6329 = v6328 + v65;
+      const uint v6330 = v6329 + v6321;
+      out[v6330] = v6327;
+    }
+    const uint v6331 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6332 = v1124 + v6331;
+    const uint v6333 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6334 = v1123 + v6333;
+    const bool v6335 = v6332 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6336 = v6334 < v12;
+    const bool v6337 = v6335 && v6336;
+    if (v6337) {
+      const float v6338 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6340 = bfloat(v6338);
+      const uint v6341 = v6332 * v3;
+      const uint v6342 = v6341 + v65;
+      const uint v6343 = v6342 + v6334;
+      out[v6343] = v6340;
+    }
+    const uint v6344 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6345 = v1124 + v6344;
+    const uint v6346 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6347 = v1123 + v6346;
+    const bool v6348 = v6345 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6349 = v6347 < v12;
+    const bool v6350 = v6348 && v6349;
+    if (v6350) {
+      const float v6351 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6353 = bfloat(v6351);
+      const uint v6354 = v6345 * v3;
+      const uint v6355 = v6354 + v65;
+      const uint v6356 = v6355 + v6347;
+      out[v6356] = v6353;
+    }
+    const uint v6357 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6358 = v1124 + v6357;
+    const uint v6359 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6360 = v1123 + v6359;
+    const bool v6361 = v6358 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6362 = v6360 < v12;
+    const bool v6363 = v6361 && v6362;
+    if (v6363) {
+      const float v6364 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6366 = bfloat(v6364);
+      const uint v6367 = v6358 * v3;
+      const uint v6368 = v6367 + v65;
+      const uint v6369 = v6368 + v6360;
+      out[v6369] = v6366;
+    }
+    const uint v6370 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6371 = v1124 + v6370;
+    const uint v6372 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6373 = v1123 + v6372;
+    const bool v6374 = v6371 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6375 = v6373 < v12;
+    const bool v6376 = v6374 && v6375;
+    if (v6376) {
+      const float v6377 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6379 = bfloat(v6377);
+      const uint v6380 = v6371 * v3;
+      const uint v6381 = v6380 + v65;
+      const uint v6382 = v6381 + v6373;
+      out[v6382] = v6379;
     }
   }
 }

@@ -245,6305 +245,6305 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
   if (v214) {  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v7417 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7418 = v7417 << 3u;
-    const uint v7419 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v7420 = v7419 < v4;
-    const uint v7425 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v7429 = v4 - 1u;
-    const uint v7431 = min(v7419, v7429);
-    const uint v7435 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v7436 = v7431 * v7435;
-    const uint v7444 = v18 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v7445 = v7431 * v7444;
-    const uint v7573 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7579 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v7581 = v7579 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v7584 = v7579 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7585 = v7584 << 3u;
-    const uint v7586 = v67 + v7581;  // kernels/gemm/quant_b.hpp:137
-    const bool v7587 = v7586 < v4;
-    const uint v7598 = min(v7586, v7429);  // kernels/gemm/quant_b.hpp:138
-    const uint v7603 = v7598 * v7435;  // kernels/gemm/quant_b.hpp:35
-    const uint v7612 = v7598 * v7444;  // kernels/gemm/quant_b.hpp:38
-    const uint v7740 = v7581 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7746 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v7748 = v7746 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v7751 = v7746 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7752 = v7751 << 3u;
-    const uint v7753 = v67 + v7748;  // kernels/gemm/quant_b.hpp:137
-    const bool v7754 = v7753 < v4;
-    const uint v7765 = min(v7753, v7429);  // kernels/gemm/quant_b.hpp:138
-    const uint v7770 = v7765 * v7435;  // kernels/gemm/quant_b.hpp:35
-    const uint v7779 = v7765 * v7444;  // kernels/gemm/quant_b.hpp:38
-    const uint v7907 = v7748 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7913 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v7915 = v7913 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v7918 = v7913 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7919 = v7918 << 3u;
-    const uint v7920 = v67 + v7915;  // kernels/gemm/quant_b.hpp:137
-    const bool v7921 = v7920 < v4;
-    const uint v7932 = min(v7920, v7429);  // kernels/gemm/quant_b.hpp:138
-    const uint v7937 = v7932 * v7435;  // kernels/gemm/quant_b.hpp:35
-    const uint v7946 = v7932 * v7444;  // kernels/gemm/quant_b.hpp:38
-    const uint v8074 = v7915 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8085 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v8091 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v7418 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7419 = v7418 << 3u;
+    const uint v7420 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v7421 = v7420 < v4;
+    const uint v7426 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v7430 = v4 - 1u;
+    const uint v7432 = min(v7420, v7430);
+    const uint v7436 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v7437 = v7432 * v7436;
+    const uint v7445 = v18 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v7446 = v7432 * v7445;
+    const uint v7574 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7580 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7582 = v7580 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7585 = v7580 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7586 = v7585 << 3u;
+    const uint v7587 = v67 + v7582;  // kernels/gemm/quant_b.hpp:137
+    const bool v7588 = v7587 < v4;
+    const uint v7599 = min(v7587, v7430);  // kernels/gemm/quant_b.hpp:138
+    const uint v7604 = v7599 * v7436;  // kernels/gemm/quant_b.hpp:35
+    const uint v7613 = v7599 * v7445;  // kernels/gemm/quant_b.hpp:38
+    const uint v7741 = v7582 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7747 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7749 = v7747 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7752 = v7747 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7753 = v7752 << 3u;
+    const uint v7754 = v67 + v7749;  // kernels/gemm/quant_b.hpp:137
+    const bool v7755 = v7754 < v4;
+    const uint v7766 = min(v7754, v7430);  // kernels/gemm/quant_b.hpp:138
+    const uint v7771 = v7766 * v7436;  // kernels/gemm/quant_b.hpp:35
+    const uint v7780 = v7766 * v7445;  // kernels/gemm/quant_b.hpp:38
+    const uint v7908 = v7749 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7914 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7916 = v7914 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7919 = v7914 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7920 = v7919 << 3u;
+    const uint v7921 = v67 + v7916;  // kernels/gemm/quant_b.hpp:137
+    const bool v7922 = v7921 < v4;
+    const uint v7933 = min(v7921, v7430);  // kernels/gemm/quant_b.hpp:138
+    const uint v7938 = v7933 * v7436;  // kernels/gemm/quant_b.hpp:35
+    const uint v7947 = v7933 * v7445;  // kernels/gemm/quant_b.hpp:38
+    const uint v8075 = v7916 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v8086 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8092 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v7182 = 0u; v7182 < v18; v7182 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v7184 = v7182 >> 5u;
-      const uint v7186 = v7184 % 1u;
+    for (uint v7183 = 0u; v7183 < v18; v7183 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v7185 = v7183 >> 5u;
+      const uint v7187 = v7185 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7188 = v7186 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v7189 = v7187 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7201 = v7182 + v7418;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7202 = v7201 < v18;
-        const bool v7203 = v124 && v7202;
-        const uint v7205 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7207 = v7205 + v7182;
-        const uint v7208 = v7207 + v7418;
-        const uint v7209 = v7203 ? v7208 : 0u;
-        const uint v7212 = v7188 + v7573;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7213 = v7212 + v7418;
+        const uint v7202 = v7183 + v7419;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7203 = v7202 < v18;
+        const bool v7204 = v124 && v7203;
+        const uint v7206 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7208 = v7206 + v7183;
+        const uint v7209 = v7208 + v7419;
+        const uint v7210 = v7204 ? v7209 : 0u;
+        const uint v7213 = v7189 + v7574;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7214 = v7213 + v7419;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7213 + e] = v7203 ? x[v7209 + e] : bfloat(0);
+          shm0[v7214 + e] = v7204 ? x[v7210 + e] : bfloat(0);
         }
-        const uint v7223 = v63 + v7581;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7224 = v7223 < v44;
-        const uint v7225 = v7182 + v7585;
-        const bool v7226 = v7225 < v18;
-        const bool v7227 = v7224 && v7226;
-        const uint v7229 = v7223 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7231 = v7229 + v7182;
-        const uint v7232 = v7231 + v7585;
-        const uint v7233 = v7227 ? v7232 : 0u;
-        const uint v7236 = v7188 + v7740;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7237 = v7236 + v7585;
+        const uint v7224 = v63 + v7582;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7225 = v7224 < v44;
+        const uint v7226 = v7183 + v7586;
+        const bool v7227 = v7226 < v18;
+        const bool v7228 = v7225 && v7227;
+        const uint v7230 = v7224 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7232 = v7230 + v7183;
+        const uint v7233 = v7232 + v7586;
+        const uint v7234 = v7228 ? v7233 : 0u;
+        const uint v7237 = v7189 + v7741;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7238 = v7237 + v7586;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7237 + e] = v7227 ? x[v7233 + e] : bfloat(0);
+          shm0[v7238 + e] = v7228 ? x[v7234 + e] : bfloat(0);
         }
-        const uint v7247 = v63 + v7748;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7248 = v7247 < v44;
-        const uint v7249 = v7182 + v7752;
-        const bool v7250 = v7249 < v18;
-        const bool v7251 = v7248 && v7250;
-        const uint v7253 = v7247 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7255 = v7253 + v7182;
-        const uint v7256 = v7255 + v7752;
-        const uint v7257 = v7251 ? v7256 : 0u;
-        const uint v7260 = v7188 + v7907;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7261 = v7260 + v7752;
+        const uint v7248 = v63 + v7749;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7249 = v7248 < v44;
+        const uint v7250 = v7183 + v7753;
+        const bool v7251 = v7250 < v18;
+        const bool v7252 = v7249 && v7251;
+        const uint v7254 = v7248 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7256 = v7254 + v7183;
+        const uint v7257 = v7256 + v7753;
+        const uint v7258 = v7252 ? v7257 : 0u;
+        const uint v7261 = v7189 + v7908;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7262 = v7261 + v7753;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7261 + e] = v7251 ? x[v7257 + e] : bfloat(0);
+          shm0[v7262 + e] = v7252 ? x[v7258 + e] : bfloat(0);
         }
-        const uint v7271 = v63 + v7915;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7272 = v7271 < v44;
-        const uint v7273 = v7182 + v7919;
-        const bool v7274 = v7273 < v18;
-        const bool v7275 = v7272 && v7274;
-        const uint v7277 = v7271 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7279 = v7277 + v7182;
-        const uint v7280 = v7279 + v7919;
-        const uint v7281 = v7275 ? v7280 : 0u;
-        const uint v7284 = v7188 + v8074;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7285 = v7284 + v7919;
+        const uint v7272 = v63 + v7916;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7273 = v7272 < v44;
+        const uint v7274 = v7183 + v7920;
+        const bool v7275 = v7274 < v18;
+        const bool v7276 = v7273 && v7275;
+        const uint v7278 = v7272 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7280 = v7278 + v7183;
+        const uint v7281 = v7280 + v7920;
+        const uint v7282 = v7276 ? v7281 : 0u;
+        const uint v7285 = v7189 + v8075;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7286 = v7285 + v7920;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7285 + e] = v7275 ? x[v7281 + e] : bfloat(0);
+          shm0[v7286 + e] = v7276 ? x[v7282 + e] : bfloat(0);
         }
       } else {
-        const uint v7291 = v7182 + v7418;  // kernels/convolution/im2col_a.hpp:109
-        const uint v7293 = v7291 / v3;  // kernels/convolution/im2col_a.hpp:111
-        const uint v7295 = v7293 * v3;  // kernels/convolution/im2col_a.hpp:112
-        const uint v7296 = v7291 - v7295;
-        const uint v7297 = v7293 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v7298 = v7297 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v7299 = v7297 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v7300 = v7293 - v7299;
-        const uint v7301 = v7300 * v12;
-        const uint v7302 = v68 + v7296;  // kernels/convolution/im2col_a.hpp:116
-        const bool v7303 = v7291 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v7305 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v7311 = v7573 + v7418;  // kernels/convolution/im2col_a.hpp:120
-        const uint v7312 = v127 + v7298;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7313 = v132 + v7301;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7314 = v7312 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7315 = v7303 && v7314;
-        const bool v7316 = v7312 < v125;
-        const bool v7317 = v7315 && v7316;
-        const bool v7318 = v7313 >= v10;
-        const bool v7319 = v7317 && v7318;
-        const bool v7320 = v7313 < v7305;
-        const bool v7321 = v7319 && v7320;
-        const uint v7322 = max(v7312, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7323 = v7322 - v9;
-        const uint v7324 = max(v7313, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7325 = v7324 - v10;
-        const uint v7326 = v135 + v7323;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7327 = v7326 * v2;
-        const uint v7328 = v7327 + v7325;
-        const uint v7329 = v7328 * v3;
-        const uint v7330 = v7329 + v7302;
-        const uint v7332 = v7321 ? v7330 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7334 = v7188 + v7311;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7292 = v7183 + v7419;  // kernels/convolution/im2col_a.hpp:109
+        const uint v7294 = v7292 / v3;  // kernels/convolution/im2col_a.hpp:111
+        const uint v7296 = v7294 * v3;  // kernels/convolution/im2col_a.hpp:112
+        const uint v7297 = v7292 - v7296;
+        const uint v7298 = v7294 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v7299 = v7298 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v7300 = v7298 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v7301 = v7294 - v7300;
+        const uint v7302 = v7301 * v12;
+        const uint v7303 = v68 + v7297;  // kernels/convolution/im2col_a.hpp:116
+        const bool v7304 = v7292 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v7306 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v7312 = v7574 + v7419;  // kernels/convolution/im2col_a.hpp:120
+        const uint v7313 = v127 + v7299;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7314 = v132 + v7302;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7315 = v7313 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7316 = v7304 && v7315;
+        const bool v7317 = v7313 < v125;
+        const bool v7318 = v7316 && v7317;
+        const bool v7319 = v7314 >= v10;
+        const bool v7320 = v7318 && v7319;
+        const bool v7321 = v7314 < v7306;
+        const bool v7322 = v7320 && v7321;
+        const uint v7323 = max(v7313, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7324 = v7323 - v9;
+        const uint v7325 = max(v7314, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7326 = v7325 - v10;
+        const uint v7327 = v135 + v7324;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7328 = v7327 * v2;
+        const uint v7329 = v7328 + v7326;
+        const uint v7330 = v7329 * v3;
+        const uint v7331 = v7330 + v7303;
+        const uint v7333 = v7322 ? v7331 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7335 = v7189 + v7312;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7334 + e] = v7321 ? x[v7332 + e] : bfloat(0);
+          shm0[v7335 + e] = v7322 ? x[v7333 + e] : bfloat(0);
         }
-        const uint v7336 = v145 + v7298;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7337 = v150 + v7301;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7338 = v7336 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7339 = v7303 && v7338;
-        const bool v7340 = v7336 < v125;
-        const bool v7341 = v7339 && v7340;
-        const bool v7342 = v7337 >= v10;
-        const bool v7343 = v7341 && v7342;
-        const bool v7344 = v7337 < v7305;
-        const bool v7345 = v7343 && v7344;
-        const uint v7346 = max(v7336, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7347 = v7346 - v9;
-        const uint v7348 = max(v7337, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7349 = v7348 - v10;
-        const uint v7350 = v153 + v7347;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7351 = v7350 * v2;
-        const uint v7352 = v7351 + v7349;
-        const uint v7353 = v7352 * v3;
-        const uint v7354 = v7353 + v7302;
-        const uint v7356 = v7345 ? v7354 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7359 = v7334 + 1280u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7337 = v145 + v7299;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7338 = v150 + v7302;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7339 = v7337 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7340 = v7304 && v7339;
+        const bool v7341 = v7337 < v125;
+        const bool v7342 = v7340 && v7341;
+        const bool v7343 = v7338 >= v10;
+        const bool v7344 = v7342 && v7343;
+        const bool v7345 = v7338 < v7306;
+        const bool v7346 = v7344 && v7345;
+        const uint v7347 = max(v7337, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7348 = v7347 - v9;
+        const uint v7349 = max(v7338, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7350 = v7349 - v10;
+        const uint v7351 = v153 + v7348;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7352 = v7351 * v2;
+        const uint v7353 = v7352 + v7350;
+        const uint v7354 = v7353 * v3;
+        const uint v7355 = v7354 + v7303;
+        const uint v7357 = v7346 ? v7355 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7360 = v7335 + 1280u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7359 + e] = v7345 ? x[v7356 + e] : bfloat(0);
+          shm0[v7360 + e] = v7346 ? x[v7357 + e] : bfloat(0);
         }
-        const uint v7360 = v163 + v7298;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7361 = v168 + v7301;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7362 = v7360 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7363 = v7303 && v7362;
-        const bool v7364 = v7360 < v125;
-        const bool v7365 = v7363 && v7364;
-        const bool v7366 = v7361 >= v10;
-        const bool v7367 = v7365 && v7366;
-        const bool v7368 = v7361 < v7305;
-        const bool v7369 = v7367 && v7368;
-        const uint v7370 = max(v7360, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7371 = v7370 - v9;
-        const uint v7372 = max(v7361, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7373 = v7372 - v10;
-        const uint v7374 = v171 + v7371;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7375 = v7374 * v2;
-        const uint v7376 = v7375 + v7373;
-        const uint v7377 = v7376 * v3;
-        const uint v7378 = v7377 + v7302;
-        const uint v7380 = v7369 ? v7378 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7383 = v7334 + 2560u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7361 = v163 + v7299;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7362 = v168 + v7302;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7363 = v7361 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7364 = v7304 && v7363;
+        const bool v7365 = v7361 < v125;
+        const bool v7366 = v7364 && v7365;
+        const bool v7367 = v7362 >= v10;
+        const bool v7368 = v7366 && v7367;
+        const bool v7369 = v7362 < v7306;
+        const bool v7370 = v7368 && v7369;
+        const uint v7371 = max(v7361, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7372 = v7371 - v9;
+        const uint v7373 = max(v7362, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7374 = v7373 - v10;
+        const uint v7375 = v171 + v7372;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7376 = v7375 * v2;
+        const uint v7377 = v7376 + v7374;
+        const uint v7378 = v7377 * v3;
+        const uint v7379 = v7378 + v7303;
+        const uint v7381 = v7370 ? v7379 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7384 = v7335 + 2560u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7383 + e] = v7369 ? x[v7380 + e] : bfloat(0);
+          shm0[v7384 + e] = v7370 ? x[v7381 + e] : bfloat(0);
         }
-        const uint v7384 = v181 + v7298;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7385 = v186 + v7301;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7386 = v7384 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7387 = v7303 && v7386;
-        const bool v7388 = v7384 < v125;
-        const bool v7389 = v7387 && v7388;
-        const bool v7390 = v7385 >= v10;
-        const bool v7391 = v7389 && v7390;
-        const bool v7392 = v7385 < v7305;
-        const bool v7393 = v7391 && v7392;
-        const uint v7394 = max(v7384, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7395 = v7394 - v9;
-        const uint v7396 = max(v7385, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7397 = v7396 - v10;
-        const uint v7398 = v189 + v7395;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7399 = v7398 * v2;
-        const uint v7400 = v7399 + v7397;
-        const uint v7401 = v7400 * v3;
-        const uint v7402 = v7401 + v7302;
-        const uint v7404 = v7393 ? v7402 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7407 = v7334 + 3840u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7385 = v181 + v7299;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7386 = v186 + v7302;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7387 = v7385 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7388 = v7304 && v7387;
+        const bool v7389 = v7385 < v125;
+        const bool v7390 = v7388 && v7389;
+        const bool v7391 = v7386 >= v10;
+        const bool v7392 = v7390 && v7391;
+        const bool v7393 = v7386 < v7306;
+        const bool v7394 = v7392 && v7393;
+        const uint v7395 = max(v7385, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7396 = v7395 - v9;
+        const uint v7397 = max(v7386, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7398 = v7397 - v10;
+        const uint v7399 = v189 + v7396;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7400 = v7399 * v2;
+        const uint v7401 = v7400 + v7398;
+        const uint v7402 = v7401 * v3;
+        const uint v7403 = v7402 + v7303;
+        const uint v7405 = v7394 ? v7403 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7408 = v7335 + 3840u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7407 + e] = v7393 ? x[v7404 + e] : bfloat(0);
+          shm0[v7408 + e] = v7394 ? x[v7405 + e] : bfloat(0);
         }
       }
-      const uint v7421 = v7182 + v7418;  // kernels/gemm/quant_b.hpp:137
-      const bool v7422 = v7421 < v18;
-      const bool v7423 = v7420 && v7422;
-      const uint v7427 = min(v7421, v7425);  // kernels/gemm/quant_b.hpp:138
-      const uint v7433 = v7427 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7437 = v7436 + v7433;
-      const uint v7440 = packed[v7437];  // kernels/gemm/quant_b.hpp:37
-      const uint v7442 = v7427 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7446 = v7445 + v7442;
-      const bfloat v7447 = scales[v7446];  // kernels/gemm/quant_b.hpp:39
-      const float v7448 = float(v7447);
-      const bfloat v7449 = biases[v7446];  // kernels/gemm/quant_b.hpp:40
-      const float v7450 = float(v7449);
-      const uint v7455 = v7440 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7456 = v7455 & 15u;
-      const uint v7459 = v7456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7460 = as_type<float>(v7459);
-      const float v7461 = v7460 - 8388608.0f;
-      const float v7462 = fma(v7461, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7467 = v7440 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7468 = v7467 & 15u;
-      const uint v7471 = v7468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7472 = as_type<float>(v7471);
-      const float v7473 = v7472 - 8388608.0f;
-      const float v7474 = fma(v7473, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7479 = v7440 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7480 = v7479 & 15u;
-      const uint v7483 = v7480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7484 = as_type<float>(v7483);
-      const float v7485 = v7484 - 8388608.0f;
-      const float v7486 = fma(v7485, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7491 = v7440 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7492 = v7491 & 15u;
-      const uint v7495 = v7492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7496 = as_type<float>(v7495);
-      const float v7497 = v7496 - 8388608.0f;
-      const float v7498 = fma(v7497, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7503 = v7440 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7504 = v7503 & 15u;
-      const uint v7507 = v7504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7508 = as_type<float>(v7507);
-      const float v7509 = v7508 - 8388608.0f;
-      const float v7510 = fma(v7509, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7515 = v7440 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7516 = v7515 & 15u;
-      const uint v7519 = v7516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7520 = as_type<float>(v7519);
-      const float v7521 = v7520 - 8388608.0f;
-      const float v7522 = fma(v7521, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7527 = v7440 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7528 = v7527 & 15u;
-      const uint v7531 = v7528 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7532 = as_type<float>(v7531);
-      const float v7533 = v7532 - 8388608.0f;
-      const float v7534 = fma(v7533, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const uint v7539 = v7440 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7540 = v7539 & 15u;
-      const uint v7543 = v7540 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7544 = as_type<float>(v7543);
-      const float v7545 = v7544 - 8388608.0f;
-      const float v7546 = fma(v7545, v7448, v7450);  // kernels/gemm/quant_b.hpp:51
-      const float v7548 = v7423 ? v7462 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v7549 = bfloat(v7548);
-      const float v7551 = v7423 ? v7474 : 0.0f;
-      const bfloat v7552 = bfloat(v7551);
-      const float v7554 = v7423 ? v7486 : 0.0f;
-      const bfloat v7555 = bfloat(v7554);
-      const float v7557 = v7423 ? v7498 : 0.0f;
-      const bfloat v7558 = bfloat(v7557);
-      const float v7560 = v7423 ? v7510 : 0.0f;
-      const bfloat v7561 = bfloat(v7560);
-      const float v7563 = v7423 ? v7522 : 0.0f;
-      const bfloat v7564 = bfloat(v7563);
-      const float v7566 = v7423 ? v7534 : 0.0f;
-      const bfloat v7567 = bfloat(v7566);
-      const float v7569 = v7423 ? v7546 : 0.0f;
-      const bfloat v7570 = bfloat(v7569);
-      const uint v7574 = v7188 + v7573;  // kernels/gemm/quant_b.hpp:146
-      const uint v7575 = v7574 + v7418;
-      *(threadgroup iron_bf16x8*)(shm1 + v7575) = iron_bf16x8{{bfloat4(v7549, v7552, v7555, v7558), bfloat4(v7561, v7564, v7567, v7570)}};
-      const uint v7588 = v7182 + v7585;  // kernels/gemm/quant_b.hpp:137
-      const bool v7589 = v7588 < v18;
-      const bool v7590 = v7587 && v7589;
-      const uint v7594 = min(v7588, v7425);  // kernels/gemm/quant_b.hpp:138
-      const uint v7600 = v7594 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7604 = v7603 + v7600;
-      const uint v7607 = packed[v7604];  // kernels/gemm/quant_b.hpp:37
-      const uint v7609 = v7594 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7613 = v7612 + v7609;
-      const bfloat v7614 = scales[v7613];  // kernels/gemm/quant_b.hpp:39
-      const float v7615 = float(v7614);
-      const bfloat v7616 = biases[v7613];  // kernels/gemm/quant_b.hpp:40
-      const float v7617 = float(v7616);
-      const uint v7622 = v7607 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7623 = v7622 & 15u;
-      const uint v7626 = v7623 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7627 = as_type<float>(v7626);
-      const float v7628 = v7627 - 8388608.0f;
-      const float v7629 = fma(v7628, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7634 = v7607 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7635 = v7634 & 15u;
-      const uint v7638 = v7635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7639 = as_type<float>(v7638);
-      const float v7640 = v7639 - 8388608.0f;
-      const float v7641 = fma(v7640, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7646 = v7607 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7647 = v7646 & 15u;
-      const uint v7650 = v7647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7651 = as_type<float>(v7650);
-      const float v7652 = v7651 - 8388608.0f;
-      const float v7653 = fma(v7652, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7658 = v7607 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7659 = v7658 & 15u;
-      const uint v7662 = v7659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7663 = as_type<float>(v7662);
-      const float v7664 = v7663 - 8388608.0f;
-      const float v7665 = fma(v7664, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7670 = v7607 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7671 = v7670 & 15u;
-      const uint v7674 = v7671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7675 = as_type<float>(v7674);
-      const float v7676 = v7675 - 8388608.0f;
-      const float v7677 = fma(v7676, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7682 = v7607 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7683 = v7682 & 15u;
-      const uint v7686 = v7683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7687 = as_type<float>(v7686);
-      const float v7688 = v7687 - 8388608.0f;
-      const float v7689 = fma(v7688, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7694 = v7607 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7695 = v7694 & 15u;
-      const uint v7698 = v7695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7699 = as_type<float>(v7698);
-      const float v7700 = v7699 - 8388608.0f;
-      const float v7701 = fma(v7700, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const uint v7706 = v7607 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7707 = v7706 & 15u;
-      const uint v7710 = v7707 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7711 = as_type<float>(v7710);
-      const float v7712 = v7711 - 8388608.0f;
-      const float v7713 = fma(v7712, v7615, v7617);  // kernels/gemm/quant_b.hpp:51
-      const float v7715 = v7590 ? v7629 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v7716 = bfloat(v7715);
-      const float v7718 = v7590 ? v7641 : 0.0f;
-      const bfloat v7719 = bfloat(v7718);
-      const float v7721 = v7590 ? v7653 : 0.0f;
-      const bfloat v7722 = bfloat(v7721);
-      const float v7724 = v7590 ? v7665 : 0.0f;
-      const bfloat v7725 = bfloat(v7724);
-      const float v7727 = v7590 ? v7677 : 0.0f;
-      const bfloat v7728 = bfloat(v7727);
-      const float v7730 = v7590 ? v7689 : 0.0f;
-      const bfloat v7731 = bfloat(v7730);
-      const float v7733 = v7590 ? v7701 : 0.0f;
-      const bfloat v7734 = bfloat(v7733);
-      const float v7736 = v7590 ? v7713 : 0.0f;
-      const bfloat v7737 = bfloat(v7736);
-      const uint v7741 = v7188 + v7740;  // kernels/gemm/quant_b.hpp:146
-      const uint v7742 = v7741 + v7585;
-      *(threadgroup iron_bf16x8*)(shm1 + v7742) = iron_bf16x8{{bfloat4(v7716, v7719, v7722, v7725), bfloat4(v7728, v7731, v7734, v7737)}};
-      const uint v7755 = v7182 + v7752;  // kernels/gemm/quant_b.hpp:137
-      const bool v7756 = v7755 < v18;
-      const bool v7757 = v7754 && v7756;
-      const uint v7761 = min(v7755, v7425);  // kernels/gemm/quant_b.hpp:138
-      const uint v7767 = v7761 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7771 = v7770 + v7767;
-      const uint v7774 = packed[v7771];  // kernels/gemm/quant_b.hpp:37
-      const uint v7776 = v7761 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7780 = v7779 + v7776;
-      const bfloat v7781 = scales[v7780];  // kernels/gemm/quant_b.hpp:39
-      const float v7782 = float(v7781);
-      const bfloat v7783 = biases[v7780];  // kernels/gemm/quant_b.hpp:40
-      const float v7784 = float(v7783);
-      const uint v7789 = v7774 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7790 = v7789 & 15u;
-      const uint v7793 = v7790 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7794 = as_type<float>(v7793);
-      const float v7795 = v7794 - 8388608.0f;
-      const float v7796 = fma(v7795, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7801 = v7774 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7802 = v7801 & 15u;
-      const uint v7805 = v7802 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7806 = as_type<float>(v7805);
-      const float v7807 = v7806 - 8388608.0f;
-      const float v7808 = fma(v7807, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7813 = v7774 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7814 = v7813 & 15u;
-      const uint v7817 = v7814 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7818 = as_type<float>(v7817);
-      const float v7819 = v7818 - 8388608.0f;
-      const float v7820 = fma(v7819, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7825 = v7774 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7826 = v7825 & 15u;
-      const uint v7829 = v7826 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7830 = as_type<float>(v7829);
-      const float v7831 = v7830 - 8388608.0f;
-      const float v7832 = fma(v7831, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7837 = v7774 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7838 = v7837 & 15u;
-      const uint v7841 = v7838 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7842 = as_type<float>(v7841);
-      const float v7843 = v7842 - 8388608.0f;
-      const float v7844 = fma(v7843, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7849 = v7774 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7850 = v7849 & 15u;
-      const uint v7853 = v7850 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7854 = as_type<float>(v7853);
-      const float v7855 = v7854 - 8388608.0f;
-      const float v7856 = fma(v7855, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7861 = v7774 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7862 = v7861 & 15u;
-      const uint v7865 = v7862 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7866 = as_type<float>(v7865);
-      const float v7867 = v7866 - 8388608.0f;
-      const float v7868 = fma(v7867, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const uint v7873 = v7774 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7874 = v7873 & 15u;
-      const uint v7877 = v7874 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7878 = as_type<float>(v7877);
-      const float v7879 = v7878 - 8388608.0f;
-      const float v7880 = fma(v7879, v7782, v7784);  // kernels/gemm/quant_b.hpp:51
-      const float v7882 = v7757 ? v7796 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v7883 = bfloat(v7882);
-      const float v7885 = v7757 ? v7808 : 0.0f;
-      const bfloat v7886 = bfloat(v7885);
-      const float v7888 = v7757 ? v7820 : 0.0f;
-      const bfloat v7889 = bfloat(v7888);
-      const float v7891 = v7757 ? v7832 : 0.0f;
-      const bfloat v7892 = bfloat(v7891);
-      const float v7894 = v7757 ? v7844 : 0.0f;
-      const bfloat v7895 = bfloat(v7894);
-      const float v7897 = v7757 ? v7856 : 0.0f;
-      const bfloat v7898 = bfloat(v7897);
-      const float v7900 = v7757 ? v7868 : 0.0f;
-      const bfloat v7901 = bfloat(v7900);
-      const float v7903 = v7757 ? v7880 : 0.0f;
-      const bfloat v7904 = bfloat(v7903);
-      const uint v7908 = v7188 + v7907;  // kernels/gemm/quant_b.hpp:146
-      const uint v7909 = v7908 + v7752;
-      *(threadgroup iron_bf16x8*)(shm1 + v7909) = iron_bf16x8{{bfloat4(v7883, v7886, v7889, v7892), bfloat4(v7895, v7898, v7901, v7904)}};
-      const uint v7922 = v7182 + v7919;  // kernels/gemm/quant_b.hpp:137
-      const bool v7923 = v7922 < v18;
-      const bool v7924 = v7921 && v7923;
-      const uint v7928 = min(v7922, v7425);  // kernels/gemm/quant_b.hpp:138
-      const uint v7934 = v7928 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7938 = v7937 + v7934;
-      const uint v7941 = packed[v7938];  // kernels/gemm/quant_b.hpp:37
-      const uint v7943 = v7928 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7947 = v7946 + v7943;
-      const bfloat v7948 = scales[v7947];  // kernels/gemm/quant_b.hpp:39
-      const float v7949 = float(v7948);
-      const bfloat v7950 = biases[v7947];  // kernels/gemm/quant_b.hpp:40
-      const float v7951 = float(v7950);
-      const uint v7956 = v7941 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7957 = v7956 & 15u;
-      const uint v7960 = v7957 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7961 = as_type<float>(v7960);
-      const float v7962 = v7961 - 8388608.0f;
-      const float v7963 = fma(v7962, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v7968 = v7941 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7969 = v7968 & 15u;
-      const uint v7972 = v7969 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7973 = as_type<float>(v7972);
-      const float v7974 = v7973 - 8388608.0f;
-      const float v7975 = fma(v7974, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v7980 = v7941 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7981 = v7980 & 15u;
-      const uint v7984 = v7981 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7985 = as_type<float>(v7984);
-      const float v7986 = v7985 - 8388608.0f;
-      const float v7987 = fma(v7986, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v7992 = v7941 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7993 = v7992 & 15u;
-      const uint v7996 = v7993 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7997 = as_type<float>(v7996);
-      const float v7998 = v7997 - 8388608.0f;
-      const float v7999 = fma(v7998, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v8004 = v7941 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8005 = v8004 & 15u;
-      const uint v8008 = v8005 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8009 = as_type<float>(v8008);
-      const float v8010 = v8009 - 8388608.0f;
-      const float v8011 = fma(v8010, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v8016 = v7941 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8017 = v8016 & 15u;
-      const uint v8020 = v8017 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8021 = as_type<float>(v8020);
-      const float v8022 = v8021 - 8388608.0f;
-      const float v8023 = fma(v8022, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v8028 = v7941 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8029 = v8028 & 15u;
-      const uint v8032 = v8029 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8033 = as_type<float>(v8032);
-      const float v8034 = v8033 - 8388608.0f;
-      const float v8035 = fma(v8034, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const uint v8040 = v7941 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8041 = v8040 & 15u;
-      const uint v8044 = v8041 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8045 = as_type<float>(v8044);
-      const float v8046 = v8045 - 8388608.0f;
-      const float v8047 = fma(v8046, v7949, v7951);  // kernels/gemm/quant_b.hpp:51
-      const float v8049 = v7924 ? v7963 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8050 = bfloat(v8049);
-      const float v8052 = v7924 ? v7975 : 0.0f;
-      const bfloat v8053 = bfloat(v8052);
-      const float v8055 = v7924 ? v7987 : 0.0f;
-      const bfloat v8056 = bfloat(v8055);
-      const float v8058 = v7924 ? v7999 : 0.0f;
-      const bfloat v8059 = bfloat(v8058);
-      const float v8061 = v7924 ? v8011 : 0.0f;
-      const bfloat v8062 = bfloat(v8061);
-      const float v8064 = v7924 ? v8023 : 0.0f;
-      const bfloat v8065 = bfloat(v8064);
-      const float v8067 = v7924 ? v8035 : 0.0f;
-      const bfloat v8068 = bfloat(v8067);
-      const float v8070 = v7924 ? v8047 : 0.0f;
-      const bfloat v8071 = bfloat(v8070);
-      const uint v8075 = v7188 + v8074;  // kernels/gemm/quant_b.hpp:146
-      const uint v8076 = v8075 + v7919;
-      *(threadgroup iron_bf16x8*)(shm1 + v8076) = iron_bf16x8{{bfloat4(v8050, v8053, v8056, v8059), bfloat4(v8062, v8065, v8068, v8071)}};
+      const uint v7422 = v7183 + v7419;  // kernels/gemm/quant_b.hpp:137
+      const bool v7423 = v7422 < v18;
+      const bool v7424 = v7421 && v7423;
+      const uint v7428 = min(v7422, v7426);  // kernels/gemm/quant_b.hpp:138
+      const uint v7434 = v7428 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v7438 = v7437 + v7434;
+      const uint v7441 = packed[v7438];  // kernels/gemm/quant_b.hpp:37
+      const uint v7443 = v7428 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v7447 = v7446 + v7443;
+      const bfloat v7448 = scales[v7447];  // kernels/gemm/quant_b.hpp:39
+      const float v7449 = float(v7448);
+      const bfloat v7450 = biases[v7447];  // kernels/gemm/quant_b.hpp:40
+      const float v7451 = float(v7450);
+      const uint v7456 = v7441 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7457 = v7456 & 15u;
+      const uint v7460 = v7457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7461 = as_type<float>(v7460);
+      const float v7462 = v7461 - 8388608.0f;
+      const float v7463 = fma(v7462, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7468 = v7441 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7469 = v7468 & 15u;
+      const uint v7472 = v7469 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7473 = as_type<float>(v7472);
+      const float v7474 = v7473 - 8388608.0f;
+      const float v7475 = fma(v7474, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7480 = v7441 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7481 = v7480 & 15u;
+      const uint v7484 = v7481 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7485 = as_type<float>(v7484);
+      const float v7486 = v7485 - 8388608.0f;
+      const float v7487 = fma(v7486, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7492 = v7441 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7493 = v7492 & 15u;
+      const uint v7496 = v7493 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7497 = as_type<float>(v7496);
+      const float v7498 = v7497 - 8388608.0f;
+      const float v7499 = fma(v7498, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7504 = v7441 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7505 = v7504 & 15u;
+      const uint v7508 = v7505 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7509 = as_type<float>(v7508);
+      const float v7510 = v7509 - 8388608.0f;
+      const float v7511 = fma(v7510, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7516 = v7441 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7517 = v7516 & 15u;
+      const uint v7520 = v7517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7521 = as_type<float>(v7520);
+      const float v7522 = v7521 - 8388608.0f;
+      const float v7523 = fma(v7522, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7528 = v7441 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7529 = v7528 & 15u;
+      const uint v7532 = v7529 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7533 = as_type<float>(v7532);
+      const float v7534 = v7533 - 8388608.0f;
+      const float v7535 = fma(v7534, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const uint v7540 = v7441 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7541 = v7540 & 15u;
+      const uint v7544 = v7541 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7545 = as_type<float>(v7544);
+      const float v7546 = v7545 - 8388608.0f;
+      const float v7547 = fma(v7546, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
+      const float v7549 = v7424 ? v7463 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7550 = bfloat(v7549);
+      const float v7552 = v7424 ? v7475 : 0.0f;
+      const bfloat v7553 = bfloat(v7552);
+      const float v7555 = v7424 ? v7487 : 0.0f;
+      const bfloat v7556 = bfloat(v7555);
+      const float v7558 = v7424 ? v7499 : 0.0f;
+      const bfloat v7559 = bfloat(v7558);
+      const float v7561 = v7424 ? v7511 : 0.0f;
+      const bfloat v7562 = bfloat(v7561);
+      const float v7564 = v7424 ? v7523 : 0.0f;
+      const bfloat v7565 = bfloat(v7564);
+      const float v7567 = v7424 ? v7535 : 0.0f;
+      const bfloat v7568 = bfloat(v7567);
+      const float v7570 = v7424 ? v7547 : 0.0f;
+      const bfloat v7571 = bfloat(v7570);
+      const uint v7575 = v7189 + v7574;  // kernels/gemm/quant_b.hpp:146
+      const uint v7576 = v7575 + v7419;
+      *(threadgroup iron_bf16x8*)(shm1 + v7576) = iron_bf16x8{{bfloat4(v7550, v7553, v7556, v7559), bfloat4(v7562, v7565, v7568, v7571)}};
+      const uint v7589 = v7183 + v7586;  // kernels/gemm/quant_b.hpp:137
+      const bool v7590 = v7589 < v18;
+      const bool v7591 = v7588 && v7590;
+      const uint v7595 = min(v7589, v7426);  // kernels/gemm/quant_b.hpp:138
+      const uint v7601 = v7595 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v7605 = v7604 + v7601;
+      const uint v7608 = packed[v7605];  // kernels/gemm/quant_b.hpp:37
+      const uint v7610 = v7595 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v7614 = v7613 + v7610;
+      const bfloat v7615 = scales[v7614];  // kernels/gemm/quant_b.hpp:39
+      const float v7616 = float(v7615);
+      const bfloat v7617 = biases[v7614];  // kernels/gemm/quant_b.hpp:40
+      const float v7618 = float(v7617);
+      const uint v7623 = v7608 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7624 = v7623 & 15u;
+      const uint v7627 = v7624 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7628 = as_type<float>(v7627);
+      const float v7629 = v7628 - 8388608.0f;
+      const float v7630 = fma(v7629, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7635 = v7608 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7636 = v7635 & 15u;
+      const uint v7639 = v7636 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7640 = as_type<float>(v7639);
+      const float v7641 = v7640 - 8388608.0f;
+      const float v7642 = fma(v7641, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7647 = v7608 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7648 = v7647 & 15u;
+      const uint v7651 = v7648 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7652 = as_type<float>(v7651);
+      const float v7653 = v7652 - 8388608.0f;
+      const float v7654 = fma(v7653, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7659 = v7608 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7660 = v7659 & 15u;
+      const uint v7663 = v7660 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7664 = as_type<float>(v7663);
+      const float v7665 = v7664 - 8388608.0f;
+      const float v7666 = fma(v7665, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7671 = v7608 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7672 = v7671 & 15u;
+      const uint v7675 = v7672 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7676 = as_type<float>(v7675);
+      const float v7677 = v7676 - 8388608.0f;
+      const float v7678 = fma(v7677, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7683 = v7608 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7684 = v7683 & 15u;
+      const uint v7687 = v7684 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7688 = as_type<float>(v7687);
+      const float v7689 = v7688 - 8388608.0f;
+      const float v7690 = fma(v7689, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7695 = v7608 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7696 = v7695 & 15u;
+      const uint v7699 = v7696 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7700 = as_type<float>(v7699);
+      const float v7701 = v7700 - 8388608.0f;
+      const float v7702 = fma(v7701, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const uint v7707 = v7608 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7708 = v7707 & 15u;
+      const uint v7711 = v7708 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7712 = as_type<float>(v7711);
+      const float v7713 = v7712 - 8388608.0f;
+      const float v7714 = fma(v7713, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
+      const float v7716 = v7591 ? v7630 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7717 = bfloat(v7716);
+      const float v7719 = v7591 ? v7642 : 0.0f;
+      const bfloat v7720 = bfloat(v7719);
+      const float v7722 = v7591 ? v7654 : 0.0f;
+      const bfloat v7723 = bfloat(v7722);
+      const float v7725 = v7591 ? v7666 : 0.0f;
+      const bfloat v7726 = bfloat(v7725);
+      const float v7728 = v7591 ? v7678 : 0.0f;
+      const bfloat v7729 = bfloat(v7728);
+      const float v7731 = v7591 ? v7690 : 0.0f;
+      const bfloat v7732 = bfloat(v7731);
+      const float v7734 = v7591 ? v7702 : 0.0f;
+      const bfloat v7735 = bfloat(v7734);
+      const float v7737 = v7591 ? v7714 : 0.0f;
+      const bfloat v7738 = bfloat(v7737);
+      const uint v7742 = v7189 + v7741;  // kernels/gemm/quant_b.hpp:146
+      const uint v7743 = v7742 + v7586;
+      *(threadgroup iron_bf16x8*)(shm1 + v7743) = iron_bf16x8{{bfloat4(v7717, v7720, v7723, v7726), bfloat4(v7729, v7732, v7735, v7738)}};
+      const uint v7756 = v7183 + v7753;  // kernels/gemm/quant_b.hpp:137
+      const bool v7757 = v7756 < v18;
+      const bool v7758 = v7755 && v7757;
+      const uint v7762 = min(v7756, v7426);  // kernels/gemm/quant_b.hpp:138
+      const uint v7768 = v7762 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v7772 = v7771 + v7768;
+      const uint v7775 = packed[v7772];  // kernels/gemm/quant_b.hpp:37
+      const uint v7777 = v7762 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v7781 = v7780 + v7777;
+      const bfloat v7782 = scales[v7781];  // kernels/gemm/quant_b.hpp:39
+      const float v7783 = float(v7782);
+      const bfloat v7784 = biases[v7781];  // kernels/gemm/quant_b.hpp:40
+      const float v7785 = float(v7784);
+      const uint v7790 = v7775 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7791 = v7790 & 15u;
+      const uint v7794 = v7791 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7795 = as_type<float>(v7794);
+      const float v7796 = v7795 - 8388608.0f;
+      const float v7797 = fma(v7796, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7802 = v7775 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7803 = v7802 & 15u;
+      const uint v7806 = v7803 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7807 = as_type<float>(v7806);
+      const float v7808 = v7807 - 8388608.0f;
+      const float v7809 = fma(v7808, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7814 = v7775 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7815 = v7814 & 15u;
+      const uint v7818 = v7815 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7819 = as_type<float>(v7818);
+      const float v7820 = v7819 - 8388608.0f;
+      const float v7821 = fma(v7820, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7826 = v7775 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7827 = v7826 & 15u;
+      const uint v7830 = v7827 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7831 = as_type<float>(v7830);
+      const float v7832 = v7831 - 8388608.0f;
+      const float v7833 = fma(v7832, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7838 = v7775 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7839 = v7838 & 15u;
+      const uint v7842 = v7839 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7843 = as_type<float>(v7842);
+      const float v7844 = v7843 - 8388608.0f;
+      const float v7845 = fma(v7844, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7850 = v7775 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7851 = v7850 & 15u;
+      const uint v7854 = v7851 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7855 = as_type<float>(v7854);
+      const float v7856 = v7855 - 8388608.0f;
+      const float v7857 = fma(v7856, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7862 = v7775 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7863 = v7862 & 15u;
+      const uint v7866 = v7863 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7867 = as_type<float>(v7866);
+      const float v7868 = v7867 - 8388608.0f;
+      const float v7869 = fma(v7868, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const uint v7874 = v7775 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7875 = v7874 & 15u;
+      const uint v7878 = v7875 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7879 = as_type<float>(v7878);
+      const float v7880 = v7879 - 8388608.0f;
+      const float v7881 = fma(v7880, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
+      const float v7883 = v7758 ? v7797 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7884 = bfloat(v7883);
+      const float v7886 = v7758 ? v7809 : 0.0f;
+      const bfloat v7887 = bfloat(v7886);
+      const float v7889 = v7758 ? v7821 : 0.0f;
+      const bfloat v7890 = bfloat(v7889);
+      const float v7892 = v7758 ? v7833 : 0.0f;
+      const bfloat v7893 = bfloat(v7892);
+      const float v7895 = v7758 ? v7845 : 0.0f;
+      const bfloat v7896 = bfloat(v7895);
+      const float v7898 = v7758 ? v7857 : 0.0f;
+      const bfloat v7899 = bfloat(v7898);
+      const float v7901 = v7758 ? v7869 : 0.0f;
+      const bfloat v7902 = bfloat(v7901);
+      const float v7904 = v7758 ? v7881 : 0.0f;
+      const bfloat v7905 = bfloat(v7904);
+      const uint v7909 = v7189 + v7908;  // kernels/gemm/quant_b.hpp:146
+      const uint v7910 = v7909 + v7753;
+      *(threadgroup iron_bf16x8*)(shm1 + v7910) = iron_bf16x8{{bfloat4(v7884, v7887, v7890, v7893), bfloat4(v7896, v7899, v7902, v7905)}};
+      const uint v7923 = v7183 + v7920;  // kernels/gemm/quant_b.hpp:137
+      const bool v7924 = v7923 < v18;
+      const bool v7925 = v7922 && v7924;
+      const uint v7929 = min(v7923, v7426);  // kernels/gemm/quant_b.hpp:138
+      const uint v7935 = v7929 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v7939 = v7938 + v7935;
+      const uint v7942 = packed[v7939];  // kernels/gemm/quant_b.hpp:37
+      const uint v7944 = v7929 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v7948 = v7947 + v7944;
+      const bfloat v7949 = scales[v7948];  // kernels/gemm/quant_b.hpp:39
+      const float v7950 = float(v7949);
+      const bfloat v7951 = biases[v7948];  // kernels/gemm/quant_b.hpp:40
+      const float v7952 = float(v7951);
+      const uint v7957 = v7942 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7958 = v7957 & 15u;
+      const uint v7961 = v7958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7962 = as_type<float>(v7961);
+      const float v7963 = v7962 - 8388608.0f;
+      const float v7964 = fma(v7963, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v7969 = v7942 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7970 = v7969 & 15u;
+      const uint v7973 = v7970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7974 = as_type<float>(v7973);
+      const float v7975 = v7974 - 8388608.0f;
+      const float v7976 = fma(v7975, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v7981 = v7942 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7982 = v7981 & 15u;
+      const uint v7985 = v7982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7986 = as_type<float>(v7985);
+      const float v7987 = v7986 - 8388608.0f;
+      const float v7988 = fma(v7987, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v7993 = v7942 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7994 = v7993 & 15u;
+      const uint v7997 = v7994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7998 = as_type<float>(v7997);
+      const float v7999 = v7998 - 8388608.0f;
+      const float v8000 = fma(v7999, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v8005 = v7942 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v8006 = v8005 & 15u;
+      const uint v8009 = v8006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v8010 = as_type<float>(v8009);
+      const float v8011 = v8010 - 8388608.0f;
+      const float v8012 = fma(v8011, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v8017 = v7942 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v8018 = v8017 & 15u;
+      const uint v8021 = v8018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v8022 = as_type<float>(v8021);
+      const float v8023 = v8022 - 8388608.0f;
+      const float v8024 = fma(v8023, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v8029 = v7942 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v8030 = v8029 & 15u;
+      const uint v8033 = v8030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v8034 = as_type<float>(v8033);
+      const float v8035 = v8034 - 8388608.0f;
+      const float v8036 = fma(v8035, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const uint v8041 = v7942 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v8042 = v8041 & 15u;
+      const uint v8045 = v8042 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v8046 = as_type<float>(v8045);
+      const float v8047 = v8046 - 8388608.0f;
+      const float v8048 = fma(v8047, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
+      const float v8050 = v7925 ? v7964 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v8051 = bfloat(v8050);
+      const float v8053 = v7925 ? v7976 : 0.0f;
+      const bfloat v8054 = bfloat(v8053);
+      const float v8056 = v7925 ? v7988 : 0.0f;
+      const bfloat v8057 = bfloat(v8056);
+      const float v8059 = v7925 ? v8000 : 0.0f;
+      const bfloat v8060 = bfloat(v8059);
+      const float v8062 = v7925 ? v8012 : 0.0f;
+      const bfloat v8063 = bfloat(v8062);
+      const float v8065 = v7925 ? v8024 : 0.0f;
+      const bfloat v8066 = bfloat(v8065);
+      const float v8068 = v7925 ? v8036 : 0.0f;
+      const bfloat v8069 = bfloat(v8068);
+      const float v8071 = v7925 ? v8048 : 0.0f;
+      const bfloat v8072 = bfloat(v8071);
+      const uint v8076 = v7189 + v8075;  // kernels/gemm/quant_b.hpp:146
+      const uint v8077 = v8076 + v7920;
+      *(threadgroup iron_bf16x8*)(shm1 + v8077) = iron_bf16x8{{bfloat4(v8051, v8054, v8057, v8060), bfloat4(v8063, v8066, v8069, v8072)}};
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8086 = v7188 + v8085;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v202, shm0, long(v8086), long(40u));
-      const uint v8092 = v7188 + v8091;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v8092), long(40u));
+      const uint v8087 = v7189 + v8086;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v202, shm0, long(v8087), long(40u));
+      const uint v8093 = v7189 + v8092;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v8093), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8099 = v8086 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v202, shm0, long(v8099), long(40u));
-      const uint v8105 = v8092 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v8105), long(40u));
+      const uint v8100 = v8087 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v202, shm0, long(v8100), long(40u));
+      const uint v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v8106), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v1145 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1204 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1235 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1236 = v1235 << 3u;
-    const uint v1237 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v1238 = v1237 < v4;
-    const uint v1243 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v1247 = v4 - 1u;
-    const uint v1249 = min(v1237, v1247);
-    const uint v1253 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v1254 = v1249 * v1253;
-    const uint v1262 = v18 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v1263 = v1249 * v1262;
-    const uint v1391 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1393 = v1391 + v1236;
-    const uint v1397 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1399 = v1397 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1402 = v1397 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1403 = v1402 << 3u;
-    const uint v1404 = v67 + v1399;  // kernels/gemm/quant_b.hpp:137
-    const bool v1405 = v1404 < v4;
-    const uint v1416 = min(v1404, v1247);  // kernels/gemm/quant_b.hpp:138
-    const uint v1421 = v1416 * v1253;  // kernels/gemm/quant_b.hpp:35
-    const uint v1430 = v1416 * v1262;  // kernels/gemm/quant_b.hpp:38
-    const uint v1558 = v1399 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1560 = v1558 + v1403;
-    const uint v1564 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1566 = v1564 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1569 = v1564 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1570 = v1569 << 3u;
-    const uint v1571 = v67 + v1566;  // kernels/gemm/quant_b.hpp:137
-    const bool v1572 = v1571 < v4;
-    const uint v1583 = min(v1571, v1247);  // kernels/gemm/quant_b.hpp:138
-    const uint v1588 = v1583 * v1253;  // kernels/gemm/quant_b.hpp:35
-    const uint v1597 = v1583 * v1262;  // kernels/gemm/quant_b.hpp:38
-    const uint v1725 = v1566 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1727 = v1725 + v1570;
-    const uint v1731 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1733 = v1731 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1736 = v1731 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1737 = v1736 << 3u;
-    const uint v1738 = v67 + v1733;  // kernels/gemm/quant_b.hpp:137
-    const bool v1739 = v1738 < v4;
-    const uint v1750 = min(v1738, v1247);  // kernels/gemm/quant_b.hpp:138
-    const uint v1755 = v1750 * v1253;  // kernels/gemm/quant_b.hpp:35
-    const uint v1764 = v1750 * v1262;  // kernels/gemm/quant_b.hpp:38
-    const uint v1892 = v1733 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1894 = v1892 + v1737;
-    const uint v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1146 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1205 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1236 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1237 = v1236 << 3u;
+    const uint v1238 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v1239 = v1238 < v4;
+    const uint v1244 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v1248 = v4 - 1u;
+    const uint v1250 = min(v1238, v1248);
+    const uint v1254 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v1255 = v1250 * v1254;
+    const uint v1263 = v18 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v1264 = v1250 * v1263;
+    const uint v1392 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1394 = v1392 + v1237;
+    const uint v1398 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1400 = v1398 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1403 = v1398 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1404 = v1403 << 3u;
+    const uint v1405 = v67 + v1400;  // kernels/gemm/quant_b.hpp:137
+    const bool v1406 = v1405 < v4;
+    const uint v1417 = min(v1405, v1248);  // kernels/gemm/quant_b.hpp:138
+    const uint v1422 = v1417 * v1254;  // kernels/gemm/quant_b.hpp:35
+    const uint v1431 = v1417 * v1263;  // kernels/gemm/quant_b.hpp:38
+    const uint v1559 = v1400 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1561 = v1559 + v1404;
+    const uint v1565 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1567 = v1565 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1570 = v1565 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1571 = v1570 << 3u;
+    const uint v1572 = v67 + v1567;  // kernels/gemm/quant_b.hpp:137
+    const bool v1573 = v1572 < v4;
+    const uint v1584 = min(v1572, v1248);  // kernels/gemm/quant_b.hpp:138
+    const uint v1589 = v1584 * v1254;  // kernels/gemm/quant_b.hpp:35
+    const uint v1598 = v1584 * v1263;  // kernels/gemm/quant_b.hpp:38
+    const uint v1726 = v1567 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1728 = v1726 + v1571;
+    const uint v1732 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1734 = v1732 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1737 = v1732 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1738 = v1737 << 3u;
+    const uint v1739 = v67 + v1734;  // kernels/gemm/quant_b.hpp:137
+    const bool v1740 = v1739 < v4;
+    const uint v1751 = min(v1739, v1248);  // kernels/gemm/quant_b.hpp:138
+    const uint v1756 = v1751 * v1254;  // kernels/gemm/quant_b.hpp:35
+    const uint v1765 = v1751 * v1263;  // kernels/gemm/quant_b.hpp:38
+    const uint v1893 = v1734 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1895 = v1893 + v1738;
+    const uint v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v1148 = v115; v1148 < 4096u; v1148 += v1145) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v1150 = v1148 >> 5u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v1152 = v1148 & 31u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v1153 = v1144 + v1152;  // kernels/convolution/im2col_a.hpp:158
-        const uint v1154 = v63 + v1150;
-        const uint v1180 = v1154 / v113;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1181 = v1154 % v113;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1183 = v1153 / v3;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1184 = v1183 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1185 = v1184 * v11;
-        const uint v1186 = v1181 / v30;
-        const uint v1187 = v1186 * v7;
-        const uint v1188 = v1187 + v1185;
-        const uint v1189 = v1183 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1190 = v1189 * v12;
-        const uint v1191 = v1181 % v30;
-        const uint v1192 = v1191 * v8;
-        const uint v1193 = v1192 + v1190;
-        const bool v1194 = v1154 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1195 = v1153 < v18;
-        const bool v1196 = v1194 && v1195;
-        const bool v1197 = v1188 >= v9;
-        const bool v1198 = v1196 && v1197;
-        const bool v1200 = v1188 < v125;
-        const bool v1201 = v1198 && v1200;
-        const bool v1202 = v1193 >= v10;
-        const bool v1203 = v1201 && v1202;
-        const bool v1205 = v1193 < v1204;
-        const bool v1206 = v1203 && v1205;
-        const uint v1207 = max(v1188, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1208 = v1207 - v9;
-        const uint v1209 = max(v1193, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1210 = v1209 - v10;
-        const uint v1211 = v1153 % v3;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1212 = v1180 * v1;
-        const uint v1213 = v1212 + v1208;
-        const uint v1214 = v1213 * v2;
-        const uint v1215 = v1214 + v1210;
-        const uint v1216 = v1215 * v3;
-        const uint v1217 = v1216 + v68;
-        const uint v1218 = v1217 + v1211;
-        if (v1206) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1219 = x[v1218];
-          const uint v1221 = v1150 * 40u;
-          const uint v1222 = v1221 + v1152;
-          shm0[v1222] = v1219;
+    for (uint v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v1149 = v115; v1149 < 4096u; v1149 += v1146) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v1151 = v1149 >> 5u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v1153 = v1149 & 31u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v1154 = v1145 + v1153;  // kernels/convolution/im2col_a.hpp:158
+        const uint v1155 = v63 + v1151;
+        const uint v1181 = v1155 / v113;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1182 = v1155 % v113;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1184 = v1154 / v3;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1185 = v1184 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1186 = v1185 * v11;
+        const uint v1187 = v1182 / v30;
+        const uint v1188 = v1187 * v7;
+        const uint v1189 = v1188 + v1186;
+        const uint v1190 = v1184 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1191 = v1190 * v12;
+        const uint v1192 = v1182 % v30;
+        const uint v1193 = v1192 * v8;
+        const uint v1194 = v1193 + v1191;
+        const bool v1195 = v1155 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1196 = v1154 < v18;
+        const bool v1197 = v1195 && v1196;
+        const bool v1198 = v1189 >= v9;
+        const bool v1199 = v1197 && v1198;
+        const bool v1201 = v1189 < v125;
+        const bool v1202 = v1199 && v1201;
+        const bool v1203 = v1194 >= v10;
+        const bool v1204 = v1202 && v1203;
+        const bool v1206 = v1194 < v1205;
+        const bool v1207 = v1204 && v1206;
+        const uint v1208 = max(v1189, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1209 = v1208 - v9;
+        const uint v1210 = max(v1194, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1211 = v1210 - v10;
+        const uint v1212 = v1154 % v3;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1213 = v1181 * v1;
+        const uint v1214 = v1213 + v1209;
+        const uint v1215 = v1214 * v2;
+        const uint v1216 = v1215 + v1211;
+        const uint v1217 = v1216 * v3;
+        const uint v1218 = v1217 + v68;
+        const uint v1219 = v1218 + v1212;
+        if (v1207) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1220 = x[v1219];
+          const uint v1222 = v1151 * 40u;
+          const uint v1223 = v1222 + v1153;
+          shm0[v1223] = v1220;
         } else {
-          const uint v1224 = v1150 * 40u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1225 = v1224 + v1152;
-          shm0[v1225] = bfloat(0.0f);
+          const uint v1225 = v1151 * 40u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1226 = v1225 + v1153;
+          shm0[v1226] = bfloat(0.0f);
         }
       }
-      const uint v1239 = v1144 + v1236;  // kernels/gemm/quant_b.hpp:137
-      const bool v1240 = v1239 < v18;
-      const bool v1241 = v1238 && v1240;
-      const uint v1245 = min(v1239, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1251 = v1245 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1255 = v1254 + v1251;
-      const uint v1258 = packed[v1255];  // kernels/gemm/quant_b.hpp:37
-      const uint v1260 = v1245 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1264 = v1263 + v1260;
-      const bfloat v1265 = scales[v1264];  // kernels/gemm/quant_b.hpp:39
-      const float v1266 = float(v1265);
-      const bfloat v1267 = biases[v1264];  // kernels/gemm/quant_b.hpp:40
-      const float v1268 = float(v1267);
-      const uint v1273 = v1258 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1274 = v1273 & 15u;
-      const uint v1277 = v1274 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1278 = as_type<float>(v1277);
-      const float v1279 = v1278 - 8388608.0f;
-      const float v1280 = fma(v1279, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1285 = v1258 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1286 = v1285 & 15u;
-      const uint v1289 = v1286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1290 = as_type<float>(v1289);
-      const float v1291 = v1290 - 8388608.0f;
-      const float v1292 = fma(v1291, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1297 = v1258 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1298 = v1297 & 15u;
-      const uint v1301 = v1298 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1302 = as_type<float>(v1301);
-      const float v1303 = v1302 - 8388608.0f;
-      const float v1304 = fma(v1303, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1309 = v1258 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1310 = v1309 & 15u;
-      const uint v1313 = v1310 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1314 = as_type<float>(v1313);
-      const float v1315 = v1314 - 8388608.0f;
-      const float v1316 = fma(v1315, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1321 = v1258 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1322 = v1321 & 15u;
-      const uint v1325 = v1322 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1326 = as_type<float>(v1325);
-      const float v1327 = v1326 - 8388608.0f;
-      const float v1328 = fma(v1327, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1333 = v1258 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1334 = v1333 & 15u;
-      const uint v1337 = v1334 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1338 = as_type<float>(v1337);
-      const float v1339 = v1338 - 8388608.0f;
-      const float v1340 = fma(v1339, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1345 = v1258 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1346 = v1345 & 15u;
-      const uint v1349 = v1346 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1350 = as_type<float>(v1349);
-      const float v1351 = v1350 - 8388608.0f;
-      const float v1352 = fma(v1351, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const uint v1357 = v1258 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1358 = v1357 & 15u;
-      const uint v1361 = v1358 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1362 = as_type<float>(v1361);
-      const float v1363 = v1362 - 8388608.0f;
-      const float v1364 = fma(v1363, v1266, v1268);  // kernels/gemm/quant_b.hpp:51
-      const float v1366 = v1241 ? v1280 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1367 = bfloat(v1366);
-      const float v1369 = v1241 ? v1292 : 0.0f;
-      const bfloat v1370 = bfloat(v1369);
-      const float v1372 = v1241 ? v1304 : 0.0f;
-      const bfloat v1373 = bfloat(v1372);
-      const float v1375 = v1241 ? v1316 : 0.0f;
-      const bfloat v1376 = bfloat(v1375);
-      const float v1378 = v1241 ? v1328 : 0.0f;
-      const bfloat v1379 = bfloat(v1378);
-      const float v1381 = v1241 ? v1340 : 0.0f;
-      const bfloat v1382 = bfloat(v1381);
-      const float v1384 = v1241 ? v1352 : 0.0f;
-      const bfloat v1385 = bfloat(v1384);
-      const float v1387 = v1241 ? v1364 : 0.0f;
-      const bfloat v1388 = bfloat(v1387);
-      *(threadgroup iron_bf16x8*)(shm1 + v1393) = iron_bf16x8{{bfloat4(v1367, v1370, v1373, v1376), bfloat4(v1379, v1382, v1385, v1388)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1406 = v1144 + v1403;  // kernels/gemm/quant_b.hpp:137
-      const bool v1407 = v1406 < v18;
-      const bool v1408 = v1405 && v1407;
-      const uint v1412 = min(v1406, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1418 = v1412 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1422 = v1421 + v1418;
-      const uint v1425 = packed[v1422];  // kernels/gemm/quant_b.hpp:37
-      const uint v1427 = v1412 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1431 = v1430 + v1427;
-      const bfloat v1432 = scales[v1431];  // kernels/gemm/quant_b.hpp:39
-      const float v1433 = float(v1432);
-      const bfloat v1434 = biases[v1431];  // kernels/gemm/quant_b.hpp:40
-      const float v1435 = float(v1434);
-      const uint v1440 = v1425 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1441 = v1440 & 15u;
-      const uint v1444 = v1441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1445 = as_type<float>(v1444);
-      const float v1446 = v1445 - 8388608.0f;
-      const float v1447 = fma(v1446, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1452 = v1425 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1453 = v1452 & 15u;
-      const uint v1456 = v1453 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1457 = as_type<float>(v1456);
-      const float v1458 = v1457 - 8388608.0f;
-      const float v1459 = fma(v1458, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1464 = v1425 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1465 = v1464 & 15u;
-      const uint v1468 = v1465 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1469 = as_type<float>(v1468);
-      const float v1470 = v1469 - 8388608.0f;
-      const float v1471 = fma(v1470, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1476 = v1425 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1477 = v1476 & 15u;
-      const uint v1480 = v1477 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1481 = as_type<float>(v1480);
-      const float v1482 = v1481 - 8388608.0f;
-      const float v1483 = fma(v1482, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1488 = v1425 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1489 = v1488 & 15u;
-      const uint v1492 = v1489 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1493 = as_type<float>(v1492);
-      const float v1494 = v1493 - 8388608.0f;
-      const float v1495 = fma(v1494, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1500 = v1425 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1501 = v1500 & 15u;
-      const uint v1504 = v1501 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1505 = as_type<float>(v1504);
-      const float v1506 = v1505 - 8388608.0f;
-      const float v1507 = fma(v1506, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1512 = v1425 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1513 = v1512 & 15u;
-      const uint v1516 = v1513 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1517 = as_type<float>(v1516);
-      const float v1518 = v1517 - 8388608.0f;
-      const float v1519 = fma(v1518, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const uint v1524 = v1425 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1525 = v1524 & 15u;
-      const uint v1528 = v1525 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1529 = as_type<float>(v1528);
-      const float v1530 = v1529 - 8388608.0f;
-      const float v1531 = fma(v1530, v1433, v1435);  // kernels/gemm/quant_b.hpp:51
-      const float v1533 = v1408 ? v1447 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1534 = bfloat(v1533);
-      const float v1536 = v1408 ? v1459 : 0.0f;
-      const bfloat v1537 = bfloat(v1536);
-      const float v1539 = v1408 ? v1471 : 0.0f;
-      const bfloat v1540 = bfloat(v1539);
-      const float v1542 = v1408 ? v1483 : 0.0f;
-      const bfloat v1543 = bfloat(v1542);
-      const float v1545 = v1408 ? v1495 : 0.0f;
-      const bfloat v1546 = bfloat(v1545);
-      const float v1548 = v1408 ? v1507 : 0.0f;
-      const bfloat v1549 = bfloat(v1548);
-      const float v1551 = v1408 ? v1519 : 0.0f;
-      const bfloat v1552 = bfloat(v1551);
-      const float v1554 = v1408 ? v1531 : 0.0f;
-      const bfloat v1555 = bfloat(v1554);
-      *(threadgroup iron_bf16x8*)(shm1 + v1560) = iron_bf16x8{{bfloat4(v1534, v1537, v1540, v1543), bfloat4(v1546, v1549, v1552, v1555)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1573 = v1144 + v1570;  // kernels/gemm/quant_b.hpp:137
-      const bool v1574 = v1573 < v18;
-      const bool v1575 = v1572 && v1574;
-      const uint v1579 = min(v1573, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1585 = v1579 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1589 = v1588 + v1585;
-      const uint v1592 = packed[v1589];  // kernels/gemm/quant_b.hpp:37
-      const uint v1594 = v1579 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1598 = v1597 + v1594;
-      const bfloat v1599 = scales[v1598];  // kernels/gemm/quant_b.hpp:39
-      const float v1600 = float(v1599);
-      const bfloat v1601 = biases[v1598];  // kernels/gemm/quant_b.hpp:40
-      const float v1602 = float(v1601);
-      const uint v1607 = v1592 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1608 = v1607 & 15u;
-      const uint v1611 = v1608 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1612 = as_type<float>(v1611);
-      const float v1613 = v1612 - 8388608.0f;
-      const float v1614 = fma(v1613, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1619 = v1592 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1620 = v1619 & 15u;
-      const uint v1623 = v1620 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1624 = as_type<float>(v1623);
-      const float v1625 = v1624 - 8388608.0f;
-      const float v1626 = fma(v1625, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1631 = v1592 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1632 = v1631 & 15u;
-      const uint v1635 = v1632 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1636 = as_type<float>(v1635);
-      const float v1637 = v1636 - 8388608.0f;
-      const float v1638 = fma(v1637, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1643 = v1592 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1644 = v1643 & 15u;
-      const uint v1647 = v1644 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1648 = as_type<float>(v1647);
-      const float v1649 = v1648 - 8388608.0f;
-      const float v1650 = fma(v1649, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1655 = v1592 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1656 = v1655 & 15u;
-      const uint v1659 = v1656 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1660 = as_type<float>(v1659);
-      const float v1661 = v1660 - 8388608.0f;
-      const float v1662 = fma(v1661, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1667 = v1592 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1668 = v1667 & 15u;
-      const uint v1671 = v1668 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1672 = as_type<float>(v1671);
-      const float v1673 = v1672 - 8388608.0f;
-      const float v1674 = fma(v1673, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1679 = v1592 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1680 = v1679 & 15u;
-      const uint v1683 = v1680 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1684 = as_type<float>(v1683);
-      const float v1685 = v1684 - 8388608.0f;
-      const float v1686 = fma(v1685, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const uint v1691 = v1592 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1692 = v1691 & 15u;
-      const uint v1695 = v1692 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1696 = as_type<float>(v1695);
-      const float v1697 = v1696 - 8388608.0f;
-      const float v1698 = fma(v1697, v1600, v1602);  // kernels/gemm/quant_b.hpp:51
-      const float v1700 = v1575 ? v1614 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1701 = bfloat(v1700);
-      const float v1703 = v1575 ? v1626 : 0.0f;
-      const bfloat v1704 = bfloat(v1703);
-      const float v1706 = v1575 ? v1638 : 0.0f;
-      const bfloat v1707 = bfloat(v1706);
-      const float v1709 = v1575 ? v1650 : 0.0f;
-      const bfloat v1710 = bfloat(v1709);
-      const float v1712 = v1575 ? v1662 : 0.0f;
-      const bfloat v1713 = bfloat(v1712);
-      const float v1715 = v1575 ? v1674 : 0.0f;
-      const bfloat v1716 = bfloat(v1715);
-      const float v1718 = v1575 ? v1686 : 0.0f;
-      const bfloat v1719 = bfloat(v1718);
-      const float v1721 = v1575 ? v1698 : 0.0f;
-      const bfloat v1722 = bfloat(v1721);
-      *(threadgroup iron_bf16x8*)(shm1 + v1727) = iron_bf16x8{{bfloat4(v1701, v1704, v1707, v1710), bfloat4(v1713, v1716, v1719, v1722)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1740 = v1144 + v1737;  // kernels/gemm/quant_b.hpp:137
-      const bool v1741 = v1740 < v18;
-      const bool v1742 = v1739 && v1741;
-      const uint v1746 = min(v1740, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1752 = v1746 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1756 = v1755 + v1752;
-      const uint v1759 = packed[v1756];  // kernels/gemm/quant_b.hpp:37
-      const uint v1761 = v1746 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1765 = v1764 + v1761;
-      const bfloat v1766 = scales[v1765];  // kernels/gemm/quant_b.hpp:39
-      const float v1767 = float(v1766);
-      const bfloat v1768 = biases[v1765];  // kernels/gemm/quant_b.hpp:40
-      const float v1769 = float(v1768);
-      const uint v1774 = v1759 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1775 = v1774 & 15u;
-      const uint v1778 = v1775 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1779 = as_type<float>(v1778);
-      const float v1780 = v1779 - 8388608.0f;
-      const float v1781 = fma(v1780, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1786 = v1759 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1787 = v1786 & 15u;
-      const uint v1790 = v1787 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1791 = as_type<float>(v1790);
-      const float v1792 = v1791 - 8388608.0f;
-      const float v1793 = fma(v1792, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1798 = v1759 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1799 = v1798 & 15u;
-      const uint v1802 = v1799 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1803 = as_type<float>(v1802);
-      const float v1804 = v1803 - 8388608.0f;
-      const float v1805 = fma(v1804, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1810 = v1759 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1811 = v1810 & 15u;
-      const uint v1814 = v1811 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1815 = as_type<float>(v1814);
-      const float v1816 = v1815 - 8388608.0f;
-      const float v1817 = fma(v1816, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1822 = v1759 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1823 = v1822 & 15u;
-      const uint v1826 = v1823 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1827 = as_type<float>(v1826);
-      const float v1828 = v1827 - 8388608.0f;
-      const float v1829 = fma(v1828, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1834 = v1759 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1835 = v1834 & 15u;
-      const uint v1838 = v1835 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1839 = as_type<float>(v1838);
-      const float v1840 = v1839 - 8388608.0f;
-      const float v1841 = fma(v1840, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1846 = v1759 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1847 = v1846 & 15u;
-      const uint v1850 = v1847 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1851 = as_type<float>(v1850);
-      const float v1852 = v1851 - 8388608.0f;
-      const float v1853 = fma(v1852, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const uint v1858 = v1759 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1859 = v1858 & 15u;
-      const uint v1862 = v1859 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1863 = as_type<float>(v1862);
-      const float v1864 = v1863 - 8388608.0f;
-      const float v1865 = fma(v1864, v1767, v1769);  // kernels/gemm/quant_b.hpp:51
-      const float v1867 = v1742 ? v1781 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1868 = bfloat(v1867);
-      const float v1870 = v1742 ? v1793 : 0.0f;
-      const bfloat v1871 = bfloat(v1870);
-      const float v1873 = v1742 ? v1805 : 0.0f;
-      const bfloat v1874 = bfloat(v1873);
-      const float v1876 = v1742 ? v1817 : 0.0f;
-      const bfloat v1877 = bfloat(v1876);
-      const float v1879 = v1742 ? v1829 : 0.0f;
-      const bfloat v1880 = bfloat(v1879);
-      const float v1882 = v1742 ? v1841 : 0.0f;
-      const bfloat v1883 = bfloat(v1882);
-      const float v1885 = v1742 ? v1853 : 0.0f;
-      const bfloat v1886 = bfloat(v1885);
-      const float v1888 = v1742 ? v1865 : 0.0f;
-      const bfloat v1889 = bfloat(v1888);
-      *(threadgroup iron_bf16x8*)(shm1 + v1894) = iron_bf16x8{{bfloat4(v1868, v1871, v1874, v1877), bfloat4(v1880, v1883, v1886, v1889)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1240 = v1145 + v1237;  // kernels/gemm/quant_b.hpp:137
+      const bool v1241 = v1240 < v18;
+      const bool v1242 = v1239 && v1241;
+      const uint v1246 = min(v1240, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1252 = v1246 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1256 = v1255 + v1252;
+      const uint v1259 = packed[v1256];  // kernels/gemm/quant_b.hpp:37
+      const uint v1261 = v1246 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1265 = v1264 + v1261;
+      const bfloat v1266 = scales[v1265];  // kernels/gemm/quant_b.hpp:39
+      const float v1267 = float(v1266);
+      const bfloat v1268 = biases[v1265];  // kernels/gemm/quant_b.hpp:40
+      const float v1269 = float(v1268);
+      const uint v1274 = v1259 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1275 = v1274 & 15u;
+      const uint v1278 = v1275 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1279 = as_type<float>(v1278);
+      const float v1280 = v1279 - 8388608.0f;
+      const float v1281 = fma(v1280, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1286 = v1259 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1287 = v1286 & 15u;
+      const uint v1290 = v1287 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1291 = as_type<float>(v1290);
+      const float v1292 = v1291 - 8388608.0f;
+      const float v1293 = fma(v1292, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1298 = v1259 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1299 = v1298 & 15u;
+      const uint v1302 = v1299 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1303 = as_type<float>(v1302);
+      const float v1304 = v1303 - 8388608.0f;
+      const float v1305 = fma(v1304, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1310 = v1259 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1311 = v1310 & 15u;
+      const uint v1314 = v1311 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1315 = as_type<float>(v1314);
+      const float v1316 = v1315 - 8388608.0f;
+      const float v1317 = fma(v1316, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1322 = v1259 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1323 = v1322 & 15u;
+      const uint v1326 = v1323 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1327 = as_type<float>(v1326);
+      const float v1328 = v1327 - 8388608.0f;
+      const float v1329 = fma(v1328, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1334 = v1259 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1335 = v1334 & 15u;
+      const uint v1338 = v1335 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1339 = as_type<float>(v1338);
+      const float v1340 = v1339 - 8388608.0f;
+      const float v1341 = fma(v1340, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1346 = v1259 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1347 = v1346 & 15u;
+      const uint v1350 = v1347 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1351 = as_type<float>(v1350);
+      const float v1352 = v1351 - 8388608.0f;
+      const float v1353 = fma(v1352, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const uint v1358 = v1259 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1359 = v1358 & 15u;
+      const uint v1362 = v1359 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1363 = as_type<float>(v1362);
+      const float v1364 = v1363 - 8388608.0f;
+      const float v1365 = fma(v1364, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
+      const float v1367 = v1242 ? v1281 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1368 = bfloat(v1367);
+      const float v1370 = v1242 ? v1293 : 0.0f;
+      const bfloat v1371 = bfloat(v1370);
+      const float v1373 = v1242 ? v1305 : 0.0f;
+      const bfloat v1374 = bfloat(v1373);
+      const float v1376 = v1242 ? v1317 : 0.0f;
+      const bfloat v1377 = bfloat(v1376);
+      const float v1379 = v1242 ? v1329 : 0.0f;
+      const bfloat v1380 = bfloat(v1379);
+      const float v1382 = v1242 ? v1341 : 0.0f;
+      const bfloat v1383 = bfloat(v1382);
+      const float v1385 = v1242 ? v1353 : 0.0f;
+      const bfloat v1386 = bfloat(v1385);
+      const float v1388 = v1242 ? v1365 : 0.0f;
+      const bfloat v1389 = bfloat(v1388);
+      *(threadgroup iron_bf16x8*)(shm1 + v1394) = iron_bf16x8{{bfloat4(v1368, v1371, v1374, v1377), bfloat4(v1380, v1383, v1386, v1389)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1407 = v1145 + v1404;  // kernels/gemm/quant_b.hpp:137
+      const bool v1408 = v1407 < v18;
+      const bool v1409 = v1406 && v1408;
+      const uint v1413 = min(v1407, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1419 = v1413 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1423 = v1422 + v1419;
+      const uint v1426 = packed[v1423];  // kernels/gemm/quant_b.hpp:37
+      const uint v1428 = v1413 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1432 = v1431 + v1428;
+      const bfloat v1433 = scales[v1432];  // kernels/gemm/quant_b.hpp:39
+      const float v1434 = float(v1433);
+      const bfloat v1435 = biases[v1432];  // kernels/gemm/quant_b.hpp:40
+      const float v1436 = float(v1435);
+      const uint v1441 = v1426 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1442 = v1441 & 15u;
+      const uint v1445 = v1442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1446 = as_type<float>(v1445);
+      const float v1447 = v1446 - 8388608.0f;
+      const float v1448 = fma(v1447, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1453 = v1426 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1454 = v1453 & 15u;
+      const uint v1457 = v1454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1458 = as_type<float>(v1457);
+      const float v1459 = v1458 - 8388608.0f;
+      const float v1460 = fma(v1459, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1465 = v1426 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1466 = v1465 & 15u;
+      const uint v1469 = v1466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1470 = as_type<float>(v1469);
+      const float v1471 = v1470 - 8388608.0f;
+      const float v1472 = fma(v1471, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1477 = v1426 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1478 = v1477 & 15u;
+      const uint v1481 = v1478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1482 = as_type<float>(v1481);
+      const float v1483 = v1482 - 8388608.0f;
+      const float v1484 = fma(v1483, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1489 = v1426 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1490 = v1489 & 15u;
+      const uint v1493 = v1490 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1494 = as_type<float>(v1493);
+      const float v1495 = v1494 - 8388608.0f;
+      const float v1496 = fma(v1495, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1501 = v1426 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1502 = v1501 & 15u;
+      const uint v1505 = v1502 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1506 = as_type<float>(v1505);
+      const float v1507 = v1506 - 8388608.0f;
+      const float v1508 = fma(v1507, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1513 = v1426 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1514 = v1513 & 15u;
+      const uint v1517 = v1514 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1518 = as_type<float>(v1517);
+      const float v1519 = v1518 - 8388608.0f;
+      const float v1520 = fma(v1519, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const uint v1525 = v1426 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1526 = v1525 & 15u;
+      const uint v1529 = v1526 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1530 = as_type<float>(v1529);
+      const float v1531 = v1530 - 8388608.0f;
+      const float v1532 = fma(v1531, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
+      const float v1534 = v1409 ? v1448 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1535 = bfloat(v1534);
+      const float v1537 = v1409 ? v1460 : 0.0f;
+      const bfloat v1538 = bfloat(v1537);
+      const float v1540 = v1409 ? v1472 : 0.0f;
+      const bfloat v1541 = bfloat(v1540);
+      const float v1543 = v1409 ? v1484 : 0.0f;
+      const bfloat v1544 = bfloat(v1543);
+      const float v1546 = v1409 ? v1496 : 0.0f;
+      const bfloat v1547 = bfloat(v1546);
+      const float v1549 = v1409 ? v1508 : 0.0f;
+      const bfloat v1550 = bfloat(v1549);
+      const float v1552 = v1409 ? v1520 : 0.0f;
+      const bfloat v1553 = bfloat(v1552);
+      const float v1555 = v1409 ? v1532 : 0.0f;
+      const bfloat v1556 = bfloat(v1555);
+      *(threadgroup iron_bf16x8*)(shm1 + v1561) = iron_bf16x8{{bfloat4(v1535, v1538, v1541, v1544), bfloat4(v1547, v1550, v1553, v1556)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1574 = v1145 + v1571;  // kernels/gemm/quant_b.hpp:137
+      const bool v1575 = v1574 < v18;
+      const bool v1576 = v1573 && v1575;
+      const uint v1580 = min(v1574, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1586 = v1580 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1590 = v1589 + v1586;
+      const uint v1593 = packed[v1590];  // kernels/gemm/quant_b.hpp:37
+      const uint v1595 = v1580 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1599 = v1598 + v1595;
+      const bfloat v1600 = scales[v1599];  // kernels/gemm/quant_b.hpp:39
+      const float v1601 = float(v1600);
+      const bfloat v1602 = biases[v1599];  // kernels/gemm/quant_b.hpp:40
+      const float v1603 = float(v1602);
+      const uint v1608 = v1593 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1609 = v1608 & 15u;
+      const uint v1612 = v1609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1613 = as_type<float>(v1612);
+      const float v1614 = v1613 - 8388608.0f;
+      const float v1615 = fma(v1614, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1620 = v1593 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1621 = v1620 & 15u;
+      const uint v1624 = v1621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1625 = as_type<float>(v1624);
+      const float v1626 = v1625 - 8388608.0f;
+      const float v1627 = fma(v1626, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1632 = v1593 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1633 = v1632 & 15u;
+      const uint v1636 = v1633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1637 = as_type<float>(v1636);
+      const float v1638 = v1637 - 8388608.0f;
+      const float v1639 = fma(v1638, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1644 = v1593 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1645 = v1644 & 15u;
+      const uint v1648 = v1645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1649 = as_type<float>(v1648);
+      const float v1650 = v1649 - 8388608.0f;
+      const float v1651 = fma(v1650, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1656 = v1593 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1657 = v1656 & 15u;
+      const uint v1660 = v1657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1661 = as_type<float>(v1660);
+      const float v1662 = v1661 - 8388608.0f;
+      const float v1663 = fma(v1662, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1668 = v1593 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1669 = v1668 & 15u;
+      const uint v1672 = v1669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1673 = as_type<float>(v1672);
+      const float v1674 = v1673 - 8388608.0f;
+      const float v1675 = fma(v1674, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1680 = v1593 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1681 = v1680 & 15u;
+      const uint v1684 = v1681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1685 = as_type<float>(v1684);
+      const float v1686 = v1685 - 8388608.0f;
+      const float v1687 = fma(v1686, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const uint v1692 = v1593 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1693 = v1692 & 15u;
+      const uint v1696 = v1693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1697 = as_type<float>(v1696);
+      const float v1698 = v1697 - 8388608.0f;
+      const float v1699 = fma(v1698, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
+      const float v1701 = v1576 ? v1615 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1702 = bfloat(v1701);
+      const float v1704 = v1576 ? v1627 : 0.0f;
+      const bfloat v1705 = bfloat(v1704);
+      const float v1707 = v1576 ? v1639 : 0.0f;
+      const bfloat v1708 = bfloat(v1707);
+      const float v1710 = v1576 ? v1651 : 0.0f;
+      const bfloat v1711 = bfloat(v1710);
+      const float v1713 = v1576 ? v1663 : 0.0f;
+      const bfloat v1714 = bfloat(v1713);
+      const float v1716 = v1576 ? v1675 : 0.0f;
+      const bfloat v1717 = bfloat(v1716);
+      const float v1719 = v1576 ? v1687 : 0.0f;
+      const bfloat v1720 = bfloat(v1719);
+      const float v1722 = v1576 ? v1699 : 0.0f;
+      const bfloat v1723 = bfloat(v1722);
+      *(threadgroup iron_bf16x8*)(shm1 + v1728) = iron_bf16x8{{bfloat4(v1702, v1705, v1708, v1711), bfloat4(v1714, v1717, v1720, v1723)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1741 = v1145 + v1738;  // kernels/gemm/quant_b.hpp:137
+      const bool v1742 = v1741 < v18;
+      const bool v1743 = v1740 && v1742;
+      const uint v1747 = min(v1741, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1753 = v1747 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1757 = v1756 + v1753;
+      const uint v1760 = packed[v1757];  // kernels/gemm/quant_b.hpp:37
+      const uint v1762 = v1747 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1766 = v1765 + v1762;
+      const bfloat v1767 = scales[v1766];  // kernels/gemm/quant_b.hpp:39
+      const float v1768 = float(v1767);
+      const bfloat v1769 = biases[v1766];  // kernels/gemm/quant_b.hpp:40
+      const float v1770 = float(v1769);
+      const uint v1775 = v1760 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1776 = v1775 & 15u;
+      const uint v1779 = v1776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1780 = as_type<float>(v1779);
+      const float v1781 = v1780 - 8388608.0f;
+      const float v1782 = fma(v1781, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1787 = v1760 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1788 = v1787 & 15u;
+      const uint v1791 = v1788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1792 = as_type<float>(v1791);
+      const float v1793 = v1792 - 8388608.0f;
+      const float v1794 = fma(v1793, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1799 = v1760 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1800 = v1799 & 15u;
+      const uint v1803 = v1800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1804 = as_type<float>(v1803);
+      const float v1805 = v1804 - 8388608.0f;
+      const float v1806 = fma(v1805, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1811 = v1760 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1812 = v1811 & 15u;
+      const uint v1815 = v1812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1816 = as_type<float>(v1815);
+      const float v1817 = v1816 - 8388608.0f;
+      const float v1818 = fma(v1817, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1823 = v1760 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1824 = v1823 & 15u;
+      const uint v1827 = v1824 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1828 = as_type<float>(v1827);
+      const float v1829 = v1828 - 8388608.0f;
+      const float v1830 = fma(v1829, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1835 = v1760 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1836 = v1835 & 15u;
+      const uint v1839 = v1836 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1840 = as_type<float>(v1839);
+      const float v1841 = v1840 - 8388608.0f;
+      const float v1842 = fma(v1841, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1847 = v1760 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1848 = v1847 & 15u;
+      const uint v1851 = v1848 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1852 = as_type<float>(v1851);
+      const float v1853 = v1852 - 8388608.0f;
+      const float v1854 = fma(v1853, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const uint v1859 = v1760 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1860 = v1859 & 15u;
+      const uint v1863 = v1860 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1864 = as_type<float>(v1863);
+      const float v1865 = v1864 - 8388608.0f;
+      const float v1866 = fma(v1865, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
+      const float v1868 = v1743 ? v1782 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1869 = bfloat(v1868);
+      const float v1871 = v1743 ? v1794 : 0.0f;
+      const bfloat v1872 = bfloat(v1871);
+      const float v1874 = v1743 ? v1806 : 0.0f;
+      const bfloat v1875 = bfloat(v1874);
+      const float v1877 = v1743 ? v1818 : 0.0f;
+      const bfloat v1878 = bfloat(v1877);
+      const float v1880 = v1743 ? v1830 : 0.0f;
+      const bfloat v1881 = bfloat(v1880);
+      const float v1883 = v1743 ? v1842 : 0.0f;
+      const bfloat v1884 = bfloat(v1883);
+      const float v1886 = v1743 ? v1854 : 0.0f;
+      const bfloat v1887 = bfloat(v1886);
+      const float v1889 = v1743 ? v1866 : 0.0f;
+      const bfloat v1890 = bfloat(v1889);
+      *(threadgroup iron_bf16x8*)(shm1 + v1895) = iron_bf16x8{{bfloat4(v1869, v1872, v1875, v1878), bfloat4(v1881, v1884, v1887, v1890)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v202, shm0, long(v1901), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v204, shm1, long(v1907), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v1902), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v1908), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v202, shm0, long(v1915), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v204, shm1, long(v1921), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v1916), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v1922), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1923 = v63 + v194;
-  const uint v1924 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
-  const uint v1927 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1928 = v1927 == 0u;
-  const bool v1933 = v1928 && v1928;
-  if (v1933) {
-    const uint v1934 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1935 = v1923 + v1934;
-    const uint v1936 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1937 = v1922 + v1936;
-    const uint v1939 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1940 = v1939 == v1934;
-    const uint v1943 = v1936 + 1u;
-    const uint v1944 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1945 = v1944 == v1943;
-    const bool v1946 = v1940 && v1945;
-    const uint v1949 = v1937 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1950 = v1949 == 0u;
-    const bool v1951 = v1946 && v1950;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1951) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1952 = v1935 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1953 = v1937 < v4;
-      const bool v1954 = v1952 && v1953;
-      if (v1954) {
-        const uint v1955 = v1924 + v1937;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1956 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1957 = bfloat(v1956);
-        const float v1958 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1961 = bfloat(v1958);
-        const uint v1962 = v1935 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1963 = v1962 + v1955;
-        *(device bfloat2*)(out + v1963) = bfloat2(v1957, v1961);
+  const uint v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v1924 = v63 + v194;
+  const uint v1925 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
+  const uint v1928 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1929 = v1928 == 0u;
+  const bool v1934 = v1929 && v1929;
+  if (v1934) {
+    const uint v1935 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1936 = v1924 + v1935;
+    const uint v1937 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1938 = v1923 + v1937;
+    const uint v1940 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1941 = v1940 == v1935;
+    const uint v1944 = v1937 + 1u;
+    const uint v1945 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1946 = v1945 == v1944;
+    const bool v1947 = v1941 && v1946;
+    const uint v1950 = v1938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1951 = v1950 == 0u;
+    const bool v1952 = v1947 && v1951;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1952) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1953 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1954 = v1938 < v4;
+      const bool v1955 = v1953 && v1954;
+      if (v1955) {
+        const uint v1956 = v1925 + v1938;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1957 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1958 = bfloat(v1957);
+        const float v1959 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1962 = bfloat(v1959);
+        const uint v1963 = v1936 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1964 = v1963 + v1956;
+        *(device bfloat2*)(out + v1964) = bfloat2(v1958, v1962);
       }
     } else {
-      const bool v1968 = v1935 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1969 = v1937 < v4;
-      const bool v1970 = v1968 && v1969;
-      if (v1970) {
-        const float v1971 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1973 = bfloat(v1971);
-        const uint v1974 = v1935 * v4;
-        const uint v1975 = v1974 + v1924;
-        const uint v1976 = v1975 + v1937;
-        out[v1976] = v1973;
+      const bool v1969 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1970 = v1938 < v4;
+      const bool v1971 = v1969 && v1970;
+      if (v1971) {
+        const float v1972 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1974 = bfloat(v1972);
+        const uint v1975 = v1936 * v4;
+        const uint v1976 = v1975 + v1925;
+        const uint v1977 = v1976 + v1938;
+        out[v1977] = v1974;
       }
-      const uint v1978 = v1923 + v1939;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1980 = v1922 + v1944;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1981 = v1978 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1982 = v1980 < v4;
-      const bool v1983 = v1981 && v1982;
-      if (v1983) {
-        const float v1984 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1986 = bfloat(v1984);
-        const uint v1987 = v1978 * v4;
-        const uint v1988 = v1987 + v1924;
-        const uint v1989 = v1988 + v1980;
-        out[v1989] = v1986;
-      }
-    }
-    const uint v1990 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1991 = v1923 + v1990;
-    const uint v1992 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1993 = v1922 + v1992;
-    const uint v1995 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1996 = v1995 == v1990;
-    const uint v1999 = v1992 + 1u;
-    const uint v2000 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v2001 = v2000 == v1999;
-    const bool v2002 = v1996 && v2001;
-    const uint v2005 = v1993 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2006 = v2005 == 0u;
-    const bool v2007 = v2002 && v2006;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2007) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2008 = v1991 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2009 = v1993 < v4;
-      const bool v2010 = v2008 && v2009;
-      if (v2010) {
-        const uint v2011 = v1924 + v1993;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2012 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2013 = bfloat(v2012);
-        const float v2014 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2017 = bfloat(v2014);
-        const uint v2018 = v1991 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2019 = v2018 + v2011;
-        *(device bfloat2*)(out + v2019) = bfloat2(v2013, v2017);
-      }
-    } else {
-      const bool v2024 = v1991 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2025 = v1993 < v4;
-      const bool v2026 = v2024 && v2025;
-      if (v2026) {
-        const float v2027 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2029 = bfloat(v2027);
-        const uint v2030 = v1991 * v4;
-        const uint v2031 = v2030 + v1924;
-        const uint v2032 = v2031 + v1993;
-        out[v2032] = v2029;
-      }
-      const uint v2034 = v1923 + v1995;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2036 = v1922 + v2000;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2037 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2038 = v2036 < v4;
-      const bool v2039 = v2037 && v2038;
-      if (v2039) {
-        const float v2040 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2042 = bfloat(v2040);
-        const uint v2043 = v2034 * v4;
-        const uint v2044 = v2043 + v1924;
-        const uint v2045 = v2044 + v2036;
-        out[v2045] = v2042;
+      const uint v1979 = v1924 + v1940;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1981 = v1923 + v1945;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1982 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1983 = v1981 < v4;
+      const bool v1984 = v1982 && v1983;
+      if (v1984) {
+        const float v1985 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1987 = bfloat(v1985);
+        const uint v1988 = v1979 * v4;
+        const uint v1989 = v1988 + v1925;
+        const uint v1990 = v1989 + v1981;
+        out[v1990] = v1987;
       }
     }
-    const uint v2046 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2047 = v1923 + v2046;
-    const uint v2048 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2049 = v1922 + v2048;
-    const uint v2051 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2052 = v2051 == v2046;
-    const uint v2055 = v2048 + 1u;
-    const uint v2056 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v2057 = v2056 == v2055;
-    const bool v2058 = v2052 && v2057;
-    const uint v2061 = v2049 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2062 = v2061 == 0u;
-    const bool v2063 = v2058 && v2062;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2063) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2064 = v2047 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2065 = v2049 < v4;
-      const bool v2066 = v2064 && v2065;
-      if (v2066) {
-        const uint v2067 = v1924 + v2049;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2068 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2069 = bfloat(v2068);
-        const float v2070 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2073 = bfloat(v2070);
-        const uint v2074 = v2047 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2075 = v2074 + v2067;
-        *(device bfloat2*)(out + v2075) = bfloat2(v2069, v2073);
+    const uint v1991 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1992 = v1924 + v1991;
+    const uint v1993 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1994 = v1923 + v1993;
+    const uint v1996 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1997 = v1996 == v1991;
+    const uint v2000 = v1993 + 1u;
+    const uint v2001 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v2002 = v2001 == v2000;
+    const bool v2003 = v1997 && v2002;
+    const uint v2006 = v1994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2007 = v2006 == 0u;
+    const bool v2008 = v2003 && v2007;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2008) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2009 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2010 = v1994 < v4;
+      const bool v2011 = v2009 && v2010;
+      if (v2011) {
+        const uint v2012 = v1925 + v1994;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2013 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2014 = bfloat(v2013);
+        const float v2015 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2018 = bfloat(v2015);
+        const uint v2019 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2020 = v2019 + v2012;
+        *(device bfloat2*)(out + v2020) = bfloat2(v2014, v2018);
       }
     } else {
-      const bool v2080 = v2047 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2081 = v2049 < v4;
-      const bool v2082 = v2080 && v2081;
-      if (v2082) {
-        const float v2083 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2085 = bfloat(v2083);
-        const uint v2086 = v2047 * v4;
-        const uint v2087 = v2086 + v1924;
-        const uint v2088 = v2087 + v2049;
-        out[v2088] = v2085;
+      const bool v2025 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2026 = v1994 < v4;
+      const bool v2027 = v2025 && v2026;
+      if (v2027) {
+        const float v2028 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2030 = bfloat(v2028);
+        const uint v2031 = v1992 * v4;
+        const uint v2032 = v2031 + v1925;
+        const uint v2033 = v2032 + v1994;
+        out[v2033] = v2030;
       }
-      const uint v2090 = v1923 + v2051;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2092 = v1922 + v2056;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2093 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2094 = v2092 < v4;
-      const bool v2095 = v2093 && v2094;
-      if (v2095) {
-        const float v2096 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2098 = bfloat(v2096);
-        const uint v2099 = v2090 * v4;
-        const uint v2100 = v2099 + v1924;
-        const uint v2101 = v2100 + v2092;
-        out[v2101] = v2098;
+      const uint v2035 = v1924 + v1996;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2037 = v1923 + v2001;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2038 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2039 = v2037 < v4;
+      const bool v2040 = v2038 && v2039;
+      if (v2040) {
+        const float v2041 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2043 = bfloat(v2041);
+        const uint v2044 = v2035 * v4;
+        const uint v2045 = v2044 + v1925;
+        const uint v2046 = v2045 + v2037;
+        out[v2046] = v2043;
       }
     }
-    const uint v2102 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2103 = v1923 + v2102;
-    const uint v2104 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2105 = v1922 + v2104;
-    const uint v2107 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2108 = v2107 == v2102;
-    const uint v2111 = v2104 + 1u;
-    const uint v2112 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v2113 = v2112 == v2111;
-    const bool v2114 = v2108 && v2113;
-    const uint v2117 = v2105 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2118 = v2117 == 0u;
-    const bool v2119 = v2114 && v2118;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2119) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2120 = v2103 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2121 = v2105 < v4;
-      const bool v2122 = v2120 && v2121;
-      if (v2122) {
-        const uint v2123 = v1924 + v2105;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2124 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2125 = bfloat(v2124);
-        const float v2126 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2129 = bfloat(v2126);
-        const uint v2130 = v2103 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2131 = v2130 + v2123;
-        *(device bfloat2*)(out + v2131) = bfloat2(v2125, v2129);
+    const uint v2047 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2048 = v1924 + v2047;
+    const uint v2049 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2050 = v1923 + v2049;
+    const uint v2052 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2053 = v2052 == v2047;
+    const uint v2056 = v2049 + 1u;
+    const uint v2057 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v2058 = v2057 == v2056;
+    const bool v2059 = v2053 && v2058;
+    const uint v2062 = v2050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2063 = v2062 == 0u;
+    const bool v2064 = v2059 && v2063;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2064) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2065 = v2048 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2066 = v2050 < v4;
+      const bool v2067 = v2065 && v2066;
+      if (v2067) {
+        const uint v2068 = v1925 + v2050;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2069 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2070 = bfloat(v2069);
+        const float v2071 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2074 = bfloat(v2071);
+        const uint v2075 = v2048 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2076 = v2075 + v2068;
+        *(device bfloat2*)(out + v2076) = bfloat2(v2070, v2074);
       }
     } else {
-      const bool v2136 = v2103 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2137 = v2105 < v4;
-      const bool v2138 = v2136 && v2137;
-      if (v2138) {
-        const float v2139 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2141 = bfloat(v2139);
-        const uint v2142 = v2103 * v4;
-        const uint v2143 = v2142 + v1924;
-        const uint v2144 = v2143 + v2105;
-        out[v2144] = v2141;
+      const bool v2081 = v2048 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2082 = v2050 < v4;
+      const bool v2083 = v2081 && v2082;
+      if (v2083) {
+        const float v2084 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2086 = bfloat(v2084);
+        const uint v2087 = v2048 * v4;
+        const uint v2088 = v2087 + v1925;
+        const uint v2089 = v2088 + v2050;
+        out[v2089] = v2086;
       }
-      const uint v2146 = v1923 + v2107;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2148 = v1922 + v2112;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2149 = v2146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2150 = v2148 < v4;
-      const bool v2151 = v2149 && v2150;
-      if (v2151) {
-        const float v2152 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2154 = bfloat(v2152);
-        const uint v2155 = v2146 * v4;
-        const uint v2156 = v2155 + v1924;
-        const uint v2157 = v2156 + v2148;
-        out[v2157] = v2154;
+      const uint v2091 = v1924 + v2052;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2093 = v1923 + v2057;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2094 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2095 = v2093 < v4;
+      const bool v2096 = v2094 && v2095;
+      if (v2096) {
+        const float v2097 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2099 = bfloat(v2097);
+        const uint v2100 = v2091 * v4;
+        const uint v2101 = v2100 + v1925;
+        const uint v2102 = v2101 + v2093;
+        out[v2102] = v2099;
       }
     }
-    const uint v2158 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2159 = v1923 + v2158;
-    const uint v2160 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2161 = v1922 + v2160;
-    const uint v2163 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2164 = v2163 == v2158;
-    const uint v2167 = v2160 + 1u;
-    const uint v2168 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v2169 = v2168 == v2167;
-    const bool v2170 = v2164 && v2169;
-    const uint v2173 = v2161 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2174 = v2173 == 0u;
-    const bool v2175 = v2170 && v2174;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2175) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2176 = v2159 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2177 = v2161 < v4;
-      const bool v2178 = v2176 && v2177;
-      if (v2178) {
-        const uint v2179 = v1924 + v2161;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2180 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2181 = bfloat(v2180);
-        const float v2182 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2185 = bfloat(v2182);
-        const uint v2186 = v2159 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2187 = v2186 + v2179;
-        *(device bfloat2*)(out + v2187) = bfloat2(v2181, v2185);
+    const uint v2103 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2104 = v1924 + v2103;
+    const uint v2105 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2106 = v1923 + v2105;
+    const uint v2108 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2109 = v2108 == v2103;
+    const uint v2112 = v2105 + 1u;
+    const uint v2113 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v2114 = v2113 == v2112;
+    const bool v2115 = v2109 && v2114;
+    const uint v2118 = v2106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2119 = v2118 == 0u;
+    const bool v2120 = v2115 && v2119;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2120) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2121 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2122 = v2106 < v4;
+      const bool v2123 = v2121 && v2122;
+      if (v2123) {
+        const uint v2124 = v1925 + v2106;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2125 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2126 = bfloat(v2125);
+        const float v2127 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2130 = bfloat(v2127);
+        const uint v2131 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2132 = v2131 + v2124;
+        *(device bfloat2*)(out + v2132) = bfloat2(v2126, v2130);
       }
     } else {
-      const bool v2192 = v2159 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2193 = v2161 < v4;
-      const bool v2194 = v2192 && v2193;
-      if (v2194) {
-        const float v2195 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2197 = bfloat(v2195);
-        const uint v2198 = v2159 * v4;
-        const uint v2199 = v2198 + v1924;
-        const uint v2200 = v2199 + v2161;
-        out[v2200] = v2197;
+      const bool v2137 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2138 = v2106 < v4;
+      const bool v2139 = v2137 && v2138;
+      if (v2139) {
+        const float v2140 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2142 = bfloat(v2140);
+        const uint v2143 = v2104 * v4;
+        const uint v2144 = v2143 + v1925;
+        const uint v2145 = v2144 + v2106;
+        out[v2145] = v2142;
       }
-      const uint v2202 = v1923 + v2163;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2204 = v1922 + v2168;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2205 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2206 = v2204 < v4;
-      const bool v2207 = v2205 && v2206;
-      if (v2207) {
-        const float v2208 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2210 = bfloat(v2208);
-        const uint v2211 = v2202 * v4;
-        const uint v2212 = v2211 + v1924;
-        const uint v2213 = v2212 + v2204;
-        out[v2213] = v2210;
+      const uint v2147 = v1924 + v2108;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2149 = v1923 + v2113;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2150 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2151 = v2149 < v4;
+      const bool v2152 = v2150 && v2151;
+      if (v2152) {
+        const float v2153 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2155 = bfloat(v2153);
+        const uint v2156 = v2147 * v4;
+        const uint v2157 = v2156 + v1925;
+        const uint v2158 = v2157 + v2149;
+        out[v2158] = v2155;
       }
     }
-    const uint v2214 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2215 = v1923 + v2214;
-    const uint v2216 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2217 = v1922 + v2216;
-    const uint v2219 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2220 = v2219 == v2214;
-    const uint v2223 = v2216 + 1u;
-    const uint v2224 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v2225 = v2224 == v2223;
-    const bool v2226 = v2220 && v2225;
-    const uint v2229 = v2217 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2230 = v2229 == 0u;
-    const bool v2231 = v2226 && v2230;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2231) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2232 = v2215 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2233 = v2217 < v4;
-      const bool v2234 = v2232 && v2233;
-      if (v2234) {
-        const uint v2235 = v1924 + v2217;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2236 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2237 = bfloat(v2236);
-        const float v2238 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2241 = bfloat(v2238);
-        const uint v2242 = v2215 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2243 = v2242 + v2235;
-        *(device bfloat2*)(out + v2243) = bfloat2(v2237, v2241);
+    const uint v2159 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2160 = v1924 + v2159;
+    const uint v2161 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2162 = v1923 + v2161;
+    const uint v2164 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2165 = v2164 == v2159;
+    const uint v2168 = v2161 + 1u;
+    const uint v2169 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v2170 = v2169 == v2168;
+    const bool v2171 = v2165 && v2170;
+    const uint v2174 = v2162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2175 = v2174 == 0u;
+    const bool v2176 = v2171 && v2175;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2176) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2177 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2178 = v2162 < v4;
+      const bool v2179 = v2177 && v2178;
+      if (v2179) {
+        const uint v2180 = v1925 + v2162;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2181 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2182 = bfloat(v2181);
+        const float v2183 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2186 = bfloat(v2183);
+        const uint v2187 = v2160 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2188 = v2187 + v2180;
+        *(device bfloat2*)(out + v2188) = bfloat2(v2182, v2186);
       }
     } else {
-      const bool v2248 = v2215 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2249 = v2217 < v4;
-      const bool v2250 = v2248 && v2249;
-      if (v2250) {
-        const float v2251 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2253 = bfloat(v2251);
-        const uint v2254 = v2215 * v4;
-        const uint v2255 = v2254 + v1924;
-        const uint v2256 = v2255 + v2217;
-        out[v2256] = v2253;
+      const bool v2193 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2194 = v2162 < v4;
+      const bool v2195 = v2193 && v2194;
+      if (v2195) {
+        const float v2196 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2198 = bfloat(v2196);
+        const uint v2199 = v2160 * v4;
+        const uint v2200 = v2199 + v1925;
+        const uint v2201 = v2200 + v2162;
+        out[v2201] = v2198;
       }
-      const uint v2258 = v1923 + v2219;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2260 = v1922 + v2224;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2261 = v2258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2262 = v2260 < v4;
-      const bool v2263 = v2261 && v2262;
-      if (v2263) {
-        const float v2264 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2266 = bfloat(v2264);
-        const uint v2267 = v2258 * v4;
-        const uint v2268 = v2267 + v1924;
-        const uint v2269 = v2268 + v2260;
-        out[v2269] = v2266;
+      const uint v2203 = v1924 + v2164;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2205 = v1923 + v2169;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2206 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2207 = v2205 < v4;
+      const bool v2208 = v2206 && v2207;
+      if (v2208) {
+        const float v2209 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2211 = bfloat(v2209);
+        const uint v2212 = v2203 * v4;
+        const uint v2213 = v2212 + v1925;
+        const uint v2214 = v2213 + v2205;
+        out[v2214] = v2211;
       }
     }
-    const uint v2270 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2271 = v1923 + v2270;
-    const uint v2272 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2273 = v1922 + v2272;
-    const uint v2275 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2276 = v2275 == v2270;
-    const uint v2279 = v2272 + 1u;
-    const uint v2280 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v2281 = v2280 == v2279;
-    const bool v2282 = v2276 && v2281;
-    const uint v2285 = v2273 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2286 = v2285 == 0u;
-    const bool v2287 = v2282 && v2286;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2287) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2288 = v2271 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2289 = v2273 < v4;
-      const bool v2290 = v2288 && v2289;
-      if (v2290) {
-        const uint v2291 = v1924 + v2273;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2292 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2293 = bfloat(v2292);
-        const float v2294 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2297 = bfloat(v2294);
-        const uint v2298 = v2271 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2299 = v2298 + v2291;
-        *(device bfloat2*)(out + v2299) = bfloat2(v2293, v2297);
+    const uint v2215 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2216 = v1924 + v2215;
+    const uint v2217 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2218 = v1923 + v2217;
+    const uint v2220 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2221 = v2220 == v2215;
+    const uint v2224 = v2217 + 1u;
+    const uint v2225 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v2226 = v2225 == v2224;
+    const bool v2227 = v2221 && v2226;
+    const uint v2230 = v2218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2231 = v2230 == 0u;
+    const bool v2232 = v2227 && v2231;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2232) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2233 = v2216 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2234 = v2218 < v4;
+      const bool v2235 = v2233 && v2234;
+      if (v2235) {
+        const uint v2236 = v1925 + v2218;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2237 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2238 = bfloat(v2237);
+        const float v2239 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2242 = bfloat(v2239);
+        const uint v2243 = v2216 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2244 = v2243 + v2236;
+        *(device bfloat2*)(out + v2244) = bfloat2(v2238, v2242);
       }
     } else {
-      const bool v2304 = v2271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2305 = v2273 < v4;
-      const bool v2306 = v2304 && v2305;
-      if (v2306) {
-        const float v2307 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2309 = bfloat(v2307);
-        const uint v2310 = v2271 * v4;
-        const uint v2311 = v2310 + v1924;
-        const uint v2312 = v2311 + v2273;
-        out[v2312] = v2309;
+      const bool v2249 = v2216 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2250 = v2218 < v4;
+      const bool v2251 = v2249 && v2250;
+      if (v2251) {
+        const float v2252 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2254 = bfloat(v2252);
+        const uint v2255 = v2216 * v4;
+        const uint v2256 = v2255 + v1925;
+        const uint v2257 = v2256 + v2218;
+        out[v2257] = v2254;
       }
-      const uint v2314 = v1923 + v2275;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2316 = v1922 + v2280;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2317 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2318 = v2316 < v4;
-      const bool v2319 = v2317 && v2318;
-      if (v2319) {
-        const float v2320 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2322 = bfloat(v2320);
-        const uint v2323 = v2314 * v4;
-        const uint v2324 = v2323 + v1924;
-        const uint v2325 = v2324 + v2316;
-        out[v2325] = v2322;
+      const uint v2259 = v1924 + v2220;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2261 = v1923 + v2225;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2263 = v2261 < v4;
+      const bool v2264 = v2262 && v2263;
+      if (v2264) {
+        const float v2265 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2267 = bfloat(v2265);
+        const uint v2268 = v2259 * v4;
+        const uint v2269 = v2268 + v1925;
+        const uint v2270 = v2269 + v2261;
+        out[v2270] = v2267;
       }
     }
-    const uint v2326 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2327 = v1923 + v2326;
-    const uint v2328 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2329 = v1922 + v2328;
-    const uint v2331 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2332 = v2331 == v2326;
-    const uint v2335 = v2328 + 1u;
-    const uint v2336 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v2337 = v2336 == v2335;
-    const bool v2338 = v2332 && v2337;
-    const uint v2341 = v2329 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2342 = v2341 == 0u;
-    const bool v2343 = v2338 && v2342;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2343) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2344 = v2327 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2345 = v2329 < v4;
-      const bool v2346 = v2344 && v2345;
-      if (v2346) {
-        const uint v2347 = v1924 + v2329;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2348 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2349 = bfloat(v2348);
-        const float v2350 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2353 = bfloat(v2350);
-        const uint v2354 = v2327 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2355 = v2354 + v2347;
-        *(device bfloat2*)(out + v2355) = bfloat2(v2349, v2353);
+    const uint v2271 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2272 = v1924 + v2271;
+    const uint v2273 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2274 = v1923 + v2273;
+    const uint v2276 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2277 = v2276 == v2271;
+    const uint v2280 = v2273 + 1u;
+    const uint v2281 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v2282 = v2281 == v2280;
+    const bool v2283 = v2277 && v2282;
+    const uint v2286 = v2274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2287 = v2286 == 0u;
+    const bool v2288 = v2283 && v2287;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2288) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2289 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2290 = v2274 < v4;
+      const bool v2291 = v2289 && v2290;
+      if (v2291) {
+        const uint v2292 = v1925 + v2274;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2293 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2294 = bfloat(v2293);
+        const float v2295 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2298 = bfloat(v2295);
+        const uint v2299 = v2272 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2300 = v2299 + v2292;
+        *(device bfloat2*)(out + v2300) = bfloat2(v2294, v2298);
       }
     } else {
-      const bool v2360 = v2327 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2361 = v2329 < v4;
-      const bool v2362 = v2360 && v2361;
-      if (v2362) {
-        const float v2363 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2365 = bfloat(v2363);
-        const uint v2366 = v2327 * v4;
-        const uint v2367 = v2366 + v1924;
-        const uint v2368 = v2367 + v2329;
-        out[v2368] = v2365;
+      const bool v2305 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2306 = v2274 < v4;
+      const bool v2307 = v2305 && v2306;
+      if (v2307) {
+        const float v2308 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2310 = bfloat(v2308);
+        const uint v2311 = v2272 * v4;
+        const uint v2312 = v2311 + v1925;
+        const uint v2313 = v2312 + v2274;
+        out[v2313] = v2310;
       }
-      const uint v2370 = v1923 + v2331;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2372 = v1922 + v2336;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2373 = v2370 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2374 = v2372 < v4;
-      const bool v2375 = v2373 && v2374;
-      if (v2375) {
-        const float v2376 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2378 = bfloat(v2376);
-        const uint v2379 = v2370 * v4;
-        const uint v2380 = v2379 + v1924;
-        const uint v2381 = v2380 + v2372;
-        out[v2381] = v2378;
+      const uint v2315 = v1924 + v2276;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2317 = v1923 + v2281;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2318 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2319 = v2317 < v4;
+      const bool v2320 = v2318 && v2319;
+      if (v2320) {
+        const float v2321 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2323 = bfloat(v2321);
+        const uint v2324 = v2315 * v4;
+        const uint v2325 = v2324 + v1925;
+        const uint v2326 = v2325 + v2317;
+        out[v2326] = v2323;
       }
     }
-    const uint v2382 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2383 = v1923 + v2382;
-    const uint v2384 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2385 = v1922 + v2384;
-    const uint v2387 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2388 = v2387 == v2382;
-    const uint v2391 = v2384 + 1u;
-    const uint v2392 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v2393 = v2392 == v2391;
-    const bool v2394 = v2388 && v2393;
-    const uint v2397 = v2385 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2398 = v2397 == 0u;
-    const bool v2399 = v2394 && v2398;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2399) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2400 = v2383 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2401 = v2385 < v4;
-      const bool v2402 = v2400 && v2401;
-      if (v2402) {
-        const uint v2403 = v1924 + v2385;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2404 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2405 = bfloat(v2404);
-        const float v2406 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2409 = bfloat(v2406);
-        const uint v2410 = v2383 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2411 = v2410 + v2403;
-        *(device bfloat2*)(out + v2411) = bfloat2(v2405, v2409);
+    const uint v2327 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2328 = v1924 + v2327;
+    const uint v2329 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2330 = v1923 + v2329;
+    const uint v2332 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2333 = v2332 == v2327;
+    const uint v2336 = v2329 + 1u;
+    const uint v2337 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v2338 = v2337 == v2336;
+    const bool v2339 = v2333 && v2338;
+    const uint v2342 = v2330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2343 = v2342 == 0u;
+    const bool v2344 = v2339 && v2343;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2344) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2345 = v2328 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2346 = v2330 < v4;
+      const bool v2347 = v2345 && v2346;
+      if (v2347) {
+        const uint v2348 = v1925 + v2330;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2349 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2350 = bfloat(v2349);
+        const float v2351 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2354 = bfloat(v2351);
+        const uint v2355 = v2328 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2356 = v2355 + v2348;
+        *(device bfloat2*)(out + v2356) = bfloat2(v2350, v2354);
       }
     } else {
-      const bool v2416 = v2383 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2417 = v2385 < v4;
-      const bool v2418 = v2416 && v2417;
-      if (v2418) {
-        const float v2419 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2421 = bfloat(v2419);
-        const uint v2422 = v2383 * v4;
-        const uint v2423 = v2422 + v1924;
-        const uint v2424 = v2423 + v2385;
-        out[v2424] = v2421;
+      const bool v2361 = v2328 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2362 = v2330 < v4;
+      const bool v2363 = v2361 && v2362;
+      if (v2363) {
+        const float v2364 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2366 = bfloat(v2364);
+        const uint v2367 = v2328 * v4;
+        const uint v2368 = v2367 + v1925;
+        const uint v2369 = v2368 + v2330;
+        out[v2369] = v2366;
       }
-      const uint v2426 = v1923 + v2387;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2428 = v1922 + v2392;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2429 = v2426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2430 = v2428 < v4;
-      const bool v2431 = v2429 && v2430;
-      if (v2431) {
-        const float v2432 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2434 = bfloat(v2432);
-        const uint v2435 = v2426 * v4;
-        const uint v2436 = v2435 + v1924;
-        const uint v2437 = v2436 + v2428;
-        out[v2437] = v2434;
+      const uint v2371 = v1924 + v2332;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2373 = v1923 + v2337;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2374 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2375 = v2373 < v4;
+      const bool v2376 = v2374 && v2375;
+      if (v2376) {
+        const float v2377 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2379 = bfloat(v2377);
+        const uint v2380 = v2371 * v4;
+        const uint v2381 = v2380 + v1925;
+        const uint v2382 = v2381 + v2373;
+        out[v2382] = v2379;
       }
     }
-    const uint v2438 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2439 = v1923 + v2438;
-    const uint v2440 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2441 = v1922 + v2440;
-    const uint v2443 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2444 = v2443 == v2438;
-    const uint v2447 = v2440 + 1u;
-    const uint v2448 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v2449 = v2448 == v2447;
-    const bool v2450 = v2444 && v2449;
-    const uint v2453 = v2441 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2454 = v2453 == 0u;
-    const bool v2455 = v2450 && v2454;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2455) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2456 = v2439 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2457 = v2441 < v4;
-      const bool v2458 = v2456 && v2457;
-      if (v2458) {
-        const uint v2459 = v1924 + v2441;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2460 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2461 = bfloat(v2460);
-        const float v2462 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2465 = bfloat(v2462);
-        const uint v2466 = v2439 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2467 = v2466 + v2459;
-        *(device bfloat2*)(out + v2467) = bfloat2(v2461, v2465);
+    const uint v2383 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2384 = v1924 + v2383;
+    const uint v2385 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2386 = v1923 + v2385;
+    const uint v2388 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2389 = v2388 == v2383;
+    const uint v2392 = v2385 + 1u;
+    const uint v2393 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v2394 = v2393 == v2392;
+    const bool v2395 = v2389 && v2394;
+    const uint v2398 = v2386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2399 = v2398 == 0u;
+    const bool v2400 = v2395 && v2399;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2400) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2401 = v2384 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2402 = v2386 < v4;
+      const bool v2403 = v2401 && v2402;
+      if (v2403) {
+        const uint v2404 = v1925 + v2386;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2405 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2406 = bfloat(v2405);
+        const float v2407 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2410 = bfloat(v2407);
+        const uint v2411 = v2384 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2412 = v2411 + v2404;
+        *(device bfloat2*)(out + v2412) = bfloat2(v2406, v2410);
       }
     } else {
-      const bool v2472 = v2439 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2473 = v2441 < v4;
-      const bool v2474 = v2472 && v2473;
-      if (v2474) {
-        const float v2475 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2477 = bfloat(v2475);
-        const uint v2478 = v2439 * v4;
-        const uint v2479 = v2478 + v1924;
-        const uint v2480 = v2479 + v2441;
-        out[v2480] = v2477;
+      const bool v2417 = v2384 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2418 = v2386 < v4;
+      const bool v2419 = v2417 && v2418;
+      if (v2419) {
+        const float v2420 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2422 = bfloat(v2420);
+        const uint v2423 = v2384 * v4;
+        const uint v2424 = v2423 + v1925;
+        const uint v2425 = v2424 + v2386;
+        out[v2425] = v2422;
       }
-      const uint v2482 = v1923 + v2443;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2484 = v1922 + v2448;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2485 = v2482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2486 = v2484 < v4;
-      const bool v2487 = v2485 && v2486;
-      if (v2487) {
-        const float v2488 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2490 = bfloat(v2488);
-        const uint v2491 = v2482 * v4;
-        const uint v2492 = v2491 + v1924;
-        const uint v2493 = v2492 + v2484;
-        out[v2493] = v2490;
+      const uint v2427 = v1924 + v2388;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2429 = v1923 + v2393;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2430 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2431 = v2429 < v4;
+      const bool v2432 = v2430 && v2431;
+      if (v2432) {
+        const float v2433 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2435 = bfloat(v2433);
+        const uint v2436 = v2427 * v4;
+        const uint v2437 = v2436 + v1925;
+        const uint v2438 = v2437 + v2429;
+        out[v2438] = v2435;
       }
     }
-    const uint v2494 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2495 = v1923 + v2494;
-    const uint v2496 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2497 = v1922 + v2496;
-    const uint v2499 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2500 = v2499 == v2494;
-    const uint v2503 = v2496 + 1u;
-    const uint v2504 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v2505 = v2504 == v2503;
-    const bool v2506 = v2500 && v2505;
-    const uint v2509 = v2497 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2510 = v2509 == 0u;
-    const bool v2511 = v2506 && v2510;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2511) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2512 = v2495 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2513 = v2497 < v4;
-      const bool v2514 = v2512 && v2513;
-      if (v2514) {
-        const uint v2515 = v1924 + v2497;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2516 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2517 = bfloat(v2516);
-        const float v2518 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2521 = bfloat(v2518);
-        const uint v2522 = v2495 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2523 = v2522 + v2515;
-        *(device bfloat2*)(out + v2523) = bfloat2(v2517, v2521);
+    const uint v2439 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2440 = v1924 + v2439;
+    const uint v2441 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2442 = v1923 + v2441;
+    const uint v2444 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2445 = v2444 == v2439;
+    const uint v2448 = v2441 + 1u;
+    const uint v2449 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v2450 = v2449 == v2448;
+    const bool v2451 = v2445 && v2450;
+    const uint v2454 = v2442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2455 = v2454 == 0u;
+    const bool v2456 = v2451 && v2455;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2456) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2457 = v2440 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2458 = v2442 < v4;
+      const bool v2459 = v2457 && v2458;
+      if (v2459) {
+        const uint v2460 = v1925 + v2442;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2461 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2462 = bfloat(v2461);
+        const float v2463 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2466 = bfloat(v2463);
+        const uint v2467 = v2440 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2468 = v2467 + v2460;
+        *(device bfloat2*)(out + v2468) = bfloat2(v2462, v2466);
       }
     } else {
-      const bool v2528 = v2495 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2529 = v2497 < v4;
-      const bool v2530 = v2528 && v2529;
-      if (v2530) {
-        const float v2531 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2533 = bfloat(v2531);
-        const uint v2534 = v2495 * v4;
-        const uint v2535 = v2534 + v1924;
-        const uint v2536 = v2535 + v2497;
-        out[v2536] = v2533;
+      const bool v2473 = v2440 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2474 = v2442 < v4;
+      const bool v2475 = v2473 && v2474;
+      if (v2475) {
+        const float v2476 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2478 = bfloat(v2476);
+        const uint v2479 = v2440 * v4;
+        const uint v2480 = v2479 + v1925;
+        const uint v2481 = v2480 + v2442;
+        out[v2481] = v2478;
       }
-      const uint v2538 = v1923 + v2499;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2540 = v1922 + v2504;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2541 = v2538 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2542 = v2540 < v4;
-      const bool v2543 = v2541 && v2542;
-      if (v2543) {
-        const float v2544 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2546 = bfloat(v2544);
-        const uint v2547 = v2538 * v4;
-        const uint v2548 = v2547 + v1924;
-        const uint v2549 = v2548 + v2540;
-        out[v2549] = v2546;
+      const uint v2483 = v1924 + v2444;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2485 = v1923 + v2449;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2486 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2487 = v2485 < v4;
+      const bool v2488 = v2486 && v2487;
+      if (v2488) {
+        const float v2489 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2491 = bfloat(v2489);
+        const uint v2492 = v2483 * v4;
+        const uint v2493 = v2492 + v1925;
+        const uint v2494 = v2493 + v2485;
+        out[v2494] = v2491;
       }
     }
-    const uint v2550 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2551 = v1923 + v2550;
-    const uint v2552 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2553 = v1922 + v2552;
-    const uint v2555 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2556 = v2555 == v2550;
-    const uint v2559 = v2552 + 1u;
-    const uint v2560 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v2561 = v2560 == v2559;
-    const bool v2562 = v2556 && v2561;
-    const uint v2565 = v2553 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2566 = v2565 == 0u;
-    const bool v2567 = v2562 && v2566;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2567) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2568 = v2551 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2569 = v2553 < v4;
-      const bool v2570 = v2568 && v2569;
-      if (v2570) {
-        const uint v2571 = v1924 + v2553;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2572 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2573 = bfloat(v2572);
-        const float v2574 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2577 = bfloat(v2574);
-        const uint v2578 = v2551 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2579 = v2578 + v2571;
-        *(device bfloat2*)(out + v2579) = bfloat2(v2573, v2577);
+    const uint v2495 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2496 = v1924 + v2495;
+    const uint v2497 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2498 = v1923 + v2497;
+    const uint v2500 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2501 = v2500 == v2495;
+    const uint v2504 = v2497 + 1u;
+    const uint v2505 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v2506 = v2505 == v2504;
+    const bool v2507 = v2501 && v2506;
+    const uint v2510 = v2498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2511 = v2510 == 0u;
+    const bool v2512 = v2507 && v2511;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2512) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2513 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2514 = v2498 < v4;
+      const bool v2515 = v2513 && v2514;
+      if (v2515) {
+        const uint v2516 = v1925 + v2498;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2517 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2518 = bfloat(v2517);
+        const float v2519 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2522 = bfloat(v2519);
+        const uint v2523 = v2496 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2524 = v2523 + v2516;
+        *(device bfloat2*)(out + v2524) = bfloat2(v2518, v2522);
       }
     } else {
-      const bool v2584 = v2551 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2585 = v2553 < v4;
-      const bool v2586 = v2584 && v2585;
-      if (v2586) {
-        const float v2587 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2589 = bfloat(v2587);
-        const uint v2590 = v2551 * v4;
-        const uint v2591 = v2590 + v1924;
-        const uint v2592 = v2591 + v2553;
-        out[v2592] = v2589;
+      const bool v2529 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2530 = v2498 < v4;
+      const bool v2531 = v2529 && v2530;
+      if (v2531) {
+        const float v2532 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2534 = bfloat(v2532);
+        const uint v2535 = v2496 * v4;
+        const uint v2536 = v2535 + v1925;
+        const uint v2537 = v2536 + v2498;
+        out[v2537] = v2534;
       }
-      const uint v2594 = v1923 + v2555;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2596 = v1922 + v2560;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2597 = v2594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2598 = v2596 < v4;
-      const bool v2599 = v2597 && v2598;
-      if (v2599) {
-        const float v2600 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2602 = bfloat(v2600);
-        const uint v2603 = v2594 * v4;
-        const uint v2604 = v2603 + v1924;
-        const uint v2605 = v2604 + v2596;
-        out[v2605] = v2602;
+      const uint v2539 = v1924 + v2500;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2541 = v1923 + v2505;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2542 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2543 = v2541 < v4;
+      const bool v2544 = v2542 && v2543;
+      if (v2544) {
+        const float v2545 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2547 = bfloat(v2545);
+        const uint v2548 = v2539 * v4;
+        const uint v2549 = v2548 + v1925;
+        const uint v2550 = v2549 + v2541;
+        out[v2550] = v2547;
       }
     }
-    const uint v2606 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2607 = v1923 + v2606;
-    const uint v2608 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2609 = v1922 + v2608;
-    const uint v2611 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2612 = v2611 == v2606;
-    const uint v2615 = v2608 + 1u;
-    const uint v2616 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v2617 = v2616 == v2615;
-    const bool v2618 = v2612 && v2617;
-    const uint v2621 = v2609 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2622 = v2621 == 0u;
-    const bool v2623 = v2618 && v2622;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2623) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2624 = v2607 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2625 = v2609 < v4;
-      const bool v2626 = v2624 && v2625;
-      if (v2626) {
-        const uint v2627 = v1924 + v2609;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2628 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2629 = bfloat(v2628);
-        const float v2630 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2633 = bfloat(v2630);
-        const uint v2634 = v2607 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2635 = v2634 + v2627;
-        *(device bfloat2*)(out + v2635) = bfloat2(v2629, v2633);
+    const uint v2551 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2552 = v1924 + v2551;
+    const uint v2553 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2554 = v1923 + v2553;
+    const uint v2556 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2557 = v2556 == v2551;
+    const uint v2560 = v2553 + 1u;
+    const uint v2561 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v2562 = v2561 == v2560;
+    const bool v2563 = v2557 && v2562;
+    const uint v2566 = v2554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2567 = v2566 == 0u;
+    const bool v2568 = v2563 && v2567;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2568) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2569 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2570 = v2554 < v4;
+      const bool v2571 = v2569 && v2570;
+      if (v2571) {
+        const uint v2572 = v1925 + v2554;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2573 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2574 = bfloat(v2573);
+        const float v2575 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2578 = bfloat(v2575);
+        const uint v2579 = v2552 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2580 = v2579 + v2572;
+        *(device bfloat2*)(out + v2580) = bfloat2(v2574, v2578);
       }
     } else {
-      const bool v2640 = v2607 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2641 = v2609 < v4;
-      const bool v2642 = v2640 && v2641;
-      if (v2642) {
-        const float v2643 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2645 = bfloat(v2643);
-        const uint v2646 = v2607 * v4;
-        const uint v2647 = v2646 + v1924;
-        const uint v2648 = v2647 + v2609;
-        out[v2648] = v2645;
+      const bool v2585 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2586 = v2554 < v4;
+      const bool v2587 = v2585 && v2586;
+      if (v2587) {
+        const float v2588 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2590 = bfloat(v2588);
+        const uint v2591 = v2552 * v4;
+        const uint v2592 = v2591 + v1925;
+        const uint v2593 = v2592 + v2554;
+        out[v2593] = v2590;
       }
-      const uint v2650 = v1923 + v2611;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2652 = v1922 + v2616;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2653 = v2650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2654 = v2652 < v4;
-      const bool v2655 = v2653 && v2654;
-      if (v2655) {
-        const float v2656 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2658 = bfloat(v2656);
-        const uint v2659 = v2650 * v4;
-        const uint v2660 = v2659 + v1924;
-        const uint v2661 = v2660 + v2652;
-        out[v2661] = v2658;
+      const uint v2595 = v1924 + v2556;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2597 = v1923 + v2561;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2598 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2599 = v2597 < v4;
+      const bool v2600 = v2598 && v2599;
+      if (v2600) {
+        const float v2601 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2603 = bfloat(v2601);
+        const uint v2604 = v2595 * v4;
+        const uint v2605 = v2604 + v1925;
+        const uint v2606 = v2605 + v2597;
+        out[v2606] = v2603;
       }
     }
-    const uint v2662 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2663 = v1923 + v2662;
-    const uint v2664 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2665 = v1922 + v2664;
-    const uint v2667 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2668 = v2667 == v2662;
-    const uint v2671 = v2664 + 1u;
-    const uint v2672 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2673 = v2672 == v2671;
-    const bool v2674 = v2668 && v2673;
-    const uint v2677 = v2665 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2678 = v2677 == 0u;
-    const bool v2679 = v2674 && v2678;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2679) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2680 = v2663 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2681 = v2665 < v4;
-      const bool v2682 = v2680 && v2681;
-      if (v2682) {
-        const uint v2683 = v1924 + v2665;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2684 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2685 = bfloat(v2684);
-        const float v2686 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2689 = bfloat(v2686);
-        const uint v2690 = v2663 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2691 = v2690 + v2683;
-        *(device bfloat2*)(out + v2691) = bfloat2(v2685, v2689);
+    const uint v2607 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2608 = v1924 + v2607;
+    const uint v2609 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2610 = v1923 + v2609;
+    const uint v2612 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2613 = v2612 == v2607;
+    const uint v2616 = v2609 + 1u;
+    const uint v2617 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v2618 = v2617 == v2616;
+    const bool v2619 = v2613 && v2618;
+    const uint v2622 = v2610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2623 = v2622 == 0u;
+    const bool v2624 = v2619 && v2623;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2624) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2625 = v2608 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2626 = v2610 < v4;
+      const bool v2627 = v2625 && v2626;
+      if (v2627) {
+        const uint v2628 = v1925 + v2610;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2629 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2630 = bfloat(v2629);
+        const float v2631 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2634 = bfloat(v2631);
+        const uint v2635 = v2608 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2636 = v2635 + v2628;
+        *(device bfloat2*)(out + v2636) = bfloat2(v2630, v2634);
       }
     } else {
-      const bool v2696 = v2663 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2697 = v2665 < v4;
-      const bool v2698 = v2696 && v2697;
-      if (v2698) {
-        const float v2699 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2701 = bfloat(v2699);
-        const uint v2702 = v2663 * v4;
-        const uint v2703 = v2702 + v1924;
-        const uint v2704 = v2703 + v2665;
-        out[v2704] = v2701;
+      const bool v2641 = v2608 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2642 = v2610 < v4;
+      const bool v2643 = v2641 && v2642;
+      if (v2643) {
+        const float v2644 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2646 = bfloat(v2644);
+        const uint v2647 = v2608 * v4;
+        const uint v2648 = v2647 + v1925;
+        const uint v2649 = v2648 + v2610;
+        out[v2649] = v2646;
       }
-      const uint v2706 = v1923 + v2667;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2708 = v1922 + v2672;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2709 = v2706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2710 = v2708 < v4;
-      const bool v2711 = v2709 && v2710;
-      if (v2711) {
-        const float v2712 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2714 = bfloat(v2712);
-        const uint v2715 = v2706 * v4;
-        const uint v2716 = v2715 + v1924;
-        const uint v2717 = v2716 + v2708;
-        out[v2717] = v2714;
+      const uint v2651 = v1924 + v2612;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2653 = v1923 + v2617;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2654 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2655 = v2653 < v4;
+      const bool v2656 = v2654 && v2655;
+      if (v2656) {
+        const float v2657 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2659 = bfloat(v2657);
+        const uint v2660 = v2651 * v4;
+        const uint v2661 = v2660 + v1925;
+        const uint v2662 = v2661 + v2653;
+        out[v2662] = v2659;
       }
     }
-    const uint v2718 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2719 = v1923 + v2718;
-    const uint v2720 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2721 = v1922 + v2720;
-    const uint v2723 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2724 = v2723 == v2718;
-    const uint v2727 = v2720 + 1u;
-    const uint v2728 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2729 = v2728 == v2727;
-    const bool v2730 = v2724 && v2729;
-    const uint v2733 = v2721 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2734 = v2733 == 0u;
-    const bool v2735 = v2730 && v2734;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2735) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2736 = v2719 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2737 = v2721 < v4;
-      const bool v2738 = v2736 && v2737;
-      if (v2738) {
-        const uint v2739 = v1924 + v2721;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2740 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2741 = bfloat(v2740);
-        const float v2742 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2745 = bfloat(v2742);
-        const uint v2746 = v2719 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2747 = v2746 + v2739;
-        *(device bfloat2*)(out + v2747) = bfloat2(v2741, v2745);
+    const uint v2663 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2664 = v1924 + v2663;
+    const uint v2665 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2666 = v1923 + v2665;
+    const uint v2668 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2669 = v2668 == v2663;
+    const uint v2672 = v2665 + 1u;
+    const uint v2673 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v2674 = v2673 == v2672;
+    const bool v2675 = v2669 && v2674;
+    const uint v2678 = v2666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2679 = v2678 == 0u;
+    const bool v2680 = v2675 && v2679;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2680) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2681 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2682 = v2666 < v4;
+      const bool v2683 = v2681 && v2682;
+      if (v2683) {
+        const uint v2684 = v1925 + v2666;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2685 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2686 = bfloat(v2685);
+        const float v2687 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2690 = bfloat(v2687);
+        const uint v2691 = v2664 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2692 = v2691 + v2684;
+        *(device bfloat2*)(out + v2692) = bfloat2(v2686, v2690);
       }
     } else {
-      const bool v2752 = v2719 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2753 = v2721 < v4;
-      const bool v2754 = v2752 && v2753;
-      if (v2754) {
-        const float v2755 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2757 = bfloat(v2755);
-        const uint v2758 = v2719 * v4;
-        const uint v2759 = v2758 + v1924;
-        const uint v2760 = v2759 + v2721;
-        out[v2760] = v2757;
+      const bool v2697 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2698 = v2666 < v4;
+      const bool v2699 = v2697 && v2698;
+      if (v2699) {
+        const float v2700 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2702 = bfloat(v2700);
+        const uint v2703 = v2664 * v4;
+        const uint v2704 = v2703 + v1925;
+        const uint v2705 = v2704 + v2666;
+        out[v2705] = v2702;
       }
-      const uint v2762 = v1923 + v2723;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2764 = v1922 + v2728;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2765 = v2762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2766 = v2764 < v4;
-      const bool v2767 = v2765 && v2766;
-      if (v2767) {
-        const float v2768 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2770 = bfloat(v2768);
-        const uint v2771 = v2762 * v4;
-        const uint v2772 = v2771 + v1924;
-        const uint v2773 = v2772 + v2764;
-        out[v2773] = v2770;
+      const uint v2707 = v1924 + v2668;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2709 = v1923 + v2673;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2710 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2711 = v2709 < v4;
+      const bool v2712 = v2710 && v2711;
+      if (v2712) {
+        const float v2713 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2715 = bfloat(v2713);
+        const uint v2716 = v2707 * v4;
+        const uint v2717 = v2716 + v1925;
+        const uint v2718 = v2717 + v2709;
+        out[v2718] = v2715;
       }
     }
-    const uint v2774 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2775 = v1923 + v2774;
-    const uint v2776 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2777 = v1922 + v2776;
-    const uint v2779 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2780 = v2779 == v2774;
-    const uint v2783 = v2776 + 1u;
-    const uint v2784 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2785 = v2784 == v2783;
-    const bool v2786 = v2780 && v2785;
-    const uint v2789 = v2777 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2790 = v2789 == 0u;
-    const bool v2791 = v2786 && v2790;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2791) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2792 = v2775 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2793 = v2777 < v4;
-      const bool v2794 = v2792 && v2793;
-      if (v2794) {
-        const uint v2795 = v1924 + v2777;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2796 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2797 = bfloat(v2796);
-        const float v2798 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2801 = bfloat(v2798);
-        const uint v2802 = v2775 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2803 = v2802 + v2795;
-        *(device bfloat2*)(out + v2803) = bfloat2(v2797, v2801);
+    const uint v2719 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2720 = v1924 + v2719;
+    const uint v2721 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2722 = v1923 + v2721;
+    const uint v2724 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2725 = v2724 == v2719;
+    const uint v2728 = v2721 + 1u;
+    const uint v2729 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v2730 = v2729 == v2728;
+    const bool v2731 = v2725 && v2730;
+    const uint v2734 = v2722 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2735 = v2734 == 0u;
+    const bool v2736 = v2731 && v2735;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2736) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2737 = v2720 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2738 = v2722 < v4;
+      const bool v2739 = v2737 && v2738;
+      if (v2739) {
+        const uint v2740 = v1925 + v2722;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2741 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2742 = bfloat(v2741);
+        const float v2743 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2746 = bfloat(v2743);
+        const uint v2747 = v2720 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2748 = v2747 + v2740;
+        *(device bfloat2*)(out + v2748) = bfloat2(v2742, v2746);
       }
     } else {
-      const bool v2808 = v2775 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2809 = v2777 < v4;
-      const bool v2810 = v2808 && v2809;
-      if (v2810) {
-        const float v2811 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2813 = bfloat(v2811);
-        const uint v2814 = v2775 * v4;
-        const uint v2815 = v2814 + v1924;
-        const uint v2816 = v2815 + v2777;
-        out[v2816] = v2813;
+      const bool v2753 = v2720 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2754 = v2722 < v4;
+      const bool v2755 = v2753 && v2754;
+      if (v2755) {
+        const float v2756 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2758 = bfloat(v2756);
+        const uint v2759 = v2720 * v4;
+        const uint v2760 = v2759 + v1925;
+        const uint v2761 = v2760 + v2722;
+        out[v2761] = v2758;
       }
-      const uint v2818 = v1923 + v2779;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2820 = v1922 + v2784;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2821 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2822 = v2820 < v4;
-      const bool v2823 = v2821 && v2822;
-      if (v2823) {
-        const float v2824 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2826 = bfloat(v2824);
-        const uint v2827 = v2818 * v4;
-        const uint v2828 = v2827 + v1924;
-        const uint v2829 = v2828 + v2820;
-        out[v2829] = v2826;
+      const uint v2763 = v1924 + v2724;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2765 = v1923 + v2729;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2766 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2767 = v2765 < v4;
+      const bool v2768 = v2766 && v2767;
+      if (v2768) {
+        const float v2769 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2771 = bfloat(v2769);
+        const uint v2772 = v2763 * v4;
+        const uint v2773 = v2772 + v1925;
+        const uint v2774 = v2773 + v2765;
+        out[v2774] = v2771;
       }
     }
-    const uint v2830 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2831 = v1923 + v2830;
-    const uint v2832 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2833 = v1922 + v2832;
-    const uint v2835 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2836 = v2835 == v2830;
-    const uint v2839 = v2832 + 1u;
-    const uint v2840 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2841 = v2840 == v2839;
-    const bool v2842 = v2836 && v2841;
-    const uint v2845 = v2833 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2846 = v2845 == 0u;
-    const bool v2847 = v2842 && v2846;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2847) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2848 = v2831 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2849 = v2833 < v4;
-      const bool v2850 = v2848 && v2849;
-      if (v2850) {
-        const uint v2851 = v1924 + v2833;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2852 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2853 = bfloat(v2852);
-        const float v2854 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2857 = bfloat(v2854);
-        const uint v2858 = v2831 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2859 = v2858 + v2851;
-        *(device bfloat2*)(out + v2859) = bfloat2(v2853, v2857);
+    const uint v2775 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2776 = v1924 + v2775;
+    const uint v2777 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2778 = v1923 + v2777;
+    const uint v2780 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2781 = v2780 == v2775;
+    const uint v2784 = v2777 + 1u;
+    const uint v2785 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v2786 = v2785 == v2784;
+    const bool v2787 = v2781 && v2786;
+    const uint v2790 = v2778 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2791 = v2790 == 0u;
+    const bool v2792 = v2787 && v2791;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2792) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2793 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2794 = v2778 < v4;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const uint v2796 = v1925 + v2778;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2797 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2798 = bfloat(v2797);
+        const float v2799 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2802 = bfloat(v2799);
+        const uint v2803 = v2776 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2804 = v2803 + v2796;
+        *(device bfloat2*)(out + v2804) = bfloat2(v2798, v2802);
       }
     } else {
-      const bool v2864 = v2831 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2865 = v2833 < v4;
-      const bool v2866 = v2864 && v2865;
-      if (v2866) {
-        const float v2867 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2869 = bfloat(v2867);
-        const uint v2870 = v2831 * v4;
-        const uint v2871 = v2870 + v1924;
-        const uint v2872 = v2871 + v2833;
-        out[v2872] = v2869;
+      const bool v2809 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2810 = v2778 < v4;
+      const bool v2811 = v2809 && v2810;
+      if (v2811) {
+        const float v2812 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2814 = bfloat(v2812);
+        const uint v2815 = v2776 * v4;
+        const uint v2816 = v2815 + v1925;
+        const uint v2817 = v2816 + v2778;
+        out[v2817] = v2814;
       }
-      const uint v2874 = v1923 + v2835;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2876 = v1922 + v2840;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2877 = v2874 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2878 = v2876 < v4;
-      const bool v2879 = v2877 && v2878;
-      if (v2879) {
-        const float v2880 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2882 = bfloat(v2880);
-        const uint v2883 = v2874 * v4;
-        const uint v2884 = v2883 + v1924;
-        const uint v2885 = v2884 + v2876;
-        out[v2885] = v2882;
+      const uint v2819 = v1924 + v2780;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2821 = v1923 + v2785;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2822 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2823 = v2821 < v4;
+      const bool v2824 = v2822 && v2823;
+      if (v2824) {
+        const float v2825 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2827 = bfloat(v2825);
+        const uint v2828 = v2819 * v4;
+        const uint v2829 = v2828 + v1925;
+        const uint v2830 = v2829 + v2821;
+        out[v2830] = v2827;
       }
     }
-    const uint v2886 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2887 = v1923 + v2886;
-    const uint v2888 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2889 = v1922 + v2888;
-    const uint v2891 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2892 = v2891 == v2886;
-    const uint v2895 = v2888 + 1u;
-    const uint v2896 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2897 = v2896 == v2895;
-    const bool v2898 = v2892 && v2897;
-    const uint v2901 = v2889 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2902 = v2901 == 0u;
-    const bool v2903 = v2898 && v2902;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2903) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2904 = v2887 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2905 = v2889 < v4;
-      const bool v2906 = v2904 && v2905;
-      if (v2906) {
-        const uint v2907 = v1924 + v2889;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2908 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2909 = bfloat(v2908);
-        const float v2910 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2913 = bfloat(v2910);
-        const uint v2914 = v2887 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2915 = v2914 + v2907;
-        *(device bfloat2*)(out + v2915) = bfloat2(v2909, v2913);
+    const uint v2831 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2832 = v1924 + v2831;
+    const uint v2833 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2834 = v1923 + v2833;
+    const uint v2836 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2837 = v2836 == v2831;
+    const uint v2840 = v2833 + 1u;
+    const uint v2841 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2842 = v2841 == v2840;
+    const bool v2843 = v2837 && v2842;
+    const uint v2846 = v2834 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2847 = v2846 == 0u;
+    const bool v2848 = v2843 && v2847;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2848) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2849 = v2832 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2850 = v2834 < v4;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const uint v2852 = v1925 + v2834;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2853 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2854 = bfloat(v2853);
+        const float v2855 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2858 = bfloat(v2855);
+        const uint v2859 = v2832 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2860 = v2859 + v2852;
+        *(device bfloat2*)(out + v2860) = bfloat2(v2854, v2858);
       }
     } else {
-      const bool v2920 = v2887 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2921 = v2889 < v4;
-      const bool v2922 = v2920 && v2921;
-      if (v2922) {
-        const float v2923 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2925 = bfloat(v2923);
-        const uint v2926 = v2887 * v4;
-        const uint v2927 = v2926 + v1924;
-        const uint v2928 = v2927 + v2889;
-        out[v2928] = v2925;
+      const bool v2865 = v2832 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2866 = v2834 < v4;
+      const bool v2867 = v2865 && v2866;
+      if (v2867) {
+        const float v2868 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2870 = bfloat(v2868);
+        const uint v2871 = v2832 * v4;
+        const uint v2872 = v2871 + v1925;
+        const uint v2873 = v2872 + v2834;
+        out[v2873] = v2870;
       }
-      const uint v2930 = v1923 + v2891;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2932 = v1922 + v2896;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2933 = v2930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2934 = v2932 < v4;
-      const bool v2935 = v2933 && v2934;
-      if (v2935) {
-        const float v2936 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2938 = bfloat(v2936);
-        const uint v2939 = v2930 * v4;
-        const uint v2940 = v2939 + v1924;
-        const uint v2941 = v2940 + v2932;
-        out[v2941] = v2938;
+      const uint v2875 = v1924 + v2836;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2877 = v1923 + v2841;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2878 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2879 = v2877 < v4;
+      const bool v2880 = v2878 && v2879;
+      if (v2880) {
+        const float v2881 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2883 = bfloat(v2881);
+        const uint v2884 = v2875 * v4;
+        const uint v2885 = v2884 + v1925;
+        const uint v2886 = v2885 + v2877;
+        out[v2886] = v2883;
       }
     }
-    const uint v2942 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2943 = v1923 + v2942;
-    const uint v2944 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2945 = v1922 + v2944;
-    const uint v2947 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2948 = v2947 == v2942;
-    const uint v2951 = v2944 + 1u;
-    const uint v2952 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2953 = v2952 == v2951;
-    const bool v2954 = v2948 && v2953;
-    const uint v2957 = v2945 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2958 = v2957 == 0u;
-    const bool v2959 = v2954 && v2958;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2959) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2960 = v2943 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2961 = v2945 < v4;
-      const bool v2962 = v2960 && v2961;
-      if (v2962) {
-        const uint v2963 = v1924 + v2945;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2964 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2965 = bfloat(v2964);
-        const float v2966 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2969 = bfloat(v2966);
-        const uint v2970 = v2943 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2971 = v2970 + v2963;
-        *(device bfloat2*)(out + v2971) = bfloat2(v2965, v2969);
+    const uint v2887 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2888 = v1924 + v2887;
+    const uint v2889 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2890 = v1923 + v2889;
+    const uint v2892 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2893 = v2892 == v2887;
+    const uint v2896 = v2889 + 1u;
+    const uint v2897 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2898 = v2897 == v2896;
+    const bool v2899 = v2893 && v2898;
+    const uint v2902 = v2890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2903 = v2902 == 0u;
+    const bool v2904 = v2899 && v2903;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2904) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2905 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2906 = v2890 < v4;
+      const bool v2907 = v2905 && v2906;
+      if (v2907) {
+        const uint v2908 = v1925 + v2890;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2909 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2910 = bfloat(v2909);
+        const float v2911 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2914 = bfloat(v2911);
+        const uint v2915 = v2888 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2916 = v2915 + v2908;
+        *(device bfloat2*)(out + v2916) = bfloat2(v2910, v2914);
       }
     } else {
-      const bool v2976 = v2943 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2977 = v2945 < v4;
-      const bool v2978 = v2976 && v2977;
-      if (v2978) {
-        const float v2979 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2981 = bfloat(v2979);
-        const uint v2982 = v2943 * v4;
-        const uint v2983 = v2982 + v1924;
-        const uint v2984 = v2983 + v2945;
-        out[v2984] = v2981;
+      const bool v2921 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2922 = v2890 < v4;
+      const bool v2923 = v2921 && v2922;
+      if (v2923) {
+        const float v2924 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2926 = bfloat(v2924);
+        const uint v2927 = v2888 * v4;
+        const uint v2928 = v2927 + v1925;
+        const uint v2929 = v2928 + v2890;
+        out[v2929] = v2926;
       }
-      const uint v2986 = v1923 + v2947;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2988 = v1922 + v2952;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2989 = v2986 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2990 = v2988 < v4;
-      const bool v2991 = v2989 && v2990;
-      if (v2991) {
-        const float v2992 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2994 = bfloat(v2992);
-        const uint v2995 = v2986 * v4;
-        const uint v2996 = v2995 + v1924;
-        const uint v2997 = v2996 + v2988;
-        out[v2997] = v2994;
+      const uint v2931 = v1924 + v2892;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2933 = v1923 + v2897;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2934 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2935 = v2933 < v4;
+      const bool v2936 = v2934 && v2935;
+      if (v2936) {
+        const float v2937 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2939 = bfloat(v2937);
+        const uint v2940 = v2931 * v4;
+        const uint v2941 = v2940 + v1925;
+        const uint v2942 = v2941 + v2933;
+        out[v2942] = v2939;
       }
     }
-    const uint v2998 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2999 = v1923 + v2998;
-    const uint v3000 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3001 = v1922 + v3000;
-    const uint v3003 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3004 = v3003 == v2998;
-    const uint v3007 = v3000 + 1u;
-    const uint v3008 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v3009 = v3008 == v3007;
-    const bool v3010 = v3004 && v3009;
-    const uint v3013 = v3001 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3014 = v3013 == 0u;
-    const bool v3015 = v3010 && v3014;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3015) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3016 = v2999 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3017 = v3001 < v4;
-      const bool v3018 = v3016 && v3017;
-      if (v3018) {
-        const uint v3019 = v1924 + v3001;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3020 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3021 = bfloat(v3020);
-        const float v3022 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3025 = bfloat(v3022);
-        const uint v3026 = v2999 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3027 = v3026 + v3019;
-        *(device bfloat2*)(out + v3027) = bfloat2(v3021, v3025);
+    const uint v2943 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2944 = v1924 + v2943;
+    const uint v2945 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2946 = v1923 + v2945;
+    const uint v2948 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2949 = v2948 == v2943;
+    const uint v2952 = v2945 + 1u;
+    const uint v2953 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2954 = v2953 == v2952;
+    const bool v2955 = v2949 && v2954;
+    const uint v2958 = v2946 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2959 = v2958 == 0u;
+    const bool v2960 = v2955 && v2959;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2960) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2961 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2962 = v2946 < v4;
+      const bool v2963 = v2961 && v2962;
+      if (v2963) {
+        const uint v2964 = v1925 + v2946;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2965 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2966 = bfloat(v2965);
+        const float v2967 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2970 = bfloat(v2967);
+        const uint v2971 = v2944 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2972 = v2971 + v2964;
+        *(device bfloat2*)(out + v2972) = bfloat2(v2966, v2970);
       }
     } else {
-      const bool v3032 = v2999 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3033 = v3001 < v4;
-      const bool v3034 = v3032 && v3033;
-      if (v3034) {
-        const float v3035 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3037 = bfloat(v3035);
-        const uint v3038 = v2999 * v4;
-        const uint v3039 = v3038 + v1924;
-        const uint v3040 = v3039 + v3001;
-        out[v3040] = v3037;
+      const bool v2977 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2978 = v2946 < v4;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2982 = bfloat(v2980);
+        const uint v2983 = v2944 * v4;
+        const uint v2984 = v2983 + v1925;
+        const uint v2985 = v2984 + v2946;
+        out[v2985] = v2982;
       }
-      const uint v3042 = v1923 + v3003;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3044 = v1922 + v3008;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3045 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3046 = v3044 < v4;
-      const bool v3047 = v3045 && v3046;
-      if (v3047) {
-        const float v3048 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3050 = bfloat(v3048);
-        const uint v3051 = v3042 * v4;
-        const uint v3052 = v3051 + v1924;
-        const uint v3053 = v3052 + v3044;
-        out[v3053] = v3050;
+      const uint v2987 = v1924 + v2948;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2989 = v1923 + v2953;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2991 = v2989 < v4;
+      const bool v2992 = v2990 && v2991;
+      if (v2992) {
+        const float v2993 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2995 = bfloat(v2993);
+        const uint v2996 = v2987 * v4;
+        const uint v2997 = v2996 + v1925;
+        const uint v2998 = v2997 + v2989;
+        out[v2998] = v2995;
       }
     }
-    const uint v3054 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3055 = v1923 + v3054;
-    const uint v3056 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3057 = v1922 + v3056;
-    const uint v3059 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3060 = v3059 == v3054;
-    const uint v3063 = v3056 + 1u;
-    const uint v3064 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v3065 = v3064 == v3063;
-    const bool v3066 = v3060 && v3065;
-    const uint v3069 = v3057 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3070 = v3069 == 0u;
-    const bool v3071 = v3066 && v3070;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3071) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3072 = v3055 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3073 = v3057 < v4;
-      const bool v3074 = v3072 && v3073;
-      if (v3074) {
-        const uint v3075 = v1924 + v3057;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3076 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3077 = bfloat(v3076);
-        const float v3078 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3081 = bfloat(v3078);
-        const uint v3082 = v3055 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3083 = v3082 + v3075;
-        *(device bfloat2*)(out + v3083) = bfloat2(v3077, v3081);
+    const uint v2999 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3000 = v1924 + v2999;
+    const uint v3001 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3002 = v1923 + v3001;
+    const uint v3004 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3005 = v3004 == v2999;
+    const uint v3008 = v3001 + 1u;
+    const uint v3009 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v3010 = v3009 == v3008;
+    const bool v3011 = v3005 && v3010;
+    const uint v3014 = v3002 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3015 = v3014 == 0u;
+    const bool v3016 = v3011 && v3015;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3016) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3017 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3018 = v3002 < v4;
+      const bool v3019 = v3017 && v3018;
+      if (v3019) {
+        const uint v3020 = v1925 + v3002;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3021 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3022 = bfloat(v3021);
+        const float v3023 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3026 = bfloat(v3023);
+        const uint v3027 = v3000 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3028 = v3027 + v3020;
+        *(device bfloat2*)(out + v3028) = bfloat2(v3022, v3026);
       }
     } else {
-      const bool v3088 = v3055 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3089 = v3057 < v4;
-      const bool v3090 = v3088 && v3089;
-      if (v3090) {
-        const float v3091 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3093 = bfloat(v3091);
-        const uint v3094 = v3055 * v4;
-        const uint v3095 = v3094 + v1924;
-        const uint v3096 = v3095 + v3057;
-        out[v3096] = v3093;
+      const bool v3033 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3034 = v3002 < v4;
+      const bool v3035 = v3033 && v3034;
+      if (v3035) {
+        const float v3036 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3038 = bfloat(v3036);
+        const uint v3039 = v3000 * v4;
+        const uint v3040 = v3039 + v1925;
+        const uint v3041 = v3040 + v3002;
+        out[v3041] = v3038;
       }
-      const uint v3098 = v1923 + v3059;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3100 = v1922 + v3064;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3101 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3102 = v3100 < v4;
-      const bool v3103 = v3101 && v3102;
-      if (v3103) {
-        const float v3104 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3106 = bfloat(v3104);
-        const uint v3107 = v3098 * v4;
-        const uint v3108 = v3107 + v1924;
-        const uint v3109 = v3108 + v3100;
-        out[v3109] = v3106;
+      const uint v3043 = v1924 + v3004;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3045 = v1923 + v3009;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3046 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3047 = v3045 < v4;
+      const bool v3048 = v3046 && v3047;
+      if (v3048) {
+        const float v3049 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3051 = bfloat(v3049);
+        const uint v3052 = v3043 * v4;
+        const uint v3053 = v3052 + v1925;
+        const uint v3054 = v3053 + v3045;
+        out[v3054] = v3051;
       }
     }
-    const uint v3110 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3111 = v1923 + v3110;
-    const uint v3112 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3113 = v1922 + v3112;
-    const uint v3115 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3116 = v3115 == v3110;
-    const uint v3119 = v3112 + 1u;
-    const uint v3120 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v3121 = v3120 == v3119;
-    const bool v3122 = v3116 && v3121;
-    const uint v3125 = v3113 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3126 = v3125 == 0u;
-    const bool v3127 = v3122 && v3126;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3127) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3128 = v3111 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3129 = v3113 < v4;
-      const bool v3130 = v3128 && v3129;
-      if (v3130) {
-        const uint v3131 = v1924 + v3113;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3132 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3133 = bfloat(v3132);
-        const float v3134 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3137 = bfloat(v3134);
-        const uint v3138 = v3111 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3139 = v3138 + v3131;
-        *(device bfloat2*)(out + v3139) = bfloat2(v3133, v3137);
+    const uint v3055 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3056 = v1924 + v3055;
+    const uint v3057 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3058 = v1923 + v3057;
+    const uint v3060 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3061 = v3060 == v3055;
+    const uint v3064 = v3057 + 1u;
+    const uint v3065 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v3066 = v3065 == v3064;
+    const bool v3067 = v3061 && v3066;
+    const uint v3070 = v3058 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3071 = v3070 == 0u;
+    const bool v3072 = v3067 && v3071;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3072) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3073 = v3056 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3074 = v3058 < v4;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const uint v3076 = v1925 + v3058;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3077 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3078 = bfloat(v3077);
+        const float v3079 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3082 = bfloat(v3079);
+        const uint v3083 = v3056 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3084 = v3083 + v3076;
+        *(device bfloat2*)(out + v3084) = bfloat2(v3078, v3082);
       }
     } else {
-      const bool v3144 = v3111 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3145 = v3113 < v4;
-      const bool v3146 = v3144 && v3145;
-      if (v3146) {
-        const float v3147 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3149 = bfloat(v3147);
-        const uint v3150 = v3111 * v4;
-        const uint v3151 = v3150 + v1924;
-        const uint v3152 = v3151 + v3113;
-        out[v3152] = v3149;
+      const bool v3089 = v3056 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3090 = v3058 < v4;
+      const bool v3091 = v3089 && v3090;
+      if (v3091) {
+        const float v3092 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3094 = bfloat(v3092);
+        const uint v3095 = v3056 * v4;
+        const uint v3096 = v3095 + v1925;
+        const uint v3097 = v3096 + v3058;
+        out[v3097] = v3094;
       }
-      const uint v3154 = v1923 + v3115;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3156 = v1922 + v3120;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3157 = v3154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3158 = v3156 < v4;
-      const bool v3159 = v3157 && v3158;
-      if (v3159) {
-        const float v3160 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3162 = bfloat(v3160);
-        const uint v3163 = v3154 * v4;
-        const uint v3164 = v3163 + v1924;
-        const uint v3165 = v3164 + v3156;
-        out[v3165] = v3162;
+      const uint v3099 = v1924 + v3060;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3101 = v1923 + v3065;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3102 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3103 = v3101 < v4;
+      const bool v3104 = v3102 && v3103;
+      if (v3104) {
+        const float v3105 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3107 = bfloat(v3105);
+        const uint v3108 = v3099 * v4;
+        const uint v3109 = v3108 + v1925;
+        const uint v3110 = v3109 + v3101;
+        out[v3110] = v3107;
       }
     }
-    const uint v3166 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3167 = v1923 + v3166;
-    const uint v3168 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3169 = v1922 + v3168;
-    const uint v3171 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3172 = v3171 == v3166;
-    const uint v3175 = v3168 + 1u;
-    const uint v3176 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v3177 = v3176 == v3175;
-    const bool v3178 = v3172 && v3177;
-    const uint v3181 = v3169 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3182 = v3181 == 0u;
-    const bool v3183 = v3178 && v3182;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3183) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3184 = v3167 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3185 = v3169 < v4;
-      const bool v3186 = v3184 && v3185;
-      if (v3186) {
-        const uint v3187 = v1924 + v3169;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3188 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3189 = bfloat(v3188);
-        const float v3190 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3193 = bfloat(v3190);
-        const uint v3194 = v3167 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3195 = v3194 + v3187;
-        *(device bfloat2*)(out + v3195) = bfloat2(v3189, v3193);
+    const uint v3111 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3112 = v1924 + v3111;
+    const uint v3113 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3114 = v1923 + v3113;
+    const uint v3116 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3117 = v3116 == v3111;
+    const uint v3120 = v3113 + 1u;
+    const uint v3121 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v3122 = v3121 == v3120;
+    const bool v3123 = v3117 && v3122;
+    const uint v3126 = v3114 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3127 = v3126 == 0u;
+    const bool v3128 = v3123 && v3127;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3128) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3129 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3130 = v3114 < v4;
+      const bool v3131 = v3129 && v3130;
+      if (v3131) {
+        const uint v3132 = v1925 + v3114;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3133 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3134 = bfloat(v3133);
+        const float v3135 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3138 = bfloat(v3135);
+        const uint v3139 = v3112 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3140 = v3139 + v3132;
+        *(device bfloat2*)(out + v3140) = bfloat2(v3134, v3138);
       }
     } else {
-      const bool v3200 = v3167 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3201 = v3169 < v4;
-      const bool v3202 = v3200 && v3201;
-      if (v3202) {
-        const float v3203 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3205 = bfloat(v3203);
-        const uint v3206 = v3167 * v4;
-        const uint v3207 = v3206 + v1924;
-        const uint v3208 = v3207 + v3169;
-        out[v3208] = v3205;
+      const bool v3145 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3146 = v3114 < v4;
+      const bool v3147 = v3145 && v3146;
+      if (v3147) {
+        const float v3148 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3150 = bfloat(v3148);
+        const uint v3151 = v3112 * v4;
+        const uint v3152 = v3151 + v1925;
+        const uint v3153 = v3152 + v3114;
+        out[v3153] = v3150;
       }
-      const uint v3210 = v1923 + v3171;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3212 = v1922 + v3176;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3213 = v3210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3214 = v3212 < v4;
-      const bool v3215 = v3213 && v3214;
-      if (v3215) {
-        const float v3216 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3218 = bfloat(v3216);
-        const uint v3219 = v3210 * v4;
-        const uint v3220 = v3219 + v1924;
-        const uint v3221 = v3220 + v3212;
-        out[v3221] = v3218;
+      const uint v3155 = v1924 + v3116;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3157 = v1923 + v3121;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3158 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3159 = v3157 < v4;
+      const bool v3160 = v3158 && v3159;
+      if (v3160) {
+        const float v3161 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3163 = bfloat(v3161);
+        const uint v3164 = v3155 * v4;
+        const uint v3165 = v3164 + v1925;
+        const uint v3166 = v3165 + v3157;
+        out[v3166] = v3163;
       }
     }
-    const uint v3222 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3223 = v1923 + v3222;
-    const uint v3224 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3225 = v1922 + v3224;
-    const uint v3227 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3228 = v3227 == v3222;
-    const uint v3231 = v3224 + 1u;
-    const uint v3232 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v3233 = v3232 == v3231;
-    const bool v3234 = v3228 && v3233;
-    const uint v3237 = v3225 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3238 = v3237 == 0u;
-    const bool v3239 = v3234 && v3238;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3239) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3240 = v3223 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3241 = v3225 < v4;
-      const bool v3242 = v3240 && v3241;
-      if (v3242) {
-        const uint v3243 = v1924 + v3225;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3244 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3245 = bfloat(v3244);
-        const float v3246 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3249 = bfloat(v3246);
-        const uint v3250 = v3223 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3251 = v3250 + v3243;
-        *(device bfloat2*)(out + v3251) = bfloat2(v3245, v3249);
+    const uint v3167 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3168 = v1924 + v3167;
+    const uint v3169 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3170 = v1923 + v3169;
+    const uint v3172 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3173 = v3172 == v3167;
+    const uint v3176 = v3169 + 1u;
+    const uint v3177 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v3178 = v3177 == v3176;
+    const bool v3179 = v3173 && v3178;
+    const uint v3182 = v3170 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3183 = v3182 == 0u;
+    const bool v3184 = v3179 && v3183;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3184) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3185 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3186 = v3170 < v4;
+      const bool v3187 = v3185 && v3186;
+      if (v3187) {
+        const uint v3188 = v1925 + v3170;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3189 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3190 = bfloat(v3189);
+        const float v3191 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3194 = bfloat(v3191);
+        const uint v3195 = v3168 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3196 = v3195 + v3188;
+        *(device bfloat2*)(out + v3196) = bfloat2(v3190, v3194);
       }
     } else {
-      const bool v3256 = v3223 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3257 = v3225 < v4;
-      const bool v3258 = v3256 && v3257;
-      if (v3258) {
-        const float v3259 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3261 = bfloat(v3259);
-        const uint v3262 = v3223 * v4;
-        const uint v3263 = v3262 + v1924;
-        const uint v3264 = v3263 + v3225;
-        out[v3264] = v3261;
+      const bool v3201 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3202 = v3170 < v4;
+      const bool v3203 = v3201 && v3202;
+      if (v3203) {
+        const float v3204 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3206 = bfloat(v3204);
+        const uint v3207 = v3168 * v4;
+        const uint v3208 = v3207 + v1925;
+        const uint v3209 = v3208 + v3170;
+        out[v3209] = v3206;
       }
-      const uint v3266 = v1923 + v3227;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3268 = v1922 + v3232;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3269 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3270 = v3268 < v4;
-      const bool v3271 = v3269 && v3270;
-      if (v3271) {
-        const float v3272 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3274 = bfloat(v3272);
-        const uint v3275 = v3266 * v4;
-        const uint v3276 = v3275 + v1924;
-        const uint v3277 = v3276 + v3268;
-        out[v3277] = v3274;
+      const uint v3211 = v1924 + v3172;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3213 = v1923 + v3177;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3214 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3215 = v3213 < v4;
+      const bool v3216 = v3214 && v3215;
+      if (v3216) {
+        const float v3217 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3219 = bfloat(v3217);
+        const uint v3220 = v3211 * v4;
+        const uint v3221 = v3220 + v1925;
+        const uint v3222 = v3221 + v3213;
+        out[v3222] = v3219;
       }
     }
-    const uint v3278 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3279 = v1923 + v3278;
-    const uint v3280 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3281 = v1922 + v3280;
-    const uint v3283 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3284 = v3283 == v3278;
-    const uint v3287 = v3280 + 1u;
-    const uint v3288 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v3289 = v3288 == v3287;
-    const bool v3290 = v3284 && v3289;
-    const uint v3293 = v3281 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3294 = v3293 == 0u;
-    const bool v3295 = v3290 && v3294;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3295) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3296 = v3279 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3297 = v3281 < v4;
-      const bool v3298 = v3296 && v3297;
-      if (v3298) {
-        const uint v3299 = v1924 + v3281;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3300 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3301 = bfloat(v3300);
-        const float v3302 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3305 = bfloat(v3302);
-        const uint v3306 = v3279 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3307 = v3306 + v3299;
-        *(device bfloat2*)(out + v3307) = bfloat2(v3301, v3305);
+    const uint v3223 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3224 = v1924 + v3223;
+    const uint v3225 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3226 = v1923 + v3225;
+    const uint v3228 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3229 = v3228 == v3223;
+    const uint v3232 = v3225 + 1u;
+    const uint v3233 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v3234 = v3233 == v3232;
+    const bool v3235 = v3229 && v3234;
+    const uint v3238 = v3226 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3239 = v3238 == 0u;
+    const bool v3240 = v3235 && v3239;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3240) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3241 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3242 = v3226 < v4;
+      const bool v3243 = v3241 && v3242;
+      if (v3243) {
+        const uint v3244 = v1925 + v3226;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3245 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3246 = bfloat(v3245);
+        const float v3247 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3250 = bfloat(v3247);
+        const uint v3251 = v3224 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3252 = v3251 + v3244;
+        *(device bfloat2*)(out + v3252) = bfloat2(v3246, v3250);
       }
     } else {
-      const bool v3312 = v3279 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3313 = v3281 < v4;
-      const bool v3314 = v3312 && v3313;
-      if (v3314) {
-        const float v3315 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3317 = bfloat(v3315);
-        const uint v3318 = v3279 * v4;
-        const uint v3319 = v3318 + v1924;
-        const uint v3320 = v3319 + v3281;
-        out[v3320] = v3317;
+      const bool v3257 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3258 = v3226 < v4;
+      const bool v3259 = v3257 && v3258;
+      if (v3259) {
+        const float v3260 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3262 = bfloat(v3260);
+        const uint v3263 = v3224 * v4;
+        const uint v3264 = v3263 + v1925;
+        const uint v3265 = v3264 + v3226;
+        out[v3265] = v3262;
       }
-      const uint v3322 = v1923 + v3283;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3324 = v1922 + v3288;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3325 = v3322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3326 = v3324 < v4;
-      const bool v3327 = v3325 && v3326;
-      if (v3327) {
-        const float v3328 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3330 = bfloat(v3328);
-        const uint v3331 = v3322 * v4;
-        const uint v3332 = v3331 + v1924;
-        const uint v3333 = v3332 + v3324;
-        out[v3333] = v3330;
+      const uint v3267 = v1924 + v3228;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3269 = v1923 + v3233;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3270 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3271 = v3269 < v4;
+      const bool v3272 = v3270 && v3271;
+      if (v3272) {
+        const float v3273 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3275 = bfloat(v3273);
+        const uint v3276 = v3267 * v4;
+        const uint v3277 = v3276 + v1925;
+        const uint v3278 = v3277 + v3269;
+        out[v3278] = v3275;
       }
     }
-    const uint v3334 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3335 = v1923 + v3334;
-    const uint v3336 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3337 = v1922 + v3336;
-    const uint v3339 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3340 = v3339 == v3334;
-    const uint v3343 = v3336 + 1u;
-    const uint v3344 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3345 = v3344 == v3343;
-    const bool v3346 = v3340 && v3345;
-    const uint v3349 = v3337 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3350 = v3349 == 0u;
-    const bool v3351 = v3346 && v3350;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3351) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3352 = v3335 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3353 = v3337 < v4;
-      const bool v3354 = v3352 && v3353;
-      if (v3354) {
-        const uint v3355 = v1924 + v3337;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3356 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3357 = bfloat(v3356);
-        const float v3358 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3361 = bfloat(v3358);
-        const uint v3362 = v3335 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3363 = v3362 + v3355;
-        *(device bfloat2*)(out + v3363) = bfloat2(v3357, v3361);
+    const uint v3279 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3280 = v1924 + v3279;
+    const uint v3281 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3282 = v1923 + v3281;
+    const uint v3284 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3285 = v3284 == v3279;
+    const uint v3288 = v3281 + 1u;
+    const uint v3289 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v3290 = v3289 == v3288;
+    const bool v3291 = v3285 && v3290;
+    const uint v3294 = v3282 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3295 = v3294 == 0u;
+    const bool v3296 = v3291 && v3295;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3296) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3297 = v3280 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3298 = v3282 < v4;
+      const bool v3299 = v3297 && v3298;
+      if (v3299) {
+        const uint v3300 = v1925 + v3282;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3301 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3302 = bfloat(v3301);
+        const float v3303 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3306 = bfloat(v3303);
+        const uint v3307 = v3280 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3308 = v3307 + v3300;
+        *(device bfloat2*)(out + v3308) = bfloat2(v3302, v3306);
       }
     } else {
-      const bool v3368 = v3335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3369 = v3337 < v4;
-      const bool v3370 = v3368 && v3369;
-      if (v3370) {
-        const float v3371 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3373 = bfloat(v3371);
-        const uint v3374 = v3335 * v4;
-        const uint v3375 = v3374 + v1924;
-        const uint v3376 = v3375 + v3337;
-        out[v3376] = v3373;
+      const bool v3313 = v3280 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3314 = v3282 < v4;
+      const bool v3315 = v3313 && v3314;
+      if (v3315) {
+        const float v3316 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3318 = bfloat(v3316);
+        const uint v3319 = v3280 * v4;
+        const uint v3320 = v3319 + v1925;
+        const uint v3321 = v3320 + v3282;
+        out[v3321] = v3318;
       }
-      const uint v3378 = v1923 + v3339;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3380 = v1922 + v3344;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3381 = v3378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3382 = v3380 < v4;
-      const bool v3383 = v3381 && v3382;
-      if (v3383) {
-        const float v3384 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3386 = bfloat(v3384);
-        const uint v3387 = v3378 * v4;
-        const uint v3388 = v3387 + v1924;
-        const uint v3389 = v3388 + v3380;
-        out[v3389] = v3386;
+      const uint v3323 = v1924 + v3284;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3325 = v1923 + v3289;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3326 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3327 = v3325 < v4;
+      const bool v3328 = v3326 && v3327;
+      if (v3328) {
+        const float v3329 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3331 = bfloat(v3329);
+        const uint v3332 = v3323 * v4;
+        const uint v3333 = v3332 + v1925;
+        const uint v3334 = v3333 + v3325;
+        out[v3334] = v3331;
       }
     }
-    const uint v3390 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3391 = v1923 + v3390;
-    const uint v3392 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3393 = v1922 + v3392;
-    const uint v3395 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3396 = v3395 == v3390;
-    const uint v3399 = v3392 + 1u;
-    const uint v3400 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3401 = v3400 == v3399;
-    const bool v3402 = v3396 && v3401;
-    const uint v3405 = v3393 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3406 = v3405 == 0u;
-    const bool v3407 = v3402 && v3406;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3407) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3408 = v3391 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3409 = v3393 < v4;
-      const bool v3410 = v3408 && v3409;
-      if (v3410) {
-        const uint v3411 = v1924 + v3393;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3412 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3413 = bfloat(v3412);
-        const float v3414 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3417 = bfloat(v3414);
-        const uint v3418 = v3391 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3419 = v3418 + v3411;
-        *(device bfloat2*)(out + v3419) = bfloat2(v3413, v3417);
+    const uint v3335 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3336 = v1924 + v3335;
+    const uint v3337 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3338 = v1923 + v3337;
+    const uint v3340 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3341 = v3340 == v3335;
+    const uint v3344 = v3337 + 1u;
+    const uint v3345 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v3346 = v3345 == v3344;
+    const bool v3347 = v3341 && v3346;
+    const uint v3350 = v3338 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3351 = v3350 == 0u;
+    const bool v3352 = v3347 && v3351;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3352) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3353 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3354 = v3338 < v4;
+      const bool v3355 = v3353 && v3354;
+      if (v3355) {
+        const uint v3356 = v1925 + v3338;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3357 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3358 = bfloat(v3357);
+        const float v3359 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3362 = bfloat(v3359);
+        const uint v3363 = v3336 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3364 = v3363 + v3356;
+        *(device bfloat2*)(out + v3364) = bfloat2(v3358, v3362);
       }
     } else {
-      const bool v3424 = v3391 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3425 = v3393 < v4;
-      const bool v3426 = v3424 && v3425;
-      if (v3426) {
-        const float v3427 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3429 = bfloat(v3427);
-        const uint v3430 = v3391 * v4;
-        const uint v3431 = v3430 + v1924;
-        const uint v3432 = v3431 + v3393;
-        out[v3432] = v3429;
+      const bool v3369 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3370 = v3338 < v4;
+      const bool v3371 = v3369 && v3370;
+      if (v3371) {
+        const float v3372 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3374 = bfloat(v3372);
+        const uint v3375 = v3336 * v4;
+        const uint v3376 = v3375 + v1925;
+        const uint v3377 = v3376 + v3338;
+        out[v3377] = v3374;
       }
-      const uint v3434 = v1923 + v3395;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3436 = v1922 + v3400;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3437 = v3434 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3438 = v3436 < v4;
-      const bool v3439 = v3437 && v3438;
-      if (v3439) {
-        const float v3440 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3442 = bfloat(v3440);
-        const uint v3443 = v3434 * v4;
-        const uint v3444 = v3443 + v1924;
-        const uint v3445 = v3444 + v3436;
-        out[v3445] = v3442;
+      const uint v3379 = v1924 + v3340;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3381 = v1923 + v3345;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3382 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3383 = v3381 < v4;
+      const bool v3384 = v3382 && v3383;
+      if (v3384) {
+        const float v3385 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3387 = bfloat(v3385);
+        const uint v3388 = v3379 * v4;
+        const uint v3389 = v3388 + v1925;
+        const uint v3390 = v3389 + v3381;
+        out[v3390] = v3387;
       }
     }
-    const uint v3446 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3447 = v1923 + v3446;
-    const uint v3448 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3449 = v1922 + v3448;
-    const uint v3451 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3452 = v3451 == v3446;
-    const uint v3455 = v3448 + 1u;
-    const uint v3456 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v3457 = v3456 == v3455;
-    const bool v3458 = v3452 && v3457;
-    const uint v3461 = v3449 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3462 = v3461 == 0u;
-    const bool v3463 = v3458 && v3462;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3463) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3464 = v3447 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3465 = v3449 < v4;
-      const bool v3466 = v3464 && v3465;
-      if (v3466) {
-        const uint v3467 = v1924 + v3449;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3468 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3469 = bfloat(v3468);
-        const float v3470 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3473 = bfloat(v3470);
-        const uint v3474 = v3447 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3475 = v3474 + v3467;
-        *(device bfloat2*)(out + v3475) = bfloat2(v3469, v3473);
+    const uint v3391 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3392 = v1924 + v3391;
+    const uint v3393 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3394 = v1923 + v3393;
+    const uint v3396 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3397 = v3396 == v3391;
+    const uint v3400 = v3393 + 1u;
+    const uint v3401 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v3402 = v3401 == v3400;
+    const bool v3403 = v3397 && v3402;
+    const uint v3406 = v3394 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3407 = v3406 == 0u;
+    const bool v3408 = v3403 && v3407;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3408) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3409 = v3392 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3410 = v3394 < v4;
+      const bool v3411 = v3409 && v3410;
+      if (v3411) {
+        const uint v3412 = v1925 + v3394;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3413 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3414 = bfloat(v3413);
+        const float v3415 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3418 = bfloat(v3415);
+        const uint v3419 = v3392 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3420 = v3419 + v3412;
+        *(device bfloat2*)(out + v3420) = bfloat2(v3414, v3418);
       }
     } else {
-      const bool v3480 = v3447 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3481 = v3449 < v4;
-      const bool v3482 = v3480 && v3481;
-      if (v3482) {
-        const float v3483 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3485 = bfloat(v3483);
-        const uint v3486 = v3447 * v4;
-        const uint v3487 = v3486 + v1924;
-        const uint v3488 = v3487 + v3449;
-        out[v3488] = v3485;
+      const bool v3425 = v3392 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3426 = v3394 < v4;
+      const bool v3427 = v3425 && v3426;
+      if (v3427) {
+        const float v3428 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3430 = bfloat(v3428);
+        const uint v3431 = v3392 * v4;
+        const uint v3432 = v3431 + v1925;
+        const uint v3433 = v3432 + v3394;
+        out[v3433] = v3430;
       }
-      const uint v3490 = v1923 + v3451;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3492 = v1922 + v3456;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3493 = v3490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3494 = v3492 < v4;
-      const bool v3495 = v3493 && v3494;
-      if (v3495) {
-        const float v3496 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3498 = bfloat(v3496);
-        const uint v3499 = v3490 * v4;
-        const uint v3500 = v3499 + v1924;
-        const uint v3501 = v3500 + v3492;
-        out[v3501] = v3498;
+      const uint v3435 = v1924 + v3396;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3437 = v1923 + v3401;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3438 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3439 = v3437 < v4;
+      const bool v3440 = v3438 && v3439;
+      if (v3440) {
+        const float v3441 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3443 = bfloat(v3441);
+        const uint v3444 = v3435 * v4;
+        const uint v3445 = v3444 + v1925;
+        const uint v3446 = v3445 + v3437;
+        out[v3446] = v3443;
       }
     }
-    const uint v3502 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3503 = v1923 + v3502;
-    const uint v3504 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3505 = v1922 + v3504;
-    const uint v3507 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3508 = v3507 == v3502;
-    const uint v3511 = v3504 + 1u;
-    const uint v3512 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3513 = v3512 == v3511;
-    const bool v3514 = v3508 && v3513;
-    const uint v3517 = v3505 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3518 = v3517 == 0u;
-    const bool v3519 = v3514 && v3518;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3519) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3520 = v3503 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3521 = v3505 < v4;
-      const bool v3522 = v3520 && v3521;
-      if (v3522) {
-        const uint v3523 = v1924 + v3505;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3524 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3525 = bfloat(v3524);
-        const float v3526 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3529 = bfloat(v3526);
-        const uint v3530 = v3503 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3531 = v3530 + v3523;
-        *(device bfloat2*)(out + v3531) = bfloat2(v3525, v3529);
+    const uint v3447 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3448 = v1924 + v3447;
+    const uint v3449 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3450 = v1923 + v3449;
+    const uint v3452 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3453 = v3452 == v3447;
+    const uint v3456 = v3449 + 1u;
+    const uint v3457 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v3458 = v3457 == v3456;
+    const bool v3459 = v3453 && v3458;
+    const uint v3462 = v3450 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3463 = v3462 == 0u;
+    const bool v3464 = v3459 && v3463;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3464) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3465 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3466 = v3450 < v4;
+      const bool v3467 = v3465 && v3466;
+      if (v3467) {
+        const uint v3468 = v1925 + v3450;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3469 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3470 = bfloat(v3469);
+        const float v3471 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3474 = bfloat(v3471);
+        const uint v3475 = v3448 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3476 = v3475 + v3468;
+        *(device bfloat2*)(out + v3476) = bfloat2(v3470, v3474);
       }
     } else {
-      const bool v3536 = v3503 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3537 = v3505 < v4;
-      const bool v3538 = v3536 && v3537;
-      if (v3538) {
-        const float v3539 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3541 = bfloat(v3539);
-        const uint v3542 = v3503 * v4;
-        const uint v3543 = v3542 + v1924;
-        const uint v3544 = v3543 + v3505;
-        out[v3544] = v3541;
+      const bool v3481 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3482 = v3450 < v4;
+      const bool v3483 = v3481 && v3482;
+      if (v3483) {
+        const float v3484 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3486 = bfloat(v3484);
+        const uint v3487 = v3448 * v4;
+        const uint v3488 = v3487 + v1925;
+        const uint v3489 = v3488 + v3450;
+        out[v3489] = v3486;
       }
-      const uint v3546 = v1923 + v3507;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3548 = v1922 + v3512;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3550 = v3548 < v4;
-      const bool v3551 = v3549 && v3550;
-      if (v3551) {
-        const float v3552 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3554 = bfloat(v3552);
-        const uint v3555 = v3546 * v4;
-        const uint v3556 = v3555 + v1924;
-        const uint v3557 = v3556 + v3548;
-        out[v3557] = v3554;
+      const uint v3491 = v1924 + v3452;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3493 = v1923 + v3457;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3494 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3495 = v3493 < v4;
+      const bool v3496 = v3494 && v3495;
+      if (v3496) {
+        const float v3497 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3499 = bfloat(v3497);
+        const uint v3500 = v3491 * v4;
+        const uint v3501 = v3500 + v1925;
+        const uint v3502 = v3501 + v3493;
+        out[v3502] = v3499;
       }
     }
-    const uint v3558 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3559 = v1923 + v3558;
-    const uint v3560 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3561 = v1922 + v3560;
-    const uint v3563 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3564 = v3563 == v3558;
-    const uint v3567 = v3560 + 1u;
-    const uint v3568 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3569 = v3568 == v3567;
-    const bool v3570 = v3564 && v3569;
-    const uint v3573 = v3561 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3574 = v3573 == 0u;
-    const bool v3575 = v3570 && v3574;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3575) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3576 = v3559 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3577 = v3561 < v4;
-      const bool v3578 = v3576 && v3577;
-      if (v3578) {
-        const uint v3579 = v1924 + v3561;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3580 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3581 = bfloat(v3580);
-        const float v3582 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3585 = bfloat(v3582);
-        const uint v3586 = v3559 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3587 = v3586 + v3579;
-        *(device bfloat2*)(out + v3587) = bfloat2(v3581, v3585);
+    const uint v3503 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3504 = v1924 + v3503;
+    const uint v3505 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3506 = v1923 + v3505;
+    const uint v3508 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3509 = v3508 == v3503;
+    const uint v3512 = v3505 + 1u;
+    const uint v3513 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v3514 = v3513 == v3512;
+    const bool v3515 = v3509 && v3514;
+    const uint v3518 = v3506 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3519 = v3518 == 0u;
+    const bool v3520 = v3515 && v3519;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3520) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3521 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3522 = v3506 < v4;
+      const bool v3523 = v3521 && v3522;
+      if (v3523) {
+        const uint v3524 = v1925 + v3506;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3525 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3526 = bfloat(v3525);
+        const float v3527 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3530 = bfloat(v3527);
+        const uint v3531 = v3504 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3532 = v3531 + v3524;
+        *(device bfloat2*)(out + v3532) = bfloat2(v3526, v3530);
       }
     } else {
-      const bool v3592 = v3559 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3593 = v3561 < v4;
-      const bool v3594 = v3592 && v3593;
-      if (v3594) {
-        const float v3595 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3597 = bfloat(v3595);
-        const uint v3598 = v3559 * v4;
-        const uint v3599 = v3598 + v1924;
-        const uint v3600 = v3599 + v3561;
-        out[v3600] = v3597;
+      const bool v3537 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3538 = v3506 < v4;
+      const bool v3539 = v3537 && v3538;
+      if (v3539) {
+        const float v3540 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3542 = bfloat(v3540);
+        const uint v3543 = v3504 * v4;
+        const uint v3544 = v3543 + v1925;
+        const uint v3545 = v3544 + v3506;
+        out[v3545] = v3542;
       }
-      const uint v3602 = v1923 + v3563;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3604 = v1922 + v3568;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3605 = v3602 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3606 = v3604 < v4;
-      const bool v3607 = v3605 && v3606;
-      if (v3607) {
-        const float v3608 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3610 = bfloat(v3608);
-        const uint v3611 = v3602 * v4;
-        const uint v3612 = v3611 + v1924;
-        const uint v3613 = v3612 + v3604;
-        out[v3613] = v3610;
+      const uint v3547 = v1924 + v3508;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3549 = v1923 + v3513;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3550 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3551 = v3549 < v4;
+      const bool v3552 = v3550 && v3551;
+      if (v3552) {
+        const float v3553 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3555 = bfloat(v3553);
+        const uint v3556 = v3547 * v4;
+        const uint v3557 = v3556 + v1925;
+        const uint v3558 = v3557 + v3549;
+        out[v3558] = v3555;
       }
     }
-    const uint v3614 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3615 = v1923 + v3614;
-    const uint v3616 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3617 = v1922 + v3616;
-    const uint v3619 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3620 = v3619 == v3614;
-    const uint v3623 = v3616 + 1u;
-    const uint v3624 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3625 = v3624 == v3623;
-    const bool v3626 = v3620 && v3625;
-    const uint v3629 = v3617 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3630 = v3629 == 0u;
-    const bool v3631 = v3626 && v3630;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3631) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3632 = v3615 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3633 = v3617 < v4;
-      const bool v3634 = v3632 && v3633;
-      if (v3634) {
-        const uint v3635 = v1924 + v3617;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3636 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3637 = bfloat(v3636);
-        const float v3638 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3641 = bfloat(v3638);
-        const uint v3642 = v3615 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3643 = v3642 + v3635;
-        *(device bfloat2*)(out + v3643) = bfloat2(v3637, v3641);
+    const uint v3559 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3560 = v1924 + v3559;
+    const uint v3561 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3562 = v1923 + v3561;
+    const uint v3564 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3565 = v3564 == v3559;
+    const uint v3568 = v3561 + 1u;
+    const uint v3569 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v3570 = v3569 == v3568;
+    const bool v3571 = v3565 && v3570;
+    const uint v3574 = v3562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3575 = v3574 == 0u;
+    const bool v3576 = v3571 && v3575;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3576) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3577 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3578 = v3562 < v4;
+      const bool v3579 = v3577 && v3578;
+      if (v3579) {
+        const uint v3580 = v1925 + v3562;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3581 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3582 = bfloat(v3581);
+        const float v3583 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3586 = bfloat(v3583);
+        const uint v3587 = v3560 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3588 = v3587 + v3580;
+        *(device bfloat2*)(out + v3588) = bfloat2(v3582, v3586);
       }
     } else {
-      const bool v3648 = v3615 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3649 = v3617 < v4;
-      const bool v3650 = v3648 && v3649;
-      if (v3650) {
-        const float v3651 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3653 = bfloat(v3651);
-        const uint v3654 = v3615 * v4;
-        const uint v3655 = v3654 + v1924;
-        const uint v3656 = v3655 + v3617;
-        out[v3656] = v3653;
+      const bool v3593 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3594 = v3562 < v4;
+      const bool v3595 = v3593 && v3594;
+      if (v3595) {
+        const float v3596 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3598 = bfloat(v3596);
+        const uint v3599 = v3560 * v4;
+        const uint v3600 = v3599 + v1925;
+        const uint v3601 = v3600 + v3562;
+        out[v3601] = v3598;
       }
-      const uint v3658 = v1923 + v3619;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3660 = v1922 + v3624;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3661 = v3658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3662 = v3660 < v4;
-      const bool v3663 = v3661 && v3662;
-      if (v3663) {
-        const float v3664 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3666 = bfloat(v3664);
-        const uint v3667 = v3658 * v4;
-        const uint v3668 = v3667 + v1924;
-        const uint v3669 = v3668 + v3660;
-        out[v3669] = v3666;
+      const uint v3603 = v1924 + v3564;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3605 = v1923 + v3569;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3606 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3607 = v3605 < v4;
+      const bool v3608 = v3606 && v3607;
+      if (v3608) {
+        const float v3609 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3611 = bfloat(v3609);
+        const uint v3612 = v3603 * v4;
+        const uint v3613 = v3612 + v1925;
+        const uint v3614 = v3613 + v3605;
+        out[v3614] = v3611;
       }
     }
-    const uint v3670 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3671 = v1923 + v3670;
-    const uint v3672 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3673 = v1922 + v3672;
-    const uint v3675 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3676 = v3675 == v3670;
-    const uint v3679 = v3672 + 1u;
-    const uint v3680 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3681 = v3680 == v3679;
-    const bool v3682 = v3676 && v3681;
-    const uint v3685 = v3673 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3686 = v3685 == 0u;
-    const bool v3687 = v3682 && v3686;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3687) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3688 = v3671 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3689 = v3673 < v4;
-      const bool v3690 = v3688 && v3689;
-      if (v3690) {
-        const uint v3691 = v1924 + v3673;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3692 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3693 = bfloat(v3692);
-        const float v3694 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3697 = bfloat(v3694);
-        const uint v3698 = v3671 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3699 = v3698 + v3691;
-        *(device bfloat2*)(out + v3699) = bfloat2(v3693, v3697);
+    const uint v3615 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3616 = v1924 + v3615;
+    const uint v3617 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3618 = v1923 + v3617;
+    const uint v3620 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3621 = v3620 == v3615;
+    const uint v3624 = v3617 + 1u;
+    const uint v3625 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v3626 = v3625 == v3624;
+    const bool v3627 = v3621 && v3626;
+    const uint v3630 = v3618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3631 = v3630 == 0u;
+    const bool v3632 = v3627 && v3631;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3632) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3633 = v3616 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3634 = v3618 < v4;
+      const bool v3635 = v3633 && v3634;
+      if (v3635) {
+        const uint v3636 = v1925 + v3618;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3637 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3638 = bfloat(v3637);
+        const float v3639 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3642 = bfloat(v3639);
+        const uint v3643 = v3616 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3644 = v3643 + v3636;
+        *(device bfloat2*)(out + v3644) = bfloat2(v3638, v3642);
       }
     } else {
-      const bool v3704 = v3671 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3705 = v3673 < v4;
-      const bool v3706 = v3704 && v3705;
-      if (v3706) {
-        const float v3707 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3709 = bfloat(v3707);
-        const uint v3710 = v3671 * v4;
-        const uint v3711 = v3710 + v1924;
-        const uint v3712 = v3711 + v3673;
-        out[v3712] = v3709;
+      const bool v3649 = v3616 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3650 = v3618 < v4;
+      const bool v3651 = v3649 && v3650;
+      if (v3651) {
+        const float v3652 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3654 = bfloat(v3652);
+        const uint v3655 = v3616 * v4;
+        const uint v3656 = v3655 + v1925;
+        const uint v3657 = v3656 + v3618;
+        out[v3657] = v3654;
       }
-      const uint v3714 = v1923 + v3675;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3716 = v1922 + v3680;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3717 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3718 = v3716 < v4;
-      const bool v3719 = v3717 && v3718;
-      if (v3719) {
-        const float v3720 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3722 = bfloat(v3720);
-        const uint v3723 = v3714 * v4;
-        const uint v3724 = v3723 + v1924;
-        const uint v3725 = v3724 + v3716;
-        out[v3725] = v3722;
+      const uint v3659 = v1924 + v3620;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3661 = v1923 + v3625;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3662 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3663 = v3661 < v4;
+      const bool v3664 = v3662 && v3663;
+      if (v3664) {
+        const float v3665 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3667 = bfloat(v3665);
+        const uint v3668 = v3659 * v4;
+        const uint v3669 = v3668 + v1925;
+        const uint v3670 = v3669 + v3661;
+        out[v3670] = v3667;
       }
     }
-    const uint v3726 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3727 = v1923 + v3726;
-    const uint v3728 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3729 = v1922 + v3728;
-    const uint v3731 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3732 = v3731 == v3726;
-    const uint v3735 = v3728 + 1u;
-    const uint v3736 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3737 = v3736 == v3735;
-    const bool v3738 = v3732 && v3737;
-    const uint v3741 = v3729 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3742 = v3741 == 0u;
-    const bool v3743 = v3738 && v3742;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3743) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3744 = v3727 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3745 = v3729 < v4;
-      const bool v3746 = v3744 && v3745;
-      if (v3746) {
-        const uint v3747 = v1924 + v3729;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3748 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3749 = bfloat(v3748);
-        const float v3750 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3753 = bfloat(v3750);
-        const uint v3754 = v3727 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3755 = v3754 + v3747;
-        *(device bfloat2*)(out + v3755) = bfloat2(v3749, v3753);
+    const uint v3671 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3672 = v1924 + v3671;
+    const uint v3673 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3674 = v1923 + v3673;
+    const uint v3676 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3677 = v3676 == v3671;
+    const uint v3680 = v3673 + 1u;
+    const uint v3681 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v3682 = v3681 == v3680;
+    const bool v3683 = v3677 && v3682;
+    const uint v3686 = v3674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3687 = v3686 == 0u;
+    const bool v3688 = v3683 && v3687;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3688) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3689 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3690 = v3674 < v4;
+      const bool v3691 = v3689 && v3690;
+      if (v3691) {
+        const uint v3692 = v1925 + v3674;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3693 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3694 = bfloat(v3693);
+        const float v3695 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3698 = bfloat(v3695);
+        const uint v3699 = v3672 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3700 = v3699 + v3692;
+        *(device bfloat2*)(out + v3700) = bfloat2(v3694, v3698);
       }
     } else {
-      const bool v3760 = v3727 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3761 = v3729 < v4;
-      const bool v3762 = v3760 && v3761;
-      if (v3762) {
-        const float v3763 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3765 = bfloat(v3763);
-        const uint v3766 = v3727 * v4;
-        const uint v3767 = v3766 + v1924;
-        const uint v3768 = v3767 + v3729;
-        out[v3768] = v3765;
+      const bool v3705 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3706 = v3674 < v4;
+      const bool v3707 = v3705 && v3706;
+      if (v3707) {
+        const float v3708 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3710 = bfloat(v3708);
+        const uint v3711 = v3672 * v4;
+        const uint v3712 = v3711 + v1925;
+        const uint v3713 = v3712 + v3674;
+        out[v3713] = v3710;
       }
-      const uint v3770 = v1923 + v3731;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3772 = v1922 + v3736;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3773 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3774 = v3772 < v4;
-      const bool v3775 = v3773 && v3774;
-      if (v3775) {
-        const float v3776 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3778 = bfloat(v3776);
-        const uint v3779 = v3770 * v4;
-        const uint v3780 = v3779 + v1924;
-        const uint v3781 = v3780 + v3772;
-        out[v3781] = v3778;
+      const uint v3715 = v1924 + v3676;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3717 = v1923 + v3681;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3719 = v3717 < v4;
+      const bool v3720 = v3718 && v3719;
+      if (v3720) {
+        const float v3721 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3723 = bfloat(v3721);
+        const uint v3724 = v3715 * v4;
+        const uint v3725 = v3724 + v1925;
+        const uint v3726 = v3725 + v3717;
+        out[v3726] = v3723;
       }
     }
-    const uint v3782 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3783 = v1923 + v3782;
-    const uint v3784 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3785 = v1922 + v3784;
-    const uint v3787 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3788 = v3787 == v3782;
-    const uint v3791 = v3784 + 1u;
-    const uint v3792 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3793 = v3792 == v3791;
-    const bool v3794 = v3788 && v3793;
-    const uint v3797 = v3785 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3798 = v3797 == 0u;
-    const bool v3799 = v3794 && v3798;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3799) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3800 = v3783 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3801 = v3785 < v4;
-      const bool v3802 = v3800 && v3801;
-      if (v3802) {
-        const uint v3803 = v1924 + v3785;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3804 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3805 = bfloat(v3804);
-        const float v3806 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3809 = bfloat(v3806);
-        const uint v3810 = v3783 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3811 = v3810 + v3803;
-        *(device bfloat2*)(out + v3811) = bfloat2(v3805, v3809);
+    const uint v3727 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3728 = v1924 + v3727;
+    const uint v3729 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3730 = v1923 + v3729;
+    const uint v3732 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3733 = v3732 == v3727;
+    const uint v3736 = v3729 + 1u;
+    const uint v3737 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v3738 = v3737 == v3736;
+    const bool v3739 = v3733 && v3738;
+    const uint v3742 = v3730 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3743 = v3742 == 0u;
+    const bool v3744 = v3739 && v3743;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3744) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3745 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3746 = v3730 < v4;
+      const bool v3747 = v3745 && v3746;
+      if (v3747) {
+        const uint v3748 = v1925 + v3730;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3749 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3750 = bfloat(v3749);
+        const float v3751 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3754 = bfloat(v3751);
+        const uint v3755 = v3728 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3756 = v3755 + v3748;
+        *(device bfloat2*)(out + v3756) = bfloat2(v3750, v3754);
       }
     } else {
-      const bool v3816 = v3783 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3817 = v3785 < v4;
-      const bool v3818 = v3816 && v3817;
-      if (v3818) {
-        const float v3819 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3821 = bfloat(v3819);
-        const uint v3822 = v3783 * v4;
-        const uint v3823 = v3822 + v1924;
-        const uint v3824 = v3823 + v3785;
-        out[v3824] = v3821;
+      const bool v3761 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3762 = v3730 < v4;
+      const bool v3763 = v3761 && v3762;
+      if (v3763) {
+        const float v3764 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3766 = bfloat(v3764);
+        const uint v3767 = v3728 * v4;
+        const uint v3768 = v3767 + v1925;
+        const uint v3769 = v3768 + v3730;
+        out[v3769] = v3766;
       }
-      const uint v3826 = v1923 + v3787;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3828 = v1922 + v3792;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3829 = v3826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3830 = v3828 < v4;
-      const bool v3831 = v3829 && v3830;
-      if (v3831) {
-        const float v3832 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3834 = bfloat(v3832);
-        const uint v3835 = v3826 * v4;
-        const uint v3836 = v3835 + v1924;
-        const uint v3837 = v3836 + v3828;
-        out[v3837] = v3834;
+      const uint v3771 = v1924 + v3732;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3773 = v1923 + v3737;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3774 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3775 = v3773 < v4;
+      const bool v3776 = v3774 && v3775;
+      if (v3776) {
+        const float v3777 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3779 = bfloat(v3777);
+        const uint v3780 = v3771 * v4;
+        const uint v3781 = v3780 + v1925;
+        const uint v3782 = v3781 + v3773;
+        out[v3782] = v3779;
       }
     }
-    const uint v3838 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3839 = v1923 + v3838;
-    const uint v3840 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3841 = v1922 + v3840;
-    const uint v3843 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3844 = v3843 == v3838;
-    const uint v3847 = v3840 + 1u;
-    const uint v3848 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3849 = v3848 == v3847;
-    const bool v3850 = v3844 && v3849;
-    const uint v3853 = v3841 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3854 = v3853 == 0u;
-    const bool v3855 = v3850 && v3854;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3855) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3856 = v3839 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3857 = v3841 < v4;
-      const bool v3858 = v3856 && v3857;
-      if (v3858) {
-        const uint v3859 = v1924 + v3841;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3860 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3861 = bfloat(v3860);
-        const float v3862 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3865 = bfloat(v3862);
-        const uint v3866 = v3839 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3867 = v3866 + v3859;
-        *(device bfloat2*)(out + v3867) = bfloat2(v3861, v3865);
+    const uint v3783 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3784 = v1924 + v3783;
+    const uint v3785 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3786 = v1923 + v3785;
+    const uint v3788 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3789 = v3788 == v3783;
+    const uint v3792 = v3785 + 1u;
+    const uint v3793 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v3794 = v3793 == v3792;
+    const bool v3795 = v3789 && v3794;
+    const uint v3798 = v3786 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3799 = v3798 == 0u;
+    const bool v3800 = v3795 && v3799;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3800) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3801 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3802 = v3786 < v4;
+      const bool v3803 = v3801 && v3802;
+      if (v3803) {
+        const uint v3804 = v1925 + v3786;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3805 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3806 = bfloat(v3805);
+        const float v3807 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3810 = bfloat(v3807);
+        const uint v3811 = v3784 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3812 = v3811 + v3804;
+        *(device bfloat2*)(out + v3812) = bfloat2(v3806, v3810);
       }
     } else {
-      const bool v3872 = v3839 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3873 = v3841 < v4;
-      const bool v3874 = v3872 && v3873;
-      if (v3874) {
-        const float v3875 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3877 = bfloat(v3875);
-        const uint v3878 = v3839 * v4;
-        const uint v3879 = v3878 + v1924;
-        const uint v3880 = v3879 + v3841;
-        out[v3880] = v3877;
+      const bool v3817 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3818 = v3786 < v4;
+      const bool v3819 = v3817 && v3818;
+      if (v3819) {
+        const float v3820 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3822 = bfloat(v3820);
+        const uint v3823 = v3784 * v4;
+        const uint v3824 = v3823 + v1925;
+        const uint v3825 = v3824 + v3786;
+        out[v3825] = v3822;
       }
-      const uint v3882 = v1923 + v3843;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3884 = v1922 + v3848;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3885 = v3882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3886 = v3884 < v4;
-      const bool v3887 = v3885 && v3886;
-      if (v3887) {
-        const float v3888 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3890 = bfloat(v3888);
-        const uint v3891 = v3882 * v4;
-        const uint v3892 = v3891 + v1924;
-        const uint v3893 = v3892 + v3884;
-        out[v3893] = v3890;
+      const uint v3827 = v1924 + v3788;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3829 = v1923 + v3793;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3830 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3831 = v3829 < v4;
+      const bool v3832 = v3830 && v3831;
+      if (v3832) {
+        const float v3833 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3835 = bfloat(v3833);
+        const uint v3836 = v3827 * v4;
+        const uint v3837 = v3836 + v1925;
+        const uint v3838 = v3837 + v3829;
+        out[v3838] = v3835;
       }
     }
-    const uint v3894 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3895 = v1923 + v3894;
-    const uint v3896 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3897 = v1922 + v3896;
-    const uint v3899 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3900 = v3899 == v3894;
-    const uint v3903 = v3896 + 1u;
-    const uint v3904 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3905 = v3904 == v3903;
-    const bool v3906 = v3900 && v3905;
-    const uint v3909 = v3897 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3910 = v3909 == 0u;
-    const bool v3911 = v3906 && v3910;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3911) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3912 = v3895 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3913 = v3897 < v4;
-      const bool v3914 = v3912 && v3913;
-      if (v3914) {
-        const uint v3915 = v1924 + v3897;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3916 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3917 = bfloat(v3916);
-        const float v3918 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3921 = bfloat(v3918);
-        const uint v3922 = v3895 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3923 = v3922 + v3915;
-        *(device bfloat2*)(out + v3923) = bfloat2(v3917, v3921);
+    const uint v3839 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3840 = v1924 + v3839;
+    const uint v3841 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3842 = v1923 + v3841;
+    const uint v3844 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3845 = v3844 == v3839;
+    const uint v3848 = v3841 + 1u;
+    const uint v3849 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3850 = v3849 == v3848;
+    const bool v3851 = v3845 && v3850;
+    const uint v3854 = v3842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3855 = v3854 == 0u;
+    const bool v3856 = v3851 && v3855;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3856) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3857 = v3840 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3858 = v3842 < v4;
+      const bool v3859 = v3857 && v3858;
+      if (v3859) {
+        const uint v3860 = v1925 + v3842;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3861 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3862 = bfloat(v3861);
+        const float v3863 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3866 = bfloat(v3863);
+        const uint v3867 = v3840 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3868 = v3867 + v3860;
+        *(device bfloat2*)(out + v3868) = bfloat2(v3862, v3866);
       }
     } else {
-      const bool v3928 = v3895 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3929 = v3897 < v4;
-      const bool v3930 = v3928 && v3929;
-      if (v3930) {
-        const float v3931 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3933 = bfloat(v3931);
-        const uint v3934 = v3895 * v4;
-        const uint v3935 = v3934 + v1924;
-        const uint v3936 = v3935 + v3897;
-        out[v3936] = v3933;
+      const bool v3873 = v3840 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3874 = v3842 < v4;
+      const bool v3875 = v3873 && v3874;
+      if (v3875) {
+        const float v3876 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3878 = bfloat(v3876);
+        const uint v3879 = v3840 * v4;
+        const uint v3880 = v3879 + v1925;
+        const uint v3881 = v3880 + v3842;
+        out[v3881] = v3878;
       }
-      const uint v3938 = v1923 + v3899;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3940 = v1922 + v3904;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3941 = v3938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3942 = v3940 < v4;
-      const bool v3943 = v3941 && v3942;
-      if (v3943) {
-        const float v3944 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3946 = bfloat(v3944);
-        const uint v3947 = v3938 * v4;
-        const uint v3948 = v3947 + v1924;
-        const uint v3949 = v3948 + v3940;
-        out[v3949] = v3946;
+      const uint v3883 = v1924 + v3844;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3885 = v1923 + v3849;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3886 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3887 = v3885 < v4;
+      const bool v3888 = v3886 && v3887;
+      if (v3888) {
+        const float v3889 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3891 = bfloat(v3889);
+        const uint v3892 = v3883 * v4;
+        const uint v3893 = v3892 + v1925;
+        const uint v3894 = v3893 + v3885;
+        out[v3894] = v3891;
       }
     }
-    const uint v3950 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3951 = v1923 + v3950;
-    const uint v3952 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3953 = v1922 + v3952;
-    const uint v3955 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3956 = v3955 == v3950;
-    const uint v3959 = v3952 + 1u;
-    const uint v3960 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3961 = v3960 == v3959;
-    const bool v3962 = v3956 && v3961;
-    const uint v3965 = v3953 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3966 = v3965 == 0u;
-    const bool v3967 = v3962 && v3966;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3967) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3968 = v3951 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3969 = v3953 < v4;
-      const bool v3970 = v3968 && v3969;
-      if (v3970) {
-        const uint v3971 = v1924 + v3953;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3972 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3973 = bfloat(v3972);
-        const float v3974 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3977 = bfloat(v3974);
-        const uint v3978 = v3951 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3979 = v3978 + v3971;
-        *(device bfloat2*)(out + v3979) = bfloat2(v3973, v3977);
+    const uint v3895 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3896 = v1924 + v3895;
+    const uint v3897 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3898 = v1923 + v3897;
+    const uint v3900 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3901 = v3900 == v3895;
+    const uint v3904 = v3897 + 1u;
+    const uint v3905 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3906 = v3905 == v3904;
+    const bool v3907 = v3901 && v3906;
+    const uint v3910 = v3898 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3911 = v3910 == 0u;
+    const bool v3912 = v3907 && v3911;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3912) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3913 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3914 = v3898 < v4;
+      const bool v3915 = v3913 && v3914;
+      if (v3915) {
+        const uint v3916 = v1925 + v3898;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3917 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3918 = bfloat(v3917);
+        const float v3919 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3922 = bfloat(v3919);
+        const uint v3923 = v3896 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3924 = v3923 + v3916;
+        *(device bfloat2*)(out + v3924) = bfloat2(v3918, v3922);
       }
     } else {
-      const bool v3984 = v3951 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3985 = v3953 < v4;
-      const bool v3986 = v3984 && v3985;
-      if (v3986) {
-        const float v3987 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3989 = bfloat(v3987);
-        const uint v3990 = v3951 * v4;
-        const uint v3991 = v3990 + v1924;
-        const uint v3992 = v3991 + v3953;
-        out[v3992] = v3989;
+      const bool v3929 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3930 = v3898 < v4;
+      const bool v3931 = v3929 && v3930;
+      if (v3931) {
+        const float v3932 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3934 = bfloat(v3932);
+        const uint v3935 = v3896 * v4;
+        const uint v3936 = v3935 + v1925;
+        const uint v3937 = v3936 + v3898;
+        out[v3937] = v3934;
       }
-      const uint v3994 = v1923 + v3955;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3996 = v1922 + v3960;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3997 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3998 = v3996 < v4;
-      const bool v3999 = v3997 && v3998;
-      if (v3999) {
-        const float v4000 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4002 = bfloat(v4000);
-        const uint v4003 = v3994 * v4;
-        const uint v4004 = v4003 + v1924;
-        const uint v4005 = v4004 + v3996;
-        out[v4005] = v4002;
+      const uint v3939 = v1924 + v3900;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3941 = v1923 + v3905;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3942 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3943 = v3941 < v4;
+      const bool v3944 = v3942 && v3943;
+      if (v3944) {
+        const float v3945 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3947 = bfloat(v3945);
+        const uint v3948 = v3939 * v4;
+        const uint v3949 = v3948 + v1925;
+        const uint v3950 = v3949 + v3941;
+        out[v3950] = v3947;
       }
     }
-    const uint v4006 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4007 = v1923 + v4006;
-    const uint v4008 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4009 = v1922 + v4008;
-    const uint v4011 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4012 = v4011 == v4006;
-    const uint v4015 = v4008 + 1u;
-    const uint v4016 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v4017 = v4016 == v4015;
-    const bool v4018 = v4012 && v4017;
-    const uint v4021 = v4009 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4022 = v4021 == 0u;
-    const bool v4023 = v4018 && v4022;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4023) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4024 = v4007 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4025 = v4009 < v4;
-      const bool v4026 = v4024 && v4025;
-      if (v4026) {
-        const uint v4027 = v1924 + v4009;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4028 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4029 = bfloat(v4028);
-        const float v4030 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4033 = bfloat(v4030);
-        const uint v4034 = v4007 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4035 = v4034 + v4027;
-        *(device bfloat2*)(out + v4035) = bfloat2(v4029, v4033);
+    const uint v3951 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3952 = v1924 + v3951;
+    const uint v3953 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3954 = v1923 + v3953;
+    const uint v3956 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3957 = v3956 == v3951;
+    const uint v3960 = v3953 + 1u;
+    const uint v3961 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3962 = v3961 == v3960;
+    const bool v3963 = v3957 && v3962;
+    const uint v3966 = v3954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3967 = v3966 == 0u;
+    const bool v3968 = v3963 && v3967;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3968) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3969 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3970 = v3954 < v4;
+      const bool v3971 = v3969 && v3970;
+      if (v3971) {
+        const uint v3972 = v1925 + v3954;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3973 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3974 = bfloat(v3973);
+        const float v3975 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3978 = bfloat(v3975);
+        const uint v3979 = v3952 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3980 = v3979 + v3972;
+        *(device bfloat2*)(out + v3980) = bfloat2(v3974, v3978);
       }
     } else {
-      const bool v4040 = v4007 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4041 = v4009 < v4;
-      const bool v4042 = v4040 && v4041;
-      if (v4042) {
-        const float v4043 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4045 = bfloat(v4043);
-        const uint v4046 = v4007 * v4;
-        const uint v4047 = v4046 + v1924;
-        const uint v4048 = v4047 + v4009;
-        out[v4048] = v4045;
+      const bool v3985 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3986 = v3954 < v4;
+      const bool v3987 = v3985 && v3986;
+      if (v3987) {
+        const float v3988 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3990 = bfloat(v3988);
+        const uint v3991 = v3952 * v4;
+        const uint v3992 = v3991 + v1925;
+        const uint v3993 = v3992 + v3954;
+        out[v3993] = v3990;
       }
-      const uint v4050 = v1923 + v4011;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4052 = v1922 + v4016;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4053 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4054 = v4052 < v4;
-      const bool v4055 = v4053 && v4054;
-      if (v4055) {
-        const float v4056 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4058 = bfloat(v4056);
-        const uint v4059 = v4050 * v4;
-        const uint v4060 = v4059 + v1924;
-        const uint v4061 = v4060 + v4052;
-        out[v4061] = v4058;
+      const uint v3995 = v1924 + v3956;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3997 = v1923 + v3961;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3998 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3999 = v3997 < v4;
+      const bool v4000 = v3998 && v3999;
+      if (v4000) {
+        const float v4001 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4003 = bfloat(v4001);
+        const uint v4004 = v3995 * v4;
+        const uint v4005 = v4004 + v1925;
+        const uint v4006 = v4005 + v3997;
+        out[v4006] = v4003;
       }
     }
-    const uint v4062 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4063 = v1923 + v4062;
-    const uint v4064 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4065 = v1922 + v4064;
-    const uint v4067 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4068 = v4067 == v4062;
-    const uint v4071 = v4064 + 1u;
-    const uint v4072 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4073 = v4072 == v4071;
-    const bool v4074 = v4068 && v4073;
-    const uint v4077 = v4065 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4078 = v4077 == 0u;
-    const bool v4079 = v4074 && v4078;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4079) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4080 = v4063 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4081 = v4065 < v4;
-      const bool v4082 = v4080 && v4081;
-      if (v4082) {
-        const uint v4083 = v1924 + v4065;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4084 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4085 = bfloat(v4084);
-        const float v4086 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4089 = bfloat(v4086);
-        const uint v4090 = v4063 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4091 = v4090 + v4083;
-        *(device bfloat2*)(out + v4091) = bfloat2(v4085, v4089);
+    const uint v4007 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4008 = v1924 + v4007;
+    const uint v4009 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4010 = v1923 + v4009;
+    const uint v4012 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4013 = v4012 == v4007;
+    const uint v4016 = v4009 + 1u;
+    const uint v4017 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v4018 = v4017 == v4016;
+    const bool v4019 = v4013 && v4018;
+    const uint v4022 = v4010 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4023 = v4022 == 0u;
+    const bool v4024 = v4019 && v4023;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4024) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4025 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4026 = v4010 < v4;
+      const bool v4027 = v4025 && v4026;
+      if (v4027) {
+        const uint v4028 = v1925 + v4010;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4029 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4030 = bfloat(v4029);
+        const float v4031 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4034 = bfloat(v4031);
+        const uint v4035 = v4008 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4036 = v4035 + v4028;
+        *(device bfloat2*)(out + v4036) = bfloat2(v4030, v4034);
       }
     } else {
-      const bool v4096 = v4063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4097 = v4065 < v4;
-      const bool v4098 = v4096 && v4097;
-      if (v4098) {
-        const float v4099 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4101 = bfloat(v4099);
-        const uint v4102 = v4063 * v4;
-        const uint v4103 = v4102 + v1924;
-        const uint v4104 = v4103 + v4065;
-        out[v4104] = v4101;
+      const bool v4041 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4042 = v4010 < v4;
+      const bool v4043 = v4041 && v4042;
+      if (v4043) {
+        const float v4044 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4046 = bfloat(v4044);
+        const uint v4047 = v4008 * v4;
+        const uint v4048 = v4047 + v1925;
+        const uint v4049 = v4048 + v4010;
+        out[v4049] = v4046;
       }
-      const uint v4106 = v1923 + v4067;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4108 = v1922 + v4072;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4109 = v4106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4110 = v4108 < v4;
-      const bool v4111 = v4109 && v4110;
-      if (v4111) {
-        const float v4112 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4114 = bfloat(v4112);
-        const uint v4115 = v4106 * v4;
-        const uint v4116 = v4115 + v1924;
-        const uint v4117 = v4116 + v4108;
-        out[v4117] = v4114;
+      const uint v4051 = v1924 + v4012;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4053 = v1923 + v4017;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4054 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4055 = v4053 < v4;
+      const bool v4056 = v4054 && v4055;
+      if (v4056) {
+        const float v4057 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4059 = bfloat(v4057);
+        const uint v4060 = v4051 * v4;
+        const uint v4061 = v4060 + v1925;
+        const uint v4062 = v4061 + v4053;
+        out[v4062] = v4059;
       }
     }
-    const uint v4118 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4119 = v1923 + v4118;
-    const uint v4120 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4121 = v1922 + v4120;
-    const uint v4123 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4124 = v4123 == v4118;
-    const uint v4127 = v4120 + 1u;
-    const uint v4128 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4129 = v4128 == v4127;
-    const bool v4130 = v4124 && v4129;
-    const uint v4133 = v4121 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4134 = v4133 == 0u;
-    const bool v4135 = v4130 && v4134;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4135) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4136 = v4119 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4137 = v4121 < v4;
-      const bool v4138 = v4136 && v4137;
-      if (v4138) {
-        const uint v4139 = v1924 + v4121;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4140 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4141 = bfloat(v4140);
-        const float v4142 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4145 = bfloat(v4142);
-        const uint v4146 = v4119 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4147 = v4146 + v4139;
-        *(device bfloat2*)(out + v4147) = bfloat2(v4141, v4145);
+    const uint v4063 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4064 = v1924 + v4063;
+    const uint v4065 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4066 = v1923 + v4065;
+    const uint v4068 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4069 = v4068 == v4063;
+    const uint v4072 = v4065 + 1u;
+    const uint v4073 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v4074 = v4073 == v4072;
+    const bool v4075 = v4069 && v4074;
+    const uint v4078 = v4066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4079 = v4078 == 0u;
+    const bool v4080 = v4075 && v4079;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4080) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4081 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4082 = v4066 < v4;
+      const bool v4083 = v4081 && v4082;
+      if (v4083) {
+        const uint v4084 = v1925 + v4066;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4085 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4086 = bfloat(v4085);
+        const float v4087 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4090 = bfloat(v4087);
+        const uint v4091 = v4064 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4092 = v4091 + v4084;
+        *(device bfloat2*)(out + v4092) = bfloat2(v4086, v4090);
       }
     } else {
-      const bool v4152 = v4119 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4153 = v4121 < v4;
-      const bool v4154 = v4152 && v4153;
-      if (v4154) {
-        const float v4155 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4157 = bfloat(v4155);
-        const uint v4158 = v4119 * v4;
-        const uint v4159 = v4158 + v1924;
-        const uint v4160 = v4159 + v4121;
-        out[v4160] = v4157;
+      const bool v4097 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4098 = v4066 < v4;
+      const bool v4099 = v4097 && v4098;
+      if (v4099) {
+        const float v4100 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4102 = bfloat(v4100);
+        const uint v4103 = v4064 * v4;
+        const uint v4104 = v4103 + v1925;
+        const uint v4105 = v4104 + v4066;
+        out[v4105] = v4102;
       }
-      const uint v4162 = v1923 + v4123;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4164 = v1922 + v4128;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4165 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4166 = v4164 < v4;
-      const bool v4167 = v4165 && v4166;
-      if (v4167) {
-        const float v4168 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4170 = bfloat(v4168);
-        const uint v4171 = v4162 * v4;
-        const uint v4172 = v4171 + v1924;
-        const uint v4173 = v4172 + v4164;
-        out[v4173] = v4170;
+      const uint v4107 = v1924 + v4068;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4109 = v1923 + v4073;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4110 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4111 = v4109 < v4;
+      const bool v4112 = v4110 && v4111;
+      if (v4112) {
+        const float v4113 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4115 = bfloat(v4113);
+        const uint v4116 = v4107 * v4;
+        const uint v4117 = v4116 + v1925;
+        const uint v4118 = v4117 + v4109;
+        out[v4118] = v4115;
       }
     }
-    const uint v4174 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4175 = v1923 + v4174;
-    const uint v4176 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4177 = v1922 + v4176;
-    const uint v4179 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4180 = v4179 == v4174;
-    const uint v4183 = v4176 + 1u;
-    const uint v4184 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4185 = v4184 == v4183;
-    const bool v4186 = v4180 && v4185;
-    const uint v4189 = v4177 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4190 = v4189 == 0u;
-    const bool v4191 = v4186 && v4190;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4191) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4192 = v4175 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4193 = v4177 < v4;
-      const bool v4194 = v4192 && v4193;
-      if (v4194) {
-        const uint v4195 = v1924 + v4177;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4196 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4197 = bfloat(v4196);
-        const float v4198 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4201 = bfloat(v4198);
-        const uint v4202 = v4175 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4203 = v4202 + v4195;
-        *(device bfloat2*)(out + v4203) = bfloat2(v4197, v4201);
+    const uint v4119 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4120 = v1924 + v4119;
+    const uint v4121 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4122 = v1923 + v4121;
+    const uint v4124 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4125 = v4124 == v4119;
+    const uint v4128 = v4121 + 1u;
+    const uint v4129 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v4130 = v4129 == v4128;
+    const bool v4131 = v4125 && v4130;
+    const uint v4134 = v4122 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4135 = v4134 == 0u;
+    const bool v4136 = v4131 && v4135;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4136) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4137 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4138 = v4122 < v4;
+      const bool v4139 = v4137 && v4138;
+      if (v4139) {
+        const uint v4140 = v1925 + v4122;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4141 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4142 = bfloat(v4141);
+        const float v4143 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4146 = bfloat(v4143);
+        const uint v4147 = v4120 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4148 = v4147 + v4140;
+        *(device bfloat2*)(out + v4148) = bfloat2(v4142, v4146);
       }
     } else {
-      const bool v4208 = v4175 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4209 = v4177 < v4;
-      const bool v4210 = v4208 && v4209;
-      if (v4210) {
-        const float v4211 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4213 = bfloat(v4211);
-        const uint v4214 = v4175 * v4;
-        const uint v4215 = v4214 + v1924;
-        const uint v4216 = v4215 + v4177;
-        out[v4216] = v4213;
+      const bool v4153 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4154 = v4122 < v4;
+      const bool v4155 = v4153 && v4154;
+      if (v4155) {
+        const float v4156 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4158 = bfloat(v4156);
+        const uint v4159 = v4120 * v4;
+        const uint v4160 = v4159 + v1925;
+        const uint v4161 = v4160 + v4122;
+        out[v4161] = v4158;
       }
-      const uint v4218 = v1923 + v4179;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4220 = v1922 + v4184;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4221 = v4218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4222 = v4220 < v4;
-      const bool v4223 = v4221 && v4222;
-      if (v4223) {
-        const float v4224 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4226 = bfloat(v4224);
-        const uint v4227 = v4218 * v4;
-        const uint v4228 = v4227 + v1924;
-        const uint v4229 = v4228 + v4220;
-        out[v4229] = v4226;
+      const uint v4163 = v1924 + v4124;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4165 = v1923 + v4129;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4166 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4167 = v4165 < v4;
+      const bool v4168 = v4166 && v4167;
+      if (v4168) {
+        const float v4169 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4171 = bfloat(v4169);
+        const uint v4172 = v4163 * v4;
+        const uint v4173 = v4172 + v1925;
+        const uint v4174 = v4173 + v4165;
+        out[v4174] = v4171;
       }
     }
-    const uint v4230 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4231 = v1923 + v4230;
-    const uint v4232 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4233 = v1922 + v4232;
-    const uint v4235 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4236 = v4235 == v4230;
-    const uint v4239 = v4232 + 1u;
-    const uint v4240 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4241 = v4240 == v4239;
-    const bool v4242 = v4236 && v4241;
-    const uint v4245 = v4233 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4246 = v4245 == 0u;
-    const bool v4247 = v4242 && v4246;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4247) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4248 = v4231 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4249 = v4233 < v4;
-      const bool v4250 = v4248 && v4249;
-      if (v4250) {
-        const uint v4251 = v1924 + v4233;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4252 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4253 = bfloat(v4252);
-        const float v4254 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4257 = bfloat(v4254);
-        const uint v4258 = v4231 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4259 = v4258 + v4251;
-        *(device bfloat2*)(out + v4259) = bfloat2(v4253, v4257);
+    const uint v4175 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4176 = v1924 + v4175;
+    const uint v4177 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4178 = v1923 + v4177;
+    const uint v4180 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4181 = v4180 == v4175;
+    const uint v4184 = v4177 + 1u;
+    const uint v4185 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v4186 = v4185 == v4184;
+    const bool v4187 = v4181 && v4186;
+    const uint v4190 = v4178 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4191 = v4190 == 0u;
+    const bool v4192 = v4187 && v4191;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4192) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4193 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4194 = v4178 < v4;
+      const bool v4195 = v4193 && v4194;
+      if (v4195) {
+        const uint v4196 = v1925 + v4178;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4197 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4198 = bfloat(v4197);
+        const float v4199 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4202 = bfloat(v4199);
+        const uint v4203 = v4176 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4204 = v4203 + v4196;
+        *(device bfloat2*)(out + v4204) = bfloat2(v4198, v4202);
       }
     } else {
-      const bool v4264 = v4231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4265 = v4233 < v4;
-      const bool v4266 = v4264 && v4265;
-      if (v4266) {
-        const float v4267 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4269 = bfloat(v4267);
-        const uint v4270 = v4231 * v4;
-        const uint v4271 = v4270 + v1924;
-        const uint v4272 = v4271 + v4233;
-        out[v4272] = v4269;
+      const bool v4209 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4210 = v4178 < v4;
+      const bool v4211 = v4209 && v4210;
+      if (v4211) {
+        const float v4212 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4214 = bfloat(v4212);
+        const uint v4215 = v4176 * v4;
+        const uint v4216 = v4215 + v1925;
+        const uint v4217 = v4216 + v4178;
+        out[v4217] = v4214;
       }
-      const uint v4274 = v1923 + v4235;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4276 = v1922 + v4240;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4277 = v4274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4278 = v4276 < v4;
-      const bool v4279 = v4277 && v4278;
-      if (v4279) {
-        const float v4280 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4282 = bfloat(v4280);
-        const uint v4283 = v4274 * v4;
-        const uint v4284 = v4283 + v1924;
-        const uint v4285 = v4284 + v4276;
-        out[v4285] = v4282;
+      const uint v4219 = v1924 + v4180;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4221 = v1923 + v4185;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4222 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4223 = v4221 < v4;
+      const bool v4224 = v4222 && v4223;
+      if (v4224) {
+        const float v4225 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4227 = bfloat(v4225);
+        const uint v4228 = v4219 * v4;
+        const uint v4229 = v4228 + v1925;
+        const uint v4230 = v4229 + v4221;
+        out[v4230] = v4227;
       }
     }
-    const uint v4286 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4287 = v1923 + v4286;
-    const uint v4288 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4289 = v1922 + v4288;
-    const uint v4291 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4292 = v4291 == v4286;
-    const uint v4295 = v4288 + 1u;
-    const uint v4296 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4297 = v4296 == v4295;
-    const bool v4298 = v4292 && v4297;
-    const uint v4301 = v4289 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4302 = v4301 == 0u;
-    const bool v4303 = v4298 && v4302;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4303) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4304 = v4287 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4305 = v4289 < v4;
-      const bool v4306 = v4304 && v4305;
-      if (v4306) {
-        const uint v4307 = v1924 + v4289;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4308 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4309 = bfloat(v4308);
-        const float v4310 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4313 = bfloat(v4310);
-        const uint v4314 = v4287 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4315 = v4314 + v4307;
-        *(device bfloat2*)(out + v4315) = bfloat2(v4309, v4313);
+    const uint v4231 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4232 = v1924 + v4231;
+    const uint v4233 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4234 = v1923 + v4233;
+    const uint v4236 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4237 = v4236 == v4231;
+    const uint v4240 = v4233 + 1u;
+    const uint v4241 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v4242 = v4241 == v4240;
+    const bool v4243 = v4237 && v4242;
+    const uint v4246 = v4234 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4247 = v4246 == 0u;
+    const bool v4248 = v4243 && v4247;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4248) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4249 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4250 = v4234 < v4;
+      const bool v4251 = v4249 && v4250;
+      if (v4251) {
+        const uint v4252 = v1925 + v4234;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4253 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4254 = bfloat(v4253);
+        const float v4255 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4258 = bfloat(v4255);
+        const uint v4259 = v4232 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4260 = v4259 + v4252;
+        *(device bfloat2*)(out + v4260) = bfloat2(v4254, v4258);
       }
     } else {
-      const bool v4320 = v4287 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4321 = v4289 < v4;
-      const bool v4322 = v4320 && v4321;
-      if (v4322) {
-        const float v4323 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4325 = bfloat(v4323);
-        const uint v4326 = v4287 * v4;
-        const uint v4327 = v4326 + v1924;
-        const uint v4328 = v4327 + v4289;
-        out[v4328] = v4325;
+      const bool v4265 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4266 = v4234 < v4;
+      const bool v4267 = v4265 && v4266;
+      if (v4267) {
+        const float v4268 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4270 = bfloat(v4268);
+        const uint v4271 = v4232 * v4;
+        const uint v4272 = v4271 + v1925;
+        const uint v4273 = v4272 + v4234;
+        out[v4273] = v4270;
       }
-      const uint v4330 = v1923 + v4291;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4332 = v1922 + v4296;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4333 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4334 = v4332 < v4;
-      const bool v4335 = v4333 && v4334;
-      if (v4335) {
-        const float v4336 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4338 = bfloat(v4336);
-        const uint v4339 = v4330 * v4;
-        const uint v4340 = v4339 + v1924;
-        const uint v4341 = v4340 + v4332;
-        out[v4341] = v4338;
+      const uint v4275 = v1924 + v4236;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4277 = v1923 + v4241;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4278 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4279 = v4277 < v4;
+      const bool v4280 = v4278 && v4279;
+      if (v4280) {
+        const float v4281 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4283 = bfloat(v4281);
+        const uint v4284 = v4275 * v4;
+        const uint v4285 = v4284 + v1925;
+        const uint v4286 = v4285 + v4277;
+        out[v4286] = v4283;
       }
     }
-    const uint v4342 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4343 = v1923 + v4342;
-    const uint v4344 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4345 = v1922 + v4344;
-    const uint v4347 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4348 = v4347 == v4342;
-    const uint v4351 = v4344 + 1u;
-    const uint v4352 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4353 = v4352 == v4351;
-    const bool v4354 = v4348 && v4353;
-    const uint v4357 = v4345 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4358 = v4357 == 0u;
-    const bool v4359 = v4354 && v4358;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4359) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4360 = v4343 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4361 = v4345 < v4;
-      const bool v4362 = v4360 && v4361;
-      if (v4362) {
-        const uint v4363 = v1924 + v4345;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4364 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4365 = bfloat(v4364);
-        const float v4366 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4369 = bfloat(v4366);
-        const uint v4370 = v4343 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4371 = v4370 + v4363;
-        *(device bfloat2*)(out + v4371) = bfloat2(v4365, v4369);
+    const uint v4287 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4288 = v1924 + v4287;
+    const uint v4289 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4290 = v1923 + v4289;
+    const uint v4292 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4293 = v4292 == v4287;
+    const uint v4296 = v4289 + 1u;
+    const uint v4297 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v4298 = v4297 == v4296;
+    const bool v4299 = v4293 && v4298;
+    const uint v4302 = v4290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4303 = v4302 == 0u;
+    const bool v4304 = v4299 && v4303;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4304) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4305 = v4288 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4306 = v4290 < v4;
+      const bool v4307 = v4305 && v4306;
+      if (v4307) {
+        const uint v4308 = v1925 + v4290;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4309 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4310 = bfloat(v4309);
+        const float v4311 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4314 = bfloat(v4311);
+        const uint v4315 = v4288 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4316 = v4315 + v4308;
+        *(device bfloat2*)(out + v4316) = bfloat2(v4310, v4314);
       }
     } else {
-      const bool v4376 = v4343 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4377 = v4345 < v4;
-      const bool v4378 = v4376 && v4377;
-      if (v4378) {
-        const float v4379 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4381 = bfloat(v4379);
-        const uint v4382 = v4343 * v4;
-        const uint v4383 = v4382 + v1924;
-        const uint v4384 = v4383 + v4345;
-        out[v4384] = v4381;
+      const bool v4321 = v4288 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4322 = v4290 < v4;
+      const bool v4323 = v4321 && v4322;
+      if (v4323) {
+        const float v4324 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4326 = bfloat(v4324);
+        const uint v4327 = v4288 * v4;
+        const uint v4328 = v4327 + v1925;
+        const uint v4329 = v4328 + v4290;
+        out[v4329] = v4326;
       }
-      const uint v4386 = v1923 + v4347;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4388 = v1922 + v4352;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4389 = v4386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4390 = v4388 < v4;
-      const bool v4391 = v4389 && v4390;
-      if (v4391) {
-        const float v4392 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4394 = bfloat(v4392);
-        const uint v4395 = v4386 * v4;
-        const uint v4396 = v4395 + v1924;
-        const uint v4397 = v4396 + v4388;
-        out[v4397] = v4394;
+      const uint v4331 = v1924 + v4292;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4333 = v1923 + v4297;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4334 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4335 = v4333 < v4;
+      const bool v4336 = v4334 && v4335;
+      if (v4336) {
+        const float v4337 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4339 = bfloat(v4337);
+        const uint v4340 = v4331 * v4;
+        const uint v4341 = v4340 + v1925;
+        const uint v4342 = v4341 + v4333;
+        out[v4342] = v4339;
       }
     }
-    const uint v4398 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4399 = v1923 + v4398;
-    const uint v4400 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4401 = v1922 + v4400;
-    const uint v4403 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4404 = v4403 == v4398;
-    const uint v4407 = v4400 + 1u;
-    const uint v4408 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4409 = v4408 == v4407;
-    const bool v4410 = v4404 && v4409;
-    const uint v4413 = v4401 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4414 = v4413 == 0u;
-    const bool v4415 = v4410 && v4414;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4415) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4416 = v4399 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4417 = v4401 < v4;
-      const bool v4418 = v4416 && v4417;
-      if (v4418) {
-        const uint v4419 = v1924 + v4401;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4420 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4421 = bfloat(v4420);
-        const float v4422 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4425 = bfloat(v4422);
-        const uint v4426 = v4399 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4427 = v4426 + v4419;
-        *(device bfloat2*)(out + v4427) = bfloat2(v4421, v4425);
+    const uint v4343 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4344 = v1924 + v4343;
+    const uint v4345 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4346 = v1923 + v4345;
+    const uint v4348 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4349 = v4348 == v4343;
+    const uint v4352 = v4345 + 1u;
+    const uint v4353 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v4354 = v4353 == v4352;
+    const bool v4355 = v4349 && v4354;
+    const uint v4358 = v4346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4359 = v4358 == 0u;
+    const bool v4360 = v4355 && v4359;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4360) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4361 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4362 = v4346 < v4;
+      const bool v4363 = v4361 && v4362;
+      if (v4363) {
+        const uint v4364 = v1925 + v4346;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4365 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4366 = bfloat(v4365);
+        const float v4367 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4370 = bfloat(v4367);
+        const uint v4371 = v4344 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4372 = v4371 + v4364;
+        *(device bfloat2*)(out + v4372) = bfloat2(v4366, v4370);
       }
     } else {
-      const bool v4432 = v4399 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4433 = v4401 < v4;
-      const bool v4434 = v4432 && v4433;
-      if (v4434) {
-        const float v4435 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4437 = bfloat(v4435);
-        const uint v4438 = v4399 * v4;
-        const uint v4439 = v4438 + v1924;
-        const uint v4440 = v4439 + v4401;
-        out[v4440] = v4437;
+      const bool v4377 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4378 = v4346 < v4;
+      const bool v4379 = v4377 && v4378;
+      if (v4379) {
+        const float v4380 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4382 = bfloat(v4380);
+        const uint v4383 = v4344 * v4;
+        const uint v4384 = v4383 + v1925;
+        const uint v4385 = v4384 + v4346;
+        out[v4385] = v4382;
       }
-      const uint v4442 = v1923 + v4403;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4444 = v1922 + v4408;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4445 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4446 = v4444 < v4;
-      const bool v4447 = v4445 && v4446;
-      if (v4447) {
-        const float v4448 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4450 = bfloat(v4448);
-        const uint v4451 = v4442 * v4;
-        const uint v4452 = v4451 + v1924;
-        const uint v4453 = v4452 + v4444;
-        out[v4453] = v4450;
+      const uint v4387 = v1924 + v4348;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4389 = v1923 + v4353;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4390 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4391 = v4389 < v4;
+      const bool v4392 = v4390 && v4391;
+      if (v4392) {
+        const float v4393 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4395 = bfloat(v4393);
+        const uint v4396 = v4387 * v4;
+        const uint v4397 = v4396 + v1925;
+        const uint v4398 = v4397 + v4389;
+        out[v4398] = v4395;
       }
     }
-    const uint v4454 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4455 = v1923 + v4454;
-    const uint v4456 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4457 = v1922 + v4456;
-    const uint v4459 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4460 = v4459 == v4454;
-    const uint v4463 = v4456 + 1u;
-    const uint v4464 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4465 = v4464 == v4463;
-    const bool v4466 = v4460 && v4465;
-    const uint v4469 = v4457 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4470 = v4469 == 0u;
-    const bool v4471 = v4466 && v4470;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4471) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4472 = v4455 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4473 = v4457 < v4;
-      const bool v4474 = v4472 && v4473;
-      if (v4474) {
-        const uint v4475 = v1924 + v4457;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4476 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4477 = bfloat(v4476);
-        const float v4478 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4481 = bfloat(v4478);
-        const uint v4482 = v4455 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4483 = v4482 + v4475;
-        *(device bfloat2*)(out + v4483) = bfloat2(v4477, v4481);
+    const uint v4399 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4400 = v1924 + v4399;
+    const uint v4401 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4402 = v1923 + v4401;
+    const uint v4404 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4405 = v4404 == v4399;
+    const uint v4408 = v4401 + 1u;
+    const uint v4409 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v4410 = v4409 == v4408;
+    const bool v4411 = v4405 && v4410;
+    const uint v4414 = v4402 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4415 = v4414 == 0u;
+    const bool v4416 = v4411 && v4415;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4416) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4417 = v4400 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4418 = v4402 < v4;
+      const bool v4419 = v4417 && v4418;
+      if (v4419) {
+        const uint v4420 = v1925 + v4402;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4421 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4422 = bfloat(v4421);
+        const float v4423 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4426 = bfloat(v4423);
+        const uint v4427 = v4400 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4428 = v4427 + v4420;
+        *(device bfloat2*)(out + v4428) = bfloat2(v4422, v4426);
       }
     } else {
-      const bool v4488 = v4455 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4489 = v4457 < v4;
-      const bool v4490 = v4488 && v4489;
-      if (v4490) {
-        const float v4491 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4493 = bfloat(v4491);
-        const uint v4494 = v4455 * v4;
-        const uint v4495 = v4494 + v1924;
-        const uint v4496 = v4495 + v4457;
-        out[v4496] = v4493;
+      const bool v4433 = v4400 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4434 = v4402 < v4;
+      const bool v4435 = v4433 && v4434;
+      if (v4435) {
+        const float v4436 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4438 = bfloat(v4436);
+        const uint v4439 = v4400 * v4;
+        const uint v4440 = v4439 + v1925;
+        const uint v4441 = v4440 + v4402;
+        out[v4441] = v4438;
       }
-      const uint v4498 = v1923 + v4459;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4500 = v1922 + v4464;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4501 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4502 = v4500 < v4;
-      const bool v4503 = v4501 && v4502;
-      if (v4503) {
-        const float v4504 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4506 = bfloat(v4504);
-        const uint v4507 = v4498 * v4;
-        const uint v4508 = v4507 + v1924;
-        const uint v4509 = v4508 + v4500;
-        out[v4509] = v4506;
+      const uint v4443 = v1924 + v4404;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4445 = v1923 + v4409;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4446 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4447 = v4445 < v4;
+      const bool v4448 = v4446 && v4447;
+      if (v4448) {
+        const float v4449 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4451 = bfloat(v4449);
+        const uint v4452 = v4443 * v4;
+        const uint v4453 = v4452 + v1925;
+        const uint v4454 = v4453 + v4445;
+        out[v4454] = v4451;
       }
     }
-    const uint v4510 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4511 = v1923 + v4510;
-    const uint v4512 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4513 = v1922 + v4512;
-    const uint v4515 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4516 = v4515 == v4510;
-    const uint v4519 = v4512 + 1u;
-    const uint v4520 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4521 = v4520 == v4519;
-    const bool v4522 = v4516 && v4521;
-    const uint v4525 = v4513 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4526 = v4525 == 0u;
-    const bool v4527 = v4522 && v4526;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4527) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4528 = v4511 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4529 = v4513 < v4;
-      const bool v4530 = v4528 && v4529;
-      if (v4530) {
-        const uint v4531 = v1924 + v4513;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4532 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4533 = bfloat(v4532);
-        const float v4534 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4537 = bfloat(v4534);
-        const uint v4538 = v4511 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4539 = v4538 + v4531;
-        *(device bfloat2*)(out + v4539) = bfloat2(v4533, v4537);
+    const uint v4455 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4456 = v1924 + v4455;
+    const uint v4457 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4458 = v1923 + v4457;
+    const uint v4460 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4461 = v4460 == v4455;
+    const uint v4464 = v4457 + 1u;
+    const uint v4465 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v4466 = v4465 == v4464;
+    const bool v4467 = v4461 && v4466;
+    const uint v4470 = v4458 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4471 = v4470 == 0u;
+    const bool v4472 = v4467 && v4471;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4472) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4473 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4474 = v4458 < v4;
+      const bool v4475 = v4473 && v4474;
+      if (v4475) {
+        const uint v4476 = v1925 + v4458;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4477 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4478 = bfloat(v4477);
+        const float v4479 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4482 = bfloat(v4479);
+        const uint v4483 = v4456 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4484 = v4483 + v4476;
+        *(device bfloat2*)(out + v4484) = bfloat2(v4478, v4482);
       }
     } else {
-      const bool v4544 = v4511 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4545 = v4513 < v4;
-      const bool v4546 = v4544 && v4545;
-      if (v4546) {
-        const float v4547 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4549 = bfloat(v4547);
-        const uint v4550 = v4511 * v4;
-        const uint v4551 = v4550 + v1924;
-        const uint v4552 = v4551 + v4513;
-        out[v4552] = v4549;
+      const bool v4489 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4490 = v4458 < v4;
+      const bool v4491 = v4489 && v4490;
+      if (v4491) {
+        const float v4492 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4494 = bfloat(v4492);
+        const uint v4495 = v4456 * v4;
+        const uint v4496 = v4495 + v1925;
+        const uint v4497 = v4496 + v4458;
+        out[v4497] = v4494;
       }
-      const uint v4554 = v1923 + v4515;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4556 = v1922 + v4520;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4557 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4558 = v4556 < v4;
-      const bool v4559 = v4557 && v4558;
-      if (v4559) {
-        const float v4560 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4562 = bfloat(v4560);
-        const uint v4563 = v4554 * v4;
-        const uint v4564 = v4563 + v1924;
-        const uint v4565 = v4564 + v4556;
-        out[v4565] = v4562;
+      const uint v4499 = v1924 + v4460;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4501 = v1923 + v4465;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4502 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4503 = v4501 < v4;
+      const bool v4504 = v4502 && v4503;
+      if (v4504) {
+        const float v4505 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4507 = bfloat(v4505);
+        const uint v4508 = v4499 * v4;
+        const uint v4509 = v4508 + v1925;
+        const uint v4510 = v4509 + v4501;
+        out[v4510] = v4507;
       }
     }
-    const uint v4566 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4567 = v1923 + v4566;
-    const uint v4568 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4569 = v1922 + v4568;
-    const uint v4571 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4572 = v4571 == v4566;
-    const uint v4575 = v4568 + 1u;
-    const uint v4576 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4577 = v4576 == v4575;
-    const bool v4578 = v4572 && v4577;
-    const uint v4581 = v4569 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4582 = v4581 == 0u;
-    const bool v4583 = v4578 && v4582;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4583) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4584 = v4567 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4585 = v4569 < v4;
-      const bool v4586 = v4584 && v4585;
-      if (v4586) {
-        const uint v4587 = v1924 + v4569;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4588 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4589 = bfloat(v4588);
-        const float v4590 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4593 = bfloat(v4590);
-        const uint v4594 = v4567 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4595 = v4594 + v4587;
-        *(device bfloat2*)(out + v4595) = bfloat2(v4589, v4593);
+    const uint v4511 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4512 = v1924 + v4511;
+    const uint v4513 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4514 = v1923 + v4513;
+    const uint v4516 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4517 = v4516 == v4511;
+    const uint v4520 = v4513 + 1u;
+    const uint v4521 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v4522 = v4521 == v4520;
+    const bool v4523 = v4517 && v4522;
+    const uint v4526 = v4514 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4527 = v4526 == 0u;
+    const bool v4528 = v4523 && v4527;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4528) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4529 = v4512 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4530 = v4514 < v4;
+      const bool v4531 = v4529 && v4530;
+      if (v4531) {
+        const uint v4532 = v1925 + v4514;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4533 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4534 = bfloat(v4533);
+        const float v4535 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4538 = bfloat(v4535);
+        const uint v4539 = v4512 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4540 = v4539 + v4532;
+        *(device bfloat2*)(out + v4540) = bfloat2(v4534, v4538);
       }
     } else {
-      const bool v4600 = v4567 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4601 = v4569 < v4;
-      const bool v4602 = v4600 && v4601;
-      if (v4602) {
-        const float v4603 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4605 = bfloat(v4603);
-        const uint v4606 = v4567 * v4;
-        const uint v4607 = v4606 + v1924;
-        const uint v4608 = v4607 + v4569;
-        out[v4608] = v4605;
+      const bool v4545 = v4512 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4546 = v4514 < v4;
+      const bool v4547 = v4545 && v4546;
+      if (v4547) {
+        const float v4548 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4550 = bfloat(v4548);
+        const uint v4551 = v4512 * v4;
+        const uint v4552 = v4551 + v1925;
+        const uint v4553 = v4552 + v4514;
+        out[v4553] = v4550;
       }
-      const uint v4610 = v1923 + v4571;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4612 = v1922 + v4576;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4613 = v4610 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4614 = v4612 < v4;
-      const bool v4615 = v4613 && v4614;
-      if (v4615) {
-        const float v4616 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4618 = bfloat(v4616);
-        const uint v4619 = v4610 * v4;
-        const uint v4620 = v4619 + v1924;
-        const uint v4621 = v4620 + v4612;
-        out[v4621] = v4618;
+      const uint v4555 = v1924 + v4516;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4557 = v1923 + v4521;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4558 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4559 = v4557 < v4;
+      const bool v4560 = v4558 && v4559;
+      if (v4560) {
+        const float v4561 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4563 = bfloat(v4561);
+        const uint v4564 = v4555 * v4;
+        const uint v4565 = v4564 + v1925;
+        const uint v4566 = v4565 + v4557;
+        out[v4566] = v4563;
       }
     }
-    const uint v4622 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4623 = v1923 + v4622;
-    const uint v4624 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4625 = v1922 + v4624;
-    const uint v4627 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4628 = v4627 == v4622;
-    const uint v4631 = v4624 + 1u;
-    const uint v4632 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4633 = v4632 == v4631;
-    const bool v4634 = v4628 && v4633;
-    const uint v4637 = v4625 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4638 = v4637 == 0u;
-    const bool v4639 = v4634 && v4638;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4639) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4640 = v4623 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4641 = v4625 < v4;
-      const bool v4642 = v4640 && v4641;
-      if (v4642) {
-        const uint v4643 = v1924 + v4625;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4644 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4645 = bfloat(v4644);
-        const float v4646 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4649 = bfloat(v4646);
-        const uint v4650 = v4623 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4651 = v4650 + v4643;
-        *(device bfloat2*)(out + v4651) = bfloat2(v4645, v4649);
+    const uint v4567 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4568 = v1924 + v4567;
+    const uint v4569 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4570 = v1923 + v4569;
+    const uint v4572 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4573 = v4572 == v4567;
+    const uint v4576 = v4569 + 1u;
+    const uint v4577 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v4578 = v4577 == v4576;
+    const bool v4579 = v4573 && v4578;
+    const uint v4582 = v4570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4583 = v4582 == 0u;
+    const bool v4584 = v4579 && v4583;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4584) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4585 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4586 = v4570 < v4;
+      const bool v4587 = v4585 && v4586;
+      if (v4587) {
+        const uint v4588 = v1925 + v4570;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4589 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4590 = bfloat(v4589);
+        const float v4591 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4594 = bfloat(v4591);
+        const uint v4595 = v4568 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4596 = v4595 + v4588;
+        *(device bfloat2*)(out + v4596) = bfloat2(v4590, v4594);
       }
     } else {
-      const bool v4656 = v4623 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4657 = v4625 < v4;
-      const bool v4658 = v4656 && v4657;
-      if (v4658) {
-        const float v4659 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4661 = bfloat(v4659);
-        const uint v4662 = v4623 * v4;
-        const uint v4663 = v4662 + v1924;
-        const uint v4664 = v4663 + v4625;
-        out[v4664] = v4661;
+      const bool v4601 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4602 = v4570 < v4;
+      const bool v4603 = v4601 && v4602;
+      if (v4603) {
+        const float v4604 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4606 = bfloat(v4604);
+        const uint v4607 = v4568 * v4;
+        const uint v4608 = v4607 + v1925;
+        const uint v4609 = v4608 + v4570;
+        out[v4609] = v4606;
       }
-      const uint v4666 = v1923 + v4627;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4668 = v1922 + v4632;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4669 = v4666 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4670 = v4668 < v4;
-      const bool v4671 = v4669 && v4670;
-      if (v4671) {
-        const float v4672 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4674 = bfloat(v4672);
-        const uint v4675 = v4666 * v4;
-        const uint v4676 = v4675 + v1924;
-        const uint v4677 = v4676 + v4668;
-        out[v4677] = v4674;
+      const uint v4611 = v1924 + v4572;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4613 = v1923 + v4577;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4614 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4615 = v4613 < v4;
+      const bool v4616 = v4614 && v4615;
+      if (v4616) {
+        const float v4617 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4619 = bfloat(v4617);
+        const uint v4620 = v4611 * v4;
+        const uint v4621 = v4620 + v1925;
+        const uint v4622 = v4621 + v4613;
+        out[v4622] = v4619;
       }
     }
-    const uint v4678 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4679 = v1923 + v4678;
-    const uint v4680 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4681 = v1922 + v4680;
-    const uint v4683 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4684 = v4683 == v4678;
-    const uint v4687 = v4680 + 1u;
-    const uint v4688 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4689 = v4688 == v4687;
-    const bool v4690 = v4684 && v4689;
-    const uint v4693 = v4681 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4694 = v4693 == 0u;
-    const bool v4695 = v4690 && v4694;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4695) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4696 = v4679 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4697 = v4681 < v4;
-      const bool v4698 = v4696 && v4697;
-      if (v4698) {
-        const uint v4699 = v1924 + v4681;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4700 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4701 = bfloat(v4700);
-        const float v4702 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4705 = bfloat(v4702);
-        const uint v4706 = v4679 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4707 = v4706 + v4699;
-        *(device bfloat2*)(out + v4707) = bfloat2(v4701, v4705);
+    const uint v4623 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4624 = v1924 + v4623;
+    const uint v4625 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4626 = v1923 + v4625;
+    const uint v4628 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4629 = v4628 == v4623;
+    const uint v4632 = v4625 + 1u;
+    const uint v4633 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v4634 = v4633 == v4632;
+    const bool v4635 = v4629 && v4634;
+    const uint v4638 = v4626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4639 = v4638 == 0u;
+    const bool v4640 = v4635 && v4639;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4640) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4641 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4642 = v4626 < v4;
+      const bool v4643 = v4641 && v4642;
+      if (v4643) {
+        const uint v4644 = v1925 + v4626;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4645 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4646 = bfloat(v4645);
+        const float v4647 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4650 = bfloat(v4647);
+        const uint v4651 = v4624 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4652 = v4651 + v4644;
+        *(device bfloat2*)(out + v4652) = bfloat2(v4646, v4650);
       }
     } else {
-      const bool v4712 = v4679 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4713 = v4681 < v4;
-      const bool v4714 = v4712 && v4713;
-      if (v4714) {
-        const float v4715 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4717 = bfloat(v4715);
-        const uint v4718 = v4679 * v4;
-        const uint v4719 = v4718 + v1924;
-        const uint v4720 = v4719 + v4681;
-        out[v4720] = v4717;
+      const bool v4657 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4658 = v4626 < v4;
+      const bool v4659 = v4657 && v4658;
+      if (v4659) {
+        const float v4660 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4662 = bfloat(v4660);
+        const uint v4663 = v4624 * v4;
+        const uint v4664 = v4663 + v1925;
+        const uint v4665 = v4664 + v4626;
+        out[v4665] = v4662;
       }
-      const uint v4722 = v1923 + v4683;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4724 = v1922 + v4688;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4725 = v4722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4726 = v4724 < v4;
-      const bool v4727 = v4725 && v4726;
-      if (v4727) {
-        const float v4728 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4730 = bfloat(v4728);
-        const uint v4731 = v4722 * v4;
-        const uint v4732 = v4731 + v1924;
-        const uint v4733 = v4732 + v4724;
-        out[v4733] = v4730;
+      const uint v4667 = v1924 + v4628;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4669 = v1923 + v4633;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4670 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4671 = v4669 < v4;
+      const bool v4672 = v4670 && v4671;
+      if (v4672) {
+        const float v4673 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4675 = bfloat(v4673);
+        const uint v4676 = v4667 * v4;
+        const uint v4677 = v4676 + v1925;
+        const uint v4678 = v4677 + v4669;
+        out[v4678] = v4675;
       }
     }
-    const uint v4734 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4735 = v1923 + v4734;
-    const uint v4736 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4737 = v1922 + v4736;
-    const uint v4739 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4740 = v4739 == v4734;
-    const uint v4743 = v4736 + 1u;
-    const uint v4744 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4745 = v4744 == v4743;
-    const bool v4746 = v4740 && v4745;
-    const uint v4749 = v4737 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4750 = v4749 == 0u;
-    const bool v4751 = v4746 && v4750;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4751) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4752 = v4735 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4753 = v4737 < v4;
-      const bool v4754 = v4752 && v4753;
-      if (v4754) {
-        const uint v4755 = v1924 + v4737;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4756 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4757 = bfloat(v4756);
-        const float v4758 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4761 = bfloat(v4758);
-        const uint v4762 = v4735 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4763 = v4762 + v4755;
-        *(device bfloat2*)(out + v4763) = bfloat2(v4757, v4761);
+    const uint v4679 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4680 = v1924 + v4679;
+    const uint v4681 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4682 = v1923 + v4681;
+    const uint v4684 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4685 = v4684 == v4679;
+    const uint v4688 = v4681 + 1u;
+    const uint v4689 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v4690 = v4689 == v4688;
+    const bool v4691 = v4685 && v4690;
+    const uint v4694 = v4682 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4695 = v4694 == 0u;
+    const bool v4696 = v4691 && v4695;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4696) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4697 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4698 = v4682 < v4;
+      const bool v4699 = v4697 && v4698;
+      if (v4699) {
+        const uint v4700 = v1925 + v4682;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4701 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4702 = bfloat(v4701);
+        const float v4703 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4706 = bfloat(v4703);
+        const uint v4707 = v4680 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4708 = v4707 + v4700;
+        *(device bfloat2*)(out + v4708) = bfloat2(v4702, v4706);
       }
     } else {
-      const bool v4768 = v4735 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4769 = v4737 < v4;
-      const bool v4770 = v4768 && v4769;
-      if (v4770) {
-        const float v4771 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4773 = bfloat(v4771);
-        const uint v4774 = v4735 * v4;
-        const uint v4775 = v4774 + v1924;
-        const uint v4776 = v4775 + v4737;
-        out[v4776] = v4773;
+      const bool v4713 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4714 = v4682 < v4;
+      const bool v4715 = v4713 && v4714;
+      if (v4715) {
+        const float v4716 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4718 = bfloat(v4716);
+        const uint v4719 = v4680 * v4;
+        const uint v4720 = v4719 + v1925;
+        const uint v4721 = v4720 + v4682;
+        out[v4721] = v4718;
       }
-      const uint v4778 = v1923 + v4739;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4780 = v1922 + v4744;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4781 = v4778 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4782 = v4780 < v4;
-      const bool v4783 = v4781 && v4782;
-      if (v4783) {
-        const float v4784 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4786 = bfloat(v4784);
-        const uint v4787 = v4778 * v4;
-        const uint v4788 = v4787 + v1924;
-        const uint v4789 = v4788 + v4780;
-        out[v4789] = v4786;
+      const uint v4723 = v1924 + v4684;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4725 = v1923 + v4689;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4726 = v4723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4727 = v4725 < v4;
+      const bool v4728 = v4726 && v4727;
+      if (v4728) {
+        const float v4729 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4731 = bfloat(v4729);
+        const uint v4732 = v4723 * v4;
+        const uint v4733 = v4732 + v1925;
+        const uint v4734 = v4733 + v4725;
+        out[v4734] = v4731;
       }
     }
-    const uint v4790 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4791 = v1923 + v4790;
-    const uint v4792 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4793 = v1922 + v4792;
-    const uint v4795 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4796 = v4795 == v4790;
-    const uint v4799 = v4792 + 1u;
-    const uint v4800 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4801 = v4800 == v4799;
-    const bool v4802 = v4796 && v4801;
-    const uint v4805 = v4793 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4806 = v4805 == 0u;
-    const bool v4807 = v4802 && v4806;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4807) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4808 = v4791 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4809 = v4793 < v4;
-      const bool v4810 = v4808 && v4809;
-      if (v4810) {
-        const uint v4811 = v1924 + v4793;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4812 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4813 = bfloat(v4812);
-        const float v4814 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4817 = bfloat(v4814);
-        const uint v4818 = v4791 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4819 = v4818 + v4811;
-        *(device bfloat2*)(out + v4819) = bfloat2(v4813, v4817);
+    const uint v4735 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4736 = v1924 + v4735;
+    const uint v4737 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4738 = v1923 + v4737;
+    const uint v4740 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4741 = v4740 == v4735;
+    const uint v4744 = v4737 + 1u;
+    const uint v4745 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v4746 = v4745 == v4744;
+    const bool v4747 = v4741 && v4746;
+    const uint v4750 = v4738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4751 = v4750 == 0u;
+    const bool v4752 = v4747 && v4751;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4752) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4753 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4754 = v4738 < v4;
+      const bool v4755 = v4753 && v4754;
+      if (v4755) {
+        const uint v4756 = v1925 + v4738;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4757 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4758 = bfloat(v4757);
+        const float v4759 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4762 = bfloat(v4759);
+        const uint v4763 = v4736 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4764 = v4763 + v4756;
+        *(device bfloat2*)(out + v4764) = bfloat2(v4758, v4762);
       }
     } else {
-      const bool v4824 = v4791 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4825 = v4793 < v4;
-      const bool v4826 = v4824 && v4825;
-      if (v4826) {
-        const float v4827 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4829 = bfloat(v4827);
-        const uint v4830 = v4791 * v4;
-        const uint v4831 = v4830 + v1924;
-        const uint v4832 = v4831 + v4793;
-        out[v4832] = v4829;
+      const bool v4769 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4770 = v4738 < v4;
+      const bool v4771 = v4769 && v4770;
+      if (v4771) {
+        const float v4772 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4774 = bfloat(v4772);
+        const uint v4775 = v4736 * v4;
+        const uint v4776 = v4775 + v1925;
+        const uint v4777 = v4776 + v4738;
+        out[v4777] = v4774;
       }
-      const uint v4834 = v1923 + v4795;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4836 = v1922 + v4800;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4837 = v4834 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4838 = v4836 < v4;
-      const bool v4839 = v4837 && v4838;
-      if (v4839) {
-        const float v4840 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4842 = bfloat(v4840);
-        const uint v4843 = v4834 * v4;
-        const uint v4844 = v4843 + v1924;
-        const uint v4845 = v4844 + v4836;
-        out[v4845] = v4842;
+      const uint v4779 = v1924 + v4740;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4781 = v1923 + v4745;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4782 = v4779 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4783 = v4781 < v4;
+      const bool v4784 = v4782 && v4783;
+      if (v4784) {
+        const float v4785 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4787 = bfloat(v4785);
+        const uint v4788 = v4779 * v4;
+        const uint v4789 = v4788 + v1925;
+        const uint v4790 = v4789 + v4781;
+        out[v4790] = v4787;
       }
     }
-    const uint v4846 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4847 = v1923 + v4846;
-    const uint v4848 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4849 = v1922 + v4848;
-    const uint v4851 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4852 = v4851 == v4846;
-    const uint v4855 = v4848 + 1u;
-    const uint v4856 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4857 = v4856 == v4855;
-    const bool v4858 = v4852 && v4857;
-    const uint v4861 = v4849 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4862 = v4861 == 0u;
-    const bool v4863 = v4858 && v4862;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4863) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4864 = v4847 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4865 = v4849 < v4;
-      const bool v4866 = v4864 && v4865;
-      if (v4866) {
-        const uint v4867 = v1924 + v4849;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4868 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4869 = bfloat(v4868);
-        const float v4870 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4873 = bfloat(v4870);
-        const uint v4874 = v4847 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4875 = v4874 + v4867;
-        *(device bfloat2*)(out + v4875) = bfloat2(v4869, v4873);
+    const uint v4791 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4792 = v1924 + v4791;
+    const uint v4793 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4794 = v1923 + v4793;
+    const uint v4796 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4797 = v4796 == v4791;
+    const uint v4800 = v4793 + 1u;
+    const uint v4801 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v4802 = v4801 == v4800;
+    const bool v4803 = v4797 && v4802;
+    const uint v4806 = v4794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4807 = v4806 == 0u;
+    const bool v4808 = v4803 && v4807;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4808) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4809 = v4792 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4810 = v4794 < v4;
+      const bool v4811 = v4809 && v4810;
+      if (v4811) {
+        const uint v4812 = v1925 + v4794;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4813 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4814 = bfloat(v4813);
+        const float v4815 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4818 = bfloat(v4815);
+        const uint v4819 = v4792 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4820 = v4819 + v4812;
+        *(device bfloat2*)(out + v4820) = bfloat2(v4814, v4818);
       }
     } else {
-      const bool v4880 = v4847 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4881 = v4849 < v4;
-      const bool v4882 = v4880 && v4881;
-      if (v4882) {
-        const float v4883 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4885 = bfloat(v4883);
-        const uint v4886 = v4847 * v4;
-        const uint v4887 = v4886 + v1924;
-        const uint v4888 = v4887 + v4849;
-        out[v4888] = v4885;
+      const bool v4825 = v4792 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4826 = v4794 < v4;
+      const bool v4827 = v4825 && v4826;
+      if (v4827) {
+        const float v4828 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4830 = bfloat(v4828);
+        const uint v4831 = v4792 * v4;
+        const uint v4832 = v4831 + v1925;
+        const uint v4833 = v4832 + v4794;
+        out[v4833] = v4830;
       }
-      const uint v4890 = v1923 + v4851;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4892 = v1922 + v4856;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4893 = v4890 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4894 = v4892 < v4;
-      const bool v4895 = v4893 && v4894;
-      if (v4895) {
-        const float v4896 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4898 = bfloat(v4896);
-        const uint v4899 = v4890 * v4;
-        const uint v4900 = v4899 + v1924;
-        const uint v4901 = v4900 + v4892;
-        out[v4901] = v4898;
+      const uint v4835 = v1924 + v4796;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4837 = v1923 + v4801;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4838 = v4835 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4839 = v4837 < v4;
+      const bool v4840 = v4838 && v4839;
+      if (v4840) {
+        const float v4841 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4843 = bfloat(v4841);
+        const uint v4844 = v4835 * v4;
+        const uint v4845 = v4844 + v1925;
+        const uint v4846 = v4845 + v4837;
+        out[v4846] = v4843;
       }
     }
-    const uint v4902 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4903 = v1923 + v4902;
-    const uint v4904 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4905 = v1922 + v4904;
-    const uint v4907 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4908 = v4907 == v4902;
-    const uint v4911 = v4904 + 1u;
-    const uint v4912 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4913 = v4912 == v4911;
-    const bool v4914 = v4908 && v4913;
-    const uint v4917 = v4905 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4918 = v4917 == 0u;
-    const bool v4919 = v4914 && v4918;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4919) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4920 = v4903 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4921 = v4905 < v4;
-      const bool v4922 = v4920 && v4921;
-      if (v4922) {
-        const uint v4923 = v1924 + v4905;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4924 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4925 = bfloat(v4924);
-        const float v4926 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4929 = bfloat(v4926);
-        const uint v4930 = v4903 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4931 = v4930 + v4923;
-        *(device bfloat2*)(out + v4931) = bfloat2(v4925, v4929);
+    const uint v4847 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4848 = v1924 + v4847;
+    const uint v4849 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4850 = v1923 + v4849;
+    const uint v4852 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4853 = v4852 == v4847;
+    const uint v4856 = v4849 + 1u;
+    const uint v4857 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v4858 = v4857 == v4856;
+    const bool v4859 = v4853 && v4858;
+    const uint v4862 = v4850 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4863 = v4862 == 0u;
+    const bool v4864 = v4859 && v4863;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4864) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4865 = v4848 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4866 = v4850 < v4;
+      const bool v4867 = v4865 && v4866;
+      if (v4867) {
+        const uint v4868 = v1925 + v4850;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4869 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4870 = bfloat(v4869);
+        const float v4871 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4874 = bfloat(v4871);
+        const uint v4875 = v4848 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4876 = v4875 + v4868;
+        *(device bfloat2*)(out + v4876) = bfloat2(v4870, v4874);
       }
     } else {
-      const bool v4936 = v4903 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4937 = v4905 < v4;
-      const bool v4938 = v4936 && v4937;
-      if (v4938) {
-        const float v4939 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4941 = bfloat(v4939);
-        const uint v4942 = v4903 * v4;
-        const uint v4943 = v4942 + v1924;
-        const uint v4944 = v4943 + v4905;
-        out[v4944] = v4941;
+      const bool v4881 = v4848 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4882 = v4850 < v4;
+      const bool v4883 = v4881 && v4882;
+      if (v4883) {
+        const float v4884 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4886 = bfloat(v4884);
+        const uint v4887 = v4848 * v4;
+        const uint v4888 = v4887 + v1925;
+        const uint v4889 = v4888 + v4850;
+        out[v4889] = v4886;
       }
-      const uint v4946 = v1923 + v4907;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4948 = v1922 + v4912;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4949 = v4946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4950 = v4948 < v4;
-      const bool v4951 = v4949 && v4950;
-      if (v4951) {
-        const float v4952 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4954 = bfloat(v4952);
-        const uint v4955 = v4946 * v4;
-        const uint v4956 = v4955 + v1924;
-        const uint v4957 = v4956 + v4948;
-        out[v4957] = v4954;
+      const uint v4891 = v1924 + v4852;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4893 = v1923 + v4857;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4894 = v4891 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4895 = v4893 < v4;
+      const bool v4896 = v4894 && v4895;
+      if (v4896) {
+        const float v4897 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4899 = bfloat(v4897);
+        const uint v4900 = v4891 * v4;
+        const uint v4901 = v4900 + v1925;
+        const uint v4902 = v4901 + v4893;
+        out[v4902] = v4899;
       }
     }
-    const uint v4958 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4959 = v1923 + v4958;
-    const uint v4960 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4961 = v1922 + v4960;
-    const uint v4963 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4964 = v4963 == v4958;
-    const uint v4967 = v4960 + 1u;
-    const uint v4968 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4969 = v4968 == v4967;
-    const bool v4970 = v4964 && v4969;
-    const uint v4973 = v4961 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4974 = v4973 == 0u;
-    const bool v4975 = v4970 && v4974;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4975) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4976 = v4959 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4977 = v4961 < v4;
-      const bool v4978 = v4976 && v4977;
-      if (v4978) {
-        const uint v4979 = v1924 + v4961;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4980 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4981 = bfloat(v4980);
-        const float v4982 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4985 = bfloat(v4982);
-        const uint v4986 = v4959 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4987 = v4986 + v4979;
-        *(device bfloat2*)(out + v4987) = bfloat2(v4981, v4985);
+    const uint v4903 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4904 = v1924 + v4903;
+    const uint v4905 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4906 = v1923 + v4905;
+    const uint v4908 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4909 = v4908 == v4903;
+    const uint v4912 = v4905 + 1u;
+    const uint v4913 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v4914 = v4913 == v4912;
+    const bool v4915 = v4909 && v4914;
+    const uint v4918 = v4906 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4919 = v4918 == 0u;
+    const bool v4920 = v4915 && v4919;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4920) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4921 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4922 = v4906 < v4;
+      const bool v4923 = v4921 && v4922;
+      if (v4923) {
+        const uint v4924 = v1925 + v4906;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4925 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4926 = bfloat(v4925);
+        const float v4927 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4930 = bfloat(v4927);
+        const uint v4931 = v4904 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4932 = v4931 + v4924;
+        *(device bfloat2*)(out + v4932) = bfloat2(v4926, v4930);
       }
     } else {
-      const bool v4992 = v4959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4993 = v4961 < v4;
-      const bool v4994 = v4992 && v4993;
-      if (v4994) {
-        const float v4995 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4997 = bfloat(v4995);
-        const uint v4998 = v4959 * v4;
-        const uint v4999 = v4998 + v1924;
-        const uint v5000 = v4999 + v4961;
-        out[v5000] = v4997;
+      const bool v4937 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4938 = v4906 < v4;
+      const bool v4939 = v4937 && v4938;
+      if (v4939) {
+        const float v4940 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4942 = bfloat(v4940);
+        const uint v4943 = v4904 * v4;
+        const uint v4944 = v4943 + v1925;
+        const uint v4945 = v4944 + v4906;
+        out[v4945] = v4942;
       }
-      const uint v5002 = v1923 + v4963;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5004 = v1922 + v4968;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5005 = v5002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5006 = v5004 < v4;
-      const bool v5007 = v5005 && v5006;
-      if (v5007) {
-        const float v5008 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5010 = bfloat(v5008);
-        const uint v5011 = v5002 * v4;
-        const uint v5012 = v5011 + v1924;
-        const uint v5013 = v5012 + v5004;
-        out[v5013] = v5010;
+      const uint v4947 = v1924 + v4908;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4949 = v1923 + v4913;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4950 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4951 = v4949 < v4;
+      const bool v4952 = v4950 && v4951;
+      if (v4952) {
+        const float v4953 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4955 = bfloat(v4953);
+        const uint v4956 = v4947 * v4;
+        const uint v4957 = v4956 + v1925;
+        const uint v4958 = v4957 + v4949;
+        out[v4958] = v4955;
       }
     }
-    const uint v5014 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5015 = v1923 + v5014;
-    const uint v5016 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5017 = v1922 + v5016;
-    const uint v5019 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5020 = v5019 == v5014;
-    const uint v5023 = v5016 + 1u;
-    const uint v5024 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5025 = v5024 == v5023;
-    const bool v5026 = v5020 && v5025;
-    const uint v5029 = v5017 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5030 = v5029 == 0u;
-    const bool v5031 = v5026 && v5030;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5031) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5032 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5033 = v5017 < v4;
-      const bool v5034 = v5032 && v5033;
-      if (v5034) {
-        const uint v5035 = v1924 + v5017;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5036 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5037 = bfloat(v5036);
-        const float v5038 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5041 = bfloat(v5038);
-        const uint v5042 = v5015 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5043 = v5042 + v5035;
-        *(device bfloat2*)(out + v5043) = bfloat2(v5037, v5041);
+    const uint v4959 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4960 = v1924 + v4959;
+    const uint v4961 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4962 = v1923 + v4961;
+    const uint v4964 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4965 = v4964 == v4959;
+    const uint v4968 = v4961 + 1u;
+    const uint v4969 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v4970 = v4969 == v4968;
+    const bool v4971 = v4965 && v4970;
+    const uint v4974 = v4962 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4975 = v4974 == 0u;
+    const bool v4976 = v4971 && v4975;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4976) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4977 = v4960 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4978 = v4962 < v4;
+      const bool v4979 = v4977 && v4978;
+      if (v4979) {
+        const uint v4980 = v1925 + v4962;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4981 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4982 = bfloat(v4981);
+        const float v4983 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4986 = bfloat(v4983);
+        const uint v4987 = v4960 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4988 = v4987 + v4980;
+        *(device bfloat2*)(out + v4988) = bfloat2(v4982, v4986);
       }
     } else {
-      const bool v5048 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5049 = v5017 < v4;
-      const bool v5050 = v5048 && v5049;
-      if (v5050) {
-        const float v5051 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5053 = bfloat(v5051);
-        const uint v5054 = v5015 * v4;
-        const uint v5055 = v5054 + v1924;
-        const uint v5056 = v5055 + v5017;
-        out[v5056] = v5053;
+      const bool v4993 = v4960 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4994 = v4962 < v4;
+      const bool v4995 = v4993 && v4994;
+      if (v4995) {
+        const float v4996 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4998 = bfloat(v4996);
+        const uint v4999 = v4960 * v4;
+        const uint v5000 = v4999 + v1925;
+        const uint v5001 = v5000 + v4962;
+        out[v5001] = v4998;
       }
-      const uint v5058 = v1923 + v5019;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5060 = v1922 + v5024;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5061 = v5058 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5062 = v5060 < v4;
-      const bool v5063 = v5061 && v5062;
-      if (v5063) {
-        const float v5064 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5066 = bfloat(v5064);
-        const uint v5067 = v5058 * v4;
-        const uint v5068 = v5067 + v1924;
-        const uint v5069 = v5068 + v5060;
-        out[v5069] = v5066;
+      const uint v5003 = v1924 + v4964;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5005 = v1923 + v4969;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5006 = v5003 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5007 = v5005 < v4;
+      const bool v5008 = v5006 && v5007;
+      if (v5008) {
+        const float v5009 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5011 = bfloat(v5009);
+        const uint v5012 = v5003 * v4;
+        const uint v5013 = v5012 + v1925;
+        const uint v5014 = v5013 + v5005;
+        out[v5014] = v5011;
       }
     }
-    const uint v5070 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5071 = v1923 + v5070;
-    const uint v5072 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5073 = v1922 + v5072;
-    const uint v5075 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5076 = v5075 == v5070;
-    const uint v5079 = v5072 + 1u;
-    const uint v5080 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5081 = v5080 == v5079;
-    const bool v5082 = v5076 && v5081;
-    const uint v5085 = v5073 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5086 = v5085 == 0u;
-    const bool v5087 = v5082 && v5086;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5087) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5088 = v5071 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5089 = v5073 < v4;
-      const bool v5090 = v5088 && v5089;
-      if (v5090) {
-        const uint v5091 = v1924 + v5073;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5092 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5093 = bfloat(v5092);
-        const float v5094 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5097 = bfloat(v5094);
-        const uint v5098 = v5071 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5099 = v5098 + v5091;
-        *(device bfloat2*)(out + v5099) = bfloat2(v5093, v5097);
+    const uint v5015 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5016 = v1924 + v5015;
+    const uint v5017 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5018 = v1923 + v5017;
+    const uint v5020 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5021 = v5020 == v5015;
+    const uint v5024 = v5017 + 1u;
+    const uint v5025 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v5026 = v5025 == v5024;
+    const bool v5027 = v5021 && v5026;
+    const uint v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5031 = v5030 == 0u;
+    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5034 = v5018 < v4;
+      const bool v5035 = v5033 && v5034;
+      if (v5035) {
+        const uint v5036 = v1925 + v5018;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5037 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5038 = bfloat(v5037);
+        const float v5039 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5042 = bfloat(v5039);
+        const uint v5043 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5044 = v5043 + v5036;
+        *(device bfloat2*)(out + v5044) = bfloat2(v5038, v5042);
       }
     } else {
-      const bool v5104 = v5071 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5105 = v5073 < v4;
-      const bool v5106 = v5104 && v5105;
-      if (v5106) {
-        const float v5107 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5109 = bfloat(v5107);
-        const uint v5110 = v5071 * v4;
-        const uint v5111 = v5110 + v1924;
-        const uint v5112 = v5111 + v5073;
-        out[v5112] = v5109;
+      const bool v5049 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5050 = v5018 < v4;
+      const bool v5051 = v5049 && v5050;
+      if (v5051) {
+        const float v5052 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5054 = bfloat(v5052);
+        const uint v5055 = v5016 * v4;
+        const uint v5056 = v5055 + v1925;
+        const uint v5057 = v5056 + v5018;
+        out[v5057] = v5054;
       }
-      const uint v5114 = v1923 + v5075;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5116 = v1922 + v5080;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5117 = v5114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5118 = v5116 < v4;
-      const bool v5119 = v5117 && v5118;
-      if (v5119) {
-        const float v5120 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5122 = bfloat(v5120);
-        const uint v5123 = v5114 * v4;
-        const uint v5124 = v5123 + v1924;
-        const uint v5125 = v5124 + v5116;
-        out[v5125] = v5122;
+      const uint v5059 = v1924 + v5020;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5061 = v1923 + v5025;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5062 = v5059 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5063 = v5061 < v4;
+      const bool v5064 = v5062 && v5063;
+      if (v5064) {
+        const float v5065 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5067 = bfloat(v5065);
+        const uint v5068 = v5059 * v4;
+        const uint v5069 = v5068 + v1925;
+        const uint v5070 = v5069 + v5061;
+        out[v5070] = v5067;
       }
     }
-    const uint v5126 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5127 = v1923 + v5126;
-    const uint v5128 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5129 = v1922 + v5128;
-    const uint v5131 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5132 = v5131 == v5126;
-    const uint v5135 = v5128 + 1u;
-    const uint v5136 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5137 = v5136 == v5135;
-    const bool v5138 = v5132 && v5137;
-    const uint v5141 = v5129 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5142 = v5141 == 0u;
-    const bool v5143 = v5138 && v5142;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5143) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5144 = v5127 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5145 = v5129 < v4;
-      const bool v5146 = v5144 && v5145;
-      if (v5146) {
-        const uint v5147 = v1924 + v5129;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5148 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5149 = bfloat(v5148);
-        const float v5150 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5153 = bfloat(v5150);
-        const uint v5154 = v5127 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5155 = v5154 + v5147;
-        *(device bfloat2*)(out + v5155) = bfloat2(v5149, v5153);
+    const uint v5071 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5072 = v1924 + v5071;
+    const uint v5073 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5074 = v1923 + v5073;
+    const uint v5076 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5077 = v5076 == v5071;
+    const uint v5080 = v5073 + 1u;
+    const uint v5081 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v5082 = v5081 == v5080;
+    const bool v5083 = v5077 && v5082;
+    const uint v5086 = v5074 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5087 = v5086 == 0u;
+    const bool v5088 = v5083 && v5087;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5088) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5089 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5090 = v5074 < v4;
+      const bool v5091 = v5089 && v5090;
+      if (v5091) {
+        const uint v5092 = v1925 + v5074;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5093 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5094 = bfloat(v5093);
+        const float v5095 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5098 = bfloat(v5095);
+        const uint v5099 = v5072 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5100 = v5099 + v5092;
+        *(device bfloat2*)(out + v5100) = bfloat2(v5094, v5098);
       }
     } else {
-      const bool v5160 = v5127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5161 = v5129 < v4;
-      const bool v5162 = v5160 && v5161;
-      if (v5162) {
-        const float v5163 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5165 = bfloat(v5163);
-        const uint v5166 = v5127 * v4;
-        const uint v5167 = v5166 + v1924;
-        const uint v5168 = v5167 + v5129;
-        out[v5168] = v5165;
+      const bool v5105 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5106 = v5074 < v4;
+      const bool v5107 = v5105 && v5106;
+      if (v5107) {
+        const float v5108 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5110 = bfloat(v5108);
+        const uint v5111 = v5072 * v4;
+        const uint v5112 = v5111 + v1925;
+        const uint v5113 = v5112 + v5074;
+        out[v5113] = v5110;
       }
-      const uint v5170 = v1923 + v5131;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5172 = v1922 + v5136;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5173 = v5170 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5174 = v5172 < v4;
-      const bool v5175 = v5173 && v5174;
-      if (v5175) {
-        const float v5176 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5178 = bfloat(v5176);
-        const uint v5179 = v5170 * v4;
-        const uint v5180 = v5179 + v1924;
-        const uint v5181 = v5180 + v5172;
-        out[v5181] = v5178;
+      const uint v5115 = v1924 + v5076;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5117 = v1923 + v5081;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5118 = v5115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5119 = v5117 < v4;
+      const bool v5120 = v5118 && v5119;
+      if (v5120) {
+        const float v5121 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5123 = bfloat(v5121);
+        const uint v5124 = v5115 * v4;
+        const uint v5125 = v5124 + v1925;
+        const uint v5126 = v5125 + v5117;
+        out[v5126] = v5123;
       }
     }
-    const uint v5182 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5183 = v1923 + v5182;
-    const uint v5184 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5185 = v1922 + v5184;
-    const uint v5187 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5188 = v5187 == v5182;
-    const uint v5191 = v5184 + 1u;
-    const uint v5192 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5193 = v5192 == v5191;
-    const bool v5194 = v5188 && v5193;
-    const uint v5197 = v5185 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5198 = v5197 == 0u;
-    const bool v5199 = v5194 && v5198;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5199) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5200 = v5183 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5201 = v5185 < v4;
-      const bool v5202 = v5200 && v5201;
-      if (v5202) {
-        const uint v5203 = v1924 + v5185;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5204 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5205 = bfloat(v5204);
-        const float v5206 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5209 = bfloat(v5206);
-        const uint v5210 = v5183 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5211 = v5210 + v5203;
-        *(device bfloat2*)(out + v5211) = bfloat2(v5205, v5209);
+    const uint v5127 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5128 = v1924 + v5127;
+    const uint v5129 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5130 = v1923 + v5129;
+    const uint v5132 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5133 = v5132 == v5127;
+    const uint v5136 = v5129 + 1u;
+    const uint v5137 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v5138 = v5137 == v5136;
+    const bool v5139 = v5133 && v5138;
+    const uint v5142 = v5130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5143 = v5142 == 0u;
+    const bool v5144 = v5139 && v5143;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5144) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5145 = v5128 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5146 = v5130 < v4;
+      const bool v5147 = v5145 && v5146;
+      if (v5147) {
+        const uint v5148 = v1925 + v5130;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5149 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5150 = bfloat(v5149);
+        const float v5151 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5154 = bfloat(v5151);
+        const uint v5155 = v5128 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5156 = v5155 + v5148;
+        *(device bfloat2*)(out + v5156) = bfloat2(v5150, v5154);
       }
     } else {
-      const bool v5216 = v5183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5217 = v5185 < v4;
-      const bool v5218 = v5216 && v5217;
-      if (v5218) {
-        const float v5219 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5221 = bfloat(v5219);
-        const uint v5222 = v5183 * v4;
-        const uint v5223 = v5222 + v1924;
-        const uint v5224 = v5223 + v5185;
-        out[v5224] = v5221;
+      const bool v5161 = v5128 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5162 = v5130 < v4;
+      const bool v5163 = v5161 && v5162;
+      if (v5163) {
+        const float v5164 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5166 = bfloat(v5164);
+        const uint v5167 = v5128 * v4;
+        const uint v5168 = v5167 + v1925;
+        const uint v5169 = v5168 + v5130;
+        out[v5169] = v5166;
       }
-      const uint v5226 = v1923 + v5187;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5228 = v1922 + v5192;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5229 = v5226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5230 = v5228 < v4;
-      const bool v5231 = v5229 && v5230;
-      if (v5231) {
-        const float v5232 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5234 = bfloat(v5232);
-        const uint v5235 = v5226 * v4;
-        const uint v5236 = v5235 + v1924;
-        const uint v5237 = v5236 + v5228;
-        out[v5237] = v5234;
+      const uint v5171 = v1924 + v5132;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5173 = v1923 + v5137;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5174 = v5171 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5175 = v5173 < v4;
+      const bool v5176 = v5174 && v5175;
+      if (v5176) {
+        const float v5177 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5179 = bfloat(v5177);
+        const uint v5180 = v5171 * v4;
+        const uint v5181 = v5180 + v1925;
+        const uint v5182 = v5181 + v5173;
+        out[v5182] = v5179;
       }
     }
-    const uint v5238 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5239 = v1923 + v5238;
-    const uint v5240 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5241 = v1922 + v5240;
-    const uint v5243 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5244 = v5243 == v5238;
-    const uint v5247 = v5240 + 1u;
-    const uint v5248 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5249 = v5248 == v5247;
-    const bool v5250 = v5244 && v5249;
-    const uint v5253 = v5241 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5254 = v5253 == 0u;
-    const bool v5255 = v5250 && v5254;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5255) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5256 = v5239 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5257 = v5241 < v4;
-      const bool v5258 = v5256 && v5257;
-      if (v5258) {
-        const uint v5259 = v1924 + v5241;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5260 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5261 = bfloat(v5260);
-        const float v5262 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5265 = bfloat(v5262);
-        const uint v5266 = v5239 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5267 = v5266 + v5259;
-        *(device bfloat2*)(out + v5267) = bfloat2(v5261, v5265);
+    const uint v5183 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5184 = v1924 + v5183;
+    const uint v5185 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5186 = v1923 + v5185;
+    const uint v5188 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5189 = v5188 == v5183;
+    const uint v5192 = v5185 + 1u;
+    const uint v5193 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v5194 = v5193 == v5192;
+    const bool v5195 = v5189 && v5194;
+    const uint v5198 = v5186 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5199 = v5198 == 0u;
+    const bool v5200 = v5195 && v5199;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5200) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5201 = v5184 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5202 = v5186 < v4;
+      const bool v5203 = v5201 && v5202;
+      if (v5203) {
+        const uint v5204 = v1925 + v5186;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5205 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5206 = bfloat(v5205);
+        const float v5207 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5210 = bfloat(v5207);
+        const uint v5211 = v5184 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5212 = v5211 + v5204;
+        *(device bfloat2*)(out + v5212) = bfloat2(v5206, v5210);
       }
     } else {
-      const bool v5272 = v5239 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5273 = v5241 < v4;
-      const bool v5274 = v5272 && v5273;
-      if (v5274) {
-        const float v5275 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5277 = bfloat(v5275);
-        const uint v5278 = v5239 * v4;
-        const uint v5279 = v5278 + v1924;
-        const uint v5280 = v5279 + v5241;
-        out[v5280] = v5277;
+      const bool v5217 = v5184 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5218 = v5186 < v4;
+      const bool v5219 = v5217 && v5218;
+      if (v5219) {
+        const float v5220 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5222 = bfloat(v5220);
+        const uint v5223 = v5184 * v4;
+        const uint v5224 = v5223 + v1925;
+        const uint v5225 = v5224 + v5186;
+        out[v5225] = v5222;
       }
-      const uint v5282 = v1923 + v5243;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5284 = v1922 + v5248;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5285 = v5282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5286 = v5284 < v4;
-      const bool v5287 = v5285 && v5286;
-      if (v5287) {
-        const float v5288 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5290 = bfloat(v5288);
-        const uint v5291 = v5282 * v4;
-        const uint v5292 = v5291 + v1924;
-        const uint v5293 = v5292 + v5284;
-        out[v5293] = v5290;
+      const uint v5227 = v1924 + v5188;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5229 = v1923 + v5193;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5230 = v5227 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5231 = v5229 < v4;
+      const bool v5232 = v5230 && v5231;
+      if (v5232) {
+        const float v5233 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5235 = bfloat(v5233);
+        const uint v5236 = v5227 * v4;
+        const uint v5237 = v5236 + v1925;
+        const uint v5238 = v5237 + v5229;
+        out[v5238] = v5235;
       }
     }
-    const uint v5294 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5295 = v1923 + v5294;
-    const uint v5296 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5297 = v1922 + v5296;
-    const uint v5299 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5300 = v5299 == v5294;
-    const uint v5303 = v5296 + 1u;
-    const uint v5304 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5305 = v5304 == v5303;
-    const bool v5306 = v5300 && v5305;
-    const uint v5309 = v5297 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5310 = v5309 == 0u;
-    const bool v5311 = v5306 && v5310;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5311) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5312 = v5295 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5313 = v5297 < v4;
-      const bool v5314 = v5312 && v5313;
-      if (v5314) {
-        const uint v5315 = v1924 + v5297;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5316 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5317 = bfloat(v5316);
-        const float v5318 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5321 = bfloat(v5318);
-        const uint v5322 = v5295 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5323 = v5322 + v5315;
-        *(device bfloat2*)(out + v5323) = bfloat2(v5317, v5321);
+    const uint v5239 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5240 = v1924 + v5239;
+    const uint v5241 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5242 = v1923 + v5241;
+    const uint v5244 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5245 = v5244 == v5239;
+    const uint v5248 = v5241 + 1u;
+    const uint v5249 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v5250 = v5249 == v5248;
+    const bool v5251 = v5245 && v5250;
+    const uint v5254 = v5242 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5255 = v5254 == 0u;
+    const bool v5256 = v5251 && v5255;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5256) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5257 = v5240 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5258 = v5242 < v4;
+      const bool v5259 = v5257 && v5258;
+      if (v5259) {
+        const uint v5260 = v1925 + v5242;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5261 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5262 = bfloat(v5261);
+        const float v5263 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5266 = bfloat(v5263);
+        const uint v5267 = v5240 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5268 = v5267 + v5260;
+        *(device bfloat2*)(out + v5268) = bfloat2(v5262, v5266);
       }
     } else {
-      const bool v5328 = v5295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5329 = v5297 < v4;
-      const bool v5330 = v5328 && v5329;
-      if (v5330) {
-        const float v5331 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5333 = bfloat(v5331);
-        const uint v5334 = v5295 * v4;
-        const uint v5335 = v5334 + v1924;
-        const uint v5336 = v5335 + v5297;
-        out[v5336] = v5333;
+      const bool v5273 = v5240 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5274 = v5242 < v4;
+      const bool v5275 = v5273 && v5274;
+      if (v5275) {
+        const float v5276 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5278 = bfloat(v5276);
+        const uint v5279 = v5240 * v4;
+        const uint v5280 = v5279 + v1925;
+        const uint v5281 = v5280 + v5242;
+        out[v5281] = v5278;
       }
-      const uint v5338 = v1923 + v5299;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5340 = v1922 + v5304;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5341 = v5338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5342 = v5340 < v4;
-      const bool v5343 = v5341 && v5342;
-      if (v5343) {
-        const float v5344 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5346 = bfloat(v5344);
-        const uint v5347 = v5338 * v4;
-        const uint v5348 = v5347 + v1924;
-        const uint v5349 = v5348 + v5340;
-        out[v5349] = v5346;
+      const uint v5283 = v1924 + v5244;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5285 = v1923 + v5249;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5286 = v5283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5287 = v5285 < v4;
+      const bool v5288 = v5286 && v5287;
+      if (v5288) {
+        const float v5289 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5291 = bfloat(v5289);
+        const uint v5292 = v5283 * v4;
+        const uint v5293 = v5292 + v1925;
+        const uint v5294 = v5293 + v5285;
+        out[v5294] = v5291;
       }
     }
-    const uint v5350 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5351 = v1923 + v5350;
-    const uint v5352 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5353 = v1922 + v5352;
-    const uint v5355 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5356 = v5355 == v5350;
-    const uint v5359 = v5352 + 1u;
-    const uint v5360 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5361 = v5360 == v5359;
-    const bool v5362 = v5356 && v5361;
-    const uint v5365 = v5353 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5366 = v5365 == 0u;
-    const bool v5367 = v5362 && v5366;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5367) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5368 = v5351 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5369 = v5353 < v4;
-      const bool v5370 = v5368 && v5369;
-      if (v5370) {
-        const uint v5371 = v1924 + v5353;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5372 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5373 = bfloat(v5372);
-        const float v5374 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5377 = bfloat(v5374);
-        const uint v5378 = v5351 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5379 = v5378 + v5371;
-        *(device bfloat2*)(out + v5379) = bfloat2(v5373, v5377);
+    const uint v5295 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5296 = v1924 + v5295;
+    const uint v5297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5298 = v1923 + v5297;
+    const uint v5300 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5301 = v5300 == v5295;
+    const uint v5304 = v5297 + 1u;
+    const uint v5305 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v5306 = v5305 == v5304;
+    const bool v5307 = v5301 && v5306;
+    const uint v5310 = v5298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5311 = v5310 == 0u;
+    const bool v5312 = v5307 && v5311;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5312) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5313 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5314 = v5298 < v4;
+      const bool v5315 = v5313 && v5314;
+      if (v5315) {
+        const uint v5316 = v1925 + v5298;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5317 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5318 = bfloat(v5317);
+        const float v5319 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5322 = bfloat(v5319);
+        const uint v5323 = v5296 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5324 = v5323 + v5316;
+        *(device bfloat2*)(out + v5324) = bfloat2(v5318, v5322);
       }
     } else {
-      const bool v5384 = v5351 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5385 = v5353 < v4;
-      const bool v5386 = v5384 && v5385;
-      if (v5386) {
-        const float v5387 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5389 = bfloat(v5387);
-        const uint v5390 = v5351 * v4;
-        const uint v5391 = v5390 + v1924;
-        const uint v5392 = v5391 + v5353;
-        out[v5392] = v5389;
+      const bool v5329 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5330 = v5298 < v4;
+      const bool v5331 = v5329 && v5330;
+      if (v5331) {
+        const float v5332 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5334 = bfloat(v5332);
+        const uint v5335 = v5296 * v4;
+        const uint v5336 = v5335 + v1925;
+        const uint v5337 = v5336 + v5298;
+        out[v5337] = v5334;
       }
-      const uint v5394 = v1923 + v5355;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5396 = v1922 + v5360;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5397 = v5394 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5398 = v5396 < v4;
-      const bool v5399 = v5397 && v5398;
-      if (v5399) {
-        const float v5400 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5402 = bfloat(v5400);
-        const uint v5403 = v5394 * v4;
-        const uint v5404 = v5403 + v1924;
-        const uint v5405 = v5404 + v5396;
-        out[v5405] = v5402;
+      const uint v5339 = v1924 + v5300;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5341 = v1923 + v5305;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5342 = v5339 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5343 = v5341 < v4;
+      const bool v5344 = v5342 && v5343;
+      if (v5344) {
+        const float v5345 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5347 = bfloat(v5345);
+        const uint v5348 = v5339 * v4;
+        const uint v5349 = v5348 + v1925;
+        const uint v5350 = v5349 + v5341;
+        out[v5350] = v5347;
       }
     }
-    const uint v5406 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5407 = v1923 + v5406;
-    const uint v5408 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5409 = v1922 + v5408;
-    const uint v5411 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5412 = v5411 == v5406;
-    const uint v5415 = v5408 + 1u;
-    const uint v5416 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5417 = v5416 == v5415;
-    const bool v5418 = v5412 && v5417;
-    const uint v5421 = v5409 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5422 = v5421 == 0u;
-    const bool v5423 = v5418 && v5422;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5423) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5424 = v5407 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5425 = v5409 < v4;
-      const bool v5426 = v5424 && v5425;
-      if (v5426) {
-        const uint v5427 = v1924 + v5409;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5428 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5429 = bfloat(v5428);
-        const float v5430 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5433 = bfloat(v5430);
-        const uint v5434 = v5407 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5435 = v5434 + v5427;
-        *(device bfloat2*)(out + v5435) = bfloat2(v5429, v5433);
+    const uint v5351 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5352 = v1924 + v5351;
+    const uint v5353 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5354 = v1923 + v5353;
+    const uint v5356 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5357 = v5356 == v5351;
+    const uint v5360 = v5353 + 1u;
+    const uint v5361 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v5362 = v5361 == v5360;
+    const bool v5363 = v5357 && v5362;
+    const uint v5366 = v5354 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5367 = v5366 == 0u;
+    const bool v5368 = v5363 && v5367;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5368) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5369 = v5352 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5370 = v5354 < v4;
+      const bool v5371 = v5369 && v5370;
+      if (v5371) {
+        const uint v5372 = v1925 + v5354;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5373 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5374 = bfloat(v5373);
+        const float v5375 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5378 = bfloat(v5375);
+        const uint v5379 = v5352 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5380 = v5379 + v5372;
+        *(device bfloat2*)(out + v5380) = bfloat2(v5374, v5378);
       }
     } else {
-      const bool v5440 = v5407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5441 = v5409 < v4;
-      const bool v5442 = v5440 && v5441;
-      if (v5442) {
-        const float v5443 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5445 = bfloat(v5443);
-        const uint v5446 = v5407 * v4;
-        const uint v5447 = v5446 + v1924;
-        const uint v5448 = v5447 + v5409;
-        out[v5448] = v5445;
+      const bool v5385 = v5352 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5386 = v5354 < v4;
+      const bool v5387 = v5385 && v5386;
+      if (v5387) {
+        const float v5388 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5390 = bfloat(v5388);
+        const uint v5391 = v5352 * v4;
+        const uint v5392 = v5391 + v1925;
+        const uint v5393 = v5392 + v5354;
+        out[v5393] = v5390;
       }
-      const uint v5450 = v1923 + v5411;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5452 = v1922 + v5416;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5453 = v5450 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5454 = v5452 < v4;
-      const bool v5455 = v5453 && v5454;
-      if (v5455) {
-        const float v5456 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5458 = bfloat(v5456);
-        const uint v5459 = v5450 * v4;
-        const uint v5460 = v5459 + v1924;
-        const uint v5461 = v5460 + v5452;
-        out[v5461] = v5458;
+      const uint v5395 = v1924 + v5356;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5397 = v1923 + v5361;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5398 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5399 = v5397 < v4;
+      const bool v5400 = v5398 && v5399;
+      if (v5400) {
+        const float v5401 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5403 = bfloat(v5401);
+        const uint v5404 = v5395 * v4;
+        const uint v5405 = v5404 + v1925;
+        const uint v5406 = v5405 + v5397;
+        out[v5406] = v5403;
       }
     }
-    const uint v5462 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5463 = v1923 + v5462;
-    const uint v5464 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5465 = v1922 + v5464;
-    const uint v5467 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5468 = v5467 == v5462;
-    const uint v5471 = v5464 + 1u;
-    const uint v5472 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5473 = v5472 == v5471;
-    const bool v5474 = v5468 && v5473;
-    const uint v5477 = v5465 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5478 = v5477 == 0u;
-    const bool v5479 = v5474 && v5478;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5479) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5480 = v5463 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5481 = v5465 < v4;
-      const bool v5482 = v5480 && v5481;
-      if (v5482) {
-        const uint v5483 = v1924 + v5465;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5484 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5485 = bfloat(v5484);
-        const float v5486 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5489 = bfloat(v5486);
-        const uint v5490 = v5463 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5491 = v5490 + v5483;
-        *(device bfloat2*)(out + v5491) = bfloat2(v5485, v5489);
+    const uint v5407 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5408 = v1924 + v5407;
+    const uint v5409 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5410 = v1923 + v5409;
+    const uint v5412 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5413 = v5412 == v5407;
+    const uint v5416 = v5409 + 1u;
+    const uint v5417 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v5418 = v5417 == v5416;
+    const bool v5419 = v5413 && v5418;
+    const uint v5422 = v5410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5423 = v5422 == 0u;
+    const bool v5424 = v5419 && v5423;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5424) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5425 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5426 = v5410 < v4;
+      const bool v5427 = v5425 && v5426;
+      if (v5427) {
+        const uint v5428 = v1925 + v5410;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5429 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5430 = bfloat(v5429);
+        const float v5431 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5434 = bfloat(v5431);
+        const uint v5435 = v5408 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5436 = v5435 + v5428;
+        *(device bfloat2*)(out + v5436) = bfloat2(v5430, v5434);
       }
     } else {
-      const bool v5496 = v5463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5497 = v5465 < v4;
-      const bool v5498 = v5496 && v5497;
-      if (v5498) {
-        const float v5499 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5501 = bfloat(v5499);
-        const uint v5502 = v5463 * v4;
-        const uint v5503 = v5502 + v1924;
-        const uint v5504 = v5503 + v5465;
-        out[v5504] = v5501;
+      const bool v5441 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5442 = v5410 < v4;
+      const bool v5443 = v5441 && v5442;
+      if (v5443) {
+        const float v5444 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5446 = bfloat(v5444);
+        const uint v5447 = v5408 * v4;
+        const uint v5448 = v5447 + v1925;
+        const uint v5449 = v5448 + v5410;
+        out[v5449] = v5446;
       }
-      const uint v5506 = v1923 + v5467;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5508 = v1922 + v5472;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5509 = v5506 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5510 = v5508 < v4;
-      const bool v5511 = v5509 && v5510;
-      if (v5511) {
-        const float v5512 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5514 = bfloat(v5512);
-        const uint v5515 = v5506 * v4;
-        const uint v5516 = v5515 + v1924;
-        const uint v5517 = v5516 + v5508;
-        out[v5517] = v5514;
+      const uint v5451 = v1924 + v5412;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5453 = v1923 + v5417;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5454 = v5451 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5455 = v5453 < v4;
+      const bool v5456 = v5454 && v5455;
+      if (v5456) {
+        const float v5457 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5459 = bfloat(v5457);
+        const uint v5460 = v5451 * v4;
+        const uint v5461 = v5460 + v1925;
+        const uint v5462 = v5461 + v5453;
+        out[v5462] = v5459;
+      }
+    }
+    const uint v5463 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5464 = v1924 + v5463;
+    const uint v5465 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5466 = v1923 + v5465;
+    const uint v5468 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5469 = v5468 == v5463;
+    const uint v5472 = v5465 + 1u;
+    const uint v5473 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v5474 = v5473 == v5472;
+    const bool v5475 = v5469 && v5474;
+    const uint v5478 = v5466 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5479 = v5478 == 0u;
+    const bool v5480 = v5475 && v5479;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5480) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5481 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5482 = v5466 < v4;
+      const bool v5483 = v5481 && v5482;
+      if (v5483) {
+        const uint v5484 = v1925 + v5466;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5485 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5486 = bfloat(v5485);
+        const float v5487 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5490 = bfloat(v5487);
+        const uint v5491 = v5464 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5492 = v5491 + v5484;
+        *(device bfloat2*)(out + v5492) = bfloat2(v5486, v5490);
+      }
+    } else {
+      const bool v5497 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5498 = v5466 < v4;
+      const bool v5499 = v5497 && v5498;
+      if (v5499) {
+        const float v5500 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5502 = bfloat(v5500);
+        const uint v5503 = v5464 * v4;
+        const uint v5504 = v5503 + v1925;
+        const uint v5505 = v5504 + v5466;
+        out[v5505] = v5502;
+      }
+      const uint v5507 = v1924 + v5468;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5509 = v1923 + v5473;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5510 = v5507 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5511 = v5509 < v4;
+      const bool v5512 = v5510 && v5511;
+      if (v5512) {
+        const float v5513 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5515 = bfloat(v5513);
+        const uint v5516 = v5507 * v4;
+        const uint v5517 = v5516 + v1925;
+        const uint v5518 = v5517 + v5509;
+        out[v5518] = v5515;
       }
     }
   } else {
-    const uint v5518 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5519 = v1923 + v5518;
-    const uint v5520 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5521 = v1922 + v5520;
-    const bool v5522 = v5519 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5523 = v5521 < v4;
-    const bool v5524 = v5522 && v5523;
-    if (v5524) {
-      const float v5525 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5527 = bfloat(v5525);
-      const uint v5528 = v5519 * v4;
-      const uint v5529 = v5528 + v1924;
-      const uint v5530 = v5529 + v5521;
-      out[v5530] = v5527;
-    }
-    const uint v5531 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5532 = v1923 + v5531;
-    const uint v5533 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5534 = v1922 + v5533;
-    const bool v5535 = v5532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5536 = v5534 < v4;
-    const bool v5537 = v5535 && v5536;
-    if (v5537) {
-      const float v5538 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5540 = bfloat(v5538);
-      const uint v5541 = v5532 * v4;
-      const uint v5542 = v5541 + v1924;
-      const uint v5543 = v5542 + v5534;
-      out[v5543] = v5540;
-    }
-    const uint v5544 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5545 = v1923 + v5544;
-    const uint v5546 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5547 = v1922 + v5546;
-    const bool v5548 = v5545 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5549 = v5547 < v4;
-    const bool v5550 = v5548 && v5549;
-    if (v5550) {
-      const float v5551 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5553 = bfloat(v5551);
-      const uint v5554 = v5545 * v4;
-      const uint v5555 = v5554 + v1924;
-      const uint v5556 = v5555 + v5547;
-      out[v5556] = v5553;
-    }
-    const uint v5557 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5558 = v1923 + v5557;
-    const uint v5559 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5560 = v1922 + v5559;
-    const bool v5561 = v5558 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5562 = v5560 < v4;
-    const bool v5563 = v5561 && v5562;
-    if (v5563) {
-      const float v5564 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5566 = bfloat(v5564);
-      const uint v5567 = v5558 * v4;
-      const uint v5568 = v5567 + v1924;
-      const uint v5569 = v5568 + v5560;
-      out[v5569] = v5566;
-    }
-    const uint v5570 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5571 = v1923 + v5570;
-    const uint v5572 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5573 = v1922 + v5572;
-    const bool v5574 = v5571 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5575 = v5573 < v4;
-    const bool v5576 = v5574 && v5575;
-    if (v5576) {
-      const float v5577 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5579 = bfloat(v5577);
-      const uint v5580 = v5571 * v4;
-      const uint v5581 = v5580 + v1924;
-      const uint v5582 = v5581 + v5573;
-      out[v5582] = v5579;
-    }
-    const uint v5583 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5584 = v1923 + v5583;
-    const uint v5585 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5586 = v1922 + v5585;
-    const bool v5587 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5588 = v5586 < v4;
-    const bool v5589 = v5587 && v5588;
-    if (v5589) {
-      const float v5590 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5592 = bfloat(v5590);
-      const uint v5593 = v5584 * v4;
-      const uint v5594 = v5593 + v1924;
-      const uint v5595 = v5594 + v5586;
-      out[v5595] = v5592;
-    }
-    const uint v5596 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5597 = v1923 + v5596;
-    const uint v5598 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5599 = v1922 + v5598;
-    const bool v5600 = v5597 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5601 = v5599 < v4;
-    const bool v5602 = v5600 && v5601;
-    if (v5602) {
-      const float v5603 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5605 = bfloat(v5603);
-      const uint v5606 = v5597 * v4;
-      const uint v5607 = v5606 + v1924;
-      const uint v5608 = v5607 + v5599;
-      out[v5608] = v5605;
-    }
-    const uint v5609 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5610 = v1923 + v5609;
-    const uint v5611 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5612 = v1922 + v5611;
-    const bool v5613 = v5610 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5614 = v5612 < v4;
-    const bool v5615 = v5613 && v5614;
-    if (v5615) {
-      const float v5616 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5618 = bfloat(v5616);
-      const uint v5619 = v5610 * v4;
-      const uint v5620 = v5619 + v1924;
-      const uint v5621 = v5620 + v5612;
-      out[v5621] = v5618;
-    }
-    const uint v5622 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5623 = v1923 + v5622;
-    const uint v5624 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5625 = v1922 + v5624;
-    const bool v5626 = v5623 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5627 = v5625 < v4;
-    const bool v5628 = v5626 && v5627;
-    if (v5628) {
-      const float v5629 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5631 = bfloat(v5629);
-      const uint v5632 = v5623 * v4;
-      const uint v5633 = v5632 + v1924;
-      const uint v5634 = v5633 + v5625;
-      out[v5634] = v5631;
-    }
-    const uint v5635 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5636 = v1923 + v5635;
-    const uint v5637 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5638 = v1922 + v5637;
-    const bool v5639 = v5636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5640 = v5638 < v4;
-    const bool v5641 = v5639 && v5640;
-    if (v5641) {
-      const float v5642 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5644 = bfloat(v5642);
-      const uint v5645 = v5636 * v4;
-      const uint v5646 = v5645 + v1924;
-      const uint v5647 = v5646 + v5638;
-      out[v5647] = v5644;
-    }
-    const uint v5648 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5649 = v1923 + v5648;
-    const uint v5650 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5651 = v1922 + v5650;
-    const bool v5652 = v5649 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5653 = v5651 < v4;
-    const bool v5654 = v5652 && v5653;
-    if (v5654) {
-      const float v5655 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5657 = bfloat(v5655);
-      const uint v5658 = v5649 * v4;
-      const uint v5659 = v5658 + v1924;
-      const uint v5660 = v5659 + v5651;
-      out[v5660] = v5657;
-    }
-    const uint v5661 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5662 = v1923 + v5661;
-    const uint v5663 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5664 = v1922 + v5663;
-    const bool v5665 = v5662 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5666 = v5664 < v4;
-    const bool v5667 = v5665 && v5666;
-    if (v5667) {
-      const float v5668 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5670 = bfloat(v5668);
-      const uint v5671 = v5662 * v4;
-      const uint v5672 = v5671 + v1924;
-      const uint v5673 = v5672 + v5664;
-      out[v5673] = v5670;
-    }
-    const uint v5674 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5675 = v1923 + v5674;
-    const uint v5676 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5677 = v1922 + v5676;
-    const bool v5678 = v5675 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5679 = v5677 < v4;
-    const bool v5680 = v5678 && v5679;
-    if (v5680) {
-      const float v5681 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5683 = bfloat(v5681);
-      const uint v5684 = v5675 * v4;
-      const uint v5685 = v5684 + v1924;
-      const uint v5686 = v5685 + v5677;
-      out[v5686] = v5683;
-    }
-    const uint v5687 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5688 = v1923 + v5687;
-    const uint v5689 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5690 = v1922 + v5689;
-    const bool v5691 = v5688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5692 = v5690 < v4;
-    const bool v5693 = v5691 && v5692;
-    if (v5693) {
-      const float v5694 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5696 = bfloat(v5694);
-      const uint v5697 = v5688 * v4;
-      const uint v5698 = v5697 + v1924;
-      const uint v5699 = v5698 + v5690;
-      out[v5699] = v5696;
-    }
-    const uint v5700 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5701 = v1923 + v5700;
-    const uint v5702 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5703 = v1922 + v5702;
-    const bool v5704 = v5701 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5705 = v5703 < v4;
-    const bool v5706 = v5704 && v5705;
-    if (v5706) {
-      const float v5707 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5709 = bfloat(v5707);
-      const uint v5710 = v5701 * v4;
-      const uint v5711 = v5710 + v1924;
-      const uint v5712 = v5711 + v5703;
-      out[v5712] = v5709;
-    }
-    const uint v5713 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5714 = v1923 + v5713;
-    const uint v5715 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5716 = v1922 + v5715;
-    const bool v5717 = v5714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5718 = v5716 < v4;
-    const bool v5719 = v5717 && v5718;
-    if (v5719) {
-      const float v5720 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5722 = bfloat(v5720);
-      const uint v5723 = v5714 * v4;
-      const uint v5724 = v5723 + v1924;
-      const uint v5725 = v5724 + v5716;
-      out[v5725] = v5722;
-    }
-    const uint v5726 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5727 = v1923 + v5726;
-    const uint v5728 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5729 = v1922 + v5728;
-    const bool v5730 = v5727 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5731 = v5729 < v4;
-    const bool v5732 = v5730 && v5731;
-    if (v5732) {
-      const float v5733 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5735 = bfloat(v5733);
-      const uint v5736 = v5727 * v4;
-      const uint v5737 = v5736 + v1924;
-      const uint v5738 = v5737 + v5729;
-      out[v5738] = v5735;
-    }
-    const uint v5739 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5740 = v1923 + v5739;
-    const uint v5741 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5742 = v1922 + v5741;
-    const bool v5743 = v5740 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5744 = v5742 < v4;
-    const bool v5745 = v5743 && v5744;
-    if (v5745) {
-      const float v5746 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5748 = bfloat(v5746);
-      const uint v5749 = v5740 * v4;
-      const uint v5750 = v5749 + v1924;
-      const uint v5751 = v5750 + v5742;
-      out[v5751] = v5748;
-    }
-    const uint v5752 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5753 = v1923 + v5752;
-    const uint v5754 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5755 = v1922 + v5754;
-    const bool v5756 = v5753 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5757 = v5755 < v4;
-    const bool v5758 = v5756 && v5757;
-    if (v5758) {
-      const float v5759 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5761 = bfloat(v5759);
-      const uint v5762 = v5753 * v4;
-      const uint v5763 = v5762 + v1924;
-      const uint v5764 = v5763 + v5755;
-      out[v5764] = v5761;
-    }
-    const uint v5765 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5766 = v1923 + v5765;
-    const uint v5767 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5768 = v1922 + v5767;
-    const bool v5769 = v5766 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5770 = v5768 < v4;
-    const bool v5771 = v5769 && v5770;
-    if (v5771) {
-      const float v5772 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5774 = bfloat(v5772);
-      const uint v5775 = v5766 * v4;
-      const uint v5776 = v5775 + v1924;
-      const uint v5777 = v5776 + v5768;
-      out[v5777] = v5774;
-    }
-    const uint v5778 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5779 = v1923 + v5778;
-    const uint v5780 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5781 = v1922 + v5780;
-    const bool v5782 = v5779 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5783 = v5781 < v4;
-    const bool v5784 = v5782 && v5783;
-    if (v5784) {
-      const float v5785 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5787 = bfloat(v5785);
-      const uint v5788 = v5779 * v4;
-      const uint v5789 = v5788 + v1924;
-      const uint v5790 = v5789 + v5781;
-      out[v5790] = v5787;
-    }
-    const uint v5791 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5792 = v1923 + v5791;
-    const uint v5793 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5794 = v1922 + v5793;
-    const bool v5795 = v5792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5796 = v5794 < v4;
-    const bool v5797 = v5795 && v5796;
-    if (v5797) {
-      const float v5798 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5800 = bfloat(v5798);
-      const uint v5801 = v5792 * v4;
-      const uint v5802 = v5801 + v1924;
-      const uint v5803 = v5802 + v5794;
-      out[v5803] = v5800;
-    }
-    const uint v5804 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5805 = v1923 + v5804;
-    const uint v5806 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5807 = v1922 + v5806;
-    const bool v5808 = v5805 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5809 = v5807 < v4;
-    const bool v5810 = v5808 && v5809;
-    if (v5810) {
-      const float v5811 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5813 = bfloat(v5811);
-      const uint v5814 = v5805 * v4;
-      const uint v5815 = v5814 + v1924;
-      const uint v5816 = v5815 + v5807;
-      out[v5816] = v5813;
-    }
-    const uint v5817 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5818 = v1923 + v5817;
-    const uint v5819 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5820 = v1922 + v5819;
-    const bool v5821 = v5818 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5822 = v5820 < v4;
-    const bool v5823 = v5821 && v5822;
-    if (v5823) {
-      const float v5824 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5826 = bfloat(v5824);
-      const uint v5827 = v5818 * v4;
-      const uint v5828 = v5827 + v1924;
-      const uint v5829 = v5828 + v5820;
-      out[v5829] = v5826;
-    }
-    const uint v5830 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5831 = v1923 + v5830;
-    const uint v5832 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5833 = v1922 + v5832;
-    const bool v5834 = v5831 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5835 = v5833 < v4;
-    const bool v5836 = v5834 && v5835;
-    if (v5836) {
-      const float v5837 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5839 = bfloat(v5837);
-      const uint v5840 = v5831 * v4;
-      const uint v5841 = v5840 + v1924;
-      const uint v5842 = v5841 + v5833;
-      out[v5842] = v5839;
-    }
-    const uint v5843 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5844 = v1923 + v5843;
-    const uint v5845 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5846 = v1922 + v5845;
-    const bool v5847 = v5844 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5848 = v5846 < v4;
-    const bool v5849 = v5847 && v5848;
-    if (v5849) {
-      const float v5850 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5852 = bfloat(v5850);
-      const uint v5853 = v5844 * v4;
-      const uint v5854 = v5853 + v1924;
-      const uint v5855 = v5854 + v5846;
-      out[v5855] = v5852;
-    }
-    const uint v5856 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5857 = v1923 + v5856;
-    const uint v5858 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5859 = v1922 + v5858;
-    const bool v5860 = v5857 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5861 = v5859 < v4;
-    const bool v5862 = v5860 && v5861;
-    if (v5862) {
-      const float v5863 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5865 = bfloat(v5863);
-      const uint v5866 = v5857 * v4;
-      const uint v5867 = v5866 + v1924;
-      const uint v5868 = v5867 + v5859;
-      out[v5868] = v5865;
-    }
-    const uint v5869 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5870 = v1923 + v5869;
-    const uint v5871 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5872 = v1922 + v5871;
-    const bool v5873 = v5870 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5874 = v5872 < v4;
-    const bool v5875 = v5873 && v5874;
-    if (v5875) {
-      const float v5876 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5878 = bfloat(v5876);
-      const uint v5879 = v5870 * v4;
-      const uint v5880 = v5879 + v1924;
-      const uint v5881 = v5880 + v5872;
-      out[v5881] = v5878;
-    }
-    const uint v5882 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5883 = v1923 + v5882;
-    const uint v5884 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5885 = v1922 + v5884;
-    const bool v5886 = v5883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5887 = v5885 < v4;
-    const bool v5888 = v5886 && v5887;
-    if (v5888) {
-      const float v5889 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5891 = bfloat(v5889);
-      const uint v5892 = v5883 * v4;
-      const uint v5893 = v5892 + v1924;
-      const uint v5894 = v5893 + v5885;
-      out[v5894] = v5891;
-    }
-    const uint v5895 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5896 = v1923 + v5895;
-    const uint v5897 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5898 = v1922 + v5897;
-    const bool v5899 = v5896 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5900 = v5898 < v4;
-    const bool v5901 = v5899 && v5900;
-    if (v5901) {
-      const float v5902 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5904 = bfloat(v5902);
-      const uint v5905 = v5896 * v4;
-      const uint v5906 = v5905 + v1924;
-      const uint v5907 = v5906 + v5898;
-      out[v5907] = v5904;
-    }
-    const uint v5908 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5909 = v1923 + v5908;
-    const uint v5910 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5911 = v1922 + v5910;
-    const bool v5912 = v5909 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5913 = v5911 < v4;
-    const bool v5914 = v5912 && v5913;
-    if (v5914) {
-      const float v5915 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5917 = bfloat(v5915);
-      const uint v5918 = v5909 * v4;
-      const uint v5919 = v5918 + v1924;
-      const uint v5920 = v5919 + v5911;
-      out[v5920] = v5917;
-    }
-    const uint v5921 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5922 = v1923 + v5921;
-    const uint v5923 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5924 = v1922 + v5923;
-    const bool v5925 = v5922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5926 = v5924 < v4;
-    const bool v5927 = v5925 && v5926;
-    if (v5927) {
-      const float v5928 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5930 = bfloat(v5928);
-      const uint v5931 = v5922 * v4;
-      const uint v5932 = v5931 + v1924;
-      const uint v5933 = v5932 + v5924;
-      out[v5933] = v5930;
-    }
-    const uint v5934 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5935 = v1923 + v5934;
-    const uint v5936 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5937 = v1922 + v5936;
-    const bool v5938 = v5935 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5939 = v5937 < v4;
-    const bool v5940 = v5938 && v5939;
-    if (v5940) {
-      const float v5941 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5943 = bfloat(v5941);
-      const uint v5944 = v5935 * v4;
-      const uint v5945 = v5944 + v1924;
-      const uint v5946 = v5945 + v5937;
-      out[v5946] = v5943;
-    }
-    const uint v5947 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5948 = v1923 + v5947;
-    const uint v5949 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5950 = v1922 + v5949;
-    const bool v5951 = v5948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5952 = v5950 < v4;
-    const bool v5953 = v5951 && v5952;
-    if (v5953) {
-      const float v5954 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5956 = bfloat(v5954);
-      const uint v5957 = v5948 * v4;
-      const uint v5958 = v5957 + v1924;
-      const uint v5959 = v5958 + v5950;
-      out[v5959] = v5956;
-    }
-    const uint v5960 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5961 = v1923 + v5960;
-    const uint v5962 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5963 = v1922 + v5962;
-    const bool v5964 = v5961 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5965 = v5963 < v4;
-    const bool v5966 = v5964 && v5965;
-    if (v5966) {
-      const float v5967 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5969 = bfloat(v5967);
-      const uint v5970 = v5961 * v4;
-      const uint v5971 = v5970 + v1924;
-      const uint v5972 = v5971 + v5963;
-      out[v5972] = v5969;
-    }
-    const uint v5973 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5974 = v1923 + v5973;
-    const uint v5975 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5976 = v1922 + v5975;
-    const bool v5977 = v5974 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5978 = v5976 < v4;
-    const bool v5979 = v5977 && v5978;
-    if (v5979) {
-      const float v5980 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5982 = bfloat(v5980);
-      const uint v5983 = v5974 * v4;
-      const uint v5984 = v5983 + v1924;
-      const uint v5985 = v5984 + v5976;
-      out[v5985] = v5982;
-    }
-    const uint v5986 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5987 = v1923 + v5986;
-    const uint v5988 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5989 = v1922 + v5988;
-    const bool v5990 = v5987 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5991 = v5989 < v4;
-    const bool v5992 = v5990 && v5991;
-    if (v5992) {
-      const float v5993 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5995 = bfloat(v5993);
-      const uint v5996 = v5987 * v4;
-      const uint v5997 = v5996 + v1924;
-      const uint v5998 = v5997 + v5989;
-      out[v5998] = v5995;
-    }
-    const uint v5999 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6000 = v1923 + v5999;
-    const uint v6001 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6002 = v1922 + v6001;
-    const bool v6003 = v6000 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6004 = v6002 < v4;
-    const bool v6005 = v6003 && v6004;
-    if (v6005) {
-      const float v6006 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6008 = bfloat(v6006);
-      const uint v6009 = v6000 * v4;
-      const uint v6010 = v6009 + v1924;
-      const uint v6011 = v6010 + v6002;
-      out[v6011] = v6008;
-    }
-    const uint v6012 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6013 = v1923 + v6012;
-    const uint v6014 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6015 = v1922 + v6014;
-    const bool v6016 = v6013 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6017 = v6015 < v4;
-    const bool v6018 = v6016 && v6017;
-    if (v6018) {
-      const float v6019 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6021 = bfloat(v6019);
-      const uint v6022 = v6013 * v4;
-      const uint v6023 = v6022 + v1924;
-      const uint v6024 = v6023 + v6015;
-      out[v6024] = v6021;
-    }
-    const uint v6025 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6026 = v1923 + v6025;
-    const uint v6027 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6028 = v1922 + v6027;
-    const bool v6029 = v6026 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6030 = v6028 < v4;
-    const bool v6031 = v6029 && v6030;
-    if (v6031) {
-      const float v6032 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6034 = bfloat(v6032);
-      const uint v6035 = v6026 * v4;
-      const uint v6036 = v6035 + v1924;
-      const uint v6037 = v6036 + v6028;
-      out[v6037] = v6034;
-    }
-    const uint v6038 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6039 = v1923 + v6038;
-    const uint v6040 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6041 = v1922 + v6040;
-    const bool v6042 = v6039 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6043 = v6041 < v4;
-    const bool v6044 = v6042 && v6043;
-    if (v6044) {
-      const float v6045 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6047 = bfloat(v6045);
-      const uint v6048 = v6039 * v4;
-      const uint v6049 = v6048 + v1924;
-      const uint v6050 = v6049 + v6041;
-      out[v6050] = v6047;
-    }
-    const uint v6051 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6052 = v1923 + v6051;
-    const uint v6053 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6054 = v1922 + v6053;
-    const bool v6055 = v6052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6056 = v6054 < v4;
-    const bool v6057 = v6055 && v6056;
-    if (v6057) {
-      const float v6058 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6060 = bfloat(v6058);
-      const uint v6061 = v6052 * v4;
-      const uint v6062 = v6061 + v1924;
-      const uint v6063 = v6062 + v6054;
-      out[v6063] = v6060;
-    }
-    const uint v6064 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6065 = v1923 + v6064;
-    const uint v6066 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6067 = v1922 + v6066;
-    const bool v6068 = v6065 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6069 = v6067 < v4;
-    const bool v6070 = v6068 && v6069;
-    if (v6070) {
-      const float v6071 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6073 = bfloat(v6071);
-      const uint v6074 = v6065 * v4;
-      const uint v6075 = v6074 + v1924;
-      const uint v6076 = v6075 + v6067;
-      out[v6076] = v6073;
-    }
-    const uint v6077 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6078 = v1923 + v6077;
-    const uint v6079 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6080 = v1922 + v6079;
-    const bool v6081 = v6078 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6082 = v6080 < v4;
-    const bool v6083 = v6081 && v6082;
-    if (v6083) {
-      const float v6084 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6086 = bfloat(v6084);
-      const uint v6087 = v6078 * v4;
-      const uint v6088 = v6087 + v1924;
-      const uint v6089 = v6088 + v6080;
-      out[v6089] = v6086;
-    }
-    const uint v6090 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6091 = v1923 + v6090;
-    const uint v6092 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6093 = v1922 + v6092;
-    const bool v6094 = v6091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6095 = v6093 < v4;
-    const bool v6096 = v6094 && v6095;
-    if (v6096) {
-      const float v6097 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6099 = bfloat(v6097);
-      const uint v6100 = v6091 * v4;
-      const uint v6101 = v6100 + v1924;
-      const uint v6102 = v6101 + v6093;
-      out[v6102] = v6099;
-    }
-    const uint v6103 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6104 = v1923 + v6103;
-    const uint v6105 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6106 = v1922 + v6105;
-    const bool v6107 = v6104 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6108 = v6106 < v4;
-    const bool v6109 = v6107 && v6108;
-    if (v6109) {
-      const float v6110 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6112 = bfloat(v6110);
-      const uint v6113 = v6104 * v4;
-      const uint v6114 = v6113 + v1924;
-      const uint v6115 = v6114 + v6106;
-      out[v6115] = v6112;
-    }
-    const uint v6116 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6117 = v1923 + v6116;
-    const uint v6118 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6119 = v1922 + v6118;
-    const bool v6120 = v6117 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6121 = v6119 < v4;
-    const bool v6122 = v6120 && v6121;
-    if (v6122) {
-      const float v6123 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6125 = bfloat(v6123);
-      const uint v6126 = v6117 * v4;
-      const uint v6127 = v6126 + v1924;
-      const uint v6128 = v6127 + v6119;
-      out[v6128] = v6125;
-    }
-    const uint v6129 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6130 = v1923 + v6129;
-    const uint v6131 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6132 = v1922 + v6131;
-    const bool v6133 = v6130 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6134 = v6132 < v4;
-    const bool v6135 = v6133 && v6134;
-    if (v6135) {
-      const float v6136 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6138 = bfloat(v6136);
-      const uint v6139 = v6130 * v4;
-      const uint v6140 = v6139 + v1924;
-      const uint v6141 = v6140 + v6132;
-      out[v6141] = v6138;
-    }
-    const uint v6142 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6143 = v1923 + v6142;
-    const uint v6144 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6145 = v1922 + v6144;
-    const bool v6146 = v6143 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6147 = v6145 < v4;
-    const bool v6148 = v6146 && v6147;
-    if (v6148) {
-      const float v6149 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6151 = bfloat(v6149);
-      const uint v6152 = v6143 * v4;
-      const uint v6153 = v6152 + v1924;
-      const uint v6154 = v6153 + v6145;
-      out[v6154] = v6151;
-    }
-    const uint v6155 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6156 = v1923 + v6155;
-    const uint v6157 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6158 = v1922 + v6157;
-    const bool v6159 = v6156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6160 = v6158 < v4;
-    const bool v6161 = v6159 && v6160;
-    if (v6161) {
-      const float v6162 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6164 = bfloat(v6162);
-      const uint v6165 = v6156 * v4;
-      const uint v6166 = v6165 + v1924;
-      const uint v6167 = v6166 + v6158;
-      out[v6167] = v6164;
-    }
-    const uint v6168 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6169 = v1923 + v6168;
-    const uint v6170 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6171 = v1922 + v6170;
-    const bool v6172 = v6169 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6173 = v6171 < v4;
-    const bool v6174 = v6172 && v6173;
-    if (v6174) {
-      const float v6175 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6177 = bfloat(v6175);
-      const uint v6178 = v6169 * v4;
-      const uint v6179 = v6178 + v1924;
-      const uint v6180 = v6179 + v6171;
-      out[v6180] = v6177;
-    }
-    const uint v6181 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6182 = v1923 + v6181;
-    const uint v6183 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6184 = v1922 + v6183;
-    const bool v6185 = v6182 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6186 = v6184 < v4;
-    const bool v6187 = v6185 && v6186;
-    if (v6187) {
-      const float v6188 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6190 = bfloat(v6188);
-      const uint v6191 = v6182 * v4;
-      const uint v6192 = v6191 + v1924;
-      const uint v6193 = v6192 + v6184;
-      out[v6193] = v6190;
-    }
-    const uint v6194 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6195 = v1923 + v6194;
-    const uint v6196 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6197 = v1922 + v6196;
-    const bool v6198 = v6195 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6199 = v6197 < v4;
-    const bool v6200 = v6198 && v6199;
-    if (v6200) {
-      const float v6201 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6203 = bfloat(v6201);
-      const uint v6204 = v6195 * v4;
-      const uint v6205 = v6204 + v1924;
-      const uint v6206 = v6205 + v6197;
-      out[v6206] = v6203;
-    }
-    const uint v6207 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6208 = v1923 + v6207;
-    const uint v6209 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6210 = v1922 + v6209;
-    const bool v6211 = v6208 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6212 = v6210 < v4;
-    const bool v6213 = v6211 && v6212;
-    if (v6213) {
-      const float v6214 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6216 = bfloat(v6214);
-      const uint v6217 = v6208 * v4;
-      const uint v6218 = v6217 + v1924;
-      const uint v6219 = v6218 + v6210;
-      out[v6219] = v6216;
-    }
-    const uint v6220 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6221 = v1923 + v6220;
-    const uint v6222 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6223 = v1922 + v6222;
-    const bool v6224 = v6221 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6225 = v6223 < v4;
-    const bool v6226 = v6224 && v6225;
-    if (v6226) {
-      const float v6227 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6229 = bfloat(v6227);
-      const uint v6230 = v6221 * v4;
-      const uint v6231 = v6230 + v1924;
-      const uint v6232 = v6231 + v6223;
-      out[v6232] = v6229;
-    }
-    const uint v6233 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6234 = v1923 + v6233;
-    const uint v6235 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6236 = v1922 + v6235;
-    const bool v6237 = v6234 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6238 = v6236 < v4;
-    const bool v6239 = v6237 && v6238;
-    if (v6239) {
-      const float v6240 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6242 = bfloat(v6240);
-      const uint v6243 = v6234 * v4;
-      const uint v6244 = v6243 + v1924;
-      const uint v6245 = v6244 + v6236;
-      out[v6245] = v6242;
-    }
-    const uint v6246 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6247 = v1923 + v6246;
-    const uint v6248 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6249 = v1922 + v6248;
-    const bool v6250 = v6247 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6251 = v6249 < v4;
-    const bool v6252 = v6250 && v6251;
-    if (v6252) {
-      const float v6253 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6255 = bfloat(v6253);
-      const uint v6256 = v6247 * v4;
-      const uint v6257 = v6256 + v1924;
-      const uint v6258 = v6257 + v6249;
-      out[v6258] = v6255;
-    }
-    const uint v6259 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6260 = v1923 + v6259;
-    const uint v6261 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6262 = v1922 + v6261;
-    const bool v6263 = v6260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6264 = v6262 < v4;
-    const bool v6265 = v6263 && v6264;
-    if (v6265) {
-      const float v6266 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6268 = bfloat(v6266);
-      const uint v6269 = v6260 * v4;
-      const uint v6270 = v6269 + v1924;
-      const uint v6271 = v6270 + v6262;
-      out[v6271] = v6268;
-    }
-    const uint v6272 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6273 = v1923 + v6272;
-    const uint v6274 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6275 = v1922 + v6274;
-    const bool v6276 = v6273 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6277 = v6275 < v4;
-    const bool v6278 = v6276 && v6277;
-    if (v6278) {
-      const float v6279 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6281 = bfloat(v6279);
-      const uint v6282 = v6273 * v4;
-      const uint v6283 = v6282 + v1924;
-      const uint v6284 = v6283 + v6275;
-      out[v6284] = v6281;
-    }
-    const uint v6285 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6286 = v1923 + v6285;
-    const uint v6287 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6288 = v1922 + v6287;
-    const bool v6289 = v6286 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6290 = v6288 < v4;
-    const bool v6291 = v6289 && v6290;
-    if (v6291) {
-      const float v6292 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6294 = bfloat(v6292);
-      const uint v6295 = v6286 * v4;
-      const uint v6296 = v6295 + v1924;
-      const uint v6297 = v6296 + v6288;
-      out[v6297] = v6294;
-    }
-    const uint v6298 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6299 = v1923 + v6298;
-    const uint v6300 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6301 = v1922 + v6300;
-    const bool v6302 = v6299 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6303 = v6301 < v4;
-    const bool v6304 = v6302 && v6303;
-    if (v6304) {
-      const float v6305 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6307 = bfloat(v6305);
-      const uint v6308 = v6299 * v4;
-      const uint v6309 = v6308 + v1924;
-      const uint v6310 = v6309 + v6301;
-      out[v6310] = v6307;
-    }
-    const uint v6311 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6312 = v1923 + v6311;
-    const uint v6313 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6314 = v1922 + v6313;
-    const bool v6315 = v6312 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6316 = v6314 < v4;
-    const bool v6317 = v6315 && v6316;
-    if (v6317) {
-      const float v6318 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6320 = bfloat(v6318);
-      const uint v6321 = v6312 * v4;
-      const uint v6322 = v6321 + v1924;
-      const uint v6323 = v6322 + v6314;
-      out[v6323] = v6320;
-    }
-    const uint v6324 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6325 = v1923 + v6324;
-    const uint v6326 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6327 = v1922 + v6326;
-    const bool v6328 = v6325 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6329 = v6327 < v4;
-    const bool v6330 = v6328 && v6329;
-    if (v6330) {
-      const float v6331 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6333 = bfloat(v6331);
-      const uint v6334 = v6325 * v4;
-      const uint v6335 = v6334 + v1924;
-      const uint v6336 = v6335 + v6327;
-      out[v6336] = v6333;
-    }
-    const uint v6337 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6338 = v1923 + v6337;
-    const uint v6339 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6340 = v1922 + v6339;
-    const bool v6341 = v6338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6342 = v6340 < v4;
-    const bool v6343 = v6341 && v6342;
-    if (v6343) {
-      const float v6344 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6346 = bfloat(v6344);
-      const uint v6347 = v6338 * v4;
-      const uint v6348 = v6347 + v1924;
-      const uint v6349 = v6348 + v6340;
-      out[v6349] = v6346;
-    }
-    const uint v6350 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6351 = v1923 + v6350;
-    const uint v6352 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6353 = v1922 + v6352;
-    const bool v6354 = v6351 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6355 = v6353 < v4;
-    const bool v6356 = v6354 && v6355;
-    if (v6356) {
-      const float v6357 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6359 = bfloat(v6357);
-      const uint v6360 = v6351 * v4;
-      const uint v6361 = v6360 + v1924;
-      const uint v6362 = v6361 + v6353;
-      out[v6362] = v6359;
-    }
-    const uint v6363 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6364 = v1923 + v6363;
-    const uint v6365 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6366 = v1922 + v6365;
-    const bool v6367 = v6364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6368 = v6366 < v4;
-    const bool v6369 = v6367 && v6368;
-    if (v6369) {
-      const float v6370 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6372 = bfloat(v6370);
-      const uint v6373 = v6364 * v4;
-      const uint v6374 = v6373 + v1924;
-      const uint v6375 = v6374 + v6366;
-      out[v6375] = v6372;
-    }
-    const uint v6376 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6377 = v1923 + v6376;
-    const uint v6378 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6379 = v1922 + v6378;
-    const bool v6380 = v6377 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6381 = v6379 < v4;
-    const bool v6382 = v6380 && v6381;
-    if (v6382) {
-      const float v6383 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6385 = bfloat(v6383);
-      const uint v6386 = v6377 * v4;
-      const uint v6387 = v6386 + v1924;
-      const uint v6388 = v6387 + v6379;
-      out[v6388] = v6385;
-    }
-    const uint v6389 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6390 = v1923 + v6389;
-    const uint v6391 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6392 = v1922 + v6391;
-    const bool v6393 = v6390 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6394 = v6392 < v4;
-    const bool v6395 = v6393 && v6394;
-    if (v6395) {
-      const float v6396 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6398 = bfloat(v6396);
-      const uint v6399 = v6390 * v4;
-      const uint v6400 = v6399 + v1924;
-      const uint v6401 = v6400 + v6392;
-      out[v6401] = v6398;
-    }
-    const uint v6402 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6403 = v1923 + v6402;
-    const uint v6404 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6405 = v1922 + v6404;
-    const bool v6406 = v6403 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6407 = v6405 < v4;
-    const bool v6408 = v6406 && v6407;
-    if (v6408) {
-      const float v6409 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6411 = bfloat(v6409);
-      const uint v6412 = v6403 * v4;
-      const uint v6413 = v6412 + v1924;
-      const uint v6414 = v6413 + v6405;
-      out[v6414] = v6411;
-    }
-    const uint v6415 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6416 = v1923 + v6415;
-    const uint v6417 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6418 = v1922 + v6417;
-    const bool v6419 = v6416 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6420 = v6418 < v4;
-    const bool v6421 = v6419 && v6420;
-    if (v6421) {
-      const float v6422 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6424 = bfloat(v6422);
-      const uint v6425 = v6416 * v4;
-      const uint v6426 = v6425 + v1924;
-      const uint v6427 = v6426 + v6418;
-      out[v6427] = v6424;
-    }
-    const uint v6428 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6429 = v1923 + v6428;
-    const uint v6430 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6431 = v1922 + v6430;
-    const bool v6432 = v6429 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6433 = v6431 < v4;
-    const bool v6434 = v6432 && v6433;
-    if (v6434) {
-      const float v6435 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6437 = bfloat(v6435);
-      const uint v6438 = v6429 * v4;
-      const uint v6439 = v6438 + v1924;
-      const uint v6440 = v6439 + v6431;
-      out[v6440] = v6437;
-    }
-    const uint v6441 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6442 = v1923 + v6441;
-    const uint v6443 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6444 = v1922 + v6443;
-    const bool v6445 = v6442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6446 = v6444 < v4;
-    const bool v6447 = v6445 && v6446;
-    if (v6447) {
-      const float v6448 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6450 = bfloat(v6448);
-      const uint v6451 = v6442 * v4;
-      const uint v6452 = v6451 + v1924;
-      const uint v6453 = v6452 + v6444;
-      out[v6453] = v6450;
-    }
-    const uint v6454 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6455 = v1923 + v6454;
-    const uint v6456 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6457 = v1922 + v6456;
-    const bool v6458 = v6455 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6459 = v6457 < v4;
-    const bool v6460 = v6458 && v6459;
-    if (v6460) {
-      const float v6461 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6463 = bfloat(v6461);
-      const uint v6464 = v6455 * v4;
-      const uint v6465 = v6464 + v1924;
-      const uint v6466 = v6465 + v6457;
-      out[v6466] = v6463;
-    }
-    const uint v6467 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6468 = v1923 + v6467;
-    const uint v6469 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6470 = v1922 + v6469;
-    const bool v6471 = v6468 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6472 = v6470 < v4;
-    const bool v6473 = v6471 && v6472;
-    if (v6473) {
-      const float v6474 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6476 = bfloat(v6474);
-      const uint v6477 = v6468 * v4;
-      const uint v6478 = v6477 + v1924;
-      const uint v6479 = v6478 + v6470;
-      out[v6479] = v6476;
-    }
-    const uint v6480 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6481 = v1923 + v6480;
-    const uint v6482 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6483 = v1922 + v6482;
-    const bool v6484 = v6481 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6485 = v6483 < v4;
-    const bool v6486 = v6484 && v6485;
-    if (v6486) {
-      const float v6487 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6489 = bfloat(v6487);
-      const uint v6490 = v6481 * v4;
-      const uint v6491 = v6490 + v1924;
-      const uint v6492 = v6491 + v6483;
-      out[v6492] = v6489;
-    }
-    const uint v6493 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6494 = v1923 + v6493;
-    const uint v6495 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6496 = v1922 + v6495;
-    const bool v6497 = v6494 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6498 = v6496 < v4;
-    const bool v6499 = v6497 && v6498;
-    if (v6499) {
-      const float v6500 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6502 = bfloat(v6500);
-      const uint v6503 = v6494 * v4;
-      const uint v6504 = v6503 + v1924;
-      const uint v6505 = v6504 + v6496;
-      out[v6505] = v6502;
-    }
-    const uint v6506 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6507 = v1923 + v6506;
-    const uint v6508 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6509 = v1922 + v6508;
-    const bool v6510 = v6507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6511 = v6509 < v4;
-    const bool v6512 = v6510 && v6511;
-    if (v6512) {
-      const float v6513 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6515 = bfloat(v6513);
-      const uint v6516 = v6507 * v4;
-      const uint v6517 = v6516 + v1924;
-      const uint v6518 = v6517 + v6509;
-      out[v6518] = v6515;
-    }
-    const uint v6519 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6520 = v1923 + v6519;
-    const uint v6521 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6522 = v1922 + v6521;
-    const bool v6523 = v6520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6524 = v6522 < v4;
-    const bool v6525 = v6523 && v6524;
-    if (v6525) {
-      const float v6526 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6528 = bfloat(v6526);
-      const uint v6529 = v6520 * v4;
-      const uint v6530 = v6529 + v1924;
-      const uint v6531 = v6530 + v6522;
-      out[v6531] = v6528;
-    }
-    const uint v6532 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6533 = v1923 + v6532;
-    const uint v6534 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6535 = v1922 + v6534;
-    const bool v6536 = v6533 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6537 = v6535 < v4;
-    const bool v6538 = v6536 && v6537;
-    if (v6538) {
-      const float v6539 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6541 = bfloat(v6539);
-      const uint v6542 = v6533 * v4;
-      const uint v6543 = v6542 + v1924;
-      const uint v6544 = v6543 + v6535;
-      out[v6544] = v6541;
-    }
-    const uint v6545 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6546 = v1923 + v6545;
-    const uint v6547 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6548 = v1922 + v6547;
-    const bool v6549 = v6546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6550 = v6548 < v4;
-    const bool v6551 = v6549 && v6550;
-    if (v6551) {
-      const float v6552 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6554 = bfloat(v6552);
-      const uint v6555 = v6546 * v4;
-      const uint v6556 = v6555 + v1924;
-      const uint v6557 = v6556 + v6548;
-      out[v6557] = v6554;
-    }
-    const uint v6558 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6559 = v1923 + v6558;
-    const uint v6560 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6561 = v1922 + v6560;
-    const bool v6562 = v6559 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6563 = v6561 < v4;
-    const bool v6564 = v6562 && v6563;
-    if (v6564) {
-      const float v6565 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6567 = bfloat(v6565);
-      const uint v6568 = v6559 * v4;
-      const uint v6569 = v6568 + v1924;
-      const uint v6570 = v6569 + v6561;
-      out[v6570] = v6567;
-    }
-    const uint v6571 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6572 = v1923 + v6571;
-    const uint v6573 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6574 = v1922 + v6573;
-    const bool v6575 = v6572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6576 = v6574 < v4;
-    const bool v6577 = v6575 && v6576;
-    if (v6577) {
-      const float v6578 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6580 = bfloat(v6578);
-      const uint v6581 = v6572 * v4;
-      const uint v6582 = v6581 + v1924;
-      const uint v6583 = v6582 + v6574;
-      out[v6583] = v6580;
-    }
-    const uint v6584 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6585 = v1923 + v6584;
-    const uint v6586 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6587 = v1922 + v6586;
-    const bool v6588 = v6585 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6589 = v6587 < v4;
-    const bool v6590 = v6588 && v6589;
-    if (v6590) {
-      const float v6591 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6593 = bfloat(v6591);
-      const uint v6594 = v6585 * v4;
-      const uint v6595 = v6594 + v1924;
-      const uint v6596 = v6595 + v6587;
-      out[v6596] = v6593;
-    }
-    const uint v6597 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6598 = v1923 + v6597;
-    const uint v6599 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6600 = v1922 + v6599;
-    const bool v6601 = v6598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6602 = v6600 < v4;
-    const bool v6603 = v6601 && v6602;
-    if (v6603) {
-      const float v6604 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6606 = bfloat(v6604);
-      const uint v6607 = v6598 * v4;
-      const uint v6608 = v6607 + v1924;
-      const uint v6609 = v6608 + v6600;
-      out[v6609] = v6606;
-    }
-    const uint v6610 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6611 = v1923 + v6610;
-    const uint v6612 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6613 = v1922 + v6612;
-    const bool v6614 = v6611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6615 = v6613 < v4;
-    const bool v6616 = v6614 && v6615;
-    if (v6616) {
-      const float v6617 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6619 = bfloat(v6617);
-      const uint v6620 = v6611 * v4;
-      const uint v6621 = v6620 + v1924;
-      const uint v6622 = v6621 + v6613;
-      out[v6622] = v6619;
-    }
-    const uint v6623 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6624 = v1923 + v6623;
-    const uint v6625 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6626 = v1922 + v6625;
-    const bool v6627 = v6624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6628 = v6626 < v4;
-    const bool v6629 = v6627 && v6628;
-    if (v6629) {
-      const float v6630 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6632 = bfloat(v6630);
-      const uint v6633 = v6624 * v4;
-      const uint v6634 = v6633 + v1924;
-      const uint v6635 = v6634 + v6626;
-      out[v6635] = v6632;
-    }
-    const uint v6636 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6637 = v1923 + v6636;
-    const uint v6638 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6639 = v1922 + v6638;
-    const bool v6640 = v6637 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6641 = v6639 < v4;
-    const bool v6642 = v6640 && v6641;
-    if (v6642) {
-      const float v6643 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6645 = bfloat(v6643);
-      const uint v6646 = v6637 * v4;
-      const uint v6647 = v6646 + v1924;
-      const uint v6648 = v6647 + v6639;
-      out[v6648] = v6645;
-    }
-    const uint v6649 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6650 = v1923 + v6649;
-    const uint v6651 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6652 = v1922 + v6651;
-    const bool v6653 = v6650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6654 = v6652 < v4;
-    const bool v6655 = v6653 && v6654;
-    if (v6655) {
-      const float v6656 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6658 = bfloat(v6656);
-      const uint v6659 = v6650 * v4;
-      const uint v6660 = v6659 + v1924;
-      const uint v6661 = v6660 + v6652;
-      out[v6661] = v6658;
-    }
-    const uint v6662 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6663 = v1923 + v6662;
-    const uint v6664 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6665 = v1922 + v6664;
-    const bool v6666 = v6663 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6667 = v6665 < v4;
-    const bool v6668 = v6666 && v6667;
-    if (v6668) {
-      const float v6669 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6671 = bfloat(v6669);
-      const uint v6672 = v6663 * v4;
-      const uint v6673 = v6672 + v1924;
-      const uint v6674 = v6673 + v6665;
-      out[v6674] = v6671;
-    }
-    const uint v6675 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6676 = v1923 + v6675;
-    const uint v6677 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6678 = v1922 + v6677;
-    const bool v6679 = v6676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6680 = v6678 < v4;
-    const bool v6681 = v6679 && v6680;
-    if (v6681) {
-      const float v6682 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6684 = bfloat(v6682);
-      const uint v6685 = v6676 * v4;
-      const uint v6686 = v6685 + v1924;
-      const uint v6687 = v6686 + v6678;
-      out[v6687] = v6684;
-    }
-    const uint v6688 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6689 = v1923 + v6688;
-    const uint v6690 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6691 = v1922 + v6690;
-    const bool v6692 = v6689 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6693 = v6691 < v4;
-    const bool v6694 = v6692 && v6693;
-    if (v6694) {
-      const float v6695 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6697 = bfloat(v6695);
-      const uint v6698 = v6689 * v4;
-      const uint v6699 = v6698 + v1924;
-      const uint v6700 = v6699 + v6691;
-      out[v6700] = v6697;
-    }
-    const uint v6701 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6702 = v1923 + v6701;
-    const uint v6703 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6704 = v1922 + v6703;
-    const bool v6705 = v6702 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6706 = v6704 < v4;
-    const bool v6707 = v6705 && v6706;
-    if (v6707) {
-      const float v6708 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6710 = bfloat(v6708);
-      const uint v6711 = v6702 * v4;
-      const uint v6712 = v6711 + v1924;
-      const uint v6713 = v6712 + v6704;
-      out[v6713] = v6710;
-    }
-    const uint v6714 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6715 = v1923 + v6714;
-    const uint v6716 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6717 = v1922 + v6716;
-    const bool v6718 = v6715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6719 = v6717 < v4;
-    const bool v6720 = v6718 && v6719;
-    if (v6720) {
-      const float v6721 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6723 = bfloat(v6721);
-      const uint v6724 = v6715 * v4;
-      const uint v6725 = v6724 + v1924;
-      const uint v6726 = v6725 + v6717;
-      out[v6726] = v6723;
-    }
-    const uint v6727 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6728 = v1923 + v6727;
-    const uint v6729 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6730 = v1922 + v6729;
-    const bool v6731 = v6728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6732 = v6730 < v4;
-    const bool v6733 = v6731 && v6732;
-    if (v6733) {
-      const float v6734 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6736 = bfloat(v6734);
-      const uint v6737 = v6728 * v4;
-      const uint v6738 = v6737 + v1924;
-      const uint v6739 = v6738 + v6730;
-      out[v6739] = v6736;
-    }
-    const uint v6740 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6741 = v1923 + v6740;
-    const uint v6742 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6743 = v1922 + v6742;
-    const bool v6744 = v6741 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6745 = v6743 < v4;
-    const bool v6746 = v6744 && v6745;
-    if (v6746) {
-      const float v6747 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6749 = bfloat(v6747);
-      const uint v6750 = v6741 * v4;
-      const uint v6751 = v6750 + v1924;
-      const uint v6752 = v6751 + v6743;
-      out[v6752] = v6749;
-    }
-    const uint v6753 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6754 = v1923 + v6753;
-    const uint v6755 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6756 = v1922 + v6755;
-    const bool v6757 = v6754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6758 = v6756 < v4;
-    const bool v6759 = v6757 && v6758;
-    if (v6759) {
-      const float v6760 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6762 = bfloat(v6760);
-      const uint v6763 = v6754 * v4;
-      const uint v6764 = v6763 + v1924;
-      const uint v6765 = v6764 + v6756;
-      out[v6765] = v6762;
-    }
-    const uint v6766 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6767 = v1923 + v6766;
-    const uint v6768 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6769 = v1922 + v6768;
-    const bool v6770 = v6767 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6771 = v6769 < v4;
-    const bool v6772 = v6770 && v6771;
-    if (v6772) {
-      const float v6773 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6775 = bfloat(v6773);
-      const uint v6776 = v6767 * v4;
-      const uint v6777 = v6776 + v1924;
-      const uint v6778 = v6777 + v6769;
-      out[v6778] = v6775;
-    }
-    const uint v6779 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6780 = v1923 + v6779;
-    const uint v6781 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6782 = v1922 + v6781;
-    const bool v6783 = v6780 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6784 = v6782 < v4;
-    const bool v6785 = v6783 && v6784;
-    if (v6785) {
-      const float v6786 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6788 = bfloat(v6786);
-      const uint v6789 = v6780 * v4;
-      const uint v6790 = v6789 + v1924;
-      const uint v6791 = v6790 + v6782;
-      out[v6791] = v6788;
-    }
-    const uint v6792 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6793 = v1923 + v6792;
-    const uint v6794 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6795 = v1922 + v6794;
-    const bool v6796 = v6793 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6797 = v6795 < v4;
-    const bool v6798 = v6796 && v6797;
-    if (v6798) {
-      const float v6799 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6801 = bfloat(v6799);
-      const uint v6802 = v6793 * v4;
-      const uint v6803 = v6802 + v1924;
-      const uint v6804 = v6803 + v6795;
-      out[v6804] = v6801;
-    }
-    const uint v6805 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6806 = v1923 + v6805;
-    const uint v6807 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6808 = v1922 + v6807;
-    const bool v6809 = v6806 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6810 = v6808 < v4;
-    const bool v6811 = v6809 && v6810;
-    if (v6811) {
-      const float v6812 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6814 = bfloat(v6812);
-      const uint v6815 = v6806 * v4;
-      const uint v6816 = v6815 + v1924;
-      const uint v6817 = v6816 + v6808;
-      out[v6817] = v6814;
-    }
-    const uint v6818 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6819 = v1923 + v6818;
-    const uint v6820 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6821 = v1922 + v6820;
-    const bool v6822 = v6819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6823 = v6821 < v4;
-    const bool v6824 = v6822 && v6823;
-    if (v6824) {
-      const float v6825 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6827 = bfloat(v6825);
-      const uint v6828 = v6819 * v4;
-      const uint v6829 = v6828 + v1924;
-      const uint v6830 = v6829 + v6821;
-      out[v6830] = v6827;
-    }
-    const uint v6831 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6832 = v1923 + v6831;
-    const uint v6833 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6834 = v1922 + v6833;
-    const bool v6835 = v6832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6836 = v6834 < v4;
-    const bool v6837 = v6835 && v6836;
-    if (v6837) {
-      const float v6838 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6840 = bfloat(v6838);
-      const uint v6841 = v6832 * v4;
-      const uint v6842 = v6841 + v1924;
-      const uint v6843 = v6842 + v6834;
-      out[v6843] = v6840;
-    }
-    const uint v6844 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6845 = v1923 + v6844;
-    const uint v6846 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6847 = v1922 + v6846;
-    const bool v6848 = v6845 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6849 = v6847 < v4;
-    const bool v6850 = v6848 && v6849;
-    if (v6850) {
-      const float v6851 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6853 = bfloat(v6851);
-      const uint v6854 = v6845 * v4;
-      const uint v6855 = v6854 + v1924;
-      const uint v6856 = v6855 + v6847;
-      out[v6856] = v6853;
-    }
-    const uint v6857 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6858 = v1923 + v6857;
-    const uint v6859 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6860 = v1922 + v6859;
-    const bool v6861 = v6858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6862 = v6860 < v4;
-    const bool v6863 = v6861 && v6862;
-    if (v6863) {
-      const float v6864 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6866 = bfloat(v6864);
-      const uint v6867 = v6858 * v4;
-      const uint v6868 = v6867 + v1924;
-      const uint v6869 = v6868 + v6860;
-      out[v6869] = v6866;
-    }
-    const uint v6870 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6871 = v1923 + v6870;
-    const uint v6872 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6873 = v1922 + v6872;
-    const bool v6874 = v6871 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6875 = v6873 < v4;
-    const bool v6876 = v6874 && v6875;
-    if (v6876) {
-      const float v6877 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6879 = bfloat(v6877);
-      const uint v6880 = v6871 * v4;
-      const uint v6881 = v6880 + v1924;
-      const uint v6882 = v6881 + v6873;
-      out[v6882] = v6879;
-    }
-    const uint v6883 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6884 = v1923 + v6883;
-    const uint v6885 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6886 = v1922 + v6885;
-    const bool v6887 = v6884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6888 = v6886 < v4;
-    const bool v6889 = v6887 && v6888;
-    if (v6889) {
-      const float v6890 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6892 = bfloat(v6890);
-      const uint v6893 = v6884 * v4;
-      const uint v6894 = v6893 + v1924;
-      const uint v6895 = v6894 + v6886;
-      out[v6895] = v6892;
-    }
-    const uint v6896 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6897 = v1923 + v6896;
-    const uint v6898 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6899 = v1922 + v6898;
-    const bool v6900 = v6897 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6901 = v6899 < v4;
-    const bool v6902 = v6900 && v6901;
-    if (v6902) {
-      const float v6903 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6905 = bfloat(v6903);
-      const uint v6906 = v6897 * v4;
-      const uint v6907 = v6906 + v1924;
-      const uint v6908 = v6907 + v6899;
-      out[v6908] = v6905;
-    }
-    const uint v6909 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6910 = v1923 + v6909;
-    const uint v6911 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6912 = v1922 + v6911;
-    const bool v6913 = v6910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6914 = v6912 < v4;
-    const bool v6915 = v6913 && v6914;
-    if (v6915) {
-      const float v6916 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6918 = bfloat(v6916);
-      const uint v6919 = v6910 * v4;
-      const uint v6920 = v6919 + v1924;
-      const uint v6921 = v6920 + v6912;
-      out[v6921] = v6918;
-    }
-    const uint v6922 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6923 = v1923 + v6922;
-    const uint v6924 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6925 = v1922 + v6924;
-    const bool v6926 = v6923 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6927 = v6925 < v4;
-    const bool v6928 = v6926 && v6927;
-    if (v6928) {
-      const float v6929 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6931 = bfloat(v6929);
-      const uint v6932 = v6923 * v4;
-      const uint v6933 = v6932 + v1924;
-      const uint v6934 = v6933 + v6925;
-      out[v6934] = v6931;
-    }
-    const uint v6935 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6936 = v1923 + v6935;
-    const uint v6937 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6938 = v1922 + v6937;
-    const bool v6939 = v6936 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6940 = v6938 < v4;
-    const bool v6941 = v6939 && v6940;
-    if (v6941) {
-      const float v6942 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6944 = bfloat(v6942);
-      const uint v6945 = v6936 * v4;
-      const uint v6946 = v6945 + v1924;
-      const uint v6947 = v6946 + v6938;
-      out[v6947] = v6944;
-    }
-    const uint v6948 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6949 = v1923 + v6948;
-    const uint v6950 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6951 = v1922 + v6950;
-    const bool v6952 = v6949 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6953 = v6951 < v4;
-    const bool v6954 = v6952 && v6953;
-    if (v6954) {
-      const float v6955 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6957 = bfloat(v6955);
-      const uint v6958 = v6949 * v4;
-      const uint v6959 = v6958 + v1924;
-      const uint v6960 = v6959 + v6951;
-      out[v6960] = v6957;
-    }
-    const uint v6961 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6962 = v1923 + v6961;
-    const uint v6963 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6964 = v1922 + v6963;
-    const bool v6965 = v6962 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6966 = v6964 < v4;
-    const bool v6967 = v6965 && v6966;
-    if (v6967) {
-      const float v6968 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6970 = bfloat(v6968);
-      const uint v6971 = v6962 * v4;
-      const uint v6972 = v6971 + v1924;
-      const uint v6973 = v6972 + v6964;
-      out[v6973] = v6970;
-    }
-    const uint v6974 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6975 = v1923 + v6974;
-    const uint v6976 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6977 = v1922 + v6976;
-    const bool v6978 = v6975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6979 = v6977 < v4;
-    const bool v6980 = v6978 && v6979;
-    if (v6980) {
-      const float v6981 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6983 = bfloat(v6981);
-      const uint v6984 = v6975 * v4;
-      const uint v6985 = v6984 + v1924;
-      const uint v6986 = v6985 + v6977;
-      out[v6986] = v6983;
-    }
-    const uint v6987 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6988 = v1923 + v6987;
-    const uint v6989 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6990 = v1922 + v6989;
-    const bool v6991 = v6988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6992 = v6990 < v4;
-    const bool v6993 = v6991 && v6992;
-    if (v6993) {
-      const float v6994 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6996 = bfloat(v6994);
-      const uint v6997 = v6988 * v4;
-      const uint v6998 = v6997 + v1924;
-      const uint v6999 = v6998 + v6990;
-      out[v6999] = v6996;
-    }
-    const uint v7000 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7001 = v1923 + v7000;
-    const uint v7002 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7003 = v1922 + v7002;
-    const bool v7004 = v7001 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7005 = v7003 < v4;
-    const bool v7006 = v7004 && v7005;
-    if (v7006) {
-      const float v7007 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7009 = bfloat(v7007);
-      const uint v7010 = v7001 * v4;
-      const uint v7011 = v7010 + v1924;
-      const uint v7012 = v7011 + v7003;
-      out[v7012] = v7009;
-    }
-    const uint v7013 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7014 = v1923 + v7013;
-    const uint v7015 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7016 = v1922 + v7015;
-    const bool v7017 = v7014 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7018 = v7016 < v4;
-    const bool v7019 = v7017 && v7018;
-    if (v7019) {
-      const float v7020 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7022 = bfloat(v7020);
-      const uint v7023 = v7014 * v4;
-      const uint v7024 = v7023 + v1924;
-      const uint v7025 = v7024 + v7016;
-      out[v7025] = v7022;
-    }
-    const uint v7026 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7027 = v1923 + v7026;
-    const uint v7028 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7029 = v1922 + v7028;
-    const bool v7030 = v7027 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7031 = v7029 < v4;
-    const bool v7032 = v7030 && v7031;
-    if (v7032) {
-      const float v7033 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7035 = bfloat(v7033);
-      const uint v7036 = v7027 * v4;
-      const uint v7037 = v7036 + v1924;
-      const uint v7038 = v7037 + v7029;
-      out[v7038] = v7035;
-    }
-    const uint v7039 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7040 = v1923 + v7039;
-    const uint v7041 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7042 = v1922 + v7041;
-    const bool v7043 = v7040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7044 = v7042 < v4;
-    const bool v7045 = v7043 && v7044;
-    if (v7045) {
-      const float v7046 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7048 = bfloat(v7046);
-      const uint v7049 = v7040 * v4;
-      const uint v7050 = v7049 + v1924;
-      const uint v7051 = v7050 + v7042;
-      out[v7051] = v7048;
-    }
-    const uint v7052 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7053 = v1923 + v7052;
-    const uint v7054 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7055 = v1922 + v7054;
-    const bool v7056 = v7053 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7057 = v7055 < v4;
-    const bool v7058 = v7056 && v7057;
-    if (v7058) {
-      const float v7059 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7061 = bfloat(v7059);
-      const uint v7062 = v7053 * v4;
-      const uint v7063 = v7062 + v1924;
-      const uint v7064 = v7063 + v7055;
-      out[v7064] = v7061;
-    }
-    const uint v7065 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7066 = v1923 + v7065;
-    const uint v7067 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7068 = v1922 + v7067;
-    const bool v7069 = v7066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7070 = v7068 < v4;
-    const bool v7071 = v7069 && v7070;
-    if (v7071) {
-      const float v7072 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7074 = bfloat(v7072);
-      const uint v7075 = v7066 * v4;
-      const uint v7076 = v7075 + v1924;
-      const uint v7077 = v7076 + v7068;
-      out[v7077] = v7074;
-    }
-    const uint v7078 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7079 = v1923 + v7078;
-    const uint v7080 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7081 = v1922 + v7080;
-    const bool v7082 = v7079 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7083 = v7081 < v4;
-    const bool v7084 = v7082 && v7083;
-    if (v7084) {
-      const float v7085 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7087 = bfloat(v7085);
-      const uint v7088 = v7079 * v4;
-      const uint v7089 = v7088 + v1924;
-      const uint v7090 = v7089 + v7081;
-      out[v7090] = v7087;
-    }
-    const uint v7091 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7092 = v1923 + v7091;
-    const uint v7093 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7094 = v1922 + v7093;
-    const bool v7095 = v7092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7096 = v7094 < v4;
-    const bool v7097 = v7095 && v7096;
-    if (v7097) {
-      const float v7098 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7100 = bfloat(v7098);
-      const uint v7101 = v7092 * v4;
-      const uint v7102 = v7101 + v1924;
-      const uint v7103 = v7102 + v7094;
-      out[v7103] = v7100;
-    }
-    const uint v7104 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7105 = v1923 + v7104;
-    const uint v7106 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7107 = v1922 + v7106;
-    const bool v7108 = v7105 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7109 = v7107 < v4;
-    const bool v7110 = v7108 && v7109;
-    if (v7110) {
-      const float v7111 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7113 = bfloat(v7111);
-      const uint v7114 = v7105 * v4;
-      const uint v7115 = v7114 + v1924;
-      const uint v7116 = v7115 + v7107;
-      out[v7116] = v7113;
-    }
-    const uint v7117 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7118 = v1923 + v7117;
-    const uint v7119 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7120 = v1922 + v7119;
-    const bool v7121 = v7118 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7122 = v7120 < v4;
-    const bool v7123 = v7121 && v7122;
-    if (v7123) {
-      const float v7124 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7126 = bfloat(v7124);
-      const uint v7127 = v7118 * v4;
-      const uint v7128 = v7127 + v1924;
-      const uint v7129 = v7128 + v7120;
-      out[v7129] = v7126;
-    }
-    const uint v7130 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7131 = v1923 + v7130;
-    const uint v7132 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7133 = v1922 + v7132;
-    const bool v7134 = v7131 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7135 = v7133 < v4;
-    const bool v7136 = v7134 && v7135;
-    if (v7136) {
-      const float v7137 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7139 = bfloat(v7137);
-      const uint v7140 = v7131 * v4;
-      const uint v7141 = v7140 + v1924;
-      const uint v7142 = v7141 + v7133;
-      out[v7142] = v7139;
-    }
-    const uint v7143 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7144 = v1923 + v7143;
-    const uint v7145 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7146 = v1922 + v7145;
-    const bool v7147 = v7144 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7148 = v7146 < v4;
-    const bool v7149 = v7147 && v7148;
-    if (v7149) {
-      const float v7150 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7152 = bfloat(v7150);
-      const uint v7153 = v7144 * v4;
-      const uint v7154 = v7153 + v1924;
-      const uint v7155 = v7154 + v7146;
-      out[v7155] = v7152;
-    }
-    const uint v7156 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7157 = v1923 + v7156;
-    const uint v7158 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7159 = v1922 + v7158;
-    const bool v7160 = v7157 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7161 = v7159 < v4;
-    const bool v7162 = v7160 && v7161;
-    if (v7162) {
-      const float v7163 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7165 = bfloat(v7163);
-      const uint v7166 = v7157 * v4;
-      const uint v7167 = v7166 + v1924;
-      const uint v7168 = v7167 + v7159;
-      out[v7168] = v7165;
-    }
-    const uint v7169 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7170 = v1923 + v7169;
-    const uint v7171 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7172 = v1922 + v7171;
-    const bool v7173 = v7170 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7174 = v7172 < v4;
-    const bool v7175 = v7173 && v7174;
-    if (v7175) {
-      const float v7176 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7178 = bfloat(v7176);
-      const uint v7179 = v7170 * v4;
-      const uint v7180 = v7179 + v1924;
-      const uint v7181 = v7180 + v7172;
-      out[v7181] = v7178;
+    const uint v5519 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5520 = v1924 + v5519;
+    const uint v5521 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5522 = v1923 + v5521;
+    const bool v5523 = v5520 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5524 = v5522 < v4;
+    const bool v5525 = v5523 && v5524;
+    if (v5525) {
+      const float v5526 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5528 = bfloat(v5526);
+      const uint v5529 = v5520 * v4;
+      const uint v5530 = v5529 + v1925;
+      const uint v5531 = v5530 + v5522;
+      out[v5531] = v5528;
+    }
+    const uint v5532 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5533 = v1924 + v5532;
+    const uint v5534 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5535 = v1923 + v5534;
+    const bool v5536 = v5533 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5537 = v5535 < v4;
+    const bool v5538 = v5536 && v5537;
+    if (v5538) {
+      const float v5539 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5541 = bfloat(v5539);
+      const uint v5542 = v5533 * v4;
+      const uint v5543 = v5542 + v1925;
+      const uint v5544 = v5543 + v5535;
+      out[v5544] = v5541;
+    }
+    const uint v5545 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5546 = v1924 + v5545;
+    const uint v5547 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5548 = v1923 + v5547;
+    const bool v5549 = v5546 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5550 = v5548 < v4;
+    const bool v5551 = v5549 && v5550;
+    if (v5551) {
+      const float v5552 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5554 = bfloat(v5552);
+      const uint v5555 = v5546 * v4;
+      const uint v5556 = v5555 + v1925;
+      const uint v5557 = v5556 + v5548;
+      out[v5557] = v5554;
+    }
+    const uint v5558 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5559 = v1924 + v5558;
+    const uint v5560 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5561 = v1923 + v5560;
+    const bool v5562 = v5559 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5563 = v5561 < v4;
+    const bool v5564 = v5562 && v5563;
+    if (v5564) {
+      const float v5565 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5567 = bfloat(v5565);
+      const uint v5568 = v5559 * v4;
+      const uint v5569 = v5568 + v1925;
+      const uint v5570 = v5569 + v5561;
+      out[v5570] = v5567;
+    }
+    const uint v5571 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5572 = v1924 + v5571;
+    const uint v5573 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5574 = v1923 + v5573;
+    const bool v5575 = v5572 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5576 = v5574 < v4;
+    const bool v5577 = v5575 && v5576;
+    if (v5577) {
+      const float v5578 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5580 = bfloat(v5578);
+      const uint v5581 = v5572 * v4;
+      const uint v5582 = v5581 + v1925;
+      const uint v5583 = v5582 + v5574;
+      out[v5583] = v5580;
+    }
+    const uint v5584 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5585 = v1924 + v5584;
+    const uint v5586 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5587 = v1923 + v5586;
+    const bool v5588 = v5585 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5589 = v5587 < v4;
+    const bool v5590 = v5588 && v5589;
+    if (v5590) {
+      const float v5591 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5593 = bfloat(v5591);
+      const uint v5594 = v5585 * v4;
+      const uint v5595 = v5594 + v1925;
+      const uint v5596 = v5595 + v5587;
+      out[v5596] = v5593;
+    }
+    const uint v5597 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5598 = v1924 + v5597;
+    const uint v5599 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5600 = v1923 + v5599;
+    const bool v5601 = v5598 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5602 = v5600 < v4;
+    const bool v5603 = v5601 && v5602;
+    if (v5603) {
+      const float v5604 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5606 = bfloat(v5604);
+      const uint v5607 = v5598 * v4;
+      const uint v5608 = v5607 + v1925;
+      const uint v5609 = v5608 + v5600;
+      out[v5609] = v5606;
+    }
+    const uint v5610 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5611 = v1924 + v5610;
+    const uint v5612 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5613 = v1923 + v5612;
+    const bool v5614 = v5611 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5615 = v5613 < v4;
+    const bool v5616 = v5614 && v5615;
+    if (v5616) {
+      const float v5617 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5619 = bfloat(v5617);
+      const uint v5620 = v5611 * v4;
+      const uint v5621 = v5620 + v1925;
+      const uint v5622 = v5621 + v5613;
+      out[v5622] = v5619;
+    }
+    const uint v5623 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5624 = v1924 + v5623;
+    const uint v5625 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5626 = v1923 + v5625;
+    const bool v5627 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5628 = v5626 < v4;
+    const bool v5629 = v5627 && v5628;
+    if (v5629) {
+      const float v5630 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5632 = bfloat(v5630);
+      const uint v5633 = v5624 * v4;
+      const uint v5634 = v5633 + v1925;
+      const uint v5635 = v5634 + v5626;
+      out[v5635] = v5632;
+    }
+    const uint v5636 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5637 = v1924 + v5636;
+    const uint v5638 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5639 = v1923 + v5638;
+    const bool v5640 = v5637 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5641 = v5639 < v4;
+    const bool v5642 = v5640 && v5641;
+    if (v5642) {
+      const float v5643 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5645 = bfloat(v5643);
+      const uint v5646 = v5637 * v4;
+      const uint v5647 = v5646 + v1925;
+      const uint v5648 = v5647 + v5639;
+      out[v5648] = v5645;
+    }
+    const uint v5649 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5650 = v1924 + v5649;
+    const uint v5651 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5652 = v1923 + v5651;
+    const bool v5653 = v5650 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5654 = v5652 < v4;
+    const bool v5655 = v5653 && v5654;
+    if (v5655) {
+      const float v5656 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5658 = bfloat(v5656);
+      const uint v5659 = v5650 * v4;
+      const uint v5660 = v5659 + v1925;
+      const uint v5661 = v5660 + v5652;
+      out[v5661] = v5658;
+    }
+    const uint v5662 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5663 = v1924 + v5662;
+    const uint v5664 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5665 = v1923 + v5664;
+    const bool v5666 = v5663 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5667 = v5665 < v4;
+    const bool v5668 = v5666 && v5667;
+    if (v5668) {
+      const float v5669 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5671 = bfloat(v5669);
+      const uint v5672 = v5663 * v4;
+      const uint v5673 = v5672 + v1925;
+      const uint v5674 = v5673 + v5665;
+      out[v5674] = v5671;
+    }
+    const uint v5675 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5676 = v1924 + v5675;
+    const uint v5677 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5678 = v1923 + v5677;
+    const bool v5679 = v5676 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5680 = v5678 < v4;
+    const bool v5681 = v5679 && v5680;
+    if (v5681) {
+      const float v5682 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5684 = bfloat(v5682);
+      const uint v5685 = v5676 * v4;
+      const uint v5686 = v5685 + v1925;
+      const uint v5687 = v5686 + v5678;
+      out[v5687] = v5684;
+    }
+    const uint v5688 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5689 = v1924 + v5688;
+    const uint v5690 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5691 = v1923 + v5690;
+    const bool v5692 = v5689 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5693 = v5691 < v4;
+    const bool v5694 = v5692 && v5693;
+    if (v5694) {
+      const float v5695 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5697 = bfloat(v5695);
+      const uint v5698 = v5689 * v4;
+      const uint v5699 = v5698 + v1925;
+      const uint v5700 = v5699 + v5691;
+      out[v5700] = v5697;
+    }
+    const uint v5701 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5702 = v1924 + v5701;
+    const uint v5703 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5704 = v1923 + v5703;
+    const bool v5705 = v5702 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5706 = v5704 < v4;
+    const bool v5707 = v5705 && v5706;
+    if (v5707) {
+      const float v5708 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5710 = bfloat(v5708);
+      const uint v5711 = v5702 * v4;
+      const uint v5712 = v5711 + v1925;
+      const uint v5713 = v5712 + v5704;
+      out[v5713] = v5710;
+    }
+    const uint v5714 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5715 = v1924 + v5714;
+    const uint v5716 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5717 = v1923 + v5716;
+    const bool v5718 = v5715 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5719 = v5717 < v4;
+    const bool v5720 = v5718 && v5719;
+    if (v5720) {
+      const float v5721 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5723 = bfloat(v5721);
+      const uint v5724 = v5715 * v4;
+      const uint v5725 = v5724 + v1925;
+      const uint v5726 = v5725 + v5717;
+      out[v5726] = v5723;
+    }
+    const uint v5727 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5728 = v1924 + v5727;
+    const uint v5729 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5730 = v1923 + v5729;
+    const bool v5731 = v5728 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5732 = v5730 < v4;
+    const bool v5733 = v5731 && v5732;
+    if (v5733) {
+      const float v5734 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5736 = bfloat(v5734);
+      const uint v5737 = v5728 * v4;
+      const uint v5738 = v5737 + v1925;
+      const uint v5739 = v5738 + v5730;
+      out[v5739] = v5736;
+    }
+    const uint v5740 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5741 = v1924 + v5740;
+    const uint v5742 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5743 = v1923 + v5742;
+    const bool v5744 = v5741 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5745 = v5743 < v4;
+    const bool v5746 = v5744 && v5745;
+    if (v5746) {
+      const float v5747 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5749 = bfloat(v5747);
+      const uint v5750 = v5741 * v4;
+      const uint v5751 = v5750 + v1925;
+      const uint v5752 = v5751 + v5743;
+      out[v5752] = v5749;
+    }
+    const uint v5753 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5754 = v1924 + v5753;
+    const uint v5755 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5756 = v1923 + v5755;
+    const bool v5757 = v5754 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5758 = v5756 < v4;
+    const bool v5759 = v5757 && v5758;
+    if (v5759) {
+      const float v5760 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5762 = bfloat(v5760);
+      const uint v5763 = v5754 * v4;
+      const uint v5764 = v5763 + v1925;
+      const uint v5765 = v5764 + v5756;
+      out[v5765] = v5762;
+    }
+    const uint v5766 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5767 = v1924 + v5766;
+    const uint v5768 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5769 = v1923 + v5768;
+    const bool v5770 = v5767 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5771 = v5769 < v4;
+    const bool v5772 = v5770 && v5771;
+    if (v5772) {
+      const float v5773 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5775 = bfloat(v5773);
+      const uint v5776 = v5767 * v4;
+      const uint v5777 = v5776 + v1925;
+      const uint v5778 = v5777 + v5769;
+      out[v5778] = v5775;
+    }
+    const uint v5779 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5780 = v1924 + v5779;
+    const uint v5781 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5782 = v1923 + v5781;
+    const bool v5783 = v5780 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5784 = v5782 < v4;
+    const bool v5785 = v5783 && v5784;
+    if (v5785) {
+      const float v5786 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5788 = bfloat(v5786);
+      const uint v5789 = v5780 * v4;
+      const uint v5790 = v5789 + v1925;
+      const uint v5791 = v5790 + v5782;
+      out[v5791] = v5788;
+    }
+    const uint v5792 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5793 = v1924 + v5792;
+    const uint v5794 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5795 = v1923 + v5794;
+    const bool v5796 = v5793 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5797 = v5795 < v4;
+    const bool v5798 = v5796 && v5797;
+    if (v5798) {
+      const float v5799 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5801 = bfloat(v5799);
+      const uint v5802 = v5793 * v4;
+      const uint v5803 = v5802 + v1925;
+      const uint v5804 = v5803 + v5795;
+      out[v5804] = v5801;
+    }
+    const uint v5805 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5806 = v1924 + v5805;
+    const uint v5807 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5808 = v1923 + v5807;
+    const bool v5809 = v5806 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5810 = v5808 < v4;
+    const bool v5811 = v5809 && v5810;
+    if (v5811) {
+      const float v5812 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5814 = bfloat(v5812);
+      const uint v5815 = v5806 * v4;
+      const uint v5816 = v5815 + v1925;
+      const uint v5817 = v5816 + v5808;
+      out[v5817] = v5814;
+    }
+    const uint v5818 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5819 = v1924 + v5818;
+    const uint v5820 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5821 = v1923 + v5820;
+    const bool v5822 = v5819 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5823 = v5821 < v4;
+    const bool v5824 = v5822 && v5823;
+    if (v5824) {
+      const float v5825 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5827 = bfloat(v5825);
+      const uint v5828 = v5819 * v4;
+      const uint v5829 = v5828 + v1925;
+      const uint v5830 = v5829 + v5821;
+      out[v5830] = v5827;
+    }
+    const uint v5831 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5832 = v1924 + v5831;
+    const uint v5833 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5834 = v1923 + v5833;
+    const bool v5835 = v5832 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5836 = v5834 < v4;
+    const bool v5837 = v5835 && v5836;
+    if (v5837) {
+      const float v5838 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5840 = bfloat(v5838);
+      const uint v5841 = v5832 * v4;
+      const uint v5842 = v5841 + v1925;
+      const uint v5843 = v5842 + v5834;
+      out[v5843] = v5840;
+    }
+    const uint v5844 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5845 = v1924 + v5844;
+    const uint v5846 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5847 = v1923 + v5846;
+    const bool v5848 = v5845 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5849 = v5847 < v4;
+    const bool v5850 = v5848 && v5849;
+    if (v5850) {
+      const float v5851 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5853 = bfloat(v5851);
+      const uint v5854 = v5845 * v4;
+      const uint v5855 = v5854 + v1925;
+      const uint v5856 = v5855 + v5847;
+      out[v5856] = v5853;
+    }
+    const uint v5857 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5858 = v1924 + v5857;
+    const uint v5859 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5860 = v1923 + v5859;
+    const bool v5861 = v5858 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5862 = v5860 < v4;
+    const bool v5863 = v5861 && v5862;
+    if (v5863) {
+      const float v5864 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5866 = bfloat(v5864);
+      const uint v5867 = v5858 * v4;
+      const uint v5868 = v5867 + v1925;
+      const uint v5869 = v5868 + v5860;
+      out[v5869] = v5866;
+    }
+    const uint v5870 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5871 = v1924 + v5870;
+    const uint v5872 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5873 = v1923 + v5872;
+    const bool v5874 = v5871 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5875 = v5873 < v4;
+    const bool v5876 = v5874 && v5875;
+    if (v5876) {
+      const float v5877 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5879 = bfloat(v5877);
+      const uint v5880 = v5871 * v4;
+      const uint v5881 = v5880 + v1925;
+      const uint v5882 = v5881 + v5873;
+      out[v5882] = v5879;
+    }
+    const uint v5883 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5884 = v1924 + v5883;
+    const uint v5885 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5886 = v1923 + v5885;
+    const bool v5887 = v5884 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5888 = v5886 < v4;
+    const bool v5889 = v5887 && v5888;
+    if (v5889) {
+      const float v5890 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5892 = bfloat(v5890);
+      const uint v5893 = v5884 * v4;
+      const uint v5894 = v5893 + v1925;
+      const uint v5895 = v5894 + v5886;
+      out[v5895] = v5892;
+    }
+    const uint v5896 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5897 = v1924 + v5896;
+    const uint v5898 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5899 = v1923 + v5898;
+    const bool v5900 = v5897 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5901 = v5899 < v4;
+    const bool v5902 = v5900 && v5901;
+    if (v5902) {
+      const float v5903 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5905 = bfloat(v5903);
+      const uint v5906 = v5897 * v4;
+      const uint v5907 = v5906 + v1925;
+      const uint v5908 = v5907 + v5899;
+      out[v5908] = v5905;
+    }
+    const uint v5909 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5910 = v1924 + v5909;
+    const uint v5911 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5912 = v1923 + v5911;
+    const bool v5913 = v5910 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5914 = v5912 < v4;
+    const bool v5915 = v5913 && v5914;
+    if (v5915) {
+      const float v5916 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5918 = bfloat(v5916);
+      const uint v5919 = v5910 * v4;
+      const uint v5920 = v5919 + v1925;
+      const uint v5921 = v5920 + v5912;
+      out[v5921] = v5918;
+    }
+    const uint v5922 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5923 = v1924 + v5922;
+    const uint v5924 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5925 = v1923 + v5924;
+    const bool v5926 = v5923 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5927 = v5925 < v4;
+    const bool v5928 = v5926 && v5927;
+    if (v5928) {
+      const float v5929 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5931 = bfloat(v5929);
+      const uint v5932 = v5923 * v4;
+      const uint v5933 = v5932 + v1925;
+      const uint v5934 = v5933 + v5925;
+      out[v5934] = v5931;
+    }
+    const uint v5935 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5936 = v1924 + v5935;
+    const uint v5937 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5938 = v1923 + v5937;
+    const bool v5939 = v5936 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5940 = v5938 < v4;
+    const bool v5941 = v5939 && v5940;
+    if (v5941) {
+      const float v5942 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5944 = bfloat(v5942);
+      const uint v5945 = v5936 * v4;
+      const uint v5946 = v5945 + v1925;
+      const uint v5947 = v5946 + v5938;
+      out[v5947] = v5944;
+    }
+    const uint v5948 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5949 = v1924 + v5948;
+    const uint v5950 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5951 = v1923 + v5950;
+    const bool v5952 = v5949 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5953 = v5951 < v4;
+    const bool v5954 = v5952 && v5953;
+    if (v5954) {
+      const float v5955 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5957 = bfloat(v5955);
+      const uint v5958 = v5949 * v4;
+      const uint v5959 = v5958 + v1925;
+      const uint v5960 = v5959 + v5951;
+      out[v5960] = v5957;
+    }
+    const uint v5961 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5962 = v1924 + v5961;
+    const uint v5963 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5964 = v1923 + v5963;
+    const bool v5965 = v5962 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5966 = v5964 < v4;
+    const bool v5967 = v5965 && v5966;
+    if (v5967) {
+      const float v5968 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5970 = bfloat(v5968);
+      const uint v5971 = v5962 * v4;
+      const uint v5972 = v5971 + v1925;
+      const uint v5973 = v5972 + v5964;
+      out[v5973] = v5970;
+    }
+    const uint v5974 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5975 = v1924 + v5974;
+    const uint v5976 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5977 = v1923 + v5976;
+    const bool v5978 = v5975 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5979 = v5977 < v4;
+    const bool v5980 = v5978 && v5979;
+    if (v5980) {
+      const float v5981 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5983 = bfloat(v5981);
+      const uint v5984 = v5975 * v4;
+      const uint v5985 = v5984 + v1925;
+      const uint v5986 = v5985 + v5977;
+      out[v5986] = v5983;
+    }
+    const uint v5987 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5988 = v1924 + v5987;
+    const uint v5989 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5990 = v1923 + v5989;
+    const bool v5991 = v5988 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5992 = v5990 < v4;
+    const bool v5993 = v5991 && v5992;
+    if (v5993) {
+      const float v5994 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5996 = bfloat(v5994);
+      const uint v5997 = v5988 * v4;
+      const uint v5998 = v5997 + v1925;
+      const uint v5999 = v5998 + v5990;
+      out[v5999] = v5996;
+    }
+    const uint v6000 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6001 = v1924 + v6000;
+    const uint v6002 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6003 = v1923 + v6002;
+    const bool v6004 = v6001 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6005 = v6003 < v4;
+    const bool v6006 = v6004 && v6005;
+    if (v6006) {
+      const float v6007 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6009 = bfloat(v6007);
+      const uint v6010 = v6001 * v4;
+      const uint v6011 = v6010 + v1925;
+      const uint v6012 = v6011 + v6003;
+      out[v6012] = v6009;
+    }
+    const uint v6013 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6014 = v1924 + v6013;
+    const uint v6015 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6016 = v1923 + v6015;
+    const bool v6017 = v6014 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6018 = v6016 < v4;
+    const bool v6019 = v6017 && v6018;
+    if (v6019) {
+      const float v6020 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6022 = bfloat(v6020);
+      const uint v6023 = v6014 * v4;
+      const uint v6024 = v6023 + v1925;
+      const uint v6025 = v6024 + v6016;
+      out[v6025] = v6022;
+    }
+    const uint v6026 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6027 = v1924 + v6026;
+    const uint v6028 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6029 = v1923 + v6028;
+    const bool v6030 = v6027 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6031 = v6029 < v4;
+    const bool v6032 = v6030 && v6031;
+    if (v6032) {
+      const float v6033 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6035 = bfloat(v6033);
+      const uint v6036 = v6027 * v4;
+      const uint v6037 = v6036 + v1925;
+      const uint v6038 = v6037 + v6029;
+      out[v6038] = v6035;
+    }
+    const uint v6039 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6040 = v1924 + v6039;
+    const uint v6041 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6042 = v1923 + v6041;
+    const bool v6043 = v6040 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6044 = v6042 < v4;
+    const bool v6045 = v6043 && v6044;
+    if (v6045) {
+      const float v6046 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6048 = bfloat(v6046);
+      const uint v6049 = v6040 * v4;
+      const uint v6050 = v6049 + v1925;
+      const uint v6051 = v6050 + v6042;
+      out[v6051] = v6048;
+    }
+    const uint v6052 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6053 = v1924 + v6052;
+    const uint v6054 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6055 = v1923 + v6054;
+    const bool v6056 = v6053 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6057 = v6055 < v4;
+    const bool v6058 = v6056 && v6057;
+    if (v6058) {
+      const float v6059 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6061 = bfloat(v6059);
+      const uint v6062 = v6053 * v4;
+      const uint v6063 = v6062 + v1925;
+      const uint v6064 = v6063 + v6055;
+      out[v6064] = v6061;
+    }
+    const uint v6065 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6066 = v1924 + v6065;
+    const uint v6067 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6068 = v1923 + v6067;
+    const bool v6069 = v6066 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6070 = v6068 < v4;
+    const bool v6071 = v6069 && v6070;
+    if (v6071) {
+      const float v6072 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6074 = bfloat(v6072);
+      const uint v6075 = v6066 * v4;
+      const uint v6076 = v6075 + v1925;
+      const uint v6077 = v6076 + v6068;
+      out[v6077] = v6074;
+    }
+    const uint v6078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6079 = v1924 + v6078;
+    const uint v6080 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6081 = v1923 + v6080;
+    const bool v6082 = v6079 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6083 = v6081 < v4;
+    const bool v6084 = v6082 && v6083;
+    if (v6084) {
+      const float v6085 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6087 = bfloat(v6085);
+      const uint v6088 = v6079 * v4;
+      const uint v6089 = v6088 + v1925;
+      const uint v6090 = v6089 + v6081;
+      out[v6090] = v6087;
+    }
+    const uint v6091 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6092 = v1924 + v6091;
+    const uint v6093 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6094 = v1923 + v6093;
+    const bool v6095 = v6092 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6096 = v6094 < v4;
+    const bool v6097 = v6095 && v6096;
+    if (v6097) {
+      const float v6098 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6100 = bfloat(v6098);
+      const uint v6101 = v6092 * v4;
+      const uint v6102 = v6101 + v1925;
+      const uint v6103 = v6102 + v6094;
+      out[v6103] = v6100;
+    }
+    const uint v6104 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6105 = v1924 + v6104;
+    const uint v6106 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6107 = v1923 + v6106;
+    const bool v6108 = v6105 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6109 = v6107 < v4;
+    const bool v6110 = v6108 && v6109;
+    if (v6110) {
+      const float v6111 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6113 = bfloat(v6111);
+      const uint v6114 = v6105 * v4;
+      const uint v6115 = v6114 + v1925;
+      const uint v6116 = v6115 + v6107;
+      out[v6116] = v6113;
+    }
+    const uint v6117 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6118 = v1924 + v6117;
+    const uint v6119 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6120 = v1923 + v6119;
+    const bool v6121 = v6118 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6122 = v6120 < v4;
+    const bool v6123 = v6121 && v6122;
+    if (v6123) {
+      const float v6124 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6126 = bfloat(v6124);
+      const uint v6127 = v6118 * v4;
+      const uint v6128 = v6127 + v1925;
+      const uint v6129 = v6128 + v6120;
+      out[v6129] = v6126;
+    }
+    const uint v6130 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6131 = v1924 + v6130;
+    const uint v6132 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6133 = v1923 + v6132;
+    const bool v6134 = v6131 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6135 = v6133 < v4;
+    const bool v6136 = v6134 && v6135;
+    if (v6136) {
+      const float v6137 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6139 = bfloat(v6137);
+      const uint v6140 = v6131 * v4;
+      const uint v6141 = v6140 + v1925;
+      const uint v6142 = v6141 + v6133;
+      out[v6142] = v6139;
+    }
+    const uint v6143 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6144 = v1924 + v6143;
+    const uint v6145 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6146 = v1923 + v6145;
+    const bool v6147 = v6144 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6148 = v6146 < v4;
+    const bool v6149 = v6147 && v6148;
+    if (v6149) {
+      const float v6150 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6152 = bfloat(v6150);
+      const uint v6153 = v6144 * v4;
+      const uint v6154 = v6153 + v1925;
+      const uint v6155 = v6154 + v6146;
+      out[v6155] = v6152;
+    }
+    const uint v6156 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6157 = v1924 + v6156;
+    const uint v6158 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6159 = v1923 + v6158;
+    const bool v6160 = v6157 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6161 = v6159 < v4;
+    const bool v6162 = v6160 && v6161;
+    if (v6162) {
+      const float v6163 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6165 = bfloat(v6163);
+      const uint v6166 = v6157 * v4;
+      const uint v6167 = v6166 + v1925;
+      const uint v6168 = v6167 + v6159;
+      out[v6168] = v6165;
+    }
+    const uint v6169 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6170 = v1924 + v6169;
+    const uint v6171 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6172 = v1923 + v6171;
+    const bool v6173 = v6170 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6174 = v6172 < v4;
+    const bool v6175 = v6173 && v6174;
+    if (v6175) {
+      const float v6176 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6178 = bfloat(v6176);
+      const uint v6179 = v6170 * v4;
+      const uint v6180 = v6179 + v1925;
+      const uint v6181 = v6180 + v6172;
+      out[v6181] = v6178;
+    }
+    const uint v6182 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6183 = v1924 + v6182;
+    const uint v6184 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6185 = v1923 + v6184;
+    const bool v6186 = v6183 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6187 = v6185 < v4;
+    const bool v6188 = v6186 && v6187;
+    if (v6188) {
+      const float v6189 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6191 = bfloat(v6189);
+      const uint v6192 = v6183 * v4;
+      const uint v6193 = v6192 + v1925;
+      const uint v6194 = v6193 + v6185;
+      out[v6194] = v6191;
+    }
+    const uint v6195 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6196 = v1924 + v6195;
+    const uint v6197 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6198 = v1923 + v6197;
+    const bool v6199 = v6196 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6200 = v6198 < v4;
+    const bool v6201 = v6199 && v6200;
+    if (v6201) {
+      const float v6202 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6204 = bfloat(v6202);
+      const uint v6205 = v6196 * v4;
+      const uint v6206 = v6205 + v1925;
+      const uint v6207 = v6206 + v6198;
+      out[v6207] = v6204;
+    }
+    const uint v6208 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6209 = v1924 + v6208;
+    const uint v6210 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6211 = v1923 + v6210;
+    const bool v6212 = v6209 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6213 = v6211 < v4;
+    const bool v6214 = v6212 && v6213;
+    if (v6214) {
+      const float v6215 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6217 = bfloat(v6215);
+      const uint v6218 = v6209 * v4;
+      const uint v6219 = v6218 + v1925;
+      const uint v6220 = v6219 + v6211;
+      out[v6220] = v6217;
+    }
+    const uint v6221 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6222 = v1924 + v6221;
+    const uint v6223 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6224 = v1923 + v6223;
+    const bool v6225 = v6222 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6226 = v6224 < v4;
+    const bool v6227 = v6225 && v6226;
+    if (v6227) {
+      const float v6228 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6230 = bfloat(v6228);
+      const uint v6231 = v6222 * v4;
+      const uint v6232 = v6231 + v1925;
+      const uint v6233 = v6232 + v6224;
+      out[v6233] = v6230;
+    }
+    const uint v6234 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6235 = v1924 + v6234;
+    const uint v6236 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6237 = v1923 + v6236;
+    const bool v6238 = v6235 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6239 = v6237 < v4;
+    const bool v6240 = v6238 && v6239;
+    if (v6240) {
+      const float v6241 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6243 = bfloat(v6241);
+      const uint v6244 = v6235 * v4;
+      const uint v6245 = v6244 + v1925;
+      const uint v6246 = v6245 + v6237;
+      out[v6246] = v6243;
+    }
+    const uint v6247 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6248 = v1924 + v6247;
+    const uint v6249 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6250 = v1923 + v6249;
+    const bool v6251 = v6248 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6252 = v6250 < v4;
+    const bool v6253 = v6251 && v6252;
+    if (v6253) {
+      const float v6254 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6256 = bfloat(v6254);
+      const uint v6257 = v6248 * v4;
+      const uint v6258 = v6257 + v1925;
+      const uint v6259 = v6258 + v6250;
+      out[v6259] = v6256;
+    }
+    const uint v6260 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6261 = v1924 + v6260;
+    const uint v6262 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6263 = v1923 + v6262;
+    const bool v6264 = v6261 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6265 = v6263 < v4;
+    const bool v6266 = v6264 && v6265;
+    if (v6266) {
+      const float v6267 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6269 = bfloat(v6267);
+      const uint v6270 = v6261 * v4;
+      const uint v6271 = v6270 + v1925;
+      const uint v6272 = v6271 + v6263;
+      out[v6272] = v6269;
+    }
+    const uint v6273 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6274 = v1924 + v6273;
+    const uint v6275 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6276 = v1923 + v6275;
+    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6278 = v6276 < v4;
+    const bool v6279 = v6277 && v6278;
+    if (v6279) {
+      const float v6280 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6282 = bfloat(v6280);
+      const uint v6283 = v6274 * v4;
+      const uint v6284 = v6283 + v1925;
+      const uint v6285 = v6284 + v6276;
+      out[v6285] = v6282;
+    }
+    const uint v6286 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6287 = v1924 + v6286;
+    const uint v6288 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6289 = v1923 + v6288;
+    const bool v6290 = v6287 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6291 = v6289 < v4;
+    const bool v6292 = v6290 && v6291;
+    if (v6292) {
+      const float v6293 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6295 = bfloat(v6293);
+      const uint v6296 = v6287 * v4;
+      const uint v6297 = v6296 + v1925;
+      const uint v6298 = v6297 + v6289;
+      out[v6298] = v6295;
+    }
+    const uint v6299 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6300 = v1924 + v6299;
+    const uint v6301 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6302 = v1923 + v6301;
+    const bool v6303 = v6300 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6304 = v6302 < v4;
+    const bool v6305 = v6303 && v6304;
+    if (v6305) {
+      const float v6306 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6308 = bfloat(v6306);
+      const uint v6309 = v6300 * v4;
+      const uint v6310 = v6309 + v1925;
+      const uint v6311 = v6310 + v6302;
+      out[v6311] = v6308;
+    }
+    const uint v6312 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6313 = v1924 + v6312;
+    const uint v6314 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6315 = v1923 + v6314;
+    const bool v6316 = v6313 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6317 = v6315 < v4;
+    const bool v6318 = v6316 && v6317;
+    if (v6318) {
+      const float v6319 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6321 = bfloat(v6319);
+      const uint v6322 = v6313 * v4;
+      const uint v6323 = v6322 + v1925;
+      const uint v6324 = v6323 + v6315;
+      out[v6324] = v6321;
+    }
+    const uint v6325 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6326 = v1924 + v6325;
+    const uint v6327 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6328 = v1923 + v6327;
+    const bool v6329 = v6326 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6330 = v6328 < v4;
+    const bool v6331 = v6329 && v6330;
+    if (v6331) {
+      const float v6332 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6334 = bfloat(v6332);
+      const uint v6335 = v6326 * v4;
+      const uint v6336 = v6335 + v1925;
+      const uint v6337 = v6336 + v6328;
+      out[v6337] = v6334;
+    }
+    const uint v6338 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6339 = v1924 + v6338;
+    const uint v6340 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6341 = v1923 + v6340;
+    const bool v6342 = v6339 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6343 = v6341 < v4;
+    const bool v6344 = v6342 && v6343;
+    if (v6344) {
+      const float v6345 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6347 = bfloat(v6345);
+      const uint v6348 = v6339 * v4;
+      const uint v6349 = v6348 + v1925;
+      const uint v6350 = v6349 + v6341;
+      out[v6350] = v6347;
+    }
+    const uint v6351 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6352 = v1924 + v6351;
+    const uint v6353 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6354 = v1923 + v6353;
+    const bool v6355 = v6352 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6356 = v6354 < v4;
+    const bool v6357 = v6355 && v6356;
+    if (v6357) {
+      const float v6358 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6360 = bfloat(v6358);
+      const uint v6361 = v6352 * v4;
+      const uint v6362 = v6361 + v1925;
+      const uint v6363 = v6362 + v6354;
+      out[v6363] = v6360;
+    }
+    const uint v6364 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6365 = v1924 + v6364;
+    const uint v6366 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6367 = v1923 + v6366;
+    const bool v6368 = v6365 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6369 = v6367 < v4;
+    const bool v6370 = v6368 && v6369;
+    if (v6370) {
+      const float v6371 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6373 = bfloat(v6371);
+      const uint v6374 = v6365 * v4;
+      const uint v6375 = v6374 + v1925;
+      const uint v6376 = v6375 + v6367;
+      out[v6376] = v6373;
+    }
+    const uint v6377 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6378 = v1924 + v6377;
+    const uint v6379 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6380 = v1923 + v6379;
+    const bool v6381 = v6378 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6382 = v6380 < v4;
+    const bool v6383 = v6381 && v6382;
+    if (v6383) {
+      const float v6384 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6386 = bfloat(v6384);
+      const uint v6387 = v6378 * v4;
+      const uint v6388 = v6387 + v1925;
+      const uint v6389 = v6388 + v6380;
+      out[v6389] = v6386;
+    }
+    const uint v6390 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6391 = v1924 + v6390;
+    const uint v6392 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6393 = v1923 + v6392;
+    const bool v6394 = v6391 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6395 = v6393 < v4;
+    const bool v6396 = v6394 && v6395;
+    if (v6396) {
+      const float v6397 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6399 = bfloat(v6397);
+      const uint v6400 = v6391 * v4;
+      const uint v6401 = v6400 + v1925;
+      const uint v6402 = v6401 + v6393;
+      out[v6402] = v6399;
+    }
+    const uint v6403 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6404 = v1924 + v6403;
+    const uint v6405 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6406 = v1923 + v6405;
+    const bool v6407 = v6404 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6408 = v6406 < v4;
+    const bool v6409 = v6407 && v6408;
+    if (v6409) {
+      const float v6410 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6412 = bfloat(v6410);
+      const uint v6413 = v6404 * v4;
+      const uint v6414 = v6413 + v1925;
+      const uint v6415 = v6414 + v6406;
+      out[v6415] = v6412;
+    }
+    const uint v6416 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6417 = v1924 + v6416;
+    const uint v6418 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6419 = v1923 + v6418;
+    const bool v6420 = v6417 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6421 = v6419 < v4;
+    const bool v6422 = v6420 && v6421;
+    if (v6422) {
+      const float v6423 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6425 = bfloat(v6423);
+      const uint v6426 = v6417 * v4;
+      const uint v6427 = v6426 + v1925;
+      const uint v6428 = v6427 + v6419;
+      out[v6428] = v6425;
+    }
+    const uint v6429 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6430 = v1924 + v6429;
+    const uint v6431 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6432 = v1923 + v6431;
+    const bool v6433 = v6430 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6434 = v6432 < v4;
+    const bool v6435 = v6433 && v6434;
+    if (v6435) {
+      const float v6436 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6438 = bfloat(v6436);
+      const uint v6439 = v6430 * v4;
+      const uint v6440 = v6439 + v1925;
+      const uint v6441 = v6440 + v6432;
+      out[v6441] = v6438;
+    }
+    const uint v6442 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6443 = v1924 + v6442;
+    const uint v6444 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6445 = v1923 + v6444;
+    const bool v6446 = v6443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6447 = v6445 < v4;
+    const bool v6448 = v6446 && v6447;
+    if (v6448) {
+      const float v6449 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6451 = bfloat(v6449);
+      const uint v6452 = v6443 * v4;
+      const uint v6453 = v6452 + v1925;
+      const uint v6454 = v6453 + v6445;
+      out[v6454] = v6451;
+    }
+    const uint v6455 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6456 = v1924 + v6455;
+    const uint v6457 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6458 = v1923 + v6457;
+    const bool v6459 = v6456 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6460 = v6458 < v4;
+    const bool v6461 = v6459 && v6460;
+    if (v6461) {
+      const float v6462 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6464 = bfloat(v6462);
+      const uint v6465 = v6456 * v4;
+      const uint v6466 = v6465 + v1925;
+      const uint v6467 = v6466 + v6458;
+      out[v6467] = v6464;
+    }
+    const uint v6468 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6469 = v1924 + v6468;
+    const uint v6470 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6471 = v1923 + v6470;
+    const bool v6472 = v6469 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6473 = v6471 < v4;
+    const bool v6474 = v6472 && v6473;
+    if (v6474) {
+      const float v6475 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6477 = bfloat(v6475);
+      const uint v6478 = v6469 * v4;
+      const uint v6479 = v6478 + v1925;
+      const uint v6480 = v6479 + v6471;
+      out[v6480] = v6477;
+    }
+    const uint v6481 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6482 = v1924 + v6481;
+    const uint v6483 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6484 = v1923 + v6483;
+    const bool v6485 = v6482 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6486 = v6484 < v4;
+    const bool v6487 = v6485 && v6486;
+    if (v6487) {
+      const float v6488 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6490 = bfloat(v6488);
+      const uint v6491 = v6482 * v4;
+      const uint v6492 = v6491 + v1925;
+      const uint v6493 = v6492 + v6484;
+      out[v6493] = v6490;
+    }
+    const uint v6494 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6495 = v1924 + v6494;
+    const uint v6496 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6497 = v1923 + v6496;
+    const bool v6498 = v6495 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6499 = v6497 < v4;
+    const bool v6500 = v6498 && v6499;
+    if (v6500) {
+      const float v6501 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6503 = bfloat(v6501);
+      const uint v6504 = v6495 * v4;
+      const uint v6505 = v6504 + v1925;
+      const uint v6506 = v6505 + v6497;
+      out[v6506] = v6503;
+    }
+    const uint v6507 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6508 = v1924 + v6507;
+    const uint v6509 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6510 = v1923 + v6509;
+    const bool v6511 = v6508 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6512 = v6510 < v4;
+    const bool v6513 = v6511 && v6512;
+    if (v6513) {
+      const float v6514 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6516 = bfloat(v6514);
+      const uint v6517 = v6508 * v4;
+      const uint v6518 = v6517 + v1925;
+      const uint v6519 = v6518 + v6510;
+      out[v6519] = v6516;
+    }
+    const uint v6520 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6521 = v1924 + v6520;
+    const uint v6522 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6523 = v1923 + v6522;
+    const bool v6524 = v6521 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6525 = v6523 < v4;
+    const bool v6526 = v6524 && v6525;
+    if (v6526) {
+      const float v6527 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6529 = bfloat(v6527);
+      const uint v6530 = v6521 * v4;
+      const uint v6531 = v6530 + v1925;
+      const uint v6532 = v6531 + v6523;
+      out[v6532] = v6529;
+    }
+    const uint v6533 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6534 = v1924 + v6533;
+    const uint v6535 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6536 = v1923 + v6535;
+    const bool v6537 = v6534 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6538 = v6536 < v4;
+    const bool v6539 = v6537 && v6538;
+    if (v6539) {
+      const float v6540 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6542 = bfloat(v6540);
+      const uint v6543 = v6534 * v4;
+      const uint v6544 = v6543 + v1925;
+      const uint v6545 = v6544 + v6536;
+      out[v6545] = v6542;
+    }
+    const uint v6546 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6547 = v1924 + v6546;
+    const uint v6548 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6549 = v1923 + v6548;
+    const bool v6550 = v6547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6551 = v6549 < v4;
+    const bool v6552 = v6550 && v6551;
+    if (v6552) {
+      const float v6553 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6555 = bfloat(v6553);
+      const uint v6556 = v6547 * v4;
+      const uint v6557 = v6556 + v1925;
+      const uint v6558 = v6557 + v6549;
+      out[v6558] = v6555;
+    }
+    const uint v6559 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6560 = v1924 + v6559;
+    const uint v6561 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6562 = v1923 + v6561;
+    const bool v6563 = v6560 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6564 = v6562 < v4;
+    const bool v6565 = v6563 && v6564;
+    if (v6565) {
+      const float v6566 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6568 = bfloat(v6566);
+      const uint v6569 = v6560 * v4;
+      const uint v6570 = v6569 + v1925;
+      const uint v6571 = v6570 + v6562;
+      out[v6571] = v6568;
+    }
+    const uint v6572 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6573 = v1924 + v6572;
+    const uint v6574 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6575 = v1923 + v6574;
+    const bool v6576 = v6573 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6577 = v6575 < v4;
+    const bool v6578 = v6576 && v6577;
+    if (v6578) {
+      const float v6579 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6581 = bfloat(v6579);
+      const uint v6582 = v6573 * v4;
+      const uint v6583 = v6582 + v1925;
+      const uint v6584 = v6583 + v6575;
+      out[v6584] = v6581;
+    }
+    const uint v6585 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6586 = v1924 + v6585;
+    const uint v6587 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6588 = v1923 + v6587;
+    const bool v6589 = v6586 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6590 = v6588 < v4;
+    const bool v6591 = v6589 && v6590;
+    if (v6591) {
+      const float v6592 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6594 = bfloat(v6592);
+      const uint v6595 = v6586 * v4;
+      const uint v6596 = v6595 + v1925;
+      const uint v6597 = v6596 + v6588;
+      out[v6597] = v6594;
+    }
+    const uint v6598 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6599 = v1924 + v6598;
+    const uint v6600 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6601 = v1923 + v6600;
+    const bool v6602 = v6599 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6603 = v6601 < v4;
+    const bool v6604 = v6602 && v6603;
+    if (v6604) {
+      const float v6605 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6607 = bfloat(v6605);
+      const uint v6608 = v6599 * v4;
+      const uint v6609 = v6608 + v1925;
+      const uint v6610 = v6609 + v6601;
+      out[v6610] = v6607;
+    }
+    const uint v6611 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6612 = v1924 + v6611;
+    const uint v6613 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6614 = v1923 + v6613;
+    const bool v6615 = v6612 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6616 = v6614 < v4;
+    const bool v6617 = v6615 && v6616;
+    if (v6617) {
+      const float v6618 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6620 = bfloat(v6618);
+      const uint v6621 = v6612 * v4;
+      const uint v6622 = v6621 + v1925;
+      const uint v6623 = v6622 + v6614;
+      out[v6623] = v6620;
+    }
+    const uint v6624 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6625 = v1924 + v6624;
+    const uint v6626 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6627 = v1923 + v6626;
+    const bool v6628 = v6625 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6629 = v6627 < v4;
+    const bool v6630 = v6628 && v6629;
+    if (v6630) {
+      const float v6631 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6633 = bfloat(v6631);
+      const uint v6634 = v6625 * v4;
+      const uint v6635 = v6634 + v1925;
+      const uint v6636 = v6635 + v6627;
+      out[v6636] = v6633;
+    }
+    const uint v6637 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6638 = v1924 + v6637;
+    const uint v6639 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6640 = v1923 + v6639;
+    const bool v6641 = v6638 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6642 = v6640 < v4;
+    const bool v6643 = v6641 && v6642;
+    if (v6643) {
+      const float v6644 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6646 = bfloat(v6644);
+      const uint v6647 = v6638 * v4;
+      const uint v6648 = v6647 + v1925;
+      const uint v6649 = v6648 + v6640;
+      out[v6649] = v6646;
+    }
+    const uint v6650 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6651 = v1924 + v6650;
+    const uint v6652 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6653 = v1923 + v6652;
+    const bool v6654 = v6651 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6655 = v6653 < v4;
+    const bool v6656 = v6654 && v6655;
+    if (v6656) {
+      const float v6657 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6659 = bfloat(v6657);
+      const uint v6660 = v6651 * v4;
+      const uint v6661 = v6660 + v1925;
+      const uint v6662 = v6661 + v6653;
+      out[v6662] = v6659;
+    }
+    const uint v6663 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6664 = v1924 + v6663;
+    const uint v6665 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6666 = v1923 + v6665;
+    const bool v6667 = v6664 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6668 = v6666 < v4;
+    const bool v6669 = v6667 && v6668;
+    if (v6669) {
+      const float v6670 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6672 = bfloat(v6670);
+      const uint v6673 = v6664 * v4;
+      const uint v6674 = v6673 + v1925;
+      const uint v6675 = v6674 + v6666;
+      out[v6675] = v6672;
+    }
+    const uint v6676 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6677 = v1924 + v6676;
+    const uint v6678 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6679 = v1923 + v6678;
+    const bool v6680 = v6677 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6681 = v6679 < v4;
+    const bool v6682 = v6680 && v6681;
+    if (v6682) {
+      const float v6683 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6685 = bfloat(v6683);
+      const uint v6686 = v6677 * v4;
+      const uint v6687 = v6686 + v1925;
+      const uint v6688 = v6687 + v6679;
+      out[v6688] = v6685;
+    }
+    const uint v6689 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6690 = v1924 + v6689;
+    const uint v6691 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6692 = v1923 + v6691;
+    const bool v6693 = v6690 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6694 = v6692 < v4;
+    const bool v6695 = v6693 && v6694;
+    if (v6695) {
+      const float v6696 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6698 = bfloat(v6696);
+      const uint v6699 = v6690 * v4;
+      const uint v6700 = v6699 + v1925;
+      const uint v6701 = v6700 + v6692;
+      out[v6701] = v6698;
+    }
+    const uint v6702 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6703 = v1924 + v6702;
+    const uint v6704 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6705 = v1923 + v6704;
+    const bool v6706 = v6703 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6707 = v6705 < v4;
+    const bool v6708 = v6706 && v6707;
+    if (v6708) {
+      const float v6709 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6711 = bfloat(v6709);
+      const uint v6712 = v6703 * v4;
+      const uint v6713 = v6712 + v1925;
+      const uint v6714 = v6713 + v6705;
+      out[v6714] = v6711;
+    }
+    const uint v6715 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6716 = v1924 + v6715;
+    const uint v6717 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6718 = v1923 + v6717;
+    const bool v6719 = v6716 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6720 = v6718 < v4;
+    const bool v6721 = v6719 && v6720;
+    if (v6721) {
+      const float v6722 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6724 = bfloat(v6722);
+      const uint v6725 = v6716 * v4;
+      const uint v6726 = v6725 + v1925;
+      const uint v6727 = v6726 + v6718;
+      out[v6727] = v6724;
+    }
+    const uint v6728 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6729 = v1924 + v6728;
+    const uint v6730 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6731 = v1923 + v6730;
+    const bool v6732 = v6729 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6733 = v6731 < v4;
+    const bool v6734 = v6732 && v6733;
+    if (v6734) {
+      const float v6735 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6737 = bfloat(v6735);
+      const uint v6738 = v6729 * v4;
+      const uint v6739 = v6738 + v1925;
+      const uint v6740 = v6739 + v6731;
+      out[v6740] = v6737;
+    }
+    const uint v6741 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6742 = v1924 + v6741;
+    const uint v6743 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6744 = v1923 + v6743;
+    const bool v6745 = v6742 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6746 = v6744 < v4;
+    const bool v6747 = v6745 && v6746;
+    if (v6747) {
+      const float v6748 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6750 = bfloat(v6748);
+      const uint v6751 = v6742 * v4;
+      const uint v6752 = v6751 + v1925;
+      const uint v6753 = v6752 + v6744;
+      out[v6753] = v6750;
+    }
+    const uint v6754 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6755 = v1924 + v6754;
+    const uint v6756 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6757 = v1923 + v6756;
+    const bool v6758 = v6755 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6759 = v6757 < v4;
+    const bool v6760 = v6758 && v6759;
+    if (v6760) {
+      const float v6761 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6763 = bfloat(v6761);
+      const uint v6764 = v6755 * v4;
+      const uint v6765 = v6764 + v1925;
+      const uint v6766 = v6765 + v6757;
+      out[v6766] = v6763;
+    }
+    const uint v6767 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6768 = v1924 + v6767;
+    const uint v6769 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6770 = v1923 + v6769;
+    const bool v6771 = v6768 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6772 = v6770 < v4;
+    const bool v6773 = v6771 && v6772;
+    if (v6773) {
+      const float v6774 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6776 = bfloat(v6774);
+      const uint v6777 = v6768 * v4;
+      const uint v6778 = v6777 + v1925;
+      const uint v6779 = v6778 + v6770;
+      out[v6779] = v6776;
+    }
+    const uint v6780 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6781 = v1924 + v6780;
+    const uint v6782 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6783 = v1923 + v6782;
+    const bool v6784 = v6781 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6785 = v6783 < v4;
+    const bool v6786 = v6784 && v6785;
+    if (v6786) {
+      const float v6787 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6789 = bfloat(v6787);
+      const uint v6790 = v6781 * v4;
+      const uint v6791 = v6790 + v1925;
+      const uint v6792 = v6791 + v6783;
+      out[v6792] = v6789;
+    }
+    const uint v6793 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6794 = v1924 + v6793;
+    const uint v6795 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6796 = v1923 + v6795;
+    const bool v6797 = v6794 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6798 = v6796 < v4;
+    const bool v6799 = v6797 && v6798;
+    if (v6799) {
+      const float v6800 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6802 = bfloat(v6800);
+      const uint v6803 = v6794 * v4;
+      const uint v6804 = v6803 + v1925;
+      const uint v6805 = v6804 + v6796;
+      out[v6805] = v6802;
+    }
+    const uint v6806 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6807 = v1924 + v6806;
+    const uint v6808 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6809 = v1923 + v6808;
+    const bool v6810 = v6807 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6811 = v6809 < v4;
+    const bool v6812 = v6810 && v6811;
+    if (v6812) {
+      const float v6813 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6815 = bfloat(v6813);
+      const uint v6816 = v6807 * v4;
+      const uint v6817 = v6816 + v1925;
+      const uint v6818 = v6817 + v6809;
+      out[v6818] = v6815;
+    }
+    const uint v6819 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6820 = v1924 + v6819;
+    const uint v6821 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6822 = v1923 + v6821;
+    const bool v6823 = v6820 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6824 = v6822 < v4;
+    const bool v6825 = v6823 && v6824;
+    if (v6825) {
+      const float v6826 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6828 = bfloat(v6826);
+      const uint v6829 = v6820 * v4;
+      const uint v6830 = v6829 + v1925;
+      const uint v6831 = v6830 + v6822;
+      out[v6831] = v6828;
+    }
+    const uint v6832 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6833 = v1924 + v6832;
+    const uint v6834 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6835 = v1923 + v6834;
+    const bool v6836 = v6833 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6837 = v6835 < v4;
+    const bool v6838 = v6836 && v6837;
+    if (v6838) {
+      const float v6839 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6841 = bfloat(v6839);
+      const uint v6842 = v6833 * v4;
+      const uint v6843 = v6842 + v1925;
+      const uint v6844 = v6843 + v6835;
+      out[v6844] = v6841;
+    }
+    const uint v6845 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6846 = v1924 + v6845;
+    const uint v6847 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6848 = v1923 + v6847;
+    const bool v6849 = v6846 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6850 = v6848 < v4;
+    const bool v6851 = v6849 && v6850;
+    if (v6851) {
+      const float v6852 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6854 = bfloat(v6852);
+      const uint v6855 = v6846 * v4;
+      const uint v6856 = v6855 + v1925;
+      const uint v6857 = v6856 + v6848;
+      out[v6857] = v6854;
+    }
+    const uint v6858 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6859 = v1924 + v6858;
+    const uint v6860 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6861 = v1923 + v6860;
+    const bool v6862 = v6859 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6863 = v6861 < v4;
+    const bool v6864 = v6862 && v6863;
+    if (v6864) {
+      const float v6865 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6867 = bfloat(v6865);
+      const uint v6868 = v6859 * v4;
+      const uint v6869 = v6868 + v1925;
+      const uint v6870 = v6869 + v6861;
+      out[v6870] = v6867;
+    }
+    const uint v6871 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6872 = v1924 + v6871;
+    const uint v6873 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6874 = v1923 + v6873;
+    const bool v6875 = v6872 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6876 = v6874 < v4;
+    const bool v6877 = v6875 && v6876;
+    if (v6877) {
+      const float v6878 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6880 = bfloat(v6878);
+      const uint v6881 = v6872 * v4;
+      const uint v6882 = v6881 + v1925;
+      const uint v6883 = v6882 + v6874;
+      out[v6883] = v6880;
+    }
+    const uint v6884 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6885 = v1924 + v6884;
+    const uint v6886 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6887 = v1923 + v6886;
+    const bool v6888 = v6885 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6889 = v6887 < v4;
+    const bool v6890 = v6888 && v6889;
+    if (v6890) {
+      const float v6891 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6893 = bfloat(v6891);
+      const uint v6894 = v6885 * v4;
+      const uint v6895 = v6894 + v1925;
+      const uint v6896 = v6895 + v6887;
+      out[v6896] = v6893;
+    }
+    const uint v6897 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6898 = v1924 + v6897;
+    const uint v6899 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6900 = v1923 + v6899;
+    const bool v6901 = v6898 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6902 = v6900 < v4;
+    const bool v6903 = v6901 && v6902;
+    if (v6903) {
+      const float v6904 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6906 = bfloat(v6904);
+      const uint v6907 = v6898 * v4;
+      const uint v6908 = v6907 + v1925;
+      const uint v6909 = v6908 + v6900;
+      out[v6909] = v6906;
+    }
+    const uint v6910 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6911 = v1924 + v6910;
+    const uint v6912 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6913 = v1923 + v6912;
+    const bool v6914 = v6911 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6915 = v6913 < v4;
+    const bool v6916 = v6914 && v6915;
+    if (v6916) {
+      const float v6917 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6919 = bfloat(v6917);
+      const uint v6920 = v6911 * v4;
+      const uint v6921 = v6920 + v1925;
+      const uint v6922 = v6921 + v6913;
+      out[v6922] = v6919;
+    }
+    const uint v6923 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6924 = v1924 + v6923;
+    const uint v6925 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6926 = v1923 + v6925;
+    const bool v6927 = v6924 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6928 = v6926 < v4;
+    const bool v6929 = v6927 && v6928;
+    if (v6929) {
+      const float v6930 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6932 = bfloat(v6930);
+      const uint v6933 = v6924 * v4;
+      const uint v6934 = v6933 + v1925;
+      const uint v6935 = v6934 + v6926;
+      out[v6935] = v6932;
+    }
+    const uint v6936 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6937 = v1924 + v6936;
+    const uint v6938 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6939 = v1923 + v6938;
+    const bool v6940 = v6937 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6941 = v6939 < v4;
+    const bool v6942 = v6940 && v6941;
+    if (v6942) {
+      const float v6943 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6945 = bfloat(v6943);
+      const uint v6946 = v6937 * v4;
+      const uint v6947 = v6946 + v1925;
+      const uint v6948 = v6947 + v6939;
+      out[v6948] = v6945;
+    }
+    const uint v6949 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6950 = v1924 + v6949;
+    const uint v6951 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6952 = v1923 + v6951;
+    const bool v6953 = v6950 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6954 = v6952 < v4;
+    const bool v6955 = v6953 && v6954;
+    if (v6955) {
+      const float v6956 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6958 = bfloat(v6956);
+      const uint v6959 = v6950 * v4;
+      const uint v6960 = v6959 + v1925;
+      const uint v6961 = v6960 + v6952;
+      out[v6961] = v6958;
+    }
+    const uint v6962 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6963 = v1924 + v6962;
+    const uint v6964 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6965 = v1923 + v6964;
+    const bool v6966 = v6963 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6967 = v6965 < v4;
+    const bool v6968 = v6966 && v6967;
+    if (v6968) {
+      const float v6969 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6971 = bfloat(v6969);
+      const uint v6972 = v6963 * v4;
+      const uint v6973 = v6972 + v1925;
+      const uint v6974 = v6973 + v6965;
+      out[v6974] = v6971;
+    }
+    const uint v6975 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6976 = v1924 + v6975;
+    const uint v6977 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6978 = v1923 + v6977;
+    const bool v6979 = v6976 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6980 = v6978 < v4;
+    const bool v6981 = v6979 && v6980;
+    if (v6981) {
+      const float v6982 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6984 = bfloat(v6982);
+      const uint v6985 = v6976 * v4;
+      const uint v6986 = v6985 + v1925;
+      const uint v6987 = v6986 + v6978;
+      out[v6987] = v6984;
+    }
+    const uint v6988 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6989 = v1924 + v6988;
+    const uint v6990 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6991 = v1923 + v6990;
+    const bool v6992 = v6989 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6993 = v6991 < v4;
+    const bool v6994 = v6992 && v6993;
+    if (v6994) {
+      const float v6995 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6997 = bfloat(v6995);
+      const uint v6998 = v6989 * v4;
+      const uint v6999 = v6998 + v1925;
+      const uint v7000 = v6999 + v6991;
+      out[v7000] = v6997;
+    }
+    const uint v7001 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7002 = v1924 + v7001;
+    const uint v7003 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7004 = v1923 + v7003;
+    const bool v7005 = v7002 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7006 = v7004 < v4;
+    const bool v7007 = v7005 && v7006;
+    if (v7007) {
+      const float v7008 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7010 = bfloat(v7008);
+      const uint v7011 = v7002 * v4;
+      const uint v7012 = v7011 + v1925;
+      const uint v7013 = v7012 + v7004;
+      out[v7013] = v7010;
+    }
+    const uint v7014 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7015 = v1924 + v7014;
+    const uint v7016 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7017 = v1923 + v7016;
+    const bool v7018 = v7015 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7019 = v7017 < v4;
+    const bool v7020 = v7018 && v7019;
+    if (v7020) {
+      const float v7021 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7023 = bfloat(v7021);
+      const uint v7024 = v7015 * v4;
+      const uint v7025 = v7024 + v1925;
+      const uint v7026 = v7025 + v7017;
+      out[v7026] = v7023;
+    }
+    const uint v7027 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7028 = v1924 + v7027;
+    const uint v7029 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7030 = v1923 + v7029;
+    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7032 = v7030 < v4;
+    const bool v7033 = v7031 && v7032;
+    if (v7033) {
+      const float v7034 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7036 = bfloat(v7034);
+      const uint v7037 = v7028 * v4;
+      const uint v7038 = v7037 + v1925;
+      const uint v7039 = v7038 + v7030;
+      out[v7039] = v7036;
+    }
+    const uint v7040 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7041 = v1924 + v7040;
+    const uint v7042 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7043 = v1923 + v7042;
+    const bool v7044 = v7041 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7045 = v7043 < v4;
+    const bool v7046 = v7044 && v7045;
+    if (v7046) {
+      const float v7047 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7049 = bfloat(v7047);
+      const uint v7050 = v7041 * v4;
+      const uint v7051 = v7050 + v1925;
+      const uint v7052 = v7051 + v7043;
+      out[v7052] = v7049;
+    }
+    const uint v7053 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7054 = v1924 + v7053;
+    const uint v7055 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7056 = v1923 + v7055;
+    const bool v7057 = v7054 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7058 = v7056 < v4;
+    const bool v7059 = v7057 && v7058;
+    if (v7059) {
+      const float v7060 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7062 = bfloat(v7060);
+      const uint v7063 = v7054 * v4;
+      const uint v7064 = v7063 + v1925;
+      const uint v7065 = v7064 + v7056;
+      out[v7065] = v7062;
+    }
+    const uint v7066 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7067 = v1924 + v7066;
+    const uint v7068 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7069 = v1923 + v7068;
+    const bool v7070 = v7067 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7071 = v7069 < v4;
+    const bool v7072 = v7070 && v7071;
+    if (v7072) {
+      const float v7073 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7075 = bfloat(v7073);
+      const uint v7076 = v7067 * v4;
+      const uint v7077 = v7076 + v1925;
+      const uint v7078 = v7077 + v7069;
+      out[v7078] = v7075;
+    }
+    const uint v7079 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7080 = v1924 + v7079;
+    const uint v7081 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7082 = v1923 + v7081;
+    const bool v7083 = v7080 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7084 = v7082 < v4;
+    const bool v7085 = v7083 && v7084;
+    if (v7085) {
+      const float v7086 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7088 = bfloat(v7086);
+      const uint v7089 = v7080 * v4;
+      const uint v7090 = v7089 + v1925;
+      const uint v7091 = v7090 + v7082;
+      out[v7091] = v7088;
+    }
+    const uint v7092 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7093 = v1924 + v7092;
+    const uint v7094 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7095 = v1923 + v7094;
+    const bool v7096 = v7093 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7097 = v7095 < v4;
+    const bool v7098 = v7096 && v7097;
+    if (v7098) {
+      const float v7099 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7101 = bfloat(v7099);
+      const uint v7102 = v7093 * v4;
+      const uint v7103 = v7102 + v1925;
+      const uint v7104 = v7103 + v7095;
+      out[v7104] = v7101;
+    }
+    const uint v7105 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7106 = v1924 + v7105;
+    const uint v7107 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7108 = v1923 + v7107;
+    const bool v7109 = v7106 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7110 = v7108 < v4;
+    const bool v7111 = v7109 && v7110;
+    if (v7111) {
+      const float v7112 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7114 = bfloat(v7112);
+      const uint v7115 = v7106 * v4;
+      const uint v7116 = v7115 + v1925;
+      const uint v7117 = v7116 + v7108;
+      out[v7117] = v7114;
+    }
+    const uint v7118 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7119 = v1924 + v7118;
+    const uint v7120 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7121 = v1923 + v7120;
+    const bool v7122 = v7119 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7123 = v7121 < v4;
+    const bool v7124 = v7122 && v7123;
+    if (v7124) {
+      const float v7125 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7127 = bfloat(v7125);
+      const uint v7128 = v7119 * v4;
+      const uint v7129 = v7128 + v1925;
+      const uint v7130 = v7129 + v7121;
+      out[v7130] = v7127;
+    }
+    const uint v7131 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7132 = v1924 + v7131;
+    const uint v7133 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7134 = v1923 + v7133;
+    const bool v7135 = v7132 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7136 = v7134 < v4;
+    const bool v7137 = v7135 && v7136;
+    if (v7137) {
+      const float v7138 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7140 = bfloat(v7138);
+      const uint v7141 = v7132 * v4;
+      const uint v7142 = v7141 + v1925;
+      const uint v7143 = v7142 + v7134;
+      out[v7143] = v7140;
+    }
+    const uint v7144 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7145 = v1924 + v7144;
+    const uint v7146 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7147 = v1923 + v7146;
+    const bool v7148 = v7145 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7149 = v7147 < v4;
+    const bool v7150 = v7148 && v7149;
+    if (v7150) {
+      const float v7151 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7153 = bfloat(v7151);
+      const uint v7154 = v7145 * v4;
+      const uint v7155 = v7154 + v1925;
+      const uint v7156 = v7155 + v7147;
+      out[v7156] = v7153;
+    }
+    const uint v7157 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7158 = v1924 + v7157;
+    const uint v7159 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7160 = v1923 + v7159;
+    const bool v7161 = v7158 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7162 = v7160 < v4;
+    const bool v7163 = v7161 && v7162;
+    if (v7163) {
+      const float v7164 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7166 = bfloat(v7164);
+      const uint v7167 = v7158 * v4;
+      const uint v7168 = v7167 + v1925;
+      const uint v7169 = v7168 + v7160;
+      out[v7169] = v7166;
+    }
+    const uint v7170 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7171 = v1924 + v7170;
+    const uint v7172 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7173 = v1923 + v7172;
+    const bool v7174 = v7171 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7175 = v7173 < v4;
+    const bool v7176 = v7174 && v7175;
+    if (v7176) {
+      const float v7177 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7179 = bfloat(v7177);
+      const uint v7180 = v7171 * v4;
+      const uint v7181 = v7180 + v1925;
+      const uint v7182 = v7181 + v7173;
+      out[v7182] = v7179;
     }
   }
 }

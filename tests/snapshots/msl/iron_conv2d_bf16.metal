@@ -309,5940 +309,5940 @@ kernel void iron_conv2d_bf16(
   const bool v297 = v292 && v296;
   const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    const uint v6812 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6813 = v6812 << 3u;
-    const uint v6814 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6815 = v6814 < v15;
-    const uint v6820 = v6814 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6821 = v69 + v6820;
-    const uint v6826 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6831 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6833 = v6831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6836 = v6831 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6837 = v6836 << 3u;
-    const uint v6838 = v67 + v6833;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6839 = v6838 < v15;
-    const uint v6844 = v6838 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6845 = v69 + v6844;
-    const uint v6850 = v6833 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6855 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6857 = v6855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6860 = v6855 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6861 = v6860 << 3u;
-    const uint v6862 = v67 + v6857;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6863 = v6862 < v15;
-    const uint v6868 = v6862 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6869 = v69 + v6868;
-    const uint v6874 = v6857 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6879 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6881 = v6879 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6884 = v6879 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6885 = v6884 << 3u;
-    const uint v6886 = v67 + v6881;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6887 = v6886 < v15;
-    const uint v6892 = v6886 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6893 = v69 + v6892;
-    const uint v6898 = v6881 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6903 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6905 = v6903 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6908 = v6903 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6909 = v6908 << 3u;
-    const uint v6910 = v67 + v6905;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6911 = v6910 < v15;
-    const uint v6916 = v6910 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6917 = v69 + v6916;
-    const uint v6922 = v6905 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6927 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6929 = v6927 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6932 = v6927 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6933 = v6932 << 3u;
-    const uint v6934 = v67 + v6929;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6935 = v6934 < v15;
-    const uint v6940 = v6934 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6941 = v69 + v6940;
-    const uint v6946 = v6929 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6951 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6953 = v6951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6956 = v6951 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6957 = v6956 << 3u;
-    const uint v6958 = v67 + v6953;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6959 = v6958 < v15;
-    const uint v6964 = v6958 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6965 = v69 + v6964;
-    const uint v6970 = v6953 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6975 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6977 = v6975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6980 = v6975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6981 = v6980 << 3u;
-    const uint v6982 = v67 + v6977;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6983 = v6982 < v15;
-    const uint v6988 = v6982 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6989 = v69 + v6988;
-    const uint v6994 = v6977 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7004 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v7010 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v6813 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6814 = v6813 << 3u;
+    const uint v6815 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6816 = v6815 < v15;
+    const uint v6821 = v6815 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6822 = v69 + v6821;
+    const uint v6827 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6832 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6834 = v6832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6837 = v6832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6838 = v6837 << 3u;
+    const uint v6839 = v67 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6840 = v6839 < v15;
+    const uint v6845 = v6839 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6846 = v69 + v6845;
+    const uint v6851 = v6834 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6856 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6858 = v6856 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6861 = v6856 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6862 = v6861 << 3u;
+    const uint v6863 = v67 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6864 = v6863 < v15;
+    const uint v6869 = v6863 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6870 = v69 + v6869;
+    const uint v6875 = v6858 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6880 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6882 = v6880 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6885 = v6880 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6886 = v6885 << 3u;
+    const uint v6887 = v67 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6888 = v6887 < v15;
+    const uint v6893 = v6887 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6894 = v69 + v6893;
+    const uint v6899 = v6882 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6904 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6906 = v6904 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6909 = v6904 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6910 = v6909 << 3u;
+    const uint v6911 = v67 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6912 = v6911 < v15;
+    const uint v6917 = v6911 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6918 = v69 + v6917;
+    const uint v6923 = v6906 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6928 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6930 = v6928 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6933 = v6928 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6934 = v6933 << 3u;
+    const uint v6935 = v67 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6936 = v6935 < v15;
+    const uint v6941 = v6935 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6942 = v69 + v6941;
+    const uint v6947 = v6930 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6952 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6954 = v6952 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6957 = v6952 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6958 = v6957 << 3u;
+    const uint v6959 = v67 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6960 = v6959 < v15;
+    const uint v6965 = v6959 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6966 = v69 + v6965;
+    const uint v6971 = v6954 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6976 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6978 = v6976 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6981 = v6976 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6982 = v6981 << 3u;
+    const uint v6983 = v67 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6984 = v6983 < v15;
+    const uint v6989 = v6983 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6990 = v69 + v6989;
+    const uint v6995 = v6978 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7005 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v7011 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v6385 = 0u; v6385 < v18; v6385 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v6387 = v6385 >> 6u;
-      const uint v6389 = v6387 % 1u;
+    for (uint v6386 = 0u; v6386 < v18; v6386 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v6388 = v6386 >> 6u;
+      const uint v6390 = v6388 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6391 = v6389 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v6392 = v6390 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6404 = v6385 + v6813;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6405 = v6404 < v18;
-        const bool v6406 = v126 && v6405;
-        const uint v6408 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6410 = v6408 + v6385;
-        const uint v6411 = v6410 + v6813;
-        const uint v6412 = v6406 ? v6411 : 0u;
-        const uint v6415 = v6391 + v6826;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6416 = v6415 + v6813;
+        const uint v6405 = v6386 + v6814;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6406 = v6405 < v18;
+        const bool v6407 = v126 && v6406;
+        const uint v6409 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6411 = v6409 + v6386;
+        const uint v6412 = v6411 + v6814;
+        const uint v6413 = v6407 ? v6412 : 0u;
+        const uint v6416 = v6392 + v6827;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6417 = v6416 + v6814;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6416 + e] = v6406 ? x[v6412 + e] : bfloat(0);
+          shm0[v6417 + e] = v6407 ? x[v6413 + e] : bfloat(0);
         }
-        const uint v6426 = v63 + v6833;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6427 = v6426 < v44;
-        const uint v6428 = v6385 + v6837;
-        const bool v6429 = v6428 < v18;
-        const bool v6430 = v6427 && v6429;
-        const uint v6432 = v6426 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6434 = v6432 + v6385;
-        const uint v6435 = v6434 + v6837;
-        const uint v6436 = v6430 ? v6435 : 0u;
-        const uint v6439 = v6391 + v6850;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6440 = v6439 + v6837;
+        const uint v6427 = v63 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6428 = v6427 < v44;
+        const uint v6429 = v6386 + v6838;
+        const bool v6430 = v6429 < v18;
+        const bool v6431 = v6428 && v6430;
+        const uint v6433 = v6427 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6435 = v6433 + v6386;
+        const uint v6436 = v6435 + v6838;
+        const uint v6437 = v6431 ? v6436 : 0u;
+        const uint v6440 = v6392 + v6851;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6441 = v6440 + v6838;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6440 + e] = v6430 ? x[v6436 + e] : bfloat(0);
+          shm0[v6441 + e] = v6431 ? x[v6437 + e] : bfloat(0);
         }
-        const uint v6450 = v63 + v6857;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6451 = v6450 < v44;
-        const uint v6452 = v6385 + v6861;
-        const bool v6453 = v6452 < v18;
-        const bool v6454 = v6451 && v6453;
-        const uint v6456 = v6450 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6458 = v6456 + v6385;
-        const uint v6459 = v6458 + v6861;
-        const uint v6460 = v6454 ? v6459 : 0u;
-        const uint v6463 = v6391 + v6874;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6464 = v6463 + v6861;
+        const uint v6451 = v63 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6452 = v6451 < v44;
+        const uint v6453 = v6386 + v6862;
+        const bool v6454 = v6453 < v18;
+        const bool v6455 = v6452 && v6454;
+        const uint v6457 = v6451 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6459 = v6457 + v6386;
+        const uint v6460 = v6459 + v6862;
+        const uint v6461 = v6455 ? v6460 : 0u;
+        const uint v6464 = v6392 + v6875;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6465 = v6464 + v6862;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6464 + e] = v6454 ? x[v6460 + e] : bfloat(0);
+          shm0[v6465 + e] = v6455 ? x[v6461 + e] : bfloat(0);
         }
-        const uint v6474 = v63 + v6881;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6475 = v6474 < v44;
-        const uint v6476 = v6385 + v6885;
-        const bool v6477 = v6476 < v18;
-        const bool v6478 = v6475 && v6477;
-        const uint v6480 = v6474 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6482 = v6480 + v6385;
-        const uint v6483 = v6482 + v6885;
-        const uint v6484 = v6478 ? v6483 : 0u;
-        const uint v6487 = v6391 + v6898;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6488 = v6487 + v6885;
+        const uint v6475 = v63 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6476 = v6475 < v44;
+        const uint v6477 = v6386 + v6886;
+        const bool v6478 = v6477 < v18;
+        const bool v6479 = v6476 && v6478;
+        const uint v6481 = v6475 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6483 = v6481 + v6386;
+        const uint v6484 = v6483 + v6886;
+        const uint v6485 = v6479 ? v6484 : 0u;
+        const uint v6488 = v6392 + v6899;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6489 = v6488 + v6886;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6488 + e] = v6478 ? x[v6484 + e] : bfloat(0);
+          shm0[v6489 + e] = v6479 ? x[v6485 + e] : bfloat(0);
         }
-        const uint v6498 = v63 + v6905;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6499 = v6498 < v44;
-        const uint v6500 = v6385 + v6909;
-        const bool v6501 = v6500 < v18;
-        const bool v6502 = v6499 && v6501;
-        const uint v6504 = v6498 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6506 = v6504 + v6385;
-        const uint v6507 = v6506 + v6909;
-        const uint v6508 = v6502 ? v6507 : 0u;
-        const uint v6511 = v6391 + v6922;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6512 = v6511 + v6909;
+        const uint v6499 = v63 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6500 = v6499 < v44;
+        const uint v6501 = v6386 + v6910;
+        const bool v6502 = v6501 < v18;
+        const bool v6503 = v6500 && v6502;
+        const uint v6505 = v6499 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6507 = v6505 + v6386;
+        const uint v6508 = v6507 + v6910;
+        const uint v6509 = v6503 ? v6508 : 0u;
+        const uint v6512 = v6392 + v6923;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6513 = v6512 + v6910;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6512 + e] = v6502 ? x[v6508 + e] : bfloat(0);
+          shm0[v6513 + e] = v6503 ? x[v6509 + e] : bfloat(0);
         }
-        const uint v6522 = v63 + v6929;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6523 = v6522 < v44;
-        const uint v6524 = v6385 + v6933;
-        const bool v6525 = v6524 < v18;
-        const bool v6526 = v6523 && v6525;
-        const uint v6528 = v6522 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6530 = v6528 + v6385;
-        const uint v6531 = v6530 + v6933;
-        const uint v6532 = v6526 ? v6531 : 0u;
-        const uint v6535 = v6391 + v6946;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6536 = v6535 + v6933;
+        const uint v6523 = v63 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6524 = v6523 < v44;
+        const uint v6525 = v6386 + v6934;
+        const bool v6526 = v6525 < v18;
+        const bool v6527 = v6524 && v6526;
+        const uint v6529 = v6523 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6531 = v6529 + v6386;
+        const uint v6532 = v6531 + v6934;
+        const uint v6533 = v6527 ? v6532 : 0u;
+        const uint v6536 = v6392 + v6947;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6537 = v6536 + v6934;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6536 + e] = v6526 ? x[v6532 + e] : bfloat(0);
+          shm0[v6537 + e] = v6527 ? x[v6533 + e] : bfloat(0);
         }
-        const uint v6546 = v63 + v6953;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6547 = v6546 < v44;
-        const uint v6548 = v6385 + v6957;
-        const bool v6549 = v6548 < v18;
-        const bool v6550 = v6547 && v6549;
-        const uint v6552 = v6546 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6554 = v6552 + v6385;
-        const uint v6555 = v6554 + v6957;
-        const uint v6556 = v6550 ? v6555 : 0u;
-        const uint v6559 = v6391 + v6970;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6560 = v6559 + v6957;
+        const uint v6547 = v63 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6548 = v6547 < v44;
+        const uint v6549 = v6386 + v6958;
+        const bool v6550 = v6549 < v18;
+        const bool v6551 = v6548 && v6550;
+        const uint v6553 = v6547 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6555 = v6553 + v6386;
+        const uint v6556 = v6555 + v6958;
+        const uint v6557 = v6551 ? v6556 : 0u;
+        const uint v6560 = v6392 + v6971;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6561 = v6560 + v6958;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6560 + e] = v6550 ? x[v6556 + e] : bfloat(0);
+          shm0[v6561 + e] = v6551 ? x[v6557 + e] : bfloat(0);
         }
-        const uint v6570 = v63 + v6977;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6571 = v6570 < v44;
-        const uint v6572 = v6385 + v6981;
-        const bool v6573 = v6572 < v18;
-        const bool v6574 = v6571 && v6573;
-        const uint v6576 = v6570 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6578 = v6576 + v6385;
-        const uint v6579 = v6578 + v6981;
-        const uint v6580 = v6574 ? v6579 : 0u;
-        const uint v6583 = v6391 + v6994;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6584 = v6583 + v6981;
+        const uint v6571 = v63 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6572 = v6571 < v44;
+        const uint v6573 = v6386 + v6982;
+        const bool v6574 = v6573 < v18;
+        const bool v6575 = v6572 && v6574;
+        const uint v6577 = v6571 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6579 = v6577 + v6386;
+        const uint v6580 = v6579 + v6982;
+        const uint v6581 = v6575 ? v6580 : 0u;
+        const uint v6584 = v6392 + v6995;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6585 = v6584 + v6982;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6584 + e] = v6574 ? x[v6580 + e] : bfloat(0);
+          shm0[v6585 + e] = v6575 ? x[v6581 + e] : bfloat(0);
         }
       } else {
-        const uint v6590 = v6385 + v6813;  // kernels/convolution/im2col_a.hpp:109
-        const uint v6592 = v6590 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v6594 = v6592 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v6595 = v6590 - v6594;
-        const uint v6596 = v6592 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v6597 = v6596 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v6598 = v6596 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v6599 = v6592 - v6598;
-        const uint v6600 = v6599 * v12;
-        const uint v6601 = v70 + v6595;  // kernels/convolution/im2col_a.hpp:116
-        const bool v6602 = v6590 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v6604 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v6610 = v6826 + v6813;  // kernels/convolution/im2col_a.hpp:120
-        const uint v6611 = v129 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6612 = v134 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6613 = v6611 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6614 = v6602 && v6613;
-        const bool v6615 = v6611 < v127;
-        const bool v6616 = v6614 && v6615;
-        const bool v6617 = v6612 >= v10;
-        const bool v6618 = v6616 && v6617;
-        const bool v6619 = v6612 < v6604;
-        const bool v6620 = v6618 && v6619;
-        const uint v6621 = max(v6611, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6622 = v6621 - v9;
-        const uint v6623 = max(v6612, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6624 = v6623 - v10;
-        const uint v6625 = v137 + v6622;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6626 = v6625 * v2;
-        const uint v6627 = v6626 + v6624;
-        const uint v6628 = v6627 * v3;
-        const uint v6629 = v6628 + v6601;
-        const uint v6631 = v6620 ? v6629 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6633 = v6391 + v6610;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6591 = v6386 + v6814;  // kernels/convolution/im2col_a.hpp:109
+        const uint v6593 = v6591 / v16;  // kernels/convolution/im2col_a.hpp:111
+        const uint v6595 = v6593 * v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6596 = v6591 - v6595;
+        const uint v6597 = v6593 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6598 = v6597 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v6599 = v6597 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6600 = v6593 - v6599;
+        const uint v6601 = v6600 * v12;
+        const uint v6602 = v70 + v6596;  // kernels/convolution/im2col_a.hpp:116
+        const bool v6603 = v6591 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v6605 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v6611 = v6827 + v6814;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6612 = v129 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6613 = v134 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6614 = v6612 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6615 = v6603 && v6614;
+        const bool v6616 = v6612 < v127;
+        const bool v6617 = v6615 && v6616;
+        const bool v6618 = v6613 >= v10;
+        const bool v6619 = v6617 && v6618;
+        const bool v6620 = v6613 < v6605;
+        const bool v6621 = v6619 && v6620;
+        const uint v6622 = max(v6612, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6623 = v6622 - v9;
+        const uint v6624 = max(v6613, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6625 = v6624 - v10;
+        const uint v6626 = v137 + v6623;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6627 = v6626 * v2;
+        const uint v6628 = v6627 + v6625;
+        const uint v6629 = v6628 * v3;
+        const uint v6630 = v6629 + v6602;
+        const uint v6632 = v6621 ? v6630 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6634 = v6392 + v6611;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6633 + e] = v6620 ? x[v6631 + e] : bfloat(0);
+          shm0[v6634 + e] = v6621 ? x[v6632 + e] : bfloat(0);
         }
-        const uint v6635 = v147 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6636 = v152 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6637 = v6635 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6638 = v6602 && v6637;
-        const bool v6639 = v6635 < v127;
-        const bool v6640 = v6638 && v6639;
-        const bool v6641 = v6636 >= v10;
-        const bool v6642 = v6640 && v6641;
-        const bool v6643 = v6636 < v6604;
-        const bool v6644 = v6642 && v6643;
-        const uint v6645 = max(v6635, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6646 = v6645 - v9;
-        const uint v6647 = max(v6636, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6648 = v6647 - v10;
-        const uint v6649 = v155 + v6646;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6650 = v6649 * v2;
-        const uint v6651 = v6650 + v6648;
-        const uint v6652 = v6651 * v3;
-        const uint v6653 = v6652 + v6601;
-        const uint v6655 = v6644 ? v6653 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6658 = v6633 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6636 = v147 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6637 = v152 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6638 = v6636 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6639 = v6603 && v6638;
+        const bool v6640 = v6636 < v127;
+        const bool v6641 = v6639 && v6640;
+        const bool v6642 = v6637 >= v10;
+        const bool v6643 = v6641 && v6642;
+        const bool v6644 = v6637 < v6605;
+        const bool v6645 = v6643 && v6644;
+        const uint v6646 = max(v6636, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6647 = v6646 - v9;
+        const uint v6648 = max(v6637, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6649 = v6648 - v10;
+        const uint v6650 = v155 + v6647;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6651 = v6650 * v2;
+        const uint v6652 = v6651 + v6649;
+        const uint v6653 = v6652 * v3;
+        const uint v6654 = v6653 + v6602;
+        const uint v6656 = v6645 ? v6654 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6659 = v6634 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6658 + e] = v6644 ? x[v6655 + e] : bfloat(0);
+          shm0[v6659 + e] = v6645 ? x[v6656 + e] : bfloat(0);
         }
-        const uint v6659 = v165 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6660 = v170 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6661 = v6659 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6662 = v6602 && v6661;
-        const bool v6663 = v6659 < v127;
-        const bool v6664 = v6662 && v6663;
-        const bool v6665 = v6660 >= v10;
-        const bool v6666 = v6664 && v6665;
-        const bool v6667 = v6660 < v6604;
-        const bool v6668 = v6666 && v6667;
-        const uint v6669 = max(v6659, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6670 = v6669 - v9;
-        const uint v6671 = max(v6660, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6672 = v6671 - v10;
-        const uint v6673 = v173 + v6670;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6674 = v6673 * v2;
-        const uint v6675 = v6674 + v6672;
-        const uint v6676 = v6675 * v3;
-        const uint v6677 = v6676 + v6601;
-        const uint v6679 = v6668 ? v6677 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6682 = v6633 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6660 = v165 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6661 = v170 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6662 = v6660 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6663 = v6603 && v6662;
+        const bool v6664 = v6660 < v127;
+        const bool v6665 = v6663 && v6664;
+        const bool v6666 = v6661 >= v10;
+        const bool v6667 = v6665 && v6666;
+        const bool v6668 = v6661 < v6605;
+        const bool v6669 = v6667 && v6668;
+        const uint v6670 = max(v6660, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6671 = v6670 - v9;
+        const uint v6672 = max(v6661, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6673 = v6672 - v10;
+        const uint v6674 = v173 + v6671;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6675 = v6674 * v2;
+        const uint v6676 = v6675 + v6673;
+        const uint v6677 = v6676 * v3;
+        const uint v6678 = v6677 + v6602;
+        const uint v6680 = v6669 ? v6678 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6683 = v6634 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6682 + e] = v6668 ? x[v6679 + e] : bfloat(0);
+          shm0[v6683 + e] = v6669 ? x[v6680 + e] : bfloat(0);
         }
-        const uint v6683 = v183 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6684 = v188 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6685 = v6683 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6686 = v6602 && v6685;
-        const bool v6687 = v6683 < v127;
-        const bool v6688 = v6686 && v6687;
-        const bool v6689 = v6684 >= v10;
-        const bool v6690 = v6688 && v6689;
-        const bool v6691 = v6684 < v6604;
-        const bool v6692 = v6690 && v6691;
-        const uint v6693 = max(v6683, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6694 = v6693 - v9;
-        const uint v6695 = max(v6684, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6696 = v6695 - v10;
-        const uint v6697 = v191 + v6694;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6698 = v6697 * v2;
-        const uint v6699 = v6698 + v6696;
-        const uint v6700 = v6699 * v3;
-        const uint v6701 = v6700 + v6601;
-        const uint v6703 = v6692 ? v6701 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6706 = v6633 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6684 = v183 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6685 = v188 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6686 = v6684 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6687 = v6603 && v6686;
+        const bool v6688 = v6684 < v127;
+        const bool v6689 = v6687 && v6688;
+        const bool v6690 = v6685 >= v10;
+        const bool v6691 = v6689 && v6690;
+        const bool v6692 = v6685 < v6605;
+        const bool v6693 = v6691 && v6692;
+        const uint v6694 = max(v6684, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6695 = v6694 - v9;
+        const uint v6696 = max(v6685, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6697 = v6696 - v10;
+        const uint v6698 = v191 + v6695;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6699 = v6698 * v2;
+        const uint v6700 = v6699 + v6697;
+        const uint v6701 = v6700 * v3;
+        const uint v6702 = v6701 + v6602;
+        const uint v6704 = v6693 ? v6702 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6707 = v6634 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6706 + e] = v6692 ? x[v6703 + e] : bfloat(0);
+          shm0[v6707 + e] = v6693 ? x[v6704 + e] : bfloat(0);
         }
-        const uint v6707 = v201 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6708 = v206 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6709 = v6707 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6710 = v6602 && v6709;
-        const bool v6711 = v6707 < v127;
-        const bool v6712 = v6710 && v6711;
-        const bool v6713 = v6708 >= v10;
-        const bool v6714 = v6712 && v6713;
-        const bool v6715 = v6708 < v6604;
-        const bool v6716 = v6714 && v6715;
-        const uint v6717 = max(v6707, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6718 = v6717 - v9;
-        const uint v6719 = max(v6708, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6720 = v6719 - v10;
-        const uint v6721 = v209 + v6718;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6722 = v6721 * v2;
-        const uint v6723 = v6722 + v6720;
-        const uint v6724 = v6723 * v3;
-        const uint v6725 = v6724 + v6601;
-        const uint v6727 = v6716 ? v6725 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6730 = v6633 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6708 = v201 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6709 = v206 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6710 = v6708 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6711 = v6603 && v6710;
+        const bool v6712 = v6708 < v127;
+        const bool v6713 = v6711 && v6712;
+        const bool v6714 = v6709 >= v10;
+        const bool v6715 = v6713 && v6714;
+        const bool v6716 = v6709 < v6605;
+        const bool v6717 = v6715 && v6716;
+        const uint v6718 = max(v6708, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6719 = v6718 - v9;
+        const uint v6720 = max(v6709, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6721 = v6720 - v10;
+        const uint v6722 = v209 + v6719;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6723 = v6722 * v2;
+        const uint v6724 = v6723 + v6721;
+        const uint v6725 = v6724 * v3;
+        const uint v6726 = v6725 + v6602;
+        const uint v6728 = v6717 ? v6726 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6731 = v6634 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6730 + e] = v6716 ? x[v6727 + e] : bfloat(0);
+          shm0[v6731 + e] = v6717 ? x[v6728 + e] : bfloat(0);
         }
-        const uint v6731 = v219 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6732 = v224 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6733 = v6731 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6734 = v6602 && v6733;
-        const bool v6735 = v6731 < v127;
-        const bool v6736 = v6734 && v6735;
-        const bool v6737 = v6732 >= v10;
-        const bool v6738 = v6736 && v6737;
-        const bool v6739 = v6732 < v6604;
-        const bool v6740 = v6738 && v6739;
-        const uint v6741 = max(v6731, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6742 = v6741 - v9;
-        const uint v6743 = max(v6732, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6744 = v6743 - v10;
-        const uint v6745 = v227 + v6742;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6746 = v6745 * v2;
-        const uint v6747 = v6746 + v6744;
-        const uint v6748 = v6747 * v3;
-        const uint v6749 = v6748 + v6601;
-        const uint v6751 = v6740 ? v6749 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6754 = v6633 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6732 = v219 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6733 = v224 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6734 = v6732 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6735 = v6603 && v6734;
+        const bool v6736 = v6732 < v127;
+        const bool v6737 = v6735 && v6736;
+        const bool v6738 = v6733 >= v10;
+        const bool v6739 = v6737 && v6738;
+        const bool v6740 = v6733 < v6605;
+        const bool v6741 = v6739 && v6740;
+        const uint v6742 = max(v6732, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6743 = v6742 - v9;
+        const uint v6744 = max(v6733, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6745 = v6744 - v10;
+        const uint v6746 = v227 + v6743;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6747 = v6746 * v2;
+        const uint v6748 = v6747 + v6745;
+        const uint v6749 = v6748 * v3;
+        const uint v6750 = v6749 + v6602;
+        const uint v6752 = v6741 ? v6750 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6755 = v6634 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6754 + e] = v6740 ? x[v6751 + e] : bfloat(0);
+          shm0[v6755 + e] = v6741 ? x[v6752 + e] : bfloat(0);
         }
-        const uint v6755 = v237 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6756 = v242 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6757 = v6755 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6758 = v6602 && v6757;
-        const bool v6759 = v6755 < v127;
-        const bool v6760 = v6758 && v6759;
-        const bool v6761 = v6756 >= v10;
-        const bool v6762 = v6760 && v6761;
-        const bool v6763 = v6756 < v6604;
-        const bool v6764 = v6762 && v6763;
-        const uint v6765 = max(v6755, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6766 = v6765 - v9;
-        const uint v6767 = max(v6756, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6768 = v6767 - v10;
-        const uint v6769 = v245 + v6766;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6770 = v6769 * v2;
-        const uint v6771 = v6770 + v6768;
-        const uint v6772 = v6771 * v3;
-        const uint v6773 = v6772 + v6601;
-        const uint v6775 = v6764 ? v6773 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6778 = v6633 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6756 = v237 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6757 = v242 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6758 = v6756 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6759 = v6603 && v6758;
+        const bool v6760 = v6756 < v127;
+        const bool v6761 = v6759 && v6760;
+        const bool v6762 = v6757 >= v10;
+        const bool v6763 = v6761 && v6762;
+        const bool v6764 = v6757 < v6605;
+        const bool v6765 = v6763 && v6764;
+        const uint v6766 = max(v6756, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6767 = v6766 - v9;
+        const uint v6768 = max(v6757, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6769 = v6768 - v10;
+        const uint v6770 = v245 + v6767;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6771 = v6770 * v2;
+        const uint v6772 = v6771 + v6769;
+        const uint v6773 = v6772 * v3;
+        const uint v6774 = v6773 + v6602;
+        const uint v6776 = v6765 ? v6774 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6779 = v6634 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6778 + e] = v6764 ? x[v6775 + e] : bfloat(0);
+          shm0[v6779 + e] = v6765 ? x[v6776 + e] : bfloat(0);
         }
-        const uint v6779 = v255 + v6597;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6780 = v260 + v6600;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6781 = v6779 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6782 = v6602 && v6781;
-        const bool v6783 = v6779 < v127;
-        const bool v6784 = v6782 && v6783;
-        const bool v6785 = v6780 >= v10;
-        const bool v6786 = v6784 && v6785;
-        const bool v6787 = v6780 < v6604;
-        const bool v6788 = v6786 && v6787;
-        const uint v6789 = max(v6779, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6790 = v6789 - v9;
-        const uint v6791 = max(v6780, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6792 = v6791 - v10;
-        const uint v6793 = v263 + v6790;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6794 = v6793 * v2;
-        const uint v6795 = v6794 + v6792;
-        const uint v6796 = v6795 * v3;
-        const uint v6797 = v6796 + v6601;
-        const uint v6799 = v6788 ? v6797 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6802 = v6633 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6780 = v255 + v6598;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6781 = v260 + v6601;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6782 = v6780 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6783 = v6603 && v6782;
+        const bool v6784 = v6780 < v127;
+        const bool v6785 = v6783 && v6784;
+        const bool v6786 = v6781 >= v10;
+        const bool v6787 = v6785 && v6786;
+        const bool v6788 = v6781 < v6605;
+        const bool v6789 = v6787 && v6788;
+        const uint v6790 = max(v6780, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6791 = v6790 - v9;
+        const uint v6792 = max(v6781, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6793 = v6792 - v10;
+        const uint v6794 = v263 + v6791;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6795 = v6794 * v2;
+        const uint v6796 = v6795 + v6793;
+        const uint v6797 = v6796 * v3;
+        const uint v6798 = v6797 + v6602;
+        const uint v6800 = v6789 ? v6798 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6803 = v6634 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6802 + e] = v6788 ? x[v6799 + e] : bfloat(0);
+          shm0[v6803 + e] = v6789 ? x[v6800 + e] : bfloat(0);
         }
       }
-      const uint v6816 = v6385 + v6813;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6817 = v6816 < v18;
-      const bool v6818 = v6815 && v6817;
-      const uint v6822 = v6821 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6823 = v6822 + v6813;
-      const uint v6824 = v6818 ? v6823 : v69;
-      const uint v6827 = v6391 + v6826;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6828 = v6827 + v6813;
+      const uint v6817 = v6386 + v6814;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6818 = v6817 < v18;
+      const bool v6819 = v6816 && v6818;
+      const uint v6823 = v6822 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6824 = v6823 + v6814;
+      const uint v6825 = v6819 ? v6824 : v69;
+      const uint v6828 = v6392 + v6827;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6829 = v6828 + v6814;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6828 + e] = v6818 ? weight[v6824 + e] : bfloat(0);
+        shm1[v6829 + e] = v6819 ? weight[v6825 + e] : bfloat(0);
       }
-      const uint v6840 = v6385 + v6837;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6841 = v6840 < v18;
-      const bool v6842 = v6839 && v6841;
-      const uint v6846 = v6845 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6847 = v6846 + v6837;
-      const uint v6848 = v6842 ? v6847 : v69;
-      const uint v6851 = v6391 + v6850;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6852 = v6851 + v6837;
+      const uint v6841 = v6386 + v6838;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6842 = v6841 < v18;
+      const bool v6843 = v6840 && v6842;
+      const uint v6847 = v6846 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6848 = v6847 + v6838;
+      const uint v6849 = v6843 ? v6848 : v69;
+      const uint v6852 = v6392 + v6851;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6853 = v6852 + v6838;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6852 + e] = v6842 ? weight[v6848 + e] : bfloat(0);
+        shm1[v6853 + e] = v6843 ? weight[v6849 + e] : bfloat(0);
       }
-      const uint v6864 = v6385 + v6861;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6865 = v6864 < v18;
-      const bool v6866 = v6863 && v6865;
-      const uint v6870 = v6869 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6871 = v6870 + v6861;
-      const uint v6872 = v6866 ? v6871 : v69;
-      const uint v6875 = v6391 + v6874;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6876 = v6875 + v6861;
+      const uint v6865 = v6386 + v6862;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6866 = v6865 < v18;
+      const bool v6867 = v6864 && v6866;
+      const uint v6871 = v6870 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6872 = v6871 + v6862;
+      const uint v6873 = v6867 ? v6872 : v69;
+      const uint v6876 = v6392 + v6875;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6877 = v6876 + v6862;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6876 + e] = v6866 ? weight[v6872 + e] : bfloat(0);
+        shm1[v6877 + e] = v6867 ? weight[v6873 + e] : bfloat(0);
       }
-      const uint v6888 = v6385 + v6885;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6889 = v6888 < v18;
-      const bool v6890 = v6887 && v6889;
-      const uint v6894 = v6893 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6895 = v6894 + v6885;
-      const uint v6896 = v6890 ? v6895 : v69;
-      const uint v6899 = v6391 + v6898;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6900 = v6899 + v6885;
+      const uint v6889 = v6386 + v6886;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6890 = v6889 < v18;
+      const bool v6891 = v6888 && v6890;
+      const uint v6895 = v6894 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6896 = v6895 + v6886;
+      const uint v6897 = v6891 ? v6896 : v69;
+      const uint v6900 = v6392 + v6899;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6901 = v6900 + v6886;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6900 + e] = v6890 ? weight[v6896 + e] : bfloat(0);
+        shm1[v6901 + e] = v6891 ? weight[v6897 + e] : bfloat(0);
       }
-      const uint v6912 = v6385 + v6909;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6913 = v6912 < v18;
-      const bool v6914 = v6911 && v6913;
-      const uint v6918 = v6917 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6919 = v6918 + v6909;
-      const uint v6920 = v6914 ? v6919 : v69;
-      const uint v6923 = v6391 + v6922;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6924 = v6923 + v6909;
+      const uint v6913 = v6386 + v6910;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6914 = v6913 < v18;
+      const bool v6915 = v6912 && v6914;
+      const uint v6919 = v6918 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6920 = v6919 + v6910;
+      const uint v6921 = v6915 ? v6920 : v69;
+      const uint v6924 = v6392 + v6923;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6925 = v6924 + v6910;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6924 + e] = v6914 ? weight[v6920 + e] : bfloat(0);
+        shm1[v6925 + e] = v6915 ? weight[v6921 + e] : bfloat(0);
       }
-      const uint v6936 = v6385 + v6933;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6937 = v6936 < v18;
-      const bool v6938 = v6935 && v6937;
-      const uint v6942 = v6941 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6943 = v6942 + v6933;
-      const uint v6944 = v6938 ? v6943 : v69;
-      const uint v6947 = v6391 + v6946;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6948 = v6947 + v6933;
+      const uint v6937 = v6386 + v6934;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6938 = v6937 < v18;
+      const bool v6939 = v6936 && v6938;
+      const uint v6943 = v6942 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6944 = v6943 + v6934;
+      const uint v6945 = v6939 ? v6944 : v69;
+      const uint v6948 = v6392 + v6947;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6949 = v6948 + v6934;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6948 + e] = v6938 ? weight[v6944 + e] : bfloat(0);
+        shm1[v6949 + e] = v6939 ? weight[v6945 + e] : bfloat(0);
       }
-      const uint v6960 = v6385 + v6957;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6961 = v6960 < v18;
-      const bool v6962 = v6959 && v6961;
-      const uint v6966 = v6965 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6967 = v6966 + v6957;
-      const uint v6968 = v6962 ? v6967 : v69;
-      const uint v6971 = v6391 + v6970;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6972 = v6971 + v6957;
+      const uint v6961 = v6386 + v6958;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6962 = v6961 < v18;
+      const bool v6963 = v6960 && v6962;
+      const uint v6967 = v6966 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6968 = v6967 + v6958;
+      const uint v6969 = v6963 ? v6968 : v69;
+      const uint v6972 = v6392 + v6971;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6973 = v6972 + v6958;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6972 + e] = v6962 ? weight[v6968 + e] : bfloat(0);
+        shm1[v6973 + e] = v6963 ? weight[v6969 + e] : bfloat(0);
       }
-      const uint v6984 = v6385 + v6981;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6985 = v6984 < v18;
-      const bool v6986 = v6983 && v6985;
-      const uint v6990 = v6989 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6991 = v6990 + v6981;
-      const uint v6992 = v6986 ? v6991 : v69;
-      const uint v6995 = v6391 + v6994;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6996 = v6995 + v6981;
+      const uint v6985 = v6386 + v6982;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6986 = v6985 < v18;
+      const bool v6987 = v6984 && v6986;
+      const uint v6991 = v6990 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6992 = v6991 + v6982;
+      const uint v6993 = v6987 ? v6992 : v69;
+      const uint v6996 = v6392 + v6995;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6997 = v6996 + v6982;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6996 + e] = v6986 ? weight[v6992 + e] : bfloat(0);
+        shm1[v6997 + e] = v6987 ? weight[v6993 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7005 = v6391 + v7004;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7005), long(64u));
-      const uint v7011 = v6391 + v7010;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7011), long(64u));
+      const uint v7006 = v6392 + v7005;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v7006), long(64u));
+      const uint v7012 = v6392 + v7011;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v7012), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7018 = v7005 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7018), long(64u));
-      const uint v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7024), long(64u));
+      const uint v7019 = v7006 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v7019), long(64u));
+      const uint v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v7025), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7030 = v7005 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7030), long(64u));
-      const uint v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7036), long(64u));
+      const uint v7031 = v7006 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v7031), long(64u));
+      const uint v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v7037), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7042 = v7005 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7042), long(64u));
-      const uint v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7048), long(64u));
+      const uint v7043 = v7006 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v7043), long(64u));
+      const uint v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v7049), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v975 = v966 + v974;  // kernels/convolution/im2col_a.hpp:158
-        const uint v976 = v63 + v972;
-        const uint v1002 = v976 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1003 = v976 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1005 = v975 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1006 = v1005 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1007 = v1006 * v11;
-        const uint v1008 = v1003 / v30;
-        const uint v1009 = v1008 * v7;
-        const uint v1010 = v1009 + v1007;
-        const uint v1011 = v1005 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1012 = v1011 * v12;
-        const uint v1013 = v1003 % v30;
-        const uint v1014 = v1013 * v8;
-        const uint v1015 = v1014 + v1012;
-        const bool v1016 = v976 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1017 = v975 < v18;
-        const bool v1018 = v1016 && v1017;
-        const bool v1019 = v1010 >= v9;
-        const bool v1020 = v1018 && v1019;
-        const bool v1022 = v1010 < v127;
-        const bool v1023 = v1020 && v1022;
-        const bool v1024 = v1015 >= v10;
-        const bool v1025 = v1023 && v1024;
-        const bool v1027 = v1015 < v1026;
-        const bool v1028 = v1025 && v1027;
-        const uint v1029 = max(v1010, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1030 = v1029 - v9;
-        const uint v1031 = max(v1015, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1032 = v1031 - v10;
-        const uint v1033 = v975 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1034 = v1002 * v1;
-        const uint v1035 = v1034 + v1030;
-        const uint v1036 = v1035 * v2;
-        const uint v1037 = v1036 + v1032;
-        const uint v1038 = v1037 * v3;
-        const uint v1039 = v1038 + v70;
-        const uint v1040 = v1039 + v1033;
-        if (v1028) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1041 = x[v1040];
-          const uint v1043 = v972 << 6u;
-          const uint v1044 = v1043 + v974;
-          shm0[v1044] = v1041;
+    for (uint v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
+        const uint v977 = v63 + v973;
+        const uint v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1008 = v1007 * v11;
+        const uint v1009 = v1004 / v30;
+        const uint v1010 = v1009 * v7;
+        const uint v1011 = v1010 + v1008;
+        const uint v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1013 = v1012 * v12;
+        const uint v1014 = v1004 % v30;
+        const uint v1015 = v1014 * v8;
+        const uint v1016 = v1015 + v1013;
+        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1018 = v976 < v18;
+        const bool v1019 = v1017 && v1018;
+        const bool v1020 = v1011 >= v9;
+        const bool v1021 = v1019 && v1020;
+        const bool v1023 = v1011 < v127;
+        const bool v1024 = v1021 && v1023;
+        const bool v1025 = v1016 >= v10;
+        const bool v1026 = v1024 && v1025;
+        const bool v1028 = v1016 < v1027;
+        const bool v1029 = v1026 && v1028;
+        const uint v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1031 = v1030 - v9;
+        const uint v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1033 = v1032 - v10;
+        const uint v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1035 = v1003 * v1;
+        const uint v1036 = v1035 + v1031;
+        const uint v1037 = v1036 * v2;
+        const uint v1038 = v1037 + v1033;
+        const uint v1039 = v1038 * v3;
+        const uint v1040 = v1039 + v70;
+        const uint v1041 = v1040 + v1034;
+        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1042 = x[v1041];
+          const uint v1044 = v973 << 6u;
+          const uint v1045 = v1044 + v975;
+          shm0[v1045] = v1042;
         } else {
-          const uint v1046 = v972 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1047 = v1046 + v974;
-          shm0[v1047] = bfloat(0.0f);
+          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1048 = v1047 + v975;
+          shm0[v1048] = bfloat(0.0f);
         }
       }
 
-      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1058 = v1057 < v15;
-        const uint v1059 = v966 + v1056;
-        const bool v1060 = v1059 < v18;
-        const bool v1061 = v1058 && v1060;
-        if (v1061) {
-          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1064 = v69 + v1063;
-          const uint v1065 = v1064 + v966;
-          const uint v1066 = v1065 + v1056;
-          const bfloat v1067 = weight[v1066];
-          const uint v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1070 = v1069 + v1056;
-          shm1[v1070] = v1067;
+      for (uint v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1059 = v1058 < v15;
+        const uint v1060 = v967 + v1057;
+        const bool v1061 = v1060 < v18;
+        const bool v1062 = v1059 && v1061;
+        if (v1062) {
+          const uint v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1065 = v69 + v1064;
+          const uint v1066 = v1065 + v967;
+          const uint v1067 = v1066 + v1057;
+          const bfloat v1068 = weight[v1067];
+          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1071 = v1070 + v1057;
+          shm1[v1071] = v1068;
         } else {
-          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1073 = v1072 + v1056;
-          shm1[v1073] = bfloat(0.0f);
+          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1074 = v1073 + v1057;
+          shm1[v1074] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1126 = v63 + v268;
-  const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1131 = v1130 == 0u;
-  const uint v1134 = v15 & 1u;
-  const bool v1135 = v1134 == 0u;
-  const bool v1136 = v1131 && v1135;
-  if (v1136) {
-    const uint v1137 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1138 = v1126 + v1137;
-    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1140 = v1125 + v1139;
-    const uint v1142 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1143 = v1142 == v1137;
-    const uint v1146 = v1139 + 1u;
-    const uint v1147 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1148 = v1147 == v1146;
-    const bool v1149 = v1143 && v1148;
-    const uint v1152 = v1140 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1153 = v1152 == 0u;
-    const bool v1154 = v1149 && v1153;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1154) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1155 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1156 = v1140 < v15;
-      const bool v1157 = v1155 && v1156;
-      if (v1157) {
-        const uint v1158 = v68 + v1140;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1159 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1160 = bfloat(v1159);
-        const float v1161 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1164 = bfloat(v1161);
-        const uint v1165 = v1138 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1166 = v1165 + v1158;
-        *(device bfloat2*)(out + v1166) = bfloat2(v1160, v1164);
+  const uint v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v1127 = v63 + v268;
+  const uint v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1132 = v1131 == 0u;
+  const uint v1135 = v15 & 1u;
+  const bool v1136 = v1135 == 0u;
+  const bool v1137 = v1132 && v1136;
+  if (v1137) {
+    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1139 = v1127 + v1138;
+    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1141 = v1126 + v1140;
+    const uint v1143 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1144 = v1143 == v1138;
+    const uint v1147 = v1140 + 1u;
+    const uint v1148 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1149 = v1148 == v1147;
+    const bool v1150 = v1144 && v1149;
+    const uint v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1154 = v1153 == 0u;
+    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1157 = v1141 < v15;
+      const bool v1158 = v1156 && v1157;
+      if (v1158) {
+        const uint v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1160 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1161 = bfloat(v1160);
+        const float v1162 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1165 = bfloat(v1162);
+        const uint v1166 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1167 = v1166 + v1159;
+        *(device bfloat2*)(out + v1167) = bfloat2(v1161, v1165);
       }
     } else {
-      const bool v1171 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1172 = v1140 < v15;
-      const bool v1173 = v1171 && v1172;
-      if (v1173) {
-        const float v1174 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1176 = bfloat(v1174);
-        const uint v1177 = v1138 * v4;
-        const uint v1178 = v1177 + v68;
-        const uint v1179 = v1178 + v1140;
-        out[v1179] = v1176;
+      const bool v1172 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1173 = v1141 < v15;
+      const bool v1174 = v1172 && v1173;
+      if (v1174) {
+        const float v1175 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1177 = bfloat(v1175);
+        const uint v1178 = v1139 * v4;
+        const uint v1179 = v1178 + v68;
+        const uint v1180 = v1179 + v1141;
+        out[v1180] = v1177;
       }
-      const uint v1181 = v1126 + v1142;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1183 = v1125 + v1147;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1184 = v1181 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1185 = v1183 < v15;
-      const bool v1186 = v1184 && v1185;
-      if (v1186) {
-        const float v1187 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1189 = bfloat(v1187);
-        const uint v1190 = v1181 * v4;
-        const uint v1191 = v1190 + v68;
-        const uint v1192 = v1191 + v1183;
-        out[v1192] = v1189;
-      }
-    }
-    const uint v1193 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1194 = v1126 + v1193;
-    const uint v1195 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1196 = v1125 + v1195;
-    const uint v1198 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1199 = v1198 == v1193;
-    const uint v1202 = v1195 + 1u;
-    const uint v1203 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1204 = v1203 == v1202;
-    const bool v1205 = v1199 && v1204;
-    const uint v1208 = v1196 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1209 = v1208 == 0u;
-    const bool v1210 = v1205 && v1209;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1210) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1211 = v1194 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1212 = v1196 < v15;
-      const bool v1213 = v1211 && v1212;
-      if (v1213) {
-        const uint v1214 = v68 + v1196;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1215 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1216 = bfloat(v1215);
-        const float v1217 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1220 = bfloat(v1217);
-        const uint v1221 = v1194 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1222 = v1221 + v1214;
-        *(device bfloat2*)(out + v1222) = bfloat2(v1216, v1220);
-      }
-    } else {
-      const bool v1227 = v1194 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1228 = v1196 < v15;
-      const bool v1229 = v1227 && v1228;
-      if (v1229) {
-        const float v1230 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1232 = bfloat(v1230);
-        const uint v1233 = v1194 * v4;
-        const uint v1234 = v1233 + v68;
-        const uint v1235 = v1234 + v1196;
-        out[v1235] = v1232;
-      }
-      const uint v1237 = v1126 + v1198;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1239 = v1125 + v1203;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1240 = v1237 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1241 = v1239 < v15;
-      const bool v1242 = v1240 && v1241;
-      if (v1242) {
-        const float v1243 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1245 = bfloat(v1243);
-        const uint v1246 = v1237 * v4;
-        const uint v1247 = v1246 + v68;
-        const uint v1248 = v1247 + v1239;
-        out[v1248] = v1245;
+      const uint v1182 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1184 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1185 = v1182 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1186 = v1184 < v15;
+      const bool v1187 = v1185 && v1186;
+      if (v1187) {
+        const float v1188 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1190 = bfloat(v1188);
+        const uint v1191 = v1182 * v4;
+        const uint v1192 = v1191 + v68;
+        const uint v1193 = v1192 + v1184;
+        out[v1193] = v1190;
       }
     }
-    const uint v1249 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1250 = v1126 + v1249;
-    const uint v1251 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1252 = v1125 + v1251;
-    const uint v1254 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1255 = v1254 == v1249;
-    const uint v1258 = v1251 + 1u;
-    const uint v1259 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1260 = v1259 == v1258;
-    const bool v1261 = v1255 && v1260;
-    const uint v1264 = v1252 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1265 = v1264 == 0u;
-    const bool v1266 = v1261 && v1265;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1266) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1267 = v1250 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1268 = v1252 < v15;
-      const bool v1269 = v1267 && v1268;
-      if (v1269) {
-        const uint v1270 = v68 + v1252;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1271 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1272 = bfloat(v1271);
-        const float v1273 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1276 = bfloat(v1273);
-        const uint v1277 = v1250 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1278 = v1277 + v1270;
-        *(device bfloat2*)(out + v1278) = bfloat2(v1272, v1276);
+    const uint v1194 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1195 = v1127 + v1194;
+    const uint v1196 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1197 = v1126 + v1196;
+    const uint v1199 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1200 = v1199 == v1194;
+    const uint v1203 = v1196 + 1u;
+    const uint v1204 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1205 = v1204 == v1203;
+    const bool v1206 = v1200 && v1205;
+    const uint v1209 = v1197 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1210 = v1209 == 0u;
+    const bool v1211 = v1206 && v1210;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1211) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1212 = v1195 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1213 = v1197 < v15;
+      const bool v1214 = v1212 && v1213;
+      if (v1214) {
+        const uint v1215 = v68 + v1197;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1216 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1217 = bfloat(v1216);
+        const float v1218 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1221 = bfloat(v1218);
+        const uint v1222 = v1195 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1223 = v1222 + v1215;
+        *(device bfloat2*)(out + v1223) = bfloat2(v1217, v1221);
       }
     } else {
-      const bool v1283 = v1250 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1284 = v1252 < v15;
-      const bool v1285 = v1283 && v1284;
-      if (v1285) {
-        const float v1286 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1288 = bfloat(v1286);
-        const uint v1289 = v1250 * v4;
-        const uint v1290 = v1289 + v68;
-        const uint v1291 = v1290 + v1252;
-        out[v1291] = v1288;
+      const bool v1228 = v1195 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1229 = v1197 < v15;
+      const bool v1230 = v1228 && v1229;
+      if (v1230) {
+        const float v1231 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1233 = bfloat(v1231);
+        const uint v1234 = v1195 * v4;
+        const uint v1235 = v1234 + v68;
+        const uint v1236 = v1235 + v1197;
+        out[v1236] = v1233;
       }
-      const uint v1293 = v1126 + v1254;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1295 = v1125 + v1259;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1296 = v1293 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1297 = v1295 < v15;
-      const bool v1298 = v1296 && v1297;
-      if (v1298) {
-        const float v1299 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1301 = bfloat(v1299);
-        const uint v1302 = v1293 * v4;
-        const uint v1303 = v1302 + v68;
-        const uint v1304 = v1303 + v1295;
-        out[v1304] = v1301;
+      const uint v1238 = v1127 + v1199;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1240 = v1126 + v1204;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1241 = v1238 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1242 = v1240 < v15;
+      const bool v1243 = v1241 && v1242;
+      if (v1243) {
+        const float v1244 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1246 = bfloat(v1244);
+        const uint v1247 = v1238 * v4;
+        const uint v1248 = v1247 + v68;
+        const uint v1249 = v1248 + v1240;
+        out[v1249] = v1246;
       }
     }
-    const uint v1305 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1306 = v1126 + v1305;
-    const uint v1307 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1308 = v1125 + v1307;
-    const uint v1310 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1311 = v1310 == v1305;
-    const uint v1314 = v1307 + 1u;
-    const uint v1315 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1316 = v1315 == v1314;
-    const bool v1317 = v1311 && v1316;
-    const uint v1320 = v1308 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1321 = v1320 == 0u;
-    const bool v1322 = v1317 && v1321;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1322) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1323 = v1306 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1324 = v1308 < v15;
-      const bool v1325 = v1323 && v1324;
-      if (v1325) {
-        const uint v1326 = v68 + v1308;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1327 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1328 = bfloat(v1327);
-        const float v1329 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1332 = bfloat(v1329);
-        const uint v1333 = v1306 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1334 = v1333 + v1326;
-        *(device bfloat2*)(out + v1334) = bfloat2(v1328, v1332);
+    const uint v1250 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1251 = v1127 + v1250;
+    const uint v1252 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1253 = v1126 + v1252;
+    const uint v1255 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1256 = v1255 == v1250;
+    const uint v1259 = v1252 + 1u;
+    const uint v1260 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1261 = v1260 == v1259;
+    const bool v1262 = v1256 && v1261;
+    const uint v1265 = v1253 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1266 = v1265 == 0u;
+    const bool v1267 = v1262 && v1266;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1267) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1268 = v1251 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1269 = v1253 < v15;
+      const bool v1270 = v1268 && v1269;
+      if (v1270) {
+        const uint v1271 = v68 + v1253;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1272 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1273 = bfloat(v1272);
+        const float v1274 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1277 = bfloat(v1274);
+        const uint v1278 = v1251 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1279 = v1278 + v1271;
+        *(device bfloat2*)(out + v1279) = bfloat2(v1273, v1277);
       }
     } else {
-      const bool v1339 = v1306 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1340 = v1308 < v15;
-      const bool v1341 = v1339 && v1340;
-      if (v1341) {
-        const float v1342 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1344 = bfloat(v1342);
-        const uint v1345 = v1306 * v4;
-        const uint v1346 = v1345 + v68;
-        const uint v1347 = v1346 + v1308;
-        out[v1347] = v1344;
+      const bool v1284 = v1251 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1285 = v1253 < v15;
+      const bool v1286 = v1284 && v1285;
+      if (v1286) {
+        const float v1287 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1289 = bfloat(v1287);
+        const uint v1290 = v1251 * v4;
+        const uint v1291 = v1290 + v68;
+        const uint v1292 = v1291 + v1253;
+        out[v1292] = v1289;
       }
-      const uint v1349 = v1126 + v1310;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1351 = v1125 + v1315;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1352 = v1349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1353 = v1351 < v15;
-      const bool v1354 = v1352 && v1353;
-      if (v1354) {
-        const float v1355 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1357 = bfloat(v1355);
-        const uint v1358 = v1349 * v4;
-        const uint v1359 = v1358 + v68;
-        const uint v1360 = v1359 + v1351;
-        out[v1360] = v1357;
+      const uint v1294 = v1127 + v1255;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1296 = v1126 + v1260;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1297 = v1294 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1298 = v1296 < v15;
+      const bool v1299 = v1297 && v1298;
+      if (v1299) {
+        const float v1300 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1302 = bfloat(v1300);
+        const uint v1303 = v1294 * v4;
+        const uint v1304 = v1303 + v68;
+        const uint v1305 = v1304 + v1296;
+        out[v1305] = v1302;
       }
     }
-    const uint v1361 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1362 = v1126 + v1361;
-    const uint v1363 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1364 = v1125 + v1363;
-    const uint v1366 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1367 = v1366 == v1361;
-    const uint v1370 = v1363 + 1u;
-    const uint v1371 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1372 = v1371 == v1370;
-    const bool v1373 = v1367 && v1372;
-    const uint v1376 = v1364 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1377 = v1376 == 0u;
-    const bool v1378 = v1373 && v1377;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1378) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1379 = v1362 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1380 = v1364 < v15;
-      const bool v1381 = v1379 && v1380;
-      if (v1381) {
-        const uint v1382 = v68 + v1364;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1383 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1384 = bfloat(v1383);
-        const float v1385 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1388 = bfloat(v1385);
-        const uint v1389 = v1362 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1390 = v1389 + v1382;
-        *(device bfloat2*)(out + v1390) = bfloat2(v1384, v1388);
+    const uint v1306 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1307 = v1127 + v1306;
+    const uint v1308 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1309 = v1126 + v1308;
+    const uint v1311 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1312 = v1311 == v1306;
+    const uint v1315 = v1308 + 1u;
+    const uint v1316 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1317 = v1316 == v1315;
+    const bool v1318 = v1312 && v1317;
+    const uint v1321 = v1309 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1322 = v1321 == 0u;
+    const bool v1323 = v1318 && v1322;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1323) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1324 = v1307 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1325 = v1309 < v15;
+      const bool v1326 = v1324 && v1325;
+      if (v1326) {
+        const uint v1327 = v68 + v1309;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1328 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1329 = bfloat(v1328);
+        const float v1330 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1333 = bfloat(v1330);
+        const uint v1334 = v1307 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1335 = v1334 + v1327;
+        *(device bfloat2*)(out + v1335) = bfloat2(v1329, v1333);
       }
     } else {
-      const bool v1395 = v1362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1396 = v1364 < v15;
-      const bool v1397 = v1395 && v1396;
-      if (v1397) {
-        const float v1398 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1400 = bfloat(v1398);
-        const uint v1401 = v1362 * v4;
-        const uint v1402 = v1401 + v68;
-        const uint v1403 = v1402 + v1364;
-        out[v1403] = v1400;
+      const bool v1340 = v1307 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1341 = v1309 < v15;
+      const bool v1342 = v1340 && v1341;
+      if (v1342) {
+        const float v1343 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1345 = bfloat(v1343);
+        const uint v1346 = v1307 * v4;
+        const uint v1347 = v1346 + v68;
+        const uint v1348 = v1347 + v1309;
+        out[v1348] = v1345;
       }
-      const uint v1405 = v1126 + v1366;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1407 = v1125 + v1371;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1408 = v1405 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1409 = v1407 < v15;
-      const bool v1410 = v1408 && v1409;
-      if (v1410) {
-        const float v1411 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1413 = bfloat(v1411);
-        const uint v1414 = v1405 * v4;
-        const uint v1415 = v1414 + v68;
-        const uint v1416 = v1415 + v1407;
-        out[v1416] = v1413;
+      const uint v1350 = v1127 + v1311;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1352 = v1126 + v1316;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1353 = v1350 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1354 = v1352 < v15;
+      const bool v1355 = v1353 && v1354;
+      if (v1355) {
+        const float v1356 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1358 = bfloat(v1356);
+        const uint v1359 = v1350 * v4;
+        const uint v1360 = v1359 + v68;
+        const uint v1361 = v1360 + v1352;
+        out[v1361] = v1358;
       }
     }
-    const uint v1417 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1418 = v1126 + v1417;
-    const uint v1419 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1420 = v1125 + v1419;
-    const uint v1422 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1423 = v1422 == v1417;
-    const uint v1426 = v1419 + 1u;
-    const uint v1427 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1428 = v1427 == v1426;
-    const bool v1429 = v1423 && v1428;
-    const uint v1432 = v1420 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1433 = v1432 == 0u;
-    const bool v1434 = v1429 && v1433;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1434) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1435 = v1418 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1436 = v1420 < v15;
-      const bool v1437 = v1435 && v1436;
-      if (v1437) {
-        const uint v1438 = v68 + v1420;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1439 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1440 = bfloat(v1439);
-        const float v1441 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1444 = bfloat(v1441);
-        const uint v1445 = v1418 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1446 = v1445 + v1438;
-        *(device bfloat2*)(out + v1446) = bfloat2(v1440, v1444);
+    const uint v1362 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1363 = v1127 + v1362;
+    const uint v1364 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1365 = v1126 + v1364;
+    const uint v1367 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1368 = v1367 == v1362;
+    const uint v1371 = v1364 + 1u;
+    const uint v1372 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1373 = v1372 == v1371;
+    const bool v1374 = v1368 && v1373;
+    const uint v1377 = v1365 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1378 = v1377 == 0u;
+    const bool v1379 = v1374 && v1378;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1379) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1380 = v1363 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1381 = v1365 < v15;
+      const bool v1382 = v1380 && v1381;
+      if (v1382) {
+        const uint v1383 = v68 + v1365;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1384 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1385 = bfloat(v1384);
+        const float v1386 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1389 = bfloat(v1386);
+        const uint v1390 = v1363 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1391 = v1390 + v1383;
+        *(device bfloat2*)(out + v1391) = bfloat2(v1385, v1389);
       }
     } else {
-      const bool v1451 = v1418 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1452 = v1420 < v15;
-      const bool v1453 = v1451 && v1452;
-      if (v1453) {
-        const float v1454 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1456 = bfloat(v1454);
-        const uint v1457 = v1418 * v4;
-        const uint v1458 = v1457 + v68;
-        const uint v1459 = v1458 + v1420;
-        out[v1459] = v1456;
+      const bool v1396 = v1363 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1397 = v1365 < v15;
+      const bool v1398 = v1396 && v1397;
+      if (v1398) {
+        const float v1399 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1401 = bfloat(v1399);
+        const uint v1402 = v1363 * v4;
+        const uint v1403 = v1402 + v68;
+        const uint v1404 = v1403 + v1365;
+        out[v1404] = v1401;
       }
-      const uint v1461 = v1126 + v1422;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1463 = v1125 + v1427;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1464 = v1461 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1465 = v1463 < v15;
-      const bool v1466 = v1464 && v1465;
-      if (v1466) {
-        const float v1467 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1469 = bfloat(v1467);
-        const uint v1470 = v1461 * v4;
-        const uint v1471 = v1470 + v68;
-        const uint v1472 = v1471 + v1463;
-        out[v1472] = v1469;
+      const uint v1406 = v1127 + v1367;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1408 = v1126 + v1372;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1409 = v1406 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1410 = v1408 < v15;
+      const bool v1411 = v1409 && v1410;
+      if (v1411) {
+        const float v1412 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1414 = bfloat(v1412);
+        const uint v1415 = v1406 * v4;
+        const uint v1416 = v1415 + v68;
+        const uint v1417 = v1416 + v1408;
+        out[v1417] = v1414;
       }
     }
-    const uint v1473 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1474 = v1126 + v1473;
-    const uint v1475 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1476 = v1125 + v1475;
-    const uint v1478 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1479 = v1478 == v1473;
-    const uint v1482 = v1475 + 1u;
-    const uint v1483 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1484 = v1483 == v1482;
-    const bool v1485 = v1479 && v1484;
-    const uint v1488 = v1476 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1489 = v1488 == 0u;
-    const bool v1490 = v1485 && v1489;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1490) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1491 = v1474 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1492 = v1476 < v15;
-      const bool v1493 = v1491 && v1492;
-      if (v1493) {
-        const uint v1494 = v68 + v1476;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1495 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1496 = bfloat(v1495);
-        const float v1497 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1500 = bfloat(v1497);
-        const uint v1501 = v1474 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1502 = v1501 + v1494;
-        *(device bfloat2*)(out + v1502) = bfloat2(v1496, v1500);
+    const uint v1418 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1419 = v1127 + v1418;
+    const uint v1420 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1421 = v1126 + v1420;
+    const uint v1423 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1424 = v1423 == v1418;
+    const uint v1427 = v1420 + 1u;
+    const uint v1428 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1429 = v1428 == v1427;
+    const bool v1430 = v1424 && v1429;
+    const uint v1433 = v1421 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1434 = v1433 == 0u;
+    const bool v1435 = v1430 && v1434;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1435) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1436 = v1419 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1437 = v1421 < v15;
+      const bool v1438 = v1436 && v1437;
+      if (v1438) {
+        const uint v1439 = v68 + v1421;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1440 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1441 = bfloat(v1440);
+        const float v1442 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1445 = bfloat(v1442);
+        const uint v1446 = v1419 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1447 = v1446 + v1439;
+        *(device bfloat2*)(out + v1447) = bfloat2(v1441, v1445);
       }
     } else {
-      const bool v1507 = v1474 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1508 = v1476 < v15;
-      const bool v1509 = v1507 && v1508;
-      if (v1509) {
-        const float v1510 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1512 = bfloat(v1510);
-        const uint v1513 = v1474 * v4;
-        const uint v1514 = v1513 + v68;
-        const uint v1515 = v1514 + v1476;
-        out[v1515] = v1512;
+      const bool v1452 = v1419 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1453 = v1421 < v15;
+      const bool v1454 = v1452 && v1453;
+      if (v1454) {
+        const float v1455 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1457 = bfloat(v1455);
+        const uint v1458 = v1419 * v4;
+        const uint v1459 = v1458 + v68;
+        const uint v1460 = v1459 + v1421;
+        out[v1460] = v1457;
       }
-      const uint v1517 = v1126 + v1478;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1519 = v1125 + v1483;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1520 = v1517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1521 = v1519 < v15;
-      const bool v1522 = v1520 && v1521;
-      if (v1522) {
-        const float v1523 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1525 = bfloat(v1523);
-        const uint v1526 = v1517 * v4;
-        const uint v1527 = v1526 + v68;
-        const uint v1528 = v1527 + v1519;
-        out[v1528] = v1525;
+      const uint v1462 = v1127 + v1423;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1464 = v1126 + v1428;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1465 = v1462 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1466 = v1464 < v15;
+      const bool v1467 = v1465 && v1466;
+      if (v1467) {
+        const float v1468 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1470 = bfloat(v1468);
+        const uint v1471 = v1462 * v4;
+        const uint v1472 = v1471 + v68;
+        const uint v1473 = v1472 + v1464;
+        out[v1473] = v1470;
       }
     }
-    const uint v1529 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1530 = v1126 + v1529;
-    const uint v1531 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1532 = v1125 + v1531;
-    const uint v1534 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1535 = v1534 == v1529;
-    const uint v1538 = v1531 + 1u;
-    const uint v1539 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1540 = v1539 == v1538;
-    const bool v1541 = v1535 && v1540;
-    const uint v1544 = v1532 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1545 = v1544 == 0u;
-    const bool v1546 = v1541 && v1545;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1546) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1547 = v1530 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1548 = v1532 < v15;
-      const bool v1549 = v1547 && v1548;
-      if (v1549) {
-        const uint v1550 = v68 + v1532;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1551 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1552 = bfloat(v1551);
-        const float v1553 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1556 = bfloat(v1553);
-        const uint v1557 = v1530 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1558 = v1557 + v1550;
-        *(device bfloat2*)(out + v1558) = bfloat2(v1552, v1556);
+    const uint v1474 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1475 = v1127 + v1474;
+    const uint v1476 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1477 = v1126 + v1476;
+    const uint v1479 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1480 = v1479 == v1474;
+    const uint v1483 = v1476 + 1u;
+    const uint v1484 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1485 = v1484 == v1483;
+    const bool v1486 = v1480 && v1485;
+    const uint v1489 = v1477 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1490 = v1489 == 0u;
+    const bool v1491 = v1486 && v1490;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1491) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1492 = v1475 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1493 = v1477 < v15;
+      const bool v1494 = v1492 && v1493;
+      if (v1494) {
+        const uint v1495 = v68 + v1477;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1496 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1497 = bfloat(v1496);
+        const float v1498 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1501 = bfloat(v1498);
+        const uint v1502 = v1475 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1503 = v1502 + v1495;
+        *(device bfloat2*)(out + v1503) = bfloat2(v1497, v1501);
       }
     } else {
-      const bool v1563 = v1530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1564 = v1532 < v15;
-      const bool v1565 = v1563 && v1564;
-      if (v1565) {
-        const float v1566 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1568 = bfloat(v1566);
-        const uint v1569 = v1530 * v4;
-        const uint v1570 = v1569 + v68;
-        const uint v1571 = v1570 + v1532;
-        out[v1571] = v1568;
+      const bool v1508 = v1475 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1509 = v1477 < v15;
+      const bool v1510 = v1508 && v1509;
+      if (v1510) {
+        const float v1511 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1513 = bfloat(v1511);
+        const uint v1514 = v1475 * v4;
+        const uint v1515 = v1514 + v68;
+        const uint v1516 = v1515 + v1477;
+        out[v1516] = v1513;
       }
-      const uint v1573 = v1126 + v1534;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1575 = v1125 + v1539;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1576 = v1573 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1577 = v1575 < v15;
-      const bool v1578 = v1576 && v1577;
-      if (v1578) {
-        const float v1579 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1581 = bfloat(v1579);
-        const uint v1582 = v1573 * v4;
-        const uint v1583 = v1582 + v68;
-        const uint v1584 = v1583 + v1575;
-        out[v1584] = v1581;
+      const uint v1518 = v1127 + v1479;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1520 = v1126 + v1484;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1521 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1522 = v1520 < v15;
+      const bool v1523 = v1521 && v1522;
+      if (v1523) {
+        const float v1524 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1526 = bfloat(v1524);
+        const uint v1527 = v1518 * v4;
+        const uint v1528 = v1527 + v68;
+        const uint v1529 = v1528 + v1520;
+        out[v1529] = v1526;
       }
     }
-    const uint v1585 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1586 = v1126 + v1585;
-    const uint v1587 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1588 = v1125 + v1587;
-    const uint v1590 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1591 = v1590 == v1585;
-    const uint v1594 = v1587 + 1u;
-    const uint v1595 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1596 = v1595 == v1594;
-    const bool v1597 = v1591 && v1596;
-    const uint v1600 = v1588 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1601 = v1600 == 0u;
-    const bool v1602 = v1597 && v1601;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1602) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1603 = v1586 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1604 = v1588 < v15;
-      const bool v1605 = v1603 && v1604;
-      if (v1605) {
-        const uint v1606 = v68 + v1588;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1607 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1608 = bfloat(v1607);
-        const float v1609 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1612 = bfloat(v1609);
-        const uint v1613 = v1586 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1614 = v1613 + v1606;
-        *(device bfloat2*)(out + v1614) = bfloat2(v1608, v1612);
+    const uint v1530 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1531 = v1127 + v1530;
+    const uint v1532 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1533 = v1126 + v1532;
+    const uint v1535 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1536 = v1535 == v1530;
+    const uint v1539 = v1532 + 1u;
+    const uint v1540 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1541 = v1540 == v1539;
+    const bool v1542 = v1536 && v1541;
+    const uint v1545 = v1533 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1546 = v1545 == 0u;
+    const bool v1547 = v1542 && v1546;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1547) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1548 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1549 = v1533 < v15;
+      const bool v1550 = v1548 && v1549;
+      if (v1550) {
+        const uint v1551 = v68 + v1533;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1552 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1553 = bfloat(v1552);
+        const float v1554 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1557 = bfloat(v1554);
+        const uint v1558 = v1531 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1559 = v1558 + v1551;
+        *(device bfloat2*)(out + v1559) = bfloat2(v1553, v1557);
       }
     } else {
-      const bool v1619 = v1586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1620 = v1588 < v15;
-      const bool v1621 = v1619 && v1620;
-      if (v1621) {
-        const float v1622 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1624 = bfloat(v1622);
-        const uint v1625 = v1586 * v4;
-        const uint v1626 = v1625 + v68;
-        const uint v1627 = v1626 + v1588;
-        out[v1627] = v1624;
+      const bool v1564 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1565 = v1533 < v15;
+      const bool v1566 = v1564 && v1565;
+      if (v1566) {
+        const float v1567 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1569 = bfloat(v1567);
+        const uint v1570 = v1531 * v4;
+        const uint v1571 = v1570 + v68;
+        const uint v1572 = v1571 + v1533;
+        out[v1572] = v1569;
       }
-      const uint v1629 = v1126 + v1590;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1631 = v1125 + v1595;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1632 = v1629 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1633 = v1631 < v15;
-      const bool v1634 = v1632 && v1633;
-      if (v1634) {
-        const float v1635 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1637 = bfloat(v1635);
-        const uint v1638 = v1629 * v4;
-        const uint v1639 = v1638 + v68;
-        const uint v1640 = v1639 + v1631;
-        out[v1640] = v1637;
+      const uint v1574 = v1127 + v1535;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1576 = v1126 + v1540;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1577 = v1574 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1578 = v1576 < v15;
+      const bool v1579 = v1577 && v1578;
+      if (v1579) {
+        const float v1580 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1582 = bfloat(v1580);
+        const uint v1583 = v1574 * v4;
+        const uint v1584 = v1583 + v68;
+        const uint v1585 = v1584 + v1576;
+        out[v1585] = v1582;
       }
     }
-    const uint v1641 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1642 = v1126 + v1641;
-    const uint v1643 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1644 = v1125 + v1643;
-    const uint v1646 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1647 = v1646 == v1641;
-    const uint v1650 = v1643 + 1u;
-    const uint v1651 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1652 = v1651 == v1650;
-    const bool v1653 = v1647 && v1652;
-    const uint v1656 = v1644 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1657 = v1656 == 0u;
-    const bool v1658 = v1653 && v1657;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1658) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1659 = v1642 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1660 = v1644 < v15;
-      const bool v1661 = v1659 && v1660;
-      if (v1661) {
-        const uint v1662 = v68 + v1644;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1663 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1664 = bfloat(v1663);
-        const float v1665 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1668 = bfloat(v1665);
-        const uint v1669 = v1642 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1670 = v1669 + v1662;
-        *(device bfloat2*)(out + v1670) = bfloat2(v1664, v1668);
+    const uint v1586 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1587 = v1127 + v1586;
+    const uint v1588 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1589 = v1126 + v1588;
+    const uint v1591 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1592 = v1591 == v1586;
+    const uint v1595 = v1588 + 1u;
+    const uint v1596 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1597 = v1596 == v1595;
+    const bool v1598 = v1592 && v1597;
+    const uint v1601 = v1589 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1602 = v1601 == 0u;
+    const bool v1603 = v1598 && v1602;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1603) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1604 = v1587 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1605 = v1589 < v15;
+      const bool v1606 = v1604 && v1605;
+      if (v1606) {
+        const uint v1607 = v68 + v1589;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1608 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1609 = bfloat(v1608);
+        const float v1610 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1613 = bfloat(v1610);
+        const uint v1614 = v1587 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1615 = v1614 + v1607;
+        *(device bfloat2*)(out + v1615) = bfloat2(v1609, v1613);
       }
     } else {
-      const bool v1675 = v1642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1676 = v1644 < v15;
-      const bool v1677 = v1675 && v1676;
-      if (v1677) {
-        const float v1678 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1680 = bfloat(v1678);
-        const uint v1681 = v1642 * v4;
-        const uint v1682 = v1681 + v68;
-        const uint v1683 = v1682 + v1644;
-        out[v1683] = v1680;
+      const bool v1620 = v1587 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1621 = v1589 < v15;
+      const bool v1622 = v1620 && v1621;
+      if (v1622) {
+        const float v1623 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1625 = bfloat(v1623);
+        const uint v1626 = v1587 * v4;
+        const uint v1627 = v1626 + v68;
+        const uint v1628 = v1627 + v1589;
+        out[v1628] = v1625;
       }
-      const uint v1685 = v1126 + v1646;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1687 = v1125 + v1651;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1688 = v1685 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1689 = v1687 < v15;
-      const bool v1690 = v1688 && v1689;
-      if (v1690) {
-        const float v1691 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1693 = bfloat(v1691);
-        const uint v1694 = v1685 * v4;
-        const uint v1695 = v1694 + v68;
-        const uint v1696 = v1695 + v1687;
-        out[v1696] = v1693;
+      const uint v1630 = v1127 + v1591;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1632 = v1126 + v1596;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1633 = v1630 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1634 = v1632 < v15;
+      const bool v1635 = v1633 && v1634;
+      if (v1635) {
+        const float v1636 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1638 = bfloat(v1636);
+        const uint v1639 = v1630 * v4;
+        const uint v1640 = v1639 + v68;
+        const uint v1641 = v1640 + v1632;
+        out[v1641] = v1638;
       }
     }
-    const uint v1697 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1698 = v1126 + v1697;
-    const uint v1699 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1700 = v1125 + v1699;
-    const uint v1702 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1703 = v1702 == v1697;
-    const uint v1706 = v1699 + 1u;
-    const uint v1707 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1708 = v1707 == v1706;
-    const bool v1709 = v1703 && v1708;
-    const uint v1712 = v1700 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1713 = v1712 == 0u;
-    const bool v1714 = v1709 && v1713;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1714) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1715 = v1698 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1716 = v1700 < v15;
-      const bool v1717 = v1715 && v1716;
-      if (v1717) {
-        const uint v1718 = v68 + v1700;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1719 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1720 = bfloat(v1719);
-        const float v1721 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1724 = bfloat(v1721);
-        const uint v1725 = v1698 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1726 = v1725 + v1718;
-        *(device bfloat2*)(out + v1726) = bfloat2(v1720, v1724);
+    const uint v1642 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1643 = v1127 + v1642;
+    const uint v1644 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1645 = v1126 + v1644;
+    const uint v1647 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1648 = v1647 == v1642;
+    const uint v1651 = v1644 + 1u;
+    const uint v1652 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1653 = v1652 == v1651;
+    const bool v1654 = v1648 && v1653;
+    const uint v1657 = v1645 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1658 = v1657 == 0u;
+    const bool v1659 = v1654 && v1658;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1659) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1660 = v1643 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1661 = v1645 < v15;
+      const bool v1662 = v1660 && v1661;
+      if (v1662) {
+        const uint v1663 = v68 + v1645;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1664 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1665 = bfloat(v1664);
+        const float v1666 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1669 = bfloat(v1666);
+        const uint v1670 = v1643 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1671 = v1670 + v1663;
+        *(device bfloat2*)(out + v1671) = bfloat2(v1665, v1669);
       }
     } else {
-      const bool v1731 = v1698 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1732 = v1700 < v15;
-      const bool v1733 = v1731 && v1732;
-      if (v1733) {
-        const float v1734 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1736 = bfloat(v1734);
-        const uint v1737 = v1698 * v4;
-        const uint v1738 = v1737 + v68;
-        const uint v1739 = v1738 + v1700;
-        out[v1739] = v1736;
+      const bool v1676 = v1643 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1677 = v1645 < v15;
+      const bool v1678 = v1676 && v1677;
+      if (v1678) {
+        const float v1679 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1681 = bfloat(v1679);
+        const uint v1682 = v1643 * v4;
+        const uint v1683 = v1682 + v68;
+        const uint v1684 = v1683 + v1645;
+        out[v1684] = v1681;
       }
-      const uint v1741 = v1126 + v1702;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1743 = v1125 + v1707;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1744 = v1741 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1745 = v1743 < v15;
-      const bool v1746 = v1744 && v1745;
-      if (v1746) {
-        const float v1747 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1749 = bfloat(v1747);
-        const uint v1750 = v1741 * v4;
-        const uint v1751 = v1750 + v68;
-        const uint v1752 = v1751 + v1743;
-        out[v1752] = v1749;
+      const uint v1686 = v1127 + v1647;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1688 = v1126 + v1652;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1689 = v1686 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1690 = v1688 < v15;
+      const bool v1691 = v1689 && v1690;
+      if (v1691) {
+        const float v1692 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1694 = bfloat(v1692);
+        const uint v1695 = v1686 * v4;
+        const uint v1696 = v1695 + v68;
+        const uint v1697 = v1696 + v1688;
+        out[v1697] = v1694;
       }
     }
-    const uint v1753 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1754 = v1126 + v1753;
-    const uint v1755 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1756 = v1125 + v1755;
-    const uint v1758 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1759 = v1758 == v1753;
-    const uint v1762 = v1755 + 1u;
-    const uint v1763 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1764 = v1763 == v1762;
-    const bool v1765 = v1759 && v1764;
-    const uint v1768 = v1756 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1769 = v1768 == 0u;
-    const bool v1770 = v1765 && v1769;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1770) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1771 = v1754 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1772 = v1756 < v15;
-      const bool v1773 = v1771 && v1772;
-      if (v1773) {
-        const uint v1774 = v68 + v1756;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1775 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1776 = bfloat(v1775);
-        const float v1777 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1780 = bfloat(v1777);
-        const uint v1781 = v1754 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1782 = v1781 + v1774;
-        *(device bfloat2*)(out + v1782) = bfloat2(v1776, v1780);
+    const uint v1698 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1699 = v1127 + v1698;
+    const uint v1700 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1701 = v1126 + v1700;
+    const uint v1703 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1704 = v1703 == v1698;
+    const uint v1707 = v1700 + 1u;
+    const uint v1708 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1709 = v1708 == v1707;
+    const bool v1710 = v1704 && v1709;
+    const uint v1713 = v1701 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1714 = v1713 == 0u;
+    const bool v1715 = v1710 && v1714;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1715) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1716 = v1699 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1717 = v1701 < v15;
+      const bool v1718 = v1716 && v1717;
+      if (v1718) {
+        const uint v1719 = v68 + v1701;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1720 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1721 = bfloat(v1720);
+        const float v1722 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1725 = bfloat(v1722);
+        const uint v1726 = v1699 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1727 = v1726 + v1719;
+        *(device bfloat2*)(out + v1727) = bfloat2(v1721, v1725);
       }
     } else {
-      const bool v1787 = v1754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1788 = v1756 < v15;
-      const bool v1789 = v1787 && v1788;
-      if (v1789) {
-        const float v1790 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1792 = bfloat(v1790);
-        const uint v1793 = v1754 * v4;
-        const uint v1794 = v1793 + v68;
-        const uint v1795 = v1794 + v1756;
-        out[v1795] = v1792;
+      const bool v1732 = v1699 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1733 = v1701 < v15;
+      const bool v1734 = v1732 && v1733;
+      if (v1734) {
+        const float v1735 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1737 = bfloat(v1735);
+        const uint v1738 = v1699 * v4;
+        const uint v1739 = v1738 + v68;
+        const uint v1740 = v1739 + v1701;
+        out[v1740] = v1737;
       }
-      const uint v1797 = v1126 + v1758;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1799 = v1125 + v1763;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1800 = v1797 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1801 = v1799 < v15;
-      const bool v1802 = v1800 && v1801;
-      if (v1802) {
-        const float v1803 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1805 = bfloat(v1803);
-        const uint v1806 = v1797 * v4;
-        const uint v1807 = v1806 + v68;
-        const uint v1808 = v1807 + v1799;
-        out[v1808] = v1805;
+      const uint v1742 = v1127 + v1703;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1744 = v1126 + v1708;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1745 = v1742 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1746 = v1744 < v15;
+      const bool v1747 = v1745 && v1746;
+      if (v1747) {
+        const float v1748 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1750 = bfloat(v1748);
+        const uint v1751 = v1742 * v4;
+        const uint v1752 = v1751 + v68;
+        const uint v1753 = v1752 + v1744;
+        out[v1753] = v1750;
       }
     }
-    const uint v1809 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1810 = v1126 + v1809;
-    const uint v1811 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1812 = v1125 + v1811;
-    const uint v1814 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1815 = v1814 == v1809;
-    const uint v1818 = v1811 + 1u;
-    const uint v1819 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1820 = v1819 == v1818;
-    const bool v1821 = v1815 && v1820;
-    const uint v1824 = v1812 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1825 = v1824 == 0u;
-    const bool v1826 = v1821 && v1825;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1826) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1827 = v1810 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1828 = v1812 < v15;
-      const bool v1829 = v1827 && v1828;
-      if (v1829) {
-        const uint v1830 = v68 + v1812;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1831 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1832 = bfloat(v1831);
-        const float v1833 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1836 = bfloat(v1833);
-        const uint v1837 = v1810 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1838 = v1837 + v1830;
-        *(device bfloat2*)(out + v1838) = bfloat2(v1832, v1836);
+    const uint v1754 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1755 = v1127 + v1754;
+    const uint v1756 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1757 = v1126 + v1756;
+    const uint v1759 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1760 = v1759 == v1754;
+    const uint v1763 = v1756 + 1u;
+    const uint v1764 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1765 = v1764 == v1763;
+    const bool v1766 = v1760 && v1765;
+    const uint v1769 = v1757 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1770 = v1769 == 0u;
+    const bool v1771 = v1766 && v1770;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1771) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1772 = v1755 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1773 = v1757 < v15;
+      const bool v1774 = v1772 && v1773;
+      if (v1774) {
+        const uint v1775 = v68 + v1757;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1776 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1777 = bfloat(v1776);
+        const float v1778 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1781 = bfloat(v1778);
+        const uint v1782 = v1755 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1783 = v1782 + v1775;
+        *(device bfloat2*)(out + v1783) = bfloat2(v1777, v1781);
       }
     } else {
-      const bool v1843 = v1810 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1844 = v1812 < v15;
-      const bool v1845 = v1843 && v1844;
-      if (v1845) {
-        const float v1846 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1848 = bfloat(v1846);
-        const uint v1849 = v1810 * v4;
-        const uint v1850 = v1849 + v68;
-        const uint v1851 = v1850 + v1812;
-        out[v1851] = v1848;
+      const bool v1788 = v1755 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1789 = v1757 < v15;
+      const bool v1790 = v1788 && v1789;
+      if (v1790) {
+        const float v1791 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1793 = bfloat(v1791);
+        const uint v1794 = v1755 * v4;
+        const uint v1795 = v1794 + v68;
+        const uint v1796 = v1795 + v1757;
+        out[v1796] = v1793;
       }
-      const uint v1853 = v1126 + v1814;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1855 = v1125 + v1819;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1856 = v1853 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1857 = v1855 < v15;
-      const bool v1858 = v1856 && v1857;
-      if (v1858) {
-        const float v1859 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1861 = bfloat(v1859);
-        const uint v1862 = v1853 * v4;
-        const uint v1863 = v1862 + v68;
-        const uint v1864 = v1863 + v1855;
-        out[v1864] = v1861;
+      const uint v1798 = v1127 + v1759;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1800 = v1126 + v1764;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1801 = v1798 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1802 = v1800 < v15;
+      const bool v1803 = v1801 && v1802;
+      if (v1803) {
+        const float v1804 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1806 = bfloat(v1804);
+        const uint v1807 = v1798 * v4;
+        const uint v1808 = v1807 + v68;
+        const uint v1809 = v1808 + v1800;
+        out[v1809] = v1806;
       }
     }
-    const uint v1865 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1866 = v1126 + v1865;
-    const uint v1867 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1868 = v1125 + v1867;
-    const uint v1870 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1871 = v1870 == v1865;
-    const uint v1874 = v1867 + 1u;
-    const uint v1875 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v1876 = v1875 == v1874;
-    const bool v1877 = v1871 && v1876;
-    const uint v1880 = v1868 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1881 = v1880 == 0u;
-    const bool v1882 = v1877 && v1881;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1882) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1883 = v1866 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1884 = v1868 < v15;
-      const bool v1885 = v1883 && v1884;
-      if (v1885) {
-        const uint v1886 = v68 + v1868;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1887 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1888 = bfloat(v1887);
-        const float v1889 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1892 = bfloat(v1889);
-        const uint v1893 = v1866 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1894 = v1893 + v1886;
-        *(device bfloat2*)(out + v1894) = bfloat2(v1888, v1892);
+    const uint v1810 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1811 = v1127 + v1810;
+    const uint v1812 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1813 = v1126 + v1812;
+    const uint v1815 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1816 = v1815 == v1810;
+    const uint v1819 = v1812 + 1u;
+    const uint v1820 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v1821 = v1820 == v1819;
+    const bool v1822 = v1816 && v1821;
+    const uint v1825 = v1813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1826 = v1825 == 0u;
+    const bool v1827 = v1822 && v1826;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1827) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1828 = v1811 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1829 = v1813 < v15;
+      const bool v1830 = v1828 && v1829;
+      if (v1830) {
+        const uint v1831 = v68 + v1813;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1832 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1833 = bfloat(v1832);
+        const float v1834 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1837 = bfloat(v1834);
+        const uint v1838 = v1811 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1839 = v1838 + v1831;
+        *(device bfloat2*)(out + v1839) = bfloat2(v1833, v1837);
       }
     } else {
-      const bool v1899 = v1866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1900 = v1868 < v15;
-      const bool v1901 = v1899 && v1900;
-      if (v1901) {
-        const float v1902 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1904 = bfloat(v1902);
-        const uint v1905 = v1866 * v4;
-        const uint v1906 = v1905 + v68;
-        const uint v1907 = v1906 + v1868;
-        out[v1907] = v1904;
+      const bool v1844 = v1811 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1845 = v1813 < v15;
+      const bool v1846 = v1844 && v1845;
+      if (v1846) {
+        const float v1847 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1849 = bfloat(v1847);
+        const uint v1850 = v1811 * v4;
+        const uint v1851 = v1850 + v68;
+        const uint v1852 = v1851 + v1813;
+        out[v1852] = v1849;
       }
-      const uint v1909 = v1126 + v1870;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1911 = v1125 + v1875;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1912 = v1909 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1913 = v1911 < v15;
-      const bool v1914 = v1912 && v1913;
-      if (v1914) {
-        const float v1915 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1917 = bfloat(v1915);
-        const uint v1918 = v1909 * v4;
-        const uint v1919 = v1918 + v68;
-        const uint v1920 = v1919 + v1911;
-        out[v1920] = v1917;
+      const uint v1854 = v1127 + v1815;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1856 = v1126 + v1820;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1857 = v1854 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1858 = v1856 < v15;
+      const bool v1859 = v1857 && v1858;
+      if (v1859) {
+        const float v1860 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1862 = bfloat(v1860);
+        const uint v1863 = v1854 * v4;
+        const uint v1864 = v1863 + v68;
+        const uint v1865 = v1864 + v1856;
+        out[v1865] = v1862;
       }
     }
-    const uint v1921 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1922 = v1126 + v1921;
-    const uint v1923 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1924 = v1125 + v1923;
-    const uint v1926 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1927 = v1926 == v1921;
-    const uint v1930 = v1923 + 1u;
-    const uint v1931 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v1932 = v1931 == v1930;
-    const bool v1933 = v1927 && v1932;
-    const uint v1936 = v1924 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1937 = v1936 == 0u;
-    const bool v1938 = v1933 && v1937;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1938) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1939 = v1922 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1940 = v1924 < v15;
-      const bool v1941 = v1939 && v1940;
-      if (v1941) {
-        const uint v1942 = v68 + v1924;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1943 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1944 = bfloat(v1943);
-        const float v1945 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1948 = bfloat(v1945);
-        const uint v1949 = v1922 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1950 = v1949 + v1942;
-        *(device bfloat2*)(out + v1950) = bfloat2(v1944, v1948);
+    const uint v1866 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1867 = v1127 + v1866;
+    const uint v1868 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1869 = v1126 + v1868;
+    const uint v1871 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1872 = v1871 == v1866;
+    const uint v1875 = v1868 + 1u;
+    const uint v1876 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v1877 = v1876 == v1875;
+    const bool v1878 = v1872 && v1877;
+    const uint v1881 = v1869 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1882 = v1881 == 0u;
+    const bool v1883 = v1878 && v1882;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1883) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1884 = v1867 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1885 = v1869 < v15;
+      const bool v1886 = v1884 && v1885;
+      if (v1886) {
+        const uint v1887 = v68 + v1869;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1888 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1889 = bfloat(v1888);
+        const float v1890 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1893 = bfloat(v1890);
+        const uint v1894 = v1867 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1895 = v1894 + v1887;
+        *(device bfloat2*)(out + v1895) = bfloat2(v1889, v1893);
       }
     } else {
-      const bool v1955 = v1922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1956 = v1924 < v15;
-      const bool v1957 = v1955 && v1956;
-      if (v1957) {
-        const float v1958 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1960 = bfloat(v1958);
-        const uint v1961 = v1922 * v4;
-        const uint v1962 = v1961 + v68;
-        const uint v1963 = v1962 + v1924;
-        out[v1963] = v1960;
+      const bool v1900 = v1867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1901 = v1869 < v15;
+      const bool v1902 = v1900 && v1901;
+      if (v1902) {
+        const float v1903 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1905 = bfloat(v1903);
+        const uint v1906 = v1867 * v4;
+        const uint v1907 = v1906 + v68;
+        const uint v1908 = v1907 + v1869;
+        out[v1908] = v1905;
       }
-      const uint v1965 = v1126 + v1926;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1967 = v1125 + v1931;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1968 = v1965 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1969 = v1967 < v15;
-      const bool v1970 = v1968 && v1969;
-      if (v1970) {
-        const float v1971 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1973 = bfloat(v1971);
-        const uint v1974 = v1965 * v4;
-        const uint v1975 = v1974 + v68;
-        const uint v1976 = v1975 + v1967;
-        out[v1976] = v1973;
+      const uint v1910 = v1127 + v1871;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1912 = v1126 + v1876;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1913 = v1910 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1914 = v1912 < v15;
+      const bool v1915 = v1913 && v1914;
+      if (v1915) {
+        const float v1916 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1918 = bfloat(v1916);
+        const uint v1919 = v1910 * v4;
+        const uint v1920 = v1919 + v68;
+        const uint v1921 = v1920 + v1912;
+        out[v1921] = v1918;
       }
     }
-    const uint v1977 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1978 = v1126 + v1977;
-    const uint v1979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1980 = v1125 + v1979;
-    const uint v1982 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1983 = v1982 == v1977;
-    const uint v1986 = v1979 + 1u;
-    const uint v1987 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v1988 = v1987 == v1986;
-    const bool v1989 = v1983 && v1988;
-    const uint v1992 = v1980 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1993 = v1992 == 0u;
-    const bool v1994 = v1989 && v1993;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1994) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1995 = v1978 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1996 = v1980 < v15;
-      const bool v1997 = v1995 && v1996;
-      if (v1997) {
-        const uint v1998 = v68 + v1980;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1999 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2000 = bfloat(v1999);
-        const float v2001 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2004 = bfloat(v2001);
-        const uint v2005 = v1978 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2006 = v2005 + v1998;
-        *(device bfloat2*)(out + v2006) = bfloat2(v2000, v2004);
+    const uint v1922 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1923 = v1127 + v1922;
+    const uint v1924 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1925 = v1126 + v1924;
+    const uint v1927 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1928 = v1927 == v1922;
+    const uint v1931 = v1924 + 1u;
+    const uint v1932 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v1933 = v1932 == v1931;
+    const bool v1934 = v1928 && v1933;
+    const uint v1937 = v1925 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1938 = v1937 == 0u;
+    const bool v1939 = v1934 && v1938;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1939) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1940 = v1923 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1941 = v1925 < v15;
+      const bool v1942 = v1940 && v1941;
+      if (v1942) {
+        const uint v1943 = v68 + v1925;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1944 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1945 = bfloat(v1944);
+        const float v1946 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1949 = bfloat(v1946);
+        const uint v1950 = v1923 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1951 = v1950 + v1943;
+        *(device bfloat2*)(out + v1951) = bfloat2(v1945, v1949);
       }
     } else {
-      const bool v2011 = v1978 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2012 = v1980 < v15;
-      const bool v2013 = v2011 && v2012;
-      if (v2013) {
-        const float v2014 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2016 = bfloat(v2014);
-        const uint v2017 = v1978 * v4;
-        const uint v2018 = v2017 + v68;
-        const uint v2019 = v2018 + v1980;
-        out[v2019] = v2016;
+      const bool v1956 = v1923 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1957 = v1925 < v15;
+      const bool v1958 = v1956 && v1957;
+      if (v1958) {
+        const float v1959 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1961 = bfloat(v1959);
+        const uint v1962 = v1923 * v4;
+        const uint v1963 = v1962 + v68;
+        const uint v1964 = v1963 + v1925;
+        out[v1964] = v1961;
       }
-      const uint v2021 = v1126 + v1982;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2023 = v1125 + v1987;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2024 = v2021 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2025 = v2023 < v15;
-      const bool v2026 = v2024 && v2025;
-      if (v2026) {
-        const float v2027 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2029 = bfloat(v2027);
-        const uint v2030 = v2021 * v4;
-        const uint v2031 = v2030 + v68;
-        const uint v2032 = v2031 + v2023;
-        out[v2032] = v2029;
+      const uint v1966 = v1127 + v1927;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1968 = v1126 + v1932;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1969 = v1966 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1970 = v1968 < v15;
+      const bool v1971 = v1969 && v1970;
+      if (v1971) {
+        const float v1972 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1974 = bfloat(v1972);
+        const uint v1975 = v1966 * v4;
+        const uint v1976 = v1975 + v68;
+        const uint v1977 = v1976 + v1968;
+        out[v1977] = v1974;
       }
     }
-    const uint v2033 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2034 = v1126 + v2033;
-    const uint v2035 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2036 = v1125 + v2035;
-    const uint v2038 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2039 = v2038 == v2033;
-    const uint v2042 = v2035 + 1u;
-    const uint v2043 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2044 = v2043 == v2042;
-    const bool v2045 = v2039 && v2044;
-    const uint v2048 = v2036 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2049 = v2048 == 0u;
-    const bool v2050 = v2045 && v2049;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2050) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2051 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2052 = v2036 < v15;
-      const bool v2053 = v2051 && v2052;
-      if (v2053) {
-        const uint v2054 = v68 + v2036;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2055 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2056 = bfloat(v2055);
-        const float v2057 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2060 = bfloat(v2057);
-        const uint v2061 = v2034 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2062 = v2061 + v2054;
-        *(device bfloat2*)(out + v2062) = bfloat2(v2056, v2060);
+    const uint v1978 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1979 = v1127 + v1978;
+    const uint v1980 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1981 = v1126 + v1980;
+    const uint v1983 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1984 = v1983 == v1978;
+    const uint v1987 = v1980 + 1u;
+    const uint v1988 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v1989 = v1988 == v1987;
+    const bool v1990 = v1984 && v1989;
+    const uint v1993 = v1981 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1994 = v1993 == 0u;
+    const bool v1995 = v1990 && v1994;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1995) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1996 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1997 = v1981 < v15;
+      const bool v1998 = v1996 && v1997;
+      if (v1998) {
+        const uint v1999 = v68 + v1981;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2000 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2001 = bfloat(v2000);
+        const float v2002 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2005 = bfloat(v2002);
+        const uint v2006 = v1979 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2007 = v2006 + v1999;
+        *(device bfloat2*)(out + v2007) = bfloat2(v2001, v2005);
       }
     } else {
-      const bool v2067 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2068 = v2036 < v15;
-      const bool v2069 = v2067 && v2068;
-      if (v2069) {
-        const float v2070 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2072 = bfloat(v2070);
-        const uint v2073 = v2034 * v4;
-        const uint v2074 = v2073 + v68;
-        const uint v2075 = v2074 + v2036;
-        out[v2075] = v2072;
+      const bool v2012 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2013 = v1981 < v15;
+      const bool v2014 = v2012 && v2013;
+      if (v2014) {
+        const float v2015 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2017 = bfloat(v2015);
+        const uint v2018 = v1979 * v4;
+        const uint v2019 = v2018 + v68;
+        const uint v2020 = v2019 + v1981;
+        out[v2020] = v2017;
       }
-      const uint v2077 = v1126 + v2038;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2079 = v1125 + v2043;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2080 = v2077 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2081 = v2079 < v15;
-      const bool v2082 = v2080 && v2081;
-      if (v2082) {
-        const float v2083 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2085 = bfloat(v2083);
-        const uint v2086 = v2077 * v4;
-        const uint v2087 = v2086 + v68;
-        const uint v2088 = v2087 + v2079;
-        out[v2088] = v2085;
+      const uint v2022 = v1127 + v1983;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2024 = v1126 + v1988;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2025 = v2022 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2026 = v2024 < v15;
+      const bool v2027 = v2025 && v2026;
+      if (v2027) {
+        const float v2028 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2030 = bfloat(v2028);
+        const uint v2031 = v2022 * v4;
+        const uint v2032 = v2031 + v68;
+        const uint v2033 = v2032 + v2024;
+        out[v2033] = v2030;
       }
     }
-    const uint v2089 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2090 = v1126 + v2089;
-    const uint v2091 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2092 = v1125 + v2091;
-    const uint v2094 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2095 = v2094 == v2089;
-    const uint v2098 = v2091 + 1u;
-    const uint v2099 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2100 = v2099 == v2098;
-    const bool v2101 = v2095 && v2100;
-    const uint v2104 = v2092 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2105 = v2104 == 0u;
-    const bool v2106 = v2101 && v2105;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2106) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2107 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2108 = v2092 < v15;
-      const bool v2109 = v2107 && v2108;
-      if (v2109) {
-        const uint v2110 = v68 + v2092;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2111 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2112 = bfloat(v2111);
-        const float v2113 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2116 = bfloat(v2113);
-        const uint v2117 = v2090 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2118 = v2117 + v2110;
-        *(device bfloat2*)(out + v2118) = bfloat2(v2112, v2116);
+    const uint v2034 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2035 = v1127 + v2034;
+    const uint v2036 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2037 = v1126 + v2036;
+    const uint v2039 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2040 = v2039 == v2034;
+    const uint v2043 = v2036 + 1u;
+    const uint v2044 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2045 = v2044 == v2043;
+    const bool v2046 = v2040 && v2045;
+    const uint v2049 = v2037 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2050 = v2049 == 0u;
+    const bool v2051 = v2046 && v2050;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2051) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2052 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2053 = v2037 < v15;
+      const bool v2054 = v2052 && v2053;
+      if (v2054) {
+        const uint v2055 = v68 + v2037;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2056 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2057 = bfloat(v2056);
+        const float v2058 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2061 = bfloat(v2058);
+        const uint v2062 = v2035 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2063 = v2062 + v2055;
+        *(device bfloat2*)(out + v2063) = bfloat2(v2057, v2061);
       }
     } else {
-      const bool v2123 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2124 = v2092 < v15;
-      const bool v2125 = v2123 && v2124;
-      if (v2125) {
-        const float v2126 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2128 = bfloat(v2126);
-        const uint v2129 = v2090 * v4;
-        const uint v2130 = v2129 + v68;
-        const uint v2131 = v2130 + v2092;
-        out[v2131] = v2128;
+      const bool v2068 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2069 = v2037 < v15;
+      const bool v2070 = v2068 && v2069;
+      if (v2070) {
+        const float v2071 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2073 = bfloat(v2071);
+        const uint v2074 = v2035 * v4;
+        const uint v2075 = v2074 + v68;
+        const uint v2076 = v2075 + v2037;
+        out[v2076] = v2073;
       }
-      const uint v2133 = v1126 + v2094;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2135 = v1125 + v2099;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2136 = v2133 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2137 = v2135 < v15;
-      const bool v2138 = v2136 && v2137;
-      if (v2138) {
-        const float v2139 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2141 = bfloat(v2139);
-        const uint v2142 = v2133 * v4;
-        const uint v2143 = v2142 + v68;
-        const uint v2144 = v2143 + v2135;
-        out[v2144] = v2141;
+      const uint v2078 = v1127 + v2039;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2080 = v1126 + v2044;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2081 = v2078 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2082 = v2080 < v15;
+      const bool v2083 = v2081 && v2082;
+      if (v2083) {
+        const float v2084 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2086 = bfloat(v2084);
+        const uint v2087 = v2078 * v4;
+        const uint v2088 = v2087 + v68;
+        const uint v2089 = v2088 + v2080;
+        out[v2089] = v2086;
       }
     }
-    const uint v2145 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2146 = v1126 + v2145;
-    const uint v2147 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2148 = v1125 + v2147;
-    const uint v2150 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2151 = v2150 == v2145;
-    const uint v2154 = v2147 + 1u;
-    const uint v2155 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2156 = v2155 == v2154;
-    const bool v2157 = v2151 && v2156;
-    const uint v2160 = v2148 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2161 = v2160 == 0u;
-    const bool v2162 = v2157 && v2161;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2162) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2163 = v2146 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2164 = v2148 < v15;
-      const bool v2165 = v2163 && v2164;
-      if (v2165) {
-        const uint v2166 = v68 + v2148;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2167 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2168 = bfloat(v2167);
-        const float v2169 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2172 = bfloat(v2169);
-        const uint v2173 = v2146 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2174 = v2173 + v2166;
-        *(device bfloat2*)(out + v2174) = bfloat2(v2168, v2172);
+    const uint v2090 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2091 = v1127 + v2090;
+    const uint v2092 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2093 = v1126 + v2092;
+    const uint v2095 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2096 = v2095 == v2090;
+    const uint v2099 = v2092 + 1u;
+    const uint v2100 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2101 = v2100 == v2099;
+    const bool v2102 = v2096 && v2101;
+    const uint v2105 = v2093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2106 = v2105 == 0u;
+    const bool v2107 = v2102 && v2106;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2107) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2108 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2109 = v2093 < v15;
+      const bool v2110 = v2108 && v2109;
+      if (v2110) {
+        const uint v2111 = v68 + v2093;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2112 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2113 = bfloat(v2112);
+        const float v2114 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2117 = bfloat(v2114);
+        const uint v2118 = v2091 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2119 = v2118 + v2111;
+        *(device bfloat2*)(out + v2119) = bfloat2(v2113, v2117);
       }
     } else {
-      const bool v2179 = v2146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2180 = v2148 < v15;
-      const bool v2181 = v2179 && v2180;
-      if (v2181) {
-        const float v2182 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2184 = bfloat(v2182);
-        const uint v2185 = v2146 * v4;
-        const uint v2186 = v2185 + v68;
-        const uint v2187 = v2186 + v2148;
-        out[v2187] = v2184;
+      const bool v2124 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2125 = v2093 < v15;
+      const bool v2126 = v2124 && v2125;
+      if (v2126) {
+        const float v2127 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2129 = bfloat(v2127);
+        const uint v2130 = v2091 * v4;
+        const uint v2131 = v2130 + v68;
+        const uint v2132 = v2131 + v2093;
+        out[v2132] = v2129;
       }
-      const uint v2189 = v1126 + v2150;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2191 = v1125 + v2155;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2192 = v2189 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2193 = v2191 < v15;
-      const bool v2194 = v2192 && v2193;
-      if (v2194) {
-        const float v2195 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2197 = bfloat(v2195);
-        const uint v2198 = v2189 * v4;
-        const uint v2199 = v2198 + v68;
-        const uint v2200 = v2199 + v2191;
-        out[v2200] = v2197;
+      const uint v2134 = v1127 + v2095;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2136 = v1126 + v2100;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2137 = v2134 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2138 = v2136 < v15;
+      const bool v2139 = v2137 && v2138;
+      if (v2139) {
+        const float v2140 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2142 = bfloat(v2140);
+        const uint v2143 = v2134 * v4;
+        const uint v2144 = v2143 + v68;
+        const uint v2145 = v2144 + v2136;
+        out[v2145] = v2142;
       }
     }
-    const uint v2201 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2202 = v1126 + v2201;
-    const uint v2203 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2204 = v1125 + v2203;
-    const uint v2206 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2207 = v2206 == v2201;
-    const uint v2210 = v2203 + 1u;
-    const uint v2211 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2212 = v2211 == v2210;
-    const bool v2213 = v2207 && v2212;
-    const uint v2216 = v2204 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2217 = v2216 == 0u;
-    const bool v2218 = v2213 && v2217;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2218) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2219 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2220 = v2204 < v15;
-      const bool v2221 = v2219 && v2220;
-      if (v2221) {
-        const uint v2222 = v68 + v2204;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2223 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2224 = bfloat(v2223);
-        const float v2225 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2228 = bfloat(v2225);
-        const uint v2229 = v2202 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2230 = v2229 + v2222;
-        *(device bfloat2*)(out + v2230) = bfloat2(v2224, v2228);
+    const uint v2146 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2147 = v1127 + v2146;
+    const uint v2148 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2149 = v1126 + v2148;
+    const uint v2151 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2152 = v2151 == v2146;
+    const uint v2155 = v2148 + 1u;
+    const uint v2156 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2157 = v2156 == v2155;
+    const bool v2158 = v2152 && v2157;
+    const uint v2161 = v2149 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2162 = v2161 == 0u;
+    const bool v2163 = v2158 && v2162;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2163) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2164 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2165 = v2149 < v15;
+      const bool v2166 = v2164 && v2165;
+      if (v2166) {
+        const uint v2167 = v68 + v2149;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2168 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2169 = bfloat(v2168);
+        const float v2170 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2173 = bfloat(v2170);
+        const uint v2174 = v2147 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2175 = v2174 + v2167;
+        *(device bfloat2*)(out + v2175) = bfloat2(v2169, v2173);
       }
     } else {
-      const bool v2235 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2236 = v2204 < v15;
-      const bool v2237 = v2235 && v2236;
-      if (v2237) {
-        const float v2238 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2240 = bfloat(v2238);
-        const uint v2241 = v2202 * v4;
-        const uint v2242 = v2241 + v68;
-        const uint v2243 = v2242 + v2204;
-        out[v2243] = v2240;
+      const bool v2180 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2181 = v2149 < v15;
+      const bool v2182 = v2180 && v2181;
+      if (v2182) {
+        const float v2183 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2185 = bfloat(v2183);
+        const uint v2186 = v2147 * v4;
+        const uint v2187 = v2186 + v68;
+        const uint v2188 = v2187 + v2149;
+        out[v2188] = v2185;
       }
-      const uint v2245 = v1126 + v2206;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2247 = v1125 + v2211;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2248 = v2245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2249 = v2247 < v15;
-      const bool v2250 = v2248 && v2249;
-      if (v2250) {
-        const float v2251 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2253 = bfloat(v2251);
-        const uint v2254 = v2245 * v4;
-        const uint v2255 = v2254 + v68;
-        const uint v2256 = v2255 + v2247;
-        out[v2256] = v2253;
+      const uint v2190 = v1127 + v2151;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2192 = v1126 + v2156;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2193 = v2190 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2194 = v2192 < v15;
+      const bool v2195 = v2193 && v2194;
+      if (v2195) {
+        const float v2196 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2198 = bfloat(v2196);
+        const uint v2199 = v2190 * v4;
+        const uint v2200 = v2199 + v68;
+        const uint v2201 = v2200 + v2192;
+        out[v2201] = v2198;
       }
     }
-    const uint v2257 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2258 = v1126 + v2257;
-    const uint v2259 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2260 = v1125 + v2259;
-    const uint v2262 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2263 = v2262 == v2257;
-    const uint v2266 = v2259 + 1u;
-    const uint v2267 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2268 = v2267 == v2266;
-    const bool v2269 = v2263 && v2268;
-    const uint v2272 = v2260 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2273 = v2272 == 0u;
-    const bool v2274 = v2269 && v2273;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2274) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2275 = v2258 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2276 = v2260 < v15;
-      const bool v2277 = v2275 && v2276;
-      if (v2277) {
-        const uint v2278 = v68 + v2260;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2279 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2280 = bfloat(v2279);
-        const float v2281 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2284 = bfloat(v2281);
-        const uint v2285 = v2258 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2286 = v2285 + v2278;
-        *(device bfloat2*)(out + v2286) = bfloat2(v2280, v2284);
+    const uint v2202 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2203 = v1127 + v2202;
+    const uint v2204 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2205 = v1126 + v2204;
+    const uint v2207 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2208 = v2207 == v2202;
+    const uint v2211 = v2204 + 1u;
+    const uint v2212 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2213 = v2212 == v2211;
+    const bool v2214 = v2208 && v2213;
+    const uint v2217 = v2205 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2218 = v2217 == 0u;
+    const bool v2219 = v2214 && v2218;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2219) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2220 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2221 = v2205 < v15;
+      const bool v2222 = v2220 && v2221;
+      if (v2222) {
+        const uint v2223 = v68 + v2205;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2224 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2225 = bfloat(v2224);
+        const float v2226 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2229 = bfloat(v2226);
+        const uint v2230 = v2203 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2231 = v2230 + v2223;
+        *(device bfloat2*)(out + v2231) = bfloat2(v2225, v2229);
       }
     } else {
-      const bool v2291 = v2258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2292 = v2260 < v15;
-      const bool v2293 = v2291 && v2292;
-      if (v2293) {
-        const float v2294 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2296 = bfloat(v2294);
-        const uint v2297 = v2258 * v4;
-        const uint v2298 = v2297 + v68;
-        const uint v2299 = v2298 + v2260;
-        out[v2299] = v2296;
+      const bool v2236 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2237 = v2205 < v15;
+      const bool v2238 = v2236 && v2237;
+      if (v2238) {
+        const float v2239 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2241 = bfloat(v2239);
+        const uint v2242 = v2203 * v4;
+        const uint v2243 = v2242 + v68;
+        const uint v2244 = v2243 + v2205;
+        out[v2244] = v2241;
       }
-      const uint v2301 = v1126 + v2262;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2303 = v1125 + v2267;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2304 = v2301 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2305 = v2303 < v15;
-      const bool v2306 = v2304 && v2305;
-      if (v2306) {
-        const float v2307 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2309 = bfloat(v2307);
-        const uint v2310 = v2301 * v4;
-        const uint v2311 = v2310 + v68;
-        const uint v2312 = v2311 + v2303;
-        out[v2312] = v2309;
+      const uint v2246 = v1127 + v2207;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2248 = v1126 + v2212;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2250 = v2248 < v15;
+      const bool v2251 = v2249 && v2250;
+      if (v2251) {
+        const float v2252 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2254 = bfloat(v2252);
+        const uint v2255 = v2246 * v4;
+        const uint v2256 = v2255 + v68;
+        const uint v2257 = v2256 + v2248;
+        out[v2257] = v2254;
       }
     }
-    const uint v2313 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2314 = v1126 + v2313;
-    const uint v2315 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2316 = v1125 + v2315;
-    const uint v2318 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2319 = v2318 == v2313;
-    const uint v2322 = v2315 + 1u;
-    const uint v2323 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2324 = v2323 == v2322;
-    const bool v2325 = v2319 && v2324;
-    const uint v2328 = v2316 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2329 = v2328 == 0u;
-    const bool v2330 = v2325 && v2329;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2330) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2331 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2332 = v2316 < v15;
-      const bool v2333 = v2331 && v2332;
-      if (v2333) {
-        const uint v2334 = v68 + v2316;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2335 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2336 = bfloat(v2335);
-        const float v2337 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2340 = bfloat(v2337);
-        const uint v2341 = v2314 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2342 = v2341 + v2334;
-        *(device bfloat2*)(out + v2342) = bfloat2(v2336, v2340);
+    const uint v2258 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2259 = v1127 + v2258;
+    const uint v2260 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2261 = v1126 + v2260;
+    const uint v2263 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2264 = v2263 == v2258;
+    const uint v2267 = v2260 + 1u;
+    const uint v2268 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2269 = v2268 == v2267;
+    const bool v2270 = v2264 && v2269;
+    const uint v2273 = v2261 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2274 = v2273 == 0u;
+    const bool v2275 = v2270 && v2274;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2275) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2276 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2277 = v2261 < v15;
+      const bool v2278 = v2276 && v2277;
+      if (v2278) {
+        const uint v2279 = v68 + v2261;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2280 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2281 = bfloat(v2280);
+        const float v2282 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2285 = bfloat(v2282);
+        const uint v2286 = v2259 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2287 = v2286 + v2279;
+        *(device bfloat2*)(out + v2287) = bfloat2(v2281, v2285);
       }
     } else {
-      const bool v2347 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2348 = v2316 < v15;
-      const bool v2349 = v2347 && v2348;
-      if (v2349) {
-        const float v2350 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2352 = bfloat(v2350);
-        const uint v2353 = v2314 * v4;
-        const uint v2354 = v2353 + v68;
-        const uint v2355 = v2354 + v2316;
-        out[v2355] = v2352;
+      const bool v2292 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2293 = v2261 < v15;
+      const bool v2294 = v2292 && v2293;
+      if (v2294) {
+        const float v2295 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2297 = bfloat(v2295);
+        const uint v2298 = v2259 * v4;
+        const uint v2299 = v2298 + v68;
+        const uint v2300 = v2299 + v2261;
+        out[v2300] = v2297;
       }
-      const uint v2357 = v1126 + v2318;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2359 = v1125 + v2323;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2360 = v2357 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2361 = v2359 < v15;
-      const bool v2362 = v2360 && v2361;
-      if (v2362) {
-        const float v2363 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2365 = bfloat(v2363);
-        const uint v2366 = v2357 * v4;
-        const uint v2367 = v2366 + v68;
-        const uint v2368 = v2367 + v2359;
-        out[v2368] = v2365;
+      const uint v2302 = v1127 + v2263;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2304 = v1126 + v2268;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2305 = v2302 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2306 = v2304 < v15;
+      const bool v2307 = v2305 && v2306;
+      if (v2307) {
+        const float v2308 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2310 = bfloat(v2308);
+        const uint v2311 = v2302 * v4;
+        const uint v2312 = v2311 + v68;
+        const uint v2313 = v2312 + v2304;
+        out[v2313] = v2310;
       }
     }
-    const uint v2369 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2370 = v1126 + v2369;
-    const uint v2371 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2372 = v1125 + v2371;
-    const uint v2374 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2375 = v2374 == v2369;
-    const uint v2378 = v2371 + 1u;
-    const uint v2379 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2380 = v2379 == v2378;
-    const bool v2381 = v2375 && v2380;
-    const uint v2384 = v2372 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2385 = v2384 == 0u;
-    const bool v2386 = v2381 && v2385;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2386) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2387 = v2370 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2388 = v2372 < v15;
-      const bool v2389 = v2387 && v2388;
-      if (v2389) {
-        const uint v2390 = v68 + v2372;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2391 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2392 = bfloat(v2391);
-        const float v2393 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2396 = bfloat(v2393);
-        const uint v2397 = v2370 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2398 = v2397 + v2390;
-        *(device bfloat2*)(out + v2398) = bfloat2(v2392, v2396);
+    const uint v2314 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2315 = v1127 + v2314;
+    const uint v2316 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2317 = v1126 + v2316;
+    const uint v2319 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2320 = v2319 == v2314;
+    const uint v2323 = v2316 + 1u;
+    const uint v2324 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2325 = v2324 == v2323;
+    const bool v2326 = v2320 && v2325;
+    const uint v2329 = v2317 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2330 = v2329 == 0u;
+    const bool v2331 = v2326 && v2330;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2331) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2332 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2333 = v2317 < v15;
+      const bool v2334 = v2332 && v2333;
+      if (v2334) {
+        const uint v2335 = v68 + v2317;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2336 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2337 = bfloat(v2336);
+        const float v2338 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2341 = bfloat(v2338);
+        const uint v2342 = v2315 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2343 = v2342 + v2335;
+        *(device bfloat2*)(out + v2343) = bfloat2(v2337, v2341);
       }
     } else {
-      const bool v2403 = v2370 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2404 = v2372 < v15;
-      const bool v2405 = v2403 && v2404;
-      if (v2405) {
-        const float v2406 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2408 = bfloat(v2406);
-        const uint v2409 = v2370 * v4;
-        const uint v2410 = v2409 + v68;
-        const uint v2411 = v2410 + v2372;
-        out[v2411] = v2408;
+      const bool v2348 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2349 = v2317 < v15;
+      const bool v2350 = v2348 && v2349;
+      if (v2350) {
+        const float v2351 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2353 = bfloat(v2351);
+        const uint v2354 = v2315 * v4;
+        const uint v2355 = v2354 + v68;
+        const uint v2356 = v2355 + v2317;
+        out[v2356] = v2353;
       }
-      const uint v2413 = v1126 + v2374;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2415 = v1125 + v2379;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2416 = v2413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2417 = v2415 < v15;
-      const bool v2418 = v2416 && v2417;
-      if (v2418) {
-        const float v2419 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2421 = bfloat(v2419);
-        const uint v2422 = v2413 * v4;
-        const uint v2423 = v2422 + v68;
-        const uint v2424 = v2423 + v2415;
-        out[v2424] = v2421;
+      const uint v2358 = v1127 + v2319;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2360 = v1126 + v2324;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2361 = v2358 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2362 = v2360 < v15;
+      const bool v2363 = v2361 && v2362;
+      if (v2363) {
+        const float v2364 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2366 = bfloat(v2364);
+        const uint v2367 = v2358 * v4;
+        const uint v2368 = v2367 + v68;
+        const uint v2369 = v2368 + v2360;
+        out[v2369] = v2366;
       }
     }
-    const uint v2425 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2426 = v1126 + v2425;
-    const uint v2427 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2428 = v1125 + v2427;
-    const uint v2430 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2431 = v2430 == v2425;
-    const uint v2434 = v2427 + 1u;
-    const uint v2435 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2436 = v2435 == v2434;
-    const bool v2437 = v2431 && v2436;
-    const uint v2440 = v2428 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2441 = v2440 == 0u;
-    const bool v2442 = v2437 && v2441;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2442) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2443 = v2426 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2444 = v2428 < v15;
-      const bool v2445 = v2443 && v2444;
-      if (v2445) {
-        const uint v2446 = v68 + v2428;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2447 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2448 = bfloat(v2447);
-        const float v2449 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2452 = bfloat(v2449);
-        const uint v2453 = v2426 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2454 = v2453 + v2446;
-        *(device bfloat2*)(out + v2454) = bfloat2(v2448, v2452);
+    const uint v2370 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2371 = v1127 + v2370;
+    const uint v2372 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2373 = v1126 + v2372;
+    const uint v2375 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2376 = v2375 == v2370;
+    const uint v2379 = v2372 + 1u;
+    const uint v2380 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2381 = v2380 == v2379;
+    const bool v2382 = v2376 && v2381;
+    const uint v2385 = v2373 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2386 = v2385 == 0u;
+    const bool v2387 = v2382 && v2386;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2387) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2388 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2389 = v2373 < v15;
+      const bool v2390 = v2388 && v2389;
+      if (v2390) {
+        const uint v2391 = v68 + v2373;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2392 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2393 = bfloat(v2392);
+        const float v2394 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2397 = bfloat(v2394);
+        const uint v2398 = v2371 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2399 = v2398 + v2391;
+        *(device bfloat2*)(out + v2399) = bfloat2(v2393, v2397);
       }
     } else {
-      const bool v2459 = v2426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2460 = v2428 < v15;
-      const bool v2461 = v2459 && v2460;
-      if (v2461) {
-        const float v2462 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2464 = bfloat(v2462);
-        const uint v2465 = v2426 * v4;
-        const uint v2466 = v2465 + v68;
-        const uint v2467 = v2466 + v2428;
-        out[v2467] = v2464;
+      const bool v2404 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2405 = v2373 < v15;
+      const bool v2406 = v2404 && v2405;
+      if (v2406) {
+        const float v2407 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2409 = bfloat(v2407);
+        const uint v2410 = v2371 * v4;
+        const uint v2411 = v2410 + v68;
+        const uint v2412 = v2411 + v2373;
+        out[v2412] = v2409;
       }
-      const uint v2469 = v1126 + v2430;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2471 = v1125 + v2435;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2472 = v2469 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2473 = v2471 < v15;
-      const bool v2474 = v2472 && v2473;
-      if (v2474) {
-        const float v2475 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2477 = bfloat(v2475);
-        const uint v2478 = v2469 * v4;
-        const uint v2479 = v2478 + v68;
-        const uint v2480 = v2479 + v2471;
-        out[v2480] = v2477;
+      const uint v2414 = v1127 + v2375;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2416 = v1126 + v2380;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2418 = v2416 < v15;
+      const bool v2419 = v2417 && v2418;
+      if (v2419) {
+        const float v2420 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2422 = bfloat(v2420);
+        const uint v2423 = v2414 * v4;
+        const uint v2424 = v2423 + v68;
+        const uint v2425 = v2424 + v2416;
+        out[v2425] = v2422;
       }
     }
-    const uint v2481 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2482 = v1126 + v2481;
-    const uint v2483 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2484 = v1125 + v2483;
-    const uint v2486 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2487 = v2486 == v2481;
-    const uint v2490 = v2483 + 1u;
-    const uint v2491 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2492 = v2491 == v2490;
-    const bool v2493 = v2487 && v2492;
-    const uint v2496 = v2484 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2497 = v2496 == 0u;
-    const bool v2498 = v2493 && v2497;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2498) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2499 = v2482 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2500 = v2484 < v15;
-      const bool v2501 = v2499 && v2500;
-      if (v2501) {
-        const uint v2502 = v68 + v2484;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2503 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2504 = bfloat(v2503);
-        const float v2505 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2508 = bfloat(v2505);
-        const uint v2509 = v2482 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2510 = v2509 + v2502;
-        *(device bfloat2*)(out + v2510) = bfloat2(v2504, v2508);
+    const uint v2426 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2427 = v1127 + v2426;
+    const uint v2428 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2429 = v1126 + v2428;
+    const uint v2431 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2432 = v2431 == v2426;
+    const uint v2435 = v2428 + 1u;
+    const uint v2436 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2437 = v2436 == v2435;
+    const bool v2438 = v2432 && v2437;
+    const uint v2441 = v2429 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2442 = v2441 == 0u;
+    const bool v2443 = v2438 && v2442;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2443) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2444 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2445 = v2429 < v15;
+      const bool v2446 = v2444 && v2445;
+      if (v2446) {
+        const uint v2447 = v68 + v2429;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2448 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2449 = bfloat(v2448);
+        const float v2450 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2453 = bfloat(v2450);
+        const uint v2454 = v2427 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2455 = v2454 + v2447;
+        *(device bfloat2*)(out + v2455) = bfloat2(v2449, v2453);
       }
     } else {
-      const bool v2515 = v2482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2516 = v2484 < v15;
-      const bool v2517 = v2515 && v2516;
-      if (v2517) {
-        const float v2518 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2520 = bfloat(v2518);
-        const uint v2521 = v2482 * v4;
-        const uint v2522 = v2521 + v68;
-        const uint v2523 = v2522 + v2484;
-        out[v2523] = v2520;
+      const bool v2460 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2461 = v2429 < v15;
+      const bool v2462 = v2460 && v2461;
+      if (v2462) {
+        const float v2463 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2465 = bfloat(v2463);
+        const uint v2466 = v2427 * v4;
+        const uint v2467 = v2466 + v68;
+        const uint v2468 = v2467 + v2429;
+        out[v2468] = v2465;
       }
-      const uint v2525 = v1126 + v2486;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2527 = v1125 + v2491;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2528 = v2525 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2529 = v2527 < v15;
-      const bool v2530 = v2528 && v2529;
-      if (v2530) {
-        const float v2531 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2533 = bfloat(v2531);
-        const uint v2534 = v2525 * v4;
-        const uint v2535 = v2534 + v68;
-        const uint v2536 = v2535 + v2527;
-        out[v2536] = v2533;
+      const uint v2470 = v1127 + v2431;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2472 = v1126 + v2436;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2473 = v2470 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2474 = v2472 < v15;
+      const bool v2475 = v2473 && v2474;
+      if (v2475) {
+        const float v2476 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2478 = bfloat(v2476);
+        const uint v2479 = v2470 * v4;
+        const uint v2480 = v2479 + v68;
+        const uint v2481 = v2480 + v2472;
+        out[v2481] = v2478;
       }
     }
-    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2538 = v1126 + v2537;
-    const uint v2539 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2540 = v1125 + v2539;
-    const uint v2542 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2543 = v2542 == v2537;
-    const uint v2546 = v2539 + 1u;
-    const uint v2547 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2548 = v2547 == v2546;
-    const bool v2549 = v2543 && v2548;
-    const uint v2552 = v2540 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2553 = v2552 == 0u;
-    const bool v2554 = v2549 && v2553;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2554) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2555 = v2538 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2556 = v2540 < v15;
-      const bool v2557 = v2555 && v2556;
-      if (v2557) {
-        const uint v2558 = v68 + v2540;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2559 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2560 = bfloat(v2559);
-        const float v2561 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2564 = bfloat(v2561);
-        const uint v2565 = v2538 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2566 = v2565 + v2558;
-        *(device bfloat2*)(out + v2566) = bfloat2(v2560, v2564);
+    const uint v2482 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2483 = v1127 + v2482;
+    const uint v2484 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2485 = v1126 + v2484;
+    const uint v2487 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2488 = v2487 == v2482;
+    const uint v2491 = v2484 + 1u;
+    const uint v2492 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2493 = v2492 == v2491;
+    const bool v2494 = v2488 && v2493;
+    const uint v2497 = v2485 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2498 = v2497 == 0u;
+    const bool v2499 = v2494 && v2498;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2499) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2500 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2501 = v2485 < v15;
+      const bool v2502 = v2500 && v2501;
+      if (v2502) {
+        const uint v2503 = v68 + v2485;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2504 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2505 = bfloat(v2504);
+        const float v2506 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2509 = bfloat(v2506);
+        const uint v2510 = v2483 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2511 = v2510 + v2503;
+        *(device bfloat2*)(out + v2511) = bfloat2(v2505, v2509);
       }
     } else {
-      const bool v2571 = v2538 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2572 = v2540 < v15;
-      const bool v2573 = v2571 && v2572;
-      if (v2573) {
-        const float v2574 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2576 = bfloat(v2574);
-        const uint v2577 = v2538 * v4;
-        const uint v2578 = v2577 + v68;
-        const uint v2579 = v2578 + v2540;
-        out[v2579] = v2576;
+      const bool v2516 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2517 = v2485 < v15;
+      const bool v2518 = v2516 && v2517;
+      if (v2518) {
+        const float v2519 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2521 = bfloat(v2519);
+        const uint v2522 = v2483 * v4;
+        const uint v2523 = v2522 + v68;
+        const uint v2524 = v2523 + v2485;
+        out[v2524] = v2521;
       }
-      const uint v2581 = v1126 + v2542;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2583 = v1125 + v2547;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2584 = v2581 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2585 = v2583 < v15;
-      const bool v2586 = v2584 && v2585;
-      if (v2586) {
-        const float v2587 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2589 = bfloat(v2587);
-        const uint v2590 = v2581 * v4;
-        const uint v2591 = v2590 + v68;
-        const uint v2592 = v2591 + v2583;
-        out[v2592] = v2589;
+      const uint v2526 = v1127 + v2487;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2528 = v1126 + v2492;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2529 = v2526 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2530 = v2528 < v15;
+      const bool v2531 = v2529 && v2530;
+      if (v2531) {
+        const float v2532 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2534 = bfloat(v2532);
+        const uint v2535 = v2526 * v4;
+        const uint v2536 = v2535 + v68;
+        const uint v2537 = v2536 + v2528;
+        out[v2537] = v2534;
       }
     }
-    const uint v2593 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2594 = v1126 + v2593;
-    const uint v2595 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2596 = v1125 + v2595;
-    const uint v2598 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2599 = v2598 == v2593;
-    const uint v2602 = v2595 + 1u;
-    const uint v2603 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2604 = v2603 == v2602;
-    const bool v2605 = v2599 && v2604;
-    const uint v2608 = v2596 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2609 = v2608 == 0u;
-    const bool v2610 = v2605 && v2609;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2610) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2611 = v2594 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2612 = v2596 < v15;
-      const bool v2613 = v2611 && v2612;
-      if (v2613) {
-        const uint v2614 = v68 + v2596;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2615 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2616 = bfloat(v2615);
-        const float v2617 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2620 = bfloat(v2617);
-        const uint v2621 = v2594 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2622 = v2621 + v2614;
-        *(device bfloat2*)(out + v2622) = bfloat2(v2616, v2620);
+    const uint v2538 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2539 = v1127 + v2538;
+    const uint v2540 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2541 = v1126 + v2540;
+    const uint v2543 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2544 = v2543 == v2538;
+    const uint v2547 = v2540 + 1u;
+    const uint v2548 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v2549 = v2548 == v2547;
+    const bool v2550 = v2544 && v2549;
+    const uint v2553 = v2541 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2554 = v2553 == 0u;
+    const bool v2555 = v2550 && v2554;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2555) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2556 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2557 = v2541 < v15;
+      const bool v2558 = v2556 && v2557;
+      if (v2558) {
+        const uint v2559 = v68 + v2541;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2560 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2561 = bfloat(v2560);
+        const float v2562 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2565 = bfloat(v2562);
+        const uint v2566 = v2539 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2567 = v2566 + v2559;
+        *(device bfloat2*)(out + v2567) = bfloat2(v2561, v2565);
       }
     } else {
-      const bool v2627 = v2594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2628 = v2596 < v15;
-      const bool v2629 = v2627 && v2628;
-      if (v2629) {
-        const float v2630 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2632 = bfloat(v2630);
-        const uint v2633 = v2594 * v4;
-        const uint v2634 = v2633 + v68;
-        const uint v2635 = v2634 + v2596;
-        out[v2635] = v2632;
+      const bool v2572 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2573 = v2541 < v15;
+      const bool v2574 = v2572 && v2573;
+      if (v2574) {
+        const float v2575 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2577 = bfloat(v2575);
+        const uint v2578 = v2539 * v4;
+        const uint v2579 = v2578 + v68;
+        const uint v2580 = v2579 + v2541;
+        out[v2580] = v2577;
       }
-      const uint v2637 = v1126 + v2598;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2639 = v1125 + v2603;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2640 = v2637 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2641 = v2639 < v15;
-      const bool v2642 = v2640 && v2641;
-      if (v2642) {
-        const float v2643 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2645 = bfloat(v2643);
-        const uint v2646 = v2637 * v4;
-        const uint v2647 = v2646 + v68;
-        const uint v2648 = v2647 + v2639;
-        out[v2648] = v2645;
+      const uint v2582 = v1127 + v2543;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2584 = v1126 + v2548;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2585 = v2582 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2586 = v2584 < v15;
+      const bool v2587 = v2585 && v2586;
+      if (v2587) {
+        const float v2588 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2590 = bfloat(v2588);
+        const uint v2591 = v2582 * v4;
+        const uint v2592 = v2591 + v68;
+        const uint v2593 = v2592 + v2584;
+        out[v2593] = v2590;
       }
     }
-    const uint v2649 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2650 = v1126 + v2649;
-    const uint v2651 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2652 = v1125 + v2651;
-    const uint v2654 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2655 = v2654 == v2649;
-    const uint v2658 = v2651 + 1u;
-    const uint v2659 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2660 = v2659 == v2658;
-    const bool v2661 = v2655 && v2660;
-    const uint v2664 = v2652 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2665 = v2664 == 0u;
-    const bool v2666 = v2661 && v2665;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2666) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2667 = v2650 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2668 = v2652 < v15;
-      const bool v2669 = v2667 && v2668;
-      if (v2669) {
-        const uint v2670 = v68 + v2652;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2671 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2672 = bfloat(v2671);
-        const float v2673 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2676 = bfloat(v2673);
-        const uint v2677 = v2650 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2678 = v2677 + v2670;
-        *(device bfloat2*)(out + v2678) = bfloat2(v2672, v2676);
+    const uint v2594 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2595 = v1127 + v2594;
+    const uint v2596 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2597 = v1126 + v2596;
+    const uint v2599 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2600 = v2599 == v2594;
+    const uint v2603 = v2596 + 1u;
+    const uint v2604 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v2605 = v2604 == v2603;
+    const bool v2606 = v2600 && v2605;
+    const uint v2609 = v2597 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2610 = v2609 == 0u;
+    const bool v2611 = v2606 && v2610;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2611) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2612 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2613 = v2597 < v15;
+      const bool v2614 = v2612 && v2613;
+      if (v2614) {
+        const uint v2615 = v68 + v2597;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2616 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2617 = bfloat(v2616);
+        const float v2618 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2621 = bfloat(v2618);
+        const uint v2622 = v2595 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2623 = v2622 + v2615;
+        *(device bfloat2*)(out + v2623) = bfloat2(v2617, v2621);
       }
     } else {
-      const bool v2683 = v2650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2684 = v2652 < v15;
-      const bool v2685 = v2683 && v2684;
-      if (v2685) {
-        const float v2686 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2688 = bfloat(v2686);
-        const uint v2689 = v2650 * v4;
-        const uint v2690 = v2689 + v68;
-        const uint v2691 = v2690 + v2652;
-        out[v2691] = v2688;
+      const bool v2628 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2629 = v2597 < v15;
+      const bool v2630 = v2628 && v2629;
+      if (v2630) {
+        const float v2631 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2633 = bfloat(v2631);
+        const uint v2634 = v2595 * v4;
+        const uint v2635 = v2634 + v68;
+        const uint v2636 = v2635 + v2597;
+        out[v2636] = v2633;
       }
-      const uint v2693 = v1126 + v2654;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2695 = v1125 + v2659;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2696 = v2693 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2697 = v2695 < v15;
-      const bool v2698 = v2696 && v2697;
-      if (v2698) {
-        const float v2699 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2701 = bfloat(v2699);
-        const uint v2702 = v2693 * v4;
-        const uint v2703 = v2702 + v68;
-        const uint v2704 = v2703 + v2695;
-        out[v2704] = v2701;
+      const uint v2638 = v1127 + v2599;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2640 = v1126 + v2604;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2641 = v2638 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2642 = v2640 < v15;
+      const bool v2643 = v2641 && v2642;
+      if (v2643) {
+        const float v2644 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2646 = bfloat(v2644);
+        const uint v2647 = v2638 * v4;
+        const uint v2648 = v2647 + v68;
+        const uint v2649 = v2648 + v2640;
+        out[v2649] = v2646;
       }
     }
-    const uint v2705 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2706 = v1126 + v2705;
-    const uint v2707 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2708 = v1125 + v2707;
-    const uint v2710 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2711 = v2710 == v2705;
-    const uint v2714 = v2707 + 1u;
-    const uint v2715 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v2716 = v2715 == v2714;
-    const bool v2717 = v2711 && v2716;
-    const uint v2720 = v2708 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2721 = v2720 == 0u;
-    const bool v2722 = v2717 && v2721;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2722) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2723 = v2706 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2724 = v2708 < v15;
-      const bool v2725 = v2723 && v2724;
-      if (v2725) {
-        const uint v2726 = v68 + v2708;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2727 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2728 = bfloat(v2727);
-        const float v2729 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2732 = bfloat(v2729);
-        const uint v2733 = v2706 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2734 = v2733 + v2726;
-        *(device bfloat2*)(out + v2734) = bfloat2(v2728, v2732);
+    const uint v2650 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2651 = v1127 + v2650;
+    const uint v2652 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2653 = v1126 + v2652;
+    const uint v2655 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2656 = v2655 == v2650;
+    const uint v2659 = v2652 + 1u;
+    const uint v2660 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v2661 = v2660 == v2659;
+    const bool v2662 = v2656 && v2661;
+    const uint v2665 = v2653 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2666 = v2665 == 0u;
+    const bool v2667 = v2662 && v2666;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2667) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2668 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2669 = v2653 < v15;
+      const bool v2670 = v2668 && v2669;
+      if (v2670) {
+        const uint v2671 = v68 + v2653;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2672 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2673 = bfloat(v2672);
+        const float v2674 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2677 = bfloat(v2674);
+        const uint v2678 = v2651 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2679 = v2678 + v2671;
+        *(device bfloat2*)(out + v2679) = bfloat2(v2673, v2677);
       }
     } else {
-      const bool v2739 = v2706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2740 = v2708 < v15;
-      const bool v2741 = v2739 && v2740;
-      if (v2741) {
-        const float v2742 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2744 = bfloat(v2742);
-        const uint v2745 = v2706 * v4;
-        const uint v2746 = v2745 + v68;
-        const uint v2747 = v2746 + v2708;
-        out[v2747] = v2744;
+      const bool v2684 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2685 = v2653 < v15;
+      const bool v2686 = v2684 && v2685;
+      if (v2686) {
+        const float v2687 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2689 = bfloat(v2687);
+        const uint v2690 = v2651 * v4;
+        const uint v2691 = v2690 + v68;
+        const uint v2692 = v2691 + v2653;
+        out[v2692] = v2689;
       }
-      const uint v2749 = v1126 + v2710;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2751 = v1125 + v2715;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2752 = v2749 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2753 = v2751 < v15;
-      const bool v2754 = v2752 && v2753;
-      if (v2754) {
-        const float v2755 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2757 = bfloat(v2755);
-        const uint v2758 = v2749 * v4;
-        const uint v2759 = v2758 + v68;
-        const uint v2760 = v2759 + v2751;
-        out[v2760] = v2757;
+      const uint v2694 = v1127 + v2655;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2696 = v1126 + v2660;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2697 = v2694 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2698 = v2696 < v15;
+      const bool v2699 = v2697 && v2698;
+      if (v2699) {
+        const float v2700 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2702 = bfloat(v2700);
+        const uint v2703 = v2694 * v4;
+        const uint v2704 = v2703 + v68;
+        const uint v2705 = v2704 + v2696;
+        out[v2705] = v2702;
       }
     }
-    const uint v2761 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2762 = v1126 + v2761;
-    const uint v2763 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2764 = v1125 + v2763;
-    const uint v2766 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2767 = v2766 == v2761;
-    const uint v2770 = v2763 + 1u;
-    const uint v2771 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v2772 = v2771 == v2770;
-    const bool v2773 = v2767 && v2772;
-    const uint v2776 = v2764 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2777 = v2776 == 0u;
-    const bool v2778 = v2773 && v2777;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2778) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2779 = v2762 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2780 = v2764 < v15;
-      const bool v2781 = v2779 && v2780;
-      if (v2781) {
-        const uint v2782 = v68 + v2764;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2783 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2784 = bfloat(v2783);
-        const float v2785 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2788 = bfloat(v2785);
-        const uint v2789 = v2762 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2790 = v2789 + v2782;
-        *(device bfloat2*)(out + v2790) = bfloat2(v2784, v2788);
+    const uint v2706 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2707 = v1127 + v2706;
+    const uint v2708 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2709 = v1126 + v2708;
+    const uint v2711 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2712 = v2711 == v2706;
+    const uint v2715 = v2708 + 1u;
+    const uint v2716 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v2717 = v2716 == v2715;
+    const bool v2718 = v2712 && v2717;
+    const uint v2721 = v2709 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2722 = v2721 == 0u;
+    const bool v2723 = v2718 && v2722;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2723) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2724 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2725 = v2709 < v15;
+      const bool v2726 = v2724 && v2725;
+      if (v2726) {
+        const uint v2727 = v68 + v2709;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2728 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2729 = bfloat(v2728);
+        const float v2730 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2733 = bfloat(v2730);
+        const uint v2734 = v2707 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2735 = v2734 + v2727;
+        *(device bfloat2*)(out + v2735) = bfloat2(v2729, v2733);
       }
     } else {
-      const bool v2795 = v2762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2796 = v2764 < v15;
-      const bool v2797 = v2795 && v2796;
-      if (v2797) {
-        const float v2798 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2800 = bfloat(v2798);
-        const uint v2801 = v2762 * v4;
-        const uint v2802 = v2801 + v68;
-        const uint v2803 = v2802 + v2764;
-        out[v2803] = v2800;
+      const bool v2740 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2741 = v2709 < v15;
+      const bool v2742 = v2740 && v2741;
+      if (v2742) {
+        const float v2743 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2745 = bfloat(v2743);
+        const uint v2746 = v2707 * v4;
+        const uint v2747 = v2746 + v68;
+        const uint v2748 = v2747 + v2709;
+        out[v2748] = v2745;
       }
-      const uint v2805 = v1126 + v2766;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2807 = v1125 + v2771;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2808 = v2805 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2809 = v2807 < v15;
-      const bool v2810 = v2808 && v2809;
-      if (v2810) {
-        const float v2811 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2813 = bfloat(v2811);
-        const uint v2814 = v2805 * v4;
-        const uint v2815 = v2814 + v68;
-        const uint v2816 = v2815 + v2807;
-        out[v2816] = v2813;
+      const uint v2750 = v1127 + v2711;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2752 = v1126 + v2716;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2753 = v2750 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2754 = v2752 < v15;
+      const bool v2755 = v2753 && v2754;
+      if (v2755) {
+        const float v2756 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2758 = bfloat(v2756);
+        const uint v2759 = v2750 * v4;
+        const uint v2760 = v2759 + v68;
+        const uint v2761 = v2760 + v2752;
+        out[v2761] = v2758;
       }
     }
-    const uint v2817 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2818 = v1126 + v2817;
-    const uint v2819 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2820 = v1125 + v2819;
-    const uint v2822 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2823 = v2822 == v2817;
-    const uint v2826 = v2819 + 1u;
-    const uint v2827 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v2828 = v2827 == v2826;
-    const bool v2829 = v2823 && v2828;
-    const uint v2832 = v2820 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2833 = v2832 == 0u;
-    const bool v2834 = v2829 && v2833;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2834) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2835 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2836 = v2820 < v15;
-      const bool v2837 = v2835 && v2836;
-      if (v2837) {
-        const uint v2838 = v68 + v2820;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2839 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2840 = bfloat(v2839);
-        const float v2841 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2844 = bfloat(v2841);
-        const uint v2845 = v2818 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2846 = v2845 + v2838;
-        *(device bfloat2*)(out + v2846) = bfloat2(v2840, v2844);
+    const uint v2762 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2763 = v1127 + v2762;
+    const uint v2764 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2765 = v1126 + v2764;
+    const uint v2767 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2768 = v2767 == v2762;
+    const uint v2771 = v2764 + 1u;
+    const uint v2772 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v2773 = v2772 == v2771;
+    const bool v2774 = v2768 && v2773;
+    const uint v2777 = v2765 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2778 = v2777 == 0u;
+    const bool v2779 = v2774 && v2778;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2779) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2780 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2781 = v2765 < v15;
+      const bool v2782 = v2780 && v2781;
+      if (v2782) {
+        const uint v2783 = v68 + v2765;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2784 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2785 = bfloat(v2784);
+        const float v2786 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2789 = bfloat(v2786);
+        const uint v2790 = v2763 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2791 = v2790 + v2783;
+        *(device bfloat2*)(out + v2791) = bfloat2(v2785, v2789);
       }
     } else {
-      const bool v2851 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2852 = v2820 < v15;
-      const bool v2853 = v2851 && v2852;
-      if (v2853) {
-        const float v2854 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2856 = bfloat(v2854);
-        const uint v2857 = v2818 * v4;
-        const uint v2858 = v2857 + v68;
-        const uint v2859 = v2858 + v2820;
-        out[v2859] = v2856;
+      const bool v2796 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2797 = v2765 < v15;
+      const bool v2798 = v2796 && v2797;
+      if (v2798) {
+        const float v2799 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2801 = bfloat(v2799);
+        const uint v2802 = v2763 * v4;
+        const uint v2803 = v2802 + v68;
+        const uint v2804 = v2803 + v2765;
+        out[v2804] = v2801;
       }
-      const uint v2861 = v1126 + v2822;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2863 = v1125 + v2827;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2864 = v2861 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2865 = v2863 < v15;
-      const bool v2866 = v2864 && v2865;
-      if (v2866) {
-        const float v2867 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2869 = bfloat(v2867);
-        const uint v2870 = v2861 * v4;
-        const uint v2871 = v2870 + v68;
-        const uint v2872 = v2871 + v2863;
-        out[v2872] = v2869;
+      const uint v2806 = v1127 + v2767;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2808 = v1126 + v2772;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2809 = v2806 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2810 = v2808 < v15;
+      const bool v2811 = v2809 && v2810;
+      if (v2811) {
+        const float v2812 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2814 = bfloat(v2812);
+        const uint v2815 = v2806 * v4;
+        const uint v2816 = v2815 + v68;
+        const uint v2817 = v2816 + v2808;
+        out[v2817] = v2814;
       }
     }
-    const uint v2873 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2874 = v1126 + v2873;
-    const uint v2875 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2876 = v1125 + v2875;
-    const uint v2878 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2879 = v2878 == v2873;
-    const uint v2882 = v2875 + 1u;
-    const uint v2883 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v2884 = v2883 == v2882;
-    const bool v2885 = v2879 && v2884;
-    const uint v2888 = v2876 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2889 = v2888 == 0u;
-    const bool v2890 = v2885 && v2889;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2890) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2891 = v2874 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2892 = v2876 < v15;
-      const bool v2893 = v2891 && v2892;
-      if (v2893) {
-        const uint v2894 = v68 + v2876;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2895 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2896 = bfloat(v2895);
-        const float v2897 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2900 = bfloat(v2897);
-        const uint v2901 = v2874 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2902 = v2901 + v2894;
-        *(device bfloat2*)(out + v2902) = bfloat2(v2896, v2900);
+    const uint v2818 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2819 = v1127 + v2818;
+    const uint v2820 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2821 = v1126 + v2820;
+    const uint v2823 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2824 = v2823 == v2818;
+    const uint v2827 = v2820 + 1u;
+    const uint v2828 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v2829 = v2828 == v2827;
+    const bool v2830 = v2824 && v2829;
+    const uint v2833 = v2821 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2834 = v2833 == 0u;
+    const bool v2835 = v2830 && v2834;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2835) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2836 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2837 = v2821 < v15;
+      const bool v2838 = v2836 && v2837;
+      if (v2838) {
+        const uint v2839 = v68 + v2821;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2840 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2841 = bfloat(v2840);
+        const float v2842 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2845 = bfloat(v2842);
+        const uint v2846 = v2819 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2847 = v2846 + v2839;
+        *(device bfloat2*)(out + v2847) = bfloat2(v2841, v2845);
       }
     } else {
-      const bool v2907 = v2874 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2908 = v2876 < v15;
-      const bool v2909 = v2907 && v2908;
-      if (v2909) {
-        const float v2910 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2912 = bfloat(v2910);
-        const uint v2913 = v2874 * v4;
-        const uint v2914 = v2913 + v68;
-        const uint v2915 = v2914 + v2876;
-        out[v2915] = v2912;
+      const bool v2852 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2853 = v2821 < v15;
+      const bool v2854 = v2852 && v2853;
+      if (v2854) {
+        const float v2855 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2857 = bfloat(v2855);
+        const uint v2858 = v2819 * v4;
+        const uint v2859 = v2858 + v68;
+        const uint v2860 = v2859 + v2821;
+        out[v2860] = v2857;
       }
-      const uint v2917 = v1126 + v2878;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2919 = v1125 + v2883;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2920 = v2917 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2921 = v2919 < v15;
-      const bool v2922 = v2920 && v2921;
-      if (v2922) {
-        const float v2923 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2925 = bfloat(v2923);
-        const uint v2926 = v2917 * v4;
-        const uint v2927 = v2926 + v68;
-        const uint v2928 = v2927 + v2919;
-        out[v2928] = v2925;
+      const uint v2862 = v1127 + v2823;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2864 = v1126 + v2828;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2865 = v2862 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2866 = v2864 < v15;
+      const bool v2867 = v2865 && v2866;
+      if (v2867) {
+        const float v2868 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2870 = bfloat(v2868);
+        const uint v2871 = v2862 * v4;
+        const uint v2872 = v2871 + v68;
+        const uint v2873 = v2872 + v2864;
+        out[v2873] = v2870;
       }
     }
-    const uint v2929 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2930 = v1126 + v2929;
-    const uint v2931 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2932 = v1125 + v2931;
-    const uint v2934 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2935 = v2934 == v2929;
-    const uint v2938 = v2931 + 1u;
-    const uint v2939 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v2940 = v2939 == v2938;
-    const bool v2941 = v2935 && v2940;
-    const uint v2944 = v2932 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2945 = v2944 == 0u;
-    const bool v2946 = v2941 && v2945;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2946) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2947 = v2930 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2948 = v2932 < v15;
-      const bool v2949 = v2947 && v2948;
-      if (v2949) {
-        const uint v2950 = v68 + v2932;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2951 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2952 = bfloat(v2951);
-        const float v2953 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2956 = bfloat(v2953);
-        const uint v2957 = v2930 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2958 = v2957 + v2950;
-        *(device bfloat2*)(out + v2958) = bfloat2(v2952, v2956);
+    const uint v2874 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2875 = v1127 + v2874;
+    const uint v2876 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2877 = v1126 + v2876;
+    const uint v2879 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2880 = v2879 == v2874;
+    const uint v2883 = v2876 + 1u;
+    const uint v2884 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v2885 = v2884 == v2883;
+    const bool v2886 = v2880 && v2885;
+    const uint v2889 = v2877 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2890 = v2889 == 0u;
+    const bool v2891 = v2886 && v2890;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2891) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2892 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2893 = v2877 < v15;
+      const bool v2894 = v2892 && v2893;
+      if (v2894) {
+        const uint v2895 = v68 + v2877;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2896 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2897 = bfloat(v2896);
+        const float v2898 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2901 = bfloat(v2898);
+        const uint v2902 = v2875 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2903 = v2902 + v2895;
+        *(device bfloat2*)(out + v2903) = bfloat2(v2897, v2901);
       }
     } else {
-      const bool v2963 = v2930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2964 = v2932 < v15;
-      const bool v2965 = v2963 && v2964;
-      if (v2965) {
-        const float v2966 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2968 = bfloat(v2966);
-        const uint v2969 = v2930 * v4;
-        const uint v2970 = v2969 + v68;
-        const uint v2971 = v2970 + v2932;
-        out[v2971] = v2968;
+      const bool v2908 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2909 = v2877 < v15;
+      const bool v2910 = v2908 && v2909;
+      if (v2910) {
+        const float v2911 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2913 = bfloat(v2911);
+        const uint v2914 = v2875 * v4;
+        const uint v2915 = v2914 + v68;
+        const uint v2916 = v2915 + v2877;
+        out[v2916] = v2913;
       }
-      const uint v2973 = v1126 + v2934;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2975 = v1125 + v2939;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2976 = v2973 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2977 = v2975 < v15;
-      const bool v2978 = v2976 && v2977;
-      if (v2978) {
-        const float v2979 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2981 = bfloat(v2979);
-        const uint v2982 = v2973 * v4;
-        const uint v2983 = v2982 + v68;
-        const uint v2984 = v2983 + v2975;
-        out[v2984] = v2981;
+      const uint v2918 = v1127 + v2879;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2920 = v1126 + v2884;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2921 = v2918 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2922 = v2920 < v15;
+      const bool v2923 = v2921 && v2922;
+      if (v2923) {
+        const float v2924 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2926 = bfloat(v2924);
+        const uint v2927 = v2918 * v4;
+        const uint v2928 = v2927 + v68;
+        const uint v2929 = v2928 + v2920;
+        out[v2929] = v2926;
       }
     }
-    const uint v2985 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2986 = v1126 + v2985;
-    const uint v2987 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2988 = v1125 + v2987;
-    const uint v2990 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2991 = v2990 == v2985;
-    const uint v2994 = v2987 + 1u;
-    const uint v2995 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v2996 = v2995 == v2994;
-    const bool v2997 = v2991 && v2996;
-    const uint v3000 = v2988 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3001 = v3000 == 0u;
-    const bool v3002 = v2997 && v3001;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3002) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3003 = v2986 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3004 = v2988 < v15;
-      const bool v3005 = v3003 && v3004;
-      if (v3005) {
-        const uint v3006 = v68 + v2988;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3007 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3008 = bfloat(v3007);
-        const float v3009 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3012 = bfloat(v3009);
-        const uint v3013 = v2986 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3014 = v3013 + v3006;
-        *(device bfloat2*)(out + v3014) = bfloat2(v3008, v3012);
+    const uint v2930 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2931 = v1127 + v2930;
+    const uint v2932 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2933 = v1126 + v2932;
+    const uint v2935 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2936 = v2935 == v2930;
+    const uint v2939 = v2932 + 1u;
+    const uint v2940 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v2941 = v2940 == v2939;
+    const bool v2942 = v2936 && v2941;
+    const uint v2945 = v2933 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2946 = v2945 == 0u;
+    const bool v2947 = v2942 && v2946;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2947) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2948 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2949 = v2933 < v15;
+      const bool v2950 = v2948 && v2949;
+      if (v2950) {
+        const uint v2951 = v68 + v2933;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2952 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2953 = bfloat(v2952);
+        const float v2954 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2957 = bfloat(v2954);
+        const uint v2958 = v2931 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2959 = v2958 + v2951;
+        *(device bfloat2*)(out + v2959) = bfloat2(v2953, v2957);
       }
     } else {
-      const bool v3019 = v2986 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3020 = v2988 < v15;
-      const bool v3021 = v3019 && v3020;
-      if (v3021) {
-        const float v3022 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3024 = bfloat(v3022);
-        const uint v3025 = v2986 * v4;
-        const uint v3026 = v3025 + v68;
-        const uint v3027 = v3026 + v2988;
-        out[v3027] = v3024;
+      const bool v2964 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2965 = v2933 < v15;
+      const bool v2966 = v2964 && v2965;
+      if (v2966) {
+        const float v2967 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2969 = bfloat(v2967);
+        const uint v2970 = v2931 * v4;
+        const uint v2971 = v2970 + v68;
+        const uint v2972 = v2971 + v2933;
+        out[v2972] = v2969;
       }
-      const uint v3029 = v1126 + v2990;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3031 = v1125 + v2995;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3032 = v3029 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3033 = v3031 < v15;
-      const bool v3034 = v3032 && v3033;
-      if (v3034) {
-        const float v3035 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3037 = bfloat(v3035);
-        const uint v3038 = v3029 * v4;
-        const uint v3039 = v3038 + v68;
-        const uint v3040 = v3039 + v3031;
-        out[v3040] = v3037;
+      const uint v2974 = v1127 + v2935;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2976 = v1126 + v2940;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2982 = bfloat(v2980);
+        const uint v2983 = v2974 * v4;
+        const uint v2984 = v2983 + v68;
+        const uint v2985 = v2984 + v2976;
+        out[v2985] = v2982;
       }
     }
-    const uint v3041 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3042 = v1126 + v3041;
-    const uint v3043 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3044 = v1125 + v3043;
-    const uint v3046 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3047 = v3046 == v3041;
-    const uint v3050 = v3043 + 1u;
-    const uint v3051 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3052 = v3051 == v3050;
-    const bool v3053 = v3047 && v3052;
-    const uint v3056 = v3044 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3057 = v3056 == 0u;
-    const bool v3058 = v3053 && v3057;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3058) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3059 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3060 = v3044 < v15;
-      const bool v3061 = v3059 && v3060;
-      if (v3061) {
-        const uint v3062 = v68 + v3044;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3063 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3064 = bfloat(v3063);
-        const float v3065 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3068 = bfloat(v3065);
-        const uint v3069 = v3042 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3070 = v3069 + v3062;
-        *(device bfloat2*)(out + v3070) = bfloat2(v3064, v3068);
+    const uint v2986 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2987 = v1127 + v2986;
+    const uint v2988 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2989 = v1126 + v2988;
+    const uint v2991 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2992 = v2991 == v2986;
+    const uint v2995 = v2988 + 1u;
+    const uint v2996 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v2997 = v2996 == v2995;
+    const bool v2998 = v2992 && v2997;
+    const uint v3001 = v2989 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3002 = v3001 == 0u;
+    const bool v3003 = v2998 && v3002;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3003) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3004 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3005 = v2989 < v15;
+      const bool v3006 = v3004 && v3005;
+      if (v3006) {
+        const uint v3007 = v68 + v2989;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3008 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3009 = bfloat(v3008);
+        const float v3010 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3013 = bfloat(v3010);
+        const uint v3014 = v2987 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3015 = v3014 + v3007;
+        *(device bfloat2*)(out + v3015) = bfloat2(v3009, v3013);
       }
     } else {
-      const bool v3075 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3076 = v3044 < v15;
-      const bool v3077 = v3075 && v3076;
-      if (v3077) {
-        const float v3078 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3080 = bfloat(v3078);
-        const uint v3081 = v3042 * v4;
-        const uint v3082 = v3081 + v68;
-        const uint v3083 = v3082 + v3044;
-        out[v3083] = v3080;
+      const bool v3020 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3021 = v2989 < v15;
+      const bool v3022 = v3020 && v3021;
+      if (v3022) {
+        const float v3023 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3025 = bfloat(v3023);
+        const uint v3026 = v2987 * v4;
+        const uint v3027 = v3026 + v68;
+        const uint v3028 = v3027 + v2989;
+        out[v3028] = v3025;
       }
-      const uint v3085 = v1126 + v3046;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3087 = v1125 + v3051;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3088 = v3085 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3089 = v3087 < v15;
-      const bool v3090 = v3088 && v3089;
-      if (v3090) {
-        const float v3091 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3093 = bfloat(v3091);
-        const uint v3094 = v3085 * v4;
-        const uint v3095 = v3094 + v68;
-        const uint v3096 = v3095 + v3087;
-        out[v3096] = v3093;
+      const uint v3030 = v1127 + v2991;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3032 = v1126 + v2996;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3033 = v3030 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3034 = v3032 < v15;
+      const bool v3035 = v3033 && v3034;
+      if (v3035) {
+        const float v3036 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3038 = bfloat(v3036);
+        const uint v3039 = v3030 * v4;
+        const uint v3040 = v3039 + v68;
+        const uint v3041 = v3040 + v3032;
+        out[v3041] = v3038;
       }
     }
-    const uint v3097 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3098 = v1126 + v3097;
-    const uint v3099 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3100 = v1125 + v3099;
-    const uint v3102 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3103 = v3102 == v3097;
-    const uint v3106 = v3099 + 1u;
-    const uint v3107 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3108 = v3107 == v3106;
-    const bool v3109 = v3103 && v3108;
-    const uint v3112 = v3100 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3113 = v3112 == 0u;
-    const bool v3114 = v3109 && v3113;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3114) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3115 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3116 = v3100 < v15;
-      const bool v3117 = v3115 && v3116;
-      if (v3117) {
-        const uint v3118 = v68 + v3100;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3119 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3120 = bfloat(v3119);
-        const float v3121 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3124 = bfloat(v3121);
-        const uint v3125 = v3098 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3126 = v3125 + v3118;
-        *(device bfloat2*)(out + v3126) = bfloat2(v3120, v3124);
+    const uint v3042 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3043 = v1127 + v3042;
+    const uint v3044 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3045 = v1126 + v3044;
+    const uint v3047 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3048 = v3047 == v3042;
+    const uint v3051 = v3044 + 1u;
+    const uint v3052 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3053 = v3052 == v3051;
+    const bool v3054 = v3048 && v3053;
+    const uint v3057 = v3045 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3058 = v3057 == 0u;
+    const bool v3059 = v3054 && v3058;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3059) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3060 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3061 = v3045 < v15;
+      const bool v3062 = v3060 && v3061;
+      if (v3062) {
+        const uint v3063 = v68 + v3045;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3064 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3065 = bfloat(v3064);
+        const float v3066 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3069 = bfloat(v3066);
+        const uint v3070 = v3043 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3071 = v3070 + v3063;
+        *(device bfloat2*)(out + v3071) = bfloat2(v3065, v3069);
       }
     } else {
-      const bool v3131 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3132 = v3100 < v15;
-      const bool v3133 = v3131 && v3132;
-      if (v3133) {
-        const float v3134 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3136 = bfloat(v3134);
-        const uint v3137 = v3098 * v4;
-        const uint v3138 = v3137 + v68;
-        const uint v3139 = v3138 + v3100;
-        out[v3139] = v3136;
+      const bool v3076 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3077 = v3045 < v15;
+      const bool v3078 = v3076 && v3077;
+      if (v3078) {
+        const float v3079 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3081 = bfloat(v3079);
+        const uint v3082 = v3043 * v4;
+        const uint v3083 = v3082 + v68;
+        const uint v3084 = v3083 + v3045;
+        out[v3084] = v3081;
       }
-      const uint v3141 = v1126 + v3102;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3143 = v1125 + v3107;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3144 = v3141 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3145 = v3143 < v15;
-      const bool v3146 = v3144 && v3145;
-      if (v3146) {
-        const float v3147 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3149 = bfloat(v3147);
-        const uint v3150 = v3141 * v4;
-        const uint v3151 = v3150 + v68;
-        const uint v3152 = v3151 + v3143;
-        out[v3152] = v3149;
+      const uint v3086 = v1127 + v3047;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3088 = v1126 + v3052;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3089 = v3086 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3090 = v3088 < v15;
+      const bool v3091 = v3089 && v3090;
+      if (v3091) {
+        const float v3092 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3094 = bfloat(v3092);
+        const uint v3095 = v3086 * v4;
+        const uint v3096 = v3095 + v68;
+        const uint v3097 = v3096 + v3088;
+        out[v3097] = v3094;
       }
     }
-    const uint v3153 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3154 = v1126 + v3153;
-    const uint v3155 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3156 = v1125 + v3155;
-    const uint v3158 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3159 = v3158 == v3153;
-    const uint v3162 = v3155 + 1u;
-    const uint v3163 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3164 = v3163 == v3162;
-    const bool v3165 = v3159 && v3164;
-    const uint v3168 = v3156 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3169 = v3168 == 0u;
-    const bool v3170 = v3165 && v3169;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3170) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3171 = v3154 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3172 = v3156 < v15;
-      const bool v3173 = v3171 && v3172;
-      if (v3173) {
-        const uint v3174 = v68 + v3156;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3175 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3176 = bfloat(v3175);
-        const float v3177 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3180 = bfloat(v3177);
-        const uint v3181 = v3154 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3182 = v3181 + v3174;
-        *(device bfloat2*)(out + v3182) = bfloat2(v3176, v3180);
+    const uint v3098 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3099 = v1127 + v3098;
+    const uint v3100 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3101 = v1126 + v3100;
+    const uint v3103 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3104 = v3103 == v3098;
+    const uint v3107 = v3100 + 1u;
+    const uint v3108 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3109 = v3108 == v3107;
+    const bool v3110 = v3104 && v3109;
+    const uint v3113 = v3101 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3114 = v3113 == 0u;
+    const bool v3115 = v3110 && v3114;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3115) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3116 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3117 = v3101 < v15;
+      const bool v3118 = v3116 && v3117;
+      if (v3118) {
+        const uint v3119 = v68 + v3101;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3120 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3121 = bfloat(v3120);
+        const float v3122 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3125 = bfloat(v3122);
+        const uint v3126 = v3099 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3127 = v3126 + v3119;
+        *(device bfloat2*)(out + v3127) = bfloat2(v3121, v3125);
       }
     } else {
-      const bool v3187 = v3154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3188 = v3156 < v15;
-      const bool v3189 = v3187 && v3188;
-      if (v3189) {
-        const float v3190 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3192 = bfloat(v3190);
-        const uint v3193 = v3154 * v4;
-        const uint v3194 = v3193 + v68;
-        const uint v3195 = v3194 + v3156;
-        out[v3195] = v3192;
+      const bool v3132 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3133 = v3101 < v15;
+      const bool v3134 = v3132 && v3133;
+      if (v3134) {
+        const float v3135 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3137 = bfloat(v3135);
+        const uint v3138 = v3099 * v4;
+        const uint v3139 = v3138 + v68;
+        const uint v3140 = v3139 + v3101;
+        out[v3140] = v3137;
       }
-      const uint v3197 = v1126 + v3158;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3199 = v1125 + v3163;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3200 = v3197 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3201 = v3199 < v15;
-      const bool v3202 = v3200 && v3201;
-      if (v3202) {
-        const float v3203 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3205 = bfloat(v3203);
-        const uint v3206 = v3197 * v4;
-        const uint v3207 = v3206 + v68;
-        const uint v3208 = v3207 + v3199;
-        out[v3208] = v3205;
+      const uint v3142 = v1127 + v3103;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3144 = v1126 + v3108;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3145 = v3142 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3146 = v3144 < v15;
+      const bool v3147 = v3145 && v3146;
+      if (v3147) {
+        const float v3148 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3150 = bfloat(v3148);
+        const uint v3151 = v3142 * v4;
+        const uint v3152 = v3151 + v68;
+        const uint v3153 = v3152 + v3144;
+        out[v3153] = v3150;
       }
     }
-    const uint v3209 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3210 = v1126 + v3209;
-    const uint v3211 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3212 = v1125 + v3211;
-    const uint v3214 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3215 = v3214 == v3209;
-    const uint v3218 = v3211 + 1u;
-    const uint v3219 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3220 = v3219 == v3218;
-    const bool v3221 = v3215 && v3220;
-    const uint v3224 = v3212 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3225 = v3224 == 0u;
-    const bool v3226 = v3221 && v3225;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3226) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3227 = v3210 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3228 = v3212 < v15;
-      const bool v3229 = v3227 && v3228;
-      if (v3229) {
-        const uint v3230 = v68 + v3212;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3231 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3232 = bfloat(v3231);
-        const float v3233 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3236 = bfloat(v3233);
-        const uint v3237 = v3210 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3238 = v3237 + v3230;
-        *(device bfloat2*)(out + v3238) = bfloat2(v3232, v3236);
+    const uint v3154 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3155 = v1127 + v3154;
+    const uint v3156 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3157 = v1126 + v3156;
+    const uint v3159 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3160 = v3159 == v3154;
+    const uint v3163 = v3156 + 1u;
+    const uint v3164 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3165 = v3164 == v3163;
+    const bool v3166 = v3160 && v3165;
+    const uint v3169 = v3157 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3170 = v3169 == 0u;
+    const bool v3171 = v3166 && v3170;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3171) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3172 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3173 = v3157 < v15;
+      const bool v3174 = v3172 && v3173;
+      if (v3174) {
+        const uint v3175 = v68 + v3157;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3176 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3177 = bfloat(v3176);
+        const float v3178 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3181 = bfloat(v3178);
+        const uint v3182 = v3155 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3183 = v3182 + v3175;
+        *(device bfloat2*)(out + v3183) = bfloat2(v3177, v3181);
       }
     } else {
-      const bool v3243 = v3210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3244 = v3212 < v15;
-      const bool v3245 = v3243 && v3244;
-      if (v3245) {
-        const float v3246 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3248 = bfloat(v3246);
-        const uint v3249 = v3210 * v4;
-        const uint v3250 = v3249 + v68;
-        const uint v3251 = v3250 + v3212;
-        out[v3251] = v3248;
+      const bool v3188 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3189 = v3157 < v15;
+      const bool v3190 = v3188 && v3189;
+      if (v3190) {
+        const float v3191 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3193 = bfloat(v3191);
+        const uint v3194 = v3155 * v4;
+        const uint v3195 = v3194 + v68;
+        const uint v3196 = v3195 + v3157;
+        out[v3196] = v3193;
       }
-      const uint v3253 = v1126 + v3214;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3255 = v1125 + v3219;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3256 = v3253 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3257 = v3255 < v15;
-      const bool v3258 = v3256 && v3257;
-      if (v3258) {
-        const float v3259 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3261 = bfloat(v3259);
-        const uint v3262 = v3253 * v4;
-        const uint v3263 = v3262 + v68;
-        const uint v3264 = v3263 + v3255;
-        out[v3264] = v3261;
+      const uint v3198 = v1127 + v3159;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3200 = v1126 + v3164;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3201 = v3198 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3202 = v3200 < v15;
+      const bool v3203 = v3201 && v3202;
+      if (v3203) {
+        const float v3204 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3206 = bfloat(v3204);
+        const uint v3207 = v3198 * v4;
+        const uint v3208 = v3207 + v68;
+        const uint v3209 = v3208 + v3200;
+        out[v3209] = v3206;
       }
     }
-    const uint v3265 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3266 = v1126 + v3265;
-    const uint v3267 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3268 = v1125 + v3267;
-    const uint v3270 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3271 = v3270 == v3265;
-    const uint v3274 = v3267 + 1u;
-    const uint v3275 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3276 = v3275 == v3274;
-    const bool v3277 = v3271 && v3276;
-    const uint v3280 = v3268 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3281 = v3280 == 0u;
-    const bool v3282 = v3277 && v3281;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3282) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3283 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3284 = v3268 < v15;
-      const bool v3285 = v3283 && v3284;
-      if (v3285) {
-        const uint v3286 = v68 + v3268;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3287 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3288 = bfloat(v3287);
-        const float v3289 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3292 = bfloat(v3289);
-        const uint v3293 = v3266 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3294 = v3293 + v3286;
-        *(device bfloat2*)(out + v3294) = bfloat2(v3288, v3292);
+    const uint v3210 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3211 = v1127 + v3210;
+    const uint v3212 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3213 = v1126 + v3212;
+    const uint v3215 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3216 = v3215 == v3210;
+    const uint v3219 = v3212 + 1u;
+    const uint v3220 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3221 = v3220 == v3219;
+    const bool v3222 = v3216 && v3221;
+    const uint v3225 = v3213 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3226 = v3225 == 0u;
+    const bool v3227 = v3222 && v3226;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3227) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3228 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3229 = v3213 < v15;
+      const bool v3230 = v3228 && v3229;
+      if (v3230) {
+        const uint v3231 = v68 + v3213;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3232 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3233 = bfloat(v3232);
+        const float v3234 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3237 = bfloat(v3234);
+        const uint v3238 = v3211 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3239 = v3238 + v3231;
+        *(device bfloat2*)(out + v3239) = bfloat2(v3233, v3237);
       }
     } else {
-      const bool v3299 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3300 = v3268 < v15;
-      const bool v3301 = v3299 && v3300;
-      if (v3301) {
-        const float v3302 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3304 = bfloat(v3302);
-        const uint v3305 = v3266 * v4;
-        const uint v3306 = v3305 + v68;
-        const uint v3307 = v3306 + v3268;
-        out[v3307] = v3304;
+      const bool v3244 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3245 = v3213 < v15;
+      const bool v3246 = v3244 && v3245;
+      if (v3246) {
+        const float v3247 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3249 = bfloat(v3247);
+        const uint v3250 = v3211 * v4;
+        const uint v3251 = v3250 + v68;
+        const uint v3252 = v3251 + v3213;
+        out[v3252] = v3249;
       }
-      const uint v3309 = v1126 + v3270;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3311 = v1125 + v3275;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3312 = v3309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3313 = v3311 < v15;
-      const bool v3314 = v3312 && v3313;
-      if (v3314) {
-        const float v3315 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3317 = bfloat(v3315);
-        const uint v3318 = v3309 * v4;
-        const uint v3319 = v3318 + v68;
-        const uint v3320 = v3319 + v3311;
-        out[v3320] = v3317;
+      const uint v3254 = v1127 + v3215;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3256 = v1126 + v3220;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3257 = v3254 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3258 = v3256 < v15;
+      const bool v3259 = v3257 && v3258;
+      if (v3259) {
+        const float v3260 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3262 = bfloat(v3260);
+        const uint v3263 = v3254 * v4;
+        const uint v3264 = v3263 + v68;
+        const uint v3265 = v3264 + v3256;
+        out[v3265] = v3262;
       }
     }
-    const uint v3321 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3322 = v1126 + v3321;
-    const uint v3323 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3324 = v1125 + v3323;
-    const uint v3326 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3327 = v3326 == v3321;
-    const uint v3330 = v3323 + 1u;
-    const uint v3331 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3332 = v3331 == v3330;
-    const bool v3333 = v3327 && v3332;
-    const uint v3336 = v3324 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3337 = v3336 == 0u;
-    const bool v3338 = v3333 && v3337;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3338) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3339 = v3322 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3340 = v3324 < v15;
-      const bool v3341 = v3339 && v3340;
-      if (v3341) {
-        const uint v3342 = v68 + v3324;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3343 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3344 = bfloat(v3343);
-        const float v3345 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3348 = bfloat(v3345);
-        const uint v3349 = v3322 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3350 = v3349 + v3342;
-        *(device bfloat2*)(out + v3350) = bfloat2(v3344, v3348);
+    const uint v3266 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3267 = v1127 + v3266;
+    const uint v3268 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3269 = v1126 + v3268;
+    const uint v3271 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3272 = v3271 == v3266;
+    const uint v3275 = v3268 + 1u;
+    const uint v3276 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v3277 = v3276 == v3275;
+    const bool v3278 = v3272 && v3277;
+    const uint v3281 = v3269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3282 = v3281 == 0u;
+    const bool v3283 = v3278 && v3282;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3283) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3284 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3285 = v3269 < v15;
+      const bool v3286 = v3284 && v3285;
+      if (v3286) {
+        const uint v3287 = v68 + v3269;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3288 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3289 = bfloat(v3288);
+        const float v3290 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3293 = bfloat(v3290);
+        const uint v3294 = v3267 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3295 = v3294 + v3287;
+        *(device bfloat2*)(out + v3295) = bfloat2(v3289, v3293);
       }
     } else {
-      const bool v3355 = v3322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3356 = v3324 < v15;
-      const bool v3357 = v3355 && v3356;
-      if (v3357) {
-        const float v3358 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3360 = bfloat(v3358);
-        const uint v3361 = v3322 * v4;
-        const uint v3362 = v3361 + v68;
-        const uint v3363 = v3362 + v3324;
-        out[v3363] = v3360;
+      const bool v3300 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3301 = v3269 < v15;
+      const bool v3302 = v3300 && v3301;
+      if (v3302) {
+        const float v3303 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3305 = bfloat(v3303);
+        const uint v3306 = v3267 * v4;
+        const uint v3307 = v3306 + v68;
+        const uint v3308 = v3307 + v3269;
+        out[v3308] = v3305;
       }
-      const uint v3365 = v1126 + v3326;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3367 = v1125 + v3331;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3368 = v3365 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3369 = v3367 < v15;
-      const bool v3370 = v3368 && v3369;
-      if (v3370) {
-        const float v3371 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3373 = bfloat(v3371);
-        const uint v3374 = v3365 * v4;
-        const uint v3375 = v3374 + v68;
-        const uint v3376 = v3375 + v3367;
-        out[v3376] = v3373;
+      const uint v3310 = v1127 + v3271;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3312 = v1126 + v3276;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3313 = v3310 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3314 = v3312 < v15;
+      const bool v3315 = v3313 && v3314;
+      if (v3315) {
+        const float v3316 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3318 = bfloat(v3316);
+        const uint v3319 = v3310 * v4;
+        const uint v3320 = v3319 + v68;
+        const uint v3321 = v3320 + v3312;
+        out[v3321] = v3318;
       }
     }
-    const uint v3377 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3378 = v1126 + v3377;
-    const uint v3379 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3380 = v1125 + v3379;
-    const uint v3382 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3383 = v3382 == v3377;
-    const uint v3386 = v3379 + 1u;
-    const uint v3387 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3388 = v3387 == v3386;
-    const bool v3389 = v3383 && v3388;
-    const uint v3392 = v3380 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3393 = v3392 == 0u;
-    const bool v3394 = v3389 && v3393;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3394) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3395 = v3378 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3396 = v3380 < v15;
-      const bool v3397 = v3395 && v3396;
-      if (v3397) {
-        const uint v3398 = v68 + v3380;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3399 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3400 = bfloat(v3399);
-        const float v3401 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3404 = bfloat(v3401);
-        const uint v3405 = v3378 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3406 = v3405 + v3398;
-        *(device bfloat2*)(out + v3406) = bfloat2(v3400, v3404);
+    const uint v3322 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3323 = v1127 + v3322;
+    const uint v3324 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3325 = v1126 + v3324;
+    const uint v3327 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3328 = v3327 == v3322;
+    const uint v3331 = v3324 + 1u;
+    const uint v3332 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v3333 = v3332 == v3331;
+    const bool v3334 = v3328 && v3333;
+    const uint v3337 = v3325 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3338 = v3337 == 0u;
+    const bool v3339 = v3334 && v3338;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3339) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3340 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3341 = v3325 < v15;
+      const bool v3342 = v3340 && v3341;
+      if (v3342) {
+        const uint v3343 = v68 + v3325;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3344 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3345 = bfloat(v3344);
+        const float v3346 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3349 = bfloat(v3346);
+        const uint v3350 = v3323 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3351 = v3350 + v3343;
+        *(device bfloat2*)(out + v3351) = bfloat2(v3345, v3349);
       }
     } else {
-      const bool v3411 = v3378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3412 = v3380 < v15;
-      const bool v3413 = v3411 && v3412;
-      if (v3413) {
-        const float v3414 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3416 = bfloat(v3414);
-        const uint v3417 = v3378 * v4;
-        const uint v3418 = v3417 + v68;
-        const uint v3419 = v3418 + v3380;
-        out[v3419] = v3416;
+      const bool v3356 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3357 = v3325 < v15;
+      const bool v3358 = v3356 && v3357;
+      if (v3358) {
+        const float v3359 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3361 = bfloat(v3359);
+        const uint v3362 = v3323 * v4;
+        const uint v3363 = v3362 + v68;
+        const uint v3364 = v3363 + v3325;
+        out[v3364] = v3361;
       }
-      const uint v3421 = v1126 + v3382;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3423 = v1125 + v3387;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3424 = v3421 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3425 = v3423 < v15;
-      const bool v3426 = v3424 && v3425;
-      if (v3426) {
-        const float v3427 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3429 = bfloat(v3427);
-        const uint v3430 = v3421 * v4;
-        const uint v3431 = v3430 + v68;
-        const uint v3432 = v3431 + v3423;
-        out[v3432] = v3429;
+      const uint v3366 = v1127 + v3327;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3368 = v1126 + v3332;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3369 = v3366 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3370 = v3368 < v15;
+      const bool v3371 = v3369 && v3370;
+      if (v3371) {
+        const float v3372 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3374 = bfloat(v3372);
+        const uint v3375 = v3366 * v4;
+        const uint v3376 = v3375 + v68;
+        const uint v3377 = v3376 + v3368;
+        out[v3377] = v3374;
       }
     }
-    const uint v3433 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3434 = v1126 + v3433;
-    const uint v3435 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3436 = v1125 + v3435;
-    const uint v3438 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3439 = v3438 == v3433;
-    const uint v3442 = v3435 + 1u;
-    const uint v3443 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3444 = v3443 == v3442;
-    const bool v3445 = v3439 && v3444;
-    const uint v3448 = v3436 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3449 = v3448 == 0u;
-    const bool v3450 = v3445 && v3449;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3450) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3451 = v3434 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3452 = v3436 < v15;
-      const bool v3453 = v3451 && v3452;
-      if (v3453) {
-        const uint v3454 = v68 + v3436;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3455 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3456 = bfloat(v3455);
-        const float v3457 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3460 = bfloat(v3457);
-        const uint v3461 = v3434 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3462 = v3461 + v3454;
-        *(device bfloat2*)(out + v3462) = bfloat2(v3456, v3460);
+    const uint v3378 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3379 = v1127 + v3378;
+    const uint v3380 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3381 = v1126 + v3380;
+    const uint v3383 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3384 = v3383 == v3378;
+    const uint v3387 = v3380 + 1u;
+    const uint v3388 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v3389 = v3388 == v3387;
+    const bool v3390 = v3384 && v3389;
+    const uint v3393 = v3381 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3394 = v3393 == 0u;
+    const bool v3395 = v3390 && v3394;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3395) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3396 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3397 = v3381 < v15;
+      const bool v3398 = v3396 && v3397;
+      if (v3398) {
+        const uint v3399 = v68 + v3381;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3400 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3401 = bfloat(v3400);
+        const float v3402 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3405 = bfloat(v3402);
+        const uint v3406 = v3379 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3407 = v3406 + v3399;
+        *(device bfloat2*)(out + v3407) = bfloat2(v3401, v3405);
       }
     } else {
-      const bool v3467 = v3434 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3468 = v3436 < v15;
-      const bool v3469 = v3467 && v3468;
-      if (v3469) {
-        const float v3470 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3472 = bfloat(v3470);
-        const uint v3473 = v3434 * v4;
-        const uint v3474 = v3473 + v68;
-        const uint v3475 = v3474 + v3436;
-        out[v3475] = v3472;
+      const bool v3412 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3413 = v3381 < v15;
+      const bool v3414 = v3412 && v3413;
+      if (v3414) {
+        const float v3415 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3417 = bfloat(v3415);
+        const uint v3418 = v3379 * v4;
+        const uint v3419 = v3418 + v68;
+        const uint v3420 = v3419 + v3381;
+        out[v3420] = v3417;
       }
-      const uint v3477 = v1126 + v3438;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3479 = v1125 + v3443;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3480 = v3477 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3481 = v3479 < v15;
-      const bool v3482 = v3480 && v3481;
-      if (v3482) {
-        const float v3483 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3485 = bfloat(v3483);
-        const uint v3486 = v3477 * v4;
-        const uint v3487 = v3486 + v68;
-        const uint v3488 = v3487 + v3479;
-        out[v3488] = v3485;
+      const uint v3422 = v1127 + v3383;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3424 = v1126 + v3388;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3425 = v3422 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3426 = v3424 < v15;
+      const bool v3427 = v3425 && v3426;
+      if (v3427) {
+        const float v3428 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3430 = bfloat(v3428);
+        const uint v3431 = v3422 * v4;
+        const uint v3432 = v3431 + v68;
+        const uint v3433 = v3432 + v3424;
+        out[v3433] = v3430;
       }
     }
-    const uint v3489 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3490 = v1126 + v3489;
-    const uint v3491 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3492 = v1125 + v3491;
-    const uint v3494 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3495 = v3494 == v3489;
-    const uint v3498 = v3491 + 1u;
-    const uint v3499 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v3500 = v3499 == v3498;
-    const bool v3501 = v3495 && v3500;
-    const uint v3504 = v3492 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3505 = v3504 == 0u;
-    const bool v3506 = v3501 && v3505;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3506) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3507 = v3490 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3508 = v3492 < v15;
-      const bool v3509 = v3507 && v3508;
-      if (v3509) {
-        const uint v3510 = v68 + v3492;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3511 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3512 = bfloat(v3511);
-        const float v3513 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3516 = bfloat(v3513);
-        const uint v3517 = v3490 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3518 = v3517 + v3510;
-        *(device bfloat2*)(out + v3518) = bfloat2(v3512, v3516);
+    const uint v3434 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3435 = v1127 + v3434;
+    const uint v3436 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3437 = v1126 + v3436;
+    const uint v3439 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3440 = v3439 == v3434;
+    const uint v3443 = v3436 + 1u;
+    const uint v3444 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v3445 = v3444 == v3443;
+    const bool v3446 = v3440 && v3445;
+    const uint v3449 = v3437 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3450 = v3449 == 0u;
+    const bool v3451 = v3446 && v3450;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3451) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3452 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3453 = v3437 < v15;
+      const bool v3454 = v3452 && v3453;
+      if (v3454) {
+        const uint v3455 = v68 + v3437;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3456 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3457 = bfloat(v3456);
+        const float v3458 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3461 = bfloat(v3458);
+        const uint v3462 = v3435 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3463 = v3462 + v3455;
+        *(device bfloat2*)(out + v3463) = bfloat2(v3457, v3461);
       }
     } else {
-      const bool v3523 = v3490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3524 = v3492 < v15;
-      const bool v3525 = v3523 && v3524;
-      if (v3525) {
-        const float v3526 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3528 = bfloat(v3526);
-        const uint v3529 = v3490 * v4;
-        const uint v3530 = v3529 + v68;
-        const uint v3531 = v3530 + v3492;
-        out[v3531] = v3528;
+      const bool v3468 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3469 = v3437 < v15;
+      const bool v3470 = v3468 && v3469;
+      if (v3470) {
+        const float v3471 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3473 = bfloat(v3471);
+        const uint v3474 = v3435 * v4;
+        const uint v3475 = v3474 + v68;
+        const uint v3476 = v3475 + v3437;
+        out[v3476] = v3473;
       }
-      const uint v3533 = v1126 + v3494;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3535 = v1125 + v3499;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3536 = v3533 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3537 = v3535 < v15;
-      const bool v3538 = v3536 && v3537;
-      if (v3538) {
-        const float v3539 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3541 = bfloat(v3539);
-        const uint v3542 = v3533 * v4;
-        const uint v3543 = v3542 + v68;
-        const uint v3544 = v3543 + v3535;
-        out[v3544] = v3541;
+      const uint v3478 = v1127 + v3439;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3480 = v1126 + v3444;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3481 = v3478 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3482 = v3480 < v15;
+      const bool v3483 = v3481 && v3482;
+      if (v3483) {
+        const float v3484 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3486 = bfloat(v3484);
+        const uint v3487 = v3478 * v4;
+        const uint v3488 = v3487 + v68;
+        const uint v3489 = v3488 + v3480;
+        out[v3489] = v3486;
       }
     }
-    const uint v3545 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3546 = v1126 + v3545;
-    const uint v3547 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3548 = v1125 + v3547;
-    const uint v3550 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3551 = v3550 == v3545;
-    const uint v3554 = v3547 + 1u;
-    const uint v3555 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v3556 = v3555 == v3554;
-    const bool v3557 = v3551 && v3556;
-    const uint v3560 = v3548 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3561 = v3560 == 0u;
-    const bool v3562 = v3557 && v3561;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3562) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3563 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3564 = v3548 < v15;
-      const bool v3565 = v3563 && v3564;
-      if (v3565) {
-        const uint v3566 = v68 + v3548;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3567 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3568 = bfloat(v3567);
-        const float v3569 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3572 = bfloat(v3569);
-        const uint v3573 = v3546 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3574 = v3573 + v3566;
-        *(device bfloat2*)(out + v3574) = bfloat2(v3568, v3572);
+    const uint v3490 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3491 = v1127 + v3490;
+    const uint v3492 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3493 = v1126 + v3492;
+    const uint v3495 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3496 = v3495 == v3490;
+    const uint v3499 = v3492 + 1u;
+    const uint v3500 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v3501 = v3500 == v3499;
+    const bool v3502 = v3496 && v3501;
+    const uint v3505 = v3493 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3506 = v3505 == 0u;
+    const bool v3507 = v3502 && v3506;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3507) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3508 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3509 = v3493 < v15;
+      const bool v3510 = v3508 && v3509;
+      if (v3510) {
+        const uint v3511 = v68 + v3493;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3512 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3513 = bfloat(v3512);
+        const float v3514 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3517 = bfloat(v3514);
+        const uint v3518 = v3491 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3519 = v3518 + v3511;
+        *(device bfloat2*)(out + v3519) = bfloat2(v3513, v3517);
       }
     } else {
-      const bool v3579 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3580 = v3548 < v15;
-      const bool v3581 = v3579 && v3580;
-      if (v3581) {
-        const float v3582 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3584 = bfloat(v3582);
-        const uint v3585 = v3546 * v4;
-        const uint v3586 = v3585 + v68;
-        const uint v3587 = v3586 + v3548;
-        out[v3587] = v3584;
+      const bool v3524 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3525 = v3493 < v15;
+      const bool v3526 = v3524 && v3525;
+      if (v3526) {
+        const float v3527 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3529 = bfloat(v3527);
+        const uint v3530 = v3491 * v4;
+        const uint v3531 = v3530 + v68;
+        const uint v3532 = v3531 + v3493;
+        out[v3532] = v3529;
       }
-      const uint v3589 = v1126 + v3550;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3591 = v1125 + v3555;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3592 = v3589 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3593 = v3591 < v15;
-      const bool v3594 = v3592 && v3593;
-      if (v3594) {
-        const float v3595 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3597 = bfloat(v3595);
-        const uint v3598 = v3589 * v4;
-        const uint v3599 = v3598 + v68;
-        const uint v3600 = v3599 + v3591;
-        out[v3600] = v3597;
+      const uint v3534 = v1127 + v3495;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3536 = v1126 + v3500;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3537 = v3534 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3538 = v3536 < v15;
+      const bool v3539 = v3537 && v3538;
+      if (v3539) {
+        const float v3540 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3542 = bfloat(v3540);
+        const uint v3543 = v3534 * v4;
+        const uint v3544 = v3543 + v68;
+        const uint v3545 = v3544 + v3536;
+        out[v3545] = v3542;
       }
     }
-    const uint v3601 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3602 = v1126 + v3601;
-    const uint v3603 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3604 = v1125 + v3603;
-    const uint v3606 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3607 = v3606 == v3601;
-    const uint v3610 = v3603 + 1u;
-    const uint v3611 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v3612 = v3611 == v3610;
-    const bool v3613 = v3607 && v3612;
-    const uint v3616 = v3604 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3617 = v3616 == 0u;
-    const bool v3618 = v3613 && v3617;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3618) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3619 = v3602 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3620 = v3604 < v15;
-      const bool v3621 = v3619 && v3620;
-      if (v3621) {
-        const uint v3622 = v68 + v3604;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3623 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3624 = bfloat(v3623);
-        const float v3625 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3628 = bfloat(v3625);
-        const uint v3629 = v3602 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3630 = v3629 + v3622;
-        *(device bfloat2*)(out + v3630) = bfloat2(v3624, v3628);
+    const uint v3546 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3547 = v1127 + v3546;
+    const uint v3548 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3549 = v1126 + v3548;
+    const uint v3551 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3552 = v3551 == v3546;
+    const uint v3555 = v3548 + 1u;
+    const uint v3556 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v3557 = v3556 == v3555;
+    const bool v3558 = v3552 && v3557;
+    const uint v3561 = v3549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3562 = v3561 == 0u;
+    const bool v3563 = v3558 && v3562;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3563) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3564 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3565 = v3549 < v15;
+      const bool v3566 = v3564 && v3565;
+      if (v3566) {
+        const uint v3567 = v68 + v3549;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3568 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3569 = bfloat(v3568);
+        const float v3570 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3573 = bfloat(v3570);
+        const uint v3574 = v3547 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3575 = v3574 + v3567;
+        *(device bfloat2*)(out + v3575) = bfloat2(v3569, v3573);
       }
     } else {
-      const bool v3635 = v3602 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3636 = v3604 < v15;
-      const bool v3637 = v3635 && v3636;
-      if (v3637) {
-        const float v3638 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3640 = bfloat(v3638);
-        const uint v3641 = v3602 * v4;
-        const uint v3642 = v3641 + v68;
-        const uint v3643 = v3642 + v3604;
-        out[v3643] = v3640;
+      const bool v3580 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3581 = v3549 < v15;
+      const bool v3582 = v3580 && v3581;
+      if (v3582) {
+        const float v3583 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3585 = bfloat(v3583);
+        const uint v3586 = v3547 * v4;
+        const uint v3587 = v3586 + v68;
+        const uint v3588 = v3587 + v3549;
+        out[v3588] = v3585;
       }
-      const uint v3645 = v1126 + v3606;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3647 = v1125 + v3611;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3648 = v3645 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3649 = v3647 < v15;
-      const bool v3650 = v3648 && v3649;
-      if (v3650) {
-        const float v3651 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3653 = bfloat(v3651);
-        const uint v3654 = v3645 * v4;
-        const uint v3655 = v3654 + v68;
-        const uint v3656 = v3655 + v3647;
-        out[v3656] = v3653;
+      const uint v3590 = v1127 + v3551;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3592 = v1126 + v3556;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3593 = v3590 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3594 = v3592 < v15;
+      const bool v3595 = v3593 && v3594;
+      if (v3595) {
+        const float v3596 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3598 = bfloat(v3596);
+        const uint v3599 = v3590 * v4;
+        const uint v3600 = v3599 + v68;
+        const uint v3601 = v3600 + v3592;
+        out[v3601] = v3598;
       }
     }
-    const uint v3657 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3658 = v1126 + v3657;
-    const uint v3659 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3660 = v1125 + v3659;
-    const uint v3662 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3663 = v3662 == v3657;
-    const uint v3666 = v3659 + 1u;
-    const uint v3667 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v3668 = v3667 == v3666;
-    const bool v3669 = v3663 && v3668;
-    const uint v3672 = v3660 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3673 = v3672 == 0u;
-    const bool v3674 = v3669 && v3673;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3674) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3675 = v3658 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3676 = v3660 < v15;
-      const bool v3677 = v3675 && v3676;
-      if (v3677) {
-        const uint v3678 = v68 + v3660;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3679 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3680 = bfloat(v3679);
-        const float v3681 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3684 = bfloat(v3681);
-        const uint v3685 = v3658 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3686 = v3685 + v3678;
-        *(device bfloat2*)(out + v3686) = bfloat2(v3680, v3684);
+    const uint v3602 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3603 = v1127 + v3602;
+    const uint v3604 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3605 = v1126 + v3604;
+    const uint v3607 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3608 = v3607 == v3602;
+    const uint v3611 = v3604 + 1u;
+    const uint v3612 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v3613 = v3612 == v3611;
+    const bool v3614 = v3608 && v3613;
+    const uint v3617 = v3605 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3618 = v3617 == 0u;
+    const bool v3619 = v3614 && v3618;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3619) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3620 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3621 = v3605 < v15;
+      const bool v3622 = v3620 && v3621;
+      if (v3622) {
+        const uint v3623 = v68 + v3605;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3624 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3625 = bfloat(v3624);
+        const float v3626 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3629 = bfloat(v3626);
+        const uint v3630 = v3603 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3631 = v3630 + v3623;
+        *(device bfloat2*)(out + v3631) = bfloat2(v3625, v3629);
       }
     } else {
-      const bool v3691 = v3658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3692 = v3660 < v15;
-      const bool v3693 = v3691 && v3692;
-      if (v3693) {
-        const float v3694 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3696 = bfloat(v3694);
-        const uint v3697 = v3658 * v4;
-        const uint v3698 = v3697 + v68;
-        const uint v3699 = v3698 + v3660;
-        out[v3699] = v3696;
+      const bool v3636 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3637 = v3605 < v15;
+      const bool v3638 = v3636 && v3637;
+      if (v3638) {
+        const float v3639 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3641 = bfloat(v3639);
+        const uint v3642 = v3603 * v4;
+        const uint v3643 = v3642 + v68;
+        const uint v3644 = v3643 + v3605;
+        out[v3644] = v3641;
       }
-      const uint v3701 = v1126 + v3662;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3703 = v1125 + v3667;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3704 = v3701 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3705 = v3703 < v15;
-      const bool v3706 = v3704 && v3705;
-      if (v3706) {
-        const float v3707 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3709 = bfloat(v3707);
-        const uint v3710 = v3701 * v4;
-        const uint v3711 = v3710 + v68;
-        const uint v3712 = v3711 + v3703;
-        out[v3712] = v3709;
+      const uint v3646 = v1127 + v3607;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3648 = v1126 + v3612;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3649 = v3646 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3650 = v3648 < v15;
+      const bool v3651 = v3649 && v3650;
+      if (v3651) {
+        const float v3652 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3654 = bfloat(v3652);
+        const uint v3655 = v3646 * v4;
+        const uint v3656 = v3655 + v68;
+        const uint v3657 = v3656 + v3648;
+        out[v3657] = v3654;
       }
     }
-    const uint v3713 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3714 = v1126 + v3713;
-    const uint v3715 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3716 = v1125 + v3715;
-    const uint v3718 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3719 = v3718 == v3713;
-    const uint v3722 = v3715 + 1u;
-    const uint v3723 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v3724 = v3723 == v3722;
-    const bool v3725 = v3719 && v3724;
-    const uint v3728 = v3716 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3729 = v3728 == 0u;
-    const bool v3730 = v3725 && v3729;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3730) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3731 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3732 = v3716 < v15;
-      const bool v3733 = v3731 && v3732;
-      if (v3733) {
-        const uint v3734 = v68 + v3716;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3735 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3736 = bfloat(v3735);
-        const float v3737 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3740 = bfloat(v3737);
-        const uint v3741 = v3714 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3742 = v3741 + v3734;
-        *(device bfloat2*)(out + v3742) = bfloat2(v3736, v3740);
+    const uint v3658 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3659 = v1127 + v3658;
+    const uint v3660 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3661 = v1126 + v3660;
+    const uint v3663 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3664 = v3663 == v3658;
+    const uint v3667 = v3660 + 1u;
+    const uint v3668 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v3669 = v3668 == v3667;
+    const bool v3670 = v3664 && v3669;
+    const uint v3673 = v3661 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3674 = v3673 == 0u;
+    const bool v3675 = v3670 && v3674;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3675) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3676 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3677 = v3661 < v15;
+      const bool v3678 = v3676 && v3677;
+      if (v3678) {
+        const uint v3679 = v68 + v3661;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3680 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3681 = bfloat(v3680);
+        const float v3682 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3685 = bfloat(v3682);
+        const uint v3686 = v3659 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3687 = v3686 + v3679;
+        *(device bfloat2*)(out + v3687) = bfloat2(v3681, v3685);
       }
     } else {
-      const bool v3747 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3748 = v3716 < v15;
-      const bool v3749 = v3747 && v3748;
-      if (v3749) {
-        const float v3750 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3752 = bfloat(v3750);
-        const uint v3753 = v3714 * v4;
-        const uint v3754 = v3753 + v68;
-        const uint v3755 = v3754 + v3716;
-        out[v3755] = v3752;
+      const bool v3692 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3693 = v3661 < v15;
+      const bool v3694 = v3692 && v3693;
+      if (v3694) {
+        const float v3695 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3697 = bfloat(v3695);
+        const uint v3698 = v3659 * v4;
+        const uint v3699 = v3698 + v68;
+        const uint v3700 = v3699 + v3661;
+        out[v3700] = v3697;
       }
-      const uint v3757 = v1126 + v3718;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3759 = v1125 + v3723;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3760 = v3757 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3761 = v3759 < v15;
-      const bool v3762 = v3760 && v3761;
-      if (v3762) {
-        const float v3763 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3765 = bfloat(v3763);
-        const uint v3766 = v3757 * v4;
-        const uint v3767 = v3766 + v68;
-        const uint v3768 = v3767 + v3759;
-        out[v3768] = v3765;
+      const uint v3702 = v1127 + v3663;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3704 = v1126 + v3668;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3706 = v3704 < v15;
+      const bool v3707 = v3705 && v3706;
+      if (v3707) {
+        const float v3708 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3710 = bfloat(v3708);
+        const uint v3711 = v3702 * v4;
+        const uint v3712 = v3711 + v68;
+        const uint v3713 = v3712 + v3704;
+        out[v3713] = v3710;
       }
     }
-    const uint v3769 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3770 = v1126 + v3769;
-    const uint v3771 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3772 = v1125 + v3771;
-    const uint v3774 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3775 = v3774 == v3769;
-    const uint v3778 = v3771 + 1u;
-    const uint v3779 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v3780 = v3779 == v3778;
-    const bool v3781 = v3775 && v3780;
-    const uint v3784 = v3772 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3785 = v3784 == 0u;
-    const bool v3786 = v3781 && v3785;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3786) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3787 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3788 = v3772 < v15;
-      const bool v3789 = v3787 && v3788;
-      if (v3789) {
-        const uint v3790 = v68 + v3772;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3791 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3792 = bfloat(v3791);
-        const float v3793 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3796 = bfloat(v3793);
-        const uint v3797 = v3770 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3798 = v3797 + v3790;
-        *(device bfloat2*)(out + v3798) = bfloat2(v3792, v3796);
+    const uint v3714 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3715 = v1127 + v3714;
+    const uint v3716 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3717 = v1126 + v3716;
+    const uint v3719 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3720 = v3719 == v3714;
+    const uint v3723 = v3716 + 1u;
+    const uint v3724 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v3725 = v3724 == v3723;
+    const bool v3726 = v3720 && v3725;
+    const uint v3729 = v3717 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3730 = v3729 == 0u;
+    const bool v3731 = v3726 && v3730;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3731) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3732 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3733 = v3717 < v15;
+      const bool v3734 = v3732 && v3733;
+      if (v3734) {
+        const uint v3735 = v68 + v3717;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3736 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3737 = bfloat(v3736);
+        const float v3738 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3741 = bfloat(v3738);
+        const uint v3742 = v3715 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3743 = v3742 + v3735;
+        *(device bfloat2*)(out + v3743) = bfloat2(v3737, v3741);
       }
     } else {
-      const bool v3803 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3804 = v3772 < v15;
-      const bool v3805 = v3803 && v3804;
-      if (v3805) {
-        const float v3806 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3808 = bfloat(v3806);
-        const uint v3809 = v3770 * v4;
-        const uint v3810 = v3809 + v68;
-        const uint v3811 = v3810 + v3772;
-        out[v3811] = v3808;
+      const bool v3748 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3749 = v3717 < v15;
+      const bool v3750 = v3748 && v3749;
+      if (v3750) {
+        const float v3751 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3753 = bfloat(v3751);
+        const uint v3754 = v3715 * v4;
+        const uint v3755 = v3754 + v68;
+        const uint v3756 = v3755 + v3717;
+        out[v3756] = v3753;
       }
-      const uint v3813 = v1126 + v3774;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3815 = v1125 + v3779;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3816 = v3813 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3817 = v3815 < v15;
-      const bool v3818 = v3816 && v3817;
-      if (v3818) {
-        const float v3819 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3821 = bfloat(v3819);
-        const uint v3822 = v3813 * v4;
-        const uint v3823 = v3822 + v68;
-        const uint v3824 = v3823 + v3815;
-        out[v3824] = v3821;
+      const uint v3758 = v1127 + v3719;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3760 = v1126 + v3724;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3761 = v3758 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3762 = v3760 < v15;
+      const bool v3763 = v3761 && v3762;
+      if (v3763) {
+        const float v3764 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3766 = bfloat(v3764);
+        const uint v3767 = v3758 * v4;
+        const uint v3768 = v3767 + v68;
+        const uint v3769 = v3768 + v3760;
+        out[v3769] = v3766;
       }
     }
-    const uint v3825 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3826 = v1126 + v3825;
-    const uint v3827 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3828 = v1125 + v3827;
-    const uint v3830 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3831 = v3830 == v3825;
-    const uint v3834 = v3827 + 1u;
-    const uint v3835 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v3836 = v3835 == v3834;
-    const bool v3837 = v3831 && v3836;
-    const uint v3840 = v3828 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3841 = v3840 == 0u;
-    const bool v3842 = v3837 && v3841;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3842) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3843 = v3826 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3844 = v3828 < v15;
-      const bool v3845 = v3843 && v3844;
-      if (v3845) {
-        const uint v3846 = v68 + v3828;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3847 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3848 = bfloat(v3847);
-        const float v3849 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3852 = bfloat(v3849);
-        const uint v3853 = v3826 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3854 = v3853 + v3846;
-        *(device bfloat2*)(out + v3854) = bfloat2(v3848, v3852);
+    const uint v3770 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3771 = v1127 + v3770;
+    const uint v3772 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3773 = v1126 + v3772;
+    const uint v3775 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3776 = v3775 == v3770;
+    const uint v3779 = v3772 + 1u;
+    const uint v3780 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v3781 = v3780 == v3779;
+    const bool v3782 = v3776 && v3781;
+    const uint v3785 = v3773 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3786 = v3785 == 0u;
+    const bool v3787 = v3782 && v3786;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3787) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3788 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3789 = v3773 < v15;
+      const bool v3790 = v3788 && v3789;
+      if (v3790) {
+        const uint v3791 = v68 + v3773;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3792 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3793 = bfloat(v3792);
+        const float v3794 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3797 = bfloat(v3794);
+        const uint v3798 = v3771 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3799 = v3798 + v3791;
+        *(device bfloat2*)(out + v3799) = bfloat2(v3793, v3797);
       }
     } else {
-      const bool v3859 = v3826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3860 = v3828 < v15;
-      const bool v3861 = v3859 && v3860;
-      if (v3861) {
-        const float v3862 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3864 = bfloat(v3862);
-        const uint v3865 = v3826 * v4;
-        const uint v3866 = v3865 + v68;
-        const uint v3867 = v3866 + v3828;
-        out[v3867] = v3864;
+      const bool v3804 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3805 = v3773 < v15;
+      const bool v3806 = v3804 && v3805;
+      if (v3806) {
+        const float v3807 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3809 = bfloat(v3807);
+        const uint v3810 = v3771 * v4;
+        const uint v3811 = v3810 + v68;
+        const uint v3812 = v3811 + v3773;
+        out[v3812] = v3809;
       }
-      const uint v3869 = v1126 + v3830;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3871 = v1125 + v3835;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3872 = v3869 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3873 = v3871 < v15;
-      const bool v3874 = v3872 && v3873;
-      if (v3874) {
-        const float v3875 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3877 = bfloat(v3875);
-        const uint v3878 = v3869 * v4;
-        const uint v3879 = v3878 + v68;
-        const uint v3880 = v3879 + v3871;
-        out[v3880] = v3877;
+      const uint v3814 = v1127 + v3775;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3816 = v1126 + v3780;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3817 = v3814 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3818 = v3816 < v15;
+      const bool v3819 = v3817 && v3818;
+      if (v3819) {
+        const float v3820 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3822 = bfloat(v3820);
+        const uint v3823 = v3814 * v4;
+        const uint v3824 = v3823 + v68;
+        const uint v3825 = v3824 + v3816;
+        out[v3825] = v3822;
       }
     }
-    const uint v3881 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3882 = v1126 + v3881;
-    const uint v3883 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3884 = v1125 + v3883;
-    const uint v3886 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3887 = v3886 == v3881;
-    const uint v3890 = v3883 + 1u;
-    const uint v3891 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v3892 = v3891 == v3890;
-    const bool v3893 = v3887 && v3892;
-    const uint v3896 = v3884 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3897 = v3896 == 0u;
-    const bool v3898 = v3893 && v3897;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3898) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3899 = v3882 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3900 = v3884 < v15;
-      const bool v3901 = v3899 && v3900;
-      if (v3901) {
-        const uint v3902 = v68 + v3884;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3903 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3904 = bfloat(v3903);
-        const float v3905 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3908 = bfloat(v3905);
-        const uint v3909 = v3882 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3910 = v3909 + v3902;
-        *(device bfloat2*)(out + v3910) = bfloat2(v3904, v3908);
+    const uint v3826 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3827 = v1127 + v3826;
+    const uint v3828 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3829 = v1126 + v3828;
+    const uint v3831 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3832 = v3831 == v3826;
+    const uint v3835 = v3828 + 1u;
+    const uint v3836 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v3837 = v3836 == v3835;
+    const bool v3838 = v3832 && v3837;
+    const uint v3841 = v3829 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3842 = v3841 == 0u;
+    const bool v3843 = v3838 && v3842;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3843) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3844 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3845 = v3829 < v15;
+      const bool v3846 = v3844 && v3845;
+      if (v3846) {
+        const uint v3847 = v68 + v3829;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3848 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3849 = bfloat(v3848);
+        const float v3850 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3853 = bfloat(v3850);
+        const uint v3854 = v3827 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3855 = v3854 + v3847;
+        *(device bfloat2*)(out + v3855) = bfloat2(v3849, v3853);
       }
     } else {
-      const bool v3915 = v3882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3916 = v3884 < v15;
-      const bool v3917 = v3915 && v3916;
-      if (v3917) {
-        const float v3918 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3920 = bfloat(v3918);
-        const uint v3921 = v3882 * v4;
-        const uint v3922 = v3921 + v68;
-        const uint v3923 = v3922 + v3884;
-        out[v3923] = v3920;
+      const bool v3860 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3861 = v3829 < v15;
+      const bool v3862 = v3860 && v3861;
+      if (v3862) {
+        const float v3863 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3865 = bfloat(v3863);
+        const uint v3866 = v3827 * v4;
+        const uint v3867 = v3866 + v68;
+        const uint v3868 = v3867 + v3829;
+        out[v3868] = v3865;
       }
-      const uint v3925 = v1126 + v3886;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3927 = v1125 + v3891;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3928 = v3925 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3929 = v3927 < v15;
-      const bool v3930 = v3928 && v3929;
-      if (v3930) {
-        const float v3931 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3933 = bfloat(v3931);
-        const uint v3934 = v3925 * v4;
-        const uint v3935 = v3934 + v68;
-        const uint v3936 = v3935 + v3927;
-        out[v3936] = v3933;
+      const uint v3870 = v1127 + v3831;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3872 = v1126 + v3836;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3874 = v3872 < v15;
+      const bool v3875 = v3873 && v3874;
+      if (v3875) {
+        const float v3876 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3878 = bfloat(v3876);
+        const uint v3879 = v3870 * v4;
+        const uint v3880 = v3879 + v68;
+        const uint v3881 = v3880 + v3872;
+        out[v3881] = v3878;
       }
     }
-    const uint v3937 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3938 = v1126 + v3937;
-    const uint v3939 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3940 = v1125 + v3939;
-    const uint v3942 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3943 = v3942 == v3937;
-    const uint v3946 = v3939 + 1u;
-    const uint v3947 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v3948 = v3947 == v3946;
-    const bool v3949 = v3943 && v3948;
-    const uint v3952 = v3940 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3953 = v3952 == 0u;
-    const bool v3954 = v3949 && v3953;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3954) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3955 = v3938 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3956 = v3940 < v15;
-      const bool v3957 = v3955 && v3956;
-      if (v3957) {
-        const uint v3958 = v68 + v3940;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3959 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3960 = bfloat(v3959);
-        const float v3961 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3964 = bfloat(v3961);
-        const uint v3965 = v3938 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3966 = v3965 + v3958;
-        *(device bfloat2*)(out + v3966) = bfloat2(v3960, v3964);
+    const uint v3882 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3883 = v1127 + v3882;
+    const uint v3884 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3885 = v1126 + v3884;
+    const uint v3887 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3888 = v3887 == v3882;
+    const uint v3891 = v3884 + 1u;
+    const uint v3892 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v3893 = v3892 == v3891;
+    const bool v3894 = v3888 && v3893;
+    const uint v3897 = v3885 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3898 = v3897 == 0u;
+    const bool v3899 = v3894 && v3898;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3899) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3900 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3901 = v3885 < v15;
+      const bool v3902 = v3900 && v3901;
+      if (v3902) {
+        const uint v3903 = v68 + v3885;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3904 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3905 = bfloat(v3904);
+        const float v3906 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3909 = bfloat(v3906);
+        const uint v3910 = v3883 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3911 = v3910 + v3903;
+        *(device bfloat2*)(out + v3911) = bfloat2(v3905, v3909);
       }
     } else {
-      const bool v3971 = v3938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3972 = v3940 < v15;
-      const bool v3973 = v3971 && v3972;
-      if (v3973) {
-        const float v3974 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3976 = bfloat(v3974);
-        const uint v3977 = v3938 * v4;
-        const uint v3978 = v3977 + v68;
-        const uint v3979 = v3978 + v3940;
-        out[v3979] = v3976;
+      const bool v3916 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3917 = v3885 < v15;
+      const bool v3918 = v3916 && v3917;
+      if (v3918) {
+        const float v3919 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3921 = bfloat(v3919);
+        const uint v3922 = v3883 * v4;
+        const uint v3923 = v3922 + v68;
+        const uint v3924 = v3923 + v3885;
+        out[v3924] = v3921;
       }
-      const uint v3981 = v1126 + v3942;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3983 = v1125 + v3947;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3984 = v3981 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3985 = v3983 < v15;
-      const bool v3986 = v3984 && v3985;
-      if (v3986) {
-        const float v3987 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3989 = bfloat(v3987);
-        const uint v3990 = v3981 * v4;
-        const uint v3991 = v3990 + v68;
-        const uint v3992 = v3991 + v3983;
-        out[v3992] = v3989;
+      const uint v3926 = v1127 + v3887;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3928 = v1126 + v3892;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3929 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3930 = v3928 < v15;
+      const bool v3931 = v3929 && v3930;
+      if (v3931) {
+        const float v3932 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3934 = bfloat(v3932);
+        const uint v3935 = v3926 * v4;
+        const uint v3936 = v3935 + v68;
+        const uint v3937 = v3936 + v3928;
+        out[v3937] = v3934;
       }
     }
-    const uint v3993 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3994 = v1126 + v3993;
-    const uint v3995 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3996 = v1125 + v3995;
-    const uint v3998 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3999 = v3998 == v3993;
-    const uint v4002 = v3995 + 1u;
-    const uint v4003 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4004 = v4003 == v4002;
-    const bool v4005 = v3999 && v4004;
-    const uint v4008 = v3996 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4009 = v4008 == 0u;
-    const bool v4010 = v4005 && v4009;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4010) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4011 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4012 = v3996 < v15;
-      const bool v4013 = v4011 && v4012;
-      if (v4013) {
-        const uint v4014 = v68 + v3996;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4015 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4016 = bfloat(v4015);
-        const float v4017 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4020 = bfloat(v4017);
-        const uint v4021 = v3994 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4022 = v4021 + v4014;
-        *(device bfloat2*)(out + v4022) = bfloat2(v4016, v4020);
+    const uint v3938 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3939 = v1127 + v3938;
+    const uint v3940 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3941 = v1126 + v3940;
+    const uint v3943 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3944 = v3943 == v3938;
+    const uint v3947 = v3940 + 1u;
+    const uint v3948 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v3949 = v3948 == v3947;
+    const bool v3950 = v3944 && v3949;
+    const uint v3953 = v3941 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3954 = v3953 == 0u;
+    const bool v3955 = v3950 && v3954;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3955) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3956 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3957 = v3941 < v15;
+      const bool v3958 = v3956 && v3957;
+      if (v3958) {
+        const uint v3959 = v68 + v3941;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3960 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3961 = bfloat(v3960);
+        const float v3962 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3965 = bfloat(v3962);
+        const uint v3966 = v3939 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3967 = v3966 + v3959;
+        *(device bfloat2*)(out + v3967) = bfloat2(v3961, v3965);
       }
     } else {
-      const bool v4027 = v3994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4028 = v3996 < v15;
-      const bool v4029 = v4027 && v4028;
-      if (v4029) {
-        const float v4030 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4032 = bfloat(v4030);
-        const uint v4033 = v3994 * v4;
-        const uint v4034 = v4033 + v68;
-        const uint v4035 = v4034 + v3996;
-        out[v4035] = v4032;
+      const bool v3972 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3973 = v3941 < v15;
+      const bool v3974 = v3972 && v3973;
+      if (v3974) {
+        const float v3975 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3977 = bfloat(v3975);
+        const uint v3978 = v3939 * v4;
+        const uint v3979 = v3978 + v68;
+        const uint v3980 = v3979 + v3941;
+        out[v3980] = v3977;
       }
-      const uint v4037 = v1126 + v3998;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4039 = v1125 + v4003;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4040 = v4037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4041 = v4039 < v15;
-      const bool v4042 = v4040 && v4041;
-      if (v4042) {
-        const float v4043 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4045 = bfloat(v4043);
-        const uint v4046 = v4037 * v4;
-        const uint v4047 = v4046 + v68;
-        const uint v4048 = v4047 + v4039;
-        out[v4048] = v4045;
+      const uint v3982 = v1127 + v3943;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3984 = v1126 + v3948;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3985 = v3982 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3986 = v3984 < v15;
+      const bool v3987 = v3985 && v3986;
+      if (v3987) {
+        const float v3988 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3990 = bfloat(v3988);
+        const uint v3991 = v3982 * v4;
+        const uint v3992 = v3991 + v68;
+        const uint v3993 = v3992 + v3984;
+        out[v3993] = v3990;
       }
     }
-    const uint v4049 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4050 = v1126 + v4049;
-    const uint v4051 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4052 = v1125 + v4051;
-    const uint v4054 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4055 = v4054 == v4049;
-    const uint v4058 = v4051 + 1u;
-    const uint v4059 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4060 = v4059 == v4058;
-    const bool v4061 = v4055 && v4060;
-    const uint v4064 = v4052 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4065 = v4064 == 0u;
-    const bool v4066 = v4061 && v4065;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4066) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4067 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4068 = v4052 < v15;
-      const bool v4069 = v4067 && v4068;
-      if (v4069) {
-        const uint v4070 = v68 + v4052;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4071 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4072 = bfloat(v4071);
-        const float v4073 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4076 = bfloat(v4073);
-        const uint v4077 = v4050 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4078 = v4077 + v4070;
-        *(device bfloat2*)(out + v4078) = bfloat2(v4072, v4076);
+    const uint v3994 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3995 = v1127 + v3994;
+    const uint v3996 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3997 = v1126 + v3996;
+    const uint v3999 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4000 = v3999 == v3994;
+    const uint v4003 = v3996 + 1u;
+    const uint v4004 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v4005 = v4004 == v4003;
+    const bool v4006 = v4000 && v4005;
+    const uint v4009 = v3997 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4010 = v4009 == 0u;
+    const bool v4011 = v4006 && v4010;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4011) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4012 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4013 = v3997 < v15;
+      const bool v4014 = v4012 && v4013;
+      if (v4014) {
+        const uint v4015 = v68 + v3997;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4016 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4017 = bfloat(v4016);
+        const float v4018 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4021 = bfloat(v4018);
+        const uint v4022 = v3995 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4023 = v4022 + v4015;
+        *(device bfloat2*)(out + v4023) = bfloat2(v4017, v4021);
       }
     } else {
-      const bool v4083 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4084 = v4052 < v15;
-      const bool v4085 = v4083 && v4084;
-      if (v4085) {
-        const float v4086 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4088 = bfloat(v4086);
-        const uint v4089 = v4050 * v4;
-        const uint v4090 = v4089 + v68;
-        const uint v4091 = v4090 + v4052;
-        out[v4091] = v4088;
+      const bool v4028 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4029 = v3997 < v15;
+      const bool v4030 = v4028 && v4029;
+      if (v4030) {
+        const float v4031 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4033 = bfloat(v4031);
+        const uint v4034 = v3995 * v4;
+        const uint v4035 = v4034 + v68;
+        const uint v4036 = v4035 + v3997;
+        out[v4036] = v4033;
       }
-      const uint v4093 = v1126 + v4054;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4095 = v1125 + v4059;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4096 = v4093 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4097 = v4095 < v15;
-      const bool v4098 = v4096 && v4097;
-      if (v4098) {
-        const float v4099 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4101 = bfloat(v4099);
-        const uint v4102 = v4093 * v4;
-        const uint v4103 = v4102 + v68;
-        const uint v4104 = v4103 + v4095;
-        out[v4104] = v4101;
+      const uint v4038 = v1127 + v3999;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4040 = v1126 + v4004;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4041 = v4038 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4042 = v4040 < v15;
+      const bool v4043 = v4041 && v4042;
+      if (v4043) {
+        const float v4044 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4046 = bfloat(v4044);
+        const uint v4047 = v4038 * v4;
+        const uint v4048 = v4047 + v68;
+        const uint v4049 = v4048 + v4040;
+        out[v4049] = v4046;
       }
     }
-    const uint v4105 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4106 = v1126 + v4105;
-    const uint v4107 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4108 = v1125 + v4107;
-    const uint v4110 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4111 = v4110 == v4105;
-    const uint v4114 = v4107 + 1u;
-    const uint v4115 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4116 = v4115 == v4114;
-    const bool v4117 = v4111 && v4116;
-    const uint v4120 = v4108 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4121 = v4120 == 0u;
-    const bool v4122 = v4117 && v4121;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4122) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4123 = v4106 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4124 = v4108 < v15;
-      const bool v4125 = v4123 && v4124;
-      if (v4125) {
-        const uint v4126 = v68 + v4108;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4127 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4128 = bfloat(v4127);
-        const float v4129 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4132 = bfloat(v4129);
-        const uint v4133 = v4106 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4134 = v4133 + v4126;
-        *(device bfloat2*)(out + v4134) = bfloat2(v4128, v4132);
+    const uint v4050 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4051 = v1127 + v4050;
+    const uint v4052 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4053 = v1126 + v4052;
+    const uint v4055 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4056 = v4055 == v4050;
+    const uint v4059 = v4052 + 1u;
+    const uint v4060 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v4061 = v4060 == v4059;
+    const bool v4062 = v4056 && v4061;
+    const uint v4065 = v4053 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4066 = v4065 == 0u;
+    const bool v4067 = v4062 && v4066;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4067) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4068 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4069 = v4053 < v15;
+      const bool v4070 = v4068 && v4069;
+      if (v4070) {
+        const uint v4071 = v68 + v4053;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4072 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4073 = bfloat(v4072);
+        const float v4074 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4077 = bfloat(v4074);
+        const uint v4078 = v4051 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4079 = v4078 + v4071;
+        *(device bfloat2*)(out + v4079) = bfloat2(v4073, v4077);
       }
     } else {
-      const bool v4139 = v4106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4140 = v4108 < v15;
-      const bool v4141 = v4139 && v4140;
-      if (v4141) {
-        const float v4142 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4144 = bfloat(v4142);
-        const uint v4145 = v4106 * v4;
-        const uint v4146 = v4145 + v68;
-        const uint v4147 = v4146 + v4108;
-        out[v4147] = v4144;
+      const bool v4084 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4085 = v4053 < v15;
+      const bool v4086 = v4084 && v4085;
+      if (v4086) {
+        const float v4087 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4089 = bfloat(v4087);
+        const uint v4090 = v4051 * v4;
+        const uint v4091 = v4090 + v68;
+        const uint v4092 = v4091 + v4053;
+        out[v4092] = v4089;
       }
-      const uint v4149 = v1126 + v4110;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4151 = v1125 + v4115;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4152 = v4149 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4153 = v4151 < v15;
-      const bool v4154 = v4152 && v4153;
-      if (v4154) {
-        const float v4155 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4157 = bfloat(v4155);
-        const uint v4158 = v4149 * v4;
-        const uint v4159 = v4158 + v68;
-        const uint v4160 = v4159 + v4151;
-        out[v4160] = v4157;
+      const uint v4094 = v1127 + v4055;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4096 = v1126 + v4060;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4097 = v4094 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4098 = v4096 < v15;
+      const bool v4099 = v4097 && v4098;
+      if (v4099) {
+        const float v4100 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4102 = bfloat(v4100);
+        const uint v4103 = v4094 * v4;
+        const uint v4104 = v4103 + v68;
+        const uint v4105 = v4104 + v4096;
+        out[v4105] = v4102;
       }
     }
-    const uint v4161 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4162 = v1126 + v4161;
-    const uint v4163 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4164 = v1125 + v4163;
-    const uint v4166 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4167 = v4166 == v4161;
-    const uint v4170 = v4163 + 1u;
-    const uint v4171 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4172 = v4171 == v4170;
-    const bool v4173 = v4167 && v4172;
-    const uint v4176 = v4164 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4177 = v4176 == 0u;
-    const bool v4178 = v4173 && v4177;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4178) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4179 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4180 = v4164 < v15;
-      const bool v4181 = v4179 && v4180;
-      if (v4181) {
-        const uint v4182 = v68 + v4164;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4183 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4184 = bfloat(v4183);
-        const float v4185 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4188 = bfloat(v4185);
-        const uint v4189 = v4162 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4190 = v4189 + v4182;
-        *(device bfloat2*)(out + v4190) = bfloat2(v4184, v4188);
+    const uint v4106 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4107 = v1127 + v4106;
+    const uint v4108 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4109 = v1126 + v4108;
+    const uint v4111 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4112 = v4111 == v4106;
+    const uint v4115 = v4108 + 1u;
+    const uint v4116 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v4117 = v4116 == v4115;
+    const bool v4118 = v4112 && v4117;
+    const uint v4121 = v4109 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4122 = v4121 == 0u;
+    const bool v4123 = v4118 && v4122;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4123) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4124 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4125 = v4109 < v15;
+      const bool v4126 = v4124 && v4125;
+      if (v4126) {
+        const uint v4127 = v68 + v4109;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4128 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4129 = bfloat(v4128);
+        const float v4130 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4133 = bfloat(v4130);
+        const uint v4134 = v4107 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4135 = v4134 + v4127;
+        *(device bfloat2*)(out + v4135) = bfloat2(v4129, v4133);
       }
     } else {
-      const bool v4195 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4196 = v4164 < v15;
-      const bool v4197 = v4195 && v4196;
-      if (v4197) {
-        const float v4198 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4200 = bfloat(v4198);
-        const uint v4201 = v4162 * v4;
-        const uint v4202 = v4201 + v68;
-        const uint v4203 = v4202 + v4164;
-        out[v4203] = v4200;
+      const bool v4140 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4141 = v4109 < v15;
+      const bool v4142 = v4140 && v4141;
+      if (v4142) {
+        const float v4143 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4145 = bfloat(v4143);
+        const uint v4146 = v4107 * v4;
+        const uint v4147 = v4146 + v68;
+        const uint v4148 = v4147 + v4109;
+        out[v4148] = v4145;
       }
-      const uint v4205 = v1126 + v4166;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4207 = v1125 + v4171;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4208 = v4205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4209 = v4207 < v15;
-      const bool v4210 = v4208 && v4209;
-      if (v4210) {
-        const float v4211 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4213 = bfloat(v4211);
-        const uint v4214 = v4205 * v4;
-        const uint v4215 = v4214 + v68;
-        const uint v4216 = v4215 + v4207;
-        out[v4216] = v4213;
+      const uint v4150 = v1127 + v4111;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4152 = v1126 + v4116;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4153 = v4150 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4154 = v4152 < v15;
+      const bool v4155 = v4153 && v4154;
+      if (v4155) {
+        const float v4156 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4158 = bfloat(v4156);
+        const uint v4159 = v4150 * v4;
+        const uint v4160 = v4159 + v68;
+        const uint v4161 = v4160 + v4152;
+        out[v4161] = v4158;
       }
     }
-    const uint v4217 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4218 = v1126 + v4217;
-    const uint v4219 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4220 = v1125 + v4219;
-    const uint v4222 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4223 = v4222 == v4217;
-    const uint v4226 = v4219 + 1u;
-    const uint v4227 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4228 = v4227 == v4226;
-    const bool v4229 = v4223 && v4228;
-    const uint v4232 = v4220 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4233 = v4232 == 0u;
-    const bool v4234 = v4229 && v4233;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4234) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4235 = v4218 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4236 = v4220 < v15;
-      const bool v4237 = v4235 && v4236;
-      if (v4237) {
-        const uint v4238 = v68 + v4220;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4239 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4240 = bfloat(v4239);
-        const float v4241 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4244 = bfloat(v4241);
-        const uint v4245 = v4218 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4246 = v4245 + v4238;
-        *(device bfloat2*)(out + v4246) = bfloat2(v4240, v4244);
+    const uint v4162 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4163 = v1127 + v4162;
+    const uint v4164 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4165 = v1126 + v4164;
+    const uint v4167 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4168 = v4167 == v4162;
+    const uint v4171 = v4164 + 1u;
+    const uint v4172 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v4173 = v4172 == v4171;
+    const bool v4174 = v4168 && v4173;
+    const uint v4177 = v4165 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4178 = v4177 == 0u;
+    const bool v4179 = v4174 && v4178;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4179) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4180 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4181 = v4165 < v15;
+      const bool v4182 = v4180 && v4181;
+      if (v4182) {
+        const uint v4183 = v68 + v4165;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4184 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4185 = bfloat(v4184);
+        const float v4186 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4189 = bfloat(v4186);
+        const uint v4190 = v4163 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4191 = v4190 + v4183;
+        *(device bfloat2*)(out + v4191) = bfloat2(v4185, v4189);
       }
     } else {
-      const bool v4251 = v4218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4252 = v4220 < v15;
-      const bool v4253 = v4251 && v4252;
-      if (v4253) {
-        const float v4254 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4256 = bfloat(v4254);
-        const uint v4257 = v4218 * v4;
-        const uint v4258 = v4257 + v68;
-        const uint v4259 = v4258 + v4220;
-        out[v4259] = v4256;
+      const bool v4196 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4197 = v4165 < v15;
+      const bool v4198 = v4196 && v4197;
+      if (v4198) {
+        const float v4199 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4201 = bfloat(v4199);
+        const uint v4202 = v4163 * v4;
+        const uint v4203 = v4202 + v68;
+        const uint v4204 = v4203 + v4165;
+        out[v4204] = v4201;
       }
-      const uint v4261 = v1126 + v4222;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4263 = v1125 + v4227;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4264 = v4261 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4265 = v4263 < v15;
-      const bool v4266 = v4264 && v4265;
-      if (v4266) {
-        const float v4267 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4269 = bfloat(v4267);
-        const uint v4270 = v4261 * v4;
-        const uint v4271 = v4270 + v68;
-        const uint v4272 = v4271 + v4263;
-        out[v4272] = v4269;
+      const uint v4206 = v1127 + v4167;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4208 = v1126 + v4172;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4209 = v4206 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4210 = v4208 < v15;
+      const bool v4211 = v4209 && v4210;
+      if (v4211) {
+        const float v4212 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4214 = bfloat(v4212);
+        const uint v4215 = v4206 * v4;
+        const uint v4216 = v4215 + v68;
+        const uint v4217 = v4216 + v4208;
+        out[v4217] = v4214;
       }
     }
-    const uint v4273 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4274 = v1126 + v4273;
-    const uint v4275 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4276 = v1125 + v4275;
-    const uint v4278 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4279 = v4278 == v4273;
-    const uint v4282 = v4275 + 1u;
-    const uint v4283 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4284 = v4283 == v4282;
-    const bool v4285 = v4279 && v4284;
-    const uint v4288 = v4276 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4289 = v4288 == 0u;
-    const bool v4290 = v4285 && v4289;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4290) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4291 = v4274 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4292 = v4276 < v15;
-      const bool v4293 = v4291 && v4292;
-      if (v4293) {
-        const uint v4294 = v68 + v4276;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4295 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4296 = bfloat(v4295);
-        const float v4297 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4300 = bfloat(v4297);
-        const uint v4301 = v4274 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4302 = v4301 + v4294;
-        *(device bfloat2*)(out + v4302) = bfloat2(v4296, v4300);
+    const uint v4218 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4219 = v1127 + v4218;
+    const uint v4220 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4221 = v1126 + v4220;
+    const uint v4223 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4224 = v4223 == v4218;
+    const uint v4227 = v4220 + 1u;
+    const uint v4228 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v4229 = v4228 == v4227;
+    const bool v4230 = v4224 && v4229;
+    const uint v4233 = v4221 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4234 = v4233 == 0u;
+    const bool v4235 = v4230 && v4234;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4235) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4236 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4237 = v4221 < v15;
+      const bool v4238 = v4236 && v4237;
+      if (v4238) {
+        const uint v4239 = v68 + v4221;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4240 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4241 = bfloat(v4240);
+        const float v4242 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4245 = bfloat(v4242);
+        const uint v4246 = v4219 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4247 = v4246 + v4239;
+        *(device bfloat2*)(out + v4247) = bfloat2(v4241, v4245);
       }
     } else {
-      const bool v4307 = v4274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4308 = v4276 < v15;
-      const bool v4309 = v4307 && v4308;
-      if (v4309) {
-        const float v4310 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4312 = bfloat(v4310);
-        const uint v4313 = v4274 * v4;
-        const uint v4314 = v4313 + v68;
-        const uint v4315 = v4314 + v4276;
-        out[v4315] = v4312;
+      const bool v4252 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4253 = v4221 < v15;
+      const bool v4254 = v4252 && v4253;
+      if (v4254) {
+        const float v4255 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4257 = bfloat(v4255);
+        const uint v4258 = v4219 * v4;
+        const uint v4259 = v4258 + v68;
+        const uint v4260 = v4259 + v4221;
+        out[v4260] = v4257;
       }
-      const uint v4317 = v1126 + v4278;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4319 = v1125 + v4283;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4320 = v4317 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4321 = v4319 < v15;
-      const bool v4322 = v4320 && v4321;
-      if (v4322) {
-        const float v4323 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4325 = bfloat(v4323);
-        const uint v4326 = v4317 * v4;
-        const uint v4327 = v4326 + v68;
-        const uint v4328 = v4327 + v4319;
-        out[v4328] = v4325;
+      const uint v4262 = v1127 + v4223;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4264 = v1126 + v4228;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4265 = v4262 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4266 = v4264 < v15;
+      const bool v4267 = v4265 && v4266;
+      if (v4267) {
+        const float v4268 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4270 = bfloat(v4268);
+        const uint v4271 = v4262 * v4;
+        const uint v4272 = v4271 + v68;
+        const uint v4273 = v4272 + v4264;
+        out[v4273] = v4270;
       }
     }
-    const uint v4329 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4330 = v1126 + v4329;
-    const uint v4331 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4332 = v1125 + v4331;
-    const uint v4334 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4335 = v4334 == v4329;
-    const uint v4338 = v4331 + 1u;
-    const uint v4339 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v4340 = v4339 == v4338;
-    const bool v4341 = v4335 && v4340;
-    const uint v4344 = v4332 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4345 = v4344 == 0u;
-    const bool v4346 = v4341 && v4345;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4346) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4347 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4348 = v4332 < v15;
-      const bool v4349 = v4347 && v4348;
-      if (v4349) {
-        const uint v4350 = v68 + v4332;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4351 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4352 = bfloat(v4351);
-        const float v4353 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4356 = bfloat(v4353);
-        const uint v4357 = v4330 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4358 = v4357 + v4350;
-        *(device bfloat2*)(out + v4358) = bfloat2(v4352, v4356);
+    const uint v4274 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4275 = v1127 + v4274;
+    const uint v4276 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4277 = v1126 + v4276;
+    const uint v4279 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4280 = v4279 == v4274;
+    const uint v4283 = v4276 + 1u;
+    const uint v4284 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v4285 = v4284 == v4283;
+    const bool v4286 = v4280 && v4285;
+    const uint v4289 = v4277 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4290 = v4289 == 0u;
+    const bool v4291 = v4286 && v4290;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4291) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4292 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4293 = v4277 < v15;
+      const bool v4294 = v4292 && v4293;
+      if (v4294) {
+        const uint v4295 = v68 + v4277;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4296 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4297 = bfloat(v4296);
+        const float v4298 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4301 = bfloat(v4298);
+        const uint v4302 = v4275 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4303 = v4302 + v4295;
+        *(device bfloat2*)(out + v4303) = bfloat2(v4297, v4301);
       }
     } else {
-      const bool v4363 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4364 = v4332 < v15;
-      const bool v4365 = v4363 && v4364;
-      if (v4365) {
-        const float v4366 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4368 = bfloat(v4366);
-        const uint v4369 = v4330 * v4;
-        const uint v4370 = v4369 + v68;
-        const uint v4371 = v4370 + v4332;
-        out[v4371] = v4368;
+      const bool v4308 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4309 = v4277 < v15;
+      const bool v4310 = v4308 && v4309;
+      if (v4310) {
+        const float v4311 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4313 = bfloat(v4311);
+        const uint v4314 = v4275 * v4;
+        const uint v4315 = v4314 + v68;
+        const uint v4316 = v4315 + v4277;
+        out[v4316] = v4313;
       }
-      const uint v4373 = v1126 + v4334;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4375 = v1125 + v4339;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4376 = v4373 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4377 = v4375 < v15;
-      const bool v4378 = v4376 && v4377;
-      if (v4378) {
-        const float v4379 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4381 = bfloat(v4379);
-        const uint v4382 = v4373 * v4;
-        const uint v4383 = v4382 + v68;
-        const uint v4384 = v4383 + v4375;
-        out[v4384] = v4381;
+      const uint v4318 = v1127 + v4279;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4320 = v1126 + v4284;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4321 = v4318 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4322 = v4320 < v15;
+      const bool v4323 = v4321 && v4322;
+      if (v4323) {
+        const float v4324 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4326 = bfloat(v4324);
+        const uint v4327 = v4318 * v4;
+        const uint v4328 = v4327 + v68;
+        const uint v4329 = v4328 + v4320;
+        out[v4329] = v4326;
       }
     }
-    const uint v4385 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4386 = v1126 + v4385;
-    const uint v4387 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4388 = v1125 + v4387;
-    const uint v4390 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4391 = v4390 == v4385;
-    const uint v4394 = v4387 + 1u;
-    const uint v4395 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v4396 = v4395 == v4394;
-    const bool v4397 = v4391 && v4396;
-    const uint v4400 = v4388 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4401 = v4400 == 0u;
-    const bool v4402 = v4397 && v4401;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4402) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4403 = v4386 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4404 = v4388 < v15;
-      const bool v4405 = v4403 && v4404;
-      if (v4405) {
-        const uint v4406 = v68 + v4388;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4407 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4408 = bfloat(v4407);
-        const float v4409 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4412 = bfloat(v4409);
-        const uint v4413 = v4386 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4414 = v4413 + v4406;
-        *(device bfloat2*)(out + v4414) = bfloat2(v4408, v4412);
+    const uint v4330 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4331 = v1127 + v4330;
+    const uint v4332 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4333 = v1126 + v4332;
+    const uint v4335 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4336 = v4335 == v4330;
+    const uint v4339 = v4332 + 1u;
+    const uint v4340 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v4341 = v4340 == v4339;
+    const bool v4342 = v4336 && v4341;
+    const uint v4345 = v4333 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4346 = v4345 == 0u;
+    const bool v4347 = v4342 && v4346;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4347) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4348 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4349 = v4333 < v15;
+      const bool v4350 = v4348 && v4349;
+      if (v4350) {
+        const uint v4351 = v68 + v4333;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4352 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4353 = bfloat(v4352);
+        const float v4354 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4357 = bfloat(v4354);
+        const uint v4358 = v4331 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4359 = v4358 + v4351;
+        *(device bfloat2*)(out + v4359) = bfloat2(v4353, v4357);
       }
     } else {
-      const bool v4419 = v4386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4420 = v4388 < v15;
-      const bool v4421 = v4419 && v4420;
-      if (v4421) {
-        const float v4422 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4424 = bfloat(v4422);
-        const uint v4425 = v4386 * v4;
-        const uint v4426 = v4425 + v68;
-        const uint v4427 = v4426 + v4388;
-        out[v4427] = v4424;
+      const bool v4364 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4365 = v4333 < v15;
+      const bool v4366 = v4364 && v4365;
+      if (v4366) {
+        const float v4367 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4369 = bfloat(v4367);
+        const uint v4370 = v4331 * v4;
+        const uint v4371 = v4370 + v68;
+        const uint v4372 = v4371 + v4333;
+        out[v4372] = v4369;
       }
-      const uint v4429 = v1126 + v4390;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4431 = v1125 + v4395;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4432 = v4429 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4433 = v4431 < v15;
-      const bool v4434 = v4432 && v4433;
-      if (v4434) {
-        const float v4435 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4437 = bfloat(v4435);
-        const uint v4438 = v4429 * v4;
-        const uint v4439 = v4438 + v68;
-        const uint v4440 = v4439 + v4431;
-        out[v4440] = v4437;
+      const uint v4374 = v1127 + v4335;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4376 = v1126 + v4340;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4377 = v4374 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4378 = v4376 < v15;
+      const bool v4379 = v4377 && v4378;
+      if (v4379) {
+        const float v4380 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4382 = bfloat(v4380);
+        const uint v4383 = v4374 * v4;
+        const uint v4384 = v4383 + v68;
+        const uint v4385 = v4384 + v4376;
+        out[v4385] = v4382;
       }
     }
-    const uint v4441 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4442 = v1126 + v4441;
-    const uint v4443 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4444 = v1125 + v4443;
-    const uint v4446 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4447 = v4446 == v4441;
-    const uint v4450 = v4443 + 1u;
-    const uint v4451 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v4452 = v4451 == v4450;
-    const bool v4453 = v4447 && v4452;
-    const uint v4456 = v4444 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4457 = v4456 == 0u;
-    const bool v4458 = v4453 && v4457;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4458) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4459 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4460 = v4444 < v15;
-      const bool v4461 = v4459 && v4460;
-      if (v4461) {
-        const uint v4462 = v68 + v4444;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4463 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4464 = bfloat(v4463);
-        const float v4465 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4468 = bfloat(v4465);
-        const uint v4469 = v4442 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4470 = v4469 + v4462;
-        *(device bfloat2*)(out + v4470) = bfloat2(v4464, v4468);
+    const uint v4386 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4387 = v1127 + v4386;
+    const uint v4388 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4389 = v1126 + v4388;
+    const uint v4391 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4392 = v4391 == v4386;
+    const uint v4395 = v4388 + 1u;
+    const uint v4396 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v4397 = v4396 == v4395;
+    const bool v4398 = v4392 && v4397;
+    const uint v4401 = v4389 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4402 = v4401 == 0u;
+    const bool v4403 = v4398 && v4402;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4403) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4404 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4405 = v4389 < v15;
+      const bool v4406 = v4404 && v4405;
+      if (v4406) {
+        const uint v4407 = v68 + v4389;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4408 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4409 = bfloat(v4408);
+        const float v4410 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4413 = bfloat(v4410);
+        const uint v4414 = v4387 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4415 = v4414 + v4407;
+        *(device bfloat2*)(out + v4415) = bfloat2(v4409, v4413);
       }
     } else {
-      const bool v4475 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4476 = v4444 < v15;
-      const bool v4477 = v4475 && v4476;
-      if (v4477) {
-        const float v4478 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4480 = bfloat(v4478);
-        const uint v4481 = v4442 * v4;
-        const uint v4482 = v4481 + v68;
-        const uint v4483 = v4482 + v4444;
-        out[v4483] = v4480;
+      const bool v4420 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4421 = v4389 < v15;
+      const bool v4422 = v4420 && v4421;
+      if (v4422) {
+        const float v4423 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4425 = bfloat(v4423);
+        const uint v4426 = v4387 * v4;
+        const uint v4427 = v4426 + v68;
+        const uint v4428 = v4427 + v4389;
+        out[v4428] = v4425;
       }
-      const uint v4485 = v1126 + v4446;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4487 = v1125 + v4451;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4488 = v4485 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4489 = v4487 < v15;
-      const bool v4490 = v4488 && v4489;
-      if (v4490) {
-        const float v4491 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4493 = bfloat(v4491);
-        const uint v4494 = v4485 * v4;
-        const uint v4495 = v4494 + v68;
-        const uint v4496 = v4495 + v4487;
-        out[v4496] = v4493;
+      const uint v4430 = v1127 + v4391;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4432 = v1126 + v4396;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4433 = v4430 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4434 = v4432 < v15;
+      const bool v4435 = v4433 && v4434;
+      if (v4435) {
+        const float v4436 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4438 = bfloat(v4436);
+        const uint v4439 = v4430 * v4;
+        const uint v4440 = v4439 + v68;
+        const uint v4441 = v4440 + v4432;
+        out[v4441] = v4438;
       }
     }
-    const uint v4497 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4498 = v1126 + v4497;
-    const uint v4499 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4500 = v1125 + v4499;
-    const uint v4502 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4503 = v4502 == v4497;
-    const uint v4506 = v4499 + 1u;
-    const uint v4507 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v4508 = v4507 == v4506;
-    const bool v4509 = v4503 && v4508;
-    const uint v4512 = v4500 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4513 = v4512 == 0u;
-    const bool v4514 = v4509 && v4513;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4514) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4515 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4516 = v4500 < v15;
-      const bool v4517 = v4515 && v4516;
-      if (v4517) {
-        const uint v4518 = v68 + v4500;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4519 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4520 = bfloat(v4519);
-        const float v4521 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4524 = bfloat(v4521);
-        const uint v4525 = v4498 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4526 = v4525 + v4518;
-        *(device bfloat2*)(out + v4526) = bfloat2(v4520, v4524);
+    const uint v4442 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4443 = v1127 + v4442;
+    const uint v4444 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4445 = v1126 + v4444;
+    const uint v4447 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4448 = v4447 == v4442;
+    const uint v4451 = v4444 + 1u;
+    const uint v4452 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v4453 = v4452 == v4451;
+    const bool v4454 = v4448 && v4453;
+    const uint v4457 = v4445 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4458 = v4457 == 0u;
+    const bool v4459 = v4454 && v4458;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4459) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4460 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4461 = v4445 < v15;
+      const bool v4462 = v4460 && v4461;
+      if (v4462) {
+        const uint v4463 = v68 + v4445;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4464 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4465 = bfloat(v4464);
+        const float v4466 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4469 = bfloat(v4466);
+        const uint v4470 = v4443 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4471 = v4470 + v4463;
+        *(device bfloat2*)(out + v4471) = bfloat2(v4465, v4469);
       }
     } else {
-      const bool v4531 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4532 = v4500 < v15;
-      const bool v4533 = v4531 && v4532;
-      if (v4533) {
-        const float v4534 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4536 = bfloat(v4534);
-        const uint v4537 = v4498 * v4;
-        const uint v4538 = v4537 + v68;
-        const uint v4539 = v4538 + v4500;
-        out[v4539] = v4536;
+      const bool v4476 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4477 = v4445 < v15;
+      const bool v4478 = v4476 && v4477;
+      if (v4478) {
+        const float v4479 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4481 = bfloat(v4479);
+        const uint v4482 = v4443 * v4;
+        const uint v4483 = v4482 + v68;
+        const uint v4484 = v4483 + v4445;
+        out[v4484] = v4481;
       }
-      const uint v4541 = v1126 + v4502;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4543 = v1125 + v4507;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4544 = v4541 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4545 = v4543 < v15;
-      const bool v4546 = v4544 && v4545;
-      if (v4546) {
-        const float v4547 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4549 = bfloat(v4547);
-        const uint v4550 = v4541 * v4;
-        const uint v4551 = v4550 + v68;
-        const uint v4552 = v4551 + v4543;
-        out[v4552] = v4549;
+      const uint v4486 = v1127 + v4447;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4488 = v1126 + v4452;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4489 = v4486 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4490 = v4488 < v15;
+      const bool v4491 = v4489 && v4490;
+      if (v4491) {
+        const float v4492 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4494 = bfloat(v4492);
+        const uint v4495 = v4486 * v4;
+        const uint v4496 = v4495 + v68;
+        const uint v4497 = v4496 + v4488;
+        out[v4497] = v4494;
       }
     }
-    const uint v4553 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4554 = v1126 + v4553;
-    const uint v4555 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4556 = v1125 + v4555;
-    const uint v4558 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4559 = v4558 == v4553;
-    const uint v4562 = v4555 + 1u;
-    const uint v4563 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v4564 = v4563 == v4562;
-    const bool v4565 = v4559 && v4564;
-    const uint v4568 = v4556 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4569 = v4568 == 0u;
-    const bool v4570 = v4565 && v4569;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4570) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4571 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4572 = v4556 < v15;
-      const bool v4573 = v4571 && v4572;
-      if (v4573) {
-        const uint v4574 = v68 + v4556;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4575 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4576 = bfloat(v4575);
-        const float v4577 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4580 = bfloat(v4577);
-        const uint v4581 = v4554 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4582 = v4581 + v4574;
-        *(device bfloat2*)(out + v4582) = bfloat2(v4576, v4580);
+    const uint v4498 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4499 = v1127 + v4498;
+    const uint v4500 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4501 = v1126 + v4500;
+    const uint v4503 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4504 = v4503 == v4498;
+    const uint v4507 = v4500 + 1u;
+    const uint v4508 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v4509 = v4508 == v4507;
+    const bool v4510 = v4504 && v4509;
+    const uint v4513 = v4501 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4514 = v4513 == 0u;
+    const bool v4515 = v4510 && v4514;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4515) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4516 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4517 = v4501 < v15;
+      const bool v4518 = v4516 && v4517;
+      if (v4518) {
+        const uint v4519 = v68 + v4501;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4520 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4521 = bfloat(v4520);
+        const float v4522 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4525 = bfloat(v4522);
+        const uint v4526 = v4499 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4527 = v4526 + v4519;
+        *(device bfloat2*)(out + v4527) = bfloat2(v4521, v4525);
       }
     } else {
-      const bool v4587 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4588 = v4556 < v15;
-      const bool v4589 = v4587 && v4588;
-      if (v4589) {
-        const float v4590 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4592 = bfloat(v4590);
-        const uint v4593 = v4554 * v4;
-        const uint v4594 = v4593 + v68;
-        const uint v4595 = v4594 + v4556;
-        out[v4595] = v4592;
+      const bool v4532 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4533 = v4501 < v15;
+      const bool v4534 = v4532 && v4533;
+      if (v4534) {
+        const float v4535 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4537 = bfloat(v4535);
+        const uint v4538 = v4499 * v4;
+        const uint v4539 = v4538 + v68;
+        const uint v4540 = v4539 + v4501;
+        out[v4540] = v4537;
       }
-      const uint v4597 = v1126 + v4558;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4599 = v1125 + v4563;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4600 = v4597 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4601 = v4599 < v15;
-      const bool v4602 = v4600 && v4601;
-      if (v4602) {
-        const float v4603 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4605 = bfloat(v4603);
-        const uint v4606 = v4597 * v4;
-        const uint v4607 = v4606 + v68;
-        const uint v4608 = v4607 + v4599;
-        out[v4608] = v4605;
+      const uint v4542 = v1127 + v4503;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4544 = v1126 + v4508;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4545 = v4542 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4546 = v4544 < v15;
+      const bool v4547 = v4545 && v4546;
+      if (v4547) {
+        const float v4548 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4550 = bfloat(v4548);
+        const uint v4551 = v4542 * v4;
+        const uint v4552 = v4551 + v68;
+        const uint v4553 = v4552 + v4544;
+        out[v4553] = v4550;
       }
     }
-    const uint v4609 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4610 = v1126 + v4609;
-    const uint v4611 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4612 = v1125 + v4611;
-    const uint v4614 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4615 = v4614 == v4609;
-    const uint v4618 = v4611 + 1u;
-    const uint v4619 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v4620 = v4619 == v4618;
-    const bool v4621 = v4615 && v4620;
-    const uint v4624 = v4612 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4625 = v4624 == 0u;
-    const bool v4626 = v4621 && v4625;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4626) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4627 = v4610 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4628 = v4612 < v15;
-      const bool v4629 = v4627 && v4628;
-      if (v4629) {
-        const uint v4630 = v68 + v4612;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4631 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4632 = bfloat(v4631);
-        const float v4633 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4636 = bfloat(v4633);
-        const uint v4637 = v4610 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4638 = v4637 + v4630;
-        *(device bfloat2*)(out + v4638) = bfloat2(v4632, v4636);
+    const uint v4554 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4555 = v1127 + v4554;
+    const uint v4556 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4557 = v1126 + v4556;
+    const uint v4559 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4560 = v4559 == v4554;
+    const uint v4563 = v4556 + 1u;
+    const uint v4564 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v4565 = v4564 == v4563;
+    const bool v4566 = v4560 && v4565;
+    const uint v4569 = v4557 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4570 = v4569 == 0u;
+    const bool v4571 = v4566 && v4570;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4571) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4572 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4573 = v4557 < v15;
+      const bool v4574 = v4572 && v4573;
+      if (v4574) {
+        const uint v4575 = v68 + v4557;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4576 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4577 = bfloat(v4576);
+        const float v4578 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4581 = bfloat(v4578);
+        const uint v4582 = v4555 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4583 = v4582 + v4575;
+        *(device bfloat2*)(out + v4583) = bfloat2(v4577, v4581);
       }
     } else {
-      const bool v4643 = v4610 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4644 = v4612 < v15;
-      const bool v4645 = v4643 && v4644;
-      if (v4645) {
-        const float v4646 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4648 = bfloat(v4646);
-        const uint v4649 = v4610 * v4;
-        const uint v4650 = v4649 + v68;
-        const uint v4651 = v4650 + v4612;
-        out[v4651] = v4648;
+      const bool v4588 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4589 = v4557 < v15;
+      const bool v4590 = v4588 && v4589;
+      if (v4590) {
+        const float v4591 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4593 = bfloat(v4591);
+        const uint v4594 = v4555 * v4;
+        const uint v4595 = v4594 + v68;
+        const uint v4596 = v4595 + v4557;
+        out[v4596] = v4593;
       }
-      const uint v4653 = v1126 + v4614;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4655 = v1125 + v4619;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4656 = v4653 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4657 = v4655 < v15;
-      const bool v4658 = v4656 && v4657;
-      if (v4658) {
-        const float v4659 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4661 = bfloat(v4659);
-        const uint v4662 = v4653 * v4;
-        const uint v4663 = v4662 + v68;
-        const uint v4664 = v4663 + v4655;
-        out[v4664] = v4661;
+      const uint v4598 = v1127 + v4559;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4600 = v1126 + v4564;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4601 = v4598 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4602 = v4600 < v15;
+      const bool v4603 = v4601 && v4602;
+      if (v4603) {
+        const float v4604 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4606 = bfloat(v4604);
+        const uint v4607 = v4598 * v4;
+        const uint v4608 = v4607 + v68;
+        const uint v4609 = v4608 + v4600;
+        out[v4609] = v4606;
       }
     }
-    const uint v4665 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4666 = v1126 + v4665;
-    const uint v4667 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4668 = v1125 + v4667;
-    const uint v4670 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4671 = v4670 == v4665;
-    const uint v4674 = v4667 + 1u;
-    const uint v4675 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v4676 = v4675 == v4674;
-    const bool v4677 = v4671 && v4676;
-    const uint v4680 = v4668 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4681 = v4680 == 0u;
-    const bool v4682 = v4677 && v4681;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4682) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4683 = v4666 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4684 = v4668 < v15;
-      const bool v4685 = v4683 && v4684;
-      if (v4685) {
-        const uint v4686 = v68 + v4668;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4687 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4688 = bfloat(v4687);
-        const float v4689 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4692 = bfloat(v4689);
-        const uint v4693 = v4666 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4694 = v4693 + v4686;
-        *(device bfloat2*)(out + v4694) = bfloat2(v4688, v4692);
+    const uint v4610 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4611 = v1127 + v4610;
+    const uint v4612 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4613 = v1126 + v4612;
+    const uint v4615 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4616 = v4615 == v4610;
+    const uint v4619 = v4612 + 1u;
+    const uint v4620 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v4621 = v4620 == v4619;
+    const bool v4622 = v4616 && v4621;
+    const uint v4625 = v4613 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4626 = v4625 == 0u;
+    const bool v4627 = v4622 && v4626;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4627) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4628 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4629 = v4613 < v15;
+      const bool v4630 = v4628 && v4629;
+      if (v4630) {
+        const uint v4631 = v68 + v4613;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4632 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4633 = bfloat(v4632);
+        const float v4634 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4637 = bfloat(v4634);
+        const uint v4638 = v4611 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4639 = v4638 + v4631;
+        *(device bfloat2*)(out + v4639) = bfloat2(v4633, v4637);
       }
     } else {
-      const bool v4699 = v4666 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4700 = v4668 < v15;
-      const bool v4701 = v4699 && v4700;
-      if (v4701) {
-        const float v4702 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4704 = bfloat(v4702);
-        const uint v4705 = v4666 * v4;
-        const uint v4706 = v4705 + v68;
-        const uint v4707 = v4706 + v4668;
-        out[v4707] = v4704;
+      const bool v4644 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4645 = v4613 < v15;
+      const bool v4646 = v4644 && v4645;
+      if (v4646) {
+        const float v4647 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4649 = bfloat(v4647);
+        const uint v4650 = v4611 * v4;
+        const uint v4651 = v4650 + v68;
+        const uint v4652 = v4651 + v4613;
+        out[v4652] = v4649;
       }
-      const uint v4709 = v1126 + v4670;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4711 = v1125 + v4675;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4712 = v4709 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4713 = v4711 < v15;
-      const bool v4714 = v4712 && v4713;
-      if (v4714) {
-        const float v4715 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4717 = bfloat(v4715);
-        const uint v4718 = v4709 * v4;
-        const uint v4719 = v4718 + v68;
-        const uint v4720 = v4719 + v4711;
-        out[v4720] = v4717;
+      const uint v4654 = v1127 + v4615;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4656 = v1126 + v4620;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4657 = v4654 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4658 = v4656 < v15;
+      const bool v4659 = v4657 && v4658;
+      if (v4659) {
+        const float v4660 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4662 = bfloat(v4660);
+        const uint v4663 = v4654 * v4;
+        const uint v4664 = v4663 + v68;
+        const uint v4665 = v4664 + v4656;
+        out[v4665] = v4662;
+      }
+    }
+    const uint v4666 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4667 = v1127 + v4666;
+    const uint v4668 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4669 = v1126 + v4668;
+    const uint v4671 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4672 = v4671 == v4666;
+    const uint v4675 = v4668 + 1u;
+    const uint v4676 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v4677 = v4676 == v4675;
+    const bool v4678 = v4672 && v4677;
+    const uint v4681 = v4669 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4682 = v4681 == 0u;
+    const bool v4683 = v4678 && v4682;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4683) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4684 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4685 = v4669 < v15;
+      const bool v4686 = v4684 && v4685;
+      if (v4686) {
+        const uint v4687 = v68 + v4669;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4688 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4689 = bfloat(v4688);
+        const float v4690 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4693 = bfloat(v4690);
+        const uint v4694 = v4667 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4695 = v4694 + v4687;
+        *(device bfloat2*)(out + v4695) = bfloat2(v4689, v4693);
+      }
+    } else {
+      const bool v4700 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4701 = v4669 < v15;
+      const bool v4702 = v4700 && v4701;
+      if (v4702) {
+        const float v4703 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4705 = bfloat(v4703);
+        const uint v4706 = v4667 * v4;
+        const uint v4707 = v4706 + v68;
+        const uint v4708 = v4707 + v4669;
+        out[v4708] = v4705;
+      }
+      const uint v4710 = v1127 + v4671;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4712 = v1126 + v4676;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4713 = v4710 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4714 = v4712 < v15;
+      const bool v4715 = v4713 && v4714;
+      if (v4715) {
+        const float v4716 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4718 = bfloat(v4716);
+        const uint v4719 = v4710 * v4;
+        const uint v4720 = v4719 + v68;
+        const uint v4721 = v4720 + v4712;
+        out[v4721] = v4718;
       }
     }
   } else {
-    const uint v4721 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4722 = v1126 + v4721;
-    const uint v4723 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4724 = v1125 + v4723;
-    const bool v4725 = v4722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4726 = v4724 < v15;
-    const bool v4727 = v4725 && v4726;
-    if (v4727) {
-      const float v4728 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4730 = bfloat(v4728);
-      const uint v4731 = v4722 * v4;
-      const uint v4732 = v4731 + v68;
-      const uint v4733 = v4732 + v4724;
-      out[v4733] = v4730;
-    }
-    const uint v4734 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4735 = v1126 + v4734;
-    const uint v4736 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4737 = v1125 + v4736;
-    const bool v4738 = v4735 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4739 = v4737 < v15;
-    const bool v4740 = v4738 && v4739;
-    if (v4740) {
-      const float v4741 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4743 = bfloat(v4741);
-      const uint v4744 = v4735 * v4;
-      const uint v4745 = v4744 + v68;
-      const uint v4746 = v4745 + v4737;
-      out[v4746] = v4743;
-    }
-    const uint v4747 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4748 = v1126 + v4747;
-    const uint v4749 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4750 = v1125 + v4749;
-    const bool v4751 = v4748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4752 = v4750 < v15;
-    const bool v4753 = v4751 && v4752;
-    if (v4753) {
-      const float v4754 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4756 = bfloat(v4754);
-      const uint v4757 = v4748 * v4;
-      const uint v4758 = v4757 + v68;
-      const uint v4759 = v4758 + v4750;
-      out[v4759] = v4756;
-    }
-    const uint v4760 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4761 = v1126 + v4760;
-    const uint v4762 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4763 = v1125 + v4762;
-    const bool v4764 = v4761 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4765 = v4763 < v15;
-    const bool v4766 = v4764 && v4765;
-    if (v4766) {
-      const float v4767 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4769 = bfloat(v4767);
-      const uint v4770 = v4761 * v4;
-      const uint v4771 = v4770 + v68;
-      const uint v4772 = v4771 + v4763;
-      out[v4772] = v4769;
-    }
-    const uint v4773 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4774 = v1126 + v4773;
-    const uint v4775 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4776 = v1125 + v4775;
-    const bool v4777 = v4774 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4778 = v4776 < v15;
-    const bool v4779 = v4777 && v4778;
-    if (v4779) {
-      const float v4780 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4782 = bfloat(v4780);
-      const uint v4783 = v4774 * v4;
-      const uint v4784 = v4783 + v68;
-      const uint v4785 = v4784 + v4776;
-      out[v4785] = v4782;
-    }
-    const uint v4786 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4787 = v1126 + v4786;
-    const uint v4788 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4789 = v1125 + v4788;
-    const bool v4790 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4791 = v4789 < v15;
-    const bool v4792 = v4790 && v4791;
-    if (v4792) {
-      const float v4793 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4795 = bfloat(v4793);
-      const uint v4796 = v4787 * v4;
-      const uint v4797 = v4796 + v68;
-      const uint v4798 = v4797 + v4789;
-      out[v4798] = v4795;
-    }
-    const uint v4799 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4800 = v1126 + v4799;
-    const uint v4801 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4802 = v1125 + v4801;
-    const bool v4803 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4804 = v4802 < v15;
-    const bool v4805 = v4803 && v4804;
-    if (v4805) {
-      const float v4806 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4808 = bfloat(v4806);
-      const uint v4809 = v4800 * v4;
-      const uint v4810 = v4809 + v68;
-      const uint v4811 = v4810 + v4802;
-      out[v4811] = v4808;
-    }
-    const uint v4812 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4813 = v1126 + v4812;
-    const uint v4814 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4815 = v1125 + v4814;
-    const bool v4816 = v4813 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4817 = v4815 < v15;
-    const bool v4818 = v4816 && v4817;
-    if (v4818) {
-      const float v4819 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4821 = bfloat(v4819);
-      const uint v4822 = v4813 * v4;
-      const uint v4823 = v4822 + v68;
-      const uint v4824 = v4823 + v4815;
-      out[v4824] = v4821;
-    }
-    const uint v4825 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4826 = v1126 + v4825;
-    const uint v4827 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4828 = v1125 + v4827;
-    const bool v4829 = v4826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4830 = v4828 < v15;
-    const bool v4831 = v4829 && v4830;
-    if (v4831) {
-      const float v4832 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4834 = bfloat(v4832);
-      const uint v4835 = v4826 * v4;
-      const uint v4836 = v4835 + v68;
-      const uint v4837 = v4836 + v4828;
-      out[v4837] = v4834;
-    }
-    const uint v4838 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4839 = v1126 + v4838;
-    const uint v4840 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4841 = v1125 + v4840;
-    const bool v4842 = v4839 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4843 = v4841 < v15;
-    const bool v4844 = v4842 && v4843;
-    if (v4844) {
-      const float v4845 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4847 = bfloat(v4845);
-      const uint v4848 = v4839 * v4;
-      const uint v4849 = v4848 + v68;
-      const uint v4850 = v4849 + v4841;
-      out[v4850] = v4847;
-    }
-    const uint v4851 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4852 = v1126 + v4851;
-    const uint v4853 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4854 = v1125 + v4853;
-    const bool v4855 = v4852 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4856 = v4854 < v15;
-    const bool v4857 = v4855 && v4856;
-    if (v4857) {
-      const float v4858 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4860 = bfloat(v4858);
-      const uint v4861 = v4852 * v4;
-      const uint v4862 = v4861 + v68;
-      const uint v4863 = v4862 + v4854;
-      out[v4863] = v4860;
-    }
-    const uint v4864 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4865 = v1126 + v4864;
-    const uint v4866 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4867 = v1125 + v4866;
-    const bool v4868 = v4865 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4869 = v4867 < v15;
-    const bool v4870 = v4868 && v4869;
-    if (v4870) {
-      const float v4871 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4873 = bfloat(v4871);
-      const uint v4874 = v4865 * v4;
-      const uint v4875 = v4874 + v68;
-      const uint v4876 = v4875 + v4867;
-      out[v4876] = v4873;
-    }
-    const uint v4877 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4878 = v1126 + v4877;
-    const uint v4879 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4880 = v1125 + v4879;
-    const bool v4881 = v4878 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4882 = v4880 < v15;
-    const bool v4883 = v4881 && v4882;
-    if (v4883) {
-      const float v4884 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4886 = bfloat(v4884);
-      const uint v4887 = v4878 * v4;
-      const uint v4888 = v4887 + v68;
-      const uint v4889 = v4888 + v4880;
-      out[v4889] = v4886;
-    }
-    const uint v4890 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4891 = v1126 + v4890;
-    const uint v4892 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4893 = v1125 + v4892;
-    const bool v4894 = v4891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4895 = v4893 < v15;
-    const bool v4896 = v4894 && v4895;
-    if (v4896) {
-      const float v4897 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4899 = bfloat(v4897);
-      const uint v4900 = v4891 * v4;
-      const uint v4901 = v4900 + v68;
-      const uint v4902 = v4901 + v4893;
-      out[v4902] = v4899;
-    }
-    const uint v4903 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4904 = v1126 + v4903;
-    const uint v4905 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4906 = v1125 + v4905;
-    const bool v4907 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4908 = v4906 < v15;
-    const bool v4909 = v4907 && v4908;
-    if (v4909) {
-      const float v4910 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4912 = bfloat(v4910);
-      const uint v4913 = v4904 * v4;
-      const uint v4914 = v4913 + v68;
-      const uint v4915 = v4914 + v4906;
-      out[v4915] = v4912;
-    }
-    const uint v4916 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4917 = v1126 + v4916;
-    const uint v4918 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4919 = v1125 + v4918;
-    const bool v4920 = v4917 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4921 = v4919 < v15;
-    const bool v4922 = v4920 && v4921;
-    if (v4922) {
-      const float v4923 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4925 = bfloat(v4923);
-      const uint v4926 = v4917 * v4;
-      const uint v4927 = v4926 + v68;
-      const uint v4928 = v4927 + v4919;
-      out[v4928] = v4925;
-    }
-    const uint v4929 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4930 = v1126 + v4929;
-    const uint v4931 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4932 = v1125 + v4931;
-    const bool v4933 = v4930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4934 = v4932 < v15;
-    const bool v4935 = v4933 && v4934;
-    if (v4935) {
-      const float v4936 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4938 = bfloat(v4936);
-      const uint v4939 = v4930 * v4;
-      const uint v4940 = v4939 + v68;
-      const uint v4941 = v4940 + v4932;
-      out[v4941] = v4938;
-    }
-    const uint v4942 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4943 = v1126 + v4942;
-    const uint v4944 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4945 = v1125 + v4944;
-    const bool v4946 = v4943 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4947 = v4945 < v15;
-    const bool v4948 = v4946 && v4947;
-    if (v4948) {
-      const float v4949 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4951 = bfloat(v4949);
-      const uint v4952 = v4943 * v4;
-      const uint v4953 = v4952 + v68;
-      const uint v4954 = v4953 + v4945;
-      out[v4954] = v4951;
-    }
-    const uint v4955 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4956 = v1126 + v4955;
-    const uint v4957 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4958 = v1125 + v4957;
-    const bool v4959 = v4956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4960 = v4958 < v15;
-    const bool v4961 = v4959 && v4960;
-    if (v4961) {
-      const float v4962 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4964 = bfloat(v4962);
-      const uint v4965 = v4956 * v4;
-      const uint v4966 = v4965 + v68;
-      const uint v4967 = v4966 + v4958;
-      out[v4967] = v4964;
-    }
-    const uint v4968 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4969 = v1126 + v4968;
-    const uint v4970 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4971 = v1125 + v4970;
-    const bool v4972 = v4969 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4973 = v4971 < v15;
-    const bool v4974 = v4972 && v4973;
-    if (v4974) {
-      const float v4975 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4977 = bfloat(v4975);
-      const uint v4978 = v4969 * v4;
-      const uint v4979 = v4978 + v68;
-      const uint v4980 = v4979 + v4971;
-      out[v4980] = v4977;
-    }
-    const uint v4981 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4982 = v1126 + v4981;
-    const uint v4983 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4984 = v1125 + v4983;
-    const bool v4985 = v4982 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4986 = v4984 < v15;
-    const bool v4987 = v4985 && v4986;
-    if (v4987) {
-      const float v4988 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4990 = bfloat(v4988);
-      const uint v4991 = v4982 * v4;
-      const uint v4992 = v4991 + v68;
-      const uint v4993 = v4992 + v4984;
-      out[v4993] = v4990;
-    }
-    const uint v4994 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4995 = v1126 + v4994;
-    const uint v4996 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4997 = v1125 + v4996;
-    const bool v4998 = v4995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4999 = v4997 < v15;
-    const bool v5000 = v4998 && v4999;
-    if (v5000) {
-      const float v5001 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5003 = bfloat(v5001);
-      const uint v5004 = v4995 * v4;
-      const uint v5005 = v5004 + v68;
-      const uint v5006 = v5005 + v4997;
-      out[v5006] = v5003;
-    }
-    const uint v5007 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5008 = v1126 + v5007;
-    const uint v5009 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5010 = v1125 + v5009;
-    const bool v5011 = v5008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5012 = v5010 < v15;
-    const bool v5013 = v5011 && v5012;
-    if (v5013) {
-      const float v5014 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5016 = bfloat(v5014);
-      const uint v5017 = v5008 * v4;
-      const uint v5018 = v5017 + v68;
-      const uint v5019 = v5018 + v5010;
-      out[v5019] = v5016;
-    }
-    const uint v5020 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5021 = v1126 + v5020;
-    const uint v5022 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5023 = v1125 + v5022;
-    const bool v5024 = v5021 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5025 = v5023 < v15;
-    const bool v5026 = v5024 && v5025;
-    if (v5026) {
-      const float v5027 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5029 = bfloat(v5027);
-      const uint v5030 = v5021 * v4;
-      const uint v5031 = v5030 + v68;
-      const uint v5032 = v5031 + v5023;
-      out[v5032] = v5029;
-    }
-    const uint v5033 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5034 = v1126 + v5033;
-    const uint v5035 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5036 = v1125 + v5035;
-    const bool v5037 = v5034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5038 = v5036 < v15;
-    const bool v5039 = v5037 && v5038;
-    if (v5039) {
-      const float v5040 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5042 = bfloat(v5040);
-      const uint v5043 = v5034 * v4;
-      const uint v5044 = v5043 + v68;
-      const uint v5045 = v5044 + v5036;
-      out[v5045] = v5042;
-    }
-    const uint v5046 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5047 = v1126 + v5046;
-    const uint v5048 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5049 = v1125 + v5048;
-    const bool v5050 = v5047 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5051 = v5049 < v15;
-    const bool v5052 = v5050 && v5051;
-    if (v5052) {
-      const float v5053 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5055 = bfloat(v5053);
-      const uint v5056 = v5047 * v4;
-      const uint v5057 = v5056 + v68;
-      const uint v5058 = v5057 + v5049;
-      out[v5058] = v5055;
-    }
-    const uint v5059 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5060 = v1126 + v5059;
-    const uint v5061 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5062 = v1125 + v5061;
-    const bool v5063 = v5060 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5064 = v5062 < v15;
-    const bool v5065 = v5063 && v5064;
-    if (v5065) {
-      const float v5066 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5068 = bfloat(v5066);
-      const uint v5069 = v5060 * v4;
-      const uint v5070 = v5069 + v68;
-      const uint v5071 = v5070 + v5062;
-      out[v5071] = v5068;
-    }
-    const uint v5072 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5073 = v1126 + v5072;
-    const uint v5074 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5075 = v1125 + v5074;
-    const bool v5076 = v5073 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5077 = v5075 < v15;
-    const bool v5078 = v5076 && v5077;
-    if (v5078) {
-      const float v5079 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5081 = bfloat(v5079);
-      const uint v5082 = v5073 * v4;
-      const uint v5083 = v5082 + v68;
-      const uint v5084 = v5083 + v5075;
-      out[v5084] = v5081;
-    }
-    const uint v5085 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5086 = v1126 + v5085;
-    const uint v5087 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5088 = v1125 + v5087;
-    const bool v5089 = v5086 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5090 = v5088 < v15;
-    const bool v5091 = v5089 && v5090;
-    if (v5091) {
-      const float v5092 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5094 = bfloat(v5092);
-      const uint v5095 = v5086 * v4;
-      const uint v5096 = v5095 + v68;
-      const uint v5097 = v5096 + v5088;
-      out[v5097] = v5094;
-    }
-    const uint v5098 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5099 = v1126 + v5098;
-    const uint v5100 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5101 = v1125 + v5100;
-    const bool v5102 = v5099 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5103 = v5101 < v15;
-    const bool v5104 = v5102 && v5103;
-    if (v5104) {
-      const float v5105 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5107 = bfloat(v5105);
-      const uint v5108 = v5099 * v4;
-      const uint v5109 = v5108 + v68;
-      const uint v5110 = v5109 + v5101;
-      out[v5110] = v5107;
-    }
-    const uint v5111 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5112 = v1126 + v5111;
-    const uint v5113 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5114 = v1125 + v5113;
-    const bool v5115 = v5112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5116 = v5114 < v15;
-    const bool v5117 = v5115 && v5116;
-    if (v5117) {
-      const float v5118 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5120 = bfloat(v5118);
-      const uint v5121 = v5112 * v4;
-      const uint v5122 = v5121 + v68;
-      const uint v5123 = v5122 + v5114;
-      out[v5123] = v5120;
-    }
-    const uint v5124 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5125 = v1126 + v5124;
-    const uint v5126 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5127 = v1125 + v5126;
-    const bool v5128 = v5125 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5129 = v5127 < v15;
-    const bool v5130 = v5128 && v5129;
-    if (v5130) {
-      const float v5131 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5133 = bfloat(v5131);
-      const uint v5134 = v5125 * v4;
-      const uint v5135 = v5134 + v68;
-      const uint v5136 = v5135 + v5127;
-      out[v5136] = v5133;
-    }
-    const uint v5137 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5138 = v1126 + v5137;
-    const uint v5139 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5140 = v1125 + v5139;
-    const bool v5141 = v5138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5142 = v5140 < v15;
-    const bool v5143 = v5141 && v5142;
-    if (v5143) {
-      const float v5144 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5146 = bfloat(v5144);
-      const uint v5147 = v5138 * v4;
-      const uint v5148 = v5147 + v68;
-      const uint v5149 = v5148 + v5140;
-      out[v5149] = v5146;
-    }
-    const uint v5150 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5151 = v1126 + v5150;
-    const uint v5152 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5153 = v1125 + v5152;
-    const bool v5154 = v5151 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5155 = v5153 < v15;
-    const bool v5156 = v5154 && v5155;
-    if (v5156) {
-      const float v5157 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5159 = bfloat(v5157);
-      const uint v5160 = v5151 * v4;
-      const uint v5161 = v5160 + v68;
-      const uint v5162 = v5161 + v5153;
-      out[v5162] = v5159;
-    }
-    const uint v5163 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5164 = v1126 + v5163;
-    const uint v5165 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5166 = v1125 + v5165;
-    const bool v5167 = v5164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5168 = v5166 < v15;
-    const bool v5169 = v5167 && v5168;
-    if (v5169) {
-      const float v5170 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5172 = bfloat(v5170);
-      const uint v5173 = v5164 * v4;
-      const uint v5174 = v5173 + v68;
-      const uint v5175 = v5174 + v5166;
-      out[v5175] = v5172;
-    }
-    const uint v5176 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5177 = v1126 + v5176;
-    const uint v5178 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5179 = v1125 + v5178;
-    const bool v5180 = v5177 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5181 = v5179 < v15;
-    const bool v5182 = v5180 && v5181;
-    if (v5182) {
-      const float v5183 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5185 = bfloat(v5183);
-      const uint v5186 = v5177 * v4;
-      const uint v5187 = v5186 + v68;
-      const uint v5188 = v5187 + v5179;
-      out[v5188] = v5185;
-    }
-    const uint v5189 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5190 = v1126 + v5189;
-    const uint v5191 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5192 = v1125 + v5191;
-    const bool v5193 = v5190 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5194 = v5192 < v15;
-    const bool v5195 = v5193 && v5194;
-    if (v5195) {
-      const float v5196 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5198 = bfloat(v5196);
-      const uint v5199 = v5190 * v4;
-      const uint v5200 = v5199 + v68;
-      const uint v5201 = v5200 + v5192;
-      out[v5201] = v5198;
-    }
-    const uint v5202 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5203 = v1126 + v5202;
-    const uint v5204 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5205 = v1125 + v5204;
-    const bool v5206 = v5203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5207 = v5205 < v15;
-    const bool v5208 = v5206 && v5207;
-    if (v5208) {
-      const float v5209 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5211 = bfloat(v5209);
-      const uint v5212 = v5203 * v4;
-      const uint v5213 = v5212 + v68;
-      const uint v5214 = v5213 + v5205;
-      out[v5214] = v5211;
-    }
-    const uint v5215 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5216 = v1126 + v5215;
-    const uint v5217 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5218 = v1125 + v5217;
-    const bool v5219 = v5216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5220 = v5218 < v15;
-    const bool v5221 = v5219 && v5220;
-    if (v5221) {
-      const float v5222 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5224 = bfloat(v5222);
-      const uint v5225 = v5216 * v4;
-      const uint v5226 = v5225 + v68;
-      const uint v5227 = v5226 + v5218;
-      out[v5227] = v5224;
-    }
-    const uint v5228 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5229 = v1126 + v5228;
-    const uint v5230 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5231 = v1125 + v5230;
-    const bool v5232 = v5229 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5233 = v5231 < v15;
-    const bool v5234 = v5232 && v5233;
-    if (v5234) {
-      const float v5235 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5237 = bfloat(v5235);
-      const uint v5238 = v5229 * v4;
-      const uint v5239 = v5238 + v68;
-      const uint v5240 = v5239 + v5231;
-      out[v5240] = v5237;
-    }
-    const uint v5241 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5242 = v1126 + v5241;
-    const uint v5243 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5244 = v1125 + v5243;
-    const bool v5245 = v5242 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5246 = v5244 < v15;
-    const bool v5247 = v5245 && v5246;
-    if (v5247) {
-      const float v5248 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5250 = bfloat(v5248);
-      const uint v5251 = v5242 * v4;
-      const uint v5252 = v5251 + v68;
-      const uint v5253 = v5252 + v5244;
-      out[v5253] = v5250;
-    }
-    const uint v5254 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5255 = v1126 + v5254;
-    const uint v5256 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5257 = v1125 + v5256;
-    const bool v5258 = v5255 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5259 = v5257 < v15;
-    const bool v5260 = v5258 && v5259;
-    if (v5260) {
-      const float v5261 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5263 = bfloat(v5261);
-      const uint v5264 = v5255 * v4;
-      const uint v5265 = v5264 + v68;
-      const uint v5266 = v5265 + v5257;
-      out[v5266] = v5263;
-    }
-    const uint v5267 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5268 = v1126 + v5267;
-    const uint v5269 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5270 = v1125 + v5269;
-    const bool v5271 = v5268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5272 = v5270 < v15;
-    const bool v5273 = v5271 && v5272;
-    if (v5273) {
-      const float v5274 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5276 = bfloat(v5274);
-      const uint v5277 = v5268 * v4;
-      const uint v5278 = v5277 + v68;
-      const uint v5279 = v5278 + v5270;
-      out[v5279] = v5276;
-    }
-    const uint v5280 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5281 = v1126 + v5280;
-    const uint v5282 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5283 = v1125 + v5282;
-    const bool v5284 = v5281 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5285 = v5283 < v15;
-    const bool v5286 = v5284 && v5285;
-    if (v5286) {
-      const float v5287 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5289 = bfloat(v5287);
-      const uint v5290 = v5281 * v4;
-      const uint v5291 = v5290 + v68;
-      const uint v5292 = v5291 + v5283;
-      out[v5292] = v5289;
-    }
-    const uint v5293 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5294 = v1126 + v5293;
-    const uint v5295 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5296 = v1125 + v5295;
-    const bool v5297 = v5294 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5298 = v5296 < v15;
-    const bool v5299 = v5297 && v5298;
-    if (v5299) {
-      const float v5300 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5302 = bfloat(v5300);
-      const uint v5303 = v5294 * v4;
-      const uint v5304 = v5303 + v68;
-      const uint v5305 = v5304 + v5296;
-      out[v5305] = v5302;
-    }
-    const uint v5306 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5307 = v1126 + v5306;
-    const uint v5308 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5309 = v1125 + v5308;
-    const bool v5310 = v5307 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5311 = v5309 < v15;
-    const bool v5312 = v5310 && v5311;
-    if (v5312) {
-      const float v5313 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5315 = bfloat(v5313);
-      const uint v5316 = v5307 * v4;
-      const uint v5317 = v5316 + v68;
-      const uint v5318 = v5317 + v5309;
-      out[v5318] = v5315;
-    }
-    const uint v5319 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5320 = v1126 + v5319;
-    const uint v5321 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5322 = v1125 + v5321;
-    const bool v5323 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5324 = v5322 < v15;
-    const bool v5325 = v5323 && v5324;
-    if (v5325) {
-      const float v5326 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5328 = bfloat(v5326);
-      const uint v5329 = v5320 * v4;
-      const uint v5330 = v5329 + v68;
-      const uint v5331 = v5330 + v5322;
-      out[v5331] = v5328;
-    }
-    const uint v5332 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5333 = v1126 + v5332;
-    const uint v5334 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5335 = v1125 + v5334;
-    const bool v5336 = v5333 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5337 = v5335 < v15;
-    const bool v5338 = v5336 && v5337;
-    if (v5338) {
-      const float v5339 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5341 = bfloat(v5339);
-      const uint v5342 = v5333 * v4;
-      const uint v5343 = v5342 + v68;
-      const uint v5344 = v5343 + v5335;
-      out[v5344] = v5341;
-    }
-    const uint v5345 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5346 = v1126 + v5345;
-    const uint v5347 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5348 = v1125 + v5347;
-    const bool v5349 = v5346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5350 = v5348 < v15;
-    const bool v5351 = v5349 && v5350;
-    if (v5351) {
-      const float v5352 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5354 = bfloat(v5352);
-      const uint v5355 = v5346 * v4;
-      const uint v5356 = v5355 + v68;
-      const uint v5357 = v5356 + v5348;
-      out[v5357] = v5354;
-    }
-    const uint v5358 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5359 = v1126 + v5358;
-    const uint v5360 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5361 = v1125 + v5360;
-    const bool v5362 = v5359 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5363 = v5361 < v15;
-    const bool v5364 = v5362 && v5363;
-    if (v5364) {
-      const float v5365 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5367 = bfloat(v5365);
-      const uint v5368 = v5359 * v4;
-      const uint v5369 = v5368 + v68;
-      const uint v5370 = v5369 + v5361;
-      out[v5370] = v5367;
-    }
-    const uint v5371 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5372 = v1126 + v5371;
-    const uint v5373 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5374 = v1125 + v5373;
-    const bool v5375 = v5372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5376 = v5374 < v15;
-    const bool v5377 = v5375 && v5376;
-    if (v5377) {
-      const float v5378 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5380 = bfloat(v5378);
-      const uint v5381 = v5372 * v4;
-      const uint v5382 = v5381 + v68;
-      const uint v5383 = v5382 + v5374;
-      out[v5383] = v5380;
-    }
-    const uint v5384 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5385 = v1126 + v5384;
-    const uint v5386 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5387 = v1125 + v5386;
-    const bool v5388 = v5385 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5389 = v5387 < v15;
-    const bool v5390 = v5388 && v5389;
-    if (v5390) {
-      const float v5391 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5393 = bfloat(v5391);
-      const uint v5394 = v5385 * v4;
-      const uint v5395 = v5394 + v68;
-      const uint v5396 = v5395 + v5387;
-      out[v5396] = v5393;
-    }
-    const uint v5397 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5398 = v1126 + v5397;
-    const uint v5399 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5400 = v1125 + v5399;
-    const bool v5401 = v5398 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5402 = v5400 < v15;
-    const bool v5403 = v5401 && v5402;
-    if (v5403) {
-      const float v5404 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5406 = bfloat(v5404);
-      const uint v5407 = v5398 * v4;
-      const uint v5408 = v5407 + v68;
-      const uint v5409 = v5408 + v5400;
-      out[v5409] = v5406;
-    }
-    const uint v5410 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5411 = v1126 + v5410;
-    const uint v5412 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5413 = v1125 + v5412;
-    const bool v5414 = v5411 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5415 = v5413 < v15;
-    const bool v5416 = v5414 && v5415;
-    if (v5416) {
-      const float v5417 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5419 = bfloat(v5417);
-      const uint v5420 = v5411 * v4;
-      const uint v5421 = v5420 + v68;
-      const uint v5422 = v5421 + v5413;
-      out[v5422] = v5419;
-    }
-    const uint v5423 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5424 = v1126 + v5423;
-    const uint v5425 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5426 = v1125 + v5425;
-    const bool v5427 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5428 = v5426 < v15;
-    const bool v5429 = v5427 && v5428;
-    if (v5429) {
-      const float v5430 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5432 = bfloat(v5430);
-      const uint v5433 = v5424 * v4;
-      const uint v5434 = v5433 + v68;
-      const uint v5435 = v5434 + v5426;
-      out[v5435] = v5432;
-    }
-    const uint v5436 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5437 = v1126 + v5436;
-    const uint v5438 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5439 = v1125 + v5438;
-    const bool v5440 = v5437 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5441 = v5439 < v15;
-    const bool v5442 = v5440 && v5441;
-    if (v5442) {
-      const float v5443 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5445 = bfloat(v5443);
-      const uint v5446 = v5437 * v4;
-      const uint v5447 = v5446 + v68;
-      const uint v5448 = v5447 + v5439;
-      out[v5448] = v5445;
-    }
-    const uint v5449 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5450 = v1126 + v5449;
-    const uint v5451 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5452 = v1125 + v5451;
-    const bool v5453 = v5450 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5454 = v5452 < v15;
-    const bool v5455 = v5453 && v5454;
-    if (v5455) {
-      const float v5456 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5458 = bfloat(v5456);
-      const uint v5459 = v5450 * v4;
-      const uint v5460 = v5459 + v68;
-      const uint v5461 = v5460 + v5452;
-      out[v5461] = v5458;
-    }
-    const uint v5462 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5463 = v1126 + v5462;
-    const uint v5464 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5465 = v1125 + v5464;
-    const bool v5466 = v5463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5467 = v5465 < v15;
-    const bool v5468 = v5466 && v5467;
-    if (v5468) {
-      const float v5469 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5471 = bfloat(v5469);
-      const uint v5472 = v5463 * v4;
-      const uint v5473 = v5472 + v68;
-      const uint v5474 = v5473 + v5465;
-      out[v5474] = v5471;
-    }
-    const uint v5475 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5476 = v1126 + v5475;
-    const uint v5477 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5478 = v1125 + v5477;
-    const bool v5479 = v5476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5480 = v5478 < v15;
-    const bool v5481 = v5479 && v5480;
-    if (v5481) {
-      const float v5482 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5484 = bfloat(v5482);
-      const uint v5485 = v5476 * v4;
-      const uint v5486 = v5485 + v68;
-      const uint v5487 = v5486 + v5478;
-      out[v5487] = v5484;
-    }
-    const uint v5488 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5489 = v1126 + v5488;
-    const uint v5490 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5491 = v1125 + v5490;
-    const bool v5492 = v5489 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5493 = v5491 < v15;
-    const bool v5494 = v5492 && v5493;
-    if (v5494) {
-      const float v5495 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5497 = bfloat(v5495);
-      const uint v5498 = v5489 * v4;
-      const uint v5499 = v5498 + v68;
-      const uint v5500 = v5499 + v5491;
-      out[v5500] = v5497;
-    }
-    const uint v5501 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5502 = v1126 + v5501;
-    const uint v5503 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5504 = v1125 + v5503;
-    const bool v5505 = v5502 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5506 = v5504 < v15;
-    const bool v5507 = v5505 && v5506;
-    if (v5507) {
-      const float v5508 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5510 = bfloat(v5508);
-      const uint v5511 = v5502 * v4;
-      const uint v5512 = v5511 + v68;
-      const uint v5513 = v5512 + v5504;
-      out[v5513] = v5510;
-    }
-    const uint v5514 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5515 = v1126 + v5514;
-    const uint v5516 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5517 = v1125 + v5516;
-    const bool v5518 = v5515 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5519 = v5517 < v15;
-    const bool v5520 = v5518 && v5519;
-    if (v5520) {
-      const float v5521 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5523 = bfloat(v5521);
-      const uint v5524 = v5515 * v4;
-      const uint v5525 = v5524 + v68;
-      const uint v5526 = v5525 + v5517;
-      out[v5526] = v5523;
-    }
-    const uint v5527 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5528 = v1126 + v5527;
-    const uint v5529 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5530 = v1125 + v5529;
-    const bool v5531 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5532 = v5530 < v15;
-    const bool v5533 = v5531 && v5532;
-    if (v5533) {
-      const float v5534 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5536 = bfloat(v5534);
-      const uint v5537 = v5528 * v4;
-      const uint v5538 = v5537 + v68;
-      const uint v5539 = v5538 + v5530;
-      out[v5539] = v5536;
-    }
-    const uint v5540 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5541 = v1126 + v5540;
-    const uint v5542 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5543 = v1125 + v5542;
-    const bool v5544 = v5541 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5545 = v5543 < v15;
-    const bool v5546 = v5544 && v5545;
-    if (v5546) {
-      const float v5547 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5549 = bfloat(v5547);
-      const uint v5550 = v5541 * v4;
-      const uint v5551 = v5550 + v68;
-      const uint v5552 = v5551 + v5543;
-      out[v5552] = v5549;
-    }
-    const uint v5553 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5554 = v1126 + v5553;
-    const uint v5555 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5556 = v1125 + v5555;
-    const bool v5557 = v5554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5558 = v5556 < v15;
-    const bool v5559 = v5557 && v5558;
-    if (v5559) {
-      const float v5560 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5562 = bfloat(v5560);
-      const uint v5563 = v5554 * v4;
-      const uint v5564 = v5563 + v68;
-      const uint v5565 = v5564 + v5556;
-      out[v5565] = v5562;
-    }
-    const uint v5566 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5567 = v1126 + v5566;
-    const uint v5568 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5569 = v1125 + v5568;
-    const bool v5570 = v5567 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5571 = v5569 < v15;
-    const bool v5572 = v5570 && v5571;
-    if (v5572) {
-      const float v5573 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5575 = bfloat(v5573);
-      const uint v5576 = v5567 * v4;
-      const uint v5577 = v5576 + v68;
-      const uint v5578 = v5577 + v5569;
-      out[v5578] = v5575;
-    }
-    const uint v5579 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5580 = v1126 + v5579;
-    const uint v5581 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5582 = v1125 + v5581;
-    const bool v5583 = v5580 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5584 = v5582 < v15;
-    const bool v5585 = v5583 && v5584;
-    if (v5585) {
-      const float v5586 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5588 = bfloat(v5586);
-      const uint v5589 = v5580 * v4;
-      const uint v5590 = v5589 + v68;
-      const uint v5591 = v5590 + v5582;
-      out[v5591] = v5588;
-    }
-    const uint v5592 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5593 = v1126 + v5592;
-    const uint v5594 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5595 = v1125 + v5594;
-    const bool v5596 = v5593 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5597 = v5595 < v15;
-    const bool v5598 = v5596 && v5597;
-    if (v5598) {
-      const float v5599 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5601 = bfloat(v5599);
-      const uint v5602 = v5593 * v4;
-      const uint v5603 = v5602 + v68;
-      const uint v5604 = v5603 + v5595;
-      out[v5604] = v5601;
-    }
-    const uint v5605 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5606 = v1126 + v5605;
-    const uint v5607 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5608 = v1125 + v5607;
-    const bool v5609 = v5606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5610 = v5608 < v15;
-    const bool v5611 = v5609 && v5610;
-    if (v5611) {
-      const float v5612 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5614 = bfloat(v5612);
-      const uint v5615 = v5606 * v4;
-      const uint v5616 = v5615 + v68;
-      const uint v5617 = v5616 + v5608;
-      out[v5617] = v5614;
-    }
-    const uint v5618 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5619 = v1126 + v5618;
-    const uint v5620 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5621 = v1125 + v5620;
-    const bool v5622 = v5619 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5623 = v5621 < v15;
-    const bool v5624 = v5622 && v5623;
-    if (v5624) {
-      const float v5625 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5627 = bfloat(v5625);
-      const uint v5628 = v5619 * v4;
-      const uint v5629 = v5628 + v68;
-      const uint v5630 = v5629 + v5621;
-      out[v5630] = v5627;
-    }
-    const uint v5631 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5632 = v1126 + v5631;
-    const uint v5633 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5634 = v1125 + v5633;
-    const bool v5635 = v5632 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5636 = v5634 < v15;
-    const bool v5637 = v5635 && v5636;
-    if (v5637) {
-      const float v5638 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5640 = bfloat(v5638);
-      const uint v5641 = v5632 * v4;
-      const uint v5642 = v5641 + v68;
-      const uint v5643 = v5642 + v5634;
-      out[v5643] = v5640;
-    }
-    const uint v5644 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5645 = v1126 + v5644;
-    const uint v5646 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5647 = v1125 + v5646;
-    const bool v5648 = v5645 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5649 = v5647 < v15;
-    const bool v5650 = v5648 && v5649;
-    if (v5650) {
-      const float v5651 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5653 = bfloat(v5651);
-      const uint v5654 = v5645 * v4;
-      const uint v5655 = v5654 + v68;
-      const uint v5656 = v5655 + v5647;
-      out[v5656] = v5653;
-    }
-    const uint v5657 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5658 = v1126 + v5657;
-    const uint v5659 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5660 = v1125 + v5659;
-    const bool v5661 = v5658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5662 = v5660 < v15;
-    const bool v5663 = v5661 && v5662;
-    if (v5663) {
-      const float v5664 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5666 = bfloat(v5664);
-      const uint v5667 = v5658 * v4;
-      const uint v5668 = v5667 + v68;
-      const uint v5669 = v5668 + v5660;
-      out[v5669] = v5666;
-    }
-    const uint v5670 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5671 = v1126 + v5670;
-    const uint v5672 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5673 = v1125 + v5672;
-    const bool v5674 = v5671 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5675 = v5673 < v15;
-    const bool v5676 = v5674 && v5675;
-    if (v5676) {
-      const float v5677 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5679 = bfloat(v5677);
-      const uint v5680 = v5671 * v4;
-      const uint v5681 = v5680 + v68;
-      const uint v5682 = v5681 + v5673;
-      out[v5682] = v5679;
-    }
-    const uint v5683 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5684 = v1126 + v5683;
-    const uint v5685 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5686 = v1125 + v5685;
-    const bool v5687 = v5684 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5688 = v5686 < v15;
-    const bool v5689 = v5687 && v5688;
-    if (v5689) {
-      const float v5690 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5692 = bfloat(v5690);
-      const uint v5693 = v5684 * v4;
-      const uint v5694 = v5693 + v68;
-      const uint v5695 = v5694 + v5686;
-      out[v5695] = v5692;
-    }
-    const uint v5696 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5697 = v1126 + v5696;
-    const uint v5698 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5699 = v1125 + v5698;
-    const bool v5700 = v5697 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5701 = v5699 < v15;
-    const bool v5702 = v5700 && v5701;
-    if (v5702) {
-      const float v5703 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5705 = bfloat(v5703);
-      const uint v5706 = v5697 * v4;
-      const uint v5707 = v5706 + v68;
-      const uint v5708 = v5707 + v5699;
-      out[v5708] = v5705;
-    }
-    const uint v5709 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5710 = v1126 + v5709;
-    const uint v5711 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5712 = v1125 + v5711;
-    const bool v5713 = v5710 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5714 = v5712 < v15;
-    const bool v5715 = v5713 && v5714;
-    if (v5715) {
-      const float v5716 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5718 = bfloat(v5716);
-      const uint v5719 = v5710 * v4;
-      const uint v5720 = v5719 + v68;
-      const uint v5721 = v5720 + v5712;
-      out[v5721] = v5718;
-    }
-    const uint v5722 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5723 = v1126 + v5722;
-    const uint v5724 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5725 = v1125 + v5724;
-    const bool v5726 = v5723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5727 = v5725 < v15;
-    const bool v5728 = v5726 && v5727;
-    if (v5728) {
-      const float v5729 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5731 = bfloat(v5729);
-      const uint v5732 = v5723 * v4;
-      const uint v5733 = v5732 + v68;
-      const uint v5734 = v5733 + v5725;
-      out[v5734] = v5731;
-    }
-    const uint v5735 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5736 = v1126 + v5735;
-    const uint v5737 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5738 = v1125 + v5737;
-    const bool v5739 = v5736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5740 = v5738 < v15;
-    const bool v5741 = v5739 && v5740;
-    if (v5741) {
-      const float v5742 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5744 = bfloat(v5742);
-      const uint v5745 = v5736 * v4;
-      const uint v5746 = v5745 + v68;
-      const uint v5747 = v5746 + v5738;
-      out[v5747] = v5744;
-    }
-    const uint v5748 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5749 = v1126 + v5748;
-    const uint v5750 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5751 = v1125 + v5750;
-    const bool v5752 = v5749 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5753 = v5751 < v15;
-    const bool v5754 = v5752 && v5753;
-    if (v5754) {
-      const float v5755 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5757 = bfloat(v5755);
-      const uint v5758 = v5749 * v4;
-      const uint v5759 = v5758 + v68;
-      const uint v5760 = v5759 + v5751;
-      out[v5760] = v5757;
-    }
-    const uint v5761 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5762 = v1126 + v5761;
-    const uint v5763 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5764 = v1125 + v5763;
-    const bool v5765 = v5762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5766 = v5764 < v15;
-    const bool v5767 = v5765 && v5766;
-    if (v5767) {
-      const float v5768 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5770 = bfloat(v5768);
-      const uint v5771 = v5762 * v4;
-      const uint v5772 = v5771 + v68;
-      const uint v5773 = v5772 + v5764;
-      out[v5773] = v5770;
-    }
-    const uint v5774 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5775 = v1126 + v5774;
-    const uint v5776 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5777 = v1125 + v5776;
-    const bool v5778 = v5775 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5779 = v5777 < v15;
-    const bool v5780 = v5778 && v5779;
-    if (v5780) {
-      const float v5781 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5783 = bfloat(v5781);
-      const uint v5784 = v5775 * v4;
-      const uint v5785 = v5784 + v68;
-      const uint v5786 = v5785 + v5777;
-      out[v5786] = v5783;
-    }
-    const uint v5787 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5788 = v1126 + v5787;
-    const uint v5789 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5790 = v1125 + v5789;
-    const bool v5791 = v5788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5792 = v5790 < v15;
-    const bool v5793 = v5791 && v5792;
-    if (v5793) {
-      const float v5794 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5796 = bfloat(v5794);
-      const uint v5797 = v5788 * v4;
-      const uint v5798 = v5797 + v68;
-      const uint v5799 = v5798 + v5790;
-      out[v5799] = v5796;
-    }
-    const uint v5800 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5801 = v1126 + v5800;
-    const uint v5802 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5803 = v1125 + v5802;
-    const bool v5804 = v5801 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5805 = v5803 < v15;
-    const bool v5806 = v5804 && v5805;
-    if (v5806) {
-      const float v5807 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5809 = bfloat(v5807);
-      const uint v5810 = v5801 * v4;
-      const uint v5811 = v5810 + v68;
-      const uint v5812 = v5811 + v5803;
-      out[v5812] = v5809;
-    }
-    const uint v5813 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5814 = v1126 + v5813;
-    const uint v5815 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5816 = v1125 + v5815;
-    const bool v5817 = v5814 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5818 = v5816 < v15;
-    const bool v5819 = v5817 && v5818;
-    if (v5819) {
-      const float v5820 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5822 = bfloat(v5820);
-      const uint v5823 = v5814 * v4;
-      const uint v5824 = v5823 + v68;
-      const uint v5825 = v5824 + v5816;
-      out[v5825] = v5822;
-    }
-    const uint v5826 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5827 = v1126 + v5826;
-    const uint v5828 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5829 = v1125 + v5828;
-    const bool v5830 = v5827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5831 = v5829 < v15;
-    const bool v5832 = v5830 && v5831;
-    if (v5832) {
-      const float v5833 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5835 = bfloat(v5833);
-      const uint v5836 = v5827 * v4;
-      const uint v5837 = v5836 + v68;
-      const uint v5838 = v5837 + v5829;
-      out[v5838] = v5835;
-    }
-    const uint v5839 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5840 = v1126 + v5839;
-    const uint v5841 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5842 = v1125 + v5841;
-    const bool v5843 = v5840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5844 = v5842 < v15;
-    const bool v5845 = v5843 && v5844;
-    if (v5845) {
-      const float v5846 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5848 = bfloat(v5846);
-      const uint v5849 = v5840 * v4;
-      const uint v5850 = v5849 + v68;
-      const uint v5851 = v5850 + v5842;
-      out[v5851] = v5848;
-    }
-    const uint v5852 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5853 = v1126 + v5852;
-    const uint v5854 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5855 = v1125 + v5854;
-    const bool v5856 = v5853 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5857 = v5855 < v15;
-    const bool v5858 = v5856 && v5857;
-    if (v5858) {
-      const float v5859 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5861 = bfloat(v5859);
-      const uint v5862 = v5853 * v4;
-      const uint v5863 = v5862 + v68;
-      const uint v5864 = v5863 + v5855;
-      out[v5864] = v5861;
-    }
-    const uint v5865 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5866 = v1126 + v5865;
-    const uint v5867 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5868 = v1125 + v5867;
-    const bool v5869 = v5866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5870 = v5868 < v15;
-    const bool v5871 = v5869 && v5870;
-    if (v5871) {
-      const float v5872 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5874 = bfloat(v5872);
-      const uint v5875 = v5866 * v4;
-      const uint v5876 = v5875 + v68;
-      const uint v5877 = v5876 + v5868;
-      out[v5877] = v5874;
-    }
-    const uint v5878 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5879 = v1126 + v5878;
-    const uint v5880 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5881 = v1125 + v5880;
-    const bool v5882 = v5879 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5883 = v5881 < v15;
-    const bool v5884 = v5882 && v5883;
-    if (v5884) {
-      const float v5885 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5887 = bfloat(v5885);
-      const uint v5888 = v5879 * v4;
-      const uint v5889 = v5888 + v68;
-      const uint v5890 = v5889 + v5881;
-      out[v5890] = v5887;
-    }
-    const uint v5891 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5892 = v1126 + v5891;
-    const uint v5893 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5894 = v1125 + v5893;
-    const bool v5895 = v5892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5896 = v5894 < v15;
-    const bool v5897 = v5895 && v5896;
-    if (v5897) {
-      const float v5898 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5900 = bfloat(v5898);
-      const uint v5901 = v5892 * v4;
-      const uint v5902 = v5901 + v68;
-      const uint v5903 = v5902 + v5894;
-      out[v5903] = v5900;
-    }
-    const uint v5904 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5905 = v1126 + v5904;
-    const uint v5906 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5907 = v1125 + v5906;
-    const bool v5908 = v5905 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5909 = v5907 < v15;
-    const bool v5910 = v5908 && v5909;
-    if (v5910) {
-      const float v5911 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5913 = bfloat(v5911);
-      const uint v5914 = v5905 * v4;
-      const uint v5915 = v5914 + v68;
-      const uint v5916 = v5915 + v5907;
-      out[v5916] = v5913;
-    }
-    const uint v5917 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5918 = v1126 + v5917;
-    const uint v5919 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5920 = v1125 + v5919;
-    const bool v5921 = v5918 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5922 = v5920 < v15;
-    const bool v5923 = v5921 && v5922;
-    if (v5923) {
-      const float v5924 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5926 = bfloat(v5924);
-      const uint v5927 = v5918 * v4;
-      const uint v5928 = v5927 + v68;
-      const uint v5929 = v5928 + v5920;
-      out[v5929] = v5926;
-    }
-    const uint v5930 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5931 = v1126 + v5930;
-    const uint v5932 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5933 = v1125 + v5932;
-    const bool v5934 = v5931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5935 = v5933 < v15;
-    const bool v5936 = v5934 && v5935;
-    if (v5936) {
-      const float v5937 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5939 = bfloat(v5937);
-      const uint v5940 = v5931 * v4;
-      const uint v5941 = v5940 + v68;
-      const uint v5942 = v5941 + v5933;
-      out[v5942] = v5939;
-    }
-    const uint v5943 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5944 = v1126 + v5943;
-    const uint v5945 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5946 = v1125 + v5945;
-    const bool v5947 = v5944 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5948 = v5946 < v15;
-    const bool v5949 = v5947 && v5948;
-    if (v5949) {
-      const float v5950 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5952 = bfloat(v5950);
-      const uint v5953 = v5944 * v4;
-      const uint v5954 = v5953 + v68;
-      const uint v5955 = v5954 + v5946;
-      out[v5955] = v5952;
-    }
-    const uint v5956 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5957 = v1126 + v5956;
-    const uint v5958 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5959 = v1125 + v5958;
-    const bool v5960 = v5957 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5961 = v5959 < v15;
-    const bool v5962 = v5960 && v5961;
-    if (v5962) {
-      const float v5963 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5965 = bfloat(v5963);
-      const uint v5966 = v5957 * v4;
-      const uint v5967 = v5966 + v68;
-      const uint v5968 = v5967 + v5959;
-      out[v5968] = v5965;
-    }
-    const uint v5969 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5970 = v1126 + v5969;
-    const uint v5971 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5972 = v1125 + v5971;
-    const bool v5973 = v5970 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5974 = v5972 < v15;
-    const bool v5975 = v5973 && v5974;
-    if (v5975) {
-      const float v5976 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5978 = bfloat(v5976);
-      const uint v5979 = v5970 * v4;
-      const uint v5980 = v5979 + v68;
-      const uint v5981 = v5980 + v5972;
-      out[v5981] = v5978;
-    }
-    const uint v5982 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5983 = v1126 + v5982;
-    const uint v5984 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5985 = v1125 + v5984;
-    const bool v5986 = v5983 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5987 = v5985 < v15;
-    const bool v5988 = v5986 && v5987;
-    if (v5988) {
-      const float v5989 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5991 = bfloat(v5989);
-      const uint v5992 = v5983 * v4;
-      const uint v5993 = v5992 + v68;
-      const uint v5994 = v5993 + v5985;
-      out[v5994] = v5991;
-    }
-    const uint v5995 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5996 = v1126 + v5995;
-    const uint v5997 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5998 = v1125 + v5997;
-    const bool v5999 = v5996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6000 = v5998 < v15;
-    const bool v6001 = v5999 && v6000;
-    if (v6001) {
-      const float v6002 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6004 = bfloat(v6002);
-      const uint v6005 = v5996 * v4;
-      const uint v6006 = v6005 + v68;
-      const uint v6007 = v6006 + v5998;
-      out[v6007] = v6004;
-    }
-    const uint v6008 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6009 = v1126 + v6008;
-    const uint v6010 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6011 = v1125 + v6010;
-    const bool v6012 = v6009 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6013 = v6011 < v15;
-    const bool v6014 = v6012 && v6013;
-    if (v6014) {
-      const float v6015 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6017 = bfloat(v6015);
-      const uint v6018 = v6009 * v4;
-      const uint v6019 = v6018 + v68;
-      const uint v6020 = v6019 + v6011;
-      out[v6020] = v6017;
-    }
-    const uint v6021 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6022 = v1126 + v6021;
-    const uint v6023 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6024 = v1125 + v6023;
-    const bool v6025 = v6022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6026 = v6024 < v15;
-    const bool v6027 = v6025 && v6026;
-    if (v6027) {
-      const float v6028 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6030 = bfloat(v6028);
-      const uint v6031 = v6022 * v4;
-      const uint v6032 = v6031 + v68;
-      const uint v6033 = v6032 + v6024;
-      out[v6033] = v6030;
-    }
-    const uint v6034 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6035 = v1126 + v6034;
-    const uint v6036 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6037 = v1125 + v6036;
-    const bool v6038 = v6035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6039 = v6037 < v15;
-    const bool v6040 = v6038 && v6039;
-    if (v6040) {
-      const float v6041 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6043 = bfloat(v6041);
-      const uint v6044 = v6035 * v4;
-      const uint v6045 = v6044 + v68;
-      const uint v6046 = v6045 + v6037;
-      out[v6046] = v6043;
-    }
-    const uint v6047 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6048 = v1126 + v6047;
-    const uint v6049 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6050 = v1125 + v6049;
-    const bool v6051 = v6048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6052 = v6050 < v15;
-    const bool v6053 = v6051 && v6052;
-    if (v6053) {
-      const float v6054 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6056 = bfloat(v6054);
-      const uint v6057 = v6048 * v4;
-      const uint v6058 = v6057 + v68;
-      const uint v6059 = v6058 + v6050;
-      out[v6059] = v6056;
-    }
-    const uint v6060 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6061 = v1126 + v6060;
-    const uint v6062 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6063 = v1125 + v6062;
-    const bool v6064 = v6061 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6065 = v6063 < v15;
-    const bool v6066 = v6064 && v6065;
-    if (v6066) {
-      const float v6067 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6069 = bfloat(v6067);
-      const uint v6070 = v6061 * v4;
-      const uint v6071 = v6070 + v68;
-      const uint v6072 = v6071 + v6063;
-      out[v6072] = v6069;
-    }
-    const uint v6073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6074 = v1126 + v6073;
-    const uint v6075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6076 = v1125 + v6075;
-    const bool v6077 = v6074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6078 = v6076 < v15;
-    const bool v6079 = v6077 && v6078;
-    if (v6079) {
-      const float v6080 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6082 = bfloat(v6080);
-      const uint v6083 = v6074 * v4;
-      const uint v6084 = v6083 + v68;
-      const uint v6085 = v6084 + v6076;
-      out[v6085] = v6082;
-    }
-    const uint v6086 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6087 = v1126 + v6086;
-    const uint v6088 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6089 = v1125 + v6088;
-    const bool v6090 = v6087 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6091 = v6089 < v15;
-    const bool v6092 = v6090 && v6091;
-    if (v6092) {
-      const float v6093 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6095 = bfloat(v6093);
-      const uint v6096 = v6087 * v4;
-      const uint v6097 = v6096 + v68;
-      const uint v6098 = v6097 + v6089;
-      out[v6098] = v6095;
-    }
-    const uint v6099 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6100 = v1126 + v6099;
-    const uint v6101 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6102 = v1125 + v6101;
-    const bool v6103 = v6100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6104 = v6102 < v15;
-    const bool v6105 = v6103 && v6104;
-    if (v6105) {
-      const float v6106 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6108 = bfloat(v6106);
-      const uint v6109 = v6100 * v4;
-      const uint v6110 = v6109 + v68;
-      const uint v6111 = v6110 + v6102;
-      out[v6111] = v6108;
-    }
-    const uint v6112 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6113 = v1126 + v6112;
-    const uint v6114 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6115 = v1125 + v6114;
-    const bool v6116 = v6113 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6117 = v6115 < v15;
-    const bool v6118 = v6116 && v6117;
-    if (v6118) {
-      const float v6119 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6121 = bfloat(v6119);
-      const uint v6122 = v6113 * v4;
-      const uint v6123 = v6122 + v68;
-      const uint v6124 = v6123 + v6115;
-      out[v6124] = v6121;
-    }
-    const uint v6125 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6126 = v1126 + v6125;
-    const uint v6127 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6128 = v1125 + v6127;
-    const bool v6129 = v6126 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6130 = v6128 < v15;
-    const bool v6131 = v6129 && v6130;
-    if (v6131) {
-      const float v6132 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6134 = bfloat(v6132);
-      const uint v6135 = v6126 * v4;
-      const uint v6136 = v6135 + v68;
-      const uint v6137 = v6136 + v6128;
-      out[v6137] = v6134;
-    }
-    const uint v6138 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6139 = v1126 + v6138;
-    const uint v6140 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6141 = v1125 + v6140;
-    const bool v6142 = v6139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6143 = v6141 < v15;
-    const bool v6144 = v6142 && v6143;
-    if (v6144) {
-      const float v6145 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6147 = bfloat(v6145);
-      const uint v6148 = v6139 * v4;
-      const uint v6149 = v6148 + v68;
-      const uint v6150 = v6149 + v6141;
-      out[v6150] = v6147;
-    }
-    const uint v6151 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6152 = v1126 + v6151;
-    const uint v6153 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6154 = v1125 + v6153;
-    const bool v6155 = v6152 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6156 = v6154 < v15;
-    const bool v6157 = v6155 && v6156;
-    if (v6157) {
-      const float v6158 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6160 = bfloat(v6158);
-      const uint v6161 = v6152 * v4;
-      const uint v6162 = v6161 + v68;
-      const uint v6163 = v6162 + v6154;
-      out[v6163] = v6160;
-    }
-    const uint v6164 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6165 = v1126 + v6164;
-    const uint v6166 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6167 = v1125 + v6166;
-    const bool v6168 = v6165 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6169 = v6167 < v15;
-    const bool v6170 = v6168 && v6169;
-    if (v6170) {
-      const float v6171 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6173 = bfloat(v6171);
-      const uint v6174 = v6165 * v4;
-      const uint v6175 = v6174 + v68;
-      const uint v6176 = v6175 + v6167;
-      out[v6176] = v6173;
-    }
-    const uint v6177 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6178 = v1126 + v6177;
-    const uint v6179 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6180 = v1125 + v6179;
-    const bool v6181 = v6178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6182 = v6180 < v15;
-    const bool v6183 = v6181 && v6182;
-    if (v6183) {
-      const float v6184 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6186 = bfloat(v6184);
-      const uint v6187 = v6178 * v4;
-      const uint v6188 = v6187 + v68;
-      const uint v6189 = v6188 + v6180;
-      out[v6189] = v6186;
-    }
-    const uint v6190 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6191 = v1126 + v6190;
-    const uint v6192 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6193 = v1125 + v6192;
-    const bool v6194 = v6191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6195 = v6193 < v15;
-    const bool v6196 = v6194 && v6195;
-    if (v6196) {
-      const float v6197 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6199 = bfloat(v6197);
-      const uint v6200 = v6191 * v4;
-      const uint v6201 = v6200 + v68;
-      const uint v6202 = v6201 + v6193;
-      out[v6202] = v6199;
-    }
-    const uint v6203 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6204 = v1126 + v6203;
-    const uint v6205 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6206 = v1125 + v6205;
-    const bool v6207 = v6204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6208 = v6206 < v15;
-    const bool v6209 = v6207 && v6208;
-    if (v6209) {
-      const float v6210 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6212 = bfloat(v6210);
-      const uint v6213 = v6204 * v4;
-      const uint v6214 = v6213 + v68;
-      const uint v6215 = v6214 + v6206;
-      out[v6215] = v6212;
-    }
-    const uint v6216 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6217 = v1126 + v6216;
-    const uint v6218 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6219 = v1125 + v6218;
-    const bool v6220 = v6217 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6221 = v6219 < v15;
-    const bool v6222 = v6220 && v6221;
-    if (v6222) {
-      const float v6223 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6225 = bfloat(v6223);
-      const uint v6226 = v6217 * v4;
-      const uint v6227 = v6226 + v68;
-      const uint v6228 = v6227 + v6219;
-      out[v6228] = v6225;
-    }
-    const uint v6229 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6230 = v1126 + v6229;
-    const uint v6231 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6232 = v1125 + v6231;
-    const bool v6233 = v6230 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6234 = v6232 < v15;
-    const bool v6235 = v6233 && v6234;
-    if (v6235) {
-      const float v6236 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6238 = bfloat(v6236);
-      const uint v6239 = v6230 * v4;
-      const uint v6240 = v6239 + v68;
-      const uint v6241 = v6240 + v6232;
-      out[v6241] = v6238;
-    }
-    const uint v6242 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6243 = v1126 + v6242;
-    const uint v6244 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6245 = v1125 + v6244;
-    const bool v6246 = v6243 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6247 = v6245 < v15;
-    const bool v6248 = v6246 && v6247;
-    if (v6248) {
-      const float v6249 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6251 = bfloat(v6249);
-      const uint v6252 = v6243 * v4;
-      const uint v6253 = v6252 + v68;
-      const uint v6254 = v6253 + v6245;
-      out[v6254] = v6251;
-    }
-    const uint v6255 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6256 = v1126 + v6255;
-    const uint v6257 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6258 = v1125 + v6257;
-    const bool v6259 = v6256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6260 = v6258 < v15;
-    const bool v6261 = v6259 && v6260;
-    if (v6261) {
-      const float v6262 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6264 = bfloat(v6262);
-      const uint v6265 = v6256 * v4;
-      const uint v6266 = v6265 + v68;
-      const uint v6267 = v6266 + v6258;
-      out[v6267] = v6264;
-    }
-    const uint v6268 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6269 = v1126 + v6268;
-    const uint v6270 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6271 = v1125 + v6270;
-    const bool v6272 = v6269 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6273 = v6271 < v15;
-    const bool v6274 = v6272 && v6273;
-    if (v6274) {
-      const float v6275 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6277 = bfloat(v6275);
-      const uint v6278 = v6269 * v4;
-      const uint v6279 = v6278 + v68;
-      const uint v6280 = v6279 + v6271;
-      out[v6280] = v6277;
-    }
-    const uint v6281 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6282 = v1126 + v6281;
-    const uint v6283 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6284 = v1125 + v6283;
-    const bool v6285 = v6282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6286 = v6284 < v15;
-    const bool v6287 = v6285 && v6286;
-    if (v6287) {
-      const float v6288 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6290 = bfloat(v6288);
-      const uint v6291 = v6282 * v4;
-      const uint v6292 = v6291 + v68;
-      const uint v6293 = v6292 + v6284;
-      out[v6293] = v6290;
-    }
-    const uint v6294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6295 = v1126 + v6294;
-    const uint v6296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6297 = v1125 + v6296;
-    const bool v6298 = v6295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6299 = v6297 < v15;
-    const bool v6300 = v6298 && v6299;
-    if (v6300) {
-      const float v6301 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6303 = bfloat(v6301);
-      const uint v6304 = v6295 * v4;
-      const uint v6305 = v6304 + v68;
-      const uint v6306 = v6305 + v6297;
-      out[v6306] = v6303;
-    }
-    const uint v6307 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6308 = v1126 + v6307;
-    const uint v6309 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6310 = v1125 + v6309;
-    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6312 = v6310 < v15;
-    const bool v6313 = v6311 && v6312;
-    if (v6313) {
-      const float v6314 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6316 = bfloat(v6314);
-      const uint v6317 = v6308 * v4;
-      const uint v6318 = v6317 + v68;
-      const uint v6319 = v6318 + v6310;
-      out[v6319] = v6316;
-    }
-    const uint v6320 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6321 = v1126 + v6320;
-    const uint v6322 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6323 = v1125 + v6322;
-    const bool v6324 = v6321 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6325 = v6323 < v15;
-    const bool v6326 = v6324 && v6325;
-    if (v6326) {
-      const float v6327 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6329 = bfloat(v6327);
-      const uint v6330 = v6321 * v4;
-      const uint v6331 = v6330 + v68;
-      const uint v6332 = v6331 + v6323;
-      out[v6332] = v6329;
-    }
-    const uint v6333 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6334 = v1126 + v6333;
-    const uint v6335 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6336 = v1125 + v6335;
-    const bool v6337 = v6334 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6338 = v6336 < v15;
-    const bool v6339 = v6337 && v6338;
-    if (v6339) {
-      const float v6340 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6342 = bfloat(v6340);
-      const uint v6343 = v6334 * v4;
-      const uint v6344 = v6343 + v68;
-      const uint v6345 = v6344 + v6336;
-      out[v6345] = v6342;
-    }
-    const uint v6346 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6347 = v1126 + v6346;
-    const uint v6348 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6349 = v1125 + v6348;
-    const bool v6350 = v6347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6351 = v6349 < v15;
-    const bool v6352 = v6350 && v6351;
-    if (v6352) {
-      const float v6353 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6355 = bfloat(v6353);
-      const uint v6356 = v6347 * v4;
-      const uint v6357 = v6356 + v68;
-      const uint v6358 = v6357 + v6349;
-      out[v6358] = v6355;
-    }
-    const uint v6359 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6360 = v1126 + v6359;
-    const uint v6361 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6362 = v1125 + v6361;
-    const bool v6363 = v6360 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6364 = v6362 < v15;
-    const bool v6365 = v6363 && v6364;
-    if (v6365) {
-      const float v6366 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6368 = bfloat(v6366);
-      const uint v6369 = v6360 * v4;
-      const uint v6370 = v6369 + v68;
-      const uint v6371 = v6370 + v6362;
-      out[v6371] = v6368;
-    }
-    const uint v6372 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6373 = v1126 + v6372;
-    const uint v6374 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6375 = v1125 + v6374;
-    const bool v6376 = v6373 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6377 = v6375 < v15;
-    const bool v6378 = v6376 && v6377;
-    if (v6378) {
-      const float v6379 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6381 = bfloat(v6379);
-      const uint v6382 = v6373 * v4;
-      const uint v6383 = v6382 + v68;
-      const uint v6384 = v6383 + v6375;
-      out[v6384] = v6381;
+    const uint v4722 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4723 = v1127 + v4722;
+    const uint v4724 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4725 = v1126 + v4724;
+    const bool v4726 = v4723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4727 = v4725 < v15;
+    const bool v4728 = v4726 && v4727;
+    if (v4728) {
+      const float v4729 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4731 = bfloat(v4729);
+      const uint v4732 = v4723 * v4;
+      const uint v4733 = v4732 + v68;
+      const uint v4734 = v4733 + v4725;
+      out[v4734] = v4731;
+    }
+    const uint v4735 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4736 = v1127 + v4735;
+    const uint v4737 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4738 = v1126 + v4737;
+    const bool v4739 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4740 = v4738 < v15;
+    const bool v4741 = v4739 && v4740;
+    if (v4741) {
+      const float v4742 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4744 = bfloat(v4742);
+      const uint v4745 = v4736 * v4;
+      const uint v4746 = v4745 + v68;
+      const uint v4747 = v4746 + v4738;
+      out[v4747] = v4744;
+    }
+    const uint v4748 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4749 = v1127 + v4748;
+    const uint v4750 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4751 = v1126 + v4750;
+    const bool v4752 = v4749 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4753 = v4751 < v15;
+    const bool v4754 = v4752 && v4753;
+    if (v4754) {
+      const float v4755 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4757 = bfloat(v4755);
+      const uint v4758 = v4749 * v4;
+      const uint v4759 = v4758 + v68;
+      const uint v4760 = v4759 + v4751;
+      out[v4760] = v4757;
+    }
+    const uint v4761 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4762 = v1127 + v4761;
+    const uint v4763 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4764 = v1126 + v4763;
+    const bool v4765 = v4762 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4766 = v4764 < v15;
+    const bool v4767 = v4765 && v4766;
+    if (v4767) {
+      const float v4768 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4770 = bfloat(v4768);
+      const uint v4771 = v4762 * v4;
+      const uint v4772 = v4771 + v68;
+      const uint v4773 = v4772 + v4764;
+      out[v4773] = v4770;
+    }
+    const uint v4774 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4775 = v1127 + v4774;
+    const uint v4776 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4777 = v1126 + v4776;
+    const bool v4778 = v4775 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4779 = v4777 < v15;
+    const bool v4780 = v4778 && v4779;
+    if (v4780) {
+      const float v4781 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4783 = bfloat(v4781);
+      const uint v4784 = v4775 * v4;
+      const uint v4785 = v4784 + v68;
+      const uint v4786 = v4785 + v4777;
+      out[v4786] = v4783;
+    }
+    const uint v4787 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4788 = v1127 + v4787;
+    const uint v4789 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4790 = v1126 + v4789;
+    const bool v4791 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4792 = v4790 < v15;
+    const bool v4793 = v4791 && v4792;
+    if (v4793) {
+      const float v4794 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4796 = bfloat(v4794);
+      const uint v4797 = v4788 * v4;
+      const uint v4798 = v4797 + v68;
+      const uint v4799 = v4798 + v4790;
+      out[v4799] = v4796;
+    }
+    const uint v4800 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4801 = v1127 + v4800;
+    const uint v4802 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4803 = v1126 + v4802;
+    const bool v4804 = v4801 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4805 = v4803 < v15;
+    const bool v4806 = v4804 && v4805;
+    if (v4806) {
+      const float v4807 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4809 = bfloat(v4807);
+      const uint v4810 = v4801 * v4;
+      const uint v4811 = v4810 + v68;
+      const uint v4812 = v4811 + v4803;
+      out[v4812] = v4809;
+    }
+    const uint v4813 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4814 = v1127 + v4813;
+    const uint v4815 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4816 = v1126 + v4815;
+    const bool v4817 = v4814 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4818 = v4816 < v15;
+    const bool v4819 = v4817 && v4818;
+    if (v4819) {
+      const float v4820 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4822 = bfloat(v4820);
+      const uint v4823 = v4814 * v4;
+      const uint v4824 = v4823 + v68;
+      const uint v4825 = v4824 + v4816;
+      out[v4825] = v4822;
+    }
+    const uint v4826 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4827 = v1127 + v4826;
+    const uint v4828 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4829 = v1126 + v4828;
+    const bool v4830 = v4827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4831 = v4829 < v15;
+    const bool v4832 = v4830 && v4831;
+    if (v4832) {
+      const float v4833 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4835 = bfloat(v4833);
+      const uint v4836 = v4827 * v4;
+      const uint v4837 = v4836 + v68;
+      const uint v4838 = v4837 + v4829;
+      out[v4838] = v4835;
+    }
+    const uint v4839 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4840 = v1127 + v4839;
+    const uint v4841 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4842 = v1126 + v4841;
+    const bool v4843 = v4840 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4844 = v4842 < v15;
+    const bool v4845 = v4843 && v4844;
+    if (v4845) {
+      const float v4846 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4848 = bfloat(v4846);
+      const uint v4849 = v4840 * v4;
+      const uint v4850 = v4849 + v68;
+      const uint v4851 = v4850 + v4842;
+      out[v4851] = v4848;
+    }
+    const uint v4852 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4853 = v1127 + v4852;
+    const uint v4854 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4855 = v1126 + v4854;
+    const bool v4856 = v4853 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4857 = v4855 < v15;
+    const bool v4858 = v4856 && v4857;
+    if (v4858) {
+      const float v4859 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4861 = bfloat(v4859);
+      const uint v4862 = v4853 * v4;
+      const uint v4863 = v4862 + v68;
+      const uint v4864 = v4863 + v4855;
+      out[v4864] = v4861;
+    }
+    const uint v4865 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4866 = v1127 + v4865;
+    const uint v4867 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4868 = v1126 + v4867;
+    const bool v4869 = v4866 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4870 = v4868 < v15;
+    const bool v4871 = v4869 && v4870;
+    if (v4871) {
+      const float v4872 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4874 = bfloat(v4872);
+      const uint v4875 = v4866 * v4;
+      const uint v4876 = v4875 + v68;
+      const uint v4877 = v4876 + v4868;
+      out[v4877] = v4874;
+    }
+    const uint v4878 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4879 = v1127 + v4878;
+    const uint v4880 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4881 = v1126 + v4880;
+    const bool v4882 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4883 = v4881 < v15;
+    const bool v4884 = v4882 && v4883;
+    if (v4884) {
+      const float v4885 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4887 = bfloat(v4885);
+      const uint v4888 = v4879 * v4;
+      const uint v4889 = v4888 + v68;
+      const uint v4890 = v4889 + v4881;
+      out[v4890] = v4887;
+    }
+    const uint v4891 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4892 = v1127 + v4891;
+    const uint v4893 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4894 = v1126 + v4893;
+    const bool v4895 = v4892 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4896 = v4894 < v15;
+    const bool v4897 = v4895 && v4896;
+    if (v4897) {
+      const float v4898 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4900 = bfloat(v4898);
+      const uint v4901 = v4892 * v4;
+      const uint v4902 = v4901 + v68;
+      const uint v4903 = v4902 + v4894;
+      out[v4903] = v4900;
+    }
+    const uint v4904 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4905 = v1127 + v4904;
+    const uint v4906 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4907 = v1126 + v4906;
+    const bool v4908 = v4905 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4909 = v4907 < v15;
+    const bool v4910 = v4908 && v4909;
+    if (v4910) {
+      const float v4911 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4913 = bfloat(v4911);
+      const uint v4914 = v4905 * v4;
+      const uint v4915 = v4914 + v68;
+      const uint v4916 = v4915 + v4907;
+      out[v4916] = v4913;
+    }
+    const uint v4917 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4918 = v1127 + v4917;
+    const uint v4919 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4920 = v1126 + v4919;
+    const bool v4921 = v4918 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4922 = v4920 < v15;
+    const bool v4923 = v4921 && v4922;
+    if (v4923) {
+      const float v4924 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4926 = bfloat(v4924);
+      const uint v4927 = v4918 * v4;
+      const uint v4928 = v4927 + v68;
+      const uint v4929 = v4928 + v4920;
+      out[v4929] = v4926;
+    }
+    const uint v4930 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4931 = v1127 + v4930;
+    const uint v4932 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4933 = v1126 + v4932;
+    const bool v4934 = v4931 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4935 = v4933 < v15;
+    const bool v4936 = v4934 && v4935;
+    if (v4936) {
+      const float v4937 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4939 = bfloat(v4937);
+      const uint v4940 = v4931 * v4;
+      const uint v4941 = v4940 + v68;
+      const uint v4942 = v4941 + v4933;
+      out[v4942] = v4939;
+    }
+    const uint v4943 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4944 = v1127 + v4943;
+    const uint v4945 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4946 = v1126 + v4945;
+    const bool v4947 = v4944 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4948 = v4946 < v15;
+    const bool v4949 = v4947 && v4948;
+    if (v4949) {
+      const float v4950 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4952 = bfloat(v4950);
+      const uint v4953 = v4944 * v4;
+      const uint v4954 = v4953 + v68;
+      const uint v4955 = v4954 + v4946;
+      out[v4955] = v4952;
+    }
+    const uint v4956 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4957 = v1127 + v4956;
+    const uint v4958 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4959 = v1126 + v4958;
+    const bool v4960 = v4957 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4961 = v4959 < v15;
+    const bool v4962 = v4960 && v4961;
+    if (v4962) {
+      const float v4963 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4965 = bfloat(v4963);
+      const uint v4966 = v4957 * v4;
+      const uint v4967 = v4966 + v68;
+      const uint v4968 = v4967 + v4959;
+      out[v4968] = v4965;
+    }
+    const uint v4969 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4970 = v1127 + v4969;
+    const uint v4971 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4972 = v1126 + v4971;
+    const bool v4973 = v4970 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4974 = v4972 < v15;
+    const bool v4975 = v4973 && v4974;
+    if (v4975) {
+      const float v4976 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4978 = bfloat(v4976);
+      const uint v4979 = v4970 * v4;
+      const uint v4980 = v4979 + v68;
+      const uint v4981 = v4980 + v4972;
+      out[v4981] = v4978;
+    }
+    const uint v4982 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4983 = v1127 + v4982;
+    const uint v4984 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4985 = v1126 + v4984;
+    const bool v4986 = v4983 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4987 = v4985 < v15;
+    const bool v4988 = v4986 && v4987;
+    if (v4988) {
+      const float v4989 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4991 = bfloat(v4989);
+      const uint v4992 = v4983 * v4;
+      const uint v4993 = v4992 + v68;
+      const uint v4994 = v4993 + v4985;
+      out[v4994] = v4991;
+    }
+    const uint v4995 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4996 = v1127 + v4995;
+    const uint v4997 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4998 = v1126 + v4997;
+    const bool v4999 = v4996 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5000 = v4998 < v15;
+    const bool v5001 = v4999 && v5000;
+    if (v5001) {
+      const float v5002 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5004 = bfloat(v5002);
+      const uint v5005 = v4996 * v4;
+      const uint v5006 = v5005 + v68;
+      const uint v5007 = v5006 + v4998;
+      out[v5007] = v5004;
+    }
+    const uint v5008 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5009 = v1127 + v5008;
+    const uint v5010 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5011 = v1126 + v5010;
+    const bool v5012 = v5009 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5013 = v5011 < v15;
+    const bool v5014 = v5012 && v5013;
+    if (v5014) {
+      const float v5015 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5017 = bfloat(v5015);
+      const uint v5018 = v5009 * v4;
+      const uint v5019 = v5018 + v68;
+      const uint v5020 = v5019 + v5011;
+      out[v5020] = v5017;
+    }
+    const uint v5021 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5022 = v1127 + v5021;
+    const uint v5023 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5024 = v1126 + v5023;
+    const bool v5025 = v5022 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5026 = v5024 < v15;
+    const bool v5027 = v5025 && v5026;
+    if (v5027) {
+      const float v5028 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5030 = bfloat(v5028);
+      const uint v5031 = v5022 * v4;
+      const uint v5032 = v5031 + v68;
+      const uint v5033 = v5032 + v5024;
+      out[v5033] = v5030;
+    }
+    const uint v5034 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5035 = v1127 + v5034;
+    const uint v5036 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5037 = v1126 + v5036;
+    const bool v5038 = v5035 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5039 = v5037 < v15;
+    const bool v5040 = v5038 && v5039;
+    if (v5040) {
+      const float v5041 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5043 = bfloat(v5041);
+      const uint v5044 = v5035 * v4;
+      const uint v5045 = v5044 + v68;
+      const uint v5046 = v5045 + v5037;
+      out[v5046] = v5043;
+    }
+    const uint v5047 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5048 = v1127 + v5047;
+    const uint v5049 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5050 = v1126 + v5049;
+    const bool v5051 = v5048 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5052 = v5050 < v15;
+    const bool v5053 = v5051 && v5052;
+    if (v5053) {
+      const float v5054 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5056 = bfloat(v5054);
+      const uint v5057 = v5048 * v4;
+      const uint v5058 = v5057 + v68;
+      const uint v5059 = v5058 + v5050;
+      out[v5059] = v5056;
+    }
+    const uint v5060 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5061 = v1127 + v5060;
+    const uint v5062 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5063 = v1126 + v5062;
+    const bool v5064 = v5061 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5065 = v5063 < v15;
+    const bool v5066 = v5064 && v5065;
+    if (v5066) {
+      const float v5067 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5069 = bfloat(v5067);
+      const uint v5070 = v5061 * v4;
+      const uint v5071 = v5070 + v68;
+      const uint v5072 = v5071 + v5063;
+      out[v5072] = v5069;
+    }
+    const uint v5073 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5074 = v1127 + v5073;
+    const uint v5075 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5076 = v1126 + v5075;
+    const bool v5077 = v5074 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5078 = v5076 < v15;
+    const bool v5079 = v5077 && v5078;
+    if (v5079) {
+      const float v5080 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5082 = bfloat(v5080);
+      const uint v5083 = v5074 * v4;
+      const uint v5084 = v5083 + v68;
+      const uint v5085 = v5084 + v5076;
+      out[v5085] = v5082;
+    }
+    const uint v5086 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5087 = v1127 + v5086;
+    const uint v5088 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5089 = v1126 + v5088;
+    const bool v5090 = v5087 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5091 = v5089 < v15;
+    const bool v5092 = v5090 && v5091;
+    if (v5092) {
+      const float v5093 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5095 = bfloat(v5093);
+      const uint v5096 = v5087 * v4;
+      const uint v5097 = v5096 + v68;
+      const uint v5098 = v5097 + v5089;
+      out[v5098] = v5095;
+    }
+    const uint v5099 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5100 = v1127 + v5099;
+    const uint v5101 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5102 = v1126 + v5101;
+    const bool v5103 = v5100 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5104 = v5102 < v15;
+    const bool v5105 = v5103 && v5104;
+    if (v5105) {
+      const float v5106 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5108 = bfloat(v5106);
+      const uint v5109 = v5100 * v4;
+      const uint v5110 = v5109 + v68;
+      const uint v5111 = v5110 + v5102;
+      out[v5111] = v5108;
+    }
+    const uint v5112 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5113 = v1127 + v5112;
+    const uint v5114 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5115 = v1126 + v5114;
+    const bool v5116 = v5113 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5117 = v5115 < v15;
+    const bool v5118 = v5116 && v5117;
+    if (v5118) {
+      const float v5119 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5121 = bfloat(v5119);
+      const uint v5122 = v5113 * v4;
+      const uint v5123 = v5122 + v68;
+      const uint v5124 = v5123 + v5115;
+      out[v5124] = v5121;
+    }
+    const uint v5125 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5126 = v1127 + v5125;
+    const uint v5127 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5128 = v1126 + v5127;
+    const bool v5129 = v5126 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5130 = v5128 < v15;
+    const bool v5131 = v5129 && v5130;
+    if (v5131) {
+      const float v5132 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5134 = bfloat(v5132);
+      const uint v5135 = v5126 * v4;
+      const uint v5136 = v5135 + v68;
+      const uint v5137 = v5136 + v5128;
+      out[v5137] = v5134;
+    }
+    const uint v5138 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5139 = v1127 + v5138;
+    const uint v5140 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5141 = v1126 + v5140;
+    const bool v5142 = v5139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5143 = v5141 < v15;
+    const bool v5144 = v5142 && v5143;
+    if (v5144) {
+      const float v5145 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5147 = bfloat(v5145);
+      const uint v5148 = v5139 * v4;
+      const uint v5149 = v5148 + v68;
+      const uint v5150 = v5149 + v5141;
+      out[v5150] = v5147;
+    }
+    const uint v5151 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5152 = v1127 + v5151;
+    const uint v5153 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5154 = v1126 + v5153;
+    const bool v5155 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5156 = v5154 < v15;
+    const bool v5157 = v5155 && v5156;
+    if (v5157) {
+      const float v5158 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5160 = bfloat(v5158);
+      const uint v5161 = v5152 * v4;
+      const uint v5162 = v5161 + v68;
+      const uint v5163 = v5162 + v5154;
+      out[v5163] = v5160;
+    }
+    const uint v5164 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5165 = v1127 + v5164;
+    const uint v5166 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5167 = v1126 + v5166;
+    const bool v5168 = v5165 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5169 = v5167 < v15;
+    const bool v5170 = v5168 && v5169;
+    if (v5170) {
+      const float v5171 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5173 = bfloat(v5171);
+      const uint v5174 = v5165 * v4;
+      const uint v5175 = v5174 + v68;
+      const uint v5176 = v5175 + v5167;
+      out[v5176] = v5173;
+    }
+    const uint v5177 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5178 = v1127 + v5177;
+    const uint v5179 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5180 = v1126 + v5179;
+    const bool v5181 = v5178 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5182 = v5180 < v15;
+    const bool v5183 = v5181 && v5182;
+    if (v5183) {
+      const float v5184 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5186 = bfloat(v5184);
+      const uint v5187 = v5178 * v4;
+      const uint v5188 = v5187 + v68;
+      const uint v5189 = v5188 + v5180;
+      out[v5189] = v5186;
+    }
+    const uint v5190 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5191 = v1127 + v5190;
+    const uint v5192 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5193 = v1126 + v5192;
+    const bool v5194 = v5191 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5195 = v5193 < v15;
+    const bool v5196 = v5194 && v5195;
+    if (v5196) {
+      const float v5197 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5199 = bfloat(v5197);
+      const uint v5200 = v5191 * v4;
+      const uint v5201 = v5200 + v68;
+      const uint v5202 = v5201 + v5193;
+      out[v5202] = v5199;
+    }
+    const uint v5203 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5204 = v1127 + v5203;
+    const uint v5205 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5206 = v1126 + v5205;
+    const bool v5207 = v5204 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5208 = v5206 < v15;
+    const bool v5209 = v5207 && v5208;
+    if (v5209) {
+      const float v5210 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5212 = bfloat(v5210);
+      const uint v5213 = v5204 * v4;
+      const uint v5214 = v5213 + v68;
+      const uint v5215 = v5214 + v5206;
+      out[v5215] = v5212;
+    }
+    const uint v5216 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5217 = v1127 + v5216;
+    const uint v5218 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5219 = v1126 + v5218;
+    const bool v5220 = v5217 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5221 = v5219 < v15;
+    const bool v5222 = v5220 && v5221;
+    if (v5222) {
+      const float v5223 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5225 = bfloat(v5223);
+      const uint v5226 = v5217 * v4;
+      const uint v5227 = v5226 + v68;
+      const uint v5228 = v5227 + v5219;
+      out[v5228] = v5225;
+    }
+    const uint v5229 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5230 = v1127 + v5229;
+    const uint v5231 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5232 = v1126 + v5231;
+    const bool v5233 = v5230 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5234 = v5232 < v15;
+    const bool v5235 = v5233 && v5234;
+    if (v5235) {
+      const float v5236 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5238 = bfloat(v5236);
+      const uint v5239 = v5230 * v4;
+      const uint v5240 = v5239 + v68;
+      const uint v5241 = v5240 + v5232;
+      out[v5241] = v5238;
+    }
+    const uint v5242 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5243 = v1127 + v5242;
+    const uint v5244 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5245 = v1126 + v5244;
+    const bool v5246 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5247 = v5245 < v15;
+    const bool v5248 = v5246 && v5247;
+    if (v5248) {
+      const float v5249 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5251 = bfloat(v5249);
+      const uint v5252 = v5243 * v4;
+      const uint v5253 = v5252 + v68;
+      const uint v5254 = v5253 + v5245;
+      out[v5254] = v5251;
+    }
+    const uint v5255 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5256 = v1127 + v5255;
+    const uint v5257 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5258 = v1126 + v5257;
+    const bool v5259 = v5256 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5260 = v5258 < v15;
+    const bool v5261 = v5259 && v5260;
+    if (v5261) {
+      const float v5262 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5264 = bfloat(v5262);
+      const uint v5265 = v5256 * v4;
+      const uint v5266 = v5265 + v68;
+      const uint v5267 = v5266 + v5258;
+      out[v5267] = v5264;
+    }
+    const uint v5268 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5269 = v1127 + v5268;
+    const uint v5270 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5271 = v1126 + v5270;
+    const bool v5272 = v5269 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5273 = v5271 < v15;
+    const bool v5274 = v5272 && v5273;
+    if (v5274) {
+      const float v5275 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5277 = bfloat(v5275);
+      const uint v5278 = v5269 * v4;
+      const uint v5279 = v5278 + v68;
+      const uint v5280 = v5279 + v5271;
+      out[v5280] = v5277;
+    }
+    const uint v5281 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5282 = v1127 + v5281;
+    const uint v5283 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5284 = v1126 + v5283;
+    const bool v5285 = v5282 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5286 = v5284 < v15;
+    const bool v5287 = v5285 && v5286;
+    if (v5287) {
+      const float v5288 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5290 = bfloat(v5288);
+      const uint v5291 = v5282 * v4;
+      const uint v5292 = v5291 + v68;
+      const uint v5293 = v5292 + v5284;
+      out[v5293] = v5290;
+    }
+    const uint v5294 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5295 = v1127 + v5294;
+    const uint v5296 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5297 = v1126 + v5296;
+    const bool v5298 = v5295 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5299 = v5297 < v15;
+    const bool v5300 = v5298 && v5299;
+    if (v5300) {
+      const float v5301 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5303 = bfloat(v5301);
+      const uint v5304 = v5295 * v4;
+      const uint v5305 = v5304 + v68;
+      const uint v5306 = v5305 + v5297;
+      out[v5306] = v5303;
+    }
+    const uint v5307 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5308 = v1127 + v5307;
+    const uint v5309 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5310 = v1126 + v5309;
+    const bool v5311 = v5308 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5312 = v5310 < v15;
+    const bool v5313 = v5311 && v5312;
+    if (v5313) {
+      const float v5314 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5316 = bfloat(v5314);
+      const uint v5317 = v5308 * v4;
+      const uint v5318 = v5317 + v68;
+      const uint v5319 = v5318 + v5310;
+      out[v5319] = v5316;
+    }
+    const uint v5320 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5321 = v1127 + v5320;
+    const uint v5322 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5323 = v1126 + v5322;
+    const bool v5324 = v5321 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5325 = v5323 < v15;
+    const bool v5326 = v5324 && v5325;
+    if (v5326) {
+      const float v5327 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5329 = bfloat(v5327);
+      const uint v5330 = v5321 * v4;
+      const uint v5331 = v5330 + v68;
+      const uint v5332 = v5331 + v5323;
+      out[v5332] = v5329;
+    }
+    const uint v5333 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5334 = v1127 + v5333;
+    const uint v5335 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5336 = v1126 + v5335;
+    const bool v5337 = v5334 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5338 = v5336 < v15;
+    const bool v5339 = v5337 && v5338;
+    if (v5339) {
+      const float v5340 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5342 = bfloat(v5340);
+      const uint v5343 = v5334 * v4;
+      const uint v5344 = v5343 + v68;
+      const uint v5345 = v5344 + v5336;
+      out[v5345] = v5342;
+    }
+    const uint v5346 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5347 = v1127 + v5346;
+    const uint v5348 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5349 = v1126 + v5348;
+    const bool v5350 = v5347 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5351 = v5349 < v15;
+    const bool v5352 = v5350 && v5351;
+    if (v5352) {
+      const float v5353 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5355 = bfloat(v5353);
+      const uint v5356 = v5347 * v4;
+      const uint v5357 = v5356 + v68;
+      const uint v5358 = v5357 + v5349;
+      out[v5358] = v5355;
+    }
+    const uint v5359 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5360 = v1127 + v5359;
+    const uint v5361 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5362 = v1126 + v5361;
+    const bool v5363 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5364 = v5362 < v15;
+    const bool v5365 = v5363 && v5364;
+    if (v5365) {
+      const float v5366 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5368 = bfloat(v5366);
+      const uint v5369 = v5360 * v4;
+      const uint v5370 = v5369 + v68;
+      const uint v5371 = v5370 + v5362;
+      out[v5371] = v5368;
+    }
+    const uint v5372 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5373 = v1127 + v5372;
+    const uint v5374 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5375 = v1126 + v5374;
+    const bool v5376 = v5373 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5377 = v5375 < v15;
+    const bool v5378 = v5376 && v5377;
+    if (v5378) {
+      const float v5379 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5381 = bfloat(v5379);
+      const uint v5382 = v5373 * v4;
+      const uint v5383 = v5382 + v68;
+      const uint v5384 = v5383 + v5375;
+      out[v5384] = v5381;
+    }
+    const uint v5385 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5386 = v1127 + v5385;
+    const uint v5387 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5388 = v1126 + v5387;
+    const bool v5389 = v5386 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5390 = v5388 < v15;
+    const bool v5391 = v5389 && v5390;
+    if (v5391) {
+      const float v5392 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5394 = bfloat(v5392);
+      const uint v5395 = v5386 * v4;
+      const uint v5396 = v5395 + v68;
+      const uint v5397 = v5396 + v5388;
+      out[v5397] = v5394;
+    }
+    const uint v5398 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5399 = v1127 + v5398;
+    const uint v5400 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5401 = v1126 + v5400;
+    const bool v5402 = v5399 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5403 = v5401 < v15;
+    const bool v5404 = v5402 && v5403;
+    if (v5404) {
+      const float v5405 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5407 = bfloat(v5405);
+      const uint v5408 = v5399 * v4;
+      const uint v5409 = v5408 + v68;
+      const uint v5410 = v5409 + v5401;
+      out[v5410] = v5407;
+    }
+    const uint v5411 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5412 = v1127 + v5411;
+    const uint v5413 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5414 = v1126 + v5413;
+    const bool v5415 = v5412 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5416 = v5414 < v15;
+    const bool v5417 = v5415 && v5416;
+    if (v5417) {
+      const float v5418 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5420 = bfloat(v5418);
+      const uint v5421 = v5412 * v4;
+      const uint v5422 = v5421 + v68;
+      const uint v5423 = v5422 + v5414;
+      out[v5423] = v5420;
+    }
+    const uint v5424 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5425 = v1127 + v5424;
+    const uint v5426 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5427 = v1126 + v5426;
+    const bool v5428 = v5425 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5429 = v5427 < v15;
+    const bool v5430 = v5428 && v5429;
+    if (v5430) {
+      const float v5431 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5433 = bfloat(v5431);
+      const uint v5434 = v5425 * v4;
+      const uint v5435 = v5434 + v68;
+      const uint v5436 = v5435 + v5427;
+      out[v5436] = v5433;
+    }
+    const uint v5437 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5438 = v1127 + v5437;
+    const uint v5439 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5440 = v1126 + v5439;
+    const bool v5441 = v5438 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5442 = v5440 < v15;
+    const bool v5443 = v5441 && v5442;
+    if (v5443) {
+      const float v5444 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5446 = bfloat(v5444);
+      const uint v5447 = v5438 * v4;
+      const uint v5448 = v5447 + v68;
+      const uint v5449 = v5448 + v5440;
+      out[v5449] = v5446;
+    }
+    const uint v5450 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5451 = v1127 + v5450;
+    const uint v5452 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5453 = v1126 + v5452;
+    const bool v5454 = v5451 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5455 = v5453 < v15;
+    const bool v5456 = v5454 && v5455;
+    if (v5456) {
+      const float v5457 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5459 = bfloat(v5457);
+      const uint v5460 = v5451 * v4;
+      const uint v5461 = v5460 + v68;
+      const uint v5462 = v5461 + v5453;
+      out[v5462] = v5459;
+    }
+    const uint v5463 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5464 = v1127 + v5463;
+    const uint v5465 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5466 = v1126 + v5465;
+    const bool v5467 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5468 = v5466 < v15;
+    const bool v5469 = v5467 && v5468;
+    if (v5469) {
+      const float v5470 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5472 = bfloat(v5470);
+      const uint v5473 = v5464 * v4;
+      const uint v5474 = v5473 + v68;
+      const uint v5475 = v5474 + v5466;
+      out[v5475] = v5472;
+    }
+    const uint v5476 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5477 = v1127 + v5476;
+    const uint v5478 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5479 = v1126 + v5478;
+    const bool v5480 = v5477 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5481 = v5479 < v15;
+    const bool v5482 = v5480 && v5481;
+    if (v5482) {
+      const float v5483 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5485 = bfloat(v5483);
+      const uint v5486 = v5477 * v4;
+      const uint v5487 = v5486 + v68;
+      const uint v5488 = v5487 + v5479;
+      out[v5488] = v5485;
+    }
+    const uint v5489 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5490 = v1127 + v5489;
+    const uint v5491 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5492 = v1126 + v5491;
+    const bool v5493 = v5490 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5494 = v5492 < v15;
+    const bool v5495 = v5493 && v5494;
+    if (v5495) {
+      const float v5496 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5498 = bfloat(v5496);
+      const uint v5499 = v5490 * v4;
+      const uint v5500 = v5499 + v68;
+      const uint v5501 = v5500 + v5492;
+      out[v5501] = v5498;
+    }
+    const uint v5502 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5503 = v1127 + v5502;
+    const uint v5504 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5505 = v1126 + v5504;
+    const bool v5506 = v5503 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5507 = v5505 < v15;
+    const bool v5508 = v5506 && v5507;
+    if (v5508) {
+      const float v5509 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5511 = bfloat(v5509);
+      const uint v5512 = v5503 * v4;
+      const uint v5513 = v5512 + v68;
+      const uint v5514 = v5513 + v5505;
+      out[v5514] = v5511;
+    }
+    const uint v5515 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5516 = v1127 + v5515;
+    const uint v5517 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5518 = v1126 + v5517;
+    const bool v5519 = v5516 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5520 = v5518 < v15;
+    const bool v5521 = v5519 && v5520;
+    if (v5521) {
+      const float v5522 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5524 = bfloat(v5522);
+      const uint v5525 = v5516 * v4;
+      const uint v5526 = v5525 + v68;
+      const uint v5527 = v5526 + v5518;
+      out[v5527] = v5524;
+    }
+    const uint v5528 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5529 = v1127 + v5528;
+    const uint v5530 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5531 = v1126 + v5530;
+    const bool v5532 = v5529 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5533 = v5531 < v15;
+    const bool v5534 = v5532 && v5533;
+    if (v5534) {
+      const float v5535 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5537 = bfloat(v5535);
+      const uint v5538 = v5529 * v4;
+      const uint v5539 = v5538 + v68;
+      const uint v5540 = v5539 + v5531;
+      out[v5540] = v5537;
+    }
+    const uint v5541 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5542 = v1127 + v5541;
+    const uint v5543 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5544 = v1126 + v5543;
+    const bool v5545 = v5542 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5546 = v5544 < v15;
+    const bool v5547 = v5545 && v5546;
+    if (v5547) {
+      const float v5548 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5550 = bfloat(v5548);
+      const uint v5551 = v5542 * v4;
+      const uint v5552 = v5551 + v68;
+      const uint v5553 = v5552 + v5544;
+      out[v5553] = v5550;
+    }
+    const uint v5554 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5555 = v1127 + v5554;
+    const uint v5556 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5557 = v1126 + v5556;
+    const bool v5558 = v5555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5559 = v5557 < v15;
+    const bool v5560 = v5558 && v5559;
+    if (v5560) {
+      const float v5561 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5563 = bfloat(v5561);
+      const uint v5564 = v5555 * v4;
+      const uint v5565 = v5564 + v68;
+      const uint v5566 = v5565 + v5557;
+      out[v5566] = v5563;
+    }
+    const uint v5567 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5568 = v1127 + v5567;
+    const uint v5569 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5570 = v1126 + v5569;
+    const bool v5571 = v5568 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5572 = v5570 < v15;
+    const bool v5573 = v5571 && v5572;
+    if (v5573) {
+      const float v5574 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5576 = bfloat(v5574);
+      const uint v5577 = v5568 * v4;
+      const uint v5578 = v5577 + v68;
+      const uint v5579 = v5578 + v5570;
+      out[v5579] = v5576;
+    }
+    const uint v5580 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5581 = v1127 + v5580;
+    const uint v5582 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5583 = v1126 + v5582;
+    const bool v5584 = v5581 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5585 = v5583 < v15;
+    const bool v5586 = v5584 && v5585;
+    if (v5586) {
+      const float v5587 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5589 = bfloat(v5587);
+      const uint v5590 = v5581 * v4;
+      const uint v5591 = v5590 + v68;
+      const uint v5592 = v5591 + v5583;
+      out[v5592] = v5589;
+    }
+    const uint v5593 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5594 = v1127 + v5593;
+    const uint v5595 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5596 = v1126 + v5595;
+    const bool v5597 = v5594 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5598 = v5596 < v15;
+    const bool v5599 = v5597 && v5598;
+    if (v5599) {
+      const float v5600 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5602 = bfloat(v5600);
+      const uint v5603 = v5594 * v4;
+      const uint v5604 = v5603 + v68;
+      const uint v5605 = v5604 + v5596;
+      out[v5605] = v5602;
+    }
+    const uint v5606 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5607 = v1127 + v5606;
+    const uint v5608 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5609 = v1126 + v5608;
+    const bool v5610 = v5607 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5611 = v5609 < v15;
+    const bool v5612 = v5610 && v5611;
+    if (v5612) {
+      const float v5613 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5615 = bfloat(v5613);
+      const uint v5616 = v5607 * v4;
+      const uint v5617 = v5616 + v68;
+      const uint v5618 = v5617 + v5609;
+      out[v5618] = v5615;
+    }
+    const uint v5619 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5620 = v1127 + v5619;
+    const uint v5621 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5622 = v1126 + v5621;
+    const bool v5623 = v5620 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5624 = v5622 < v15;
+    const bool v5625 = v5623 && v5624;
+    if (v5625) {
+      const float v5626 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5628 = bfloat(v5626);
+      const uint v5629 = v5620 * v4;
+      const uint v5630 = v5629 + v68;
+      const uint v5631 = v5630 + v5622;
+      out[v5631] = v5628;
+    }
+    const uint v5632 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5633 = v1127 + v5632;
+    const uint v5634 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5635 = v1126 + v5634;
+    const bool v5636 = v5633 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5637 = v5635 < v15;
+    const bool v5638 = v5636 && v5637;
+    if (v5638) {
+      const float v5639 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5641 = bfloat(v5639);
+      const uint v5642 = v5633 * v4;
+      const uint v5643 = v5642 + v68;
+      const uint v5644 = v5643 + v5635;
+      out[v5644] = v5641;
+    }
+    const uint v5645 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5646 = v1127 + v5645;
+    const uint v5647 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5648 = v1126 + v5647;
+    const bool v5649 = v5646 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5650 = v5648 < v15;
+    const bool v5651 = v5649 && v5650;
+    if (v5651) {
+      const float v5652 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5654 = bfloat(v5652);
+      const uint v5655 = v5646 * v4;
+      const uint v5656 = v5655 + v68;
+      const uint v5657 = v5656 + v5648;
+      out[v5657] = v5654;
+    }
+    const uint v5658 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5659 = v1127 + v5658;
+    const uint v5660 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5661 = v1126 + v5660;
+    const bool v5662 = v5659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5663 = v5661 < v15;
+    const bool v5664 = v5662 && v5663;
+    if (v5664) {
+      const float v5665 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5667 = bfloat(v5665);
+      const uint v5668 = v5659 * v4;
+      const uint v5669 = v5668 + v68;
+      const uint v5670 = v5669 + v5661;
+      out[v5670] = v5667;
+    }
+    const uint v5671 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5672 = v1127 + v5671;
+    const uint v5673 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5674 = v1126 + v5673;
+    const bool v5675 = v5672 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5676 = v5674 < v15;
+    const bool v5677 = v5675 && v5676;
+    if (v5677) {
+      const float v5678 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5680 = bfloat(v5678);
+      const uint v5681 = v5672 * v4;
+      const uint v5682 = v5681 + v68;
+      const uint v5683 = v5682 + v5674;
+      out[v5683] = v5680;
+    }
+    const uint v5684 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5685 = v1127 + v5684;
+    const uint v5686 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5687 = v1126 + v5686;
+    const bool v5688 = v5685 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5689 = v5687 < v15;
+    const bool v5690 = v5688 && v5689;
+    if (v5690) {
+      const float v5691 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5693 = bfloat(v5691);
+      const uint v5694 = v5685 * v4;
+      const uint v5695 = v5694 + v68;
+      const uint v5696 = v5695 + v5687;
+      out[v5696] = v5693;
+    }
+    const uint v5697 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5698 = v1127 + v5697;
+    const uint v5699 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5700 = v1126 + v5699;
+    const bool v5701 = v5698 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5702 = v5700 < v15;
+    const bool v5703 = v5701 && v5702;
+    if (v5703) {
+      const float v5704 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5706 = bfloat(v5704);
+      const uint v5707 = v5698 * v4;
+      const uint v5708 = v5707 + v68;
+      const uint v5709 = v5708 + v5700;
+      out[v5709] = v5706;
+    }
+    const uint v5710 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5711 = v1127 + v5710;
+    const uint v5712 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5713 = v1126 + v5712;
+    const bool v5714 = v5711 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5715 = v5713 < v15;
+    const bool v5716 = v5714 && v5715;
+    if (v5716) {
+      const float v5717 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5719 = bfloat(v5717);
+      const uint v5720 = v5711 * v4;
+      const uint v5721 = v5720 + v68;
+      const uint v5722 = v5721 + v5713;
+      out[v5722] = v5719;
+    }
+    const uint v5723 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5724 = v1127 + v5723;
+    const uint v5725 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5726 = v1126 + v5725;
+    const bool v5727 = v5724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5728 = v5726 < v15;
+    const bool v5729 = v5727 && v5728;
+    if (v5729) {
+      const float v5730 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5732 = bfloat(v5730);
+      const uint v5733 = v5724 * v4;
+      const uint v5734 = v5733 + v68;
+      const uint v5735 = v5734 + v5726;
+      out[v5735] = v5732;
+    }
+    const uint v5736 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5737 = v1127 + v5736;
+    const uint v5738 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5739 = v1126 + v5738;
+    const bool v5740 = v5737 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5741 = v5739 < v15;
+    const bool v5742 = v5740 && v5741;
+    if (v5742) {
+      const float v5743 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5745 = bfloat(v5743);
+      const uint v5746 = v5737 * v4;
+      const uint v5747 = v5746 + v68;
+      const uint v5748 = v5747 + v5739;
+      out[v5748] = v5745;
+    }
+    const uint v5749 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5750 = v1127 + v5749;
+    const uint v5751 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5752 = v1126 + v5751;
+    const bool v5753 = v5750 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5754 = v5752 < v15;
+    const bool v5755 = v5753 && v5754;
+    if (v5755) {
+      const float v5756 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5758 = bfloat(v5756);
+      const uint v5759 = v5750 * v4;
+      const uint v5760 = v5759 + v68;
+      const uint v5761 = v5760 + v5752;
+      out[v5761] = v5758;
+    }
+    const uint v5762 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5763 = v1127 + v5762;
+    const uint v5764 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5765 = v1126 + v5764;
+    const bool v5766 = v5763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5767 = v5765 < v15;
+    const bool v5768 = v5766 && v5767;
+    if (v5768) {
+      const float v5769 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5771 = bfloat(v5769);
+      const uint v5772 = v5763 * v4;
+      const uint v5773 = v5772 + v68;
+      const uint v5774 = v5773 + v5765;
+      out[v5774] = v5771;
+    }
+    const uint v5775 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5776 = v1127 + v5775;
+    const uint v5777 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5778 = v1126 + v5777;
+    const bool v5779 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5780 = v5778 < v15;
+    const bool v5781 = v5779 && v5780;
+    if (v5781) {
+      const float v5782 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5784 = bfloat(v5782);
+      const uint v5785 = v5776 * v4;
+      const uint v5786 = v5785 + v68;
+      const uint v5787 = v5786 + v5778;
+      out[v5787] = v5784;
+    }
+    const uint v5788 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5789 = v1127 + v5788;
+    const uint v5790 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5791 = v1126 + v5790;
+    const bool v5792 = v5789 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5793 = v5791 < v15;
+    const bool v5794 = v5792 && v5793;
+    if (v5794) {
+      const float v5795 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5797 = bfloat(v5795);
+      const uint v5798 = v5789 * v4;
+      const uint v5799 = v5798 + v68;
+      const uint v5800 = v5799 + v5791;
+      out[v5800] = v5797;
+    }
+    const uint v5801 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5802 = v1127 + v5801;
+    const uint v5803 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5804 = v1126 + v5803;
+    const bool v5805 = v5802 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5806 = v5804 < v15;
+    const bool v5807 = v5805 && v5806;
+    if (v5807) {
+      const float v5808 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5810 = bfloat(v5808);
+      const uint v5811 = v5802 * v4;
+      const uint v5812 = v5811 + v68;
+      const uint v5813 = v5812 + v5804;
+      out[v5813] = v5810;
+    }
+    const uint v5814 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5815 = v1127 + v5814;
+    const uint v5816 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5817 = v1126 + v5816;
+    const bool v5818 = v5815 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5819 = v5817 < v15;
+    const bool v5820 = v5818 && v5819;
+    if (v5820) {
+      const float v5821 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5823 = bfloat(v5821);
+      const uint v5824 = v5815 * v4;
+      const uint v5825 = v5824 + v68;
+      const uint v5826 = v5825 + v5817;
+      out[v5826] = v5823;
+    }
+    const uint v5827 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5828 = v1127 + v5827;
+    const uint v5829 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5830 = v1126 + v5829;
+    const bool v5831 = v5828 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5832 = v5830 < v15;
+    const bool v5833 = v5831 && v5832;
+    if (v5833) {
+      const float v5834 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5836 = bfloat(v5834);
+      const uint v5837 = v5828 * v4;
+      const uint v5838 = v5837 + v68;
+      const uint v5839 = v5838 + v5830;
+      out[v5839] = v5836;
+    }
+    const uint v5840 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5841 = v1127 + v5840;
+    const uint v5842 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5843 = v1126 + v5842;
+    const bool v5844 = v5841 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5845 = v5843 < v15;
+    const bool v5846 = v5844 && v5845;
+    if (v5846) {
+      const float v5847 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5849 = bfloat(v5847);
+      const uint v5850 = v5841 * v4;
+      const uint v5851 = v5850 + v68;
+      const uint v5852 = v5851 + v5843;
+      out[v5852] = v5849;
+    }
+    const uint v5853 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5854 = v1127 + v5853;
+    const uint v5855 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5856 = v1126 + v5855;
+    const bool v5857 = v5854 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5858 = v5856 < v15;
+    const bool v5859 = v5857 && v5858;
+    if (v5859) {
+      const float v5860 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5862 = bfloat(v5860);
+      const uint v5863 = v5854 * v4;
+      const uint v5864 = v5863 + v68;
+      const uint v5865 = v5864 + v5856;
+      out[v5865] = v5862;
+    }
+    const uint v5866 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5867 = v1127 + v5866;
+    const uint v5868 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5869 = v1126 + v5868;
+    const bool v5870 = v5867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5871 = v5869 < v15;
+    const bool v5872 = v5870 && v5871;
+    if (v5872) {
+      const float v5873 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5875 = bfloat(v5873);
+      const uint v5876 = v5867 * v4;
+      const uint v5877 = v5876 + v68;
+      const uint v5878 = v5877 + v5869;
+      out[v5878] = v5875;
+    }
+    const uint v5879 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5880 = v1127 + v5879;
+    const uint v5881 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5882 = v1126 + v5881;
+    const bool v5883 = v5880 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5884 = v5882 < v15;
+    const bool v5885 = v5883 && v5884;
+    if (v5885) {
+      const float v5886 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5888 = bfloat(v5886);
+      const uint v5889 = v5880 * v4;
+      const uint v5890 = v5889 + v68;
+      const uint v5891 = v5890 + v5882;
+      out[v5891] = v5888;
+    }
+    const uint v5892 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5893 = v1127 + v5892;
+    const uint v5894 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5895 = v1126 + v5894;
+    const bool v5896 = v5893 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5897 = v5895 < v15;
+    const bool v5898 = v5896 && v5897;
+    if (v5898) {
+      const float v5899 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5901 = bfloat(v5899);
+      const uint v5902 = v5893 * v4;
+      const uint v5903 = v5902 + v68;
+      const uint v5904 = v5903 + v5895;
+      out[v5904] = v5901;
+    }
+    const uint v5905 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5906 = v1127 + v5905;
+    const uint v5907 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5908 = v1126 + v5907;
+    const bool v5909 = v5906 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5910 = v5908 < v15;
+    const bool v5911 = v5909 && v5910;
+    if (v5911) {
+      const float v5912 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5914 = bfloat(v5912);
+      const uint v5915 = v5906 * v4;
+      const uint v5916 = v5915 + v68;
+      const uint v5917 = v5916 + v5908;
+      out[v5917] = v5914;
+    }
+    const uint v5918 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5919 = v1127 + v5918;
+    const uint v5920 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5921 = v1126 + v5920;
+    const bool v5922 = v5919 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5923 = v5921 < v15;
+    const bool v5924 = v5922 && v5923;
+    if (v5924) {
+      const float v5925 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5927 = bfloat(v5925);
+      const uint v5928 = v5919 * v4;
+      const uint v5929 = v5928 + v68;
+      const uint v5930 = v5929 + v5921;
+      out[v5930] = v5927;
+    }
+    const uint v5931 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5932 = v1127 + v5931;
+    const uint v5933 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5934 = v1126 + v5933;
+    const bool v5935 = v5932 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5936 = v5934 < v15;
+    const bool v5937 = v5935 && v5936;
+    if (v5937) {
+      const float v5938 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5940 = bfloat(v5938);
+      const uint v5941 = v5932 * v4;
+      const uint v5942 = v5941 + v68;
+      const uint v5943 = v5942 + v5934;
+      out[v5943] = v5940;
+    }
+    const uint v5944 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5945 = v1127 + v5944;
+    const uint v5946 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5947 = v1126 + v5946;
+    const bool v5948 = v5945 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5949 = v5947 < v15;
+    const bool v5950 = v5948 && v5949;
+    if (v5950) {
+      const float v5951 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5953 = bfloat(v5951);
+      const uint v5954 = v5945 * v4;
+      const uint v5955 = v5954 + v68;
+      const uint v5956 = v5955 + v5947;
+      out[v5956] = v5953;
+    }
+    const uint v5957 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5958 = v1127 + v5957;
+    const uint v5959 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5960 = v1126 + v5959;
+    const bool v5961 = v5958 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5962 = v5960 < v15;
+    const bool v5963 = v5961 && v5962;
+    if (v5963) {
+      const float v5964 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5966 = bfloat(v5964);
+      const uint v5967 = v5958 * v4;
+      const uint v5968 = v5967 + v68;
+      const uint v5969 = v5968 + v5960;
+      out[v5969] = v5966;
+    }
+    const uint v5970 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5971 = v1127 + v5970;
+    const uint v5972 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5973 = v1126 + v5972;
+    const bool v5974 = v5971 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5975 = v5973 < v15;
+    const bool v5976 = v5974 && v5975;
+    if (v5976) {
+      const float v5977 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5979 = bfloat(v5977);
+      const uint v5980 = v5971 * v4;
+      const uint v5981 = v5980 + v68;
+      const uint v5982 = v5981 + v5973;
+      out[v5982] = v5979;
+    }
+    const uint v5983 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5984 = v1127 + v5983;
+    const uint v5985 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5986 = v1126 + v5985;
+    const bool v5987 = v5984 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5988 = v5986 < v15;
+    const bool v5989 = v5987 && v5988;
+    if (v5989) {
+      const float v5990 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5992 = bfloat(v5990);
+      const uint v5993 = v5984 * v4;
+      const uint v5994 = v5993 + v68;
+      const uint v5995 = v5994 + v5986;
+      out[v5995] = v5992;
+    }
+    const uint v5996 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5997 = v1127 + v5996;
+    const uint v5998 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5999 = v1126 + v5998;
+    const bool v6000 = v5997 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6001 = v5999 < v15;
+    const bool v6002 = v6000 && v6001;
+    if (v6002) {
+      const float v6003 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6005 = bfloat(v6003);
+      const uint v6006 = v5997 * v4;
+      const uint v6007 = v6006 + v68;
+      const uint v6008 = v6007 + v5999;
+      out[v6008] = v6005;
+    }
+    const uint v6009 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6010 = v1127 + v6009;
+    const uint v6011 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6012 = v1126 + v6011;
+    const bool v6013 = v6010 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6014 = v6012 < v15;
+    const bool v6015 = v6013 && v6014;
+    if (v6015) {
+      const float v6016 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6018 = bfloat(v6016);
+      const uint v6019 = v6010 * v4;
+      const uint v6020 = v6019 + v68;
+      const uint v6021 = v6020 + v6012;
+      out[v6021] = v6018;
+    }
+    const uint v6022 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6023 = v1127 + v6022;
+    const uint v6024 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6025 = v1126 + v6024;
+    const bool v6026 = v6023 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6027 = v6025 < v15;
+    const bool v6028 = v6026 && v6027;
+    if (v6028) {
+      const float v6029 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6031 = bfloat(v6029);
+      const uint v6032 = v6023 * v4;
+      const uint v6033 = v6032 + v68;
+      const uint v6034 = v6033 + v6025;
+      out[v6034] = v6031;
+    }
+    const uint v6035 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6036 = v1127 + v6035;
+    const uint v6037 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6038 = v1126 + v6037;
+    const bool v6039 = v6036 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6040 = v6038 < v15;
+    const bool v6041 = v6039 && v6040;
+    if (v6041) {
+      const float v6042 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6044 = bfloat(v6042);
+      const uint v6045 = v6036 * v4;
+      const uint v6046 = v6045 + v68;
+      const uint v6047 = v6046 + v6038;
+      out[v6047] = v6044;
+    }
+    const uint v6048 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6049 = v1127 + v6048;
+    const uint v6050 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6051 = v1126 + v6050;
+    const bool v6052 = v6049 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6053 = v6051 < v15;
+    const bool v6054 = v6052 && v6053;
+    if (v6054) {
+      const float v6055 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6057 = bfloat(v6055);
+      const uint v6058 = v6049 * v4;
+      const uint v6059 = v6058 + v68;
+      const uint v6060 = v6059 + v6051;
+      out[v6060] = v6057;
+    }
+    const uint v6061 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6062 = v1127 + v6061;
+    const uint v6063 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6064 = v1126 + v6063;
+    const bool v6065 = v6062 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6066 = v6064 < v15;
+    const bool v6067 = v6065 && v6066;
+    if (v6067) {
+      const float v6068 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6070 = bfloat(v6068);
+      const uint v6071 = v6062 * v4;
+      const uint v6072 = v6071 + v68;
+      const uint v6073 = v6072 + v6064;
+      out[v6073] = v6070;
+    }
+    const uint v6074 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6075 = v1127 + v6074;
+    const uint v6076 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6077 = v1126 + v6076;
+    const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6079 = v6077 < v15;
+    const bool v6080 = v6078 && v6079;
+    if (v6080) {
+      const float v6081 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6083 = bfloat(v6081);
+      const uint v6084 = v6075 * v4;
+      const uint v6085 = v6084 + v68;
+      const uint v6086 = v6085 + v6077;
+      out[v6086] = v6083;
+    }
+    const uint v6087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6088 = v1127 + v6087;
+    const uint v6089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6090 = v1126 + v6089;
+    const bool v6091 = v6088 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6092 = v6090 < v15;
+    const bool v6093 = v6091 && v6092;
+    if (v6093) {
+      const float v6094 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6096 = bfloat(v6094);
+      const uint v6097 = v6088 * v4;
+      const uint v6098 = v6097 + v68;
+      const uint v6099 = v6098 + v6090;
+      out[v6099] = v6096;
+    }
+    const uint v6100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6101 = v1127 + v6100;
+    const uint v6102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6103 = v1126 + v6102;
+    const bool v6104 = v6101 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6105 = v6103 < v15;
+    const bool v6106 = v6104 && v6105;
+    if (v6106) {
+      const float v6107 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6109 = bfloat(v6107);
+      const uint v6110 = v6101 * v4;
+      const uint v6111 = v6110 + v68;
+      const uint v6112 = v6111 + v6103;
+      out[v6112] = v6109;
+    }
+    const uint v6113 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6114 = v1127 + v6113;
+    const uint v6115 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6116 = v1126 + v6115;
+    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6118 = v6116 < v15;
+    const bool v6119 = v6117 && v6118;
+    if (v6119) {
+      const float v6120 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6122 = bfloat(v6120);
+      const uint v6123 = v6114 * v4;
+      const uint v6124 = v6123 + v68;
+      const uint v6125 = v6124 + v6116;
+      out[v6125] = v6122;
+    }
+    const uint v6126 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6127 = v1127 + v6126;
+    const uint v6128 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6129 = v1126 + v6128;
+    const bool v6130 = v6127 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6131 = v6129 < v15;
+    const bool v6132 = v6130 && v6131;
+    if (v6132) {
+      const float v6133 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6135 = bfloat(v6133);
+      const uint v6136 = v6127 * v4;
+      const uint v6137 = v6136 + v68;
+      const uint v6138 = v6137 + v6129;
+      out[v6138] = v6135;
+    }
+    const uint v6139 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6140 = v1127 + v6139;
+    const uint v6141 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6142 = v1126 + v6141;
+    const bool v6143 = v6140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6144 = v6142 < v15;
+    const bool v6145 = v6143 && v6144;
+    if (v6145) {
+      const float v6146 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6148 = bfloat(v6146);
+      const uint v6149 = v6140 * v4;
+      const uint v6150 = v6149 + v68;
+      const uint v6151 = v6150 + v6142;
+      out[v6151] = v6148;
+    }
+    const uint v6152 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6153 = v1127 + v6152;
+    const uint v6154 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6155 = v1126 + v6154;
+    const bool v6156 = v6153 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6157 = v6155 < v15;
+    const bool v6158 = v6156 && v6157;
+    if (v6158) {
+      const float v6159 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6161 = bfloat(v6159);
+      const uint v6162 = v6153 * v4;
+      const uint v6163 = v6162 + v68;
+      const uint v6164 = v6163 + v6155;
+      out[v6164] = v6161;
+    }
+    const uint v6165 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6166 = v1127 + v6165;
+    const uint v6167 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6168 = v1126 + v6167;
+    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6170 = v6168 < v15;
+    const bool v6171 = v6169 && v6170;
+    if (v6171) {
+      const float v6172 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6174 = bfloat(v6172);
+      const uint v6175 = v6166 * v4;
+      const uint v6176 = v6175 + v68;
+      const uint v6177 = v6176 + v6168;
+      out[v6177] = v6174;
+    }
+    const uint v6178 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6179 = v1127 + v6178;
+    const uint v6180 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6181 = v1126 + v6180;
+    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6183 = v6181 < v15;
+    const bool v6184 = v6182 && v6183;
+    if (v6184) {
+      const float v6185 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6187 = bfloat(v6185);
+      const uint v6188 = v6179 * v4;
+      const uint v6189 = v6188 + v68;
+      const uint v6190 = v6189 + v6181;
+      out[v6190] = v6187;
+    }
+    const uint v6191 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6192 = v1127 + v6191;
+    const uint v6193 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6194 = v1126 + v6193;
+    const bool v6195 = v6192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6196 = v6194 < v15;
+    const bool v6197 = v6195 && v6196;
+    if (v6197) {
+      const float v6198 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6200 = bfloat(v6198);
+      const uint v6201 = v6192 * v4;
+      const uint v6202 = v6201 + v68;
+      const uint v6203 = v6202 + v6194;
+      out[v6203] = v6200;
+    }
+    const uint v6204 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6205 = v1127 + v6204;
+    const uint v6206 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6207 = v1126 + v6206;
+    const bool v6208 = v6205 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6209 = v6207 < v15;
+    const bool v6210 = v6208 && v6209;
+    if (v6210) {
+      const float v6211 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6213 = bfloat(v6211);
+      const uint v6214 = v6205 * v4;
+      const uint v6215 = v6214 + v68;
+      const uint v6216 = v6215 + v6207;
+      out[v6216] = v6213;
+    }
+    const uint v6217 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6218 = v1127 + v6217;
+    const uint v6219 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6220 = v1126 + v6219;
+    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6222 = v6220 < v15;
+    const bool v6223 = v6221 && v6222;
+    if (v6223) {
+      const float v6224 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6226 = bfloat(v6224);
+      const uint v6227 = v6218 * v4;
+      const uint v6228 = v6227 + v68;
+      const uint v6229 = v6228 + v6220;
+      out[v6229] = v6226;
+    }
+    const uint v6230 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6231 = v1127 + v6230;
+    const uint v6232 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6233 = v1126 + v6232;
+    const bool v6234 = v6231 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6235 = v6233 < v15;
+    const bool v6236 = v6234 && v6235;
+    if (v6236) {
+      const float v6237 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6239 = bfloat(v6237);
+      const uint v6240 = v6231 * v4;
+      const uint v6241 = v6240 + v68;
+      const uint v6242 = v6241 + v6233;
+      out[v6242] = v6239;
+    }
+    const uint v6243 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6244 = v1127 + v6243;
+    const uint v6245 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6246 = v1126 + v6245;
+    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6248 = v6246 < v15;
+    const bool v6249 = v6247 && v6248;
+    if (v6249) {
+      const float v6250 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6252 = bfloat(v6250);
+      const uint v6253 = v6244 * v4;
+      const uint v6254 = v6253 + v68;
+      const uint v6255 = v6254 + v6246;
+      out[v6255] = v6252;
+    }
+    const uint v6256 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6257 = v1127 + v6256;
+    const uint v6258 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6259 = v1126 + v6258;
+    const bool v6260 = v6257 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6261 = v6259 < v15;
+    const bool v6262 = v6260 && v6261;
+    if (v6262) {
+      const float v6263 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6265 = bfloat(v6263);
+      const uint v6266 = v6257 * v4;
+      const uint v6267 = v6266 + v68;
+      const uint v6268 = v6267 + v6259;
+      out[v6268] = v6265;
+    }
+    const uint v6269 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6270 = v1127 + v6269;
+    const uint v6271 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6272 = v1126 + v6271;
+    const bool v6273 = v6270 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6274 = v6272 < v15;
+    const bool v6275 = v6273 && v6274;
+    if (v6275) {
+      const float v6276 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6278 = bfloat(v6276);
+      const uint v6279 = v6270 * v4;
+      const uint v6280 = v6279 + v68;
+      const uint v6281 = v6280 + v6272;
+      out[v6281] = v6278;
+    }
+    const uint v6282 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6283 = v1127 + v6282;
+    const uint v6284 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6285 = v1126 + v6284;
+    const bool v6286 = v6283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6287 = v6285 < v15;
+    const bool v6288 = v6286 && v6287;
+    if (v6288) {
+      const float v6289 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6291 = bfloat(v6289);
+      const uint v6292 = v6283 * v4;
+      const uint v6293 = v6292 + v68;
+      const uint v6294 = v6293 + v6285;
+      out[v6294] = v6291;
+    }
+    const uint v6295 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6296 = v1127 + v6295;
+    const uint v6297 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6298 = v1126 + v6297;
+    const bool v6299 = v6296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6300 = v6298 < v15;
+    const bool v6301 = v6299 && v6300;
+    if (v6301) {
+      const float v6302 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6304 = bfloat(v6302);
+      const uint v6305 = v6296 * v4;
+      const uint v6306 = v6305 + v68;
+      const uint v6307 = v6306 + v6298;
+      out[v6307] = v6304;
+    }
+    const uint v6308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6309 = v1127 + v6308;
+    const uint v6310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6311 = v1126 + v6310;
+    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6313 = v6311 < v15;
+    const bool v6314 = v6312 && v6313;
+    if (v6314) {
+      const float v6315 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6317 = bfloat(v6315);
+      const uint v6318 = v6309 * v4;
+      const uint v6319 = v6318 + v68;
+      const uint v6320 = v6319 + v6311;
+      out[v6320] = v6317;
+    }
+    const uint v6321 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6322 = v1127 + v6321;
+    const uint v6323 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6324 = v1126 + v6323;
+    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6326 = v6324 < v15;
+    const bool v6327 = v6325 && v6326;
+    if (v6327) {
+      const float v6328 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6330 = bfloat(v6328);
+      const uint v6331 = v6322 * v4;
+      const uint v6332 = v6331 + v68;
+      const uint v6333 = v6332 + v6324;
+      out[v6333] = v6330;
+    }
+    const uint v6334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6335 = v1127 + v6334;
+    const uint v6336 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6337 = v1126 + v6336;
+    const bool v6338 = v6335 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6339 = v6337 < v15;
+    const bool v6340 = v6338 && v6339;
+    if (v6340) {
+      const float v6341 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6343 = bfloat(v6341);
+      const uint v6344 = v6335 * v4;
+      const uint v6345 = v6344 + v68;
+      const uint v6346 = v6345 + v6337;
+      out[v6346] = v6343;
+    }
+    const uint v6347 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6348 = v1127 + v6347;
+    const uint v6349 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6350 = v1126 + v6349;
+    const bool v6351 = v6348 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6352 = v6350 < v15;
+    const bool v6353 = v6351 && v6352;
+    if (v6353) {
+      const float v6354 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6356 = bfloat(v6354);
+      const uint v6357 = v6348 * v4;
+      const uint v6358 = v6357 + v68;
+      const uint v6359 = v6358 + v6350;
+      out[v6359] = v6356;
+    }
+    const uint v6360 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6361 = v1127 + v6360;
+    const uint v6362 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6363 = v1126 + v6362;
+    const bool v6364 = v6361 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6365 = v6363 < v15;
+    const bool v6366 = v6364 && v6365;
+    if (v6366) {
+      const float v6367 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6369 = bfloat(v6367);
+      const uint v6370 = v6361 * v4;
+      const uint v6371 = v6370 + v68;
+      const uint v6372 = v6371 + v6363;
+      out[v6372] = v6369;
+    }
+    const uint v6373 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6374 = v1127 + v6373;
+    const uint v6375 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6376 = v1126 + v6375;
+    const bool v6377 = v6374 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6378 = v6376 < v15;
+    const bool v6379 = v6377 && v6378;
+    if (v6379) {
+      const float v6380 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6382 = bfloat(v6380);
+      const uint v6383 = v6374 * v4;
+      const uint v6384 = v6383 + v68;
+      const uint v6385 = v6384 + v6376;
+      out[v6385] = v6382;
     }
   }
 }

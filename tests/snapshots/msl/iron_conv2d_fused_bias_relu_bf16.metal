@@ -311,7796 +311,7796 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const bool v297 = v292 && v296;
   const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    const uint v8732 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8733 = v8732 << 3u;
-    const uint v8734 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8735 = v8734 < v15;
-    const uint v8740 = v8734 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8741 = v69 + v8740;
-    const uint v8746 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8751 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8753 = v8751 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8756 = v8751 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8757 = v8756 << 3u;
-    const uint v8758 = v67 + v8753;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8759 = v8758 < v15;
-    const uint v8764 = v8758 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8765 = v69 + v8764;
-    const uint v8770 = v8753 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8775 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8777 = v8775 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8780 = v8775 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8781 = v8780 << 3u;
-    const uint v8782 = v67 + v8777;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8783 = v8782 < v15;
-    const uint v8788 = v8782 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8789 = v69 + v8788;
-    const uint v8794 = v8777 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8799 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8801 = v8799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8804 = v8799 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8805 = v8804 << 3u;
-    const uint v8806 = v67 + v8801;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8807 = v8806 < v15;
-    const uint v8812 = v8806 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8813 = v69 + v8812;
-    const uint v8818 = v8801 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8823 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8825 = v8823 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8828 = v8823 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8829 = v8828 << 3u;
-    const uint v8830 = v67 + v8825;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8831 = v8830 < v15;
-    const uint v8836 = v8830 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8837 = v69 + v8836;
-    const uint v8842 = v8825 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8847 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8849 = v8847 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8852 = v8847 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8853 = v8852 << 3u;
-    const uint v8854 = v67 + v8849;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8855 = v8854 < v15;
-    const uint v8860 = v8854 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8861 = v69 + v8860;
-    const uint v8866 = v8849 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8871 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8873 = v8871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8876 = v8871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8877 = v8876 << 3u;
-    const uint v8878 = v67 + v8873;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8879 = v8878 < v15;
-    const uint v8884 = v8878 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8885 = v69 + v8884;
-    const uint v8890 = v8873 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8895 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8897 = v8895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8900 = v8895 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8901 = v8900 << 3u;
-    const uint v8902 = v67 + v8897;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8903 = v8902 < v15;
-    const uint v8908 = v8902 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8909 = v69 + v8908;
-    const uint v8914 = v8897 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8924 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v8930 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v8733 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8734 = v8733 << 3u;
+    const uint v8735 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8736 = v8735 < v15;
+    const uint v8741 = v8735 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8742 = v69 + v8741;
+    const uint v8747 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8752 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8754 = v8752 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8757 = v8752 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8758 = v8757 << 3u;
+    const uint v8759 = v67 + v8754;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8760 = v8759 < v15;
+    const uint v8765 = v8759 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8766 = v69 + v8765;
+    const uint v8771 = v8754 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8776 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8778 = v8776 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8781 = v8776 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8782 = v8781 << 3u;
+    const uint v8783 = v67 + v8778;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8784 = v8783 < v15;
+    const uint v8789 = v8783 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8790 = v69 + v8789;
+    const uint v8795 = v8778 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8800 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8802 = v8800 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8805 = v8800 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8806 = v8805 << 3u;
+    const uint v8807 = v67 + v8802;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8808 = v8807 < v15;
+    const uint v8813 = v8807 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8814 = v69 + v8813;
+    const uint v8819 = v8802 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8824 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8826 = v8824 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8829 = v8824 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8830 = v8829 << 3u;
+    const uint v8831 = v67 + v8826;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8832 = v8831 < v15;
+    const uint v8837 = v8831 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8838 = v69 + v8837;
+    const uint v8843 = v8826 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8848 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8850 = v8848 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8853 = v8848 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8854 = v8853 << 3u;
+    const uint v8855 = v67 + v8850;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8856 = v8855 < v15;
+    const uint v8861 = v8855 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8862 = v69 + v8861;
+    const uint v8867 = v8850 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8872 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8874 = v8872 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8877 = v8872 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8878 = v8877 << 3u;
+    const uint v8879 = v67 + v8874;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8880 = v8879 < v15;
+    const uint v8885 = v8879 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8886 = v69 + v8885;
+    const uint v8891 = v8874 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8896 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8898 = v8896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8901 = v8896 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8902 = v8901 << 3u;
+    const uint v8903 = v67 + v8898;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8904 = v8903 < v15;
+    const uint v8909 = v8903 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8910 = v69 + v8909;
+    const uint v8915 = v8898 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8925 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8931 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v8305 = 0u; v8305 < v18; v8305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v8307 = v8305 >> 6u;
-      const uint v8309 = v8307 % 1u;
+    for (uint v8306 = 0u; v8306 < v18; v8306 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v8308 = v8306 >> 6u;
+      const uint v8310 = v8308 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8311 = v8309 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v8312 = v8310 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v8324 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8325 = v8324 < v18;
-        const bool v8326 = v126 && v8325;
-        const uint v8328 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8330 = v8328 + v8305;
-        const uint v8331 = v8330 + v8733;
-        const uint v8332 = v8326 ? v8331 : 0u;
-        const uint v8335 = v8311 + v8746;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8336 = v8335 + v8733;
+        const uint v8325 = v8306 + v8734;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8326 = v8325 < v18;
+        const bool v8327 = v126 && v8326;
+        const uint v8329 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8331 = v8329 + v8306;
+        const uint v8332 = v8331 + v8734;
+        const uint v8333 = v8327 ? v8332 : 0u;
+        const uint v8336 = v8312 + v8747;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8337 = v8336 + v8734;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8336 + e] = v8326 ? x[v8332 + e] : bfloat(0);
+          shm0[v8337 + e] = v8327 ? x[v8333 + e] : bfloat(0);
         }
-        const uint v8346 = v63 + v8753;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8347 = v8346 < v44;
-        const uint v8348 = v8305 + v8757;
-        const bool v8349 = v8348 < v18;
-        const bool v8350 = v8347 && v8349;
-        const uint v8352 = v8346 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8354 = v8352 + v8305;
-        const uint v8355 = v8354 + v8757;
-        const uint v8356 = v8350 ? v8355 : 0u;
-        const uint v8359 = v8311 + v8770;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8360 = v8359 + v8757;
+        const uint v8347 = v63 + v8754;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8348 = v8347 < v44;
+        const uint v8349 = v8306 + v8758;
+        const bool v8350 = v8349 < v18;
+        const bool v8351 = v8348 && v8350;
+        const uint v8353 = v8347 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8355 = v8353 + v8306;
+        const uint v8356 = v8355 + v8758;
+        const uint v8357 = v8351 ? v8356 : 0u;
+        const uint v8360 = v8312 + v8771;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8361 = v8360 + v8758;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8360 + e] = v8350 ? x[v8356 + e] : bfloat(0);
+          shm0[v8361 + e] = v8351 ? x[v8357 + e] : bfloat(0);
         }
-        const uint v8370 = v63 + v8777;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8371 = v8370 < v44;
-        const uint v8372 = v8305 + v8781;
-        const bool v8373 = v8372 < v18;
-        const bool v8374 = v8371 && v8373;
-        const uint v8376 = v8370 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8378 = v8376 + v8305;
-        const uint v8379 = v8378 + v8781;
-        const uint v8380 = v8374 ? v8379 : 0u;
-        const uint v8383 = v8311 + v8794;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8384 = v8383 + v8781;
+        const uint v8371 = v63 + v8778;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8372 = v8371 < v44;
+        const uint v8373 = v8306 + v8782;
+        const bool v8374 = v8373 < v18;
+        const bool v8375 = v8372 && v8374;
+        const uint v8377 = v8371 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8379 = v8377 + v8306;
+        const uint v8380 = v8379 + v8782;
+        const uint v8381 = v8375 ? v8380 : 0u;
+        const uint v8384 = v8312 + v8795;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8385 = v8384 + v8782;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8384 + e] = v8374 ? x[v8380 + e] : bfloat(0);
+          shm0[v8385 + e] = v8375 ? x[v8381 + e] : bfloat(0);
         }
-        const uint v8394 = v63 + v8801;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8395 = v8394 < v44;
-        const uint v8396 = v8305 + v8805;
-        const bool v8397 = v8396 < v18;
-        const bool v8398 = v8395 && v8397;
-        const uint v8400 = v8394 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8402 = v8400 + v8305;
-        const uint v8403 = v8402 + v8805;
-        const uint v8404 = v8398 ? v8403 : 0u;
-        const uint v8407 = v8311 + v8818;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8408 = v8407 + v8805;
+        const uint v8395 = v63 + v8802;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8396 = v8395 < v44;
+        const uint v8397 = v8306 + v8806;
+        const bool v8398 = v8397 < v18;
+        const bool v8399 = v8396 && v8398;
+        const uint v8401 = v8395 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8403 = v8401 + v8306;
+        const uint v8404 = v8403 + v8806;
+        const uint v8405 = v8399 ? v8404 : 0u;
+        const uint v8408 = v8312 + v8819;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8409 = v8408 + v8806;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8408 + e] = v8398 ? x[v8404 + e] : bfloat(0);
+          shm0[v8409 + e] = v8399 ? x[v8405 + e] : bfloat(0);
         }
-        const uint v8418 = v63 + v8825;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8419 = v8418 < v44;
-        const uint v8420 = v8305 + v8829;
-        const bool v8421 = v8420 < v18;
-        const bool v8422 = v8419 && v8421;
-        const uint v8424 = v8418 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8426 = v8424 + v8305;
-        const uint v8427 = v8426 + v8829;
-        const uint v8428 = v8422 ? v8427 : 0u;
-        const uint v8431 = v8311 + v8842;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8432 = v8431 + v8829;
+        const uint v8419 = v63 + v8826;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8420 = v8419 < v44;
+        const uint v8421 = v8306 + v8830;
+        const bool v8422 = v8421 < v18;
+        const bool v8423 = v8420 && v8422;
+        const uint v8425 = v8419 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8427 = v8425 + v8306;
+        const uint v8428 = v8427 + v8830;
+        const uint v8429 = v8423 ? v8428 : 0u;
+        const uint v8432 = v8312 + v8843;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8433 = v8432 + v8830;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8432 + e] = v8422 ? x[v8428 + e] : bfloat(0);
+          shm0[v8433 + e] = v8423 ? x[v8429 + e] : bfloat(0);
         }
-        const uint v8442 = v63 + v8849;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8443 = v8442 < v44;
-        const uint v8444 = v8305 + v8853;
-        const bool v8445 = v8444 < v18;
-        const bool v8446 = v8443 && v8445;
-        const uint v8448 = v8442 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8450 = v8448 + v8305;
-        const uint v8451 = v8450 + v8853;
-        const uint v8452 = v8446 ? v8451 : 0u;
-        const uint v8455 = v8311 + v8866;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8456 = v8455 + v8853;
+        const uint v8443 = v63 + v8850;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8444 = v8443 < v44;
+        const uint v8445 = v8306 + v8854;
+        const bool v8446 = v8445 < v18;
+        const bool v8447 = v8444 && v8446;
+        const uint v8449 = v8443 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8451 = v8449 + v8306;
+        const uint v8452 = v8451 + v8854;
+        const uint v8453 = v8447 ? v8452 : 0u;
+        const uint v8456 = v8312 + v8867;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8457 = v8456 + v8854;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8456 + e] = v8446 ? x[v8452 + e] : bfloat(0);
+          shm0[v8457 + e] = v8447 ? x[v8453 + e] : bfloat(0);
         }
-        const uint v8466 = v63 + v8873;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8467 = v8466 < v44;
-        const uint v8468 = v8305 + v8877;
-        const bool v8469 = v8468 < v18;
-        const bool v8470 = v8467 && v8469;
-        const uint v8472 = v8466 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8474 = v8472 + v8305;
-        const uint v8475 = v8474 + v8877;
-        const uint v8476 = v8470 ? v8475 : 0u;
-        const uint v8479 = v8311 + v8890;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8480 = v8479 + v8877;
+        const uint v8467 = v63 + v8874;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8468 = v8467 < v44;
+        const uint v8469 = v8306 + v8878;
+        const bool v8470 = v8469 < v18;
+        const bool v8471 = v8468 && v8470;
+        const uint v8473 = v8467 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8475 = v8473 + v8306;
+        const uint v8476 = v8475 + v8878;
+        const uint v8477 = v8471 ? v8476 : 0u;
+        const uint v8480 = v8312 + v8891;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8481 = v8480 + v8878;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8480 + e] = v8470 ? x[v8476 + e] : bfloat(0);
+          shm0[v8481 + e] = v8471 ? x[v8477 + e] : bfloat(0);
         }
-        const uint v8490 = v63 + v8897;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8491 = v8490 < v44;
-        const uint v8492 = v8305 + v8901;
-        const bool v8493 = v8492 < v18;
-        const bool v8494 = v8491 && v8493;
-        const uint v8496 = v8490 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8498 = v8496 + v8305;
-        const uint v8499 = v8498 + v8901;
-        const uint v8500 = v8494 ? v8499 : 0u;
-        const uint v8503 = v8311 + v8914;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8504 = v8503 + v8901;
+        const uint v8491 = v63 + v8898;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8492 = v8491 < v44;
+        const uint v8493 = v8306 + v8902;
+        const bool v8494 = v8493 < v18;
+        const bool v8495 = v8492 && v8494;
+        const uint v8497 = v8491 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8499 = v8497 + v8306;
+        const uint v8500 = v8499 + v8902;
+        const uint v8501 = v8495 ? v8500 : 0u;
+        const uint v8504 = v8312 + v8915;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8505 = v8504 + v8902;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8504 + e] = v8494 ? x[v8500 + e] : bfloat(0);
+          shm0[v8505 + e] = v8495 ? x[v8501 + e] : bfloat(0);
         }
       } else {
-        const uint v8510 = v8305 + v8733;  // kernels/convolution/im2col_a.hpp:109
-        const uint v8512 = v8510 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v8514 = v8512 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v8515 = v8510 - v8514;
-        const uint v8516 = v8512 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v8517 = v8516 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v8518 = v8516 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v8519 = v8512 - v8518;
-        const uint v8520 = v8519 * v12;
-        const uint v8521 = v70 + v8515;  // kernels/convolution/im2col_a.hpp:116
-        const bool v8522 = v8510 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v8524 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v8530 = v8746 + v8733;  // kernels/convolution/im2col_a.hpp:120
-        const uint v8531 = v129 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8532 = v134 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8533 = v8531 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8534 = v8522 && v8533;
-        const bool v8535 = v8531 < v127;
-        const bool v8536 = v8534 && v8535;
-        const bool v8537 = v8532 >= v10;
-        const bool v8538 = v8536 && v8537;
-        const bool v8539 = v8532 < v8524;
-        const bool v8540 = v8538 && v8539;
-        const uint v8541 = max(v8531, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8542 = v8541 - v9;
-        const uint v8543 = max(v8532, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8544 = v8543 - v10;
-        const uint v8545 = v137 + v8542;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8546 = v8545 * v2;
-        const uint v8547 = v8546 + v8544;
-        const uint v8548 = v8547 * v3;
-        const uint v8549 = v8548 + v8521;
-        const uint v8551 = v8540 ? v8549 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8553 = v8311 + v8530;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8511 = v8306 + v8734;  // kernels/convolution/im2col_a.hpp:109
+        const uint v8513 = v8511 / v16;  // kernels/convolution/im2col_a.hpp:111
+        const uint v8515 = v8513 * v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v8516 = v8511 - v8515;
+        const uint v8517 = v8513 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v8518 = v8517 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v8519 = v8517 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v8520 = v8513 - v8519;
+        const uint v8521 = v8520 * v12;
+        const uint v8522 = v70 + v8516;  // kernels/convolution/im2col_a.hpp:116
+        const bool v8523 = v8511 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v8525 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v8531 = v8747 + v8734;  // kernels/convolution/im2col_a.hpp:120
+        const uint v8532 = v129 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8533 = v134 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8534 = v8532 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8535 = v8523 && v8534;
+        const bool v8536 = v8532 < v127;
+        const bool v8537 = v8535 && v8536;
+        const bool v8538 = v8533 >= v10;
+        const bool v8539 = v8537 && v8538;
+        const bool v8540 = v8533 < v8525;
+        const bool v8541 = v8539 && v8540;
+        const uint v8542 = max(v8532, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8543 = v8542 - v9;
+        const uint v8544 = max(v8533, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8545 = v8544 - v10;
+        const uint v8546 = v137 + v8543;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8547 = v8546 * v2;
+        const uint v8548 = v8547 + v8545;
+        const uint v8549 = v8548 * v3;
+        const uint v8550 = v8549 + v8522;
+        const uint v8552 = v8541 ? v8550 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8554 = v8312 + v8531;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8553 + e] = v8540 ? x[v8551 + e] : bfloat(0);
+          shm0[v8554 + e] = v8541 ? x[v8552 + e] : bfloat(0);
         }
-        const uint v8555 = v147 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8556 = v152 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8557 = v8555 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8558 = v8522 && v8557;
-        const bool v8559 = v8555 < v127;
-        const bool v8560 = v8558 && v8559;
-        const bool v8561 = v8556 >= v10;
-        const bool v8562 = v8560 && v8561;
-        const bool v8563 = v8556 < v8524;
-        const bool v8564 = v8562 && v8563;
-        const uint v8565 = max(v8555, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8566 = v8565 - v9;
-        const uint v8567 = max(v8556, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8568 = v8567 - v10;
-        const uint v8569 = v155 + v8566;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8570 = v8569 * v2;
-        const uint v8571 = v8570 + v8568;
-        const uint v8572 = v8571 * v3;
-        const uint v8573 = v8572 + v8521;
-        const uint v8575 = v8564 ? v8573 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8578 = v8553 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8556 = v147 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8557 = v152 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8558 = v8556 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8559 = v8523 && v8558;
+        const bool v8560 = v8556 < v127;
+        const bool v8561 = v8559 && v8560;
+        const bool v8562 = v8557 >= v10;
+        const bool v8563 = v8561 && v8562;
+        const bool v8564 = v8557 < v8525;
+        const bool v8565 = v8563 && v8564;
+        const uint v8566 = max(v8556, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8567 = v8566 - v9;
+        const uint v8568 = max(v8557, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8569 = v8568 - v10;
+        const uint v8570 = v155 + v8567;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8571 = v8570 * v2;
+        const uint v8572 = v8571 + v8569;
+        const uint v8573 = v8572 * v3;
+        const uint v8574 = v8573 + v8522;
+        const uint v8576 = v8565 ? v8574 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8579 = v8554 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8578 + e] = v8564 ? x[v8575 + e] : bfloat(0);
+          shm0[v8579 + e] = v8565 ? x[v8576 + e] : bfloat(0);
         }
-        const uint v8579 = v165 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8580 = v170 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8581 = v8579 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8582 = v8522 && v8581;
-        const bool v8583 = v8579 < v127;
-        const bool v8584 = v8582 && v8583;
-        const bool v8585 = v8580 >= v10;
-        const bool v8586 = v8584 && v8585;
-        const bool v8587 = v8580 < v8524;
-        const bool v8588 = v8586 && v8587;
-        const uint v8589 = max(v8579, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8590 = v8589 - v9;
-        const uint v8591 = max(v8580, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8592 = v8591 - v10;
-        const uint v8593 = v173 + v8590;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8594 = v8593 * v2;
-        const uint v8595 = v8594 + v8592;
-        const uint v8596 = v8595 * v3;
-        const uint v8597 = v8596 + v8521;
-        const uint v8599 = v8588 ? v8597 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8602 = v8553 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8580 = v165 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8581 = v170 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8582 = v8580 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8583 = v8523 && v8582;
+        const bool v8584 = v8580 < v127;
+        const bool v8585 = v8583 && v8584;
+        const bool v8586 = v8581 >= v10;
+        const bool v8587 = v8585 && v8586;
+        const bool v8588 = v8581 < v8525;
+        const bool v8589 = v8587 && v8588;
+        const uint v8590 = max(v8580, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8591 = v8590 - v9;
+        const uint v8592 = max(v8581, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8593 = v8592 - v10;
+        const uint v8594 = v173 + v8591;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8595 = v8594 * v2;
+        const uint v8596 = v8595 + v8593;
+        const uint v8597 = v8596 * v3;
+        const uint v8598 = v8597 + v8522;
+        const uint v8600 = v8589 ? v8598 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8603 = v8554 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8602 + e] = v8588 ? x[v8599 + e] : bfloat(0);
+          shm0[v8603 + e] = v8589 ? x[v8600 + e] : bfloat(0);
         }
-        const uint v8603 = v183 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8604 = v188 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8605 = v8603 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8606 = v8522 && v8605;
-        const bool v8607 = v8603 < v127;
-        const bool v8608 = v8606 && v8607;
-        const bool v8609 = v8604 >= v10;
-        const bool v8610 = v8608 && v8609;
-        const bool v8611 = v8604 < v8524;
-        const bool v8612 = v8610 && v8611;
-        const uint v8613 = max(v8603, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8614 = v8613 - v9;
-        const uint v8615 = max(v8604, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8616 = v8615 - v10;
-        const uint v8617 = v191 + v8614;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8618 = v8617 * v2;
-        const uint v8619 = v8618 + v8616;
-        const uint v8620 = v8619 * v3;
-        const uint v8621 = v8620 + v8521;
-        const uint v8623 = v8612 ? v8621 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8626 = v8553 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8604 = v183 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8605 = v188 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8606 = v8604 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8607 = v8523 && v8606;
+        const bool v8608 = v8604 < v127;
+        const bool v8609 = v8607 && v8608;
+        const bool v8610 = v8605 >= v10;
+        const bool v8611 = v8609 && v8610;
+        const bool v8612 = v8605 < v8525;
+        const bool v8613 = v8611 && v8612;
+        const uint v8614 = max(v8604, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8615 = v8614 - v9;
+        const uint v8616 = max(v8605, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8617 = v8616 - v10;
+        const uint v8618 = v191 + v8615;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8619 = v8618 * v2;
+        const uint v8620 = v8619 + v8617;
+        const uint v8621 = v8620 * v3;
+        const uint v8622 = v8621 + v8522;
+        const uint v8624 = v8613 ? v8622 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8627 = v8554 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8626 + e] = v8612 ? x[v8623 + e] : bfloat(0);
+          shm0[v8627 + e] = v8613 ? x[v8624 + e] : bfloat(0);
         }
-        const uint v8627 = v201 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8628 = v206 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8629 = v8627 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8630 = v8522 && v8629;
-        const bool v8631 = v8627 < v127;
-        const bool v8632 = v8630 && v8631;
-        const bool v8633 = v8628 >= v10;
-        const bool v8634 = v8632 && v8633;
-        const bool v8635 = v8628 < v8524;
-        const bool v8636 = v8634 && v8635;
-        const uint v8637 = max(v8627, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8638 = v8637 - v9;
-        const uint v8639 = max(v8628, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8640 = v8639 - v10;
-        const uint v8641 = v209 + v8638;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8642 = v8641 * v2;
-        const uint v8643 = v8642 + v8640;
-        const uint v8644 = v8643 * v3;
-        const uint v8645 = v8644 + v8521;
-        const uint v8647 = v8636 ? v8645 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8650 = v8553 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8628 = v201 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8629 = v206 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8630 = v8628 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8631 = v8523 && v8630;
+        const bool v8632 = v8628 < v127;
+        const bool v8633 = v8631 && v8632;
+        const bool v8634 = v8629 >= v10;
+        const bool v8635 = v8633 && v8634;
+        const bool v8636 = v8629 < v8525;
+        const bool v8637 = v8635 && v8636;
+        const uint v8638 = max(v8628, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8639 = v8638 - v9;
+        const uint v8640 = max(v8629, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8641 = v8640 - v10;
+        const uint v8642 = v209 + v8639;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8643 = v8642 * v2;
+        const uint v8644 = v8643 + v8641;
+        const uint v8645 = v8644 * v3;
+        const uint v8646 = v8645 + v8522;
+        const uint v8648 = v8637 ? v8646 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8651 = v8554 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8650 + e] = v8636 ? x[v8647 + e] : bfloat(0);
+          shm0[v8651 + e] = v8637 ? x[v8648 + e] : bfloat(0);
         }
-        const uint v8651 = v219 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8652 = v224 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8653 = v8651 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8654 = v8522 && v8653;
-        const bool v8655 = v8651 < v127;
-        const bool v8656 = v8654 && v8655;
-        const bool v8657 = v8652 >= v10;
-        const bool v8658 = v8656 && v8657;
-        const bool v8659 = v8652 < v8524;
-        const bool v8660 = v8658 && v8659;
-        const uint v8661 = max(v8651, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8662 = v8661 - v9;
-        const uint v8663 = max(v8652, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8664 = v8663 - v10;
-        const uint v8665 = v227 + v8662;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8666 = v8665 * v2;
-        const uint v8667 = v8666 + v8664;
-        const uint v8668 = v8667 * v3;
-        const uint v8669 = v8668 + v8521;
-        const uint v8671 = v8660 ? v8669 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8674 = v8553 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8652 = v219 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8653 = v224 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8654 = v8652 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8655 = v8523 && v8654;
+        const bool v8656 = v8652 < v127;
+        const bool v8657 = v8655 && v8656;
+        const bool v8658 = v8653 >= v10;
+        const bool v8659 = v8657 && v8658;
+        const bool v8660 = v8653 < v8525;
+        const bool v8661 = v8659 && v8660;
+        const uint v8662 = max(v8652, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8663 = v8662 - v9;
+        const uint v8664 = max(v8653, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8665 = v8664 - v10;
+        const uint v8666 = v227 + v8663;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8667 = v8666 * v2;
+        const uint v8668 = v8667 + v8665;
+        const uint v8669 = v8668 * v3;
+        const uint v8670 = v8669 + v8522;
+        const uint v8672 = v8661 ? v8670 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8675 = v8554 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8674 + e] = v8660 ? x[v8671 + e] : bfloat(0);
+          shm0[v8675 + e] = v8661 ? x[v8672 + e] : bfloat(0);
         }
-        const uint v8675 = v237 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8676 = v242 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8677 = v8675 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8678 = v8522 && v8677;
-        const bool v8679 = v8675 < v127;
-        const bool v8680 = v8678 && v8679;
-        const bool v8681 = v8676 >= v10;
-        const bool v8682 = v8680 && v8681;
-        const bool v8683 = v8676 < v8524;
-        const bool v8684 = v8682 && v8683;
-        const uint v8685 = max(v8675, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8686 = v8685 - v9;
-        const uint v8687 = max(v8676, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8688 = v8687 - v10;
-        const uint v8689 = v245 + v8686;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8690 = v8689 * v2;
-        const uint v8691 = v8690 + v8688;
-        const uint v8692 = v8691 * v3;
-        const uint v8693 = v8692 + v8521;
-        const uint v8695 = v8684 ? v8693 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8698 = v8553 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8676 = v237 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8677 = v242 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8678 = v8676 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8679 = v8523 && v8678;
+        const bool v8680 = v8676 < v127;
+        const bool v8681 = v8679 && v8680;
+        const bool v8682 = v8677 >= v10;
+        const bool v8683 = v8681 && v8682;
+        const bool v8684 = v8677 < v8525;
+        const bool v8685 = v8683 && v8684;
+        const uint v8686 = max(v8676, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8687 = v8686 - v9;
+        const uint v8688 = max(v8677, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8689 = v8688 - v10;
+        const uint v8690 = v245 + v8687;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8691 = v8690 * v2;
+        const uint v8692 = v8691 + v8689;
+        const uint v8693 = v8692 * v3;
+        const uint v8694 = v8693 + v8522;
+        const uint v8696 = v8685 ? v8694 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8699 = v8554 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8698 + e] = v8684 ? x[v8695 + e] : bfloat(0);
+          shm0[v8699 + e] = v8685 ? x[v8696 + e] : bfloat(0);
         }
-        const uint v8699 = v255 + v8517;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8700 = v260 + v8520;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8701 = v8699 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8702 = v8522 && v8701;
-        const bool v8703 = v8699 < v127;
-        const bool v8704 = v8702 && v8703;
-        const bool v8705 = v8700 >= v10;
-        const bool v8706 = v8704 && v8705;
-        const bool v8707 = v8700 < v8524;
-        const bool v8708 = v8706 && v8707;
-        const uint v8709 = max(v8699, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8710 = v8709 - v9;
-        const uint v8711 = max(v8700, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8712 = v8711 - v10;
-        const uint v8713 = v263 + v8710;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8714 = v8713 * v2;
-        const uint v8715 = v8714 + v8712;
-        const uint v8716 = v8715 * v3;
-        const uint v8717 = v8716 + v8521;
-        const uint v8719 = v8708 ? v8717 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8722 = v8553 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8700 = v255 + v8518;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8701 = v260 + v8521;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8702 = v8700 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8703 = v8523 && v8702;
+        const bool v8704 = v8700 < v127;
+        const bool v8705 = v8703 && v8704;
+        const bool v8706 = v8701 >= v10;
+        const bool v8707 = v8705 && v8706;
+        const bool v8708 = v8701 < v8525;
+        const bool v8709 = v8707 && v8708;
+        const uint v8710 = max(v8700, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8711 = v8710 - v9;
+        const uint v8712 = max(v8701, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8713 = v8712 - v10;
+        const uint v8714 = v263 + v8711;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8715 = v8714 * v2;
+        const uint v8716 = v8715 + v8713;
+        const uint v8717 = v8716 * v3;
+        const uint v8718 = v8717 + v8522;
+        const uint v8720 = v8709 ? v8718 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8723 = v8554 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8722 + e] = v8708 ? x[v8719 + e] : bfloat(0);
+          shm0[v8723 + e] = v8709 ? x[v8720 + e] : bfloat(0);
         }
       }
-      const uint v8736 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8737 = v8736 < v18;
-      const bool v8738 = v8735 && v8737;
-      const uint v8742 = v8741 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8743 = v8742 + v8733;
-      const uint v8744 = v8738 ? v8743 : v69;
-      const uint v8747 = v8311 + v8746;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8748 = v8747 + v8733;
+      const uint v8737 = v8306 + v8734;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8738 = v8737 < v18;
+      const bool v8739 = v8736 && v8738;
+      const uint v8743 = v8742 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8744 = v8743 + v8734;
+      const uint v8745 = v8739 ? v8744 : v69;
+      const uint v8748 = v8312 + v8747;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8749 = v8748 + v8734;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8748 + e] = v8738 ? weight[v8744 + e] : bfloat(0);
+        shm1[v8749 + e] = v8739 ? weight[v8745 + e] : bfloat(0);
       }
-      const uint v8760 = v8305 + v8757;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8761 = v8760 < v18;
-      const bool v8762 = v8759 && v8761;
-      const uint v8766 = v8765 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8767 = v8766 + v8757;
-      const uint v8768 = v8762 ? v8767 : v69;
-      const uint v8771 = v8311 + v8770;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8772 = v8771 + v8757;
+      const uint v8761 = v8306 + v8758;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8762 = v8761 < v18;
+      const bool v8763 = v8760 && v8762;
+      const uint v8767 = v8766 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8768 = v8767 + v8758;
+      const uint v8769 = v8763 ? v8768 : v69;
+      const uint v8772 = v8312 + v8771;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8773 = v8772 + v8758;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8772 + e] = v8762 ? weight[v8768 + e] : bfloat(0);
+        shm1[v8773 + e] = v8763 ? weight[v8769 + e] : bfloat(0);
       }
-      const uint v8784 = v8305 + v8781;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8785 = v8784 < v18;
-      const bool v8786 = v8783 && v8785;
-      const uint v8790 = v8789 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8791 = v8790 + v8781;
-      const uint v8792 = v8786 ? v8791 : v69;
-      const uint v8795 = v8311 + v8794;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8796 = v8795 + v8781;
+      const uint v8785 = v8306 + v8782;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8786 = v8785 < v18;
+      const bool v8787 = v8784 && v8786;
+      const uint v8791 = v8790 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8792 = v8791 + v8782;
+      const uint v8793 = v8787 ? v8792 : v69;
+      const uint v8796 = v8312 + v8795;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8797 = v8796 + v8782;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8796 + e] = v8786 ? weight[v8792 + e] : bfloat(0);
+        shm1[v8797 + e] = v8787 ? weight[v8793 + e] : bfloat(0);
       }
-      const uint v8808 = v8305 + v8805;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8809 = v8808 < v18;
-      const bool v8810 = v8807 && v8809;
-      const uint v8814 = v8813 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8815 = v8814 + v8805;
-      const uint v8816 = v8810 ? v8815 : v69;
-      const uint v8819 = v8311 + v8818;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8820 = v8819 + v8805;
+      const uint v8809 = v8306 + v8806;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8810 = v8809 < v18;
+      const bool v8811 = v8808 && v8810;
+      const uint v8815 = v8814 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8816 = v8815 + v8806;
+      const uint v8817 = v8811 ? v8816 : v69;
+      const uint v8820 = v8312 + v8819;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8821 = v8820 + v8806;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8820 + e] = v8810 ? weight[v8816 + e] : bfloat(0);
+        shm1[v8821 + e] = v8811 ? weight[v8817 + e] : bfloat(0);
       }
-      const uint v8832 = v8305 + v8829;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8833 = v8832 < v18;
-      const bool v8834 = v8831 && v8833;
-      const uint v8838 = v8837 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8839 = v8838 + v8829;
-      const uint v8840 = v8834 ? v8839 : v69;
-      const uint v8843 = v8311 + v8842;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8844 = v8843 + v8829;
+      const uint v8833 = v8306 + v8830;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8834 = v8833 < v18;
+      const bool v8835 = v8832 && v8834;
+      const uint v8839 = v8838 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8840 = v8839 + v8830;
+      const uint v8841 = v8835 ? v8840 : v69;
+      const uint v8844 = v8312 + v8843;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8845 = v8844 + v8830;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8844 + e] = v8834 ? weight[v8840 + e] : bfloat(0);
+        shm1[v8845 + e] = v8835 ? weight[v8841 + e] : bfloat(0);
       }
-      const uint v8856 = v8305 + v8853;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8857 = v8856 < v18;
-      const bool v8858 = v8855 && v8857;
-      const uint v8862 = v8861 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8863 = v8862 + v8853;
-      const uint v8864 = v8858 ? v8863 : v69;
-      const uint v8867 = v8311 + v8866;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8868 = v8867 + v8853;
+      const uint v8857 = v8306 + v8854;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8858 = v8857 < v18;
+      const bool v8859 = v8856 && v8858;
+      const uint v8863 = v8862 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8864 = v8863 + v8854;
+      const uint v8865 = v8859 ? v8864 : v69;
+      const uint v8868 = v8312 + v8867;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8869 = v8868 + v8854;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8868 + e] = v8858 ? weight[v8864 + e] : bfloat(0);
+        shm1[v8869 + e] = v8859 ? weight[v8865 + e] : bfloat(0);
       }
-      const uint v8880 = v8305 + v8877;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8881 = v8880 < v18;
-      const bool v8882 = v8879 && v8881;
-      const uint v8886 = v8885 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8887 = v8886 + v8877;
-      const uint v8888 = v8882 ? v8887 : v69;
-      const uint v8891 = v8311 + v8890;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8892 = v8891 + v8877;
+      const uint v8881 = v8306 + v8878;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8882 = v8881 < v18;
+      const bool v8883 = v8880 && v8882;
+      const uint v8887 = v8886 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8888 = v8887 + v8878;
+      const uint v8889 = v8883 ? v8888 : v69;
+      const uint v8892 = v8312 + v8891;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8893 = v8892 + v8878;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8892 + e] = v8882 ? weight[v8888 + e] : bfloat(0);
+        shm1[v8893 + e] = v8883 ? weight[v8889 + e] : bfloat(0);
       }
-      const uint v8904 = v8305 + v8901;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8905 = v8904 < v18;
-      const bool v8906 = v8903 && v8905;
-      const uint v8910 = v8909 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8911 = v8910 + v8901;
-      const uint v8912 = v8906 ? v8911 : v69;
-      const uint v8915 = v8311 + v8914;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8916 = v8915 + v8901;
+      const uint v8905 = v8306 + v8902;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8906 = v8905 < v18;
+      const bool v8907 = v8904 && v8906;
+      const uint v8911 = v8910 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8912 = v8911 + v8902;
+      const uint v8913 = v8907 ? v8912 : v69;
+      const uint v8916 = v8312 + v8915;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8917 = v8916 + v8902;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8916 + e] = v8906 ? weight[v8912 + e] : bfloat(0);
+        shm1[v8917 + e] = v8907 ? weight[v8913 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8925 = v8311 + v8924;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8925), long(64u));
-      const uint v8931 = v8311 + v8930;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8931), long(64u));
+      const uint v8926 = v8312 + v8925;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v8926), long(64u));
+      const uint v8932 = v8312 + v8931;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v8932), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8938 = v8925 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8938), long(64u));
-      const uint v8944 = v8931 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8944), long(64u));
+      const uint v8939 = v8926 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v8939), long(64u));
+      const uint v8945 = v8932 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v8945), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8950 = v8925 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8950), long(64u));
-      const uint v8956 = v8931 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8956), long(64u));
+      const uint v8951 = v8926 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v8951), long(64u));
+      const uint v8957 = v8932 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v8957), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8962 = v8925 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8962), long(64u));
-      const uint v8968 = v8931 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8968), long(64u));
+      const uint v8963 = v8926 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v276, shm0, long(v8963), long(64u));
+      const uint v8969 = v8932 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v278, shm1, long(v8969), long(64u));
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v975 = v966 + v974;  // kernels/convolution/im2col_a.hpp:158
-        const uint v976 = v63 + v972;
-        const uint v1002 = v976 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1003 = v976 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1005 = v975 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1006 = v1005 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1007 = v1006 * v11;
-        const uint v1008 = v1003 / v30;
-        const uint v1009 = v1008 * v7;
-        const uint v1010 = v1009 + v1007;
-        const uint v1011 = v1005 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1012 = v1011 * v12;
-        const uint v1013 = v1003 % v30;
-        const uint v1014 = v1013 * v8;
-        const uint v1015 = v1014 + v1012;
-        const bool v1016 = v976 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1017 = v975 < v18;
-        const bool v1018 = v1016 && v1017;
-        const bool v1019 = v1010 >= v9;
-        const bool v1020 = v1018 && v1019;
-        const bool v1022 = v1010 < v127;
-        const bool v1023 = v1020 && v1022;
-        const bool v1024 = v1015 >= v10;
-        const bool v1025 = v1023 && v1024;
-        const bool v1027 = v1015 < v1026;
-        const bool v1028 = v1025 && v1027;
-        const uint v1029 = max(v1010, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1030 = v1029 - v9;
-        const uint v1031 = max(v1015, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1032 = v1031 - v10;
-        const uint v1033 = v975 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1034 = v1002 * v1;
-        const uint v1035 = v1034 + v1030;
-        const uint v1036 = v1035 * v2;
-        const uint v1037 = v1036 + v1032;
-        const uint v1038 = v1037 * v3;
-        const uint v1039 = v1038 + v70;
-        const uint v1040 = v1039 + v1033;
-        if (v1028) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1041 = x[v1040];
-          const uint v1043 = v972 << 6u;
-          const uint v1044 = v1043 + v974;
-          shm0[v1044] = v1041;
+    for (uint v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
+        const uint v977 = v63 + v973;
+        const uint v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1008 = v1007 * v11;
+        const uint v1009 = v1004 / v30;
+        const uint v1010 = v1009 * v7;
+        const uint v1011 = v1010 + v1008;
+        const uint v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1013 = v1012 * v12;
+        const uint v1014 = v1004 % v30;
+        const uint v1015 = v1014 * v8;
+        const uint v1016 = v1015 + v1013;
+        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1018 = v976 < v18;
+        const bool v1019 = v1017 && v1018;
+        const bool v1020 = v1011 >= v9;
+        const bool v1021 = v1019 && v1020;
+        const bool v1023 = v1011 < v127;
+        const bool v1024 = v1021 && v1023;
+        const bool v1025 = v1016 >= v10;
+        const bool v1026 = v1024 && v1025;
+        const bool v1028 = v1016 < v1027;
+        const bool v1029 = v1026 && v1028;
+        const uint v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1031 = v1030 - v9;
+        const uint v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1033 = v1032 - v10;
+        const uint v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1035 = v1003 * v1;
+        const uint v1036 = v1035 + v1031;
+        const uint v1037 = v1036 * v2;
+        const uint v1038 = v1037 + v1033;
+        const uint v1039 = v1038 * v3;
+        const uint v1040 = v1039 + v70;
+        const uint v1041 = v1040 + v1034;
+        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1042 = x[v1041];
+          const uint v1044 = v973 << 6u;
+          const uint v1045 = v1044 + v975;
+          shm0[v1045] = v1042;
         } else {
-          const uint v1046 = v972 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1047 = v1046 + v974;
-          shm0[v1047] = bfloat(0.0f);
+          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1048 = v1047 + v975;
+          shm0[v1048] = bfloat(0.0f);
         }
       }
 
-      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1058 = v1057 < v15;
-        const uint v1059 = v966 + v1056;
-        const bool v1060 = v1059 < v18;
-        const bool v1061 = v1058 && v1060;
-        if (v1061) {
-          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1064 = v69 + v1063;
-          const uint v1065 = v1064 + v966;
-          const uint v1066 = v1065 + v1056;
-          const bfloat v1067 = weight[v1066];
-          const uint v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1070 = v1069 + v1056;
-          shm1[v1070] = v1067;
+      for (uint v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1059 = v1058 < v15;
+        const uint v1060 = v967 + v1057;
+        const bool v1061 = v1060 < v18;
+        const bool v1062 = v1059 && v1061;
+        if (v1062) {
+          const uint v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1065 = v69 + v1064;
+          const uint v1066 = v1065 + v967;
+          const uint v1067 = v1066 + v1057;
+          const bfloat v1068 = weight[v1067];
+          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1071 = v1070 + v1057;
+          shm1[v1071] = v1068;
         } else {
-          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1073 = v1072 + v1056;
-          shm1[v1073] = bfloat(0.0f);
+          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1074 = v1073 + v1057;
+          shm1[v1074] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v276, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1126 = v63 + v268;
-  const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1131 = v1130 == 0u;
-  const uint v1134 = v15 & 1u;
-  const bool v1135 = v1134 == 0u;
-  const bool v1136 = v1131 && v1135;
-  if (v1136) {
-    const uint v1137 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1138 = v1126 + v1137;
-    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1140 = v1125 + v1139;
-    const uint v1142 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1143 = v1142 == v1137;
-    const uint v1146 = v1139 + 1u;
-    const uint v1147 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1148 = v1147 == v1146;
-    const bool v1149 = v1143 && v1148;
-    const uint v1152 = v1140 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1153 = v1152 == 0u;
-    const bool v1154 = v1149 && v1153;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1154) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1155 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1156 = v1140 < v15;
-      const bool v1157 = v1155 && v1156;
-      if (v1157) {
-        const uint v1158 = v68 + v1140;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1159 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1160 = bias[v1158];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1161 = float(v1160);
-        const float v1162 = v1159 + v1161;
-        const float v1164 = fmax(v1162, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1165 = bfloat(v1164);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1166 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1168 = v1158 + 1u;
-        const bfloat v1169 = bias[v1168];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1170 = float(v1169);
-        const float v1171 = v1166 + v1170;
-        const float v1173 = fmax(v1171, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1174 = bfloat(v1173);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1175 = v1138 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1176 = v1175 + v1158;
-        *(device bfloat2*)(out + v1176) = bfloat2(v1165, v1174);
+  const uint v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v1127 = v63 + v268;
+  const uint v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1132 = v1131 == 0u;
+  const uint v1135 = v15 & 1u;
+  const bool v1136 = v1135 == 0u;
+  const bool v1137 = v1132 && v1136;
+  if (v1137) {
+    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1139 = v1127 + v1138;
+    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1141 = v1126 + v1140;
+    const uint v1143 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1144 = v1143 == v1138;
+    const uint v1147 = v1140 + 1u;
+    const uint v1148 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1149 = v1148 == v1147;
+    const bool v1150 = v1144 && v1149;
+    const uint v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1154 = v1153 == 0u;
+    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1157 = v1141 < v15;
+      const bool v1158 = v1156 && v1157;
+      if (v1158) {
+        const uint v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1160 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1161 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1162 = float(v1161);
+        const float v1163 = v1160 + v1162;
+        const float v1165 = fmax(v1163, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1166 = bfloat(v1165);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1167 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1169 = v1159 + 1u;
+        const bfloat v1170 = bias[v1169];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1171 = float(v1170);
+        const float v1172 = v1167 + v1171;
+        const float v1174 = fmax(v1172, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1175 = bfloat(v1174);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1176 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1177 = v1176 + v1159;
+        *(device bfloat2*)(out + v1177) = bfloat2(v1166, v1175);
       }
     } else {
-      const bool v1181 = v1138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1182 = v1140 < v15;
-      const bool v1183 = v1181 && v1182;
-      if (v1183) {
-        const float v1184 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1185 = v68 + v1140;
-        const bfloat v1186 = bias[v1185];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1187 = float(v1186);
-        const float v1188 = v1184 + v1187;
-        const float v1190 = fmax(v1188, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1191 = bfloat(v1190);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1192 = v1138 * v4;
-        const uint v1193 = v1192 + v68;
-        const uint v1194 = v1193 + v1140;
-        out[v1194] = v1191;
+      const bool v1182 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1183 = v1141 < v15;
+      const bool v1184 = v1182 && v1183;
+      if (v1184) {
+        const float v1185 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1186 = v68 + v1141;
+        const bfloat v1187 = bias[v1186];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1188 = float(v1187);
+        const float v1189 = v1185 + v1188;
+        const float v1191 = fmax(v1189, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1192 = bfloat(v1191);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1193 = v1139 * v4;
+        const uint v1194 = v1193 + v68;
+        const uint v1195 = v1194 + v1141;
+        out[v1195] = v1192;
       }
-      const uint v1196 = v1126 + v1142;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1198 = v1125 + v1147;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1199 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1200 = v1198 < v15;
-      const bool v1201 = v1199 && v1200;
-      if (v1201) {
-        const float v1202 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1203 = v68 + v1198;
-        const bfloat v1204 = bias[v1203];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1205 = float(v1204);
-        const float v1206 = v1202 + v1205;
-        const float v1208 = fmax(v1206, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1209 = bfloat(v1208);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1210 = v1196 * v4;
-        const uint v1211 = v1210 + v68;
-        const uint v1212 = v1211 + v1198;
-        out[v1212] = v1209;
-      }
-    }
-    const uint v1213 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1214 = v1126 + v1213;
-    const uint v1215 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1216 = v1125 + v1215;
-    const uint v1218 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1219 = v1218 == v1213;
-    const uint v1222 = v1215 + 1u;
-    const uint v1223 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1224 = v1223 == v1222;
-    const bool v1225 = v1219 && v1224;
-    const uint v1228 = v1216 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1229 = v1228 == 0u;
-    const bool v1230 = v1225 && v1229;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1230) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1231 = v1214 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1232 = v1216 < v15;
-      const bool v1233 = v1231 && v1232;
-      if (v1233) {
-        const uint v1234 = v68 + v1216;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1235 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1236 = bias[v1234];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1237 = float(v1236);
-        const float v1238 = v1235 + v1237;
-        const float v1240 = fmax(v1238, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1241 = bfloat(v1240);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1242 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1244 = v1234 + 1u;
-        const bfloat v1245 = bias[v1244];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1246 = float(v1245);
-        const float v1247 = v1242 + v1246;
-        const float v1249 = fmax(v1247, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1250 = bfloat(v1249);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1251 = v1214 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1252 = v1251 + v1234;
-        *(device bfloat2*)(out + v1252) = bfloat2(v1241, v1250);
-      }
-    } else {
-      const bool v1257 = v1214 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1258 = v1216 < v15;
-      const bool v1259 = v1257 && v1258;
-      if (v1259) {
-        const float v1260 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1261 = v68 + v1216;
-        const bfloat v1262 = bias[v1261];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1263 = float(v1262);
-        const float v1264 = v1260 + v1263;
-        const float v1266 = fmax(v1264, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1267 = bfloat(v1266);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1268 = v1214 * v4;
-        const uint v1269 = v1268 + v68;
-        const uint v1270 = v1269 + v1216;
-        out[v1270] = v1267;
-      }
-      const uint v1272 = v1126 + v1218;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1274 = v1125 + v1223;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1275 = v1272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1276 = v1274 < v15;
-      const bool v1277 = v1275 && v1276;
-      if (v1277) {
-        const float v1278 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1279 = v68 + v1274;
-        const bfloat v1280 = bias[v1279];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1281 = float(v1280);
-        const float v1282 = v1278 + v1281;
-        const float v1284 = fmax(v1282, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1285 = bfloat(v1284);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1286 = v1272 * v4;
-        const uint v1287 = v1286 + v68;
-        const uint v1288 = v1287 + v1274;
-        out[v1288] = v1285;
+      const uint v1197 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1199 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1200 = v1197 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1201 = v1199 < v15;
+      const bool v1202 = v1200 && v1201;
+      if (v1202) {
+        const float v1203 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1204 = v68 + v1199;
+        const bfloat v1205 = bias[v1204];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1206 = float(v1205);
+        const float v1207 = v1203 + v1206;
+        const float v1209 = fmax(v1207, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1210 = bfloat(v1209);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1211 = v1197 * v4;
+        const uint v1212 = v1211 + v68;
+        const uint v1213 = v1212 + v1199;
+        out[v1213] = v1210;
       }
     }
-    const uint v1289 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1290 = v1126 + v1289;
-    const uint v1291 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1292 = v1125 + v1291;
-    const uint v1294 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1295 = v1294 == v1289;
-    const uint v1298 = v1291 + 1u;
-    const uint v1299 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1300 = v1299 == v1298;
-    const bool v1301 = v1295 && v1300;
-    const uint v1304 = v1292 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1305 = v1304 == 0u;
-    const bool v1306 = v1301 && v1305;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1306) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1307 = v1290 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1308 = v1292 < v15;
-      const bool v1309 = v1307 && v1308;
-      if (v1309) {
-        const uint v1310 = v68 + v1292;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1311 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1312 = bias[v1310];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1313 = float(v1312);
-        const float v1314 = v1311 + v1313;
-        const float v1316 = fmax(v1314, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1317 = bfloat(v1316);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1318 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1320 = v1310 + 1u;
-        const bfloat v1321 = bias[v1320];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1322 = float(v1321);
-        const float v1323 = v1318 + v1322;
-        const float v1325 = fmax(v1323, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1326 = bfloat(v1325);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1327 = v1290 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1328 = v1327 + v1310;
-        *(device bfloat2*)(out + v1328) = bfloat2(v1317, v1326);
+    const uint v1214 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1215 = v1127 + v1214;
+    const uint v1216 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1217 = v1126 + v1216;
+    const uint v1219 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1220 = v1219 == v1214;
+    const uint v1223 = v1216 + 1u;
+    const uint v1224 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1225 = v1224 == v1223;
+    const bool v1226 = v1220 && v1225;
+    const uint v1229 = v1217 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1230 = v1229 == 0u;
+    const bool v1231 = v1226 && v1230;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1231) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1232 = v1215 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1233 = v1217 < v15;
+      const bool v1234 = v1232 && v1233;
+      if (v1234) {
+        const uint v1235 = v68 + v1217;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1236 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1237 = bias[v1235];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1238 = float(v1237);
+        const float v1239 = v1236 + v1238;
+        const float v1241 = fmax(v1239, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1242 = bfloat(v1241);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1243 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1245 = v1235 + 1u;
+        const bfloat v1246 = bias[v1245];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1247 = float(v1246);
+        const float v1248 = v1243 + v1247;
+        const float v1250 = fmax(v1248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1251 = bfloat(v1250);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1252 = v1215 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1253 = v1252 + v1235;
+        *(device bfloat2*)(out + v1253) = bfloat2(v1242, v1251);
       }
     } else {
-      const bool v1333 = v1290 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1334 = v1292 < v15;
-      const bool v1335 = v1333 && v1334;
-      if (v1335) {
-        const float v1336 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1337 = v68 + v1292;
-        const bfloat v1338 = bias[v1337];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1339 = float(v1338);
-        const float v1340 = v1336 + v1339;
-        const float v1342 = fmax(v1340, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1343 = bfloat(v1342);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1344 = v1290 * v4;
-        const uint v1345 = v1344 + v68;
-        const uint v1346 = v1345 + v1292;
-        out[v1346] = v1343;
+      const bool v1258 = v1215 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1259 = v1217 < v15;
+      const bool v1260 = v1258 && v1259;
+      if (v1260) {
+        const float v1261 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1262 = v68 + v1217;
+        const bfloat v1263 = bias[v1262];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1264 = float(v1263);
+        const float v1265 = v1261 + v1264;
+        const float v1267 = fmax(v1265, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1268 = bfloat(v1267);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1269 = v1215 * v4;
+        const uint v1270 = v1269 + v68;
+        const uint v1271 = v1270 + v1217;
+        out[v1271] = v1268;
       }
-      const uint v1348 = v1126 + v1294;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1350 = v1125 + v1299;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1351 = v1348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1352 = v1350 < v15;
-      const bool v1353 = v1351 && v1352;
-      if (v1353) {
-        const float v1354 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1355 = v68 + v1350;
-        const bfloat v1356 = bias[v1355];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1357 = float(v1356);
-        const float v1358 = v1354 + v1357;
-        const float v1360 = fmax(v1358, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1361 = bfloat(v1360);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1362 = v1348 * v4;
-        const uint v1363 = v1362 + v68;
-        const uint v1364 = v1363 + v1350;
-        out[v1364] = v1361;
+      const uint v1273 = v1127 + v1219;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1275 = v1126 + v1224;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1276 = v1273 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1277 = v1275 < v15;
+      const bool v1278 = v1276 && v1277;
+      if (v1278) {
+        const float v1279 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1280 = v68 + v1275;
+        const bfloat v1281 = bias[v1280];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1282 = float(v1281);
+        const float v1283 = v1279 + v1282;
+        const float v1285 = fmax(v1283, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1286 = bfloat(v1285);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1287 = v1273 * v4;
+        const uint v1288 = v1287 + v68;
+        const uint v1289 = v1288 + v1275;
+        out[v1289] = v1286;
       }
     }
-    const uint v1365 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1366 = v1126 + v1365;
-    const uint v1367 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1368 = v1125 + v1367;
-    const uint v1370 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1371 = v1370 == v1365;
-    const uint v1374 = v1367 + 1u;
-    const uint v1375 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1376 = v1375 == v1374;
-    const bool v1377 = v1371 && v1376;
-    const uint v1380 = v1368 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1381 = v1380 == 0u;
-    const bool v1382 = v1377 && v1381;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1382) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1383 = v1366 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1384 = v1368 < v15;
-      const bool v1385 = v1383 && v1384;
-      if (v1385) {
-        const uint v1386 = v68 + v1368;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1387 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1388 = bias[v1386];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1389 = float(v1388);
-        const float v1390 = v1387 + v1389;
-        const float v1392 = fmax(v1390, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1393 = bfloat(v1392);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1394 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1396 = v1386 + 1u;
-        const bfloat v1397 = bias[v1396];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1398 = float(v1397);
-        const float v1399 = v1394 + v1398;
-        const float v1401 = fmax(v1399, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1402 = bfloat(v1401);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1403 = v1366 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1404 = v1403 + v1386;
-        *(device bfloat2*)(out + v1404) = bfloat2(v1393, v1402);
+    const uint v1290 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1291 = v1127 + v1290;
+    const uint v1292 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1293 = v1126 + v1292;
+    const uint v1295 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1296 = v1295 == v1290;
+    const uint v1299 = v1292 + 1u;
+    const uint v1300 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1301 = v1300 == v1299;
+    const bool v1302 = v1296 && v1301;
+    const uint v1305 = v1293 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1306 = v1305 == 0u;
+    const bool v1307 = v1302 && v1306;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1307) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1308 = v1291 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1309 = v1293 < v15;
+      const bool v1310 = v1308 && v1309;
+      if (v1310) {
+        const uint v1311 = v68 + v1293;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1312 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1313 = bias[v1311];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1314 = float(v1313);
+        const float v1315 = v1312 + v1314;
+        const float v1317 = fmax(v1315, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1318 = bfloat(v1317);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1319 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1321 = v1311 + 1u;
+        const bfloat v1322 = bias[v1321];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1323 = float(v1322);
+        const float v1324 = v1319 + v1323;
+        const float v1326 = fmax(v1324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1327 = bfloat(v1326);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1328 = v1291 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1329 = v1328 + v1311;
+        *(device bfloat2*)(out + v1329) = bfloat2(v1318, v1327);
       }
     } else {
-      const bool v1409 = v1366 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1410 = v1368 < v15;
-      const bool v1411 = v1409 && v1410;
-      if (v1411) {
-        const float v1412 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1413 = v68 + v1368;
-        const bfloat v1414 = bias[v1413];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1415 = float(v1414);
-        const float v1416 = v1412 + v1415;
-        const float v1418 = fmax(v1416, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1419 = bfloat(v1418);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1420 = v1366 * v4;
-        const uint v1421 = v1420 + v68;
-        const uint v1422 = v1421 + v1368;
-        out[v1422] = v1419;
+      const bool v1334 = v1291 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1335 = v1293 < v15;
+      const bool v1336 = v1334 && v1335;
+      if (v1336) {
+        const float v1337 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1338 = v68 + v1293;
+        const bfloat v1339 = bias[v1338];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1340 = float(v1339);
+        const float v1341 = v1337 + v1340;
+        const float v1343 = fmax(v1341, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1344 = bfloat(v1343);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1345 = v1291 * v4;
+        const uint v1346 = v1345 + v68;
+        const uint v1347 = v1346 + v1293;
+        out[v1347] = v1344;
       }
-      const uint v1424 = v1126 + v1370;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1426 = v1125 + v1375;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1427 = v1424 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1428 = v1426 < v15;
-      const bool v1429 = v1427 && v1428;
-      if (v1429) {
-        const float v1430 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1431 = v68 + v1426;
-        const bfloat v1432 = bias[v1431];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1433 = float(v1432);
-        const float v1434 = v1430 + v1433;
-        const float v1436 = fmax(v1434, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1437 = bfloat(v1436);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1438 = v1424 * v4;
-        const uint v1439 = v1438 + v68;
-        const uint v1440 = v1439 + v1426;
-        out[v1440] = v1437;
+      const uint v1349 = v1127 + v1295;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1351 = v1126 + v1300;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1352 = v1349 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1353 = v1351 < v15;
+      const bool v1354 = v1352 && v1353;
+      if (v1354) {
+        const float v1355 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1356 = v68 + v1351;
+        const bfloat v1357 = bias[v1356];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1358 = float(v1357);
+        const float v1359 = v1355 + v1358;
+        const float v1361 = fmax(v1359, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1362 = bfloat(v1361);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1363 = v1349 * v4;
+        const uint v1364 = v1363 + v68;
+        const uint v1365 = v1364 + v1351;
+        out[v1365] = v1362;
       }
     }
-    const uint v1441 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1442 = v1126 + v1441;
-    const uint v1443 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1444 = v1125 + v1443;
-    const uint v1446 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1447 = v1446 == v1441;
-    const uint v1450 = v1443 + 1u;
-    const uint v1451 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1452 = v1451 == v1450;
-    const bool v1453 = v1447 && v1452;
-    const uint v1456 = v1444 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1457 = v1456 == 0u;
-    const bool v1458 = v1453 && v1457;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1458) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1459 = v1442 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1460 = v1444 < v15;
-      const bool v1461 = v1459 && v1460;
-      if (v1461) {
-        const uint v1462 = v68 + v1444;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1463 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1464 = bias[v1462];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1465 = float(v1464);
-        const float v1466 = v1463 + v1465;
-        const float v1468 = fmax(v1466, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1469 = bfloat(v1468);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1470 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1472 = v1462 + 1u;
-        const bfloat v1473 = bias[v1472];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1474 = float(v1473);
-        const float v1475 = v1470 + v1474;
-        const float v1477 = fmax(v1475, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1478 = bfloat(v1477);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1479 = v1442 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1480 = v1479 + v1462;
-        *(device bfloat2*)(out + v1480) = bfloat2(v1469, v1478);
+    const uint v1366 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1367 = v1127 + v1366;
+    const uint v1368 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1369 = v1126 + v1368;
+    const uint v1371 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1372 = v1371 == v1366;
+    const uint v1375 = v1368 + 1u;
+    const uint v1376 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1377 = v1376 == v1375;
+    const bool v1378 = v1372 && v1377;
+    const uint v1381 = v1369 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1382 = v1381 == 0u;
+    const bool v1383 = v1378 && v1382;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1383) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1384 = v1367 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1385 = v1369 < v15;
+      const bool v1386 = v1384 && v1385;
+      if (v1386) {
+        const uint v1387 = v68 + v1369;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1388 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1389 = bias[v1387];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1390 = float(v1389);
+        const float v1391 = v1388 + v1390;
+        const float v1393 = fmax(v1391, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1394 = bfloat(v1393);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1395 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1397 = v1387 + 1u;
+        const bfloat v1398 = bias[v1397];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1399 = float(v1398);
+        const float v1400 = v1395 + v1399;
+        const float v1402 = fmax(v1400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1403 = bfloat(v1402);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1404 = v1367 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1405 = v1404 + v1387;
+        *(device bfloat2*)(out + v1405) = bfloat2(v1394, v1403);
       }
     } else {
-      const bool v1485 = v1442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1486 = v1444 < v15;
-      const bool v1487 = v1485 && v1486;
-      if (v1487) {
-        const float v1488 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1489 = v68 + v1444;
-        const bfloat v1490 = bias[v1489];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1491 = float(v1490);
-        const float v1492 = v1488 + v1491;
-        const float v1494 = fmax(v1492, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1495 = bfloat(v1494);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1496 = v1442 * v4;
-        const uint v1497 = v1496 + v68;
-        const uint v1498 = v1497 + v1444;
-        out[v1498] = v1495;
+      const bool v1410 = v1367 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1411 = v1369 < v15;
+      const bool v1412 = v1410 && v1411;
+      if (v1412) {
+        const float v1413 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1414 = v68 + v1369;
+        const bfloat v1415 = bias[v1414];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1416 = float(v1415);
+        const float v1417 = v1413 + v1416;
+        const float v1419 = fmax(v1417, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1420 = bfloat(v1419);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1421 = v1367 * v4;
+        const uint v1422 = v1421 + v68;
+        const uint v1423 = v1422 + v1369;
+        out[v1423] = v1420;
       }
-      const uint v1500 = v1126 + v1446;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1502 = v1125 + v1451;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1503 = v1500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1504 = v1502 < v15;
-      const bool v1505 = v1503 && v1504;
-      if (v1505) {
-        const float v1506 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1507 = v68 + v1502;
-        const bfloat v1508 = bias[v1507];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1509 = float(v1508);
-        const float v1510 = v1506 + v1509;
-        const float v1512 = fmax(v1510, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1513 = bfloat(v1512);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1514 = v1500 * v4;
-        const uint v1515 = v1514 + v68;
-        const uint v1516 = v1515 + v1502;
-        out[v1516] = v1513;
+      const uint v1425 = v1127 + v1371;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1427 = v1126 + v1376;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1428 = v1425 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1429 = v1427 < v15;
+      const bool v1430 = v1428 && v1429;
+      if (v1430) {
+        const float v1431 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1432 = v68 + v1427;
+        const bfloat v1433 = bias[v1432];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1434 = float(v1433);
+        const float v1435 = v1431 + v1434;
+        const float v1437 = fmax(v1435, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1438 = bfloat(v1437);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1439 = v1425 * v4;
+        const uint v1440 = v1439 + v68;
+        const uint v1441 = v1440 + v1427;
+        out[v1441] = v1438;
       }
     }
-    const uint v1517 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1518 = v1126 + v1517;
-    const uint v1519 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1520 = v1125 + v1519;
-    const uint v1522 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1523 = v1522 == v1517;
-    const uint v1526 = v1519 + 1u;
-    const uint v1527 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1528 = v1527 == v1526;
-    const bool v1529 = v1523 && v1528;
-    const uint v1532 = v1520 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1533 = v1532 == 0u;
-    const bool v1534 = v1529 && v1533;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1534) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1535 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1536 = v1520 < v15;
-      const bool v1537 = v1535 && v1536;
-      if (v1537) {
-        const uint v1538 = v68 + v1520;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1539 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1540 = bias[v1538];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1541 = float(v1540);
-        const float v1542 = v1539 + v1541;
-        const float v1544 = fmax(v1542, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1545 = bfloat(v1544);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1546 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1548 = v1538 + 1u;
-        const bfloat v1549 = bias[v1548];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1550 = float(v1549);
-        const float v1551 = v1546 + v1550;
-        const float v1553 = fmax(v1551, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1554 = bfloat(v1553);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1555 = v1518 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1556 = v1555 + v1538;
-        *(device bfloat2*)(out + v1556) = bfloat2(v1545, v1554);
+    const uint v1442 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1443 = v1127 + v1442;
+    const uint v1444 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1445 = v1126 + v1444;
+    const uint v1447 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1448 = v1447 == v1442;
+    const uint v1451 = v1444 + 1u;
+    const uint v1452 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1453 = v1452 == v1451;
+    const bool v1454 = v1448 && v1453;
+    const uint v1457 = v1445 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1458 = v1457 == 0u;
+    const bool v1459 = v1454 && v1458;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1459) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1460 = v1443 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1461 = v1445 < v15;
+      const bool v1462 = v1460 && v1461;
+      if (v1462) {
+        const uint v1463 = v68 + v1445;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1464 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1465 = bias[v1463];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1466 = float(v1465);
+        const float v1467 = v1464 + v1466;
+        const float v1469 = fmax(v1467, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1470 = bfloat(v1469);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1471 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1473 = v1463 + 1u;
+        const bfloat v1474 = bias[v1473];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1475 = float(v1474);
+        const float v1476 = v1471 + v1475;
+        const float v1478 = fmax(v1476, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1479 = bfloat(v1478);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1480 = v1443 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1481 = v1480 + v1463;
+        *(device bfloat2*)(out + v1481) = bfloat2(v1470, v1479);
       }
     } else {
-      const bool v1561 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1562 = v1520 < v15;
-      const bool v1563 = v1561 && v1562;
-      if (v1563) {
-        const float v1564 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1565 = v68 + v1520;
-        const bfloat v1566 = bias[v1565];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1567 = float(v1566);
-        const float v1568 = v1564 + v1567;
-        const float v1570 = fmax(v1568, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1571 = bfloat(v1570);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1572 = v1518 * v4;
-        const uint v1573 = v1572 + v68;
-        const uint v1574 = v1573 + v1520;
-        out[v1574] = v1571;
+      const bool v1486 = v1443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1487 = v1445 < v15;
+      const bool v1488 = v1486 && v1487;
+      if (v1488) {
+        const float v1489 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1490 = v68 + v1445;
+        const bfloat v1491 = bias[v1490];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1492 = float(v1491);
+        const float v1493 = v1489 + v1492;
+        const float v1495 = fmax(v1493, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1496 = bfloat(v1495);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1497 = v1443 * v4;
+        const uint v1498 = v1497 + v68;
+        const uint v1499 = v1498 + v1445;
+        out[v1499] = v1496;
       }
-      const uint v1576 = v1126 + v1522;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1578 = v1125 + v1527;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1579 = v1576 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1580 = v1578 < v15;
-      const bool v1581 = v1579 && v1580;
-      if (v1581) {
-        const float v1582 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1583 = v68 + v1578;
-        const bfloat v1584 = bias[v1583];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1585 = float(v1584);
-        const float v1586 = v1582 + v1585;
-        const float v1588 = fmax(v1586, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1589 = bfloat(v1588);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1590 = v1576 * v4;
-        const uint v1591 = v1590 + v68;
-        const uint v1592 = v1591 + v1578;
-        out[v1592] = v1589;
+      const uint v1501 = v1127 + v1447;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1503 = v1126 + v1452;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1504 = v1501 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1505 = v1503 < v15;
+      const bool v1506 = v1504 && v1505;
+      if (v1506) {
+        const float v1507 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1508 = v68 + v1503;
+        const bfloat v1509 = bias[v1508];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1510 = float(v1509);
+        const float v1511 = v1507 + v1510;
+        const float v1513 = fmax(v1511, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1514 = bfloat(v1513);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1515 = v1501 * v4;
+        const uint v1516 = v1515 + v68;
+        const uint v1517 = v1516 + v1503;
+        out[v1517] = v1514;
       }
     }
-    const uint v1593 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1594 = v1126 + v1593;
-    const uint v1595 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1596 = v1125 + v1595;
-    const uint v1598 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1599 = v1598 == v1593;
-    const uint v1602 = v1595 + 1u;
-    const uint v1603 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1604 = v1603 == v1602;
-    const bool v1605 = v1599 && v1604;
-    const uint v1608 = v1596 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1609 = v1608 == 0u;
-    const bool v1610 = v1605 && v1609;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1610) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1611 = v1594 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1612 = v1596 < v15;
-      const bool v1613 = v1611 && v1612;
-      if (v1613) {
-        const uint v1614 = v68 + v1596;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1615 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1616 = bias[v1614];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1617 = float(v1616);
-        const float v1618 = v1615 + v1617;
-        const float v1620 = fmax(v1618, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1621 = bfloat(v1620);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1622 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1624 = v1614 + 1u;
-        const bfloat v1625 = bias[v1624];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1626 = float(v1625);
-        const float v1627 = v1622 + v1626;
-        const float v1629 = fmax(v1627, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1630 = bfloat(v1629);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1631 = v1594 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1632 = v1631 + v1614;
-        *(device bfloat2*)(out + v1632) = bfloat2(v1621, v1630);
+    const uint v1518 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1519 = v1127 + v1518;
+    const uint v1520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1521 = v1126 + v1520;
+    const uint v1523 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1524 = v1523 == v1518;
+    const uint v1527 = v1520 + 1u;
+    const uint v1528 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1529 = v1528 == v1527;
+    const bool v1530 = v1524 && v1529;
+    const uint v1533 = v1521 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1534 = v1533 == 0u;
+    const bool v1535 = v1530 && v1534;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1535) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1536 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1537 = v1521 < v15;
+      const bool v1538 = v1536 && v1537;
+      if (v1538) {
+        const uint v1539 = v68 + v1521;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1540 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1541 = bias[v1539];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1542 = float(v1541);
+        const float v1543 = v1540 + v1542;
+        const float v1545 = fmax(v1543, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1546 = bfloat(v1545);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1547 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1549 = v1539 + 1u;
+        const bfloat v1550 = bias[v1549];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1551 = float(v1550);
+        const float v1552 = v1547 + v1551;
+        const float v1554 = fmax(v1552, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1555 = bfloat(v1554);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1556 = v1519 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1557 = v1556 + v1539;
+        *(device bfloat2*)(out + v1557) = bfloat2(v1546, v1555);
       }
     } else {
-      const bool v1637 = v1594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1638 = v1596 < v15;
-      const bool v1639 = v1637 && v1638;
-      if (v1639) {
-        const float v1640 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1641 = v68 + v1596;
-        const bfloat v1642 = bias[v1641];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1643 = float(v1642);
-        const float v1644 = v1640 + v1643;
-        const float v1646 = fmax(v1644, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1647 = bfloat(v1646);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1648 = v1594 * v4;
-        const uint v1649 = v1648 + v68;
-        const uint v1650 = v1649 + v1596;
-        out[v1650] = v1647;
+      const bool v1562 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1563 = v1521 < v15;
+      const bool v1564 = v1562 && v1563;
+      if (v1564) {
+        const float v1565 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1566 = v68 + v1521;
+        const bfloat v1567 = bias[v1566];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1568 = float(v1567);
+        const float v1569 = v1565 + v1568;
+        const float v1571 = fmax(v1569, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1572 = bfloat(v1571);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1573 = v1519 * v4;
+        const uint v1574 = v1573 + v68;
+        const uint v1575 = v1574 + v1521;
+        out[v1575] = v1572;
       }
-      const uint v1652 = v1126 + v1598;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1654 = v1125 + v1603;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1655 = v1652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1656 = v1654 < v15;
-      const bool v1657 = v1655 && v1656;
-      if (v1657) {
-        const float v1658 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1659 = v68 + v1654;
-        const bfloat v1660 = bias[v1659];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1661 = float(v1660);
-        const float v1662 = v1658 + v1661;
-        const float v1664 = fmax(v1662, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1665 = bfloat(v1664);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1666 = v1652 * v4;
-        const uint v1667 = v1666 + v68;
-        const uint v1668 = v1667 + v1654;
-        out[v1668] = v1665;
+      const uint v1577 = v1127 + v1523;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1579 = v1126 + v1528;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1580 = v1577 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1581 = v1579 < v15;
+      const bool v1582 = v1580 && v1581;
+      if (v1582) {
+        const float v1583 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1584 = v68 + v1579;
+        const bfloat v1585 = bias[v1584];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1586 = float(v1585);
+        const float v1587 = v1583 + v1586;
+        const float v1589 = fmax(v1587, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1590 = bfloat(v1589);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1591 = v1577 * v4;
+        const uint v1592 = v1591 + v68;
+        const uint v1593 = v1592 + v1579;
+        out[v1593] = v1590;
       }
     }
-    const uint v1669 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1670 = v1126 + v1669;
-    const uint v1671 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1672 = v1125 + v1671;
-    const uint v1674 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1675 = v1674 == v1669;
-    const uint v1678 = v1671 + 1u;
-    const uint v1679 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1680 = v1679 == v1678;
-    const bool v1681 = v1675 && v1680;
-    const uint v1684 = v1672 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1685 = v1684 == 0u;
-    const bool v1686 = v1681 && v1685;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1686) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1687 = v1670 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1688 = v1672 < v15;
-      const bool v1689 = v1687 && v1688;
-      if (v1689) {
-        const uint v1690 = v68 + v1672;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1691 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1692 = bias[v1690];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1693 = float(v1692);
-        const float v1694 = v1691 + v1693;
-        const float v1696 = fmax(v1694, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1697 = bfloat(v1696);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1698 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1700 = v1690 + 1u;
-        const bfloat v1701 = bias[v1700];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1702 = float(v1701);
-        const float v1703 = v1698 + v1702;
-        const float v1705 = fmax(v1703, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1706 = bfloat(v1705);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1707 = v1670 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1708 = v1707 + v1690;
-        *(device bfloat2*)(out + v1708) = bfloat2(v1697, v1706);
+    const uint v1594 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1595 = v1127 + v1594;
+    const uint v1596 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1597 = v1126 + v1596;
+    const uint v1599 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1600 = v1599 == v1594;
+    const uint v1603 = v1596 + 1u;
+    const uint v1604 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1605 = v1604 == v1603;
+    const bool v1606 = v1600 && v1605;
+    const uint v1609 = v1597 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1610 = v1609 == 0u;
+    const bool v1611 = v1606 && v1610;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1611) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1612 = v1595 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1613 = v1597 < v15;
+      const bool v1614 = v1612 && v1613;
+      if (v1614) {
+        const uint v1615 = v68 + v1597;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1616 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1617 = bias[v1615];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1618 = float(v1617);
+        const float v1619 = v1616 + v1618;
+        const float v1621 = fmax(v1619, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1622 = bfloat(v1621);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1623 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1625 = v1615 + 1u;
+        const bfloat v1626 = bias[v1625];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1627 = float(v1626);
+        const float v1628 = v1623 + v1627;
+        const float v1630 = fmax(v1628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1631 = bfloat(v1630);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1632 = v1595 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1633 = v1632 + v1615;
+        *(device bfloat2*)(out + v1633) = bfloat2(v1622, v1631);
       }
     } else {
-      const bool v1713 = v1670 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1714 = v1672 < v15;
-      const bool v1715 = v1713 && v1714;
-      if (v1715) {
-        const float v1716 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1717 = v68 + v1672;
-        const bfloat v1718 = bias[v1717];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1719 = float(v1718);
-        const float v1720 = v1716 + v1719;
-        const float v1722 = fmax(v1720, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1723 = bfloat(v1722);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1724 = v1670 * v4;
-        const uint v1725 = v1724 + v68;
-        const uint v1726 = v1725 + v1672;
-        out[v1726] = v1723;
+      const bool v1638 = v1595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1639 = v1597 < v15;
+      const bool v1640 = v1638 && v1639;
+      if (v1640) {
+        const float v1641 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1642 = v68 + v1597;
+        const bfloat v1643 = bias[v1642];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1644 = float(v1643);
+        const float v1645 = v1641 + v1644;
+        const float v1647 = fmax(v1645, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1648 = bfloat(v1647);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1649 = v1595 * v4;
+        const uint v1650 = v1649 + v68;
+        const uint v1651 = v1650 + v1597;
+        out[v1651] = v1648;
       }
-      const uint v1728 = v1126 + v1674;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1730 = v1125 + v1679;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1731 = v1728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1732 = v1730 < v15;
-      const bool v1733 = v1731 && v1732;
-      if (v1733) {
-        const float v1734 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1735 = v68 + v1730;
-        const bfloat v1736 = bias[v1735];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1737 = float(v1736);
-        const float v1738 = v1734 + v1737;
-        const float v1740 = fmax(v1738, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1741 = bfloat(v1740);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1742 = v1728 * v4;
-        const uint v1743 = v1742 + v68;
-        const uint v1744 = v1743 + v1730;
-        out[v1744] = v1741;
+      const uint v1653 = v1127 + v1599;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1655 = v1126 + v1604;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1656 = v1653 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1657 = v1655 < v15;
+      const bool v1658 = v1656 && v1657;
+      if (v1658) {
+        const float v1659 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1660 = v68 + v1655;
+        const bfloat v1661 = bias[v1660];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1662 = float(v1661);
+        const float v1663 = v1659 + v1662;
+        const float v1665 = fmax(v1663, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1666 = bfloat(v1665);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1667 = v1653 * v4;
+        const uint v1668 = v1667 + v68;
+        const uint v1669 = v1668 + v1655;
+        out[v1669] = v1666;
       }
     }
-    const uint v1745 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1746 = v1126 + v1745;
-    const uint v1747 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1748 = v1125 + v1747;
-    const uint v1750 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1751 = v1750 == v1745;
-    const uint v1754 = v1747 + 1u;
-    const uint v1755 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1756 = v1755 == v1754;
-    const bool v1757 = v1751 && v1756;
-    const uint v1760 = v1748 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1761 = v1760 == 0u;
-    const bool v1762 = v1757 && v1761;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1762) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1763 = v1746 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1764 = v1748 < v15;
-      const bool v1765 = v1763 && v1764;
-      if (v1765) {
-        const uint v1766 = v68 + v1748;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1767 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1768 = bias[v1766];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1769 = float(v1768);
-        const float v1770 = v1767 + v1769;
-        const float v1772 = fmax(v1770, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1773 = bfloat(v1772);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1774 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1776 = v1766 + 1u;
-        const bfloat v1777 = bias[v1776];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1778 = float(v1777);
-        const float v1779 = v1774 + v1778;
-        const float v1781 = fmax(v1779, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1782 = bfloat(v1781);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1783 = v1746 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1784 = v1783 + v1766;
-        *(device bfloat2*)(out + v1784) = bfloat2(v1773, v1782);
+    const uint v1670 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1671 = v1127 + v1670;
+    const uint v1672 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1673 = v1126 + v1672;
+    const uint v1675 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1676 = v1675 == v1670;
+    const uint v1679 = v1672 + 1u;
+    const uint v1680 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1681 = v1680 == v1679;
+    const bool v1682 = v1676 && v1681;
+    const uint v1685 = v1673 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1686 = v1685 == 0u;
+    const bool v1687 = v1682 && v1686;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1687) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1688 = v1671 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1689 = v1673 < v15;
+      const bool v1690 = v1688 && v1689;
+      if (v1690) {
+        const uint v1691 = v68 + v1673;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1692 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1693 = bias[v1691];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1694 = float(v1693);
+        const float v1695 = v1692 + v1694;
+        const float v1697 = fmax(v1695, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1698 = bfloat(v1697);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1699 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1701 = v1691 + 1u;
+        const bfloat v1702 = bias[v1701];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1703 = float(v1702);
+        const float v1704 = v1699 + v1703;
+        const float v1706 = fmax(v1704, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1707 = bfloat(v1706);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1708 = v1671 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1709 = v1708 + v1691;
+        *(device bfloat2*)(out + v1709) = bfloat2(v1698, v1707);
       }
     } else {
-      const bool v1789 = v1746 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1790 = v1748 < v15;
-      const bool v1791 = v1789 && v1790;
-      if (v1791) {
-        const float v1792 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1793 = v68 + v1748;
-        const bfloat v1794 = bias[v1793];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1795 = float(v1794);
-        const float v1796 = v1792 + v1795;
-        const float v1798 = fmax(v1796, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1799 = bfloat(v1798);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1800 = v1746 * v4;
-        const uint v1801 = v1800 + v68;
-        const uint v1802 = v1801 + v1748;
-        out[v1802] = v1799;
+      const bool v1714 = v1671 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1715 = v1673 < v15;
+      const bool v1716 = v1714 && v1715;
+      if (v1716) {
+        const float v1717 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1718 = v68 + v1673;
+        const bfloat v1719 = bias[v1718];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1720 = float(v1719);
+        const float v1721 = v1717 + v1720;
+        const float v1723 = fmax(v1721, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1724 = bfloat(v1723);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1725 = v1671 * v4;
+        const uint v1726 = v1725 + v68;
+        const uint v1727 = v1726 + v1673;
+        out[v1727] = v1724;
       }
-      const uint v1804 = v1126 + v1750;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1806 = v1125 + v1755;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1807 = v1804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1808 = v1806 < v15;
-      const bool v1809 = v1807 && v1808;
-      if (v1809) {
-        const float v1810 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1811 = v68 + v1806;
-        const bfloat v1812 = bias[v1811];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1813 = float(v1812);
-        const float v1814 = v1810 + v1813;
-        const float v1816 = fmax(v1814, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1817 = bfloat(v1816);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1818 = v1804 * v4;
-        const uint v1819 = v1818 + v68;
-        const uint v1820 = v1819 + v1806;
-        out[v1820] = v1817;
+      const uint v1729 = v1127 + v1675;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1731 = v1126 + v1680;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1732 = v1729 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1733 = v1731 < v15;
+      const bool v1734 = v1732 && v1733;
+      if (v1734) {
+        const float v1735 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1736 = v68 + v1731;
+        const bfloat v1737 = bias[v1736];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1738 = float(v1737);
+        const float v1739 = v1735 + v1738;
+        const float v1741 = fmax(v1739, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1742 = bfloat(v1741);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1743 = v1729 * v4;
+        const uint v1744 = v1743 + v68;
+        const uint v1745 = v1744 + v1731;
+        out[v1745] = v1742;
       }
     }
-    const uint v1821 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1822 = v1126 + v1821;
-    const uint v1823 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1824 = v1125 + v1823;
-    const uint v1826 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1827 = v1826 == v1821;
-    const uint v1830 = v1823 + 1u;
-    const uint v1831 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1832 = v1831 == v1830;
-    const bool v1833 = v1827 && v1832;
-    const uint v1836 = v1824 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1837 = v1836 == 0u;
-    const bool v1838 = v1833 && v1837;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1838) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1839 = v1822 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1840 = v1824 < v15;
-      const bool v1841 = v1839 && v1840;
-      if (v1841) {
-        const uint v1842 = v68 + v1824;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1843 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1844 = bias[v1842];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1845 = float(v1844);
-        const float v1846 = v1843 + v1845;
-        const float v1848 = fmax(v1846, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1849 = bfloat(v1848);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1850 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1852 = v1842 + 1u;
-        const bfloat v1853 = bias[v1852];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1854 = float(v1853);
-        const float v1855 = v1850 + v1854;
-        const float v1857 = fmax(v1855, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1858 = bfloat(v1857);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1859 = v1822 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1860 = v1859 + v1842;
-        *(device bfloat2*)(out + v1860) = bfloat2(v1849, v1858);
+    const uint v1746 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1747 = v1127 + v1746;
+    const uint v1748 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1749 = v1126 + v1748;
+    const uint v1751 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1752 = v1751 == v1746;
+    const uint v1755 = v1748 + 1u;
+    const uint v1756 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1757 = v1756 == v1755;
+    const bool v1758 = v1752 && v1757;
+    const uint v1761 = v1749 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1762 = v1761 == 0u;
+    const bool v1763 = v1758 && v1762;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1763) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1764 = v1747 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1765 = v1749 < v15;
+      const bool v1766 = v1764 && v1765;
+      if (v1766) {
+        const uint v1767 = v68 + v1749;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1768 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1769 = bias[v1767];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1770 = float(v1769);
+        const float v1771 = v1768 + v1770;
+        const float v1773 = fmax(v1771, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1774 = bfloat(v1773);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1775 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1777 = v1767 + 1u;
+        const bfloat v1778 = bias[v1777];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1779 = float(v1778);
+        const float v1780 = v1775 + v1779;
+        const float v1782 = fmax(v1780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1783 = bfloat(v1782);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1784 = v1747 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1785 = v1784 + v1767;
+        *(device bfloat2*)(out + v1785) = bfloat2(v1774, v1783);
       }
     } else {
-      const bool v1865 = v1822 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1866 = v1824 < v15;
-      const bool v1867 = v1865 && v1866;
-      if (v1867) {
-        const float v1868 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1869 = v68 + v1824;
-        const bfloat v1870 = bias[v1869];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1871 = float(v1870);
-        const float v1872 = v1868 + v1871;
-        const float v1874 = fmax(v1872, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1875 = bfloat(v1874);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1876 = v1822 * v4;
-        const uint v1877 = v1876 + v68;
-        const uint v1878 = v1877 + v1824;
-        out[v1878] = v1875;
+      const bool v1790 = v1747 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1791 = v1749 < v15;
+      const bool v1792 = v1790 && v1791;
+      if (v1792) {
+        const float v1793 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1794 = v68 + v1749;
+        const bfloat v1795 = bias[v1794];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1796 = float(v1795);
+        const float v1797 = v1793 + v1796;
+        const float v1799 = fmax(v1797, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1800 = bfloat(v1799);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1801 = v1747 * v4;
+        const uint v1802 = v1801 + v68;
+        const uint v1803 = v1802 + v1749;
+        out[v1803] = v1800;
       }
-      const uint v1880 = v1126 + v1826;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1882 = v1125 + v1831;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1883 = v1880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1884 = v1882 < v15;
-      const bool v1885 = v1883 && v1884;
-      if (v1885) {
-        const float v1886 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1887 = v68 + v1882;
-        const bfloat v1888 = bias[v1887];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1889 = float(v1888);
-        const float v1890 = v1886 + v1889;
-        const float v1892 = fmax(v1890, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1893 = bfloat(v1892);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1894 = v1880 * v4;
-        const uint v1895 = v1894 + v68;
-        const uint v1896 = v1895 + v1882;
-        out[v1896] = v1893;
+      const uint v1805 = v1127 + v1751;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1807 = v1126 + v1756;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1808 = v1805 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1809 = v1807 < v15;
+      const bool v1810 = v1808 && v1809;
+      if (v1810) {
+        const float v1811 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1812 = v68 + v1807;
+        const bfloat v1813 = bias[v1812];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1814 = float(v1813);
+        const float v1815 = v1811 + v1814;
+        const float v1817 = fmax(v1815, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1818 = bfloat(v1817);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1819 = v1805 * v4;
+        const uint v1820 = v1819 + v68;
+        const uint v1821 = v1820 + v1807;
+        out[v1821] = v1818;
       }
     }
-    const uint v1897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1898 = v1126 + v1897;
-    const uint v1899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1900 = v1125 + v1899;
-    const uint v1902 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1903 = v1902 == v1897;
-    const uint v1906 = v1899 + 1u;
-    const uint v1907 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1908 = v1907 == v1906;
-    const bool v1909 = v1903 && v1908;
-    const uint v1912 = v1900 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1913 = v1912 == 0u;
-    const bool v1914 = v1909 && v1913;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1914) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1915 = v1898 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1916 = v1900 < v15;
-      const bool v1917 = v1915 && v1916;
-      if (v1917) {
-        const uint v1918 = v68 + v1900;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1919 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1920 = bias[v1918];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1921 = float(v1920);
-        const float v1922 = v1919 + v1921;
-        const float v1924 = fmax(v1922, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1925 = bfloat(v1924);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1926 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1928 = v1918 + 1u;
-        const bfloat v1929 = bias[v1928];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1930 = float(v1929);
-        const float v1931 = v1926 + v1930;
-        const float v1933 = fmax(v1931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1934 = bfloat(v1933);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1935 = v1898 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1936 = v1935 + v1918;
-        *(device bfloat2*)(out + v1936) = bfloat2(v1925, v1934);
+    const uint v1822 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1823 = v1127 + v1822;
+    const uint v1824 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1825 = v1126 + v1824;
+    const uint v1827 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1828 = v1827 == v1822;
+    const uint v1831 = v1824 + 1u;
+    const uint v1832 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1833 = v1832 == v1831;
+    const bool v1834 = v1828 && v1833;
+    const uint v1837 = v1825 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1838 = v1837 == 0u;
+    const bool v1839 = v1834 && v1838;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1839) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1840 = v1823 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1841 = v1825 < v15;
+      const bool v1842 = v1840 && v1841;
+      if (v1842) {
+        const uint v1843 = v68 + v1825;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1844 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1845 = bias[v1843];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1846 = float(v1845);
+        const float v1847 = v1844 + v1846;
+        const float v1849 = fmax(v1847, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1850 = bfloat(v1849);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1851 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1853 = v1843 + 1u;
+        const bfloat v1854 = bias[v1853];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1855 = float(v1854);
+        const float v1856 = v1851 + v1855;
+        const float v1858 = fmax(v1856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1859 = bfloat(v1858);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1860 = v1823 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1861 = v1860 + v1843;
+        *(device bfloat2*)(out + v1861) = bfloat2(v1850, v1859);
       }
     } else {
-      const bool v1941 = v1898 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1942 = v1900 < v15;
-      const bool v1943 = v1941 && v1942;
-      if (v1943) {
-        const float v1944 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1945 = v68 + v1900;
-        const bfloat v1946 = bias[v1945];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1947 = float(v1946);
-        const float v1948 = v1944 + v1947;
-        const float v1950 = fmax(v1948, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1951 = bfloat(v1950);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1952 = v1898 * v4;
-        const uint v1953 = v1952 + v68;
-        const uint v1954 = v1953 + v1900;
-        out[v1954] = v1951;
+      const bool v1866 = v1823 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1867 = v1825 < v15;
+      const bool v1868 = v1866 && v1867;
+      if (v1868) {
+        const float v1869 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1870 = v68 + v1825;
+        const bfloat v1871 = bias[v1870];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1872 = float(v1871);
+        const float v1873 = v1869 + v1872;
+        const float v1875 = fmax(v1873, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1876 = bfloat(v1875);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1877 = v1823 * v4;
+        const uint v1878 = v1877 + v68;
+        const uint v1879 = v1878 + v1825;
+        out[v1879] = v1876;
       }
-      const uint v1956 = v1126 + v1902;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1958 = v1125 + v1907;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1959 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1960 = v1958 < v15;
-      const bool v1961 = v1959 && v1960;
-      if (v1961) {
-        const float v1962 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1963 = v68 + v1958;
-        const bfloat v1964 = bias[v1963];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1965 = float(v1964);
-        const float v1966 = v1962 + v1965;
-        const float v1968 = fmax(v1966, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1969 = bfloat(v1968);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1970 = v1956 * v4;
-        const uint v1971 = v1970 + v68;
-        const uint v1972 = v1971 + v1958;
-        out[v1972] = v1969;
+      const uint v1881 = v1127 + v1827;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1883 = v1126 + v1832;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1884 = v1881 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1885 = v1883 < v15;
+      const bool v1886 = v1884 && v1885;
+      if (v1886) {
+        const float v1887 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1888 = v68 + v1883;
+        const bfloat v1889 = bias[v1888];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1890 = float(v1889);
+        const float v1891 = v1887 + v1890;
+        const float v1893 = fmax(v1891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1894 = bfloat(v1893);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1895 = v1881 * v4;
+        const uint v1896 = v1895 + v68;
+        const uint v1897 = v1896 + v1883;
+        out[v1897] = v1894;
       }
     }
-    const uint v1973 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1974 = v1126 + v1973;
-    const uint v1975 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1976 = v1125 + v1975;
-    const uint v1978 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1979 = v1978 == v1973;
-    const uint v1982 = v1975 + 1u;
-    const uint v1983 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1984 = v1983 == v1982;
-    const bool v1985 = v1979 && v1984;
-    const uint v1988 = v1976 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1989 = v1988 == 0u;
-    const bool v1990 = v1985 && v1989;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1990) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1991 = v1974 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1992 = v1976 < v15;
-      const bool v1993 = v1991 && v1992;
-      if (v1993) {
-        const uint v1994 = v68 + v1976;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1995 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1996 = bias[v1994];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1997 = float(v1996);
-        const float v1998 = v1995 + v1997;
-        const float v2000 = fmax(v1998, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2001 = bfloat(v2000);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2002 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2004 = v1994 + 1u;
-        const bfloat v2005 = bias[v2004];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2006 = float(v2005);
-        const float v2007 = v2002 + v2006;
-        const float v2009 = fmax(v2007, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2010 = bfloat(v2009);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2011 = v1974 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2012 = v2011 + v1994;
-        *(device bfloat2*)(out + v2012) = bfloat2(v2001, v2010);
+    const uint v1898 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1899 = v1127 + v1898;
+    const uint v1900 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1901 = v1126 + v1900;
+    const uint v1903 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1904 = v1903 == v1898;
+    const uint v1907 = v1900 + 1u;
+    const uint v1908 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1909 = v1908 == v1907;
+    const bool v1910 = v1904 && v1909;
+    const uint v1913 = v1901 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1914 = v1913 == 0u;
+    const bool v1915 = v1910 && v1914;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1915) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1916 = v1899 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1917 = v1901 < v15;
+      const bool v1918 = v1916 && v1917;
+      if (v1918) {
+        const uint v1919 = v68 + v1901;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1920 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1921 = bias[v1919];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1922 = float(v1921);
+        const float v1923 = v1920 + v1922;
+        const float v1925 = fmax(v1923, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1926 = bfloat(v1925);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1927 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1929 = v1919 + 1u;
+        const bfloat v1930 = bias[v1929];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1931 = float(v1930);
+        const float v1932 = v1927 + v1931;
+        const float v1934 = fmax(v1932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1935 = bfloat(v1934);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1936 = v1899 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1937 = v1936 + v1919;
+        *(device bfloat2*)(out + v1937) = bfloat2(v1926, v1935);
       }
     } else {
-      const bool v2017 = v1974 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2018 = v1976 < v15;
-      const bool v2019 = v2017 && v2018;
-      if (v2019) {
-        const float v2020 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2021 = v68 + v1976;
-        const bfloat v2022 = bias[v2021];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2023 = float(v2022);
-        const float v2024 = v2020 + v2023;
-        const float v2026 = fmax(v2024, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2027 = bfloat(v2026);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2028 = v1974 * v4;
-        const uint v2029 = v2028 + v68;
-        const uint v2030 = v2029 + v1976;
-        out[v2030] = v2027;
+      const bool v1942 = v1899 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1943 = v1901 < v15;
+      const bool v1944 = v1942 && v1943;
+      if (v1944) {
+        const float v1945 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1946 = v68 + v1901;
+        const bfloat v1947 = bias[v1946];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1948 = float(v1947);
+        const float v1949 = v1945 + v1948;
+        const float v1951 = fmax(v1949, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1952 = bfloat(v1951);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1953 = v1899 * v4;
+        const uint v1954 = v1953 + v68;
+        const uint v1955 = v1954 + v1901;
+        out[v1955] = v1952;
       }
-      const uint v2032 = v1126 + v1978;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2034 = v1125 + v1983;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2035 = v2032 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2036 = v2034 < v15;
-      const bool v2037 = v2035 && v2036;
-      if (v2037) {
-        const float v2038 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2039 = v68 + v2034;
-        const bfloat v2040 = bias[v2039];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2041 = float(v2040);
-        const float v2042 = v2038 + v2041;
-        const float v2044 = fmax(v2042, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2045 = bfloat(v2044);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2046 = v2032 * v4;
-        const uint v2047 = v2046 + v68;
-        const uint v2048 = v2047 + v2034;
-        out[v2048] = v2045;
+      const uint v1957 = v1127 + v1903;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1959 = v1126 + v1908;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1960 = v1957 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1961 = v1959 < v15;
+      const bool v1962 = v1960 && v1961;
+      if (v1962) {
+        const float v1963 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1964 = v68 + v1959;
+        const bfloat v1965 = bias[v1964];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1966 = float(v1965);
+        const float v1967 = v1963 + v1966;
+        const float v1969 = fmax(v1967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1970 = bfloat(v1969);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1971 = v1957 * v4;
+        const uint v1972 = v1971 + v68;
+        const uint v1973 = v1972 + v1959;
+        out[v1973] = v1970;
       }
     }
-    const uint v2049 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2050 = v1126 + v2049;
-    const uint v2051 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2052 = v1125 + v2051;
-    const uint v2054 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2055 = v2054 == v2049;
-    const uint v2058 = v2051 + 1u;
-    const uint v2059 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v2060 = v2059 == v2058;
-    const bool v2061 = v2055 && v2060;
-    const uint v2064 = v2052 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2065 = v2064 == 0u;
-    const bool v2066 = v2061 && v2065;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2066) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2067 = v2050 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2068 = v2052 < v15;
-      const bool v2069 = v2067 && v2068;
-      if (v2069) {
-        const uint v2070 = v68 + v2052;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2071 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2072 = bias[v2070];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2073 = float(v2072);
-        const float v2074 = v2071 + v2073;
-        const float v2076 = fmax(v2074, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2077 = bfloat(v2076);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2078 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2080 = v2070 + 1u;
-        const bfloat v2081 = bias[v2080];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2082 = float(v2081);
-        const float v2083 = v2078 + v2082;
-        const float v2085 = fmax(v2083, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2086 = bfloat(v2085);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2087 = v2050 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2088 = v2087 + v2070;
-        *(device bfloat2*)(out + v2088) = bfloat2(v2077, v2086);
+    const uint v1974 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1975 = v1127 + v1974;
+    const uint v1976 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1977 = v1126 + v1976;
+    const uint v1979 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1980 = v1979 == v1974;
+    const uint v1983 = v1976 + 1u;
+    const uint v1984 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1985 = v1984 == v1983;
+    const bool v1986 = v1980 && v1985;
+    const uint v1989 = v1977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1990 = v1989 == 0u;
+    const bool v1991 = v1986 && v1990;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1991) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1992 = v1975 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1993 = v1977 < v15;
+      const bool v1994 = v1992 && v1993;
+      if (v1994) {
+        const uint v1995 = v68 + v1977;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1996 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1997 = bias[v1995];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1998 = float(v1997);
+        const float v1999 = v1996 + v1998;
+        const float v2001 = fmax(v1999, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2002 = bfloat(v2001);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2003 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2005 = v1995 + 1u;
+        const bfloat v2006 = bias[v2005];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2007 = float(v2006);
+        const float v2008 = v2003 + v2007;
+        const float v2010 = fmax(v2008, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2011 = bfloat(v2010);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2012 = v1975 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2013 = v2012 + v1995;
+        *(device bfloat2*)(out + v2013) = bfloat2(v2002, v2011);
       }
     } else {
-      const bool v2093 = v2050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2094 = v2052 < v15;
-      const bool v2095 = v2093 && v2094;
-      if (v2095) {
-        const float v2096 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2097 = v68 + v2052;
-        const bfloat v2098 = bias[v2097];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2099 = float(v2098);
-        const float v2100 = v2096 + v2099;
-        const float v2102 = fmax(v2100, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2103 = bfloat(v2102);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2104 = v2050 * v4;
-        const uint v2105 = v2104 + v68;
-        const uint v2106 = v2105 + v2052;
-        out[v2106] = v2103;
+      const bool v2018 = v1975 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2019 = v1977 < v15;
+      const bool v2020 = v2018 && v2019;
+      if (v2020) {
+        const float v2021 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2022 = v68 + v1977;
+        const bfloat v2023 = bias[v2022];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2024 = float(v2023);
+        const float v2025 = v2021 + v2024;
+        const float v2027 = fmax(v2025, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2028 = bfloat(v2027);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2029 = v1975 * v4;
+        const uint v2030 = v2029 + v68;
+        const uint v2031 = v2030 + v1977;
+        out[v2031] = v2028;
       }
-      const uint v2108 = v1126 + v2054;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2110 = v1125 + v2059;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2111 = v2108 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2112 = v2110 < v15;
-      const bool v2113 = v2111 && v2112;
-      if (v2113) {
-        const float v2114 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2115 = v68 + v2110;
-        const bfloat v2116 = bias[v2115];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2117 = float(v2116);
-        const float v2118 = v2114 + v2117;
-        const float v2120 = fmax(v2118, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2121 = bfloat(v2120);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2122 = v2108 * v4;
-        const uint v2123 = v2122 + v68;
-        const uint v2124 = v2123 + v2110;
-        out[v2124] = v2121;
+      const uint v2033 = v1127 + v1979;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2035 = v1126 + v1984;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2036 = v2033 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2037 = v2035 < v15;
+      const bool v2038 = v2036 && v2037;
+      if (v2038) {
+        const float v2039 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2040 = v68 + v2035;
+        const bfloat v2041 = bias[v2040];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2042 = float(v2041);
+        const float v2043 = v2039 + v2042;
+        const float v2045 = fmax(v2043, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2046 = bfloat(v2045);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2047 = v2033 * v4;
+        const uint v2048 = v2047 + v68;
+        const uint v2049 = v2048 + v2035;
+        out[v2049] = v2046;
       }
     }
-    const uint v2125 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2126 = v1126 + v2125;
-    const uint v2127 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2128 = v1125 + v2127;
-    const uint v2130 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2131 = v2130 == v2125;
-    const uint v2134 = v2127 + 1u;
-    const uint v2135 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2136 = v2135 == v2134;
-    const bool v2137 = v2131 && v2136;
-    const uint v2140 = v2128 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2141 = v2140 == 0u;
-    const bool v2142 = v2137 && v2141;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2142) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2143 = v2126 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2144 = v2128 < v15;
-      const bool v2145 = v2143 && v2144;
-      if (v2145) {
-        const uint v2146 = v68 + v2128;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2147 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2148 = bias[v2146];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2149 = float(v2148);
-        const float v2150 = v2147 + v2149;
-        const float v2152 = fmax(v2150, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2153 = bfloat(v2152);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2154 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2156 = v2146 + 1u;
-        const bfloat v2157 = bias[v2156];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2158 = float(v2157);
-        const float v2159 = v2154 + v2158;
-        const float v2161 = fmax(v2159, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2162 = bfloat(v2161);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2163 = v2126 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2164 = v2163 + v2146;
-        *(device bfloat2*)(out + v2164) = bfloat2(v2153, v2162);
+    const uint v2050 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2051 = v1127 + v2050;
+    const uint v2052 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2053 = v1126 + v2052;
+    const uint v2055 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2056 = v2055 == v2050;
+    const uint v2059 = v2052 + 1u;
+    const uint v2060 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v2061 = v2060 == v2059;
+    const bool v2062 = v2056 && v2061;
+    const uint v2065 = v2053 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2066 = v2065 == 0u;
+    const bool v2067 = v2062 && v2066;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2067) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2068 = v2051 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2069 = v2053 < v15;
+      const bool v2070 = v2068 && v2069;
+      if (v2070) {
+        const uint v2071 = v68 + v2053;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2072 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2073 = bias[v2071];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2074 = float(v2073);
+        const float v2075 = v2072 + v2074;
+        const float v2077 = fmax(v2075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2078 = bfloat(v2077);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2079 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2081 = v2071 + 1u;
+        const bfloat v2082 = bias[v2081];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2083 = float(v2082);
+        const float v2084 = v2079 + v2083;
+        const float v2086 = fmax(v2084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2087 = bfloat(v2086);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2088 = v2051 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2089 = v2088 + v2071;
+        *(device bfloat2*)(out + v2089) = bfloat2(v2078, v2087);
       }
     } else {
-      const bool v2169 = v2126 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2170 = v2128 < v15;
-      const bool v2171 = v2169 && v2170;
-      if (v2171) {
-        const float v2172 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2173 = v68 + v2128;
-        const bfloat v2174 = bias[v2173];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2175 = float(v2174);
-        const float v2176 = v2172 + v2175;
-        const float v2178 = fmax(v2176, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2179 = bfloat(v2178);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2180 = v2126 * v4;
-        const uint v2181 = v2180 + v68;
-        const uint v2182 = v2181 + v2128;
-        out[v2182] = v2179;
+      const bool v2094 = v2051 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2095 = v2053 < v15;
+      const bool v2096 = v2094 && v2095;
+      if (v2096) {
+        const float v2097 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2098 = v68 + v2053;
+        const bfloat v2099 = bias[v2098];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2100 = float(v2099);
+        const float v2101 = v2097 + v2100;
+        const float v2103 = fmax(v2101, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2104 = bfloat(v2103);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2105 = v2051 * v4;
+        const uint v2106 = v2105 + v68;
+        const uint v2107 = v2106 + v2053;
+        out[v2107] = v2104;
       }
-      const uint v2184 = v1126 + v2130;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2186 = v1125 + v2135;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2187 = v2184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2188 = v2186 < v15;
-      const bool v2189 = v2187 && v2188;
-      if (v2189) {
-        const float v2190 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2191 = v68 + v2186;
-        const bfloat v2192 = bias[v2191];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2193 = float(v2192);
-        const float v2194 = v2190 + v2193;
-        const float v2196 = fmax(v2194, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2197 = bfloat(v2196);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2198 = v2184 * v4;
-        const uint v2199 = v2198 + v68;
-        const uint v2200 = v2199 + v2186;
-        out[v2200] = v2197;
+      const uint v2109 = v1127 + v2055;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2111 = v1126 + v2060;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2112 = v2109 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2113 = v2111 < v15;
+      const bool v2114 = v2112 && v2113;
+      if (v2114) {
+        const float v2115 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2116 = v68 + v2111;
+        const bfloat v2117 = bias[v2116];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2118 = float(v2117);
+        const float v2119 = v2115 + v2118;
+        const float v2121 = fmax(v2119, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2122 = bfloat(v2121);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2123 = v2109 * v4;
+        const uint v2124 = v2123 + v68;
+        const uint v2125 = v2124 + v2111;
+        out[v2125] = v2122;
       }
     }
-    const uint v2201 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2202 = v1126 + v2201;
-    const uint v2203 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2204 = v1125 + v2203;
-    const uint v2206 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2207 = v2206 == v2201;
-    const uint v2210 = v2203 + 1u;
-    const uint v2211 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2212 = v2211 == v2210;
-    const bool v2213 = v2207 && v2212;
-    const uint v2216 = v2204 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2217 = v2216 == 0u;
-    const bool v2218 = v2213 && v2217;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2218) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2219 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2220 = v2204 < v15;
-      const bool v2221 = v2219 && v2220;
-      if (v2221) {
-        const uint v2222 = v68 + v2204;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2223 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2224 = bias[v2222];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2225 = float(v2224);
-        const float v2226 = v2223 + v2225;
-        const float v2228 = fmax(v2226, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2229 = bfloat(v2228);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2230 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2232 = v2222 + 1u;
-        const bfloat v2233 = bias[v2232];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2234 = float(v2233);
-        const float v2235 = v2230 + v2234;
-        const float v2237 = fmax(v2235, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2238 = bfloat(v2237);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2239 = v2202 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2240 = v2239 + v2222;
-        *(device bfloat2*)(out + v2240) = bfloat2(v2229, v2238);
+    const uint v2126 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2127 = v1127 + v2126;
+    const uint v2128 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2129 = v1126 + v2128;
+    const uint v2131 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2132 = v2131 == v2126;
+    const uint v2135 = v2128 + 1u;
+    const uint v2136 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v2137 = v2136 == v2135;
+    const bool v2138 = v2132 && v2137;
+    const uint v2141 = v2129 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2142 = v2141 == 0u;
+    const bool v2143 = v2138 && v2142;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2143) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2144 = v2127 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2145 = v2129 < v15;
+      const bool v2146 = v2144 && v2145;
+      if (v2146) {
+        const uint v2147 = v68 + v2129;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2148 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2149 = bias[v2147];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2150 = float(v2149);
+        const float v2151 = v2148 + v2150;
+        const float v2153 = fmax(v2151, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2154 = bfloat(v2153);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2155 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2157 = v2147 + 1u;
+        const bfloat v2158 = bias[v2157];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2159 = float(v2158);
+        const float v2160 = v2155 + v2159;
+        const float v2162 = fmax(v2160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2163 = bfloat(v2162);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2164 = v2127 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2165 = v2164 + v2147;
+        *(device bfloat2*)(out + v2165) = bfloat2(v2154, v2163);
       }
     } else {
-      const bool v2245 = v2202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2246 = v2204 < v15;
-      const bool v2247 = v2245 && v2246;
-      if (v2247) {
-        const float v2248 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2249 = v68 + v2204;
-        const bfloat v2250 = bias[v2249];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2251 = float(v2250);
-        const float v2252 = v2248 + v2251;
-        const float v2254 = fmax(v2252, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2255 = bfloat(v2254);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2256 = v2202 * v4;
-        const uint v2257 = v2256 + v68;
-        const uint v2258 = v2257 + v2204;
-        out[v2258] = v2255;
+      const bool v2170 = v2127 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2171 = v2129 < v15;
+      const bool v2172 = v2170 && v2171;
+      if (v2172) {
+        const float v2173 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2174 = v68 + v2129;
+        const bfloat v2175 = bias[v2174];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2176 = float(v2175);
+        const float v2177 = v2173 + v2176;
+        const float v2179 = fmax(v2177, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2180 = bfloat(v2179);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2181 = v2127 * v4;
+        const uint v2182 = v2181 + v68;
+        const uint v2183 = v2182 + v2129;
+        out[v2183] = v2180;
       }
-      const uint v2260 = v1126 + v2206;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2262 = v1125 + v2211;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2263 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2264 = v2262 < v15;
-      const bool v2265 = v2263 && v2264;
-      if (v2265) {
-        const float v2266 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2267 = v68 + v2262;
-        const bfloat v2268 = bias[v2267];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2269 = float(v2268);
-        const float v2270 = v2266 + v2269;
-        const float v2272 = fmax(v2270, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2273 = bfloat(v2272);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2274 = v2260 * v4;
-        const uint v2275 = v2274 + v68;
-        const uint v2276 = v2275 + v2262;
-        out[v2276] = v2273;
+      const uint v2185 = v1127 + v2131;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2187 = v1126 + v2136;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2188 = v2185 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2189 = v2187 < v15;
+      const bool v2190 = v2188 && v2189;
+      if (v2190) {
+        const float v2191 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2192 = v68 + v2187;
+        const bfloat v2193 = bias[v2192];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2194 = float(v2193);
+        const float v2195 = v2191 + v2194;
+        const float v2197 = fmax(v2195, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2198 = bfloat(v2197);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2199 = v2185 * v4;
+        const uint v2200 = v2199 + v68;
+        const uint v2201 = v2200 + v2187;
+        out[v2201] = v2198;
       }
     }
-    const uint v2277 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2278 = v1126 + v2277;
-    const uint v2279 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2280 = v1125 + v2279;
-    const uint v2282 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2283 = v2282 == v2277;
-    const uint v2286 = v2279 + 1u;
-    const uint v2287 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2288 = v2287 == v2286;
-    const bool v2289 = v2283 && v2288;
-    const uint v2292 = v2280 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2293 = v2292 == 0u;
-    const bool v2294 = v2289 && v2293;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2294) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2295 = v2278 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2296 = v2280 < v15;
-      const bool v2297 = v2295 && v2296;
-      if (v2297) {
-        const uint v2298 = v68 + v2280;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2299 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2300 = bias[v2298];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2301 = float(v2300);
-        const float v2302 = v2299 + v2301;
-        const float v2304 = fmax(v2302, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2305 = bfloat(v2304);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2306 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2308 = v2298 + 1u;
-        const bfloat v2309 = bias[v2308];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2310 = float(v2309);
-        const float v2311 = v2306 + v2310;
-        const float v2313 = fmax(v2311, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2314 = bfloat(v2313);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2315 = v2278 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2316 = v2315 + v2298;
-        *(device bfloat2*)(out + v2316) = bfloat2(v2305, v2314);
+    const uint v2202 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2203 = v1127 + v2202;
+    const uint v2204 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2205 = v1126 + v2204;
+    const uint v2207 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2208 = v2207 == v2202;
+    const uint v2211 = v2204 + 1u;
+    const uint v2212 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v2213 = v2212 == v2211;
+    const bool v2214 = v2208 && v2213;
+    const uint v2217 = v2205 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2218 = v2217 == 0u;
+    const bool v2219 = v2214 && v2218;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2219) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2220 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2221 = v2205 < v15;
+      const bool v2222 = v2220 && v2221;
+      if (v2222) {
+        const uint v2223 = v68 + v2205;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2224 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2225 = bias[v2223];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2226 = float(v2225);
+        const float v2227 = v2224 + v2226;
+        const float v2229 = fmax(v2227, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2230 = bfloat(v2229);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2231 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2233 = v2223 + 1u;
+        const bfloat v2234 = bias[v2233];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2235 = float(v2234);
+        const float v2236 = v2231 + v2235;
+        const float v2238 = fmax(v2236, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2239 = bfloat(v2238);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2240 = v2203 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2241 = v2240 + v2223;
+        *(device bfloat2*)(out + v2241) = bfloat2(v2230, v2239);
       }
     } else {
-      const bool v2321 = v2278 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2322 = v2280 < v15;
-      const bool v2323 = v2321 && v2322;
-      if (v2323) {
-        const float v2324 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2325 = v68 + v2280;
-        const bfloat v2326 = bias[v2325];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2327 = float(v2326);
-        const float v2328 = v2324 + v2327;
-        const float v2330 = fmax(v2328, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2331 = bfloat(v2330);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2332 = v2278 * v4;
-        const uint v2333 = v2332 + v68;
-        const uint v2334 = v2333 + v2280;
-        out[v2334] = v2331;
+      const bool v2246 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2247 = v2205 < v15;
+      const bool v2248 = v2246 && v2247;
+      if (v2248) {
+        const float v2249 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2250 = v68 + v2205;
+        const bfloat v2251 = bias[v2250];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2252 = float(v2251);
+        const float v2253 = v2249 + v2252;
+        const float v2255 = fmax(v2253, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2256 = bfloat(v2255);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2257 = v2203 * v4;
+        const uint v2258 = v2257 + v68;
+        const uint v2259 = v2258 + v2205;
+        out[v2259] = v2256;
       }
-      const uint v2336 = v1126 + v2282;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2338 = v1125 + v2287;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2339 = v2336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2340 = v2338 < v15;
-      const bool v2341 = v2339 && v2340;
-      if (v2341) {
-        const float v2342 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2343 = v68 + v2338;
-        const bfloat v2344 = bias[v2343];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2345 = float(v2344);
-        const float v2346 = v2342 + v2345;
-        const float v2348 = fmax(v2346, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2349 = bfloat(v2348);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2350 = v2336 * v4;
-        const uint v2351 = v2350 + v68;
-        const uint v2352 = v2351 + v2338;
-        out[v2352] = v2349;
+      const uint v2261 = v1127 + v2207;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2263 = v1126 + v2212;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2264 = v2261 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2265 = v2263 < v15;
+      const bool v2266 = v2264 && v2265;
+      if (v2266) {
+        const float v2267 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2268 = v68 + v2263;
+        const bfloat v2269 = bias[v2268];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2270 = float(v2269);
+        const float v2271 = v2267 + v2270;
+        const float v2273 = fmax(v2271, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2274 = bfloat(v2273);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2275 = v2261 * v4;
+        const uint v2276 = v2275 + v68;
+        const uint v2277 = v2276 + v2263;
+        out[v2277] = v2274;
       }
     }
-    const uint v2353 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2354 = v1126 + v2353;
-    const uint v2355 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2356 = v1125 + v2355;
-    const uint v2358 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2359 = v2358 == v2353;
-    const uint v2362 = v2355 + 1u;
-    const uint v2363 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2364 = v2363 == v2362;
-    const bool v2365 = v2359 && v2364;
-    const uint v2368 = v2356 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2369 = v2368 == 0u;
-    const bool v2370 = v2365 && v2369;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2370) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2371 = v2354 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2372 = v2356 < v15;
-      const bool v2373 = v2371 && v2372;
-      if (v2373) {
-        const uint v2374 = v68 + v2356;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2375 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2376 = bias[v2374];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2377 = float(v2376);
-        const float v2378 = v2375 + v2377;
-        const float v2380 = fmax(v2378, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2381 = bfloat(v2380);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2382 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2384 = v2374 + 1u;
-        const bfloat v2385 = bias[v2384];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2386 = float(v2385);
-        const float v2387 = v2382 + v2386;
-        const float v2389 = fmax(v2387, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2390 = bfloat(v2389);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2391 = v2354 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2392 = v2391 + v2374;
-        *(device bfloat2*)(out + v2392) = bfloat2(v2381, v2390);
+    const uint v2278 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2279 = v1127 + v2278;
+    const uint v2280 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2281 = v1126 + v2280;
+    const uint v2283 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2284 = v2283 == v2278;
+    const uint v2287 = v2280 + 1u;
+    const uint v2288 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v2289 = v2288 == v2287;
+    const bool v2290 = v2284 && v2289;
+    const uint v2293 = v2281 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2294 = v2293 == 0u;
+    const bool v2295 = v2290 && v2294;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2295) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2296 = v2279 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2297 = v2281 < v15;
+      const bool v2298 = v2296 && v2297;
+      if (v2298) {
+        const uint v2299 = v68 + v2281;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2300 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2301 = bias[v2299];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2302 = float(v2301);
+        const float v2303 = v2300 + v2302;
+        const float v2305 = fmax(v2303, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2306 = bfloat(v2305);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2307 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2309 = v2299 + 1u;
+        const bfloat v2310 = bias[v2309];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2311 = float(v2310);
+        const float v2312 = v2307 + v2311;
+        const float v2314 = fmax(v2312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2315 = bfloat(v2314);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2316 = v2279 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2317 = v2316 + v2299;
+        *(device bfloat2*)(out + v2317) = bfloat2(v2306, v2315);
       }
     } else {
-      const bool v2397 = v2354 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2398 = v2356 < v15;
-      const bool v2399 = v2397 && v2398;
-      if (v2399) {
-        const float v2400 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2401 = v68 + v2356;
-        const bfloat v2402 = bias[v2401];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2403 = float(v2402);
-        const float v2404 = v2400 + v2403;
-        const float v2406 = fmax(v2404, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2407 = bfloat(v2406);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2408 = v2354 * v4;
-        const uint v2409 = v2408 + v68;
-        const uint v2410 = v2409 + v2356;
-        out[v2410] = v2407;
+      const bool v2322 = v2279 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2323 = v2281 < v15;
+      const bool v2324 = v2322 && v2323;
+      if (v2324) {
+        const float v2325 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2326 = v68 + v2281;
+        const bfloat v2327 = bias[v2326];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2328 = float(v2327);
+        const float v2329 = v2325 + v2328;
+        const float v2331 = fmax(v2329, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2332 = bfloat(v2331);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2333 = v2279 * v4;
+        const uint v2334 = v2333 + v68;
+        const uint v2335 = v2334 + v2281;
+        out[v2335] = v2332;
       }
-      const uint v2412 = v1126 + v2358;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2414 = v1125 + v2363;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2415 = v2412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2416 = v2414 < v15;
-      const bool v2417 = v2415 && v2416;
-      if (v2417) {
-        const float v2418 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2419 = v68 + v2414;
-        const bfloat v2420 = bias[v2419];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2421 = float(v2420);
-        const float v2422 = v2418 + v2421;
-        const float v2424 = fmax(v2422, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2425 = bfloat(v2424);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2426 = v2412 * v4;
-        const uint v2427 = v2426 + v68;
-        const uint v2428 = v2427 + v2414;
-        out[v2428] = v2425;
+      const uint v2337 = v1127 + v2283;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2339 = v1126 + v2288;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2340 = v2337 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2341 = v2339 < v15;
+      const bool v2342 = v2340 && v2341;
+      if (v2342) {
+        const float v2343 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2344 = v68 + v2339;
+        const bfloat v2345 = bias[v2344];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2346 = float(v2345);
+        const float v2347 = v2343 + v2346;
+        const float v2349 = fmax(v2347, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2350 = bfloat(v2349);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2351 = v2337 * v4;
+        const uint v2352 = v2351 + v68;
+        const uint v2353 = v2352 + v2339;
+        out[v2353] = v2350;
       }
     }
-    const uint v2429 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2430 = v1126 + v2429;
-    const uint v2431 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2432 = v1125 + v2431;
-    const uint v2434 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2435 = v2434 == v2429;
-    const uint v2438 = v2431 + 1u;
-    const uint v2439 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2440 = v2439 == v2438;
-    const bool v2441 = v2435 && v2440;
-    const uint v2444 = v2432 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2445 = v2444 == 0u;
-    const bool v2446 = v2441 && v2445;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2446) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2447 = v2430 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2448 = v2432 < v15;
-      const bool v2449 = v2447 && v2448;
-      if (v2449) {
-        const uint v2450 = v68 + v2432;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2451 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2452 = bias[v2450];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2453 = float(v2452);
-        const float v2454 = v2451 + v2453;
-        const float v2456 = fmax(v2454, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2457 = bfloat(v2456);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2458 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2460 = v2450 + 1u;
-        const bfloat v2461 = bias[v2460];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2462 = float(v2461);
-        const float v2463 = v2458 + v2462;
-        const float v2465 = fmax(v2463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2466 = bfloat(v2465);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2467 = v2430 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2468 = v2467 + v2450;
-        *(device bfloat2*)(out + v2468) = bfloat2(v2457, v2466);
+    const uint v2354 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2355 = v1127 + v2354;
+    const uint v2356 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2357 = v1126 + v2356;
+    const uint v2359 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2360 = v2359 == v2354;
+    const uint v2363 = v2356 + 1u;
+    const uint v2364 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2365 = v2364 == v2363;
+    const bool v2366 = v2360 && v2365;
+    const uint v2369 = v2357 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2370 = v2369 == 0u;
+    const bool v2371 = v2366 && v2370;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2371) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2372 = v2355 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2373 = v2357 < v15;
+      const bool v2374 = v2372 && v2373;
+      if (v2374) {
+        const uint v2375 = v68 + v2357;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2376 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2377 = bias[v2375];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2378 = float(v2377);
+        const float v2379 = v2376 + v2378;
+        const float v2381 = fmax(v2379, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2382 = bfloat(v2381);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2383 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2385 = v2375 + 1u;
+        const bfloat v2386 = bias[v2385];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2387 = float(v2386);
+        const float v2388 = v2383 + v2387;
+        const float v2390 = fmax(v2388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2391 = bfloat(v2390);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2392 = v2355 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2393 = v2392 + v2375;
+        *(device bfloat2*)(out + v2393) = bfloat2(v2382, v2391);
       }
     } else {
-      const bool v2473 = v2430 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2474 = v2432 < v15;
-      const bool v2475 = v2473 && v2474;
-      if (v2475) {
-        const float v2476 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2477 = v68 + v2432;
-        const bfloat v2478 = bias[v2477];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2479 = float(v2478);
-        const float v2480 = v2476 + v2479;
-        const float v2482 = fmax(v2480, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2483 = bfloat(v2482);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2484 = v2430 * v4;
-        const uint v2485 = v2484 + v68;
-        const uint v2486 = v2485 + v2432;
-        out[v2486] = v2483;
+      const bool v2398 = v2355 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2399 = v2357 < v15;
+      const bool v2400 = v2398 && v2399;
+      if (v2400) {
+        const float v2401 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2402 = v68 + v2357;
+        const bfloat v2403 = bias[v2402];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2404 = float(v2403);
+        const float v2405 = v2401 + v2404;
+        const float v2407 = fmax(v2405, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2408 = bfloat(v2407);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2409 = v2355 * v4;
+        const uint v2410 = v2409 + v68;
+        const uint v2411 = v2410 + v2357;
+        out[v2411] = v2408;
       }
-      const uint v2488 = v1126 + v2434;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2490 = v1125 + v2439;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2491 = v2488 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2492 = v2490 < v15;
-      const bool v2493 = v2491 && v2492;
-      if (v2493) {
-        const float v2494 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2495 = v68 + v2490;
-        const bfloat v2496 = bias[v2495];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2497 = float(v2496);
-        const float v2498 = v2494 + v2497;
-        const float v2500 = fmax(v2498, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2501 = bfloat(v2500);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2502 = v2488 * v4;
-        const uint v2503 = v2502 + v68;
-        const uint v2504 = v2503 + v2490;
-        out[v2504] = v2501;
+      const uint v2413 = v1127 + v2359;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2415 = v1126 + v2364;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2416 = v2413 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2417 = v2415 < v15;
+      const bool v2418 = v2416 && v2417;
+      if (v2418) {
+        const float v2419 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2420 = v68 + v2415;
+        const bfloat v2421 = bias[v2420];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2422 = float(v2421);
+        const float v2423 = v2419 + v2422;
+        const float v2425 = fmax(v2423, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2426 = bfloat(v2425);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2427 = v2413 * v4;
+        const uint v2428 = v2427 + v68;
+        const uint v2429 = v2428 + v2415;
+        out[v2429] = v2426;
       }
     }
-    const uint v2505 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2506 = v1126 + v2505;
-    const uint v2507 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2508 = v1125 + v2507;
-    const uint v2510 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2511 = v2510 == v2505;
-    const uint v2514 = v2507 + 1u;
-    const uint v2515 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2516 = v2515 == v2514;
-    const bool v2517 = v2511 && v2516;
-    const uint v2520 = v2508 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2521 = v2520 == 0u;
-    const bool v2522 = v2517 && v2521;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2522) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2523 = v2506 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2524 = v2508 < v15;
-      const bool v2525 = v2523 && v2524;
-      if (v2525) {
-        const uint v2526 = v68 + v2508;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2527 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2528 = bias[v2526];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2529 = float(v2528);
-        const float v2530 = v2527 + v2529;
-        const float v2532 = fmax(v2530, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2533 = bfloat(v2532);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2534 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2536 = v2526 + 1u;
-        const bfloat v2537 = bias[v2536];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2538 = float(v2537);
-        const float v2539 = v2534 + v2538;
-        const float v2541 = fmax(v2539, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2542 = bfloat(v2541);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2543 = v2506 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2544 = v2543 + v2526;
-        *(device bfloat2*)(out + v2544) = bfloat2(v2533, v2542);
+    const uint v2430 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2431 = v1127 + v2430;
+    const uint v2432 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2433 = v1126 + v2432;
+    const uint v2435 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2436 = v2435 == v2430;
+    const uint v2439 = v2432 + 1u;
+    const uint v2440 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2441 = v2440 == v2439;
+    const bool v2442 = v2436 && v2441;
+    const uint v2445 = v2433 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2446 = v2445 == 0u;
+    const bool v2447 = v2442 && v2446;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2447) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2448 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2449 = v2433 < v15;
+      const bool v2450 = v2448 && v2449;
+      if (v2450) {
+        const uint v2451 = v68 + v2433;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2452 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2453 = bias[v2451];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2454 = float(v2453);
+        const float v2455 = v2452 + v2454;
+        const float v2457 = fmax(v2455, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2458 = bfloat(v2457);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2459 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2461 = v2451 + 1u;
+        const bfloat v2462 = bias[v2461];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2463 = float(v2462);
+        const float v2464 = v2459 + v2463;
+        const float v2466 = fmax(v2464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2467 = bfloat(v2466);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2468 = v2431 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2469 = v2468 + v2451;
+        *(device bfloat2*)(out + v2469) = bfloat2(v2458, v2467);
       }
     } else {
-      const bool v2549 = v2506 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2550 = v2508 < v15;
-      const bool v2551 = v2549 && v2550;
-      if (v2551) {
-        const float v2552 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2553 = v68 + v2508;
-        const bfloat v2554 = bias[v2553];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2555 = float(v2554);
-        const float v2556 = v2552 + v2555;
-        const float v2558 = fmax(v2556, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2559 = bfloat(v2558);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2560 = v2506 * v4;
-        const uint v2561 = v2560 + v68;
-        const uint v2562 = v2561 + v2508;
-        out[v2562] = v2559;
+      const bool v2474 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2475 = v2433 < v15;
+      const bool v2476 = v2474 && v2475;
+      if (v2476) {
+        const float v2477 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2478 = v68 + v2433;
+        const bfloat v2479 = bias[v2478];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2480 = float(v2479);
+        const float v2481 = v2477 + v2480;
+        const float v2483 = fmax(v2481, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2484 = bfloat(v2483);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2485 = v2431 * v4;
+        const uint v2486 = v2485 + v68;
+        const uint v2487 = v2486 + v2433;
+        out[v2487] = v2484;
       }
-      const uint v2564 = v1126 + v2510;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2566 = v1125 + v2515;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2567 = v2564 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2568 = v2566 < v15;
-      const bool v2569 = v2567 && v2568;
-      if (v2569) {
-        const float v2570 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2571 = v68 + v2566;
-        const bfloat v2572 = bias[v2571];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2573 = float(v2572);
-        const float v2574 = v2570 + v2573;
-        const float v2576 = fmax(v2574, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2577 = bfloat(v2576);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2578 = v2564 * v4;
-        const uint v2579 = v2578 + v68;
-        const uint v2580 = v2579 + v2566;
-        out[v2580] = v2577;
+      const uint v2489 = v1127 + v2435;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2491 = v1126 + v2440;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2492 = v2489 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2493 = v2491 < v15;
+      const bool v2494 = v2492 && v2493;
+      if (v2494) {
+        const float v2495 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2496 = v68 + v2491;
+        const bfloat v2497 = bias[v2496];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2498 = float(v2497);
+        const float v2499 = v2495 + v2498;
+        const float v2501 = fmax(v2499, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2502 = bfloat(v2501);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2503 = v2489 * v4;
+        const uint v2504 = v2503 + v68;
+        const uint v2505 = v2504 + v2491;
+        out[v2505] = v2502;
       }
     }
-    const uint v2581 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2582 = v1126 + v2581;
-    const uint v2583 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2584 = v1125 + v2583;
-    const uint v2586 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2587 = v2586 == v2581;
-    const uint v2590 = v2583 + 1u;
-    const uint v2591 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2592 = v2591 == v2590;
-    const bool v2593 = v2587 && v2592;
-    const uint v2596 = v2584 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2597 = v2596 == 0u;
-    const bool v2598 = v2593 && v2597;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2598) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2599 = v2582 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2600 = v2584 < v15;
-      const bool v2601 = v2599 && v2600;
-      if (v2601) {
-        const uint v2602 = v68 + v2584;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2603 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2604 = bias[v2602];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2605 = float(v2604);
-        const float v2606 = v2603 + v2605;
-        const float v2608 = fmax(v2606, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2609 = bfloat(v2608);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2610 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2612 = v2602 + 1u;
-        const bfloat v2613 = bias[v2612];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2614 = float(v2613);
-        const float v2615 = v2610 + v2614;
-        const float v2617 = fmax(v2615, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2618 = bfloat(v2617);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2619 = v2582 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2620 = v2619 + v2602;
-        *(device bfloat2*)(out + v2620) = bfloat2(v2609, v2618);
+    const uint v2506 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2507 = v1127 + v2506;
+    const uint v2508 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2509 = v1126 + v2508;
+    const uint v2511 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2512 = v2511 == v2506;
+    const uint v2515 = v2508 + 1u;
+    const uint v2516 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2517 = v2516 == v2515;
+    const bool v2518 = v2512 && v2517;
+    const uint v2521 = v2509 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2522 = v2521 == 0u;
+    const bool v2523 = v2518 && v2522;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2523) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2524 = v2507 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2525 = v2509 < v15;
+      const bool v2526 = v2524 && v2525;
+      if (v2526) {
+        const uint v2527 = v68 + v2509;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2528 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2529 = bias[v2527];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2530 = float(v2529);
+        const float v2531 = v2528 + v2530;
+        const float v2533 = fmax(v2531, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2534 = bfloat(v2533);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2535 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2537 = v2527 + 1u;
+        const bfloat v2538 = bias[v2537];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2539 = float(v2538);
+        const float v2540 = v2535 + v2539;
+        const float v2542 = fmax(v2540, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2543 = bfloat(v2542);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2544 = v2507 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2545 = v2544 + v2527;
+        *(device bfloat2*)(out + v2545) = bfloat2(v2534, v2543);
       }
     } else {
-      const bool v2625 = v2582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2626 = v2584 < v15;
-      const bool v2627 = v2625 && v2626;
-      if (v2627) {
-        const float v2628 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2629 = v68 + v2584;
-        const bfloat v2630 = bias[v2629];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2631 = float(v2630);
-        const float v2632 = v2628 + v2631;
-        const float v2634 = fmax(v2632, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2635 = bfloat(v2634);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2636 = v2582 * v4;
-        const uint v2637 = v2636 + v68;
-        const uint v2638 = v2637 + v2584;
-        out[v2638] = v2635;
+      const bool v2550 = v2507 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2551 = v2509 < v15;
+      const bool v2552 = v2550 && v2551;
+      if (v2552) {
+        const float v2553 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2554 = v68 + v2509;
+        const bfloat v2555 = bias[v2554];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2556 = float(v2555);
+        const float v2557 = v2553 + v2556;
+        const float v2559 = fmax(v2557, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2560 = bfloat(v2559);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2561 = v2507 * v4;
+        const uint v2562 = v2561 + v68;
+        const uint v2563 = v2562 + v2509;
+        out[v2563] = v2560;
       }
-      const uint v2640 = v1126 + v2586;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2642 = v1125 + v2591;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2643 = v2640 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2644 = v2642 < v15;
-      const bool v2645 = v2643 && v2644;
-      if (v2645) {
-        const float v2646 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2647 = v68 + v2642;
-        const bfloat v2648 = bias[v2647];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2649 = float(v2648);
-        const float v2650 = v2646 + v2649;
-        const float v2652 = fmax(v2650, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2653 = bfloat(v2652);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2654 = v2640 * v4;
-        const uint v2655 = v2654 + v68;
-        const uint v2656 = v2655 + v2642;
-        out[v2656] = v2653;
+      const uint v2565 = v1127 + v2511;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2567 = v1126 + v2516;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2568 = v2565 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2569 = v2567 < v15;
+      const bool v2570 = v2568 && v2569;
+      if (v2570) {
+        const float v2571 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2572 = v68 + v2567;
+        const bfloat v2573 = bias[v2572];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2574 = float(v2573);
+        const float v2575 = v2571 + v2574;
+        const float v2577 = fmax(v2575, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2578 = bfloat(v2577);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2579 = v2565 * v4;
+        const uint v2580 = v2579 + v68;
+        const uint v2581 = v2580 + v2567;
+        out[v2581] = v2578;
       }
     }
-    const uint v2657 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2658 = v1126 + v2657;
-    const uint v2659 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2660 = v1125 + v2659;
-    const uint v2662 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2663 = v2662 == v2657;
-    const uint v2666 = v2659 + 1u;
-    const uint v2667 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2668 = v2667 == v2666;
-    const bool v2669 = v2663 && v2668;
-    const uint v2672 = v2660 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2673 = v2672 == 0u;
-    const bool v2674 = v2669 && v2673;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2674) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2675 = v2658 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2676 = v2660 < v15;
-      const bool v2677 = v2675 && v2676;
-      if (v2677) {
-        const uint v2678 = v68 + v2660;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2679 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2680 = bias[v2678];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2681 = float(v2680);
-        const float v2682 = v2679 + v2681;
-        const float v2684 = fmax(v2682, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2685 = bfloat(v2684);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2686 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2688 = v2678 + 1u;
-        const bfloat v2689 = bias[v2688];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2690 = float(v2689);
-        const float v2691 = v2686 + v2690;
-        const float v2693 = fmax(v2691, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2694 = bfloat(v2693);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2695 = v2658 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2696 = v2695 + v2678;
-        *(device bfloat2*)(out + v2696) = bfloat2(v2685, v2694);
+    const uint v2582 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2583 = v1127 + v2582;
+    const uint v2584 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2585 = v1126 + v2584;
+    const uint v2587 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2588 = v2587 == v2582;
+    const uint v2591 = v2584 + 1u;
+    const uint v2592 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2593 = v2592 == v2591;
+    const bool v2594 = v2588 && v2593;
+    const uint v2597 = v2585 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2598 = v2597 == 0u;
+    const bool v2599 = v2594 && v2598;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2599) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2600 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2601 = v2585 < v15;
+      const bool v2602 = v2600 && v2601;
+      if (v2602) {
+        const uint v2603 = v68 + v2585;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2604 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2605 = bias[v2603];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2606 = float(v2605);
+        const float v2607 = v2604 + v2606;
+        const float v2609 = fmax(v2607, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2610 = bfloat(v2609);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2611 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2613 = v2603 + 1u;
+        const bfloat v2614 = bias[v2613];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2615 = float(v2614);
+        const float v2616 = v2611 + v2615;
+        const float v2618 = fmax(v2616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2619 = bfloat(v2618);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2620 = v2583 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2621 = v2620 + v2603;
+        *(device bfloat2*)(out + v2621) = bfloat2(v2610, v2619);
       }
     } else {
-      const bool v2701 = v2658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2702 = v2660 < v15;
-      const bool v2703 = v2701 && v2702;
-      if (v2703) {
-        const float v2704 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2705 = v68 + v2660;
-        const bfloat v2706 = bias[v2705];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2707 = float(v2706);
-        const float v2708 = v2704 + v2707;
-        const float v2710 = fmax(v2708, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2711 = bfloat(v2710);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2712 = v2658 * v4;
-        const uint v2713 = v2712 + v68;
-        const uint v2714 = v2713 + v2660;
-        out[v2714] = v2711;
+      const bool v2626 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2627 = v2585 < v15;
+      const bool v2628 = v2626 && v2627;
+      if (v2628) {
+        const float v2629 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2630 = v68 + v2585;
+        const bfloat v2631 = bias[v2630];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2632 = float(v2631);
+        const float v2633 = v2629 + v2632;
+        const float v2635 = fmax(v2633, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2636 = bfloat(v2635);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2637 = v2583 * v4;
+        const uint v2638 = v2637 + v68;
+        const uint v2639 = v2638 + v2585;
+        out[v2639] = v2636;
       }
-      const uint v2716 = v1126 + v2662;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2718 = v1125 + v2667;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2719 = v2716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2720 = v2718 < v15;
-      const bool v2721 = v2719 && v2720;
-      if (v2721) {
-        const float v2722 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2723 = v68 + v2718;
-        const bfloat v2724 = bias[v2723];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2725 = float(v2724);
-        const float v2726 = v2722 + v2725;
-        const float v2728 = fmax(v2726, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2729 = bfloat(v2728);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2730 = v2716 * v4;
-        const uint v2731 = v2730 + v68;
-        const uint v2732 = v2731 + v2718;
-        out[v2732] = v2729;
+      const uint v2641 = v1127 + v2587;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2643 = v1126 + v2592;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2644 = v2641 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2645 = v2643 < v15;
+      const bool v2646 = v2644 && v2645;
+      if (v2646) {
+        const float v2647 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2648 = v68 + v2643;
+        const bfloat v2649 = bias[v2648];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2650 = float(v2649);
+        const float v2651 = v2647 + v2650;
+        const float v2653 = fmax(v2651, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2654 = bfloat(v2653);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2655 = v2641 * v4;
+        const uint v2656 = v2655 + v68;
+        const uint v2657 = v2656 + v2643;
+        out[v2657] = v2654;
       }
     }
-    const uint v2733 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2734 = v1126 + v2733;
-    const uint v2735 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2736 = v1125 + v2735;
-    const uint v2738 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2739 = v2738 == v2733;
-    const uint v2742 = v2735 + 1u;
-    const uint v2743 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2744 = v2743 == v2742;
-    const bool v2745 = v2739 && v2744;
-    const uint v2748 = v2736 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2749 = v2748 == 0u;
-    const bool v2750 = v2745 && v2749;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2750) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2751 = v2734 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2752 = v2736 < v15;
-      const bool v2753 = v2751 && v2752;
-      if (v2753) {
-        const uint v2754 = v68 + v2736;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2755 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2756 = bias[v2754];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2757 = float(v2756);
-        const float v2758 = v2755 + v2757;
-        const float v2760 = fmax(v2758, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2761 = bfloat(v2760);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2762 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2764 = v2754 + 1u;
-        const bfloat v2765 = bias[v2764];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2766 = float(v2765);
-        const float v2767 = v2762 + v2766;
-        const float v2769 = fmax(v2767, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2770 = bfloat(v2769);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2771 = v2734 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2772 = v2771 + v2754;
-        *(device bfloat2*)(out + v2772) = bfloat2(v2761, v2770);
+    const uint v2658 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2659 = v1127 + v2658;
+    const uint v2660 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2661 = v1126 + v2660;
+    const uint v2663 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2664 = v2663 == v2658;
+    const uint v2667 = v2660 + 1u;
+    const uint v2668 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2669 = v2668 == v2667;
+    const bool v2670 = v2664 && v2669;
+    const uint v2673 = v2661 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2674 = v2673 == 0u;
+    const bool v2675 = v2670 && v2674;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2675) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2676 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2677 = v2661 < v15;
+      const bool v2678 = v2676 && v2677;
+      if (v2678) {
+        const uint v2679 = v68 + v2661;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2680 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2681 = bias[v2679];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2682 = float(v2681);
+        const float v2683 = v2680 + v2682;
+        const float v2685 = fmax(v2683, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2686 = bfloat(v2685);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2687 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2689 = v2679 + 1u;
+        const bfloat v2690 = bias[v2689];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2691 = float(v2690);
+        const float v2692 = v2687 + v2691;
+        const float v2694 = fmax(v2692, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2695 = bfloat(v2694);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2696 = v2659 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2697 = v2696 + v2679;
+        *(device bfloat2*)(out + v2697) = bfloat2(v2686, v2695);
       }
     } else {
-      const bool v2777 = v2734 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2778 = v2736 < v15;
-      const bool v2779 = v2777 && v2778;
-      if (v2779) {
-        const float v2780 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2781 = v68 + v2736;
-        const bfloat v2782 = bias[v2781];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2783 = float(v2782);
-        const float v2784 = v2780 + v2783;
-        const float v2786 = fmax(v2784, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2787 = bfloat(v2786);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2788 = v2734 * v4;
-        const uint v2789 = v2788 + v68;
-        const uint v2790 = v2789 + v2736;
-        out[v2790] = v2787;
+      const bool v2702 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2703 = v2661 < v15;
+      const bool v2704 = v2702 && v2703;
+      if (v2704) {
+        const float v2705 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2706 = v68 + v2661;
+        const bfloat v2707 = bias[v2706];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2708 = float(v2707);
+        const float v2709 = v2705 + v2708;
+        const float v2711 = fmax(v2709, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2712 = bfloat(v2711);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2713 = v2659 * v4;
+        const uint v2714 = v2713 + v68;
+        const uint v2715 = v2714 + v2661;
+        out[v2715] = v2712;
       }
-      const uint v2792 = v1126 + v2738;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2794 = v1125 + v2743;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2796 = v2794 < v15;
-      const bool v2797 = v2795 && v2796;
-      if (v2797) {
-        const float v2798 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2799 = v68 + v2794;
-        const bfloat v2800 = bias[v2799];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2801 = float(v2800);
-        const float v2802 = v2798 + v2801;
-        const float v2804 = fmax(v2802, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2805 = bfloat(v2804);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2806 = v2792 * v4;
-        const uint v2807 = v2806 + v68;
-        const uint v2808 = v2807 + v2794;
-        out[v2808] = v2805;
+      const uint v2717 = v1127 + v2663;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2719 = v1126 + v2668;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2720 = v2717 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2721 = v2719 < v15;
+      const bool v2722 = v2720 && v2721;
+      if (v2722) {
+        const float v2723 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2724 = v68 + v2719;
+        const bfloat v2725 = bias[v2724];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2726 = float(v2725);
+        const float v2727 = v2723 + v2726;
+        const float v2729 = fmax(v2727, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2730 = bfloat(v2729);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2731 = v2717 * v4;
+        const uint v2732 = v2731 + v68;
+        const uint v2733 = v2732 + v2719;
+        out[v2733] = v2730;
       }
     }
-    const uint v2809 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2810 = v1126 + v2809;
-    const uint v2811 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2812 = v1125 + v2811;
-    const uint v2814 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2815 = v2814 == v2809;
-    const uint v2818 = v2811 + 1u;
-    const uint v2819 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2820 = v2819 == v2818;
-    const bool v2821 = v2815 && v2820;
-    const uint v2824 = v2812 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2825 = v2824 == 0u;
-    const bool v2826 = v2821 && v2825;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2826) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2827 = v2810 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2828 = v2812 < v15;
-      const bool v2829 = v2827 && v2828;
-      if (v2829) {
-        const uint v2830 = v68 + v2812;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2831 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2832 = bias[v2830];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2833 = float(v2832);
-        const float v2834 = v2831 + v2833;
-        const float v2836 = fmax(v2834, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2837 = bfloat(v2836);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2838 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2840 = v2830 + 1u;
-        const bfloat v2841 = bias[v2840];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2842 = float(v2841);
-        const float v2843 = v2838 + v2842;
-        const float v2845 = fmax(v2843, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2846 = bfloat(v2845);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2847 = v2810 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2848 = v2847 + v2830;
-        *(device bfloat2*)(out + v2848) = bfloat2(v2837, v2846);
+    const uint v2734 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2735 = v1127 + v2734;
+    const uint v2736 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2737 = v1126 + v2736;
+    const uint v2739 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2740 = v2739 == v2734;
+    const uint v2743 = v2736 + 1u;
+    const uint v2744 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2745 = v2744 == v2743;
+    const bool v2746 = v2740 && v2745;
+    const uint v2749 = v2737 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2750 = v2749 == 0u;
+    const bool v2751 = v2746 && v2750;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2751) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2752 = v2735 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2753 = v2737 < v15;
+      const bool v2754 = v2752 && v2753;
+      if (v2754) {
+        const uint v2755 = v68 + v2737;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2756 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2757 = bias[v2755];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2758 = float(v2757);
+        const float v2759 = v2756 + v2758;
+        const float v2761 = fmax(v2759, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2762 = bfloat(v2761);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2763 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2765 = v2755 + 1u;
+        const bfloat v2766 = bias[v2765];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2767 = float(v2766);
+        const float v2768 = v2763 + v2767;
+        const float v2770 = fmax(v2768, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2771 = bfloat(v2770);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2772 = v2735 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2773 = v2772 + v2755;
+        *(device bfloat2*)(out + v2773) = bfloat2(v2762, v2771);
       }
     } else {
-      const bool v2853 = v2810 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2854 = v2812 < v15;
-      const bool v2855 = v2853 && v2854;
-      if (v2855) {
-        const float v2856 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2857 = v68 + v2812;
-        const bfloat v2858 = bias[v2857];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2859 = float(v2858);
-        const float v2860 = v2856 + v2859;
-        const float v2862 = fmax(v2860, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2863 = bfloat(v2862);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2864 = v2810 * v4;
-        const uint v2865 = v2864 + v68;
-        const uint v2866 = v2865 + v2812;
-        out[v2866] = v2863;
+      const bool v2778 = v2735 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2779 = v2737 < v15;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2782 = v68 + v2737;
+        const bfloat v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2784 = float(v2783);
+        const float v2785 = v2781 + v2784;
+        const float v2787 = fmax(v2785, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2788 = bfloat(v2787);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2789 = v2735 * v4;
+        const uint v2790 = v2789 + v68;
+        const uint v2791 = v2790 + v2737;
+        out[v2791] = v2788;
       }
-      const uint v2868 = v1126 + v2814;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2870 = v1125 + v2819;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2871 = v2868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2872 = v2870 < v15;
-      const bool v2873 = v2871 && v2872;
-      if (v2873) {
-        const float v2874 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2875 = v68 + v2870;
-        const bfloat v2876 = bias[v2875];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2877 = float(v2876);
-        const float v2878 = v2874 + v2877;
-        const float v2880 = fmax(v2878, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2881 = bfloat(v2880);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2882 = v2868 * v4;
-        const uint v2883 = v2882 + v68;
-        const uint v2884 = v2883 + v2870;
-        out[v2884] = v2881;
+      const uint v2793 = v1127 + v2739;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2795 = v1126 + v2744;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2796 = v2793 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2797 = v2795 < v15;
+      const bool v2798 = v2796 && v2797;
+      if (v2798) {
+        const float v2799 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2800 = v68 + v2795;
+        const bfloat v2801 = bias[v2800];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2802 = float(v2801);
+        const float v2803 = v2799 + v2802;
+        const float v2805 = fmax(v2803, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2806 = bfloat(v2805);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2807 = v2793 * v4;
+        const uint v2808 = v2807 + v68;
+        const uint v2809 = v2808 + v2795;
+        out[v2809] = v2806;
       }
     }
-    const uint v2885 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2886 = v1126 + v2885;
-    const uint v2887 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2888 = v1125 + v2887;
-    const uint v2890 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2891 = v2890 == v2885;
-    const uint v2894 = v2887 + 1u;
-    const uint v2895 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2896 = v2895 == v2894;
-    const bool v2897 = v2891 && v2896;
-    const uint v2900 = v2888 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2901 = v2900 == 0u;
-    const bool v2902 = v2897 && v2901;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2902) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2903 = v2886 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2904 = v2888 < v15;
-      const bool v2905 = v2903 && v2904;
-      if (v2905) {
-        const uint v2906 = v68 + v2888;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2907 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2908 = bias[v2906];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2909 = float(v2908);
-        const float v2910 = v2907 + v2909;
-        const float v2912 = fmax(v2910, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2913 = bfloat(v2912);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2914 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2916 = v2906 + 1u;
-        const bfloat v2917 = bias[v2916];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2918 = float(v2917);
-        const float v2919 = v2914 + v2918;
-        const float v2921 = fmax(v2919, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2922 = bfloat(v2921);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2923 = v2886 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2924 = v2923 + v2906;
-        *(device bfloat2*)(out + v2924) = bfloat2(v2913, v2922);
+    const uint v2810 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2811 = v1127 + v2810;
+    const uint v2812 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2813 = v1126 + v2812;
+    const uint v2815 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2816 = v2815 == v2810;
+    const uint v2819 = v2812 + 1u;
+    const uint v2820 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2821 = v2820 == v2819;
+    const bool v2822 = v2816 && v2821;
+    const uint v2825 = v2813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2826 = v2825 == 0u;
+    const bool v2827 = v2822 && v2826;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2827) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2828 = v2811 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2829 = v2813 < v15;
+      const bool v2830 = v2828 && v2829;
+      if (v2830) {
+        const uint v2831 = v68 + v2813;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2832 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2833 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2834 = float(v2833);
+        const float v2835 = v2832 + v2834;
+        const float v2837 = fmax(v2835, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2838 = bfloat(v2837);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2839 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2841 = v2831 + 1u;
+        const bfloat v2842 = bias[v2841];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2843 = float(v2842);
+        const float v2844 = v2839 + v2843;
+        const float v2846 = fmax(v2844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2847 = bfloat(v2846);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2848 = v2811 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2849 = v2848 + v2831;
+        *(device bfloat2*)(out + v2849) = bfloat2(v2838, v2847);
       }
     } else {
-      const bool v2929 = v2886 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2930 = v2888 < v15;
-      const bool v2931 = v2929 && v2930;
-      if (v2931) {
-        const float v2932 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2933 = v68 + v2888;
-        const bfloat v2934 = bias[v2933];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2935 = float(v2934);
-        const float v2936 = v2932 + v2935;
-        const float v2938 = fmax(v2936, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2939 = bfloat(v2938);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2940 = v2886 * v4;
-        const uint v2941 = v2940 + v68;
-        const uint v2942 = v2941 + v2888;
-        out[v2942] = v2939;
+      const bool v2854 = v2811 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2855 = v2813 < v15;
+      const bool v2856 = v2854 && v2855;
+      if (v2856) {
+        const float v2857 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2858 = v68 + v2813;
+        const bfloat v2859 = bias[v2858];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2860 = float(v2859);
+        const float v2861 = v2857 + v2860;
+        const float v2863 = fmax(v2861, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2864 = bfloat(v2863);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2865 = v2811 * v4;
+        const uint v2866 = v2865 + v68;
+        const uint v2867 = v2866 + v2813;
+        out[v2867] = v2864;
       }
-      const uint v2944 = v1126 + v2890;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2946 = v1125 + v2895;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2947 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2948 = v2946 < v15;
-      const bool v2949 = v2947 && v2948;
-      if (v2949) {
-        const float v2950 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2951 = v68 + v2946;
-        const bfloat v2952 = bias[v2951];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2953 = float(v2952);
-        const float v2954 = v2950 + v2953;
-        const float v2956 = fmax(v2954, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2957 = bfloat(v2956);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2958 = v2944 * v4;
-        const uint v2959 = v2958 + v68;
-        const uint v2960 = v2959 + v2946;
-        out[v2960] = v2957;
+      const uint v2869 = v1127 + v2815;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2871 = v1126 + v2820;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2872 = v2869 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2873 = v2871 < v15;
+      const bool v2874 = v2872 && v2873;
+      if (v2874) {
+        const float v2875 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2876 = v68 + v2871;
+        const bfloat v2877 = bias[v2876];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2878 = float(v2877);
+        const float v2879 = v2875 + v2878;
+        const float v2881 = fmax(v2879, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2882 = bfloat(v2881);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2883 = v2869 * v4;
+        const uint v2884 = v2883 + v68;
+        const uint v2885 = v2884 + v2871;
+        out[v2885] = v2882;
       }
     }
-    const uint v2961 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2962 = v1126 + v2961;
-    const uint v2963 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2964 = v1125 + v2963;
-    const uint v2966 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2967 = v2966 == v2961;
-    const uint v2970 = v2963 + 1u;
-    const uint v2971 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2972 = v2971 == v2970;
-    const bool v2973 = v2967 && v2972;
-    const uint v2976 = v2964 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2977 = v2976 == 0u;
-    const bool v2978 = v2973 && v2977;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2978) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2979 = v2962 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2980 = v2964 < v15;
-      const bool v2981 = v2979 && v2980;
-      if (v2981) {
-        const uint v2982 = v68 + v2964;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2983 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2984 = bias[v2982];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2985 = float(v2984);
-        const float v2986 = v2983 + v2985;
-        const float v2988 = fmax(v2986, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2989 = bfloat(v2988);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2990 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2992 = v2982 + 1u;
-        const bfloat v2993 = bias[v2992];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2994 = float(v2993);
-        const float v2995 = v2990 + v2994;
-        const float v2997 = fmax(v2995, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2998 = bfloat(v2997);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2999 = v2962 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3000 = v2999 + v2982;
-        *(device bfloat2*)(out + v3000) = bfloat2(v2989, v2998);
+    const uint v2886 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2887 = v1127 + v2886;
+    const uint v2888 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2889 = v1126 + v2888;
+    const uint v2891 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2892 = v2891 == v2886;
+    const uint v2895 = v2888 + 1u;
+    const uint v2896 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2897 = v2896 == v2895;
+    const bool v2898 = v2892 && v2897;
+    const uint v2901 = v2889 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2902 = v2901 == 0u;
+    const bool v2903 = v2898 && v2902;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2903) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2904 = v2887 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2905 = v2889 < v15;
+      const bool v2906 = v2904 && v2905;
+      if (v2906) {
+        const uint v2907 = v68 + v2889;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2908 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2909 = bias[v2907];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2910 = float(v2909);
+        const float v2911 = v2908 + v2910;
+        const float v2913 = fmax(v2911, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2914 = bfloat(v2913);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2915 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2917 = v2907 + 1u;
+        const bfloat v2918 = bias[v2917];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2919 = float(v2918);
+        const float v2920 = v2915 + v2919;
+        const float v2922 = fmax(v2920, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2923 = bfloat(v2922);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2924 = v2887 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2925 = v2924 + v2907;
+        *(device bfloat2*)(out + v2925) = bfloat2(v2914, v2923);
       }
     } else {
-      const bool v3005 = v2962 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3006 = v2964 < v15;
-      const bool v3007 = v3005 && v3006;
-      if (v3007) {
-        const float v3008 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3009 = v68 + v2964;
-        const bfloat v3010 = bias[v3009];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3011 = float(v3010);
-        const float v3012 = v3008 + v3011;
-        const float v3014 = fmax(v3012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3015 = bfloat(v3014);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3016 = v2962 * v4;
-        const uint v3017 = v3016 + v68;
-        const uint v3018 = v3017 + v2964;
-        out[v3018] = v3015;
+      const bool v2930 = v2887 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2931 = v2889 < v15;
+      const bool v2932 = v2930 && v2931;
+      if (v2932) {
+        const float v2933 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2934 = v68 + v2889;
+        const bfloat v2935 = bias[v2934];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2936 = float(v2935);
+        const float v2937 = v2933 + v2936;
+        const float v2939 = fmax(v2937, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2940 = bfloat(v2939);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2941 = v2887 * v4;
+        const uint v2942 = v2941 + v68;
+        const uint v2943 = v2942 + v2889;
+        out[v2943] = v2940;
       }
-      const uint v3020 = v1126 + v2966;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3022 = v1125 + v2971;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3023 = v3020 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3024 = v3022 < v15;
-      const bool v3025 = v3023 && v3024;
-      if (v3025) {
-        const float v3026 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3027 = v68 + v3022;
-        const bfloat v3028 = bias[v3027];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3029 = float(v3028);
-        const float v3030 = v3026 + v3029;
-        const float v3032 = fmax(v3030, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3033 = bfloat(v3032);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3034 = v3020 * v4;
-        const uint v3035 = v3034 + v68;
-        const uint v3036 = v3035 + v3022;
-        out[v3036] = v3033;
+      const uint v2945 = v1127 + v2891;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2947 = v1126 + v2896;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2948 = v2945 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2949 = v2947 < v15;
+      const bool v2950 = v2948 && v2949;
+      if (v2950) {
+        const float v2951 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2952 = v68 + v2947;
+        const bfloat v2953 = bias[v2952];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2954 = float(v2953);
+        const float v2955 = v2951 + v2954;
+        const float v2957 = fmax(v2955, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2958 = bfloat(v2957);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2959 = v2945 * v4;
+        const uint v2960 = v2959 + v68;
+        const uint v2961 = v2960 + v2947;
+        out[v2961] = v2958;
       }
     }
-    const uint v3037 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3038 = v1126 + v3037;
-    const uint v3039 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3040 = v1125 + v3039;
-    const uint v3042 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3043 = v3042 == v3037;
-    const uint v3046 = v3039 + 1u;
-    const uint v3047 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3048 = v3047 == v3046;
-    const bool v3049 = v3043 && v3048;
-    const uint v3052 = v3040 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3053 = v3052 == 0u;
-    const bool v3054 = v3049 && v3053;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3054) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3055 = v3038 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3056 = v3040 < v15;
-      const bool v3057 = v3055 && v3056;
-      if (v3057) {
-        const uint v3058 = v68 + v3040;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3059 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3060 = bias[v3058];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3061 = float(v3060);
-        const float v3062 = v3059 + v3061;
-        const float v3064 = fmax(v3062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3065 = bfloat(v3064);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3066 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3068 = v3058 + 1u;
-        const bfloat v3069 = bias[v3068];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3070 = float(v3069);
-        const float v3071 = v3066 + v3070;
-        const float v3073 = fmax(v3071, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3074 = bfloat(v3073);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3075 = v3038 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3076 = v3075 + v3058;
-        *(device bfloat2*)(out + v3076) = bfloat2(v3065, v3074);
+    const uint v2962 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2963 = v1127 + v2962;
+    const uint v2964 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2965 = v1126 + v2964;
+    const uint v2967 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2968 = v2967 == v2962;
+    const uint v2971 = v2964 + 1u;
+    const uint v2972 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2973 = v2972 == v2971;
+    const bool v2974 = v2968 && v2973;
+    const uint v2977 = v2965 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2978 = v2977 == 0u;
+    const bool v2979 = v2974 && v2978;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2979) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2980 = v2963 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2981 = v2965 < v15;
+      const bool v2982 = v2980 && v2981;
+      if (v2982) {
+        const uint v2983 = v68 + v2965;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2984 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2985 = bias[v2983];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2986 = float(v2985);
+        const float v2987 = v2984 + v2986;
+        const float v2989 = fmax(v2987, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2990 = bfloat(v2989);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2991 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2993 = v2983 + 1u;
+        const bfloat v2994 = bias[v2993];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2995 = float(v2994);
+        const float v2996 = v2991 + v2995;
+        const float v2998 = fmax(v2996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2999 = bfloat(v2998);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3000 = v2963 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3001 = v3000 + v2983;
+        *(device bfloat2*)(out + v3001) = bfloat2(v2990, v2999);
       }
     } else {
-      const bool v3081 = v3038 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3082 = v3040 < v15;
-      const bool v3083 = v3081 && v3082;
-      if (v3083) {
-        const float v3084 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3085 = v68 + v3040;
-        const bfloat v3086 = bias[v3085];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3087 = float(v3086);
-        const float v3088 = v3084 + v3087;
-        const float v3090 = fmax(v3088, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3091 = bfloat(v3090);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3092 = v3038 * v4;
-        const uint v3093 = v3092 + v68;
-        const uint v3094 = v3093 + v3040;
-        out[v3094] = v3091;
+      const bool v3006 = v2963 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3007 = v2965 < v15;
+      const bool v3008 = v3006 && v3007;
+      if (v3008) {
+        const float v3009 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3010 = v68 + v2965;
+        const bfloat v3011 = bias[v3010];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3012 = float(v3011);
+        const float v3013 = v3009 + v3012;
+        const float v3015 = fmax(v3013, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3016 = bfloat(v3015);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3017 = v2963 * v4;
+        const uint v3018 = v3017 + v68;
+        const uint v3019 = v3018 + v2965;
+        out[v3019] = v3016;
       }
-      const uint v3096 = v1126 + v3042;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3098 = v1125 + v3047;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3100 = v3098 < v15;
-      const bool v3101 = v3099 && v3100;
-      if (v3101) {
-        const float v3102 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3103 = v68 + v3098;
-        const bfloat v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3105 = float(v3104);
-        const float v3106 = v3102 + v3105;
-        const float v3108 = fmax(v3106, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3109 = bfloat(v3108);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3110 = v3096 * v4;
-        const uint v3111 = v3110 + v68;
-        const uint v3112 = v3111 + v3098;
-        out[v3112] = v3109;
+      const uint v3021 = v1127 + v2967;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3023 = v1126 + v2972;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3024 = v3021 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3025 = v3023 < v15;
+      const bool v3026 = v3024 && v3025;
+      if (v3026) {
+        const float v3027 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3028 = v68 + v3023;
+        const bfloat v3029 = bias[v3028];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3030 = float(v3029);
+        const float v3031 = v3027 + v3030;
+        const float v3033 = fmax(v3031, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3034 = bfloat(v3033);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3035 = v3021 * v4;
+        const uint v3036 = v3035 + v68;
+        const uint v3037 = v3036 + v3023;
+        out[v3037] = v3034;
       }
     }
-    const uint v3113 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3114 = v1126 + v3113;
-    const uint v3115 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3116 = v1125 + v3115;
-    const uint v3118 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3119 = v3118 == v3113;
-    const uint v3122 = v3115 + 1u;
-    const uint v3123 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3124 = v3123 == v3122;
-    const bool v3125 = v3119 && v3124;
-    const uint v3128 = v3116 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3129 = v3128 == 0u;
-    const bool v3130 = v3125 && v3129;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3130) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3131 = v3114 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3132 = v3116 < v15;
-      const bool v3133 = v3131 && v3132;
-      if (v3133) {
-        const uint v3134 = v68 + v3116;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3135 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3136 = bias[v3134];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3137 = float(v3136);
-        const float v3138 = v3135 + v3137;
-        const float v3140 = fmax(v3138, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3141 = bfloat(v3140);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3142 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3144 = v3134 + 1u;
-        const bfloat v3145 = bias[v3144];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3146 = float(v3145);
-        const float v3147 = v3142 + v3146;
-        const float v3149 = fmax(v3147, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3150 = bfloat(v3149);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3151 = v3114 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3152 = v3151 + v3134;
-        *(device bfloat2*)(out + v3152) = bfloat2(v3141, v3150);
+    const uint v3038 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3039 = v1127 + v3038;
+    const uint v3040 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3041 = v1126 + v3040;
+    const uint v3043 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3044 = v3043 == v3038;
+    const uint v3047 = v3040 + 1u;
+    const uint v3048 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v3049 = v3048 == v3047;
+    const bool v3050 = v3044 && v3049;
+    const uint v3053 = v3041 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3054 = v3053 == 0u;
+    const bool v3055 = v3050 && v3054;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3055) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3056 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3057 = v3041 < v15;
+      const bool v3058 = v3056 && v3057;
+      if (v3058) {
+        const uint v3059 = v68 + v3041;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3060 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3061 = bias[v3059];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3062 = float(v3061);
+        const float v3063 = v3060 + v3062;
+        const float v3065 = fmax(v3063, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3066 = bfloat(v3065);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3067 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3069 = v3059 + 1u;
+        const bfloat v3070 = bias[v3069];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3071 = float(v3070);
+        const float v3072 = v3067 + v3071;
+        const float v3074 = fmax(v3072, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3075 = bfloat(v3074);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3076 = v3039 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3077 = v3076 + v3059;
+        *(device bfloat2*)(out + v3077) = bfloat2(v3066, v3075);
       }
     } else {
-      const bool v3157 = v3114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3158 = v3116 < v15;
-      const bool v3159 = v3157 && v3158;
-      if (v3159) {
-        const float v3160 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3161 = v68 + v3116;
-        const bfloat v3162 = bias[v3161];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3163 = float(v3162);
-        const float v3164 = v3160 + v3163;
-        const float v3166 = fmax(v3164, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3167 = bfloat(v3166);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3168 = v3114 * v4;
-        const uint v3169 = v3168 + v68;
-        const uint v3170 = v3169 + v3116;
-        out[v3170] = v3167;
+      const bool v3082 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3083 = v3041 < v15;
+      const bool v3084 = v3082 && v3083;
+      if (v3084) {
+        const float v3085 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3086 = v68 + v3041;
+        const bfloat v3087 = bias[v3086];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3088 = float(v3087);
+        const float v3089 = v3085 + v3088;
+        const float v3091 = fmax(v3089, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3092 = bfloat(v3091);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3093 = v3039 * v4;
+        const uint v3094 = v3093 + v68;
+        const uint v3095 = v3094 + v3041;
+        out[v3095] = v3092;
       }
-      const uint v3172 = v1126 + v3118;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3174 = v1125 + v3123;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3175 = v3172 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3176 = v3174 < v15;
-      const bool v3177 = v3175 && v3176;
-      if (v3177) {
-        const float v3178 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3179 = v68 + v3174;
-        const bfloat v3180 = bias[v3179];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3181 = float(v3180);
-        const float v3182 = v3178 + v3181;
-        const float v3184 = fmax(v3182, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3185 = bfloat(v3184);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3186 = v3172 * v4;
-        const uint v3187 = v3186 + v68;
-        const uint v3188 = v3187 + v3174;
-        out[v3188] = v3185;
+      const uint v3097 = v1127 + v3043;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3099 = v1126 + v3048;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3100 = v3097 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3101 = v3099 < v15;
+      const bool v3102 = v3100 && v3101;
+      if (v3102) {
+        const float v3103 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3104 = v68 + v3099;
+        const bfloat v3105 = bias[v3104];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3106 = float(v3105);
+        const float v3107 = v3103 + v3106;
+        const float v3109 = fmax(v3107, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3110 = bfloat(v3109);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3111 = v3097 * v4;
+        const uint v3112 = v3111 + v68;
+        const uint v3113 = v3112 + v3099;
+        out[v3113] = v3110;
       }
     }
-    const uint v3189 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3190 = v1126 + v3189;
-    const uint v3191 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3192 = v1125 + v3191;
-    const uint v3194 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3195 = v3194 == v3189;
-    const uint v3198 = v3191 + 1u;
-    const uint v3199 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v3200 = v3199 == v3198;
-    const bool v3201 = v3195 && v3200;
-    const uint v3204 = v3192 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3205 = v3204 == 0u;
-    const bool v3206 = v3201 && v3205;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3206) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3207 = v3190 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3208 = v3192 < v15;
-      const bool v3209 = v3207 && v3208;
-      if (v3209) {
-        const uint v3210 = v68 + v3192;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3211 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3212 = bias[v3210];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3213 = float(v3212);
-        const float v3214 = v3211 + v3213;
-        const float v3216 = fmax(v3214, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3217 = bfloat(v3216);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3218 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3220 = v3210 + 1u;
-        const bfloat v3221 = bias[v3220];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3222 = float(v3221);
-        const float v3223 = v3218 + v3222;
-        const float v3225 = fmax(v3223, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3226 = bfloat(v3225);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3227 = v3190 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3228 = v3227 + v3210;
-        *(device bfloat2*)(out + v3228) = bfloat2(v3217, v3226);
+    const uint v3114 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3115 = v1127 + v3114;
+    const uint v3116 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3117 = v1126 + v3116;
+    const uint v3119 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3120 = v3119 == v3114;
+    const uint v3123 = v3116 + 1u;
+    const uint v3124 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v3125 = v3124 == v3123;
+    const bool v3126 = v3120 && v3125;
+    const uint v3129 = v3117 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3130 = v3129 == 0u;
+    const bool v3131 = v3126 && v3130;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3131) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3132 = v3115 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3133 = v3117 < v15;
+      const bool v3134 = v3132 && v3133;
+      if (v3134) {
+        const uint v3135 = v68 + v3117;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3136 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3137 = bias[v3135];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3138 = float(v3137);
+        const float v3139 = v3136 + v3138;
+        const float v3141 = fmax(v3139, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3142 = bfloat(v3141);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3143 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3145 = v3135 + 1u;
+        const bfloat v3146 = bias[v3145];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3147 = float(v3146);
+        const float v3148 = v3143 + v3147;
+        const float v3150 = fmax(v3148, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3151 = bfloat(v3150);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3152 = v3115 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3153 = v3152 + v3135;
+        *(device bfloat2*)(out + v3153) = bfloat2(v3142, v3151);
       }
     } else {
-      const bool v3233 = v3190 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3234 = v3192 < v15;
-      const bool v3235 = v3233 && v3234;
-      if (v3235) {
-        const float v3236 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3237 = v68 + v3192;
-        const bfloat v3238 = bias[v3237];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3239 = float(v3238);
-        const float v3240 = v3236 + v3239;
-        const float v3242 = fmax(v3240, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3243 = bfloat(v3242);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3244 = v3190 * v4;
-        const uint v3245 = v3244 + v68;
-        const uint v3246 = v3245 + v3192;
-        out[v3246] = v3243;
+      const bool v3158 = v3115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3159 = v3117 < v15;
+      const bool v3160 = v3158 && v3159;
+      if (v3160) {
+        const float v3161 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3162 = v68 + v3117;
+        const bfloat v3163 = bias[v3162];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3164 = float(v3163);
+        const float v3165 = v3161 + v3164;
+        const float v3167 = fmax(v3165, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3168 = bfloat(v3167);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3169 = v3115 * v4;
+        const uint v3170 = v3169 + v68;
+        const uint v3171 = v3170 + v3117;
+        out[v3171] = v3168;
       }
-      const uint v3248 = v1126 + v3194;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3250 = v1125 + v3199;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3251 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3252 = v3250 < v15;
-      const bool v3253 = v3251 && v3252;
-      if (v3253) {
-        const float v3254 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3255 = v68 + v3250;
-        const bfloat v3256 = bias[v3255];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3257 = float(v3256);
-        const float v3258 = v3254 + v3257;
-        const float v3260 = fmax(v3258, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3261 = bfloat(v3260);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3262 = v3248 * v4;
-        const uint v3263 = v3262 + v68;
-        const uint v3264 = v3263 + v3250;
-        out[v3264] = v3261;
+      const uint v3173 = v1127 + v3119;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3175 = v1126 + v3124;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3176 = v3173 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3177 = v3175 < v15;
+      const bool v3178 = v3176 && v3177;
+      if (v3178) {
+        const float v3179 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3180 = v68 + v3175;
+        const bfloat v3181 = bias[v3180];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3182 = float(v3181);
+        const float v3183 = v3179 + v3182;
+        const float v3185 = fmax(v3183, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3186 = bfloat(v3185);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3187 = v3173 * v4;
+        const uint v3188 = v3187 + v68;
+        const uint v3189 = v3188 + v3175;
+        out[v3189] = v3186;
       }
     }
-    const uint v3265 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3266 = v1126 + v3265;
-    const uint v3267 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3268 = v1125 + v3267;
-    const uint v3270 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3271 = v3270 == v3265;
-    const uint v3274 = v3267 + 1u;
-    const uint v3275 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3276 = v3275 == v3274;
-    const bool v3277 = v3271 && v3276;
-    const uint v3280 = v3268 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3281 = v3280 == 0u;
-    const bool v3282 = v3277 && v3281;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3282) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3283 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3284 = v3268 < v15;
-      const bool v3285 = v3283 && v3284;
-      if (v3285) {
-        const uint v3286 = v68 + v3268;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3287 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3288 = bias[v3286];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3289 = float(v3288);
-        const float v3290 = v3287 + v3289;
-        const float v3292 = fmax(v3290, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3293 = bfloat(v3292);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3294 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3296 = v3286 + 1u;
-        const bfloat v3297 = bias[v3296];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3298 = float(v3297);
-        const float v3299 = v3294 + v3298;
-        const float v3301 = fmax(v3299, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3302 = bfloat(v3301);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3303 = v3266 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3304 = v3303 + v3286;
-        *(device bfloat2*)(out + v3304) = bfloat2(v3293, v3302);
+    const uint v3190 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3191 = v1127 + v3190;
+    const uint v3192 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3193 = v1126 + v3192;
+    const uint v3195 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3196 = v3195 == v3190;
+    const uint v3199 = v3192 + 1u;
+    const uint v3200 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v3201 = v3200 == v3199;
+    const bool v3202 = v3196 && v3201;
+    const uint v3205 = v3193 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3206 = v3205 == 0u;
+    const bool v3207 = v3202 && v3206;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3207) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3208 = v3191 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3209 = v3193 < v15;
+      const bool v3210 = v3208 && v3209;
+      if (v3210) {
+        const uint v3211 = v68 + v3193;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3212 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3213 = bias[v3211];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3214 = float(v3213);
+        const float v3215 = v3212 + v3214;
+        const float v3217 = fmax(v3215, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3218 = bfloat(v3217);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3219 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3221 = v3211 + 1u;
+        const bfloat v3222 = bias[v3221];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3223 = float(v3222);
+        const float v3224 = v3219 + v3223;
+        const float v3226 = fmax(v3224, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3227 = bfloat(v3226);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3228 = v3191 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3229 = v3228 + v3211;
+        *(device bfloat2*)(out + v3229) = bfloat2(v3218, v3227);
       }
     } else {
-      const bool v3309 = v3266 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3310 = v3268 < v15;
-      const bool v3311 = v3309 && v3310;
-      if (v3311) {
-        const float v3312 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3313 = v68 + v3268;
-        const bfloat v3314 = bias[v3313];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3315 = float(v3314);
-        const float v3316 = v3312 + v3315;
-        const float v3318 = fmax(v3316, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3319 = bfloat(v3318);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3320 = v3266 * v4;
-        const uint v3321 = v3320 + v68;
-        const uint v3322 = v3321 + v3268;
-        out[v3322] = v3319;
+      const bool v3234 = v3191 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3235 = v3193 < v15;
+      const bool v3236 = v3234 && v3235;
+      if (v3236) {
+        const float v3237 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3238 = v68 + v3193;
+        const bfloat v3239 = bias[v3238];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3240 = float(v3239);
+        const float v3241 = v3237 + v3240;
+        const float v3243 = fmax(v3241, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3244 = bfloat(v3243);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3245 = v3191 * v4;
+        const uint v3246 = v3245 + v68;
+        const uint v3247 = v3246 + v3193;
+        out[v3247] = v3244;
       }
-      const uint v3324 = v1126 + v3270;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3326 = v1125 + v3275;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3327 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3328 = v3326 < v15;
-      const bool v3329 = v3327 && v3328;
-      if (v3329) {
-        const float v3330 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3331 = v68 + v3326;
-        const bfloat v3332 = bias[v3331];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3333 = float(v3332);
-        const float v3334 = v3330 + v3333;
-        const float v3336 = fmax(v3334, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3337 = bfloat(v3336);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3338 = v3324 * v4;
-        const uint v3339 = v3338 + v68;
-        const uint v3340 = v3339 + v3326;
-        out[v3340] = v3337;
+      const uint v3249 = v1127 + v3195;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3251 = v1126 + v3200;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3252 = v3249 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3253 = v3251 < v15;
+      const bool v3254 = v3252 && v3253;
+      if (v3254) {
+        const float v3255 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3256 = v68 + v3251;
+        const bfloat v3257 = bias[v3256];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3258 = float(v3257);
+        const float v3259 = v3255 + v3258;
+        const float v3261 = fmax(v3259, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3262 = bfloat(v3261);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3263 = v3249 * v4;
+        const uint v3264 = v3263 + v68;
+        const uint v3265 = v3264 + v3251;
+        out[v3265] = v3262;
       }
     }
-    const uint v3341 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3342 = v1126 + v3341;
-    const uint v3343 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3344 = v1125 + v3343;
-    const uint v3346 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3347 = v3346 == v3341;
-    const uint v3350 = v3343 + 1u;
-    const uint v3351 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3352 = v3351 == v3350;
-    const bool v3353 = v3347 && v3352;
-    const uint v3356 = v3344 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3357 = v3356 == 0u;
-    const bool v3358 = v3353 && v3357;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3358) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3359 = v3342 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3360 = v3344 < v15;
-      const bool v3361 = v3359 && v3360;
-      if (v3361) {
-        const uint v3362 = v68 + v3344;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3363 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3364 = bias[v3362];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3365 = float(v3364);
-        const float v3366 = v3363 + v3365;
-        const float v3368 = fmax(v3366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3369 = bfloat(v3368);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3370 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3372 = v3362 + 1u;
-        const bfloat v3373 = bias[v3372];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3374 = float(v3373);
-        const float v3375 = v3370 + v3374;
-        const float v3377 = fmax(v3375, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3378 = bfloat(v3377);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3379 = v3342 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3380 = v3379 + v3362;
-        *(device bfloat2*)(out + v3380) = bfloat2(v3369, v3378);
+    const uint v3266 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3267 = v1127 + v3266;
+    const uint v3268 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3269 = v1126 + v3268;
+    const uint v3271 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3272 = v3271 == v3266;
+    const uint v3275 = v3268 + 1u;
+    const uint v3276 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v3277 = v3276 == v3275;
+    const bool v3278 = v3272 && v3277;
+    const uint v3281 = v3269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3282 = v3281 == 0u;
+    const bool v3283 = v3278 && v3282;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3283) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3284 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3285 = v3269 < v15;
+      const bool v3286 = v3284 && v3285;
+      if (v3286) {
+        const uint v3287 = v68 + v3269;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3288 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3289 = bias[v3287];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3290 = float(v3289);
+        const float v3291 = v3288 + v3290;
+        const float v3293 = fmax(v3291, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3294 = bfloat(v3293);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3295 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3297 = v3287 + 1u;
+        const bfloat v3298 = bias[v3297];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3299 = float(v3298);
+        const float v3300 = v3295 + v3299;
+        const float v3302 = fmax(v3300, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3303 = bfloat(v3302);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3304 = v3267 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3305 = v3304 + v3287;
+        *(device bfloat2*)(out + v3305) = bfloat2(v3294, v3303);
       }
     } else {
-      const bool v3385 = v3342 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3386 = v3344 < v15;
-      const bool v3387 = v3385 && v3386;
-      if (v3387) {
-        const float v3388 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3389 = v68 + v3344;
-        const bfloat v3390 = bias[v3389];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3391 = float(v3390);
-        const float v3392 = v3388 + v3391;
-        const float v3394 = fmax(v3392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3395 = bfloat(v3394);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3396 = v3342 * v4;
-        const uint v3397 = v3396 + v68;
-        const uint v3398 = v3397 + v3344;
-        out[v3398] = v3395;
+      const bool v3310 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3311 = v3269 < v15;
+      const bool v3312 = v3310 && v3311;
+      if (v3312) {
+        const float v3313 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3314 = v68 + v3269;
+        const bfloat v3315 = bias[v3314];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3316 = float(v3315);
+        const float v3317 = v3313 + v3316;
+        const float v3319 = fmax(v3317, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3320 = bfloat(v3319);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3321 = v3267 * v4;
+        const uint v3322 = v3321 + v68;
+        const uint v3323 = v3322 + v3269;
+        out[v3323] = v3320;
       }
-      const uint v3400 = v1126 + v3346;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3402 = v1125 + v3351;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3403 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3404 = v3402 < v15;
-      const bool v3405 = v3403 && v3404;
-      if (v3405) {
-        const float v3406 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3407 = v68 + v3402;
-        const bfloat v3408 = bias[v3407];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3409 = float(v3408);
-        const float v3410 = v3406 + v3409;
-        const float v3412 = fmax(v3410, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3413 = bfloat(v3412);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3414 = v3400 * v4;
-        const uint v3415 = v3414 + v68;
-        const uint v3416 = v3415 + v3402;
-        out[v3416] = v3413;
+      const uint v3325 = v1127 + v3271;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3327 = v1126 + v3276;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3328 = v3325 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3329 = v3327 < v15;
+      const bool v3330 = v3328 && v3329;
+      if (v3330) {
+        const float v3331 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3332 = v68 + v3327;
+        const bfloat v3333 = bias[v3332];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3334 = float(v3333);
+        const float v3335 = v3331 + v3334;
+        const float v3337 = fmax(v3335, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3338 = bfloat(v3337);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3339 = v3325 * v4;
+        const uint v3340 = v3339 + v68;
+        const uint v3341 = v3340 + v3327;
+        out[v3341] = v3338;
       }
     }
-    const uint v3417 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3418 = v1126 + v3417;
-    const uint v3419 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3420 = v1125 + v3419;
-    const uint v3422 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3423 = v3422 == v3417;
-    const uint v3426 = v3419 + 1u;
-    const uint v3427 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3428 = v3427 == v3426;
-    const bool v3429 = v3423 && v3428;
-    const uint v3432 = v3420 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3433 = v3432 == 0u;
-    const bool v3434 = v3429 && v3433;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3434) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3435 = v3418 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3436 = v3420 < v15;
-      const bool v3437 = v3435 && v3436;
-      if (v3437) {
-        const uint v3438 = v68 + v3420;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3439 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3440 = bias[v3438];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3441 = float(v3440);
-        const float v3442 = v3439 + v3441;
-        const float v3444 = fmax(v3442, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3445 = bfloat(v3444);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3446 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3448 = v3438 + 1u;
-        const bfloat v3449 = bias[v3448];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3450 = float(v3449);
-        const float v3451 = v3446 + v3450;
-        const float v3453 = fmax(v3451, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3454 = bfloat(v3453);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3455 = v3418 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3456 = v3455 + v3438;
-        *(device bfloat2*)(out + v3456) = bfloat2(v3445, v3454);
+    const uint v3342 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3343 = v1127 + v3342;
+    const uint v3344 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3345 = v1126 + v3344;
+    const uint v3347 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3348 = v3347 == v3342;
+    const uint v3351 = v3344 + 1u;
+    const uint v3352 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v3353 = v3352 == v3351;
+    const bool v3354 = v3348 && v3353;
+    const uint v3357 = v3345 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3358 = v3357 == 0u;
+    const bool v3359 = v3354 && v3358;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3359) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3360 = v3343 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3361 = v3345 < v15;
+      const bool v3362 = v3360 && v3361;
+      if (v3362) {
+        const uint v3363 = v68 + v3345;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3364 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3365 = bias[v3363];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3366 = float(v3365);
+        const float v3367 = v3364 + v3366;
+        const float v3369 = fmax(v3367, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3370 = bfloat(v3369);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3371 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3373 = v3363 + 1u;
+        const bfloat v3374 = bias[v3373];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3375 = float(v3374);
+        const float v3376 = v3371 + v3375;
+        const float v3378 = fmax(v3376, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3379 = bfloat(v3378);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3380 = v3343 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3381 = v3380 + v3363;
+        *(device bfloat2*)(out + v3381) = bfloat2(v3370, v3379);
       }
     } else {
-      const bool v3461 = v3418 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3462 = v3420 < v15;
-      const bool v3463 = v3461 && v3462;
-      if (v3463) {
-        const float v3464 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3465 = v68 + v3420;
-        const bfloat v3466 = bias[v3465];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3467 = float(v3466);
-        const float v3468 = v3464 + v3467;
-        const float v3470 = fmax(v3468, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3471 = bfloat(v3470);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3472 = v3418 * v4;
-        const uint v3473 = v3472 + v68;
-        const uint v3474 = v3473 + v3420;
-        out[v3474] = v3471;
+      const bool v3386 = v3343 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3387 = v3345 < v15;
+      const bool v3388 = v3386 && v3387;
+      if (v3388) {
+        const float v3389 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3390 = v68 + v3345;
+        const bfloat v3391 = bias[v3390];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3392 = float(v3391);
+        const float v3393 = v3389 + v3392;
+        const float v3395 = fmax(v3393, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3396 = bfloat(v3395);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3397 = v3343 * v4;
+        const uint v3398 = v3397 + v68;
+        const uint v3399 = v3398 + v3345;
+        out[v3399] = v3396;
       }
-      const uint v3476 = v1126 + v3422;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3478 = v1125 + v3427;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3479 = v3476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3480 = v3478 < v15;
-      const bool v3481 = v3479 && v3480;
-      if (v3481) {
-        const float v3482 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3483 = v68 + v3478;
-        const bfloat v3484 = bias[v3483];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3485 = float(v3484);
-        const float v3486 = v3482 + v3485;
-        const float v3488 = fmax(v3486, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3489 = bfloat(v3488);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3490 = v3476 * v4;
-        const uint v3491 = v3490 + v68;
-        const uint v3492 = v3491 + v3478;
-        out[v3492] = v3489;
+      const uint v3401 = v1127 + v3347;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3403 = v1126 + v3352;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3404 = v3401 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3405 = v3403 < v15;
+      const bool v3406 = v3404 && v3405;
+      if (v3406) {
+        const float v3407 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3408 = v68 + v3403;
+        const bfloat v3409 = bias[v3408];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3410 = float(v3409);
+        const float v3411 = v3407 + v3410;
+        const float v3413 = fmax(v3411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3414 = bfloat(v3413);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3415 = v3401 * v4;
+        const uint v3416 = v3415 + v68;
+        const uint v3417 = v3416 + v3403;
+        out[v3417] = v3414;
       }
     }
-    const uint v3493 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3494 = v1126 + v3493;
-    const uint v3495 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3496 = v1125 + v3495;
-    const uint v3498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3499 = v3498 == v3493;
-    const uint v3502 = v3495 + 1u;
-    const uint v3503 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3504 = v3503 == v3502;
-    const bool v3505 = v3499 && v3504;
-    const uint v3508 = v3496 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3509 = v3508 == 0u;
-    const bool v3510 = v3505 && v3509;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3510) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3511 = v3494 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3512 = v3496 < v15;
-      const bool v3513 = v3511 && v3512;
-      if (v3513) {
-        const uint v3514 = v68 + v3496;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3515 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3516 = bias[v3514];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3517 = float(v3516);
-        const float v3518 = v3515 + v3517;
-        const float v3520 = fmax(v3518, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3521 = bfloat(v3520);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3522 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3524 = v3514 + 1u;
-        const bfloat v3525 = bias[v3524];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3526 = float(v3525);
-        const float v3527 = v3522 + v3526;
-        const float v3529 = fmax(v3527, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3530 = bfloat(v3529);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3531 = v3494 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3532 = v3531 + v3514;
-        *(device bfloat2*)(out + v3532) = bfloat2(v3521, v3530);
+    const uint v3418 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3419 = v1127 + v3418;
+    const uint v3420 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3421 = v1126 + v3420;
+    const uint v3423 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3424 = v3423 == v3418;
+    const uint v3427 = v3420 + 1u;
+    const uint v3428 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v3429 = v3428 == v3427;
+    const bool v3430 = v3424 && v3429;
+    const uint v3433 = v3421 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3434 = v3433 == 0u;
+    const bool v3435 = v3430 && v3434;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3435) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3436 = v3419 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3437 = v3421 < v15;
+      const bool v3438 = v3436 && v3437;
+      if (v3438) {
+        const uint v3439 = v68 + v3421;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3440 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3441 = bias[v3439];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3442 = float(v3441);
+        const float v3443 = v3440 + v3442;
+        const float v3445 = fmax(v3443, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3446 = bfloat(v3445);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3447 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3449 = v3439 + 1u;
+        const bfloat v3450 = bias[v3449];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3451 = float(v3450);
+        const float v3452 = v3447 + v3451;
+        const float v3454 = fmax(v3452, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3455 = bfloat(v3454);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3456 = v3419 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3457 = v3456 + v3439;
+        *(device bfloat2*)(out + v3457) = bfloat2(v3446, v3455);
       }
     } else {
-      const bool v3537 = v3494 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3538 = v3496 < v15;
-      const bool v3539 = v3537 && v3538;
-      if (v3539) {
-        const float v3540 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3541 = v68 + v3496;
-        const bfloat v3542 = bias[v3541];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3543 = float(v3542);
-        const float v3544 = v3540 + v3543;
-        const float v3546 = fmax(v3544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3547 = bfloat(v3546);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3548 = v3494 * v4;
-        const uint v3549 = v3548 + v68;
-        const uint v3550 = v3549 + v3496;
-        out[v3550] = v3547;
+      const bool v3462 = v3419 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3463 = v3421 < v15;
+      const bool v3464 = v3462 && v3463;
+      if (v3464) {
+        const float v3465 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3466 = v68 + v3421;
+        const bfloat v3467 = bias[v3466];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3468 = float(v3467);
+        const float v3469 = v3465 + v3468;
+        const float v3471 = fmax(v3469, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3472 = bfloat(v3471);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3473 = v3419 * v4;
+        const uint v3474 = v3473 + v68;
+        const uint v3475 = v3474 + v3421;
+        out[v3475] = v3472;
       }
-      const uint v3552 = v1126 + v3498;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3554 = v1125 + v3503;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3555 = v3552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3556 = v3554 < v15;
-      const bool v3557 = v3555 && v3556;
-      if (v3557) {
-        const float v3558 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3559 = v68 + v3554;
-        const bfloat v3560 = bias[v3559];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3561 = float(v3560);
-        const float v3562 = v3558 + v3561;
-        const float v3564 = fmax(v3562, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3565 = bfloat(v3564);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3566 = v3552 * v4;
-        const uint v3567 = v3566 + v68;
-        const uint v3568 = v3567 + v3554;
-        out[v3568] = v3565;
+      const uint v3477 = v1127 + v3423;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3479 = v1126 + v3428;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3480 = v3477 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3481 = v3479 < v15;
+      const bool v3482 = v3480 && v3481;
+      if (v3482) {
+        const float v3483 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3484 = v68 + v3479;
+        const bfloat v3485 = bias[v3484];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3486 = float(v3485);
+        const float v3487 = v3483 + v3486;
+        const float v3489 = fmax(v3487, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3490 = bfloat(v3489);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3491 = v3477 * v4;
+        const uint v3492 = v3491 + v68;
+        const uint v3493 = v3492 + v3479;
+        out[v3493] = v3490;
       }
     }
-    const uint v3569 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3570 = v1126 + v3569;
-    const uint v3571 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3572 = v1125 + v3571;
-    const uint v3574 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3575 = v3574 == v3569;
-    const uint v3578 = v3571 + 1u;
-    const uint v3579 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3580 = v3579 == v3578;
-    const bool v3581 = v3575 && v3580;
-    const uint v3584 = v3572 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3585 = v3584 == 0u;
-    const bool v3586 = v3581 && v3585;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3586) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3587 = v3570 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3588 = v3572 < v15;
-      const bool v3589 = v3587 && v3588;
-      if (v3589) {
-        const uint v3590 = v68 + v3572;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3591 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3592 = bias[v3590];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3593 = float(v3592);
-        const float v3594 = v3591 + v3593;
-        const float v3596 = fmax(v3594, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3597 = bfloat(v3596);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3598 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3600 = v3590 + 1u;
-        const bfloat v3601 = bias[v3600];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3602 = float(v3601);
-        const float v3603 = v3598 + v3602;
-        const float v3605 = fmax(v3603, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3606 = bfloat(v3605);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3607 = v3570 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3608 = v3607 + v3590;
-        *(device bfloat2*)(out + v3608) = bfloat2(v3597, v3606);
+    const uint v3494 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3495 = v1127 + v3494;
+    const uint v3496 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3497 = v1126 + v3496;
+    const uint v3499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3500 = v3499 == v3494;
+    const uint v3503 = v3496 + 1u;
+    const uint v3504 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v3505 = v3504 == v3503;
+    const bool v3506 = v3500 && v3505;
+    const uint v3509 = v3497 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3510 = v3509 == 0u;
+    const bool v3511 = v3506 && v3510;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3511) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3512 = v3495 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3513 = v3497 < v15;
+      const bool v3514 = v3512 && v3513;
+      if (v3514) {
+        const uint v3515 = v68 + v3497;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3516 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3517 = bias[v3515];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3518 = float(v3517);
+        const float v3519 = v3516 + v3518;
+        const float v3521 = fmax(v3519, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3522 = bfloat(v3521);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3523 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3525 = v3515 + 1u;
+        const bfloat v3526 = bias[v3525];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3527 = float(v3526);
+        const float v3528 = v3523 + v3527;
+        const float v3530 = fmax(v3528, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3531 = bfloat(v3530);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3532 = v3495 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3533 = v3532 + v3515;
+        *(device bfloat2*)(out + v3533) = bfloat2(v3522, v3531);
       }
     } else {
-      const bool v3613 = v3570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3614 = v3572 < v15;
-      const bool v3615 = v3613 && v3614;
-      if (v3615) {
-        const float v3616 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3617 = v68 + v3572;
-        const bfloat v3618 = bias[v3617];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3619 = float(v3618);
-        const float v3620 = v3616 + v3619;
-        const float v3622 = fmax(v3620, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3623 = bfloat(v3622);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3624 = v3570 * v4;
-        const uint v3625 = v3624 + v68;
-        const uint v3626 = v3625 + v3572;
-        out[v3626] = v3623;
+      const bool v3538 = v3495 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3539 = v3497 < v15;
+      const bool v3540 = v3538 && v3539;
+      if (v3540) {
+        const float v3541 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3542 = v68 + v3497;
+        const bfloat v3543 = bias[v3542];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3544 = float(v3543);
+        const float v3545 = v3541 + v3544;
+        const float v3547 = fmax(v3545, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3548 = bfloat(v3547);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3549 = v3495 * v4;
+        const uint v3550 = v3549 + v68;
+        const uint v3551 = v3550 + v3497;
+        out[v3551] = v3548;
       }
-      const uint v3628 = v1126 + v3574;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3630 = v1125 + v3579;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3631 = v3628 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3632 = v3630 < v15;
-      const bool v3633 = v3631 && v3632;
-      if (v3633) {
-        const float v3634 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3635 = v68 + v3630;
-        const bfloat v3636 = bias[v3635];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3637 = float(v3636);
-        const float v3638 = v3634 + v3637;
-        const float v3640 = fmax(v3638, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3641 = bfloat(v3640);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3642 = v3628 * v4;
-        const uint v3643 = v3642 + v68;
-        const uint v3644 = v3643 + v3630;
-        out[v3644] = v3641;
+      const uint v3553 = v1127 + v3499;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3555 = v1126 + v3504;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3556 = v3553 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3557 = v3555 < v15;
+      const bool v3558 = v3556 && v3557;
+      if (v3558) {
+        const float v3559 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3560 = v68 + v3555;
+        const bfloat v3561 = bias[v3560];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3562 = float(v3561);
+        const float v3563 = v3559 + v3562;
+        const float v3565 = fmax(v3563, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3566 = bfloat(v3565);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3567 = v3553 * v4;
+        const uint v3568 = v3567 + v68;
+        const uint v3569 = v3568 + v3555;
+        out[v3569] = v3566;
       }
     }
-    const uint v3645 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3646 = v1126 + v3645;
-    const uint v3647 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3648 = v1125 + v3647;
-    const uint v3650 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3651 = v3650 == v3645;
-    const uint v3654 = v3647 + 1u;
-    const uint v3655 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3656 = v3655 == v3654;
-    const bool v3657 = v3651 && v3656;
-    const uint v3660 = v3648 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3661 = v3660 == 0u;
-    const bool v3662 = v3657 && v3661;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3662) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3663 = v3646 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3664 = v3648 < v15;
-      const bool v3665 = v3663 && v3664;
-      if (v3665) {
-        const uint v3666 = v68 + v3648;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3667 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3668 = bias[v3666];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3669 = float(v3668);
-        const float v3670 = v3667 + v3669;
-        const float v3672 = fmax(v3670, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3673 = bfloat(v3672);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3674 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3676 = v3666 + 1u;
-        const bfloat v3677 = bias[v3676];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3678 = float(v3677);
-        const float v3679 = v3674 + v3678;
-        const float v3681 = fmax(v3679, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3682 = bfloat(v3681);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3683 = v3646 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3684 = v3683 + v3666;
-        *(device bfloat2*)(out + v3684) = bfloat2(v3673, v3682);
+    const uint v3570 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3571 = v1127 + v3570;
+    const uint v3572 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3573 = v1126 + v3572;
+    const uint v3575 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3576 = v3575 == v3570;
+    const uint v3579 = v3572 + 1u;
+    const uint v3580 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v3581 = v3580 == v3579;
+    const bool v3582 = v3576 && v3581;
+    const uint v3585 = v3573 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3586 = v3585 == 0u;
+    const bool v3587 = v3582 && v3586;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3587) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3588 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3589 = v3573 < v15;
+      const bool v3590 = v3588 && v3589;
+      if (v3590) {
+        const uint v3591 = v68 + v3573;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3592 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3593 = bias[v3591];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3594 = float(v3593);
+        const float v3595 = v3592 + v3594;
+        const float v3597 = fmax(v3595, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3598 = bfloat(v3597);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3599 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3601 = v3591 + 1u;
+        const bfloat v3602 = bias[v3601];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3603 = float(v3602);
+        const float v3604 = v3599 + v3603;
+        const float v3606 = fmax(v3604, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3607 = bfloat(v3606);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3608 = v3571 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3609 = v3608 + v3591;
+        *(device bfloat2*)(out + v3609) = bfloat2(v3598, v3607);
       }
     } else {
-      const bool v3689 = v3646 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3690 = v3648 < v15;
-      const bool v3691 = v3689 && v3690;
-      if (v3691) {
-        const float v3692 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3693 = v68 + v3648;
-        const bfloat v3694 = bias[v3693];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3695 = float(v3694);
-        const float v3696 = v3692 + v3695;
-        const float v3698 = fmax(v3696, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3699 = bfloat(v3698);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3700 = v3646 * v4;
-        const uint v3701 = v3700 + v68;
-        const uint v3702 = v3701 + v3648;
-        out[v3702] = v3699;
+      const bool v3614 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3615 = v3573 < v15;
+      const bool v3616 = v3614 && v3615;
+      if (v3616) {
+        const float v3617 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3618 = v68 + v3573;
+        const bfloat v3619 = bias[v3618];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3620 = float(v3619);
+        const float v3621 = v3617 + v3620;
+        const float v3623 = fmax(v3621, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3624 = bfloat(v3623);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3625 = v3571 * v4;
+        const uint v3626 = v3625 + v68;
+        const uint v3627 = v3626 + v3573;
+        out[v3627] = v3624;
       }
-      const uint v3704 = v1126 + v3650;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3706 = v1125 + v3655;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3707 = v3704 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3708 = v3706 < v15;
-      const bool v3709 = v3707 && v3708;
-      if (v3709) {
-        const float v3710 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3711 = v68 + v3706;
-        const bfloat v3712 = bias[v3711];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3713 = float(v3712);
-        const float v3714 = v3710 + v3713;
-        const float v3716 = fmax(v3714, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3717 = bfloat(v3716);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3718 = v3704 * v4;
-        const uint v3719 = v3718 + v68;
-        const uint v3720 = v3719 + v3706;
-        out[v3720] = v3717;
+      const uint v3629 = v1127 + v3575;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3631 = v1126 + v3580;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3632 = v3629 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3633 = v3631 < v15;
+      const bool v3634 = v3632 && v3633;
+      if (v3634) {
+        const float v3635 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3636 = v68 + v3631;
+        const bfloat v3637 = bias[v3636];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3638 = float(v3637);
+        const float v3639 = v3635 + v3638;
+        const float v3641 = fmax(v3639, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3642 = bfloat(v3641);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3643 = v3629 * v4;
+        const uint v3644 = v3643 + v68;
+        const uint v3645 = v3644 + v3631;
+        out[v3645] = v3642;
       }
     }
-    const uint v3721 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3722 = v1126 + v3721;
-    const uint v3723 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3724 = v1125 + v3723;
-    const uint v3726 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3727 = v3726 == v3721;
-    const uint v3730 = v3723 + 1u;
-    const uint v3731 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3732 = v3731 == v3730;
-    const bool v3733 = v3727 && v3732;
-    const uint v3736 = v3724 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3737 = v3736 == 0u;
-    const bool v3738 = v3733 && v3737;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3738) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3739 = v3722 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3740 = v3724 < v15;
-      const bool v3741 = v3739 && v3740;
-      if (v3741) {
-        const uint v3742 = v68 + v3724;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3743 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3744 = bias[v3742];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3745 = float(v3744);
-        const float v3746 = v3743 + v3745;
-        const float v3748 = fmax(v3746, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3749 = bfloat(v3748);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3750 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3752 = v3742 + 1u;
-        const bfloat v3753 = bias[v3752];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3754 = float(v3753);
-        const float v3755 = v3750 + v3754;
-        const float v3757 = fmax(v3755, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3758 = bfloat(v3757);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3759 = v3722 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3760 = v3759 + v3742;
-        *(device bfloat2*)(out + v3760) = bfloat2(v3749, v3758);
+    const uint v3646 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3647 = v1127 + v3646;
+    const uint v3648 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3649 = v1126 + v3648;
+    const uint v3651 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3652 = v3651 == v3646;
+    const uint v3655 = v3648 + 1u;
+    const uint v3656 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v3657 = v3656 == v3655;
+    const bool v3658 = v3652 && v3657;
+    const uint v3661 = v3649 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3662 = v3661 == 0u;
+    const bool v3663 = v3658 && v3662;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3663) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3664 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3665 = v3649 < v15;
+      const bool v3666 = v3664 && v3665;
+      if (v3666) {
+        const uint v3667 = v68 + v3649;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3668 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3669 = bias[v3667];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3670 = float(v3669);
+        const float v3671 = v3668 + v3670;
+        const float v3673 = fmax(v3671, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3674 = bfloat(v3673);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3675 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3677 = v3667 + 1u;
+        const bfloat v3678 = bias[v3677];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3679 = float(v3678);
+        const float v3680 = v3675 + v3679;
+        const float v3682 = fmax(v3680, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3683 = bfloat(v3682);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3684 = v3647 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3685 = v3684 + v3667;
+        *(device bfloat2*)(out + v3685) = bfloat2(v3674, v3683);
       }
     } else {
-      const bool v3765 = v3722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3766 = v3724 < v15;
-      const bool v3767 = v3765 && v3766;
-      if (v3767) {
-        const float v3768 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3769 = v68 + v3724;
-        const bfloat v3770 = bias[v3769];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3771 = float(v3770);
-        const float v3772 = v3768 + v3771;
-        const float v3774 = fmax(v3772, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3775 = bfloat(v3774);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3776 = v3722 * v4;
-        const uint v3777 = v3776 + v68;
-        const uint v3778 = v3777 + v3724;
-        out[v3778] = v3775;
+      const bool v3690 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3691 = v3649 < v15;
+      const bool v3692 = v3690 && v3691;
+      if (v3692) {
+        const float v3693 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3694 = v68 + v3649;
+        const bfloat v3695 = bias[v3694];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3696 = float(v3695);
+        const float v3697 = v3693 + v3696;
+        const float v3699 = fmax(v3697, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3700 = bfloat(v3699);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3701 = v3647 * v4;
+        const uint v3702 = v3701 + v68;
+        const uint v3703 = v3702 + v3649;
+        out[v3703] = v3700;
       }
-      const uint v3780 = v1126 + v3726;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3782 = v1125 + v3731;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3784 = v3782 < v15;
-      const bool v3785 = v3783 && v3784;
-      if (v3785) {
-        const float v3786 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3787 = v68 + v3782;
-        const bfloat v3788 = bias[v3787];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3789 = float(v3788);
-        const float v3790 = v3786 + v3789;
-        const float v3792 = fmax(v3790, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3793 = bfloat(v3792);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3794 = v3780 * v4;
-        const uint v3795 = v3794 + v68;
-        const uint v3796 = v3795 + v3782;
-        out[v3796] = v3793;
+      const uint v3705 = v1127 + v3651;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3707 = v1126 + v3656;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3708 = v3705 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3709 = v3707 < v15;
+      const bool v3710 = v3708 && v3709;
+      if (v3710) {
+        const float v3711 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3712 = v68 + v3707;
+        const bfloat v3713 = bias[v3712];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3714 = float(v3713);
+        const float v3715 = v3711 + v3714;
+        const float v3717 = fmax(v3715, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3718 = bfloat(v3717);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3719 = v3705 * v4;
+        const uint v3720 = v3719 + v68;
+        const uint v3721 = v3720 + v3707;
+        out[v3721] = v3718;
       }
     }
-    const uint v3797 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3798 = v1126 + v3797;
-    const uint v3799 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3800 = v1125 + v3799;
-    const uint v3802 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3803 = v3802 == v3797;
-    const uint v3806 = v3799 + 1u;
-    const uint v3807 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3808 = v3807 == v3806;
-    const bool v3809 = v3803 && v3808;
-    const uint v3812 = v3800 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3813 = v3812 == 0u;
-    const bool v3814 = v3809 && v3813;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3814) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3815 = v3798 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3816 = v3800 < v15;
-      const bool v3817 = v3815 && v3816;
-      if (v3817) {
-        const uint v3818 = v68 + v3800;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3819 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3820 = bias[v3818];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3821 = float(v3820);
-        const float v3822 = v3819 + v3821;
-        const float v3824 = fmax(v3822, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3825 = bfloat(v3824);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3826 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3828 = v3818 + 1u;
-        const bfloat v3829 = bias[v3828];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3830 = float(v3829);
-        const float v3831 = v3826 + v3830;
-        const float v3833 = fmax(v3831, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3834 = bfloat(v3833);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3835 = v3798 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3836 = v3835 + v3818;
-        *(device bfloat2*)(out + v3836) = bfloat2(v3825, v3834);
+    const uint v3722 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3723 = v1127 + v3722;
+    const uint v3724 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3725 = v1126 + v3724;
+    const uint v3727 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3728 = v3727 == v3722;
+    const uint v3731 = v3724 + 1u;
+    const uint v3732 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3733 = v3732 == v3731;
+    const bool v3734 = v3728 && v3733;
+    const uint v3737 = v3725 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3738 = v3737 == 0u;
+    const bool v3739 = v3734 && v3738;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3739) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3740 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3741 = v3725 < v15;
+      const bool v3742 = v3740 && v3741;
+      if (v3742) {
+        const uint v3743 = v68 + v3725;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3744 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3745 = bias[v3743];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3746 = float(v3745);
+        const float v3747 = v3744 + v3746;
+        const float v3749 = fmax(v3747, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3750 = bfloat(v3749);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3751 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3753 = v3743 + 1u;
+        const bfloat v3754 = bias[v3753];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3755 = float(v3754);
+        const float v3756 = v3751 + v3755;
+        const float v3758 = fmax(v3756, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3759 = bfloat(v3758);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3760 = v3723 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3761 = v3760 + v3743;
+        *(device bfloat2*)(out + v3761) = bfloat2(v3750, v3759);
       }
     } else {
-      const bool v3841 = v3798 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3842 = v3800 < v15;
-      const bool v3843 = v3841 && v3842;
-      if (v3843) {
-        const float v3844 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3845 = v68 + v3800;
-        const bfloat v3846 = bias[v3845];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3847 = float(v3846);
-        const float v3848 = v3844 + v3847;
-        const float v3850 = fmax(v3848, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3851 = bfloat(v3850);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3852 = v3798 * v4;
-        const uint v3853 = v3852 + v68;
-        const uint v3854 = v3853 + v3800;
-        out[v3854] = v3851;
+      const bool v3766 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3767 = v3725 < v15;
+      const bool v3768 = v3766 && v3767;
+      if (v3768) {
+        const float v3769 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3770 = v68 + v3725;
+        const bfloat v3771 = bias[v3770];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3772 = float(v3771);
+        const float v3773 = v3769 + v3772;
+        const float v3775 = fmax(v3773, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3776 = bfloat(v3775);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3777 = v3723 * v4;
+        const uint v3778 = v3777 + v68;
+        const uint v3779 = v3778 + v3725;
+        out[v3779] = v3776;
       }
-      const uint v3856 = v1126 + v3802;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3858 = v1125 + v3807;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3859 = v3856 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3860 = v3858 < v15;
-      const bool v3861 = v3859 && v3860;
-      if (v3861) {
-        const float v3862 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3863 = v68 + v3858;
-        const bfloat v3864 = bias[v3863];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3865 = float(v3864);
-        const float v3866 = v3862 + v3865;
-        const float v3868 = fmax(v3866, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3869 = bfloat(v3868);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3870 = v3856 * v4;
-        const uint v3871 = v3870 + v68;
-        const uint v3872 = v3871 + v3858;
-        out[v3872] = v3869;
+      const uint v3781 = v1127 + v3727;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3783 = v1126 + v3732;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3784 = v3781 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3785 = v3783 < v15;
+      const bool v3786 = v3784 && v3785;
+      if (v3786) {
+        const float v3787 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3788 = v68 + v3783;
+        const bfloat v3789 = bias[v3788];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3790 = float(v3789);
+        const float v3791 = v3787 + v3790;
+        const float v3793 = fmax(v3791, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3794 = bfloat(v3793);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3795 = v3781 * v4;
+        const uint v3796 = v3795 + v68;
+        const uint v3797 = v3796 + v3783;
+        out[v3797] = v3794;
       }
     }
-    const uint v3873 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3874 = v1126 + v3873;
-    const uint v3875 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3876 = v1125 + v3875;
-    const uint v3878 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3879 = v3878 == v3873;
-    const uint v3882 = v3875 + 1u;
-    const uint v3883 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3884 = v3883 == v3882;
-    const bool v3885 = v3879 && v3884;
-    const uint v3888 = v3876 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3889 = v3888 == 0u;
-    const bool v3890 = v3885 && v3889;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3890) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3891 = v3874 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3892 = v3876 < v15;
-      const bool v3893 = v3891 && v3892;
-      if (v3893) {
-        const uint v3894 = v68 + v3876;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3895 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3896 = bias[v3894];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3897 = float(v3896);
-        const float v3898 = v3895 + v3897;
-        const float v3900 = fmax(v3898, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3901 = bfloat(v3900);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3902 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3904 = v3894 + 1u;
-        const bfloat v3905 = bias[v3904];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3906 = float(v3905);
-        const float v3907 = v3902 + v3906;
-        const float v3909 = fmax(v3907, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3910 = bfloat(v3909);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3911 = v3874 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3912 = v3911 + v3894;
-        *(device bfloat2*)(out + v3912) = bfloat2(v3901, v3910);
+    const uint v3798 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3799 = v1127 + v3798;
+    const uint v3800 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3801 = v1126 + v3800;
+    const uint v3803 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3804 = v3803 == v3798;
+    const uint v3807 = v3800 + 1u;
+    const uint v3808 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3809 = v3808 == v3807;
+    const bool v3810 = v3804 && v3809;
+    const uint v3813 = v3801 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3814 = v3813 == 0u;
+    const bool v3815 = v3810 && v3814;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3815) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3816 = v3799 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3817 = v3801 < v15;
+      const bool v3818 = v3816 && v3817;
+      if (v3818) {
+        const uint v3819 = v68 + v3801;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3820 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3821 = bias[v3819];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3822 = float(v3821);
+        const float v3823 = v3820 + v3822;
+        const float v3825 = fmax(v3823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3826 = bfloat(v3825);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3827 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3829 = v3819 + 1u;
+        const bfloat v3830 = bias[v3829];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3831 = float(v3830);
+        const float v3832 = v3827 + v3831;
+        const float v3834 = fmax(v3832, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3835 = bfloat(v3834);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3836 = v3799 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3837 = v3836 + v3819;
+        *(device bfloat2*)(out + v3837) = bfloat2(v3826, v3835);
       }
     } else {
-      const bool v3917 = v3874 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3918 = v3876 < v15;
-      const bool v3919 = v3917 && v3918;
-      if (v3919) {
-        const float v3920 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3921 = v68 + v3876;
-        const bfloat v3922 = bias[v3921];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3923 = float(v3922);
-        const float v3924 = v3920 + v3923;
-        const float v3926 = fmax(v3924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3927 = bfloat(v3926);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3928 = v3874 * v4;
-        const uint v3929 = v3928 + v68;
-        const uint v3930 = v3929 + v3876;
-        out[v3930] = v3927;
+      const bool v3842 = v3799 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3843 = v3801 < v15;
+      const bool v3844 = v3842 && v3843;
+      if (v3844) {
+        const float v3845 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3846 = v68 + v3801;
+        const bfloat v3847 = bias[v3846];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3848 = float(v3847);
+        const float v3849 = v3845 + v3848;
+        const float v3851 = fmax(v3849, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3852 = bfloat(v3851);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3853 = v3799 * v4;
+        const uint v3854 = v3853 + v68;
+        const uint v3855 = v3854 + v3801;
+        out[v3855] = v3852;
       }
-      const uint v3932 = v1126 + v3878;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3934 = v1125 + v3883;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3935 = v3932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3936 = v3934 < v15;
-      const bool v3937 = v3935 && v3936;
-      if (v3937) {
-        const float v3938 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3939 = v68 + v3934;
-        const bfloat v3940 = bias[v3939];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3941 = float(v3940);
-        const float v3942 = v3938 + v3941;
-        const float v3944 = fmax(v3942, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3945 = bfloat(v3944);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3946 = v3932 * v4;
-        const uint v3947 = v3946 + v68;
-        const uint v3948 = v3947 + v3934;
-        out[v3948] = v3945;
+      const uint v3857 = v1127 + v3803;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3859 = v1126 + v3808;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3860 = v3857 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3861 = v3859 < v15;
+      const bool v3862 = v3860 && v3861;
+      if (v3862) {
+        const float v3863 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3864 = v68 + v3859;
+        const bfloat v3865 = bias[v3864];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3866 = float(v3865);
+        const float v3867 = v3863 + v3866;
+        const float v3869 = fmax(v3867, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3870 = bfloat(v3869);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3871 = v3857 * v4;
+        const uint v3872 = v3871 + v68;
+        const uint v3873 = v3872 + v3859;
+        out[v3873] = v3870;
       }
     }
-    const uint v3949 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3950 = v1126 + v3949;
-    const uint v3951 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3952 = v1125 + v3951;
-    const uint v3954 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3955 = v3954 == v3949;
-    const uint v3958 = v3951 + 1u;
-    const uint v3959 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3960 = v3959 == v3958;
-    const bool v3961 = v3955 && v3960;
-    const uint v3964 = v3952 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3965 = v3964 == 0u;
-    const bool v3966 = v3961 && v3965;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3966) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3967 = v3950 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3968 = v3952 < v15;
-      const bool v3969 = v3967 && v3968;
-      if (v3969) {
-        const uint v3970 = v68 + v3952;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3971 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3972 = bias[v3970];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3973 = float(v3972);
-        const float v3974 = v3971 + v3973;
-        const float v3976 = fmax(v3974, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3977 = bfloat(v3976);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3978 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3980 = v3970 + 1u;
-        const bfloat v3981 = bias[v3980];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3982 = float(v3981);
-        const float v3983 = v3978 + v3982;
-        const float v3985 = fmax(v3983, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3986 = bfloat(v3985);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3987 = v3950 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3988 = v3987 + v3970;
-        *(device bfloat2*)(out + v3988) = bfloat2(v3977, v3986);
+    const uint v3874 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3875 = v1127 + v3874;
+    const uint v3876 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3877 = v1126 + v3876;
+    const uint v3879 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3880 = v3879 == v3874;
+    const uint v3883 = v3876 + 1u;
+    const uint v3884 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3885 = v3884 == v3883;
+    const bool v3886 = v3880 && v3885;
+    const uint v3889 = v3877 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3890 = v3889 == 0u;
+    const bool v3891 = v3886 && v3890;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3891) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3892 = v3875 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3893 = v3877 < v15;
+      const bool v3894 = v3892 && v3893;
+      if (v3894) {
+        const uint v3895 = v68 + v3877;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3896 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3897 = bias[v3895];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3898 = float(v3897);
+        const float v3899 = v3896 + v3898;
+        const float v3901 = fmax(v3899, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3902 = bfloat(v3901);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3903 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3905 = v3895 + 1u;
+        const bfloat v3906 = bias[v3905];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3907 = float(v3906);
+        const float v3908 = v3903 + v3907;
+        const float v3910 = fmax(v3908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3911 = bfloat(v3910);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3912 = v3875 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3913 = v3912 + v3895;
+        *(device bfloat2*)(out + v3913) = bfloat2(v3902, v3911);
       }
     } else {
-      const bool v3993 = v3950 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3994 = v3952 < v15;
-      const bool v3995 = v3993 && v3994;
-      if (v3995) {
-        const float v3996 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3997 = v68 + v3952;
-        const bfloat v3998 = bias[v3997];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3999 = float(v3998);
-        const float v4000 = v3996 + v3999;
-        const float v4002 = fmax(v4000, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4003 = bfloat(v4002);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4004 = v3950 * v4;
-        const uint v4005 = v4004 + v68;
-        const uint v4006 = v4005 + v3952;
-        out[v4006] = v4003;
+      const bool v3918 = v3875 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3919 = v3877 < v15;
+      const bool v3920 = v3918 && v3919;
+      if (v3920) {
+        const float v3921 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3922 = v68 + v3877;
+        const bfloat v3923 = bias[v3922];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3924 = float(v3923);
+        const float v3925 = v3921 + v3924;
+        const float v3927 = fmax(v3925, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3928 = bfloat(v3927);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3929 = v3875 * v4;
+        const uint v3930 = v3929 + v68;
+        const uint v3931 = v3930 + v3877;
+        out[v3931] = v3928;
       }
-      const uint v4008 = v1126 + v3954;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4010 = v1125 + v3959;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4011 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4012 = v4010 < v15;
-      const bool v4013 = v4011 && v4012;
-      if (v4013) {
-        const float v4014 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4015 = v68 + v4010;
-        const bfloat v4016 = bias[v4015];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4017 = float(v4016);
-        const float v4018 = v4014 + v4017;
-        const float v4020 = fmax(v4018, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4021 = bfloat(v4020);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4022 = v4008 * v4;
-        const uint v4023 = v4022 + v68;
-        const uint v4024 = v4023 + v4010;
-        out[v4024] = v4021;
+      const uint v3933 = v1127 + v3879;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3935 = v1126 + v3884;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3936 = v3933 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3937 = v3935 < v15;
+      const bool v3938 = v3936 && v3937;
+      if (v3938) {
+        const float v3939 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3940 = v68 + v3935;
+        const bfloat v3941 = bias[v3940];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3942 = float(v3941);
+        const float v3943 = v3939 + v3942;
+        const float v3945 = fmax(v3943, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3946 = bfloat(v3945);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3947 = v3933 * v4;
+        const uint v3948 = v3947 + v68;
+        const uint v3949 = v3948 + v3935;
+        out[v3949] = v3946;
       }
     }
-    const uint v4025 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4026 = v1126 + v4025;
-    const uint v4027 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4028 = v1125 + v4027;
-    const uint v4030 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4031 = v4030 == v4025;
-    const uint v4034 = v4027 + 1u;
-    const uint v4035 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4036 = v4035 == v4034;
-    const bool v4037 = v4031 && v4036;
-    const uint v4040 = v4028 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4041 = v4040 == 0u;
-    const bool v4042 = v4037 && v4041;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4042) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4043 = v4026 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4044 = v4028 < v15;
-      const bool v4045 = v4043 && v4044;
-      if (v4045) {
-        const uint v4046 = v68 + v4028;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4047 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4048 = bias[v4046];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4049 = float(v4048);
-        const float v4050 = v4047 + v4049;
-        const float v4052 = fmax(v4050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4053 = bfloat(v4052);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4054 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4056 = v4046 + 1u;
-        const bfloat v4057 = bias[v4056];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4058 = float(v4057);
-        const float v4059 = v4054 + v4058;
-        const float v4061 = fmax(v4059, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4062 = bfloat(v4061);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4063 = v4026 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4064 = v4063 + v4046;
-        *(device bfloat2*)(out + v4064) = bfloat2(v4053, v4062);
+    const uint v3950 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3951 = v1127 + v3950;
+    const uint v3952 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3953 = v1126 + v3952;
+    const uint v3955 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3956 = v3955 == v3950;
+    const uint v3959 = v3952 + 1u;
+    const uint v3960 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3961 = v3960 == v3959;
+    const bool v3962 = v3956 && v3961;
+    const uint v3965 = v3953 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3966 = v3965 == 0u;
+    const bool v3967 = v3962 && v3966;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3967) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3968 = v3951 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3969 = v3953 < v15;
+      const bool v3970 = v3968 && v3969;
+      if (v3970) {
+        const uint v3971 = v68 + v3953;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3972 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3973 = bias[v3971];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3974 = float(v3973);
+        const float v3975 = v3972 + v3974;
+        const float v3977 = fmax(v3975, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3978 = bfloat(v3977);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3979 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3981 = v3971 + 1u;
+        const bfloat v3982 = bias[v3981];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3983 = float(v3982);
+        const float v3984 = v3979 + v3983;
+        const float v3986 = fmax(v3984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3987 = bfloat(v3986);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3988 = v3951 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3989 = v3988 + v3971;
+        *(device bfloat2*)(out + v3989) = bfloat2(v3978, v3987);
       }
     } else {
-      const bool v4069 = v4026 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4070 = v4028 < v15;
-      const bool v4071 = v4069 && v4070;
-      if (v4071) {
-        const float v4072 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4073 = v68 + v4028;
-        const bfloat v4074 = bias[v4073];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4075 = float(v4074);
-        const float v4076 = v4072 + v4075;
-        const float v4078 = fmax(v4076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4079 = bfloat(v4078);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4080 = v4026 * v4;
-        const uint v4081 = v4080 + v68;
-        const uint v4082 = v4081 + v4028;
-        out[v4082] = v4079;
+      const bool v3994 = v3951 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3995 = v3953 < v15;
+      const bool v3996 = v3994 && v3995;
+      if (v3996) {
+        const float v3997 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3998 = v68 + v3953;
+        const bfloat v3999 = bias[v3998];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4000 = float(v3999);
+        const float v4001 = v3997 + v4000;
+        const float v4003 = fmax(v4001, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4004 = bfloat(v4003);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4005 = v3951 * v4;
+        const uint v4006 = v4005 + v68;
+        const uint v4007 = v4006 + v3953;
+        out[v4007] = v4004;
       }
-      const uint v4084 = v1126 + v4030;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4086 = v1125 + v4035;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4087 = v4084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4088 = v4086 < v15;
-      const bool v4089 = v4087 && v4088;
-      if (v4089) {
-        const float v4090 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4091 = v68 + v4086;
-        const bfloat v4092 = bias[v4091];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4093 = float(v4092);
-        const float v4094 = v4090 + v4093;
-        const float v4096 = fmax(v4094, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4097 = bfloat(v4096);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4098 = v4084 * v4;
-        const uint v4099 = v4098 + v68;
-        const uint v4100 = v4099 + v4086;
-        out[v4100] = v4097;
+      const uint v4009 = v1127 + v3955;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4011 = v1126 + v3960;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4012 = v4009 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4013 = v4011 < v15;
+      const bool v4014 = v4012 && v4013;
+      if (v4014) {
+        const float v4015 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4016 = v68 + v4011;
+        const bfloat v4017 = bias[v4016];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4018 = float(v4017);
+        const float v4019 = v4015 + v4018;
+        const float v4021 = fmax(v4019, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4022 = bfloat(v4021);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4023 = v4009 * v4;
+        const uint v4024 = v4023 + v68;
+        const uint v4025 = v4024 + v4011;
+        out[v4025] = v4022;
       }
     }
-    const uint v4101 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4102 = v1126 + v4101;
-    const uint v4103 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4104 = v1125 + v4103;
-    const uint v4106 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4107 = v4106 == v4101;
-    const uint v4110 = v4103 + 1u;
-    const uint v4111 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4112 = v4111 == v4110;
-    const bool v4113 = v4107 && v4112;
-    const uint v4116 = v4104 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4117 = v4116 == 0u;
-    const bool v4118 = v4113 && v4117;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4118) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4119 = v4102 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4120 = v4104 < v15;
-      const bool v4121 = v4119 && v4120;
-      if (v4121) {
-        const uint v4122 = v68 + v4104;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4123 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4124 = bias[v4122];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4125 = float(v4124);
-        const float v4126 = v4123 + v4125;
-        const float v4128 = fmax(v4126, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4129 = bfloat(v4128);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4130 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4132 = v4122 + 1u;
-        const bfloat v4133 = bias[v4132];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4134 = float(v4133);
-        const float v4135 = v4130 + v4134;
-        const float v4137 = fmax(v4135, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4138 = bfloat(v4137);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4139 = v4102 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4140 = v4139 + v4122;
-        *(device bfloat2*)(out + v4140) = bfloat2(v4129, v4138);
+    const uint v4026 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4027 = v1127 + v4026;
+    const uint v4028 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4029 = v1126 + v4028;
+    const uint v4031 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4032 = v4031 == v4026;
+    const uint v4035 = v4028 + 1u;
+    const uint v4036 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v4037 = v4036 == v4035;
+    const bool v4038 = v4032 && v4037;
+    const uint v4041 = v4029 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4042 = v4041 == 0u;
+    const bool v4043 = v4038 && v4042;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4043) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4044 = v4027 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4045 = v4029 < v15;
+      const bool v4046 = v4044 && v4045;
+      if (v4046) {
+        const uint v4047 = v68 + v4029;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4048 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4049 = bias[v4047];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4050 = float(v4049);
+        const float v4051 = v4048 + v4050;
+        const float v4053 = fmax(v4051, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4054 = bfloat(v4053);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4055 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4057 = v4047 + 1u;
+        const bfloat v4058 = bias[v4057];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4059 = float(v4058);
+        const float v4060 = v4055 + v4059;
+        const float v4062 = fmax(v4060, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4063 = bfloat(v4062);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4064 = v4027 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4065 = v4064 + v4047;
+        *(device bfloat2*)(out + v4065) = bfloat2(v4054, v4063);
       }
     } else {
-      const bool v4145 = v4102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4146 = v4104 < v15;
-      const bool v4147 = v4145 && v4146;
-      if (v4147) {
-        const float v4148 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4149 = v68 + v4104;
-        const bfloat v4150 = bias[v4149];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4151 = float(v4150);
-        const float v4152 = v4148 + v4151;
-        const float v4154 = fmax(v4152, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4155 = bfloat(v4154);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4156 = v4102 * v4;
-        const uint v4157 = v4156 + v68;
-        const uint v4158 = v4157 + v4104;
-        out[v4158] = v4155;
+      const bool v4070 = v4027 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4071 = v4029 < v15;
+      const bool v4072 = v4070 && v4071;
+      if (v4072) {
+        const float v4073 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4074 = v68 + v4029;
+        const bfloat v4075 = bias[v4074];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4076 = float(v4075);
+        const float v4077 = v4073 + v4076;
+        const float v4079 = fmax(v4077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4080 = bfloat(v4079);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4081 = v4027 * v4;
+        const uint v4082 = v4081 + v68;
+        const uint v4083 = v4082 + v4029;
+        out[v4083] = v4080;
       }
-      const uint v4160 = v1126 + v4106;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4162 = v1125 + v4111;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4163 = v4160 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4164 = v4162 < v15;
-      const bool v4165 = v4163 && v4164;
-      if (v4165) {
-        const float v4166 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4167 = v68 + v4162;
-        const bfloat v4168 = bias[v4167];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4169 = float(v4168);
-        const float v4170 = v4166 + v4169;
-        const float v4172 = fmax(v4170, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4173 = bfloat(v4172);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4174 = v4160 * v4;
-        const uint v4175 = v4174 + v68;
-        const uint v4176 = v4175 + v4162;
-        out[v4176] = v4173;
+      const uint v4085 = v1127 + v4031;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4087 = v1126 + v4036;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4088 = v4085 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4089 = v4087 < v15;
+      const bool v4090 = v4088 && v4089;
+      if (v4090) {
+        const float v4091 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4092 = v68 + v4087;
+        const bfloat v4093 = bias[v4092];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4094 = float(v4093);
+        const float v4095 = v4091 + v4094;
+        const float v4097 = fmax(v4095, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4098 = bfloat(v4097);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4099 = v4085 * v4;
+        const uint v4100 = v4099 + v68;
+        const uint v4101 = v4100 + v4087;
+        out[v4101] = v4098;
       }
     }
-    const uint v4177 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4178 = v1126 + v4177;
-    const uint v4179 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4180 = v1125 + v4179;
-    const uint v4182 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4183 = v4182 == v4177;
-    const uint v4186 = v4179 + 1u;
-    const uint v4187 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4188 = v4187 == v4186;
-    const bool v4189 = v4183 && v4188;
-    const uint v4192 = v4180 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4193 = v4192 == 0u;
-    const bool v4194 = v4189 && v4193;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4194) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4195 = v4178 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4196 = v4180 < v15;
-      const bool v4197 = v4195 && v4196;
-      if (v4197) {
-        const uint v4198 = v68 + v4180;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4199 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4200 = bias[v4198];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4201 = float(v4200);
-        const float v4202 = v4199 + v4201;
-        const float v4204 = fmax(v4202, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4205 = bfloat(v4204);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4206 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4208 = v4198 + 1u;
-        const bfloat v4209 = bias[v4208];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4210 = float(v4209);
-        const float v4211 = v4206 + v4210;
-        const float v4213 = fmax(v4211, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4214 = bfloat(v4213);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4215 = v4178 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4216 = v4215 + v4198;
-        *(device bfloat2*)(out + v4216) = bfloat2(v4205, v4214);
+    const uint v4102 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4103 = v1127 + v4102;
+    const uint v4104 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4105 = v1126 + v4104;
+    const uint v4107 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4108 = v4107 == v4102;
+    const uint v4111 = v4104 + 1u;
+    const uint v4112 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v4113 = v4112 == v4111;
+    const bool v4114 = v4108 && v4113;
+    const uint v4117 = v4105 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4118 = v4117 == 0u;
+    const bool v4119 = v4114 && v4118;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4119) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4120 = v4103 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4121 = v4105 < v15;
+      const bool v4122 = v4120 && v4121;
+      if (v4122) {
+        const uint v4123 = v68 + v4105;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4124 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4125 = bias[v4123];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4126 = float(v4125);
+        const float v4127 = v4124 + v4126;
+        const float v4129 = fmax(v4127, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4130 = bfloat(v4129);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4131 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4133 = v4123 + 1u;
+        const bfloat v4134 = bias[v4133];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4135 = float(v4134);
+        const float v4136 = v4131 + v4135;
+        const float v4138 = fmax(v4136, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4139 = bfloat(v4138);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4140 = v4103 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4141 = v4140 + v4123;
+        *(device bfloat2*)(out + v4141) = bfloat2(v4130, v4139);
       }
     } else {
-      const bool v4221 = v4178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4222 = v4180 < v15;
-      const bool v4223 = v4221 && v4222;
-      if (v4223) {
-        const float v4224 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4225 = v68 + v4180;
-        const bfloat v4226 = bias[v4225];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4227 = float(v4226);
-        const float v4228 = v4224 + v4227;
-        const float v4230 = fmax(v4228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4231 = bfloat(v4230);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4232 = v4178 * v4;
-        const uint v4233 = v4232 + v68;
-        const uint v4234 = v4233 + v4180;
-        out[v4234] = v4231;
+      const bool v4146 = v4103 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4147 = v4105 < v15;
+      const bool v4148 = v4146 && v4147;
+      if (v4148) {
+        const float v4149 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4150 = v68 + v4105;
+        const bfloat v4151 = bias[v4150];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4152 = float(v4151);
+        const float v4153 = v4149 + v4152;
+        const float v4155 = fmax(v4153, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4156 = bfloat(v4155);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4157 = v4103 * v4;
+        const uint v4158 = v4157 + v68;
+        const uint v4159 = v4158 + v4105;
+        out[v4159] = v4156;
       }
-      const uint v4236 = v1126 + v4182;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4238 = v1125 + v4187;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4239 = v4236 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4240 = v4238 < v15;
-      const bool v4241 = v4239 && v4240;
-      if (v4241) {
-        const float v4242 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4243 = v68 + v4238;
-        const bfloat v4244 = bias[v4243];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4245 = float(v4244);
-        const float v4246 = v4242 + v4245;
-        const float v4248 = fmax(v4246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4249 = bfloat(v4248);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4250 = v4236 * v4;
-        const uint v4251 = v4250 + v68;
-        const uint v4252 = v4251 + v4238;
-        out[v4252] = v4249;
+      const uint v4161 = v1127 + v4107;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4163 = v1126 + v4112;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4164 = v4161 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4165 = v4163 < v15;
+      const bool v4166 = v4164 && v4165;
+      if (v4166) {
+        const float v4167 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4168 = v68 + v4163;
+        const bfloat v4169 = bias[v4168];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4170 = float(v4169);
+        const float v4171 = v4167 + v4170;
+        const float v4173 = fmax(v4171, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4174 = bfloat(v4173);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4175 = v4161 * v4;
+        const uint v4176 = v4175 + v68;
+        const uint v4177 = v4176 + v4163;
+        out[v4177] = v4174;
       }
     }
-    const uint v4253 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4254 = v1126 + v4253;
-    const uint v4255 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4256 = v1125 + v4255;
-    const uint v4258 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4259 = v4258 == v4253;
-    const uint v4262 = v4255 + 1u;
-    const uint v4263 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4264 = v4263 == v4262;
-    const bool v4265 = v4259 && v4264;
-    const uint v4268 = v4256 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4269 = v4268 == 0u;
-    const bool v4270 = v4265 && v4269;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4270) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4271 = v4254 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4272 = v4256 < v15;
-      const bool v4273 = v4271 && v4272;
-      if (v4273) {
-        const uint v4274 = v68 + v4256;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4275 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4276 = bias[v4274];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4277 = float(v4276);
-        const float v4278 = v4275 + v4277;
-        const float v4280 = fmax(v4278, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4281 = bfloat(v4280);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4282 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4284 = v4274 + 1u;
-        const bfloat v4285 = bias[v4284];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4286 = float(v4285);
-        const float v4287 = v4282 + v4286;
-        const float v4289 = fmax(v4287, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4290 = bfloat(v4289);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4291 = v4254 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4292 = v4291 + v4274;
-        *(device bfloat2*)(out + v4292) = bfloat2(v4281, v4290);
+    const uint v4178 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4179 = v1127 + v4178;
+    const uint v4180 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4181 = v1126 + v4180;
+    const uint v4183 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4184 = v4183 == v4178;
+    const uint v4187 = v4180 + 1u;
+    const uint v4188 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v4189 = v4188 == v4187;
+    const bool v4190 = v4184 && v4189;
+    const uint v4193 = v4181 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4194 = v4193 == 0u;
+    const bool v4195 = v4190 && v4194;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4195) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4196 = v4179 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4197 = v4181 < v15;
+      const bool v4198 = v4196 && v4197;
+      if (v4198) {
+        const uint v4199 = v68 + v4181;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4200 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4201 = bias[v4199];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4202 = float(v4201);
+        const float v4203 = v4200 + v4202;
+        const float v4205 = fmax(v4203, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4206 = bfloat(v4205);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4207 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4209 = v4199 + 1u;
+        const bfloat v4210 = bias[v4209];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4211 = float(v4210);
+        const float v4212 = v4207 + v4211;
+        const float v4214 = fmax(v4212, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4215 = bfloat(v4214);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4216 = v4179 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4217 = v4216 + v4199;
+        *(device bfloat2*)(out + v4217) = bfloat2(v4206, v4215);
       }
     } else {
-      const bool v4297 = v4254 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4298 = v4256 < v15;
-      const bool v4299 = v4297 && v4298;
-      if (v4299) {
-        const float v4300 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4301 = v68 + v4256;
-        const bfloat v4302 = bias[v4301];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4303 = float(v4302);
-        const float v4304 = v4300 + v4303;
-        const float v4306 = fmax(v4304, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4307 = bfloat(v4306);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4308 = v4254 * v4;
-        const uint v4309 = v4308 + v68;
-        const uint v4310 = v4309 + v4256;
-        out[v4310] = v4307;
+      const bool v4222 = v4179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4223 = v4181 < v15;
+      const bool v4224 = v4222 && v4223;
+      if (v4224) {
+        const float v4225 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4226 = v68 + v4181;
+        const bfloat v4227 = bias[v4226];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4228 = float(v4227);
+        const float v4229 = v4225 + v4228;
+        const float v4231 = fmax(v4229, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4232 = bfloat(v4231);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4233 = v4179 * v4;
+        const uint v4234 = v4233 + v68;
+        const uint v4235 = v4234 + v4181;
+        out[v4235] = v4232;
       }
-      const uint v4312 = v1126 + v4258;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4314 = v1125 + v4263;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4315 = v4312 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4316 = v4314 < v15;
-      const bool v4317 = v4315 && v4316;
-      if (v4317) {
-        const float v4318 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4319 = v68 + v4314;
-        const bfloat v4320 = bias[v4319];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4321 = float(v4320);
-        const float v4322 = v4318 + v4321;
-        const float v4324 = fmax(v4322, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4325 = bfloat(v4324);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4326 = v4312 * v4;
-        const uint v4327 = v4326 + v68;
-        const uint v4328 = v4327 + v4314;
-        out[v4328] = v4325;
+      const uint v4237 = v1127 + v4183;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4239 = v1126 + v4188;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4240 = v4237 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4241 = v4239 < v15;
+      const bool v4242 = v4240 && v4241;
+      if (v4242) {
+        const float v4243 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4244 = v68 + v4239;
+        const bfloat v4245 = bias[v4244];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4246 = float(v4245);
+        const float v4247 = v4243 + v4246;
+        const float v4249 = fmax(v4247, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4250 = bfloat(v4249);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4251 = v4237 * v4;
+        const uint v4252 = v4251 + v68;
+        const uint v4253 = v4252 + v4239;
+        out[v4253] = v4250;
       }
     }
-    const uint v4329 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4330 = v1126 + v4329;
-    const uint v4331 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4332 = v1125 + v4331;
-    const uint v4334 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4335 = v4334 == v4329;
-    const uint v4338 = v4331 + 1u;
-    const uint v4339 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4340 = v4339 == v4338;
-    const bool v4341 = v4335 && v4340;
-    const uint v4344 = v4332 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4345 = v4344 == 0u;
-    const bool v4346 = v4341 && v4345;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4346) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4347 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4348 = v4332 < v15;
-      const bool v4349 = v4347 && v4348;
-      if (v4349) {
-        const uint v4350 = v68 + v4332;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4351 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4352 = bias[v4350];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4353 = float(v4352);
-        const float v4354 = v4351 + v4353;
-        const float v4356 = fmax(v4354, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4357 = bfloat(v4356);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4358 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4360 = v4350 + 1u;
-        const bfloat v4361 = bias[v4360];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4362 = float(v4361);
-        const float v4363 = v4358 + v4362;
-        const float v4365 = fmax(v4363, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4366 = bfloat(v4365);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4367 = v4330 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4368 = v4367 + v4350;
-        *(device bfloat2*)(out + v4368) = bfloat2(v4357, v4366);
+    const uint v4254 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4255 = v1127 + v4254;
+    const uint v4256 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4257 = v1126 + v4256;
+    const uint v4259 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4260 = v4259 == v4254;
+    const uint v4263 = v4256 + 1u;
+    const uint v4264 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v4265 = v4264 == v4263;
+    const bool v4266 = v4260 && v4265;
+    const uint v4269 = v4257 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4270 = v4269 == 0u;
+    const bool v4271 = v4266 && v4270;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4271) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4272 = v4255 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4273 = v4257 < v15;
+      const bool v4274 = v4272 && v4273;
+      if (v4274) {
+        const uint v4275 = v68 + v4257;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4276 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4277 = bias[v4275];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4278 = float(v4277);
+        const float v4279 = v4276 + v4278;
+        const float v4281 = fmax(v4279, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4282 = bfloat(v4281);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4283 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4285 = v4275 + 1u;
+        const bfloat v4286 = bias[v4285];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4287 = float(v4286);
+        const float v4288 = v4283 + v4287;
+        const float v4290 = fmax(v4288, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4291 = bfloat(v4290);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4292 = v4255 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4293 = v4292 + v4275;
+        *(device bfloat2*)(out + v4293) = bfloat2(v4282, v4291);
       }
     } else {
-      const bool v4373 = v4330 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4374 = v4332 < v15;
-      const bool v4375 = v4373 && v4374;
-      if (v4375) {
-        const float v4376 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4377 = v68 + v4332;
-        const bfloat v4378 = bias[v4377];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4379 = float(v4378);
-        const float v4380 = v4376 + v4379;
-        const float v4382 = fmax(v4380, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4383 = bfloat(v4382);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4384 = v4330 * v4;
-        const uint v4385 = v4384 + v68;
-        const uint v4386 = v4385 + v4332;
-        out[v4386] = v4383;
+      const bool v4298 = v4255 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4299 = v4257 < v15;
+      const bool v4300 = v4298 && v4299;
+      if (v4300) {
+        const float v4301 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4302 = v68 + v4257;
+        const bfloat v4303 = bias[v4302];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4304 = float(v4303);
+        const float v4305 = v4301 + v4304;
+        const float v4307 = fmax(v4305, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4308 = bfloat(v4307);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4309 = v4255 * v4;
+        const uint v4310 = v4309 + v68;
+        const uint v4311 = v4310 + v4257;
+        out[v4311] = v4308;
       }
-      const uint v4388 = v1126 + v4334;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4390 = v1125 + v4339;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4391 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4392 = v4390 < v15;
-      const bool v4393 = v4391 && v4392;
-      if (v4393) {
-        const float v4394 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4395 = v68 + v4390;
-        const bfloat v4396 = bias[v4395];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4397 = float(v4396);
-        const float v4398 = v4394 + v4397;
-        const float v4400 = fmax(v4398, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4401 = bfloat(v4400);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4402 = v4388 * v4;
-        const uint v4403 = v4402 + v68;
-        const uint v4404 = v4403 + v4390;
-        out[v4404] = v4401;
+      const uint v4313 = v1127 + v4259;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4315 = v1126 + v4264;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4316 = v4313 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4317 = v4315 < v15;
+      const bool v4318 = v4316 && v4317;
+      if (v4318) {
+        const float v4319 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4320 = v68 + v4315;
+        const bfloat v4321 = bias[v4320];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4322 = float(v4321);
+        const float v4323 = v4319 + v4322;
+        const float v4325 = fmax(v4323, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4326 = bfloat(v4325);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4327 = v4313 * v4;
+        const uint v4328 = v4327 + v68;
+        const uint v4329 = v4328 + v4315;
+        out[v4329] = v4326;
       }
     }
-    const uint v4405 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4406 = v1126 + v4405;
-    const uint v4407 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4408 = v1125 + v4407;
-    const uint v4410 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4411 = v4410 == v4405;
-    const uint v4414 = v4407 + 1u;
-    const uint v4415 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4416 = v4415 == v4414;
-    const bool v4417 = v4411 && v4416;
-    const uint v4420 = v4408 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4421 = v4420 == 0u;
-    const bool v4422 = v4417 && v4421;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4422) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4423 = v4406 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4424 = v4408 < v15;
-      const bool v4425 = v4423 && v4424;
-      if (v4425) {
-        const uint v4426 = v68 + v4408;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4427 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4428 = bias[v4426];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4429 = float(v4428);
-        const float v4430 = v4427 + v4429;
-        const float v4432 = fmax(v4430, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4433 = bfloat(v4432);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4434 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4436 = v4426 + 1u;
-        const bfloat v4437 = bias[v4436];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4438 = float(v4437);
-        const float v4439 = v4434 + v4438;
-        const float v4441 = fmax(v4439, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4442 = bfloat(v4441);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4443 = v4406 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4444 = v4443 + v4426;
-        *(device bfloat2*)(out + v4444) = bfloat2(v4433, v4442);
+    const uint v4330 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4331 = v1127 + v4330;
+    const uint v4332 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4333 = v1126 + v4332;
+    const uint v4335 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4336 = v4335 == v4330;
+    const uint v4339 = v4332 + 1u;
+    const uint v4340 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v4341 = v4340 == v4339;
+    const bool v4342 = v4336 && v4341;
+    const uint v4345 = v4333 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4346 = v4345 == 0u;
+    const bool v4347 = v4342 && v4346;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4347) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4348 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4349 = v4333 < v15;
+      const bool v4350 = v4348 && v4349;
+      if (v4350) {
+        const uint v4351 = v68 + v4333;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4352 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4353 = bias[v4351];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4354 = float(v4353);
+        const float v4355 = v4352 + v4354;
+        const float v4357 = fmax(v4355, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4358 = bfloat(v4357);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4359 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4361 = v4351 + 1u;
+        const bfloat v4362 = bias[v4361];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4363 = float(v4362);
+        const float v4364 = v4359 + v4363;
+        const float v4366 = fmax(v4364, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4367 = bfloat(v4366);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4368 = v4331 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4369 = v4368 + v4351;
+        *(device bfloat2*)(out + v4369) = bfloat2(v4358, v4367);
       }
     } else {
-      const bool v4449 = v4406 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4450 = v4408 < v15;
-      const bool v4451 = v4449 && v4450;
-      if (v4451) {
-        const float v4452 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4453 = v68 + v4408;
-        const bfloat v4454 = bias[v4453];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4455 = float(v4454);
-        const float v4456 = v4452 + v4455;
-        const float v4458 = fmax(v4456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4459 = bfloat(v4458);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4460 = v4406 * v4;
-        const uint v4461 = v4460 + v68;
-        const uint v4462 = v4461 + v4408;
-        out[v4462] = v4459;
+      const bool v4374 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4375 = v4333 < v15;
+      const bool v4376 = v4374 && v4375;
+      if (v4376) {
+        const float v4377 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4378 = v68 + v4333;
+        const bfloat v4379 = bias[v4378];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4380 = float(v4379);
+        const float v4381 = v4377 + v4380;
+        const float v4383 = fmax(v4381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4384 = bfloat(v4383);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4385 = v4331 * v4;
+        const uint v4386 = v4385 + v68;
+        const uint v4387 = v4386 + v4333;
+        out[v4387] = v4384;
       }
-      const uint v4464 = v1126 + v4410;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4466 = v1125 + v4415;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4467 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4468 = v4466 < v15;
-      const bool v4469 = v4467 && v4468;
-      if (v4469) {
-        const float v4470 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4471 = v68 + v4466;
-        const bfloat v4472 = bias[v4471];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4473 = float(v4472);
-        const float v4474 = v4470 + v4473;
-        const float v4476 = fmax(v4474, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4477 = bfloat(v4476);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4478 = v4464 * v4;
-        const uint v4479 = v4478 + v68;
-        const uint v4480 = v4479 + v4466;
-        out[v4480] = v4477;
+      const uint v4389 = v1127 + v4335;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4391 = v1126 + v4340;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4392 = v4389 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4393 = v4391 < v15;
+      const bool v4394 = v4392 && v4393;
+      if (v4394) {
+        const float v4395 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4396 = v68 + v4391;
+        const bfloat v4397 = bias[v4396];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4398 = float(v4397);
+        const float v4399 = v4395 + v4398;
+        const float v4401 = fmax(v4399, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4402 = bfloat(v4401);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4403 = v4389 * v4;
+        const uint v4404 = v4403 + v68;
+        const uint v4405 = v4404 + v4391;
+        out[v4405] = v4402;
       }
     }
-    const uint v4481 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4482 = v1126 + v4481;
-    const uint v4483 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4484 = v1125 + v4483;
-    const uint v4486 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4487 = v4486 == v4481;
-    const uint v4490 = v4483 + 1u;
-    const uint v4491 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4492 = v4491 == v4490;
-    const bool v4493 = v4487 && v4492;
-    const uint v4496 = v4484 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4497 = v4496 == 0u;
-    const bool v4498 = v4493 && v4497;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4498) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4499 = v4482 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4500 = v4484 < v15;
-      const bool v4501 = v4499 && v4500;
-      if (v4501) {
-        const uint v4502 = v68 + v4484;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4503 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4504 = bias[v4502];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4505 = float(v4504);
-        const float v4506 = v4503 + v4505;
-        const float v4508 = fmax(v4506, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4509 = bfloat(v4508);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4510 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4512 = v4502 + 1u;
-        const bfloat v4513 = bias[v4512];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4514 = float(v4513);
-        const float v4515 = v4510 + v4514;
-        const float v4517 = fmax(v4515, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4518 = bfloat(v4517);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4519 = v4482 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4520 = v4519 + v4502;
-        *(device bfloat2*)(out + v4520) = bfloat2(v4509, v4518);
+    const uint v4406 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4407 = v1127 + v4406;
+    const uint v4408 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4409 = v1126 + v4408;
+    const uint v4411 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4412 = v4411 == v4406;
+    const uint v4415 = v4408 + 1u;
+    const uint v4416 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v4417 = v4416 == v4415;
+    const bool v4418 = v4412 && v4417;
+    const uint v4421 = v4409 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4422 = v4421 == 0u;
+    const bool v4423 = v4418 && v4422;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4423) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4424 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4425 = v4409 < v15;
+      const bool v4426 = v4424 && v4425;
+      if (v4426) {
+        const uint v4427 = v68 + v4409;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4428 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4429 = bias[v4427];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4430 = float(v4429);
+        const float v4431 = v4428 + v4430;
+        const float v4433 = fmax(v4431, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4434 = bfloat(v4433);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4435 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4437 = v4427 + 1u;
+        const bfloat v4438 = bias[v4437];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4439 = float(v4438);
+        const float v4440 = v4435 + v4439;
+        const float v4442 = fmax(v4440, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4443 = bfloat(v4442);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4444 = v4407 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4445 = v4444 + v4427;
+        *(device bfloat2*)(out + v4445) = bfloat2(v4434, v4443);
       }
     } else {
-      const bool v4525 = v4482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4526 = v4484 < v15;
-      const bool v4527 = v4525 && v4526;
-      if (v4527) {
-        const float v4528 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4529 = v68 + v4484;
-        const bfloat v4530 = bias[v4529];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4531 = float(v4530);
-        const float v4532 = v4528 + v4531;
-        const float v4534 = fmax(v4532, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4535 = bfloat(v4534);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4536 = v4482 * v4;
-        const uint v4537 = v4536 + v68;
-        const uint v4538 = v4537 + v4484;
-        out[v4538] = v4535;
+      const bool v4450 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4451 = v4409 < v15;
+      const bool v4452 = v4450 && v4451;
+      if (v4452) {
+        const float v4453 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4454 = v68 + v4409;
+        const bfloat v4455 = bias[v4454];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4456 = float(v4455);
+        const float v4457 = v4453 + v4456;
+        const float v4459 = fmax(v4457, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4460 = bfloat(v4459);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4461 = v4407 * v4;
+        const uint v4462 = v4461 + v68;
+        const uint v4463 = v4462 + v4409;
+        out[v4463] = v4460;
       }
-      const uint v4540 = v1126 + v4486;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4542 = v1125 + v4491;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4543 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4544 = v4542 < v15;
-      const bool v4545 = v4543 && v4544;
-      if (v4545) {
-        const float v4546 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4547 = v68 + v4542;
-        const bfloat v4548 = bias[v4547];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4549 = float(v4548);
-        const float v4550 = v4546 + v4549;
-        const float v4552 = fmax(v4550, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4553 = bfloat(v4552);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4554 = v4540 * v4;
-        const uint v4555 = v4554 + v68;
-        const uint v4556 = v4555 + v4542;
-        out[v4556] = v4553;
+      const uint v4465 = v1127 + v4411;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4467 = v1126 + v4416;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4468 = v4465 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4469 = v4467 < v15;
+      const bool v4470 = v4468 && v4469;
+      if (v4470) {
+        const float v4471 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4472 = v68 + v4467;
+        const bfloat v4473 = bias[v4472];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4474 = float(v4473);
+        const float v4475 = v4471 + v4474;
+        const float v4477 = fmax(v4475, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4478 = bfloat(v4477);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4479 = v4465 * v4;
+        const uint v4480 = v4479 + v68;
+        const uint v4481 = v4480 + v4467;
+        out[v4481] = v4478;
       }
     }
-    const uint v4557 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4558 = v1126 + v4557;
-    const uint v4559 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4560 = v1125 + v4559;
-    const uint v4562 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4563 = v4562 == v4557;
-    const uint v4566 = v4559 + 1u;
-    const uint v4567 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4568 = v4567 == v4566;
-    const bool v4569 = v4563 && v4568;
-    const uint v4572 = v4560 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4573 = v4572 == 0u;
-    const bool v4574 = v4569 && v4573;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4574) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4575 = v4558 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4576 = v4560 < v15;
-      const bool v4577 = v4575 && v4576;
-      if (v4577) {
-        const uint v4578 = v68 + v4560;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4579 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4580 = bias[v4578];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4581 = float(v4580);
-        const float v4582 = v4579 + v4581;
-        const float v4584 = fmax(v4582, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4585 = bfloat(v4584);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4586 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4588 = v4578 + 1u;
-        const bfloat v4589 = bias[v4588];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4590 = float(v4589);
-        const float v4591 = v4586 + v4590;
-        const float v4593 = fmax(v4591, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4594 = bfloat(v4593);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4595 = v4558 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4596 = v4595 + v4578;
-        *(device bfloat2*)(out + v4596) = bfloat2(v4585, v4594);
+    const uint v4482 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4483 = v1127 + v4482;
+    const uint v4484 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4485 = v1126 + v4484;
+    const uint v4487 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4488 = v4487 == v4482;
+    const uint v4491 = v4484 + 1u;
+    const uint v4492 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v4493 = v4492 == v4491;
+    const bool v4494 = v4488 && v4493;
+    const uint v4497 = v4485 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4498 = v4497 == 0u;
+    const bool v4499 = v4494 && v4498;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4499) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4500 = v4483 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4501 = v4485 < v15;
+      const bool v4502 = v4500 && v4501;
+      if (v4502) {
+        const uint v4503 = v68 + v4485;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4504 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4505 = bias[v4503];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4506 = float(v4505);
+        const float v4507 = v4504 + v4506;
+        const float v4509 = fmax(v4507, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4510 = bfloat(v4509);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4511 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4513 = v4503 + 1u;
+        const bfloat v4514 = bias[v4513];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4515 = float(v4514);
+        const float v4516 = v4511 + v4515;
+        const float v4518 = fmax(v4516, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4519 = bfloat(v4518);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4520 = v4483 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4521 = v4520 + v4503;
+        *(device bfloat2*)(out + v4521) = bfloat2(v4510, v4519);
       }
     } else {
-      const bool v4601 = v4558 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4602 = v4560 < v15;
-      const bool v4603 = v4601 && v4602;
-      if (v4603) {
-        const float v4604 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4605 = v68 + v4560;
-        const bfloat v4606 = bias[v4605];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4607 = float(v4606);
-        const float v4608 = v4604 + v4607;
-        const float v4610 = fmax(v4608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4611 = bfloat(v4610);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4612 = v4558 * v4;
-        const uint v4613 = v4612 + v68;
-        const uint v4614 = v4613 + v4560;
-        out[v4614] = v4611;
+      const bool v4526 = v4483 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4527 = v4485 < v15;
+      const bool v4528 = v4526 && v4527;
+      if (v4528) {
+        const float v4529 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4530 = v68 + v4485;
+        const bfloat v4531 = bias[v4530];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4532 = float(v4531);
+        const float v4533 = v4529 + v4532;
+        const float v4535 = fmax(v4533, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4536 = bfloat(v4535);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4537 = v4483 * v4;
+        const uint v4538 = v4537 + v68;
+        const uint v4539 = v4538 + v4485;
+        out[v4539] = v4536;
       }
-      const uint v4616 = v1126 + v4562;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4618 = v1125 + v4567;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4619 = v4616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4620 = v4618 < v15;
-      const bool v4621 = v4619 && v4620;
-      if (v4621) {
-        const float v4622 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4623 = v68 + v4618;
-        const bfloat v4624 = bias[v4623];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4625 = float(v4624);
-        const float v4626 = v4622 + v4625;
-        const float v4628 = fmax(v4626, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4629 = bfloat(v4628);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4630 = v4616 * v4;
-        const uint v4631 = v4630 + v68;
-        const uint v4632 = v4631 + v4618;
-        out[v4632] = v4629;
+      const uint v4541 = v1127 + v4487;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4543 = v1126 + v4492;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4544 = v4541 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4545 = v4543 < v15;
+      const bool v4546 = v4544 && v4545;
+      if (v4546) {
+        const float v4547 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4548 = v68 + v4543;
+        const bfloat v4549 = bias[v4548];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4550 = float(v4549);
+        const float v4551 = v4547 + v4550;
+        const float v4553 = fmax(v4551, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4554 = bfloat(v4553);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4555 = v4541 * v4;
+        const uint v4556 = v4555 + v68;
+        const uint v4557 = v4556 + v4543;
+        out[v4557] = v4554;
       }
     }
-    const uint v4633 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4634 = v1126 + v4633;
-    const uint v4635 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4636 = v1125 + v4635;
-    const uint v4638 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4639 = v4638 == v4633;
-    const uint v4642 = v4635 + 1u;
-    const uint v4643 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4644 = v4643 == v4642;
-    const bool v4645 = v4639 && v4644;
-    const uint v4648 = v4636 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4649 = v4648 == 0u;
-    const bool v4650 = v4645 && v4649;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4650) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4651 = v4634 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4652 = v4636 < v15;
-      const bool v4653 = v4651 && v4652;
-      if (v4653) {
-        const uint v4654 = v68 + v4636;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4655 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4656 = bias[v4654];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4657 = float(v4656);
-        const float v4658 = v4655 + v4657;
-        const float v4660 = fmax(v4658, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4661 = bfloat(v4660);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4662 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4664 = v4654 + 1u;
-        const bfloat v4665 = bias[v4664];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4666 = float(v4665);
-        const float v4667 = v4662 + v4666;
-        const float v4669 = fmax(v4667, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4670 = bfloat(v4669);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4671 = v4634 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4672 = v4671 + v4654;
-        *(device bfloat2*)(out + v4672) = bfloat2(v4661, v4670);
+    const uint v4558 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4559 = v1127 + v4558;
+    const uint v4560 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4561 = v1126 + v4560;
+    const uint v4563 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4564 = v4563 == v4558;
+    const uint v4567 = v4560 + 1u;
+    const uint v4568 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v4569 = v4568 == v4567;
+    const bool v4570 = v4564 && v4569;
+    const uint v4573 = v4561 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4574 = v4573 == 0u;
+    const bool v4575 = v4570 && v4574;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4575) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4576 = v4559 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4577 = v4561 < v15;
+      const bool v4578 = v4576 && v4577;
+      if (v4578) {
+        const uint v4579 = v68 + v4561;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4580 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4581 = bias[v4579];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4582 = float(v4581);
+        const float v4583 = v4580 + v4582;
+        const float v4585 = fmax(v4583, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4586 = bfloat(v4585);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4587 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4589 = v4579 + 1u;
+        const bfloat v4590 = bias[v4589];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4591 = float(v4590);
+        const float v4592 = v4587 + v4591;
+        const float v4594 = fmax(v4592, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4595 = bfloat(v4594);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4596 = v4559 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4597 = v4596 + v4579;
+        *(device bfloat2*)(out + v4597) = bfloat2(v4586, v4595);
       }
     } else {
-      const bool v4677 = v4634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4678 = v4636 < v15;
-      const bool v4679 = v4677 && v4678;
-      if (v4679) {
-        const float v4680 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4681 = v68 + v4636;
-        const bfloat v4682 = bias[v4681];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4683 = float(v4682);
-        const float v4684 = v4680 + v4683;
-        const float v4686 = fmax(v4684, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4687 = bfloat(v4686);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4688 = v4634 * v4;
-        const uint v4689 = v4688 + v68;
-        const uint v4690 = v4689 + v4636;
-        out[v4690] = v4687;
+      const bool v4602 = v4559 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4603 = v4561 < v15;
+      const bool v4604 = v4602 && v4603;
+      if (v4604) {
+        const float v4605 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4606 = v68 + v4561;
+        const bfloat v4607 = bias[v4606];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4608 = float(v4607);
+        const float v4609 = v4605 + v4608;
+        const float v4611 = fmax(v4609, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4612 = bfloat(v4611);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4613 = v4559 * v4;
+        const uint v4614 = v4613 + v68;
+        const uint v4615 = v4614 + v4561;
+        out[v4615] = v4612;
       }
-      const uint v4692 = v1126 + v4638;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4694 = v1125 + v4643;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4695 = v4692 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4696 = v4694 < v15;
-      const bool v4697 = v4695 && v4696;
-      if (v4697) {
-        const float v4698 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4699 = v68 + v4694;
-        const bfloat v4700 = bias[v4699];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4701 = float(v4700);
-        const float v4702 = v4698 + v4701;
-        const float v4704 = fmax(v4702, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4705 = bfloat(v4704);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4706 = v4692 * v4;
-        const uint v4707 = v4706 + v68;
-        const uint v4708 = v4707 + v4694;
-        out[v4708] = v4705;
+      const uint v4617 = v1127 + v4563;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4619 = v1126 + v4568;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4620 = v4617 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4621 = v4619 < v15;
+      const bool v4622 = v4620 && v4621;
+      if (v4622) {
+        const float v4623 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4624 = v68 + v4619;
+        const bfloat v4625 = bias[v4624];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4626 = float(v4625);
+        const float v4627 = v4623 + v4626;
+        const float v4629 = fmax(v4627, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4630 = bfloat(v4629);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4631 = v4617 * v4;
+        const uint v4632 = v4631 + v68;
+        const uint v4633 = v4632 + v4619;
+        out[v4633] = v4630;
       }
     }
-    const uint v4709 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4710 = v1126 + v4709;
-    const uint v4711 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4712 = v1125 + v4711;
-    const uint v4714 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4715 = v4714 == v4709;
-    const uint v4718 = v4711 + 1u;
-    const uint v4719 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4720 = v4719 == v4718;
-    const bool v4721 = v4715 && v4720;
-    const uint v4724 = v4712 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4725 = v4724 == 0u;
-    const bool v4726 = v4721 && v4725;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4726) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4727 = v4710 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4728 = v4712 < v15;
-      const bool v4729 = v4727 && v4728;
-      if (v4729) {
-        const uint v4730 = v68 + v4712;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4731 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4732 = bias[v4730];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4733 = float(v4732);
-        const float v4734 = v4731 + v4733;
-        const float v4736 = fmax(v4734, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4737 = bfloat(v4736);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4738 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4740 = v4730 + 1u;
-        const bfloat v4741 = bias[v4740];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4742 = float(v4741);
-        const float v4743 = v4738 + v4742;
-        const float v4745 = fmax(v4743, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4746 = bfloat(v4745);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4747 = v4710 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4748 = v4747 + v4730;
-        *(device bfloat2*)(out + v4748) = bfloat2(v4737, v4746);
+    const uint v4634 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4635 = v1127 + v4634;
+    const uint v4636 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4637 = v1126 + v4636;
+    const uint v4639 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4640 = v4639 == v4634;
+    const uint v4643 = v4636 + 1u;
+    const uint v4644 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v4645 = v4644 == v4643;
+    const bool v4646 = v4640 && v4645;
+    const uint v4649 = v4637 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4650 = v4649 == 0u;
+    const bool v4651 = v4646 && v4650;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4651) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4652 = v4635 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4653 = v4637 < v15;
+      const bool v4654 = v4652 && v4653;
+      if (v4654) {
+        const uint v4655 = v68 + v4637;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4656 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4657 = bias[v4655];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4658 = float(v4657);
+        const float v4659 = v4656 + v4658;
+        const float v4661 = fmax(v4659, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4662 = bfloat(v4661);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4663 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4665 = v4655 + 1u;
+        const bfloat v4666 = bias[v4665];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4667 = float(v4666);
+        const float v4668 = v4663 + v4667;
+        const float v4670 = fmax(v4668, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4671 = bfloat(v4670);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4672 = v4635 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4673 = v4672 + v4655;
+        *(device bfloat2*)(out + v4673) = bfloat2(v4662, v4671);
       }
     } else {
-      const bool v4753 = v4710 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4754 = v4712 < v15;
-      const bool v4755 = v4753 && v4754;
-      if (v4755) {
-        const float v4756 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4757 = v68 + v4712;
-        const bfloat v4758 = bias[v4757];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4759 = float(v4758);
-        const float v4760 = v4756 + v4759;
-        const float v4762 = fmax(v4760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4763 = bfloat(v4762);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4764 = v4710 * v4;
-        const uint v4765 = v4764 + v68;
-        const uint v4766 = v4765 + v4712;
-        out[v4766] = v4763;
+      const bool v4678 = v4635 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4679 = v4637 < v15;
+      const bool v4680 = v4678 && v4679;
+      if (v4680) {
+        const float v4681 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4682 = v68 + v4637;
+        const bfloat v4683 = bias[v4682];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4684 = float(v4683);
+        const float v4685 = v4681 + v4684;
+        const float v4687 = fmax(v4685, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4688 = bfloat(v4687);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4689 = v4635 * v4;
+        const uint v4690 = v4689 + v68;
+        const uint v4691 = v4690 + v4637;
+        out[v4691] = v4688;
       }
-      const uint v4768 = v1126 + v4714;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4770 = v1125 + v4719;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4771 = v4768 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4772 = v4770 < v15;
-      const bool v4773 = v4771 && v4772;
-      if (v4773) {
-        const float v4774 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4775 = v68 + v4770;
-        const bfloat v4776 = bias[v4775];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4777 = float(v4776);
-        const float v4778 = v4774 + v4777;
-        const float v4780 = fmax(v4778, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4781 = bfloat(v4780);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4782 = v4768 * v4;
-        const uint v4783 = v4782 + v68;
-        const uint v4784 = v4783 + v4770;
-        out[v4784] = v4781;
+      const uint v4693 = v1127 + v4639;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4695 = v1126 + v4644;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4696 = v4693 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4697 = v4695 < v15;
+      const bool v4698 = v4696 && v4697;
+      if (v4698) {
+        const float v4699 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4700 = v68 + v4695;
+        const bfloat v4701 = bias[v4700];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4702 = float(v4701);
+        const float v4703 = v4699 + v4702;
+        const float v4705 = fmax(v4703, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4706 = bfloat(v4705);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4707 = v4693 * v4;
+        const uint v4708 = v4707 + v68;
+        const uint v4709 = v4708 + v4695;
+        out[v4709] = v4706;
       }
     }
-    const uint v4785 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4786 = v1126 + v4785;
-    const uint v4787 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4788 = v1125 + v4787;
-    const uint v4790 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4791 = v4790 == v4785;
-    const uint v4794 = v4787 + 1u;
-    const uint v4795 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4796 = v4795 == v4794;
-    const bool v4797 = v4791 && v4796;
-    const uint v4800 = v4788 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4801 = v4800 == 0u;
-    const bool v4802 = v4797 && v4801;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4802) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4803 = v4786 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4804 = v4788 < v15;
-      const bool v4805 = v4803 && v4804;
-      if (v4805) {
-        const uint v4806 = v68 + v4788;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4807 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4808 = bias[v4806];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4809 = float(v4808);
-        const float v4810 = v4807 + v4809;
-        const float v4812 = fmax(v4810, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4813 = bfloat(v4812);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4814 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4816 = v4806 + 1u;
-        const bfloat v4817 = bias[v4816];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4818 = float(v4817);
-        const float v4819 = v4814 + v4818;
-        const float v4821 = fmax(v4819, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4822 = bfloat(v4821);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4823 = v4786 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4824 = v4823 + v4806;
-        *(device bfloat2*)(out + v4824) = bfloat2(v4813, v4822);
+    const uint v4710 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4711 = v1127 + v4710;
+    const uint v4712 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4713 = v1126 + v4712;
+    const uint v4715 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4716 = v4715 == v4710;
+    const uint v4719 = v4712 + 1u;
+    const uint v4720 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v4721 = v4720 == v4719;
+    const bool v4722 = v4716 && v4721;
+    const uint v4725 = v4713 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4726 = v4725 == 0u;
+    const bool v4727 = v4722 && v4726;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4727) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4728 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4729 = v4713 < v15;
+      const bool v4730 = v4728 && v4729;
+      if (v4730) {
+        const uint v4731 = v68 + v4713;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4732 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4733 = bias[v4731];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4734 = float(v4733);
+        const float v4735 = v4732 + v4734;
+        const float v4737 = fmax(v4735, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4738 = bfloat(v4737);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4739 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4741 = v4731 + 1u;
+        const bfloat v4742 = bias[v4741];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4743 = float(v4742);
+        const float v4744 = v4739 + v4743;
+        const float v4746 = fmax(v4744, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4747 = bfloat(v4746);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4748 = v4711 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4749 = v4748 + v4731;
+        *(device bfloat2*)(out + v4749) = bfloat2(v4738, v4747);
       }
     } else {
-      const bool v4829 = v4786 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4830 = v4788 < v15;
-      const bool v4831 = v4829 && v4830;
-      if (v4831) {
-        const float v4832 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4833 = v68 + v4788;
-        const bfloat v4834 = bias[v4833];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4835 = float(v4834);
-        const float v4836 = v4832 + v4835;
-        const float v4838 = fmax(v4836, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4839 = bfloat(v4838);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4840 = v4786 * v4;
-        const uint v4841 = v4840 + v68;
-        const uint v4842 = v4841 + v4788;
-        out[v4842] = v4839;
+      const bool v4754 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4755 = v4713 < v15;
+      const bool v4756 = v4754 && v4755;
+      if (v4756) {
+        const float v4757 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4758 = v68 + v4713;
+        const bfloat v4759 = bias[v4758];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4760 = float(v4759);
+        const float v4761 = v4757 + v4760;
+        const float v4763 = fmax(v4761, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4764 = bfloat(v4763);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4765 = v4711 * v4;
+        const uint v4766 = v4765 + v68;
+        const uint v4767 = v4766 + v4713;
+        out[v4767] = v4764;
       }
-      const uint v4844 = v1126 + v4790;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4846 = v1125 + v4795;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4847 = v4844 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4848 = v4846 < v15;
-      const bool v4849 = v4847 && v4848;
-      if (v4849) {
-        const float v4850 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4851 = v68 + v4846;
-        const bfloat v4852 = bias[v4851];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4853 = float(v4852);
-        const float v4854 = v4850 + v4853;
-        const float v4856 = fmax(v4854, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4857 = bfloat(v4856);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4858 = v4844 * v4;
-        const uint v4859 = v4858 + v68;
-        const uint v4860 = v4859 + v4846;
-        out[v4860] = v4857;
+      const uint v4769 = v1127 + v4715;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4771 = v1126 + v4720;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4772 = v4769 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4773 = v4771 < v15;
+      const bool v4774 = v4772 && v4773;
+      if (v4774) {
+        const float v4775 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4776 = v68 + v4771;
+        const bfloat v4777 = bias[v4776];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4778 = float(v4777);
+        const float v4779 = v4775 + v4778;
+        const float v4781 = fmax(v4779, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4782 = bfloat(v4781);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4783 = v4769 * v4;
+        const uint v4784 = v4783 + v68;
+        const uint v4785 = v4784 + v4771;
+        out[v4785] = v4782;
       }
     }
-    const uint v4861 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4862 = v1126 + v4861;
-    const uint v4863 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4864 = v1125 + v4863;
-    const uint v4866 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4867 = v4866 == v4861;
-    const uint v4870 = v4863 + 1u;
-    const uint v4871 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4872 = v4871 == v4870;
-    const bool v4873 = v4867 && v4872;
-    const uint v4876 = v4864 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4877 = v4876 == 0u;
-    const bool v4878 = v4873 && v4877;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4878) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4879 = v4862 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4880 = v4864 < v15;
-      const bool v4881 = v4879 && v4880;
-      if (v4881) {
-        const uint v4882 = v68 + v4864;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4883 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4884 = bias[v4882];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4885 = float(v4884);
-        const float v4886 = v4883 + v4885;
-        const float v4888 = fmax(v4886, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4889 = bfloat(v4888);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4890 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4892 = v4882 + 1u;
-        const bfloat v4893 = bias[v4892];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4894 = float(v4893);
-        const float v4895 = v4890 + v4894;
-        const float v4897 = fmax(v4895, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4898 = bfloat(v4897);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4899 = v4862 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4900 = v4899 + v4882;
-        *(device bfloat2*)(out + v4900) = bfloat2(v4889, v4898);
+    const uint v4786 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4787 = v1127 + v4786;
+    const uint v4788 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4789 = v1126 + v4788;
+    const uint v4791 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4792 = v4791 == v4786;
+    const uint v4795 = v4788 + 1u;
+    const uint v4796 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v4797 = v4796 == v4795;
+    const bool v4798 = v4792 && v4797;
+    const uint v4801 = v4789 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4802 = v4801 == 0u;
+    const bool v4803 = v4798 && v4802;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4803) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4804 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4805 = v4789 < v15;
+      const bool v4806 = v4804 && v4805;
+      if (v4806) {
+        const uint v4807 = v68 + v4789;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4808 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4809 = bias[v4807];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4810 = float(v4809);
+        const float v4811 = v4808 + v4810;
+        const float v4813 = fmax(v4811, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4814 = bfloat(v4813);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4815 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4817 = v4807 + 1u;
+        const bfloat v4818 = bias[v4817];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4819 = float(v4818);
+        const float v4820 = v4815 + v4819;
+        const float v4822 = fmax(v4820, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4823 = bfloat(v4822);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4824 = v4787 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4825 = v4824 + v4807;
+        *(device bfloat2*)(out + v4825) = bfloat2(v4814, v4823);
       }
     } else {
-      const bool v4905 = v4862 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4906 = v4864 < v15;
-      const bool v4907 = v4905 && v4906;
-      if (v4907) {
-        const float v4908 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4909 = v68 + v4864;
-        const bfloat v4910 = bias[v4909];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4911 = float(v4910);
-        const float v4912 = v4908 + v4911;
-        const float v4914 = fmax(v4912, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4915 = bfloat(v4914);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4916 = v4862 * v4;
-        const uint v4917 = v4916 + v68;
-        const uint v4918 = v4917 + v4864;
-        out[v4918] = v4915;
+      const bool v4830 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4831 = v4789 < v15;
+      const bool v4832 = v4830 && v4831;
+      if (v4832) {
+        const float v4833 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4834 = v68 + v4789;
+        const bfloat v4835 = bias[v4834];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4836 = float(v4835);
+        const float v4837 = v4833 + v4836;
+        const float v4839 = fmax(v4837, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4840 = bfloat(v4839);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4841 = v4787 * v4;
+        const uint v4842 = v4841 + v68;
+        const uint v4843 = v4842 + v4789;
+        out[v4843] = v4840;
       }
-      const uint v4920 = v1126 + v4866;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4922 = v1125 + v4871;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4923 = v4920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4924 = v4922 < v15;
-      const bool v4925 = v4923 && v4924;
-      if (v4925) {
-        const float v4926 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4927 = v68 + v4922;
-        const bfloat v4928 = bias[v4927];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4929 = float(v4928);
-        const float v4930 = v4926 + v4929;
-        const float v4932 = fmax(v4930, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4933 = bfloat(v4932);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4934 = v4920 * v4;
-        const uint v4935 = v4934 + v68;
-        const uint v4936 = v4935 + v4922;
-        out[v4936] = v4933;
+      const uint v4845 = v1127 + v4791;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4847 = v1126 + v4796;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4848 = v4845 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4849 = v4847 < v15;
+      const bool v4850 = v4848 && v4849;
+      if (v4850) {
+        const float v4851 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4852 = v68 + v4847;
+        const bfloat v4853 = bias[v4852];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4854 = float(v4853);
+        const float v4855 = v4851 + v4854;
+        const float v4857 = fmax(v4855, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4858 = bfloat(v4857);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4859 = v4845 * v4;
+        const uint v4860 = v4859 + v68;
+        const uint v4861 = v4860 + v4847;
+        out[v4861] = v4858;
       }
     }
-    const uint v4937 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4938 = v1126 + v4937;
-    const uint v4939 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4940 = v1125 + v4939;
-    const uint v4942 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4943 = v4942 == v4937;
-    const uint v4946 = v4939 + 1u;
-    const uint v4947 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4948 = v4947 == v4946;
-    const bool v4949 = v4943 && v4948;
-    const uint v4952 = v4940 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4953 = v4952 == 0u;
-    const bool v4954 = v4949 && v4953;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4954) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4955 = v4938 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4956 = v4940 < v15;
-      const bool v4957 = v4955 && v4956;
-      if (v4957) {
-        const uint v4958 = v68 + v4940;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4959 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4960 = bias[v4958];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4961 = float(v4960);
-        const float v4962 = v4959 + v4961;
-        const float v4964 = fmax(v4962, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4965 = bfloat(v4964);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4966 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4968 = v4958 + 1u;
-        const bfloat v4969 = bias[v4968];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4970 = float(v4969);
-        const float v4971 = v4966 + v4970;
-        const float v4973 = fmax(v4971, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4974 = bfloat(v4973);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4975 = v4938 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4976 = v4975 + v4958;
-        *(device bfloat2*)(out + v4976) = bfloat2(v4965, v4974);
+    const uint v4862 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4863 = v1127 + v4862;
+    const uint v4864 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4865 = v1126 + v4864;
+    const uint v4867 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4868 = v4867 == v4862;
+    const uint v4871 = v4864 + 1u;
+    const uint v4872 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v4873 = v4872 == v4871;
+    const bool v4874 = v4868 && v4873;
+    const uint v4877 = v4865 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4878 = v4877 == 0u;
+    const bool v4879 = v4874 && v4878;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4879) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4880 = v4863 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4881 = v4865 < v15;
+      const bool v4882 = v4880 && v4881;
+      if (v4882) {
+        const uint v4883 = v68 + v4865;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4884 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4885 = bias[v4883];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4886 = float(v4885);
+        const float v4887 = v4884 + v4886;
+        const float v4889 = fmax(v4887, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4890 = bfloat(v4889);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4891 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4893 = v4883 + 1u;
+        const bfloat v4894 = bias[v4893];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4895 = float(v4894);
+        const float v4896 = v4891 + v4895;
+        const float v4898 = fmax(v4896, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4899 = bfloat(v4898);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4900 = v4863 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4901 = v4900 + v4883;
+        *(device bfloat2*)(out + v4901) = bfloat2(v4890, v4899);
       }
     } else {
-      const bool v4981 = v4938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4982 = v4940 < v15;
-      const bool v4983 = v4981 && v4982;
-      if (v4983) {
-        const float v4984 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4985 = v68 + v4940;
-        const bfloat v4986 = bias[v4985];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4987 = float(v4986);
-        const float v4988 = v4984 + v4987;
-        const float v4990 = fmax(v4988, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4991 = bfloat(v4990);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4992 = v4938 * v4;
-        const uint v4993 = v4992 + v68;
-        const uint v4994 = v4993 + v4940;
-        out[v4994] = v4991;
+      const bool v4906 = v4863 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4907 = v4865 < v15;
+      const bool v4908 = v4906 && v4907;
+      if (v4908) {
+        const float v4909 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4910 = v68 + v4865;
+        const bfloat v4911 = bias[v4910];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4912 = float(v4911);
+        const float v4913 = v4909 + v4912;
+        const float v4915 = fmax(v4913, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4916 = bfloat(v4915);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4917 = v4863 * v4;
+        const uint v4918 = v4917 + v68;
+        const uint v4919 = v4918 + v4865;
+        out[v4919] = v4916;
       }
-      const uint v4996 = v1126 + v4942;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4998 = v1125 + v4947;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4999 = v4996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5000 = v4998 < v15;
-      const bool v5001 = v4999 && v5000;
-      if (v5001) {
-        const float v5002 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5003 = v68 + v4998;
-        const bfloat v5004 = bias[v5003];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5005 = float(v5004);
-        const float v5006 = v5002 + v5005;
-        const float v5008 = fmax(v5006, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5009 = bfloat(v5008);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5010 = v4996 * v4;
-        const uint v5011 = v5010 + v68;
-        const uint v5012 = v5011 + v4998;
-        out[v5012] = v5009;
+      const uint v4921 = v1127 + v4867;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4923 = v1126 + v4872;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4924 = v4921 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4925 = v4923 < v15;
+      const bool v4926 = v4924 && v4925;
+      if (v4926) {
+        const float v4927 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4928 = v68 + v4923;
+        const bfloat v4929 = bias[v4928];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4930 = float(v4929);
+        const float v4931 = v4927 + v4930;
+        const float v4933 = fmax(v4931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4934 = bfloat(v4933);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4935 = v4921 * v4;
+        const uint v4936 = v4935 + v68;
+        const uint v4937 = v4936 + v4923;
+        out[v4937] = v4934;
       }
     }
-    const uint v5013 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5014 = v1126 + v5013;
-    const uint v5015 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5016 = v1125 + v5015;
-    const uint v5018 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5019 = v5018 == v5013;
-    const uint v5022 = v5015 + 1u;
-    const uint v5023 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v5024 = v5023 == v5022;
-    const bool v5025 = v5019 && v5024;
-    const uint v5028 = v5016 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5029 = v5028 == 0u;
-    const bool v5030 = v5025 && v5029;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5030) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5031 = v5014 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5032 = v5016 < v15;
-      const bool v5033 = v5031 && v5032;
-      if (v5033) {
-        const uint v5034 = v68 + v5016;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5035 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5036 = bias[v5034];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5037 = float(v5036);
-        const float v5038 = v5035 + v5037;
-        const float v5040 = fmax(v5038, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5041 = bfloat(v5040);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5042 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5044 = v5034 + 1u;
-        const bfloat v5045 = bias[v5044];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5046 = float(v5045);
-        const float v5047 = v5042 + v5046;
-        const float v5049 = fmax(v5047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5050 = bfloat(v5049);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5051 = v5014 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5052 = v5051 + v5034;
-        *(device bfloat2*)(out + v5052) = bfloat2(v5041, v5050);
+    const uint v4938 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4939 = v1127 + v4938;
+    const uint v4940 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4941 = v1126 + v4940;
+    const uint v4943 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4944 = v4943 == v4938;
+    const uint v4947 = v4940 + 1u;
+    const uint v4948 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v4949 = v4948 == v4947;
+    const bool v4950 = v4944 && v4949;
+    const uint v4953 = v4941 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4954 = v4953 == 0u;
+    const bool v4955 = v4950 && v4954;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4955) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4956 = v4939 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4957 = v4941 < v15;
+      const bool v4958 = v4956 && v4957;
+      if (v4958) {
+        const uint v4959 = v68 + v4941;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4960 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4961 = bias[v4959];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4962 = float(v4961);
+        const float v4963 = v4960 + v4962;
+        const float v4965 = fmax(v4963, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4966 = bfloat(v4965);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4967 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4969 = v4959 + 1u;
+        const bfloat v4970 = bias[v4969];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4971 = float(v4970);
+        const float v4972 = v4967 + v4971;
+        const float v4974 = fmax(v4972, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4975 = bfloat(v4974);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4976 = v4939 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4977 = v4976 + v4959;
+        *(device bfloat2*)(out + v4977) = bfloat2(v4966, v4975);
       }
     } else {
-      const bool v5057 = v5014 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5058 = v5016 < v15;
-      const bool v5059 = v5057 && v5058;
-      if (v5059) {
-        const float v5060 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5061 = v68 + v5016;
-        const bfloat v5062 = bias[v5061];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5063 = float(v5062);
-        const float v5064 = v5060 + v5063;
-        const float v5066 = fmax(v5064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5067 = bfloat(v5066);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5068 = v5014 * v4;
-        const uint v5069 = v5068 + v68;
-        const uint v5070 = v5069 + v5016;
-        out[v5070] = v5067;
+      const bool v4982 = v4939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4983 = v4941 < v15;
+      const bool v4984 = v4982 && v4983;
+      if (v4984) {
+        const float v4985 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4986 = v68 + v4941;
+        const bfloat v4987 = bias[v4986];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4988 = float(v4987);
+        const float v4989 = v4985 + v4988;
+        const float v4991 = fmax(v4989, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4992 = bfloat(v4991);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4993 = v4939 * v4;
+        const uint v4994 = v4993 + v68;
+        const uint v4995 = v4994 + v4941;
+        out[v4995] = v4992;
       }
-      const uint v5072 = v1126 + v5018;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5074 = v1125 + v5023;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5075 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5076 = v5074 < v15;
-      const bool v5077 = v5075 && v5076;
-      if (v5077) {
-        const float v5078 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5079 = v68 + v5074;
-        const bfloat v5080 = bias[v5079];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5081 = float(v5080);
-        const float v5082 = v5078 + v5081;
-        const float v5084 = fmax(v5082, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5085 = bfloat(v5084);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5086 = v5072 * v4;
-        const uint v5087 = v5086 + v68;
-        const uint v5088 = v5087 + v5074;
-        out[v5088] = v5085;
+      const uint v4997 = v1127 + v4943;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4999 = v1126 + v4948;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5000 = v4997 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5001 = v4999 < v15;
+      const bool v5002 = v5000 && v5001;
+      if (v5002) {
+        const float v5003 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5004 = v68 + v4999;
+        const bfloat v5005 = bias[v5004];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5006 = float(v5005);
+        const float v5007 = v5003 + v5006;
+        const float v5009 = fmax(v5007, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5010 = bfloat(v5009);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5011 = v4997 * v4;
+        const uint v5012 = v5011 + v68;
+        const uint v5013 = v5012 + v4999;
+        out[v5013] = v5010;
       }
     }
-    const uint v5089 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5090 = v1126 + v5089;
-    const uint v5091 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5092 = v1125 + v5091;
-    const uint v5094 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5095 = v5094 == v5089;
-    const uint v5098 = v5091 + 1u;
-    const uint v5099 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v5100 = v5099 == v5098;
-    const bool v5101 = v5095 && v5100;
-    const uint v5104 = v5092 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5105 = v5104 == 0u;
-    const bool v5106 = v5101 && v5105;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5106) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5107 = v5090 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5108 = v5092 < v15;
-      const bool v5109 = v5107 && v5108;
-      if (v5109) {
-        const uint v5110 = v68 + v5092;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5111 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5112 = bias[v5110];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5113 = float(v5112);
-        const float v5114 = v5111 + v5113;
-        const float v5116 = fmax(v5114, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5117 = bfloat(v5116);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5118 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5120 = v5110 + 1u;
-        const bfloat v5121 = bias[v5120];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5122 = float(v5121);
-        const float v5123 = v5118 + v5122;
-        const float v5125 = fmax(v5123, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5126 = bfloat(v5125);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5127 = v5090 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5128 = v5127 + v5110;
-        *(device bfloat2*)(out + v5128) = bfloat2(v5117, v5126);
+    const uint v5014 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5015 = v1127 + v5014;
+    const uint v5016 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5017 = v1126 + v5016;
+    const uint v5019 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5020 = v5019 == v5014;
+    const uint v5023 = v5016 + 1u;
+    const uint v5024 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v5025 = v5024 == v5023;
+    const bool v5026 = v5020 && v5025;
+    const uint v5029 = v5017 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5030 = v5029 == 0u;
+    const bool v5031 = v5026 && v5030;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5031) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5032 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5033 = v5017 < v15;
+      const bool v5034 = v5032 && v5033;
+      if (v5034) {
+        const uint v5035 = v68 + v5017;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5036 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5037 = bias[v5035];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5038 = float(v5037);
+        const float v5039 = v5036 + v5038;
+        const float v5041 = fmax(v5039, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5042 = bfloat(v5041);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5043 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5045 = v5035 + 1u;
+        const bfloat v5046 = bias[v5045];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5047 = float(v5046);
+        const float v5048 = v5043 + v5047;
+        const float v5050 = fmax(v5048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5051 = bfloat(v5050);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5052 = v5015 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5053 = v5052 + v5035;
+        *(device bfloat2*)(out + v5053) = bfloat2(v5042, v5051);
       }
     } else {
-      const bool v5133 = v5090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5134 = v5092 < v15;
-      const bool v5135 = v5133 && v5134;
-      if (v5135) {
-        const float v5136 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5137 = v68 + v5092;
-        const bfloat v5138 = bias[v5137];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5139 = float(v5138);
-        const float v5140 = v5136 + v5139;
-        const float v5142 = fmax(v5140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5143 = bfloat(v5142);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5144 = v5090 * v4;
-        const uint v5145 = v5144 + v68;
-        const uint v5146 = v5145 + v5092;
-        out[v5146] = v5143;
+      const bool v5058 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5059 = v5017 < v15;
+      const bool v5060 = v5058 && v5059;
+      if (v5060) {
+        const float v5061 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5062 = v68 + v5017;
+        const bfloat v5063 = bias[v5062];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5064 = float(v5063);
+        const float v5065 = v5061 + v5064;
+        const float v5067 = fmax(v5065, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5068 = bfloat(v5067);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5069 = v5015 * v4;
+        const uint v5070 = v5069 + v68;
+        const uint v5071 = v5070 + v5017;
+        out[v5071] = v5068;
       }
-      const uint v5148 = v1126 + v5094;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5150 = v1125 + v5099;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5151 = v5148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5152 = v5150 < v15;
-      const bool v5153 = v5151 && v5152;
-      if (v5153) {
-        const float v5154 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5155 = v68 + v5150;
-        const bfloat v5156 = bias[v5155];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5157 = float(v5156);
-        const float v5158 = v5154 + v5157;
-        const float v5160 = fmax(v5158, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5161 = bfloat(v5160);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5162 = v5148 * v4;
-        const uint v5163 = v5162 + v68;
-        const uint v5164 = v5163 + v5150;
-        out[v5164] = v5161;
+      const uint v5073 = v1127 + v5019;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5075 = v1126 + v5024;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5076 = v5073 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5077 = v5075 < v15;
+      const bool v5078 = v5076 && v5077;
+      if (v5078) {
+        const float v5079 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5080 = v68 + v5075;
+        const bfloat v5081 = bias[v5080];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5082 = float(v5081);
+        const float v5083 = v5079 + v5082;
+        const float v5085 = fmax(v5083, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5086 = bfloat(v5085);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5087 = v5073 * v4;
+        const uint v5088 = v5087 + v68;
+        const uint v5089 = v5088 + v5075;
+        out[v5089] = v5086;
       }
     }
-    const uint v5165 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5166 = v1126 + v5165;
-    const uint v5167 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5168 = v1125 + v5167;
-    const uint v5170 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5171 = v5170 == v5165;
-    const uint v5174 = v5167 + 1u;
-    const uint v5175 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v5176 = v5175 == v5174;
-    const bool v5177 = v5171 && v5176;
-    const uint v5180 = v5168 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5181 = v5180 == 0u;
-    const bool v5182 = v5177 && v5181;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5182) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5183 = v5166 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5184 = v5168 < v15;
-      const bool v5185 = v5183 && v5184;
-      if (v5185) {
-        const uint v5186 = v68 + v5168;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5187 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5188 = bias[v5186];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5189 = float(v5188);
-        const float v5190 = v5187 + v5189;
-        const float v5192 = fmax(v5190, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5193 = bfloat(v5192);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5194 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5196 = v5186 + 1u;
-        const bfloat v5197 = bias[v5196];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5198 = float(v5197);
-        const float v5199 = v5194 + v5198;
-        const float v5201 = fmax(v5199, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5202 = bfloat(v5201);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5203 = v5166 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5204 = v5203 + v5186;
-        *(device bfloat2*)(out + v5204) = bfloat2(v5193, v5202);
+    const uint v5090 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5091 = v1127 + v5090;
+    const uint v5092 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5093 = v1126 + v5092;
+    const uint v5095 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5096 = v5095 == v5090;
+    const uint v5099 = v5092 + 1u;
+    const uint v5100 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v5101 = v5100 == v5099;
+    const bool v5102 = v5096 && v5101;
+    const uint v5105 = v5093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5106 = v5105 == 0u;
+    const bool v5107 = v5102 && v5106;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5107) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5108 = v5091 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5109 = v5093 < v15;
+      const bool v5110 = v5108 && v5109;
+      if (v5110) {
+        const uint v5111 = v68 + v5093;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5112 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5113 = bias[v5111];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5114 = float(v5113);
+        const float v5115 = v5112 + v5114;
+        const float v5117 = fmax(v5115, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5118 = bfloat(v5117);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5119 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5121 = v5111 + 1u;
+        const bfloat v5122 = bias[v5121];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5123 = float(v5122);
+        const float v5124 = v5119 + v5123;
+        const float v5126 = fmax(v5124, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5127 = bfloat(v5126);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5128 = v5091 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5129 = v5128 + v5111;
+        *(device bfloat2*)(out + v5129) = bfloat2(v5118, v5127);
       }
     } else {
-      const bool v5209 = v5166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5210 = v5168 < v15;
-      const bool v5211 = v5209 && v5210;
-      if (v5211) {
-        const float v5212 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5213 = v68 + v5168;
-        const bfloat v5214 = bias[v5213];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5215 = float(v5214);
-        const float v5216 = v5212 + v5215;
-        const float v5218 = fmax(v5216, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5219 = bfloat(v5218);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5220 = v5166 * v4;
-        const uint v5221 = v5220 + v68;
-        const uint v5222 = v5221 + v5168;
-        out[v5222] = v5219;
+      const bool v5134 = v5091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5135 = v5093 < v15;
+      const bool v5136 = v5134 && v5135;
+      if (v5136) {
+        const float v5137 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5138 = v68 + v5093;
+        const bfloat v5139 = bias[v5138];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5140 = float(v5139);
+        const float v5141 = v5137 + v5140;
+        const float v5143 = fmax(v5141, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5144 = bfloat(v5143);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5145 = v5091 * v4;
+        const uint v5146 = v5145 + v68;
+        const uint v5147 = v5146 + v5093;
+        out[v5147] = v5144;
       }
-      const uint v5224 = v1126 + v5170;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5226 = v1125 + v5175;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5227 = v5224 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5228 = v5226 < v15;
-      const bool v5229 = v5227 && v5228;
-      if (v5229) {
-        const float v5230 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5231 = v68 + v5226;
-        const bfloat v5232 = bias[v5231];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5233 = float(v5232);
-        const float v5234 = v5230 + v5233;
-        const float v5236 = fmax(v5234, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5237 = bfloat(v5236);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5238 = v5224 * v4;
-        const uint v5239 = v5238 + v68;
-        const uint v5240 = v5239 + v5226;
-        out[v5240] = v5237;
+      const uint v5149 = v1127 + v5095;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5151 = v1126 + v5100;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5152 = v5149 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5153 = v5151 < v15;
+      const bool v5154 = v5152 && v5153;
+      if (v5154) {
+        const float v5155 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5156 = v68 + v5151;
+        const bfloat v5157 = bias[v5156];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5158 = float(v5157);
+        const float v5159 = v5155 + v5158;
+        const float v5161 = fmax(v5159, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5162 = bfloat(v5161);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5163 = v5149 * v4;
+        const uint v5164 = v5163 + v68;
+        const uint v5165 = v5164 + v5151;
+        out[v5165] = v5162;
       }
     }
-    const uint v5241 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5242 = v1126 + v5241;
-    const uint v5243 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5244 = v1125 + v5243;
-    const uint v5246 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5247 = v5246 == v5241;
-    const uint v5250 = v5243 + 1u;
-    const uint v5251 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v5252 = v5251 == v5250;
-    const bool v5253 = v5247 && v5252;
-    const uint v5256 = v5244 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5257 = v5256 == 0u;
-    const bool v5258 = v5253 && v5257;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5258) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5259 = v5242 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5260 = v5244 < v15;
-      const bool v5261 = v5259 && v5260;
-      if (v5261) {
-        const uint v5262 = v68 + v5244;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5263 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5264 = bias[v5262];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5265 = float(v5264);
-        const float v5266 = v5263 + v5265;
-        const float v5268 = fmax(v5266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5269 = bfloat(v5268);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5270 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5272 = v5262 + 1u;
-        const bfloat v5273 = bias[v5272];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5274 = float(v5273);
-        const float v5275 = v5270 + v5274;
-        const float v5277 = fmax(v5275, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5278 = bfloat(v5277);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5279 = v5242 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5280 = v5279 + v5262;
-        *(device bfloat2*)(out + v5280) = bfloat2(v5269, v5278);
+    const uint v5166 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5167 = v1127 + v5166;
+    const uint v5168 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5169 = v1126 + v5168;
+    const uint v5171 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5172 = v5171 == v5166;
+    const uint v5175 = v5168 + 1u;
+    const uint v5176 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v5177 = v5176 == v5175;
+    const bool v5178 = v5172 && v5177;
+    const uint v5181 = v5169 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5182 = v5181 == 0u;
+    const bool v5183 = v5178 && v5182;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5183) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5184 = v5167 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5185 = v5169 < v15;
+      const bool v5186 = v5184 && v5185;
+      if (v5186) {
+        const uint v5187 = v68 + v5169;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5188 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5189 = bias[v5187];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5190 = float(v5189);
+        const float v5191 = v5188 + v5190;
+        const float v5193 = fmax(v5191, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5194 = bfloat(v5193);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5195 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5197 = v5187 + 1u;
+        const bfloat v5198 = bias[v5197];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5199 = float(v5198);
+        const float v5200 = v5195 + v5199;
+        const float v5202 = fmax(v5200, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5203 = bfloat(v5202);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5204 = v5167 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5205 = v5204 + v5187;
+        *(device bfloat2*)(out + v5205) = bfloat2(v5194, v5203);
       }
     } else {
-      const bool v5285 = v5242 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5286 = v5244 < v15;
-      const bool v5287 = v5285 && v5286;
-      if (v5287) {
-        const float v5288 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5289 = v68 + v5244;
-        const bfloat v5290 = bias[v5289];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5291 = float(v5290);
-        const float v5292 = v5288 + v5291;
-        const float v5294 = fmax(v5292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5295 = bfloat(v5294);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5296 = v5242 * v4;
-        const uint v5297 = v5296 + v68;
-        const uint v5298 = v5297 + v5244;
-        out[v5298] = v5295;
+      const bool v5210 = v5167 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5211 = v5169 < v15;
+      const bool v5212 = v5210 && v5211;
+      if (v5212) {
+        const float v5213 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5214 = v68 + v5169;
+        const bfloat v5215 = bias[v5214];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5216 = float(v5215);
+        const float v5217 = v5213 + v5216;
+        const float v5219 = fmax(v5217, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5220 = bfloat(v5219);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5221 = v5167 * v4;
+        const uint v5222 = v5221 + v68;
+        const uint v5223 = v5222 + v5169;
+        out[v5223] = v5220;
       }
-      const uint v5300 = v1126 + v5246;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5302 = v1125 + v5251;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5303 = v5300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5304 = v5302 < v15;
-      const bool v5305 = v5303 && v5304;
-      if (v5305) {
-        const float v5306 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5307 = v68 + v5302;
-        const bfloat v5308 = bias[v5307];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5309 = float(v5308);
-        const float v5310 = v5306 + v5309;
-        const float v5312 = fmax(v5310, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5313 = bfloat(v5312);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5314 = v5300 * v4;
-        const uint v5315 = v5314 + v68;
-        const uint v5316 = v5315 + v5302;
-        out[v5316] = v5313;
+      const uint v5225 = v1127 + v5171;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5227 = v1126 + v5176;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5228 = v5225 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5229 = v5227 < v15;
+      const bool v5230 = v5228 && v5229;
+      if (v5230) {
+        const float v5231 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5232 = v68 + v5227;
+        const bfloat v5233 = bias[v5232];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5234 = float(v5233);
+        const float v5235 = v5231 + v5234;
+        const float v5237 = fmax(v5235, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5238 = bfloat(v5237);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5239 = v5225 * v4;
+        const uint v5240 = v5239 + v68;
+        const uint v5241 = v5240 + v5227;
+        out[v5241] = v5238;
       }
     }
-    const uint v5317 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5318 = v1126 + v5317;
-    const uint v5319 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5320 = v1125 + v5319;
-    const uint v5322 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5323 = v5322 == v5317;
-    const uint v5326 = v5319 + 1u;
-    const uint v5327 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5328 = v5327 == v5326;
-    const bool v5329 = v5323 && v5328;
-    const uint v5332 = v5320 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5333 = v5332 == 0u;
-    const bool v5334 = v5329 && v5333;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5334) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5335 = v5318 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5336 = v5320 < v15;
-      const bool v5337 = v5335 && v5336;
-      if (v5337) {
-        const uint v5338 = v68 + v5320;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5339 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5340 = bias[v5338];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5341 = float(v5340);
-        const float v5342 = v5339 + v5341;
-        const float v5344 = fmax(v5342, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5345 = bfloat(v5344);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5346 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5348 = v5338 + 1u;
-        const bfloat v5349 = bias[v5348];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5350 = float(v5349);
-        const float v5351 = v5346 + v5350;
-        const float v5353 = fmax(v5351, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5354 = bfloat(v5353);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5355 = v5318 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5356 = v5355 + v5338;
-        *(device bfloat2*)(out + v5356) = bfloat2(v5345, v5354);
+    const uint v5242 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5243 = v1127 + v5242;
+    const uint v5244 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5245 = v1126 + v5244;
+    const uint v5247 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5248 = v5247 == v5242;
+    const uint v5251 = v5244 + 1u;
+    const uint v5252 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v5253 = v5252 == v5251;
+    const bool v5254 = v5248 && v5253;
+    const uint v5257 = v5245 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5258 = v5257 == 0u;
+    const bool v5259 = v5254 && v5258;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5259) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5260 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5261 = v5245 < v15;
+      const bool v5262 = v5260 && v5261;
+      if (v5262) {
+        const uint v5263 = v68 + v5245;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5264 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5265 = bias[v5263];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5266 = float(v5265);
+        const float v5267 = v5264 + v5266;
+        const float v5269 = fmax(v5267, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5270 = bfloat(v5269);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5271 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5273 = v5263 + 1u;
+        const bfloat v5274 = bias[v5273];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5275 = float(v5274);
+        const float v5276 = v5271 + v5275;
+        const float v5278 = fmax(v5276, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5279 = bfloat(v5278);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5280 = v5243 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5281 = v5280 + v5263;
+        *(device bfloat2*)(out + v5281) = bfloat2(v5270, v5279);
       }
     } else {
-      const bool v5361 = v5318 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5362 = v5320 < v15;
-      const bool v5363 = v5361 && v5362;
-      if (v5363) {
-        const float v5364 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5365 = v68 + v5320;
-        const bfloat v5366 = bias[v5365];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5367 = float(v5366);
-        const float v5368 = v5364 + v5367;
-        const float v5370 = fmax(v5368, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5371 = bfloat(v5370);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5372 = v5318 * v4;
-        const uint v5373 = v5372 + v68;
-        const uint v5374 = v5373 + v5320;
-        out[v5374] = v5371;
+      const bool v5286 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5287 = v5245 < v15;
+      const bool v5288 = v5286 && v5287;
+      if (v5288) {
+        const float v5289 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5290 = v68 + v5245;
+        const bfloat v5291 = bias[v5290];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5292 = float(v5291);
+        const float v5293 = v5289 + v5292;
+        const float v5295 = fmax(v5293, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5296 = bfloat(v5295);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5297 = v5243 * v4;
+        const uint v5298 = v5297 + v68;
+        const uint v5299 = v5298 + v5245;
+        out[v5299] = v5296;
       }
-      const uint v5376 = v1126 + v5322;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5378 = v1125 + v5327;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5379 = v5376 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5380 = v5378 < v15;
-      const bool v5381 = v5379 && v5380;
-      if (v5381) {
-        const float v5382 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5383 = v68 + v5378;
-        const bfloat v5384 = bias[v5383];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5385 = float(v5384);
-        const float v5386 = v5382 + v5385;
-        const float v5388 = fmax(v5386, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5389 = bfloat(v5388);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5390 = v5376 * v4;
-        const uint v5391 = v5390 + v68;
-        const uint v5392 = v5391 + v5378;
-        out[v5392] = v5389;
+      const uint v5301 = v1127 + v5247;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5303 = v1126 + v5252;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5304 = v5301 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5305 = v5303 < v15;
+      const bool v5306 = v5304 && v5305;
+      if (v5306) {
+        const float v5307 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5308 = v68 + v5303;
+        const bfloat v5309 = bias[v5308];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5310 = float(v5309);
+        const float v5311 = v5307 + v5310;
+        const float v5313 = fmax(v5311, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5314 = bfloat(v5313);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5315 = v5301 * v4;
+        const uint v5316 = v5315 + v68;
+        const uint v5317 = v5316 + v5303;
+        out[v5317] = v5314;
       }
     }
-    const uint v5393 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5394 = v1126 + v5393;
-    const uint v5395 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5396 = v1125 + v5395;
-    const uint v5398 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5399 = v5398 == v5393;
-    const uint v5402 = v5395 + 1u;
-    const uint v5403 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5404 = v5403 == v5402;
-    const bool v5405 = v5399 && v5404;
-    const uint v5408 = v5396 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5409 = v5408 == 0u;
-    const bool v5410 = v5405 && v5409;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5410) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5411 = v5394 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5412 = v5396 < v15;
-      const bool v5413 = v5411 && v5412;
-      if (v5413) {
-        const uint v5414 = v68 + v5396;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5415 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5416 = bias[v5414];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5417 = float(v5416);
-        const float v5418 = v5415 + v5417;
-        const float v5420 = fmax(v5418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5421 = bfloat(v5420);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5422 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5424 = v5414 + 1u;
-        const bfloat v5425 = bias[v5424];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5426 = float(v5425);
-        const float v5427 = v5422 + v5426;
-        const float v5429 = fmax(v5427, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5430 = bfloat(v5429);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5431 = v5394 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5432 = v5431 + v5414;
-        *(device bfloat2*)(out + v5432) = bfloat2(v5421, v5430);
+    const uint v5318 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5319 = v1127 + v5318;
+    const uint v5320 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5321 = v1126 + v5320;
+    const uint v5323 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5324 = v5323 == v5318;
+    const uint v5327 = v5320 + 1u;
+    const uint v5328 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v5329 = v5328 == v5327;
+    const bool v5330 = v5324 && v5329;
+    const uint v5333 = v5321 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5334 = v5333 == 0u;
+    const bool v5335 = v5330 && v5334;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5335) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5336 = v5319 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5337 = v5321 < v15;
+      const bool v5338 = v5336 && v5337;
+      if (v5338) {
+        const uint v5339 = v68 + v5321;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5340 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5341 = bias[v5339];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5342 = float(v5341);
+        const float v5343 = v5340 + v5342;
+        const float v5345 = fmax(v5343, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5346 = bfloat(v5345);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5347 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5349 = v5339 + 1u;
+        const bfloat v5350 = bias[v5349];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5351 = float(v5350);
+        const float v5352 = v5347 + v5351;
+        const float v5354 = fmax(v5352, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5355 = bfloat(v5354);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5356 = v5319 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5357 = v5356 + v5339;
+        *(device bfloat2*)(out + v5357) = bfloat2(v5346, v5355);
       }
     } else {
-      const bool v5437 = v5394 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5438 = v5396 < v15;
-      const bool v5439 = v5437 && v5438;
-      if (v5439) {
-        const float v5440 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5441 = v68 + v5396;
-        const bfloat v5442 = bias[v5441];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5443 = float(v5442);
-        const float v5444 = v5440 + v5443;
-        const float v5446 = fmax(v5444, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5447 = bfloat(v5446);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5448 = v5394 * v4;
-        const uint v5449 = v5448 + v68;
-        const uint v5450 = v5449 + v5396;
-        out[v5450] = v5447;
+      const bool v5362 = v5319 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5363 = v5321 < v15;
+      const bool v5364 = v5362 && v5363;
+      if (v5364) {
+        const float v5365 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5366 = v68 + v5321;
+        const bfloat v5367 = bias[v5366];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5368 = float(v5367);
+        const float v5369 = v5365 + v5368;
+        const float v5371 = fmax(v5369, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5372 = bfloat(v5371);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5373 = v5319 * v4;
+        const uint v5374 = v5373 + v68;
+        const uint v5375 = v5374 + v5321;
+        out[v5375] = v5372;
       }
-      const uint v5452 = v1126 + v5398;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5454 = v1125 + v5403;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5455 = v5452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5456 = v5454 < v15;
-      const bool v5457 = v5455 && v5456;
-      if (v5457) {
-        const float v5458 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5459 = v68 + v5454;
-        const bfloat v5460 = bias[v5459];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5461 = float(v5460);
-        const float v5462 = v5458 + v5461;
-        const float v5464 = fmax(v5462, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5465 = bfloat(v5464);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5466 = v5452 * v4;
-        const uint v5467 = v5466 + v68;
-        const uint v5468 = v5467 + v5454;
-        out[v5468] = v5465;
+      const uint v5377 = v1127 + v5323;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5379 = v1126 + v5328;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5380 = v5377 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5381 = v5379 < v15;
+      const bool v5382 = v5380 && v5381;
+      if (v5382) {
+        const float v5383 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5384 = v68 + v5379;
+        const bfloat v5385 = bias[v5384];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5386 = float(v5385);
+        const float v5387 = v5383 + v5386;
+        const float v5389 = fmax(v5387, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5390 = bfloat(v5389);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5391 = v5377 * v4;
+        const uint v5392 = v5391 + v68;
+        const uint v5393 = v5392 + v5379;
+        out[v5393] = v5390;
       }
     }
-    const uint v5469 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5470 = v1126 + v5469;
-    const uint v5471 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5472 = v1125 + v5471;
-    const uint v5474 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5475 = v5474 == v5469;
-    const uint v5478 = v5471 + 1u;
-    const uint v5479 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5480 = v5479 == v5478;
-    const bool v5481 = v5475 && v5480;
-    const uint v5484 = v5472 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5485 = v5484 == 0u;
-    const bool v5486 = v5481 && v5485;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5486) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5487 = v5470 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5488 = v5472 < v15;
-      const bool v5489 = v5487 && v5488;
-      if (v5489) {
-        const uint v5490 = v68 + v5472;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5491 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5492 = bias[v5490];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5493 = float(v5492);
-        const float v5494 = v5491 + v5493;
-        const float v5496 = fmax(v5494, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5497 = bfloat(v5496);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5498 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5500 = v5490 + 1u;
-        const bfloat v5501 = bias[v5500];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5502 = float(v5501);
-        const float v5503 = v5498 + v5502;
-        const float v5505 = fmax(v5503, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5506 = bfloat(v5505);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5507 = v5470 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5508 = v5507 + v5490;
-        *(device bfloat2*)(out + v5508) = bfloat2(v5497, v5506);
+    const uint v5394 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5395 = v1127 + v5394;
+    const uint v5396 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5397 = v1126 + v5396;
+    const uint v5399 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5400 = v5399 == v5394;
+    const uint v5403 = v5396 + 1u;
+    const uint v5404 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v5405 = v5404 == v5403;
+    const bool v5406 = v5400 && v5405;
+    const uint v5409 = v5397 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5410 = v5409 == 0u;
+    const bool v5411 = v5406 && v5410;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5411) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5412 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5413 = v5397 < v15;
+      const bool v5414 = v5412 && v5413;
+      if (v5414) {
+        const uint v5415 = v68 + v5397;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5416 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5417 = bias[v5415];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5418 = float(v5417);
+        const float v5419 = v5416 + v5418;
+        const float v5421 = fmax(v5419, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5422 = bfloat(v5421);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5423 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5425 = v5415 + 1u;
+        const bfloat v5426 = bias[v5425];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5427 = float(v5426);
+        const float v5428 = v5423 + v5427;
+        const float v5430 = fmax(v5428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5431 = bfloat(v5430);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5432 = v5395 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5433 = v5432 + v5415;
+        *(device bfloat2*)(out + v5433) = bfloat2(v5422, v5431);
       }
     } else {
-      const bool v5513 = v5470 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5514 = v5472 < v15;
-      const bool v5515 = v5513 && v5514;
-      if (v5515) {
-        const float v5516 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5517 = v68 + v5472;
-        const bfloat v5518 = bias[v5517];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5519 = float(v5518);
-        const float v5520 = v5516 + v5519;
-        const float v5522 = fmax(v5520, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5523 = bfloat(v5522);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5524 = v5470 * v4;
-        const uint v5525 = v5524 + v68;
-        const uint v5526 = v5525 + v5472;
-        out[v5526] = v5523;
+      const bool v5438 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5439 = v5397 < v15;
+      const bool v5440 = v5438 && v5439;
+      if (v5440) {
+        const float v5441 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5442 = v68 + v5397;
+        const bfloat v5443 = bias[v5442];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5444 = float(v5443);
+        const float v5445 = v5441 + v5444;
+        const float v5447 = fmax(v5445, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5448 = bfloat(v5447);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5449 = v5395 * v4;
+        const uint v5450 = v5449 + v68;
+        const uint v5451 = v5450 + v5397;
+        out[v5451] = v5448;
       }
-      const uint v5528 = v1126 + v5474;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5530 = v1125 + v5479;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5531 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5532 = v5530 < v15;
-      const bool v5533 = v5531 && v5532;
-      if (v5533) {
-        const float v5534 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5535 = v68 + v5530;
-        const bfloat v5536 = bias[v5535];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5537 = float(v5536);
-        const float v5538 = v5534 + v5537;
-        const float v5540 = fmax(v5538, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5541 = bfloat(v5540);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5542 = v5528 * v4;
-        const uint v5543 = v5542 + v68;
-        const uint v5544 = v5543 + v5530;
-        out[v5544] = v5541;
+      const uint v5453 = v1127 + v5399;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5455 = v1126 + v5404;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5456 = v5453 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5457 = v5455 < v15;
+      const bool v5458 = v5456 && v5457;
+      if (v5458) {
+        const float v5459 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5460 = v68 + v5455;
+        const bfloat v5461 = bias[v5460];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5462 = float(v5461);
+        const float v5463 = v5459 + v5462;
+        const float v5465 = fmax(v5463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5466 = bfloat(v5465);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5467 = v5453 * v4;
+        const uint v5468 = v5467 + v68;
+        const uint v5469 = v5468 + v5455;
+        out[v5469] = v5466;
       }
     }
-    const uint v5545 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5546 = v1126 + v5545;
-    const uint v5547 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5548 = v1125 + v5547;
-    const uint v5550 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5551 = v5550 == v5545;
-    const uint v5554 = v5547 + 1u;
-    const uint v5555 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5556 = v5555 == v5554;
-    const bool v5557 = v5551 && v5556;
-    const uint v5560 = v5548 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5561 = v5560 == 0u;
-    const bool v5562 = v5557 && v5561;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5562) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5563 = v5546 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5564 = v5548 < v15;
-      const bool v5565 = v5563 && v5564;
-      if (v5565) {
-        const uint v5566 = v68 + v5548;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5567 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5568 = bias[v5566];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5569 = float(v5568);
-        const float v5570 = v5567 + v5569;
-        const float v5572 = fmax(v5570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5573 = bfloat(v5572);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5574 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5576 = v5566 + 1u;
-        const bfloat v5577 = bias[v5576];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5578 = float(v5577);
-        const float v5579 = v5574 + v5578;
-        const float v5581 = fmax(v5579, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5582 = bfloat(v5581);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5583 = v5546 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5584 = v5583 + v5566;
-        *(device bfloat2*)(out + v5584) = bfloat2(v5573, v5582);
+    const uint v5470 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5471 = v1127 + v5470;
+    const uint v5472 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5473 = v1126 + v5472;
+    const uint v5475 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5476 = v5475 == v5470;
+    const uint v5479 = v5472 + 1u;
+    const uint v5480 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v5481 = v5480 == v5479;
+    const bool v5482 = v5476 && v5481;
+    const uint v5485 = v5473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5486 = v5485 == 0u;
+    const bool v5487 = v5482 && v5486;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5487) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5488 = v5471 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5489 = v5473 < v15;
+      const bool v5490 = v5488 && v5489;
+      if (v5490) {
+        const uint v5491 = v68 + v5473;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5492 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5493 = bias[v5491];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5494 = float(v5493);
+        const float v5495 = v5492 + v5494;
+        const float v5497 = fmax(v5495, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5498 = bfloat(v5497);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5499 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5501 = v5491 + 1u;
+        const bfloat v5502 = bias[v5501];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5503 = float(v5502);
+        const float v5504 = v5499 + v5503;
+        const float v5506 = fmax(v5504, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5507 = bfloat(v5506);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5508 = v5471 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5509 = v5508 + v5491;
+        *(device bfloat2*)(out + v5509) = bfloat2(v5498, v5507);
       }
     } else {
-      const bool v5589 = v5546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5590 = v5548 < v15;
-      const bool v5591 = v5589 && v5590;
-      if (v5591) {
-        const float v5592 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5593 = v68 + v5548;
-        const bfloat v5594 = bias[v5593];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5595 = float(v5594);
-        const float v5596 = v5592 + v5595;
-        const float v5598 = fmax(v5596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5599 = bfloat(v5598);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5600 = v5546 * v4;
-        const uint v5601 = v5600 + v68;
-        const uint v5602 = v5601 + v5548;
-        out[v5602] = v5599;
+      const bool v5514 = v5471 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5515 = v5473 < v15;
+      const bool v5516 = v5514 && v5515;
+      if (v5516) {
+        const float v5517 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5518 = v68 + v5473;
+        const bfloat v5519 = bias[v5518];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5520 = float(v5519);
+        const float v5521 = v5517 + v5520;
+        const float v5523 = fmax(v5521, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5524 = bfloat(v5523);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5525 = v5471 * v4;
+        const uint v5526 = v5525 + v68;
+        const uint v5527 = v5526 + v5473;
+        out[v5527] = v5524;
       }
-      const uint v5604 = v1126 + v5550;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5606 = v1125 + v5555;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5607 = v5604 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5608 = v5606 < v15;
-      const bool v5609 = v5607 && v5608;
-      if (v5609) {
-        const float v5610 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5611 = v68 + v5606;
-        const bfloat v5612 = bias[v5611];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5613 = float(v5612);
-        const float v5614 = v5610 + v5613;
-        const float v5616 = fmax(v5614, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5617 = bfloat(v5616);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5618 = v5604 * v4;
-        const uint v5619 = v5618 + v68;
-        const uint v5620 = v5619 + v5606;
-        out[v5620] = v5617;
+      const uint v5529 = v1127 + v5475;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5531 = v1126 + v5480;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5532 = v5529 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5533 = v5531 < v15;
+      const bool v5534 = v5532 && v5533;
+      if (v5534) {
+        const float v5535 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5536 = v68 + v5531;
+        const bfloat v5537 = bias[v5536];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5538 = float(v5537);
+        const float v5539 = v5535 + v5538;
+        const float v5541 = fmax(v5539, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5542 = bfloat(v5541);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5543 = v5529 * v4;
+        const uint v5544 = v5543 + v68;
+        const uint v5545 = v5544 + v5531;
+        out[v5545] = v5542;
       }
     }
-    const uint v5621 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5622 = v1126 + v5621;
-    const uint v5623 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5624 = v1125 + v5623;
-    const uint v5626 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5627 = v5626 == v5621;
-    const uint v5630 = v5623 + 1u;
-    const uint v5631 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5632 = v5631 == v5630;
-    const bool v5633 = v5627 && v5632;
-    const uint v5636 = v5624 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5637 = v5636 == 0u;
-    const bool v5638 = v5633 && v5637;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5638) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5639 = v5622 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5640 = v5624 < v15;
-      const bool v5641 = v5639 && v5640;
-      if (v5641) {
-        const uint v5642 = v68 + v5624;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5643 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5644 = bias[v5642];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5645 = float(v5644);
-        const float v5646 = v5643 + v5645;
-        const float v5648 = fmax(v5646, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5649 = bfloat(v5648);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5650 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5652 = v5642 + 1u;
-        const bfloat v5653 = bias[v5652];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5654 = float(v5653);
-        const float v5655 = v5650 + v5654;
-        const float v5657 = fmax(v5655, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5658 = bfloat(v5657);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5659 = v5622 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5660 = v5659 + v5642;
-        *(device bfloat2*)(out + v5660) = bfloat2(v5649, v5658);
+    const uint v5546 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5547 = v1127 + v5546;
+    const uint v5548 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5549 = v1126 + v5548;
+    const uint v5551 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5552 = v5551 == v5546;
+    const uint v5555 = v5548 + 1u;
+    const uint v5556 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v5557 = v5556 == v5555;
+    const bool v5558 = v5552 && v5557;
+    const uint v5561 = v5549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5562 = v5561 == 0u;
+    const bool v5563 = v5558 && v5562;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5563) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5564 = v5547 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5565 = v5549 < v15;
+      const bool v5566 = v5564 && v5565;
+      if (v5566) {
+        const uint v5567 = v68 + v5549;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5568 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5569 = bias[v5567];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5570 = float(v5569);
+        const float v5571 = v5568 + v5570;
+        const float v5573 = fmax(v5571, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5574 = bfloat(v5573);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5575 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5577 = v5567 + 1u;
+        const bfloat v5578 = bias[v5577];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5579 = float(v5578);
+        const float v5580 = v5575 + v5579;
+        const float v5582 = fmax(v5580, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5583 = bfloat(v5582);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5584 = v5547 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5585 = v5584 + v5567;
+        *(device bfloat2*)(out + v5585) = bfloat2(v5574, v5583);
       }
     } else {
-      const bool v5665 = v5622 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5666 = v5624 < v15;
-      const bool v5667 = v5665 && v5666;
-      if (v5667) {
-        const float v5668 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5669 = v68 + v5624;
-        const bfloat v5670 = bias[v5669];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5671 = float(v5670);
-        const float v5672 = v5668 + v5671;
-        const float v5674 = fmax(v5672, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5675 = bfloat(v5674);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5676 = v5622 * v4;
-        const uint v5677 = v5676 + v68;
-        const uint v5678 = v5677 + v5624;
-        out[v5678] = v5675;
+      const bool v5590 = v5547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5591 = v5549 < v15;
+      const bool v5592 = v5590 && v5591;
+      if (v5592) {
+        const float v5593 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5594 = v68 + v5549;
+        const bfloat v5595 = bias[v5594];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5596 = float(v5595);
+        const float v5597 = v5593 + v5596;
+        const float v5599 = fmax(v5597, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5600 = bfloat(v5599);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5601 = v5547 * v4;
+        const uint v5602 = v5601 + v68;
+        const uint v5603 = v5602 + v5549;
+        out[v5603] = v5600;
       }
-      const uint v5680 = v1126 + v5626;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5682 = v1125 + v5631;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5683 = v5680 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5684 = v5682 < v15;
-      const bool v5685 = v5683 && v5684;
-      if (v5685) {
-        const float v5686 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5687 = v68 + v5682;
-        const bfloat v5688 = bias[v5687];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5689 = float(v5688);
-        const float v5690 = v5686 + v5689;
-        const float v5692 = fmax(v5690, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5693 = bfloat(v5692);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5694 = v5680 * v4;
-        const uint v5695 = v5694 + v68;
-        const uint v5696 = v5695 + v5682;
-        out[v5696] = v5693;
+      const uint v5605 = v1127 + v5551;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5607 = v1126 + v5556;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5608 = v5605 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5609 = v5607 < v15;
+      const bool v5610 = v5608 && v5609;
+      if (v5610) {
+        const float v5611 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5612 = v68 + v5607;
+        const bfloat v5613 = bias[v5612];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5614 = float(v5613);
+        const float v5615 = v5611 + v5614;
+        const float v5617 = fmax(v5615, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5618 = bfloat(v5617);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5619 = v5605 * v4;
+        const uint v5620 = v5619 + v68;
+        const uint v5621 = v5620 + v5607;
+        out[v5621] = v5618;
       }
     }
-    const uint v5697 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5698 = v1126 + v5697;
-    const uint v5699 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5700 = v1125 + v5699;
-    const uint v5702 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5703 = v5702 == v5697;
-    const uint v5706 = v5699 + 1u;
-    const uint v5707 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5708 = v5707 == v5706;
-    const bool v5709 = v5703 && v5708;
-    const uint v5712 = v5700 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5713 = v5712 == 0u;
-    const bool v5714 = v5709 && v5713;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5714) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5715 = v5698 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5716 = v5700 < v15;
-      const bool v5717 = v5715 && v5716;
-      if (v5717) {
-        const uint v5718 = v68 + v5700;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5719 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5720 = bias[v5718];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5721 = float(v5720);
-        const float v5722 = v5719 + v5721;
-        const float v5724 = fmax(v5722, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5725 = bfloat(v5724);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5726 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5728 = v5718 + 1u;
-        const bfloat v5729 = bias[v5728];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5730 = float(v5729);
-        const float v5731 = v5726 + v5730;
-        const float v5733 = fmax(v5731, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5734 = bfloat(v5733);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5735 = v5698 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5736 = v5735 + v5718;
-        *(device bfloat2*)(out + v5736) = bfloat2(v5725, v5734);
+    const uint v5622 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5623 = v1127 + v5622;
+    const uint v5624 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5625 = v1126 + v5624;
+    const uint v5627 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5628 = v5627 == v5622;
+    const uint v5631 = v5624 + 1u;
+    const uint v5632 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v5633 = v5632 == v5631;
+    const bool v5634 = v5628 && v5633;
+    const uint v5637 = v5625 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5638 = v5637 == 0u;
+    const bool v5639 = v5634 && v5638;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5639) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5640 = v5623 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5641 = v5625 < v15;
+      const bool v5642 = v5640 && v5641;
+      if (v5642) {
+        const uint v5643 = v68 + v5625;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5644 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5645 = bias[v5643];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5646 = float(v5645);
+        const float v5647 = v5644 + v5646;
+        const float v5649 = fmax(v5647, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5650 = bfloat(v5649);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5651 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5653 = v5643 + 1u;
+        const bfloat v5654 = bias[v5653];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5655 = float(v5654);
+        const float v5656 = v5651 + v5655;
+        const float v5658 = fmax(v5656, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5659 = bfloat(v5658);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5660 = v5623 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5661 = v5660 + v5643;
+        *(device bfloat2*)(out + v5661) = bfloat2(v5650, v5659);
       }
     } else {
-      const bool v5741 = v5698 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5742 = v5700 < v15;
-      const bool v5743 = v5741 && v5742;
-      if (v5743) {
-        const float v5744 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5745 = v68 + v5700;
-        const bfloat v5746 = bias[v5745];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5747 = float(v5746);
-        const float v5748 = v5744 + v5747;
-        const float v5750 = fmax(v5748, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5751 = bfloat(v5750);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5752 = v5698 * v4;
-        const uint v5753 = v5752 + v68;
-        const uint v5754 = v5753 + v5700;
-        out[v5754] = v5751;
+      const bool v5666 = v5623 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5667 = v5625 < v15;
+      const bool v5668 = v5666 && v5667;
+      if (v5668) {
+        const float v5669 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5670 = v68 + v5625;
+        const bfloat v5671 = bias[v5670];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5672 = float(v5671);
+        const float v5673 = v5669 + v5672;
+        const float v5675 = fmax(v5673, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5676 = bfloat(v5675);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5677 = v5623 * v4;
+        const uint v5678 = v5677 + v68;
+        const uint v5679 = v5678 + v5625;
+        out[v5679] = v5676;
       }
-      const uint v5756 = v1126 + v5702;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5758 = v1125 + v5707;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5759 = v5756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5760 = v5758 < v15;
-      const bool v5761 = v5759 && v5760;
-      if (v5761) {
-        const float v5762 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5763 = v68 + v5758;
-        const bfloat v5764 = bias[v5763];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5765 = float(v5764);
-        const float v5766 = v5762 + v5765;
-        const float v5768 = fmax(v5766, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5769 = bfloat(v5768);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5770 = v5756 * v4;
-        const uint v5771 = v5770 + v68;
-        const uint v5772 = v5771 + v5758;
-        out[v5772] = v5769;
+      const uint v5681 = v1127 + v5627;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5683 = v1126 + v5632;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5684 = v5681 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5685 = v5683 < v15;
+      const bool v5686 = v5684 && v5685;
+      if (v5686) {
+        const float v5687 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5688 = v68 + v5683;
+        const bfloat v5689 = bias[v5688];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5690 = float(v5689);
+        const float v5691 = v5687 + v5690;
+        const float v5693 = fmax(v5691, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5694 = bfloat(v5693);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5695 = v5681 * v4;
+        const uint v5696 = v5695 + v68;
+        const uint v5697 = v5696 + v5683;
+        out[v5697] = v5694;
       }
     }
-    const uint v5773 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5774 = v1126 + v5773;
-    const uint v5775 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5776 = v1125 + v5775;
-    const uint v5778 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5779 = v5778 == v5773;
-    const uint v5782 = v5775 + 1u;
-    const uint v5783 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5784 = v5783 == v5782;
-    const bool v5785 = v5779 && v5784;
-    const uint v5788 = v5776 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5789 = v5788 == 0u;
-    const bool v5790 = v5785 && v5789;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5790) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5791 = v5774 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5792 = v5776 < v15;
-      const bool v5793 = v5791 && v5792;
-      if (v5793) {
-        const uint v5794 = v68 + v5776;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5795 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5796 = bias[v5794];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5797 = float(v5796);
-        const float v5798 = v5795 + v5797;
-        const float v5800 = fmax(v5798, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5801 = bfloat(v5800);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5802 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5804 = v5794 + 1u;
-        const bfloat v5805 = bias[v5804];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5806 = float(v5805);
-        const float v5807 = v5802 + v5806;
-        const float v5809 = fmax(v5807, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5810 = bfloat(v5809);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5811 = v5774 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5812 = v5811 + v5794;
-        *(device bfloat2*)(out + v5812) = bfloat2(v5801, v5810);
+    const uint v5698 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5699 = v1127 + v5698;
+    const uint v5700 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5701 = v1126 + v5700;
+    const uint v5703 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5704 = v5703 == v5698;
+    const uint v5707 = v5700 + 1u;
+    const uint v5708 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v5709 = v5708 == v5707;
+    const bool v5710 = v5704 && v5709;
+    const uint v5713 = v5701 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5714 = v5713 == 0u;
+    const bool v5715 = v5710 && v5714;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5715) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5716 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5717 = v5701 < v15;
+      const bool v5718 = v5716 && v5717;
+      if (v5718) {
+        const uint v5719 = v68 + v5701;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5720 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5721 = bias[v5719];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5722 = float(v5721);
+        const float v5723 = v5720 + v5722;
+        const float v5725 = fmax(v5723, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5726 = bfloat(v5725);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5727 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5729 = v5719 + 1u;
+        const bfloat v5730 = bias[v5729];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5731 = float(v5730);
+        const float v5732 = v5727 + v5731;
+        const float v5734 = fmax(v5732, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5735 = bfloat(v5734);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5736 = v5699 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5737 = v5736 + v5719;
+        *(device bfloat2*)(out + v5737) = bfloat2(v5726, v5735);
       }
     } else {
-      const bool v5817 = v5774 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5818 = v5776 < v15;
-      const bool v5819 = v5817 && v5818;
-      if (v5819) {
-        const float v5820 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5821 = v68 + v5776;
-        const bfloat v5822 = bias[v5821];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5823 = float(v5822);
-        const float v5824 = v5820 + v5823;
-        const float v5826 = fmax(v5824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5827 = bfloat(v5826);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5828 = v5774 * v4;
-        const uint v5829 = v5828 + v68;
-        const uint v5830 = v5829 + v5776;
-        out[v5830] = v5827;
+      const bool v5742 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5743 = v5701 < v15;
+      const bool v5744 = v5742 && v5743;
+      if (v5744) {
+        const float v5745 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5746 = v68 + v5701;
+        const bfloat v5747 = bias[v5746];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5748 = float(v5747);
+        const float v5749 = v5745 + v5748;
+        const float v5751 = fmax(v5749, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5752 = bfloat(v5751);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5753 = v5699 * v4;
+        const uint v5754 = v5753 + v68;
+        const uint v5755 = v5754 + v5701;
+        out[v5755] = v5752;
       }
-      const uint v5832 = v1126 + v5778;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5834 = v1125 + v5783;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5835 = v5832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5836 = v5834 < v15;
-      const bool v5837 = v5835 && v5836;
-      if (v5837) {
-        const float v5838 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5839 = v68 + v5834;
-        const bfloat v5840 = bias[v5839];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5841 = float(v5840);
-        const float v5842 = v5838 + v5841;
-        const float v5844 = fmax(v5842, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5845 = bfloat(v5844);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5846 = v5832 * v4;
-        const uint v5847 = v5846 + v68;
-        const uint v5848 = v5847 + v5834;
-        out[v5848] = v5845;
+      const uint v5757 = v1127 + v5703;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5759 = v1126 + v5708;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5760 = v5757 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5761 = v5759 < v15;
+      const bool v5762 = v5760 && v5761;
+      if (v5762) {
+        const float v5763 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5764 = v68 + v5759;
+        const bfloat v5765 = bias[v5764];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5766 = float(v5765);
+        const float v5767 = v5763 + v5766;
+        const float v5769 = fmax(v5767, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5770 = bfloat(v5769);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5771 = v5757 * v4;
+        const uint v5772 = v5771 + v68;
+        const uint v5773 = v5772 + v5759;
+        out[v5773] = v5770;
       }
     }
-    const uint v5849 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5850 = v1126 + v5849;
-    const uint v5851 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5852 = v1125 + v5851;
-    const uint v5854 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5855 = v5854 == v5849;
-    const uint v5858 = v5851 + 1u;
-    const uint v5859 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5860 = v5859 == v5858;
-    const bool v5861 = v5855 && v5860;
-    const uint v5864 = v5852 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5865 = v5864 == 0u;
-    const bool v5866 = v5861 && v5865;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5866) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5867 = v5850 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5868 = v5852 < v15;
-      const bool v5869 = v5867 && v5868;
-      if (v5869) {
-        const uint v5870 = v68 + v5852;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5871 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5872 = bias[v5870];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5873 = float(v5872);
-        const float v5874 = v5871 + v5873;
-        const float v5876 = fmax(v5874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5877 = bfloat(v5876);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5878 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5880 = v5870 + 1u;
-        const bfloat v5881 = bias[v5880];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5882 = float(v5881);
-        const float v5883 = v5878 + v5882;
-        const float v5885 = fmax(v5883, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5886 = bfloat(v5885);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5887 = v5850 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5888 = v5887 + v5870;
-        *(device bfloat2*)(out + v5888) = bfloat2(v5877, v5886);
+    const uint v5774 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5775 = v1127 + v5774;
+    const uint v5776 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5777 = v1126 + v5776;
+    const uint v5779 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5780 = v5779 == v5774;
+    const uint v5783 = v5776 + 1u;
+    const uint v5784 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v5785 = v5784 == v5783;
+    const bool v5786 = v5780 && v5785;
+    const uint v5789 = v5777 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5790 = v5789 == 0u;
+    const bool v5791 = v5786 && v5790;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5791) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5792 = v5775 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5793 = v5777 < v15;
+      const bool v5794 = v5792 && v5793;
+      if (v5794) {
+        const uint v5795 = v68 + v5777;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5796 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5797 = bias[v5795];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5798 = float(v5797);
+        const float v5799 = v5796 + v5798;
+        const float v5801 = fmax(v5799, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5802 = bfloat(v5801);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5803 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5805 = v5795 + 1u;
+        const bfloat v5806 = bias[v5805];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5807 = float(v5806);
+        const float v5808 = v5803 + v5807;
+        const float v5810 = fmax(v5808, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5811 = bfloat(v5810);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5812 = v5775 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5813 = v5812 + v5795;
+        *(device bfloat2*)(out + v5813) = bfloat2(v5802, v5811);
       }
     } else {
-      const bool v5893 = v5850 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5894 = v5852 < v15;
-      const bool v5895 = v5893 && v5894;
-      if (v5895) {
-        const float v5896 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5897 = v68 + v5852;
-        const bfloat v5898 = bias[v5897];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5899 = float(v5898);
-        const float v5900 = v5896 + v5899;
-        const float v5902 = fmax(v5900, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5903 = bfloat(v5902);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5904 = v5850 * v4;
-        const uint v5905 = v5904 + v68;
-        const uint v5906 = v5905 + v5852;
-        out[v5906] = v5903;
+      const bool v5818 = v5775 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5819 = v5777 < v15;
+      const bool v5820 = v5818 && v5819;
+      if (v5820) {
+        const float v5821 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5822 = v68 + v5777;
+        const bfloat v5823 = bias[v5822];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5824 = float(v5823);
+        const float v5825 = v5821 + v5824;
+        const float v5827 = fmax(v5825, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5828 = bfloat(v5827);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5829 = v5775 * v4;
+        const uint v5830 = v5829 + v68;
+        const uint v5831 = v5830 + v5777;
+        out[v5831] = v5828;
       }
-      const uint v5908 = v1126 + v5854;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5910 = v1125 + v5859;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5911 = v5908 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5912 = v5910 < v15;
-      const bool v5913 = v5911 && v5912;
-      if (v5913) {
-        const float v5914 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5915 = v68 + v5910;
-        const bfloat v5916 = bias[v5915];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5917 = float(v5916);
-        const float v5918 = v5914 + v5917;
-        const float v5920 = fmax(v5918, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5921 = bfloat(v5920);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5922 = v5908 * v4;
-        const uint v5923 = v5922 + v68;
-        const uint v5924 = v5923 + v5910;
-        out[v5924] = v5921;
+      const uint v5833 = v1127 + v5779;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5835 = v1126 + v5784;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5836 = v5833 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5837 = v5835 < v15;
+      const bool v5838 = v5836 && v5837;
+      if (v5838) {
+        const float v5839 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5840 = v68 + v5835;
+        const bfloat v5841 = bias[v5840];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5842 = float(v5841);
+        const float v5843 = v5839 + v5842;
+        const float v5845 = fmax(v5843, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5846 = bfloat(v5845);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5847 = v5833 * v4;
+        const uint v5848 = v5847 + v68;
+        const uint v5849 = v5848 + v5835;
+        out[v5849] = v5846;
       }
     }
-    const uint v5925 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5926 = v1126 + v5925;
-    const uint v5927 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5928 = v1125 + v5927;
-    const uint v5930 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5931 = v5930 == v5925;
-    const uint v5934 = v5927 + 1u;
-    const uint v5935 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5936 = v5935 == v5934;
-    const bool v5937 = v5931 && v5936;
-    const uint v5940 = v5928 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5941 = v5940 == 0u;
-    const bool v5942 = v5937 && v5941;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5942) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5943 = v5926 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5944 = v5928 < v15;
-      const bool v5945 = v5943 && v5944;
-      if (v5945) {
-        const uint v5946 = v68 + v5928;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5947 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5948 = bias[v5946];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5949 = float(v5948);
-        const float v5950 = v5947 + v5949;
-        const float v5952 = fmax(v5950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5953 = bfloat(v5952);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5954 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5956 = v5946 + 1u;
-        const bfloat v5957 = bias[v5956];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5958 = float(v5957);
-        const float v5959 = v5954 + v5958;
-        const float v5961 = fmax(v5959, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5962 = bfloat(v5961);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5963 = v5926 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5964 = v5963 + v5946;
-        *(device bfloat2*)(out + v5964) = bfloat2(v5953, v5962);
+    const uint v5850 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5851 = v1127 + v5850;
+    const uint v5852 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5853 = v1126 + v5852;
+    const uint v5855 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5856 = v5855 == v5850;
+    const uint v5859 = v5852 + 1u;
+    const uint v5860 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v5861 = v5860 == v5859;
+    const bool v5862 = v5856 && v5861;
+    const uint v5865 = v5853 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5866 = v5865 == 0u;
+    const bool v5867 = v5862 && v5866;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5867) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5868 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5869 = v5853 < v15;
+      const bool v5870 = v5868 && v5869;
+      if (v5870) {
+        const uint v5871 = v68 + v5853;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5872 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5873 = bias[v5871];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5874 = float(v5873);
+        const float v5875 = v5872 + v5874;
+        const float v5877 = fmax(v5875, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5878 = bfloat(v5877);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5879 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5881 = v5871 + 1u;
+        const bfloat v5882 = bias[v5881];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5883 = float(v5882);
+        const float v5884 = v5879 + v5883;
+        const float v5886 = fmax(v5884, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5887 = bfloat(v5886);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5888 = v5851 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5889 = v5888 + v5871;
+        *(device bfloat2*)(out + v5889) = bfloat2(v5878, v5887);
       }
     } else {
-      const bool v5969 = v5926 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5970 = v5928 < v15;
-      const bool v5971 = v5969 && v5970;
-      if (v5971) {
-        const float v5972 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5973 = v68 + v5928;
-        const bfloat v5974 = bias[v5973];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5975 = float(v5974);
-        const float v5976 = v5972 + v5975;
-        const float v5978 = fmax(v5976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5979 = bfloat(v5978);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5980 = v5926 * v4;
-        const uint v5981 = v5980 + v68;
-        const uint v5982 = v5981 + v5928;
-        out[v5982] = v5979;
+      const bool v5894 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5895 = v5853 < v15;
+      const bool v5896 = v5894 && v5895;
+      if (v5896) {
+        const float v5897 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5898 = v68 + v5853;
+        const bfloat v5899 = bias[v5898];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5900 = float(v5899);
+        const float v5901 = v5897 + v5900;
+        const float v5903 = fmax(v5901, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5904 = bfloat(v5903);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5905 = v5851 * v4;
+        const uint v5906 = v5905 + v68;
+        const uint v5907 = v5906 + v5853;
+        out[v5907] = v5904;
       }
-      const uint v5984 = v1126 + v5930;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5986 = v1125 + v5935;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5987 = v5984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5988 = v5986 < v15;
-      const bool v5989 = v5987 && v5988;
-      if (v5989) {
-        const float v5990 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5991 = v68 + v5986;
-        const bfloat v5992 = bias[v5991];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5993 = float(v5992);
-        const float v5994 = v5990 + v5993;
-        const float v5996 = fmax(v5994, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5997 = bfloat(v5996);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5998 = v5984 * v4;
-        const uint v5999 = v5998 + v68;
-        const uint v6000 = v5999 + v5986;
-        out[v6000] = v5997;
+      const uint v5909 = v1127 + v5855;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5911 = v1126 + v5860;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5912 = v5909 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5913 = v5911 < v15;
+      const bool v5914 = v5912 && v5913;
+      if (v5914) {
+        const float v5915 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5916 = v68 + v5911;
+        const bfloat v5917 = bias[v5916];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5918 = float(v5917);
+        const float v5919 = v5915 + v5918;
+        const float v5921 = fmax(v5919, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5922 = bfloat(v5921);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5923 = v5909 * v4;
+        const uint v5924 = v5923 + v68;
+        const uint v5925 = v5924 + v5911;
+        out[v5925] = v5922;
+      }
+    }
+    const uint v5926 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5927 = v1127 + v5926;
+    const uint v5928 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5929 = v1126 + v5928;
+    const uint v5931 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5932 = v5931 == v5926;
+    const uint v5935 = v5928 + 1u;
+    const uint v5936 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v5937 = v5936 == v5935;
+    const bool v5938 = v5932 && v5937;
+    const uint v5941 = v5929 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5942 = v5941 == 0u;
+    const bool v5943 = v5938 && v5942;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5943) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5944 = v5927 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5945 = v5929 < v15;
+      const bool v5946 = v5944 && v5945;
+      if (v5946) {
+        const uint v5947 = v68 + v5929;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5948 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5949 = bias[v5947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5950 = float(v5949);
+        const float v5951 = v5948 + v5950;
+        const float v5953 = fmax(v5951, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5954 = bfloat(v5953);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5955 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5957 = v5947 + 1u;
+        const bfloat v5958 = bias[v5957];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5959 = float(v5958);
+        const float v5960 = v5955 + v5959;
+        const float v5962 = fmax(v5960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5963 = bfloat(v5962);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5964 = v5927 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5965 = v5964 + v5947;
+        *(device bfloat2*)(out + v5965) = bfloat2(v5954, v5963);
+      }
+    } else {
+      const bool v5970 = v5927 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5971 = v5929 < v15;
+      const bool v5972 = v5970 && v5971;
+      if (v5972) {
+        const float v5973 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5974 = v68 + v5929;
+        const bfloat v5975 = bias[v5974];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5976 = float(v5975);
+        const float v5977 = v5973 + v5976;
+        const float v5979 = fmax(v5977, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5980 = bfloat(v5979);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5981 = v5927 * v4;
+        const uint v5982 = v5981 + v68;
+        const uint v5983 = v5982 + v5929;
+        out[v5983] = v5980;
+      }
+      const uint v5985 = v1127 + v5931;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5987 = v1126 + v5936;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5988 = v5985 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5989 = v5987 < v15;
+      const bool v5990 = v5988 && v5989;
+      if (v5990) {
+        const float v5991 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5992 = v68 + v5987;
+        const bfloat v5993 = bias[v5992];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5994 = float(v5993);
+        const float v5995 = v5991 + v5994;
+        const float v5997 = fmax(v5995, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5998 = bfloat(v5997);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5999 = v5985 * v4;
+        const uint v6000 = v5999 + v68;
+        const uint v6001 = v6000 + v5987;
+        out[v6001] = v5998;
       }
     }
   } else {
-    const uint v6001 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6002 = v1126 + v6001;
-    const uint v6003 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6004 = v1125 + v6003;
-    const bool v6005 = v6002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6006 = v6004 < v15;
-    const bool v6007 = v6005 && v6006;
-    if (v6007) {
-      const float v6008 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6009 = v68 + v6004;
-      const bfloat v6010 = bias[v6009];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6011 = float(v6010);
-      const float v6012 = v6008 + v6011;
-      const float v6014 = fmax(v6012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6015 = bfloat(v6014);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6016 = v6002 * v4;
-      const uint v6017 = v6016 + v68;
-      const uint v6018 = v6017 + v6004;
-      out[v6018] = v6015;
-    }
-    const uint v6019 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6020 = v1126 + v6019;
-    const uint v6021 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6022 = v1125 + v6021;
-    const bool v6023 = v6020 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6024 = v6022 < v15;
-    const bool v6025 = v6023 && v6024;
-    if (v6025) {
-      const float v6026 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6027 = v68 + v6022;
-      const bfloat v6028 = bias[v6027];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6029 = float(v6028);
-      const float v6030 = v6026 + v6029;
-      const float v6032 = fmax(v6030, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6033 = bfloat(v6032);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6034 = v6020 * v4;
-      const uint v6035 = v6034 + v68;
-      const uint v6036 = v6035 + v6022;
-      out[v6036] = v6033;
-    }
-    const uint v6037 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6038 = v1126 + v6037;
-    const uint v6039 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6040 = v1125 + v6039;
-    const bool v6041 = v6038 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6042 = v6040 < v15;
-    const bool v6043 = v6041 && v6042;
-    if (v6043) {
-      const float v6044 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6045 = v68 + v6040;
-      const bfloat v6046 = bias[v6045];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6047 = float(v6046);
-      const float v6048 = v6044 + v6047;
-      const float v6050 = fmax(v6048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6051 = bfloat(v6050);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6052 = v6038 * v4;
-      const uint v6053 = v6052 + v68;
-      const uint v6054 = v6053 + v6040;
-      out[v6054] = v6051;
-    }
-    const uint v6055 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6056 = v1126 + v6055;
-    const uint v6057 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6058 = v1125 + v6057;
-    const bool v6059 = v6056 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6060 = v6058 < v15;
-    const bool v6061 = v6059 && v6060;
-    if (v6061) {
-      const float v6062 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6063 = v68 + v6058;
-      const bfloat v6064 = bias[v6063];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6065 = float(v6064);
-      const float v6066 = v6062 + v6065;
-      const float v6068 = fmax(v6066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6069 = bfloat(v6068);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6070 = v6056 * v4;
-      const uint v6071 = v6070 + v68;
-      const uint v6072 = v6071 + v6058;
-      out[v6072] = v6069;
-    }
-    const uint v6073 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6074 = v1126 + v6073;
-    const uint v6075 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6076 = v1125 + v6075;
-    const bool v6077 = v6074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6078 = v6076 < v15;
-    const bool v6079 = v6077 && v6078;
-    if (v6079) {
-      const float v6080 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6081 = v68 + v6076;
-      const bfloat v6082 = bias[v6081];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6083 = float(v6082);
-      const float v6084 = v6080 + v6083;
-      const float v6086 = fmax(v6084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6087 = bfloat(v6086);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6088 = v6074 * v4;
-      const uint v6089 = v6088 + v68;
-      const uint v6090 = v6089 + v6076;
-      out[v6090] = v6087;
-    }
-    const uint v6091 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6092 = v1126 + v6091;
-    const uint v6093 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6094 = v1125 + v6093;
-    const bool v6095 = v6092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6096 = v6094 < v15;
-    const bool v6097 = v6095 && v6096;
-    if (v6097) {
-      const float v6098 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6099 = v68 + v6094;
-      const bfloat v6100 = bias[v6099];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6101 = float(v6100);
-      const float v6102 = v6098 + v6101;
-      const float v6104 = fmax(v6102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6105 = bfloat(v6104);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6106 = v6092 * v4;
-      const uint v6107 = v6106 + v68;
-      const uint v6108 = v6107 + v6094;
-      out[v6108] = v6105;
-    }
-    const uint v6109 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6110 = v1126 + v6109;
-    const uint v6111 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6112 = v1125 + v6111;
-    const bool v6113 = v6110 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6114 = v6112 < v15;
-    const bool v6115 = v6113 && v6114;
-    if (v6115) {
-      const float v6116 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6117 = v68 + v6112;
-      const bfloat v6118 = bias[v6117];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6119 = float(v6118);
-      const float v6120 = v6116 + v6119;
-      const float v6122 = fmax(v6120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6123 = bfloat(v6122);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6124 = v6110 * v4;
-      const uint v6125 = v6124 + v68;
-      const uint v6126 = v6125 + v6112;
-      out[v6126] = v6123;
-    }
-    const uint v6127 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6128 = v1126 + v6127;
-    const uint v6129 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6130 = v1125 + v6129;
-    const bool v6131 = v6128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6132 = v6130 < v15;
-    const bool v6133 = v6131 && v6132;
-    if (v6133) {
-      const float v6134 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6135 = v68 + v6130;
-      const bfloat v6136 = bias[v6135];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6137 = float(v6136);
-      const float v6138 = v6134 + v6137;
-      const float v6140 = fmax(v6138, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6141 = bfloat(v6140);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6142 = v6128 * v4;
-      const uint v6143 = v6142 + v68;
-      const uint v6144 = v6143 + v6130;
-      out[v6144] = v6141;
-    }
-    const uint v6145 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6146 = v1126 + v6145;
-    const uint v6147 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6148 = v1125 + v6147;
-    const bool v6149 = v6146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6150 = v6148 < v15;
-    const bool v6151 = v6149 && v6150;
-    if (v6151) {
-      const float v6152 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6153 = v68 + v6148;
-      const bfloat v6154 = bias[v6153];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6155 = float(v6154);
-      const float v6156 = v6152 + v6155;
-      const float v6158 = fmax(v6156, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6159 = bfloat(v6158);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6160 = v6146 * v4;
-      const uint v6161 = v6160 + v68;
-      const uint v6162 = v6161 + v6148;
-      out[v6162] = v6159;
-    }
-    const uint v6163 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6164 = v1126 + v6163;
-    const uint v6165 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6166 = v1125 + v6165;
-    const bool v6167 = v6164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6168 = v6166 < v15;
-    const bool v6169 = v6167 && v6168;
-    if (v6169) {
-      const float v6170 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6171 = v68 + v6166;
-      const bfloat v6172 = bias[v6171];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6173 = float(v6172);
-      const float v6174 = v6170 + v6173;
-      const float v6176 = fmax(v6174, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6177 = bfloat(v6176);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6178 = v6164 * v4;
-      const uint v6179 = v6178 + v68;
-      const uint v6180 = v6179 + v6166;
-      out[v6180] = v6177;
-    }
-    const uint v6181 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6182 = v1126 + v6181;
-    const uint v6183 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6184 = v1125 + v6183;
-    const bool v6185 = v6182 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6186 = v6184 < v15;
-    const bool v6187 = v6185 && v6186;
-    if (v6187) {
-      const float v6188 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6189 = v68 + v6184;
-      const bfloat v6190 = bias[v6189];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6191 = float(v6190);
-      const float v6192 = v6188 + v6191;
-      const float v6194 = fmax(v6192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6195 = bfloat(v6194);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6196 = v6182 * v4;
-      const uint v6197 = v6196 + v68;
-      const uint v6198 = v6197 + v6184;
-      out[v6198] = v6195;
-    }
-    const uint v6199 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6200 = v1126 + v6199;
-    const uint v6201 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6202 = v1125 + v6201;
-    const bool v6203 = v6200 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6204 = v6202 < v15;
-    const bool v6205 = v6203 && v6204;
-    if (v6205) {
-      const float v6206 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6207 = v68 + v6202;
-      const bfloat v6208 = bias[v6207];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6209 = float(v6208);
-      const float v6210 = v6206 + v6209;
-      const float v6212 = fmax(v6210, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6213 = bfloat(v6212);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6214 = v6200 * v4;
-      const uint v6215 = v6214 + v68;
-      const uint v6216 = v6215 + v6202;
-      out[v6216] = v6213;
-    }
-    const uint v6217 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6218 = v1126 + v6217;
-    const uint v6219 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6220 = v1125 + v6219;
-    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6222 = v6220 < v15;
-    const bool v6223 = v6221 && v6222;
-    if (v6223) {
-      const float v6224 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6225 = v68 + v6220;
-      const bfloat v6226 = bias[v6225];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6227 = float(v6226);
-      const float v6228 = v6224 + v6227;
-      const float v6230 = fmax(v6228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6231 = bfloat(v6230);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6232 = v6218 * v4;
-      const uint v6233 = v6232 + v68;
-      const uint v6234 = v6233 + v6220;
-      out[v6234] = v6231;
-    }
-    const uint v6235 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6236 = v1126 + v6235;
-    const uint v6237 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6238 = v1125 + v6237;
-    const bool v6239 = v6236 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6240 = v6238 < v15;
-    const bool v6241 = v6239 && v6240;
-    if (v6241) {
-      const float v6242 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6243 = v68 + v6238;
-      const bfloat v6244 = bias[v6243];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6245 = float(v6244);
-      const float v6246 = v6242 + v6245;
-      const float v6248 = fmax(v6246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6249 = bfloat(v6248);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6250 = v6236 * v4;
-      const uint v6251 = v6250 + v68;
-      const uint v6252 = v6251 + v6238;
-      out[v6252] = v6249;
-    }
-    const uint v6253 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6254 = v1126 + v6253;
-    const uint v6255 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6256 = v1125 + v6255;
-    const bool v6257 = v6254 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6258 = v6256 < v15;
-    const bool v6259 = v6257 && v6258;
-    if (v6259) {
-      const float v6260 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6261 = v68 + v6256;
-      const bfloat v6262 = bias[v6261];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6263 = float(v6262);
-      const float v6264 = v6260 + v6263;
-      const float v6266 = fmax(v6264, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6267 = bfloat(v6266);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6268 = v6254 * v4;
-      const uint v6269 = v6268 + v68;
-      const uint v6270 = v6269 + v6256;
-      out[v6270] = v6267;
-    }
-    const uint v6271 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6272 = v1126 + v6271;
-    const uint v6273 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6274 = v1125 + v6273;
-    const bool v6275 = v6272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6276 = v6274 < v15;
-    const bool v6277 = v6275 && v6276;
-    if (v6277) {
-      const float v6278 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6279 = v68 + v6274;
-      const bfloat v6280 = bias[v6279];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6281 = float(v6280);
-      const float v6282 = v6278 + v6281;
-      const float v6284 = fmax(v6282, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6285 = bfloat(v6284);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6286 = v6272 * v4;
-      const uint v6287 = v6286 + v68;
-      const uint v6288 = v6287 + v6274;
-      out[v6288] = v6285;
-    }
-    const uint v6289 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6290 = v1126 + v6289;
-    const uint v6291 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6292 = v1125 + v6291;
-    const bool v6293 = v6290 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6294 = v6292 < v15;
-    const bool v6295 = v6293 && v6294;
-    if (v6295) {
-      const float v6296 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6297 = v68 + v6292;
-      const bfloat v6298 = bias[v6297];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6299 = float(v6298);
-      const float v6300 = v6296 + v6299;
-      const float v6302 = fmax(v6300, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6303 = bfloat(v6302);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6304 = v6290 * v4;
-      const uint v6305 = v6304 + v68;
-      const uint v6306 = v6305 + v6292;
-      out[v6306] = v6303;
-    }
-    const uint v6307 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6308 = v1126 + v6307;
-    const uint v6309 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6310 = v1125 + v6309;
-    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6312 = v6310 < v15;
-    const bool v6313 = v6311 && v6312;
-    if (v6313) {
-      const float v6314 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6315 = v68 + v6310;
-      const bfloat v6316 = bias[v6315];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6317 = float(v6316);
-      const float v6318 = v6314 + v6317;
-      const float v6320 = fmax(v6318, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6321 = bfloat(v6320);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6322 = v6308 * v4;
-      const uint v6323 = v6322 + v68;
-      const uint v6324 = v6323 + v6310;
-      out[v6324] = v6321;
-    }
-    const uint v6325 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6326 = v1126 + v6325;
-    const uint v6327 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6328 = v1125 + v6327;
-    const bool v6329 = v6326 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6330 = v6328 < v15;
-    const bool v6331 = v6329 && v6330;
-    if (v6331) {
-      const float v6332 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6333 = v68 + v6328;
-      const bfloat v6334 = bias[v6333];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6335 = float(v6334);
-      const float v6336 = v6332 + v6335;
-      const float v6338 = fmax(v6336, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6339 = bfloat(v6338);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6340 = v6326 * v4;
-      const uint v6341 = v6340 + v68;
-      const uint v6342 = v6341 + v6328;
-      out[v6342] = v6339;
-    }
-    const uint v6343 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6344 = v1126 + v6343;
-    const uint v6345 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6346 = v1125 + v6345;
-    const bool v6347 = v6344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6348 = v6346 < v15;
-    const bool v6349 = v6347 && v6348;
-    if (v6349) {
-      const float v6350 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6351 = v68 + v6346;
-      const bfloat v6352 = bias[v6351];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6353 = float(v6352);
-      const float v6354 = v6350 + v6353;
-      const float v6356 = fmax(v6354, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6357 = bfloat(v6356);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6358 = v6344 * v4;
-      const uint v6359 = v6358 + v68;
-      const uint v6360 = v6359 + v6346;
-      out[v6360] = v6357;
-    }
-    const uint v6361 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6362 = v1126 + v6361;
-    const uint v6363 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6364 = v1125 + v6363;
-    const bool v6365 = v6362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6366 = v6364 < v15;
-    const bool v6367 = v6365 && v6366;
-    if (v6367) {
-      const float v6368 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6369 = v68 + v6364;
-      const bfloat v6370 = bias[v6369];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6371 = float(v6370);
-      const float v6372 = v6368 + v6371;
-      const float v6374 = fmax(v6372, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6375 = bfloat(v6374);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6376 = v6362 * v4;
-      const uint v6377 = v6376 + v68;
-      const uint v6378 = v6377 + v6364;
-      out[v6378] = v6375;
-    }
-    const uint v6379 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6380 = v1126 + v6379;
-    const uint v6381 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6382 = v1125 + v6381;
-    const bool v6383 = v6380 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6384 = v6382 < v15;
-    const bool v6385 = v6383 && v6384;
-    if (v6385) {
-      const float v6386 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6387 = v68 + v6382;
-      const bfloat v6388 = bias[v6387];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6389 = float(v6388);
-      const float v6390 = v6386 + v6389;
-      const float v6392 = fmax(v6390, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6393 = bfloat(v6392);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6394 = v6380 * v4;
-      const uint v6395 = v6394 + v68;
-      const uint v6396 = v6395 + v6382;
-      out[v6396] = v6393;
-    }
-    const uint v6397 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6398 = v1126 + v6397;
-    const uint v6399 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6400 = v1125 + v6399;
-    const bool v6401 = v6398 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6402 = v6400 < v15;
-    const bool v6403 = v6401 && v6402;
-    if (v6403) {
-      const float v6404 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6405 = v68 + v6400;
-      const bfloat v6406 = bias[v6405];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6407 = float(v6406);
-      const float v6408 = v6404 + v6407;
-      const float v6410 = fmax(v6408, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6411 = bfloat(v6410);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6412 = v6398 * v4;
-      const uint v6413 = v6412 + v68;
-      const uint v6414 = v6413 + v6400;
-      out[v6414] = v6411;
-    }
-    const uint v6415 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6416 = v1126 + v6415;
-    const uint v6417 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6418 = v1125 + v6417;
-    const bool v6419 = v6416 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6420 = v6418 < v15;
-    const bool v6421 = v6419 && v6420;
-    if (v6421) {
-      const float v6422 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6423 = v68 + v6418;
-      const bfloat v6424 = bias[v6423];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6425 = float(v6424);
-      const float v6426 = v6422 + v6425;
-      const float v6428 = fmax(v6426, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6429 = bfloat(v6428);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6430 = v6416 * v4;
-      const uint v6431 = v6430 + v68;
-      const uint v6432 = v6431 + v6418;
-      out[v6432] = v6429;
-    }
-    const uint v6433 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6434 = v1126 + v6433;
-    const uint v6435 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6436 = v1125 + v6435;
-    const bool v6437 = v6434 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6438 = v6436 < v15;
-    const bool v6439 = v6437 && v6438;
-    if (v6439) {
-      const float v6440 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6441 = v68 + v6436;
-      const bfloat v6442 = bias[v6441];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6443 = float(v6442);
-      const float v6444 = v6440 + v6443;
-      const float v6446 = fmax(v6444, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6447 = bfloat(v6446);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6448 = v6434 * v4;
-      const uint v6449 = v6448 + v68;
-      const uint v6450 = v6449 + v6436;
-      out[v6450] = v6447;
-    }
-    const uint v6451 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6452 = v1126 + v6451;
-    const uint v6453 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6454 = v1125 + v6453;
-    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6456 = v6454 < v15;
-    const bool v6457 = v6455 && v6456;
-    if (v6457) {
-      const float v6458 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6459 = v68 + v6454;
-      const bfloat v6460 = bias[v6459];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6461 = float(v6460);
-      const float v6462 = v6458 + v6461;
-      const float v6464 = fmax(v6462, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6465 = bfloat(v6464);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6466 = v6452 * v4;
-      const uint v6467 = v6466 + v68;
-      const uint v6468 = v6467 + v6454;
-      out[v6468] = v6465;
-    }
-    const uint v6469 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6470 = v1126 + v6469;
-    const uint v6471 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6472 = v1125 + v6471;
-    const bool v6473 = v6470 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6474 = v6472 < v15;
-    const bool v6475 = v6473 && v6474;
-    if (v6475) {
-      const float v6476 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6477 = v68 + v6472;
-      const bfloat v6478 = bias[v6477];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6479 = float(v6478);
-      const float v6480 = v6476 + v6479;
-      const float v6482 = fmax(v6480, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6483 = bfloat(v6482);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6484 = v6470 * v4;
-      const uint v6485 = v6484 + v68;
-      const uint v6486 = v6485 + v6472;
-      out[v6486] = v6483;
-    }
-    const uint v6487 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6488 = v1126 + v6487;
-    const uint v6489 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6490 = v1125 + v6489;
-    const bool v6491 = v6488 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6492 = v6490 < v15;
-    const bool v6493 = v6491 && v6492;
-    if (v6493) {
-      const float v6494 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6495 = v68 + v6490;
-      const bfloat v6496 = bias[v6495];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6497 = float(v6496);
-      const float v6498 = v6494 + v6497;
-      const float v6500 = fmax(v6498, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6501 = bfloat(v6500);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6502 = v6488 * v4;
-      const uint v6503 = v6502 + v68;
-      const uint v6504 = v6503 + v6490;
-      out[v6504] = v6501;
-    }
-    const uint v6505 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6506 = v1126 + v6505;
-    const uint v6507 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6508 = v1125 + v6507;
-    const bool v6509 = v6506 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6510 = v6508 < v15;
-    const bool v6511 = v6509 && v6510;
-    if (v6511) {
-      const float v6512 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6513 = v68 + v6508;
-      const bfloat v6514 = bias[v6513];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6515 = float(v6514);
-      const float v6516 = v6512 + v6515;
-      const float v6518 = fmax(v6516, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6519 = bfloat(v6518);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6520 = v6506 * v4;
-      const uint v6521 = v6520 + v68;
-      const uint v6522 = v6521 + v6508;
-      out[v6522] = v6519;
-    }
-    const uint v6523 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6524 = v1126 + v6523;
-    const uint v6525 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6526 = v1125 + v6525;
-    const bool v6527 = v6524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6528 = v6526 < v15;
-    const bool v6529 = v6527 && v6528;
-    if (v6529) {
-      const float v6530 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6531 = v68 + v6526;
-      const bfloat v6532 = bias[v6531];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6533 = float(v6532);
-      const float v6534 = v6530 + v6533;
-      const float v6536 = fmax(v6534, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6537 = bfloat(v6536);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6538 = v6524 * v4;
-      const uint v6539 = v6538 + v68;
-      const uint v6540 = v6539 + v6526;
-      out[v6540] = v6537;
-    }
-    const uint v6541 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6542 = v1126 + v6541;
-    const uint v6543 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6544 = v1125 + v6543;
-    const bool v6545 = v6542 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6546 = v6544 < v15;
-    const bool v6547 = v6545 && v6546;
-    if (v6547) {
-      const float v6548 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6549 = v68 + v6544;
-      const bfloat v6550 = bias[v6549];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6551 = float(v6550);
-      const float v6552 = v6548 + v6551;
-      const float v6554 = fmax(v6552, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6555 = bfloat(v6554);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6556 = v6542 * v4;
-      const uint v6557 = v6556 + v68;
-      const uint v6558 = v6557 + v6544;
-      out[v6558] = v6555;
-    }
-    const uint v6559 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6560 = v1126 + v6559;
-    const uint v6561 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6562 = v1125 + v6561;
-    const bool v6563 = v6560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6564 = v6562 < v15;
-    const bool v6565 = v6563 && v6564;
-    if (v6565) {
-      const float v6566 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6567 = v68 + v6562;
-      const bfloat v6568 = bias[v6567];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6569 = float(v6568);
-      const float v6570 = v6566 + v6569;
-      const float v6572 = fmax(v6570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6573 = bfloat(v6572);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6574 = v6560 * v4;
-      const uint v6575 = v6574 + v68;
-      const uint v6576 = v6575 + v6562;
-      out[v6576] = v6573;
-    }
-    const uint v6577 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6578 = v1126 + v6577;
-    const uint v6579 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6580 = v1125 + v6579;
-    const bool v6581 = v6578 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6582 = v6580 < v15;
-    const bool v6583 = v6581 && v6582;
-    if (v6583) {
-      const float v6584 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6585 = v68 + v6580;
-      const bfloat v6586 = bias[v6585];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6587 = float(v6586);
-      const float v6588 = v6584 + v6587;
-      const float v6590 = fmax(v6588, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6591 = bfloat(v6590);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6592 = v6578 * v4;
-      const uint v6593 = v6592 + v68;
-      const uint v6594 = v6593 + v6580;
-      out[v6594] = v6591;
-    }
-    const uint v6595 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6596 = v1126 + v6595;
-    const uint v6597 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6598 = v1125 + v6597;
-    const bool v6599 = v6596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6600 = v6598 < v15;
-    const bool v6601 = v6599 && v6600;
-    if (v6601) {
-      const float v6602 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6603 = v68 + v6598;
-      const bfloat v6604 = bias[v6603];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6605 = float(v6604);
-      const float v6606 = v6602 + v6605;
-      const float v6608 = fmax(v6606, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6609 = bfloat(v6608);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6610 = v6596 * v4;
-      const uint v6611 = v6610 + v68;
-      const uint v6612 = v6611 + v6598;
-      out[v6612] = v6609;
-    }
-    const uint v6613 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6614 = v1126 + v6613;
-    const uint v6615 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6616 = v1125 + v6615;
-    const bool v6617 = v6614 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6618 = v6616 < v15;
-    const bool v6619 = v6617 && v6618;
-    if (v6619) {
-      const float v6620 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6621 = v68 + v6616;
-      const bfloat v6622 = bias[v6621];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6623 = float(v6622);
-      const float v6624 = v6620 + v6623;
-      const float v6626 = fmax(v6624, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6627 = bfloat(v6626);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6628 = v6614 * v4;
-      const uint v6629 = v6628 + v68;
-      const uint v6630 = v6629 + v6616;
-      out[v6630] = v6627;
-    }
-    const uint v6631 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6632 = v1126 + v6631;
-    const uint v6633 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6634 = v1125 + v6633;
-    const bool v6635 = v6632 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6636 = v6634 < v15;
-    const bool v6637 = v6635 && v6636;
-    if (v6637) {
-      const float v6638 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6639 = v68 + v6634;
-      const bfloat v6640 = bias[v6639];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6641 = float(v6640);
-      const float v6642 = v6638 + v6641;
-      const float v6644 = fmax(v6642, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6645 = bfloat(v6644);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6646 = v6632 * v4;
-      const uint v6647 = v6646 + v68;
-      const uint v6648 = v6647 + v6634;
-      out[v6648] = v6645;
-    }
-    const uint v6649 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6650 = v1126 + v6649;
-    const uint v6651 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6652 = v1125 + v6651;
-    const bool v6653 = v6650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6654 = v6652 < v15;
-    const bool v6655 = v6653 && v6654;
-    if (v6655) {
-      const float v6656 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6657 = v68 + v6652;
-      const bfloat v6658 = bias[v6657];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6659 = float(v6658);
-      const float v6660 = v6656 + v6659;
-      const float v6662 = fmax(v6660, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6663 = bfloat(v6662);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6664 = v6650 * v4;
-      const uint v6665 = v6664 + v68;
-      const uint v6666 = v6665 + v6652;
-      out[v6666] = v6663;
-    }
-    const uint v6667 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6668 = v1126 + v6667;
-    const uint v6669 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6670 = v1125 + v6669;
-    const bool v6671 = v6668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6672 = v6670 < v15;
-    const bool v6673 = v6671 && v6672;
-    if (v6673) {
-      const float v6674 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6675 = v68 + v6670;
-      const bfloat v6676 = bias[v6675];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6677 = float(v6676);
-      const float v6678 = v6674 + v6677;
-      const float v6680 = fmax(v6678, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6681 = bfloat(v6680);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6682 = v6668 * v4;
-      const uint v6683 = v6682 + v68;
-      const uint v6684 = v6683 + v6670;
-      out[v6684] = v6681;
-    }
-    const uint v6685 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6686 = v1126 + v6685;
-    const uint v6687 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6688 = v1125 + v6687;
-    const bool v6689 = v6686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6690 = v6688 < v15;
-    const bool v6691 = v6689 && v6690;
-    if (v6691) {
-      const float v6692 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6693 = v68 + v6688;
-      const bfloat v6694 = bias[v6693];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6695 = float(v6694);
-      const float v6696 = v6692 + v6695;
-      const float v6698 = fmax(v6696, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6699 = bfloat(v6698);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6700 = v6686 * v4;
-      const uint v6701 = v6700 + v68;
-      const uint v6702 = v6701 + v6688;
-      out[v6702] = v6699;
-    }
-    const uint v6703 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6704 = v1126 + v6703;
-    const uint v6705 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6706 = v1125 + v6705;
-    const bool v6707 = v6704 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6708 = v6706 < v15;
-    const bool v6709 = v6707 && v6708;
-    if (v6709) {
-      const float v6710 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6711 = v68 + v6706;
-      const bfloat v6712 = bias[v6711];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6713 = float(v6712);
-      const float v6714 = v6710 + v6713;
-      const float v6716 = fmax(v6714, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6717 = bfloat(v6716);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6718 = v6704 * v4;
-      const uint v6719 = v6718 + v68;
-      const uint v6720 = v6719 + v6706;
-      out[v6720] = v6717;
-    }
-    const uint v6721 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6722 = v1126 + v6721;
-    const uint v6723 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6724 = v1125 + v6723;
-    const bool v6725 = v6722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6726 = v6724 < v15;
-    const bool v6727 = v6725 && v6726;
-    if (v6727) {
-      const float v6728 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6729 = v68 + v6724;
-      const bfloat v6730 = bias[v6729];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6731 = float(v6730);
-      const float v6732 = v6728 + v6731;
-      const float v6734 = fmax(v6732, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6735 = bfloat(v6734);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6736 = v6722 * v4;
-      const uint v6737 = v6736 + v68;
-      const uint v6738 = v6737 + v6724;
-      out[v6738] = v6735;
-    }
-    const uint v6739 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6740 = v1126 + v6739;
-    const uint v6741 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6742 = v1125 + v6741;
-    const bool v6743 = v6740 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6744 = v6742 < v15;
-    const bool v6745 = v6743 && v6744;
-    if (v6745) {
-      const float v6746 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6747 = v68 + v6742;
-      const bfloat v6748 = bias[v6747];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6749 = float(v6748);
-      const float v6750 = v6746 + v6749;
-      const float v6752 = fmax(v6750, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6753 = bfloat(v6752);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6754 = v6740 * v4;
-      const uint v6755 = v6754 + v68;
-      const uint v6756 = v6755 + v6742;
-      out[v6756] = v6753;
-    }
-    const uint v6757 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6758 = v1126 + v6757;
-    const uint v6759 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6760 = v1125 + v6759;
-    const bool v6761 = v6758 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6762 = v6760 < v15;
-    const bool v6763 = v6761 && v6762;
-    if (v6763) {
-      const float v6764 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6765 = v68 + v6760;
-      const bfloat v6766 = bias[v6765];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6767 = float(v6766);
-      const float v6768 = v6764 + v6767;
-      const float v6770 = fmax(v6768, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6771 = bfloat(v6770);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6772 = v6758 * v4;
-      const uint v6773 = v6772 + v68;
-      const uint v6774 = v6773 + v6760;
-      out[v6774] = v6771;
-    }
-    const uint v6775 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6776 = v1126 + v6775;
-    const uint v6777 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6778 = v1125 + v6777;
-    const bool v6779 = v6776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6780 = v6778 < v15;
-    const bool v6781 = v6779 && v6780;
-    if (v6781) {
-      const float v6782 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6783 = v68 + v6778;
-      const bfloat v6784 = bias[v6783];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6785 = float(v6784);
-      const float v6786 = v6782 + v6785;
-      const float v6788 = fmax(v6786, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6789 = bfloat(v6788);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6790 = v6776 * v4;
-      const uint v6791 = v6790 + v68;
-      const uint v6792 = v6791 + v6778;
-      out[v6792] = v6789;
-    }
-    const uint v6793 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6794 = v1126 + v6793;
-    const uint v6795 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6796 = v1125 + v6795;
-    const bool v6797 = v6794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6798 = v6796 < v15;
-    const bool v6799 = v6797 && v6798;
-    if (v6799) {
-      const float v6800 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6801 = v68 + v6796;
-      const bfloat v6802 = bias[v6801];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6803 = float(v6802);
-      const float v6804 = v6800 + v6803;
-      const float v6806 = fmax(v6804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6807 = bfloat(v6806);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6808 = v6794 * v4;
-      const uint v6809 = v6808 + v68;
-      const uint v6810 = v6809 + v6796;
-      out[v6810] = v6807;
-    }
-    const uint v6811 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6812 = v1126 + v6811;
-    const uint v6813 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6814 = v1125 + v6813;
-    const bool v6815 = v6812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6816 = v6814 < v15;
-    const bool v6817 = v6815 && v6816;
-    if (v6817) {
-      const float v6818 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6819 = v68 + v6814;
-      const bfloat v6820 = bias[v6819];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6821 = float(v6820);
-      const float v6822 = v6818 + v6821;
-      const float v6824 = fmax(v6822, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6825 = bfloat(v6824);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6826 = v6812 * v4;
-      const uint v6827 = v6826 + v68;
-      const uint v6828 = v6827 + v6814;
-      out[v6828] = v6825;
-    }
-    const uint v6829 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6830 = v1126 + v6829;
-    const uint v6831 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6832 = v1125 + v6831;
-    const bool v6833 = v6830 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6834 = v6832 < v15;
-    const bool v6835 = v6833 && v6834;
-    if (v6835) {
-      const float v6836 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6837 = v68 + v6832;
-      const bfloat v6838 = bias[v6837];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6839 = float(v6838);
-      const float v6840 = v6836 + v6839;
-      const float v6842 = fmax(v6840, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6843 = bfloat(v6842);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6844 = v6830 * v4;
-      const uint v6845 = v6844 + v68;
-      const uint v6846 = v6845 + v6832;
-      out[v6846] = v6843;
-    }
-    const uint v6847 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6848 = v1126 + v6847;
-    const uint v6849 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6850 = v1125 + v6849;
-    const bool v6851 = v6848 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6852 = v6850 < v15;
-    const bool v6853 = v6851 && v6852;
-    if (v6853) {
-      const float v6854 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6855 = v68 + v6850;
-      const bfloat v6856 = bias[v6855];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6857 = float(v6856);
-      const float v6858 = v6854 + v6857;
-      const float v6860 = fmax(v6858, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6861 = bfloat(v6860);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6862 = v6848 * v4;
-      const uint v6863 = v6862 + v68;
-      const uint v6864 = v6863 + v6850;
-      out[v6864] = v6861;
-    }
-    const uint v6865 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6866 = v1126 + v6865;
-    const uint v6867 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6868 = v1125 + v6867;
-    const bool v6869 = v6866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6870 = v6868 < v15;
-    const bool v6871 = v6869 && v6870;
-    if (v6871) {
-      const float v6872 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6873 = v68 + v6868;
-      const bfloat v6874 = bias[v6873];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6875 = float(v6874);
-      const float v6876 = v6872 + v6875;
-      const float v6878 = fmax(v6876, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6879 = bfloat(v6878);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6880 = v6866 * v4;
-      const uint v6881 = v6880 + v68;
-      const uint v6882 = v6881 + v6868;
-      out[v6882] = v6879;
-    }
-    const uint v6883 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6884 = v1126 + v6883;
-    const uint v6885 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6886 = v1125 + v6885;
-    const bool v6887 = v6884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6888 = v6886 < v15;
-    const bool v6889 = v6887 && v6888;
-    if (v6889) {
-      const float v6890 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6891 = v68 + v6886;
-      const bfloat v6892 = bias[v6891];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6893 = float(v6892);
-      const float v6894 = v6890 + v6893;
-      const float v6896 = fmax(v6894, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6897 = bfloat(v6896);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6898 = v6884 * v4;
-      const uint v6899 = v6898 + v68;
-      const uint v6900 = v6899 + v6886;
-      out[v6900] = v6897;
-    }
-    const uint v6901 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6902 = v1126 + v6901;
-    const uint v6903 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6904 = v1125 + v6903;
-    const bool v6905 = v6902 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6906 = v6904 < v15;
-    const bool v6907 = v6905 && v6906;
-    if (v6907) {
-      const float v6908 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6909 = v68 + v6904;
-      const bfloat v6910 = bias[v6909];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6911 = float(v6910);
-      const float v6912 = v6908 + v6911;
-      const float v6914 = fmax(v6912, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6915 = bfloat(v6914);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6916 = v6902 * v4;
-      const uint v6917 = v6916 + v68;
-      const uint v6918 = v6917 + v6904;
-      out[v6918] = v6915;
-    }
-    const uint v6919 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6920 = v1126 + v6919;
-    const uint v6921 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6922 = v1125 + v6921;
-    const bool v6923 = v6920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6924 = v6922 < v15;
-    const bool v6925 = v6923 && v6924;
-    if (v6925) {
-      const float v6926 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6927 = v68 + v6922;
-      const bfloat v6928 = bias[v6927];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6929 = float(v6928);
-      const float v6930 = v6926 + v6929;
-      const float v6932 = fmax(v6930, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6933 = bfloat(v6932);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6934 = v6920 * v4;
-      const uint v6935 = v6934 + v68;
-      const uint v6936 = v6935 + v6922;
-      out[v6936] = v6933;
-    }
-    const uint v6937 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6938 = v1126 + v6937;
-    const uint v6939 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6940 = v1125 + v6939;
-    const bool v6941 = v6938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6942 = v6940 < v15;
-    const bool v6943 = v6941 && v6942;
-    if (v6943) {
-      const float v6944 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6945 = v68 + v6940;
-      const bfloat v6946 = bias[v6945];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6947 = float(v6946);
-      const float v6948 = v6944 + v6947;
-      const float v6950 = fmax(v6948, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6951 = bfloat(v6950);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6952 = v6938 * v4;
-      const uint v6953 = v6952 + v68;
-      const uint v6954 = v6953 + v6940;
-      out[v6954] = v6951;
-    }
-    const uint v6955 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6956 = v1126 + v6955;
-    const uint v6957 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6958 = v1125 + v6957;
-    const bool v6959 = v6956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6960 = v6958 < v15;
-    const bool v6961 = v6959 && v6960;
-    if (v6961) {
-      const float v6962 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6963 = v68 + v6958;
-      const bfloat v6964 = bias[v6963];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6965 = float(v6964);
-      const float v6966 = v6962 + v6965;
-      const float v6968 = fmax(v6966, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6969 = bfloat(v6968);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6970 = v6956 * v4;
-      const uint v6971 = v6970 + v68;
-      const uint v6972 = v6971 + v6958;
-      out[v6972] = v6969;
-    }
-    const uint v6973 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6974 = v1126 + v6973;
-    const uint v6975 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6976 = v1125 + v6975;
-    const bool v6977 = v6974 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6978 = v6976 < v15;
-    const bool v6979 = v6977 && v6978;
-    if (v6979) {
-      const float v6980 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6981 = v68 + v6976;
-      const bfloat v6982 = bias[v6981];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6983 = float(v6982);
-      const float v6984 = v6980 + v6983;
-      const float v6986 = fmax(v6984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6987 = bfloat(v6986);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6988 = v6974 * v4;
-      const uint v6989 = v6988 + v68;
-      const uint v6990 = v6989 + v6976;
-      out[v6990] = v6987;
-    }
-    const uint v6991 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6992 = v1126 + v6991;
-    const uint v6993 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6994 = v1125 + v6993;
-    const bool v6995 = v6992 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6996 = v6994 < v15;
-    const bool v6997 = v6995 && v6996;
-    if (v6997) {
-      const float v6998 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6999 = v68 + v6994;
-      const bfloat v7000 = bias[v6999];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7001 = float(v7000);
-      const float v7002 = v6998 + v7001;
-      const float v7004 = fmax(v7002, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7005 = bfloat(v7004);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7006 = v6992 * v4;
-      const uint v7007 = v7006 + v68;
-      const uint v7008 = v7007 + v6994;
-      out[v7008] = v7005;
-    }
-    const uint v7009 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7010 = v1126 + v7009;
-    const uint v7011 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7012 = v1125 + v7011;
-    const bool v7013 = v7010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7014 = v7012 < v15;
-    const bool v7015 = v7013 && v7014;
-    if (v7015) {
-      const float v7016 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7017 = v68 + v7012;
-      const bfloat v7018 = bias[v7017];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7019 = float(v7018);
-      const float v7020 = v7016 + v7019;
-      const float v7022 = fmax(v7020, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7023 = bfloat(v7022);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7024 = v7010 * v4;
-      const uint v7025 = v7024 + v68;
-      const uint v7026 = v7025 + v7012;
-      out[v7026] = v7023;
-    }
-    const uint v7027 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7028 = v1126 + v7027;
-    const uint v7029 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7030 = v1125 + v7029;
-    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7032 = v7030 < v15;
-    const bool v7033 = v7031 && v7032;
-    if (v7033) {
-      const float v7034 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7035 = v68 + v7030;
-      const bfloat v7036 = bias[v7035];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7037 = float(v7036);
-      const float v7038 = v7034 + v7037;
-      const float v7040 = fmax(v7038, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7041 = bfloat(v7040);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7042 = v7028 * v4;
-      const uint v7043 = v7042 + v68;
-      const uint v7044 = v7043 + v7030;
-      out[v7044] = v7041;
-    }
-    const uint v7045 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7046 = v1126 + v7045;
-    const uint v7047 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7048 = v1125 + v7047;
-    const bool v7049 = v7046 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7050 = v7048 < v15;
-    const bool v7051 = v7049 && v7050;
-    if (v7051) {
-      const float v7052 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7053 = v68 + v7048;
-      const bfloat v7054 = bias[v7053];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7055 = float(v7054);
-      const float v7056 = v7052 + v7055;
-      const float v7058 = fmax(v7056, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7059 = bfloat(v7058);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7060 = v7046 * v4;
-      const uint v7061 = v7060 + v68;
-      const uint v7062 = v7061 + v7048;
-      out[v7062] = v7059;
-    }
-    const uint v7063 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7064 = v1126 + v7063;
-    const uint v7065 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7066 = v1125 + v7065;
-    const bool v7067 = v7064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7068 = v7066 < v15;
-    const bool v7069 = v7067 && v7068;
-    if (v7069) {
-      const float v7070 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7071 = v68 + v7066;
-      const bfloat v7072 = bias[v7071];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7073 = float(v7072);
-      const float v7074 = v7070 + v7073;
-      const float v7076 = fmax(v7074, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7077 = bfloat(v7076);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7078 = v7064 * v4;
-      const uint v7079 = v7078 + v68;
-      const uint v7080 = v7079 + v7066;
-      out[v7080] = v7077;
-    }
-    const uint v7081 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7082 = v1126 + v7081;
-    const uint v7083 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7084 = v1125 + v7083;
-    const bool v7085 = v7082 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7086 = v7084 < v15;
-    const bool v7087 = v7085 && v7086;
-    if (v7087) {
-      const float v7088 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7089 = v68 + v7084;
-      const bfloat v7090 = bias[v7089];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7091 = float(v7090);
-      const float v7092 = v7088 + v7091;
-      const float v7094 = fmax(v7092, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7095 = bfloat(v7094);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7096 = v7082 * v4;
-      const uint v7097 = v7096 + v68;
-      const uint v7098 = v7097 + v7084;
-      out[v7098] = v7095;
-    }
-    const uint v7099 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7100 = v1126 + v7099;
-    const uint v7101 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7102 = v1125 + v7101;
-    const bool v7103 = v7100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7104 = v7102 < v15;
-    const bool v7105 = v7103 && v7104;
-    if (v7105) {
-      const float v7106 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7107 = v68 + v7102;
-      const bfloat v7108 = bias[v7107];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7109 = float(v7108);
-      const float v7110 = v7106 + v7109;
-      const float v7112 = fmax(v7110, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7113 = bfloat(v7112);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7114 = v7100 * v4;
-      const uint v7115 = v7114 + v68;
-      const uint v7116 = v7115 + v7102;
-      out[v7116] = v7113;
-    }
-    const uint v7117 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7118 = v1126 + v7117;
-    const uint v7119 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7120 = v1125 + v7119;
-    const bool v7121 = v7118 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7122 = v7120 < v15;
-    const bool v7123 = v7121 && v7122;
-    if (v7123) {
-      const float v7124 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7125 = v68 + v7120;
-      const bfloat v7126 = bias[v7125];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7127 = float(v7126);
-      const float v7128 = v7124 + v7127;
-      const float v7130 = fmax(v7128, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7131 = bfloat(v7130);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7132 = v7118 * v4;
-      const uint v7133 = v7132 + v68;
-      const uint v7134 = v7133 + v7120;
-      out[v7134] = v7131;
-    }
-    const uint v7135 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7136 = v1126 + v7135;
-    const uint v7137 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7138 = v1125 + v7137;
-    const bool v7139 = v7136 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7140 = v7138 < v15;
-    const bool v7141 = v7139 && v7140;
-    if (v7141) {
-      const float v7142 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7143 = v68 + v7138;
-      const bfloat v7144 = bias[v7143];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7145 = float(v7144);
-      const float v7146 = v7142 + v7145;
-      const float v7148 = fmax(v7146, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7149 = bfloat(v7148);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7150 = v7136 * v4;
-      const uint v7151 = v7150 + v68;
-      const uint v7152 = v7151 + v7138;
-      out[v7152] = v7149;
-    }
-    const uint v7153 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7154 = v1126 + v7153;
-    const uint v7155 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7156 = v1125 + v7155;
-    const bool v7157 = v7154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7158 = v7156 < v15;
-    const bool v7159 = v7157 && v7158;
-    if (v7159) {
-      const float v7160 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7161 = v68 + v7156;
-      const bfloat v7162 = bias[v7161];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7163 = float(v7162);
-      const float v7164 = v7160 + v7163;
-      const float v7166 = fmax(v7164, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7167 = bfloat(v7166);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7168 = v7154 * v4;
-      const uint v7169 = v7168 + v68;
-      const uint v7170 = v7169 + v7156;
-      out[v7170] = v7167;
-    }
-    const uint v7171 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7172 = v1126 + v7171;
-    const uint v7173 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7174 = v1125 + v7173;
-    const bool v7175 = v7172 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7176 = v7174 < v15;
-    const bool v7177 = v7175 && v7176;
-    if (v7177) {
-      const float v7178 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7179 = v68 + v7174;
-      const bfloat v7180 = bias[v7179];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7181 = float(v7180);
-      const float v7182 = v7178 + v7181;
-      const float v7184 = fmax(v7182, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7185 = bfloat(v7184);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7186 = v7172 * v4;
-      const uint v7187 = v7186 + v68;
-      const uint v7188 = v7187 + v7174;
-      out[v7188] = v7185;
-    }
-    const uint v7189 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7190 = v1126 + v7189;
-    const uint v7191 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7192 = v1125 + v7191;
-    const bool v7193 = v7190 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7194 = v7192 < v15;
-    const bool v7195 = v7193 && v7194;
-    if (v7195) {
-      const float v7196 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7197 = v68 + v7192;
-      const bfloat v7198 = bias[v7197];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7199 = float(v7198);
-      const float v7200 = v7196 + v7199;
-      const float v7202 = fmax(v7200, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7203 = bfloat(v7202);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7204 = v7190 * v4;
-      const uint v7205 = v7204 + v68;
-      const uint v7206 = v7205 + v7192;
-      out[v7206] = v7203;
-    }
-    const uint v7207 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7208 = v1126 + v7207;
-    const uint v7209 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7210 = v1125 + v7209;
-    const bool v7211 = v7208 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7212 = v7210 < v15;
-    const bool v7213 = v7211 && v7212;
-    if (v7213) {
-      const float v7214 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7215 = v68 + v7210;
-      const bfloat v7216 = bias[v7215];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7217 = float(v7216);
-      const float v7218 = v7214 + v7217;
-      const float v7220 = fmax(v7218, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7221 = bfloat(v7220);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7222 = v7208 * v4;
-      const uint v7223 = v7222 + v68;
-      const uint v7224 = v7223 + v7210;
-      out[v7224] = v7221;
-    }
-    const uint v7225 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7226 = v1126 + v7225;
-    const uint v7227 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7228 = v1125 + v7227;
-    const bool v7229 = v7226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7230 = v7228 < v15;
-    const bool v7231 = v7229 && v7230;
-    if (v7231) {
-      const float v7232 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7233 = v68 + v7228;
-      const bfloat v7234 = bias[v7233];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7235 = float(v7234);
-      const float v7236 = v7232 + v7235;
-      const float v7238 = fmax(v7236, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7239 = bfloat(v7238);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7240 = v7226 * v4;
-      const uint v7241 = v7240 + v68;
-      const uint v7242 = v7241 + v7228;
-      out[v7242] = v7239;
-    }
-    const uint v7243 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7244 = v1126 + v7243;
-    const uint v7245 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7246 = v1125 + v7245;
-    const bool v7247 = v7244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7248 = v7246 < v15;
-    const bool v7249 = v7247 && v7248;
-    if (v7249) {
-      const float v7250 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7251 = v68 + v7246;
-      const bfloat v7252 = bias[v7251];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7253 = float(v7252);
-      const float v7254 = v7250 + v7253;
-      const float v7256 = fmax(v7254, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7257 = bfloat(v7256);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7258 = v7244 * v4;
-      const uint v7259 = v7258 + v68;
-      const uint v7260 = v7259 + v7246;
-      out[v7260] = v7257;
-    }
-    const uint v7261 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7262 = v1126 + v7261;
-    const uint v7263 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7264 = v1125 + v7263;
-    const bool v7265 = v7262 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7266 = v7264 < v15;
-    const bool v7267 = v7265 && v7266;
-    if (v7267) {
-      const float v7268 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7269 = v68 + v7264;
-      const bfloat v7270 = bias[v7269];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7271 = float(v7270);
-      const float v7272 = v7268 + v7271;
-      const float v7274 = fmax(v7272, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7275 = bfloat(v7274);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7276 = v7262 * v4;
-      const uint v7277 = v7276 + v68;
-      const uint v7278 = v7277 + v7264;
-      out[v7278] = v7275;
-    }
-    const uint v7279 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7280 = v1126 + v7279;
-    const uint v7281 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7282 = v1125 + v7281;
-    const bool v7283 = v7280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7284 = v7282 < v15;
-    const bool v7285 = v7283 && v7284;
-    if (v7285) {
-      const float v7286 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7287 = v68 + v7282;
-      const bfloat v7288 = bias[v7287];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7289 = float(v7288);
-      const float v7290 = v7286 + v7289;
-      const float v7292 = fmax(v7290, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7293 = bfloat(v7292);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7294 = v7280 * v4;
-      const uint v7295 = v7294 + v68;
-      const uint v7296 = v7295 + v7282;
-      out[v7296] = v7293;
-    }
-    const uint v7297 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7298 = v1126 + v7297;
-    const uint v7299 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7300 = v1125 + v7299;
-    const bool v7301 = v7298 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7302 = v7300 < v15;
-    const bool v7303 = v7301 && v7302;
-    if (v7303) {
-      const float v7304 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7305 = v68 + v7300;
-      const bfloat v7306 = bias[v7305];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7307 = float(v7306);
-      const float v7308 = v7304 + v7307;
-      const float v7310 = fmax(v7308, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7311 = bfloat(v7310);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7312 = v7298 * v4;
-      const uint v7313 = v7312 + v68;
-      const uint v7314 = v7313 + v7300;
-      out[v7314] = v7311;
-    }
-    const uint v7315 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7316 = v1126 + v7315;
-    const uint v7317 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7318 = v1125 + v7317;
-    const bool v7319 = v7316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7320 = v7318 < v15;
-    const bool v7321 = v7319 && v7320;
-    if (v7321) {
-      const float v7322 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7323 = v68 + v7318;
-      const bfloat v7324 = bias[v7323];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7325 = float(v7324);
-      const float v7326 = v7322 + v7325;
-      const float v7328 = fmax(v7326, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7329 = bfloat(v7328);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7330 = v7316 * v4;
-      const uint v7331 = v7330 + v68;
-      const uint v7332 = v7331 + v7318;
-      out[v7332] = v7329;
-    }
-    const uint v7333 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7334 = v1126 + v7333;
-    const uint v7335 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7336 = v1125 + v7335;
-    const bool v7337 = v7334 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7338 = v7336 < v15;
-    const bool v7339 = v7337 && v7338;
-    if (v7339) {
-      const float v7340 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7341 = v68 + v7336;
-      const bfloat v7342 = bias[v7341];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7343 = float(v7342);
-      const float v7344 = v7340 + v7343;
-      const float v7346 = fmax(v7344, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7347 = bfloat(v7346);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7348 = v7334 * v4;
-      const uint v7349 = v7348 + v68;
-      const uint v7350 = v7349 + v7336;
-      out[v7350] = v7347;
-    }
-    const uint v7351 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7352 = v1126 + v7351;
-    const uint v7353 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7354 = v1125 + v7353;
-    const bool v7355 = v7352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7356 = v7354 < v15;
-    const bool v7357 = v7355 && v7356;
-    if (v7357) {
-      const float v7358 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7359 = v68 + v7354;
-      const bfloat v7360 = bias[v7359];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7361 = float(v7360);
-      const float v7362 = v7358 + v7361;
-      const float v7364 = fmax(v7362, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7365 = bfloat(v7364);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7366 = v7352 * v4;
-      const uint v7367 = v7366 + v68;
-      const uint v7368 = v7367 + v7354;
-      out[v7368] = v7365;
-    }
-    const uint v7369 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7370 = v1126 + v7369;
-    const uint v7371 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7372 = v1125 + v7371;
-    const bool v7373 = v7370 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7374 = v7372 < v15;
-    const bool v7375 = v7373 && v7374;
-    if (v7375) {
-      const float v7376 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7377 = v68 + v7372;
-      const bfloat v7378 = bias[v7377];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7379 = float(v7378);
-      const float v7380 = v7376 + v7379;
-      const float v7382 = fmax(v7380, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7383 = bfloat(v7382);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7384 = v7370 * v4;
-      const uint v7385 = v7384 + v68;
-      const uint v7386 = v7385 + v7372;
-      out[v7386] = v7383;
-    }
-    const uint v7387 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7388 = v1126 + v7387;
-    const uint v7389 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7390 = v1125 + v7389;
-    const bool v7391 = v7388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7392 = v7390 < v15;
-    const bool v7393 = v7391 && v7392;
-    if (v7393) {
-      const float v7394 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7395 = v68 + v7390;
-      const bfloat v7396 = bias[v7395];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7397 = float(v7396);
-      const float v7398 = v7394 + v7397;
-      const float v7400 = fmax(v7398, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7401 = bfloat(v7400);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7402 = v7388 * v4;
-      const uint v7403 = v7402 + v68;
-      const uint v7404 = v7403 + v7390;
-      out[v7404] = v7401;
-    }
-    const uint v7405 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7406 = v1126 + v7405;
-    const uint v7407 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7408 = v1125 + v7407;
-    const bool v7409 = v7406 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7410 = v7408 < v15;
-    const bool v7411 = v7409 && v7410;
-    if (v7411) {
-      const float v7412 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7413 = v68 + v7408;
-      const bfloat v7414 = bias[v7413];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7415 = float(v7414);
-      const float v7416 = v7412 + v7415;
-      const float v7418 = fmax(v7416, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7419 = bfloat(v7418);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7420 = v7406 * v4;
-      const uint v7421 = v7420 + v68;
-      const uint v7422 = v7421 + v7408;
-      out[v7422] = v7419;
-    }
-    const uint v7423 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7424 = v1126 + v7423;
-    const uint v7425 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7426 = v1125 + v7425;
-    const bool v7427 = v7424 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7428 = v7426 < v15;
-    const bool v7429 = v7427 && v7428;
-    if (v7429) {
-      const float v7430 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7431 = v68 + v7426;
-      const bfloat v7432 = bias[v7431];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7433 = float(v7432);
-      const float v7434 = v7430 + v7433;
-      const float v7436 = fmax(v7434, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7437 = bfloat(v7436);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7438 = v7424 * v4;
-      const uint v7439 = v7438 + v68;
-      const uint v7440 = v7439 + v7426;
-      out[v7440] = v7437;
-    }
-    const uint v7441 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7442 = v1126 + v7441;
-    const uint v7443 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7444 = v1125 + v7443;
-    const bool v7445 = v7442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7446 = v7444 < v15;
-    const bool v7447 = v7445 && v7446;
-    if (v7447) {
-      const float v7448 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7449 = v68 + v7444;
-      const bfloat v7450 = bias[v7449];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7451 = float(v7450);
-      const float v7452 = v7448 + v7451;
-      const float v7454 = fmax(v7452, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7455 = bfloat(v7454);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7456 = v7442 * v4;
-      const uint v7457 = v7456 + v68;
-      const uint v7458 = v7457 + v7444;
-      out[v7458] = v7455;
-    }
-    const uint v7459 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7460 = v1126 + v7459;
-    const uint v7461 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7462 = v1125 + v7461;
-    const bool v7463 = v7460 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7464 = v7462 < v15;
-    const bool v7465 = v7463 && v7464;
-    if (v7465) {
-      const float v7466 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7467 = v68 + v7462;
-      const bfloat v7468 = bias[v7467];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7469 = float(v7468);
-      const float v7470 = v7466 + v7469;
-      const float v7472 = fmax(v7470, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7473 = bfloat(v7472);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7474 = v7460 * v4;
-      const uint v7475 = v7474 + v68;
-      const uint v7476 = v7475 + v7462;
-      out[v7476] = v7473;
-    }
-    const uint v7477 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7478 = v1126 + v7477;
-    const uint v7479 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7480 = v1125 + v7479;
-    const bool v7481 = v7478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7482 = v7480 < v15;
-    const bool v7483 = v7481 && v7482;
-    if (v7483) {
-      const float v7484 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7485 = v68 + v7480;
-      const bfloat v7486 = bias[v7485];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7487 = float(v7486);
-      const float v7488 = v7484 + v7487;
-      const float v7490 = fmax(v7488, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7491 = bfloat(v7490);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7492 = v7478 * v4;
-      const uint v7493 = v7492 + v68;
-      const uint v7494 = v7493 + v7480;
-      out[v7494] = v7491;
-    }
-    const uint v7495 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7496 = v1126 + v7495;
-    const uint v7497 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7498 = v1125 + v7497;
-    const bool v7499 = v7496 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7500 = v7498 < v15;
-    const bool v7501 = v7499 && v7500;
-    if (v7501) {
-      const float v7502 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7503 = v68 + v7498;
-      const bfloat v7504 = bias[v7503];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7505 = float(v7504);
-      const float v7506 = v7502 + v7505;
-      const float v7508 = fmax(v7506, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7509 = bfloat(v7508);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7510 = v7496 * v4;
-      const uint v7511 = v7510 + v68;
-      const uint v7512 = v7511 + v7498;
-      out[v7512] = v7509;
-    }
-    const uint v7513 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7514 = v1126 + v7513;
-    const uint v7515 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7516 = v1125 + v7515;
-    const bool v7517 = v7514 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7518 = v7516 < v15;
-    const bool v7519 = v7517 && v7518;
-    if (v7519) {
-      const float v7520 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7521 = v68 + v7516;
-      const bfloat v7522 = bias[v7521];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7523 = float(v7522);
-      const float v7524 = v7520 + v7523;
-      const float v7526 = fmax(v7524, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7527 = bfloat(v7526);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7528 = v7514 * v4;
-      const uint v7529 = v7528 + v68;
-      const uint v7530 = v7529 + v7516;
-      out[v7530] = v7527;
-    }
-    const uint v7531 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7532 = v1126 + v7531;
-    const uint v7533 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7534 = v1125 + v7533;
-    const bool v7535 = v7532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7536 = v7534 < v15;
-    const bool v7537 = v7535 && v7536;
-    if (v7537) {
-      const float v7538 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7539 = v68 + v7534;
-      const bfloat v7540 = bias[v7539];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7541 = float(v7540);
-      const float v7542 = v7538 + v7541;
-      const float v7544 = fmax(v7542, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7545 = bfloat(v7544);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7546 = v7532 * v4;
-      const uint v7547 = v7546 + v68;
-      const uint v7548 = v7547 + v7534;
-      out[v7548] = v7545;
-    }
-    const uint v7549 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7550 = v1126 + v7549;
-    const uint v7551 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7552 = v1125 + v7551;
-    const bool v7553 = v7550 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7554 = v7552 < v15;
-    const bool v7555 = v7553 && v7554;
-    if (v7555) {
-      const float v7556 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7557 = v68 + v7552;
-      const bfloat v7558 = bias[v7557];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7559 = float(v7558);
-      const float v7560 = v7556 + v7559;
-      const float v7562 = fmax(v7560, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7563 = bfloat(v7562);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7564 = v7550 * v4;
-      const uint v7565 = v7564 + v68;
-      const uint v7566 = v7565 + v7552;
-      out[v7566] = v7563;
-    }
-    const uint v7567 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7568 = v1126 + v7567;
-    const uint v7569 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7570 = v1125 + v7569;
-    const bool v7571 = v7568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7572 = v7570 < v15;
-    const bool v7573 = v7571 && v7572;
-    if (v7573) {
-      const float v7574 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7575 = v68 + v7570;
-      const bfloat v7576 = bias[v7575];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7577 = float(v7576);
-      const float v7578 = v7574 + v7577;
-      const float v7580 = fmax(v7578, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7581 = bfloat(v7580);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7582 = v7568 * v4;
-      const uint v7583 = v7582 + v68;
-      const uint v7584 = v7583 + v7570;
-      out[v7584] = v7581;
-    }
-    const uint v7585 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7586 = v1126 + v7585;
-    const uint v7587 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7588 = v1125 + v7587;
-    const bool v7589 = v7586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7590 = v7588 < v15;
-    const bool v7591 = v7589 && v7590;
-    if (v7591) {
-      const float v7592 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7593 = v68 + v7588;
-      const bfloat v7594 = bias[v7593];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7595 = float(v7594);
-      const float v7596 = v7592 + v7595;
-      const float v7598 = fmax(v7596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7599 = bfloat(v7598);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7600 = v7586 * v4;
-      const uint v7601 = v7600 + v68;
-      const uint v7602 = v7601 + v7588;
-      out[v7602] = v7599;
-    }
-    const uint v7603 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7604 = v1126 + v7603;
-    const uint v7605 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7606 = v1125 + v7605;
-    const bool v7607 = v7604 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7608 = v7606 < v15;
-    const bool v7609 = v7607 && v7608;
-    if (v7609) {
-      const float v7610 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7611 = v68 + v7606;
-      const bfloat v7612 = bias[v7611];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7613 = float(v7612);
-      const float v7614 = v7610 + v7613;
-      const float v7616 = fmax(v7614, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7617 = bfloat(v7616);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7618 = v7604 * v4;
-      const uint v7619 = v7618 + v68;
-      const uint v7620 = v7619 + v7606;
-      out[v7620] = v7617;
-    }
-    const uint v7621 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7622 = v1126 + v7621;
-    const uint v7623 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7624 = v1125 + v7623;
-    const bool v7625 = v7622 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7626 = v7624 < v15;
-    const bool v7627 = v7625 && v7626;
-    if (v7627) {
-      const float v7628 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7629 = v68 + v7624;
-      const bfloat v7630 = bias[v7629];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7631 = float(v7630);
-      const float v7632 = v7628 + v7631;
-      const float v7634 = fmax(v7632, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7635 = bfloat(v7634);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7636 = v7622 * v4;
-      const uint v7637 = v7636 + v68;
-      const uint v7638 = v7637 + v7624;
-      out[v7638] = v7635;
-    }
-    const uint v7639 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7640 = v1126 + v7639;
-    const uint v7641 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7642 = v1125 + v7641;
-    const bool v7643 = v7640 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7644 = v7642 < v15;
-    const bool v7645 = v7643 && v7644;
-    if (v7645) {
-      const float v7646 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7647 = v68 + v7642;
-      const bfloat v7648 = bias[v7647];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7649 = float(v7648);
-      const float v7650 = v7646 + v7649;
-      const float v7652 = fmax(v7650, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7653 = bfloat(v7652);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7654 = v7640 * v4;
-      const uint v7655 = v7654 + v68;
-      const uint v7656 = v7655 + v7642;
-      out[v7656] = v7653;
-    }
-    const uint v7657 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7658 = v1126 + v7657;
-    const uint v7659 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7660 = v1125 + v7659;
-    const bool v7661 = v7658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7662 = v7660 < v15;
-    const bool v7663 = v7661 && v7662;
-    if (v7663) {
-      const float v7664 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7665 = v68 + v7660;
-      const bfloat v7666 = bias[v7665];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7667 = float(v7666);
-      const float v7668 = v7664 + v7667;
-      const float v7670 = fmax(v7668, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7671 = bfloat(v7670);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7672 = v7658 * v4;
-      const uint v7673 = v7672 + v68;
-      const uint v7674 = v7673 + v7660;
-      out[v7674] = v7671;
-    }
-    const uint v7675 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7676 = v1126 + v7675;
-    const uint v7677 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7678 = v1125 + v7677;
-    const bool v7679 = v7676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7680 = v7678 < v15;
-    const bool v7681 = v7679 && v7680;
-    if (v7681) {
-      const float v7682 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7683 = v68 + v7678;
-      const bfloat v7684 = bias[v7683];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7685 = float(v7684);
-      const float v7686 = v7682 + v7685;
-      const float v7688 = fmax(v7686, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7689 = bfloat(v7688);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7690 = v7676 * v4;
-      const uint v7691 = v7690 + v68;
-      const uint v7692 = v7691 + v7678;
-      out[v7692] = v7689;
-    }
-    const uint v7693 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7694 = v1126 + v7693;
-    const uint v7695 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7696 = v1125 + v7695;
-    const bool v7697 = v7694 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7698 = v7696 < v15;
-    const bool v7699 = v7697 && v7698;
-    if (v7699) {
-      const float v7700 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7701 = v68 + v7696;
-      const bfloat v7702 = bias[v7701];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7703 = float(v7702);
-      const float v7704 = v7700 + v7703;
-      const float v7706 = fmax(v7704, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7707 = bfloat(v7706);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7708 = v7694 * v4;
-      const uint v7709 = v7708 + v68;
-      const uint v7710 = v7709 + v7696;
-      out[v7710] = v7707;
-    }
-    const uint v7711 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7712 = v1126 + v7711;
-    const uint v7713 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7714 = v1125 + v7713;
-    const bool v7715 = v7712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7716 = v7714 < v15;
-    const bool v7717 = v7715 && v7716;
-    if (v7717) {
-      const float v7718 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7719 = v68 + v7714;
-      const bfloat v7720 = bias[v7719];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7721 = float(v7720);
-      const float v7722 = v7718 + v7721;
-      const float v7724 = fmax(v7722, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7725 = bfloat(v7724);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7726 = v7712 * v4;
-      const uint v7727 = v7726 + v68;
-      const uint v7728 = v7727 + v7714;
-      out[v7728] = v7725;
-    }
-    const uint v7729 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7730 = v1126 + v7729;
-    const uint v7731 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7732 = v1125 + v7731;
-    const bool v7733 = v7730 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7734 = v7732 < v15;
-    const bool v7735 = v7733 && v7734;
-    if (v7735) {
-      const float v7736 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7737 = v68 + v7732;
-      const bfloat v7738 = bias[v7737];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7739 = float(v7738);
-      const float v7740 = v7736 + v7739;
-      const float v7742 = fmax(v7740, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7743 = bfloat(v7742);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7744 = v7730 * v4;
-      const uint v7745 = v7744 + v68;
-      const uint v7746 = v7745 + v7732;
-      out[v7746] = v7743;
-    }
-    const uint v7747 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7748 = v1126 + v7747;
-    const uint v7749 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7750 = v1125 + v7749;
-    const bool v7751 = v7748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7752 = v7750 < v15;
-    const bool v7753 = v7751 && v7752;
-    if (v7753) {
-      const float v7754 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7755 = v68 + v7750;
-      const bfloat v7756 = bias[v7755];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7757 = float(v7756);
-      const float v7758 = v7754 + v7757;
-      const float v7760 = fmax(v7758, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7761 = bfloat(v7760);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7762 = v7748 * v4;
-      const uint v7763 = v7762 + v68;
-      const uint v7764 = v7763 + v7750;
-      out[v7764] = v7761;
-    }
-    const uint v7765 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7766 = v1126 + v7765;
-    const uint v7767 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7768 = v1125 + v7767;
-    const bool v7769 = v7766 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7770 = v7768 < v15;
-    const bool v7771 = v7769 && v7770;
-    if (v7771) {
-      const float v7772 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7773 = v68 + v7768;
-      const bfloat v7774 = bias[v7773];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7775 = float(v7774);
-      const float v7776 = v7772 + v7775;
-      const float v7778 = fmax(v7776, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7779 = bfloat(v7778);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7780 = v7766 * v4;
-      const uint v7781 = v7780 + v68;
-      const uint v7782 = v7781 + v7768;
-      out[v7782] = v7779;
-    }
-    const uint v7783 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7784 = v1126 + v7783;
-    const uint v7785 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7786 = v1125 + v7785;
-    const bool v7787 = v7784 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7788 = v7786 < v15;
-    const bool v7789 = v7787 && v7788;
-    if (v7789) {
-      const float v7790 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7791 = v68 + v7786;
-      const bfloat v7792 = bias[v7791];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7793 = float(v7792);
-      const float v7794 = v7790 + v7793;
-      const float v7796 = fmax(v7794, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7797 = bfloat(v7796);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7798 = v7784 * v4;
-      const uint v7799 = v7798 + v68;
-      const uint v7800 = v7799 + v7786;
-      out[v7800] = v7797;
-    }
-    const uint v7801 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7802 = v1126 + v7801;
-    const uint v7803 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7804 = v1125 + v7803;
-    const bool v7805 = v7802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7806 = v7804 < v15;
-    const bool v7807 = v7805 && v7806;
-    if (v7807) {
-      const float v7808 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7809 = v68 + v7804;
-      const bfloat v7810 = bias[v7809];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7811 = float(v7810);
-      const float v7812 = v7808 + v7811;
-      const float v7814 = fmax(v7812, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7815 = bfloat(v7814);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7816 = v7802 * v4;
-      const uint v7817 = v7816 + v68;
-      const uint v7818 = v7817 + v7804;
-      out[v7818] = v7815;
-    }
-    const uint v7819 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7820 = v1126 + v7819;
-    const uint v7821 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7822 = v1125 + v7821;
-    const bool v7823 = v7820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7824 = v7822 < v15;
-    const bool v7825 = v7823 && v7824;
-    if (v7825) {
-      const float v7826 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7827 = v68 + v7822;
-      const bfloat v7828 = bias[v7827];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7829 = float(v7828);
-      const float v7830 = v7826 + v7829;
-      const float v7832 = fmax(v7830, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7833 = bfloat(v7832);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7834 = v7820 * v4;
-      const uint v7835 = v7834 + v68;
-      const uint v7836 = v7835 + v7822;
-      out[v7836] = v7833;
-    }
-    const uint v7837 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7838 = v1126 + v7837;
-    const uint v7839 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7840 = v1125 + v7839;
-    const bool v7841 = v7838 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7842 = v7840 < v15;
-    const bool v7843 = v7841 && v7842;
-    if (v7843) {
-      const float v7844 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7845 = v68 + v7840;
-      const bfloat v7846 = bias[v7845];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7847 = float(v7846);
-      const float v7848 = v7844 + v7847;
-      const float v7850 = fmax(v7848, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7851 = bfloat(v7850);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7852 = v7838 * v4;
-      const uint v7853 = v7852 + v68;
-      const uint v7854 = v7853 + v7840;
-      out[v7854] = v7851;
-    }
-    const uint v7855 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7856 = v1126 + v7855;
-    const uint v7857 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7858 = v1125 + v7857;
-    const bool v7859 = v7856 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7860 = v7858 < v15;
-    const bool v7861 = v7859 && v7860;
-    if (v7861) {
-      const float v7862 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7863 = v68 + v7858;
-      const bfloat v7864 = bias[v7863];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7865 = float(v7864);
-      const float v7866 = v7862 + v7865;
-      const float v7868 = fmax(v7866, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7869 = bfloat(v7868);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7870 = v7856 * v4;
-      const uint v7871 = v7870 + v68;
-      const uint v7872 = v7871 + v7858;
-      out[v7872] = v7869;
-    }
-    const uint v7873 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7874 = v1126 + v7873;
-    const uint v7875 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7876 = v1125 + v7875;
-    const bool v7877 = v7874 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7878 = v7876 < v15;
-    const bool v7879 = v7877 && v7878;
-    if (v7879) {
-      const float v7880 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7881 = v68 + v7876;
-      const bfloat v7882 = bias[v7881];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7883 = float(v7882);
-      const float v7884 = v7880 + v7883;
-      const float v7886 = fmax(v7884, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7887 = bfloat(v7886);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7888 = v7874 * v4;
-      const uint v7889 = v7888 + v68;
-      const uint v7890 = v7889 + v7876;
-      out[v7890] = v7887;
-    }
-    const uint v7891 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7892 = v1126 + v7891;
-    const uint v7893 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7894 = v1125 + v7893;
-    const bool v7895 = v7892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7896 = v7894 < v15;
-    const bool v7897 = v7895 && v7896;
-    if (v7897) {
-      const float v7898 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7899 = v68 + v7894;
-      const bfloat v7900 = bias[v7899];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7901 = float(v7900);
-      const float v7902 = v7898 + v7901;
-      const float v7904 = fmax(v7902, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7905 = bfloat(v7904);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7906 = v7892 * v4;
-      const uint v7907 = v7906 + v68;
-      const uint v7908 = v7907 + v7894;
-      out[v7908] = v7905;
-    }
-    const uint v7909 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7910 = v1126 + v7909;
-    const uint v7911 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7912 = v1125 + v7911;
-    const bool v7913 = v7910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7914 = v7912 < v15;
-    const bool v7915 = v7913 && v7914;
-    if (v7915) {
-      const float v7916 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7917 = v68 + v7912;
-      const bfloat v7918 = bias[v7917];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7919 = float(v7918);
-      const float v7920 = v7916 + v7919;
-      const float v7922 = fmax(v7920, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7923 = bfloat(v7922);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7924 = v7910 * v4;
-      const uint v7925 = v7924 + v68;
-      const uint v7926 = v7925 + v7912;
-      out[v7926] = v7923;
-    }
-    const uint v7927 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7928 = v1126 + v7927;
-    const uint v7929 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7930 = v1125 + v7929;
-    const bool v7931 = v7928 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7932 = v7930 < v15;
-    const bool v7933 = v7931 && v7932;
-    if (v7933) {
-      const float v7934 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7935 = v68 + v7930;
-      const bfloat v7936 = bias[v7935];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7937 = float(v7936);
-      const float v7938 = v7934 + v7937;
-      const float v7940 = fmax(v7938, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7941 = bfloat(v7940);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7942 = v7928 * v4;
-      const uint v7943 = v7942 + v68;
-      const uint v7944 = v7943 + v7930;
-      out[v7944] = v7941;
-    }
-    const uint v7945 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7946 = v1126 + v7945;
-    const uint v7947 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7948 = v1125 + v7947;
-    const bool v7949 = v7946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7950 = v7948 < v15;
-    const bool v7951 = v7949 && v7950;
-    if (v7951) {
-      const float v7952 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7953 = v68 + v7948;
-      const bfloat v7954 = bias[v7953];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7955 = float(v7954);
-      const float v7956 = v7952 + v7955;
-      const float v7958 = fmax(v7956, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7959 = bfloat(v7958);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7960 = v7946 * v4;
-      const uint v7961 = v7960 + v68;
-      const uint v7962 = v7961 + v7948;
-      out[v7962] = v7959;
-    }
-    const uint v7963 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7964 = v1126 + v7963;
-    const uint v7965 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7966 = v1125 + v7965;
-    const bool v7967 = v7964 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7968 = v7966 < v15;
-    const bool v7969 = v7967 && v7968;
-    if (v7969) {
-      const float v7970 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7971 = v68 + v7966;
-      const bfloat v7972 = bias[v7971];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7973 = float(v7972);
-      const float v7974 = v7970 + v7973;
-      const float v7976 = fmax(v7974, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7977 = bfloat(v7976);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7978 = v7964 * v4;
-      const uint v7979 = v7978 + v68;
-      const uint v7980 = v7979 + v7966;
-      out[v7980] = v7977;
-    }
-    const uint v7981 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7982 = v1126 + v7981;
-    const uint v7983 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7984 = v1125 + v7983;
-    const bool v7985 = v7982 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7986 = v7984 < v15;
-    const bool v7987 = v7985 && v7986;
-    if (v7987) {
-      const float v7988 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7989 = v68 + v7984;
-      const bfloat v7990 = bias[v7989];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7991 = float(v7990);
-      const float v7992 = v7988 + v7991;
-      const float v7994 = fmax(v7992, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7995 = bfloat(v7994);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7996 = v7982 * v4;
-      const uint v7997 = v7996 + v68;
-      const uint v7998 = v7997 + v7984;
-      out[v7998] = v7995;
-    }
-    const uint v7999 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8000 = v1126 + v7999;
-    const uint v8001 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8002 = v1125 + v8001;
-    const bool v8003 = v8000 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8004 = v8002 < v15;
-    const bool v8005 = v8003 && v8004;
-    if (v8005) {
-      const float v8006 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8007 = v68 + v8002;
-      const bfloat v8008 = bias[v8007];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8009 = float(v8008);
-      const float v8010 = v8006 + v8009;
-      const float v8012 = fmax(v8010, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8013 = bfloat(v8012);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8014 = v8000 * v4;
-      const uint v8015 = v8014 + v68;
-      const uint v8016 = v8015 + v8002;
-      out[v8016] = v8013;
-    }
-    const uint v8017 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8018 = v1126 + v8017;
-    const uint v8019 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8020 = v1125 + v8019;
-    const bool v8021 = v8018 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8022 = v8020 < v15;
-    const bool v8023 = v8021 && v8022;
-    if (v8023) {
-      const float v8024 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8025 = v68 + v8020;
-      const bfloat v8026 = bias[v8025];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8027 = float(v8026);
-      const float v8028 = v8024 + v8027;
-      const float v8030 = fmax(v8028, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8031 = bfloat(v8030);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8032 = v8018 * v4;
-      const uint v8033 = v8032 + v68;
-      const uint v8034 = v8033 + v8020;
-      out[v8034] = v8031;
-    }
-    const uint v8035 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8036 = v1126 + v8035;
-    const uint v8037 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8038 = v1125 + v8037;
-    const bool v8039 = v8036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8040 = v8038 < v15;
-    const bool v8041 = v8039 && v8040;
-    if (v8041) {
-      const float v8042 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8043 = v68 + v8038;
-      const bfloat v8044 = bias[v8043];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8045 = float(v8044);
-      const float v8046 = v8042 + v8045;
-      const float v8048 = fmax(v8046, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8049 = bfloat(v8048);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8050 = v8036 * v4;
-      const uint v8051 = v8050 + v68;
-      const uint v8052 = v8051 + v8038;
-      out[v8052] = v8049;
-    }
-    const uint v8053 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8054 = v1126 + v8053;
-    const uint v8055 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8056 = v1125 + v8055;
-    const bool v8057 = v8054 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8058 = v8056 < v15;
-    const bool v8059 = v8057 && v8058;
-    if (v8059) {
-      const float v8060 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8061 = v68 + v8056;
-      const bfloat v8062 = bias[v8061];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8063 = float(v8062);
-      const float v8064 = v8060 + v8063;
-      const float v8066 = fmax(v8064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8067 = bfloat(v8066);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8068 = v8054 * v4;
-      const uint v8069 = v8068 + v68;
-      const uint v8070 = v8069 + v8056;
-      out[v8070] = v8067;
-    }
-    const uint v8071 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8072 = v1126 + v8071;
-    const uint v8073 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8074 = v1125 + v8073;
-    const bool v8075 = v8072 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8076 = v8074 < v15;
-    const bool v8077 = v8075 && v8076;
-    if (v8077) {
-      const float v8078 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8079 = v68 + v8074;
-      const bfloat v8080 = bias[v8079];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8081 = float(v8080);
-      const float v8082 = v8078 + v8081;
-      const float v8084 = fmax(v8082, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8085 = bfloat(v8084);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8086 = v8072 * v4;
-      const uint v8087 = v8086 + v68;
-      const uint v8088 = v8087 + v8074;
-      out[v8088] = v8085;
-    }
-    const uint v8089 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8090 = v1126 + v8089;
-    const uint v8091 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8092 = v1125 + v8091;
-    const bool v8093 = v8090 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8094 = v8092 < v15;
-    const bool v8095 = v8093 && v8094;
-    if (v8095) {
-      const float v8096 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8097 = v68 + v8092;
-      const bfloat v8098 = bias[v8097];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8099 = float(v8098);
-      const float v8100 = v8096 + v8099;
-      const float v8102 = fmax(v8100, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8103 = bfloat(v8102);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8104 = v8090 * v4;
-      const uint v8105 = v8104 + v68;
-      const uint v8106 = v8105 + v8092;
-      out[v8106] = v8103;
-    }
-    const uint v8107 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8108 = v1126 + v8107;
-    const uint v8109 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8110 = v1125 + v8109;
-    const bool v8111 = v8108 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8112 = v8110 < v15;
-    const bool v8113 = v8111 && v8112;
-    if (v8113) {
-      const float v8114 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8115 = v68 + v8110;
-      const bfloat v8116 = bias[v8115];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8117 = float(v8116);
-      const float v8118 = v8114 + v8117;
-      const float v8120 = fmax(v8118, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8121 = bfloat(v8120);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8122 = v8108 * v4;
-      const uint v8123 = v8122 + v68;
-      const uint v8124 = v8123 + v8110;
-      out[v8124] = v8121;
-    }
-    const uint v8125 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8126 = v1126 + v8125;
-    const uint v8127 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8128 = v1125 + v8127;
-    const bool v8129 = v8126 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8130 = v8128 < v15;
-    const bool v8131 = v8129 && v8130;
-    if (v8131) {
-      const float v8132 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8133 = v68 + v8128;
-      const bfloat v8134 = bias[v8133];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8135 = float(v8134);
-      const float v8136 = v8132 + v8135;
-      const float v8138 = fmax(v8136, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8139 = bfloat(v8138);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8140 = v8126 * v4;
-      const uint v8141 = v8140 + v68;
-      const uint v8142 = v8141 + v8128;
-      out[v8142] = v8139;
-    }
-    const uint v8143 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8144 = v1126 + v8143;
-    const uint v8145 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8146 = v1125 + v8145;
-    const bool v8147 = v8144 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8148 = v8146 < v15;
-    const bool v8149 = v8147 && v8148;
-    if (v8149) {
-      const float v8150 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8151 = v68 + v8146;
-      const bfloat v8152 = bias[v8151];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8153 = float(v8152);
-      const float v8154 = v8150 + v8153;
-      const float v8156 = fmax(v8154, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8157 = bfloat(v8156);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8158 = v8144 * v4;
-      const uint v8159 = v8158 + v68;
-      const uint v8160 = v8159 + v8146;
-      out[v8160] = v8157;
-    }
-    const uint v8161 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8162 = v1126 + v8161;
-    const uint v8163 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8164 = v1125 + v8163;
-    const bool v8165 = v8162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8166 = v8164 < v15;
-    const bool v8167 = v8165 && v8166;
-    if (v8167) {
-      const float v8168 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8169 = v68 + v8164;
-      const bfloat v8170 = bias[v8169];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8171 = float(v8170);
-      const float v8172 = v8168 + v8171;
-      const float v8174 = fmax(v8172, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8175 = bfloat(v8174);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8176 = v8162 * v4;
-      const uint v8177 = v8176 + v68;
-      const uint v8178 = v8177 + v8164;
-      out[v8178] = v8175;
-    }
-    const uint v8179 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8180 = v1126 + v8179;
-    const uint v8181 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8182 = v1125 + v8181;
-    const bool v8183 = v8180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8184 = v8182 < v15;
-    const bool v8185 = v8183 && v8184;
-    if (v8185) {
-      const float v8186 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8187 = v68 + v8182;
-      const bfloat v8188 = bias[v8187];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8189 = float(v8188);
-      const float v8190 = v8186 + v8189;
-      const float v8192 = fmax(v8190, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8193 = bfloat(v8192);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8194 = v8180 * v4;
-      const uint v8195 = v8194 + v68;
-      const uint v8196 = v8195 + v8182;
-      out[v8196] = v8193;
-    }
-    const uint v8197 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8198 = v1126 + v8197;
-    const uint v8199 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8200 = v1125 + v8199;
-    const bool v8201 = v8198 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8202 = v8200 < v15;
-    const bool v8203 = v8201 && v8202;
-    if (v8203) {
-      const float v8204 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8205 = v68 + v8200;
-      const bfloat v8206 = bias[v8205];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8207 = float(v8206);
-      const float v8208 = v8204 + v8207;
-      const float v8210 = fmax(v8208, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8211 = bfloat(v8210);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8212 = v8198 * v4;
-      const uint v8213 = v8212 + v68;
-      const uint v8214 = v8213 + v8200;
-      out[v8214] = v8211;
-    }
-    const uint v8215 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8216 = v1126 + v8215;
-    const uint v8217 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8218 = v1125 + v8217;
-    const bool v8219 = v8216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8220 = v8218 < v15;
-    const bool v8221 = v8219 && v8220;
-    if (v8221) {
-      const float v8222 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8223 = v68 + v8218;
-      const bfloat v8224 = bias[v8223];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8225 = float(v8224);
-      const float v8226 = v8222 + v8225;
-      const float v8228 = fmax(v8226, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8229 = bfloat(v8228);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8230 = v8216 * v4;
-      const uint v8231 = v8230 + v68;
-      const uint v8232 = v8231 + v8218;
-      out[v8232] = v8229;
-    }
-    const uint v8233 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8234 = v1126 + v8233;
-    const uint v8235 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8236 = v1125 + v8235;
-    const bool v8237 = v8234 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8238 = v8236 < v15;
-    const bool v8239 = v8237 && v8238;
-    if (v8239) {
-      const float v8240 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8241 = v68 + v8236;
-      const bfloat v8242 = bias[v8241];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8243 = float(v8242);
-      const float v8244 = v8240 + v8243;
-      const float v8246 = fmax(v8244, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8247 = bfloat(v8246);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8248 = v8234 * v4;
-      const uint v8249 = v8248 + v68;
-      const uint v8250 = v8249 + v8236;
-      out[v8250] = v8247;
-    }
-    const uint v8251 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8252 = v1126 + v8251;
-    const uint v8253 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8254 = v1125 + v8253;
-    const bool v8255 = v8252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8256 = v8254 < v15;
-    const bool v8257 = v8255 && v8256;
-    if (v8257) {
-      const float v8258 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8259 = v68 + v8254;
-      const bfloat v8260 = bias[v8259];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8261 = float(v8260);
-      const float v8262 = v8258 + v8261;
-      const float v8264 = fmax(v8262, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8265 = bfloat(v8264);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8266 = v8252 * v4;
-      const uint v8267 = v8266 + v68;
-      const uint v8268 = v8267 + v8254;
-      out[v8268] = v8265;
-    }
-    const uint v8269 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8270 = v1126 + v8269;
-    const uint v8271 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8272 = v1125 + v8271;
-    const bool v8273 = v8270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8274 = v8272 < v15;
-    const bool v8275 = v8273 && v8274;
-    if (v8275) {
-      const float v8276 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8277 = v68 + v8272;
-      const bfloat v8278 = bias[v8277];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8279 = float(v8278);
-      const float v8280 = v8276 + v8279;
-      const float v8282 = fmax(v8280, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8283 = bfloat(v8282);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8284 = v8270 * v4;
-      const uint v8285 = v8284 + v68;
-      const uint v8286 = v8285 + v8272;
-      out[v8286] = v8283;
-    }
-    const uint v8287 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8288 = v1126 + v8287;
-    const uint v8289 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8290 = v1125 + v8289;
-    const bool v8291 = v8288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8292 = v8290 < v15;
-    const bool v8293 = v8291 && v8292;
-    if (v8293) {
-      const float v8294 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8295 = v68 + v8290;
-      const bfloat v8296 = bias[v8295];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8297 = float(v8296);
-      const float v8298 = v8294 + v8297;
-      const float v8300 = fmax(v8298, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8301 = bfloat(v8300);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8302 = v8288 * v4;
-      const uint v8303 = v8302 + v68;
-      const uint v8304 = v8303 + v8290;
-      out[v8304] = v8301;
+    const uint v6002 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6003 = v1127 + v6002;
+    const uint v6004 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6005 = v1126 + v6004;
+    const bool v6006 = v6003 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6007 = v6005 < v15;
+    const bool v6008 = v6006 && v6007;
+    if (v6008) {
+      const float v6009 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6010 = v68 + v6005;
+      const bfloat v6011 = bias[v6010];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6012 = float(v6011);
+      const float v6013 = v6009 + v6012;
+      const float v6015 = fmax(v6013, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6016 = bfloat(v6015);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6017 = v6003 * v4;
+      const uint v6018 = v6017 + v68;
+      const uint v6019 = v6018 + v6005;
+      out[v6019] = v6016;
+    }
+    const uint v6020 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6021 = v1127 + v6020;
+    const uint v6022 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6023 = v1126 + v6022;
+    const bool v6024 = v6021 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6025 = v6023 < v15;
+    const bool v6026 = v6024 && v6025;
+    if (v6026) {
+      const float v6027 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6028 = v68 + v6023;
+      const bfloat v6029 = bias[v6028];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6030 = float(v6029);
+      const float v6031 = v6027 + v6030;
+      const float v6033 = fmax(v6031, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6034 = bfloat(v6033);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6035 = v6021 * v4;
+      const uint v6036 = v6035 + v68;
+      const uint v6037 = v6036 + v6023;
+      out[v6037] = v6034;
+    }
+    const uint v6038 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6039 = v1127 + v6038;
+    const uint v6040 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6041 = v1126 + v6040;
+    const bool v6042 = v6039 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6043 = v6041 < v15;
+    const bool v6044 = v6042 && v6043;
+    if (v6044) {
+      const float v6045 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6046 = v68 + v6041;
+      const bfloat v6047 = bias[v6046];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6048 = float(v6047);
+      const float v6049 = v6045 + v6048;
+      const float v6051 = fmax(v6049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6052 = bfloat(v6051);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6053 = v6039 * v4;
+      const uint v6054 = v6053 + v68;
+      const uint v6055 = v6054 + v6041;
+      out[v6055] = v6052;
+    }
+    const uint v6056 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6057 = v1127 + v6056;
+    const uint v6058 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6059 = v1126 + v6058;
+    const bool v6060 = v6057 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6061 = v6059 < v15;
+    const bool v6062 = v6060 && v6061;
+    if (v6062) {
+      const float v6063 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6064 = v68 + v6059;
+      const bfloat v6065 = bias[v6064];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6066 = float(v6065);
+      const float v6067 = v6063 + v6066;
+      const float v6069 = fmax(v6067, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6070 = bfloat(v6069);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6071 = v6057 * v4;
+      const uint v6072 = v6071 + v68;
+      const uint v6073 = v6072 + v6059;
+      out[v6073] = v6070;
+    }
+    const uint v6074 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6075 = v1127 + v6074;
+    const uint v6076 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6077 = v1126 + v6076;
+    const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6079 = v6077 < v15;
+    const bool v6080 = v6078 && v6079;
+    if (v6080) {
+      const float v6081 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6082 = v68 + v6077;
+      const bfloat v6083 = bias[v6082];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6084 = float(v6083);
+      const float v6085 = v6081 + v6084;
+      const float v6087 = fmax(v6085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6088 = bfloat(v6087);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6089 = v6075 * v4;
+      const uint v6090 = v6089 + v68;
+      const uint v6091 = v6090 + v6077;
+      out[v6091] = v6088;
+    }
+    const uint v6092 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6093 = v1127 + v6092;
+    const uint v6094 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6095 = v1126 + v6094;
+    const bool v6096 = v6093 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6097 = v6095 < v15;
+    const bool v6098 = v6096 && v6097;
+    if (v6098) {
+      const float v6099 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6100 = v68 + v6095;
+      const bfloat v6101 = bias[v6100];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6102 = float(v6101);
+      const float v6103 = v6099 + v6102;
+      const float v6105 = fmax(v6103, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6106 = bfloat(v6105);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6107 = v6093 * v4;
+      const uint v6108 = v6107 + v68;
+      const uint v6109 = v6108 + v6095;
+      out[v6109] = v6106;
+    }
+    const uint v6110 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6111 = v1127 + v6110;
+    const uint v6112 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6113 = v1126 + v6112;
+    const bool v6114 = v6111 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6115 = v6113 < v15;
+    const bool v6116 = v6114 && v6115;
+    if (v6116) {
+      const float v6117 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6118 = v68 + v6113;
+      const bfloat v6119 = bias[v6118];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6120 = float(v6119);
+      const float v6121 = v6117 + v6120;
+      const float v6123 = fmax(v6121, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6124 = bfloat(v6123);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6125 = v6111 * v4;
+      const uint v6126 = v6125 + v68;
+      const uint v6127 = v6126 + v6113;
+      out[v6127] = v6124;
+    }
+    const uint v6128 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6129 = v1127 + v6128;
+    const uint v6130 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6131 = v1126 + v6130;
+    const bool v6132 = v6129 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6133 = v6131 < v15;
+    const bool v6134 = v6132 && v6133;
+    if (v6134) {
+      const float v6135 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6136 = v68 + v6131;
+      const bfloat v6137 = bias[v6136];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6138 = float(v6137);
+      const float v6139 = v6135 + v6138;
+      const float v6141 = fmax(v6139, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6142 = bfloat(v6141);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6143 = v6129 * v4;
+      const uint v6144 = v6143 + v68;
+      const uint v6145 = v6144 + v6131;
+      out[v6145] = v6142;
+    }
+    const uint v6146 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6147 = v1127 + v6146;
+    const uint v6148 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6149 = v1126 + v6148;
+    const bool v6150 = v6147 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6151 = v6149 < v15;
+    const bool v6152 = v6150 && v6151;
+    if (v6152) {
+      const float v6153 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6154 = v68 + v6149;
+      const bfloat v6155 = bias[v6154];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6156 = float(v6155);
+      const float v6157 = v6153 + v6156;
+      const float v6159 = fmax(v6157, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6160 = bfloat(v6159);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6161 = v6147 * v4;
+      const uint v6162 = v6161 + v68;
+      const uint v6163 = v6162 + v6149;
+      out[v6163] = v6160;
+    }
+    const uint v6164 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6165 = v1127 + v6164;
+    const uint v6166 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6167 = v1126 + v6166;
+    const bool v6168 = v6165 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6169 = v6167 < v15;
+    const bool v6170 = v6168 && v6169;
+    if (v6170) {
+      const float v6171 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6172 = v68 + v6167;
+      const bfloat v6173 = bias[v6172];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6174 = float(v6173);
+      const float v6175 = v6171 + v6174;
+      const float v6177 = fmax(v6175, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6178 = bfloat(v6177);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6179 = v6165 * v4;
+      const uint v6180 = v6179 + v68;
+      const uint v6181 = v6180 + v6167;
+      out[v6181] = v6178;
+    }
+    const uint v6182 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6183 = v1127 + v6182;
+    const uint v6184 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6185 = v1126 + v6184;
+    const bool v6186 = v6183 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6187 = v6185 < v15;
+    const bool v6188 = v6186 && v6187;
+    if (v6188) {
+      const float v6189 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6190 = v68 + v6185;
+      const bfloat v6191 = bias[v6190];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6192 = float(v6191);
+      const float v6193 = v6189 + v6192;
+      const float v6195 = fmax(v6193, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6196 = bfloat(v6195);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6197 = v6183 * v4;
+      const uint v6198 = v6197 + v68;
+      const uint v6199 = v6198 + v6185;
+      out[v6199] = v6196;
+    }
+    const uint v6200 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6201 = v1127 + v6200;
+    const uint v6202 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6203 = v1126 + v6202;
+    const bool v6204 = v6201 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6205 = v6203 < v15;
+    const bool v6206 = v6204 && v6205;
+    if (v6206) {
+      const float v6207 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6208 = v68 + v6203;
+      const bfloat v6209 = bias[v6208];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6210 = float(v6209);
+      const float v6211 = v6207 + v6210;
+      const float v6213 = fmax(v6211, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6214 = bfloat(v6213);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6215 = v6201 * v4;
+      const uint v6216 = v6215 + v68;
+      const uint v6217 = v6216 + v6203;
+      out[v6217] = v6214;
+    }
+    const uint v6218 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6219 = v1127 + v6218;
+    const uint v6220 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6221 = v1126 + v6220;
+    const bool v6222 = v6219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6223 = v6221 < v15;
+    const bool v6224 = v6222 && v6223;
+    if (v6224) {
+      const float v6225 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6226 = v68 + v6221;
+      const bfloat v6227 = bias[v6226];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6228 = float(v6227);
+      const float v6229 = v6225 + v6228;
+      const float v6231 = fmax(v6229, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6232 = bfloat(v6231);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6233 = v6219 * v4;
+      const uint v6234 = v6233 + v68;
+      const uint v6235 = v6234 + v6221;
+      out[v6235] = v6232;
+    }
+    const uint v6236 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6237 = v1127 + v6236;
+    const uint v6238 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6239 = v1126 + v6238;
+    const bool v6240 = v6237 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6241 = v6239 < v15;
+    const bool v6242 = v6240 && v6241;
+    if (v6242) {
+      const float v6243 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6244 = v68 + v6239;
+      const bfloat v6245 = bias[v6244];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6246 = float(v6245);
+      const float v6247 = v6243 + v6246;
+      const float v6249 = fmax(v6247, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6250 = bfloat(v6249);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6251 = v6237 * v4;
+      const uint v6252 = v6251 + v68;
+      const uint v6253 = v6252 + v6239;
+      out[v6253] = v6250;
+    }
+    const uint v6254 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6255 = v1127 + v6254;
+    const uint v6256 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6257 = v1126 + v6256;
+    const bool v6258 = v6255 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6259 = v6257 < v15;
+    const bool v6260 = v6258 && v6259;
+    if (v6260) {
+      const float v6261 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6262 = v68 + v6257;
+      const bfloat v6263 = bias[v6262];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6264 = float(v6263);
+      const float v6265 = v6261 + v6264;
+      const float v6267 = fmax(v6265, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6268 = bfloat(v6267);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6269 = v6255 * v4;
+      const uint v6270 = v6269 + v68;
+      const uint v6271 = v6270 + v6257;
+      out[v6271] = v6268;
+    }
+    const uint v6272 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6273 = v1127 + v6272;
+    const uint v6274 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6275 = v1126 + v6274;
+    const bool v6276 = v6273 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6277 = v6275 < v15;
+    const bool v6278 = v6276 && v6277;
+    if (v6278) {
+      const float v6279 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6280 = v68 + v6275;
+      const bfloat v6281 = bias[v6280];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6282 = float(v6281);
+      const float v6283 = v6279 + v6282;
+      const float v6285 = fmax(v6283, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6286 = bfloat(v6285);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6287 = v6273 * v4;
+      const uint v6288 = v6287 + v68;
+      const uint v6289 = v6288 + v6275;
+      out[v6289] = v6286;
+    }
+    const uint v6290 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6291 = v1127 + v6290;
+    const uint v6292 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6293 = v1126 + v6292;
+    const bool v6294 = v6291 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6295 = v6293 < v15;
+    const bool v6296 = v6294 && v6295;
+    if (v6296) {
+      const float v6297 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6298 = v68 + v6293;
+      const bfloat v6299 = bias[v6298];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6300 = float(v6299);
+      const float v6301 = v6297 + v6300;
+      const float v6303 = fmax(v6301, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6304 = bfloat(v6303);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6305 = v6291 * v4;
+      const uint v6306 = v6305 + v68;
+      const uint v6307 = v6306 + v6293;
+      out[v6307] = v6304;
+    }
+    const uint v6308 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6309 = v1127 + v6308;
+    const uint v6310 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6311 = v1126 + v6310;
+    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6313 = v6311 < v15;
+    const bool v6314 = v6312 && v6313;
+    if (v6314) {
+      const float v6315 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6316 = v68 + v6311;
+      const bfloat v6317 = bias[v6316];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6318 = float(v6317);
+      const float v6319 = v6315 + v6318;
+      const float v6321 = fmax(v6319, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6322 = bfloat(v6321);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6323 = v6309 * v4;
+      const uint v6324 = v6323 + v68;
+      const uint v6325 = v6324 + v6311;
+      out[v6325] = v6322;
+    }
+    const uint v6326 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6327 = v1127 + v6326;
+    const uint v6328 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6329 = v1126 + v6328;
+    const bool v6330 = v6327 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6331 = v6329 < v15;
+    const bool v6332 = v6330 && v6331;
+    if (v6332) {
+      const float v6333 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6334 = v68 + v6329;
+      const bfloat v6335 = bias[v6334];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6336 = float(v6335);
+      const float v6337 = v6333 + v6336;
+      const float v6339 = fmax(v6337, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6340 = bfloat(v6339);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6341 = v6327 * v4;
+      const uint v6342 = v6341 + v68;
+      const uint v6343 = v6342 + v6329;
+      out[v6343] = v6340;
+    }
+    const uint v6344 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6345 = v1127 + v6344;
+    const uint v6346 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6347 = v1126 + v6346;
+    const bool v6348 = v6345 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6349 = v6347 < v15;
+    const bool v6350 = v6348 && v6349;
+    if (v6350) {
+      const float v6351 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6352 = v68 + v6347;
+      const bfloat v6353 = bias[v6352];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6354 = float(v6353);
+      const float v6355 = v6351 + v6354;
+      const float v6357 = fmax(v6355, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6358 = bfloat(v6357);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6359 = v6345 * v4;
+      const uint v6360 = v6359 + v68;
+      const uint v6361 = v6360 + v6347;
+      out[v6361] = v6358;
+    }
+    const uint v6362 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6363 = v1127 + v6362;
+    const uint v6364 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6365 = v1126 + v6364;
+    const bool v6366 = v6363 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6367 = v6365 < v15;
+    const bool v6368 = v6366 && v6367;
+    if (v6368) {
+      const float v6369 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6370 = v68 + v6365;
+      const bfloat v6371 = bias[v6370];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6372 = float(v6371);
+      const float v6373 = v6369 + v6372;
+      const float v6375 = fmax(v6373, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6376 = bfloat(v6375);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6377 = v6363 * v4;
+      const uint v6378 = v6377 + v68;
+      const uint v6379 = v6378 + v6365;
+      out[v6379] = v6376;
+    }
+    const uint v6380 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6381 = v1127 + v6380;
+    const uint v6382 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6383 = v1126 + v6382;
+    const bool v6384 = v6381 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6385 = v6383 < v15;
+    const bool v6386 = v6384 && v6385;
+    if (v6386) {
+      const float v6387 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6388 = v68 + v6383;
+      const bfloat v6389 = bias[v6388];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6390 = float(v6389);
+      const float v6391 = v6387 + v6390;
+      const float v6393 = fmax(v6391, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6394 = bfloat(v6393);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6395 = v6381 * v4;
+      const uint v6396 = v6395 + v68;
+      const uint v6397 = v6396 + v6383;
+      out[v6397] = v6394;
+    }
+    const uint v6398 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6399 = v1127 + v6398;
+    const uint v6400 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6401 = v1126 + v6400;
+    const bool v6402 = v6399 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6403 = v6401 < v15;
+    const bool v6404 = v6402 && v6403;
+    if (v6404) {
+      const float v6405 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6406 = v68 + v6401;
+      const bfloat v6407 = bias[v6406];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6408 = float(v6407);
+      const float v6409 = v6405 + v6408;
+      const float v6411 = fmax(v6409, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6412 = bfloat(v6411);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6413 = v6399 * v4;
+      const uint v6414 = v6413 + v68;
+      const uint v6415 = v6414 + v6401;
+      out[v6415] = v6412;
+    }
+    const uint v6416 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6417 = v1127 + v6416;
+    const uint v6418 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6419 = v1126 + v6418;
+    const bool v6420 = v6417 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6421 = v6419 < v15;
+    const bool v6422 = v6420 && v6421;
+    if (v6422) {
+      const float v6423 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6424 = v68 + v6419;
+      const bfloat v6425 = bias[v6424];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6426 = float(v6425);
+      const float v6427 = v6423 + v6426;
+      const float v6429 = fmax(v6427, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6430 = bfloat(v6429);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6431 = v6417 * v4;
+      const uint v6432 = v6431 + v68;
+      const uint v6433 = v6432 + v6419;
+      out[v6433] = v6430;
+    }
+    const uint v6434 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6435 = v1127 + v6434;
+    const uint v6436 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6437 = v1126 + v6436;
+    const bool v6438 = v6435 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6439 = v6437 < v15;
+    const bool v6440 = v6438 && v6439;
+    if (v6440) {
+      const float v6441 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6442 = v68 + v6437;
+      const bfloat v6443 = bias[v6442];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6444 = float(v6443);
+      const float v6445 = v6441 + v6444;
+      const float v6447 = fmax(v6445, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6448 = bfloat(v6447);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6449 = v6435 * v4;
+      const uint v6450 = v6449 + v68;
+      const uint v6451 = v6450 + v6437;
+      out[v6451] = v6448;
+    }
+    const uint v6452 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6453 = v1127 + v6452;
+    const uint v6454 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6455 = v1126 + v6454;
+    const bool v6456 = v6453 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6457 = v6455 < v15;
+    const bool v6458 = v6456 && v6457;
+    if (v6458) {
+      const float v6459 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6460 = v68 + v6455;
+      const bfloat v6461 = bias[v6460];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6462 = float(v6461);
+      const float v6463 = v6459 + v6462;
+      const float v6465 = fmax(v6463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6466 = bfloat(v6465);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6467 = v6453 * v4;
+      const uint v6468 = v6467 + v68;
+      const uint v6469 = v6468 + v6455;
+      out[v6469] = v6466;
+    }
+    const uint v6470 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6471 = v1127 + v6470;
+    const uint v6472 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6473 = v1126 + v6472;
+    const bool v6474 = v6471 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6475 = v6473 < v15;
+    const bool v6476 = v6474 && v6475;
+    if (v6476) {
+      const float v6477 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6478 = v68 + v6473;
+      const bfloat v6479 = bias[v6478];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6480 = float(v6479);
+      const float v6481 = v6477 + v6480;
+      const float v6483 = fmax(v6481, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6484 = bfloat(v6483);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6485 = v6471 * v4;
+      const uint v6486 = v6485 + v68;
+      const uint v6487 = v6486 + v6473;
+      out[v6487] = v6484;
+    }
+    const uint v6488 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6489 = v1127 + v6488;
+    const uint v6490 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6491 = v1126 + v6490;
+    const bool v6492 = v6489 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6493 = v6491 < v15;
+    const bool v6494 = v6492 && v6493;
+    if (v6494) {
+      const float v6495 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6496 = v68 + v6491;
+      const bfloat v6497 = bias[v6496];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6498 = float(v6497);
+      const float v6499 = v6495 + v6498;
+      const float v6501 = fmax(v6499, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6502 = bfloat(v6501);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6503 = v6489 * v4;
+      const uint v6504 = v6503 + v68;
+      const uint v6505 = v6504 + v6491;
+      out[v6505] = v6502;
+    }
+    const uint v6506 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6507 = v1127 + v6506;
+    const uint v6508 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6509 = v1126 + v6508;
+    const bool v6510 = v6507 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6511 = v6509 < v15;
+    const bool v6512 = v6510 && v6511;
+    if (v6512) {
+      const float v6513 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6514 = v68 + v6509;
+      const bfloat v6515 = bias[v6514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6516 = float(v6515);
+      const float v6517 = v6513 + v6516;
+      const float v6519 = fmax(v6517, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6520 = bfloat(v6519);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6521 = v6507 * v4;
+      const uint v6522 = v6521 + v68;
+      const uint v6523 = v6522 + v6509;
+      out[v6523] = v6520;
+    }
+    const uint v6524 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6525 = v1127 + v6524;
+    const uint v6526 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6527 = v1126 + v6526;
+    const bool v6528 = v6525 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6529 = v6527 < v15;
+    const bool v6530 = v6528 && v6529;
+    if (v6530) {
+      const float v6531 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6532 = v68 + v6527;
+      const bfloat v6533 = bias[v6532];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6534 = float(v6533);
+      const float v6535 = v6531 + v6534;
+      const float v6537 = fmax(v6535, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6538 = bfloat(v6537);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6539 = v6525 * v4;
+      const uint v6540 = v6539 + v68;
+      const uint v6541 = v6540 + v6527;
+      out[v6541] = v6538;
+    }
+    const uint v6542 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6543 = v1127 + v6542;
+    const uint v6544 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6545 = v1126 + v6544;
+    const bool v6546 = v6543 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6547 = v6545 < v15;
+    const bool v6548 = v6546 && v6547;
+    if (v6548) {
+      const float v6549 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6550 = v68 + v6545;
+      const bfloat v6551 = bias[v6550];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6552 = float(v6551);
+      const float v6553 = v6549 + v6552;
+      const float v6555 = fmax(v6553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6556 = bfloat(v6555);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6557 = v6543 * v4;
+      const uint v6558 = v6557 + v68;
+      const uint v6559 = v6558 + v6545;
+      out[v6559] = v6556;
+    }
+    const uint v6560 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6561 = v1127 + v6560;
+    const uint v6562 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6563 = v1126 + v6562;
+    const bool v6564 = v6561 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6565 = v6563 < v15;
+    const bool v6566 = v6564 && v6565;
+    if (v6566) {
+      const float v6567 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6568 = v68 + v6563;
+      const bfloat v6569 = bias[v6568];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6570 = float(v6569);
+      const float v6571 = v6567 + v6570;
+      const float v6573 = fmax(v6571, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6574 = bfloat(v6573);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6575 = v6561 * v4;
+      const uint v6576 = v6575 + v68;
+      const uint v6577 = v6576 + v6563;
+      out[v6577] = v6574;
+    }
+    const uint v6578 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6579 = v1127 + v6578;
+    const uint v6580 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6581 = v1126 + v6580;
+    const bool v6582 = v6579 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6583 = v6581 < v15;
+    const bool v6584 = v6582 && v6583;
+    if (v6584) {
+      const float v6585 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6586 = v68 + v6581;
+      const bfloat v6587 = bias[v6586];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6588 = float(v6587);
+      const float v6589 = v6585 + v6588;
+      const float v6591 = fmax(v6589, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6592 = bfloat(v6591);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6593 = v6579 * v4;
+      const uint v6594 = v6593 + v68;
+      const uint v6595 = v6594 + v6581;
+      out[v6595] = v6592;
+    }
+    const uint v6596 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6597 = v1127 + v6596;
+    const uint v6598 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6599 = v1126 + v6598;
+    const bool v6600 = v6597 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6601 = v6599 < v15;
+    const bool v6602 = v6600 && v6601;
+    if (v6602) {
+      const float v6603 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6604 = v68 + v6599;
+      const bfloat v6605 = bias[v6604];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6606 = float(v6605);
+      const float v6607 = v6603 + v6606;
+      const float v6609 = fmax(v6607, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6610 = bfloat(v6609);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6611 = v6597 * v4;
+      const uint v6612 = v6611 + v68;
+      const uint v6613 = v6612 + v6599;
+      out[v6613] = v6610;
+    }
+    const uint v6614 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6615 = v1127 + v6614;
+    const uint v6616 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6617 = v1126 + v6616;
+    const bool v6618 = v6615 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6619 = v6617 < v15;
+    const bool v6620 = v6618 && v6619;
+    if (v6620) {
+      const float v6621 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6622 = v68 + v6617;
+      const bfloat v6623 = bias[v6622];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6624 = float(v6623);
+      const float v6625 = v6621 + v6624;
+      const float v6627 = fmax(v6625, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6628 = bfloat(v6627);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6629 = v6615 * v4;
+      const uint v6630 = v6629 + v68;
+      const uint v6631 = v6630 + v6617;
+      out[v6631] = v6628;
+    }
+    const uint v6632 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6633 = v1127 + v6632;
+    const uint v6634 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6635 = v1126 + v6634;
+    const bool v6636 = v6633 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6637 = v6635 < v15;
+    const bool v6638 = v6636 && v6637;
+    if (v6638) {
+      const float v6639 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6640 = v68 + v6635;
+      const bfloat v6641 = bias[v6640];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6642 = float(v6641);
+      const float v6643 = v6639 + v6642;
+      const float v6645 = fmax(v6643, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6646 = bfloat(v6645);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6647 = v6633 * v4;
+      const uint v6648 = v6647 + v68;
+      const uint v6649 = v6648 + v6635;
+      out[v6649] = v6646;
+    }
+    const uint v6650 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6651 = v1127 + v6650;
+    const uint v6652 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6653 = v1126 + v6652;
+    const bool v6654 = v6651 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6655 = v6653 < v15;
+    const bool v6656 = v6654 && v6655;
+    if (v6656) {
+      const float v6657 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6658 = v68 + v6653;
+      const bfloat v6659 = bias[v6658];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6660 = float(v6659);
+      const float v6661 = v6657 + v6660;
+      const float v6663 = fmax(v6661, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6664 = bfloat(v6663);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6665 = v6651 * v4;
+      const uint v6666 = v6665 + v68;
+      const uint v6667 = v6666 + v6653;
+      out[v6667] = v6664;
+    }
+    const uint v6668 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6669 = v1127 + v6668;
+    const uint v6670 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6671 = v1126 + v6670;
+    const bool v6672 = v6669 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6673 = v6671 < v15;
+    const bool v6674 = v6672 && v6673;
+    if (v6674) {
+      const float v6675 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6676 = v68 + v6671;
+      const bfloat v6677 = bias[v6676];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6678 = float(v6677);
+      const float v6679 = v6675 + v6678;
+      const float v6681 = fmax(v6679, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6682 = bfloat(v6681);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6683 = v6669 * v4;
+      const uint v6684 = v6683 + v68;
+      const uint v6685 = v6684 + v6671;
+      out[v6685] = v6682;
+    }
+    const uint v6686 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6687 = v1127 + v6686;
+    const uint v6688 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6689 = v1126 + v6688;
+    const bool v6690 = v6687 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6691 = v6689 < v15;
+    const bool v6692 = v6690 && v6691;
+    if (v6692) {
+      const float v6693 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6694 = v68 + v6689;
+      const bfloat v6695 = bias[v6694];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6696 = float(v6695);
+      const float v6697 = v6693 + v6696;
+      const float v6699 = fmax(v6697, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6700 = bfloat(v6699);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6701 = v6687 * v4;
+      const uint v6702 = v6701 + v68;
+      const uint v6703 = v6702 + v6689;
+      out[v6703] = v6700;
+    }
+    const uint v6704 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6705 = v1127 + v6704;
+    const uint v6706 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6707 = v1126 + v6706;
+    const bool v6708 = v6705 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6709 = v6707 < v15;
+    const bool v6710 = v6708 && v6709;
+    if (v6710) {
+      const float v6711 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6712 = v68 + v6707;
+      const bfloat v6713 = bias[v6712];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6714 = float(v6713);
+      const float v6715 = v6711 + v6714;
+      const float v6717 = fmax(v6715, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6718 = bfloat(v6717);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6719 = v6705 * v4;
+      const uint v6720 = v6719 + v68;
+      const uint v6721 = v6720 + v6707;
+      out[v6721] = v6718;
+    }
+    const uint v6722 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6723 = v1127 + v6722;
+    const uint v6724 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6725 = v1126 + v6724;
+    const bool v6726 = v6723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6727 = v6725 < v15;
+    const bool v6728 = v6726 && v6727;
+    if (v6728) {
+      const float v6729 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6730 = v68 + v6725;
+      const bfloat v6731 = bias[v6730];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6732 = float(v6731);
+      const float v6733 = v6729 + v6732;
+      const float v6735 = fmax(v6733, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6736 = bfloat(v6735);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6737 = v6723 * v4;
+      const uint v6738 = v6737 + v68;
+      const uint v6739 = v6738 + v6725;
+      out[v6739] = v6736;
+    }
+    const uint v6740 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6741 = v1127 + v6740;
+    const uint v6742 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6743 = v1126 + v6742;
+    const bool v6744 = v6741 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6745 = v6743 < v15;
+    const bool v6746 = v6744 && v6745;
+    if (v6746) {
+      const float v6747 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6748 = v68 + v6743;
+      const bfloat v6749 = bias[v6748];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6750 = float(v6749);
+      const float v6751 = v6747 + v6750;
+      const float v6753 = fmax(v6751, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6754 = bfloat(v6753);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6755 = v6741 * v4;
+      const uint v6756 = v6755 + v68;
+      const uint v6757 = v6756 + v6743;
+      out[v6757] = v6754;
+    }
+    const uint v6758 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6759 = v1127 + v6758;
+    const uint v6760 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6761 = v1126 + v6760;
+    const bool v6762 = v6759 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6763 = v6761 < v15;
+    const bool v6764 = v6762 && v6763;
+    if (v6764) {
+      const float v6765 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6766 = v68 + v6761;
+      const bfloat v6767 = bias[v6766];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6768 = float(v6767);
+      const float v6769 = v6765 + v6768;
+      const float v6771 = fmax(v6769, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6772 = bfloat(v6771);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6773 = v6759 * v4;
+      const uint v6774 = v6773 + v68;
+      const uint v6775 = v6774 + v6761;
+      out[v6775] = v6772;
+    }
+    const uint v6776 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6777 = v1127 + v6776;
+    const uint v6778 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6779 = v1126 + v6778;
+    const bool v6780 = v6777 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6781 = v6779 < v15;
+    const bool v6782 = v6780 && v6781;
+    if (v6782) {
+      const float v6783 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6784 = v68 + v6779;
+      const bfloat v6785 = bias[v6784];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6786 = float(v6785);
+      const float v6787 = v6783 + v6786;
+      const float v6789 = fmax(v6787, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6790 = bfloat(v6789);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6791 = v6777 * v4;
+      const uint v6792 = v6791 + v68;
+      const uint v6793 = v6792 + v6779;
+      out[v6793] = v6790;
+    }
+    const uint v6794 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6795 = v1127 + v6794;
+    const uint v6796 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6797 = v1126 + v6796;
+    const bool v6798 = v6795 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6799 = v6797 < v15;
+    const bool v6800 = v6798 && v6799;
+    if (v6800) {
+      const float v6801 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6802 = v68 + v6797;
+      const bfloat v6803 = bias[v6802];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6804 = float(v6803);
+      const float v6805 = v6801 + v6804;
+      const float v6807 = fmax(v6805, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6808 = bfloat(v6807);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6809 = v6795 * v4;
+      const uint v6810 = v6809 + v68;
+      const uint v6811 = v6810 + v6797;
+      out[v6811] = v6808;
+    }
+    const uint v6812 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6813 = v1127 + v6812;
+    const uint v6814 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6815 = v1126 + v6814;
+    const bool v6816 = v6813 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6817 = v6815 < v15;
+    const bool v6818 = v6816 && v6817;
+    if (v6818) {
+      const float v6819 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6820 = v68 + v6815;
+      const bfloat v6821 = bias[v6820];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6822 = float(v6821);
+      const float v6823 = v6819 + v6822;
+      const float v6825 = fmax(v6823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6826 = bfloat(v6825);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6827 = v6813 * v4;
+      const uint v6828 = v6827 + v68;
+      const uint v6829 = v6828 + v6815;
+      out[v6829] = v6826;
+    }
+    const uint v6830 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6831 = v1127 + v6830;
+    const uint v6832 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6833 = v1126 + v6832;
+    const bool v6834 = v6831 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6835 = v6833 < v15;
+    const bool v6836 = v6834 && v6835;
+    if (v6836) {
+      const float v6837 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6838 = v68 + v6833;
+      const bfloat v6839 = bias[v6838];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6840 = float(v6839);
+      const float v6841 = v6837 + v6840;
+      const float v6843 = fmax(v6841, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6844 = bfloat(v6843);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6845 = v6831 * v4;
+      const uint v6846 = v6845 + v68;
+      const uint v6847 = v6846 + v6833;
+      out[v6847] = v6844;
+    }
+    const uint v6848 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6849 = v1127 + v6848;
+    const uint v6850 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6851 = v1126 + v6850;
+    const bool v6852 = v6849 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6853 = v6851 < v15;
+    const bool v6854 = v6852 && v6853;
+    if (v6854) {
+      const float v6855 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6856 = v68 + v6851;
+      const bfloat v6857 = bias[v6856];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6858 = float(v6857);
+      const float v6859 = v6855 + v6858;
+      const float v6861 = fmax(v6859, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6862 = bfloat(v6861);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6863 = v6849 * v4;
+      const uint v6864 = v6863 + v68;
+      const uint v6865 = v6864 + v6851;
+      out[v6865] = v6862;
+    }
+    const uint v6866 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6867 = v1127 + v6866;
+    const uint v6868 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6869 = v1126 + v6868;
+    const bool v6870 = v6867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6871 = v6869 < v15;
+    const bool v6872 = v6870 && v6871;
+    if (v6872) {
+      const float v6873 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6874 = v68 + v6869;
+      const bfloat v6875 = bias[v6874];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6876 = float(v6875);
+      const float v6877 = v6873 + v6876;
+      const float v6879 = fmax(v6877, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6880 = bfloat(v6879);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6881 = v6867 * v4;
+      const uint v6882 = v6881 + v68;
+      const uint v6883 = v6882 + v6869;
+      out[v6883] = v6880;
+    }
+    const uint v6884 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6885 = v1127 + v6884;
+    const uint v6886 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6887 = v1126 + v6886;
+    const bool v6888 = v6885 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6889 = v6887 < v15;
+    const bool v6890 = v6888 && v6889;
+    if (v6890) {
+      const float v6891 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6892 = v68 + v6887;
+      const bfloat v6893 = bias[v6892];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6894 = float(v6893);
+      const float v6895 = v6891 + v6894;
+      const float v6897 = fmax(v6895, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6898 = bfloat(v6897);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6899 = v6885 * v4;
+      const uint v6900 = v6899 + v68;
+      const uint v6901 = v6900 + v6887;
+      out[v6901] = v6898;
+    }
+    const uint v6902 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6903 = v1127 + v6902;
+    const uint v6904 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6905 = v1126 + v6904;
+    const bool v6906 = v6903 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6907 = v6905 < v15;
+    const bool v6908 = v6906 && v6907;
+    if (v6908) {
+      const float v6909 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6910 = v68 + v6905;
+      const bfloat v6911 = bias[v6910];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6912 = float(v6911);
+      const float v6913 = v6909 + v6912;
+      const float v6915 = fmax(v6913, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6916 = bfloat(v6915);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6917 = v6903 * v4;
+      const uint v6918 = v6917 + v68;
+      const uint v6919 = v6918 + v6905;
+      out[v6919] = v6916;
+    }
+    const uint v6920 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6921 = v1127 + v6920;
+    const uint v6922 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6923 = v1126 + v6922;
+    const bool v6924 = v6921 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6925 = v6923 < v15;
+    const bool v6926 = v6924 && v6925;
+    if (v6926) {
+      const float v6927 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6928 = v68 + v6923;
+      const bfloat v6929 = bias[v6928];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6930 = float(v6929);
+      const float v6931 = v6927 + v6930;
+      const float v6933 = fmax(v6931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6934 = bfloat(v6933);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6935 = v6921 * v4;
+      const uint v6936 = v6935 + v68;
+      const uint v6937 = v6936 + v6923;
+      out[v6937] = v6934;
+    }
+    const uint v6938 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6939 = v1127 + v6938;
+    const uint v6940 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6941 = v1126 + v6940;
+    const bool v6942 = v6939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6943 = v6941 < v15;
+    const bool v6944 = v6942 && v6943;
+    if (v6944) {
+      const float v6945 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6946 = v68 + v6941;
+      const bfloat v6947 = bias[v6946];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6948 = float(v6947);
+      const float v6949 = v6945 + v6948;
+      const float v6951 = fmax(v6949, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6952 = bfloat(v6951);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6953 = v6939 * v4;
+      const uint v6954 = v6953 + v68;
+      const uint v6955 = v6954 + v6941;
+      out[v6955] = v6952;
+    }
+    const uint v6956 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6957 = v1127 + v6956;
+    const uint v6958 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6959 = v1126 + v6958;
+    const bool v6960 = v6957 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6961 = v6959 < v15;
+    const bool v6962 = v6960 && v6961;
+    if (v6962) {
+      const float v6963 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6964 = v68 + v6959;
+      const bfloat v6965 = bias[v6964];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6966 = float(v6965);
+      const float v6967 = v6963 + v6966;
+      const float v6969 = fmax(v6967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6970 = bfloat(v6969);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6971 = v6957 * v4;
+      const uint v6972 = v6971 + v68;
+      const uint v6973 = v6972 + v6959;
+      out[v6973] = v6970;
+    }
+    const uint v6974 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6975 = v1127 + v6974;
+    const uint v6976 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6977 = v1126 + v6976;
+    const bool v6978 = v6975 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6979 = v6977 < v15;
+    const bool v6980 = v6978 && v6979;
+    if (v6980) {
+      const float v6981 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6982 = v68 + v6977;
+      const bfloat v6983 = bias[v6982];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6984 = float(v6983);
+      const float v6985 = v6981 + v6984;
+      const float v6987 = fmax(v6985, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6988 = bfloat(v6987);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6989 = v6975 * v4;
+      const uint v6990 = v6989 + v68;
+      const uint v6991 = v6990 + v6977;
+      out[v6991] = v6988;
+    }
+    const uint v6992 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6993 = v1127 + v6992;
+    const uint v6994 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6995 = v1126 + v6994;
+    const bool v6996 = v6993 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6997 = v6995 < v15;
+    const bool v6998 = v6996 && v6997;
+    if (v6998) {
+      const float v6999 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7000 = v68 + v6995;
+      const bfloat v7001 = bias[v7000];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7002 = float(v7001);
+      const float v7003 = v6999 + v7002;
+      const float v7005 = fmax(v7003, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7006 = bfloat(v7005);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7007 = v6993 * v4;
+      const uint v7008 = v7007 + v68;
+      const uint v7009 = v7008 + v6995;
+      out[v7009] = v7006;
+    }
+    const uint v7010 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7011 = v1127 + v7010;
+    const uint v7012 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7013 = v1126 + v7012;
+    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7015 = v7013 < v15;
+    const bool v7016 = v7014 && v7015;
+    if (v7016) {
+      const float v7017 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7018 = v68 + v7013;
+      const bfloat v7019 = bias[v7018];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7020 = float(v7019);
+      const float v7021 = v7017 + v7020;
+      const float v7023 = fmax(v7021, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7024 = bfloat(v7023);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7025 = v7011 * v4;
+      const uint v7026 = v7025 + v68;
+      const uint v7027 = v7026 + v7013;
+      out[v7027] = v7024;
+    }
+    const uint v7028 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7029 = v1127 + v7028;
+    const uint v7030 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7031 = v1126 + v7030;
+    const bool v7032 = v7029 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7033 = v7031 < v15;
+    const bool v7034 = v7032 && v7033;
+    if (v7034) {
+      const float v7035 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7036 = v68 + v7031;
+      const bfloat v7037 = bias[v7036];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7038 = float(v7037);
+      const float v7039 = v7035 + v7038;
+      const float v7041 = fmax(v7039, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7042 = bfloat(v7041);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7043 = v7029 * v4;
+      const uint v7044 = v7043 + v68;
+      const uint v7045 = v7044 + v7031;
+      out[v7045] = v7042;
+    }
+    const uint v7046 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7047 = v1127 + v7046;
+    const uint v7048 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7049 = v1126 + v7048;
+    const bool v7050 = v7047 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7051 = v7049 < v15;
+    const bool v7052 = v7050 && v7051;
+    if (v7052) {
+      const float v7053 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7054 = v68 + v7049;
+      const bfloat v7055 = bias[v7054];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7056 = float(v7055);
+      const float v7057 = v7053 + v7056;
+      const float v7059 = fmax(v7057, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7060 = bfloat(v7059);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7061 = v7047 * v4;
+      const uint v7062 = v7061 + v68;
+      const uint v7063 = v7062 + v7049;
+      out[v7063] = v7060;
+    }
+    const uint v7064 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7065 = v1127 + v7064;
+    const uint v7066 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7067 = v1126 + v7066;
+    const bool v7068 = v7065 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7069 = v7067 < v15;
+    const bool v7070 = v7068 && v7069;
+    if (v7070) {
+      const float v7071 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7072 = v68 + v7067;
+      const bfloat v7073 = bias[v7072];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7074 = float(v7073);
+      const float v7075 = v7071 + v7074;
+      const float v7077 = fmax(v7075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7078 = bfloat(v7077);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7079 = v7065 * v4;
+      const uint v7080 = v7079 + v68;
+      const uint v7081 = v7080 + v7067;
+      out[v7081] = v7078;
+    }
+    const uint v7082 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7083 = v1127 + v7082;
+    const uint v7084 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7085 = v1126 + v7084;
+    const bool v7086 = v7083 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7087 = v7085 < v15;
+    const bool v7088 = v7086 && v7087;
+    if (v7088) {
+      const float v7089 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7090 = v68 + v7085;
+      const bfloat v7091 = bias[v7090];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7092 = float(v7091);
+      const float v7093 = v7089 + v7092;
+      const float v7095 = fmax(v7093, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7096 = bfloat(v7095);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7097 = v7083 * v4;
+      const uint v7098 = v7097 + v68;
+      const uint v7099 = v7098 + v7085;
+      out[v7099] = v7096;
+    }
+    const uint v7100 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7101 = v1127 + v7100;
+    const uint v7102 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7103 = v1126 + v7102;
+    const bool v7104 = v7101 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7105 = v7103 < v15;
+    const bool v7106 = v7104 && v7105;
+    if (v7106) {
+      const float v7107 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7108 = v68 + v7103;
+      const bfloat v7109 = bias[v7108];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7110 = float(v7109);
+      const float v7111 = v7107 + v7110;
+      const float v7113 = fmax(v7111, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7114 = bfloat(v7113);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7115 = v7101 * v4;
+      const uint v7116 = v7115 + v68;
+      const uint v7117 = v7116 + v7103;
+      out[v7117] = v7114;
+    }
+    const uint v7118 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7119 = v1127 + v7118;
+    const uint v7120 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7121 = v1126 + v7120;
+    const bool v7122 = v7119 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7123 = v7121 < v15;
+    const bool v7124 = v7122 && v7123;
+    if (v7124) {
+      const float v7125 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7126 = v68 + v7121;
+      const bfloat v7127 = bias[v7126];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7128 = float(v7127);
+      const float v7129 = v7125 + v7128;
+      const float v7131 = fmax(v7129, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7132 = bfloat(v7131);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7133 = v7119 * v4;
+      const uint v7134 = v7133 + v68;
+      const uint v7135 = v7134 + v7121;
+      out[v7135] = v7132;
+    }
+    const uint v7136 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7137 = v1127 + v7136;
+    const uint v7138 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7139 = v1126 + v7138;
+    const bool v7140 = v7137 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7141 = v7139 < v15;
+    const bool v7142 = v7140 && v7141;
+    if (v7142) {
+      const float v7143 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7144 = v68 + v7139;
+      const bfloat v7145 = bias[v7144];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7146 = float(v7145);
+      const float v7147 = v7143 + v7146;
+      const float v7149 = fmax(v7147, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7150 = bfloat(v7149);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7151 = v7137 * v4;
+      const uint v7152 = v7151 + v68;
+      const uint v7153 = v7152 + v7139;
+      out[v7153] = v7150;
+    }
+    const uint v7154 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7155 = v1127 + v7154;
+    const uint v7156 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7157 = v1126 + v7156;
+    const bool v7158 = v7155 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7159 = v7157 < v15;
+    const bool v7160 = v7158 && v7159;
+    if (v7160) {
+      const float v7161 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7162 = v68 + v7157;
+      const bfloat v7163 = bias[v7162];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7164 = float(v7163);
+      const float v7165 = v7161 + v7164;
+      const float v7167 = fmax(v7165, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7168 = bfloat(v7167);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7169 = v7155 * v4;
+      const uint v7170 = v7169 + v68;
+      const uint v7171 = v7170 + v7157;
+      out[v7171] = v7168;
+    }
+    const uint v7172 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7173 = v1127 + v7172;
+    const uint v7174 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7175 = v1126 + v7174;
+    const bool v7176 = v7173 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7177 = v7175 < v15;
+    const bool v7178 = v7176 && v7177;
+    if (v7178) {
+      const float v7179 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7180 = v68 + v7175;
+      const bfloat v7181 = bias[v7180];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7182 = float(v7181);
+      const float v7183 = v7179 + v7182;
+      const float v7185 = fmax(v7183, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7186 = bfloat(v7185);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7187 = v7173 * v4;
+      const uint v7188 = v7187 + v68;
+      const uint v7189 = v7188 + v7175;
+      out[v7189] = v7186;
+    }
+    const uint v7190 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7191 = v1127 + v7190;
+    const uint v7192 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7193 = v1126 + v7192;
+    const bool v7194 = v7191 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7195 = v7193 < v15;
+    const bool v7196 = v7194 && v7195;
+    if (v7196) {
+      const float v7197 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7198 = v68 + v7193;
+      const bfloat v7199 = bias[v7198];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7200 = float(v7199);
+      const float v7201 = v7197 + v7200;
+      const float v7203 = fmax(v7201, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7204 = bfloat(v7203);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7205 = v7191 * v4;
+      const uint v7206 = v7205 + v68;
+      const uint v7207 = v7206 + v7193;
+      out[v7207] = v7204;
+    }
+    const uint v7208 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7209 = v1127 + v7208;
+    const uint v7210 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7211 = v1126 + v7210;
+    const bool v7212 = v7209 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7213 = v7211 < v15;
+    const bool v7214 = v7212 && v7213;
+    if (v7214) {
+      const float v7215 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7216 = v68 + v7211;
+      const bfloat v7217 = bias[v7216];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7218 = float(v7217);
+      const float v7219 = v7215 + v7218;
+      const float v7221 = fmax(v7219, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7222 = bfloat(v7221);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7223 = v7209 * v4;
+      const uint v7224 = v7223 + v68;
+      const uint v7225 = v7224 + v7211;
+      out[v7225] = v7222;
+    }
+    const uint v7226 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7227 = v1127 + v7226;
+    const uint v7228 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7229 = v1126 + v7228;
+    const bool v7230 = v7227 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7231 = v7229 < v15;
+    const bool v7232 = v7230 && v7231;
+    if (v7232) {
+      const float v7233 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7234 = v68 + v7229;
+      const bfloat v7235 = bias[v7234];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7236 = float(v7235);
+      const float v7237 = v7233 + v7236;
+      const float v7239 = fmax(v7237, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7240 = bfloat(v7239);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7241 = v7227 * v4;
+      const uint v7242 = v7241 + v68;
+      const uint v7243 = v7242 + v7229;
+      out[v7243] = v7240;
+    }
+    const uint v7244 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7245 = v1127 + v7244;
+    const uint v7246 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7247 = v1126 + v7246;
+    const bool v7248 = v7245 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7249 = v7247 < v15;
+    const bool v7250 = v7248 && v7249;
+    if (v7250) {
+      const float v7251 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7252 = v68 + v7247;
+      const bfloat v7253 = bias[v7252];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7254 = float(v7253);
+      const float v7255 = v7251 + v7254;
+      const float v7257 = fmax(v7255, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7258 = bfloat(v7257);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7259 = v7245 * v4;
+      const uint v7260 = v7259 + v68;
+      const uint v7261 = v7260 + v7247;
+      out[v7261] = v7258;
+    }
+    const uint v7262 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7263 = v1127 + v7262;
+    const uint v7264 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7265 = v1126 + v7264;
+    const bool v7266 = v7263 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7267 = v7265 < v15;
+    const bool v7268 = v7266 && v7267;
+    if (v7268) {
+      const float v7269 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7270 = v68 + v7265;
+      const bfloat v7271 = bias[v7270];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7272 = float(v7271);
+      const float v7273 = v7269 + v7272;
+      const float v7275 = fmax(v7273, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7276 = bfloat(v7275);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7277 = v7263 * v4;
+      const uint v7278 = v7277 + v68;
+      const uint v7279 = v7278 + v7265;
+      out[v7279] = v7276;
+    }
+    const uint v7280 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7281 = v1127 + v7280;
+    const uint v7282 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7283 = v1126 + v7282;
+    const bool v7284 = v7281 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7285 = v7283 < v15;
+    const bool v7286 = v7284 && v7285;
+    if (v7286) {
+      const float v7287 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7288 = v68 + v7283;
+      const bfloat v7289 = bias[v7288];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7290 = float(v7289);
+      const float v7291 = v7287 + v7290;
+      const float v7293 = fmax(v7291, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7294 = bfloat(v7293);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7295 = v7281 * v4;
+      const uint v7296 = v7295 + v68;
+      const uint v7297 = v7296 + v7283;
+      out[v7297] = v7294;
+    }
+    const uint v7298 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7299 = v1127 + v7298;
+    const uint v7300 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7301 = v1126 + v7300;
+    const bool v7302 = v7299 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7303 = v7301 < v15;
+    const bool v7304 = v7302 && v7303;
+    if (v7304) {
+      const float v7305 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7306 = v68 + v7301;
+      const bfloat v7307 = bias[v7306];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7308 = float(v7307);
+      const float v7309 = v7305 + v7308;
+      const float v7311 = fmax(v7309, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7312 = bfloat(v7311);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7313 = v7299 * v4;
+      const uint v7314 = v7313 + v68;
+      const uint v7315 = v7314 + v7301;
+      out[v7315] = v7312;
+    }
+    const uint v7316 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7317 = v1127 + v7316;
+    const uint v7318 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7319 = v1126 + v7318;
+    const bool v7320 = v7317 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7321 = v7319 < v15;
+    const bool v7322 = v7320 && v7321;
+    if (v7322) {
+      const float v7323 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7324 = v68 + v7319;
+      const bfloat v7325 = bias[v7324];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7326 = float(v7325);
+      const float v7327 = v7323 + v7326;
+      const float v7329 = fmax(v7327, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7330 = bfloat(v7329);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7331 = v7317 * v4;
+      const uint v7332 = v7331 + v68;
+      const uint v7333 = v7332 + v7319;
+      out[v7333] = v7330;
+    }
+    const uint v7334 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7335 = v1127 + v7334;
+    const uint v7336 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7337 = v1126 + v7336;
+    const bool v7338 = v7335 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7339 = v7337 < v15;
+    const bool v7340 = v7338 && v7339;
+    if (v7340) {
+      const float v7341 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7342 = v68 + v7337;
+      const bfloat v7343 = bias[v7342];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7344 = float(v7343);
+      const float v7345 = v7341 + v7344;
+      const float v7347 = fmax(v7345, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7348 = bfloat(v7347);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7349 = v7335 * v4;
+      const uint v7350 = v7349 + v68;
+      const uint v7351 = v7350 + v7337;
+      out[v7351] = v7348;
+    }
+    const uint v7352 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7353 = v1127 + v7352;
+    const uint v7354 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7355 = v1126 + v7354;
+    const bool v7356 = v7353 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7357 = v7355 < v15;
+    const bool v7358 = v7356 && v7357;
+    if (v7358) {
+      const float v7359 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7360 = v68 + v7355;
+      const bfloat v7361 = bias[v7360];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7362 = float(v7361);
+      const float v7363 = v7359 + v7362;
+      const float v7365 = fmax(v7363, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7366 = bfloat(v7365);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7367 = v7353 * v4;
+      const uint v7368 = v7367 + v68;
+      const uint v7369 = v7368 + v7355;
+      out[v7369] = v7366;
+    }
+    const uint v7370 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7371 = v1127 + v7370;
+    const uint v7372 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7373 = v1126 + v7372;
+    const bool v7374 = v7371 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7375 = v7373 < v15;
+    const bool v7376 = v7374 && v7375;
+    if (v7376) {
+      const float v7377 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7378 = v68 + v7373;
+      const bfloat v7379 = bias[v7378];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7380 = float(v7379);
+      const float v7381 = v7377 + v7380;
+      const float v7383 = fmax(v7381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7384 = bfloat(v7383);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7385 = v7371 * v4;
+      const uint v7386 = v7385 + v68;
+      const uint v7387 = v7386 + v7373;
+      out[v7387] = v7384;
+    }
+    const uint v7388 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7389 = v1127 + v7388;
+    const uint v7390 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7391 = v1126 + v7390;
+    const bool v7392 = v7389 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7393 = v7391 < v15;
+    const bool v7394 = v7392 && v7393;
+    if (v7394) {
+      const float v7395 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7396 = v68 + v7391;
+      const bfloat v7397 = bias[v7396];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7398 = float(v7397);
+      const float v7399 = v7395 + v7398;
+      const float v7401 = fmax(v7399, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7402 = bfloat(v7401);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7403 = v7389 * v4;
+      const uint v7404 = v7403 + v68;
+      const uint v7405 = v7404 + v7391;
+      out[v7405] = v7402;
+    }
+    const uint v7406 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7407 = v1127 + v7406;
+    const uint v7408 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7409 = v1126 + v7408;
+    const bool v7410 = v7407 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7411 = v7409 < v15;
+    const bool v7412 = v7410 && v7411;
+    if (v7412) {
+      const float v7413 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7414 = v68 + v7409;
+      const bfloat v7415 = bias[v7414];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7416 = float(v7415);
+      const float v7417 = v7413 + v7416;
+      const float v7419 = fmax(v7417, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7420 = bfloat(v7419);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7421 = v7407 * v4;
+      const uint v7422 = v7421 + v68;
+      const uint v7423 = v7422 + v7409;
+      out[v7423] = v7420;
+    }
+    const uint v7424 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7425 = v1127 + v7424;
+    const uint v7426 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7427 = v1126 + v7426;
+    const bool v7428 = v7425 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7429 = v7427 < v15;
+    const bool v7430 = v7428 && v7429;
+    if (v7430) {
+      const float v7431 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7432 = v68 + v7427;
+      const bfloat v7433 = bias[v7432];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7434 = float(v7433);
+      const float v7435 = v7431 + v7434;
+      const float v7437 = fmax(v7435, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7438 = bfloat(v7437);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7439 = v7425 * v4;
+      const uint v7440 = v7439 + v68;
+      const uint v7441 = v7440 + v7427;
+      out[v7441] = v7438;
+    }
+    const uint v7442 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7443 = v1127 + v7442;
+    const uint v7444 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7445 = v1126 + v7444;
+    const bool v7446 = v7443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7447 = v7445 < v15;
+    const bool v7448 = v7446 && v7447;
+    if (v7448) {
+      const float v7449 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7450 = v68 + v7445;
+      const bfloat v7451 = bias[v7450];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7452 = float(v7451);
+      const float v7453 = v7449 + v7452;
+      const float v7455 = fmax(v7453, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7456 = bfloat(v7455);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7457 = v7443 * v4;
+      const uint v7458 = v7457 + v68;
+      const uint v7459 = v7458 + v7445;
+      out[v7459] = v7456;
+    }
+    const uint v7460 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7461 = v1127 + v7460;
+    const uint v7462 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7463 = v1126 + v7462;
+    const bool v7464 = v7461 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7465 = v7463 < v15;
+    const bool v7466 = v7464 && v7465;
+    if (v7466) {
+      const float v7467 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7468 = v68 + v7463;
+      const bfloat v7469 = bias[v7468];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7470 = float(v7469);
+      const float v7471 = v7467 + v7470;
+      const float v7473 = fmax(v7471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7474 = bfloat(v7473);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7475 = v7461 * v4;
+      const uint v7476 = v7475 + v68;
+      const uint v7477 = v7476 + v7463;
+      out[v7477] = v7474;
+    }
+    const uint v7478 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7479 = v1127 + v7478;
+    const uint v7480 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7481 = v1126 + v7480;
+    const bool v7482 = v7479 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7483 = v7481 < v15;
+    const bool v7484 = v7482 && v7483;
+    if (v7484) {
+      const float v7485 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7486 = v68 + v7481;
+      const bfloat v7487 = bias[v7486];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7488 = float(v7487);
+      const float v7489 = v7485 + v7488;
+      const float v7491 = fmax(v7489, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7492 = bfloat(v7491);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7493 = v7479 * v4;
+      const uint v7494 = v7493 + v68;
+      const uint v7495 = v7494 + v7481;
+      out[v7495] = v7492;
+    }
+    const uint v7496 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7497 = v1127 + v7496;
+    const uint v7498 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7499 = v1126 + v7498;
+    const bool v7500 = v7497 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7501 = v7499 < v15;
+    const bool v7502 = v7500 && v7501;
+    if (v7502) {
+      const float v7503 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7504 = v68 + v7499;
+      const bfloat v7505 = bias[v7504];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7506 = float(v7505);
+      const float v7507 = v7503 + v7506;
+      const float v7509 = fmax(v7507, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7510 = bfloat(v7509);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7511 = v7497 * v4;
+      const uint v7512 = v7511 + v68;
+      const uint v7513 = v7512 + v7499;
+      out[v7513] = v7510;
+    }
+    const uint v7514 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7515 = v1127 + v7514;
+    const uint v7516 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7517 = v1126 + v7516;
+    const bool v7518 = v7515 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7519 = v7517 < v15;
+    const bool v7520 = v7518 && v7519;
+    if (v7520) {
+      const float v7521 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7522 = v68 + v7517;
+      const bfloat v7523 = bias[v7522];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7524 = float(v7523);
+      const float v7525 = v7521 + v7524;
+      const float v7527 = fmax(v7525, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7528 = bfloat(v7527);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7529 = v7515 * v4;
+      const uint v7530 = v7529 + v68;
+      const uint v7531 = v7530 + v7517;
+      out[v7531] = v7528;
+    }
+    const uint v7532 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7533 = v1127 + v7532;
+    const uint v7534 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7535 = v1126 + v7534;
+    const bool v7536 = v7533 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7537 = v7535 < v15;
+    const bool v7538 = v7536 && v7537;
+    if (v7538) {
+      const float v7539 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7540 = v68 + v7535;
+      const bfloat v7541 = bias[v7540];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7542 = float(v7541);
+      const float v7543 = v7539 + v7542;
+      const float v7545 = fmax(v7543, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7546 = bfloat(v7545);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7547 = v7533 * v4;
+      const uint v7548 = v7547 + v68;
+      const uint v7549 = v7548 + v7535;
+      out[v7549] = v7546;
+    }
+    const uint v7550 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7551 = v1127 + v7550;
+    const uint v7552 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7553 = v1126 + v7552;
+    const bool v7554 = v7551 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7555 = v7553 < v15;
+    const bool v7556 = v7554 && v7555;
+    if (v7556) {
+      const float v7557 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7558 = v68 + v7553;
+      const bfloat v7559 = bias[v7558];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7560 = float(v7559);
+      const float v7561 = v7557 + v7560;
+      const float v7563 = fmax(v7561, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7564 = bfloat(v7563);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7565 = v7551 * v4;
+      const uint v7566 = v7565 + v68;
+      const uint v7567 = v7566 + v7553;
+      out[v7567] = v7564;
+    }
+    const uint v7568 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7569 = v1127 + v7568;
+    const uint v7570 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7571 = v1126 + v7570;
+    const bool v7572 = v7569 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7573 = v7571 < v15;
+    const bool v7574 = v7572 && v7573;
+    if (v7574) {
+      const float v7575 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7576 = v68 + v7571;
+      const bfloat v7577 = bias[v7576];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7578 = float(v7577);
+      const float v7579 = v7575 + v7578;
+      const float v7581 = fmax(v7579, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7582 = bfloat(v7581);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7583 = v7569 * v4;
+      const uint v7584 = v7583 + v68;
+      const uint v7585 = v7584 + v7571;
+      out[v7585] = v7582;
+    }
+    const uint v7586 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7587 = v1127 + v7586;
+    const uint v7588 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7589 = v1126 + v7588;
+    const bool v7590 = v7587 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7591 = v7589 < v15;
+    const bool v7592 = v7590 && v7591;
+    if (v7592) {
+      const float v7593 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7594 = v68 + v7589;
+      const bfloat v7595 = bias[v7594];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7596 = float(v7595);
+      const float v7597 = v7593 + v7596;
+      const float v7599 = fmax(v7597, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7600 = bfloat(v7599);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7601 = v7587 * v4;
+      const uint v7602 = v7601 + v68;
+      const uint v7603 = v7602 + v7589;
+      out[v7603] = v7600;
+    }
+    const uint v7604 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7605 = v1127 + v7604;
+    const uint v7606 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7607 = v1126 + v7606;
+    const bool v7608 = v7605 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7609 = v7607 < v15;
+    const bool v7610 = v7608 && v7609;
+    if (v7610) {
+      const float v7611 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7612 = v68 + v7607;
+      const bfloat v7613 = bias[v7612];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7614 = float(v7613);
+      const float v7615 = v7611 + v7614;
+      const float v7617 = fmax(v7615, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7618 = bfloat(v7617);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7619 = v7605 * v4;
+      const uint v7620 = v7619 + v68;
+      const uint v7621 = v7620 + v7607;
+      out[v7621] = v7618;
+    }
+    const uint v7622 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7623 = v1127 + v7622;
+    const uint v7624 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7625 = v1126 + v7624;
+    const bool v7626 = v7623 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7627 = v7625 < v15;
+    const bool v7628 = v7626 && v7627;
+    if (v7628) {
+      const float v7629 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7630 = v68 + v7625;
+      const bfloat v7631 = bias[v7630];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7632 = float(v7631);
+      const float v7633 = v7629 + v7632;
+      const float v7635 = fmax(v7633, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7636 = bfloat(v7635);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7637 = v7623 * v4;
+      const uint v7638 = v7637 + v68;
+      const uint v7639 = v7638 + v7625;
+      out[v7639] = v7636;
+    }
+    const uint v7640 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7641 = v1127 + v7640;
+    const uint v7642 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7643 = v1126 + v7642;
+    const bool v7644 = v7641 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7645 = v7643 < v15;
+    const bool v7646 = v7644 && v7645;
+    if (v7646) {
+      const float v7647 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7648 = v68 + v7643;
+      const bfloat v7649 = bias[v7648];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7650 = float(v7649);
+      const float v7651 = v7647 + v7650;
+      const float v7653 = fmax(v7651, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7654 = bfloat(v7653);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7655 = v7641 * v4;
+      const uint v7656 = v7655 + v68;
+      const uint v7657 = v7656 + v7643;
+      out[v7657] = v7654;
+    }
+    const uint v7658 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7659 = v1127 + v7658;
+    const uint v7660 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7661 = v1126 + v7660;
+    const bool v7662 = v7659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7663 = v7661 < v15;
+    const bool v7664 = v7662 && v7663;
+    if (v7664) {
+      const float v7665 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7666 = v68 + v7661;
+      const bfloat v7667 = bias[v7666];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7668 = float(v7667);
+      const float v7669 = v7665 + v7668;
+      const float v7671 = fmax(v7669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7672 = bfloat(v7671);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7673 = v7659 * v4;
+      const uint v7674 = v7673 + v68;
+      const uint v7675 = v7674 + v7661;
+      out[v7675] = v7672;
+    }
+    const uint v7676 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7677 = v1127 + v7676;
+    const uint v7678 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7679 = v1126 + v7678;
+    const bool v7680 = v7677 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7681 = v7679 < v15;
+    const bool v7682 = v7680 && v7681;
+    if (v7682) {
+      const float v7683 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7684 = v68 + v7679;
+      const bfloat v7685 = bias[v7684];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7686 = float(v7685);
+      const float v7687 = v7683 + v7686;
+      const float v7689 = fmax(v7687, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7690 = bfloat(v7689);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7691 = v7677 * v4;
+      const uint v7692 = v7691 + v68;
+      const uint v7693 = v7692 + v7679;
+      out[v7693] = v7690;
+    }
+    const uint v7694 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7695 = v1127 + v7694;
+    const uint v7696 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7697 = v1126 + v7696;
+    const bool v7698 = v7695 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7699 = v7697 < v15;
+    const bool v7700 = v7698 && v7699;
+    if (v7700) {
+      const float v7701 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7702 = v68 + v7697;
+      const bfloat v7703 = bias[v7702];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7704 = float(v7703);
+      const float v7705 = v7701 + v7704;
+      const float v7707 = fmax(v7705, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7708 = bfloat(v7707);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7709 = v7695 * v4;
+      const uint v7710 = v7709 + v68;
+      const uint v7711 = v7710 + v7697;
+      out[v7711] = v7708;
+    }
+    const uint v7712 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7713 = v1127 + v7712;
+    const uint v7714 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7715 = v1126 + v7714;
+    const bool v7716 = v7713 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7717 = v7715 < v15;
+    const bool v7718 = v7716 && v7717;
+    if (v7718) {
+      const float v7719 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7720 = v68 + v7715;
+      const bfloat v7721 = bias[v7720];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7722 = float(v7721);
+      const float v7723 = v7719 + v7722;
+      const float v7725 = fmax(v7723, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7726 = bfloat(v7725);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7727 = v7713 * v4;
+      const uint v7728 = v7727 + v68;
+      const uint v7729 = v7728 + v7715;
+      out[v7729] = v7726;
+    }
+    const uint v7730 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7731 = v1127 + v7730;
+    const uint v7732 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7733 = v1126 + v7732;
+    const bool v7734 = v7731 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7735 = v7733 < v15;
+    const bool v7736 = v7734 && v7735;
+    if (v7736) {
+      const float v7737 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7738 = v68 + v7733;
+      const bfloat v7739 = bias[v7738];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7740 = float(v7739);
+      const float v7741 = v7737 + v7740;
+      const float v7743 = fmax(v7741, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7744 = bfloat(v7743);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7745 = v7731 * v4;
+      const uint v7746 = v7745 + v68;
+      const uint v7747 = v7746 + v7733;
+      out[v7747] = v7744;
+    }
+    const uint v7748 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7749 = v1127 + v7748;
+    const uint v7750 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7751 = v1126 + v7750;
+    const bool v7752 = v7749 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7753 = v7751 < v15;
+    const bool v7754 = v7752 && v7753;
+    if (v7754) {
+      const float v7755 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7756 = v68 + v7751;
+      const bfloat v7757 = bias[v7756];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7758 = float(v7757);
+      const float v7759 = v7755 + v7758;
+      const float v7761 = fmax(v7759, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7762 = bfloat(v7761);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7763 = v7749 * v4;
+      const uint v7764 = v7763 + v68;
+      const uint v7765 = v7764 + v7751;
+      out[v7765] = v7762;
+    }
+    const uint v7766 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7767 = v1127 + v7766;
+    const uint v7768 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7769 = v1126 + v7768;
+    const bool v7770 = v7767 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7771 = v7769 < v15;
+    const bool v7772 = v7770 && v7771;
+    if (v7772) {
+      const float v7773 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7774 = v68 + v7769;
+      const bfloat v7775 = bias[v7774];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7776 = float(v7775);
+      const float v7777 = v7773 + v7776;
+      const float v7779 = fmax(v7777, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7780 = bfloat(v7779);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7781 = v7767 * v4;
+      const uint v7782 = v7781 + v68;
+      const uint v7783 = v7782 + v7769;
+      out[v7783] = v7780;
+    }
+    const uint v7784 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7785 = v1127 + v7784;
+    const uint v7786 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7787 = v1126 + v7786;
+    const bool v7788 = v7785 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7789 = v7787 < v15;
+    const bool v7790 = v7788 && v7789;
+    if (v7790) {
+      const float v7791 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7792 = v68 + v7787;
+      const bfloat v7793 = bias[v7792];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7794 = float(v7793);
+      const float v7795 = v7791 + v7794;
+      const float v7797 = fmax(v7795, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7798 = bfloat(v7797);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7799 = v7785 * v4;
+      const uint v7800 = v7799 + v68;
+      const uint v7801 = v7800 + v7787;
+      out[v7801] = v7798;
+    }
+    const uint v7802 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7803 = v1127 + v7802;
+    const uint v7804 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7805 = v1126 + v7804;
+    const bool v7806 = v7803 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7807 = v7805 < v15;
+    const bool v7808 = v7806 && v7807;
+    if (v7808) {
+      const float v7809 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7810 = v68 + v7805;
+      const bfloat v7811 = bias[v7810];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7812 = float(v7811);
+      const float v7813 = v7809 + v7812;
+      const float v7815 = fmax(v7813, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7816 = bfloat(v7815);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7817 = v7803 * v4;
+      const uint v7818 = v7817 + v68;
+      const uint v7819 = v7818 + v7805;
+      out[v7819] = v7816;
+    }
+    const uint v7820 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7821 = v1127 + v7820;
+    const uint v7822 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7823 = v1126 + v7822;
+    const bool v7824 = v7821 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7825 = v7823 < v15;
+    const bool v7826 = v7824 && v7825;
+    if (v7826) {
+      const float v7827 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7828 = v68 + v7823;
+      const bfloat v7829 = bias[v7828];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7830 = float(v7829);
+      const float v7831 = v7827 + v7830;
+      const float v7833 = fmax(v7831, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7834 = bfloat(v7833);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7835 = v7821 * v4;
+      const uint v7836 = v7835 + v68;
+      const uint v7837 = v7836 + v7823;
+      out[v7837] = v7834;
+    }
+    const uint v7838 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7839 = v1127 + v7838;
+    const uint v7840 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7841 = v1126 + v7840;
+    const bool v7842 = v7839 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7843 = v7841 < v15;
+    const bool v7844 = v7842 && v7843;
+    if (v7844) {
+      const float v7845 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7846 = v68 + v7841;
+      const bfloat v7847 = bias[v7846];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7848 = float(v7847);
+      const float v7849 = v7845 + v7848;
+      const float v7851 = fmax(v7849, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7852 = bfloat(v7851);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7853 = v7839 * v4;
+      const uint v7854 = v7853 + v68;
+      const uint v7855 = v7854 + v7841;
+      out[v7855] = v7852;
+    }
+    const uint v7856 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7857 = v1127 + v7856;
+    const uint v7858 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7859 = v1126 + v7858;
+    const bool v7860 = v7857 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7861 = v7859 < v15;
+    const bool v7862 = v7860 && v7861;
+    if (v7862) {
+      const float v7863 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7864 = v68 + v7859;
+      const bfloat v7865 = bias[v7864];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7866 = float(v7865);
+      const float v7867 = v7863 + v7866;
+      const float v7869 = fmax(v7867, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7870 = bfloat(v7869);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7871 = v7857 * v4;
+      const uint v7872 = v7871 + v68;
+      const uint v7873 = v7872 + v7859;
+      out[v7873] = v7870;
+    }
+    const uint v7874 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7875 = v1127 + v7874;
+    const uint v7876 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7877 = v1126 + v7876;
+    const bool v7878 = v7875 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7879 = v7877 < v15;
+    const bool v7880 = v7878 && v7879;
+    if (v7880) {
+      const float v7881 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7882 = v68 + v7877;
+      const bfloat v7883 = bias[v7882];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7884 = float(v7883);
+      const float v7885 = v7881 + v7884;
+      const float v7887 = fmax(v7885, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7888 = bfloat(v7887);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7889 = v7875 * v4;
+      const uint v7890 = v7889 + v68;
+      const uint v7891 = v7890 + v7877;
+      out[v7891] = v7888;
+    }
+    const uint v7892 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7893 = v1127 + v7892;
+    const uint v7894 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7895 = v1126 + v7894;
+    const bool v7896 = v7893 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7897 = v7895 < v15;
+    const bool v7898 = v7896 && v7897;
+    if (v7898) {
+      const float v7899 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7900 = v68 + v7895;
+      const bfloat v7901 = bias[v7900];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7902 = float(v7901);
+      const float v7903 = v7899 + v7902;
+      const float v7905 = fmax(v7903, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7906 = bfloat(v7905);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7907 = v7893 * v4;
+      const uint v7908 = v7907 + v68;
+      const uint v7909 = v7908 + v7895;
+      out[v7909] = v7906;
+    }
+    const uint v7910 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7911 = v1127 + v7910;
+    const uint v7912 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7913 = v1126 + v7912;
+    const bool v7914 = v7911 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7915 = v7913 < v15;
+    const bool v7916 = v7914 && v7915;
+    if (v7916) {
+      const float v7917 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7918 = v68 + v7913;
+      const bfloat v7919 = bias[v7918];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7920 = float(v7919);
+      const float v7921 = v7917 + v7920;
+      const float v7923 = fmax(v7921, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7924 = bfloat(v7923);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7925 = v7911 * v4;
+      const uint v7926 = v7925 + v68;
+      const uint v7927 = v7926 + v7913;
+      out[v7927] = v7924;
+    }
+    const uint v7928 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7929 = v1127 + v7928;
+    const uint v7930 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7931 = v1126 + v7930;
+    const bool v7932 = v7929 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7933 = v7931 < v15;
+    const bool v7934 = v7932 && v7933;
+    if (v7934) {
+      const float v7935 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7936 = v68 + v7931;
+      const bfloat v7937 = bias[v7936];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7938 = float(v7937);
+      const float v7939 = v7935 + v7938;
+      const float v7941 = fmax(v7939, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7942 = bfloat(v7941);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7943 = v7929 * v4;
+      const uint v7944 = v7943 + v68;
+      const uint v7945 = v7944 + v7931;
+      out[v7945] = v7942;
+    }
+    const uint v7946 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7947 = v1127 + v7946;
+    const uint v7948 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7949 = v1126 + v7948;
+    const bool v7950 = v7947 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7951 = v7949 < v15;
+    const bool v7952 = v7950 && v7951;
+    if (v7952) {
+      const float v7953 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7954 = v68 + v7949;
+      const bfloat v7955 = bias[v7954];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7956 = float(v7955);
+      const float v7957 = v7953 + v7956;
+      const float v7959 = fmax(v7957, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7960 = bfloat(v7959);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7961 = v7947 * v4;
+      const uint v7962 = v7961 + v68;
+      const uint v7963 = v7962 + v7949;
+      out[v7963] = v7960;
+    }
+    const uint v7964 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7965 = v1127 + v7964;
+    const uint v7966 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7967 = v1126 + v7966;
+    const bool v7968 = v7965 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7969 = v7967 < v15;
+    const bool v7970 = v7968 && v7969;
+    if (v7970) {
+      const float v7971 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7972 = v68 + v7967;
+      const bfloat v7973 = bias[v7972];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7974 = float(v7973);
+      const float v7975 = v7971 + v7974;
+      const float v7977 = fmax(v7975, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7978 = bfloat(v7977);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7979 = v7965 * v4;
+      const uint v7980 = v7979 + v68;
+      const uint v7981 = v7980 + v7967;
+      out[v7981] = v7978;
+    }
+    const uint v7982 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7983 = v1127 + v7982;
+    const uint v7984 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7985 = v1126 + v7984;
+    const bool v7986 = v7983 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7987 = v7985 < v15;
+    const bool v7988 = v7986 && v7987;
+    if (v7988) {
+      const float v7989 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7990 = v68 + v7985;
+      const bfloat v7991 = bias[v7990];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7992 = float(v7991);
+      const float v7993 = v7989 + v7992;
+      const float v7995 = fmax(v7993, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7996 = bfloat(v7995);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7997 = v7983 * v4;
+      const uint v7998 = v7997 + v68;
+      const uint v7999 = v7998 + v7985;
+      out[v7999] = v7996;
+    }
+    const uint v8000 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8001 = v1127 + v8000;
+    const uint v8002 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8003 = v1126 + v8002;
+    const bool v8004 = v8001 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8005 = v8003 < v15;
+    const bool v8006 = v8004 && v8005;
+    if (v8006) {
+      const float v8007 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8008 = v68 + v8003;
+      const bfloat v8009 = bias[v8008];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8010 = float(v8009);
+      const float v8011 = v8007 + v8010;
+      const float v8013 = fmax(v8011, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8014 = bfloat(v8013);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8015 = v8001 * v4;
+      const uint v8016 = v8015 + v68;
+      const uint v8017 = v8016 + v8003;
+      out[v8017] = v8014;
+    }
+    const uint v8018 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8019 = v1127 + v8018;
+    const uint v8020 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8021 = v1126 + v8020;
+    const bool v8022 = v8019 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8023 = v8021 < v15;
+    const bool v8024 = v8022 && v8023;
+    if (v8024) {
+      const float v8025 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8026 = v68 + v8021;
+      const bfloat v8027 = bias[v8026];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8028 = float(v8027);
+      const float v8029 = v8025 + v8028;
+      const float v8031 = fmax(v8029, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8032 = bfloat(v8031);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8033 = v8019 * v4;
+      const uint v8034 = v8033 + v68;
+      const uint v8035 = v8034 + v8021;
+      out[v8035] = v8032;
+    }
+    const uint v8036 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8037 = v1127 + v8036;
+    const uint v8038 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8039 = v1126 + v8038;
+    const bool v8040 = v8037 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8041 = v8039 < v15;
+    const bool v8042 = v8040 && v8041;
+    if (v8042) {
+      const float v8043 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8044 = v68 + v8039;
+      const bfloat v8045 = bias[v8044];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8046 = float(v8045);
+      const float v8047 = v8043 + v8046;
+      const float v8049 = fmax(v8047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8050 = bfloat(v8049);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8051 = v8037 * v4;
+      const uint v8052 = v8051 + v68;
+      const uint v8053 = v8052 + v8039;
+      out[v8053] = v8050;
+    }
+    const uint v8054 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8055 = v1127 + v8054;
+    const uint v8056 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8057 = v1126 + v8056;
+    const bool v8058 = v8055 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8059 = v8057 < v15;
+    const bool v8060 = v8058 && v8059;
+    if (v8060) {
+      const float v8061 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8062 = v68 + v8057;
+      const bfloat v8063 = bias[v8062];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8064 = float(v8063);
+      const float v8065 = v8061 + v8064;
+      const float v8067 = fmax(v8065, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8068 = bfloat(v8067);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8069 = v8055 * v4;
+      const uint v8070 = v8069 + v68;
+      const uint v8071 = v8070 + v8057;
+      out[v8071] = v8068;
+    }
+    const uint v8072 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8073 = v1127 + v8072;
+    const uint v8074 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8075 = v1126 + v8074;
+    const bool v8076 = v8073 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8077 = v8075 < v15;
+    const bool v8078 = v8076 && v8077;
+    if (v8078) {
+      const float v8079 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8080 = v68 + v8075;
+      const bfloat v8081 = bias[v8080];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8082 = float(v8081);
+      const float v8083 = v8079 + v8082;
+      const float v8085 = fmax(v8083, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8086 = bfloat(v8085);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8087 = v8073 * v4;
+      const uint v8088 = v8087 + v68;
+      const uint v8089 = v8088 + v8075;
+      out[v8089] = v8086;
+    }
+    const uint v8090 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8091 = v1127 + v8090;
+    const uint v8092 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8093 = v1126 + v8092;
+    const bool v8094 = v8091 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8095 = v8093 < v15;
+    const bool v8096 = v8094 && v8095;
+    if (v8096) {
+      const float v8097 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8098 = v68 + v8093;
+      const bfloat v8099 = bias[v8098];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8100 = float(v8099);
+      const float v8101 = v8097 + v8100;
+      const float v8103 = fmax(v8101, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8104 = bfloat(v8103);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8105 = v8091 * v4;
+      const uint v8106 = v8105 + v68;
+      const uint v8107 = v8106 + v8093;
+      out[v8107] = v8104;
+    }
+    const uint v8108 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8109 = v1127 + v8108;
+    const uint v8110 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8111 = v1126 + v8110;
+    const bool v8112 = v8109 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8113 = v8111 < v15;
+    const bool v8114 = v8112 && v8113;
+    if (v8114) {
+      const float v8115 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8116 = v68 + v8111;
+      const bfloat v8117 = bias[v8116];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8118 = float(v8117);
+      const float v8119 = v8115 + v8118;
+      const float v8121 = fmax(v8119, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8122 = bfloat(v8121);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8123 = v8109 * v4;
+      const uint v8124 = v8123 + v68;
+      const uint v8125 = v8124 + v8111;
+      out[v8125] = v8122;
+    }
+    const uint v8126 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8127 = v1127 + v8126;
+    const uint v8128 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8129 = v1126 + v8128;
+    const bool v8130 = v8127 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8131 = v8129 < v15;
+    const bool v8132 = v8130 && v8131;
+    if (v8132) {
+      const float v8133 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8134 = v68 + v8129;
+      const bfloat v8135 = bias[v8134];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8136 = float(v8135);
+      const float v8137 = v8133 + v8136;
+      const float v8139 = fmax(v8137, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8140 = bfloat(v8139);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8141 = v8127 * v4;
+      const uint v8142 = v8141 + v68;
+      const uint v8143 = v8142 + v8129;
+      out[v8143] = v8140;
+    }
+    const uint v8144 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8145 = v1127 + v8144;
+    const uint v8146 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8147 = v1126 + v8146;
+    const bool v8148 = v8145 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8149 = v8147 < v15;
+    const bool v8150 = v8148 && v8149;
+    if (v8150) {
+      const float v8151 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8152 = v68 + v8147;
+      const bfloat v8153 = bias[v8152];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8154 = float(v8153);
+      const float v8155 = v8151 + v8154;
+      const float v8157 = fmax(v8155, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8158 = bfloat(v8157);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8159 = v8145 * v4;
+      const uint v8160 = v8159 + v68;
+      const uint v8161 = v8160 + v8147;
+      out[v8161] = v8158;
+    }
+    const uint v8162 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8163 = v1127 + v8162;
+    const uint v8164 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8165 = v1126 + v8164;
+    const bool v8166 = v8163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8167 = v8165 < v15;
+    const bool v8168 = v8166 && v8167;
+    if (v8168) {
+      const float v8169 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8170 = v68 + v8165;
+      const bfloat v8171 = bias[v8170];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8172 = float(v8171);
+      const float v8173 = v8169 + v8172;
+      const float v8175 = fmax(v8173, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8176 = bfloat(v8175);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8177 = v8163 * v4;
+      const uint v8178 = v8177 + v68;
+      const uint v8179 = v8178 + v8165;
+      out[v8179] = v8176;
+    }
+    const uint v8180 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8181 = v1127 + v8180;
+    const uint v8182 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8183 = v1126 + v8182;
+    const bool v8184 = v8181 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8185 = v8183 < v15;
+    const bool v8186 = v8184 && v8185;
+    if (v8186) {
+      const float v8187 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8188 = v68 + v8183;
+      const bfloat v8189 = bias[v8188];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8190 = float(v8189);
+      const float v8191 = v8187 + v8190;
+      const float v8193 = fmax(v8191, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8194 = bfloat(v8193);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8195 = v8181 * v4;
+      const uint v8196 = v8195 + v68;
+      const uint v8197 = v8196 + v8183;
+      out[v8197] = v8194;
+    }
+    const uint v8198 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8199 = v1127 + v8198;
+    const uint v8200 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8201 = v1126 + v8200;
+    const bool v8202 = v8199 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8203 = v8201 < v15;
+    const bool v8204 = v8202 && v8203;
+    if (v8204) {
+      const float v8205 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8206 = v68 + v8201;
+      const bfloat v8207 = bias[v8206];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8208 = float(v8207);
+      const float v8209 = v8205 + v8208;
+      const float v8211 = fmax(v8209, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8212 = bfloat(v8211);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8213 = v8199 * v4;
+      const uint v8214 = v8213 + v68;
+      const uint v8215 = v8214 + v8201;
+      out[v8215] = v8212;
+    }
+    const uint v8216 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8217 = v1127 + v8216;
+    const uint v8218 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8219 = v1126 + v8218;
+    const bool v8220 = v8217 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8221 = v8219 < v15;
+    const bool v8222 = v8220 && v8221;
+    if (v8222) {
+      const float v8223 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8224 = v68 + v8219;
+      const bfloat v8225 = bias[v8224];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8226 = float(v8225);
+      const float v8227 = v8223 + v8226;
+      const float v8229 = fmax(v8227, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8230 = bfloat(v8229);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8231 = v8217 * v4;
+      const uint v8232 = v8231 + v68;
+      const uint v8233 = v8232 + v8219;
+      out[v8233] = v8230;
+    }
+    const uint v8234 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8235 = v1127 + v8234;
+    const uint v8236 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8237 = v1126 + v8236;
+    const bool v8238 = v8235 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8239 = v8237 < v15;
+    const bool v8240 = v8238 && v8239;
+    if (v8240) {
+      const float v8241 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8242 = v68 + v8237;
+      const bfloat v8243 = bias[v8242];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8244 = float(v8243);
+      const float v8245 = v8241 + v8244;
+      const float v8247 = fmax(v8245, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8248 = bfloat(v8247);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8249 = v8235 * v4;
+      const uint v8250 = v8249 + v68;
+      const uint v8251 = v8250 + v8237;
+      out[v8251] = v8248;
+    }
+    const uint v8252 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8253 = v1127 + v8252;
+    const uint v8254 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8255 = v1126 + v8254;
+    const bool v8256 = v8253 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8257 = v8255 < v15;
+    const bool v8258 = v8256 && v8257;
+    if (v8258) {
+      const float v8259 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8260 = v68 + v8255;
+      const bfloat v8261 = bias[v8260];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8262 = float(v8261);
+      const float v8263 = v8259 + v8262;
+      const float v8265 = fmax(v8263, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8266 = bfloat(v8265);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8267 = v8253 * v4;
+      const uint v8268 = v8267 + v68;
+      const uint v8269 = v8268 + v8255;
+      out[v8269] = v8266;
+    }
+    const uint v8270 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8271 = v1127 + v8270;
+    const uint v8272 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8273 = v1126 + v8272;
+    const bool v8274 = v8271 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8275 = v8273 < v15;
+    const bool v8276 = v8274 && v8275;
+    if (v8276) {
+      const float v8277 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8278 = v68 + v8273;
+      const bfloat v8279 = bias[v8278];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8280 = float(v8279);
+      const float v8281 = v8277 + v8280;
+      const float v8283 = fmax(v8281, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8284 = bfloat(v8283);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8285 = v8271 * v4;
+      const uint v8286 = v8285 + v68;
+      const uint v8287 = v8286 + v8273;
+      out[v8287] = v8284;
+    }
+    const uint v8288 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8289 = v1127 + v8288;
+    const uint v8290 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8291 = v1126 + v8290;
+    const bool v8292 = v8289 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8293 = v8291 < v15;
+    const bool v8294 = v8292 && v8293;
+    if (v8294) {
+      const float v8295 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8296 = v68 + v8291;
+      const bfloat v8297 = bias[v8296];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8298 = float(v8297);
+      const float v8299 = v8295 + v8298;
+      const float v8301 = fmax(v8299, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8302 = bfloat(v8301);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8303 = v8289 * v4;
+      const uint v8304 = v8303 + v68;
+      const uint v8305 = v8304 + v8291;
+      out[v8305] = v8302;
     }
   }
 }

@@ -243,6721 +243,6721 @@ kernel void iron_conv2d_mxfp4_bf16(
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
   if (v214) {  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v7985 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7986 = v7985 << 3u;
-    const uint v7987 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v7988 = v7987 < v4;
-    const uint v7993 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v7997 = v4 - 1u;
-    const uint v7999 = min(v7987, v7997);
-    const uint v8003 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
-    const uint v8004 = v7999 * v8003;
-    const uint v8010 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
-    const uint v8011 = v7999 * v8010;
-    const uint v8212 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8218 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v8220 = v8218 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v8223 = v8218 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v8224 = v8223 << 3u;
-    const uint v8225 = v67 + v8220;  // kernels/gemm/quant_b.hpp:137
-    const bool v8226 = v8225 < v4;
-    const uint v8237 = min(v8225, v7997);  // kernels/gemm/quant_b.hpp:138
-    const uint v8242 = v8237 * v8003;  // kernels/gemm/quant_b.hpp:71
-    const uint v8249 = v8237 * v8010;  // kernels/gemm/quant_b.hpp:72
-    const uint v8450 = v8220 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8456 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v8458 = v8456 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v8461 = v8456 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v8462 = v8461 << 3u;
-    const uint v8463 = v67 + v8458;  // kernels/gemm/quant_b.hpp:137
-    const bool v8464 = v8463 < v4;
-    const uint v8475 = min(v8463, v7997);  // kernels/gemm/quant_b.hpp:138
-    const uint v8480 = v8475 * v8003;  // kernels/gemm/quant_b.hpp:71
-    const uint v8487 = v8475 * v8010;  // kernels/gemm/quant_b.hpp:72
-    const uint v8688 = v8458 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8694 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v8696 = v8694 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v8699 = v8694 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v8700 = v8699 << 3u;
-    const uint v8701 = v67 + v8696;  // kernels/gemm/quant_b.hpp:137
-    const bool v8702 = v8701 < v4;
-    const uint v8713 = min(v8701, v7997);  // kernels/gemm/quant_b.hpp:138
-    const uint v8718 = v8713 * v8003;  // kernels/gemm/quant_b.hpp:71
-    const uint v8725 = v8713 * v8010;  // kernels/gemm/quant_b.hpp:72
-    const uint v8926 = v8696 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8937 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v8943 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v7986 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7987 = v7986 << 3u;
+    const uint v7988 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v7989 = v7988 < v4;
+    const uint v7994 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v7998 = v4 - 1u;
+    const uint v8000 = min(v7988, v7998);
+    const uint v8004 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
+    const uint v8005 = v8000 * v8004;
+    const uint v8011 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
+    const uint v8012 = v8000 * v8011;
+    const uint v8213 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v8219 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v8221 = v8219 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v8224 = v8219 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v8225 = v8224 << 3u;
+    const uint v8226 = v67 + v8221;  // kernels/gemm/quant_b.hpp:137
+    const bool v8227 = v8226 < v4;
+    const uint v8238 = min(v8226, v7998);  // kernels/gemm/quant_b.hpp:138
+    const uint v8243 = v8238 * v8004;  // kernels/gemm/quant_b.hpp:71
+    const uint v8250 = v8238 * v8011;  // kernels/gemm/quant_b.hpp:72
+    const uint v8451 = v8221 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v8457 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v8459 = v8457 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v8462 = v8457 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v8463 = v8462 << 3u;
+    const uint v8464 = v67 + v8459;  // kernels/gemm/quant_b.hpp:137
+    const bool v8465 = v8464 < v4;
+    const uint v8476 = min(v8464, v7998);  // kernels/gemm/quant_b.hpp:138
+    const uint v8481 = v8476 * v8004;  // kernels/gemm/quant_b.hpp:71
+    const uint v8488 = v8476 * v8011;  // kernels/gemm/quant_b.hpp:72
+    const uint v8689 = v8459 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v8695 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v8697 = v8695 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v8700 = v8695 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v8701 = v8700 << 3u;
+    const uint v8702 = v67 + v8697;  // kernels/gemm/quant_b.hpp:137
+    const bool v8703 = v8702 < v4;
+    const uint v8714 = min(v8702, v7998);  // kernels/gemm/quant_b.hpp:138
+    const uint v8719 = v8714 * v8004;  // kernels/gemm/quant_b.hpp:71
+    const uint v8726 = v8714 * v8011;  // kernels/gemm/quant_b.hpp:72
+    const uint v8927 = v8697 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v8938 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8944 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v7750 = 0u; v7750 < v18; v7750 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v7752 = v7750 >> 5u;
-      const uint v7754 = v7752 % 1u;
+    for (uint v7751 = 0u; v7751 < v18; v7751 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v7753 = v7751 >> 5u;
+      const uint v7755 = v7753 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7756 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v7757 = v7755 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7769 = v7750 + v7986;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7770 = v7769 < v18;
-        const bool v7771 = v124 && v7770;
-        const uint v7773 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7775 = v7773 + v7750;
-        const uint v7776 = v7775 + v7986;
-        const uint v7777 = v7771 ? v7776 : 0u;
-        const uint v7780 = v7756 + v8212;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7781 = v7780 + v7986;
+        const uint v7770 = v7751 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7771 = v7770 < v18;
+        const bool v7772 = v124 && v7771;
+        const uint v7774 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7776 = v7774 + v7751;
+        const uint v7777 = v7776 + v7987;
+        const uint v7778 = v7772 ? v7777 : 0u;
+        const uint v7781 = v7757 + v8213;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7782 = v7781 + v7987;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7781 + e] = v7771 ? x[v7777 + e] : bfloat(0);
+          shm0[v7782 + e] = v7772 ? x[v7778 + e] : bfloat(0);
         }
-        const uint v7791 = v63 + v8220;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7792 = v7791 < v44;
-        const uint v7793 = v7750 + v8224;
-        const bool v7794 = v7793 < v18;
-        const bool v7795 = v7792 && v7794;
-        const uint v7797 = v7791 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7799 = v7797 + v7750;
-        const uint v7800 = v7799 + v8224;
-        const uint v7801 = v7795 ? v7800 : 0u;
-        const uint v7804 = v7756 + v8450;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7805 = v7804 + v8224;
+        const uint v7792 = v63 + v8221;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7793 = v7792 < v44;
+        const uint v7794 = v7751 + v8225;
+        const bool v7795 = v7794 < v18;
+        const bool v7796 = v7793 && v7795;
+        const uint v7798 = v7792 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7800 = v7798 + v7751;
+        const uint v7801 = v7800 + v8225;
+        const uint v7802 = v7796 ? v7801 : 0u;
+        const uint v7805 = v7757 + v8451;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7806 = v7805 + v8225;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7805 + e] = v7795 ? x[v7801 + e] : bfloat(0);
+          shm0[v7806 + e] = v7796 ? x[v7802 + e] : bfloat(0);
         }
-        const uint v7815 = v63 + v8458;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7816 = v7815 < v44;
-        const uint v7817 = v7750 + v8462;
-        const bool v7818 = v7817 < v18;
-        const bool v7819 = v7816 && v7818;
-        const uint v7821 = v7815 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7823 = v7821 + v7750;
-        const uint v7824 = v7823 + v8462;
-        const uint v7825 = v7819 ? v7824 : 0u;
-        const uint v7828 = v7756 + v8688;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7829 = v7828 + v8462;
+        const uint v7816 = v63 + v8459;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7817 = v7816 < v44;
+        const uint v7818 = v7751 + v8463;
+        const bool v7819 = v7818 < v18;
+        const bool v7820 = v7817 && v7819;
+        const uint v7822 = v7816 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7824 = v7822 + v7751;
+        const uint v7825 = v7824 + v8463;
+        const uint v7826 = v7820 ? v7825 : 0u;
+        const uint v7829 = v7757 + v8689;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7830 = v7829 + v8463;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7829 + e] = v7819 ? x[v7825 + e] : bfloat(0);
+          shm0[v7830 + e] = v7820 ? x[v7826 + e] : bfloat(0);
         }
-        const uint v7839 = v63 + v8696;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7840 = v7839 < v44;
-        const uint v7841 = v7750 + v8700;
-        const bool v7842 = v7841 < v18;
-        const bool v7843 = v7840 && v7842;
-        const uint v7845 = v7839 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7847 = v7845 + v7750;
-        const uint v7848 = v7847 + v8700;
-        const uint v7849 = v7843 ? v7848 : 0u;
-        const uint v7852 = v7756 + v8926;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7853 = v7852 + v8700;
+        const uint v7840 = v63 + v8697;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7841 = v7840 < v44;
+        const uint v7842 = v7751 + v8701;
+        const bool v7843 = v7842 < v18;
+        const bool v7844 = v7841 && v7843;
+        const uint v7846 = v7840 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7848 = v7846 + v7751;
+        const uint v7849 = v7848 + v8701;
+        const uint v7850 = v7844 ? v7849 : 0u;
+        const uint v7853 = v7757 + v8927;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7854 = v7853 + v8701;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7853 + e] = v7843 ? x[v7849 + e] : bfloat(0);
+          shm0[v7854 + e] = v7844 ? x[v7850 + e] : bfloat(0);
         }
       } else {
-        const uint v7859 = v7750 + v7986;  // kernels/convolution/im2col_a.hpp:109
-        const uint v7861 = v7859 / v3;  // kernels/convolution/im2col_a.hpp:111
-        const uint v7863 = v7861 * v3;  // kernels/convolution/im2col_a.hpp:112
-        const uint v7864 = v7859 - v7863;
-        const uint v7865 = v7861 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v7866 = v7865 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v7867 = v7865 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v7868 = v7861 - v7867;
-        const uint v7869 = v7868 * v12;
-        const uint v7870 = v68 + v7864;  // kernels/convolution/im2col_a.hpp:116
-        const bool v7871 = v7859 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v7873 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v7879 = v8212 + v7986;  // kernels/convolution/im2col_a.hpp:120
-        const uint v7880 = v127 + v7866;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7881 = v132 + v7869;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7882 = v7880 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7883 = v7871 && v7882;
-        const bool v7884 = v7880 < v125;
-        const bool v7885 = v7883 && v7884;
-        const bool v7886 = v7881 >= v10;
-        const bool v7887 = v7885 && v7886;
-        const bool v7888 = v7881 < v7873;
-        const bool v7889 = v7887 && v7888;
-        const uint v7890 = max(v7880, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7891 = v7890 - v9;
-        const uint v7892 = max(v7881, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7893 = v7892 - v10;
-        const uint v7894 = v135 + v7891;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7895 = v7894 * v2;
-        const uint v7896 = v7895 + v7893;
-        const uint v7897 = v7896 * v3;
-        const uint v7898 = v7897 + v7870;
-        const uint v7900 = v7889 ? v7898 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7902 = v7756 + v7879;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7860 = v7751 + v7987;  // kernels/convolution/im2col_a.hpp:109
+        const uint v7862 = v7860 / v3;  // kernels/convolution/im2col_a.hpp:111
+        const uint v7864 = v7862 * v3;  // kernels/convolution/im2col_a.hpp:112
+        const uint v7865 = v7860 - v7864;
+        const uint v7866 = v7862 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v7867 = v7866 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v7868 = v7866 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v7869 = v7862 - v7868;
+        const uint v7870 = v7869 * v12;
+        const uint v7871 = v68 + v7865;  // kernels/convolution/im2col_a.hpp:116
+        const bool v7872 = v7860 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v7874 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v7880 = v8213 + v7987;  // kernels/convolution/im2col_a.hpp:120
+        const uint v7881 = v127 + v7867;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7882 = v132 + v7870;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7883 = v7881 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7884 = v7872 && v7883;
+        const bool v7885 = v7881 < v125;
+        const bool v7886 = v7884 && v7885;
+        const bool v7887 = v7882 >= v10;
+        const bool v7888 = v7886 && v7887;
+        const bool v7889 = v7882 < v7874;
+        const bool v7890 = v7888 && v7889;
+        const uint v7891 = max(v7881, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7892 = v7891 - v9;
+        const uint v7893 = max(v7882, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7894 = v7893 - v10;
+        const uint v7895 = v135 + v7892;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7896 = v7895 * v2;
+        const uint v7897 = v7896 + v7894;
+        const uint v7898 = v7897 * v3;
+        const uint v7899 = v7898 + v7871;
+        const uint v7901 = v7890 ? v7899 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7903 = v7757 + v7880;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7902 + e] = v7889 ? x[v7900 + e] : bfloat(0);
+          shm0[v7903 + e] = v7890 ? x[v7901 + e] : bfloat(0);
         }
-        const uint v7904 = v145 + v7866;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7905 = v150 + v7869;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7906 = v7904 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7907 = v7871 && v7906;
-        const bool v7908 = v7904 < v125;
-        const bool v7909 = v7907 && v7908;
-        const bool v7910 = v7905 >= v10;
-        const bool v7911 = v7909 && v7910;
-        const bool v7912 = v7905 < v7873;
-        const bool v7913 = v7911 && v7912;
-        const uint v7914 = max(v7904, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7915 = v7914 - v9;
-        const uint v7916 = max(v7905, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7917 = v7916 - v10;
-        const uint v7918 = v153 + v7915;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7919 = v7918 * v2;
-        const uint v7920 = v7919 + v7917;
-        const uint v7921 = v7920 * v3;
-        const uint v7922 = v7921 + v7870;
-        const uint v7924 = v7913 ? v7922 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7927 = v7902 + 1280u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7905 = v145 + v7867;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7906 = v150 + v7870;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7907 = v7905 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7908 = v7872 && v7907;
+        const bool v7909 = v7905 < v125;
+        const bool v7910 = v7908 && v7909;
+        const bool v7911 = v7906 >= v10;
+        const bool v7912 = v7910 && v7911;
+        const bool v7913 = v7906 < v7874;
+        const bool v7914 = v7912 && v7913;
+        const uint v7915 = max(v7905, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7916 = v7915 - v9;
+        const uint v7917 = max(v7906, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7918 = v7917 - v10;
+        const uint v7919 = v153 + v7916;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7920 = v7919 * v2;
+        const uint v7921 = v7920 + v7918;
+        const uint v7922 = v7921 * v3;
+        const uint v7923 = v7922 + v7871;
+        const uint v7925 = v7914 ? v7923 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7928 = v7903 + 1280u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7927 + e] = v7913 ? x[v7924 + e] : bfloat(0);
+          shm0[v7928 + e] = v7914 ? x[v7925 + e] : bfloat(0);
         }
-        const uint v7928 = v163 + v7866;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7929 = v168 + v7869;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7930 = v7928 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7931 = v7871 && v7930;
-        const bool v7932 = v7928 < v125;
-        const bool v7933 = v7931 && v7932;
-        const bool v7934 = v7929 >= v10;
-        const bool v7935 = v7933 && v7934;
-        const bool v7936 = v7929 < v7873;
-        const bool v7937 = v7935 && v7936;
-        const uint v7938 = max(v7928, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7939 = v7938 - v9;
-        const uint v7940 = max(v7929, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7941 = v7940 - v10;
-        const uint v7942 = v171 + v7939;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7943 = v7942 * v2;
-        const uint v7944 = v7943 + v7941;
-        const uint v7945 = v7944 * v3;
-        const uint v7946 = v7945 + v7870;
-        const uint v7948 = v7937 ? v7946 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7951 = v7902 + 2560u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7929 = v163 + v7867;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7930 = v168 + v7870;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7931 = v7929 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7932 = v7872 && v7931;
+        const bool v7933 = v7929 < v125;
+        const bool v7934 = v7932 && v7933;
+        const bool v7935 = v7930 >= v10;
+        const bool v7936 = v7934 && v7935;
+        const bool v7937 = v7930 < v7874;
+        const bool v7938 = v7936 && v7937;
+        const uint v7939 = max(v7929, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7940 = v7939 - v9;
+        const uint v7941 = max(v7930, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7942 = v7941 - v10;
+        const uint v7943 = v171 + v7940;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7944 = v7943 * v2;
+        const uint v7945 = v7944 + v7942;
+        const uint v7946 = v7945 * v3;
+        const uint v7947 = v7946 + v7871;
+        const uint v7949 = v7938 ? v7947 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7952 = v7903 + 2560u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7951 + e] = v7937 ? x[v7948 + e] : bfloat(0);
+          shm0[v7952 + e] = v7938 ? x[v7949 + e] : bfloat(0);
         }
-        const uint v7952 = v181 + v7866;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7953 = v186 + v7869;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7954 = v7952 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7955 = v7871 && v7954;
-        const bool v7956 = v7952 < v125;
-        const bool v7957 = v7955 && v7956;
-        const bool v7958 = v7953 >= v10;
-        const bool v7959 = v7957 && v7958;
-        const bool v7960 = v7953 < v7873;
-        const bool v7961 = v7959 && v7960;
-        const uint v7962 = max(v7952, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7963 = v7962 - v9;
-        const uint v7964 = max(v7953, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7965 = v7964 - v10;
-        const uint v7966 = v189 + v7963;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7967 = v7966 * v2;
-        const uint v7968 = v7967 + v7965;
-        const uint v7969 = v7968 * v3;
-        const uint v7970 = v7969 + v7870;
-        const uint v7972 = v7961 ? v7970 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7975 = v7902 + 3840u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7953 = v181 + v7867;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7954 = v186 + v7870;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7955 = v7953 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7956 = v7872 && v7955;
+        const bool v7957 = v7953 < v125;
+        const bool v7958 = v7956 && v7957;
+        const bool v7959 = v7954 >= v10;
+        const bool v7960 = v7958 && v7959;
+        const bool v7961 = v7954 < v7874;
+        const bool v7962 = v7960 && v7961;
+        const uint v7963 = max(v7953, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7964 = v7963 - v9;
+        const uint v7965 = max(v7954, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7966 = v7965 - v10;
+        const uint v7967 = v189 + v7964;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7968 = v7967 * v2;
+        const uint v7969 = v7968 + v7966;
+        const uint v7970 = v7969 * v3;
+        const uint v7971 = v7970 + v7871;
+        const uint v7973 = v7962 ? v7971 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7976 = v7903 + 3840u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7975 + e] = v7961 ? x[v7972 + e] : bfloat(0);
+          shm0[v7976 + e] = v7962 ? x[v7973 + e] : bfloat(0);
         }
       }
-      const uint v7989 = v7750 + v7986;  // kernels/gemm/quant_b.hpp:137
-      const bool v7990 = v7989 < v18;
-      const bool v7991 = v7988 && v7990;
-      const uint v7995 = min(v7989, v7993);  // kernels/gemm/quant_b.hpp:138
-      const uint v8001 = v7995 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8005 = v8004 + v8001;
-      const uint v8006 = packed[v8005];
-      const uint v8008 = v7995 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8012 = v8011 + v8008;
-      const uchar v8013 = scales[v8012];
-      const uint v8014 = uint(v8013);
-      const uint v8016 = v8014 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8019 = v8014 == 255u;
-      const uint v8020 = v8019 ? 2143289344u : v8016;
-      const bool v8022 = v8014 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8024 = v8022 ? 4194304u : v8020;
-      const float v8025 = as_type<float>(v8024);
-      const uint v8027 = v8006 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8029 = v8027 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8031 = v8029 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8033 = v8031 << 22u;
-      const uint v8035 = v8029 * 1056964608u;
-      const bool v8037 = v8029 < 2u;
-      const uint v8038 = v8037 ? v8035 : v8033;
-      const uint v8040 = v8027 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8042 = v8040 << 28u;
-      const uint v8043 = v8038 | v8042;
-      const float v8044 = as_type<float>(v8043);
-      const float v8045 = v8044 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8047 = v8006 >> 4u;
-      const uint v8049 = v8047 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8051 = v8049 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8053 = v8051 << 22u;
-      const uint v8055 = v8049 * 1056964608u;
-      const bool v8057 = v8049 < 2u;
-      const uint v8058 = v8057 ? v8055 : v8053;
-      const uint v8060 = v8047 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8062 = v8060 << 28u;
-      const uint v8063 = v8058 | v8062;
-      const float v8064 = as_type<float>(v8063);
-      const float v8065 = v8064 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8067 = v8006 >> 8u;
-      const uint v8069 = v8067 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8071 = v8069 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8073 = v8071 << 22u;
-      const uint v8075 = v8069 * 1056964608u;
-      const bool v8077 = v8069 < 2u;
-      const uint v8078 = v8077 ? v8075 : v8073;
-      const uint v8080 = v8067 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8082 = v8080 << 28u;
-      const uint v8083 = v8078 | v8082;
-      const float v8084 = as_type<float>(v8083);
-      const float v8085 = v8084 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8087 = v8006 >> 12u;
-      const uint v8089 = v8087 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8091 = v8089 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8093 = v8091 << 22u;
-      const uint v8095 = v8089 * 1056964608u;
-      const bool v8097 = v8089 < 2u;
-      const uint v8098 = v8097 ? v8095 : v8093;
-      const uint v8100 = v8087 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8102 = v8100 << 28u;
-      const uint v8103 = v8098 | v8102;
-      const float v8104 = as_type<float>(v8103);
-      const float v8105 = v8104 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8107 = v8006 >> 16u;
-      const uint v8109 = v8107 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8111 = v8109 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8113 = v8111 << 22u;
-      const uint v8115 = v8109 * 1056964608u;
-      const bool v8117 = v8109 < 2u;
-      const uint v8118 = v8117 ? v8115 : v8113;
-      const uint v8120 = v8107 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8122 = v8120 << 28u;
-      const uint v8123 = v8118 | v8122;
-      const float v8124 = as_type<float>(v8123);
-      const float v8125 = v8124 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8127 = v8006 >> 20u;
-      const uint v8129 = v8127 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8131 = v8129 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8133 = v8131 << 22u;
-      const uint v8135 = v8129 * 1056964608u;
-      const bool v8137 = v8129 < 2u;
-      const uint v8138 = v8137 ? v8135 : v8133;
-      const uint v8140 = v8127 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8142 = v8140 << 28u;
-      const uint v8143 = v8138 | v8142;
-      const float v8144 = as_type<float>(v8143);
-      const float v8145 = v8144 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8147 = v8006 >> 24u;
-      const uint v8149 = v8147 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8151 = v8149 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8153 = v8151 << 22u;
-      const uint v8155 = v8149 * 1056964608u;
-      const bool v8157 = v8149 < 2u;
-      const uint v8158 = v8157 ? v8155 : v8153;
-      const uint v8160 = v8147 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8162 = v8160 << 28u;
-      const uint v8163 = v8158 | v8162;
-      const float v8164 = as_type<float>(v8163);
-      const float v8165 = v8164 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const uint v8167 = v8006 >> 28u;
-      const uint v8169 = v8167 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8171 = v8169 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8173 = v8171 << 22u;
-      const uint v8175 = v8169 * 1056964608u;
-      const bool v8177 = v8169 < 2u;
-      const uint v8178 = v8177 ? v8175 : v8173;
-      const uint v8180 = v8167 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8182 = v8180 << 28u;
-      const uint v8183 = v8178 | v8182;
-      const float v8184 = as_type<float>(v8183);
-      const float v8185 = v8184 * v8025;  // kernels/gemm/quant_b.hpp:80
-      const float v8187 = v7991 ? v8045 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8188 = bfloat(v8187);
-      const float v8190 = v7991 ? v8065 : 0.0f;
-      const bfloat v8191 = bfloat(v8190);
-      const float v8193 = v7991 ? v8085 : 0.0f;
-      const bfloat v8194 = bfloat(v8193);
-      const float v8196 = v7991 ? v8105 : 0.0f;
-      const bfloat v8197 = bfloat(v8196);
-      const float v8199 = v7991 ? v8125 : 0.0f;
-      const bfloat v8200 = bfloat(v8199);
-      const float v8202 = v7991 ? v8145 : 0.0f;
-      const bfloat v8203 = bfloat(v8202);
-      const float v8205 = v7991 ? v8165 : 0.0f;
-      const bfloat v8206 = bfloat(v8205);
-      const float v8208 = v7991 ? v8185 : 0.0f;
-      const bfloat v8209 = bfloat(v8208);
-      const uint v8213 = v7756 + v8212;  // kernels/gemm/quant_b.hpp:146
-      const uint v8214 = v8213 + v7986;
-      *(threadgroup iron_bf16x8*)(shm1 + v8214) = iron_bf16x8{{bfloat4(v8188, v8191, v8194, v8197), bfloat4(v8200, v8203, v8206, v8209)}};
-      const uint v8227 = v7750 + v8224;  // kernels/gemm/quant_b.hpp:137
-      const bool v8228 = v8227 < v18;
-      const bool v8229 = v8226 && v8228;
-      const uint v8233 = min(v8227, v7993);  // kernels/gemm/quant_b.hpp:138
-      const uint v8239 = v8233 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8243 = v8242 + v8239;
-      const uint v8244 = packed[v8243];
-      const uint v8246 = v8233 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8250 = v8249 + v8246;
-      const uchar v8251 = scales[v8250];
-      const uint v8252 = uint(v8251);
-      const uint v8254 = v8252 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8257 = v8252 == 255u;
-      const uint v8258 = v8257 ? 2143289344u : v8254;
-      const bool v8260 = v8252 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8262 = v8260 ? 4194304u : v8258;
-      const float v8263 = as_type<float>(v8262);
-      const uint v8265 = v8244 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8267 = v8265 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8269 = v8267 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8271 = v8269 << 22u;
-      const uint v8273 = v8267 * 1056964608u;
-      const bool v8275 = v8267 < 2u;
-      const uint v8276 = v8275 ? v8273 : v8271;
-      const uint v8278 = v8265 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8280 = v8278 << 28u;
-      const uint v8281 = v8276 | v8280;
-      const float v8282 = as_type<float>(v8281);
-      const float v8283 = v8282 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8285 = v8244 >> 4u;
-      const uint v8287 = v8285 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8289 = v8287 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8291 = v8289 << 22u;
-      const uint v8293 = v8287 * 1056964608u;
-      const bool v8295 = v8287 < 2u;
-      const uint v8296 = v8295 ? v8293 : v8291;
-      const uint v8298 = v8285 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8300 = v8298 << 28u;
-      const uint v8301 = v8296 | v8300;
-      const float v8302 = as_type<float>(v8301);
-      const float v8303 = v8302 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8305 = v8244 >> 8u;
-      const uint v8307 = v8305 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8309 = v8307 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8311 = v8309 << 22u;
-      const uint v8313 = v8307 * 1056964608u;
-      const bool v8315 = v8307 < 2u;
-      const uint v8316 = v8315 ? v8313 : v8311;
-      const uint v8318 = v8305 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8320 = v8318 << 28u;
-      const uint v8321 = v8316 | v8320;
-      const float v8322 = as_type<float>(v8321);
-      const float v8323 = v8322 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8325 = v8244 >> 12u;
-      const uint v8327 = v8325 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8329 = v8327 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8331 = v8329 << 22u;
-      const uint v8333 = v8327 * 1056964608u;
-      const bool v8335 = v8327 < 2u;
-      const uint v8336 = v8335 ? v8333 : v8331;
-      const uint v8338 = v8325 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8340 = v8338 << 28u;
-      const uint v8341 = v8336 | v8340;
-      const float v8342 = as_type<float>(v8341);
-      const float v8343 = v8342 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8345 = v8244 >> 16u;
-      const uint v8347 = v8345 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8349 = v8347 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8351 = v8349 << 22u;
-      const uint v8353 = v8347 * 1056964608u;
-      const bool v8355 = v8347 < 2u;
-      const uint v8356 = v8355 ? v8353 : v8351;
-      const uint v8358 = v8345 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8360 = v8358 << 28u;
-      const uint v8361 = v8356 | v8360;
-      const float v8362 = as_type<float>(v8361);
-      const float v8363 = v8362 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8365 = v8244 >> 20u;
-      const uint v8367 = v8365 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8369 = v8367 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8371 = v8369 << 22u;
-      const uint v8373 = v8367 * 1056964608u;
-      const bool v8375 = v8367 < 2u;
-      const uint v8376 = v8375 ? v8373 : v8371;
-      const uint v8378 = v8365 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8380 = v8378 << 28u;
-      const uint v8381 = v8376 | v8380;
-      const float v8382 = as_type<float>(v8381);
-      const float v8383 = v8382 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8385 = v8244 >> 24u;
-      const uint v8387 = v8385 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8389 = v8387 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8391 = v8389 << 22u;
-      const uint v8393 = v8387 * 1056964608u;
-      const bool v8395 = v8387 < 2u;
-      const uint v8396 = v8395 ? v8393 : v8391;
-      const uint v8398 = v8385 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8400 = v8398 << 28u;
-      const uint v8401 = v8396 | v8400;
-      const float v8402 = as_type<float>(v8401);
-      const float v8403 = v8402 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const uint v8405 = v8244 >> 28u;
-      const uint v8407 = v8405 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8409 = v8407 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8411 = v8409 << 22u;
-      const uint v8413 = v8407 * 1056964608u;
-      const bool v8415 = v8407 < 2u;
-      const uint v8416 = v8415 ? v8413 : v8411;
-      const uint v8418 = v8405 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8420 = v8418 << 28u;
-      const uint v8421 = v8416 | v8420;
-      const float v8422 = as_type<float>(v8421);
-      const float v8423 = v8422 * v8263;  // kernels/gemm/quant_b.hpp:80
-      const float v8425 = v8229 ? v8283 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8426 = bfloat(v8425);
-      const float v8428 = v8229 ? v8303 : 0.0f;
-      const bfloat v8429 = bfloat(v8428);
-      const float v8431 = v8229 ? v8323 : 0.0f;
-      const bfloat v8432 = bfloat(v8431);
-      const float v8434 = v8229 ? v8343 : 0.0f;
-      const bfloat v8435 = bfloat(v8434);
-      const float v8437 = v8229 ? v8363 : 0.0f;
-      const bfloat v8438 = bfloat(v8437);
-      const float v8440 = v8229 ? v8383 : 0.0f;
-      const bfloat v8441 = bfloat(v8440);
-      const float v8443 = v8229 ? v8403 : 0.0f;
-      const bfloat v8444 = bfloat(v8443);
-      const float v8446 = v8229 ? v8423 : 0.0f;
-      const bfloat v8447 = bfloat(v8446);
-      const uint v8451 = v7756 + v8450;  // kernels/gemm/quant_b.hpp:146
-      const uint v8452 = v8451 + v8224;
-      *(threadgroup iron_bf16x8*)(shm1 + v8452) = iron_bf16x8{{bfloat4(v8426, v8429, v8432, v8435), bfloat4(v8438, v8441, v8444, v8447)}};
-      const uint v8465 = v7750 + v8462;  // kernels/gemm/quant_b.hpp:137
-      const bool v8466 = v8465 < v18;
-      const bool v8467 = v8464 && v8466;
-      const uint v8471 = min(v8465, v7993);  // kernels/gemm/quant_b.hpp:138
-      const uint v8477 = v8471 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8481 = v8480 + v8477;
-      const uint v8482 = packed[v8481];
-      const uint v8484 = v8471 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8488 = v8487 + v8484;
-      const uchar v8489 = scales[v8488];
-      const uint v8490 = uint(v8489);
-      const uint v8492 = v8490 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8495 = v8490 == 255u;
-      const uint v8496 = v8495 ? 2143289344u : v8492;
-      const bool v8498 = v8490 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8500 = v8498 ? 4194304u : v8496;
-      const float v8501 = as_type<float>(v8500);
-      const uint v8503 = v8482 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8505 = v8503 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8507 = v8505 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8509 = v8507 << 22u;
-      const uint v8511 = v8505 * 1056964608u;
-      const bool v8513 = v8505 < 2u;
-      const uint v8514 = v8513 ? v8511 : v8509;
-      const uint v8516 = v8503 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8518 = v8516 << 28u;
-      const uint v8519 = v8514 | v8518;
-      const float v8520 = as_type<float>(v8519);
-      const float v8521 = v8520 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8523 = v8482 >> 4u;
-      const uint v8525 = v8523 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8527 = v8525 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8529 = v8527 << 22u;
-      const uint v8531 = v8525 * 1056964608u;
-      const bool v8533 = v8525 < 2u;
-      const uint v8534 = v8533 ? v8531 : v8529;
-      const uint v8536 = v8523 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8538 = v8536 << 28u;
-      const uint v8539 = v8534 | v8538;
-      const float v8540 = as_type<float>(v8539);
-      const float v8541 = v8540 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8543 = v8482 >> 8u;
-      const uint v8545 = v8543 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8547 = v8545 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8549 = v8547 << 22u;
-      const uint v8551 = v8545 * 1056964608u;
-      const bool v8553 = v8545 < 2u;
-      const uint v8554 = v8553 ? v8551 : v8549;
-      const uint v8556 = v8543 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8558 = v8556 << 28u;
-      const uint v8559 = v8554 | v8558;
-      const float v8560 = as_type<float>(v8559);
-      const float v8561 = v8560 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8563 = v8482 >> 12u;
-      const uint v8565 = v8563 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8567 = v8565 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8569 = v8567 << 22u;
-      const uint v8571 = v8565 * 1056964608u;
-      const bool v8573 = v8565 < 2u;
-      const uint v8574 = v8573 ? v8571 : v8569;
-      const uint v8576 = v8563 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8578 = v8576 << 28u;
-      const uint v8579 = v8574 | v8578;
-      const float v8580 = as_type<float>(v8579);
-      const float v8581 = v8580 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8583 = v8482 >> 16u;
-      const uint v8585 = v8583 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8587 = v8585 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8589 = v8587 << 22u;
-      const uint v8591 = v8585 * 1056964608u;
-      const bool v8593 = v8585 < 2u;
-      const uint v8594 = v8593 ? v8591 : v8589;
-      const uint v8596 = v8583 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8598 = v8596 << 28u;
-      const uint v8599 = v8594 | v8598;
-      const float v8600 = as_type<float>(v8599);
-      const float v8601 = v8600 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8603 = v8482 >> 20u;
-      const uint v8605 = v8603 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8607 = v8605 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8609 = v8607 << 22u;
-      const uint v8611 = v8605 * 1056964608u;
-      const bool v8613 = v8605 < 2u;
-      const uint v8614 = v8613 ? v8611 : v8609;
-      const uint v8616 = v8603 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8618 = v8616 << 28u;
-      const uint v8619 = v8614 | v8618;
-      const float v8620 = as_type<float>(v8619);
-      const float v8621 = v8620 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8623 = v8482 >> 24u;
-      const uint v8625 = v8623 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8627 = v8625 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8629 = v8627 << 22u;
-      const uint v8631 = v8625 * 1056964608u;
-      const bool v8633 = v8625 < 2u;
-      const uint v8634 = v8633 ? v8631 : v8629;
-      const uint v8636 = v8623 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8638 = v8636 << 28u;
-      const uint v8639 = v8634 | v8638;
-      const float v8640 = as_type<float>(v8639);
-      const float v8641 = v8640 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const uint v8643 = v8482 >> 28u;
-      const uint v8645 = v8643 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8647 = v8645 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8649 = v8647 << 22u;
-      const uint v8651 = v8645 * 1056964608u;
-      const bool v8653 = v8645 < 2u;
-      const uint v8654 = v8653 ? v8651 : v8649;
-      const uint v8656 = v8643 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8658 = v8656 << 28u;
-      const uint v8659 = v8654 | v8658;
-      const float v8660 = as_type<float>(v8659);
-      const float v8661 = v8660 * v8501;  // kernels/gemm/quant_b.hpp:80
-      const float v8663 = v8467 ? v8521 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8664 = bfloat(v8663);
-      const float v8666 = v8467 ? v8541 : 0.0f;
-      const bfloat v8667 = bfloat(v8666);
-      const float v8669 = v8467 ? v8561 : 0.0f;
-      const bfloat v8670 = bfloat(v8669);
-      const float v8672 = v8467 ? v8581 : 0.0f;
-      const bfloat v8673 = bfloat(v8672);
-      const float v8675 = v8467 ? v8601 : 0.0f;
-      const bfloat v8676 = bfloat(v8675);
-      const float v8678 = v8467 ? v8621 : 0.0f;
-      const bfloat v8679 = bfloat(v8678);
-      const float v8681 = v8467 ? v8641 : 0.0f;
-      const bfloat v8682 = bfloat(v8681);
-      const float v8684 = v8467 ? v8661 : 0.0f;
-      const bfloat v8685 = bfloat(v8684);
-      const uint v8689 = v7756 + v8688;  // kernels/gemm/quant_b.hpp:146
-      const uint v8690 = v8689 + v8462;
-      *(threadgroup iron_bf16x8*)(shm1 + v8690) = iron_bf16x8{{bfloat4(v8664, v8667, v8670, v8673), bfloat4(v8676, v8679, v8682, v8685)}};
-      const uint v8703 = v7750 + v8700;  // kernels/gemm/quant_b.hpp:137
-      const bool v8704 = v8703 < v18;
-      const bool v8705 = v8702 && v8704;
-      const uint v8709 = min(v8703, v7993);  // kernels/gemm/quant_b.hpp:138
-      const uint v8715 = v8709 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8719 = v8718 + v8715;
-      const uint v8720 = packed[v8719];
-      const uint v8722 = v8709 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8726 = v8725 + v8722;
-      const uchar v8727 = scales[v8726];
-      const uint v8728 = uint(v8727);
-      const uint v8730 = v8728 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8733 = v8728 == 255u;
-      const uint v8734 = v8733 ? 2143289344u : v8730;
-      const bool v8736 = v8728 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8738 = v8736 ? 4194304u : v8734;
-      const float v8739 = as_type<float>(v8738);
-      const uint v8741 = v8720 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8743 = v8741 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8745 = v8743 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8747 = v8745 << 22u;
-      const uint v8749 = v8743 * 1056964608u;
-      const bool v8751 = v8743 < 2u;
-      const uint v8752 = v8751 ? v8749 : v8747;
-      const uint v8754 = v8741 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8756 = v8754 << 28u;
-      const uint v8757 = v8752 | v8756;
-      const float v8758 = as_type<float>(v8757);
-      const float v8759 = v8758 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8761 = v8720 >> 4u;
-      const uint v8763 = v8761 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8765 = v8763 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8767 = v8765 << 22u;
-      const uint v8769 = v8763 * 1056964608u;
-      const bool v8771 = v8763 < 2u;
-      const uint v8772 = v8771 ? v8769 : v8767;
-      const uint v8774 = v8761 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8776 = v8774 << 28u;
-      const uint v8777 = v8772 | v8776;
-      const float v8778 = as_type<float>(v8777);
-      const float v8779 = v8778 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8781 = v8720 >> 8u;
-      const uint v8783 = v8781 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8785 = v8783 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8787 = v8785 << 22u;
-      const uint v8789 = v8783 * 1056964608u;
-      const bool v8791 = v8783 < 2u;
-      const uint v8792 = v8791 ? v8789 : v8787;
-      const uint v8794 = v8781 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8796 = v8794 << 28u;
-      const uint v8797 = v8792 | v8796;
-      const float v8798 = as_type<float>(v8797);
-      const float v8799 = v8798 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8801 = v8720 >> 12u;
-      const uint v8803 = v8801 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8805 = v8803 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8807 = v8805 << 22u;
-      const uint v8809 = v8803 * 1056964608u;
-      const bool v8811 = v8803 < 2u;
-      const uint v8812 = v8811 ? v8809 : v8807;
-      const uint v8814 = v8801 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8816 = v8814 << 28u;
-      const uint v8817 = v8812 | v8816;
-      const float v8818 = as_type<float>(v8817);
-      const float v8819 = v8818 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8821 = v8720 >> 16u;
-      const uint v8823 = v8821 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8825 = v8823 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8827 = v8825 << 22u;
-      const uint v8829 = v8823 * 1056964608u;
-      const bool v8831 = v8823 < 2u;
-      const uint v8832 = v8831 ? v8829 : v8827;
-      const uint v8834 = v8821 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8836 = v8834 << 28u;
-      const uint v8837 = v8832 | v8836;
-      const float v8838 = as_type<float>(v8837);
-      const float v8839 = v8838 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8841 = v8720 >> 20u;
-      const uint v8843 = v8841 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8845 = v8843 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8847 = v8845 << 22u;
-      const uint v8849 = v8843 * 1056964608u;
-      const bool v8851 = v8843 < 2u;
-      const uint v8852 = v8851 ? v8849 : v8847;
-      const uint v8854 = v8841 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8856 = v8854 << 28u;
-      const uint v8857 = v8852 | v8856;
-      const float v8858 = as_type<float>(v8857);
-      const float v8859 = v8858 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8861 = v8720 >> 24u;
-      const uint v8863 = v8861 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8865 = v8863 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8867 = v8865 << 22u;
-      const uint v8869 = v8863 * 1056964608u;
-      const bool v8871 = v8863 < 2u;
-      const uint v8872 = v8871 ? v8869 : v8867;
-      const uint v8874 = v8861 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8876 = v8874 << 28u;
-      const uint v8877 = v8872 | v8876;
-      const float v8878 = as_type<float>(v8877);
-      const float v8879 = v8878 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const uint v8881 = v8720 >> 28u;
-      const uint v8883 = v8881 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8885 = v8883 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8887 = v8885 << 22u;
-      const uint v8889 = v8883 * 1056964608u;
-      const bool v8891 = v8883 < 2u;
-      const uint v8892 = v8891 ? v8889 : v8887;
-      const uint v8894 = v8881 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8896 = v8894 << 28u;
-      const uint v8897 = v8892 | v8896;
-      const float v8898 = as_type<float>(v8897);
-      const float v8899 = v8898 * v8739;  // kernels/gemm/quant_b.hpp:80
-      const float v8901 = v8705 ? v8759 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8902 = bfloat(v8901);
-      const float v8904 = v8705 ? v8779 : 0.0f;
-      const bfloat v8905 = bfloat(v8904);
-      const float v8907 = v8705 ? v8799 : 0.0f;
-      const bfloat v8908 = bfloat(v8907);
-      const float v8910 = v8705 ? v8819 : 0.0f;
-      const bfloat v8911 = bfloat(v8910);
-      const float v8913 = v8705 ? v8839 : 0.0f;
-      const bfloat v8914 = bfloat(v8913);
-      const float v8916 = v8705 ? v8859 : 0.0f;
-      const bfloat v8917 = bfloat(v8916);
-      const float v8919 = v8705 ? v8879 : 0.0f;
-      const bfloat v8920 = bfloat(v8919);
-      const float v8922 = v8705 ? v8899 : 0.0f;
-      const bfloat v8923 = bfloat(v8922);
-      const uint v8927 = v7756 + v8926;  // kernels/gemm/quant_b.hpp:146
-      const uint v8928 = v8927 + v8700;
-      *(threadgroup iron_bf16x8*)(shm1 + v8928) = iron_bf16x8{{bfloat4(v8902, v8905, v8908, v8911), bfloat4(v8914, v8917, v8920, v8923)}};
+      const uint v7990 = v7751 + v7987;  // kernels/gemm/quant_b.hpp:137
+      const bool v7991 = v7990 < v18;
+      const bool v7992 = v7989 && v7991;
+      const uint v7996 = min(v7990, v7994);  // kernels/gemm/quant_b.hpp:138
+      const uint v8002 = v7996 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v8006 = v8005 + v8002;
+      const uint v8007 = packed[v8006];
+      const uint v8009 = v7996 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v8013 = v8012 + v8009;
+      const uchar v8014 = scales[v8013];
+      const uint v8015 = uint(v8014);
+      const uint v8017 = v8015 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v8020 = v8015 == 255u;
+      const uint v8021 = v8020 ? 2143289344u : v8017;
+      const bool v8023 = v8015 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v8025 = v8023 ? 4194304u : v8021;
+      const float v8026 = as_type<float>(v8025);
+      const uint v8028 = v8007 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v8030 = v8028 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8032 = v8030 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8034 = v8032 << 22u;
+      const uint v8036 = v8030 * 1056964608u;
+      const bool v8038 = v8030 < 2u;
+      const uint v8039 = v8038 ? v8036 : v8034;
+      const uint v8041 = v8028 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8043 = v8041 << 28u;
+      const uint v8044 = v8039 | v8043;
+      const float v8045 = as_type<float>(v8044);
+      const float v8046 = v8045 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8048 = v8007 >> 4u;
+      const uint v8050 = v8048 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8052 = v8050 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8054 = v8052 << 22u;
+      const uint v8056 = v8050 * 1056964608u;
+      const bool v8058 = v8050 < 2u;
+      const uint v8059 = v8058 ? v8056 : v8054;
+      const uint v8061 = v8048 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8063 = v8061 << 28u;
+      const uint v8064 = v8059 | v8063;
+      const float v8065 = as_type<float>(v8064);
+      const float v8066 = v8065 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8068 = v8007 >> 8u;
+      const uint v8070 = v8068 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8072 = v8070 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8074 = v8072 << 22u;
+      const uint v8076 = v8070 * 1056964608u;
+      const bool v8078 = v8070 < 2u;
+      const uint v8079 = v8078 ? v8076 : v8074;
+      const uint v8081 = v8068 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8083 = v8081 << 28u;
+      const uint v8084 = v8079 | v8083;
+      const float v8085 = as_type<float>(v8084);
+      const float v8086 = v8085 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8088 = v8007 >> 12u;
+      const uint v8090 = v8088 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8092 = v8090 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8094 = v8092 << 22u;
+      const uint v8096 = v8090 * 1056964608u;
+      const bool v8098 = v8090 < 2u;
+      const uint v8099 = v8098 ? v8096 : v8094;
+      const uint v8101 = v8088 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8103 = v8101 << 28u;
+      const uint v8104 = v8099 | v8103;
+      const float v8105 = as_type<float>(v8104);
+      const float v8106 = v8105 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8108 = v8007 >> 16u;
+      const uint v8110 = v8108 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8112 = v8110 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8114 = v8112 << 22u;
+      const uint v8116 = v8110 * 1056964608u;
+      const bool v8118 = v8110 < 2u;
+      const uint v8119 = v8118 ? v8116 : v8114;
+      const uint v8121 = v8108 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8123 = v8121 << 28u;
+      const uint v8124 = v8119 | v8123;
+      const float v8125 = as_type<float>(v8124);
+      const float v8126 = v8125 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8128 = v8007 >> 20u;
+      const uint v8130 = v8128 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8132 = v8130 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8134 = v8132 << 22u;
+      const uint v8136 = v8130 * 1056964608u;
+      const bool v8138 = v8130 < 2u;
+      const uint v8139 = v8138 ? v8136 : v8134;
+      const uint v8141 = v8128 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8143 = v8141 << 28u;
+      const uint v8144 = v8139 | v8143;
+      const float v8145 = as_type<float>(v8144);
+      const float v8146 = v8145 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8148 = v8007 >> 24u;
+      const uint v8150 = v8148 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8152 = v8150 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8154 = v8152 << 22u;
+      const uint v8156 = v8150 * 1056964608u;
+      const bool v8158 = v8150 < 2u;
+      const uint v8159 = v8158 ? v8156 : v8154;
+      const uint v8161 = v8148 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8163 = v8161 << 28u;
+      const uint v8164 = v8159 | v8163;
+      const float v8165 = as_type<float>(v8164);
+      const float v8166 = v8165 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const uint v8168 = v8007 >> 28u;
+      const uint v8170 = v8168 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8172 = v8170 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8174 = v8172 << 22u;
+      const uint v8176 = v8170 * 1056964608u;
+      const bool v8178 = v8170 < 2u;
+      const uint v8179 = v8178 ? v8176 : v8174;
+      const uint v8181 = v8168 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8183 = v8181 << 28u;
+      const uint v8184 = v8179 | v8183;
+      const float v8185 = as_type<float>(v8184);
+      const float v8186 = v8185 * v8026;  // kernels/gemm/quant_b.hpp:80
+      const float v8188 = v7992 ? v8046 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v8189 = bfloat(v8188);
+      const float v8191 = v7992 ? v8066 : 0.0f;
+      const bfloat v8192 = bfloat(v8191);
+      const float v8194 = v7992 ? v8086 : 0.0f;
+      const bfloat v8195 = bfloat(v8194);
+      const float v8197 = v7992 ? v8106 : 0.0f;
+      const bfloat v8198 = bfloat(v8197);
+      const float v8200 = v7992 ? v8126 : 0.0f;
+      const bfloat v8201 = bfloat(v8200);
+      const float v8203 = v7992 ? v8146 : 0.0f;
+      const bfloat v8204 = bfloat(v8203);
+      const float v8206 = v7992 ? v8166 : 0.0f;
+      const bfloat v8207 = bfloat(v8206);
+      const float v8209 = v7992 ? v8186 : 0.0f;
+      const bfloat v8210 = bfloat(v8209);
+      const uint v8214 = v7757 + v8213;  // kernels/gemm/quant_b.hpp:146
+      const uint v8215 = v8214 + v7987;
+      *(threadgroup iron_bf16x8*)(shm1 + v8215) = iron_bf16x8{{bfloat4(v8189, v8192, v8195, v8198), bfloat4(v8201, v8204, v8207, v8210)}};
+      const uint v8228 = v7751 + v8225;  // kernels/gemm/quant_b.hpp:137
+      const bool v8229 = v8228 < v18;
+      const bool v8230 = v8227 && v8229;
+      const uint v8234 = min(v8228, v7994);  // kernels/gemm/quant_b.hpp:138
+      const uint v8240 = v8234 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v8244 = v8243 + v8240;
+      const uint v8245 = packed[v8244];
+      const uint v8247 = v8234 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v8251 = v8250 + v8247;
+      const uchar v8252 = scales[v8251];
+      const uint v8253 = uint(v8252);
+      const uint v8255 = v8253 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v8258 = v8253 == 255u;
+      const uint v8259 = v8258 ? 2143289344u : v8255;
+      const bool v8261 = v8253 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v8263 = v8261 ? 4194304u : v8259;
+      const float v8264 = as_type<float>(v8263);
+      const uint v8266 = v8245 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v8268 = v8266 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8270 = v8268 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8272 = v8270 << 22u;
+      const uint v8274 = v8268 * 1056964608u;
+      const bool v8276 = v8268 < 2u;
+      const uint v8277 = v8276 ? v8274 : v8272;
+      const uint v8279 = v8266 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8281 = v8279 << 28u;
+      const uint v8282 = v8277 | v8281;
+      const float v8283 = as_type<float>(v8282);
+      const float v8284 = v8283 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8286 = v8245 >> 4u;
+      const uint v8288 = v8286 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8290 = v8288 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8292 = v8290 << 22u;
+      const uint v8294 = v8288 * 1056964608u;
+      const bool v8296 = v8288 < 2u;
+      const uint v8297 = v8296 ? v8294 : v8292;
+      const uint v8299 = v8286 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8301 = v8299 << 28u;
+      const uint v8302 = v8297 | v8301;
+      const float v8303 = as_type<float>(v8302);
+      const float v8304 = v8303 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8306 = v8245 >> 8u;
+      const uint v8308 = v8306 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8310 = v8308 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8312 = v8310 << 22u;
+      const uint v8314 = v8308 * 1056964608u;
+      const bool v8316 = v8308 < 2u;
+      const uint v8317 = v8316 ? v8314 : v8312;
+      const uint v8319 = v8306 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8321 = v8319 << 28u;
+      const uint v8322 = v8317 | v8321;
+      const float v8323 = as_type<float>(v8322);
+      const float v8324 = v8323 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8326 = v8245 >> 12u;
+      const uint v8328 = v8326 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8330 = v8328 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8332 = v8330 << 22u;
+      const uint v8334 = v8328 * 1056964608u;
+      const bool v8336 = v8328 < 2u;
+      const uint v8337 = v8336 ? v8334 : v8332;
+      const uint v8339 = v8326 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8341 = v8339 << 28u;
+      const uint v8342 = v8337 | v8341;
+      const float v8343 = as_type<float>(v8342);
+      const float v8344 = v8343 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8346 = v8245 >> 16u;
+      const uint v8348 = v8346 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8350 = v8348 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8352 = v8350 << 22u;
+      const uint v8354 = v8348 * 1056964608u;
+      const bool v8356 = v8348 < 2u;
+      const uint v8357 = v8356 ? v8354 : v8352;
+      const uint v8359 = v8346 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8361 = v8359 << 28u;
+      const uint v8362 = v8357 | v8361;
+      const float v8363 = as_type<float>(v8362);
+      const float v8364 = v8363 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8366 = v8245 >> 20u;
+      const uint v8368 = v8366 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8370 = v8368 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8372 = v8370 << 22u;
+      const uint v8374 = v8368 * 1056964608u;
+      const bool v8376 = v8368 < 2u;
+      const uint v8377 = v8376 ? v8374 : v8372;
+      const uint v8379 = v8366 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8381 = v8379 << 28u;
+      const uint v8382 = v8377 | v8381;
+      const float v8383 = as_type<float>(v8382);
+      const float v8384 = v8383 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8386 = v8245 >> 24u;
+      const uint v8388 = v8386 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8390 = v8388 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8392 = v8390 << 22u;
+      const uint v8394 = v8388 * 1056964608u;
+      const bool v8396 = v8388 < 2u;
+      const uint v8397 = v8396 ? v8394 : v8392;
+      const uint v8399 = v8386 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8401 = v8399 << 28u;
+      const uint v8402 = v8397 | v8401;
+      const float v8403 = as_type<float>(v8402);
+      const float v8404 = v8403 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const uint v8406 = v8245 >> 28u;
+      const uint v8408 = v8406 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8410 = v8408 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8412 = v8410 << 22u;
+      const uint v8414 = v8408 * 1056964608u;
+      const bool v8416 = v8408 < 2u;
+      const uint v8417 = v8416 ? v8414 : v8412;
+      const uint v8419 = v8406 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8421 = v8419 << 28u;
+      const uint v8422 = v8417 | v8421;
+      const float v8423 = as_type<float>(v8422);
+      const float v8424 = v8423 * v8264;  // kernels/gemm/quant_b.hpp:80
+      const float v8426 = v8230 ? v8284 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v8427 = bfloat(v8426);
+      const float v8429 = v8230 ? v8304 : 0.0f;
+      const bfloat v8430 = bfloat(v8429);
+      const float v8432 = v8230 ? v8324 : 0.0f;
+      const bfloat v8433 = bfloat(v8432);
+      const float v8435 = v8230 ? v8344 : 0.0f;
+      const bfloat v8436 = bfloat(v8435);
+      const float v8438 = v8230 ? v8364 : 0.0f;
+      const bfloat v8439 = bfloat(v8438);
+      const float v8441 = v8230 ? v8384 : 0.0f;
+      const bfloat v8442 = bfloat(v8441);
+      const float v8444 = v8230 ? v8404 : 0.0f;
+      const bfloat v8445 = bfloat(v8444);
+      const float v8447 = v8230 ? v8424 : 0.0f;
+      const bfloat v8448 = bfloat(v8447);
+      const uint v8452 = v7757 + v8451;  // kernels/gemm/quant_b.hpp:146
+      const uint v8453 = v8452 + v8225;
+      *(threadgroup iron_bf16x8*)(shm1 + v8453) = iron_bf16x8{{bfloat4(v8427, v8430, v8433, v8436), bfloat4(v8439, v8442, v8445, v8448)}};
+      const uint v8466 = v7751 + v8463;  // kernels/gemm/quant_b.hpp:137
+      const bool v8467 = v8466 < v18;
+      const bool v8468 = v8465 && v8467;
+      const uint v8472 = min(v8466, v7994);  // kernels/gemm/quant_b.hpp:138
+      const uint v8478 = v8472 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v8482 = v8481 + v8478;
+      const uint v8483 = packed[v8482];
+      const uint v8485 = v8472 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v8489 = v8488 + v8485;
+      const uchar v8490 = scales[v8489];
+      const uint v8491 = uint(v8490);
+      const uint v8493 = v8491 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v8496 = v8491 == 255u;
+      const uint v8497 = v8496 ? 2143289344u : v8493;
+      const bool v8499 = v8491 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v8501 = v8499 ? 4194304u : v8497;
+      const float v8502 = as_type<float>(v8501);
+      const uint v8504 = v8483 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v8506 = v8504 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8508 = v8506 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8510 = v8508 << 22u;
+      const uint v8512 = v8506 * 1056964608u;
+      const bool v8514 = v8506 < 2u;
+      const uint v8515 = v8514 ? v8512 : v8510;
+      const uint v8517 = v8504 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8519 = v8517 << 28u;
+      const uint v8520 = v8515 | v8519;
+      const float v8521 = as_type<float>(v8520);
+      const float v8522 = v8521 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8524 = v8483 >> 4u;
+      const uint v8526 = v8524 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8528 = v8526 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8530 = v8528 << 22u;
+      const uint v8532 = v8526 * 1056964608u;
+      const bool v8534 = v8526 < 2u;
+      const uint v8535 = v8534 ? v8532 : v8530;
+      const uint v8537 = v8524 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8539 = v8537 << 28u;
+      const uint v8540 = v8535 | v8539;
+      const float v8541 = as_type<float>(v8540);
+      const float v8542 = v8541 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8544 = v8483 >> 8u;
+      const uint v8546 = v8544 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8548 = v8546 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8550 = v8548 << 22u;
+      const uint v8552 = v8546 * 1056964608u;
+      const bool v8554 = v8546 < 2u;
+      const uint v8555 = v8554 ? v8552 : v8550;
+      const uint v8557 = v8544 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8559 = v8557 << 28u;
+      const uint v8560 = v8555 | v8559;
+      const float v8561 = as_type<float>(v8560);
+      const float v8562 = v8561 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8564 = v8483 >> 12u;
+      const uint v8566 = v8564 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8568 = v8566 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8570 = v8568 << 22u;
+      const uint v8572 = v8566 * 1056964608u;
+      const bool v8574 = v8566 < 2u;
+      const uint v8575 = v8574 ? v8572 : v8570;
+      const uint v8577 = v8564 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8579 = v8577 << 28u;
+      const uint v8580 = v8575 | v8579;
+      const float v8581 = as_type<float>(v8580);
+      const float v8582 = v8581 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8584 = v8483 >> 16u;
+      const uint v8586 = v8584 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8588 = v8586 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8590 = v8588 << 22u;
+      const uint v8592 = v8586 * 1056964608u;
+      const bool v8594 = v8586 < 2u;
+      const uint v8595 = v8594 ? v8592 : v8590;
+      const uint v8597 = v8584 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8599 = v8597 << 28u;
+      const uint v8600 = v8595 | v8599;
+      const float v8601 = as_type<float>(v8600);
+      const float v8602 = v8601 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8604 = v8483 >> 20u;
+      const uint v8606 = v8604 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8608 = v8606 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8610 = v8608 << 22u;
+      const uint v8612 = v8606 * 1056964608u;
+      const bool v8614 = v8606 < 2u;
+      const uint v8615 = v8614 ? v8612 : v8610;
+      const uint v8617 = v8604 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8619 = v8617 << 28u;
+      const uint v8620 = v8615 | v8619;
+      const float v8621 = as_type<float>(v8620);
+      const float v8622 = v8621 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8624 = v8483 >> 24u;
+      const uint v8626 = v8624 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8628 = v8626 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8630 = v8628 << 22u;
+      const uint v8632 = v8626 * 1056964608u;
+      const bool v8634 = v8626 < 2u;
+      const uint v8635 = v8634 ? v8632 : v8630;
+      const uint v8637 = v8624 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8639 = v8637 << 28u;
+      const uint v8640 = v8635 | v8639;
+      const float v8641 = as_type<float>(v8640);
+      const float v8642 = v8641 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const uint v8644 = v8483 >> 28u;
+      const uint v8646 = v8644 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8648 = v8646 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8650 = v8648 << 22u;
+      const uint v8652 = v8646 * 1056964608u;
+      const bool v8654 = v8646 < 2u;
+      const uint v8655 = v8654 ? v8652 : v8650;
+      const uint v8657 = v8644 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8659 = v8657 << 28u;
+      const uint v8660 = v8655 | v8659;
+      const float v8661 = as_type<float>(v8660);
+      const float v8662 = v8661 * v8502;  // kernels/gemm/quant_b.hpp:80
+      const float v8664 = v8468 ? v8522 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v8665 = bfloat(v8664);
+      const float v8667 = v8468 ? v8542 : 0.0f;
+      const bfloat v8668 = bfloat(v8667);
+      const float v8670 = v8468 ? v8562 : 0.0f;
+      const bfloat v8671 = bfloat(v8670);
+      const float v8673 = v8468 ? v8582 : 0.0f;
+      const bfloat v8674 = bfloat(v8673);
+      const float v8676 = v8468 ? v8602 : 0.0f;
+      const bfloat v8677 = bfloat(v8676);
+      const float v8679 = v8468 ? v8622 : 0.0f;
+      const bfloat v8680 = bfloat(v8679);
+      const float v8682 = v8468 ? v8642 : 0.0f;
+      const bfloat v8683 = bfloat(v8682);
+      const float v8685 = v8468 ? v8662 : 0.0f;
+      const bfloat v8686 = bfloat(v8685);
+      const uint v8690 = v7757 + v8689;  // kernels/gemm/quant_b.hpp:146
+      const uint v8691 = v8690 + v8463;
+      *(threadgroup iron_bf16x8*)(shm1 + v8691) = iron_bf16x8{{bfloat4(v8665, v8668, v8671, v8674), bfloat4(v8677, v8680, v8683, v8686)}};
+      const uint v8704 = v7751 + v8701;  // kernels/gemm/quant_b.hpp:137
+      const bool v8705 = v8704 < v18;
+      const bool v8706 = v8703 && v8705;
+      const uint v8710 = min(v8704, v7994);  // kernels/gemm/quant_b.hpp:138
+      const uint v8716 = v8710 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v8720 = v8719 + v8716;
+      const uint v8721 = packed[v8720];
+      const uint v8723 = v8710 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v8727 = v8726 + v8723;
+      const uchar v8728 = scales[v8727];
+      const uint v8729 = uint(v8728);
+      const uint v8731 = v8729 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v8734 = v8729 == 255u;
+      const uint v8735 = v8734 ? 2143289344u : v8731;
+      const bool v8737 = v8729 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v8739 = v8737 ? 4194304u : v8735;
+      const float v8740 = as_type<float>(v8739);
+      const uint v8742 = v8721 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v8744 = v8742 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8746 = v8744 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8748 = v8746 << 22u;
+      const uint v8750 = v8744 * 1056964608u;
+      const bool v8752 = v8744 < 2u;
+      const uint v8753 = v8752 ? v8750 : v8748;
+      const uint v8755 = v8742 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8757 = v8755 << 28u;
+      const uint v8758 = v8753 | v8757;
+      const float v8759 = as_type<float>(v8758);
+      const float v8760 = v8759 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8762 = v8721 >> 4u;
+      const uint v8764 = v8762 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8766 = v8764 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8768 = v8766 << 22u;
+      const uint v8770 = v8764 * 1056964608u;
+      const bool v8772 = v8764 < 2u;
+      const uint v8773 = v8772 ? v8770 : v8768;
+      const uint v8775 = v8762 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8777 = v8775 << 28u;
+      const uint v8778 = v8773 | v8777;
+      const float v8779 = as_type<float>(v8778);
+      const float v8780 = v8779 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8782 = v8721 >> 8u;
+      const uint v8784 = v8782 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8786 = v8784 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8788 = v8786 << 22u;
+      const uint v8790 = v8784 * 1056964608u;
+      const bool v8792 = v8784 < 2u;
+      const uint v8793 = v8792 ? v8790 : v8788;
+      const uint v8795 = v8782 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8797 = v8795 << 28u;
+      const uint v8798 = v8793 | v8797;
+      const float v8799 = as_type<float>(v8798);
+      const float v8800 = v8799 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8802 = v8721 >> 12u;
+      const uint v8804 = v8802 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8806 = v8804 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8808 = v8806 << 22u;
+      const uint v8810 = v8804 * 1056964608u;
+      const bool v8812 = v8804 < 2u;
+      const uint v8813 = v8812 ? v8810 : v8808;
+      const uint v8815 = v8802 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8817 = v8815 << 28u;
+      const uint v8818 = v8813 | v8817;
+      const float v8819 = as_type<float>(v8818);
+      const float v8820 = v8819 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8822 = v8721 >> 16u;
+      const uint v8824 = v8822 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8826 = v8824 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8828 = v8826 << 22u;
+      const uint v8830 = v8824 * 1056964608u;
+      const bool v8832 = v8824 < 2u;
+      const uint v8833 = v8832 ? v8830 : v8828;
+      const uint v8835 = v8822 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8837 = v8835 << 28u;
+      const uint v8838 = v8833 | v8837;
+      const float v8839 = as_type<float>(v8838);
+      const float v8840 = v8839 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8842 = v8721 >> 20u;
+      const uint v8844 = v8842 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8846 = v8844 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8848 = v8846 << 22u;
+      const uint v8850 = v8844 * 1056964608u;
+      const bool v8852 = v8844 < 2u;
+      const uint v8853 = v8852 ? v8850 : v8848;
+      const uint v8855 = v8842 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8857 = v8855 << 28u;
+      const uint v8858 = v8853 | v8857;
+      const float v8859 = as_type<float>(v8858);
+      const float v8860 = v8859 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8862 = v8721 >> 24u;
+      const uint v8864 = v8862 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8866 = v8864 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8868 = v8866 << 22u;
+      const uint v8870 = v8864 * 1056964608u;
+      const bool v8872 = v8864 < 2u;
+      const uint v8873 = v8872 ? v8870 : v8868;
+      const uint v8875 = v8862 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8877 = v8875 << 28u;
+      const uint v8878 = v8873 | v8877;
+      const float v8879 = as_type<float>(v8878);
+      const float v8880 = v8879 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const uint v8882 = v8721 >> 28u;
+      const uint v8884 = v8882 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v8886 = v8884 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v8888 = v8886 << 22u;
+      const uint v8890 = v8884 * 1056964608u;
+      const bool v8892 = v8884 < 2u;
+      const uint v8893 = v8892 ? v8890 : v8888;
+      const uint v8895 = v8882 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8897 = v8895 << 28u;
+      const uint v8898 = v8893 | v8897;
+      const float v8899 = as_type<float>(v8898);
+      const float v8900 = v8899 * v8740;  // kernels/gemm/quant_b.hpp:80
+      const float v8902 = v8706 ? v8760 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v8903 = bfloat(v8902);
+      const float v8905 = v8706 ? v8780 : 0.0f;
+      const bfloat v8906 = bfloat(v8905);
+      const float v8908 = v8706 ? v8800 : 0.0f;
+      const bfloat v8909 = bfloat(v8908);
+      const float v8911 = v8706 ? v8820 : 0.0f;
+      const bfloat v8912 = bfloat(v8911);
+      const float v8914 = v8706 ? v8840 : 0.0f;
+      const bfloat v8915 = bfloat(v8914);
+      const float v8917 = v8706 ? v8860 : 0.0f;
+      const bfloat v8918 = bfloat(v8917);
+      const float v8920 = v8706 ? v8880 : 0.0f;
+      const bfloat v8921 = bfloat(v8920);
+      const float v8923 = v8706 ? v8900 : 0.0f;
+      const bfloat v8924 = bfloat(v8923);
+      const uint v8928 = v7757 + v8927;  // kernels/gemm/quant_b.hpp:146
+      const uint v8929 = v8928 + v8701;
+      *(threadgroup iron_bf16x8*)(shm1 + v8929) = iron_bf16x8{{bfloat4(v8903, v8906, v8909, v8912), bfloat4(v8915, v8918, v8921, v8924)}};
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8938 = v7756 + v8937;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v202, shm0, long(v8938), long(40u));
-      const uint v8944 = v7756 + v8943;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v8944), long(40u));
+      const uint v8939 = v7757 + v8938;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v202, shm0, long(v8939), long(40u));
+      const uint v8945 = v7757 + v8944;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v8945), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v202, shm0, long(v8951), long(40u));
-      const uint v8957 = v8944 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v8957), long(40u));
+      const uint v8952 = v8939 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v202, shm0, long(v8952), long(40u));
+      const uint v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v8958), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v1429 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1488 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1519 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1520 = v1519 << 3u;
-    const uint v1521 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v1522 = v1521 < v4;
-    const uint v1527 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v1531 = v4 - 1u;
-    const uint v1533 = min(v1521, v1531);
-    const uint v1537 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
-    const uint v1538 = v1533 * v1537;
-    const uint v1544 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
-    const uint v1545 = v1533 * v1544;
-    const uint v1746 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1748 = v1746 + v1520;
-    const uint v1752 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1754 = v1752 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1757 = v1752 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1758 = v1757 << 3u;
-    const uint v1759 = v67 + v1754;  // kernels/gemm/quant_b.hpp:137
-    const bool v1760 = v1759 < v4;
-    const uint v1771 = min(v1759, v1531);  // kernels/gemm/quant_b.hpp:138
-    const uint v1776 = v1771 * v1537;  // kernels/gemm/quant_b.hpp:71
-    const uint v1783 = v1771 * v1544;  // kernels/gemm/quant_b.hpp:72
-    const uint v1984 = v1754 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1986 = v1984 + v1758;
-    const uint v1990 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1992 = v1990 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1995 = v1990 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1996 = v1995 << 3u;
-    const uint v1997 = v67 + v1992;  // kernels/gemm/quant_b.hpp:137
-    const bool v1998 = v1997 < v4;
-    const uint v2009 = min(v1997, v1531);  // kernels/gemm/quant_b.hpp:138
-    const uint v2014 = v2009 * v1537;  // kernels/gemm/quant_b.hpp:71
-    const uint v2021 = v2009 * v1544;  // kernels/gemm/quant_b.hpp:72
-    const uint v2222 = v1992 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v2224 = v2222 + v1996;
-    const uint v2228 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v2230 = v2228 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v2233 = v2228 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v2234 = v2233 << 3u;
-    const uint v2235 = v67 + v2230;  // kernels/gemm/quant_b.hpp:137
-    const bool v2236 = v2235 < v4;
-    const uint v2247 = min(v2235, v1531);  // kernels/gemm/quant_b.hpp:138
-    const uint v2252 = v2247 * v1537;  // kernels/gemm/quant_b.hpp:71
-    const uint v2259 = v2247 * v1544;  // kernels/gemm/quant_b.hpp:72
-    const uint v2460 = v2230 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v2462 = v2460 + v2234;
-    const uint v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1430 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1489 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1520 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1521 = v1520 << 3u;
+    const uint v1522 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v1523 = v1522 < v4;
+    const uint v1528 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v1532 = v4 - 1u;
+    const uint v1534 = min(v1522, v1532);
+    const uint v1538 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
+    const uint v1539 = v1534 * v1538;
+    const uint v1545 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
+    const uint v1546 = v1534 * v1545;
+    const uint v1747 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1749 = v1747 + v1521;
+    const uint v1753 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1755 = v1753 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1758 = v1753 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1759 = v1758 << 3u;
+    const uint v1760 = v67 + v1755;  // kernels/gemm/quant_b.hpp:137
+    const bool v1761 = v1760 < v4;
+    const uint v1772 = min(v1760, v1532);  // kernels/gemm/quant_b.hpp:138
+    const uint v1777 = v1772 * v1538;  // kernels/gemm/quant_b.hpp:71
+    const uint v1784 = v1772 * v1545;  // kernels/gemm/quant_b.hpp:72
+    const uint v1985 = v1755 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1987 = v1985 + v1759;
+    const uint v1991 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1993 = v1991 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1996 = v1991 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1997 = v1996 << 3u;
+    const uint v1998 = v67 + v1993;  // kernels/gemm/quant_b.hpp:137
+    const bool v1999 = v1998 < v4;
+    const uint v2010 = min(v1998, v1532);  // kernels/gemm/quant_b.hpp:138
+    const uint v2015 = v2010 * v1538;  // kernels/gemm/quant_b.hpp:71
+    const uint v2022 = v2010 * v1545;  // kernels/gemm/quant_b.hpp:72
+    const uint v2223 = v1993 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v2225 = v2223 + v1997;
+    const uint v2229 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v2231 = v2229 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v2234 = v2229 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v2235 = v2234 << 3u;
+    const uint v2236 = v67 + v2231;  // kernels/gemm/quant_b.hpp:137
+    const bool v2237 = v2236 < v4;
+    const uint v2248 = min(v2236, v1532);  // kernels/gemm/quant_b.hpp:138
+    const uint v2253 = v2248 * v1538;  // kernels/gemm/quant_b.hpp:71
+    const uint v2260 = v2248 * v1545;  // kernels/gemm/quant_b.hpp:72
+    const uint v2461 = v2231 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v2463 = v2461 + v2235;
+    const uint v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v1432 = v115; v1432 < 4096u; v1432 += v1429) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v1434 = v1432 >> 5u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v1436 = v1432 & 31u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v1437 = v1428 + v1436;  // kernels/convolution/im2col_a.hpp:158
-        const uint v1438 = v63 + v1434;
-        const uint v1464 = v1438 / v113;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1465 = v1438 % v113;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1467 = v1437 / v3;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1468 = v1467 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1469 = v1468 * v11;
-        const uint v1470 = v1465 / v30;
-        const uint v1471 = v1470 * v7;
-        const uint v1472 = v1471 + v1469;
-        const uint v1473 = v1467 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1474 = v1473 * v12;
-        const uint v1475 = v1465 % v30;
-        const uint v1476 = v1475 * v8;
-        const uint v1477 = v1476 + v1474;
-        const bool v1478 = v1438 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1479 = v1437 < v18;
-        const bool v1480 = v1478 && v1479;
-        const bool v1481 = v1472 >= v9;
-        const bool v1482 = v1480 && v1481;
-        const bool v1484 = v1472 < v125;
-        const bool v1485 = v1482 && v1484;
-        const bool v1486 = v1477 >= v10;
-        const bool v1487 = v1485 && v1486;
-        const bool v1489 = v1477 < v1488;
-        const bool v1490 = v1487 && v1489;
-        const uint v1491 = max(v1472, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1492 = v1491 - v9;
-        const uint v1493 = max(v1477, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1494 = v1493 - v10;
-        const uint v1495 = v1437 % v3;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1496 = v1464 * v1;
-        const uint v1497 = v1496 + v1492;
-        const uint v1498 = v1497 * v2;
-        const uint v1499 = v1498 + v1494;
-        const uint v1500 = v1499 * v3;
-        const uint v1501 = v1500 + v68;
-        const uint v1502 = v1501 + v1495;
-        if (v1490) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1503 = x[v1502];
-          const uint v1505 = v1434 * 40u;
-          const uint v1506 = v1505 + v1436;
-          shm0[v1506] = v1503;
+    for (uint v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v1433 = v115; v1433 < 4096u; v1433 += v1430) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v1435 = v1433 >> 5u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v1437 = v1433 & 31u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v1438 = v1429 + v1437;  // kernels/convolution/im2col_a.hpp:158
+        const uint v1439 = v63 + v1435;
+        const uint v1465 = v1439 / v113;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1466 = v1439 % v113;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1468 = v1438 / v3;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1469 = v1468 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1470 = v1469 * v11;
+        const uint v1471 = v1466 / v30;
+        const uint v1472 = v1471 * v7;
+        const uint v1473 = v1472 + v1470;
+        const uint v1474 = v1468 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1475 = v1474 * v12;
+        const uint v1476 = v1466 % v30;
+        const uint v1477 = v1476 * v8;
+        const uint v1478 = v1477 + v1475;
+        const bool v1479 = v1439 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1480 = v1438 < v18;
+        const bool v1481 = v1479 && v1480;
+        const bool v1482 = v1473 >= v9;
+        const bool v1483 = v1481 && v1482;
+        const bool v1485 = v1473 < v125;
+        const bool v1486 = v1483 && v1485;
+        const bool v1487 = v1478 >= v10;
+        const bool v1488 = v1486 && v1487;
+        const bool v1490 = v1478 < v1489;
+        const bool v1491 = v1488 && v1490;
+        const uint v1492 = max(v1473, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1493 = v1492 - v9;
+        const uint v1494 = max(v1478, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1495 = v1494 - v10;
+        const uint v1496 = v1438 % v3;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1497 = v1465 * v1;
+        const uint v1498 = v1497 + v1493;
+        const uint v1499 = v1498 * v2;
+        const uint v1500 = v1499 + v1495;
+        const uint v1501 = v1500 * v3;
+        const uint v1502 = v1501 + v68;
+        const uint v1503 = v1502 + v1496;
+        if (v1491) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1504 = x[v1503];
+          const uint v1506 = v1435 * 40u;
+          const uint v1507 = v1506 + v1437;
+          shm0[v1507] = v1504;
         } else {
-          const uint v1508 = v1434 * 40u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1509 = v1508 + v1436;
-          shm0[v1509] = bfloat(0.0f);
+          const uint v1509 = v1435 * 40u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1510 = v1509 + v1437;
+          shm0[v1510] = bfloat(0.0f);
         }
       }
-      const uint v1523 = v1428 + v1520;  // kernels/gemm/quant_b.hpp:137
-      const bool v1524 = v1523 < v18;
-      const bool v1525 = v1522 && v1524;
-      const uint v1529 = min(v1523, v1527);  // kernels/gemm/quant_b.hpp:138
-      const uint v1535 = v1529 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v1539 = v1538 + v1535;
-      const uint v1540 = packed[v1539];
-      const uint v1542 = v1529 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v1546 = v1545 + v1542;
-      const uchar v1547 = scales[v1546];
-      const uint v1548 = uint(v1547);
-      const uint v1550 = v1548 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1553 = v1548 == 255u;
-      const uint v1554 = v1553 ? 2143289344u : v1550;
-      const bool v1556 = v1548 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1558 = v1556 ? 4194304u : v1554;
-      const float v1559 = as_type<float>(v1558);
-      const uint v1561 = v1540 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v1563 = v1561 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1565 = v1563 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1567 = v1565 << 22u;
-      const uint v1569 = v1563 * 1056964608u;
-      const bool v1571 = v1563 < 2u;
-      const uint v1572 = v1571 ? v1569 : v1567;
-      const uint v1574 = v1561 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1576 = v1574 << 28u;
-      const uint v1577 = v1572 | v1576;
-      const float v1578 = as_type<float>(v1577);
-      const float v1579 = v1578 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1581 = v1540 >> 4u;
-      const uint v1583 = v1581 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1585 = v1583 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1587 = v1585 << 22u;
-      const uint v1589 = v1583 * 1056964608u;
-      const bool v1591 = v1583 < 2u;
-      const uint v1592 = v1591 ? v1589 : v1587;
-      const uint v1594 = v1581 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1596 = v1594 << 28u;
-      const uint v1597 = v1592 | v1596;
-      const float v1598 = as_type<float>(v1597);
-      const float v1599 = v1598 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1601 = v1540 >> 8u;
-      const uint v1603 = v1601 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1605 = v1603 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1607 = v1605 << 22u;
-      const uint v1609 = v1603 * 1056964608u;
-      const bool v1611 = v1603 < 2u;
-      const uint v1612 = v1611 ? v1609 : v1607;
-      const uint v1614 = v1601 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1616 = v1614 << 28u;
-      const uint v1617 = v1612 | v1616;
-      const float v1618 = as_type<float>(v1617);
-      const float v1619 = v1618 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1621 = v1540 >> 12u;
-      const uint v1623 = v1621 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1625 = v1623 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1627 = v1625 << 22u;
-      const uint v1629 = v1623 * 1056964608u;
-      const bool v1631 = v1623 < 2u;
-      const uint v1632 = v1631 ? v1629 : v1627;
-      const uint v1634 = v1621 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1636 = v1634 << 28u;
-      const uint v1637 = v1632 | v1636;
-      const float v1638 = as_type<float>(v1637);
-      const float v1639 = v1638 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1641 = v1540 >> 16u;
-      const uint v1643 = v1641 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1645 = v1643 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1647 = v1645 << 22u;
-      const uint v1649 = v1643 * 1056964608u;
-      const bool v1651 = v1643 < 2u;
-      const uint v1652 = v1651 ? v1649 : v1647;
-      const uint v1654 = v1641 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1656 = v1654 << 28u;
-      const uint v1657 = v1652 | v1656;
-      const float v1658 = as_type<float>(v1657);
-      const float v1659 = v1658 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1661 = v1540 >> 20u;
-      const uint v1663 = v1661 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1665 = v1663 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1667 = v1665 << 22u;
-      const uint v1669 = v1663 * 1056964608u;
-      const bool v1671 = v1663 < 2u;
-      const uint v1672 = v1671 ? v1669 : v1667;
-      const uint v1674 = v1661 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1676 = v1674 << 28u;
-      const uint v1677 = v1672 | v1676;
-      const float v1678 = as_type<float>(v1677);
-      const float v1679 = v1678 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1681 = v1540 >> 24u;
-      const uint v1683 = v1681 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1685 = v1683 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1687 = v1685 << 22u;
-      const uint v1689 = v1683 * 1056964608u;
-      const bool v1691 = v1683 < 2u;
-      const uint v1692 = v1691 ? v1689 : v1687;
-      const uint v1694 = v1681 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1696 = v1694 << 28u;
-      const uint v1697 = v1692 | v1696;
-      const float v1698 = as_type<float>(v1697);
-      const float v1699 = v1698 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const uint v1701 = v1540 >> 28u;
-      const uint v1703 = v1701 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1705 = v1703 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1707 = v1705 << 22u;
-      const uint v1709 = v1703 * 1056964608u;
-      const bool v1711 = v1703 < 2u;
-      const uint v1712 = v1711 ? v1709 : v1707;
-      const uint v1714 = v1701 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1716 = v1714 << 28u;
-      const uint v1717 = v1712 | v1716;
-      const float v1718 = as_type<float>(v1717);
-      const float v1719 = v1718 * v1559;  // kernels/gemm/quant_b.hpp:80
-      const float v1721 = v1525 ? v1579 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1722 = bfloat(v1721);
-      const float v1724 = v1525 ? v1599 : 0.0f;
-      const bfloat v1725 = bfloat(v1724);
-      const float v1727 = v1525 ? v1619 : 0.0f;
-      const bfloat v1728 = bfloat(v1727);
-      const float v1730 = v1525 ? v1639 : 0.0f;
-      const bfloat v1731 = bfloat(v1730);
-      const float v1733 = v1525 ? v1659 : 0.0f;
-      const bfloat v1734 = bfloat(v1733);
-      const float v1736 = v1525 ? v1679 : 0.0f;
-      const bfloat v1737 = bfloat(v1736);
-      const float v1739 = v1525 ? v1699 : 0.0f;
-      const bfloat v1740 = bfloat(v1739);
-      const float v1742 = v1525 ? v1719 : 0.0f;
-      const bfloat v1743 = bfloat(v1742);
-      *(threadgroup iron_bf16x8*)(shm1 + v1748) = iron_bf16x8{{bfloat4(v1722, v1725, v1728, v1731), bfloat4(v1734, v1737, v1740, v1743)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1761 = v1428 + v1758;  // kernels/gemm/quant_b.hpp:137
-      const bool v1762 = v1761 < v18;
-      const bool v1763 = v1760 && v1762;
-      const uint v1767 = min(v1761, v1527);  // kernels/gemm/quant_b.hpp:138
-      const uint v1773 = v1767 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v1777 = v1776 + v1773;
-      const uint v1778 = packed[v1777];
-      const uint v1780 = v1767 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v1784 = v1783 + v1780;
-      const uchar v1785 = scales[v1784];
-      const uint v1786 = uint(v1785);
-      const uint v1788 = v1786 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1791 = v1786 == 255u;
-      const uint v1792 = v1791 ? 2143289344u : v1788;
-      const bool v1794 = v1786 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1796 = v1794 ? 4194304u : v1792;
-      const float v1797 = as_type<float>(v1796);
-      const uint v1799 = v1778 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v1801 = v1799 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1803 = v1801 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1805 = v1803 << 22u;
-      const uint v1807 = v1801 * 1056964608u;
-      const bool v1809 = v1801 < 2u;
-      const uint v1810 = v1809 ? v1807 : v1805;
-      const uint v1812 = v1799 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1814 = v1812 << 28u;
-      const uint v1815 = v1810 | v1814;
-      const float v1816 = as_type<float>(v1815);
-      const float v1817 = v1816 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1819 = v1778 >> 4u;
-      const uint v1821 = v1819 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1823 = v1821 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1825 = v1823 << 22u;
-      const uint v1827 = v1821 * 1056964608u;
-      const bool v1829 = v1821 < 2u;
-      const uint v1830 = v1829 ? v1827 : v1825;
-      const uint v1832 = v1819 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1834 = v1832 << 28u;
-      const uint v1835 = v1830 | v1834;
-      const float v1836 = as_type<float>(v1835);
-      const float v1837 = v1836 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1839 = v1778 >> 8u;
-      const uint v1841 = v1839 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1843 = v1841 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1845 = v1843 << 22u;
-      const uint v1847 = v1841 * 1056964608u;
-      const bool v1849 = v1841 < 2u;
-      const uint v1850 = v1849 ? v1847 : v1845;
-      const uint v1852 = v1839 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1854 = v1852 << 28u;
-      const uint v1855 = v1850 | v1854;
-      const float v1856 = as_type<float>(v1855);
-      const float v1857 = v1856 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1859 = v1778 >> 12u;
-      const uint v1861 = v1859 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1863 = v1861 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1865 = v1863 << 22u;
-      const uint v1867 = v1861 * 1056964608u;
-      const bool v1869 = v1861 < 2u;
-      const uint v1870 = v1869 ? v1867 : v1865;
-      const uint v1872 = v1859 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1874 = v1872 << 28u;
-      const uint v1875 = v1870 | v1874;
-      const float v1876 = as_type<float>(v1875);
-      const float v1877 = v1876 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1879 = v1778 >> 16u;
-      const uint v1881 = v1879 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1883 = v1881 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1885 = v1883 << 22u;
-      const uint v1887 = v1881 * 1056964608u;
-      const bool v1889 = v1881 < 2u;
-      const uint v1890 = v1889 ? v1887 : v1885;
-      const uint v1892 = v1879 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1894 = v1892 << 28u;
-      const uint v1895 = v1890 | v1894;
-      const float v1896 = as_type<float>(v1895);
-      const float v1897 = v1896 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1899 = v1778 >> 20u;
-      const uint v1901 = v1899 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1903 = v1901 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1905 = v1903 << 22u;
-      const uint v1907 = v1901 * 1056964608u;
-      const bool v1909 = v1901 < 2u;
-      const uint v1910 = v1909 ? v1907 : v1905;
-      const uint v1912 = v1899 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1914 = v1912 << 28u;
-      const uint v1915 = v1910 | v1914;
-      const float v1916 = as_type<float>(v1915);
-      const float v1917 = v1916 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1919 = v1778 >> 24u;
-      const uint v1921 = v1919 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1923 = v1921 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1925 = v1923 << 22u;
-      const uint v1927 = v1921 * 1056964608u;
-      const bool v1929 = v1921 < 2u;
-      const uint v1930 = v1929 ? v1927 : v1925;
-      const uint v1932 = v1919 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1934 = v1932 << 28u;
-      const uint v1935 = v1930 | v1934;
-      const float v1936 = as_type<float>(v1935);
-      const float v1937 = v1936 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const uint v1939 = v1778 >> 28u;
-      const uint v1941 = v1939 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1943 = v1941 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1945 = v1943 << 22u;
-      const uint v1947 = v1941 * 1056964608u;
-      const bool v1949 = v1941 < 2u;
-      const uint v1950 = v1949 ? v1947 : v1945;
-      const uint v1952 = v1939 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1954 = v1952 << 28u;
-      const uint v1955 = v1950 | v1954;
-      const float v1956 = as_type<float>(v1955);
-      const float v1957 = v1956 * v1797;  // kernels/gemm/quant_b.hpp:80
-      const float v1959 = v1763 ? v1817 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1960 = bfloat(v1959);
-      const float v1962 = v1763 ? v1837 : 0.0f;
-      const bfloat v1963 = bfloat(v1962);
-      const float v1965 = v1763 ? v1857 : 0.0f;
-      const bfloat v1966 = bfloat(v1965);
-      const float v1968 = v1763 ? v1877 : 0.0f;
-      const bfloat v1969 = bfloat(v1968);
-      const float v1971 = v1763 ? v1897 : 0.0f;
-      const bfloat v1972 = bfloat(v1971);
-      const float v1974 = v1763 ? v1917 : 0.0f;
-      const bfloat v1975 = bfloat(v1974);
-      const float v1977 = v1763 ? v1937 : 0.0f;
-      const bfloat v1978 = bfloat(v1977);
-      const float v1980 = v1763 ? v1957 : 0.0f;
-      const bfloat v1981 = bfloat(v1980);
-      *(threadgroup iron_bf16x8*)(shm1 + v1986) = iron_bf16x8{{bfloat4(v1960, v1963, v1966, v1969), bfloat4(v1972, v1975, v1978, v1981)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1999 = v1428 + v1996;  // kernels/gemm/quant_b.hpp:137
-      const bool v2000 = v1999 < v18;
-      const bool v2001 = v1998 && v2000;
-      const uint v2005 = min(v1999, v1527);  // kernels/gemm/quant_b.hpp:138
-      const uint v2011 = v2005 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v2015 = v2014 + v2011;
-      const uint v2016 = packed[v2015];
-      const uint v2018 = v2005 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v2022 = v2021 + v2018;
-      const uchar v2023 = scales[v2022];
-      const uint v2024 = uint(v2023);
-      const uint v2026 = v2024 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2029 = v2024 == 255u;
-      const uint v2030 = v2029 ? 2143289344u : v2026;
-      const bool v2032 = v2024 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v2034 = v2032 ? 4194304u : v2030;
-      const float v2035 = as_type<float>(v2034);
-      const uint v2037 = v2016 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v2039 = v2037 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2041 = v2039 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2043 = v2041 << 22u;
-      const uint v2045 = v2039 * 1056964608u;
-      const bool v2047 = v2039 < 2u;
-      const uint v2048 = v2047 ? v2045 : v2043;
-      const uint v2050 = v2037 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2052 = v2050 << 28u;
-      const uint v2053 = v2048 | v2052;
-      const float v2054 = as_type<float>(v2053);
-      const float v2055 = v2054 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2057 = v2016 >> 4u;
-      const uint v2059 = v2057 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2061 = v2059 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2063 = v2061 << 22u;
-      const uint v2065 = v2059 * 1056964608u;
-      const bool v2067 = v2059 < 2u;
-      const uint v2068 = v2067 ? v2065 : v2063;
-      const uint v2070 = v2057 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2072 = v2070 << 28u;
-      const uint v2073 = v2068 | v2072;
-      const float v2074 = as_type<float>(v2073);
-      const float v2075 = v2074 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2077 = v2016 >> 8u;
-      const uint v2079 = v2077 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2081 = v2079 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2083 = v2081 << 22u;
-      const uint v2085 = v2079 * 1056964608u;
-      const bool v2087 = v2079 < 2u;
-      const uint v2088 = v2087 ? v2085 : v2083;
-      const uint v2090 = v2077 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2092 = v2090 << 28u;
-      const uint v2093 = v2088 | v2092;
-      const float v2094 = as_type<float>(v2093);
-      const float v2095 = v2094 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2097 = v2016 >> 12u;
-      const uint v2099 = v2097 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2101 = v2099 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2103 = v2101 << 22u;
-      const uint v2105 = v2099 * 1056964608u;
-      const bool v2107 = v2099 < 2u;
-      const uint v2108 = v2107 ? v2105 : v2103;
-      const uint v2110 = v2097 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2112 = v2110 << 28u;
-      const uint v2113 = v2108 | v2112;
-      const float v2114 = as_type<float>(v2113);
-      const float v2115 = v2114 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2117 = v2016 >> 16u;
-      const uint v2119 = v2117 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2121 = v2119 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2123 = v2121 << 22u;
-      const uint v2125 = v2119 * 1056964608u;
-      const bool v2127 = v2119 < 2u;
-      const uint v2128 = v2127 ? v2125 : v2123;
-      const uint v2130 = v2117 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2132 = v2130 << 28u;
-      const uint v2133 = v2128 | v2132;
-      const float v2134 = as_type<float>(v2133);
-      const float v2135 = v2134 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2137 = v2016 >> 20u;
-      const uint v2139 = v2137 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2141 = v2139 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2143 = v2141 << 22u;
-      const uint v2145 = v2139 * 1056964608u;
-      const bool v2147 = v2139 < 2u;
-      const uint v2148 = v2147 ? v2145 : v2143;
-      const uint v2150 = v2137 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2152 = v2150 << 28u;
-      const uint v2153 = v2148 | v2152;
-      const float v2154 = as_type<float>(v2153);
-      const float v2155 = v2154 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2157 = v2016 >> 24u;
-      const uint v2159 = v2157 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2161 = v2159 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2163 = v2161 << 22u;
-      const uint v2165 = v2159 * 1056964608u;
-      const bool v2167 = v2159 < 2u;
-      const uint v2168 = v2167 ? v2165 : v2163;
-      const uint v2170 = v2157 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2172 = v2170 << 28u;
-      const uint v2173 = v2168 | v2172;
-      const float v2174 = as_type<float>(v2173);
-      const float v2175 = v2174 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const uint v2177 = v2016 >> 28u;
-      const uint v2179 = v2177 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2181 = v2179 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2183 = v2181 << 22u;
-      const uint v2185 = v2179 * 1056964608u;
-      const bool v2187 = v2179 < 2u;
-      const uint v2188 = v2187 ? v2185 : v2183;
-      const uint v2190 = v2177 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2192 = v2190 << 28u;
-      const uint v2193 = v2188 | v2192;
-      const float v2194 = as_type<float>(v2193);
-      const float v2195 = v2194 * v2035;  // kernels/gemm/quant_b.hpp:80
-      const float v2197 = v2001 ? v2055 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v2198 = bfloat(v2197);
-      const float v2200 = v2001 ? v2075 : 0.0f;
-      const bfloat v2201 = bfloat(v2200);
-      const float v2203 = v2001 ? v2095 : 0.0f;
-      const bfloat v2204 = bfloat(v2203);
-      const float v2206 = v2001 ? v2115 : 0.0f;
-      const bfloat v2207 = bfloat(v2206);
-      const float v2209 = v2001 ? v2135 : 0.0f;
-      const bfloat v2210 = bfloat(v2209);
-      const float v2212 = v2001 ? v2155 : 0.0f;
-      const bfloat v2213 = bfloat(v2212);
-      const float v2215 = v2001 ? v2175 : 0.0f;
-      const bfloat v2216 = bfloat(v2215);
-      const float v2218 = v2001 ? v2195 : 0.0f;
-      const bfloat v2219 = bfloat(v2218);
-      *(threadgroup iron_bf16x8*)(shm1 + v2224) = iron_bf16x8{{bfloat4(v2198, v2201, v2204, v2207), bfloat4(v2210, v2213, v2216, v2219)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v2237 = v1428 + v2234;  // kernels/gemm/quant_b.hpp:137
-      const bool v2238 = v2237 < v18;
-      const bool v2239 = v2236 && v2238;
-      const uint v2243 = min(v2237, v1527);  // kernels/gemm/quant_b.hpp:138
-      const uint v2249 = v2243 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v2253 = v2252 + v2249;
-      const uint v2254 = packed[v2253];
-      const uint v2256 = v2243 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v2260 = v2259 + v2256;
-      const uchar v2261 = scales[v2260];
-      const uint v2262 = uint(v2261);
-      const uint v2264 = v2262 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2267 = v2262 == 255u;
-      const uint v2268 = v2267 ? 2143289344u : v2264;
-      const bool v2270 = v2262 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v2272 = v2270 ? 4194304u : v2268;
-      const float v2273 = as_type<float>(v2272);
-      const uint v2275 = v2254 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v2277 = v2275 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2279 = v2277 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2281 = v2279 << 22u;
-      const uint v2283 = v2277 * 1056964608u;
-      const bool v2285 = v2277 < 2u;
-      const uint v2286 = v2285 ? v2283 : v2281;
-      const uint v2288 = v2275 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2290 = v2288 << 28u;
-      const uint v2291 = v2286 | v2290;
-      const float v2292 = as_type<float>(v2291);
-      const float v2293 = v2292 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2295 = v2254 >> 4u;
-      const uint v2297 = v2295 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2299 = v2297 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2301 = v2299 << 22u;
-      const uint v2303 = v2297 * 1056964608u;
-      const bool v2305 = v2297 < 2u;
-      const uint v2306 = v2305 ? v2303 : v2301;
-      const uint v2308 = v2295 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2310 = v2308 << 28u;
-      const uint v2311 = v2306 | v2310;
-      const float v2312 = as_type<float>(v2311);
-      const float v2313 = v2312 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2315 = v2254 >> 8u;
-      const uint v2317 = v2315 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2319 = v2317 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2321 = v2319 << 22u;
-      const uint v2323 = v2317 * 1056964608u;
-      const bool v2325 = v2317 < 2u;
-      const uint v2326 = v2325 ? v2323 : v2321;
-      const uint v2328 = v2315 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2330 = v2328 << 28u;
-      const uint v2331 = v2326 | v2330;
-      const float v2332 = as_type<float>(v2331);
-      const float v2333 = v2332 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2335 = v2254 >> 12u;
-      const uint v2337 = v2335 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2339 = v2337 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2341 = v2339 << 22u;
-      const uint v2343 = v2337 * 1056964608u;
-      const bool v2345 = v2337 < 2u;
-      const uint v2346 = v2345 ? v2343 : v2341;
-      const uint v2348 = v2335 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2350 = v2348 << 28u;
-      const uint v2351 = v2346 | v2350;
-      const float v2352 = as_type<float>(v2351);
-      const float v2353 = v2352 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2355 = v2254 >> 16u;
-      const uint v2357 = v2355 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2359 = v2357 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2361 = v2359 << 22u;
-      const uint v2363 = v2357 * 1056964608u;
-      const bool v2365 = v2357 < 2u;
-      const uint v2366 = v2365 ? v2363 : v2361;
-      const uint v2368 = v2355 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2370 = v2368 << 28u;
-      const uint v2371 = v2366 | v2370;
-      const float v2372 = as_type<float>(v2371);
-      const float v2373 = v2372 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2375 = v2254 >> 20u;
-      const uint v2377 = v2375 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2379 = v2377 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2381 = v2379 << 22u;
-      const uint v2383 = v2377 * 1056964608u;
-      const bool v2385 = v2377 < 2u;
-      const uint v2386 = v2385 ? v2383 : v2381;
-      const uint v2388 = v2375 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2390 = v2388 << 28u;
-      const uint v2391 = v2386 | v2390;
-      const float v2392 = as_type<float>(v2391);
-      const float v2393 = v2392 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2395 = v2254 >> 24u;
-      const uint v2397 = v2395 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2399 = v2397 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2401 = v2399 << 22u;
-      const uint v2403 = v2397 * 1056964608u;
-      const bool v2405 = v2397 < 2u;
-      const uint v2406 = v2405 ? v2403 : v2401;
-      const uint v2408 = v2395 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2410 = v2408 << 28u;
-      const uint v2411 = v2406 | v2410;
-      const float v2412 = as_type<float>(v2411);
-      const float v2413 = v2412 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const uint v2415 = v2254 >> 28u;
-      const uint v2417 = v2415 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2419 = v2417 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2421 = v2419 << 22u;
-      const uint v2423 = v2417 * 1056964608u;
-      const bool v2425 = v2417 < 2u;
-      const uint v2426 = v2425 ? v2423 : v2421;
-      const uint v2428 = v2415 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2430 = v2428 << 28u;
-      const uint v2431 = v2426 | v2430;
-      const float v2432 = as_type<float>(v2431);
-      const float v2433 = v2432 * v2273;  // kernels/gemm/quant_b.hpp:80
-      const float v2435 = v2239 ? v2293 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v2436 = bfloat(v2435);
-      const float v2438 = v2239 ? v2313 : 0.0f;
-      const bfloat v2439 = bfloat(v2438);
-      const float v2441 = v2239 ? v2333 : 0.0f;
-      const bfloat v2442 = bfloat(v2441);
-      const float v2444 = v2239 ? v2353 : 0.0f;
-      const bfloat v2445 = bfloat(v2444);
-      const float v2447 = v2239 ? v2373 : 0.0f;
-      const bfloat v2448 = bfloat(v2447);
-      const float v2450 = v2239 ? v2393 : 0.0f;
-      const bfloat v2451 = bfloat(v2450);
-      const float v2453 = v2239 ? v2413 : 0.0f;
-      const bfloat v2454 = bfloat(v2453);
-      const float v2456 = v2239 ? v2433 : 0.0f;
-      const bfloat v2457 = bfloat(v2456);
-      *(threadgroup iron_bf16x8*)(shm1 + v2462) = iron_bf16x8{{bfloat4(v2436, v2439, v2442, v2445), bfloat4(v2448, v2451, v2454, v2457)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1524 = v1429 + v1521;  // kernels/gemm/quant_b.hpp:137
+      const bool v1525 = v1524 < v18;
+      const bool v1526 = v1523 && v1525;
+      const uint v1530 = min(v1524, v1528);  // kernels/gemm/quant_b.hpp:138
+      const uint v1536 = v1530 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v1540 = v1539 + v1536;
+      const uint v1541 = packed[v1540];
+      const uint v1543 = v1530 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v1547 = v1546 + v1543;
+      const uchar v1548 = scales[v1547];
+      const uint v1549 = uint(v1548);
+      const uint v1551 = v1549 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1554 = v1549 == 255u;
+      const uint v1555 = v1554 ? 2143289344u : v1551;
+      const bool v1557 = v1549 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1559 = v1557 ? 4194304u : v1555;
+      const float v1560 = as_type<float>(v1559);
+      const uint v1562 = v1541 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v1564 = v1562 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1566 = v1564 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1568 = v1566 << 22u;
+      const uint v1570 = v1564 * 1056964608u;
+      const bool v1572 = v1564 < 2u;
+      const uint v1573 = v1572 ? v1570 : v1568;
+      const uint v1575 = v1562 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1577 = v1575 << 28u;
+      const uint v1578 = v1573 | v1577;
+      const float v1579 = as_type<float>(v1578);
+      const float v1580 = v1579 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1582 = v1541 >> 4u;
+      const uint v1584 = v1582 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1586 = v1584 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1588 = v1586 << 22u;
+      const uint v1590 = v1584 * 1056964608u;
+      const bool v1592 = v1584 < 2u;
+      const uint v1593 = v1592 ? v1590 : v1588;
+      const uint v1595 = v1582 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1597 = v1595 << 28u;
+      const uint v1598 = v1593 | v1597;
+      const float v1599 = as_type<float>(v1598);
+      const float v1600 = v1599 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1602 = v1541 >> 8u;
+      const uint v1604 = v1602 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1606 = v1604 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1608 = v1606 << 22u;
+      const uint v1610 = v1604 * 1056964608u;
+      const bool v1612 = v1604 < 2u;
+      const uint v1613 = v1612 ? v1610 : v1608;
+      const uint v1615 = v1602 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1617 = v1615 << 28u;
+      const uint v1618 = v1613 | v1617;
+      const float v1619 = as_type<float>(v1618);
+      const float v1620 = v1619 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1622 = v1541 >> 12u;
+      const uint v1624 = v1622 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1626 = v1624 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1628 = v1626 << 22u;
+      const uint v1630 = v1624 * 1056964608u;
+      const bool v1632 = v1624 < 2u;
+      const uint v1633 = v1632 ? v1630 : v1628;
+      const uint v1635 = v1622 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1637 = v1635 << 28u;
+      const uint v1638 = v1633 | v1637;
+      const float v1639 = as_type<float>(v1638);
+      const float v1640 = v1639 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1642 = v1541 >> 16u;
+      const uint v1644 = v1642 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1646 = v1644 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1648 = v1646 << 22u;
+      const uint v1650 = v1644 * 1056964608u;
+      const bool v1652 = v1644 < 2u;
+      const uint v1653 = v1652 ? v1650 : v1648;
+      const uint v1655 = v1642 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1657 = v1655 << 28u;
+      const uint v1658 = v1653 | v1657;
+      const float v1659 = as_type<float>(v1658);
+      const float v1660 = v1659 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1662 = v1541 >> 20u;
+      const uint v1664 = v1662 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1666 = v1664 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1668 = v1666 << 22u;
+      const uint v1670 = v1664 * 1056964608u;
+      const bool v1672 = v1664 < 2u;
+      const uint v1673 = v1672 ? v1670 : v1668;
+      const uint v1675 = v1662 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1677 = v1675 << 28u;
+      const uint v1678 = v1673 | v1677;
+      const float v1679 = as_type<float>(v1678);
+      const float v1680 = v1679 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1682 = v1541 >> 24u;
+      const uint v1684 = v1682 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1686 = v1684 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1688 = v1686 << 22u;
+      const uint v1690 = v1684 * 1056964608u;
+      const bool v1692 = v1684 < 2u;
+      const uint v1693 = v1692 ? v1690 : v1688;
+      const uint v1695 = v1682 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1697 = v1695 << 28u;
+      const uint v1698 = v1693 | v1697;
+      const float v1699 = as_type<float>(v1698);
+      const float v1700 = v1699 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const uint v1702 = v1541 >> 28u;
+      const uint v1704 = v1702 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1706 = v1704 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1708 = v1706 << 22u;
+      const uint v1710 = v1704 * 1056964608u;
+      const bool v1712 = v1704 < 2u;
+      const uint v1713 = v1712 ? v1710 : v1708;
+      const uint v1715 = v1702 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1717 = v1715 << 28u;
+      const uint v1718 = v1713 | v1717;
+      const float v1719 = as_type<float>(v1718);
+      const float v1720 = v1719 * v1560;  // kernels/gemm/quant_b.hpp:80
+      const float v1722 = v1526 ? v1580 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1723 = bfloat(v1722);
+      const float v1725 = v1526 ? v1600 : 0.0f;
+      const bfloat v1726 = bfloat(v1725);
+      const float v1728 = v1526 ? v1620 : 0.0f;
+      const bfloat v1729 = bfloat(v1728);
+      const float v1731 = v1526 ? v1640 : 0.0f;
+      const bfloat v1732 = bfloat(v1731);
+      const float v1734 = v1526 ? v1660 : 0.0f;
+      const bfloat v1735 = bfloat(v1734);
+      const float v1737 = v1526 ? v1680 : 0.0f;
+      const bfloat v1738 = bfloat(v1737);
+      const float v1740 = v1526 ? v1700 : 0.0f;
+      const bfloat v1741 = bfloat(v1740);
+      const float v1743 = v1526 ? v1720 : 0.0f;
+      const bfloat v1744 = bfloat(v1743);
+      *(threadgroup iron_bf16x8*)(shm1 + v1749) = iron_bf16x8{{bfloat4(v1723, v1726, v1729, v1732), bfloat4(v1735, v1738, v1741, v1744)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1762 = v1429 + v1759;  // kernels/gemm/quant_b.hpp:137
+      const bool v1763 = v1762 < v18;
+      const bool v1764 = v1761 && v1763;
+      const uint v1768 = min(v1762, v1528);  // kernels/gemm/quant_b.hpp:138
+      const uint v1774 = v1768 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v1778 = v1777 + v1774;
+      const uint v1779 = packed[v1778];
+      const uint v1781 = v1768 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v1785 = v1784 + v1781;
+      const uchar v1786 = scales[v1785];
+      const uint v1787 = uint(v1786);
+      const uint v1789 = v1787 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1792 = v1787 == 255u;
+      const uint v1793 = v1792 ? 2143289344u : v1789;
+      const bool v1795 = v1787 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1797 = v1795 ? 4194304u : v1793;
+      const float v1798 = as_type<float>(v1797);
+      const uint v1800 = v1779 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v1802 = v1800 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1804 = v1802 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1806 = v1804 << 22u;
+      const uint v1808 = v1802 * 1056964608u;
+      const bool v1810 = v1802 < 2u;
+      const uint v1811 = v1810 ? v1808 : v1806;
+      const uint v1813 = v1800 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1815 = v1813 << 28u;
+      const uint v1816 = v1811 | v1815;
+      const float v1817 = as_type<float>(v1816);
+      const float v1818 = v1817 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1820 = v1779 >> 4u;
+      const uint v1822 = v1820 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1824 = v1822 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1826 = v1824 << 22u;
+      const uint v1828 = v1822 * 1056964608u;
+      const bool v1830 = v1822 < 2u;
+      const uint v1831 = v1830 ? v1828 : v1826;
+      const uint v1833 = v1820 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1835 = v1833 << 28u;
+      const uint v1836 = v1831 | v1835;
+      const float v1837 = as_type<float>(v1836);
+      const float v1838 = v1837 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1840 = v1779 >> 8u;
+      const uint v1842 = v1840 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1844 = v1842 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1846 = v1844 << 22u;
+      const uint v1848 = v1842 * 1056964608u;
+      const bool v1850 = v1842 < 2u;
+      const uint v1851 = v1850 ? v1848 : v1846;
+      const uint v1853 = v1840 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1855 = v1853 << 28u;
+      const uint v1856 = v1851 | v1855;
+      const float v1857 = as_type<float>(v1856);
+      const float v1858 = v1857 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1860 = v1779 >> 12u;
+      const uint v1862 = v1860 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1864 = v1862 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1866 = v1864 << 22u;
+      const uint v1868 = v1862 * 1056964608u;
+      const bool v1870 = v1862 < 2u;
+      const uint v1871 = v1870 ? v1868 : v1866;
+      const uint v1873 = v1860 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1875 = v1873 << 28u;
+      const uint v1876 = v1871 | v1875;
+      const float v1877 = as_type<float>(v1876);
+      const float v1878 = v1877 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1880 = v1779 >> 16u;
+      const uint v1882 = v1880 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1884 = v1882 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1886 = v1884 << 22u;
+      const uint v1888 = v1882 * 1056964608u;
+      const bool v1890 = v1882 < 2u;
+      const uint v1891 = v1890 ? v1888 : v1886;
+      const uint v1893 = v1880 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1895 = v1893 << 28u;
+      const uint v1896 = v1891 | v1895;
+      const float v1897 = as_type<float>(v1896);
+      const float v1898 = v1897 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1900 = v1779 >> 20u;
+      const uint v1902 = v1900 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1904 = v1902 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1906 = v1904 << 22u;
+      const uint v1908 = v1902 * 1056964608u;
+      const bool v1910 = v1902 < 2u;
+      const uint v1911 = v1910 ? v1908 : v1906;
+      const uint v1913 = v1900 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1915 = v1913 << 28u;
+      const uint v1916 = v1911 | v1915;
+      const float v1917 = as_type<float>(v1916);
+      const float v1918 = v1917 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1920 = v1779 >> 24u;
+      const uint v1922 = v1920 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1924 = v1922 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1926 = v1924 << 22u;
+      const uint v1928 = v1922 * 1056964608u;
+      const bool v1930 = v1922 < 2u;
+      const uint v1931 = v1930 ? v1928 : v1926;
+      const uint v1933 = v1920 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1935 = v1933 << 28u;
+      const uint v1936 = v1931 | v1935;
+      const float v1937 = as_type<float>(v1936);
+      const float v1938 = v1937 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const uint v1940 = v1779 >> 28u;
+      const uint v1942 = v1940 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1944 = v1942 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1946 = v1944 << 22u;
+      const uint v1948 = v1942 * 1056964608u;
+      const bool v1950 = v1942 < 2u;
+      const uint v1951 = v1950 ? v1948 : v1946;
+      const uint v1953 = v1940 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1955 = v1953 << 28u;
+      const uint v1956 = v1951 | v1955;
+      const float v1957 = as_type<float>(v1956);
+      const float v1958 = v1957 * v1798;  // kernels/gemm/quant_b.hpp:80
+      const float v1960 = v1764 ? v1818 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1961 = bfloat(v1960);
+      const float v1963 = v1764 ? v1838 : 0.0f;
+      const bfloat v1964 = bfloat(v1963);
+      const float v1966 = v1764 ? v1858 : 0.0f;
+      const bfloat v1967 = bfloat(v1966);
+      const float v1969 = v1764 ? v1878 : 0.0f;
+      const bfloat v1970 = bfloat(v1969);
+      const float v1972 = v1764 ? v1898 : 0.0f;
+      const bfloat v1973 = bfloat(v1972);
+      const float v1975 = v1764 ? v1918 : 0.0f;
+      const bfloat v1976 = bfloat(v1975);
+      const float v1978 = v1764 ? v1938 : 0.0f;
+      const bfloat v1979 = bfloat(v1978);
+      const float v1981 = v1764 ? v1958 : 0.0f;
+      const bfloat v1982 = bfloat(v1981);
+      *(threadgroup iron_bf16x8*)(shm1 + v1987) = iron_bf16x8{{bfloat4(v1961, v1964, v1967, v1970), bfloat4(v1973, v1976, v1979, v1982)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v2000 = v1429 + v1997;  // kernels/gemm/quant_b.hpp:137
+      const bool v2001 = v2000 < v18;
+      const bool v2002 = v1999 && v2001;
+      const uint v2006 = min(v2000, v1528);  // kernels/gemm/quant_b.hpp:138
+      const uint v2012 = v2006 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v2016 = v2015 + v2012;
+      const uint v2017 = packed[v2016];
+      const uint v2019 = v2006 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v2023 = v2022 + v2019;
+      const uchar v2024 = scales[v2023];
+      const uint v2025 = uint(v2024);
+      const uint v2027 = v2025 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v2030 = v2025 == 255u;
+      const uint v2031 = v2030 ? 2143289344u : v2027;
+      const bool v2033 = v2025 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v2035 = v2033 ? 4194304u : v2031;
+      const float v2036 = as_type<float>(v2035);
+      const uint v2038 = v2017 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v2040 = v2038 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2042 = v2040 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2044 = v2042 << 22u;
+      const uint v2046 = v2040 * 1056964608u;
+      const bool v2048 = v2040 < 2u;
+      const uint v2049 = v2048 ? v2046 : v2044;
+      const uint v2051 = v2038 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2053 = v2051 << 28u;
+      const uint v2054 = v2049 | v2053;
+      const float v2055 = as_type<float>(v2054);
+      const float v2056 = v2055 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2058 = v2017 >> 4u;
+      const uint v2060 = v2058 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2062 = v2060 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2064 = v2062 << 22u;
+      const uint v2066 = v2060 * 1056964608u;
+      const bool v2068 = v2060 < 2u;
+      const uint v2069 = v2068 ? v2066 : v2064;
+      const uint v2071 = v2058 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2073 = v2071 << 28u;
+      const uint v2074 = v2069 | v2073;
+      const float v2075 = as_type<float>(v2074);
+      const float v2076 = v2075 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2078 = v2017 >> 8u;
+      const uint v2080 = v2078 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2082 = v2080 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2084 = v2082 << 22u;
+      const uint v2086 = v2080 * 1056964608u;
+      const bool v2088 = v2080 < 2u;
+      const uint v2089 = v2088 ? v2086 : v2084;
+      const uint v2091 = v2078 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2093 = v2091 << 28u;
+      const uint v2094 = v2089 | v2093;
+      const float v2095 = as_type<float>(v2094);
+      const float v2096 = v2095 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2098 = v2017 >> 12u;
+      const uint v2100 = v2098 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2102 = v2100 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2104 = v2102 << 22u;
+      const uint v2106 = v2100 * 1056964608u;
+      const bool v2108 = v2100 < 2u;
+      const uint v2109 = v2108 ? v2106 : v2104;
+      const uint v2111 = v2098 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2113 = v2111 << 28u;
+      const uint v2114 = v2109 | v2113;
+      const float v2115 = as_type<float>(v2114);
+      const float v2116 = v2115 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2118 = v2017 >> 16u;
+      const uint v2120 = v2118 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2122 = v2120 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2124 = v2122 << 22u;
+      const uint v2126 = v2120 * 1056964608u;
+      const bool v2128 = v2120 < 2u;
+      const uint v2129 = v2128 ? v2126 : v2124;
+      const uint v2131 = v2118 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2133 = v2131 << 28u;
+      const uint v2134 = v2129 | v2133;
+      const float v2135 = as_type<float>(v2134);
+      const float v2136 = v2135 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2138 = v2017 >> 20u;
+      const uint v2140 = v2138 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2142 = v2140 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2144 = v2142 << 22u;
+      const uint v2146 = v2140 * 1056964608u;
+      const bool v2148 = v2140 < 2u;
+      const uint v2149 = v2148 ? v2146 : v2144;
+      const uint v2151 = v2138 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2153 = v2151 << 28u;
+      const uint v2154 = v2149 | v2153;
+      const float v2155 = as_type<float>(v2154);
+      const float v2156 = v2155 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2158 = v2017 >> 24u;
+      const uint v2160 = v2158 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2162 = v2160 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2164 = v2162 << 22u;
+      const uint v2166 = v2160 * 1056964608u;
+      const bool v2168 = v2160 < 2u;
+      const uint v2169 = v2168 ? v2166 : v2164;
+      const uint v2171 = v2158 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2173 = v2171 << 28u;
+      const uint v2174 = v2169 | v2173;
+      const float v2175 = as_type<float>(v2174);
+      const float v2176 = v2175 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const uint v2178 = v2017 >> 28u;
+      const uint v2180 = v2178 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2182 = v2180 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2184 = v2182 << 22u;
+      const uint v2186 = v2180 * 1056964608u;
+      const bool v2188 = v2180 < 2u;
+      const uint v2189 = v2188 ? v2186 : v2184;
+      const uint v2191 = v2178 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2193 = v2191 << 28u;
+      const uint v2194 = v2189 | v2193;
+      const float v2195 = as_type<float>(v2194);
+      const float v2196 = v2195 * v2036;  // kernels/gemm/quant_b.hpp:80
+      const float v2198 = v2002 ? v2056 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v2199 = bfloat(v2198);
+      const float v2201 = v2002 ? v2076 : 0.0f;
+      const bfloat v2202 = bfloat(v2201);
+      const float v2204 = v2002 ? v2096 : 0.0f;
+      const bfloat v2205 = bfloat(v2204);
+      const float v2207 = v2002 ? v2116 : 0.0f;
+      const bfloat v2208 = bfloat(v2207);
+      const float v2210 = v2002 ? v2136 : 0.0f;
+      const bfloat v2211 = bfloat(v2210);
+      const float v2213 = v2002 ? v2156 : 0.0f;
+      const bfloat v2214 = bfloat(v2213);
+      const float v2216 = v2002 ? v2176 : 0.0f;
+      const bfloat v2217 = bfloat(v2216);
+      const float v2219 = v2002 ? v2196 : 0.0f;
+      const bfloat v2220 = bfloat(v2219);
+      *(threadgroup iron_bf16x8*)(shm1 + v2225) = iron_bf16x8{{bfloat4(v2199, v2202, v2205, v2208), bfloat4(v2211, v2214, v2217, v2220)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v2238 = v1429 + v2235;  // kernels/gemm/quant_b.hpp:137
+      const bool v2239 = v2238 < v18;
+      const bool v2240 = v2237 && v2239;
+      const uint v2244 = min(v2238, v1528);  // kernels/gemm/quant_b.hpp:138
+      const uint v2250 = v2244 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v2254 = v2253 + v2250;
+      const uint v2255 = packed[v2254];
+      const uint v2257 = v2244 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v2261 = v2260 + v2257;
+      const uchar v2262 = scales[v2261];
+      const uint v2263 = uint(v2262);
+      const uint v2265 = v2263 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v2268 = v2263 == 255u;
+      const uint v2269 = v2268 ? 2143289344u : v2265;
+      const bool v2271 = v2263 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v2273 = v2271 ? 4194304u : v2269;
+      const float v2274 = as_type<float>(v2273);
+      const uint v2276 = v2255 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v2278 = v2276 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2280 = v2278 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2282 = v2280 << 22u;
+      const uint v2284 = v2278 * 1056964608u;
+      const bool v2286 = v2278 < 2u;
+      const uint v2287 = v2286 ? v2284 : v2282;
+      const uint v2289 = v2276 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2291 = v2289 << 28u;
+      const uint v2292 = v2287 | v2291;
+      const float v2293 = as_type<float>(v2292);
+      const float v2294 = v2293 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2296 = v2255 >> 4u;
+      const uint v2298 = v2296 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2300 = v2298 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2302 = v2300 << 22u;
+      const uint v2304 = v2298 * 1056964608u;
+      const bool v2306 = v2298 < 2u;
+      const uint v2307 = v2306 ? v2304 : v2302;
+      const uint v2309 = v2296 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2311 = v2309 << 28u;
+      const uint v2312 = v2307 | v2311;
+      const float v2313 = as_type<float>(v2312);
+      const float v2314 = v2313 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2316 = v2255 >> 8u;
+      const uint v2318 = v2316 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2320 = v2318 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2322 = v2320 << 22u;
+      const uint v2324 = v2318 * 1056964608u;
+      const bool v2326 = v2318 < 2u;
+      const uint v2327 = v2326 ? v2324 : v2322;
+      const uint v2329 = v2316 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2331 = v2329 << 28u;
+      const uint v2332 = v2327 | v2331;
+      const float v2333 = as_type<float>(v2332);
+      const float v2334 = v2333 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2336 = v2255 >> 12u;
+      const uint v2338 = v2336 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2340 = v2338 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2342 = v2340 << 22u;
+      const uint v2344 = v2338 * 1056964608u;
+      const bool v2346 = v2338 < 2u;
+      const uint v2347 = v2346 ? v2344 : v2342;
+      const uint v2349 = v2336 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2351 = v2349 << 28u;
+      const uint v2352 = v2347 | v2351;
+      const float v2353 = as_type<float>(v2352);
+      const float v2354 = v2353 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2356 = v2255 >> 16u;
+      const uint v2358 = v2356 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2360 = v2358 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2362 = v2360 << 22u;
+      const uint v2364 = v2358 * 1056964608u;
+      const bool v2366 = v2358 < 2u;
+      const uint v2367 = v2366 ? v2364 : v2362;
+      const uint v2369 = v2356 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2371 = v2369 << 28u;
+      const uint v2372 = v2367 | v2371;
+      const float v2373 = as_type<float>(v2372);
+      const float v2374 = v2373 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2376 = v2255 >> 20u;
+      const uint v2378 = v2376 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2380 = v2378 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2382 = v2380 << 22u;
+      const uint v2384 = v2378 * 1056964608u;
+      const bool v2386 = v2378 < 2u;
+      const uint v2387 = v2386 ? v2384 : v2382;
+      const uint v2389 = v2376 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2391 = v2389 << 28u;
+      const uint v2392 = v2387 | v2391;
+      const float v2393 = as_type<float>(v2392);
+      const float v2394 = v2393 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2396 = v2255 >> 24u;
+      const uint v2398 = v2396 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2400 = v2398 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2402 = v2400 << 22u;
+      const uint v2404 = v2398 * 1056964608u;
+      const bool v2406 = v2398 < 2u;
+      const uint v2407 = v2406 ? v2404 : v2402;
+      const uint v2409 = v2396 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2411 = v2409 << 28u;
+      const uint v2412 = v2407 | v2411;
+      const float v2413 = as_type<float>(v2412);
+      const float v2414 = v2413 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const uint v2416 = v2255 >> 28u;
+      const uint v2418 = v2416 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2420 = v2418 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2422 = v2420 << 22u;
+      const uint v2424 = v2418 * 1056964608u;
+      const bool v2426 = v2418 < 2u;
+      const uint v2427 = v2426 ? v2424 : v2422;
+      const uint v2429 = v2416 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2431 = v2429 << 28u;
+      const uint v2432 = v2427 | v2431;
+      const float v2433 = as_type<float>(v2432);
+      const float v2434 = v2433 * v2274;  // kernels/gemm/quant_b.hpp:80
+      const float v2436 = v2240 ? v2294 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v2437 = bfloat(v2436);
+      const float v2439 = v2240 ? v2314 : 0.0f;
+      const bfloat v2440 = bfloat(v2439);
+      const float v2442 = v2240 ? v2334 : 0.0f;
+      const bfloat v2443 = bfloat(v2442);
+      const float v2445 = v2240 ? v2354 : 0.0f;
+      const bfloat v2446 = bfloat(v2445);
+      const float v2448 = v2240 ? v2374 : 0.0f;
+      const bfloat v2449 = bfloat(v2448);
+      const float v2451 = v2240 ? v2394 : 0.0f;
+      const bfloat v2452 = bfloat(v2451);
+      const float v2454 = v2240 ? v2414 : 0.0f;
+      const bfloat v2455 = bfloat(v2454);
+      const float v2457 = v2240 ? v2434 : 0.0f;
+      const bfloat v2458 = bfloat(v2457);
+      *(threadgroup iron_bf16x8*)(shm1 + v2463) = iron_bf16x8{{bfloat4(v2437, v2440, v2443, v2446), bfloat4(v2449, v2452, v2455, v2458)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v202, shm0, long(v2469), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v204, shm1, long(v2475), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v2470), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v2476), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v202, shm0, long(v2483), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v204, shm1, long(v2489), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v2484), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v2490), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v2491 = v63 + v194;
-  const uint v2492 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
-  const uint v2495 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v2496 = v2495 == 0u;
-  const bool v2501 = v2496 && v2496;
-  if (v2501) {
-    const uint v2502 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2503 = v2491 + v2502;
-    const uint v2504 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2505 = v2490 + v2504;
-    const uint v2507 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2508 = v2507 == v2502;
-    const uint v2511 = v2504 + 1u;
-    const uint v2512 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v2513 = v2512 == v2511;
-    const bool v2514 = v2508 && v2513;
-    const uint v2517 = v2505 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2518 = v2517 == 0u;
-    const bool v2519 = v2514 && v2518;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2519) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2520 = v2503 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2521 = v2505 < v4;
-      const bool v2522 = v2520 && v2521;
-      if (v2522) {
-        const uint v2523 = v2492 + v2505;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2524 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2525 = bfloat(v2524);
-        const float v2526 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2529 = bfloat(v2526);
-        const uint v2530 = v2503 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2531 = v2530 + v2523;
-        *(device bfloat2*)(out + v2531) = bfloat2(v2525, v2529);
+  const uint v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v2492 = v63 + v194;
+  const uint v2493 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
+  const uint v2496 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v2497 = v2496 == 0u;
+  const bool v2502 = v2497 && v2497;
+  if (v2502) {
+    const uint v2503 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2504 = v2492 + v2503;
+    const uint v2505 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2506 = v2491 + v2505;
+    const uint v2508 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2509 = v2508 == v2503;
+    const uint v2512 = v2505 + 1u;
+    const uint v2513 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v2514 = v2513 == v2512;
+    const bool v2515 = v2509 && v2514;
+    const uint v2518 = v2506 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2519 = v2518 == 0u;
+    const bool v2520 = v2515 && v2519;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2520) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2521 = v2504 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2522 = v2506 < v4;
+      const bool v2523 = v2521 && v2522;
+      if (v2523) {
+        const uint v2524 = v2493 + v2506;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2525 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2526 = bfloat(v2525);
+        const float v2527 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2530 = bfloat(v2527);
+        const uint v2531 = v2504 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2532 = v2531 + v2524;
+        *(device bfloat2*)(out + v2532) = bfloat2(v2526, v2530);
       }
     } else {
-      const bool v2536 = v2503 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2537 = v2505 < v4;
-      const bool v2538 = v2536 && v2537;
-      if (v2538) {
-        const float v2539 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2541 = bfloat(v2539);
-        const uint v2542 = v2503 * v4;
-        const uint v2543 = v2542 + v2492;
-        const uint v2544 = v2543 + v2505;
-        out[v2544] = v2541;
+      const bool v2537 = v2504 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2538 = v2506 < v4;
+      const bool v2539 = v2537 && v2538;
+      if (v2539) {
+        const float v2540 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2542 = bfloat(v2540);
+        const uint v2543 = v2504 * v4;
+        const uint v2544 = v2543 + v2493;
+        const uint v2545 = v2544 + v2506;
+        out[v2545] = v2542;
       }
-      const uint v2546 = v2491 + v2507;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2548 = v2490 + v2512;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2549 = v2546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2550 = v2548 < v4;
-      const bool v2551 = v2549 && v2550;
-      if (v2551) {
-        const float v2552 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2554 = bfloat(v2552);
-        const uint v2555 = v2546 * v4;
-        const uint v2556 = v2555 + v2492;
-        const uint v2557 = v2556 + v2548;
-        out[v2557] = v2554;
-      }
-    }
-    const uint v2558 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2559 = v2491 + v2558;
-    const uint v2560 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2561 = v2490 + v2560;
-    const uint v2563 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2564 = v2563 == v2558;
-    const uint v2567 = v2560 + 1u;
-    const uint v2568 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v2569 = v2568 == v2567;
-    const bool v2570 = v2564 && v2569;
-    const uint v2573 = v2561 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2574 = v2573 == 0u;
-    const bool v2575 = v2570 && v2574;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2575) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2576 = v2559 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2577 = v2561 < v4;
-      const bool v2578 = v2576 && v2577;
-      if (v2578) {
-        const uint v2579 = v2492 + v2561;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2580 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2581 = bfloat(v2580);
-        const float v2582 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2585 = bfloat(v2582);
-        const uint v2586 = v2559 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2587 = v2586 + v2579;
-        *(device bfloat2*)(out + v2587) = bfloat2(v2581, v2585);
-      }
-    } else {
-      const bool v2592 = v2559 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2593 = v2561 < v4;
-      const bool v2594 = v2592 && v2593;
-      if (v2594) {
-        const float v2595 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2597 = bfloat(v2595);
-        const uint v2598 = v2559 * v4;
-        const uint v2599 = v2598 + v2492;
-        const uint v2600 = v2599 + v2561;
-        out[v2600] = v2597;
-      }
-      const uint v2602 = v2491 + v2563;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2604 = v2490 + v2568;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2605 = v2602 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2606 = v2604 < v4;
-      const bool v2607 = v2605 && v2606;
-      if (v2607) {
-        const float v2608 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2610 = bfloat(v2608);
-        const uint v2611 = v2602 * v4;
-        const uint v2612 = v2611 + v2492;
-        const uint v2613 = v2612 + v2604;
-        out[v2613] = v2610;
+      const uint v2547 = v2492 + v2508;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2549 = v2491 + v2513;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2550 = v2547 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2551 = v2549 < v4;
+      const bool v2552 = v2550 && v2551;
+      if (v2552) {
+        const float v2553 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2555 = bfloat(v2553);
+        const uint v2556 = v2547 * v4;
+        const uint v2557 = v2556 + v2493;
+        const uint v2558 = v2557 + v2549;
+        out[v2558] = v2555;
       }
     }
-    const uint v2614 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2615 = v2491 + v2614;
-    const uint v2616 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2617 = v2490 + v2616;
-    const uint v2619 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2620 = v2619 == v2614;
-    const uint v2623 = v2616 + 1u;
-    const uint v2624 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v2625 = v2624 == v2623;
-    const bool v2626 = v2620 && v2625;
-    const uint v2629 = v2617 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2630 = v2629 == 0u;
-    const bool v2631 = v2626 && v2630;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2631) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2632 = v2615 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2633 = v2617 < v4;
-      const bool v2634 = v2632 && v2633;
-      if (v2634) {
-        const uint v2635 = v2492 + v2617;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2636 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2637 = bfloat(v2636);
-        const float v2638 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2641 = bfloat(v2638);
-        const uint v2642 = v2615 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2643 = v2642 + v2635;
-        *(device bfloat2*)(out + v2643) = bfloat2(v2637, v2641);
+    const uint v2559 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2560 = v2492 + v2559;
+    const uint v2561 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2562 = v2491 + v2561;
+    const uint v2564 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2565 = v2564 == v2559;
+    const uint v2568 = v2561 + 1u;
+    const uint v2569 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v2570 = v2569 == v2568;
+    const bool v2571 = v2565 && v2570;
+    const uint v2574 = v2562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2575 = v2574 == 0u;
+    const bool v2576 = v2571 && v2575;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2576) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2577 = v2560 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2578 = v2562 < v4;
+      const bool v2579 = v2577 && v2578;
+      if (v2579) {
+        const uint v2580 = v2493 + v2562;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2581 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2582 = bfloat(v2581);
+        const float v2583 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2586 = bfloat(v2583);
+        const uint v2587 = v2560 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2588 = v2587 + v2580;
+        *(device bfloat2*)(out + v2588) = bfloat2(v2582, v2586);
       }
     } else {
-      const bool v2648 = v2615 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2649 = v2617 < v4;
-      const bool v2650 = v2648 && v2649;
-      if (v2650) {
-        const float v2651 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2653 = bfloat(v2651);
-        const uint v2654 = v2615 * v4;
-        const uint v2655 = v2654 + v2492;
-        const uint v2656 = v2655 + v2617;
-        out[v2656] = v2653;
+      const bool v2593 = v2560 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2594 = v2562 < v4;
+      const bool v2595 = v2593 && v2594;
+      if (v2595) {
+        const float v2596 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2598 = bfloat(v2596);
+        const uint v2599 = v2560 * v4;
+        const uint v2600 = v2599 + v2493;
+        const uint v2601 = v2600 + v2562;
+        out[v2601] = v2598;
       }
-      const uint v2658 = v2491 + v2619;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2660 = v2490 + v2624;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2661 = v2658 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2662 = v2660 < v4;
-      const bool v2663 = v2661 && v2662;
-      if (v2663) {
-        const float v2664 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2666 = bfloat(v2664);
-        const uint v2667 = v2658 * v4;
-        const uint v2668 = v2667 + v2492;
-        const uint v2669 = v2668 + v2660;
-        out[v2669] = v2666;
+      const uint v2603 = v2492 + v2564;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2605 = v2491 + v2569;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2606 = v2603 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2607 = v2605 < v4;
+      const bool v2608 = v2606 && v2607;
+      if (v2608) {
+        const float v2609 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2611 = bfloat(v2609);
+        const uint v2612 = v2603 * v4;
+        const uint v2613 = v2612 + v2493;
+        const uint v2614 = v2613 + v2605;
+        out[v2614] = v2611;
       }
     }
-    const uint v2670 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2671 = v2491 + v2670;
-    const uint v2672 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2673 = v2490 + v2672;
-    const uint v2675 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2676 = v2675 == v2670;
-    const uint v2679 = v2672 + 1u;
-    const uint v2680 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v2681 = v2680 == v2679;
-    const bool v2682 = v2676 && v2681;
-    const uint v2685 = v2673 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2686 = v2685 == 0u;
-    const bool v2687 = v2682 && v2686;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2687) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2688 = v2671 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2689 = v2673 < v4;
-      const bool v2690 = v2688 && v2689;
-      if (v2690) {
-        const uint v2691 = v2492 + v2673;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2692 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2693 = bfloat(v2692);
-        const float v2694 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2697 = bfloat(v2694);
-        const uint v2698 = v2671 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2699 = v2698 + v2691;
-        *(device bfloat2*)(out + v2699) = bfloat2(v2693, v2697);
+    const uint v2615 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2616 = v2492 + v2615;
+    const uint v2617 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2618 = v2491 + v2617;
+    const uint v2620 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2621 = v2620 == v2615;
+    const uint v2624 = v2617 + 1u;
+    const uint v2625 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v2626 = v2625 == v2624;
+    const bool v2627 = v2621 && v2626;
+    const uint v2630 = v2618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2631 = v2630 == 0u;
+    const bool v2632 = v2627 && v2631;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2632) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2633 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2634 = v2618 < v4;
+      const bool v2635 = v2633 && v2634;
+      if (v2635) {
+        const uint v2636 = v2493 + v2618;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2637 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2638 = bfloat(v2637);
+        const float v2639 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2642 = bfloat(v2639);
+        const uint v2643 = v2616 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2644 = v2643 + v2636;
+        *(device bfloat2*)(out + v2644) = bfloat2(v2638, v2642);
       }
     } else {
-      const bool v2704 = v2671 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2705 = v2673 < v4;
-      const bool v2706 = v2704 && v2705;
-      if (v2706) {
-        const float v2707 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2709 = bfloat(v2707);
-        const uint v2710 = v2671 * v4;
-        const uint v2711 = v2710 + v2492;
-        const uint v2712 = v2711 + v2673;
-        out[v2712] = v2709;
+      const bool v2649 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2650 = v2618 < v4;
+      const bool v2651 = v2649 && v2650;
+      if (v2651) {
+        const float v2652 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2654 = bfloat(v2652);
+        const uint v2655 = v2616 * v4;
+        const uint v2656 = v2655 + v2493;
+        const uint v2657 = v2656 + v2618;
+        out[v2657] = v2654;
       }
-      const uint v2714 = v2491 + v2675;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2716 = v2490 + v2680;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2717 = v2714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2718 = v2716 < v4;
-      const bool v2719 = v2717 && v2718;
-      if (v2719) {
-        const float v2720 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2722 = bfloat(v2720);
-        const uint v2723 = v2714 * v4;
-        const uint v2724 = v2723 + v2492;
-        const uint v2725 = v2724 + v2716;
-        out[v2725] = v2722;
+      const uint v2659 = v2492 + v2620;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2661 = v2491 + v2625;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2662 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2663 = v2661 < v4;
+      const bool v2664 = v2662 && v2663;
+      if (v2664) {
+        const float v2665 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2667 = bfloat(v2665);
+        const uint v2668 = v2659 * v4;
+        const uint v2669 = v2668 + v2493;
+        const uint v2670 = v2669 + v2661;
+        out[v2670] = v2667;
       }
     }
-    const uint v2726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2727 = v2491 + v2726;
-    const uint v2728 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2729 = v2490 + v2728;
-    const uint v2731 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2732 = v2731 == v2726;
-    const uint v2735 = v2728 + 1u;
-    const uint v2736 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v2737 = v2736 == v2735;
-    const bool v2738 = v2732 && v2737;
-    const uint v2741 = v2729 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2742 = v2741 == 0u;
-    const bool v2743 = v2738 && v2742;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2743) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2744 = v2727 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2745 = v2729 < v4;
-      const bool v2746 = v2744 && v2745;
-      if (v2746) {
-        const uint v2747 = v2492 + v2729;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2748 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2749 = bfloat(v2748);
-        const float v2750 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2753 = bfloat(v2750);
-        const uint v2754 = v2727 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2755 = v2754 + v2747;
-        *(device bfloat2*)(out + v2755) = bfloat2(v2749, v2753);
+    const uint v2671 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2672 = v2492 + v2671;
+    const uint v2673 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2674 = v2491 + v2673;
+    const uint v2676 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2677 = v2676 == v2671;
+    const uint v2680 = v2673 + 1u;
+    const uint v2681 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v2682 = v2681 == v2680;
+    const bool v2683 = v2677 && v2682;
+    const uint v2686 = v2674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2687 = v2686 == 0u;
+    const bool v2688 = v2683 && v2687;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2688) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2689 = v2672 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2690 = v2674 < v4;
+      const bool v2691 = v2689 && v2690;
+      if (v2691) {
+        const uint v2692 = v2493 + v2674;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2693 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2694 = bfloat(v2693);
+        const float v2695 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2698 = bfloat(v2695);
+        const uint v2699 = v2672 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2700 = v2699 + v2692;
+        *(device bfloat2*)(out + v2700) = bfloat2(v2694, v2698);
       }
     } else {
-      const bool v2760 = v2727 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2761 = v2729 < v4;
-      const bool v2762 = v2760 && v2761;
-      if (v2762) {
-        const float v2763 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2765 = bfloat(v2763);
-        const uint v2766 = v2727 * v4;
-        const uint v2767 = v2766 + v2492;
-        const uint v2768 = v2767 + v2729;
-        out[v2768] = v2765;
+      const bool v2705 = v2672 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2706 = v2674 < v4;
+      const bool v2707 = v2705 && v2706;
+      if (v2707) {
+        const float v2708 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2710 = bfloat(v2708);
+        const uint v2711 = v2672 * v4;
+        const uint v2712 = v2711 + v2493;
+        const uint v2713 = v2712 + v2674;
+        out[v2713] = v2710;
       }
-      const uint v2770 = v2491 + v2731;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2772 = v2490 + v2736;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2773 = v2770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2774 = v2772 < v4;
-      const bool v2775 = v2773 && v2774;
-      if (v2775) {
-        const float v2776 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2778 = bfloat(v2776);
-        const uint v2779 = v2770 * v4;
-        const uint v2780 = v2779 + v2492;
-        const uint v2781 = v2780 + v2772;
-        out[v2781] = v2778;
+      const uint v2715 = v2492 + v2676;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2717 = v2491 + v2681;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2718 = v2715 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2719 = v2717 < v4;
+      const bool v2720 = v2718 && v2719;
+      if (v2720) {
+        const float v2721 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2723 = bfloat(v2721);
+        const uint v2724 = v2715 * v4;
+        const uint v2725 = v2724 + v2493;
+        const uint v2726 = v2725 + v2717;
+        out[v2726] = v2723;
       }
     }
-    const uint v2782 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2783 = v2491 + v2782;
-    const uint v2784 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2785 = v2490 + v2784;
-    const uint v2787 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2788 = v2787 == v2782;
-    const uint v2791 = v2784 + 1u;
-    const uint v2792 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v2793 = v2792 == v2791;
-    const bool v2794 = v2788 && v2793;
-    const uint v2797 = v2785 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2798 = v2797 == 0u;
-    const bool v2799 = v2794 && v2798;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2799) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2800 = v2783 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2801 = v2785 < v4;
-      const bool v2802 = v2800 && v2801;
-      if (v2802) {
-        const uint v2803 = v2492 + v2785;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2804 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2805 = bfloat(v2804);
-        const float v2806 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2809 = bfloat(v2806);
-        const uint v2810 = v2783 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2811 = v2810 + v2803;
-        *(device bfloat2*)(out + v2811) = bfloat2(v2805, v2809);
+    const uint v2727 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2728 = v2492 + v2727;
+    const uint v2729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2730 = v2491 + v2729;
+    const uint v2732 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2733 = v2732 == v2727;
+    const uint v2736 = v2729 + 1u;
+    const uint v2737 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v2738 = v2737 == v2736;
+    const bool v2739 = v2733 && v2738;
+    const uint v2742 = v2730 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2743 = v2742 == 0u;
+    const bool v2744 = v2739 && v2743;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2744) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2745 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2746 = v2730 < v4;
+      const bool v2747 = v2745 && v2746;
+      if (v2747) {
+        const uint v2748 = v2493 + v2730;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2749 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2750 = bfloat(v2749);
+        const float v2751 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2754 = bfloat(v2751);
+        const uint v2755 = v2728 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2756 = v2755 + v2748;
+        *(device bfloat2*)(out + v2756) = bfloat2(v2750, v2754);
       }
     } else {
-      const bool v2816 = v2783 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2817 = v2785 < v4;
-      const bool v2818 = v2816 && v2817;
-      if (v2818) {
-        const float v2819 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2821 = bfloat(v2819);
-        const uint v2822 = v2783 * v4;
-        const uint v2823 = v2822 + v2492;
-        const uint v2824 = v2823 + v2785;
-        out[v2824] = v2821;
+      const bool v2761 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2762 = v2730 < v4;
+      const bool v2763 = v2761 && v2762;
+      if (v2763) {
+        const float v2764 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2766 = bfloat(v2764);
+        const uint v2767 = v2728 * v4;
+        const uint v2768 = v2767 + v2493;
+        const uint v2769 = v2768 + v2730;
+        out[v2769] = v2766;
       }
-      const uint v2826 = v2491 + v2787;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2828 = v2490 + v2792;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2829 = v2826 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2830 = v2828 < v4;
-      const bool v2831 = v2829 && v2830;
-      if (v2831) {
-        const float v2832 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2834 = bfloat(v2832);
-        const uint v2835 = v2826 * v4;
-        const uint v2836 = v2835 + v2492;
-        const uint v2837 = v2836 + v2828;
-        out[v2837] = v2834;
+      const uint v2771 = v2492 + v2732;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2773 = v2491 + v2737;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2774 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2775 = v2773 < v4;
+      const bool v2776 = v2774 && v2775;
+      if (v2776) {
+        const float v2777 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2779 = bfloat(v2777);
+        const uint v2780 = v2771 * v4;
+        const uint v2781 = v2780 + v2493;
+        const uint v2782 = v2781 + v2773;
+        out[v2782] = v2779;
       }
     }
-    const uint v2838 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2839 = v2491 + v2838;
-    const uint v2840 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2841 = v2490 + v2840;
-    const uint v2843 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2844 = v2843 == v2838;
-    const uint v2847 = v2840 + 1u;
-    const uint v2848 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v2849 = v2848 == v2847;
-    const bool v2850 = v2844 && v2849;
-    const uint v2853 = v2841 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2854 = v2853 == 0u;
-    const bool v2855 = v2850 && v2854;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2855) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2856 = v2839 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2857 = v2841 < v4;
-      const bool v2858 = v2856 && v2857;
-      if (v2858) {
-        const uint v2859 = v2492 + v2841;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2860 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2861 = bfloat(v2860);
-        const float v2862 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2865 = bfloat(v2862);
-        const uint v2866 = v2839 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2867 = v2866 + v2859;
-        *(device bfloat2*)(out + v2867) = bfloat2(v2861, v2865);
+    const uint v2783 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2784 = v2492 + v2783;
+    const uint v2785 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2786 = v2491 + v2785;
+    const uint v2788 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2789 = v2788 == v2783;
+    const uint v2792 = v2785 + 1u;
+    const uint v2793 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v2794 = v2793 == v2792;
+    const bool v2795 = v2789 && v2794;
+    const uint v2798 = v2786 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2799 = v2798 == 0u;
+    const bool v2800 = v2795 && v2799;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2800) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2801 = v2784 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2802 = v2786 < v4;
+      const bool v2803 = v2801 && v2802;
+      if (v2803) {
+        const uint v2804 = v2493 + v2786;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2805 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2806 = bfloat(v2805);
+        const float v2807 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2810 = bfloat(v2807);
+        const uint v2811 = v2784 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2812 = v2811 + v2804;
+        *(device bfloat2*)(out + v2812) = bfloat2(v2806, v2810);
       }
     } else {
-      const bool v2872 = v2839 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2873 = v2841 < v4;
-      const bool v2874 = v2872 && v2873;
-      if (v2874) {
-        const float v2875 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2877 = bfloat(v2875);
-        const uint v2878 = v2839 * v4;
-        const uint v2879 = v2878 + v2492;
-        const uint v2880 = v2879 + v2841;
-        out[v2880] = v2877;
+      const bool v2817 = v2784 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2818 = v2786 < v4;
+      const bool v2819 = v2817 && v2818;
+      if (v2819) {
+        const float v2820 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2822 = bfloat(v2820);
+        const uint v2823 = v2784 * v4;
+        const uint v2824 = v2823 + v2493;
+        const uint v2825 = v2824 + v2786;
+        out[v2825] = v2822;
       }
-      const uint v2882 = v2491 + v2843;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2884 = v2490 + v2848;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2885 = v2882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2886 = v2884 < v4;
-      const bool v2887 = v2885 && v2886;
-      if (v2887) {
-        const float v2888 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2890 = bfloat(v2888);
-        const uint v2891 = v2882 * v4;
-        const uint v2892 = v2891 + v2492;
-        const uint v2893 = v2892 + v2884;
-        out[v2893] = v2890;
+      const uint v2827 = v2492 + v2788;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2829 = v2491 + v2793;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2830 = v2827 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2831 = v2829 < v4;
+      const bool v2832 = v2830 && v2831;
+      if (v2832) {
+        const float v2833 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2835 = bfloat(v2833);
+        const uint v2836 = v2827 * v4;
+        const uint v2837 = v2836 + v2493;
+        const uint v2838 = v2837 + v2829;
+        out[v2838] = v2835;
       }
     }
-    const uint v2894 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2895 = v2491 + v2894;
-    const uint v2896 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2897 = v2490 + v2896;
-    const uint v2899 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2900 = v2899 == v2894;
-    const uint v2903 = v2896 + 1u;
-    const uint v2904 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v2905 = v2904 == v2903;
-    const bool v2906 = v2900 && v2905;
-    const uint v2909 = v2897 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2910 = v2909 == 0u;
-    const bool v2911 = v2906 && v2910;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2911) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2912 = v2895 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2913 = v2897 < v4;
-      const bool v2914 = v2912 && v2913;
-      if (v2914) {
-        const uint v2915 = v2492 + v2897;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2916 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2917 = bfloat(v2916);
-        const float v2918 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2921 = bfloat(v2918);
-        const uint v2922 = v2895 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2923 = v2922 + v2915;
-        *(device bfloat2*)(out + v2923) = bfloat2(v2917, v2921);
+    const uint v2839 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2840 = v2492 + v2839;
+    const uint v2841 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2842 = v2491 + v2841;
+    const uint v2844 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2845 = v2844 == v2839;
+    const uint v2848 = v2841 + 1u;
+    const uint v2849 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v2850 = v2849 == v2848;
+    const bool v2851 = v2845 && v2850;
+    const uint v2854 = v2842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2855 = v2854 == 0u;
+    const bool v2856 = v2851 && v2855;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2856) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2857 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2858 = v2842 < v4;
+      const bool v2859 = v2857 && v2858;
+      if (v2859) {
+        const uint v2860 = v2493 + v2842;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2861 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2862 = bfloat(v2861);
+        const float v2863 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2866 = bfloat(v2863);
+        const uint v2867 = v2840 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2868 = v2867 + v2860;
+        *(device bfloat2*)(out + v2868) = bfloat2(v2862, v2866);
       }
     } else {
-      const bool v2928 = v2895 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2929 = v2897 < v4;
-      const bool v2930 = v2928 && v2929;
-      if (v2930) {
-        const float v2931 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2933 = bfloat(v2931);
-        const uint v2934 = v2895 * v4;
-        const uint v2935 = v2934 + v2492;
-        const uint v2936 = v2935 + v2897;
-        out[v2936] = v2933;
+      const bool v2873 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2874 = v2842 < v4;
+      const bool v2875 = v2873 && v2874;
+      if (v2875) {
+        const float v2876 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2878 = bfloat(v2876);
+        const uint v2879 = v2840 * v4;
+        const uint v2880 = v2879 + v2493;
+        const uint v2881 = v2880 + v2842;
+        out[v2881] = v2878;
       }
-      const uint v2938 = v2491 + v2899;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2940 = v2490 + v2904;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2941 = v2938 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2942 = v2940 < v4;
-      const bool v2943 = v2941 && v2942;
-      if (v2943) {
-        const float v2944 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2946 = bfloat(v2944);
-        const uint v2947 = v2938 * v4;
-        const uint v2948 = v2947 + v2492;
-        const uint v2949 = v2948 + v2940;
-        out[v2949] = v2946;
+      const uint v2883 = v2492 + v2844;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2885 = v2491 + v2849;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2887 = v2885 < v4;
+      const bool v2888 = v2886 && v2887;
+      if (v2888) {
+        const float v2889 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2891 = bfloat(v2889);
+        const uint v2892 = v2883 * v4;
+        const uint v2893 = v2892 + v2493;
+        const uint v2894 = v2893 + v2885;
+        out[v2894] = v2891;
       }
     }
-    const uint v2950 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2951 = v2491 + v2950;
-    const uint v2952 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2953 = v2490 + v2952;
-    const uint v2955 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2956 = v2955 == v2950;
-    const uint v2959 = v2952 + 1u;
-    const uint v2960 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v2961 = v2960 == v2959;
-    const bool v2962 = v2956 && v2961;
-    const uint v2965 = v2953 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2966 = v2965 == 0u;
-    const bool v2967 = v2962 && v2966;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2967) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2968 = v2951 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2969 = v2953 < v4;
-      const bool v2970 = v2968 && v2969;
-      if (v2970) {
-        const uint v2971 = v2492 + v2953;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2972 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2973 = bfloat(v2972);
-        const float v2974 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2977 = bfloat(v2974);
-        const uint v2978 = v2951 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2979 = v2978 + v2971;
-        *(device bfloat2*)(out + v2979) = bfloat2(v2973, v2977);
+    const uint v2895 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2896 = v2492 + v2895;
+    const uint v2897 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2898 = v2491 + v2897;
+    const uint v2900 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2901 = v2900 == v2895;
+    const uint v2904 = v2897 + 1u;
+    const uint v2905 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v2906 = v2905 == v2904;
+    const bool v2907 = v2901 && v2906;
+    const uint v2910 = v2898 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2911 = v2910 == 0u;
+    const bool v2912 = v2907 && v2911;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2912) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2913 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2914 = v2898 < v4;
+      const bool v2915 = v2913 && v2914;
+      if (v2915) {
+        const uint v2916 = v2493 + v2898;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2917 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2918 = bfloat(v2917);
+        const float v2919 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2922 = bfloat(v2919);
+        const uint v2923 = v2896 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2924 = v2923 + v2916;
+        *(device bfloat2*)(out + v2924) = bfloat2(v2918, v2922);
       }
     } else {
-      const bool v2984 = v2951 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2985 = v2953 < v4;
-      const bool v2986 = v2984 && v2985;
-      if (v2986) {
-        const float v2987 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2989 = bfloat(v2987);
-        const uint v2990 = v2951 * v4;
-        const uint v2991 = v2990 + v2492;
-        const uint v2992 = v2991 + v2953;
-        out[v2992] = v2989;
+      const bool v2929 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2930 = v2898 < v4;
+      const bool v2931 = v2929 && v2930;
+      if (v2931) {
+        const float v2932 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2934 = bfloat(v2932);
+        const uint v2935 = v2896 * v4;
+        const uint v2936 = v2935 + v2493;
+        const uint v2937 = v2936 + v2898;
+        out[v2937] = v2934;
       }
-      const uint v2994 = v2491 + v2955;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2996 = v2490 + v2960;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2997 = v2994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2998 = v2996 < v4;
-      const bool v2999 = v2997 && v2998;
-      if (v2999) {
-        const float v3000 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3002 = bfloat(v3000);
-        const uint v3003 = v2994 * v4;
-        const uint v3004 = v3003 + v2492;
-        const uint v3005 = v3004 + v2996;
-        out[v3005] = v3002;
+      const uint v2939 = v2492 + v2900;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2941 = v2491 + v2905;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2942 = v2939 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2943 = v2941 < v4;
+      const bool v2944 = v2942 && v2943;
+      if (v2944) {
+        const float v2945 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2947 = bfloat(v2945);
+        const uint v2948 = v2939 * v4;
+        const uint v2949 = v2948 + v2493;
+        const uint v2950 = v2949 + v2941;
+        out[v2950] = v2947;
       }
     }
-    const uint v3006 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3007 = v2491 + v3006;
-    const uint v3008 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3009 = v2490 + v3008;
-    const uint v3011 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3012 = v3011 == v3006;
-    const uint v3015 = v3008 + 1u;
-    const uint v3016 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v3017 = v3016 == v3015;
-    const bool v3018 = v3012 && v3017;
-    const uint v3021 = v3009 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3022 = v3021 == 0u;
-    const bool v3023 = v3018 && v3022;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3023) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3024 = v3007 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3025 = v3009 < v4;
-      const bool v3026 = v3024 && v3025;
-      if (v3026) {
-        const uint v3027 = v2492 + v3009;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3028 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3029 = bfloat(v3028);
-        const float v3030 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3033 = bfloat(v3030);
-        const uint v3034 = v3007 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3035 = v3034 + v3027;
-        *(device bfloat2*)(out + v3035) = bfloat2(v3029, v3033);
+    const uint v2951 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2952 = v2492 + v2951;
+    const uint v2953 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2954 = v2491 + v2953;
+    const uint v2956 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2957 = v2956 == v2951;
+    const uint v2960 = v2953 + 1u;
+    const uint v2961 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v2962 = v2961 == v2960;
+    const bool v2963 = v2957 && v2962;
+    const uint v2966 = v2954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2967 = v2966 == 0u;
+    const bool v2968 = v2963 && v2967;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2968) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2969 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2970 = v2954 < v4;
+      const bool v2971 = v2969 && v2970;
+      if (v2971) {
+        const uint v2972 = v2493 + v2954;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2973 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2974 = bfloat(v2973);
+        const float v2975 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2978 = bfloat(v2975);
+        const uint v2979 = v2952 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2980 = v2979 + v2972;
+        *(device bfloat2*)(out + v2980) = bfloat2(v2974, v2978);
       }
     } else {
-      const bool v3040 = v3007 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3041 = v3009 < v4;
-      const bool v3042 = v3040 && v3041;
-      if (v3042) {
-        const float v3043 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3045 = bfloat(v3043);
-        const uint v3046 = v3007 * v4;
-        const uint v3047 = v3046 + v2492;
-        const uint v3048 = v3047 + v3009;
-        out[v3048] = v3045;
+      const bool v2985 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2986 = v2954 < v4;
+      const bool v2987 = v2985 && v2986;
+      if (v2987) {
+        const float v2988 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2990 = bfloat(v2988);
+        const uint v2991 = v2952 * v4;
+        const uint v2992 = v2991 + v2493;
+        const uint v2993 = v2992 + v2954;
+        out[v2993] = v2990;
       }
-      const uint v3050 = v2491 + v3011;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3052 = v2490 + v3016;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3053 = v3050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3054 = v3052 < v4;
-      const bool v3055 = v3053 && v3054;
-      if (v3055) {
-        const float v3056 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3058 = bfloat(v3056);
-        const uint v3059 = v3050 * v4;
-        const uint v3060 = v3059 + v2492;
-        const uint v3061 = v3060 + v3052;
-        out[v3061] = v3058;
+      const uint v2995 = v2492 + v2956;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2997 = v2491 + v2961;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2998 = v2995 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2999 = v2997 < v4;
+      const bool v3000 = v2998 && v2999;
+      if (v3000) {
+        const float v3001 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3003 = bfloat(v3001);
+        const uint v3004 = v2995 * v4;
+        const uint v3005 = v3004 + v2493;
+        const uint v3006 = v3005 + v2997;
+        out[v3006] = v3003;
       }
     }
-    const uint v3062 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3063 = v2491 + v3062;
-    const uint v3064 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3065 = v2490 + v3064;
-    const uint v3067 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3068 = v3067 == v3062;
-    const uint v3071 = v3064 + 1u;
-    const uint v3072 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v3073 = v3072 == v3071;
-    const bool v3074 = v3068 && v3073;
-    const uint v3077 = v3065 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3078 = v3077 == 0u;
-    const bool v3079 = v3074 && v3078;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3079) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3080 = v3063 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3081 = v3065 < v4;
-      const bool v3082 = v3080 && v3081;
-      if (v3082) {
-        const uint v3083 = v2492 + v3065;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3084 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3085 = bfloat(v3084);
-        const float v3086 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3089 = bfloat(v3086);
-        const uint v3090 = v3063 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3091 = v3090 + v3083;
-        *(device bfloat2*)(out + v3091) = bfloat2(v3085, v3089);
+    const uint v3007 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3008 = v2492 + v3007;
+    const uint v3009 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3010 = v2491 + v3009;
+    const uint v3012 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3013 = v3012 == v3007;
+    const uint v3016 = v3009 + 1u;
+    const uint v3017 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v3018 = v3017 == v3016;
+    const bool v3019 = v3013 && v3018;
+    const uint v3022 = v3010 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3023 = v3022 == 0u;
+    const bool v3024 = v3019 && v3023;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3024) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3025 = v3008 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3026 = v3010 < v4;
+      const bool v3027 = v3025 && v3026;
+      if (v3027) {
+        const uint v3028 = v2493 + v3010;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3029 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3030 = bfloat(v3029);
+        const float v3031 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3034 = bfloat(v3031);
+        const uint v3035 = v3008 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3036 = v3035 + v3028;
+        *(device bfloat2*)(out + v3036) = bfloat2(v3030, v3034);
       }
     } else {
-      const bool v3096 = v3063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3097 = v3065 < v4;
-      const bool v3098 = v3096 && v3097;
-      if (v3098) {
-        const float v3099 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3101 = bfloat(v3099);
-        const uint v3102 = v3063 * v4;
-        const uint v3103 = v3102 + v2492;
-        const uint v3104 = v3103 + v3065;
-        out[v3104] = v3101;
+      const bool v3041 = v3008 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3042 = v3010 < v4;
+      const bool v3043 = v3041 && v3042;
+      if (v3043) {
+        const float v3044 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3046 = bfloat(v3044);
+        const uint v3047 = v3008 * v4;
+        const uint v3048 = v3047 + v2493;
+        const uint v3049 = v3048 + v3010;
+        out[v3049] = v3046;
       }
-      const uint v3106 = v2491 + v3067;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3108 = v2490 + v3072;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3109 = v3106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3110 = v3108 < v4;
-      const bool v3111 = v3109 && v3110;
-      if (v3111) {
-        const float v3112 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3114 = bfloat(v3112);
-        const uint v3115 = v3106 * v4;
-        const uint v3116 = v3115 + v2492;
-        const uint v3117 = v3116 + v3108;
-        out[v3117] = v3114;
+      const uint v3051 = v2492 + v3012;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3053 = v2491 + v3017;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3054 = v3051 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3055 = v3053 < v4;
+      const bool v3056 = v3054 && v3055;
+      if (v3056) {
+        const float v3057 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3059 = bfloat(v3057);
+        const uint v3060 = v3051 * v4;
+        const uint v3061 = v3060 + v2493;
+        const uint v3062 = v3061 + v3053;
+        out[v3062] = v3059;
       }
     }
-    const uint v3118 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3119 = v2491 + v3118;
-    const uint v3120 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3121 = v2490 + v3120;
-    const uint v3123 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3124 = v3123 == v3118;
-    const uint v3127 = v3120 + 1u;
-    const uint v3128 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v3129 = v3128 == v3127;
-    const bool v3130 = v3124 && v3129;
-    const uint v3133 = v3121 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3134 = v3133 == 0u;
-    const bool v3135 = v3130 && v3134;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3135) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3136 = v3119 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3137 = v3121 < v4;
-      const bool v3138 = v3136 && v3137;
-      if (v3138) {
-        const uint v3139 = v2492 + v3121;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3140 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3141 = bfloat(v3140);
-        const float v3142 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3145 = bfloat(v3142);
-        const uint v3146 = v3119 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3147 = v3146 + v3139;
-        *(device bfloat2*)(out + v3147) = bfloat2(v3141, v3145);
+    const uint v3063 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3064 = v2492 + v3063;
+    const uint v3065 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3066 = v2491 + v3065;
+    const uint v3068 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3069 = v3068 == v3063;
+    const uint v3072 = v3065 + 1u;
+    const uint v3073 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v3074 = v3073 == v3072;
+    const bool v3075 = v3069 && v3074;
+    const uint v3078 = v3066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3079 = v3078 == 0u;
+    const bool v3080 = v3075 && v3079;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3080) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3081 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3082 = v3066 < v4;
+      const bool v3083 = v3081 && v3082;
+      if (v3083) {
+        const uint v3084 = v2493 + v3066;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3085 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3086 = bfloat(v3085);
+        const float v3087 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3090 = bfloat(v3087);
+        const uint v3091 = v3064 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3092 = v3091 + v3084;
+        *(device bfloat2*)(out + v3092) = bfloat2(v3086, v3090);
       }
     } else {
-      const bool v3152 = v3119 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3153 = v3121 < v4;
-      const bool v3154 = v3152 && v3153;
-      if (v3154) {
-        const float v3155 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3157 = bfloat(v3155);
-        const uint v3158 = v3119 * v4;
-        const uint v3159 = v3158 + v2492;
-        const uint v3160 = v3159 + v3121;
-        out[v3160] = v3157;
+      const bool v3097 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3098 = v3066 < v4;
+      const bool v3099 = v3097 && v3098;
+      if (v3099) {
+        const float v3100 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3102 = bfloat(v3100);
+        const uint v3103 = v3064 * v4;
+        const uint v3104 = v3103 + v2493;
+        const uint v3105 = v3104 + v3066;
+        out[v3105] = v3102;
       }
-      const uint v3162 = v2491 + v3123;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3164 = v2490 + v3128;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3165 = v3162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3166 = v3164 < v4;
-      const bool v3167 = v3165 && v3166;
-      if (v3167) {
-        const float v3168 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3170 = bfloat(v3168);
-        const uint v3171 = v3162 * v4;
-        const uint v3172 = v3171 + v2492;
-        const uint v3173 = v3172 + v3164;
-        out[v3173] = v3170;
+      const uint v3107 = v2492 + v3068;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3109 = v2491 + v3073;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3110 = v3107 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3111 = v3109 < v4;
+      const bool v3112 = v3110 && v3111;
+      if (v3112) {
+        const float v3113 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3115 = bfloat(v3113);
+        const uint v3116 = v3107 * v4;
+        const uint v3117 = v3116 + v2493;
+        const uint v3118 = v3117 + v3109;
+        out[v3118] = v3115;
       }
     }
-    const uint v3174 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3175 = v2491 + v3174;
-    const uint v3176 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3177 = v2490 + v3176;
-    const uint v3179 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3180 = v3179 == v3174;
-    const uint v3183 = v3176 + 1u;
-    const uint v3184 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v3185 = v3184 == v3183;
-    const bool v3186 = v3180 && v3185;
-    const uint v3189 = v3177 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3190 = v3189 == 0u;
-    const bool v3191 = v3186 && v3190;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3191) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3192 = v3175 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3193 = v3177 < v4;
-      const bool v3194 = v3192 && v3193;
-      if (v3194) {
-        const uint v3195 = v2492 + v3177;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3196 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3197 = bfloat(v3196);
-        const float v3198 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3201 = bfloat(v3198);
-        const uint v3202 = v3175 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3203 = v3202 + v3195;
-        *(device bfloat2*)(out + v3203) = bfloat2(v3197, v3201);
+    const uint v3119 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3120 = v2492 + v3119;
+    const uint v3121 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3122 = v2491 + v3121;
+    const uint v3124 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3125 = v3124 == v3119;
+    const uint v3128 = v3121 + 1u;
+    const uint v3129 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v3130 = v3129 == v3128;
+    const bool v3131 = v3125 && v3130;
+    const uint v3134 = v3122 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3135 = v3134 == 0u;
+    const bool v3136 = v3131 && v3135;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3136) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3137 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3138 = v3122 < v4;
+      const bool v3139 = v3137 && v3138;
+      if (v3139) {
+        const uint v3140 = v2493 + v3122;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3141 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3142 = bfloat(v3141);
+        const float v3143 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3146 = bfloat(v3143);
+        const uint v3147 = v3120 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3148 = v3147 + v3140;
+        *(device bfloat2*)(out + v3148) = bfloat2(v3142, v3146);
       }
     } else {
-      const bool v3208 = v3175 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3209 = v3177 < v4;
-      const bool v3210 = v3208 && v3209;
-      if (v3210) {
-        const float v3211 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3213 = bfloat(v3211);
-        const uint v3214 = v3175 * v4;
-        const uint v3215 = v3214 + v2492;
-        const uint v3216 = v3215 + v3177;
-        out[v3216] = v3213;
+      const bool v3153 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3154 = v3122 < v4;
+      const bool v3155 = v3153 && v3154;
+      if (v3155) {
+        const float v3156 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3158 = bfloat(v3156);
+        const uint v3159 = v3120 * v4;
+        const uint v3160 = v3159 + v2493;
+        const uint v3161 = v3160 + v3122;
+        out[v3161] = v3158;
       }
-      const uint v3218 = v2491 + v3179;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3220 = v2490 + v3184;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3221 = v3218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3222 = v3220 < v4;
-      const bool v3223 = v3221 && v3222;
-      if (v3223) {
-        const float v3224 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3226 = bfloat(v3224);
-        const uint v3227 = v3218 * v4;
-        const uint v3228 = v3227 + v2492;
-        const uint v3229 = v3228 + v3220;
-        out[v3229] = v3226;
+      const uint v3163 = v2492 + v3124;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3165 = v2491 + v3129;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3166 = v3163 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3167 = v3165 < v4;
+      const bool v3168 = v3166 && v3167;
+      if (v3168) {
+        const float v3169 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3171 = bfloat(v3169);
+        const uint v3172 = v3163 * v4;
+        const uint v3173 = v3172 + v2493;
+        const uint v3174 = v3173 + v3165;
+        out[v3174] = v3171;
       }
     }
-    const uint v3230 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3231 = v2491 + v3230;
-    const uint v3232 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3233 = v2490 + v3232;
-    const uint v3235 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3236 = v3235 == v3230;
-    const uint v3239 = v3232 + 1u;
-    const uint v3240 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v3241 = v3240 == v3239;
-    const bool v3242 = v3236 && v3241;
-    const uint v3245 = v3233 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3246 = v3245 == 0u;
-    const bool v3247 = v3242 && v3246;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3247) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3248 = v3231 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3249 = v3233 < v4;
-      const bool v3250 = v3248 && v3249;
-      if (v3250) {
-        const uint v3251 = v2492 + v3233;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3252 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3253 = bfloat(v3252);
-        const float v3254 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3257 = bfloat(v3254);
-        const uint v3258 = v3231 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3259 = v3258 + v3251;
-        *(device bfloat2*)(out + v3259) = bfloat2(v3253, v3257);
+    const uint v3175 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3176 = v2492 + v3175;
+    const uint v3177 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3178 = v2491 + v3177;
+    const uint v3180 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3181 = v3180 == v3175;
+    const uint v3184 = v3177 + 1u;
+    const uint v3185 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v3186 = v3185 == v3184;
+    const bool v3187 = v3181 && v3186;
+    const uint v3190 = v3178 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3191 = v3190 == 0u;
+    const bool v3192 = v3187 && v3191;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3192) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3193 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3194 = v3178 < v4;
+      const bool v3195 = v3193 && v3194;
+      if (v3195) {
+        const uint v3196 = v2493 + v3178;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3197 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3198 = bfloat(v3197);
+        const float v3199 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3202 = bfloat(v3199);
+        const uint v3203 = v3176 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3204 = v3203 + v3196;
+        *(device bfloat2*)(out + v3204) = bfloat2(v3198, v3202);
       }
     } else {
-      const bool v3264 = v3231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3265 = v3233 < v4;
-      const bool v3266 = v3264 && v3265;
-      if (v3266) {
-        const float v3267 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3269 = bfloat(v3267);
-        const uint v3270 = v3231 * v4;
-        const uint v3271 = v3270 + v2492;
-        const uint v3272 = v3271 + v3233;
-        out[v3272] = v3269;
+      const bool v3209 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3210 = v3178 < v4;
+      const bool v3211 = v3209 && v3210;
+      if (v3211) {
+        const float v3212 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3214 = bfloat(v3212);
+        const uint v3215 = v3176 * v4;
+        const uint v3216 = v3215 + v2493;
+        const uint v3217 = v3216 + v3178;
+        out[v3217] = v3214;
       }
-      const uint v3274 = v2491 + v3235;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3276 = v2490 + v3240;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3277 = v3274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3278 = v3276 < v4;
-      const bool v3279 = v3277 && v3278;
-      if (v3279) {
-        const float v3280 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3282 = bfloat(v3280);
-        const uint v3283 = v3274 * v4;
-        const uint v3284 = v3283 + v2492;
-        const uint v3285 = v3284 + v3276;
-        out[v3285] = v3282;
+      const uint v3219 = v2492 + v3180;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3221 = v2491 + v3185;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3222 = v3219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3223 = v3221 < v4;
+      const bool v3224 = v3222 && v3223;
+      if (v3224) {
+        const float v3225 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3227 = bfloat(v3225);
+        const uint v3228 = v3219 * v4;
+        const uint v3229 = v3228 + v2493;
+        const uint v3230 = v3229 + v3221;
+        out[v3230] = v3227;
       }
     }
-    const uint v3286 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3287 = v2491 + v3286;
-    const uint v3288 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3289 = v2490 + v3288;
-    const uint v3291 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3292 = v3291 == v3286;
-    const uint v3295 = v3288 + 1u;
-    const uint v3296 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v3297 = v3296 == v3295;
-    const bool v3298 = v3292 && v3297;
-    const uint v3301 = v3289 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3302 = v3301 == 0u;
-    const bool v3303 = v3298 && v3302;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3303) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3304 = v3287 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3305 = v3289 < v4;
-      const bool v3306 = v3304 && v3305;
-      if (v3306) {
-        const uint v3307 = v2492 + v3289;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3308 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3309 = bfloat(v3308);
-        const float v3310 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3313 = bfloat(v3310);
-        const uint v3314 = v3287 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3315 = v3314 + v3307;
-        *(device bfloat2*)(out + v3315) = bfloat2(v3309, v3313);
+    const uint v3231 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3232 = v2492 + v3231;
+    const uint v3233 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3234 = v2491 + v3233;
+    const uint v3236 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3237 = v3236 == v3231;
+    const uint v3240 = v3233 + 1u;
+    const uint v3241 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v3242 = v3241 == v3240;
+    const bool v3243 = v3237 && v3242;
+    const uint v3246 = v3234 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3247 = v3246 == 0u;
+    const bool v3248 = v3243 && v3247;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3248) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3249 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3250 = v3234 < v4;
+      const bool v3251 = v3249 && v3250;
+      if (v3251) {
+        const uint v3252 = v2493 + v3234;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3253 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3254 = bfloat(v3253);
+        const float v3255 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3258 = bfloat(v3255);
+        const uint v3259 = v3232 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3260 = v3259 + v3252;
+        *(device bfloat2*)(out + v3260) = bfloat2(v3254, v3258);
       }
     } else {
-      const bool v3320 = v3287 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3321 = v3289 < v4;
-      const bool v3322 = v3320 && v3321;
-      if (v3322) {
-        const float v3323 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3325 = bfloat(v3323);
-        const uint v3326 = v3287 * v4;
-        const uint v3327 = v3326 + v2492;
-        const uint v3328 = v3327 + v3289;
-        out[v3328] = v3325;
+      const bool v3265 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3266 = v3234 < v4;
+      const bool v3267 = v3265 && v3266;
+      if (v3267) {
+        const float v3268 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3270 = bfloat(v3268);
+        const uint v3271 = v3232 * v4;
+        const uint v3272 = v3271 + v2493;
+        const uint v3273 = v3272 + v3234;
+        out[v3273] = v3270;
       }
-      const uint v3330 = v2491 + v3291;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3332 = v2490 + v3296;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3333 = v3330 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3334 = v3332 < v4;
-      const bool v3335 = v3333 && v3334;
-      if (v3335) {
-        const float v3336 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3338 = bfloat(v3336);
-        const uint v3339 = v3330 * v4;
-        const uint v3340 = v3339 + v2492;
-        const uint v3341 = v3340 + v3332;
-        out[v3341] = v3338;
+      const uint v3275 = v2492 + v3236;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3277 = v2491 + v3241;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3278 = v3275 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3279 = v3277 < v4;
+      const bool v3280 = v3278 && v3279;
+      if (v3280) {
+        const float v3281 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3283 = bfloat(v3281);
+        const uint v3284 = v3275 * v4;
+        const uint v3285 = v3284 + v2493;
+        const uint v3286 = v3285 + v3277;
+        out[v3286] = v3283;
       }
     }
-    const uint v3342 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3343 = v2491 + v3342;
-    const uint v3344 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3345 = v2490 + v3344;
-    const uint v3347 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3348 = v3347 == v3342;
-    const uint v3351 = v3344 + 1u;
-    const uint v3352 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v3353 = v3352 == v3351;
-    const bool v3354 = v3348 && v3353;
-    const uint v3357 = v3345 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3358 = v3357 == 0u;
-    const bool v3359 = v3354 && v3358;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3359) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3360 = v3343 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3361 = v3345 < v4;
-      const bool v3362 = v3360 && v3361;
-      if (v3362) {
-        const uint v3363 = v2492 + v3345;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3364 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3365 = bfloat(v3364);
-        const float v3366 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3369 = bfloat(v3366);
-        const uint v3370 = v3343 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3371 = v3370 + v3363;
-        *(device bfloat2*)(out + v3371) = bfloat2(v3365, v3369);
+    const uint v3287 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3288 = v2492 + v3287;
+    const uint v3289 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3290 = v2491 + v3289;
+    const uint v3292 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3293 = v3292 == v3287;
+    const uint v3296 = v3289 + 1u;
+    const uint v3297 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v3298 = v3297 == v3296;
+    const bool v3299 = v3293 && v3298;
+    const uint v3302 = v3290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3303 = v3302 == 0u;
+    const bool v3304 = v3299 && v3303;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3304) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3305 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3306 = v3290 < v4;
+      const bool v3307 = v3305 && v3306;
+      if (v3307) {
+        const uint v3308 = v2493 + v3290;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3309 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3310 = bfloat(v3309);
+        const float v3311 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3314 = bfloat(v3311);
+        const uint v3315 = v3288 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3316 = v3315 + v3308;
+        *(device bfloat2*)(out + v3316) = bfloat2(v3310, v3314);
       }
     } else {
-      const bool v3376 = v3343 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3377 = v3345 < v4;
-      const bool v3378 = v3376 && v3377;
-      if (v3378) {
-        const float v3379 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3381 = bfloat(v3379);
-        const uint v3382 = v3343 * v4;
-        const uint v3383 = v3382 + v2492;
-        const uint v3384 = v3383 + v3345;
-        out[v3384] = v3381;
+      const bool v3321 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3322 = v3290 < v4;
+      const bool v3323 = v3321 && v3322;
+      if (v3323) {
+        const float v3324 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3326 = bfloat(v3324);
+        const uint v3327 = v3288 * v4;
+        const uint v3328 = v3327 + v2493;
+        const uint v3329 = v3328 + v3290;
+        out[v3329] = v3326;
       }
-      const uint v3386 = v2491 + v3347;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3388 = v2490 + v3352;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3389 = v3386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3390 = v3388 < v4;
-      const bool v3391 = v3389 && v3390;
-      if (v3391) {
-        const float v3392 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3394 = bfloat(v3392);
-        const uint v3395 = v3386 * v4;
-        const uint v3396 = v3395 + v2492;
-        const uint v3397 = v3396 + v3388;
-        out[v3397] = v3394;
+      const uint v3331 = v2492 + v3292;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3333 = v2491 + v3297;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3334 = v3331 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3335 = v3333 < v4;
+      const bool v3336 = v3334 && v3335;
+      if (v3336) {
+        const float v3337 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3339 = bfloat(v3337);
+        const uint v3340 = v3331 * v4;
+        const uint v3341 = v3340 + v2493;
+        const uint v3342 = v3341 + v3333;
+        out[v3342] = v3339;
       }
     }
-    const uint v3398 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3399 = v2491 + v3398;
-    const uint v3400 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3401 = v2490 + v3400;
-    const uint v3403 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3404 = v3403 == v3398;
-    const uint v3407 = v3400 + 1u;
-    const uint v3408 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v3409 = v3408 == v3407;
-    const bool v3410 = v3404 && v3409;
-    const uint v3413 = v3401 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3414 = v3413 == 0u;
-    const bool v3415 = v3410 && v3414;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3415) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3416 = v3399 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3417 = v3401 < v4;
-      const bool v3418 = v3416 && v3417;
-      if (v3418) {
-        const uint v3419 = v2492 + v3401;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3420 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3421 = bfloat(v3420);
-        const float v3422 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3425 = bfloat(v3422);
-        const uint v3426 = v3399 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3427 = v3426 + v3419;
-        *(device bfloat2*)(out + v3427) = bfloat2(v3421, v3425);
+    const uint v3343 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3344 = v2492 + v3343;
+    const uint v3345 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3346 = v2491 + v3345;
+    const uint v3348 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3349 = v3348 == v3343;
+    const uint v3352 = v3345 + 1u;
+    const uint v3353 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v3354 = v3353 == v3352;
+    const bool v3355 = v3349 && v3354;
+    const uint v3358 = v3346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3359 = v3358 == 0u;
+    const bool v3360 = v3355 && v3359;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3360) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3361 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3362 = v3346 < v4;
+      const bool v3363 = v3361 && v3362;
+      if (v3363) {
+        const uint v3364 = v2493 + v3346;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3365 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3366 = bfloat(v3365);
+        const float v3367 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3370 = bfloat(v3367);
+        const uint v3371 = v3344 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3372 = v3371 + v3364;
+        *(device bfloat2*)(out + v3372) = bfloat2(v3366, v3370);
       }
     } else {
-      const bool v3432 = v3399 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3433 = v3401 < v4;
-      const bool v3434 = v3432 && v3433;
-      if (v3434) {
-        const float v3435 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3437 = bfloat(v3435);
-        const uint v3438 = v3399 * v4;
-        const uint v3439 = v3438 + v2492;
-        const uint v3440 = v3439 + v3401;
-        out[v3440] = v3437;
+      const bool v3377 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3378 = v3346 < v4;
+      const bool v3379 = v3377 && v3378;
+      if (v3379) {
+        const float v3380 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3382 = bfloat(v3380);
+        const uint v3383 = v3344 * v4;
+        const uint v3384 = v3383 + v2493;
+        const uint v3385 = v3384 + v3346;
+        out[v3385] = v3382;
       }
-      const uint v3442 = v2491 + v3403;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3444 = v2490 + v3408;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3445 = v3442 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3446 = v3444 < v4;
-      const bool v3447 = v3445 && v3446;
-      if (v3447) {
-        const float v3448 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3450 = bfloat(v3448);
-        const uint v3451 = v3442 * v4;
-        const uint v3452 = v3451 + v2492;
-        const uint v3453 = v3452 + v3444;
-        out[v3453] = v3450;
+      const uint v3387 = v2492 + v3348;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3389 = v2491 + v3353;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3390 = v3387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3391 = v3389 < v4;
+      const bool v3392 = v3390 && v3391;
+      if (v3392) {
+        const float v3393 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3395 = bfloat(v3393);
+        const uint v3396 = v3387 * v4;
+        const uint v3397 = v3396 + v2493;
+        const uint v3398 = v3397 + v3389;
+        out[v3398] = v3395;
       }
     }
-    const uint v3454 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3455 = v2491 + v3454;
-    const uint v3456 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3457 = v2490 + v3456;
-    const uint v3459 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3460 = v3459 == v3454;
-    const uint v3463 = v3456 + 1u;
-    const uint v3464 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v3465 = v3464 == v3463;
-    const bool v3466 = v3460 && v3465;
-    const uint v3469 = v3457 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3470 = v3469 == 0u;
-    const bool v3471 = v3466 && v3470;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3471) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3472 = v3455 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3473 = v3457 < v4;
-      const bool v3474 = v3472 && v3473;
-      if (v3474) {
-        const uint v3475 = v2492 + v3457;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3476 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3477 = bfloat(v3476);
-        const float v3478 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3481 = bfloat(v3478);
-        const uint v3482 = v3455 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3483 = v3482 + v3475;
-        *(device bfloat2*)(out + v3483) = bfloat2(v3477, v3481);
+    const uint v3399 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3400 = v2492 + v3399;
+    const uint v3401 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3402 = v2491 + v3401;
+    const uint v3404 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3405 = v3404 == v3399;
+    const uint v3408 = v3401 + 1u;
+    const uint v3409 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v3410 = v3409 == v3408;
+    const bool v3411 = v3405 && v3410;
+    const uint v3414 = v3402 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3415 = v3414 == 0u;
+    const bool v3416 = v3411 && v3415;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3416) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3417 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3418 = v3402 < v4;
+      const bool v3419 = v3417 && v3418;
+      if (v3419) {
+        const uint v3420 = v2493 + v3402;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3421 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3422 = bfloat(v3421);
+        const float v3423 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3426 = bfloat(v3423);
+        const uint v3427 = v3400 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3428 = v3427 + v3420;
+        *(device bfloat2*)(out + v3428) = bfloat2(v3422, v3426);
       }
     } else {
-      const bool v3488 = v3455 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3489 = v3457 < v4;
-      const bool v3490 = v3488 && v3489;
-      if (v3490) {
-        const float v3491 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3493 = bfloat(v3491);
-        const uint v3494 = v3455 * v4;
-        const uint v3495 = v3494 + v2492;
-        const uint v3496 = v3495 + v3457;
-        out[v3496] = v3493;
+      const bool v3433 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3434 = v3402 < v4;
+      const bool v3435 = v3433 && v3434;
+      if (v3435) {
+        const float v3436 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3438 = bfloat(v3436);
+        const uint v3439 = v3400 * v4;
+        const uint v3440 = v3439 + v2493;
+        const uint v3441 = v3440 + v3402;
+        out[v3441] = v3438;
       }
-      const uint v3498 = v2491 + v3459;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3500 = v2490 + v3464;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3501 = v3498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3502 = v3500 < v4;
-      const bool v3503 = v3501 && v3502;
-      if (v3503) {
-        const float v3504 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3506 = bfloat(v3504);
-        const uint v3507 = v3498 * v4;
-        const uint v3508 = v3507 + v2492;
-        const uint v3509 = v3508 + v3500;
-        out[v3509] = v3506;
+      const uint v3443 = v2492 + v3404;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3445 = v2491 + v3409;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3446 = v3443 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3447 = v3445 < v4;
+      const bool v3448 = v3446 && v3447;
+      if (v3448) {
+        const float v3449 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3451 = bfloat(v3449);
+        const uint v3452 = v3443 * v4;
+        const uint v3453 = v3452 + v2493;
+        const uint v3454 = v3453 + v3445;
+        out[v3454] = v3451;
       }
     }
-    const uint v3510 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3511 = v2491 + v3510;
-    const uint v3512 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3513 = v2490 + v3512;
-    const uint v3515 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3516 = v3515 == v3510;
-    const uint v3519 = v3512 + 1u;
-    const uint v3520 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v3521 = v3520 == v3519;
-    const bool v3522 = v3516 && v3521;
-    const uint v3525 = v3513 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3526 = v3525 == 0u;
-    const bool v3527 = v3522 && v3526;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3527) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3528 = v3511 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3529 = v3513 < v4;
-      const bool v3530 = v3528 && v3529;
-      if (v3530) {
-        const uint v3531 = v2492 + v3513;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3532 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3533 = bfloat(v3532);
-        const float v3534 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3537 = bfloat(v3534);
-        const uint v3538 = v3511 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3539 = v3538 + v3531;
-        *(device bfloat2*)(out + v3539) = bfloat2(v3533, v3537);
+    const uint v3455 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3456 = v2492 + v3455;
+    const uint v3457 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3458 = v2491 + v3457;
+    const uint v3460 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3461 = v3460 == v3455;
+    const uint v3464 = v3457 + 1u;
+    const uint v3465 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v3466 = v3465 == v3464;
+    const bool v3467 = v3461 && v3466;
+    const uint v3470 = v3458 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3471 = v3470 == 0u;
+    const bool v3472 = v3467 && v3471;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3472) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3473 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3474 = v3458 < v4;
+      const bool v3475 = v3473 && v3474;
+      if (v3475) {
+        const uint v3476 = v2493 + v3458;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3477 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3478 = bfloat(v3477);
+        const float v3479 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3482 = bfloat(v3479);
+        const uint v3483 = v3456 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3484 = v3483 + v3476;
+        *(device bfloat2*)(out + v3484) = bfloat2(v3478, v3482);
       }
     } else {
-      const bool v3544 = v3511 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3545 = v3513 < v4;
-      const bool v3546 = v3544 && v3545;
-      if (v3546) {
-        const float v3547 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3549 = bfloat(v3547);
-        const uint v3550 = v3511 * v4;
-        const uint v3551 = v3550 + v2492;
-        const uint v3552 = v3551 + v3513;
-        out[v3552] = v3549;
+      const bool v3489 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3490 = v3458 < v4;
+      const bool v3491 = v3489 && v3490;
+      if (v3491) {
+        const float v3492 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3494 = bfloat(v3492);
+        const uint v3495 = v3456 * v4;
+        const uint v3496 = v3495 + v2493;
+        const uint v3497 = v3496 + v3458;
+        out[v3497] = v3494;
       }
-      const uint v3554 = v2491 + v3515;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3556 = v2490 + v3520;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3557 = v3554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3558 = v3556 < v4;
-      const bool v3559 = v3557 && v3558;
-      if (v3559) {
-        const float v3560 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3562 = bfloat(v3560);
-        const uint v3563 = v3554 * v4;
-        const uint v3564 = v3563 + v2492;
-        const uint v3565 = v3564 + v3556;
-        out[v3565] = v3562;
+      const uint v3499 = v2492 + v3460;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3501 = v2491 + v3465;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3502 = v3499 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3503 = v3501 < v4;
+      const bool v3504 = v3502 && v3503;
+      if (v3504) {
+        const float v3505 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3507 = bfloat(v3505);
+        const uint v3508 = v3499 * v4;
+        const uint v3509 = v3508 + v2493;
+        const uint v3510 = v3509 + v3501;
+        out[v3510] = v3507;
       }
     }
-    const uint v3566 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3567 = v2491 + v3566;
-    const uint v3568 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3569 = v2490 + v3568;
-    const uint v3571 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3572 = v3571 == v3566;
-    const uint v3575 = v3568 + 1u;
-    const uint v3576 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v3577 = v3576 == v3575;
-    const bool v3578 = v3572 && v3577;
-    const uint v3581 = v3569 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3582 = v3581 == 0u;
-    const bool v3583 = v3578 && v3582;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3583) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3584 = v3567 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3585 = v3569 < v4;
-      const bool v3586 = v3584 && v3585;
-      if (v3586) {
-        const uint v3587 = v2492 + v3569;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3588 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3589 = bfloat(v3588);
-        const float v3590 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3593 = bfloat(v3590);
-        const uint v3594 = v3567 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3595 = v3594 + v3587;
-        *(device bfloat2*)(out + v3595) = bfloat2(v3589, v3593);
+    const uint v3511 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3512 = v2492 + v3511;
+    const uint v3513 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3514 = v2491 + v3513;
+    const uint v3516 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3517 = v3516 == v3511;
+    const uint v3520 = v3513 + 1u;
+    const uint v3521 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v3522 = v3521 == v3520;
+    const bool v3523 = v3517 && v3522;
+    const uint v3526 = v3514 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3527 = v3526 == 0u;
+    const bool v3528 = v3523 && v3527;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3528) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3529 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3530 = v3514 < v4;
+      const bool v3531 = v3529 && v3530;
+      if (v3531) {
+        const uint v3532 = v2493 + v3514;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3533 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3534 = bfloat(v3533);
+        const float v3535 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3538 = bfloat(v3535);
+        const uint v3539 = v3512 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3540 = v3539 + v3532;
+        *(device bfloat2*)(out + v3540) = bfloat2(v3534, v3538);
       }
     } else {
-      const bool v3600 = v3567 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3601 = v3569 < v4;
-      const bool v3602 = v3600 && v3601;
-      if (v3602) {
-        const float v3603 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3605 = bfloat(v3603);
-        const uint v3606 = v3567 * v4;
-        const uint v3607 = v3606 + v2492;
-        const uint v3608 = v3607 + v3569;
-        out[v3608] = v3605;
+      const bool v3545 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3546 = v3514 < v4;
+      const bool v3547 = v3545 && v3546;
+      if (v3547) {
+        const float v3548 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3550 = bfloat(v3548);
+        const uint v3551 = v3512 * v4;
+        const uint v3552 = v3551 + v2493;
+        const uint v3553 = v3552 + v3514;
+        out[v3553] = v3550;
       }
-      const uint v3610 = v2491 + v3571;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3612 = v2490 + v3576;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3613 = v3610 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3614 = v3612 < v4;
-      const bool v3615 = v3613 && v3614;
-      if (v3615) {
-        const float v3616 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3618 = bfloat(v3616);
-        const uint v3619 = v3610 * v4;
-        const uint v3620 = v3619 + v2492;
-        const uint v3621 = v3620 + v3612;
-        out[v3621] = v3618;
+      const uint v3555 = v2492 + v3516;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3557 = v2491 + v3521;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3558 = v3555 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3559 = v3557 < v4;
+      const bool v3560 = v3558 && v3559;
+      if (v3560) {
+        const float v3561 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3563 = bfloat(v3561);
+        const uint v3564 = v3555 * v4;
+        const uint v3565 = v3564 + v2493;
+        const uint v3566 = v3565 + v3557;
+        out[v3566] = v3563;
       }
     }
-    const uint v3622 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3623 = v2491 + v3622;
-    const uint v3624 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3625 = v2490 + v3624;
-    const uint v3627 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3628 = v3627 == v3622;
-    const uint v3631 = v3624 + 1u;
-    const uint v3632 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v3633 = v3632 == v3631;
-    const bool v3634 = v3628 && v3633;
-    const uint v3637 = v3625 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3638 = v3637 == 0u;
-    const bool v3639 = v3634 && v3638;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3639) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3640 = v3623 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3641 = v3625 < v4;
-      const bool v3642 = v3640 && v3641;
-      if (v3642) {
-        const uint v3643 = v2492 + v3625;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3644 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3645 = bfloat(v3644);
-        const float v3646 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3649 = bfloat(v3646);
-        const uint v3650 = v3623 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3651 = v3650 + v3643;
-        *(device bfloat2*)(out + v3651) = bfloat2(v3645, v3649);
+    const uint v3567 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3568 = v2492 + v3567;
+    const uint v3569 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3570 = v2491 + v3569;
+    const uint v3572 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3573 = v3572 == v3567;
+    const uint v3576 = v3569 + 1u;
+    const uint v3577 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v3578 = v3577 == v3576;
+    const bool v3579 = v3573 && v3578;
+    const uint v3582 = v3570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3583 = v3582 == 0u;
+    const bool v3584 = v3579 && v3583;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3584) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3585 = v3568 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3586 = v3570 < v4;
+      const bool v3587 = v3585 && v3586;
+      if (v3587) {
+        const uint v3588 = v2493 + v3570;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3589 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3590 = bfloat(v3589);
+        const float v3591 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3594 = bfloat(v3591);
+        const uint v3595 = v3568 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3596 = v3595 + v3588;
+        *(device bfloat2*)(out + v3596) = bfloat2(v3590, v3594);
       }
     } else {
-      const bool v3656 = v3623 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3657 = v3625 < v4;
-      const bool v3658 = v3656 && v3657;
-      if (v3658) {
-        const float v3659 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3661 = bfloat(v3659);
-        const uint v3662 = v3623 * v4;
-        const uint v3663 = v3662 + v2492;
-        const uint v3664 = v3663 + v3625;
-        out[v3664] = v3661;
+      const bool v3601 = v3568 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3602 = v3570 < v4;
+      const bool v3603 = v3601 && v3602;
+      if (v3603) {
+        const float v3604 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3606 = bfloat(v3604);
+        const uint v3607 = v3568 * v4;
+        const uint v3608 = v3607 + v2493;
+        const uint v3609 = v3608 + v3570;
+        out[v3609] = v3606;
       }
-      const uint v3666 = v2491 + v3627;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3668 = v2490 + v3632;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3669 = v3666 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3670 = v3668 < v4;
-      const bool v3671 = v3669 && v3670;
-      if (v3671) {
-        const float v3672 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3674 = bfloat(v3672);
-        const uint v3675 = v3666 * v4;
-        const uint v3676 = v3675 + v2492;
-        const uint v3677 = v3676 + v3668;
-        out[v3677] = v3674;
+      const uint v3611 = v2492 + v3572;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3613 = v2491 + v3577;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3615 = v3613 < v4;
+      const bool v3616 = v3614 && v3615;
+      if (v3616) {
+        const float v3617 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3619 = bfloat(v3617);
+        const uint v3620 = v3611 * v4;
+        const uint v3621 = v3620 + v2493;
+        const uint v3622 = v3621 + v3613;
+        out[v3622] = v3619;
       }
     }
-    const uint v3678 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3679 = v2491 + v3678;
-    const uint v3680 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3681 = v2490 + v3680;
-    const uint v3683 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3684 = v3683 == v3678;
-    const uint v3687 = v3680 + 1u;
-    const uint v3688 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v3689 = v3688 == v3687;
-    const bool v3690 = v3684 && v3689;
-    const uint v3693 = v3681 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3694 = v3693 == 0u;
-    const bool v3695 = v3690 && v3694;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3695) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3696 = v3679 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3697 = v3681 < v4;
-      const bool v3698 = v3696 && v3697;
-      if (v3698) {
-        const uint v3699 = v2492 + v3681;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3700 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3701 = bfloat(v3700);
-        const float v3702 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3705 = bfloat(v3702);
-        const uint v3706 = v3679 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3707 = v3706 + v3699;
-        *(device bfloat2*)(out + v3707) = bfloat2(v3701, v3705);
+    const uint v3623 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3624 = v2492 + v3623;
+    const uint v3625 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3626 = v2491 + v3625;
+    const uint v3628 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3629 = v3628 == v3623;
+    const uint v3632 = v3625 + 1u;
+    const uint v3633 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v3634 = v3633 == v3632;
+    const bool v3635 = v3629 && v3634;
+    const uint v3638 = v3626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3639 = v3638 == 0u;
+    const bool v3640 = v3635 && v3639;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3640) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3641 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3642 = v3626 < v4;
+      const bool v3643 = v3641 && v3642;
+      if (v3643) {
+        const uint v3644 = v2493 + v3626;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3645 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3646 = bfloat(v3645);
+        const float v3647 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3650 = bfloat(v3647);
+        const uint v3651 = v3624 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3652 = v3651 + v3644;
+        *(device bfloat2*)(out + v3652) = bfloat2(v3646, v3650);
       }
     } else {
-      const bool v3712 = v3679 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3713 = v3681 < v4;
-      const bool v3714 = v3712 && v3713;
-      if (v3714) {
-        const float v3715 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3717 = bfloat(v3715);
-        const uint v3718 = v3679 * v4;
-        const uint v3719 = v3718 + v2492;
-        const uint v3720 = v3719 + v3681;
-        out[v3720] = v3717;
+      const bool v3657 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3658 = v3626 < v4;
+      const bool v3659 = v3657 && v3658;
+      if (v3659) {
+        const float v3660 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3662 = bfloat(v3660);
+        const uint v3663 = v3624 * v4;
+        const uint v3664 = v3663 + v2493;
+        const uint v3665 = v3664 + v3626;
+        out[v3665] = v3662;
       }
-      const uint v3722 = v2491 + v3683;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3724 = v2490 + v3688;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3725 = v3722 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3726 = v3724 < v4;
-      const bool v3727 = v3725 && v3726;
-      if (v3727) {
-        const float v3728 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3730 = bfloat(v3728);
-        const uint v3731 = v3722 * v4;
-        const uint v3732 = v3731 + v2492;
-        const uint v3733 = v3732 + v3724;
-        out[v3733] = v3730;
+      const uint v3667 = v2492 + v3628;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3669 = v2491 + v3633;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3670 = v3667 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3671 = v3669 < v4;
+      const bool v3672 = v3670 && v3671;
+      if (v3672) {
+        const float v3673 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3675 = bfloat(v3673);
+        const uint v3676 = v3667 * v4;
+        const uint v3677 = v3676 + v2493;
+        const uint v3678 = v3677 + v3669;
+        out[v3678] = v3675;
       }
     }
-    const uint v3734 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3735 = v2491 + v3734;
-    const uint v3736 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3737 = v2490 + v3736;
-    const uint v3739 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3740 = v3739 == v3734;
-    const uint v3743 = v3736 + 1u;
-    const uint v3744 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v3745 = v3744 == v3743;
-    const bool v3746 = v3740 && v3745;
-    const uint v3749 = v3737 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3750 = v3749 == 0u;
-    const bool v3751 = v3746 && v3750;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3751) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3752 = v3735 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3753 = v3737 < v4;
-      const bool v3754 = v3752 && v3753;
-      if (v3754) {
-        const uint v3755 = v2492 + v3737;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3756 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3757 = bfloat(v3756);
-        const float v3758 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3761 = bfloat(v3758);
-        const uint v3762 = v3735 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3763 = v3762 + v3755;
-        *(device bfloat2*)(out + v3763) = bfloat2(v3757, v3761);
+    const uint v3679 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3680 = v2492 + v3679;
+    const uint v3681 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3682 = v2491 + v3681;
+    const uint v3684 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3685 = v3684 == v3679;
+    const uint v3688 = v3681 + 1u;
+    const uint v3689 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v3690 = v3689 == v3688;
+    const bool v3691 = v3685 && v3690;
+    const uint v3694 = v3682 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3695 = v3694 == 0u;
+    const bool v3696 = v3691 && v3695;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3696) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3697 = v3680 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3698 = v3682 < v4;
+      const bool v3699 = v3697 && v3698;
+      if (v3699) {
+        const uint v3700 = v2493 + v3682;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3701 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3702 = bfloat(v3701);
+        const float v3703 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3706 = bfloat(v3703);
+        const uint v3707 = v3680 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3708 = v3707 + v3700;
+        *(device bfloat2*)(out + v3708) = bfloat2(v3702, v3706);
       }
     } else {
-      const bool v3768 = v3735 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3769 = v3737 < v4;
-      const bool v3770 = v3768 && v3769;
-      if (v3770) {
-        const float v3771 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3773 = bfloat(v3771);
-        const uint v3774 = v3735 * v4;
-        const uint v3775 = v3774 + v2492;
-        const uint v3776 = v3775 + v3737;
-        out[v3776] = v3773;
+      const bool v3713 = v3680 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3714 = v3682 < v4;
+      const bool v3715 = v3713 && v3714;
+      if (v3715) {
+        const float v3716 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3718 = bfloat(v3716);
+        const uint v3719 = v3680 * v4;
+        const uint v3720 = v3719 + v2493;
+        const uint v3721 = v3720 + v3682;
+        out[v3721] = v3718;
       }
-      const uint v3778 = v2491 + v3739;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3780 = v2490 + v3744;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3781 = v3778 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3782 = v3780 < v4;
-      const bool v3783 = v3781 && v3782;
-      if (v3783) {
-        const float v3784 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3786 = bfloat(v3784);
-        const uint v3787 = v3778 * v4;
-        const uint v3788 = v3787 + v2492;
-        const uint v3789 = v3788 + v3780;
-        out[v3789] = v3786;
+      const uint v3723 = v2492 + v3684;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3725 = v2491 + v3689;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3726 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3727 = v3725 < v4;
+      const bool v3728 = v3726 && v3727;
+      if (v3728) {
+        const float v3729 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3731 = bfloat(v3729);
+        const uint v3732 = v3723 * v4;
+        const uint v3733 = v3732 + v2493;
+        const uint v3734 = v3733 + v3725;
+        out[v3734] = v3731;
       }
     }
-    const uint v3790 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3791 = v2491 + v3790;
-    const uint v3792 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3793 = v2490 + v3792;
-    const uint v3795 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3796 = v3795 == v3790;
-    const uint v3799 = v3792 + 1u;
-    const uint v3800 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v3801 = v3800 == v3799;
-    const bool v3802 = v3796 && v3801;
-    const uint v3805 = v3793 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3806 = v3805 == 0u;
-    const bool v3807 = v3802 && v3806;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3807) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3808 = v3791 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3809 = v3793 < v4;
-      const bool v3810 = v3808 && v3809;
-      if (v3810) {
-        const uint v3811 = v2492 + v3793;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3812 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3813 = bfloat(v3812);
-        const float v3814 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3817 = bfloat(v3814);
-        const uint v3818 = v3791 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3819 = v3818 + v3811;
-        *(device bfloat2*)(out + v3819) = bfloat2(v3813, v3817);
+    const uint v3735 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3736 = v2492 + v3735;
+    const uint v3737 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3738 = v2491 + v3737;
+    const uint v3740 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3741 = v3740 == v3735;
+    const uint v3744 = v3737 + 1u;
+    const uint v3745 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v3746 = v3745 == v3744;
+    const bool v3747 = v3741 && v3746;
+    const uint v3750 = v3738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3751 = v3750 == 0u;
+    const bool v3752 = v3747 && v3751;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3752) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3753 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3754 = v3738 < v4;
+      const bool v3755 = v3753 && v3754;
+      if (v3755) {
+        const uint v3756 = v2493 + v3738;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3757 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3758 = bfloat(v3757);
+        const float v3759 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3762 = bfloat(v3759);
+        const uint v3763 = v3736 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3764 = v3763 + v3756;
+        *(device bfloat2*)(out + v3764) = bfloat2(v3758, v3762);
       }
     } else {
-      const bool v3824 = v3791 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3825 = v3793 < v4;
-      const bool v3826 = v3824 && v3825;
-      if (v3826) {
-        const float v3827 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3829 = bfloat(v3827);
-        const uint v3830 = v3791 * v4;
-        const uint v3831 = v3830 + v2492;
-        const uint v3832 = v3831 + v3793;
-        out[v3832] = v3829;
+      const bool v3769 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3770 = v3738 < v4;
+      const bool v3771 = v3769 && v3770;
+      if (v3771) {
+        const float v3772 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3774 = bfloat(v3772);
+        const uint v3775 = v3736 * v4;
+        const uint v3776 = v3775 + v2493;
+        const uint v3777 = v3776 + v3738;
+        out[v3777] = v3774;
       }
-      const uint v3834 = v2491 + v3795;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3836 = v2490 + v3800;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3837 = v3834 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3838 = v3836 < v4;
-      const bool v3839 = v3837 && v3838;
-      if (v3839) {
-        const float v3840 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3842 = bfloat(v3840);
-        const uint v3843 = v3834 * v4;
-        const uint v3844 = v3843 + v2492;
-        const uint v3845 = v3844 + v3836;
-        out[v3845] = v3842;
+      const uint v3779 = v2492 + v3740;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3781 = v2491 + v3745;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3782 = v3779 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3783 = v3781 < v4;
+      const bool v3784 = v3782 && v3783;
+      if (v3784) {
+        const float v3785 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3787 = bfloat(v3785);
+        const uint v3788 = v3779 * v4;
+        const uint v3789 = v3788 + v2493;
+        const uint v3790 = v3789 + v3781;
+        out[v3790] = v3787;
       }
     }
-    const uint v3846 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3847 = v2491 + v3846;
-    const uint v3848 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3849 = v2490 + v3848;
-    const uint v3851 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3852 = v3851 == v3846;
-    const uint v3855 = v3848 + 1u;
-    const uint v3856 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v3857 = v3856 == v3855;
-    const bool v3858 = v3852 && v3857;
-    const uint v3861 = v3849 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3862 = v3861 == 0u;
-    const bool v3863 = v3858 && v3862;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3863) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3864 = v3847 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3865 = v3849 < v4;
-      const bool v3866 = v3864 && v3865;
-      if (v3866) {
-        const uint v3867 = v2492 + v3849;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3868 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3869 = bfloat(v3868);
-        const float v3870 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3873 = bfloat(v3870);
-        const uint v3874 = v3847 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3875 = v3874 + v3867;
-        *(device bfloat2*)(out + v3875) = bfloat2(v3869, v3873);
+    const uint v3791 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3792 = v2492 + v3791;
+    const uint v3793 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3794 = v2491 + v3793;
+    const uint v3796 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3797 = v3796 == v3791;
+    const uint v3800 = v3793 + 1u;
+    const uint v3801 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v3802 = v3801 == v3800;
+    const bool v3803 = v3797 && v3802;
+    const uint v3806 = v3794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3807 = v3806 == 0u;
+    const bool v3808 = v3803 && v3807;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3808) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3809 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3810 = v3794 < v4;
+      const bool v3811 = v3809 && v3810;
+      if (v3811) {
+        const uint v3812 = v2493 + v3794;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3813 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3814 = bfloat(v3813);
+        const float v3815 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3818 = bfloat(v3815);
+        const uint v3819 = v3792 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3820 = v3819 + v3812;
+        *(device bfloat2*)(out + v3820) = bfloat2(v3814, v3818);
       }
     } else {
-      const bool v3880 = v3847 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3881 = v3849 < v4;
-      const bool v3882 = v3880 && v3881;
-      if (v3882) {
-        const float v3883 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3885 = bfloat(v3883);
-        const uint v3886 = v3847 * v4;
-        const uint v3887 = v3886 + v2492;
-        const uint v3888 = v3887 + v3849;
-        out[v3888] = v3885;
+      const bool v3825 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3826 = v3794 < v4;
+      const bool v3827 = v3825 && v3826;
+      if (v3827) {
+        const float v3828 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3830 = bfloat(v3828);
+        const uint v3831 = v3792 * v4;
+        const uint v3832 = v3831 + v2493;
+        const uint v3833 = v3832 + v3794;
+        out[v3833] = v3830;
       }
-      const uint v3890 = v2491 + v3851;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3892 = v2490 + v3856;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3893 = v3890 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3894 = v3892 < v4;
-      const bool v3895 = v3893 && v3894;
-      if (v3895) {
-        const float v3896 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3898 = bfloat(v3896);
-        const uint v3899 = v3890 * v4;
-        const uint v3900 = v3899 + v2492;
-        const uint v3901 = v3900 + v3892;
-        out[v3901] = v3898;
+      const uint v3835 = v2492 + v3796;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3837 = v2491 + v3801;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3838 = v3835 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3839 = v3837 < v4;
+      const bool v3840 = v3838 && v3839;
+      if (v3840) {
+        const float v3841 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3843 = bfloat(v3841);
+        const uint v3844 = v3835 * v4;
+        const uint v3845 = v3844 + v2493;
+        const uint v3846 = v3845 + v3837;
+        out[v3846] = v3843;
       }
     }
-    const uint v3902 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3903 = v2491 + v3902;
-    const uint v3904 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3905 = v2490 + v3904;
-    const uint v3907 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3908 = v3907 == v3902;
-    const uint v3911 = v3904 + 1u;
-    const uint v3912 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3913 = v3912 == v3911;
-    const bool v3914 = v3908 && v3913;
-    const uint v3917 = v3905 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3918 = v3917 == 0u;
-    const bool v3919 = v3914 && v3918;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3919) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3920 = v3903 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3921 = v3905 < v4;
-      const bool v3922 = v3920 && v3921;
-      if (v3922) {
-        const uint v3923 = v2492 + v3905;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3924 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3925 = bfloat(v3924);
-        const float v3926 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3929 = bfloat(v3926);
-        const uint v3930 = v3903 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3931 = v3930 + v3923;
-        *(device bfloat2*)(out + v3931) = bfloat2(v3925, v3929);
+    const uint v3847 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3848 = v2492 + v3847;
+    const uint v3849 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3850 = v2491 + v3849;
+    const uint v3852 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3853 = v3852 == v3847;
+    const uint v3856 = v3849 + 1u;
+    const uint v3857 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v3858 = v3857 == v3856;
+    const bool v3859 = v3853 && v3858;
+    const uint v3862 = v3850 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3863 = v3862 == 0u;
+    const bool v3864 = v3859 && v3863;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3864) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3865 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3866 = v3850 < v4;
+      const bool v3867 = v3865 && v3866;
+      if (v3867) {
+        const uint v3868 = v2493 + v3850;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3869 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3870 = bfloat(v3869);
+        const float v3871 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3874 = bfloat(v3871);
+        const uint v3875 = v3848 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3876 = v3875 + v3868;
+        *(device bfloat2*)(out + v3876) = bfloat2(v3870, v3874);
       }
     } else {
-      const bool v3936 = v3903 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3937 = v3905 < v4;
-      const bool v3938 = v3936 && v3937;
-      if (v3938) {
-        const float v3939 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3941 = bfloat(v3939);
-        const uint v3942 = v3903 * v4;
-        const uint v3943 = v3942 + v2492;
-        const uint v3944 = v3943 + v3905;
-        out[v3944] = v3941;
+      const bool v3881 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3882 = v3850 < v4;
+      const bool v3883 = v3881 && v3882;
+      if (v3883) {
+        const float v3884 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3886 = bfloat(v3884);
+        const uint v3887 = v3848 * v4;
+        const uint v3888 = v3887 + v2493;
+        const uint v3889 = v3888 + v3850;
+        out[v3889] = v3886;
       }
-      const uint v3946 = v2491 + v3907;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3948 = v2490 + v3912;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3949 = v3946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3950 = v3948 < v4;
-      const bool v3951 = v3949 && v3950;
-      if (v3951) {
-        const float v3952 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3954 = bfloat(v3952);
-        const uint v3955 = v3946 * v4;
-        const uint v3956 = v3955 + v2492;
-        const uint v3957 = v3956 + v3948;
-        out[v3957] = v3954;
+      const uint v3891 = v2492 + v3852;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3893 = v2491 + v3857;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3894 = v3891 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3895 = v3893 < v4;
+      const bool v3896 = v3894 && v3895;
+      if (v3896) {
+        const float v3897 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3899 = bfloat(v3897);
+        const uint v3900 = v3891 * v4;
+        const uint v3901 = v3900 + v2493;
+        const uint v3902 = v3901 + v3893;
+        out[v3902] = v3899;
       }
     }
-    const uint v3958 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3959 = v2491 + v3958;
-    const uint v3960 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3961 = v2490 + v3960;
-    const uint v3963 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3964 = v3963 == v3958;
-    const uint v3967 = v3960 + 1u;
-    const uint v3968 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3969 = v3968 == v3967;
-    const bool v3970 = v3964 && v3969;
-    const uint v3973 = v3961 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3974 = v3973 == 0u;
-    const bool v3975 = v3970 && v3974;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3975) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3976 = v3959 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3977 = v3961 < v4;
-      const bool v3978 = v3976 && v3977;
-      if (v3978) {
-        const uint v3979 = v2492 + v3961;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3980 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3981 = bfloat(v3980);
-        const float v3982 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3985 = bfloat(v3982);
-        const uint v3986 = v3959 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3987 = v3986 + v3979;
-        *(device bfloat2*)(out + v3987) = bfloat2(v3981, v3985);
+    const uint v3903 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3904 = v2492 + v3903;
+    const uint v3905 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3906 = v2491 + v3905;
+    const uint v3908 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3909 = v3908 == v3903;
+    const uint v3912 = v3905 + 1u;
+    const uint v3913 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v3914 = v3913 == v3912;
+    const bool v3915 = v3909 && v3914;
+    const uint v3918 = v3906 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3919 = v3918 == 0u;
+    const bool v3920 = v3915 && v3919;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3920) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3921 = v3904 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3922 = v3906 < v4;
+      const bool v3923 = v3921 && v3922;
+      if (v3923) {
+        const uint v3924 = v2493 + v3906;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3925 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3926 = bfloat(v3925);
+        const float v3927 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3930 = bfloat(v3927);
+        const uint v3931 = v3904 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3932 = v3931 + v3924;
+        *(device bfloat2*)(out + v3932) = bfloat2(v3926, v3930);
       }
     } else {
-      const bool v3992 = v3959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3993 = v3961 < v4;
-      const bool v3994 = v3992 && v3993;
-      if (v3994) {
-        const float v3995 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3997 = bfloat(v3995);
-        const uint v3998 = v3959 * v4;
-        const uint v3999 = v3998 + v2492;
-        const uint v4000 = v3999 + v3961;
-        out[v4000] = v3997;
+      const bool v3937 = v3904 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3938 = v3906 < v4;
+      const bool v3939 = v3937 && v3938;
+      if (v3939) {
+        const float v3940 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3942 = bfloat(v3940);
+        const uint v3943 = v3904 * v4;
+        const uint v3944 = v3943 + v2493;
+        const uint v3945 = v3944 + v3906;
+        out[v3945] = v3942;
       }
-      const uint v4002 = v2491 + v3963;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4004 = v2490 + v3968;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4005 = v4002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4006 = v4004 < v4;
-      const bool v4007 = v4005 && v4006;
-      if (v4007) {
-        const float v4008 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4010 = bfloat(v4008);
-        const uint v4011 = v4002 * v4;
-        const uint v4012 = v4011 + v2492;
-        const uint v4013 = v4012 + v4004;
-        out[v4013] = v4010;
+      const uint v3947 = v2492 + v3908;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3949 = v2491 + v3913;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3950 = v3947 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3951 = v3949 < v4;
+      const bool v3952 = v3950 && v3951;
+      if (v3952) {
+        const float v3953 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3955 = bfloat(v3953);
+        const uint v3956 = v3947 * v4;
+        const uint v3957 = v3956 + v2493;
+        const uint v3958 = v3957 + v3949;
+        out[v3958] = v3955;
       }
     }
-    const uint v4014 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4015 = v2491 + v4014;
-    const uint v4016 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4017 = v2490 + v4016;
-    const uint v4019 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4020 = v4019 == v4014;
-    const uint v4023 = v4016 + 1u;
-    const uint v4024 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v4025 = v4024 == v4023;
-    const bool v4026 = v4020 && v4025;
-    const uint v4029 = v4017 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4030 = v4029 == 0u;
-    const bool v4031 = v4026 && v4030;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4031) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4032 = v4015 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4033 = v4017 < v4;
-      const bool v4034 = v4032 && v4033;
-      if (v4034) {
-        const uint v4035 = v2492 + v4017;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4036 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4037 = bfloat(v4036);
-        const float v4038 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4041 = bfloat(v4038);
-        const uint v4042 = v4015 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4043 = v4042 + v4035;
-        *(device bfloat2*)(out + v4043) = bfloat2(v4037, v4041);
+    const uint v3959 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3960 = v2492 + v3959;
+    const uint v3961 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3962 = v2491 + v3961;
+    const uint v3964 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3965 = v3964 == v3959;
+    const uint v3968 = v3961 + 1u;
+    const uint v3969 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v3970 = v3969 == v3968;
+    const bool v3971 = v3965 && v3970;
+    const uint v3974 = v3962 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3975 = v3974 == 0u;
+    const bool v3976 = v3971 && v3975;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3976) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3977 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3978 = v3962 < v4;
+      const bool v3979 = v3977 && v3978;
+      if (v3979) {
+        const uint v3980 = v2493 + v3962;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3981 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3982 = bfloat(v3981);
+        const float v3983 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3986 = bfloat(v3983);
+        const uint v3987 = v3960 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3988 = v3987 + v3980;
+        *(device bfloat2*)(out + v3988) = bfloat2(v3982, v3986);
       }
     } else {
-      const bool v4048 = v4015 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4049 = v4017 < v4;
-      const bool v4050 = v4048 && v4049;
-      if (v4050) {
-        const float v4051 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4053 = bfloat(v4051);
-        const uint v4054 = v4015 * v4;
-        const uint v4055 = v4054 + v2492;
-        const uint v4056 = v4055 + v4017;
-        out[v4056] = v4053;
+      const bool v3993 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3994 = v3962 < v4;
+      const bool v3995 = v3993 && v3994;
+      if (v3995) {
+        const float v3996 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3998 = bfloat(v3996);
+        const uint v3999 = v3960 * v4;
+        const uint v4000 = v3999 + v2493;
+        const uint v4001 = v4000 + v3962;
+        out[v4001] = v3998;
       }
-      const uint v4058 = v2491 + v4019;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4060 = v2490 + v4024;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4061 = v4058 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4062 = v4060 < v4;
-      const bool v4063 = v4061 && v4062;
-      if (v4063) {
-        const float v4064 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4066 = bfloat(v4064);
-        const uint v4067 = v4058 * v4;
-        const uint v4068 = v4067 + v2492;
-        const uint v4069 = v4068 + v4060;
-        out[v4069] = v4066;
+      const uint v4003 = v2492 + v3964;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4005 = v2491 + v3969;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4006 = v4003 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4007 = v4005 < v4;
+      const bool v4008 = v4006 && v4007;
+      if (v4008) {
+        const float v4009 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4011 = bfloat(v4009);
+        const uint v4012 = v4003 * v4;
+        const uint v4013 = v4012 + v2493;
+        const uint v4014 = v4013 + v4005;
+        out[v4014] = v4011;
       }
     }
-    const uint v4070 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4071 = v2491 + v4070;
-    const uint v4072 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4073 = v2490 + v4072;
-    const uint v4075 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4076 = v4075 == v4070;
-    const uint v4079 = v4072 + 1u;
-    const uint v4080 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v4081 = v4080 == v4079;
-    const bool v4082 = v4076 && v4081;
-    const uint v4085 = v4073 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4086 = v4085 == 0u;
-    const bool v4087 = v4082 && v4086;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4087) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4088 = v4071 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4089 = v4073 < v4;
-      const bool v4090 = v4088 && v4089;
-      if (v4090) {
-        const uint v4091 = v2492 + v4073;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4092 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4093 = bfloat(v4092);
-        const float v4094 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4097 = bfloat(v4094);
-        const uint v4098 = v4071 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4099 = v4098 + v4091;
-        *(device bfloat2*)(out + v4099) = bfloat2(v4093, v4097);
+    const uint v4015 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4016 = v2492 + v4015;
+    const uint v4017 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4018 = v2491 + v4017;
+    const uint v4020 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4021 = v4020 == v4015;
+    const uint v4024 = v4017 + 1u;
+    const uint v4025 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v4026 = v4025 == v4024;
+    const bool v4027 = v4021 && v4026;
+    const uint v4030 = v4018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4031 = v4030 == 0u;
+    const bool v4032 = v4027 && v4031;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4032) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4033 = v4016 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4034 = v4018 < v4;
+      const bool v4035 = v4033 && v4034;
+      if (v4035) {
+        const uint v4036 = v2493 + v4018;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4037 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4038 = bfloat(v4037);
+        const float v4039 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4042 = bfloat(v4039);
+        const uint v4043 = v4016 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4044 = v4043 + v4036;
+        *(device bfloat2*)(out + v4044) = bfloat2(v4038, v4042);
       }
     } else {
-      const bool v4104 = v4071 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4105 = v4073 < v4;
-      const bool v4106 = v4104 && v4105;
-      if (v4106) {
-        const float v4107 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4109 = bfloat(v4107);
-        const uint v4110 = v4071 * v4;
-        const uint v4111 = v4110 + v2492;
-        const uint v4112 = v4111 + v4073;
-        out[v4112] = v4109;
+      const bool v4049 = v4016 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4050 = v4018 < v4;
+      const bool v4051 = v4049 && v4050;
+      if (v4051) {
+        const float v4052 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4054 = bfloat(v4052);
+        const uint v4055 = v4016 * v4;
+        const uint v4056 = v4055 + v2493;
+        const uint v4057 = v4056 + v4018;
+        out[v4057] = v4054;
       }
-      const uint v4114 = v2491 + v4075;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4116 = v2490 + v4080;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4117 = v4114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4118 = v4116 < v4;
-      const bool v4119 = v4117 && v4118;
-      if (v4119) {
-        const float v4120 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4122 = bfloat(v4120);
-        const uint v4123 = v4114 * v4;
-        const uint v4124 = v4123 + v2492;
-        const uint v4125 = v4124 + v4116;
-        out[v4125] = v4122;
+      const uint v4059 = v2492 + v4020;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4061 = v2491 + v4025;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4062 = v4059 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4063 = v4061 < v4;
+      const bool v4064 = v4062 && v4063;
+      if (v4064) {
+        const float v4065 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4067 = bfloat(v4065);
+        const uint v4068 = v4059 * v4;
+        const uint v4069 = v4068 + v2493;
+        const uint v4070 = v4069 + v4061;
+        out[v4070] = v4067;
       }
     }
-    const uint v4126 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4127 = v2491 + v4126;
-    const uint v4128 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4129 = v2490 + v4128;
-    const uint v4131 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4132 = v4131 == v4126;
-    const uint v4135 = v4128 + 1u;
-    const uint v4136 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v4137 = v4136 == v4135;
-    const bool v4138 = v4132 && v4137;
-    const uint v4141 = v4129 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4142 = v4141 == 0u;
-    const bool v4143 = v4138 && v4142;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4143) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4144 = v4127 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4145 = v4129 < v4;
-      const bool v4146 = v4144 && v4145;
-      if (v4146) {
-        const uint v4147 = v2492 + v4129;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4148 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4149 = bfloat(v4148);
-        const float v4150 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4153 = bfloat(v4150);
-        const uint v4154 = v4127 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4155 = v4154 + v4147;
-        *(device bfloat2*)(out + v4155) = bfloat2(v4149, v4153);
+    const uint v4071 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4072 = v2492 + v4071;
+    const uint v4073 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4074 = v2491 + v4073;
+    const uint v4076 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4077 = v4076 == v4071;
+    const uint v4080 = v4073 + 1u;
+    const uint v4081 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v4082 = v4081 == v4080;
+    const bool v4083 = v4077 && v4082;
+    const uint v4086 = v4074 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4087 = v4086 == 0u;
+    const bool v4088 = v4083 && v4087;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4088) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4089 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4090 = v4074 < v4;
+      const bool v4091 = v4089 && v4090;
+      if (v4091) {
+        const uint v4092 = v2493 + v4074;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4093 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4094 = bfloat(v4093);
+        const float v4095 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4098 = bfloat(v4095);
+        const uint v4099 = v4072 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4100 = v4099 + v4092;
+        *(device bfloat2*)(out + v4100) = bfloat2(v4094, v4098);
       }
     } else {
-      const bool v4160 = v4127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4161 = v4129 < v4;
-      const bool v4162 = v4160 && v4161;
-      if (v4162) {
-        const float v4163 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4165 = bfloat(v4163);
-        const uint v4166 = v4127 * v4;
-        const uint v4167 = v4166 + v2492;
-        const uint v4168 = v4167 + v4129;
-        out[v4168] = v4165;
+      const bool v4105 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4106 = v4074 < v4;
+      const bool v4107 = v4105 && v4106;
+      if (v4107) {
+        const float v4108 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4110 = bfloat(v4108);
+        const uint v4111 = v4072 * v4;
+        const uint v4112 = v4111 + v2493;
+        const uint v4113 = v4112 + v4074;
+        out[v4113] = v4110;
       }
-      const uint v4170 = v2491 + v4131;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4172 = v2490 + v4136;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4173 = v4170 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4174 = v4172 < v4;
-      const bool v4175 = v4173 && v4174;
-      if (v4175) {
-        const float v4176 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4178 = bfloat(v4176);
-        const uint v4179 = v4170 * v4;
-        const uint v4180 = v4179 + v2492;
-        const uint v4181 = v4180 + v4172;
-        out[v4181] = v4178;
+      const uint v4115 = v2492 + v4076;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4117 = v2491 + v4081;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4118 = v4115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4119 = v4117 < v4;
+      const bool v4120 = v4118 && v4119;
+      if (v4120) {
+        const float v4121 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4123 = bfloat(v4121);
+        const uint v4124 = v4115 * v4;
+        const uint v4125 = v4124 + v2493;
+        const uint v4126 = v4125 + v4117;
+        out[v4126] = v4123;
       }
     }
-    const uint v4182 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4183 = v2491 + v4182;
-    const uint v4184 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4185 = v2490 + v4184;
-    const uint v4187 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4188 = v4187 == v4182;
-    const uint v4191 = v4184 + 1u;
-    const uint v4192 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v4193 = v4192 == v4191;
-    const bool v4194 = v4188 && v4193;
-    const uint v4197 = v4185 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4198 = v4197 == 0u;
-    const bool v4199 = v4194 && v4198;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4199) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4200 = v4183 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4201 = v4185 < v4;
-      const bool v4202 = v4200 && v4201;
-      if (v4202) {
-        const uint v4203 = v2492 + v4185;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4204 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4205 = bfloat(v4204);
-        const float v4206 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4209 = bfloat(v4206);
-        const uint v4210 = v4183 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4211 = v4210 + v4203;
-        *(device bfloat2*)(out + v4211) = bfloat2(v4205, v4209);
+    const uint v4127 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4128 = v2492 + v4127;
+    const uint v4129 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4130 = v2491 + v4129;
+    const uint v4132 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4133 = v4132 == v4127;
+    const uint v4136 = v4129 + 1u;
+    const uint v4137 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v4138 = v4137 == v4136;
+    const bool v4139 = v4133 && v4138;
+    const uint v4142 = v4130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4143 = v4142 == 0u;
+    const bool v4144 = v4139 && v4143;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4144) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4145 = v4128 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4146 = v4130 < v4;
+      const bool v4147 = v4145 && v4146;
+      if (v4147) {
+        const uint v4148 = v2493 + v4130;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4149 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4150 = bfloat(v4149);
+        const float v4151 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4154 = bfloat(v4151);
+        const uint v4155 = v4128 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4156 = v4155 + v4148;
+        *(device bfloat2*)(out + v4156) = bfloat2(v4150, v4154);
       }
     } else {
-      const bool v4216 = v4183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4217 = v4185 < v4;
-      const bool v4218 = v4216 && v4217;
-      if (v4218) {
-        const float v4219 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4221 = bfloat(v4219);
-        const uint v4222 = v4183 * v4;
-        const uint v4223 = v4222 + v2492;
-        const uint v4224 = v4223 + v4185;
-        out[v4224] = v4221;
+      const bool v4161 = v4128 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4162 = v4130 < v4;
+      const bool v4163 = v4161 && v4162;
+      if (v4163) {
+        const float v4164 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4166 = bfloat(v4164);
+        const uint v4167 = v4128 * v4;
+        const uint v4168 = v4167 + v2493;
+        const uint v4169 = v4168 + v4130;
+        out[v4169] = v4166;
       }
-      const uint v4226 = v2491 + v4187;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4228 = v2490 + v4192;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4229 = v4226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4230 = v4228 < v4;
-      const bool v4231 = v4229 && v4230;
-      if (v4231) {
-        const float v4232 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4234 = bfloat(v4232);
-        const uint v4235 = v4226 * v4;
-        const uint v4236 = v4235 + v2492;
-        const uint v4237 = v4236 + v4228;
-        out[v4237] = v4234;
+      const uint v4171 = v2492 + v4132;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4173 = v2491 + v4137;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4174 = v4171 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4175 = v4173 < v4;
+      const bool v4176 = v4174 && v4175;
+      if (v4176) {
+        const float v4177 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4179 = bfloat(v4177);
+        const uint v4180 = v4171 * v4;
+        const uint v4181 = v4180 + v2493;
+        const uint v4182 = v4181 + v4173;
+        out[v4182] = v4179;
       }
     }
-    const uint v4238 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4239 = v2491 + v4238;
-    const uint v4240 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4241 = v2490 + v4240;
-    const uint v4243 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4244 = v4243 == v4238;
-    const uint v4247 = v4240 + 1u;
-    const uint v4248 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v4249 = v4248 == v4247;
-    const bool v4250 = v4244 && v4249;
-    const uint v4253 = v4241 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4254 = v4253 == 0u;
-    const bool v4255 = v4250 && v4254;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4255) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4256 = v4239 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4257 = v4241 < v4;
-      const bool v4258 = v4256 && v4257;
-      if (v4258) {
-        const uint v4259 = v2492 + v4241;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4260 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4261 = bfloat(v4260);
-        const float v4262 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4265 = bfloat(v4262);
-        const uint v4266 = v4239 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4267 = v4266 + v4259;
-        *(device bfloat2*)(out + v4267) = bfloat2(v4261, v4265);
+    const uint v4183 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4184 = v2492 + v4183;
+    const uint v4185 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4186 = v2491 + v4185;
+    const uint v4188 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4189 = v4188 == v4183;
+    const uint v4192 = v4185 + 1u;
+    const uint v4193 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v4194 = v4193 == v4192;
+    const bool v4195 = v4189 && v4194;
+    const uint v4198 = v4186 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4199 = v4198 == 0u;
+    const bool v4200 = v4195 && v4199;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4200) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4201 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4202 = v4186 < v4;
+      const bool v4203 = v4201 && v4202;
+      if (v4203) {
+        const uint v4204 = v2493 + v4186;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4205 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4206 = bfloat(v4205);
+        const float v4207 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4210 = bfloat(v4207);
+        const uint v4211 = v4184 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4212 = v4211 + v4204;
+        *(device bfloat2*)(out + v4212) = bfloat2(v4206, v4210);
       }
     } else {
-      const bool v4272 = v4239 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4273 = v4241 < v4;
-      const bool v4274 = v4272 && v4273;
-      if (v4274) {
-        const float v4275 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4277 = bfloat(v4275);
-        const uint v4278 = v4239 * v4;
-        const uint v4279 = v4278 + v2492;
-        const uint v4280 = v4279 + v4241;
-        out[v4280] = v4277;
+      const bool v4217 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4218 = v4186 < v4;
+      const bool v4219 = v4217 && v4218;
+      if (v4219) {
+        const float v4220 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4222 = bfloat(v4220);
+        const uint v4223 = v4184 * v4;
+        const uint v4224 = v4223 + v2493;
+        const uint v4225 = v4224 + v4186;
+        out[v4225] = v4222;
       }
-      const uint v4282 = v2491 + v4243;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4284 = v2490 + v4248;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4285 = v4282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4286 = v4284 < v4;
-      const bool v4287 = v4285 && v4286;
-      if (v4287) {
-        const float v4288 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4290 = bfloat(v4288);
-        const uint v4291 = v4282 * v4;
-        const uint v4292 = v4291 + v2492;
-        const uint v4293 = v4292 + v4284;
-        out[v4293] = v4290;
+      const uint v4227 = v2492 + v4188;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4229 = v2491 + v4193;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4230 = v4227 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4231 = v4229 < v4;
+      const bool v4232 = v4230 && v4231;
+      if (v4232) {
+        const float v4233 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4235 = bfloat(v4233);
+        const uint v4236 = v4227 * v4;
+        const uint v4237 = v4236 + v2493;
+        const uint v4238 = v4237 + v4229;
+        out[v4238] = v4235;
       }
     }
-    const uint v4294 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4295 = v2491 + v4294;
-    const uint v4296 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4297 = v2490 + v4296;
-    const uint v4299 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4300 = v4299 == v4294;
-    const uint v4303 = v4296 + 1u;
-    const uint v4304 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v4305 = v4304 == v4303;
-    const bool v4306 = v4300 && v4305;
-    const uint v4309 = v4297 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4310 = v4309 == 0u;
-    const bool v4311 = v4306 && v4310;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4311) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4312 = v4295 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4313 = v4297 < v4;
-      const bool v4314 = v4312 && v4313;
-      if (v4314) {
-        const uint v4315 = v2492 + v4297;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4316 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4317 = bfloat(v4316);
-        const float v4318 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4321 = bfloat(v4318);
-        const uint v4322 = v4295 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4323 = v4322 + v4315;
-        *(device bfloat2*)(out + v4323) = bfloat2(v4317, v4321);
+    const uint v4239 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4240 = v2492 + v4239;
+    const uint v4241 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4242 = v2491 + v4241;
+    const uint v4244 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4245 = v4244 == v4239;
+    const uint v4248 = v4241 + 1u;
+    const uint v4249 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v4250 = v4249 == v4248;
+    const bool v4251 = v4245 && v4250;
+    const uint v4254 = v4242 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4255 = v4254 == 0u;
+    const bool v4256 = v4251 && v4255;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4256) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4257 = v4240 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4258 = v4242 < v4;
+      const bool v4259 = v4257 && v4258;
+      if (v4259) {
+        const uint v4260 = v2493 + v4242;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4261 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4262 = bfloat(v4261);
+        const float v4263 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4266 = bfloat(v4263);
+        const uint v4267 = v4240 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4268 = v4267 + v4260;
+        *(device bfloat2*)(out + v4268) = bfloat2(v4262, v4266);
       }
     } else {
-      const bool v4328 = v4295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4329 = v4297 < v4;
-      const bool v4330 = v4328 && v4329;
-      if (v4330) {
-        const float v4331 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4333 = bfloat(v4331);
-        const uint v4334 = v4295 * v4;
-        const uint v4335 = v4334 + v2492;
-        const uint v4336 = v4335 + v4297;
-        out[v4336] = v4333;
+      const bool v4273 = v4240 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4274 = v4242 < v4;
+      const bool v4275 = v4273 && v4274;
+      if (v4275) {
+        const float v4276 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4278 = bfloat(v4276);
+        const uint v4279 = v4240 * v4;
+        const uint v4280 = v4279 + v2493;
+        const uint v4281 = v4280 + v4242;
+        out[v4281] = v4278;
       }
-      const uint v4338 = v2491 + v4299;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4340 = v2490 + v4304;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4341 = v4338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4342 = v4340 < v4;
-      const bool v4343 = v4341 && v4342;
-      if (v4343) {
-        const float v4344 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4346 = bfloat(v4344);
-        const uint v4347 = v4338 * v4;
-        const uint v4348 = v4347 + v2492;
-        const uint v4349 = v4348 + v4340;
-        out[v4349] = v4346;
+      const uint v4283 = v2492 + v4244;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4285 = v2491 + v4249;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4286 = v4283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4287 = v4285 < v4;
+      const bool v4288 = v4286 && v4287;
+      if (v4288) {
+        const float v4289 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4291 = bfloat(v4289);
+        const uint v4292 = v4283 * v4;
+        const uint v4293 = v4292 + v2493;
+        const uint v4294 = v4293 + v4285;
+        out[v4294] = v4291;
       }
     }
-    const uint v4350 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4351 = v2491 + v4350;
-    const uint v4352 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4353 = v2490 + v4352;
-    const uint v4355 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4356 = v4355 == v4350;
-    const uint v4359 = v4352 + 1u;
-    const uint v4360 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v4361 = v4360 == v4359;
-    const bool v4362 = v4356 && v4361;
-    const uint v4365 = v4353 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4366 = v4365 == 0u;
-    const bool v4367 = v4362 && v4366;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4367) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4368 = v4351 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4369 = v4353 < v4;
-      const bool v4370 = v4368 && v4369;
-      if (v4370) {
-        const uint v4371 = v2492 + v4353;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4372 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4373 = bfloat(v4372);
-        const float v4374 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4377 = bfloat(v4374);
-        const uint v4378 = v4351 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4379 = v4378 + v4371;
-        *(device bfloat2*)(out + v4379) = bfloat2(v4373, v4377);
+    const uint v4295 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4296 = v2492 + v4295;
+    const uint v4297 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4298 = v2491 + v4297;
+    const uint v4300 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4301 = v4300 == v4295;
+    const uint v4304 = v4297 + 1u;
+    const uint v4305 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v4306 = v4305 == v4304;
+    const bool v4307 = v4301 && v4306;
+    const uint v4310 = v4298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4311 = v4310 == 0u;
+    const bool v4312 = v4307 && v4311;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4312) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4313 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4314 = v4298 < v4;
+      const bool v4315 = v4313 && v4314;
+      if (v4315) {
+        const uint v4316 = v2493 + v4298;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4317 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4318 = bfloat(v4317);
+        const float v4319 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4322 = bfloat(v4319);
+        const uint v4323 = v4296 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4324 = v4323 + v4316;
+        *(device bfloat2*)(out + v4324) = bfloat2(v4318, v4322);
       }
     } else {
-      const bool v4384 = v4351 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4385 = v4353 < v4;
-      const bool v4386 = v4384 && v4385;
-      if (v4386) {
-        const float v4387 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4389 = bfloat(v4387);
-        const uint v4390 = v4351 * v4;
-        const uint v4391 = v4390 + v2492;
-        const uint v4392 = v4391 + v4353;
-        out[v4392] = v4389;
+      const bool v4329 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4330 = v4298 < v4;
+      const bool v4331 = v4329 && v4330;
+      if (v4331) {
+        const float v4332 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4334 = bfloat(v4332);
+        const uint v4335 = v4296 * v4;
+        const uint v4336 = v4335 + v2493;
+        const uint v4337 = v4336 + v4298;
+        out[v4337] = v4334;
       }
-      const uint v4394 = v2491 + v4355;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4396 = v2490 + v4360;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4397 = v4394 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4398 = v4396 < v4;
-      const bool v4399 = v4397 && v4398;
-      if (v4399) {
-        const float v4400 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4402 = bfloat(v4400);
-        const uint v4403 = v4394 * v4;
-        const uint v4404 = v4403 + v2492;
-        const uint v4405 = v4404 + v4396;
-        out[v4405] = v4402;
+      const uint v4339 = v2492 + v4300;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4341 = v2491 + v4305;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4342 = v4339 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4343 = v4341 < v4;
+      const bool v4344 = v4342 && v4343;
+      if (v4344) {
+        const float v4345 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4347 = bfloat(v4345);
+        const uint v4348 = v4339 * v4;
+        const uint v4349 = v4348 + v2493;
+        const uint v4350 = v4349 + v4341;
+        out[v4350] = v4347;
       }
     }
-    const uint v4406 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4407 = v2491 + v4406;
-    const uint v4408 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4409 = v2490 + v4408;
-    const uint v4411 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4412 = v4411 == v4406;
-    const uint v4415 = v4408 + 1u;
-    const uint v4416 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v4417 = v4416 == v4415;
-    const bool v4418 = v4412 && v4417;
-    const uint v4421 = v4409 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4422 = v4421 == 0u;
-    const bool v4423 = v4418 && v4422;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4423) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4424 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4425 = v4409 < v4;
-      const bool v4426 = v4424 && v4425;
-      if (v4426) {
-        const uint v4427 = v2492 + v4409;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4428 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4429 = bfloat(v4428);
-        const float v4430 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4433 = bfloat(v4430);
-        const uint v4434 = v4407 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4435 = v4434 + v4427;
-        *(device bfloat2*)(out + v4435) = bfloat2(v4429, v4433);
+    const uint v4351 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4352 = v2492 + v4351;
+    const uint v4353 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4354 = v2491 + v4353;
+    const uint v4356 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4357 = v4356 == v4351;
+    const uint v4360 = v4353 + 1u;
+    const uint v4361 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v4362 = v4361 == v4360;
+    const bool v4363 = v4357 && v4362;
+    const uint v4366 = v4354 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4367 = v4366 == 0u;
+    const bool v4368 = v4363 && v4367;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4368) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4369 = v4352 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4370 = v4354 < v4;
+      const bool v4371 = v4369 && v4370;
+      if (v4371) {
+        const uint v4372 = v2493 + v4354;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4373 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4374 = bfloat(v4373);
+        const float v4375 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4378 = bfloat(v4375);
+        const uint v4379 = v4352 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4380 = v4379 + v4372;
+        *(device bfloat2*)(out + v4380) = bfloat2(v4374, v4378);
       }
     } else {
-      const bool v4440 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4441 = v4409 < v4;
-      const bool v4442 = v4440 && v4441;
-      if (v4442) {
-        const float v4443 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4445 = bfloat(v4443);
-        const uint v4446 = v4407 * v4;
-        const uint v4447 = v4446 + v2492;
-        const uint v4448 = v4447 + v4409;
-        out[v4448] = v4445;
+      const bool v4385 = v4352 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4386 = v4354 < v4;
+      const bool v4387 = v4385 && v4386;
+      if (v4387) {
+        const float v4388 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4390 = bfloat(v4388);
+        const uint v4391 = v4352 * v4;
+        const uint v4392 = v4391 + v2493;
+        const uint v4393 = v4392 + v4354;
+        out[v4393] = v4390;
       }
-      const uint v4450 = v2491 + v4411;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4452 = v2490 + v4416;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4453 = v4450 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4454 = v4452 < v4;
-      const bool v4455 = v4453 && v4454;
-      if (v4455) {
-        const float v4456 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4458 = bfloat(v4456);
-        const uint v4459 = v4450 * v4;
-        const uint v4460 = v4459 + v2492;
-        const uint v4461 = v4460 + v4452;
-        out[v4461] = v4458;
+      const uint v4395 = v2492 + v4356;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4397 = v2491 + v4361;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4398 = v4395 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4399 = v4397 < v4;
+      const bool v4400 = v4398 && v4399;
+      if (v4400) {
+        const float v4401 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4403 = bfloat(v4401);
+        const uint v4404 = v4395 * v4;
+        const uint v4405 = v4404 + v2493;
+        const uint v4406 = v4405 + v4397;
+        out[v4406] = v4403;
       }
     }
-    const uint v4462 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4463 = v2491 + v4462;
-    const uint v4464 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4465 = v2490 + v4464;
-    const uint v4467 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4468 = v4467 == v4462;
-    const uint v4471 = v4464 + 1u;
-    const uint v4472 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v4473 = v4472 == v4471;
-    const bool v4474 = v4468 && v4473;
-    const uint v4477 = v4465 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4478 = v4477 == 0u;
-    const bool v4479 = v4474 && v4478;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4479) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4480 = v4463 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4481 = v4465 < v4;
-      const bool v4482 = v4480 && v4481;
-      if (v4482) {
-        const uint v4483 = v2492 + v4465;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4484 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4485 = bfloat(v4484);
-        const float v4486 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4489 = bfloat(v4486);
-        const uint v4490 = v4463 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4491 = v4490 + v4483;
-        *(device bfloat2*)(out + v4491) = bfloat2(v4485, v4489);
+    const uint v4407 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4408 = v2492 + v4407;
+    const uint v4409 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4410 = v2491 + v4409;
+    const uint v4412 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4413 = v4412 == v4407;
+    const uint v4416 = v4409 + 1u;
+    const uint v4417 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v4418 = v4417 == v4416;
+    const bool v4419 = v4413 && v4418;
+    const uint v4422 = v4410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4423 = v4422 == 0u;
+    const bool v4424 = v4419 && v4423;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4424) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4425 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4426 = v4410 < v4;
+      const bool v4427 = v4425 && v4426;
+      if (v4427) {
+        const uint v4428 = v2493 + v4410;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4429 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4430 = bfloat(v4429);
+        const float v4431 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4434 = bfloat(v4431);
+        const uint v4435 = v4408 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4436 = v4435 + v4428;
+        *(device bfloat2*)(out + v4436) = bfloat2(v4430, v4434);
       }
     } else {
-      const bool v4496 = v4463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4497 = v4465 < v4;
-      const bool v4498 = v4496 && v4497;
-      if (v4498) {
-        const float v4499 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4501 = bfloat(v4499);
-        const uint v4502 = v4463 * v4;
-        const uint v4503 = v4502 + v2492;
-        const uint v4504 = v4503 + v4465;
-        out[v4504] = v4501;
+      const bool v4441 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4442 = v4410 < v4;
+      const bool v4443 = v4441 && v4442;
+      if (v4443) {
+        const float v4444 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4446 = bfloat(v4444);
+        const uint v4447 = v4408 * v4;
+        const uint v4448 = v4447 + v2493;
+        const uint v4449 = v4448 + v4410;
+        out[v4449] = v4446;
       }
-      const uint v4506 = v2491 + v4467;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4508 = v2490 + v4472;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4509 = v4506 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4510 = v4508 < v4;
-      const bool v4511 = v4509 && v4510;
-      if (v4511) {
-        const float v4512 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4514 = bfloat(v4512);
-        const uint v4515 = v4506 * v4;
-        const uint v4516 = v4515 + v2492;
-        const uint v4517 = v4516 + v4508;
-        out[v4517] = v4514;
+      const uint v4451 = v2492 + v4412;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4453 = v2491 + v4417;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4454 = v4451 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4455 = v4453 < v4;
+      const bool v4456 = v4454 && v4455;
+      if (v4456) {
+        const float v4457 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4459 = bfloat(v4457);
+        const uint v4460 = v4451 * v4;
+        const uint v4461 = v4460 + v2493;
+        const uint v4462 = v4461 + v4453;
+        out[v4462] = v4459;
       }
     }
-    const uint v4518 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4519 = v2491 + v4518;
-    const uint v4520 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4521 = v2490 + v4520;
-    const uint v4523 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4524 = v4523 == v4518;
-    const uint v4527 = v4520 + 1u;
-    const uint v4528 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v4529 = v4528 == v4527;
-    const bool v4530 = v4524 && v4529;
-    const uint v4533 = v4521 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4534 = v4533 == 0u;
-    const bool v4535 = v4530 && v4534;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4535) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4536 = v4519 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4537 = v4521 < v4;
-      const bool v4538 = v4536 && v4537;
-      if (v4538) {
-        const uint v4539 = v2492 + v4521;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4540 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4541 = bfloat(v4540);
-        const float v4542 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4545 = bfloat(v4542);
-        const uint v4546 = v4519 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4547 = v4546 + v4539;
-        *(device bfloat2*)(out + v4547) = bfloat2(v4541, v4545);
+    const uint v4463 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4464 = v2492 + v4463;
+    const uint v4465 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4466 = v2491 + v4465;
+    const uint v4468 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4469 = v4468 == v4463;
+    const uint v4472 = v4465 + 1u;
+    const uint v4473 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v4474 = v4473 == v4472;
+    const bool v4475 = v4469 && v4474;
+    const uint v4478 = v4466 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4479 = v4478 == 0u;
+    const bool v4480 = v4475 && v4479;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4480) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4481 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4482 = v4466 < v4;
+      const bool v4483 = v4481 && v4482;
+      if (v4483) {
+        const uint v4484 = v2493 + v4466;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4485 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4486 = bfloat(v4485);
+        const float v4487 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4490 = bfloat(v4487);
+        const uint v4491 = v4464 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4492 = v4491 + v4484;
+        *(device bfloat2*)(out + v4492) = bfloat2(v4486, v4490);
       }
     } else {
-      const bool v4552 = v4519 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4553 = v4521 < v4;
-      const bool v4554 = v4552 && v4553;
-      if (v4554) {
-        const float v4555 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4557 = bfloat(v4555);
-        const uint v4558 = v4519 * v4;
-        const uint v4559 = v4558 + v2492;
-        const uint v4560 = v4559 + v4521;
-        out[v4560] = v4557;
+      const bool v4497 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4498 = v4466 < v4;
+      const bool v4499 = v4497 && v4498;
+      if (v4499) {
+        const float v4500 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4502 = bfloat(v4500);
+        const uint v4503 = v4464 * v4;
+        const uint v4504 = v4503 + v2493;
+        const uint v4505 = v4504 + v4466;
+        out[v4505] = v4502;
       }
-      const uint v4562 = v2491 + v4523;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4564 = v2490 + v4528;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4565 = v4562 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4566 = v4564 < v4;
-      const bool v4567 = v4565 && v4566;
-      if (v4567) {
-        const float v4568 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4570 = bfloat(v4568);
-        const uint v4571 = v4562 * v4;
-        const uint v4572 = v4571 + v2492;
-        const uint v4573 = v4572 + v4564;
-        out[v4573] = v4570;
+      const uint v4507 = v2492 + v4468;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4509 = v2491 + v4473;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4510 = v4507 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4511 = v4509 < v4;
+      const bool v4512 = v4510 && v4511;
+      if (v4512) {
+        const float v4513 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4515 = bfloat(v4513);
+        const uint v4516 = v4507 * v4;
+        const uint v4517 = v4516 + v2493;
+        const uint v4518 = v4517 + v4509;
+        out[v4518] = v4515;
       }
     }
-    const uint v4574 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4575 = v2491 + v4574;
-    const uint v4576 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4577 = v2490 + v4576;
-    const uint v4579 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4580 = v4579 == v4574;
-    const uint v4583 = v4576 + 1u;
-    const uint v4584 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v4585 = v4584 == v4583;
-    const bool v4586 = v4580 && v4585;
-    const uint v4589 = v4577 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4590 = v4589 == 0u;
-    const bool v4591 = v4586 && v4590;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4591) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4592 = v4575 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4593 = v4577 < v4;
-      const bool v4594 = v4592 && v4593;
-      if (v4594) {
-        const uint v4595 = v2492 + v4577;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4596 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4597 = bfloat(v4596);
-        const float v4598 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4601 = bfloat(v4598);
-        const uint v4602 = v4575 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4603 = v4602 + v4595;
-        *(device bfloat2*)(out + v4603) = bfloat2(v4597, v4601);
+    const uint v4519 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4520 = v2492 + v4519;
+    const uint v4521 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4522 = v2491 + v4521;
+    const uint v4524 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4525 = v4524 == v4519;
+    const uint v4528 = v4521 + 1u;
+    const uint v4529 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v4530 = v4529 == v4528;
+    const bool v4531 = v4525 && v4530;
+    const uint v4534 = v4522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4535 = v4534 == 0u;
+    const bool v4536 = v4531 && v4535;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4536) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4537 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4538 = v4522 < v4;
+      const bool v4539 = v4537 && v4538;
+      if (v4539) {
+        const uint v4540 = v2493 + v4522;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4541 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4542 = bfloat(v4541);
+        const float v4543 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4546 = bfloat(v4543);
+        const uint v4547 = v4520 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4548 = v4547 + v4540;
+        *(device bfloat2*)(out + v4548) = bfloat2(v4542, v4546);
       }
     } else {
-      const bool v4608 = v4575 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4609 = v4577 < v4;
-      const bool v4610 = v4608 && v4609;
-      if (v4610) {
-        const float v4611 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4613 = bfloat(v4611);
-        const uint v4614 = v4575 * v4;
-        const uint v4615 = v4614 + v2492;
-        const uint v4616 = v4615 + v4577;
-        out[v4616] = v4613;
+      const bool v4553 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4554 = v4522 < v4;
+      const bool v4555 = v4553 && v4554;
+      if (v4555) {
+        const float v4556 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4558 = bfloat(v4556);
+        const uint v4559 = v4520 * v4;
+        const uint v4560 = v4559 + v2493;
+        const uint v4561 = v4560 + v4522;
+        out[v4561] = v4558;
       }
-      const uint v4618 = v2491 + v4579;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4620 = v2490 + v4584;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4621 = v4618 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4622 = v4620 < v4;
-      const bool v4623 = v4621 && v4622;
-      if (v4623) {
-        const float v4624 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4626 = bfloat(v4624);
-        const uint v4627 = v4618 * v4;
-        const uint v4628 = v4627 + v2492;
-        const uint v4629 = v4628 + v4620;
-        out[v4629] = v4626;
+      const uint v4563 = v2492 + v4524;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4565 = v2491 + v4529;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4566 = v4563 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4567 = v4565 < v4;
+      const bool v4568 = v4566 && v4567;
+      if (v4568) {
+        const float v4569 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4571 = bfloat(v4569);
+        const uint v4572 = v4563 * v4;
+        const uint v4573 = v4572 + v2493;
+        const uint v4574 = v4573 + v4565;
+        out[v4574] = v4571;
       }
     }
-    const uint v4630 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4631 = v2491 + v4630;
-    const uint v4632 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4633 = v2490 + v4632;
-    const uint v4635 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4636 = v4635 == v4630;
-    const uint v4639 = v4632 + 1u;
-    const uint v4640 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4641 = v4640 == v4639;
-    const bool v4642 = v4636 && v4641;
-    const uint v4645 = v4633 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4646 = v4645 == 0u;
-    const bool v4647 = v4642 && v4646;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4647) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4648 = v4631 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4649 = v4633 < v4;
-      const bool v4650 = v4648 && v4649;
-      if (v4650) {
-        const uint v4651 = v2492 + v4633;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4652 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4653 = bfloat(v4652);
-        const float v4654 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4657 = bfloat(v4654);
-        const uint v4658 = v4631 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4659 = v4658 + v4651;
-        *(device bfloat2*)(out + v4659) = bfloat2(v4653, v4657);
+    const uint v4575 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4576 = v2492 + v4575;
+    const uint v4577 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4578 = v2491 + v4577;
+    const uint v4580 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4581 = v4580 == v4575;
+    const uint v4584 = v4577 + 1u;
+    const uint v4585 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v4586 = v4585 == v4584;
+    const bool v4587 = v4581 && v4586;
+    const uint v4590 = v4578 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4591 = v4590 == 0u;
+    const bool v4592 = v4587 && v4591;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4592) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4593 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4594 = v4578 < v4;
+      const bool v4595 = v4593 && v4594;
+      if (v4595) {
+        const uint v4596 = v2493 + v4578;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4597 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4598 = bfloat(v4597);
+        const float v4599 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4602 = bfloat(v4599);
+        const uint v4603 = v4576 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4604 = v4603 + v4596;
+        *(device bfloat2*)(out + v4604) = bfloat2(v4598, v4602);
       }
     } else {
-      const bool v4664 = v4631 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4665 = v4633 < v4;
-      const bool v4666 = v4664 && v4665;
-      if (v4666) {
-        const float v4667 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4669 = bfloat(v4667);
-        const uint v4670 = v4631 * v4;
-        const uint v4671 = v4670 + v2492;
-        const uint v4672 = v4671 + v4633;
-        out[v4672] = v4669;
+      const bool v4609 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4610 = v4578 < v4;
+      const bool v4611 = v4609 && v4610;
+      if (v4611) {
+        const float v4612 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4614 = bfloat(v4612);
+        const uint v4615 = v4576 * v4;
+        const uint v4616 = v4615 + v2493;
+        const uint v4617 = v4616 + v4578;
+        out[v4617] = v4614;
       }
-      const uint v4674 = v2491 + v4635;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4676 = v2490 + v4640;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4677 = v4674 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4678 = v4676 < v4;
-      const bool v4679 = v4677 && v4678;
-      if (v4679) {
-        const float v4680 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4682 = bfloat(v4680);
-        const uint v4683 = v4674 * v4;
-        const uint v4684 = v4683 + v2492;
-        const uint v4685 = v4684 + v4676;
-        out[v4685] = v4682;
+      const uint v4619 = v2492 + v4580;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4621 = v2491 + v4585;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4622 = v4619 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4623 = v4621 < v4;
+      const bool v4624 = v4622 && v4623;
+      if (v4624) {
+        const float v4625 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4627 = bfloat(v4625);
+        const uint v4628 = v4619 * v4;
+        const uint v4629 = v4628 + v2493;
+        const uint v4630 = v4629 + v4621;
+        out[v4630] = v4627;
       }
     }
-    const uint v4686 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4687 = v2491 + v4686;
-    const uint v4688 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4689 = v2490 + v4688;
-    const uint v4691 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4692 = v4691 == v4686;
-    const uint v4695 = v4688 + 1u;
-    const uint v4696 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4697 = v4696 == v4695;
-    const bool v4698 = v4692 && v4697;
-    const uint v4701 = v4689 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4702 = v4701 == 0u;
-    const bool v4703 = v4698 && v4702;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4703) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4704 = v4687 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4705 = v4689 < v4;
-      const bool v4706 = v4704 && v4705;
-      if (v4706) {
-        const uint v4707 = v2492 + v4689;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4708 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4709 = bfloat(v4708);
-        const float v4710 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4713 = bfloat(v4710);
-        const uint v4714 = v4687 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4715 = v4714 + v4707;
-        *(device bfloat2*)(out + v4715) = bfloat2(v4709, v4713);
+    const uint v4631 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4632 = v2492 + v4631;
+    const uint v4633 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4634 = v2491 + v4633;
+    const uint v4636 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4637 = v4636 == v4631;
+    const uint v4640 = v4633 + 1u;
+    const uint v4641 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v4642 = v4641 == v4640;
+    const bool v4643 = v4637 && v4642;
+    const uint v4646 = v4634 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4647 = v4646 == 0u;
+    const bool v4648 = v4643 && v4647;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4648) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4649 = v4632 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4650 = v4634 < v4;
+      const bool v4651 = v4649 && v4650;
+      if (v4651) {
+        const uint v4652 = v2493 + v4634;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4653 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4654 = bfloat(v4653);
+        const float v4655 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4658 = bfloat(v4655);
+        const uint v4659 = v4632 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4660 = v4659 + v4652;
+        *(device bfloat2*)(out + v4660) = bfloat2(v4654, v4658);
       }
     } else {
-      const bool v4720 = v4687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4721 = v4689 < v4;
-      const bool v4722 = v4720 && v4721;
-      if (v4722) {
-        const float v4723 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4725 = bfloat(v4723);
-        const uint v4726 = v4687 * v4;
-        const uint v4727 = v4726 + v2492;
-        const uint v4728 = v4727 + v4689;
-        out[v4728] = v4725;
+      const bool v4665 = v4632 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4666 = v4634 < v4;
+      const bool v4667 = v4665 && v4666;
+      if (v4667) {
+        const float v4668 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4670 = bfloat(v4668);
+        const uint v4671 = v4632 * v4;
+        const uint v4672 = v4671 + v2493;
+        const uint v4673 = v4672 + v4634;
+        out[v4673] = v4670;
       }
-      const uint v4730 = v2491 + v4691;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4732 = v2490 + v4696;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4733 = v4730 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4734 = v4732 < v4;
-      const bool v4735 = v4733 && v4734;
-      if (v4735) {
-        const float v4736 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4738 = bfloat(v4736);
-        const uint v4739 = v4730 * v4;
-        const uint v4740 = v4739 + v2492;
-        const uint v4741 = v4740 + v4732;
-        out[v4741] = v4738;
+      const uint v4675 = v2492 + v4636;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4677 = v2491 + v4641;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4678 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4679 = v4677 < v4;
+      const bool v4680 = v4678 && v4679;
+      if (v4680) {
+        const float v4681 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4683 = bfloat(v4681);
+        const uint v4684 = v4675 * v4;
+        const uint v4685 = v4684 + v2493;
+        const uint v4686 = v4685 + v4677;
+        out[v4686] = v4683;
       }
     }
-    const uint v4742 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4743 = v2491 + v4742;
-    const uint v4744 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4745 = v2490 + v4744;
-    const uint v4747 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4748 = v4747 == v4742;
-    const uint v4751 = v4744 + 1u;
-    const uint v4752 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4753 = v4752 == v4751;
-    const bool v4754 = v4748 && v4753;
-    const uint v4757 = v4745 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4758 = v4757 == 0u;
-    const bool v4759 = v4754 && v4758;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4759) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4760 = v4743 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4761 = v4745 < v4;
-      const bool v4762 = v4760 && v4761;
-      if (v4762) {
-        const uint v4763 = v2492 + v4745;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4764 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4765 = bfloat(v4764);
-        const float v4766 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4769 = bfloat(v4766);
-        const uint v4770 = v4743 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4771 = v4770 + v4763;
-        *(device bfloat2*)(out + v4771) = bfloat2(v4765, v4769);
+    const uint v4687 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4688 = v2492 + v4687;
+    const uint v4689 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4690 = v2491 + v4689;
+    const uint v4692 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4693 = v4692 == v4687;
+    const uint v4696 = v4689 + 1u;
+    const uint v4697 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v4698 = v4697 == v4696;
+    const bool v4699 = v4693 && v4698;
+    const uint v4702 = v4690 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4703 = v4702 == 0u;
+    const bool v4704 = v4699 && v4703;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4704) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4705 = v4688 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4706 = v4690 < v4;
+      const bool v4707 = v4705 && v4706;
+      if (v4707) {
+        const uint v4708 = v2493 + v4690;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4709 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4710 = bfloat(v4709);
+        const float v4711 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4714 = bfloat(v4711);
+        const uint v4715 = v4688 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4716 = v4715 + v4708;
+        *(device bfloat2*)(out + v4716) = bfloat2(v4710, v4714);
       }
     } else {
-      const bool v4776 = v4743 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4777 = v4745 < v4;
-      const bool v4778 = v4776 && v4777;
-      if (v4778) {
-        const float v4779 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4781 = bfloat(v4779);
-        const uint v4782 = v4743 * v4;
-        const uint v4783 = v4782 + v2492;
-        const uint v4784 = v4783 + v4745;
-        out[v4784] = v4781;
+      const bool v4721 = v4688 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4722 = v4690 < v4;
+      const bool v4723 = v4721 && v4722;
+      if (v4723) {
+        const float v4724 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4726 = bfloat(v4724);
+        const uint v4727 = v4688 * v4;
+        const uint v4728 = v4727 + v2493;
+        const uint v4729 = v4728 + v4690;
+        out[v4729] = v4726;
       }
-      const uint v4786 = v2491 + v4747;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4788 = v2490 + v4752;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4789 = v4786 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4790 = v4788 < v4;
-      const bool v4791 = v4789 && v4790;
-      if (v4791) {
-        const float v4792 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4794 = bfloat(v4792);
-        const uint v4795 = v4786 * v4;
-        const uint v4796 = v4795 + v2492;
-        const uint v4797 = v4796 + v4788;
-        out[v4797] = v4794;
+      const uint v4731 = v2492 + v4692;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4733 = v2491 + v4697;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4734 = v4731 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4735 = v4733 < v4;
+      const bool v4736 = v4734 && v4735;
+      if (v4736) {
+        const float v4737 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4739 = bfloat(v4737);
+        const uint v4740 = v4731 * v4;
+        const uint v4741 = v4740 + v2493;
+        const uint v4742 = v4741 + v4733;
+        out[v4742] = v4739;
       }
     }
-    const uint v4798 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4799 = v2491 + v4798;
-    const uint v4800 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4801 = v2490 + v4800;
-    const uint v4803 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4804 = v4803 == v4798;
-    const uint v4807 = v4800 + 1u;
-    const uint v4808 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4809 = v4808 == v4807;
-    const bool v4810 = v4804 && v4809;
-    const uint v4813 = v4801 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4814 = v4813 == 0u;
-    const bool v4815 = v4810 && v4814;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4815) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4816 = v4799 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4817 = v4801 < v4;
-      const bool v4818 = v4816 && v4817;
-      if (v4818) {
-        const uint v4819 = v2492 + v4801;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4820 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4821 = bfloat(v4820);
-        const float v4822 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4825 = bfloat(v4822);
-        const uint v4826 = v4799 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4827 = v4826 + v4819;
-        *(device bfloat2*)(out + v4827) = bfloat2(v4821, v4825);
+    const uint v4743 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4744 = v2492 + v4743;
+    const uint v4745 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4746 = v2491 + v4745;
+    const uint v4748 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4749 = v4748 == v4743;
+    const uint v4752 = v4745 + 1u;
+    const uint v4753 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v4754 = v4753 == v4752;
+    const bool v4755 = v4749 && v4754;
+    const uint v4758 = v4746 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4759 = v4758 == 0u;
+    const bool v4760 = v4755 && v4759;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4760) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4761 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4762 = v4746 < v4;
+      const bool v4763 = v4761 && v4762;
+      if (v4763) {
+        const uint v4764 = v2493 + v4746;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4765 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4766 = bfloat(v4765);
+        const float v4767 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4770 = bfloat(v4767);
+        const uint v4771 = v4744 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4772 = v4771 + v4764;
+        *(device bfloat2*)(out + v4772) = bfloat2(v4766, v4770);
       }
     } else {
-      const bool v4832 = v4799 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4833 = v4801 < v4;
-      const bool v4834 = v4832 && v4833;
-      if (v4834) {
-        const float v4835 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4837 = bfloat(v4835);
-        const uint v4838 = v4799 * v4;
-        const uint v4839 = v4838 + v2492;
-        const uint v4840 = v4839 + v4801;
-        out[v4840] = v4837;
+      const bool v4777 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4778 = v4746 < v4;
+      const bool v4779 = v4777 && v4778;
+      if (v4779) {
+        const float v4780 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4782 = bfloat(v4780);
+        const uint v4783 = v4744 * v4;
+        const uint v4784 = v4783 + v2493;
+        const uint v4785 = v4784 + v4746;
+        out[v4785] = v4782;
       }
-      const uint v4842 = v2491 + v4803;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4844 = v2490 + v4808;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4845 = v4842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4846 = v4844 < v4;
-      const bool v4847 = v4845 && v4846;
-      if (v4847) {
-        const float v4848 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4850 = bfloat(v4848);
-        const uint v4851 = v4842 * v4;
-        const uint v4852 = v4851 + v2492;
-        const uint v4853 = v4852 + v4844;
-        out[v4853] = v4850;
+      const uint v4787 = v2492 + v4748;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4789 = v2491 + v4753;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4790 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4791 = v4789 < v4;
+      const bool v4792 = v4790 && v4791;
+      if (v4792) {
+        const float v4793 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4795 = bfloat(v4793);
+        const uint v4796 = v4787 * v4;
+        const uint v4797 = v4796 + v2493;
+        const uint v4798 = v4797 + v4789;
+        out[v4798] = v4795;
       }
     }
-    const uint v4854 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4855 = v2491 + v4854;
-    const uint v4856 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4857 = v2490 + v4856;
-    const uint v4859 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4860 = v4859 == v4854;
-    const uint v4863 = v4856 + 1u;
-    const uint v4864 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4865 = v4864 == v4863;
-    const bool v4866 = v4860 && v4865;
-    const uint v4869 = v4857 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4870 = v4869 == 0u;
-    const bool v4871 = v4866 && v4870;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4871) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4872 = v4855 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4873 = v4857 < v4;
-      const bool v4874 = v4872 && v4873;
-      if (v4874) {
-        const uint v4875 = v2492 + v4857;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4876 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4877 = bfloat(v4876);
-        const float v4878 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4881 = bfloat(v4878);
-        const uint v4882 = v4855 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4883 = v4882 + v4875;
-        *(device bfloat2*)(out + v4883) = bfloat2(v4877, v4881);
+    const uint v4799 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4800 = v2492 + v4799;
+    const uint v4801 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4802 = v2491 + v4801;
+    const uint v4804 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4805 = v4804 == v4799;
+    const uint v4808 = v4801 + 1u;
+    const uint v4809 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v4810 = v4809 == v4808;
+    const bool v4811 = v4805 && v4810;
+    const uint v4814 = v4802 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4815 = v4814 == 0u;
+    const bool v4816 = v4811 && v4815;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4816) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4817 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4818 = v4802 < v4;
+      const bool v4819 = v4817 && v4818;
+      if (v4819) {
+        const uint v4820 = v2493 + v4802;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4821 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4822 = bfloat(v4821);
+        const float v4823 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4826 = bfloat(v4823);
+        const uint v4827 = v4800 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4828 = v4827 + v4820;
+        *(device bfloat2*)(out + v4828) = bfloat2(v4822, v4826);
       }
     } else {
-      const bool v4888 = v4855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4889 = v4857 < v4;
-      const bool v4890 = v4888 && v4889;
-      if (v4890) {
-        const float v4891 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4893 = bfloat(v4891);
-        const uint v4894 = v4855 * v4;
-        const uint v4895 = v4894 + v2492;
-        const uint v4896 = v4895 + v4857;
-        out[v4896] = v4893;
+      const bool v4833 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4834 = v4802 < v4;
+      const bool v4835 = v4833 && v4834;
+      if (v4835) {
+        const float v4836 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4838 = bfloat(v4836);
+        const uint v4839 = v4800 * v4;
+        const uint v4840 = v4839 + v2493;
+        const uint v4841 = v4840 + v4802;
+        out[v4841] = v4838;
       }
-      const uint v4898 = v2491 + v4859;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4900 = v2490 + v4864;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4901 = v4898 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4902 = v4900 < v4;
-      const bool v4903 = v4901 && v4902;
-      if (v4903) {
-        const float v4904 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4906 = bfloat(v4904);
-        const uint v4907 = v4898 * v4;
-        const uint v4908 = v4907 + v2492;
-        const uint v4909 = v4908 + v4900;
-        out[v4909] = v4906;
+      const uint v4843 = v2492 + v4804;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4845 = v2491 + v4809;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4846 = v4843 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4847 = v4845 < v4;
+      const bool v4848 = v4846 && v4847;
+      if (v4848) {
+        const float v4849 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4851 = bfloat(v4849);
+        const uint v4852 = v4843 * v4;
+        const uint v4853 = v4852 + v2493;
+        const uint v4854 = v4853 + v4845;
+        out[v4854] = v4851;
       }
     }
-    const uint v4910 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4911 = v2491 + v4910;
-    const uint v4912 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4913 = v2490 + v4912;
-    const uint v4915 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4916 = v4915 == v4910;
-    const uint v4919 = v4912 + 1u;
-    const uint v4920 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4921 = v4920 == v4919;
-    const bool v4922 = v4916 && v4921;
-    const uint v4925 = v4913 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4926 = v4925 == 0u;
-    const bool v4927 = v4922 && v4926;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4927) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4928 = v4911 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4929 = v4913 < v4;
-      const bool v4930 = v4928 && v4929;
-      if (v4930) {
-        const uint v4931 = v2492 + v4913;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4932 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4933 = bfloat(v4932);
-        const float v4934 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4937 = bfloat(v4934);
-        const uint v4938 = v4911 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4939 = v4938 + v4931;
-        *(device bfloat2*)(out + v4939) = bfloat2(v4933, v4937);
+    const uint v4855 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4856 = v2492 + v4855;
+    const uint v4857 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4858 = v2491 + v4857;
+    const uint v4860 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4861 = v4860 == v4855;
+    const uint v4864 = v4857 + 1u;
+    const uint v4865 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v4866 = v4865 == v4864;
+    const bool v4867 = v4861 && v4866;
+    const uint v4870 = v4858 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4871 = v4870 == 0u;
+    const bool v4872 = v4867 && v4871;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4872) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4873 = v4856 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4874 = v4858 < v4;
+      const bool v4875 = v4873 && v4874;
+      if (v4875) {
+        const uint v4876 = v2493 + v4858;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4877 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4878 = bfloat(v4877);
+        const float v4879 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4882 = bfloat(v4879);
+        const uint v4883 = v4856 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4884 = v4883 + v4876;
+        *(device bfloat2*)(out + v4884) = bfloat2(v4878, v4882);
       }
     } else {
-      const bool v4944 = v4911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4945 = v4913 < v4;
-      const bool v4946 = v4944 && v4945;
-      if (v4946) {
-        const float v4947 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4949 = bfloat(v4947);
-        const uint v4950 = v4911 * v4;
-        const uint v4951 = v4950 + v2492;
-        const uint v4952 = v4951 + v4913;
-        out[v4952] = v4949;
+      const bool v4889 = v4856 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4890 = v4858 < v4;
+      const bool v4891 = v4889 && v4890;
+      if (v4891) {
+        const float v4892 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4894 = bfloat(v4892);
+        const uint v4895 = v4856 * v4;
+        const uint v4896 = v4895 + v2493;
+        const uint v4897 = v4896 + v4858;
+        out[v4897] = v4894;
       }
-      const uint v4954 = v2491 + v4915;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4956 = v2490 + v4920;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4957 = v4954 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4958 = v4956 < v4;
-      const bool v4959 = v4957 && v4958;
-      if (v4959) {
-        const float v4960 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4962 = bfloat(v4960);
-        const uint v4963 = v4954 * v4;
-        const uint v4964 = v4963 + v2492;
-        const uint v4965 = v4964 + v4956;
-        out[v4965] = v4962;
+      const uint v4899 = v2492 + v4860;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4901 = v2491 + v4865;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4902 = v4899 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4903 = v4901 < v4;
+      const bool v4904 = v4902 && v4903;
+      if (v4904) {
+        const float v4905 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4907 = bfloat(v4905);
+        const uint v4908 = v4899 * v4;
+        const uint v4909 = v4908 + v2493;
+        const uint v4910 = v4909 + v4901;
+        out[v4910] = v4907;
       }
     }
-    const uint v4966 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4967 = v2491 + v4966;
-    const uint v4968 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4969 = v2490 + v4968;
-    const uint v4971 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4972 = v4971 == v4966;
-    const uint v4975 = v4968 + 1u;
-    const uint v4976 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4977 = v4976 == v4975;
-    const bool v4978 = v4972 && v4977;
-    const uint v4981 = v4969 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4982 = v4981 == 0u;
-    const bool v4983 = v4978 && v4982;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4983) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4984 = v4967 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4985 = v4969 < v4;
-      const bool v4986 = v4984 && v4985;
-      if (v4986) {
-        const uint v4987 = v2492 + v4969;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4988 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4989 = bfloat(v4988);
-        const float v4990 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4993 = bfloat(v4990);
-        const uint v4994 = v4967 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4995 = v4994 + v4987;
-        *(device bfloat2*)(out + v4995) = bfloat2(v4989, v4993);
+    const uint v4911 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4912 = v2492 + v4911;
+    const uint v4913 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4914 = v2491 + v4913;
+    const uint v4916 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4917 = v4916 == v4911;
+    const uint v4920 = v4913 + 1u;
+    const uint v4921 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v4922 = v4921 == v4920;
+    const bool v4923 = v4917 && v4922;
+    const uint v4926 = v4914 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4927 = v4926 == 0u;
+    const bool v4928 = v4923 && v4927;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4928) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4929 = v4912 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4930 = v4914 < v4;
+      const bool v4931 = v4929 && v4930;
+      if (v4931) {
+        const uint v4932 = v2493 + v4914;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4933 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4934 = bfloat(v4933);
+        const float v4935 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4938 = bfloat(v4935);
+        const uint v4939 = v4912 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4940 = v4939 + v4932;
+        *(device bfloat2*)(out + v4940) = bfloat2(v4934, v4938);
       }
     } else {
-      const bool v5000 = v4967 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5001 = v4969 < v4;
-      const bool v5002 = v5000 && v5001;
-      if (v5002) {
-        const float v5003 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5005 = bfloat(v5003);
-        const uint v5006 = v4967 * v4;
-        const uint v5007 = v5006 + v2492;
-        const uint v5008 = v5007 + v4969;
-        out[v5008] = v5005;
+      const bool v4945 = v4912 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4946 = v4914 < v4;
+      const bool v4947 = v4945 && v4946;
+      if (v4947) {
+        const float v4948 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4950 = bfloat(v4948);
+        const uint v4951 = v4912 * v4;
+        const uint v4952 = v4951 + v2493;
+        const uint v4953 = v4952 + v4914;
+        out[v4953] = v4950;
       }
-      const uint v5010 = v2491 + v4971;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5012 = v2490 + v4976;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5013 = v5010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5014 = v5012 < v4;
-      const bool v5015 = v5013 && v5014;
-      if (v5015) {
-        const float v5016 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5018 = bfloat(v5016);
-        const uint v5019 = v5010 * v4;
-        const uint v5020 = v5019 + v2492;
-        const uint v5021 = v5020 + v5012;
-        out[v5021] = v5018;
+      const uint v4955 = v2492 + v4916;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4957 = v2491 + v4921;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4958 = v4955 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4959 = v4957 < v4;
+      const bool v4960 = v4958 && v4959;
+      if (v4960) {
+        const float v4961 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4963 = bfloat(v4961);
+        const uint v4964 = v4955 * v4;
+        const uint v4965 = v4964 + v2493;
+        const uint v4966 = v4965 + v4957;
+        out[v4966] = v4963;
       }
     }
-    const uint v5022 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5023 = v2491 + v5022;
-    const uint v5024 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5025 = v2490 + v5024;
-    const uint v5027 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5028 = v5027 == v5022;
-    const uint v5031 = v5024 + 1u;
-    const uint v5032 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v5033 = v5032 == v5031;
-    const bool v5034 = v5028 && v5033;
-    const uint v5037 = v5025 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5038 = v5037 == 0u;
-    const bool v5039 = v5034 && v5038;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5039) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5040 = v5023 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5041 = v5025 < v4;
-      const bool v5042 = v5040 && v5041;
-      if (v5042) {
-        const uint v5043 = v2492 + v5025;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5044 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5045 = bfloat(v5044);
-        const float v5046 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5049 = bfloat(v5046);
-        const uint v5050 = v5023 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5051 = v5050 + v5043;
-        *(device bfloat2*)(out + v5051) = bfloat2(v5045, v5049);
+    const uint v4967 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4968 = v2492 + v4967;
+    const uint v4969 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4970 = v2491 + v4969;
+    const uint v4972 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4973 = v4972 == v4967;
+    const uint v4976 = v4969 + 1u;
+    const uint v4977 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v4978 = v4977 == v4976;
+    const bool v4979 = v4973 && v4978;
+    const uint v4982 = v4970 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4983 = v4982 == 0u;
+    const bool v4984 = v4979 && v4983;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4984) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4985 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4986 = v4970 < v4;
+      const bool v4987 = v4985 && v4986;
+      if (v4987) {
+        const uint v4988 = v2493 + v4970;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4989 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4990 = bfloat(v4989);
+        const float v4991 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4994 = bfloat(v4991);
+        const uint v4995 = v4968 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4996 = v4995 + v4988;
+        *(device bfloat2*)(out + v4996) = bfloat2(v4990, v4994);
       }
     } else {
-      const bool v5056 = v5023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5057 = v5025 < v4;
-      const bool v5058 = v5056 && v5057;
-      if (v5058) {
-        const float v5059 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5061 = bfloat(v5059);
-        const uint v5062 = v5023 * v4;
-        const uint v5063 = v5062 + v2492;
-        const uint v5064 = v5063 + v5025;
-        out[v5064] = v5061;
+      const bool v5001 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5002 = v4970 < v4;
+      const bool v5003 = v5001 && v5002;
+      if (v5003) {
+        const float v5004 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5006 = bfloat(v5004);
+        const uint v5007 = v4968 * v4;
+        const uint v5008 = v5007 + v2493;
+        const uint v5009 = v5008 + v4970;
+        out[v5009] = v5006;
       }
-      const uint v5066 = v2491 + v5027;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5068 = v2490 + v5032;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5069 = v5066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5070 = v5068 < v4;
-      const bool v5071 = v5069 && v5070;
-      if (v5071) {
-        const float v5072 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5074 = bfloat(v5072);
-        const uint v5075 = v5066 * v4;
-        const uint v5076 = v5075 + v2492;
-        const uint v5077 = v5076 + v5068;
-        out[v5077] = v5074;
+      const uint v5011 = v2492 + v4972;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5013 = v2491 + v4977;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5014 = v5011 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5015 = v5013 < v4;
+      const bool v5016 = v5014 && v5015;
+      if (v5016) {
+        const float v5017 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5019 = bfloat(v5017);
+        const uint v5020 = v5011 * v4;
+        const uint v5021 = v5020 + v2493;
+        const uint v5022 = v5021 + v5013;
+        out[v5022] = v5019;
       }
     }
-    const uint v5078 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5079 = v2491 + v5078;
-    const uint v5080 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5081 = v2490 + v5080;
-    const uint v5083 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5084 = v5083 == v5078;
-    const uint v5087 = v5080 + 1u;
-    const uint v5088 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v5089 = v5088 == v5087;
-    const bool v5090 = v5084 && v5089;
-    const uint v5093 = v5081 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5094 = v5093 == 0u;
-    const bool v5095 = v5090 && v5094;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5095) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5096 = v5079 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5097 = v5081 < v4;
-      const bool v5098 = v5096 && v5097;
-      if (v5098) {
-        const uint v5099 = v2492 + v5081;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5100 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5101 = bfloat(v5100);
-        const float v5102 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5105 = bfloat(v5102);
-        const uint v5106 = v5079 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5107 = v5106 + v5099;
-        *(device bfloat2*)(out + v5107) = bfloat2(v5101, v5105);
+    const uint v5023 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5024 = v2492 + v5023;
+    const uint v5025 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5026 = v2491 + v5025;
+    const uint v5028 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5029 = v5028 == v5023;
+    const uint v5032 = v5025 + 1u;
+    const uint v5033 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v5034 = v5033 == v5032;
+    const bool v5035 = v5029 && v5034;
+    const uint v5038 = v5026 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5039 = v5038 == 0u;
+    const bool v5040 = v5035 && v5039;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5040) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5041 = v5024 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5042 = v5026 < v4;
+      const bool v5043 = v5041 && v5042;
+      if (v5043) {
+        const uint v5044 = v2493 + v5026;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5045 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5046 = bfloat(v5045);
+        const float v5047 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5050 = bfloat(v5047);
+        const uint v5051 = v5024 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5052 = v5051 + v5044;
+        *(device bfloat2*)(out + v5052) = bfloat2(v5046, v5050);
       }
     } else {
-      const bool v5112 = v5079 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5113 = v5081 < v4;
-      const bool v5114 = v5112 && v5113;
-      if (v5114) {
-        const float v5115 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5117 = bfloat(v5115);
-        const uint v5118 = v5079 * v4;
-        const uint v5119 = v5118 + v2492;
-        const uint v5120 = v5119 + v5081;
-        out[v5120] = v5117;
+      const bool v5057 = v5024 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5058 = v5026 < v4;
+      const bool v5059 = v5057 && v5058;
+      if (v5059) {
+        const float v5060 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5062 = bfloat(v5060);
+        const uint v5063 = v5024 * v4;
+        const uint v5064 = v5063 + v2493;
+        const uint v5065 = v5064 + v5026;
+        out[v5065] = v5062;
       }
-      const uint v5122 = v2491 + v5083;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5124 = v2490 + v5088;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5125 = v5122 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5126 = v5124 < v4;
-      const bool v5127 = v5125 && v5126;
-      if (v5127) {
-        const float v5128 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5130 = bfloat(v5128);
-        const uint v5131 = v5122 * v4;
-        const uint v5132 = v5131 + v2492;
-        const uint v5133 = v5132 + v5124;
-        out[v5133] = v5130;
+      const uint v5067 = v2492 + v5028;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5069 = v2491 + v5033;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5070 = v5067 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5071 = v5069 < v4;
+      const bool v5072 = v5070 && v5071;
+      if (v5072) {
+        const float v5073 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5075 = bfloat(v5073);
+        const uint v5076 = v5067 * v4;
+        const uint v5077 = v5076 + v2493;
+        const uint v5078 = v5077 + v5069;
+        out[v5078] = v5075;
       }
     }
-    const uint v5134 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5135 = v2491 + v5134;
-    const uint v5136 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5137 = v2490 + v5136;
-    const uint v5139 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5140 = v5139 == v5134;
-    const uint v5143 = v5136 + 1u;
-    const uint v5144 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v5145 = v5144 == v5143;
-    const bool v5146 = v5140 && v5145;
-    const uint v5149 = v5137 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5150 = v5149 == 0u;
-    const bool v5151 = v5146 && v5150;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5151) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5152 = v5135 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5153 = v5137 < v4;
-      const bool v5154 = v5152 && v5153;
-      if (v5154) {
-        const uint v5155 = v2492 + v5137;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5156 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5157 = bfloat(v5156);
-        const float v5158 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5161 = bfloat(v5158);
-        const uint v5162 = v5135 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5163 = v5162 + v5155;
-        *(device bfloat2*)(out + v5163) = bfloat2(v5157, v5161);
+    const uint v5079 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5080 = v2492 + v5079;
+    const uint v5081 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5082 = v2491 + v5081;
+    const uint v5084 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5085 = v5084 == v5079;
+    const uint v5088 = v5081 + 1u;
+    const uint v5089 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v5090 = v5089 == v5088;
+    const bool v5091 = v5085 && v5090;
+    const uint v5094 = v5082 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5095 = v5094 == 0u;
+    const bool v5096 = v5091 && v5095;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5096) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5097 = v5080 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5098 = v5082 < v4;
+      const bool v5099 = v5097 && v5098;
+      if (v5099) {
+        const uint v5100 = v2493 + v5082;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5101 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5102 = bfloat(v5101);
+        const float v5103 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5106 = bfloat(v5103);
+        const uint v5107 = v5080 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5108 = v5107 + v5100;
+        *(device bfloat2*)(out + v5108) = bfloat2(v5102, v5106);
       }
     } else {
-      const bool v5168 = v5135 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5169 = v5137 < v4;
-      const bool v5170 = v5168 && v5169;
-      if (v5170) {
-        const float v5171 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5173 = bfloat(v5171);
-        const uint v5174 = v5135 * v4;
-        const uint v5175 = v5174 + v2492;
-        const uint v5176 = v5175 + v5137;
-        out[v5176] = v5173;
+      const bool v5113 = v5080 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5114 = v5082 < v4;
+      const bool v5115 = v5113 && v5114;
+      if (v5115) {
+        const float v5116 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5118 = bfloat(v5116);
+        const uint v5119 = v5080 * v4;
+        const uint v5120 = v5119 + v2493;
+        const uint v5121 = v5120 + v5082;
+        out[v5121] = v5118;
       }
-      const uint v5178 = v2491 + v5139;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5180 = v2490 + v5144;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5181 = v5178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5182 = v5180 < v4;
-      const bool v5183 = v5181 && v5182;
-      if (v5183) {
-        const float v5184 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5186 = bfloat(v5184);
-        const uint v5187 = v5178 * v4;
-        const uint v5188 = v5187 + v2492;
-        const uint v5189 = v5188 + v5180;
-        out[v5189] = v5186;
+      const uint v5123 = v2492 + v5084;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5125 = v2491 + v5089;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5126 = v5123 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5127 = v5125 < v4;
+      const bool v5128 = v5126 && v5127;
+      if (v5128) {
+        const float v5129 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5131 = bfloat(v5129);
+        const uint v5132 = v5123 * v4;
+        const uint v5133 = v5132 + v2493;
+        const uint v5134 = v5133 + v5125;
+        out[v5134] = v5131;
       }
     }
-    const uint v5190 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5191 = v2491 + v5190;
-    const uint v5192 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5193 = v2490 + v5192;
-    const uint v5195 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5196 = v5195 == v5190;
-    const uint v5199 = v5192 + 1u;
-    const uint v5200 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v5201 = v5200 == v5199;
-    const bool v5202 = v5196 && v5201;
-    const uint v5205 = v5193 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5206 = v5205 == 0u;
-    const bool v5207 = v5202 && v5206;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5207) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5208 = v5191 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5209 = v5193 < v4;
-      const bool v5210 = v5208 && v5209;
-      if (v5210) {
-        const uint v5211 = v2492 + v5193;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5212 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5213 = bfloat(v5212);
-        const float v5214 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5217 = bfloat(v5214);
-        const uint v5218 = v5191 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5219 = v5218 + v5211;
-        *(device bfloat2*)(out + v5219) = bfloat2(v5213, v5217);
+    const uint v5135 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5136 = v2492 + v5135;
+    const uint v5137 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5138 = v2491 + v5137;
+    const uint v5140 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5141 = v5140 == v5135;
+    const uint v5144 = v5137 + 1u;
+    const uint v5145 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v5146 = v5145 == v5144;
+    const bool v5147 = v5141 && v5146;
+    const uint v5150 = v5138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5151 = v5150 == 0u;
+    const bool v5152 = v5147 && v5151;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5152) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5153 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5154 = v5138 < v4;
+      const bool v5155 = v5153 && v5154;
+      if (v5155) {
+        const uint v5156 = v2493 + v5138;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5157 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5158 = bfloat(v5157);
+        const float v5159 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5162 = bfloat(v5159);
+        const uint v5163 = v5136 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5164 = v5163 + v5156;
+        *(device bfloat2*)(out + v5164) = bfloat2(v5158, v5162);
       }
     } else {
-      const bool v5224 = v5191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5225 = v5193 < v4;
-      const bool v5226 = v5224 && v5225;
-      if (v5226) {
-        const float v5227 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5229 = bfloat(v5227);
-        const uint v5230 = v5191 * v4;
-        const uint v5231 = v5230 + v2492;
-        const uint v5232 = v5231 + v5193;
-        out[v5232] = v5229;
+      const bool v5169 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5170 = v5138 < v4;
+      const bool v5171 = v5169 && v5170;
+      if (v5171) {
+        const float v5172 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5174 = bfloat(v5172);
+        const uint v5175 = v5136 * v4;
+        const uint v5176 = v5175 + v2493;
+        const uint v5177 = v5176 + v5138;
+        out[v5177] = v5174;
       }
-      const uint v5234 = v2491 + v5195;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5236 = v2490 + v5200;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5237 = v5234 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5238 = v5236 < v4;
-      const bool v5239 = v5237 && v5238;
-      if (v5239) {
-        const float v5240 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5242 = bfloat(v5240);
-        const uint v5243 = v5234 * v4;
-        const uint v5244 = v5243 + v2492;
-        const uint v5245 = v5244 + v5236;
-        out[v5245] = v5242;
+      const uint v5179 = v2492 + v5140;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5181 = v2491 + v5145;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5182 = v5179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5183 = v5181 < v4;
+      const bool v5184 = v5182 && v5183;
+      if (v5184) {
+        const float v5185 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5187 = bfloat(v5185);
+        const uint v5188 = v5179 * v4;
+        const uint v5189 = v5188 + v2493;
+        const uint v5190 = v5189 + v5181;
+        out[v5190] = v5187;
       }
     }
-    const uint v5246 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5247 = v2491 + v5246;
-    const uint v5248 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5249 = v2490 + v5248;
-    const uint v5251 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5252 = v5251 == v5246;
-    const uint v5255 = v5248 + 1u;
-    const uint v5256 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v5257 = v5256 == v5255;
-    const bool v5258 = v5252 && v5257;
-    const uint v5261 = v5249 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5262 = v5261 == 0u;
-    const bool v5263 = v5258 && v5262;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5263) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5264 = v5247 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5265 = v5249 < v4;
-      const bool v5266 = v5264 && v5265;
-      if (v5266) {
-        const uint v5267 = v2492 + v5249;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5268 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5269 = bfloat(v5268);
-        const float v5270 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5273 = bfloat(v5270);
-        const uint v5274 = v5247 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5275 = v5274 + v5267;
-        *(device bfloat2*)(out + v5275) = bfloat2(v5269, v5273);
+    const uint v5191 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5192 = v2492 + v5191;
+    const uint v5193 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5194 = v2491 + v5193;
+    const uint v5196 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5197 = v5196 == v5191;
+    const uint v5200 = v5193 + 1u;
+    const uint v5201 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v5202 = v5201 == v5200;
+    const bool v5203 = v5197 && v5202;
+    const uint v5206 = v5194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5207 = v5206 == 0u;
+    const bool v5208 = v5203 && v5207;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5208) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5209 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5210 = v5194 < v4;
+      const bool v5211 = v5209 && v5210;
+      if (v5211) {
+        const uint v5212 = v2493 + v5194;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5213 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5214 = bfloat(v5213);
+        const float v5215 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5218 = bfloat(v5215);
+        const uint v5219 = v5192 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5220 = v5219 + v5212;
+        *(device bfloat2*)(out + v5220) = bfloat2(v5214, v5218);
       }
     } else {
-      const bool v5280 = v5247 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5281 = v5249 < v4;
-      const bool v5282 = v5280 && v5281;
-      if (v5282) {
-        const float v5283 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5285 = bfloat(v5283);
-        const uint v5286 = v5247 * v4;
-        const uint v5287 = v5286 + v2492;
-        const uint v5288 = v5287 + v5249;
-        out[v5288] = v5285;
+      const bool v5225 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5226 = v5194 < v4;
+      const bool v5227 = v5225 && v5226;
+      if (v5227) {
+        const float v5228 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5230 = bfloat(v5228);
+        const uint v5231 = v5192 * v4;
+        const uint v5232 = v5231 + v2493;
+        const uint v5233 = v5232 + v5194;
+        out[v5233] = v5230;
       }
-      const uint v5290 = v2491 + v5251;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5292 = v2490 + v5256;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5293 = v5290 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5294 = v5292 < v4;
-      const bool v5295 = v5293 && v5294;
-      if (v5295) {
-        const float v5296 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5298 = bfloat(v5296);
-        const uint v5299 = v5290 * v4;
-        const uint v5300 = v5299 + v2492;
-        const uint v5301 = v5300 + v5292;
-        out[v5301] = v5298;
+      const uint v5235 = v2492 + v5196;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5237 = v2491 + v5201;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5238 = v5235 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5239 = v5237 < v4;
+      const bool v5240 = v5238 && v5239;
+      if (v5240) {
+        const float v5241 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5243 = bfloat(v5241);
+        const uint v5244 = v5235 * v4;
+        const uint v5245 = v5244 + v2493;
+        const uint v5246 = v5245 + v5237;
+        out[v5246] = v5243;
       }
     }
-    const uint v5302 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5303 = v2491 + v5302;
-    const uint v5304 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5305 = v2490 + v5304;
-    const uint v5307 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5308 = v5307 == v5302;
-    const uint v5311 = v5304 + 1u;
-    const uint v5312 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v5313 = v5312 == v5311;
-    const bool v5314 = v5308 && v5313;
-    const uint v5317 = v5305 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5318 = v5317 == 0u;
-    const bool v5319 = v5314 && v5318;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5319) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5320 = v5303 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5321 = v5305 < v4;
-      const bool v5322 = v5320 && v5321;
-      if (v5322) {
-        const uint v5323 = v2492 + v5305;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5324 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5325 = bfloat(v5324);
-        const float v5326 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5329 = bfloat(v5326);
-        const uint v5330 = v5303 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5331 = v5330 + v5323;
-        *(device bfloat2*)(out + v5331) = bfloat2(v5325, v5329);
+    const uint v5247 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5248 = v2492 + v5247;
+    const uint v5249 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5250 = v2491 + v5249;
+    const uint v5252 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5253 = v5252 == v5247;
+    const uint v5256 = v5249 + 1u;
+    const uint v5257 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v5258 = v5257 == v5256;
+    const bool v5259 = v5253 && v5258;
+    const uint v5262 = v5250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5263 = v5262 == 0u;
+    const bool v5264 = v5259 && v5263;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5264) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5265 = v5248 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5266 = v5250 < v4;
+      const bool v5267 = v5265 && v5266;
+      if (v5267) {
+        const uint v5268 = v2493 + v5250;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5269 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5270 = bfloat(v5269);
+        const float v5271 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5274 = bfloat(v5271);
+        const uint v5275 = v5248 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5276 = v5275 + v5268;
+        *(device bfloat2*)(out + v5276) = bfloat2(v5270, v5274);
       }
     } else {
-      const bool v5336 = v5303 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5337 = v5305 < v4;
-      const bool v5338 = v5336 && v5337;
-      if (v5338) {
-        const float v5339 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5341 = bfloat(v5339);
-        const uint v5342 = v5303 * v4;
-        const uint v5343 = v5342 + v2492;
-        const uint v5344 = v5343 + v5305;
-        out[v5344] = v5341;
+      const bool v5281 = v5248 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5282 = v5250 < v4;
+      const bool v5283 = v5281 && v5282;
+      if (v5283) {
+        const float v5284 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5286 = bfloat(v5284);
+        const uint v5287 = v5248 * v4;
+        const uint v5288 = v5287 + v2493;
+        const uint v5289 = v5288 + v5250;
+        out[v5289] = v5286;
       }
-      const uint v5346 = v2491 + v5307;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5348 = v2490 + v5312;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5349 = v5346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5350 = v5348 < v4;
-      const bool v5351 = v5349 && v5350;
-      if (v5351) {
-        const float v5352 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5354 = bfloat(v5352);
-        const uint v5355 = v5346 * v4;
-        const uint v5356 = v5355 + v2492;
-        const uint v5357 = v5356 + v5348;
-        out[v5357] = v5354;
+      const uint v5291 = v2492 + v5252;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5293 = v2491 + v5257;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5294 = v5291 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5295 = v5293 < v4;
+      const bool v5296 = v5294 && v5295;
+      if (v5296) {
+        const float v5297 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5299 = bfloat(v5297);
+        const uint v5300 = v5291 * v4;
+        const uint v5301 = v5300 + v2493;
+        const uint v5302 = v5301 + v5293;
+        out[v5302] = v5299;
       }
     }
-    const uint v5358 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5359 = v2491 + v5358;
-    const uint v5360 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5361 = v2490 + v5360;
-    const uint v5363 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5364 = v5363 == v5358;
-    const uint v5367 = v5360 + 1u;
-    const uint v5368 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v5369 = v5368 == v5367;
-    const bool v5370 = v5364 && v5369;
-    const uint v5373 = v5361 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5374 = v5373 == 0u;
-    const bool v5375 = v5370 && v5374;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5375) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5376 = v5359 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5377 = v5361 < v4;
-      const bool v5378 = v5376 && v5377;
-      if (v5378) {
-        const uint v5379 = v2492 + v5361;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5380 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5381 = bfloat(v5380);
-        const float v5382 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5385 = bfloat(v5382);
-        const uint v5386 = v5359 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5387 = v5386 + v5379;
-        *(device bfloat2*)(out + v5387) = bfloat2(v5381, v5385);
+    const uint v5303 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5304 = v2492 + v5303;
+    const uint v5305 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5306 = v2491 + v5305;
+    const uint v5308 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5309 = v5308 == v5303;
+    const uint v5312 = v5305 + 1u;
+    const uint v5313 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v5314 = v5313 == v5312;
+    const bool v5315 = v5309 && v5314;
+    const uint v5318 = v5306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5319 = v5318 == 0u;
+    const bool v5320 = v5315 && v5319;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5320) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5321 = v5304 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5322 = v5306 < v4;
+      const bool v5323 = v5321 && v5322;
+      if (v5323) {
+        const uint v5324 = v2493 + v5306;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5325 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5326 = bfloat(v5325);
+        const float v5327 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5330 = bfloat(v5327);
+        const uint v5331 = v5304 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5332 = v5331 + v5324;
+        *(device bfloat2*)(out + v5332) = bfloat2(v5326, v5330);
       }
     } else {
-      const bool v5392 = v5359 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5393 = v5361 < v4;
-      const bool v5394 = v5392 && v5393;
-      if (v5394) {
-        const float v5395 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5397 = bfloat(v5395);
-        const uint v5398 = v5359 * v4;
-        const uint v5399 = v5398 + v2492;
-        const uint v5400 = v5399 + v5361;
-        out[v5400] = v5397;
+      const bool v5337 = v5304 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5338 = v5306 < v4;
+      const bool v5339 = v5337 && v5338;
+      if (v5339) {
+        const float v5340 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5342 = bfloat(v5340);
+        const uint v5343 = v5304 * v4;
+        const uint v5344 = v5343 + v2493;
+        const uint v5345 = v5344 + v5306;
+        out[v5345] = v5342;
       }
-      const uint v5402 = v2491 + v5363;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5404 = v2490 + v5368;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5405 = v5402 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5406 = v5404 < v4;
-      const bool v5407 = v5405 && v5406;
-      if (v5407) {
-        const float v5408 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5410 = bfloat(v5408);
-        const uint v5411 = v5402 * v4;
-        const uint v5412 = v5411 + v2492;
-        const uint v5413 = v5412 + v5404;
-        out[v5413] = v5410;
+      const uint v5347 = v2492 + v5308;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5349 = v2491 + v5313;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5350 = v5347 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5351 = v5349 < v4;
+      const bool v5352 = v5350 && v5351;
+      if (v5352) {
+        const float v5353 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5355 = bfloat(v5353);
+        const uint v5356 = v5347 * v4;
+        const uint v5357 = v5356 + v2493;
+        const uint v5358 = v5357 + v5349;
+        out[v5358] = v5355;
       }
     }
-    const uint v5414 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5415 = v2491 + v5414;
-    const uint v5416 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5417 = v2490 + v5416;
-    const uint v5419 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5420 = v5419 == v5414;
-    const uint v5423 = v5416 + 1u;
-    const uint v5424 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v5425 = v5424 == v5423;
-    const bool v5426 = v5420 && v5425;
-    const uint v5429 = v5417 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5430 = v5429 == 0u;
-    const bool v5431 = v5426 && v5430;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5431) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5432 = v5415 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5433 = v5417 < v4;
-      const bool v5434 = v5432 && v5433;
-      if (v5434) {
-        const uint v5435 = v2492 + v5417;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5436 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5437 = bfloat(v5436);
-        const float v5438 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5441 = bfloat(v5438);
-        const uint v5442 = v5415 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5443 = v5442 + v5435;
-        *(device bfloat2*)(out + v5443) = bfloat2(v5437, v5441);
+    const uint v5359 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5360 = v2492 + v5359;
+    const uint v5361 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5362 = v2491 + v5361;
+    const uint v5364 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5365 = v5364 == v5359;
+    const uint v5368 = v5361 + 1u;
+    const uint v5369 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v5370 = v5369 == v5368;
+    const bool v5371 = v5365 && v5370;
+    const uint v5374 = v5362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5375 = v5374 == 0u;
+    const bool v5376 = v5371 && v5375;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5376) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5377 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5378 = v5362 < v4;
+      const bool v5379 = v5377 && v5378;
+      if (v5379) {
+        const uint v5380 = v2493 + v5362;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5381 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5382 = bfloat(v5381);
+        const float v5383 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5386 = bfloat(v5383);
+        const uint v5387 = v5360 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5388 = v5387 + v5380;
+        *(device bfloat2*)(out + v5388) = bfloat2(v5382, v5386);
       }
     } else {
-      const bool v5448 = v5415 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5449 = v5417 < v4;
-      const bool v5450 = v5448 && v5449;
-      if (v5450) {
-        const float v5451 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5453 = bfloat(v5451);
-        const uint v5454 = v5415 * v4;
-        const uint v5455 = v5454 + v2492;
-        const uint v5456 = v5455 + v5417;
-        out[v5456] = v5453;
+      const bool v5393 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5394 = v5362 < v4;
+      const bool v5395 = v5393 && v5394;
+      if (v5395) {
+        const float v5396 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5398 = bfloat(v5396);
+        const uint v5399 = v5360 * v4;
+        const uint v5400 = v5399 + v2493;
+        const uint v5401 = v5400 + v5362;
+        out[v5401] = v5398;
       }
-      const uint v5458 = v2491 + v5419;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5460 = v2490 + v5424;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5461 = v5458 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5462 = v5460 < v4;
-      const bool v5463 = v5461 && v5462;
-      if (v5463) {
-        const float v5464 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5466 = bfloat(v5464);
-        const uint v5467 = v5458 * v4;
-        const uint v5468 = v5467 + v2492;
-        const uint v5469 = v5468 + v5460;
-        out[v5469] = v5466;
+      const uint v5403 = v2492 + v5364;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5405 = v2491 + v5369;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5406 = v5403 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5407 = v5405 < v4;
+      const bool v5408 = v5406 && v5407;
+      if (v5408) {
+        const float v5409 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5411 = bfloat(v5409);
+        const uint v5412 = v5403 * v4;
+        const uint v5413 = v5412 + v2493;
+        const uint v5414 = v5413 + v5405;
+        out[v5414] = v5411;
       }
     }
-    const uint v5470 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5471 = v2491 + v5470;
-    const uint v5472 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5473 = v2490 + v5472;
-    const uint v5475 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5476 = v5475 == v5470;
-    const uint v5479 = v5472 + 1u;
-    const uint v5480 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v5481 = v5480 == v5479;
-    const bool v5482 = v5476 && v5481;
-    const uint v5485 = v5473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5486 = v5485 == 0u;
-    const bool v5487 = v5482 && v5486;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5487) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5488 = v5471 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5489 = v5473 < v4;
-      const bool v5490 = v5488 && v5489;
-      if (v5490) {
-        const uint v5491 = v2492 + v5473;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5492 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5493 = bfloat(v5492);
-        const float v5494 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5497 = bfloat(v5494);
-        const uint v5498 = v5471 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5499 = v5498 + v5491;
-        *(device bfloat2*)(out + v5499) = bfloat2(v5493, v5497);
+    const uint v5415 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5416 = v2492 + v5415;
+    const uint v5417 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5418 = v2491 + v5417;
+    const uint v5420 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5421 = v5420 == v5415;
+    const uint v5424 = v5417 + 1u;
+    const uint v5425 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v5426 = v5425 == v5424;
+    const bool v5427 = v5421 && v5426;
+    const uint v5430 = v5418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5431 = v5430 == 0u;
+    const bool v5432 = v5427 && v5431;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5432) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5433 = v5416 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5434 = v5418 < v4;
+      const bool v5435 = v5433 && v5434;
+      if (v5435) {
+        const uint v5436 = v2493 + v5418;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5437 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5438 = bfloat(v5437);
+        const float v5439 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5442 = bfloat(v5439);
+        const uint v5443 = v5416 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5444 = v5443 + v5436;
+        *(device bfloat2*)(out + v5444) = bfloat2(v5438, v5442);
       }
     } else {
-      const bool v5504 = v5471 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5505 = v5473 < v4;
-      const bool v5506 = v5504 && v5505;
-      if (v5506) {
-        const float v5507 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5509 = bfloat(v5507);
-        const uint v5510 = v5471 * v4;
-        const uint v5511 = v5510 + v2492;
-        const uint v5512 = v5511 + v5473;
-        out[v5512] = v5509;
+      const bool v5449 = v5416 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5450 = v5418 < v4;
+      const bool v5451 = v5449 && v5450;
+      if (v5451) {
+        const float v5452 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5454 = bfloat(v5452);
+        const uint v5455 = v5416 * v4;
+        const uint v5456 = v5455 + v2493;
+        const uint v5457 = v5456 + v5418;
+        out[v5457] = v5454;
       }
-      const uint v5514 = v2491 + v5475;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5516 = v2490 + v5480;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5517 = v5514 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5518 = v5516 < v4;
-      const bool v5519 = v5517 && v5518;
-      if (v5519) {
-        const float v5520 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5522 = bfloat(v5520);
-        const uint v5523 = v5514 * v4;
-        const uint v5524 = v5523 + v2492;
-        const uint v5525 = v5524 + v5516;
-        out[v5525] = v5522;
+      const uint v5459 = v2492 + v5420;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5461 = v2491 + v5425;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5462 = v5459 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5463 = v5461 < v4;
+      const bool v5464 = v5462 && v5463;
+      if (v5464) {
+        const float v5465 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5467 = bfloat(v5465);
+        const uint v5468 = v5459 * v4;
+        const uint v5469 = v5468 + v2493;
+        const uint v5470 = v5469 + v5461;
+        out[v5470] = v5467;
       }
     }
-    const uint v5526 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5527 = v2491 + v5526;
-    const uint v5528 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5529 = v2490 + v5528;
-    const uint v5531 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5532 = v5531 == v5526;
-    const uint v5535 = v5528 + 1u;
-    const uint v5536 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v5537 = v5536 == v5535;
-    const bool v5538 = v5532 && v5537;
-    const uint v5541 = v5529 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5542 = v5541 == 0u;
-    const bool v5543 = v5538 && v5542;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5543) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5544 = v5527 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5545 = v5529 < v4;
-      const bool v5546 = v5544 && v5545;
-      if (v5546) {
-        const uint v5547 = v2492 + v5529;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5548 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5549 = bfloat(v5548);
-        const float v5550 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5553 = bfloat(v5550);
-        const uint v5554 = v5527 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5555 = v5554 + v5547;
-        *(device bfloat2*)(out + v5555) = bfloat2(v5549, v5553);
+    const uint v5471 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5472 = v2492 + v5471;
+    const uint v5473 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5474 = v2491 + v5473;
+    const uint v5476 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5477 = v5476 == v5471;
+    const uint v5480 = v5473 + 1u;
+    const uint v5481 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v5482 = v5481 == v5480;
+    const bool v5483 = v5477 && v5482;
+    const uint v5486 = v5474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5487 = v5486 == 0u;
+    const bool v5488 = v5483 && v5487;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5488) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5489 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5490 = v5474 < v4;
+      const bool v5491 = v5489 && v5490;
+      if (v5491) {
+        const uint v5492 = v2493 + v5474;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5493 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5494 = bfloat(v5493);
+        const float v5495 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5498 = bfloat(v5495);
+        const uint v5499 = v5472 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5500 = v5499 + v5492;
+        *(device bfloat2*)(out + v5500) = bfloat2(v5494, v5498);
       }
     } else {
-      const bool v5560 = v5527 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5561 = v5529 < v4;
-      const bool v5562 = v5560 && v5561;
-      if (v5562) {
-        const float v5563 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5565 = bfloat(v5563);
-        const uint v5566 = v5527 * v4;
-        const uint v5567 = v5566 + v2492;
-        const uint v5568 = v5567 + v5529;
-        out[v5568] = v5565;
+      const bool v5505 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5506 = v5474 < v4;
+      const bool v5507 = v5505 && v5506;
+      if (v5507) {
+        const float v5508 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5510 = bfloat(v5508);
+        const uint v5511 = v5472 * v4;
+        const uint v5512 = v5511 + v2493;
+        const uint v5513 = v5512 + v5474;
+        out[v5513] = v5510;
       }
-      const uint v5570 = v2491 + v5531;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5572 = v2490 + v5536;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5573 = v5570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5574 = v5572 < v4;
-      const bool v5575 = v5573 && v5574;
-      if (v5575) {
-        const float v5576 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5578 = bfloat(v5576);
-        const uint v5579 = v5570 * v4;
-        const uint v5580 = v5579 + v2492;
-        const uint v5581 = v5580 + v5572;
-        out[v5581] = v5578;
+      const uint v5515 = v2492 + v5476;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5517 = v2491 + v5481;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5518 = v5515 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5519 = v5517 < v4;
+      const bool v5520 = v5518 && v5519;
+      if (v5520) {
+        const float v5521 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5523 = bfloat(v5521);
+        const uint v5524 = v5515 * v4;
+        const uint v5525 = v5524 + v2493;
+        const uint v5526 = v5525 + v5517;
+        out[v5526] = v5523;
       }
     }
-    const uint v5582 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5583 = v2491 + v5582;
-    const uint v5584 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5585 = v2490 + v5584;
-    const uint v5587 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5588 = v5587 == v5582;
-    const uint v5591 = v5584 + 1u;
-    const uint v5592 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5593 = v5592 == v5591;
-    const bool v5594 = v5588 && v5593;
-    const uint v5597 = v5585 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5598 = v5597 == 0u;
-    const bool v5599 = v5594 && v5598;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5599) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5600 = v5583 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5601 = v5585 < v4;
-      const bool v5602 = v5600 && v5601;
-      if (v5602) {
-        const uint v5603 = v2492 + v5585;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5604 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5605 = bfloat(v5604);
-        const float v5606 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5609 = bfloat(v5606);
-        const uint v5610 = v5583 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5611 = v5610 + v5603;
-        *(device bfloat2*)(out + v5611) = bfloat2(v5605, v5609);
+    const uint v5527 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5528 = v2492 + v5527;
+    const uint v5529 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5530 = v2491 + v5529;
+    const uint v5532 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5533 = v5532 == v5527;
+    const uint v5536 = v5529 + 1u;
+    const uint v5537 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v5538 = v5537 == v5536;
+    const bool v5539 = v5533 && v5538;
+    const uint v5542 = v5530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5543 = v5542 == 0u;
+    const bool v5544 = v5539 && v5543;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5544) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5545 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5546 = v5530 < v4;
+      const bool v5547 = v5545 && v5546;
+      if (v5547) {
+        const uint v5548 = v2493 + v5530;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5549 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5550 = bfloat(v5549);
+        const float v5551 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5554 = bfloat(v5551);
+        const uint v5555 = v5528 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5556 = v5555 + v5548;
+        *(device bfloat2*)(out + v5556) = bfloat2(v5550, v5554);
       }
     } else {
-      const bool v5616 = v5583 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5617 = v5585 < v4;
-      const bool v5618 = v5616 && v5617;
-      if (v5618) {
-        const float v5619 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5621 = bfloat(v5619);
-        const uint v5622 = v5583 * v4;
-        const uint v5623 = v5622 + v2492;
-        const uint v5624 = v5623 + v5585;
-        out[v5624] = v5621;
+      const bool v5561 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5562 = v5530 < v4;
+      const bool v5563 = v5561 && v5562;
+      if (v5563) {
+        const float v5564 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5566 = bfloat(v5564);
+        const uint v5567 = v5528 * v4;
+        const uint v5568 = v5567 + v2493;
+        const uint v5569 = v5568 + v5530;
+        out[v5569] = v5566;
       }
-      const uint v5626 = v2491 + v5587;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5628 = v2490 + v5592;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5629 = v5626 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5630 = v5628 < v4;
-      const bool v5631 = v5629 && v5630;
-      if (v5631) {
-        const float v5632 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5634 = bfloat(v5632);
-        const uint v5635 = v5626 * v4;
-        const uint v5636 = v5635 + v2492;
-        const uint v5637 = v5636 + v5628;
-        out[v5637] = v5634;
+      const uint v5571 = v2492 + v5532;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5573 = v2491 + v5537;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5574 = v5571 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5575 = v5573 < v4;
+      const bool v5576 = v5574 && v5575;
+      if (v5576) {
+        const float v5577 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5579 = bfloat(v5577);
+        const uint v5580 = v5571 * v4;
+        const uint v5581 = v5580 + v2493;
+        const uint v5582 = v5581 + v5573;
+        out[v5582] = v5579;
       }
     }
-    const uint v5638 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5639 = v2491 + v5638;
-    const uint v5640 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5641 = v2490 + v5640;
-    const uint v5643 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5644 = v5643 == v5638;
-    const uint v5647 = v5640 + 1u;
-    const uint v5648 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5649 = v5648 == v5647;
-    const bool v5650 = v5644 && v5649;
-    const uint v5653 = v5641 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5654 = v5653 == 0u;
-    const bool v5655 = v5650 && v5654;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5655) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5656 = v5639 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5657 = v5641 < v4;
-      const bool v5658 = v5656 && v5657;
-      if (v5658) {
-        const uint v5659 = v2492 + v5641;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5660 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5661 = bfloat(v5660);
-        const float v5662 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5665 = bfloat(v5662);
-        const uint v5666 = v5639 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5667 = v5666 + v5659;
-        *(device bfloat2*)(out + v5667) = bfloat2(v5661, v5665);
+    const uint v5583 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5584 = v2492 + v5583;
+    const uint v5585 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5586 = v2491 + v5585;
+    const uint v5588 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5589 = v5588 == v5583;
+    const uint v5592 = v5585 + 1u;
+    const uint v5593 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v5594 = v5593 == v5592;
+    const bool v5595 = v5589 && v5594;
+    const uint v5598 = v5586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5599 = v5598 == 0u;
+    const bool v5600 = v5595 && v5599;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5600) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5601 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5602 = v5586 < v4;
+      const bool v5603 = v5601 && v5602;
+      if (v5603) {
+        const uint v5604 = v2493 + v5586;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5605 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5606 = bfloat(v5605);
+        const float v5607 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5610 = bfloat(v5607);
+        const uint v5611 = v5584 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5612 = v5611 + v5604;
+        *(device bfloat2*)(out + v5612) = bfloat2(v5606, v5610);
       }
     } else {
-      const bool v5672 = v5639 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5673 = v5641 < v4;
-      const bool v5674 = v5672 && v5673;
-      if (v5674) {
-        const float v5675 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5677 = bfloat(v5675);
-        const uint v5678 = v5639 * v4;
-        const uint v5679 = v5678 + v2492;
-        const uint v5680 = v5679 + v5641;
-        out[v5680] = v5677;
+      const bool v5617 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5618 = v5586 < v4;
+      const bool v5619 = v5617 && v5618;
+      if (v5619) {
+        const float v5620 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5622 = bfloat(v5620);
+        const uint v5623 = v5584 * v4;
+        const uint v5624 = v5623 + v2493;
+        const uint v5625 = v5624 + v5586;
+        out[v5625] = v5622;
       }
-      const uint v5682 = v2491 + v5643;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5684 = v2490 + v5648;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5685 = v5682 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5686 = v5684 < v4;
-      const bool v5687 = v5685 && v5686;
-      if (v5687) {
-        const float v5688 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5690 = bfloat(v5688);
-        const uint v5691 = v5682 * v4;
-        const uint v5692 = v5691 + v2492;
-        const uint v5693 = v5692 + v5684;
-        out[v5693] = v5690;
+      const uint v5627 = v2492 + v5588;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5629 = v2491 + v5593;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5630 = v5627 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5631 = v5629 < v4;
+      const bool v5632 = v5630 && v5631;
+      if (v5632) {
+        const float v5633 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5635 = bfloat(v5633);
+        const uint v5636 = v5627 * v4;
+        const uint v5637 = v5636 + v2493;
+        const uint v5638 = v5637 + v5629;
+        out[v5638] = v5635;
       }
     }
-    const uint v5694 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5695 = v2491 + v5694;
-    const uint v5696 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5697 = v2490 + v5696;
-    const uint v5699 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5700 = v5699 == v5694;
-    const uint v5703 = v5696 + 1u;
-    const uint v5704 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5705 = v5704 == v5703;
-    const bool v5706 = v5700 && v5705;
-    const uint v5709 = v5697 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5710 = v5709 == 0u;
-    const bool v5711 = v5706 && v5710;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5711) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5712 = v5695 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5713 = v5697 < v4;
-      const bool v5714 = v5712 && v5713;
-      if (v5714) {
-        const uint v5715 = v2492 + v5697;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5716 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5717 = bfloat(v5716);
-        const float v5718 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5721 = bfloat(v5718);
-        const uint v5722 = v5695 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5723 = v5722 + v5715;
-        *(device bfloat2*)(out + v5723) = bfloat2(v5717, v5721);
+    const uint v5639 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5640 = v2492 + v5639;
+    const uint v5641 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5642 = v2491 + v5641;
+    const uint v5644 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5645 = v5644 == v5639;
+    const uint v5648 = v5641 + 1u;
+    const uint v5649 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v5650 = v5649 == v5648;
+    const bool v5651 = v5645 && v5650;
+    const uint v5654 = v5642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5655 = v5654 == 0u;
+    const bool v5656 = v5651 && v5655;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5656) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5657 = v5640 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5658 = v5642 < v4;
+      const bool v5659 = v5657 && v5658;
+      if (v5659) {
+        const uint v5660 = v2493 + v5642;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5661 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5662 = bfloat(v5661);
+        const float v5663 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5666 = bfloat(v5663);
+        const uint v5667 = v5640 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5668 = v5667 + v5660;
+        *(device bfloat2*)(out + v5668) = bfloat2(v5662, v5666);
       }
     } else {
-      const bool v5728 = v5695 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5729 = v5697 < v4;
-      const bool v5730 = v5728 && v5729;
-      if (v5730) {
-        const float v5731 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5733 = bfloat(v5731);
-        const uint v5734 = v5695 * v4;
-        const uint v5735 = v5734 + v2492;
-        const uint v5736 = v5735 + v5697;
-        out[v5736] = v5733;
+      const bool v5673 = v5640 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5674 = v5642 < v4;
+      const bool v5675 = v5673 && v5674;
+      if (v5675) {
+        const float v5676 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5678 = bfloat(v5676);
+        const uint v5679 = v5640 * v4;
+        const uint v5680 = v5679 + v2493;
+        const uint v5681 = v5680 + v5642;
+        out[v5681] = v5678;
       }
-      const uint v5738 = v2491 + v5699;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5740 = v2490 + v5704;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5741 = v5738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5742 = v5740 < v4;
-      const bool v5743 = v5741 && v5742;
-      if (v5743) {
-        const float v5744 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5746 = bfloat(v5744);
-        const uint v5747 = v5738 * v4;
-        const uint v5748 = v5747 + v2492;
-        const uint v5749 = v5748 + v5740;
-        out[v5749] = v5746;
+      const uint v5683 = v2492 + v5644;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5685 = v2491 + v5649;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5686 = v5683 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5687 = v5685 < v4;
+      const bool v5688 = v5686 && v5687;
+      if (v5688) {
+        const float v5689 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5691 = bfloat(v5689);
+        const uint v5692 = v5683 * v4;
+        const uint v5693 = v5692 + v2493;
+        const uint v5694 = v5693 + v5685;
+        out[v5694] = v5691;
       }
     }
-    const uint v5750 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5751 = v2491 + v5750;
-    const uint v5752 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5753 = v2490 + v5752;
-    const uint v5755 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5756 = v5755 == v5750;
-    const uint v5759 = v5752 + 1u;
-    const uint v5760 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5761 = v5760 == v5759;
-    const bool v5762 = v5756 && v5761;
-    const uint v5765 = v5753 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5766 = v5765 == 0u;
-    const bool v5767 = v5762 && v5766;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5767) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5768 = v5751 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5769 = v5753 < v4;
-      const bool v5770 = v5768 && v5769;
-      if (v5770) {
-        const uint v5771 = v2492 + v5753;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5772 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5773 = bfloat(v5772);
-        const float v5774 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5777 = bfloat(v5774);
-        const uint v5778 = v5751 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5779 = v5778 + v5771;
-        *(device bfloat2*)(out + v5779) = bfloat2(v5773, v5777);
+    const uint v5695 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5696 = v2492 + v5695;
+    const uint v5697 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5698 = v2491 + v5697;
+    const uint v5700 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5701 = v5700 == v5695;
+    const uint v5704 = v5697 + 1u;
+    const uint v5705 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v5706 = v5705 == v5704;
+    const bool v5707 = v5701 && v5706;
+    const uint v5710 = v5698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5711 = v5710 == 0u;
+    const bool v5712 = v5707 && v5711;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5712) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5713 = v5696 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5714 = v5698 < v4;
+      const bool v5715 = v5713 && v5714;
+      if (v5715) {
+        const uint v5716 = v2493 + v5698;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5717 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5718 = bfloat(v5717);
+        const float v5719 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5722 = bfloat(v5719);
+        const uint v5723 = v5696 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5724 = v5723 + v5716;
+        *(device bfloat2*)(out + v5724) = bfloat2(v5718, v5722);
       }
     } else {
-      const bool v5784 = v5751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5785 = v5753 < v4;
-      const bool v5786 = v5784 && v5785;
-      if (v5786) {
-        const float v5787 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5789 = bfloat(v5787);
-        const uint v5790 = v5751 * v4;
-        const uint v5791 = v5790 + v2492;
-        const uint v5792 = v5791 + v5753;
-        out[v5792] = v5789;
+      const bool v5729 = v5696 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5730 = v5698 < v4;
+      const bool v5731 = v5729 && v5730;
+      if (v5731) {
+        const float v5732 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5734 = bfloat(v5732);
+        const uint v5735 = v5696 * v4;
+        const uint v5736 = v5735 + v2493;
+        const uint v5737 = v5736 + v5698;
+        out[v5737] = v5734;
       }
-      const uint v5794 = v2491 + v5755;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5796 = v2490 + v5760;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5797 = v5794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5798 = v5796 < v4;
-      const bool v5799 = v5797 && v5798;
-      if (v5799) {
-        const float v5800 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5802 = bfloat(v5800);
-        const uint v5803 = v5794 * v4;
-        const uint v5804 = v5803 + v2492;
-        const uint v5805 = v5804 + v5796;
-        out[v5805] = v5802;
+      const uint v5739 = v2492 + v5700;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5741 = v2491 + v5705;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5742 = v5739 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5743 = v5741 < v4;
+      const bool v5744 = v5742 && v5743;
+      if (v5744) {
+        const float v5745 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5747 = bfloat(v5745);
+        const uint v5748 = v5739 * v4;
+        const uint v5749 = v5748 + v2493;
+        const uint v5750 = v5749 + v5741;
+        out[v5750] = v5747;
       }
     }
-    const uint v5806 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5807 = v2491 + v5806;
-    const uint v5808 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5809 = v2490 + v5808;
-    const uint v5811 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5812 = v5811 == v5806;
-    const uint v5815 = v5808 + 1u;
-    const uint v5816 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5817 = v5816 == v5815;
-    const bool v5818 = v5812 && v5817;
-    const uint v5821 = v5809 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5822 = v5821 == 0u;
-    const bool v5823 = v5818 && v5822;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5823) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5824 = v5807 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5825 = v5809 < v4;
-      const bool v5826 = v5824 && v5825;
-      if (v5826) {
-        const uint v5827 = v2492 + v5809;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5828 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5829 = bfloat(v5828);
-        const float v5830 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5833 = bfloat(v5830);
-        const uint v5834 = v5807 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5835 = v5834 + v5827;
-        *(device bfloat2*)(out + v5835) = bfloat2(v5829, v5833);
+    const uint v5751 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5752 = v2492 + v5751;
+    const uint v5753 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5754 = v2491 + v5753;
+    const uint v5756 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5757 = v5756 == v5751;
+    const uint v5760 = v5753 + 1u;
+    const uint v5761 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v5762 = v5761 == v5760;
+    const bool v5763 = v5757 && v5762;
+    const uint v5766 = v5754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5767 = v5766 == 0u;
+    const bool v5768 = v5763 && v5767;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5768) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5769 = v5752 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5770 = v5754 < v4;
+      const bool v5771 = v5769 && v5770;
+      if (v5771) {
+        const uint v5772 = v2493 + v5754;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5773 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5774 = bfloat(v5773);
+        const float v5775 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5778 = bfloat(v5775);
+        const uint v5779 = v5752 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5780 = v5779 + v5772;
+        *(device bfloat2*)(out + v5780) = bfloat2(v5774, v5778);
       }
     } else {
-      const bool v5840 = v5807 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5841 = v5809 < v4;
-      const bool v5842 = v5840 && v5841;
-      if (v5842) {
-        const float v5843 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5845 = bfloat(v5843);
-        const uint v5846 = v5807 * v4;
-        const uint v5847 = v5846 + v2492;
-        const uint v5848 = v5847 + v5809;
-        out[v5848] = v5845;
+      const bool v5785 = v5752 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5786 = v5754 < v4;
+      const bool v5787 = v5785 && v5786;
+      if (v5787) {
+        const float v5788 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5790 = bfloat(v5788);
+        const uint v5791 = v5752 * v4;
+        const uint v5792 = v5791 + v2493;
+        const uint v5793 = v5792 + v5754;
+        out[v5793] = v5790;
       }
-      const uint v5850 = v2491 + v5811;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5852 = v2490 + v5816;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5853 = v5850 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5854 = v5852 < v4;
-      const bool v5855 = v5853 && v5854;
-      if (v5855) {
-        const float v5856 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5858 = bfloat(v5856);
-        const uint v5859 = v5850 * v4;
-        const uint v5860 = v5859 + v2492;
-        const uint v5861 = v5860 + v5852;
-        out[v5861] = v5858;
+      const uint v5795 = v2492 + v5756;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5797 = v2491 + v5761;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5798 = v5795 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5799 = v5797 < v4;
+      const bool v5800 = v5798 && v5799;
+      if (v5800) {
+        const float v5801 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5803 = bfloat(v5801);
+        const uint v5804 = v5795 * v4;
+        const uint v5805 = v5804 + v2493;
+        const uint v5806 = v5805 + v5797;
+        out[v5806] = v5803;
       }
     }
-    const uint v5862 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5863 = v2491 + v5862;
-    const uint v5864 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5865 = v2490 + v5864;
-    const uint v5867 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5868 = v5867 == v5862;
-    const uint v5871 = v5864 + 1u;
-    const uint v5872 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5873 = v5872 == v5871;
-    const bool v5874 = v5868 && v5873;
-    const uint v5877 = v5865 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5878 = v5877 == 0u;
-    const bool v5879 = v5874 && v5878;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5879) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5880 = v5863 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5881 = v5865 < v4;
-      const bool v5882 = v5880 && v5881;
-      if (v5882) {
-        const uint v5883 = v2492 + v5865;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5884 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5885 = bfloat(v5884);
-        const float v5886 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5889 = bfloat(v5886);
-        const uint v5890 = v5863 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5891 = v5890 + v5883;
-        *(device bfloat2*)(out + v5891) = bfloat2(v5885, v5889);
+    const uint v5807 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5808 = v2492 + v5807;
+    const uint v5809 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5810 = v2491 + v5809;
+    const uint v5812 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5813 = v5812 == v5807;
+    const uint v5816 = v5809 + 1u;
+    const uint v5817 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v5818 = v5817 == v5816;
+    const bool v5819 = v5813 && v5818;
+    const uint v5822 = v5810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5823 = v5822 == 0u;
+    const bool v5824 = v5819 && v5823;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5824) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5825 = v5808 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5826 = v5810 < v4;
+      const bool v5827 = v5825 && v5826;
+      if (v5827) {
+        const uint v5828 = v2493 + v5810;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5829 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5830 = bfloat(v5829);
+        const float v5831 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5834 = bfloat(v5831);
+        const uint v5835 = v5808 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5836 = v5835 + v5828;
+        *(device bfloat2*)(out + v5836) = bfloat2(v5830, v5834);
       }
     } else {
-      const bool v5896 = v5863 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5897 = v5865 < v4;
-      const bool v5898 = v5896 && v5897;
-      if (v5898) {
-        const float v5899 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5901 = bfloat(v5899);
-        const uint v5902 = v5863 * v4;
-        const uint v5903 = v5902 + v2492;
-        const uint v5904 = v5903 + v5865;
-        out[v5904] = v5901;
+      const bool v5841 = v5808 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5842 = v5810 < v4;
+      const bool v5843 = v5841 && v5842;
+      if (v5843) {
+        const float v5844 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5846 = bfloat(v5844);
+        const uint v5847 = v5808 * v4;
+        const uint v5848 = v5847 + v2493;
+        const uint v5849 = v5848 + v5810;
+        out[v5849] = v5846;
       }
-      const uint v5906 = v2491 + v5867;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5908 = v2490 + v5872;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5909 = v5906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5910 = v5908 < v4;
-      const bool v5911 = v5909 && v5910;
-      if (v5911) {
-        const float v5912 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5914 = bfloat(v5912);
-        const uint v5915 = v5906 * v4;
-        const uint v5916 = v5915 + v2492;
-        const uint v5917 = v5916 + v5908;
-        out[v5917] = v5914;
+      const uint v5851 = v2492 + v5812;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5853 = v2491 + v5817;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5854 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5855 = v5853 < v4;
+      const bool v5856 = v5854 && v5855;
+      if (v5856) {
+        const float v5857 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5859 = bfloat(v5857);
+        const uint v5860 = v5851 * v4;
+        const uint v5861 = v5860 + v2493;
+        const uint v5862 = v5861 + v5853;
+        out[v5862] = v5859;
       }
     }
-    const uint v5918 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5919 = v2491 + v5918;
-    const uint v5920 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5921 = v2490 + v5920;
-    const uint v5923 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5924 = v5923 == v5918;
-    const uint v5927 = v5920 + 1u;
-    const uint v5928 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5929 = v5928 == v5927;
-    const bool v5930 = v5924 && v5929;
-    const uint v5933 = v5921 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5934 = v5933 == 0u;
-    const bool v5935 = v5930 && v5934;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5935) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5936 = v5919 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5937 = v5921 < v4;
-      const bool v5938 = v5936 && v5937;
-      if (v5938) {
-        const uint v5939 = v2492 + v5921;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5940 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5941 = bfloat(v5940);
-        const float v5942 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5945 = bfloat(v5942);
-        const uint v5946 = v5919 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5947 = v5946 + v5939;
-        *(device bfloat2*)(out + v5947) = bfloat2(v5941, v5945);
+    const uint v5863 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5864 = v2492 + v5863;
+    const uint v5865 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5866 = v2491 + v5865;
+    const uint v5868 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5869 = v5868 == v5863;
+    const uint v5872 = v5865 + 1u;
+    const uint v5873 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v5874 = v5873 == v5872;
+    const bool v5875 = v5869 && v5874;
+    const uint v5878 = v5866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5879 = v5878 == 0u;
+    const bool v5880 = v5875 && v5879;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5880) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5881 = v5864 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5882 = v5866 < v4;
+      const bool v5883 = v5881 && v5882;
+      if (v5883) {
+        const uint v5884 = v2493 + v5866;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5885 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5886 = bfloat(v5885);
+        const float v5887 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5890 = bfloat(v5887);
+        const uint v5891 = v5864 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5892 = v5891 + v5884;
+        *(device bfloat2*)(out + v5892) = bfloat2(v5886, v5890);
       }
     } else {
-      const bool v5952 = v5919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5953 = v5921 < v4;
-      const bool v5954 = v5952 && v5953;
-      if (v5954) {
-        const float v5955 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5957 = bfloat(v5955);
-        const uint v5958 = v5919 * v4;
-        const uint v5959 = v5958 + v2492;
-        const uint v5960 = v5959 + v5921;
-        out[v5960] = v5957;
+      const bool v5897 = v5864 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5898 = v5866 < v4;
+      const bool v5899 = v5897 && v5898;
+      if (v5899) {
+        const float v5900 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5902 = bfloat(v5900);
+        const uint v5903 = v5864 * v4;
+        const uint v5904 = v5903 + v2493;
+        const uint v5905 = v5904 + v5866;
+        out[v5905] = v5902;
       }
-      const uint v5962 = v2491 + v5923;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5964 = v2490 + v5928;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5965 = v5962 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5966 = v5964 < v4;
-      const bool v5967 = v5965 && v5966;
-      if (v5967) {
-        const float v5968 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5970 = bfloat(v5968);
-        const uint v5971 = v5962 * v4;
-        const uint v5972 = v5971 + v2492;
-        const uint v5973 = v5972 + v5964;
-        out[v5973] = v5970;
+      const uint v5907 = v2492 + v5868;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5909 = v2491 + v5873;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5911 = v5909 < v4;
+      const bool v5912 = v5910 && v5911;
+      if (v5912) {
+        const float v5913 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5915 = bfloat(v5913);
+        const uint v5916 = v5907 * v4;
+        const uint v5917 = v5916 + v2493;
+        const uint v5918 = v5917 + v5909;
+        out[v5918] = v5915;
       }
     }
-    const uint v5974 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5975 = v2491 + v5974;
-    const uint v5976 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5977 = v2490 + v5976;
-    const uint v5979 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5980 = v5979 == v5974;
-    const uint v5983 = v5976 + 1u;
-    const uint v5984 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5985 = v5984 == v5983;
-    const bool v5986 = v5980 && v5985;
-    const uint v5989 = v5977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5990 = v5989 == 0u;
-    const bool v5991 = v5986 && v5990;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5991) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5992 = v5975 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5993 = v5977 < v4;
-      const bool v5994 = v5992 && v5993;
-      if (v5994) {
-        const uint v5995 = v2492 + v5977;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5996 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5997 = bfloat(v5996);
-        const float v5998 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v6001 = bfloat(v5998);
-        const uint v6002 = v5975 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v6003 = v6002 + v5995;
-        *(device bfloat2*)(out + v6003) = bfloat2(v5997, v6001);
+    const uint v5919 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5920 = v2492 + v5919;
+    const uint v5921 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5922 = v2491 + v5921;
+    const uint v5924 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5925 = v5924 == v5919;
+    const uint v5928 = v5921 + 1u;
+    const uint v5929 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v5930 = v5929 == v5928;
+    const bool v5931 = v5925 && v5930;
+    const uint v5934 = v5922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5935 = v5934 == 0u;
+    const bool v5936 = v5931 && v5935;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5936) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5937 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5938 = v5922 < v4;
+      const bool v5939 = v5937 && v5938;
+      if (v5939) {
+        const uint v5940 = v2493 + v5922;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5941 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5942 = bfloat(v5941);
+        const float v5943 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v5946 = bfloat(v5943);
+        const uint v5947 = v5920 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5948 = v5947 + v5940;
+        *(device bfloat2*)(out + v5948) = bfloat2(v5942, v5946);
       }
     } else {
-      const bool v6008 = v5975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6009 = v5977 < v4;
-      const bool v6010 = v6008 && v6009;
-      if (v6010) {
-        const float v6011 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6013 = bfloat(v6011);
-        const uint v6014 = v5975 * v4;
-        const uint v6015 = v6014 + v2492;
-        const uint v6016 = v6015 + v5977;
-        out[v6016] = v6013;
+      const bool v5953 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5954 = v5922 < v4;
+      const bool v5955 = v5953 && v5954;
+      if (v5955) {
+        const float v5956 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5958 = bfloat(v5956);
+        const uint v5959 = v5920 * v4;
+        const uint v5960 = v5959 + v2493;
+        const uint v5961 = v5960 + v5922;
+        out[v5961] = v5958;
       }
-      const uint v6018 = v2491 + v5979;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v6020 = v2490 + v5984;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v6021 = v6018 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6022 = v6020 < v4;
-      const bool v6023 = v6021 && v6022;
-      if (v6023) {
-        const float v6024 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6026 = bfloat(v6024);
-        const uint v6027 = v6018 * v4;
-        const uint v6028 = v6027 + v2492;
-        const uint v6029 = v6028 + v6020;
-        out[v6029] = v6026;
+      const uint v5963 = v2492 + v5924;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5965 = v2491 + v5929;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5966 = v5963 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5967 = v5965 < v4;
+      const bool v5968 = v5966 && v5967;
+      if (v5968) {
+        const float v5969 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v5971 = bfloat(v5969);
+        const uint v5972 = v5963 * v4;
+        const uint v5973 = v5972 + v2493;
+        const uint v5974 = v5973 + v5965;
+        out[v5974] = v5971;
       }
     }
-    const uint v6030 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v6031 = v2491 + v6030;
-    const uint v6032 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v6033 = v2490 + v6032;
-    const uint v6035 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v6036 = v6035 == v6030;
-    const uint v6039 = v6032 + 1u;
-    const uint v6040 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v6041 = v6040 == v6039;
-    const bool v6042 = v6036 && v6041;
-    const uint v6045 = v6033 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v6046 = v6045 == 0u;
-    const bool v6047 = v6042 && v6046;  // kernels/convolution/conv_tiles.hpp:87
-    if (v6047) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v6048 = v6031 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v6049 = v6033 < v4;
-      const bool v6050 = v6048 && v6049;
-      if (v6050) {
-        const uint v6051 = v2492 + v6033;  // kernels/convolution/conv_tiles.hpp:92
-        const float v6052 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v6053 = bfloat(v6052);
-        const float v6054 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v6057 = bfloat(v6054);
-        const uint v6058 = v6031 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v6059 = v6058 + v6051;
-        *(device bfloat2*)(out + v6059) = bfloat2(v6053, v6057);
+    const uint v5975 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5976 = v2492 + v5975;
+    const uint v5977 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5978 = v2491 + v5977;
+    const uint v5980 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5981 = v5980 == v5975;
+    const uint v5984 = v5977 + 1u;
+    const uint v5985 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v5986 = v5985 == v5984;
+    const bool v5987 = v5981 && v5986;
+    const uint v5990 = v5978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5991 = v5990 == 0u;
+    const bool v5992 = v5987 && v5991;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5992) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5993 = v5976 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5994 = v5978 < v4;
+      const bool v5995 = v5993 && v5994;
+      if (v5995) {
+        const uint v5996 = v2493 + v5978;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5997 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5998 = bfloat(v5997);
+        const float v5999 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v6002 = bfloat(v5999);
+        const uint v6003 = v5976 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v6004 = v6003 + v5996;
+        *(device bfloat2*)(out + v6004) = bfloat2(v5998, v6002);
       }
     } else {
-      const bool v6064 = v6031 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6065 = v6033 < v4;
-      const bool v6066 = v6064 && v6065;
-      if (v6066) {
-        const float v6067 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6069 = bfloat(v6067);
-        const uint v6070 = v6031 * v4;
-        const uint v6071 = v6070 + v2492;
-        const uint v6072 = v6071 + v6033;
-        out[v6072] = v6069;
+      const bool v6009 = v5976 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v6010 = v5978 < v4;
+      const bool v6011 = v6009 && v6010;
+      if (v6011) {
+        const float v6012 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v6014 = bfloat(v6012);
+        const uint v6015 = v5976 * v4;
+        const uint v6016 = v6015 + v2493;
+        const uint v6017 = v6016 + v5978;
+        out[v6017] = v6014;
       }
-      const uint v6074 = v2491 + v6035;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v6076 = v2490 + v6040;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v6077 = v6074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6078 = v6076 < v4;
-      const bool v6079 = v6077 && v6078;
-      if (v6079) {
-        const float v6080 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6082 = bfloat(v6080);
-        const uint v6083 = v6074 * v4;
-        const uint v6084 = v6083 + v2492;
-        const uint v6085 = v6084 + v6076;
-        out[v6085] = v6082;
+      const uint v6019 = v2492 + v5980;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v6021 = v2491 + v5985;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v6022 = v6019 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v6023 = v6021 < v4;
+      const bool v6024 = v6022 && v6023;
+      if (v6024) {
+        const float v6025 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v6027 = bfloat(v6025);
+        const uint v6028 = v6019 * v4;
+        const uint v6029 = v6028 + v2493;
+        const uint v6030 = v6029 + v6021;
+        out[v6030] = v6027;
+      }
+    }
+    const uint v6031 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v6032 = v2492 + v6031;
+    const uint v6033 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v6034 = v2491 + v6033;
+    const uint v6036 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v6037 = v6036 == v6031;
+    const uint v6040 = v6033 + 1u;
+    const uint v6041 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v6042 = v6041 == v6040;
+    const bool v6043 = v6037 && v6042;
+    const uint v6046 = v6034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v6047 = v6046 == 0u;
+    const bool v6048 = v6043 && v6047;  // kernels/convolution/conv_tiles.hpp:87
+    if (v6048) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v6049 = v6032 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v6050 = v6034 < v4;
+      const bool v6051 = v6049 && v6050;
+      if (v6051) {
+        const uint v6052 = v2493 + v6034;  // kernels/convolution/conv_tiles.hpp:92
+        const float v6053 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v6054 = bfloat(v6053);
+        const float v6055 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v6058 = bfloat(v6055);
+        const uint v6059 = v6032 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v6060 = v6059 + v6052;
+        *(device bfloat2*)(out + v6060) = bfloat2(v6054, v6058);
+      }
+    } else {
+      const bool v6065 = v6032 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v6066 = v6034 < v4;
+      const bool v6067 = v6065 && v6066;
+      if (v6067) {
+        const float v6068 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v6070 = bfloat(v6068);
+        const uint v6071 = v6032 * v4;
+        const uint v6072 = v6071 + v2493;
+        const uint v6073 = v6072 + v6034;
+        out[v6073] = v6070;
+      }
+      const uint v6075 = v2492 + v6036;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v6077 = v2491 + v6041;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v6079 = v6077 < v4;
+      const bool v6080 = v6078 && v6079;
+      if (v6080) {
+        const float v6081 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v6083 = bfloat(v6081);
+        const uint v6084 = v6075 * v4;
+        const uint v6085 = v6084 + v2493;
+        const uint v6086 = v6085 + v6077;
+        out[v6086] = v6083;
       }
     }
   } else {
-    const uint v6086 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6087 = v2491 + v6086;
-    const uint v6088 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6089 = v2490 + v6088;
-    const bool v6090 = v6087 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6091 = v6089 < v4;
-    const bool v6092 = v6090 && v6091;
-    if (v6092) {
-      const float v6093 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6095 = bfloat(v6093);
-      const uint v6096 = v6087 * v4;
-      const uint v6097 = v6096 + v2492;
-      const uint v6098 = v6097 + v6089;
-      out[v6098] = v6095;
-    }
-    const uint v6099 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6100 = v2491 + v6099;
-    const uint v6101 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6102 = v2490 + v6101;
-    const bool v6103 = v6100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6104 = v6102 < v4;
-    const bool v6105 = v6103 && v6104;
-    if (v6105) {
-      const float v6106 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6108 = bfloat(v6106);
-      const uint v6109 = v6100 * v4;
-      const uint v6110 = v6109 + v2492;
-      const uint v6111 = v6110 + v6102;
-      out[v6111] = v6108;
-    }
-    const uint v6112 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6113 = v2491 + v6112;
-    const uint v6114 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6115 = v2490 + v6114;
-    const bool v6116 = v6113 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6117 = v6115 < v4;
-    const bool v6118 = v6116 && v6117;
-    if (v6118) {
-      const float v6119 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6121 = bfloat(v6119);
-      const uint v6122 = v6113 * v4;
-      const uint v6123 = v6122 + v2492;
-      const uint v6124 = v6123 + v6115;
-      out[v6124] = v6121;
-    }
-    const uint v6125 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6126 = v2491 + v6125;
-    const uint v6127 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6128 = v2490 + v6127;
-    const bool v6129 = v6126 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6130 = v6128 < v4;
-    const bool v6131 = v6129 && v6130;
-    if (v6131) {
-      const float v6132 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6134 = bfloat(v6132);
-      const uint v6135 = v6126 * v4;
-      const uint v6136 = v6135 + v2492;
-      const uint v6137 = v6136 + v6128;
-      out[v6137] = v6134;
-    }
-    const uint v6138 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6139 = v2491 + v6138;
-    const uint v6140 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6141 = v2490 + v6140;
-    const bool v6142 = v6139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6143 = v6141 < v4;
-    const bool v6144 = v6142 && v6143;
-    if (v6144) {
-      const float v6145 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6147 = bfloat(v6145);
-      const uint v6148 = v6139 * v4;
-      const uint v6149 = v6148 + v2492;
-      const uint v6150 = v6149 + v6141;
-      out[v6150] = v6147;
-    }
-    const uint v6151 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6152 = v2491 + v6151;
-    const uint v6153 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6154 = v2490 + v6153;
-    const bool v6155 = v6152 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6156 = v6154 < v4;
-    const bool v6157 = v6155 && v6156;
-    if (v6157) {
-      const float v6158 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6160 = bfloat(v6158);
-      const uint v6161 = v6152 * v4;
-      const uint v6162 = v6161 + v2492;
-      const uint v6163 = v6162 + v6154;
-      out[v6163] = v6160;
-    }
-    const uint v6164 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6165 = v2491 + v6164;
-    const uint v6166 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6167 = v2490 + v6166;
-    const bool v6168 = v6165 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6169 = v6167 < v4;
-    const bool v6170 = v6168 && v6169;
-    if (v6170) {
-      const float v6171 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6173 = bfloat(v6171);
-      const uint v6174 = v6165 * v4;
-      const uint v6175 = v6174 + v2492;
-      const uint v6176 = v6175 + v6167;
-      out[v6176] = v6173;
-    }
-    const uint v6177 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6178 = v2491 + v6177;
-    const uint v6179 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6180 = v2490 + v6179;
-    const bool v6181 = v6178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6182 = v6180 < v4;
-    const bool v6183 = v6181 && v6182;
-    if (v6183) {
-      const float v6184 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6186 = bfloat(v6184);
-      const uint v6187 = v6178 * v4;
-      const uint v6188 = v6187 + v2492;
-      const uint v6189 = v6188 + v6180;
-      out[v6189] = v6186;
-    }
-    const uint v6190 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6191 = v2491 + v6190;
-    const uint v6192 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6193 = v2490 + v6192;
-    const bool v6194 = v6191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6195 = v6193 < v4;
-    const bool v6196 = v6194 && v6195;
-    if (v6196) {
-      const float v6197 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6199 = bfloat(v6197);
-      const uint v6200 = v6191 * v4;
-      const uint v6201 = v6200 + v2492;
-      const uint v6202 = v6201 + v6193;
-      out[v6202] = v6199;
-    }
-    const uint v6203 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6204 = v2491 + v6203;
-    const uint v6205 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6206 = v2490 + v6205;
-    const bool v6207 = v6204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6208 = v6206 < v4;
-    const bool v6209 = v6207 && v6208;
-    if (v6209) {
-      const float v6210 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6212 = bfloat(v6210);
-      const uint v6213 = v6204 * v4;
-      const uint v6214 = v6213 + v2492;
-      const uint v6215 = v6214 + v6206;
-      out[v6215] = v6212;
-    }
-    const uint v6216 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6217 = v2491 + v6216;
-    const uint v6218 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6219 = v2490 + v6218;
-    const bool v6220 = v6217 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6221 = v6219 < v4;
-    const bool v6222 = v6220 && v6221;
-    if (v6222) {
-      const float v6223 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6225 = bfloat(v6223);
-      const uint v6226 = v6217 * v4;
-      const uint v6227 = v6226 + v2492;
-      const uint v6228 = v6227 + v6219;
-      out[v6228] = v6225;
-    }
-    const uint v6229 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6230 = v2491 + v6229;
-    const uint v6231 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6232 = v2490 + v6231;
-    const bool v6233 = v6230 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6234 = v6232 < v4;
-    const bool v6235 = v6233 && v6234;
-    if (v6235) {
-      const float v6236 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6238 = bfloat(v6236);
-      const uint v6239 = v6230 * v4;
-      const uint v6240 = v6239 + v2492;
-      const uint v6241 = v6240 + v6232;
-      out[v6241] = v6238;
-    }
-    const uint v6242 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6243 = v2491 + v6242;
-    const uint v6244 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6245 = v2490 + v6244;
-    const bool v6246 = v6243 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6247 = v6245 < v4;
-    const bool v6248 = v6246 && v6247;
-    if (v6248) {
-      const float v6249 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6251 = bfloat(v6249);
-      const uint v6252 = v6243 * v4;
-      const uint v6253 = v6252 + v2492;
-      const uint v6254 = v6253 + v6245;
-      out[v6254] = v6251;
-    }
-    const uint v6255 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6256 = v2491 + v6255;
-    const uint v6257 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6258 = v2490 + v6257;
-    const bool v6259 = v6256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6260 = v6258 < v4;
-    const bool v6261 = v6259 && v6260;
-    if (v6261) {
-      const float v6262 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6264 = bfloat(v6262);
-      const uint v6265 = v6256 * v4;
-      const uint v6266 = v6265 + v2492;
-      const uint v6267 = v6266 + v6258;
-      out[v6267] = v6264;
-    }
-    const uint v6268 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6269 = v2491 + v6268;
-    const uint v6270 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6271 = v2490 + v6270;
-    const bool v6272 = v6269 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6273 = v6271 < v4;
-    const bool v6274 = v6272 && v6273;
-    if (v6274) {
-      const float v6275 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6277 = bfloat(v6275);
-      const uint v6278 = v6269 * v4;
-      const uint v6279 = v6278 + v2492;
-      const uint v6280 = v6279 + v6271;
-      out[v6280] = v6277;
-    }
-    const uint v6281 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6282 = v2491 + v6281;
-    const uint v6283 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6284 = v2490 + v6283;
-    const bool v6285 = v6282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6286 = v6284 < v4;
-    const bool v6287 = v6285 && v6286;
-    if (v6287) {
-      const float v6288 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6290 = bfloat(v6288);
-      const uint v6291 = v6282 * v4;
-      const uint v6292 = v6291 + v2492;
-      const uint v6293 = v6292 + v6284;
-      out[v6293] = v6290;
-    }
-    const uint v6294 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6295 = v2491 + v6294;
-    const uint v6296 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6297 = v2490 + v6296;
-    const bool v6298 = v6295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6299 = v6297 < v4;
-    const bool v6300 = v6298 && v6299;
-    if (v6300) {
-      const float v6301 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6303 = bfloat(v6301);
-      const uint v6304 = v6295 * v4;
-      const uint v6305 = v6304 + v2492;
-      const uint v6306 = v6305 + v6297;
-      out[v6306] = v6303;
-    }
-    const uint v6307 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6308 = v2491 + v6307;
-    const uint v6309 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6310 = v2490 + v6309;
-    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6312 = v6310 < v4;
-    const bool v6313 = v6311 && v6312;
-    if (v6313) {
-      const float v6314 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6316 = bfloat(v6314);
-      const uint v6317 = v6308 * v4;
-      const uint v6318 = v6317 + v2492;
-      const uint v6319 = v6318 + v6310;
-      out[v6319] = v6316;
-    }
-    const uint v6320 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6321 = v2491 + v6320;
-    const uint v6322 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6323 = v2490 + v6322;
-    const bool v6324 = v6321 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6325 = v6323 < v4;
-    const bool v6326 = v6324 && v6325;
-    if (v6326) {
-      const float v6327 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6329 = bfloat(v6327);
-      const uint v6330 = v6321 * v4;
-      const uint v6331 = v6330 + v2492;
-      const uint v6332 = v6331 + v6323;
-      out[v6332] = v6329;
-    }
-    const uint v6333 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6334 = v2491 + v6333;
-    const uint v6335 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6336 = v2490 + v6335;
-    const bool v6337 = v6334 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6338 = v6336 < v4;
-    const bool v6339 = v6337 && v6338;
-    if (v6339) {
-      const float v6340 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6342 = bfloat(v6340);
-      const uint v6343 = v6334 * v4;
-      const uint v6344 = v6343 + v2492;
-      const uint v6345 = v6344 + v6336;
-      out[v6345] = v6342;
-    }
-    const uint v6346 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6347 = v2491 + v6346;
-    const uint v6348 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6349 = v2490 + v6348;
-    const bool v6350 = v6347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6351 = v6349 < v4;
-    const bool v6352 = v6350 && v6351;
-    if (v6352) {
-      const float v6353 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6355 = bfloat(v6353);
-      const uint v6356 = v6347 * v4;
-      const uint v6357 = v6356 + v2492;
-      const uint v6358 = v6357 + v6349;
-      out[v6358] = v6355;
-    }
-    const uint v6359 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6360 = v2491 + v6359;
-    const uint v6361 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6362 = v2490 + v6361;
-    const bool v6363 = v6360 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6364 = v6362 < v4;
-    const bool v6365 = v6363 && v6364;
-    if (v6365) {
-      const float v6366 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6368 = bfloat(v6366);
-      const uint v6369 = v6360 * v4;
-      const uint v6370 = v6369 + v2492;
-      const uint v6371 = v6370 + v6362;
-      out[v6371] = v6368;
-    }
-    const uint v6372 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6373 = v2491 + v6372;
-    const uint v6374 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6375 = v2490 + v6374;
-    const bool v6376 = v6373 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6377 = v6375 < v4;
-    const bool v6378 = v6376 && v6377;
-    if (v6378) {
-      const float v6379 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6381 = bfloat(v6379);
-      const uint v6382 = v6373 * v4;
-      const uint v6383 = v6382 + v2492;
-      const uint v6384 = v6383 + v6375;
-      out[v6384] = v6381;
-    }
-    const uint v6385 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6386 = v2491 + v6385;
-    const uint v6387 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6388 = v2490 + v6387;
-    const bool v6389 = v6386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6390 = v6388 < v4;
-    const bool v6391 = v6389 && v6390;
-    if (v6391) {
-      const float v6392 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6394 = bfloat(v6392);
-      const uint v6395 = v6386 * v4;
-      const uint v6396 = v6395 + v2492;
-      const uint v6397 = v6396 + v6388;
-      out[v6397] = v6394;
-    }
-    const uint v6398 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6399 = v2491 + v6398;
-    const uint v6400 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6401 = v2490 + v6400;
-    const bool v6402 = v6399 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6403 = v6401 < v4;
-    const bool v6404 = v6402 && v6403;
-    if (v6404) {
-      const float v6405 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6407 = bfloat(v6405);
-      const uint v6408 = v6399 * v4;
-      const uint v6409 = v6408 + v2492;
-      const uint v6410 = v6409 + v6401;
-      out[v6410] = v6407;
-    }
-    const uint v6411 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6412 = v2491 + v6411;
-    const uint v6413 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6414 = v2490 + v6413;
-    const bool v6415 = v6412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6416 = v6414 < v4;
-    const bool v6417 = v6415 && v6416;
-    if (v6417) {
-      const float v6418 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6420 = bfloat(v6418);
-      const uint v6421 = v6412 * v4;
-      const uint v6422 = v6421 + v2492;
-      const uint v6423 = v6422 + v6414;
-      out[v6423] = v6420;
-    }
-    const uint v6424 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6425 = v2491 + v6424;
-    const uint v6426 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6427 = v2490 + v6426;
-    const bool v6428 = v6425 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6429 = v6427 < v4;
-    const bool v6430 = v6428 && v6429;
-    if (v6430) {
-      const float v6431 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6433 = bfloat(v6431);
-      const uint v6434 = v6425 * v4;
-      const uint v6435 = v6434 + v2492;
-      const uint v6436 = v6435 + v6427;
-      out[v6436] = v6433;
-    }
-    const uint v6437 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6438 = v2491 + v6437;
-    const uint v6439 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6440 = v2490 + v6439;
-    const bool v6441 = v6438 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6442 = v6440 < v4;
-    const bool v6443 = v6441 && v6442;
-    if (v6443) {
-      const float v6444 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6446 = bfloat(v6444);
-      const uint v6447 = v6438 * v4;
-      const uint v6448 = v6447 + v2492;
-      const uint v6449 = v6448 + v6440;
-      out[v6449] = v6446;
-    }
-    const uint v6450 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6451 = v2491 + v6450;
-    const uint v6452 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6453 = v2490 + v6452;
-    const bool v6454 = v6451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6455 = v6453 < v4;
-    const bool v6456 = v6454 && v6455;
-    if (v6456) {
-      const float v6457 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6459 = bfloat(v6457);
-      const uint v6460 = v6451 * v4;
-      const uint v6461 = v6460 + v2492;
-      const uint v6462 = v6461 + v6453;
-      out[v6462] = v6459;
-    }
-    const uint v6463 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6464 = v2491 + v6463;
-    const uint v6465 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6466 = v2490 + v6465;
-    const bool v6467 = v6464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6468 = v6466 < v4;
-    const bool v6469 = v6467 && v6468;
-    if (v6469) {
-      const float v6470 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6472 = bfloat(v6470);
-      const uint v6473 = v6464 * v4;
-      const uint v6474 = v6473 + v2492;
-      const uint v6475 = v6474 + v6466;
-      out[v6475] = v6472;
-    }
-    const uint v6476 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6477 = v2491 + v6476;
-    const uint v6478 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6479 = v2490 + v6478;
-    const bool v6480 = v6477 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6481 = v6479 < v4;
-    const bool v6482 = v6480 && v6481;
-    if (v6482) {
-      const float v6483 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6485 = bfloat(v6483);
-      const uint v6486 = v6477 * v4;
-      const uint v6487 = v6486 + v2492;
-      const uint v6488 = v6487 + v6479;
-      out[v6488] = v6485;
-    }
-    const uint v6489 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6490 = v2491 + v6489;
-    const uint v6491 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6492 = v2490 + v6491;
-    const bool v6493 = v6490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6494 = v6492 < v4;
-    const bool v6495 = v6493 && v6494;
-    if (v6495) {
-      const float v6496 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6498 = bfloat(v6496);
-      const uint v6499 = v6490 * v4;
-      const uint v6500 = v6499 + v2492;
-      const uint v6501 = v6500 + v6492;
-      out[v6501] = v6498;
-    }
-    const uint v6502 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6503 = v2491 + v6502;
-    const uint v6504 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6505 = v2490 + v6504;
-    const bool v6506 = v6503 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6507 = v6505 < v4;
-    const bool v6508 = v6506 && v6507;
-    if (v6508) {
-      const float v6509 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6511 = bfloat(v6509);
-      const uint v6512 = v6503 * v4;
-      const uint v6513 = v6512 + v2492;
-      const uint v6514 = v6513 + v6505;
-      out[v6514] = v6511;
-    }
-    const uint v6515 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6516 = v2491 + v6515;
-    const uint v6517 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6518 = v2490 + v6517;
-    const bool v6519 = v6516 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6520 = v6518 < v4;
-    const bool v6521 = v6519 && v6520;
-    if (v6521) {
-      const float v6522 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6524 = bfloat(v6522);
-      const uint v6525 = v6516 * v4;
-      const uint v6526 = v6525 + v2492;
-      const uint v6527 = v6526 + v6518;
-      out[v6527] = v6524;
-    }
-    const uint v6528 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6529 = v2491 + v6528;
-    const uint v6530 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6531 = v2490 + v6530;
-    const bool v6532 = v6529 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6533 = v6531 < v4;
-    const bool v6534 = v6532 && v6533;
-    if (v6534) {
-      const float v6535 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6537 = bfloat(v6535);
-      const uint v6538 = v6529 * v4;
-      const uint v6539 = v6538 + v2492;
-      const uint v6540 = v6539 + v6531;
-      out[v6540] = v6537;
-    }
-    const uint v6541 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6542 = v2491 + v6541;
-    const uint v6543 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6544 = v2490 + v6543;
-    const bool v6545 = v6542 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6546 = v6544 < v4;
-    const bool v6547 = v6545 && v6546;
-    if (v6547) {
-      const float v6548 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6550 = bfloat(v6548);
-      const uint v6551 = v6542 * v4;
-      const uint v6552 = v6551 + v2492;
-      const uint v6553 = v6552 + v6544;
-      out[v6553] = v6550;
-    }
-    const uint v6554 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6555 = v2491 + v6554;
-    const uint v6556 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6557 = v2490 + v6556;
-    const bool v6558 = v6555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6559 = v6557 < v4;
-    const bool v6560 = v6558 && v6559;
-    if (v6560) {
-      const float v6561 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6563 = bfloat(v6561);
-      const uint v6564 = v6555 * v4;
-      const uint v6565 = v6564 + v2492;
-      const uint v6566 = v6565 + v6557;
-      out[v6566] = v6563;
-    }
-    const uint v6567 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6568 = v2491 + v6567;
-    const uint v6569 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6570 = v2490 + v6569;
-    const bool v6571 = v6568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6572 = v6570 < v4;
-    const bool v6573 = v6571 && v6572;
-    if (v6573) {
-      const float v6574 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6576 = bfloat(v6574);
-      const uint v6577 = v6568 * v4;
-      const uint v6578 = v6577 + v2492;
-      const uint v6579 = v6578 + v6570;
-      out[v6579] = v6576;
-    }
-    const uint v6580 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6581 = v2491 + v6580;
-    const uint v6582 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6583 = v2490 + v6582;
-    const bool v6584 = v6581 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6585 = v6583 < v4;
-    const bool v6586 = v6584 && v6585;
-    if (v6586) {
-      const float v6587 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6589 = bfloat(v6587);
-      const uint v6590 = v6581 * v4;
-      const uint v6591 = v6590 + v2492;
-      const uint v6592 = v6591 + v6583;
-      out[v6592] = v6589;
-    }
-    const uint v6593 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6594 = v2491 + v6593;
-    const uint v6595 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6596 = v2490 + v6595;
-    const bool v6597 = v6594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6598 = v6596 < v4;
-    const bool v6599 = v6597 && v6598;
-    if (v6599) {
-      const float v6600 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6602 = bfloat(v6600);
-      const uint v6603 = v6594 * v4;
-      const uint v6604 = v6603 + v2492;
-      const uint v6605 = v6604 + v6596;
-      out[v6605] = v6602;
-    }
-    const uint v6606 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6607 = v2491 + v6606;
-    const uint v6608 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6609 = v2490 + v6608;
-    const bool v6610 = v6607 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6611 = v6609 < v4;
-    const bool v6612 = v6610 && v6611;
-    if (v6612) {
-      const float v6613 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6615 = bfloat(v6613);
-      const uint v6616 = v6607 * v4;
-      const uint v6617 = v6616 + v2492;
-      const uint v6618 = v6617 + v6609;
-      out[v6618] = v6615;
-    }
-    const uint v6619 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6620 = v2491 + v6619;
-    const uint v6621 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6622 = v2490 + v6621;
-    const bool v6623 = v6620 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6624 = v6622 < v4;
-    const bool v6625 = v6623 && v6624;
-    if (v6625) {
-      const float v6626 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6628 = bfloat(v6626);
-      const uint v6629 = v6620 * v4;
-      const uint v6630 = v6629 + v2492;
-      const uint v6631 = v6630 + v6622;
-      out[v6631] = v6628;
-    }
-    const uint v6632 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6633 = v2491 + v6632;
-    const uint v6634 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6635 = v2490 + v6634;
-    const bool v6636 = v6633 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6637 = v6635 < v4;
-    const bool v6638 = v6636 && v6637;
-    if (v6638) {
-      const float v6639 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6641 = bfloat(v6639);
-      const uint v6642 = v6633 * v4;
-      const uint v6643 = v6642 + v2492;
-      const uint v6644 = v6643 + v6635;
-      out[v6644] = v6641;
-    }
-    const uint v6645 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6646 = v2491 + v6645;
-    const uint v6647 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6648 = v2490 + v6647;
-    const bool v6649 = v6646 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6650 = v6648 < v4;
-    const bool v6651 = v6649 && v6650;
-    if (v6651) {
-      const float v6652 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6654 = bfloat(v6652);
-      const uint v6655 = v6646 * v4;
-      const uint v6656 = v6655 + v2492;
-      const uint v6657 = v6656 + v6648;
-      out[v6657] = v6654;
-    }
-    const uint v6658 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6659 = v2491 + v6658;
-    const uint v6660 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6661 = v2490 + v6660;
-    const bool v6662 = v6659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6663 = v6661 < v4;
-    const bool v6664 = v6662 && v6663;
-    if (v6664) {
-      const float v6665 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6667 = bfloat(v6665);
-      const uint v6668 = v6659 * v4;
-      const uint v6669 = v6668 + v2492;
-      const uint v6670 = v6669 + v6661;
-      out[v6670] = v6667;
-    }
-    const uint v6671 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6672 = v2491 + v6671;
-    const uint v6673 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6674 = v2490 + v6673;
-    const bool v6675 = v6672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6676 = v6674 < v4;
-    const bool v6677 = v6675 && v6676;
-    if (v6677) {
-      const float v6678 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6680 = bfloat(v6678);
-      const uint v6681 = v6672 * v4;
-      const uint v6682 = v6681 + v2492;
-      const uint v6683 = v6682 + v6674;
-      out[v6683] = v6680;
-    }
-    const uint v6684 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6685 = v2491 + v6684;
-    const uint v6686 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6687 = v2490 + v6686;
-    const bool v6688 = v6685 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6689 = v6687 < v4;
-    const bool v6690 = v6688 && v6689;
-    if (v6690) {
-      const float v6691 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6693 = bfloat(v6691);
-      const uint v6694 = v6685 * v4;
-      const uint v6695 = v6694 + v2492;
-      const uint v6696 = v6695 + v6687;
-      out[v6696] = v6693;
-    }
-    const uint v6697 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6698 = v2491 + v6697;
-    const uint v6699 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6700 = v2490 + v6699;
-    const bool v6701 = v6698 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6702 = v6700 < v4;
-    const bool v6703 = v6701 && v6702;
-    if (v6703) {
-      const float v6704 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6706 = bfloat(v6704);
-      const uint v6707 = v6698 * v4;
-      const uint v6708 = v6707 + v2492;
-      const uint v6709 = v6708 + v6700;
-      out[v6709] = v6706;
-    }
-    const uint v6710 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6711 = v2491 + v6710;
-    const uint v6712 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6713 = v2490 + v6712;
-    const bool v6714 = v6711 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6715 = v6713 < v4;
-    const bool v6716 = v6714 && v6715;
-    if (v6716) {
-      const float v6717 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6719 = bfloat(v6717);
-      const uint v6720 = v6711 * v4;
-      const uint v6721 = v6720 + v2492;
-      const uint v6722 = v6721 + v6713;
-      out[v6722] = v6719;
-    }
-    const uint v6723 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6724 = v2491 + v6723;
-    const uint v6725 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6726 = v2490 + v6725;
-    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6728 = v6726 < v4;
-    const bool v6729 = v6727 && v6728;
-    if (v6729) {
-      const float v6730 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6732 = bfloat(v6730);
-      const uint v6733 = v6724 * v4;
-      const uint v6734 = v6733 + v2492;
-      const uint v6735 = v6734 + v6726;
-      out[v6735] = v6732;
-    }
-    const uint v6736 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6737 = v2491 + v6736;
-    const uint v6738 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6739 = v2490 + v6738;
-    const bool v6740 = v6737 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6741 = v6739 < v4;
-    const bool v6742 = v6740 && v6741;
-    if (v6742) {
-      const float v6743 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6745 = bfloat(v6743);
-      const uint v6746 = v6737 * v4;
-      const uint v6747 = v6746 + v2492;
-      const uint v6748 = v6747 + v6739;
-      out[v6748] = v6745;
-    }
-    const uint v6749 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6750 = v2491 + v6749;
-    const uint v6751 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6752 = v2490 + v6751;
-    const bool v6753 = v6750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6754 = v6752 < v4;
-    const bool v6755 = v6753 && v6754;
-    if (v6755) {
-      const float v6756 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6758 = bfloat(v6756);
-      const uint v6759 = v6750 * v4;
-      const uint v6760 = v6759 + v2492;
-      const uint v6761 = v6760 + v6752;
-      out[v6761] = v6758;
-    }
-    const uint v6762 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6763 = v2491 + v6762;
-    const uint v6764 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6765 = v2490 + v6764;
-    const bool v6766 = v6763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6767 = v6765 < v4;
-    const bool v6768 = v6766 && v6767;
-    if (v6768) {
-      const float v6769 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6771 = bfloat(v6769);
-      const uint v6772 = v6763 * v4;
-      const uint v6773 = v6772 + v2492;
-      const uint v6774 = v6773 + v6765;
-      out[v6774] = v6771;
-    }
-    const uint v6775 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6776 = v2491 + v6775;
-    const uint v6777 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6778 = v2490 + v6777;
-    const bool v6779 = v6776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6780 = v6778 < v4;
-    const bool v6781 = v6779 && v6780;
-    if (v6781) {
-      const float v6782 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6784 = bfloat(v6782);
-      const uint v6785 = v6776 * v4;
-      const uint v6786 = v6785 + v2492;
-      const uint v6787 = v6786 + v6778;
-      out[v6787] = v6784;
-    }
-    const uint v6788 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6789 = v2491 + v6788;
-    const uint v6790 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6791 = v2490 + v6790;
-    const bool v6792 = v6789 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6793 = v6791 < v4;
-    const bool v6794 = v6792 && v6793;
-    if (v6794) {
-      const float v6795 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6797 = bfloat(v6795);
-      const uint v6798 = v6789 * v4;
-      const uint v6799 = v6798 + v2492;
-      const uint v6800 = v6799 + v6791;
-      out[v6800] = v6797;
-    }
-    const uint v6801 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6802 = v2491 + v6801;
-    const uint v6803 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6804 = v2490 + v6803;
-    const bool v6805 = v6802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6806 = v6804 < v4;
-    const bool v6807 = v6805 && v6806;
-    if (v6807) {
-      const float v6808 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6810 = bfloat(v6808);
-      const uint v6811 = v6802 * v4;
-      const uint v6812 = v6811 + v2492;
-      const uint v6813 = v6812 + v6804;
-      out[v6813] = v6810;
-    }
-    const uint v6814 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6815 = v2491 + v6814;
-    const uint v6816 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6817 = v2490 + v6816;
-    const bool v6818 = v6815 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6819 = v6817 < v4;
-    const bool v6820 = v6818 && v6819;
-    if (v6820) {
-      const float v6821 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6823 = bfloat(v6821);
-      const uint v6824 = v6815 * v4;
-      const uint v6825 = v6824 + v2492;
-      const uint v6826 = v6825 + v6817;
-      out[v6826] = v6823;
-    }
-    const uint v6827 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6828 = v2491 + v6827;
-    const uint v6829 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6830 = v2490 + v6829;
-    const bool v6831 = v6828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6832 = v6830 < v4;
-    const bool v6833 = v6831 && v6832;
-    if (v6833) {
-      const float v6834 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6836 = bfloat(v6834);
-      const uint v6837 = v6828 * v4;
-      const uint v6838 = v6837 + v2492;
-      const uint v6839 = v6838 + v6830;
-      out[v6839] = v6836;
-    }
-    const uint v6840 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6841 = v2491 + v6840;
-    const uint v6842 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6843 = v2490 + v6842;
-    const bool v6844 = v6841 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6845 = v6843 < v4;
-    const bool v6846 = v6844 && v6845;
-    if (v6846) {
-      const float v6847 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6849 = bfloat(v6847);
-      const uint v6850 = v6841 * v4;
-      const uint v6851 = v6850 + v2492;
-      const uint v6852 = v6851 + v6843;
-      out[v6852] = v6849;
-    }
-    const uint v6853 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6854 = v2491 + v6853;
-    const uint v6855 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6856 = v2490 + v6855;
-    const bool v6857 = v6854 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6858 = v6856 < v4;
-    const bool v6859 = v6857 && v6858;
-    if (v6859) {
-      const float v6860 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6862 = bfloat(v6860);
-      const uint v6863 = v6854 * v4;
-      const uint v6864 = v6863 + v2492;
-      const uint v6865 = v6864 + v6856;
-      out[v6865] = v6862;
-    }
-    const uint v6866 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6867 = v2491 + v6866;
-    const uint v6868 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6869 = v2490 + v6868;
-    const bool v6870 = v6867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6871 = v6869 < v4;
-    const bool v6872 = v6870 && v6871;
-    if (v6872) {
-      const float v6873 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6875 = bfloat(v6873);
-      const uint v6876 = v6867 * v4;
-      const uint v6877 = v6876 + v2492;
-      const uint v6878 = v6877 + v6869;
-      out[v6878] = v6875;
-    }
-    const uint v6879 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6880 = v2491 + v6879;
-    const uint v6881 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6882 = v2490 + v6881;
-    const bool v6883 = v6880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6884 = v6882 < v4;
-    const bool v6885 = v6883 && v6884;
-    if (v6885) {
-      const float v6886 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6888 = bfloat(v6886);
-      const uint v6889 = v6880 * v4;
-      const uint v6890 = v6889 + v2492;
-      const uint v6891 = v6890 + v6882;
-      out[v6891] = v6888;
-    }
-    const uint v6892 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6893 = v2491 + v6892;
-    const uint v6894 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6895 = v2490 + v6894;
-    const bool v6896 = v6893 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6897 = v6895 < v4;
-    const bool v6898 = v6896 && v6897;
-    if (v6898) {
-      const float v6899 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6901 = bfloat(v6899);
-      const uint v6902 = v6893 * v4;
-      const uint v6903 = v6902 + v2492;
-      const uint v6904 = v6903 + v6895;
-      out[v6904] = v6901;
-    }
-    const uint v6905 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6906 = v2491 + v6905;
-    const uint v6907 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6908 = v2490 + v6907;
-    const bool v6909 = v6906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6910 = v6908 < v4;
-    const bool v6911 = v6909 && v6910;
-    if (v6911) {
-      const float v6912 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6914 = bfloat(v6912);
-      const uint v6915 = v6906 * v4;
-      const uint v6916 = v6915 + v2492;
-      const uint v6917 = v6916 + v6908;
-      out[v6917] = v6914;
-    }
-    const uint v6918 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6919 = v2491 + v6918;
-    const uint v6920 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6921 = v2490 + v6920;
-    const bool v6922 = v6919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6923 = v6921 < v4;
-    const bool v6924 = v6922 && v6923;
-    if (v6924) {
-      const float v6925 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6927 = bfloat(v6925);
-      const uint v6928 = v6919 * v4;
-      const uint v6929 = v6928 + v2492;
-      const uint v6930 = v6929 + v6921;
-      out[v6930] = v6927;
-    }
-    const uint v6931 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6932 = v2491 + v6931;
-    const uint v6933 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6934 = v2490 + v6933;
-    const bool v6935 = v6932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6936 = v6934 < v4;
-    const bool v6937 = v6935 && v6936;
-    if (v6937) {
-      const float v6938 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6940 = bfloat(v6938);
-      const uint v6941 = v6932 * v4;
-      const uint v6942 = v6941 + v2492;
-      const uint v6943 = v6942 + v6934;
-      out[v6943] = v6940;
-    }
-    const uint v6944 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6945 = v2491 + v6944;
-    const uint v6946 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6947 = v2490 + v6946;
-    const bool v6948 = v6945 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6949 = v6947 < v4;
-    const bool v6950 = v6948 && v6949;
-    if (v6950) {
-      const float v6951 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6953 = bfloat(v6951);
-      const uint v6954 = v6945 * v4;
-      const uint v6955 = v6954 + v2492;
-      const uint v6956 = v6955 + v6947;
-      out[v6956] = v6953;
-    }
-    const uint v6957 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6958 = v2491 + v6957;
-    const uint v6959 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6960 = v2490 + v6959;
-    const bool v6961 = v6958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6962 = v6960 < v4;
-    const bool v6963 = v6961 && v6962;
-    if (v6963) {
-      const float v6964 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6966 = bfloat(v6964);
-      const uint v6967 = v6958 * v4;
-      const uint v6968 = v6967 + v2492;
-      const uint v6969 = v6968 + v6960;
-      out[v6969] = v6966;
-    }
-    const uint v6970 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6971 = v2491 + v6970;
-    const uint v6972 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6973 = v2490 + v6972;
-    const bool v6974 = v6971 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6975 = v6973 < v4;
-    const bool v6976 = v6974 && v6975;
-    if (v6976) {
-      const float v6977 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6979 = bfloat(v6977);
-      const uint v6980 = v6971 * v4;
-      const uint v6981 = v6980 + v2492;
-      const uint v6982 = v6981 + v6973;
-      out[v6982] = v6979;
-    }
-    const uint v6983 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6984 = v2491 + v6983;
-    const uint v6985 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6986 = v2490 + v6985;
-    const bool v6987 = v6984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6988 = v6986 < v4;
-    const bool v6989 = v6987 && v6988;
-    if (v6989) {
-      const float v6990 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6992 = bfloat(v6990);
-      const uint v6993 = v6984 * v4;
-      const uint v6994 = v6993 + v2492;
-      const uint v6995 = v6994 + v6986;
-      out[v6995] = v6992;
-    }
-    const uint v6996 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6997 = v2491 + v6996;
-    const uint v6998 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6999 = v2490 + v6998;
-    const bool v7000 = v6997 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7001 = v6999 < v4;
-    const bool v7002 = v7000 && v7001;
-    if (v7002) {
-      const float v7003 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7005 = bfloat(v7003);
-      const uint v7006 = v6997 * v4;
-      const uint v7007 = v7006 + v2492;
-      const uint v7008 = v7007 + v6999;
-      out[v7008] = v7005;
-    }
-    const uint v7009 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7010 = v2491 + v7009;
-    const uint v7011 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7012 = v2490 + v7011;
-    const bool v7013 = v7010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7014 = v7012 < v4;
-    const bool v7015 = v7013 && v7014;
-    if (v7015) {
-      const float v7016 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7018 = bfloat(v7016);
-      const uint v7019 = v7010 * v4;
-      const uint v7020 = v7019 + v2492;
-      const uint v7021 = v7020 + v7012;
-      out[v7021] = v7018;
-    }
-    const uint v7022 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7023 = v2491 + v7022;
-    const uint v7024 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7025 = v2490 + v7024;
-    const bool v7026 = v7023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7027 = v7025 < v4;
-    const bool v7028 = v7026 && v7027;
-    if (v7028) {
-      const float v7029 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7031 = bfloat(v7029);
-      const uint v7032 = v7023 * v4;
-      const uint v7033 = v7032 + v2492;
-      const uint v7034 = v7033 + v7025;
-      out[v7034] = v7031;
-    }
-    const uint v7035 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7036 = v2491 + v7035;
-    const uint v7037 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7038 = v2490 + v7037;
-    const bool v7039 = v7036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7040 = v7038 < v4;
-    const bool v7041 = v7039 && v7040;
-    if (v7041) {
-      const float v7042 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7044 = bfloat(v7042);
-      const uint v7045 = v7036 * v4;
-      const uint v7046 = v7045 + v2492;
-      const uint v7047 = v7046 + v7038;
-      out[v7047] = v7044;
-    }
-    const uint v7048 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7049 = v2491 + v7048;
-    const uint v7050 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7051 = v2490 + v7050;
-    const bool v7052 = v7049 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7053 = v7051 < v4;
-    const bool v7054 = v7052 && v7053;
-    if (v7054) {
-      const float v7055 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7057 = bfloat(v7055);
-      const uint v7058 = v7049 * v4;
-      const uint v7059 = v7058 + v2492;
-      const uint v7060 = v7059 + v7051;
-      out[v7060] = v7057;
-    }
-    const uint v7061 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7062 = v2491 + v7061;
-    const uint v7063 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7064 = v2490 + v7063;
-    const bool v7065 = v7062 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7066 = v7064 < v4;
-    const bool v7067 = v7065 && v7066;
-    if (v7067) {
-      const float v7068 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7070 = bfloat(v7068);
-      const uint v7071 = v7062 * v4;
-      const uint v7072 = v7071 + v2492;
-      const uint v7073 = v7072 + v7064;
-      out[v7073] = v7070;
-    }
-    const uint v7074 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7075 = v2491 + v7074;
-    const uint v7076 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7077 = v2490 + v7076;
-    const bool v7078 = v7075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7079 = v7077 < v4;
-    const bool v7080 = v7078 && v7079;
-    if (v7080) {
-      const float v7081 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7083 = bfloat(v7081);
-      const uint v7084 = v7075 * v4;
-      const uint v7085 = v7084 + v2492;
-      const uint v7086 = v7085 + v7077;
-      out[v7086] = v7083;
-    }
-    const uint v7087 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7088 = v2491 + v7087;
-    const uint v7089 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7090 = v2490 + v7089;
-    const bool v7091 = v7088 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7092 = v7090 < v4;
-    const bool v7093 = v7091 && v7092;
-    if (v7093) {
-      const float v7094 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7096 = bfloat(v7094);
-      const uint v7097 = v7088 * v4;
-      const uint v7098 = v7097 + v2492;
-      const uint v7099 = v7098 + v7090;
-      out[v7099] = v7096;
-    }
-    const uint v7100 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7101 = v2491 + v7100;
-    const uint v7102 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7103 = v2490 + v7102;
-    const bool v7104 = v7101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7105 = v7103 < v4;
-    const bool v7106 = v7104 && v7105;
-    if (v7106) {
-      const float v7107 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7109 = bfloat(v7107);
-      const uint v7110 = v7101 * v4;
-      const uint v7111 = v7110 + v2492;
-      const uint v7112 = v7111 + v7103;
-      out[v7112] = v7109;
-    }
-    const uint v7113 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7114 = v2491 + v7113;
-    const uint v7115 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7116 = v2490 + v7115;
-    const bool v7117 = v7114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7118 = v7116 < v4;
-    const bool v7119 = v7117 && v7118;
-    if (v7119) {
-      const float v7120 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7122 = bfloat(v7120);
-      const uint v7123 = v7114 * v4;
-      const uint v7124 = v7123 + v2492;
-      const uint v7125 = v7124 + v7116;
-      out[v7125] = v7122;
-    }
-    const uint v7126 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7127 = v2491 + v7126;
-    const uint v7128 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7129 = v2490 + v7128;
-    const bool v7130 = v7127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7131 = v7129 < v4;
-    const bool v7132 = v7130 && v7131;
-    if (v7132) {
-      const float v7133 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7135 = bfloat(v7133);
-      const uint v7136 = v7127 * v4;
-      const uint v7137 = v7136 + v2492;
-      const uint v7138 = v7137 + v7129;
-      out[v7138] = v7135;
-    }
-    const uint v7139 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7140 = v2491 + v7139;
-    const uint v7141 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7142 = v2490 + v7141;
-    const bool v7143 = v7140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7144 = v7142 < v4;
-    const bool v7145 = v7143 && v7144;
-    if (v7145) {
-      const float v7146 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7148 = bfloat(v7146);
-      const uint v7149 = v7140 * v4;
-      const uint v7150 = v7149 + v2492;
-      const uint v7151 = v7150 + v7142;
-      out[v7151] = v7148;
-    }
-    const uint v7152 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7153 = v2491 + v7152;
-    const uint v7154 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7155 = v2490 + v7154;
-    const bool v7156 = v7153 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7157 = v7155 < v4;
-    const bool v7158 = v7156 && v7157;
-    if (v7158) {
-      const float v7159 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7161 = bfloat(v7159);
-      const uint v7162 = v7153 * v4;
-      const uint v7163 = v7162 + v2492;
-      const uint v7164 = v7163 + v7155;
-      out[v7164] = v7161;
-    }
-    const uint v7165 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7166 = v2491 + v7165;
-    const uint v7167 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7168 = v2490 + v7167;
-    const bool v7169 = v7166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7170 = v7168 < v4;
-    const bool v7171 = v7169 && v7170;
-    if (v7171) {
-      const float v7172 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7174 = bfloat(v7172);
-      const uint v7175 = v7166 * v4;
-      const uint v7176 = v7175 + v2492;
-      const uint v7177 = v7176 + v7168;
-      out[v7177] = v7174;
-    }
-    const uint v7178 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7179 = v2491 + v7178;
-    const uint v7180 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7181 = v2490 + v7180;
-    const bool v7182 = v7179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7183 = v7181 < v4;
-    const bool v7184 = v7182 && v7183;
-    if (v7184) {
-      const float v7185 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7187 = bfloat(v7185);
-      const uint v7188 = v7179 * v4;
-      const uint v7189 = v7188 + v2492;
-      const uint v7190 = v7189 + v7181;
-      out[v7190] = v7187;
-    }
-    const uint v7191 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7192 = v2491 + v7191;
-    const uint v7193 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7194 = v2490 + v7193;
-    const bool v7195 = v7192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7196 = v7194 < v4;
-    const bool v7197 = v7195 && v7196;
-    if (v7197) {
-      const float v7198 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7200 = bfloat(v7198);
-      const uint v7201 = v7192 * v4;
-      const uint v7202 = v7201 + v2492;
-      const uint v7203 = v7202 + v7194;
-      out[v7203] = v7200;
-    }
-    const uint v7204 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7205 = v2491 + v7204;
-    const uint v7206 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7207 = v2490 + v7206;
-    const bool v7208 = v7205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7209 = v7207 < v4;
-    const bool v7210 = v7208 && v7209;
-    if (v7210) {
-      const float v7211 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7213 = bfloat(v7211);
-      const uint v7214 = v7205 * v4;
-      const uint v7215 = v7214 + v2492;
-      const uint v7216 = v7215 + v7207;
-      out[v7216] = v7213;
-    }
-    const uint v7217 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7218 = v2491 + v7217;
-    const uint v7219 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7220 = v2490 + v7219;
-    const bool v7221 = v7218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7222 = v7220 < v4;
-    const bool v7223 = v7221 && v7222;
-    if (v7223) {
-      const float v7224 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7226 = bfloat(v7224);
-      const uint v7227 = v7218 * v4;
-      const uint v7228 = v7227 + v2492;
-      const uint v7229 = v7228 + v7220;
-      out[v7229] = v7226;
-    }
-    const uint v7230 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7231 = v2491 + v7230;
-    const uint v7232 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7233 = v2490 + v7232;
-    const bool v7234 = v7231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7235 = v7233 < v4;
-    const bool v7236 = v7234 && v7235;
-    if (v7236) {
-      const float v7237 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7239 = bfloat(v7237);
-      const uint v7240 = v7231 * v4;
-      const uint v7241 = v7240 + v2492;
-      const uint v7242 = v7241 + v7233;
-      out[v7242] = v7239;
-    }
-    const uint v7243 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7244 = v2491 + v7243;
-    const uint v7245 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7246 = v2490 + v7245;
-    const bool v7247 = v7244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7248 = v7246 < v4;
-    const bool v7249 = v7247 && v7248;
-    if (v7249) {
-      const float v7250 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7252 = bfloat(v7250);
-      const uint v7253 = v7244 * v4;
-      const uint v7254 = v7253 + v2492;
-      const uint v7255 = v7254 + v7246;
-      out[v7255] = v7252;
-    }
-    const uint v7256 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7257 = v2491 + v7256;
-    const uint v7258 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7259 = v2490 + v7258;
-    const bool v7260 = v7257 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7261 = v7259 < v4;
-    const bool v7262 = v7260 && v7261;
-    if (v7262) {
-      const float v7263 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7265 = bfloat(v7263);
-      const uint v7266 = v7257 * v4;
-      const uint v7267 = v7266 + v2492;
-      const uint v7268 = v7267 + v7259;
-      out[v7268] = v7265;
-    }
-    const uint v7269 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7270 = v2491 + v7269;
-    const uint v7271 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7272 = v2490 + v7271;
-    const bool v7273 = v7270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7274 = v7272 < v4;
-    const bool v7275 = v7273 && v7274;
-    if (v7275) {
-      const float v7276 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7278 = bfloat(v7276);
-      const uint v7279 = v7270 * v4;
-      const uint v7280 = v7279 + v2492;
-      const uint v7281 = v7280 + v7272;
-      out[v7281] = v7278;
-    }
-    const uint v7282 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7283 = v2491 + v7282;
-    const uint v7284 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7285 = v2490 + v7284;
-    const bool v7286 = v7283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7287 = v7285 < v4;
-    const bool v7288 = v7286 && v7287;
-    if (v7288) {
-      const float v7289 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7291 = bfloat(v7289);
-      const uint v7292 = v7283 * v4;
-      const uint v7293 = v7292 + v2492;
-      const uint v7294 = v7293 + v7285;
-      out[v7294] = v7291;
-    }
-    const uint v7295 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7296 = v2491 + v7295;
-    const uint v7297 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7298 = v2490 + v7297;
-    const bool v7299 = v7296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7300 = v7298 < v4;
-    const bool v7301 = v7299 && v7300;
-    if (v7301) {
-      const float v7302 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7304 = bfloat(v7302);
-      const uint v7305 = v7296 * v4;
-      const uint v7306 = v7305 + v2492;
-      const uint v7307 = v7306 + v7298;
-      out[v7307] = v7304;
-    }
-    const uint v7308 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7309 = v2491 + v7308;
-    const uint v7310 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7311 = v2490 + v7310;
-    const bool v7312 = v7309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7313 = v7311 < v4;
-    const bool v7314 = v7312 && v7313;
-    if (v7314) {
-      const float v7315 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7317 = bfloat(v7315);
-      const uint v7318 = v7309 * v4;
-      const uint v7319 = v7318 + v2492;
-      const uint v7320 = v7319 + v7311;
-      out[v7320] = v7317;
-    }
-    const uint v7321 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7322 = v2491 + v7321;
-    const uint v7323 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7324 = v2490 + v7323;
-    const bool v7325 = v7322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7326 = v7324 < v4;
-    const bool v7327 = v7325 && v7326;
-    if (v7327) {
-      const float v7328 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7330 = bfloat(v7328);
-      const uint v7331 = v7322 * v4;
-      const uint v7332 = v7331 + v2492;
-      const uint v7333 = v7332 + v7324;
-      out[v7333] = v7330;
-    }
-    const uint v7334 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7335 = v2491 + v7334;
-    const uint v7336 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7337 = v2490 + v7336;
-    const bool v7338 = v7335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7339 = v7337 < v4;
-    const bool v7340 = v7338 && v7339;
-    if (v7340) {
-      const float v7341 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7343 = bfloat(v7341);
-      const uint v7344 = v7335 * v4;
-      const uint v7345 = v7344 + v2492;
-      const uint v7346 = v7345 + v7337;
-      out[v7346] = v7343;
-    }
-    const uint v7347 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7348 = v2491 + v7347;
-    const uint v7349 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7350 = v2490 + v7349;
-    const bool v7351 = v7348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7352 = v7350 < v4;
-    const bool v7353 = v7351 && v7352;
-    if (v7353) {
-      const float v7354 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7356 = bfloat(v7354);
-      const uint v7357 = v7348 * v4;
-      const uint v7358 = v7357 + v2492;
-      const uint v7359 = v7358 + v7350;
-      out[v7359] = v7356;
-    }
-    const uint v7360 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7361 = v2491 + v7360;
-    const uint v7362 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7363 = v2490 + v7362;
-    const bool v7364 = v7361 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7365 = v7363 < v4;
-    const bool v7366 = v7364 && v7365;
-    if (v7366) {
-      const float v7367 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7369 = bfloat(v7367);
-      const uint v7370 = v7361 * v4;
-      const uint v7371 = v7370 + v2492;
-      const uint v7372 = v7371 + v7363;
-      out[v7372] = v7369;
-    }
-    const uint v7373 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7374 = v2491 + v7373;
-    const uint v7375 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7376 = v2490 + v7375;
-    const bool v7377 = v7374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7378 = v7376 < v4;
-    const bool v7379 = v7377 && v7378;
-    if (v7379) {
-      const float v7380 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7382 = bfloat(v7380);
-      const uint v7383 = v7374 * v4;
-      const uint v7384 = v7383 + v2492;
-      const uint v7385 = v7384 + v7376;
-      out[v7385] = v7382;
-    }
-    const uint v7386 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7387 = v2491 + v7386;
-    const uint v7388 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7389 = v2490 + v7388;
-    const bool v7390 = v7387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7391 = v7389 < v4;
-    const bool v7392 = v7390 && v7391;
-    if (v7392) {
-      const float v7393 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7395 = bfloat(v7393);
-      const uint v7396 = v7387 * v4;
-      const uint v7397 = v7396 + v2492;
-      const uint v7398 = v7397 + v7389;
-      out[v7398] = v7395;
-    }
-    const uint v7399 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7400 = v2491 + v7399;
-    const uint v7401 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7402 = v2490 + v7401;
-    const bool v7403 = v7400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7404 = v7402 < v4;
-    const bool v7405 = v7403 && v7404;
-    if (v7405) {
-      const float v7406 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7408 = bfloat(v7406);
-      const uint v7409 = v7400 * v4;
-      const uint v7410 = v7409 + v2492;
-      const uint v7411 = v7410 + v7402;
-      out[v7411] = v7408;
-    }
-    const uint v7412 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7413 = v2491 + v7412;
-    const uint v7414 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7415 = v2490 + v7414;
-    const bool v7416 = v7413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7417 = v7415 < v4;
-    const bool v7418 = v7416 && v7417;
-    if (v7418) {
-      const float v7419 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7421 = bfloat(v7419);
-      const uint v7422 = v7413 * v4;
-      const uint v7423 = v7422 + v2492;
-      const uint v7424 = v7423 + v7415;
-      out[v7424] = v7421;
-    }
-    const uint v7425 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7426 = v2491 + v7425;
-    const uint v7427 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7428 = v2490 + v7427;
-    const bool v7429 = v7426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7430 = v7428 < v4;
-    const bool v7431 = v7429 && v7430;
-    if (v7431) {
-      const float v7432 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7434 = bfloat(v7432);
-      const uint v7435 = v7426 * v4;
-      const uint v7436 = v7435 + v2492;
-      const uint v7437 = v7436 + v7428;
-      out[v7437] = v7434;
-    }
-    const uint v7438 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7439 = v2491 + v7438;
-    const uint v7440 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7441 = v2490 + v7440;
-    const bool v7442 = v7439 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7443 = v7441 < v4;
-    const bool v7444 = v7442 && v7443;
-    if (v7444) {
-      const float v7445 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7447 = bfloat(v7445);
-      const uint v7448 = v7439 * v4;
-      const uint v7449 = v7448 + v2492;
-      const uint v7450 = v7449 + v7441;
-      out[v7450] = v7447;
-    }
-    const uint v7451 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7452 = v2491 + v7451;
-    const uint v7453 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7454 = v2490 + v7453;
-    const bool v7455 = v7452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7456 = v7454 < v4;
-    const bool v7457 = v7455 && v7456;
-    if (v7457) {
-      const float v7458 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7460 = bfloat(v7458);
-      const uint v7461 = v7452 * v4;
-      const uint v7462 = v7461 + v2492;
-      const uint v7463 = v7462 + v7454;
-      out[v7463] = v7460;
-    }
-    const uint v7464 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7465 = v2491 + v7464;
-    const uint v7466 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7467 = v2490 + v7466;
-    const bool v7468 = v7465 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7469 = v7467 < v4;
-    const bool v7470 = v7468 && v7469;
-    if (v7470) {
-      const float v7471 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7473 = bfloat(v7471);
-      const uint v7474 = v7465 * v4;
-      const uint v7475 = v7474 + v2492;
-      const uint v7476 = v7475 + v7467;
-      out[v7476] = v7473;
-    }
-    const uint v7477 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7478 = v2491 + v7477;
-    const uint v7479 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7480 = v2490 + v7479;
-    const bool v7481 = v7478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7482 = v7480 < v4;
-    const bool v7483 = v7481 && v7482;
-    if (v7483) {
-      const float v7484 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7486 = bfloat(v7484);
-      const uint v7487 = v7478 * v4;
-      const uint v7488 = v7487 + v2492;
-      const uint v7489 = v7488 + v7480;
-      out[v7489] = v7486;
-    }
-    const uint v7490 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7491 = v2491 + v7490;
-    const uint v7492 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7493 = v2490 + v7492;
-    const bool v7494 = v7491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7495 = v7493 < v4;
-    const bool v7496 = v7494 && v7495;
-    if (v7496) {
-      const float v7497 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7499 = bfloat(v7497);
-      const uint v7500 = v7491 * v4;
-      const uint v7501 = v7500 + v2492;
-      const uint v7502 = v7501 + v7493;
-      out[v7502] = v7499;
-    }
-    const uint v7503 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7504 = v2491 + v7503;
-    const uint v7505 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7506 = v2490 + v7505;
-    const bool v7507 = v7504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7508 = v7506 < v4;
-    const bool v7509 = v7507 && v7508;
-    if (v7509) {
-      const float v7510 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7512 = bfloat(v7510);
-      const uint v7513 = v7504 * v4;
-      const uint v7514 = v7513 + v2492;
-      const uint v7515 = v7514 + v7506;
-      out[v7515] = v7512;
-    }
-    const uint v7516 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7517 = v2491 + v7516;
-    const uint v7518 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7519 = v2490 + v7518;
-    const bool v7520 = v7517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7521 = v7519 < v4;
-    const bool v7522 = v7520 && v7521;
-    if (v7522) {
-      const float v7523 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7525 = bfloat(v7523);
-      const uint v7526 = v7517 * v4;
-      const uint v7527 = v7526 + v2492;
-      const uint v7528 = v7527 + v7519;
-      out[v7528] = v7525;
-    }
-    const uint v7529 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7530 = v2491 + v7529;
-    const uint v7531 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7532 = v2490 + v7531;
-    const bool v7533 = v7530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7534 = v7532 < v4;
-    const bool v7535 = v7533 && v7534;
-    if (v7535) {
-      const float v7536 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7538 = bfloat(v7536);
-      const uint v7539 = v7530 * v4;
-      const uint v7540 = v7539 + v2492;
-      const uint v7541 = v7540 + v7532;
-      out[v7541] = v7538;
-    }
-    const uint v7542 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7543 = v2491 + v7542;
-    const uint v7544 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7545 = v2490 + v7544;
-    const bool v7546 = v7543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7547 = v7545 < v4;
-    const bool v7548 = v7546 && v7547;
-    if (v7548) {
-      const float v7549 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7551 = bfloat(v7549);
-      const uint v7552 = v7543 * v4;
-      const uint v7553 = v7552 + v2492;
-      const uint v7554 = v7553 + v7545;
-      out[v7554] = v7551;
-    }
-    const uint v7555 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7556 = v2491 + v7555;
-    const uint v7557 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7558 = v2490 + v7557;
-    const bool v7559 = v7556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7560 = v7558 < v4;
-    const bool v7561 = v7559 && v7560;
-    if (v7561) {
-      const float v7562 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7564 = bfloat(v7562);
-      const uint v7565 = v7556 * v4;
-      const uint v7566 = v7565 + v2492;
-      const uint v7567 = v7566 + v7558;
-      out[v7567] = v7564;
-    }
-    const uint v7568 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7569 = v2491 + v7568;
-    const uint v7570 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7571 = v2490 + v7570;
-    const bool v7572 = v7569 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7573 = v7571 < v4;
-    const bool v7574 = v7572 && v7573;
-    if (v7574) {
-      const float v7575 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7577 = bfloat(v7575);
-      const uint v7578 = v7569 * v4;
-      const uint v7579 = v7578 + v2492;
-      const uint v7580 = v7579 + v7571;
-      out[v7580] = v7577;
-    }
-    const uint v7581 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7582 = v2491 + v7581;
-    const uint v7583 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7584 = v2490 + v7583;
-    const bool v7585 = v7582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7586 = v7584 < v4;
-    const bool v7587 = v7585 && v7586;
-    if (v7587) {
-      const float v7588 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7590 = bfloat(v7588);
-      const uint v7591 = v7582 * v4;
-      const uint v7592 = v7591 + v2492;
-      const uint v7593 = v7592 + v7584;
-      out[v7593] = v7590;
-    }
-    const uint v7594 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7595 = v2491 + v7594;
-    const uint v7596 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7597 = v2490 + v7596;
-    const bool v7598 = v7595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7599 = v7597 < v4;
-    const bool v7600 = v7598 && v7599;
-    if (v7600) {
-      const float v7601 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7603 = bfloat(v7601);
-      const uint v7604 = v7595 * v4;
-      const uint v7605 = v7604 + v2492;
-      const uint v7606 = v7605 + v7597;
-      out[v7606] = v7603;
-    }
-    const uint v7607 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7608 = v2491 + v7607;
-    const uint v7609 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7610 = v2490 + v7609;
-    const bool v7611 = v7608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7612 = v7610 < v4;
-    const bool v7613 = v7611 && v7612;
-    if (v7613) {
-      const float v7614 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7616 = bfloat(v7614);
-      const uint v7617 = v7608 * v4;
-      const uint v7618 = v7617 + v2492;
-      const uint v7619 = v7618 + v7610;
-      out[v7619] = v7616;
-    }
-    const uint v7620 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7621 = v2491 + v7620;
-    const uint v7622 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7623 = v2490 + v7622;
-    const bool v7624 = v7621 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7625 = v7623 < v4;
-    const bool v7626 = v7624 && v7625;
-    if (v7626) {
-      const float v7627 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7629 = bfloat(v7627);
-      const uint v7630 = v7621 * v4;
-      const uint v7631 = v7630 + v2492;
-      const uint v7632 = v7631 + v7623;
-      out[v7632] = v7629;
-    }
-    const uint v7633 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7634 = v2491 + v7633;
-    const uint v7635 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7636 = v2490 + v7635;
-    const bool v7637 = v7634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7638 = v7636 < v4;
-    const bool v7639 = v7637 && v7638;
-    if (v7639) {
-      const float v7640 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7642 = bfloat(v7640);
-      const uint v7643 = v7634 * v4;
-      const uint v7644 = v7643 + v2492;
-      const uint v7645 = v7644 + v7636;
-      out[v7645] = v7642;
-    }
-    const uint v7646 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7647 = v2491 + v7646;
-    const uint v7648 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7649 = v2490 + v7648;
-    const bool v7650 = v7647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7651 = v7649 < v4;
-    const bool v7652 = v7650 && v7651;
-    if (v7652) {
-      const float v7653 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7655 = bfloat(v7653);
-      const uint v7656 = v7647 * v4;
-      const uint v7657 = v7656 + v2492;
-      const uint v7658 = v7657 + v7649;
-      out[v7658] = v7655;
-    }
-    const uint v7659 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7660 = v2491 + v7659;
-    const uint v7661 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7662 = v2490 + v7661;
-    const bool v7663 = v7660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7664 = v7662 < v4;
-    const bool v7665 = v7663 && v7664;
-    if (v7665) {
-      const float v7666 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7668 = bfloat(v7666);
-      const uint v7669 = v7660 * v4;
-      const uint v7670 = v7669 + v2492;
-      const uint v7671 = v7670 + v7662;
-      out[v7671] = v7668;
-    }
-    const uint v7672 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7673 = v2491 + v7672;
-    const uint v7674 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7675 = v2490 + v7674;
-    const bool v7676 = v7673 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7677 = v7675 < v4;
-    const bool v7678 = v7676 && v7677;
-    if (v7678) {
-      const float v7679 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7681 = bfloat(v7679);
-      const uint v7682 = v7673 * v4;
-      const uint v7683 = v7682 + v2492;
-      const uint v7684 = v7683 + v7675;
-      out[v7684] = v7681;
-    }
-    const uint v7685 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7686 = v2491 + v7685;
-    const uint v7687 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7688 = v2490 + v7687;
-    const bool v7689 = v7686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7690 = v7688 < v4;
-    const bool v7691 = v7689 && v7690;
-    if (v7691) {
-      const float v7692 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7694 = bfloat(v7692);
-      const uint v7695 = v7686 * v4;
-      const uint v7696 = v7695 + v2492;
-      const uint v7697 = v7696 + v7688;
-      out[v7697] = v7694;
-    }
-    const uint v7698 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7699 = v2491 + v7698;
-    const uint v7700 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7701 = v2490 + v7700;
-    const bool v7702 = v7699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7703 = v7701 < v4;
-    const bool v7704 = v7702 && v7703;
-    if (v7704) {
-      const float v7705 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7707 = bfloat(v7705);
-      const uint v7708 = v7699 * v4;
-      const uint v7709 = v7708 + v2492;
-      const uint v7710 = v7709 + v7701;
-      out[v7710] = v7707;
-    }
-    const uint v7711 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7712 = v2491 + v7711;
-    const uint v7713 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7714 = v2490 + v7713;
-    const bool v7715 = v7712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7716 = v7714 < v4;
-    const bool v7717 = v7715 && v7716;
-    if (v7717) {
-      const float v7718 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7720 = bfloat(v7718);
-      const uint v7721 = v7712 * v4;
-      const uint v7722 = v7721 + v2492;
-      const uint v7723 = v7722 + v7714;
-      out[v7723] = v7720;
-    }
-    const uint v7724 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7725 = v2491 + v7724;
-    const uint v7726 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7727 = v2490 + v7726;
-    const bool v7728 = v7725 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7729 = v7727 < v4;
-    const bool v7730 = v7728 && v7729;
-    if (v7730) {
-      const float v7731 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7733 = bfloat(v7731);
-      const uint v7734 = v7725 * v4;
-      const uint v7735 = v7734 + v2492;
-      const uint v7736 = v7735 + v7727;
-      out[v7736] = v7733;
-    }
-    const uint v7737 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7738 = v2491 + v7737;
-    const uint v7739 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7740 = v2490 + v7739;
-    const bool v7741 = v7738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7742 = v7740 < v4;
-    const bool v7743 = v7741 && v7742;
-    if (v7743) {
-      const float v7744 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7746 = bfloat(v7744);
-      const uint v7747 = v7738 * v4;
-      const uint v7748 = v7747 + v2492;
-      const uint v7749 = v7748 + v7740;
-      out[v7749] = v7746;
+    const uint v6087 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6088 = v2492 + v6087;
+    const uint v6089 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6090 = v2491 + v6089;
+    const bool v6091 = v6088 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6092 = v6090 < v4;
+    const bool v6093 = v6091 && v6092;
+    if (v6093) {
+      const float v6094 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6096 = bfloat(v6094);
+      const uint v6097 = v6088 * v4;
+      const uint v6098 = v6097 + v2493;
+      const uint v6099 = v6098 + v6090;
+      out[v6099] = v6096;
+    }
+    const uint v6100 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6101 = v2492 + v6100;
+    const uint v6102 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6103 = v2491 + v6102;
+    const bool v6104 = v6101 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6105 = v6103 < v4;
+    const bool v6106 = v6104 && v6105;
+    if (v6106) {
+      const float v6107 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6109 = bfloat(v6107);
+      const uint v6110 = v6101 * v4;
+      const uint v6111 = v6110 + v2493;
+      const uint v6112 = v6111 + v6103;
+      out[v6112] = v6109;
+    }
+    const uint v6113 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6114 = v2492 + v6113;
+    const uint v6115 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6116 = v2491 + v6115;
+    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6118 = v6116 < v4;
+    const bool v6119 = v6117 && v6118;
+    if (v6119) {
+      const float v6120 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6122 = bfloat(v6120);
+      const uint v6123 = v6114 * v4;
+      const uint v6124 = v6123 + v2493;
+      const uint v6125 = v6124 + v6116;
+      out[v6125] = v6122;
+    }
+    const uint v6126 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6127 = v2492 + v6126;
+    const uint v6128 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6129 = v2491 + v6128;
+    const bool v6130 = v6127 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6131 = v6129 < v4;
+    const bool v6132 = v6130 && v6131;
+    if (v6132) {
+      const float v6133 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6135 = bfloat(v6133);
+      const uint v6136 = v6127 * v4;
+      const uint v6137 = v6136 + v2493;
+      const uint v6138 = v6137 + v6129;
+      out[v6138] = v6135;
+    }
+    const uint v6139 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6140 = v2492 + v6139;
+    const uint v6141 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6142 = v2491 + v6141;
+    const bool v6143 = v6140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6144 = v6142 < v4;
+    const bool v6145 = v6143 && v6144;
+    if (v6145) {
+      const float v6146 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6148 = bfloat(v6146);
+      const uint v6149 = v6140 * v4;
+      const uint v6150 = v6149 + v2493;
+      const uint v6151 = v6150 + v6142;
+      out[v6151] = v6148;
+    }
+    const uint v6152 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6153 = v2492 + v6152;
+    const uint v6154 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6155 = v2491 + v6154;
+    const bool v6156 = v6153 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6157 = v6155 < v4;
+    const bool v6158 = v6156 && v6157;
+    if (v6158) {
+      const float v6159 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6161 = bfloat(v6159);
+      const uint v6162 = v6153 * v4;
+      const uint v6163 = v6162 + v2493;
+      const uint v6164 = v6163 + v6155;
+      out[v6164] = v6161;
+    }
+    const uint v6165 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6166 = v2492 + v6165;
+    const uint v6167 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6168 = v2491 + v6167;
+    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6170 = v6168 < v4;
+    const bool v6171 = v6169 && v6170;
+    if (v6171) {
+      const float v6172 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6174 = bfloat(v6172);
+      const uint v6175 = v6166 * v4;
+      const uint v6176 = v6175 + v2493;
+      const uint v6177 = v6176 + v6168;
+      out[v6177] = v6174;
+    }
+    const uint v6178 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6179 = v2492 + v6178;
+    const uint v6180 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6181 = v2491 + v6180;
+    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6183 = v6181 < v4;
+    const bool v6184 = v6182 && v6183;
+    if (v6184) {
+      const float v6185 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6187 = bfloat(v6185);
+      const uint v6188 = v6179 * v4;
+      const uint v6189 = v6188 + v2493;
+      const uint v6190 = v6189 + v6181;
+      out[v6190] = v6187;
+    }
+    const uint v6191 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6192 = v2492 + v6191;
+    const uint v6193 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6194 = v2491 + v6193;
+    const bool v6195 = v6192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6196 = v6194 < v4;
+    const bool v6197 = v6195 && v6196;
+    if (v6197) {
+      const float v6198 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6200 = bfloat(v6198);
+      const uint v6201 = v6192 * v4;
+      const uint v6202 = v6201 + v2493;
+      const uint v6203 = v6202 + v6194;
+      out[v6203] = v6200;
+    }
+    const uint v6204 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6205 = v2492 + v6204;
+    const uint v6206 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6207 = v2491 + v6206;
+    const bool v6208 = v6205 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6209 = v6207 < v4;
+    const bool v6210 = v6208 && v6209;
+    if (v6210) {
+      const float v6211 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6213 = bfloat(v6211);
+      const uint v6214 = v6205 * v4;
+      const uint v6215 = v6214 + v2493;
+      const uint v6216 = v6215 + v6207;
+      out[v6216] = v6213;
+    }
+    const uint v6217 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6218 = v2492 + v6217;
+    const uint v6219 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6220 = v2491 + v6219;
+    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6222 = v6220 < v4;
+    const bool v6223 = v6221 && v6222;
+    if (v6223) {
+      const float v6224 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6226 = bfloat(v6224);
+      const uint v6227 = v6218 * v4;
+      const uint v6228 = v6227 + v2493;
+      const uint v6229 = v6228 + v6220;
+      out[v6229] = v6226;
+    }
+    const uint v6230 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6231 = v2492 + v6230;
+    const uint v6232 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6233 = v2491 + v6232;
+    const bool v6234 = v6231 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6235 = v6233 < v4;
+    const bool v6236 = v6234 && v6235;
+    if (v6236) {
+      const float v6237 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6239 = bfloat(v6237);
+      const uint v6240 = v6231 * v4;
+      const uint v6241 = v6240 + v2493;
+      const uint v6242 = v6241 + v6233;
+      out[v6242] = v6239;
+    }
+    const uint v6243 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6244 = v2492 + v6243;
+    const uint v6245 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6246 = v2491 + v6245;
+    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6248 = v6246 < v4;
+    const bool v6249 = v6247 && v6248;
+    if (v6249) {
+      const float v6250 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6252 = bfloat(v6250);
+      const uint v6253 = v6244 * v4;
+      const uint v6254 = v6253 + v2493;
+      const uint v6255 = v6254 + v6246;
+      out[v6255] = v6252;
+    }
+    const uint v6256 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6257 = v2492 + v6256;
+    const uint v6258 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6259 = v2491 + v6258;
+    const bool v6260 = v6257 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6261 = v6259 < v4;
+    const bool v6262 = v6260 && v6261;
+    if (v6262) {
+      const float v6263 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6265 = bfloat(v6263);
+      const uint v6266 = v6257 * v4;
+      const uint v6267 = v6266 + v2493;
+      const uint v6268 = v6267 + v6259;
+      out[v6268] = v6265;
+    }
+    const uint v6269 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6270 = v2492 + v6269;
+    const uint v6271 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6272 = v2491 + v6271;
+    const bool v6273 = v6270 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6274 = v6272 < v4;
+    const bool v6275 = v6273 && v6274;
+    if (v6275) {
+      const float v6276 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6278 = bfloat(v6276);
+      const uint v6279 = v6270 * v4;
+      const uint v6280 = v6279 + v2493;
+      const uint v6281 = v6280 + v6272;
+      out[v6281] = v6278;
+    }
+    const uint v6282 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6283 = v2492 + v6282;
+    const uint v6284 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6285 = v2491 + v6284;
+    const bool v6286 = v6283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6287 = v6285 < v4;
+    const bool v6288 = v6286 && v6287;
+    if (v6288) {
+      const float v6289 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6291 = bfloat(v6289);
+      const uint v6292 = v6283 * v4;
+      const uint v6293 = v6292 + v2493;
+      const uint v6294 = v6293 + v6285;
+      out[v6294] = v6291;
+    }
+    const uint v6295 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6296 = v2492 + v6295;
+    const uint v6297 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6298 = v2491 + v6297;
+    const bool v6299 = v6296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6300 = v6298 < v4;
+    const bool v6301 = v6299 && v6300;
+    if (v6301) {
+      const float v6302 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6304 = bfloat(v6302);
+      const uint v6305 = v6296 * v4;
+      const uint v6306 = v6305 + v2493;
+      const uint v6307 = v6306 + v6298;
+      out[v6307] = v6304;
+    }
+    const uint v6308 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6309 = v2492 + v6308;
+    const uint v6310 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6311 = v2491 + v6310;
+    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6313 = v6311 < v4;
+    const bool v6314 = v6312 && v6313;
+    if (v6314) {
+      const float v6315 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6317 = bfloat(v6315);
+      const uint v6318 = v6309 * v4;
+      const uint v6319 = v6318 + v2493;
+      const uint v6320 = v6319 + v6311;
+      out[v6320] = v6317;
+    }
+    const uint v6321 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6322 = v2492 + v6321;
+    const uint v6323 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6324 = v2491 + v6323;
+    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6326 = v6324 < v4;
+    const bool v6327 = v6325 && v6326;
+    if (v6327) {
+      const float v6328 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6330 = bfloat(v6328);
+      const uint v6331 = v6322 * v4;
+      const uint v6332 = v6331 + v2493;
+      const uint v6333 = v6332 + v6324;
+      out[v6333] = v6330;
+    }
+    const uint v6334 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6335 = v2492 + v6334;
+    const uint v6336 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6337 = v2491 + v6336;
+    const bool v6338 = v6335 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6339 = v6337 < v4;
+    const bool v6340 = v6338 && v6339;
+    if (v6340) {
+      const float v6341 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6343 = bfloat(v6341);
+      const uint v6344 = v6335 * v4;
+      const uint v6345 = v6344 + v2493;
+      const uint v6346 = v6345 + v6337;
+      out[v6346] = v6343;
+    }
+    const uint v6347 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6348 = v2492 + v6347;
+    const uint v6349 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6350 = v2491 + v6349;
+    const bool v6351 = v6348 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6352 = v6350 < v4;
+    const bool v6353 = v6351 && v6352;
+    if (v6353) {
+      const float v6354 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6356 = bfloat(v6354);
+      const uint v6357 = v6348 * v4;
+      const uint v6358 = v6357 + v2493;
+      const uint v6359 = v6358 + v6350;
+      out[v6359] = v6356;
+    }
+    const uint v6360 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6361 = v2492 + v6360;
+    const uint v6362 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6363 = v2491 + v6362;
+    const bool v6364 = v6361 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6365 = v6363 < v4;
+    const bool v6366 = v6364 && v6365;
+    if (v6366) {
+      const float v6367 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6369 = bfloat(v6367);
+      const uint v6370 = v6361 * v4;
+      const uint v6371 = v6370 + v2493;
+      const uint v6372 = v6371 + v6363;
+      out[v6372] = v6369;
+    }
+    const uint v6373 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6374 = v2492 + v6373;
+    const uint v6375 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6376 = v2491 + v6375;
+    const bool v6377 = v6374 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6378 = v6376 < v4;
+    const bool v6379 = v6377 && v6378;
+    if (v6379) {
+      const float v6380 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6382 = bfloat(v6380);
+      const uint v6383 = v6374 * v4;
+      const uint v6384 = v6383 + v2493;
+      const uint v6385 = v6384 + v6376;
+      out[v6385] = v6382;
+    }
+    const uint v6386 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6387 = v2492 + v6386;
+    const uint v6388 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6389 = v2491 + v6388;
+    const bool v6390 = v6387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6391 = v6389 < v4;
+    const bool v6392 = v6390 && v6391;
+    if (v6392) {
+      const float v6393 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6395 = bfloat(v6393);
+      const uint v6396 = v6387 * v4;
+      const uint v6397 = v6396 + v2493;
+      const uint v6398 = v6397 + v6389;
+      out[v6398] = v6395;
+    }
+    const uint v6399 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6400 = v2492 + v6399;
+    const uint v6401 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6402 = v2491 + v6401;
+    const bool v6403 = v6400 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6404 = v6402 < v4;
+    const bool v6405 = v6403 && v6404;
+    if (v6405) {
+      const float v6406 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6408 = bfloat(v6406);
+      const uint v6409 = v6400 * v4;
+      const uint v6410 = v6409 + v2493;
+      const uint v6411 = v6410 + v6402;
+      out[v6411] = v6408;
+    }
+    const uint v6412 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6413 = v2492 + v6412;
+    const uint v6414 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6415 = v2491 + v6414;
+    const bool v6416 = v6413 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6417 = v6415 < v4;
+    const bool v6418 = v6416 && v6417;
+    if (v6418) {
+      const float v6419 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6421 = bfloat(v6419);
+      const uint v6422 = v6413 * v4;
+      const uint v6423 = v6422 + v2493;
+      const uint v6424 = v6423 + v6415;
+      out[v6424] = v6421;
+    }
+    const uint v6425 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6426 = v2492 + v6425;
+    const uint v6427 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6428 = v2491 + v6427;
+    const bool v6429 = v6426 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6430 = v6428 < v4;
+    const bool v6431 = v6429 && v6430;
+    if (v6431) {
+      const float v6432 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6434 = bfloat(v6432);
+      const uint v6435 = v6426 * v4;
+      const uint v6436 = v6435 + v2493;
+      const uint v6437 = v6436 + v6428;
+      out[v6437] = v6434;
+    }
+    const uint v6438 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6439 = v2492 + v6438;
+    const uint v6440 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6441 = v2491 + v6440;
+    const bool v6442 = v6439 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6443 = v6441 < v4;
+    const bool v6444 = v6442 && v6443;
+    if (v6444) {
+      const float v6445 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6447 = bfloat(v6445);
+      const uint v6448 = v6439 * v4;
+      const uint v6449 = v6448 + v2493;
+      const uint v6450 = v6449 + v6441;
+      out[v6450] = v6447;
+    }
+    const uint v6451 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6452 = v2492 + v6451;
+    const uint v6453 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6454 = v2491 + v6453;
+    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6456 = v6454 < v4;
+    const bool v6457 = v6455 && v6456;
+    if (v6457) {
+      const float v6458 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6460 = bfloat(v6458);
+      const uint v6461 = v6452 * v4;
+      const uint v6462 = v6461 + v2493;
+      const uint v6463 = v6462 + v6454;
+      out[v6463] = v6460;
+    }
+    const uint v6464 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6465 = v2492 + v6464;
+    const uint v6466 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6467 = v2491 + v6466;
+    const bool v6468 = v6465 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6469 = v6467 < v4;
+    const bool v6470 = v6468 && v6469;
+    if (v6470) {
+      const float v6471 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6473 = bfloat(v6471);
+      const uint v6474 = v6465 * v4;
+      const uint v6475 = v6474 + v2493;
+      const uint v6476 = v6475 + v6467;
+      out[v6476] = v6473;
+    }
+    const uint v6477 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6478 = v2492 + v6477;
+    const uint v6479 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6480 = v2491 + v6479;
+    const bool v6481 = v6478 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6482 = v6480 < v4;
+    const bool v6483 = v6481 && v6482;
+    if (v6483) {
+      const float v6484 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6486 = bfloat(v6484);
+      const uint v6487 = v6478 * v4;
+      const uint v6488 = v6487 + v2493;
+      const uint v6489 = v6488 + v6480;
+      out[v6489] = v6486;
+    }
+    const uint v6490 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6491 = v2492 + v6490;
+    const uint v6492 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6493 = v2491 + v6492;
+    const bool v6494 = v6491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6495 = v6493 < v4;
+    const bool v6496 = v6494 && v6495;
+    if (v6496) {
+      const float v6497 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6499 = bfloat(v6497);
+      const uint v6500 = v6491 * v4;
+      const uint v6501 = v6500 + v2493;
+      const uint v6502 = v6501 + v6493;
+      out[v6502] = v6499;
+    }
+    const uint v6503 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6504 = v2492 + v6503;
+    const uint v6505 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6506 = v2491 + v6505;
+    const bool v6507 = v6504 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6508 = v6506 < v4;
+    const bool v6509 = v6507 && v6508;
+    if (v6509) {
+      const float v6510 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6512 = bfloat(v6510);
+      const uint v6513 = v6504 * v4;
+      const uint v6514 = v6513 + v2493;
+      const uint v6515 = v6514 + v6506;
+      out[v6515] = v6512;
+    }
+    const uint v6516 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6517 = v2492 + v6516;
+    const uint v6518 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6519 = v2491 + v6518;
+    const bool v6520 = v6517 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6521 = v6519 < v4;
+    const bool v6522 = v6520 && v6521;
+    if (v6522) {
+      const float v6523 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6525 = bfloat(v6523);
+      const uint v6526 = v6517 * v4;
+      const uint v6527 = v6526 + v2493;
+      const uint v6528 = v6527 + v6519;
+      out[v6528] = v6525;
+    }
+    const uint v6529 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6530 = v2492 + v6529;
+    const uint v6531 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6532 = v2491 + v6531;
+    const bool v6533 = v6530 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6534 = v6532 < v4;
+    const bool v6535 = v6533 && v6534;
+    if (v6535) {
+      const float v6536 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6538 = bfloat(v6536);
+      const uint v6539 = v6530 * v4;
+      const uint v6540 = v6539 + v2493;
+      const uint v6541 = v6540 + v6532;
+      out[v6541] = v6538;
+    }
+    const uint v6542 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6543 = v2492 + v6542;
+    const uint v6544 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6545 = v2491 + v6544;
+    const bool v6546 = v6543 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6547 = v6545 < v4;
+    const bool v6548 = v6546 && v6547;
+    if (v6548) {
+      const float v6549 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6551 = bfloat(v6549);
+      const uint v6552 = v6543 * v4;
+      const uint v6553 = v6552 + v2493;
+      const uint v6554 = v6553 + v6545;
+      out[v6554] = v6551;
+    }
+    const uint v6555 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6556 = v2492 + v6555;
+    const uint v6557 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6558 = v2491 + v6557;
+    const bool v6559 = v6556 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6560 = v6558 < v4;
+    const bool v6561 = v6559 && v6560;
+    if (v6561) {
+      const float v6562 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6564 = bfloat(v6562);
+      const uint v6565 = v6556 * v4;
+      const uint v6566 = v6565 + v2493;
+      const uint v6567 = v6566 + v6558;
+      out[v6567] = v6564;
+    }
+    const uint v6568 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6569 = v2492 + v6568;
+    const uint v6570 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6571 = v2491 + v6570;
+    const bool v6572 = v6569 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6573 = v6571 < v4;
+    const bool v6574 = v6572 && v6573;
+    if (v6574) {
+      const float v6575 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6577 = bfloat(v6575);
+      const uint v6578 = v6569 * v4;
+      const uint v6579 = v6578 + v2493;
+      const uint v6580 = v6579 + v6571;
+      out[v6580] = v6577;
+    }
+    const uint v6581 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6582 = v2492 + v6581;
+    const uint v6583 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6584 = v2491 + v6583;
+    const bool v6585 = v6582 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6586 = v6584 < v4;
+    const bool v6587 = v6585 && v6586;
+    if (v6587) {
+      const float v6588 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6590 = bfloat(v6588);
+      const uint v6591 = v6582 * v4;
+      const uint v6592 = v6591 + v2493;
+      const uint v6593 = v6592 + v6584;
+      out[v6593] = v6590;
+    }
+    const uint v6594 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6595 = v2492 + v6594;
+    const uint v6596 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6597 = v2491 + v6596;
+    const bool v6598 = v6595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6599 = v6597 < v4;
+    const bool v6600 = v6598 && v6599;
+    if (v6600) {
+      const float v6601 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6603 = bfloat(v6601);
+      const uint v6604 = v6595 * v4;
+      const uint v6605 = v6604 + v2493;
+      const uint v6606 = v6605 + v6597;
+      out[v6606] = v6603;
+    }
+    const uint v6607 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6608 = v2492 + v6607;
+    const uint v6609 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6610 = v2491 + v6609;
+    const bool v6611 = v6608 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6612 = v6610 < v4;
+    const bool v6613 = v6611 && v6612;
+    if (v6613) {
+      const float v6614 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6616 = bfloat(v6614);
+      const uint v6617 = v6608 * v4;
+      const uint v6618 = v6617 + v2493;
+      const uint v6619 = v6618 + v6610;
+      out[v6619] = v6616;
+    }
+    const uint v6620 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6621 = v2492 + v6620;
+    const uint v6622 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6623 = v2491 + v6622;
+    const bool v6624 = v6621 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6625 = v6623 < v4;
+    const bool v6626 = v6624 && v6625;
+    if (v6626) {
+      const float v6627 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6629 = bfloat(v6627);
+      const uint v6630 = v6621 * v4;
+      const uint v6631 = v6630 + v2493;
+      const uint v6632 = v6631 + v6623;
+      out[v6632] = v6629;
+    }
+    const uint v6633 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6634 = v2492 + v6633;
+    const uint v6635 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6636 = v2491 + v6635;
+    const bool v6637 = v6634 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6638 = v6636 < v4;
+    const bool v6639 = v6637 && v6638;
+    if (v6639) {
+      const float v6640 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6642 = bfloat(v6640);
+      const uint v6643 = v6634 * v4;
+      const uint v6644 = v6643 + v2493;
+      const uint v6645 = v6644 + v6636;
+      out[v6645] = v6642;
+    }
+    const uint v6646 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6647 = v2492 + v6646;
+    const uint v6648 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6649 = v2491 + v6648;
+    const bool v6650 = v6647 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6651 = v6649 < v4;
+    const bool v6652 = v6650 && v6651;
+    if (v6652) {
+      const float v6653 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6655 = bfloat(v6653);
+      const uint v6656 = v6647 * v4;
+      const uint v6657 = v6656 + v2493;
+      const uint v6658 = v6657 + v6649;
+      out[v6658] = v6655;
+    }
+    const uint v6659 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6660 = v2492 + v6659;
+    const uint v6661 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6662 = v2491 + v6661;
+    const bool v6663 = v6660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6664 = v6662 < v4;
+    const bool v6665 = v6663 && v6664;
+    if (v6665) {
+      const float v6666 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6668 = bfloat(v6666);
+      const uint v6669 = v6660 * v4;
+      const uint v6670 = v6669 + v2493;
+      const uint v6671 = v6670 + v6662;
+      out[v6671] = v6668;
+    }
+    const uint v6672 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6673 = v2492 + v6672;
+    const uint v6674 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6675 = v2491 + v6674;
+    const bool v6676 = v6673 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6677 = v6675 < v4;
+    const bool v6678 = v6676 && v6677;
+    if (v6678) {
+      const float v6679 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6681 = bfloat(v6679);
+      const uint v6682 = v6673 * v4;
+      const uint v6683 = v6682 + v2493;
+      const uint v6684 = v6683 + v6675;
+      out[v6684] = v6681;
+    }
+    const uint v6685 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6686 = v2492 + v6685;
+    const uint v6687 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6688 = v2491 + v6687;
+    const bool v6689 = v6686 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6690 = v6688 < v4;
+    const bool v6691 = v6689 && v6690;
+    if (v6691) {
+      const float v6692 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6694 = bfloat(v6692);
+      const uint v6695 = v6686 * v4;
+      const uint v6696 = v6695 + v2493;
+      const uint v6697 = v6696 + v6688;
+      out[v6697] = v6694;
+    }
+    const uint v6698 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6699 = v2492 + v6698;
+    const uint v6700 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6701 = v2491 + v6700;
+    const bool v6702 = v6699 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6703 = v6701 < v4;
+    const bool v6704 = v6702 && v6703;
+    if (v6704) {
+      const float v6705 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6707 = bfloat(v6705);
+      const uint v6708 = v6699 * v4;
+      const uint v6709 = v6708 + v2493;
+      const uint v6710 = v6709 + v6701;
+      out[v6710] = v6707;
+    }
+    const uint v6711 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6712 = v2492 + v6711;
+    const uint v6713 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6714 = v2491 + v6713;
+    const bool v6715 = v6712 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6716 = v6714 < v4;
+    const bool v6717 = v6715 && v6716;
+    if (v6717) {
+      const float v6718 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6720 = bfloat(v6718);
+      const uint v6721 = v6712 * v4;
+      const uint v6722 = v6721 + v2493;
+      const uint v6723 = v6722 + v6714;
+      out[v6723] = v6720;
+    }
+    const uint v6724 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6725 = v2492 + v6724;
+    const uint v6726 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6727 = v2491 + v6726;
+    const bool v6728 = v6725 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6729 = v6727 < v4;
+    const bool v6730 = v6728 && v6729;
+    if (v6730) {
+      const float v6731 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6733 = bfloat(v6731);
+      const uint v6734 = v6725 * v4;
+      const uint v6735 = v6734 + v2493;
+      const uint v6736 = v6735 + v6727;
+      out[v6736] = v6733;
+    }
+    const uint v6737 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6738 = v2492 + v6737;
+    const uint v6739 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6740 = v2491 + v6739;
+    const bool v6741 = v6738 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6742 = v6740 < v4;
+    const bool v6743 = v6741 && v6742;
+    if (v6743) {
+      const float v6744 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6746 = bfloat(v6744);
+      const uint v6747 = v6738 * v4;
+      const uint v6748 = v6747 + v2493;
+      const uint v6749 = v6748 + v6740;
+      out[v6749] = v6746;
+    }
+    const uint v6750 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6751 = v2492 + v6750;
+    const uint v6752 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6753 = v2491 + v6752;
+    const bool v6754 = v6751 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6755 = v6753 < v4;
+    const bool v6756 = v6754 && v6755;
+    if (v6756) {
+      const float v6757 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6759 = bfloat(v6757);
+      const uint v6760 = v6751 * v4;
+      const uint v6761 = v6760 + v2493;
+      const uint v6762 = v6761 + v6753;
+      out[v6762] = v6759;
+    }
+    const uint v6763 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6764 = v2492 + v6763;
+    const uint v6765 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6766 = v2491 + v6765;
+    const bool v6767 = v6764 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6768 = v6766 < v4;
+    const bool v6769 = v6767 && v6768;
+    if (v6769) {
+      const float v6770 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6772 = bfloat(v6770);
+      const uint v6773 = v6764 * v4;
+      const uint v6774 = v6773 + v2493;
+      const uint v6775 = v6774 + v6766;
+      out[v6775] = v6772;
+    }
+    const uint v6776 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6777 = v2492 + v6776;
+    const uint v6778 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6779 = v2491 + v6778;
+    const bool v6780 = v6777 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6781 = v6779 < v4;
+    const bool v6782 = v6780 && v6781;
+    if (v6782) {
+      const float v6783 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6785 = bfloat(v6783);
+      const uint v6786 = v6777 * v4;
+      const uint v6787 = v6786 + v2493;
+      const uint v6788 = v6787 + v6779;
+      out[v6788] = v6785;
+    }
+    const uint v6789 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6790 = v2492 + v6789;
+    const uint v6791 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6792 = v2491 + v6791;
+    const bool v6793 = v6790 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6794 = v6792 < v4;
+    const bool v6795 = v6793 && v6794;
+    if (v6795) {
+      const float v6796 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6798 = bfloat(v6796);
+      const uint v6799 = v6790 * v4;
+      const uint v6800 = v6799 + v2493;
+      const uint v6801 = v6800 + v6792;
+      out[v6801] = v6798;
+    }
+    const uint v6802 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6803 = v2492 + v6802;
+    const uint v6804 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6805 = v2491 + v6804;
+    const bool v6806 = v6803 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6807 = v6805 < v4;
+    const bool v6808 = v6806 && v6807;
+    if (v6808) {
+      const float v6809 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6811 = bfloat(v6809);
+      const uint v6812 = v6803 * v4;
+      const uint v6813 = v6812 + v2493;
+      const uint v6814 = v6813 + v6805;
+      out[v6814] = v6811;
+    }
+    const uint v6815 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6816 = v2492 + v6815;
+    const uint v6817 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6818 = v2491 + v6817;
+    const bool v6819 = v6816 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6820 = v6818 < v4;
+    const bool v6821 = v6819 && v6820;
+    if (v6821) {
+      const float v6822 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6824 = bfloat(v6822);
+      const uint v6825 = v6816 * v4;
+      const uint v6826 = v6825 + v2493;
+      const uint v6827 = v6826 + v6818;
+      out[v6827] = v6824;
+    }
+    const uint v6828 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6829 = v2492 + v6828;
+    const uint v6830 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6831 = v2491 + v6830;
+    const bool v6832 = v6829 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6833 = v6831 < v4;
+    const bool v6834 = v6832 && v6833;
+    if (v6834) {
+      const float v6835 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6837 = bfloat(v6835);
+      const uint v6838 = v6829 * v4;
+      const uint v6839 = v6838 + v2493;
+      const uint v6840 = v6839 + v6831;
+      out[v6840] = v6837;
+    }
+    const uint v6841 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6842 = v2492 + v6841;
+    const uint v6843 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6844 = v2491 + v6843;
+    const bool v6845 = v6842 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6846 = v6844 < v4;
+    const bool v6847 = v6845 && v6846;
+    if (v6847) {
+      const float v6848 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6850 = bfloat(v6848);
+      const uint v6851 = v6842 * v4;
+      const uint v6852 = v6851 + v2493;
+      const uint v6853 = v6852 + v6844;
+      out[v6853] = v6850;
+    }
+    const uint v6854 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6855 = v2492 + v6854;
+    const uint v6856 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6857 = v2491 + v6856;
+    const bool v6858 = v6855 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6859 = v6857 < v4;
+    const bool v6860 = v6858 && v6859;
+    if (v6860) {
+      const float v6861 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6863 = bfloat(v6861);
+      const uint v6864 = v6855 * v4;
+      const uint v6865 = v6864 + v2493;
+      const uint v6866 = v6865 + v6857;
+      out[v6866] = v6863;
+    }
+    const uint v6867 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6868 = v2492 + v6867;
+    const uint v6869 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6870 = v2491 + v6869;
+    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6872 = v6870 < v4;
+    const bool v6873 = v6871 && v6872;
+    if (v6873) {
+      const float v6874 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6876 = bfloat(v6874);
+      const uint v6877 = v6868 * v4;
+      const uint v6878 = v6877 + v2493;
+      const uint v6879 = v6878 + v6870;
+      out[v6879] = v6876;
+    }
+    const uint v6880 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6881 = v2492 + v6880;
+    const uint v6882 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6883 = v2491 + v6882;
+    const bool v6884 = v6881 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6885 = v6883 < v4;
+    const bool v6886 = v6884 && v6885;
+    if (v6886) {
+      const float v6887 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6889 = bfloat(v6887);
+      const uint v6890 = v6881 * v4;
+      const uint v6891 = v6890 + v2493;
+      const uint v6892 = v6891 + v6883;
+      out[v6892] = v6889;
+    }
+    const uint v6893 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6894 = v2492 + v6893;
+    const uint v6895 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6896 = v2491 + v6895;
+    const bool v6897 = v6894 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6898 = v6896 < v4;
+    const bool v6899 = v6897 && v6898;
+    if (v6899) {
+      const float v6900 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6902 = bfloat(v6900);
+      const uint v6903 = v6894 * v4;
+      const uint v6904 = v6903 + v2493;
+      const uint v6905 = v6904 + v6896;
+      out[v6905] = v6902;
+    }
+    const uint v6906 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6907 = v2492 + v6906;
+    const uint v6908 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6909 = v2491 + v6908;
+    const bool v6910 = v6907 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6911 = v6909 < v4;
+    const bool v6912 = v6910 && v6911;
+    if (v6912) {
+      const float v6913 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6915 = bfloat(v6913);
+      const uint v6916 = v6907 * v4;
+      const uint v6917 = v6916 + v2493;
+      const uint v6918 = v6917 + v6909;
+      out[v6918] = v6915;
+    }
+    const uint v6919 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6920 = v2492 + v6919;
+    const uint v6921 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6922 = v2491 + v6921;
+    const bool v6923 = v6920 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6924 = v6922 < v4;
+    const bool v6925 = v6923 && v6924;
+    if (v6925) {
+      const float v6926 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6928 = bfloat(v6926);
+      const uint v6929 = v6920 * v4;
+      const uint v6930 = v6929 + v2493;
+      const uint v6931 = v6930 + v6922;
+      out[v6931] = v6928;
+    }
+    const uint v6932 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6933 = v2492 + v6932;
+    const uint v6934 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6935 = v2491 + v6934;
+    const bool v6936 = v6933 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6937 = v6935 < v4;
+    const bool v6938 = v6936 && v6937;
+    if (v6938) {
+      const float v6939 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6941 = bfloat(v6939);
+      const uint v6942 = v6933 * v4;
+      const uint v6943 = v6942 + v2493;
+      const uint v6944 = v6943 + v6935;
+      out[v6944] = v6941;
+    }
+    const uint v6945 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6946 = v2492 + v6945;
+    const uint v6947 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6948 = v2491 + v6947;
+    const bool v6949 = v6946 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6950 = v6948 < v4;
+    const bool v6951 = v6949 && v6950;
+    if (v6951) {
+      const float v6952 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6954 = bfloat(v6952);
+      const uint v6955 = v6946 * v4;
+      const uint v6956 = v6955 + v2493;
+      const uint v6957 = v6956 + v6948;
+      out[v6957] = v6954;
+    }
+    const uint v6958 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6959 = v2492 + v6958;
+    const uint v6960 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6961 = v2491 + v6960;
+    const bool v6962 = v6959 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6963 = v6961 < v4;
+    const bool v6964 = v6962 && v6963;
+    if (v6964) {
+      const float v6965 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6967 = bfloat(v6965);
+      const uint v6968 = v6959 * v4;
+      const uint v6969 = v6968 + v2493;
+      const uint v6970 = v6969 + v6961;
+      out[v6970] = v6967;
+    }
+    const uint v6971 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6972 = v2492 + v6971;
+    const uint v6973 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6974 = v2491 + v6973;
+    const bool v6975 = v6972 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6976 = v6974 < v4;
+    const bool v6977 = v6975 && v6976;
+    if (v6977) {
+      const float v6978 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6980 = bfloat(v6978);
+      const uint v6981 = v6972 * v4;
+      const uint v6982 = v6981 + v2493;
+      const uint v6983 = v6982 + v6974;
+      out[v6983] = v6980;
+    }
+    const uint v6984 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6985 = v2492 + v6984;
+    const uint v6986 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6987 = v2491 + v6986;
+    const bool v6988 = v6985 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6989 = v6987 < v4;
+    const bool v6990 = v6988 && v6989;
+    if (v6990) {
+      const float v6991 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6993 = bfloat(v6991);
+      const uint v6994 = v6985 * v4;
+      const uint v6995 = v6994 + v2493;
+      const uint v6996 = v6995 + v6987;
+      out[v6996] = v6993;
+    }
+    const uint v6997 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6998 = v2492 + v6997;
+    const uint v6999 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7000 = v2491 + v6999;
+    const bool v7001 = v6998 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7002 = v7000 < v4;
+    const bool v7003 = v7001 && v7002;
+    if (v7003) {
+      const float v7004 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7006 = bfloat(v7004);
+      const uint v7007 = v6998 * v4;
+      const uint v7008 = v7007 + v2493;
+      const uint v7009 = v7008 + v7000;
+      out[v7009] = v7006;
+    }
+    const uint v7010 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7011 = v2492 + v7010;
+    const uint v7012 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7013 = v2491 + v7012;
+    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7015 = v7013 < v4;
+    const bool v7016 = v7014 && v7015;
+    if (v7016) {
+      const float v7017 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7019 = bfloat(v7017);
+      const uint v7020 = v7011 * v4;
+      const uint v7021 = v7020 + v2493;
+      const uint v7022 = v7021 + v7013;
+      out[v7022] = v7019;
+    }
+    const uint v7023 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7024 = v2492 + v7023;
+    const uint v7025 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7026 = v2491 + v7025;
+    const bool v7027 = v7024 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7028 = v7026 < v4;
+    const bool v7029 = v7027 && v7028;
+    if (v7029) {
+      const float v7030 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7032 = bfloat(v7030);
+      const uint v7033 = v7024 * v4;
+      const uint v7034 = v7033 + v2493;
+      const uint v7035 = v7034 + v7026;
+      out[v7035] = v7032;
+    }
+    const uint v7036 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7037 = v2492 + v7036;
+    const uint v7038 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7039 = v2491 + v7038;
+    const bool v7040 = v7037 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7041 = v7039 < v4;
+    const bool v7042 = v7040 && v7041;
+    if (v7042) {
+      const float v7043 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7045 = bfloat(v7043);
+      const uint v7046 = v7037 * v4;
+      const uint v7047 = v7046 + v2493;
+      const uint v7048 = v7047 + v7039;
+      out[v7048] = v7045;
+    }
+    const uint v7049 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7050 = v2492 + v7049;
+    const uint v7051 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7052 = v2491 + v7051;
+    const bool v7053 = v7050 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7054 = v7052 < v4;
+    const bool v7055 = v7053 && v7054;
+    if (v7055) {
+      const float v7056 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7058 = bfloat(v7056);
+      const uint v7059 = v7050 * v4;
+      const uint v7060 = v7059 + v2493;
+      const uint v7061 = v7060 + v7052;
+      out[v7061] = v7058;
+    }
+    const uint v7062 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7063 = v2492 + v7062;
+    const uint v7064 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7065 = v2491 + v7064;
+    const bool v7066 = v7063 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7067 = v7065 < v4;
+    const bool v7068 = v7066 && v7067;
+    if (v7068) {
+      const float v7069 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7071 = bfloat(v7069);
+      const uint v7072 = v7063 * v4;
+      const uint v7073 = v7072 + v2493;
+      const uint v7074 = v7073 + v7065;
+      out[v7074] = v7071;
+    }
+    const uint v7075 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7076 = v2492 + v7075;
+    const uint v7077 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7078 = v2491 + v7077;
+    const bool v7079 = v7076 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7080 = v7078 < v4;
+    const bool v7081 = v7079 && v7080;
+    if (v7081) {
+      const float v7082 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7084 = bfloat(v7082);
+      const uint v7085 = v7076 * v4;
+      const uint v7086 = v7085 + v2493;
+      const uint v7087 = v7086 + v7078;
+      out[v7087] = v7084;
+    }
+    const uint v7088 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7089 = v2492 + v7088;
+    const uint v7090 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7091 = v2491 + v7090;
+    const bool v7092 = v7089 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7093 = v7091 < v4;
+    const bool v7094 = v7092 && v7093;
+    if (v7094) {
+      const float v7095 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7097 = bfloat(v7095);
+      const uint v7098 = v7089 * v4;
+      const uint v7099 = v7098 + v2493;
+      const uint v7100 = v7099 + v7091;
+      out[v7100] = v7097;
+    }
+    const uint v7101 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7102 = v2492 + v7101;
+    const uint v7103 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7104 = v2491 + v7103;
+    const bool v7105 = v7102 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7106 = v7104 < v4;
+    const bool v7107 = v7105 && v7106;
+    if (v7107) {
+      const float v7108 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7110 = bfloat(v7108);
+      const uint v7111 = v7102 * v4;
+      const uint v7112 = v7111 + v2493;
+      const uint v7113 = v7112 + v7104;
+      out[v7113] = v7110;
+    }
+    const uint v7114 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7115 = v2492 + v7114;
+    const uint v7116 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7117 = v2491 + v7116;
+    const bool v7118 = v7115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7119 = v7117 < v4;
+    const bool v7120 = v7118 && v7119;
+    if (v7120) {
+      const float v7121 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7123 = bfloat(v7121);
+      const uint v7124 = v7115 * v4;
+      const uint v7125 = v7124 + v2493;
+      const uint v7126 = v7125 + v7117;
+      out[v7126] = v7123;
+    }
+    const uint v7127 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7128 = v2492 + v7127;
+    const uint v7129 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7130 = v2491 + v7129;
+    const bool v7131 = v7128 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7132 = v7130 < v4;
+    const bool v7133 = v7131 && v7132;
+    if (v7133) {
+      const float v7134 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7136 = bfloat(v7134);
+      const uint v7137 = v7128 * v4;
+      const uint v7138 = v7137 + v2493;
+      const uint v7139 = v7138 + v7130;
+      out[v7139] = v7136;
+    }
+    const uint v7140 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7141 = v2492 + v7140;
+    const uint v7142 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7143 = v2491 + v7142;
+    const bool v7144 = v7141 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7145 = v7143 < v4;
+    const bool v7146 = v7144 && v7145;
+    if (v7146) {
+      const float v7147 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7149 = bfloat(v7147);
+      const uint v7150 = v7141 * v4;
+      const uint v7151 = v7150 + v2493;
+      const uint v7152 = v7151 + v7143;
+      out[v7152] = v7149;
+    }
+    const uint v7153 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7154 = v2492 + v7153;
+    const uint v7155 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7156 = v2491 + v7155;
+    const bool v7157 = v7154 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7158 = v7156 < v4;
+    const bool v7159 = v7157 && v7158;
+    if (v7159) {
+      const float v7160 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7162 = bfloat(v7160);
+      const uint v7163 = v7154 * v4;
+      const uint v7164 = v7163 + v2493;
+      const uint v7165 = v7164 + v7156;
+      out[v7165] = v7162;
+    }
+    const uint v7166 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7167 = v2492 + v7166;
+    const uint v7168 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7169 = v2491 + v7168;
+    const bool v7170 = v7167 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7171 = v7169 < v4;
+    const bool v7172 = v7170 && v7171;
+    if (v7172) {
+      const float v7173 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7175 = bfloat(v7173);
+      const uint v7176 = v7167 * v4;
+      const uint v7177 = v7176 + v2493;
+      const uint v7178 = v7177 + v7169;
+      out[v7178] = v7175;
+    }
+    const uint v7179 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7180 = v2492 + v7179;
+    const uint v7181 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7182 = v2491 + v7181;
+    const bool v7183 = v7180 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7184 = v7182 < v4;
+    const bool v7185 = v7183 && v7184;
+    if (v7185) {
+      const float v7186 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7188 = bfloat(v7186);
+      const uint v7189 = v7180 * v4;
+      const uint v7190 = v7189 + v2493;
+      const uint v7191 = v7190 + v7182;
+      out[v7191] = v7188;
+    }
+    const uint v7192 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7193 = v2492 + v7192;
+    const uint v7194 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7195 = v2491 + v7194;
+    const bool v7196 = v7193 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7197 = v7195 < v4;
+    const bool v7198 = v7196 && v7197;
+    if (v7198) {
+      const float v7199 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7201 = bfloat(v7199);
+      const uint v7202 = v7193 * v4;
+      const uint v7203 = v7202 + v2493;
+      const uint v7204 = v7203 + v7195;
+      out[v7204] = v7201;
+    }
+    const uint v7205 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7206 = v2492 + v7205;
+    const uint v7207 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7208 = v2491 + v7207;
+    const bool v7209 = v7206 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7210 = v7208 < v4;
+    const bool v7211 = v7209 && v7210;
+    if (v7211) {
+      const float v7212 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7214 = bfloat(v7212);
+      const uint v7215 = v7206 * v4;
+      const uint v7216 = v7215 + v2493;
+      const uint v7217 = v7216 + v7208;
+      out[v7217] = v7214;
+    }
+    const uint v7218 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7219 = v2492 + v7218;
+    const uint v7220 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7221 = v2491 + v7220;
+    const bool v7222 = v7219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7223 = v7221 < v4;
+    const bool v7224 = v7222 && v7223;
+    if (v7224) {
+      const float v7225 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7227 = bfloat(v7225);
+      const uint v7228 = v7219 * v4;
+      const uint v7229 = v7228 + v2493;
+      const uint v7230 = v7229 + v7221;
+      out[v7230] = v7227;
+    }
+    const uint v7231 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7232 = v2492 + v7231;
+    const uint v7233 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7234 = v2491 + v7233;
+    const bool v7235 = v7232 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7236 = v7234 < v4;
+    const bool v7237 = v7235 && v7236;
+    if (v7237) {
+      const float v7238 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7240 = bfloat(v7238);
+      const uint v7241 = v7232 * v4;
+      const uint v7242 = v7241 + v2493;
+      const uint v7243 = v7242 + v7234;
+      out[v7243] = v7240;
+    }
+    const uint v7244 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7245 = v2492 + v7244;
+    const uint v7246 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7247 = v2491 + v7246;
+    const bool v7248 = v7245 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7249 = v7247 < v4;
+    const bool v7250 = v7248 && v7249;
+    if (v7250) {
+      const float v7251 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7253 = bfloat(v7251);
+      const uint v7254 = v7245 * v4;
+      const uint v7255 = v7254 + v2493;
+      const uint v7256 = v7255 + v7247;
+      out[v7256] = v7253;
+    }
+    const uint v7257 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7258 = v2492 + v7257;
+    const uint v7259 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7260 = v2491 + v7259;
+    const bool v7261 = v7258 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7262 = v7260 < v4;
+    const bool v7263 = v7261 && v7262;
+    if (v7263) {
+      const float v7264 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7266 = bfloat(v7264);
+      const uint v7267 = v7258 * v4;
+      const uint v7268 = v7267 + v2493;
+      const uint v7269 = v7268 + v7260;
+      out[v7269] = v7266;
+    }
+    const uint v7270 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7271 = v2492 + v7270;
+    const uint v7272 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7273 = v2491 + v7272;
+    const bool v7274 = v7271 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7275 = v7273 < v4;
+    const bool v7276 = v7274 && v7275;
+    if (v7276) {
+      const float v7277 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7279 = bfloat(v7277);
+      const uint v7280 = v7271 * v4;
+      const uint v7281 = v7280 + v2493;
+      const uint v7282 = v7281 + v7273;
+      out[v7282] = v7279;
+    }
+    const uint v7283 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7284 = v2492 + v7283;
+    const uint v7285 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7286 = v2491 + v7285;
+    const bool v7287 = v7284 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7288 = v7286 < v4;
+    const bool v7289 = v7287 && v7288;
+    if (v7289) {
+      const float v7290 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7292 = bfloat(v7290);
+      const uint v7293 = v7284 * v4;
+      const uint v7294 = v7293 + v2493;
+      const uint v7295 = v7294 + v7286;
+      out[v7295] = v7292;
+    }
+    const uint v7296 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7297 = v2492 + v7296;
+    const uint v7298 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7299 = v2491 + v7298;
+    const bool v7300 = v7297 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7301 = v7299 < v4;
+    const bool v7302 = v7300 && v7301;
+    if (v7302) {
+      const float v7303 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7305 = bfloat(v7303);
+      const uint v7306 = v7297 * v4;
+      const uint v7307 = v7306 + v2493;
+      const uint v7308 = v7307 + v7299;
+      out[v7308] = v7305;
+    }
+    const uint v7309 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7310 = v2492 + v7309;
+    const uint v7311 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7312 = v2491 + v7311;
+    const bool v7313 = v7310 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7314 = v7312 < v4;
+    const bool v7315 = v7313 && v7314;
+    if (v7315) {
+      const float v7316 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7318 = bfloat(v7316);
+      const uint v7319 = v7310 * v4;
+      const uint v7320 = v7319 + v2493;
+      const uint v7321 = v7320 + v7312;
+      out[v7321] = v7318;
+    }
+    const uint v7322 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7323 = v2492 + v7322;
+    const uint v7324 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7325 = v2491 + v7324;
+    const bool v7326 = v7323 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7327 = v7325 < v4;
+    const bool v7328 = v7326 && v7327;
+    if (v7328) {
+      const float v7329 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7331 = bfloat(v7329);
+      const uint v7332 = v7323 * v4;
+      const uint v7333 = v7332 + v2493;
+      const uint v7334 = v7333 + v7325;
+      out[v7334] = v7331;
+    }
+    const uint v7335 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7336 = v2492 + v7335;
+    const uint v7337 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7338 = v2491 + v7337;
+    const bool v7339 = v7336 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7340 = v7338 < v4;
+    const bool v7341 = v7339 && v7340;
+    if (v7341) {
+      const float v7342 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7344 = bfloat(v7342);
+      const uint v7345 = v7336 * v4;
+      const uint v7346 = v7345 + v2493;
+      const uint v7347 = v7346 + v7338;
+      out[v7347] = v7344;
+    }
+    const uint v7348 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7349 = v2492 + v7348;
+    const uint v7350 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7351 = v2491 + v7350;
+    const bool v7352 = v7349 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7353 = v7351 < v4;
+    const bool v7354 = v7352 && v7353;
+    if (v7354) {
+      const float v7355 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7357 = bfloat(v7355);
+      const uint v7358 = v7349 * v4;
+      const uint v7359 = v7358 + v2493;
+      const uint v7360 = v7359 + v7351;
+      out[v7360] = v7357;
+    }
+    const uint v7361 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7362 = v2492 + v7361;
+    const uint v7363 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7364 = v2491 + v7363;
+    const bool v7365 = v7362 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7366 = v7364 < v4;
+    const bool v7367 = v7365 && v7366;
+    if (v7367) {
+      const float v7368 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7370 = bfloat(v7368);
+      const uint v7371 = v7362 * v4;
+      const uint v7372 = v7371 + v2493;
+      const uint v7373 = v7372 + v7364;
+      out[v7373] = v7370;
+    }
+    const uint v7374 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7375 = v2492 + v7374;
+    const uint v7376 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7377 = v2491 + v7376;
+    const bool v7378 = v7375 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7379 = v7377 < v4;
+    const bool v7380 = v7378 && v7379;
+    if (v7380) {
+      const float v7381 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7383 = bfloat(v7381);
+      const uint v7384 = v7375 * v4;
+      const uint v7385 = v7384 + v2493;
+      const uint v7386 = v7385 + v7377;
+      out[v7386] = v7383;
+    }
+    const uint v7387 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7388 = v2492 + v7387;
+    const uint v7389 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7390 = v2491 + v7389;
+    const bool v7391 = v7388 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7392 = v7390 < v4;
+    const bool v7393 = v7391 && v7392;
+    if (v7393) {
+      const float v7394 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7396 = bfloat(v7394);
+      const uint v7397 = v7388 * v4;
+      const uint v7398 = v7397 + v2493;
+      const uint v7399 = v7398 + v7390;
+      out[v7399] = v7396;
+    }
+    const uint v7400 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7401 = v2492 + v7400;
+    const uint v7402 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7403 = v2491 + v7402;
+    const bool v7404 = v7401 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7405 = v7403 < v4;
+    const bool v7406 = v7404 && v7405;
+    if (v7406) {
+      const float v7407 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7409 = bfloat(v7407);
+      const uint v7410 = v7401 * v4;
+      const uint v7411 = v7410 + v2493;
+      const uint v7412 = v7411 + v7403;
+      out[v7412] = v7409;
+    }
+    const uint v7413 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7414 = v2492 + v7413;
+    const uint v7415 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7416 = v2491 + v7415;
+    const bool v7417 = v7414 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7418 = v7416 < v4;
+    const bool v7419 = v7417 && v7418;
+    if (v7419) {
+      const float v7420 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7422 = bfloat(v7420);
+      const uint v7423 = v7414 * v4;
+      const uint v7424 = v7423 + v2493;
+      const uint v7425 = v7424 + v7416;
+      out[v7425] = v7422;
+    }
+    const uint v7426 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7427 = v2492 + v7426;
+    const uint v7428 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7429 = v2491 + v7428;
+    const bool v7430 = v7427 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7431 = v7429 < v4;
+    const bool v7432 = v7430 && v7431;
+    if (v7432) {
+      const float v7433 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7435 = bfloat(v7433);
+      const uint v7436 = v7427 * v4;
+      const uint v7437 = v7436 + v2493;
+      const uint v7438 = v7437 + v7429;
+      out[v7438] = v7435;
+    }
+    const uint v7439 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7440 = v2492 + v7439;
+    const uint v7441 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7442 = v2491 + v7441;
+    const bool v7443 = v7440 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7444 = v7442 < v4;
+    const bool v7445 = v7443 && v7444;
+    if (v7445) {
+      const float v7446 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7448 = bfloat(v7446);
+      const uint v7449 = v7440 * v4;
+      const uint v7450 = v7449 + v2493;
+      const uint v7451 = v7450 + v7442;
+      out[v7451] = v7448;
+    }
+    const uint v7452 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7453 = v2492 + v7452;
+    const uint v7454 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7455 = v2491 + v7454;
+    const bool v7456 = v7453 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7457 = v7455 < v4;
+    const bool v7458 = v7456 && v7457;
+    if (v7458) {
+      const float v7459 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7461 = bfloat(v7459);
+      const uint v7462 = v7453 * v4;
+      const uint v7463 = v7462 + v2493;
+      const uint v7464 = v7463 + v7455;
+      out[v7464] = v7461;
+    }
+    const uint v7465 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7466 = v2492 + v7465;
+    const uint v7467 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7468 = v2491 + v7467;
+    const bool v7469 = v7466 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7470 = v7468 < v4;
+    const bool v7471 = v7469 && v7470;
+    if (v7471) {
+      const float v7472 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7474 = bfloat(v7472);
+      const uint v7475 = v7466 * v4;
+      const uint v7476 = v7475 + v2493;
+      const uint v7477 = v7476 + v7468;
+      out[v7477] = v7474;
+    }
+    const uint v7478 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7479 = v2492 + v7478;
+    const uint v7480 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7481 = v2491 + v7480;
+    const bool v7482 = v7479 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7483 = v7481 < v4;
+    const bool v7484 = v7482 && v7483;
+    if (v7484) {
+      const float v7485 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7487 = bfloat(v7485);
+      const uint v7488 = v7479 * v4;
+      const uint v7489 = v7488 + v2493;
+      const uint v7490 = v7489 + v7481;
+      out[v7490] = v7487;
+    }
+    const uint v7491 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7492 = v2492 + v7491;
+    const uint v7493 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7494 = v2491 + v7493;
+    const bool v7495 = v7492 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7496 = v7494 < v4;
+    const bool v7497 = v7495 && v7496;
+    if (v7497) {
+      const float v7498 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7500 = bfloat(v7498);
+      const uint v7501 = v7492 * v4;
+      const uint v7502 = v7501 + v2493;
+      const uint v7503 = v7502 + v7494;
+      out[v7503] = v7500;
+    }
+    const uint v7504 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7505 = v2492 + v7504;
+    const uint v7506 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7507 = v2491 + v7506;
+    const bool v7508 = v7505 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7509 = v7507 < v4;
+    const bool v7510 = v7508 && v7509;
+    if (v7510) {
+      const float v7511 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7513 = bfloat(v7511);
+      const uint v7514 = v7505 * v4;
+      const uint v7515 = v7514 + v2493;
+      const uint v7516 = v7515 + v7507;
+      out[v7516] = v7513;
+    }
+    const uint v7517 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7518 = v2492 + v7517;
+    const uint v7519 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7520 = v2491 + v7519;
+    const bool v7521 = v7518 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7522 = v7520 < v4;
+    const bool v7523 = v7521 && v7522;
+    if (v7523) {
+      const float v7524 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7526 = bfloat(v7524);
+      const uint v7527 = v7518 * v4;
+      const uint v7528 = v7527 + v2493;
+      const uint v7529 = v7528 + v7520;
+      out[v7529] = v7526;
+    }
+    const uint v7530 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7531 = v2492 + v7530;
+    const uint v7532 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7533 = v2491 + v7532;
+    const bool v7534 = v7531 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7535 = v7533 < v4;
+    const bool v7536 = v7534 && v7535;
+    if (v7536) {
+      const float v7537 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7539 = bfloat(v7537);
+      const uint v7540 = v7531 * v4;
+      const uint v7541 = v7540 + v2493;
+      const uint v7542 = v7541 + v7533;
+      out[v7542] = v7539;
+    }
+    const uint v7543 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7544 = v2492 + v7543;
+    const uint v7545 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7546 = v2491 + v7545;
+    const bool v7547 = v7544 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7548 = v7546 < v4;
+    const bool v7549 = v7547 && v7548;
+    if (v7549) {
+      const float v7550 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7552 = bfloat(v7550);
+      const uint v7553 = v7544 * v4;
+      const uint v7554 = v7553 + v2493;
+      const uint v7555 = v7554 + v7546;
+      out[v7555] = v7552;
+    }
+    const uint v7556 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7557 = v2492 + v7556;
+    const uint v7558 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7559 = v2491 + v7558;
+    const bool v7560 = v7557 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7561 = v7559 < v4;
+    const bool v7562 = v7560 && v7561;
+    if (v7562) {
+      const float v7563 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7565 = bfloat(v7563);
+      const uint v7566 = v7557 * v4;
+      const uint v7567 = v7566 + v2493;
+      const uint v7568 = v7567 + v7559;
+      out[v7568] = v7565;
+    }
+    const uint v7569 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7570 = v2492 + v7569;
+    const uint v7571 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7572 = v2491 + v7571;
+    const bool v7573 = v7570 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7574 = v7572 < v4;
+    const bool v7575 = v7573 && v7574;
+    if (v7575) {
+      const float v7576 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7578 = bfloat(v7576);
+      const uint v7579 = v7570 * v4;
+      const uint v7580 = v7579 + v2493;
+      const uint v7581 = v7580 + v7572;
+      out[v7581] = v7578;
+    }
+    const uint v7582 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7583 = v2492 + v7582;
+    const uint v7584 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7585 = v2491 + v7584;
+    const bool v7586 = v7583 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7587 = v7585 < v4;
+    const bool v7588 = v7586 && v7587;
+    if (v7588) {
+      const float v7589 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7591 = bfloat(v7589);
+      const uint v7592 = v7583 * v4;
+      const uint v7593 = v7592 + v2493;
+      const uint v7594 = v7593 + v7585;
+      out[v7594] = v7591;
+    }
+    const uint v7595 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7596 = v2492 + v7595;
+    const uint v7597 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7598 = v2491 + v7597;
+    const bool v7599 = v7596 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7600 = v7598 < v4;
+    const bool v7601 = v7599 && v7600;
+    if (v7601) {
+      const float v7602 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7604 = bfloat(v7602);
+      const uint v7605 = v7596 * v4;
+      const uint v7606 = v7605 + v2493;
+      const uint v7607 = v7606 + v7598;
+      out[v7607] = v7604;
+    }
+    const uint v7608 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7609 = v2492 + v7608;
+    const uint v7610 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7611 = v2491 + v7610;
+    const bool v7612 = v7609 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7613 = v7611 < v4;
+    const bool v7614 = v7612 && v7613;
+    if (v7614) {
+      const float v7615 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7617 = bfloat(v7615);
+      const uint v7618 = v7609 * v4;
+      const uint v7619 = v7618 + v2493;
+      const uint v7620 = v7619 + v7611;
+      out[v7620] = v7617;
+    }
+    const uint v7621 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7622 = v2492 + v7621;
+    const uint v7623 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7624 = v2491 + v7623;
+    const bool v7625 = v7622 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7626 = v7624 < v4;
+    const bool v7627 = v7625 && v7626;
+    if (v7627) {
+      const float v7628 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7630 = bfloat(v7628);
+      const uint v7631 = v7622 * v4;
+      const uint v7632 = v7631 + v2493;
+      const uint v7633 = v7632 + v7624;
+      out[v7633] = v7630;
+    }
+    const uint v7634 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7635 = v2492 + v7634;
+    const uint v7636 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7637 = v2491 + v7636;
+    const bool v7638 = v7635 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7639 = v7637 < v4;
+    const bool v7640 = v7638 && v7639;
+    if (v7640) {
+      const float v7641 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7643 = bfloat(v7641);
+      const uint v7644 = v7635 * v4;
+      const uint v7645 = v7644 + v2493;
+      const uint v7646 = v7645 + v7637;
+      out[v7646] = v7643;
+    }
+    const uint v7647 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7648 = v2492 + v7647;
+    const uint v7649 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7650 = v2491 + v7649;
+    const bool v7651 = v7648 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7652 = v7650 < v4;
+    const bool v7653 = v7651 && v7652;
+    if (v7653) {
+      const float v7654 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7656 = bfloat(v7654);
+      const uint v7657 = v7648 * v4;
+      const uint v7658 = v7657 + v2493;
+      const uint v7659 = v7658 + v7650;
+      out[v7659] = v7656;
+    }
+    const uint v7660 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7661 = v2492 + v7660;
+    const uint v7662 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7663 = v2491 + v7662;
+    const bool v7664 = v7661 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7665 = v7663 < v4;
+    const bool v7666 = v7664 && v7665;
+    if (v7666) {
+      const float v7667 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7669 = bfloat(v7667);
+      const uint v7670 = v7661 * v4;
+      const uint v7671 = v7670 + v2493;
+      const uint v7672 = v7671 + v7663;
+      out[v7672] = v7669;
+    }
+    const uint v7673 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7674 = v2492 + v7673;
+    const uint v7675 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7676 = v2491 + v7675;
+    const bool v7677 = v7674 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7678 = v7676 < v4;
+    const bool v7679 = v7677 && v7678;
+    if (v7679) {
+      const float v7680 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7682 = bfloat(v7680);
+      const uint v7683 = v7674 * v4;
+      const uint v7684 = v7683 + v2493;
+      const uint v7685 = v7684 + v7676;
+      out[v7685] = v7682;
+    }
+    const uint v7686 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7687 = v2492 + v7686;
+    const uint v7688 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7689 = v2491 + v7688;
+    const bool v7690 = v7687 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7691 = v7689 < v4;
+    const bool v7692 = v7690 && v7691;
+    if (v7692) {
+      const float v7693 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7695 = bfloat(v7693);
+      const uint v7696 = v7687 * v4;
+      const uint v7697 = v7696 + v2493;
+      const uint v7698 = v7697 + v7689;
+      out[v7698] = v7695;
+    }
+    const uint v7699 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7700 = v2492 + v7699;
+    const uint v7701 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7702 = v2491 + v7701;
+    const bool v7703 = v7700 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7704 = v7702 < v4;
+    const bool v7705 = v7703 && v7704;
+    if (v7705) {
+      const float v7706 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7708 = bfloat(v7706);
+      const uint v7709 = v7700 * v4;
+      const uint v7710 = v7709 + v2493;
+      const uint v7711 = v7710 + v7702;
+      out[v7711] = v7708;
+    }
+    const uint v7712 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7713 = v2492 + v7712;
+    const uint v7714 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7715 = v2491 + v7714;
+    const bool v7716 = v7713 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7717 = v7715 < v4;
+    const bool v7718 = v7716 && v7717;
+    if (v7718) {
+      const float v7719 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7721 = bfloat(v7719);
+      const uint v7722 = v7713 * v4;
+      const uint v7723 = v7722 + v2493;
+      const uint v7724 = v7723 + v7715;
+      out[v7724] = v7721;
+    }
+    const uint v7725 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7726 = v2492 + v7725;
+    const uint v7727 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7728 = v2491 + v7727;
+    const bool v7729 = v7726 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7730 = v7728 < v4;
+    const bool v7731 = v7729 && v7730;
+    if (v7731) {
+      const float v7732 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7734 = bfloat(v7732);
+      const uint v7735 = v7726 * v4;
+      const uint v7736 = v7735 + v2493;
+      const uint v7737 = v7736 + v7728;
+      out[v7737] = v7734;
+    }
+    const uint v7738 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7739 = v2492 + v7738;
+    const uint v7740 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7741 = v2491 + v7740;
+    const bool v7742 = v7739 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7743 = v7741 < v4;
+    const bool v7744 = v7742 && v7743;
+    if (v7744) {
+      const float v7745 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v7747 = bfloat(v7745);
+      const uint v7748 = v7739 * v4;
+      const uint v7749 = v7748 + v2493;
+      const uint v7750 = v7749 + v7741;
+      out[v7750] = v7747;
     }
   }
 }

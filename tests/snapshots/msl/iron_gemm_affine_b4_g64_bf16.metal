@@ -121,2625 +121,2625 @@ kernel void iron_gemm_affine_b4_g64_bf16(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
   if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v2997 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3000 = v2997 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3003 = v2997 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3004 = v3003 << 3u;
-    const uint v3005 = v22 + v3000;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3006 = v3005 < v0;
-    const uint v3011 = v3005 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3017 = v3000 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3022 = v2997 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3024 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3027 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3028 = v3027 << 3u;
-    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3030 = v3029 < v0;
-    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3046 = v2997 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3052 = v3051 << 3u;
-    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3054 = v3053 < v0;
-    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3070 = v2997 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3076 = v3075 << 3u;
-    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3078 = v3077 < v0;
-    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3103 = v26 + v3000;  // kernels/gemm/quant_b.hpp:137
-    const bool v3104 = v3103 < v1;
-    const uint v3109 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v3113 = v1 - 1u;
-    const uint v3115 = min(v3103, v3113);
-    const uint v3119 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3120 = v3115 * v3119;
-    const uint v3128 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3129 = v3115 * v3128;
-    const uint v3270 = v26 + v3024;  // kernels/gemm/quant_b.hpp:137
-    const bool v3271 = v3270 < v1;
-    const uint v3282 = min(v3270, v3113);  // kernels/gemm/quant_b.hpp:138
-    const uint v3287 = v3282 * v3119;  // kernels/gemm/quant_b.hpp:35
-    const uint v3296 = v3282 * v3128;  // kernels/gemm/quant_b.hpp:38
-    const uint v3437 = v26 + v3048;  // kernels/gemm/quant_b.hpp:137
-    const bool v3438 = v3437 < v1;
-    const uint v3449 = min(v3437, v3113);  // kernels/gemm/quant_b.hpp:138
-    const uint v3454 = v3449 * v3119;  // kernels/gemm/quant_b.hpp:35
-    const uint v3463 = v3449 * v3128;  // kernels/gemm/quant_b.hpp:38
-    const uint v3604 = v26 + v3072;  // kernels/gemm/quant_b.hpp:137
-    const bool v3605 = v3604 < v1;
-    const uint v3616 = min(v3604, v3113);  // kernels/gemm/quant_b.hpp:138
-    const uint v3621 = v3616 * v3119;  // kernels/gemm/quant_b.hpp:35
-    const uint v3630 = v3616 * v3128;  // kernels/gemm/quant_b.hpp:38
-    const uint v3769 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v3775 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2998 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3001 = v2998 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3004 = v2998 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3005 = v3004 << 3u;
+    const uint v3006 = v22 + v3001;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3007 = v3006 < v0;
+    const uint v3012 = v3006 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3018 = v3001 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3023 = v2998 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3025 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3028 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3029 = v3028 << 3u;
+    const uint v3030 = v22 + v3025;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3031 = v3030 < v0;
+    const uint v3036 = v3030 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3042 = v3025 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3047 = v2998 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3049 = v3047 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3052 = v3047 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3053 = v3052 << 3u;
+    const uint v3054 = v22 + v3049;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3055 = v3054 < v0;
+    const uint v3060 = v3054 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3066 = v3049 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3071 = v2998 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3073 = v3071 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3076 = v3071 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3077 = v3076 << 3u;
+    const uint v3078 = v22 + v3073;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3079 = v3078 < v0;
+    const uint v3084 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3090 = v3073 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3104 = v26 + v3001;  // kernels/gemm/quant_b.hpp:137
+    const bool v3105 = v3104 < v1;
+    const uint v3110 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v3114 = v1 - 1u;
+    const uint v3116 = min(v3104, v3114);
+    const uint v3120 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3121 = v3116 * v3120;
+    const uint v3129 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3130 = v3116 * v3129;
+    const uint v3271 = v26 + v3025;  // kernels/gemm/quant_b.hpp:137
+    const bool v3272 = v3271 < v1;
+    const uint v3283 = min(v3271, v3114);  // kernels/gemm/quant_b.hpp:138
+    const uint v3288 = v3283 * v3120;  // kernels/gemm/quant_b.hpp:35
+    const uint v3297 = v3283 * v3129;  // kernels/gemm/quant_b.hpp:38
+    const uint v3438 = v26 + v3049;  // kernels/gemm/quant_b.hpp:137
+    const bool v3439 = v3438 < v1;
+    const uint v3450 = min(v3438, v3114);  // kernels/gemm/quant_b.hpp:138
+    const uint v3455 = v3450 * v3120;  // kernels/gemm/quant_b.hpp:35
+    const uint v3464 = v3450 * v3129;  // kernels/gemm/quant_b.hpp:38
+    const uint v3605 = v26 + v3073;  // kernels/gemm/quant_b.hpp:137
+    const bool v3606 = v3605 < v1;
+    const uint v3617 = min(v3605, v3114);  // kernels/gemm/quant_b.hpp:138
+    const uint v3622 = v3617 * v3120;  // kernels/gemm/quant_b.hpp:35
+    const uint v3631 = v3617 * v3129;  // kernels/gemm/quant_b.hpp:38
+    const uint v3770 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v3776 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2989 = 0u; v2989 < v2; v2989 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2991 = v2989 >> 5u;
-      const uint v2993 = v2991 % 1u;
+    for (uint v2990 = 0u; v2990 < v2; v2990 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2992 = v2990 >> 5u;
+      const uint v2994 = v2992 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2995 = v2993 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v3007 = v2989 + v3004;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3008 = v3007 < v2;
-      const bool v3009 = v3006 && v3008;
-      const uint v3013 = v3011 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3014 = v3013 + v3004;
-      const uint v3015 = v3009 ? v3014 : 0u;
-      const uint v3018 = v2995 + v3017;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3019 = v3018 + v3004;
+      const uint v2996 = v2994 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3008 = v2990 + v3005;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3009 = v3008 < v2;
+      const bool v3010 = v3007 && v3009;
+      const uint v3014 = v3012 + v2990;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3015 = v3014 + v3005;
+      const uint v3016 = v3010 ? v3015 : 0u;
+      const uint v3019 = v2996 + v3018;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3020 = v3019 + v3005;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3019 + e] = v3009 ? x[v3015 + e] : bfloat(0);
+        shm0[v3020 + e] = v3010 ? x[v3016 + e] : bfloat(0);
       }
-      const uint v3031 = v2989 + v3028;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3032 = v3031 < v2;
-      const bool v3033 = v3030 && v3032;
-      const uint v3037 = v3035 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3038 = v3037 + v3028;
-      const uint v3039 = v3033 ? v3038 : 0u;
-      const uint v3042 = v2995 + v3041;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3043 = v3042 + v3028;
+      const uint v3032 = v2990 + v3029;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3033 = v3032 < v2;
+      const bool v3034 = v3031 && v3033;
+      const uint v3038 = v3036 + v2990;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3039 = v3038 + v3029;
+      const uint v3040 = v3034 ? v3039 : 0u;
+      const uint v3043 = v2996 + v3042;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3044 = v3043 + v3029;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3043 + e] = v3033 ? x[v3039 + e] : bfloat(0);
+        shm0[v3044 + e] = v3034 ? x[v3040 + e] : bfloat(0);
       }
-      const uint v3055 = v2989 + v3052;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3056 = v3055 < v2;
-      const bool v3057 = v3054 && v3056;
-      const uint v3061 = v3059 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3062 = v3061 + v3052;
-      const uint v3063 = v3057 ? v3062 : 0u;
-      const uint v3066 = v2995 + v3065;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3067 = v3066 + v3052;
+      const uint v3056 = v2990 + v3053;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3057 = v3056 < v2;
+      const bool v3058 = v3055 && v3057;
+      const uint v3062 = v3060 + v2990;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3063 = v3062 + v3053;
+      const uint v3064 = v3058 ? v3063 : 0u;
+      const uint v3067 = v2996 + v3066;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3068 = v3067 + v3053;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3067 + e] = v3057 ? x[v3063 + e] : bfloat(0);
+        shm0[v3068 + e] = v3058 ? x[v3064 + e] : bfloat(0);
       }
-      const uint v3079 = v2989 + v3076;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3080 = v3079 < v2;
-      const bool v3081 = v3078 && v3080;
-      const uint v3085 = v3083 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3086 = v3085 + v3076;
-      const uint v3087 = v3081 ? v3086 : 0u;
-      const uint v3090 = v2995 + v3089;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3091 = v3090 + v3076;
+      const uint v3080 = v2990 + v3077;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3081 = v3080 < v2;
+      const bool v3082 = v3079 && v3081;
+      const uint v3086 = v3084 + v2990;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3087 = v3086 + v3077;
+      const uint v3088 = v3082 ? v3087 : 0u;
+      const uint v3091 = v2996 + v3090;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3092 = v3091 + v3077;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3091 + e] = v3081 ? x[v3087 + e] : bfloat(0);
+        shm0[v3092 + e] = v3082 ? x[v3088 + e] : bfloat(0);
       }
-      const bool v3107 = v3104 && v3008;  // kernels/gemm/quant_b.hpp:137
-      const uint v3111 = min(v3007, v3109);  // kernels/gemm/quant_b.hpp:138
-      const uint v3117 = v3111 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3121 = v3120 + v3117;
-      const uint v3124 = packed[v3121];  // kernels/gemm/quant_b.hpp:37
-      const uint v3126 = v3111 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3130 = v3129 + v3126;
-      const bfloat v3131 = scales[v3130];  // kernels/gemm/quant_b.hpp:39
-      const float v3132 = float(v3131);
-      const bfloat v3133 = biases[v3130];  // kernels/gemm/quant_b.hpp:40
-      const float v3134 = float(v3133);
-      const uint v3139 = v3124 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3140 = v3139 & 15u;
-      const uint v3143 = v3140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3144 = as_type<float>(v3143);
-      const float v3145 = v3144 - 8388608.0f;
-      const float v3146 = fma(v3145, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3151 = v3124 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3152 = v3151 & 15u;
-      const uint v3155 = v3152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3156 = as_type<float>(v3155);
-      const float v3157 = v3156 - 8388608.0f;
-      const float v3158 = fma(v3157, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3163 = v3124 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3164 = v3163 & 15u;
-      const uint v3167 = v3164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3168 = as_type<float>(v3167);
-      const float v3169 = v3168 - 8388608.0f;
-      const float v3170 = fma(v3169, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3175 = v3124 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3176 = v3175 & 15u;
-      const uint v3179 = v3176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3180 = as_type<float>(v3179);
-      const float v3181 = v3180 - 8388608.0f;
-      const float v3182 = fma(v3181, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3187 = v3124 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3188 = v3187 & 15u;
-      const uint v3191 = v3188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3192 = as_type<float>(v3191);
-      const float v3193 = v3192 - 8388608.0f;
-      const float v3194 = fma(v3193, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3199 = v3124 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3200 = v3199 & 15u;
-      const uint v3203 = v3200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3204 = as_type<float>(v3203);
-      const float v3205 = v3204 - 8388608.0f;
-      const float v3206 = fma(v3205, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3211 = v3124 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3212 = v3211 & 15u;
-      const uint v3215 = v3212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3216 = as_type<float>(v3215);
-      const float v3217 = v3216 - 8388608.0f;
-      const float v3218 = fma(v3217, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const uint v3223 = v3124 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3224 = v3223 & 15u;
-      const uint v3227 = v3224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3228 = as_type<float>(v3227);
-      const float v3229 = v3228 - 8388608.0f;
-      const float v3230 = fma(v3229, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
-      const float v3232 = v3107 ? v3146 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3233 = bfloat(v3232);
-      const float v3235 = v3107 ? v3158 : 0.0f;
-      const bfloat v3236 = bfloat(v3235);
-      const float v3238 = v3107 ? v3170 : 0.0f;
-      const bfloat v3239 = bfloat(v3238);
-      const float v3241 = v3107 ? v3182 : 0.0f;
-      const bfloat v3242 = bfloat(v3241);
-      const float v3244 = v3107 ? v3194 : 0.0f;
-      const bfloat v3245 = bfloat(v3244);
-      const float v3247 = v3107 ? v3206 : 0.0f;
-      const bfloat v3248 = bfloat(v3247);
-      const float v3250 = v3107 ? v3218 : 0.0f;
-      const bfloat v3251 = bfloat(v3250);
-      const float v3253 = v3107 ? v3230 : 0.0f;
-      const bfloat v3254 = bfloat(v3253);
-      *(threadgroup iron_bf16x8*)(shm1 + v3019) = iron_bf16x8{{bfloat4(v3233, v3236, v3239, v3242), bfloat4(v3245, v3248, v3251, v3254)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3274 = v3271 && v3032;  // kernels/gemm/quant_b.hpp:137
-      const uint v3278 = min(v3031, v3109);  // kernels/gemm/quant_b.hpp:138
-      const uint v3284 = v3278 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3288 = v3287 + v3284;
-      const uint v3291 = packed[v3288];  // kernels/gemm/quant_b.hpp:37
-      const uint v3293 = v3278 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3297 = v3296 + v3293;
-      const bfloat v3298 = scales[v3297];  // kernels/gemm/quant_b.hpp:39
-      const float v3299 = float(v3298);
-      const bfloat v3300 = biases[v3297];  // kernels/gemm/quant_b.hpp:40
-      const float v3301 = float(v3300);
-      const uint v3306 = v3291 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3307 = v3306 & 15u;
-      const uint v3310 = v3307 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3311 = as_type<float>(v3310);
-      const float v3312 = v3311 - 8388608.0f;
-      const float v3313 = fma(v3312, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3318 = v3291 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3319 = v3318 & 15u;
-      const uint v3322 = v3319 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3323 = as_type<float>(v3322);
-      const float v3324 = v3323 - 8388608.0f;
-      const float v3325 = fma(v3324, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3330 = v3291 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3331 = v3330 & 15u;
-      const uint v3334 = v3331 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3335 = as_type<float>(v3334);
-      const float v3336 = v3335 - 8388608.0f;
-      const float v3337 = fma(v3336, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3342 = v3291 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3343 = v3342 & 15u;
-      const uint v3346 = v3343 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3347 = as_type<float>(v3346);
-      const float v3348 = v3347 - 8388608.0f;
-      const float v3349 = fma(v3348, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3354 = v3291 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3355 = v3354 & 15u;
-      const uint v3358 = v3355 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3359 = as_type<float>(v3358);
-      const float v3360 = v3359 - 8388608.0f;
-      const float v3361 = fma(v3360, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3366 = v3291 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3367 = v3366 & 15u;
-      const uint v3370 = v3367 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3371 = as_type<float>(v3370);
-      const float v3372 = v3371 - 8388608.0f;
-      const float v3373 = fma(v3372, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3378 = v3291 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3379 = v3378 & 15u;
-      const uint v3382 = v3379 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3383 = as_type<float>(v3382);
-      const float v3384 = v3383 - 8388608.0f;
-      const float v3385 = fma(v3384, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const uint v3390 = v3291 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3391 = v3390 & 15u;
-      const uint v3394 = v3391 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3395 = as_type<float>(v3394);
-      const float v3396 = v3395 - 8388608.0f;
-      const float v3397 = fma(v3396, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
-      const float v3399 = v3274 ? v3313 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3400 = bfloat(v3399);
-      const float v3402 = v3274 ? v3325 : 0.0f;
-      const bfloat v3403 = bfloat(v3402);
-      const float v3405 = v3274 ? v3337 : 0.0f;
-      const bfloat v3406 = bfloat(v3405);
-      const float v3408 = v3274 ? v3349 : 0.0f;
-      const bfloat v3409 = bfloat(v3408);
-      const float v3411 = v3274 ? v3361 : 0.0f;
-      const bfloat v3412 = bfloat(v3411);
-      const float v3414 = v3274 ? v3373 : 0.0f;
-      const bfloat v3415 = bfloat(v3414);
-      const float v3417 = v3274 ? v3385 : 0.0f;
-      const bfloat v3418 = bfloat(v3417);
-      const float v3420 = v3274 ? v3397 : 0.0f;
-      const bfloat v3421 = bfloat(v3420);
-      *(threadgroup iron_bf16x8*)(shm1 + v3043) = iron_bf16x8{{bfloat4(v3400, v3403, v3406, v3409), bfloat4(v3412, v3415, v3418, v3421)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3441 = v3438 && v3056;  // kernels/gemm/quant_b.hpp:137
-      const uint v3445 = min(v3055, v3109);  // kernels/gemm/quant_b.hpp:138
-      const uint v3451 = v3445 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3455 = v3454 + v3451;
-      const uint v3458 = packed[v3455];  // kernels/gemm/quant_b.hpp:37
-      const uint v3460 = v3445 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3464 = v3463 + v3460;
-      const bfloat v3465 = scales[v3464];  // kernels/gemm/quant_b.hpp:39
-      const float v3466 = float(v3465);
-      const bfloat v3467 = biases[v3464];  // kernels/gemm/quant_b.hpp:40
-      const float v3468 = float(v3467);
-      const uint v3473 = v3458 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3474 = v3473 & 15u;
-      const uint v3477 = v3474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3478 = as_type<float>(v3477);
-      const float v3479 = v3478 - 8388608.0f;
-      const float v3480 = fma(v3479, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3485 = v3458 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3486 = v3485 & 15u;
-      const uint v3489 = v3486 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3490 = as_type<float>(v3489);
-      const float v3491 = v3490 - 8388608.0f;
-      const float v3492 = fma(v3491, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3497 = v3458 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3498 = v3497 & 15u;
-      const uint v3501 = v3498 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3502 = as_type<float>(v3501);
-      const float v3503 = v3502 - 8388608.0f;
-      const float v3504 = fma(v3503, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3509 = v3458 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3510 = v3509 & 15u;
-      const uint v3513 = v3510 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3514 = as_type<float>(v3513);
-      const float v3515 = v3514 - 8388608.0f;
-      const float v3516 = fma(v3515, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3521 = v3458 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3522 = v3521 & 15u;
-      const uint v3525 = v3522 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3526 = as_type<float>(v3525);
-      const float v3527 = v3526 - 8388608.0f;
-      const float v3528 = fma(v3527, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3533 = v3458 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3534 = v3533 & 15u;
-      const uint v3537 = v3534 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3538 = as_type<float>(v3537);
-      const float v3539 = v3538 - 8388608.0f;
-      const float v3540 = fma(v3539, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3545 = v3458 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3546 = v3545 & 15u;
-      const uint v3549 = v3546 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3550 = as_type<float>(v3549);
-      const float v3551 = v3550 - 8388608.0f;
-      const float v3552 = fma(v3551, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const uint v3557 = v3458 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3558 = v3557 & 15u;
-      const uint v3561 = v3558 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3562 = as_type<float>(v3561);
-      const float v3563 = v3562 - 8388608.0f;
-      const float v3564 = fma(v3563, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
-      const float v3566 = v3441 ? v3480 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3567 = bfloat(v3566);
-      const float v3569 = v3441 ? v3492 : 0.0f;
-      const bfloat v3570 = bfloat(v3569);
-      const float v3572 = v3441 ? v3504 : 0.0f;
-      const bfloat v3573 = bfloat(v3572);
-      const float v3575 = v3441 ? v3516 : 0.0f;
-      const bfloat v3576 = bfloat(v3575);
-      const float v3578 = v3441 ? v3528 : 0.0f;
-      const bfloat v3579 = bfloat(v3578);
-      const float v3581 = v3441 ? v3540 : 0.0f;
-      const bfloat v3582 = bfloat(v3581);
-      const float v3584 = v3441 ? v3552 : 0.0f;
-      const bfloat v3585 = bfloat(v3584);
-      const float v3587 = v3441 ? v3564 : 0.0f;
-      const bfloat v3588 = bfloat(v3587);
-      *(threadgroup iron_bf16x8*)(shm1 + v3067) = iron_bf16x8{{bfloat4(v3567, v3570, v3573, v3576), bfloat4(v3579, v3582, v3585, v3588)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3608 = v3605 && v3080;  // kernels/gemm/quant_b.hpp:137
-      const uint v3612 = min(v3079, v3109);  // kernels/gemm/quant_b.hpp:138
-      const uint v3618 = v3612 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3622 = v3621 + v3618;
-      const uint v3625 = packed[v3622];  // kernels/gemm/quant_b.hpp:37
-      const uint v3627 = v3612 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3631 = v3630 + v3627;
-      const bfloat v3632 = scales[v3631];  // kernels/gemm/quant_b.hpp:39
-      const float v3633 = float(v3632);
-      const bfloat v3634 = biases[v3631];  // kernels/gemm/quant_b.hpp:40
-      const float v3635 = float(v3634);
-      const uint v3640 = v3625 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3641 = v3640 & 15u;
-      const uint v3644 = v3641 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3645 = as_type<float>(v3644);
-      const float v3646 = v3645 - 8388608.0f;
-      const float v3647 = fma(v3646, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3652 = v3625 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3653 = v3652 & 15u;
-      const uint v3656 = v3653 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3657 = as_type<float>(v3656);
-      const float v3658 = v3657 - 8388608.0f;
-      const float v3659 = fma(v3658, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3664 = v3625 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3665 = v3664 & 15u;
-      const uint v3668 = v3665 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3669 = as_type<float>(v3668);
-      const float v3670 = v3669 - 8388608.0f;
-      const float v3671 = fma(v3670, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3676 = v3625 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3677 = v3676 & 15u;
-      const uint v3680 = v3677 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3681 = as_type<float>(v3680);
-      const float v3682 = v3681 - 8388608.0f;
-      const float v3683 = fma(v3682, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3688 = v3625 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3689 = v3688 & 15u;
-      const uint v3692 = v3689 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3693 = as_type<float>(v3692);
-      const float v3694 = v3693 - 8388608.0f;
-      const float v3695 = fma(v3694, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3700 = v3625 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3701 = v3700 & 15u;
-      const uint v3704 = v3701 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3705 = as_type<float>(v3704);
-      const float v3706 = v3705 - 8388608.0f;
-      const float v3707 = fma(v3706, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3712 = v3625 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3713 = v3712 & 15u;
-      const uint v3716 = v3713 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3717 = as_type<float>(v3716);
-      const float v3718 = v3717 - 8388608.0f;
-      const float v3719 = fma(v3718, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const uint v3724 = v3625 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3725 = v3724 & 15u;
-      const uint v3728 = v3725 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3729 = as_type<float>(v3728);
-      const float v3730 = v3729 - 8388608.0f;
-      const float v3731 = fma(v3730, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
-      const float v3733 = v3608 ? v3647 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3734 = bfloat(v3733);
-      const float v3736 = v3608 ? v3659 : 0.0f;
-      const bfloat v3737 = bfloat(v3736);
-      const float v3739 = v3608 ? v3671 : 0.0f;
-      const bfloat v3740 = bfloat(v3739);
-      const float v3742 = v3608 ? v3683 : 0.0f;
-      const bfloat v3743 = bfloat(v3742);
-      const float v3745 = v3608 ? v3695 : 0.0f;
-      const bfloat v3746 = bfloat(v3745);
-      const float v3748 = v3608 ? v3707 : 0.0f;
-      const bfloat v3749 = bfloat(v3748);
-      const float v3751 = v3608 ? v3719 : 0.0f;
-      const bfloat v3752 = bfloat(v3751);
-      const float v3754 = v3608 ? v3731 : 0.0f;
-      const bfloat v3755 = bfloat(v3754);
-      *(threadgroup iron_bf16x8*)(shm1 + v3091) = iron_bf16x8{{bfloat4(v3734, v3737, v3740, v3743), bfloat4(v3746, v3749, v3752, v3755)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3108 = v3105 && v3009;  // kernels/gemm/quant_b.hpp:137
+      const uint v3112 = min(v3008, v3110);  // kernels/gemm/quant_b.hpp:138
+      const uint v3118 = v3112 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3122 = v3121 + v3118;
+      const uint v3125 = packed[v3122];  // kernels/gemm/quant_b.hpp:37
+      const uint v3127 = v3112 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3131 = v3130 + v3127;
+      const bfloat v3132 = scales[v3131];  // kernels/gemm/quant_b.hpp:39
+      const float v3133 = float(v3132);
+      const bfloat v3134 = biases[v3131];  // kernels/gemm/quant_b.hpp:40
+      const float v3135 = float(v3134);
+      const uint v3140 = v3125 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3141 = v3140 & 15u;
+      const uint v3144 = v3141 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3145 = as_type<float>(v3144);
+      const float v3146 = v3145 - 8388608.0f;
+      const float v3147 = fma(v3146, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3152 = v3125 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3153 = v3152 & 15u;
+      const uint v3156 = v3153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3157 = as_type<float>(v3156);
+      const float v3158 = v3157 - 8388608.0f;
+      const float v3159 = fma(v3158, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3164 = v3125 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3165 = v3164 & 15u;
+      const uint v3168 = v3165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3169 = as_type<float>(v3168);
+      const float v3170 = v3169 - 8388608.0f;
+      const float v3171 = fma(v3170, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3176 = v3125 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3177 = v3176 & 15u;
+      const uint v3180 = v3177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3181 = as_type<float>(v3180);
+      const float v3182 = v3181 - 8388608.0f;
+      const float v3183 = fma(v3182, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3188 = v3125 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3189 = v3188 & 15u;
+      const uint v3192 = v3189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3193 = as_type<float>(v3192);
+      const float v3194 = v3193 - 8388608.0f;
+      const float v3195 = fma(v3194, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3200 = v3125 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3201 = v3200 & 15u;
+      const uint v3204 = v3201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3205 = as_type<float>(v3204);
+      const float v3206 = v3205 - 8388608.0f;
+      const float v3207 = fma(v3206, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3212 = v3125 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3213 = v3212 & 15u;
+      const uint v3216 = v3213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3217 = as_type<float>(v3216);
+      const float v3218 = v3217 - 8388608.0f;
+      const float v3219 = fma(v3218, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const uint v3224 = v3125 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3225 = v3224 & 15u;
+      const uint v3228 = v3225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3229 = as_type<float>(v3228);
+      const float v3230 = v3229 - 8388608.0f;
+      const float v3231 = fma(v3230, v3133, v3135);  // kernels/gemm/quant_b.hpp:51
+      const float v3233 = v3108 ? v3147 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3234 = bfloat(v3233);
+      const float v3236 = v3108 ? v3159 : 0.0f;
+      const bfloat v3237 = bfloat(v3236);
+      const float v3239 = v3108 ? v3171 : 0.0f;
+      const bfloat v3240 = bfloat(v3239);
+      const float v3242 = v3108 ? v3183 : 0.0f;
+      const bfloat v3243 = bfloat(v3242);
+      const float v3245 = v3108 ? v3195 : 0.0f;
+      const bfloat v3246 = bfloat(v3245);
+      const float v3248 = v3108 ? v3207 : 0.0f;
+      const bfloat v3249 = bfloat(v3248);
+      const float v3251 = v3108 ? v3219 : 0.0f;
+      const bfloat v3252 = bfloat(v3251);
+      const float v3254 = v3108 ? v3231 : 0.0f;
+      const bfloat v3255 = bfloat(v3254);
+      *(threadgroup iron_bf16x8*)(shm1 + v3020) = iron_bf16x8{{bfloat4(v3234, v3237, v3240, v3243), bfloat4(v3246, v3249, v3252, v3255)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3275 = v3272 && v3033;  // kernels/gemm/quant_b.hpp:137
+      const uint v3279 = min(v3032, v3110);  // kernels/gemm/quant_b.hpp:138
+      const uint v3285 = v3279 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3289 = v3288 + v3285;
+      const uint v3292 = packed[v3289];  // kernels/gemm/quant_b.hpp:37
+      const uint v3294 = v3279 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3298 = v3297 + v3294;
+      const bfloat v3299 = scales[v3298];  // kernels/gemm/quant_b.hpp:39
+      const float v3300 = float(v3299);
+      const bfloat v3301 = biases[v3298];  // kernels/gemm/quant_b.hpp:40
+      const float v3302 = float(v3301);
+      const uint v3307 = v3292 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3308 = v3307 & 15u;
+      const uint v3311 = v3308 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3312 = as_type<float>(v3311);
+      const float v3313 = v3312 - 8388608.0f;
+      const float v3314 = fma(v3313, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3319 = v3292 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3320 = v3319 & 15u;
+      const uint v3323 = v3320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3324 = as_type<float>(v3323);
+      const float v3325 = v3324 - 8388608.0f;
+      const float v3326 = fma(v3325, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3331 = v3292 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3332 = v3331 & 15u;
+      const uint v3335 = v3332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3336 = as_type<float>(v3335);
+      const float v3337 = v3336 - 8388608.0f;
+      const float v3338 = fma(v3337, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3343 = v3292 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3344 = v3343 & 15u;
+      const uint v3347 = v3344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3348 = as_type<float>(v3347);
+      const float v3349 = v3348 - 8388608.0f;
+      const float v3350 = fma(v3349, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3355 = v3292 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3356 = v3355 & 15u;
+      const uint v3359 = v3356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3360 = as_type<float>(v3359);
+      const float v3361 = v3360 - 8388608.0f;
+      const float v3362 = fma(v3361, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3367 = v3292 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3368 = v3367 & 15u;
+      const uint v3371 = v3368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3372 = as_type<float>(v3371);
+      const float v3373 = v3372 - 8388608.0f;
+      const float v3374 = fma(v3373, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3379 = v3292 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3380 = v3379 & 15u;
+      const uint v3383 = v3380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3384 = as_type<float>(v3383);
+      const float v3385 = v3384 - 8388608.0f;
+      const float v3386 = fma(v3385, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const uint v3391 = v3292 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3392 = v3391 & 15u;
+      const uint v3395 = v3392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3396 = as_type<float>(v3395);
+      const float v3397 = v3396 - 8388608.0f;
+      const float v3398 = fma(v3397, v3300, v3302);  // kernels/gemm/quant_b.hpp:51
+      const float v3400 = v3275 ? v3314 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3401 = bfloat(v3400);
+      const float v3403 = v3275 ? v3326 : 0.0f;
+      const bfloat v3404 = bfloat(v3403);
+      const float v3406 = v3275 ? v3338 : 0.0f;
+      const bfloat v3407 = bfloat(v3406);
+      const float v3409 = v3275 ? v3350 : 0.0f;
+      const bfloat v3410 = bfloat(v3409);
+      const float v3412 = v3275 ? v3362 : 0.0f;
+      const bfloat v3413 = bfloat(v3412);
+      const float v3415 = v3275 ? v3374 : 0.0f;
+      const bfloat v3416 = bfloat(v3415);
+      const float v3418 = v3275 ? v3386 : 0.0f;
+      const bfloat v3419 = bfloat(v3418);
+      const float v3421 = v3275 ? v3398 : 0.0f;
+      const bfloat v3422 = bfloat(v3421);
+      *(threadgroup iron_bf16x8*)(shm1 + v3044) = iron_bf16x8{{bfloat4(v3401, v3404, v3407, v3410), bfloat4(v3413, v3416, v3419, v3422)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3442 = v3439 && v3057;  // kernels/gemm/quant_b.hpp:137
+      const uint v3446 = min(v3056, v3110);  // kernels/gemm/quant_b.hpp:138
+      const uint v3452 = v3446 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3456 = v3455 + v3452;
+      const uint v3459 = packed[v3456];  // kernels/gemm/quant_b.hpp:37
+      const uint v3461 = v3446 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3465 = v3464 + v3461;
+      const bfloat v3466 = scales[v3465];  // kernels/gemm/quant_b.hpp:39
+      const float v3467 = float(v3466);
+      const bfloat v3468 = biases[v3465];  // kernels/gemm/quant_b.hpp:40
+      const float v3469 = float(v3468);
+      const uint v3474 = v3459 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3475 = v3474 & 15u;
+      const uint v3478 = v3475 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3479 = as_type<float>(v3478);
+      const float v3480 = v3479 - 8388608.0f;
+      const float v3481 = fma(v3480, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3486 = v3459 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3487 = v3486 & 15u;
+      const uint v3490 = v3487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3491 = as_type<float>(v3490);
+      const float v3492 = v3491 - 8388608.0f;
+      const float v3493 = fma(v3492, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3498 = v3459 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3499 = v3498 & 15u;
+      const uint v3502 = v3499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3503 = as_type<float>(v3502);
+      const float v3504 = v3503 - 8388608.0f;
+      const float v3505 = fma(v3504, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3510 = v3459 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3511 = v3510 & 15u;
+      const uint v3514 = v3511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3515 = as_type<float>(v3514);
+      const float v3516 = v3515 - 8388608.0f;
+      const float v3517 = fma(v3516, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3522 = v3459 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3523 = v3522 & 15u;
+      const uint v3526 = v3523 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3527 = as_type<float>(v3526);
+      const float v3528 = v3527 - 8388608.0f;
+      const float v3529 = fma(v3528, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3534 = v3459 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3535 = v3534 & 15u;
+      const uint v3538 = v3535 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3539 = as_type<float>(v3538);
+      const float v3540 = v3539 - 8388608.0f;
+      const float v3541 = fma(v3540, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3546 = v3459 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3547 = v3546 & 15u;
+      const uint v3550 = v3547 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3551 = as_type<float>(v3550);
+      const float v3552 = v3551 - 8388608.0f;
+      const float v3553 = fma(v3552, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const uint v3558 = v3459 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3559 = v3558 & 15u;
+      const uint v3562 = v3559 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3563 = as_type<float>(v3562);
+      const float v3564 = v3563 - 8388608.0f;
+      const float v3565 = fma(v3564, v3467, v3469);  // kernels/gemm/quant_b.hpp:51
+      const float v3567 = v3442 ? v3481 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3568 = bfloat(v3567);
+      const float v3570 = v3442 ? v3493 : 0.0f;
+      const bfloat v3571 = bfloat(v3570);
+      const float v3573 = v3442 ? v3505 : 0.0f;
+      const bfloat v3574 = bfloat(v3573);
+      const float v3576 = v3442 ? v3517 : 0.0f;
+      const bfloat v3577 = bfloat(v3576);
+      const float v3579 = v3442 ? v3529 : 0.0f;
+      const bfloat v3580 = bfloat(v3579);
+      const float v3582 = v3442 ? v3541 : 0.0f;
+      const bfloat v3583 = bfloat(v3582);
+      const float v3585 = v3442 ? v3553 : 0.0f;
+      const bfloat v3586 = bfloat(v3585);
+      const float v3588 = v3442 ? v3565 : 0.0f;
+      const bfloat v3589 = bfloat(v3588);
+      *(threadgroup iron_bf16x8*)(shm1 + v3068) = iron_bf16x8{{bfloat4(v3568, v3571, v3574, v3577), bfloat4(v3580, v3583, v3586, v3589)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3609 = v3606 && v3081;  // kernels/gemm/quant_b.hpp:137
+      const uint v3613 = min(v3080, v3110);  // kernels/gemm/quant_b.hpp:138
+      const uint v3619 = v3613 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3623 = v3622 + v3619;
+      const uint v3626 = packed[v3623];  // kernels/gemm/quant_b.hpp:37
+      const uint v3628 = v3613 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3632 = v3631 + v3628;
+      const bfloat v3633 = scales[v3632];  // kernels/gemm/quant_b.hpp:39
+      const float v3634 = float(v3633);
+      const bfloat v3635 = biases[v3632];  // kernels/gemm/quant_b.hpp:40
+      const float v3636 = float(v3635);
+      const uint v3641 = v3626 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3642 = v3641 & 15u;
+      const uint v3645 = v3642 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3646 = as_type<float>(v3645);
+      const float v3647 = v3646 - 8388608.0f;
+      const float v3648 = fma(v3647, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3653 = v3626 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3654 = v3653 & 15u;
+      const uint v3657 = v3654 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3658 = as_type<float>(v3657);
+      const float v3659 = v3658 - 8388608.0f;
+      const float v3660 = fma(v3659, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3665 = v3626 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3666 = v3665 & 15u;
+      const uint v3669 = v3666 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3670 = as_type<float>(v3669);
+      const float v3671 = v3670 - 8388608.0f;
+      const float v3672 = fma(v3671, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3677 = v3626 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3678 = v3677 & 15u;
+      const uint v3681 = v3678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3682 = as_type<float>(v3681);
+      const float v3683 = v3682 - 8388608.0f;
+      const float v3684 = fma(v3683, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3689 = v3626 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3690 = v3689 & 15u;
+      const uint v3693 = v3690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3694 = as_type<float>(v3693);
+      const float v3695 = v3694 - 8388608.0f;
+      const float v3696 = fma(v3695, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3701 = v3626 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3702 = v3701 & 15u;
+      const uint v3705 = v3702 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3706 = as_type<float>(v3705);
+      const float v3707 = v3706 - 8388608.0f;
+      const float v3708 = fma(v3707, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3713 = v3626 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3714 = v3713 & 15u;
+      const uint v3717 = v3714 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3718 = as_type<float>(v3717);
+      const float v3719 = v3718 - 8388608.0f;
+      const float v3720 = fma(v3719, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const uint v3725 = v3626 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3726 = v3725 & 15u;
+      const uint v3729 = v3726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3730 = as_type<float>(v3729);
+      const float v3731 = v3730 - 8388608.0f;
+      const float v3732 = fma(v3731, v3634, v3636);  // kernels/gemm/quant_b.hpp:51
+      const float v3734 = v3609 ? v3648 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3735 = bfloat(v3734);
+      const float v3737 = v3609 ? v3660 : 0.0f;
+      const bfloat v3738 = bfloat(v3737);
+      const float v3740 = v3609 ? v3672 : 0.0f;
+      const bfloat v3741 = bfloat(v3740);
+      const float v3743 = v3609 ? v3684 : 0.0f;
+      const bfloat v3744 = bfloat(v3743);
+      const float v3746 = v3609 ? v3696 : 0.0f;
+      const bfloat v3747 = bfloat(v3746);
+      const float v3749 = v3609 ? v3708 : 0.0f;
+      const bfloat v3750 = bfloat(v3749);
+      const float v3752 = v3609 ? v3720 : 0.0f;
+      const bfloat v3753 = bfloat(v3752);
+      const float v3755 = v3609 ? v3732 : 0.0f;
+      const bfloat v3756 = bfloat(v3755);
+      *(threadgroup iron_bf16x8*)(shm1 + v3092) = iron_bf16x8{{bfloat4(v3735, v3738, v3741, v3744), bfloat4(v3747, v3750, v3753, v3756)}};  // kernels/gemm/quant_b.hpp:146
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3770 = v2995 + v3769;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v39, shm0, long(v3770), long(40u));
-      const uint v3776 = v2995 + v3775;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v41, shm1, long(v3776), long(40u));
+      const uint v3771 = v2996 + v3770;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v39, shm0, long(v3771), long(40u));
+      const uint v3777 = v2996 + v3776;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v3777), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3783 = v3770 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v39, shm0, long(v3783), long(40u));
-      const uint v3789 = v3776 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v41, shm1, long(v3789), long(40u));
+      const uint v3784 = v3771 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v39, shm0, long(v3784), long(40u));
+      const uint v3790 = v3777 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v3790), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v858 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v859 = iron_tid.x;
-    const uint v889 = v859 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v892 = v859 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v893 = v892 << 3u;
-    const uint v894 = v26 + v889;  // kernels/gemm/quant_b.hpp:137
-    const bool v895 = v894 < v1;
-    const uint v900 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v904 = v1 - 1u;
-    const uint v906 = min(v894, v904);
-    const uint v910 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v911 = v906 * v910;
-    const uint v919 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v920 = v906 * v919;
-    const uint v1048 = v889 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1050 = v1048 + v893;
-    const uint v1054 = v859 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1056 = v1054 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1059 = v1054 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1060 = v1059 << 3u;
-    const uint v1061 = v26 + v1056;  // kernels/gemm/quant_b.hpp:137
-    const bool v1062 = v1061 < v1;
-    const uint v1073 = min(v1061, v904);  // kernels/gemm/quant_b.hpp:138
-    const uint v1078 = v1073 * v910;  // kernels/gemm/quant_b.hpp:35
-    const uint v1087 = v1073 * v919;  // kernels/gemm/quant_b.hpp:38
-    const uint v1215 = v1056 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1217 = v1215 + v1060;
-    const uint v1221 = v859 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1223 = v1221 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1226 = v1221 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1227 = v1226 << 3u;
-    const uint v1228 = v26 + v1223;  // kernels/gemm/quant_b.hpp:137
-    const bool v1229 = v1228 < v1;
-    const uint v1240 = min(v1228, v904);  // kernels/gemm/quant_b.hpp:138
-    const uint v1245 = v1240 * v910;  // kernels/gemm/quant_b.hpp:35
-    const uint v1254 = v1240 * v919;  // kernels/gemm/quant_b.hpp:38
-    const uint v1382 = v1223 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1384 = v1382 + v1227;
-    const uint v1388 = v859 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1390 = v1388 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1393 = v1388 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1394 = v1393 << 3u;
-    const uint v1395 = v26 + v1390;  // kernels/gemm/quant_b.hpp:137
-    const bool v1396 = v1395 < v1;
-    const uint v1407 = min(v1395, v904);  // kernels/gemm/quant_b.hpp:138
-    const uint v1412 = v1407 * v910;  // kernels/gemm/quant_b.hpp:35
-    const uint v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
-    const uint v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1551 = v1549 + v1394;
-    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v859 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v860 = iron_tid.x;
+    const uint v890 = v860 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v893 = v860 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v894 = v893 << 3u;
+    const uint v895 = v26 + v890;  // kernels/gemm/quant_b.hpp:137
+    const bool v896 = v895 < v1;
+    const uint v901 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v905 = v1 - 1u;
+    const uint v907 = min(v895, v905);
+    const uint v911 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v912 = v907 * v911;
+    const uint v920 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v921 = v907 * v920;
+    const uint v1049 = v890 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1051 = v1049 + v894;
+    const uint v1055 = v860 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1057 = v1055 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1060 = v1055 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1061 = v1060 << 3u;
+    const uint v1062 = v26 + v1057;  // kernels/gemm/quant_b.hpp:137
+    const bool v1063 = v1062 < v1;
+    const uint v1074 = min(v1062, v905);  // kernels/gemm/quant_b.hpp:138
+    const uint v1079 = v1074 * v911;  // kernels/gemm/quant_b.hpp:35
+    const uint v1088 = v1074 * v920;  // kernels/gemm/quant_b.hpp:38
+    const uint v1216 = v1057 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1218 = v1216 + v1061;
+    const uint v1222 = v860 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1224 = v1222 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1227 = v1222 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1228 = v1227 << 3u;
+    const uint v1229 = v26 + v1224;  // kernels/gemm/quant_b.hpp:137
+    const bool v1230 = v1229 < v1;
+    const uint v1241 = min(v1229, v905);  // kernels/gemm/quant_b.hpp:138
+    const uint v1246 = v1241 * v911;  // kernels/gemm/quant_b.hpp:35
+    const uint v1255 = v1241 * v920;  // kernels/gemm/quant_b.hpp:38
+    const uint v1383 = v1224 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1385 = v1383 + v1228;
+    const uint v1389 = v860 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1391 = v1389 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1394 = v1389 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1395 = v1394 << 3u;
+    const uint v1396 = v26 + v1391;  // kernels/gemm/quant_b.hpp:137
+    const bool v1397 = v1396 < v1;
+    const uint v1408 = min(v1396, v905);  // kernels/gemm/quant_b.hpp:138
+    const uint v1413 = v1408 * v911;  // kernels/gemm/quant_b.hpp:35
+    const uint v1422 = v1408 * v920;  // kernels/gemm/quant_b.hpp:38
+    const uint v1550 = v1391 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1552 = v1550 + v1395;
+    const uint v1559 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1565 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1573 = v1559 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1579 = v1565 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v866 = v22 + v863;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v867 = v866 < v0;
-        const uint v868 = v857 + v865;
-        const bool v869 = v868 < v2;
-        const bool v870 = v867 && v869;
-        if (v870) {
-          const uint v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v874 = v872 + v857;
-          const uint v875 = v874 + v865;
-          const bfloat v876 = x[v875];
-          const uint v878 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v879 = v878 + v865;
-          shm0[v879] = v876;
+    for (uint v858 = 0u; v858 < v2; v858 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v862 = v860; v862 < 4096u; v862 += v859) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v864 = v862 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v866 = v862 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v867 = v22 + v864;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v868 = v867 < v0;
+        const uint v869 = v858 + v866;
+        const bool v870 = v869 < v2;
+        const bool v871 = v868 && v870;
+        if (v871) {
+          const uint v873 = v867 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v875 = v873 + v858;
+          const uint v876 = v875 + v866;
+          const bfloat v877 = x[v876];
+          const uint v879 = v864 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v880 = v879 + v866;
+          shm0[v880] = v877;
         } else {
-          const uint v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v882 = v881 + v865;
-          shm0[v882] = bfloat(0.0f);
+          const uint v882 = v864 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v883 = v882 + v866;
+          shm0[v883] = bfloat(0.0f);
         }
       }
-      const uint v896 = v857 + v893;  // kernels/gemm/quant_b.hpp:137
-      const bool v897 = v896 < v2;
-      const bool v898 = v895 && v897;
-      const uint v902 = min(v896, v900);  // kernels/gemm/quant_b.hpp:138
-      const uint v908 = v902 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v912 = v911 + v908;
-      const uint v915 = packed[v912];  // kernels/gemm/quant_b.hpp:37
-      const uint v917 = v902 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v921 = v920 + v917;
-      const bfloat v922 = scales[v921];  // kernels/gemm/quant_b.hpp:39
-      const float v923 = float(v922);
-      const bfloat v924 = biases[v921];  // kernels/gemm/quant_b.hpp:40
-      const float v925 = float(v924);
-      const uint v930 = v915 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v931 = v930 & 15u;
-      const uint v934 = v931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v935 = as_type<float>(v934);
-      const float v936 = v935 - 8388608.0f;
-      const float v937 = fma(v936, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v942 = v915 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v943 = v942 & 15u;
-      const uint v946 = v943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v947 = as_type<float>(v946);
-      const float v948 = v947 - 8388608.0f;
-      const float v949 = fma(v948, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v954 = v915 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v955 = v954 & 15u;
-      const uint v958 = v955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v959 = as_type<float>(v958);
-      const float v960 = v959 - 8388608.0f;
-      const float v961 = fma(v960, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v966 = v915 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v967 = v966 & 15u;
-      const uint v970 = v967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v971 = as_type<float>(v970);
-      const float v972 = v971 - 8388608.0f;
-      const float v973 = fma(v972, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v978 = v915 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v979 = v978 & 15u;
-      const uint v982 = v979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v983 = as_type<float>(v982);
-      const float v984 = v983 - 8388608.0f;
-      const float v985 = fma(v984, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v990 = v915 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v991 = v990 & 15u;
-      const uint v994 = v991 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v995 = as_type<float>(v994);
-      const float v996 = v995 - 8388608.0f;
-      const float v997 = fma(v996, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v1002 = v915 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1003 = v1002 & 15u;
-      const uint v1006 = v1003 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1007 = as_type<float>(v1006);
-      const float v1008 = v1007 - 8388608.0f;
-      const float v1009 = fma(v1008, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const uint v1014 = v915 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1015 = v1014 & 15u;
-      const uint v1018 = v1015 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1019 = as_type<float>(v1018);
-      const float v1020 = v1019 - 8388608.0f;
-      const float v1021 = fma(v1020, v923, v925);  // kernels/gemm/quant_b.hpp:51
-      const float v1023 = v898 ? v937 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1024 = bfloat(v1023);
-      const float v1026 = v898 ? v949 : 0.0f;
-      const bfloat v1027 = bfloat(v1026);
-      const float v1029 = v898 ? v961 : 0.0f;
-      const bfloat v1030 = bfloat(v1029);
-      const float v1032 = v898 ? v973 : 0.0f;
-      const bfloat v1033 = bfloat(v1032);
-      const float v1035 = v898 ? v985 : 0.0f;
-      const bfloat v1036 = bfloat(v1035);
-      const float v1038 = v898 ? v997 : 0.0f;
-      const bfloat v1039 = bfloat(v1038);
-      const float v1041 = v898 ? v1009 : 0.0f;
-      const bfloat v1042 = bfloat(v1041);
-      const float v1044 = v898 ? v1021 : 0.0f;
-      const bfloat v1045 = bfloat(v1044);
-      *(threadgroup iron_bf16x8*)(shm1 + v1050) = iron_bf16x8{{bfloat4(v1024, v1027, v1030, v1033), bfloat4(v1036, v1039, v1042, v1045)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1063 = v857 + v1060;  // kernels/gemm/quant_b.hpp:137
-      const bool v1064 = v1063 < v2;
-      const bool v1065 = v1062 && v1064;
-      const uint v1069 = min(v1063, v900);  // kernels/gemm/quant_b.hpp:138
-      const uint v1075 = v1069 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1079 = v1078 + v1075;
-      const uint v1082 = packed[v1079];  // kernels/gemm/quant_b.hpp:37
-      const uint v1084 = v1069 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1088 = v1087 + v1084;
-      const bfloat v1089 = scales[v1088];  // kernels/gemm/quant_b.hpp:39
-      const float v1090 = float(v1089);
-      const bfloat v1091 = biases[v1088];  // kernels/gemm/quant_b.hpp:40
-      const float v1092 = float(v1091);
-      const uint v1097 = v1082 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1098 = v1097 & 15u;
-      const uint v1101 = v1098 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1102 = as_type<float>(v1101);
-      const float v1103 = v1102 - 8388608.0f;
-      const float v1104 = fma(v1103, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1109 = v1082 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1110 = v1109 & 15u;
-      const uint v1113 = v1110 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1114 = as_type<float>(v1113);
-      const float v1115 = v1114 - 8388608.0f;
-      const float v1116 = fma(v1115, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1121 = v1082 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1122 = v1121 & 15u;
-      const uint v1125 = v1122 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1126 = as_type<float>(v1125);
-      const float v1127 = v1126 - 8388608.0f;
-      const float v1128 = fma(v1127, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1133 = v1082 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1134 = v1133 & 15u;
-      const uint v1137 = v1134 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1138 = as_type<float>(v1137);
-      const float v1139 = v1138 - 8388608.0f;
-      const float v1140 = fma(v1139, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1145 = v1082 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1146 = v1145 & 15u;
-      const uint v1149 = v1146 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1150 = as_type<float>(v1149);
-      const float v1151 = v1150 - 8388608.0f;
-      const float v1152 = fma(v1151, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1157 = v1082 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1158 = v1157 & 15u;
-      const uint v1161 = v1158 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1162 = as_type<float>(v1161);
-      const float v1163 = v1162 - 8388608.0f;
-      const float v1164 = fma(v1163, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1169 = v1082 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1170 = v1169 & 15u;
-      const uint v1173 = v1170 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1174 = as_type<float>(v1173);
-      const float v1175 = v1174 - 8388608.0f;
-      const float v1176 = fma(v1175, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const uint v1181 = v1082 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1182 = v1181 & 15u;
-      const uint v1185 = v1182 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1186 = as_type<float>(v1185);
-      const float v1187 = v1186 - 8388608.0f;
-      const float v1188 = fma(v1187, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
-      const float v1190 = v1065 ? v1104 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1191 = bfloat(v1190);
-      const float v1193 = v1065 ? v1116 : 0.0f;
-      const bfloat v1194 = bfloat(v1193);
-      const float v1196 = v1065 ? v1128 : 0.0f;
-      const bfloat v1197 = bfloat(v1196);
-      const float v1199 = v1065 ? v1140 : 0.0f;
-      const bfloat v1200 = bfloat(v1199);
-      const float v1202 = v1065 ? v1152 : 0.0f;
-      const bfloat v1203 = bfloat(v1202);
-      const float v1205 = v1065 ? v1164 : 0.0f;
-      const bfloat v1206 = bfloat(v1205);
-      const float v1208 = v1065 ? v1176 : 0.0f;
-      const bfloat v1209 = bfloat(v1208);
-      const float v1211 = v1065 ? v1188 : 0.0f;
-      const bfloat v1212 = bfloat(v1211);
-      *(threadgroup iron_bf16x8*)(shm1 + v1217) = iron_bf16x8{{bfloat4(v1191, v1194, v1197, v1200), bfloat4(v1203, v1206, v1209, v1212)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1230 = v857 + v1227;  // kernels/gemm/quant_b.hpp:137
-      const bool v1231 = v1230 < v2;
-      const bool v1232 = v1229 && v1231;
-      const uint v1236 = min(v1230, v900);  // kernels/gemm/quant_b.hpp:138
-      const uint v1242 = v1236 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1246 = v1245 + v1242;
-      const uint v1249 = packed[v1246];  // kernels/gemm/quant_b.hpp:37
-      const uint v1251 = v1236 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1255 = v1254 + v1251;
-      const bfloat v1256 = scales[v1255];  // kernels/gemm/quant_b.hpp:39
-      const float v1257 = float(v1256);
-      const bfloat v1258 = biases[v1255];  // kernels/gemm/quant_b.hpp:40
-      const float v1259 = float(v1258);
-      const uint v1264 = v1249 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1265 = v1264 & 15u;
-      const uint v1268 = v1265 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1269 = as_type<float>(v1268);
-      const float v1270 = v1269 - 8388608.0f;
-      const float v1271 = fma(v1270, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1276 = v1249 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1277 = v1276 & 15u;
-      const uint v1280 = v1277 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1281 = as_type<float>(v1280);
-      const float v1282 = v1281 - 8388608.0f;
-      const float v1283 = fma(v1282, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1288 = v1249 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1289 = v1288 & 15u;
-      const uint v1292 = v1289 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1293 = as_type<float>(v1292);
-      const float v1294 = v1293 - 8388608.0f;
-      const float v1295 = fma(v1294, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1300 = v1249 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1301 = v1300 & 15u;
-      const uint v1304 = v1301 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1305 = as_type<float>(v1304);
-      const float v1306 = v1305 - 8388608.0f;
-      const float v1307 = fma(v1306, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1312 = v1249 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1313 = v1312 & 15u;
-      const uint v1316 = v1313 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1317 = as_type<float>(v1316);
-      const float v1318 = v1317 - 8388608.0f;
-      const float v1319 = fma(v1318, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1324 = v1249 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1325 = v1324 & 15u;
-      const uint v1328 = v1325 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1329 = as_type<float>(v1328);
-      const float v1330 = v1329 - 8388608.0f;
-      const float v1331 = fma(v1330, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1336 = v1249 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1337 = v1336 & 15u;
-      const uint v1340 = v1337 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1341 = as_type<float>(v1340);
-      const float v1342 = v1341 - 8388608.0f;
-      const float v1343 = fma(v1342, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const uint v1348 = v1249 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1349 = v1348 & 15u;
-      const uint v1352 = v1349 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1353 = as_type<float>(v1352);
-      const float v1354 = v1353 - 8388608.0f;
-      const float v1355 = fma(v1354, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
-      const float v1357 = v1232 ? v1271 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1358 = bfloat(v1357);
-      const float v1360 = v1232 ? v1283 : 0.0f;
-      const bfloat v1361 = bfloat(v1360);
-      const float v1363 = v1232 ? v1295 : 0.0f;
-      const bfloat v1364 = bfloat(v1363);
-      const float v1366 = v1232 ? v1307 : 0.0f;
-      const bfloat v1367 = bfloat(v1366);
-      const float v1369 = v1232 ? v1319 : 0.0f;
-      const bfloat v1370 = bfloat(v1369);
-      const float v1372 = v1232 ? v1331 : 0.0f;
-      const bfloat v1373 = bfloat(v1372);
-      const float v1375 = v1232 ? v1343 : 0.0f;
-      const bfloat v1376 = bfloat(v1375);
-      const float v1378 = v1232 ? v1355 : 0.0f;
-      const bfloat v1379 = bfloat(v1378);
-      *(threadgroup iron_bf16x8*)(shm1 + v1384) = iron_bf16x8{{bfloat4(v1358, v1361, v1364, v1367), bfloat4(v1370, v1373, v1376, v1379)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1397 = v857 + v1394;  // kernels/gemm/quant_b.hpp:137
-      const bool v1398 = v1397 < v2;
-      const bool v1399 = v1396 && v1398;
-      const uint v1403 = min(v1397, v900);  // kernels/gemm/quant_b.hpp:138
-      const uint v1409 = v1403 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1413 = v1412 + v1409;
-      const uint v1416 = packed[v1413];  // kernels/gemm/quant_b.hpp:37
-      const uint v1418 = v1403 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1422 = v1421 + v1418;
-      const bfloat v1423 = scales[v1422];  // kernels/gemm/quant_b.hpp:39
-      const float v1424 = float(v1423);
-      const bfloat v1425 = biases[v1422];  // kernels/gemm/quant_b.hpp:40
-      const float v1426 = float(v1425);
-      const uint v1431 = v1416 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1432 = v1431 & 15u;
-      const uint v1435 = v1432 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1436 = as_type<float>(v1435);
-      const float v1437 = v1436 - 8388608.0f;
-      const float v1438 = fma(v1437, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1443 = v1416 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1444 = v1443 & 15u;
-      const uint v1447 = v1444 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1448 = as_type<float>(v1447);
-      const float v1449 = v1448 - 8388608.0f;
-      const float v1450 = fma(v1449, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1455 = v1416 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1456 = v1455 & 15u;
-      const uint v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1460 = as_type<float>(v1459);
-      const float v1461 = v1460 - 8388608.0f;
-      const float v1462 = fma(v1461, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1467 = v1416 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1468 = v1467 & 15u;
-      const uint v1471 = v1468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1472 = as_type<float>(v1471);
-      const float v1473 = v1472 - 8388608.0f;
-      const float v1474 = fma(v1473, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1479 = v1416 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1480 = v1479 & 15u;
-      const uint v1483 = v1480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1484 = as_type<float>(v1483);
-      const float v1485 = v1484 - 8388608.0f;
-      const float v1486 = fma(v1485, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1491 = v1416 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1492 = v1491 & 15u;
-      const uint v1495 = v1492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1496 = as_type<float>(v1495);
-      const float v1497 = v1496 - 8388608.0f;
-      const float v1498 = fma(v1497, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1503 = v1416 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1504 = v1503 & 15u;
-      const uint v1507 = v1504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1508 = as_type<float>(v1507);
-      const float v1509 = v1508 - 8388608.0f;
-      const float v1510 = fma(v1509, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const uint v1515 = v1416 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1516 = v1515 & 15u;
-      const uint v1519 = v1516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1520 = as_type<float>(v1519);
-      const float v1521 = v1520 - 8388608.0f;
-      const float v1522 = fma(v1521, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
-      const float v1524 = v1399 ? v1438 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1525 = bfloat(v1524);
-      const float v1527 = v1399 ? v1450 : 0.0f;
-      const bfloat v1528 = bfloat(v1527);
-      const float v1530 = v1399 ? v1462 : 0.0f;
-      const bfloat v1531 = bfloat(v1530);
-      const float v1533 = v1399 ? v1474 : 0.0f;
-      const bfloat v1534 = bfloat(v1533);
-      const float v1536 = v1399 ? v1486 : 0.0f;
-      const bfloat v1537 = bfloat(v1536);
-      const float v1539 = v1399 ? v1498 : 0.0f;
-      const bfloat v1540 = bfloat(v1539);
-      const float v1542 = v1399 ? v1510 : 0.0f;
-      const bfloat v1543 = bfloat(v1542);
-      const float v1545 = v1399 ? v1522 : 0.0f;
-      const bfloat v1546 = bfloat(v1545);
-      *(threadgroup iron_bf16x8*)(shm1 + v1551) = iron_bf16x8{{bfloat4(v1525, v1528, v1531, v1534), bfloat4(v1537, v1540, v1543, v1546)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v897 = v858 + v894;  // kernels/gemm/quant_b.hpp:137
+      const bool v898 = v897 < v2;
+      const bool v899 = v896 && v898;
+      const uint v903 = min(v897, v901);  // kernels/gemm/quant_b.hpp:138
+      const uint v909 = v903 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v913 = v912 + v909;
+      const uint v916 = packed[v913];  // kernels/gemm/quant_b.hpp:37
+      const uint v918 = v903 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v922 = v921 + v918;
+      const bfloat v923 = scales[v922];  // kernels/gemm/quant_b.hpp:39
+      const float v924 = float(v923);
+      const bfloat v925 = biases[v922];  // kernels/gemm/quant_b.hpp:40
+      const float v926 = float(v925);
+      const uint v931 = v916 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v932 = v931 & 15u;
+      const uint v935 = v932 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v936 = as_type<float>(v935);
+      const float v937 = v936 - 8388608.0f;
+      const float v938 = fma(v937, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v943 = v916 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v944 = v943 & 15u;
+      const uint v947 = v944 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v948 = as_type<float>(v947);
+      const float v949 = v948 - 8388608.0f;
+      const float v950 = fma(v949, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v955 = v916 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v956 = v955 & 15u;
+      const uint v959 = v956 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v960 = as_type<float>(v959);
+      const float v961 = v960 - 8388608.0f;
+      const float v962 = fma(v961, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v967 = v916 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v968 = v967 & 15u;
+      const uint v971 = v968 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v972 = as_type<float>(v971);
+      const float v973 = v972 - 8388608.0f;
+      const float v974 = fma(v973, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v979 = v916 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v980 = v979 & 15u;
+      const uint v983 = v980 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v984 = as_type<float>(v983);
+      const float v985 = v984 - 8388608.0f;
+      const float v986 = fma(v985, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v991 = v916 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v992 = v991 & 15u;
+      const uint v995 = v992 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v996 = as_type<float>(v995);
+      const float v997 = v996 - 8388608.0f;
+      const float v998 = fma(v997, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v1003 = v916 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1004 = v1003 & 15u;
+      const uint v1007 = v1004 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1008 = as_type<float>(v1007);
+      const float v1009 = v1008 - 8388608.0f;
+      const float v1010 = fma(v1009, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const uint v1015 = v916 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1016 = v1015 & 15u;
+      const uint v1019 = v1016 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1020 = as_type<float>(v1019);
+      const float v1021 = v1020 - 8388608.0f;
+      const float v1022 = fma(v1021, v924, v926);  // kernels/gemm/quant_b.hpp:51
+      const float v1024 = v899 ? v938 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1025 = bfloat(v1024);
+      const float v1027 = v899 ? v950 : 0.0f;
+      const bfloat v1028 = bfloat(v1027);
+      const float v1030 = v899 ? v962 : 0.0f;
+      const bfloat v1031 = bfloat(v1030);
+      const float v1033 = v899 ? v974 : 0.0f;
+      const bfloat v1034 = bfloat(v1033);
+      const float v1036 = v899 ? v986 : 0.0f;
+      const bfloat v1037 = bfloat(v1036);
+      const float v1039 = v899 ? v998 : 0.0f;
+      const bfloat v1040 = bfloat(v1039);
+      const float v1042 = v899 ? v1010 : 0.0f;
+      const bfloat v1043 = bfloat(v1042);
+      const float v1045 = v899 ? v1022 : 0.0f;
+      const bfloat v1046 = bfloat(v1045);
+      *(threadgroup iron_bf16x8*)(shm1 + v1051) = iron_bf16x8{{bfloat4(v1025, v1028, v1031, v1034), bfloat4(v1037, v1040, v1043, v1046)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1064 = v858 + v1061;  // kernels/gemm/quant_b.hpp:137
+      const bool v1065 = v1064 < v2;
+      const bool v1066 = v1063 && v1065;
+      const uint v1070 = min(v1064, v901);  // kernels/gemm/quant_b.hpp:138
+      const uint v1076 = v1070 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1080 = v1079 + v1076;
+      const uint v1083 = packed[v1080];  // kernels/gemm/quant_b.hpp:37
+      const uint v1085 = v1070 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1089 = v1088 + v1085;
+      const bfloat v1090 = scales[v1089];  // kernels/gemm/quant_b.hpp:39
+      const float v1091 = float(v1090);
+      const bfloat v1092 = biases[v1089];  // kernels/gemm/quant_b.hpp:40
+      const float v1093 = float(v1092);
+      const uint v1098 = v1083 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1099 = v1098 & 15u;
+      const uint v1102 = v1099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1103 = as_type<float>(v1102);
+      const float v1104 = v1103 - 8388608.0f;
+      const float v1105 = fma(v1104, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1110 = v1083 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1111 = v1110 & 15u;
+      const uint v1114 = v1111 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1115 = as_type<float>(v1114);
+      const float v1116 = v1115 - 8388608.0f;
+      const float v1117 = fma(v1116, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1122 = v1083 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1123 = v1122 & 15u;
+      const uint v1126 = v1123 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1127 = as_type<float>(v1126);
+      const float v1128 = v1127 - 8388608.0f;
+      const float v1129 = fma(v1128, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1134 = v1083 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1135 = v1134 & 15u;
+      const uint v1138 = v1135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1139 = as_type<float>(v1138);
+      const float v1140 = v1139 - 8388608.0f;
+      const float v1141 = fma(v1140, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1146 = v1083 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1147 = v1146 & 15u;
+      const uint v1150 = v1147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1151 = as_type<float>(v1150);
+      const float v1152 = v1151 - 8388608.0f;
+      const float v1153 = fma(v1152, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1158 = v1083 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1159 = v1158 & 15u;
+      const uint v1162 = v1159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1163 = as_type<float>(v1162);
+      const float v1164 = v1163 - 8388608.0f;
+      const float v1165 = fma(v1164, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1170 = v1083 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1171 = v1170 & 15u;
+      const uint v1174 = v1171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1175 = as_type<float>(v1174);
+      const float v1176 = v1175 - 8388608.0f;
+      const float v1177 = fma(v1176, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const uint v1182 = v1083 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1183 = v1182 & 15u;
+      const uint v1186 = v1183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1187 = as_type<float>(v1186);
+      const float v1188 = v1187 - 8388608.0f;
+      const float v1189 = fma(v1188, v1091, v1093);  // kernels/gemm/quant_b.hpp:51
+      const float v1191 = v1066 ? v1105 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1192 = bfloat(v1191);
+      const float v1194 = v1066 ? v1117 : 0.0f;
+      const bfloat v1195 = bfloat(v1194);
+      const float v1197 = v1066 ? v1129 : 0.0f;
+      const bfloat v1198 = bfloat(v1197);
+      const float v1200 = v1066 ? v1141 : 0.0f;
+      const bfloat v1201 = bfloat(v1200);
+      const float v1203 = v1066 ? v1153 : 0.0f;
+      const bfloat v1204 = bfloat(v1203);
+      const float v1206 = v1066 ? v1165 : 0.0f;
+      const bfloat v1207 = bfloat(v1206);
+      const float v1209 = v1066 ? v1177 : 0.0f;
+      const bfloat v1210 = bfloat(v1209);
+      const float v1212 = v1066 ? v1189 : 0.0f;
+      const bfloat v1213 = bfloat(v1212);
+      *(threadgroup iron_bf16x8*)(shm1 + v1218) = iron_bf16x8{{bfloat4(v1192, v1195, v1198, v1201), bfloat4(v1204, v1207, v1210, v1213)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1231 = v858 + v1228;  // kernels/gemm/quant_b.hpp:137
+      const bool v1232 = v1231 < v2;
+      const bool v1233 = v1230 && v1232;
+      const uint v1237 = min(v1231, v901);  // kernels/gemm/quant_b.hpp:138
+      const uint v1243 = v1237 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1247 = v1246 + v1243;
+      const uint v1250 = packed[v1247];  // kernels/gemm/quant_b.hpp:37
+      const uint v1252 = v1237 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1256 = v1255 + v1252;
+      const bfloat v1257 = scales[v1256];  // kernels/gemm/quant_b.hpp:39
+      const float v1258 = float(v1257);
+      const bfloat v1259 = biases[v1256];  // kernels/gemm/quant_b.hpp:40
+      const float v1260 = float(v1259);
+      const uint v1265 = v1250 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1266 = v1265 & 15u;
+      const uint v1269 = v1266 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1270 = as_type<float>(v1269);
+      const float v1271 = v1270 - 8388608.0f;
+      const float v1272 = fma(v1271, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1277 = v1250 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1278 = v1277 & 15u;
+      const uint v1281 = v1278 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1282 = as_type<float>(v1281);
+      const float v1283 = v1282 - 8388608.0f;
+      const float v1284 = fma(v1283, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1289 = v1250 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1290 = v1289 & 15u;
+      const uint v1293 = v1290 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1294 = as_type<float>(v1293);
+      const float v1295 = v1294 - 8388608.0f;
+      const float v1296 = fma(v1295, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1301 = v1250 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1302 = v1301 & 15u;
+      const uint v1305 = v1302 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1306 = as_type<float>(v1305);
+      const float v1307 = v1306 - 8388608.0f;
+      const float v1308 = fma(v1307, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1313 = v1250 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1314 = v1313 & 15u;
+      const uint v1317 = v1314 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1318 = as_type<float>(v1317);
+      const float v1319 = v1318 - 8388608.0f;
+      const float v1320 = fma(v1319, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1325 = v1250 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1326 = v1325 & 15u;
+      const uint v1329 = v1326 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1330 = as_type<float>(v1329);
+      const float v1331 = v1330 - 8388608.0f;
+      const float v1332 = fma(v1331, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1337 = v1250 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1338 = v1337 & 15u;
+      const uint v1341 = v1338 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1342 = as_type<float>(v1341);
+      const float v1343 = v1342 - 8388608.0f;
+      const float v1344 = fma(v1343, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const uint v1349 = v1250 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1350 = v1349 & 15u;
+      const uint v1353 = v1350 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1354 = as_type<float>(v1353);
+      const float v1355 = v1354 - 8388608.0f;
+      const float v1356 = fma(v1355, v1258, v1260);  // kernels/gemm/quant_b.hpp:51
+      const float v1358 = v1233 ? v1272 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1359 = bfloat(v1358);
+      const float v1361 = v1233 ? v1284 : 0.0f;
+      const bfloat v1362 = bfloat(v1361);
+      const float v1364 = v1233 ? v1296 : 0.0f;
+      const bfloat v1365 = bfloat(v1364);
+      const float v1367 = v1233 ? v1308 : 0.0f;
+      const bfloat v1368 = bfloat(v1367);
+      const float v1370 = v1233 ? v1320 : 0.0f;
+      const bfloat v1371 = bfloat(v1370);
+      const float v1373 = v1233 ? v1332 : 0.0f;
+      const bfloat v1374 = bfloat(v1373);
+      const float v1376 = v1233 ? v1344 : 0.0f;
+      const bfloat v1377 = bfloat(v1376);
+      const float v1379 = v1233 ? v1356 : 0.0f;
+      const bfloat v1380 = bfloat(v1379);
+      *(threadgroup iron_bf16x8*)(shm1 + v1385) = iron_bf16x8{{bfloat4(v1359, v1362, v1365, v1368), bfloat4(v1371, v1374, v1377, v1380)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1398 = v858 + v1395;  // kernels/gemm/quant_b.hpp:137
+      const bool v1399 = v1398 < v2;
+      const bool v1400 = v1397 && v1399;
+      const uint v1404 = min(v1398, v901);  // kernels/gemm/quant_b.hpp:138
+      const uint v1410 = v1404 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1414 = v1413 + v1410;
+      const uint v1417 = packed[v1414];  // kernels/gemm/quant_b.hpp:37
+      const uint v1419 = v1404 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1423 = v1422 + v1419;
+      const bfloat v1424 = scales[v1423];  // kernels/gemm/quant_b.hpp:39
+      const float v1425 = float(v1424);
+      const bfloat v1426 = biases[v1423];  // kernels/gemm/quant_b.hpp:40
+      const float v1427 = float(v1426);
+      const uint v1432 = v1417 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1433 = v1432 & 15u;
+      const uint v1436 = v1433 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1437 = as_type<float>(v1436);
+      const float v1438 = v1437 - 8388608.0f;
+      const float v1439 = fma(v1438, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1444 = v1417 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1445 = v1444 & 15u;
+      const uint v1448 = v1445 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1449 = as_type<float>(v1448);
+      const float v1450 = v1449 - 8388608.0f;
+      const float v1451 = fma(v1450, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1456 = v1417 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1457 = v1456 & 15u;
+      const uint v1460 = v1457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1461 = as_type<float>(v1460);
+      const float v1462 = v1461 - 8388608.0f;
+      const float v1463 = fma(v1462, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1468 = v1417 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1469 = v1468 & 15u;
+      const uint v1472 = v1469 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1473 = as_type<float>(v1472);
+      const float v1474 = v1473 - 8388608.0f;
+      const float v1475 = fma(v1474, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1480 = v1417 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1481 = v1480 & 15u;
+      const uint v1484 = v1481 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1485 = as_type<float>(v1484);
+      const float v1486 = v1485 - 8388608.0f;
+      const float v1487 = fma(v1486, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1492 = v1417 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1493 = v1492 & 15u;
+      const uint v1496 = v1493 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1497 = as_type<float>(v1496);
+      const float v1498 = v1497 - 8388608.0f;
+      const float v1499 = fma(v1498, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1504 = v1417 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1505 = v1504 & 15u;
+      const uint v1508 = v1505 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1509 = as_type<float>(v1508);
+      const float v1510 = v1509 - 8388608.0f;
+      const float v1511 = fma(v1510, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const uint v1516 = v1417 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1517 = v1516 & 15u;
+      const uint v1520 = v1517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1521 = as_type<float>(v1520);
+      const float v1522 = v1521 - 8388608.0f;
+      const float v1523 = fma(v1522, v1425, v1427);  // kernels/gemm/quant_b.hpp:51
+      const float v1525 = v1400 ? v1439 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1526 = bfloat(v1525);
+      const float v1528 = v1400 ? v1451 : 0.0f;
+      const bfloat v1529 = bfloat(v1528);
+      const float v1531 = v1400 ? v1463 : 0.0f;
+      const bfloat v1532 = bfloat(v1531);
+      const float v1534 = v1400 ? v1475 : 0.0f;
+      const bfloat v1535 = bfloat(v1534);
+      const float v1537 = v1400 ? v1487 : 0.0f;
+      const bfloat v1538 = bfloat(v1537);
+      const float v1540 = v1400 ? v1499 : 0.0f;
+      const bfloat v1541 = bfloat(v1540);
+      const float v1543 = v1400 ? v1511 : 0.0f;
+      const bfloat v1544 = bfloat(v1543);
+      const float v1546 = v1400 ? v1523 : 0.0f;
+      const bfloat v1547 = bfloat(v1546);
+      *(threadgroup iron_bf16x8*)(shm1 + v1552) = iron_bf16x8{{bfloat4(v1526, v1529, v1532, v1535), bfloat4(v1538, v1541, v1544, v1547)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v39, shm0, long(v1559), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1565), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v39, shm0, long(v1573), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1579), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1579 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1580 = v22 + v31;
-  const uint v1581 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1582 = v1580 + v1581;
-  const uint v1583 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1584 = v1579 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1586 = v1584 < v1;
-  const bool v1587 = v1585 && v1586;
-  if (v1587) {
-    const float v1588 = v37.m[0][0].thread_elements()[0];
-    const bfloat v1589 = bfloat(v1588);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1590 = v1582 * v1;
-    const uint v1591 = v1590 + v1584;
-    out[v1591] = v1589;
-  }
-  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1593 = v1580 + v1592;
-  const uint v1594 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1595 = v1579 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v37.m[0][0].thread_elements()[1];
-    const bfloat v1600 = bfloat(v1599);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1601 = v1593 * v1;
-    const uint v1602 = v1601 + v1595;
-    out[v1602] = v1600;
-  }
-  const uint v1603 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1604 = v1580 + v1603;
-  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1606 = v1579 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1608 = v1606 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v37.m[0][1].thread_elements()[0];
-    const bfloat v1611 = bfloat(v1610);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1612 = v1604 * v1;
-    const uint v1613 = v1612 + v1606;
-    out[v1613] = v1611;
-  }
-  const uint v1614 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1615 = v1580 + v1614;
-  const uint v1616 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1617 = v1579 + v1616;
-  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1619 = v1617 < v1;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v37.m[0][1].thread_elements()[1];
-    const bfloat v1622 = bfloat(v1621);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1623 = v1615 * v1;
-    const uint v1624 = v1623 + v1617;
-    out[v1624] = v1622;
-  }
-  const uint v1625 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1626 = v1580 + v1625;
-  const uint v1627 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1628 = v1579 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1630 = v1628 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v37.m[0][2].thread_elements()[0];
-    const bfloat v1633 = bfloat(v1632);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1634 = v1626 * v1;
-    const uint v1635 = v1634 + v1628;
-    out[v1635] = v1633;
-  }
-  const uint v1636 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1637 = v1580 + v1636;
-  const uint v1638 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1639 = v1579 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v37.m[0][2].thread_elements()[1];
-    const bfloat v1644 = bfloat(v1643);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1645 = v1637 * v1;
-    const uint v1646 = v1645 + v1639;
-    out[v1646] = v1644;
-  }
-  const uint v1647 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1648 = v1580 + v1647;
-  const uint v1649 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1650 = v1579 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1652 = v1650 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v37.m[0][3].thread_elements()[0];
-    const bfloat v1655 = bfloat(v1654);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1656 = v1648 * v1;
-    const uint v1657 = v1656 + v1650;
-    out[v1657] = v1655;
-  }
-  const uint v1658 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1659 = v1580 + v1658;
-  const uint v1660 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1661 = v1579 + v1660;
-  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1663 = v1661 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v37.m[0][3].thread_elements()[1];
-    const bfloat v1666 = bfloat(v1665);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1667 = v1659 * v1;
-    const uint v1668 = v1667 + v1661;
-    out[v1668] = v1666;
-  }
-  const uint v1669 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1670 = v1580 + v1669;
-  const uint v1671 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1672 = v1579 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1674 = v1672 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v37.m[0][4].thread_elements()[0];
-    const bfloat v1677 = bfloat(v1676);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1678 = v1670 * v1;
-    const uint v1679 = v1678 + v1672;
-    out[v1679] = v1677;
-  }
-  const uint v1680 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1681 = v1580 + v1680;
-  const uint v1682 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1683 = v1579 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v37.m[0][4].thread_elements()[1];
-    const bfloat v1688 = bfloat(v1687);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1689 = v1681 * v1;
-    const uint v1690 = v1689 + v1683;
-    out[v1690] = v1688;
-  }
-  const uint v1691 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1692 = v1580 + v1691;
-  const uint v1693 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1694 = v1579 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1696 = v1694 < v1;
-  const bool v1697 = v1695 && v1696;
-  if (v1697) {
-    const float v1698 = v37.m[0][5].thread_elements()[0];
-    const bfloat v1699 = bfloat(v1698);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1700 = v1692 * v1;
-    const uint v1701 = v1700 + v1694;
-    out[v1701] = v1699;
-  }
-  const uint v1702 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1703 = v1580 + v1702;
-  const uint v1704 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1705 = v1579 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1707 = v1705 < v1;
-  const bool v1708 = v1706 && v1707;
-  if (v1708) {
-    const float v1709 = v37.m[0][5].thread_elements()[1];
-    const bfloat v1710 = bfloat(v1709);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1711 = v1703 * v1;
-    const uint v1712 = v1711 + v1705;
-    out[v1712] = v1710;
-  }
-  const uint v1713 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1714 = v1580 + v1713;
-  const uint v1715 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1716 = v1579 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1718 = v1716 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v37.m[0][6].thread_elements()[0];
-    const bfloat v1721 = bfloat(v1720);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1722 = v1714 * v1;
-    const uint v1723 = v1722 + v1716;
-    out[v1723] = v1721;
-  }
-  const uint v1724 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1725 = v1580 + v1724;
-  const uint v1726 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1727 = v1579 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1729 = v1727 < v1;
-  const bool v1730 = v1728 && v1729;
-  if (v1730) {
-    const float v1731 = v37.m[0][6].thread_elements()[1];
-    const bfloat v1732 = bfloat(v1731);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1733 = v1725 * v1;
-    const uint v1734 = v1733 + v1727;
-    out[v1734] = v1732;
-  }
-  const uint v1735 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1736 = v1580 + v1735;
-  const uint v1737 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1738 = v1579 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1740 = v1738 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v37.m[0][7].thread_elements()[0];
-    const bfloat v1743 = bfloat(v1742);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1744 = v1736 * v1;
-    const uint v1745 = v1744 + v1738;
-    out[v1745] = v1743;
-  }
-  const uint v1746 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1747 = v1580 + v1746;
-  const uint v1748 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1749 = v1579 + v1748;
-  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1751 = v1749 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v37.m[0][7].thread_elements()[1];
-    const bfloat v1754 = bfloat(v1753);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1755 = v1747 * v1;
-    const uint v1756 = v1755 + v1749;
-    out[v1756] = v1754;
-  }
-  const uint v1757 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1758 = v1580 + v1757;
-  const uint v1759 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1760 = v1579 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1762 = v1760 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v37.m[1][0].thread_elements()[0];
-    const bfloat v1765 = bfloat(v1764);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1766 = v1758 * v1;
-    const uint v1767 = v1766 + v1760;
-    out[v1767] = v1765;
-  }
-  const uint v1768 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1769 = v1580 + v1768;
-  const uint v1770 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1771 = v1579 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v37.m[1][0].thread_elements()[1];
-    const bfloat v1776 = bfloat(v1775);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1777 = v1769 * v1;
-    const uint v1778 = v1777 + v1771;
-    out[v1778] = v1776;
-  }
-  const uint v1779 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1780 = v1580 + v1779;
-  const uint v1781 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1782 = v1579 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1784 = v1782 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v37.m[1][1].thread_elements()[0];
-    const bfloat v1787 = bfloat(v1786);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1788 = v1780 * v1;
-    const uint v1789 = v1788 + v1782;
-    out[v1789] = v1787;
-  }
-  const uint v1790 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1791 = v1580 + v1790;
-  const uint v1792 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1793 = v1579 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v37.m[1][1].thread_elements()[1];
-    const bfloat v1798 = bfloat(v1797);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1799 = v1791 * v1;
-    const uint v1800 = v1799 + v1793;
-    out[v1800] = v1798;
-  }
-  const uint v1801 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1802 = v1580 + v1801;
-  const uint v1803 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1804 = v1579 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v37.m[1][2].thread_elements()[0];
-    const bfloat v1809 = bfloat(v1808);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1810 = v1802 * v1;
-    const uint v1811 = v1810 + v1804;
-    out[v1811] = v1809;
-  }
-  const uint v1812 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1813 = v1580 + v1812;
-  const uint v1814 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1815 = v1579 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1817 = v1815 < v1;
-  const bool v1818 = v1816 && v1817;
-  if (v1818) {
-    const float v1819 = v37.m[1][2].thread_elements()[1];
-    const bfloat v1820 = bfloat(v1819);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1821 = v1813 * v1;
-    const uint v1822 = v1821 + v1815;
-    out[v1822] = v1820;
-  }
-  const uint v1823 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1824 = v1580 + v1823;
-  const uint v1825 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1826 = v1579 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v37.m[1][3].thread_elements()[0];
-    const bfloat v1831 = bfloat(v1830);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1832 = v1824 * v1;
-    const uint v1833 = v1832 + v1826;
-    out[v1833] = v1831;
-  }
-  const uint v1834 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1835 = v1580 + v1834;
-  const uint v1836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1837 = v1579 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1839 = v1837 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v37.m[1][3].thread_elements()[1];
-    const bfloat v1842 = bfloat(v1841);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1843 = v1835 * v1;
-    const uint v1844 = v1843 + v1837;
-    out[v1844] = v1842;
-  }
-  const uint v1845 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1846 = v1580 + v1845;
-  const uint v1847 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1848 = v1579 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1850 = v1848 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v37.m[1][4].thread_elements()[0];
-    const bfloat v1853 = bfloat(v1852);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1854 = v1846 * v1;
-    const uint v1855 = v1854 + v1848;
-    out[v1855] = v1853;
-  }
-  const uint v1856 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1857 = v1580 + v1856;
-  const uint v1858 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1859 = v1579 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1861 = v1859 < v1;
-  const bool v1862 = v1860 && v1861;
-  if (v1862) {
-    const float v1863 = v37.m[1][4].thread_elements()[1];
-    const bfloat v1864 = bfloat(v1863);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1865 = v1857 * v1;
-    const uint v1866 = v1865 + v1859;
-    out[v1866] = v1864;
-  }
-  const uint v1867 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1868 = v1580 + v1867;
-  const uint v1869 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1870 = v1579 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1872 = v1870 < v1;
-  const bool v1873 = v1871 && v1872;
-  if (v1873) {
-    const float v1874 = v37.m[1][5].thread_elements()[0];
-    const bfloat v1875 = bfloat(v1874);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1876 = v1868 * v1;
-    const uint v1877 = v1876 + v1870;
-    out[v1877] = v1875;
-  }
-  const uint v1878 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1879 = v1580 + v1878;
-  const uint v1880 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1881 = v1579 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1883 = v1881 < v1;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v37.m[1][5].thread_elements()[1];
-    const bfloat v1886 = bfloat(v1885);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1887 = v1879 * v1;
-    const uint v1888 = v1887 + v1881;
-    out[v1888] = v1886;
-  }
-  const uint v1889 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1890 = v1580 + v1889;
-  const uint v1891 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1892 = v1579 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v37.m[1][6].thread_elements()[0];
-    const bfloat v1897 = bfloat(v1896);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1898 = v1890 * v1;
-    const uint v1899 = v1898 + v1892;
-    out[v1899] = v1897;
-  }
-  const uint v1900 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1901 = v1580 + v1900;
-  const uint v1902 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1903 = v1579 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v37.m[1][6].thread_elements()[1];
-    const bfloat v1908 = bfloat(v1907);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1909 = v1901 * v1;
-    const uint v1910 = v1909 + v1903;
-    out[v1910] = v1908;
-  }
-  const uint v1911 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1912 = v1580 + v1911;
-  const uint v1913 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1914 = v1579 + v1913;
-  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1916 = v1914 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v37.m[1][7].thread_elements()[0];
-    const bfloat v1919 = bfloat(v1918);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1920 = v1912 * v1;
-    const uint v1921 = v1920 + v1914;
-    out[v1921] = v1919;
-  }
-  const uint v1922 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1923 = v1580 + v1922;
-  const uint v1924 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1925 = v1579 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1927 = v1925 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v37.m[1][7].thread_elements()[1];
-    const bfloat v1930 = bfloat(v1929);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1931 = v1923 * v1;
-    const uint v1932 = v1931 + v1925;
-    out[v1932] = v1930;
-  }
-  const uint v1933 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1934 = v1580 + v1933;
-  const uint v1935 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1936 = v1579 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1938 = v1936 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v37.m[2][0].thread_elements()[0];
-    const bfloat v1941 = bfloat(v1940);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1942 = v1934 * v1;
-    const uint v1943 = v1942 + v1936;
-    out[v1943] = v1941;
-  }
-  const uint v1944 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1945 = v1580 + v1944;
-  const uint v1946 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1947 = v1579 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1949 = v1947 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v37.m[2][0].thread_elements()[1];
-    const bfloat v1952 = bfloat(v1951);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1953 = v1945 * v1;
-    const uint v1954 = v1953 + v1947;
-    out[v1954] = v1952;
-  }
-  const uint v1955 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1956 = v1580 + v1955;
-  const uint v1957 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1958 = v1579 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1960 = v1958 < v1;
-  const bool v1961 = v1959 && v1960;
-  if (v1961) {
-    const float v1962 = v37.m[2][1].thread_elements()[0];
-    const bfloat v1963 = bfloat(v1962);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1964 = v1956 * v1;
-    const uint v1965 = v1964 + v1958;
-    out[v1965] = v1963;
-  }
-  const uint v1966 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1967 = v1580 + v1966;
-  const uint v1968 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1969 = v1579 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1971 = v1969 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v37.m[2][1].thread_elements()[1];
-    const bfloat v1974 = bfloat(v1973);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1975 = v1967 * v1;
-    const uint v1976 = v1975 + v1969;
-    out[v1976] = v1974;
-  }
-  const uint v1977 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1978 = v1580 + v1977;
-  const uint v1979 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1980 = v1579 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1982 = v1980 < v1;
-  const bool v1983 = v1981 && v1982;
-  if (v1983) {
-    const float v1984 = v37.m[2][2].thread_elements()[0];
-    const bfloat v1985 = bfloat(v1984);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1986 = v1978 * v1;
-    const uint v1987 = v1986 + v1980;
-    out[v1987] = v1985;
-  }
-  const uint v1988 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1989 = v1580 + v1988;
-  const uint v1990 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1991 = v1579 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v37.m[2][2].thread_elements()[1];
-    const bfloat v1996 = bfloat(v1995);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1997 = v1989 * v1;
-    const uint v1998 = v1997 + v1991;
-    out[v1998] = v1996;
-  }
-  const uint v1999 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2000 = v1580 + v1999;
-  const uint v2001 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2002 = v1579 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2004 = v2002 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v37.m[2][3].thread_elements()[0];
-    const bfloat v2007 = bfloat(v2006);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2008 = v2000 * v1;
-    const uint v2009 = v2008 + v2002;
-    out[v2009] = v2007;
-  }
-  const uint v2010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2011 = v1580 + v2010;
-  const uint v2012 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2013 = v1579 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2015 = v2013 < v1;
-  const bool v2016 = v2014 && v2015;
-  if (v2016) {
-    const float v2017 = v37.m[2][3].thread_elements()[1];
-    const bfloat v2018 = bfloat(v2017);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2019 = v2011 * v1;
-    const uint v2020 = v2019 + v2013;
-    out[v2020] = v2018;
-  }
-  const uint v2021 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2022 = v1580 + v2021;
-  const uint v2023 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2024 = v1579 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2026 = v2024 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v37.m[2][4].thread_elements()[0];
-    const bfloat v2029 = bfloat(v2028);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2030 = v2022 * v1;
-    const uint v2031 = v2030 + v2024;
-    out[v2031] = v2029;
-  }
-  const uint v2032 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2033 = v1580 + v2032;
-  const uint v2034 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2035 = v1579 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v37.m[2][4].thread_elements()[1];
-    const bfloat v2040 = bfloat(v2039);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2041 = v2033 * v1;
-    const uint v2042 = v2041 + v2035;
-    out[v2042] = v2040;
-  }
-  const uint v2043 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2044 = v1580 + v2043;
-  const uint v2045 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2046 = v1579 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v37.m[2][5].thread_elements()[0];
-    const bfloat v2051 = bfloat(v2050);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2052 = v2044 * v1;
-    const uint v2053 = v2052 + v2046;
-    out[v2053] = v2051;
-  }
-  const uint v2054 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2055 = v1580 + v2054;
-  const uint v2056 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2057 = v1579 + v2056;
-  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2059 = v2057 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v37.m[2][5].thread_elements()[1];
-    const bfloat v2062 = bfloat(v2061);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2063 = v2055 * v1;
-    const uint v2064 = v2063 + v2057;
-    out[v2064] = v2062;
-  }
-  const uint v2065 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2066 = v1580 + v2065;
-  const uint v2067 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2068 = v1579 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2070 = v2068 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v37.m[2][6].thread_elements()[0];
-    const bfloat v2073 = bfloat(v2072);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2074 = v2066 * v1;
-    const uint v2075 = v2074 + v2068;
-    out[v2075] = v2073;
-  }
-  const uint v2076 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2077 = v1580 + v2076;
-  const uint v2078 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2079 = v1579 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2081 = v2079 < v1;
-  const bool v2082 = v2080 && v2081;
-  if (v2082) {
-    const float v2083 = v37.m[2][6].thread_elements()[1];
-    const bfloat v2084 = bfloat(v2083);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2085 = v2077 * v1;
-    const uint v2086 = v2085 + v2079;
-    out[v2086] = v2084;
-  }
-  const uint v2087 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2088 = v1580 + v2087;
-  const uint v2089 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2090 = v1579 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v37.m[2][7].thread_elements()[0];
-    const bfloat v2095 = bfloat(v2094);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2096 = v2088 * v1;
-    const uint v2097 = v2096 + v2090;
-    out[v2097] = v2095;
-  }
-  const uint v2098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2099 = v1580 + v2098;
-  const uint v2100 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2101 = v1579 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2103 = v2101 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v37.m[2][7].thread_elements()[1];
-    const bfloat v2106 = bfloat(v2105);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2107 = v2099 * v1;
-    const uint v2108 = v2107 + v2101;
-    out[v2108] = v2106;
-  }
-  const uint v2109 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2110 = v1580 + v2109;
-  const uint v2111 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2112 = v1579 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2114 = v2112 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v37.m[3][0].thread_elements()[0];
-    const bfloat v2117 = bfloat(v2116);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2118 = v2110 * v1;
-    const uint v2119 = v2118 + v2112;
-    out[v2119] = v2117;
-  }
-  const uint v2120 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2121 = v1580 + v2120;
-  const uint v2122 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2123 = v1579 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v37.m[3][0].thread_elements()[1];
-    const bfloat v2128 = bfloat(v2127);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2129 = v2121 * v1;
-    const uint v2130 = v2129 + v2123;
-    out[v2130] = v2128;
-  }
-  const uint v2131 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2132 = v1580 + v2131;
-  const uint v2133 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2134 = v1579 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2136 = v2134 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v37.m[3][1].thread_elements()[0];
-    const bfloat v2139 = bfloat(v2138);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2140 = v2132 * v1;
-    const uint v2141 = v2140 + v2134;
-    out[v2141] = v2139;
-  }
-  const uint v2142 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2143 = v1580 + v2142;
-  const uint v2144 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2145 = v1579 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2147 = v2145 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v37.m[3][1].thread_elements()[1];
-    const bfloat v2150 = bfloat(v2149);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2151 = v2143 * v1;
-    const uint v2152 = v2151 + v2145;
-    out[v2152] = v2150;
-  }
-  const uint v2153 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2154 = v1580 + v2153;
-  const uint v2155 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2156 = v1579 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2158 = v2156 < v1;
-  const bool v2159 = v2157 && v2158;
-  if (v2159) {
-    const float v2160 = v37.m[3][2].thread_elements()[0];
-    const bfloat v2161 = bfloat(v2160);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2162 = v2154 * v1;
-    const uint v2163 = v2162 + v2156;
-    out[v2163] = v2161;
-  }
-  const uint v2164 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2165 = v1580 + v2164;
-  const uint v2166 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2167 = v1579 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2169 = v2167 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v37.m[3][2].thread_elements()[1];
-    const bfloat v2172 = bfloat(v2171);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2173 = v2165 * v1;
-    const uint v2174 = v2173 + v2167;
-    out[v2174] = v2172;
-  }
-  const uint v2175 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2176 = v1580 + v2175;
-  const uint v2177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2178 = v1579 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v37.m[3][3].thread_elements()[0];
-    const bfloat v2183 = bfloat(v2182);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2184 = v2176 * v1;
-    const uint v2185 = v2184 + v2178;
-    out[v2185] = v2183;
-  }
-  const uint v2186 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2187 = v1580 + v2186;
-  const uint v2188 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2189 = v1579 + v2188;
-  const bool v2190 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2191 = v2189 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v37.m[3][3].thread_elements()[1];
-    const bfloat v2194 = bfloat(v2193);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2195 = v2187 * v1;
-    const uint v2196 = v2195 + v2189;
-    out[v2196] = v2194;
-  }
-  const uint v2197 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2198 = v1580 + v2197;
-  const uint v2199 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2200 = v1579 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2202 = v2200 < v1;
-  const bool v2203 = v2201 && v2202;
-  if (v2203) {
-    const float v2204 = v37.m[3][4].thread_elements()[0];
-    const bfloat v2205 = bfloat(v2204);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2206 = v2198 * v1;
-    const uint v2207 = v2206 + v2200;
-    out[v2207] = v2205;
-  }
-  const uint v2208 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2209 = v1580 + v2208;
-  const uint v2210 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2211 = v1579 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2213 = v2211 < v1;
-  const bool v2214 = v2212 && v2213;
-  if (v2214) {
-    const float v2215 = v37.m[3][4].thread_elements()[1];
-    const bfloat v2216 = bfloat(v2215);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2217 = v2209 * v1;
-    const uint v2218 = v2217 + v2211;
-    out[v2218] = v2216;
-  }
-  const uint v2219 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2220 = v1580 + v2219;
-  const uint v2221 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2222 = v1579 + v2221;
-  const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2224 = v2222 < v1;
-  const bool v2225 = v2223 && v2224;
-  if (v2225) {
-    const float v2226 = v37.m[3][5].thread_elements()[0];
-    const bfloat v2227 = bfloat(v2226);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2228 = v2220 * v1;
-    const uint v2229 = v2228 + v2222;
-    out[v2229] = v2227;
-  }
-  const uint v2230 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2231 = v1580 + v2230;
-  const uint v2232 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2233 = v1579 + v2232;
-  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2235 = v2233 < v1;
-  const bool v2236 = v2234 && v2235;
-  if (v2236) {
-    const float v2237 = v37.m[3][5].thread_elements()[1];
-    const bfloat v2238 = bfloat(v2237);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2239 = v2231 * v1;
-    const uint v2240 = v2239 + v2233;
-    out[v2240] = v2238;
-  }
-  const uint v2241 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2242 = v1580 + v2241;
-  const uint v2243 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2244 = v1579 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2246 = v2244 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v37.m[3][6].thread_elements()[0];
-    const bfloat v2249 = bfloat(v2248);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2250 = v2242 * v1;
-    const uint v2251 = v2250 + v2244;
-    out[v2251] = v2249;
-  }
-  const uint v2252 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2253 = v1580 + v2252;
-  const uint v2254 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2255 = v1579 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v37.m[3][6].thread_elements()[1];
-    const bfloat v2260 = bfloat(v2259);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2261 = v2253 * v1;
-    const uint v2262 = v2261 + v2255;
-    out[v2262] = v2260;
-  }
-  const uint v2263 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2264 = v1580 + v2263;
-  const uint v2265 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2266 = v1579 + v2265;
-  const bool v2267 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2268 = v2266 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v37.m[3][7].thread_elements()[0];
-    const bfloat v2271 = bfloat(v2270);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2272 = v2264 * v1;
-    const uint v2273 = v2272 + v2266;
-    out[v2273] = v2271;
-  }
-  const uint v2274 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2275 = v1580 + v2274;
-  const uint v2276 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2277 = v1579 + v2276;
-  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2279 = v2277 < v1;
-  const bool v2280 = v2278 && v2279;
-  if (v2280) {
-    const float v2281 = v37.m[3][7].thread_elements()[1];
-    const bfloat v2282 = bfloat(v2281);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2283 = v2275 * v1;
-    const uint v2284 = v2283 + v2277;
-    out[v2284] = v2282;
-  }
-  const uint v2285 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2286 = v1580 + v2285;
-  const uint v2287 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2288 = v1579 + v2287;
-  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2290 = v2288 < v1;
-  const bool v2291 = v2289 && v2290;
-  if (v2291) {
-    const float v2292 = v37.m[4][0].thread_elements()[0];
-    const bfloat v2293 = bfloat(v2292);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2294 = v2286 * v1;
-    const uint v2295 = v2294 + v2288;
-    out[v2295] = v2293;
-  }
-  const uint v2296 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2297 = v1580 + v2296;
-  const uint v2298 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2299 = v1579 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v37.m[4][0].thread_elements()[1];
-    const bfloat v2304 = bfloat(v2303);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2305 = v2297 * v1;
-    const uint v2306 = v2305 + v2299;
-    out[v2306] = v2304;
-  }
-  const uint v2307 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2308 = v1580 + v2307;
-  const uint v2309 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2310 = v1579 + v2309;
-  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2312 = v2310 < v1;
-  const bool v2313 = v2311 && v2312;
-  if (v2313) {
-    const float v2314 = v37.m[4][1].thread_elements()[0];
-    const bfloat v2315 = bfloat(v2314);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2316 = v2308 * v1;
-    const uint v2317 = v2316 + v2310;
-    out[v2317] = v2315;
-  }
-  const uint v2318 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2319 = v1580 + v2318;
-  const uint v2320 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2321 = v1579 + v2320;
-  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2323 = v2321 < v1;
-  const bool v2324 = v2322 && v2323;
-  if (v2324) {
-    const float v2325 = v37.m[4][1].thread_elements()[1];
-    const bfloat v2326 = bfloat(v2325);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2327 = v2319 * v1;
-    const uint v2328 = v2327 + v2321;
-    out[v2328] = v2326;
-  }
-  const uint v2329 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2330 = v1580 + v2329;
-  const uint v2331 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2332 = v1579 + v2331;
-  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2334 = v2332 < v1;
-  const bool v2335 = v2333 && v2334;
-  if (v2335) {
-    const float v2336 = v37.m[4][2].thread_elements()[0];
-    const bfloat v2337 = bfloat(v2336);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2338 = v2330 * v1;
-    const uint v2339 = v2338 + v2332;
-    out[v2339] = v2337;
-  }
-  const uint v2340 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2341 = v1580 + v2340;
-  const uint v2342 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2343 = v1579 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2345 = v2343 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v37.m[4][2].thread_elements()[1];
-    const bfloat v2348 = bfloat(v2347);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2349 = v2341 * v1;
-    const uint v2350 = v2349 + v2343;
-    out[v2350] = v2348;
-  }
-  const uint v2351 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2352 = v1580 + v2351;
-  const uint v2353 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2354 = v1579 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v37.m[4][3].thread_elements()[0];
-    const bfloat v2359 = bfloat(v2358);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2360 = v2352 * v1;
-    const uint v2361 = v2360 + v2354;
-    out[v2361] = v2359;
-  }
-  const uint v2362 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2363 = v1580 + v2362;
-  const uint v2364 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2365 = v1579 + v2364;
-  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2367 = v2365 < v1;
-  const bool v2368 = v2366 && v2367;
-  if (v2368) {
-    const float v2369 = v37.m[4][3].thread_elements()[1];
-    const bfloat v2370 = bfloat(v2369);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2371 = v2363 * v1;
-    const uint v2372 = v2371 + v2365;
-    out[v2372] = v2370;
-  }
-  const uint v2373 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2374 = v1580 + v2373;
-  const uint v2375 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2376 = v1579 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2378 = v2376 < v1;
-  const bool v2379 = v2377 && v2378;
-  if (v2379) {
-    const float v2380 = v37.m[4][4].thread_elements()[0];
-    const bfloat v2381 = bfloat(v2380);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2382 = v2374 * v1;
-    const uint v2383 = v2382 + v2376;
-    out[v2383] = v2381;
-  }
-  const uint v2384 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2385 = v1580 + v2384;
-  const uint v2386 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2387 = v1579 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2389 = v2387 < v1;
-  const bool v2390 = v2388 && v2389;
-  if (v2390) {
-    const float v2391 = v37.m[4][4].thread_elements()[1];
-    const bfloat v2392 = bfloat(v2391);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2393 = v2385 * v1;
-    const uint v2394 = v2393 + v2387;
-    out[v2394] = v2392;
-  }
-  const uint v2395 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2396 = v1580 + v2395;
-  const uint v2397 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2398 = v1579 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2400 = v2398 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v37.m[4][5].thread_elements()[0];
-    const bfloat v2403 = bfloat(v2402);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2404 = v2396 * v1;
-    const uint v2405 = v2404 + v2398;
-    out[v2405] = v2403;
-  }
-  const uint v2406 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2407 = v1580 + v2406;
-  const uint v2408 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2409 = v1579 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2411 = v2409 < v1;
-  const bool v2412 = v2410 && v2411;
-  if (v2412) {
-    const float v2413 = v37.m[4][5].thread_elements()[1];
-    const bfloat v2414 = bfloat(v2413);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2415 = v2407 * v1;
-    const uint v2416 = v2415 + v2409;
-    out[v2416] = v2414;
-  }
-  const uint v2417 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2418 = v1580 + v2417;
-  const uint v2419 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2420 = v1579 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2422 = v2420 < v1;
-  const bool v2423 = v2421 && v2422;
-  if (v2423) {
-    const float v2424 = v37.m[4][6].thread_elements()[0];
-    const bfloat v2425 = bfloat(v2424);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2426 = v2418 * v1;
-    const uint v2427 = v2426 + v2420;
-    out[v2427] = v2425;
-  }
-  const uint v2428 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2429 = v1580 + v2428;
-  const uint v2430 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2431 = v1579 + v2430;
-  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2433 = v2431 < v1;
-  const bool v2434 = v2432 && v2433;
-  if (v2434) {
-    const float v2435 = v37.m[4][6].thread_elements()[1];
-    const bfloat v2436 = bfloat(v2435);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2437 = v2429 * v1;
-    const uint v2438 = v2437 + v2431;
-    out[v2438] = v2436;
-  }
-  const uint v2439 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2440 = v1580 + v2439;
-  const uint v2441 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2442 = v1579 + v2441;
-  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2444 = v2442 < v1;
-  const bool v2445 = v2443 && v2444;
-  if (v2445) {
-    const float v2446 = v37.m[4][7].thread_elements()[0];
-    const bfloat v2447 = bfloat(v2446);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2448 = v2440 * v1;
-    const uint v2449 = v2448 + v2442;
-    out[v2449] = v2447;
-  }
-  const uint v2450 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2451 = v1580 + v2450;
-  const uint v2452 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2453 = v1579 + v2452;
-  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2455 = v2453 < v1;
-  const bool v2456 = v2454 && v2455;
-  if (v2456) {
-    const float v2457 = v37.m[4][7].thread_elements()[1];
-    const bfloat v2458 = bfloat(v2457);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2459 = v2451 * v1;
-    const uint v2460 = v2459 + v2453;
-    out[v2460] = v2458;
-  }
-  const uint v2461 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2462 = v1580 + v2461;
-  const uint v2463 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2464 = v1579 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2466 = v2464 < v1;
-  const bool v2467 = v2465 && v2466;
-  if (v2467) {
-    const float v2468 = v37.m[5][0].thread_elements()[0];
-    const bfloat v2469 = bfloat(v2468);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2470 = v2462 * v1;
-    const uint v2471 = v2470 + v2464;
-    out[v2471] = v2469;
-  }
-  const uint v2472 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2473 = v1580 + v2472;
-  const uint v2474 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2475 = v1579 + v2474;
-  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v37.m[5][0].thread_elements()[1];
-    const bfloat v2480 = bfloat(v2479);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2481 = v2473 * v1;
-    const uint v2482 = v2481 + v2475;
-    out[v2482] = v2480;
-  }
-  const uint v2483 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2484 = v1580 + v2483;
-  const uint v2485 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2486 = v1579 + v2485;
-  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2488 = v2486 < v1;
-  const bool v2489 = v2487 && v2488;
-  if (v2489) {
-    const float v2490 = v37.m[5][1].thread_elements()[0];
-    const bfloat v2491 = bfloat(v2490);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2492 = v2484 * v1;
-    const uint v2493 = v2492 + v2486;
-    out[v2493] = v2491;
-  }
-  const uint v2494 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2495 = v1580 + v2494;
-  const uint v2496 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2497 = v1579 + v2496;
-  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2499 = v2497 < v1;
-  const bool v2500 = v2498 && v2499;
-  if (v2500) {
-    const float v2501 = v37.m[5][1].thread_elements()[1];
-    const bfloat v2502 = bfloat(v2501);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2503 = v2495 * v1;
-    const uint v2504 = v2503 + v2497;
-    out[v2504] = v2502;
-  }
-  const uint v2505 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2506 = v1580 + v2505;
-  const uint v2507 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2508 = v1579 + v2507;
-  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2510 = v2508 < v1;
-  const bool v2511 = v2509 && v2510;
-  if (v2511) {
-    const float v2512 = v37.m[5][2].thread_elements()[0];
-    const bfloat v2513 = bfloat(v2512);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2514 = v2506 * v1;
-    const uint v2515 = v2514 + v2508;
-    out[v2515] = v2513;
-  }
-  const uint v2516 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2517 = v1580 + v2516;
-  const uint v2518 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2519 = v1579 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2521 = v2519 < v1;
-  const bool v2522 = v2520 && v2521;
-  if (v2522) {
-    const float v2523 = v37.m[5][2].thread_elements()[1];
-    const bfloat v2524 = bfloat(v2523);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2525 = v2517 * v1;
-    const uint v2526 = v2525 + v2519;
-    out[v2526] = v2524;
-  }
-  const uint v2527 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2528 = v1580 + v2527;
-  const uint v2529 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2530 = v1579 + v2529;
-  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2532 = v2530 < v1;
-  const bool v2533 = v2531 && v2532;
-  if (v2533) {
-    const float v2534 = v37.m[5][3].thread_elements()[0];
-    const bfloat v2535 = bfloat(v2534);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2536 = v2528 * v1;
-    const uint v2537 = v2536 + v2530;
-    out[v2537] = v2535;
-  }
-  const uint v2538 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2539 = v1580 + v2538;
-  const uint v2540 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2541 = v1579 + v2540;
-  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2543 = v2541 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v37.m[5][3].thread_elements()[1];
-    const bfloat v2546 = bfloat(v2545);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2547 = v2539 * v1;
-    const uint v2548 = v2547 + v2541;
-    out[v2548] = v2546;
-  }
-  const uint v2549 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2550 = v1580 + v2549;
-  const uint v2551 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2552 = v1579 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2554 = v2552 < v1;
-  const bool v2555 = v2553 && v2554;
-  if (v2555) {
-    const float v2556 = v37.m[5][4].thread_elements()[0];
-    const bfloat v2557 = bfloat(v2556);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2558 = v2550 * v1;
-    const uint v2559 = v2558 + v2552;
-    out[v2559] = v2557;
-  }
-  const uint v2560 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2561 = v1580 + v2560;
-  const uint v2562 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2563 = v1579 + v2562;
-  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2565 = v2563 < v1;
-  const bool v2566 = v2564 && v2565;
-  if (v2566) {
-    const float v2567 = v37.m[5][4].thread_elements()[1];
-    const bfloat v2568 = bfloat(v2567);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2569 = v2561 * v1;
-    const uint v2570 = v2569 + v2563;
-    out[v2570] = v2568;
-  }
-  const uint v2571 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2572 = v1580 + v2571;
-  const uint v2573 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2574 = v1579 + v2573;
-  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2576 = v2574 < v1;
-  const bool v2577 = v2575 && v2576;
-  if (v2577) {
-    const float v2578 = v37.m[5][5].thread_elements()[0];
-    const bfloat v2579 = bfloat(v2578);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2580 = v2572 * v1;
-    const uint v2581 = v2580 + v2574;
-    out[v2581] = v2579;
-  }
-  const uint v2582 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2583 = v1580 + v2582;
-  const uint v2584 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2585 = v1579 + v2584;
-  const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2587 = v2585 < v1;
-  const bool v2588 = v2586 && v2587;
-  if (v2588) {
-    const float v2589 = v37.m[5][5].thread_elements()[1];
-    const bfloat v2590 = bfloat(v2589);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2591 = v2583 * v1;
-    const uint v2592 = v2591 + v2585;
-    out[v2592] = v2590;
-  }
-  const uint v2593 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2594 = v1580 + v2593;
-  const uint v2595 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2596 = v1579 + v2595;
-  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2598 = v2596 < v1;
-  const bool v2599 = v2597 && v2598;
-  if (v2599) {
-    const float v2600 = v37.m[5][6].thread_elements()[0];
-    const bfloat v2601 = bfloat(v2600);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2602 = v2594 * v1;
-    const uint v2603 = v2602 + v2596;
-    out[v2603] = v2601;
-  }
-  const uint v2604 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2605 = v1580 + v2604;
-  const uint v2606 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2607 = v1579 + v2606;
-  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2609 = v2607 < v1;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v37.m[5][6].thread_elements()[1];
-    const bfloat v2612 = bfloat(v2611);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2613 = v2605 * v1;
-    const uint v2614 = v2613 + v2607;
-    out[v2614] = v2612;
-  }
-  const uint v2615 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2616 = v1580 + v2615;
-  const uint v2617 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2618 = v1579 + v2617;
-  const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2620 = v2618 < v1;
-  const bool v2621 = v2619 && v2620;
-  if (v2621) {
-    const float v2622 = v37.m[5][7].thread_elements()[0];
-    const bfloat v2623 = bfloat(v2622);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2624 = v2616 * v1;
-    const uint v2625 = v2624 + v2618;
-    out[v2625] = v2623;
-  }
-  const uint v2626 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2627 = v1580 + v2626;
-  const uint v2628 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2629 = v1579 + v2628;
-  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2631 = v2629 < v1;
-  const bool v2632 = v2630 && v2631;
-  if (v2632) {
-    const float v2633 = v37.m[5][7].thread_elements()[1];
-    const bfloat v2634 = bfloat(v2633);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2635 = v2627 * v1;
-    const uint v2636 = v2635 + v2629;
-    out[v2636] = v2634;
-  }
-  const uint v2637 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2638 = v1580 + v2637;
-  const uint v2639 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2640 = v1579 + v2639;
-  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2642 = v2640 < v1;
-  const bool v2643 = v2641 && v2642;
-  if (v2643) {
-    const float v2644 = v37.m[6][0].thread_elements()[0];
-    const bfloat v2645 = bfloat(v2644);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2646 = v2638 * v1;
-    const uint v2647 = v2646 + v2640;
-    out[v2647] = v2645;
-  }
-  const uint v2648 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2649 = v1580 + v2648;
-  const uint v2650 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2651 = v1579 + v2650;
-  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2653 = v2651 < v1;
-  const bool v2654 = v2652 && v2653;
-  if (v2654) {
-    const float v2655 = v37.m[6][0].thread_elements()[1];
-    const bfloat v2656 = bfloat(v2655);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2657 = v2649 * v1;
-    const uint v2658 = v2657 + v2651;
-    out[v2658] = v2656;
-  }
-  const uint v2659 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2660 = v1580 + v2659;
-  const uint v2661 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2662 = v1579 + v2661;
-  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2664 = v2662 < v1;
-  const bool v2665 = v2663 && v2664;
-  if (v2665) {
-    const float v2666 = v37.m[6][1].thread_elements()[0];
-    const bfloat v2667 = bfloat(v2666);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2668 = v2660 * v1;
-    const uint v2669 = v2668 + v2662;
-    out[v2669] = v2667;
-  }
-  const uint v2670 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2671 = v1580 + v2670;
-  const uint v2672 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2673 = v1579 + v2672;
-  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2675 = v2673 < v1;
-  const bool v2676 = v2674 && v2675;
-  if (v2676) {
-    const float v2677 = v37.m[6][1].thread_elements()[1];
-    const bfloat v2678 = bfloat(v2677);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2679 = v2671 * v1;
-    const uint v2680 = v2679 + v2673;
-    out[v2680] = v2678;
-  }
-  const uint v2681 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2682 = v1580 + v2681;
-  const uint v2683 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2684 = v1579 + v2683;
-  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2686 = v2684 < v1;
-  const bool v2687 = v2685 && v2686;
-  if (v2687) {
-    const float v2688 = v37.m[6][2].thread_elements()[0];
-    const bfloat v2689 = bfloat(v2688);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2690 = v2682 * v1;
-    const uint v2691 = v2690 + v2684;
-    out[v2691] = v2689;
-  }
-  const uint v2692 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2693 = v1580 + v2692;
-  const uint v2694 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2695 = v1579 + v2694;
-  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2697 = v2695 < v1;
-  const bool v2698 = v2696 && v2697;
-  if (v2698) {
-    const float v2699 = v37.m[6][2].thread_elements()[1];
-    const bfloat v2700 = bfloat(v2699);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2701 = v2693 * v1;
-    const uint v2702 = v2701 + v2695;
-    out[v2702] = v2700;
-  }
-  const uint v2703 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2704 = v1580 + v2703;
-  const uint v2705 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2706 = v1579 + v2705;
-  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2708 = v2706 < v1;
-  const bool v2709 = v2707 && v2708;
-  if (v2709) {
-    const float v2710 = v37.m[6][3].thread_elements()[0];
-    const bfloat v2711 = bfloat(v2710);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2712 = v2704 * v1;
-    const uint v2713 = v2712 + v2706;
-    out[v2713] = v2711;
-  }
-  const uint v2714 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2715 = v1580 + v2714;
-  const uint v2716 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2717 = v1579 + v2716;
-  const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2719 = v2717 < v1;
-  const bool v2720 = v2718 && v2719;
-  if (v2720) {
-    const float v2721 = v37.m[6][3].thread_elements()[1];
-    const bfloat v2722 = bfloat(v2721);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2723 = v2715 * v1;
-    const uint v2724 = v2723 + v2717;
-    out[v2724] = v2722;
-  }
-  const uint v2725 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2726 = v1580 + v2725;
-  const uint v2727 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2728 = v1579 + v2727;
-  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2730 = v2728 < v1;
-  const bool v2731 = v2729 && v2730;
-  if (v2731) {
-    const float v2732 = v37.m[6][4].thread_elements()[0];
-    const bfloat v2733 = bfloat(v2732);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2734 = v2726 * v1;
-    const uint v2735 = v2734 + v2728;
-    out[v2735] = v2733;
-  }
-  const uint v2736 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2737 = v1580 + v2736;
-  const uint v2738 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2739 = v1579 + v2738;
-  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2741 = v2739 < v1;
-  const bool v2742 = v2740 && v2741;
-  if (v2742) {
-    const float v2743 = v37.m[6][4].thread_elements()[1];
-    const bfloat v2744 = bfloat(v2743);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2745 = v2737 * v1;
-    const uint v2746 = v2745 + v2739;
-    out[v2746] = v2744;
-  }
-  const uint v2747 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2748 = v1580 + v2747;
-  const uint v2749 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2750 = v1579 + v2749;
-  const bool v2751 = v2748 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2752 = v2750 < v1;
-  const bool v2753 = v2751 && v2752;
-  if (v2753) {
-    const float v2754 = v37.m[6][5].thread_elements()[0];
-    const bfloat v2755 = bfloat(v2754);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2756 = v2748 * v1;
-    const uint v2757 = v2756 + v2750;
-    out[v2757] = v2755;
-  }
-  const uint v2758 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2759 = v1580 + v2758;
-  const uint v2760 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2761 = v1579 + v2760;
-  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2763 = v2761 < v1;
-  const bool v2764 = v2762 && v2763;
-  if (v2764) {
-    const float v2765 = v37.m[6][5].thread_elements()[1];
-    const bfloat v2766 = bfloat(v2765);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2767 = v2759 * v1;
-    const uint v2768 = v2767 + v2761;
-    out[v2768] = v2766;
-  }
-  const uint v2769 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2770 = v1580 + v2769;
-  const uint v2771 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2772 = v1579 + v2771;
-  const bool v2773 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2774 = v2772 < v1;
-  const bool v2775 = v2773 && v2774;
-  if (v2775) {
-    const float v2776 = v37.m[6][6].thread_elements()[0];
-    const bfloat v2777 = bfloat(v2776);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2778 = v2770 * v1;
-    const uint v2779 = v2778 + v2772;
-    out[v2779] = v2777;
-  }
-  const uint v2780 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2781 = v1580 + v2780;
-  const uint v2782 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2783 = v1579 + v2782;
-  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2785 = v2783 < v1;
-  const bool v2786 = v2784 && v2785;
-  if (v2786) {
-    const float v2787 = v37.m[6][6].thread_elements()[1];
-    const bfloat v2788 = bfloat(v2787);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2789 = v2781 * v1;
-    const uint v2790 = v2789 + v2783;
-    out[v2790] = v2788;
-  }
-  const uint v2791 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2792 = v1580 + v2791;
-  const uint v2793 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2794 = v1579 + v2793;
-  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2796 = v2794 < v1;
-  const bool v2797 = v2795 && v2796;
-  if (v2797) {
-    const float v2798 = v37.m[6][7].thread_elements()[0];
-    const bfloat v2799 = bfloat(v2798);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2800 = v2792 * v1;
-    const uint v2801 = v2800 + v2794;
-    out[v2801] = v2799;
-  }
-  const uint v2802 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2803 = v1580 + v2802;
-  const uint v2804 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2805 = v1579 + v2804;
-  const bool v2806 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2807 = v2805 < v1;
-  const bool v2808 = v2806 && v2807;
-  if (v2808) {
-    const float v2809 = v37.m[6][7].thread_elements()[1];
-    const bfloat v2810 = bfloat(v2809);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2811 = v2803 * v1;
-    const uint v2812 = v2811 + v2805;
-    out[v2812] = v2810;
-  }
-  const uint v2813 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2814 = v1580 + v2813;
-  const uint v2815 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2816 = v1579 + v2815;
-  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2818 = v2816 < v1;
-  const bool v2819 = v2817 && v2818;
-  if (v2819) {
-    const float v2820 = v37.m[7][0].thread_elements()[0];
-    const bfloat v2821 = bfloat(v2820);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2822 = v2814 * v1;
-    const uint v2823 = v2822 + v2816;
-    out[v2823] = v2821;
-  }
-  const uint v2824 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2825 = v1580 + v2824;
-  const uint v2826 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2827 = v1579 + v2826;
-  const bool v2828 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2829 = v2827 < v1;
-  const bool v2830 = v2828 && v2829;
-  if (v2830) {
-    const float v2831 = v37.m[7][0].thread_elements()[1];
-    const bfloat v2832 = bfloat(v2831);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2833 = v2825 * v1;
-    const uint v2834 = v2833 + v2827;
-    out[v2834] = v2832;
-  }
-  const uint v2835 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2836 = v1580 + v2835;
-  const uint v2837 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2838 = v1579 + v2837;
-  const bool v2839 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2840 = v2838 < v1;
-  const bool v2841 = v2839 && v2840;
-  if (v2841) {
-    const float v2842 = v37.m[7][1].thread_elements()[0];
-    const bfloat v2843 = bfloat(v2842);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2844 = v2836 * v1;
-    const uint v2845 = v2844 + v2838;
-    out[v2845] = v2843;
-  }
-  const uint v2846 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2847 = v1580 + v2846;
-  const uint v2848 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2849 = v1579 + v2848;
-  const bool v2850 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2851 = v2849 < v1;
-  const bool v2852 = v2850 && v2851;
-  if (v2852) {
-    const float v2853 = v37.m[7][1].thread_elements()[1];
-    const bfloat v2854 = bfloat(v2853);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2855 = v2847 * v1;
-    const uint v2856 = v2855 + v2849;
-    out[v2856] = v2854;
-  }
-  const uint v2857 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2858 = v1580 + v2857;
-  const uint v2859 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2860 = v1579 + v2859;
-  const bool v2861 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2862 = v2860 < v1;
-  const bool v2863 = v2861 && v2862;
-  if (v2863) {
-    const float v2864 = v37.m[7][2].thread_elements()[0];
-    const bfloat v2865 = bfloat(v2864);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2866 = v2858 * v1;
-    const uint v2867 = v2866 + v2860;
-    out[v2867] = v2865;
-  }
-  const uint v2868 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2869 = v1580 + v2868;
-  const uint v2870 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2871 = v1579 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2873 = v2871 < v1;
-  const bool v2874 = v2872 && v2873;
-  if (v2874) {
-    const float v2875 = v37.m[7][2].thread_elements()[1];
-    const bfloat v2876 = bfloat(v2875);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2877 = v2869 * v1;
-    const uint v2878 = v2877 + v2871;
-    out[v2878] = v2876;
-  }
-  const uint v2879 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2880 = v1580 + v2879;
-  const uint v2881 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2882 = v1579 + v2881;
-  const bool v2883 = v2880 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2884 = v2882 < v1;
-  const bool v2885 = v2883 && v2884;
-  if (v2885) {
-    const float v2886 = v37.m[7][3].thread_elements()[0];
-    const bfloat v2887 = bfloat(v2886);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2888 = v2880 * v1;
-    const uint v2889 = v2888 + v2882;
-    out[v2889] = v2887;
-  }
-  const uint v2890 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2891 = v1580 + v2890;
-  const uint v2892 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2893 = v1579 + v2892;
-  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2895 = v2893 < v1;
-  const bool v2896 = v2894 && v2895;
-  if (v2896) {
-    const float v2897 = v37.m[7][3].thread_elements()[1];
-    const bfloat v2898 = bfloat(v2897);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2899 = v2891 * v1;
-    const uint v2900 = v2899 + v2893;
-    out[v2900] = v2898;
-  }
-  const uint v2901 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2902 = v1580 + v2901;
-  const uint v2903 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2904 = v1579 + v2903;
-  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2906 = v2904 < v1;
-  const bool v2907 = v2905 && v2906;
-  if (v2907) {
-    const float v2908 = v37.m[7][4].thread_elements()[0];
-    const bfloat v2909 = bfloat(v2908);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2910 = v2902 * v1;
-    const uint v2911 = v2910 + v2904;
-    out[v2911] = v2909;
-  }
-  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2913 = v1580 + v2912;
-  const uint v2914 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2915 = v1579 + v2914;
-  const bool v2916 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2917 = v2915 < v1;
-  const bool v2918 = v2916 && v2917;
-  if (v2918) {
-    const float v2919 = v37.m[7][4].thread_elements()[1];
-    const bfloat v2920 = bfloat(v2919);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2921 = v2913 * v1;
-    const uint v2922 = v2921 + v2915;
-    out[v2922] = v2920;
-  }
-  const uint v2923 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2924 = v1580 + v2923;
-  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2926 = v1579 + v2925;
-  const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2928 = v2926 < v1;
-  const bool v2929 = v2927 && v2928;
-  if (v2929) {
-    const float v2930 = v37.m[7][5].thread_elements()[0];
-    const bfloat v2931 = bfloat(v2930);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2932 = v2924 * v1;
-    const uint v2933 = v2932 + v2926;
-    out[v2933] = v2931;
-  }
-  const uint v2934 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2935 = v1580 + v2934;
-  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2937 = v1579 + v2936;
-  const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2939 = v2937 < v1;
-  const bool v2940 = v2938 && v2939;
-  if (v2940) {
-    const float v2941 = v37.m[7][5].thread_elements()[1];
-    const bfloat v2942 = bfloat(v2941);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2943 = v2935 * v1;
-    const uint v2944 = v2943 + v2937;
-    out[v2944] = v2942;
-  }
-  const uint v2945 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2946 = v1580 + v2945;
-  const uint v2947 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2948 = v1579 + v2947;
-  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2950 = v2948 < v1;
-  const bool v2951 = v2949 && v2950;
-  if (v2951) {
-    const float v2952 = v37.m[7][6].thread_elements()[0];
-    const bfloat v2953 = bfloat(v2952);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2954 = v2946 * v1;
-    const uint v2955 = v2954 + v2948;
-    out[v2955] = v2953;
-  }
-  const uint v2956 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2957 = v1580 + v2956;
-  const uint v2958 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2959 = v1579 + v2958;
-  const bool v2960 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2961 = v2959 < v1;
-  const bool v2962 = v2960 && v2961;
-  if (v2962) {
-    const float v2963 = v37.m[7][6].thread_elements()[1];
-    const bfloat v2964 = bfloat(v2963);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2965 = v2957 * v1;
-    const uint v2966 = v2965 + v2959;
-    out[v2966] = v2964;
-  }
-  const uint v2967 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2968 = v1580 + v2967;
-  const uint v2969 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2970 = v1579 + v2969;
-  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2972 = v2970 < v1;
-  const bool v2973 = v2971 && v2972;
-  if (v2973) {
-    const float v2974 = v37.m[7][7].thread_elements()[0];
-    const bfloat v2975 = bfloat(v2974);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2976 = v2968 * v1;
-    const uint v2977 = v2976 + v2970;
-    out[v2977] = v2975;
-  }
-  const uint v2978 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2979 = v1580 + v2978;
-  const uint v2980 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2981 = v1579 + v2980;
-  const bool v2982 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2983 = v2981 < v1;
-  const bool v2984 = v2982 && v2983;
-  if (v2984) {
-    const float v2985 = v37.m[7][7].thread_elements()[1];
-    const bfloat v2986 = bfloat(v2985);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2987 = v2979 * v1;
-    const uint v2988 = v2987 + v2981;
-    out[v2988] = v2986;
+  const uint v1580 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v1581 = v22 + v31;
+  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1583 = v1581 + v1582;
+  const uint v1584 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1585 = v1580 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1587 = v1585 < v1;
+  const bool v1588 = v1586 && v1587;
+  if (v1588) {
+    const float v1589 = v37.m[0][0].thread_elements()[0];
+    const bfloat v1590 = bfloat(v1589);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1591 = v1583 * v1;
+    const uint v1592 = v1591 + v1585;
+    out[v1592] = v1590;
+  }
+  const uint v1593 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1594 = v1581 + v1593;
+  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1596 = v1580 + v1595;
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1598 = v1596 < v1;
+  const bool v1599 = v1597 && v1598;
+  if (v1599) {
+    const float v1600 = v37.m[0][0].thread_elements()[1];
+    const bfloat v1601 = bfloat(v1600);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1602 = v1594 * v1;
+    const uint v1603 = v1602 + v1596;
+    out[v1603] = v1601;
+  }
+  const uint v1604 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1605 = v1581 + v1604;
+  const uint v1606 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1607 = v1580 + v1606;
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1609 = v1607 < v1;
+  const bool v1610 = v1608 && v1609;
+  if (v1610) {
+    const float v1611 = v37.m[0][1].thread_elements()[0];
+    const bfloat v1612 = bfloat(v1611);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1613 = v1605 * v1;
+    const uint v1614 = v1613 + v1607;
+    out[v1614] = v1612;
+  }
+  const uint v1615 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1616 = v1581 + v1615;
+  const uint v1617 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1618 = v1580 + v1617;
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1620 = v1618 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v37.m[0][1].thread_elements()[1];
+    const bfloat v1623 = bfloat(v1622);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1624 = v1616 * v1;
+    const uint v1625 = v1624 + v1618;
+    out[v1625] = v1623;
+  }
+  const uint v1626 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1627 = v1581 + v1626;
+  const uint v1628 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1629 = v1580 + v1628;
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1631 = v1629 < v1;
+  const bool v1632 = v1630 && v1631;
+  if (v1632) {
+    const float v1633 = v37.m[0][2].thread_elements()[0];
+    const bfloat v1634 = bfloat(v1633);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1635 = v1627 * v1;
+    const uint v1636 = v1635 + v1629;
+    out[v1636] = v1634;
+  }
+  const uint v1637 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1638 = v1581 + v1637;
+  const uint v1639 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1640 = v1580 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v37.m[0][2].thread_elements()[1];
+    const bfloat v1645 = bfloat(v1644);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1646 = v1638 * v1;
+    const uint v1647 = v1646 + v1640;
+    out[v1647] = v1645;
+  }
+  const uint v1648 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1649 = v1581 + v1648;
+  const uint v1650 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1651 = v1580 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v37.m[0][3].thread_elements()[0];
+    const bfloat v1656 = bfloat(v1655);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1657 = v1649 * v1;
+    const uint v1658 = v1657 + v1651;
+    out[v1658] = v1656;
+  }
+  const uint v1659 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1660 = v1581 + v1659;
+  const uint v1661 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1662 = v1580 + v1661;
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1664 = v1662 < v1;
+  const bool v1665 = v1663 && v1664;
+  if (v1665) {
+    const float v1666 = v37.m[0][3].thread_elements()[1];
+    const bfloat v1667 = bfloat(v1666);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1668 = v1660 * v1;
+    const uint v1669 = v1668 + v1662;
+    out[v1669] = v1667;
+  }
+  const uint v1670 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1671 = v1581 + v1670;
+  const uint v1672 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1673 = v1580 + v1672;
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1675 = v1673 < v1;
+  const bool v1676 = v1674 && v1675;
+  if (v1676) {
+    const float v1677 = v37.m[0][4].thread_elements()[0];
+    const bfloat v1678 = bfloat(v1677);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1679 = v1671 * v1;
+    const uint v1680 = v1679 + v1673;
+    out[v1680] = v1678;
+  }
+  const uint v1681 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1682 = v1581 + v1681;
+  const uint v1683 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1684 = v1580 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1686 = v1684 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v37.m[0][4].thread_elements()[1];
+    const bfloat v1689 = bfloat(v1688);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1690 = v1682 * v1;
+    const uint v1691 = v1690 + v1684;
+    out[v1691] = v1689;
+  }
+  const uint v1692 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1693 = v1581 + v1692;
+  const uint v1694 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1695 = v1580 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v37.m[0][5].thread_elements()[0];
+    const bfloat v1700 = bfloat(v1699);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1701 = v1693 * v1;
+    const uint v1702 = v1701 + v1695;
+    out[v1702] = v1700;
+  }
+  const uint v1703 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1704 = v1581 + v1703;
+  const uint v1705 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1706 = v1580 + v1705;
+  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1708 = v1706 < v1;
+  const bool v1709 = v1707 && v1708;
+  if (v1709) {
+    const float v1710 = v37.m[0][5].thread_elements()[1];
+    const bfloat v1711 = bfloat(v1710);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1712 = v1704 * v1;
+    const uint v1713 = v1712 + v1706;
+    out[v1713] = v1711;
+  }
+  const uint v1714 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1715 = v1581 + v1714;
+  const uint v1716 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1717 = v1580 + v1716;
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1719 = v1717 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v37.m[0][6].thread_elements()[0];
+    const bfloat v1722 = bfloat(v1721);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1723 = v1715 * v1;
+    const uint v1724 = v1723 + v1717;
+    out[v1724] = v1722;
+  }
+  const uint v1725 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1726 = v1581 + v1725;
+  const uint v1727 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1728 = v1580 + v1727;
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1730 = v1728 < v1;
+  const bool v1731 = v1729 && v1730;
+  if (v1731) {
+    const float v1732 = v37.m[0][6].thread_elements()[1];
+    const bfloat v1733 = bfloat(v1732);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1734 = v1726 * v1;
+    const uint v1735 = v1734 + v1728;
+    out[v1735] = v1733;
+  }
+  const uint v1736 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1737 = v1581 + v1736;
+  const uint v1738 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1739 = v1580 + v1738;
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1741 = v1739 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v37.m[0][7].thread_elements()[0];
+    const bfloat v1744 = bfloat(v1743);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1745 = v1737 * v1;
+    const uint v1746 = v1745 + v1739;
+    out[v1746] = v1744;
+  }
+  const uint v1747 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1748 = v1581 + v1747;
+  const uint v1749 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1750 = v1580 + v1749;
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1752 = v1750 < v1;
+  const bool v1753 = v1751 && v1752;
+  if (v1753) {
+    const float v1754 = v37.m[0][7].thread_elements()[1];
+    const bfloat v1755 = bfloat(v1754);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1756 = v1748 * v1;
+    const uint v1757 = v1756 + v1750;
+    out[v1757] = v1755;
+  }
+  const uint v1758 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1759 = v1581 + v1758;
+  const uint v1760 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1761 = v1580 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1763 = v1761 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v37.m[1][0].thread_elements()[0];
+    const bfloat v1766 = bfloat(v1765);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1767 = v1759 * v1;
+    const uint v1768 = v1767 + v1761;
+    out[v1768] = v1766;
+  }
+  const uint v1769 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1770 = v1581 + v1769;
+  const uint v1771 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1772 = v1580 + v1771;
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1774 = v1772 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v37.m[1][0].thread_elements()[1];
+    const bfloat v1777 = bfloat(v1776);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1778 = v1770 * v1;
+    const uint v1779 = v1778 + v1772;
+    out[v1779] = v1777;
+  }
+  const uint v1780 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1781 = v1581 + v1780;
+  const uint v1782 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1783 = v1580 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v37.m[1][1].thread_elements()[0];
+    const bfloat v1788 = bfloat(v1787);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1789 = v1781 * v1;
+    const uint v1790 = v1789 + v1783;
+    out[v1790] = v1788;
+  }
+  const uint v1791 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1792 = v1581 + v1791;
+  const uint v1793 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1794 = v1580 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1796 = v1794 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v37.m[1][1].thread_elements()[1];
+    const bfloat v1799 = bfloat(v1798);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1800 = v1792 * v1;
+    const uint v1801 = v1800 + v1794;
+    out[v1801] = v1799;
+  }
+  const uint v1802 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1803 = v1581 + v1802;
+  const uint v1804 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1805 = v1580 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v37.m[1][2].thread_elements()[0];
+    const bfloat v1810 = bfloat(v1809);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1811 = v1803 * v1;
+    const uint v1812 = v1811 + v1805;
+    out[v1812] = v1810;
+  }
+  const uint v1813 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1814 = v1581 + v1813;
+  const uint v1815 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1816 = v1580 + v1815;
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1818 = v1816 < v1;
+  const bool v1819 = v1817 && v1818;
+  if (v1819) {
+    const float v1820 = v37.m[1][2].thread_elements()[1];
+    const bfloat v1821 = bfloat(v1820);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1822 = v1814 * v1;
+    const uint v1823 = v1822 + v1816;
+    out[v1823] = v1821;
+  }
+  const uint v1824 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1825 = v1581 + v1824;
+  const uint v1826 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1827 = v1580 + v1826;
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v37.m[1][3].thread_elements()[0];
+    const bfloat v1832 = bfloat(v1831);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1833 = v1825 * v1;
+    const uint v1834 = v1833 + v1827;
+    out[v1834] = v1832;
+  }
+  const uint v1835 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1836 = v1581 + v1835;
+  const uint v1837 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1838 = v1580 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v37.m[1][3].thread_elements()[1];
+    const bfloat v1843 = bfloat(v1842);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1844 = v1836 * v1;
+    const uint v1845 = v1844 + v1838;
+    out[v1845] = v1843;
+  }
+  const uint v1846 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1847 = v1581 + v1846;
+  const uint v1848 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1849 = v1580 + v1848;
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1851 = v1849 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v37.m[1][4].thread_elements()[0];
+    const bfloat v1854 = bfloat(v1853);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1855 = v1847 * v1;
+    const uint v1856 = v1855 + v1849;
+    out[v1856] = v1854;
+  }
+  const uint v1857 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1858 = v1581 + v1857;
+  const uint v1859 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1860 = v1580 + v1859;
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1862 = v1860 < v1;
+  const bool v1863 = v1861 && v1862;
+  if (v1863) {
+    const float v1864 = v37.m[1][4].thread_elements()[1];
+    const bfloat v1865 = bfloat(v1864);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1866 = v1858 * v1;
+    const uint v1867 = v1866 + v1860;
+    out[v1867] = v1865;
+  }
+  const uint v1868 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1869 = v1581 + v1868;
+  const uint v1870 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1871 = v1580 + v1870;
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1873 = v1871 < v1;
+  const bool v1874 = v1872 && v1873;
+  if (v1874) {
+    const float v1875 = v37.m[1][5].thread_elements()[0];
+    const bfloat v1876 = bfloat(v1875);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1877 = v1869 * v1;
+    const uint v1878 = v1877 + v1871;
+    out[v1878] = v1876;
+  }
+  const uint v1879 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1880 = v1581 + v1879;
+  const uint v1881 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1882 = v1580 + v1881;
+  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1884 = v1882 < v1;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v37.m[1][5].thread_elements()[1];
+    const bfloat v1887 = bfloat(v1886);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1888 = v1880 * v1;
+    const uint v1889 = v1888 + v1882;
+    out[v1889] = v1887;
+  }
+  const uint v1890 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1891 = v1581 + v1890;
+  const uint v1892 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1893 = v1580 + v1892;
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1895 = v1893 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v37.m[1][6].thread_elements()[0];
+    const bfloat v1898 = bfloat(v1897);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1899 = v1891 * v1;
+    const uint v1900 = v1899 + v1893;
+    out[v1900] = v1898;
+  }
+  const uint v1901 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1902 = v1581 + v1901;
+  const uint v1903 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1904 = v1580 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v37.m[1][6].thread_elements()[1];
+    const bfloat v1909 = bfloat(v1908);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1910 = v1902 * v1;
+    const uint v1911 = v1910 + v1904;
+    out[v1911] = v1909;
+  }
+  const uint v1912 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1913 = v1581 + v1912;
+  const uint v1914 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1915 = v1580 + v1914;
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v37.m[1][7].thread_elements()[0];
+    const bfloat v1920 = bfloat(v1919);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1921 = v1913 * v1;
+    const uint v1922 = v1921 + v1915;
+    out[v1922] = v1920;
+  }
+  const uint v1923 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1924 = v1581 + v1923;
+  const uint v1925 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1926 = v1580 + v1925;
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1928 = v1926 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v37.m[1][7].thread_elements()[1];
+    const bfloat v1931 = bfloat(v1930);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1932 = v1924 * v1;
+    const uint v1933 = v1932 + v1926;
+    out[v1933] = v1931;
+  }
+  const uint v1934 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1935 = v1581 + v1934;
+  const uint v1936 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1937 = v1580 + v1936;
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1939 = v1937 < v1;
+  const bool v1940 = v1938 && v1939;
+  if (v1940) {
+    const float v1941 = v37.m[2][0].thread_elements()[0];
+    const bfloat v1942 = bfloat(v1941);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1943 = v1935 * v1;
+    const uint v1944 = v1943 + v1937;
+    out[v1944] = v1942;
+  }
+  const uint v1945 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1946 = v1581 + v1945;
+  const uint v1947 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1948 = v1580 + v1947;
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1950 = v1948 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v37.m[2][0].thread_elements()[1];
+    const bfloat v1953 = bfloat(v1952);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1954 = v1946 * v1;
+    const uint v1955 = v1954 + v1948;
+    out[v1955] = v1953;
+  }
+  const uint v1956 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1957 = v1581 + v1956;
+  const uint v1958 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1959 = v1580 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1961 = v1959 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v37.m[2][1].thread_elements()[0];
+    const bfloat v1964 = bfloat(v1963);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1965 = v1957 * v1;
+    const uint v1966 = v1965 + v1959;
+    out[v1966] = v1964;
+  }
+  const uint v1967 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1968 = v1581 + v1967;
+  const uint v1969 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1970 = v1580 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v37.m[2][1].thread_elements()[1];
+    const bfloat v1975 = bfloat(v1974);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1976 = v1968 * v1;
+    const uint v1977 = v1976 + v1970;
+    out[v1977] = v1975;
+  }
+  const uint v1978 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1979 = v1581 + v1978;
+  const uint v1980 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1981 = v1580 + v1980;
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1983 = v1981 < v1;
+  const bool v1984 = v1982 && v1983;
+  if (v1984) {
+    const float v1985 = v37.m[2][2].thread_elements()[0];
+    const bfloat v1986 = bfloat(v1985);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1987 = v1979 * v1;
+    const uint v1988 = v1987 + v1981;
+    out[v1988] = v1986;
+  }
+  const uint v1989 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1990 = v1581 + v1989;
+  const uint v1991 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1992 = v1580 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1994 = v1992 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v37.m[2][2].thread_elements()[1];
+    const bfloat v1997 = bfloat(v1996);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1998 = v1990 * v1;
+    const uint v1999 = v1998 + v1992;
+    out[v1999] = v1997;
+  }
+  const uint v2000 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2001 = v1581 + v2000;
+  const uint v2002 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2003 = v1580 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v37.m[2][3].thread_elements()[0];
+    const bfloat v2008 = bfloat(v2007);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2009 = v2001 * v1;
+    const uint v2010 = v2009 + v2003;
+    out[v2010] = v2008;
+  }
+  const uint v2011 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2012 = v1581 + v2011;
+  const uint v2013 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2014 = v1580 + v2013;
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2016 = v2014 < v1;
+  const bool v2017 = v2015 && v2016;
+  if (v2017) {
+    const float v2018 = v37.m[2][3].thread_elements()[1];
+    const bfloat v2019 = bfloat(v2018);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2020 = v2012 * v1;
+    const uint v2021 = v2020 + v2014;
+    out[v2021] = v2019;
+  }
+  const uint v2022 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2023 = v1581 + v2022;
+  const uint v2024 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2025 = v1580 + v2024;
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2027 = v2025 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v37.m[2][4].thread_elements()[0];
+    const bfloat v2030 = bfloat(v2029);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2031 = v2023 * v1;
+    const uint v2032 = v2031 + v2025;
+    out[v2032] = v2030;
+  }
+  const uint v2033 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2034 = v1581 + v2033;
+  const uint v2035 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2036 = v1580 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2038 = v2036 < v1;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v37.m[2][4].thread_elements()[1];
+    const bfloat v2041 = bfloat(v2040);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2042 = v2034 * v1;
+    const uint v2043 = v2042 + v2036;
+    out[v2043] = v2041;
+  }
+  const uint v2044 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2045 = v1581 + v2044;
+  const uint v2046 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2047 = v1580 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v37.m[2][5].thread_elements()[0];
+    const bfloat v2052 = bfloat(v2051);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2053 = v2045 * v1;
+    const uint v2054 = v2053 + v2047;
+    out[v2054] = v2052;
+  }
+  const uint v2055 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2056 = v1581 + v2055;
+  const uint v2057 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2058 = v1580 + v2057;
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2060 = v2058 < v1;
+  const bool v2061 = v2059 && v2060;
+  if (v2061) {
+    const float v2062 = v37.m[2][5].thread_elements()[1];
+    const bfloat v2063 = bfloat(v2062);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2064 = v2056 * v1;
+    const uint v2065 = v2064 + v2058;
+    out[v2065] = v2063;
+  }
+  const uint v2066 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2067 = v1581 + v2066;
+  const uint v2068 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2069 = v1580 + v2068;
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2071 = v2069 < v1;
+  const bool v2072 = v2070 && v2071;
+  if (v2072) {
+    const float v2073 = v37.m[2][6].thread_elements()[0];
+    const bfloat v2074 = bfloat(v2073);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2075 = v2067 * v1;
+    const uint v2076 = v2075 + v2069;
+    out[v2076] = v2074;
+  }
+  const uint v2077 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2078 = v1581 + v2077;
+  const uint v2079 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2080 = v1580 + v2079;
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2082 = v2080 < v1;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v37.m[2][6].thread_elements()[1];
+    const bfloat v2085 = bfloat(v2084);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2086 = v2078 * v1;
+    const uint v2087 = v2086 + v2080;
+    out[v2087] = v2085;
+  }
+  const uint v2088 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2089 = v1581 + v2088;
+  const uint v2090 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2091 = v1580 + v2090;
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v37.m[2][7].thread_elements()[0];
+    const bfloat v2096 = bfloat(v2095);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2097 = v2089 * v1;
+    const uint v2098 = v2097 + v2091;
+    out[v2098] = v2096;
+  }
+  const uint v2099 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2100 = v1581 + v2099;
+  const uint v2101 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2102 = v1580 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2104 = v2102 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v37.m[2][7].thread_elements()[1];
+    const bfloat v2107 = bfloat(v2106);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2108 = v2100 * v1;
+    const uint v2109 = v2108 + v2102;
+    out[v2109] = v2107;
+  }
+  const uint v2110 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2111 = v1581 + v2110;
+  const uint v2112 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2113 = v1580 + v2112;
+  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2115 = v2113 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v37.m[3][0].thread_elements()[0];
+    const bfloat v2118 = bfloat(v2117);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2119 = v2111 * v1;
+    const uint v2120 = v2119 + v2113;
+    out[v2120] = v2118;
+  }
+  const uint v2121 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2122 = v1581 + v2121;
+  const uint v2123 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2124 = v1580 + v2123;
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2126 = v2124 < v1;
+  const bool v2127 = v2125 && v2126;
+  if (v2127) {
+    const float v2128 = v37.m[3][0].thread_elements()[1];
+    const bfloat v2129 = bfloat(v2128);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2130 = v2122 * v1;
+    const uint v2131 = v2130 + v2124;
+    out[v2131] = v2129;
+  }
+  const uint v2132 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2133 = v1581 + v2132;
+  const uint v2134 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2135 = v1580 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2137 = v2135 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v37.m[3][1].thread_elements()[0];
+    const bfloat v2140 = bfloat(v2139);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2141 = v2133 * v1;
+    const uint v2142 = v2141 + v2135;
+    out[v2142] = v2140;
+  }
+  const uint v2143 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2144 = v1581 + v2143;
+  const uint v2145 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2146 = v1580 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2148 = v2146 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v37.m[3][1].thread_elements()[1];
+    const bfloat v2151 = bfloat(v2150);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2152 = v2144 * v1;
+    const uint v2153 = v2152 + v2146;
+    out[v2153] = v2151;
+  }
+  const uint v2154 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2155 = v1581 + v2154;
+  const uint v2156 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2157 = v1580 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2159 = v2157 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v37.m[3][2].thread_elements()[0];
+    const bfloat v2162 = bfloat(v2161);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2163 = v2155 * v1;
+    const uint v2164 = v2163 + v2157;
+    out[v2164] = v2162;
+  }
+  const uint v2165 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2166 = v1581 + v2165;
+  const uint v2167 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2168 = v1580 + v2167;
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2170 = v2168 < v1;
+  const bool v2171 = v2169 && v2170;
+  if (v2171) {
+    const float v2172 = v37.m[3][2].thread_elements()[1];
+    const bfloat v2173 = bfloat(v2172);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2174 = v2166 * v1;
+    const uint v2175 = v2174 + v2168;
+    out[v2175] = v2173;
+  }
+  const uint v2176 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2177 = v1581 + v2176;
+  const uint v2178 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2179 = v1580 + v2178;
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v37.m[3][3].thread_elements()[0];
+    const bfloat v2184 = bfloat(v2183);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2185 = v2177 * v1;
+    const uint v2186 = v2185 + v2179;
+    out[v2186] = v2184;
+  }
+  const uint v2187 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2188 = v1581 + v2187;
+  const uint v2189 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2190 = v1580 + v2189;
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2192 = v2190 < v1;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v37.m[3][3].thread_elements()[1];
+    const bfloat v2195 = bfloat(v2194);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2196 = v2188 * v1;
+    const uint v2197 = v2196 + v2190;
+    out[v2197] = v2195;
+  }
+  const uint v2198 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2199 = v1581 + v2198;
+  const uint v2200 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2201 = v1580 + v2200;
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2203 = v2201 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v37.m[3][4].thread_elements()[0];
+    const bfloat v2206 = bfloat(v2205);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2207 = v2199 * v1;
+    const uint v2208 = v2207 + v2201;
+    out[v2208] = v2206;
+  }
+  const uint v2209 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2210 = v1581 + v2209;
+  const uint v2211 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2212 = v1580 + v2211;
+  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2214 = v2212 < v1;
+  const bool v2215 = v2213 && v2214;
+  if (v2215) {
+    const float v2216 = v37.m[3][4].thread_elements()[1];
+    const bfloat v2217 = bfloat(v2216);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2218 = v2210 * v1;
+    const uint v2219 = v2218 + v2212;
+    out[v2219] = v2217;
+  }
+  const uint v2220 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2221 = v1581 + v2220;
+  const uint v2222 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2223 = v1580 + v2222;
+  const bool v2224 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2225 = v2223 < v1;
+  const bool v2226 = v2224 && v2225;
+  if (v2226) {
+    const float v2227 = v37.m[3][5].thread_elements()[0];
+    const bfloat v2228 = bfloat(v2227);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2229 = v2221 * v1;
+    const uint v2230 = v2229 + v2223;
+    out[v2230] = v2228;
+  }
+  const uint v2231 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2232 = v1581 + v2231;
+  const uint v2233 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2234 = v1580 + v2233;
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2236 = v2234 < v1;
+  const bool v2237 = v2235 && v2236;
+  if (v2237) {
+    const float v2238 = v37.m[3][5].thread_elements()[1];
+    const bfloat v2239 = bfloat(v2238);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2240 = v2232 * v1;
+    const uint v2241 = v2240 + v2234;
+    out[v2241] = v2239;
+  }
+  const uint v2242 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2243 = v1581 + v2242;
+  const uint v2244 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2245 = v1580 + v2244;
+  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2247 = v2245 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v37.m[3][6].thread_elements()[0];
+    const bfloat v2250 = bfloat(v2249);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2251 = v2243 * v1;
+    const uint v2252 = v2251 + v2245;
+    out[v2252] = v2250;
+  }
+  const uint v2253 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2254 = v1581 + v2253;
+  const uint v2255 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2256 = v1580 + v2255;
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v37.m[3][6].thread_elements()[1];
+    const bfloat v2261 = bfloat(v2260);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2262 = v2254 * v1;
+    const uint v2263 = v2262 + v2256;
+    out[v2263] = v2261;
+  }
+  const uint v2264 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2265 = v1581 + v2264;
+  const uint v2266 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2267 = v1580 + v2266;
+  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v37.m[3][7].thread_elements()[0];
+    const bfloat v2272 = bfloat(v2271);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2273 = v2265 * v1;
+    const uint v2274 = v2273 + v2267;
+    out[v2274] = v2272;
+  }
+  const uint v2275 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2276 = v1581 + v2275;
+  const uint v2277 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2278 = v1580 + v2277;
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2280 = v2278 < v1;
+  const bool v2281 = v2279 && v2280;
+  if (v2281) {
+    const float v2282 = v37.m[3][7].thread_elements()[1];
+    const bfloat v2283 = bfloat(v2282);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2284 = v2276 * v1;
+    const uint v2285 = v2284 + v2278;
+    out[v2285] = v2283;
+  }
+  const uint v2286 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2287 = v1581 + v2286;
+  const uint v2288 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2289 = v1580 + v2288;
+  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2291 = v2289 < v1;
+  const bool v2292 = v2290 && v2291;
+  if (v2292) {
+    const float v2293 = v37.m[4][0].thread_elements()[0];
+    const bfloat v2294 = bfloat(v2293);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2295 = v2287 * v1;
+    const uint v2296 = v2295 + v2289;
+    out[v2296] = v2294;
+  }
+  const uint v2297 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2298 = v1581 + v2297;
+  const uint v2299 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2300 = v1580 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v37.m[4][0].thread_elements()[1];
+    const bfloat v2305 = bfloat(v2304);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2306 = v2298 * v1;
+    const uint v2307 = v2306 + v2300;
+    out[v2307] = v2305;
+  }
+  const uint v2308 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2309 = v1581 + v2308;
+  const uint v2310 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2311 = v1580 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v37.m[4][1].thread_elements()[0];
+    const bfloat v2316 = bfloat(v2315);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2317 = v2309 * v1;
+    const uint v2318 = v2317 + v2311;
+    out[v2318] = v2316;
+  }
+  const uint v2319 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2320 = v1581 + v2319;
+  const uint v2321 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2322 = v1580 + v2321;
+  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2324 = v2322 < v1;
+  const bool v2325 = v2323 && v2324;
+  if (v2325) {
+    const float v2326 = v37.m[4][1].thread_elements()[1];
+    const bfloat v2327 = bfloat(v2326);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2328 = v2320 * v1;
+    const uint v2329 = v2328 + v2322;
+    out[v2329] = v2327;
+  }
+  const uint v2330 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2331 = v1581 + v2330;
+  const uint v2332 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2333 = v1580 + v2332;
+  const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2335 = v2333 < v1;
+  const bool v2336 = v2334 && v2335;
+  if (v2336) {
+    const float v2337 = v37.m[4][2].thread_elements()[0];
+    const bfloat v2338 = bfloat(v2337);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2339 = v2331 * v1;
+    const uint v2340 = v2339 + v2333;
+    out[v2340] = v2338;
+  }
+  const uint v2341 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2342 = v1581 + v2341;
+  const uint v2343 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2344 = v1580 + v2343;
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2346 = v2344 < v1;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v37.m[4][2].thread_elements()[1];
+    const bfloat v2349 = bfloat(v2348);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2350 = v2342 * v1;
+    const uint v2351 = v2350 + v2344;
+    out[v2351] = v2349;
+  }
+  const uint v2352 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2353 = v1581 + v2352;
+  const uint v2354 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2355 = v1580 + v2354;
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v37.m[4][3].thread_elements()[0];
+    const bfloat v2360 = bfloat(v2359);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2361 = v2353 * v1;
+    const uint v2362 = v2361 + v2355;
+    out[v2362] = v2360;
+  }
+  const uint v2363 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2364 = v1581 + v2363;
+  const uint v2365 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2366 = v1580 + v2365;
+  const bool v2367 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2368 = v2366 < v1;
+  const bool v2369 = v2367 && v2368;
+  if (v2369) {
+    const float v2370 = v37.m[4][3].thread_elements()[1];
+    const bfloat v2371 = bfloat(v2370);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2372 = v2364 * v1;
+    const uint v2373 = v2372 + v2366;
+    out[v2373] = v2371;
+  }
+  const uint v2374 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2375 = v1581 + v2374;
+  const uint v2376 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2377 = v1580 + v2376;
+  const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2379 = v2377 < v1;
+  const bool v2380 = v2378 && v2379;
+  if (v2380) {
+    const float v2381 = v37.m[4][4].thread_elements()[0];
+    const bfloat v2382 = bfloat(v2381);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2383 = v2375 * v1;
+    const uint v2384 = v2383 + v2377;
+    out[v2384] = v2382;
+  }
+  const uint v2385 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2386 = v1581 + v2385;
+  const uint v2387 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2388 = v1580 + v2387;
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2390 = v2388 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v37.m[4][4].thread_elements()[1];
+    const bfloat v2393 = bfloat(v2392);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2394 = v2386 * v1;
+    const uint v2395 = v2394 + v2388;
+    out[v2395] = v2393;
+  }
+  const uint v2396 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2397 = v1581 + v2396;
+  const uint v2398 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2399 = v1580 + v2398;
+  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2401 = v2399 < v1;
+  const bool v2402 = v2400 && v2401;
+  if (v2402) {
+    const float v2403 = v37.m[4][5].thread_elements()[0];
+    const bfloat v2404 = bfloat(v2403);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2405 = v2397 * v1;
+    const uint v2406 = v2405 + v2399;
+    out[v2406] = v2404;
+  }
+  const uint v2407 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2408 = v1581 + v2407;
+  const uint v2409 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2410 = v1580 + v2409;
+  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2412 = v2410 < v1;
+  const bool v2413 = v2411 && v2412;
+  if (v2413) {
+    const float v2414 = v37.m[4][5].thread_elements()[1];
+    const bfloat v2415 = bfloat(v2414);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2416 = v2408 * v1;
+    const uint v2417 = v2416 + v2410;
+    out[v2417] = v2415;
+  }
+  const uint v2418 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2419 = v1581 + v2418;
+  const uint v2420 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2421 = v1580 + v2420;
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2423 = v2421 < v1;
+  const bool v2424 = v2422 && v2423;
+  if (v2424) {
+    const float v2425 = v37.m[4][6].thread_elements()[0];
+    const bfloat v2426 = bfloat(v2425);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2427 = v2419 * v1;
+    const uint v2428 = v2427 + v2421;
+    out[v2428] = v2426;
+  }
+  const uint v2429 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2430 = v1581 + v2429;
+  const uint v2431 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2432 = v1580 + v2431;
+  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2434 = v2432 < v1;
+  const bool v2435 = v2433 && v2434;
+  if (v2435) {
+    const float v2436 = v37.m[4][6].thread_elements()[1];
+    const bfloat v2437 = bfloat(v2436);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2438 = v2430 * v1;
+    const uint v2439 = v2438 + v2432;
+    out[v2439] = v2437;
+  }
+  const uint v2440 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2441 = v1581 + v2440;
+  const uint v2442 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2443 = v1580 + v2442;
+  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2445 = v2443 < v1;
+  const bool v2446 = v2444 && v2445;
+  if (v2446) {
+    const float v2447 = v37.m[4][7].thread_elements()[0];
+    const bfloat v2448 = bfloat(v2447);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2449 = v2441 * v1;
+    const uint v2450 = v2449 + v2443;
+    out[v2450] = v2448;
+  }
+  const uint v2451 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2452 = v1581 + v2451;
+  const uint v2453 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2454 = v1580 + v2453;
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2456 = v2454 < v1;
+  const bool v2457 = v2455 && v2456;
+  if (v2457) {
+    const float v2458 = v37.m[4][7].thread_elements()[1];
+    const bfloat v2459 = bfloat(v2458);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2460 = v2452 * v1;
+    const uint v2461 = v2460 + v2454;
+    out[v2461] = v2459;
+  }
+  const uint v2462 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2463 = v1581 + v2462;
+  const uint v2464 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2465 = v1580 + v2464;
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2467 = v2465 < v1;
+  const bool v2468 = v2466 && v2467;
+  if (v2468) {
+    const float v2469 = v37.m[5][0].thread_elements()[0];
+    const bfloat v2470 = bfloat(v2469);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2471 = v2463 * v1;
+    const uint v2472 = v2471 + v2465;
+    out[v2472] = v2470;
+  }
+  const uint v2473 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2474 = v1581 + v2473;
+  const uint v2475 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2476 = v1580 + v2475;
+  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v37.m[5][0].thread_elements()[1];
+    const bfloat v2481 = bfloat(v2480);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2482 = v2474 * v1;
+    const uint v2483 = v2482 + v2476;
+    out[v2483] = v2481;
+  }
+  const uint v2484 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2485 = v1581 + v2484;
+  const uint v2486 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2487 = v1580 + v2486;
+  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2489 = v2487 < v1;
+  const bool v2490 = v2488 && v2489;
+  if (v2490) {
+    const float v2491 = v37.m[5][1].thread_elements()[0];
+    const bfloat v2492 = bfloat(v2491);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2493 = v2485 * v1;
+    const uint v2494 = v2493 + v2487;
+    out[v2494] = v2492;
+  }
+  const uint v2495 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2496 = v1581 + v2495;
+  const uint v2497 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2498 = v1580 + v2497;
+  const bool v2499 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2500 = v2498 < v1;
+  const bool v2501 = v2499 && v2500;
+  if (v2501) {
+    const float v2502 = v37.m[5][1].thread_elements()[1];
+    const bfloat v2503 = bfloat(v2502);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2504 = v2496 * v1;
+    const uint v2505 = v2504 + v2498;
+    out[v2505] = v2503;
+  }
+  const uint v2506 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2507 = v1581 + v2506;
+  const uint v2508 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2509 = v1580 + v2508;
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2511 = v2509 < v1;
+  const bool v2512 = v2510 && v2511;
+  if (v2512) {
+    const float v2513 = v37.m[5][2].thread_elements()[0];
+    const bfloat v2514 = bfloat(v2513);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2515 = v2507 * v1;
+    const uint v2516 = v2515 + v2509;
+    out[v2516] = v2514;
+  }
+  const uint v2517 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2518 = v1581 + v2517;
+  const uint v2519 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2520 = v1580 + v2519;
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2522 = v2520 < v1;
+  const bool v2523 = v2521 && v2522;
+  if (v2523) {
+    const float v2524 = v37.m[5][2].thread_elements()[1];
+    const bfloat v2525 = bfloat(v2524);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2526 = v2518 * v1;
+    const uint v2527 = v2526 + v2520;
+    out[v2527] = v2525;
+  }
+  const uint v2528 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2529 = v1581 + v2528;
+  const uint v2530 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2531 = v1580 + v2530;
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2533 = v2531 < v1;
+  const bool v2534 = v2532 && v2533;
+  if (v2534) {
+    const float v2535 = v37.m[5][3].thread_elements()[0];
+    const bfloat v2536 = bfloat(v2535);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2537 = v2529 * v1;
+    const uint v2538 = v2537 + v2531;
+    out[v2538] = v2536;
+  }
+  const uint v2539 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2540 = v1581 + v2539;
+  const uint v2541 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2542 = v1580 + v2541;
+  const bool v2543 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2544 = v2542 < v1;
+  const bool v2545 = v2543 && v2544;
+  if (v2545) {
+    const float v2546 = v37.m[5][3].thread_elements()[1];
+    const bfloat v2547 = bfloat(v2546);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2548 = v2540 * v1;
+    const uint v2549 = v2548 + v2542;
+    out[v2549] = v2547;
+  }
+  const uint v2550 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2551 = v1581 + v2550;
+  const uint v2552 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2553 = v1580 + v2552;
+  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2555 = v2553 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v37.m[5][4].thread_elements()[0];
+    const bfloat v2558 = bfloat(v2557);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2559 = v2551 * v1;
+    const uint v2560 = v2559 + v2553;
+    out[v2560] = v2558;
+  }
+  const uint v2561 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2562 = v1581 + v2561;
+  const uint v2563 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2564 = v1580 + v2563;
+  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2566 = v2564 < v1;
+  const bool v2567 = v2565 && v2566;
+  if (v2567) {
+    const float v2568 = v37.m[5][4].thread_elements()[1];
+    const bfloat v2569 = bfloat(v2568);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2570 = v2562 * v1;
+    const uint v2571 = v2570 + v2564;
+    out[v2571] = v2569;
+  }
+  const uint v2572 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2573 = v1581 + v2572;
+  const uint v2574 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2575 = v1580 + v2574;
+  const bool v2576 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2577 = v2575 < v1;
+  const bool v2578 = v2576 && v2577;
+  if (v2578) {
+    const float v2579 = v37.m[5][5].thread_elements()[0];
+    const bfloat v2580 = bfloat(v2579);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2581 = v2573 * v1;
+    const uint v2582 = v2581 + v2575;
+    out[v2582] = v2580;
+  }
+  const uint v2583 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2584 = v1581 + v2583;
+  const uint v2585 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2586 = v1580 + v2585;
+  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2588 = v2586 < v1;
+  const bool v2589 = v2587 && v2588;
+  if (v2589) {
+    const float v2590 = v37.m[5][5].thread_elements()[1];
+    const bfloat v2591 = bfloat(v2590);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2592 = v2584 * v1;
+    const uint v2593 = v2592 + v2586;
+    out[v2593] = v2591;
+  }
+  const uint v2594 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2595 = v1581 + v2594;
+  const uint v2596 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2597 = v1580 + v2596;
+  const bool v2598 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2599 = v2597 < v1;
+  const bool v2600 = v2598 && v2599;
+  if (v2600) {
+    const float v2601 = v37.m[5][6].thread_elements()[0];
+    const bfloat v2602 = bfloat(v2601);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2603 = v2595 * v1;
+    const uint v2604 = v2603 + v2597;
+    out[v2604] = v2602;
+  }
+  const uint v2605 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2606 = v1581 + v2605;
+  const uint v2607 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2608 = v1580 + v2607;
+  const bool v2609 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2610 = v2608 < v1;
+  const bool v2611 = v2609 && v2610;
+  if (v2611) {
+    const float v2612 = v37.m[5][6].thread_elements()[1];
+    const bfloat v2613 = bfloat(v2612);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2614 = v2606 * v1;
+    const uint v2615 = v2614 + v2608;
+    out[v2615] = v2613;
+  }
+  const uint v2616 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2617 = v1581 + v2616;
+  const uint v2618 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2619 = v1580 + v2618;
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2621 = v2619 < v1;
+  const bool v2622 = v2620 && v2621;
+  if (v2622) {
+    const float v2623 = v37.m[5][7].thread_elements()[0];
+    const bfloat v2624 = bfloat(v2623);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2625 = v2617 * v1;
+    const uint v2626 = v2625 + v2619;
+    out[v2626] = v2624;
+  }
+  const uint v2627 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2628 = v1581 + v2627;
+  const uint v2629 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2630 = v1580 + v2629;
+  const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2632 = v2630 < v1;
+  const bool v2633 = v2631 && v2632;
+  if (v2633) {
+    const float v2634 = v37.m[5][7].thread_elements()[1];
+    const bfloat v2635 = bfloat(v2634);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2636 = v2628 * v1;
+    const uint v2637 = v2636 + v2630;
+    out[v2637] = v2635;
+  }
+  const uint v2638 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2639 = v1581 + v2638;
+  const uint v2640 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2641 = v1580 + v2640;
+  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2643 = v2641 < v1;
+  const bool v2644 = v2642 && v2643;
+  if (v2644) {
+    const float v2645 = v37.m[6][0].thread_elements()[0];
+    const bfloat v2646 = bfloat(v2645);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2647 = v2639 * v1;
+    const uint v2648 = v2647 + v2641;
+    out[v2648] = v2646;
+  }
+  const uint v2649 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2650 = v1581 + v2649;
+  const uint v2651 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2652 = v1580 + v2651;
+  const bool v2653 = v2650 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2654 = v2652 < v1;
+  const bool v2655 = v2653 && v2654;
+  if (v2655) {
+    const float v2656 = v37.m[6][0].thread_elements()[1];
+    const bfloat v2657 = bfloat(v2656);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2658 = v2650 * v1;
+    const uint v2659 = v2658 + v2652;
+    out[v2659] = v2657;
+  }
+  const uint v2660 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2661 = v1581 + v2660;
+  const uint v2662 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2663 = v1580 + v2662;
+  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2665 = v2663 < v1;
+  const bool v2666 = v2664 && v2665;
+  if (v2666) {
+    const float v2667 = v37.m[6][1].thread_elements()[0];
+    const bfloat v2668 = bfloat(v2667);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2669 = v2661 * v1;
+    const uint v2670 = v2669 + v2663;
+    out[v2670] = v2668;
+  }
+  const uint v2671 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2672 = v1581 + v2671;
+  const uint v2673 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2674 = v1580 + v2673;
+  const bool v2675 = v2672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2676 = v2674 < v1;
+  const bool v2677 = v2675 && v2676;
+  if (v2677) {
+    const float v2678 = v37.m[6][1].thread_elements()[1];
+    const bfloat v2679 = bfloat(v2678);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2680 = v2672 * v1;
+    const uint v2681 = v2680 + v2674;
+    out[v2681] = v2679;
+  }
+  const uint v2682 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2683 = v1581 + v2682;
+  const uint v2684 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2685 = v1580 + v2684;
+  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2687 = v2685 < v1;
+  const bool v2688 = v2686 && v2687;
+  if (v2688) {
+    const float v2689 = v37.m[6][2].thread_elements()[0];
+    const bfloat v2690 = bfloat(v2689);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2691 = v2683 * v1;
+    const uint v2692 = v2691 + v2685;
+    out[v2692] = v2690;
+  }
+  const uint v2693 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2694 = v1581 + v2693;
+  const uint v2695 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2696 = v1580 + v2695;
+  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2698 = v2696 < v1;
+  const bool v2699 = v2697 && v2698;
+  if (v2699) {
+    const float v2700 = v37.m[6][2].thread_elements()[1];
+    const bfloat v2701 = bfloat(v2700);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2702 = v2694 * v1;
+    const uint v2703 = v2702 + v2696;
+    out[v2703] = v2701;
+  }
+  const uint v2704 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2705 = v1581 + v2704;
+  const uint v2706 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2707 = v1580 + v2706;
+  const bool v2708 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2709 = v2707 < v1;
+  const bool v2710 = v2708 && v2709;
+  if (v2710) {
+    const float v2711 = v37.m[6][3].thread_elements()[0];
+    const bfloat v2712 = bfloat(v2711);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2713 = v2705 * v1;
+    const uint v2714 = v2713 + v2707;
+    out[v2714] = v2712;
+  }
+  const uint v2715 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2716 = v1581 + v2715;
+  const uint v2717 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2718 = v1580 + v2717;
+  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2720 = v2718 < v1;
+  const bool v2721 = v2719 && v2720;
+  if (v2721) {
+    const float v2722 = v37.m[6][3].thread_elements()[1];
+    const bfloat v2723 = bfloat(v2722);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2724 = v2716 * v1;
+    const uint v2725 = v2724 + v2718;
+    out[v2725] = v2723;
+  }
+  const uint v2726 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2727 = v1581 + v2726;
+  const uint v2728 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2729 = v1580 + v2728;
+  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2731 = v2729 < v1;
+  const bool v2732 = v2730 && v2731;
+  if (v2732) {
+    const float v2733 = v37.m[6][4].thread_elements()[0];
+    const bfloat v2734 = bfloat(v2733);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2735 = v2727 * v1;
+    const uint v2736 = v2735 + v2729;
+    out[v2736] = v2734;
+  }
+  const uint v2737 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2738 = v1581 + v2737;
+  const uint v2739 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2740 = v1580 + v2739;
+  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2742 = v2740 < v1;
+  const bool v2743 = v2741 && v2742;
+  if (v2743) {
+    const float v2744 = v37.m[6][4].thread_elements()[1];
+    const bfloat v2745 = bfloat(v2744);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2746 = v2738 * v1;
+    const uint v2747 = v2746 + v2740;
+    out[v2747] = v2745;
+  }
+  const uint v2748 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2749 = v1581 + v2748;
+  const uint v2750 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2751 = v1580 + v2750;
+  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2753 = v2751 < v1;
+  const bool v2754 = v2752 && v2753;
+  if (v2754) {
+    const float v2755 = v37.m[6][5].thread_elements()[0];
+    const bfloat v2756 = bfloat(v2755);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2757 = v2749 * v1;
+    const uint v2758 = v2757 + v2751;
+    out[v2758] = v2756;
+  }
+  const uint v2759 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2760 = v1581 + v2759;
+  const uint v2761 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2762 = v1580 + v2761;
+  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2764 = v2762 < v1;
+  const bool v2765 = v2763 && v2764;
+  if (v2765) {
+    const float v2766 = v37.m[6][5].thread_elements()[1];
+    const bfloat v2767 = bfloat(v2766);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2768 = v2760 * v1;
+    const uint v2769 = v2768 + v2762;
+    out[v2769] = v2767;
+  }
+  const uint v2770 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2771 = v1581 + v2770;
+  const uint v2772 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2773 = v1580 + v2772;
+  const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2775 = v2773 < v1;
+  const bool v2776 = v2774 && v2775;
+  if (v2776) {
+    const float v2777 = v37.m[6][6].thread_elements()[0];
+    const bfloat v2778 = bfloat(v2777);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2779 = v2771 * v1;
+    const uint v2780 = v2779 + v2773;
+    out[v2780] = v2778;
+  }
+  const uint v2781 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2782 = v1581 + v2781;
+  const uint v2783 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2784 = v1580 + v2783;
+  const bool v2785 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2786 = v2784 < v1;
+  const bool v2787 = v2785 && v2786;
+  if (v2787) {
+    const float v2788 = v37.m[6][6].thread_elements()[1];
+    const bfloat v2789 = bfloat(v2788);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2790 = v2782 * v1;
+    const uint v2791 = v2790 + v2784;
+    out[v2791] = v2789;
+  }
+  const uint v2792 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2793 = v1581 + v2792;
+  const uint v2794 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2795 = v1580 + v2794;
+  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2797 = v2795 < v1;
+  const bool v2798 = v2796 && v2797;
+  if (v2798) {
+    const float v2799 = v37.m[6][7].thread_elements()[0];
+    const bfloat v2800 = bfloat(v2799);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2801 = v2793 * v1;
+    const uint v2802 = v2801 + v2795;
+    out[v2802] = v2800;
+  }
+  const uint v2803 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2804 = v1581 + v2803;
+  const uint v2805 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2806 = v1580 + v2805;
+  const bool v2807 = v2804 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2808 = v2806 < v1;
+  const bool v2809 = v2807 && v2808;
+  if (v2809) {
+    const float v2810 = v37.m[6][7].thread_elements()[1];
+    const bfloat v2811 = bfloat(v2810);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2812 = v2804 * v1;
+    const uint v2813 = v2812 + v2806;
+    out[v2813] = v2811;
+  }
+  const uint v2814 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2815 = v1581 + v2814;
+  const uint v2816 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2817 = v1580 + v2816;
+  const bool v2818 = v2815 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2819 = v2817 < v1;
+  const bool v2820 = v2818 && v2819;
+  if (v2820) {
+    const float v2821 = v37.m[7][0].thread_elements()[0];
+    const bfloat v2822 = bfloat(v2821);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2823 = v2815 * v1;
+    const uint v2824 = v2823 + v2817;
+    out[v2824] = v2822;
+  }
+  const uint v2825 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2826 = v1581 + v2825;
+  const uint v2827 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2828 = v1580 + v2827;
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2830 = v2828 < v1;
+  const bool v2831 = v2829 && v2830;
+  if (v2831) {
+    const float v2832 = v37.m[7][0].thread_elements()[1];
+    const bfloat v2833 = bfloat(v2832);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2834 = v2826 * v1;
+    const uint v2835 = v2834 + v2828;
+    out[v2835] = v2833;
+  }
+  const uint v2836 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2837 = v1581 + v2836;
+  const uint v2838 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2839 = v1580 + v2838;
+  const bool v2840 = v2837 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2841 = v2839 < v1;
+  const bool v2842 = v2840 && v2841;
+  if (v2842) {
+    const float v2843 = v37.m[7][1].thread_elements()[0];
+    const bfloat v2844 = bfloat(v2843);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2845 = v2837 * v1;
+    const uint v2846 = v2845 + v2839;
+    out[v2846] = v2844;
+  }
+  const uint v2847 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2848 = v1581 + v2847;
+  const uint v2849 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2850 = v1580 + v2849;
+  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2852 = v2850 < v1;
+  const bool v2853 = v2851 && v2852;
+  if (v2853) {
+    const float v2854 = v37.m[7][1].thread_elements()[1];
+    const bfloat v2855 = bfloat(v2854);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2856 = v2848 * v1;
+    const uint v2857 = v2856 + v2850;
+    out[v2857] = v2855;
+  }
+  const uint v2858 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2859 = v1581 + v2858;
+  const uint v2860 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2861 = v1580 + v2860;
+  const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2863 = v2861 < v1;
+  const bool v2864 = v2862 && v2863;
+  if (v2864) {
+    const float v2865 = v37.m[7][2].thread_elements()[0];
+    const bfloat v2866 = bfloat(v2865);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2867 = v2859 * v1;
+    const uint v2868 = v2867 + v2861;
+    out[v2868] = v2866;
+  }
+  const uint v2869 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2870 = v1581 + v2869;
+  const uint v2871 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2872 = v1580 + v2871;
+  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2874 = v2872 < v1;
+  const bool v2875 = v2873 && v2874;
+  if (v2875) {
+    const float v2876 = v37.m[7][2].thread_elements()[1];
+    const bfloat v2877 = bfloat(v2876);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2878 = v2870 * v1;
+    const uint v2879 = v2878 + v2872;
+    out[v2879] = v2877;
+  }
+  const uint v2880 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2881 = v1581 + v2880;
+  const uint v2882 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2883 = v1580 + v2882;
+  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2885 = v2883 < v1;
+  const bool v2886 = v2884 && v2885;
+  if (v2886) {
+    const float v2887 = v37.m[7][3].thread_elements()[0];
+    const bfloat v2888 = bfloat(v2887);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2889 = v2881 * v1;
+    const uint v2890 = v2889 + v2883;
+    out[v2890] = v2888;
+  }
+  const uint v2891 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2892 = v1581 + v2891;
+  const uint v2893 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2894 = v1580 + v2893;
+  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2896 = v2894 < v1;
+  const bool v2897 = v2895 && v2896;
+  if (v2897) {
+    const float v2898 = v37.m[7][3].thread_elements()[1];
+    const bfloat v2899 = bfloat(v2898);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2900 = v2892 * v1;
+    const uint v2901 = v2900 + v2894;
+    out[v2901] = v2899;
+  }
+  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2903 = v1581 + v2902;
+  const uint v2904 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2905 = v1580 + v2904;
+  const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2907 = v2905 < v1;
+  const bool v2908 = v2906 && v2907;
+  if (v2908) {
+    const float v2909 = v37.m[7][4].thread_elements()[0];
+    const bfloat v2910 = bfloat(v2909);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2911 = v2903 * v1;
+    const uint v2912 = v2911 + v2905;
+    out[v2912] = v2910;
+  }
+  const uint v2913 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2914 = v1581 + v2913;
+  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2916 = v1580 + v2915;
+  const bool v2917 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2918 = v2916 < v1;
+  const bool v2919 = v2917 && v2918;
+  if (v2919) {
+    const float v2920 = v37.m[7][4].thread_elements()[1];
+    const bfloat v2921 = bfloat(v2920);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2922 = v2914 * v1;
+    const uint v2923 = v2922 + v2916;
+    out[v2923] = v2921;
+  }
+  const uint v2924 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2925 = v1581 + v2924;
+  const uint v2926 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2927 = v1580 + v2926;
+  const bool v2928 = v2925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2929 = v2927 < v1;
+  const bool v2930 = v2928 && v2929;
+  if (v2930) {
+    const float v2931 = v37.m[7][5].thread_elements()[0];
+    const bfloat v2932 = bfloat(v2931);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2933 = v2925 * v1;
+    const uint v2934 = v2933 + v2927;
+    out[v2934] = v2932;
+  }
+  const uint v2935 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2936 = v1581 + v2935;
+  const uint v2937 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2938 = v1580 + v2937;
+  const bool v2939 = v2936 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2940 = v2938 < v1;
+  const bool v2941 = v2939 && v2940;
+  if (v2941) {
+    const float v2942 = v37.m[7][5].thread_elements()[1];
+    const bfloat v2943 = bfloat(v2942);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2944 = v2936 * v1;
+    const uint v2945 = v2944 + v2938;
+    out[v2945] = v2943;
+  }
+  const uint v2946 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2947 = v1581 + v2946;
+  const uint v2948 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2949 = v1580 + v2948;
+  const bool v2950 = v2947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2951 = v2949 < v1;
+  const bool v2952 = v2950 && v2951;
+  if (v2952) {
+    const float v2953 = v37.m[7][6].thread_elements()[0];
+    const bfloat v2954 = bfloat(v2953);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2955 = v2947 * v1;
+    const uint v2956 = v2955 + v2949;
+    out[v2956] = v2954;
+  }
+  const uint v2957 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2958 = v1581 + v2957;
+  const uint v2959 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2960 = v1580 + v2959;
+  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2962 = v2960 < v1;
+  const bool v2963 = v2961 && v2962;
+  if (v2963) {
+    const float v2964 = v37.m[7][6].thread_elements()[1];
+    const bfloat v2965 = bfloat(v2964);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2966 = v2958 * v1;
+    const uint v2967 = v2966 + v2960;
+    out[v2967] = v2965;
+  }
+  const uint v2968 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2969 = v1581 + v2968;
+  const uint v2970 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2971 = v1580 + v2970;
+  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2973 = v2971 < v1;
+  const bool v2974 = v2972 && v2973;
+  if (v2974) {
+    const float v2975 = v37.m[7][7].thread_elements()[0];
+    const bfloat v2976 = bfloat(v2975);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2977 = v2969 * v1;
+    const uint v2978 = v2977 + v2971;
+    out[v2978] = v2976;
+  }
+  const uint v2979 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2980 = v1581 + v2979;
+  const uint v2981 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2982 = v1580 + v2981;
+  const bool v2983 = v2980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2984 = v2982 < v1;
+  const bool v2985 = v2983 && v2984;
+  if (v2985) {
+    const float v2986 = v37.m[7][7].thread_elements()[1];
+    const bfloat v2987 = bfloat(v2986);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2988 = v2980 * v1;
+    const uint v2989 = v2988 + v2982;
+    out[v2989] = v2987;
   }
 }

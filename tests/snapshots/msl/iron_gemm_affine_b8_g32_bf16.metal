@@ -121,2641 +121,2641 @@ kernel void iron_gemm_affine_b8_g32_bf16(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
   if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
-    const uint v3021 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3024 = v3021 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3027 = v3021 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3028 = v3027 << 3u;
-    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3030 = v3029 < v0;
-    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3046 = v3021 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3052 = v3051 << 3u;
-    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3054 = v3053 < v0;
-    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3070 = v3021 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3076 = v3075 << 3u;
-    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3078 = v3077 < v0;
-    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3094 = v3021 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3096 = v3094 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3099 = v3094 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3100 = v3099 << 3u;
-    const uint v3101 = v22 + v3096;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v3102 = v3101 < v0;
-    const uint v3107 = v3101 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3113 = v3096 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3127 = v26 + v3024;  // kernels/gemm/quant_b.hpp:137
-    const bool v3128 = v3127 < v1;
-    const uint v3133 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v3137 = v1 - 1u;
-    const uint v3139 = min(v3127, v3137);
-    const uint v3143 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3144 = v3139 * v3143;
-    const uint v3155 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3156 = v3139 * v3155;
-    const uint v3297 = v26 + v3048;  // kernels/gemm/quant_b.hpp:137
-    const bool v3298 = v3297 < v1;
-    const uint v3309 = min(v3297, v3137);  // kernels/gemm/quant_b.hpp:138
-    const uint v3314 = v3309 * v3143;  // kernels/gemm/quant_b.hpp:35
-    const uint v3326 = v3309 * v3155;  // kernels/gemm/quant_b.hpp:38
-    const uint v3467 = v26 + v3072;  // kernels/gemm/quant_b.hpp:137
-    const bool v3468 = v3467 < v1;
-    const uint v3479 = min(v3467, v3137);  // kernels/gemm/quant_b.hpp:138
-    const uint v3484 = v3479 * v3143;  // kernels/gemm/quant_b.hpp:35
-    const uint v3496 = v3479 * v3155;  // kernels/gemm/quant_b.hpp:38
-    const uint v3637 = v26 + v3096;  // kernels/gemm/quant_b.hpp:137
-    const bool v3638 = v3637 < v1;
-    const uint v3649 = min(v3637, v3137);  // kernels/gemm/quant_b.hpp:138
-    const uint v3654 = v3649 * v3143;  // kernels/gemm/quant_b.hpp:35
-    const uint v3666 = v3649 * v3155;  // kernels/gemm/quant_b.hpp:38
-    const uint v3805 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v3811 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v3022 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3025 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3028 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3029 = v3028 << 3u;
+    const uint v3030 = v22 + v3025;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3031 = v3030 < v0;
+    const uint v3036 = v3030 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3042 = v3025 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3047 = v3022 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3049 = v3047 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3052 = v3047 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3053 = v3052 << 3u;
+    const uint v3054 = v22 + v3049;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3055 = v3054 < v0;
+    const uint v3060 = v3054 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3066 = v3049 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3071 = v3022 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3073 = v3071 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3076 = v3071 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3077 = v3076 << 3u;
+    const uint v3078 = v22 + v3073;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3079 = v3078 < v0;
+    const uint v3084 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3090 = v3073 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3095 = v3022 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3097 = v3095 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3100 = v3095 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3101 = v3100 << 3u;
+    const uint v3102 = v22 + v3097;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v3103 = v3102 < v0;
+    const uint v3108 = v3102 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3114 = v3097 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3128 = v26 + v3025;  // kernels/gemm/quant_b.hpp:137
+    const bool v3129 = v3128 < v1;
+    const uint v3134 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v3138 = v1 - 1u;
+    const uint v3140 = min(v3128, v3138);
+    const uint v3144 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3145 = v3140 * v3144;
+    const uint v3156 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3157 = v3140 * v3156;
+    const uint v3298 = v26 + v3049;  // kernels/gemm/quant_b.hpp:137
+    const bool v3299 = v3298 < v1;
+    const uint v3310 = min(v3298, v3138);  // kernels/gemm/quant_b.hpp:138
+    const uint v3315 = v3310 * v3144;  // kernels/gemm/quant_b.hpp:35
+    const uint v3327 = v3310 * v3156;  // kernels/gemm/quant_b.hpp:38
+    const uint v3468 = v26 + v3073;  // kernels/gemm/quant_b.hpp:137
+    const bool v3469 = v3468 < v1;
+    const uint v3480 = min(v3468, v3138);  // kernels/gemm/quant_b.hpp:138
+    const uint v3485 = v3480 * v3144;  // kernels/gemm/quant_b.hpp:35
+    const uint v3497 = v3480 * v3156;  // kernels/gemm/quant_b.hpp:38
+    const uint v3638 = v26 + v3097;  // kernels/gemm/quant_b.hpp:137
+    const bool v3639 = v3638 < v1;
+    const uint v3650 = min(v3638, v3138);  // kernels/gemm/quant_b.hpp:138
+    const uint v3655 = v3650 * v3144;  // kernels/gemm/quant_b.hpp:35
+    const uint v3667 = v3650 * v3156;  // kernels/gemm/quant_b.hpp:38
+    const uint v3806 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v3812 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3013 = 0u; v3013 < v2; v3013 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v3015 = v3013 >> 5u;
-      const uint v3017 = v3015 % 1u;
+    for (uint v3014 = 0u; v3014 < v2; v3014 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3016 = v3014 >> 5u;
+      const uint v3018 = v3016 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3019 = v3017 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v3031 = v3013 + v3028;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3032 = v3031 < v2;
-      const bool v3033 = v3030 && v3032;
-      const uint v3037 = v3035 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3038 = v3037 + v3028;
-      const uint v3039 = v3033 ? v3038 : 0u;
-      const uint v3042 = v3019 + v3041;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3043 = v3042 + v3028;
+      const uint v3020 = v3018 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3032 = v3014 + v3029;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3033 = v3032 < v2;
+      const bool v3034 = v3031 && v3033;
+      const uint v3038 = v3036 + v3014;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3039 = v3038 + v3029;
+      const uint v3040 = v3034 ? v3039 : 0u;
+      const uint v3043 = v3020 + v3042;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3044 = v3043 + v3029;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3043 + e] = v3033 ? x[v3039 + e] : bfloat(0);
+        shm0[v3044 + e] = v3034 ? x[v3040 + e] : bfloat(0);
       }
-      const uint v3055 = v3013 + v3052;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3056 = v3055 < v2;
-      const bool v3057 = v3054 && v3056;
-      const uint v3061 = v3059 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3062 = v3061 + v3052;
-      const uint v3063 = v3057 ? v3062 : 0u;
-      const uint v3066 = v3019 + v3065;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3067 = v3066 + v3052;
+      const uint v3056 = v3014 + v3053;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3057 = v3056 < v2;
+      const bool v3058 = v3055 && v3057;
+      const uint v3062 = v3060 + v3014;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3063 = v3062 + v3053;
+      const uint v3064 = v3058 ? v3063 : 0u;
+      const uint v3067 = v3020 + v3066;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3068 = v3067 + v3053;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3067 + e] = v3057 ? x[v3063 + e] : bfloat(0);
+        shm0[v3068 + e] = v3058 ? x[v3064 + e] : bfloat(0);
       }
-      const uint v3079 = v3013 + v3076;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3080 = v3079 < v2;
-      const bool v3081 = v3078 && v3080;
-      const uint v3085 = v3083 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3086 = v3085 + v3076;
-      const uint v3087 = v3081 ? v3086 : 0u;
-      const uint v3090 = v3019 + v3089;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3091 = v3090 + v3076;
+      const uint v3080 = v3014 + v3077;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3081 = v3080 < v2;
+      const bool v3082 = v3079 && v3081;
+      const uint v3086 = v3084 + v3014;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3087 = v3086 + v3077;
+      const uint v3088 = v3082 ? v3087 : 0u;
+      const uint v3091 = v3020 + v3090;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3092 = v3091 + v3077;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3091 + e] = v3081 ? x[v3087 + e] : bfloat(0);
+        shm0[v3092 + e] = v3082 ? x[v3088 + e] : bfloat(0);
       }
-      const uint v3103 = v3013 + v3100;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3104 = v3103 < v2;
-      const bool v3105 = v3102 && v3104;
-      const uint v3109 = v3107 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3110 = v3109 + v3100;
-      const uint v3111 = v3105 ? v3110 : 0u;
-      const uint v3114 = v3019 + v3113;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3115 = v3114 + v3100;
+      const uint v3104 = v3014 + v3101;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3105 = v3104 < v2;
+      const bool v3106 = v3103 && v3105;
+      const uint v3110 = v3108 + v3014;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3111 = v3110 + v3101;
+      const uint v3112 = v3106 ? v3111 : 0u;
+      const uint v3115 = v3020 + v3114;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3116 = v3115 + v3101;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3115 + e] = v3105 ? x[v3111 + e] : bfloat(0);
+        shm0[v3116 + e] = v3106 ? x[v3112 + e] : bfloat(0);
       }
-      const bool v3131 = v3128 && v3032;  // kernels/gemm/quant_b.hpp:137
-      const uint v3135 = min(v3031, v3133);  // kernels/gemm/quant_b.hpp:138
-      const uint v3141 = v3135 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3145 = v3144 + v3141;
-      const uint v3148 = packed[v3145];  // kernels/gemm/quant_b.hpp:37
-      const uint v3150 = v3145 + 1u;
-      const uint v3151 = packed[v3150];
-      const uint v3153 = v3135 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3157 = v3156 + v3153;
-      const bfloat v3158 = scales[v3157];  // kernels/gemm/quant_b.hpp:39
-      const float v3159 = float(v3158);
-      const bfloat v3160 = biases[v3157];  // kernels/gemm/quant_b.hpp:40
-      const float v3161 = float(v3160);
-      const uint v3166 = v3148 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3167 = v3166 & 255u;
-      const uint v3170 = v3167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3171 = as_type<float>(v3170);
-      const float v3172 = v3171 - 8388608.0f;
-      const float v3173 = fma(v3172, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3178 = v3148 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3179 = v3178 & 255u;
-      const uint v3182 = v3179 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3183 = as_type<float>(v3182);
-      const float v3184 = v3183 - 8388608.0f;
-      const float v3185 = fma(v3184, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3190 = v3148 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3191 = v3190 & 255u;
-      const uint v3194 = v3191 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3195 = as_type<float>(v3194);
-      const float v3196 = v3195 - 8388608.0f;
-      const float v3197 = fma(v3196, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3202 = v3148 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3203 = v3202 & 255u;
-      const uint v3206 = v3203 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3207 = as_type<float>(v3206);
-      const float v3208 = v3207 - 8388608.0f;
-      const float v3209 = fma(v3208, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3214 = v3151 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3215 = v3214 & 255u;
-      const uint v3218 = v3215 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3219 = as_type<float>(v3218);
-      const float v3220 = v3219 - 8388608.0f;
-      const float v3221 = fma(v3220, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3226 = v3151 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3227 = v3226 & 255u;
-      const uint v3230 = v3227 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3231 = as_type<float>(v3230);
-      const float v3232 = v3231 - 8388608.0f;
-      const float v3233 = fma(v3232, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3238 = v3151 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3239 = v3238 & 255u;
-      const uint v3242 = v3239 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3243 = as_type<float>(v3242);
-      const float v3244 = v3243 - 8388608.0f;
-      const float v3245 = fma(v3244, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const uint v3250 = v3151 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3251 = v3250 & 255u;
-      const uint v3254 = v3251 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3255 = as_type<float>(v3254);
-      const float v3256 = v3255 - 8388608.0f;
-      const float v3257 = fma(v3256, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
-      const float v3259 = v3131 ? v3173 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3260 = bfloat(v3259);
-      const float v3262 = v3131 ? v3185 : 0.0f;
-      const bfloat v3263 = bfloat(v3262);
-      const float v3265 = v3131 ? v3197 : 0.0f;
-      const bfloat v3266 = bfloat(v3265);
-      const float v3268 = v3131 ? v3209 : 0.0f;
-      const bfloat v3269 = bfloat(v3268);
-      const float v3271 = v3131 ? v3221 : 0.0f;
-      const bfloat v3272 = bfloat(v3271);
-      const float v3274 = v3131 ? v3233 : 0.0f;
-      const bfloat v3275 = bfloat(v3274);
-      const float v3277 = v3131 ? v3245 : 0.0f;
-      const bfloat v3278 = bfloat(v3277);
-      const float v3280 = v3131 ? v3257 : 0.0f;
-      const bfloat v3281 = bfloat(v3280);
-      *(threadgroup iron_bf16x8*)(shm1 + v3043) = iron_bf16x8{{bfloat4(v3260, v3263, v3266, v3269), bfloat4(v3272, v3275, v3278, v3281)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3301 = v3298 && v3056;  // kernels/gemm/quant_b.hpp:137
-      const uint v3305 = min(v3055, v3133);  // kernels/gemm/quant_b.hpp:138
-      const uint v3311 = v3305 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3315 = v3314 + v3311;
-      const uint v3318 = packed[v3315];  // kernels/gemm/quant_b.hpp:37
-      const uint v3320 = v3315 + 1u;
-      const uint v3321 = packed[v3320];
-      const uint v3323 = v3305 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3327 = v3326 + v3323;
-      const bfloat v3328 = scales[v3327];  // kernels/gemm/quant_b.hpp:39
-      const float v3329 = float(v3328);
-      const bfloat v3330 = biases[v3327];  // kernels/gemm/quant_b.hpp:40
-      const float v3331 = float(v3330);
-      const uint v3336 = v3318 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3337 = v3336 & 255u;
-      const uint v3340 = v3337 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3341 = as_type<float>(v3340);
-      const float v3342 = v3341 - 8388608.0f;
-      const float v3343 = fma(v3342, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3348 = v3318 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3349 = v3348 & 255u;
-      const uint v3352 = v3349 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3353 = as_type<float>(v3352);
-      const float v3354 = v3353 - 8388608.0f;
-      const float v3355 = fma(v3354, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3360 = v3318 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3361 = v3360 & 255u;
-      const uint v3364 = v3361 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3365 = as_type<float>(v3364);
-      const float v3366 = v3365 - 8388608.0f;
-      const float v3367 = fma(v3366, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3372 = v3318 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3373 = v3372 & 255u;
-      const uint v3376 = v3373 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3377 = as_type<float>(v3376);
-      const float v3378 = v3377 - 8388608.0f;
-      const float v3379 = fma(v3378, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3384 = v3321 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3385 = v3384 & 255u;
-      const uint v3388 = v3385 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3389 = as_type<float>(v3388);
-      const float v3390 = v3389 - 8388608.0f;
-      const float v3391 = fma(v3390, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3396 = v3321 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3397 = v3396 & 255u;
-      const uint v3400 = v3397 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3401 = as_type<float>(v3400);
-      const float v3402 = v3401 - 8388608.0f;
-      const float v3403 = fma(v3402, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3408 = v3321 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3409 = v3408 & 255u;
-      const uint v3412 = v3409 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3413 = as_type<float>(v3412);
-      const float v3414 = v3413 - 8388608.0f;
-      const float v3415 = fma(v3414, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const uint v3420 = v3321 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3421 = v3420 & 255u;
-      const uint v3424 = v3421 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3425 = as_type<float>(v3424);
-      const float v3426 = v3425 - 8388608.0f;
-      const float v3427 = fma(v3426, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
-      const float v3429 = v3301 ? v3343 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3430 = bfloat(v3429);
-      const float v3432 = v3301 ? v3355 : 0.0f;
-      const bfloat v3433 = bfloat(v3432);
-      const float v3435 = v3301 ? v3367 : 0.0f;
-      const bfloat v3436 = bfloat(v3435);
-      const float v3438 = v3301 ? v3379 : 0.0f;
-      const bfloat v3439 = bfloat(v3438);
-      const float v3441 = v3301 ? v3391 : 0.0f;
-      const bfloat v3442 = bfloat(v3441);
-      const float v3444 = v3301 ? v3403 : 0.0f;
-      const bfloat v3445 = bfloat(v3444);
-      const float v3447 = v3301 ? v3415 : 0.0f;
-      const bfloat v3448 = bfloat(v3447);
-      const float v3450 = v3301 ? v3427 : 0.0f;
-      const bfloat v3451 = bfloat(v3450);
-      *(threadgroup iron_bf16x8*)(shm1 + v3067) = iron_bf16x8{{bfloat4(v3430, v3433, v3436, v3439), bfloat4(v3442, v3445, v3448, v3451)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3471 = v3468 && v3080;  // kernels/gemm/quant_b.hpp:137
-      const uint v3475 = min(v3079, v3133);  // kernels/gemm/quant_b.hpp:138
-      const uint v3481 = v3475 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3485 = v3484 + v3481;
-      const uint v3488 = packed[v3485];  // kernels/gemm/quant_b.hpp:37
-      const uint v3490 = v3485 + 1u;
-      const uint v3491 = packed[v3490];
-      const uint v3493 = v3475 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3497 = v3496 + v3493;
-      const bfloat v3498 = scales[v3497];  // kernels/gemm/quant_b.hpp:39
-      const float v3499 = float(v3498);
-      const bfloat v3500 = biases[v3497];  // kernels/gemm/quant_b.hpp:40
-      const float v3501 = float(v3500);
-      const uint v3506 = v3488 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3507 = v3506 & 255u;
-      const uint v3510 = v3507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3511 = as_type<float>(v3510);
-      const float v3512 = v3511 - 8388608.0f;
-      const float v3513 = fma(v3512, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3518 = v3488 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3519 = v3518 & 255u;
-      const uint v3522 = v3519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3523 = as_type<float>(v3522);
-      const float v3524 = v3523 - 8388608.0f;
-      const float v3525 = fma(v3524, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3530 = v3488 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3531 = v3530 & 255u;
-      const uint v3534 = v3531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3535 = as_type<float>(v3534);
-      const float v3536 = v3535 - 8388608.0f;
-      const float v3537 = fma(v3536, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3542 = v3488 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3543 = v3542 & 255u;
-      const uint v3546 = v3543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3547 = as_type<float>(v3546);
-      const float v3548 = v3547 - 8388608.0f;
-      const float v3549 = fma(v3548, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3554 = v3491 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3555 = v3554 & 255u;
-      const uint v3558 = v3555 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3559 = as_type<float>(v3558);
-      const float v3560 = v3559 - 8388608.0f;
-      const float v3561 = fma(v3560, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3566 = v3491 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3567 = v3566 & 255u;
-      const uint v3570 = v3567 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3571 = as_type<float>(v3570);
-      const float v3572 = v3571 - 8388608.0f;
-      const float v3573 = fma(v3572, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3578 = v3491 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3579 = v3578 & 255u;
-      const uint v3582 = v3579 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3583 = as_type<float>(v3582);
-      const float v3584 = v3583 - 8388608.0f;
-      const float v3585 = fma(v3584, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const uint v3590 = v3491 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3591 = v3590 & 255u;
-      const uint v3594 = v3591 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3595 = as_type<float>(v3594);
-      const float v3596 = v3595 - 8388608.0f;
-      const float v3597 = fma(v3596, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
-      const float v3599 = v3471 ? v3513 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3600 = bfloat(v3599);
-      const float v3602 = v3471 ? v3525 : 0.0f;
-      const bfloat v3603 = bfloat(v3602);
-      const float v3605 = v3471 ? v3537 : 0.0f;
-      const bfloat v3606 = bfloat(v3605);
-      const float v3608 = v3471 ? v3549 : 0.0f;
-      const bfloat v3609 = bfloat(v3608);
-      const float v3611 = v3471 ? v3561 : 0.0f;
-      const bfloat v3612 = bfloat(v3611);
-      const float v3614 = v3471 ? v3573 : 0.0f;
-      const bfloat v3615 = bfloat(v3614);
-      const float v3617 = v3471 ? v3585 : 0.0f;
-      const bfloat v3618 = bfloat(v3617);
-      const float v3620 = v3471 ? v3597 : 0.0f;
-      const bfloat v3621 = bfloat(v3620);
-      *(threadgroup iron_bf16x8*)(shm1 + v3091) = iron_bf16x8{{bfloat4(v3600, v3603, v3606, v3609), bfloat4(v3612, v3615, v3618, v3621)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3641 = v3638 && v3104;  // kernels/gemm/quant_b.hpp:137
-      const uint v3645 = min(v3103, v3133);  // kernels/gemm/quant_b.hpp:138
-      const uint v3651 = v3645 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3655 = v3654 + v3651;
-      const uint v3658 = packed[v3655];  // kernels/gemm/quant_b.hpp:37
-      const uint v3660 = v3655 + 1u;
-      const uint v3661 = packed[v3660];
-      const uint v3663 = v3645 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3667 = v3666 + v3663;
-      const bfloat v3668 = scales[v3667];  // kernels/gemm/quant_b.hpp:39
-      const float v3669 = float(v3668);
-      const bfloat v3670 = biases[v3667];  // kernels/gemm/quant_b.hpp:40
-      const float v3671 = float(v3670);
-      const uint v3676 = v3658 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3677 = v3676 & 255u;
-      const uint v3680 = v3677 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3681 = as_type<float>(v3680);
-      const float v3682 = v3681 - 8388608.0f;
-      const float v3683 = fma(v3682, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3688 = v3658 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3689 = v3688 & 255u;
-      const uint v3692 = v3689 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3693 = as_type<float>(v3692);
-      const float v3694 = v3693 - 8388608.0f;
-      const float v3695 = fma(v3694, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3700 = v3658 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3701 = v3700 & 255u;
-      const uint v3704 = v3701 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3705 = as_type<float>(v3704);
-      const float v3706 = v3705 - 8388608.0f;
-      const float v3707 = fma(v3706, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3712 = v3658 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3713 = v3712 & 255u;
-      const uint v3716 = v3713 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3717 = as_type<float>(v3716);
-      const float v3718 = v3717 - 8388608.0f;
-      const float v3719 = fma(v3718, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3724 = v3661 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3725 = v3724 & 255u;
-      const uint v3728 = v3725 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3729 = as_type<float>(v3728);
-      const float v3730 = v3729 - 8388608.0f;
-      const float v3731 = fma(v3730, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3736 = v3661 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3737 = v3736 & 255u;
-      const uint v3740 = v3737 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3741 = as_type<float>(v3740);
-      const float v3742 = v3741 - 8388608.0f;
-      const float v3743 = fma(v3742, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3748 = v3661 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3749 = v3748 & 255u;
-      const uint v3752 = v3749 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3753 = as_type<float>(v3752);
-      const float v3754 = v3753 - 8388608.0f;
-      const float v3755 = fma(v3754, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const uint v3760 = v3661 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3761 = v3760 & 255u;
-      const uint v3764 = v3761 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3765 = as_type<float>(v3764);
-      const float v3766 = v3765 - 8388608.0f;
-      const float v3767 = fma(v3766, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
-      const float v3769 = v3641 ? v3683 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3770 = bfloat(v3769);
-      const float v3772 = v3641 ? v3695 : 0.0f;
-      const bfloat v3773 = bfloat(v3772);
-      const float v3775 = v3641 ? v3707 : 0.0f;
-      const bfloat v3776 = bfloat(v3775);
-      const float v3778 = v3641 ? v3719 : 0.0f;
-      const bfloat v3779 = bfloat(v3778);
-      const float v3781 = v3641 ? v3731 : 0.0f;
-      const bfloat v3782 = bfloat(v3781);
-      const float v3784 = v3641 ? v3743 : 0.0f;
-      const bfloat v3785 = bfloat(v3784);
-      const float v3787 = v3641 ? v3755 : 0.0f;
-      const bfloat v3788 = bfloat(v3787);
-      const float v3790 = v3641 ? v3767 : 0.0f;
-      const bfloat v3791 = bfloat(v3790);
-      *(threadgroup iron_bf16x8*)(shm1 + v3115) = iron_bf16x8{{bfloat4(v3770, v3773, v3776, v3779), bfloat4(v3782, v3785, v3788, v3791)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3132 = v3129 && v3033;  // kernels/gemm/quant_b.hpp:137
+      const uint v3136 = min(v3032, v3134);  // kernels/gemm/quant_b.hpp:138
+      const uint v3142 = v3136 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3146 = v3145 + v3142;
+      const uint v3149 = packed[v3146];  // kernels/gemm/quant_b.hpp:37
+      const uint v3151 = v3146 + 1u;
+      const uint v3152 = packed[v3151];
+      const uint v3154 = v3136 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3158 = v3157 + v3154;
+      const bfloat v3159 = scales[v3158];  // kernels/gemm/quant_b.hpp:39
+      const float v3160 = float(v3159);
+      const bfloat v3161 = biases[v3158];  // kernels/gemm/quant_b.hpp:40
+      const float v3162 = float(v3161);
+      const uint v3167 = v3149 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3168 = v3167 & 255u;
+      const uint v3171 = v3168 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3172 = as_type<float>(v3171);
+      const float v3173 = v3172 - 8388608.0f;
+      const float v3174 = fma(v3173, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3179 = v3149 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3180 = v3179 & 255u;
+      const uint v3183 = v3180 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3184 = as_type<float>(v3183);
+      const float v3185 = v3184 - 8388608.0f;
+      const float v3186 = fma(v3185, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3191 = v3149 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3192 = v3191 & 255u;
+      const uint v3195 = v3192 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3196 = as_type<float>(v3195);
+      const float v3197 = v3196 - 8388608.0f;
+      const float v3198 = fma(v3197, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3203 = v3149 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3204 = v3203 & 255u;
+      const uint v3207 = v3204 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3208 = as_type<float>(v3207);
+      const float v3209 = v3208 - 8388608.0f;
+      const float v3210 = fma(v3209, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3215 = v3152 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3216 = v3215 & 255u;
+      const uint v3219 = v3216 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3220 = as_type<float>(v3219);
+      const float v3221 = v3220 - 8388608.0f;
+      const float v3222 = fma(v3221, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3227 = v3152 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3228 = v3227 & 255u;
+      const uint v3231 = v3228 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3232 = as_type<float>(v3231);
+      const float v3233 = v3232 - 8388608.0f;
+      const float v3234 = fma(v3233, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3239 = v3152 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3240 = v3239 & 255u;
+      const uint v3243 = v3240 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3244 = as_type<float>(v3243);
+      const float v3245 = v3244 - 8388608.0f;
+      const float v3246 = fma(v3245, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const uint v3251 = v3152 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3252 = v3251 & 255u;
+      const uint v3255 = v3252 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3256 = as_type<float>(v3255);
+      const float v3257 = v3256 - 8388608.0f;
+      const float v3258 = fma(v3257, v3160, v3162);  // kernels/gemm/quant_b.hpp:51
+      const float v3260 = v3132 ? v3174 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3261 = bfloat(v3260);
+      const float v3263 = v3132 ? v3186 : 0.0f;
+      const bfloat v3264 = bfloat(v3263);
+      const float v3266 = v3132 ? v3198 : 0.0f;
+      const bfloat v3267 = bfloat(v3266);
+      const float v3269 = v3132 ? v3210 : 0.0f;
+      const bfloat v3270 = bfloat(v3269);
+      const float v3272 = v3132 ? v3222 : 0.0f;
+      const bfloat v3273 = bfloat(v3272);
+      const float v3275 = v3132 ? v3234 : 0.0f;
+      const bfloat v3276 = bfloat(v3275);
+      const float v3278 = v3132 ? v3246 : 0.0f;
+      const bfloat v3279 = bfloat(v3278);
+      const float v3281 = v3132 ? v3258 : 0.0f;
+      const bfloat v3282 = bfloat(v3281);
+      *(threadgroup iron_bf16x8*)(shm1 + v3044) = iron_bf16x8{{bfloat4(v3261, v3264, v3267, v3270), bfloat4(v3273, v3276, v3279, v3282)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3302 = v3299 && v3057;  // kernels/gemm/quant_b.hpp:137
+      const uint v3306 = min(v3056, v3134);  // kernels/gemm/quant_b.hpp:138
+      const uint v3312 = v3306 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3316 = v3315 + v3312;
+      const uint v3319 = packed[v3316];  // kernels/gemm/quant_b.hpp:37
+      const uint v3321 = v3316 + 1u;
+      const uint v3322 = packed[v3321];
+      const uint v3324 = v3306 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3328 = v3327 + v3324;
+      const bfloat v3329 = scales[v3328];  // kernels/gemm/quant_b.hpp:39
+      const float v3330 = float(v3329);
+      const bfloat v3331 = biases[v3328];  // kernels/gemm/quant_b.hpp:40
+      const float v3332 = float(v3331);
+      const uint v3337 = v3319 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3338 = v3337 & 255u;
+      const uint v3341 = v3338 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3342 = as_type<float>(v3341);
+      const float v3343 = v3342 - 8388608.0f;
+      const float v3344 = fma(v3343, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3349 = v3319 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3350 = v3349 & 255u;
+      const uint v3353 = v3350 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3354 = as_type<float>(v3353);
+      const float v3355 = v3354 - 8388608.0f;
+      const float v3356 = fma(v3355, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3361 = v3319 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3362 = v3361 & 255u;
+      const uint v3365 = v3362 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3366 = as_type<float>(v3365);
+      const float v3367 = v3366 - 8388608.0f;
+      const float v3368 = fma(v3367, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3373 = v3319 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3374 = v3373 & 255u;
+      const uint v3377 = v3374 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3378 = as_type<float>(v3377);
+      const float v3379 = v3378 - 8388608.0f;
+      const float v3380 = fma(v3379, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3385 = v3322 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3386 = v3385 & 255u;
+      const uint v3389 = v3386 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3390 = as_type<float>(v3389);
+      const float v3391 = v3390 - 8388608.0f;
+      const float v3392 = fma(v3391, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3397 = v3322 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3398 = v3397 & 255u;
+      const uint v3401 = v3398 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3402 = as_type<float>(v3401);
+      const float v3403 = v3402 - 8388608.0f;
+      const float v3404 = fma(v3403, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3409 = v3322 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3410 = v3409 & 255u;
+      const uint v3413 = v3410 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3414 = as_type<float>(v3413);
+      const float v3415 = v3414 - 8388608.0f;
+      const float v3416 = fma(v3415, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const uint v3421 = v3322 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3422 = v3421 & 255u;
+      const uint v3425 = v3422 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3426 = as_type<float>(v3425);
+      const float v3427 = v3426 - 8388608.0f;
+      const float v3428 = fma(v3427, v3330, v3332);  // kernels/gemm/quant_b.hpp:51
+      const float v3430 = v3302 ? v3344 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3431 = bfloat(v3430);
+      const float v3433 = v3302 ? v3356 : 0.0f;
+      const bfloat v3434 = bfloat(v3433);
+      const float v3436 = v3302 ? v3368 : 0.0f;
+      const bfloat v3437 = bfloat(v3436);
+      const float v3439 = v3302 ? v3380 : 0.0f;
+      const bfloat v3440 = bfloat(v3439);
+      const float v3442 = v3302 ? v3392 : 0.0f;
+      const bfloat v3443 = bfloat(v3442);
+      const float v3445 = v3302 ? v3404 : 0.0f;
+      const bfloat v3446 = bfloat(v3445);
+      const float v3448 = v3302 ? v3416 : 0.0f;
+      const bfloat v3449 = bfloat(v3448);
+      const float v3451 = v3302 ? v3428 : 0.0f;
+      const bfloat v3452 = bfloat(v3451);
+      *(threadgroup iron_bf16x8*)(shm1 + v3068) = iron_bf16x8{{bfloat4(v3431, v3434, v3437, v3440), bfloat4(v3443, v3446, v3449, v3452)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3472 = v3469 && v3081;  // kernels/gemm/quant_b.hpp:137
+      const uint v3476 = min(v3080, v3134);  // kernels/gemm/quant_b.hpp:138
+      const uint v3482 = v3476 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3486 = v3485 + v3482;
+      const uint v3489 = packed[v3486];  // kernels/gemm/quant_b.hpp:37
+      const uint v3491 = v3486 + 1u;
+      const uint v3492 = packed[v3491];
+      const uint v3494 = v3476 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3498 = v3497 + v3494;
+      const bfloat v3499 = scales[v3498];  // kernels/gemm/quant_b.hpp:39
+      const float v3500 = float(v3499);
+      const bfloat v3501 = biases[v3498];  // kernels/gemm/quant_b.hpp:40
+      const float v3502 = float(v3501);
+      const uint v3507 = v3489 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3508 = v3507 & 255u;
+      const uint v3511 = v3508 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3512 = as_type<float>(v3511);
+      const float v3513 = v3512 - 8388608.0f;
+      const float v3514 = fma(v3513, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3519 = v3489 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3520 = v3519 & 255u;
+      const uint v3523 = v3520 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3524 = as_type<float>(v3523);
+      const float v3525 = v3524 - 8388608.0f;
+      const float v3526 = fma(v3525, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3531 = v3489 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3532 = v3531 & 255u;
+      const uint v3535 = v3532 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3536 = as_type<float>(v3535);
+      const float v3537 = v3536 - 8388608.0f;
+      const float v3538 = fma(v3537, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3543 = v3489 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3544 = v3543 & 255u;
+      const uint v3547 = v3544 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3548 = as_type<float>(v3547);
+      const float v3549 = v3548 - 8388608.0f;
+      const float v3550 = fma(v3549, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3555 = v3492 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3556 = v3555 & 255u;
+      const uint v3559 = v3556 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3560 = as_type<float>(v3559);
+      const float v3561 = v3560 - 8388608.0f;
+      const float v3562 = fma(v3561, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3567 = v3492 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3568 = v3567 & 255u;
+      const uint v3571 = v3568 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3572 = as_type<float>(v3571);
+      const float v3573 = v3572 - 8388608.0f;
+      const float v3574 = fma(v3573, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3579 = v3492 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3580 = v3579 & 255u;
+      const uint v3583 = v3580 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3584 = as_type<float>(v3583);
+      const float v3585 = v3584 - 8388608.0f;
+      const float v3586 = fma(v3585, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const uint v3591 = v3492 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3592 = v3591 & 255u;
+      const uint v3595 = v3592 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3596 = as_type<float>(v3595);
+      const float v3597 = v3596 - 8388608.0f;
+      const float v3598 = fma(v3597, v3500, v3502);  // kernels/gemm/quant_b.hpp:51
+      const float v3600 = v3472 ? v3514 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3601 = bfloat(v3600);
+      const float v3603 = v3472 ? v3526 : 0.0f;
+      const bfloat v3604 = bfloat(v3603);
+      const float v3606 = v3472 ? v3538 : 0.0f;
+      const bfloat v3607 = bfloat(v3606);
+      const float v3609 = v3472 ? v3550 : 0.0f;
+      const bfloat v3610 = bfloat(v3609);
+      const float v3612 = v3472 ? v3562 : 0.0f;
+      const bfloat v3613 = bfloat(v3612);
+      const float v3615 = v3472 ? v3574 : 0.0f;
+      const bfloat v3616 = bfloat(v3615);
+      const float v3618 = v3472 ? v3586 : 0.0f;
+      const bfloat v3619 = bfloat(v3618);
+      const float v3621 = v3472 ? v3598 : 0.0f;
+      const bfloat v3622 = bfloat(v3621);
+      *(threadgroup iron_bf16x8*)(shm1 + v3092) = iron_bf16x8{{bfloat4(v3601, v3604, v3607, v3610), bfloat4(v3613, v3616, v3619, v3622)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3642 = v3639 && v3105;  // kernels/gemm/quant_b.hpp:137
+      const uint v3646 = min(v3104, v3134);  // kernels/gemm/quant_b.hpp:138
+      const uint v3652 = v3646 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3656 = v3655 + v3652;
+      const uint v3659 = packed[v3656];  // kernels/gemm/quant_b.hpp:37
+      const uint v3661 = v3656 + 1u;
+      const uint v3662 = packed[v3661];
+      const uint v3664 = v3646 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3668 = v3667 + v3664;
+      const bfloat v3669 = scales[v3668];  // kernels/gemm/quant_b.hpp:39
+      const float v3670 = float(v3669);
+      const bfloat v3671 = biases[v3668];  // kernels/gemm/quant_b.hpp:40
+      const float v3672 = float(v3671);
+      const uint v3677 = v3659 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3678 = v3677 & 255u;
+      const uint v3681 = v3678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3682 = as_type<float>(v3681);
+      const float v3683 = v3682 - 8388608.0f;
+      const float v3684 = fma(v3683, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3689 = v3659 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3690 = v3689 & 255u;
+      const uint v3693 = v3690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3694 = as_type<float>(v3693);
+      const float v3695 = v3694 - 8388608.0f;
+      const float v3696 = fma(v3695, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3701 = v3659 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3702 = v3701 & 255u;
+      const uint v3705 = v3702 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3706 = as_type<float>(v3705);
+      const float v3707 = v3706 - 8388608.0f;
+      const float v3708 = fma(v3707, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3713 = v3659 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3714 = v3713 & 255u;
+      const uint v3717 = v3714 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3718 = as_type<float>(v3717);
+      const float v3719 = v3718 - 8388608.0f;
+      const float v3720 = fma(v3719, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3725 = v3662 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3726 = v3725 & 255u;
+      const uint v3729 = v3726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3730 = as_type<float>(v3729);
+      const float v3731 = v3730 - 8388608.0f;
+      const float v3732 = fma(v3731, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3737 = v3662 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3738 = v3737 & 255u;
+      const uint v3741 = v3738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3742 = as_type<float>(v3741);
+      const float v3743 = v3742 - 8388608.0f;
+      const float v3744 = fma(v3743, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3749 = v3662 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3750 = v3749 & 255u;
+      const uint v3753 = v3750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3754 = as_type<float>(v3753);
+      const float v3755 = v3754 - 8388608.0f;
+      const float v3756 = fma(v3755, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const uint v3761 = v3662 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3762 = v3761 & 255u;
+      const uint v3765 = v3762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3766 = as_type<float>(v3765);
+      const float v3767 = v3766 - 8388608.0f;
+      const float v3768 = fma(v3767, v3670, v3672);  // kernels/gemm/quant_b.hpp:51
+      const float v3770 = v3642 ? v3684 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3771 = bfloat(v3770);
+      const float v3773 = v3642 ? v3696 : 0.0f;
+      const bfloat v3774 = bfloat(v3773);
+      const float v3776 = v3642 ? v3708 : 0.0f;
+      const bfloat v3777 = bfloat(v3776);
+      const float v3779 = v3642 ? v3720 : 0.0f;
+      const bfloat v3780 = bfloat(v3779);
+      const float v3782 = v3642 ? v3732 : 0.0f;
+      const bfloat v3783 = bfloat(v3782);
+      const float v3785 = v3642 ? v3744 : 0.0f;
+      const bfloat v3786 = bfloat(v3785);
+      const float v3788 = v3642 ? v3756 : 0.0f;
+      const bfloat v3789 = bfloat(v3788);
+      const float v3791 = v3642 ? v3768 : 0.0f;
+      const bfloat v3792 = bfloat(v3791);
+      *(threadgroup iron_bf16x8*)(shm1 + v3116) = iron_bf16x8{{bfloat4(v3771, v3774, v3777, v3780), bfloat4(v3783, v3786, v3789, v3792)}};  // kernels/gemm/quant_b.hpp:146
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3806 = v3019 + v3805;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v39, shm0, long(v3806), long(40u));
-      const uint v3812 = v3019 + v3811;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v41, shm1, long(v3812), long(40u));
+      const uint v3807 = v3020 + v3806;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v39, shm0, long(v3807), long(40u));
+      const uint v3813 = v3020 + v3812;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v3813), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3819 = v3806 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v39, shm0, long(v3819), long(40u));
-      const uint v3825 = v3812 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v41, shm1, long(v3825), long(40u));
+      const uint v3820 = v3807 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v39, shm0, long(v3820), long(40u));
+      const uint v3826 = v3813 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v3826), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v870 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v871 = iron_tid.x;
-    const uint v901 = v871 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v904 = v871 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v905 = v904 << 3u;
-    const uint v906 = v26 + v901;  // kernels/gemm/quant_b.hpp:137
-    const bool v907 = v906 < v1;
-    const uint v912 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v916 = v1 - 1u;
-    const uint v918 = min(v906, v916);
-    const uint v922 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v923 = v918 * v922;
-    const uint v934 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v935 = v918 * v934;
-    const uint v1063 = v901 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1065 = v1063 + v905;
-    const uint v1069 = v871 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1071 = v1069 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1074 = v1069 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1075 = v1074 << 3u;
-    const uint v1076 = v26 + v1071;  // kernels/gemm/quant_b.hpp:137
-    const bool v1077 = v1076 < v1;
-    const uint v1088 = min(v1076, v916);  // kernels/gemm/quant_b.hpp:138
-    const uint v1093 = v1088 * v922;  // kernels/gemm/quant_b.hpp:35
-    const uint v1105 = v1088 * v934;  // kernels/gemm/quant_b.hpp:38
-    const uint v1233 = v1071 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1235 = v1233 + v1075;
-    const uint v1239 = v871 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1241 = v1239 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1244 = v1239 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1245 = v1244 << 3u;
-    const uint v1246 = v26 + v1241;  // kernels/gemm/quant_b.hpp:137
-    const bool v1247 = v1246 < v1;
-    const uint v1258 = min(v1246, v916);  // kernels/gemm/quant_b.hpp:138
-    const uint v1263 = v1258 * v922;  // kernels/gemm/quant_b.hpp:35
-    const uint v1275 = v1258 * v934;  // kernels/gemm/quant_b.hpp:38
-    const uint v1403 = v1241 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1405 = v1403 + v1245;
-    const uint v1409 = v871 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1415 = v1414 << 3u;
-    const uint v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:137
-    const bool v1417 = v1416 < v1;
-    const uint v1428 = min(v1416, v916);  // kernels/gemm/quant_b.hpp:138
-    const uint v1433 = v1428 * v922;  // kernels/gemm/quant_b.hpp:35
-    const uint v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
-    const uint v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1575 = v1573 + v1415;
-    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v871 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v872 = iron_tid.x;
+    const uint v902 = v872 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v905 = v872 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v906 = v905 << 3u;
+    const uint v907 = v26 + v902;  // kernels/gemm/quant_b.hpp:137
+    const bool v908 = v907 < v1;
+    const uint v913 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v917 = v1 - 1u;
+    const uint v919 = min(v907, v917);
+    const uint v923 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v924 = v919 * v923;
+    const uint v935 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v936 = v919 * v935;
+    const uint v1064 = v902 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1066 = v1064 + v906;
+    const uint v1070 = v872 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1072 = v1070 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1075 = v1070 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1076 = v1075 << 3u;
+    const uint v1077 = v26 + v1072;  // kernels/gemm/quant_b.hpp:137
+    const bool v1078 = v1077 < v1;
+    const uint v1089 = min(v1077, v917);  // kernels/gemm/quant_b.hpp:138
+    const uint v1094 = v1089 * v923;  // kernels/gemm/quant_b.hpp:35
+    const uint v1106 = v1089 * v935;  // kernels/gemm/quant_b.hpp:38
+    const uint v1234 = v1072 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1236 = v1234 + v1076;
+    const uint v1240 = v872 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1242 = v1240 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1245 = v1240 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1246 = v1245 << 3u;
+    const uint v1247 = v26 + v1242;  // kernels/gemm/quant_b.hpp:137
+    const bool v1248 = v1247 < v1;
+    const uint v1259 = min(v1247, v917);  // kernels/gemm/quant_b.hpp:138
+    const uint v1264 = v1259 * v923;  // kernels/gemm/quant_b.hpp:35
+    const uint v1276 = v1259 * v935;  // kernels/gemm/quant_b.hpp:38
+    const uint v1404 = v1242 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1406 = v1404 + v1246;
+    const uint v1410 = v872 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1412 = v1410 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1415 = v1410 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1416 = v1415 << 3u;
+    const uint v1417 = v26 + v1412;  // kernels/gemm/quant_b.hpp:137
+    const bool v1418 = v1417 < v1;
+    const uint v1429 = min(v1417, v917);  // kernels/gemm/quant_b.hpp:138
+    const uint v1434 = v1429 * v923;  // kernels/gemm/quant_b.hpp:35
+    const uint v1446 = v1429 * v935;  // kernels/gemm/quant_b.hpp:38
+    const uint v1574 = v1412 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1576 = v1574 + v1416;
+    const uint v1583 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1589 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1597 = v1583 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1603 = v1589 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v878 = v22 + v875;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v879 = v878 < v0;
-        const uint v880 = v869 + v877;
-        const bool v881 = v880 < v2;
-        const bool v882 = v879 && v881;
-        if (v882) {
-          const uint v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v886 = v884 + v869;
-          const uint v887 = v886 + v877;
-          const bfloat v888 = x[v887];
-          const uint v890 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v891 = v890 + v877;
-          shm0[v891] = v888;
+    for (uint v870 = 0u; v870 < v2; v870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v874 = v872; v874 < 4096u; v874 += v871) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v876 = v874 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v878 = v874 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v879 = v22 + v876;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v880 = v879 < v0;
+        const uint v881 = v870 + v878;
+        const bool v882 = v881 < v2;
+        const bool v883 = v880 && v882;
+        if (v883) {
+          const uint v885 = v879 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v887 = v885 + v870;
+          const uint v888 = v887 + v878;
+          const bfloat v889 = x[v888];
+          const uint v891 = v876 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v892 = v891 + v878;
+          shm0[v892] = v889;
         } else {
-          const uint v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v894 = v893 + v877;
-          shm0[v894] = bfloat(0.0f);
+          const uint v894 = v876 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v895 = v894 + v878;
+          shm0[v895] = bfloat(0.0f);
         }
       }
-      const uint v908 = v869 + v905;  // kernels/gemm/quant_b.hpp:137
-      const bool v909 = v908 < v2;
-      const bool v910 = v907 && v909;
-      const uint v914 = min(v908, v912);  // kernels/gemm/quant_b.hpp:138
-      const uint v920 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v924 = v923 + v920;
-      const uint v927 = packed[v924];  // kernels/gemm/quant_b.hpp:37
-      const uint v929 = v924 + 1u;
-      const uint v930 = packed[v929];
-      const uint v932 = v914 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v936 = v935 + v932;
-      const bfloat v937 = scales[v936];  // kernels/gemm/quant_b.hpp:39
-      const float v938 = float(v937);
-      const bfloat v939 = biases[v936];  // kernels/gemm/quant_b.hpp:40
-      const float v940 = float(v939);
-      const uint v945 = v927 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v946 = v945 & 255u;
-      const uint v949 = v946 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v950 = as_type<float>(v949);
-      const float v951 = v950 - 8388608.0f;
-      const float v952 = fma(v951, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v957 = v927 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v958 = v957 & 255u;
-      const uint v961 = v958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v962 = as_type<float>(v961);
-      const float v963 = v962 - 8388608.0f;
-      const float v964 = fma(v963, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v969 = v927 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v970 = v969 & 255u;
-      const uint v973 = v970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v974 = as_type<float>(v973);
-      const float v975 = v974 - 8388608.0f;
-      const float v976 = fma(v975, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v981 = v927 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v982 = v981 & 255u;
-      const uint v985 = v982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v986 = as_type<float>(v985);
-      const float v987 = v986 - 8388608.0f;
-      const float v988 = fma(v987, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v993 = v930 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v994 = v993 & 255u;
-      const uint v997 = v994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v998 = as_type<float>(v997);
-      const float v999 = v998 - 8388608.0f;
-      const float v1000 = fma(v999, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v1005 = v930 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1006 = v1005 & 255u;
-      const uint v1009 = v1006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1010 = as_type<float>(v1009);
-      const float v1011 = v1010 - 8388608.0f;
-      const float v1012 = fma(v1011, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v1017 = v930 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1018 = v1017 & 255u;
-      const uint v1021 = v1018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1022 = as_type<float>(v1021);
-      const float v1023 = v1022 - 8388608.0f;
-      const float v1024 = fma(v1023, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const uint v1029 = v930 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1030 = v1029 & 255u;
-      const uint v1033 = v1030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1034 = as_type<float>(v1033);
-      const float v1035 = v1034 - 8388608.0f;
-      const float v1036 = fma(v1035, v938, v940);  // kernels/gemm/quant_b.hpp:51
-      const float v1038 = v910 ? v952 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1039 = bfloat(v1038);
-      const float v1041 = v910 ? v964 : 0.0f;
-      const bfloat v1042 = bfloat(v1041);
-      const float v1044 = v910 ? v976 : 0.0f;
-      const bfloat v1045 = bfloat(v1044);
-      const float v1047 = v910 ? v988 : 0.0f;
-      const bfloat v1048 = bfloat(v1047);
-      const float v1050 = v910 ? v1000 : 0.0f;
-      const bfloat v1051 = bfloat(v1050);
-      const float v1053 = v910 ? v1012 : 0.0f;
-      const bfloat v1054 = bfloat(v1053);
-      const float v1056 = v910 ? v1024 : 0.0f;
-      const bfloat v1057 = bfloat(v1056);
-      const float v1059 = v910 ? v1036 : 0.0f;
-      const bfloat v1060 = bfloat(v1059);
-      *(threadgroup iron_bf16x8*)(shm1 + v1065) = iron_bf16x8{{bfloat4(v1039, v1042, v1045, v1048), bfloat4(v1051, v1054, v1057, v1060)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1078 = v869 + v1075;  // kernels/gemm/quant_b.hpp:137
-      const bool v1079 = v1078 < v2;
-      const bool v1080 = v1077 && v1079;
-      const uint v1084 = min(v1078, v912);  // kernels/gemm/quant_b.hpp:138
-      const uint v1090 = v1084 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1094 = v1093 + v1090;
-      const uint v1097 = packed[v1094];  // kernels/gemm/quant_b.hpp:37
-      const uint v1099 = v1094 + 1u;
-      const uint v1100 = packed[v1099];
-      const uint v1102 = v1084 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1106 = v1105 + v1102;
-      const bfloat v1107 = scales[v1106];  // kernels/gemm/quant_b.hpp:39
-      const float v1108 = float(v1107);
-      const bfloat v1109 = biases[v1106];  // kernels/gemm/quant_b.hpp:40
-      const float v1110 = float(v1109);
-      const uint v1115 = v1097 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1116 = v1115 & 255u;
-      const uint v1119 = v1116 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1120 = as_type<float>(v1119);
-      const float v1121 = v1120 - 8388608.0f;
-      const float v1122 = fma(v1121, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1127 = v1097 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1128 = v1127 & 255u;
-      const uint v1131 = v1128 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1132 = as_type<float>(v1131);
-      const float v1133 = v1132 - 8388608.0f;
-      const float v1134 = fma(v1133, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1139 = v1097 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1140 = v1139 & 255u;
-      const uint v1143 = v1140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1144 = as_type<float>(v1143);
-      const float v1145 = v1144 - 8388608.0f;
-      const float v1146 = fma(v1145, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1151 = v1097 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1152 = v1151 & 255u;
-      const uint v1155 = v1152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1156 = as_type<float>(v1155);
-      const float v1157 = v1156 - 8388608.0f;
-      const float v1158 = fma(v1157, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1163 = v1100 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1164 = v1163 & 255u;
-      const uint v1167 = v1164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1168 = as_type<float>(v1167);
-      const float v1169 = v1168 - 8388608.0f;
-      const float v1170 = fma(v1169, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1175 = v1100 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1176 = v1175 & 255u;
-      const uint v1179 = v1176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1180 = as_type<float>(v1179);
-      const float v1181 = v1180 - 8388608.0f;
-      const float v1182 = fma(v1181, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1187 = v1100 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1188 = v1187 & 255u;
-      const uint v1191 = v1188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1192 = as_type<float>(v1191);
-      const float v1193 = v1192 - 8388608.0f;
-      const float v1194 = fma(v1193, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const uint v1199 = v1100 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1200 = v1199 & 255u;
-      const uint v1203 = v1200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1204 = as_type<float>(v1203);
-      const float v1205 = v1204 - 8388608.0f;
-      const float v1206 = fma(v1205, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
-      const float v1208 = v1080 ? v1122 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1209 = bfloat(v1208);
-      const float v1211 = v1080 ? v1134 : 0.0f;
-      const bfloat v1212 = bfloat(v1211);
-      const float v1214 = v1080 ? v1146 : 0.0f;
-      const bfloat v1215 = bfloat(v1214);
-      const float v1217 = v1080 ? v1158 : 0.0f;
-      const bfloat v1218 = bfloat(v1217);
-      const float v1220 = v1080 ? v1170 : 0.0f;
-      const bfloat v1221 = bfloat(v1220);
-      const float v1223 = v1080 ? v1182 : 0.0f;
-      const bfloat v1224 = bfloat(v1223);
-      const float v1226 = v1080 ? v1194 : 0.0f;
-      const bfloat v1227 = bfloat(v1226);
-      const float v1229 = v1080 ? v1206 : 0.0f;
-      const bfloat v1230 = bfloat(v1229);
-      *(threadgroup iron_bf16x8*)(shm1 + v1235) = iron_bf16x8{{bfloat4(v1209, v1212, v1215, v1218), bfloat4(v1221, v1224, v1227, v1230)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1248 = v869 + v1245;  // kernels/gemm/quant_b.hpp:137
-      const bool v1249 = v1248 < v2;
-      const bool v1250 = v1247 && v1249;
-      const uint v1254 = min(v1248, v912);  // kernels/gemm/quant_b.hpp:138
-      const uint v1260 = v1254 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1264 = v1263 + v1260;
-      const uint v1267 = packed[v1264];  // kernels/gemm/quant_b.hpp:37
-      const uint v1269 = v1264 + 1u;
-      const uint v1270 = packed[v1269];
-      const uint v1272 = v1254 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1276 = v1275 + v1272;
-      const bfloat v1277 = scales[v1276];  // kernels/gemm/quant_b.hpp:39
-      const float v1278 = float(v1277);
-      const bfloat v1279 = biases[v1276];  // kernels/gemm/quant_b.hpp:40
-      const float v1280 = float(v1279);
-      const uint v1285 = v1267 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1286 = v1285 & 255u;
-      const uint v1289 = v1286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1290 = as_type<float>(v1289);
-      const float v1291 = v1290 - 8388608.0f;
-      const float v1292 = fma(v1291, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1297 = v1267 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1298 = v1297 & 255u;
-      const uint v1301 = v1298 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1302 = as_type<float>(v1301);
-      const float v1303 = v1302 - 8388608.0f;
-      const float v1304 = fma(v1303, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1309 = v1267 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1310 = v1309 & 255u;
-      const uint v1313 = v1310 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1314 = as_type<float>(v1313);
-      const float v1315 = v1314 - 8388608.0f;
-      const float v1316 = fma(v1315, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1321 = v1267 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1322 = v1321 & 255u;
-      const uint v1325 = v1322 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1326 = as_type<float>(v1325);
-      const float v1327 = v1326 - 8388608.0f;
-      const float v1328 = fma(v1327, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1333 = v1270 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1334 = v1333 & 255u;
-      const uint v1337 = v1334 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1338 = as_type<float>(v1337);
-      const float v1339 = v1338 - 8388608.0f;
-      const float v1340 = fma(v1339, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1345 = v1270 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1346 = v1345 & 255u;
-      const uint v1349 = v1346 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1350 = as_type<float>(v1349);
-      const float v1351 = v1350 - 8388608.0f;
-      const float v1352 = fma(v1351, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1357 = v1270 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1358 = v1357 & 255u;
-      const uint v1361 = v1358 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1362 = as_type<float>(v1361);
-      const float v1363 = v1362 - 8388608.0f;
-      const float v1364 = fma(v1363, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const uint v1369 = v1270 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1370 = v1369 & 255u;
-      const uint v1373 = v1370 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1374 = as_type<float>(v1373);
-      const float v1375 = v1374 - 8388608.0f;
-      const float v1376 = fma(v1375, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
-      const float v1378 = v1250 ? v1292 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1379 = bfloat(v1378);
-      const float v1381 = v1250 ? v1304 : 0.0f;
-      const bfloat v1382 = bfloat(v1381);
-      const float v1384 = v1250 ? v1316 : 0.0f;
-      const bfloat v1385 = bfloat(v1384);
-      const float v1387 = v1250 ? v1328 : 0.0f;
-      const bfloat v1388 = bfloat(v1387);
-      const float v1390 = v1250 ? v1340 : 0.0f;
-      const bfloat v1391 = bfloat(v1390);
-      const float v1393 = v1250 ? v1352 : 0.0f;
-      const bfloat v1394 = bfloat(v1393);
-      const float v1396 = v1250 ? v1364 : 0.0f;
-      const bfloat v1397 = bfloat(v1396);
-      const float v1399 = v1250 ? v1376 : 0.0f;
-      const bfloat v1400 = bfloat(v1399);
-      *(threadgroup iron_bf16x8*)(shm1 + v1405) = iron_bf16x8{{bfloat4(v1379, v1382, v1385, v1388), bfloat4(v1391, v1394, v1397, v1400)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1418 = v869 + v1415;  // kernels/gemm/quant_b.hpp:137
-      const bool v1419 = v1418 < v2;
-      const bool v1420 = v1417 && v1419;
-      const uint v1424 = min(v1418, v912);  // kernels/gemm/quant_b.hpp:138
-      const uint v1430 = v1424 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1434 = v1433 + v1430;
-      const uint v1437 = packed[v1434];  // kernels/gemm/quant_b.hpp:37
-      const uint v1439 = v1434 + 1u;
-      const uint v1440 = packed[v1439];
-      const uint v1442 = v1424 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1446 = v1445 + v1442;
-      const bfloat v1447 = scales[v1446];  // kernels/gemm/quant_b.hpp:39
-      const float v1448 = float(v1447);
-      const bfloat v1449 = biases[v1446];  // kernels/gemm/quant_b.hpp:40
-      const float v1450 = float(v1449);
-      const uint v1455 = v1437 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1456 = v1455 & 255u;
-      const uint v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1460 = as_type<float>(v1459);
-      const float v1461 = v1460 - 8388608.0f;
-      const float v1462 = fma(v1461, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1467 = v1437 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1468 = v1467 & 255u;
-      const uint v1471 = v1468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1472 = as_type<float>(v1471);
-      const float v1473 = v1472 - 8388608.0f;
-      const float v1474 = fma(v1473, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1479 = v1437 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1480 = v1479 & 255u;
-      const uint v1483 = v1480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1484 = as_type<float>(v1483);
-      const float v1485 = v1484 - 8388608.0f;
-      const float v1486 = fma(v1485, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1491 = v1437 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1492 = v1491 & 255u;
-      const uint v1495 = v1492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1496 = as_type<float>(v1495);
-      const float v1497 = v1496 - 8388608.0f;
-      const float v1498 = fma(v1497, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1503 = v1440 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1504 = v1503 & 255u;
-      const uint v1507 = v1504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1508 = as_type<float>(v1507);
-      const float v1509 = v1508 - 8388608.0f;
-      const float v1510 = fma(v1509, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1515 = v1440 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1516 = v1515 & 255u;
-      const uint v1519 = v1516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1520 = as_type<float>(v1519);
-      const float v1521 = v1520 - 8388608.0f;
-      const float v1522 = fma(v1521, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1527 = v1440 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1528 = v1527 & 255u;
-      const uint v1531 = v1528 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1532 = as_type<float>(v1531);
-      const float v1533 = v1532 - 8388608.0f;
-      const float v1534 = fma(v1533, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const uint v1539 = v1440 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1540 = v1539 & 255u;
-      const uint v1543 = v1540 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1544 = as_type<float>(v1543);
-      const float v1545 = v1544 - 8388608.0f;
-      const float v1546 = fma(v1545, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
-      const float v1548 = v1420 ? v1462 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1549 = bfloat(v1548);
-      const float v1551 = v1420 ? v1474 : 0.0f;
-      const bfloat v1552 = bfloat(v1551);
-      const float v1554 = v1420 ? v1486 : 0.0f;
-      const bfloat v1555 = bfloat(v1554);
-      const float v1557 = v1420 ? v1498 : 0.0f;
-      const bfloat v1558 = bfloat(v1557);
-      const float v1560 = v1420 ? v1510 : 0.0f;
-      const bfloat v1561 = bfloat(v1560);
-      const float v1563 = v1420 ? v1522 : 0.0f;
-      const bfloat v1564 = bfloat(v1563);
-      const float v1566 = v1420 ? v1534 : 0.0f;
-      const bfloat v1567 = bfloat(v1566);
-      const float v1569 = v1420 ? v1546 : 0.0f;
-      const bfloat v1570 = bfloat(v1569);
-      *(threadgroup iron_bf16x8*)(shm1 + v1575) = iron_bf16x8{{bfloat4(v1549, v1552, v1555, v1558), bfloat4(v1561, v1564, v1567, v1570)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v909 = v870 + v906;  // kernels/gemm/quant_b.hpp:137
+      const bool v910 = v909 < v2;
+      const bool v911 = v908 && v910;
+      const uint v915 = min(v909, v913);  // kernels/gemm/quant_b.hpp:138
+      const uint v921 = v915 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v925 = v924 + v921;
+      const uint v928 = packed[v925];  // kernels/gemm/quant_b.hpp:37
+      const uint v930 = v925 + 1u;
+      const uint v931 = packed[v930];
+      const uint v933 = v915 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v937 = v936 + v933;
+      const bfloat v938 = scales[v937];  // kernels/gemm/quant_b.hpp:39
+      const float v939 = float(v938);
+      const bfloat v940 = biases[v937];  // kernels/gemm/quant_b.hpp:40
+      const float v941 = float(v940);
+      const uint v946 = v928 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v947 = v946 & 255u;
+      const uint v950 = v947 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v951 = as_type<float>(v950);
+      const float v952 = v951 - 8388608.0f;
+      const float v953 = fma(v952, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v958 = v928 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v959 = v958 & 255u;
+      const uint v962 = v959 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v963 = as_type<float>(v962);
+      const float v964 = v963 - 8388608.0f;
+      const float v965 = fma(v964, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v970 = v928 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v971 = v970 & 255u;
+      const uint v974 = v971 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v975 = as_type<float>(v974);
+      const float v976 = v975 - 8388608.0f;
+      const float v977 = fma(v976, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v982 = v928 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v983 = v982 & 255u;
+      const uint v986 = v983 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v987 = as_type<float>(v986);
+      const float v988 = v987 - 8388608.0f;
+      const float v989 = fma(v988, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v994 = v931 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v995 = v994 & 255u;
+      const uint v998 = v995 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v999 = as_type<float>(v998);
+      const float v1000 = v999 - 8388608.0f;
+      const float v1001 = fma(v1000, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v1006 = v931 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1007 = v1006 & 255u;
+      const uint v1010 = v1007 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1011 = as_type<float>(v1010);
+      const float v1012 = v1011 - 8388608.0f;
+      const float v1013 = fma(v1012, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v1018 = v931 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1019 = v1018 & 255u;
+      const uint v1022 = v1019 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1023 = as_type<float>(v1022);
+      const float v1024 = v1023 - 8388608.0f;
+      const float v1025 = fma(v1024, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const uint v1030 = v931 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1031 = v1030 & 255u;
+      const uint v1034 = v1031 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1035 = as_type<float>(v1034);
+      const float v1036 = v1035 - 8388608.0f;
+      const float v1037 = fma(v1036, v939, v941);  // kernels/gemm/quant_b.hpp:51
+      const float v1039 = v911 ? v953 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1040 = bfloat(v1039);
+      const float v1042 = v911 ? v965 : 0.0f;
+      const bfloat v1043 = bfloat(v1042);
+      const float v1045 = v911 ? v977 : 0.0f;
+      const bfloat v1046 = bfloat(v1045);
+      const float v1048 = v911 ? v989 : 0.0f;
+      const bfloat v1049 = bfloat(v1048);
+      const float v1051 = v911 ? v1001 : 0.0f;
+      const bfloat v1052 = bfloat(v1051);
+      const float v1054 = v911 ? v1013 : 0.0f;
+      const bfloat v1055 = bfloat(v1054);
+      const float v1057 = v911 ? v1025 : 0.0f;
+      const bfloat v1058 = bfloat(v1057);
+      const float v1060 = v911 ? v1037 : 0.0f;
+      const bfloat v1061 = bfloat(v1060);
+      *(threadgroup iron_bf16x8*)(shm1 + v1066) = iron_bf16x8{{bfloat4(v1040, v1043, v1046, v1049), bfloat4(v1052, v1055, v1058, v1061)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1079 = v870 + v1076;  // kernels/gemm/quant_b.hpp:137
+      const bool v1080 = v1079 < v2;
+      const bool v1081 = v1078 && v1080;
+      const uint v1085 = min(v1079, v913);  // kernels/gemm/quant_b.hpp:138
+      const uint v1091 = v1085 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1095 = v1094 + v1091;
+      const uint v1098 = packed[v1095];  // kernels/gemm/quant_b.hpp:37
+      const uint v1100 = v1095 + 1u;
+      const uint v1101 = packed[v1100];
+      const uint v1103 = v1085 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1107 = v1106 + v1103;
+      const bfloat v1108 = scales[v1107];  // kernels/gemm/quant_b.hpp:39
+      const float v1109 = float(v1108);
+      const bfloat v1110 = biases[v1107];  // kernels/gemm/quant_b.hpp:40
+      const float v1111 = float(v1110);
+      const uint v1116 = v1098 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1117 = v1116 & 255u;
+      const uint v1120 = v1117 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1121 = as_type<float>(v1120);
+      const float v1122 = v1121 - 8388608.0f;
+      const float v1123 = fma(v1122, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1128 = v1098 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1129 = v1128 & 255u;
+      const uint v1132 = v1129 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1133 = as_type<float>(v1132);
+      const float v1134 = v1133 - 8388608.0f;
+      const float v1135 = fma(v1134, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1140 = v1098 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1141 = v1140 & 255u;
+      const uint v1144 = v1141 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1145 = as_type<float>(v1144);
+      const float v1146 = v1145 - 8388608.0f;
+      const float v1147 = fma(v1146, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1152 = v1098 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1153 = v1152 & 255u;
+      const uint v1156 = v1153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1157 = as_type<float>(v1156);
+      const float v1158 = v1157 - 8388608.0f;
+      const float v1159 = fma(v1158, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1164 = v1101 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1165 = v1164 & 255u;
+      const uint v1168 = v1165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1169 = as_type<float>(v1168);
+      const float v1170 = v1169 - 8388608.0f;
+      const float v1171 = fma(v1170, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1176 = v1101 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1177 = v1176 & 255u;
+      const uint v1180 = v1177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1181 = as_type<float>(v1180);
+      const float v1182 = v1181 - 8388608.0f;
+      const float v1183 = fma(v1182, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1188 = v1101 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1189 = v1188 & 255u;
+      const uint v1192 = v1189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1193 = as_type<float>(v1192);
+      const float v1194 = v1193 - 8388608.0f;
+      const float v1195 = fma(v1194, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const uint v1200 = v1101 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1201 = v1200 & 255u;
+      const uint v1204 = v1201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1205 = as_type<float>(v1204);
+      const float v1206 = v1205 - 8388608.0f;
+      const float v1207 = fma(v1206, v1109, v1111);  // kernels/gemm/quant_b.hpp:51
+      const float v1209 = v1081 ? v1123 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1210 = bfloat(v1209);
+      const float v1212 = v1081 ? v1135 : 0.0f;
+      const bfloat v1213 = bfloat(v1212);
+      const float v1215 = v1081 ? v1147 : 0.0f;
+      const bfloat v1216 = bfloat(v1215);
+      const float v1218 = v1081 ? v1159 : 0.0f;
+      const bfloat v1219 = bfloat(v1218);
+      const float v1221 = v1081 ? v1171 : 0.0f;
+      const bfloat v1222 = bfloat(v1221);
+      const float v1224 = v1081 ? v1183 : 0.0f;
+      const bfloat v1225 = bfloat(v1224);
+      const float v1227 = v1081 ? v1195 : 0.0f;
+      const bfloat v1228 = bfloat(v1227);
+      const float v1230 = v1081 ? v1207 : 0.0f;
+      const bfloat v1231 = bfloat(v1230);
+      *(threadgroup iron_bf16x8*)(shm1 + v1236) = iron_bf16x8{{bfloat4(v1210, v1213, v1216, v1219), bfloat4(v1222, v1225, v1228, v1231)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1249 = v870 + v1246;  // kernels/gemm/quant_b.hpp:137
+      const bool v1250 = v1249 < v2;
+      const bool v1251 = v1248 && v1250;
+      const uint v1255 = min(v1249, v913);  // kernels/gemm/quant_b.hpp:138
+      const uint v1261 = v1255 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1265 = v1264 + v1261;
+      const uint v1268 = packed[v1265];  // kernels/gemm/quant_b.hpp:37
+      const uint v1270 = v1265 + 1u;
+      const uint v1271 = packed[v1270];
+      const uint v1273 = v1255 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1277 = v1276 + v1273;
+      const bfloat v1278 = scales[v1277];  // kernels/gemm/quant_b.hpp:39
+      const float v1279 = float(v1278);
+      const bfloat v1280 = biases[v1277];  // kernels/gemm/quant_b.hpp:40
+      const float v1281 = float(v1280);
+      const uint v1286 = v1268 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1287 = v1286 & 255u;
+      const uint v1290 = v1287 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1291 = as_type<float>(v1290);
+      const float v1292 = v1291 - 8388608.0f;
+      const float v1293 = fma(v1292, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1298 = v1268 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1299 = v1298 & 255u;
+      const uint v1302 = v1299 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1303 = as_type<float>(v1302);
+      const float v1304 = v1303 - 8388608.0f;
+      const float v1305 = fma(v1304, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1310 = v1268 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1311 = v1310 & 255u;
+      const uint v1314 = v1311 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1315 = as_type<float>(v1314);
+      const float v1316 = v1315 - 8388608.0f;
+      const float v1317 = fma(v1316, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1322 = v1268 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1323 = v1322 & 255u;
+      const uint v1326 = v1323 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1327 = as_type<float>(v1326);
+      const float v1328 = v1327 - 8388608.0f;
+      const float v1329 = fma(v1328, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1334 = v1271 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1335 = v1334 & 255u;
+      const uint v1338 = v1335 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1339 = as_type<float>(v1338);
+      const float v1340 = v1339 - 8388608.0f;
+      const float v1341 = fma(v1340, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1346 = v1271 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1347 = v1346 & 255u;
+      const uint v1350 = v1347 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1351 = as_type<float>(v1350);
+      const float v1352 = v1351 - 8388608.0f;
+      const float v1353 = fma(v1352, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1358 = v1271 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1359 = v1358 & 255u;
+      const uint v1362 = v1359 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1363 = as_type<float>(v1362);
+      const float v1364 = v1363 - 8388608.0f;
+      const float v1365 = fma(v1364, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const uint v1370 = v1271 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1371 = v1370 & 255u;
+      const uint v1374 = v1371 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1375 = as_type<float>(v1374);
+      const float v1376 = v1375 - 8388608.0f;
+      const float v1377 = fma(v1376, v1279, v1281);  // kernels/gemm/quant_b.hpp:51
+      const float v1379 = v1251 ? v1293 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1380 = bfloat(v1379);
+      const float v1382 = v1251 ? v1305 : 0.0f;
+      const bfloat v1383 = bfloat(v1382);
+      const float v1385 = v1251 ? v1317 : 0.0f;
+      const bfloat v1386 = bfloat(v1385);
+      const float v1388 = v1251 ? v1329 : 0.0f;
+      const bfloat v1389 = bfloat(v1388);
+      const float v1391 = v1251 ? v1341 : 0.0f;
+      const bfloat v1392 = bfloat(v1391);
+      const float v1394 = v1251 ? v1353 : 0.0f;
+      const bfloat v1395 = bfloat(v1394);
+      const float v1397 = v1251 ? v1365 : 0.0f;
+      const bfloat v1398 = bfloat(v1397);
+      const float v1400 = v1251 ? v1377 : 0.0f;
+      const bfloat v1401 = bfloat(v1400);
+      *(threadgroup iron_bf16x8*)(shm1 + v1406) = iron_bf16x8{{bfloat4(v1380, v1383, v1386, v1389), bfloat4(v1392, v1395, v1398, v1401)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1419 = v870 + v1416;  // kernels/gemm/quant_b.hpp:137
+      const bool v1420 = v1419 < v2;
+      const bool v1421 = v1418 && v1420;
+      const uint v1425 = min(v1419, v913);  // kernels/gemm/quant_b.hpp:138
+      const uint v1431 = v1425 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1435 = v1434 + v1431;
+      const uint v1438 = packed[v1435];  // kernels/gemm/quant_b.hpp:37
+      const uint v1440 = v1435 + 1u;
+      const uint v1441 = packed[v1440];
+      const uint v1443 = v1425 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1447 = v1446 + v1443;
+      const bfloat v1448 = scales[v1447];  // kernels/gemm/quant_b.hpp:39
+      const float v1449 = float(v1448);
+      const bfloat v1450 = biases[v1447];  // kernels/gemm/quant_b.hpp:40
+      const float v1451 = float(v1450);
+      const uint v1456 = v1438 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1457 = v1456 & 255u;
+      const uint v1460 = v1457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1461 = as_type<float>(v1460);
+      const float v1462 = v1461 - 8388608.0f;
+      const float v1463 = fma(v1462, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1468 = v1438 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1469 = v1468 & 255u;
+      const uint v1472 = v1469 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1473 = as_type<float>(v1472);
+      const float v1474 = v1473 - 8388608.0f;
+      const float v1475 = fma(v1474, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1480 = v1438 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1481 = v1480 & 255u;
+      const uint v1484 = v1481 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1485 = as_type<float>(v1484);
+      const float v1486 = v1485 - 8388608.0f;
+      const float v1487 = fma(v1486, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1492 = v1438 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1493 = v1492 & 255u;
+      const uint v1496 = v1493 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1497 = as_type<float>(v1496);
+      const float v1498 = v1497 - 8388608.0f;
+      const float v1499 = fma(v1498, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1504 = v1441 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1505 = v1504 & 255u;
+      const uint v1508 = v1505 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1509 = as_type<float>(v1508);
+      const float v1510 = v1509 - 8388608.0f;
+      const float v1511 = fma(v1510, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1516 = v1441 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1517 = v1516 & 255u;
+      const uint v1520 = v1517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1521 = as_type<float>(v1520);
+      const float v1522 = v1521 - 8388608.0f;
+      const float v1523 = fma(v1522, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1528 = v1441 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1529 = v1528 & 255u;
+      const uint v1532 = v1529 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1533 = as_type<float>(v1532);
+      const float v1534 = v1533 - 8388608.0f;
+      const float v1535 = fma(v1534, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const uint v1540 = v1441 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1541 = v1540 & 255u;
+      const uint v1544 = v1541 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1545 = as_type<float>(v1544);
+      const float v1546 = v1545 - 8388608.0f;
+      const float v1547 = fma(v1546, v1449, v1451);  // kernels/gemm/quant_b.hpp:51
+      const float v1549 = v1421 ? v1463 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1550 = bfloat(v1549);
+      const float v1552 = v1421 ? v1475 : 0.0f;
+      const bfloat v1553 = bfloat(v1552);
+      const float v1555 = v1421 ? v1487 : 0.0f;
+      const bfloat v1556 = bfloat(v1555);
+      const float v1558 = v1421 ? v1499 : 0.0f;
+      const bfloat v1559 = bfloat(v1558);
+      const float v1561 = v1421 ? v1511 : 0.0f;
+      const bfloat v1562 = bfloat(v1561);
+      const float v1564 = v1421 ? v1523 : 0.0f;
+      const bfloat v1565 = bfloat(v1564);
+      const float v1567 = v1421 ? v1535 : 0.0f;
+      const bfloat v1568 = bfloat(v1567);
+      const float v1570 = v1421 ? v1547 : 0.0f;
+      const bfloat v1571 = bfloat(v1570);
+      *(threadgroup iron_bf16x8*)(shm1 + v1576) = iron_bf16x8{{bfloat4(v1550, v1553, v1556, v1559), bfloat4(v1562, v1565, v1568, v1571)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v39, shm0, long(v1583), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1589), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v39, shm0, long(v1597), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1603), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1603 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1604 = v22 + v31;
-  const uint v1605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1606 = v1604 + v1605;
-  const uint v1607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1608 = v1603 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1610 = v1608 < v1;
-  const bool v1611 = v1609 && v1610;
-  if (v1611) {
-    const float v1612 = v37.m[0][0].thread_elements()[0];
-    const bfloat v1613 = bfloat(v1612);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1614 = v1606 * v1;
-    const uint v1615 = v1614 + v1608;
-    out[v1615] = v1613;
-  }
-  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1617 = v1604 + v1616;
-  const uint v1618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1619 = v1603 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1621 = v1619 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v37.m[0][0].thread_elements()[1];
-    const bfloat v1624 = bfloat(v1623);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1625 = v1617 * v1;
-    const uint v1626 = v1625 + v1619;
-    out[v1626] = v1624;
-  }
-  const uint v1627 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1628 = v1604 + v1627;
-  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1630 = v1603 + v1629;
-  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1632 = v1630 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v37.m[0][1].thread_elements()[0];
-    const bfloat v1635 = bfloat(v1634);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1636 = v1628 * v1;
-    const uint v1637 = v1636 + v1630;
-    out[v1637] = v1635;
-  }
-  const uint v1638 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1639 = v1604 + v1638;
-  const uint v1640 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1641 = v1603 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v37.m[0][1].thread_elements()[1];
-    const bfloat v1646 = bfloat(v1645);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1647 = v1639 * v1;
-    const uint v1648 = v1647 + v1641;
-    out[v1648] = v1646;
-  }
-  const uint v1649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1650 = v1604 + v1649;
-  const uint v1651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1652 = v1603 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1654 = v1652 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v37.m[0][2].thread_elements()[0];
-    const bfloat v1657 = bfloat(v1656);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1658 = v1650 * v1;
-    const uint v1659 = v1658 + v1652;
-    out[v1659] = v1657;
-  }
-  const uint v1660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1661 = v1604 + v1660;
-  const uint v1662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1663 = v1603 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1665 = v1663 < v1;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v37.m[0][2].thread_elements()[1];
-    const bfloat v1668 = bfloat(v1667);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1669 = v1661 * v1;
-    const uint v1670 = v1669 + v1663;
-    out[v1670] = v1668;
-  }
-  const uint v1671 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1672 = v1604 + v1671;
-  const uint v1673 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1674 = v1603 + v1673;
-  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1676 = v1674 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v37.m[0][3].thread_elements()[0];
-    const bfloat v1679 = bfloat(v1678);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1680 = v1672 * v1;
-    const uint v1681 = v1680 + v1674;
-    out[v1681] = v1679;
-  }
-  const uint v1682 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1683 = v1604 + v1682;
-  const uint v1684 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1685 = v1603 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1687 = v1685 < v1;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v37.m[0][3].thread_elements()[1];
-    const bfloat v1690 = bfloat(v1689);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1691 = v1683 * v1;
-    const uint v1692 = v1691 + v1685;
-    out[v1692] = v1690;
-  }
-  const uint v1693 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1694 = v1604 + v1693;
-  const uint v1695 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1696 = v1603 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1698 = v1696 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v37.m[0][4].thread_elements()[0];
-    const bfloat v1701 = bfloat(v1700);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1702 = v1694 * v1;
-    const uint v1703 = v1702 + v1696;
-    out[v1703] = v1701;
-  }
-  const uint v1704 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1705 = v1604 + v1704;
-  const uint v1706 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1707 = v1603 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1709 = v1707 < v1;
-  const bool v1710 = v1708 && v1709;
-  if (v1710) {
-    const float v1711 = v37.m[0][4].thread_elements()[1];
-    const bfloat v1712 = bfloat(v1711);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1713 = v1705 * v1;
-    const uint v1714 = v1713 + v1707;
-    out[v1714] = v1712;
-  }
-  const uint v1715 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1716 = v1604 + v1715;
-  const uint v1717 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1718 = v1603 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1720 = v1718 < v1;
-  const bool v1721 = v1719 && v1720;
-  if (v1721) {
-    const float v1722 = v37.m[0][5].thread_elements()[0];
-    const bfloat v1723 = bfloat(v1722);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1724 = v1716 * v1;
-    const uint v1725 = v1724 + v1718;
-    out[v1725] = v1723;
-  }
-  const uint v1726 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1727 = v1604 + v1726;
-  const uint v1728 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1729 = v1603 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1731 = v1729 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v37.m[0][5].thread_elements()[1];
-    const bfloat v1734 = bfloat(v1733);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1735 = v1727 * v1;
-    const uint v1736 = v1735 + v1729;
-    out[v1736] = v1734;
-  }
-  const uint v1737 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1738 = v1604 + v1737;
-  const uint v1739 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1740 = v1603 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1742 = v1740 < v1;
-  const bool v1743 = v1741 && v1742;
-  if (v1743) {
-    const float v1744 = v37.m[0][6].thread_elements()[0];
-    const bfloat v1745 = bfloat(v1744);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1746 = v1738 * v1;
-    const uint v1747 = v1746 + v1740;
-    out[v1747] = v1745;
-  }
-  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1749 = v1604 + v1748;
-  const uint v1750 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1751 = v1603 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1753 = v1751 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v37.m[0][6].thread_elements()[1];
-    const bfloat v1756 = bfloat(v1755);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1757 = v1749 * v1;
-    const uint v1758 = v1757 + v1751;
-    out[v1758] = v1756;
-  }
-  const uint v1759 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1760 = v1604 + v1759;
-  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1762 = v1603 + v1761;
-  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v37.m[0][7].thread_elements()[0];
-    const bfloat v1767 = bfloat(v1766);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1768 = v1760 * v1;
-    const uint v1769 = v1768 + v1762;
-    out[v1769] = v1767;
-  }
-  const uint v1770 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1771 = v1604 + v1770;
-  const uint v1772 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1773 = v1603 + v1772;
-  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1775 = v1773 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v37.m[0][7].thread_elements()[1];
-    const bfloat v1778 = bfloat(v1777);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1779 = v1771 * v1;
-    const uint v1780 = v1779 + v1773;
-    out[v1780] = v1778;
-  }
-  const uint v1781 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1782 = v1604 + v1781;
-  const uint v1783 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1784 = v1603 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1786 = v1784 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v37.m[1][0].thread_elements()[0];
-    const bfloat v1789 = bfloat(v1788);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1790 = v1782 * v1;
-    const uint v1791 = v1790 + v1784;
-    out[v1791] = v1789;
-  }
-  const uint v1792 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1793 = v1604 + v1792;
-  const uint v1794 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1795 = v1603 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v37.m[1][0].thread_elements()[1];
-    const bfloat v1800 = bfloat(v1799);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1801 = v1793 * v1;
-    const uint v1802 = v1801 + v1795;
-    out[v1802] = v1800;
-  }
-  const uint v1803 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1804 = v1604 + v1803;
-  const uint v1805 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1806 = v1603 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1808 = v1806 < v1;
-  const bool v1809 = v1807 && v1808;
-  if (v1809) {
-    const float v1810 = v37.m[1][1].thread_elements()[0];
-    const bfloat v1811 = bfloat(v1810);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1812 = v1804 * v1;
-    const uint v1813 = v1812 + v1806;
-    out[v1813] = v1811;
-  }
-  const uint v1814 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1815 = v1604 + v1814;
-  const uint v1816 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1817 = v1603 + v1816;
-  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1819 = v1817 < v1;
-  const bool v1820 = v1818 && v1819;
-  if (v1820) {
-    const float v1821 = v37.m[1][1].thread_elements()[1];
-    const bfloat v1822 = bfloat(v1821);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1823 = v1815 * v1;
-    const uint v1824 = v1823 + v1817;
-    out[v1824] = v1822;
-  }
-  const uint v1825 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1826 = v1604 + v1825;
-  const uint v1827 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1828 = v1603 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1830 = v1828 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v37.m[1][2].thread_elements()[0];
-    const bfloat v1833 = bfloat(v1832);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1834 = v1826 * v1;
-    const uint v1835 = v1834 + v1828;
-    out[v1835] = v1833;
-  }
-  const uint v1836 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1837 = v1604 + v1836;
-  const uint v1838 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1839 = v1603 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1841 = v1839 < v1;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v37.m[1][2].thread_elements()[1];
-    const bfloat v1844 = bfloat(v1843);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1845 = v1837 * v1;
-    const uint v1846 = v1845 + v1839;
-    out[v1846] = v1844;
-  }
-  const uint v1847 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1848 = v1604 + v1847;
-  const uint v1849 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1850 = v1603 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v37.m[1][3].thread_elements()[0];
-    const bfloat v1855 = bfloat(v1854);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1856 = v1848 * v1;
-    const uint v1857 = v1856 + v1850;
-    out[v1857] = v1855;
-  }
-  const uint v1858 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1859 = v1604 + v1858;
-  const uint v1860 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1861 = v1603 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1863 = v1861 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v37.m[1][3].thread_elements()[1];
-    const bfloat v1866 = bfloat(v1865);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1867 = v1859 * v1;
-    const uint v1868 = v1867 + v1861;
-    out[v1868] = v1866;
-  }
-  const uint v1869 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1870 = v1604 + v1869;
-  const uint v1871 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1872 = v1603 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1874 = v1872 < v1;
-  const bool v1875 = v1873 && v1874;
-  if (v1875) {
-    const float v1876 = v37.m[1][4].thread_elements()[0];
-    const bfloat v1877 = bfloat(v1876);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1878 = v1870 * v1;
-    const uint v1879 = v1878 + v1872;
-    out[v1879] = v1877;
-  }
-  const uint v1880 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1881 = v1604 + v1880;
-  const uint v1882 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1883 = v1603 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v37.m[1][4].thread_elements()[1];
-    const bfloat v1888 = bfloat(v1887);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1889 = v1881 * v1;
-    const uint v1890 = v1889 + v1883;
-    out[v1890] = v1888;
-  }
-  const uint v1891 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1892 = v1604 + v1891;
-  const uint v1893 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1894 = v1603 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1896 = v1894 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v37.m[1][5].thread_elements()[0];
-    const bfloat v1899 = bfloat(v1898);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1900 = v1892 * v1;
-    const uint v1901 = v1900 + v1894;
-    out[v1901] = v1899;
-  }
-  const uint v1902 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1903 = v1604 + v1902;
-  const uint v1904 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1905 = v1603 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v37.m[1][5].thread_elements()[1];
-    const bfloat v1910 = bfloat(v1909);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1911 = v1903 * v1;
-    const uint v1912 = v1911 + v1905;
-    out[v1912] = v1910;
-  }
-  const uint v1913 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1914 = v1604 + v1913;
-  const uint v1915 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1916 = v1603 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1918 = v1916 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v37.m[1][6].thread_elements()[0];
-    const bfloat v1921 = bfloat(v1920);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1922 = v1914 * v1;
-    const uint v1923 = v1922 + v1916;
-    out[v1923] = v1921;
-  }
-  const uint v1924 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1925 = v1604 + v1924;
-  const uint v1926 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1927 = v1603 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1929 = v1927 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v37.m[1][6].thread_elements()[1];
-    const bfloat v1932 = bfloat(v1931);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1933 = v1925 * v1;
-    const uint v1934 = v1933 + v1927;
-    out[v1934] = v1932;
-  }
-  const uint v1935 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1936 = v1604 + v1935;
-  const uint v1937 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1938 = v1603 + v1937;
-  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1940 = v1938 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v37.m[1][7].thread_elements()[0];
-    const bfloat v1943 = bfloat(v1942);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1944 = v1936 * v1;
-    const uint v1945 = v1944 + v1938;
-    out[v1945] = v1943;
-  }
-  const uint v1946 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1947 = v1604 + v1946;
-  const uint v1948 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1949 = v1603 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v37.m[1][7].thread_elements()[1];
-    const bfloat v1954 = bfloat(v1953);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1955 = v1947 * v1;
-    const uint v1956 = v1955 + v1949;
-    out[v1956] = v1954;
-  }
-  const uint v1957 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1958 = v1604 + v1957;
-  const uint v1959 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1960 = v1603 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1962 = v1960 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v37.m[2][0].thread_elements()[0];
-    const bfloat v1965 = bfloat(v1964);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1966 = v1958 * v1;
-    const uint v1967 = v1966 + v1960;
-    out[v1967] = v1965;
-  }
-  const uint v1968 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1969 = v1604 + v1968;
-  const uint v1970 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1971 = v1603 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1973 = v1971 < v1;
-  const bool v1974 = v1972 && v1973;
-  if (v1974) {
-    const float v1975 = v37.m[2][0].thread_elements()[1];
-    const bfloat v1976 = bfloat(v1975);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1977 = v1969 * v1;
-    const uint v1978 = v1977 + v1971;
-    out[v1978] = v1976;
-  }
-  const uint v1979 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1980 = v1604 + v1979;
-  const uint v1981 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1982 = v1603 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1984 = v1982 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v37.m[2][1].thread_elements()[0];
-    const bfloat v1987 = bfloat(v1986);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1988 = v1980 * v1;
-    const uint v1989 = v1988 + v1982;
-    out[v1989] = v1987;
-  }
-  const uint v1990 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1991 = v1604 + v1990;
-  const uint v1992 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1993 = v1603 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1995 = v1993 < v1;
-  const bool v1996 = v1994 && v1995;
-  if (v1996) {
-    const float v1997 = v37.m[2][1].thread_elements()[1];
-    const bfloat v1998 = bfloat(v1997);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1999 = v1991 * v1;
-    const uint v2000 = v1999 + v1993;
-    out[v2000] = v1998;
-  }
-  const uint v2001 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2002 = v1604 + v2001;
-  const uint v2003 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2004 = v1603 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2006 = v2004 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v37.m[2][2].thread_elements()[0];
-    const bfloat v2009 = bfloat(v2008);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2010 = v2002 * v1;
-    const uint v2011 = v2010 + v2004;
-    out[v2011] = v2009;
-  }
-  const uint v2012 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2013 = v1604 + v2012;
-  const uint v2014 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2015 = v1603 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2017 = v2015 < v1;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v37.m[2][2].thread_elements()[1];
-    const bfloat v2020 = bfloat(v2019);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2021 = v2013 * v1;
-    const uint v2022 = v2021 + v2015;
-    out[v2022] = v2020;
-  }
-  const uint v2023 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2024 = v1604 + v2023;
-  const uint v2025 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2026 = v1603 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2028 = v2026 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v37.m[2][3].thread_elements()[0];
-    const bfloat v2031 = bfloat(v2030);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2032 = v2024 * v1;
-    const uint v2033 = v2032 + v2026;
-    out[v2033] = v2031;
-  }
-  const uint v2034 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2035 = v1604 + v2034;
-  const uint v2036 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2037 = v1603 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2039 = v2037 < v1;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v37.m[2][3].thread_elements()[1];
-    const bfloat v2042 = bfloat(v2041);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2043 = v2035 * v1;
-    const uint v2044 = v2043 + v2037;
-    out[v2044] = v2042;
-  }
-  const uint v2045 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2046 = v1604 + v2045;
-  const uint v2047 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2048 = v1603 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v37.m[2][4].thread_elements()[0];
-    const bfloat v2053 = bfloat(v2052);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2054 = v2046 * v1;
-    const uint v2055 = v2054 + v2048;
-    out[v2055] = v2053;
-  }
-  const uint v2056 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2057 = v1604 + v2056;
-  const uint v2058 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2059 = v1603 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v37.m[2][4].thread_elements()[1];
-    const bfloat v2064 = bfloat(v2063);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2065 = v2057 * v1;
-    const uint v2066 = v2065 + v2059;
-    out[v2066] = v2064;
-  }
-  const uint v2067 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2068 = v1604 + v2067;
-  const uint v2069 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2070 = v1603 + v2069;
-  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2072 = v2070 < v1;
-  const bool v2073 = v2071 && v2072;
-  if (v2073) {
-    const float v2074 = v37.m[2][5].thread_elements()[0];
-    const bfloat v2075 = bfloat(v2074);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2076 = v2068 * v1;
-    const uint v2077 = v2076 + v2070;
-    out[v2077] = v2075;
-  }
-  const uint v2078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2079 = v1604 + v2078;
-  const uint v2080 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2081 = v1603 + v2080;
-  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2083 = v2081 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v37.m[2][5].thread_elements()[1];
-    const bfloat v2086 = bfloat(v2085);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2087 = v2079 * v1;
-    const uint v2088 = v2087 + v2081;
-    out[v2088] = v2086;
-  }
-  const uint v2089 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2090 = v1604 + v2089;
-  const uint v2091 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2092 = v1603 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2094 = v2092 < v1;
-  const bool v2095 = v2093 && v2094;
-  if (v2095) {
-    const float v2096 = v37.m[2][6].thread_elements()[0];
-    const bfloat v2097 = bfloat(v2096);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2098 = v2090 * v1;
-    const uint v2099 = v2098 + v2092;
-    out[v2099] = v2097;
-  }
-  const uint v2100 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2101 = v1604 + v2100;
-  const uint v2102 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2103 = v1603 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2105 = v2103 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v37.m[2][6].thread_elements()[1];
-    const bfloat v2108 = bfloat(v2107);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2109 = v2101 * v1;
-    const uint v2110 = v2109 + v2103;
-    out[v2110] = v2108;
-  }
-  const uint v2111 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2112 = v1604 + v2111;
-  const uint v2113 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2114 = v1603 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2116 = v2114 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v37.m[2][7].thread_elements()[0];
-    const bfloat v2119 = bfloat(v2118);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2120 = v2112 * v1;
-    const uint v2121 = v2120 + v2114;
-    out[v2121] = v2119;
-  }
-  const uint v2122 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2123 = v1604 + v2122;
-  const uint v2124 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2125 = v1603 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2127 = v2125 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v37.m[2][7].thread_elements()[1];
-    const bfloat v2130 = bfloat(v2129);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2131 = v2123 * v1;
-    const uint v2132 = v2131 + v2125;
-    out[v2132] = v2130;
-  }
-  const uint v2133 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2134 = v1604 + v2133;
-  const uint v2135 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2136 = v1603 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2138 = v2136 < v1;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v37.m[3][0].thread_elements()[0];
-    const bfloat v2141 = bfloat(v2140);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2142 = v2134 * v1;
-    const uint v2143 = v2142 + v2136;
-    out[v2143] = v2141;
-  }
-  const uint v2144 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2145 = v1604 + v2144;
-  const uint v2146 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2147 = v1603 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2149 = v2147 < v1;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v37.m[3][0].thread_elements()[1];
-    const bfloat v2152 = bfloat(v2151);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2153 = v2145 * v1;
-    const uint v2154 = v2153 + v2147;
-    out[v2154] = v2152;
-  }
-  const uint v2155 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2156 = v1604 + v2155;
-  const uint v2157 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2158 = v1603 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2160 = v2158 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v37.m[3][1].thread_elements()[0];
-    const bfloat v2163 = bfloat(v2162);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2164 = v2156 * v1;
-    const uint v2165 = v2164 + v2158;
-    out[v2165] = v2163;
-  }
-  const uint v2166 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2167 = v1604 + v2166;
-  const uint v2168 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2169 = v1603 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2171 = v2169 < v1;
-  const bool v2172 = v2170 && v2171;
-  if (v2172) {
-    const float v2173 = v37.m[3][1].thread_elements()[1];
-    const bfloat v2174 = bfloat(v2173);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2175 = v2167 * v1;
-    const uint v2176 = v2175 + v2169;
-    out[v2176] = v2174;
-  }
-  const uint v2177 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2178 = v1604 + v2177;
-  const uint v2179 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2180 = v1603 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2182 = v2180 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v37.m[3][2].thread_elements()[0];
-    const bfloat v2185 = bfloat(v2184);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2186 = v2178 * v1;
-    const uint v2187 = v2186 + v2180;
-    out[v2187] = v2185;
-  }
-  const uint v2188 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2189 = v1604 + v2188;
-  const uint v2190 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2191 = v1603 + v2190;
-  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2193 = v2191 < v1;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v37.m[3][2].thread_elements()[1];
-    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2197 = v2189 * v1;
-    const uint v2198 = v2197 + v2191;
-    out[v2198] = v2196;
-  }
-  const uint v2199 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2200 = v1604 + v2199;
-  const uint v2201 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2202 = v1603 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v37.m[3][3].thread_elements()[0];
-    const bfloat v2207 = bfloat(v2206);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2208 = v2200 * v1;
-    const uint v2209 = v2208 + v2202;
-    out[v2209] = v2207;
-  }
-  const uint v2210 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2211 = v1604 + v2210;
-  const uint v2212 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2213 = v1603 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v37.m[3][3].thread_elements()[1];
-    const bfloat v2218 = bfloat(v2217);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2219 = v2211 * v1;
-    const uint v2220 = v2219 + v2213;
-    out[v2220] = v2218;
-  }
-  const uint v2221 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2222 = v1604 + v2221;
-  const uint v2223 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2224 = v1603 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2226 = v2224 < v1;
-  const bool v2227 = v2225 && v2226;
-  if (v2227) {
-    const float v2228 = v37.m[3][4].thread_elements()[0];
-    const bfloat v2229 = bfloat(v2228);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2230 = v2222 * v1;
-    const uint v2231 = v2230 + v2224;
-    out[v2231] = v2229;
-  }
-  const uint v2232 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2233 = v1604 + v2232;
-  const uint v2234 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2235 = v1603 + v2234;
-  const bool v2236 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v37.m[3][4].thread_elements()[1];
-    const bfloat v2240 = bfloat(v2239);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2241 = v2233 * v1;
-    const uint v2242 = v2241 + v2235;
-    out[v2242] = v2240;
-  }
-  const uint v2243 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2244 = v1604 + v2243;
-  const uint v2245 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2246 = v1603 + v2245;
-  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2248 = v2246 < v1;
-  const bool v2249 = v2247 && v2248;
-  if (v2249) {
-    const float v2250 = v37.m[3][5].thread_elements()[0];
-    const bfloat v2251 = bfloat(v2250);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2252 = v2244 * v1;
-    const uint v2253 = v2252 + v2246;
-    out[v2253] = v2251;
-  }
-  const uint v2254 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2255 = v1604 + v2254;
-  const uint v2256 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2257 = v1603 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2259 = v2257 < v1;
-  const bool v2260 = v2258 && v2259;
-  if (v2260) {
-    const float v2261 = v37.m[3][5].thread_elements()[1];
-    const bfloat v2262 = bfloat(v2261);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2263 = v2255 * v1;
-    const uint v2264 = v2263 + v2257;
-    out[v2264] = v2262;
-  }
-  const uint v2265 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2266 = v1604 + v2265;
-  const uint v2267 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2268 = v1603 + v2267;
-  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2270 = v2268 < v1;
-  const bool v2271 = v2269 && v2270;
-  if (v2271) {
-    const float v2272 = v37.m[3][6].thread_elements()[0];
-    const bfloat v2273 = bfloat(v2272);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2274 = v2266 * v1;
-    const uint v2275 = v2274 + v2268;
-    out[v2275] = v2273;
-  }
-  const uint v2276 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2277 = v1604 + v2276;
-  const uint v2278 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2279 = v1603 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2281 = v2279 < v1;
-  const bool v2282 = v2280 && v2281;
-  if (v2282) {
-    const float v2283 = v37.m[3][6].thread_elements()[1];
-    const bfloat v2284 = bfloat(v2283);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2285 = v2277 * v1;
-    const uint v2286 = v2285 + v2279;
-    out[v2286] = v2284;
-  }
-  const uint v2287 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2288 = v1604 + v2287;
-  const uint v2289 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2290 = v1603 + v2289;
-  const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2292 = v2290 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v37.m[3][7].thread_elements()[0];
-    const bfloat v2295 = bfloat(v2294);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2296 = v2288 * v1;
-    const uint v2297 = v2296 + v2290;
-    out[v2297] = v2295;
-  }
-  const uint v2298 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2299 = v1604 + v2298;
-  const uint v2300 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2301 = v1603 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2303 = v2301 < v1;
-  const bool v2304 = v2302 && v2303;
-  if (v2304) {
-    const float v2305 = v37.m[3][7].thread_elements()[1];
-    const bfloat v2306 = bfloat(v2305);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2307 = v2299 * v1;
-    const uint v2308 = v2307 + v2301;
-    out[v2308] = v2306;
-  }
-  const uint v2309 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2310 = v1604 + v2309;
-  const uint v2311 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2312 = v1603 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2314 = v2312 < v1;
-  const bool v2315 = v2313 && v2314;
-  if (v2315) {
-    const float v2316 = v37.m[4][0].thread_elements()[0];
-    const bfloat v2317 = bfloat(v2316);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2318 = v2310 * v1;
-    const uint v2319 = v2318 + v2312;
-    out[v2319] = v2317;
-  }
-  const uint v2320 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2321 = v1604 + v2320;
-  const uint v2322 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2323 = v1603 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2325 = v2323 < v1;
-  const bool v2326 = v2324 && v2325;
-  if (v2326) {
-    const float v2327 = v37.m[4][0].thread_elements()[1];
-    const bfloat v2328 = bfloat(v2327);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2329 = v2321 * v1;
-    const uint v2330 = v2329 + v2323;
-    out[v2330] = v2328;
-  }
-  const uint v2331 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2332 = v1604 + v2331;
-  const uint v2333 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2334 = v1603 + v2333;
-  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2336 = v2334 < v1;
-  const bool v2337 = v2335 && v2336;
-  if (v2337) {
-    const float v2338 = v37.m[4][1].thread_elements()[0];
-    const bfloat v2339 = bfloat(v2338);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2340 = v2332 * v1;
-    const uint v2341 = v2340 + v2334;
-    out[v2341] = v2339;
-  }
-  const uint v2342 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2343 = v1604 + v2342;
-  const uint v2344 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2345 = v1603 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2347 = v2345 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v37.m[4][1].thread_elements()[1];
-    const bfloat v2350 = bfloat(v2349);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2351 = v2343 * v1;
-    const uint v2352 = v2351 + v2345;
-    out[v2352] = v2350;
-  }
-  const uint v2353 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2354 = v1604 + v2353;
-  const uint v2355 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2356 = v1603 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2358 = v2356 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v37.m[4][2].thread_elements()[0];
-    const bfloat v2361 = bfloat(v2360);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2362 = v2354 * v1;
-    const uint v2363 = v2362 + v2356;
-    out[v2363] = v2361;
-  }
-  const uint v2364 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2365 = v1604 + v2364;
-  const uint v2366 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2367 = v1603 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v37.m[4][2].thread_elements()[1];
-    const bfloat v2372 = bfloat(v2371);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2373 = v2365 * v1;
-    const uint v2374 = v2373 + v2367;
-    out[v2374] = v2372;
-  }
-  const uint v2375 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2376 = v1604 + v2375;
-  const uint v2377 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2378 = v1603 + v2377;
-  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2380 = v2378 < v1;
-  const bool v2381 = v2379 && v2380;
-  if (v2381) {
-    const float v2382 = v37.m[4][3].thread_elements()[0];
-    const bfloat v2383 = bfloat(v2382);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2384 = v2376 * v1;
-    const uint v2385 = v2384 + v2378;
-    out[v2385] = v2383;
-  }
-  const uint v2386 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2387 = v1604 + v2386;
-  const uint v2388 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2389 = v1603 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2391 = v2389 < v1;
-  const bool v2392 = v2390 && v2391;
-  if (v2392) {
-    const float v2393 = v37.m[4][3].thread_elements()[1];
-    const bfloat v2394 = bfloat(v2393);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2395 = v2387 * v1;
-    const uint v2396 = v2395 + v2389;
-    out[v2396] = v2394;
-  }
-  const uint v2397 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2398 = v1604 + v2397;
-  const uint v2399 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2400 = v1603 + v2399;
-  const bool v2401 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2402 = v2400 < v1;
-  const bool v2403 = v2401 && v2402;
-  if (v2403) {
-    const float v2404 = v37.m[4][4].thread_elements()[0];
-    const bfloat v2405 = bfloat(v2404);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2406 = v2398 * v1;
-    const uint v2407 = v2406 + v2400;
-    out[v2407] = v2405;
-  }
-  const uint v2408 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2409 = v1604 + v2408;
-  const uint v2410 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2411 = v1603 + v2410;
-  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v37.m[4][4].thread_elements()[1];
-    const bfloat v2416 = bfloat(v2415);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2417 = v2409 * v1;
-    const uint v2418 = v2417 + v2411;
-    out[v2418] = v2416;
-  }
-  const uint v2419 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2420 = v1604 + v2419;
-  const uint v2421 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2422 = v1603 + v2421;
-  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2424 = v2422 < v1;
-  const bool v2425 = v2423 && v2424;
-  if (v2425) {
-    const float v2426 = v37.m[4][5].thread_elements()[0];
-    const bfloat v2427 = bfloat(v2426);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2428 = v2420 * v1;
-    const uint v2429 = v2428 + v2422;
-    out[v2429] = v2427;
-  }
-  const uint v2430 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2431 = v1604 + v2430;
-  const uint v2432 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2433 = v1603 + v2432;
-  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2435 = v2433 < v1;
-  const bool v2436 = v2434 && v2435;
-  if (v2436) {
-    const float v2437 = v37.m[4][5].thread_elements()[1];
-    const bfloat v2438 = bfloat(v2437);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2439 = v2431 * v1;
-    const uint v2440 = v2439 + v2433;
-    out[v2440] = v2438;
-  }
-  const uint v2441 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2442 = v1604 + v2441;
-  const uint v2443 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2444 = v1603 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2446 = v2444 < v1;
-  const bool v2447 = v2445 && v2446;
-  if (v2447) {
-    const float v2448 = v37.m[4][6].thread_elements()[0];
-    const bfloat v2449 = bfloat(v2448);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2450 = v2442 * v1;
-    const uint v2451 = v2450 + v2444;
-    out[v2451] = v2449;
-  }
-  const uint v2452 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2453 = v1604 + v2452;
-  const uint v2454 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2455 = v1603 + v2454;
-  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2457 = v2455 < v1;
-  const bool v2458 = v2456 && v2457;
-  if (v2458) {
-    const float v2459 = v37.m[4][6].thread_elements()[1];
-    const bfloat v2460 = bfloat(v2459);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2461 = v2453 * v1;
-    const uint v2462 = v2461 + v2455;
-    out[v2462] = v2460;
-  }
-  const uint v2463 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2464 = v1604 + v2463;
-  const uint v2465 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2466 = v1603 + v2465;
-  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2468 = v2466 < v1;
-  const bool v2469 = v2467 && v2468;
-  if (v2469) {
-    const float v2470 = v37.m[4][7].thread_elements()[0];
-    const bfloat v2471 = bfloat(v2470);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2472 = v2464 * v1;
-    const uint v2473 = v2472 + v2466;
-    out[v2473] = v2471;
-  }
-  const uint v2474 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2475 = v1604 + v2474;
-  const uint v2476 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2477 = v1603 + v2476;
-  const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2479 = v2477 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v37.m[4][7].thread_elements()[1];
-    const bfloat v2482 = bfloat(v2481);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2483 = v2475 * v1;
-    const uint v2484 = v2483 + v2477;
-    out[v2484] = v2482;
-  }
-  const uint v2485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2486 = v1604 + v2485;
-  const uint v2487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2488 = v1603 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2490 = v2488 < v1;
-  const bool v2491 = v2489 && v2490;
-  if (v2491) {
-    const float v2492 = v37.m[5][0].thread_elements()[0];
-    const bfloat v2493 = bfloat(v2492);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2494 = v2486 * v1;
-    const uint v2495 = v2494 + v2488;
-    out[v2495] = v2493;
-  }
-  const uint v2496 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2497 = v1604 + v2496;
-  const uint v2498 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2499 = v1603 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2501 = v2499 < v1;
-  const bool v2502 = v2500 && v2501;
-  if (v2502) {
-    const float v2503 = v37.m[5][0].thread_elements()[1];
-    const bfloat v2504 = bfloat(v2503);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2505 = v2497 * v1;
-    const uint v2506 = v2505 + v2499;
-    out[v2506] = v2504;
-  }
-  const uint v2507 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2508 = v1604 + v2507;
-  const uint v2509 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2510 = v1603 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2512 = v2510 < v1;
-  const bool v2513 = v2511 && v2512;
-  if (v2513) {
-    const float v2514 = v37.m[5][1].thread_elements()[0];
-    const bfloat v2515 = bfloat(v2514);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2516 = v2508 * v1;
-    const uint v2517 = v2516 + v2510;
-    out[v2517] = v2515;
-  }
-  const uint v2518 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2519 = v1604 + v2518;
-  const uint v2520 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2521 = v1603 + v2520;
-  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2523 = v2521 < v1;
-  const bool v2524 = v2522 && v2523;
-  if (v2524) {
-    const float v2525 = v37.m[5][1].thread_elements()[1];
-    const bfloat v2526 = bfloat(v2525);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2527 = v2519 * v1;
-    const uint v2528 = v2527 + v2521;
-    out[v2528] = v2526;
-  }
-  const uint v2529 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2530 = v1604 + v2529;
-  const uint v2531 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2532 = v1603 + v2531;
-  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2534 = v2532 < v1;
-  const bool v2535 = v2533 && v2534;
-  if (v2535) {
-    const float v2536 = v37.m[5][2].thread_elements()[0];
-    const bfloat v2537 = bfloat(v2536);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2538 = v2530 * v1;
-    const uint v2539 = v2538 + v2532;
-    out[v2539] = v2537;
-  }
-  const uint v2540 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2541 = v1604 + v2540;
-  const uint v2542 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2543 = v1603 + v2542;
-  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2545 = v2543 < v1;
-  const bool v2546 = v2544 && v2545;
-  if (v2546) {
-    const float v2547 = v37.m[5][2].thread_elements()[1];
-    const bfloat v2548 = bfloat(v2547);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2549 = v2541 * v1;
-    const uint v2550 = v2549 + v2543;
-    out[v2550] = v2548;
-  }
-  const uint v2551 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2552 = v1604 + v2551;
-  const uint v2553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2554 = v1603 + v2553;
-  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2556 = v2554 < v1;
-  const bool v2557 = v2555 && v2556;
-  if (v2557) {
-    const float v2558 = v37.m[5][3].thread_elements()[0];
-    const bfloat v2559 = bfloat(v2558);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2560 = v2552 * v1;
-    const uint v2561 = v2560 + v2554;
-    out[v2561] = v2559;
-  }
-  const uint v2562 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2563 = v1604 + v2562;
-  const uint v2564 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2565 = v1603 + v2564;
-  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2567 = v2565 < v1;
-  const bool v2568 = v2566 && v2567;
-  if (v2568) {
-    const float v2569 = v37.m[5][3].thread_elements()[1];
-    const bfloat v2570 = bfloat(v2569);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2571 = v2563 * v1;
-    const uint v2572 = v2571 + v2565;
-    out[v2572] = v2570;
-  }
-  const uint v2573 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2574 = v1604 + v2573;
-  const uint v2575 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2576 = v1603 + v2575;
-  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2578 = v2576 < v1;
-  const bool v2579 = v2577 && v2578;
-  if (v2579) {
-    const float v2580 = v37.m[5][4].thread_elements()[0];
-    const bfloat v2581 = bfloat(v2580);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2582 = v2574 * v1;
-    const uint v2583 = v2582 + v2576;
-    out[v2583] = v2581;
-  }
-  const uint v2584 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2585 = v1604 + v2584;
-  const uint v2586 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2587 = v1603 + v2586;
-  const bool v2588 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2589 = v2587 < v1;
-  const bool v2590 = v2588 && v2589;
-  if (v2590) {
-    const float v2591 = v37.m[5][4].thread_elements()[1];
-    const bfloat v2592 = bfloat(v2591);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2593 = v2585 * v1;
-    const uint v2594 = v2593 + v2587;
-    out[v2594] = v2592;
-  }
-  const uint v2595 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2596 = v1604 + v2595;
-  const uint v2597 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2598 = v1603 + v2597;
-  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2600 = v2598 < v1;
-  const bool v2601 = v2599 && v2600;
-  if (v2601) {
-    const float v2602 = v37.m[5][5].thread_elements()[0];
-    const bfloat v2603 = bfloat(v2602);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2604 = v2596 * v1;
-    const uint v2605 = v2604 + v2598;
-    out[v2605] = v2603;
-  }
-  const uint v2606 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2607 = v1604 + v2606;
-  const uint v2608 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2609 = v1603 + v2608;
-  const bool v2610 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2611 = v2609 < v1;
-  const bool v2612 = v2610 && v2611;
-  if (v2612) {
-    const float v2613 = v37.m[5][5].thread_elements()[1];
-    const bfloat v2614 = bfloat(v2613);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2615 = v2607 * v1;
-    const uint v2616 = v2615 + v2609;
-    out[v2616] = v2614;
-  }
-  const uint v2617 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2618 = v1604 + v2617;
-  const uint v2619 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2620 = v1603 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2622 = v2620 < v1;
-  const bool v2623 = v2621 && v2622;
-  if (v2623) {
-    const float v2624 = v37.m[5][6].thread_elements()[0];
-    const bfloat v2625 = bfloat(v2624);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2626 = v2618 * v1;
-    const uint v2627 = v2626 + v2620;
-    out[v2627] = v2625;
-  }
-  const uint v2628 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2629 = v1604 + v2628;
-  const uint v2630 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2631 = v1603 + v2630;
-  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v37.m[5][6].thread_elements()[1];
-    const bfloat v2636 = bfloat(v2635);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2637 = v2629 * v1;
-    const uint v2638 = v2637 + v2631;
-    out[v2638] = v2636;
-  }
-  const uint v2639 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2640 = v1604 + v2639;
-  const uint v2641 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2642 = v1603 + v2641;
-  const bool v2643 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2644 = v2642 < v1;
-  const bool v2645 = v2643 && v2644;
-  if (v2645) {
-    const float v2646 = v37.m[5][7].thread_elements()[0];
-    const bfloat v2647 = bfloat(v2646);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2648 = v2640 * v1;
-    const uint v2649 = v2648 + v2642;
-    out[v2649] = v2647;
-  }
-  const uint v2650 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2651 = v1604 + v2650;
-  const uint v2652 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2653 = v1603 + v2652;
-  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2655 = v2653 < v1;
-  const bool v2656 = v2654 && v2655;
-  if (v2656) {
-    const float v2657 = v37.m[5][7].thread_elements()[1];
-    const bfloat v2658 = bfloat(v2657);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2659 = v2651 * v1;
-    const uint v2660 = v2659 + v2653;
-    out[v2660] = v2658;
-  }
-  const uint v2661 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2662 = v1604 + v2661;
-  const uint v2663 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2664 = v1603 + v2663;
-  const bool v2665 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2666 = v2664 < v1;
-  const bool v2667 = v2665 && v2666;
-  if (v2667) {
-    const float v2668 = v37.m[6][0].thread_elements()[0];
-    const bfloat v2669 = bfloat(v2668);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2670 = v2662 * v1;
-    const uint v2671 = v2670 + v2664;
-    out[v2671] = v2669;
-  }
-  const uint v2672 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2673 = v1604 + v2672;
-  const uint v2674 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2675 = v1603 + v2674;
-  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2677 = v2675 < v1;
-  const bool v2678 = v2676 && v2677;
-  if (v2678) {
-    const float v2679 = v37.m[6][0].thread_elements()[1];
-    const bfloat v2680 = bfloat(v2679);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2681 = v2673 * v1;
-    const uint v2682 = v2681 + v2675;
-    out[v2682] = v2680;
-  }
-  const uint v2683 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2684 = v1604 + v2683;
-  const uint v2685 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2686 = v1603 + v2685;
-  const bool v2687 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2688 = v2686 < v1;
-  const bool v2689 = v2687 && v2688;
-  if (v2689) {
-    const float v2690 = v37.m[6][1].thread_elements()[0];
-    const bfloat v2691 = bfloat(v2690);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2692 = v2684 * v1;
-    const uint v2693 = v2692 + v2686;
-    out[v2693] = v2691;
-  }
-  const uint v2694 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2695 = v1604 + v2694;
-  const uint v2696 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2697 = v1603 + v2696;
-  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2699 = v2697 < v1;
-  const bool v2700 = v2698 && v2699;
-  if (v2700) {
-    const float v2701 = v37.m[6][1].thread_elements()[1];
-    const bfloat v2702 = bfloat(v2701);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2703 = v2695 * v1;
-    const uint v2704 = v2703 + v2697;
-    out[v2704] = v2702;
-  }
-  const uint v2705 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2706 = v1604 + v2705;
-  const uint v2707 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2708 = v1603 + v2707;
-  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2710 = v2708 < v1;
-  const bool v2711 = v2709 && v2710;
-  if (v2711) {
-    const float v2712 = v37.m[6][2].thread_elements()[0];
-    const bfloat v2713 = bfloat(v2712);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2714 = v2706 * v1;
-    const uint v2715 = v2714 + v2708;
-    out[v2715] = v2713;
-  }
-  const uint v2716 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2717 = v1604 + v2716;
-  const uint v2718 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2719 = v1603 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2721 = v2719 < v1;
-  const bool v2722 = v2720 && v2721;
-  if (v2722) {
-    const float v2723 = v37.m[6][2].thread_elements()[1];
-    const bfloat v2724 = bfloat(v2723);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2725 = v2717 * v1;
-    const uint v2726 = v2725 + v2719;
-    out[v2726] = v2724;
-  }
-  const uint v2727 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2728 = v1604 + v2727;
-  const uint v2729 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2730 = v1603 + v2729;
-  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2732 = v2730 < v1;
-  const bool v2733 = v2731 && v2732;
-  if (v2733) {
-    const float v2734 = v37.m[6][3].thread_elements()[0];
-    const bfloat v2735 = bfloat(v2734);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2736 = v2728 * v1;
-    const uint v2737 = v2736 + v2730;
-    out[v2737] = v2735;
-  }
-  const uint v2738 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2739 = v1604 + v2738;
-  const uint v2740 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2741 = v1603 + v2740;
-  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2743 = v2741 < v1;
-  const bool v2744 = v2742 && v2743;
-  if (v2744) {
-    const float v2745 = v37.m[6][3].thread_elements()[1];
-    const bfloat v2746 = bfloat(v2745);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2747 = v2739 * v1;
-    const uint v2748 = v2747 + v2741;
-    out[v2748] = v2746;
-  }
-  const uint v2749 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2750 = v1604 + v2749;
-  const uint v2751 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2752 = v1603 + v2751;
-  const bool v2753 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2754 = v2752 < v1;
-  const bool v2755 = v2753 && v2754;
-  if (v2755) {
-    const float v2756 = v37.m[6][4].thread_elements()[0];
-    const bfloat v2757 = bfloat(v2756);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2758 = v2750 * v1;
-    const uint v2759 = v2758 + v2752;
-    out[v2759] = v2757;
-  }
-  const uint v2760 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2761 = v1604 + v2760;
-  const uint v2762 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2763 = v1603 + v2762;
-  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2765 = v2763 < v1;
-  const bool v2766 = v2764 && v2765;
-  if (v2766) {
-    const float v2767 = v37.m[6][4].thread_elements()[1];
-    const bfloat v2768 = bfloat(v2767);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2769 = v2761 * v1;
-    const uint v2770 = v2769 + v2763;
-    out[v2770] = v2768;
-  }
-  const uint v2771 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2772 = v1604 + v2771;
-  const uint v2773 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2774 = v1603 + v2773;
-  const bool v2775 = v2772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v37.m[6][5].thread_elements()[0];
-    const bfloat v2779 = bfloat(v2778);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2780 = v2772 * v1;
-    const uint v2781 = v2780 + v2774;
-    out[v2781] = v2779;
-  }
-  const uint v2782 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2783 = v1604 + v2782;
-  const uint v2784 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2785 = v1603 + v2784;
-  const bool v2786 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2787 = v2785 < v1;
-  const bool v2788 = v2786 && v2787;
-  if (v2788) {
-    const float v2789 = v37.m[6][5].thread_elements()[1];
-    const bfloat v2790 = bfloat(v2789);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2791 = v2783 * v1;
-    const uint v2792 = v2791 + v2785;
-    out[v2792] = v2790;
-  }
-  const uint v2793 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2794 = v1604 + v2793;
-  const uint v2795 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2796 = v1603 + v2795;
-  const bool v2797 = v2794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2798 = v2796 < v1;
-  const bool v2799 = v2797 && v2798;
-  if (v2799) {
-    const float v2800 = v37.m[6][6].thread_elements()[0];
-    const bfloat v2801 = bfloat(v2800);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2802 = v2794 * v1;
-    const uint v2803 = v2802 + v2796;
-    out[v2803] = v2801;
-  }
-  const uint v2804 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2805 = v1604 + v2804;
-  const uint v2806 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2807 = v1603 + v2806;
-  const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2809 = v2807 < v1;
-  const bool v2810 = v2808 && v2809;
-  if (v2810) {
-    const float v2811 = v37.m[6][6].thread_elements()[1];
-    const bfloat v2812 = bfloat(v2811);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2813 = v2805 * v1;
-    const uint v2814 = v2813 + v2807;
-    out[v2814] = v2812;
-  }
-  const uint v2815 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2816 = v1604 + v2815;
-  const uint v2817 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2818 = v1603 + v2817;
-  const bool v2819 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2820 = v2818 < v1;
-  const bool v2821 = v2819 && v2820;
-  if (v2821) {
-    const float v2822 = v37.m[6][7].thread_elements()[0];
-    const bfloat v2823 = bfloat(v2822);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2824 = v2816 * v1;
-    const uint v2825 = v2824 + v2818;
-    out[v2825] = v2823;
-  }
-  const uint v2826 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2827 = v1604 + v2826;
-  const uint v2828 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2829 = v1603 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2831 = v2829 < v1;
-  const bool v2832 = v2830 && v2831;
-  if (v2832) {
-    const float v2833 = v37.m[6][7].thread_elements()[1];
-    const bfloat v2834 = bfloat(v2833);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2835 = v2827 * v1;
-    const uint v2836 = v2835 + v2829;
-    out[v2836] = v2834;
-  }
-  const uint v2837 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2838 = v1604 + v2837;
-  const uint v2839 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2840 = v1603 + v2839;
-  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2842 = v2840 < v1;
-  const bool v2843 = v2841 && v2842;
-  if (v2843) {
-    const float v2844 = v37.m[7][0].thread_elements()[0];
-    const bfloat v2845 = bfloat(v2844);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2846 = v2838 * v1;
-    const uint v2847 = v2846 + v2840;
-    out[v2847] = v2845;
-  }
-  const uint v2848 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2849 = v1604 + v2848;
-  const uint v2850 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2851 = v1603 + v2850;
-  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2853 = v2851 < v1;
-  const bool v2854 = v2852 && v2853;
-  if (v2854) {
-    const float v2855 = v37.m[7][0].thread_elements()[1];
-    const bfloat v2856 = bfloat(v2855);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2857 = v2849 * v1;
-    const uint v2858 = v2857 + v2851;
-    out[v2858] = v2856;
-  }
-  const uint v2859 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2860 = v1604 + v2859;
-  const uint v2861 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2862 = v1603 + v2861;
-  const bool v2863 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2864 = v2862 < v1;
-  const bool v2865 = v2863 && v2864;
-  if (v2865) {
-    const float v2866 = v37.m[7][1].thread_elements()[0];
-    const bfloat v2867 = bfloat(v2866);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2868 = v2860 * v1;
-    const uint v2869 = v2868 + v2862;
-    out[v2869] = v2867;
-  }
-  const uint v2870 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2871 = v1604 + v2870;
-  const uint v2872 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2873 = v1603 + v2872;
-  const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2875 = v2873 < v1;
-  const bool v2876 = v2874 && v2875;
-  if (v2876) {
-    const float v2877 = v37.m[7][1].thread_elements()[1];
-    const bfloat v2878 = bfloat(v2877);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2879 = v2871 * v1;
-    const uint v2880 = v2879 + v2873;
-    out[v2880] = v2878;
-  }
-  const uint v2881 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2882 = v1604 + v2881;
-  const uint v2883 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2884 = v1603 + v2883;
-  const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2886 = v2884 < v1;
-  const bool v2887 = v2885 && v2886;
-  if (v2887) {
-    const float v2888 = v37.m[7][2].thread_elements()[0];
-    const bfloat v2889 = bfloat(v2888);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2890 = v2882 * v1;
-    const uint v2891 = v2890 + v2884;
-    out[v2891] = v2889;
-  }
-  const uint v2892 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2893 = v1604 + v2892;
-  const uint v2894 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2895 = v1603 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2897 = v2895 < v1;
-  const bool v2898 = v2896 && v2897;
-  if (v2898) {
-    const float v2899 = v37.m[7][2].thread_elements()[1];
-    const bfloat v2900 = bfloat(v2899);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2901 = v2893 * v1;
-    const uint v2902 = v2901 + v2895;
-    out[v2902] = v2900;
-  }
-  const uint v2903 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2904 = v1604 + v2903;
-  const uint v2905 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2906 = v1603 + v2905;
-  const bool v2907 = v2904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2908 = v2906 < v1;
-  const bool v2909 = v2907 && v2908;
-  if (v2909) {
-    const float v2910 = v37.m[7][3].thread_elements()[0];
-    const bfloat v2911 = bfloat(v2910);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2912 = v2904 * v1;
-    const uint v2913 = v2912 + v2906;
-    out[v2913] = v2911;
-  }
-  const uint v2914 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2915 = v1604 + v2914;
-  const uint v2916 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2917 = v1603 + v2916;
-  const bool v2918 = v2915 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v37.m[7][3].thread_elements()[1];
-    const bfloat v2922 = bfloat(v2921);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2923 = v2915 * v1;
-    const uint v2924 = v2923 + v2917;
-    out[v2924] = v2922;
-  }
-  const uint v2925 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2926 = v1604 + v2925;
-  const uint v2927 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2928 = v1603 + v2927;
-  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2930 = v2928 < v1;
-  const bool v2931 = v2929 && v2930;
-  if (v2931) {
-    const float v2932 = v37.m[7][4].thread_elements()[0];
-    const bfloat v2933 = bfloat(v2932);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2934 = v2926 * v1;
-    const uint v2935 = v2934 + v2928;
-    out[v2935] = v2933;
-  }
-  const uint v2936 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2937 = v1604 + v2936;
-  const uint v2938 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2939 = v1603 + v2938;
-  const bool v2940 = v2937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2941 = v2939 < v1;
-  const bool v2942 = v2940 && v2941;
-  if (v2942) {
-    const float v2943 = v37.m[7][4].thread_elements()[1];
-    const bfloat v2944 = bfloat(v2943);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2945 = v2937 * v1;
-    const uint v2946 = v2945 + v2939;
-    out[v2946] = v2944;
-  }
-  const uint v2947 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2948 = v1604 + v2947;
-  const uint v2949 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2950 = v1603 + v2949;
-  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2952 = v2950 < v1;
-  const bool v2953 = v2951 && v2952;
-  if (v2953) {
-    const float v2954 = v37.m[7][5].thread_elements()[0];
-    const bfloat v2955 = bfloat(v2954);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2956 = v2948 * v1;
-    const uint v2957 = v2956 + v2950;
-    out[v2957] = v2955;
-  }
-  const uint v2958 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2959 = v1604 + v2958;
-  const uint v2960 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2961 = v1603 + v2960;
-  const bool v2962 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2963 = v2961 < v1;
-  const bool v2964 = v2962 && v2963;
-  if (v2964) {
-    const float v2965 = v37.m[7][5].thread_elements()[1];
-    const bfloat v2966 = bfloat(v2965);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2967 = v2959 * v1;
-    const uint v2968 = v2967 + v2961;
-    out[v2968] = v2966;
-  }
-  const uint v2969 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2970 = v1604 + v2969;
-  const uint v2971 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2972 = v1603 + v2971;
-  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2974 = v2972 < v1;
-  const bool v2975 = v2973 && v2974;
-  if (v2975) {
-    const float v2976 = v37.m[7][6].thread_elements()[0];
-    const bfloat v2977 = bfloat(v2976);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2978 = v2970 * v1;
-    const uint v2979 = v2978 + v2972;
-    out[v2979] = v2977;
-  }
-  const uint v2980 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2981 = v1604 + v2980;
-  const uint v2982 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2983 = v1603 + v2982;
-  const bool v2984 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2985 = v2983 < v1;
-  const bool v2986 = v2984 && v2985;
-  if (v2986) {
-    const float v2987 = v37.m[7][6].thread_elements()[1];
-    const bfloat v2988 = bfloat(v2987);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2989 = v2981 * v1;
-    const uint v2990 = v2989 + v2983;
-    out[v2990] = v2988;
-  }
-  const uint v2991 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2992 = v1604 + v2991;
-  const uint v2993 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2994 = v1603 + v2993;
-  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2996 = v2994 < v1;
-  const bool v2997 = v2995 && v2996;
-  if (v2997) {
-    const float v2998 = v37.m[7][7].thread_elements()[0];
-    const bfloat v2999 = bfloat(v2998);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3000 = v2992 * v1;
-    const uint v3001 = v3000 + v2994;
-    out[v3001] = v2999;
-  }
-  const uint v3002 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v3003 = v1604 + v3002;
-  const uint v3004 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v3005 = v1603 + v3004;
-  const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v3007 = v3005 < v1;
-  const bool v3008 = v3006 && v3007;
-  if (v3008) {
-    const float v3009 = v37.m[7][7].thread_elements()[1];
-    const bfloat v3010 = bfloat(v3009);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3011 = v3003 * v1;
-    const uint v3012 = v3011 + v3005;
-    out[v3012] = v3010;
+  const uint v1604 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v1605 = v22 + v31;
+  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1607 = v1605 + v1606;
+  const uint v1608 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1609 = v1604 + v1608;
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1611 = v1609 < v1;
+  const bool v1612 = v1610 && v1611;
+  if (v1612) {
+    const float v1613 = v37.m[0][0].thread_elements()[0];
+    const bfloat v1614 = bfloat(v1613);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1615 = v1607 * v1;
+    const uint v1616 = v1615 + v1609;
+    out[v1616] = v1614;
+  }
+  const uint v1617 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1618 = v1605 + v1617;
+  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1620 = v1604 + v1619;
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1622 = v1620 < v1;
+  const bool v1623 = v1621 && v1622;
+  if (v1623) {
+    const float v1624 = v37.m[0][0].thread_elements()[1];
+    const bfloat v1625 = bfloat(v1624);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1626 = v1618 * v1;
+    const uint v1627 = v1626 + v1620;
+    out[v1627] = v1625;
+  }
+  const uint v1628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1629 = v1605 + v1628;
+  const uint v1630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1631 = v1604 + v1630;
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v37.m[0][1].thread_elements()[0];
+    const bfloat v1636 = bfloat(v1635);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1637 = v1629 * v1;
+    const uint v1638 = v1637 + v1631;
+    out[v1638] = v1636;
+  }
+  const uint v1639 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1640 = v1605 + v1639;
+  const uint v1641 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1642 = v1604 + v1641;
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1644 = v1642 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v37.m[0][1].thread_elements()[1];
+    const bfloat v1647 = bfloat(v1646);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1648 = v1640 * v1;
+    const uint v1649 = v1648 + v1642;
+    out[v1649] = v1647;
+  }
+  const uint v1650 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1651 = v1605 + v1650;
+  const uint v1652 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1653 = v1604 + v1652;
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1655 = v1653 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v37.m[0][2].thread_elements()[0];
+    const bfloat v1658 = bfloat(v1657);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1659 = v1651 * v1;
+    const uint v1660 = v1659 + v1653;
+    out[v1660] = v1658;
+  }
+  const uint v1661 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1662 = v1605 + v1661;
+  const uint v1663 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1664 = v1604 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1666 = v1664 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v37.m[0][2].thread_elements()[1];
+    const bfloat v1669 = bfloat(v1668);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1670 = v1662 * v1;
+    const uint v1671 = v1670 + v1664;
+    out[v1671] = v1669;
+  }
+  const uint v1672 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1673 = v1605 + v1672;
+  const uint v1674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1675 = v1604 + v1674;
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v37.m[0][3].thread_elements()[0];
+    const bfloat v1680 = bfloat(v1679);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1681 = v1673 * v1;
+    const uint v1682 = v1681 + v1675;
+    out[v1682] = v1680;
+  }
+  const uint v1683 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1684 = v1605 + v1683;
+  const uint v1685 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1686 = v1604 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1688 = v1686 < v1;
+  const bool v1689 = v1687 && v1688;
+  if (v1689) {
+    const float v1690 = v37.m[0][3].thread_elements()[1];
+    const bfloat v1691 = bfloat(v1690);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1692 = v1684 * v1;
+    const uint v1693 = v1692 + v1686;
+    out[v1693] = v1691;
+  }
+  const uint v1694 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1695 = v1605 + v1694;
+  const uint v1696 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1697 = v1604 + v1696;
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1699 = v1697 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v37.m[0][4].thread_elements()[0];
+    const bfloat v1702 = bfloat(v1701);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1703 = v1695 * v1;
+    const uint v1704 = v1703 + v1697;
+    out[v1704] = v1702;
+  }
+  const uint v1705 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1706 = v1605 + v1705;
+  const uint v1707 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1708 = v1604 + v1707;
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1710 = v1708 < v1;
+  const bool v1711 = v1709 && v1710;
+  if (v1711) {
+    const float v1712 = v37.m[0][4].thread_elements()[1];
+    const bfloat v1713 = bfloat(v1712);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1714 = v1706 * v1;
+    const uint v1715 = v1714 + v1708;
+    out[v1715] = v1713;
+  }
+  const uint v1716 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1717 = v1605 + v1716;
+  const uint v1718 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1719 = v1604 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1721 = v1719 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v37.m[0][5].thread_elements()[0];
+    const bfloat v1724 = bfloat(v1723);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1725 = v1717 * v1;
+    const uint v1726 = v1725 + v1719;
+    out[v1726] = v1724;
+  }
+  const uint v1727 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1728 = v1605 + v1727;
+  const uint v1729 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1730 = v1604 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1732 = v1730 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v37.m[0][5].thread_elements()[1];
+    const bfloat v1735 = bfloat(v1734);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1736 = v1728 * v1;
+    const uint v1737 = v1736 + v1730;
+    out[v1737] = v1735;
+  }
+  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1739 = v1605 + v1738;
+  const uint v1740 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1741 = v1604 + v1740;
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1743 = v1741 < v1;
+  const bool v1744 = v1742 && v1743;
+  if (v1744) {
+    const float v1745 = v37.m[0][6].thread_elements()[0];
+    const bfloat v1746 = bfloat(v1745);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1747 = v1739 * v1;
+    const uint v1748 = v1747 + v1741;
+    out[v1748] = v1746;
+  }
+  const uint v1749 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1750 = v1605 + v1749;
+  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1752 = v1604 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1754 = v1752 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v37.m[0][6].thread_elements()[1];
+    const bfloat v1757 = bfloat(v1756);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1758 = v1750 * v1;
+    const uint v1759 = v1758 + v1752;
+    out[v1759] = v1757;
+  }
+  const uint v1760 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1761 = v1605 + v1760;
+  const uint v1762 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1763 = v1604 + v1762;
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1765 = v1763 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v37.m[0][7].thread_elements()[0];
+    const bfloat v1768 = bfloat(v1767);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1769 = v1761 * v1;
+    const uint v1770 = v1769 + v1763;
+    out[v1770] = v1768;
+  }
+  const uint v1771 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1772 = v1605 + v1771;
+  const uint v1773 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1774 = v1604 + v1773;
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1776 = v1774 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v37.m[0][7].thread_elements()[1];
+    const bfloat v1779 = bfloat(v1778);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1780 = v1772 * v1;
+    const uint v1781 = v1780 + v1774;
+    out[v1781] = v1779;
+  }
+  const uint v1782 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1783 = v1605 + v1782;
+  const uint v1784 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1785 = v1604 + v1784;
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1787 = v1785 < v1;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v37.m[1][0].thread_elements()[0];
+    const bfloat v1790 = bfloat(v1789);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1791 = v1783 * v1;
+    const uint v1792 = v1791 + v1785;
+    out[v1792] = v1790;
+  }
+  const uint v1793 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1794 = v1605 + v1793;
+  const uint v1795 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1796 = v1604 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1798 = v1796 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v37.m[1][0].thread_elements()[1];
+    const bfloat v1801 = bfloat(v1800);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1802 = v1794 * v1;
+    const uint v1803 = v1802 + v1796;
+    out[v1803] = v1801;
+  }
+  const uint v1804 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1805 = v1605 + v1804;
+  const uint v1806 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1807 = v1604 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v37.m[1][1].thread_elements()[0];
+    const bfloat v1812 = bfloat(v1811);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1813 = v1805 * v1;
+    const uint v1814 = v1813 + v1807;
+    out[v1814] = v1812;
+  }
+  const uint v1815 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1816 = v1605 + v1815;
+  const uint v1817 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1818 = v1604 + v1817;
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1820 = v1818 < v1;
+  const bool v1821 = v1819 && v1820;
+  if (v1821) {
+    const float v1822 = v37.m[1][1].thread_elements()[1];
+    const bfloat v1823 = bfloat(v1822);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1824 = v1816 * v1;
+    const uint v1825 = v1824 + v1818;
+    out[v1825] = v1823;
+  }
+  const uint v1826 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1827 = v1605 + v1826;
+  const uint v1828 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1829 = v1604 + v1828;
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1831 = v1829 < v1;
+  const bool v1832 = v1830 && v1831;
+  if (v1832) {
+    const float v1833 = v37.m[1][2].thread_elements()[0];
+    const bfloat v1834 = bfloat(v1833);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1835 = v1827 * v1;
+    const uint v1836 = v1835 + v1829;
+    out[v1836] = v1834;
+  }
+  const uint v1837 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1838 = v1605 + v1837;
+  const uint v1839 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1840 = v1604 + v1839;
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1842 = v1840 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v37.m[1][2].thread_elements()[1];
+    const bfloat v1845 = bfloat(v1844);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1846 = v1838 * v1;
+    const uint v1847 = v1846 + v1840;
+    out[v1847] = v1845;
+  }
+  const uint v1848 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1849 = v1605 + v1848;
+  const uint v1850 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1851 = v1604 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v37.m[1][3].thread_elements()[0];
+    const bfloat v1856 = bfloat(v1855);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1857 = v1849 * v1;
+    const uint v1858 = v1857 + v1851;
+    out[v1858] = v1856;
+  }
+  const uint v1859 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1860 = v1605 + v1859;
+  const uint v1861 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1862 = v1604 + v1861;
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1864 = v1862 < v1;
+  const bool v1865 = v1863 && v1864;
+  if (v1865) {
+    const float v1866 = v37.m[1][3].thread_elements()[1];
+    const bfloat v1867 = bfloat(v1866);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1868 = v1860 * v1;
+    const uint v1869 = v1868 + v1862;
+    out[v1869] = v1867;
+  }
+  const uint v1870 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1871 = v1605 + v1870;
+  const uint v1872 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1873 = v1604 + v1872;
+  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1875 = v1873 < v1;
+  const bool v1876 = v1874 && v1875;
+  if (v1876) {
+    const float v1877 = v37.m[1][4].thread_elements()[0];
+    const bfloat v1878 = bfloat(v1877);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1879 = v1871 * v1;
+    const uint v1880 = v1879 + v1873;
+    out[v1880] = v1878;
+  }
+  const uint v1881 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1882 = v1605 + v1881;
+  const uint v1883 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1884 = v1604 + v1883;
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1886 = v1884 < v1;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v37.m[1][4].thread_elements()[1];
+    const bfloat v1889 = bfloat(v1888);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1890 = v1882 * v1;
+    const uint v1891 = v1890 + v1884;
+    out[v1891] = v1889;
+  }
+  const uint v1892 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1893 = v1605 + v1892;
+  const uint v1894 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1895 = v1604 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1897 = v1895 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v37.m[1][5].thread_elements()[0];
+    const bfloat v1900 = bfloat(v1899);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1901 = v1893 * v1;
+    const uint v1902 = v1901 + v1895;
+    out[v1902] = v1900;
+  }
+  const uint v1903 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1904 = v1605 + v1903;
+  const uint v1905 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1906 = v1604 + v1905;
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1908 = v1906 < v1;
+  const bool v1909 = v1907 && v1908;
+  if (v1909) {
+    const float v1910 = v37.m[1][5].thread_elements()[1];
+    const bfloat v1911 = bfloat(v1910);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1912 = v1904 * v1;
+    const uint v1913 = v1912 + v1906;
+    out[v1913] = v1911;
+  }
+  const uint v1914 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1915 = v1605 + v1914;
+  const uint v1916 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1917 = v1604 + v1916;
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1919 = v1917 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v37.m[1][6].thread_elements()[0];
+    const bfloat v1922 = bfloat(v1921);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1923 = v1915 * v1;
+    const uint v1924 = v1923 + v1917;
+    out[v1924] = v1922;
+  }
+  const uint v1925 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1926 = v1605 + v1925;
+  const uint v1927 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1928 = v1604 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1930 = v1928 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v37.m[1][6].thread_elements()[1];
+    const bfloat v1933 = bfloat(v1932);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1934 = v1926 * v1;
+    const uint v1935 = v1934 + v1928;
+    out[v1935] = v1933;
+  }
+  const uint v1936 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1937 = v1605 + v1936;
+  const uint v1938 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1939 = v1604 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v37.m[1][7].thread_elements()[0];
+    const bfloat v1944 = bfloat(v1943);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1945 = v1937 * v1;
+    const uint v1946 = v1945 + v1939;
+    out[v1946] = v1944;
+  }
+  const uint v1947 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1948 = v1605 + v1947;
+  const uint v1949 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1950 = v1604 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1952 = v1950 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v37.m[1][7].thread_elements()[1];
+    const bfloat v1955 = bfloat(v1954);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1956 = v1948 * v1;
+    const uint v1957 = v1956 + v1950;
+    out[v1957] = v1955;
+  }
+  const uint v1958 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1959 = v1605 + v1958;
+  const uint v1960 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1961 = v1604 + v1960;
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1963 = v1961 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v37.m[2][0].thread_elements()[0];
+    const bfloat v1966 = bfloat(v1965);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1967 = v1959 * v1;
+    const uint v1968 = v1967 + v1961;
+    out[v1968] = v1966;
+  }
+  const uint v1969 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1970 = v1605 + v1969;
+  const uint v1971 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1972 = v1604 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1974 = v1972 < v1;
+  const bool v1975 = v1973 && v1974;
+  if (v1975) {
+    const float v1976 = v37.m[2][0].thread_elements()[1];
+    const bfloat v1977 = bfloat(v1976);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1978 = v1970 * v1;
+    const uint v1979 = v1978 + v1972;
+    out[v1979] = v1977;
+  }
+  const uint v1980 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1981 = v1605 + v1980;
+  const uint v1982 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1983 = v1604 + v1982;
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v37.m[2][1].thread_elements()[0];
+    const bfloat v1988 = bfloat(v1987);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1989 = v1981 * v1;
+    const uint v1990 = v1989 + v1983;
+    out[v1990] = v1988;
+  }
+  const uint v1991 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1992 = v1605 + v1991;
+  const uint v1993 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1994 = v1604 + v1993;
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1996 = v1994 < v1;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v37.m[2][1].thread_elements()[1];
+    const bfloat v1999 = bfloat(v1998);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2000 = v1992 * v1;
+    const uint v2001 = v2000 + v1994;
+    out[v2001] = v1999;
+  }
+  const uint v2002 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2003 = v1605 + v2002;
+  const uint v2004 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2005 = v1604 + v2004;
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2007 = v2005 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v37.m[2][2].thread_elements()[0];
+    const bfloat v2010 = bfloat(v2009);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2011 = v2003 * v1;
+    const uint v2012 = v2011 + v2005;
+    out[v2012] = v2010;
+  }
+  const uint v2013 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2014 = v1605 + v2013;
+  const uint v2015 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2016 = v1604 + v2015;
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2018 = v2016 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v37.m[2][2].thread_elements()[1];
+    const bfloat v2021 = bfloat(v2020);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2022 = v2014 * v1;
+    const uint v2023 = v2022 + v2016;
+    out[v2023] = v2021;
+  }
+  const uint v2024 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2025 = v1605 + v2024;
+  const uint v2026 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2027 = v1604 + v2026;
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2029 = v2027 < v1;
+  const bool v2030 = v2028 && v2029;
+  if (v2030) {
+    const float v2031 = v37.m[2][3].thread_elements()[0];
+    const bfloat v2032 = bfloat(v2031);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2033 = v2025 * v1;
+    const uint v2034 = v2033 + v2027;
+    out[v2034] = v2032;
+  }
+  const uint v2035 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2036 = v1605 + v2035;
+  const uint v2037 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2038 = v1604 + v2037;
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2040 = v2038 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v37.m[2][3].thread_elements()[1];
+    const bfloat v2043 = bfloat(v2042);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2044 = v2036 * v1;
+    const uint v2045 = v2044 + v2038;
+    out[v2045] = v2043;
+  }
+  const uint v2046 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2047 = v1605 + v2046;
+  const uint v2048 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2049 = v1604 + v2048;
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2051 = v2049 < v1;
+  const bool v2052 = v2050 && v2051;
+  if (v2052) {
+    const float v2053 = v37.m[2][4].thread_elements()[0];
+    const bfloat v2054 = bfloat(v2053);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2055 = v2047 * v1;
+    const uint v2056 = v2055 + v2049;
+    out[v2056] = v2054;
+  }
+  const uint v2057 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2058 = v1605 + v2057;
+  const uint v2059 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2060 = v1604 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v37.m[2][4].thread_elements()[1];
+    const bfloat v2065 = bfloat(v2064);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2066 = v2058 * v1;
+    const uint v2067 = v2066 + v2060;
+    out[v2067] = v2065;
+  }
+  const uint v2068 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2069 = v1605 + v2068;
+  const uint v2070 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2071 = v1604 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v37.m[2][5].thread_elements()[0];
+    const bfloat v2076 = bfloat(v2075);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2077 = v2069 * v1;
+    const uint v2078 = v2077 + v2071;
+    out[v2078] = v2076;
+  }
+  const uint v2079 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2080 = v1605 + v2079;
+  const uint v2081 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2082 = v1604 + v2081;
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2084 = v2082 < v1;
+  const bool v2085 = v2083 && v2084;
+  if (v2085) {
+    const float v2086 = v37.m[2][5].thread_elements()[1];
+    const bfloat v2087 = bfloat(v2086);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2088 = v2080 * v1;
+    const uint v2089 = v2088 + v2082;
+    out[v2089] = v2087;
+  }
+  const uint v2090 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2091 = v1605 + v2090;
+  const uint v2092 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2093 = v1604 + v2092;
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2095 = v2093 < v1;
+  const bool v2096 = v2094 && v2095;
+  if (v2096) {
+    const float v2097 = v37.m[2][6].thread_elements()[0];
+    const bfloat v2098 = bfloat(v2097);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2099 = v2091 * v1;
+    const uint v2100 = v2099 + v2093;
+    out[v2100] = v2098;
+  }
+  const uint v2101 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2102 = v1605 + v2101;
+  const uint v2103 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2104 = v1604 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2106 = v2104 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v37.m[2][6].thread_elements()[1];
+    const bfloat v2109 = bfloat(v2108);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2110 = v2102 * v1;
+    const uint v2111 = v2110 + v2104;
+    out[v2111] = v2109;
+  }
+  const uint v2112 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2113 = v1605 + v2112;
+  const uint v2114 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2115 = v1604 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v37.m[2][7].thread_elements()[0];
+    const bfloat v2120 = bfloat(v2119);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2121 = v2113 * v1;
+    const uint v2122 = v2121 + v2115;
+    out[v2122] = v2120;
+  }
+  const uint v2123 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2124 = v1605 + v2123;
+  const uint v2125 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2126 = v1604 + v2125;
+  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2128 = v2126 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v37.m[2][7].thread_elements()[1];
+    const bfloat v2131 = bfloat(v2130);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2132 = v2124 * v1;
+    const uint v2133 = v2132 + v2126;
+    out[v2133] = v2131;
+  }
+  const uint v2134 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2135 = v1605 + v2134;
+  const uint v2136 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2137 = v1604 + v2136;
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2139 = v2137 < v1;
+  const bool v2140 = v2138 && v2139;
+  if (v2140) {
+    const float v2141 = v37.m[3][0].thread_elements()[0];
+    const bfloat v2142 = bfloat(v2141);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2143 = v2135 * v1;
+    const uint v2144 = v2143 + v2137;
+    out[v2144] = v2142;
+  }
+  const uint v2145 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2146 = v1605 + v2145;
+  const uint v2147 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2148 = v1604 + v2147;
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2150 = v2148 < v1;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v37.m[3][0].thread_elements()[1];
+    const bfloat v2153 = bfloat(v2152);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2154 = v2146 * v1;
+    const uint v2155 = v2154 + v2148;
+    out[v2155] = v2153;
+  }
+  const uint v2156 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2157 = v1605 + v2156;
+  const uint v2158 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2159 = v1604 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2161 = v2159 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v37.m[3][1].thread_elements()[0];
+    const bfloat v2164 = bfloat(v2163);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2165 = v2157 * v1;
+    const uint v2166 = v2165 + v2159;
+    out[v2166] = v2164;
+  }
+  const uint v2167 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2168 = v1605 + v2167;
+  const uint v2169 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2170 = v1604 + v2169;
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2172 = v2170 < v1;
+  const bool v2173 = v2171 && v2172;
+  if (v2173) {
+    const float v2174 = v37.m[3][1].thread_elements()[1];
+    const bfloat v2175 = bfloat(v2174);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2176 = v2168 * v1;
+    const uint v2177 = v2176 + v2170;
+    out[v2177] = v2175;
+  }
+  const uint v2178 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2179 = v1605 + v2178;
+  const uint v2180 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2181 = v1604 + v2180;
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2183 = v2181 < v1;
+  const bool v2184 = v2182 && v2183;
+  if (v2184) {
+    const float v2185 = v37.m[3][2].thread_elements()[0];
+    const bfloat v2186 = bfloat(v2185);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2187 = v2179 * v1;
+    const uint v2188 = v2187 + v2181;
+    out[v2188] = v2186;
+  }
+  const uint v2189 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2190 = v1605 + v2189;
+  const uint v2191 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2192 = v1604 + v2191;
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2194 = v2192 < v1;
+  const bool v2195 = v2193 && v2194;
+  if (v2195) {
+    const float v2196 = v37.m[3][2].thread_elements()[1];
+    const bfloat v2197 = bfloat(v2196);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2198 = v2190 * v1;
+    const uint v2199 = v2198 + v2192;
+    out[v2199] = v2197;
+  }
+  const uint v2200 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2201 = v1605 + v2200;
+  const uint v2202 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2203 = v1604 + v2202;
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v37.m[3][3].thread_elements()[0];
+    const bfloat v2208 = bfloat(v2207);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2209 = v2201 * v1;
+    const uint v2210 = v2209 + v2203;
+    out[v2210] = v2208;
+  }
+  const uint v2211 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2212 = v1605 + v2211;
+  const uint v2213 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2214 = v1604 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2216 = v2214 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v37.m[3][3].thread_elements()[1];
+    const bfloat v2219 = bfloat(v2218);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2220 = v2212 * v1;
+    const uint v2221 = v2220 + v2214;
+    out[v2221] = v2219;
+  }
+  const uint v2222 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2223 = v1605 + v2222;
+  const uint v2224 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2225 = v1604 + v2224;
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2227 = v2225 < v1;
+  const bool v2228 = v2226 && v2227;
+  if (v2228) {
+    const float v2229 = v37.m[3][4].thread_elements()[0];
+    const bfloat v2230 = bfloat(v2229);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2231 = v2223 * v1;
+    const uint v2232 = v2231 + v2225;
+    out[v2232] = v2230;
+  }
+  const uint v2233 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2234 = v1605 + v2233;
+  const uint v2235 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2236 = v1604 + v2235;
+  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2238 = v2236 < v1;
+  const bool v2239 = v2237 && v2238;
+  if (v2239) {
+    const float v2240 = v37.m[3][4].thread_elements()[1];
+    const bfloat v2241 = bfloat(v2240);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2242 = v2234 * v1;
+    const uint v2243 = v2242 + v2236;
+    out[v2243] = v2241;
+  }
+  const uint v2244 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2245 = v1605 + v2244;
+  const uint v2246 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2247 = v1604 + v2246;
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2249 = v2247 < v1;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v37.m[3][5].thread_elements()[0];
+    const bfloat v2252 = bfloat(v2251);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2253 = v2245 * v1;
+    const uint v2254 = v2253 + v2247;
+    out[v2254] = v2252;
+  }
+  const uint v2255 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2256 = v1605 + v2255;
+  const uint v2257 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2258 = v1604 + v2257;
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2260 = v2258 < v1;
+  const bool v2261 = v2259 && v2260;
+  if (v2261) {
+    const float v2262 = v37.m[3][5].thread_elements()[1];
+    const bfloat v2263 = bfloat(v2262);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2264 = v2256 * v1;
+    const uint v2265 = v2264 + v2258;
+    out[v2265] = v2263;
+  }
+  const uint v2266 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2267 = v1605 + v2266;
+  const uint v2268 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2269 = v1604 + v2268;
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v37.m[3][6].thread_elements()[0];
+    const bfloat v2274 = bfloat(v2273);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2275 = v2267 * v1;
+    const uint v2276 = v2275 + v2269;
+    out[v2276] = v2274;
+  }
+  const uint v2277 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2278 = v1605 + v2277;
+  const uint v2279 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2280 = v1604 + v2279;
+  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2282 = v2280 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v37.m[3][6].thread_elements()[1];
+    const bfloat v2285 = bfloat(v2284);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2286 = v2278 * v1;
+    const uint v2287 = v2286 + v2280;
+    out[v2287] = v2285;
+  }
+  const uint v2288 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2289 = v1605 + v2288;
+  const uint v2290 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2291 = v1604 + v2290;
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2293 = v2291 < v1;
+  const bool v2294 = v2292 && v2293;
+  if (v2294) {
+    const float v2295 = v37.m[3][7].thread_elements()[0];
+    const bfloat v2296 = bfloat(v2295);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2297 = v2289 * v1;
+    const uint v2298 = v2297 + v2291;
+    out[v2298] = v2296;
+  }
+  const uint v2299 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2300 = v1605 + v2299;
+  const uint v2301 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2302 = v1604 + v2301;
+  const bool v2303 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2304 = v2302 < v1;
+  const bool v2305 = v2303 && v2304;
+  if (v2305) {
+    const float v2306 = v37.m[3][7].thread_elements()[1];
+    const bfloat v2307 = bfloat(v2306);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2308 = v2300 * v1;
+    const uint v2309 = v2308 + v2302;
+    out[v2309] = v2307;
+  }
+  const uint v2310 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2311 = v1605 + v2310;
+  const uint v2312 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2313 = v1604 + v2312;
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2315 = v2313 < v1;
+  const bool v2316 = v2314 && v2315;
+  if (v2316) {
+    const float v2317 = v37.m[4][0].thread_elements()[0];
+    const bfloat v2318 = bfloat(v2317);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2319 = v2311 * v1;
+    const uint v2320 = v2319 + v2313;
+    out[v2320] = v2318;
+  }
+  const uint v2321 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2322 = v1605 + v2321;
+  const uint v2323 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2324 = v1604 + v2323;
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2326 = v2324 < v1;
+  const bool v2327 = v2325 && v2326;
+  if (v2327) {
+    const float v2328 = v37.m[4][0].thread_elements()[1];
+    const bfloat v2329 = bfloat(v2328);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2330 = v2322 * v1;
+    const uint v2331 = v2330 + v2324;
+    out[v2331] = v2329;
+  }
+  const uint v2332 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2333 = v1605 + v2332;
+  const uint v2334 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2335 = v1604 + v2334;
+  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2337 = v2335 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v37.m[4][1].thread_elements()[0];
+    const bfloat v2340 = bfloat(v2339);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2341 = v2333 * v1;
+    const uint v2342 = v2341 + v2335;
+    out[v2342] = v2340;
+  }
+  const uint v2343 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2344 = v1605 + v2343;
+  const uint v2345 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2346 = v1604 + v2345;
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v37.m[4][1].thread_elements()[1];
+    const bfloat v2351 = bfloat(v2350);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2352 = v2344 * v1;
+    const uint v2353 = v2352 + v2346;
+    out[v2353] = v2351;
+  }
+  const uint v2354 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2355 = v1605 + v2354;
+  const uint v2356 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2357 = v1604 + v2356;
+  const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2359 = v2357 < v1;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v37.m[4][2].thread_elements()[0];
+    const bfloat v2362 = bfloat(v2361);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2363 = v2355 * v1;
+    const uint v2364 = v2363 + v2357;
+    out[v2364] = v2362;
+  }
+  const uint v2365 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2366 = v1605 + v2365;
+  const uint v2367 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2368 = v1604 + v2367;
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2370 = v2368 < v1;
+  const bool v2371 = v2369 && v2370;
+  if (v2371) {
+    const float v2372 = v37.m[4][2].thread_elements()[1];
+    const bfloat v2373 = bfloat(v2372);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2374 = v2366 * v1;
+    const uint v2375 = v2374 + v2368;
+    out[v2375] = v2373;
+  }
+  const uint v2376 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2377 = v1605 + v2376;
+  const uint v2378 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2379 = v1604 + v2378;
+  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2381 = v2379 < v1;
+  const bool v2382 = v2380 && v2381;
+  if (v2382) {
+    const float v2383 = v37.m[4][3].thread_elements()[0];
+    const bfloat v2384 = bfloat(v2383);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2385 = v2377 * v1;
+    const uint v2386 = v2385 + v2379;
+    out[v2386] = v2384;
+  }
+  const uint v2387 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2388 = v1605 + v2387;
+  const uint v2389 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2390 = v1604 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2392 = v2390 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v37.m[4][3].thread_elements()[1];
+    const bfloat v2395 = bfloat(v2394);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2396 = v2388 * v1;
+    const uint v2397 = v2396 + v2390;
+    out[v2397] = v2395;
+  }
+  const uint v2398 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2399 = v1605 + v2398;
+  const uint v2400 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2401 = v1604 + v2400;
+  const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2403 = v2401 < v1;
+  const bool v2404 = v2402 && v2403;
+  if (v2404) {
+    const float v2405 = v37.m[4][4].thread_elements()[0];
+    const bfloat v2406 = bfloat(v2405);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2407 = v2399 * v1;
+    const uint v2408 = v2407 + v2401;
+    out[v2408] = v2406;
+  }
+  const uint v2409 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2410 = v1605 + v2409;
+  const uint v2411 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2412 = v1604 + v2411;
+  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2414 = v2412 < v1;
+  const bool v2415 = v2413 && v2414;
+  if (v2415) {
+    const float v2416 = v37.m[4][4].thread_elements()[1];
+    const bfloat v2417 = bfloat(v2416);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2418 = v2410 * v1;
+    const uint v2419 = v2418 + v2412;
+    out[v2419] = v2417;
+  }
+  const uint v2420 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2421 = v1605 + v2420;
+  const uint v2422 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2423 = v1604 + v2422;
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2425 = v2423 < v1;
+  const bool v2426 = v2424 && v2425;
+  if (v2426) {
+    const float v2427 = v37.m[4][5].thread_elements()[0];
+    const bfloat v2428 = bfloat(v2427);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2429 = v2421 * v1;
+    const uint v2430 = v2429 + v2423;
+    out[v2430] = v2428;
+  }
+  const uint v2431 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2432 = v1605 + v2431;
+  const uint v2433 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2434 = v1604 + v2433;
+  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2436 = v2434 < v1;
+  const bool v2437 = v2435 && v2436;
+  if (v2437) {
+    const float v2438 = v37.m[4][5].thread_elements()[1];
+    const bfloat v2439 = bfloat(v2438);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2440 = v2432 * v1;
+    const uint v2441 = v2440 + v2434;
+    out[v2441] = v2439;
+  }
+  const uint v2442 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2443 = v1605 + v2442;
+  const uint v2444 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2445 = v1604 + v2444;
+  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2447 = v2445 < v1;
+  const bool v2448 = v2446 && v2447;
+  if (v2448) {
+    const float v2449 = v37.m[4][6].thread_elements()[0];
+    const bfloat v2450 = bfloat(v2449);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2451 = v2443 * v1;
+    const uint v2452 = v2451 + v2445;
+    out[v2452] = v2450;
+  }
+  const uint v2453 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2454 = v1605 + v2453;
+  const uint v2455 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2456 = v1604 + v2455;
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2458 = v2456 < v1;
+  const bool v2459 = v2457 && v2458;
+  if (v2459) {
+    const float v2460 = v37.m[4][6].thread_elements()[1];
+    const bfloat v2461 = bfloat(v2460);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2462 = v2454 * v1;
+    const uint v2463 = v2462 + v2456;
+    out[v2463] = v2461;
+  }
+  const uint v2464 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2465 = v1605 + v2464;
+  const uint v2466 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2467 = v1604 + v2466;
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2469 = v2467 < v1;
+  const bool v2470 = v2468 && v2469;
+  if (v2470) {
+    const float v2471 = v37.m[4][7].thread_elements()[0];
+    const bfloat v2472 = bfloat(v2471);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2473 = v2465 * v1;
+    const uint v2474 = v2473 + v2467;
+    out[v2474] = v2472;
+  }
+  const uint v2475 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2476 = v1605 + v2475;
+  const uint v2477 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2478 = v1604 + v2477;
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2480 = v2478 < v1;
+  const bool v2481 = v2479 && v2480;
+  if (v2481) {
+    const float v2482 = v37.m[4][7].thread_elements()[1];
+    const bfloat v2483 = bfloat(v2482);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2484 = v2476 * v1;
+    const uint v2485 = v2484 + v2478;
+    out[v2485] = v2483;
+  }
+  const uint v2486 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2487 = v1605 + v2486;
+  const uint v2488 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2489 = v1604 + v2488;
+  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2491 = v2489 < v1;
+  const bool v2492 = v2490 && v2491;
+  if (v2492) {
+    const float v2493 = v37.m[5][0].thread_elements()[0];
+    const bfloat v2494 = bfloat(v2493);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2495 = v2487 * v1;
+    const uint v2496 = v2495 + v2489;
+    out[v2496] = v2494;
+  }
+  const uint v2497 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2498 = v1605 + v2497;
+  const uint v2499 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2500 = v1604 + v2499;
+  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2502 = v2500 < v1;
+  const bool v2503 = v2501 && v2502;
+  if (v2503) {
+    const float v2504 = v37.m[5][0].thread_elements()[1];
+    const bfloat v2505 = bfloat(v2504);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2506 = v2498 * v1;
+    const uint v2507 = v2506 + v2500;
+    out[v2507] = v2505;
+  }
+  const uint v2508 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2509 = v1605 + v2508;
+  const uint v2510 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2511 = v1604 + v2510;
+  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2513 = v2511 < v1;
+  const bool v2514 = v2512 && v2513;
+  if (v2514) {
+    const float v2515 = v37.m[5][1].thread_elements()[0];
+    const bfloat v2516 = bfloat(v2515);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2517 = v2509 * v1;
+    const uint v2518 = v2517 + v2511;
+    out[v2518] = v2516;
+  }
+  const uint v2519 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2520 = v1605 + v2519;
+  const uint v2521 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2522 = v1604 + v2521;
+  const bool v2523 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2524 = v2522 < v1;
+  const bool v2525 = v2523 && v2524;
+  if (v2525) {
+    const float v2526 = v37.m[5][1].thread_elements()[1];
+    const bfloat v2527 = bfloat(v2526);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2528 = v2520 * v1;
+    const uint v2529 = v2528 + v2522;
+    out[v2529] = v2527;
+  }
+  const uint v2530 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2531 = v1605 + v2530;
+  const uint v2532 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2533 = v1604 + v2532;
+  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2535 = v2533 < v1;
+  const bool v2536 = v2534 && v2535;
+  if (v2536) {
+    const float v2537 = v37.m[5][2].thread_elements()[0];
+    const bfloat v2538 = bfloat(v2537);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2539 = v2531 * v1;
+    const uint v2540 = v2539 + v2533;
+    out[v2540] = v2538;
+  }
+  const uint v2541 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2542 = v1605 + v2541;
+  const uint v2543 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2544 = v1604 + v2543;
+  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2546 = v2544 < v1;
+  const bool v2547 = v2545 && v2546;
+  if (v2547) {
+    const float v2548 = v37.m[5][2].thread_elements()[1];
+    const bfloat v2549 = bfloat(v2548);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2550 = v2542 * v1;
+    const uint v2551 = v2550 + v2544;
+    out[v2551] = v2549;
+  }
+  const uint v2552 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2553 = v1605 + v2552;
+  const uint v2554 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2555 = v1604 + v2554;
+  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2557 = v2555 < v1;
+  const bool v2558 = v2556 && v2557;
+  if (v2558) {
+    const float v2559 = v37.m[5][3].thread_elements()[0];
+    const bfloat v2560 = bfloat(v2559);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2561 = v2553 * v1;
+    const uint v2562 = v2561 + v2555;
+    out[v2562] = v2560;
+  }
+  const uint v2563 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2564 = v1605 + v2563;
+  const uint v2565 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2566 = v1604 + v2565;
+  const bool v2567 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2568 = v2566 < v1;
+  const bool v2569 = v2567 && v2568;
+  if (v2569) {
+    const float v2570 = v37.m[5][3].thread_elements()[1];
+    const bfloat v2571 = bfloat(v2570);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2572 = v2564 * v1;
+    const uint v2573 = v2572 + v2566;
+    out[v2573] = v2571;
+  }
+  const uint v2574 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2575 = v1605 + v2574;
+  const uint v2576 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2577 = v1604 + v2576;
+  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2579 = v2577 < v1;
+  const bool v2580 = v2578 && v2579;
+  if (v2580) {
+    const float v2581 = v37.m[5][4].thread_elements()[0];
+    const bfloat v2582 = bfloat(v2581);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2583 = v2575 * v1;
+    const uint v2584 = v2583 + v2577;
+    out[v2584] = v2582;
+  }
+  const uint v2585 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2586 = v1605 + v2585;
+  const uint v2587 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2588 = v1604 + v2587;
+  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2590 = v2588 < v1;
+  const bool v2591 = v2589 && v2590;
+  if (v2591) {
+    const float v2592 = v37.m[5][4].thread_elements()[1];
+    const bfloat v2593 = bfloat(v2592);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2594 = v2586 * v1;
+    const uint v2595 = v2594 + v2588;
+    out[v2595] = v2593;
+  }
+  const uint v2596 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2597 = v1605 + v2596;
+  const uint v2598 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2599 = v1604 + v2598;
+  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2601 = v2599 < v1;
+  const bool v2602 = v2600 && v2601;
+  if (v2602) {
+    const float v2603 = v37.m[5][5].thread_elements()[0];
+    const bfloat v2604 = bfloat(v2603);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2605 = v2597 * v1;
+    const uint v2606 = v2605 + v2599;
+    out[v2606] = v2604;
+  }
+  const uint v2607 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2608 = v1605 + v2607;
+  const uint v2609 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2610 = v1604 + v2609;
+  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2612 = v2610 < v1;
+  const bool v2613 = v2611 && v2612;
+  if (v2613) {
+    const float v2614 = v37.m[5][5].thread_elements()[1];
+    const bfloat v2615 = bfloat(v2614);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2616 = v2608 * v1;
+    const uint v2617 = v2616 + v2610;
+    out[v2617] = v2615;
+  }
+  const uint v2618 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2619 = v1605 + v2618;
+  const uint v2620 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2621 = v1604 + v2620;
+  const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2623 = v2621 < v1;
+  const bool v2624 = v2622 && v2623;
+  if (v2624) {
+    const float v2625 = v37.m[5][6].thread_elements()[0];
+    const bfloat v2626 = bfloat(v2625);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2627 = v2619 * v1;
+    const uint v2628 = v2627 + v2621;
+    out[v2628] = v2626;
+  }
+  const uint v2629 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2630 = v1605 + v2629;
+  const uint v2631 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2632 = v1604 + v2631;
+  const bool v2633 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2634 = v2632 < v1;
+  const bool v2635 = v2633 && v2634;
+  if (v2635) {
+    const float v2636 = v37.m[5][6].thread_elements()[1];
+    const bfloat v2637 = bfloat(v2636);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2638 = v2630 * v1;
+    const uint v2639 = v2638 + v2632;
+    out[v2639] = v2637;
+  }
+  const uint v2640 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2641 = v1605 + v2640;
+  const uint v2642 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2643 = v1604 + v2642;
+  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2645 = v2643 < v1;
+  const bool v2646 = v2644 && v2645;
+  if (v2646) {
+    const float v2647 = v37.m[5][7].thread_elements()[0];
+    const bfloat v2648 = bfloat(v2647);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2649 = v2641 * v1;
+    const uint v2650 = v2649 + v2643;
+    out[v2650] = v2648;
+  }
+  const uint v2651 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2652 = v1605 + v2651;
+  const uint v2653 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2654 = v1604 + v2653;
+  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2656 = v2654 < v1;
+  const bool v2657 = v2655 && v2656;
+  if (v2657) {
+    const float v2658 = v37.m[5][7].thread_elements()[1];
+    const bfloat v2659 = bfloat(v2658);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2660 = v2652 * v1;
+    const uint v2661 = v2660 + v2654;
+    out[v2661] = v2659;
+  }
+  const uint v2662 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2663 = v1605 + v2662;
+  const uint v2664 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2665 = v1604 + v2664;
+  const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2667 = v2665 < v1;
+  const bool v2668 = v2666 && v2667;
+  if (v2668) {
+    const float v2669 = v37.m[6][0].thread_elements()[0];
+    const bfloat v2670 = bfloat(v2669);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2671 = v2663 * v1;
+    const uint v2672 = v2671 + v2665;
+    out[v2672] = v2670;
+  }
+  const uint v2673 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2674 = v1605 + v2673;
+  const uint v2675 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2676 = v1604 + v2675;
+  const bool v2677 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2678 = v2676 < v1;
+  const bool v2679 = v2677 && v2678;
+  if (v2679) {
+    const float v2680 = v37.m[6][0].thread_elements()[1];
+    const bfloat v2681 = bfloat(v2680);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2682 = v2674 * v1;
+    const uint v2683 = v2682 + v2676;
+    out[v2683] = v2681;
+  }
+  const uint v2684 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2685 = v1605 + v2684;
+  const uint v2686 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2687 = v1604 + v2686;
+  const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2689 = v2687 < v1;
+  const bool v2690 = v2688 && v2689;
+  if (v2690) {
+    const float v2691 = v37.m[6][1].thread_elements()[0];
+    const bfloat v2692 = bfloat(v2691);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2693 = v2685 * v1;
+    const uint v2694 = v2693 + v2687;
+    out[v2694] = v2692;
+  }
+  const uint v2695 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2696 = v1605 + v2695;
+  const uint v2697 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2698 = v1604 + v2697;
+  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2700 = v2698 < v1;
+  const bool v2701 = v2699 && v2700;
+  if (v2701) {
+    const float v2702 = v37.m[6][1].thread_elements()[1];
+    const bfloat v2703 = bfloat(v2702);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2704 = v2696 * v1;
+    const uint v2705 = v2704 + v2698;
+    out[v2705] = v2703;
+  }
+  const uint v2706 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2707 = v1605 + v2706;
+  const uint v2708 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2709 = v1604 + v2708;
+  const bool v2710 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2711 = v2709 < v1;
+  const bool v2712 = v2710 && v2711;
+  if (v2712) {
+    const float v2713 = v37.m[6][2].thread_elements()[0];
+    const bfloat v2714 = bfloat(v2713);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2715 = v2707 * v1;
+    const uint v2716 = v2715 + v2709;
+    out[v2716] = v2714;
+  }
+  const uint v2717 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2718 = v1605 + v2717;
+  const uint v2719 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2720 = v1604 + v2719;
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2722 = v2720 < v1;
+  const bool v2723 = v2721 && v2722;
+  if (v2723) {
+    const float v2724 = v37.m[6][2].thread_elements()[1];
+    const bfloat v2725 = bfloat(v2724);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2726 = v2718 * v1;
+    const uint v2727 = v2726 + v2720;
+    out[v2727] = v2725;
+  }
+  const uint v2728 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2729 = v1605 + v2728;
+  const uint v2730 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2731 = v1604 + v2730;
+  const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2733 = v2731 < v1;
+  const bool v2734 = v2732 && v2733;
+  if (v2734) {
+    const float v2735 = v37.m[6][3].thread_elements()[0];
+    const bfloat v2736 = bfloat(v2735);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2737 = v2729 * v1;
+    const uint v2738 = v2737 + v2731;
+    out[v2738] = v2736;
+  }
+  const uint v2739 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2740 = v1605 + v2739;
+  const uint v2741 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2742 = v1604 + v2741;
+  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2744 = v2742 < v1;
+  const bool v2745 = v2743 && v2744;
+  if (v2745) {
+    const float v2746 = v37.m[6][3].thread_elements()[1];
+    const bfloat v2747 = bfloat(v2746);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2748 = v2740 * v1;
+    const uint v2749 = v2748 + v2742;
+    out[v2749] = v2747;
+  }
+  const uint v2750 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2751 = v1605 + v2750;
+  const uint v2752 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2753 = v1604 + v2752;
+  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2755 = v2753 < v1;
+  const bool v2756 = v2754 && v2755;
+  if (v2756) {
+    const float v2757 = v37.m[6][4].thread_elements()[0];
+    const bfloat v2758 = bfloat(v2757);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2759 = v2751 * v1;
+    const uint v2760 = v2759 + v2753;
+    out[v2760] = v2758;
+  }
+  const uint v2761 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2762 = v1605 + v2761;
+  const uint v2763 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2764 = v1604 + v2763;
+  const bool v2765 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2766 = v2764 < v1;
+  const bool v2767 = v2765 && v2766;
+  if (v2767) {
+    const float v2768 = v37.m[6][4].thread_elements()[1];
+    const bfloat v2769 = bfloat(v2768);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2770 = v2762 * v1;
+    const uint v2771 = v2770 + v2764;
+    out[v2771] = v2769;
+  }
+  const uint v2772 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2773 = v1605 + v2772;
+  const uint v2774 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2775 = v1604 + v2774;
+  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2777 = v2775 < v1;
+  const bool v2778 = v2776 && v2777;
+  if (v2778) {
+    const float v2779 = v37.m[6][5].thread_elements()[0];
+    const bfloat v2780 = bfloat(v2779);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2781 = v2773 * v1;
+    const uint v2782 = v2781 + v2775;
+    out[v2782] = v2780;
+  }
+  const uint v2783 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2784 = v1605 + v2783;
+  const uint v2785 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2786 = v1604 + v2785;
+  const bool v2787 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2788 = v2786 < v1;
+  const bool v2789 = v2787 && v2788;
+  if (v2789) {
+    const float v2790 = v37.m[6][5].thread_elements()[1];
+    const bfloat v2791 = bfloat(v2790);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2792 = v2784 * v1;
+    const uint v2793 = v2792 + v2786;
+    out[v2793] = v2791;
+  }
+  const uint v2794 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2795 = v1605 + v2794;
+  const uint v2796 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2797 = v1604 + v2796;
+  const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2799 = v2797 < v1;
+  const bool v2800 = v2798 && v2799;
+  if (v2800) {
+    const float v2801 = v37.m[6][6].thread_elements()[0];
+    const bfloat v2802 = bfloat(v2801);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2803 = v2795 * v1;
+    const uint v2804 = v2803 + v2797;
+    out[v2804] = v2802;
+  }
+  const uint v2805 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2806 = v1605 + v2805;
+  const uint v2807 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2808 = v1604 + v2807;
+  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2810 = v2808 < v1;
+  const bool v2811 = v2809 && v2810;
+  if (v2811) {
+    const float v2812 = v37.m[6][6].thread_elements()[1];
+    const bfloat v2813 = bfloat(v2812);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2814 = v2806 * v1;
+    const uint v2815 = v2814 + v2808;
+    out[v2815] = v2813;
+  }
+  const uint v2816 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2817 = v1605 + v2816;
+  const uint v2818 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2819 = v1604 + v2818;
+  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2821 = v2819 < v1;
+  const bool v2822 = v2820 && v2821;
+  if (v2822) {
+    const float v2823 = v37.m[6][7].thread_elements()[0];
+    const bfloat v2824 = bfloat(v2823);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2825 = v2817 * v1;
+    const uint v2826 = v2825 + v2819;
+    out[v2826] = v2824;
+  }
+  const uint v2827 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2828 = v1605 + v2827;
+  const uint v2829 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2830 = v1604 + v2829;
+  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2832 = v2830 < v1;
+  const bool v2833 = v2831 && v2832;
+  if (v2833) {
+    const float v2834 = v37.m[6][7].thread_elements()[1];
+    const bfloat v2835 = bfloat(v2834);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2836 = v2828 * v1;
+    const uint v2837 = v2836 + v2830;
+    out[v2837] = v2835;
+  }
+  const uint v2838 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2839 = v1605 + v2838;
+  const uint v2840 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2841 = v1604 + v2840;
+  const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2843 = v2841 < v1;
+  const bool v2844 = v2842 && v2843;
+  if (v2844) {
+    const float v2845 = v37.m[7][0].thread_elements()[0];
+    const bfloat v2846 = bfloat(v2845);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2847 = v2839 * v1;
+    const uint v2848 = v2847 + v2841;
+    out[v2848] = v2846;
+  }
+  const uint v2849 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2850 = v1605 + v2849;
+  const uint v2851 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2852 = v1604 + v2851;
+  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2854 = v2852 < v1;
+  const bool v2855 = v2853 && v2854;
+  if (v2855) {
+    const float v2856 = v37.m[7][0].thread_elements()[1];
+    const bfloat v2857 = bfloat(v2856);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2858 = v2850 * v1;
+    const uint v2859 = v2858 + v2852;
+    out[v2859] = v2857;
+  }
+  const uint v2860 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2861 = v1605 + v2860;
+  const uint v2862 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2863 = v1604 + v2862;
+  const bool v2864 = v2861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2865 = v2863 < v1;
+  const bool v2866 = v2864 && v2865;
+  if (v2866) {
+    const float v2867 = v37.m[7][1].thread_elements()[0];
+    const bfloat v2868 = bfloat(v2867);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2869 = v2861 * v1;
+    const uint v2870 = v2869 + v2863;
+    out[v2870] = v2868;
+  }
+  const uint v2871 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2872 = v1605 + v2871;
+  const uint v2873 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2874 = v1604 + v2873;
+  const bool v2875 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2876 = v2874 < v1;
+  const bool v2877 = v2875 && v2876;
+  if (v2877) {
+    const float v2878 = v37.m[7][1].thread_elements()[1];
+    const bfloat v2879 = bfloat(v2878);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2880 = v2872 * v1;
+    const uint v2881 = v2880 + v2874;
+    out[v2881] = v2879;
+  }
+  const uint v2882 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2883 = v1605 + v2882;
+  const uint v2884 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2885 = v1604 + v2884;
+  const bool v2886 = v2883 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2887 = v2885 < v1;
+  const bool v2888 = v2886 && v2887;
+  if (v2888) {
+    const float v2889 = v37.m[7][2].thread_elements()[0];
+    const bfloat v2890 = bfloat(v2889);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2891 = v2883 * v1;
+    const uint v2892 = v2891 + v2885;
+    out[v2892] = v2890;
+  }
+  const uint v2893 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2894 = v1605 + v2893;
+  const uint v2895 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2896 = v1604 + v2895;
+  const bool v2897 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2898 = v2896 < v1;
+  const bool v2899 = v2897 && v2898;
+  if (v2899) {
+    const float v2900 = v37.m[7][2].thread_elements()[1];
+    const bfloat v2901 = bfloat(v2900);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2902 = v2894 * v1;
+    const uint v2903 = v2902 + v2896;
+    out[v2903] = v2901;
+  }
+  const uint v2904 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2905 = v1605 + v2904;
+  const uint v2906 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2907 = v1604 + v2906;
+  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2909 = v2907 < v1;
+  const bool v2910 = v2908 && v2909;
+  if (v2910) {
+    const float v2911 = v37.m[7][3].thread_elements()[0];
+    const bfloat v2912 = bfloat(v2911);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2913 = v2905 * v1;
+    const uint v2914 = v2913 + v2907;
+    out[v2914] = v2912;
+  }
+  const uint v2915 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2916 = v1605 + v2915;
+  const uint v2917 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2918 = v1604 + v2917;
+  const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2920 = v2918 < v1;
+  const bool v2921 = v2919 && v2920;
+  if (v2921) {
+    const float v2922 = v37.m[7][3].thread_elements()[1];
+    const bfloat v2923 = bfloat(v2922);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2924 = v2916 * v1;
+    const uint v2925 = v2924 + v2918;
+    out[v2925] = v2923;
+  }
+  const uint v2926 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2927 = v1605 + v2926;
+  const uint v2928 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2929 = v1604 + v2928;
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2931 = v2929 < v1;
+  const bool v2932 = v2930 && v2931;
+  if (v2932) {
+    const float v2933 = v37.m[7][4].thread_elements()[0];
+    const bfloat v2934 = bfloat(v2933);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2935 = v2927 * v1;
+    const uint v2936 = v2935 + v2929;
+    out[v2936] = v2934;
+  }
+  const uint v2937 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2938 = v1605 + v2937;
+  const uint v2939 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2940 = v1604 + v2939;
+  const bool v2941 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2942 = v2940 < v1;
+  const bool v2943 = v2941 && v2942;
+  if (v2943) {
+    const float v2944 = v37.m[7][4].thread_elements()[1];
+    const bfloat v2945 = bfloat(v2944);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2946 = v2938 * v1;
+    const uint v2947 = v2946 + v2940;
+    out[v2947] = v2945;
+  }
+  const uint v2948 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2949 = v1605 + v2948;
+  const uint v2950 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2951 = v1604 + v2950;
+  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2953 = v2951 < v1;
+  const bool v2954 = v2952 && v2953;
+  if (v2954) {
+    const float v2955 = v37.m[7][5].thread_elements()[0];
+    const bfloat v2956 = bfloat(v2955);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2957 = v2949 * v1;
+    const uint v2958 = v2957 + v2951;
+    out[v2958] = v2956;
+  }
+  const uint v2959 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2960 = v1605 + v2959;
+  const uint v2961 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2962 = v1604 + v2961;
+  const bool v2963 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2964 = v2962 < v1;
+  const bool v2965 = v2963 && v2964;
+  if (v2965) {
+    const float v2966 = v37.m[7][5].thread_elements()[1];
+    const bfloat v2967 = bfloat(v2966);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2968 = v2960 * v1;
+    const uint v2969 = v2968 + v2962;
+    out[v2969] = v2967;
+  }
+  const uint v2970 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2971 = v1605 + v2970;
+  const uint v2972 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2973 = v1604 + v2972;
+  const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2975 = v2973 < v1;
+  const bool v2976 = v2974 && v2975;
+  if (v2976) {
+    const float v2977 = v37.m[7][6].thread_elements()[0];
+    const bfloat v2978 = bfloat(v2977);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2979 = v2971 * v1;
+    const uint v2980 = v2979 + v2973;
+    out[v2980] = v2978;
+  }
+  const uint v2981 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2982 = v1605 + v2981;
+  const uint v2983 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2984 = v1604 + v2983;
+  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2986 = v2984 < v1;
+  const bool v2987 = v2985 && v2986;
+  if (v2987) {
+    const float v2988 = v37.m[7][6].thread_elements()[1];
+    const bfloat v2989 = bfloat(v2988);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2990 = v2982 * v1;
+    const uint v2991 = v2990 + v2984;
+    out[v2991] = v2989;
+  }
+  const uint v2992 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2993 = v1605 + v2992;
+  const uint v2994 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2995 = v1604 + v2994;
+  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2997 = v2995 < v1;
+  const bool v2998 = v2996 && v2997;
+  if (v2998) {
+    const float v2999 = v37.m[7][7].thread_elements()[0];
+    const bfloat v3000 = bfloat(v2999);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3001 = v2993 * v1;
+    const uint v3002 = v3001 + v2995;
+    out[v3002] = v3000;
+  }
+  const uint v3003 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v3004 = v1605 + v3003;
+  const uint v3005 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v3006 = v1604 + v3005;
+  const bool v3007 = v3004 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v3008 = v3006 < v1;
+  const bool v3009 = v3007 && v3008;
+  if (v3009) {
+    const float v3010 = v37.m[7][7].thread_elements()[1];
+    const bfloat v3011 = bfloat(v3010);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3012 = v3004 * v1;
+    const uint v3013 = v3012 + v3006;
+    out[v3013] = v3011;
   }
 }

@@ -135,2604 +135,2604 @@ kernel void iron_gemm_batched_kn_bf16(
   const bool v65 = v60 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    const uint v2404 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2407 = v2404 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2410 = v2404 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2411 = v2410 << 3u;
-    const uint v2412 = v28 + v2407;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2413 = v2412 < v1;
-    const uint v2418 = v2412 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2419 = v8 + v2418;
-    const uint v2424 = v2407 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2431 = v2429 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2434 = v2429 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2435 = v2434 << 3u;
-    const uint v2436 = v28 + v2431;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2437 = v2436 < v1;
-    const uint v2442 = v2436 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2443 = v8 + v2442;
-    const uint v2448 = v2431 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2455 = v2453 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2458 = v2453 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2459 = v2458 << 3u;
-    const uint v2460 = v28 + v2455;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2461 = v2460 < v1;
-    const uint v2466 = v2460 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2467 = v8 + v2466;
-    const uint v2472 = v2455 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2479 = v2477 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2482 = v2477 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2483 = v2482 << 3u;
-    const uint v2484 = v28 + v2479;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2485 = v2484 < v1;
-    const uint v2490 = v2484 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2491 = v8 + v2490;
-    const uint v2496 = v2479 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2501 = v2404 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2503 = v2501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2506 = v2501 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2507 = v2506 << 3u;
-    const uint v2508 = v28 + v2503;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2509 = v2508 < v1;
-    const uint v2514 = v2508 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2515 = v8 + v2514;
-    const uint v2520 = v2503 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2525 = v2404 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2527 = v2525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2530 = v2525 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2531 = v2530 << 3u;
-    const uint v2532 = v28 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2533 = v2532 < v1;
-    const uint v2538 = v2532 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2539 = v8 + v2538;
-    const uint v2544 = v2527 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2549 = v2404 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2551 = v2549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2554 = v2549 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2555 = v2554 << 3u;
-    const uint v2556 = v28 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2557 = v2556 < v1;
-    const uint v2562 = v2556 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2563 = v8 + v2562;
-    const uint v2568 = v2551 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2573 = v2404 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2575 = v2573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2578 = v2573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2579 = v2578 << 3u;
-    const uint v2580 = v28 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2581 = v2580 < v1;
-    const uint v2586 = v2580 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2587 = v8 + v2586;
-    const uint v2592 = v2575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2601 = v2404 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2604 = v2404 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2605 = v2604 << 3u;
-    const uint v2608 = v32 + v2605;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2609 = v2608 < v2;
-    const uint v2618 = v2601 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2625 = v2429 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2628 = v2429 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2629 = v2628 << 3u;
-    const uint v2632 = v32 + v2629;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2633 = v2632 < v2;
-    const uint v2642 = v2625 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2649 = v2453 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2652 = v2453 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2653 = v2652 << 3u;
-    const uint v2656 = v32 + v2653;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2657 = v2656 < v2;
-    const uint v2666 = v2649 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2673 = v2477 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2676 = v2477 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2677 = v2676 << 3u;
-    const uint v2680 = v32 + v2677;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2681 = v2680 < v2;
-    const uint v2690 = v2673 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2697 = v2501 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2700 = v2501 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2701 = v2700 << 3u;
-    const uint v2704 = v32 + v2701;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2705 = v2704 < v2;
-    const uint v2714 = v2697 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2721 = v2525 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2724 = v2525 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2725 = v2724 << 3u;
-    const uint v2728 = v32 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2729 = v2728 < v2;
-    const uint v2738 = v2721 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2745 = v2549 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2748 = v2549 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2749 = v2748 << 3u;
-    const uint v2752 = v32 + v2749;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2753 = v2752 < v2;
-    const uint v2762 = v2745 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2769 = v2573 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2772 = v2573 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2773 = v2772 << 3u;
-    const uint v2776 = v32 + v2773;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2777 = v2776 < v2;
-    const uint v2786 = v2769 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2796 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2405 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2408 = v2405 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2411 = v2405 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2412 = v2411 << 3u;
+    const uint v2413 = v28 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2414 = v2413 < v1;
+    const uint v2419 = v2413 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2420 = v8 + v2419;
+    const uint v2425 = v2408 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2430 = v2405 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2432 = v2430 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2435 = v2430 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2436 = v2435 << 3u;
+    const uint v2437 = v28 + v2432;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2438 = v2437 < v1;
+    const uint v2443 = v2437 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2444 = v8 + v2443;
+    const uint v2449 = v2432 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2454 = v2405 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2456 = v2454 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2459 = v2454 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2460 = v2459 << 3u;
+    const uint v2461 = v28 + v2456;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2462 = v2461 < v1;
+    const uint v2467 = v2461 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2468 = v8 + v2467;
+    const uint v2473 = v2456 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2478 = v2405 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2480 = v2478 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2483 = v2478 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2484 = v2483 << 3u;
+    const uint v2485 = v28 + v2480;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2486 = v2485 < v1;
+    const uint v2491 = v2485 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2492 = v8 + v2491;
+    const uint v2497 = v2480 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2502 = v2405 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2504 = v2502 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2507 = v2502 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2508 = v2507 << 3u;
+    const uint v2509 = v28 + v2504;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2510 = v2509 < v1;
+    const uint v2515 = v2509 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2516 = v8 + v2515;
+    const uint v2521 = v2504 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2526 = v2405 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2528 = v2526 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2531 = v2526 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2532 = v2531 << 3u;
+    const uint v2533 = v28 + v2528;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2534 = v2533 < v1;
+    const uint v2539 = v2533 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2540 = v8 + v2539;
+    const uint v2545 = v2528 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2550 = v2405 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2552 = v2550 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2555 = v2550 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2556 = v2555 << 3u;
+    const uint v2557 = v28 + v2552;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2558 = v2557 < v1;
+    const uint v2563 = v2557 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2564 = v8 + v2563;
+    const uint v2569 = v2552 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2574 = v2405 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2576 = v2574 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2579 = v2574 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2580 = v2579 << 3u;
+    const uint v2581 = v28 + v2576;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2582 = v2581 < v1;
+    const uint v2587 = v2581 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2588 = v8 + v2587;
+    const uint v2593 = v2576 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2602 = v2405 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2605 = v2405 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2606 = v2605 << 3u;
+    const uint v2609 = v32 + v2606;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2610 = v2609 < v2;
+    const uint v2619 = v2602 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2626 = v2430 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2629 = v2430 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2630 = v2629 << 3u;
+    const uint v2633 = v32 + v2630;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2634 = v2633 < v2;
+    const uint v2643 = v2626 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2650 = v2454 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2653 = v2454 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2654 = v2653 << 3u;
+    const uint v2657 = v32 + v2654;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2658 = v2657 < v2;
+    const uint v2667 = v2650 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2674 = v2478 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2677 = v2478 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2678 = v2677 << 3u;
+    const uint v2681 = v32 + v2678;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2682 = v2681 < v2;
+    const uint v2691 = v2674 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2698 = v2502 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2701 = v2502 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2702 = v2701 << 3u;
+    const uint v2705 = v32 + v2702;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2706 = v2705 < v2;
+    const uint v2715 = v2698 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2722 = v2526 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2725 = v2526 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2726 = v2725 << 3u;
+    const uint v2729 = v32 + v2726;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2730 = v2729 < v2;
+    const uint v2739 = v2722 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2746 = v2550 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2749 = v2550 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2750 = v2749 << 3u;
+    const uint v2753 = v32 + v2750;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2754 = v2753 < v2;
+    const uint v2763 = v2746 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2770 = v2574 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2773 = v2574 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2774 = v2773 << 3u;
+    const uint v2777 = v32 + v2774;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2778 = v2777 < v2;
+    const uint v2787 = v2770 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2797 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2396 = 0u; v2396 < v3; v2396 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2398 = v2396 >> 6u;
-      const uint v2400 = v2398 % 1u;
+    for (uint v2397 = 0u; v2397 < v3; v2397 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2399 = v2397 >> 6u;
+      const uint v2401 = v2399 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2402 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2414 = v2396 + v2411;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2415 = v2414 < v3;
-      const bool v2416 = v2413 && v2415;
-      const uint v2420 = v2419 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2421 = v2420 + v2411;
-      const uint v2422 = v2416 ? v2421 : v8;
-      const uint v2425 = v2402 + v2424;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2426 = v2425 + v2411;
+      const uint v2403 = v2401 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2415 = v2397 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2416 = v2415 < v3;
+      const bool v2417 = v2414 && v2416;
+      const uint v2421 = v2420 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2422 = v2421 + v2412;
+      const uint v2423 = v2417 ? v2422 : v8;
+      const uint v2426 = v2403 + v2425;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2427 = v2426 + v2412;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2426 + e] = v2416 ? a[v2422 + e] : bfloat(0);
+        shm0[v2427 + e] = v2417 ? a[v2423 + e] : bfloat(0);
       }
-      const uint v2438 = v2396 + v2435;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2439 = v2438 < v3;
-      const bool v2440 = v2437 && v2439;
-      const uint v2444 = v2443 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2445 = v2444 + v2435;
-      const uint v2446 = v2440 ? v2445 : v8;
-      const uint v2449 = v2402 + v2448;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2450 = v2449 + v2435;
+      const uint v2439 = v2397 + v2436;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2440 = v2439 < v3;
+      const bool v2441 = v2438 && v2440;
+      const uint v2445 = v2444 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2446 = v2445 + v2436;
+      const uint v2447 = v2441 ? v2446 : v8;
+      const uint v2450 = v2403 + v2449;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2451 = v2450 + v2436;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2450 + e] = v2440 ? a[v2446 + e] : bfloat(0);
+        shm0[v2451 + e] = v2441 ? a[v2447 + e] : bfloat(0);
       }
-      const uint v2462 = v2396 + v2459;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2463 = v2462 < v3;
-      const bool v2464 = v2461 && v2463;
-      const uint v2468 = v2467 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2469 = v2468 + v2459;
-      const uint v2470 = v2464 ? v2469 : v8;
-      const uint v2473 = v2402 + v2472;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2474 = v2473 + v2459;
+      const uint v2463 = v2397 + v2460;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2464 = v2463 < v3;
+      const bool v2465 = v2462 && v2464;
+      const uint v2469 = v2468 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2470 = v2469 + v2460;
+      const uint v2471 = v2465 ? v2470 : v8;
+      const uint v2474 = v2403 + v2473;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2475 = v2474 + v2460;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2474 + e] = v2464 ? a[v2470 + e] : bfloat(0);
+        shm0[v2475 + e] = v2465 ? a[v2471 + e] : bfloat(0);
       }
-      const uint v2486 = v2396 + v2483;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2487 = v2486 < v3;
-      const bool v2488 = v2485 && v2487;
-      const uint v2492 = v2491 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2493 = v2492 + v2483;
-      const uint v2494 = v2488 ? v2493 : v8;
-      const uint v2497 = v2402 + v2496;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2498 = v2497 + v2483;
+      const uint v2487 = v2397 + v2484;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2488 = v2487 < v3;
+      const bool v2489 = v2486 && v2488;
+      const uint v2493 = v2492 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2494 = v2493 + v2484;
+      const uint v2495 = v2489 ? v2494 : v8;
+      const uint v2498 = v2403 + v2497;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2499 = v2498 + v2484;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2498 + e] = v2488 ? a[v2494 + e] : bfloat(0);
+        shm0[v2499 + e] = v2489 ? a[v2495 + e] : bfloat(0);
       }
-      const uint v2510 = v2396 + v2507;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2511 = v2510 < v3;
-      const bool v2512 = v2509 && v2511;
-      const uint v2516 = v2515 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2517 = v2516 + v2507;
-      const uint v2518 = v2512 ? v2517 : v8;
-      const uint v2521 = v2402 + v2520;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2522 = v2521 + v2507;
+      const uint v2511 = v2397 + v2508;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2512 = v2511 < v3;
+      const bool v2513 = v2510 && v2512;
+      const uint v2517 = v2516 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2518 = v2517 + v2508;
+      const uint v2519 = v2513 ? v2518 : v8;
+      const uint v2522 = v2403 + v2521;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2523 = v2522 + v2508;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2522 + e] = v2512 ? a[v2518 + e] : bfloat(0);
+        shm0[v2523 + e] = v2513 ? a[v2519 + e] : bfloat(0);
       }
-      const uint v2534 = v2396 + v2531;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2535 = v2534 < v3;
-      const bool v2536 = v2533 && v2535;
-      const uint v2540 = v2539 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2541 = v2540 + v2531;
-      const uint v2542 = v2536 ? v2541 : v8;
-      const uint v2545 = v2402 + v2544;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2546 = v2545 + v2531;
+      const uint v2535 = v2397 + v2532;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2536 = v2535 < v3;
+      const bool v2537 = v2534 && v2536;
+      const uint v2541 = v2540 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2542 = v2541 + v2532;
+      const uint v2543 = v2537 ? v2542 : v8;
+      const uint v2546 = v2403 + v2545;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2547 = v2546 + v2532;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2546 + e] = v2536 ? a[v2542 + e] : bfloat(0);
+        shm0[v2547 + e] = v2537 ? a[v2543 + e] : bfloat(0);
       }
-      const uint v2558 = v2396 + v2555;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2559 = v2558 < v3;
-      const bool v2560 = v2557 && v2559;
-      const uint v2564 = v2563 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2565 = v2564 + v2555;
-      const uint v2566 = v2560 ? v2565 : v8;
-      const uint v2569 = v2402 + v2568;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2570 = v2569 + v2555;
+      const uint v2559 = v2397 + v2556;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2560 = v2559 < v3;
+      const bool v2561 = v2558 && v2560;
+      const uint v2565 = v2564 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2566 = v2565 + v2556;
+      const uint v2567 = v2561 ? v2566 : v8;
+      const uint v2570 = v2403 + v2569;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2571 = v2570 + v2556;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2570 + e] = v2560 ? a[v2566 + e] : bfloat(0);
+        shm0[v2571 + e] = v2561 ? a[v2567 + e] : bfloat(0);
       }
-      const uint v2582 = v2396 + v2579;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2583 = v2582 < v3;
-      const bool v2584 = v2581 && v2583;
-      const uint v2588 = v2587 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2589 = v2588 + v2579;
-      const uint v2590 = v2584 ? v2589 : v8;
-      const uint v2593 = v2402 + v2592;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2594 = v2593 + v2579;
+      const uint v2583 = v2397 + v2580;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2584 = v2583 < v3;
+      const bool v2585 = v2582 && v2584;
+      const uint v2589 = v2588 + v2397;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2590 = v2589 + v2580;
+      const uint v2591 = v2585 ? v2590 : v8;
+      const uint v2594 = v2403 + v2593;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2595 = v2594 + v2580;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2594 + e] = v2584 ? a[v2590 + e] : bfloat(0);
+        shm0[v2595 + e] = v2585 ? a[v2591 + e] : bfloat(0);
       }
-      const uint v2606 = v2396 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2607 = v2606 < v3;
-      const bool v2610 = v2607 && v2609;
-      const uint v2612 = v2606 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2613 = v9 + v2612;
-      const uint v2614 = v2613 + v32;
-      const uint v2615 = v2614 + v2605;
-      const uint v2616 = v2610 ? v2615 : v9;
-      const uint v2619 = v2402 + v2618;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2620 = v2619 + v2605;
+      const uint v2607 = v2397 + v2602;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2608 = v2607 < v3;
+      const bool v2611 = v2608 && v2610;
+      const uint v2613 = v2607 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2614 = v9 + v2613;
+      const uint v2615 = v2614 + v32;
+      const uint v2616 = v2615 + v2606;
+      const uint v2617 = v2611 ? v2616 : v9;
+      const uint v2620 = v2403 + v2619;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2621 = v2620 + v2606;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2620 + e] = v2610 ? b[v2616 + e] : bfloat(0);
+        shm1[v2621 + e] = v2611 ? b[v2617 + e] : bfloat(0);
       }
-      const uint v2630 = v2396 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2631 = v2630 < v3;
-      const bool v2634 = v2631 && v2633;
-      const uint v2636 = v2630 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2637 = v9 + v2636;
-      const uint v2638 = v2637 + v32;
-      const uint v2639 = v2638 + v2629;
-      const uint v2640 = v2634 ? v2639 : v9;
-      const uint v2643 = v2402 + v2642;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2644 = v2643 + v2629;
+      const uint v2631 = v2397 + v2626;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2632 = v2631 < v3;
+      const bool v2635 = v2632 && v2634;
+      const uint v2637 = v2631 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2638 = v9 + v2637;
+      const uint v2639 = v2638 + v32;
+      const uint v2640 = v2639 + v2630;
+      const uint v2641 = v2635 ? v2640 : v9;
+      const uint v2644 = v2403 + v2643;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2645 = v2644 + v2630;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2644 + e] = v2634 ? b[v2640 + e] : bfloat(0);
+        shm1[v2645 + e] = v2635 ? b[v2641 + e] : bfloat(0);
       }
-      const uint v2654 = v2396 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2655 = v2654 < v3;
-      const bool v2658 = v2655 && v2657;
-      const uint v2660 = v2654 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2661 = v9 + v2660;
-      const uint v2662 = v2661 + v32;
-      const uint v2663 = v2662 + v2653;
-      const uint v2664 = v2658 ? v2663 : v9;
-      const uint v2667 = v2402 + v2666;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2668 = v2667 + v2653;
+      const uint v2655 = v2397 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2656 = v2655 < v3;
+      const bool v2659 = v2656 && v2658;
+      const uint v2661 = v2655 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2662 = v9 + v2661;
+      const uint v2663 = v2662 + v32;
+      const uint v2664 = v2663 + v2654;
+      const uint v2665 = v2659 ? v2664 : v9;
+      const uint v2668 = v2403 + v2667;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2669 = v2668 + v2654;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2668 + e] = v2658 ? b[v2664 + e] : bfloat(0);
+        shm1[v2669 + e] = v2659 ? b[v2665 + e] : bfloat(0);
       }
-      const uint v2678 = v2396 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2679 = v2678 < v3;
-      const bool v2682 = v2679 && v2681;
-      const uint v2684 = v2678 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2685 = v9 + v2684;
-      const uint v2686 = v2685 + v32;
-      const uint v2687 = v2686 + v2677;
-      const uint v2688 = v2682 ? v2687 : v9;
-      const uint v2691 = v2402 + v2690;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2692 = v2691 + v2677;
+      const uint v2679 = v2397 + v2674;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2680 = v2679 < v3;
+      const bool v2683 = v2680 && v2682;
+      const uint v2685 = v2679 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2686 = v9 + v2685;
+      const uint v2687 = v2686 + v32;
+      const uint v2688 = v2687 + v2678;
+      const uint v2689 = v2683 ? v2688 : v9;
+      const uint v2692 = v2403 + v2691;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2693 = v2692 + v2678;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2692 + e] = v2682 ? b[v2688 + e] : bfloat(0);
+        shm1[v2693 + e] = v2683 ? b[v2689 + e] : bfloat(0);
       }
-      const uint v2702 = v2396 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2703 = v2702 < v3;
-      const bool v2706 = v2703 && v2705;
-      const uint v2708 = v2702 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2709 = v9 + v2708;
-      const uint v2710 = v2709 + v32;
-      const uint v2711 = v2710 + v2701;
-      const uint v2712 = v2706 ? v2711 : v9;
-      const uint v2715 = v2402 + v2714;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2716 = v2715 + v2701;
+      const uint v2703 = v2397 + v2698;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2704 = v2703 < v3;
+      const bool v2707 = v2704 && v2706;
+      const uint v2709 = v2703 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2710 = v9 + v2709;
+      const uint v2711 = v2710 + v32;
+      const uint v2712 = v2711 + v2702;
+      const uint v2713 = v2707 ? v2712 : v9;
+      const uint v2716 = v2403 + v2715;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2717 = v2716 + v2702;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2716 + e] = v2706 ? b[v2712 + e] : bfloat(0);
+        shm1[v2717 + e] = v2707 ? b[v2713 + e] : bfloat(0);
       }
-      const uint v2726 = v2396 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2727 = v2726 < v3;
-      const bool v2730 = v2727 && v2729;
-      const uint v2732 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2733 = v9 + v2732;
-      const uint v2734 = v2733 + v32;
-      const uint v2735 = v2734 + v2725;
-      const uint v2736 = v2730 ? v2735 : v9;
-      const uint v2739 = v2402 + v2738;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2740 = v2739 + v2725;
+      const uint v2727 = v2397 + v2722;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2728 = v2727 < v3;
+      const bool v2731 = v2728 && v2730;
+      const uint v2733 = v2727 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2734 = v9 + v2733;
+      const uint v2735 = v2734 + v32;
+      const uint v2736 = v2735 + v2726;
+      const uint v2737 = v2731 ? v2736 : v9;
+      const uint v2740 = v2403 + v2739;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2741 = v2740 + v2726;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2740 + e] = v2730 ? b[v2736 + e] : bfloat(0);
+        shm1[v2741 + e] = v2731 ? b[v2737 + e] : bfloat(0);
       }
-      const uint v2750 = v2396 + v2745;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2751 = v2750 < v3;
-      const bool v2754 = v2751 && v2753;
-      const uint v2756 = v2750 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2757 = v9 + v2756;
-      const uint v2758 = v2757 + v32;
-      const uint v2759 = v2758 + v2749;
-      const uint v2760 = v2754 ? v2759 : v9;
-      const uint v2763 = v2402 + v2762;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2764 = v2763 + v2749;
+      const uint v2751 = v2397 + v2746;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2752 = v2751 < v3;
+      const bool v2755 = v2752 && v2754;
+      const uint v2757 = v2751 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2758 = v9 + v2757;
+      const uint v2759 = v2758 + v32;
+      const uint v2760 = v2759 + v2750;
+      const uint v2761 = v2755 ? v2760 : v9;
+      const uint v2764 = v2403 + v2763;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2765 = v2764 + v2750;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2764 + e] = v2754 ? b[v2760 + e] : bfloat(0);
+        shm1[v2765 + e] = v2755 ? b[v2761 + e] : bfloat(0);
       }
-      const uint v2774 = v2396 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2775 = v2774 < v3;
-      const bool v2778 = v2775 && v2777;
-      const uint v2780 = v2774 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2781 = v9 + v2780;
-      const uint v2782 = v2781 + v32;
-      const uint v2783 = v2782 + v2773;
-      const uint v2784 = v2778 ? v2783 : v9;
-      const uint v2787 = v2402 + v2786;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2788 = v2787 + v2773;
+      const uint v2775 = v2397 + v2770;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2776 = v2775 < v3;
+      const bool v2779 = v2776 && v2778;
+      const uint v2781 = v2775 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2782 = v9 + v2781;
+      const uint v2783 = v2782 + v32;
+      const uint v2784 = v2783 + v2774;
+      const uint v2785 = v2779 ? v2784 : v9;
+      const uint v2788 = v2403 + v2787;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2789 = v2788 + v2774;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2788 + e] = v2778 ? b[v2784 + e] : bfloat(0);
+        shm1[v2789 + e] = v2779 ? b[v2785 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2797 = v2402 + v2796;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2797), long(64u));
-      const uint v2802 = v2402 + v41;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load<false>(v47, shm1, long(v2802), long(128u));
+      const uint v2798 = v2403 + v2797;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2798), long(64u));
+      const uint v2803 = v2403 + v41;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v47, shm1, long(v2803), long(128u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2808 = v2797 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2808), long(64u));
-      const uint v2811 = v2402 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2812 = v2811 + v41;
-      iron_frag_load<false>(v47, shm1, long(v2812), long(128u));
+      const uint v2809 = v2798 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2809), long(64u));
+      const uint v2812 = v2403 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2813 = v2812 + v41;
+      iron_frag_load<false>(v47, shm1, long(v2813), long(128u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2818 = v2797 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2818), long(64u));
-      const uint v2821 = v2402 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2822 = v2821 + v41;
-      iron_frag_load<false>(v47, shm1, long(v2822), long(128u));
+      const uint v2819 = v2798 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2819), long(64u));
+      const uint v2822 = v2403 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2823 = v2822 + v41;
+      iron_frag_load<false>(v47, shm1, long(v2823), long(128u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2828 = v2797 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2828), long(64u));
-      const uint v2831 = v2402 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2832 = v2831 + v41;
-      iron_frag_load<false>(v47, shm1, long(v2832), long(128u));
+      const uint v2829 = v2798 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2829), long(64u));
+      const uint v2832 = v2403 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2833 = v2832 + v41;
+      iron_frag_load<false>(v47, shm1, long(v2833), long(128u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v508 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v509 = iron_tid.x;
-    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v577 = v565 + 16u;
-    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v509 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v510 = iron_tid.x;
+    const uint v566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v578 = v566 + 16u;
+    const uint v582 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v588 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v592 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v598 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v602 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v516 = v28 + v513;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v517 = v516 < v1;
-        const uint v518 = v507 + v515;
-        const bool v519 = v518 < v3;
-        const bool v520 = v517 && v519;
-        if (v520) {
-          const uint v522 = v516 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v523 = v8 + v522;
-          const uint v524 = v523 + v507;
-          const uint v525 = v524 + v515;
-          const bfloat v526 = a[v525];
-          const uint v528 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v529 = v528 + v515;
-          shm0[v529] = v526;
+    for (uint v508 = 0u; v508 < v3; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v517 = v28 + v514;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v518 = v517 < v1;
+        const uint v519 = v508 + v516;
+        const bool v520 = v519 < v3;
+        const bool v521 = v518 && v520;
+        if (v521) {
+          const uint v523 = v517 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v524 = v8 + v523;
+          const uint v525 = v524 + v508;
+          const uint v526 = v525 + v516;
+          const bfloat v527 = a[v526];
+          const uint v529 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v530 = v529 + v516;
+          shm0[v530] = v527;
         } else {
-          const uint v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v532 = v531 + v515;
-          shm0[v532] = bfloat(0.0f);
+          const uint v532 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v533 = v532 + v516;
+          shm0[v533] = bfloat(0.0f);
         }
       }
 
-      for (uint v537 = v509; v537 < 8192u; v537 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v539 = v537 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v541 = v537 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v542 = v507 + v539;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v543 = v542 < v3;
-        const uint v544 = v32 + v541;
-        const bool v545 = v544 < v2;
-        const bool v546 = v543 && v545;
-        if (v546) {
-          const uint v548 = v542 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v549 = v9 + v548;
-          const uint v550 = v549 + v32;
-          const uint v551 = v550 + v541;
-          const bfloat v552 = b[v551];
-          const uint v554 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v555 = v554 + v541;
-          shm1[v555] = v552;
+      for (uint v538 = v510; v538 < 8192u; v538 += v509) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v540 = v538 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v542 = v538 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v543 = v508 + v540;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v544 = v543 < v3;
+        const uint v545 = v32 + v542;
+        const bool v546 = v545 < v2;
+        const bool v547 = v544 && v546;
+        if (v547) {
+          const uint v549 = v543 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v550 = v9 + v549;
+          const uint v551 = v550 + v32;
+          const uint v552 = v551 + v542;
+          const bfloat v553 = b[v552];
+          const uint v555 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v556 = v555 + v542;
+          shm1[v556] = v553;
         } else {
-          const uint v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v558 = v557 + v541;
-          shm1[v558] = bfloat(0.0f);
+          const uint v558 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v559 = v558 + v542;
+          shm1[v559] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v566), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v45, shm0, long(v578), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v582), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v592), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v45, shm0, long(v598), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v602), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v603 = v28 + v37;
-  const uint v604 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v605 = v603 + v604;
-  const uint v606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v607 = v602 + v606;
-  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v609 = v607 < v2;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v43.m[0][0].thread_elements()[0];
-    const float v612 = v611 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v613 = bfloat(v612);
-    const uint v614 = v7 * v1;
-    const uint v615 = v614 + v605;
-    const uint v616 = v615 * v2;
-    const uint v617 = v616 + v607;
-    out[v617] = v613;
-  }
-  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v619 = v603 + v618;
-  const uint v620 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v621 = v602 + v620;
-  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v623 = v621 < v2;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v43.m[0][0].thread_elements()[1];
-    const float v626 = v625 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v627 = bfloat(v626);
-    const uint v628 = v7 * v1;
-    const uint v629 = v628 + v619;
-    const uint v630 = v629 * v2;
-    const uint v631 = v630 + v621;
-    out[v631] = v627;
-  }
-  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v633 = v603 + v632;
-  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v635 = v602 + v634;
-  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v637 = v635 < v2;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v43.m[0][1].thread_elements()[0];
-    const float v640 = v639 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v641 = bfloat(v640);
-    const uint v642 = v7 * v1;
-    const uint v643 = v642 + v633;
-    const uint v644 = v643 * v2;
-    const uint v645 = v644 + v635;
-    out[v645] = v641;
-  }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v647 = v603 + v646;
-  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v649 = v602 + v648;
-  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v651 = v649 < v2;
-  const bool v652 = v650 && v651;
-  if (v652) {
-    const float v653 = v43.m[0][1].thread_elements()[1];
-    const float v654 = v653 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v655 = bfloat(v654);
-    const uint v656 = v7 * v1;
-    const uint v657 = v656 + v647;
-    const uint v658 = v657 * v2;
-    const uint v659 = v658 + v649;
-    out[v659] = v655;
-  }
-  const uint v660 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v661 = v603 + v660;
-  const uint v662 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v663 = v602 + v662;
-  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v665 = v663 < v2;
-  const bool v666 = v664 && v665;
-  if (v666) {
-    const float v667 = v43.m[0][2].thread_elements()[0];
-    const float v668 = v667 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v669 = bfloat(v668);
-    const uint v670 = v7 * v1;
-    const uint v671 = v670 + v661;
-    const uint v672 = v671 * v2;
-    const uint v673 = v672 + v663;
-    out[v673] = v669;
-  }
-  const uint v674 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v675 = v603 + v674;
-  const uint v676 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v677 = v602 + v676;
-  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v679 = v677 < v2;
-  const bool v680 = v678 && v679;
-  if (v680) {
-    const float v681 = v43.m[0][2].thread_elements()[1];
-    const float v682 = v681 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v683 = bfloat(v682);
-    const uint v684 = v7 * v1;
-    const uint v685 = v684 + v675;
-    const uint v686 = v685 * v2;
-    const uint v687 = v686 + v677;
-    out[v687] = v683;
-  }
-  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v689 = v603 + v688;
-  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v691 = v602 + v690;
-  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v693 = v691 < v2;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v43.m[0][3].thread_elements()[0];
-    const float v696 = v695 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v697 = bfloat(v696);
-    const uint v698 = v7 * v1;
-    const uint v699 = v698 + v689;
-    const uint v700 = v699 * v2;
-    const uint v701 = v700 + v691;
-    out[v701] = v697;
-  }
-  const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v703 = v603 + v702;
-  const uint v704 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v705 = v602 + v704;
-  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v707 = v705 < v2;
-  const bool v708 = v706 && v707;
-  if (v708) {
-    const float v709 = v43.m[0][3].thread_elements()[1];
-    const float v710 = v709 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v711 = bfloat(v710);
-    const uint v712 = v7 * v1;
-    const uint v713 = v712 + v703;
-    const uint v714 = v713 * v2;
-    const uint v715 = v714 + v705;
-    out[v715] = v711;
-  }
-  const uint v716 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v717 = v603 + v716;
-  const uint v718 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v719 = v602 + v718;
-  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v721 = v719 < v2;
-  const bool v722 = v720 && v721;
-  if (v722) {
-    const float v723 = v43.m[0][4].thread_elements()[0];
-    const float v724 = v723 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v725 = bfloat(v724);
-    const uint v726 = v7 * v1;
-    const uint v727 = v726 + v717;
-    const uint v728 = v727 * v2;
-    const uint v729 = v728 + v719;
-    out[v729] = v725;
-  }
-  const uint v730 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v731 = v603 + v730;
-  const uint v732 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v733 = v602 + v732;
-  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v735 = v733 < v2;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v43.m[0][4].thread_elements()[1];
-    const float v738 = v737 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v739 = bfloat(v738);
-    const uint v740 = v7 * v1;
-    const uint v741 = v740 + v731;
-    const uint v742 = v741 * v2;
-    const uint v743 = v742 + v733;
-    out[v743] = v739;
-  }
-  const uint v744 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v745 = v603 + v744;
-  const uint v746 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v747 = v602 + v746;
-  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v749 = v747 < v2;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v43.m[0][5].thread_elements()[0];
-    const float v752 = v751 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v753 = bfloat(v752);
-    const uint v754 = v7 * v1;
-    const uint v755 = v754 + v745;
-    const uint v756 = v755 * v2;
-    const uint v757 = v756 + v747;
-    out[v757] = v753;
-  }
-  const uint v758 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v759 = v603 + v758;
-  const uint v760 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v761 = v602 + v760;
-  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v763 = v761 < v2;
-  const bool v764 = v762 && v763;
-  if (v764) {
-    const float v765 = v43.m[0][5].thread_elements()[1];
-    const float v766 = v765 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v767 = bfloat(v766);
-    const uint v768 = v7 * v1;
-    const uint v769 = v768 + v759;
-    const uint v770 = v769 * v2;
-    const uint v771 = v770 + v761;
-    out[v771] = v767;
-  }
-  const uint v772 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v773 = v603 + v772;
-  const uint v774 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v775 = v602 + v774;
-  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v777 = v775 < v2;
-  const bool v778 = v776 && v777;
-  if (v778) {
-    const float v779 = v43.m[0][6].thread_elements()[0];
-    const float v780 = v779 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v781 = bfloat(v780);
-    const uint v782 = v7 * v1;
-    const uint v783 = v782 + v773;
-    const uint v784 = v783 * v2;
-    const uint v785 = v784 + v775;
-    out[v785] = v781;
-  }
-  const uint v786 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v787 = v603 + v786;
-  const uint v788 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v789 = v602 + v788;
-  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v791 = v789 < v2;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v43.m[0][6].thread_elements()[1];
-    const float v794 = v793 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v795 = bfloat(v794);
-    const uint v796 = v7 * v1;
-    const uint v797 = v796 + v787;
-    const uint v798 = v797 * v2;
-    const uint v799 = v798 + v789;
-    out[v799] = v795;
-  }
-  const uint v800 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v801 = v603 + v800;
-  const uint v802 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v803 = v602 + v802;
-  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v805 = v803 < v2;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v43.m[0][7].thread_elements()[0];
-    const float v808 = v807 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v809 = bfloat(v808);
-    const uint v810 = v7 * v1;
-    const uint v811 = v810 + v801;
-    const uint v812 = v811 * v2;
-    const uint v813 = v812 + v803;
-    out[v813] = v809;
-  }
-  const uint v814 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v815 = v603 + v814;
-  const uint v816 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v817 = v602 + v816;
-  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v819 = v817 < v2;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v43.m[0][7].thread_elements()[1];
-    const float v822 = v821 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v823 = bfloat(v822);
-    const uint v824 = v7 * v1;
-    const uint v825 = v824 + v815;
-    const uint v826 = v825 * v2;
-    const uint v827 = v826 + v817;
-    out[v827] = v823;
-  }
-  const uint v828 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v829 = v603 + v828;
-  const uint v830 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v831 = v602 + v830;
-  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v833 = v831 < v2;
-  const bool v834 = v832 && v833;
-  if (v834) {
-    const float v835 = v43.m[1][0].thread_elements()[0];
-    const float v836 = v835 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v837 = bfloat(v836);
-    const uint v838 = v7 * v1;
-    const uint v839 = v838 + v829;
-    const uint v840 = v839 * v2;
-    const uint v841 = v840 + v831;
-    out[v841] = v837;
-  }
-  const uint v842 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v843 = v603 + v842;
-  const uint v844 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v845 = v602 + v844;
-  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v847 = v845 < v2;
-  const bool v848 = v846 && v847;
-  if (v848) {
-    const float v849 = v43.m[1][0].thread_elements()[1];
-    const float v850 = v849 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v851 = bfloat(v850);
-    const uint v852 = v7 * v1;
-    const uint v853 = v852 + v843;
-    const uint v854 = v853 * v2;
-    const uint v855 = v854 + v845;
-    out[v855] = v851;
-  }
-  const uint v856 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v857 = v603 + v856;
-  const uint v858 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v859 = v602 + v858;
-  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v861 = v859 < v2;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v43.m[1][1].thread_elements()[0];
-    const float v864 = v863 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v865 = bfloat(v864);
-    const uint v866 = v7 * v1;
-    const uint v867 = v866 + v857;
-    const uint v868 = v867 * v2;
-    const uint v869 = v868 + v859;
-    out[v869] = v865;
-  }
-  const uint v870 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v871 = v603 + v870;
-  const uint v872 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v873 = v602 + v872;
-  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v875 = v873 < v2;
-  const bool v876 = v874 && v875;
-  if (v876) {
-    const float v877 = v43.m[1][1].thread_elements()[1];
-    const float v878 = v877 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v879 = bfloat(v878);
-    const uint v880 = v7 * v1;
-    const uint v881 = v880 + v871;
-    const uint v882 = v881 * v2;
-    const uint v883 = v882 + v873;
-    out[v883] = v879;
-  }
-  const uint v884 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v885 = v603 + v884;
-  const uint v886 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v887 = v602 + v886;
-  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v889 = v887 < v2;
-  const bool v890 = v888 && v889;
-  if (v890) {
-    const float v891 = v43.m[1][2].thread_elements()[0];
-    const float v892 = v891 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v893 = bfloat(v892);
-    const uint v894 = v7 * v1;
-    const uint v895 = v894 + v885;
-    const uint v896 = v895 * v2;
-    const uint v897 = v896 + v887;
-    out[v897] = v893;
-  }
-  const uint v898 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v899 = v603 + v898;
-  const uint v900 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v901 = v602 + v900;
-  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v903 = v901 < v2;
-  const bool v904 = v902 && v903;
-  if (v904) {
-    const float v905 = v43.m[1][2].thread_elements()[1];
-    const float v906 = v905 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v907 = bfloat(v906);
-    const uint v908 = v7 * v1;
-    const uint v909 = v908 + v899;
-    const uint v910 = v909 * v2;
-    const uint v911 = v910 + v901;
-    out[v911] = v907;
-  }
-  const uint v912 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v913 = v603 + v912;
-  const uint v914 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v915 = v602 + v914;
-  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v917 = v915 < v2;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v43.m[1][3].thread_elements()[0];
-    const float v920 = v919 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v921 = bfloat(v920);
-    const uint v922 = v7 * v1;
-    const uint v923 = v922 + v913;
-    const uint v924 = v923 * v2;
-    const uint v925 = v924 + v915;
-    out[v925] = v921;
-  }
-  const uint v926 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v927 = v603 + v926;
-  const uint v928 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v929 = v602 + v928;
-  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v931 = v929 < v2;
-  const bool v932 = v930 && v931;
-  if (v932) {
-    const float v933 = v43.m[1][3].thread_elements()[1];
-    const float v934 = v933 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v935 = bfloat(v934);
-    const uint v936 = v7 * v1;
-    const uint v937 = v936 + v927;
-    const uint v938 = v937 * v2;
-    const uint v939 = v938 + v929;
-    out[v939] = v935;
-  }
-  const uint v940 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v941 = v603 + v940;
-  const uint v942 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v943 = v602 + v942;
-  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v945 = v943 < v2;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v43.m[1][4].thread_elements()[0];
-    const float v948 = v947 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v949 = bfloat(v948);
-    const uint v950 = v7 * v1;
-    const uint v951 = v950 + v941;
-    const uint v952 = v951 * v2;
-    const uint v953 = v952 + v943;
-    out[v953] = v949;
-  }
-  const uint v954 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v955 = v603 + v954;
-  const uint v956 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v957 = v602 + v956;
-  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v959 = v957 < v2;
-  const bool v960 = v958 && v959;
-  if (v960) {
-    const float v961 = v43.m[1][4].thread_elements()[1];
-    const float v962 = v961 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v963 = bfloat(v962);
-    const uint v964 = v7 * v1;
-    const uint v965 = v964 + v955;
-    const uint v966 = v965 * v2;
-    const uint v967 = v966 + v957;
-    out[v967] = v963;
-  }
-  const uint v968 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v969 = v603 + v968;
-  const uint v970 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v971 = v602 + v970;
-  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v973 = v971 < v2;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v43.m[1][5].thread_elements()[0];
-    const float v976 = v975 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v977 = bfloat(v976);
-    const uint v978 = v7 * v1;
-    const uint v979 = v978 + v969;
-    const uint v980 = v979 * v2;
-    const uint v981 = v980 + v971;
-    out[v981] = v977;
-  }
-  const uint v982 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v983 = v603 + v982;
-  const uint v984 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v985 = v602 + v984;
-  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v987 = v985 < v2;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v43.m[1][5].thread_elements()[1];
-    const float v990 = v989 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v991 = bfloat(v990);
-    const uint v992 = v7 * v1;
-    const uint v993 = v992 + v983;
-    const uint v994 = v993 * v2;
-    const uint v995 = v994 + v985;
-    out[v995] = v991;
-  }
-  const uint v996 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v997 = v603 + v996;
-  const uint v998 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v999 = v602 + v998;
-  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1001 = v999 < v2;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v43.m[1][6].thread_elements()[0];
-    const float v1004 = v1003 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1005 = bfloat(v1004);
-    const uint v1006 = v7 * v1;
-    const uint v1007 = v1006 + v997;
-    const uint v1008 = v1007 * v2;
-    const uint v1009 = v1008 + v999;
-    out[v1009] = v1005;
-  }
-  const uint v1010 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1011 = v603 + v1010;
-  const uint v1012 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1013 = v602 + v1012;
-  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1015 = v1013 < v2;
-  const bool v1016 = v1014 && v1015;
-  if (v1016) {
-    const float v1017 = v43.m[1][6].thread_elements()[1];
-    const float v1018 = v1017 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1019 = bfloat(v1018);
-    const uint v1020 = v7 * v1;
-    const uint v1021 = v1020 + v1011;
-    const uint v1022 = v1021 * v2;
-    const uint v1023 = v1022 + v1013;
-    out[v1023] = v1019;
-  }
-  const uint v1024 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1025 = v603 + v1024;
-  const uint v1026 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1027 = v602 + v1026;
-  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1029 = v1027 < v2;
-  const bool v1030 = v1028 && v1029;
-  if (v1030) {
-    const float v1031 = v43.m[1][7].thread_elements()[0];
-    const float v1032 = v1031 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1033 = bfloat(v1032);
-    const uint v1034 = v7 * v1;
-    const uint v1035 = v1034 + v1025;
-    const uint v1036 = v1035 * v2;
-    const uint v1037 = v1036 + v1027;
-    out[v1037] = v1033;
-  }
-  const uint v1038 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1039 = v603 + v1038;
-  const uint v1040 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1041 = v602 + v1040;
-  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1043 = v1041 < v2;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v43.m[1][7].thread_elements()[1];
-    const float v1046 = v1045 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1047 = bfloat(v1046);
-    const uint v1048 = v7 * v1;
-    const uint v1049 = v1048 + v1039;
-    const uint v1050 = v1049 * v2;
-    const uint v1051 = v1050 + v1041;
-    out[v1051] = v1047;
-  }
-  const uint v1052 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1053 = v603 + v1052;
-  const uint v1054 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1055 = v602 + v1054;
-  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1057 = v1055 < v2;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v43.m[2][0].thread_elements()[0];
-    const float v1060 = v1059 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1061 = bfloat(v1060);
-    const uint v1062 = v7 * v1;
-    const uint v1063 = v1062 + v1053;
-    const uint v1064 = v1063 * v2;
-    const uint v1065 = v1064 + v1055;
-    out[v1065] = v1061;
-  }
-  const uint v1066 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1067 = v603 + v1066;
-  const uint v1068 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1069 = v602 + v1068;
-  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1071 = v1069 < v2;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v43.m[2][0].thread_elements()[1];
-    const float v1074 = v1073 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1075 = bfloat(v1074);
-    const uint v1076 = v7 * v1;
-    const uint v1077 = v1076 + v1067;
-    const uint v1078 = v1077 * v2;
-    const uint v1079 = v1078 + v1069;
-    out[v1079] = v1075;
-  }
-  const uint v1080 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1081 = v603 + v1080;
-  const uint v1082 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1083 = v602 + v1082;
-  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1085 = v1083 < v2;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v43.m[2][1].thread_elements()[0];
-    const float v1088 = v1087 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1089 = bfloat(v1088);
-    const uint v1090 = v7 * v1;
-    const uint v1091 = v1090 + v1081;
-    const uint v1092 = v1091 * v2;
-    const uint v1093 = v1092 + v1083;
-    out[v1093] = v1089;
-  }
-  const uint v1094 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1095 = v603 + v1094;
-  const uint v1096 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1097 = v602 + v1096;
-  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1099 = v1097 < v2;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v43.m[2][1].thread_elements()[1];
-    const float v1102 = v1101 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1103 = bfloat(v1102);
-    const uint v1104 = v7 * v1;
-    const uint v1105 = v1104 + v1095;
-    const uint v1106 = v1105 * v2;
-    const uint v1107 = v1106 + v1097;
-    out[v1107] = v1103;
-  }
-  const uint v1108 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1109 = v603 + v1108;
-  const uint v1110 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1111 = v602 + v1110;
-  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1113 = v1111 < v2;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v43.m[2][2].thread_elements()[0];
-    const float v1116 = v1115 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1117 = bfloat(v1116);
-    const uint v1118 = v7 * v1;
-    const uint v1119 = v1118 + v1109;
-    const uint v1120 = v1119 * v2;
-    const uint v1121 = v1120 + v1111;
-    out[v1121] = v1117;
-  }
-  const uint v1122 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1123 = v603 + v1122;
-  const uint v1124 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1125 = v602 + v1124;
-  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1127 = v1125 < v2;
-  const bool v1128 = v1126 && v1127;
-  if (v1128) {
-    const float v1129 = v43.m[2][2].thread_elements()[1];
-    const float v1130 = v1129 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1131 = bfloat(v1130);
-    const uint v1132 = v7 * v1;
-    const uint v1133 = v1132 + v1123;
-    const uint v1134 = v1133 * v2;
-    const uint v1135 = v1134 + v1125;
-    out[v1135] = v1131;
-  }
-  const uint v1136 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1137 = v603 + v1136;
-  const uint v1138 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1139 = v602 + v1138;
-  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1141 = v1139 < v2;
-  const bool v1142 = v1140 && v1141;
-  if (v1142) {
-    const float v1143 = v43.m[2][3].thread_elements()[0];
-    const float v1144 = v1143 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1145 = bfloat(v1144);
-    const uint v1146 = v7 * v1;
-    const uint v1147 = v1146 + v1137;
-    const uint v1148 = v1147 * v2;
-    const uint v1149 = v1148 + v1139;
-    out[v1149] = v1145;
-  }
-  const uint v1150 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1151 = v603 + v1150;
-  const uint v1152 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1153 = v602 + v1152;
-  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1155 = v1153 < v2;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v43.m[2][3].thread_elements()[1];
-    const float v1158 = v1157 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1159 = bfloat(v1158);
-    const uint v1160 = v7 * v1;
-    const uint v1161 = v1160 + v1151;
-    const uint v1162 = v1161 * v2;
-    const uint v1163 = v1162 + v1153;
-    out[v1163] = v1159;
-  }
-  const uint v1164 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1165 = v603 + v1164;
-  const uint v1166 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1167 = v602 + v1166;
-  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1169 = v1167 < v2;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v43.m[2][4].thread_elements()[0];
-    const float v1172 = v1171 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1173 = bfloat(v1172);
-    const uint v1174 = v7 * v1;
-    const uint v1175 = v1174 + v1165;
-    const uint v1176 = v1175 * v2;
-    const uint v1177 = v1176 + v1167;
-    out[v1177] = v1173;
-  }
-  const uint v1178 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1179 = v603 + v1178;
-  const uint v1180 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1181 = v602 + v1180;
-  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1183 = v1181 < v2;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v43.m[2][4].thread_elements()[1];
-    const float v1186 = v1185 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1187 = bfloat(v1186);
-    const uint v1188 = v7 * v1;
-    const uint v1189 = v1188 + v1179;
-    const uint v1190 = v1189 * v2;
-    const uint v1191 = v1190 + v1181;
-    out[v1191] = v1187;
-  }
-  const uint v1192 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1193 = v603 + v1192;
-  const uint v1194 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1195 = v602 + v1194;
-  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1197 = v1195 < v2;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v43.m[2][5].thread_elements()[0];
-    const float v1200 = v1199 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1201 = bfloat(v1200);
-    const uint v1202 = v7 * v1;
-    const uint v1203 = v1202 + v1193;
-    const uint v1204 = v1203 * v2;
-    const uint v1205 = v1204 + v1195;
-    out[v1205] = v1201;
-  }
-  const uint v1206 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1207 = v603 + v1206;
-  const uint v1208 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1209 = v602 + v1208;
-  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1211 = v1209 < v2;
-  const bool v1212 = v1210 && v1211;
-  if (v1212) {
-    const float v1213 = v43.m[2][5].thread_elements()[1];
-    const float v1214 = v1213 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1215 = bfloat(v1214);
-    const uint v1216 = v7 * v1;
-    const uint v1217 = v1216 + v1207;
-    const uint v1218 = v1217 * v2;
-    const uint v1219 = v1218 + v1209;
-    out[v1219] = v1215;
-  }
-  const uint v1220 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1221 = v603 + v1220;
-  const uint v1222 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1223 = v602 + v1222;
-  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1225 = v1223 < v2;
-  const bool v1226 = v1224 && v1225;
-  if (v1226) {
-    const float v1227 = v43.m[2][6].thread_elements()[0];
-    const float v1228 = v1227 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1229 = bfloat(v1228);
-    const uint v1230 = v7 * v1;
-    const uint v1231 = v1230 + v1221;
-    const uint v1232 = v1231 * v2;
-    const uint v1233 = v1232 + v1223;
-    out[v1233] = v1229;
-  }
-  const uint v1234 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1235 = v603 + v1234;
-  const uint v1236 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1237 = v602 + v1236;
-  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1239 = v1237 < v2;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v43.m[2][6].thread_elements()[1];
-    const float v1242 = v1241 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1243 = bfloat(v1242);
-    const uint v1244 = v7 * v1;
-    const uint v1245 = v1244 + v1235;
-    const uint v1246 = v1245 * v2;
-    const uint v1247 = v1246 + v1237;
-    out[v1247] = v1243;
-  }
-  const uint v1248 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1249 = v603 + v1248;
-  const uint v1250 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1251 = v602 + v1250;
-  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1253 = v1251 < v2;
-  const bool v1254 = v1252 && v1253;
-  if (v1254) {
-    const float v1255 = v43.m[2][7].thread_elements()[0];
-    const float v1256 = v1255 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1257 = bfloat(v1256);
-    const uint v1258 = v7 * v1;
-    const uint v1259 = v1258 + v1249;
-    const uint v1260 = v1259 * v2;
-    const uint v1261 = v1260 + v1251;
-    out[v1261] = v1257;
-  }
-  const uint v1262 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1263 = v603 + v1262;
-  const uint v1264 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1265 = v602 + v1264;
-  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1267 = v1265 < v2;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v43.m[2][7].thread_elements()[1];
-    const float v1270 = v1269 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1271 = bfloat(v1270);
-    const uint v1272 = v7 * v1;
-    const uint v1273 = v1272 + v1263;
-    const uint v1274 = v1273 * v2;
-    const uint v1275 = v1274 + v1265;
-    out[v1275] = v1271;
-  }
-  const uint v1276 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1277 = v603 + v1276;
-  const uint v1278 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1279 = v602 + v1278;
-  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1281 = v1279 < v2;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v43.m[3][0].thread_elements()[0];
-    const float v1284 = v1283 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1285 = bfloat(v1284);
-    const uint v1286 = v7 * v1;
-    const uint v1287 = v1286 + v1277;
-    const uint v1288 = v1287 * v2;
-    const uint v1289 = v1288 + v1279;
-    out[v1289] = v1285;
-  }
-  const uint v1290 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1291 = v603 + v1290;
-  const uint v1292 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1293 = v602 + v1292;
-  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1295 = v1293 < v2;
-  const bool v1296 = v1294 && v1295;
-  if (v1296) {
-    const float v1297 = v43.m[3][0].thread_elements()[1];
-    const float v1298 = v1297 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1299 = bfloat(v1298);
-    const uint v1300 = v7 * v1;
-    const uint v1301 = v1300 + v1291;
-    const uint v1302 = v1301 * v2;
-    const uint v1303 = v1302 + v1293;
-    out[v1303] = v1299;
-  }
-  const uint v1304 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1305 = v603 + v1304;
-  const uint v1306 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1307 = v602 + v1306;
-  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1309 = v1307 < v2;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v43.m[3][1].thread_elements()[0];
-    const float v1312 = v1311 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1313 = bfloat(v1312);
-    const uint v1314 = v7 * v1;
-    const uint v1315 = v1314 + v1305;
-    const uint v1316 = v1315 * v2;
-    const uint v1317 = v1316 + v1307;
-    out[v1317] = v1313;
-  }
-  const uint v1318 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1319 = v603 + v1318;
-  const uint v1320 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1321 = v602 + v1320;
-  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1323 = v1321 < v2;
-  const bool v1324 = v1322 && v1323;
-  if (v1324) {
-    const float v1325 = v43.m[3][1].thread_elements()[1];
-    const float v1326 = v1325 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1327 = bfloat(v1326);
-    const uint v1328 = v7 * v1;
-    const uint v1329 = v1328 + v1319;
-    const uint v1330 = v1329 * v2;
-    const uint v1331 = v1330 + v1321;
-    out[v1331] = v1327;
-  }
-  const uint v1332 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1333 = v603 + v1332;
-  const uint v1334 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1335 = v602 + v1334;
-  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1337 = v1335 < v2;
-  const bool v1338 = v1336 && v1337;
-  if (v1338) {
-    const float v1339 = v43.m[3][2].thread_elements()[0];
-    const float v1340 = v1339 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1341 = bfloat(v1340);
-    const uint v1342 = v7 * v1;
-    const uint v1343 = v1342 + v1333;
-    const uint v1344 = v1343 * v2;
-    const uint v1345 = v1344 + v1335;
-    out[v1345] = v1341;
-  }
-  const uint v1346 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1347 = v603 + v1346;
-  const uint v1348 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1349 = v602 + v1348;
-  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1351 = v1349 < v2;
-  const bool v1352 = v1350 && v1351;
-  if (v1352) {
-    const float v1353 = v43.m[3][2].thread_elements()[1];
-    const float v1354 = v1353 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1355 = bfloat(v1354);
-    const uint v1356 = v7 * v1;
-    const uint v1357 = v1356 + v1347;
-    const uint v1358 = v1357 * v2;
-    const uint v1359 = v1358 + v1349;
-    out[v1359] = v1355;
-  }
-  const uint v1360 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1361 = v603 + v1360;
-  const uint v1362 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1363 = v602 + v1362;
-  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1365 = v1363 < v2;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v43.m[3][3].thread_elements()[0];
-    const float v1368 = v1367 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1369 = bfloat(v1368);
-    const uint v1370 = v7 * v1;
-    const uint v1371 = v1370 + v1361;
-    const uint v1372 = v1371 * v2;
-    const uint v1373 = v1372 + v1363;
-    out[v1373] = v1369;
-  }
-  const uint v1374 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1375 = v603 + v1374;
-  const uint v1376 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1377 = v602 + v1376;
-  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1379 = v1377 < v2;
-  const bool v1380 = v1378 && v1379;
-  if (v1380) {
-    const float v1381 = v43.m[3][3].thread_elements()[1];
-    const float v1382 = v1381 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1383 = bfloat(v1382);
-    const uint v1384 = v7 * v1;
-    const uint v1385 = v1384 + v1375;
-    const uint v1386 = v1385 * v2;
-    const uint v1387 = v1386 + v1377;
-    out[v1387] = v1383;
-  }
-  const uint v1388 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1389 = v603 + v1388;
-  const uint v1390 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1391 = v602 + v1390;
-  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1393 = v1391 < v2;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v43.m[3][4].thread_elements()[0];
-    const float v1396 = v1395 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1397 = bfloat(v1396);
-    const uint v1398 = v7 * v1;
-    const uint v1399 = v1398 + v1389;
-    const uint v1400 = v1399 * v2;
-    const uint v1401 = v1400 + v1391;
-    out[v1401] = v1397;
-  }
-  const uint v1402 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1403 = v603 + v1402;
-  const uint v1404 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1405 = v602 + v1404;
-  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1407 = v1405 < v2;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v43.m[3][4].thread_elements()[1];
-    const float v1410 = v1409 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1411 = bfloat(v1410);
-    const uint v1412 = v7 * v1;
-    const uint v1413 = v1412 + v1403;
-    const uint v1414 = v1413 * v2;
-    const uint v1415 = v1414 + v1405;
-    out[v1415] = v1411;
-  }
-  const uint v1416 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1417 = v603 + v1416;
-  const uint v1418 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1419 = v602 + v1418;
-  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1421 = v1419 < v2;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v43.m[3][5].thread_elements()[0];
-    const float v1424 = v1423 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1425 = bfloat(v1424);
-    const uint v1426 = v7 * v1;
-    const uint v1427 = v1426 + v1417;
-    const uint v1428 = v1427 * v2;
-    const uint v1429 = v1428 + v1419;
-    out[v1429] = v1425;
-  }
-  const uint v1430 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1431 = v603 + v1430;
-  const uint v1432 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1433 = v602 + v1432;
-  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1435 = v1433 < v2;
-  const bool v1436 = v1434 && v1435;
-  if (v1436) {
-    const float v1437 = v43.m[3][5].thread_elements()[1];
-    const float v1438 = v1437 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1439 = bfloat(v1438);
-    const uint v1440 = v7 * v1;
-    const uint v1441 = v1440 + v1431;
-    const uint v1442 = v1441 * v2;
-    const uint v1443 = v1442 + v1433;
-    out[v1443] = v1439;
-  }
-  const uint v1444 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1445 = v603 + v1444;
-  const uint v1446 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1447 = v602 + v1446;
-  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1449 = v1447 < v2;
-  const bool v1450 = v1448 && v1449;
-  if (v1450) {
-    const float v1451 = v43.m[3][6].thread_elements()[0];
-    const float v1452 = v1451 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1453 = bfloat(v1452);
-    const uint v1454 = v7 * v1;
-    const uint v1455 = v1454 + v1445;
-    const uint v1456 = v1455 * v2;
-    const uint v1457 = v1456 + v1447;
-    out[v1457] = v1453;
-  }
-  const uint v1458 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1459 = v603 + v1458;
-  const uint v1460 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1461 = v602 + v1460;
-  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1463 = v1461 < v2;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v43.m[3][6].thread_elements()[1];
-    const float v1466 = v1465 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1467 = bfloat(v1466);
-    const uint v1468 = v7 * v1;
-    const uint v1469 = v1468 + v1459;
-    const uint v1470 = v1469 * v2;
-    const uint v1471 = v1470 + v1461;
-    out[v1471] = v1467;
-  }
-  const uint v1472 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1473 = v603 + v1472;
-  const uint v1474 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1475 = v602 + v1474;
-  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1477 = v1475 < v2;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v43.m[3][7].thread_elements()[0];
-    const float v1480 = v1479 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1481 = bfloat(v1480);
-    const uint v1482 = v7 * v1;
-    const uint v1483 = v1482 + v1473;
-    const uint v1484 = v1483 * v2;
-    const uint v1485 = v1484 + v1475;
-    out[v1485] = v1481;
-  }
-  const uint v1486 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1487 = v603 + v1486;
-  const uint v1488 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1489 = v602 + v1488;
-  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1491 = v1489 < v2;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v43.m[3][7].thread_elements()[1];
-    const float v1494 = v1493 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1495 = bfloat(v1494);
-    const uint v1496 = v7 * v1;
-    const uint v1497 = v1496 + v1487;
-    const uint v1498 = v1497 * v2;
-    const uint v1499 = v1498 + v1489;
-    out[v1499] = v1495;
-  }
-  const uint v1500 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1501 = v603 + v1500;
-  const uint v1502 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1503 = v602 + v1502;
-  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1505 = v1503 < v2;
-  const bool v1506 = v1504 && v1505;
-  if (v1506) {
-    const float v1507 = v43.m[4][0].thread_elements()[0];
-    const float v1508 = v1507 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1509 = bfloat(v1508);
-    const uint v1510 = v7 * v1;
-    const uint v1511 = v1510 + v1501;
-    const uint v1512 = v1511 * v2;
-    const uint v1513 = v1512 + v1503;
-    out[v1513] = v1509;
-  }
-  const uint v1514 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1515 = v603 + v1514;
-  const uint v1516 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1517 = v602 + v1516;
-  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1519 = v1517 < v2;
-  const bool v1520 = v1518 && v1519;
-  if (v1520) {
-    const float v1521 = v43.m[4][0].thread_elements()[1];
-    const float v1522 = v1521 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1523 = bfloat(v1522);
-    const uint v1524 = v7 * v1;
-    const uint v1525 = v1524 + v1515;
-    const uint v1526 = v1525 * v2;
-    const uint v1527 = v1526 + v1517;
-    out[v1527] = v1523;
-  }
-  const uint v1528 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1529 = v603 + v1528;
-  const uint v1530 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1531 = v602 + v1530;
-  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1533 = v1531 < v2;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v43.m[4][1].thread_elements()[0];
-    const float v1536 = v1535 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1537 = bfloat(v1536);
-    const uint v1538 = v7 * v1;
-    const uint v1539 = v1538 + v1529;
-    const uint v1540 = v1539 * v2;
-    const uint v1541 = v1540 + v1531;
-    out[v1541] = v1537;
-  }
-  const uint v1542 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1543 = v603 + v1542;
-  const uint v1544 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1545 = v602 + v1544;
-  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1547 = v1545 < v2;
-  const bool v1548 = v1546 && v1547;
-  if (v1548) {
-    const float v1549 = v43.m[4][1].thread_elements()[1];
-    const float v1550 = v1549 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1551 = bfloat(v1550);
-    const uint v1552 = v7 * v1;
-    const uint v1553 = v1552 + v1543;
-    const uint v1554 = v1553 * v2;
-    const uint v1555 = v1554 + v1545;
-    out[v1555] = v1551;
-  }
-  const uint v1556 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1557 = v603 + v1556;
-  const uint v1558 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1559 = v602 + v1558;
-  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1561 = v1559 < v2;
-  const bool v1562 = v1560 && v1561;
-  if (v1562) {
-    const float v1563 = v43.m[4][2].thread_elements()[0];
-    const float v1564 = v1563 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1565 = bfloat(v1564);
-    const uint v1566 = v7 * v1;
-    const uint v1567 = v1566 + v1557;
-    const uint v1568 = v1567 * v2;
-    const uint v1569 = v1568 + v1559;
-    out[v1569] = v1565;
-  }
-  const uint v1570 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1571 = v603 + v1570;
-  const uint v1572 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1573 = v602 + v1572;
-  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1575 = v1573 < v2;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v43.m[4][2].thread_elements()[1];
-    const float v1578 = v1577 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1579 = bfloat(v1578);
-    const uint v1580 = v7 * v1;
-    const uint v1581 = v1580 + v1571;
-    const uint v1582 = v1581 * v2;
-    const uint v1583 = v1582 + v1573;
-    out[v1583] = v1579;
-  }
-  const uint v1584 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1585 = v603 + v1584;
-  const uint v1586 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1587 = v602 + v1586;
-  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1589 = v1587 < v2;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v43.m[4][3].thread_elements()[0];
-    const float v1592 = v1591 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1593 = bfloat(v1592);
-    const uint v1594 = v7 * v1;
-    const uint v1595 = v1594 + v1585;
-    const uint v1596 = v1595 * v2;
-    const uint v1597 = v1596 + v1587;
-    out[v1597] = v1593;
-  }
-  const uint v1598 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1599 = v603 + v1598;
-  const uint v1600 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1601 = v602 + v1600;
-  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1603 = v1601 < v2;
-  const bool v1604 = v1602 && v1603;
-  if (v1604) {
-    const float v1605 = v43.m[4][3].thread_elements()[1];
-    const float v1606 = v1605 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1607 = bfloat(v1606);
-    const uint v1608 = v7 * v1;
-    const uint v1609 = v1608 + v1599;
-    const uint v1610 = v1609 * v2;
-    const uint v1611 = v1610 + v1601;
-    out[v1611] = v1607;
-  }
-  const uint v1612 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1613 = v603 + v1612;
-  const uint v1614 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1615 = v602 + v1614;
-  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1617 = v1615 < v2;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v43.m[4][4].thread_elements()[0];
-    const float v1620 = v1619 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1621 = bfloat(v1620);
-    const uint v1622 = v7 * v1;
-    const uint v1623 = v1622 + v1613;
-    const uint v1624 = v1623 * v2;
-    const uint v1625 = v1624 + v1615;
-    out[v1625] = v1621;
-  }
-  const uint v1626 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1627 = v603 + v1626;
-  const uint v1628 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1629 = v602 + v1628;
-  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1631 = v1629 < v2;
-  const bool v1632 = v1630 && v1631;
-  if (v1632) {
-    const float v1633 = v43.m[4][4].thread_elements()[1];
-    const float v1634 = v1633 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1635 = bfloat(v1634);
-    const uint v1636 = v7 * v1;
-    const uint v1637 = v1636 + v1627;
-    const uint v1638 = v1637 * v2;
-    const uint v1639 = v1638 + v1629;
-    out[v1639] = v1635;
-  }
-  const uint v1640 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1641 = v603 + v1640;
-  const uint v1642 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1643 = v602 + v1642;
-  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1645 = v1643 < v2;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v43.m[4][5].thread_elements()[0];
-    const float v1648 = v1647 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1649 = bfloat(v1648);
-    const uint v1650 = v7 * v1;
-    const uint v1651 = v1650 + v1641;
-    const uint v1652 = v1651 * v2;
-    const uint v1653 = v1652 + v1643;
-    out[v1653] = v1649;
-  }
-  const uint v1654 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1655 = v603 + v1654;
-  const uint v1656 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1657 = v602 + v1656;
-  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1659 = v1657 < v2;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v43.m[4][5].thread_elements()[1];
-    const float v1662 = v1661 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1663 = bfloat(v1662);
-    const uint v1664 = v7 * v1;
-    const uint v1665 = v1664 + v1655;
-    const uint v1666 = v1665 * v2;
-    const uint v1667 = v1666 + v1657;
-    out[v1667] = v1663;
-  }
-  const uint v1668 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1669 = v603 + v1668;
-  const uint v1670 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1671 = v602 + v1670;
-  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1673 = v1671 < v2;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v43.m[4][6].thread_elements()[0];
-    const float v1676 = v1675 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1677 = bfloat(v1676);
-    const uint v1678 = v7 * v1;
-    const uint v1679 = v1678 + v1669;
-    const uint v1680 = v1679 * v2;
-    const uint v1681 = v1680 + v1671;
-    out[v1681] = v1677;
-  }
-  const uint v1682 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1683 = v603 + v1682;
-  const uint v1684 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1685 = v602 + v1684;
-  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1687 = v1685 < v2;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v43.m[4][6].thread_elements()[1];
-    const float v1690 = v1689 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1691 = bfloat(v1690);
-    const uint v1692 = v7 * v1;
-    const uint v1693 = v1692 + v1683;
-    const uint v1694 = v1693 * v2;
-    const uint v1695 = v1694 + v1685;
-    out[v1695] = v1691;
-  }
-  const uint v1696 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1697 = v603 + v1696;
-  const uint v1698 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1699 = v602 + v1698;
-  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1701 = v1699 < v2;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v43.m[4][7].thread_elements()[0];
-    const float v1704 = v1703 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1705 = bfloat(v1704);
-    const uint v1706 = v7 * v1;
-    const uint v1707 = v1706 + v1697;
-    const uint v1708 = v1707 * v2;
-    const uint v1709 = v1708 + v1699;
-    out[v1709] = v1705;
-  }
-  const uint v1710 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1711 = v603 + v1710;
-  const uint v1712 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1713 = v602 + v1712;
-  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1715 = v1713 < v2;
-  const bool v1716 = v1714 && v1715;
-  if (v1716) {
-    const float v1717 = v43.m[4][7].thread_elements()[1];
-    const float v1718 = v1717 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1719 = bfloat(v1718);
-    const uint v1720 = v7 * v1;
-    const uint v1721 = v1720 + v1711;
-    const uint v1722 = v1721 * v2;
-    const uint v1723 = v1722 + v1713;
-    out[v1723] = v1719;
-  }
-  const uint v1724 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1725 = v603 + v1724;
-  const uint v1726 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1727 = v602 + v1726;
-  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1729 = v1727 < v2;
-  const bool v1730 = v1728 && v1729;
-  if (v1730) {
-    const float v1731 = v43.m[5][0].thread_elements()[0];
-    const float v1732 = v1731 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1733 = bfloat(v1732);
-    const uint v1734 = v7 * v1;
-    const uint v1735 = v1734 + v1725;
-    const uint v1736 = v1735 * v2;
-    const uint v1737 = v1736 + v1727;
-    out[v1737] = v1733;
-  }
-  const uint v1738 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1739 = v603 + v1738;
-  const uint v1740 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1741 = v602 + v1740;
-  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1743 = v1741 < v2;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v43.m[5][0].thread_elements()[1];
-    const float v1746 = v1745 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1747 = bfloat(v1746);
-    const uint v1748 = v7 * v1;
-    const uint v1749 = v1748 + v1739;
-    const uint v1750 = v1749 * v2;
-    const uint v1751 = v1750 + v1741;
-    out[v1751] = v1747;
-  }
-  const uint v1752 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1753 = v603 + v1752;
-  const uint v1754 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1755 = v602 + v1754;
-  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1757 = v1755 < v2;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v43.m[5][1].thread_elements()[0];
-    const float v1760 = v1759 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1761 = bfloat(v1760);
-    const uint v1762 = v7 * v1;
-    const uint v1763 = v1762 + v1753;
-    const uint v1764 = v1763 * v2;
-    const uint v1765 = v1764 + v1755;
-    out[v1765] = v1761;
-  }
-  const uint v1766 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1767 = v603 + v1766;
-  const uint v1768 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1769 = v602 + v1768;
-  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1771 = v1769 < v2;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v43.m[5][1].thread_elements()[1];
-    const float v1774 = v1773 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1775 = bfloat(v1774);
-    const uint v1776 = v7 * v1;
-    const uint v1777 = v1776 + v1767;
-    const uint v1778 = v1777 * v2;
-    const uint v1779 = v1778 + v1769;
-    out[v1779] = v1775;
-  }
-  const uint v1780 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1781 = v603 + v1780;
-  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1783 = v602 + v1782;
-  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1785 = v1783 < v2;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v43.m[5][2].thread_elements()[0];
-    const float v1788 = v1787 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1789 = bfloat(v1788);
-    const uint v1790 = v7 * v1;
-    const uint v1791 = v1790 + v1781;
-    const uint v1792 = v1791 * v2;
-    const uint v1793 = v1792 + v1783;
-    out[v1793] = v1789;
-  }
-  const uint v1794 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1795 = v603 + v1794;
-  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1797 = v602 + v1796;
-  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1799 = v1797 < v2;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v43.m[5][2].thread_elements()[1];
-    const float v1802 = v1801 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1803 = bfloat(v1802);
-    const uint v1804 = v7 * v1;
-    const uint v1805 = v1804 + v1795;
-    const uint v1806 = v1805 * v2;
-    const uint v1807 = v1806 + v1797;
-    out[v1807] = v1803;
-  }
-  const uint v1808 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1809 = v603 + v1808;
-  const uint v1810 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1811 = v602 + v1810;
-  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1813 = v1811 < v2;
-  const bool v1814 = v1812 && v1813;
-  if (v1814) {
-    const float v1815 = v43.m[5][3].thread_elements()[0];
-    const float v1816 = v1815 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1817 = bfloat(v1816);
-    const uint v1818 = v7 * v1;
-    const uint v1819 = v1818 + v1809;
-    const uint v1820 = v1819 * v2;
-    const uint v1821 = v1820 + v1811;
-    out[v1821] = v1817;
-  }
-  const uint v1822 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1823 = v603 + v1822;
-  const uint v1824 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1825 = v602 + v1824;
-  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1827 = v1825 < v2;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v43.m[5][3].thread_elements()[1];
-    const float v1830 = v1829 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1831 = bfloat(v1830);
-    const uint v1832 = v7 * v1;
-    const uint v1833 = v1832 + v1823;
-    const uint v1834 = v1833 * v2;
-    const uint v1835 = v1834 + v1825;
-    out[v1835] = v1831;
-  }
-  const uint v1836 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1837 = v603 + v1836;
-  const uint v1838 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1839 = v602 + v1838;
-  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1841 = v1839 < v2;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v43.m[5][4].thread_elements()[0];
-    const float v1844 = v1843 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1845 = bfloat(v1844);
-    const uint v1846 = v7 * v1;
-    const uint v1847 = v1846 + v1837;
-    const uint v1848 = v1847 * v2;
-    const uint v1849 = v1848 + v1839;
-    out[v1849] = v1845;
-  }
-  const uint v1850 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1851 = v603 + v1850;
-  const uint v1852 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1853 = v602 + v1852;
-  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1855 = v1853 < v2;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v43.m[5][4].thread_elements()[1];
-    const float v1858 = v1857 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1859 = bfloat(v1858);
-    const uint v1860 = v7 * v1;
-    const uint v1861 = v1860 + v1851;
-    const uint v1862 = v1861 * v2;
-    const uint v1863 = v1862 + v1853;
-    out[v1863] = v1859;
-  }
-  const uint v1864 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1865 = v603 + v1864;
-  const uint v1866 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1867 = v602 + v1866;
-  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1869 = v1867 < v2;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v43.m[5][5].thread_elements()[0];
-    const float v1872 = v1871 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1873 = bfloat(v1872);
-    const uint v1874 = v7 * v1;
-    const uint v1875 = v1874 + v1865;
-    const uint v1876 = v1875 * v2;
-    const uint v1877 = v1876 + v1867;
-    out[v1877] = v1873;
-  }
-  const uint v1878 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1879 = v603 + v1878;
-  const uint v1880 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1881 = v602 + v1880;
-  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1883 = v1881 < v2;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v43.m[5][5].thread_elements()[1];
-    const float v1886 = v1885 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1887 = bfloat(v1886);
-    const uint v1888 = v7 * v1;
-    const uint v1889 = v1888 + v1879;
-    const uint v1890 = v1889 * v2;
-    const uint v1891 = v1890 + v1881;
-    out[v1891] = v1887;
-  }
-  const uint v1892 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1893 = v603 + v1892;
-  const uint v1894 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1895 = v602 + v1894;
-  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1897 = v1895 < v2;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v43.m[5][6].thread_elements()[0];
-    const float v1900 = v1899 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1901 = bfloat(v1900);
-    const uint v1902 = v7 * v1;
-    const uint v1903 = v1902 + v1893;
-    const uint v1904 = v1903 * v2;
-    const uint v1905 = v1904 + v1895;
-    out[v1905] = v1901;
-  }
-  const uint v1906 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1907 = v603 + v1906;
-  const uint v1908 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1909 = v602 + v1908;
-  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1911 = v1909 < v2;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v43.m[5][6].thread_elements()[1];
-    const float v1914 = v1913 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1915 = bfloat(v1914);
-    const uint v1916 = v7 * v1;
-    const uint v1917 = v1916 + v1907;
-    const uint v1918 = v1917 * v2;
-    const uint v1919 = v1918 + v1909;
-    out[v1919] = v1915;
-  }
-  const uint v1920 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1921 = v603 + v1920;
-  const uint v1922 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1923 = v602 + v1922;
-  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1925 = v1923 < v2;
-  const bool v1926 = v1924 && v1925;
-  if (v1926) {
-    const float v1927 = v43.m[5][7].thread_elements()[0];
-    const float v1928 = v1927 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1929 = bfloat(v1928);
-    const uint v1930 = v7 * v1;
-    const uint v1931 = v1930 + v1921;
-    const uint v1932 = v1931 * v2;
-    const uint v1933 = v1932 + v1923;
-    out[v1933] = v1929;
-  }
-  const uint v1934 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1935 = v603 + v1934;
-  const uint v1936 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1937 = v602 + v1936;
-  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1939 = v1937 < v2;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v43.m[5][7].thread_elements()[1];
-    const float v1942 = v1941 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1943 = bfloat(v1942);
-    const uint v1944 = v7 * v1;
-    const uint v1945 = v1944 + v1935;
-    const uint v1946 = v1945 * v2;
-    const uint v1947 = v1946 + v1937;
-    out[v1947] = v1943;
-  }
-  const uint v1948 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1949 = v603 + v1948;
-  const uint v1950 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1951 = v602 + v1950;
-  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1953 = v1951 < v2;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v43.m[6][0].thread_elements()[0];
-    const float v1956 = v1955 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1957 = bfloat(v1956);
-    const uint v1958 = v7 * v1;
-    const uint v1959 = v1958 + v1949;
-    const uint v1960 = v1959 * v2;
-    const uint v1961 = v1960 + v1951;
-    out[v1961] = v1957;
-  }
-  const uint v1962 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1963 = v603 + v1962;
-  const uint v1964 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1965 = v602 + v1964;
-  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1967 = v1965 < v2;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v43.m[6][0].thread_elements()[1];
-    const float v1970 = v1969 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1971 = bfloat(v1970);
-    const uint v1972 = v7 * v1;
-    const uint v1973 = v1972 + v1963;
-    const uint v1974 = v1973 * v2;
-    const uint v1975 = v1974 + v1965;
-    out[v1975] = v1971;
-  }
-  const uint v1976 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1977 = v603 + v1976;
-  const uint v1978 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1979 = v602 + v1978;
-  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1981 = v1979 < v2;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v43.m[6][1].thread_elements()[0];
-    const float v1984 = v1983 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1985 = bfloat(v1984);
-    const uint v1986 = v7 * v1;
-    const uint v1987 = v1986 + v1977;
-    const uint v1988 = v1987 * v2;
-    const uint v1989 = v1988 + v1979;
-    out[v1989] = v1985;
-  }
-  const uint v1990 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1991 = v603 + v1990;
-  const uint v1992 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1993 = v602 + v1992;
-  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1995 = v1993 < v2;
-  const bool v1996 = v1994 && v1995;
-  if (v1996) {
-    const float v1997 = v43.m[6][1].thread_elements()[1];
-    const float v1998 = v1997 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1999 = bfloat(v1998);
-    const uint v2000 = v7 * v1;
-    const uint v2001 = v2000 + v1991;
-    const uint v2002 = v2001 * v2;
-    const uint v2003 = v2002 + v1993;
-    out[v2003] = v1999;
-  }
-  const uint v2004 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2005 = v603 + v2004;
-  const uint v2006 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2007 = v602 + v2006;
-  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2009 = v2007 < v2;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v43.m[6][2].thread_elements()[0];
-    const float v2012 = v2011 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2013 = bfloat(v2012);
-    const uint v2014 = v7 * v1;
-    const uint v2015 = v2014 + v2005;
-    const uint v2016 = v2015 * v2;
-    const uint v2017 = v2016 + v2007;
-    out[v2017] = v2013;
-  }
-  const uint v2018 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2019 = v603 + v2018;
-  const uint v2020 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2021 = v602 + v2020;
-  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2023 = v2021 < v2;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v43.m[6][2].thread_elements()[1];
-    const float v2026 = v2025 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2027 = bfloat(v2026);
-    const uint v2028 = v7 * v1;
-    const uint v2029 = v2028 + v2019;
-    const uint v2030 = v2029 * v2;
-    const uint v2031 = v2030 + v2021;
-    out[v2031] = v2027;
-  }
-  const uint v2032 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2033 = v603 + v2032;
-  const uint v2034 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2035 = v602 + v2034;
-  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2037 = v2035 < v2;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v43.m[6][3].thread_elements()[0];
-    const float v2040 = v2039 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2041 = bfloat(v2040);
-    const uint v2042 = v7 * v1;
-    const uint v2043 = v2042 + v2033;
-    const uint v2044 = v2043 * v2;
-    const uint v2045 = v2044 + v2035;
-    out[v2045] = v2041;
-  }
-  const uint v2046 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2047 = v603 + v2046;
-  const uint v2048 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2049 = v602 + v2048;
-  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2051 = v2049 < v2;
-  const bool v2052 = v2050 && v2051;
-  if (v2052) {
-    const float v2053 = v43.m[6][3].thread_elements()[1];
-    const float v2054 = v2053 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2055 = bfloat(v2054);
-    const uint v2056 = v7 * v1;
-    const uint v2057 = v2056 + v2047;
-    const uint v2058 = v2057 * v2;
-    const uint v2059 = v2058 + v2049;
-    out[v2059] = v2055;
-  }
-  const uint v2060 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2061 = v603 + v2060;
-  const uint v2062 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2063 = v602 + v2062;
-  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2065 = v2063 < v2;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v43.m[6][4].thread_elements()[0];
-    const float v2068 = v2067 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2069 = bfloat(v2068);
-    const uint v2070 = v7 * v1;
-    const uint v2071 = v2070 + v2061;
-    const uint v2072 = v2071 * v2;
-    const uint v2073 = v2072 + v2063;
-    out[v2073] = v2069;
-  }
-  const uint v2074 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2075 = v603 + v2074;
-  const uint v2076 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2077 = v602 + v2076;
-  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2079 = v2077 < v2;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v43.m[6][4].thread_elements()[1];
-    const float v2082 = v2081 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2083 = bfloat(v2082);
-    const uint v2084 = v7 * v1;
-    const uint v2085 = v2084 + v2075;
-    const uint v2086 = v2085 * v2;
-    const uint v2087 = v2086 + v2077;
-    out[v2087] = v2083;
-  }
-  const uint v2088 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2089 = v603 + v2088;
-  const uint v2090 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2091 = v602 + v2090;
-  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2093 = v2091 < v2;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v43.m[6][5].thread_elements()[0];
-    const float v2096 = v2095 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2097 = bfloat(v2096);
-    const uint v2098 = v7 * v1;
-    const uint v2099 = v2098 + v2089;
-    const uint v2100 = v2099 * v2;
-    const uint v2101 = v2100 + v2091;
-    out[v2101] = v2097;
-  }
-  const uint v2102 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2103 = v603 + v2102;
-  const uint v2104 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2105 = v602 + v2104;
-  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2107 = v2105 < v2;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v43.m[6][5].thread_elements()[1];
-    const float v2110 = v2109 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2111 = bfloat(v2110);
-    const uint v2112 = v7 * v1;
-    const uint v2113 = v2112 + v2103;
-    const uint v2114 = v2113 * v2;
-    const uint v2115 = v2114 + v2105;
-    out[v2115] = v2111;
-  }
-  const uint v2116 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2117 = v603 + v2116;
-  const uint v2118 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2119 = v602 + v2118;
-  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2121 = v2119 < v2;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v43.m[6][6].thread_elements()[0];
-    const float v2124 = v2123 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2125 = bfloat(v2124);
-    const uint v2126 = v7 * v1;
-    const uint v2127 = v2126 + v2117;
-    const uint v2128 = v2127 * v2;
-    const uint v2129 = v2128 + v2119;
-    out[v2129] = v2125;
-  }
-  const uint v2130 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2131 = v603 + v2130;
-  const uint v2132 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2133 = v602 + v2132;
-  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2135 = v2133 < v2;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v43.m[6][6].thread_elements()[1];
-    const float v2138 = v2137 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2139 = bfloat(v2138);
-    const uint v2140 = v7 * v1;
-    const uint v2141 = v2140 + v2131;
-    const uint v2142 = v2141 * v2;
-    const uint v2143 = v2142 + v2133;
-    out[v2143] = v2139;
-  }
-  const uint v2144 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2145 = v603 + v2144;
-  const uint v2146 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2147 = v602 + v2146;
-  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2149 = v2147 < v2;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v43.m[6][7].thread_elements()[0];
-    const float v2152 = v2151 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2153 = bfloat(v2152);
-    const uint v2154 = v7 * v1;
-    const uint v2155 = v2154 + v2145;
-    const uint v2156 = v2155 * v2;
-    const uint v2157 = v2156 + v2147;
-    out[v2157] = v2153;
-  }
-  const uint v2158 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2159 = v603 + v2158;
-  const uint v2160 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2161 = v602 + v2160;
-  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2163 = v2161 < v2;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v43.m[6][7].thread_elements()[1];
-    const float v2166 = v2165 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2167 = bfloat(v2166);
-    const uint v2168 = v7 * v1;
-    const uint v2169 = v2168 + v2159;
-    const uint v2170 = v2169 * v2;
-    const uint v2171 = v2170 + v2161;
-    out[v2171] = v2167;
-  }
-  const uint v2172 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2173 = v603 + v2172;
-  const uint v2174 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2175 = v602 + v2174;
-  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2177 = v2175 < v2;
-  const bool v2178 = v2176 && v2177;
-  if (v2178) {
-    const float v2179 = v43.m[7][0].thread_elements()[0];
-    const float v2180 = v2179 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2181 = bfloat(v2180);
-    const uint v2182 = v7 * v1;
-    const uint v2183 = v2182 + v2173;
-    const uint v2184 = v2183 * v2;
-    const uint v2185 = v2184 + v2175;
-    out[v2185] = v2181;
-  }
-  const uint v2186 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2187 = v603 + v2186;
-  const uint v2188 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2189 = v602 + v2188;
-  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2191 = v2189 < v2;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v43.m[7][0].thread_elements()[1];
-    const float v2194 = v2193 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2195 = bfloat(v2194);
-    const uint v2196 = v7 * v1;
-    const uint v2197 = v2196 + v2187;
-    const uint v2198 = v2197 * v2;
-    const uint v2199 = v2198 + v2189;
-    out[v2199] = v2195;
-  }
-  const uint v2200 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2201 = v603 + v2200;
-  const uint v2202 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2203 = v602 + v2202;
-  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2205 = v2203 < v2;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v43.m[7][1].thread_elements()[0];
-    const float v2208 = v2207 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2209 = bfloat(v2208);
-    const uint v2210 = v7 * v1;
-    const uint v2211 = v2210 + v2201;
-    const uint v2212 = v2211 * v2;
-    const uint v2213 = v2212 + v2203;
-    out[v2213] = v2209;
-  }
-  const uint v2214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2215 = v603 + v2214;
-  const uint v2216 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2217 = v602 + v2216;
-  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2219 = v2217 < v2;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v43.m[7][1].thread_elements()[1];
-    const float v2222 = v2221 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2223 = bfloat(v2222);
-    const uint v2224 = v7 * v1;
-    const uint v2225 = v2224 + v2215;
-    const uint v2226 = v2225 * v2;
-    const uint v2227 = v2226 + v2217;
-    out[v2227] = v2223;
-  }
-  const uint v2228 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2229 = v603 + v2228;
-  const uint v2230 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2231 = v602 + v2230;
-  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2233 = v2231 < v2;
-  const bool v2234 = v2232 && v2233;
-  if (v2234) {
-    const float v2235 = v43.m[7][2].thread_elements()[0];
-    const float v2236 = v2235 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2237 = bfloat(v2236);
-    const uint v2238 = v7 * v1;
-    const uint v2239 = v2238 + v2229;
-    const uint v2240 = v2239 * v2;
-    const uint v2241 = v2240 + v2231;
-    out[v2241] = v2237;
-  }
-  const uint v2242 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2243 = v603 + v2242;
-  const uint v2244 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2245 = v602 + v2244;
-  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2247 = v2245 < v2;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v43.m[7][2].thread_elements()[1];
-    const float v2250 = v2249 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2251 = bfloat(v2250);
-    const uint v2252 = v7 * v1;
-    const uint v2253 = v2252 + v2243;
-    const uint v2254 = v2253 * v2;
-    const uint v2255 = v2254 + v2245;
-    out[v2255] = v2251;
-  }
-  const uint v2256 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2257 = v603 + v2256;
-  const uint v2258 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2259 = v602 + v2258;
-  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2261 = v2259 < v2;
-  const bool v2262 = v2260 && v2261;
-  if (v2262) {
-    const float v2263 = v43.m[7][3].thread_elements()[0];
-    const float v2264 = v2263 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2265 = bfloat(v2264);
-    const uint v2266 = v7 * v1;
-    const uint v2267 = v2266 + v2257;
-    const uint v2268 = v2267 * v2;
-    const uint v2269 = v2268 + v2259;
-    out[v2269] = v2265;
-  }
-  const uint v2270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2271 = v603 + v2270;
-  const uint v2272 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2273 = v602 + v2272;
-  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2275 = v2273 < v2;
-  const bool v2276 = v2274 && v2275;
-  if (v2276) {
-    const float v2277 = v43.m[7][3].thread_elements()[1];
-    const float v2278 = v2277 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2279 = bfloat(v2278);
-    const uint v2280 = v7 * v1;
-    const uint v2281 = v2280 + v2271;
-    const uint v2282 = v2281 * v2;
-    const uint v2283 = v2282 + v2273;
-    out[v2283] = v2279;
-  }
-  const uint v2284 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2285 = v603 + v2284;
-  const uint v2286 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2287 = v602 + v2286;
-  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2289 = v2287 < v2;
-  const bool v2290 = v2288 && v2289;
-  if (v2290) {
-    const float v2291 = v43.m[7][4].thread_elements()[0];
-    const float v2292 = v2291 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2293 = bfloat(v2292);
-    const uint v2294 = v7 * v1;
-    const uint v2295 = v2294 + v2285;
-    const uint v2296 = v2295 * v2;
-    const uint v2297 = v2296 + v2287;
-    out[v2297] = v2293;
-  }
-  const uint v2298 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2299 = v603 + v2298;
-  const uint v2300 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2301 = v602 + v2300;
-  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2303 = v2301 < v2;
-  const bool v2304 = v2302 && v2303;
-  if (v2304) {
-    const float v2305 = v43.m[7][4].thread_elements()[1];
-    const float v2306 = v2305 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2307 = bfloat(v2306);
-    const uint v2308 = v7 * v1;
-    const uint v2309 = v2308 + v2299;
-    const uint v2310 = v2309 * v2;
-    const uint v2311 = v2310 + v2301;
-    out[v2311] = v2307;
-  }
-  const uint v2312 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2313 = v603 + v2312;
-  const uint v2314 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2315 = v602 + v2314;
-  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2317 = v2315 < v2;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v43.m[7][5].thread_elements()[0];
-    const float v2320 = v2319 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2321 = bfloat(v2320);
-    const uint v2322 = v7 * v1;
-    const uint v2323 = v2322 + v2313;
-    const uint v2324 = v2323 * v2;
-    const uint v2325 = v2324 + v2315;
-    out[v2325] = v2321;
-  }
-  const uint v2326 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2327 = v603 + v2326;
-  const uint v2328 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2329 = v602 + v2328;
-  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2331 = v2329 < v2;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v43.m[7][5].thread_elements()[1];
-    const float v2334 = v2333 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2335 = bfloat(v2334);
-    const uint v2336 = v7 * v1;
-    const uint v2337 = v2336 + v2327;
-    const uint v2338 = v2337 * v2;
-    const uint v2339 = v2338 + v2329;
-    out[v2339] = v2335;
-  }
-  const uint v2340 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2341 = v603 + v2340;
-  const uint v2342 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2343 = v602 + v2342;
-  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2345 = v2343 < v2;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v43.m[7][6].thread_elements()[0];
-    const float v2348 = v2347 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2349 = bfloat(v2348);
-    const uint v2350 = v7 * v1;
-    const uint v2351 = v2350 + v2341;
-    const uint v2352 = v2351 * v2;
-    const uint v2353 = v2352 + v2343;
-    out[v2353] = v2349;
-  }
-  const uint v2354 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2355 = v603 + v2354;
-  const uint v2356 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2357 = v602 + v2356;
-  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2359 = v2357 < v2;
-  const bool v2360 = v2358 && v2359;
-  if (v2360) {
-    const float v2361 = v43.m[7][6].thread_elements()[1];
-    const float v2362 = v2361 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2363 = bfloat(v2362);
-    const uint v2364 = v7 * v1;
-    const uint v2365 = v2364 + v2355;
-    const uint v2366 = v2365 * v2;
-    const uint v2367 = v2366 + v2357;
-    out[v2367] = v2363;
-  }
-  const uint v2368 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2369 = v603 + v2368;
-  const uint v2370 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2371 = v602 + v2370;
-  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2373 = v2371 < v2;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v43.m[7][7].thread_elements()[0];
-    const float v2376 = v2375 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2377 = bfloat(v2376);
-    const uint v2378 = v7 * v1;
-    const uint v2379 = v2378 + v2369;
-    const uint v2380 = v2379 * v2;
-    const uint v2381 = v2380 + v2371;
-    out[v2381] = v2377;
-  }
-  const uint v2382 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2383 = v603 + v2382;
-  const uint v2384 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2385 = v602 + v2384;
-  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2387 = v2385 < v2;
-  const bool v2388 = v2386 && v2387;
-  if (v2388) {
-    const float v2389 = v43.m[7][7].thread_elements()[1];
-    const float v2390 = v2389 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2391 = bfloat(v2390);
-    const uint v2392 = v7 * v1;
-    const uint v2393 = v2392 + v2383;
-    const uint v2394 = v2393 * v2;
-    const uint v2395 = v2394 + v2385;
-    out[v2395] = v2391;
+  const uint v603 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v604 = v28 + v37;
+  const uint v605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v606 = v604 + v605;
+  const uint v607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v608 = v603 + v607;
+  const bool v609 = v606 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v610 = v608 < v2;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v43.m[0][0].thread_elements()[0];
+    const float v613 = v612 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v614 = bfloat(v613);
+    const uint v615 = v7 * v1;
+    const uint v616 = v615 + v606;
+    const uint v617 = v616 * v2;
+    const uint v618 = v617 + v608;
+    out[v618] = v614;
+  }
+  const uint v619 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v620 = v604 + v619;
+  const uint v621 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v622 = v603 + v621;
+  const bool v623 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v624 = v622 < v2;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v43.m[0][0].thread_elements()[1];
+    const float v627 = v626 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v628 = bfloat(v627);
+    const uint v629 = v7 * v1;
+    const uint v630 = v629 + v620;
+    const uint v631 = v630 * v2;
+    const uint v632 = v631 + v622;
+    out[v632] = v628;
+  }
+  const uint v633 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v634 = v604 + v633;
+  const uint v635 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v636 = v603 + v635;
+  const bool v637 = v634 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v638 = v636 < v2;
+  const bool v639 = v637 && v638;
+  if (v639) {
+    const float v640 = v43.m[0][1].thread_elements()[0];
+    const float v641 = v640 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v642 = bfloat(v641);
+    const uint v643 = v7 * v1;
+    const uint v644 = v643 + v634;
+    const uint v645 = v644 * v2;
+    const uint v646 = v645 + v636;
+    out[v646] = v642;
+  }
+  const uint v647 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v648 = v604 + v647;
+  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v650 = v603 + v649;
+  const bool v651 = v648 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v652 = v650 < v2;
+  const bool v653 = v651 && v652;
+  if (v653) {
+    const float v654 = v43.m[0][1].thread_elements()[1];
+    const float v655 = v654 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v656 = bfloat(v655);
+    const uint v657 = v7 * v1;
+    const uint v658 = v657 + v648;
+    const uint v659 = v658 * v2;
+    const uint v660 = v659 + v650;
+    out[v660] = v656;
+  }
+  const uint v661 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v662 = v604 + v661;
+  const uint v663 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v664 = v603 + v663;
+  const bool v665 = v662 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v666 = v664 < v2;
+  const bool v667 = v665 && v666;
+  if (v667) {
+    const float v668 = v43.m[0][2].thread_elements()[0];
+    const float v669 = v668 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v670 = bfloat(v669);
+    const uint v671 = v7 * v1;
+    const uint v672 = v671 + v662;
+    const uint v673 = v672 * v2;
+    const uint v674 = v673 + v664;
+    out[v674] = v670;
+  }
+  const uint v675 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v676 = v604 + v675;
+  const uint v677 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v678 = v603 + v677;
+  const bool v679 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v680 = v678 < v2;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v43.m[0][2].thread_elements()[1];
+    const float v683 = v682 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v684 = bfloat(v683);
+    const uint v685 = v7 * v1;
+    const uint v686 = v685 + v676;
+    const uint v687 = v686 * v2;
+    const uint v688 = v687 + v678;
+    out[v688] = v684;
+  }
+  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v690 = v604 + v689;
+  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v692 = v603 + v691;
+  const bool v693 = v690 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v694 = v692 < v2;
+  const bool v695 = v693 && v694;
+  if (v695) {
+    const float v696 = v43.m[0][3].thread_elements()[0];
+    const float v697 = v696 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v698 = bfloat(v697);
+    const uint v699 = v7 * v1;
+    const uint v700 = v699 + v690;
+    const uint v701 = v700 * v2;
+    const uint v702 = v701 + v692;
+    out[v702] = v698;
+  }
+  const uint v703 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v704 = v604 + v703;
+  const uint v705 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v706 = v603 + v705;
+  const bool v707 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v708 = v706 < v2;
+  const bool v709 = v707 && v708;
+  if (v709) {
+    const float v710 = v43.m[0][3].thread_elements()[1];
+    const float v711 = v710 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v712 = bfloat(v711);
+    const uint v713 = v7 * v1;
+    const uint v714 = v713 + v704;
+    const uint v715 = v714 * v2;
+    const uint v716 = v715 + v706;
+    out[v716] = v712;
+  }
+  const uint v717 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v718 = v604 + v717;
+  const uint v719 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v720 = v603 + v719;
+  const bool v721 = v718 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v722 = v720 < v2;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v43.m[0][4].thread_elements()[0];
+    const float v725 = v724 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v726 = bfloat(v725);
+    const uint v727 = v7 * v1;
+    const uint v728 = v727 + v718;
+    const uint v729 = v728 * v2;
+    const uint v730 = v729 + v720;
+    out[v730] = v726;
+  }
+  const uint v731 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v732 = v604 + v731;
+  const uint v733 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v734 = v603 + v733;
+  const bool v735 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v736 = v734 < v2;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v43.m[0][4].thread_elements()[1];
+    const float v739 = v738 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v740 = bfloat(v739);
+    const uint v741 = v7 * v1;
+    const uint v742 = v741 + v732;
+    const uint v743 = v742 * v2;
+    const uint v744 = v743 + v734;
+    out[v744] = v740;
+  }
+  const uint v745 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v746 = v604 + v745;
+  const uint v747 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v748 = v603 + v747;
+  const bool v749 = v746 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v750 = v748 < v2;
+  const bool v751 = v749 && v750;
+  if (v751) {
+    const float v752 = v43.m[0][5].thread_elements()[0];
+    const float v753 = v752 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v754 = bfloat(v753);
+    const uint v755 = v7 * v1;
+    const uint v756 = v755 + v746;
+    const uint v757 = v756 * v2;
+    const uint v758 = v757 + v748;
+    out[v758] = v754;
+  }
+  const uint v759 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v760 = v604 + v759;
+  const uint v761 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v762 = v603 + v761;
+  const bool v763 = v760 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v764 = v762 < v2;
+  const bool v765 = v763 && v764;
+  if (v765) {
+    const float v766 = v43.m[0][5].thread_elements()[1];
+    const float v767 = v766 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v768 = bfloat(v767);
+    const uint v769 = v7 * v1;
+    const uint v770 = v769 + v760;
+    const uint v771 = v770 * v2;
+    const uint v772 = v771 + v762;
+    out[v772] = v768;
+  }
+  const uint v773 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v774 = v604 + v773;
+  const uint v775 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v776 = v603 + v775;
+  const bool v777 = v774 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v778 = v776 < v2;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v43.m[0][6].thread_elements()[0];
+    const float v781 = v780 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v782 = bfloat(v781);
+    const uint v783 = v7 * v1;
+    const uint v784 = v783 + v774;
+    const uint v785 = v784 * v2;
+    const uint v786 = v785 + v776;
+    out[v786] = v782;
+  }
+  const uint v787 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v788 = v604 + v787;
+  const uint v789 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v790 = v603 + v789;
+  const bool v791 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v792 = v790 < v2;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v43.m[0][6].thread_elements()[1];
+    const float v795 = v794 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v796 = bfloat(v795);
+    const uint v797 = v7 * v1;
+    const uint v798 = v797 + v788;
+    const uint v799 = v798 * v2;
+    const uint v800 = v799 + v790;
+    out[v800] = v796;
+  }
+  const uint v801 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v802 = v604 + v801;
+  const uint v803 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v804 = v603 + v803;
+  const bool v805 = v802 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v806 = v804 < v2;
+  const bool v807 = v805 && v806;
+  if (v807) {
+    const float v808 = v43.m[0][7].thread_elements()[0];
+    const float v809 = v808 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v810 = bfloat(v809);
+    const uint v811 = v7 * v1;
+    const uint v812 = v811 + v802;
+    const uint v813 = v812 * v2;
+    const uint v814 = v813 + v804;
+    out[v814] = v810;
+  }
+  const uint v815 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v816 = v604 + v815;
+  const uint v817 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v818 = v603 + v817;
+  const bool v819 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v820 = v818 < v2;
+  const bool v821 = v819 && v820;
+  if (v821) {
+    const float v822 = v43.m[0][7].thread_elements()[1];
+    const float v823 = v822 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v824 = bfloat(v823);
+    const uint v825 = v7 * v1;
+    const uint v826 = v825 + v816;
+    const uint v827 = v826 * v2;
+    const uint v828 = v827 + v818;
+    out[v828] = v824;
+  }
+  const uint v829 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v830 = v604 + v829;
+  const uint v831 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v832 = v603 + v831;
+  const bool v833 = v830 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v834 = v832 < v2;
+  const bool v835 = v833 && v834;
+  if (v835) {
+    const float v836 = v43.m[1][0].thread_elements()[0];
+    const float v837 = v836 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v838 = bfloat(v837);
+    const uint v839 = v7 * v1;
+    const uint v840 = v839 + v830;
+    const uint v841 = v840 * v2;
+    const uint v842 = v841 + v832;
+    out[v842] = v838;
+  }
+  const uint v843 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v844 = v604 + v843;
+  const uint v845 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v846 = v603 + v845;
+  const bool v847 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v848 = v846 < v2;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v43.m[1][0].thread_elements()[1];
+    const float v851 = v850 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v852 = bfloat(v851);
+    const uint v853 = v7 * v1;
+    const uint v854 = v853 + v844;
+    const uint v855 = v854 * v2;
+    const uint v856 = v855 + v846;
+    out[v856] = v852;
+  }
+  const uint v857 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v858 = v604 + v857;
+  const uint v859 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v860 = v603 + v859;
+  const bool v861 = v858 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v862 = v860 < v2;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v43.m[1][1].thread_elements()[0];
+    const float v865 = v864 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v866 = bfloat(v865);
+    const uint v867 = v7 * v1;
+    const uint v868 = v867 + v858;
+    const uint v869 = v868 * v2;
+    const uint v870 = v869 + v860;
+    out[v870] = v866;
+  }
+  const uint v871 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v872 = v604 + v871;
+  const uint v873 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v874 = v603 + v873;
+  const bool v875 = v872 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v876 = v874 < v2;
+  const bool v877 = v875 && v876;
+  if (v877) {
+    const float v878 = v43.m[1][1].thread_elements()[1];
+    const float v879 = v878 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v880 = bfloat(v879);
+    const uint v881 = v7 * v1;
+    const uint v882 = v881 + v872;
+    const uint v883 = v882 * v2;
+    const uint v884 = v883 + v874;
+    out[v884] = v880;
+  }
+  const uint v885 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v886 = v604 + v885;
+  const uint v887 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v888 = v603 + v887;
+  const bool v889 = v886 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v890 = v888 < v2;
+  const bool v891 = v889 && v890;
+  if (v891) {
+    const float v892 = v43.m[1][2].thread_elements()[0];
+    const float v893 = v892 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v894 = bfloat(v893);
+    const uint v895 = v7 * v1;
+    const uint v896 = v895 + v886;
+    const uint v897 = v896 * v2;
+    const uint v898 = v897 + v888;
+    out[v898] = v894;
+  }
+  const uint v899 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v900 = v604 + v899;
+  const uint v901 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v902 = v603 + v901;
+  const bool v903 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v904 = v902 < v2;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v43.m[1][2].thread_elements()[1];
+    const float v907 = v906 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v908 = bfloat(v907);
+    const uint v909 = v7 * v1;
+    const uint v910 = v909 + v900;
+    const uint v911 = v910 * v2;
+    const uint v912 = v911 + v902;
+    out[v912] = v908;
+  }
+  const uint v913 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v914 = v604 + v913;
+  const uint v915 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v916 = v603 + v915;
+  const bool v917 = v914 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v918 = v916 < v2;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v43.m[1][3].thread_elements()[0];
+    const float v921 = v920 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v922 = bfloat(v921);
+    const uint v923 = v7 * v1;
+    const uint v924 = v923 + v914;
+    const uint v925 = v924 * v2;
+    const uint v926 = v925 + v916;
+    out[v926] = v922;
+  }
+  const uint v927 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v928 = v604 + v927;
+  const uint v929 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v930 = v603 + v929;
+  const bool v931 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v932 = v930 < v2;
+  const bool v933 = v931 && v932;
+  if (v933) {
+    const float v934 = v43.m[1][3].thread_elements()[1];
+    const float v935 = v934 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v936 = bfloat(v935);
+    const uint v937 = v7 * v1;
+    const uint v938 = v937 + v928;
+    const uint v939 = v938 * v2;
+    const uint v940 = v939 + v930;
+    out[v940] = v936;
+  }
+  const uint v941 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v942 = v604 + v941;
+  const uint v943 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v944 = v603 + v943;
+  const bool v945 = v942 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v946 = v944 < v2;
+  const bool v947 = v945 && v946;
+  if (v947) {
+    const float v948 = v43.m[1][4].thread_elements()[0];
+    const float v949 = v948 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v950 = bfloat(v949);
+    const uint v951 = v7 * v1;
+    const uint v952 = v951 + v942;
+    const uint v953 = v952 * v2;
+    const uint v954 = v953 + v944;
+    out[v954] = v950;
+  }
+  const uint v955 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v956 = v604 + v955;
+  const uint v957 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v958 = v603 + v957;
+  const bool v959 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v960 = v958 < v2;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v43.m[1][4].thread_elements()[1];
+    const float v963 = v962 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v964 = bfloat(v963);
+    const uint v965 = v7 * v1;
+    const uint v966 = v965 + v956;
+    const uint v967 = v966 * v2;
+    const uint v968 = v967 + v958;
+    out[v968] = v964;
+  }
+  const uint v969 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v970 = v604 + v969;
+  const uint v971 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v972 = v603 + v971;
+  const bool v973 = v970 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v974 = v972 < v2;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v43.m[1][5].thread_elements()[0];
+    const float v977 = v976 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v978 = bfloat(v977);
+    const uint v979 = v7 * v1;
+    const uint v980 = v979 + v970;
+    const uint v981 = v980 * v2;
+    const uint v982 = v981 + v972;
+    out[v982] = v978;
+  }
+  const uint v983 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v984 = v604 + v983;
+  const uint v985 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v986 = v603 + v985;
+  const bool v987 = v984 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v988 = v986 < v2;
+  const bool v989 = v987 && v988;
+  if (v989) {
+    const float v990 = v43.m[1][5].thread_elements()[1];
+    const float v991 = v990 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v992 = bfloat(v991);
+    const uint v993 = v7 * v1;
+    const uint v994 = v993 + v984;
+    const uint v995 = v994 * v2;
+    const uint v996 = v995 + v986;
+    out[v996] = v992;
+  }
+  const uint v997 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v998 = v604 + v997;
+  const uint v999 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1000 = v603 + v999;
+  const bool v1001 = v998 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1002 = v1000 < v2;
+  const bool v1003 = v1001 && v1002;
+  if (v1003) {
+    const float v1004 = v43.m[1][6].thread_elements()[0];
+    const float v1005 = v1004 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1006 = bfloat(v1005);
+    const uint v1007 = v7 * v1;
+    const uint v1008 = v1007 + v998;
+    const uint v1009 = v1008 * v2;
+    const uint v1010 = v1009 + v1000;
+    out[v1010] = v1006;
+  }
+  const uint v1011 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1012 = v604 + v1011;
+  const uint v1013 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1014 = v603 + v1013;
+  const bool v1015 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1016 = v1014 < v2;
+  const bool v1017 = v1015 && v1016;
+  if (v1017) {
+    const float v1018 = v43.m[1][6].thread_elements()[1];
+    const float v1019 = v1018 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1020 = bfloat(v1019);
+    const uint v1021 = v7 * v1;
+    const uint v1022 = v1021 + v1012;
+    const uint v1023 = v1022 * v2;
+    const uint v1024 = v1023 + v1014;
+    out[v1024] = v1020;
+  }
+  const uint v1025 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1026 = v604 + v1025;
+  const uint v1027 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1028 = v603 + v1027;
+  const bool v1029 = v1026 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1030 = v1028 < v2;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v43.m[1][7].thread_elements()[0];
+    const float v1033 = v1032 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1034 = bfloat(v1033);
+    const uint v1035 = v7 * v1;
+    const uint v1036 = v1035 + v1026;
+    const uint v1037 = v1036 * v2;
+    const uint v1038 = v1037 + v1028;
+    out[v1038] = v1034;
+  }
+  const uint v1039 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1040 = v604 + v1039;
+  const uint v1041 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1042 = v603 + v1041;
+  const bool v1043 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1044 = v1042 < v2;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v43.m[1][7].thread_elements()[1];
+    const float v1047 = v1046 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1048 = bfloat(v1047);
+    const uint v1049 = v7 * v1;
+    const uint v1050 = v1049 + v1040;
+    const uint v1051 = v1050 * v2;
+    const uint v1052 = v1051 + v1042;
+    out[v1052] = v1048;
+  }
+  const uint v1053 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1054 = v604 + v1053;
+  const uint v1055 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1056 = v603 + v1055;
+  const bool v1057 = v1054 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1058 = v1056 < v2;
+  const bool v1059 = v1057 && v1058;
+  if (v1059) {
+    const float v1060 = v43.m[2][0].thread_elements()[0];
+    const float v1061 = v1060 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1062 = bfloat(v1061);
+    const uint v1063 = v7 * v1;
+    const uint v1064 = v1063 + v1054;
+    const uint v1065 = v1064 * v2;
+    const uint v1066 = v1065 + v1056;
+    out[v1066] = v1062;
+  }
+  const uint v1067 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1068 = v604 + v1067;
+  const uint v1069 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1070 = v603 + v1069;
+  const bool v1071 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1072 = v1070 < v2;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v43.m[2][0].thread_elements()[1];
+    const float v1075 = v1074 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1076 = bfloat(v1075);
+    const uint v1077 = v7 * v1;
+    const uint v1078 = v1077 + v1068;
+    const uint v1079 = v1078 * v2;
+    const uint v1080 = v1079 + v1070;
+    out[v1080] = v1076;
+  }
+  const uint v1081 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1082 = v604 + v1081;
+  const uint v1083 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1084 = v603 + v1083;
+  const bool v1085 = v1082 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1086 = v1084 < v2;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v43.m[2][1].thread_elements()[0];
+    const float v1089 = v1088 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1090 = bfloat(v1089);
+    const uint v1091 = v7 * v1;
+    const uint v1092 = v1091 + v1082;
+    const uint v1093 = v1092 * v2;
+    const uint v1094 = v1093 + v1084;
+    out[v1094] = v1090;
+  }
+  const uint v1095 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1096 = v604 + v1095;
+  const uint v1097 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1098 = v603 + v1097;
+  const bool v1099 = v1096 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1100 = v1098 < v2;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v43.m[2][1].thread_elements()[1];
+    const float v1103 = v1102 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1104 = bfloat(v1103);
+    const uint v1105 = v7 * v1;
+    const uint v1106 = v1105 + v1096;
+    const uint v1107 = v1106 * v2;
+    const uint v1108 = v1107 + v1098;
+    out[v1108] = v1104;
+  }
+  const uint v1109 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1110 = v604 + v1109;
+  const uint v1111 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1112 = v603 + v1111;
+  const bool v1113 = v1110 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1114 = v1112 < v2;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v43.m[2][2].thread_elements()[0];
+    const float v1117 = v1116 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1118 = bfloat(v1117);
+    const uint v1119 = v7 * v1;
+    const uint v1120 = v1119 + v1110;
+    const uint v1121 = v1120 * v2;
+    const uint v1122 = v1121 + v1112;
+    out[v1122] = v1118;
+  }
+  const uint v1123 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1124 = v604 + v1123;
+  const uint v1125 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1126 = v603 + v1125;
+  const bool v1127 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1128 = v1126 < v2;
+  const bool v1129 = v1127 && v1128;
+  if (v1129) {
+    const float v1130 = v43.m[2][2].thread_elements()[1];
+    const float v1131 = v1130 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1132 = bfloat(v1131);
+    const uint v1133 = v7 * v1;
+    const uint v1134 = v1133 + v1124;
+    const uint v1135 = v1134 * v2;
+    const uint v1136 = v1135 + v1126;
+    out[v1136] = v1132;
+  }
+  const uint v1137 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1138 = v604 + v1137;
+  const uint v1139 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1140 = v603 + v1139;
+  const bool v1141 = v1138 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1142 = v1140 < v2;
+  const bool v1143 = v1141 && v1142;
+  if (v1143) {
+    const float v1144 = v43.m[2][3].thread_elements()[0];
+    const float v1145 = v1144 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1146 = bfloat(v1145);
+    const uint v1147 = v7 * v1;
+    const uint v1148 = v1147 + v1138;
+    const uint v1149 = v1148 * v2;
+    const uint v1150 = v1149 + v1140;
+    out[v1150] = v1146;
+  }
+  const uint v1151 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1152 = v604 + v1151;
+  const uint v1153 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1154 = v603 + v1153;
+  const bool v1155 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1156 = v1154 < v2;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v43.m[2][3].thread_elements()[1];
+    const float v1159 = v1158 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1160 = bfloat(v1159);
+    const uint v1161 = v7 * v1;
+    const uint v1162 = v1161 + v1152;
+    const uint v1163 = v1162 * v2;
+    const uint v1164 = v1163 + v1154;
+    out[v1164] = v1160;
+  }
+  const uint v1165 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1166 = v604 + v1165;
+  const uint v1167 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1168 = v603 + v1167;
+  const bool v1169 = v1166 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1170 = v1168 < v2;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v43.m[2][4].thread_elements()[0];
+    const float v1173 = v1172 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1174 = bfloat(v1173);
+    const uint v1175 = v7 * v1;
+    const uint v1176 = v1175 + v1166;
+    const uint v1177 = v1176 * v2;
+    const uint v1178 = v1177 + v1168;
+    out[v1178] = v1174;
+  }
+  const uint v1179 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1180 = v604 + v1179;
+  const uint v1181 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1182 = v603 + v1181;
+  const bool v1183 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1184 = v1182 < v2;
+  const bool v1185 = v1183 && v1184;
+  if (v1185) {
+    const float v1186 = v43.m[2][4].thread_elements()[1];
+    const float v1187 = v1186 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1188 = bfloat(v1187);
+    const uint v1189 = v7 * v1;
+    const uint v1190 = v1189 + v1180;
+    const uint v1191 = v1190 * v2;
+    const uint v1192 = v1191 + v1182;
+    out[v1192] = v1188;
+  }
+  const uint v1193 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1194 = v604 + v1193;
+  const uint v1195 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1196 = v603 + v1195;
+  const bool v1197 = v1194 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1198 = v1196 < v2;
+  const bool v1199 = v1197 && v1198;
+  if (v1199) {
+    const float v1200 = v43.m[2][5].thread_elements()[0];
+    const float v1201 = v1200 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1202 = bfloat(v1201);
+    const uint v1203 = v7 * v1;
+    const uint v1204 = v1203 + v1194;
+    const uint v1205 = v1204 * v2;
+    const uint v1206 = v1205 + v1196;
+    out[v1206] = v1202;
+  }
+  const uint v1207 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1208 = v604 + v1207;
+  const uint v1209 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1210 = v603 + v1209;
+  const bool v1211 = v1208 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1212 = v1210 < v2;
+  const bool v1213 = v1211 && v1212;
+  if (v1213) {
+    const float v1214 = v43.m[2][5].thread_elements()[1];
+    const float v1215 = v1214 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1216 = bfloat(v1215);
+    const uint v1217 = v7 * v1;
+    const uint v1218 = v1217 + v1208;
+    const uint v1219 = v1218 * v2;
+    const uint v1220 = v1219 + v1210;
+    out[v1220] = v1216;
+  }
+  const uint v1221 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1222 = v604 + v1221;
+  const uint v1223 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1224 = v603 + v1223;
+  const bool v1225 = v1222 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1226 = v1224 < v2;
+  const bool v1227 = v1225 && v1226;
+  if (v1227) {
+    const float v1228 = v43.m[2][6].thread_elements()[0];
+    const float v1229 = v1228 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1230 = bfloat(v1229);
+    const uint v1231 = v7 * v1;
+    const uint v1232 = v1231 + v1222;
+    const uint v1233 = v1232 * v2;
+    const uint v1234 = v1233 + v1224;
+    out[v1234] = v1230;
+  }
+  const uint v1235 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1236 = v604 + v1235;
+  const uint v1237 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1238 = v603 + v1237;
+  const bool v1239 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1240 = v1238 < v2;
+  const bool v1241 = v1239 && v1240;
+  if (v1241) {
+    const float v1242 = v43.m[2][6].thread_elements()[1];
+    const float v1243 = v1242 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1244 = bfloat(v1243);
+    const uint v1245 = v7 * v1;
+    const uint v1246 = v1245 + v1236;
+    const uint v1247 = v1246 * v2;
+    const uint v1248 = v1247 + v1238;
+    out[v1248] = v1244;
+  }
+  const uint v1249 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1250 = v604 + v1249;
+  const uint v1251 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1252 = v603 + v1251;
+  const bool v1253 = v1250 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1254 = v1252 < v2;
+  const bool v1255 = v1253 && v1254;
+  if (v1255) {
+    const float v1256 = v43.m[2][7].thread_elements()[0];
+    const float v1257 = v1256 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1258 = bfloat(v1257);
+    const uint v1259 = v7 * v1;
+    const uint v1260 = v1259 + v1250;
+    const uint v1261 = v1260 * v2;
+    const uint v1262 = v1261 + v1252;
+    out[v1262] = v1258;
+  }
+  const uint v1263 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1264 = v604 + v1263;
+  const uint v1265 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1266 = v603 + v1265;
+  const bool v1267 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1268 = v1266 < v2;
+  const bool v1269 = v1267 && v1268;
+  if (v1269) {
+    const float v1270 = v43.m[2][7].thread_elements()[1];
+    const float v1271 = v1270 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1272 = bfloat(v1271);
+    const uint v1273 = v7 * v1;
+    const uint v1274 = v1273 + v1264;
+    const uint v1275 = v1274 * v2;
+    const uint v1276 = v1275 + v1266;
+    out[v1276] = v1272;
+  }
+  const uint v1277 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1278 = v604 + v1277;
+  const uint v1279 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1280 = v603 + v1279;
+  const bool v1281 = v1278 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1282 = v1280 < v2;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v43.m[3][0].thread_elements()[0];
+    const float v1285 = v1284 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1286 = bfloat(v1285);
+    const uint v1287 = v7 * v1;
+    const uint v1288 = v1287 + v1278;
+    const uint v1289 = v1288 * v2;
+    const uint v1290 = v1289 + v1280;
+    out[v1290] = v1286;
+  }
+  const uint v1291 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1292 = v604 + v1291;
+  const uint v1293 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1294 = v603 + v1293;
+  const bool v1295 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1296 = v1294 < v2;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v43.m[3][0].thread_elements()[1];
+    const float v1299 = v1298 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1300 = bfloat(v1299);
+    const uint v1301 = v7 * v1;
+    const uint v1302 = v1301 + v1292;
+    const uint v1303 = v1302 * v2;
+    const uint v1304 = v1303 + v1294;
+    out[v1304] = v1300;
+  }
+  const uint v1305 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1306 = v604 + v1305;
+  const uint v1307 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1308 = v603 + v1307;
+  const bool v1309 = v1306 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1310 = v1308 < v2;
+  const bool v1311 = v1309 && v1310;
+  if (v1311) {
+    const float v1312 = v43.m[3][1].thread_elements()[0];
+    const float v1313 = v1312 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1314 = bfloat(v1313);
+    const uint v1315 = v7 * v1;
+    const uint v1316 = v1315 + v1306;
+    const uint v1317 = v1316 * v2;
+    const uint v1318 = v1317 + v1308;
+    out[v1318] = v1314;
+  }
+  const uint v1319 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1320 = v604 + v1319;
+  const uint v1321 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1322 = v603 + v1321;
+  const bool v1323 = v1320 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1324 = v1322 < v2;
+  const bool v1325 = v1323 && v1324;
+  if (v1325) {
+    const float v1326 = v43.m[3][1].thread_elements()[1];
+    const float v1327 = v1326 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1328 = bfloat(v1327);
+    const uint v1329 = v7 * v1;
+    const uint v1330 = v1329 + v1320;
+    const uint v1331 = v1330 * v2;
+    const uint v1332 = v1331 + v1322;
+    out[v1332] = v1328;
+  }
+  const uint v1333 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1334 = v604 + v1333;
+  const uint v1335 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1336 = v603 + v1335;
+  const bool v1337 = v1334 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1338 = v1336 < v2;
+  const bool v1339 = v1337 && v1338;
+  if (v1339) {
+    const float v1340 = v43.m[3][2].thread_elements()[0];
+    const float v1341 = v1340 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1342 = bfloat(v1341);
+    const uint v1343 = v7 * v1;
+    const uint v1344 = v1343 + v1334;
+    const uint v1345 = v1344 * v2;
+    const uint v1346 = v1345 + v1336;
+    out[v1346] = v1342;
+  }
+  const uint v1347 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1348 = v604 + v1347;
+  const uint v1349 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1350 = v603 + v1349;
+  const bool v1351 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1352 = v1350 < v2;
+  const bool v1353 = v1351 && v1352;
+  if (v1353) {
+    const float v1354 = v43.m[3][2].thread_elements()[1];
+    const float v1355 = v1354 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1356 = bfloat(v1355);
+    const uint v1357 = v7 * v1;
+    const uint v1358 = v1357 + v1348;
+    const uint v1359 = v1358 * v2;
+    const uint v1360 = v1359 + v1350;
+    out[v1360] = v1356;
+  }
+  const uint v1361 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1362 = v604 + v1361;
+  const uint v1363 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1364 = v603 + v1363;
+  const bool v1365 = v1362 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1366 = v1364 < v2;
+  const bool v1367 = v1365 && v1366;
+  if (v1367) {
+    const float v1368 = v43.m[3][3].thread_elements()[0];
+    const float v1369 = v1368 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1370 = bfloat(v1369);
+    const uint v1371 = v7 * v1;
+    const uint v1372 = v1371 + v1362;
+    const uint v1373 = v1372 * v2;
+    const uint v1374 = v1373 + v1364;
+    out[v1374] = v1370;
+  }
+  const uint v1375 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1376 = v604 + v1375;
+  const uint v1377 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1378 = v603 + v1377;
+  const bool v1379 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1380 = v1378 < v2;
+  const bool v1381 = v1379 && v1380;
+  if (v1381) {
+    const float v1382 = v43.m[3][3].thread_elements()[1];
+    const float v1383 = v1382 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1384 = bfloat(v1383);
+    const uint v1385 = v7 * v1;
+    const uint v1386 = v1385 + v1376;
+    const uint v1387 = v1386 * v2;
+    const uint v1388 = v1387 + v1378;
+    out[v1388] = v1384;
+  }
+  const uint v1389 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1390 = v604 + v1389;
+  const uint v1391 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1392 = v603 + v1391;
+  const bool v1393 = v1390 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1394 = v1392 < v2;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v43.m[3][4].thread_elements()[0];
+    const float v1397 = v1396 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1398 = bfloat(v1397);
+    const uint v1399 = v7 * v1;
+    const uint v1400 = v1399 + v1390;
+    const uint v1401 = v1400 * v2;
+    const uint v1402 = v1401 + v1392;
+    out[v1402] = v1398;
+  }
+  const uint v1403 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1404 = v604 + v1403;
+  const uint v1405 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1406 = v603 + v1405;
+  const bool v1407 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1408 = v1406 < v2;
+  const bool v1409 = v1407 && v1408;
+  if (v1409) {
+    const float v1410 = v43.m[3][4].thread_elements()[1];
+    const float v1411 = v1410 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1412 = bfloat(v1411);
+    const uint v1413 = v7 * v1;
+    const uint v1414 = v1413 + v1404;
+    const uint v1415 = v1414 * v2;
+    const uint v1416 = v1415 + v1406;
+    out[v1416] = v1412;
+  }
+  const uint v1417 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1418 = v604 + v1417;
+  const uint v1419 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1420 = v603 + v1419;
+  const bool v1421 = v1418 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1422 = v1420 < v2;
+  const bool v1423 = v1421 && v1422;
+  if (v1423) {
+    const float v1424 = v43.m[3][5].thread_elements()[0];
+    const float v1425 = v1424 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1426 = bfloat(v1425);
+    const uint v1427 = v7 * v1;
+    const uint v1428 = v1427 + v1418;
+    const uint v1429 = v1428 * v2;
+    const uint v1430 = v1429 + v1420;
+    out[v1430] = v1426;
+  }
+  const uint v1431 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1432 = v604 + v1431;
+  const uint v1433 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1434 = v603 + v1433;
+  const bool v1435 = v1432 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1436 = v1434 < v2;
+  const bool v1437 = v1435 && v1436;
+  if (v1437) {
+    const float v1438 = v43.m[3][5].thread_elements()[1];
+    const float v1439 = v1438 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1440 = bfloat(v1439);
+    const uint v1441 = v7 * v1;
+    const uint v1442 = v1441 + v1432;
+    const uint v1443 = v1442 * v2;
+    const uint v1444 = v1443 + v1434;
+    out[v1444] = v1440;
+  }
+  const uint v1445 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1446 = v604 + v1445;
+  const uint v1447 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1448 = v603 + v1447;
+  const bool v1449 = v1446 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1450 = v1448 < v2;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v43.m[3][6].thread_elements()[0];
+    const float v1453 = v1452 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1454 = bfloat(v1453);
+    const uint v1455 = v7 * v1;
+    const uint v1456 = v1455 + v1446;
+    const uint v1457 = v1456 * v2;
+    const uint v1458 = v1457 + v1448;
+    out[v1458] = v1454;
+  }
+  const uint v1459 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1460 = v604 + v1459;
+  const uint v1461 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1462 = v603 + v1461;
+  const bool v1463 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1464 = v1462 < v2;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v43.m[3][6].thread_elements()[1];
+    const float v1467 = v1466 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1468 = bfloat(v1467);
+    const uint v1469 = v7 * v1;
+    const uint v1470 = v1469 + v1460;
+    const uint v1471 = v1470 * v2;
+    const uint v1472 = v1471 + v1462;
+    out[v1472] = v1468;
+  }
+  const uint v1473 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1474 = v604 + v1473;
+  const uint v1475 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1476 = v603 + v1475;
+  const bool v1477 = v1474 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1478 = v1476 < v2;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v43.m[3][7].thread_elements()[0];
+    const float v1481 = v1480 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1482 = bfloat(v1481);
+    const uint v1483 = v7 * v1;
+    const uint v1484 = v1483 + v1474;
+    const uint v1485 = v1484 * v2;
+    const uint v1486 = v1485 + v1476;
+    out[v1486] = v1482;
+  }
+  const uint v1487 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1488 = v604 + v1487;
+  const uint v1489 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1490 = v603 + v1489;
+  const bool v1491 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1492 = v1490 < v2;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v43.m[3][7].thread_elements()[1];
+    const float v1495 = v1494 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1496 = bfloat(v1495);
+    const uint v1497 = v7 * v1;
+    const uint v1498 = v1497 + v1488;
+    const uint v1499 = v1498 * v2;
+    const uint v1500 = v1499 + v1490;
+    out[v1500] = v1496;
+  }
+  const uint v1501 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1502 = v604 + v1501;
+  const uint v1503 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1504 = v603 + v1503;
+  const bool v1505 = v1502 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1506 = v1504 < v2;
+  const bool v1507 = v1505 && v1506;
+  if (v1507) {
+    const float v1508 = v43.m[4][0].thread_elements()[0];
+    const float v1509 = v1508 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1510 = bfloat(v1509);
+    const uint v1511 = v7 * v1;
+    const uint v1512 = v1511 + v1502;
+    const uint v1513 = v1512 * v2;
+    const uint v1514 = v1513 + v1504;
+    out[v1514] = v1510;
+  }
+  const uint v1515 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1516 = v604 + v1515;
+  const uint v1517 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1518 = v603 + v1517;
+  const bool v1519 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1520 = v1518 < v2;
+  const bool v1521 = v1519 && v1520;
+  if (v1521) {
+    const float v1522 = v43.m[4][0].thread_elements()[1];
+    const float v1523 = v1522 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1524 = bfloat(v1523);
+    const uint v1525 = v7 * v1;
+    const uint v1526 = v1525 + v1516;
+    const uint v1527 = v1526 * v2;
+    const uint v1528 = v1527 + v1518;
+    out[v1528] = v1524;
+  }
+  const uint v1529 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1530 = v604 + v1529;
+  const uint v1531 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1532 = v603 + v1531;
+  const bool v1533 = v1530 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1534 = v1532 < v2;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v43.m[4][1].thread_elements()[0];
+    const float v1537 = v1536 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1538 = bfloat(v1537);
+    const uint v1539 = v7 * v1;
+    const uint v1540 = v1539 + v1530;
+    const uint v1541 = v1540 * v2;
+    const uint v1542 = v1541 + v1532;
+    out[v1542] = v1538;
+  }
+  const uint v1543 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1544 = v604 + v1543;
+  const uint v1545 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1546 = v603 + v1545;
+  const bool v1547 = v1544 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1548 = v1546 < v2;
+  const bool v1549 = v1547 && v1548;
+  if (v1549) {
+    const float v1550 = v43.m[4][1].thread_elements()[1];
+    const float v1551 = v1550 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1552 = bfloat(v1551);
+    const uint v1553 = v7 * v1;
+    const uint v1554 = v1553 + v1544;
+    const uint v1555 = v1554 * v2;
+    const uint v1556 = v1555 + v1546;
+    out[v1556] = v1552;
+  }
+  const uint v1557 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1558 = v604 + v1557;
+  const uint v1559 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1560 = v603 + v1559;
+  const bool v1561 = v1558 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1562 = v1560 < v2;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v43.m[4][2].thread_elements()[0];
+    const float v1565 = v1564 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1566 = bfloat(v1565);
+    const uint v1567 = v7 * v1;
+    const uint v1568 = v1567 + v1558;
+    const uint v1569 = v1568 * v2;
+    const uint v1570 = v1569 + v1560;
+    out[v1570] = v1566;
+  }
+  const uint v1571 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1572 = v604 + v1571;
+  const uint v1573 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1574 = v603 + v1573;
+  const bool v1575 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1576 = v1574 < v2;
+  const bool v1577 = v1575 && v1576;
+  if (v1577) {
+    const float v1578 = v43.m[4][2].thread_elements()[1];
+    const float v1579 = v1578 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1580 = bfloat(v1579);
+    const uint v1581 = v7 * v1;
+    const uint v1582 = v1581 + v1572;
+    const uint v1583 = v1582 * v2;
+    const uint v1584 = v1583 + v1574;
+    out[v1584] = v1580;
+  }
+  const uint v1585 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1586 = v604 + v1585;
+  const uint v1587 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1588 = v603 + v1587;
+  const bool v1589 = v1586 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1590 = v1588 < v2;
+  const bool v1591 = v1589 && v1590;
+  if (v1591) {
+    const float v1592 = v43.m[4][3].thread_elements()[0];
+    const float v1593 = v1592 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1594 = bfloat(v1593);
+    const uint v1595 = v7 * v1;
+    const uint v1596 = v1595 + v1586;
+    const uint v1597 = v1596 * v2;
+    const uint v1598 = v1597 + v1588;
+    out[v1598] = v1594;
+  }
+  const uint v1599 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1600 = v604 + v1599;
+  const uint v1601 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1602 = v603 + v1601;
+  const bool v1603 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1604 = v1602 < v2;
+  const bool v1605 = v1603 && v1604;
+  if (v1605) {
+    const float v1606 = v43.m[4][3].thread_elements()[1];
+    const float v1607 = v1606 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1608 = bfloat(v1607);
+    const uint v1609 = v7 * v1;
+    const uint v1610 = v1609 + v1600;
+    const uint v1611 = v1610 * v2;
+    const uint v1612 = v1611 + v1602;
+    out[v1612] = v1608;
+  }
+  const uint v1613 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1614 = v604 + v1613;
+  const uint v1615 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1616 = v603 + v1615;
+  const bool v1617 = v1614 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1618 = v1616 < v2;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v43.m[4][4].thread_elements()[0];
+    const float v1621 = v1620 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1622 = bfloat(v1621);
+    const uint v1623 = v7 * v1;
+    const uint v1624 = v1623 + v1614;
+    const uint v1625 = v1624 * v2;
+    const uint v1626 = v1625 + v1616;
+    out[v1626] = v1622;
+  }
+  const uint v1627 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1628 = v604 + v1627;
+  const uint v1629 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1630 = v603 + v1629;
+  const bool v1631 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1632 = v1630 < v2;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v43.m[4][4].thread_elements()[1];
+    const float v1635 = v1634 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1636 = bfloat(v1635);
+    const uint v1637 = v7 * v1;
+    const uint v1638 = v1637 + v1628;
+    const uint v1639 = v1638 * v2;
+    const uint v1640 = v1639 + v1630;
+    out[v1640] = v1636;
+  }
+  const uint v1641 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1642 = v604 + v1641;
+  const uint v1643 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1644 = v603 + v1643;
+  const bool v1645 = v1642 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1646 = v1644 < v2;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v43.m[4][5].thread_elements()[0];
+    const float v1649 = v1648 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1650 = bfloat(v1649);
+    const uint v1651 = v7 * v1;
+    const uint v1652 = v1651 + v1642;
+    const uint v1653 = v1652 * v2;
+    const uint v1654 = v1653 + v1644;
+    out[v1654] = v1650;
+  }
+  const uint v1655 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1656 = v604 + v1655;
+  const uint v1657 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1658 = v603 + v1657;
+  const bool v1659 = v1656 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1660 = v1658 < v2;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v43.m[4][5].thread_elements()[1];
+    const float v1663 = v1662 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1664 = bfloat(v1663);
+    const uint v1665 = v7 * v1;
+    const uint v1666 = v1665 + v1656;
+    const uint v1667 = v1666 * v2;
+    const uint v1668 = v1667 + v1658;
+    out[v1668] = v1664;
+  }
+  const uint v1669 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1670 = v604 + v1669;
+  const uint v1671 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1672 = v603 + v1671;
+  const bool v1673 = v1670 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1674 = v1672 < v2;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v43.m[4][6].thread_elements()[0];
+    const float v1677 = v1676 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1678 = bfloat(v1677);
+    const uint v1679 = v7 * v1;
+    const uint v1680 = v1679 + v1670;
+    const uint v1681 = v1680 * v2;
+    const uint v1682 = v1681 + v1672;
+    out[v1682] = v1678;
+  }
+  const uint v1683 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1684 = v604 + v1683;
+  const uint v1685 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1686 = v603 + v1685;
+  const bool v1687 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1688 = v1686 < v2;
+  const bool v1689 = v1687 && v1688;
+  if (v1689) {
+    const float v1690 = v43.m[4][6].thread_elements()[1];
+    const float v1691 = v1690 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1692 = bfloat(v1691);
+    const uint v1693 = v7 * v1;
+    const uint v1694 = v1693 + v1684;
+    const uint v1695 = v1694 * v2;
+    const uint v1696 = v1695 + v1686;
+    out[v1696] = v1692;
+  }
+  const uint v1697 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1698 = v604 + v1697;
+  const uint v1699 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1700 = v603 + v1699;
+  const bool v1701 = v1698 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1702 = v1700 < v2;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v43.m[4][7].thread_elements()[0];
+    const float v1705 = v1704 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1706 = bfloat(v1705);
+    const uint v1707 = v7 * v1;
+    const uint v1708 = v1707 + v1698;
+    const uint v1709 = v1708 * v2;
+    const uint v1710 = v1709 + v1700;
+    out[v1710] = v1706;
+  }
+  const uint v1711 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1712 = v604 + v1711;
+  const uint v1713 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1714 = v603 + v1713;
+  const bool v1715 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1716 = v1714 < v2;
+  const bool v1717 = v1715 && v1716;
+  if (v1717) {
+    const float v1718 = v43.m[4][7].thread_elements()[1];
+    const float v1719 = v1718 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1720 = bfloat(v1719);
+    const uint v1721 = v7 * v1;
+    const uint v1722 = v1721 + v1712;
+    const uint v1723 = v1722 * v2;
+    const uint v1724 = v1723 + v1714;
+    out[v1724] = v1720;
+  }
+  const uint v1725 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1726 = v604 + v1725;
+  const uint v1727 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1728 = v603 + v1727;
+  const bool v1729 = v1726 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1730 = v1728 < v2;
+  const bool v1731 = v1729 && v1730;
+  if (v1731) {
+    const float v1732 = v43.m[5][0].thread_elements()[0];
+    const float v1733 = v1732 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1734 = bfloat(v1733);
+    const uint v1735 = v7 * v1;
+    const uint v1736 = v1735 + v1726;
+    const uint v1737 = v1736 * v2;
+    const uint v1738 = v1737 + v1728;
+    out[v1738] = v1734;
+  }
+  const uint v1739 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1740 = v604 + v1739;
+  const uint v1741 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1742 = v603 + v1741;
+  const bool v1743 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1744 = v1742 < v2;
+  const bool v1745 = v1743 && v1744;
+  if (v1745) {
+    const float v1746 = v43.m[5][0].thread_elements()[1];
+    const float v1747 = v1746 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1748 = bfloat(v1747);
+    const uint v1749 = v7 * v1;
+    const uint v1750 = v1749 + v1740;
+    const uint v1751 = v1750 * v2;
+    const uint v1752 = v1751 + v1742;
+    out[v1752] = v1748;
+  }
+  const uint v1753 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1754 = v604 + v1753;
+  const uint v1755 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1756 = v603 + v1755;
+  const bool v1757 = v1754 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1758 = v1756 < v2;
+  const bool v1759 = v1757 && v1758;
+  if (v1759) {
+    const float v1760 = v43.m[5][1].thread_elements()[0];
+    const float v1761 = v1760 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1762 = bfloat(v1761);
+    const uint v1763 = v7 * v1;
+    const uint v1764 = v1763 + v1754;
+    const uint v1765 = v1764 * v2;
+    const uint v1766 = v1765 + v1756;
+    out[v1766] = v1762;
+  }
+  const uint v1767 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1768 = v604 + v1767;
+  const uint v1769 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1770 = v603 + v1769;
+  const bool v1771 = v1768 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1772 = v1770 < v2;
+  const bool v1773 = v1771 && v1772;
+  if (v1773) {
+    const float v1774 = v43.m[5][1].thread_elements()[1];
+    const float v1775 = v1774 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1776 = bfloat(v1775);
+    const uint v1777 = v7 * v1;
+    const uint v1778 = v1777 + v1768;
+    const uint v1779 = v1778 * v2;
+    const uint v1780 = v1779 + v1770;
+    out[v1780] = v1776;
+  }
+  const uint v1781 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1782 = v604 + v1781;
+  const uint v1783 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1784 = v603 + v1783;
+  const bool v1785 = v1782 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1786 = v1784 < v2;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v43.m[5][2].thread_elements()[0];
+    const float v1789 = v1788 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1790 = bfloat(v1789);
+    const uint v1791 = v7 * v1;
+    const uint v1792 = v1791 + v1782;
+    const uint v1793 = v1792 * v2;
+    const uint v1794 = v1793 + v1784;
+    out[v1794] = v1790;
+  }
+  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1796 = v604 + v1795;
+  const uint v1797 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1798 = v603 + v1797;
+  const bool v1799 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1800 = v1798 < v2;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v43.m[5][2].thread_elements()[1];
+    const float v1803 = v1802 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1804 = bfloat(v1803);
+    const uint v1805 = v7 * v1;
+    const uint v1806 = v1805 + v1796;
+    const uint v1807 = v1806 * v2;
+    const uint v1808 = v1807 + v1798;
+    out[v1808] = v1804;
+  }
+  const uint v1809 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1810 = v604 + v1809;
+  const uint v1811 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1812 = v603 + v1811;
+  const bool v1813 = v1810 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1814 = v1812 < v2;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v43.m[5][3].thread_elements()[0];
+    const float v1817 = v1816 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1818 = bfloat(v1817);
+    const uint v1819 = v7 * v1;
+    const uint v1820 = v1819 + v1810;
+    const uint v1821 = v1820 * v2;
+    const uint v1822 = v1821 + v1812;
+    out[v1822] = v1818;
+  }
+  const uint v1823 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1824 = v604 + v1823;
+  const uint v1825 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1826 = v603 + v1825;
+  const bool v1827 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1828 = v1826 < v2;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v43.m[5][3].thread_elements()[1];
+    const float v1831 = v1830 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1832 = bfloat(v1831);
+    const uint v1833 = v7 * v1;
+    const uint v1834 = v1833 + v1824;
+    const uint v1835 = v1834 * v2;
+    const uint v1836 = v1835 + v1826;
+    out[v1836] = v1832;
+  }
+  const uint v1837 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1838 = v604 + v1837;
+  const uint v1839 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1840 = v603 + v1839;
+  const bool v1841 = v1838 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1842 = v1840 < v2;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v43.m[5][4].thread_elements()[0];
+    const float v1845 = v1844 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1846 = bfloat(v1845);
+    const uint v1847 = v7 * v1;
+    const uint v1848 = v1847 + v1838;
+    const uint v1849 = v1848 * v2;
+    const uint v1850 = v1849 + v1840;
+    out[v1850] = v1846;
+  }
+  const uint v1851 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1852 = v604 + v1851;
+  const uint v1853 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1854 = v603 + v1853;
+  const bool v1855 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1856 = v1854 < v2;
+  const bool v1857 = v1855 && v1856;
+  if (v1857) {
+    const float v1858 = v43.m[5][4].thread_elements()[1];
+    const float v1859 = v1858 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1860 = bfloat(v1859);
+    const uint v1861 = v7 * v1;
+    const uint v1862 = v1861 + v1852;
+    const uint v1863 = v1862 * v2;
+    const uint v1864 = v1863 + v1854;
+    out[v1864] = v1860;
+  }
+  const uint v1865 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1866 = v604 + v1865;
+  const uint v1867 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1868 = v603 + v1867;
+  const bool v1869 = v1866 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1870 = v1868 < v2;
+  const bool v1871 = v1869 && v1870;
+  if (v1871) {
+    const float v1872 = v43.m[5][5].thread_elements()[0];
+    const float v1873 = v1872 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1874 = bfloat(v1873);
+    const uint v1875 = v7 * v1;
+    const uint v1876 = v1875 + v1866;
+    const uint v1877 = v1876 * v2;
+    const uint v1878 = v1877 + v1868;
+    out[v1878] = v1874;
+  }
+  const uint v1879 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1880 = v604 + v1879;
+  const uint v1881 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1882 = v603 + v1881;
+  const bool v1883 = v1880 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1884 = v1882 < v2;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v43.m[5][5].thread_elements()[1];
+    const float v1887 = v1886 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1888 = bfloat(v1887);
+    const uint v1889 = v7 * v1;
+    const uint v1890 = v1889 + v1880;
+    const uint v1891 = v1890 * v2;
+    const uint v1892 = v1891 + v1882;
+    out[v1892] = v1888;
+  }
+  const uint v1893 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1894 = v604 + v1893;
+  const uint v1895 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1896 = v603 + v1895;
+  const bool v1897 = v1894 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1898 = v1896 < v2;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v43.m[5][6].thread_elements()[0];
+    const float v1901 = v1900 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1902 = bfloat(v1901);
+    const uint v1903 = v7 * v1;
+    const uint v1904 = v1903 + v1894;
+    const uint v1905 = v1904 * v2;
+    const uint v1906 = v1905 + v1896;
+    out[v1906] = v1902;
+  }
+  const uint v1907 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1908 = v604 + v1907;
+  const uint v1909 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1910 = v603 + v1909;
+  const bool v1911 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1912 = v1910 < v2;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v43.m[5][6].thread_elements()[1];
+    const float v1915 = v1914 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1916 = bfloat(v1915);
+    const uint v1917 = v7 * v1;
+    const uint v1918 = v1917 + v1908;
+    const uint v1919 = v1918 * v2;
+    const uint v1920 = v1919 + v1910;
+    out[v1920] = v1916;
+  }
+  const uint v1921 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1922 = v604 + v1921;
+  const uint v1923 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1924 = v603 + v1923;
+  const bool v1925 = v1922 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1926 = v1924 < v2;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v43.m[5][7].thread_elements()[0];
+    const float v1929 = v1928 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1930 = bfloat(v1929);
+    const uint v1931 = v7 * v1;
+    const uint v1932 = v1931 + v1922;
+    const uint v1933 = v1932 * v2;
+    const uint v1934 = v1933 + v1924;
+    out[v1934] = v1930;
+  }
+  const uint v1935 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1936 = v604 + v1935;
+  const uint v1937 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1938 = v603 + v1937;
+  const bool v1939 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1940 = v1938 < v2;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v43.m[5][7].thread_elements()[1];
+    const float v1943 = v1942 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1944 = bfloat(v1943);
+    const uint v1945 = v7 * v1;
+    const uint v1946 = v1945 + v1936;
+    const uint v1947 = v1946 * v2;
+    const uint v1948 = v1947 + v1938;
+    out[v1948] = v1944;
+  }
+  const uint v1949 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1950 = v604 + v1949;
+  const uint v1951 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1952 = v603 + v1951;
+  const bool v1953 = v1950 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1954 = v1952 < v2;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v43.m[6][0].thread_elements()[0];
+    const float v1957 = v1956 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1958 = bfloat(v1957);
+    const uint v1959 = v7 * v1;
+    const uint v1960 = v1959 + v1950;
+    const uint v1961 = v1960 * v2;
+    const uint v1962 = v1961 + v1952;
+    out[v1962] = v1958;
+  }
+  const uint v1963 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1964 = v604 + v1963;
+  const uint v1965 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1966 = v603 + v1965;
+  const bool v1967 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1968 = v1966 < v2;
+  const bool v1969 = v1967 && v1968;
+  if (v1969) {
+    const float v1970 = v43.m[6][0].thread_elements()[1];
+    const float v1971 = v1970 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1972 = bfloat(v1971);
+    const uint v1973 = v7 * v1;
+    const uint v1974 = v1973 + v1964;
+    const uint v1975 = v1974 * v2;
+    const uint v1976 = v1975 + v1966;
+    out[v1976] = v1972;
+  }
+  const uint v1977 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1978 = v604 + v1977;
+  const uint v1979 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1980 = v603 + v1979;
+  const bool v1981 = v1978 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1982 = v1980 < v2;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v43.m[6][1].thread_elements()[0];
+    const float v1985 = v1984 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1986 = bfloat(v1985);
+    const uint v1987 = v7 * v1;
+    const uint v1988 = v1987 + v1978;
+    const uint v1989 = v1988 * v2;
+    const uint v1990 = v1989 + v1980;
+    out[v1990] = v1986;
+  }
+  const uint v1991 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1992 = v604 + v1991;
+  const uint v1993 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1994 = v603 + v1993;
+  const bool v1995 = v1992 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1996 = v1994 < v2;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v43.m[6][1].thread_elements()[1];
+    const float v1999 = v1998 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2000 = bfloat(v1999);
+    const uint v2001 = v7 * v1;
+    const uint v2002 = v2001 + v1992;
+    const uint v2003 = v2002 * v2;
+    const uint v2004 = v2003 + v1994;
+    out[v2004] = v2000;
+  }
+  const uint v2005 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2006 = v604 + v2005;
+  const uint v2007 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2008 = v603 + v2007;
+  const bool v2009 = v2006 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2010 = v2008 < v2;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v43.m[6][2].thread_elements()[0];
+    const float v2013 = v2012 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2014 = bfloat(v2013);
+    const uint v2015 = v7 * v1;
+    const uint v2016 = v2015 + v2006;
+    const uint v2017 = v2016 * v2;
+    const uint v2018 = v2017 + v2008;
+    out[v2018] = v2014;
+  }
+  const uint v2019 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2020 = v604 + v2019;
+  const uint v2021 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2022 = v603 + v2021;
+  const bool v2023 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2024 = v2022 < v2;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v43.m[6][2].thread_elements()[1];
+    const float v2027 = v2026 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2028 = bfloat(v2027);
+    const uint v2029 = v7 * v1;
+    const uint v2030 = v2029 + v2020;
+    const uint v2031 = v2030 * v2;
+    const uint v2032 = v2031 + v2022;
+    out[v2032] = v2028;
+  }
+  const uint v2033 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2034 = v604 + v2033;
+  const uint v2035 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2036 = v603 + v2035;
+  const bool v2037 = v2034 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2038 = v2036 < v2;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v43.m[6][3].thread_elements()[0];
+    const float v2041 = v2040 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2042 = bfloat(v2041);
+    const uint v2043 = v7 * v1;
+    const uint v2044 = v2043 + v2034;
+    const uint v2045 = v2044 * v2;
+    const uint v2046 = v2045 + v2036;
+    out[v2046] = v2042;
+  }
+  const uint v2047 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2048 = v604 + v2047;
+  const uint v2049 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2050 = v603 + v2049;
+  const bool v2051 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2052 = v2050 < v2;
+  const bool v2053 = v2051 && v2052;
+  if (v2053) {
+    const float v2054 = v43.m[6][3].thread_elements()[1];
+    const float v2055 = v2054 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2056 = bfloat(v2055);
+    const uint v2057 = v7 * v1;
+    const uint v2058 = v2057 + v2048;
+    const uint v2059 = v2058 * v2;
+    const uint v2060 = v2059 + v2050;
+    out[v2060] = v2056;
+  }
+  const uint v2061 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2062 = v604 + v2061;
+  const uint v2063 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2064 = v603 + v2063;
+  const bool v2065 = v2062 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2066 = v2064 < v2;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v43.m[6][4].thread_elements()[0];
+    const float v2069 = v2068 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2070 = bfloat(v2069);
+    const uint v2071 = v7 * v1;
+    const uint v2072 = v2071 + v2062;
+    const uint v2073 = v2072 * v2;
+    const uint v2074 = v2073 + v2064;
+    out[v2074] = v2070;
+  }
+  const uint v2075 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2076 = v604 + v2075;
+  const uint v2077 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2078 = v603 + v2077;
+  const bool v2079 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2080 = v2078 < v2;
+  const bool v2081 = v2079 && v2080;
+  if (v2081) {
+    const float v2082 = v43.m[6][4].thread_elements()[1];
+    const float v2083 = v2082 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2084 = bfloat(v2083);
+    const uint v2085 = v7 * v1;
+    const uint v2086 = v2085 + v2076;
+    const uint v2087 = v2086 * v2;
+    const uint v2088 = v2087 + v2078;
+    out[v2088] = v2084;
+  }
+  const uint v2089 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2090 = v604 + v2089;
+  const uint v2091 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2092 = v603 + v2091;
+  const bool v2093 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2094 = v2092 < v2;
+  const bool v2095 = v2093 && v2094;
+  if (v2095) {
+    const float v2096 = v43.m[6][5].thread_elements()[0];
+    const float v2097 = v2096 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2098 = bfloat(v2097);
+    const uint v2099 = v7 * v1;
+    const uint v2100 = v2099 + v2090;
+    const uint v2101 = v2100 * v2;
+    const uint v2102 = v2101 + v2092;
+    out[v2102] = v2098;
+  }
+  const uint v2103 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2104 = v604 + v2103;
+  const uint v2105 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2106 = v603 + v2105;
+  const bool v2107 = v2104 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2108 = v2106 < v2;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v43.m[6][5].thread_elements()[1];
+    const float v2111 = v2110 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2112 = bfloat(v2111);
+    const uint v2113 = v7 * v1;
+    const uint v2114 = v2113 + v2104;
+    const uint v2115 = v2114 * v2;
+    const uint v2116 = v2115 + v2106;
+    out[v2116] = v2112;
+  }
+  const uint v2117 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2118 = v604 + v2117;
+  const uint v2119 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2120 = v603 + v2119;
+  const bool v2121 = v2118 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2122 = v2120 < v2;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v43.m[6][6].thread_elements()[0];
+    const float v2125 = v2124 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2126 = bfloat(v2125);
+    const uint v2127 = v7 * v1;
+    const uint v2128 = v2127 + v2118;
+    const uint v2129 = v2128 * v2;
+    const uint v2130 = v2129 + v2120;
+    out[v2130] = v2126;
+  }
+  const uint v2131 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2132 = v604 + v2131;
+  const uint v2133 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2134 = v603 + v2133;
+  const bool v2135 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2136 = v2134 < v2;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v43.m[6][6].thread_elements()[1];
+    const float v2139 = v2138 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2140 = bfloat(v2139);
+    const uint v2141 = v7 * v1;
+    const uint v2142 = v2141 + v2132;
+    const uint v2143 = v2142 * v2;
+    const uint v2144 = v2143 + v2134;
+    out[v2144] = v2140;
+  }
+  const uint v2145 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2146 = v604 + v2145;
+  const uint v2147 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2148 = v603 + v2147;
+  const bool v2149 = v2146 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2150 = v2148 < v2;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v43.m[6][7].thread_elements()[0];
+    const float v2153 = v2152 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2154 = bfloat(v2153);
+    const uint v2155 = v7 * v1;
+    const uint v2156 = v2155 + v2146;
+    const uint v2157 = v2156 * v2;
+    const uint v2158 = v2157 + v2148;
+    out[v2158] = v2154;
+  }
+  const uint v2159 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2160 = v604 + v2159;
+  const uint v2161 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2162 = v603 + v2161;
+  const bool v2163 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2164 = v2162 < v2;
+  const bool v2165 = v2163 && v2164;
+  if (v2165) {
+    const float v2166 = v43.m[6][7].thread_elements()[1];
+    const float v2167 = v2166 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2168 = bfloat(v2167);
+    const uint v2169 = v7 * v1;
+    const uint v2170 = v2169 + v2160;
+    const uint v2171 = v2170 * v2;
+    const uint v2172 = v2171 + v2162;
+    out[v2172] = v2168;
+  }
+  const uint v2173 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2174 = v604 + v2173;
+  const uint v2175 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2176 = v603 + v2175;
+  const bool v2177 = v2174 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2178 = v2176 < v2;
+  const bool v2179 = v2177 && v2178;
+  if (v2179) {
+    const float v2180 = v43.m[7][0].thread_elements()[0];
+    const float v2181 = v2180 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2182 = bfloat(v2181);
+    const uint v2183 = v7 * v1;
+    const uint v2184 = v2183 + v2174;
+    const uint v2185 = v2184 * v2;
+    const uint v2186 = v2185 + v2176;
+    out[v2186] = v2182;
+  }
+  const uint v2187 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2188 = v604 + v2187;
+  const uint v2189 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2190 = v603 + v2189;
+  const bool v2191 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2192 = v2190 < v2;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v43.m[7][0].thread_elements()[1];
+    const float v2195 = v2194 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2196 = bfloat(v2195);
+    const uint v2197 = v7 * v1;
+    const uint v2198 = v2197 + v2188;
+    const uint v2199 = v2198 * v2;
+    const uint v2200 = v2199 + v2190;
+    out[v2200] = v2196;
+  }
+  const uint v2201 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2202 = v604 + v2201;
+  const uint v2203 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2204 = v603 + v2203;
+  const bool v2205 = v2202 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2206 = v2204 < v2;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v43.m[7][1].thread_elements()[0];
+    const float v2209 = v2208 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2210 = bfloat(v2209);
+    const uint v2211 = v7 * v1;
+    const uint v2212 = v2211 + v2202;
+    const uint v2213 = v2212 * v2;
+    const uint v2214 = v2213 + v2204;
+    out[v2214] = v2210;
+  }
+  const uint v2215 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2216 = v604 + v2215;
+  const uint v2217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2218 = v603 + v2217;
+  const bool v2219 = v2216 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2220 = v2218 < v2;
+  const bool v2221 = v2219 && v2220;
+  if (v2221) {
+    const float v2222 = v43.m[7][1].thread_elements()[1];
+    const float v2223 = v2222 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2224 = bfloat(v2223);
+    const uint v2225 = v7 * v1;
+    const uint v2226 = v2225 + v2216;
+    const uint v2227 = v2226 * v2;
+    const uint v2228 = v2227 + v2218;
+    out[v2228] = v2224;
+  }
+  const uint v2229 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2230 = v604 + v2229;
+  const uint v2231 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2232 = v603 + v2231;
+  const bool v2233 = v2230 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2234 = v2232 < v2;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v43.m[7][2].thread_elements()[0];
+    const float v2237 = v2236 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2238 = bfloat(v2237);
+    const uint v2239 = v7 * v1;
+    const uint v2240 = v2239 + v2230;
+    const uint v2241 = v2240 * v2;
+    const uint v2242 = v2241 + v2232;
+    out[v2242] = v2238;
+  }
+  const uint v2243 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2244 = v604 + v2243;
+  const uint v2245 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2246 = v603 + v2245;
+  const bool v2247 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2248 = v2246 < v2;
+  const bool v2249 = v2247 && v2248;
+  if (v2249) {
+    const float v2250 = v43.m[7][2].thread_elements()[1];
+    const float v2251 = v2250 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2252 = bfloat(v2251);
+    const uint v2253 = v7 * v1;
+    const uint v2254 = v2253 + v2244;
+    const uint v2255 = v2254 * v2;
+    const uint v2256 = v2255 + v2246;
+    out[v2256] = v2252;
+  }
+  const uint v2257 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2258 = v604 + v2257;
+  const uint v2259 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2260 = v603 + v2259;
+  const bool v2261 = v2258 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2262 = v2260 < v2;
+  const bool v2263 = v2261 && v2262;
+  if (v2263) {
+    const float v2264 = v43.m[7][3].thread_elements()[0];
+    const float v2265 = v2264 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2266 = bfloat(v2265);
+    const uint v2267 = v7 * v1;
+    const uint v2268 = v2267 + v2258;
+    const uint v2269 = v2268 * v2;
+    const uint v2270 = v2269 + v2260;
+    out[v2270] = v2266;
+  }
+  const uint v2271 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2272 = v604 + v2271;
+  const uint v2273 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2274 = v603 + v2273;
+  const bool v2275 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2276 = v2274 < v2;
+  const bool v2277 = v2275 && v2276;
+  if (v2277) {
+    const float v2278 = v43.m[7][3].thread_elements()[1];
+    const float v2279 = v2278 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2280 = bfloat(v2279);
+    const uint v2281 = v7 * v1;
+    const uint v2282 = v2281 + v2272;
+    const uint v2283 = v2282 * v2;
+    const uint v2284 = v2283 + v2274;
+    out[v2284] = v2280;
+  }
+  const uint v2285 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2286 = v604 + v2285;
+  const uint v2287 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2288 = v603 + v2287;
+  const bool v2289 = v2286 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2290 = v2288 < v2;
+  const bool v2291 = v2289 && v2290;
+  if (v2291) {
+    const float v2292 = v43.m[7][4].thread_elements()[0];
+    const float v2293 = v2292 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2294 = bfloat(v2293);
+    const uint v2295 = v7 * v1;
+    const uint v2296 = v2295 + v2286;
+    const uint v2297 = v2296 * v2;
+    const uint v2298 = v2297 + v2288;
+    out[v2298] = v2294;
+  }
+  const uint v2299 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2300 = v604 + v2299;
+  const uint v2301 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2302 = v603 + v2301;
+  const bool v2303 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2304 = v2302 < v2;
+  const bool v2305 = v2303 && v2304;
+  if (v2305) {
+    const float v2306 = v43.m[7][4].thread_elements()[1];
+    const float v2307 = v2306 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2308 = bfloat(v2307);
+    const uint v2309 = v7 * v1;
+    const uint v2310 = v2309 + v2300;
+    const uint v2311 = v2310 * v2;
+    const uint v2312 = v2311 + v2302;
+    out[v2312] = v2308;
+  }
+  const uint v2313 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2314 = v604 + v2313;
+  const uint v2315 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2316 = v603 + v2315;
+  const bool v2317 = v2314 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2318 = v2316 < v2;
+  const bool v2319 = v2317 && v2318;
+  if (v2319) {
+    const float v2320 = v43.m[7][5].thread_elements()[0];
+    const float v2321 = v2320 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2322 = bfloat(v2321);
+    const uint v2323 = v7 * v1;
+    const uint v2324 = v2323 + v2314;
+    const uint v2325 = v2324 * v2;
+    const uint v2326 = v2325 + v2316;
+    out[v2326] = v2322;
+  }
+  const uint v2327 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2328 = v604 + v2327;
+  const uint v2329 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2330 = v603 + v2329;
+  const bool v2331 = v2328 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2332 = v2330 < v2;
+  const bool v2333 = v2331 && v2332;
+  if (v2333) {
+    const float v2334 = v43.m[7][5].thread_elements()[1];
+    const float v2335 = v2334 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2336 = bfloat(v2335);
+    const uint v2337 = v7 * v1;
+    const uint v2338 = v2337 + v2328;
+    const uint v2339 = v2338 * v2;
+    const uint v2340 = v2339 + v2330;
+    out[v2340] = v2336;
+  }
+  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2342 = v604 + v2341;
+  const uint v2343 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2344 = v603 + v2343;
+  const bool v2345 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2346 = v2344 < v2;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v43.m[7][6].thread_elements()[0];
+    const float v2349 = v2348 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2350 = bfloat(v2349);
+    const uint v2351 = v7 * v1;
+    const uint v2352 = v2351 + v2342;
+    const uint v2353 = v2352 * v2;
+    const uint v2354 = v2353 + v2344;
+    out[v2354] = v2350;
+  }
+  const uint v2355 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2356 = v604 + v2355;
+  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2358 = v603 + v2357;
+  const bool v2359 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2360 = v2358 < v2;
+  const bool v2361 = v2359 && v2360;
+  if (v2361) {
+    const float v2362 = v43.m[7][6].thread_elements()[1];
+    const float v2363 = v2362 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2364 = bfloat(v2363);
+    const uint v2365 = v7 * v1;
+    const uint v2366 = v2365 + v2356;
+    const uint v2367 = v2366 * v2;
+    const uint v2368 = v2367 + v2358;
+    out[v2368] = v2364;
+  }
+  const uint v2369 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2370 = v604 + v2369;
+  const uint v2371 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2372 = v603 + v2371;
+  const bool v2373 = v2370 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2374 = v2372 < v2;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v43.m[7][7].thread_elements()[0];
+    const float v2377 = v2376 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2378 = bfloat(v2377);
+    const uint v2379 = v7 * v1;
+    const uint v2380 = v2379 + v2370;
+    const uint v2381 = v2380 * v2;
+    const uint v2382 = v2381 + v2372;
+    out[v2382] = v2378;
+  }
+  const uint v2383 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2384 = v604 + v2383;
+  const uint v2385 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2386 = v603 + v2385;
+  const bool v2387 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2388 = v2386 < v2;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v43.m[7][7].thread_elements()[1];
+    const float v2391 = v2390 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2392 = bfloat(v2391);
+    const uint v2393 = v7 * v1;
+    const uint v2394 = v2393 + v2384;
+    const uint v2395 = v2394 * v2;
+    const uint v2396 = v2395 + v2386;
+    out[v2396] = v2392;
   }
 }

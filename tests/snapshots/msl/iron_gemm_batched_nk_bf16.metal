@@ -133,2539 +133,2539 @@ kernel void iron_gemm_batched_nk_bf16(
   const bool v65 = v51 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    const uint v2420 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2423 = v2420 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2426 = v2420 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2427 = v2426 << 3u;
-    const uint v2428 = v28 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2429 = v2428 < v1;
-    const uint v2434 = v2428 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2435 = v8 + v2434;
-    const uint v2440 = v2423 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2445 = v2420 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2447 = v2445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2450 = v2445 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2451 = v2450 << 3u;
-    const uint v2452 = v28 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2453 = v2452 < v1;
-    const uint v2458 = v2452 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2459 = v8 + v2458;
-    const uint v2464 = v2447 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2469 = v2420 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2471 = v2469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2474 = v2469 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2475 = v2474 << 3u;
-    const uint v2476 = v28 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2477 = v2476 < v1;
-    const uint v2482 = v2476 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2483 = v8 + v2482;
-    const uint v2488 = v2471 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2493 = v2420 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2495 = v2493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2498 = v2493 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2499 = v2498 << 3u;
-    const uint v2500 = v28 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2501 = v2500 < v1;
-    const uint v2506 = v2500 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2507 = v8 + v2506;
-    const uint v2512 = v2495 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2517 = v2420 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2519 = v2517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2522 = v2517 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2523 = v2522 << 3u;
-    const uint v2524 = v28 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2525 = v2524 < v1;
-    const uint v2530 = v2524 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2531 = v8 + v2530;
-    const uint v2536 = v2519 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2541 = v2420 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2543 = v2541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2546 = v2541 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2547 = v2546 << 3u;
-    const uint v2548 = v28 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2549 = v2548 < v1;
-    const uint v2554 = v2548 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2555 = v8 + v2554;
-    const uint v2560 = v2543 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2565 = v2420 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2567 = v2565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2570 = v2565 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2571 = v2570 << 3u;
-    const uint v2572 = v28 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2573 = v2572 < v1;
-    const uint v2578 = v2572 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2579 = v8 + v2578;
-    const uint v2584 = v2567 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2589 = v2420 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2591 = v2589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2594 = v2589 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2595 = v2594 << 3u;
-    const uint v2596 = v28 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2597 = v2596 < v1;
-    const uint v2602 = v2596 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2603 = v8 + v2602;
-    const uint v2608 = v2591 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2622 = v32 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2623 = v2622 < v2;
-    const uint v2628 = v2622 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2629 = v9 + v2628;
-    const uint v2646 = v32 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2647 = v2646 < v2;
-    const uint v2652 = v2646 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2653 = v9 + v2652;
-    const uint v2670 = v32 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2671 = v2670 < v2;
-    const uint v2676 = v2670 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2677 = v9 + v2676;
-    const uint v2694 = v32 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2695 = v2694 < v2;
-    const uint v2700 = v2694 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2701 = v9 + v2700;
-    const uint v2718 = v32 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2719 = v2718 < v2;
-    const uint v2724 = v2718 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2725 = v9 + v2724;
-    const uint v2742 = v32 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2743 = v2742 < v2;
-    const uint v2748 = v2742 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2749 = v9 + v2748;
-    const uint v2766 = v32 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2767 = v2766 < v2;
-    const uint v2772 = v2766 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2773 = v9 + v2772;
-    const uint v2790 = v32 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2791 = v2790 < v2;
-    const uint v2796 = v2790 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2797 = v9 + v2796;
-    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2818 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2421 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2424 = v2421 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2427 = v2421 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2428 = v2427 << 3u;
+    const uint v2429 = v28 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2430 = v2429 < v1;
+    const uint v2435 = v2429 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2436 = v8 + v2435;
+    const uint v2441 = v2424 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2446 = v2421 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2448 = v2446 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2451 = v2446 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2452 = v2451 << 3u;
+    const uint v2453 = v28 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2454 = v2453 < v1;
+    const uint v2459 = v2453 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2460 = v8 + v2459;
+    const uint v2465 = v2448 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2470 = v2421 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2472 = v2470 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2475 = v2470 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2476 = v2475 << 3u;
+    const uint v2477 = v28 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2478 = v2477 < v1;
+    const uint v2483 = v2477 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2484 = v8 + v2483;
+    const uint v2489 = v2472 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2494 = v2421 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2496 = v2494 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2499 = v2494 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2500 = v2499 << 3u;
+    const uint v2501 = v28 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2502 = v2501 < v1;
+    const uint v2507 = v2501 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2508 = v8 + v2507;
+    const uint v2513 = v2496 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2518 = v2421 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2520 = v2518 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2523 = v2518 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2524 = v2523 << 3u;
+    const uint v2525 = v28 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2526 = v2525 < v1;
+    const uint v2531 = v2525 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2532 = v8 + v2531;
+    const uint v2537 = v2520 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2542 = v2421 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2544 = v2542 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2547 = v2542 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2548 = v2547 << 3u;
+    const uint v2549 = v28 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2550 = v2549 < v1;
+    const uint v2555 = v2549 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2556 = v8 + v2555;
+    const uint v2561 = v2544 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2566 = v2421 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2568 = v2566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2571 = v2566 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2572 = v2571 << 3u;
+    const uint v2573 = v28 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2574 = v2573 < v1;
+    const uint v2579 = v2573 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2580 = v8 + v2579;
+    const uint v2585 = v2568 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2590 = v2421 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2592 = v2590 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2595 = v2590 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2596 = v2595 << 3u;
+    const uint v2597 = v28 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2598 = v2597 < v1;
+    const uint v2603 = v2597 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2604 = v8 + v2603;
+    const uint v2609 = v2592 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2623 = v32 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2624 = v2623 < v2;
+    const uint v2629 = v2623 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2630 = v9 + v2629;
+    const uint v2647 = v32 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2648 = v2647 < v2;
+    const uint v2653 = v2647 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2654 = v9 + v2653;
+    const uint v2671 = v32 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2672 = v2671 < v2;
+    const uint v2677 = v2671 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2678 = v9 + v2677;
+    const uint v2695 = v32 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2696 = v2695 < v2;
+    const uint v2701 = v2695 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2702 = v9 + v2701;
+    const uint v2719 = v32 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2720 = v2719 < v2;
+    const uint v2725 = v2719 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2726 = v9 + v2725;
+    const uint v2743 = v32 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2744 = v2743 < v2;
+    const uint v2749 = v2743 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2750 = v9 + v2749;
+    const uint v2767 = v32 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2768 = v2767 < v2;
+    const uint v2773 = v2767 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2774 = v9 + v2773;
+    const uint v2791 = v32 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2792 = v2791 < v2;
+    const uint v2797 = v2791 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2798 = v9 + v2797;
+    const uint v2813 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2819 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2412 = 0u; v2412 < v3; v2412 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2414 = v2412 >> 6u;
-      const uint v2416 = v2414 % 1u;
+    for (uint v2413 = 0u; v2413 < v3; v2413 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2415 = v2413 >> 6u;
+      const uint v2417 = v2415 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2418 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2430 = v2412 + v2427;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2431 = v2430 < v3;
-      const bool v2432 = v2429 && v2431;
-      const uint v2436 = v2435 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2437 = v2436 + v2427;
-      const uint v2438 = v2432 ? v2437 : v8;
-      const uint v2441 = v2418 + v2440;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2442 = v2441 + v2427;
+      const uint v2419 = v2417 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2431 = v2413 + v2428;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2432 = v2431 < v3;
+      const bool v2433 = v2430 && v2432;
+      const uint v2437 = v2436 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2438 = v2437 + v2428;
+      const uint v2439 = v2433 ? v2438 : v8;
+      const uint v2442 = v2419 + v2441;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2443 = v2442 + v2428;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2442 + e] = v2432 ? a[v2438 + e] : bfloat(0);
+        shm0[v2443 + e] = v2433 ? a[v2439 + e] : bfloat(0);
       }
-      const uint v2454 = v2412 + v2451;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2455 = v2454 < v3;
-      const bool v2456 = v2453 && v2455;
-      const uint v2460 = v2459 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2461 = v2460 + v2451;
-      const uint v2462 = v2456 ? v2461 : v8;
-      const uint v2465 = v2418 + v2464;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2466 = v2465 + v2451;
+      const uint v2455 = v2413 + v2452;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2456 = v2455 < v3;
+      const bool v2457 = v2454 && v2456;
+      const uint v2461 = v2460 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2462 = v2461 + v2452;
+      const uint v2463 = v2457 ? v2462 : v8;
+      const uint v2466 = v2419 + v2465;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2467 = v2466 + v2452;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2466 + e] = v2456 ? a[v2462 + e] : bfloat(0);
+        shm0[v2467 + e] = v2457 ? a[v2463 + e] : bfloat(0);
       }
-      const uint v2478 = v2412 + v2475;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2479 = v2478 < v3;
-      const bool v2480 = v2477 && v2479;
-      const uint v2484 = v2483 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2485 = v2484 + v2475;
-      const uint v2486 = v2480 ? v2485 : v8;
-      const uint v2489 = v2418 + v2488;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2490 = v2489 + v2475;
+      const uint v2479 = v2413 + v2476;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2480 = v2479 < v3;
+      const bool v2481 = v2478 && v2480;
+      const uint v2485 = v2484 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2486 = v2485 + v2476;
+      const uint v2487 = v2481 ? v2486 : v8;
+      const uint v2490 = v2419 + v2489;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2491 = v2490 + v2476;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2490 + e] = v2480 ? a[v2486 + e] : bfloat(0);
+        shm0[v2491 + e] = v2481 ? a[v2487 + e] : bfloat(0);
       }
-      const uint v2502 = v2412 + v2499;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2503 = v2502 < v3;
-      const bool v2504 = v2501 && v2503;
-      const uint v2508 = v2507 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2509 = v2508 + v2499;
-      const uint v2510 = v2504 ? v2509 : v8;
-      const uint v2513 = v2418 + v2512;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2514 = v2513 + v2499;
+      const uint v2503 = v2413 + v2500;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2504 = v2503 < v3;
+      const bool v2505 = v2502 && v2504;
+      const uint v2509 = v2508 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2510 = v2509 + v2500;
+      const uint v2511 = v2505 ? v2510 : v8;
+      const uint v2514 = v2419 + v2513;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2515 = v2514 + v2500;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2514 + e] = v2504 ? a[v2510 + e] : bfloat(0);
+        shm0[v2515 + e] = v2505 ? a[v2511 + e] : bfloat(0);
       }
-      const uint v2526 = v2412 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2527 = v2526 < v3;
-      const bool v2528 = v2525 && v2527;
-      const uint v2532 = v2531 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2533 = v2532 + v2523;
-      const uint v2534 = v2528 ? v2533 : v8;
-      const uint v2537 = v2418 + v2536;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2538 = v2537 + v2523;
+      const uint v2527 = v2413 + v2524;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2528 = v2527 < v3;
+      const bool v2529 = v2526 && v2528;
+      const uint v2533 = v2532 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2534 = v2533 + v2524;
+      const uint v2535 = v2529 ? v2534 : v8;
+      const uint v2538 = v2419 + v2537;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2539 = v2538 + v2524;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2538 + e] = v2528 ? a[v2534 + e] : bfloat(0);
+        shm0[v2539 + e] = v2529 ? a[v2535 + e] : bfloat(0);
       }
-      const uint v2550 = v2412 + v2547;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2551 = v2550 < v3;
-      const bool v2552 = v2549 && v2551;
-      const uint v2556 = v2555 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2557 = v2556 + v2547;
-      const uint v2558 = v2552 ? v2557 : v8;
-      const uint v2561 = v2418 + v2560;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2562 = v2561 + v2547;
+      const uint v2551 = v2413 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2552 = v2551 < v3;
+      const bool v2553 = v2550 && v2552;
+      const uint v2557 = v2556 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2558 = v2557 + v2548;
+      const uint v2559 = v2553 ? v2558 : v8;
+      const uint v2562 = v2419 + v2561;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2563 = v2562 + v2548;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2562 + e] = v2552 ? a[v2558 + e] : bfloat(0);
+        shm0[v2563 + e] = v2553 ? a[v2559 + e] : bfloat(0);
       }
-      const uint v2574 = v2412 + v2571;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2575 = v2574 < v3;
-      const bool v2576 = v2573 && v2575;
-      const uint v2580 = v2579 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2581 = v2580 + v2571;
-      const uint v2582 = v2576 ? v2581 : v8;
-      const uint v2585 = v2418 + v2584;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2586 = v2585 + v2571;
+      const uint v2575 = v2413 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2576 = v2575 < v3;
+      const bool v2577 = v2574 && v2576;
+      const uint v2581 = v2580 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2582 = v2581 + v2572;
+      const uint v2583 = v2577 ? v2582 : v8;
+      const uint v2586 = v2419 + v2585;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2587 = v2586 + v2572;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2586 + e] = v2576 ? a[v2582 + e] : bfloat(0);
+        shm0[v2587 + e] = v2577 ? a[v2583 + e] : bfloat(0);
       }
-      const uint v2598 = v2412 + v2595;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2599 = v2598 < v3;
-      const bool v2600 = v2597 && v2599;
-      const uint v2604 = v2603 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2605 = v2604 + v2595;
-      const uint v2606 = v2600 ? v2605 : v8;
-      const uint v2609 = v2418 + v2608;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2610 = v2609 + v2595;
+      const uint v2599 = v2413 + v2596;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2600 = v2599 < v3;
+      const bool v2601 = v2598 && v2600;
+      const uint v2605 = v2604 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2606 = v2605 + v2596;
+      const uint v2607 = v2601 ? v2606 : v8;
+      const uint v2610 = v2419 + v2609;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2611 = v2610 + v2596;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2610 + e] = v2600 ? a[v2606 + e] : bfloat(0);
+        shm0[v2611 + e] = v2601 ? a[v2607 + e] : bfloat(0);
       }
-      const bool v2626 = v2623 && v2431;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2630 = v2629 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2631 = v2630 + v2427;
-      const uint v2632 = v2626 ? v2631 : v9;
+      const bool v2627 = v2624 && v2432;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2631 = v2630 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2632 = v2631 + v2428;
+      const uint v2633 = v2627 ? v2632 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2442 + e] = v2626 ? b[v2632 + e] : bfloat(0);
+        shm1[v2443 + e] = v2627 ? b[v2633 + e] : bfloat(0);
       }
-      const bool v2650 = v2647 && v2455;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2654 = v2653 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2655 = v2654 + v2451;
-      const uint v2656 = v2650 ? v2655 : v9;
+      const bool v2651 = v2648 && v2456;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2655 = v2654 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2656 = v2655 + v2452;
+      const uint v2657 = v2651 ? v2656 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2466 + e] = v2650 ? b[v2656 + e] : bfloat(0);
+        shm1[v2467 + e] = v2651 ? b[v2657 + e] : bfloat(0);
       }
-      const bool v2674 = v2671 && v2479;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2678 = v2677 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2679 = v2678 + v2475;
-      const uint v2680 = v2674 ? v2679 : v9;
+      const bool v2675 = v2672 && v2480;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2679 = v2678 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2680 = v2679 + v2476;
+      const uint v2681 = v2675 ? v2680 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2490 + e] = v2674 ? b[v2680 + e] : bfloat(0);
+        shm1[v2491 + e] = v2675 ? b[v2681 + e] : bfloat(0);
       }
-      const bool v2698 = v2695 && v2503;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2702 = v2701 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2703 = v2702 + v2499;
-      const uint v2704 = v2698 ? v2703 : v9;
+      const bool v2699 = v2696 && v2504;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2703 = v2702 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2704 = v2703 + v2500;
+      const uint v2705 = v2699 ? v2704 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2514 + e] = v2698 ? b[v2704 + e] : bfloat(0);
+        shm1[v2515 + e] = v2699 ? b[v2705 + e] : bfloat(0);
       }
-      const bool v2722 = v2719 && v2527;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2726 = v2725 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2727 = v2726 + v2523;
-      const uint v2728 = v2722 ? v2727 : v9;
+      const bool v2723 = v2720 && v2528;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2727 = v2726 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2728 = v2727 + v2524;
+      const uint v2729 = v2723 ? v2728 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2538 + e] = v2722 ? b[v2728 + e] : bfloat(0);
+        shm1[v2539 + e] = v2723 ? b[v2729 + e] : bfloat(0);
       }
-      const bool v2746 = v2743 && v2551;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2750 = v2749 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2751 = v2750 + v2547;
-      const uint v2752 = v2746 ? v2751 : v9;
+      const bool v2747 = v2744 && v2552;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2751 = v2750 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2752 = v2751 + v2548;
+      const uint v2753 = v2747 ? v2752 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2562 + e] = v2746 ? b[v2752 + e] : bfloat(0);
+        shm1[v2563 + e] = v2747 ? b[v2753 + e] : bfloat(0);
       }
-      const bool v2770 = v2767 && v2575;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2774 = v2773 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2775 = v2774 + v2571;
-      const uint v2776 = v2770 ? v2775 : v9;
+      const bool v2771 = v2768 && v2576;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2775 = v2774 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2776 = v2775 + v2572;
+      const uint v2777 = v2771 ? v2776 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2586 + e] = v2770 ? b[v2776 + e] : bfloat(0);
+        shm1[v2587 + e] = v2771 ? b[v2777 + e] : bfloat(0);
       }
-      const bool v2794 = v2791 && v2599;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2798 = v2797 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2799 = v2798 + v2595;
-      const uint v2800 = v2794 ? v2799 : v9;
+      const bool v2795 = v2792 && v2600;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2799 = v2798 + v2413;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2800 = v2799 + v2596;
+      const uint v2801 = v2795 ? v2800 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2610 + e] = v2794 ? b[v2800 + e] : bfloat(0);
+        shm1[v2611 + e] = v2795 ? b[v2801 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2813 = v2418 + v2812;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2813), long(64u));
-      const uint v2819 = v2418 + v2818;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v2819), long(64u));
+      const uint v2814 = v2419 + v2813;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2814), long(64u));
+      const uint v2820 = v2419 + v2819;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v47, shm1, long(v2820), long(64u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2826), long(64u));
-      const uint v2832 = v2819 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v2832), long(64u));
+      const uint v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2827), long(64u));
+      const uint v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v47, shm1, long(v2833), long(64u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2838), long(64u));
-      const uint v2844 = v2819 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v2844), long(64u));
+      const uint v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2839), long(64u));
+      const uint v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v47, shm1, long(v2845), long(64u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v45, shm0, long(v2850), long(64u));
-      const uint v2856 = v2819 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v47, shm1, long(v2856), long(64u));
+      const uint v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v45, shm0, long(v2851), long(64u));
+      const uint v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v47, shm1, long(v2857), long(64u));
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v516 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v517 = iron_tid.x;
-    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v517 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v518 = iron_tid.x;
+    const uint v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v524 = v28 + v521;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v525 = v524 < v1;
-        const uint v526 = v515 + v523;
-        const bool v527 = v526 < v3;
-        const bool v528 = v525 && v527;
-        if (v528) {
-          const uint v530 = v524 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v531 = v8 + v530;
-          const uint v532 = v531 + v515;
-          const uint v533 = v532 + v523;
-          const bfloat v534 = a[v533];
-          const uint v536 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v537 = v536 + v523;
-          shm0[v537] = v534;
+    for (uint v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v520 = v518; v520 < 8192u; v520 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v522 = v520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v524 = v520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v525 = v28 + v522;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v526 = v525 < v1;
+        const uint v527 = v516 + v524;
+        const bool v528 = v527 < v3;
+        const bool v529 = v526 && v528;
+        if (v529) {
+          const uint v531 = v525 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v532 = v8 + v531;
+          const uint v533 = v532 + v516;
+          const uint v534 = v533 + v524;
+          const bfloat v535 = a[v534];
+          const uint v537 = v522 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v538 = v537 + v524;
+          shm0[v538] = v535;
         } else {
-          const uint v539 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v540 = v539 + v523;
-          shm0[v540] = bfloat(0.0f);
+          const uint v540 = v522 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v541 = v540 + v524;
+          shm0[v541] = bfloat(0.0f);
         }
       }
 
-      for (uint v545 = v517; v545 < 8192u; v545 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v547 = v545 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v549 = v545 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v550 = v32 + v547;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v551 = v550 < v2;
-        const uint v552 = v515 + v549;
-        const bool v553 = v552 < v3;
-        const bool v554 = v551 && v553;
-        if (v554) {
-          const uint v556 = v550 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v557 = v9 + v556;
-          const uint v558 = v557 + v515;
-          const uint v559 = v558 + v549;
-          const bfloat v560 = b[v559];
-          const uint v562 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v563 = v562 + v549;
-          shm1[v563] = v560;
+      for (uint v546 = v518; v546 < 8192u; v546 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v548 = v546 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v550 = v546 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v551 = v32 + v548;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v552 = v551 < v2;
+        const uint v553 = v516 + v550;
+        const bool v554 = v553 < v3;
+        const bool v555 = v552 && v554;
+        if (v555) {
+          const uint v557 = v551 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v558 = v9 + v557;
+          const uint v559 = v558 + v516;
+          const uint v560 = v559 + v550;
+          const bfloat v561 = b[v560];
+          const uint v563 = v548 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v564 = v563 + v550;
+          shm1[v564] = v561;
         } else {
-          const uint v565 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v566 = v565 + v549;
-          shm1[v566] = bfloat(0.0f);
+          const uint v566 = v548 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v567 = v566 + v550;
+          shm1[v567] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v45, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v580), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v45, shm0, long(v600), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v606), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v45, shm0, long(v612), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v618), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v619 = v28 + v37;
-  const uint v620 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v621 = v619 + v620;
-  const uint v622 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v623 = v618 + v622;
-  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v625 = v623 < v2;
-  const bool v626 = v624 && v625;
-  if (v626) {
-    const float v627 = v43.m[0][0].thread_elements()[0];
-    const float v628 = v627 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v629 = bfloat(v628);
-    const uint v630 = v7 * v1;
-    const uint v631 = v630 + v621;
-    const uint v632 = v631 * v2;
-    const uint v633 = v632 + v623;
-    out[v633] = v629;
-  }
-  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v635 = v619 + v634;
-  const uint v636 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v637 = v618 + v636;
-  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v639 = v637 < v2;
-  const bool v640 = v638 && v639;
-  if (v640) {
-    const float v641 = v43.m[0][0].thread_elements()[1];
-    const float v642 = v641 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v643 = bfloat(v642);
-    const uint v644 = v7 * v1;
-    const uint v645 = v644 + v635;
-    const uint v646 = v645 * v2;
-    const uint v647 = v646 + v637;
-    out[v647] = v643;
-  }
-  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v649 = v619 + v648;
-  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v651 = v618 + v650;
-  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v653 = v651 < v2;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v43.m[0][1].thread_elements()[0];
-    const float v656 = v655 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v657 = bfloat(v656);
-    const uint v658 = v7 * v1;
-    const uint v659 = v658 + v649;
-    const uint v660 = v659 * v2;
-    const uint v661 = v660 + v651;
-    out[v661] = v657;
-  }
-  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v663 = v619 + v662;
-  const uint v664 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v665 = v618 + v664;
-  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v667 = v665 < v2;
-  const bool v668 = v666 && v667;
-  if (v668) {
-    const float v669 = v43.m[0][1].thread_elements()[1];
-    const float v670 = v669 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v671 = bfloat(v670);
-    const uint v672 = v7 * v1;
-    const uint v673 = v672 + v663;
-    const uint v674 = v673 * v2;
-    const uint v675 = v674 + v665;
-    out[v675] = v671;
-  }
-  const uint v676 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v677 = v619 + v676;
-  const uint v678 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v679 = v618 + v678;
-  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v681 = v679 < v2;
-  const bool v682 = v680 && v681;
-  if (v682) {
-    const float v683 = v43.m[0][2].thread_elements()[0];
-    const float v684 = v683 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v685 = bfloat(v684);
-    const uint v686 = v7 * v1;
-    const uint v687 = v686 + v677;
-    const uint v688 = v687 * v2;
-    const uint v689 = v688 + v679;
-    out[v689] = v685;
-  }
-  const uint v690 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v691 = v619 + v690;
-  const uint v692 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v693 = v618 + v692;
-  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v695 = v693 < v2;
-  const bool v696 = v694 && v695;
-  if (v696) {
-    const float v697 = v43.m[0][2].thread_elements()[1];
-    const float v698 = v697 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v699 = bfloat(v698);
-    const uint v700 = v7 * v1;
-    const uint v701 = v700 + v691;
-    const uint v702 = v701 * v2;
-    const uint v703 = v702 + v693;
-    out[v703] = v699;
-  }
-  const uint v704 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v705 = v619 + v704;
-  const uint v706 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v707 = v618 + v706;
-  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v709 = v707 < v2;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v43.m[0][3].thread_elements()[0];
-    const float v712 = v711 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v713 = bfloat(v712);
-    const uint v714 = v7 * v1;
-    const uint v715 = v714 + v705;
-    const uint v716 = v715 * v2;
-    const uint v717 = v716 + v707;
-    out[v717] = v713;
-  }
-  const uint v718 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v719 = v619 + v718;
-  const uint v720 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v721 = v618 + v720;
-  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v723 = v721 < v2;
-  const bool v724 = v722 && v723;
-  if (v724) {
-    const float v725 = v43.m[0][3].thread_elements()[1];
-    const float v726 = v725 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v727 = bfloat(v726);
-    const uint v728 = v7 * v1;
-    const uint v729 = v728 + v719;
-    const uint v730 = v729 * v2;
-    const uint v731 = v730 + v721;
-    out[v731] = v727;
-  }
-  const uint v732 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v733 = v619 + v732;
-  const uint v734 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v735 = v618 + v734;
-  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v737 = v735 < v2;
-  const bool v738 = v736 && v737;
-  if (v738) {
-    const float v739 = v43.m[0][4].thread_elements()[0];
-    const float v740 = v739 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v741 = bfloat(v740);
-    const uint v742 = v7 * v1;
-    const uint v743 = v742 + v733;
-    const uint v744 = v743 * v2;
-    const uint v745 = v744 + v735;
-    out[v745] = v741;
-  }
-  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v747 = v619 + v746;
-  const uint v748 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v749 = v618 + v748;
-  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v751 = v749 < v2;
-  const bool v752 = v750 && v751;
-  if (v752) {
-    const float v753 = v43.m[0][4].thread_elements()[1];
-    const float v754 = v753 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v755 = bfloat(v754);
-    const uint v756 = v7 * v1;
-    const uint v757 = v756 + v747;
-    const uint v758 = v757 * v2;
-    const uint v759 = v758 + v749;
-    out[v759] = v755;
-  }
-  const uint v760 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v761 = v619 + v760;
-  const uint v762 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v763 = v618 + v762;
-  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v765 = v763 < v2;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v43.m[0][5].thread_elements()[0];
-    const float v768 = v767 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v769 = bfloat(v768);
-    const uint v770 = v7 * v1;
-    const uint v771 = v770 + v761;
-    const uint v772 = v771 * v2;
-    const uint v773 = v772 + v763;
-    out[v773] = v769;
-  }
-  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v775 = v619 + v774;
-  const uint v776 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v777 = v618 + v776;
-  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v779 = v777 < v2;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v43.m[0][5].thread_elements()[1];
-    const float v782 = v781 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v783 = bfloat(v782);
-    const uint v784 = v7 * v1;
-    const uint v785 = v784 + v775;
-    const uint v786 = v785 * v2;
-    const uint v787 = v786 + v777;
-    out[v787] = v783;
-  }
-  const uint v788 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v789 = v619 + v788;
-  const uint v790 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v791 = v618 + v790;
-  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v793 = v791 < v2;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v43.m[0][6].thread_elements()[0];
-    const float v796 = v795 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v797 = bfloat(v796);
-    const uint v798 = v7 * v1;
-    const uint v799 = v798 + v789;
-    const uint v800 = v799 * v2;
-    const uint v801 = v800 + v791;
-    out[v801] = v797;
-  }
-  const uint v802 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v803 = v619 + v802;
-  const uint v804 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v805 = v618 + v804;
-  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v807 = v805 < v2;
-  const bool v808 = v806 && v807;
-  if (v808) {
-    const float v809 = v43.m[0][6].thread_elements()[1];
-    const float v810 = v809 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v811 = bfloat(v810);
-    const uint v812 = v7 * v1;
-    const uint v813 = v812 + v803;
-    const uint v814 = v813 * v2;
-    const uint v815 = v814 + v805;
-    out[v815] = v811;
-  }
-  const uint v816 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v817 = v619 + v816;
-  const uint v818 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v819 = v618 + v818;
-  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v821 = v819 < v2;
-  const bool v822 = v820 && v821;
-  if (v822) {
-    const float v823 = v43.m[0][7].thread_elements()[0];
-    const float v824 = v823 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v825 = bfloat(v824);
-    const uint v826 = v7 * v1;
-    const uint v827 = v826 + v817;
-    const uint v828 = v827 * v2;
-    const uint v829 = v828 + v819;
-    out[v829] = v825;
-  }
-  const uint v830 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v831 = v619 + v830;
-  const uint v832 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v833 = v618 + v832;
-  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v835 = v833 < v2;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v43.m[0][7].thread_elements()[1];
-    const float v838 = v837 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v839 = bfloat(v838);
-    const uint v840 = v7 * v1;
-    const uint v841 = v840 + v831;
-    const uint v842 = v841 * v2;
-    const uint v843 = v842 + v833;
-    out[v843] = v839;
-  }
-  const uint v844 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v845 = v619 + v844;
-  const uint v846 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v847 = v618 + v846;
-  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v849 = v847 < v2;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v43.m[1][0].thread_elements()[0];
-    const float v852 = v851 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v853 = bfloat(v852);
-    const uint v854 = v7 * v1;
-    const uint v855 = v854 + v845;
-    const uint v856 = v855 * v2;
-    const uint v857 = v856 + v847;
-    out[v857] = v853;
-  }
-  const uint v858 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v859 = v619 + v858;
-  const uint v860 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v861 = v618 + v860;
-  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v863 = v861 < v2;
-  const bool v864 = v862 && v863;
-  if (v864) {
-    const float v865 = v43.m[1][0].thread_elements()[1];
-    const float v866 = v865 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v867 = bfloat(v866);
-    const uint v868 = v7 * v1;
-    const uint v869 = v868 + v859;
-    const uint v870 = v869 * v2;
-    const uint v871 = v870 + v861;
-    out[v871] = v867;
-  }
-  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v873 = v619 + v872;
-  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v875 = v618 + v874;
-  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v877 = v875 < v2;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v43.m[1][1].thread_elements()[0];
-    const float v880 = v879 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v881 = bfloat(v880);
-    const uint v882 = v7 * v1;
-    const uint v883 = v882 + v873;
-    const uint v884 = v883 * v2;
-    const uint v885 = v884 + v875;
-    out[v885] = v881;
-  }
-  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v887 = v619 + v886;
-  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v889 = v618 + v888;
-  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v891 = v889 < v2;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v43.m[1][1].thread_elements()[1];
-    const float v894 = v893 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v895 = bfloat(v894);
-    const uint v896 = v7 * v1;
-    const uint v897 = v896 + v887;
-    const uint v898 = v897 * v2;
-    const uint v899 = v898 + v889;
-    out[v899] = v895;
-  }
-  const uint v900 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v901 = v619 + v900;
-  const uint v902 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v903 = v618 + v902;
-  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v905 = v903 < v2;
-  const bool v906 = v904 && v905;
-  if (v906) {
-    const float v907 = v43.m[1][2].thread_elements()[0];
-    const float v908 = v907 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v909 = bfloat(v908);
-    const uint v910 = v7 * v1;
-    const uint v911 = v910 + v901;
-    const uint v912 = v911 * v2;
-    const uint v913 = v912 + v903;
-    out[v913] = v909;
-  }
-  const uint v914 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v915 = v619 + v914;
-  const uint v916 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v917 = v618 + v916;
-  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v919 = v917 < v2;
-  const bool v920 = v918 && v919;
-  if (v920) {
-    const float v921 = v43.m[1][2].thread_elements()[1];
-    const float v922 = v921 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v923 = bfloat(v922);
-    const uint v924 = v7 * v1;
-    const uint v925 = v924 + v915;
-    const uint v926 = v925 * v2;
-    const uint v927 = v926 + v917;
-    out[v927] = v923;
-  }
-  const uint v928 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v929 = v619 + v928;
-  const uint v930 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v931 = v618 + v930;
-  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v933 = v931 < v2;
-  const bool v934 = v932 && v933;
-  if (v934) {
-    const float v935 = v43.m[1][3].thread_elements()[0];
-    const float v936 = v935 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v937 = bfloat(v936);
-    const uint v938 = v7 * v1;
-    const uint v939 = v938 + v929;
-    const uint v940 = v939 * v2;
-    const uint v941 = v940 + v931;
-    out[v941] = v937;
-  }
-  const uint v942 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v943 = v619 + v942;
-  const uint v944 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v945 = v618 + v944;
-  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v947 = v945 < v2;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v43.m[1][3].thread_elements()[1];
-    const float v950 = v949 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v951 = bfloat(v950);
-    const uint v952 = v7 * v1;
-    const uint v953 = v952 + v943;
-    const uint v954 = v953 * v2;
-    const uint v955 = v954 + v945;
-    out[v955] = v951;
-  }
-  const uint v956 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v957 = v619 + v956;
-  const uint v958 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v959 = v618 + v958;
-  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v961 = v959 < v2;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v43.m[1][4].thread_elements()[0];
-    const float v964 = v963 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v965 = bfloat(v964);
-    const uint v966 = v7 * v1;
-    const uint v967 = v966 + v957;
-    const uint v968 = v967 * v2;
-    const uint v969 = v968 + v959;
-    out[v969] = v965;
-  }
-  const uint v970 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v971 = v619 + v970;
-  const uint v972 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v973 = v618 + v972;
-  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v975 = v973 < v2;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v43.m[1][4].thread_elements()[1];
-    const float v978 = v977 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v979 = bfloat(v978);
-    const uint v980 = v7 * v1;
-    const uint v981 = v980 + v971;
-    const uint v982 = v981 * v2;
-    const uint v983 = v982 + v973;
-    out[v983] = v979;
-  }
-  const uint v984 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v985 = v619 + v984;
-  const uint v986 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v987 = v618 + v986;
-  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v989 = v987 < v2;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v43.m[1][5].thread_elements()[0];
-    const float v992 = v991 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v993 = bfloat(v992);
-    const uint v994 = v7 * v1;
-    const uint v995 = v994 + v985;
-    const uint v996 = v995 * v2;
-    const uint v997 = v996 + v987;
-    out[v997] = v993;
-  }
-  const uint v998 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v999 = v619 + v998;
-  const uint v1000 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1001 = v618 + v1000;
-  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1003 = v1001 < v2;
-  const bool v1004 = v1002 && v1003;
-  if (v1004) {
-    const float v1005 = v43.m[1][5].thread_elements()[1];
-    const float v1006 = v1005 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1007 = bfloat(v1006);
-    const uint v1008 = v7 * v1;
-    const uint v1009 = v1008 + v999;
-    const uint v1010 = v1009 * v2;
-    const uint v1011 = v1010 + v1001;
-    out[v1011] = v1007;
-  }
-  const uint v1012 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1013 = v619 + v1012;
-  const uint v1014 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1015 = v618 + v1014;
-  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1017 = v1015 < v2;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v43.m[1][6].thread_elements()[0];
-    const float v1020 = v1019 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1021 = bfloat(v1020);
-    const uint v1022 = v7 * v1;
-    const uint v1023 = v1022 + v1013;
-    const uint v1024 = v1023 * v2;
-    const uint v1025 = v1024 + v1015;
-    out[v1025] = v1021;
-  }
-  const uint v1026 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1027 = v619 + v1026;
-  const uint v1028 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1029 = v618 + v1028;
-  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1031 = v1029 < v2;
-  const bool v1032 = v1030 && v1031;
-  if (v1032) {
-    const float v1033 = v43.m[1][6].thread_elements()[1];
-    const float v1034 = v1033 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1035 = bfloat(v1034);
-    const uint v1036 = v7 * v1;
-    const uint v1037 = v1036 + v1027;
-    const uint v1038 = v1037 * v2;
-    const uint v1039 = v1038 + v1029;
-    out[v1039] = v1035;
-  }
-  const uint v1040 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1041 = v619 + v1040;
-  const uint v1042 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1043 = v618 + v1042;
-  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1045 = v1043 < v2;
-  const bool v1046 = v1044 && v1045;
-  if (v1046) {
-    const float v1047 = v43.m[1][7].thread_elements()[0];
-    const float v1048 = v1047 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1049 = bfloat(v1048);
-    const uint v1050 = v7 * v1;
-    const uint v1051 = v1050 + v1041;
-    const uint v1052 = v1051 * v2;
-    const uint v1053 = v1052 + v1043;
-    out[v1053] = v1049;
-  }
-  const uint v1054 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1055 = v619 + v1054;
-  const uint v1056 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1057 = v618 + v1056;
-  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1059 = v1057 < v2;
-  const bool v1060 = v1058 && v1059;
-  if (v1060) {
-    const float v1061 = v43.m[1][7].thread_elements()[1];
-    const float v1062 = v1061 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1063 = bfloat(v1062);
-    const uint v1064 = v7 * v1;
-    const uint v1065 = v1064 + v1055;
-    const uint v1066 = v1065 * v2;
-    const uint v1067 = v1066 + v1057;
-    out[v1067] = v1063;
-  }
-  const uint v1068 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1069 = v619 + v1068;
-  const uint v1070 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1071 = v618 + v1070;
-  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1073 = v1071 < v2;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v43.m[2][0].thread_elements()[0];
-    const float v1076 = v1075 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1077 = bfloat(v1076);
-    const uint v1078 = v7 * v1;
-    const uint v1079 = v1078 + v1069;
-    const uint v1080 = v1079 * v2;
-    const uint v1081 = v1080 + v1071;
-    out[v1081] = v1077;
-  }
-  const uint v1082 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1083 = v619 + v1082;
-  const uint v1084 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1085 = v618 + v1084;
-  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1087 = v1085 < v2;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v43.m[2][0].thread_elements()[1];
-    const float v1090 = v1089 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1091 = bfloat(v1090);
-    const uint v1092 = v7 * v1;
-    const uint v1093 = v1092 + v1083;
-    const uint v1094 = v1093 * v2;
-    const uint v1095 = v1094 + v1085;
-    out[v1095] = v1091;
-  }
-  const uint v1096 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1097 = v619 + v1096;
-  const uint v1098 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1099 = v618 + v1098;
-  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1101 = v1099 < v2;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v43.m[2][1].thread_elements()[0];
-    const float v1104 = v1103 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1105 = bfloat(v1104);
-    const uint v1106 = v7 * v1;
-    const uint v1107 = v1106 + v1097;
-    const uint v1108 = v1107 * v2;
-    const uint v1109 = v1108 + v1099;
-    out[v1109] = v1105;
-  }
-  const uint v1110 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1111 = v619 + v1110;
-  const uint v1112 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1113 = v618 + v1112;
-  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1115 = v1113 < v2;
-  const bool v1116 = v1114 && v1115;
-  if (v1116) {
-    const float v1117 = v43.m[2][1].thread_elements()[1];
-    const float v1118 = v1117 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1119 = bfloat(v1118);
-    const uint v1120 = v7 * v1;
-    const uint v1121 = v1120 + v1111;
-    const uint v1122 = v1121 * v2;
-    const uint v1123 = v1122 + v1113;
-    out[v1123] = v1119;
-  }
-  const uint v1124 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1125 = v619 + v1124;
-  const uint v1126 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1127 = v618 + v1126;
-  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1129 = v1127 < v2;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v43.m[2][2].thread_elements()[0];
-    const float v1132 = v1131 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1133 = bfloat(v1132);
-    const uint v1134 = v7 * v1;
-    const uint v1135 = v1134 + v1125;
-    const uint v1136 = v1135 * v2;
-    const uint v1137 = v1136 + v1127;
-    out[v1137] = v1133;
-  }
-  const uint v1138 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1139 = v619 + v1138;
-  const uint v1140 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1141 = v618 + v1140;
-  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1143 = v1141 < v2;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v43.m[2][2].thread_elements()[1];
-    const float v1146 = v1145 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1147 = bfloat(v1146);
-    const uint v1148 = v7 * v1;
-    const uint v1149 = v1148 + v1139;
-    const uint v1150 = v1149 * v2;
-    const uint v1151 = v1150 + v1141;
-    out[v1151] = v1147;
-  }
-  const uint v1152 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1153 = v619 + v1152;
-  const uint v1154 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1155 = v618 + v1154;
-  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1157 = v1155 < v2;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v43.m[2][3].thread_elements()[0];
-    const float v1160 = v1159 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1161 = bfloat(v1160);
-    const uint v1162 = v7 * v1;
-    const uint v1163 = v1162 + v1153;
-    const uint v1164 = v1163 * v2;
-    const uint v1165 = v1164 + v1155;
-    out[v1165] = v1161;
-  }
-  const uint v1166 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1167 = v619 + v1166;
-  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1169 = v618 + v1168;
-  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1171 = v1169 < v2;
-  const bool v1172 = v1170 && v1171;
-  if (v1172) {
-    const float v1173 = v43.m[2][3].thread_elements()[1];
-    const float v1174 = v1173 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1175 = bfloat(v1174);
-    const uint v1176 = v7 * v1;
-    const uint v1177 = v1176 + v1167;
-    const uint v1178 = v1177 * v2;
-    const uint v1179 = v1178 + v1169;
-    out[v1179] = v1175;
-  }
-  const uint v1180 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1181 = v619 + v1180;
-  const uint v1182 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1183 = v618 + v1182;
-  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1185 = v1183 < v2;
-  const bool v1186 = v1184 && v1185;
-  if (v1186) {
-    const float v1187 = v43.m[2][4].thread_elements()[0];
-    const float v1188 = v1187 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1189 = bfloat(v1188);
-    const uint v1190 = v7 * v1;
-    const uint v1191 = v1190 + v1181;
-    const uint v1192 = v1191 * v2;
-    const uint v1193 = v1192 + v1183;
-    out[v1193] = v1189;
-  }
-  const uint v1194 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1195 = v619 + v1194;
-  const uint v1196 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1197 = v618 + v1196;
-  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1199 = v1197 < v2;
-  const bool v1200 = v1198 && v1199;
-  if (v1200) {
-    const float v1201 = v43.m[2][4].thread_elements()[1];
-    const float v1202 = v1201 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1203 = bfloat(v1202);
-    const uint v1204 = v7 * v1;
-    const uint v1205 = v1204 + v1195;
-    const uint v1206 = v1205 * v2;
-    const uint v1207 = v1206 + v1197;
-    out[v1207] = v1203;
-  }
-  const uint v1208 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1209 = v619 + v1208;
-  const uint v1210 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1211 = v618 + v1210;
-  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1213 = v1211 < v2;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v43.m[2][5].thread_elements()[0];
-    const float v1216 = v1215 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1217 = bfloat(v1216);
-    const uint v1218 = v7 * v1;
-    const uint v1219 = v1218 + v1209;
-    const uint v1220 = v1219 * v2;
-    const uint v1221 = v1220 + v1211;
-    out[v1221] = v1217;
-  }
-  const uint v1222 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1223 = v619 + v1222;
-  const uint v1224 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1225 = v618 + v1224;
-  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1227 = v1225 < v2;
-  const bool v1228 = v1226 && v1227;
-  if (v1228) {
-    const float v1229 = v43.m[2][5].thread_elements()[1];
-    const float v1230 = v1229 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1231 = bfloat(v1230);
-    const uint v1232 = v7 * v1;
-    const uint v1233 = v1232 + v1223;
-    const uint v1234 = v1233 * v2;
-    const uint v1235 = v1234 + v1225;
-    out[v1235] = v1231;
-  }
-  const uint v1236 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1237 = v619 + v1236;
-  const uint v1238 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1239 = v618 + v1238;
-  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1241 = v1239 < v2;
-  const bool v1242 = v1240 && v1241;
-  if (v1242) {
-    const float v1243 = v43.m[2][6].thread_elements()[0];
-    const float v1244 = v1243 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1245 = bfloat(v1244);
-    const uint v1246 = v7 * v1;
-    const uint v1247 = v1246 + v1237;
-    const uint v1248 = v1247 * v2;
-    const uint v1249 = v1248 + v1239;
-    out[v1249] = v1245;
-  }
-  const uint v1250 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1251 = v619 + v1250;
-  const uint v1252 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1253 = v618 + v1252;
-  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1255 = v1253 < v2;
-  const bool v1256 = v1254 && v1255;
-  if (v1256) {
-    const float v1257 = v43.m[2][6].thread_elements()[1];
-    const float v1258 = v1257 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1259 = bfloat(v1258);
-    const uint v1260 = v7 * v1;
-    const uint v1261 = v1260 + v1251;
-    const uint v1262 = v1261 * v2;
-    const uint v1263 = v1262 + v1253;
-    out[v1263] = v1259;
-  }
-  const uint v1264 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1265 = v619 + v1264;
-  const uint v1266 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1267 = v618 + v1266;
-  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1269 = v1267 < v2;
-  const bool v1270 = v1268 && v1269;
-  if (v1270) {
-    const float v1271 = v43.m[2][7].thread_elements()[0];
-    const float v1272 = v1271 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1273 = bfloat(v1272);
-    const uint v1274 = v7 * v1;
-    const uint v1275 = v1274 + v1265;
-    const uint v1276 = v1275 * v2;
-    const uint v1277 = v1276 + v1267;
-    out[v1277] = v1273;
-  }
-  const uint v1278 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1279 = v619 + v1278;
-  const uint v1280 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1281 = v618 + v1280;
-  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1283 = v1281 < v2;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v43.m[2][7].thread_elements()[1];
-    const float v1286 = v1285 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1287 = bfloat(v1286);
-    const uint v1288 = v7 * v1;
-    const uint v1289 = v1288 + v1279;
-    const uint v1290 = v1289 * v2;
-    const uint v1291 = v1290 + v1281;
-    out[v1291] = v1287;
-  }
-  const uint v1292 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1293 = v619 + v1292;
-  const uint v1294 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1295 = v618 + v1294;
-  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1297 = v1295 < v2;
-  const bool v1298 = v1296 && v1297;
-  if (v1298) {
-    const float v1299 = v43.m[3][0].thread_elements()[0];
-    const float v1300 = v1299 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1301 = bfloat(v1300);
-    const uint v1302 = v7 * v1;
-    const uint v1303 = v1302 + v1293;
-    const uint v1304 = v1303 * v2;
-    const uint v1305 = v1304 + v1295;
-    out[v1305] = v1301;
-  }
-  const uint v1306 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1307 = v619 + v1306;
-  const uint v1308 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1309 = v618 + v1308;
-  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1311 = v1309 < v2;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v43.m[3][0].thread_elements()[1];
-    const float v1314 = v1313 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1315 = bfloat(v1314);
-    const uint v1316 = v7 * v1;
-    const uint v1317 = v1316 + v1307;
-    const uint v1318 = v1317 * v2;
-    const uint v1319 = v1318 + v1309;
-    out[v1319] = v1315;
-  }
-  const uint v1320 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1321 = v619 + v1320;
-  const uint v1322 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1323 = v618 + v1322;
-  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1325 = v1323 < v2;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v43.m[3][1].thread_elements()[0];
-    const float v1328 = v1327 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1329 = bfloat(v1328);
-    const uint v1330 = v7 * v1;
-    const uint v1331 = v1330 + v1321;
-    const uint v1332 = v1331 * v2;
-    const uint v1333 = v1332 + v1323;
-    out[v1333] = v1329;
-  }
-  const uint v1334 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1335 = v619 + v1334;
-  const uint v1336 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1337 = v618 + v1336;
-  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1339 = v1337 < v2;
-  const bool v1340 = v1338 && v1339;
-  if (v1340) {
-    const float v1341 = v43.m[3][1].thread_elements()[1];
-    const float v1342 = v1341 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1343 = bfloat(v1342);
-    const uint v1344 = v7 * v1;
-    const uint v1345 = v1344 + v1335;
-    const uint v1346 = v1345 * v2;
-    const uint v1347 = v1346 + v1337;
-    out[v1347] = v1343;
-  }
-  const uint v1348 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1349 = v619 + v1348;
-  const uint v1350 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1351 = v618 + v1350;
-  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1353 = v1351 < v2;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v43.m[3][2].thread_elements()[0];
-    const float v1356 = v1355 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1357 = bfloat(v1356);
-    const uint v1358 = v7 * v1;
-    const uint v1359 = v1358 + v1349;
-    const uint v1360 = v1359 * v2;
-    const uint v1361 = v1360 + v1351;
-    out[v1361] = v1357;
-  }
-  const uint v1362 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1363 = v619 + v1362;
-  const uint v1364 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1365 = v618 + v1364;
-  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1367 = v1365 < v2;
-  const bool v1368 = v1366 && v1367;
-  if (v1368) {
-    const float v1369 = v43.m[3][2].thread_elements()[1];
-    const float v1370 = v1369 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1371 = bfloat(v1370);
-    const uint v1372 = v7 * v1;
-    const uint v1373 = v1372 + v1363;
-    const uint v1374 = v1373 * v2;
-    const uint v1375 = v1374 + v1365;
-    out[v1375] = v1371;
-  }
-  const uint v1376 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1377 = v619 + v1376;
-  const uint v1378 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1379 = v618 + v1378;
-  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1381 = v1379 < v2;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v43.m[3][3].thread_elements()[0];
-    const float v1384 = v1383 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1385 = bfloat(v1384);
-    const uint v1386 = v7 * v1;
-    const uint v1387 = v1386 + v1377;
-    const uint v1388 = v1387 * v2;
-    const uint v1389 = v1388 + v1379;
-    out[v1389] = v1385;
-  }
-  const uint v1390 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1391 = v619 + v1390;
-  const uint v1392 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1393 = v618 + v1392;
-  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1395 = v1393 < v2;
-  const bool v1396 = v1394 && v1395;
-  if (v1396) {
-    const float v1397 = v43.m[3][3].thread_elements()[1];
-    const float v1398 = v1397 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1399 = bfloat(v1398);
-    const uint v1400 = v7 * v1;
-    const uint v1401 = v1400 + v1391;
-    const uint v1402 = v1401 * v2;
-    const uint v1403 = v1402 + v1393;
-    out[v1403] = v1399;
-  }
-  const uint v1404 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1405 = v619 + v1404;
-  const uint v1406 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1407 = v618 + v1406;
-  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1409 = v1407 < v2;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v43.m[3][4].thread_elements()[0];
-    const float v1412 = v1411 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1413 = bfloat(v1412);
-    const uint v1414 = v7 * v1;
-    const uint v1415 = v1414 + v1405;
-    const uint v1416 = v1415 * v2;
-    const uint v1417 = v1416 + v1407;
-    out[v1417] = v1413;
-  }
-  const uint v1418 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1419 = v619 + v1418;
-  const uint v1420 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1421 = v618 + v1420;
-  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1423 = v1421 < v2;
-  const bool v1424 = v1422 && v1423;
-  if (v1424) {
-    const float v1425 = v43.m[3][4].thread_elements()[1];
-    const float v1426 = v1425 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1427 = bfloat(v1426);
-    const uint v1428 = v7 * v1;
-    const uint v1429 = v1428 + v1419;
-    const uint v1430 = v1429 * v2;
-    const uint v1431 = v1430 + v1421;
-    out[v1431] = v1427;
-  }
-  const uint v1432 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1433 = v619 + v1432;
-  const uint v1434 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1435 = v618 + v1434;
-  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1437 = v1435 < v2;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v43.m[3][5].thread_elements()[0];
-    const float v1440 = v1439 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1441 = bfloat(v1440);
-    const uint v1442 = v7 * v1;
-    const uint v1443 = v1442 + v1433;
-    const uint v1444 = v1443 * v2;
-    const uint v1445 = v1444 + v1435;
-    out[v1445] = v1441;
-  }
-  const uint v1446 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1447 = v619 + v1446;
-  const uint v1448 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1449 = v618 + v1448;
-  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1451 = v1449 < v2;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v43.m[3][5].thread_elements()[1];
-    const float v1454 = v1453 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1455 = bfloat(v1454);
-    const uint v1456 = v7 * v1;
-    const uint v1457 = v1456 + v1447;
-    const uint v1458 = v1457 * v2;
-    const uint v1459 = v1458 + v1449;
-    out[v1459] = v1455;
-  }
-  const uint v1460 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1461 = v619 + v1460;
-  const uint v1462 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1463 = v618 + v1462;
-  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1465 = v1463 < v2;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v43.m[3][6].thread_elements()[0];
-    const float v1468 = v1467 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1469 = bfloat(v1468);
-    const uint v1470 = v7 * v1;
-    const uint v1471 = v1470 + v1461;
-    const uint v1472 = v1471 * v2;
-    const uint v1473 = v1472 + v1463;
-    out[v1473] = v1469;
-  }
-  const uint v1474 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1475 = v619 + v1474;
-  const uint v1476 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1477 = v618 + v1476;
-  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1479 = v1477 < v2;
-  const bool v1480 = v1478 && v1479;
-  if (v1480) {
-    const float v1481 = v43.m[3][6].thread_elements()[1];
-    const float v1482 = v1481 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1483 = bfloat(v1482);
-    const uint v1484 = v7 * v1;
-    const uint v1485 = v1484 + v1475;
-    const uint v1486 = v1485 * v2;
-    const uint v1487 = v1486 + v1477;
-    out[v1487] = v1483;
-  }
-  const uint v1488 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1489 = v619 + v1488;
-  const uint v1490 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1491 = v618 + v1490;
-  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1493 = v1491 < v2;
-  const bool v1494 = v1492 && v1493;
-  if (v1494) {
-    const float v1495 = v43.m[3][7].thread_elements()[0];
-    const float v1496 = v1495 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1497 = bfloat(v1496);
-    const uint v1498 = v7 * v1;
-    const uint v1499 = v1498 + v1489;
-    const uint v1500 = v1499 * v2;
-    const uint v1501 = v1500 + v1491;
-    out[v1501] = v1497;
-  }
-  const uint v1502 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1503 = v619 + v1502;
-  const uint v1504 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1505 = v618 + v1504;
-  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1507 = v1505 < v2;
-  const bool v1508 = v1506 && v1507;
-  if (v1508) {
-    const float v1509 = v43.m[3][7].thread_elements()[1];
-    const float v1510 = v1509 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1511 = bfloat(v1510);
-    const uint v1512 = v7 * v1;
-    const uint v1513 = v1512 + v1503;
-    const uint v1514 = v1513 * v2;
-    const uint v1515 = v1514 + v1505;
-    out[v1515] = v1511;
-  }
-  const uint v1516 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1517 = v619 + v1516;
-  const uint v1518 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1519 = v618 + v1518;
-  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1521 = v1519 < v2;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v43.m[4][0].thread_elements()[0];
-    const float v1524 = v1523 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1525 = bfloat(v1524);
-    const uint v1526 = v7 * v1;
-    const uint v1527 = v1526 + v1517;
-    const uint v1528 = v1527 * v2;
-    const uint v1529 = v1528 + v1519;
-    out[v1529] = v1525;
-  }
-  const uint v1530 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1531 = v619 + v1530;
-  const uint v1532 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1533 = v618 + v1532;
-  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1535 = v1533 < v2;
-  const bool v1536 = v1534 && v1535;
-  if (v1536) {
-    const float v1537 = v43.m[4][0].thread_elements()[1];
-    const float v1538 = v1537 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1539 = bfloat(v1538);
-    const uint v1540 = v7 * v1;
-    const uint v1541 = v1540 + v1531;
-    const uint v1542 = v1541 * v2;
-    const uint v1543 = v1542 + v1533;
-    out[v1543] = v1539;
-  }
-  const uint v1544 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1545 = v619 + v1544;
-  const uint v1546 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1547 = v618 + v1546;
-  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1549 = v1547 < v2;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v43.m[4][1].thread_elements()[0];
-    const float v1552 = v1551 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1553 = bfloat(v1552);
-    const uint v1554 = v7 * v1;
-    const uint v1555 = v1554 + v1545;
-    const uint v1556 = v1555 * v2;
-    const uint v1557 = v1556 + v1547;
-    out[v1557] = v1553;
-  }
-  const uint v1558 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1559 = v619 + v1558;
-  const uint v1560 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1561 = v618 + v1560;
-  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1563 = v1561 < v2;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v43.m[4][1].thread_elements()[1];
-    const float v1566 = v1565 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1567 = bfloat(v1566);
-    const uint v1568 = v7 * v1;
-    const uint v1569 = v1568 + v1559;
-    const uint v1570 = v1569 * v2;
-    const uint v1571 = v1570 + v1561;
-    out[v1571] = v1567;
-  }
-  const uint v1572 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1573 = v619 + v1572;
-  const uint v1574 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1575 = v618 + v1574;
-  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1577 = v1575 < v2;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v43.m[4][2].thread_elements()[0];
-    const float v1580 = v1579 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1581 = bfloat(v1580);
-    const uint v1582 = v7 * v1;
-    const uint v1583 = v1582 + v1573;
-    const uint v1584 = v1583 * v2;
-    const uint v1585 = v1584 + v1575;
-    out[v1585] = v1581;
-  }
-  const uint v1586 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1587 = v619 + v1586;
-  const uint v1588 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1589 = v618 + v1588;
-  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1591 = v1589 < v2;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v43.m[4][2].thread_elements()[1];
-    const float v1594 = v1593 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1595 = bfloat(v1594);
-    const uint v1596 = v7 * v1;
-    const uint v1597 = v1596 + v1587;
-    const uint v1598 = v1597 * v2;
-    const uint v1599 = v1598 + v1589;
-    out[v1599] = v1595;
-  }
-  const uint v1600 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1601 = v619 + v1600;
-  const uint v1602 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1603 = v618 + v1602;
-  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1605 = v1603 < v2;
-  const bool v1606 = v1604 && v1605;
-  if (v1606) {
-    const float v1607 = v43.m[4][3].thread_elements()[0];
-    const float v1608 = v1607 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1609 = bfloat(v1608);
-    const uint v1610 = v7 * v1;
-    const uint v1611 = v1610 + v1601;
-    const uint v1612 = v1611 * v2;
-    const uint v1613 = v1612 + v1603;
-    out[v1613] = v1609;
-  }
-  const uint v1614 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1615 = v619 + v1614;
-  const uint v1616 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1617 = v618 + v1616;
-  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1619 = v1617 < v2;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v43.m[4][3].thread_elements()[1];
-    const float v1622 = v1621 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1623 = bfloat(v1622);
-    const uint v1624 = v7 * v1;
-    const uint v1625 = v1624 + v1615;
-    const uint v1626 = v1625 * v2;
-    const uint v1627 = v1626 + v1617;
-    out[v1627] = v1623;
-  }
-  const uint v1628 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1629 = v619 + v1628;
-  const uint v1630 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1631 = v618 + v1630;
-  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1633 = v1631 < v2;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v43.m[4][4].thread_elements()[0];
-    const float v1636 = v1635 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1637 = bfloat(v1636);
-    const uint v1638 = v7 * v1;
-    const uint v1639 = v1638 + v1629;
-    const uint v1640 = v1639 * v2;
-    const uint v1641 = v1640 + v1631;
-    out[v1641] = v1637;
-  }
-  const uint v1642 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1643 = v619 + v1642;
-  const uint v1644 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1645 = v618 + v1644;
-  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1647 = v1645 < v2;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v43.m[4][4].thread_elements()[1];
-    const float v1650 = v1649 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1651 = bfloat(v1650);
-    const uint v1652 = v7 * v1;
-    const uint v1653 = v1652 + v1643;
-    const uint v1654 = v1653 * v2;
-    const uint v1655 = v1654 + v1645;
-    out[v1655] = v1651;
-  }
-  const uint v1656 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1657 = v619 + v1656;
-  const uint v1658 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1659 = v618 + v1658;
-  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1661 = v1659 < v2;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v43.m[4][5].thread_elements()[0];
-    const float v1664 = v1663 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1665 = bfloat(v1664);
-    const uint v1666 = v7 * v1;
-    const uint v1667 = v1666 + v1657;
-    const uint v1668 = v1667 * v2;
-    const uint v1669 = v1668 + v1659;
-    out[v1669] = v1665;
-  }
-  const uint v1670 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1671 = v619 + v1670;
-  const uint v1672 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1673 = v618 + v1672;
-  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1675 = v1673 < v2;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v43.m[4][5].thread_elements()[1];
-    const float v1678 = v1677 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1679 = bfloat(v1678);
-    const uint v1680 = v7 * v1;
-    const uint v1681 = v1680 + v1671;
-    const uint v1682 = v1681 * v2;
-    const uint v1683 = v1682 + v1673;
-    out[v1683] = v1679;
-  }
-  const uint v1684 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1685 = v619 + v1684;
-  const uint v1686 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1687 = v618 + v1686;
-  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1689 = v1687 < v2;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v43.m[4][6].thread_elements()[0];
-    const float v1692 = v1691 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1693 = bfloat(v1692);
-    const uint v1694 = v7 * v1;
-    const uint v1695 = v1694 + v1685;
-    const uint v1696 = v1695 * v2;
-    const uint v1697 = v1696 + v1687;
-    out[v1697] = v1693;
-  }
-  const uint v1698 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1699 = v619 + v1698;
-  const uint v1700 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1701 = v618 + v1700;
-  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1703 = v1701 < v2;
-  const bool v1704 = v1702 && v1703;
-  if (v1704) {
-    const float v1705 = v43.m[4][6].thread_elements()[1];
-    const float v1706 = v1705 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1707 = bfloat(v1706);
-    const uint v1708 = v7 * v1;
-    const uint v1709 = v1708 + v1699;
-    const uint v1710 = v1709 * v2;
-    const uint v1711 = v1710 + v1701;
-    out[v1711] = v1707;
-  }
-  const uint v1712 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1713 = v619 + v1712;
-  const uint v1714 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1715 = v618 + v1714;
-  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1717 = v1715 < v2;
-  const bool v1718 = v1716 && v1717;
-  if (v1718) {
-    const float v1719 = v43.m[4][7].thread_elements()[0];
-    const float v1720 = v1719 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1721 = bfloat(v1720);
-    const uint v1722 = v7 * v1;
-    const uint v1723 = v1722 + v1713;
-    const uint v1724 = v1723 * v2;
-    const uint v1725 = v1724 + v1715;
-    out[v1725] = v1721;
-  }
-  const uint v1726 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1727 = v619 + v1726;
-  const uint v1728 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1729 = v618 + v1728;
-  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1731 = v1729 < v2;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v43.m[4][7].thread_elements()[1];
-    const float v1734 = v1733 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1735 = bfloat(v1734);
-    const uint v1736 = v7 * v1;
-    const uint v1737 = v1736 + v1727;
-    const uint v1738 = v1737 * v2;
-    const uint v1739 = v1738 + v1729;
-    out[v1739] = v1735;
-  }
-  const uint v1740 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1741 = v619 + v1740;
-  const uint v1742 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1743 = v618 + v1742;
-  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1745 = v1743 < v2;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v43.m[5][0].thread_elements()[0];
-    const float v1748 = v1747 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1749 = bfloat(v1748);
-    const uint v1750 = v7 * v1;
-    const uint v1751 = v1750 + v1741;
-    const uint v1752 = v1751 * v2;
-    const uint v1753 = v1752 + v1743;
-    out[v1753] = v1749;
-  }
-  const uint v1754 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1755 = v619 + v1754;
-  const uint v1756 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1757 = v618 + v1756;
-  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1759 = v1757 < v2;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v43.m[5][0].thread_elements()[1];
-    const float v1762 = v1761 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1763 = bfloat(v1762);
-    const uint v1764 = v7 * v1;
-    const uint v1765 = v1764 + v1755;
-    const uint v1766 = v1765 * v2;
-    const uint v1767 = v1766 + v1757;
-    out[v1767] = v1763;
-  }
-  const uint v1768 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1769 = v619 + v1768;
-  const uint v1770 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1771 = v618 + v1770;
-  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1773 = v1771 < v2;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v43.m[5][1].thread_elements()[0];
-    const float v1776 = v1775 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1777 = bfloat(v1776);
-    const uint v1778 = v7 * v1;
-    const uint v1779 = v1778 + v1769;
-    const uint v1780 = v1779 * v2;
-    const uint v1781 = v1780 + v1771;
-    out[v1781] = v1777;
-  }
-  const uint v1782 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1783 = v619 + v1782;
-  const uint v1784 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1785 = v618 + v1784;
-  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1787 = v1785 < v2;
-  const bool v1788 = v1786 && v1787;
-  if (v1788) {
-    const float v1789 = v43.m[5][1].thread_elements()[1];
-    const float v1790 = v1789 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1791 = bfloat(v1790);
-    const uint v1792 = v7 * v1;
-    const uint v1793 = v1792 + v1783;
-    const uint v1794 = v1793 * v2;
-    const uint v1795 = v1794 + v1785;
-    out[v1795] = v1791;
-  }
-  const uint v1796 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1797 = v619 + v1796;
-  const uint v1798 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1799 = v618 + v1798;
-  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1801 = v1799 < v2;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v43.m[5][2].thread_elements()[0];
-    const float v1804 = v1803 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1805 = bfloat(v1804);
-    const uint v1806 = v7 * v1;
-    const uint v1807 = v1806 + v1797;
-    const uint v1808 = v1807 * v2;
-    const uint v1809 = v1808 + v1799;
-    out[v1809] = v1805;
-  }
-  const uint v1810 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1811 = v619 + v1810;
-  const uint v1812 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1813 = v618 + v1812;
-  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1815 = v1813 < v2;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v43.m[5][2].thread_elements()[1];
-    const float v1818 = v1817 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1819 = bfloat(v1818);
-    const uint v1820 = v7 * v1;
-    const uint v1821 = v1820 + v1811;
-    const uint v1822 = v1821 * v2;
-    const uint v1823 = v1822 + v1813;
-    out[v1823] = v1819;
-  }
-  const uint v1824 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1825 = v619 + v1824;
-  const uint v1826 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1827 = v618 + v1826;
-  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1829 = v1827 < v2;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v43.m[5][3].thread_elements()[0];
-    const float v1832 = v1831 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1833 = bfloat(v1832);
-    const uint v1834 = v7 * v1;
-    const uint v1835 = v1834 + v1825;
-    const uint v1836 = v1835 * v2;
-    const uint v1837 = v1836 + v1827;
-    out[v1837] = v1833;
-  }
-  const uint v1838 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1839 = v619 + v1838;
-  const uint v1840 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1841 = v618 + v1840;
-  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1843 = v1841 < v2;
-  const bool v1844 = v1842 && v1843;
-  if (v1844) {
-    const float v1845 = v43.m[5][3].thread_elements()[1];
-    const float v1846 = v1845 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1847 = bfloat(v1846);
-    const uint v1848 = v7 * v1;
-    const uint v1849 = v1848 + v1839;
-    const uint v1850 = v1849 * v2;
-    const uint v1851 = v1850 + v1841;
-    out[v1851] = v1847;
-  }
-  const uint v1852 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1853 = v619 + v1852;
-  const uint v1854 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1855 = v618 + v1854;
-  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1857 = v1855 < v2;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v43.m[5][4].thread_elements()[0];
-    const float v1860 = v1859 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1861 = bfloat(v1860);
-    const uint v1862 = v7 * v1;
-    const uint v1863 = v1862 + v1853;
-    const uint v1864 = v1863 * v2;
-    const uint v1865 = v1864 + v1855;
-    out[v1865] = v1861;
-  }
-  const uint v1866 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1867 = v619 + v1866;
-  const uint v1868 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1869 = v618 + v1868;
-  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1871 = v1869 < v2;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v43.m[5][4].thread_elements()[1];
-    const float v1874 = v1873 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1875 = bfloat(v1874);
-    const uint v1876 = v7 * v1;
-    const uint v1877 = v1876 + v1867;
-    const uint v1878 = v1877 * v2;
-    const uint v1879 = v1878 + v1869;
-    out[v1879] = v1875;
-  }
-  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1881 = v619 + v1880;
-  const uint v1882 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1883 = v618 + v1882;
-  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1885 = v1883 < v2;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v43.m[5][5].thread_elements()[0];
-    const float v1888 = v1887 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1889 = bfloat(v1888);
-    const uint v1890 = v7 * v1;
-    const uint v1891 = v1890 + v1881;
-    const uint v1892 = v1891 * v2;
-    const uint v1893 = v1892 + v1883;
-    out[v1893] = v1889;
-  }
-  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1895 = v619 + v1894;
-  const uint v1896 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1897 = v618 + v1896;
-  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1899 = v1897 < v2;
-  const bool v1900 = v1898 && v1899;
-  if (v1900) {
-    const float v1901 = v43.m[5][5].thread_elements()[1];
-    const float v1902 = v1901 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1903 = bfloat(v1902);
-    const uint v1904 = v7 * v1;
-    const uint v1905 = v1904 + v1895;
-    const uint v1906 = v1905 * v2;
-    const uint v1907 = v1906 + v1897;
-    out[v1907] = v1903;
-  }
-  const uint v1908 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1909 = v619 + v1908;
-  const uint v1910 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1911 = v618 + v1910;
-  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1913 = v1911 < v2;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v43.m[5][6].thread_elements()[0];
-    const float v1916 = v1915 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1917 = bfloat(v1916);
-    const uint v1918 = v7 * v1;
-    const uint v1919 = v1918 + v1909;
-    const uint v1920 = v1919 * v2;
-    const uint v1921 = v1920 + v1911;
-    out[v1921] = v1917;
-  }
-  const uint v1922 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1923 = v619 + v1922;
-  const uint v1924 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1925 = v618 + v1924;
-  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1927 = v1925 < v2;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v43.m[5][6].thread_elements()[1];
-    const float v1930 = v1929 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1931 = bfloat(v1930);
-    const uint v1932 = v7 * v1;
-    const uint v1933 = v1932 + v1923;
-    const uint v1934 = v1933 * v2;
-    const uint v1935 = v1934 + v1925;
-    out[v1935] = v1931;
-  }
-  const uint v1936 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1937 = v619 + v1936;
-  const uint v1938 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1939 = v618 + v1938;
-  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1941 = v1939 < v2;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v43.m[5][7].thread_elements()[0];
-    const float v1944 = v1943 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1945 = bfloat(v1944);
-    const uint v1946 = v7 * v1;
-    const uint v1947 = v1946 + v1937;
-    const uint v1948 = v1947 * v2;
-    const uint v1949 = v1948 + v1939;
-    out[v1949] = v1945;
-  }
-  const uint v1950 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1951 = v619 + v1950;
-  const uint v1952 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1953 = v618 + v1952;
-  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1955 = v1953 < v2;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v43.m[5][7].thread_elements()[1];
-    const float v1958 = v1957 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1959 = bfloat(v1958);
-    const uint v1960 = v7 * v1;
-    const uint v1961 = v1960 + v1951;
-    const uint v1962 = v1961 * v2;
-    const uint v1963 = v1962 + v1953;
-    out[v1963] = v1959;
-  }
-  const uint v1964 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1965 = v619 + v1964;
-  const uint v1966 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1967 = v618 + v1966;
-  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1969 = v1967 < v2;
-  const bool v1970 = v1968 && v1969;
-  if (v1970) {
-    const float v1971 = v43.m[6][0].thread_elements()[0];
-    const float v1972 = v1971 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1973 = bfloat(v1972);
-    const uint v1974 = v7 * v1;
-    const uint v1975 = v1974 + v1965;
-    const uint v1976 = v1975 * v2;
-    const uint v1977 = v1976 + v1967;
-    out[v1977] = v1973;
-  }
-  const uint v1978 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1979 = v619 + v1978;
-  const uint v1980 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1981 = v618 + v1980;
-  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1983 = v1981 < v2;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v43.m[6][0].thread_elements()[1];
-    const float v1986 = v1985 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v1987 = bfloat(v1986);
-    const uint v1988 = v7 * v1;
-    const uint v1989 = v1988 + v1979;
-    const uint v1990 = v1989 * v2;
-    const uint v1991 = v1990 + v1981;
-    out[v1991] = v1987;
-  }
-  const uint v1992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1993 = v619 + v1992;
-  const uint v1994 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1995 = v618 + v1994;
-  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1997 = v1995 < v2;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v43.m[6][1].thread_elements()[0];
-    const float v2000 = v1999 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2001 = bfloat(v2000);
-    const uint v2002 = v7 * v1;
-    const uint v2003 = v2002 + v1993;
-    const uint v2004 = v2003 * v2;
-    const uint v2005 = v2004 + v1995;
-    out[v2005] = v2001;
-  }
-  const uint v2006 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2007 = v619 + v2006;
-  const uint v2008 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2009 = v618 + v2008;
-  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2011 = v2009 < v2;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v43.m[6][1].thread_elements()[1];
-    const float v2014 = v2013 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2015 = bfloat(v2014);
-    const uint v2016 = v7 * v1;
-    const uint v2017 = v2016 + v2007;
-    const uint v2018 = v2017 * v2;
-    const uint v2019 = v2018 + v2009;
-    out[v2019] = v2015;
-  }
-  const uint v2020 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2021 = v619 + v2020;
-  const uint v2022 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2023 = v618 + v2022;
-  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2025 = v2023 < v2;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v43.m[6][2].thread_elements()[0];
-    const float v2028 = v2027 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2029 = bfloat(v2028);
-    const uint v2030 = v7 * v1;
-    const uint v2031 = v2030 + v2021;
-    const uint v2032 = v2031 * v2;
-    const uint v2033 = v2032 + v2023;
-    out[v2033] = v2029;
-  }
-  const uint v2034 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2035 = v619 + v2034;
-  const uint v2036 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2037 = v618 + v2036;
-  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2039 = v2037 < v2;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v43.m[6][2].thread_elements()[1];
-    const float v2042 = v2041 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2043 = bfloat(v2042);
-    const uint v2044 = v7 * v1;
-    const uint v2045 = v2044 + v2035;
-    const uint v2046 = v2045 * v2;
-    const uint v2047 = v2046 + v2037;
-    out[v2047] = v2043;
-  }
-  const uint v2048 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2049 = v619 + v2048;
-  const uint v2050 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2051 = v618 + v2050;
-  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2053 = v2051 < v2;
-  const bool v2054 = v2052 && v2053;
-  if (v2054) {
-    const float v2055 = v43.m[6][3].thread_elements()[0];
-    const float v2056 = v2055 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2057 = bfloat(v2056);
-    const uint v2058 = v7 * v1;
-    const uint v2059 = v2058 + v2049;
-    const uint v2060 = v2059 * v2;
-    const uint v2061 = v2060 + v2051;
-    out[v2061] = v2057;
-  }
-  const uint v2062 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2063 = v619 + v2062;
-  const uint v2064 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2065 = v618 + v2064;
-  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2067 = v2065 < v2;
-  const bool v2068 = v2066 && v2067;
-  if (v2068) {
-    const float v2069 = v43.m[6][3].thread_elements()[1];
-    const float v2070 = v2069 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2071 = bfloat(v2070);
-    const uint v2072 = v7 * v1;
-    const uint v2073 = v2072 + v2063;
-    const uint v2074 = v2073 * v2;
-    const uint v2075 = v2074 + v2065;
-    out[v2075] = v2071;
-  }
-  const uint v2076 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2077 = v619 + v2076;
-  const uint v2078 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2079 = v618 + v2078;
-  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2081 = v2079 < v2;
-  const bool v2082 = v2080 && v2081;
-  if (v2082) {
-    const float v2083 = v43.m[6][4].thread_elements()[0];
-    const float v2084 = v2083 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2085 = bfloat(v2084);
-    const uint v2086 = v7 * v1;
-    const uint v2087 = v2086 + v2077;
-    const uint v2088 = v2087 * v2;
-    const uint v2089 = v2088 + v2079;
-    out[v2089] = v2085;
-  }
-  const uint v2090 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2091 = v619 + v2090;
-  const uint v2092 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2093 = v618 + v2092;
-  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2095 = v2093 < v2;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v43.m[6][4].thread_elements()[1];
-    const float v2098 = v2097 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2099 = bfloat(v2098);
-    const uint v2100 = v7 * v1;
-    const uint v2101 = v2100 + v2091;
-    const uint v2102 = v2101 * v2;
-    const uint v2103 = v2102 + v2093;
-    out[v2103] = v2099;
-  }
-  const uint v2104 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2105 = v619 + v2104;
-  const uint v2106 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2107 = v618 + v2106;
-  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2109 = v2107 < v2;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v43.m[6][5].thread_elements()[0];
-    const float v2112 = v2111 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2113 = bfloat(v2112);
-    const uint v2114 = v7 * v1;
-    const uint v2115 = v2114 + v2105;
-    const uint v2116 = v2115 * v2;
-    const uint v2117 = v2116 + v2107;
-    out[v2117] = v2113;
-  }
-  const uint v2118 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2119 = v619 + v2118;
-  const uint v2120 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2121 = v618 + v2120;
-  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2123 = v2121 < v2;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v43.m[6][5].thread_elements()[1];
-    const float v2126 = v2125 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2127 = bfloat(v2126);
-    const uint v2128 = v7 * v1;
-    const uint v2129 = v2128 + v2119;
-    const uint v2130 = v2129 * v2;
-    const uint v2131 = v2130 + v2121;
-    out[v2131] = v2127;
-  }
-  const uint v2132 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2133 = v619 + v2132;
-  const uint v2134 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2135 = v618 + v2134;
-  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2137 = v2135 < v2;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v43.m[6][6].thread_elements()[0];
-    const float v2140 = v2139 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2141 = bfloat(v2140);
-    const uint v2142 = v7 * v1;
-    const uint v2143 = v2142 + v2133;
-    const uint v2144 = v2143 * v2;
-    const uint v2145 = v2144 + v2135;
-    out[v2145] = v2141;
-  }
-  const uint v2146 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2147 = v619 + v2146;
-  const uint v2148 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2149 = v618 + v2148;
-  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2151 = v2149 < v2;
-  const bool v2152 = v2150 && v2151;
-  if (v2152) {
-    const float v2153 = v43.m[6][6].thread_elements()[1];
-    const float v2154 = v2153 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2155 = bfloat(v2154);
-    const uint v2156 = v7 * v1;
-    const uint v2157 = v2156 + v2147;
-    const uint v2158 = v2157 * v2;
-    const uint v2159 = v2158 + v2149;
-    out[v2159] = v2155;
-  }
-  const uint v2160 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2161 = v619 + v2160;
-  const uint v2162 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2163 = v618 + v2162;
-  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2165 = v2163 < v2;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v43.m[6][7].thread_elements()[0];
-    const float v2168 = v2167 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2169 = bfloat(v2168);
-    const uint v2170 = v7 * v1;
-    const uint v2171 = v2170 + v2161;
-    const uint v2172 = v2171 * v2;
-    const uint v2173 = v2172 + v2163;
-    out[v2173] = v2169;
-  }
-  const uint v2174 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2175 = v619 + v2174;
-  const uint v2176 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2177 = v618 + v2176;
-  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2179 = v2177 < v2;
-  const bool v2180 = v2178 && v2179;
-  if (v2180) {
-    const float v2181 = v43.m[6][7].thread_elements()[1];
-    const float v2182 = v2181 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2183 = bfloat(v2182);
-    const uint v2184 = v7 * v1;
-    const uint v2185 = v2184 + v2175;
-    const uint v2186 = v2185 * v2;
-    const uint v2187 = v2186 + v2177;
-    out[v2187] = v2183;
-  }
-  const uint v2188 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2189 = v619 + v2188;
-  const uint v2190 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2191 = v618 + v2190;
-  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2193 = v2191 < v2;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v43.m[7][0].thread_elements()[0];
-    const float v2196 = v2195 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2197 = bfloat(v2196);
-    const uint v2198 = v7 * v1;
-    const uint v2199 = v2198 + v2189;
-    const uint v2200 = v2199 * v2;
-    const uint v2201 = v2200 + v2191;
-    out[v2201] = v2197;
-  }
-  const uint v2202 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2203 = v619 + v2202;
-  const uint v2204 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2205 = v618 + v2204;
-  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2207 = v2205 < v2;
-  const bool v2208 = v2206 && v2207;
-  if (v2208) {
-    const float v2209 = v43.m[7][0].thread_elements()[1];
-    const float v2210 = v2209 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2211 = bfloat(v2210);
-    const uint v2212 = v7 * v1;
-    const uint v2213 = v2212 + v2203;
-    const uint v2214 = v2213 * v2;
-    const uint v2215 = v2214 + v2205;
-    out[v2215] = v2211;
-  }
-  const uint v2216 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2217 = v619 + v2216;
-  const uint v2218 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2219 = v618 + v2218;
-  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2221 = v2219 < v2;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v43.m[7][1].thread_elements()[0];
-    const float v2224 = v2223 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2225 = bfloat(v2224);
-    const uint v2226 = v7 * v1;
-    const uint v2227 = v2226 + v2217;
-    const uint v2228 = v2227 * v2;
-    const uint v2229 = v2228 + v2219;
-    out[v2229] = v2225;
-  }
-  const uint v2230 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2231 = v619 + v2230;
-  const uint v2232 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2233 = v618 + v2232;
-  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2235 = v2233 < v2;
-  const bool v2236 = v2234 && v2235;
-  if (v2236) {
-    const float v2237 = v43.m[7][1].thread_elements()[1];
-    const float v2238 = v2237 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2239 = bfloat(v2238);
-    const uint v2240 = v7 * v1;
-    const uint v2241 = v2240 + v2231;
-    const uint v2242 = v2241 * v2;
-    const uint v2243 = v2242 + v2233;
-    out[v2243] = v2239;
-  }
-  const uint v2244 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2245 = v619 + v2244;
-  const uint v2246 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2247 = v618 + v2246;
-  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2249 = v2247 < v2;
-  const bool v2250 = v2248 && v2249;
-  if (v2250) {
-    const float v2251 = v43.m[7][2].thread_elements()[0];
-    const float v2252 = v2251 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2253 = bfloat(v2252);
-    const uint v2254 = v7 * v1;
-    const uint v2255 = v2254 + v2245;
-    const uint v2256 = v2255 * v2;
-    const uint v2257 = v2256 + v2247;
-    out[v2257] = v2253;
-  }
-  const uint v2258 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2259 = v619 + v2258;
-  const uint v2260 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2261 = v618 + v2260;
-  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2263 = v2261 < v2;
-  const bool v2264 = v2262 && v2263;
-  if (v2264) {
-    const float v2265 = v43.m[7][2].thread_elements()[1];
-    const float v2266 = v2265 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2267 = bfloat(v2266);
-    const uint v2268 = v7 * v1;
-    const uint v2269 = v2268 + v2259;
-    const uint v2270 = v2269 * v2;
-    const uint v2271 = v2270 + v2261;
-    out[v2271] = v2267;
-  }
-  const uint v2272 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2273 = v619 + v2272;
-  const uint v2274 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2275 = v618 + v2274;
-  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2277 = v2275 < v2;
-  const bool v2278 = v2276 && v2277;
-  if (v2278) {
-    const float v2279 = v43.m[7][3].thread_elements()[0];
-    const float v2280 = v2279 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2281 = bfloat(v2280);
-    const uint v2282 = v7 * v1;
-    const uint v2283 = v2282 + v2273;
-    const uint v2284 = v2283 * v2;
-    const uint v2285 = v2284 + v2275;
-    out[v2285] = v2281;
-  }
-  const uint v2286 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2287 = v619 + v2286;
-  const uint v2288 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2289 = v618 + v2288;
-  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2291 = v2289 < v2;
-  const bool v2292 = v2290 && v2291;
-  if (v2292) {
-    const float v2293 = v43.m[7][3].thread_elements()[1];
-    const float v2294 = v2293 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2295 = bfloat(v2294);
-    const uint v2296 = v7 * v1;
-    const uint v2297 = v2296 + v2287;
-    const uint v2298 = v2297 * v2;
-    const uint v2299 = v2298 + v2289;
-    out[v2299] = v2295;
-  }
-  const uint v2300 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2301 = v619 + v2300;
-  const uint v2302 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2303 = v618 + v2302;
-  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2305 = v2303 < v2;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v43.m[7][4].thread_elements()[0];
-    const float v2308 = v2307 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2309 = bfloat(v2308);
-    const uint v2310 = v7 * v1;
-    const uint v2311 = v2310 + v2301;
-    const uint v2312 = v2311 * v2;
-    const uint v2313 = v2312 + v2303;
-    out[v2313] = v2309;
-  }
-  const uint v2314 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2315 = v619 + v2314;
-  const uint v2316 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2317 = v618 + v2316;
-  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2319 = v2317 < v2;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v43.m[7][4].thread_elements()[1];
-    const float v2322 = v2321 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2323 = bfloat(v2322);
-    const uint v2324 = v7 * v1;
-    const uint v2325 = v2324 + v2315;
-    const uint v2326 = v2325 * v2;
-    const uint v2327 = v2326 + v2317;
-    out[v2327] = v2323;
-  }
-  const uint v2328 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2329 = v619 + v2328;
-  const uint v2330 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2331 = v618 + v2330;
-  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2333 = v2331 < v2;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v43.m[7][5].thread_elements()[0];
-    const float v2336 = v2335 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2337 = bfloat(v2336);
-    const uint v2338 = v7 * v1;
-    const uint v2339 = v2338 + v2329;
-    const uint v2340 = v2339 * v2;
-    const uint v2341 = v2340 + v2331;
-    out[v2341] = v2337;
-  }
-  const uint v2342 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2343 = v619 + v2342;
-  const uint v2344 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2345 = v618 + v2344;
-  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2347 = v2345 < v2;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v43.m[7][5].thread_elements()[1];
-    const float v2350 = v2349 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2351 = bfloat(v2350);
-    const uint v2352 = v7 * v1;
-    const uint v2353 = v2352 + v2343;
-    const uint v2354 = v2353 * v2;
-    const uint v2355 = v2354 + v2345;
-    out[v2355] = v2351;
-  }
-  const uint v2356 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2357 = v619 + v2356;
-  const uint v2358 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2359 = v618 + v2358;
-  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2361 = v2359 < v2;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v43.m[7][6].thread_elements()[0];
-    const float v2364 = v2363 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2365 = bfloat(v2364);
-    const uint v2366 = v7 * v1;
-    const uint v2367 = v2366 + v2357;
-    const uint v2368 = v2367 * v2;
-    const uint v2369 = v2368 + v2359;
-    out[v2369] = v2365;
-  }
-  const uint v2370 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2371 = v619 + v2370;
-  const uint v2372 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2373 = v618 + v2372;
-  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2375 = v2373 < v2;
-  const bool v2376 = v2374 && v2375;
-  if (v2376) {
-    const float v2377 = v43.m[7][6].thread_elements()[1];
-    const float v2378 = v2377 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2379 = bfloat(v2378);
-    const uint v2380 = v7 * v1;
-    const uint v2381 = v2380 + v2371;
-    const uint v2382 = v2381 * v2;
-    const uint v2383 = v2382 + v2373;
-    out[v2383] = v2379;
-  }
-  const uint v2384 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2385 = v619 + v2384;
-  const uint v2386 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2387 = v618 + v2386;
-  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2389 = v2387 < v2;
-  const bool v2390 = v2388 && v2389;
-  if (v2390) {
-    const float v2391 = v43.m[7][7].thread_elements()[0];
-    const float v2392 = v2391 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2393 = bfloat(v2392);
-    const uint v2394 = v7 * v1;
-    const uint v2395 = v2394 + v2385;
-    const uint v2396 = v2395 * v2;
-    const uint v2397 = v2396 + v2387;
-    out[v2397] = v2393;
-  }
-  const uint v2398 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2399 = v619 + v2398;
-  const uint v2400 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2401 = v618 + v2400;
-  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2403 = v2401 < v2;
-  const bool v2404 = v2402 && v2403;
-  if (v2404) {
-    const float v2405 = v43.m[7][7].thread_elements()[1];
-    const float v2406 = v2405 * v6;  // kernels/gemm/gemm.cpp:103
-    const bfloat v2407 = bfloat(v2406);
-    const uint v2408 = v7 * v1;
-    const uint v2409 = v2408 + v2399;
-    const uint v2410 = v2409 * v2;
-    const uint v2411 = v2410 + v2401;
-    out[v2411] = v2407;
+  const uint v619 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v620 = v28 + v37;
+  const uint v621 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v622 = v620 + v621;
+  const uint v623 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v624 = v619 + v623;
+  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v626 = v624 < v2;
+  const bool v627 = v625 && v626;
+  if (v627) {
+    const float v628 = v43.m[0][0].thread_elements()[0];
+    const float v629 = v628 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v630 = bfloat(v629);
+    const uint v631 = v7 * v1;
+    const uint v632 = v631 + v622;
+    const uint v633 = v632 * v2;
+    const uint v634 = v633 + v624;
+    out[v634] = v630;
+  }
+  const uint v635 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v636 = v620 + v635;
+  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v638 = v619 + v637;
+  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v640 = v638 < v2;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v43.m[0][0].thread_elements()[1];
+    const float v643 = v642 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v644 = bfloat(v643);
+    const uint v645 = v7 * v1;
+    const uint v646 = v645 + v636;
+    const uint v647 = v646 * v2;
+    const uint v648 = v647 + v638;
+    out[v648] = v644;
+  }
+  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v650 = v620 + v649;
+  const uint v651 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v652 = v619 + v651;
+  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v654 = v652 < v2;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v43.m[0][1].thread_elements()[0];
+    const float v657 = v656 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v658 = bfloat(v657);
+    const uint v659 = v7 * v1;
+    const uint v660 = v659 + v650;
+    const uint v661 = v660 * v2;
+    const uint v662 = v661 + v652;
+    out[v662] = v658;
+  }
+  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v664 = v620 + v663;
+  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v666 = v619 + v665;
+  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v668 = v666 < v2;
+  const bool v669 = v667 && v668;
+  if (v669) {
+    const float v670 = v43.m[0][1].thread_elements()[1];
+    const float v671 = v670 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v672 = bfloat(v671);
+    const uint v673 = v7 * v1;
+    const uint v674 = v673 + v664;
+    const uint v675 = v674 * v2;
+    const uint v676 = v675 + v666;
+    out[v676] = v672;
+  }
+  const uint v677 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v678 = v620 + v677;
+  const uint v679 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v680 = v619 + v679;
+  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v682 = v680 < v2;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v43.m[0][2].thread_elements()[0];
+    const float v685 = v684 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v686 = bfloat(v685);
+    const uint v687 = v7 * v1;
+    const uint v688 = v687 + v678;
+    const uint v689 = v688 * v2;
+    const uint v690 = v689 + v680;
+    out[v690] = v686;
+  }
+  const uint v691 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v692 = v620 + v691;
+  const uint v693 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v694 = v619 + v693;
+  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v696 = v694 < v2;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v43.m[0][2].thread_elements()[1];
+    const float v699 = v698 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v700 = bfloat(v699);
+    const uint v701 = v7 * v1;
+    const uint v702 = v701 + v692;
+    const uint v703 = v702 * v2;
+    const uint v704 = v703 + v694;
+    out[v704] = v700;
+  }
+  const uint v705 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v706 = v620 + v705;
+  const uint v707 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v708 = v619 + v707;
+  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v710 = v708 < v2;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v43.m[0][3].thread_elements()[0];
+    const float v713 = v712 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v714 = bfloat(v713);
+    const uint v715 = v7 * v1;
+    const uint v716 = v715 + v706;
+    const uint v717 = v716 * v2;
+    const uint v718 = v717 + v708;
+    out[v718] = v714;
+  }
+  const uint v719 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v720 = v620 + v719;
+  const uint v721 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v722 = v619 + v721;
+  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v724 = v722 < v2;
+  const bool v725 = v723 && v724;
+  if (v725) {
+    const float v726 = v43.m[0][3].thread_elements()[1];
+    const float v727 = v726 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v728 = bfloat(v727);
+    const uint v729 = v7 * v1;
+    const uint v730 = v729 + v720;
+    const uint v731 = v730 * v2;
+    const uint v732 = v731 + v722;
+    out[v732] = v728;
+  }
+  const uint v733 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v734 = v620 + v733;
+  const uint v735 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v736 = v619 + v735;
+  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v738 = v736 < v2;
+  const bool v739 = v737 && v738;
+  if (v739) {
+    const float v740 = v43.m[0][4].thread_elements()[0];
+    const float v741 = v740 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v742 = bfloat(v741);
+    const uint v743 = v7 * v1;
+    const uint v744 = v743 + v734;
+    const uint v745 = v744 * v2;
+    const uint v746 = v745 + v736;
+    out[v746] = v742;
+  }
+  const uint v747 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v748 = v620 + v747;
+  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v750 = v619 + v749;
+  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v752 = v750 < v2;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v43.m[0][4].thread_elements()[1];
+    const float v755 = v754 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v756 = bfloat(v755);
+    const uint v757 = v7 * v1;
+    const uint v758 = v757 + v748;
+    const uint v759 = v758 * v2;
+    const uint v760 = v759 + v750;
+    out[v760] = v756;
+  }
+  const uint v761 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v762 = v620 + v761;
+  const uint v763 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v764 = v619 + v763;
+  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v766 = v764 < v2;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v43.m[0][5].thread_elements()[0];
+    const float v769 = v768 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v770 = bfloat(v769);
+    const uint v771 = v7 * v1;
+    const uint v772 = v771 + v762;
+    const uint v773 = v772 * v2;
+    const uint v774 = v773 + v764;
+    out[v774] = v770;
+  }
+  const uint v775 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v776 = v620 + v775;
+  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v778 = v619 + v777;
+  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v780 = v778 < v2;
+  const bool v781 = v779 && v780;
+  if (v781) {
+    const float v782 = v43.m[0][5].thread_elements()[1];
+    const float v783 = v782 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v784 = bfloat(v783);
+    const uint v785 = v7 * v1;
+    const uint v786 = v785 + v776;
+    const uint v787 = v786 * v2;
+    const uint v788 = v787 + v778;
+    out[v788] = v784;
+  }
+  const uint v789 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v790 = v620 + v789;
+  const uint v791 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v792 = v619 + v791;
+  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v794 = v792 < v2;
+  const bool v795 = v793 && v794;
+  if (v795) {
+    const float v796 = v43.m[0][6].thread_elements()[0];
+    const float v797 = v796 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v798 = bfloat(v797);
+    const uint v799 = v7 * v1;
+    const uint v800 = v799 + v790;
+    const uint v801 = v800 * v2;
+    const uint v802 = v801 + v792;
+    out[v802] = v798;
+  }
+  const uint v803 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v804 = v620 + v803;
+  const uint v805 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v806 = v619 + v805;
+  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v808 = v806 < v2;
+  const bool v809 = v807 && v808;
+  if (v809) {
+    const float v810 = v43.m[0][6].thread_elements()[1];
+    const float v811 = v810 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v812 = bfloat(v811);
+    const uint v813 = v7 * v1;
+    const uint v814 = v813 + v804;
+    const uint v815 = v814 * v2;
+    const uint v816 = v815 + v806;
+    out[v816] = v812;
+  }
+  const uint v817 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v818 = v620 + v817;
+  const uint v819 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v820 = v619 + v819;
+  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v822 = v820 < v2;
+  const bool v823 = v821 && v822;
+  if (v823) {
+    const float v824 = v43.m[0][7].thread_elements()[0];
+    const float v825 = v824 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v826 = bfloat(v825);
+    const uint v827 = v7 * v1;
+    const uint v828 = v827 + v818;
+    const uint v829 = v828 * v2;
+    const uint v830 = v829 + v820;
+    out[v830] = v826;
+  }
+  const uint v831 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v832 = v620 + v831;
+  const uint v833 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v834 = v619 + v833;
+  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v836 = v834 < v2;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v43.m[0][7].thread_elements()[1];
+    const float v839 = v838 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v840 = bfloat(v839);
+    const uint v841 = v7 * v1;
+    const uint v842 = v841 + v832;
+    const uint v843 = v842 * v2;
+    const uint v844 = v843 + v834;
+    out[v844] = v840;
+  }
+  const uint v845 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v846 = v620 + v845;
+  const uint v847 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v848 = v619 + v847;
+  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v850 = v848 < v2;
+  const bool v851 = v849 && v850;
+  if (v851) {
+    const float v852 = v43.m[1][0].thread_elements()[0];
+    const float v853 = v852 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v854 = bfloat(v853);
+    const uint v855 = v7 * v1;
+    const uint v856 = v855 + v846;
+    const uint v857 = v856 * v2;
+    const uint v858 = v857 + v848;
+    out[v858] = v854;
+  }
+  const uint v859 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v860 = v620 + v859;
+  const uint v861 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v862 = v619 + v861;
+  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v864 = v862 < v2;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v43.m[1][0].thread_elements()[1];
+    const float v867 = v866 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v868 = bfloat(v867);
+    const uint v869 = v7 * v1;
+    const uint v870 = v869 + v860;
+    const uint v871 = v870 * v2;
+    const uint v872 = v871 + v862;
+    out[v872] = v868;
+  }
+  const uint v873 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v874 = v620 + v873;
+  const uint v875 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v876 = v619 + v875;
+  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v878 = v876 < v2;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v43.m[1][1].thread_elements()[0];
+    const float v881 = v880 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v882 = bfloat(v881);
+    const uint v883 = v7 * v1;
+    const uint v884 = v883 + v874;
+    const uint v885 = v884 * v2;
+    const uint v886 = v885 + v876;
+    out[v886] = v882;
+  }
+  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v888 = v620 + v887;
+  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v890 = v619 + v889;
+  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v892 = v890 < v2;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v43.m[1][1].thread_elements()[1];
+    const float v895 = v894 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v896 = bfloat(v895);
+    const uint v897 = v7 * v1;
+    const uint v898 = v897 + v888;
+    const uint v899 = v898 * v2;
+    const uint v900 = v899 + v890;
+    out[v900] = v896;
+  }
+  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v902 = v620 + v901;
+  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v904 = v619 + v903;
+  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v906 = v904 < v2;
+  const bool v907 = v905 && v906;
+  if (v907) {
+    const float v908 = v43.m[1][2].thread_elements()[0];
+    const float v909 = v908 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v910 = bfloat(v909);
+    const uint v911 = v7 * v1;
+    const uint v912 = v911 + v902;
+    const uint v913 = v912 * v2;
+    const uint v914 = v913 + v904;
+    out[v914] = v910;
+  }
+  const uint v915 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v916 = v620 + v915;
+  const uint v917 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v918 = v619 + v917;
+  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v920 = v918 < v2;
+  const bool v921 = v919 && v920;
+  if (v921) {
+    const float v922 = v43.m[1][2].thread_elements()[1];
+    const float v923 = v922 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v924 = bfloat(v923);
+    const uint v925 = v7 * v1;
+    const uint v926 = v925 + v916;
+    const uint v927 = v926 * v2;
+    const uint v928 = v927 + v918;
+    out[v928] = v924;
+  }
+  const uint v929 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v930 = v620 + v929;
+  const uint v931 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v932 = v619 + v931;
+  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v934 = v932 < v2;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v43.m[1][3].thread_elements()[0];
+    const float v937 = v936 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v938 = bfloat(v937);
+    const uint v939 = v7 * v1;
+    const uint v940 = v939 + v930;
+    const uint v941 = v940 * v2;
+    const uint v942 = v941 + v932;
+    out[v942] = v938;
+  }
+  const uint v943 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v944 = v620 + v943;
+  const uint v945 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v946 = v619 + v945;
+  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v948 = v946 < v2;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v43.m[1][3].thread_elements()[1];
+    const float v951 = v950 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v952 = bfloat(v951);
+    const uint v953 = v7 * v1;
+    const uint v954 = v953 + v944;
+    const uint v955 = v954 * v2;
+    const uint v956 = v955 + v946;
+    out[v956] = v952;
+  }
+  const uint v957 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v958 = v620 + v957;
+  const uint v959 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v960 = v619 + v959;
+  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v962 = v960 < v2;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v43.m[1][4].thread_elements()[0];
+    const float v965 = v964 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v966 = bfloat(v965);
+    const uint v967 = v7 * v1;
+    const uint v968 = v967 + v958;
+    const uint v969 = v968 * v2;
+    const uint v970 = v969 + v960;
+    out[v970] = v966;
+  }
+  const uint v971 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v972 = v620 + v971;
+  const uint v973 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v974 = v619 + v973;
+  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v976 = v974 < v2;
+  const bool v977 = v975 && v976;
+  if (v977) {
+    const float v978 = v43.m[1][4].thread_elements()[1];
+    const float v979 = v978 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v980 = bfloat(v979);
+    const uint v981 = v7 * v1;
+    const uint v982 = v981 + v972;
+    const uint v983 = v982 * v2;
+    const uint v984 = v983 + v974;
+    out[v984] = v980;
+  }
+  const uint v985 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v986 = v620 + v985;
+  const uint v987 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v988 = v619 + v987;
+  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v990 = v988 < v2;
+  const bool v991 = v989 && v990;
+  if (v991) {
+    const float v992 = v43.m[1][5].thread_elements()[0];
+    const float v993 = v992 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v994 = bfloat(v993);
+    const uint v995 = v7 * v1;
+    const uint v996 = v995 + v986;
+    const uint v997 = v996 * v2;
+    const uint v998 = v997 + v988;
+    out[v998] = v994;
+  }
+  const uint v999 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1000 = v620 + v999;
+  const uint v1001 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1002 = v619 + v1001;
+  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1004 = v1002 < v2;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v43.m[1][5].thread_elements()[1];
+    const float v1007 = v1006 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1008 = bfloat(v1007);
+    const uint v1009 = v7 * v1;
+    const uint v1010 = v1009 + v1000;
+    const uint v1011 = v1010 * v2;
+    const uint v1012 = v1011 + v1002;
+    out[v1012] = v1008;
+  }
+  const uint v1013 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1014 = v620 + v1013;
+  const uint v1015 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1016 = v619 + v1015;
+  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1018 = v1016 < v2;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v43.m[1][6].thread_elements()[0];
+    const float v1021 = v1020 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1022 = bfloat(v1021);
+    const uint v1023 = v7 * v1;
+    const uint v1024 = v1023 + v1014;
+    const uint v1025 = v1024 * v2;
+    const uint v1026 = v1025 + v1016;
+    out[v1026] = v1022;
+  }
+  const uint v1027 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1028 = v620 + v1027;
+  const uint v1029 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1030 = v619 + v1029;
+  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1032 = v1030 < v2;
+  const bool v1033 = v1031 && v1032;
+  if (v1033) {
+    const float v1034 = v43.m[1][6].thread_elements()[1];
+    const float v1035 = v1034 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1036 = bfloat(v1035);
+    const uint v1037 = v7 * v1;
+    const uint v1038 = v1037 + v1028;
+    const uint v1039 = v1038 * v2;
+    const uint v1040 = v1039 + v1030;
+    out[v1040] = v1036;
+  }
+  const uint v1041 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1042 = v620 + v1041;
+  const uint v1043 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1044 = v619 + v1043;
+  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1046 = v1044 < v2;
+  const bool v1047 = v1045 && v1046;
+  if (v1047) {
+    const float v1048 = v43.m[1][7].thread_elements()[0];
+    const float v1049 = v1048 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1050 = bfloat(v1049);
+    const uint v1051 = v7 * v1;
+    const uint v1052 = v1051 + v1042;
+    const uint v1053 = v1052 * v2;
+    const uint v1054 = v1053 + v1044;
+    out[v1054] = v1050;
+  }
+  const uint v1055 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1056 = v620 + v1055;
+  const uint v1057 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1058 = v619 + v1057;
+  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1060 = v1058 < v2;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v43.m[1][7].thread_elements()[1];
+    const float v1063 = v1062 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1064 = bfloat(v1063);
+    const uint v1065 = v7 * v1;
+    const uint v1066 = v1065 + v1056;
+    const uint v1067 = v1066 * v2;
+    const uint v1068 = v1067 + v1058;
+    out[v1068] = v1064;
+  }
+  const uint v1069 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1070 = v620 + v1069;
+  const uint v1071 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1072 = v619 + v1071;
+  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1074 = v1072 < v2;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v43.m[2][0].thread_elements()[0];
+    const float v1077 = v1076 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1078 = bfloat(v1077);
+    const uint v1079 = v7 * v1;
+    const uint v1080 = v1079 + v1070;
+    const uint v1081 = v1080 * v2;
+    const uint v1082 = v1081 + v1072;
+    out[v1082] = v1078;
+  }
+  const uint v1083 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1084 = v620 + v1083;
+  const uint v1085 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1086 = v619 + v1085;
+  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1088 = v1086 < v2;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v43.m[2][0].thread_elements()[1];
+    const float v1091 = v1090 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1092 = bfloat(v1091);
+    const uint v1093 = v7 * v1;
+    const uint v1094 = v1093 + v1084;
+    const uint v1095 = v1094 * v2;
+    const uint v1096 = v1095 + v1086;
+    out[v1096] = v1092;
+  }
+  const uint v1097 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1098 = v620 + v1097;
+  const uint v1099 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1100 = v619 + v1099;
+  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1102 = v1100 < v2;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v43.m[2][1].thread_elements()[0];
+    const float v1105 = v1104 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1106 = bfloat(v1105);
+    const uint v1107 = v7 * v1;
+    const uint v1108 = v1107 + v1098;
+    const uint v1109 = v1108 * v2;
+    const uint v1110 = v1109 + v1100;
+    out[v1110] = v1106;
+  }
+  const uint v1111 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1112 = v620 + v1111;
+  const uint v1113 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1114 = v619 + v1113;
+  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1116 = v1114 < v2;
+  const bool v1117 = v1115 && v1116;
+  if (v1117) {
+    const float v1118 = v43.m[2][1].thread_elements()[1];
+    const float v1119 = v1118 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1120 = bfloat(v1119);
+    const uint v1121 = v7 * v1;
+    const uint v1122 = v1121 + v1112;
+    const uint v1123 = v1122 * v2;
+    const uint v1124 = v1123 + v1114;
+    out[v1124] = v1120;
+  }
+  const uint v1125 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1126 = v620 + v1125;
+  const uint v1127 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1128 = v619 + v1127;
+  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1130 = v1128 < v2;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v43.m[2][2].thread_elements()[0];
+    const float v1133 = v1132 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1134 = bfloat(v1133);
+    const uint v1135 = v7 * v1;
+    const uint v1136 = v1135 + v1126;
+    const uint v1137 = v1136 * v2;
+    const uint v1138 = v1137 + v1128;
+    out[v1138] = v1134;
+  }
+  const uint v1139 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1140 = v620 + v1139;
+  const uint v1141 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1142 = v619 + v1141;
+  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1144 = v1142 < v2;
+  const bool v1145 = v1143 && v1144;
+  if (v1145) {
+    const float v1146 = v43.m[2][2].thread_elements()[1];
+    const float v1147 = v1146 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1148 = bfloat(v1147);
+    const uint v1149 = v7 * v1;
+    const uint v1150 = v1149 + v1140;
+    const uint v1151 = v1150 * v2;
+    const uint v1152 = v1151 + v1142;
+    out[v1152] = v1148;
+  }
+  const uint v1153 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1154 = v620 + v1153;
+  const uint v1155 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1156 = v619 + v1155;
+  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1158 = v1156 < v2;
+  const bool v1159 = v1157 && v1158;
+  if (v1159) {
+    const float v1160 = v43.m[2][3].thread_elements()[0];
+    const float v1161 = v1160 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1162 = bfloat(v1161);
+    const uint v1163 = v7 * v1;
+    const uint v1164 = v1163 + v1154;
+    const uint v1165 = v1164 * v2;
+    const uint v1166 = v1165 + v1156;
+    out[v1166] = v1162;
+  }
+  const uint v1167 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1168 = v620 + v1167;
+  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1170 = v619 + v1169;
+  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1172 = v1170 < v2;
+  const bool v1173 = v1171 && v1172;
+  if (v1173) {
+    const float v1174 = v43.m[2][3].thread_elements()[1];
+    const float v1175 = v1174 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1176 = bfloat(v1175);
+    const uint v1177 = v7 * v1;
+    const uint v1178 = v1177 + v1168;
+    const uint v1179 = v1178 * v2;
+    const uint v1180 = v1179 + v1170;
+    out[v1180] = v1176;
+  }
+  const uint v1181 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1182 = v620 + v1181;
+  const uint v1183 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1184 = v619 + v1183;
+  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1186 = v1184 < v2;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v43.m[2][4].thread_elements()[0];
+    const float v1189 = v1188 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1190 = bfloat(v1189);
+    const uint v1191 = v7 * v1;
+    const uint v1192 = v1191 + v1182;
+    const uint v1193 = v1192 * v2;
+    const uint v1194 = v1193 + v1184;
+    out[v1194] = v1190;
+  }
+  const uint v1195 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1196 = v620 + v1195;
+  const uint v1197 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1198 = v619 + v1197;
+  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1200 = v1198 < v2;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v43.m[2][4].thread_elements()[1];
+    const float v1203 = v1202 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1204 = bfloat(v1203);
+    const uint v1205 = v7 * v1;
+    const uint v1206 = v1205 + v1196;
+    const uint v1207 = v1206 * v2;
+    const uint v1208 = v1207 + v1198;
+    out[v1208] = v1204;
+  }
+  const uint v1209 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1210 = v620 + v1209;
+  const uint v1211 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1212 = v619 + v1211;
+  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1214 = v1212 < v2;
+  const bool v1215 = v1213 && v1214;
+  if (v1215) {
+    const float v1216 = v43.m[2][5].thread_elements()[0];
+    const float v1217 = v1216 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1218 = bfloat(v1217);
+    const uint v1219 = v7 * v1;
+    const uint v1220 = v1219 + v1210;
+    const uint v1221 = v1220 * v2;
+    const uint v1222 = v1221 + v1212;
+    out[v1222] = v1218;
+  }
+  const uint v1223 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1224 = v620 + v1223;
+  const uint v1225 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1226 = v619 + v1225;
+  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1228 = v1226 < v2;
+  const bool v1229 = v1227 && v1228;
+  if (v1229) {
+    const float v1230 = v43.m[2][5].thread_elements()[1];
+    const float v1231 = v1230 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1232 = bfloat(v1231);
+    const uint v1233 = v7 * v1;
+    const uint v1234 = v1233 + v1224;
+    const uint v1235 = v1234 * v2;
+    const uint v1236 = v1235 + v1226;
+    out[v1236] = v1232;
+  }
+  const uint v1237 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1238 = v620 + v1237;
+  const uint v1239 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1240 = v619 + v1239;
+  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1242 = v1240 < v2;
+  const bool v1243 = v1241 && v1242;
+  if (v1243) {
+    const float v1244 = v43.m[2][6].thread_elements()[0];
+    const float v1245 = v1244 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1246 = bfloat(v1245);
+    const uint v1247 = v7 * v1;
+    const uint v1248 = v1247 + v1238;
+    const uint v1249 = v1248 * v2;
+    const uint v1250 = v1249 + v1240;
+    out[v1250] = v1246;
+  }
+  const uint v1251 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1252 = v620 + v1251;
+  const uint v1253 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1254 = v619 + v1253;
+  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1256 = v1254 < v2;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v43.m[2][6].thread_elements()[1];
+    const float v1259 = v1258 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1260 = bfloat(v1259);
+    const uint v1261 = v7 * v1;
+    const uint v1262 = v1261 + v1252;
+    const uint v1263 = v1262 * v2;
+    const uint v1264 = v1263 + v1254;
+    out[v1264] = v1260;
+  }
+  const uint v1265 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1266 = v620 + v1265;
+  const uint v1267 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1268 = v619 + v1267;
+  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1270 = v1268 < v2;
+  const bool v1271 = v1269 && v1270;
+  if (v1271) {
+    const float v1272 = v43.m[2][7].thread_elements()[0];
+    const float v1273 = v1272 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1274 = bfloat(v1273);
+    const uint v1275 = v7 * v1;
+    const uint v1276 = v1275 + v1266;
+    const uint v1277 = v1276 * v2;
+    const uint v1278 = v1277 + v1268;
+    out[v1278] = v1274;
+  }
+  const uint v1279 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1280 = v620 + v1279;
+  const uint v1281 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1282 = v619 + v1281;
+  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1284 = v1282 < v2;
+  const bool v1285 = v1283 && v1284;
+  if (v1285) {
+    const float v1286 = v43.m[2][7].thread_elements()[1];
+    const float v1287 = v1286 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1288 = bfloat(v1287);
+    const uint v1289 = v7 * v1;
+    const uint v1290 = v1289 + v1280;
+    const uint v1291 = v1290 * v2;
+    const uint v1292 = v1291 + v1282;
+    out[v1292] = v1288;
+  }
+  const uint v1293 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1294 = v620 + v1293;
+  const uint v1295 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1296 = v619 + v1295;
+  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1298 = v1296 < v2;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v43.m[3][0].thread_elements()[0];
+    const float v1301 = v1300 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1302 = bfloat(v1301);
+    const uint v1303 = v7 * v1;
+    const uint v1304 = v1303 + v1294;
+    const uint v1305 = v1304 * v2;
+    const uint v1306 = v1305 + v1296;
+    out[v1306] = v1302;
+  }
+  const uint v1307 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1308 = v620 + v1307;
+  const uint v1309 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1310 = v619 + v1309;
+  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1312 = v1310 < v2;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v43.m[3][0].thread_elements()[1];
+    const float v1315 = v1314 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1316 = bfloat(v1315);
+    const uint v1317 = v7 * v1;
+    const uint v1318 = v1317 + v1308;
+    const uint v1319 = v1318 * v2;
+    const uint v1320 = v1319 + v1310;
+    out[v1320] = v1316;
+  }
+  const uint v1321 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1322 = v620 + v1321;
+  const uint v1323 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1324 = v619 + v1323;
+  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1326 = v1324 < v2;
+  const bool v1327 = v1325 && v1326;
+  if (v1327) {
+    const float v1328 = v43.m[3][1].thread_elements()[0];
+    const float v1329 = v1328 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1330 = bfloat(v1329);
+    const uint v1331 = v7 * v1;
+    const uint v1332 = v1331 + v1322;
+    const uint v1333 = v1332 * v2;
+    const uint v1334 = v1333 + v1324;
+    out[v1334] = v1330;
+  }
+  const uint v1335 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1336 = v620 + v1335;
+  const uint v1337 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1338 = v619 + v1337;
+  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1340 = v1338 < v2;
+  const bool v1341 = v1339 && v1340;
+  if (v1341) {
+    const float v1342 = v43.m[3][1].thread_elements()[1];
+    const float v1343 = v1342 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1344 = bfloat(v1343);
+    const uint v1345 = v7 * v1;
+    const uint v1346 = v1345 + v1336;
+    const uint v1347 = v1346 * v2;
+    const uint v1348 = v1347 + v1338;
+    out[v1348] = v1344;
+  }
+  const uint v1349 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1350 = v620 + v1349;
+  const uint v1351 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1352 = v619 + v1351;
+  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1354 = v1352 < v2;
+  const bool v1355 = v1353 && v1354;
+  if (v1355) {
+    const float v1356 = v43.m[3][2].thread_elements()[0];
+    const float v1357 = v1356 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1358 = bfloat(v1357);
+    const uint v1359 = v7 * v1;
+    const uint v1360 = v1359 + v1350;
+    const uint v1361 = v1360 * v2;
+    const uint v1362 = v1361 + v1352;
+    out[v1362] = v1358;
+  }
+  const uint v1363 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1364 = v620 + v1363;
+  const uint v1365 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1366 = v619 + v1365;
+  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1368 = v1366 < v2;
+  const bool v1369 = v1367 && v1368;
+  if (v1369) {
+    const float v1370 = v43.m[3][2].thread_elements()[1];
+    const float v1371 = v1370 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1372 = bfloat(v1371);
+    const uint v1373 = v7 * v1;
+    const uint v1374 = v1373 + v1364;
+    const uint v1375 = v1374 * v2;
+    const uint v1376 = v1375 + v1366;
+    out[v1376] = v1372;
+  }
+  const uint v1377 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1378 = v620 + v1377;
+  const uint v1379 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1380 = v619 + v1379;
+  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1382 = v1380 < v2;
+  const bool v1383 = v1381 && v1382;
+  if (v1383) {
+    const float v1384 = v43.m[3][3].thread_elements()[0];
+    const float v1385 = v1384 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1386 = bfloat(v1385);
+    const uint v1387 = v7 * v1;
+    const uint v1388 = v1387 + v1378;
+    const uint v1389 = v1388 * v2;
+    const uint v1390 = v1389 + v1380;
+    out[v1390] = v1386;
+  }
+  const uint v1391 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1392 = v620 + v1391;
+  const uint v1393 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1394 = v619 + v1393;
+  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1396 = v1394 < v2;
+  const bool v1397 = v1395 && v1396;
+  if (v1397) {
+    const float v1398 = v43.m[3][3].thread_elements()[1];
+    const float v1399 = v1398 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1400 = bfloat(v1399);
+    const uint v1401 = v7 * v1;
+    const uint v1402 = v1401 + v1392;
+    const uint v1403 = v1402 * v2;
+    const uint v1404 = v1403 + v1394;
+    out[v1404] = v1400;
+  }
+  const uint v1405 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1406 = v620 + v1405;
+  const uint v1407 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1408 = v619 + v1407;
+  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1410 = v1408 < v2;
+  const bool v1411 = v1409 && v1410;
+  if (v1411) {
+    const float v1412 = v43.m[3][4].thread_elements()[0];
+    const float v1413 = v1412 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1414 = bfloat(v1413);
+    const uint v1415 = v7 * v1;
+    const uint v1416 = v1415 + v1406;
+    const uint v1417 = v1416 * v2;
+    const uint v1418 = v1417 + v1408;
+    out[v1418] = v1414;
+  }
+  const uint v1419 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1420 = v620 + v1419;
+  const uint v1421 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1422 = v619 + v1421;
+  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1424 = v1422 < v2;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v43.m[3][4].thread_elements()[1];
+    const float v1427 = v1426 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1428 = bfloat(v1427);
+    const uint v1429 = v7 * v1;
+    const uint v1430 = v1429 + v1420;
+    const uint v1431 = v1430 * v2;
+    const uint v1432 = v1431 + v1422;
+    out[v1432] = v1428;
+  }
+  const uint v1433 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1434 = v620 + v1433;
+  const uint v1435 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1436 = v619 + v1435;
+  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1438 = v1436 < v2;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v43.m[3][5].thread_elements()[0];
+    const float v1441 = v1440 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1442 = bfloat(v1441);
+    const uint v1443 = v7 * v1;
+    const uint v1444 = v1443 + v1434;
+    const uint v1445 = v1444 * v2;
+    const uint v1446 = v1445 + v1436;
+    out[v1446] = v1442;
+  }
+  const uint v1447 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1448 = v620 + v1447;
+  const uint v1449 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1450 = v619 + v1449;
+  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1452 = v1450 < v2;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v43.m[3][5].thread_elements()[1];
+    const float v1455 = v1454 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1456 = bfloat(v1455);
+    const uint v1457 = v7 * v1;
+    const uint v1458 = v1457 + v1448;
+    const uint v1459 = v1458 * v2;
+    const uint v1460 = v1459 + v1450;
+    out[v1460] = v1456;
+  }
+  const uint v1461 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1462 = v620 + v1461;
+  const uint v1463 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1464 = v619 + v1463;
+  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1466 = v1464 < v2;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v43.m[3][6].thread_elements()[0];
+    const float v1469 = v1468 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1470 = bfloat(v1469);
+    const uint v1471 = v7 * v1;
+    const uint v1472 = v1471 + v1462;
+    const uint v1473 = v1472 * v2;
+    const uint v1474 = v1473 + v1464;
+    out[v1474] = v1470;
+  }
+  const uint v1475 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1476 = v620 + v1475;
+  const uint v1477 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1478 = v619 + v1477;
+  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1480 = v1478 < v2;
+  const bool v1481 = v1479 && v1480;
+  if (v1481) {
+    const float v1482 = v43.m[3][6].thread_elements()[1];
+    const float v1483 = v1482 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1484 = bfloat(v1483);
+    const uint v1485 = v7 * v1;
+    const uint v1486 = v1485 + v1476;
+    const uint v1487 = v1486 * v2;
+    const uint v1488 = v1487 + v1478;
+    out[v1488] = v1484;
+  }
+  const uint v1489 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1490 = v620 + v1489;
+  const uint v1491 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1492 = v619 + v1491;
+  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1494 = v1492 < v2;
+  const bool v1495 = v1493 && v1494;
+  if (v1495) {
+    const float v1496 = v43.m[3][7].thread_elements()[0];
+    const float v1497 = v1496 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1498 = bfloat(v1497);
+    const uint v1499 = v7 * v1;
+    const uint v1500 = v1499 + v1490;
+    const uint v1501 = v1500 * v2;
+    const uint v1502 = v1501 + v1492;
+    out[v1502] = v1498;
+  }
+  const uint v1503 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1504 = v620 + v1503;
+  const uint v1505 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1506 = v619 + v1505;
+  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1508 = v1506 < v2;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v43.m[3][7].thread_elements()[1];
+    const float v1511 = v1510 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1512 = bfloat(v1511);
+    const uint v1513 = v7 * v1;
+    const uint v1514 = v1513 + v1504;
+    const uint v1515 = v1514 * v2;
+    const uint v1516 = v1515 + v1506;
+    out[v1516] = v1512;
+  }
+  const uint v1517 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1518 = v620 + v1517;
+  const uint v1519 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1520 = v619 + v1519;
+  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1522 = v1520 < v2;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v43.m[4][0].thread_elements()[0];
+    const float v1525 = v1524 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1526 = bfloat(v1525);
+    const uint v1527 = v7 * v1;
+    const uint v1528 = v1527 + v1518;
+    const uint v1529 = v1528 * v2;
+    const uint v1530 = v1529 + v1520;
+    out[v1530] = v1526;
+  }
+  const uint v1531 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1532 = v620 + v1531;
+  const uint v1533 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1534 = v619 + v1533;
+  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1536 = v1534 < v2;
+  const bool v1537 = v1535 && v1536;
+  if (v1537) {
+    const float v1538 = v43.m[4][0].thread_elements()[1];
+    const float v1539 = v1538 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1540 = bfloat(v1539);
+    const uint v1541 = v7 * v1;
+    const uint v1542 = v1541 + v1532;
+    const uint v1543 = v1542 * v2;
+    const uint v1544 = v1543 + v1534;
+    out[v1544] = v1540;
+  }
+  const uint v1545 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1546 = v620 + v1545;
+  const uint v1547 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1548 = v619 + v1547;
+  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1550 = v1548 < v2;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v43.m[4][1].thread_elements()[0];
+    const float v1553 = v1552 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1554 = bfloat(v1553);
+    const uint v1555 = v7 * v1;
+    const uint v1556 = v1555 + v1546;
+    const uint v1557 = v1556 * v2;
+    const uint v1558 = v1557 + v1548;
+    out[v1558] = v1554;
+  }
+  const uint v1559 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1560 = v620 + v1559;
+  const uint v1561 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1562 = v619 + v1561;
+  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1564 = v1562 < v2;
+  const bool v1565 = v1563 && v1564;
+  if (v1565) {
+    const float v1566 = v43.m[4][1].thread_elements()[1];
+    const float v1567 = v1566 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1568 = bfloat(v1567);
+    const uint v1569 = v7 * v1;
+    const uint v1570 = v1569 + v1560;
+    const uint v1571 = v1570 * v2;
+    const uint v1572 = v1571 + v1562;
+    out[v1572] = v1568;
+  }
+  const uint v1573 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1574 = v620 + v1573;
+  const uint v1575 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1576 = v619 + v1575;
+  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1578 = v1576 < v2;
+  const bool v1579 = v1577 && v1578;
+  if (v1579) {
+    const float v1580 = v43.m[4][2].thread_elements()[0];
+    const float v1581 = v1580 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1582 = bfloat(v1581);
+    const uint v1583 = v7 * v1;
+    const uint v1584 = v1583 + v1574;
+    const uint v1585 = v1584 * v2;
+    const uint v1586 = v1585 + v1576;
+    out[v1586] = v1582;
+  }
+  const uint v1587 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1588 = v620 + v1587;
+  const uint v1589 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1590 = v619 + v1589;
+  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1592 = v1590 < v2;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v43.m[4][2].thread_elements()[1];
+    const float v1595 = v1594 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1596 = bfloat(v1595);
+    const uint v1597 = v7 * v1;
+    const uint v1598 = v1597 + v1588;
+    const uint v1599 = v1598 * v2;
+    const uint v1600 = v1599 + v1590;
+    out[v1600] = v1596;
+  }
+  const uint v1601 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1602 = v620 + v1601;
+  const uint v1603 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1604 = v619 + v1603;
+  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1606 = v1604 < v2;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v43.m[4][3].thread_elements()[0];
+    const float v1609 = v1608 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1610 = bfloat(v1609);
+    const uint v1611 = v7 * v1;
+    const uint v1612 = v1611 + v1602;
+    const uint v1613 = v1612 * v2;
+    const uint v1614 = v1613 + v1604;
+    out[v1614] = v1610;
+  }
+  const uint v1615 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1616 = v620 + v1615;
+  const uint v1617 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1618 = v619 + v1617;
+  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1620 = v1618 < v2;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v43.m[4][3].thread_elements()[1];
+    const float v1623 = v1622 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1624 = bfloat(v1623);
+    const uint v1625 = v7 * v1;
+    const uint v1626 = v1625 + v1616;
+    const uint v1627 = v1626 * v2;
+    const uint v1628 = v1627 + v1618;
+    out[v1628] = v1624;
+  }
+  const uint v1629 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1630 = v620 + v1629;
+  const uint v1631 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1632 = v619 + v1631;
+  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1634 = v1632 < v2;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v43.m[4][4].thread_elements()[0];
+    const float v1637 = v1636 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1638 = bfloat(v1637);
+    const uint v1639 = v7 * v1;
+    const uint v1640 = v1639 + v1630;
+    const uint v1641 = v1640 * v2;
+    const uint v1642 = v1641 + v1632;
+    out[v1642] = v1638;
+  }
+  const uint v1643 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1644 = v620 + v1643;
+  const uint v1645 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1646 = v619 + v1645;
+  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1648 = v1646 < v2;
+  const bool v1649 = v1647 && v1648;
+  if (v1649) {
+    const float v1650 = v43.m[4][4].thread_elements()[1];
+    const float v1651 = v1650 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1652 = bfloat(v1651);
+    const uint v1653 = v7 * v1;
+    const uint v1654 = v1653 + v1644;
+    const uint v1655 = v1654 * v2;
+    const uint v1656 = v1655 + v1646;
+    out[v1656] = v1652;
+  }
+  const uint v1657 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1658 = v620 + v1657;
+  const uint v1659 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1660 = v619 + v1659;
+  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1662 = v1660 < v2;
+  const bool v1663 = v1661 && v1662;
+  if (v1663) {
+    const float v1664 = v43.m[4][5].thread_elements()[0];
+    const float v1665 = v1664 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1666 = bfloat(v1665);
+    const uint v1667 = v7 * v1;
+    const uint v1668 = v1667 + v1658;
+    const uint v1669 = v1668 * v2;
+    const uint v1670 = v1669 + v1660;
+    out[v1670] = v1666;
+  }
+  const uint v1671 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1672 = v620 + v1671;
+  const uint v1673 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1674 = v619 + v1673;
+  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1676 = v1674 < v2;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v43.m[4][5].thread_elements()[1];
+    const float v1679 = v1678 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1680 = bfloat(v1679);
+    const uint v1681 = v7 * v1;
+    const uint v1682 = v1681 + v1672;
+    const uint v1683 = v1682 * v2;
+    const uint v1684 = v1683 + v1674;
+    out[v1684] = v1680;
+  }
+  const uint v1685 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1686 = v620 + v1685;
+  const uint v1687 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1688 = v619 + v1687;
+  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1690 = v1688 < v2;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v43.m[4][6].thread_elements()[0];
+    const float v1693 = v1692 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1694 = bfloat(v1693);
+    const uint v1695 = v7 * v1;
+    const uint v1696 = v1695 + v1686;
+    const uint v1697 = v1696 * v2;
+    const uint v1698 = v1697 + v1688;
+    out[v1698] = v1694;
+  }
+  const uint v1699 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1700 = v620 + v1699;
+  const uint v1701 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1702 = v619 + v1701;
+  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1704 = v1702 < v2;
+  const bool v1705 = v1703 && v1704;
+  if (v1705) {
+    const float v1706 = v43.m[4][6].thread_elements()[1];
+    const float v1707 = v1706 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1708 = bfloat(v1707);
+    const uint v1709 = v7 * v1;
+    const uint v1710 = v1709 + v1700;
+    const uint v1711 = v1710 * v2;
+    const uint v1712 = v1711 + v1702;
+    out[v1712] = v1708;
+  }
+  const uint v1713 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1714 = v620 + v1713;
+  const uint v1715 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1716 = v619 + v1715;
+  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1718 = v1716 < v2;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v43.m[4][7].thread_elements()[0];
+    const float v1721 = v1720 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1722 = bfloat(v1721);
+    const uint v1723 = v7 * v1;
+    const uint v1724 = v1723 + v1714;
+    const uint v1725 = v1724 * v2;
+    const uint v1726 = v1725 + v1716;
+    out[v1726] = v1722;
+  }
+  const uint v1727 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1728 = v620 + v1727;
+  const uint v1729 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1730 = v619 + v1729;
+  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1732 = v1730 < v2;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v43.m[4][7].thread_elements()[1];
+    const float v1735 = v1734 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1736 = bfloat(v1735);
+    const uint v1737 = v7 * v1;
+    const uint v1738 = v1737 + v1728;
+    const uint v1739 = v1738 * v2;
+    const uint v1740 = v1739 + v1730;
+    out[v1740] = v1736;
+  }
+  const uint v1741 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1742 = v620 + v1741;
+  const uint v1743 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1744 = v619 + v1743;
+  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1746 = v1744 < v2;
+  const bool v1747 = v1745 && v1746;
+  if (v1747) {
+    const float v1748 = v43.m[5][0].thread_elements()[0];
+    const float v1749 = v1748 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1750 = bfloat(v1749);
+    const uint v1751 = v7 * v1;
+    const uint v1752 = v1751 + v1742;
+    const uint v1753 = v1752 * v2;
+    const uint v1754 = v1753 + v1744;
+    out[v1754] = v1750;
+  }
+  const uint v1755 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1756 = v620 + v1755;
+  const uint v1757 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1758 = v619 + v1757;
+  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1760 = v1758 < v2;
+  const bool v1761 = v1759 && v1760;
+  if (v1761) {
+    const float v1762 = v43.m[5][0].thread_elements()[1];
+    const float v1763 = v1762 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1764 = bfloat(v1763);
+    const uint v1765 = v7 * v1;
+    const uint v1766 = v1765 + v1756;
+    const uint v1767 = v1766 * v2;
+    const uint v1768 = v1767 + v1758;
+    out[v1768] = v1764;
+  }
+  const uint v1769 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1770 = v620 + v1769;
+  const uint v1771 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1772 = v619 + v1771;
+  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1774 = v1772 < v2;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v43.m[5][1].thread_elements()[0];
+    const float v1777 = v1776 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1778 = bfloat(v1777);
+    const uint v1779 = v7 * v1;
+    const uint v1780 = v1779 + v1770;
+    const uint v1781 = v1780 * v2;
+    const uint v1782 = v1781 + v1772;
+    out[v1782] = v1778;
+  }
+  const uint v1783 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1784 = v620 + v1783;
+  const uint v1785 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1786 = v619 + v1785;
+  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1788 = v1786 < v2;
+  const bool v1789 = v1787 && v1788;
+  if (v1789) {
+    const float v1790 = v43.m[5][1].thread_elements()[1];
+    const float v1791 = v1790 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1792 = bfloat(v1791);
+    const uint v1793 = v7 * v1;
+    const uint v1794 = v1793 + v1784;
+    const uint v1795 = v1794 * v2;
+    const uint v1796 = v1795 + v1786;
+    out[v1796] = v1792;
+  }
+  const uint v1797 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1798 = v620 + v1797;
+  const uint v1799 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1800 = v619 + v1799;
+  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1802 = v1800 < v2;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v43.m[5][2].thread_elements()[0];
+    const float v1805 = v1804 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1806 = bfloat(v1805);
+    const uint v1807 = v7 * v1;
+    const uint v1808 = v1807 + v1798;
+    const uint v1809 = v1808 * v2;
+    const uint v1810 = v1809 + v1800;
+    out[v1810] = v1806;
+  }
+  const uint v1811 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1812 = v620 + v1811;
+  const uint v1813 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1814 = v619 + v1813;
+  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1816 = v1814 < v2;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v43.m[5][2].thread_elements()[1];
+    const float v1819 = v1818 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1820 = bfloat(v1819);
+    const uint v1821 = v7 * v1;
+    const uint v1822 = v1821 + v1812;
+    const uint v1823 = v1822 * v2;
+    const uint v1824 = v1823 + v1814;
+    out[v1824] = v1820;
+  }
+  const uint v1825 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1826 = v620 + v1825;
+  const uint v1827 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1828 = v619 + v1827;
+  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1830 = v1828 < v2;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v43.m[5][3].thread_elements()[0];
+    const float v1833 = v1832 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1834 = bfloat(v1833);
+    const uint v1835 = v7 * v1;
+    const uint v1836 = v1835 + v1826;
+    const uint v1837 = v1836 * v2;
+    const uint v1838 = v1837 + v1828;
+    out[v1838] = v1834;
+  }
+  const uint v1839 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1840 = v620 + v1839;
+  const uint v1841 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1842 = v619 + v1841;
+  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1844 = v1842 < v2;
+  const bool v1845 = v1843 && v1844;
+  if (v1845) {
+    const float v1846 = v43.m[5][3].thread_elements()[1];
+    const float v1847 = v1846 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1848 = bfloat(v1847);
+    const uint v1849 = v7 * v1;
+    const uint v1850 = v1849 + v1840;
+    const uint v1851 = v1850 * v2;
+    const uint v1852 = v1851 + v1842;
+    out[v1852] = v1848;
+  }
+  const uint v1853 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1854 = v620 + v1853;
+  const uint v1855 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1856 = v619 + v1855;
+  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1858 = v1856 < v2;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v43.m[5][4].thread_elements()[0];
+    const float v1861 = v1860 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1862 = bfloat(v1861);
+    const uint v1863 = v7 * v1;
+    const uint v1864 = v1863 + v1854;
+    const uint v1865 = v1864 * v2;
+    const uint v1866 = v1865 + v1856;
+    out[v1866] = v1862;
+  }
+  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1868 = v620 + v1867;
+  const uint v1869 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1870 = v619 + v1869;
+  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1872 = v1870 < v2;
+  const bool v1873 = v1871 && v1872;
+  if (v1873) {
+    const float v1874 = v43.m[5][4].thread_elements()[1];
+    const float v1875 = v1874 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1876 = bfloat(v1875);
+    const uint v1877 = v7 * v1;
+    const uint v1878 = v1877 + v1868;
+    const uint v1879 = v1878 * v2;
+    const uint v1880 = v1879 + v1870;
+    out[v1880] = v1876;
+  }
+  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1882 = v620 + v1881;
+  const uint v1883 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1884 = v619 + v1883;
+  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1886 = v1884 < v2;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v43.m[5][5].thread_elements()[0];
+    const float v1889 = v1888 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1890 = bfloat(v1889);
+    const uint v1891 = v7 * v1;
+    const uint v1892 = v1891 + v1882;
+    const uint v1893 = v1892 * v2;
+    const uint v1894 = v1893 + v1884;
+    out[v1894] = v1890;
+  }
+  const uint v1895 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1896 = v620 + v1895;
+  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1898 = v619 + v1897;
+  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1900 = v1898 < v2;
+  const bool v1901 = v1899 && v1900;
+  if (v1901) {
+    const float v1902 = v43.m[5][5].thread_elements()[1];
+    const float v1903 = v1902 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1904 = bfloat(v1903);
+    const uint v1905 = v7 * v1;
+    const uint v1906 = v1905 + v1896;
+    const uint v1907 = v1906 * v2;
+    const uint v1908 = v1907 + v1898;
+    out[v1908] = v1904;
+  }
+  const uint v1909 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1910 = v620 + v1909;
+  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1912 = v619 + v1911;
+  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1914 = v1912 < v2;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v43.m[5][6].thread_elements()[0];
+    const float v1917 = v1916 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1918 = bfloat(v1917);
+    const uint v1919 = v7 * v1;
+    const uint v1920 = v1919 + v1910;
+    const uint v1921 = v1920 * v2;
+    const uint v1922 = v1921 + v1912;
+    out[v1922] = v1918;
+  }
+  const uint v1923 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1924 = v620 + v1923;
+  const uint v1925 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1926 = v619 + v1925;
+  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1928 = v1926 < v2;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v43.m[5][6].thread_elements()[1];
+    const float v1931 = v1930 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1932 = bfloat(v1931);
+    const uint v1933 = v7 * v1;
+    const uint v1934 = v1933 + v1924;
+    const uint v1935 = v1934 * v2;
+    const uint v1936 = v1935 + v1926;
+    out[v1936] = v1932;
+  }
+  const uint v1937 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1938 = v620 + v1937;
+  const uint v1939 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1940 = v619 + v1939;
+  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1942 = v1940 < v2;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v43.m[5][7].thread_elements()[0];
+    const float v1945 = v1944 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1946 = bfloat(v1945);
+    const uint v1947 = v7 * v1;
+    const uint v1948 = v1947 + v1938;
+    const uint v1949 = v1948 * v2;
+    const uint v1950 = v1949 + v1940;
+    out[v1950] = v1946;
+  }
+  const uint v1951 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1952 = v620 + v1951;
+  const uint v1953 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1954 = v619 + v1953;
+  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1956 = v1954 < v2;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v43.m[5][7].thread_elements()[1];
+    const float v1959 = v1958 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1960 = bfloat(v1959);
+    const uint v1961 = v7 * v1;
+    const uint v1962 = v1961 + v1952;
+    const uint v1963 = v1962 * v2;
+    const uint v1964 = v1963 + v1954;
+    out[v1964] = v1960;
+  }
+  const uint v1965 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1966 = v620 + v1965;
+  const uint v1967 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1968 = v619 + v1967;
+  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1970 = v1968 < v2;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v43.m[6][0].thread_elements()[0];
+    const float v1973 = v1972 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1974 = bfloat(v1973);
+    const uint v1975 = v7 * v1;
+    const uint v1976 = v1975 + v1966;
+    const uint v1977 = v1976 * v2;
+    const uint v1978 = v1977 + v1968;
+    out[v1978] = v1974;
+  }
+  const uint v1979 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1980 = v620 + v1979;
+  const uint v1981 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1982 = v619 + v1981;
+  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1984 = v1982 < v2;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v43.m[6][0].thread_elements()[1];
+    const float v1987 = v1986 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v1988 = bfloat(v1987);
+    const uint v1989 = v7 * v1;
+    const uint v1990 = v1989 + v1980;
+    const uint v1991 = v1990 * v2;
+    const uint v1992 = v1991 + v1982;
+    out[v1992] = v1988;
+  }
+  const uint v1993 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1994 = v620 + v1993;
+  const uint v1995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1996 = v619 + v1995;
+  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1998 = v1996 < v2;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v43.m[6][1].thread_elements()[0];
+    const float v2001 = v2000 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2002 = bfloat(v2001);
+    const uint v2003 = v7 * v1;
+    const uint v2004 = v2003 + v1994;
+    const uint v2005 = v2004 * v2;
+    const uint v2006 = v2005 + v1996;
+    out[v2006] = v2002;
+  }
+  const uint v2007 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2008 = v620 + v2007;
+  const uint v2009 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2010 = v619 + v2009;
+  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2012 = v2010 < v2;
+  const bool v2013 = v2011 && v2012;
+  if (v2013) {
+    const float v2014 = v43.m[6][1].thread_elements()[1];
+    const float v2015 = v2014 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2016 = bfloat(v2015);
+    const uint v2017 = v7 * v1;
+    const uint v2018 = v2017 + v2008;
+    const uint v2019 = v2018 * v2;
+    const uint v2020 = v2019 + v2010;
+    out[v2020] = v2016;
+  }
+  const uint v2021 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2022 = v620 + v2021;
+  const uint v2023 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2024 = v619 + v2023;
+  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2026 = v2024 < v2;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v43.m[6][2].thread_elements()[0];
+    const float v2029 = v2028 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2030 = bfloat(v2029);
+    const uint v2031 = v7 * v1;
+    const uint v2032 = v2031 + v2022;
+    const uint v2033 = v2032 * v2;
+    const uint v2034 = v2033 + v2024;
+    out[v2034] = v2030;
+  }
+  const uint v2035 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2036 = v620 + v2035;
+  const uint v2037 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2038 = v619 + v2037;
+  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2040 = v2038 < v2;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v43.m[6][2].thread_elements()[1];
+    const float v2043 = v2042 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2044 = bfloat(v2043);
+    const uint v2045 = v7 * v1;
+    const uint v2046 = v2045 + v2036;
+    const uint v2047 = v2046 * v2;
+    const uint v2048 = v2047 + v2038;
+    out[v2048] = v2044;
+  }
+  const uint v2049 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2050 = v620 + v2049;
+  const uint v2051 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2052 = v619 + v2051;
+  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2054 = v2052 < v2;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v43.m[6][3].thread_elements()[0];
+    const float v2057 = v2056 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2058 = bfloat(v2057);
+    const uint v2059 = v7 * v1;
+    const uint v2060 = v2059 + v2050;
+    const uint v2061 = v2060 * v2;
+    const uint v2062 = v2061 + v2052;
+    out[v2062] = v2058;
+  }
+  const uint v2063 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2064 = v620 + v2063;
+  const uint v2065 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2066 = v619 + v2065;
+  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2068 = v2066 < v2;
+  const bool v2069 = v2067 && v2068;
+  if (v2069) {
+    const float v2070 = v43.m[6][3].thread_elements()[1];
+    const float v2071 = v2070 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2072 = bfloat(v2071);
+    const uint v2073 = v7 * v1;
+    const uint v2074 = v2073 + v2064;
+    const uint v2075 = v2074 * v2;
+    const uint v2076 = v2075 + v2066;
+    out[v2076] = v2072;
+  }
+  const uint v2077 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2078 = v620 + v2077;
+  const uint v2079 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2080 = v619 + v2079;
+  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2082 = v2080 < v2;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v43.m[6][4].thread_elements()[0];
+    const float v2085 = v2084 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2086 = bfloat(v2085);
+    const uint v2087 = v7 * v1;
+    const uint v2088 = v2087 + v2078;
+    const uint v2089 = v2088 * v2;
+    const uint v2090 = v2089 + v2080;
+    out[v2090] = v2086;
+  }
+  const uint v2091 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2092 = v620 + v2091;
+  const uint v2093 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2094 = v619 + v2093;
+  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2096 = v2094 < v2;
+  const bool v2097 = v2095 && v2096;
+  if (v2097) {
+    const float v2098 = v43.m[6][4].thread_elements()[1];
+    const float v2099 = v2098 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2100 = bfloat(v2099);
+    const uint v2101 = v7 * v1;
+    const uint v2102 = v2101 + v2092;
+    const uint v2103 = v2102 * v2;
+    const uint v2104 = v2103 + v2094;
+    out[v2104] = v2100;
+  }
+  const uint v2105 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2106 = v620 + v2105;
+  const uint v2107 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2108 = v619 + v2107;
+  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2110 = v2108 < v2;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v43.m[6][5].thread_elements()[0];
+    const float v2113 = v2112 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2114 = bfloat(v2113);
+    const uint v2115 = v7 * v1;
+    const uint v2116 = v2115 + v2106;
+    const uint v2117 = v2116 * v2;
+    const uint v2118 = v2117 + v2108;
+    out[v2118] = v2114;
+  }
+  const uint v2119 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2120 = v620 + v2119;
+  const uint v2121 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2122 = v619 + v2121;
+  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2124 = v2122 < v2;
+  const bool v2125 = v2123 && v2124;
+  if (v2125) {
+    const float v2126 = v43.m[6][5].thread_elements()[1];
+    const float v2127 = v2126 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2128 = bfloat(v2127);
+    const uint v2129 = v7 * v1;
+    const uint v2130 = v2129 + v2120;
+    const uint v2131 = v2130 * v2;
+    const uint v2132 = v2131 + v2122;
+    out[v2132] = v2128;
+  }
+  const uint v2133 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2134 = v620 + v2133;
+  const uint v2135 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2136 = v619 + v2135;
+  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2138 = v2136 < v2;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v43.m[6][6].thread_elements()[0];
+    const float v2141 = v2140 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2142 = bfloat(v2141);
+    const uint v2143 = v7 * v1;
+    const uint v2144 = v2143 + v2134;
+    const uint v2145 = v2144 * v2;
+    const uint v2146 = v2145 + v2136;
+    out[v2146] = v2142;
+  }
+  const uint v2147 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2148 = v620 + v2147;
+  const uint v2149 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2150 = v619 + v2149;
+  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2152 = v2150 < v2;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v43.m[6][6].thread_elements()[1];
+    const float v2155 = v2154 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2156 = bfloat(v2155);
+    const uint v2157 = v7 * v1;
+    const uint v2158 = v2157 + v2148;
+    const uint v2159 = v2158 * v2;
+    const uint v2160 = v2159 + v2150;
+    out[v2160] = v2156;
+  }
+  const uint v2161 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2162 = v620 + v2161;
+  const uint v2163 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2164 = v619 + v2163;
+  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2166 = v2164 < v2;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v43.m[6][7].thread_elements()[0];
+    const float v2169 = v2168 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2170 = bfloat(v2169);
+    const uint v2171 = v7 * v1;
+    const uint v2172 = v2171 + v2162;
+    const uint v2173 = v2172 * v2;
+    const uint v2174 = v2173 + v2164;
+    out[v2174] = v2170;
+  }
+  const uint v2175 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2176 = v620 + v2175;
+  const uint v2177 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2178 = v619 + v2177;
+  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2180 = v2178 < v2;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v43.m[6][7].thread_elements()[1];
+    const float v2183 = v2182 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2184 = bfloat(v2183);
+    const uint v2185 = v7 * v1;
+    const uint v2186 = v2185 + v2176;
+    const uint v2187 = v2186 * v2;
+    const uint v2188 = v2187 + v2178;
+    out[v2188] = v2184;
+  }
+  const uint v2189 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2190 = v620 + v2189;
+  const uint v2191 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2192 = v619 + v2191;
+  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2194 = v2192 < v2;
+  const bool v2195 = v2193 && v2194;
+  if (v2195) {
+    const float v2196 = v43.m[7][0].thread_elements()[0];
+    const float v2197 = v2196 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2198 = bfloat(v2197);
+    const uint v2199 = v7 * v1;
+    const uint v2200 = v2199 + v2190;
+    const uint v2201 = v2200 * v2;
+    const uint v2202 = v2201 + v2192;
+    out[v2202] = v2198;
+  }
+  const uint v2203 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2204 = v620 + v2203;
+  const uint v2205 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2206 = v619 + v2205;
+  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2208 = v2206 < v2;
+  const bool v2209 = v2207 && v2208;
+  if (v2209) {
+    const float v2210 = v43.m[7][0].thread_elements()[1];
+    const float v2211 = v2210 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2212 = bfloat(v2211);
+    const uint v2213 = v7 * v1;
+    const uint v2214 = v2213 + v2204;
+    const uint v2215 = v2214 * v2;
+    const uint v2216 = v2215 + v2206;
+    out[v2216] = v2212;
+  }
+  const uint v2217 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2218 = v620 + v2217;
+  const uint v2219 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2220 = v619 + v2219;
+  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2222 = v2220 < v2;
+  const bool v2223 = v2221 && v2222;
+  if (v2223) {
+    const float v2224 = v43.m[7][1].thread_elements()[0];
+    const float v2225 = v2224 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2226 = bfloat(v2225);
+    const uint v2227 = v7 * v1;
+    const uint v2228 = v2227 + v2218;
+    const uint v2229 = v2228 * v2;
+    const uint v2230 = v2229 + v2220;
+    out[v2230] = v2226;
+  }
+  const uint v2231 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2232 = v620 + v2231;
+  const uint v2233 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2234 = v619 + v2233;
+  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2236 = v2234 < v2;
+  const bool v2237 = v2235 && v2236;
+  if (v2237) {
+    const float v2238 = v43.m[7][1].thread_elements()[1];
+    const float v2239 = v2238 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2240 = bfloat(v2239);
+    const uint v2241 = v7 * v1;
+    const uint v2242 = v2241 + v2232;
+    const uint v2243 = v2242 * v2;
+    const uint v2244 = v2243 + v2234;
+    out[v2244] = v2240;
+  }
+  const uint v2245 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2246 = v620 + v2245;
+  const uint v2247 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2248 = v619 + v2247;
+  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2250 = v2248 < v2;
+  const bool v2251 = v2249 && v2250;
+  if (v2251) {
+    const float v2252 = v43.m[7][2].thread_elements()[0];
+    const float v2253 = v2252 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2254 = bfloat(v2253);
+    const uint v2255 = v7 * v1;
+    const uint v2256 = v2255 + v2246;
+    const uint v2257 = v2256 * v2;
+    const uint v2258 = v2257 + v2248;
+    out[v2258] = v2254;
+  }
+  const uint v2259 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2260 = v620 + v2259;
+  const uint v2261 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2262 = v619 + v2261;
+  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2264 = v2262 < v2;
+  const bool v2265 = v2263 && v2264;
+  if (v2265) {
+    const float v2266 = v43.m[7][2].thread_elements()[1];
+    const float v2267 = v2266 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2268 = bfloat(v2267);
+    const uint v2269 = v7 * v1;
+    const uint v2270 = v2269 + v2260;
+    const uint v2271 = v2270 * v2;
+    const uint v2272 = v2271 + v2262;
+    out[v2272] = v2268;
+  }
+  const uint v2273 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2274 = v620 + v2273;
+  const uint v2275 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2276 = v619 + v2275;
+  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2278 = v2276 < v2;
+  const bool v2279 = v2277 && v2278;
+  if (v2279) {
+    const float v2280 = v43.m[7][3].thread_elements()[0];
+    const float v2281 = v2280 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2282 = bfloat(v2281);
+    const uint v2283 = v7 * v1;
+    const uint v2284 = v2283 + v2274;
+    const uint v2285 = v2284 * v2;
+    const uint v2286 = v2285 + v2276;
+    out[v2286] = v2282;
+  }
+  const uint v2287 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2288 = v620 + v2287;
+  const uint v2289 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2290 = v619 + v2289;
+  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2292 = v2290 < v2;
+  const bool v2293 = v2291 && v2292;
+  if (v2293) {
+    const float v2294 = v43.m[7][3].thread_elements()[1];
+    const float v2295 = v2294 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2296 = bfloat(v2295);
+    const uint v2297 = v7 * v1;
+    const uint v2298 = v2297 + v2288;
+    const uint v2299 = v2298 * v2;
+    const uint v2300 = v2299 + v2290;
+    out[v2300] = v2296;
+  }
+  const uint v2301 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2302 = v620 + v2301;
+  const uint v2303 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2304 = v619 + v2303;
+  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2306 = v2304 < v2;
+  const bool v2307 = v2305 && v2306;
+  if (v2307) {
+    const float v2308 = v43.m[7][4].thread_elements()[0];
+    const float v2309 = v2308 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2310 = bfloat(v2309);
+    const uint v2311 = v7 * v1;
+    const uint v2312 = v2311 + v2302;
+    const uint v2313 = v2312 * v2;
+    const uint v2314 = v2313 + v2304;
+    out[v2314] = v2310;
+  }
+  const uint v2315 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2316 = v620 + v2315;
+  const uint v2317 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2318 = v619 + v2317;
+  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2320 = v2318 < v2;
+  const bool v2321 = v2319 && v2320;
+  if (v2321) {
+    const float v2322 = v43.m[7][4].thread_elements()[1];
+    const float v2323 = v2322 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2324 = bfloat(v2323);
+    const uint v2325 = v7 * v1;
+    const uint v2326 = v2325 + v2316;
+    const uint v2327 = v2326 * v2;
+    const uint v2328 = v2327 + v2318;
+    out[v2328] = v2324;
+  }
+  const uint v2329 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2330 = v620 + v2329;
+  const uint v2331 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2332 = v619 + v2331;
+  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2334 = v2332 < v2;
+  const bool v2335 = v2333 && v2334;
+  if (v2335) {
+    const float v2336 = v43.m[7][5].thread_elements()[0];
+    const float v2337 = v2336 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2338 = bfloat(v2337);
+    const uint v2339 = v7 * v1;
+    const uint v2340 = v2339 + v2330;
+    const uint v2341 = v2340 * v2;
+    const uint v2342 = v2341 + v2332;
+    out[v2342] = v2338;
+  }
+  const uint v2343 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2344 = v620 + v2343;
+  const uint v2345 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2346 = v619 + v2345;
+  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2348 = v2346 < v2;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v43.m[7][5].thread_elements()[1];
+    const float v2351 = v2350 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2352 = bfloat(v2351);
+    const uint v2353 = v7 * v1;
+    const uint v2354 = v2353 + v2344;
+    const uint v2355 = v2354 * v2;
+    const uint v2356 = v2355 + v2346;
+    out[v2356] = v2352;
+  }
+  const uint v2357 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2358 = v620 + v2357;
+  const uint v2359 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2360 = v619 + v2359;
+  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2362 = v2360 < v2;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v43.m[7][6].thread_elements()[0];
+    const float v2365 = v2364 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2366 = bfloat(v2365);
+    const uint v2367 = v7 * v1;
+    const uint v2368 = v2367 + v2358;
+    const uint v2369 = v2368 * v2;
+    const uint v2370 = v2369 + v2360;
+    out[v2370] = v2366;
+  }
+  const uint v2371 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2372 = v620 + v2371;
+  const uint v2373 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2374 = v619 + v2373;
+  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2376 = v2374 < v2;
+  const bool v2377 = v2375 && v2376;
+  if (v2377) {
+    const float v2378 = v43.m[7][6].thread_elements()[1];
+    const float v2379 = v2378 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2380 = bfloat(v2379);
+    const uint v2381 = v7 * v1;
+    const uint v2382 = v2381 + v2372;
+    const uint v2383 = v2382 * v2;
+    const uint v2384 = v2383 + v2374;
+    out[v2384] = v2380;
+  }
+  const uint v2385 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2386 = v620 + v2385;
+  const uint v2387 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2388 = v619 + v2387;
+  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2390 = v2388 < v2;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v43.m[7][7].thread_elements()[0];
+    const float v2393 = v2392 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2394 = bfloat(v2393);
+    const uint v2395 = v7 * v1;
+    const uint v2396 = v2395 + v2386;
+    const uint v2397 = v2396 * v2;
+    const uint v2398 = v2397 + v2388;
+    out[v2398] = v2394;
+  }
+  const uint v2399 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2400 = v620 + v2399;
+  const uint v2401 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2402 = v619 + v2401;
+  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2404 = v2402 < v2;
+  const bool v2405 = v2403 && v2404;
+  if (v2405) {
+    const float v2406 = v43.m[7][7].thread_elements()[1];
+    const float v2407 = v2406 * v6;  // kernels/gemm/gemm.cpp:103
+    const bfloat v2408 = bfloat(v2407);
+    const uint v2409 = v7 * v1;
+    const uint v2410 = v2409 + v2400;
+    const uint v2411 = v2410 * v2;
+    const uint v2412 = v2411 + v2402;
+    out[v2412] = v2408;
   }
 }

@@ -121,2714 +121,2714 @@ kernel void iron_gemm_beta_kn_bf16(
   const bool v57 = v56 == 0u;
   const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:256
   if (v63) {
-    const uint v2529 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2532 = v2529 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2535 = v2529 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2536 = v2535 << 3u;
-    const uint v2537 = v25 + v2532;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2538 = v2537 < v0;
-    const uint v2543 = v2537 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2549 = v2532 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2554 = v2529 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2556 = v2554 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2559 = v2554 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2560 = v2559 << 3u;
-    const uint v2561 = v25 + v2556;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2562 = v2561 < v0;
-    const uint v2567 = v2561 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2573 = v2556 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2578 = v2529 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2580 = v2578 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2583 = v2578 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2584 = v2583 << 3u;
-    const uint v2585 = v25 + v2580;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2586 = v2585 < v0;
-    const uint v2591 = v2585 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2597 = v2580 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2602 = v2529 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2604 = v2602 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2607 = v2602 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2608 = v2607 << 3u;
-    const uint v2609 = v25 + v2604;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2610 = v2609 < v0;
-    const uint v2615 = v2609 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2621 = v2604 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2626 = v2529 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2628 = v2626 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2631 = v2626 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2632 = v2631 << 3u;
-    const uint v2633 = v25 + v2628;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2634 = v2633 < v0;
-    const uint v2639 = v2633 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2645 = v2628 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2650 = v2529 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2652 = v2650 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2655 = v2650 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2656 = v2655 << 3u;
-    const uint v2657 = v25 + v2652;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2658 = v2657 < v0;
-    const uint v2663 = v2657 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2669 = v2652 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2674 = v2529 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2676 = v2674 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2679 = v2674 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2680 = v2679 << 3u;
-    const uint v2681 = v25 + v2676;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2682 = v2681 < v0;
-    const uint v2687 = v2681 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2693 = v2676 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2698 = v2529 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2700 = v2698 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2703 = v2698 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2704 = v2703 << 3u;
-    const uint v2705 = v25 + v2700;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2706 = v2705 < v0;
-    const uint v2711 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2717 = v2700 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2726 = v2529 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2729 = v2529 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2730 = v2729 << 3u;
-    const uint v2733 = v29 + v2730;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2734 = v2733 < v1;
-    const uint v2743 = v2726 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2750 = v2554 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2753 = v2554 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2754 = v2753 << 3u;
-    const uint v2757 = v29 + v2754;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2758 = v2757 < v1;
-    const uint v2767 = v2750 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2774 = v2578 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2777 = v2578 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2778 = v2777 << 3u;
-    const uint v2781 = v29 + v2778;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2782 = v2781 < v1;
-    const uint v2791 = v2774 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2798 = v2602 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2801 = v2602 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2802 = v2801 << 3u;
-    const uint v2805 = v29 + v2802;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2806 = v2805 < v1;
-    const uint v2815 = v2798 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2822 = v2626 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2825 = v2626 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2826 = v2825 << 3u;
-    const uint v2829 = v29 + v2826;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2830 = v2829 < v1;
-    const uint v2839 = v2822 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2846 = v2650 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2849 = v2650 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2850 = v2849 << 3u;
-    const uint v2853 = v29 + v2850;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2854 = v2853 < v1;
-    const uint v2863 = v2846 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2870 = v2674 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2873 = v2674 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2874 = v2873 << 3u;
-    const uint v2877 = v29 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2878 = v2877 < v1;
-    const uint v2887 = v2870 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2894 = v2698 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2897 = v2698 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2898 = v2897 << 3u;
-    const uint v2901 = v29 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2902 = v2901 < v1;
-    const uint v2911 = v2894 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2921 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2530 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2533 = v2530 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2536 = v2530 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2537 = v2536 << 3u;
+    const uint v2538 = v25 + v2533;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2539 = v2538 < v0;
+    const uint v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2550 = v2533 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2555 = v2530 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2557 = v2555 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2560 = v2555 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2561 = v2560 << 3u;
+    const uint v2562 = v25 + v2557;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2563 = v2562 < v0;
+    const uint v2568 = v2562 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2574 = v2557 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2579 = v2530 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2581 = v2579 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2584 = v2579 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2585 = v2584 << 3u;
+    const uint v2586 = v25 + v2581;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2587 = v2586 < v0;
+    const uint v2592 = v2586 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2598 = v2581 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2603 = v2530 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2605 = v2603 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2608 = v2603 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2609 = v2608 << 3u;
+    const uint v2610 = v25 + v2605;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2611 = v2610 < v0;
+    const uint v2616 = v2610 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2622 = v2605 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2627 = v2530 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2629 = v2627 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2632 = v2627 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2633 = v2632 << 3u;
+    const uint v2634 = v25 + v2629;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2635 = v2634 < v0;
+    const uint v2640 = v2634 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2646 = v2629 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2651 = v2530 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2653 = v2651 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2656 = v2651 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2657 = v2656 << 3u;
+    const uint v2658 = v25 + v2653;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2659 = v2658 < v0;
+    const uint v2664 = v2658 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2670 = v2653 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2675 = v2530 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2677 = v2675 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2680 = v2675 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2681 = v2680 << 3u;
+    const uint v2682 = v25 + v2677;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2683 = v2682 < v0;
+    const uint v2688 = v2682 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2694 = v2677 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2699 = v2530 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2701 = v2699 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2704 = v2699 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2705 = v2704 << 3u;
+    const uint v2706 = v25 + v2701;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2707 = v2706 < v0;
+    const uint v2712 = v2706 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2718 = v2701 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2727 = v2530 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2730 = v2530 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2731 = v2730 << 3u;
+    const uint v2734 = v29 + v2731;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2735 = v2734 < v1;
+    const uint v2744 = v2727 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2751 = v2555 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2754 = v2555 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2755 = v2754 << 3u;
+    const uint v2758 = v29 + v2755;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2759 = v2758 < v1;
+    const uint v2768 = v2751 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2775 = v2579 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2778 = v2579 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2779 = v2778 << 3u;
+    const uint v2782 = v29 + v2779;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2783 = v2782 < v1;
+    const uint v2792 = v2775 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2799 = v2603 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2802 = v2603 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2803 = v2802 << 3u;
+    const uint v2806 = v29 + v2803;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2807 = v2806 < v1;
+    const uint v2816 = v2799 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2823 = v2627 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2826 = v2627 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2827 = v2826 << 3u;
+    const uint v2830 = v29 + v2827;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2831 = v2830 < v1;
+    const uint v2840 = v2823 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2847 = v2651 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2850 = v2651 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2851 = v2850 << 3u;
+    const uint v2854 = v29 + v2851;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2855 = v2854 < v1;
+    const uint v2864 = v2847 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2871 = v2675 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2874 = v2675 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2875 = v2874 << 3u;
+    const uint v2878 = v29 + v2875;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2879 = v2878 < v1;
+    const uint v2888 = v2871 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2895 = v2699 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2898 = v2699 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2899 = v2898 << 3u;
+    const uint v2902 = v29 + v2899;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2903 = v2902 < v1;
+    const uint v2912 = v2895 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2922 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2521 = 0u; v2521 < v2; v2521 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2523 = v2521 >> 6u;
-      const uint v2525 = v2523 % 1u;
+    for (uint v2522 = 0u; v2522 < v2; v2522 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2524 = v2522 >> 6u;
+      const uint v2526 = v2524 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2527 = v2525 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2539 = v2521 + v2536;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2540 = v2539 < v2;
-      const bool v2541 = v2538 && v2540;
-      const uint v2545 = v2543 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2546 = v2545 + v2536;
-      const uint v2547 = v2541 ? v2546 : 0u;
-      const uint v2550 = v2527 + v2549;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2551 = v2550 + v2536;
+      const uint v2528 = v2526 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2540 = v2522 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2541 = v2540 < v2;
+      const bool v2542 = v2539 && v2541;
+      const uint v2546 = v2544 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2547 = v2546 + v2537;
+      const uint v2548 = v2542 ? v2547 : 0u;
+      const uint v2551 = v2528 + v2550;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2552 = v2551 + v2537;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2551 + e] = v2541 ? a[v2547 + e] : bfloat(0);
+        shm0[v2552 + e] = v2542 ? a[v2548 + e] : bfloat(0);
       }
-      const uint v2563 = v2521 + v2560;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2564 = v2563 < v2;
-      const bool v2565 = v2562 && v2564;
-      const uint v2569 = v2567 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2570 = v2569 + v2560;
-      const uint v2571 = v2565 ? v2570 : 0u;
-      const uint v2574 = v2527 + v2573;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2575 = v2574 + v2560;
+      const uint v2564 = v2522 + v2561;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2565 = v2564 < v2;
+      const bool v2566 = v2563 && v2565;
+      const uint v2570 = v2568 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2571 = v2570 + v2561;
+      const uint v2572 = v2566 ? v2571 : 0u;
+      const uint v2575 = v2528 + v2574;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2576 = v2575 + v2561;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2575 + e] = v2565 ? a[v2571 + e] : bfloat(0);
+        shm0[v2576 + e] = v2566 ? a[v2572 + e] : bfloat(0);
       }
-      const uint v2587 = v2521 + v2584;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2588 = v2587 < v2;
-      const bool v2589 = v2586 && v2588;
-      const uint v2593 = v2591 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2594 = v2593 + v2584;
-      const uint v2595 = v2589 ? v2594 : 0u;
-      const uint v2598 = v2527 + v2597;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2599 = v2598 + v2584;
+      const uint v2588 = v2522 + v2585;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2589 = v2588 < v2;
+      const bool v2590 = v2587 && v2589;
+      const uint v2594 = v2592 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2595 = v2594 + v2585;
+      const uint v2596 = v2590 ? v2595 : 0u;
+      const uint v2599 = v2528 + v2598;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2600 = v2599 + v2585;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2599 + e] = v2589 ? a[v2595 + e] : bfloat(0);
+        shm0[v2600 + e] = v2590 ? a[v2596 + e] : bfloat(0);
       }
-      const uint v2611 = v2521 + v2608;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2612 = v2611 < v2;
-      const bool v2613 = v2610 && v2612;
-      const uint v2617 = v2615 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2618 = v2617 + v2608;
-      const uint v2619 = v2613 ? v2618 : 0u;
-      const uint v2622 = v2527 + v2621;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2623 = v2622 + v2608;
+      const uint v2612 = v2522 + v2609;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2613 = v2612 < v2;
+      const bool v2614 = v2611 && v2613;
+      const uint v2618 = v2616 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2619 = v2618 + v2609;
+      const uint v2620 = v2614 ? v2619 : 0u;
+      const uint v2623 = v2528 + v2622;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2624 = v2623 + v2609;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2623 + e] = v2613 ? a[v2619 + e] : bfloat(0);
+        shm0[v2624 + e] = v2614 ? a[v2620 + e] : bfloat(0);
       }
-      const uint v2635 = v2521 + v2632;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2636 = v2635 < v2;
-      const bool v2637 = v2634 && v2636;
-      const uint v2641 = v2639 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2642 = v2641 + v2632;
-      const uint v2643 = v2637 ? v2642 : 0u;
-      const uint v2646 = v2527 + v2645;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2647 = v2646 + v2632;
+      const uint v2636 = v2522 + v2633;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2637 = v2636 < v2;
+      const bool v2638 = v2635 && v2637;
+      const uint v2642 = v2640 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2643 = v2642 + v2633;
+      const uint v2644 = v2638 ? v2643 : 0u;
+      const uint v2647 = v2528 + v2646;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2648 = v2647 + v2633;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2647 + e] = v2637 ? a[v2643 + e] : bfloat(0);
+        shm0[v2648 + e] = v2638 ? a[v2644 + e] : bfloat(0);
       }
-      const uint v2659 = v2521 + v2656;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2660 = v2659 < v2;
-      const bool v2661 = v2658 && v2660;
-      const uint v2665 = v2663 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2666 = v2665 + v2656;
-      const uint v2667 = v2661 ? v2666 : 0u;
-      const uint v2670 = v2527 + v2669;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2671 = v2670 + v2656;
+      const uint v2660 = v2522 + v2657;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2661 = v2660 < v2;
+      const bool v2662 = v2659 && v2661;
+      const uint v2666 = v2664 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2667 = v2666 + v2657;
+      const uint v2668 = v2662 ? v2667 : 0u;
+      const uint v2671 = v2528 + v2670;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2672 = v2671 + v2657;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2671 + e] = v2661 ? a[v2667 + e] : bfloat(0);
+        shm0[v2672 + e] = v2662 ? a[v2668 + e] : bfloat(0);
       }
-      const uint v2683 = v2521 + v2680;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2684 = v2683 < v2;
-      const bool v2685 = v2682 && v2684;
-      const uint v2689 = v2687 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2690 = v2689 + v2680;
-      const uint v2691 = v2685 ? v2690 : 0u;
-      const uint v2694 = v2527 + v2693;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2695 = v2694 + v2680;
+      const uint v2684 = v2522 + v2681;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2685 = v2684 < v2;
+      const bool v2686 = v2683 && v2685;
+      const uint v2690 = v2688 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2691 = v2690 + v2681;
+      const uint v2692 = v2686 ? v2691 : 0u;
+      const uint v2695 = v2528 + v2694;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2696 = v2695 + v2681;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2695 + e] = v2685 ? a[v2691 + e] : bfloat(0);
+        shm0[v2696 + e] = v2686 ? a[v2692 + e] : bfloat(0);
       }
-      const uint v2707 = v2521 + v2704;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2708 = v2707 < v2;
-      const bool v2709 = v2706 && v2708;
-      const uint v2713 = v2711 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2714 = v2713 + v2704;
-      const uint v2715 = v2709 ? v2714 : 0u;
-      const uint v2718 = v2527 + v2717;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2719 = v2718 + v2704;
+      const uint v2708 = v2522 + v2705;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2709 = v2708 < v2;
+      const bool v2710 = v2707 && v2709;
+      const uint v2714 = v2712 + v2522;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2715 = v2714 + v2705;
+      const uint v2716 = v2710 ? v2715 : 0u;
+      const uint v2719 = v2528 + v2718;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2720 = v2719 + v2705;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2719 + e] = v2709 ? a[v2715 + e] : bfloat(0);
+        shm0[v2720 + e] = v2710 ? a[v2716 + e] : bfloat(0);
       }
-      const uint v2731 = v2521 + v2726;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2732 = v2731 < v2;
-      const bool v2735 = v2732 && v2734;
-      const uint v2737 = v2731 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2739 = v2737 + v29;
-      const uint v2740 = v2739 + v2730;
-      const uint v2741 = v2735 ? v2740 : 0u;
-      const uint v2744 = v2527 + v2743;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2745 = v2744 + v2730;
+      const uint v2732 = v2522 + v2727;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2733 = v2732 < v2;
+      const bool v2736 = v2733 && v2735;
+      const uint v2738 = v2732 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2740 = v2738 + v29;
+      const uint v2741 = v2740 + v2731;
+      const uint v2742 = v2736 ? v2741 : 0u;
+      const uint v2745 = v2528 + v2744;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2746 = v2745 + v2731;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2745 + e] = v2735 ? b[v2741 + e] : bfloat(0);
+        shm1[v2746 + e] = v2736 ? b[v2742 + e] : bfloat(0);
       }
-      const uint v2755 = v2521 + v2750;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2756 = v2755 < v2;
-      const bool v2759 = v2756 && v2758;
-      const uint v2761 = v2755 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2763 = v2761 + v29;
-      const uint v2764 = v2763 + v2754;
-      const uint v2765 = v2759 ? v2764 : 0u;
-      const uint v2768 = v2527 + v2767;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2769 = v2768 + v2754;
+      const uint v2756 = v2522 + v2751;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2757 = v2756 < v2;
+      const bool v2760 = v2757 && v2759;
+      const uint v2762 = v2756 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2764 = v2762 + v29;
+      const uint v2765 = v2764 + v2755;
+      const uint v2766 = v2760 ? v2765 : 0u;
+      const uint v2769 = v2528 + v2768;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2770 = v2769 + v2755;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2769 + e] = v2759 ? b[v2765 + e] : bfloat(0);
+        shm1[v2770 + e] = v2760 ? b[v2766 + e] : bfloat(0);
       }
-      const uint v2779 = v2521 + v2774;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2780 = v2779 < v2;
-      const bool v2783 = v2780 && v2782;
-      const uint v2785 = v2779 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2787 = v2785 + v29;
-      const uint v2788 = v2787 + v2778;
-      const uint v2789 = v2783 ? v2788 : 0u;
-      const uint v2792 = v2527 + v2791;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2793 = v2792 + v2778;
+      const uint v2780 = v2522 + v2775;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2781 = v2780 < v2;
+      const bool v2784 = v2781 && v2783;
+      const uint v2786 = v2780 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2788 = v2786 + v29;
+      const uint v2789 = v2788 + v2779;
+      const uint v2790 = v2784 ? v2789 : 0u;
+      const uint v2793 = v2528 + v2792;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2794 = v2793 + v2779;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2793 + e] = v2783 ? b[v2789 + e] : bfloat(0);
+        shm1[v2794 + e] = v2784 ? b[v2790 + e] : bfloat(0);
       }
-      const uint v2803 = v2521 + v2798;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2804 = v2803 < v2;
-      const bool v2807 = v2804 && v2806;
-      const uint v2809 = v2803 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2811 = v2809 + v29;
-      const uint v2812 = v2811 + v2802;
-      const uint v2813 = v2807 ? v2812 : 0u;
-      const uint v2816 = v2527 + v2815;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2817 = v2816 + v2802;
+      const uint v2804 = v2522 + v2799;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2805 = v2804 < v2;
+      const bool v2808 = v2805 && v2807;
+      const uint v2810 = v2804 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2812 = v2810 + v29;
+      const uint v2813 = v2812 + v2803;
+      const uint v2814 = v2808 ? v2813 : 0u;
+      const uint v2817 = v2528 + v2816;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2818 = v2817 + v2803;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2817 + e] = v2807 ? b[v2813 + e] : bfloat(0);
+        shm1[v2818 + e] = v2808 ? b[v2814 + e] : bfloat(0);
       }
-      const uint v2827 = v2521 + v2822;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2828 = v2827 < v2;
-      const bool v2831 = v2828 && v2830;
-      const uint v2833 = v2827 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2835 = v2833 + v29;
-      const uint v2836 = v2835 + v2826;
-      const uint v2837 = v2831 ? v2836 : 0u;
-      const uint v2840 = v2527 + v2839;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2841 = v2840 + v2826;
+      const uint v2828 = v2522 + v2823;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2829 = v2828 < v2;
+      const bool v2832 = v2829 && v2831;
+      const uint v2834 = v2828 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2836 = v2834 + v29;
+      const uint v2837 = v2836 + v2827;
+      const uint v2838 = v2832 ? v2837 : 0u;
+      const uint v2841 = v2528 + v2840;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2842 = v2841 + v2827;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2841 + e] = v2831 ? b[v2837 + e] : bfloat(0);
+        shm1[v2842 + e] = v2832 ? b[v2838 + e] : bfloat(0);
       }
-      const uint v2851 = v2521 + v2846;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2852 = v2851 < v2;
-      const bool v2855 = v2852 && v2854;
-      const uint v2857 = v2851 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2859 = v2857 + v29;
-      const uint v2860 = v2859 + v2850;
-      const uint v2861 = v2855 ? v2860 : 0u;
-      const uint v2864 = v2527 + v2863;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2865 = v2864 + v2850;
+      const uint v2852 = v2522 + v2847;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2853 = v2852 < v2;
+      const bool v2856 = v2853 && v2855;
+      const uint v2858 = v2852 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2860 = v2858 + v29;
+      const uint v2861 = v2860 + v2851;
+      const uint v2862 = v2856 ? v2861 : 0u;
+      const uint v2865 = v2528 + v2864;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2866 = v2865 + v2851;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2865 + e] = v2855 ? b[v2861 + e] : bfloat(0);
+        shm1[v2866 + e] = v2856 ? b[v2862 + e] : bfloat(0);
       }
-      const uint v2875 = v2521 + v2870;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2876 = v2875 < v2;
-      const bool v2879 = v2876 && v2878;
-      const uint v2881 = v2875 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2883 = v2881 + v29;
-      const uint v2884 = v2883 + v2874;
-      const uint v2885 = v2879 ? v2884 : 0u;
-      const uint v2888 = v2527 + v2887;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2889 = v2888 + v2874;
+      const uint v2876 = v2522 + v2871;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2877 = v2876 < v2;
+      const bool v2880 = v2877 && v2879;
+      const uint v2882 = v2876 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2884 = v2882 + v29;
+      const uint v2885 = v2884 + v2875;
+      const uint v2886 = v2880 ? v2885 : 0u;
+      const uint v2889 = v2528 + v2888;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2890 = v2889 + v2875;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2889 + e] = v2879 ? b[v2885 + e] : bfloat(0);
+        shm1[v2890 + e] = v2880 ? b[v2886 + e] : bfloat(0);
       }
-      const uint v2899 = v2521 + v2894;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2900 = v2899 < v2;
-      const bool v2903 = v2900 && v2902;
-      const uint v2905 = v2899 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2907 = v2905 + v29;
-      const uint v2908 = v2907 + v2898;
-      const uint v2909 = v2903 ? v2908 : 0u;
-      const uint v2912 = v2527 + v2911;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2913 = v2912 + v2898;
+      const uint v2900 = v2522 + v2895;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2901 = v2900 < v2;
+      const bool v2904 = v2901 && v2903;
+      const uint v2906 = v2900 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2908 = v2906 + v29;
+      const uint v2909 = v2908 + v2899;
+      const uint v2910 = v2904 ? v2909 : 0u;
+      const uint v2913 = v2528 + v2912;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2914 = v2913 + v2899;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2913 + e] = v2903 ? b[v2909 + e] : bfloat(0);
+        shm1[v2914 + e] = v2904 ? b[v2910 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2922 = v2527 + v2921;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2922), long(64u));
-      const uint v2927 = v2527 + v38;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load<false>(v44, shm1, long(v2927), long(128u));
+      const uint v2923 = v2528 + v2922;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2923), long(64u));
+      const uint v2928 = v2528 + v38;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v44, shm1, long(v2928), long(128u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2933 = v2922 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2933), long(64u));
-      const uint v2936 = v2527 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2937 = v2936 + v38;
-      iron_frag_load<false>(v44, shm1, long(v2937), long(128u));
+      const uint v2934 = v2923 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2934), long(64u));
+      const uint v2937 = v2528 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2938 = v2937 + v38;
+      iron_frag_load<false>(v44, shm1, long(v2938), long(128u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2943 = v2922 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2943), long(64u));
-      const uint v2946 = v2527 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2947 = v2946 + v38;
-      iron_frag_load<false>(v44, shm1, long(v2947), long(128u));
+      const uint v2944 = v2923 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2944), long(64u));
+      const uint v2947 = v2528 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2948 = v2947 + v38;
+      iron_frag_load<false>(v44, shm1, long(v2948), long(128u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2953 = v2922 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2953), long(64u));
-      const uint v2956 = v2527 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2957 = v2956 + v38;
-      iron_frag_load<false>(v44, shm1, long(v2957), long(128u));
+      const uint v2954 = v2923 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2954), long(64u));
+      const uint v2957 = v2528 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2958 = v2957 + v38;
+      iron_frag_load<false>(v44, shm1, long(v2958), long(128u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v506 = iron_tid.x;
-    const uint v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v506 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v507 = iron_tid.x;
+    const uint v563 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v575 = v563 + 16u;
+    const uint v579 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v585 = v563 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v589 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v595 = v563 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v599 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v513 = v25 + v510;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v514 = v513 < v0;
-        const uint v515 = v504 + v512;
-        const bool v516 = v515 < v2;
-        const bool v517 = v514 && v516;
-        if (v517) {
-          const uint v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v521 = v519 + v504;
-          const uint v522 = v521 + v512;
-          const bfloat v523 = a[v522];
-          const uint v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v526 = v525 + v512;
-          shm0[v526] = v523;
+    for (uint v505 = 0u; v505 < v2; v505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v509 = v507; v509 < 8192u; v509 += v506) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v511 = v509 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v513 = v509 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v514 = v25 + v511;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v515 = v514 < v0;
+        const uint v516 = v505 + v513;
+        const bool v517 = v516 < v2;
+        const bool v518 = v515 && v517;
+        if (v518) {
+          const uint v520 = v514 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v522 = v520 + v505;
+          const uint v523 = v522 + v513;
+          const bfloat v524 = a[v523];
+          const uint v526 = v511 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v527 = v526 + v513;
+          shm0[v527] = v524;
         } else {
-          const uint v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v529 = v528 + v512;
-          shm0[v529] = bfloat(0.0f);
+          const uint v529 = v511 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v530 = v529 + v513;
+          shm0[v530] = bfloat(0.0f);
         }
       }
 
-      for (uint v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v540 = v539 < v2;
-        const uint v541 = v29 + v538;
-        const bool v542 = v541 < v1;
-        const bool v543 = v540 && v542;
-        if (v543) {
-          const uint v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v547 = v545 + v29;
-          const uint v548 = v547 + v538;
-          const bfloat v549 = b[v548];
-          const uint v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v552 = v551 + v538;
-          shm1[v552] = v549;
+      for (uint v535 = v507; v535 < 8192u; v535 += v506) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v537 = v535 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v539 = v535 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v540 = v505 + v537;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v541 = v540 < v2;
+        const uint v542 = v29 + v539;
+        const bool v543 = v542 < v1;
+        const bool v544 = v541 && v543;
+        if (v544) {
+          const uint v546 = v540 * v1;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v548 = v546 + v29;
+          const uint v549 = v548 + v539;
+          const bfloat v550 = b[v549];
+          const uint v552 = v537 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v553 = v552 + v539;
+          shm1[v553] = v550;
         } else {
-          const uint v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v555 = v554 + v538;
-          shm1[v555] = bfloat(0.0f);
+          const uint v555 = v537 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v556 = v555 + v539;
+          shm1[v556] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v42, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v563), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v42, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v44, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v42, shm0, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v579), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v44, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v42, shm0, long(v585), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v589), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v42, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v44, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v42, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v599), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v599 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v600 = v25 + v34;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v606 = v604 < v1;
-  const bool v607 = v605 && v606;
-  if (v607) {
-    const float v608 = v40.m[0][0].thread_elements()[0];
-    const uint v609 = v602 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v610 = v609 + v604;
-    const bfloat v611 = c[v610];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v612 = float(v611);
-    const float v613 = v612 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v614 = fma(v608, v3, v613);
-    const bfloat v615 = bfloat(v614);
-    c[v610] = v615;
-  }
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v617 = v600 + v616;
-  const uint v618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v619 = v599 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v40.m[0][0].thread_elements()[1];
-    const uint v624 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v625 = v624 + v619;
-    const bfloat v626 = c[v625];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v627 = float(v626);
-    const float v628 = v627 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v629 = fma(v623, v3, v628);
-    const bfloat v630 = bfloat(v629);
-    c[v625] = v630;
-  }
-  const uint v631 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v632 = v600 + v631;
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v634 = v599 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v636 = v634 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v40.m[0][1].thread_elements()[0];
-    const uint v639 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v640 = v639 + v634;
-    const bfloat v641 = c[v640];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v642 = float(v641);
-    const float v643 = v642 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v644 = fma(v638, v3, v643);
-    const bfloat v645 = bfloat(v644);
-    c[v640] = v645;
-  }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v647 = v600 + v646;
-  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v649 = v599 + v648;
-  const bool v650 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v651 = v649 < v1;
-  const bool v652 = v650 && v651;
-  if (v652) {
-    const float v653 = v40.m[0][1].thread_elements()[1];
-    const uint v654 = v647 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v655 = v654 + v649;
-    const bfloat v656 = c[v655];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v657 = float(v656);
-    const float v658 = v657 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v659 = fma(v653, v3, v658);
-    const bfloat v660 = bfloat(v659);
-    c[v655] = v660;
-  }
-  const uint v661 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v662 = v600 + v661;
-  const uint v663 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v666 = v664 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v40.m[0][2].thread_elements()[0];
-    const uint v669 = v662 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v670 = v669 + v664;
-    const bfloat v671 = c[v670];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v672 = float(v671);
-    const float v673 = v672 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v674 = fma(v668, v3, v673);
-    const bfloat v675 = bfloat(v674);
-    c[v670] = v675;
-  }
-  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v677 = v600 + v676;
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v679 = v599 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v681 = v679 < v1;
-  const bool v682 = v680 && v681;
-  if (v682) {
-    const float v683 = v40.m[0][2].thread_elements()[1];
-    const uint v684 = v677 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v685 = v684 + v679;
-    const bfloat v686 = c[v685];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v687 = float(v686);
-    const float v688 = v687 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v689 = fma(v683, v3, v688);
-    const bfloat v690 = bfloat(v689);
-    c[v685] = v690;
-  }
-  const uint v691 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v692 = v600 + v691;
-  const uint v693 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v694 = v599 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v696 = v694 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v40.m[0][3].thread_elements()[0];
-    const uint v699 = v692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v700 = v699 + v694;
-    const bfloat v701 = c[v700];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v702 = float(v701);
-    const float v703 = v702 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v704 = fma(v698, v3, v703);
-    const bfloat v705 = bfloat(v704);
-    c[v700] = v705;
-  }
-  const uint v706 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v707 = v600 + v706;
-  const uint v708 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v709 = v599 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v711 = v709 < v1;
-  const bool v712 = v710 && v711;
-  if (v712) {
-    const float v713 = v40.m[0][3].thread_elements()[1];
-    const uint v714 = v707 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v715 = v714 + v709;
-    const bfloat v716 = c[v715];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v717 = float(v716);
-    const float v718 = v717 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v719 = fma(v713, v3, v718);
-    const bfloat v720 = bfloat(v719);
-    c[v715] = v720;
-  }
-  const uint v721 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v722 = v600 + v721;
-  const uint v723 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v726 = v724 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v40.m[0][4].thread_elements()[0];
-    const uint v729 = v722 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v730 = v729 + v724;
-    const bfloat v731 = c[v730];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v732 = float(v731);
-    const float v733 = v732 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v734 = fma(v728, v3, v733);
-    const bfloat v735 = bfloat(v734);
-    c[v730] = v735;
-  }
-  const uint v736 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v737 = v600 + v736;
-  const uint v738 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v739 = v599 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v741 = v739 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v40.m[0][4].thread_elements()[1];
-    const uint v744 = v737 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v745 = v744 + v739;
-    const bfloat v746 = c[v745];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v747 = float(v746);
-    const float v748 = v747 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v749 = fma(v743, v3, v748);
-    const bfloat v750 = bfloat(v749);
-    c[v745] = v750;
-  }
-  const uint v751 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v752 = v600 + v751;
-  const uint v753 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v754 = v599 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v756 = v754 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v40.m[0][5].thread_elements()[0];
-    const uint v759 = v752 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v760 = v759 + v754;
-    const bfloat v761 = c[v760];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v762 = float(v761);
-    const float v763 = v762 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v764 = fma(v758, v3, v763);
-    const bfloat v765 = bfloat(v764);
-    c[v760] = v765;
-  }
-  const uint v766 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v767 = v600 + v766;
-  const uint v768 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v769 = v599 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v771 = v769 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v40.m[0][5].thread_elements()[1];
-    const uint v774 = v767 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v775 = v774 + v769;
-    const bfloat v776 = c[v775];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v777 = float(v776);
-    const float v778 = v777 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v779 = fma(v773, v3, v778);
-    const bfloat v780 = bfloat(v779);
-    c[v775] = v780;
-  }
-  const uint v781 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v782 = v600 + v781;
-  const uint v783 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v786 = v784 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v40.m[0][6].thread_elements()[0];
-    const uint v789 = v782 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v790 = v789 + v784;
-    const bfloat v791 = c[v790];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v792 = float(v791);
-    const float v793 = v792 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v794 = fma(v788, v3, v793);
-    const bfloat v795 = bfloat(v794);
-    c[v790] = v795;
-  }
-  const uint v796 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v797 = v600 + v796;
-  const uint v798 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v799 = v599 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v40.m[0][6].thread_elements()[1];
-    const uint v804 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v805 = v804 + v799;
-    const bfloat v806 = c[v805];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v807 = float(v806);
-    const float v808 = v807 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v809 = fma(v803, v3, v808);
-    const bfloat v810 = bfloat(v809);
-    c[v805] = v810;
-  }
-  const uint v811 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v812 = v600 + v811;
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v816 = v814 < v1;
-  const bool v817 = v815 && v816;
-  if (v817) {
-    const float v818 = v40.m[0][7].thread_elements()[0];
-    const uint v819 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v820 = v819 + v814;
-    const bfloat v821 = c[v820];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v822 = float(v821);
-    const float v823 = v822 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v824 = fma(v818, v3, v823);
-    const bfloat v825 = bfloat(v824);
-    c[v820] = v825;
-  }
-  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v827 = v600 + v826;
-  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v829 = v599 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v40.m[0][7].thread_elements()[1];
-    const uint v834 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v835 = v834 + v829;
-    const bfloat v836 = c[v835];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v837 = float(v836);
-    const float v838 = v837 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v839 = fma(v833, v3, v838);
-    const bfloat v840 = bfloat(v839);
-    c[v835] = v840;
-  }
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v842 = v600 + v841;
-  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v846 = v844 < v1;
-  const bool v847 = v845 && v846;
-  if (v847) {
-    const float v848 = v40.m[1][0].thread_elements()[0];
-    const uint v849 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v850 = v849 + v844;
-    const bfloat v851 = c[v850];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v852 = float(v851);
-    const float v853 = v852 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v854 = fma(v848, v3, v853);
-    const bfloat v855 = bfloat(v854);
-    c[v850] = v855;
-  }
-  const uint v856 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v857 = v600 + v856;
-  const uint v858 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v859 = v599 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v40.m[1][0].thread_elements()[1];
-    const uint v864 = v857 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v865 = v864 + v859;
-    const bfloat v866 = c[v865];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v867 = float(v866);
-    const float v868 = v867 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v869 = fma(v863, v3, v868);
-    const bfloat v870 = bfloat(v869);
-    c[v865] = v870;
-  }
-  const uint v871 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v872 = v600 + v871;
-  const uint v873 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v874 = v599 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v876 = v874 < v1;
-  const bool v877 = v875 && v876;
-  if (v877) {
-    const float v878 = v40.m[1][1].thread_elements()[0];
-    const uint v879 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v880 = v879 + v874;
-    const bfloat v881 = c[v880];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v882 = float(v881);
-    const float v883 = v882 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v884 = fma(v878, v3, v883);
-    const bfloat v885 = bfloat(v884);
-    c[v880] = v885;
-  }
-  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v887 = v600 + v886;
-  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v889 = v599 + v888;
-  const bool v890 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v891 = v889 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v40.m[1][1].thread_elements()[1];
-    const uint v894 = v887 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v895 = v894 + v889;
-    const bfloat v896 = c[v895];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v897 = float(v896);
-    const float v898 = v897 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v899 = fma(v893, v3, v898);
-    const bfloat v900 = bfloat(v899);
-    c[v895] = v900;
-  }
-  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v902 = v600 + v901;
-  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v906 = v904 < v1;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v40.m[1][2].thread_elements()[0];
-    const uint v909 = v902 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v910 = v909 + v904;
-    const bfloat v911 = c[v910];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v912 = float(v911);
-    const float v913 = v912 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v914 = fma(v908, v3, v913);
-    const bfloat v915 = bfloat(v914);
-    c[v910] = v915;
-  }
-  const uint v916 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v917 = v600 + v916;
-  const uint v918 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v919 = v599 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v921 = v919 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v40.m[1][2].thread_elements()[1];
-    const uint v924 = v917 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v925 = v924 + v919;
-    const bfloat v926 = c[v925];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v927 = float(v926);
-    const float v928 = v927 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v929 = fma(v923, v3, v928);
-    const bfloat v930 = bfloat(v929);
-    c[v925] = v930;
-  }
-  const uint v931 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v932 = v600 + v931;
-  const uint v933 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v934 = v599 + v933;
-  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v936 = v934 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v40.m[1][3].thread_elements()[0];
-    const uint v939 = v932 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v940 = v939 + v934;
-    const bfloat v941 = c[v940];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v942 = float(v941);
-    const float v943 = v942 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v944 = fma(v938, v3, v943);
-    const bfloat v945 = bfloat(v944);
-    c[v940] = v945;
-  }
-  const uint v946 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v947 = v600 + v946;
-  const uint v948 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v949 = v599 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v951 = v949 < v1;
-  const bool v952 = v950 && v951;
-  if (v952) {
-    const float v953 = v40.m[1][3].thread_elements()[1];
-    const uint v954 = v947 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v955 = v954 + v949;
-    const bfloat v956 = c[v955];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v957 = float(v956);
-    const float v958 = v957 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v959 = fma(v953, v3, v958);
-    const bfloat v960 = bfloat(v959);
-    c[v955] = v960;
-  }
-  const uint v961 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v962 = v600 + v961;
-  const uint v963 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v966 = v964 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v40.m[1][4].thread_elements()[0];
-    const uint v969 = v962 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v970 = v969 + v964;
-    const bfloat v971 = c[v970];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v972 = float(v971);
-    const float v973 = v972 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v974 = fma(v968, v3, v973);
-    const bfloat v975 = bfloat(v974);
-    c[v970] = v975;
-  }
-  const uint v976 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v977 = v600 + v976;
-  const uint v978 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v979 = v599 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v981 = v979 < v1;
-  const bool v982 = v980 && v981;
-  if (v982) {
-    const float v983 = v40.m[1][4].thread_elements()[1];
-    const uint v984 = v977 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v985 = v984 + v979;
-    const bfloat v986 = c[v985];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v987 = float(v986);
-    const float v988 = v987 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v989 = fma(v983, v3, v988);
-    const bfloat v990 = bfloat(v989);
-    c[v985] = v990;
-  }
-  const uint v991 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v992 = v600 + v991;
-  const uint v993 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v994 = v599 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v40.m[1][5].thread_elements()[0];
-    const uint v999 = v992 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1000 = v999 + v994;
-    const bfloat v1001 = c[v1000];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1002 = float(v1001);
-    const float v1003 = v1002 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1004 = fma(v998, v3, v1003);
-    const bfloat v1005 = bfloat(v1004);
-    c[v1000] = v1005;
-  }
-  const uint v1006 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1007 = v600 + v1006;
-  const uint v1008 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1009 = v599 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v40.m[1][5].thread_elements()[1];
-    const uint v1014 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1015 = v1014 + v1009;
-    const bfloat v1016 = c[v1015];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1017 = float(v1016);
-    const float v1018 = v1017 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1019 = fma(v1013, v3, v1018);
-    const bfloat v1020 = bfloat(v1019);
-    c[v1015] = v1020;
-  }
-  const uint v1021 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1022 = v600 + v1021;
-  const uint v1023 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1026 = v1024 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v40.m[1][6].thread_elements()[0];
-    const uint v1029 = v1022 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1030 = v1029 + v1024;
-    const bfloat v1031 = c[v1030];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1032 = float(v1031);
-    const float v1033 = v1032 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1034 = fma(v1028, v3, v1033);
-    const bfloat v1035 = bfloat(v1034);
-    c[v1030] = v1035;
-  }
-  const uint v1036 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1037 = v600 + v1036;
-  const uint v1038 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1039 = v599 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v40.m[1][6].thread_elements()[1];
-    const uint v1044 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1045 = v1044 + v1039;
-    const bfloat v1046 = c[v1045];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1047 = float(v1046);
-    const float v1048 = v1047 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1049 = fma(v1043, v3, v1048);
-    const bfloat v1050 = bfloat(v1049);
-    c[v1045] = v1050;
-  }
-  const uint v1051 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1052 = v600 + v1051;
-  const uint v1053 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1054 = v599 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1056 = v1054 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v40.m[1][7].thread_elements()[0];
-    const uint v1059 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1060 = v1059 + v1054;
-    const bfloat v1061 = c[v1060];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1062 = float(v1061);
-    const float v1063 = v1062 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1064 = fma(v1058, v3, v1063);
-    const bfloat v1065 = bfloat(v1064);
-    c[v1060] = v1065;
-  }
-  const uint v1066 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1067 = v600 + v1066;
-  const uint v1068 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1069 = v599 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1071 = v1069 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v40.m[1][7].thread_elements()[1];
-    const uint v1074 = v1067 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1075 = v1074 + v1069;
-    const bfloat v1076 = c[v1075];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1077 = float(v1076);
-    const float v1078 = v1077 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1079 = fma(v1073, v3, v1078);
-    const bfloat v1080 = bfloat(v1079);
-    c[v1075] = v1080;
-  }
-  const uint v1081 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1082 = v600 + v1081;
-  const uint v1083 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1086 = v1084 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v40.m[2][0].thread_elements()[0];
-    const uint v1089 = v1082 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1090 = v1089 + v1084;
-    const bfloat v1091 = c[v1090];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1092 = float(v1091);
-    const float v1093 = v1092 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1094 = fma(v1088, v3, v1093);
-    const bfloat v1095 = bfloat(v1094);
-    c[v1090] = v1095;
-  }
-  const uint v1096 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1097 = v600 + v1096;
-  const uint v1098 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1099 = v599 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v40.m[2][0].thread_elements()[1];
-    const uint v1104 = v1097 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1105 = v1104 + v1099;
-    const bfloat v1106 = c[v1105];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1107 = float(v1106);
-    const float v1108 = v1107 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1109 = fma(v1103, v3, v1108);
-    const bfloat v1110 = bfloat(v1109);
-    c[v1105] = v1110;
-  }
-  const uint v1111 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1112 = v600 + v1111;
-  const uint v1113 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1114 = v599 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1116 = v1114 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v40.m[2][1].thread_elements()[0];
-    const uint v1119 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1120 = v1119 + v1114;
-    const bfloat v1121 = c[v1120];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1122 = float(v1121);
-    const float v1123 = v1122 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1124 = fma(v1118, v3, v1123);
-    const bfloat v1125 = bfloat(v1124);
-    c[v1120] = v1125;
-  }
-  const uint v1126 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1127 = v600 + v1126;
-  const uint v1128 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1131 = v1129 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v40.m[2][1].thread_elements()[1];
-    const uint v1134 = v1127 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1135 = v1134 + v1129;
-    const bfloat v1136 = c[v1135];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1137 = float(v1136);
-    const float v1138 = v1137 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1139 = fma(v1133, v3, v1138);
-    const bfloat v1140 = bfloat(v1139);
-    c[v1135] = v1140;
-  }
-  const uint v1141 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1142 = v600 + v1141;
-  const uint v1143 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1146 = v1144 < v1;
-  const bool v1147 = v1145 && v1146;
-  if (v1147) {
-    const float v1148 = v40.m[2][2].thread_elements()[0];
-    const uint v1149 = v1142 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1150 = v1149 + v1144;
-    const bfloat v1151 = c[v1150];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1152 = float(v1151);
-    const float v1153 = v1152 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1154 = fma(v1148, v3, v1153);
-    const bfloat v1155 = bfloat(v1154);
-    c[v1150] = v1155;
-  }
-  const uint v1156 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1157 = v600 + v1156;
-  const uint v1158 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1159 = v599 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1161 = v1159 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v40.m[2][2].thread_elements()[1];
-    const uint v1164 = v1157 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1165 = v1164 + v1159;
-    const bfloat v1166 = c[v1165];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1167 = float(v1166);
-    const float v1168 = v1167 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1169 = fma(v1163, v3, v1168);
-    const bfloat v1170 = bfloat(v1169);
-    c[v1165] = v1170;
-  }
-  const uint v1171 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1172 = v600 + v1171;
-  const uint v1173 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1174 = v599 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1176 = v1174 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v40.m[2][3].thread_elements()[0];
-    const uint v1179 = v1172 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1180 = v1179 + v1174;
-    const bfloat v1181 = c[v1180];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1182 = float(v1181);
-    const float v1183 = v1182 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1184 = fma(v1178, v3, v1183);
-    const bfloat v1185 = bfloat(v1184);
-    c[v1180] = v1185;
-  }
-  const uint v1186 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1187 = v600 + v1186;
-  const uint v1188 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1189 = v599 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1191 = v1189 < v1;
-  const bool v1192 = v1190 && v1191;
-  if (v1192) {
-    const float v1193 = v40.m[2][3].thread_elements()[1];
-    const uint v1194 = v1187 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1195 = v1194 + v1189;
-    const bfloat v1196 = c[v1195];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1197 = float(v1196);
-    const float v1198 = v1197 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1199 = fma(v1193, v3, v1198);
-    const bfloat v1200 = bfloat(v1199);
-    c[v1195] = v1200;
-  }
-  const uint v1201 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1202 = v600 + v1201;
-  const uint v1203 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1206 = v1204 < v1;
-  const bool v1207 = v1205 && v1206;
-  if (v1207) {
-    const float v1208 = v40.m[2][4].thread_elements()[0];
-    const uint v1209 = v1202 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1210 = v1209 + v1204;
-    const bfloat v1211 = c[v1210];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1212 = float(v1211);
-    const float v1213 = v1212 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1214 = fma(v1208, v3, v1213);
-    const bfloat v1215 = bfloat(v1214);
-    c[v1210] = v1215;
-  }
-  const uint v1216 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1217 = v600 + v1216;
-  const uint v1218 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1219 = v599 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v40.m[2][4].thread_elements()[1];
-    const uint v1224 = v1217 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1225 = v1224 + v1219;
-    const bfloat v1226 = c[v1225];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1227 = float(v1226);
-    const float v1228 = v1227 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1229 = fma(v1223, v3, v1228);
-    const bfloat v1230 = bfloat(v1229);
-    c[v1225] = v1230;
-  }
-  const uint v1231 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1232 = v600 + v1231;
-  const uint v1233 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1236 = v1234 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v40.m[2][5].thread_elements()[0];
-    const uint v1239 = v1232 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1240 = v1239 + v1234;
-    const bfloat v1241 = c[v1240];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1242 = float(v1241);
-    const float v1243 = v1242 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1244 = fma(v1238, v3, v1243);
-    const bfloat v1245 = bfloat(v1244);
-    c[v1240] = v1245;
-  }
-  const uint v1246 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1247 = v600 + v1246;
-  const uint v1248 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1249 = v599 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v40.m[2][5].thread_elements()[1];
-    const uint v1254 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1255 = v1254 + v1249;
-    const bfloat v1256 = c[v1255];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1257 = float(v1256);
-    const float v1258 = v1257 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1259 = fma(v1253, v3, v1258);
-    const bfloat v1260 = bfloat(v1259);
-    c[v1255] = v1260;
-  }
-  const uint v1261 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1262 = v600 + v1261;
-  const uint v1263 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1266 = v1264 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v40.m[2][6].thread_elements()[0];
-    const uint v1269 = v1262 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1270 = v1269 + v1264;
-    const bfloat v1271 = c[v1270];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1272 = float(v1271);
-    const float v1273 = v1272 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1274 = fma(v1268, v3, v1273);
-    const bfloat v1275 = bfloat(v1274);
-    c[v1270] = v1275;
-  }
-  const uint v1276 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1277 = v600 + v1276;
-  const uint v1278 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1279 = v599 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1281 = v1279 < v1;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v40.m[2][6].thread_elements()[1];
-    const uint v1284 = v1277 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1285 = v1284 + v1279;
-    const bfloat v1286 = c[v1285];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1287 = float(v1286);
-    const float v1288 = v1287 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1289 = fma(v1283, v3, v1288);
-    const bfloat v1290 = bfloat(v1289);
-    c[v1285] = v1290;
-  }
-  const uint v1291 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1292 = v600 + v1291;
-  const uint v1293 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1294 = v599 + v1293;
-  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1296 = v1294 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v40.m[2][7].thread_elements()[0];
-    const uint v1299 = v1292 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1300 = v1299 + v1294;
-    const bfloat v1301 = c[v1300];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1302 = float(v1301);
-    const float v1303 = v1302 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1304 = fma(v1298, v3, v1303);
-    const bfloat v1305 = bfloat(v1304);
-    c[v1300] = v1305;
-  }
-  const uint v1306 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1307 = v600 + v1306;
-  const uint v1308 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1309 = v599 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1311 = v1309 < v1;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v40.m[2][7].thread_elements()[1];
-    const uint v1314 = v1307 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1315 = v1314 + v1309;
-    const bfloat v1316 = c[v1315];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1317 = float(v1316);
-    const float v1318 = v1317 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1319 = fma(v1313, v3, v1318);
-    const bfloat v1320 = bfloat(v1319);
-    c[v1315] = v1320;
-  }
-  const uint v1321 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1322 = v600 + v1321;
-  const uint v1323 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1326 = v1324 < v1;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v40.m[3][0].thread_elements()[0];
-    const uint v1329 = v1322 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1330 = v1329 + v1324;
-    const bfloat v1331 = c[v1330];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1332 = float(v1331);
-    const float v1333 = v1332 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1334 = fma(v1328, v3, v1333);
-    const bfloat v1335 = bfloat(v1334);
-    c[v1330] = v1335;
-  }
-  const uint v1336 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1337 = v600 + v1336;
-  const uint v1338 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1339 = v599 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v40.m[3][0].thread_elements()[1];
-    const uint v1344 = v1337 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1345 = v1344 + v1339;
-    const bfloat v1346 = c[v1345];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1347 = float(v1346);
-    const float v1348 = v1347 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1349 = fma(v1343, v3, v1348);
-    const bfloat v1350 = bfloat(v1349);
-    c[v1345] = v1350;
-  }
-  const uint v1351 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1352 = v600 + v1351;
-  const uint v1353 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1354 = v599 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1356 = v1354 < v1;
-  const bool v1357 = v1355 && v1356;
-  if (v1357) {
-    const float v1358 = v40.m[3][1].thread_elements()[0];
-    const uint v1359 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1360 = v1359 + v1354;
-    const bfloat v1361 = c[v1360];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1362 = float(v1361);
-    const float v1363 = v1362 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1364 = fma(v1358, v3, v1363);
-    const bfloat v1365 = bfloat(v1364);
-    c[v1360] = v1365;
-  }
-  const uint v1366 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1367 = v600 + v1366;
-  const uint v1368 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1369 = v599 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1371 = v1369 < v1;
-  const bool v1372 = v1370 && v1371;
-  if (v1372) {
-    const float v1373 = v40.m[3][1].thread_elements()[1];
-    const uint v1374 = v1367 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1375 = v1374 + v1369;
-    const bfloat v1376 = c[v1375];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1377 = float(v1376);
-    const float v1378 = v1377 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1379 = fma(v1373, v3, v1378);
-    const bfloat v1380 = bfloat(v1379);
-    c[v1375] = v1380;
-  }
-  const uint v1381 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1382 = v600 + v1381;
-  const uint v1383 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v40.m[3][2].thread_elements()[0];
-    const uint v1389 = v1382 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1390 = v1389 + v1384;
-    const bfloat v1391 = c[v1390];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1392 = float(v1391);
-    const float v1393 = v1392 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1394 = fma(v1388, v3, v1393);
-    const bfloat v1395 = bfloat(v1394);
-    c[v1390] = v1395;
-  }
-  const uint v1396 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1397 = v600 + v1396;
-  const uint v1398 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1399 = v599 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1401 = v1399 < v1;
-  const bool v1402 = v1400 && v1401;
-  if (v1402) {
-    const float v1403 = v40.m[3][2].thread_elements()[1];
-    const uint v1404 = v1397 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1405 = v1404 + v1399;
-    const bfloat v1406 = c[v1405];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1407 = float(v1406);
-    const float v1408 = v1407 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1409 = fma(v1403, v3, v1408);
-    const bfloat v1410 = bfloat(v1409);
-    c[v1405] = v1410;
-  }
-  const uint v1411 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1412 = v600 + v1411;
-  const uint v1413 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1414 = v599 + v1413;
-  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1416 = v1414 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v40.m[3][3].thread_elements()[0];
-    const uint v1419 = v1412 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1420 = v1419 + v1414;
-    const bfloat v1421 = c[v1420];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1422 = float(v1421);
-    const float v1423 = v1422 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1424 = fma(v1418, v3, v1423);
-    const bfloat v1425 = bfloat(v1424);
-    c[v1420] = v1425;
-  }
-  const uint v1426 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1427 = v600 + v1426;
-  const uint v1428 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1429 = v599 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v40.m[3][3].thread_elements()[1];
-    const uint v1434 = v1427 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1435 = v1434 + v1429;
-    const bfloat v1436 = c[v1435];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1437 = float(v1436);
-    const float v1438 = v1437 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1439 = fma(v1433, v3, v1438);
-    const bfloat v1440 = bfloat(v1439);
-    c[v1435] = v1440;
-  }
-  const uint v1441 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1442 = v600 + v1441;
-  const uint v1443 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1446 = v1444 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v40.m[3][4].thread_elements()[0];
-    const uint v1449 = v1442 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1450 = v1449 + v1444;
-    const bfloat v1451 = c[v1450];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1452 = float(v1451);
-    const float v1453 = v1452 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1454 = fma(v1448, v3, v1453);
-    const bfloat v1455 = bfloat(v1454);
-    c[v1450] = v1455;
-  }
-  const uint v1456 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1457 = v600 + v1456;
-  const uint v1458 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1459 = v599 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v40.m[3][4].thread_elements()[1];
-    const uint v1464 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1465 = v1464 + v1459;
-    const bfloat v1466 = c[v1465];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1467 = float(v1466);
-    const float v1468 = v1467 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1469 = fma(v1463, v3, v1468);
-    const bfloat v1470 = bfloat(v1469);
-    c[v1465] = v1470;
-  }
-  const uint v1471 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1472 = v600 + v1471;
-  const uint v1473 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1474 = v599 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v40.m[3][5].thread_elements()[0];
-    const uint v1479 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1480 = v1479 + v1474;
-    const bfloat v1481 = c[v1480];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1482 = float(v1481);
-    const float v1483 = v1482 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1484 = fma(v1478, v3, v1483);
-    const bfloat v1485 = bfloat(v1484);
-    c[v1480] = v1485;
-  }
-  const uint v1486 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1487 = v600 + v1486;
-  const uint v1488 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1489 = v599 + v1488;
-  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v40.m[3][5].thread_elements()[1];
-    const uint v1494 = v1487 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1495 = v1494 + v1489;
-    const bfloat v1496 = c[v1495];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1497 = float(v1496);
-    const float v1498 = v1497 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1499 = fma(v1493, v3, v1498);
-    const bfloat v1500 = bfloat(v1499);
-    c[v1495] = v1500;
-  }
-  const uint v1501 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1502 = v600 + v1501;
-  const uint v1503 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1506 = v1504 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v40.m[3][6].thread_elements()[0];
-    const uint v1509 = v1502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1510 = v1509 + v1504;
-    const bfloat v1511 = c[v1510];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1512 = float(v1511);
-    const float v1513 = v1512 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1514 = fma(v1508, v3, v1513);
-    const bfloat v1515 = bfloat(v1514);
-    c[v1510] = v1515;
-  }
-  const uint v1516 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1517 = v600 + v1516;
-  const uint v1518 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1519 = v599 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1521 = v1519 < v1;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v40.m[3][6].thread_elements()[1];
-    const uint v1524 = v1517 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1525 = v1524 + v1519;
-    const bfloat v1526 = c[v1525];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1527 = float(v1526);
-    const float v1528 = v1527 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1529 = fma(v1523, v3, v1528);
-    const bfloat v1530 = bfloat(v1529);
-    c[v1525] = v1530;
-  }
-  const uint v1531 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1532 = v600 + v1531;
-  const uint v1533 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1534 = v599 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1536 = v1534 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v40.m[3][7].thread_elements()[0];
-    const uint v1539 = v1532 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1540 = v1539 + v1534;
-    const bfloat v1541 = c[v1540];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1542 = float(v1541);
-    const float v1543 = v1542 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1544 = fma(v1538, v3, v1543);
-    const bfloat v1545 = bfloat(v1544);
-    c[v1540] = v1545;
-  }
-  const uint v1546 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1547 = v600 + v1546;
-  const uint v1548 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1549 = v599 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1551 = v1549 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v40.m[3][7].thread_elements()[1];
-    const uint v1554 = v1547 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1555 = v1554 + v1549;
-    const bfloat v1556 = c[v1555];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1557 = float(v1556);
-    const float v1558 = v1557 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1559 = fma(v1553, v3, v1558);
-    const bfloat v1560 = bfloat(v1559);
-    c[v1555] = v1560;
-  }
-  const uint v1561 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1562 = v600 + v1561;
-  const uint v1563 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1566 = v1564 < v1;
-  const bool v1567 = v1565 && v1566;
-  if (v1567) {
-    const float v1568 = v40.m[4][0].thread_elements()[0];
-    const uint v1569 = v1562 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1570 = v1569 + v1564;
-    const bfloat v1571 = c[v1570];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1572 = float(v1571);
-    const float v1573 = v1572 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1574 = fma(v1568, v3, v1573);
-    const bfloat v1575 = bfloat(v1574);
-    c[v1570] = v1575;
-  }
-  const uint v1576 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1577 = v600 + v1576;
-  const uint v1578 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1579 = v599 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v40.m[4][0].thread_elements()[1];
-    const uint v1584 = v1577 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1585 = v1584 + v1579;
-    const bfloat v1586 = c[v1585];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1587 = float(v1586);
-    const float v1588 = v1587 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1589 = fma(v1583, v3, v1588);
-    const bfloat v1590 = bfloat(v1589);
-    c[v1585] = v1590;
-  }
-  const uint v1591 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1592 = v600 + v1591;
-  const uint v1593 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1594 = v599 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1596 = v1594 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v40.m[4][1].thread_elements()[0];
-    const uint v1599 = v1592 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1600 = v1599 + v1594;
-    const bfloat v1601 = c[v1600];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1602 = float(v1601);
-    const float v1603 = v1602 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1604 = fma(v1598, v3, v1603);
-    const bfloat v1605 = bfloat(v1604);
-    c[v1600] = v1605;
-  }
-  const uint v1606 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1607 = v600 + v1606;
-  const uint v1608 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1609 = v599 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1611 = v1609 < v1;
-  const bool v1612 = v1610 && v1611;
-  if (v1612) {
-    const float v1613 = v40.m[4][1].thread_elements()[1];
-    const uint v1614 = v1607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1615 = v1614 + v1609;
-    const bfloat v1616 = c[v1615];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1617 = float(v1616);
-    const float v1618 = v1617 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1619 = fma(v1613, v3, v1618);
-    const bfloat v1620 = bfloat(v1619);
-    c[v1615] = v1620;
-  }
-  const uint v1621 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1622 = v600 + v1621;
-  const uint v1623 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1626 = v1624 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v40.m[4][2].thread_elements()[0];
-    const uint v1629 = v1622 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1630 = v1629 + v1624;
-    const bfloat v1631 = c[v1630];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1632 = float(v1631);
-    const float v1633 = v1632 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1634 = fma(v1628, v3, v1633);
-    const bfloat v1635 = bfloat(v1634);
-    c[v1630] = v1635;
-  }
-  const uint v1636 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1637 = v600 + v1636;
-  const uint v1638 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1639 = v599 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v40.m[4][2].thread_elements()[1];
-    const uint v1644 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1645 = v1644 + v1639;
-    const bfloat v1646 = c[v1645];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1647 = float(v1646);
-    const float v1648 = v1647 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1649 = fma(v1643, v3, v1648);
-    const bfloat v1650 = bfloat(v1649);
-    c[v1645] = v1650;
-  }
-  const uint v1651 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1652 = v600 + v1651;
-  const uint v1653 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1656 = v1654 < v1;
-  const bool v1657 = v1655 && v1656;
-  if (v1657) {
-    const float v1658 = v40.m[4][3].thread_elements()[0];
-    const uint v1659 = v1652 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1660 = v1659 + v1654;
-    const bfloat v1661 = c[v1660];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1662 = float(v1661);
-    const float v1663 = v1662 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1664 = fma(v1658, v3, v1663);
-    const bfloat v1665 = bfloat(v1664);
-    c[v1660] = v1665;
-  }
-  const uint v1666 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1667 = v600 + v1666;
-  const uint v1668 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1669 = v599 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v40.m[4][3].thread_elements()[1];
-    const uint v1674 = v1667 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1675 = v1674 + v1669;
-    const bfloat v1676 = c[v1675];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1677 = float(v1676);
-    const float v1678 = v1677 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1679 = fma(v1673, v3, v1678);
-    const bfloat v1680 = bfloat(v1679);
-    c[v1675] = v1680;
-  }
-  const uint v1681 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1682 = v600 + v1681;
-  const uint v1683 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v40.m[4][4].thread_elements()[0];
-    const uint v1689 = v1682 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1690 = v1689 + v1684;
-    const bfloat v1691 = c[v1690];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1692 = float(v1691);
-    const float v1693 = v1692 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1694 = fma(v1688, v3, v1693);
-    const bfloat v1695 = bfloat(v1694);
-    c[v1690] = v1695;
-  }
-  const uint v1696 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1697 = v600 + v1696;
-  const uint v1698 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1699 = v599 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v40.m[4][4].thread_elements()[1];
-    const uint v1704 = v1697 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1705 = v1704 + v1699;
-    const bfloat v1706 = c[v1705];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1707 = float(v1706);
-    const float v1708 = v1707 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1709 = fma(v1703, v3, v1708);
-    const bfloat v1710 = bfloat(v1709);
-    c[v1705] = v1710;
-  }
-  const uint v1711 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1712 = v600 + v1711;
-  const uint v1713 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1714 = v599 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v40.m[4][5].thread_elements()[0];
-    const uint v1719 = v1712 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1720 = v1719 + v1714;
-    const bfloat v1721 = c[v1720];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1722 = float(v1721);
-    const float v1723 = v1722 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1724 = fma(v1718, v3, v1723);
-    const bfloat v1725 = bfloat(v1724);
-    c[v1720] = v1725;
-  }
-  const uint v1726 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1727 = v600 + v1726;
-  const uint v1728 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1729 = v599 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1731 = v1729 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v40.m[4][5].thread_elements()[1];
-    const uint v1734 = v1727 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1735 = v1734 + v1729;
-    const bfloat v1736 = c[v1735];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1737 = float(v1736);
-    const float v1738 = v1737 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1739 = fma(v1733, v3, v1738);
-    const bfloat v1740 = bfloat(v1739);
-    c[v1735] = v1740;
-  }
-  const uint v1741 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1742 = v600 + v1741;
-  const uint v1743 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1746 = v1744 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v40.m[4][6].thread_elements()[0];
-    const uint v1749 = v1742 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1750 = v1749 + v1744;
-    const bfloat v1751 = c[v1750];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1752 = float(v1751);
-    const float v1753 = v1752 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1754 = fma(v1748, v3, v1753);
-    const bfloat v1755 = bfloat(v1754);
-    c[v1750] = v1755;
-  }
-  const uint v1756 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1757 = v600 + v1756;
-  const uint v1758 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1759 = v599 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1761 = v1759 < v1;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v40.m[4][6].thread_elements()[1];
-    const uint v1764 = v1757 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1765 = v1764 + v1759;
-    const bfloat v1766 = c[v1765];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1767 = float(v1766);
-    const float v1768 = v1767 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1769 = fma(v1763, v3, v1768);
-    const bfloat v1770 = bfloat(v1769);
-    c[v1765] = v1770;
-  }
-  const uint v1771 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1772 = v600 + v1771;
-  const uint v1773 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1774 = v599 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1776 = v1774 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v40.m[4][7].thread_elements()[0];
-    const uint v1779 = v1772 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1780 = v1779 + v1774;
-    const bfloat v1781 = c[v1780];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1782 = float(v1781);
-    const float v1783 = v1782 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1784 = fma(v1778, v3, v1783);
-    const bfloat v1785 = bfloat(v1784);
-    c[v1780] = v1785;
-  }
-  const uint v1786 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1787 = v600 + v1786;
-  const uint v1788 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1789 = v599 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1791 = v1789 < v1;
-  const bool v1792 = v1790 && v1791;
-  if (v1792) {
-    const float v1793 = v40.m[4][7].thread_elements()[1];
-    const uint v1794 = v1787 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1795 = v1794 + v1789;
-    const bfloat v1796 = c[v1795];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1797 = float(v1796);
-    const float v1798 = v1797 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1799 = fma(v1793, v3, v1798);
-    const bfloat v1800 = bfloat(v1799);
-    c[v1795] = v1800;
-  }
-  const uint v1801 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1802 = v600 + v1801;
-  const uint v1803 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1806 = v1804 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v40.m[5][0].thread_elements()[0];
-    const uint v1809 = v1802 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1810 = v1809 + v1804;
-    const bfloat v1811 = c[v1810];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1812 = float(v1811);
-    const float v1813 = v1812 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1814 = fma(v1808, v3, v1813);
-    const bfloat v1815 = bfloat(v1814);
-    c[v1810] = v1815;
-  }
-  const uint v1816 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1817 = v600 + v1816;
-  const uint v1818 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1819 = v599 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v40.m[5][0].thread_elements()[1];
-    const uint v1824 = v1817 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1825 = v1824 + v1819;
-    const bfloat v1826 = c[v1825];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1827 = float(v1826);
-    const float v1828 = v1827 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1829 = fma(v1823, v3, v1828);
-    const bfloat v1830 = bfloat(v1829);
-    c[v1825] = v1830;
-  }
-  const uint v1831 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1832 = v600 + v1831;
-  const uint v1833 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1834 = v599 + v1833;
-  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1836 = v1834 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v40.m[5][1].thread_elements()[0];
-    const uint v1839 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1840 = v1839 + v1834;
-    const bfloat v1841 = c[v1840];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1842 = float(v1841);
-    const float v1843 = v1842 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1844 = fma(v1838, v3, v1843);
-    const bfloat v1845 = bfloat(v1844);
-    c[v1840] = v1845;
-  }
-  const uint v1846 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1847 = v600 + v1846;
-  const uint v1848 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1849 = v599 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v40.m[5][1].thread_elements()[1];
-    const uint v1854 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1855 = v1854 + v1849;
-    const bfloat v1856 = c[v1855];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1857 = float(v1856);
-    const float v1858 = v1857 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1859 = fma(v1853, v3, v1858);
-    const bfloat v1860 = bfloat(v1859);
-    c[v1855] = v1860;
-  }
-  const uint v1861 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1862 = v600 + v1861;
-  const uint v1863 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1866 = v1864 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v40.m[5][2].thread_elements()[0];
-    const uint v1869 = v1862 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1870 = v1869 + v1864;
-    const bfloat v1871 = c[v1870];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1872 = float(v1871);
-    const float v1873 = v1872 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1874 = fma(v1868, v3, v1873);
-    const bfloat v1875 = bfloat(v1874);
-    c[v1870] = v1875;
-  }
-  const uint v1876 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1877 = v600 + v1876;
-  const uint v1878 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1879 = v599 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v40.m[5][2].thread_elements()[1];
-    const uint v1884 = v1877 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1885 = v1884 + v1879;
-    const bfloat v1886 = c[v1885];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1887 = float(v1886);
-    const float v1888 = v1887 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1889 = fma(v1883, v3, v1888);
-    const bfloat v1890 = bfloat(v1889);
-    c[v1885] = v1890;
-  }
-  const uint v1891 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1892 = v600 + v1891;
-  const uint v1893 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1894 = v599 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1896 = v1894 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v40.m[5][3].thread_elements()[0];
-    const uint v1899 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1900 = v1899 + v1894;
-    const bfloat v1901 = c[v1900];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1902 = float(v1901);
-    const float v1903 = v1902 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1904 = fma(v1898, v3, v1903);
-    const bfloat v1905 = bfloat(v1904);
-    c[v1900] = v1905;
-  }
-  const uint v1906 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1907 = v600 + v1906;
-  const uint v1908 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1909 = v599 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1911 = v1909 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v40.m[5][3].thread_elements()[1];
-    const uint v1914 = v1907 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1915 = v1914 + v1909;
-    const bfloat v1916 = c[v1915];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1917 = float(v1916);
-    const float v1918 = v1917 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1919 = fma(v1913, v3, v1918);
-    const bfloat v1920 = bfloat(v1919);
-    c[v1915] = v1920;
-  }
-  const uint v1921 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1922 = v600 + v1921;
-  const uint v1923 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1926 = v1924 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v40.m[5][4].thread_elements()[0];
-    const uint v1929 = v1922 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1930 = v1929 + v1924;
-    const bfloat v1931 = c[v1930];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1932 = float(v1931);
-    const float v1933 = v1932 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1934 = fma(v1928, v3, v1933);
-    const bfloat v1935 = bfloat(v1934);
-    c[v1930] = v1935;
-  }
-  const uint v1936 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1937 = v600 + v1936;
-  const uint v1938 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1939 = v599 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1941 = v1939 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v40.m[5][4].thread_elements()[1];
-    const uint v1944 = v1937 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1945 = v1944 + v1939;
-    const bfloat v1946 = c[v1945];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1947 = float(v1946);
-    const float v1948 = v1947 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1949 = fma(v1943, v3, v1948);
-    const bfloat v1950 = bfloat(v1949);
-    c[v1945] = v1950;
-  }
-  const uint v1951 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1952 = v600 + v1951;
-  const uint v1953 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1954 = v599 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1956 = v1954 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v40.m[5][5].thread_elements()[0];
-    const uint v1959 = v1952 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1960 = v1959 + v1954;
-    const bfloat v1961 = c[v1960];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1962 = float(v1961);
-    const float v1963 = v1962 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1964 = fma(v1958, v3, v1963);
-    const bfloat v1965 = bfloat(v1964);
-    c[v1960] = v1965;
-  }
-  const uint v1966 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1967 = v600 + v1966;
-  const uint v1968 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1969 = v599 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1971 = v1969 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v40.m[5][5].thread_elements()[1];
-    const uint v1974 = v1967 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1975 = v1974 + v1969;
-    const bfloat v1976 = c[v1975];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1977 = float(v1976);
-    const float v1978 = v1977 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1979 = fma(v1973, v3, v1978);
-    const bfloat v1980 = bfloat(v1979);
-    c[v1975] = v1980;
-  }
-  const uint v1981 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1982 = v600 + v1981;
-  const uint v1983 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1986 = v1984 < v1;
-  const bool v1987 = v1985 && v1986;
-  if (v1987) {
-    const float v1988 = v40.m[5][6].thread_elements()[0];
-    const uint v1989 = v1982 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1990 = v1989 + v1984;
-    const bfloat v1991 = c[v1990];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1992 = float(v1991);
-    const float v1993 = v1992 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1994 = fma(v1988, v3, v1993);
-    const bfloat v1995 = bfloat(v1994);
-    c[v1990] = v1995;
-  }
-  const uint v1996 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1997 = v600 + v1996;
-  const uint v1998 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1999 = v599 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2001 = v1999 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v40.m[5][6].thread_elements()[1];
-    const uint v2004 = v1997 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2005 = v2004 + v1999;
-    const bfloat v2006 = c[v2005];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2007 = float(v2006);
-    const float v2008 = v2007 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2009 = fma(v2003, v3, v2008);
-    const bfloat v2010 = bfloat(v2009);
-    c[v2005] = v2010;
-  }
-  const uint v2011 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2012 = v600 + v2011;
-  const uint v2013 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2014 = v599 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v40.m[5][7].thread_elements()[0];
-    const uint v2019 = v2012 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2020 = v2019 + v2014;
-    const bfloat v2021 = c[v2020];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2022 = float(v2021);
-    const float v2023 = v2022 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2024 = fma(v2018, v3, v2023);
-    const bfloat v2025 = bfloat(v2024);
-    c[v2020] = v2025;
-  }
-  const uint v2026 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2027 = v600 + v2026;
-  const uint v2028 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2029 = v599 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2031 = v2029 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v40.m[5][7].thread_elements()[1];
-    const uint v2034 = v2027 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2035 = v2034 + v2029;
-    const bfloat v2036 = c[v2035];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2037 = float(v2036);
-    const float v2038 = v2037 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2039 = fma(v2033, v3, v2038);
-    const bfloat v2040 = bfloat(v2039);
-    c[v2035] = v2040;
-  }
-  const uint v2041 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2042 = v600 + v2041;
-  const uint v2043 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2046 = v2044 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v40.m[6][0].thread_elements()[0];
-    const uint v2049 = v2042 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2050 = v2049 + v2044;
-    const bfloat v2051 = c[v2050];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2052 = float(v2051);
-    const float v2053 = v2052 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2054 = fma(v2048, v3, v2053);
-    const bfloat v2055 = bfloat(v2054);
-    c[v2050] = v2055;
-  }
-  const uint v2056 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2057 = v600 + v2056;
-  const uint v2058 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2059 = v599 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v40.m[6][0].thread_elements()[1];
-    const uint v2064 = v2057 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2065 = v2064 + v2059;
-    const bfloat v2066 = c[v2065];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2067 = float(v2066);
-    const float v2068 = v2067 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2069 = fma(v2063, v3, v2068);
-    const bfloat v2070 = bfloat(v2069);
-    c[v2065] = v2070;
-  }
-  const uint v2071 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2072 = v600 + v2071;
-  const uint v2073 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v40.m[6][1].thread_elements()[0];
-    const uint v2079 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2080 = v2079 + v2074;
-    const bfloat v2081 = c[v2080];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2082 = float(v2081);
-    const float v2083 = v2082 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2084 = fma(v2078, v3, v2083);
-    const bfloat v2085 = bfloat(v2084);
-    c[v2080] = v2085;
-  }
-  const uint v2086 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2087 = v600 + v2086;
-  const uint v2088 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2089 = v599 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v40.m[6][1].thread_elements()[1];
-    const uint v2094 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2095 = v2094 + v2089;
-    const bfloat v2096 = c[v2095];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2097 = float(v2096);
-    const float v2098 = v2097 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2099 = fma(v2093, v3, v2098);
-    const bfloat v2100 = bfloat(v2099);
-    c[v2095] = v2100;
-  }
-  const uint v2101 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2102 = v600 + v2101;
-  const uint v2103 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v40.m[6][2].thread_elements()[0];
-    const uint v2109 = v2102 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2110 = v2109 + v2104;
-    const bfloat v2111 = c[v2110];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2112 = float(v2111);
-    const float v2113 = v2112 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2114 = fma(v2108, v3, v2113);
-    const bfloat v2115 = bfloat(v2114);
-    c[v2110] = v2115;
-  }
-  const uint v2116 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2117 = v600 + v2116;
-  const uint v2118 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2119 = v599 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2121 = v2119 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v40.m[6][2].thread_elements()[1];
-    const uint v2124 = v2117 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2125 = v2124 + v2119;
-    const bfloat v2126 = c[v2125];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2127 = float(v2126);
-    const float v2128 = v2127 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2129 = fma(v2123, v3, v2128);
-    const bfloat v2130 = bfloat(v2129);
-    c[v2125] = v2130;
-  }
-  const uint v2131 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2132 = v600 + v2131;
-  const uint v2133 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2134 = v599 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2136 = v2134 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v40.m[6][3].thread_elements()[0];
-    const uint v2139 = v2132 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2140 = v2139 + v2134;
-    const bfloat v2141 = c[v2140];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2142 = float(v2141);
-    const float v2143 = v2142 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2144 = fma(v2138, v3, v2143);
-    const bfloat v2145 = bfloat(v2144);
-    c[v2140] = v2145;
-  }
-  const uint v2146 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2147 = v600 + v2146;
-  const uint v2148 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2149 = v599 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2151 = v2149 < v1;
-  const bool v2152 = v2150 && v2151;
-  if (v2152) {
-    const float v2153 = v40.m[6][3].thread_elements()[1];
-    const uint v2154 = v2147 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2155 = v2154 + v2149;
-    const bfloat v2156 = c[v2155];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2157 = float(v2156);
-    const float v2158 = v2157 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2159 = fma(v2153, v3, v2158);
-    const bfloat v2160 = bfloat(v2159);
-    c[v2155] = v2160;
-  }
-  const uint v2161 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2162 = v600 + v2161;
-  const uint v2163 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2164 = v599 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2166 = v2164 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v40.m[6][4].thread_elements()[0];
-    const uint v2169 = v2162 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2170 = v2169 + v2164;
-    const bfloat v2171 = c[v2170];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2172 = float(v2171);
-    const float v2173 = v2172 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2174 = fma(v2168, v3, v2173);
-    const bfloat v2175 = bfloat(v2174);
-    c[v2170] = v2175;
-  }
-  const uint v2176 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2177 = v600 + v2176;
-  const uint v2178 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2181 = v2179 < v1;
-  const bool v2182 = v2180 && v2181;
-  if (v2182) {
-    const float v2183 = v40.m[6][4].thread_elements()[1];
-    const uint v2184 = v2177 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2185 = v2184 + v2179;
-    const bfloat v2186 = c[v2185];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2187 = float(v2186);
-    const float v2188 = v2187 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2189 = fma(v2183, v3, v2188);
-    const bfloat v2190 = bfloat(v2189);
-    c[v2185] = v2190;
-  }
-  const uint v2191 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2192 = v600 + v2191;
-  const uint v2193 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2194 = v599 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2196 = v2194 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v40.m[6][5].thread_elements()[0];
-    const uint v2199 = v2192 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2200 = v2199 + v2194;
-    const bfloat v2201 = c[v2200];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2202 = float(v2201);
-    const float v2203 = v2202 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2204 = fma(v2198, v3, v2203);
-    const bfloat v2205 = bfloat(v2204);
-    c[v2200] = v2205;
-  }
-  const uint v2206 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2207 = v600 + v2206;
-  const uint v2208 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2209 = v599 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2211 = v2209 < v1;
-  const bool v2212 = v2210 && v2211;
-  if (v2212) {
-    const float v2213 = v40.m[6][5].thread_elements()[1];
-    const uint v2214 = v2207 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2215 = v2214 + v2209;
-    const bfloat v2216 = c[v2215];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2217 = float(v2216);
-    const float v2218 = v2217 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2219 = fma(v2213, v3, v2218);
-    const bfloat v2220 = bfloat(v2219);
-    c[v2215] = v2220;
-  }
-  const uint v2221 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2222 = v600 + v2221;
-  const uint v2223 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2224 = v599 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2226 = v2224 < v1;
-  const bool v2227 = v2225 && v2226;
-  if (v2227) {
-    const float v2228 = v40.m[6][6].thread_elements()[0];
-    const uint v2229 = v2222 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2230 = v2229 + v2224;
-    const bfloat v2231 = c[v2230];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2232 = float(v2231);
-    const float v2233 = v2232 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2234 = fma(v2228, v3, v2233);
-    const bfloat v2235 = bfloat(v2234);
-    c[v2230] = v2235;
-  }
-  const uint v2236 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2237 = v600 + v2236;
-  const uint v2238 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2239 = v599 + v2238;
-  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2241 = v2239 < v1;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v40.m[6][6].thread_elements()[1];
-    const uint v2244 = v2237 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2245 = v2244 + v2239;
-    const bfloat v2246 = c[v2245];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2247 = float(v2246);
-    const float v2248 = v2247 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2249 = fma(v2243, v3, v2248);
-    const bfloat v2250 = bfloat(v2249);
-    c[v2245] = v2250;
-  }
-  const uint v2251 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2252 = v600 + v2251;
-  const uint v2253 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2254 = v599 + v2253;
-  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v40.m[6][7].thread_elements()[0];
-    const uint v2259 = v2252 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2260 = v2259 + v2254;
-    const bfloat v2261 = c[v2260];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2262 = float(v2261);
-    const float v2263 = v2262 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2264 = fma(v2258, v3, v2263);
-    const bfloat v2265 = bfloat(v2264);
-    c[v2260] = v2265;
-  }
-  const uint v2266 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2267 = v600 + v2266;
-  const uint v2268 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2269 = v599 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v40.m[6][7].thread_elements()[1];
-    const uint v2274 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2275 = v2274 + v2269;
-    const bfloat v2276 = c[v2275];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2277 = float(v2276);
-    const float v2278 = v2277 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2279 = fma(v2273, v3, v2278);
-    const bfloat v2280 = bfloat(v2279);
-    c[v2275] = v2280;
-  }
-  const uint v2281 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2282 = v600 + v2281;
-  const uint v2283 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2286 = v2284 < v1;
-  const bool v2287 = v2285 && v2286;
-  if (v2287) {
-    const float v2288 = v40.m[7][0].thread_elements()[0];
-    const uint v2289 = v2282 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2290 = v2289 + v2284;
-    const bfloat v2291 = c[v2290];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2292 = float(v2291);
-    const float v2293 = v2292 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2294 = fma(v2288, v3, v2293);
-    const bfloat v2295 = bfloat(v2294);
-    c[v2290] = v2295;
-  }
-  const uint v2296 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2297 = v600 + v2296;
-  const uint v2298 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2299 = v599 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v40.m[7][0].thread_elements()[1];
-    const uint v2304 = v2297 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2305 = v2304 + v2299;
-    const bfloat v2306 = c[v2305];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2307 = float(v2306);
-    const float v2308 = v2307 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2309 = fma(v2303, v3, v2308);
-    const bfloat v2310 = bfloat(v2309);
-    c[v2305] = v2310;
-  }
-  const uint v2311 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2312 = v600 + v2311;
-  const uint v2313 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2314 = v599 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2316 = v2314 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v40.m[7][1].thread_elements()[0];
-    const uint v2319 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2320 = v2319 + v2314;
-    const bfloat v2321 = c[v2320];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2322 = float(v2321);
-    const float v2323 = v2322 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2324 = fma(v2318, v3, v2323);
-    const bfloat v2325 = bfloat(v2324);
-    c[v2320] = v2325;
-  }
-  const uint v2326 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2327 = v600 + v2326;
-  const uint v2328 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2329 = v599 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2331 = v2329 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v40.m[7][1].thread_elements()[1];
-    const uint v2334 = v2327 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2335 = v2334 + v2329;
-    const bfloat v2336 = c[v2335];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2337 = float(v2336);
-    const float v2338 = v2337 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2339 = fma(v2333, v3, v2338);
-    const bfloat v2340 = bfloat(v2339);
-    c[v2335] = v2340;
-  }
-  const uint v2341 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2342 = v600 + v2341;
-  const uint v2343 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2344 = v599 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2346 = v2344 < v1;
-  const bool v2347 = v2345 && v2346;
-  if (v2347) {
-    const float v2348 = v40.m[7][2].thread_elements()[0];
-    const uint v2349 = v2342 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2350 = v2349 + v2344;
-    const bfloat v2351 = c[v2350];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2352 = float(v2351);
-    const float v2353 = v2352 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2354 = fma(v2348, v3, v2353);
-    const bfloat v2355 = bfloat(v2354);
-    c[v2350] = v2355;
-  }
-  const uint v2356 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2357 = v600 + v2356;
-  const uint v2358 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2359 = v599 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2361 = v2359 < v1;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v40.m[7][2].thread_elements()[1];
-    const uint v2364 = v2357 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2365 = v2364 + v2359;
-    const bfloat v2366 = c[v2365];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2367 = float(v2366);
-    const float v2368 = v2367 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2369 = fma(v2363, v3, v2368);
-    const bfloat v2370 = bfloat(v2369);
-    c[v2365] = v2370;
-  }
-  const uint v2371 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2372 = v600 + v2371;
-  const uint v2373 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2374 = v599 + v2373;
-  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2376 = v2374 < v1;
-  const bool v2377 = v2375 && v2376;
-  if (v2377) {
-    const float v2378 = v40.m[7][3].thread_elements()[0];
-    const uint v2379 = v2372 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2380 = v2379 + v2374;
-    const bfloat v2381 = c[v2380];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2382 = float(v2381);
-    const float v2383 = v2382 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2384 = fma(v2378, v3, v2383);
-    const bfloat v2385 = bfloat(v2384);
-    c[v2380] = v2385;
-  }
-  const uint v2386 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2387 = v600 + v2386;
-  const uint v2388 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2389 = v599 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2391 = v2389 < v1;
-  const bool v2392 = v2390 && v2391;
-  if (v2392) {
-    const float v2393 = v40.m[7][3].thread_elements()[1];
-    const uint v2394 = v2387 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2395 = v2394 + v2389;
-    const bfloat v2396 = c[v2395];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2397 = float(v2396);
-    const float v2398 = v2397 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2399 = fma(v2393, v3, v2398);
-    const bfloat v2400 = bfloat(v2399);
-    c[v2395] = v2400;
-  }
-  const uint v2401 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2402 = v600 + v2401;
-  const uint v2403 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2404 = v599 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2406 = v2404 < v1;
-  const bool v2407 = v2405 && v2406;
-  if (v2407) {
-    const float v2408 = v40.m[7][4].thread_elements()[0];
-    const uint v2409 = v2402 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2410 = v2409 + v2404;
-    const bfloat v2411 = c[v2410];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2412 = float(v2411);
-    const float v2413 = v2412 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2414 = fma(v2408, v3, v2413);
-    const bfloat v2415 = bfloat(v2414);
-    c[v2410] = v2415;
-  }
-  const uint v2416 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2417 = v600 + v2416;
-  const uint v2418 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2419 = v599 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2421 = v2419 < v1;
-  const bool v2422 = v2420 && v2421;
-  if (v2422) {
-    const float v2423 = v40.m[7][4].thread_elements()[1];
-    const uint v2424 = v2417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2425 = v2424 + v2419;
-    const bfloat v2426 = c[v2425];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2427 = float(v2426);
-    const float v2428 = v2427 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2429 = fma(v2423, v3, v2428);
-    const bfloat v2430 = bfloat(v2429);
-    c[v2425] = v2430;
-  }
-  const uint v2431 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2432 = v600 + v2431;
-  const uint v2433 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2434 = v599 + v2433;
-  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2436 = v2434 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v40.m[7][5].thread_elements()[0];
-    const uint v2439 = v2432 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2440 = v2439 + v2434;
-    const bfloat v2441 = c[v2440];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2442 = float(v2441);
-    const float v2443 = v2442 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2444 = fma(v2438, v3, v2443);
-    const bfloat v2445 = bfloat(v2444);
-    c[v2440] = v2445;
-  }
-  const uint v2446 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2447 = v600 + v2446;
-  const uint v2448 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2449 = v599 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2451 = v2449 < v1;
-  const bool v2452 = v2450 && v2451;
-  if (v2452) {
-    const float v2453 = v40.m[7][5].thread_elements()[1];
-    const uint v2454 = v2447 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2455 = v2454 + v2449;
-    const bfloat v2456 = c[v2455];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2457 = float(v2456);
-    const float v2458 = v2457 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2459 = fma(v2453, v3, v2458);
-    const bfloat v2460 = bfloat(v2459);
-    c[v2455] = v2460;
-  }
-  const uint v2461 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2462 = v600 + v2461;
-  const uint v2463 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2464 = v599 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2466 = v2464 < v1;
-  const bool v2467 = v2465 && v2466;
-  if (v2467) {
-    const float v2468 = v40.m[7][6].thread_elements()[0];
-    const uint v2469 = v2462 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2470 = v2469 + v2464;
-    const bfloat v2471 = c[v2470];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2472 = float(v2471);
-    const float v2473 = v2472 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2474 = fma(v2468, v3, v2473);
-    const bfloat v2475 = bfloat(v2474);
-    c[v2470] = v2475;
-  }
-  const uint v2476 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2477 = v600 + v2476;
-  const uint v2478 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2479 = v599 + v2478;
-  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2481 = v2479 < v1;
-  const bool v2482 = v2480 && v2481;
-  if (v2482) {
-    const float v2483 = v40.m[7][6].thread_elements()[1];
-    const uint v2484 = v2477 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2485 = v2484 + v2479;
-    const bfloat v2486 = c[v2485];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2487 = float(v2486);
-    const float v2488 = v2487 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2489 = fma(v2483, v3, v2488);
-    const bfloat v2490 = bfloat(v2489);
-    c[v2485] = v2490;
-  }
-  const uint v2491 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2492 = v600 + v2491;
-  const uint v2493 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2494 = v599 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2496 = v2494 < v1;
-  const bool v2497 = v2495 && v2496;
-  if (v2497) {
-    const float v2498 = v40.m[7][7].thread_elements()[0];
-    const uint v2499 = v2492 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2500 = v2499 + v2494;
-    const bfloat v2501 = c[v2500];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2502 = float(v2501);
-    const float v2503 = v2502 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2504 = fma(v2498, v3, v2503);
-    const bfloat v2505 = bfloat(v2504);
-    c[v2500] = v2505;
-  }
-  const uint v2506 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2507 = v600 + v2506;
-  const uint v2508 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2509 = v599 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2511 = v2509 < v1;
-  const bool v2512 = v2510 && v2511;
-  if (v2512) {
-    const float v2513 = v40.m[7][7].thread_elements()[1];
-    const uint v2514 = v2507 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2515 = v2514 + v2509;
-    const bfloat v2516 = c[v2515];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2517 = float(v2516);
-    const float v2518 = v2517 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2519 = fma(v2513, v3, v2518);
-    const bfloat v2520 = bfloat(v2519);
-    c[v2515] = v2520;
+  const uint v600 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v601 = v25 + v34;
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v603 = v601 + v602;
+  const uint v604 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v605 = v600 + v604;
+  const bool v606 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v607 = v605 < v1;
+  const bool v608 = v606 && v607;
+  if (v608) {
+    const float v609 = v40.m[0][0].thread_elements()[0];
+    const uint v610 = v603 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v611 = v610 + v605;
+    const bfloat v612 = c[v611];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v613 = float(v612);
+    const float v614 = v613 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v615 = fma(v609, v3, v614);
+    const bfloat v616 = bfloat(v615);
+    c[v611] = v616;
+  }
+  const uint v617 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v618 = v601 + v617;
+  const uint v619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v620 = v600 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v40.m[0][0].thread_elements()[1];
+    const uint v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v626 = v625 + v620;
+    const bfloat v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v628 = float(v627);
+    const float v629 = v628 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v630 = fma(v624, v3, v629);
+    const bfloat v631 = bfloat(v630);
+    c[v626] = v631;
+  }
+  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v633 = v601 + v632;
+  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v635 = v600 + v634;
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v40.m[0][1].thread_elements()[0];
+    const uint v640 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v641 = v640 + v635;
+    const bfloat v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v643 = float(v642);
+    const float v644 = v643 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v645 = fma(v639, v3, v644);
+    const bfloat v646 = bfloat(v645);
+    c[v641] = v646;
+  }
+  const uint v647 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v648 = v601 + v647;
+  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v650 = v600 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v652 = v650 < v1;
+  const bool v653 = v651 && v652;
+  if (v653) {
+    const float v654 = v40.m[0][1].thread_elements()[1];
+    const uint v655 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v656 = v655 + v650;
+    const bfloat v657 = c[v656];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v658 = float(v657);
+    const float v659 = v658 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v660 = fma(v654, v3, v659);
+    const bfloat v661 = bfloat(v660);
+    c[v656] = v661;
+  }
+  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v663 = v601 + v662;
+  const uint v664 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v665 = v600 + v664;
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v667 = v665 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v40.m[0][2].thread_elements()[0];
+    const uint v670 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v671 = v670 + v665;
+    const bfloat v672 = c[v671];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v673 = float(v672);
+    const float v674 = v673 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v675 = fma(v669, v3, v674);
+    const bfloat v676 = bfloat(v675);
+    c[v671] = v676;
+  }
+  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v678 = v601 + v677;
+  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v680 = v600 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v682 = v680 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v40.m[0][2].thread_elements()[1];
+    const uint v685 = v678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v686 = v685 + v680;
+    const bfloat v687 = c[v686];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v688 = float(v687);
+    const float v689 = v688 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v690 = fma(v684, v3, v689);
+    const bfloat v691 = bfloat(v690);
+    c[v686] = v691;
+  }
+  const uint v692 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v693 = v601 + v692;
+  const uint v694 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v695 = v600 + v694;
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v697 = v695 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v40.m[0][3].thread_elements()[0];
+    const uint v700 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v701 = v700 + v695;
+    const bfloat v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v703 = float(v702);
+    const float v704 = v703 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v705 = fma(v699, v3, v704);
+    const bfloat v706 = bfloat(v705);
+    c[v701] = v706;
+  }
+  const uint v707 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v708 = v601 + v707;
+  const uint v709 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v710 = v600 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v712 = v710 < v1;
+  const bool v713 = v711 && v712;
+  if (v713) {
+    const float v714 = v40.m[0][3].thread_elements()[1];
+    const uint v715 = v708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v716 = v715 + v710;
+    const bfloat v717 = c[v716];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v718 = float(v717);
+    const float v719 = v718 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v720 = fma(v714, v3, v719);
+    const bfloat v721 = bfloat(v720);
+    c[v716] = v721;
+  }
+  const uint v722 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v723 = v601 + v722;
+  const uint v724 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v725 = v600 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v727 = v725 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v40.m[0][4].thread_elements()[0];
+    const uint v730 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v731 = v730 + v725;
+    const bfloat v732 = c[v731];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v733 = float(v732);
+    const float v734 = v733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v735 = fma(v729, v3, v734);
+    const bfloat v736 = bfloat(v735);
+    c[v731] = v736;
+  }
+  const uint v737 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v738 = v601 + v737;
+  const uint v739 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v740 = v600 + v739;
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v742 = v740 < v1;
+  const bool v743 = v741 && v742;
+  if (v743) {
+    const float v744 = v40.m[0][4].thread_elements()[1];
+    const uint v745 = v738 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v746 = v745 + v740;
+    const bfloat v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v748 = float(v747);
+    const float v749 = v748 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v750 = fma(v744, v3, v749);
+    const bfloat v751 = bfloat(v750);
+    c[v746] = v751;
+  }
+  const uint v752 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v753 = v601 + v752;
+  const uint v754 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v755 = v600 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v40.m[0][5].thread_elements()[0];
+    const uint v760 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v761 = v760 + v755;
+    const bfloat v762 = c[v761];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v763 = float(v762);
+    const float v764 = v763 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v765 = fma(v759, v3, v764);
+    const bfloat v766 = bfloat(v765);
+    c[v761] = v766;
+  }
+  const uint v767 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v768 = v601 + v767;
+  const uint v769 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v770 = v600 + v769;
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v772 = v770 < v1;
+  const bool v773 = v771 && v772;
+  if (v773) {
+    const float v774 = v40.m[0][5].thread_elements()[1];
+    const uint v775 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v776 = v775 + v770;
+    const bfloat v777 = c[v776];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v778 = float(v777);
+    const float v779 = v778 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v780 = fma(v774, v3, v779);
+    const bfloat v781 = bfloat(v780);
+    c[v776] = v781;
+  }
+  const uint v782 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v783 = v601 + v782;
+  const uint v784 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v785 = v600 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v40.m[0][6].thread_elements()[0];
+    const uint v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v791 = v790 + v785;
+    const bfloat v792 = c[v791];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v793 = float(v792);
+    const float v794 = v793 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v795 = fma(v789, v3, v794);
+    const bfloat v796 = bfloat(v795);
+    c[v791] = v796;
+  }
+  const uint v797 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v798 = v601 + v797;
+  const uint v799 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v800 = v600 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v40.m[0][6].thread_elements()[1];
+    const uint v805 = v798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v806 = v805 + v800;
+    const bfloat v807 = c[v806];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v808 = float(v807);
+    const float v809 = v808 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v810 = fma(v804, v3, v809);
+    const bfloat v811 = bfloat(v810);
+    c[v806] = v811;
+  }
+  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v813 = v601 + v812;
+  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v815 = v600 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v40.m[0][7].thread_elements()[0];
+    const uint v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v821 = v820 + v815;
+    const bfloat v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v823 = float(v822);
+    const float v824 = v823 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v825 = fma(v819, v3, v824);
+    const bfloat v826 = bfloat(v825);
+    c[v821] = v826;
+  }
+  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v828 = v601 + v827;
+  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v830 = v600 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v40.m[0][7].thread_elements()[1];
+    const uint v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v836 = v835 + v830;
+    const bfloat v837 = c[v836];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v838 = float(v837);
+    const float v839 = v838 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v840 = fma(v834, v3, v839);
+    const bfloat v841 = bfloat(v840);
+    c[v836] = v841;
+  }
+  const uint v842 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v843 = v601 + v842;
+  const uint v844 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v845 = v600 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v847 = v845 < v1;
+  const bool v848 = v846 && v847;
+  if (v848) {
+    const float v849 = v40.m[1][0].thread_elements()[0];
+    const uint v850 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v851 = v850 + v845;
+    const bfloat v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v853 = float(v852);
+    const float v854 = v853 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v855 = fma(v849, v3, v854);
+    const bfloat v856 = bfloat(v855);
+    c[v851] = v856;
+  }
+  const uint v857 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v858 = v601 + v857;
+  const uint v859 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v860 = v600 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v862 = v860 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v40.m[1][0].thread_elements()[1];
+    const uint v865 = v858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v866 = v865 + v860;
+    const bfloat v867 = c[v866];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v868 = float(v867);
+    const float v869 = v868 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v870 = fma(v864, v3, v869);
+    const bfloat v871 = bfloat(v870);
+    c[v866] = v871;
+  }
+  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v873 = v601 + v872;
+  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v875 = v600 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v877 = v875 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v40.m[1][1].thread_elements()[0];
+    const uint v880 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v881 = v880 + v875;
+    const bfloat v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v883 = float(v882);
+    const float v884 = v883 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v885 = fma(v879, v3, v884);
+    const bfloat v886 = bfloat(v885);
+    c[v881] = v886;
+  }
+  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v888 = v601 + v887;
+  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v890 = v600 + v889;
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v892 = v890 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v40.m[1][1].thread_elements()[1];
+    const uint v895 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v896 = v895 + v890;
+    const bfloat v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v898 = float(v897);
+    const float v899 = v898 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v900 = fma(v894, v3, v899);
+    const bfloat v901 = bfloat(v900);
+    c[v896] = v901;
+  }
+  const uint v902 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v903 = v601 + v902;
+  const uint v904 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v905 = v600 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v907 = v905 < v1;
+  const bool v908 = v906 && v907;
+  if (v908) {
+    const float v909 = v40.m[1][2].thread_elements()[0];
+    const uint v910 = v903 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v911 = v910 + v905;
+    const bfloat v912 = c[v911];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v913 = float(v912);
+    const float v914 = v913 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v915 = fma(v909, v3, v914);
+    const bfloat v916 = bfloat(v915);
+    c[v911] = v916;
+  }
+  const uint v917 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v918 = v601 + v917;
+  const uint v919 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v920 = v600 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v922 = v920 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v40.m[1][2].thread_elements()[1];
+    const uint v925 = v918 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v926 = v925 + v920;
+    const bfloat v927 = c[v926];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v928 = float(v927);
+    const float v929 = v928 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v930 = fma(v924, v3, v929);
+    const bfloat v931 = bfloat(v930);
+    c[v926] = v931;
+  }
+  const uint v932 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v933 = v601 + v932;
+  const uint v934 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v935 = v600 + v934;
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v937 = v935 < v1;
+  const bool v938 = v936 && v937;
+  if (v938) {
+    const float v939 = v40.m[1][3].thread_elements()[0];
+    const uint v940 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v941 = v940 + v935;
+    const bfloat v942 = c[v941];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v943 = float(v942);
+    const float v944 = v943 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v945 = fma(v939, v3, v944);
+    const bfloat v946 = bfloat(v945);
+    c[v941] = v946;
+  }
+  const uint v947 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v948 = v601 + v947;
+  const uint v949 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v950 = v600 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v952 = v950 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v40.m[1][3].thread_elements()[1];
+    const uint v955 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v956 = v955 + v950;
+    const bfloat v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v958 = float(v957);
+    const float v959 = v958 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v960 = fma(v954, v3, v959);
+    const bfloat v961 = bfloat(v960);
+    c[v956] = v961;
+  }
+  const uint v962 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v963 = v601 + v962;
+  const uint v964 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v965 = v600 + v964;
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v967 = v965 < v1;
+  const bool v968 = v966 && v967;
+  if (v968) {
+    const float v969 = v40.m[1][4].thread_elements()[0];
+    const uint v970 = v963 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v971 = v970 + v965;
+    const bfloat v972 = c[v971];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v973 = float(v972);
+    const float v974 = v973 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v975 = fma(v969, v3, v974);
+    const bfloat v976 = bfloat(v975);
+    c[v971] = v976;
+  }
+  const uint v977 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v978 = v601 + v977;
+  const uint v979 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v980 = v600 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v40.m[1][4].thread_elements()[1];
+    const uint v985 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v986 = v985 + v980;
+    const bfloat v987 = c[v986];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v988 = float(v987);
+    const float v989 = v988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v990 = fma(v984, v3, v989);
+    const bfloat v991 = bfloat(v990);
+    c[v986] = v991;
+  }
+  const uint v992 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v993 = v601 + v992;
+  const uint v994 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v995 = v600 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v40.m[1][5].thread_elements()[0];
+    const uint v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1001 = v1000 + v995;
+    const bfloat v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1003 = float(v1002);
+    const float v1004 = v1003 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1005 = fma(v999, v3, v1004);
+    const bfloat v1006 = bfloat(v1005);
+    c[v1001] = v1006;
+  }
+  const uint v1007 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1008 = v601 + v1007;
+  const uint v1009 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1010 = v600 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v40.m[1][5].thread_elements()[1];
+    const uint v1015 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1016 = v1015 + v1010;
+    const bfloat v1017 = c[v1016];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1018 = float(v1017);
+    const float v1019 = v1018 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1020 = fma(v1014, v3, v1019);
+    const bfloat v1021 = bfloat(v1020);
+    c[v1016] = v1021;
+  }
+  const uint v1022 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1023 = v601 + v1022;
+  const uint v1024 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1025 = v600 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1027 = v1025 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v40.m[1][6].thread_elements()[0];
+    const uint v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1031 = v1030 + v1025;
+    const bfloat v1032 = c[v1031];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1033 = float(v1032);
+    const float v1034 = v1033 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1035 = fma(v1029, v3, v1034);
+    const bfloat v1036 = bfloat(v1035);
+    c[v1031] = v1036;
+  }
+  const uint v1037 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1038 = v601 + v1037;
+  const uint v1039 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1040 = v600 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v40.m[1][6].thread_elements()[1];
+    const uint v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1046 = v1045 + v1040;
+    const bfloat v1047 = c[v1046];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1048 = float(v1047);
+    const float v1049 = v1048 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1050 = fma(v1044, v3, v1049);
+    const bfloat v1051 = bfloat(v1050);
+    c[v1046] = v1051;
+  }
+  const uint v1052 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1053 = v601 + v1052;
+  const uint v1054 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1055 = v600 + v1054;
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1057 = v1055 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v40.m[1][7].thread_elements()[0];
+    const uint v1060 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1061 = v1060 + v1055;
+    const bfloat v1062 = c[v1061];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1063 = float(v1062);
+    const float v1064 = v1063 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1065 = fma(v1059, v3, v1064);
+    const bfloat v1066 = bfloat(v1065);
+    c[v1061] = v1066;
+  }
+  const uint v1067 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1068 = v601 + v1067;
+  const uint v1069 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1070 = v600 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1072 = v1070 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v40.m[1][7].thread_elements()[1];
+    const uint v1075 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1076 = v1075 + v1070;
+    const bfloat v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1078 = float(v1077);
+    const float v1079 = v1078 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1080 = fma(v1074, v3, v1079);
+    const bfloat v1081 = bfloat(v1080);
+    c[v1076] = v1081;
+  }
+  const uint v1082 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1083 = v601 + v1082;
+  const uint v1084 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1085 = v600 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v40.m[2][0].thread_elements()[0];
+    const uint v1090 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1091 = v1090 + v1085;
+    const bfloat v1092 = c[v1091];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1093 = float(v1092);
+    const float v1094 = v1093 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1095 = fma(v1089, v3, v1094);
+    const bfloat v1096 = bfloat(v1095);
+    c[v1091] = v1096;
+  }
+  const uint v1097 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1098 = v601 + v1097;
+  const uint v1099 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1100 = v600 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1102 = v1100 < v1;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v40.m[2][0].thread_elements()[1];
+    const uint v1105 = v1098 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1106 = v1105 + v1100;
+    const bfloat v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1108 = float(v1107);
+    const float v1109 = v1108 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1110 = fma(v1104, v3, v1109);
+    const bfloat v1111 = bfloat(v1110);
+    c[v1106] = v1111;
+  }
+  const uint v1112 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1113 = v601 + v1112;
+  const uint v1114 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1115 = v600 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v40.m[2][1].thread_elements()[0];
+    const uint v1120 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1121 = v1120 + v1115;
+    const bfloat v1122 = c[v1121];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1123 = float(v1122);
+    const float v1124 = v1123 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1125 = fma(v1119, v3, v1124);
+    const bfloat v1126 = bfloat(v1125);
+    c[v1121] = v1126;
+  }
+  const uint v1127 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1128 = v601 + v1127;
+  const uint v1129 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1130 = v600 + v1129;
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1132 = v1130 < v1;
+  const bool v1133 = v1131 && v1132;
+  if (v1133) {
+    const float v1134 = v40.m[2][1].thread_elements()[1];
+    const uint v1135 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1136 = v1135 + v1130;
+    const bfloat v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1138 = float(v1137);
+    const float v1139 = v1138 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1140 = fma(v1134, v3, v1139);
+    const bfloat v1141 = bfloat(v1140);
+    c[v1136] = v1141;
+  }
+  const uint v1142 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1143 = v601 + v1142;
+  const uint v1144 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1145 = v600 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1147 = v1145 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v40.m[2][2].thread_elements()[0];
+    const uint v1150 = v1143 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1151 = v1150 + v1145;
+    const bfloat v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1153 = float(v1152);
+    const float v1154 = v1153 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1155 = fma(v1149, v3, v1154);
+    const bfloat v1156 = bfloat(v1155);
+    c[v1151] = v1156;
+  }
+  const uint v1157 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1158 = v601 + v1157;
+  const uint v1159 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1160 = v600 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1162 = v1160 < v1;
+  const bool v1163 = v1161 && v1162;
+  if (v1163) {
+    const float v1164 = v40.m[2][2].thread_elements()[1];
+    const uint v1165 = v1158 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1166 = v1165 + v1160;
+    const bfloat v1167 = c[v1166];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1168 = float(v1167);
+    const float v1169 = v1168 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1170 = fma(v1164, v3, v1169);
+    const bfloat v1171 = bfloat(v1170);
+    c[v1166] = v1171;
+  }
+  const uint v1172 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1173 = v601 + v1172;
+  const uint v1174 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1175 = v600 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1177 = v1175 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v40.m[2][3].thread_elements()[0];
+    const uint v1180 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1181 = v1180 + v1175;
+    const bfloat v1182 = c[v1181];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1183 = float(v1182);
+    const float v1184 = v1183 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1185 = fma(v1179, v3, v1184);
+    const bfloat v1186 = bfloat(v1185);
+    c[v1181] = v1186;
+  }
+  const uint v1187 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1188 = v601 + v1187;
+  const uint v1189 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1190 = v600 + v1189;
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1192 = v1190 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v40.m[2][3].thread_elements()[1];
+    const uint v1195 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1196 = v1195 + v1190;
+    const bfloat v1197 = c[v1196];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1198 = float(v1197);
+    const float v1199 = v1198 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1200 = fma(v1194, v3, v1199);
+    const bfloat v1201 = bfloat(v1200);
+    c[v1196] = v1201;
+  }
+  const uint v1202 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1203 = v601 + v1202;
+  const uint v1204 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1205 = v600 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v40.m[2][4].thread_elements()[0];
+    const uint v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1211 = v1210 + v1205;
+    const bfloat v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1213 = float(v1212);
+    const float v1214 = v1213 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1215 = fma(v1209, v3, v1214);
+    const bfloat v1216 = bfloat(v1215);
+    c[v1211] = v1216;
+  }
+  const uint v1217 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1218 = v601 + v1217;
+  const uint v1219 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1220 = v600 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v40.m[2][4].thread_elements()[1];
+    const uint v1225 = v1218 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1226 = v1225 + v1220;
+    const bfloat v1227 = c[v1226];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1228 = float(v1227);
+    const float v1229 = v1228 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1230 = fma(v1224, v3, v1229);
+    const bfloat v1231 = bfloat(v1230);
+    c[v1226] = v1231;
+  }
+  const uint v1232 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1233 = v601 + v1232;
+  const uint v1234 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1235 = v600 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v40.m[2][5].thread_elements()[0];
+    const uint v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1241 = v1240 + v1235;
+    const bfloat v1242 = c[v1241];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1243 = float(v1242);
+    const float v1244 = v1243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1245 = fma(v1239, v3, v1244);
+    const bfloat v1246 = bfloat(v1245);
+    c[v1241] = v1246;
+  }
+  const uint v1247 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1248 = v601 + v1247;
+  const uint v1249 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1250 = v600 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v40.m[2][5].thread_elements()[1];
+    const uint v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1256 = v1255 + v1250;
+    const bfloat v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1258 = float(v1257);
+    const float v1259 = v1258 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1260 = fma(v1254, v3, v1259);
+    const bfloat v1261 = bfloat(v1260);
+    c[v1256] = v1261;
+  }
+  const uint v1262 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1263 = v601 + v1262;
+  const uint v1264 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1265 = v600 + v1264;
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1267 = v1265 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v40.m[2][6].thread_elements()[0];
+    const uint v1270 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1271 = v1270 + v1265;
+    const bfloat v1272 = c[v1271];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1273 = float(v1272);
+    const float v1274 = v1273 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1275 = fma(v1269, v3, v1274);
+    const bfloat v1276 = bfloat(v1275);
+    c[v1271] = v1276;
+  }
+  const uint v1277 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1278 = v601 + v1277;
+  const uint v1279 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1280 = v600 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v40.m[2][6].thread_elements()[1];
+    const uint v1285 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1286 = v1285 + v1280;
+    const bfloat v1287 = c[v1286];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1288 = float(v1287);
+    const float v1289 = v1288 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1290 = fma(v1284, v3, v1289);
+    const bfloat v1291 = bfloat(v1290);
+    c[v1286] = v1291;
+  }
+  const uint v1292 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1293 = v601 + v1292;
+  const uint v1294 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1295 = v600 + v1294;
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1297 = v1295 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v40.m[2][7].thread_elements()[0];
+    const uint v1300 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1301 = v1300 + v1295;
+    const bfloat v1302 = c[v1301];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1303 = float(v1302);
+    const float v1304 = v1303 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1305 = fma(v1299, v3, v1304);
+    const bfloat v1306 = bfloat(v1305);
+    c[v1301] = v1306;
+  }
+  const uint v1307 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1308 = v601 + v1307;
+  const uint v1309 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1310 = v600 + v1309;
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1312 = v1310 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v40.m[2][7].thread_elements()[1];
+    const uint v1315 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1316 = v1315 + v1310;
+    const bfloat v1317 = c[v1316];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1318 = float(v1317);
+    const float v1319 = v1318 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1320 = fma(v1314, v3, v1319);
+    const bfloat v1321 = bfloat(v1320);
+    c[v1316] = v1321;
+  }
+  const uint v1322 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1323 = v601 + v1322;
+  const uint v1324 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1325 = v600 + v1324;
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1327 = v1325 < v1;
+  const bool v1328 = v1326 && v1327;
+  if (v1328) {
+    const float v1329 = v40.m[3][0].thread_elements()[0];
+    const uint v1330 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1331 = v1330 + v1325;
+    const bfloat v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1333 = float(v1332);
+    const float v1334 = v1333 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1335 = fma(v1329, v3, v1334);
+    const bfloat v1336 = bfloat(v1335);
+    c[v1331] = v1336;
+  }
+  const uint v1337 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1338 = v601 + v1337;
+  const uint v1339 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1340 = v600 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1342 = v1340 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v40.m[3][0].thread_elements()[1];
+    const uint v1345 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1346 = v1345 + v1340;
+    const bfloat v1347 = c[v1346];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1348 = float(v1347);
+    const float v1349 = v1348 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1350 = fma(v1344, v3, v1349);
+    const bfloat v1351 = bfloat(v1350);
+    c[v1346] = v1351;
+  }
+  const uint v1352 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1353 = v601 + v1352;
+  const uint v1354 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1355 = v600 + v1354;
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v40.m[3][1].thread_elements()[0];
+    const uint v1360 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1361 = v1360 + v1355;
+    const bfloat v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1363 = float(v1362);
+    const float v1364 = v1363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1365 = fma(v1359, v3, v1364);
+    const bfloat v1366 = bfloat(v1365);
+    c[v1361] = v1366;
+  }
+  const uint v1367 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1368 = v601 + v1367;
+  const uint v1369 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1370 = v600 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v40.m[3][1].thread_elements()[1];
+    const uint v1375 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1376 = v1375 + v1370;
+    const bfloat v1377 = c[v1376];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1378 = float(v1377);
+    const float v1379 = v1378 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1380 = fma(v1374, v3, v1379);
+    const bfloat v1381 = bfloat(v1380);
+    c[v1376] = v1381;
+  }
+  const uint v1382 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1383 = v601 + v1382;
+  const uint v1384 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1385 = v600 + v1384;
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1387 = v1385 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v40.m[3][2].thread_elements()[0];
+    const uint v1390 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1391 = v1390 + v1385;
+    const bfloat v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1393 = float(v1392);
+    const float v1394 = v1393 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1395 = fma(v1389, v3, v1394);
+    const bfloat v1396 = bfloat(v1395);
+    c[v1391] = v1396;
+  }
+  const uint v1397 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1398 = v601 + v1397;
+  const uint v1399 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1400 = v600 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1402 = v1400 < v1;
+  const bool v1403 = v1401 && v1402;
+  if (v1403) {
+    const float v1404 = v40.m[3][2].thread_elements()[1];
+    const uint v1405 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1406 = v1405 + v1400;
+    const bfloat v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1408 = float(v1407);
+    const float v1409 = v1408 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1410 = fma(v1404, v3, v1409);
+    const bfloat v1411 = bfloat(v1410);
+    c[v1406] = v1411;
+  }
+  const uint v1412 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1413 = v601 + v1412;
+  const uint v1414 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1415 = v600 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v40.m[3][3].thread_elements()[0];
+    const uint v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1421 = v1420 + v1415;
+    const bfloat v1422 = c[v1421];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1423 = float(v1422);
+    const float v1424 = v1423 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1425 = fma(v1419, v3, v1424);
+    const bfloat v1426 = bfloat(v1425);
+    c[v1421] = v1426;
+  }
+  const uint v1427 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1428 = v601 + v1427;
+  const uint v1429 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1430 = v600 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v40.m[3][3].thread_elements()[1];
+    const uint v1435 = v1428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1436 = v1435 + v1430;
+    const bfloat v1437 = c[v1436];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1438 = float(v1437);
+    const float v1439 = v1438 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1440 = fma(v1434, v3, v1439);
+    const bfloat v1441 = bfloat(v1440);
+    c[v1436] = v1441;
+  }
+  const uint v1442 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1443 = v601 + v1442;
+  const uint v1444 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1445 = v600 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1447 = v1445 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v40.m[3][4].thread_elements()[0];
+    const uint v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1451 = v1450 + v1445;
+    const bfloat v1452 = c[v1451];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1453 = float(v1452);
+    const float v1454 = v1453 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1455 = fma(v1449, v3, v1454);
+    const bfloat v1456 = bfloat(v1455);
+    c[v1451] = v1456;
+  }
+  const uint v1457 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1458 = v601 + v1457;
+  const uint v1459 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1460 = v600 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v40.m[3][4].thread_elements()[1];
+    const uint v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1466 = v1465 + v1460;
+    const bfloat v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1468 = float(v1467);
+    const float v1469 = v1468 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1470 = fma(v1464, v3, v1469);
+    const bfloat v1471 = bfloat(v1470);
+    c[v1466] = v1471;
+  }
+  const uint v1472 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1473 = v601 + v1472;
+  const uint v1474 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1475 = v600 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v40.m[3][5].thread_elements()[0];
+    const uint v1480 = v1473 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1481 = v1480 + v1475;
+    const bfloat v1482 = c[v1481];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1483 = float(v1482);
+    const float v1484 = v1483 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1485 = fma(v1479, v3, v1484);
+    const bfloat v1486 = bfloat(v1485);
+    c[v1481] = v1486;
+  }
+  const uint v1487 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1488 = v601 + v1487;
+  const uint v1489 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1490 = v600 + v1489;
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1492 = v1490 < v1;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v40.m[3][5].thread_elements()[1];
+    const uint v1495 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1496 = v1495 + v1490;
+    const bfloat v1497 = c[v1496];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1498 = float(v1497);
+    const float v1499 = v1498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1500 = fma(v1494, v3, v1499);
+    const bfloat v1501 = bfloat(v1500);
+    c[v1496] = v1501;
+  }
+  const uint v1502 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1503 = v601 + v1502;
+  const uint v1504 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1505 = v600 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1507 = v1505 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v40.m[3][6].thread_elements()[0];
+    const uint v1510 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1511 = v1510 + v1505;
+    const bfloat v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1513 = float(v1512);
+    const float v1514 = v1513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1515 = fma(v1509, v3, v1514);
+    const bfloat v1516 = bfloat(v1515);
+    c[v1511] = v1516;
+  }
+  const uint v1517 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1518 = v601 + v1517;
+  const uint v1519 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1520 = v600 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1522 = v1520 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v40.m[3][6].thread_elements()[1];
+    const uint v1525 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1526 = v1525 + v1520;
+    const bfloat v1527 = c[v1526];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1528 = float(v1527);
+    const float v1529 = v1528 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1530 = fma(v1524, v3, v1529);
+    const bfloat v1531 = bfloat(v1530);
+    c[v1526] = v1531;
+  }
+  const uint v1532 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1533 = v601 + v1532;
+  const uint v1534 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1535 = v600 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1537 = v1535 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v40.m[3][7].thread_elements()[0];
+    const uint v1540 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1541 = v1540 + v1535;
+    const bfloat v1542 = c[v1541];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1543 = float(v1542);
+    const float v1544 = v1543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1545 = fma(v1539, v3, v1544);
+    const bfloat v1546 = bfloat(v1545);
+    c[v1541] = v1546;
+  }
+  const uint v1547 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1548 = v601 + v1547;
+  const uint v1549 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1550 = v600 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1552 = v1550 < v1;
+  const bool v1553 = v1551 && v1552;
+  if (v1553) {
+    const float v1554 = v40.m[3][7].thread_elements()[1];
+    const uint v1555 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1556 = v1555 + v1550;
+    const bfloat v1557 = c[v1556];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1558 = float(v1557);
+    const float v1559 = v1558 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1560 = fma(v1554, v3, v1559);
+    const bfloat v1561 = bfloat(v1560);
+    c[v1556] = v1561;
+  }
+  const uint v1562 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1563 = v601 + v1562;
+  const uint v1564 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1565 = v600 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v40.m[4][0].thread_elements()[0];
+    const uint v1570 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1571 = v1570 + v1565;
+    const bfloat v1572 = c[v1571];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1573 = float(v1572);
+    const float v1574 = v1573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1575 = fma(v1569, v3, v1574);
+    const bfloat v1576 = bfloat(v1575);
+    c[v1571] = v1576;
+  }
+  const uint v1577 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1578 = v601 + v1577;
+  const uint v1579 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1580 = v600 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v40.m[4][0].thread_elements()[1];
+    const uint v1585 = v1578 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1586 = v1585 + v1580;
+    const bfloat v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1588 = float(v1587);
+    const float v1589 = v1588 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1590 = fma(v1584, v3, v1589);
+    const bfloat v1591 = bfloat(v1590);
+    c[v1586] = v1591;
+  }
+  const uint v1592 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1593 = v601 + v1592;
+  const uint v1594 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1595 = v600 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v40.m[4][1].thread_elements()[0];
+    const uint v1600 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1601 = v1600 + v1595;
+    const bfloat v1602 = c[v1601];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1603 = float(v1602);
+    const float v1604 = v1603 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1605 = fma(v1599, v3, v1604);
+    const bfloat v1606 = bfloat(v1605);
+    c[v1601] = v1606;
+  }
+  const uint v1607 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1608 = v601 + v1607;
+  const uint v1609 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1610 = v600 + v1609;
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1612 = v1610 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v40.m[4][1].thread_elements()[1];
+    const uint v1615 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1616 = v1615 + v1610;
+    const bfloat v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1618 = float(v1617);
+    const float v1619 = v1618 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1620 = fma(v1614, v3, v1619);
+    const bfloat v1621 = bfloat(v1620);
+    c[v1616] = v1621;
+  }
+  const uint v1622 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1623 = v601 + v1622;
+  const uint v1624 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1625 = v600 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v40.m[4][2].thread_elements()[0];
+    const uint v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1631 = v1630 + v1625;
+    const bfloat v1632 = c[v1631];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1633 = float(v1632);
+    const float v1634 = v1633 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1635 = fma(v1629, v3, v1634);
+    const bfloat v1636 = bfloat(v1635);
+    c[v1631] = v1636;
+  }
+  const uint v1637 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1638 = v601 + v1637;
+  const uint v1639 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1640 = v600 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v40.m[4][2].thread_elements()[1];
+    const uint v1645 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1646 = v1645 + v1640;
+    const bfloat v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1648 = float(v1647);
+    const float v1649 = v1648 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1650 = fma(v1644, v3, v1649);
+    const bfloat v1651 = bfloat(v1650);
+    c[v1646] = v1651;
+  }
+  const uint v1652 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1653 = v601 + v1652;
+  const uint v1654 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1655 = v600 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v40.m[4][3].thread_elements()[0];
+    const uint v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1661 = v1660 + v1655;
+    const bfloat v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1663 = float(v1662);
+    const float v1664 = v1663 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1665 = fma(v1659, v3, v1664);
+    const bfloat v1666 = bfloat(v1665);
+    c[v1661] = v1666;
+  }
+  const uint v1667 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1668 = v601 + v1667;
+  const uint v1669 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1670 = v600 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v40.m[4][3].thread_elements()[1];
+    const uint v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1676 = v1675 + v1670;
+    const bfloat v1677 = c[v1676];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1678 = float(v1677);
+    const float v1679 = v1678 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1680 = fma(v1674, v3, v1679);
+    const bfloat v1681 = bfloat(v1680);
+    c[v1676] = v1681;
+  }
+  const uint v1682 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1683 = v601 + v1682;
+  const uint v1684 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1685 = v600 + v1684;
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1687 = v1685 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v40.m[4][4].thread_elements()[0];
+    const uint v1690 = v1683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1691 = v1690 + v1685;
+    const bfloat v1692 = c[v1691];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1693 = float(v1692);
+    const float v1694 = v1693 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1695 = fma(v1689, v3, v1694);
+    const bfloat v1696 = bfloat(v1695);
+    c[v1691] = v1696;
+  }
+  const uint v1697 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1698 = v601 + v1697;
+  const uint v1699 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1700 = v600 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1702 = v1700 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v40.m[4][4].thread_elements()[1];
+    const uint v1705 = v1698 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1706 = v1705 + v1700;
+    const bfloat v1707 = c[v1706];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1708 = float(v1707);
+    const float v1709 = v1708 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1710 = fma(v1704, v3, v1709);
+    const bfloat v1711 = bfloat(v1710);
+    c[v1706] = v1711;
+  }
+  const uint v1712 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1713 = v601 + v1712;
+  const uint v1714 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1715 = v600 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v40.m[4][5].thread_elements()[0];
+    const uint v1720 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1721 = v1720 + v1715;
+    const bfloat v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1723 = float(v1722);
+    const float v1724 = v1723 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1725 = fma(v1719, v3, v1724);
+    const bfloat v1726 = bfloat(v1725);
+    c[v1721] = v1726;
+  }
+  const uint v1727 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1728 = v601 + v1727;
+  const uint v1729 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1730 = v600 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1732 = v1730 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v40.m[4][5].thread_elements()[1];
+    const uint v1735 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1736 = v1735 + v1730;
+    const bfloat v1737 = c[v1736];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1738 = float(v1737);
+    const float v1739 = v1738 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1740 = fma(v1734, v3, v1739);
+    const bfloat v1741 = bfloat(v1740);
+    c[v1736] = v1741;
+  }
+  const uint v1742 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1743 = v601 + v1742;
+  const uint v1744 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1745 = v600 + v1744;
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1747 = v1745 < v1;
+  const bool v1748 = v1746 && v1747;
+  if (v1748) {
+    const float v1749 = v40.m[4][6].thread_elements()[0];
+    const uint v1750 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1751 = v1750 + v1745;
+    const bfloat v1752 = c[v1751];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1753 = float(v1752);
+    const float v1754 = v1753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1755 = fma(v1749, v3, v1754);
+    const bfloat v1756 = bfloat(v1755);
+    c[v1751] = v1756;
+  }
+  const uint v1757 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1758 = v601 + v1757;
+  const uint v1759 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1760 = v600 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v40.m[4][6].thread_elements()[1];
+    const uint v1765 = v1758 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1766 = v1765 + v1760;
+    const bfloat v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1768 = float(v1767);
+    const float v1769 = v1768 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1770 = fma(v1764, v3, v1769);
+    const bfloat v1771 = bfloat(v1770);
+    c[v1766] = v1771;
+  }
+  const uint v1772 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1773 = v601 + v1772;
+  const uint v1774 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1775 = v600 + v1774;
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v40.m[4][7].thread_elements()[0];
+    const uint v1780 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1781 = v1780 + v1775;
+    const bfloat v1782 = c[v1781];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1783 = float(v1782);
+    const float v1784 = v1783 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1785 = fma(v1779, v3, v1784);
+    const bfloat v1786 = bfloat(v1785);
+    c[v1781] = v1786;
+  }
+  const uint v1787 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1788 = v601 + v1787;
+  const uint v1789 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1790 = v600 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1792 = v1790 < v1;
+  const bool v1793 = v1791 && v1792;
+  if (v1793) {
+    const float v1794 = v40.m[4][7].thread_elements()[1];
+    const uint v1795 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1796 = v1795 + v1790;
+    const bfloat v1797 = c[v1796];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1798 = float(v1797);
+    const float v1799 = v1798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1800 = fma(v1794, v3, v1799);
+    const bfloat v1801 = bfloat(v1800);
+    c[v1796] = v1801;
+  }
+  const uint v1802 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1803 = v601 + v1802;
+  const uint v1804 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1805 = v600 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v40.m[5][0].thread_elements()[0];
+    const uint v1810 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1811 = v1810 + v1805;
+    const bfloat v1812 = c[v1811];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1813 = float(v1812);
+    const float v1814 = v1813 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1815 = fma(v1809, v3, v1814);
+    const bfloat v1816 = bfloat(v1815);
+    c[v1811] = v1816;
+  }
+  const uint v1817 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1818 = v601 + v1817;
+  const uint v1819 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1820 = v600 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1822 = v1820 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v40.m[5][0].thread_elements()[1];
+    const uint v1825 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1826 = v1825 + v1820;
+    const bfloat v1827 = c[v1826];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1828 = float(v1827);
+    const float v1829 = v1828 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1830 = fma(v1824, v3, v1829);
+    const bfloat v1831 = bfloat(v1830);
+    c[v1826] = v1831;
+  }
+  const uint v1832 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1833 = v601 + v1832;
+  const uint v1834 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1835 = v600 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v40.m[5][1].thread_elements()[0];
+    const uint v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1841 = v1840 + v1835;
+    const bfloat v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1843 = float(v1842);
+    const float v1844 = v1843 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1845 = fma(v1839, v3, v1844);
+    const bfloat v1846 = bfloat(v1845);
+    c[v1841] = v1846;
+  }
+  const uint v1847 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1848 = v601 + v1847;
+  const uint v1849 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1850 = v600 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v40.m[5][1].thread_elements()[1];
+    const uint v1855 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1856 = v1855 + v1850;
+    const bfloat v1857 = c[v1856];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1858 = float(v1857);
+    const float v1859 = v1858 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1860 = fma(v1854, v3, v1859);
+    const bfloat v1861 = bfloat(v1860);
+    c[v1856] = v1861;
+  }
+  const uint v1862 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1863 = v601 + v1862;
+  const uint v1864 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1865 = v600 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v40.m[5][2].thread_elements()[0];
+    const uint v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1871 = v1870 + v1865;
+    const bfloat v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1873 = float(v1872);
+    const float v1874 = v1873 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1875 = fma(v1869, v3, v1874);
+    const bfloat v1876 = bfloat(v1875);
+    c[v1871] = v1876;
+  }
+  const uint v1877 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1878 = v601 + v1877;
+  const uint v1879 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1880 = v600 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v40.m[5][2].thread_elements()[1];
+    const uint v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1886 = v1885 + v1880;
+    const bfloat v1887 = c[v1886];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1888 = float(v1887);
+    const float v1889 = v1888 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1890 = fma(v1884, v3, v1889);
+    const bfloat v1891 = bfloat(v1890);
+    c[v1886] = v1891;
+  }
+  const uint v1892 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1893 = v601 + v1892;
+  const uint v1894 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1895 = v600 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1897 = v1895 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v40.m[5][3].thread_elements()[0];
+    const uint v1900 = v1893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1901 = v1900 + v1895;
+    const bfloat v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1903 = float(v1902);
+    const float v1904 = v1903 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1905 = fma(v1899, v3, v1904);
+    const bfloat v1906 = bfloat(v1905);
+    c[v1901] = v1906;
+  }
+  const uint v1907 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1908 = v601 + v1907;
+  const uint v1909 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1910 = v600 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1912 = v1910 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v40.m[5][3].thread_elements()[1];
+    const uint v1915 = v1908 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1916 = v1915 + v1910;
+    const bfloat v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1918 = float(v1917);
+    const float v1919 = v1918 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1920 = fma(v1914, v3, v1919);
+    const bfloat v1921 = bfloat(v1920);
+    c[v1916] = v1921;
+  }
+  const uint v1922 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1923 = v601 + v1922;
+  const uint v1924 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1925 = v600 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1927 = v1925 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v40.m[5][4].thread_elements()[0];
+    const uint v1930 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1931 = v1930 + v1925;
+    const bfloat v1932 = c[v1931];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1933 = float(v1932);
+    const float v1934 = v1933 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1935 = fma(v1929, v3, v1934);
+    const bfloat v1936 = bfloat(v1935);
+    c[v1931] = v1936;
+  }
+  const uint v1937 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1938 = v601 + v1937;
+  const uint v1939 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1940 = v600 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1942 = v1940 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v40.m[5][4].thread_elements()[1];
+    const uint v1945 = v1938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1946 = v1945 + v1940;
+    const bfloat v1947 = c[v1946];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1948 = float(v1947);
+    const float v1949 = v1948 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1950 = fma(v1944, v3, v1949);
+    const bfloat v1951 = bfloat(v1950);
+    c[v1946] = v1951;
+  }
+  const uint v1952 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1953 = v601 + v1952;
+  const uint v1954 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1955 = v600 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v40.m[5][5].thread_elements()[0];
+    const uint v1960 = v1953 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1961 = v1960 + v1955;
+    const bfloat v1962 = c[v1961];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1963 = float(v1962);
+    const float v1964 = v1963 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1965 = fma(v1959, v3, v1964);
+    const bfloat v1966 = bfloat(v1965);
+    c[v1961] = v1966;
+  }
+  const uint v1967 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1968 = v601 + v1967;
+  const uint v1969 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1970 = v600 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v40.m[5][5].thread_elements()[1];
+    const uint v1975 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1976 = v1975 + v1970;
+    const bfloat v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1978 = float(v1977);
+    const float v1979 = v1978 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1980 = fma(v1974, v3, v1979);
+    const bfloat v1981 = bfloat(v1980);
+    c[v1976] = v1981;
+  }
+  const uint v1982 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1983 = v601 + v1982;
+  const uint v1984 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1985 = v600 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1987 = v1985 < v1;
+  const bool v1988 = v1986 && v1987;
+  if (v1988) {
+    const float v1989 = v40.m[5][6].thread_elements()[0];
+    const uint v1990 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1991 = v1990 + v1985;
+    const bfloat v1992 = c[v1991];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1993 = float(v1992);
+    const float v1994 = v1993 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1995 = fma(v1989, v3, v1994);
+    const bfloat v1996 = bfloat(v1995);
+    c[v1991] = v1996;
+  }
+  const uint v1997 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1998 = v601 + v1997;
+  const uint v1999 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2000 = v600 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v40.m[5][6].thread_elements()[1];
+    const uint v2005 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2006 = v2005 + v2000;
+    const bfloat v2007 = c[v2006];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2008 = float(v2007);
+    const float v2009 = v2008 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2010 = fma(v2004, v3, v2009);
+    const bfloat v2011 = bfloat(v2010);
+    c[v2006] = v2011;
+  }
+  const uint v2012 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2013 = v601 + v2012;
+  const uint v2014 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2015 = v600 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v40.m[5][7].thread_elements()[0];
+    const uint v2020 = v2013 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2021 = v2020 + v2015;
+    const bfloat v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2023 = float(v2022);
+    const float v2024 = v2023 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2025 = fma(v2019, v3, v2024);
+    const bfloat v2026 = bfloat(v2025);
+    c[v2021] = v2026;
+  }
+  const uint v2027 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2028 = v601 + v2027;
+  const uint v2029 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2030 = v600 + v2029;
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2032 = v2030 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v40.m[5][7].thread_elements()[1];
+    const uint v2035 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2036 = v2035 + v2030;
+    const bfloat v2037 = c[v2036];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2038 = float(v2037);
+    const float v2039 = v2038 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2040 = fma(v2034, v3, v2039);
+    const bfloat v2041 = bfloat(v2040);
+    c[v2036] = v2041;
+  }
+  const uint v2042 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2043 = v601 + v2042;
+  const uint v2044 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2045 = v600 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v40.m[6][0].thread_elements()[0];
+    const uint v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2051 = v2050 + v2045;
+    const bfloat v2052 = c[v2051];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2053 = float(v2052);
+    const float v2054 = v2053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2055 = fma(v2049, v3, v2054);
+    const bfloat v2056 = bfloat(v2055);
+    c[v2051] = v2056;
+  }
+  const uint v2057 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2058 = v601 + v2057;
+  const uint v2059 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2060 = v600 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v40.m[6][0].thread_elements()[1];
+    const uint v2065 = v2058 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2066 = v2065 + v2060;
+    const bfloat v2067 = c[v2066];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2068 = float(v2067);
+    const float v2069 = v2068 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2070 = fma(v2064, v3, v2069);
+    const bfloat v2071 = bfloat(v2070);
+    c[v2066] = v2071;
+  }
+  const uint v2072 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2073 = v601 + v2072;
+  const uint v2074 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2075 = v600 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v40.m[6][1].thread_elements()[0];
+    const uint v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2081 = v2080 + v2075;
+    const bfloat v2082 = c[v2081];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2083 = float(v2082);
+    const float v2084 = v2083 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2085 = fma(v2079, v3, v2084);
+    const bfloat v2086 = bfloat(v2085);
+    c[v2081] = v2086;
+  }
+  const uint v2087 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2088 = v601 + v2087;
+  const uint v2089 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2090 = v600 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v40.m[6][1].thread_elements()[1];
+    const uint v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2096 = v2095 + v2090;
+    const bfloat v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2098 = float(v2097);
+    const float v2099 = v2098 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2100 = fma(v2094, v3, v2099);
+    const bfloat v2101 = bfloat(v2100);
+    c[v2096] = v2101;
+  }
+  const uint v2102 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2103 = v601 + v2102;
+  const uint v2104 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2105 = v600 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2107 = v2105 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v40.m[6][2].thread_elements()[0];
+    const uint v2110 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2111 = v2110 + v2105;
+    const bfloat v2112 = c[v2111];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2113 = float(v2112);
+    const float v2114 = v2113 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2115 = fma(v2109, v3, v2114);
+    const bfloat v2116 = bfloat(v2115);
+    c[v2111] = v2116;
+  }
+  const uint v2117 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2118 = v601 + v2117;
+  const uint v2119 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2120 = v600 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2122 = v2120 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v40.m[6][2].thread_elements()[1];
+    const uint v2125 = v2118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2126 = v2125 + v2120;
+    const bfloat v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2128 = float(v2127);
+    const float v2129 = v2128 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2130 = fma(v2124, v3, v2129);
+    const bfloat v2131 = bfloat(v2130);
+    c[v2126] = v2131;
+  }
+  const uint v2132 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2133 = v601 + v2132;
+  const uint v2134 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2135 = v600 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2137 = v2135 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v40.m[6][3].thread_elements()[0];
+    const uint v2140 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2141 = v2140 + v2135;
+    const bfloat v2142 = c[v2141];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2143 = float(v2142);
+    const float v2144 = v2143 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2145 = fma(v2139, v3, v2144);
+    const bfloat v2146 = bfloat(v2145);
+    c[v2141] = v2146;
+  }
+  const uint v2147 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2148 = v601 + v2147;
+  const uint v2149 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2150 = v600 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2152 = v2150 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v40.m[6][3].thread_elements()[1];
+    const uint v2155 = v2148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2156 = v2155 + v2150;
+    const bfloat v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2158 = float(v2157);
+    const float v2159 = v2158 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2160 = fma(v2154, v3, v2159);
+    const bfloat v2161 = bfloat(v2160);
+    c[v2156] = v2161;
+  }
+  const uint v2162 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2163 = v601 + v2162;
+  const uint v2164 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2165 = v600 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v40.m[6][4].thread_elements()[0];
+    const uint v2170 = v2163 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2171 = v2170 + v2165;
+    const bfloat v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2173 = float(v2172);
+    const float v2174 = v2173 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2175 = fma(v2169, v3, v2174);
+    const bfloat v2176 = bfloat(v2175);
+    c[v2171] = v2176;
+  }
+  const uint v2177 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2178 = v601 + v2177;
+  const uint v2179 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2180 = v600 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2182 = v2180 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v40.m[6][4].thread_elements()[1];
+    const uint v2185 = v2178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2186 = v2185 + v2180;
+    const bfloat v2187 = c[v2186];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2188 = float(v2187);
+    const float v2189 = v2188 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2190 = fma(v2184, v3, v2189);
+    const bfloat v2191 = bfloat(v2190);
+    c[v2186] = v2191;
+  }
+  const uint v2192 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2193 = v601 + v2192;
+  const uint v2194 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2195 = v600 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v40.m[6][5].thread_elements()[0];
+    const uint v2200 = v2193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2201 = v2200 + v2195;
+    const bfloat v2202 = c[v2201];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2203 = float(v2202);
+    const float v2204 = v2203 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2205 = fma(v2199, v3, v2204);
+    const bfloat v2206 = bfloat(v2205);
+    c[v2201] = v2206;
+  }
+  const uint v2207 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2208 = v601 + v2207;
+  const uint v2209 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2210 = v600 + v2209;
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2212 = v2210 < v1;
+  const bool v2213 = v2211 && v2212;
+  if (v2213) {
+    const float v2214 = v40.m[6][5].thread_elements()[1];
+    const uint v2215 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2216 = v2215 + v2210;
+    const bfloat v2217 = c[v2216];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2218 = float(v2217);
+    const float v2219 = v2218 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2220 = fma(v2214, v3, v2219);
+    const bfloat v2221 = bfloat(v2220);
+    c[v2216] = v2221;
+  }
+  const uint v2222 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2223 = v601 + v2222;
+  const uint v2224 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2225 = v600 + v2224;
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2227 = v2225 < v1;
+  const bool v2228 = v2226 && v2227;
+  if (v2228) {
+    const float v2229 = v40.m[6][6].thread_elements()[0];
+    const uint v2230 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2231 = v2230 + v2225;
+    const bfloat v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2233 = float(v2232);
+    const float v2234 = v2233 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2235 = fma(v2229, v3, v2234);
+    const bfloat v2236 = bfloat(v2235);
+    c[v2231] = v2236;
+  }
+  const uint v2237 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2238 = v601 + v2237;
+  const uint v2239 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2240 = v600 + v2239;
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2242 = v2240 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v40.m[6][6].thread_elements()[1];
+    const uint v2245 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2246 = v2245 + v2240;
+    const bfloat v2247 = c[v2246];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2248 = float(v2247);
+    const float v2249 = v2248 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2250 = fma(v2244, v3, v2249);
+    const bfloat v2251 = bfloat(v2250);
+    c[v2246] = v2251;
+  }
+  const uint v2252 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2253 = v601 + v2252;
+  const uint v2254 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2255 = v600 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v40.m[6][7].thread_elements()[0];
+    const uint v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2261 = v2260 + v2255;
+    const bfloat v2262 = c[v2261];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2263 = float(v2262);
+    const float v2264 = v2263 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2265 = fma(v2259, v3, v2264);
+    const bfloat v2266 = bfloat(v2265);
+    c[v2261] = v2266;
+  }
+  const uint v2267 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2268 = v601 + v2267;
+  const uint v2269 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2270 = v600 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v40.m[6][7].thread_elements()[1];
+    const uint v2275 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2276 = v2275 + v2270;
+    const bfloat v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2278 = float(v2277);
+    const float v2279 = v2278 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2280 = fma(v2274, v3, v2279);
+    const bfloat v2281 = bfloat(v2280);
+    c[v2276] = v2281;
+  }
+  const uint v2282 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2283 = v601 + v2282;
+  const uint v2284 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2285 = v600 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2287 = v2285 < v1;
+  const bool v2288 = v2286 && v2287;
+  if (v2288) {
+    const float v2289 = v40.m[7][0].thread_elements()[0];
+    const uint v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2291 = v2290 + v2285;
+    const bfloat v2292 = c[v2291];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2293 = float(v2292);
+    const float v2294 = v2293 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2295 = fma(v2289, v3, v2294);
+    const bfloat v2296 = bfloat(v2295);
+    c[v2291] = v2296;
+  }
+  const uint v2297 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2298 = v601 + v2297;
+  const uint v2299 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2300 = v600 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v40.m[7][0].thread_elements()[1];
+    const uint v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2306 = v2305 + v2300;
+    const bfloat v2307 = c[v2306];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2308 = float(v2307);
+    const float v2309 = v2308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2310 = fma(v2304, v3, v2309);
+    const bfloat v2311 = bfloat(v2310);
+    c[v2306] = v2311;
+  }
+  const uint v2312 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2313 = v601 + v2312;
+  const uint v2314 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2315 = v600 + v2314;
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v40.m[7][1].thread_elements()[0];
+    const uint v2320 = v2313 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2321 = v2320 + v2315;
+    const bfloat v2322 = c[v2321];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2323 = float(v2322);
+    const float v2324 = v2323 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2325 = fma(v2319, v3, v2324);
+    const bfloat v2326 = bfloat(v2325);
+    c[v2321] = v2326;
+  }
+  const uint v2327 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2328 = v601 + v2327;
+  const uint v2329 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2330 = v600 + v2329;
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2332 = v2330 < v1;
+  const bool v2333 = v2331 && v2332;
+  if (v2333) {
+    const float v2334 = v40.m[7][1].thread_elements()[1];
+    const uint v2335 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2336 = v2335 + v2330;
+    const bfloat v2337 = c[v2336];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2338 = float(v2337);
+    const float v2339 = v2338 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2340 = fma(v2334, v3, v2339);
+    const bfloat v2341 = bfloat(v2340);
+    c[v2336] = v2341;
+  }
+  const uint v2342 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2343 = v601 + v2342;
+  const uint v2344 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2345 = v600 + v2344;
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v40.m[7][2].thread_elements()[0];
+    const uint v2350 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2351 = v2350 + v2345;
+    const bfloat v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2353 = float(v2352);
+    const float v2354 = v2353 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2355 = fma(v2349, v3, v2354);
+    const bfloat v2356 = bfloat(v2355);
+    c[v2351] = v2356;
+  }
+  const uint v2357 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2358 = v601 + v2357;
+  const uint v2359 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2360 = v600 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v40.m[7][2].thread_elements()[1];
+    const uint v2365 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2366 = v2365 + v2360;
+    const bfloat v2367 = c[v2366];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2368 = float(v2367);
+    const float v2369 = v2368 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2370 = fma(v2364, v3, v2369);
+    const bfloat v2371 = bfloat(v2370);
+    c[v2366] = v2371;
+  }
+  const uint v2372 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2373 = v601 + v2372;
+  const uint v2374 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2375 = v600 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2377 = v2375 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v40.m[7][3].thread_elements()[0];
+    const uint v2380 = v2373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2381 = v2380 + v2375;
+    const bfloat v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2383 = float(v2382);
+    const float v2384 = v2383 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2385 = fma(v2379, v3, v2384);
+    const bfloat v2386 = bfloat(v2385);
+    c[v2381] = v2386;
+  }
+  const uint v2387 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2388 = v601 + v2387;
+  const uint v2389 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2390 = v600 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2392 = v2390 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v40.m[7][3].thread_elements()[1];
+    const uint v2395 = v2388 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2396 = v2395 + v2390;
+    const bfloat v2397 = c[v2396];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2398 = float(v2397);
+    const float v2399 = v2398 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2400 = fma(v2394, v3, v2399);
+    const bfloat v2401 = bfloat(v2400);
+    c[v2396] = v2401;
+  }
+  const uint v2402 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2403 = v601 + v2402;
+  const uint v2404 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2405 = v600 + v2404;
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2407 = v2405 < v1;
+  const bool v2408 = v2406 && v2407;
+  if (v2408) {
+    const float v2409 = v40.m[7][4].thread_elements()[0];
+    const uint v2410 = v2403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2411 = v2410 + v2405;
+    const bfloat v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2413 = float(v2412);
+    const float v2414 = v2413 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2415 = fma(v2409, v3, v2414);
+    const bfloat v2416 = bfloat(v2415);
+    c[v2411] = v2416;
+  }
+  const uint v2417 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2418 = v601 + v2417;
+  const uint v2419 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2420 = v600 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2422 = v2420 < v1;
+  const bool v2423 = v2421 && v2422;
+  if (v2423) {
+    const float v2424 = v40.m[7][4].thread_elements()[1];
+    const uint v2425 = v2418 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2426 = v2425 + v2420;
+    const bfloat v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2428 = float(v2427);
+    const float v2429 = v2428 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2430 = fma(v2424, v3, v2429);
+    const bfloat v2431 = bfloat(v2430);
+    c[v2426] = v2431;
+  }
+  const uint v2432 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2433 = v601 + v2432;
+  const uint v2434 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2435 = v600 + v2434;
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2437 = v2435 < v1;
+  const bool v2438 = v2436 && v2437;
+  if (v2438) {
+    const float v2439 = v40.m[7][5].thread_elements()[0];
+    const uint v2440 = v2433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2441 = v2440 + v2435;
+    const bfloat v2442 = c[v2441];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2443 = float(v2442);
+    const float v2444 = v2443 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2445 = fma(v2439, v3, v2444);
+    const bfloat v2446 = bfloat(v2445);
+    c[v2441] = v2446;
+  }
+  const uint v2447 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2448 = v601 + v2447;
+  const uint v2449 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2450 = v600 + v2449;
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v40.m[7][5].thread_elements()[1];
+    const uint v2455 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2456 = v2455 + v2450;
+    const bfloat v2457 = c[v2456];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2458 = float(v2457);
+    const float v2459 = v2458 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2460 = fma(v2454, v3, v2459);
+    const bfloat v2461 = bfloat(v2460);
+    c[v2456] = v2461;
+  }
+  const uint v2462 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2463 = v601 + v2462;
+  const uint v2464 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2465 = v600 + v2464;
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2467 = v2465 < v1;
+  const bool v2468 = v2466 && v2467;
+  if (v2468) {
+    const float v2469 = v40.m[7][6].thread_elements()[0];
+    const uint v2470 = v2463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2471 = v2470 + v2465;
+    const bfloat v2472 = c[v2471];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2473 = float(v2472);
+    const float v2474 = v2473 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2475 = fma(v2469, v3, v2474);
+    const bfloat v2476 = bfloat(v2475);
+    c[v2471] = v2476;
+  }
+  const uint v2477 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2478 = v601 + v2477;
+  const uint v2479 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2480 = v600 + v2479;
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2482 = v2480 < v1;
+  const bool v2483 = v2481 && v2482;
+  if (v2483) {
+    const float v2484 = v40.m[7][6].thread_elements()[1];
+    const uint v2485 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2486 = v2485 + v2480;
+    const bfloat v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2488 = float(v2487);
+    const float v2489 = v2488 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2490 = fma(v2484, v3, v2489);
+    const bfloat v2491 = bfloat(v2490);
+    c[v2486] = v2491;
+  }
+  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2493 = v601 + v2492;
+  const uint v2494 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2495 = v600 + v2494;
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2497 = v2495 < v1;
+  const bool v2498 = v2496 && v2497;
+  if (v2498) {
+    const float v2499 = v40.m[7][7].thread_elements()[0];
+    const uint v2500 = v2493 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2501 = v2500 + v2495;
+    const bfloat v2502 = c[v2501];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2503 = float(v2502);
+    const float v2504 = v2503 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2505 = fma(v2499, v3, v2504);
+    const bfloat v2506 = bfloat(v2505);
+    c[v2501] = v2506;
+  }
+  const uint v2507 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2508 = v601 + v2507;
+  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2510 = v600 + v2509;
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2512 = v2510 < v1;
+  const bool v2513 = v2511 && v2512;
+  if (v2513) {
+    const float v2514 = v40.m[7][7].thread_elements()[1];
+    const uint v2515 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2516 = v2515 + v2510;
+    const bfloat v2517 = c[v2516];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2518 = float(v2517);
+    const float v2519 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2520 = fma(v2514, v3, v2519);
+    const bfloat v2521 = bfloat(v2520);
+    c[v2516] = v2521;
   }
 }

@@ -119,2649 +119,2649 @@ kernel void iron_gemm_beta_nk_bf16(
   const bool v48 = v47 == 0u;
   const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:256
   if (v63) {
-    const uint v2545 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2548 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2551 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2552 = v2551 << 3u;
-    const uint v2553 = v25 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2554 = v2553 < v0;
-    const uint v2559 = v2553 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2565 = v2548 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2570 = v2545 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2572 = v2570 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2575 = v2570 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2576 = v2575 << 3u;
-    const uint v2577 = v25 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2578 = v2577 < v0;
-    const uint v2583 = v2577 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2589 = v2572 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2594 = v2545 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2596 = v2594 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2599 = v2594 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2600 = v2599 << 3u;
-    const uint v2601 = v25 + v2596;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2602 = v2601 < v0;
-    const uint v2607 = v2601 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2613 = v2596 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2618 = v2545 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2620 = v2618 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2623 = v2618 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2624 = v2623 << 3u;
-    const uint v2625 = v25 + v2620;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2626 = v2625 < v0;
-    const uint v2631 = v2625 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2637 = v2620 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2642 = v2545 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2644 = v2642 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2647 = v2642 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2648 = v2647 << 3u;
-    const uint v2649 = v25 + v2644;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2650 = v2649 < v0;
-    const uint v2655 = v2649 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2661 = v2644 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2666 = v2545 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2668 = v2666 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2671 = v2666 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2672 = v2671 << 3u;
-    const uint v2673 = v25 + v2668;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2674 = v2673 < v0;
-    const uint v2679 = v2673 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2685 = v2668 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2690 = v2545 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2692 = v2690 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2695 = v2690 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2696 = v2695 << 3u;
-    const uint v2697 = v25 + v2692;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2698 = v2697 < v0;
-    const uint v2703 = v2697 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2709 = v2692 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2714 = v2545 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2716 = v2714 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2719 = v2714 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2720 = v2719 << 3u;
-    const uint v2721 = v25 + v2716;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2722 = v2721 < v0;
-    const uint v2727 = v2721 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2733 = v2716 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2747 = v29 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2748 = v2747 < v1;
-    const uint v2753 = v2747 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2771 = v29 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2772 = v2771 < v1;
-    const uint v2777 = v2771 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2795 = v29 + v2596;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2796 = v2795 < v1;
-    const uint v2801 = v2795 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2819 = v29 + v2620;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2820 = v2819 < v1;
-    const uint v2825 = v2819 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2843 = v29 + v2644;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2844 = v2843 < v1;
-    const uint v2849 = v2843 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2867 = v29 + v2668;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2868 = v2867 < v1;
-    const uint v2873 = v2867 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2891 = v29 + v2692;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2892 = v2891 < v1;
-    const uint v2897 = v2891 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2915 = v29 + v2716;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2916 = v2915 < v1;
-    const uint v2921 = v2915 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2937 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2943 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2546 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2549 = v2546 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2552 = v2546 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2553 = v2552 << 3u;
+    const uint v2554 = v25 + v2549;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2555 = v2554 < v0;
+    const uint v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2566 = v2549 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2571 = v2546 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2573 = v2571 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2576 = v2571 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2577 = v2576 << 3u;
+    const uint v2578 = v25 + v2573;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2579 = v2578 < v0;
+    const uint v2584 = v2578 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2590 = v2573 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2595 = v2546 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2597 = v2595 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2600 = v2595 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2601 = v2600 << 3u;
+    const uint v2602 = v25 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2603 = v2602 < v0;
+    const uint v2608 = v2602 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2614 = v2597 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2619 = v2546 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2621 = v2619 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2624 = v2619 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2625 = v2624 << 3u;
+    const uint v2626 = v25 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2627 = v2626 < v0;
+    const uint v2632 = v2626 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2638 = v2621 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2643 = v2546 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2645 = v2643 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2648 = v2643 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2649 = v2648 << 3u;
+    const uint v2650 = v25 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2651 = v2650 < v0;
+    const uint v2656 = v2650 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2662 = v2645 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2667 = v2546 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2669 = v2667 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2672 = v2667 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2673 = v2672 << 3u;
+    const uint v2674 = v25 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2675 = v2674 < v0;
+    const uint v2680 = v2674 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2686 = v2669 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2691 = v2546 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2693 = v2691 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2696 = v2691 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2697 = v2696 << 3u;
+    const uint v2698 = v25 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2699 = v2698 < v0;
+    const uint v2704 = v2698 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2710 = v2693 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2715 = v2546 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2717 = v2715 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2720 = v2715 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2721 = v2720 << 3u;
+    const uint v2722 = v25 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2723 = v2722 < v0;
+    const uint v2728 = v2722 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2734 = v2717 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2748 = v29 + v2549;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2749 = v2748 < v1;
+    const uint v2754 = v2748 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2772 = v29 + v2573;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2773 = v2772 < v1;
+    const uint v2778 = v2772 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2796 = v29 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2797 = v2796 < v1;
+    const uint v2802 = v2796 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2820 = v29 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2821 = v2820 < v1;
+    const uint v2826 = v2820 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2844 = v29 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2845 = v2844 < v1;
+    const uint v2850 = v2844 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2868 = v29 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2869 = v2868 < v1;
+    const uint v2874 = v2868 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2892 = v29 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2893 = v2892 < v1;
+    const uint v2898 = v2892 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2916 = v29 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2917 = v2916 < v1;
+    const uint v2922 = v2916 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2938 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2944 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2537 = 0u; v2537 < v2; v2537 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2539 = v2537 >> 6u;
-      const uint v2541 = v2539 % 1u;
+    for (uint v2538 = 0u; v2538 < v2; v2538 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2540 = v2538 >> 6u;
+      const uint v2542 = v2540 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2543 = v2541 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2555 = v2537 + v2552;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2556 = v2555 < v2;
-      const bool v2557 = v2554 && v2556;
-      const uint v2561 = v2559 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2562 = v2561 + v2552;
-      const uint v2563 = v2557 ? v2562 : 0u;
-      const uint v2566 = v2543 + v2565;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2567 = v2566 + v2552;
+      const uint v2544 = v2542 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2556 = v2538 + v2553;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2557 = v2556 < v2;
+      const bool v2558 = v2555 && v2557;
+      const uint v2562 = v2560 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2563 = v2562 + v2553;
+      const uint v2564 = v2558 ? v2563 : 0u;
+      const uint v2567 = v2544 + v2566;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2568 = v2567 + v2553;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2567 + e] = v2557 ? a[v2563 + e] : bfloat(0);
+        shm0[v2568 + e] = v2558 ? a[v2564 + e] : bfloat(0);
       }
-      const uint v2579 = v2537 + v2576;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2580 = v2579 < v2;
-      const bool v2581 = v2578 && v2580;
-      const uint v2585 = v2583 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2586 = v2585 + v2576;
-      const uint v2587 = v2581 ? v2586 : 0u;
-      const uint v2590 = v2543 + v2589;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2591 = v2590 + v2576;
+      const uint v2580 = v2538 + v2577;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2581 = v2580 < v2;
+      const bool v2582 = v2579 && v2581;
+      const uint v2586 = v2584 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2587 = v2586 + v2577;
+      const uint v2588 = v2582 ? v2587 : 0u;
+      const uint v2591 = v2544 + v2590;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2592 = v2591 + v2577;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2591 + e] = v2581 ? a[v2587 + e] : bfloat(0);
+        shm0[v2592 + e] = v2582 ? a[v2588 + e] : bfloat(0);
       }
-      const uint v2603 = v2537 + v2600;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2604 = v2603 < v2;
-      const bool v2605 = v2602 && v2604;
-      const uint v2609 = v2607 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2610 = v2609 + v2600;
-      const uint v2611 = v2605 ? v2610 : 0u;
-      const uint v2614 = v2543 + v2613;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2615 = v2614 + v2600;
+      const uint v2604 = v2538 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2605 = v2604 < v2;
+      const bool v2606 = v2603 && v2605;
+      const uint v2610 = v2608 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2611 = v2610 + v2601;
+      const uint v2612 = v2606 ? v2611 : 0u;
+      const uint v2615 = v2544 + v2614;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2616 = v2615 + v2601;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2615 + e] = v2605 ? a[v2611 + e] : bfloat(0);
+        shm0[v2616 + e] = v2606 ? a[v2612 + e] : bfloat(0);
       }
-      const uint v2627 = v2537 + v2624;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2628 = v2627 < v2;
-      const bool v2629 = v2626 && v2628;
-      const uint v2633 = v2631 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2634 = v2633 + v2624;
-      const uint v2635 = v2629 ? v2634 : 0u;
-      const uint v2638 = v2543 + v2637;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2639 = v2638 + v2624;
+      const uint v2628 = v2538 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2629 = v2628 < v2;
+      const bool v2630 = v2627 && v2629;
+      const uint v2634 = v2632 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2635 = v2634 + v2625;
+      const uint v2636 = v2630 ? v2635 : 0u;
+      const uint v2639 = v2544 + v2638;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2640 = v2639 + v2625;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2639 + e] = v2629 ? a[v2635 + e] : bfloat(0);
+        shm0[v2640 + e] = v2630 ? a[v2636 + e] : bfloat(0);
       }
-      const uint v2651 = v2537 + v2648;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2652 = v2651 < v2;
-      const bool v2653 = v2650 && v2652;
-      const uint v2657 = v2655 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2658 = v2657 + v2648;
-      const uint v2659 = v2653 ? v2658 : 0u;
-      const uint v2662 = v2543 + v2661;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2663 = v2662 + v2648;
+      const uint v2652 = v2538 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2653 = v2652 < v2;
+      const bool v2654 = v2651 && v2653;
+      const uint v2658 = v2656 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2659 = v2658 + v2649;
+      const uint v2660 = v2654 ? v2659 : 0u;
+      const uint v2663 = v2544 + v2662;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2664 = v2663 + v2649;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2663 + e] = v2653 ? a[v2659 + e] : bfloat(0);
+        shm0[v2664 + e] = v2654 ? a[v2660 + e] : bfloat(0);
       }
-      const uint v2675 = v2537 + v2672;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2676 = v2675 < v2;
-      const bool v2677 = v2674 && v2676;
-      const uint v2681 = v2679 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2682 = v2681 + v2672;
-      const uint v2683 = v2677 ? v2682 : 0u;
-      const uint v2686 = v2543 + v2685;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2687 = v2686 + v2672;
+      const uint v2676 = v2538 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2677 = v2676 < v2;
+      const bool v2678 = v2675 && v2677;
+      const uint v2682 = v2680 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2683 = v2682 + v2673;
+      const uint v2684 = v2678 ? v2683 : 0u;
+      const uint v2687 = v2544 + v2686;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2688 = v2687 + v2673;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2687 + e] = v2677 ? a[v2683 + e] : bfloat(0);
+        shm0[v2688 + e] = v2678 ? a[v2684 + e] : bfloat(0);
       }
-      const uint v2699 = v2537 + v2696;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2700 = v2699 < v2;
-      const bool v2701 = v2698 && v2700;
-      const uint v2705 = v2703 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2706 = v2705 + v2696;
-      const uint v2707 = v2701 ? v2706 : 0u;
-      const uint v2710 = v2543 + v2709;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2711 = v2710 + v2696;
+      const uint v2700 = v2538 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2701 = v2700 < v2;
+      const bool v2702 = v2699 && v2701;
+      const uint v2706 = v2704 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2707 = v2706 + v2697;
+      const uint v2708 = v2702 ? v2707 : 0u;
+      const uint v2711 = v2544 + v2710;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2712 = v2711 + v2697;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2711 + e] = v2701 ? a[v2707 + e] : bfloat(0);
+        shm0[v2712 + e] = v2702 ? a[v2708 + e] : bfloat(0);
       }
-      const uint v2723 = v2537 + v2720;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2724 = v2723 < v2;
-      const bool v2725 = v2722 && v2724;
-      const uint v2729 = v2727 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2730 = v2729 + v2720;
-      const uint v2731 = v2725 ? v2730 : 0u;
-      const uint v2734 = v2543 + v2733;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2735 = v2734 + v2720;
+      const uint v2724 = v2538 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2725 = v2724 < v2;
+      const bool v2726 = v2723 && v2725;
+      const uint v2730 = v2728 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2731 = v2730 + v2721;
+      const uint v2732 = v2726 ? v2731 : 0u;
+      const uint v2735 = v2544 + v2734;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2736 = v2735 + v2721;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2735 + e] = v2725 ? a[v2731 + e] : bfloat(0);
+        shm0[v2736 + e] = v2726 ? a[v2732 + e] : bfloat(0);
       }
-      const bool v2751 = v2748 && v2556;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2755 = v2753 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2756 = v2755 + v2552;
-      const uint v2757 = v2751 ? v2756 : 0u;
+      const bool v2752 = v2749 && v2557;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2756 = v2754 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2757 = v2756 + v2553;
+      const uint v2758 = v2752 ? v2757 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2567 + e] = v2751 ? b[v2757 + e] : bfloat(0);
+        shm1[v2568 + e] = v2752 ? b[v2758 + e] : bfloat(0);
       }
-      const bool v2775 = v2772 && v2580;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2779 = v2777 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2780 = v2779 + v2576;
-      const uint v2781 = v2775 ? v2780 : 0u;
+      const bool v2776 = v2773 && v2581;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2780 = v2778 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2781 = v2780 + v2577;
+      const uint v2782 = v2776 ? v2781 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2591 + e] = v2775 ? b[v2781 + e] : bfloat(0);
+        shm1[v2592 + e] = v2776 ? b[v2782 + e] : bfloat(0);
       }
-      const bool v2799 = v2796 && v2604;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2803 = v2801 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2804 = v2803 + v2600;
-      const uint v2805 = v2799 ? v2804 : 0u;
+      const bool v2800 = v2797 && v2605;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2804 = v2802 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2805 = v2804 + v2601;
+      const uint v2806 = v2800 ? v2805 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2615 + e] = v2799 ? b[v2805 + e] : bfloat(0);
+        shm1[v2616 + e] = v2800 ? b[v2806 + e] : bfloat(0);
       }
-      const bool v2823 = v2820 && v2628;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2827 = v2825 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2828 = v2827 + v2624;
-      const uint v2829 = v2823 ? v2828 : 0u;
+      const bool v2824 = v2821 && v2629;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2828 = v2826 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2829 = v2828 + v2625;
+      const uint v2830 = v2824 ? v2829 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2639 + e] = v2823 ? b[v2829 + e] : bfloat(0);
+        shm1[v2640 + e] = v2824 ? b[v2830 + e] : bfloat(0);
       }
-      const bool v2847 = v2844 && v2652;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2851 = v2849 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2852 = v2851 + v2648;
-      const uint v2853 = v2847 ? v2852 : 0u;
+      const bool v2848 = v2845 && v2653;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2852 = v2850 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2853 = v2852 + v2649;
+      const uint v2854 = v2848 ? v2853 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2663 + e] = v2847 ? b[v2853 + e] : bfloat(0);
+        shm1[v2664 + e] = v2848 ? b[v2854 + e] : bfloat(0);
       }
-      const bool v2871 = v2868 && v2676;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2875 = v2873 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2876 = v2875 + v2672;
-      const uint v2877 = v2871 ? v2876 : 0u;
+      const bool v2872 = v2869 && v2677;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2876 = v2874 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2877 = v2876 + v2673;
+      const uint v2878 = v2872 ? v2877 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2687 + e] = v2871 ? b[v2877 + e] : bfloat(0);
+        shm1[v2688 + e] = v2872 ? b[v2878 + e] : bfloat(0);
       }
-      const bool v2895 = v2892 && v2700;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2899 = v2897 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2900 = v2899 + v2696;
-      const uint v2901 = v2895 ? v2900 : 0u;
+      const bool v2896 = v2893 && v2701;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2900 = v2898 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2901 = v2900 + v2697;
+      const uint v2902 = v2896 ? v2901 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2711 + e] = v2895 ? b[v2901 + e] : bfloat(0);
+        shm1[v2712 + e] = v2896 ? b[v2902 + e] : bfloat(0);
       }
-      const bool v2919 = v2916 && v2724;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2923 = v2921 + v2537;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2924 = v2923 + v2720;
-      const uint v2925 = v2919 ? v2924 : 0u;
+      const bool v2920 = v2917 && v2725;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2924 = v2922 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2925 = v2924 + v2721;
+      const uint v2926 = v2920 ? v2925 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2735 + e] = v2919 ? b[v2925 + e] : bfloat(0);
+        shm1[v2736 + e] = v2920 ? b[v2926 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2938 = v2543 + v2937;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2938), long(64u));
-      const uint v2944 = v2543 + v2943;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v44, shm1, long(v2944), long(64u));
+      const uint v2939 = v2544 + v2938;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2939), long(64u));
+      const uint v2945 = v2544 + v2944;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v2945), long(64u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2951 = v2938 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2951), long(64u));
-      const uint v2957 = v2944 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v44, shm1, long(v2957), long(64u));
+      const uint v2952 = v2939 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2952), long(64u));
+      const uint v2958 = v2945 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v2958), long(64u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2963 = v2938 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2963), long(64u));
-      const uint v2969 = v2944 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v44, shm1, long(v2969), long(64u));
+      const uint v2964 = v2939 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2964), long(64u));
+      const uint v2970 = v2945 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v2970), long(64u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2975 = v2938 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v42, shm0, long(v2975), long(64u));
-      const uint v2981 = v2944 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v44, shm1, long(v2981), long(64u));
+      const uint v2976 = v2939 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v42, shm0, long(v2976), long(64u));
+      const uint v2982 = v2945 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v2982), long(64u));
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v514 = iron_tid.x;
-    const uint v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v514 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v515 = iron_tid.x;
+    const uint v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v521 = v25 + v518;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v522 = v521 < v0;
-        const uint v523 = v512 + v520;
-        const bool v524 = v523 < v2;
-        const bool v525 = v522 && v524;
-        if (v525) {
-          const uint v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v529 = v527 + v512;
-          const uint v530 = v529 + v520;
-          const bfloat v531 = a[v530];
-          const uint v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v534 = v533 + v520;
-          shm0[v534] = v531;
+    for (uint v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v517 = v515; v517 < 8192u; v517 += v514) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v519 = v517 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v521 = v517 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v522 = v25 + v519;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v523 = v522 < v0;
+        const uint v524 = v513 + v521;
+        const bool v525 = v524 < v2;
+        const bool v526 = v523 && v525;
+        if (v526) {
+          const uint v528 = v522 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v530 = v528 + v513;
+          const uint v531 = v530 + v521;
+          const bfloat v532 = a[v531];
+          const uint v534 = v519 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v535 = v534 + v521;
+          shm0[v535] = v532;
         } else {
-          const uint v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v537 = v536 + v520;
-          shm0[v537] = bfloat(0.0f);
+          const uint v537 = v519 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v538 = v537 + v521;
+          shm0[v538] = bfloat(0.0f);
         }
       }
 
-      for (uint v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v547 = v29 + v544;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v548 = v547 < v1;
-        const uint v549 = v512 + v546;
-        const bool v550 = v549 < v2;
-        const bool v551 = v548 && v550;
-        if (v551) {
-          const uint v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v555 = v553 + v512;
-          const uint v556 = v555 + v546;
-          const bfloat v557 = b[v556];
-          const uint v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v560 = v559 + v546;
-          shm1[v560] = v557;
+      for (uint v543 = v515; v543 < 8192u; v543 += v514) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v545 = v543 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v547 = v543 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v548 = v29 + v545;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v549 = v548 < v1;
+        const uint v550 = v513 + v547;
+        const bool v551 = v550 < v2;
+        const bool v552 = v549 && v551;
+        if (v552) {
+          const uint v554 = v548 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v556 = v554 + v513;
+          const uint v557 = v556 + v547;
+          const bfloat v558 = b[v557];
+          const uint v560 = v545 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v561 = v560 + v547;
+          shm1[v561] = v558;
         } else {
-          const uint v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v563 = v562 + v546;
-          shm1[v563] = bfloat(0.0f);
+          const uint v563 = v545 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v564 = v563 + v547;
+          shm1[v564] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v42, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v44, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v42, shm0, long(v571), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v44, shm1, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v44, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v42, shm0, long(v585), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v44, shm1, long(v591), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v42, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v44, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v42, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v44, shm1, long(v603), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v42, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v44, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v42, shm0, long(v609), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v44, shm1, long(v615), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v615 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v616 = v25 + v34;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v622 = v620 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v40.m[0][0].thread_elements()[0];
-    const uint v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v626 = v625 + v620;
-    const bfloat v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v628 = float(v627);
-    const float v629 = v628 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v630 = fma(v624, v3, v629);
-    const bfloat v631 = bfloat(v630);
-    c[v626] = v631;
-  }
-  const uint v632 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v633 = v616 + v632;
-  const uint v634 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v635 = v615 + v634;
-  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v637 = v635 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v40.m[0][0].thread_elements()[1];
-    const uint v640 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v641 = v640 + v635;
-    const bfloat v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v643 = float(v642);
-    const float v644 = v643 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v645 = fma(v639, v3, v644);
-    const bfloat v646 = bfloat(v645);
-    c[v641] = v646;
-  }
-  const uint v647 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v648 = v616 + v647;
-  const uint v649 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v650 = v615 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v652 = v650 < v1;
-  const bool v653 = v651 && v652;
-  if (v653) {
-    const float v654 = v40.m[0][1].thread_elements()[0];
-    const uint v655 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v656 = v655 + v650;
-    const bfloat v657 = c[v656];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v658 = float(v657);
-    const float v659 = v658 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v660 = fma(v654, v3, v659);
-    const bfloat v661 = bfloat(v660);
-    c[v656] = v661;
-  }
-  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v663 = v616 + v662;
-  const uint v664 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v665 = v615 + v664;
-  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v667 = v665 < v1;
-  const bool v668 = v666 && v667;
-  if (v668) {
-    const float v669 = v40.m[0][1].thread_elements()[1];
-    const uint v670 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v671 = v670 + v665;
-    const bfloat v672 = c[v671];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v673 = float(v672);
-    const float v674 = v673 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v675 = fma(v669, v3, v674);
-    const bfloat v676 = bfloat(v675);
-    c[v671] = v676;
-  }
-  const uint v677 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v678 = v616 + v677;
-  const uint v679 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v680 = v615 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v682 = v680 < v1;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v40.m[0][2].thread_elements()[0];
-    const uint v685 = v678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v686 = v685 + v680;
-    const bfloat v687 = c[v686];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v688 = float(v687);
-    const float v689 = v688 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v690 = fma(v684, v3, v689);
-    const bfloat v691 = bfloat(v690);
-    c[v686] = v691;
-  }
-  const uint v692 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v693 = v616 + v692;
-  const uint v694 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v695 = v615 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v697 = v695 < v1;
-  const bool v698 = v696 && v697;
-  if (v698) {
-    const float v699 = v40.m[0][2].thread_elements()[1];
-    const uint v700 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v701 = v700 + v695;
-    const bfloat v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v703 = float(v702);
-    const float v704 = v703 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v705 = fma(v699, v3, v704);
-    const bfloat v706 = bfloat(v705);
-    c[v701] = v706;
-  }
-  const uint v707 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v708 = v616 + v707;
-  const uint v709 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v710 = v615 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v712 = v710 < v1;
-  const bool v713 = v711 && v712;
-  if (v713) {
-    const float v714 = v40.m[0][3].thread_elements()[0];
-    const uint v715 = v708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v716 = v715 + v710;
-    const bfloat v717 = c[v716];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v718 = float(v717);
-    const float v719 = v718 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v720 = fma(v714, v3, v719);
-    const bfloat v721 = bfloat(v720);
-    c[v716] = v721;
-  }
-  const uint v722 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v723 = v616 + v722;
-  const uint v724 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v725 = v615 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v727 = v725 < v1;
-  const bool v728 = v726 && v727;
-  if (v728) {
-    const float v729 = v40.m[0][3].thread_elements()[1];
-    const uint v730 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v731 = v730 + v725;
-    const bfloat v732 = c[v731];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v733 = float(v732);
-    const float v734 = v733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v735 = fma(v729, v3, v734);
-    const bfloat v736 = bfloat(v735);
-    c[v731] = v736;
-  }
-  const uint v737 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v738 = v616 + v737;
-  const uint v739 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v740 = v615 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v742 = v740 < v1;
-  const bool v743 = v741 && v742;
-  if (v743) {
-    const float v744 = v40.m[0][4].thread_elements()[0];
-    const uint v745 = v738 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v746 = v745 + v740;
-    const bfloat v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v748 = float(v747);
-    const float v749 = v748 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v750 = fma(v744, v3, v749);
-    const bfloat v751 = bfloat(v750);
-    c[v746] = v751;
-  }
-  const uint v752 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v753 = v616 + v752;
-  const uint v754 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v755 = v615 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v757 = v755 < v1;
-  const bool v758 = v756 && v757;
-  if (v758) {
-    const float v759 = v40.m[0][4].thread_elements()[1];
-    const uint v760 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v761 = v760 + v755;
-    const bfloat v762 = c[v761];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v763 = float(v762);
-    const float v764 = v763 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v765 = fma(v759, v3, v764);
-    const bfloat v766 = bfloat(v765);
-    c[v761] = v766;
-  }
-  const uint v767 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v768 = v616 + v767;
-  const uint v769 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v770 = v615 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v772 = v770 < v1;
-  const bool v773 = v771 && v772;
-  if (v773) {
-    const float v774 = v40.m[0][5].thread_elements()[0];
-    const uint v775 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v776 = v775 + v770;
-    const bfloat v777 = c[v776];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v778 = float(v777);
-    const float v779 = v778 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v780 = fma(v774, v3, v779);
-    const bfloat v781 = bfloat(v780);
-    c[v776] = v781;
-  }
-  const uint v782 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v783 = v616 + v782;
-  const uint v784 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v785 = v615 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v787 = v785 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v40.m[0][5].thread_elements()[1];
-    const uint v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v791 = v790 + v785;
-    const bfloat v792 = c[v791];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v793 = float(v792);
-    const float v794 = v793 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v795 = fma(v789, v3, v794);
-    const bfloat v796 = bfloat(v795);
-    c[v791] = v796;
-  }
-  const uint v797 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v798 = v616 + v797;
-  const uint v799 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v800 = v615 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v802 = v800 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v40.m[0][6].thread_elements()[0];
-    const uint v805 = v798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v806 = v805 + v800;
-    const bfloat v807 = c[v806];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v808 = float(v807);
-    const float v809 = v808 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v810 = fma(v804, v3, v809);
-    const bfloat v811 = bfloat(v810);
-    c[v806] = v811;
-  }
-  const uint v812 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v813 = v616 + v812;
-  const uint v814 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v815 = v615 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v817 = v815 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v40.m[0][6].thread_elements()[1];
-    const uint v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v821 = v820 + v815;
-    const bfloat v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v823 = float(v822);
-    const float v824 = v823 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v825 = fma(v819, v3, v824);
-    const bfloat v826 = bfloat(v825);
-    c[v821] = v826;
-  }
-  const uint v827 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v828 = v616 + v827;
-  const uint v829 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v832 = v830 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v40.m[0][7].thread_elements()[0];
-    const uint v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v836 = v835 + v830;
-    const bfloat v837 = c[v836];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v838 = float(v837);
-    const float v839 = v838 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v840 = fma(v834, v3, v839);
-    const bfloat v841 = bfloat(v840);
-    c[v836] = v841;
-  }
-  const uint v842 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v843 = v616 + v842;
-  const uint v844 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v845 = v615 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v847 = v845 < v1;
-  const bool v848 = v846 && v847;
-  if (v848) {
-    const float v849 = v40.m[0][7].thread_elements()[1];
-    const uint v850 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v851 = v850 + v845;
-    const bfloat v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v853 = float(v852);
-    const float v854 = v853 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v855 = fma(v849, v3, v854);
-    const bfloat v856 = bfloat(v855);
-    c[v851] = v856;
-  }
-  const uint v857 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v858 = v616 + v857;
-  const uint v859 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v860 = v615 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v862 = v860 < v1;
-  const bool v863 = v861 && v862;
-  if (v863) {
-    const float v864 = v40.m[1][0].thread_elements()[0];
-    const uint v865 = v858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v866 = v865 + v860;
-    const bfloat v867 = c[v866];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v868 = float(v867);
-    const float v869 = v868 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v870 = fma(v864, v3, v869);
-    const bfloat v871 = bfloat(v870);
-    c[v866] = v871;
-  }
-  const uint v872 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v873 = v616 + v872;
-  const uint v874 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v875 = v615 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v877 = v875 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v40.m[1][0].thread_elements()[1];
-    const uint v880 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v881 = v880 + v875;
-    const bfloat v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v883 = float(v882);
-    const float v884 = v883 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v885 = fma(v879, v3, v884);
-    const bfloat v886 = bfloat(v885);
-    c[v881] = v886;
-  }
-  const uint v887 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v888 = v616 + v887;
-  const uint v889 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v890 = v615 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v892 = v890 < v1;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v40.m[1][1].thread_elements()[0];
-    const uint v895 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v896 = v895 + v890;
-    const bfloat v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v898 = float(v897);
-    const float v899 = v898 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v900 = fma(v894, v3, v899);
-    const bfloat v901 = bfloat(v900);
-    c[v896] = v901;
-  }
-  const uint v902 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v903 = v616 + v902;
-  const uint v904 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v905 = v615 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v907 = v905 < v1;
-  const bool v908 = v906 && v907;
-  if (v908) {
-    const float v909 = v40.m[1][1].thread_elements()[1];
-    const uint v910 = v903 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v911 = v910 + v905;
-    const bfloat v912 = c[v911];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v913 = float(v912);
-    const float v914 = v913 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v915 = fma(v909, v3, v914);
-    const bfloat v916 = bfloat(v915);
-    c[v911] = v916;
-  }
-  const uint v917 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v918 = v616 + v917;
-  const uint v919 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v922 = v920 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v40.m[1][2].thread_elements()[0];
-    const uint v925 = v918 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v926 = v925 + v920;
-    const bfloat v927 = c[v926];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v928 = float(v927);
-    const float v929 = v928 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v930 = fma(v924, v3, v929);
-    const bfloat v931 = bfloat(v930);
-    c[v926] = v931;
-  }
-  const uint v932 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v933 = v616 + v932;
-  const uint v934 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v935 = v615 + v934;
-  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v937 = v935 < v1;
-  const bool v938 = v936 && v937;
-  if (v938) {
-    const float v939 = v40.m[1][2].thread_elements()[1];
-    const uint v940 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v941 = v940 + v935;
-    const bfloat v942 = c[v941];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v943 = float(v942);
-    const float v944 = v943 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v945 = fma(v939, v3, v944);
-    const bfloat v946 = bfloat(v945);
-    c[v941] = v946;
-  }
-  const uint v947 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v948 = v616 + v947;
-  const uint v949 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v950 = v615 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v952 = v950 < v1;
-  const bool v953 = v951 && v952;
-  if (v953) {
-    const float v954 = v40.m[1][3].thread_elements()[0];
-    const uint v955 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v956 = v955 + v950;
-    const bfloat v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v958 = float(v957);
-    const float v959 = v958 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v960 = fma(v954, v3, v959);
-    const bfloat v961 = bfloat(v960);
-    c[v956] = v961;
-  }
-  const uint v962 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v963 = v616 + v962;
-  const uint v964 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v965 = v615 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v967 = v965 < v1;
-  const bool v968 = v966 && v967;
-  if (v968) {
-    const float v969 = v40.m[1][3].thread_elements()[1];
-    const uint v970 = v963 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v971 = v970 + v965;
-    const bfloat v972 = c[v971];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v973 = float(v972);
-    const float v974 = v973 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v975 = fma(v969, v3, v974);
-    const bfloat v976 = bfloat(v975);
-    c[v971] = v976;
-  }
-  const uint v977 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v978 = v616 + v977;
-  const uint v979 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v980 = v615 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v982 = v980 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v40.m[1][4].thread_elements()[0];
-    const uint v985 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v986 = v985 + v980;
-    const bfloat v987 = c[v986];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v988 = float(v987);
-    const float v989 = v988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v990 = fma(v984, v3, v989);
-    const bfloat v991 = bfloat(v990);
-    c[v986] = v991;
-  }
-  const uint v992 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v993 = v616 + v992;
-  const uint v994 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v995 = v615 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v997 = v995 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v40.m[1][4].thread_elements()[1];
-    const uint v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1001 = v1000 + v995;
-    const bfloat v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1003 = float(v1002);
-    const float v1004 = v1003 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1005 = fma(v999, v3, v1004);
-    const bfloat v1006 = bfloat(v1005);
-    c[v1001] = v1006;
-  }
-  const uint v1007 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1008 = v616 + v1007;
-  const uint v1009 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1010 = v615 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1012 = v1010 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v40.m[1][5].thread_elements()[0];
-    const uint v1015 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1016 = v1015 + v1010;
-    const bfloat v1017 = c[v1016];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1018 = float(v1017);
-    const float v1019 = v1018 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1020 = fma(v1014, v3, v1019);
-    const bfloat v1021 = bfloat(v1020);
-    c[v1016] = v1021;
-  }
-  const uint v1022 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1023 = v616 + v1022;
-  const uint v1024 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1025 = v615 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1027 = v1025 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v40.m[1][5].thread_elements()[1];
-    const uint v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1031 = v1030 + v1025;
-    const bfloat v1032 = c[v1031];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1033 = float(v1032);
-    const float v1034 = v1033 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1035 = fma(v1029, v3, v1034);
-    const bfloat v1036 = bfloat(v1035);
-    c[v1031] = v1036;
-  }
-  const uint v1037 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1042 = v1040 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v40.m[1][6].thread_elements()[0];
-    const uint v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1046 = v1045 + v1040;
-    const bfloat v1047 = c[v1046];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1048 = float(v1047);
-    const float v1049 = v1048 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1050 = fma(v1044, v3, v1049);
-    const bfloat v1051 = bfloat(v1050);
-    c[v1046] = v1051;
-  }
-  const uint v1052 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1053 = v616 + v1052;
-  const uint v1054 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1055 = v615 + v1054;
-  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1057 = v1055 < v1;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v40.m[1][6].thread_elements()[1];
-    const uint v1060 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1061 = v1060 + v1055;
-    const bfloat v1062 = c[v1061];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1063 = float(v1062);
-    const float v1064 = v1063 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1065 = fma(v1059, v3, v1064);
-    const bfloat v1066 = bfloat(v1065);
-    c[v1061] = v1066;
-  }
-  const uint v1067 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1068 = v616 + v1067;
-  const uint v1069 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1070 = v615 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1072 = v1070 < v1;
-  const bool v1073 = v1071 && v1072;
-  if (v1073) {
-    const float v1074 = v40.m[1][7].thread_elements()[0];
-    const uint v1075 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1076 = v1075 + v1070;
-    const bfloat v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1078 = float(v1077);
-    const float v1079 = v1078 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1080 = fma(v1074, v3, v1079);
-    const bfloat v1081 = bfloat(v1080);
-    c[v1076] = v1081;
-  }
-  const uint v1082 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1083 = v616 + v1082;
-  const uint v1084 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1085 = v615 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1087 = v1085 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v40.m[1][7].thread_elements()[1];
-    const uint v1090 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1091 = v1090 + v1085;
-    const bfloat v1092 = c[v1091];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1093 = float(v1092);
-    const float v1094 = v1093 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1095 = fma(v1089, v3, v1094);
-    const bfloat v1096 = bfloat(v1095);
-    c[v1091] = v1096;
-  }
-  const uint v1097 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1098 = v616 + v1097;
-  const uint v1099 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1100 = v615 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1102 = v1100 < v1;
-  const bool v1103 = v1101 && v1102;
-  if (v1103) {
-    const float v1104 = v40.m[2][0].thread_elements()[0];
-    const uint v1105 = v1098 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1106 = v1105 + v1100;
-    const bfloat v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1108 = float(v1107);
-    const float v1109 = v1108 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1110 = fma(v1104, v3, v1109);
-    const bfloat v1111 = bfloat(v1110);
-    c[v1106] = v1111;
-  }
-  const uint v1112 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1113 = v616 + v1112;
-  const uint v1114 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1115 = v615 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v40.m[2][0].thread_elements()[1];
-    const uint v1120 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1121 = v1120 + v1115;
-    const bfloat v1122 = c[v1121];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1123 = float(v1122);
-    const float v1124 = v1123 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1125 = fma(v1119, v3, v1124);
-    const bfloat v1126 = bfloat(v1125);
-    c[v1121] = v1126;
-  }
-  const uint v1127 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1128 = v616 + v1127;
-  const uint v1129 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1130 = v615 + v1129;
-  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1132 = v1130 < v1;
-  const bool v1133 = v1131 && v1132;
-  if (v1133) {
-    const float v1134 = v40.m[2][1].thread_elements()[0];
-    const uint v1135 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1136 = v1135 + v1130;
-    const bfloat v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1138 = float(v1137);
-    const float v1139 = v1138 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1140 = fma(v1134, v3, v1139);
-    const bfloat v1141 = bfloat(v1140);
-    c[v1136] = v1141;
-  }
-  const uint v1142 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1143 = v616 + v1142;
-  const uint v1144 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1145 = v615 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1147 = v1145 < v1;
-  const bool v1148 = v1146 && v1147;
-  if (v1148) {
-    const float v1149 = v40.m[2][1].thread_elements()[1];
-    const uint v1150 = v1143 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1151 = v1150 + v1145;
-    const bfloat v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1153 = float(v1152);
-    const float v1154 = v1153 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1155 = fma(v1149, v3, v1154);
-    const bfloat v1156 = bfloat(v1155);
-    c[v1151] = v1156;
-  }
-  const uint v1157 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1158 = v616 + v1157;
-  const uint v1159 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1160 = v615 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1162 = v1160 < v1;
-  const bool v1163 = v1161 && v1162;
-  if (v1163) {
-    const float v1164 = v40.m[2][2].thread_elements()[0];
-    const uint v1165 = v1158 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1166 = v1165 + v1160;
-    const bfloat v1167 = c[v1166];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1168 = float(v1167);
-    const float v1169 = v1168 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1170 = fma(v1164, v3, v1169);
-    const bfloat v1171 = bfloat(v1170);
-    c[v1166] = v1171;
-  }
-  const uint v1172 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1173 = v616 + v1172;
-  const uint v1174 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1175 = v615 + v1174;
-  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1177 = v1175 < v1;
-  const bool v1178 = v1176 && v1177;
-  if (v1178) {
-    const float v1179 = v40.m[2][2].thread_elements()[1];
-    const uint v1180 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1181 = v1180 + v1175;
-    const bfloat v1182 = c[v1181];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1183 = float(v1182);
-    const float v1184 = v1183 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1185 = fma(v1179, v3, v1184);
-    const bfloat v1186 = bfloat(v1185);
-    c[v1181] = v1186;
-  }
-  const uint v1187 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1188 = v616 + v1187;
-  const uint v1189 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1190 = v615 + v1189;
-  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1192 = v1190 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v40.m[2][3].thread_elements()[0];
-    const uint v1195 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1196 = v1195 + v1190;
-    const bfloat v1197 = c[v1196];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1198 = float(v1197);
-    const float v1199 = v1198 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1200 = fma(v1194, v3, v1199);
-    const bfloat v1201 = bfloat(v1200);
-    c[v1196] = v1201;
-  }
-  const uint v1202 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1203 = v616 + v1202;
-  const uint v1204 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1205 = v615 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1207 = v1205 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v40.m[2][3].thread_elements()[1];
-    const uint v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1211 = v1210 + v1205;
-    const bfloat v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1213 = float(v1212);
-    const float v1214 = v1213 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1215 = fma(v1209, v3, v1214);
-    const bfloat v1216 = bfloat(v1215);
-    c[v1211] = v1216;
-  }
-  const uint v1217 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1218 = v616 + v1217;
-  const uint v1219 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1222 = v1220 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v40.m[2][4].thread_elements()[0];
-    const uint v1225 = v1218 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1226 = v1225 + v1220;
-    const bfloat v1227 = c[v1226];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1228 = float(v1227);
-    const float v1229 = v1228 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1230 = fma(v1224, v3, v1229);
-    const bfloat v1231 = bfloat(v1230);
-    c[v1226] = v1231;
-  }
-  const uint v1232 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1233 = v616 + v1232;
-  const uint v1234 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1235 = v615 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1237 = v1235 < v1;
-  const bool v1238 = v1236 && v1237;
-  if (v1238) {
-    const float v1239 = v40.m[2][4].thread_elements()[1];
-    const uint v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1241 = v1240 + v1235;
-    const bfloat v1242 = c[v1241];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1243 = float(v1242);
-    const float v1244 = v1243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1245 = fma(v1239, v3, v1244);
-    const bfloat v1246 = bfloat(v1245);
-    c[v1241] = v1246;
-  }
-  const uint v1247 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1248 = v616 + v1247;
-  const uint v1249 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1252 = v1250 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v40.m[2][5].thread_elements()[0];
-    const uint v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1256 = v1255 + v1250;
-    const bfloat v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1258 = float(v1257);
-    const float v1259 = v1258 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1260 = fma(v1254, v3, v1259);
-    const bfloat v1261 = bfloat(v1260);
-    c[v1256] = v1261;
-  }
-  const uint v1262 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1263 = v616 + v1262;
-  const uint v1264 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1265 = v615 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1267 = v1265 < v1;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v40.m[2][5].thread_elements()[1];
-    const uint v1270 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1271 = v1270 + v1265;
-    const bfloat v1272 = c[v1271];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1273 = float(v1272);
-    const float v1274 = v1273 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1275 = fma(v1269, v3, v1274);
-    const bfloat v1276 = bfloat(v1275);
-    c[v1271] = v1276;
-  }
-  const uint v1277 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1278 = v616 + v1277;
-  const uint v1279 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1280 = v615 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1282 = v1280 < v1;
-  const bool v1283 = v1281 && v1282;
-  if (v1283) {
-    const float v1284 = v40.m[2][6].thread_elements()[0];
-    const uint v1285 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1286 = v1285 + v1280;
-    const bfloat v1287 = c[v1286];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1288 = float(v1287);
-    const float v1289 = v1288 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1290 = fma(v1284, v3, v1289);
-    const bfloat v1291 = bfloat(v1290);
-    c[v1286] = v1291;
-  }
-  const uint v1292 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1293 = v616 + v1292;
-  const uint v1294 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1295 = v615 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1297 = v1295 < v1;
-  const bool v1298 = v1296 && v1297;
-  if (v1298) {
-    const float v1299 = v40.m[2][6].thread_elements()[1];
-    const uint v1300 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1301 = v1300 + v1295;
-    const bfloat v1302 = c[v1301];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1303 = float(v1302);
-    const float v1304 = v1303 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1305 = fma(v1299, v3, v1304);
-    const bfloat v1306 = bfloat(v1305);
-    c[v1301] = v1306;
-  }
-  const uint v1307 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1308 = v616 + v1307;
-  const uint v1309 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1310 = v615 + v1309;
-  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1312 = v1310 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v40.m[2][7].thread_elements()[0];
-    const uint v1315 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1316 = v1315 + v1310;
-    const bfloat v1317 = c[v1316];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1318 = float(v1317);
-    const float v1319 = v1318 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1320 = fma(v1314, v3, v1319);
-    const bfloat v1321 = bfloat(v1320);
-    c[v1316] = v1321;
-  }
-  const uint v1322 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1323 = v616 + v1322;
-  const uint v1324 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1325 = v615 + v1324;
-  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1327 = v1325 < v1;
-  const bool v1328 = v1326 && v1327;
-  if (v1328) {
-    const float v1329 = v40.m[2][7].thread_elements()[1];
-    const uint v1330 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1331 = v1330 + v1325;
-    const bfloat v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1333 = float(v1332);
-    const float v1334 = v1333 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1335 = fma(v1329, v3, v1334);
-    const bfloat v1336 = bfloat(v1335);
-    c[v1331] = v1336;
-  }
-  const uint v1337 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1338 = v616 + v1337;
-  const uint v1339 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1340 = v615 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1342 = v1340 < v1;
-  const bool v1343 = v1341 && v1342;
-  if (v1343) {
-    const float v1344 = v40.m[3][0].thread_elements()[0];
-    const uint v1345 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1346 = v1345 + v1340;
-    const bfloat v1347 = c[v1346];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1348 = float(v1347);
-    const float v1349 = v1348 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1350 = fma(v1344, v3, v1349);
-    const bfloat v1351 = bfloat(v1350);
-    c[v1346] = v1351;
-  }
-  const uint v1352 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1353 = v616 + v1352;
-  const uint v1354 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1355 = v615 + v1354;
-  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v40.m[3][0].thread_elements()[1];
-    const uint v1360 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1361 = v1360 + v1355;
-    const bfloat v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1363 = float(v1362);
-    const float v1364 = v1363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1365 = fma(v1359, v3, v1364);
-    const bfloat v1366 = bfloat(v1365);
-    c[v1361] = v1366;
-  }
-  const uint v1367 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1368 = v616 + v1367;
-  const uint v1369 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1370 = v615 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1372 = v1370 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v40.m[3][1].thread_elements()[0];
-    const uint v1375 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1376 = v1375 + v1370;
-    const bfloat v1377 = c[v1376];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1378 = float(v1377);
-    const float v1379 = v1378 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1380 = fma(v1374, v3, v1379);
-    const bfloat v1381 = bfloat(v1380);
-    c[v1376] = v1381;
-  }
-  const uint v1382 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1383 = v616 + v1382;
-  const uint v1384 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1385 = v615 + v1384;
-  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1387 = v1385 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v40.m[3][1].thread_elements()[1];
-    const uint v1390 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1391 = v1390 + v1385;
-    const bfloat v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1393 = float(v1392);
-    const float v1394 = v1393 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1395 = fma(v1389, v3, v1394);
-    const bfloat v1396 = bfloat(v1395);
-    c[v1391] = v1396;
-  }
-  const uint v1397 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1398 = v616 + v1397;
-  const uint v1399 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1400 = v615 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1402 = v1400 < v1;
-  const bool v1403 = v1401 && v1402;
-  if (v1403) {
-    const float v1404 = v40.m[3][2].thread_elements()[0];
-    const uint v1405 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1406 = v1405 + v1400;
-    const bfloat v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1408 = float(v1407);
-    const float v1409 = v1408 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1410 = fma(v1404, v3, v1409);
-    const bfloat v1411 = bfloat(v1410);
-    c[v1406] = v1411;
-  }
-  const uint v1412 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1413 = v616 + v1412;
-  const uint v1414 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1415 = v615 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1417 = v1415 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v40.m[3][2].thread_elements()[1];
-    const uint v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1421 = v1420 + v1415;
-    const bfloat v1422 = c[v1421];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1423 = float(v1422);
-    const float v1424 = v1423 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1425 = fma(v1419, v3, v1424);
-    const bfloat v1426 = bfloat(v1425);
-    c[v1421] = v1426;
-  }
-  const uint v1427 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1428 = v616 + v1427;
-  const uint v1429 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1430 = v615 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1432 = v1430 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v40.m[3][3].thread_elements()[0];
-    const uint v1435 = v1428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1436 = v1435 + v1430;
-    const bfloat v1437 = c[v1436];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1438 = float(v1437);
-    const float v1439 = v1438 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1440 = fma(v1434, v3, v1439);
-    const bfloat v1441 = bfloat(v1440);
-    c[v1436] = v1441;
-  }
-  const uint v1442 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1443 = v616 + v1442;
-  const uint v1444 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1445 = v615 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v40.m[3][3].thread_elements()[1];
-    const uint v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1451 = v1450 + v1445;
-    const bfloat v1452 = c[v1451];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1453 = float(v1452);
-    const float v1454 = v1453 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1455 = fma(v1449, v3, v1454);
-    const bfloat v1456 = bfloat(v1455);
-    c[v1451] = v1456;
-  }
-  const uint v1457 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1462 = v1460 < v1;
-  const bool v1463 = v1461 && v1462;
-  if (v1463) {
-    const float v1464 = v40.m[3][4].thread_elements()[0];
-    const uint v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1466 = v1465 + v1460;
-    const bfloat v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1468 = float(v1467);
-    const float v1469 = v1468 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1470 = fma(v1464, v3, v1469);
-    const bfloat v1471 = bfloat(v1470);
-    c[v1466] = v1471;
-  }
-  const uint v1472 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1473 = v616 + v1472;
-  const uint v1474 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1475 = v615 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1477 = v1475 < v1;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v40.m[3][4].thread_elements()[1];
-    const uint v1480 = v1473 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1481 = v1480 + v1475;
-    const bfloat v1482 = c[v1481];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1483 = float(v1482);
-    const float v1484 = v1483 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1485 = fma(v1479, v3, v1484);
-    const bfloat v1486 = bfloat(v1485);
-    c[v1481] = v1486;
-  }
-  const uint v1487 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1488 = v616 + v1487;
-  const uint v1489 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1490 = v615 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1492 = v1490 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v40.m[3][5].thread_elements()[0];
-    const uint v1495 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1496 = v1495 + v1490;
-    const bfloat v1497 = c[v1496];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1498 = float(v1497);
-    const float v1499 = v1498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1500 = fma(v1494, v3, v1499);
-    const bfloat v1501 = bfloat(v1500);
-    c[v1496] = v1501;
-  }
-  const uint v1502 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1503 = v616 + v1502;
-  const uint v1504 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1505 = v615 + v1504;
-  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1507 = v1505 < v1;
-  const bool v1508 = v1506 && v1507;
-  if (v1508) {
-    const float v1509 = v40.m[3][5].thread_elements()[1];
-    const uint v1510 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1511 = v1510 + v1505;
-    const bfloat v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1513 = float(v1512);
-    const float v1514 = v1513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1515 = fma(v1509, v3, v1514);
-    const bfloat v1516 = bfloat(v1515);
-    c[v1511] = v1516;
-  }
-  const uint v1517 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1518 = v616 + v1517;
-  const uint v1519 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1522 = v1520 < v1;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v40.m[3][6].thread_elements()[0];
-    const uint v1525 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1526 = v1525 + v1520;
-    const bfloat v1527 = c[v1526];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1528 = float(v1527);
-    const float v1529 = v1528 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1530 = fma(v1524, v3, v1529);
-    const bfloat v1531 = bfloat(v1530);
-    c[v1526] = v1531;
-  }
-  const uint v1532 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1533 = v616 + v1532;
-  const uint v1534 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1535 = v615 + v1534;
-  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1537 = v1535 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v40.m[3][6].thread_elements()[1];
-    const uint v1540 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1541 = v1540 + v1535;
-    const bfloat v1542 = c[v1541];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1543 = float(v1542);
-    const float v1544 = v1543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1545 = fma(v1539, v3, v1544);
-    const bfloat v1546 = bfloat(v1545);
-    c[v1541] = v1546;
-  }
-  const uint v1547 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1548 = v616 + v1547;
-  const uint v1549 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1550 = v615 + v1549;
-  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1552 = v1550 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v40.m[3][7].thread_elements()[0];
-    const uint v1555 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1556 = v1555 + v1550;
-    const bfloat v1557 = c[v1556];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1558 = float(v1557);
-    const float v1559 = v1558 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1560 = fma(v1554, v3, v1559);
-    const bfloat v1561 = bfloat(v1560);
-    c[v1556] = v1561;
-  }
-  const uint v1562 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1563 = v616 + v1562;
-  const uint v1564 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1565 = v615 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1567 = v1565 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v40.m[3][7].thread_elements()[1];
-    const uint v1570 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1571 = v1570 + v1565;
-    const bfloat v1572 = c[v1571];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1573 = float(v1572);
-    const float v1574 = v1573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1575 = fma(v1569, v3, v1574);
-    const bfloat v1576 = bfloat(v1575);
-    c[v1571] = v1576;
-  }
-  const uint v1577 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1578 = v616 + v1577;
-  const uint v1579 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1580 = v615 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1582 = v1580 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v40.m[4][0].thread_elements()[0];
-    const uint v1585 = v1578 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1586 = v1585 + v1580;
-    const bfloat v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1588 = float(v1587);
-    const float v1589 = v1588 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1590 = fma(v1584, v3, v1589);
-    const bfloat v1591 = bfloat(v1590);
-    c[v1586] = v1591;
-  }
-  const uint v1592 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1593 = v616 + v1592;
-  const uint v1594 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1595 = v615 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v40.m[4][0].thread_elements()[1];
-    const uint v1600 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1601 = v1600 + v1595;
-    const bfloat v1602 = c[v1601];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1603 = float(v1602);
-    const float v1604 = v1603 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1605 = fma(v1599, v3, v1604);
-    const bfloat v1606 = bfloat(v1605);
-    c[v1601] = v1606;
-  }
-  const uint v1607 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1608 = v616 + v1607;
-  const uint v1609 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1610 = v615 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1612 = v1610 < v1;
-  const bool v1613 = v1611 && v1612;
-  if (v1613) {
-    const float v1614 = v40.m[4][1].thread_elements()[0];
-    const uint v1615 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1616 = v1615 + v1610;
-    const bfloat v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1618 = float(v1617);
-    const float v1619 = v1618 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1620 = fma(v1614, v3, v1619);
-    const bfloat v1621 = bfloat(v1620);
-    c[v1616] = v1621;
-  }
-  const uint v1622 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1623 = v616 + v1622;
-  const uint v1624 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1625 = v615 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1627 = v1625 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v40.m[4][1].thread_elements()[1];
-    const uint v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1631 = v1630 + v1625;
-    const bfloat v1632 = c[v1631];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1633 = float(v1632);
-    const float v1634 = v1633 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1635 = fma(v1629, v3, v1634);
-    const bfloat v1636 = bfloat(v1635);
-    c[v1631] = v1636;
-  }
-  const uint v1637 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1638 = v616 + v1637;
-  const uint v1639 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1640 = v615 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1642 = v1640 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v40.m[4][2].thread_elements()[0];
-    const uint v1645 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1646 = v1645 + v1640;
-    const bfloat v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1648 = float(v1647);
-    const float v1649 = v1648 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1650 = fma(v1644, v3, v1649);
-    const bfloat v1651 = bfloat(v1650);
-    c[v1646] = v1651;
-  }
-  const uint v1652 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1653 = v616 + v1652;
-  const uint v1654 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1655 = v615 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1657 = v1655 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v40.m[4][2].thread_elements()[1];
-    const uint v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1661 = v1660 + v1655;
-    const bfloat v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1663 = float(v1662);
-    const float v1664 = v1663 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1665 = fma(v1659, v3, v1664);
-    const bfloat v1666 = bfloat(v1665);
-    c[v1661] = v1666;
-  }
-  const uint v1667 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1668 = v616 + v1667;
-  const uint v1669 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1672 = v1670 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v40.m[4][3].thread_elements()[0];
-    const uint v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1676 = v1675 + v1670;
-    const bfloat v1677 = c[v1676];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1678 = float(v1677);
-    const float v1679 = v1678 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1680 = fma(v1674, v3, v1679);
-    const bfloat v1681 = bfloat(v1680);
-    c[v1676] = v1681;
-  }
-  const uint v1682 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1683 = v616 + v1682;
-  const uint v1684 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1685 = v615 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1687 = v1685 < v1;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v40.m[4][3].thread_elements()[1];
-    const uint v1690 = v1683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1691 = v1690 + v1685;
-    const bfloat v1692 = c[v1691];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1693 = float(v1692);
-    const float v1694 = v1693 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1695 = fma(v1689, v3, v1694);
-    const bfloat v1696 = bfloat(v1695);
-    c[v1691] = v1696;
-  }
-  const uint v1697 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1698 = v616 + v1697;
-  const uint v1699 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1700 = v615 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1702 = v1700 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v40.m[4][4].thread_elements()[0];
-    const uint v1705 = v1698 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1706 = v1705 + v1700;
-    const bfloat v1707 = c[v1706];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1708 = float(v1707);
-    const float v1709 = v1708 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1710 = fma(v1704, v3, v1709);
-    const bfloat v1711 = bfloat(v1710);
-    c[v1706] = v1711;
-  }
-  const uint v1712 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1713 = v616 + v1712;
-  const uint v1714 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1715 = v615 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1717 = v1715 < v1;
-  const bool v1718 = v1716 && v1717;
-  if (v1718) {
-    const float v1719 = v40.m[4][4].thread_elements()[1];
-    const uint v1720 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1721 = v1720 + v1715;
-    const bfloat v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1723 = float(v1722);
-    const float v1724 = v1723 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1725 = fma(v1719, v3, v1724);
-    const bfloat v1726 = bfloat(v1725);
-    c[v1721] = v1726;
-  }
-  const uint v1727 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1728 = v616 + v1727;
-  const uint v1729 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1730 = v615 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1732 = v1730 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v40.m[4][5].thread_elements()[0];
-    const uint v1735 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1736 = v1735 + v1730;
-    const bfloat v1737 = c[v1736];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1738 = float(v1737);
-    const float v1739 = v1738 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1740 = fma(v1734, v3, v1739);
-    const bfloat v1741 = bfloat(v1740);
-    c[v1736] = v1741;
-  }
-  const uint v1742 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1743 = v616 + v1742;
-  const uint v1744 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1745 = v615 + v1744;
-  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1747 = v1745 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v40.m[4][5].thread_elements()[1];
-    const uint v1750 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1751 = v1750 + v1745;
-    const bfloat v1752 = c[v1751];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1753 = float(v1752);
-    const float v1754 = v1753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1755 = fma(v1749, v3, v1754);
-    const bfloat v1756 = bfloat(v1755);
-    c[v1751] = v1756;
-  }
-  const uint v1757 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1758 = v616 + v1757;
-  const uint v1759 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1760 = v615 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1762 = v1760 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v40.m[4][6].thread_elements()[0];
-    const uint v1765 = v1758 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1766 = v1765 + v1760;
-    const bfloat v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1768 = float(v1767);
-    const float v1769 = v1768 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1770 = fma(v1764, v3, v1769);
-    const bfloat v1771 = bfloat(v1770);
-    c[v1766] = v1771;
-  }
-  const uint v1772 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1773 = v616 + v1772;
-  const uint v1774 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1775 = v615 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1777 = v1775 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v40.m[4][6].thread_elements()[1];
-    const uint v1780 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1781 = v1780 + v1775;
-    const bfloat v1782 = c[v1781];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1783 = float(v1782);
-    const float v1784 = v1783 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1785 = fma(v1779, v3, v1784);
-    const bfloat v1786 = bfloat(v1785);
-    c[v1781] = v1786;
-  }
-  const uint v1787 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1788 = v616 + v1787;
-  const uint v1789 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1790 = v615 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1792 = v1790 < v1;
-  const bool v1793 = v1791 && v1792;
-  if (v1793) {
-    const float v1794 = v40.m[4][7].thread_elements()[0];
-    const uint v1795 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1796 = v1795 + v1790;
-    const bfloat v1797 = c[v1796];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1798 = float(v1797);
-    const float v1799 = v1798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1800 = fma(v1794, v3, v1799);
-    const bfloat v1801 = bfloat(v1800);
-    c[v1796] = v1801;
-  }
-  const uint v1802 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1803 = v616 + v1802;
-  const uint v1804 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1805 = v615 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1807 = v1805 < v1;
-  const bool v1808 = v1806 && v1807;
-  if (v1808) {
-    const float v1809 = v40.m[4][7].thread_elements()[1];
-    const uint v1810 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1811 = v1810 + v1805;
-    const bfloat v1812 = c[v1811];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1813 = float(v1812);
-    const float v1814 = v1813 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1815 = fma(v1809, v3, v1814);
-    const bfloat v1816 = bfloat(v1815);
-    c[v1811] = v1816;
-  }
-  const uint v1817 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1818 = v616 + v1817;
-  const uint v1819 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1822 = v1820 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v40.m[5][0].thread_elements()[0];
-    const uint v1825 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1826 = v1825 + v1820;
-    const bfloat v1827 = c[v1826];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1828 = float(v1827);
-    const float v1829 = v1828 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1830 = fma(v1824, v3, v1829);
-    const bfloat v1831 = bfloat(v1830);
-    c[v1826] = v1831;
-  }
-  const uint v1832 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1833 = v616 + v1832;
-  const uint v1834 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1835 = v615 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v40.m[5][0].thread_elements()[1];
-    const uint v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1841 = v1840 + v1835;
-    const bfloat v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1843 = float(v1842);
-    const float v1844 = v1843 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1845 = fma(v1839, v3, v1844);
-    const bfloat v1846 = bfloat(v1845);
-    c[v1841] = v1846;
-  }
-  const uint v1847 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1848 = v616 + v1847;
-  const uint v1849 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1850 = v615 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1852 = v1850 < v1;
-  const bool v1853 = v1851 && v1852;
-  if (v1853) {
-    const float v1854 = v40.m[5][1].thread_elements()[0];
-    const uint v1855 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1856 = v1855 + v1850;
-    const bfloat v1857 = c[v1856];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1858 = float(v1857);
-    const float v1859 = v1858 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1860 = fma(v1854, v3, v1859);
-    const bfloat v1861 = bfloat(v1860);
-    c[v1856] = v1861;
-  }
-  const uint v1862 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1863 = v616 + v1862;
-  const uint v1864 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1865 = v615 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v40.m[5][1].thread_elements()[1];
-    const uint v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1871 = v1870 + v1865;
-    const bfloat v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1873 = float(v1872);
-    const float v1874 = v1873 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1875 = fma(v1869, v3, v1874);
-    const bfloat v1876 = bfloat(v1875);
-    c[v1871] = v1876;
-  }
-  const uint v1877 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1882 = v1880 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v40.m[5][2].thread_elements()[0];
-    const uint v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1886 = v1885 + v1880;
-    const bfloat v1887 = c[v1886];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1888 = float(v1887);
-    const float v1889 = v1888 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1890 = fma(v1884, v3, v1889);
-    const bfloat v1891 = bfloat(v1890);
-    c[v1886] = v1891;
-  }
-  const uint v1892 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1893 = v616 + v1892;
-  const uint v1894 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1895 = v615 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1897 = v1895 < v1;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v40.m[5][2].thread_elements()[1];
-    const uint v1900 = v1893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1901 = v1900 + v1895;
-    const bfloat v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1903 = float(v1902);
-    const float v1904 = v1903 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1905 = fma(v1899, v3, v1904);
-    const bfloat v1906 = bfloat(v1905);
-    c[v1901] = v1906;
-  }
-  const uint v1907 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1908 = v616 + v1907;
-  const uint v1909 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1910 = v615 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1912 = v1910 < v1;
-  const bool v1913 = v1911 && v1912;
-  if (v1913) {
-    const float v1914 = v40.m[5][3].thread_elements()[0];
-    const uint v1915 = v1908 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1916 = v1915 + v1910;
-    const bfloat v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1918 = float(v1917);
-    const float v1919 = v1918 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1920 = fma(v1914, v3, v1919);
-    const bfloat v1921 = bfloat(v1920);
-    c[v1916] = v1921;
-  }
-  const uint v1922 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1923 = v616 + v1922;
-  const uint v1924 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1925 = v615 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1927 = v1925 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v40.m[5][3].thread_elements()[1];
-    const uint v1930 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1931 = v1930 + v1925;
-    const bfloat v1932 = c[v1931];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1933 = float(v1932);
-    const float v1934 = v1933 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1935 = fma(v1929, v3, v1934);
-    const bfloat v1936 = bfloat(v1935);
-    c[v1931] = v1936;
-  }
-  const uint v1937 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1938 = v616 + v1937;
-  const uint v1939 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1940 = v615 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1942 = v1940 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v40.m[5][4].thread_elements()[0];
-    const uint v1945 = v1938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1946 = v1945 + v1940;
-    const bfloat v1947 = c[v1946];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1948 = float(v1947);
-    const float v1949 = v1948 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1950 = fma(v1944, v3, v1949);
-    const bfloat v1951 = bfloat(v1950);
-    c[v1946] = v1951;
-  }
-  const uint v1952 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1953 = v616 + v1952;
-  const uint v1954 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1955 = v615 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1957 = v1955 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v40.m[5][4].thread_elements()[1];
-    const uint v1960 = v1953 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1961 = v1960 + v1955;
-    const bfloat v1962 = c[v1961];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1963 = float(v1962);
-    const float v1964 = v1963 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1965 = fma(v1959, v3, v1964);
-    const bfloat v1966 = bfloat(v1965);
-    c[v1961] = v1966;
-  }
-  const uint v1967 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1968 = v616 + v1967;
-  const uint v1969 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1970 = v615 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v40.m[5][5].thread_elements()[0];
-    const uint v1975 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1976 = v1975 + v1970;
-    const bfloat v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1978 = float(v1977);
-    const float v1979 = v1978 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1980 = fma(v1974, v3, v1979);
-    const bfloat v1981 = bfloat(v1980);
-    c[v1976] = v1981;
-  }
-  const uint v1982 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1983 = v616 + v1982;
-  const uint v1984 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1985 = v615 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1987 = v1985 < v1;
-  const bool v1988 = v1986 && v1987;
-  if (v1988) {
-    const float v1989 = v40.m[5][5].thread_elements()[1];
-    const uint v1990 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1991 = v1990 + v1985;
-    const bfloat v1992 = c[v1991];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1993 = float(v1992);
-    const float v1994 = v1993 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1995 = fma(v1989, v3, v1994);
-    const bfloat v1996 = bfloat(v1995);
-    c[v1991] = v1996;
-  }
-  const uint v1997 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1998 = v616 + v1997;
-  const uint v1999 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2000 = v615 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2002 = v2000 < v1;
-  const bool v2003 = v2001 && v2002;
-  if (v2003) {
-    const float v2004 = v40.m[5][6].thread_elements()[0];
-    const uint v2005 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2006 = v2005 + v2000;
-    const bfloat v2007 = c[v2006];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2008 = float(v2007);
-    const float v2009 = v2008 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2010 = fma(v2004, v3, v2009);
-    const bfloat v2011 = bfloat(v2010);
-    c[v2006] = v2011;
-  }
-  const uint v2012 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2013 = v616 + v2012;
-  const uint v2014 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2015 = v615 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2017 = v2015 < v1;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v40.m[5][6].thread_elements()[1];
-    const uint v2020 = v2013 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2021 = v2020 + v2015;
-    const bfloat v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2023 = float(v2022);
-    const float v2024 = v2023 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2025 = fma(v2019, v3, v2024);
-    const bfloat v2026 = bfloat(v2025);
-    c[v2021] = v2026;
-  }
-  const uint v2027 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2028 = v616 + v2027;
-  const uint v2029 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2030 = v615 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2032 = v2030 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v40.m[5][7].thread_elements()[0];
-    const uint v2035 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2036 = v2035 + v2030;
-    const bfloat v2037 = c[v2036];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2038 = float(v2037);
-    const float v2039 = v2038 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2040 = fma(v2034, v3, v2039);
-    const bfloat v2041 = bfloat(v2040);
-    c[v2036] = v2041;
-  }
-  const uint v2042 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2043 = v616 + v2042;
-  const uint v2044 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2045 = v615 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2047 = v2045 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v40.m[5][7].thread_elements()[1];
-    const uint v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2051 = v2050 + v2045;
-    const bfloat v2052 = c[v2051];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2053 = float(v2052);
-    const float v2054 = v2053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2055 = fma(v2049, v3, v2054);
-    const bfloat v2056 = bfloat(v2055);
-    c[v2051] = v2056;
-  }
-  const uint v2057 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2058 = v616 + v2057;
-  const uint v2059 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2060 = v615 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v40.m[6][0].thread_elements()[0];
-    const uint v2065 = v2058 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2066 = v2065 + v2060;
-    const bfloat v2067 = c[v2066];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2068 = float(v2067);
-    const float v2069 = v2068 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2070 = fma(v2064, v3, v2069);
-    const bfloat v2071 = bfloat(v2070);
-    c[v2066] = v2071;
-  }
-  const uint v2072 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2073 = v616 + v2072;
-  const uint v2074 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2075 = v615 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v40.m[6][0].thread_elements()[1];
-    const uint v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2081 = v2080 + v2075;
-    const bfloat v2082 = c[v2081];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2083 = float(v2082);
-    const float v2084 = v2083 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2085 = fma(v2079, v3, v2084);
-    const bfloat v2086 = bfloat(v2085);
-    c[v2081] = v2086;
-  }
-  const uint v2087 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2088 = v616 + v2087;
-  const uint v2089 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2092 = v2090 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v40.m[6][1].thread_elements()[0];
-    const uint v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2096 = v2095 + v2090;
-    const bfloat v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2098 = float(v2097);
-    const float v2099 = v2098 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2100 = fma(v2094, v3, v2099);
-    const bfloat v2101 = bfloat(v2100);
-    c[v2096] = v2101;
-  }
-  const uint v2102 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2103 = v616 + v2102;
-  const uint v2104 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2105 = v615 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2107 = v2105 < v1;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v40.m[6][1].thread_elements()[1];
-    const uint v2110 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2111 = v2110 + v2105;
-    const bfloat v2112 = c[v2111];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2113 = float(v2112);
-    const float v2114 = v2113 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2115 = fma(v2109, v3, v2114);
-    const bfloat v2116 = bfloat(v2115);
-    c[v2111] = v2116;
-  }
-  const uint v2117 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2118 = v616 + v2117;
-  const uint v2119 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2122 = v2120 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v40.m[6][2].thread_elements()[0];
-    const uint v2125 = v2118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2126 = v2125 + v2120;
-    const bfloat v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2128 = float(v2127);
-    const float v2129 = v2128 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2130 = fma(v2124, v3, v2129);
-    const bfloat v2131 = bfloat(v2130);
-    c[v2126] = v2131;
-  }
-  const uint v2132 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2133 = v616 + v2132;
-  const uint v2134 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2135 = v615 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2137 = v2135 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v40.m[6][2].thread_elements()[1];
-    const uint v2140 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2141 = v2140 + v2135;
-    const bfloat v2142 = c[v2141];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2143 = float(v2142);
-    const float v2144 = v2143 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2145 = fma(v2139, v3, v2144);
-    const bfloat v2146 = bfloat(v2145);
-    c[v2141] = v2146;
-  }
-  const uint v2147 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2148 = v616 + v2147;
-  const uint v2149 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2150 = v615 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2152 = v2150 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v40.m[6][3].thread_elements()[0];
-    const uint v2155 = v2148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2156 = v2155 + v2150;
-    const bfloat v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2158 = float(v2157);
-    const float v2159 = v2158 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2160 = fma(v2154, v3, v2159);
-    const bfloat v2161 = bfloat(v2160);
-    c[v2156] = v2161;
-  }
-  const uint v2162 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2163 = v616 + v2162;
-  const uint v2164 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2165 = v615 + v2164;
-  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2167 = v2165 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v40.m[6][3].thread_elements()[1];
-    const uint v2170 = v2163 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2171 = v2170 + v2165;
-    const bfloat v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2173 = float(v2172);
-    const float v2174 = v2173 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2175 = fma(v2169, v3, v2174);
-    const bfloat v2176 = bfloat(v2175);
-    c[v2171] = v2176;
-  }
-  const uint v2177 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2178 = v616 + v2177;
-  const uint v2179 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2180 = v615 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2182 = v2180 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v40.m[6][4].thread_elements()[0];
-    const uint v2185 = v2178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2186 = v2185 + v2180;
-    const bfloat v2187 = c[v2186];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2188 = float(v2187);
-    const float v2189 = v2188 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2190 = fma(v2184, v3, v2189);
-    const bfloat v2191 = bfloat(v2190);
-    c[v2186] = v2191;
-  }
-  const uint v2192 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2193 = v616 + v2192;
-  const uint v2194 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2195 = v615 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2197 = v2195 < v1;
-  const bool v2198 = v2196 && v2197;
-  if (v2198) {
-    const float v2199 = v40.m[6][4].thread_elements()[1];
-    const uint v2200 = v2193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2201 = v2200 + v2195;
-    const bfloat v2202 = c[v2201];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2203 = float(v2202);
-    const float v2204 = v2203 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2205 = fma(v2199, v3, v2204);
-    const bfloat v2206 = bfloat(v2205);
-    c[v2201] = v2206;
-  }
-  const uint v2207 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2208 = v616 + v2207;
-  const uint v2209 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2210 = v615 + v2209;
-  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2212 = v2210 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v40.m[6][5].thread_elements()[0];
-    const uint v2215 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2216 = v2215 + v2210;
-    const bfloat v2217 = c[v2216];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2218 = float(v2217);
-    const float v2219 = v2218 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2220 = fma(v2214, v3, v2219);
-    const bfloat v2221 = bfloat(v2220);
-    c[v2216] = v2221;
-  }
-  const uint v2222 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2223 = v616 + v2222;
-  const uint v2224 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2225 = v615 + v2224;
-  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2227 = v2225 < v1;
-  const bool v2228 = v2226 && v2227;
-  if (v2228) {
-    const float v2229 = v40.m[6][5].thread_elements()[1];
-    const uint v2230 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2231 = v2230 + v2225;
-    const bfloat v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2233 = float(v2232);
-    const float v2234 = v2233 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2235 = fma(v2229, v3, v2234);
-    const bfloat v2236 = bfloat(v2235);
-    c[v2231] = v2236;
-  }
-  const uint v2237 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2238 = v616 + v2237;
-  const uint v2239 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2240 = v615 + v2239;
-  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2242 = v2240 < v1;
-  const bool v2243 = v2241 && v2242;
-  if (v2243) {
-    const float v2244 = v40.m[6][6].thread_elements()[0];
-    const uint v2245 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2246 = v2245 + v2240;
-    const bfloat v2247 = c[v2246];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2248 = float(v2247);
-    const float v2249 = v2248 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2250 = fma(v2244, v3, v2249);
-    const bfloat v2251 = bfloat(v2250);
-    c[v2246] = v2251;
-  }
-  const uint v2252 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2253 = v616 + v2252;
-  const uint v2254 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2255 = v615 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v40.m[6][6].thread_elements()[1];
-    const uint v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2261 = v2260 + v2255;
-    const bfloat v2262 = c[v2261];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2263 = float(v2262);
-    const float v2264 = v2263 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2265 = fma(v2259, v3, v2264);
-    const bfloat v2266 = bfloat(v2265);
-    c[v2261] = v2266;
-  }
-  const uint v2267 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2268 = v616 + v2267;
-  const uint v2269 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2270 = v615 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2272 = v2270 < v1;
-  const bool v2273 = v2271 && v2272;
-  if (v2273) {
-    const float v2274 = v40.m[6][7].thread_elements()[0];
-    const uint v2275 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2276 = v2275 + v2270;
-    const bfloat v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2278 = float(v2277);
-    const float v2279 = v2278 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2280 = fma(v2274, v3, v2279);
-    const bfloat v2281 = bfloat(v2280);
-    c[v2276] = v2281;
-  }
-  const uint v2282 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2283 = v616 + v2282;
-  const uint v2284 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2285 = v615 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2287 = v2285 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v40.m[6][7].thread_elements()[1];
-    const uint v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2291 = v2290 + v2285;
-    const bfloat v2292 = c[v2291];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2293 = float(v2292);
-    const float v2294 = v2293 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2295 = fma(v2289, v3, v2294);
-    const bfloat v2296 = bfloat(v2295);
-    c[v2291] = v2296;
-  }
-  const uint v2297 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2298 = v616 + v2297;
-  const uint v2299 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2302 = v2300 < v1;
-  const bool v2303 = v2301 && v2302;
-  if (v2303) {
-    const float v2304 = v40.m[7][0].thread_elements()[0];
-    const uint v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2306 = v2305 + v2300;
-    const bfloat v2307 = c[v2306];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2308 = float(v2307);
-    const float v2309 = v2308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2310 = fma(v2304, v3, v2309);
-    const bfloat v2311 = bfloat(v2310);
-    c[v2306] = v2311;
-  }
-  const uint v2312 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2313 = v616 + v2312;
-  const uint v2314 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2315 = v615 + v2314;
-  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v40.m[7][0].thread_elements()[1];
-    const uint v2320 = v2313 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2321 = v2320 + v2315;
-    const bfloat v2322 = c[v2321];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2323 = float(v2322);
-    const float v2324 = v2323 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2325 = fma(v2319, v3, v2324);
-    const bfloat v2326 = bfloat(v2325);
-    c[v2321] = v2326;
-  }
-  const uint v2327 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2328 = v616 + v2327;
-  const uint v2329 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2330 = v615 + v2329;
-  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2332 = v2330 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v40.m[7][1].thread_elements()[0];
-    const uint v2335 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2336 = v2335 + v2330;
-    const bfloat v2337 = c[v2336];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2338 = float(v2337);
-    const float v2339 = v2338 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2340 = fma(v2334, v3, v2339);
-    const bfloat v2341 = bfloat(v2340);
-    c[v2336] = v2341;
-  }
-  const uint v2342 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2343 = v616 + v2342;
-  const uint v2344 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2345 = v615 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2347 = v2345 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v40.m[7][1].thread_elements()[1];
-    const uint v2350 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2351 = v2350 + v2345;
-    const bfloat v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2353 = float(v2352);
-    const float v2354 = v2353 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2355 = fma(v2349, v3, v2354);
-    const bfloat v2356 = bfloat(v2355);
-    c[v2351] = v2356;
-  }
-  const uint v2357 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2358 = v616 + v2357;
-  const uint v2359 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2360 = v615 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2362 = v2360 < v1;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v40.m[7][2].thread_elements()[0];
-    const uint v2365 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2366 = v2365 + v2360;
-    const bfloat v2367 = c[v2366];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2368 = float(v2367);
-    const float v2369 = v2368 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2370 = fma(v2364, v3, v2369);
-    const bfloat v2371 = bfloat(v2370);
-    c[v2366] = v2371;
-  }
-  const uint v2372 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2373 = v616 + v2372;
-  const uint v2374 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2375 = v615 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2377 = v2375 < v1;
-  const bool v2378 = v2376 && v2377;
-  if (v2378) {
-    const float v2379 = v40.m[7][2].thread_elements()[1];
-    const uint v2380 = v2373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2381 = v2380 + v2375;
-    const bfloat v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2383 = float(v2382);
-    const float v2384 = v2383 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2385 = fma(v2379, v3, v2384);
-    const bfloat v2386 = bfloat(v2385);
-    c[v2381] = v2386;
-  }
-  const uint v2387 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2388 = v616 + v2387;
-  const uint v2389 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2390 = v615 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2392 = v2390 < v1;
-  const bool v2393 = v2391 && v2392;
-  if (v2393) {
-    const float v2394 = v40.m[7][3].thread_elements()[0];
-    const uint v2395 = v2388 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2396 = v2395 + v2390;
-    const bfloat v2397 = c[v2396];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2398 = float(v2397);
-    const float v2399 = v2398 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2400 = fma(v2394, v3, v2399);
-    const bfloat v2401 = bfloat(v2400);
-    c[v2396] = v2401;
-  }
-  const uint v2402 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2403 = v616 + v2402;
-  const uint v2404 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2405 = v615 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2407 = v2405 < v1;
-  const bool v2408 = v2406 && v2407;
-  if (v2408) {
-    const float v2409 = v40.m[7][3].thread_elements()[1];
-    const uint v2410 = v2403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2411 = v2410 + v2405;
-    const bfloat v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2413 = float(v2412);
-    const float v2414 = v2413 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2415 = fma(v2409, v3, v2414);
-    const bfloat v2416 = bfloat(v2415);
-    c[v2411] = v2416;
-  }
-  const uint v2417 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2418 = v616 + v2417;
-  const uint v2419 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2420 = v615 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2422 = v2420 < v1;
-  const bool v2423 = v2421 && v2422;
-  if (v2423) {
-    const float v2424 = v40.m[7][4].thread_elements()[0];
-    const uint v2425 = v2418 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2426 = v2425 + v2420;
-    const bfloat v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2428 = float(v2427);
-    const float v2429 = v2428 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2430 = fma(v2424, v3, v2429);
-    const bfloat v2431 = bfloat(v2430);
-    c[v2426] = v2431;
-  }
-  const uint v2432 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2433 = v616 + v2432;
-  const uint v2434 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2435 = v615 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2437 = v2435 < v1;
-  const bool v2438 = v2436 && v2437;
-  if (v2438) {
-    const float v2439 = v40.m[7][4].thread_elements()[1];
-    const uint v2440 = v2433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2441 = v2440 + v2435;
-    const bfloat v2442 = c[v2441];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2443 = float(v2442);
-    const float v2444 = v2443 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2445 = fma(v2439, v3, v2444);
-    const bfloat v2446 = bfloat(v2445);
-    c[v2441] = v2446;
-  }
-  const uint v2447 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2448 = v616 + v2447;
-  const uint v2449 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2450 = v615 + v2449;
-  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2452 = v2450 < v1;
-  const bool v2453 = v2451 && v2452;
-  if (v2453) {
-    const float v2454 = v40.m[7][5].thread_elements()[0];
-    const uint v2455 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2456 = v2455 + v2450;
-    const bfloat v2457 = c[v2456];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2458 = float(v2457);
-    const float v2459 = v2458 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2460 = fma(v2454, v3, v2459);
-    const bfloat v2461 = bfloat(v2460);
-    c[v2456] = v2461;
-  }
-  const uint v2462 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2463 = v616 + v2462;
-  const uint v2464 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2465 = v615 + v2464;
-  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2467 = v2465 < v1;
-  const bool v2468 = v2466 && v2467;
-  if (v2468) {
-    const float v2469 = v40.m[7][5].thread_elements()[1];
-    const uint v2470 = v2463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2471 = v2470 + v2465;
-    const bfloat v2472 = c[v2471];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2473 = float(v2472);
-    const float v2474 = v2473 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2475 = fma(v2469, v3, v2474);
-    const bfloat v2476 = bfloat(v2475);
-    c[v2471] = v2476;
-  }
-  const uint v2477 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2478 = v616 + v2477;
-  const uint v2479 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2480 = v615 + v2479;
-  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2482 = v2480 < v1;
-  const bool v2483 = v2481 && v2482;
-  if (v2483) {
-    const float v2484 = v40.m[7][6].thread_elements()[0];
-    const uint v2485 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2486 = v2485 + v2480;
-    const bfloat v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2488 = float(v2487);
-    const float v2489 = v2488 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2490 = fma(v2484, v3, v2489);
-    const bfloat v2491 = bfloat(v2490);
-    c[v2486] = v2491;
-  }
-  const uint v2492 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2493 = v616 + v2492;
-  const uint v2494 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2495 = v615 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2497 = v2495 < v1;
-  const bool v2498 = v2496 && v2497;
-  if (v2498) {
-    const float v2499 = v40.m[7][6].thread_elements()[1];
-    const uint v2500 = v2493 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2501 = v2500 + v2495;
-    const bfloat v2502 = c[v2501];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2503 = float(v2502);
-    const float v2504 = v2503 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2505 = fma(v2499, v3, v2504);
-    const bfloat v2506 = bfloat(v2505);
-    c[v2501] = v2506;
-  }
-  const uint v2507 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2508 = v616 + v2507;
-  const uint v2509 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2510 = v615 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2512 = v2510 < v1;
-  const bool v2513 = v2511 && v2512;
-  if (v2513) {
-    const float v2514 = v40.m[7][7].thread_elements()[0];
-    const uint v2515 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2516 = v2515 + v2510;
-    const bfloat v2517 = c[v2516];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2518 = float(v2517);
-    const float v2519 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2520 = fma(v2514, v3, v2519);
-    const bfloat v2521 = bfloat(v2520);
-    c[v2516] = v2521;
-  }
-  const uint v2522 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2523 = v616 + v2522;
-  const uint v2524 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2525 = v615 + v2524;
-  const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2527 = v2525 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v40.m[7][7].thread_elements()[1];
-    const uint v2530 = v2523 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2531 = v2530 + v2525;
-    const bfloat v2532 = c[v2531];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2533 = float(v2532);
-    const float v2534 = v2533 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2535 = fma(v2529, v3, v2534);
-    const bfloat v2536 = bfloat(v2535);
-    c[v2531] = v2536;
+  const uint v616 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v617 = v25 + v34;
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v619 = v617 + v618;
+  const uint v620 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v621 = v616 + v620;
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v623 = v621 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v40.m[0][0].thread_elements()[0];
+    const uint v626 = v619 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v627 = v626 + v621;
+    const bfloat v628 = c[v627];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v629 = float(v628);
+    const float v630 = v629 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v631 = fma(v625, v3, v630);
+    const bfloat v632 = bfloat(v631);
+    c[v627] = v632;
+  }
+  const uint v633 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v634 = v617 + v633;
+  const uint v635 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v636 = v616 + v635;
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v638 = v636 < v1;
+  const bool v639 = v637 && v638;
+  if (v639) {
+    const float v640 = v40.m[0][0].thread_elements()[1];
+    const uint v641 = v634 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v642 = v641 + v636;
+    const bfloat v643 = c[v642];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v644 = float(v643);
+    const float v645 = v644 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v646 = fma(v640, v3, v645);
+    const bfloat v647 = bfloat(v646);
+    c[v642] = v647;
+  }
+  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v649 = v617 + v648;
+  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v651 = v616 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v653 = v651 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v40.m[0][1].thread_elements()[0];
+    const uint v656 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v657 = v656 + v651;
+    const bfloat v658 = c[v657];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v659 = float(v658);
+    const float v660 = v659 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v661 = fma(v655, v3, v660);
+    const bfloat v662 = bfloat(v661);
+    c[v657] = v662;
+  }
+  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v664 = v617 + v663;
+  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v666 = v616 + v665;
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v668 = v666 < v1;
+  const bool v669 = v667 && v668;
+  if (v669) {
+    const float v670 = v40.m[0][1].thread_elements()[1];
+    const uint v671 = v664 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v672 = v671 + v666;
+    const bfloat v673 = c[v672];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v674 = float(v673);
+    const float v675 = v674 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v676 = fma(v670, v3, v675);
+    const bfloat v677 = bfloat(v676);
+    c[v672] = v677;
+  }
+  const uint v678 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v679 = v617 + v678;
+  const uint v680 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v681 = v616 + v680;
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v683 = v681 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v40.m[0][2].thread_elements()[0];
+    const uint v686 = v679 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v687 = v686 + v681;
+    const bfloat v688 = c[v687];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v689 = float(v688);
+    const float v690 = v689 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v691 = fma(v685, v3, v690);
+    const bfloat v692 = bfloat(v691);
+    c[v687] = v692;
+  }
+  const uint v693 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v694 = v617 + v693;
+  const uint v695 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v696 = v616 + v695;
+  const bool v697 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v698 = v696 < v1;
+  const bool v699 = v697 && v698;
+  if (v699) {
+    const float v700 = v40.m[0][2].thread_elements()[1];
+    const uint v701 = v694 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v702 = v701 + v696;
+    const bfloat v703 = c[v702];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v704 = float(v703);
+    const float v705 = v704 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v706 = fma(v700, v3, v705);
+    const bfloat v707 = bfloat(v706);
+    c[v702] = v707;
+  }
+  const uint v708 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v709 = v617 + v708;
+  const uint v710 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v711 = v616 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v713 = v711 < v1;
+  const bool v714 = v712 && v713;
+  if (v714) {
+    const float v715 = v40.m[0][3].thread_elements()[0];
+    const uint v716 = v709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v717 = v716 + v711;
+    const bfloat v718 = c[v717];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v719 = float(v718);
+    const float v720 = v719 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v721 = fma(v715, v3, v720);
+    const bfloat v722 = bfloat(v721);
+    c[v717] = v722;
+  }
+  const uint v723 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v724 = v617 + v723;
+  const uint v725 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v726 = v616 + v725;
+  const bool v727 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v728 = v726 < v1;
+  const bool v729 = v727 && v728;
+  if (v729) {
+    const float v730 = v40.m[0][3].thread_elements()[1];
+    const uint v731 = v724 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v732 = v731 + v726;
+    const bfloat v733 = c[v732];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v734 = float(v733);
+    const float v735 = v734 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v736 = fma(v730, v3, v735);
+    const bfloat v737 = bfloat(v736);
+    c[v732] = v737;
+  }
+  const uint v738 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v739 = v617 + v738;
+  const uint v740 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v741 = v616 + v740;
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v743 = v741 < v1;
+  const bool v744 = v742 && v743;
+  if (v744) {
+    const float v745 = v40.m[0][4].thread_elements()[0];
+    const uint v746 = v739 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v747 = v746 + v741;
+    const bfloat v748 = c[v747];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v749 = float(v748);
+    const float v750 = v749 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v751 = fma(v745, v3, v750);
+    const bfloat v752 = bfloat(v751);
+    c[v747] = v752;
+  }
+  const uint v753 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v754 = v617 + v753;
+  const uint v755 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v756 = v616 + v755;
+  const bool v757 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v758 = v756 < v1;
+  const bool v759 = v757 && v758;
+  if (v759) {
+    const float v760 = v40.m[0][4].thread_elements()[1];
+    const uint v761 = v754 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v762 = v761 + v756;
+    const bfloat v763 = c[v762];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v764 = float(v763);
+    const float v765 = v764 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v766 = fma(v760, v3, v765);
+    const bfloat v767 = bfloat(v766);
+    c[v762] = v767;
+  }
+  const uint v768 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v769 = v617 + v768;
+  const uint v770 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v771 = v616 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v40.m[0][5].thread_elements()[0];
+    const uint v776 = v769 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v777 = v776 + v771;
+    const bfloat v778 = c[v777];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v779 = float(v778);
+    const float v780 = v779 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v781 = fma(v775, v3, v780);
+    const bfloat v782 = bfloat(v781);
+    c[v777] = v782;
+  }
+  const uint v783 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v784 = v617 + v783;
+  const uint v785 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v786 = v616 + v785;
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v788 = v786 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v40.m[0][5].thread_elements()[1];
+    const uint v791 = v784 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v792 = v791 + v786;
+    const bfloat v793 = c[v792];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v794 = float(v793);
+    const float v795 = v794 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v796 = fma(v790, v3, v795);
+    const bfloat v797 = bfloat(v796);
+    c[v792] = v797;
+  }
+  const uint v798 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v799 = v617 + v798;
+  const uint v800 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v801 = v616 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v803 = v801 < v1;
+  const bool v804 = v802 && v803;
+  if (v804) {
+    const float v805 = v40.m[0][6].thread_elements()[0];
+    const uint v806 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v807 = v806 + v801;
+    const bfloat v808 = c[v807];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v809 = float(v808);
+    const float v810 = v809 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v811 = fma(v805, v3, v810);
+    const bfloat v812 = bfloat(v811);
+    c[v807] = v812;
+  }
+  const uint v813 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v814 = v617 + v813;
+  const uint v815 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v816 = v616 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v818 = v816 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v40.m[0][6].thread_elements()[1];
+    const uint v821 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v822 = v821 + v816;
+    const bfloat v823 = c[v822];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v824 = float(v823);
+    const float v825 = v824 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v826 = fma(v820, v3, v825);
+    const bfloat v827 = bfloat(v826);
+    c[v822] = v827;
+  }
+  const uint v828 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v829 = v617 + v828;
+  const uint v830 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v831 = v616 + v830;
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v833 = v831 < v1;
+  const bool v834 = v832 && v833;
+  if (v834) {
+    const float v835 = v40.m[0][7].thread_elements()[0];
+    const uint v836 = v829 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v837 = v836 + v831;
+    const bfloat v838 = c[v837];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v839 = float(v838);
+    const float v840 = v839 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v841 = fma(v835, v3, v840);
+    const bfloat v842 = bfloat(v841);
+    c[v837] = v842;
+  }
+  const uint v843 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v844 = v617 + v843;
+  const uint v845 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v846 = v616 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v848 = v846 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v40.m[0][7].thread_elements()[1];
+    const uint v851 = v844 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v852 = v851 + v846;
+    const bfloat v853 = c[v852];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v854 = float(v853);
+    const float v855 = v854 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v856 = fma(v850, v3, v855);
+    const bfloat v857 = bfloat(v856);
+    c[v852] = v857;
+  }
+  const uint v858 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v859 = v617 + v858;
+  const uint v860 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v861 = v616 + v860;
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v863 = v861 < v1;
+  const bool v864 = v862 && v863;
+  if (v864) {
+    const float v865 = v40.m[1][0].thread_elements()[0];
+    const uint v866 = v859 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v867 = v866 + v861;
+    const bfloat v868 = c[v867];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v869 = float(v868);
+    const float v870 = v869 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v871 = fma(v865, v3, v870);
+    const bfloat v872 = bfloat(v871);
+    c[v867] = v872;
+  }
+  const uint v873 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v874 = v617 + v873;
+  const uint v875 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v876 = v616 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v878 = v876 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v40.m[1][0].thread_elements()[1];
+    const uint v881 = v874 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v882 = v881 + v876;
+    const bfloat v883 = c[v882];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v884 = float(v883);
+    const float v885 = v884 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v886 = fma(v880, v3, v885);
+    const bfloat v887 = bfloat(v886);
+    c[v882] = v887;
+  }
+  const uint v888 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v889 = v617 + v888;
+  const uint v890 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v891 = v616 + v890;
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v893 = v891 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v40.m[1][1].thread_elements()[0];
+    const uint v896 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v897 = v896 + v891;
+    const bfloat v898 = c[v897];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v899 = float(v898);
+    const float v900 = v899 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v901 = fma(v895, v3, v900);
+    const bfloat v902 = bfloat(v901);
+    c[v897] = v902;
+  }
+  const uint v903 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v904 = v617 + v903;
+  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v906 = v616 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v908 = v906 < v1;
+  const bool v909 = v907 && v908;
+  if (v909) {
+    const float v910 = v40.m[1][1].thread_elements()[1];
+    const uint v911 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v912 = v911 + v906;
+    const bfloat v913 = c[v912];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v914 = float(v913);
+    const float v915 = v914 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v916 = fma(v910, v3, v915);
+    const bfloat v917 = bfloat(v916);
+    c[v912] = v917;
+  }
+  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v919 = v617 + v918;
+  const uint v920 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v921 = v616 + v920;
+  const bool v922 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v923 = v921 < v1;
+  const bool v924 = v922 && v923;
+  if (v924) {
+    const float v925 = v40.m[1][2].thread_elements()[0];
+    const uint v926 = v919 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v927 = v926 + v921;
+    const bfloat v928 = c[v927];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v929 = float(v928);
+    const float v930 = v929 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v931 = fma(v925, v3, v930);
+    const bfloat v932 = bfloat(v931);
+    c[v927] = v932;
+  }
+  const uint v933 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v934 = v617 + v933;
+  const uint v935 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v936 = v616 + v935;
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v938 = v936 < v1;
+  const bool v939 = v937 && v938;
+  if (v939) {
+    const float v940 = v40.m[1][2].thread_elements()[1];
+    const uint v941 = v934 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v942 = v941 + v936;
+    const bfloat v943 = c[v942];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v944 = float(v943);
+    const float v945 = v944 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v946 = fma(v940, v3, v945);
+    const bfloat v947 = bfloat(v946);
+    c[v942] = v947;
+  }
+  const uint v948 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v949 = v617 + v948;
+  const uint v950 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v951 = v616 + v950;
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v953 = v951 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v40.m[1][3].thread_elements()[0];
+    const uint v956 = v949 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v957 = v956 + v951;
+    const bfloat v958 = c[v957];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v959 = float(v958);
+    const float v960 = v959 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v961 = fma(v955, v3, v960);
+    const bfloat v962 = bfloat(v961);
+    c[v957] = v962;
+  }
+  const uint v963 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v964 = v617 + v963;
+  const uint v965 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v966 = v616 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v968 = v966 < v1;
+  const bool v969 = v967 && v968;
+  if (v969) {
+    const float v970 = v40.m[1][3].thread_elements()[1];
+    const uint v971 = v964 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v972 = v971 + v966;
+    const bfloat v973 = c[v972];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v974 = float(v973);
+    const float v975 = v974 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v976 = fma(v970, v3, v975);
+    const bfloat v977 = bfloat(v976);
+    c[v972] = v977;
+  }
+  const uint v978 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v979 = v617 + v978;
+  const uint v980 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v981 = v616 + v980;
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v40.m[1][4].thread_elements()[0];
+    const uint v986 = v979 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v987 = v986 + v981;
+    const bfloat v988 = c[v987];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v989 = float(v988);
+    const float v990 = v989 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v991 = fma(v985, v3, v990);
+    const bfloat v992 = bfloat(v991);
+    c[v987] = v992;
+  }
+  const uint v993 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v994 = v617 + v993;
+  const uint v995 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v996 = v616 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v998 = v996 < v1;
+  const bool v999 = v997 && v998;
+  if (v999) {
+    const float v1000 = v40.m[1][4].thread_elements()[1];
+    const uint v1001 = v994 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1002 = v1001 + v996;
+    const bfloat v1003 = c[v1002];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1004 = float(v1003);
+    const float v1005 = v1004 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1006 = fma(v1000, v3, v1005);
+    const bfloat v1007 = bfloat(v1006);
+    c[v1002] = v1007;
+  }
+  const uint v1008 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1009 = v617 + v1008;
+  const uint v1010 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1011 = v616 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v40.m[1][5].thread_elements()[0];
+    const uint v1016 = v1009 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1017 = v1016 + v1011;
+    const bfloat v1018 = c[v1017];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1019 = float(v1018);
+    const float v1020 = v1019 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1021 = fma(v1015, v3, v1020);
+    const bfloat v1022 = bfloat(v1021);
+    c[v1017] = v1022;
+  }
+  const uint v1023 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1024 = v617 + v1023;
+  const uint v1025 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1026 = v616 + v1025;
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1028 = v1026 < v1;
+  const bool v1029 = v1027 && v1028;
+  if (v1029) {
+    const float v1030 = v40.m[1][5].thread_elements()[1];
+    const uint v1031 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1032 = v1031 + v1026;
+    const bfloat v1033 = c[v1032];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1034 = float(v1033);
+    const float v1035 = v1034 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1036 = fma(v1030, v3, v1035);
+    const bfloat v1037 = bfloat(v1036);
+    c[v1032] = v1037;
+  }
+  const uint v1038 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1039 = v617 + v1038;
+  const uint v1040 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1041 = v616 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1043 = v1041 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v40.m[1][6].thread_elements()[0];
+    const uint v1046 = v1039 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1047 = v1046 + v1041;
+    const bfloat v1048 = c[v1047];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1049 = float(v1048);
+    const float v1050 = v1049 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1051 = fma(v1045, v3, v1050);
+    const bfloat v1052 = bfloat(v1051);
+    c[v1047] = v1052;
+  }
+  const uint v1053 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1054 = v617 + v1053;
+  const uint v1055 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1056 = v616 + v1055;
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1058 = v1056 < v1;
+  const bool v1059 = v1057 && v1058;
+  if (v1059) {
+    const float v1060 = v40.m[1][6].thread_elements()[1];
+    const uint v1061 = v1054 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1062 = v1061 + v1056;
+    const bfloat v1063 = c[v1062];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1064 = float(v1063);
+    const float v1065 = v1064 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1066 = fma(v1060, v3, v1065);
+    const bfloat v1067 = bfloat(v1066);
+    c[v1062] = v1067;
+  }
+  const uint v1068 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1069 = v617 + v1068;
+  const uint v1070 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1071 = v616 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v40.m[1][7].thread_elements()[0];
+    const uint v1076 = v1069 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1077 = v1076 + v1071;
+    const bfloat v1078 = c[v1077];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1079 = float(v1078);
+    const float v1080 = v1079 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1081 = fma(v1075, v3, v1080);
+    const bfloat v1082 = bfloat(v1081);
+    c[v1077] = v1082;
+  }
+  const uint v1083 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1084 = v617 + v1083;
+  const uint v1085 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1086 = v616 + v1085;
+  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1088 = v1086 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v40.m[1][7].thread_elements()[1];
+    const uint v1091 = v1084 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1092 = v1091 + v1086;
+    const bfloat v1093 = c[v1092];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1094 = float(v1093);
+    const float v1095 = v1094 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1096 = fma(v1090, v3, v1095);
+    const bfloat v1097 = bfloat(v1096);
+    c[v1092] = v1097;
+  }
+  const uint v1098 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1099 = v617 + v1098;
+  const uint v1100 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1101 = v616 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1103 = v1101 < v1;
+  const bool v1104 = v1102 && v1103;
+  if (v1104) {
+    const float v1105 = v40.m[2][0].thread_elements()[0];
+    const uint v1106 = v1099 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1107 = v1106 + v1101;
+    const bfloat v1108 = c[v1107];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1109 = float(v1108);
+    const float v1110 = v1109 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1111 = fma(v1105, v3, v1110);
+    const bfloat v1112 = bfloat(v1111);
+    c[v1107] = v1112;
+  }
+  const uint v1113 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1114 = v617 + v1113;
+  const uint v1115 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1116 = v616 + v1115;
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1118 = v1116 < v1;
+  const bool v1119 = v1117 && v1118;
+  if (v1119) {
+    const float v1120 = v40.m[2][0].thread_elements()[1];
+    const uint v1121 = v1114 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1122 = v1121 + v1116;
+    const bfloat v1123 = c[v1122];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1124 = float(v1123);
+    const float v1125 = v1124 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1126 = fma(v1120, v3, v1125);
+    const bfloat v1127 = bfloat(v1126);
+    c[v1122] = v1127;
+  }
+  const uint v1128 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1129 = v617 + v1128;
+  const uint v1130 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1131 = v616 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1133 = v1131 < v1;
+  const bool v1134 = v1132 && v1133;
+  if (v1134) {
+    const float v1135 = v40.m[2][1].thread_elements()[0];
+    const uint v1136 = v1129 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1137 = v1136 + v1131;
+    const bfloat v1138 = c[v1137];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1139 = float(v1138);
+    const float v1140 = v1139 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1141 = fma(v1135, v3, v1140);
+    const bfloat v1142 = bfloat(v1141);
+    c[v1137] = v1142;
+  }
+  const uint v1143 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1144 = v617 + v1143;
+  const uint v1145 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1146 = v616 + v1145;
+  const bool v1147 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1148 = v1146 < v1;
+  const bool v1149 = v1147 && v1148;
+  if (v1149) {
+    const float v1150 = v40.m[2][1].thread_elements()[1];
+    const uint v1151 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1152 = v1151 + v1146;
+    const bfloat v1153 = c[v1152];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1154 = float(v1153);
+    const float v1155 = v1154 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1156 = fma(v1150, v3, v1155);
+    const bfloat v1157 = bfloat(v1156);
+    c[v1152] = v1157;
+  }
+  const uint v1158 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1159 = v617 + v1158;
+  const uint v1160 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1161 = v616 + v1160;
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1163 = v1161 < v1;
+  const bool v1164 = v1162 && v1163;
+  if (v1164) {
+    const float v1165 = v40.m[2][2].thread_elements()[0];
+    const uint v1166 = v1159 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1167 = v1166 + v1161;
+    const bfloat v1168 = c[v1167];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1169 = float(v1168);
+    const float v1170 = v1169 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1171 = fma(v1165, v3, v1170);
+    const bfloat v1172 = bfloat(v1171);
+    c[v1167] = v1172;
+  }
+  const uint v1173 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1174 = v617 + v1173;
+  const uint v1175 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1176 = v616 + v1175;
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1178 = v1176 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v40.m[2][2].thread_elements()[1];
+    const uint v1181 = v1174 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1182 = v1181 + v1176;
+    const bfloat v1183 = c[v1182];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1184 = float(v1183);
+    const float v1185 = v1184 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1186 = fma(v1180, v3, v1185);
+    const bfloat v1187 = bfloat(v1186);
+    c[v1182] = v1187;
+  }
+  const uint v1188 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1189 = v617 + v1188;
+  const uint v1190 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1191 = v616 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1193 = v1191 < v1;
+  const bool v1194 = v1192 && v1193;
+  if (v1194) {
+    const float v1195 = v40.m[2][3].thread_elements()[0];
+    const uint v1196 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1197 = v1196 + v1191;
+    const bfloat v1198 = c[v1197];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1199 = float(v1198);
+    const float v1200 = v1199 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1201 = fma(v1195, v3, v1200);
+    const bfloat v1202 = bfloat(v1201);
+    c[v1197] = v1202;
+  }
+  const uint v1203 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1204 = v617 + v1203;
+  const uint v1205 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1206 = v616 + v1205;
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1208 = v1206 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v40.m[2][3].thread_elements()[1];
+    const uint v1211 = v1204 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1212 = v1211 + v1206;
+    const bfloat v1213 = c[v1212];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1214 = float(v1213);
+    const float v1215 = v1214 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1216 = fma(v1210, v3, v1215);
+    const bfloat v1217 = bfloat(v1216);
+    c[v1212] = v1217;
+  }
+  const uint v1218 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1219 = v617 + v1218;
+  const uint v1220 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1221 = v616 + v1220;
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1223 = v1221 < v1;
+  const bool v1224 = v1222 && v1223;
+  if (v1224) {
+    const float v1225 = v40.m[2][4].thread_elements()[0];
+    const uint v1226 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1227 = v1226 + v1221;
+    const bfloat v1228 = c[v1227];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1229 = float(v1228);
+    const float v1230 = v1229 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1231 = fma(v1225, v3, v1230);
+    const bfloat v1232 = bfloat(v1231);
+    c[v1227] = v1232;
+  }
+  const uint v1233 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1234 = v617 + v1233;
+  const uint v1235 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1236 = v616 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1238 = v1236 < v1;
+  const bool v1239 = v1237 && v1238;
+  if (v1239) {
+    const float v1240 = v40.m[2][4].thread_elements()[1];
+    const uint v1241 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1242 = v1241 + v1236;
+    const bfloat v1243 = c[v1242];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1244 = float(v1243);
+    const float v1245 = v1244 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1246 = fma(v1240, v3, v1245);
+    const bfloat v1247 = bfloat(v1246);
+    c[v1242] = v1247;
+  }
+  const uint v1248 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1249 = v617 + v1248;
+  const uint v1250 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1251 = v616 + v1250;
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v40.m[2][5].thread_elements()[0];
+    const uint v1256 = v1249 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1257 = v1256 + v1251;
+    const bfloat v1258 = c[v1257];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1259 = float(v1258);
+    const float v1260 = v1259 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1261 = fma(v1255, v3, v1260);
+    const bfloat v1262 = bfloat(v1261);
+    c[v1257] = v1262;
+  }
+  const uint v1263 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1264 = v617 + v1263;
+  const uint v1265 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1266 = v616 + v1265;
+  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1268 = v1266 < v1;
+  const bool v1269 = v1267 && v1268;
+  if (v1269) {
+    const float v1270 = v40.m[2][5].thread_elements()[1];
+    const uint v1271 = v1264 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1272 = v1271 + v1266;
+    const bfloat v1273 = c[v1272];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1274 = float(v1273);
+    const float v1275 = v1274 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1276 = fma(v1270, v3, v1275);
+    const bfloat v1277 = bfloat(v1276);
+    c[v1272] = v1277;
+  }
+  const uint v1278 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1279 = v617 + v1278;
+  const uint v1280 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1281 = v616 + v1280;
+  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1283 = v1281 < v1;
+  const bool v1284 = v1282 && v1283;
+  if (v1284) {
+    const float v1285 = v40.m[2][6].thread_elements()[0];
+    const uint v1286 = v1279 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1287 = v1286 + v1281;
+    const bfloat v1288 = c[v1287];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1289 = float(v1288);
+    const float v1290 = v1289 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1291 = fma(v1285, v3, v1290);
+    const bfloat v1292 = bfloat(v1291);
+    c[v1287] = v1292;
+  }
+  const uint v1293 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1294 = v617 + v1293;
+  const uint v1295 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1296 = v616 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1298 = v1296 < v1;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v40.m[2][6].thread_elements()[1];
+    const uint v1301 = v1294 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1302 = v1301 + v1296;
+    const bfloat v1303 = c[v1302];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1304 = float(v1303);
+    const float v1305 = v1304 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1306 = fma(v1300, v3, v1305);
+    const bfloat v1307 = bfloat(v1306);
+    c[v1302] = v1307;
+  }
+  const uint v1308 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1309 = v617 + v1308;
+  const uint v1310 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1311 = v616 + v1310;
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1313 = v1311 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v40.m[2][7].thread_elements()[0];
+    const uint v1316 = v1309 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1317 = v1316 + v1311;
+    const bfloat v1318 = c[v1317];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1319 = float(v1318);
+    const float v1320 = v1319 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1321 = fma(v1315, v3, v1320);
+    const bfloat v1322 = bfloat(v1321);
+    c[v1317] = v1322;
+  }
+  const uint v1323 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1324 = v617 + v1323;
+  const uint v1325 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1326 = v616 + v1325;
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1328 = v1326 < v1;
+  const bool v1329 = v1327 && v1328;
+  if (v1329) {
+    const float v1330 = v40.m[2][7].thread_elements()[1];
+    const uint v1331 = v1324 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1332 = v1331 + v1326;
+    const bfloat v1333 = c[v1332];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1334 = float(v1333);
+    const float v1335 = v1334 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1336 = fma(v1330, v3, v1335);
+    const bfloat v1337 = bfloat(v1336);
+    c[v1332] = v1337;
+  }
+  const uint v1338 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1339 = v617 + v1338;
+  const uint v1340 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1341 = v616 + v1340;
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1343 = v1341 < v1;
+  const bool v1344 = v1342 && v1343;
+  if (v1344) {
+    const float v1345 = v40.m[3][0].thread_elements()[0];
+    const uint v1346 = v1339 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1347 = v1346 + v1341;
+    const bfloat v1348 = c[v1347];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1349 = float(v1348);
+    const float v1350 = v1349 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1351 = fma(v1345, v3, v1350);
+    const bfloat v1352 = bfloat(v1351);
+    c[v1347] = v1352;
+  }
+  const uint v1353 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1354 = v617 + v1353;
+  const uint v1355 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1356 = v616 + v1355;
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1358 = v1356 < v1;
+  const bool v1359 = v1357 && v1358;
+  if (v1359) {
+    const float v1360 = v40.m[3][0].thread_elements()[1];
+    const uint v1361 = v1354 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1362 = v1361 + v1356;
+    const bfloat v1363 = c[v1362];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1364 = float(v1363);
+    const float v1365 = v1364 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1366 = fma(v1360, v3, v1365);
+    const bfloat v1367 = bfloat(v1366);
+    c[v1362] = v1367;
+  }
+  const uint v1368 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1369 = v617 + v1368;
+  const uint v1370 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1371 = v616 + v1370;
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v40.m[3][1].thread_elements()[0];
+    const uint v1376 = v1369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1377 = v1376 + v1371;
+    const bfloat v1378 = c[v1377];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1379 = float(v1378);
+    const float v1380 = v1379 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1381 = fma(v1375, v3, v1380);
+    const bfloat v1382 = bfloat(v1381);
+    c[v1377] = v1382;
+  }
+  const uint v1383 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1384 = v617 + v1383;
+  const uint v1385 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1386 = v616 + v1385;
+  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1388 = v1386 < v1;
+  const bool v1389 = v1387 && v1388;
+  if (v1389) {
+    const float v1390 = v40.m[3][1].thread_elements()[1];
+    const uint v1391 = v1384 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1392 = v1391 + v1386;
+    const bfloat v1393 = c[v1392];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1394 = float(v1393);
+    const float v1395 = v1394 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1396 = fma(v1390, v3, v1395);
+    const bfloat v1397 = bfloat(v1396);
+    c[v1392] = v1397;
+  }
+  const uint v1398 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1399 = v617 + v1398;
+  const uint v1400 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1401 = v616 + v1400;
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1403 = v1401 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v40.m[3][2].thread_elements()[0];
+    const uint v1406 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1407 = v1406 + v1401;
+    const bfloat v1408 = c[v1407];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1409 = float(v1408);
+    const float v1410 = v1409 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1411 = fma(v1405, v3, v1410);
+    const bfloat v1412 = bfloat(v1411);
+    c[v1407] = v1412;
+  }
+  const uint v1413 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1414 = v617 + v1413;
+  const uint v1415 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1416 = v616 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1418 = v1416 < v1;
+  const bool v1419 = v1417 && v1418;
+  if (v1419) {
+    const float v1420 = v40.m[3][2].thread_elements()[1];
+    const uint v1421 = v1414 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1422 = v1421 + v1416;
+    const bfloat v1423 = c[v1422];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1424 = float(v1423);
+    const float v1425 = v1424 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1426 = fma(v1420, v3, v1425);
+    const bfloat v1427 = bfloat(v1426);
+    c[v1422] = v1427;
+  }
+  const uint v1428 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1429 = v617 + v1428;
+  const uint v1430 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1431 = v616 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1433 = v1431 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v40.m[3][3].thread_elements()[0];
+    const uint v1436 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1437 = v1436 + v1431;
+    const bfloat v1438 = c[v1437];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1439 = float(v1438);
+    const float v1440 = v1439 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1441 = fma(v1435, v3, v1440);
+    const bfloat v1442 = bfloat(v1441);
+    c[v1437] = v1442;
+  }
+  const uint v1443 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1444 = v617 + v1443;
+  const uint v1445 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1446 = v616 + v1445;
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1448 = v1446 < v1;
+  const bool v1449 = v1447 && v1448;
+  if (v1449) {
+    const float v1450 = v40.m[3][3].thread_elements()[1];
+    const uint v1451 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1452 = v1451 + v1446;
+    const bfloat v1453 = c[v1452];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1454 = float(v1453);
+    const float v1455 = v1454 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1456 = fma(v1450, v3, v1455);
+    const bfloat v1457 = bfloat(v1456);
+    c[v1452] = v1457;
+  }
+  const uint v1458 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1459 = v617 + v1458;
+  const uint v1460 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1461 = v616 + v1460;
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1463 = v1461 < v1;
+  const bool v1464 = v1462 && v1463;
+  if (v1464) {
+    const float v1465 = v40.m[3][4].thread_elements()[0];
+    const uint v1466 = v1459 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1467 = v1466 + v1461;
+    const bfloat v1468 = c[v1467];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1469 = float(v1468);
+    const float v1470 = v1469 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1471 = fma(v1465, v3, v1470);
+    const bfloat v1472 = bfloat(v1471);
+    c[v1467] = v1472;
+  }
+  const uint v1473 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1474 = v617 + v1473;
+  const uint v1475 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1476 = v616 + v1475;
+  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1478 = v1476 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v40.m[3][4].thread_elements()[1];
+    const uint v1481 = v1474 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1482 = v1481 + v1476;
+    const bfloat v1483 = c[v1482];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1484 = float(v1483);
+    const float v1485 = v1484 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1486 = fma(v1480, v3, v1485);
+    const bfloat v1487 = bfloat(v1486);
+    c[v1482] = v1487;
+  }
+  const uint v1488 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1489 = v617 + v1488;
+  const uint v1490 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1491 = v616 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v40.m[3][5].thread_elements()[0];
+    const uint v1496 = v1489 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1497 = v1496 + v1491;
+    const bfloat v1498 = c[v1497];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1499 = float(v1498);
+    const float v1500 = v1499 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1501 = fma(v1495, v3, v1500);
+    const bfloat v1502 = bfloat(v1501);
+    c[v1497] = v1502;
+  }
+  const uint v1503 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1504 = v617 + v1503;
+  const uint v1505 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1506 = v616 + v1505;
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1508 = v1506 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v40.m[3][5].thread_elements()[1];
+    const uint v1511 = v1504 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1512 = v1511 + v1506;
+    const bfloat v1513 = c[v1512];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1514 = float(v1513);
+    const float v1515 = v1514 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1516 = fma(v1510, v3, v1515);
+    const bfloat v1517 = bfloat(v1516);
+    c[v1512] = v1517;
+  }
+  const uint v1518 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1519 = v617 + v1518;
+  const uint v1520 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1521 = v616 + v1520;
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1523 = v1521 < v1;
+  const bool v1524 = v1522 && v1523;
+  if (v1524) {
+    const float v1525 = v40.m[3][6].thread_elements()[0];
+    const uint v1526 = v1519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1527 = v1526 + v1521;
+    const bfloat v1528 = c[v1527];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1529 = float(v1528);
+    const float v1530 = v1529 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1531 = fma(v1525, v3, v1530);
+    const bfloat v1532 = bfloat(v1531);
+    c[v1527] = v1532;
+  }
+  const uint v1533 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1534 = v617 + v1533;
+  const uint v1535 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1536 = v616 + v1535;
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1538 = v1536 < v1;
+  const bool v1539 = v1537 && v1538;
+  if (v1539) {
+    const float v1540 = v40.m[3][6].thread_elements()[1];
+    const uint v1541 = v1534 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1542 = v1541 + v1536;
+    const bfloat v1543 = c[v1542];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1544 = float(v1543);
+    const float v1545 = v1544 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1546 = fma(v1540, v3, v1545);
+    const bfloat v1547 = bfloat(v1546);
+    c[v1542] = v1547;
+  }
+  const uint v1548 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1549 = v617 + v1548;
+  const uint v1550 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1551 = v616 + v1550;
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v40.m[3][7].thread_elements()[0];
+    const uint v1556 = v1549 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1557 = v1556 + v1551;
+    const bfloat v1558 = c[v1557];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1559 = float(v1558);
+    const float v1560 = v1559 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1561 = fma(v1555, v3, v1560);
+    const bfloat v1562 = bfloat(v1561);
+    c[v1557] = v1562;
+  }
+  const uint v1563 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1564 = v617 + v1563;
+  const uint v1565 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1566 = v616 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1568 = v1566 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v40.m[3][7].thread_elements()[1];
+    const uint v1571 = v1564 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1572 = v1571 + v1566;
+    const bfloat v1573 = c[v1572];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1574 = float(v1573);
+    const float v1575 = v1574 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1576 = fma(v1570, v3, v1575);
+    const bfloat v1577 = bfloat(v1576);
+    c[v1572] = v1577;
+  }
+  const uint v1578 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1579 = v617 + v1578;
+  const uint v1580 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1581 = v616 + v1580;
+  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1583 = v1581 < v1;
+  const bool v1584 = v1582 && v1583;
+  if (v1584) {
+    const float v1585 = v40.m[4][0].thread_elements()[0];
+    const uint v1586 = v1579 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1587 = v1586 + v1581;
+    const bfloat v1588 = c[v1587];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1589 = float(v1588);
+    const float v1590 = v1589 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1591 = fma(v1585, v3, v1590);
+    const bfloat v1592 = bfloat(v1591);
+    c[v1587] = v1592;
+  }
+  const uint v1593 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1594 = v617 + v1593;
+  const uint v1595 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1596 = v616 + v1595;
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1598 = v1596 < v1;
+  const bool v1599 = v1597 && v1598;
+  if (v1599) {
+    const float v1600 = v40.m[4][0].thread_elements()[1];
+    const uint v1601 = v1594 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1602 = v1601 + v1596;
+    const bfloat v1603 = c[v1602];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1604 = float(v1603);
+    const float v1605 = v1604 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1606 = fma(v1600, v3, v1605);
+    const bfloat v1607 = bfloat(v1606);
+    c[v1602] = v1607;
+  }
+  const uint v1608 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1609 = v617 + v1608;
+  const uint v1610 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1611 = v616 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1613 = v1611 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v40.m[4][1].thread_elements()[0];
+    const uint v1616 = v1609 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1617 = v1616 + v1611;
+    const bfloat v1618 = c[v1617];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1619 = float(v1618);
+    const float v1620 = v1619 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1621 = fma(v1615, v3, v1620);
+    const bfloat v1622 = bfloat(v1621);
+    c[v1617] = v1622;
+  }
+  const uint v1623 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1624 = v617 + v1623;
+  const uint v1625 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1626 = v616 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1628 = v1626 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v40.m[4][1].thread_elements()[1];
+    const uint v1631 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1632 = v1631 + v1626;
+    const bfloat v1633 = c[v1632];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1634 = float(v1633);
+    const float v1635 = v1634 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1636 = fma(v1630, v3, v1635);
+    const bfloat v1637 = bfloat(v1636);
+    c[v1632] = v1637;
+  }
+  const uint v1638 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1639 = v617 + v1638;
+  const uint v1640 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1641 = v616 + v1640;
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1643 = v1641 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v40.m[4][2].thread_elements()[0];
+    const uint v1646 = v1639 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1647 = v1646 + v1641;
+    const bfloat v1648 = c[v1647];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1649 = float(v1648);
+    const float v1650 = v1649 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1651 = fma(v1645, v3, v1650);
+    const bfloat v1652 = bfloat(v1651);
+    c[v1647] = v1652;
+  }
+  const uint v1653 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1654 = v617 + v1653;
+  const uint v1655 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1656 = v616 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v40.m[4][2].thread_elements()[1];
+    const uint v1661 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1662 = v1661 + v1656;
+    const bfloat v1663 = c[v1662];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1664 = float(v1663);
+    const float v1665 = v1664 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1666 = fma(v1660, v3, v1665);
+    const bfloat v1667 = bfloat(v1666);
+    c[v1662] = v1667;
+  }
+  const uint v1668 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1669 = v617 + v1668;
+  const uint v1670 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1671 = v616 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1673 = v1671 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v40.m[4][3].thread_elements()[0];
+    const uint v1676 = v1669 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1677 = v1676 + v1671;
+    const bfloat v1678 = c[v1677];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1679 = float(v1678);
+    const float v1680 = v1679 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1681 = fma(v1675, v3, v1680);
+    const bfloat v1682 = bfloat(v1681);
+    c[v1677] = v1682;
+  }
+  const uint v1683 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1684 = v617 + v1683;
+  const uint v1685 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1686 = v616 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1688 = v1686 < v1;
+  const bool v1689 = v1687 && v1688;
+  if (v1689) {
+    const float v1690 = v40.m[4][3].thread_elements()[1];
+    const uint v1691 = v1684 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1692 = v1691 + v1686;
+    const bfloat v1693 = c[v1692];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1694 = float(v1693);
+    const float v1695 = v1694 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1696 = fma(v1690, v3, v1695);
+    const bfloat v1697 = bfloat(v1696);
+    c[v1692] = v1697;
+  }
+  const uint v1698 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1699 = v617 + v1698;
+  const uint v1700 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1701 = v616 + v1700;
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1703 = v1701 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v40.m[4][4].thread_elements()[0];
+    const uint v1706 = v1699 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1707 = v1706 + v1701;
+    const bfloat v1708 = c[v1707];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1709 = float(v1708);
+    const float v1710 = v1709 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1711 = fma(v1705, v3, v1710);
+    const bfloat v1712 = bfloat(v1711);
+    c[v1707] = v1712;
+  }
+  const uint v1713 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1714 = v617 + v1713;
+  const uint v1715 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1716 = v616 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1718 = v1716 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v40.m[4][4].thread_elements()[1];
+    const uint v1721 = v1714 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1722 = v1721 + v1716;
+    const bfloat v1723 = c[v1722];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1724 = float(v1723);
+    const float v1725 = v1724 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1726 = fma(v1720, v3, v1725);
+    const bfloat v1727 = bfloat(v1726);
+    c[v1722] = v1727;
+  }
+  const uint v1728 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1729 = v617 + v1728;
+  const uint v1730 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1731 = v616 + v1730;
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v40.m[4][5].thread_elements()[0];
+    const uint v1736 = v1729 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1737 = v1736 + v1731;
+    const bfloat v1738 = c[v1737];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1739 = float(v1738);
+    const float v1740 = v1739 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1741 = fma(v1735, v3, v1740);
+    const bfloat v1742 = bfloat(v1741);
+    c[v1737] = v1742;
+  }
+  const uint v1743 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1744 = v617 + v1743;
+  const uint v1745 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1746 = v616 + v1745;
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1748 = v1746 < v1;
+  const bool v1749 = v1747 && v1748;
+  if (v1749) {
+    const float v1750 = v40.m[4][5].thread_elements()[1];
+    const uint v1751 = v1744 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1752 = v1751 + v1746;
+    const bfloat v1753 = c[v1752];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1754 = float(v1753);
+    const float v1755 = v1754 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1756 = fma(v1750, v3, v1755);
+    const bfloat v1757 = bfloat(v1756);
+    c[v1752] = v1757;
+  }
+  const uint v1758 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1759 = v617 + v1758;
+  const uint v1760 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1761 = v616 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1763 = v1761 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v40.m[4][6].thread_elements()[0];
+    const uint v1766 = v1759 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1767 = v1766 + v1761;
+    const bfloat v1768 = c[v1767];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1769 = float(v1768);
+    const float v1770 = v1769 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1771 = fma(v1765, v3, v1770);
+    const bfloat v1772 = bfloat(v1771);
+    c[v1767] = v1772;
+  }
+  const uint v1773 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1774 = v617 + v1773;
+  const uint v1775 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1776 = v616 + v1775;
+  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1778 = v1776 < v1;
+  const bool v1779 = v1777 && v1778;
+  if (v1779) {
+    const float v1780 = v40.m[4][6].thread_elements()[1];
+    const uint v1781 = v1774 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1782 = v1781 + v1776;
+    const bfloat v1783 = c[v1782];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1784 = float(v1783);
+    const float v1785 = v1784 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1786 = fma(v1780, v3, v1785);
+    const bfloat v1787 = bfloat(v1786);
+    c[v1782] = v1787;
+  }
+  const uint v1788 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1789 = v617 + v1788;
+  const uint v1790 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1791 = v616 + v1790;
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1793 = v1791 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v40.m[4][7].thread_elements()[0];
+    const uint v1796 = v1789 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1797 = v1796 + v1791;
+    const bfloat v1798 = c[v1797];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1799 = float(v1798);
+    const float v1800 = v1799 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1801 = fma(v1795, v3, v1800);
+    const bfloat v1802 = bfloat(v1801);
+    c[v1797] = v1802;
+  }
+  const uint v1803 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1804 = v617 + v1803;
+  const uint v1805 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1806 = v616 + v1805;
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1808 = v1806 < v1;
+  const bool v1809 = v1807 && v1808;
+  if (v1809) {
+    const float v1810 = v40.m[4][7].thread_elements()[1];
+    const uint v1811 = v1804 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1812 = v1811 + v1806;
+    const bfloat v1813 = c[v1812];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1814 = float(v1813);
+    const float v1815 = v1814 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1816 = fma(v1810, v3, v1815);
+    const bfloat v1817 = bfloat(v1816);
+    c[v1812] = v1817;
+  }
+  const uint v1818 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1819 = v617 + v1818;
+  const uint v1820 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1821 = v616 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1823 = v1821 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v40.m[5][0].thread_elements()[0];
+    const uint v1826 = v1819 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1827 = v1826 + v1821;
+    const bfloat v1828 = c[v1827];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1829 = float(v1828);
+    const float v1830 = v1829 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1831 = fma(v1825, v3, v1830);
+    const bfloat v1832 = bfloat(v1831);
+    c[v1827] = v1832;
+  }
+  const uint v1833 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1834 = v617 + v1833;
+  const uint v1835 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1836 = v616 + v1835;
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1838 = v1836 < v1;
+  const bool v1839 = v1837 && v1838;
+  if (v1839) {
+    const float v1840 = v40.m[5][0].thread_elements()[1];
+    const uint v1841 = v1834 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1842 = v1841 + v1836;
+    const bfloat v1843 = c[v1842];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1844 = float(v1843);
+    const float v1845 = v1844 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1846 = fma(v1840, v3, v1845);
+    const bfloat v1847 = bfloat(v1846);
+    c[v1842] = v1847;
+  }
+  const uint v1848 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1849 = v617 + v1848;
+  const uint v1850 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1851 = v616 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v40.m[5][1].thread_elements()[0];
+    const uint v1856 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1857 = v1856 + v1851;
+    const bfloat v1858 = c[v1857];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1859 = float(v1858);
+    const float v1860 = v1859 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1861 = fma(v1855, v3, v1860);
+    const bfloat v1862 = bfloat(v1861);
+    c[v1857] = v1862;
+  }
+  const uint v1863 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1864 = v617 + v1863;
+  const uint v1865 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1866 = v616 + v1865;
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1868 = v1866 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v40.m[5][1].thread_elements()[1];
+    const uint v1871 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1872 = v1871 + v1866;
+    const bfloat v1873 = c[v1872];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1874 = float(v1873);
+    const float v1875 = v1874 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1876 = fma(v1870, v3, v1875);
+    const bfloat v1877 = bfloat(v1876);
+    c[v1872] = v1877;
+  }
+  const uint v1878 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1879 = v617 + v1878;
+  const uint v1880 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1881 = v616 + v1880;
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1883 = v1881 < v1;
+  const bool v1884 = v1882 && v1883;
+  if (v1884) {
+    const float v1885 = v40.m[5][2].thread_elements()[0];
+    const uint v1886 = v1879 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1887 = v1886 + v1881;
+    const bfloat v1888 = c[v1887];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1889 = float(v1888);
+    const float v1890 = v1889 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1891 = fma(v1885, v3, v1890);
+    const bfloat v1892 = bfloat(v1891);
+    c[v1887] = v1892;
+  }
+  const uint v1893 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1894 = v617 + v1893;
+  const uint v1895 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1896 = v616 + v1895;
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1898 = v1896 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v40.m[5][2].thread_elements()[1];
+    const uint v1901 = v1894 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1902 = v1901 + v1896;
+    const bfloat v1903 = c[v1902];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1904 = float(v1903);
+    const float v1905 = v1904 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1906 = fma(v1900, v3, v1905);
+    const bfloat v1907 = bfloat(v1906);
+    c[v1902] = v1907;
+  }
+  const uint v1908 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1909 = v617 + v1908;
+  const uint v1910 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1911 = v616 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1913 = v1911 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v40.m[5][3].thread_elements()[0];
+    const uint v1916 = v1909 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1917 = v1916 + v1911;
+    const bfloat v1918 = c[v1917];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1919 = float(v1918);
+    const float v1920 = v1919 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1921 = fma(v1915, v3, v1920);
+    const bfloat v1922 = bfloat(v1921);
+    c[v1917] = v1922;
+  }
+  const uint v1923 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1924 = v617 + v1923;
+  const uint v1925 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1926 = v616 + v1925;
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1928 = v1926 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v40.m[5][3].thread_elements()[1];
+    const uint v1931 = v1924 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1932 = v1931 + v1926;
+    const bfloat v1933 = c[v1932];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1934 = float(v1933);
+    const float v1935 = v1934 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1936 = fma(v1930, v3, v1935);
+    const bfloat v1937 = bfloat(v1936);
+    c[v1932] = v1937;
+  }
+  const uint v1938 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1939 = v617 + v1938;
+  const uint v1940 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1941 = v616 + v1940;
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1943 = v1941 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v40.m[5][4].thread_elements()[0];
+    const uint v1946 = v1939 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1947 = v1946 + v1941;
+    const bfloat v1948 = c[v1947];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1949 = float(v1948);
+    const float v1950 = v1949 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1951 = fma(v1945, v3, v1950);
+    const bfloat v1952 = bfloat(v1951);
+    c[v1947] = v1952;
+  }
+  const uint v1953 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1954 = v617 + v1953;
+  const uint v1955 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1956 = v616 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1958 = v1956 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v40.m[5][4].thread_elements()[1];
+    const uint v1961 = v1954 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1962 = v1961 + v1956;
+    const bfloat v1963 = c[v1962];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1964 = float(v1963);
+    const float v1965 = v1964 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1966 = fma(v1960, v3, v1965);
+    const bfloat v1967 = bfloat(v1966);
+    c[v1962] = v1967;
+  }
+  const uint v1968 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1969 = v617 + v1968;
+  const uint v1970 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1971 = v616 + v1970;
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v40.m[5][5].thread_elements()[0];
+    const uint v1976 = v1969 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1977 = v1976 + v1971;
+    const bfloat v1978 = c[v1977];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1979 = float(v1978);
+    const float v1980 = v1979 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1981 = fma(v1975, v3, v1980);
+    const bfloat v1982 = bfloat(v1981);
+    c[v1977] = v1982;
+  }
+  const uint v1983 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1984 = v617 + v1983;
+  const uint v1985 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1986 = v616 + v1985;
+  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1988 = v1986 < v1;
+  const bool v1989 = v1987 && v1988;
+  if (v1989) {
+    const float v1990 = v40.m[5][5].thread_elements()[1];
+    const uint v1991 = v1984 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1992 = v1991 + v1986;
+    const bfloat v1993 = c[v1992];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1994 = float(v1993);
+    const float v1995 = v1994 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1996 = fma(v1990, v3, v1995);
+    const bfloat v1997 = bfloat(v1996);
+    c[v1992] = v1997;
+  }
+  const uint v1998 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1999 = v617 + v1998;
+  const uint v2000 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2001 = v616 + v2000;
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2003 = v2001 < v1;
+  const bool v2004 = v2002 && v2003;
+  if (v2004) {
+    const float v2005 = v40.m[5][6].thread_elements()[0];
+    const uint v2006 = v1999 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2007 = v2006 + v2001;
+    const bfloat v2008 = c[v2007];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2009 = float(v2008);
+    const float v2010 = v2009 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2011 = fma(v2005, v3, v2010);
+    const bfloat v2012 = bfloat(v2011);
+    c[v2007] = v2012;
+  }
+  const uint v2013 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2014 = v617 + v2013;
+  const uint v2015 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2016 = v616 + v2015;
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2018 = v2016 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v40.m[5][6].thread_elements()[1];
+    const uint v2021 = v2014 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2022 = v2021 + v2016;
+    const bfloat v2023 = c[v2022];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2024 = float(v2023);
+    const float v2025 = v2024 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2026 = fma(v2020, v3, v2025);
+    const bfloat v2027 = bfloat(v2026);
+    c[v2022] = v2027;
+  }
+  const uint v2028 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2029 = v617 + v2028;
+  const uint v2030 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2031 = v616 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v40.m[5][7].thread_elements()[0];
+    const uint v2036 = v2029 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2037 = v2036 + v2031;
+    const bfloat v2038 = c[v2037];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2039 = float(v2038);
+    const float v2040 = v2039 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2041 = fma(v2035, v3, v2040);
+    const bfloat v2042 = bfloat(v2041);
+    c[v2037] = v2042;
+  }
+  const uint v2043 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2044 = v617 + v2043;
+  const uint v2045 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2046 = v616 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v40.m[5][7].thread_elements()[1];
+    const uint v2051 = v2044 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2052 = v2051 + v2046;
+    const bfloat v2053 = c[v2052];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2054 = float(v2053);
+    const float v2055 = v2054 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2056 = fma(v2050, v3, v2055);
+    const bfloat v2057 = bfloat(v2056);
+    c[v2052] = v2057;
+  }
+  const uint v2058 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2059 = v617 + v2058;
+  const uint v2060 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2061 = v616 + v2060;
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2063 = v2061 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v40.m[6][0].thread_elements()[0];
+    const uint v2066 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2067 = v2066 + v2061;
+    const bfloat v2068 = c[v2067];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2069 = float(v2068);
+    const float v2070 = v2069 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2071 = fma(v2065, v3, v2070);
+    const bfloat v2072 = bfloat(v2071);
+    c[v2067] = v2072;
+  }
+  const uint v2073 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2074 = v617 + v2073;
+  const uint v2075 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2076 = v616 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2078 = v2076 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v40.m[6][0].thread_elements()[1];
+    const uint v2081 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2082 = v2081 + v2076;
+    const bfloat v2083 = c[v2082];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2084 = float(v2083);
+    const float v2085 = v2084 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2086 = fma(v2080, v3, v2085);
+    const bfloat v2087 = bfloat(v2086);
+    c[v2082] = v2087;
+  }
+  const uint v2088 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2089 = v617 + v2088;
+  const uint v2090 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2091 = v616 + v2090;
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v40.m[6][1].thread_elements()[0];
+    const uint v2096 = v2089 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2097 = v2096 + v2091;
+    const bfloat v2098 = c[v2097];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2099 = float(v2098);
+    const float v2100 = v2099 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2101 = fma(v2095, v3, v2100);
+    const bfloat v2102 = bfloat(v2101);
+    c[v2097] = v2102;
+  }
+  const uint v2103 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2104 = v617 + v2103;
+  const uint v2105 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2106 = v616 + v2105;
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2108 = v2106 < v1;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v40.m[6][1].thread_elements()[1];
+    const uint v2111 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2112 = v2111 + v2106;
+    const bfloat v2113 = c[v2112];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2114 = float(v2113);
+    const float v2115 = v2114 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2116 = fma(v2110, v3, v2115);
+    const bfloat v2117 = bfloat(v2116);
+    c[v2112] = v2117;
+  }
+  const uint v2118 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2119 = v617 + v2118;
+  const uint v2120 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2121 = v616 + v2120;
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2123 = v2121 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v40.m[6][2].thread_elements()[0];
+    const uint v2126 = v2119 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2127 = v2126 + v2121;
+    const bfloat v2128 = c[v2127];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2129 = float(v2128);
+    const float v2130 = v2129 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2131 = fma(v2125, v3, v2130);
+    const bfloat v2132 = bfloat(v2131);
+    c[v2127] = v2132;
+  }
+  const uint v2133 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2134 = v617 + v2133;
+  const uint v2135 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2136 = v616 + v2135;
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2138 = v2136 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v40.m[6][2].thread_elements()[1];
+    const uint v2141 = v2134 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2142 = v2141 + v2136;
+    const bfloat v2143 = c[v2142];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2144 = float(v2143);
+    const float v2145 = v2144 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2146 = fma(v2140, v3, v2145);
+    const bfloat v2147 = bfloat(v2146);
+    c[v2142] = v2147;
+  }
+  const uint v2148 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2149 = v617 + v2148;
+  const uint v2150 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2151 = v616 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2153 = v2151 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v40.m[6][3].thread_elements()[0];
+    const uint v2156 = v2149 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2157 = v2156 + v2151;
+    const bfloat v2158 = c[v2157];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2159 = float(v2158);
+    const float v2160 = v2159 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2161 = fma(v2155, v3, v2160);
+    const bfloat v2162 = bfloat(v2161);
+    c[v2157] = v2162;
+  }
+  const uint v2163 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2164 = v617 + v2163;
+  const uint v2165 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2166 = v616 + v2165;
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2168 = v2166 < v1;
+  const bool v2169 = v2167 && v2168;
+  if (v2169) {
+    const float v2170 = v40.m[6][3].thread_elements()[1];
+    const uint v2171 = v2164 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2172 = v2171 + v2166;
+    const bfloat v2173 = c[v2172];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2174 = float(v2173);
+    const float v2175 = v2174 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2176 = fma(v2170, v3, v2175);
+    const bfloat v2177 = bfloat(v2176);
+    c[v2172] = v2177;
+  }
+  const uint v2178 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2179 = v617 + v2178;
+  const uint v2180 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2181 = v616 + v2180;
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2183 = v2181 < v1;
+  const bool v2184 = v2182 && v2183;
+  if (v2184) {
+    const float v2185 = v40.m[6][4].thread_elements()[0];
+    const uint v2186 = v2179 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2187 = v2186 + v2181;
+    const bfloat v2188 = c[v2187];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2189 = float(v2188);
+    const float v2190 = v2189 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2191 = fma(v2185, v3, v2190);
+    const bfloat v2192 = bfloat(v2191);
+    c[v2187] = v2192;
+  }
+  const uint v2193 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2194 = v617 + v2193;
+  const uint v2195 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2196 = v616 + v2195;
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2198 = v2196 < v1;
+  const bool v2199 = v2197 && v2198;
+  if (v2199) {
+    const float v2200 = v40.m[6][4].thread_elements()[1];
+    const uint v2201 = v2194 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2202 = v2201 + v2196;
+    const bfloat v2203 = c[v2202];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2204 = float(v2203);
+    const float v2205 = v2204 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2206 = fma(v2200, v3, v2205);
+    const bfloat v2207 = bfloat(v2206);
+    c[v2202] = v2207;
+  }
+  const uint v2208 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2209 = v617 + v2208;
+  const uint v2210 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2211 = v616 + v2210;
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2213 = v2211 < v1;
+  const bool v2214 = v2212 && v2213;
+  if (v2214) {
+    const float v2215 = v40.m[6][5].thread_elements()[0];
+    const uint v2216 = v2209 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2217 = v2216 + v2211;
+    const bfloat v2218 = c[v2217];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2219 = float(v2218);
+    const float v2220 = v2219 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2221 = fma(v2215, v3, v2220);
+    const bfloat v2222 = bfloat(v2221);
+    c[v2217] = v2222;
+  }
+  const uint v2223 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2224 = v617 + v2223;
+  const uint v2225 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2226 = v616 + v2225;
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2228 = v2226 < v1;
+  const bool v2229 = v2227 && v2228;
+  if (v2229) {
+    const float v2230 = v40.m[6][5].thread_elements()[1];
+    const uint v2231 = v2224 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2232 = v2231 + v2226;
+    const bfloat v2233 = c[v2232];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2234 = float(v2233);
+    const float v2235 = v2234 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2236 = fma(v2230, v3, v2235);
+    const bfloat v2237 = bfloat(v2236);
+    c[v2232] = v2237;
+  }
+  const uint v2238 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2239 = v617 + v2238;
+  const uint v2240 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2241 = v616 + v2240;
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v40.m[6][6].thread_elements()[0];
+    const uint v2246 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2247 = v2246 + v2241;
+    const bfloat v2248 = c[v2247];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2249 = float(v2248);
+    const float v2250 = v2249 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2251 = fma(v2245, v3, v2250);
+    const bfloat v2252 = bfloat(v2251);
+    c[v2247] = v2252;
+  }
+  const uint v2253 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2254 = v617 + v2253;
+  const uint v2255 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2256 = v616 + v2255;
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v40.m[6][6].thread_elements()[1];
+    const uint v2261 = v2254 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2262 = v2261 + v2256;
+    const bfloat v2263 = c[v2262];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2264 = float(v2263);
+    const float v2265 = v2264 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2266 = fma(v2260, v3, v2265);
+    const bfloat v2267 = bfloat(v2266);
+    c[v2262] = v2267;
+  }
+  const uint v2268 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2269 = v617 + v2268;
+  const uint v2270 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2271 = v616 + v2270;
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v40.m[6][7].thread_elements()[0];
+    const uint v2276 = v2269 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2277 = v2276 + v2271;
+    const bfloat v2278 = c[v2277];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2279 = float(v2278);
+    const float v2280 = v2279 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2281 = fma(v2275, v3, v2280);
+    const bfloat v2282 = bfloat(v2281);
+    c[v2277] = v2282;
+  }
+  const uint v2283 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2284 = v617 + v2283;
+  const uint v2285 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2286 = v616 + v2285;
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2288 = v2286 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v40.m[6][7].thread_elements()[1];
+    const uint v2291 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2292 = v2291 + v2286;
+    const bfloat v2293 = c[v2292];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2294 = float(v2293);
+    const float v2295 = v2294 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2296 = fma(v2290, v3, v2295);
+    const bfloat v2297 = bfloat(v2296);
+    c[v2292] = v2297;
+  }
+  const uint v2298 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2299 = v617 + v2298;
+  const uint v2300 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2301 = v616 + v2300;
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2303 = v2301 < v1;
+  const bool v2304 = v2302 && v2303;
+  if (v2304) {
+    const float v2305 = v40.m[7][0].thread_elements()[0];
+    const uint v2306 = v2299 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2307 = v2306 + v2301;
+    const bfloat v2308 = c[v2307];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2309 = float(v2308);
+    const float v2310 = v2309 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2311 = fma(v2305, v3, v2310);
+    const bfloat v2312 = bfloat(v2311);
+    c[v2307] = v2312;
+  }
+  const uint v2313 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2314 = v617 + v2313;
+  const uint v2315 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2316 = v616 + v2315;
+  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2318 = v2316 < v1;
+  const bool v2319 = v2317 && v2318;
+  if (v2319) {
+    const float v2320 = v40.m[7][0].thread_elements()[1];
+    const uint v2321 = v2314 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2322 = v2321 + v2316;
+    const bfloat v2323 = c[v2322];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2324 = float(v2323);
+    const float v2325 = v2324 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2326 = fma(v2320, v3, v2325);
+    const bfloat v2327 = bfloat(v2326);
+    c[v2322] = v2327;
+  }
+  const uint v2328 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2329 = v617 + v2328;
+  const uint v2330 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2331 = v616 + v2330;
+  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2333 = v2331 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v40.m[7][1].thread_elements()[0];
+    const uint v2336 = v2329 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2337 = v2336 + v2331;
+    const bfloat v2338 = c[v2337];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2339 = float(v2338);
+    const float v2340 = v2339 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2341 = fma(v2335, v3, v2340);
+    const bfloat v2342 = bfloat(v2341);
+    c[v2337] = v2342;
+  }
+  const uint v2343 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2344 = v617 + v2343;
+  const uint v2345 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2346 = v616 + v2345;
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v40.m[7][1].thread_elements()[1];
+    const uint v2351 = v2344 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2352 = v2351 + v2346;
+    const bfloat v2353 = c[v2352];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2354 = float(v2353);
+    const float v2355 = v2354 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2356 = fma(v2350, v3, v2355);
+    const bfloat v2357 = bfloat(v2356);
+    c[v2352] = v2357;
+  }
+  const uint v2358 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2359 = v617 + v2358;
+  const uint v2360 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2361 = v616 + v2360;
+  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2363 = v2361 < v1;
+  const bool v2364 = v2362 && v2363;
+  if (v2364) {
+    const float v2365 = v40.m[7][2].thread_elements()[0];
+    const uint v2366 = v2359 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2367 = v2366 + v2361;
+    const bfloat v2368 = c[v2367];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2369 = float(v2368);
+    const float v2370 = v2369 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2371 = fma(v2365, v3, v2370);
+    const bfloat v2372 = bfloat(v2371);
+    c[v2367] = v2372;
+  }
+  const uint v2373 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2374 = v617 + v2373;
+  const uint v2375 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2376 = v616 + v2375;
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2378 = v2376 < v1;
+  const bool v2379 = v2377 && v2378;
+  if (v2379) {
+    const float v2380 = v40.m[7][2].thread_elements()[1];
+    const uint v2381 = v2374 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2382 = v2381 + v2376;
+    const bfloat v2383 = c[v2382];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2384 = float(v2383);
+    const float v2385 = v2384 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2386 = fma(v2380, v3, v2385);
+    const bfloat v2387 = bfloat(v2386);
+    c[v2382] = v2387;
+  }
+  const uint v2388 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2389 = v617 + v2388;
+  const uint v2390 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2391 = v616 + v2390;
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2393 = v2391 < v1;
+  const bool v2394 = v2392 && v2393;
+  if (v2394) {
+    const float v2395 = v40.m[7][3].thread_elements()[0];
+    const uint v2396 = v2389 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2397 = v2396 + v2391;
+    const bfloat v2398 = c[v2397];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2399 = float(v2398);
+    const float v2400 = v2399 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2401 = fma(v2395, v3, v2400);
+    const bfloat v2402 = bfloat(v2401);
+    c[v2397] = v2402;
+  }
+  const uint v2403 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2404 = v617 + v2403;
+  const uint v2405 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2406 = v616 + v2405;
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2408 = v2406 < v1;
+  const bool v2409 = v2407 && v2408;
+  if (v2409) {
+    const float v2410 = v40.m[7][3].thread_elements()[1];
+    const uint v2411 = v2404 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2412 = v2411 + v2406;
+    const bfloat v2413 = c[v2412];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2414 = float(v2413);
+    const float v2415 = v2414 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2416 = fma(v2410, v3, v2415);
+    const bfloat v2417 = bfloat(v2416);
+    c[v2412] = v2417;
+  }
+  const uint v2418 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2419 = v617 + v2418;
+  const uint v2420 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2421 = v616 + v2420;
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2423 = v2421 < v1;
+  const bool v2424 = v2422 && v2423;
+  if (v2424) {
+    const float v2425 = v40.m[7][4].thread_elements()[0];
+    const uint v2426 = v2419 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2427 = v2426 + v2421;
+    const bfloat v2428 = c[v2427];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2429 = float(v2428);
+    const float v2430 = v2429 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2431 = fma(v2425, v3, v2430);
+    const bfloat v2432 = bfloat(v2431);
+    c[v2427] = v2432;
+  }
+  const uint v2433 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2434 = v617 + v2433;
+  const uint v2435 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2436 = v616 + v2435;
+  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2438 = v2436 < v1;
+  const bool v2439 = v2437 && v2438;
+  if (v2439) {
+    const float v2440 = v40.m[7][4].thread_elements()[1];
+    const uint v2441 = v2434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2442 = v2441 + v2436;
+    const bfloat v2443 = c[v2442];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2444 = float(v2443);
+    const float v2445 = v2444 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2446 = fma(v2440, v3, v2445);
+    const bfloat v2447 = bfloat(v2446);
+    c[v2442] = v2447;
+  }
+  const uint v2448 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2449 = v617 + v2448;
+  const uint v2450 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2451 = v616 + v2450;
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v40.m[7][5].thread_elements()[0];
+    const uint v2456 = v2449 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2457 = v2456 + v2451;
+    const bfloat v2458 = c[v2457];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2459 = float(v2458);
+    const float v2460 = v2459 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2461 = fma(v2455, v3, v2460);
+    const bfloat v2462 = bfloat(v2461);
+    c[v2457] = v2462;
+  }
+  const uint v2463 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2464 = v617 + v2463;
+  const uint v2465 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2466 = v616 + v2465;
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2468 = v2466 < v1;
+  const bool v2469 = v2467 && v2468;
+  if (v2469) {
+    const float v2470 = v40.m[7][5].thread_elements()[1];
+    const uint v2471 = v2464 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2472 = v2471 + v2466;
+    const bfloat v2473 = c[v2472];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2474 = float(v2473);
+    const float v2475 = v2474 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2476 = fma(v2470, v3, v2475);
+    const bfloat v2477 = bfloat(v2476);
+    c[v2472] = v2477;
+  }
+  const uint v2478 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2479 = v617 + v2478;
+  const uint v2480 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2481 = v616 + v2480;
+  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2483 = v2481 < v1;
+  const bool v2484 = v2482 && v2483;
+  if (v2484) {
+    const float v2485 = v40.m[7][6].thread_elements()[0];
+    const uint v2486 = v2479 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2487 = v2486 + v2481;
+    const bfloat v2488 = c[v2487];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2489 = float(v2488);
+    const float v2490 = v2489 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2491 = fma(v2485, v3, v2490);
+    const bfloat v2492 = bfloat(v2491);
+    c[v2487] = v2492;
+  }
+  const uint v2493 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2494 = v617 + v2493;
+  const uint v2495 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2496 = v616 + v2495;
+  const bool v2497 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2498 = v2496 < v1;
+  const bool v2499 = v2497 && v2498;
+  if (v2499) {
+    const float v2500 = v40.m[7][6].thread_elements()[1];
+    const uint v2501 = v2494 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2502 = v2501 + v2496;
+    const bfloat v2503 = c[v2502];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2504 = float(v2503);
+    const float v2505 = v2504 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2506 = fma(v2500, v3, v2505);
+    const bfloat v2507 = bfloat(v2506);
+    c[v2502] = v2507;
+  }
+  const uint v2508 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2509 = v617 + v2508;
+  const uint v2510 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2511 = v616 + v2510;
+  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2513 = v2511 < v1;
+  const bool v2514 = v2512 && v2513;
+  if (v2514) {
+    const float v2515 = v40.m[7][7].thread_elements()[0];
+    const uint v2516 = v2509 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2517 = v2516 + v2511;
+    const bfloat v2518 = c[v2517];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2519 = float(v2518);
+    const float v2520 = v2519 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2521 = fma(v2515, v3, v2520);
+    const bfloat v2522 = bfloat(v2521);
+    c[v2517] = v2522;
+  }
+  const uint v2523 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2524 = v617 + v2523;
+  const uint v2525 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2526 = v616 + v2525;
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2528 = v2526 < v1;
+  const bool v2529 = v2527 && v2528;
+  if (v2529) {
+    const float v2530 = v40.m[7][7].thread_elements()[1];
+    const uint v2531 = v2524 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2532 = v2531 + v2526;
+    const bfloat v2533 = c[v2532];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2534 = float(v2533);
+    const float v2535 = v2534 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2536 = fma(v2530, v3, v2535);
+    const bfloat v2537 = bfloat(v2536);
+    c[v2532] = v2537;
   }
 }

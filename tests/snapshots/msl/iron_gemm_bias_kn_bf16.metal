@@ -120,2586 +120,2586 @@ kernel void iron_gemm_bias_kn_bf16(
   const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2407 = v2406 << 3u;
-    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2409 = v2408 < v0;
-    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2431 = v2430 << 3u;
-    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2433 = v2432 < v0;
-    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2455 = v2454 << 3u;
-    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2457 = v2456 < v0;
-    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2479 = v2478 << 3u;
-    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2481 = v2480 < v0;
-    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2503 = v2502 << 3u;
-    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2505 = v2504 < v0;
-    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2527 = v2526 << 3u;
-    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2529 = v2528 < v0;
-    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2551 = v2550 << 3u;
-    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2553 = v2552 < v0;
-    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2575 = v2574 << 3u;
-    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2577 = v2576 < v0;
-    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2601 = v2600 << 3u;
-    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2605 = v2604 < v1;
-    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2625 = v2624 << 3u;
-    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2629 = v2628 < v1;
-    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2649 = v2648 << 3u;
-    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2653 = v2652 < v1;
-    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2673 = v2672 << 3u;
-    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2677 = v2676 < v1;
-    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2697 = v2696 << 3u;
-    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2701 = v2700 < v1;
-    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2721 = v2720 << 3u;
-    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2725 = v2724 < v1;
-    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2745 = v2744 << 3u;
-    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2749 = v2748 < v1;
-    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2769 = v2768 << 3u;
-    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2773 = v2772 < v1;
-    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2401 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2404 = v2401 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2407 = v2401 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2408 = v2407 << 3u;
+    const uint v2409 = v24 + v2404;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2410 = v2409 < v0;
+    const uint v2415 = v2409 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2421 = v2404 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2426 = v2401 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2428 = v2426 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2431 = v2426 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2432 = v2431 << 3u;
+    const uint v2433 = v24 + v2428;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2434 = v2433 < v0;
+    const uint v2439 = v2433 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2445 = v2428 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2450 = v2401 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2452 = v2450 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2455 = v2450 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2456 = v2455 << 3u;
+    const uint v2457 = v24 + v2452;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2458 = v2457 < v0;
+    const uint v2463 = v2457 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2469 = v2452 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2474 = v2401 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2476 = v2474 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2479 = v2474 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2480 = v2479 << 3u;
+    const uint v2481 = v24 + v2476;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2482 = v2481 < v0;
+    const uint v2487 = v2481 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2493 = v2476 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2498 = v2401 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2500 = v2498 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2503 = v2498 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2504 = v2503 << 3u;
+    const uint v2505 = v24 + v2500;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2506 = v2505 < v0;
+    const uint v2511 = v2505 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2517 = v2500 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2522 = v2401 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2524 = v2522 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2527 = v2522 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2528 = v2527 << 3u;
+    const uint v2529 = v24 + v2524;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2530 = v2529 < v0;
+    const uint v2535 = v2529 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2541 = v2524 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2546 = v2401 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2548 = v2546 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2551 = v2546 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2552 = v2551 << 3u;
+    const uint v2553 = v24 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2554 = v2553 < v0;
+    const uint v2559 = v2553 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2565 = v2548 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2570 = v2401 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2572 = v2570 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2575 = v2570 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2576 = v2575 << 3u;
+    const uint v2577 = v24 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2578 = v2577 < v0;
+    const uint v2583 = v2577 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2589 = v2572 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2598 = v2401 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2601 = v2401 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2602 = v2601 << 3u;
+    const uint v2605 = v28 + v2602;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2606 = v2605 < v1;
+    const uint v2615 = v2598 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2622 = v2426 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2625 = v2426 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2626 = v2625 << 3u;
+    const uint v2629 = v28 + v2626;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2630 = v2629 < v1;
+    const uint v2639 = v2622 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2646 = v2450 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2649 = v2450 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2650 = v2649 << 3u;
+    const uint v2653 = v28 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2654 = v2653 < v1;
+    const uint v2663 = v2646 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2670 = v2474 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2673 = v2474 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2674 = v2673 << 3u;
+    const uint v2677 = v28 + v2674;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2678 = v2677 < v1;
+    const uint v2687 = v2670 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2694 = v2498 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2697 = v2498 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2698 = v2697 << 3u;
+    const uint v2701 = v28 + v2698;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2702 = v2701 < v1;
+    const uint v2711 = v2694 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2718 = v2522 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2721 = v2522 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2722 = v2721 << 3u;
+    const uint v2725 = v28 + v2722;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2726 = v2725 < v1;
+    const uint v2735 = v2718 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2742 = v2546 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2745 = v2546 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2746 = v2745 << 3u;
+    const uint v2749 = v28 + v2746;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2750 = v2749 < v1;
+    const uint v2759 = v2742 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2766 = v2570 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2769 = v2570 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2770 = v2769 << 3u;
+    const uint v2773 = v28 + v2770;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2774 = v2773 < v1;
+    const uint v2783 = v2766 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2793 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2394 = v2392 >> 6u;
-      const uint v2396 = v2394 % 1u;
+    for (uint v2393 = 0u; v2393 < v2; v2393 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2395 = v2393 >> 6u;
+      const uint v2397 = v2395 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2411 = v2410 < v2;
-      const bool v2412 = v2409 && v2411;
-      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2417 = v2416 + v2407;
-      const uint v2418 = v2412 ? v2417 : 0u;
-      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2422 = v2421 + v2407;
+      const uint v2399 = v2397 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2411 = v2393 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2412 = v2411 < v2;
+      const bool v2413 = v2410 && v2412;
+      const uint v2417 = v2415 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2418 = v2417 + v2408;
+      const uint v2419 = v2413 ? v2418 : 0u;
+      const uint v2422 = v2399 + v2421;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2423 = v2422 + v2408;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2422 + e] = v2412 ? a[v2418 + e] : bfloat(0);
+        shm0[v2423 + e] = v2413 ? a[v2419 + e] : bfloat(0);
       }
-      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2435 = v2434 < v2;
-      const bool v2436 = v2433 && v2435;
-      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2441 = v2440 + v2431;
-      const uint v2442 = v2436 ? v2441 : 0u;
-      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2446 = v2445 + v2431;
+      const uint v2435 = v2393 + v2432;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2436 = v2435 < v2;
+      const bool v2437 = v2434 && v2436;
+      const uint v2441 = v2439 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2442 = v2441 + v2432;
+      const uint v2443 = v2437 ? v2442 : 0u;
+      const uint v2446 = v2399 + v2445;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2447 = v2446 + v2432;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2446 + e] = v2436 ? a[v2442 + e] : bfloat(0);
+        shm0[v2447 + e] = v2437 ? a[v2443 + e] : bfloat(0);
       }
-      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2459 = v2458 < v2;
-      const bool v2460 = v2457 && v2459;
-      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2465 = v2464 + v2455;
-      const uint v2466 = v2460 ? v2465 : 0u;
-      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2470 = v2469 + v2455;
+      const uint v2459 = v2393 + v2456;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2460 = v2459 < v2;
+      const bool v2461 = v2458 && v2460;
+      const uint v2465 = v2463 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2466 = v2465 + v2456;
+      const uint v2467 = v2461 ? v2466 : 0u;
+      const uint v2470 = v2399 + v2469;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2471 = v2470 + v2456;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2470 + e] = v2460 ? a[v2466 + e] : bfloat(0);
+        shm0[v2471 + e] = v2461 ? a[v2467 + e] : bfloat(0);
       }
-      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2483 = v2482 < v2;
-      const bool v2484 = v2481 && v2483;
-      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2489 = v2488 + v2479;
-      const uint v2490 = v2484 ? v2489 : 0u;
-      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2494 = v2493 + v2479;
+      const uint v2483 = v2393 + v2480;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      const uint v2489 = v2487 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2490 = v2489 + v2480;
+      const uint v2491 = v2485 ? v2490 : 0u;
+      const uint v2494 = v2399 + v2493;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2495 = v2494 + v2480;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2494 + e] = v2484 ? a[v2490 + e] : bfloat(0);
+        shm0[v2495 + e] = v2485 ? a[v2491 + e] : bfloat(0);
       }
-      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2507 = v2506 < v2;
-      const bool v2508 = v2505 && v2507;
-      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2513 = v2512 + v2503;
-      const uint v2514 = v2508 ? v2513 : 0u;
-      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2518 = v2517 + v2503;
+      const uint v2507 = v2393 + v2504;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2508 = v2507 < v2;
+      const bool v2509 = v2506 && v2508;
+      const uint v2513 = v2511 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2514 = v2513 + v2504;
+      const uint v2515 = v2509 ? v2514 : 0u;
+      const uint v2518 = v2399 + v2517;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2519 = v2518 + v2504;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2518 + e] = v2508 ? a[v2514 + e] : bfloat(0);
+        shm0[v2519 + e] = v2509 ? a[v2515 + e] : bfloat(0);
       }
-      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2531 = v2530 < v2;
-      const bool v2532 = v2529 && v2531;
-      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2537 = v2536 + v2527;
-      const uint v2538 = v2532 ? v2537 : 0u;
-      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2542 = v2541 + v2527;
+      const uint v2531 = v2393 + v2528;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2532 = v2531 < v2;
+      const bool v2533 = v2530 && v2532;
+      const uint v2537 = v2535 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2538 = v2537 + v2528;
+      const uint v2539 = v2533 ? v2538 : 0u;
+      const uint v2542 = v2399 + v2541;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2543 = v2542 + v2528;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2542 + e] = v2532 ? a[v2538 + e] : bfloat(0);
+        shm0[v2543 + e] = v2533 ? a[v2539 + e] : bfloat(0);
       }
-      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2555 = v2554 < v2;
-      const bool v2556 = v2553 && v2555;
-      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2561 = v2560 + v2551;
-      const uint v2562 = v2556 ? v2561 : 0u;
-      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2566 = v2565 + v2551;
+      const uint v2555 = v2393 + v2552;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2556 = v2555 < v2;
+      const bool v2557 = v2554 && v2556;
+      const uint v2561 = v2559 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2562 = v2561 + v2552;
+      const uint v2563 = v2557 ? v2562 : 0u;
+      const uint v2566 = v2399 + v2565;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2567 = v2566 + v2552;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2566 + e] = v2556 ? a[v2562 + e] : bfloat(0);
+        shm0[v2567 + e] = v2557 ? a[v2563 + e] : bfloat(0);
       }
-      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2579 = v2578 < v2;
-      const bool v2580 = v2577 && v2579;
-      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2585 = v2584 + v2575;
-      const uint v2586 = v2580 ? v2585 : 0u;
-      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2590 = v2589 + v2575;
+      const uint v2579 = v2393 + v2576;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2578 && v2580;
+      const uint v2585 = v2583 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2586 = v2585 + v2576;
+      const uint v2587 = v2581 ? v2586 : 0u;
+      const uint v2590 = v2399 + v2589;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2591 = v2590 + v2576;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2590 + e] = v2580 ? a[v2586 + e] : bfloat(0);
+        shm0[v2591 + e] = v2581 ? a[v2587 + e] : bfloat(0);
       }
-      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2603 = v2602 < v2;
-      const bool v2606 = v2603 && v2605;
-      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2610 = v2608 + v28;
-      const uint v2611 = v2610 + v2601;
-      const uint v2612 = v2606 ? v2611 : 0u;
-      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2616 = v2615 + v2601;
+      const uint v2603 = v2393 + v2598;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2604 = v2603 < v2;
+      const bool v2607 = v2604 && v2606;
+      const uint v2609 = v2603 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2611 = v2609 + v28;
+      const uint v2612 = v2611 + v2602;
+      const uint v2613 = v2607 ? v2612 : 0u;
+      const uint v2616 = v2399 + v2615;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2617 = v2616 + v2602;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2616 + e] = v2606 ? b[v2612 + e] : bfloat(0);
+        shm1[v2617 + e] = v2607 ? b[v2613 + e] : bfloat(0);
       }
-      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2627 = v2626 < v2;
-      const bool v2630 = v2627 && v2629;
-      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2634 = v2632 + v28;
-      const uint v2635 = v2634 + v2625;
-      const uint v2636 = v2630 ? v2635 : 0u;
-      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2640 = v2639 + v2625;
+      const uint v2627 = v2393 + v2622;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2628 = v2627 < v2;
+      const bool v2631 = v2628 && v2630;
+      const uint v2633 = v2627 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2635 = v2633 + v28;
+      const uint v2636 = v2635 + v2626;
+      const uint v2637 = v2631 ? v2636 : 0u;
+      const uint v2640 = v2399 + v2639;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2641 = v2640 + v2626;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2640 + e] = v2630 ? b[v2636 + e] : bfloat(0);
+        shm1[v2641 + e] = v2631 ? b[v2637 + e] : bfloat(0);
       }
-      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2651 = v2650 < v2;
-      const bool v2654 = v2651 && v2653;
-      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2658 = v2656 + v28;
-      const uint v2659 = v2658 + v2649;
-      const uint v2660 = v2654 ? v2659 : 0u;
-      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2664 = v2663 + v2649;
+      const uint v2651 = v2393 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2652 = v2651 < v2;
+      const bool v2655 = v2652 && v2654;
+      const uint v2657 = v2651 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2659 = v2657 + v28;
+      const uint v2660 = v2659 + v2650;
+      const uint v2661 = v2655 ? v2660 : 0u;
+      const uint v2664 = v2399 + v2663;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2665 = v2664 + v2650;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2664 + e] = v2654 ? b[v2660 + e] : bfloat(0);
+        shm1[v2665 + e] = v2655 ? b[v2661 + e] : bfloat(0);
       }
-      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2675 = v2674 < v2;
-      const bool v2678 = v2675 && v2677;
-      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2682 = v2680 + v28;
-      const uint v2683 = v2682 + v2673;
-      const uint v2684 = v2678 ? v2683 : 0u;
-      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2688 = v2687 + v2673;
+      const uint v2675 = v2393 + v2670;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2676 = v2675 < v2;
+      const bool v2679 = v2676 && v2678;
+      const uint v2681 = v2675 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2683 = v2681 + v28;
+      const uint v2684 = v2683 + v2674;
+      const uint v2685 = v2679 ? v2684 : 0u;
+      const uint v2688 = v2399 + v2687;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2689 = v2688 + v2674;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2688 + e] = v2678 ? b[v2684 + e] : bfloat(0);
+        shm1[v2689 + e] = v2679 ? b[v2685 + e] : bfloat(0);
       }
-      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2699 = v2698 < v2;
-      const bool v2702 = v2699 && v2701;
-      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2706 = v2704 + v28;
-      const uint v2707 = v2706 + v2697;
-      const uint v2708 = v2702 ? v2707 : 0u;
-      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2712 = v2711 + v2697;
+      const uint v2699 = v2393 + v2694;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2700 = v2699 < v2;
+      const bool v2703 = v2700 && v2702;
+      const uint v2705 = v2699 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2707 = v2705 + v28;
+      const uint v2708 = v2707 + v2698;
+      const uint v2709 = v2703 ? v2708 : 0u;
+      const uint v2712 = v2399 + v2711;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2713 = v2712 + v2698;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2712 + e] = v2702 ? b[v2708 + e] : bfloat(0);
+        shm1[v2713 + e] = v2703 ? b[v2709 + e] : bfloat(0);
       }
-      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2723 = v2722 < v2;
-      const bool v2726 = v2723 && v2725;
-      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2730 = v2728 + v28;
-      const uint v2731 = v2730 + v2721;
-      const uint v2732 = v2726 ? v2731 : 0u;
-      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2736 = v2735 + v2721;
+      const uint v2723 = v2393 + v2718;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2724 = v2723 < v2;
+      const bool v2727 = v2724 && v2726;
+      const uint v2729 = v2723 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2731 = v2729 + v28;
+      const uint v2732 = v2731 + v2722;
+      const uint v2733 = v2727 ? v2732 : 0u;
+      const uint v2736 = v2399 + v2735;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2737 = v2736 + v2722;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2736 + e] = v2726 ? b[v2732 + e] : bfloat(0);
+        shm1[v2737 + e] = v2727 ? b[v2733 + e] : bfloat(0);
       }
-      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2747 = v2746 < v2;
-      const bool v2750 = v2747 && v2749;
-      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2754 = v2752 + v28;
-      const uint v2755 = v2754 + v2745;
-      const uint v2756 = v2750 ? v2755 : 0u;
-      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2760 = v2759 + v2745;
+      const uint v2747 = v2393 + v2742;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2748 = v2747 < v2;
+      const bool v2751 = v2748 && v2750;
+      const uint v2753 = v2747 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2755 = v2753 + v28;
+      const uint v2756 = v2755 + v2746;
+      const uint v2757 = v2751 ? v2756 : 0u;
+      const uint v2760 = v2399 + v2759;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2761 = v2760 + v2746;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2760 + e] = v2750 ? b[v2756 + e] : bfloat(0);
+        shm1[v2761 + e] = v2751 ? b[v2757 + e] : bfloat(0);
       }
-      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2771 = v2770 < v2;
-      const bool v2774 = v2771 && v2773;
-      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2778 = v2776 + v28;
-      const uint v2779 = v2778 + v2769;
-      const uint v2780 = v2774 ? v2779 : 0u;
-      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2784 = v2783 + v2769;
+      const uint v2771 = v2393 + v2766;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2772 = v2771 < v2;
+      const bool v2775 = v2772 && v2774;
+      const uint v2777 = v2771 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2779 = v2777 + v28;
+      const uint v2780 = v2779 + v2770;
+      const uint v2781 = v2775 ? v2780 : 0u;
+      const uint v2784 = v2399 + v2783;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2785 = v2784 + v2770;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2784 + e] = v2774 ? b[v2780 + e] : bfloat(0);
+        shm1[v2785 + e] = v2775 ? b[v2781 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2793), long(64u));
-      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load<false>(v43, shm1, long(v2798), long(128u));
+      const uint v2794 = v2399 + v2793;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2794), long(64u));
+      const uint v2799 = v2399 + v37;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v43, shm1, long(v2799), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2804), long(64u));
-      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2808 = v2807 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2808), long(128u));
+      const uint v2805 = v2794 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2805), long(64u));
+      const uint v2808 = v2399 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2809 = v2808 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2809), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2814), long(64u));
-      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2818 = v2817 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2818), long(128u));
+      const uint v2815 = v2794 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2815), long(64u));
+      const uint v2818 = v2399 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2819 = v2818 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2819), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2824), long(64u));
-      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2828 = v2827 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2828), long(128u));
+      const uint v2825 = v2794 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2825), long(64u));
+      const uint v2828 = v2399 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2829 = v2828 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2829), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v506 = iron_tid.x;
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v574 = v562 + 16u;
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v513 = v512 < v0;
-        const uint v514 = v503 + v511;
-        const bool v515 = v514 < v2;
-        const bool v516 = v513 && v515;
-        if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v520 = v518 + v503;
-          const uint v521 = v520 + v511;
-          const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v525 = v524 + v511;
-          shm0[v525] = v522;
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v513 = v24 + v510;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v514 = v513 < v0;
+        const uint v515 = v504 + v512;
+        const bool v516 = v515 < v2;
+        const bool v517 = v514 && v516;
+        if (v517) {
+          const uint v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v521 = v519 + v504;
+          const uint v522 = v521 + v512;
+          const bfloat v523 = a[v522];
+          const uint v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v526 = v525 + v512;
+          shm0[v526] = v523;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v528 = v527 + v511;
-          shm0[v528] = bfloat(0.0f);
+          const uint v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v529 = v528 + v512;
+          shm0[v529] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v539 = v538 < v2;
-        const uint v540 = v28 + v537;
-        const bool v541 = v540 < v1;
-        const bool v542 = v539 && v541;
-        if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v546 = v544 + v28;
-          const uint v547 = v546 + v537;
-          const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v551 = v550 + v537;
-          shm1[v551] = v548;
+      for (uint v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v540 = v539 < v2;
+        const uint v541 = v28 + v538;
+        const bool v542 = v541 < v1;
+        const bool v543 = v540 && v542;
+        if (v543) {
+          const uint v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v547 = v545 + v28;
+          const uint v548 = v547 + v538;
+          const bfloat v549 = b[v548];
+          const uint v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v552 = v551 + v538;
+          shm1[v552] = v549;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v554 = v553 + v537;
-          shm1[v554] = bfloat(0.0f);
+          const uint v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v555 = v554 + v538;
+          shm1[v555] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v605 = v603 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v39.m[0][0].thread_elements()[0];
-    const bfloat v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v609 = float(v608);
-    const float v610 = fma(v607, v3, v609);
-    const bfloat v611 = bfloat(v610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v612 = v601 * v1;
-    const uint v613 = v612 + v603;
-    out[v613] = v611;
-  }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v615 = v599 + v614;
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v619 = v617 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v39.m[0][0].thread_elements()[1];
-    const bfloat v622 = bias[v617];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v623 = float(v622);
-    const float v624 = fma(v621, v3, v623);
-    const bfloat v625 = bfloat(v624);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v626 = v615 * v1;
-    const uint v627 = v626 + v617;
-    out[v627] = v625;
-  }
-  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v629 = v599 + v628;
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.m[0][1].thread_elements()[0];
-    const bfloat v636 = bias[v631];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v637 = float(v636);
-    const float v638 = fma(v635, v3, v637);
-    const bfloat v639 = bfloat(v638);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v640 = v629 * v1;
-    const uint v641 = v640 + v631;
-    out[v641] = v639;
-  }
-  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v643 = v599 + v642;
-  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v647 = v645 < v1;
-  const bool v648 = v646 && v647;
-  if (v648) {
-    const float v649 = v39.m[0][1].thread_elements()[1];
-    const bfloat v650 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v651 = float(v650);
-    const float v652 = fma(v649, v3, v651);
-    const bfloat v653 = bfloat(v652);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v654 = v643 * v1;
-    const uint v655 = v654 + v645;
-    out[v655] = v653;
-  }
-  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v657 = v599 + v656;
-  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v661 = v659 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v39.m[0][2].thread_elements()[0];
-    const bfloat v664 = bias[v659];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v665 = float(v664);
-    const float v666 = fma(v663, v3, v665);
-    const bfloat v667 = bfloat(v666);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v668 = v657 * v1;
-    const uint v669 = v668 + v659;
-    out[v669] = v667;
-  }
-  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v671 = v599 + v670;
-  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v675 = v673 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v39.m[0][2].thread_elements()[1];
-    const bfloat v678 = bias[v673];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v679 = float(v678);
-    const float v680 = fma(v677, v3, v679);
-    const bfloat v681 = bfloat(v680);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v682 = v671 * v1;
-    const uint v683 = v682 + v673;
-    out[v683] = v681;
-  }
-  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v685 = v599 + v684;
-  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v689 = v687 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v39.m[0][3].thread_elements()[0];
-    const bfloat v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v693 = float(v692);
-    const float v694 = fma(v691, v3, v693);
-    const bfloat v695 = bfloat(v694);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v696 = v685 * v1;
-    const uint v697 = v696 + v687;
-    out[v697] = v695;
-  }
-  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v699 = v599 + v698;
-  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v703 = v701 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v39.m[0][3].thread_elements()[1];
-    const bfloat v706 = bias[v701];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v707 = float(v706);
-    const float v708 = fma(v705, v3, v707);
-    const bfloat v709 = bfloat(v708);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v710 = v699 * v1;
-    const uint v711 = v710 + v701;
-    out[v711] = v709;
-  }
-  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v713 = v599 + v712;
-  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.m[0][4].thread_elements()[0];
-    const bfloat v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v721 = float(v720);
-    const float v722 = fma(v719, v3, v721);
-    const bfloat v723 = bfloat(v722);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v724 = v713 * v1;
-    const uint v725 = v724 + v715;
-    out[v725] = v723;
-  }
-  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v727 = v599 + v726;
-  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v731 = v729 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v39.m[0][4].thread_elements()[1];
-    const bfloat v734 = bias[v729];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v735 = float(v734);
-    const float v736 = fma(v733, v3, v735);
-    const bfloat v737 = bfloat(v736);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v738 = v727 * v1;
-    const uint v739 = v738 + v729;
-    out[v739] = v737;
-  }
-  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v741 = v599 + v740;
-  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v745 = v743 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v39.m[0][5].thread_elements()[0];
-    const bfloat v748 = bias[v743];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v749 = float(v748);
-    const float v750 = fma(v747, v3, v749);
-    const bfloat v751 = bfloat(v750);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v752 = v741 * v1;
-    const uint v753 = v752 + v743;
-    out[v753] = v751;
-  }
-  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v755 = v599 + v754;
-  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v759 = v757 < v1;
-  const bool v760 = v758 && v759;
-  if (v760) {
-    const float v761 = v39.m[0][5].thread_elements()[1];
-    const bfloat v762 = bias[v757];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v763 = float(v762);
-    const float v764 = fma(v761, v3, v763);
-    const bfloat v765 = bfloat(v764);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v766 = v755 * v1;
-    const uint v767 = v766 + v757;
-    out[v767] = v765;
-  }
-  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v769 = v599 + v768;
-  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v773 = v771 < v1;
-  const bool v774 = v772 && v773;
-  if (v774) {
-    const float v775 = v39.m[0][6].thread_elements()[0];
-    const bfloat v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v777 = float(v776);
-    const float v778 = fma(v775, v3, v777);
-    const bfloat v779 = bfloat(v778);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v780 = v769 * v1;
-    const uint v781 = v780 + v771;
-    out[v781] = v779;
-  }
-  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v783 = v599 + v782;
-  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v787 = v785 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v39.m[0][6].thread_elements()[1];
-    const bfloat v790 = bias[v785];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v791 = float(v790);
-    const float v792 = fma(v789, v3, v791);
-    const bfloat v793 = bfloat(v792);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v794 = v783 * v1;
-    const uint v795 = v794 + v785;
-    out[v795] = v793;
-  }
-  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v797 = v599 + v796;
-  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.m[0][7].thread_elements()[0];
-    const bfloat v804 = bias[v799];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v805 = float(v804);
-    const float v806 = fma(v803, v3, v805);
-    const bfloat v807 = bfloat(v806);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v808 = v797 * v1;
-    const uint v809 = v808 + v799;
-    out[v809] = v807;
-  }
-  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v811 = v599 + v810;
-  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v815 = v813 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v39.m[0][7].thread_elements()[1];
-    const bfloat v818 = bias[v813];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v819 = float(v818);
-    const float v820 = fma(v817, v3, v819);
-    const bfloat v821 = bfloat(v820);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v822 = v811 * v1;
-    const uint v823 = v822 + v813;
-    out[v823] = v821;
-  }
-  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v825 = v599 + v824;
-  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.m[1][0].thread_elements()[0];
-    const bfloat v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v833 = float(v832);
-    const float v834 = fma(v831, v3, v833);
-    const bfloat v835 = bfloat(v834);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v836 = v825 * v1;
-    const uint v837 = v836 + v827;
-    out[v837] = v835;
-  }
-  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v839 = v599 + v838;
-  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v39.m[1][0].thread_elements()[1];
-    const bfloat v846 = bias[v841];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v847 = float(v846);
-    const float v848 = fma(v845, v3, v847);
-    const bfloat v849 = bfloat(v848);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v850 = v839 * v1;
-    const uint v851 = v850 + v841;
-    out[v851] = v849;
-  }
-  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v853 = v599 + v852;
-  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v857 = v855 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v39.m[1][1].thread_elements()[0];
-    const bfloat v860 = bias[v855];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v861 = float(v860);
-    const float v862 = fma(v859, v3, v861);
-    const bfloat v863 = bfloat(v862);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v864 = v853 * v1;
-    const uint v865 = v864 + v855;
-    out[v865] = v863;
-  }
-  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v867 = v599 + v866;
-  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v871 = v869 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v39.m[1][1].thread_elements()[1];
-    const bfloat v874 = bias[v869];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v875 = float(v874);
-    const float v876 = fma(v873, v3, v875);
-    const bfloat v877 = bfloat(v876);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v878 = v867 * v1;
-    const uint v879 = v878 + v869;
-    out[v879] = v877;
-  }
-  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v881 = v599 + v880;
-  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.m[1][2].thread_elements()[0];
-    const bfloat v888 = bias[v883];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v889 = float(v888);
-    const float v890 = fma(v887, v3, v889);
-    const bfloat v891 = bfloat(v890);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v892 = v881 * v1;
-    const uint v893 = v892 + v883;
-    out[v893] = v891;
-  }
-  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v895 = v599 + v894;
-  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v899 = v897 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v39.m[1][2].thread_elements()[1];
-    const bfloat v902 = bias[v897];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v903 = float(v902);
-    const float v904 = fma(v901, v3, v903);
-    const bfloat v905 = bfloat(v904);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v906 = v895 * v1;
-    const uint v907 = v906 + v897;
-    out[v907] = v905;
-  }
-  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v909 = v599 + v908;
-  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v913 = v911 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v39.m[1][3].thread_elements()[0];
-    const bfloat v916 = bias[v911];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v917 = float(v916);
-    const float v918 = fma(v915, v3, v917);
-    const bfloat v919 = bfloat(v918);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v920 = v909 * v1;
-    const uint v921 = v920 + v911;
-    out[v921] = v919;
-  }
-  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v923 = v599 + v922;
-  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v927 = v925 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v39.m[1][3].thread_elements()[1];
-    const bfloat v930 = bias[v925];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v931 = float(v930);
-    const float v932 = fma(v929, v3, v931);
-    const bfloat v933 = bfloat(v932);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v934 = v923 * v1;
-    const uint v935 = v934 + v925;
-    out[v935] = v933;
-  }
-  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v937 = v599 + v936;
-  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v941 = v939 < v1;
-  const bool v942 = v940 && v941;
-  if (v942) {
-    const float v943 = v39.m[1][4].thread_elements()[0];
-    const bfloat v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v945 = float(v944);
-    const float v946 = fma(v943, v3, v945);
-    const bfloat v947 = bfloat(v946);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v948 = v937 * v1;
-    const uint v949 = v948 + v939;
-    out[v949] = v947;
-  }
-  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v951 = v599 + v950;
-  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v955 = v953 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v39.m[1][4].thread_elements()[1];
-    const bfloat v958 = bias[v953];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v959 = float(v958);
-    const float v960 = fma(v957, v3, v959);
-    const bfloat v961 = bfloat(v960);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v962 = v951 * v1;
-    const uint v963 = v962 + v953;
-    out[v963] = v961;
-  }
-  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v965 = v599 + v964;
-  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.m[1][5].thread_elements()[0];
-    const bfloat v972 = bias[v967];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v973 = float(v972);
-    const float v974 = fma(v971, v3, v973);
-    const bfloat v975 = bfloat(v974);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v976 = v965 * v1;
-    const uint v977 = v976 + v967;
-    out[v977] = v975;
-  }
-  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v979 = v599 + v978;
-  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v983 = v981 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v39.m[1][5].thread_elements()[1];
-    const bfloat v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v987 = float(v986);
-    const float v988 = fma(v985, v3, v987);
-    const bfloat v989 = bfloat(v988);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v990 = v979 * v1;
-    const uint v991 = v990 + v981;
-    out[v991] = v989;
-  }
-  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v993 = v599 + v992;
-  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v997 = v995 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v39.m[1][6].thread_elements()[0];
-    const bfloat v1000 = bias[v995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1001 = float(v1000);
-    const float v1002 = fma(v999, v3, v1001);
-    const bfloat v1003 = bfloat(v1002);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1004 = v993 * v1;
-    const uint v1005 = v1004 + v995;
-    out[v1005] = v1003;
-  }
-  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1007 = v599 + v1006;
-  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v39.m[1][6].thread_elements()[1];
-    const bfloat v1014 = bias[v1009];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1015 = float(v1014);
-    const float v1016 = fma(v1013, v3, v1015);
-    const bfloat v1017 = bfloat(v1016);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1018 = v1007 * v1;
-    const uint v1019 = v1018 + v1009;
-    out[v1019] = v1017;
-  }
-  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1021 = v599 + v1020;
-  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1025 = v1023 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v39.m[1][7].thread_elements()[0];
-    const bfloat v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1029 = float(v1028);
-    const float v1030 = fma(v1027, v3, v1029);
-    const bfloat v1031 = bfloat(v1030);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1032 = v1021 * v1;
-    const uint v1033 = v1032 + v1023;
-    out[v1033] = v1031;
-  }
-  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1035 = v599 + v1034;
-  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1039 = v1037 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v39.m[1][7].thread_elements()[1];
-    const bfloat v1042 = bias[v1037];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1043 = float(v1042);
-    const float v1044 = fma(v1041, v3, v1043);
-    const bfloat v1045 = bfloat(v1044);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1046 = v1035 * v1;
-    const uint v1047 = v1046 + v1037;
-    out[v1047] = v1045;
-  }
-  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1049 = v599 + v1048;
-  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.m[2][0].thread_elements()[0];
-    const bfloat v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1057 = float(v1056);
-    const float v1058 = fma(v1055, v3, v1057);
-    const bfloat v1059 = bfloat(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1060 = v1049 * v1;
-    const uint v1061 = v1060 + v1051;
-    out[v1061] = v1059;
-  }
-  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1063 = v599 + v1062;
-  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1067 = v1065 < v1;
-  const bool v1068 = v1066 && v1067;
-  if (v1068) {
-    const float v1069 = v39.m[2][0].thread_elements()[1];
-    const bfloat v1070 = bias[v1065];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1071 = float(v1070);
-    const float v1072 = fma(v1069, v3, v1071);
-    const bfloat v1073 = bfloat(v1072);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1074 = v1063 * v1;
-    const uint v1075 = v1074 + v1065;
-    out[v1075] = v1073;
-  }
-  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1077 = v599 + v1076;
-  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v39.m[2][1].thread_elements()[0];
-    const bfloat v1084 = bias[v1079];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1085 = float(v1084);
-    const float v1086 = fma(v1083, v3, v1085);
-    const bfloat v1087 = bfloat(v1086);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1088 = v1077 * v1;
-    const uint v1089 = v1088 + v1079;
-    out[v1089] = v1087;
-  }
-  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1091 = v599 + v1090;
-  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1095 = v1093 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v39.m[2][1].thread_elements()[1];
-    const bfloat v1098 = bias[v1093];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1099 = float(v1098);
-    const float v1100 = fma(v1097, v3, v1099);
-    const bfloat v1101 = bfloat(v1100);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1102 = v1091 * v1;
-    const uint v1103 = v1102 + v1093;
-    out[v1103] = v1101;
-  }
-  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1105 = v599 + v1104;
-  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1109 = v1107 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v39.m[2][2].thread_elements()[0];
-    const bfloat v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1113 = float(v1112);
-    const float v1114 = fma(v1111, v3, v1113);
-    const bfloat v1115 = bfloat(v1114);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1116 = v1105 * v1;
-    const uint v1117 = v1116 + v1107;
-    out[v1117] = v1115;
-  }
-  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1119 = v599 + v1118;
-  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v39.m[2][2].thread_elements()[1];
-    const bfloat v1126 = bias[v1121];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1127 = float(v1126);
-    const float v1128 = fma(v1125, v3, v1127);
-    const bfloat v1129 = bfloat(v1128);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1130 = v1119 * v1;
-    const uint v1131 = v1130 + v1121;
-    out[v1131] = v1129;
-  }
-  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1133 = v599 + v1132;
-  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.m[2][3].thread_elements()[0];
-    const bfloat v1140 = bias[v1135];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1141 = float(v1140);
-    const float v1142 = fma(v1139, v3, v1141);
-    const bfloat v1143 = bfloat(v1142);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1144 = v1133 * v1;
-    const uint v1145 = v1144 + v1135;
-    out[v1145] = v1143;
-  }
-  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1147 = v599 + v1146;
-  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1151 = v1149 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v39.m[2][3].thread_elements()[1];
-    const bfloat v1154 = bias[v1149];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1155 = float(v1154);
-    const float v1156 = fma(v1153, v3, v1155);
-    const bfloat v1157 = bfloat(v1156);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1158 = v1147 * v1;
-    const uint v1159 = v1158 + v1149;
-    out[v1159] = v1157;
-  }
-  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1161 = v599 + v1160;
-  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.m[2][4].thread_elements()[0];
-    const bfloat v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1169 = float(v1168);
-    const float v1170 = fma(v1167, v3, v1169);
-    const bfloat v1171 = bfloat(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1172 = v1161 * v1;
-    const uint v1173 = v1172 + v1163;
-    out[v1173] = v1171;
-  }
-  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1175 = v599 + v1174;
-  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v39.m[2][4].thread_elements()[1];
-    const bfloat v1182 = bias[v1177];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1183 = float(v1182);
-    const float v1184 = fma(v1181, v3, v1183);
-    const bfloat v1185 = bfloat(v1184);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1186 = v1175 * v1;
-    const uint v1187 = v1186 + v1177;
-    out[v1187] = v1185;
-  }
-  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1189 = v599 + v1188;
-  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1193 = v1191 < v1;
-  const bool v1194 = v1192 && v1193;
-  if (v1194) {
-    const float v1195 = v39.m[2][5].thread_elements()[0];
-    const bfloat v1196 = bias[v1191];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1197 = float(v1196);
-    const float v1198 = fma(v1195, v3, v1197);
-    const bfloat v1199 = bfloat(v1198);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1200 = v1189 * v1;
-    const uint v1201 = v1200 + v1191;
-    out[v1201] = v1199;
-  }
-  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1203 = v599 + v1202;
-  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1207 = v1205 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v39.m[2][5].thread_elements()[1];
-    const bfloat v1210 = bias[v1205];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1211 = float(v1210);
-    const float v1212 = fma(v1209, v3, v1211);
-    const bfloat v1213 = bfloat(v1212);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1214 = v1203 * v1;
-    const uint v1215 = v1214 + v1205;
-    out[v1215] = v1213;
-  }
-  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1217 = v599 + v1216;
-  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.m[2][6].thread_elements()[0];
-    const bfloat v1224 = bias[v1219];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1225 = float(v1224);
-    const float v1226 = fma(v1223, v3, v1225);
-    const bfloat v1227 = bfloat(v1226);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1228 = v1217 * v1;
-    const uint v1229 = v1228 + v1219;
-    out[v1229] = v1227;
-  }
-  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1231 = v599 + v1230;
-  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1235 = v1233 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v39.m[2][6].thread_elements()[1];
-    const bfloat v1238 = bias[v1233];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1239 = float(v1238);
-    const float v1240 = fma(v1237, v3, v1239);
-    const bfloat v1241 = bfloat(v1240);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1242 = v1231 * v1;
-    const uint v1243 = v1242 + v1233;
-    out[v1243] = v1241;
-  }
-  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1245 = v599 + v1244;
-  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1249 = v1247 < v1;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v39.m[2][7].thread_elements()[0];
-    const bfloat v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1253 = float(v1252);
-    const float v1254 = fma(v1251, v3, v1253);
-    const bfloat v1255 = bfloat(v1254);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1256 = v1245 * v1;
-    const uint v1257 = v1256 + v1247;
-    out[v1257] = v1255;
-  }
-  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1259 = v599 + v1258;
-  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1263 = v1261 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v39.m[2][7].thread_elements()[1];
-    const bfloat v1266 = bias[v1261];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1267 = float(v1266);
-    const float v1268 = fma(v1265, v3, v1267);
-    const bfloat v1269 = bfloat(v1268);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1270 = v1259 * v1;
-    const uint v1271 = v1270 + v1261;
-    out[v1271] = v1269;
-  }
-  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1273 = v599 + v1272;
-  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1277 = v1275 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v39.m[3][0].thread_elements()[0];
-    const bfloat v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1281 = float(v1280);
-    const float v1282 = fma(v1279, v3, v1281);
-    const bfloat v1283 = bfloat(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1284 = v1273 * v1;
-    const uint v1285 = v1284 + v1275;
-    out[v1285] = v1283;
-  }
-  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1287 = v599 + v1286;
-  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v39.m[3][0].thread_elements()[1];
-    const bfloat v1294 = bias[v1289];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1295 = float(v1294);
-    const float v1296 = fma(v1293, v3, v1295);
-    const bfloat v1297 = bfloat(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1298 = v1287 * v1;
-    const uint v1299 = v1298 + v1289;
-    out[v1299] = v1297;
-  }
-  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1301 = v599 + v1300;
-  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.m[3][1].thread_elements()[0];
-    const bfloat v1308 = bias[v1303];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1309 = float(v1308);
-    const float v1310 = fma(v1307, v3, v1309);
-    const bfloat v1311 = bfloat(v1310);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1312 = v1301 * v1;
-    const uint v1313 = v1312 + v1303;
-    out[v1313] = v1311;
-  }
-  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1315 = v599 + v1314;
-  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v39.m[3][1].thread_elements()[1];
-    const bfloat v1322 = bias[v1317];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1323 = float(v1322);
-    const float v1324 = fma(v1321, v3, v1323);
-    const bfloat v1325 = bfloat(v1324);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1326 = v1315 * v1;
-    const uint v1327 = v1326 + v1317;
-    out[v1327] = v1325;
-  }
-  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1329 = v599 + v1328;
-  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1333 = v1331 < v1;
-  const bool v1334 = v1332 && v1333;
-  if (v1334) {
-    const float v1335 = v39.m[3][2].thread_elements()[0];
-    const bfloat v1336 = bias[v1331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1337 = float(v1336);
-    const float v1338 = fma(v1335, v3, v1337);
-    const bfloat v1339 = bfloat(v1338);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1340 = v1329 * v1;
-    const uint v1341 = v1340 + v1331;
-    out[v1341] = v1339;
-  }
-  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1343 = v599 + v1342;
-  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v39.m[3][2].thread_elements()[1];
-    const bfloat v1350 = bias[v1345];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1351 = float(v1350);
-    const float v1352 = fma(v1349, v3, v1351);
-    const bfloat v1353 = bfloat(v1352);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1354 = v1343 * v1;
-    const uint v1355 = v1354 + v1345;
-    out[v1355] = v1353;
-  }
-  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1357 = v599 + v1356;
-  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1361 = v1359 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v39.m[3][3].thread_elements()[0];
-    const bfloat v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1365 = float(v1364);
-    const float v1366 = fma(v1363, v3, v1365);
-    const bfloat v1367 = bfloat(v1366);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1368 = v1357 * v1;
-    const uint v1369 = v1368 + v1359;
-    out[v1369] = v1367;
-  }
-  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1371 = v599 + v1370;
-  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1375 = v1373 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v39.m[3][3].thread_elements()[1];
-    const bfloat v1378 = bias[v1373];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1379 = float(v1378);
-    const float v1380 = fma(v1377, v3, v1379);
-    const bfloat v1381 = bfloat(v1380);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1382 = v1371 * v1;
-    const uint v1383 = v1382 + v1373;
-    out[v1383] = v1381;
-  }
-  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1385 = v599 + v1384;
-  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.m[3][4].thread_elements()[0];
-    const bfloat v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1393 = float(v1392);
-    const float v1394 = fma(v1391, v3, v1393);
-    const bfloat v1395 = bfloat(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1396 = v1385 * v1;
-    const uint v1397 = v1396 + v1387;
-    out[v1397] = v1395;
-  }
-  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1399 = v599 + v1398;
-  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1403 = v1401 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v39.m[3][4].thread_elements()[1];
-    const bfloat v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1407 = float(v1406);
-    const float v1408 = fma(v1405, v3, v1407);
-    const bfloat v1409 = bfloat(v1408);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1410 = v1399 * v1;
-    const uint v1411 = v1410 + v1401;
-    out[v1411] = v1409;
-  }
-  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1413 = v599 + v1412;
-  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1417 = v1415 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v39.m[3][5].thread_elements()[0];
-    const bfloat v1420 = bias[v1415];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1421 = float(v1420);
-    const float v1422 = fma(v1419, v3, v1421);
-    const bfloat v1423 = bfloat(v1422);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1424 = v1413 * v1;
-    const uint v1425 = v1424 + v1415;
-    out[v1425] = v1423;
-  }
-  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1427 = v599 + v1426;
-  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v39.m[3][5].thread_elements()[1];
-    const bfloat v1434 = bias[v1429];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1435 = float(v1434);
-    const float v1436 = fma(v1433, v3, v1435);
-    const bfloat v1437 = bfloat(v1436);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1438 = v1427 * v1;
-    const uint v1439 = v1438 + v1429;
-    out[v1439] = v1437;
-  }
-  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1441 = v599 + v1440;
-  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1445 = v1443 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v39.m[3][6].thread_elements()[0];
-    const bfloat v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1449 = float(v1448);
-    const float v1450 = fma(v1447, v3, v1449);
-    const bfloat v1451 = bfloat(v1450);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1452 = v1441 * v1;
-    const uint v1453 = v1452 + v1443;
-    out[v1453] = v1451;
-  }
-  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1455 = v599 + v1454;
-  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1459 = v1457 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v39.m[3][6].thread_elements()[1];
-    const bfloat v1462 = bias[v1457];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1463 = float(v1462);
-    const float v1464 = fma(v1461, v3, v1463);
-    const bfloat v1465 = bfloat(v1464);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1466 = v1455 * v1;
-    const uint v1467 = v1466 + v1457;
-    out[v1467] = v1465;
-  }
-  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1469 = v599 + v1468;
-  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.m[3][7].thread_elements()[0];
-    const bfloat v1476 = bias[v1471];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1477 = float(v1476);
-    const float v1478 = fma(v1475, v3, v1477);
-    const bfloat v1479 = bfloat(v1478);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1480 = v1469 * v1;
-    const uint v1481 = v1480 + v1471;
-    out[v1481] = v1479;
-  }
-  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1483 = v599 + v1482;
-  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v39.m[3][7].thread_elements()[1];
-    const bfloat v1490 = bias[v1485];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1491 = float(v1490);
-    const float v1492 = fma(v1489, v3, v1491);
-    const bfloat v1493 = bfloat(v1492);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1494 = v1483 * v1;
-    const uint v1495 = v1494 + v1485;
-    out[v1495] = v1493;
-  }
-  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1497 = v599 + v1496;
-  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.m[4][0].thread_elements()[0];
-    const bfloat v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1505 = float(v1504);
-    const float v1506 = fma(v1503, v3, v1505);
-    const bfloat v1507 = bfloat(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1508 = v1497 * v1;
-    const uint v1509 = v1508 + v1499;
-    out[v1509] = v1507;
-  }
-  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1511 = v599 + v1510;
-  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v39.m[4][0].thread_elements()[1];
-    const bfloat v1518 = bias[v1513];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1519 = float(v1518);
-    const float v1520 = fma(v1517, v3, v1519);
-    const bfloat v1521 = bfloat(v1520);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1522 = v1511 * v1;
-    const uint v1523 = v1522 + v1513;
-    out[v1523] = v1521;
-  }
-  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1525 = v599 + v1524;
-  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1529 = v1527 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v39.m[4][1].thread_elements()[0];
-    const bfloat v1532 = bias[v1527];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1533 = float(v1532);
-    const float v1534 = fma(v1531, v3, v1533);
-    const bfloat v1535 = bfloat(v1534);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1536 = v1525 * v1;
-    const uint v1537 = v1536 + v1527;
-    out[v1537] = v1535;
-  }
-  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1539 = v599 + v1538;
-  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v39.m[4][1].thread_elements()[1];
-    const bfloat v1546 = bias[v1541];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1547 = float(v1546);
-    const float v1548 = fma(v1545, v3, v1547);
-    const bfloat v1549 = bfloat(v1548);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1550 = v1539 * v1;
-    const uint v1551 = v1550 + v1541;
-    out[v1551] = v1549;
-  }
-  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1553 = v599 + v1552;
-  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.m[4][2].thread_elements()[0];
-    const bfloat v1560 = bias[v1555];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1561 = float(v1560);
-    const float v1562 = fma(v1559, v3, v1561);
-    const bfloat v1563 = bfloat(v1562);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1564 = v1553 * v1;
-    const uint v1565 = v1564 + v1555;
-    out[v1565] = v1563;
-  }
-  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1567 = v599 + v1566;
-  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1571 = v1569 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v39.m[4][2].thread_elements()[1];
-    const bfloat v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1575 = float(v1574);
-    const float v1576 = fma(v1573, v3, v1575);
-    const bfloat v1577 = bfloat(v1576);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1578 = v1567 * v1;
-    const uint v1579 = v1578 + v1569;
-    out[v1579] = v1577;
-  }
-  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1581 = v599 + v1580;
-  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1585 = v1583 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v39.m[4][3].thread_elements()[0];
-    const bfloat v1588 = bias[v1583];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1589 = float(v1588);
-    const float v1590 = fma(v1587, v3, v1589);
-    const bfloat v1591 = bfloat(v1590);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1592 = v1581 * v1;
-    const uint v1593 = v1592 + v1583;
-    out[v1593] = v1591;
-  }
-  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1595 = v599 + v1594;
-  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1599 = v1597 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v39.m[4][3].thread_elements()[1];
-    const bfloat v1602 = bias[v1597];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1603 = float(v1602);
-    const float v1604 = fma(v1601, v3, v1603);
-    const bfloat v1605 = bfloat(v1604);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1606 = v1595 * v1;
-    const uint v1607 = v1606 + v1597;
-    out[v1607] = v1605;
-  }
-  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1609 = v599 + v1608;
-  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1613 = v1611 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v39.m[4][4].thread_elements()[0];
-    const bfloat v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1617 = float(v1616);
-    const float v1618 = fma(v1615, v3, v1617);
-    const bfloat v1619 = bfloat(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1620 = v1609 * v1;
-    const uint v1621 = v1620 + v1611;
-    out[v1621] = v1619;
-  }
-  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1623 = v599 + v1622;
-  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1627 = v1625 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v39.m[4][4].thread_elements()[1];
-    const bfloat v1630 = bias[v1625];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1631 = float(v1630);
-    const float v1632 = fma(v1629, v3, v1631);
-    const bfloat v1633 = bfloat(v1632);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1634 = v1623 * v1;
-    const uint v1635 = v1634 + v1625;
-    out[v1635] = v1633;
-  }
-  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1637 = v599 + v1636;
-  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.m[4][5].thread_elements()[0];
-    const bfloat v1644 = bias[v1639];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1645 = float(v1644);
-    const float v1646 = fma(v1643, v3, v1645);
-    const bfloat v1647 = bfloat(v1646);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1648 = v1637 * v1;
-    const uint v1649 = v1648 + v1639;
-    out[v1649] = v1647;
-  }
-  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1651 = v599 + v1650;
-  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v39.m[4][5].thread_elements()[1];
-    const bfloat v1658 = bias[v1653];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1659 = float(v1658);
-    const float v1660 = fma(v1657, v3, v1659);
-    const bfloat v1661 = bfloat(v1660);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1662 = v1651 * v1;
-    const uint v1663 = v1662 + v1653;
-    out[v1663] = v1661;
-  }
-  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1665 = v599 + v1664;
-  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v39.m[4][6].thread_elements()[0];
-    const bfloat v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1673 = float(v1672);
-    const float v1674 = fma(v1671, v3, v1673);
-    const bfloat v1675 = bfloat(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1676 = v1665 * v1;
-    const uint v1677 = v1676 + v1667;
-    out[v1677] = v1675;
-  }
-  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1679 = v599 + v1678;
-  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1683 = v1681 < v1;
-  const bool v1684 = v1682 && v1683;
-  if (v1684) {
-    const float v1685 = v39.m[4][6].thread_elements()[1];
-    const bfloat v1686 = bias[v1681];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1687 = float(v1686);
-    const float v1688 = fma(v1685, v3, v1687);
-    const bfloat v1689 = bfloat(v1688);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1690 = v1679 * v1;
-    const uint v1691 = v1690 + v1681;
-    out[v1691] = v1689;
-  }
-  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1693 = v599 + v1692;
-  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1697 = v1695 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v39.m[4][7].thread_elements()[0];
-    const bfloat v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1701 = float(v1700);
-    const float v1702 = fma(v1699, v3, v1701);
-    const bfloat v1703 = bfloat(v1702);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1704 = v1693 * v1;
-    const uint v1705 = v1704 + v1695;
-    out[v1705] = v1703;
-  }
-  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1707 = v599 + v1706;
-  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v39.m[4][7].thread_elements()[1];
-    const bfloat v1714 = bias[v1709];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1715 = float(v1714);
-    const float v1716 = fma(v1713, v3, v1715);
-    const bfloat v1717 = bfloat(v1716);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1718 = v1707 * v1;
-    const uint v1719 = v1718 + v1709;
-    out[v1719] = v1717;
-  }
-  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1721 = v599 + v1720;
-  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.m[5][0].thread_elements()[0];
-    const bfloat v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1729 = float(v1728);
-    const float v1730 = fma(v1727, v3, v1729);
-    const bfloat v1731 = bfloat(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1732 = v1721 * v1;
-    const uint v1733 = v1732 + v1723;
-    out[v1733] = v1731;
-  }
-  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1735 = v599 + v1734;
-  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1739 = v1737 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v39.m[5][0].thread_elements()[1];
-    const bfloat v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1743 = float(v1742);
-    const float v1744 = fma(v1741, v3, v1743);
-    const bfloat v1745 = bfloat(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1746 = v1735 * v1;
-    const uint v1747 = v1746 + v1737;
-    out[v1747] = v1745;
-  }
-  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1749 = v599 + v1748;
-  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1753 = v1751 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v39.m[5][1].thread_elements()[0];
-    const bfloat v1756 = bias[v1751];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1757 = float(v1756);
-    const float v1758 = fma(v1755, v3, v1757);
-    const bfloat v1759 = bfloat(v1758);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1760 = v1749 * v1;
-    const uint v1761 = v1760 + v1751;
-    out[v1761] = v1759;
-  }
-  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1763 = v599 + v1762;
-  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1767 = v1765 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v39.m[5][1].thread_elements()[1];
-    const bfloat v1770 = bias[v1765];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1771 = float(v1770);
-    const float v1772 = fma(v1769, v3, v1771);
-    const bfloat v1773 = bfloat(v1772);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1774 = v1763 * v1;
-    const uint v1775 = v1774 + v1765;
-    out[v1775] = v1773;
-  }
-  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1777 = v599 + v1776;
-  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1781 = v1779 < v1;
-  const bool v1782 = v1780 && v1781;
-  if (v1782) {
-    const float v1783 = v39.m[5][2].thread_elements()[0];
-    const bfloat v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1785 = float(v1784);
-    const float v1786 = fma(v1783, v3, v1785);
-    const bfloat v1787 = bfloat(v1786);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1788 = v1777 * v1;
-    const uint v1789 = v1788 + v1779;
-    out[v1789] = v1787;
-  }
-  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1791 = v599 + v1790;
-  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v39.m[5][2].thread_elements()[1];
-    const bfloat v1798 = bias[v1793];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1799 = float(v1798);
-    const float v1800 = fma(v1797, v3, v1799);
-    const bfloat v1801 = bfloat(v1800);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1802 = v1791 * v1;
-    const uint v1803 = v1802 + v1793;
-    out[v1803] = v1801;
-  }
-  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1805 = v599 + v1804;
-  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.m[5][3].thread_elements()[0];
-    const bfloat v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1813 = float(v1812);
-    const float v1814 = fma(v1811, v3, v1813);
-    const bfloat v1815 = bfloat(v1814);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1816 = v1805 * v1;
-    const uint v1817 = v1816 + v1807;
-    out[v1817] = v1815;
-  }
-  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1819 = v599 + v1818;
-  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v39.m[5][3].thread_elements()[1];
-    const bfloat v1826 = bias[v1821];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1827 = float(v1826);
-    const float v1828 = fma(v1825, v3, v1827);
-    const bfloat v1829 = bfloat(v1828);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1830 = v1819 * v1;
-    const uint v1831 = v1830 + v1821;
-    out[v1831] = v1829;
-  }
-  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1833 = v599 + v1832;
-  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.m[5][4].thread_elements()[0];
-    const bfloat v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1841 = float(v1840);
-    const float v1842 = fma(v1839, v3, v1841);
-    const bfloat v1843 = bfloat(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1844 = v1833 * v1;
-    const uint v1845 = v1844 + v1835;
-    out[v1845] = v1843;
-  }
-  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1847 = v599 + v1846;
-  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v39.m[5][4].thread_elements()[1];
-    const bfloat v1854 = bias[v1849];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1855 = float(v1854);
-    const float v1856 = fma(v1853, v3, v1855);
-    const bfloat v1857 = bfloat(v1856);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1858 = v1847 * v1;
-    const uint v1859 = v1858 + v1849;
-    out[v1859] = v1857;
-  }
-  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1861 = v599 + v1860;
-  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1865 = v1863 < v1;
-  const bool v1866 = v1864 && v1865;
-  if (v1866) {
-    const float v1867 = v39.m[5][5].thread_elements()[0];
-    const bfloat v1868 = bias[v1863];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1869 = float(v1868);
-    const float v1870 = fma(v1867, v3, v1869);
-    const bfloat v1871 = bfloat(v1870);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1872 = v1861 * v1;
-    const uint v1873 = v1872 + v1863;
-    out[v1873] = v1871;
-  }
-  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1875 = v599 + v1874;
-  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v39.m[5][5].thread_elements()[1];
-    const bfloat v1882 = bias[v1877];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1883 = float(v1882);
-    const float v1884 = fma(v1881, v3, v1883);
-    const bfloat v1885 = bfloat(v1884);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1886 = v1875 * v1;
-    const uint v1887 = v1886 + v1877;
-    out[v1887] = v1885;
-  }
-  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1889 = v599 + v1888;
-  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.m[5][6].thread_elements()[0];
-    const bfloat v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1897 = float(v1896);
-    const float v1898 = fma(v1895, v3, v1897);
-    const bfloat v1899 = bfloat(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1900 = v1889 * v1;
-    const uint v1901 = v1900 + v1891;
-    out[v1901] = v1899;
-  }
-  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1903 = v599 + v1902;
-  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v39.m[5][6].thread_elements()[1];
-    const bfloat v1910 = bias[v1905];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1911 = float(v1910);
-    const float v1912 = fma(v1909, v3, v1911);
-    const bfloat v1913 = bfloat(v1912);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1914 = v1903 * v1;
-    const uint v1915 = v1914 + v1905;
-    out[v1915] = v1913;
-  }
-  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1917 = v599 + v1916;
-  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1921 = v1919 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v39.m[5][7].thread_elements()[0];
-    const bfloat v1924 = bias[v1919];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1925 = float(v1924);
-    const float v1926 = fma(v1923, v3, v1925);
-    const bfloat v1927 = bfloat(v1926);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1928 = v1917 * v1;
-    const uint v1929 = v1928 + v1919;
-    out[v1929] = v1927;
-  }
-  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1931 = v599 + v1930;
-  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v39.m[5][7].thread_elements()[1];
-    const bfloat v1938 = bias[v1933];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1939 = float(v1938);
-    const float v1940 = fma(v1937, v3, v1939);
-    const bfloat v1941 = bfloat(v1940);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1942 = v1931 * v1;
-    const uint v1943 = v1942 + v1933;
-    out[v1943] = v1941;
-  }
-  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1945 = v599 + v1944;
-  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1949 = v1947 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v39.m[6][0].thread_elements()[0];
-    const bfloat v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1953 = float(v1952);
-    const float v1954 = fma(v1951, v3, v1953);
-    const bfloat v1955 = bfloat(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1956 = v1945 * v1;
-    const uint v1957 = v1956 + v1947;
-    out[v1957] = v1955;
-  }
-  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1959 = v599 + v1958;
-  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1963 = v1961 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v39.m[6][0].thread_elements()[1];
-    const bfloat v1966 = bias[v1961];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1967 = float(v1966);
-    const float v1968 = fma(v1965, v3, v1967);
-    const bfloat v1969 = bfloat(v1968);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1970 = v1959 * v1;
-    const uint v1971 = v1970 + v1961;
-    out[v1971] = v1969;
-  }
-  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1973 = v599 + v1972;
-  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.m[6][1].thread_elements()[0];
-    const bfloat v1980 = bias[v1975];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1981 = float(v1980);
-    const float v1982 = fma(v1979, v3, v1981);
-    const bfloat v1983 = bfloat(v1982);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1984 = v1973 * v1;
-    const uint v1985 = v1984 + v1975;
-    out[v1985] = v1983;
-  }
-  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1987 = v599 + v1986;
-  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1991 = v1989 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v39.m[6][1].thread_elements()[1];
-    const bfloat v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1995 = float(v1994);
-    const float v1996 = fma(v1993, v3, v1995);
-    const bfloat v1997 = bfloat(v1996);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1998 = v1987 * v1;
-    const uint v1999 = v1998 + v1989;
-    out[v1999] = v1997;
-  }
-  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2001 = v599 + v2000;
-  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2005 = v2003 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v39.m[6][2].thread_elements()[0];
-    const bfloat v2008 = bias[v2003];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2009 = float(v2008);
-    const float v2010 = fma(v2007, v3, v2009);
-    const bfloat v2011 = bfloat(v2010);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2012 = v2001 * v1;
-    const uint v2013 = v2012 + v2003;
-    out[v2013] = v2011;
-  }
-  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2015 = v599 + v2014;
-  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v39.m[6][2].thread_elements()[1];
-    const bfloat v2022 = bias[v2017];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2023 = float(v2022);
-    const float v2024 = fma(v2021, v3, v2023);
-    const bfloat v2025 = bfloat(v2024);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2026 = v2015 * v1;
-    const uint v2027 = v2026 + v2017;
-    out[v2027] = v2025;
-  }
-  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2029 = v599 + v2028;
-  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v39.m[6][3].thread_elements()[0];
-    const bfloat v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2037 = float(v2036);
-    const float v2038 = fma(v2035, v3, v2037);
-    const bfloat v2039 = bfloat(v2038);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2040 = v2029 * v1;
-    const uint v2041 = v2040 + v2031;
-    out[v2041] = v2039;
-  }
-  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2043 = v599 + v2042;
-  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2047 = v2045 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v39.m[6][3].thread_elements()[1];
-    const bfloat v2050 = bias[v2045];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2051 = float(v2050);
-    const float v2052 = fma(v2049, v3, v2051);
-    const bfloat v2053 = bfloat(v2052);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2054 = v2043 * v1;
-    const uint v2055 = v2054 + v2045;
-    out[v2055] = v2053;
-  }
-  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2057 = v599 + v2056;
-  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.m[6][4].thread_elements()[0];
-    const bfloat v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2065 = float(v2064);
-    const float v2066 = fma(v2063, v3, v2065);
-    const bfloat v2067 = bfloat(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2068 = v2057 * v1;
-    const uint v2069 = v2068 + v2059;
-    out[v2069] = v2067;
-  }
-  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2071 = v599 + v2070;
-  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v39.m[6][4].thread_elements()[1];
-    const bfloat v2078 = bias[v2073];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2079 = float(v2078);
-    const float v2080 = fma(v2077, v3, v2079);
-    const bfloat v2081 = bfloat(v2080);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2082 = v2071 * v1;
-    const uint v2083 = v2082 + v2073;
-    out[v2083] = v2081;
-  }
-  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2085 = v599 + v2084;
-  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v39.m[6][5].thread_elements()[0];
-    const bfloat v2092 = bias[v2087];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2093 = float(v2092);
-    const float v2094 = fma(v2091, v3, v2093);
-    const bfloat v2095 = bfloat(v2094);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2096 = v2085 * v1;
-    const uint v2097 = v2096 + v2087;
-    out[v2097] = v2095;
-  }
-  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2099 = v599 + v2098;
-  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2103 = v2101 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v39.m[6][5].thread_elements()[1];
-    const bfloat v2106 = bias[v2101];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2107 = float(v2106);
-    const float v2108 = fma(v2105, v3, v2107);
-    const bfloat v2109 = bfloat(v2108);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2110 = v2099 * v1;
-    const uint v2111 = v2110 + v2101;
-    out[v2111] = v2109;
-  }
-  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2113 = v599 + v2112;
-  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2117 = v2115 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v39.m[6][6].thread_elements()[0];
-    const bfloat v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2121 = float(v2120);
-    const float v2122 = fma(v2119, v3, v2121);
-    const bfloat v2123 = bfloat(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2124 = v2113 * v1;
-    const uint v2125 = v2124 + v2115;
-    out[v2125] = v2123;
-  }
-  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2127 = v599 + v2126;
-  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2131 = v2129 < v1;
-  const bool v2132 = v2130 && v2131;
-  if (v2132) {
-    const float v2133 = v39.m[6][6].thread_elements()[1];
-    const bfloat v2134 = bias[v2129];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2135 = float(v2134);
-    const float v2136 = fma(v2133, v3, v2135);
-    const bfloat v2137 = bfloat(v2136);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2138 = v2127 * v1;
-    const uint v2139 = v2138 + v2129;
-    out[v2139] = v2137;
-  }
-  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2141 = v599 + v2140;
-  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.m[6][7].thread_elements()[0];
-    const bfloat v2148 = bias[v2143];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2149 = float(v2148);
-    const float v2150 = fma(v2147, v3, v2149);
-    const bfloat v2151 = bfloat(v2150);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2152 = v2141 * v1;
-    const uint v2153 = v2152 + v2143;
-    out[v2153] = v2151;
-  }
-  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2155 = v599 + v2154;
-  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2159 = v2157 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v39.m[6][7].thread_elements()[1];
-    const bfloat v2162 = bias[v2157];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2163 = float(v2162);
-    const float v2164 = fma(v2161, v3, v2163);
-    const bfloat v2165 = bfloat(v2164);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2166 = v2155 * v1;
-    const uint v2167 = v2166 + v2157;
-    out[v2167] = v2165;
-  }
-  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2169 = v599 + v2168;
-  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.m[7][0].thread_elements()[0];
-    const bfloat v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2177 = float(v2176);
-    const float v2178 = fma(v2175, v3, v2177);
-    const bfloat v2179 = bfloat(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2180 = v2169 * v1;
-    const uint v2181 = v2180 + v2171;
-    out[v2181] = v2179;
-  }
-  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2183 = v599 + v2182;
-  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2187 = v2185 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v39.m[7][0].thread_elements()[1];
-    const bfloat v2190 = bias[v2185];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2191 = float(v2190);
-    const float v2192 = fma(v2189, v3, v2191);
-    const bfloat v2193 = bfloat(v2192);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2194 = v2183 * v1;
-    const uint v2195 = v2194 + v2185;
-    out[v2195] = v2193;
-  }
-  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2197 = v599 + v2196;
-  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v39.m[7][1].thread_elements()[0];
-    const bfloat v2204 = bias[v2199];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2205 = float(v2204);
-    const float v2206 = fma(v2203, v3, v2205);
-    const bfloat v2207 = bfloat(v2206);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2208 = v2197 * v1;
-    const uint v2209 = v2208 + v2199;
-    out[v2209] = v2207;
-  }
-  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2211 = v599 + v2210;
-  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v39.m[7][1].thread_elements()[1];
-    const bfloat v2218 = bias[v2213];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2219 = float(v2218);
-    const float v2220 = fma(v2217, v3, v2219);
-    const bfloat v2221 = bfloat(v2220);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2222 = v2211 * v1;
-    const uint v2223 = v2222 + v2213;
-    out[v2223] = v2221;
-  }
-  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2225 = v599 + v2224;
-  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2229 = v2227 < v1;
-  const bool v2230 = v2228 && v2229;
-  if (v2230) {
-    const float v2231 = v39.m[7][2].thread_elements()[0];
-    const bfloat v2232 = bias[v2227];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2233 = float(v2232);
-    const float v2234 = fma(v2231, v3, v2233);
-    const bfloat v2235 = bfloat(v2234);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2236 = v2225 * v1;
-    const uint v2237 = v2236 + v2227;
-    out[v2237] = v2235;
-  }
-  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2239 = v599 + v2238;
-  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v39.m[7][2].thread_elements()[1];
-    const bfloat v2246 = bias[v2241];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2247 = float(v2246);
-    const float v2248 = fma(v2245, v3, v2247);
-    const bfloat v2249 = bfloat(v2248);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2250 = v2239 * v1;
-    const uint v2251 = v2250 + v2241;
-    out[v2251] = v2249;
-  }
-  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2253 = v599 + v2252;
-  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v39.m[7][3].thread_elements()[0];
-    const bfloat v2260 = bias[v2255];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2261 = float(v2260);
-    const float v2262 = fma(v2259, v3, v2261);
-    const bfloat v2263 = bfloat(v2262);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2264 = v2253 * v1;
-    const uint v2265 = v2264 + v2255;
-    out[v2265] = v2263;
-  }
-  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2267 = v599 + v2266;
-  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v39.m[7][3].thread_elements()[1];
-    const bfloat v2274 = bias[v2269];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2275 = float(v2274);
-    const float v2276 = fma(v2273, v3, v2275);
-    const bfloat v2277 = bfloat(v2276);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2278 = v2267 * v1;
-    const uint v2279 = v2278 + v2269;
-    out[v2279] = v2277;
-  }
-  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2281 = v599 + v2280;
-  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.m[7][4].thread_elements()[0];
-    const bfloat v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2289 = float(v2288);
-    const float v2290 = fma(v2287, v3, v2289);
-    const bfloat v2291 = bfloat(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2292 = v2281 * v1;
-    const uint v2293 = v2292 + v2283;
-    out[v2293] = v2291;
-  }
-  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2295 = v599 + v2294;
-  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v39.m[7][4].thread_elements()[1];
-    const bfloat v2302 = bias[v2297];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2303 = float(v2302);
-    const float v2304 = fma(v2301, v3, v2303);
-    const bfloat v2305 = bfloat(v2304);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2306 = v2295 * v1;
-    const uint v2307 = v2306 + v2297;
-    out[v2307] = v2305;
-  }
-  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2309 = v599 + v2308;
-  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2313 = v2311 < v1;
-  const bool v2314 = v2312 && v2313;
-  if (v2314) {
-    const float v2315 = v39.m[7][5].thread_elements()[0];
-    const bfloat v2316 = bias[v2311];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2317 = float(v2316);
-    const float v2318 = fma(v2315, v3, v2317);
-    const bfloat v2319 = bfloat(v2318);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2320 = v2309 * v1;
-    const uint v2321 = v2320 + v2311;
-    out[v2321] = v2319;
-  }
-  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2323 = v599 + v2322;
-  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2327 = v2325 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v39.m[7][5].thread_elements()[1];
-    const bfloat v2330 = bias[v2325];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2331 = float(v2330);
-    const float v2332 = fma(v2329, v3, v2331);
-    const bfloat v2333 = bfloat(v2332);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2334 = v2323 * v1;
-    const uint v2335 = v2334 + v2325;
-    out[v2335] = v2333;
-  }
-  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2337 = v599 + v2336;
-  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2341 = v2339 < v1;
-  const bool v2342 = v2340 && v2341;
-  if (v2342) {
-    const float v2343 = v39.m[7][6].thread_elements()[0];
-    const bfloat v2344 = bias[v2339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2345 = float(v2344);
-    const float v2346 = fma(v2343, v3, v2345);
-    const bfloat v2347 = bfloat(v2346);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2348 = v2337 * v1;
-    const uint v2349 = v2348 + v2339;
-    out[v2349] = v2347;
-  }
-  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2351 = v599 + v2350;
-  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2355 = v2353 < v1;
-  const bool v2356 = v2354 && v2355;
-  if (v2356) {
-    const float v2357 = v39.m[7][6].thread_elements()[1];
-    const bfloat v2358 = bias[v2353];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2359 = float(v2358);
-    const float v2360 = fma(v2357, v3, v2359);
-    const bfloat v2361 = bfloat(v2360);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2362 = v2351 * v1;
-    const uint v2363 = v2362 + v2353;
-    out[v2363] = v2361;
-  }
-  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2365 = v599 + v2364;
-  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v39.m[7][7].thread_elements()[0];
-    const bfloat v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2373 = float(v2372);
-    const float v2374 = fma(v2371, v3, v2373);
-    const bfloat v2375 = bfloat(v2374);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2376 = v2365 * v1;
-    const uint v2377 = v2376 + v2367;
-    out[v2377] = v2375;
-  }
-  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2379 = v599 + v2378;
-  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v39.m[7][7].thread_elements()[1];
-    const bfloat v2386 = bias[v2381];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2387 = float(v2386);
-    const float v2388 = fma(v2385, v3, v2387);
-    const bfloat v2389 = bfloat(v2388);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2390 = v2379 * v1;
-    const uint v2391 = v2390 + v2381;
-    out[v2391] = v2389;
+  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v600 = v24 + v33;
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v602 = v600 + v601;
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v604 = v599 + v603;
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v606 = v604 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v39.m[0][0].thread_elements()[0];
+    const bfloat v609 = bias[v604];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v610 = float(v609);
+    const float v611 = fma(v608, v3, v610);
+    const bfloat v612 = bfloat(v611);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v613 = v602 * v1;
+    const uint v614 = v613 + v604;
+    out[v614] = v612;
+  }
+  const uint v615 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v616 = v600 + v615;
+  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v618 = v599 + v617;
+  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v620 = v618 < v1;
+  const bool v621 = v619 && v620;
+  if (v621) {
+    const float v622 = v39.m[0][0].thread_elements()[1];
+    const bfloat v623 = bias[v618];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v624 = float(v623);
+    const float v625 = fma(v622, v3, v624);
+    const bfloat v626 = bfloat(v625);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v627 = v616 * v1;
+    const uint v628 = v627 + v618;
+    out[v628] = v626;
+  }
+  const uint v629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v630 = v600 + v629;
+  const uint v631 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v632 = v599 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v634 = v632 < v1;
+  const bool v635 = v633 && v634;
+  if (v635) {
+    const float v636 = v39.m[0][1].thread_elements()[0];
+    const bfloat v637 = bias[v632];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v638 = float(v637);
+    const float v639 = fma(v636, v3, v638);
+    const bfloat v640 = bfloat(v639);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v641 = v630 * v1;
+    const uint v642 = v641 + v632;
+    out[v642] = v640;
+  }
+  const uint v643 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v644 = v600 + v643;
+  const uint v645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v646 = v599 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v648 = v646 < v1;
+  const bool v649 = v647 && v648;
+  if (v649) {
+    const float v650 = v39.m[0][1].thread_elements()[1];
+    const bfloat v651 = bias[v646];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v652 = float(v651);
+    const float v653 = fma(v650, v3, v652);
+    const bfloat v654 = bfloat(v653);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v655 = v644 * v1;
+    const uint v656 = v655 + v646;
+    out[v656] = v654;
+  }
+  const uint v657 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v658 = v600 + v657;
+  const uint v659 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v660 = v599 + v659;
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v662 = v660 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v39.m[0][2].thread_elements()[0];
+    const bfloat v665 = bias[v660];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v666 = float(v665);
+    const float v667 = fma(v664, v3, v666);
+    const bfloat v668 = bfloat(v667);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v669 = v658 * v1;
+    const uint v670 = v669 + v660;
+    out[v670] = v668;
+  }
+  const uint v671 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v672 = v600 + v671;
+  const uint v673 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v674 = v599 + v673;
+  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v676 = v674 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v39.m[0][2].thread_elements()[1];
+    const bfloat v679 = bias[v674];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v680 = float(v679);
+    const float v681 = fma(v678, v3, v680);
+    const bfloat v682 = bfloat(v681);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v683 = v672 * v1;
+    const uint v684 = v683 + v674;
+    out[v684] = v682;
+  }
+  const uint v685 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v686 = v600 + v685;
+  const uint v687 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v688 = v599 + v687;
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v690 = v688 < v1;
+  const bool v691 = v689 && v690;
+  if (v691) {
+    const float v692 = v39.m[0][3].thread_elements()[0];
+    const bfloat v693 = bias[v688];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v694 = float(v693);
+    const float v695 = fma(v692, v3, v694);
+    const bfloat v696 = bfloat(v695);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v697 = v686 * v1;
+    const uint v698 = v697 + v688;
+    out[v698] = v696;
+  }
+  const uint v699 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v700 = v600 + v699;
+  const uint v701 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v702 = v599 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v704 = v702 < v1;
+  const bool v705 = v703 && v704;
+  if (v705) {
+    const float v706 = v39.m[0][3].thread_elements()[1];
+    const bfloat v707 = bias[v702];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v708 = float(v707);
+    const float v709 = fma(v706, v3, v708);
+    const bfloat v710 = bfloat(v709);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v711 = v700 * v1;
+    const uint v712 = v711 + v702;
+    out[v712] = v710;
+  }
+  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v714 = v600 + v713;
+  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v716 = v599 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v718 = v716 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v39.m[0][4].thread_elements()[0];
+    const bfloat v721 = bias[v716];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v722 = float(v721);
+    const float v723 = fma(v720, v3, v722);
+    const bfloat v724 = bfloat(v723);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v725 = v714 * v1;
+    const uint v726 = v725 + v716;
+    out[v726] = v724;
+  }
+  const uint v727 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v728 = v600 + v727;
+  const uint v729 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v730 = v599 + v729;
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v732 = v730 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v39.m[0][4].thread_elements()[1];
+    const bfloat v735 = bias[v730];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v736 = float(v735);
+    const float v737 = fma(v734, v3, v736);
+    const bfloat v738 = bfloat(v737);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v739 = v728 * v1;
+    const uint v740 = v739 + v730;
+    out[v740] = v738;
+  }
+  const uint v741 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v742 = v600 + v741;
+  const uint v743 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v744 = v599 + v743;
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v746 = v744 < v1;
+  const bool v747 = v745 && v746;
+  if (v747) {
+    const float v748 = v39.m[0][5].thread_elements()[0];
+    const bfloat v749 = bias[v744];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v750 = float(v749);
+    const float v751 = fma(v748, v3, v750);
+    const bfloat v752 = bfloat(v751);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v753 = v742 * v1;
+    const uint v754 = v753 + v744;
+    out[v754] = v752;
+  }
+  const uint v755 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v756 = v600 + v755;
+  const uint v757 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v758 = v599 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v760 = v758 < v1;
+  const bool v761 = v759 && v760;
+  if (v761) {
+    const float v762 = v39.m[0][5].thread_elements()[1];
+    const bfloat v763 = bias[v758];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v764 = float(v763);
+    const float v765 = fma(v762, v3, v764);
+    const bfloat v766 = bfloat(v765);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v767 = v756 * v1;
+    const uint v768 = v767 + v758;
+    out[v768] = v766;
+  }
+  const uint v769 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v770 = v600 + v769;
+  const uint v771 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v772 = v599 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v774 = v772 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v39.m[0][6].thread_elements()[0];
+    const bfloat v777 = bias[v772];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v778 = float(v777);
+    const float v779 = fma(v776, v3, v778);
+    const bfloat v780 = bfloat(v779);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v781 = v770 * v1;
+    const uint v782 = v781 + v772;
+    out[v782] = v780;
+  }
+  const uint v783 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v784 = v600 + v783;
+  const uint v785 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v786 = v599 + v785;
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v788 = v786 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v39.m[0][6].thread_elements()[1];
+    const bfloat v791 = bias[v786];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v792 = float(v791);
+    const float v793 = fma(v790, v3, v792);
+    const bfloat v794 = bfloat(v793);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v795 = v784 * v1;
+    const uint v796 = v795 + v786;
+    out[v796] = v794;
+  }
+  const uint v797 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v798 = v600 + v797;
+  const uint v799 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v800 = v599 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v39.m[0][7].thread_elements()[0];
+    const bfloat v805 = bias[v800];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v806 = float(v805);
+    const float v807 = fma(v804, v3, v806);
+    const bfloat v808 = bfloat(v807);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v809 = v798 * v1;
+    const uint v810 = v809 + v800;
+    out[v810] = v808;
+  }
+  const uint v811 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v812 = v600 + v811;
+  const uint v813 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v814 = v599 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v816 = v814 < v1;
+  const bool v817 = v815 && v816;
+  if (v817) {
+    const float v818 = v39.m[0][7].thread_elements()[1];
+    const bfloat v819 = bias[v814];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v820 = float(v819);
+    const float v821 = fma(v818, v3, v820);
+    const bfloat v822 = bfloat(v821);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v823 = v812 * v1;
+    const uint v824 = v823 + v814;
+    out[v824] = v822;
+  }
+  const uint v825 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v826 = v600 + v825;
+  const uint v827 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v828 = v599 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v830 = v828 < v1;
+  const bool v831 = v829 && v830;
+  if (v831) {
+    const float v832 = v39.m[1][0].thread_elements()[0];
+    const bfloat v833 = bias[v828];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v834 = float(v833);
+    const float v835 = fma(v832, v3, v834);
+    const bfloat v836 = bfloat(v835);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v837 = v826 * v1;
+    const uint v838 = v837 + v828;
+    out[v838] = v836;
+  }
+  const uint v839 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v840 = v600 + v839;
+  const uint v841 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v842 = v599 + v841;
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v844 = v842 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v39.m[1][0].thread_elements()[1];
+    const bfloat v847 = bias[v842];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v848 = float(v847);
+    const float v849 = fma(v846, v3, v848);
+    const bfloat v850 = bfloat(v849);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v851 = v840 * v1;
+    const uint v852 = v851 + v842;
+    out[v852] = v850;
+  }
+  const uint v853 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v854 = v600 + v853;
+  const uint v855 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v856 = v599 + v855;
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v858 = v856 < v1;
+  const bool v859 = v857 && v858;
+  if (v859) {
+    const float v860 = v39.m[1][1].thread_elements()[0];
+    const bfloat v861 = bias[v856];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v862 = float(v861);
+    const float v863 = fma(v860, v3, v862);
+    const bfloat v864 = bfloat(v863);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v865 = v854 * v1;
+    const uint v866 = v865 + v856;
+    out[v866] = v864;
+  }
+  const uint v867 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v868 = v600 + v867;
+  const uint v869 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v870 = v599 + v869;
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v872 = v870 < v1;
+  const bool v873 = v871 && v872;
+  if (v873) {
+    const float v874 = v39.m[1][1].thread_elements()[1];
+    const bfloat v875 = bias[v870];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v876 = float(v875);
+    const float v877 = fma(v874, v3, v876);
+    const bfloat v878 = bfloat(v877);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v879 = v868 * v1;
+    const uint v880 = v879 + v870;
+    out[v880] = v878;
+  }
+  const uint v881 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v882 = v600 + v881;
+  const uint v883 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v884 = v599 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v886 = v884 < v1;
+  const bool v887 = v885 && v886;
+  if (v887) {
+    const float v888 = v39.m[1][2].thread_elements()[0];
+    const bfloat v889 = bias[v884];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v890 = float(v889);
+    const float v891 = fma(v888, v3, v890);
+    const bfloat v892 = bfloat(v891);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v893 = v882 * v1;
+    const uint v894 = v893 + v884;
+    out[v894] = v892;
+  }
+  const uint v895 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v896 = v600 + v895;
+  const uint v897 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v898 = v599 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v900 = v898 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v39.m[1][2].thread_elements()[1];
+    const bfloat v903 = bias[v898];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v904 = float(v903);
+    const float v905 = fma(v902, v3, v904);
+    const bfloat v906 = bfloat(v905);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v907 = v896 * v1;
+    const uint v908 = v907 + v898;
+    out[v908] = v906;
+  }
+  const uint v909 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v910 = v600 + v909;
+  const uint v911 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v912 = v599 + v911;
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v914 = v912 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v39.m[1][3].thread_elements()[0];
+    const bfloat v917 = bias[v912];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v918 = float(v917);
+    const float v919 = fma(v916, v3, v918);
+    const bfloat v920 = bfloat(v919);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v921 = v910 * v1;
+    const uint v922 = v921 + v912;
+    out[v922] = v920;
+  }
+  const uint v923 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v924 = v600 + v923;
+  const uint v925 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v926 = v599 + v925;
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v928 = v926 < v1;
+  const bool v929 = v927 && v928;
+  if (v929) {
+    const float v930 = v39.m[1][3].thread_elements()[1];
+    const bfloat v931 = bias[v926];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v932 = float(v931);
+    const float v933 = fma(v930, v3, v932);
+    const bfloat v934 = bfloat(v933);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v935 = v924 * v1;
+    const uint v936 = v935 + v926;
+    out[v936] = v934;
+  }
+  const uint v937 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v938 = v600 + v937;
+  const uint v939 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v940 = v599 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v942 = v940 < v1;
+  const bool v943 = v941 && v942;
+  if (v943) {
+    const float v944 = v39.m[1][4].thread_elements()[0];
+    const bfloat v945 = bias[v940];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v946 = float(v945);
+    const float v947 = fma(v944, v3, v946);
+    const bfloat v948 = bfloat(v947);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v949 = v938 * v1;
+    const uint v950 = v949 + v940;
+    out[v950] = v948;
+  }
+  const uint v951 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v952 = v600 + v951;
+  const uint v953 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v954 = v599 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v956 = v954 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v39.m[1][4].thread_elements()[1];
+    const bfloat v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v960 = float(v959);
+    const float v961 = fma(v958, v3, v960);
+    const bfloat v962 = bfloat(v961);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v963 = v952 * v1;
+    const uint v964 = v963 + v954;
+    out[v964] = v962;
+  }
+  const uint v965 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v966 = v600 + v965;
+  const uint v967 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v968 = v599 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v39.m[1][5].thread_elements()[0];
+    const bfloat v973 = bias[v968];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v974 = float(v973);
+    const float v975 = fma(v972, v3, v974);
+    const bfloat v976 = bfloat(v975);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v977 = v966 * v1;
+    const uint v978 = v977 + v968;
+    out[v978] = v976;
+  }
+  const uint v979 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v980 = v600 + v979;
+  const uint v981 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v982 = v599 + v981;
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v984 = v982 < v1;
+  const bool v985 = v983 && v984;
+  if (v985) {
+    const float v986 = v39.m[1][5].thread_elements()[1];
+    const bfloat v987 = bias[v982];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v988 = float(v987);
+    const float v989 = fma(v986, v3, v988);
+    const bfloat v990 = bfloat(v989);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v991 = v980 * v1;
+    const uint v992 = v991 + v982;
+    out[v992] = v990;
+  }
+  const uint v993 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v994 = v600 + v993;
+  const uint v995 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v996 = v599 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v998 = v996 < v1;
+  const bool v999 = v997 && v998;
+  if (v999) {
+    const float v1000 = v39.m[1][6].thread_elements()[0];
+    const bfloat v1001 = bias[v996];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1002 = float(v1001);
+    const float v1003 = fma(v1000, v3, v1002);
+    const bfloat v1004 = bfloat(v1003);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1005 = v994 * v1;
+    const uint v1006 = v1005 + v996;
+    out[v1006] = v1004;
+  }
+  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1008 = v600 + v1007;
+  const uint v1009 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1010 = v599 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v39.m[1][6].thread_elements()[1];
+    const bfloat v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1016 = float(v1015);
+    const float v1017 = fma(v1014, v3, v1016);
+    const bfloat v1018 = bfloat(v1017);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1019 = v1008 * v1;
+    const uint v1020 = v1019 + v1010;
+    out[v1020] = v1018;
+  }
+  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1022 = v600 + v1021;
+  const uint v1023 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1024 = v599 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1026 = v1024 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v39.m[1][7].thread_elements()[0];
+    const bfloat v1029 = bias[v1024];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1030 = float(v1029);
+    const float v1031 = fma(v1028, v3, v1030);
+    const bfloat v1032 = bfloat(v1031);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1033 = v1022 * v1;
+    const uint v1034 = v1033 + v1024;
+    out[v1034] = v1032;
+  }
+  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1036 = v600 + v1035;
+  const uint v1037 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1038 = v599 + v1037;
+  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1040 = v1038 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v39.m[1][7].thread_elements()[1];
+    const bfloat v1043 = bias[v1038];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1044 = float(v1043);
+    const float v1045 = fma(v1042, v3, v1044);
+    const bfloat v1046 = bfloat(v1045);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1047 = v1036 * v1;
+    const uint v1048 = v1047 + v1038;
+    out[v1048] = v1046;
+  }
+  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1050 = v600 + v1049;
+  const uint v1051 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1052 = v599 + v1051;
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1054 = v1052 < v1;
+  const bool v1055 = v1053 && v1054;
+  if (v1055) {
+    const float v1056 = v39.m[2][0].thread_elements()[0];
+    const bfloat v1057 = bias[v1052];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1058 = float(v1057);
+    const float v1059 = fma(v1056, v3, v1058);
+    const bfloat v1060 = bfloat(v1059);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1061 = v1050 * v1;
+    const uint v1062 = v1061 + v1052;
+    out[v1062] = v1060;
+  }
+  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1064 = v600 + v1063;
+  const uint v1065 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1066 = v599 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1068 = v1066 < v1;
+  const bool v1069 = v1067 && v1068;
+  if (v1069) {
+    const float v1070 = v39.m[2][0].thread_elements()[1];
+    const bfloat v1071 = bias[v1066];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1072 = float(v1071);
+    const float v1073 = fma(v1070, v3, v1072);
+    const bfloat v1074 = bfloat(v1073);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1075 = v1064 * v1;
+    const uint v1076 = v1075 + v1066;
+    out[v1076] = v1074;
+  }
+  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1078 = v600 + v1077;
+  const uint v1079 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1080 = v599 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1082 = v1080 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v39.m[2][1].thread_elements()[0];
+    const bfloat v1085 = bias[v1080];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1086 = float(v1085);
+    const float v1087 = fma(v1084, v3, v1086);
+    const bfloat v1088 = bfloat(v1087);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1089 = v1078 * v1;
+    const uint v1090 = v1089 + v1080;
+    out[v1090] = v1088;
+  }
+  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1092 = v600 + v1091;
+  const uint v1093 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1094 = v599 + v1093;
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1096 = v1094 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v39.m[2][1].thread_elements()[1];
+    const bfloat v1099 = bias[v1094];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1100 = float(v1099);
+    const float v1101 = fma(v1098, v3, v1100);
+    const bfloat v1102 = bfloat(v1101);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1103 = v1092 * v1;
+    const uint v1104 = v1103 + v1094;
+    out[v1104] = v1102;
+  }
+  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1106 = v600 + v1105;
+  const uint v1107 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1108 = v599 + v1107;
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1110 = v1108 < v1;
+  const bool v1111 = v1109 && v1110;
+  if (v1111) {
+    const float v1112 = v39.m[2][2].thread_elements()[0];
+    const bfloat v1113 = bias[v1108];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1114 = float(v1113);
+    const float v1115 = fma(v1112, v3, v1114);
+    const bfloat v1116 = bfloat(v1115);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1117 = v1106 * v1;
+    const uint v1118 = v1117 + v1108;
+    out[v1118] = v1116;
+  }
+  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1120 = v600 + v1119;
+  const uint v1121 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1122 = v599 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1124 = v1122 < v1;
+  const bool v1125 = v1123 && v1124;
+  if (v1125) {
+    const float v1126 = v39.m[2][2].thread_elements()[1];
+    const bfloat v1127 = bias[v1122];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1128 = float(v1127);
+    const float v1129 = fma(v1126, v3, v1128);
+    const bfloat v1130 = bfloat(v1129);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1131 = v1120 * v1;
+    const uint v1132 = v1131 + v1122;
+    out[v1132] = v1130;
+  }
+  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1134 = v600 + v1133;
+  const uint v1135 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1136 = v599 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v39.m[2][3].thread_elements()[0];
+    const bfloat v1141 = bias[v1136];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1142 = float(v1141);
+    const float v1143 = fma(v1140, v3, v1142);
+    const bfloat v1144 = bfloat(v1143);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1145 = v1134 * v1;
+    const uint v1146 = v1145 + v1136;
+    out[v1146] = v1144;
+  }
+  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1148 = v600 + v1147;
+  const uint v1149 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1150 = v599 + v1149;
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v39.m[2][3].thread_elements()[1];
+    const bfloat v1155 = bias[v1150];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1156 = float(v1155);
+    const float v1157 = fma(v1154, v3, v1156);
+    const bfloat v1158 = bfloat(v1157);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1159 = v1148 * v1;
+    const uint v1160 = v1159 + v1150;
+    out[v1160] = v1158;
+  }
+  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1162 = v600 + v1161;
+  const uint v1163 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1164 = v599 + v1163;
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1166 = v1164 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v39.m[2][4].thread_elements()[0];
+    const bfloat v1169 = bias[v1164];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1170 = float(v1169);
+    const float v1171 = fma(v1168, v3, v1170);
+    const bfloat v1172 = bfloat(v1171);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1173 = v1162 * v1;
+    const uint v1174 = v1173 + v1164;
+    out[v1174] = v1172;
+  }
+  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1176 = v600 + v1175;
+  const uint v1177 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1178 = v599 + v1177;
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1180 = v1178 < v1;
+  const bool v1181 = v1179 && v1180;
+  if (v1181) {
+    const float v1182 = v39.m[2][4].thread_elements()[1];
+    const bfloat v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1184 = float(v1183);
+    const float v1185 = fma(v1182, v3, v1184);
+    const bfloat v1186 = bfloat(v1185);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1187 = v1176 * v1;
+    const uint v1188 = v1187 + v1178;
+    out[v1188] = v1186;
+  }
+  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1190 = v600 + v1189;
+  const uint v1191 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1192 = v599 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1194 = v1192 < v1;
+  const bool v1195 = v1193 && v1194;
+  if (v1195) {
+    const float v1196 = v39.m[2][5].thread_elements()[0];
+    const bfloat v1197 = bias[v1192];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1198 = float(v1197);
+    const float v1199 = fma(v1196, v3, v1198);
+    const bfloat v1200 = bfloat(v1199);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1201 = v1190 * v1;
+    const uint v1202 = v1201 + v1192;
+    out[v1202] = v1200;
+  }
+  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1204 = v600 + v1203;
+  const uint v1205 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1206 = v599 + v1205;
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1208 = v1206 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v39.m[2][5].thread_elements()[1];
+    const bfloat v1211 = bias[v1206];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1212 = float(v1211);
+    const float v1213 = fma(v1210, v3, v1212);
+    const bfloat v1214 = bfloat(v1213);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1215 = v1204 * v1;
+    const uint v1216 = v1215 + v1206;
+    out[v1216] = v1214;
+  }
+  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1218 = v600 + v1217;
+  const uint v1219 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1220 = v599 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v39.m[2][6].thread_elements()[0];
+    const bfloat v1225 = bias[v1220];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1226 = float(v1225);
+    const float v1227 = fma(v1224, v3, v1226);
+    const bfloat v1228 = bfloat(v1227);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1229 = v1218 * v1;
+    const uint v1230 = v1229 + v1220;
+    out[v1230] = v1228;
+  }
+  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1232 = v600 + v1231;
+  const uint v1233 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1234 = v599 + v1233;
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1236 = v1234 < v1;
+  const bool v1237 = v1235 && v1236;
+  if (v1237) {
+    const float v1238 = v39.m[2][6].thread_elements()[1];
+    const bfloat v1239 = bias[v1234];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1240 = float(v1239);
+    const float v1241 = fma(v1238, v3, v1240);
+    const bfloat v1242 = bfloat(v1241);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1243 = v1232 * v1;
+    const uint v1244 = v1243 + v1234;
+    out[v1244] = v1242;
+  }
+  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1246 = v600 + v1245;
+  const uint v1247 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1248 = v599 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1250 = v1248 < v1;
+  const bool v1251 = v1249 && v1250;
+  if (v1251) {
+    const float v1252 = v39.m[2][7].thread_elements()[0];
+    const bfloat v1253 = bias[v1248];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1254 = float(v1253);
+    const float v1255 = fma(v1252, v3, v1254);
+    const bfloat v1256 = bfloat(v1255);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1257 = v1246 * v1;
+    const uint v1258 = v1257 + v1248;
+    out[v1258] = v1256;
+  }
+  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1260 = v600 + v1259;
+  const uint v1261 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1262 = v599 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1264 = v1262 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v39.m[2][7].thread_elements()[1];
+    const bfloat v1267 = bias[v1262];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1268 = float(v1267);
+    const float v1269 = fma(v1266, v3, v1268);
+    const bfloat v1270 = bfloat(v1269);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1271 = v1260 * v1;
+    const uint v1272 = v1271 + v1262;
+    out[v1272] = v1270;
+  }
+  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1274 = v600 + v1273;
+  const uint v1275 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1276 = v599 + v1275;
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1278 = v1276 < v1;
+  const bool v1279 = v1277 && v1278;
+  if (v1279) {
+    const float v1280 = v39.m[3][0].thread_elements()[0];
+    const bfloat v1281 = bias[v1276];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1282 = float(v1281);
+    const float v1283 = fma(v1280, v3, v1282);
+    const bfloat v1284 = bfloat(v1283);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1285 = v1274 * v1;
+    const uint v1286 = v1285 + v1276;
+    out[v1286] = v1284;
+  }
+  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1288 = v600 + v1287;
+  const uint v1289 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1290 = v599 + v1289;
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1292 = v1290 < v1;
+  const bool v1293 = v1291 && v1292;
+  if (v1293) {
+    const float v1294 = v39.m[3][0].thread_elements()[1];
+    const bfloat v1295 = bias[v1290];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1296 = float(v1295);
+    const float v1297 = fma(v1294, v3, v1296);
+    const bfloat v1298 = bfloat(v1297);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1299 = v1288 * v1;
+    const uint v1300 = v1299 + v1290;
+    out[v1300] = v1298;
+  }
+  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1302 = v600 + v1301;
+  const uint v1303 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1304 = v599 + v1303;
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v39.m[3][1].thread_elements()[0];
+    const bfloat v1309 = bias[v1304];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1310 = float(v1309);
+    const float v1311 = fma(v1308, v3, v1310);
+    const bfloat v1312 = bfloat(v1311);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1313 = v1302 * v1;
+    const uint v1314 = v1313 + v1304;
+    out[v1314] = v1312;
+  }
+  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1316 = v600 + v1315;
+  const uint v1317 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1318 = v599 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1320 = v1318 < v1;
+  const bool v1321 = v1319 && v1320;
+  if (v1321) {
+    const float v1322 = v39.m[3][1].thread_elements()[1];
+    const bfloat v1323 = bias[v1318];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1324 = float(v1323);
+    const float v1325 = fma(v1322, v3, v1324);
+    const bfloat v1326 = bfloat(v1325);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1327 = v1316 * v1;
+    const uint v1328 = v1327 + v1318;
+    out[v1328] = v1326;
+  }
+  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1330 = v600 + v1329;
+  const uint v1331 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1332 = v599 + v1331;
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v39.m[3][2].thread_elements()[0];
+    const bfloat v1337 = bias[v1332];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1338 = float(v1337);
+    const float v1339 = fma(v1336, v3, v1338);
+    const bfloat v1340 = bfloat(v1339);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1341 = v1330 * v1;
+    const uint v1342 = v1341 + v1332;
+    out[v1342] = v1340;
+  }
+  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1344 = v600 + v1343;
+  const uint v1345 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1346 = v599 + v1345;
+  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1348 = v1346 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v39.m[3][2].thread_elements()[1];
+    const bfloat v1351 = bias[v1346];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1352 = float(v1351);
+    const float v1353 = fma(v1350, v3, v1352);
+    const bfloat v1354 = bfloat(v1353);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1355 = v1344 * v1;
+    const uint v1356 = v1355 + v1346;
+    out[v1356] = v1354;
+  }
+  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1358 = v600 + v1357;
+  const uint v1359 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1360 = v599 + v1359;
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1362 = v1360 < v1;
+  const bool v1363 = v1361 && v1362;
+  if (v1363) {
+    const float v1364 = v39.m[3][3].thread_elements()[0];
+    const bfloat v1365 = bias[v1360];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1366 = float(v1365);
+    const float v1367 = fma(v1364, v3, v1366);
+    const bfloat v1368 = bfloat(v1367);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1369 = v1358 * v1;
+    const uint v1370 = v1369 + v1360;
+    out[v1370] = v1368;
+  }
+  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1372 = v600 + v1371;
+  const uint v1373 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1374 = v599 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1376 = v1374 < v1;
+  const bool v1377 = v1375 && v1376;
+  if (v1377) {
+    const float v1378 = v39.m[3][3].thread_elements()[1];
+    const bfloat v1379 = bias[v1374];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1380 = float(v1379);
+    const float v1381 = fma(v1378, v3, v1380);
+    const bfloat v1382 = bfloat(v1381);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1383 = v1372 * v1;
+    const uint v1384 = v1383 + v1374;
+    out[v1384] = v1382;
+  }
+  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1386 = v600 + v1385;
+  const uint v1387 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1388 = v599 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1390 = v1388 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v39.m[3][4].thread_elements()[0];
+    const bfloat v1393 = bias[v1388];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1394 = float(v1393);
+    const float v1395 = fma(v1392, v3, v1394);
+    const bfloat v1396 = bfloat(v1395);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1397 = v1386 * v1;
+    const uint v1398 = v1397 + v1388;
+    out[v1398] = v1396;
+  }
+  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1400 = v600 + v1399;
+  const uint v1401 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1402 = v599 + v1401;
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1404 = v1402 < v1;
+  const bool v1405 = v1403 && v1404;
+  if (v1405) {
+    const float v1406 = v39.m[3][4].thread_elements()[1];
+    const bfloat v1407 = bias[v1402];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1408 = float(v1407);
+    const float v1409 = fma(v1406, v3, v1408);
+    const bfloat v1410 = bfloat(v1409);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1411 = v1400 * v1;
+    const uint v1412 = v1411 + v1402;
+    out[v1412] = v1410;
+  }
+  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1414 = v600 + v1413;
+  const uint v1415 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1416 = v599 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1418 = v1416 < v1;
+  const bool v1419 = v1417 && v1418;
+  if (v1419) {
+    const float v1420 = v39.m[3][5].thread_elements()[0];
+    const bfloat v1421 = bias[v1416];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1422 = float(v1421);
+    const float v1423 = fma(v1420, v3, v1422);
+    const bfloat v1424 = bfloat(v1423);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1425 = v1414 * v1;
+    const uint v1426 = v1425 + v1416;
+    out[v1426] = v1424;
+  }
+  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1428 = v600 + v1427;
+  const uint v1429 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1430 = v599 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v39.m[3][5].thread_elements()[1];
+    const bfloat v1435 = bias[v1430];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1436 = float(v1435);
+    const float v1437 = fma(v1434, v3, v1436);
+    const bfloat v1438 = bfloat(v1437);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1439 = v1428 * v1;
+    const uint v1440 = v1439 + v1430;
+    out[v1440] = v1438;
+  }
+  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1442 = v600 + v1441;
+  const uint v1443 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1444 = v599 + v1443;
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1446 = v1444 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v39.m[3][6].thread_elements()[0];
+    const bfloat v1449 = bias[v1444];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1450 = float(v1449);
+    const float v1451 = fma(v1448, v3, v1450);
+    const bfloat v1452 = bfloat(v1451);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1453 = v1442 * v1;
+    const uint v1454 = v1453 + v1444;
+    out[v1454] = v1452;
+  }
+  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1456 = v600 + v1455;
+  const uint v1457 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1458 = v599 + v1457;
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1460 = v1458 < v1;
+  const bool v1461 = v1459 && v1460;
+  if (v1461) {
+    const float v1462 = v39.m[3][6].thread_elements()[1];
+    const bfloat v1463 = bias[v1458];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1464 = float(v1463);
+    const float v1465 = fma(v1462, v3, v1464);
+    const bfloat v1466 = bfloat(v1465);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1467 = v1456 * v1;
+    const uint v1468 = v1467 + v1458;
+    out[v1468] = v1466;
+  }
+  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1470 = v600 + v1469;
+  const uint v1471 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1472 = v599 + v1471;
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1474 = v1472 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v39.m[3][7].thread_elements()[0];
+    const bfloat v1477 = bias[v1472];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1478 = float(v1477);
+    const float v1479 = fma(v1476, v3, v1478);
+    const bfloat v1480 = bfloat(v1479);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1481 = v1470 * v1;
+    const uint v1482 = v1481 + v1472;
+    out[v1482] = v1480;
+  }
+  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1484 = v600 + v1483;
+  const uint v1485 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1486 = v599 + v1485;
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1488 = v1486 < v1;
+  const bool v1489 = v1487 && v1488;
+  if (v1489) {
+    const float v1490 = v39.m[3][7].thread_elements()[1];
+    const bfloat v1491 = bias[v1486];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1492 = float(v1491);
+    const float v1493 = fma(v1490, v3, v1492);
+    const bfloat v1494 = bfloat(v1493);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1495 = v1484 * v1;
+    const uint v1496 = v1495 + v1486;
+    out[v1496] = v1494;
+  }
+  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1498 = v600 + v1497;
+  const uint v1499 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1500 = v599 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1502 = v1500 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v39.m[4][0].thread_elements()[0];
+    const bfloat v1505 = bias[v1500];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1506 = float(v1505);
+    const float v1507 = fma(v1504, v3, v1506);
+    const bfloat v1508 = bfloat(v1507);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1509 = v1498 * v1;
+    const uint v1510 = v1509 + v1500;
+    out[v1510] = v1508;
+  }
+  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1512 = v600 + v1511;
+  const uint v1513 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1514 = v599 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v39.m[4][0].thread_elements()[1];
+    const bfloat v1519 = bias[v1514];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1520 = float(v1519);
+    const float v1521 = fma(v1518, v3, v1520);
+    const bfloat v1522 = bfloat(v1521);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1523 = v1512 * v1;
+    const uint v1524 = v1523 + v1514;
+    out[v1524] = v1522;
+  }
+  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1526 = v600 + v1525;
+  const uint v1527 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1528 = v599 + v1527;
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1530 = v1528 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v39.m[4][1].thread_elements()[0];
+    const bfloat v1533 = bias[v1528];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1534 = float(v1533);
+    const float v1535 = fma(v1532, v3, v1534);
+    const bfloat v1536 = bfloat(v1535);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1537 = v1526 * v1;
+    const uint v1538 = v1537 + v1528;
+    out[v1538] = v1536;
+  }
+  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1540 = v600 + v1539;
+  const uint v1541 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1542 = v599 + v1541;
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1544 = v1542 < v1;
+  const bool v1545 = v1543 && v1544;
+  if (v1545) {
+    const float v1546 = v39.m[4][1].thread_elements()[1];
+    const bfloat v1547 = bias[v1542];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1548 = float(v1547);
+    const float v1549 = fma(v1546, v3, v1548);
+    const bfloat v1550 = bfloat(v1549);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1551 = v1540 * v1;
+    const uint v1552 = v1551 + v1542;
+    out[v1552] = v1550;
+  }
+  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1554 = v600 + v1553;
+  const uint v1555 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1556 = v599 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1558 = v1556 < v1;
+  const bool v1559 = v1557 && v1558;
+  if (v1559) {
+    const float v1560 = v39.m[4][2].thread_elements()[0];
+    const bfloat v1561 = bias[v1556];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1562 = float(v1561);
+    const float v1563 = fma(v1560, v3, v1562);
+    const bfloat v1564 = bfloat(v1563);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1565 = v1554 * v1;
+    const uint v1566 = v1565 + v1556;
+    out[v1566] = v1564;
+  }
+  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1568 = v600 + v1567;
+  const uint v1569 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1570 = v599 + v1569;
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1572 = v1570 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v39.m[4][2].thread_elements()[1];
+    const bfloat v1575 = bias[v1570];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1576 = float(v1575);
+    const float v1577 = fma(v1574, v3, v1576);
+    const bfloat v1578 = bfloat(v1577);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1579 = v1568 * v1;
+    const uint v1580 = v1579 + v1570;
+    out[v1580] = v1578;
+  }
+  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1582 = v600 + v1581;
+  const uint v1583 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1584 = v599 + v1583;
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1586 = v1584 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v39.m[4][3].thread_elements()[0];
+    const bfloat v1589 = bias[v1584];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1590 = float(v1589);
+    const float v1591 = fma(v1588, v3, v1590);
+    const bfloat v1592 = bfloat(v1591);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1593 = v1582 * v1;
+    const uint v1594 = v1593 + v1584;
+    out[v1594] = v1592;
+  }
+  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1596 = v600 + v1595;
+  const uint v1597 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1598 = v599 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1600 = v1598 < v1;
+  const bool v1601 = v1599 && v1600;
+  if (v1601) {
+    const float v1602 = v39.m[4][3].thread_elements()[1];
+    const bfloat v1603 = bias[v1598];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1604 = float(v1603);
+    const float v1605 = fma(v1602, v3, v1604);
+    const bfloat v1606 = bfloat(v1605);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1607 = v1596 * v1;
+    const uint v1608 = v1607 + v1598;
+    out[v1608] = v1606;
+  }
+  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1610 = v600 + v1609;
+  const uint v1611 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1612 = v599 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1614 = v1612 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v39.m[4][4].thread_elements()[0];
+    const bfloat v1617 = bias[v1612];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1618 = float(v1617);
+    const float v1619 = fma(v1616, v3, v1618);
+    const bfloat v1620 = bfloat(v1619);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1621 = v1610 * v1;
+    const uint v1622 = v1621 + v1612;
+    out[v1622] = v1620;
+  }
+  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1624 = v600 + v1623;
+  const uint v1625 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1626 = v599 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1628 = v1626 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v39.m[4][4].thread_elements()[1];
+    const bfloat v1631 = bias[v1626];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1632 = float(v1631);
+    const float v1633 = fma(v1630, v3, v1632);
+    const bfloat v1634 = bfloat(v1633);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1635 = v1624 * v1;
+    const uint v1636 = v1635 + v1626;
+    out[v1636] = v1634;
+  }
+  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1638 = v600 + v1637;
+  const uint v1639 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1640 = v599 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v39.m[4][5].thread_elements()[0];
+    const bfloat v1645 = bias[v1640];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1646 = float(v1645);
+    const float v1647 = fma(v1644, v3, v1646);
+    const bfloat v1648 = bfloat(v1647);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1649 = v1638 * v1;
+    const uint v1650 = v1649 + v1640;
+    out[v1650] = v1648;
+  }
+  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1652 = v600 + v1651;
+  const uint v1653 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1654 = v599 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1656 = v1654 < v1;
+  const bool v1657 = v1655 && v1656;
+  if (v1657) {
+    const float v1658 = v39.m[4][5].thread_elements()[1];
+    const bfloat v1659 = bias[v1654];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1660 = float(v1659);
+    const float v1661 = fma(v1658, v3, v1660);
+    const bfloat v1662 = bfloat(v1661);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1663 = v1652 * v1;
+    const uint v1664 = v1663 + v1654;
+    out[v1664] = v1662;
+  }
+  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1666 = v600 + v1665;
+  const uint v1667 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1668 = v599 + v1667;
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1670 = v1668 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v39.m[4][6].thread_elements()[0];
+    const bfloat v1673 = bias[v1668];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1674 = float(v1673);
+    const float v1675 = fma(v1672, v3, v1674);
+    const bfloat v1676 = bfloat(v1675);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1677 = v1666 * v1;
+    const uint v1678 = v1677 + v1668;
+    out[v1678] = v1676;
+  }
+  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1680 = v600 + v1679;
+  const uint v1681 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1682 = v599 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1684 = v1682 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v39.m[4][6].thread_elements()[1];
+    const bfloat v1687 = bias[v1682];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1688 = float(v1687);
+    const float v1689 = fma(v1686, v3, v1688);
+    const bfloat v1690 = bfloat(v1689);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1691 = v1680 * v1;
+    const uint v1692 = v1691 + v1682;
+    out[v1692] = v1690;
+  }
+  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1694 = v600 + v1693;
+  const uint v1695 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1696 = v599 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v39.m[4][7].thread_elements()[0];
+    const bfloat v1701 = bias[v1696];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1702 = float(v1701);
+    const float v1703 = fma(v1700, v3, v1702);
+    const bfloat v1704 = bfloat(v1703);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1705 = v1694 * v1;
+    const uint v1706 = v1705 + v1696;
+    out[v1706] = v1704;
+  }
+  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1708 = v600 + v1707;
+  const uint v1709 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1710 = v599 + v1709;
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1712 = v1710 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v39.m[4][7].thread_elements()[1];
+    const bfloat v1715 = bias[v1710];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1716 = float(v1715);
+    const float v1717 = fma(v1714, v3, v1716);
+    const bfloat v1718 = bfloat(v1717);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1719 = v1708 * v1;
+    const uint v1720 = v1719 + v1710;
+    out[v1720] = v1718;
+  }
+  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1722 = v600 + v1721;
+  const uint v1723 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1724 = v599 + v1723;
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1726 = v1724 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v39.m[5][0].thread_elements()[0];
+    const bfloat v1729 = bias[v1724];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1730 = float(v1729);
+    const float v1731 = fma(v1728, v3, v1730);
+    const bfloat v1732 = bfloat(v1731);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1733 = v1722 * v1;
+    const uint v1734 = v1733 + v1724;
+    out[v1734] = v1732;
+  }
+  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1736 = v600 + v1735;
+  const uint v1737 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1738 = v599 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1740 = v1738 < v1;
+  const bool v1741 = v1739 && v1740;
+  if (v1741) {
+    const float v1742 = v39.m[5][0].thread_elements()[1];
+    const bfloat v1743 = bias[v1738];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1744 = float(v1743);
+    const float v1745 = fma(v1742, v3, v1744);
+    const bfloat v1746 = bfloat(v1745);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1747 = v1736 * v1;
+    const uint v1748 = v1747 + v1738;
+    out[v1748] = v1746;
+  }
+  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1750 = v600 + v1749;
+  const uint v1751 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1752 = v599 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1754 = v1752 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v39.m[5][1].thread_elements()[0];
+    const bfloat v1757 = bias[v1752];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1758 = float(v1757);
+    const float v1759 = fma(v1756, v3, v1758);
+    const bfloat v1760 = bfloat(v1759);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1761 = v1750 * v1;
+    const uint v1762 = v1761 + v1752;
+    out[v1762] = v1760;
+  }
+  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1764 = v600 + v1763;
+  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1766 = v599 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1768 = v1766 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v39.m[5][1].thread_elements()[1];
+    const bfloat v1771 = bias[v1766];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1772 = float(v1771);
+    const float v1773 = fma(v1770, v3, v1772);
+    const bfloat v1774 = bfloat(v1773);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1775 = v1764 * v1;
+    const uint v1776 = v1775 + v1766;
+    out[v1776] = v1774;
+  }
+  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1778 = v600 + v1777;
+  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1780 = v599 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1782 = v1780 < v1;
+  const bool v1783 = v1781 && v1782;
+  if (v1783) {
+    const float v1784 = v39.m[5][2].thread_elements()[0];
+    const bfloat v1785 = bias[v1780];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1786 = float(v1785);
+    const float v1787 = fma(v1784, v3, v1786);
+    const bfloat v1788 = bfloat(v1787);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1789 = v1778 * v1;
+    const uint v1790 = v1789 + v1780;
+    out[v1790] = v1788;
+  }
+  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1792 = v600 + v1791;
+  const uint v1793 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1794 = v599 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1796 = v1794 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v39.m[5][2].thread_elements()[1];
+    const bfloat v1799 = bias[v1794];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1800 = float(v1799);
+    const float v1801 = fma(v1798, v3, v1800);
+    const bfloat v1802 = bfloat(v1801);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1803 = v1792 * v1;
+    const uint v1804 = v1803 + v1794;
+    out[v1804] = v1802;
+  }
+  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1806 = v600 + v1805;
+  const uint v1807 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1808 = v599 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1810 = v1808 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v39.m[5][3].thread_elements()[0];
+    const bfloat v1813 = bias[v1808];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1814 = float(v1813);
+    const float v1815 = fma(v1812, v3, v1814);
+    const bfloat v1816 = bfloat(v1815);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1817 = v1806 * v1;
+    const uint v1818 = v1817 + v1808;
+    out[v1818] = v1816;
+  }
+  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1820 = v600 + v1819;
+  const uint v1821 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1822 = v599 + v1821;
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1824 = v1822 < v1;
+  const bool v1825 = v1823 && v1824;
+  if (v1825) {
+    const float v1826 = v39.m[5][3].thread_elements()[1];
+    const bfloat v1827 = bias[v1822];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1828 = float(v1827);
+    const float v1829 = fma(v1826, v3, v1828);
+    const bfloat v1830 = bfloat(v1829);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1831 = v1820 * v1;
+    const uint v1832 = v1831 + v1822;
+    out[v1832] = v1830;
+  }
+  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1834 = v600 + v1833;
+  const uint v1835 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1836 = v599 + v1835;
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1838 = v1836 < v1;
+  const bool v1839 = v1837 && v1838;
+  if (v1839) {
+    const float v1840 = v39.m[5][4].thread_elements()[0];
+    const bfloat v1841 = bias[v1836];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1842 = float(v1841);
+    const float v1843 = fma(v1840, v3, v1842);
+    const bfloat v1844 = bfloat(v1843);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1845 = v1834 * v1;
+    const uint v1846 = v1845 + v1836;
+    out[v1846] = v1844;
+  }
+  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1848 = v600 + v1847;
+  const uint v1849 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1850 = v599 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v39.m[5][4].thread_elements()[1];
+    const bfloat v1855 = bias[v1850];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1856 = float(v1855);
+    const float v1857 = fma(v1854, v3, v1856);
+    const bfloat v1858 = bfloat(v1857);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1859 = v1848 * v1;
+    const uint v1860 = v1859 + v1850;
+    out[v1860] = v1858;
+  }
+  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1862 = v600 + v1861;
+  const uint v1863 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1864 = v599 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1866 = v1864 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v39.m[5][5].thread_elements()[0];
+    const bfloat v1869 = bias[v1864];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1870 = float(v1869);
+    const float v1871 = fma(v1868, v3, v1870);
+    const bfloat v1872 = bfloat(v1871);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1873 = v1862 * v1;
+    const uint v1874 = v1873 + v1864;
+    out[v1874] = v1872;
+  }
+  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1876 = v600 + v1875;
+  const uint v1877 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1878 = v599 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v39.m[5][5].thread_elements()[1];
+    const bfloat v1883 = bias[v1878];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1884 = float(v1883);
+    const float v1885 = fma(v1882, v3, v1884);
+    const bfloat v1886 = bfloat(v1885);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1887 = v1876 * v1;
+    const uint v1888 = v1887 + v1878;
+    out[v1888] = v1886;
+  }
+  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1890 = v600 + v1889;
+  const uint v1891 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1892 = v599 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v39.m[5][6].thread_elements()[0];
+    const bfloat v1897 = bias[v1892];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1898 = float(v1897);
+    const float v1899 = fma(v1896, v3, v1898);
+    const bfloat v1900 = bfloat(v1899);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1901 = v1890 * v1;
+    const uint v1902 = v1901 + v1892;
+    out[v1902] = v1900;
+  }
+  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1904 = v600 + v1903;
+  const uint v1905 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1906 = v599 + v1905;
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1908 = v1906 < v1;
+  const bool v1909 = v1907 && v1908;
+  if (v1909) {
+    const float v1910 = v39.m[5][6].thread_elements()[1];
+    const bfloat v1911 = bias[v1906];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1912 = float(v1911);
+    const float v1913 = fma(v1910, v3, v1912);
+    const bfloat v1914 = bfloat(v1913);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1915 = v1904 * v1;
+    const uint v1916 = v1915 + v1906;
+    out[v1916] = v1914;
+  }
+  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1918 = v600 + v1917;
+  const uint v1919 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1920 = v599 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1922 = v1920 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v39.m[5][7].thread_elements()[0];
+    const bfloat v1925 = bias[v1920];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1926 = float(v1925);
+    const float v1927 = fma(v1924, v3, v1926);
+    const bfloat v1928 = bfloat(v1927);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1929 = v1918 * v1;
+    const uint v1930 = v1929 + v1920;
+    out[v1930] = v1928;
+  }
+  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1932 = v600 + v1931;
+  const uint v1933 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1934 = v599 + v1933;
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1936 = v1934 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v39.m[5][7].thread_elements()[1];
+    const bfloat v1939 = bias[v1934];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1940 = float(v1939);
+    const float v1941 = fma(v1938, v3, v1940);
+    const bfloat v1942 = bfloat(v1941);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1943 = v1932 * v1;
+    const uint v1944 = v1943 + v1934;
+    out[v1944] = v1942;
+  }
+  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1946 = v600 + v1945;
+  const uint v1947 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1948 = v599 + v1947;
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1950 = v1948 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v39.m[6][0].thread_elements()[0];
+    const bfloat v1953 = bias[v1948];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1954 = float(v1953);
+    const float v1955 = fma(v1952, v3, v1954);
+    const bfloat v1956 = bfloat(v1955);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1957 = v1946 * v1;
+    const uint v1958 = v1957 + v1948;
+    out[v1958] = v1956;
+  }
+  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1960 = v600 + v1959;
+  const uint v1961 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1962 = v599 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1964 = v1962 < v1;
+  const bool v1965 = v1963 && v1964;
+  if (v1965) {
+    const float v1966 = v39.m[6][0].thread_elements()[1];
+    const bfloat v1967 = bias[v1962];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1968 = float(v1967);
+    const float v1969 = fma(v1966, v3, v1968);
+    const bfloat v1970 = bfloat(v1969);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1971 = v1960 * v1;
+    const uint v1972 = v1971 + v1962;
+    out[v1972] = v1970;
+  }
+  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1974 = v600 + v1973;
+  const uint v1975 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1976 = v599 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1978 = v1976 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v39.m[6][1].thread_elements()[0];
+    const bfloat v1981 = bias[v1976];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1982 = float(v1981);
+    const float v1983 = fma(v1980, v3, v1982);
+    const bfloat v1984 = bfloat(v1983);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1985 = v1974 * v1;
+    const uint v1986 = v1985 + v1976;
+    out[v1986] = v1984;
+  }
+  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1988 = v600 + v1987;
+  const uint v1989 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1990 = v599 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1992 = v1990 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v39.m[6][1].thread_elements()[1];
+    const bfloat v1995 = bias[v1990];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1996 = float(v1995);
+    const float v1997 = fma(v1994, v3, v1996);
+    const bfloat v1998 = bfloat(v1997);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1999 = v1988 * v1;
+    const uint v2000 = v1999 + v1990;
+    out[v2000] = v1998;
+  }
+  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2002 = v600 + v2001;
+  const uint v2003 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2004 = v599 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2006 = v2004 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v39.m[6][2].thread_elements()[0];
+    const bfloat v2009 = bias[v2004];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2010 = float(v2009);
+    const float v2011 = fma(v2008, v3, v2010);
+    const bfloat v2012 = bfloat(v2011);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2013 = v2002 * v1;
+    const uint v2014 = v2013 + v2004;
+    out[v2014] = v2012;
+  }
+  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2016 = v600 + v2015;
+  const uint v2017 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2018 = v599 + v2017;
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2020 = v2018 < v1;
+  const bool v2021 = v2019 && v2020;
+  if (v2021) {
+    const float v2022 = v39.m[6][2].thread_elements()[1];
+    const bfloat v2023 = bias[v2018];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2024 = float(v2023);
+    const float v2025 = fma(v2022, v3, v2024);
+    const bfloat v2026 = bfloat(v2025);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2027 = v2016 * v1;
+    const uint v2028 = v2027 + v2018;
+    out[v2028] = v2026;
+  }
+  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2030 = v600 + v2029;
+  const uint v2031 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2032 = v599 + v2031;
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2034 = v2032 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v39.m[6][3].thread_elements()[0];
+    const bfloat v2037 = bias[v2032];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2038 = float(v2037);
+    const float v2039 = fma(v2036, v3, v2038);
+    const bfloat v2040 = bfloat(v2039);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2041 = v2030 * v1;
+    const uint v2042 = v2041 + v2032;
+    out[v2042] = v2040;
+  }
+  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2044 = v600 + v2043;
+  const uint v2045 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2046 = v599 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v39.m[6][3].thread_elements()[1];
+    const bfloat v2051 = bias[v2046];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2052 = float(v2051);
+    const float v2053 = fma(v2050, v3, v2052);
+    const bfloat v2054 = bfloat(v2053);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2055 = v2044 * v1;
+    const uint v2056 = v2055 + v2046;
+    out[v2056] = v2054;
+  }
+  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2058 = v600 + v2057;
+  const uint v2059 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2060 = v599 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v39.m[6][4].thread_elements()[0];
+    const bfloat v2065 = bias[v2060];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2066 = float(v2065);
+    const float v2067 = fma(v2064, v3, v2066);
+    const bfloat v2068 = bfloat(v2067);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2069 = v2058 * v1;
+    const uint v2070 = v2069 + v2060;
+    out[v2070] = v2068;
+  }
+  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2072 = v600 + v2071;
+  const uint v2073 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2074 = v599 + v2073;
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2076 = v2074 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v39.m[6][4].thread_elements()[1];
+    const bfloat v2079 = bias[v2074];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2080 = float(v2079);
+    const float v2081 = fma(v2078, v3, v2080);
+    const bfloat v2082 = bfloat(v2081);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2083 = v2072 * v1;
+    const uint v2084 = v2083 + v2074;
+    out[v2084] = v2082;
+  }
+  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2086 = v600 + v2085;
+  const uint v2087 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2088 = v599 + v2087;
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2090 = v2088 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v39.m[6][5].thread_elements()[0];
+    const bfloat v2093 = bias[v2088];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2094 = float(v2093);
+    const float v2095 = fma(v2092, v3, v2094);
+    const bfloat v2096 = bfloat(v2095);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2097 = v2086 * v1;
+    const uint v2098 = v2097 + v2088;
+    out[v2098] = v2096;
+  }
+  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2100 = v600 + v2099;
+  const uint v2101 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2102 = v599 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2104 = v2102 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v39.m[6][5].thread_elements()[1];
+    const bfloat v2107 = bias[v2102];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2108 = float(v2107);
+    const float v2109 = fma(v2106, v3, v2108);
+    const bfloat v2110 = bfloat(v2109);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2111 = v2100 * v1;
+    const uint v2112 = v2111 + v2102;
+    out[v2112] = v2110;
+  }
+  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2114 = v600 + v2113;
+  const uint v2115 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2116 = v599 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2118 = v2116 < v1;
+  const bool v2119 = v2117 && v2118;
+  if (v2119) {
+    const float v2120 = v39.m[6][6].thread_elements()[0];
+    const bfloat v2121 = bias[v2116];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2122 = float(v2121);
+    const float v2123 = fma(v2120, v3, v2122);
+    const bfloat v2124 = bfloat(v2123);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2125 = v2114 * v1;
+    const uint v2126 = v2125 + v2116;
+    out[v2126] = v2124;
+  }
+  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2128 = v600 + v2127;
+  const uint v2129 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2130 = v599 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2132 = v2130 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v39.m[6][6].thread_elements()[1];
+    const bfloat v2135 = bias[v2130];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2136 = float(v2135);
+    const float v2137 = fma(v2134, v3, v2136);
+    const bfloat v2138 = bfloat(v2137);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2139 = v2128 * v1;
+    const uint v2140 = v2139 + v2130;
+    out[v2140] = v2138;
+  }
+  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2142 = v600 + v2141;
+  const uint v2143 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2144 = v599 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2146 = v2144 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v39.m[6][7].thread_elements()[0];
+    const bfloat v2149 = bias[v2144];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2150 = float(v2149);
+    const float v2151 = fma(v2148, v3, v2150);
+    const bfloat v2152 = bfloat(v2151);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2153 = v2142 * v1;
+    const uint v2154 = v2153 + v2144;
+    out[v2154] = v2152;
+  }
+  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2156 = v600 + v2155;
+  const uint v2157 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2158 = v599 + v2157;
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2160 = v2158 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v39.m[6][7].thread_elements()[1];
+    const bfloat v2163 = bias[v2158];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2164 = float(v2163);
+    const float v2165 = fma(v2162, v3, v2164);
+    const bfloat v2166 = bfloat(v2165);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2167 = v2156 * v1;
+    const uint v2168 = v2167 + v2158;
+    out[v2168] = v2166;
+  }
+  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2170 = v600 + v2169;
+  const uint v2171 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2172 = v599 + v2171;
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2174 = v2172 < v1;
+  const bool v2175 = v2173 && v2174;
+  if (v2175) {
+    const float v2176 = v39.m[7][0].thread_elements()[0];
+    const bfloat v2177 = bias[v2172];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2178 = float(v2177);
+    const float v2179 = fma(v2176, v3, v2178);
+    const bfloat v2180 = bfloat(v2179);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2181 = v2170 * v1;
+    const uint v2182 = v2181 + v2172;
+    out[v2182] = v2180;
+  }
+  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2184 = v600 + v2183;
+  const uint v2185 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2186 = v599 + v2185;
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2188 = v2186 < v1;
+  const bool v2189 = v2187 && v2188;
+  if (v2189) {
+    const float v2190 = v39.m[7][0].thread_elements()[1];
+    const bfloat v2191 = bias[v2186];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2192 = float(v2191);
+    const float v2193 = fma(v2190, v3, v2192);
+    const bfloat v2194 = bfloat(v2193);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2195 = v2184 * v1;
+    const uint v2196 = v2195 + v2186;
+    out[v2196] = v2194;
+  }
+  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2198 = v600 + v2197;
+  const uint v2199 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2200 = v599 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2202 = v2200 < v1;
+  const bool v2203 = v2201 && v2202;
+  if (v2203) {
+    const float v2204 = v39.m[7][1].thread_elements()[0];
+    const bfloat v2205 = bias[v2200];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2206 = float(v2205);
+    const float v2207 = fma(v2204, v3, v2206);
+    const bfloat v2208 = bfloat(v2207);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2209 = v2198 * v1;
+    const uint v2210 = v2209 + v2200;
+    out[v2210] = v2208;
+  }
+  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2212 = v600 + v2211;
+  const uint v2213 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2214 = v599 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2216 = v2214 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v39.m[7][1].thread_elements()[1];
+    const bfloat v2219 = bias[v2214];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2220 = float(v2219);
+    const float v2221 = fma(v2218, v3, v2220);
+    const bfloat v2222 = bfloat(v2221);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2223 = v2212 * v1;
+    const uint v2224 = v2223 + v2214;
+    out[v2224] = v2222;
+  }
+  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2226 = v600 + v2225;
+  const uint v2227 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2228 = v599 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2230 = v2228 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v39.m[7][2].thread_elements()[0];
+    const bfloat v2233 = bias[v2228];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2234 = float(v2233);
+    const float v2235 = fma(v2232, v3, v2234);
+    const bfloat v2236 = bfloat(v2235);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2237 = v2226 * v1;
+    const uint v2238 = v2237 + v2228;
+    out[v2238] = v2236;
+  }
+  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2240 = v600 + v2239;
+  const uint v2241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2242 = v599 + v2241;
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v39.m[7][2].thread_elements()[1];
+    const bfloat v2247 = bias[v2242];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2248 = float(v2247);
+    const float v2249 = fma(v2246, v3, v2248);
+    const bfloat v2250 = bfloat(v2249);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2251 = v2240 * v1;
+    const uint v2252 = v2251 + v2242;
+    out[v2252] = v2250;
+  }
+  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2254 = v600 + v2253;
+  const uint v2255 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2256 = v599 + v2255;
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v39.m[7][3].thread_elements()[0];
+    const bfloat v2261 = bias[v2256];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2262 = float(v2261);
+    const float v2263 = fma(v2260, v3, v2262);
+    const bfloat v2264 = bfloat(v2263);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2265 = v2254 * v1;
+    const uint v2266 = v2265 + v2256;
+    out[v2266] = v2264;
+  }
+  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2268 = v600 + v2267;
+  const uint v2269 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2270 = v599 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v39.m[7][3].thread_elements()[1];
+    const bfloat v2275 = bias[v2270];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2276 = float(v2275);
+    const float v2277 = fma(v2274, v3, v2276);
+    const bfloat v2278 = bfloat(v2277);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2279 = v2268 * v1;
+    const uint v2280 = v2279 + v2270;
+    out[v2280] = v2278;
+  }
+  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2282 = v600 + v2281;
+  const uint v2283 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2284 = v599 + v2283;
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2286 = v2284 < v1;
+  const bool v2287 = v2285 && v2286;
+  if (v2287) {
+    const float v2288 = v39.m[7][4].thread_elements()[0];
+    const bfloat v2289 = bias[v2284];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2290 = float(v2289);
+    const float v2291 = fma(v2288, v3, v2290);
+    const bfloat v2292 = bfloat(v2291);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2293 = v2282 * v1;
+    const uint v2294 = v2293 + v2284;
+    out[v2294] = v2292;
+  }
+  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2296 = v600 + v2295;
+  const uint v2297 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2298 = v599 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2300 = v2298 < v1;
+  const bool v2301 = v2299 && v2300;
+  if (v2301) {
+    const float v2302 = v39.m[7][4].thread_elements()[1];
+    const bfloat v2303 = bias[v2298];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2304 = float(v2303);
+    const float v2305 = fma(v2302, v3, v2304);
+    const bfloat v2306 = bfloat(v2305);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2307 = v2296 * v1;
+    const uint v2308 = v2307 + v2298;
+    out[v2308] = v2306;
+  }
+  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2310 = v600 + v2309;
+  const uint v2311 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2312 = v599 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2314 = v2312 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v39.m[7][5].thread_elements()[0];
+    const bfloat v2317 = bias[v2312];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2318 = float(v2317);
+    const float v2319 = fma(v2316, v3, v2318);
+    const bfloat v2320 = bfloat(v2319);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2321 = v2310 * v1;
+    const uint v2322 = v2321 + v2312;
+    out[v2322] = v2320;
+  }
+  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2324 = v600 + v2323;
+  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2326 = v599 + v2325;
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2328 = v2326 < v1;
+  const bool v2329 = v2327 && v2328;
+  if (v2329) {
+    const float v2330 = v39.m[7][5].thread_elements()[1];
+    const bfloat v2331 = bias[v2326];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2332 = float(v2331);
+    const float v2333 = fma(v2330, v3, v2332);
+    const bfloat v2334 = bfloat(v2333);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2335 = v2324 * v1;
+    const uint v2336 = v2335 + v2326;
+    out[v2336] = v2334;
+  }
+  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2338 = v600 + v2337;
+  const uint v2339 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2340 = v599 + v2339;
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2342 = v2340 < v1;
+  const bool v2343 = v2341 && v2342;
+  if (v2343) {
+    const float v2344 = v39.m[7][6].thread_elements()[0];
+    const bfloat v2345 = bias[v2340];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2346 = float(v2345);
+    const float v2347 = fma(v2344, v3, v2346);
+    const bfloat v2348 = bfloat(v2347);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2349 = v2338 * v1;
+    const uint v2350 = v2349 + v2340;
+    out[v2350] = v2348;
+  }
+  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2352 = v600 + v2351;
+  const uint v2353 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2354 = v599 + v2353;
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2356 = v2354 < v1;
+  const bool v2357 = v2355 && v2356;
+  if (v2357) {
+    const float v2358 = v39.m[7][6].thread_elements()[1];
+    const bfloat v2359 = bias[v2354];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2360 = float(v2359);
+    const float v2361 = fma(v2358, v3, v2360);
+    const bfloat v2362 = bfloat(v2361);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2363 = v2352 * v1;
+    const uint v2364 = v2363 + v2354;
+    out[v2364] = v2362;
+  }
+  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2366 = v600 + v2365;
+  const uint v2367 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2368 = v599 + v2367;
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2370 = v2368 < v1;
+  const bool v2371 = v2369 && v2370;
+  if (v2371) {
+    const float v2372 = v39.m[7][7].thread_elements()[0];
+    const bfloat v2373 = bias[v2368];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2374 = float(v2373);
+    const float v2375 = fma(v2372, v3, v2374);
+    const bfloat v2376 = bfloat(v2375);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2377 = v2366 * v1;
+    const uint v2378 = v2377 + v2368;
+    out[v2378] = v2376;
+  }
+  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2380 = v600 + v2379;
+  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2382 = v599 + v2381;
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2384 = v2382 < v1;
+  const bool v2385 = v2383 && v2384;
+  if (v2385) {
+    const float v2386 = v39.m[7][7].thread_elements()[1];
+    const bfloat v2387 = bias[v2382];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2388 = float(v2387);
+    const float v2389 = fma(v2386, v3, v2388);
+    const bfloat v2390 = bfloat(v2389);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2391 = v2380 * v1;
+    const uint v2392 = v2391 + v2382;
+    out[v2392] = v2390;
   }
 }

@@ -118,2521 +118,2521 @@ kernel void iron_gemm_bias_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2416 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2423 = v2422 << 3u;
-    const uint v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2425 = v2424 < v0;
-    const uint v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2447 = v2446 << 3u;
-    const uint v2448 = v24 + v2443;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2449 = v2448 < v0;
-    const uint v2454 = v2448 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2471 = v2470 << 3u;
-    const uint v2472 = v24 + v2467;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2473 = v2472 < v0;
-    const uint v2478 = v2472 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2495 = v2494 << 3u;
-    const uint v2496 = v24 + v2491;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2497 = v2496 < v0;
-    const uint v2502 = v2496 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2519 = v2518 << 3u;
-    const uint v2520 = v24 + v2515;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2521 = v2520 < v0;
-    const uint v2526 = v2520 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2543 = v2542 << 3u;
-    const uint v2544 = v24 + v2539;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2545 = v2544 < v0;
-    const uint v2550 = v2544 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2567 = v2566 << 3u;
-    const uint v2568 = v24 + v2563;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2569 = v2568 < v0;
-    const uint v2574 = v2568 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2591 = v2590 << 3u;
-    const uint v2592 = v24 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2593 = v2592 < v0;
-    const uint v2598 = v2592 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2619 = v2618 < v1;
-    const uint v2624 = v2618 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2643 = v2642 < v1;
-    const uint v2648 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2667 = v2666 < v1;
-    const uint v2672 = v2666 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2691 = v2690 < v1;
-    const uint v2696 = v2690 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2715 = v2714 < v1;
-    const uint v2720 = v2714 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2739 = v2738 < v1;
-    const uint v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2763 = v2762 < v1;
-    const uint v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2787 = v2786 < v1;
-    const uint v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2808 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2814 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2417 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2420 = v2417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2423 = v2417 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2424 = v2423 << 3u;
+    const uint v2425 = v24 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2426 = v2425 < v0;
+    const uint v2431 = v2425 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2437 = v2420 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2442 = v2417 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2444 = v2442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2447 = v2442 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2448 = v2447 << 3u;
+    const uint v2449 = v24 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2450 = v2449 < v0;
+    const uint v2455 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2461 = v2444 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2466 = v2417 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2468 = v2466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2471 = v2466 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2472 = v2471 << 3u;
+    const uint v2473 = v24 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2474 = v2473 < v0;
+    const uint v2479 = v2473 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2485 = v2468 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2490 = v2417 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2492 = v2490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2495 = v2490 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2496 = v2495 << 3u;
+    const uint v2497 = v24 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2498 = v2497 < v0;
+    const uint v2503 = v2497 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2509 = v2492 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2514 = v2417 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2516 = v2514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2519 = v2514 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2520 = v2519 << 3u;
+    const uint v2521 = v24 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2522 = v2521 < v0;
+    const uint v2527 = v2521 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2533 = v2516 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2538 = v2417 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2540 = v2538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2543 = v2538 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2544 = v2543 << 3u;
+    const uint v2545 = v24 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2546 = v2545 < v0;
+    const uint v2551 = v2545 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2557 = v2540 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2562 = v2417 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2564 = v2562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2567 = v2562 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2568 = v2567 << 3u;
+    const uint v2569 = v24 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2570 = v2569 < v0;
+    const uint v2575 = v2569 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2581 = v2564 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2586 = v2417 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2588 = v2586 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2591 = v2586 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2592 = v2591 << 3u;
+    const uint v2593 = v24 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2594 = v2593 < v0;
+    const uint v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2605 = v2588 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2619 = v28 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2620 = v2619 < v1;
+    const uint v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2643 = v28 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2644 = v2643 < v1;
+    const uint v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2667 = v28 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2668 = v2667 < v1;
+    const uint v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2691 = v28 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2692 = v2691 < v1;
+    const uint v2697 = v2691 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2715 = v28 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2716 = v2715 < v1;
+    const uint v2721 = v2715 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2739 = v28 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2740 = v2739 < v1;
+    const uint v2745 = v2739 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2763 = v28 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2764 = v2763 < v1;
+    const uint v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2787 = v28 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2788 = v2787 < v1;
+    const uint v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2809 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2815 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2408 = 0u; v2408 < v2; v2408 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2410 = v2408 >> 6u;
-      const uint v2412 = v2410 % 1u;
+    for (uint v2409 = 0u; v2409 < v2; v2409 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2411 = v2409 >> 6u;
+      const uint v2413 = v2411 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2414 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2426 = v2408 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2427 = v2426 < v2;
-      const bool v2428 = v2425 && v2427;
-      const uint v2432 = v2430 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2433 = v2432 + v2423;
-      const uint v2434 = v2428 ? v2433 : 0u;
-      const uint v2437 = v2414 + v2436;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2438 = v2437 + v2423;
+      const uint v2415 = v2413 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2427 = v2409 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2428 = v2427 < v2;
+      const bool v2429 = v2426 && v2428;
+      const uint v2433 = v2431 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2434 = v2433 + v2424;
+      const uint v2435 = v2429 ? v2434 : 0u;
+      const uint v2438 = v2415 + v2437;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2439 = v2438 + v2424;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2438 + e] = v2428 ? a[v2434 + e] : bfloat(0);
+        shm0[v2439 + e] = v2429 ? a[v2435 + e] : bfloat(0);
       }
-      const uint v2450 = v2408 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2451 = v2450 < v2;
-      const bool v2452 = v2449 && v2451;
-      const uint v2456 = v2454 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2457 = v2456 + v2447;
-      const uint v2458 = v2452 ? v2457 : 0u;
-      const uint v2461 = v2414 + v2460;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2462 = v2461 + v2447;
+      const uint v2451 = v2409 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2452 = v2451 < v2;
+      const bool v2453 = v2450 && v2452;
+      const uint v2457 = v2455 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2458 = v2457 + v2448;
+      const uint v2459 = v2453 ? v2458 : 0u;
+      const uint v2462 = v2415 + v2461;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2463 = v2462 + v2448;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2462 + e] = v2452 ? a[v2458 + e] : bfloat(0);
+        shm0[v2463 + e] = v2453 ? a[v2459 + e] : bfloat(0);
       }
-      const uint v2474 = v2408 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2475 = v2474 < v2;
-      const bool v2476 = v2473 && v2475;
-      const uint v2480 = v2478 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2481 = v2480 + v2471;
-      const uint v2482 = v2476 ? v2481 : 0u;
-      const uint v2485 = v2414 + v2484;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2486 = v2485 + v2471;
+      const uint v2475 = v2409 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2476 = v2475 < v2;
+      const bool v2477 = v2474 && v2476;
+      const uint v2481 = v2479 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2482 = v2481 + v2472;
+      const uint v2483 = v2477 ? v2482 : 0u;
+      const uint v2486 = v2415 + v2485;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2487 = v2486 + v2472;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2486 + e] = v2476 ? a[v2482 + e] : bfloat(0);
+        shm0[v2487 + e] = v2477 ? a[v2483 + e] : bfloat(0);
       }
-      const uint v2498 = v2408 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2499 = v2498 < v2;
-      const bool v2500 = v2497 && v2499;
-      const uint v2504 = v2502 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2505 = v2504 + v2495;
-      const uint v2506 = v2500 ? v2505 : 0u;
-      const uint v2509 = v2414 + v2508;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2510 = v2509 + v2495;
+      const uint v2499 = v2409 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2500 = v2499 < v2;
+      const bool v2501 = v2498 && v2500;
+      const uint v2505 = v2503 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2506 = v2505 + v2496;
+      const uint v2507 = v2501 ? v2506 : 0u;
+      const uint v2510 = v2415 + v2509;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2511 = v2510 + v2496;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2510 + e] = v2500 ? a[v2506 + e] : bfloat(0);
+        shm0[v2511 + e] = v2501 ? a[v2507 + e] : bfloat(0);
       }
-      const uint v2522 = v2408 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2523 = v2522 < v2;
-      const bool v2524 = v2521 && v2523;
-      const uint v2528 = v2526 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2529 = v2528 + v2519;
-      const uint v2530 = v2524 ? v2529 : 0u;
-      const uint v2533 = v2414 + v2532;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2534 = v2533 + v2519;
+      const uint v2523 = v2409 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2524 = v2523 < v2;
+      const bool v2525 = v2522 && v2524;
+      const uint v2529 = v2527 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2530 = v2529 + v2520;
+      const uint v2531 = v2525 ? v2530 : 0u;
+      const uint v2534 = v2415 + v2533;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2535 = v2534 + v2520;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2534 + e] = v2524 ? a[v2530 + e] : bfloat(0);
+        shm0[v2535 + e] = v2525 ? a[v2531 + e] : bfloat(0);
       }
-      const uint v2546 = v2408 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2547 = v2546 < v2;
-      const bool v2548 = v2545 && v2547;
-      const uint v2552 = v2550 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2553 = v2552 + v2543;
-      const uint v2554 = v2548 ? v2553 : 0u;
-      const uint v2557 = v2414 + v2556;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2558 = v2557 + v2543;
+      const uint v2547 = v2409 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2548 = v2547 < v2;
+      const bool v2549 = v2546 && v2548;
+      const uint v2553 = v2551 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2554 = v2553 + v2544;
+      const uint v2555 = v2549 ? v2554 : 0u;
+      const uint v2558 = v2415 + v2557;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2559 = v2558 + v2544;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2558 + e] = v2548 ? a[v2554 + e] : bfloat(0);
+        shm0[v2559 + e] = v2549 ? a[v2555 + e] : bfloat(0);
       }
-      const uint v2570 = v2408 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2571 = v2570 < v2;
-      const bool v2572 = v2569 && v2571;
-      const uint v2576 = v2574 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2577 = v2576 + v2567;
-      const uint v2578 = v2572 ? v2577 : 0u;
-      const uint v2581 = v2414 + v2580;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2582 = v2581 + v2567;
+      const uint v2571 = v2409 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2572 = v2571 < v2;
+      const bool v2573 = v2570 && v2572;
+      const uint v2577 = v2575 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2578 = v2577 + v2568;
+      const uint v2579 = v2573 ? v2578 : 0u;
+      const uint v2582 = v2415 + v2581;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2583 = v2582 + v2568;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2582 + e] = v2572 ? a[v2578 + e] : bfloat(0);
+        shm0[v2583 + e] = v2573 ? a[v2579 + e] : bfloat(0);
       }
-      const uint v2594 = v2408 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2595 = v2594 < v2;
-      const bool v2596 = v2593 && v2595;
-      const uint v2600 = v2598 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2601 = v2600 + v2591;
-      const uint v2602 = v2596 ? v2601 : 0u;
-      const uint v2605 = v2414 + v2604;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2606 = v2605 + v2591;
+      const uint v2595 = v2409 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2596 = v2595 < v2;
+      const bool v2597 = v2594 && v2596;
+      const uint v2601 = v2599 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2602 = v2601 + v2592;
+      const uint v2603 = v2597 ? v2602 : 0u;
+      const uint v2606 = v2415 + v2605;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2607 = v2606 + v2592;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2606 + e] = v2596 ? a[v2602 + e] : bfloat(0);
+        shm0[v2607 + e] = v2597 ? a[v2603 + e] : bfloat(0);
       }
-      const bool v2622 = v2619 && v2427;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2626 = v2624 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2627 = v2626 + v2423;
-      const uint v2628 = v2622 ? v2627 : 0u;
+      const bool v2623 = v2620 && v2428;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2627 = v2625 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2628 = v2627 + v2424;
+      const uint v2629 = v2623 ? v2628 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2438 + e] = v2622 ? b[v2628 + e] : bfloat(0);
+        shm1[v2439 + e] = v2623 ? b[v2629 + e] : bfloat(0);
       }
-      const bool v2646 = v2643 && v2451;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2650 = v2648 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2651 = v2650 + v2447;
-      const uint v2652 = v2646 ? v2651 : 0u;
+      const bool v2647 = v2644 && v2452;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2651 = v2649 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2652 = v2651 + v2448;
+      const uint v2653 = v2647 ? v2652 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2462 + e] = v2646 ? b[v2652 + e] : bfloat(0);
+        shm1[v2463 + e] = v2647 ? b[v2653 + e] : bfloat(0);
       }
-      const bool v2670 = v2667 && v2475;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2674 = v2672 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2675 = v2674 + v2471;
-      const uint v2676 = v2670 ? v2675 : 0u;
+      const bool v2671 = v2668 && v2476;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2675 = v2673 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2676 = v2675 + v2472;
+      const uint v2677 = v2671 ? v2676 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2486 + e] = v2670 ? b[v2676 + e] : bfloat(0);
+        shm1[v2487 + e] = v2671 ? b[v2677 + e] : bfloat(0);
       }
-      const bool v2694 = v2691 && v2499;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2698 = v2696 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2699 = v2698 + v2495;
-      const uint v2700 = v2694 ? v2699 : 0u;
+      const bool v2695 = v2692 && v2500;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2699 = v2697 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2700 = v2699 + v2496;
+      const uint v2701 = v2695 ? v2700 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2510 + e] = v2694 ? b[v2700 + e] : bfloat(0);
+        shm1[v2511 + e] = v2695 ? b[v2701 + e] : bfloat(0);
       }
-      const bool v2718 = v2715 && v2523;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2722 = v2720 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2723 = v2722 + v2519;
-      const uint v2724 = v2718 ? v2723 : 0u;
+      const bool v2719 = v2716 && v2524;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2723 = v2721 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2724 = v2723 + v2520;
+      const uint v2725 = v2719 ? v2724 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2534 + e] = v2718 ? b[v2724 + e] : bfloat(0);
+        shm1[v2535 + e] = v2719 ? b[v2725 + e] : bfloat(0);
       }
-      const bool v2742 = v2739 && v2547;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2746 = v2744 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2747 = v2746 + v2543;
-      const uint v2748 = v2742 ? v2747 : 0u;
+      const bool v2743 = v2740 && v2548;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2747 = v2745 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2748 = v2747 + v2544;
+      const uint v2749 = v2743 ? v2748 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2558 + e] = v2742 ? b[v2748 + e] : bfloat(0);
+        shm1[v2559 + e] = v2743 ? b[v2749 + e] : bfloat(0);
       }
-      const bool v2766 = v2763 && v2571;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2770 = v2768 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2771 = v2770 + v2567;
-      const uint v2772 = v2766 ? v2771 : 0u;
+      const bool v2767 = v2764 && v2572;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2771 = v2769 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2772 = v2771 + v2568;
+      const uint v2773 = v2767 ? v2772 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2582 + e] = v2766 ? b[v2772 + e] : bfloat(0);
+        shm1[v2583 + e] = v2767 ? b[v2773 + e] : bfloat(0);
       }
-      const bool v2790 = v2787 && v2595;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2794 = v2792 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2795 = v2794 + v2591;
-      const uint v2796 = v2790 ? v2795 : 0u;
+      const bool v2791 = v2788 && v2596;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2795 = v2793 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2796 = v2795 + v2592;
+      const uint v2797 = v2791 ? v2796 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2606 + e] = v2790 ? b[v2796 + e] : bfloat(0);
+        shm1[v2607 + e] = v2791 ? b[v2797 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2809 = v2414 + v2808;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2809), long(64u));
-      const uint v2815 = v2414 + v2814;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2815), long(64u));
+      const uint v2810 = v2415 + v2809;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2810), long(64u));
+      const uint v2816 = v2415 + v2815;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2816), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2822 = v2809 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2822), long(64u));
-      const uint v2828 = v2815 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2828), long(64u));
+      const uint v2823 = v2810 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2823), long(64u));
+      const uint v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2829), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2834 = v2809 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2834), long(64u));
-      const uint v2840 = v2815 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2840), long(64u));
+      const uint v2835 = v2810 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2835), long(64u));
+      const uint v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2841), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2846 = v2809 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2846), long(64u));
-      const uint v2852 = v2815 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2852), long(64u));
+      const uint v2847 = v2810 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2847), long(64u));
+      const uint v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2853), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v514 = iron_tid.x;
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v521 = v520 < v0;
-        const uint v522 = v511 + v519;
-        const bool v523 = v522 < v2;
-        const bool v524 = v521 && v523;
-        if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v528 = v526 + v511;
-          const uint v529 = v528 + v519;
-          const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v533 = v532 + v519;
-          shm0[v533] = v530;
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v521 = v24 + v518;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v522 = v521 < v0;
+        const uint v523 = v512 + v520;
+        const bool v524 = v523 < v2;
+        const bool v525 = v522 && v524;
+        if (v525) {
+          const uint v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v529 = v527 + v512;
+          const uint v530 = v529 + v520;
+          const bfloat v531 = a[v530];
+          const uint v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v534 = v533 + v520;
+          shm0[v534] = v531;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v536 = v535 + v519;
-          shm0[v536] = bfloat(0.0f);
+          const uint v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v537 = v536 + v520;
+          shm0[v537] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v547 = v546 < v1;
-        const uint v548 = v511 + v545;
-        const bool v549 = v548 < v2;
-        const bool v550 = v547 && v549;
-        if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v554 = v552 + v511;
-          const uint v555 = v554 + v545;
-          const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v559 = v558 + v545;
-          shm1[v559] = v556;
+      for (uint v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v547 = v28 + v544;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v548 = v547 < v1;
+        const uint v549 = v512 + v546;
+        const bool v550 = v549 < v2;
+        const bool v551 = v548 && v550;
+        if (v551) {
+          const uint v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v555 = v553 + v512;
+          const uint v556 = v555 + v546;
+          const bfloat v557 = b[v556];
+          const uint v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v560 = v559 + v546;
+          shm1[v560] = v557;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v562 = v561 + v545;
-          shm1[v562] = bfloat(0.0f);
+          const uint v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v563 = v562 + v546;
+          shm1[v563] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.m[0][0].thread_elements()[0];
-    const bfloat v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v625 = float(v624);
-    const float v626 = fma(v623, v3, v625);
-    const bfloat v627 = bfloat(v626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v628 = v617 * v1;
-    const uint v629 = v628 + v619;
-    out[v629] = v627;
-  }
-  const uint v630 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v631 = v615 + v630;
-  const uint v632 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v633 = v614 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v635 = v633 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v39.m[0][0].thread_elements()[1];
-    const bfloat v638 = bias[v633];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v639 = float(v638);
-    const float v640 = fma(v637, v3, v639);
-    const bfloat v641 = bfloat(v640);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v642 = v631 * v1;
-    const uint v643 = v642 + v633;
-    out[v643] = v641;
-  }
-  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v645 = v615 + v644;
-  const uint v646 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v647 = v614 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v649 = v647 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v39.m[0][1].thread_elements()[0];
-    const bfloat v652 = bias[v647];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v653 = float(v652);
-    const float v654 = fma(v651, v3, v653);
-    const bfloat v655 = bfloat(v654);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v656 = v645 * v1;
-    const uint v657 = v656 + v647;
-    out[v657] = v655;
-  }
-  const uint v658 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v659 = v615 + v658;
-  const uint v660 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v663 = v661 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v39.m[0][1].thread_elements()[1];
-    const bfloat v666 = bias[v661];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v667 = float(v666);
-    const float v668 = fma(v665, v3, v667);
-    const bfloat v669 = bfloat(v668);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v670 = v659 * v1;
-    const uint v671 = v670 + v661;
-    out[v671] = v669;
-  }
-  const uint v672 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v673 = v615 + v672;
-  const uint v674 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v675 = v614 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v677 = v675 < v1;
-  const bool v678 = v676 && v677;
-  if (v678) {
-    const float v679 = v39.m[0][2].thread_elements()[0];
-    const bfloat v680 = bias[v675];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v681 = float(v680);
-    const float v682 = fma(v679, v3, v681);
-    const bfloat v683 = bfloat(v682);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v684 = v673 * v1;
-    const uint v685 = v684 + v675;
-    out[v685] = v683;
-  }
-  const uint v686 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v687 = v615 + v686;
-  const uint v688 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v689 = v614 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v691 = v689 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v39.m[0][2].thread_elements()[1];
-    const bfloat v694 = bias[v689];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v695 = float(v694);
-    const float v696 = fma(v693, v3, v695);
-    const bfloat v697 = bfloat(v696);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v698 = v687 * v1;
-    const uint v699 = v698 + v689;
-    out[v699] = v697;
-  }
-  const uint v700 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v701 = v615 + v700;
-  const uint v702 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v705 = v703 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v39.m[0][3].thread_elements()[0];
-    const bfloat v708 = bias[v703];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v709 = float(v708);
-    const float v710 = fma(v707, v3, v709);
-    const bfloat v711 = bfloat(v710);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v712 = v701 * v1;
-    const uint v713 = v712 + v703;
-    out[v713] = v711;
-  }
-  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v715 = v615 + v714;
-  const uint v716 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v717 = v614 + v716;
-  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v719 = v717 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v39.m[0][3].thread_elements()[1];
-    const bfloat v722 = bias[v717];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v723 = float(v722);
-    const float v724 = fma(v721, v3, v723);
-    const bfloat v725 = bfloat(v724);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v726 = v715 * v1;
-    const uint v727 = v726 + v717;
-    out[v727] = v725;
-  }
-  const uint v728 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v729 = v615 + v728;
-  const uint v730 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v731 = v614 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.m[0][4].thread_elements()[0];
-    const bfloat v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v737 = float(v736);
-    const float v738 = fma(v735, v3, v737);
-    const bfloat v739 = bfloat(v738);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v740 = v729 * v1;
-    const uint v741 = v740 + v731;
-    out[v741] = v739;
-  }
-  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v743 = v615 + v742;
-  const uint v744 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v747 = v745 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v39.m[0][4].thread_elements()[1];
-    const bfloat v750 = bias[v745];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v751 = float(v750);
-    const float v752 = fma(v749, v3, v751);
-    const bfloat v753 = bfloat(v752);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v754 = v743 * v1;
-    const uint v755 = v754 + v745;
-    out[v755] = v753;
-  }
-  const uint v756 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v757 = v615 + v756;
-  const uint v758 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v759 = v614 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v761 = v759 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v39.m[0][5].thread_elements()[0];
-    const bfloat v764 = bias[v759];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v765 = float(v764);
-    const float v766 = fma(v763, v3, v765);
-    const bfloat v767 = bfloat(v766);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v768 = v757 * v1;
-    const uint v769 = v768 + v759;
-    out[v769] = v767;
-  }
-  const uint v770 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v771 = v615 + v770;
-  const uint v772 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v773 = v614 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v39.m[0][5].thread_elements()[1];
-    const bfloat v778 = bias[v773];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v779 = float(v778);
-    const float v780 = fma(v777, v3, v779);
-    const bfloat v781 = bfloat(v780);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v782 = v771 * v1;
-    const uint v783 = v782 + v773;
-    out[v783] = v781;
-  }
-  const uint v784 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v785 = v615 + v784;
-  const uint v786 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v789 = v787 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v39.m[0][6].thread_elements()[0];
-    const bfloat v792 = bias[v787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v793 = float(v792);
-    const float v794 = fma(v791, v3, v793);
-    const bfloat v795 = bfloat(v794);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v796 = v785 * v1;
-    const uint v797 = v796 + v787;
-    out[v797] = v795;
-  }
-  const uint v798 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v799 = v615 + v798;
-  const uint v800 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v801 = v614 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v803 = v801 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v39.m[0][6].thread_elements()[1];
-    const bfloat v806 = bias[v801];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v807 = float(v806);
-    const float v808 = fma(v805, v3, v807);
-    const bfloat v809 = bfloat(v808);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v810 = v799 * v1;
-    const uint v811 = v810 + v801;
-    out[v811] = v809;
-  }
-  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v813 = v615 + v812;
-  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v815 = v614 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v817 = v815 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v39.m[0][7].thread_elements()[0];
-    const bfloat v820 = bias[v815];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v821 = float(v820);
-    const float v822 = fma(v819, v3, v821);
-    const bfloat v823 = bfloat(v822);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v824 = v813 * v1;
-    const uint v825 = v824 + v815;
-    out[v825] = v823;
-  }
-  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v827 = v615 + v826;
-  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v39.m[0][7].thread_elements()[1];
-    const bfloat v834 = bias[v829];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v835 = float(v834);
-    const float v836 = fma(v833, v3, v835);
-    const bfloat v837 = bfloat(v836);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v838 = v827 * v1;
-    const uint v839 = v838 + v829;
-    out[v839] = v837;
-  }
-  const uint v840 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v841 = v615 + v840;
-  const uint v842 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v843 = v614 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.m[1][0].thread_elements()[0];
-    const bfloat v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v849 = float(v848);
-    const float v850 = fma(v847, v3, v849);
-    const bfloat v851 = bfloat(v850);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v852 = v841 * v1;
-    const uint v853 = v852 + v843;
-    out[v853] = v851;
-  }
-  const uint v854 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v855 = v615 + v854;
-  const uint v856 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v857 = v614 + v856;
-  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v859 = v857 < v1;
-  const bool v860 = v858 && v859;
-  if (v860) {
-    const float v861 = v39.m[1][0].thread_elements()[1];
-    const bfloat v862 = bias[v857];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v863 = float(v862);
-    const float v864 = fma(v861, v3, v863);
-    const bfloat v865 = bfloat(v864);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v866 = v855 * v1;
-    const uint v867 = v866 + v857;
-    out[v867] = v865;
-  }
-  const uint v868 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v869 = v615 + v868;
-  const uint v870 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v873 = v871 < v1;
-  const bool v874 = v872 && v873;
-  if (v874) {
-    const float v875 = v39.m[1][1].thread_elements()[0];
-    const bfloat v876 = bias[v871];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v877 = float(v876);
-    const float v878 = fma(v875, v3, v877);
-    const bfloat v879 = bfloat(v878);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v880 = v869 * v1;
-    const uint v881 = v880 + v871;
-    out[v881] = v879;
-  }
-  const uint v882 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v883 = v615 + v882;
-  const uint v884 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v885 = v614 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v887 = v885 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v39.m[1][1].thread_elements()[1];
-    const bfloat v890 = bias[v885];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v891 = float(v890);
-    const float v892 = fma(v889, v3, v891);
-    const bfloat v893 = bfloat(v892);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v894 = v883 * v1;
-    const uint v895 = v894 + v885;
-    out[v895] = v893;
-  }
-  const uint v896 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v897 = v615 + v896;
-  const uint v898 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v899 = v614 + v898;
-  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v901 = v899 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v39.m[1][2].thread_elements()[0];
-    const bfloat v904 = bias[v899];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v905 = float(v904);
-    const float v906 = fma(v903, v3, v905);
-    const bfloat v907 = bfloat(v906);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v908 = v897 * v1;
-    const uint v909 = v908 + v899;
-    out[v909] = v907;
-  }
-  const uint v910 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v911 = v615 + v910;
-  const uint v912 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v915 = v913 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v39.m[1][2].thread_elements()[1];
-    const bfloat v918 = bias[v913];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v919 = float(v918);
-    const float v920 = fma(v917, v3, v919);
-    const bfloat v921 = bfloat(v920);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v922 = v911 * v1;
-    const uint v923 = v922 + v913;
-    out[v923] = v921;
-  }
-  const uint v924 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v925 = v615 + v924;
-  const uint v926 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v927 = v614 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v929 = v927 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v39.m[1][3].thread_elements()[0];
-    const bfloat v932 = bias[v927];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v933 = float(v932);
-    const float v934 = fma(v931, v3, v933);
-    const bfloat v935 = bfloat(v934);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v936 = v925 * v1;
-    const uint v937 = v936 + v927;
-    out[v937] = v935;
-  }
-  const uint v938 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v939 = v615 + v938;
-  const uint v940 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v941 = v614 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v943 = v941 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v39.m[1][3].thread_elements()[1];
-    const bfloat v946 = bias[v941];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v947 = float(v946);
-    const float v948 = fma(v945, v3, v947);
-    const bfloat v949 = bfloat(v948);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v950 = v939 * v1;
-    const uint v951 = v950 + v941;
-    out[v951] = v949;
-  }
-  const uint v952 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v953 = v615 + v952;
-  const uint v954 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.m[1][4].thread_elements()[0];
-    const bfloat v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v961 = float(v960);
-    const float v962 = fma(v959, v3, v961);
-    const bfloat v963 = bfloat(v962);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v964 = v953 * v1;
-    const uint v965 = v964 + v955;
-    out[v965] = v963;
-  }
-  const uint v966 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v967 = v615 + v966;
-  const uint v968 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v971 = v969 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v39.m[1][4].thread_elements()[1];
-    const bfloat v974 = bias[v969];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v975 = float(v974);
-    const float v976 = fma(v973, v3, v975);
-    const bfloat v977 = bfloat(v976);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v978 = v967 * v1;
-    const uint v979 = v978 + v969;
-    out[v979] = v977;
-  }
-  const uint v980 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v981 = v615 + v980;
-  const uint v982 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v983 = v614 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v985 = v983 < v1;
-  const bool v986 = v984 && v985;
-  if (v986) {
-    const float v987 = v39.m[1][5].thread_elements()[0];
-    const bfloat v988 = bias[v983];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v989 = float(v988);
-    const float v990 = fma(v987, v3, v989);
-    const bfloat v991 = bfloat(v990);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v992 = v981 * v1;
-    const uint v993 = v992 + v983;
-    out[v993] = v991;
-  }
-  const uint v994 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v995 = v615 + v994;
-  const uint v996 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v999 = v997 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v39.m[1][5].thread_elements()[1];
-    const bfloat v1002 = bias[v997];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1003 = float(v1002);
-    const float v1004 = fma(v1001, v3, v1003);
-    const bfloat v1005 = bfloat(v1004);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1006 = v995 * v1;
-    const uint v1007 = v1006 + v997;
-    out[v1007] = v1005;
-  }
-  const uint v1008 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1009 = v615 + v1008;
-  const uint v1010 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1011 = v614 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v39.m[1][6].thread_elements()[0];
-    const bfloat v1016 = bias[v1011];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1017 = float(v1016);
-    const float v1018 = fma(v1015, v3, v1017);
-    const bfloat v1019 = bfloat(v1018);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1020 = v1009 * v1;
-    const uint v1021 = v1020 + v1011;
-    out[v1021] = v1019;
-  }
-  const uint v1022 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1023 = v615 + v1022;
-  const uint v1024 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1025 = v614 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1027 = v1025 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v39.m[1][6].thread_elements()[1];
-    const bfloat v1030 = bias[v1025];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1031 = float(v1030);
-    const float v1032 = fma(v1029, v3, v1031);
-    const bfloat v1033 = bfloat(v1032);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1034 = v1023 * v1;
-    const uint v1035 = v1034 + v1025;
-    out[v1035] = v1033;
-  }
-  const uint v1036 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1037 = v615 + v1036;
-  const uint v1038 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v39.m[1][7].thread_elements()[0];
-    const bfloat v1044 = bias[v1039];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1045 = float(v1044);
-    const float v1046 = fma(v1043, v3, v1045);
-    const bfloat v1047 = bfloat(v1046);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1048 = v1037 * v1;
-    const uint v1049 = v1048 + v1039;
-    out[v1049] = v1047;
-  }
-  const uint v1050 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1051 = v615 + v1050;
-  const uint v1052 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1053 = v614 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1055 = v1053 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v39.m[1][7].thread_elements()[1];
-    const bfloat v1058 = bias[v1053];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1059 = float(v1058);
-    const float v1060 = fma(v1057, v3, v1059);
-    const bfloat v1061 = bfloat(v1060);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1062 = v1051 * v1;
-    const uint v1063 = v1062 + v1053;
-    out[v1063] = v1061;
-  }
-  const uint v1064 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1065 = v615 + v1064;
-  const uint v1066 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1067 = v614 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.m[2][0].thread_elements()[0];
-    const bfloat v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1073 = float(v1072);
-    const float v1074 = fma(v1071, v3, v1073);
-    const bfloat v1075 = bfloat(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1076 = v1065 * v1;
-    const uint v1077 = v1076 + v1067;
-    out[v1077] = v1075;
-  }
-  const uint v1078 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1079 = v615 + v1078;
-  const uint v1080 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v39.m[2][0].thread_elements()[1];
-    const bfloat v1086 = bias[v1081];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1087 = float(v1086);
-    const float v1088 = fma(v1085, v3, v1087);
-    const bfloat v1089 = bfloat(v1088);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1090 = v1079 * v1;
-    const uint v1091 = v1090 + v1081;
-    out[v1091] = v1089;
-  }
-  const uint v1092 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1093 = v615 + v1092;
-  const uint v1094 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1095 = v614 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v39.m[2][1].thread_elements()[0];
-    const bfloat v1100 = bias[v1095];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1101 = float(v1100);
-    const float v1102 = fma(v1099, v3, v1101);
-    const bfloat v1103 = bfloat(v1102);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1104 = v1093 * v1;
-    const uint v1105 = v1104 + v1095;
-    out[v1105] = v1103;
-  }
-  const uint v1106 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1107 = v615 + v1106;
-  const uint v1108 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1109 = v614 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1111 = v1109 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v39.m[2][1].thread_elements()[1];
-    const bfloat v1114 = bias[v1109];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1115 = float(v1114);
-    const float v1116 = fma(v1113, v3, v1115);
-    const bfloat v1117 = bfloat(v1116);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1118 = v1107 * v1;
-    const uint v1119 = v1118 + v1109;
-    out[v1119] = v1117;
-  }
-  const uint v1120 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1121 = v615 + v1120;
-  const uint v1122 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1125 = v1123 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v39.m[2][2].thread_elements()[0];
-    const bfloat v1128 = bias[v1123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1129 = float(v1128);
-    const float v1130 = fma(v1127, v3, v1129);
-    const bfloat v1131 = bfloat(v1130);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1132 = v1121 * v1;
-    const uint v1133 = v1132 + v1123;
-    out[v1133] = v1131;
-  }
-  const uint v1134 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1135 = v615 + v1134;
-  const uint v1136 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1137 = v614 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v39.m[2][2].thread_elements()[1];
-    const bfloat v1142 = bias[v1137];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1143 = float(v1142);
-    const float v1144 = fma(v1141, v3, v1143);
-    const bfloat v1145 = bfloat(v1144);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1146 = v1135 * v1;
-    const uint v1147 = v1146 + v1137;
-    out[v1147] = v1145;
-  }
-  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1149 = v615 + v1148;
-  const uint v1150 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1151 = v614 + v1150;
-  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v39.m[2][3].thread_elements()[0];
-    const bfloat v1156 = bias[v1151];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1157 = float(v1156);
-    const float v1158 = fma(v1155, v3, v1157);
-    const bfloat v1159 = bfloat(v1158);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1160 = v1149 * v1;
-    const uint v1161 = v1160 + v1151;
-    out[v1161] = v1159;
-  }
-  const uint v1162 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1163 = v615 + v1162;
-  const uint v1164 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1167 = v1165 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v39.m[2][3].thread_elements()[1];
-    const bfloat v1170 = bias[v1165];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1171 = float(v1170);
-    const float v1172 = fma(v1169, v3, v1171);
-    const bfloat v1173 = bfloat(v1172);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1174 = v1163 * v1;
-    const uint v1175 = v1174 + v1165;
-    out[v1175] = v1173;
-  }
-  const uint v1176 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1177 = v615 + v1176;
-  const uint v1178 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1179 = v614 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.m[2][4].thread_elements()[0];
-    const bfloat v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1185 = float(v1184);
-    const float v1186 = fma(v1183, v3, v1185);
-    const bfloat v1187 = bfloat(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1188 = v1177 * v1;
-    const uint v1189 = v1188 + v1179;
-    out[v1189] = v1187;
-  }
-  const uint v1190 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1191 = v615 + v1190;
-  const uint v1192 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1193 = v614 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1195 = v1193 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v39.m[2][4].thread_elements()[1];
-    const bfloat v1198 = bias[v1193];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1199 = float(v1198);
-    const float v1200 = fma(v1197, v3, v1199);
-    const bfloat v1201 = bfloat(v1200);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1202 = v1191 * v1;
-    const uint v1203 = v1202 + v1193;
-    out[v1203] = v1201;
-  }
-  const uint v1204 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1205 = v615 + v1204;
-  const uint v1206 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1209 = v1207 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v39.m[2][5].thread_elements()[0];
-    const bfloat v1212 = bias[v1207];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1213 = float(v1212);
-    const float v1214 = fma(v1211, v3, v1213);
-    const bfloat v1215 = bfloat(v1214);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1216 = v1205 * v1;
-    const uint v1217 = v1216 + v1207;
-    out[v1217] = v1215;
-  }
-  const uint v1218 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1219 = v615 + v1218;
-  const uint v1220 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1221 = v614 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1223 = v1221 < v1;
-  const bool v1224 = v1222 && v1223;
-  if (v1224) {
-    const float v1225 = v39.m[2][5].thread_elements()[1];
-    const bfloat v1226 = bias[v1221];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1227 = float(v1226);
-    const float v1228 = fma(v1225, v3, v1227);
-    const bfloat v1229 = bfloat(v1228);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1230 = v1219 * v1;
-    const uint v1231 = v1230 + v1221;
-    out[v1231] = v1229;
-  }
-  const uint v1232 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1233 = v615 + v1232;
-  const uint v1234 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1235 = v614 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1237 = v1235 < v1;
-  const bool v1238 = v1236 && v1237;
-  if (v1238) {
-    const float v1239 = v39.m[2][6].thread_elements()[0];
-    const bfloat v1240 = bias[v1235];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1241 = float(v1240);
-    const float v1242 = fma(v1239, v3, v1241);
-    const bfloat v1243 = bfloat(v1242);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1244 = v1233 * v1;
-    const uint v1245 = v1244 + v1235;
-    out[v1245] = v1243;
-  }
-  const uint v1246 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1247 = v615 + v1246;
-  const uint v1248 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v39.m[2][6].thread_elements()[1];
-    const bfloat v1254 = bias[v1249];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1255 = float(v1254);
-    const float v1256 = fma(v1253, v3, v1255);
-    const bfloat v1257 = bfloat(v1256);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1258 = v1247 * v1;
-    const uint v1259 = v1258 + v1249;
-    out[v1259] = v1257;
-  }
-  const uint v1260 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1261 = v615 + v1260;
-  const uint v1262 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1263 = v614 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v39.m[2][7].thread_elements()[0];
-    const bfloat v1268 = bias[v1263];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1269 = float(v1268);
-    const float v1270 = fma(v1267, v3, v1269);
-    const bfloat v1271 = bfloat(v1270);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1272 = v1261 * v1;
-    const uint v1273 = v1272 + v1263;
-    out[v1273] = v1271;
-  }
-  const uint v1274 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1275 = v615 + v1274;
-  const uint v1276 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1277 = v614 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v39.m[2][7].thread_elements()[1];
-    const bfloat v1282 = bias[v1277];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1283 = float(v1282);
-    const float v1284 = fma(v1281, v3, v1283);
-    const bfloat v1285 = bfloat(v1284);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1286 = v1275 * v1;
-    const uint v1287 = v1286 + v1277;
-    out[v1287] = v1285;
-  }
-  const uint v1288 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1289 = v615 + v1288;
-  const uint v1290 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.m[3][0].thread_elements()[0];
-    const bfloat v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1297 = float(v1296);
-    const float v1298 = fma(v1295, v3, v1297);
-    const bfloat v1299 = bfloat(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1300 = v1289 * v1;
-    const uint v1301 = v1300 + v1291;
-    out[v1301] = v1299;
-  }
-  const uint v1302 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1303 = v615 + v1302;
-  const uint v1304 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1305 = v614 + v1304;
-  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1307 = v1305 < v1;
-  const bool v1308 = v1306 && v1307;
-  if (v1308) {
-    const float v1309 = v39.m[3][0].thread_elements()[1];
-    const bfloat v1310 = bias[v1305];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1311 = float(v1310);
-    const float v1312 = fma(v1309, v3, v1311);
-    const bfloat v1313 = bfloat(v1312);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1314 = v1303 * v1;
-    const uint v1315 = v1314 + v1305;
-    out[v1315] = v1313;
-  }
-  const uint v1316 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1317 = v615 + v1316;
-  const uint v1318 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v39.m[3][1].thread_elements()[0];
-    const bfloat v1324 = bias[v1319];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1325 = float(v1324);
-    const float v1326 = fma(v1323, v3, v1325);
-    const bfloat v1327 = bfloat(v1326);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1328 = v1317 * v1;
-    const uint v1329 = v1328 + v1319;
-    out[v1329] = v1327;
-  }
-  const uint v1330 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1331 = v615 + v1330;
-  const uint v1332 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v39.m[3][1].thread_elements()[1];
-    const bfloat v1338 = bias[v1333];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1339 = float(v1338);
-    const float v1340 = fma(v1337, v3, v1339);
-    const bfloat v1341 = bfloat(v1340);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1342 = v1331 * v1;
-    const uint v1343 = v1342 + v1333;
-    out[v1343] = v1341;
-  }
-  const uint v1344 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1345 = v615 + v1344;
-  const uint v1346 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1347 = v614 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1349 = v1347 < v1;
-  const bool v1350 = v1348 && v1349;
-  if (v1350) {
-    const float v1351 = v39.m[3][2].thread_elements()[0];
-    const bfloat v1352 = bias[v1347];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1353 = float(v1352);
-    const float v1354 = fma(v1351, v3, v1353);
-    const bfloat v1355 = bfloat(v1354);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1356 = v1345 * v1;
-    const uint v1357 = v1356 + v1347;
-    out[v1357] = v1355;
-  }
-  const uint v1358 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1359 = v615 + v1358;
-  const uint v1360 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1361 = v614 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1363 = v1361 < v1;
-  const bool v1364 = v1362 && v1363;
-  if (v1364) {
-    const float v1365 = v39.m[3][2].thread_elements()[1];
-    const bfloat v1366 = bias[v1361];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1367 = float(v1366);
-    const float v1368 = fma(v1365, v3, v1367);
-    const bfloat v1369 = bfloat(v1368);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1370 = v1359 * v1;
-    const uint v1371 = v1370 + v1361;
-    out[v1371] = v1369;
-  }
-  const uint v1372 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1373 = v615 + v1372;
-  const uint v1374 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1377 = v1375 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v39.m[3][3].thread_elements()[0];
-    const bfloat v1380 = bias[v1375];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1381 = float(v1380);
-    const float v1382 = fma(v1379, v3, v1381);
-    const bfloat v1383 = bfloat(v1382);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1384 = v1373 * v1;
-    const uint v1385 = v1384 + v1375;
-    out[v1385] = v1383;
-  }
-  const uint v1386 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1387 = v615 + v1386;
-  const uint v1388 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1389 = v614 + v1388;
-  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1391 = v1389 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v39.m[3][3].thread_elements()[1];
-    const bfloat v1394 = bias[v1389];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1395 = float(v1394);
-    const float v1396 = fma(v1393, v3, v1395);
-    const bfloat v1397 = bfloat(v1396);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1398 = v1387 * v1;
-    const uint v1399 = v1398 + v1389;
-    out[v1399] = v1397;
-  }
-  const uint v1400 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1401 = v615 + v1400;
-  const uint v1402 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1403 = v614 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.m[3][4].thread_elements()[0];
-    const bfloat v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1409 = float(v1408);
-    const float v1410 = fma(v1407, v3, v1409);
-    const bfloat v1411 = bfloat(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1412 = v1401 * v1;
-    const uint v1413 = v1412 + v1403;
-    out[v1413] = v1411;
-  }
-  const uint v1414 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1415 = v615 + v1414;
-  const uint v1416 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1419 = v1417 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v39.m[3][4].thread_elements()[1];
-    const bfloat v1422 = bias[v1417];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1423 = float(v1422);
-    const float v1424 = fma(v1421, v3, v1423);
-    const bfloat v1425 = bfloat(v1424);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1426 = v1415 * v1;
-    const uint v1427 = v1426 + v1417;
-    out[v1427] = v1425;
-  }
-  const uint v1428 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1429 = v615 + v1428;
-  const uint v1430 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1431 = v614 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v39.m[3][5].thread_elements()[0];
-    const bfloat v1436 = bias[v1431];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1437 = float(v1436);
-    const float v1438 = fma(v1435, v3, v1437);
-    const bfloat v1439 = bfloat(v1438);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1440 = v1429 * v1;
-    const uint v1441 = v1440 + v1431;
-    out[v1441] = v1439;
-  }
-  const uint v1442 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1443 = v615 + v1442;
-  const uint v1444 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1445 = v614 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v39.m[3][5].thread_elements()[1];
-    const bfloat v1450 = bias[v1445];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1451 = float(v1450);
-    const float v1452 = fma(v1449, v3, v1451);
-    const bfloat v1453 = bfloat(v1452);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1454 = v1443 * v1;
-    const uint v1455 = v1454 + v1445;
-    out[v1455] = v1453;
-  }
-  const uint v1456 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1457 = v615 + v1456;
-  const uint v1458 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v39.m[3][6].thread_elements()[0];
-    const bfloat v1464 = bias[v1459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1465 = float(v1464);
-    const float v1466 = fma(v1463, v3, v1465);
-    const bfloat v1467 = bfloat(v1466);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1468 = v1457 * v1;
-    const uint v1469 = v1468 + v1459;
-    out[v1469] = v1467;
-  }
-  const uint v1470 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1471 = v615 + v1470;
-  const uint v1472 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1473 = v614 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1475 = v1473 < v1;
-  const bool v1476 = v1474 && v1475;
-  if (v1476) {
-    const float v1477 = v39.m[3][6].thread_elements()[1];
-    const bfloat v1478 = bias[v1473];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1479 = float(v1478);
-    const float v1480 = fma(v1477, v3, v1479);
-    const bfloat v1481 = bfloat(v1480);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1482 = v1471 * v1;
-    const uint v1483 = v1482 + v1473;
-    out[v1483] = v1481;
-  }
-  const uint v1484 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1485 = v615 + v1484;
-  const uint v1486 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1487 = v614 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v39.m[3][7].thread_elements()[0];
-    const bfloat v1492 = bias[v1487];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1493 = float(v1492);
-    const float v1494 = fma(v1491, v3, v1493);
-    const bfloat v1495 = bfloat(v1494);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1496 = v1485 * v1;
-    const uint v1497 = v1496 + v1487;
-    out[v1497] = v1495;
-  }
-  const uint v1498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1499 = v615 + v1498;
-  const uint v1500 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v39.m[3][7].thread_elements()[1];
-    const bfloat v1506 = bias[v1501];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1507 = float(v1506);
-    const float v1508 = fma(v1505, v3, v1507);
-    const bfloat v1509 = bfloat(v1508);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1510 = v1499 * v1;
-    const uint v1511 = v1510 + v1501;
-    out[v1511] = v1509;
-  }
-  const uint v1512 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1513 = v615 + v1512;
-  const uint v1514 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1515 = v614 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.m[4][0].thread_elements()[0];
-    const bfloat v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1521 = float(v1520);
-    const float v1522 = fma(v1519, v3, v1521);
-    const bfloat v1523 = bfloat(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1524 = v1513 * v1;
-    const uint v1525 = v1524 + v1515;
-    out[v1525] = v1523;
-  }
-  const uint v1526 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1527 = v615 + v1526;
-  const uint v1528 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1529 = v614 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1531 = v1529 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v39.m[4][0].thread_elements()[1];
-    const bfloat v1534 = bias[v1529];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1535 = float(v1534);
-    const float v1536 = fma(v1533, v3, v1535);
-    const bfloat v1537 = bfloat(v1536);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1538 = v1527 * v1;
-    const uint v1539 = v1538 + v1529;
-    out[v1539] = v1537;
-  }
-  const uint v1540 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1541 = v615 + v1540;
-  const uint v1542 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1545 = v1543 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v39.m[4][1].thread_elements()[0];
-    const bfloat v1548 = bias[v1543];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1549 = float(v1548);
-    const float v1550 = fma(v1547, v3, v1549);
-    const bfloat v1551 = bfloat(v1550);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1552 = v1541 * v1;
-    const uint v1553 = v1552 + v1543;
-    out[v1553] = v1551;
-  }
-  const uint v1554 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1555 = v615 + v1554;
-  const uint v1556 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1557 = v614 + v1556;
-  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1559 = v1557 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v39.m[4][1].thread_elements()[1];
-    const bfloat v1562 = bias[v1557];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1563 = float(v1562);
-    const float v1564 = fma(v1561, v3, v1563);
-    const bfloat v1565 = bfloat(v1564);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1566 = v1555 * v1;
-    const uint v1567 = v1566 + v1557;
-    out[v1567] = v1565;
-  }
-  const uint v1568 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1569 = v615 + v1568;
-  const uint v1570 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1571 = v614 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1573 = v1571 < v1;
-  const bool v1574 = v1572 && v1573;
-  if (v1574) {
-    const float v1575 = v39.m[4][2].thread_elements()[0];
-    const bfloat v1576 = bias[v1571];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1577 = float(v1576);
-    const float v1578 = fma(v1575, v3, v1577);
-    const bfloat v1579 = bfloat(v1578);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1580 = v1569 * v1;
-    const uint v1581 = v1580 + v1571;
-    out[v1581] = v1579;
-  }
-  const uint v1582 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1583 = v615 + v1582;
-  const uint v1584 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1587 = v1585 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v39.m[4][2].thread_elements()[1];
-    const bfloat v1590 = bias[v1585];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1591 = float(v1590);
-    const float v1592 = fma(v1589, v3, v1591);
-    const bfloat v1593 = bfloat(v1592);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1594 = v1583 * v1;
-    const uint v1595 = v1594 + v1585;
-    out[v1595] = v1593;
-  }
-  const uint v1596 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1597 = v615 + v1596;
-  const uint v1598 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1599 = v614 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1601 = v1599 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v39.m[4][3].thread_elements()[0];
-    const bfloat v1604 = bias[v1599];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1605 = float(v1604);
-    const float v1606 = fma(v1603, v3, v1605);
-    const bfloat v1607 = bfloat(v1606);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1608 = v1597 * v1;
-    const uint v1609 = v1608 + v1599;
-    out[v1609] = v1607;
-  }
-  const uint v1610 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1611 = v615 + v1610;
-  const uint v1612 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1613 = v614 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1615 = v1613 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v39.m[4][3].thread_elements()[1];
-    const bfloat v1618 = bias[v1613];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1619 = float(v1618);
-    const float v1620 = fma(v1617, v3, v1619);
-    const bfloat v1621 = bfloat(v1620);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1622 = v1611 * v1;
-    const uint v1623 = v1622 + v1613;
-    out[v1623] = v1621;
-  }
-  const uint v1624 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1625 = v615 + v1624;
-  const uint v1626 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.m[4][4].thread_elements()[0];
-    const bfloat v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1633 = float(v1632);
-    const float v1634 = fma(v1631, v3, v1633);
-    const bfloat v1635 = bfloat(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1636 = v1625 * v1;
-    const uint v1637 = v1636 + v1627;
-    out[v1637] = v1635;
-  }
-  const uint v1638 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1639 = v615 + v1638;
-  const uint v1640 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1641 = v614 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v39.m[4][4].thread_elements()[1];
-    const bfloat v1646 = bias[v1641];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1647 = float(v1646);
-    const float v1648 = fma(v1645, v3, v1647);
-    const bfloat v1649 = bfloat(v1648);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1650 = v1639 * v1;
-    const uint v1651 = v1650 + v1641;
-    out[v1651] = v1649;
-  }
-  const uint v1652 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1653 = v615 + v1652;
-  const uint v1654 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1655 = v614 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1657 = v1655 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v39.m[4][5].thread_elements()[0];
-    const bfloat v1660 = bias[v1655];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1661 = float(v1660);
-    const float v1662 = fma(v1659, v3, v1661);
-    const bfloat v1663 = bfloat(v1662);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1664 = v1653 * v1;
-    const uint v1665 = v1664 + v1655;
-    out[v1665] = v1663;
-  }
-  const uint v1666 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1667 = v615 + v1666;
-  const uint v1668 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v39.m[4][5].thread_elements()[1];
-    const bfloat v1674 = bias[v1669];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1675 = float(v1674);
-    const float v1676 = fma(v1673, v3, v1675);
-    const bfloat v1677 = bfloat(v1676);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1678 = v1667 * v1;
-    const uint v1679 = v1678 + v1669;
-    out[v1679] = v1677;
-  }
-  const uint v1680 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1681 = v615 + v1680;
-  const uint v1682 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1683 = v614 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v39.m[4][6].thread_elements()[0];
-    const bfloat v1688 = bias[v1683];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1689 = float(v1688);
-    const float v1690 = fma(v1687, v3, v1689);
-    const bfloat v1691 = bfloat(v1690);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1692 = v1681 * v1;
-    const uint v1693 = v1692 + v1683;
-    out[v1693] = v1691;
-  }
-  const uint v1694 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1695 = v615 + v1694;
-  const uint v1696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1697 = v614 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v39.m[4][6].thread_elements()[1];
-    const bfloat v1702 = bias[v1697];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1703 = float(v1702);
-    const float v1704 = fma(v1701, v3, v1703);
-    const bfloat v1705 = bfloat(v1704);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1706 = v1695 * v1;
-    const uint v1707 = v1706 + v1697;
-    out[v1707] = v1705;
-  }
-  const uint v1708 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1709 = v615 + v1708;
-  const uint v1710 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1713 = v1711 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v39.m[4][7].thread_elements()[0];
-    const bfloat v1716 = bias[v1711];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1717 = float(v1716);
-    const float v1718 = fma(v1715, v3, v1717);
-    const bfloat v1719 = bfloat(v1718);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1720 = v1709 * v1;
-    const uint v1721 = v1720 + v1711;
-    out[v1721] = v1719;
-  }
-  const uint v1722 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1723 = v615 + v1722;
-  const uint v1724 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1725 = v614 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v39.m[4][7].thread_elements()[1];
-    const bfloat v1730 = bias[v1725];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1731 = float(v1730);
-    const float v1732 = fma(v1729, v3, v1731);
-    const bfloat v1733 = bfloat(v1732);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1734 = v1723 * v1;
-    const uint v1735 = v1734 + v1725;
-    out[v1735] = v1733;
-  }
-  const uint v1736 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1737 = v615 + v1736;
-  const uint v1738 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1739 = v614 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.m[5][0].thread_elements()[0];
-    const bfloat v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1745 = float(v1744);
-    const float v1746 = fma(v1743, v3, v1745);
-    const bfloat v1747 = bfloat(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1748 = v1737 * v1;
-    const uint v1749 = v1748 + v1739;
-    out[v1749] = v1747;
-  }
-  const uint v1750 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1751 = v615 + v1750;
-  const uint v1752 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1755 = v1753 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v39.m[5][0].thread_elements()[1];
-    const bfloat v1758 = bias[v1753];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1759 = float(v1758);
-    const float v1760 = fma(v1757, v3, v1759);
-    const bfloat v1761 = bfloat(v1760);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1762 = v1751 * v1;
-    const uint v1763 = v1762 + v1753;
-    out[v1763] = v1761;
-  }
-  const uint v1764 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1765 = v615 + v1764;
-  const uint v1766 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1767 = v614 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1769 = v1767 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v39.m[5][1].thread_elements()[0];
-    const bfloat v1772 = bias[v1767];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1773 = float(v1772);
-    const float v1774 = fma(v1771, v3, v1773);
-    const bfloat v1775 = bfloat(v1774);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1776 = v1765 * v1;
-    const uint v1777 = v1776 + v1767;
-    out[v1777] = v1775;
-  }
-  const uint v1778 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1779 = v615 + v1778;
-  const uint v1780 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1781 = v614 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1783 = v1781 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v39.m[5][1].thread_elements()[1];
-    const bfloat v1786 = bias[v1781];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1787 = float(v1786);
-    const float v1788 = fma(v1785, v3, v1787);
-    const bfloat v1789 = bfloat(v1788);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1790 = v1779 * v1;
-    const uint v1791 = v1790 + v1781;
-    out[v1791] = v1789;
-  }
-  const uint v1792 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1793 = v615 + v1792;
-  const uint v1794 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v39.m[5][2].thread_elements()[0];
-    const bfloat v1800 = bias[v1795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1801 = float(v1800);
-    const float v1802 = fma(v1799, v3, v1801);
-    const bfloat v1803 = bfloat(v1802);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1804 = v1793 * v1;
-    const uint v1805 = v1804 + v1795;
-    out[v1805] = v1803;
-  }
-  const uint v1806 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1807 = v615 + v1806;
-  const uint v1808 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1809 = v614 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v39.m[5][2].thread_elements()[1];
-    const bfloat v1814 = bias[v1809];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1815 = float(v1814);
-    const float v1816 = fma(v1813, v3, v1815);
-    const bfloat v1817 = bfloat(v1816);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1818 = v1807 * v1;
-    const uint v1819 = v1818 + v1809;
-    out[v1819] = v1817;
-  }
-  const uint v1820 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1821 = v615 + v1820;
-  const uint v1822 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1823 = v614 + v1822;
-  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v39.m[5][3].thread_elements()[0];
-    const bfloat v1828 = bias[v1823];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1829 = float(v1828);
-    const float v1830 = fma(v1827, v3, v1829);
-    const bfloat v1831 = bfloat(v1830);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1832 = v1821 * v1;
-    const uint v1833 = v1832 + v1823;
-    out[v1833] = v1831;
-  }
-  const uint v1834 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1835 = v615 + v1834;
-  const uint v1836 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1839 = v1837 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v39.m[5][3].thread_elements()[1];
-    const bfloat v1842 = bias[v1837];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1843 = float(v1842);
-    const float v1844 = fma(v1841, v3, v1843);
-    const bfloat v1845 = bfloat(v1844);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1846 = v1835 * v1;
-    const uint v1847 = v1846 + v1837;
-    out[v1847] = v1845;
-  }
-  const uint v1848 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1849 = v615 + v1848;
-  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1851 = v614 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.m[5][4].thread_elements()[0];
-    const bfloat v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1857 = float(v1856);
-    const float v1858 = fma(v1855, v3, v1857);
-    const bfloat v1859 = bfloat(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1860 = v1849 * v1;
-    const uint v1861 = v1860 + v1851;
-    out[v1861] = v1859;
-  }
-  const uint v1862 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1863 = v615 + v1862;
-  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1865 = v614 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v39.m[5][4].thread_elements()[1];
-    const bfloat v1870 = bias[v1865];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1871 = float(v1870);
-    const float v1872 = fma(v1869, v3, v1871);
-    const bfloat v1873 = bfloat(v1872);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1874 = v1863 * v1;
-    const uint v1875 = v1874 + v1865;
-    out[v1875] = v1873;
-  }
-  const uint v1876 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1877 = v615 + v1876;
-  const uint v1878 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v39.m[5][5].thread_elements()[0];
-    const bfloat v1884 = bias[v1879];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1885 = float(v1884);
-    const float v1886 = fma(v1883, v3, v1885);
-    const bfloat v1887 = bfloat(v1886);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1888 = v1877 * v1;
-    const uint v1889 = v1888 + v1879;
-    out[v1889] = v1887;
-  }
-  const uint v1890 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1891 = v615 + v1890;
-  const uint v1892 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1893 = v614 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1895 = v1893 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v39.m[5][5].thread_elements()[1];
-    const bfloat v1898 = bias[v1893];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1899 = float(v1898);
-    const float v1900 = fma(v1897, v3, v1899);
-    const bfloat v1901 = bfloat(v1900);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1902 = v1891 * v1;
-    const uint v1903 = v1902 + v1893;
-    out[v1903] = v1901;
-  }
-  const uint v1904 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1905 = v615 + v1904;
-  const uint v1906 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1907 = v614 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1909 = v1907 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v39.m[5][6].thread_elements()[0];
-    const bfloat v1912 = bias[v1907];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1913 = float(v1912);
-    const float v1914 = fma(v1911, v3, v1913);
-    const bfloat v1915 = bfloat(v1914);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1916 = v1905 * v1;
-    const uint v1917 = v1916 + v1907;
-    out[v1917] = v1915;
-  }
-  const uint v1918 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1919 = v615 + v1918;
-  const uint v1920 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1923 = v1921 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v39.m[5][6].thread_elements()[1];
-    const bfloat v1926 = bias[v1921];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1927 = float(v1926);
-    const float v1928 = fma(v1925, v3, v1927);
-    const bfloat v1929 = bfloat(v1928);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1930 = v1919 * v1;
-    const uint v1931 = v1930 + v1921;
-    out[v1931] = v1929;
-  }
-  const uint v1932 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1933 = v615 + v1932;
-  const uint v1934 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1935 = v614 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1937 = v1935 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v39.m[5][7].thread_elements()[0];
-    const bfloat v1940 = bias[v1935];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1941 = float(v1940);
-    const float v1942 = fma(v1939, v3, v1941);
-    const bfloat v1943 = bfloat(v1942);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1944 = v1933 * v1;
-    const uint v1945 = v1944 + v1935;
-    out[v1945] = v1943;
-  }
-  const uint v1946 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1947 = v615 + v1946;
-  const uint v1948 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1949 = v614 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v39.m[5][7].thread_elements()[1];
-    const bfloat v1954 = bias[v1949];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1955 = float(v1954);
-    const float v1956 = fma(v1953, v3, v1955);
-    const bfloat v1957 = bfloat(v1956);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1958 = v1947 * v1;
-    const uint v1959 = v1958 + v1949;
-    out[v1959] = v1957;
-  }
-  const uint v1960 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1961 = v615 + v1960;
-  const uint v1962 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.m[6][0].thread_elements()[0];
-    const bfloat v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1969 = float(v1968);
-    const float v1970 = fma(v1967, v3, v1969);
-    const bfloat v1971 = bfloat(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1972 = v1961 * v1;
-    const uint v1973 = v1972 + v1963;
-    out[v1973] = v1971;
-  }
-  const uint v1974 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1975 = v615 + v1974;
-  const uint v1976 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1977 = v614 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1979 = v1977 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v39.m[6][0].thread_elements()[1];
-    const bfloat v1982 = bias[v1977];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1983 = float(v1982);
-    const float v1984 = fma(v1981, v3, v1983);
-    const bfloat v1985 = bfloat(v1984);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1986 = v1975 * v1;
-    const uint v1987 = v1986 + v1977;
-    out[v1987] = v1985;
-  }
-  const uint v1988 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1989 = v615 + v1988;
-  const uint v1990 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1991 = v614 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v39.m[6][1].thread_elements()[0];
-    const bfloat v1996 = bias[v1991];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1997 = float(v1996);
-    const float v1998 = fma(v1995, v3, v1997);
-    const bfloat v1999 = bfloat(v1998);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2000 = v1989 * v1;
-    const uint v2001 = v2000 + v1991;
-    out[v2001] = v1999;
-  }
-  const uint v2002 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2003 = v615 + v2002;
-  const uint v2004 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v39.m[6][1].thread_elements()[1];
-    const bfloat v2010 = bias[v2005];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2011 = float(v2010);
-    const float v2012 = fma(v2009, v3, v2011);
-    const bfloat v2013 = bfloat(v2012);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2014 = v2003 * v1;
-    const uint v2015 = v2014 + v2005;
-    out[v2015] = v2013;
-  }
-  const uint v2016 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2017 = v615 + v2016;
-  const uint v2018 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2021 = v2019 < v1;
-  const bool v2022 = v2020 && v2021;
-  if (v2022) {
-    const float v2023 = v39.m[6][2].thread_elements()[0];
-    const bfloat v2024 = bias[v2019];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2025 = float(v2024);
-    const float v2026 = fma(v2023, v3, v2025);
-    const bfloat v2027 = bfloat(v2026);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2028 = v2017 * v1;
-    const uint v2029 = v2028 + v2019;
-    out[v2029] = v2027;
-  }
-  const uint v2030 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2031 = v615 + v2030;
-  const uint v2032 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2033 = v614 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v39.m[6][2].thread_elements()[1];
-    const bfloat v2038 = bias[v2033];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2039 = float(v2038);
-    const float v2040 = fma(v2037, v3, v2039);
-    const bfloat v2041 = bfloat(v2040);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2042 = v2031 * v1;
-    const uint v2043 = v2042 + v2033;
-    out[v2043] = v2041;
-  }
-  const uint v2044 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2045 = v615 + v2044;
-  const uint v2046 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v39.m[6][3].thread_elements()[0];
-    const bfloat v2052 = bias[v2047];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2053 = float(v2052);
-    const float v2054 = fma(v2051, v3, v2053);
-    const bfloat v2055 = bfloat(v2054);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2056 = v2045 * v1;
-    const uint v2057 = v2056 + v2047;
-    out[v2057] = v2055;
-  }
-  const uint v2058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2059 = v615 + v2058;
-  const uint v2060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2061 = v614 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v39.m[6][3].thread_elements()[1];
-    const bfloat v2066 = bias[v2061];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2067 = float(v2066);
-    const float v2068 = fma(v2065, v3, v2067);
-    const bfloat v2069 = bfloat(v2068);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2070 = v2059 * v1;
-    const uint v2071 = v2070 + v2061;
-    out[v2071] = v2069;
-  }
-  const uint v2072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2073 = v615 + v2072;
-  const uint v2074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2075 = v614 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.m[6][4].thread_elements()[0];
-    const bfloat v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2081 = float(v2080);
-    const float v2082 = fma(v2079, v3, v2081);
-    const bfloat v2083 = bfloat(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2084 = v2073 * v1;
-    const uint v2085 = v2084 + v2075;
-    out[v2085] = v2083;
-  }
-  const uint v2086 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2087 = v615 + v2086;
-  const uint v2088 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v39.m[6][4].thread_elements()[1];
-    const bfloat v2094 = bias[v2089];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2095 = float(v2094);
-    const float v2096 = fma(v2093, v3, v2095);
-    const bfloat v2097 = bfloat(v2096);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2098 = v2087 * v1;
-    const uint v2099 = v2098 + v2089;
-    out[v2099] = v2097;
-  }
-  const uint v2100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2101 = v615 + v2100;
-  const uint v2102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2103 = v614 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2105 = v2103 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v39.m[6][5].thread_elements()[0];
-    const bfloat v2108 = bias[v2103];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2109 = float(v2108);
-    const float v2110 = fma(v2107, v3, v2109);
-    const bfloat v2111 = bfloat(v2110);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2112 = v2101 * v1;
-    const uint v2113 = v2112 + v2103;
-    out[v2113] = v2111;
-  }
-  const uint v2114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2115 = v615 + v2114;
-  const uint v2116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2117 = v614 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2119 = v2117 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v39.m[6][5].thread_elements()[1];
-    const bfloat v2122 = bias[v2117];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2123 = float(v2122);
-    const float v2124 = fma(v2121, v3, v2123);
-    const bfloat v2125 = bfloat(v2124);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2126 = v2115 * v1;
-    const uint v2127 = v2126 + v2117;
-    out[v2127] = v2125;
-  }
-  const uint v2128 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2129 = v615 + v2128;
-  const uint v2130 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2133 = v2131 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v39.m[6][6].thread_elements()[0];
-    const bfloat v2136 = bias[v2131];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2137 = float(v2136);
-    const float v2138 = fma(v2135, v3, v2137);
-    const bfloat v2139 = bfloat(v2138);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2140 = v2129 * v1;
-    const uint v2141 = v2140 + v2131;
-    out[v2141] = v2139;
-  }
-  const uint v2142 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2143 = v615 + v2142;
-  const uint v2144 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2145 = v614 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2147 = v2145 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v39.m[6][6].thread_elements()[1];
-    const bfloat v2150 = bias[v2145];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2151 = float(v2150);
-    const float v2152 = fma(v2149, v3, v2151);
-    const bfloat v2153 = bfloat(v2152);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2154 = v2143 * v1;
-    const uint v2155 = v2154 + v2145;
-    out[v2155] = v2153;
-  }
-  const uint v2156 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2157 = v615 + v2156;
-  const uint v2158 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2159 = v614 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2161 = v2159 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v39.m[6][7].thread_elements()[0];
-    const bfloat v2164 = bias[v2159];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2165 = float(v2164);
-    const float v2166 = fma(v2163, v3, v2165);
-    const bfloat v2167 = bfloat(v2166);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2168 = v2157 * v1;
-    const uint v2169 = v2168 + v2159;
-    out[v2169] = v2167;
-  }
-  const uint v2170 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2171 = v615 + v2170;
-  const uint v2172 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v39.m[6][7].thread_elements()[1];
-    const bfloat v2178 = bias[v2173];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2179 = float(v2178);
-    const float v2180 = fma(v2177, v3, v2179);
-    const bfloat v2181 = bfloat(v2180);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2182 = v2171 * v1;
-    const uint v2183 = v2182 + v2173;
-    out[v2183] = v2181;
-  }
-  const uint v2184 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2185 = v615 + v2184;
-  const uint v2186 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2187 = v614 + v2186;
-  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.m[7][0].thread_elements()[0];
-    const bfloat v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2193 = float(v2192);
-    const float v2194 = fma(v2191, v3, v2193);
-    const bfloat v2195 = bfloat(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2196 = v2185 * v1;
-    const uint v2197 = v2196 + v2187;
-    out[v2197] = v2195;
-  }
-  const uint v2198 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2199 = v615 + v2198;
-  const uint v2200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2201 = v614 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v39.m[7][0].thread_elements()[1];
-    const bfloat v2206 = bias[v2201];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2207 = float(v2206);
-    const float v2208 = fma(v2205, v3, v2207);
-    const bfloat v2209 = bfloat(v2208);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2210 = v2199 * v1;
-    const uint v2211 = v2210 + v2201;
-    out[v2211] = v2209;
-  }
-  const uint v2212 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2213 = v615 + v2212;
-  const uint v2214 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v39.m[7][1].thread_elements()[0];
-    const bfloat v2220 = bias[v2215];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2221 = float(v2220);
-    const float v2222 = fma(v2219, v3, v2221);
-    const bfloat v2223 = bfloat(v2222);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2224 = v2213 * v1;
-    const uint v2225 = v2224 + v2215;
-    out[v2225] = v2223;
-  }
-  const uint v2226 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2227 = v615 + v2226;
-  const uint v2228 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2229 = v614 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v39.m[7][1].thread_elements()[1];
-    const bfloat v2234 = bias[v2229];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2235 = float(v2234);
-    const float v2236 = fma(v2233, v3, v2235);
-    const bfloat v2237 = bfloat(v2236);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2238 = v2227 * v1;
-    const uint v2239 = v2238 + v2229;
-    out[v2239] = v2237;
-  }
-  const uint v2240 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2241 = v615 + v2240;
-  const uint v2242 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2243 = v614 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v39.m[7][2].thread_elements()[0];
-    const bfloat v2248 = bias[v2243];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2249 = float(v2248);
-    const float v2250 = fma(v2247, v3, v2249);
-    const bfloat v2251 = bfloat(v2250);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2252 = v2241 * v1;
-    const uint v2253 = v2252 + v2243;
-    out[v2253] = v2251;
-  }
-  const uint v2254 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2255 = v615 + v2254;
-  const uint v2256 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2259 = v2257 < v1;
-  const bool v2260 = v2258 && v2259;
-  if (v2260) {
-    const float v2261 = v39.m[7][2].thread_elements()[1];
-    const bfloat v2262 = bias[v2257];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2263 = float(v2262);
-    const float v2264 = fma(v2261, v3, v2263);
-    const bfloat v2265 = bfloat(v2264);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2266 = v2255 * v1;
-    const uint v2267 = v2266 + v2257;
-    out[v2267] = v2265;
-  }
-  const uint v2268 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2269 = v615 + v2268;
-  const uint v2270 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2271 = v614 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v39.m[7][3].thread_elements()[0];
-    const bfloat v2276 = bias[v2271];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2277 = float(v2276);
-    const float v2278 = fma(v2275, v3, v2277);
-    const bfloat v2279 = bfloat(v2278);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2280 = v2269 * v1;
-    const uint v2281 = v2280 + v2271;
-    out[v2281] = v2279;
-  }
-  const uint v2282 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2283 = v615 + v2282;
-  const uint v2284 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2285 = v614 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2287 = v2285 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v39.m[7][3].thread_elements()[1];
-    const bfloat v2290 = bias[v2285];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2291 = float(v2290);
-    const float v2292 = fma(v2289, v3, v2291);
-    const bfloat v2293 = bfloat(v2292);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2294 = v2283 * v1;
-    const uint v2295 = v2294 + v2285;
-    out[v2295] = v2293;
-  }
-  const uint v2296 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2297 = v615 + v2296;
-  const uint v2298 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.m[7][4].thread_elements()[0];
-    const bfloat v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2305 = float(v2304);
-    const float v2306 = fma(v2303, v3, v2305);
-    const bfloat v2307 = bfloat(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2308 = v2297 * v1;
-    const uint v2309 = v2308 + v2299;
-    out[v2309] = v2307;
-  }
-  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2311 = v615 + v2310;
-  const uint v2312 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2313 = v614 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2315 = v2313 < v1;
-  const bool v2316 = v2314 && v2315;
-  if (v2316) {
-    const float v2317 = v39.m[7][4].thread_elements()[1];
-    const bfloat v2318 = bias[v2313];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2319 = float(v2318);
-    const float v2320 = fma(v2317, v3, v2319);
-    const bfloat v2321 = bfloat(v2320);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2322 = v2311 * v1;
-    const uint v2323 = v2322 + v2313;
-    out[v2323] = v2321;
-  }
-  const uint v2324 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2325 = v615 + v2324;
-  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2327 = v614 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2329 = v2327 < v1;
-  const bool v2330 = v2328 && v2329;
-  if (v2330) {
-    const float v2331 = v39.m[7][5].thread_elements()[0];
-    const bfloat v2332 = bias[v2327];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2333 = float(v2332);
-    const float v2334 = fma(v2331, v3, v2333);
-    const bfloat v2335 = bfloat(v2334);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2336 = v2325 * v1;
-    const uint v2337 = v2336 + v2327;
-    out[v2337] = v2335;
-  }
-  const uint v2338 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2339 = v615 + v2338;
-  const uint v2340 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2343 = v2341 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v39.m[7][5].thread_elements()[1];
-    const bfloat v2346 = bias[v2341];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2347 = float(v2346);
-    const float v2348 = fma(v2345, v3, v2347);
-    const bfloat v2349 = bfloat(v2348);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2350 = v2339 * v1;
-    const uint v2351 = v2350 + v2341;
-    out[v2351] = v2349;
-  }
-  const uint v2352 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2353 = v615 + v2352;
-  const uint v2354 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2355 = v614 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v39.m[7][6].thread_elements()[0];
-    const bfloat v2360 = bias[v2355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2361 = float(v2360);
-    const float v2362 = fma(v2359, v3, v2361);
-    const bfloat v2363 = bfloat(v2362);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2364 = v2353 * v1;
-    const uint v2365 = v2364 + v2355;
-    out[v2365] = v2363;
-  }
-  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2367 = v615 + v2366;
-  const uint v2368 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v39.m[7][6].thread_elements()[1];
-    const bfloat v2374 = bias[v2369];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2375 = float(v2374);
-    const float v2376 = fma(v2373, v3, v2375);
-    const bfloat v2377 = bfloat(v2376);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2378 = v2367 * v1;
-    const uint v2379 = v2378 + v2369;
-    out[v2379] = v2377;
-  }
-  const uint v2380 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2381 = v615 + v2380;
-  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2385 = v2383 < v1;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v39.m[7][7].thread_elements()[0];
-    const bfloat v2388 = bias[v2383];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2389 = float(v2388);
-    const float v2390 = fma(v2387, v3, v2389);
-    const bfloat v2391 = bfloat(v2390);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2392 = v2381 * v1;
-    const uint v2393 = v2392 + v2383;
-    out[v2393] = v2391;
-  }
-  const uint v2394 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2395 = v615 + v2394;
-  const uint v2396 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2397 = v614 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v39.m[7][7].thread_elements()[1];
-    const bfloat v2402 = bias[v2397];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2403 = float(v2402);
-    const float v2404 = fma(v2401, v3, v2403);
-    const bfloat v2405 = bfloat(v2404);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2406 = v2395 * v1;
-    const uint v2407 = v2406 + v2397;
-    out[v2407] = v2405;
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v616 = v24 + v33;
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v618 = v616 + v617;
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v39.m[0][0].thread_elements()[0];
+    const bfloat v625 = bias[v620];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v626 = float(v625);
+    const float v627 = fma(v624, v3, v626);
+    const bfloat v628 = bfloat(v627);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v629 = v618 * v1;
+    const uint v630 = v629 + v620;
+    out[v630] = v628;
+  }
+  const uint v631 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v632 = v616 + v631;
+  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v634 = v615 + v633;
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v636 = v634 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v39.m[0][0].thread_elements()[1];
+    const bfloat v639 = bias[v634];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v640 = float(v639);
+    const float v641 = fma(v638, v3, v640);
+    const bfloat v642 = bfloat(v641);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v643 = v632 * v1;
+    const uint v644 = v643 + v634;
+    out[v644] = v642;
+  }
+  const uint v645 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v646 = v616 + v645;
+  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v648 = v615 + v647;
+  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v650 = v648 < v1;
+  const bool v651 = v649 && v650;
+  if (v651) {
+    const float v652 = v39.m[0][1].thread_elements()[0];
+    const bfloat v653 = bias[v648];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v654 = float(v653);
+    const float v655 = fma(v652, v3, v654);
+    const bfloat v656 = bfloat(v655);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v657 = v646 * v1;
+    const uint v658 = v657 + v648;
+    out[v658] = v656;
+  }
+  const uint v659 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v660 = v616 + v659;
+  const uint v661 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v662 = v615 + v661;
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v664 = v662 < v1;
+  const bool v665 = v663 && v664;
+  if (v665) {
+    const float v666 = v39.m[0][1].thread_elements()[1];
+    const bfloat v667 = bias[v662];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v668 = float(v667);
+    const float v669 = fma(v666, v3, v668);
+    const bfloat v670 = bfloat(v669);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v671 = v660 * v1;
+    const uint v672 = v671 + v662;
+    out[v672] = v670;
+  }
+  const uint v673 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v674 = v616 + v673;
+  const uint v675 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v676 = v615 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v678 = v676 < v1;
+  const bool v679 = v677 && v678;
+  if (v679) {
+    const float v680 = v39.m[0][2].thread_elements()[0];
+    const bfloat v681 = bias[v676];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v682 = float(v681);
+    const float v683 = fma(v680, v3, v682);
+    const bfloat v684 = bfloat(v683);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v685 = v674 * v1;
+    const uint v686 = v685 + v676;
+    out[v686] = v684;
+  }
+  const uint v687 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v688 = v616 + v687;
+  const uint v689 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v690 = v615 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v692 = v690 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v39.m[0][2].thread_elements()[1];
+    const bfloat v695 = bias[v690];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v696 = float(v695);
+    const float v697 = fma(v694, v3, v696);
+    const bfloat v698 = bfloat(v697);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v699 = v688 * v1;
+    const uint v700 = v699 + v690;
+    out[v700] = v698;
+  }
+  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v702 = v616 + v701;
+  const uint v703 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v704 = v615 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v706 = v704 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v39.m[0][3].thread_elements()[0];
+    const bfloat v709 = bias[v704];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v710 = float(v709);
+    const float v711 = fma(v708, v3, v710);
+    const bfloat v712 = bfloat(v711);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v713 = v702 * v1;
+    const uint v714 = v713 + v704;
+    out[v714] = v712;
+  }
+  const uint v715 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v716 = v616 + v715;
+  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v718 = v615 + v717;
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v720 = v718 < v1;
+  const bool v721 = v719 && v720;
+  if (v721) {
+    const float v722 = v39.m[0][3].thread_elements()[1];
+    const bfloat v723 = bias[v718];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v724 = float(v723);
+    const float v725 = fma(v722, v3, v724);
+    const bfloat v726 = bfloat(v725);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v727 = v716 * v1;
+    const uint v728 = v727 + v718;
+    out[v728] = v726;
+  }
+  const uint v729 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v730 = v616 + v729;
+  const uint v731 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v732 = v615 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v734 = v732 < v1;
+  const bool v735 = v733 && v734;
+  if (v735) {
+    const float v736 = v39.m[0][4].thread_elements()[0];
+    const bfloat v737 = bias[v732];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v738 = float(v737);
+    const float v739 = fma(v736, v3, v738);
+    const bfloat v740 = bfloat(v739);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v741 = v730 * v1;
+    const uint v742 = v741 + v732;
+    out[v742] = v740;
+  }
+  const uint v743 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v744 = v616 + v743;
+  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v746 = v615 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v748 = v746 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v39.m[0][4].thread_elements()[1];
+    const bfloat v751 = bias[v746];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v752 = float(v751);
+    const float v753 = fma(v750, v3, v752);
+    const bfloat v754 = bfloat(v753);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v755 = v744 * v1;
+    const uint v756 = v755 + v746;
+    out[v756] = v754;
+  }
+  const uint v757 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v758 = v616 + v757;
+  const uint v759 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v760 = v615 + v759;
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v762 = v760 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v39.m[0][5].thread_elements()[0];
+    const bfloat v765 = bias[v760];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v766 = float(v765);
+    const float v767 = fma(v764, v3, v766);
+    const bfloat v768 = bfloat(v767);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v769 = v758 * v1;
+    const uint v770 = v769 + v760;
+    out[v770] = v768;
+  }
+  const uint v771 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v772 = v616 + v771;
+  const uint v773 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v774 = v615 + v773;
+  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v776 = v774 < v1;
+  const bool v777 = v775 && v776;
+  if (v777) {
+    const float v778 = v39.m[0][5].thread_elements()[1];
+    const bfloat v779 = bias[v774];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v780 = float(v779);
+    const float v781 = fma(v778, v3, v780);
+    const bfloat v782 = bfloat(v781);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v783 = v772 * v1;
+    const uint v784 = v783 + v774;
+    out[v784] = v782;
+  }
+  const uint v785 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v786 = v616 + v785;
+  const uint v787 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v788 = v615 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v790 = v788 < v1;
+  const bool v791 = v789 && v790;
+  if (v791) {
+    const float v792 = v39.m[0][6].thread_elements()[0];
+    const bfloat v793 = bias[v788];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v794 = float(v793);
+    const float v795 = fma(v792, v3, v794);
+    const bfloat v796 = bfloat(v795);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v797 = v786 * v1;
+    const uint v798 = v797 + v788;
+    out[v798] = v796;
+  }
+  const uint v799 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v800 = v616 + v799;
+  const uint v801 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v802 = v615 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v804 = v802 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v39.m[0][6].thread_elements()[1];
+    const bfloat v807 = bias[v802];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v808 = float(v807);
+    const float v809 = fma(v806, v3, v808);
+    const bfloat v810 = bfloat(v809);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v811 = v800 * v1;
+    const uint v812 = v811 + v802;
+    out[v812] = v810;
+  }
+  const uint v813 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v814 = v616 + v813;
+  const uint v815 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v816 = v615 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v818 = v816 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v39.m[0][7].thread_elements()[0];
+    const bfloat v821 = bias[v816];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v822 = float(v821);
+    const float v823 = fma(v820, v3, v822);
+    const bfloat v824 = bfloat(v823);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v825 = v814 * v1;
+    const uint v826 = v825 + v816;
+    out[v826] = v824;
+  }
+  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v828 = v616 + v827;
+  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v830 = v615 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v39.m[0][7].thread_elements()[1];
+    const bfloat v835 = bias[v830];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v836 = float(v835);
+    const float v837 = fma(v834, v3, v836);
+    const bfloat v838 = bfloat(v837);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v839 = v828 * v1;
+    const uint v840 = v839 + v830;
+    out[v840] = v838;
+  }
+  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v842 = v616 + v841;
+  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v844 = v615 + v843;
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v846 = v844 < v1;
+  const bool v847 = v845 && v846;
+  if (v847) {
+    const float v848 = v39.m[1][0].thread_elements()[0];
+    const bfloat v849 = bias[v844];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v850 = float(v849);
+    const float v851 = fma(v848, v3, v850);
+    const bfloat v852 = bfloat(v851);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v853 = v842 * v1;
+    const uint v854 = v853 + v844;
+    out[v854] = v852;
+  }
+  const uint v855 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v856 = v616 + v855;
+  const uint v857 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v858 = v615 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v860 = v858 < v1;
+  const bool v861 = v859 && v860;
+  if (v861) {
+    const float v862 = v39.m[1][0].thread_elements()[1];
+    const bfloat v863 = bias[v858];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v864 = float(v863);
+    const float v865 = fma(v862, v3, v864);
+    const bfloat v866 = bfloat(v865);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v867 = v856 * v1;
+    const uint v868 = v867 + v858;
+    out[v868] = v866;
+  }
+  const uint v869 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v870 = v616 + v869;
+  const uint v871 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v872 = v615 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v874 = v872 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v39.m[1][1].thread_elements()[0];
+    const bfloat v877 = bias[v872];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v878 = float(v877);
+    const float v879 = fma(v876, v3, v878);
+    const bfloat v880 = bfloat(v879);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v881 = v870 * v1;
+    const uint v882 = v881 + v872;
+    out[v882] = v880;
+  }
+  const uint v883 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v884 = v616 + v883;
+  const uint v885 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v886 = v615 + v885;
+  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v888 = v886 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v39.m[1][1].thread_elements()[1];
+    const bfloat v891 = bias[v886];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v892 = float(v891);
+    const float v893 = fma(v890, v3, v892);
+    const bfloat v894 = bfloat(v893);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v895 = v884 * v1;
+    const uint v896 = v895 + v886;
+    out[v896] = v894;
+  }
+  const uint v897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v898 = v616 + v897;
+  const uint v899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v900 = v615 + v899;
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v902 = v900 < v1;
+  const bool v903 = v901 && v902;
+  if (v903) {
+    const float v904 = v39.m[1][2].thread_elements()[0];
+    const bfloat v905 = bias[v900];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v906 = float(v905);
+    const float v907 = fma(v904, v3, v906);
+    const bfloat v908 = bfloat(v907);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v909 = v898 * v1;
+    const uint v910 = v909 + v900;
+    out[v910] = v908;
+  }
+  const uint v911 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v912 = v616 + v911;
+  const uint v913 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v914 = v615 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v916 = v914 < v1;
+  const bool v917 = v915 && v916;
+  if (v917) {
+    const float v918 = v39.m[1][2].thread_elements()[1];
+    const bfloat v919 = bias[v914];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v920 = float(v919);
+    const float v921 = fma(v918, v3, v920);
+    const bfloat v922 = bfloat(v921);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v923 = v912 * v1;
+    const uint v924 = v923 + v914;
+    out[v924] = v922;
+  }
+  const uint v925 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v926 = v616 + v925;
+  const uint v927 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v928 = v615 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v930 = v928 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v39.m[1][3].thread_elements()[0];
+    const bfloat v933 = bias[v928];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v934 = float(v933);
+    const float v935 = fma(v932, v3, v934);
+    const bfloat v936 = bfloat(v935);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v937 = v926 * v1;
+    const uint v938 = v937 + v928;
+    out[v938] = v936;
+  }
+  const uint v939 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v940 = v616 + v939;
+  const uint v941 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v942 = v615 + v941;
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v944 = v942 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v39.m[1][3].thread_elements()[1];
+    const bfloat v947 = bias[v942];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v948 = float(v947);
+    const float v949 = fma(v946, v3, v948);
+    const bfloat v950 = bfloat(v949);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v951 = v940 * v1;
+    const uint v952 = v951 + v942;
+    out[v952] = v950;
+  }
+  const uint v953 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v954 = v616 + v953;
+  const uint v955 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v956 = v615 + v955;
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v958 = v956 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v39.m[1][4].thread_elements()[0];
+    const bfloat v961 = bias[v956];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v962 = float(v961);
+    const float v963 = fma(v960, v3, v962);
+    const bfloat v964 = bfloat(v963);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v965 = v954 * v1;
+    const uint v966 = v965 + v956;
+    out[v966] = v964;
+  }
+  const uint v967 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v968 = v616 + v967;
+  const uint v969 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v970 = v615 + v969;
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v972 = v970 < v1;
+  const bool v973 = v971 && v972;
+  if (v973) {
+    const float v974 = v39.m[1][4].thread_elements()[1];
+    const bfloat v975 = bias[v970];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v976 = float(v975);
+    const float v977 = fma(v974, v3, v976);
+    const bfloat v978 = bfloat(v977);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v979 = v968 * v1;
+    const uint v980 = v979 + v970;
+    out[v980] = v978;
+  }
+  const uint v981 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v982 = v616 + v981;
+  const uint v983 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v984 = v615 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v986 = v984 < v1;
+  const bool v987 = v985 && v986;
+  if (v987) {
+    const float v988 = v39.m[1][5].thread_elements()[0];
+    const bfloat v989 = bias[v984];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v990 = float(v989);
+    const float v991 = fma(v988, v3, v990);
+    const bfloat v992 = bfloat(v991);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v993 = v982 * v1;
+    const uint v994 = v993 + v984;
+    out[v994] = v992;
+  }
+  const uint v995 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v996 = v616 + v995;
+  const uint v997 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v998 = v615 + v997;
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1000 = v998 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v39.m[1][5].thread_elements()[1];
+    const bfloat v1003 = bias[v998];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1004 = float(v1003);
+    const float v1005 = fma(v1002, v3, v1004);
+    const bfloat v1006 = bfloat(v1005);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1007 = v996 * v1;
+    const uint v1008 = v1007 + v998;
+    out[v1008] = v1006;
+  }
+  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1010 = v616 + v1009;
+  const uint v1011 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1012 = v615 + v1011;
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1014 = v1012 < v1;
+  const bool v1015 = v1013 && v1014;
+  if (v1015) {
+    const float v1016 = v39.m[1][6].thread_elements()[0];
+    const bfloat v1017 = bias[v1012];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1018 = float(v1017);
+    const float v1019 = fma(v1016, v3, v1018);
+    const bfloat v1020 = bfloat(v1019);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1021 = v1010 * v1;
+    const uint v1022 = v1021 + v1012;
+    out[v1022] = v1020;
+  }
+  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1024 = v616 + v1023;
+  const uint v1025 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1026 = v615 + v1025;
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1028 = v1026 < v1;
+  const bool v1029 = v1027 && v1028;
+  if (v1029) {
+    const float v1030 = v39.m[1][6].thread_elements()[1];
+    const bfloat v1031 = bias[v1026];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1032 = float(v1031);
+    const float v1033 = fma(v1030, v3, v1032);
+    const bfloat v1034 = bfloat(v1033);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1035 = v1024 * v1;
+    const uint v1036 = v1035 + v1026;
+    out[v1036] = v1034;
+  }
+  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1038 = v616 + v1037;
+  const uint v1039 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v39.m[1][7].thread_elements()[0];
+    const bfloat v1045 = bias[v1040];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1046 = float(v1045);
+    const float v1047 = fma(v1044, v3, v1046);
+    const bfloat v1048 = bfloat(v1047);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1049 = v1038 * v1;
+    const uint v1050 = v1049 + v1040;
+    out[v1050] = v1048;
+  }
+  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1052 = v616 + v1051;
+  const uint v1053 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1054 = v615 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1056 = v1054 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v39.m[1][7].thread_elements()[1];
+    const bfloat v1059 = bias[v1054];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1060 = float(v1059);
+    const float v1061 = fma(v1058, v3, v1060);
+    const bfloat v1062 = bfloat(v1061);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1063 = v1052 * v1;
+    const uint v1064 = v1063 + v1054;
+    out[v1064] = v1062;
+  }
+  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1066 = v616 + v1065;
+  const uint v1067 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1068 = v615 + v1067;
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1070 = v1068 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v39.m[2][0].thread_elements()[0];
+    const bfloat v1073 = bias[v1068];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1074 = float(v1073);
+    const float v1075 = fma(v1072, v3, v1074);
+    const bfloat v1076 = bfloat(v1075);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1077 = v1066 * v1;
+    const uint v1078 = v1077 + v1068;
+    out[v1078] = v1076;
+  }
+  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1080 = v616 + v1079;
+  const uint v1081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1082 = v615 + v1081;
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1084 = v1082 < v1;
+  const bool v1085 = v1083 && v1084;
+  if (v1085) {
+    const float v1086 = v39.m[2][0].thread_elements()[1];
+    const bfloat v1087 = bias[v1082];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1088 = float(v1087);
+    const float v1089 = fma(v1086, v3, v1088);
+    const bfloat v1090 = bfloat(v1089);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1091 = v1080 * v1;
+    const uint v1092 = v1091 + v1082;
+    out[v1092] = v1090;
+  }
+  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1094 = v616 + v1093;
+  const uint v1095 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1096 = v615 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1098 = v1096 < v1;
+  const bool v1099 = v1097 && v1098;
+  if (v1099) {
+    const float v1100 = v39.m[2][1].thread_elements()[0];
+    const bfloat v1101 = bias[v1096];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1102 = float(v1101);
+    const float v1103 = fma(v1100, v3, v1102);
+    const bfloat v1104 = bfloat(v1103);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1105 = v1094 * v1;
+    const uint v1106 = v1105 + v1096;
+    out[v1106] = v1104;
+  }
+  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1108 = v616 + v1107;
+  const uint v1109 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1110 = v615 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1112 = v1110 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v39.m[2][1].thread_elements()[1];
+    const bfloat v1115 = bias[v1110];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1116 = float(v1115);
+    const float v1117 = fma(v1114, v3, v1116);
+    const bfloat v1118 = bfloat(v1117);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1119 = v1108 * v1;
+    const uint v1120 = v1119 + v1110;
+    out[v1120] = v1118;
+  }
+  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1122 = v616 + v1121;
+  const uint v1123 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1124 = v615 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v39.m[2][2].thread_elements()[0];
+    const bfloat v1129 = bias[v1124];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1130 = float(v1129);
+    const float v1131 = fma(v1128, v3, v1130);
+    const bfloat v1132 = bfloat(v1131);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1133 = v1122 * v1;
+    const uint v1134 = v1133 + v1124;
+    out[v1134] = v1132;
+  }
+  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1136 = v616 + v1135;
+  const uint v1137 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1138 = v615 + v1137;
+  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1140 = v1138 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v39.m[2][2].thread_elements()[1];
+    const bfloat v1143 = bias[v1138];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1144 = float(v1143);
+    const float v1145 = fma(v1142, v3, v1144);
+    const bfloat v1146 = bfloat(v1145);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1147 = v1136 * v1;
+    const uint v1148 = v1147 + v1138;
+    out[v1148] = v1146;
+  }
+  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1150 = v616 + v1149;
+  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1152 = v615 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1154 = v1152 < v1;
+  const bool v1155 = v1153 && v1154;
+  if (v1155) {
+    const float v1156 = v39.m[2][3].thread_elements()[0];
+    const bfloat v1157 = bias[v1152];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1158 = float(v1157);
+    const float v1159 = fma(v1156, v3, v1158);
+    const bfloat v1160 = bfloat(v1159);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1161 = v1150 * v1;
+    const uint v1162 = v1161 + v1152;
+    out[v1162] = v1160;
+  }
+  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1164 = v616 + v1163;
+  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1166 = v615 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1168 = v1166 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v39.m[2][3].thread_elements()[1];
+    const bfloat v1171 = bias[v1166];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1172 = float(v1171);
+    const float v1173 = fma(v1170, v3, v1172);
+    const bfloat v1174 = bfloat(v1173);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1175 = v1164 * v1;
+    const uint v1176 = v1175 + v1166;
+    out[v1176] = v1174;
+  }
+  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1178 = v616 + v1177;
+  const uint v1179 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1180 = v615 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1182 = v1180 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v39.m[2][4].thread_elements()[0];
+    const bfloat v1185 = bias[v1180];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1186 = float(v1185);
+    const float v1187 = fma(v1184, v3, v1186);
+    const bfloat v1188 = bfloat(v1187);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1189 = v1178 * v1;
+    const uint v1190 = v1189 + v1180;
+    out[v1190] = v1188;
+  }
+  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1192 = v616 + v1191;
+  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1194 = v615 + v1193;
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1196 = v1194 < v1;
+  const bool v1197 = v1195 && v1196;
+  if (v1197) {
+    const float v1198 = v39.m[2][4].thread_elements()[1];
+    const bfloat v1199 = bias[v1194];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1200 = float(v1199);
+    const float v1201 = fma(v1198, v3, v1200);
+    const bfloat v1202 = bfloat(v1201);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1203 = v1192 * v1;
+    const uint v1204 = v1203 + v1194;
+    out[v1204] = v1202;
+  }
+  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1206 = v616 + v1205;
+  const uint v1207 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1208 = v615 + v1207;
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1210 = v1208 < v1;
+  const bool v1211 = v1209 && v1210;
+  if (v1211) {
+    const float v1212 = v39.m[2][5].thread_elements()[0];
+    const bfloat v1213 = bias[v1208];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1214 = float(v1213);
+    const float v1215 = fma(v1212, v3, v1214);
+    const bfloat v1216 = bfloat(v1215);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1217 = v1206 * v1;
+    const uint v1218 = v1217 + v1208;
+    out[v1218] = v1216;
+  }
+  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1220 = v616 + v1219;
+  const uint v1221 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1222 = v615 + v1221;
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1224 = v1222 < v1;
+  const bool v1225 = v1223 && v1224;
+  if (v1225) {
+    const float v1226 = v39.m[2][5].thread_elements()[1];
+    const bfloat v1227 = bias[v1222];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1228 = float(v1227);
+    const float v1229 = fma(v1226, v3, v1228);
+    const bfloat v1230 = bfloat(v1229);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1231 = v1220 * v1;
+    const uint v1232 = v1231 + v1222;
+    out[v1232] = v1230;
+  }
+  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1234 = v616 + v1233;
+  const uint v1235 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1236 = v615 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1238 = v1236 < v1;
+  const bool v1239 = v1237 && v1238;
+  if (v1239) {
+    const float v1240 = v39.m[2][6].thread_elements()[0];
+    const bfloat v1241 = bias[v1236];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1242 = float(v1241);
+    const float v1243 = fma(v1240, v3, v1242);
+    const bfloat v1244 = bfloat(v1243);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1245 = v1234 * v1;
+    const uint v1246 = v1245 + v1236;
+    out[v1246] = v1244;
+  }
+  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1248 = v616 + v1247;
+  const uint v1249 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1250 = v615 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v39.m[2][6].thread_elements()[1];
+    const bfloat v1255 = bias[v1250];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1256 = float(v1255);
+    const float v1257 = fma(v1254, v3, v1256);
+    const bfloat v1258 = bfloat(v1257);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1259 = v1248 * v1;
+    const uint v1260 = v1259 + v1250;
+    out[v1260] = v1258;
+  }
+  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1262 = v616 + v1261;
+  const uint v1263 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1264 = v615 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1266 = v1264 < v1;
+  const bool v1267 = v1265 && v1266;
+  if (v1267) {
+    const float v1268 = v39.m[2][7].thread_elements()[0];
+    const bfloat v1269 = bias[v1264];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1270 = float(v1269);
+    const float v1271 = fma(v1268, v3, v1270);
+    const bfloat v1272 = bfloat(v1271);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1273 = v1262 * v1;
+    const uint v1274 = v1273 + v1264;
+    out[v1274] = v1272;
+  }
+  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1276 = v616 + v1275;
+  const uint v1277 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1278 = v615 + v1277;
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1280 = v1278 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v39.m[2][7].thread_elements()[1];
+    const bfloat v1283 = bias[v1278];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1284 = float(v1283);
+    const float v1285 = fma(v1282, v3, v1284);
+    const bfloat v1286 = bfloat(v1285);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1287 = v1276 * v1;
+    const uint v1288 = v1287 + v1278;
+    out[v1288] = v1286;
+  }
+  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1290 = v616 + v1289;
+  const uint v1291 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1292 = v615 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v39.m[3][0].thread_elements()[0];
+    const bfloat v1297 = bias[v1292];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1298 = float(v1297);
+    const float v1299 = fma(v1296, v3, v1298);
+    const bfloat v1300 = bfloat(v1299);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1301 = v1290 * v1;
+    const uint v1302 = v1301 + v1292;
+    out[v1302] = v1300;
+  }
+  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1304 = v616 + v1303;
+  const uint v1305 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1306 = v615 + v1305;
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v39.m[3][0].thread_elements()[1];
+    const bfloat v1311 = bias[v1306];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1312 = float(v1311);
+    const float v1313 = fma(v1310, v3, v1312);
+    const bfloat v1314 = bfloat(v1313);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1315 = v1304 * v1;
+    const uint v1316 = v1315 + v1306;
+    out[v1316] = v1314;
+  }
+  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1318 = v616 + v1317;
+  const uint v1319 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1320 = v615 + v1319;
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1322 = v1320 < v1;
+  const bool v1323 = v1321 && v1322;
+  if (v1323) {
+    const float v1324 = v39.m[3][1].thread_elements()[0];
+    const bfloat v1325 = bias[v1320];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1326 = float(v1325);
+    const float v1327 = fma(v1324, v3, v1326);
+    const bfloat v1328 = bfloat(v1327);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1329 = v1318 * v1;
+    const uint v1330 = v1329 + v1320;
+    out[v1330] = v1328;
+  }
+  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1332 = v616 + v1331;
+  const uint v1333 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1334 = v615 + v1333;
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1336 = v1334 < v1;
+  const bool v1337 = v1335 && v1336;
+  if (v1337) {
+    const float v1338 = v39.m[3][1].thread_elements()[1];
+    const bfloat v1339 = bias[v1334];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1340 = float(v1339);
+    const float v1341 = fma(v1338, v3, v1340);
+    const bfloat v1342 = bfloat(v1341);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1343 = v1332 * v1;
+    const uint v1344 = v1343 + v1334;
+    out[v1344] = v1342;
+  }
+  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1346 = v616 + v1345;
+  const uint v1347 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1348 = v615 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1350 = v1348 < v1;
+  const bool v1351 = v1349 && v1350;
+  if (v1351) {
+    const float v1352 = v39.m[3][2].thread_elements()[0];
+    const bfloat v1353 = bias[v1348];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1354 = float(v1353);
+    const float v1355 = fma(v1352, v3, v1354);
+    const bfloat v1356 = bfloat(v1355);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1357 = v1346 * v1;
+    const uint v1358 = v1357 + v1348;
+    out[v1358] = v1356;
+  }
+  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1360 = v616 + v1359;
+  const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1362 = v615 + v1361;
+  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1364 = v1362 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v39.m[3][2].thread_elements()[1];
+    const bfloat v1367 = bias[v1362];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1368 = float(v1367);
+    const float v1369 = fma(v1366, v3, v1368);
+    const bfloat v1370 = bfloat(v1369);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1371 = v1360 * v1;
+    const uint v1372 = v1371 + v1362;
+    out[v1372] = v1370;
+  }
+  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1374 = v616 + v1373;
+  const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1376 = v615 + v1375;
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1378 = v1376 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v39.m[3][3].thread_elements()[0];
+    const bfloat v1381 = bias[v1376];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1382 = float(v1381);
+    const float v1383 = fma(v1380, v3, v1382);
+    const bfloat v1384 = bfloat(v1383);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1385 = v1374 * v1;
+    const uint v1386 = v1385 + v1376;
+    out[v1386] = v1384;
+  }
+  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1388 = v616 + v1387;
+  const uint v1389 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1390 = v615 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1392 = v1390 < v1;
+  const bool v1393 = v1391 && v1392;
+  if (v1393) {
+    const float v1394 = v39.m[3][3].thread_elements()[1];
+    const bfloat v1395 = bias[v1390];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1396 = float(v1395);
+    const float v1397 = fma(v1394, v3, v1396);
+    const bfloat v1398 = bfloat(v1397);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1399 = v1388 * v1;
+    const uint v1400 = v1399 + v1390;
+    out[v1400] = v1398;
+  }
+  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1402 = v616 + v1401;
+  const uint v1403 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1404 = v615 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1406 = v1404 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v39.m[3][4].thread_elements()[0];
+    const bfloat v1409 = bias[v1404];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1410 = float(v1409);
+    const float v1411 = fma(v1408, v3, v1410);
+    const bfloat v1412 = bfloat(v1411);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1413 = v1402 * v1;
+    const uint v1414 = v1413 + v1404;
+    out[v1414] = v1412;
+  }
+  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1416 = v616 + v1415;
+  const uint v1417 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1418 = v615 + v1417;
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1420 = v1418 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v39.m[3][4].thread_elements()[1];
+    const bfloat v1423 = bias[v1418];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1424 = float(v1423);
+    const float v1425 = fma(v1422, v3, v1424);
+    const bfloat v1426 = bfloat(v1425);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1427 = v1416 * v1;
+    const uint v1428 = v1427 + v1418;
+    out[v1428] = v1426;
+  }
+  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1430 = v616 + v1429;
+  const uint v1431 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1432 = v615 + v1431;
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1434 = v1432 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v39.m[3][5].thread_elements()[0];
+    const bfloat v1437 = bias[v1432];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1438 = float(v1437);
+    const float v1439 = fma(v1436, v3, v1438);
+    const bfloat v1440 = bfloat(v1439);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1441 = v1430 * v1;
+    const uint v1442 = v1441 + v1432;
+    out[v1442] = v1440;
+  }
+  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1444 = v616 + v1443;
+  const uint v1445 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1446 = v615 + v1445;
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1448 = v1446 < v1;
+  const bool v1449 = v1447 && v1448;
+  if (v1449) {
+    const float v1450 = v39.m[3][5].thread_elements()[1];
+    const bfloat v1451 = bias[v1446];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1452 = float(v1451);
+    const float v1453 = fma(v1450, v3, v1452);
+    const bfloat v1454 = bfloat(v1453);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1455 = v1444 * v1;
+    const uint v1456 = v1455 + v1446;
+    out[v1456] = v1454;
+  }
+  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1458 = v616 + v1457;
+  const uint v1459 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v39.m[3][6].thread_elements()[0];
+    const bfloat v1465 = bias[v1460];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1466 = float(v1465);
+    const float v1467 = fma(v1464, v3, v1466);
+    const bfloat v1468 = bfloat(v1467);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1469 = v1458 * v1;
+    const uint v1470 = v1469 + v1460;
+    out[v1470] = v1468;
+  }
+  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1472 = v616 + v1471;
+  const uint v1473 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1474 = v615 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1476 = v1474 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v39.m[3][6].thread_elements()[1];
+    const bfloat v1479 = bias[v1474];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1480 = float(v1479);
+    const float v1481 = fma(v1478, v3, v1480);
+    const bfloat v1482 = bfloat(v1481);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1483 = v1472 * v1;
+    const uint v1484 = v1483 + v1474;
+    out[v1484] = v1482;
+  }
+  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1486 = v616 + v1485;
+  const uint v1487 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1488 = v615 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v39.m[3][7].thread_elements()[0];
+    const bfloat v1493 = bias[v1488];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1494 = float(v1493);
+    const float v1495 = fma(v1492, v3, v1494);
+    const bfloat v1496 = bfloat(v1495);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1497 = v1486 * v1;
+    const uint v1498 = v1497 + v1488;
+    out[v1498] = v1496;
+  }
+  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1500 = v616 + v1499;
+  const uint v1501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1502 = v615 + v1501;
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1504 = v1502 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v39.m[3][7].thread_elements()[1];
+    const bfloat v1507 = bias[v1502];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1508 = float(v1507);
+    const float v1509 = fma(v1506, v3, v1508);
+    const bfloat v1510 = bfloat(v1509);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1511 = v1500 * v1;
+    const uint v1512 = v1511 + v1502;
+    out[v1512] = v1510;
+  }
+  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1514 = v616 + v1513;
+  const uint v1515 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1516 = v615 + v1515;
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1518 = v1516 < v1;
+  const bool v1519 = v1517 && v1518;
+  if (v1519) {
+    const float v1520 = v39.m[4][0].thread_elements()[0];
+    const bfloat v1521 = bias[v1516];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1522 = float(v1521);
+    const float v1523 = fma(v1520, v3, v1522);
+    const bfloat v1524 = bfloat(v1523);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1525 = v1514 * v1;
+    const uint v1526 = v1525 + v1516;
+    out[v1526] = v1524;
+  }
+  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1528 = v616 + v1527;
+  const uint v1529 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1530 = v615 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1532 = v1530 < v1;
+  const bool v1533 = v1531 && v1532;
+  if (v1533) {
+    const float v1534 = v39.m[4][0].thread_elements()[1];
+    const bfloat v1535 = bias[v1530];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1536 = float(v1535);
+    const float v1537 = fma(v1534, v3, v1536);
+    const bfloat v1538 = bfloat(v1537);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1539 = v1528 * v1;
+    const uint v1540 = v1539 + v1530;
+    out[v1540] = v1538;
+  }
+  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1542 = v616 + v1541;
+  const uint v1543 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1544 = v615 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1546 = v1544 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v39.m[4][1].thread_elements()[0];
+    const bfloat v1549 = bias[v1544];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1550 = float(v1549);
+    const float v1551 = fma(v1548, v3, v1550);
+    const bfloat v1552 = bfloat(v1551);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1553 = v1542 * v1;
+    const uint v1554 = v1553 + v1544;
+    out[v1554] = v1552;
+  }
+  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1556 = v616 + v1555;
+  const uint v1557 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1558 = v615 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1560 = v1558 < v1;
+  const bool v1561 = v1559 && v1560;
+  if (v1561) {
+    const float v1562 = v39.m[4][1].thread_elements()[1];
+    const bfloat v1563 = bias[v1558];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1564 = float(v1563);
+    const float v1565 = fma(v1562, v3, v1564);
+    const bfloat v1566 = bfloat(v1565);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1567 = v1556 * v1;
+    const uint v1568 = v1567 + v1558;
+    out[v1568] = v1566;
+  }
+  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1570 = v616 + v1569;
+  const uint v1571 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1572 = v615 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1574 = v1572 < v1;
+  const bool v1575 = v1573 && v1574;
+  if (v1575) {
+    const float v1576 = v39.m[4][2].thread_elements()[0];
+    const bfloat v1577 = bias[v1572];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1578 = float(v1577);
+    const float v1579 = fma(v1576, v3, v1578);
+    const bfloat v1580 = bfloat(v1579);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1581 = v1570 * v1;
+    const uint v1582 = v1581 + v1572;
+    out[v1582] = v1580;
+  }
+  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1584 = v616 + v1583;
+  const uint v1585 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1586 = v615 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1588 = v1586 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v39.m[4][2].thread_elements()[1];
+    const bfloat v1591 = bias[v1586];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1592 = float(v1591);
+    const float v1593 = fma(v1590, v3, v1592);
+    const bfloat v1594 = bfloat(v1593);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1595 = v1584 * v1;
+    const uint v1596 = v1595 + v1586;
+    out[v1596] = v1594;
+  }
+  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1598 = v616 + v1597;
+  const uint v1599 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1600 = v615 + v1599;
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1602 = v1600 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v39.m[4][3].thread_elements()[0];
+    const bfloat v1605 = bias[v1600];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1606 = float(v1605);
+    const float v1607 = fma(v1604, v3, v1606);
+    const bfloat v1608 = bfloat(v1607);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1609 = v1598 * v1;
+    const uint v1610 = v1609 + v1600;
+    out[v1610] = v1608;
+  }
+  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1612 = v616 + v1611;
+  const uint v1613 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1614 = v615 + v1613;
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1616 = v1614 < v1;
+  const bool v1617 = v1615 && v1616;
+  if (v1617) {
+    const float v1618 = v39.m[4][3].thread_elements()[1];
+    const bfloat v1619 = bias[v1614];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1620 = float(v1619);
+    const float v1621 = fma(v1618, v3, v1620);
+    const bfloat v1622 = bfloat(v1621);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1623 = v1612 * v1;
+    const uint v1624 = v1623 + v1614;
+    out[v1624] = v1622;
+  }
+  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1626 = v616 + v1625;
+  const uint v1627 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1628 = v615 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1630 = v1628 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v39.m[4][4].thread_elements()[0];
+    const bfloat v1633 = bias[v1628];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1634 = float(v1633);
+    const float v1635 = fma(v1632, v3, v1634);
+    const bfloat v1636 = bfloat(v1635);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1637 = v1626 * v1;
+    const uint v1638 = v1637 + v1628;
+    out[v1638] = v1636;
+  }
+  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1640 = v616 + v1639;
+  const uint v1641 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1642 = v615 + v1641;
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1644 = v1642 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v39.m[4][4].thread_elements()[1];
+    const bfloat v1647 = bias[v1642];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1648 = float(v1647);
+    const float v1649 = fma(v1646, v3, v1648);
+    const bfloat v1650 = bfloat(v1649);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1651 = v1640 * v1;
+    const uint v1652 = v1651 + v1642;
+    out[v1652] = v1650;
+  }
+  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1654 = v616 + v1653;
+  const uint v1655 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1656 = v615 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v39.m[4][5].thread_elements()[0];
+    const bfloat v1661 = bias[v1656];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1662 = float(v1661);
+    const float v1663 = fma(v1660, v3, v1662);
+    const bfloat v1664 = bfloat(v1663);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1665 = v1654 * v1;
+    const uint v1666 = v1665 + v1656;
+    out[v1666] = v1664;
+  }
+  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1668 = v616 + v1667;
+  const uint v1669 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1670 = v615 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v39.m[4][5].thread_elements()[1];
+    const bfloat v1675 = bias[v1670];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1676 = float(v1675);
+    const float v1677 = fma(v1674, v3, v1676);
+    const bfloat v1678 = bfloat(v1677);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1679 = v1668 * v1;
+    const uint v1680 = v1679 + v1670;
+    out[v1680] = v1678;
+  }
+  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1682 = v616 + v1681;
+  const uint v1683 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1684 = v615 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1686 = v1684 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v39.m[4][6].thread_elements()[0];
+    const bfloat v1689 = bias[v1684];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1690 = float(v1689);
+    const float v1691 = fma(v1688, v3, v1690);
+    const bfloat v1692 = bfloat(v1691);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1693 = v1682 * v1;
+    const uint v1694 = v1693 + v1684;
+    out[v1694] = v1692;
+  }
+  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1696 = v616 + v1695;
+  const uint v1697 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1698 = v615 + v1697;
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1700 = v1698 < v1;
+  const bool v1701 = v1699 && v1700;
+  if (v1701) {
+    const float v1702 = v39.m[4][6].thread_elements()[1];
+    const bfloat v1703 = bias[v1698];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1704 = float(v1703);
+    const float v1705 = fma(v1702, v3, v1704);
+    const bfloat v1706 = bfloat(v1705);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1707 = v1696 * v1;
+    const uint v1708 = v1707 + v1698;
+    out[v1708] = v1706;
+  }
+  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1710 = v616 + v1709;
+  const uint v1711 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1712 = v615 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1714 = v1712 < v1;
+  const bool v1715 = v1713 && v1714;
+  if (v1715) {
+    const float v1716 = v39.m[4][7].thread_elements()[0];
+    const bfloat v1717 = bias[v1712];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1718 = float(v1717);
+    const float v1719 = fma(v1716, v3, v1718);
+    const bfloat v1720 = bfloat(v1719);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1721 = v1710 * v1;
+    const uint v1722 = v1721 + v1712;
+    out[v1722] = v1720;
+  }
+  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1724 = v616 + v1723;
+  const uint v1725 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1726 = v615 + v1725;
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1728 = v1726 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v39.m[4][7].thread_elements()[1];
+    const bfloat v1731 = bias[v1726];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1732 = float(v1731);
+    const float v1733 = fma(v1730, v3, v1732);
+    const bfloat v1734 = bfloat(v1733);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1735 = v1724 * v1;
+    const uint v1736 = v1735 + v1726;
+    out[v1736] = v1734;
+  }
+  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1738 = v616 + v1737;
+  const uint v1739 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1740 = v615 + v1739;
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1742 = v1740 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v39.m[5][0].thread_elements()[0];
+    const bfloat v1745 = bias[v1740];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1746 = float(v1745);
+    const float v1747 = fma(v1744, v3, v1746);
+    const bfloat v1748 = bfloat(v1747);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1749 = v1738 * v1;
+    const uint v1750 = v1749 + v1740;
+    out[v1750] = v1748;
+  }
+  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1752 = v616 + v1751;
+  const uint v1753 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1754 = v615 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1756 = v1754 < v1;
+  const bool v1757 = v1755 && v1756;
+  if (v1757) {
+    const float v1758 = v39.m[5][0].thread_elements()[1];
+    const bfloat v1759 = bias[v1754];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1760 = float(v1759);
+    const float v1761 = fma(v1758, v3, v1760);
+    const bfloat v1762 = bfloat(v1761);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1763 = v1752 * v1;
+    const uint v1764 = v1763 + v1754;
+    out[v1764] = v1762;
+  }
+  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1766 = v616 + v1765;
+  const uint v1767 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1768 = v615 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1770 = v1768 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v39.m[5][1].thread_elements()[0];
+    const bfloat v1773 = bias[v1768];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1774 = float(v1773);
+    const float v1775 = fma(v1772, v3, v1774);
+    const bfloat v1776 = bfloat(v1775);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1777 = v1766 * v1;
+    const uint v1778 = v1777 + v1768;
+    out[v1778] = v1776;
+  }
+  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1780 = v616 + v1779;
+  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1782 = v615 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1784 = v1782 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v39.m[5][1].thread_elements()[1];
+    const bfloat v1787 = bias[v1782];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1788 = float(v1787);
+    const float v1789 = fma(v1786, v3, v1788);
+    const bfloat v1790 = bfloat(v1789);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1791 = v1780 * v1;
+    const uint v1792 = v1791 + v1782;
+    out[v1792] = v1790;
+  }
+  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1794 = v616 + v1793;
+  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1796 = v615 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1798 = v1796 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v39.m[5][2].thread_elements()[0];
+    const bfloat v1801 = bias[v1796];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1802 = float(v1801);
+    const float v1803 = fma(v1800, v3, v1802);
+    const bfloat v1804 = bfloat(v1803);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1805 = v1794 * v1;
+    const uint v1806 = v1805 + v1796;
+    out[v1806] = v1804;
+  }
+  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1808 = v616 + v1807;
+  const uint v1809 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1810 = v615 + v1809;
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1812 = v1810 < v1;
+  const bool v1813 = v1811 && v1812;
+  if (v1813) {
+    const float v1814 = v39.m[5][2].thread_elements()[1];
+    const bfloat v1815 = bias[v1810];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1816 = float(v1815);
+    const float v1817 = fma(v1814, v3, v1816);
+    const bfloat v1818 = bfloat(v1817);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1819 = v1808 * v1;
+    const uint v1820 = v1819 + v1810;
+    out[v1820] = v1818;
+  }
+  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1822 = v616 + v1821;
+  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1824 = v615 + v1823;
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1826 = v1824 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v39.m[5][3].thread_elements()[0];
+    const bfloat v1829 = bias[v1824];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1830 = float(v1829);
+    const float v1831 = fma(v1828, v3, v1830);
+    const bfloat v1832 = bfloat(v1831);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1833 = v1822 * v1;
+    const uint v1834 = v1833 + v1824;
+    out[v1834] = v1832;
+  }
+  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1836 = v616 + v1835;
+  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1838 = v615 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v39.m[5][3].thread_elements()[1];
+    const bfloat v1843 = bias[v1838];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1844 = float(v1843);
+    const float v1845 = fma(v1842, v3, v1844);
+    const bfloat v1846 = bfloat(v1845);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1847 = v1836 * v1;
+    const uint v1848 = v1847 + v1838;
+    out[v1848] = v1846;
+  }
+  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1850 = v616 + v1849;
+  const uint v1851 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1852 = v615 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v39.m[5][4].thread_elements()[0];
+    const bfloat v1857 = bias[v1852];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1858 = float(v1857);
+    const float v1859 = fma(v1856, v3, v1858);
+    const bfloat v1860 = bfloat(v1859);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1861 = v1850 * v1;
+    const uint v1862 = v1861 + v1852;
+    out[v1862] = v1860;
+  }
+  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1864 = v616 + v1863;
+  const uint v1865 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1866 = v615 + v1865;
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1868 = v1866 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v39.m[5][4].thread_elements()[1];
+    const bfloat v1871 = bias[v1866];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1872 = float(v1871);
+    const float v1873 = fma(v1870, v3, v1872);
+    const bfloat v1874 = bfloat(v1873);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1875 = v1864 * v1;
+    const uint v1876 = v1875 + v1866;
+    out[v1876] = v1874;
+  }
+  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1878 = v616 + v1877;
+  const uint v1879 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v39.m[5][5].thread_elements()[0];
+    const bfloat v1885 = bias[v1880];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1886 = float(v1885);
+    const float v1887 = fma(v1884, v3, v1886);
+    const bfloat v1888 = bfloat(v1887);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1889 = v1878 * v1;
+    const uint v1890 = v1889 + v1880;
+    out[v1890] = v1888;
+  }
+  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1892 = v616 + v1891;
+  const uint v1893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1894 = v615 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1896 = v1894 < v1;
+  const bool v1897 = v1895 && v1896;
+  if (v1897) {
+    const float v1898 = v39.m[5][5].thread_elements()[1];
+    const bfloat v1899 = bias[v1894];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1900 = float(v1899);
+    const float v1901 = fma(v1898, v3, v1900);
+    const bfloat v1902 = bfloat(v1901);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1903 = v1892 * v1;
+    const uint v1904 = v1903 + v1894;
+    out[v1904] = v1902;
+  }
+  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1906 = v616 + v1905;
+  const uint v1907 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1908 = v615 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1910 = v1908 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v39.m[5][6].thread_elements()[0];
+    const bfloat v1913 = bias[v1908];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1914 = float(v1913);
+    const float v1915 = fma(v1912, v3, v1914);
+    const bfloat v1916 = bfloat(v1915);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1917 = v1906 * v1;
+    const uint v1918 = v1917 + v1908;
+    out[v1918] = v1916;
+  }
+  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1920 = v616 + v1919;
+  const uint v1921 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1922 = v615 + v1921;
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1924 = v1922 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v39.m[5][6].thread_elements()[1];
+    const bfloat v1927 = bias[v1922];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1928 = float(v1927);
+    const float v1929 = fma(v1926, v3, v1928);
+    const bfloat v1930 = bfloat(v1929);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1931 = v1920 * v1;
+    const uint v1932 = v1931 + v1922;
+    out[v1932] = v1930;
+  }
+  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1934 = v616 + v1933;
+  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1936 = v615 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1938 = v1936 < v1;
+  const bool v1939 = v1937 && v1938;
+  if (v1939) {
+    const float v1940 = v39.m[5][7].thread_elements()[0];
+    const bfloat v1941 = bias[v1936];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1942 = float(v1941);
+    const float v1943 = fma(v1940, v3, v1942);
+    const bfloat v1944 = bfloat(v1943);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1945 = v1934 * v1;
+    const uint v1946 = v1945 + v1936;
+    out[v1946] = v1944;
+  }
+  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1948 = v616 + v1947;
+  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1950 = v615 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1952 = v1950 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v39.m[5][7].thread_elements()[1];
+    const bfloat v1955 = bias[v1950];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1956 = float(v1955);
+    const float v1957 = fma(v1954, v3, v1956);
+    const bfloat v1958 = bfloat(v1957);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1959 = v1948 * v1;
+    const uint v1960 = v1959 + v1950;
+    out[v1960] = v1958;
+  }
+  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1962 = v616 + v1961;
+  const uint v1963 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1964 = v615 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1966 = v1964 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v39.m[6][0].thread_elements()[0];
+    const bfloat v1969 = bias[v1964];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1970 = float(v1969);
+    const float v1971 = fma(v1968, v3, v1970);
+    const bfloat v1972 = bfloat(v1971);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1973 = v1962 * v1;
+    const uint v1974 = v1973 + v1964;
+    out[v1974] = v1972;
+  }
+  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1976 = v616 + v1975;
+  const uint v1977 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1978 = v615 + v1977;
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1980 = v1978 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v39.m[6][0].thread_elements()[1];
+    const bfloat v1983 = bias[v1978];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1984 = float(v1983);
+    const float v1985 = fma(v1982, v3, v1984);
+    const bfloat v1986 = bfloat(v1985);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1987 = v1976 * v1;
+    const uint v1988 = v1987 + v1978;
+    out[v1988] = v1986;
+  }
+  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1990 = v616 + v1989;
+  const uint v1991 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1992 = v615 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1994 = v1992 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v39.m[6][1].thread_elements()[0];
+    const bfloat v1997 = bias[v1992];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1998 = float(v1997);
+    const float v1999 = fma(v1996, v3, v1998);
+    const bfloat v2000 = bfloat(v1999);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2001 = v1990 * v1;
+    const uint v2002 = v2001 + v1992;
+    out[v2002] = v2000;
+  }
+  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2004 = v616 + v2003;
+  const uint v2005 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2006 = v615 + v2005;
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2008 = v2006 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v39.m[6][1].thread_elements()[1];
+    const bfloat v2011 = bias[v2006];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2012 = float(v2011);
+    const float v2013 = fma(v2010, v3, v2012);
+    const bfloat v2014 = bfloat(v2013);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2015 = v2004 * v1;
+    const uint v2016 = v2015 + v2006;
+    out[v2016] = v2014;
+  }
+  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2018 = v616 + v2017;
+  const uint v2019 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2020 = v615 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2022 = v2020 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v39.m[6][2].thread_elements()[0];
+    const bfloat v2025 = bias[v2020];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2026 = float(v2025);
+    const float v2027 = fma(v2024, v3, v2026);
+    const bfloat v2028 = bfloat(v2027);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2029 = v2018 * v1;
+    const uint v2030 = v2029 + v2020;
+    out[v2030] = v2028;
+  }
+  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2032 = v616 + v2031;
+  const uint v2033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2034 = v615 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v39.m[6][2].thread_elements()[1];
+    const bfloat v2039 = bias[v2034];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2040 = float(v2039);
+    const float v2041 = fma(v2038, v3, v2040);
+    const bfloat v2042 = bfloat(v2041);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2043 = v2032 * v1;
+    const uint v2044 = v2043 + v2034;
+    out[v2044] = v2042;
+  }
+  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2046 = v616 + v2045;
+  const uint v2047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2048 = v615 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v39.m[6][3].thread_elements()[0];
+    const bfloat v2053 = bias[v2048];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2054 = float(v2053);
+    const float v2055 = fma(v2052, v3, v2054);
+    const bfloat v2056 = bfloat(v2055);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2057 = v2046 * v1;
+    const uint v2058 = v2057 + v2048;
+    out[v2058] = v2056;
+  }
+  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2060 = v616 + v2059;
+  const uint v2061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2062 = v615 + v2061;
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2064 = v2062 < v1;
+  const bool v2065 = v2063 && v2064;
+  if (v2065) {
+    const float v2066 = v39.m[6][3].thread_elements()[1];
+    const bfloat v2067 = bias[v2062];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2068 = float(v2067);
+    const float v2069 = fma(v2066, v3, v2068);
+    const bfloat v2070 = bfloat(v2069);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2071 = v2060 * v1;
+    const uint v2072 = v2071 + v2062;
+    out[v2072] = v2070;
+  }
+  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2074 = v616 + v2073;
+  const uint v2075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2076 = v615 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2078 = v2076 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v39.m[6][4].thread_elements()[0];
+    const bfloat v2081 = bias[v2076];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2082 = float(v2081);
+    const float v2083 = fma(v2080, v3, v2082);
+    const bfloat v2084 = bfloat(v2083);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2085 = v2074 * v1;
+    const uint v2086 = v2085 + v2076;
+    out[v2086] = v2084;
+  }
+  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2088 = v616 + v2087;
+  const uint v2089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2090 = v615 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v39.m[6][4].thread_elements()[1];
+    const bfloat v2095 = bias[v2090];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2096 = float(v2095);
+    const float v2097 = fma(v2094, v3, v2096);
+    const bfloat v2098 = bfloat(v2097);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2099 = v2088 * v1;
+    const uint v2100 = v2099 + v2090;
+    out[v2100] = v2098;
+  }
+  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2102 = v616 + v2101;
+  const uint v2103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2104 = v615 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2106 = v2104 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v39.m[6][5].thread_elements()[0];
+    const bfloat v2109 = bias[v2104];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2110 = float(v2109);
+    const float v2111 = fma(v2108, v3, v2110);
+    const bfloat v2112 = bfloat(v2111);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2113 = v2102 * v1;
+    const uint v2114 = v2113 + v2104;
+    out[v2114] = v2112;
+  }
+  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2116 = v616 + v2115;
+  const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2118 = v615 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2120 = v2118 < v1;
+  const bool v2121 = v2119 && v2120;
+  if (v2121) {
+    const float v2122 = v39.m[6][5].thread_elements()[1];
+    const bfloat v2123 = bias[v2118];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2124 = float(v2123);
+    const float v2125 = fma(v2122, v3, v2124);
+    const bfloat v2126 = bfloat(v2125);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2127 = v2116 * v1;
+    const uint v2128 = v2127 + v2118;
+    out[v2128] = v2126;
+  }
+  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2130 = v616 + v2129;
+  const uint v2131 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2132 = v615 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2134 = v2132 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v39.m[6][6].thread_elements()[0];
+    const bfloat v2137 = bias[v2132];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2138 = float(v2137);
+    const float v2139 = fma(v2136, v3, v2138);
+    const bfloat v2140 = bfloat(v2139);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2141 = v2130 * v1;
+    const uint v2142 = v2141 + v2132;
+    out[v2142] = v2140;
+  }
+  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2144 = v616 + v2143;
+  const uint v2145 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2146 = v615 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2148 = v2146 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v39.m[6][6].thread_elements()[1];
+    const bfloat v2151 = bias[v2146];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2152 = float(v2151);
+    const float v2153 = fma(v2150, v3, v2152);
+    const bfloat v2154 = bfloat(v2153);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2155 = v2144 * v1;
+    const uint v2156 = v2155 + v2146;
+    out[v2156] = v2154;
+  }
+  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2158 = v616 + v2157;
+  const uint v2159 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2160 = v615 + v2159;
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2162 = v2160 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v39.m[6][7].thread_elements()[0];
+    const bfloat v2165 = bias[v2160];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2166 = float(v2165);
+    const float v2167 = fma(v2164, v3, v2166);
+    const bfloat v2168 = bfloat(v2167);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2169 = v2158 * v1;
+    const uint v2170 = v2169 + v2160;
+    out[v2170] = v2168;
+  }
+  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2172 = v616 + v2171;
+  const uint v2173 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2174 = v615 + v2173;
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2176 = v2174 < v1;
+  const bool v2177 = v2175 && v2176;
+  if (v2177) {
+    const float v2178 = v39.m[6][7].thread_elements()[1];
+    const bfloat v2179 = bias[v2174];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2180 = float(v2179);
+    const float v2181 = fma(v2178, v3, v2180);
+    const bfloat v2182 = bfloat(v2181);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2183 = v2172 * v1;
+    const uint v2184 = v2183 + v2174;
+    out[v2184] = v2182;
+  }
+  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2186 = v616 + v2185;
+  const uint v2187 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2188 = v615 + v2187;
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2190 = v2188 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v39.m[7][0].thread_elements()[0];
+    const bfloat v2193 = bias[v2188];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2194 = float(v2193);
+    const float v2195 = fma(v2192, v3, v2194);
+    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2197 = v2186 * v1;
+    const uint v2198 = v2197 + v2188;
+    out[v2198] = v2196;
+  }
+  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2200 = v616 + v2199;
+  const uint v2201 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2202 = v615 + v2201;
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v39.m[7][0].thread_elements()[1];
+    const bfloat v2207 = bias[v2202];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2208 = float(v2207);
+    const float v2209 = fma(v2206, v3, v2208);
+    const bfloat v2210 = bfloat(v2209);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2211 = v2200 * v1;
+    const uint v2212 = v2211 + v2202;
+    out[v2212] = v2210;
+  }
+  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2214 = v616 + v2213;
+  const uint v2215 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2216 = v615 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v39.m[7][1].thread_elements()[0];
+    const bfloat v2221 = bias[v2216];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2222 = float(v2221);
+    const float v2223 = fma(v2220, v3, v2222);
+    const bfloat v2224 = bfloat(v2223);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2225 = v2214 * v1;
+    const uint v2226 = v2225 + v2216;
+    out[v2226] = v2224;
+  }
+  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2228 = v616 + v2227;
+  const uint v2229 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2230 = v615 + v2229;
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v39.m[7][1].thread_elements()[1];
+    const bfloat v2235 = bias[v2230];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2236 = float(v2235);
+    const float v2237 = fma(v2234, v3, v2236);
+    const bfloat v2238 = bfloat(v2237);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2239 = v2228 * v1;
+    const uint v2240 = v2239 + v2230;
+    out[v2240] = v2238;
+  }
+  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2242 = v616 + v2241;
+  const uint v2243 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2244 = v615 + v2243;
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2246 = v2244 < v1;
+  const bool v2247 = v2245 && v2246;
+  if (v2247) {
+    const float v2248 = v39.m[7][2].thread_elements()[0];
+    const bfloat v2249 = bias[v2244];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2250 = float(v2249);
+    const float v2251 = fma(v2248, v3, v2250);
+    const bfloat v2252 = bfloat(v2251);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2253 = v2242 * v1;
+    const uint v2254 = v2253 + v2244;
+    out[v2254] = v2252;
+  }
+  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2256 = v616 + v2255;
+  const uint v2257 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2258 = v615 + v2257;
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2260 = v2258 < v1;
+  const bool v2261 = v2259 && v2260;
+  if (v2261) {
+    const float v2262 = v39.m[7][2].thread_elements()[1];
+    const bfloat v2263 = bias[v2258];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2264 = float(v2263);
+    const float v2265 = fma(v2262, v3, v2264);
+    const bfloat v2266 = bfloat(v2265);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2267 = v2256 * v1;
+    const uint v2268 = v2267 + v2258;
+    out[v2268] = v2266;
+  }
+  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2270 = v616 + v2269;
+  const uint v2271 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2272 = v615 + v2271;
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2274 = v2272 < v1;
+  const bool v2275 = v2273 && v2274;
+  if (v2275) {
+    const float v2276 = v39.m[7][3].thread_elements()[0];
+    const bfloat v2277 = bias[v2272];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2278 = float(v2277);
+    const float v2279 = fma(v2276, v3, v2278);
+    const bfloat v2280 = bfloat(v2279);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2281 = v2270 * v1;
+    const uint v2282 = v2281 + v2272;
+    out[v2282] = v2280;
+  }
+  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2284 = v616 + v2283;
+  const uint v2285 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2286 = v615 + v2285;
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2288 = v2286 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v39.m[7][3].thread_elements()[1];
+    const bfloat v2291 = bias[v2286];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2292 = float(v2291);
+    const float v2293 = fma(v2290, v3, v2292);
+    const bfloat v2294 = bfloat(v2293);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2295 = v2284 * v1;
+    const uint v2296 = v2295 + v2286;
+    out[v2296] = v2294;
+  }
+  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2298 = v616 + v2297;
+  const uint v2299 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2300 = v615 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v39.m[7][4].thread_elements()[0];
+    const bfloat v2305 = bias[v2300];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2306 = float(v2305);
+    const float v2307 = fma(v2304, v3, v2306);
+    const bfloat v2308 = bfloat(v2307);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2309 = v2298 * v1;
+    const uint v2310 = v2309 + v2300;
+    out[v2310] = v2308;
+  }
+  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2312 = v616 + v2311;
+  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2314 = v615 + v2313;
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2316 = v2314 < v1;
+  const bool v2317 = v2315 && v2316;
+  if (v2317) {
+    const float v2318 = v39.m[7][4].thread_elements()[1];
+    const bfloat v2319 = bias[v2314];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2320 = float(v2319);
+    const float v2321 = fma(v2318, v3, v2320);
+    const bfloat v2322 = bfloat(v2321);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2323 = v2312 * v1;
+    const uint v2324 = v2323 + v2314;
+    out[v2324] = v2322;
+  }
+  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2326 = v616 + v2325;
+  const uint v2327 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2328 = v615 + v2327;
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2330 = v2328 < v1;
+  const bool v2331 = v2329 && v2330;
+  if (v2331) {
+    const float v2332 = v39.m[7][5].thread_elements()[0];
+    const bfloat v2333 = bias[v2328];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2334 = float(v2333);
+    const float v2335 = fma(v2332, v3, v2334);
+    const bfloat v2336 = bfloat(v2335);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2337 = v2326 * v1;
+    const uint v2338 = v2337 + v2328;
+    out[v2338] = v2336;
+  }
+  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2340 = v616 + v2339;
+  const uint v2341 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2342 = v615 + v2341;
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2344 = v2342 < v1;
+  const bool v2345 = v2343 && v2344;
+  if (v2345) {
+    const float v2346 = v39.m[7][5].thread_elements()[1];
+    const bfloat v2347 = bias[v2342];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2348 = float(v2347);
+    const float v2349 = fma(v2346, v3, v2348);
+    const bfloat v2350 = bfloat(v2349);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2351 = v2340 * v1;
+    const uint v2352 = v2351 + v2342;
+    out[v2352] = v2350;
+  }
+  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2354 = v616 + v2353;
+  const uint v2355 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2356 = v615 + v2355;
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2358 = v2356 < v1;
+  const bool v2359 = v2357 && v2358;
+  if (v2359) {
+    const float v2360 = v39.m[7][6].thread_elements()[0];
+    const bfloat v2361 = bias[v2356];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2362 = float(v2361);
+    const float v2363 = fma(v2360, v3, v2362);
+    const bfloat v2364 = bfloat(v2363);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2365 = v2354 * v1;
+    const uint v2366 = v2365 + v2356;
+    out[v2366] = v2364;
+  }
+  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2368 = v616 + v2367;
+  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2370 = v615 + v2369;
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2372 = v2370 < v1;
+  const bool v2373 = v2371 && v2372;
+  if (v2373) {
+    const float v2374 = v39.m[7][6].thread_elements()[1];
+    const bfloat v2375 = bias[v2370];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2376 = float(v2375);
+    const float v2377 = fma(v2374, v3, v2376);
+    const bfloat v2378 = bfloat(v2377);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2379 = v2368 * v1;
+    const uint v2380 = v2379 + v2370;
+    out[v2380] = v2378;
+  }
+  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2382 = v616 + v2381;
+  const uint v2383 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2384 = v615 + v2383;
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2386 = v2384 < v1;
+  const bool v2387 = v2385 && v2386;
+  if (v2387) {
+    const float v2388 = v39.m[7][7].thread_elements()[0];
+    const bfloat v2389 = bias[v2384];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2390 = float(v2389);
+    const float v2391 = fma(v2388, v3, v2390);
+    const bfloat v2392 = bfloat(v2391);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2393 = v2382 * v1;
+    const uint v2394 = v2393 + v2384;
+    out[v2394] = v2392;
+  }
+  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2396 = v616 + v2395;
+  const uint v2397 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2398 = v615 + v2397;
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v39.m[7][7].thread_elements()[1];
+    const bfloat v2403 = bias[v2398];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2404 = float(v2403);
+    const float v2405 = fma(v2402, v3, v2404);
+    const bfloat v2406 = bfloat(v2405);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2407 = v2396 * v1;
+    const uint v2408 = v2407 + v2398;
+    out[v2408] = v2406;
   }
 }

@@ -146,2246 +146,2246 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v30 = v29 << 8u;
-  const uint v402 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
-  const uint v403 = v402 >> 2u;
-  const bool v406 = v402 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-  iron_frag<float, 16, 128> v410;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v410, float(0.0f));
-  const uint v414 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const uint v415 = iron_tid.x;
+  const uint v216 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const uint v217 = v216 >> 2u;
+  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+  iron_frag<float, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v224, float(0.0f));
+  const uint v228 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v229 = iron_tid.x;
 
-  for (uint v413 = 0u; v413 < v2; v413 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (uint v417 = v415; v417 < 8192u; v417 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v419 = v417 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v421 = v417 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v422 = v26 + v419;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v423 = v422 < v0;
-      const uint v424 = v413 + v421;
-      const bool v425 = v424 < v2;
-      const bool v426 = v423 && v425;
-      if (v426) {
-        const uint v428 = v422 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v430 = v428 + v413;
-        const uint v431 = v430 + v421;
-        const iron_f8e5m2 v432 = a[v431];
-        const half v433 = half(iron_to_f32(v432));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v435 = v419 << 6u;
-        const uint v436 = v435 + v421;
-        shm3[v436] = v433;
+  for (uint v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (uint v231 = v229; v231 < 8192u; v231 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v233 = v231 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v235 = v231 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v236 = v26 + v233;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v237 = v236 < v0;
+      const uint v238 = v227 + v235;
+      const bool v239 = v238 < v2;
+      const bool v240 = v237 && v239;
+      if (v240) {
+        const uint v242 = v236 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v244 = v242 + v227;
+        const uint v245 = v244 + v235;
+        const iron_f8e5m2 v246 = a[v245];
+        const half v247 = half(iron_to_f32(v246));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v249 = v233 << 6u;
+        const uint v250 = v249 + v235;
+        shm3[v250] = v247;
       } else {
-        const uint v438 = v419 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v439 = v438 + v421;
-        shm3[v439] = half(0.0f);
+        const uint v252 = v233 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v253 = v252 + v235;
+        shm3[v253] = half(0.0f);
       }
     }
 
-    for (uint v444 = v415; v444 < 8192u; v444 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v446 = v444 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v448 = v444 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v449 = v30 + v446;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v450 = v449 < v1;
-      const uint v451 = v413 + v448;
-      const bool v452 = v451 < v2;
-      const bool v453 = v450 && v452;
-      if (v453) {
-        const uint v455 = v449 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v457 = v455 + v413;
-        const uint v458 = v457 + v448;
-        const iron_f8e5m2 v459 = b[v458];
-        const half v460 = half(iron_to_f32(v459));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v462 = v446 << 6u;
-        const uint v463 = v462 + v448;
-        shm4[v463] = v460;
+    for (uint v258 = v229; v258 < 8192u; v258 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v260 = v258 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v262 = v258 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v263 = v30 + v260;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v264 = v263 < v1;
+      const uint v265 = v227 + v262;
+      const bool v266 = v265 < v2;
+      const bool v267 = v264 && v266;
+      if (v267) {
+        const uint v269 = v263 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v271 = v269 + v227;
+        const uint v272 = v271 + v262;
+        const iron_f8e5m2 v273 = b[v272];
+        const half v274 = half(iron_to_f32(v273));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v276 = v260 << 6u;
+        const uint v277 = v276 + v262;
+        shm4[v277] = v274;
       } else {
-        const uint v465 = v446 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v466 = v465 + v448;
-        shm4[v466] = half(0.0f);
+        const uint v279 = v260 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v280 = v279 + v262;
+        shm4[v280] = half(0.0f);
       }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const uint v474 = v403 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const uint v475 = v474 << 6u;
-      const uint v2239 = v402 & 3u;
-      const uint v2241 = v2239 << 4u;
-      const uint v2243 = v2241 << 6u;
-      const uint v2245 = v475 + v2243;
-      iron_frag<half, 16, 16> v2252;
-      iron_frag_fill(v2252, half(half(0.0f)));
-      iron_frag_load<false>(v2252, shm3, long(v2245), long(64u));
-      iron_frag<half, 16, 128> v2254;
-      iron_frag_fill(v2254, half(half(0.0f)));
-      iron_frag_load<true>(v2254, shm4, long(0u), long(64u));
-      iron_frag_mma(v410, v2252, v2254);
-      const uint v2256 = v2245 + 16u;
-      iron_frag<half, 16, 16> v2261;
-      iron_frag_fill(v2261, half(half(0.0f)));
-      iron_frag_load<false>(v2261, shm3, long(v2256), long(64u));
-      iron_frag<half, 16, 128> v2263;
-      iron_frag_fill(v2263, half(half(0.0f)));
-      iron_frag_load<true>(v2263, shm4, long(16u), long(64u));
-      iron_frag_mma(v410, v2261, v2263);
-      const uint v2265 = v2245 + 32u;
-      iron_frag<half, 16, 16> v2270;
-      iron_frag_fill(v2270, half(half(0.0f)));
-      iron_frag_load<false>(v2270, shm3, long(v2265), long(64u));
-      iron_frag<half, 16, 128> v2272;
-      iron_frag_fill(v2272, half(half(0.0f)));
-      iron_frag_load<true>(v2272, shm4, long(32u), long(64u));
-      iron_frag_mma(v410, v2270, v2272);
-      const uint v2274 = v2245 + 48u;
-      iron_frag<half, 16, 16> v2279;
-      iron_frag_fill(v2279, half(half(0.0f)));
-      iron_frag_load<false>(v2279, shm3, long(v2274), long(64u));
-      iron_frag<half, 16, 128> v2281;
-      iron_frag_fill(v2281, half(half(0.0f)));
-      iron_frag_load<true>(v2281, shm4, long(48u), long(64u));
-      iron_frag_mma(v410, v2279, v2281);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const uint v480 = v402 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-  const uint v481 = v480 << 4u;
-  const uint v483 = v403 << 6u;
-  const uint v484 = v26 + v483;
-  const uint v485 = v484 + v481;
-  const uint v486 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v487 = v485 + v486;
-  const uint v488 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v491 = v406 && v490;
-  const bool v492 = v489 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v410.m[0][0].thread_elements()[0];
-    const float v495 = v494 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v496 = bfloat(v495);
-    const uint v497 = v487 * v1;
-    const uint v498 = v497 + v489;
-    out[v498] = v496;
-  }
-  const uint v499 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v500 = v485 + v499;
-  const uint v501 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v504 = v406 && v503;
-  const bool v505 = v502 < v1;
-  const bool v506 = v504 && v505;
-  if (v506) {
-    const float v507 = v410.m[0][0].thread_elements()[1];
-    const float v508 = v507 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v509 = bfloat(v508);
-    const uint v510 = v500 * v1;
-    const uint v511 = v510 + v502;
-    out[v511] = v509;
-  }
-  const uint v512 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v513 = v485 + v512;
-  const uint v514 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v517 = v406 && v516;
-  const bool v518 = v515 < v1;
-  const bool v519 = v517 && v518;
-  if (v519) {
-    const float v520 = v410.m[0][1].thread_elements()[0];
-    const float v521 = v520 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v522 = bfloat(v521);
-    const uint v523 = v513 * v1;
-    const uint v524 = v523 + v515;
-    out[v524] = v522;
-  }
-  const uint v525 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v526 = v485 + v525;
-  const uint v527 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v530 = v406 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v410.m[0][1].thread_elements()[1];
-    const float v534 = v533 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v535 = bfloat(v534);
-    const uint v536 = v526 * v1;
-    const uint v537 = v536 + v528;
-    out[v537] = v535;
-  }
-  const uint v538 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v539 = v485 + v538;
-  const uint v540 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v543 = v406 && v542;
-  const bool v544 = v541 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v410.m[0][2].thread_elements()[0];
-    const float v547 = v546 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v548 = bfloat(v547);
-    const uint v549 = v539 * v1;
-    const uint v550 = v549 + v541;
-    out[v550] = v548;
-  }
-  const uint v551 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v552 = v485 + v551;
-  const uint v553 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v556 = v406 && v555;
-  const bool v557 = v554 < v1;
-  const bool v558 = v556 && v557;
-  if (v558) {
-    const float v559 = v410.m[0][2].thread_elements()[1];
-    const float v560 = v559 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v561 = bfloat(v560);
-    const uint v562 = v552 * v1;
-    const uint v563 = v562 + v554;
-    out[v563] = v561;
-  }
-  const uint v564 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v565 = v485 + v564;
-  const uint v566 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v569 = v406 && v568;
-  const bool v570 = v567 < v1;
-  const bool v571 = v569 && v570;
-  if (v571) {
-    const float v572 = v410.m[0][3].thread_elements()[0];
-    const float v573 = v572 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v574 = bfloat(v573);
-    const uint v575 = v565 * v1;
-    const uint v576 = v575 + v567;
-    out[v576] = v574;
-  }
-  const uint v577 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v578 = v485 + v577;
-  const uint v579 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v582 = v406 && v581;
-  const bool v583 = v580 < v1;
-  const bool v584 = v582 && v583;
-  if (v584) {
-    const float v585 = v410.m[0][3].thread_elements()[1];
-    const float v586 = v585 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v587 = bfloat(v586);
-    const uint v588 = v578 * v1;
-    const uint v589 = v588 + v580;
-    out[v589] = v587;
-  }
-  const uint v590 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v591 = v485 + v590;
-  const uint v592 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v595 = v406 && v594;
-  const bool v596 = v593 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v410.m[0][4].thread_elements()[0];
-    const float v599 = v598 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v600 = bfloat(v599);
-    const uint v601 = v591 * v1;
-    const uint v602 = v601 + v593;
-    out[v602] = v600;
-  }
-  const uint v603 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v604 = v485 + v603;
-  const uint v605 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v608 = v406 && v607;
-  const bool v609 = v606 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v410.m[0][4].thread_elements()[1];
-    const float v612 = v611 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v613 = bfloat(v612);
-    const uint v614 = v604 * v1;
-    const uint v615 = v614 + v606;
-    out[v615] = v613;
-  }
-  const uint v616 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v617 = v485 + v616;
-  const uint v618 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v621 = v406 && v620;
-  const bool v622 = v619 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v410.m[0][5].thread_elements()[0];
-    const float v625 = v624 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v626 = bfloat(v625);
-    const uint v627 = v617 * v1;
-    const uint v628 = v627 + v619;
-    out[v628] = v626;
-  }
-  const uint v629 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v630 = v485 + v629;
-  const uint v631 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v634 = v406 && v633;
-  const bool v635 = v632 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v410.m[0][5].thread_elements()[1];
-    const float v638 = v637 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v639 = bfloat(v638);
-    const uint v640 = v630 * v1;
-    const uint v641 = v640 + v632;
-    out[v641] = v639;
-  }
-  const uint v642 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v643 = v485 + v642;
-  const uint v644 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v647 = v406 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v410.m[0][6].thread_elements()[0];
-    const float v651 = v650 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v652 = bfloat(v651);
-    const uint v653 = v643 * v1;
-    const uint v654 = v653 + v645;
-    out[v654] = v652;
-  }
-  const uint v655 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v656 = v485 + v655;
-  const uint v657 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v660 = v406 && v659;
-  const bool v661 = v658 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v410.m[0][6].thread_elements()[1];
-    const float v664 = v663 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v665 = bfloat(v664);
-    const uint v666 = v656 * v1;
-    const uint v667 = v666 + v658;
-    out[v667] = v665;
-  }
-  const uint v668 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v669 = v485 + v668;
-  const uint v670 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v673 = v406 && v672;
-  const bool v674 = v671 < v1;
-  const bool v675 = v673 && v674;
-  if (v675) {
-    const float v676 = v410.m[0][7].thread_elements()[0];
-    const float v677 = v676 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v678 = bfloat(v677);
-    const uint v679 = v669 * v1;
-    const uint v680 = v679 + v671;
-    out[v680] = v678;
-  }
-  const uint v681 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v682 = v485 + v681;
-  const uint v683 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v686 = v406 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v410.m[0][7].thread_elements()[1];
-    const float v690 = v689 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v691 = bfloat(v690);
-    const uint v692 = v682 * v1;
-    const uint v693 = v692 + v684;
-    out[v693] = v691;
-  }
-  const uint v694 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v695 = v485 + v694;
-  const uint v696 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v699 = v406 && v698;
-  const bool v700 = v697 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v410.m[0][8].thread_elements()[0];
-    const float v703 = v702 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v704 = bfloat(v703);
-    const uint v705 = v695 * v1;
-    const uint v706 = v705 + v697;
-    out[v706] = v704;
-  }
-  const uint v707 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v708 = v485 + v707;
-  const uint v709 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v712 = v406 && v711;
-  const bool v713 = v710 < v1;
-  const bool v714 = v712 && v713;
-  if (v714) {
-    const float v715 = v410.m[0][8].thread_elements()[1];
-    const float v716 = v715 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v717 = bfloat(v716);
-    const uint v718 = v708 * v1;
-    const uint v719 = v718 + v710;
-    out[v719] = v717;
-  }
-  const uint v720 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v721 = v485 + v720;
-  const uint v722 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v725 = v406 && v724;
-  const bool v726 = v723 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v410.m[0][9].thread_elements()[0];
-    const float v729 = v728 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v730 = bfloat(v729);
-    const uint v731 = v721 * v1;
-    const uint v732 = v731 + v723;
-    out[v732] = v730;
-  }
-  const uint v733 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v734 = v485 + v733;
-  const uint v735 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v738 = v406 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v410.m[0][9].thread_elements()[1];
-    const float v742 = v741 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v743 = bfloat(v742);
-    const uint v744 = v734 * v1;
-    const uint v745 = v744 + v736;
-    out[v745] = v743;
-  }
-  const uint v746 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v747 = v485 + v746;
-  const uint v748 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v751 = v406 && v750;
-  const bool v752 = v749 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v410.m[0][10].thread_elements()[0];
-    const float v755 = v754 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v756 = bfloat(v755);
-    const uint v757 = v747 * v1;
-    const uint v758 = v757 + v749;
-    out[v758] = v756;
-  }
-  const uint v759 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v760 = v485 + v759;
-  const uint v761 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v764 = v406 && v763;
-  const bool v765 = v762 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v410.m[0][10].thread_elements()[1];
-    const float v768 = v767 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v769 = bfloat(v768);
-    const uint v770 = v760 * v1;
-    const uint v771 = v770 + v762;
-    out[v771] = v769;
-  }
-  const uint v772 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v773 = v485 + v772;
-  const uint v774 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v777 = v406 && v776;
-  const bool v778 = v775 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v410.m[0][11].thread_elements()[0];
-    const float v781 = v780 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v782 = bfloat(v781);
-    const uint v783 = v773 * v1;
-    const uint v784 = v783 + v775;
-    out[v784] = v782;
-  }
-  const uint v785 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v786 = v485 + v785;
-  const uint v787 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v790 = v406 && v789;
-  const bool v791 = v788 < v1;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v410.m[0][11].thread_elements()[1];
-    const float v794 = v793 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v795 = bfloat(v794);
-    const uint v796 = v786 * v1;
-    const uint v797 = v796 + v788;
-    out[v797] = v795;
-  }
-  const uint v798 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v799 = v485 + v798;
-  const uint v800 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v803 = v406 && v802;
-  const bool v804 = v801 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v410.m[0][12].thread_elements()[0];
-    const float v807 = v806 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v808 = bfloat(v807);
-    const uint v809 = v799 * v1;
-    const uint v810 = v809 + v801;
-    out[v810] = v808;
-  }
-  const uint v811 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v812 = v485 + v811;
-  const uint v813 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v816 = v406 && v815;
-  const bool v817 = v814 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v410.m[0][12].thread_elements()[1];
-    const float v820 = v819 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v821 = bfloat(v820);
-    const uint v822 = v812 * v1;
-    const uint v823 = v822 + v814;
-    out[v823] = v821;
-  }
-  const uint v824 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v825 = v485 + v824;
-  const uint v826 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v829 = v406 && v828;
-  const bool v830 = v827 < v1;
-  const bool v831 = v829 && v830;
-  if (v831) {
-    const float v832 = v410.m[0][13].thread_elements()[0];
-    const float v833 = v832 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v834 = bfloat(v833);
-    const uint v835 = v825 * v1;
-    const uint v836 = v835 + v827;
-    out[v836] = v834;
-  }
-  const uint v837 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v838 = v485 + v837;
-  const uint v839 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v842 = v406 && v841;
-  const bool v843 = v840 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v410.m[0][13].thread_elements()[1];
-    const float v846 = v845 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v847 = bfloat(v846);
-    const uint v848 = v838 * v1;
-    const uint v849 = v848 + v840;
-    out[v849] = v847;
-  }
-  const uint v850 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v851 = v485 + v850;
-  const uint v852 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v855 = v406 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v410.m[0][14].thread_elements()[0];
-    const float v859 = v858 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v860 = bfloat(v859);
-    const uint v861 = v851 * v1;
-    const uint v862 = v861 + v853;
-    out[v862] = v860;
-  }
-  const uint v863 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v864 = v485 + v863;
-  const uint v865 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v868 = v406 && v867;
-  const bool v869 = v866 < v1;
-  const bool v870 = v868 && v869;
-  if (v870) {
-    const float v871 = v410.m[0][14].thread_elements()[1];
-    const float v872 = v871 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v873 = bfloat(v872);
-    const uint v874 = v864 * v1;
-    const uint v875 = v874 + v866;
-    out[v875] = v873;
-  }
-  const uint v876 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v877 = v485 + v876;
-  const uint v878 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v881 = v406 && v880;
-  const bool v882 = v879 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v410.m[0][15].thread_elements()[0];
-    const float v885 = v884 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v886 = bfloat(v885);
-    const uint v887 = v877 * v1;
-    const uint v888 = v887 + v879;
-    out[v888] = v886;
-  }
-  const uint v889 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v890 = v485 + v889;
-  const uint v891 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v894 = v406 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v410.m[0][15].thread_elements()[1];
-    const float v898 = v897 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v899 = bfloat(v898);
-    const uint v900 = v890 * v1;
-    const uint v901 = v900 + v892;
-    out[v901] = v899;
-  }
-  const uint v902 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v903 = v485 + v902;
-  const uint v904 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v907 = v406 && v906;
-  const bool v908 = v905 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v410.m[1][0].thread_elements()[0];
-    const float v911 = v910 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v912 = bfloat(v911);
-    const uint v913 = v903 * v1;
-    const uint v914 = v913 + v905;
-    out[v914] = v912;
-  }
-  const uint v915 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v916 = v485 + v915;
-  const uint v917 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v920 = v406 && v919;
-  const bool v921 = v918 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v410.m[1][0].thread_elements()[1];
-    const float v924 = v923 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v925 = bfloat(v924);
-    const uint v926 = v916 * v1;
-    const uint v927 = v926 + v918;
-    out[v927] = v925;
-  }
-  const uint v928 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v929 = v485 + v928;
-  const uint v930 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v933 = v406 && v932;
-  const bool v934 = v931 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v410.m[1][1].thread_elements()[0];
-    const float v937 = v936 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v938 = bfloat(v937);
-    const uint v939 = v929 * v1;
-    const uint v940 = v939 + v931;
-    out[v940] = v938;
-  }
-  const uint v941 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v942 = v485 + v941;
-  const uint v943 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v946 = v406 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v410.m[1][1].thread_elements()[1];
-    const float v950 = v949 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v951 = bfloat(v950);
-    const uint v952 = v942 * v1;
-    const uint v953 = v952 + v944;
-    out[v953] = v951;
-  }
-  const uint v954 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v955 = v485 + v954;
-  const uint v956 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v959 = v406 && v958;
-  const bool v960 = v957 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v410.m[1][2].thread_elements()[0];
-    const float v963 = v962 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v964 = bfloat(v963);
-    const uint v965 = v955 * v1;
-    const uint v966 = v965 + v957;
-    out[v966] = v964;
-  }
-  const uint v967 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v968 = v485 + v967;
-  const uint v969 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v972 = v406 && v971;
-  const bool v973 = v970 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v410.m[1][2].thread_elements()[1];
-    const float v976 = v975 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v977 = bfloat(v976);
-    const uint v978 = v968 * v1;
-    const uint v979 = v978 + v970;
-    out[v979] = v977;
-  }
-  const uint v980 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v981 = v485 + v980;
-  const uint v982 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v985 = v406 && v984;
-  const bool v986 = v983 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v410.m[1][3].thread_elements()[0];
-    const float v989 = v988 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v990 = bfloat(v989);
-    const uint v991 = v981 * v1;
-    const uint v992 = v991 + v983;
-    out[v992] = v990;
-  }
-  const uint v993 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v994 = v485 + v993;
-  const uint v995 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v998 = v406 && v997;
-  const bool v999 = v996 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v410.m[1][3].thread_elements()[1];
-    const float v1002 = v1001 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1003 = bfloat(v1002);
-    const uint v1004 = v994 * v1;
-    const uint v1005 = v1004 + v996;
-    out[v1005] = v1003;
-  }
-  const uint v1006 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1007 = v485 + v1006;
-  const uint v1008 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1011 = v406 && v1010;
-  const bool v1012 = v1009 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v410.m[1][4].thread_elements()[0];
-    const float v1015 = v1014 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1016 = bfloat(v1015);
-    const uint v1017 = v1007 * v1;
-    const uint v1018 = v1017 + v1009;
-    out[v1018] = v1016;
-  }
-  const uint v1019 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1020 = v485 + v1019;
-  const uint v1021 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1024 = v406 && v1023;
-  const bool v1025 = v1022 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v410.m[1][4].thread_elements()[1];
-    const float v1028 = v1027 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1029 = bfloat(v1028);
-    const uint v1030 = v1020 * v1;
-    const uint v1031 = v1030 + v1022;
-    out[v1031] = v1029;
-  }
-  const uint v1032 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1033 = v485 + v1032;
-  const uint v1034 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1037 = v406 && v1036;
-  const bool v1038 = v1035 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v410.m[1][5].thread_elements()[0];
-    const float v1041 = v1040 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1042 = bfloat(v1041);
-    const uint v1043 = v1033 * v1;
-    const uint v1044 = v1043 + v1035;
-    out[v1044] = v1042;
-  }
-  const uint v1045 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1046 = v485 + v1045;
-  const uint v1047 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1050 = v406 && v1049;
-  const bool v1051 = v1048 < v1;
-  const bool v1052 = v1050 && v1051;
-  if (v1052) {
-    const float v1053 = v410.m[1][5].thread_elements()[1];
-    const float v1054 = v1053 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1055 = bfloat(v1054);
-    const uint v1056 = v1046 * v1;
-    const uint v1057 = v1056 + v1048;
-    out[v1057] = v1055;
-  }
-  const uint v1058 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1059 = v485 + v1058;
-  const uint v1060 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1063 = v406 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v410.m[1][6].thread_elements()[0];
-    const float v1067 = v1066 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1068 = bfloat(v1067);
-    const uint v1069 = v1059 * v1;
-    const uint v1070 = v1069 + v1061;
-    out[v1070] = v1068;
-  }
-  const uint v1071 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1072 = v485 + v1071;
-  const uint v1073 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1076 = v406 && v1075;
-  const bool v1077 = v1074 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v410.m[1][6].thread_elements()[1];
-    const float v1080 = v1079 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1081 = bfloat(v1080);
-    const uint v1082 = v1072 * v1;
-    const uint v1083 = v1082 + v1074;
-    out[v1083] = v1081;
-  }
-  const uint v1084 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1085 = v485 + v1084;
-  const uint v1086 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1089 = v406 && v1088;
-  const bool v1090 = v1087 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v410.m[1][7].thread_elements()[0];
-    const float v1093 = v1092 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1094 = bfloat(v1093);
-    const uint v1095 = v1085 * v1;
-    const uint v1096 = v1095 + v1087;
-    out[v1096] = v1094;
-  }
-  const uint v1097 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1098 = v485 + v1097;
-  const uint v1099 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1102 = v406 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v410.m[1][7].thread_elements()[1];
-    const float v1106 = v1105 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1107 = bfloat(v1106);
-    const uint v1108 = v1098 * v1;
-    const uint v1109 = v1108 + v1100;
-    out[v1109] = v1107;
-  }
-  const uint v1110 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1111 = v485 + v1110;
-  const uint v1112 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1115 = v406 && v1114;
-  const bool v1116 = v1113 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v410.m[1][8].thread_elements()[0];
-    const float v1119 = v1118 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1120 = bfloat(v1119);
-    const uint v1121 = v1111 * v1;
-    const uint v1122 = v1121 + v1113;
-    out[v1122] = v1120;
-  }
-  const uint v1123 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1124 = v485 + v1123;
-  const uint v1125 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1128 = v406 && v1127;
-  const bool v1129 = v1126 < v1;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v410.m[1][8].thread_elements()[1];
-    const float v1132 = v1131 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1133 = bfloat(v1132);
-    const uint v1134 = v1124 * v1;
-    const uint v1135 = v1134 + v1126;
-    out[v1135] = v1133;
-  }
-  const uint v1136 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1137 = v485 + v1136;
-  const uint v1138 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1141 = v406 && v1140;
-  const bool v1142 = v1139 < v1;
-  const bool v1143 = v1141 && v1142;
-  if (v1143) {
-    const float v1144 = v410.m[1][9].thread_elements()[0];
-    const float v1145 = v1144 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1146 = bfloat(v1145);
-    const uint v1147 = v1137 * v1;
-    const uint v1148 = v1147 + v1139;
-    out[v1148] = v1146;
-  }
-  const uint v1149 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1150 = v485 + v1149;
-  const uint v1151 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1154 = v406 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v410.m[1][9].thread_elements()[1];
-    const float v1158 = v1157 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1159 = bfloat(v1158);
-    const uint v1160 = v1150 * v1;
-    const uint v1161 = v1160 + v1152;
-    out[v1161] = v1159;
-  }
-  const uint v1162 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1163 = v485 + v1162;
-  const uint v1164 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1167 = v406 && v1166;
-  const bool v1168 = v1165 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v410.m[1][10].thread_elements()[0];
-    const float v1171 = v1170 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1172 = bfloat(v1171);
-    const uint v1173 = v1163 * v1;
-    const uint v1174 = v1173 + v1165;
-    out[v1174] = v1172;
-  }
-  const uint v1175 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1176 = v485 + v1175;
-  const uint v1177 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1180 = v406 && v1179;
-  const bool v1181 = v1178 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v410.m[1][10].thread_elements()[1];
-    const float v1184 = v1183 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1185 = bfloat(v1184);
-    const uint v1186 = v1176 * v1;
-    const uint v1187 = v1186 + v1178;
-    out[v1187] = v1185;
-  }
-  const uint v1188 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1189 = v485 + v1188;
-  const uint v1190 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1193 = v406 && v1192;
-  const bool v1194 = v1191 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v410.m[1][11].thread_elements()[0];
-    const float v1197 = v1196 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1198 = bfloat(v1197);
-    const uint v1199 = v1189 * v1;
-    const uint v1200 = v1199 + v1191;
-    out[v1200] = v1198;
-  }
-  const uint v1201 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1202 = v485 + v1201;
-  const uint v1203 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1206 = v406 && v1205;
-  const bool v1207 = v1204 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v410.m[1][11].thread_elements()[1];
-    const float v1210 = v1209 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1211 = bfloat(v1210);
-    const uint v1212 = v1202 * v1;
-    const uint v1213 = v1212 + v1204;
-    out[v1213] = v1211;
-  }
-  const uint v1214 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1215 = v485 + v1214;
-  const uint v1216 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1219 = v406 && v1218;
-  const bool v1220 = v1217 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v410.m[1][12].thread_elements()[0];
-    const float v1223 = v1222 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1224 = bfloat(v1223);
-    const uint v1225 = v1215 * v1;
-    const uint v1226 = v1225 + v1217;
-    out[v1226] = v1224;
-  }
-  const uint v1227 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1228 = v485 + v1227;
-  const uint v1229 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1232 = v406 && v1231;
-  const bool v1233 = v1230 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v410.m[1][12].thread_elements()[1];
-    const float v1236 = v1235 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1237 = bfloat(v1236);
-    const uint v1238 = v1228 * v1;
-    const uint v1239 = v1238 + v1230;
-    out[v1239] = v1237;
-  }
-  const uint v1240 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1241 = v485 + v1240;
-  const uint v1242 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1243 = v30 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1245 = v406 && v1244;
-  const bool v1246 = v1243 < v1;
-  const bool v1247 = v1245 && v1246;
-  if (v1247) {
-    const float v1248 = v410.m[1][13].thread_elements()[0];
-    const float v1249 = v1248 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1250 = bfloat(v1249);
-    const uint v1251 = v1241 * v1;
-    const uint v1252 = v1251 + v1243;
-    out[v1252] = v1250;
-  }
-  const uint v1253 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1254 = v485 + v1253;
-  const uint v1255 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1256 = v30 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1258 = v406 && v1257;
-  const bool v1259 = v1256 < v1;
-  const bool v1260 = v1258 && v1259;
-  if (v1260) {
-    const float v1261 = v410.m[1][13].thread_elements()[1];
-    const float v1262 = v1261 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1263 = bfloat(v1262);
-    const uint v1264 = v1254 * v1;
-    const uint v1265 = v1264 + v1256;
-    out[v1265] = v1263;
-  }
-  const uint v1266 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1267 = v485 + v1266;
-  const uint v1268 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1269 = v30 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1271 = v406 && v1270;
-  const bool v1272 = v1269 < v1;
-  const bool v1273 = v1271 && v1272;
-  if (v1273) {
-    const float v1274 = v410.m[1][14].thread_elements()[0];
-    const float v1275 = v1274 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1276 = bfloat(v1275);
-    const uint v1277 = v1267 * v1;
-    const uint v1278 = v1277 + v1269;
-    out[v1278] = v1276;
-  }
-  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1280 = v485 + v1279;
-  const uint v1281 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1282 = v30 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1284 = v406 && v1283;
-  const bool v1285 = v1282 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v410.m[1][14].thread_elements()[1];
-    const float v1288 = v1287 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1289 = bfloat(v1288);
-    const uint v1290 = v1280 * v1;
-    const uint v1291 = v1290 + v1282;
-    out[v1291] = v1289;
-  }
-  const uint v1292 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1293 = v485 + v1292;
-  const uint v1294 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1295 = v30 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1297 = v406 && v1296;
-  const bool v1298 = v1295 < v1;
-  const bool v1299 = v1297 && v1298;
-  if (v1299) {
-    const float v1300 = v410.m[1][15].thread_elements()[0];
-    const float v1301 = v1300 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1302 = bfloat(v1301);
-    const uint v1303 = v1293 * v1;
-    const uint v1304 = v1303 + v1295;
-    out[v1304] = v1302;
-  }
-  const uint v1305 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1306 = v485 + v1305;
-  const uint v1307 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1308 = v30 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1310 = v406 && v1309;
-  const bool v1311 = v1308 < v1;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v410.m[1][15].thread_elements()[1];
-    const float v1314 = v1313 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1315 = bfloat(v1314);
-    const uint v1316 = v1306 * v1;
-    const uint v1317 = v1316 + v1308;
-    out[v1317] = v1315;
-  }
-  const uint v1319 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  iron_frag<float, 16, 128> v1329;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v1329, float(0.0f));
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const uint v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const uint v289 = v288 << 6u;
+      const uint v2053 = v216 & 3u;
+      const uint v2055 = v2053 << 4u;
+      const uint v2057 = v2055 << 6u;
+      const uint v2059 = v289 + v2057;
+      iron_frag<half, 16, 16> v2066;
+      iron_frag_fill(v2066, half(half(0.0f)));
+      iron_frag_load<false>(v2066, shm3, long(v2059), long(64u));
+      iron_frag<half, 16, 128> v2068;
+      iron_frag_fill(v2068, half(half(0.0f)));
+      iron_frag_load<true>(v2068, shm4, long(0u), long(64u));
+      iron_frag_mma(v224, v2066, v2068);
+      const uint v2070 = v2059 + 16u;
+      iron_frag<half, 16, 16> v2075;
+      iron_frag_fill(v2075, half(half(0.0f)));
+      iron_frag_load<false>(v2075, shm3, long(v2070), long(64u));
+      iron_frag<half, 16, 128> v2077;
+      iron_frag_fill(v2077, half(half(0.0f)));
+      iron_frag_load<true>(v2077, shm4, long(16u), long(64u));
+      iron_frag_mma(v224, v2075, v2077);
+      const uint v2079 = v2059 + 32u;
+      iron_frag<half, 16, 16> v2084;
+      iron_frag_fill(v2084, half(half(0.0f)));
+      iron_frag_load<false>(v2084, shm3, long(v2079), long(64u));
+      iron_frag<half, 16, 128> v2086;
+      iron_frag_fill(v2086, half(half(0.0f)));
+      iron_frag_load<true>(v2086, shm4, long(32u), long(64u));
+      iron_frag_mma(v224, v2084, v2086);
+      const uint v2088 = v2059 + 48u;
+      iron_frag<half, 16, 16> v2093;
+      iron_frag_fill(v2093, half(half(0.0f)));
+      iron_frag_load<false>(v2093, shm3, long(v2088), long(64u));
+      iron_frag<half, 16, 128> v2095;
+      iron_frag_fill(v2095, half(half(0.0f)));
+      iron_frag_load<true>(v2095, shm4, long(48u), long(64u));
+      iron_frag_mma(v224, v2093, v2095);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const uint v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const uint v295 = v294 << 4u;
+  const uint v297 = v217 << 6u;
+  const uint v298 = v26 + v297;
+  const uint v299 = v298 + v295;
+  const uint v300 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v301 = v299 + v300;
+  const uint v302 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v303 = v30 + v302;
+  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v305 = v220 && v304;
+  const bool v306 = v303 < v1;
+  const bool v307 = v305 && v306;
+  if (v307) {
+    const float v308 = v224.m[0][0].thread_elements()[0];
+    const float v309 = v308 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v310 = bfloat(v309);
+    const uint v311 = v301 * v1;
+    const uint v312 = v311 + v303;
+    out[v312] = v310;
+  }
+  const uint v313 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v314 = v299 + v313;
+  const uint v315 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v316 = v30 + v315;
+  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v318 = v220 && v317;
+  const bool v319 = v316 < v1;
+  const bool v320 = v318 && v319;
+  if (v320) {
+    const float v321 = v224.m[0][0].thread_elements()[1];
+    const float v322 = v321 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v323 = bfloat(v322);
+    const uint v324 = v314 * v1;
+    const uint v325 = v324 + v316;
+    out[v325] = v323;
+  }
+  const uint v326 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v327 = v299 + v326;
+  const uint v328 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v329 = v30 + v328;
+  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v331 = v220 && v330;
+  const bool v332 = v329 < v1;
+  const bool v333 = v331 && v332;
+  if (v333) {
+    const float v334 = v224.m[0][1].thread_elements()[0];
+    const float v335 = v334 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v336 = bfloat(v335);
+    const uint v337 = v327 * v1;
+    const uint v338 = v337 + v329;
+    out[v338] = v336;
+  }
+  const uint v339 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v340 = v299 + v339;
+  const uint v341 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v342 = v30 + v341;
+  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v344 = v220 && v343;
+  const bool v345 = v342 < v1;
+  const bool v346 = v344 && v345;
+  if (v346) {
+    const float v347 = v224.m[0][1].thread_elements()[1];
+    const float v348 = v347 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v349 = bfloat(v348);
+    const uint v350 = v340 * v1;
+    const uint v351 = v350 + v342;
+    out[v351] = v349;
+  }
+  const uint v352 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v353 = v299 + v352;
+  const uint v354 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v355 = v30 + v354;
+  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v357 = v220 && v356;
+  const bool v358 = v355 < v1;
+  const bool v359 = v357 && v358;
+  if (v359) {
+    const float v360 = v224.m[0][2].thread_elements()[0];
+    const float v361 = v360 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v362 = bfloat(v361);
+    const uint v363 = v353 * v1;
+    const uint v364 = v363 + v355;
+    out[v364] = v362;
+  }
+  const uint v365 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v366 = v299 + v365;
+  const uint v367 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v368 = v30 + v367;
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v370 = v220 && v369;
+  const bool v371 = v368 < v1;
+  const bool v372 = v370 && v371;
+  if (v372) {
+    const float v373 = v224.m[0][2].thread_elements()[1];
+    const float v374 = v373 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v375 = bfloat(v374);
+    const uint v376 = v366 * v1;
+    const uint v377 = v376 + v368;
+    out[v377] = v375;
+  }
+  const uint v378 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v379 = v299 + v378;
+  const uint v380 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v381 = v30 + v380;
+  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v383 = v220 && v382;
+  const bool v384 = v381 < v1;
+  const bool v385 = v383 && v384;
+  if (v385) {
+    const float v386 = v224.m[0][3].thread_elements()[0];
+    const float v387 = v386 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v388 = bfloat(v387);
+    const uint v389 = v379 * v1;
+    const uint v390 = v389 + v381;
+    out[v390] = v388;
+  }
+  const uint v391 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v392 = v299 + v391;
+  const uint v393 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v394 = v30 + v393;
+  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v396 = v220 && v395;
+  const bool v397 = v394 < v1;
+  const bool v398 = v396 && v397;
+  if (v398) {
+    const float v399 = v224.m[0][3].thread_elements()[1];
+    const float v400 = v399 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v401 = bfloat(v400);
+    const uint v402 = v392 * v1;
+    const uint v403 = v402 + v394;
+    out[v403] = v401;
+  }
+  const uint v404 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v405 = v299 + v404;
+  const uint v406 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v407 = v30 + v406;
+  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v409 = v220 && v408;
+  const bool v410 = v407 < v1;
+  const bool v411 = v409 && v410;
+  if (v411) {
+    const float v412 = v224.m[0][4].thread_elements()[0];
+    const float v413 = v412 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v414 = bfloat(v413);
+    const uint v415 = v405 * v1;
+    const uint v416 = v415 + v407;
+    out[v416] = v414;
+  }
+  const uint v417 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v418 = v299 + v417;
+  const uint v419 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v420 = v30 + v419;
+  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v422 = v220 && v421;
+  const bool v423 = v420 < v1;
+  const bool v424 = v422 && v423;
+  if (v424) {
+    const float v425 = v224.m[0][4].thread_elements()[1];
+    const float v426 = v425 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v427 = bfloat(v426);
+    const uint v428 = v418 * v1;
+    const uint v429 = v428 + v420;
+    out[v429] = v427;
+  }
+  const uint v430 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v431 = v299 + v430;
+  const uint v432 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v433 = v30 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v435 = v220 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v224.m[0][5].thread_elements()[0];
+    const float v439 = v438 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v440 = bfloat(v439);
+    const uint v441 = v431 * v1;
+    const uint v442 = v441 + v433;
+    out[v442] = v440;
+  }
+  const uint v443 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v444 = v299 + v443;
+  const uint v445 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v446 = v30 + v445;
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v448 = v220 && v447;
+  const bool v449 = v446 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v224.m[0][5].thread_elements()[1];
+    const float v452 = v451 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v453 = bfloat(v452);
+    const uint v454 = v444 * v1;
+    const uint v455 = v454 + v446;
+    out[v455] = v453;
+  }
+  const uint v456 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v457 = v299 + v456;
+  const uint v458 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v459 = v30 + v458;
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v461 = v220 && v460;
+  const bool v462 = v459 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v224.m[0][6].thread_elements()[0];
+    const float v465 = v464 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v466 = bfloat(v465);
+    const uint v467 = v457 * v1;
+    const uint v468 = v467 + v459;
+    out[v468] = v466;
+  }
+  const uint v469 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v470 = v299 + v469;
+  const uint v471 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v472 = v30 + v471;
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v474 = v220 && v473;
+  const bool v475 = v472 < v1;
+  const bool v476 = v474 && v475;
+  if (v476) {
+    const float v477 = v224.m[0][6].thread_elements()[1];
+    const float v478 = v477 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v479 = bfloat(v478);
+    const uint v480 = v470 * v1;
+    const uint v481 = v480 + v472;
+    out[v481] = v479;
+  }
+  const uint v482 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v483 = v299 + v482;
+  const uint v484 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v485 = v30 + v484;
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v487 = v220 && v486;
+  const bool v488 = v485 < v1;
+  const bool v489 = v487 && v488;
+  if (v489) {
+    const float v490 = v224.m[0][7].thread_elements()[0];
+    const float v491 = v490 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v492 = bfloat(v491);
+    const uint v493 = v483 * v1;
+    const uint v494 = v493 + v485;
+    out[v494] = v492;
+  }
+  const uint v495 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v496 = v299 + v495;
+  const uint v497 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v498 = v30 + v497;
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v500 = v220 && v499;
+  const bool v501 = v498 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v224.m[0][7].thread_elements()[1];
+    const float v504 = v503 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v505 = bfloat(v504);
+    const uint v506 = v496 * v1;
+    const uint v507 = v506 + v498;
+    out[v507] = v505;
+  }
+  const uint v508 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v509 = v299 + v508;
+  const uint v510 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v511 = v30 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v513 = v220 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v224.m[0][8].thread_elements()[0];
+    const float v517 = v516 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v518 = bfloat(v517);
+    const uint v519 = v509 * v1;
+    const uint v520 = v519 + v511;
+    out[v520] = v518;
+  }
+  const uint v521 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v522 = v299 + v521;
+  const uint v523 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v524 = v30 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v526 = v220 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v224.m[0][8].thread_elements()[1];
+    const float v530 = v529 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v531 = bfloat(v530);
+    const uint v532 = v522 * v1;
+    const uint v533 = v532 + v524;
+    out[v533] = v531;
+  }
+  const uint v534 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v535 = v299 + v534;
+  const uint v536 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v537 = v30 + v536;
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v539 = v220 && v538;
+  const bool v540 = v537 < v1;
+  const bool v541 = v539 && v540;
+  if (v541) {
+    const float v542 = v224.m[0][9].thread_elements()[0];
+    const float v543 = v542 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v544 = bfloat(v543);
+    const uint v545 = v535 * v1;
+    const uint v546 = v545 + v537;
+    out[v546] = v544;
+  }
+  const uint v547 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v548 = v299 + v547;
+  const uint v549 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v550 = v30 + v549;
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v552 = v220 && v551;
+  const bool v553 = v550 < v1;
+  const bool v554 = v552 && v553;
+  if (v554) {
+    const float v555 = v224.m[0][9].thread_elements()[1];
+    const float v556 = v555 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v557 = bfloat(v556);
+    const uint v558 = v548 * v1;
+    const uint v559 = v558 + v550;
+    out[v559] = v557;
+  }
+  const uint v560 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v561 = v299 + v560;
+  const uint v562 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v563 = v30 + v562;
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v565 = v220 && v564;
+  const bool v566 = v563 < v1;
+  const bool v567 = v565 && v566;
+  if (v567) {
+    const float v568 = v224.m[0][10].thread_elements()[0];
+    const float v569 = v568 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v570 = bfloat(v569);
+    const uint v571 = v561 * v1;
+    const uint v572 = v571 + v563;
+    out[v572] = v570;
+  }
+  const uint v573 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v574 = v299 + v573;
+  const uint v575 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v576 = v30 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v578 = v220 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v224.m[0][10].thread_elements()[1];
+    const float v582 = v581 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v583 = bfloat(v582);
+    const uint v584 = v574 * v1;
+    const uint v585 = v584 + v576;
+    out[v585] = v583;
+  }
+  const uint v586 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v587 = v299 + v586;
+  const uint v588 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v589 = v30 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v591 = v220 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v224.m[0][11].thread_elements()[0];
+    const float v595 = v594 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v596 = bfloat(v595);
+    const uint v597 = v587 * v1;
+    const uint v598 = v597 + v589;
+    out[v598] = v596;
+  }
+  const uint v599 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v600 = v299 + v599;
+  const uint v601 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v602 = v30 + v601;
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v604 = v220 && v603;
+  const bool v605 = v602 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v224.m[0][11].thread_elements()[1];
+    const float v608 = v607 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v609 = bfloat(v608);
+    const uint v610 = v600 * v1;
+    const uint v611 = v610 + v602;
+    out[v611] = v609;
+  }
+  const uint v612 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v613 = v299 + v612;
+  const uint v614 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v615 = v30 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v617 = v220 && v616;
+  const bool v618 = v615 < v1;
+  const bool v619 = v617 && v618;
+  if (v619) {
+    const float v620 = v224.m[0][12].thread_elements()[0];
+    const float v621 = v620 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v622 = bfloat(v621);
+    const uint v623 = v613 * v1;
+    const uint v624 = v623 + v615;
+    out[v624] = v622;
+  }
+  const uint v625 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v626 = v299 + v625;
+  const uint v627 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v628 = v30 + v627;
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v630 = v220 && v629;
+  const bool v631 = v628 < v1;
+  const bool v632 = v630 && v631;
+  if (v632) {
+    const float v633 = v224.m[0][12].thread_elements()[1];
+    const float v634 = v633 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v635 = bfloat(v634);
+    const uint v636 = v626 * v1;
+    const uint v637 = v636 + v628;
+    out[v637] = v635;
+  }
+  const uint v638 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v639 = v299 + v638;
+  const uint v640 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v641 = v30 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v643 = v220 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v224.m[0][13].thread_elements()[0];
+    const float v647 = v646 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v648 = bfloat(v647);
+    const uint v649 = v639 * v1;
+    const uint v650 = v649 + v641;
+    out[v650] = v648;
+  }
+  const uint v651 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v652 = v299 + v651;
+  const uint v653 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v654 = v30 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v656 = v220 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v224.m[0][13].thread_elements()[1];
+    const float v660 = v659 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v661 = bfloat(v660);
+    const uint v662 = v652 * v1;
+    const uint v663 = v662 + v654;
+    out[v663] = v661;
+  }
+  const uint v664 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v665 = v299 + v664;
+  const uint v666 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v667 = v30 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v669 = v220 && v668;
+  const bool v670 = v667 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v224.m[0][14].thread_elements()[0];
+    const float v673 = v672 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v674 = bfloat(v673);
+    const uint v675 = v665 * v1;
+    const uint v676 = v675 + v667;
+    out[v676] = v674;
+  }
+  const uint v677 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v678 = v299 + v677;
+  const uint v679 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v680 = v30 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v682 = v220 && v681;
+  const bool v683 = v680 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v224.m[0][14].thread_elements()[1];
+    const float v686 = v685 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v687 = bfloat(v686);
+    const uint v688 = v678 * v1;
+    const uint v689 = v688 + v680;
+    out[v689] = v687;
+  }
+  const uint v690 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v691 = v299 + v690;
+  const uint v692 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v693 = v30 + v692;
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v695 = v220 && v694;
+  const bool v696 = v693 < v1;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v224.m[0][15].thread_elements()[0];
+    const float v699 = v698 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v700 = bfloat(v699);
+    const uint v701 = v691 * v1;
+    const uint v702 = v701 + v693;
+    out[v702] = v700;
+  }
+  const uint v703 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v704 = v299 + v703;
+  const uint v705 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v706 = v30 + v705;
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v708 = v220 && v707;
+  const bool v709 = v706 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v224.m[0][15].thread_elements()[1];
+    const float v712 = v711 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v713 = bfloat(v712);
+    const uint v714 = v704 * v1;
+    const uint v715 = v714 + v706;
+    out[v715] = v713;
+  }
+  const uint v716 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v717 = v299 + v716;
+  const uint v718 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v719 = v30 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v721 = v220 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v224.m[1][0].thread_elements()[0];
+    const float v725 = v724 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v726 = bfloat(v725);
+    const uint v727 = v717 * v1;
+    const uint v728 = v727 + v719;
+    out[v728] = v726;
+  }
+  const uint v729 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v730 = v299 + v729;
+  const uint v731 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v732 = v30 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v734 = v220 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v224.m[1][0].thread_elements()[1];
+    const float v738 = v737 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v739 = bfloat(v738);
+    const uint v740 = v730 * v1;
+    const uint v741 = v740 + v732;
+    out[v741] = v739;
+  }
+  const uint v742 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v743 = v299 + v742;
+  const uint v744 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v745 = v30 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v747 = v220 && v746;
+  const bool v748 = v745 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v224.m[1][1].thread_elements()[0];
+    const float v751 = v750 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v752 = bfloat(v751);
+    const uint v753 = v743 * v1;
+    const uint v754 = v753 + v745;
+    out[v754] = v752;
+  }
+  const uint v755 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v756 = v299 + v755;
+  const uint v757 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v758 = v30 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v760 = v220 && v759;
+  const bool v761 = v758 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v224.m[1][1].thread_elements()[1];
+    const float v764 = v763 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v765 = bfloat(v764);
+    const uint v766 = v756 * v1;
+    const uint v767 = v766 + v758;
+    out[v767] = v765;
+  }
+  const uint v768 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v769 = v299 + v768;
+  const uint v770 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v771 = v30 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v773 = v220 && v772;
+  const bool v774 = v771 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v224.m[1][2].thread_elements()[0];
+    const float v777 = v776 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v778 = bfloat(v777);
+    const uint v779 = v769 * v1;
+    const uint v780 = v779 + v771;
+    out[v780] = v778;
+  }
+  const uint v781 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v782 = v299 + v781;
+  const uint v783 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v784 = v30 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v786 = v220 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v224.m[1][2].thread_elements()[1];
+    const float v790 = v789 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v791 = bfloat(v790);
+    const uint v792 = v782 * v1;
+    const uint v793 = v792 + v784;
+    out[v793] = v791;
+  }
+  const uint v794 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v795 = v299 + v794;
+  const uint v796 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v797 = v30 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v799 = v220 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v224.m[1][3].thread_elements()[0];
+    const float v803 = v802 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v804 = bfloat(v803);
+    const uint v805 = v795 * v1;
+    const uint v806 = v805 + v797;
+    out[v806] = v804;
+  }
+  const uint v807 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v808 = v299 + v807;
+  const uint v809 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v810 = v30 + v809;
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v812 = v220 && v811;
+  const bool v813 = v810 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v224.m[1][3].thread_elements()[1];
+    const float v816 = v815 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v817 = bfloat(v816);
+    const uint v818 = v808 * v1;
+    const uint v819 = v818 + v810;
+    out[v819] = v817;
+  }
+  const uint v820 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v821 = v299 + v820;
+  const uint v822 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v823 = v30 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v825 = v220 && v824;
+  const bool v826 = v823 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v224.m[1][4].thread_elements()[0];
+    const float v829 = v828 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v830 = bfloat(v829);
+    const uint v831 = v821 * v1;
+    const uint v832 = v831 + v823;
+    out[v832] = v830;
+  }
+  const uint v833 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v834 = v299 + v833;
+  const uint v835 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v836 = v30 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v838 = v220 && v837;
+  const bool v839 = v836 < v1;
+  const bool v840 = v838 && v839;
+  if (v840) {
+    const float v841 = v224.m[1][4].thread_elements()[1];
+    const float v842 = v841 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v843 = bfloat(v842);
+    const uint v844 = v834 * v1;
+    const uint v845 = v844 + v836;
+    out[v845] = v843;
+  }
+  const uint v846 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v847 = v299 + v846;
+  const uint v848 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v849 = v30 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v851 = v220 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v224.m[1][5].thread_elements()[0];
+    const float v855 = v854 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v856 = bfloat(v855);
+    const uint v857 = v847 * v1;
+    const uint v858 = v857 + v849;
+    out[v858] = v856;
+  }
+  const uint v859 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v860 = v299 + v859;
+  const uint v861 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v862 = v30 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v864 = v220 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v224.m[1][5].thread_elements()[1];
+    const float v868 = v867 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v869 = bfloat(v868);
+    const uint v870 = v860 * v1;
+    const uint v871 = v870 + v862;
+    out[v871] = v869;
+  }
+  const uint v872 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v873 = v299 + v872;
+  const uint v874 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v875 = v30 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v877 = v220 && v876;
+  const bool v878 = v875 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v224.m[1][6].thread_elements()[0];
+    const float v881 = v880 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v882 = bfloat(v881);
+    const uint v883 = v873 * v1;
+    const uint v884 = v883 + v875;
+    out[v884] = v882;
+  }
+  const uint v885 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v886 = v299 + v885;
+  const uint v887 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v888 = v30 + v887;
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v890 = v220 && v889;
+  const bool v891 = v888 < v1;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v224.m[1][6].thread_elements()[1];
+    const float v894 = v893 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v895 = bfloat(v894);
+    const uint v896 = v886 * v1;
+    const uint v897 = v896 + v888;
+    out[v897] = v895;
+  }
+  const uint v898 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v899 = v299 + v898;
+  const uint v900 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v901 = v30 + v900;
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v903 = v220 && v902;
+  const bool v904 = v901 < v1;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v224.m[1][7].thread_elements()[0];
+    const float v907 = v906 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v908 = bfloat(v907);
+    const uint v909 = v899 * v1;
+    const uint v910 = v909 + v901;
+    out[v910] = v908;
+  }
+  const uint v911 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v912 = v299 + v911;
+  const uint v913 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v914 = v30 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v916 = v220 && v915;
+  const bool v917 = v914 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v224.m[1][7].thread_elements()[1];
+    const float v920 = v919 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v921 = bfloat(v920);
+    const uint v922 = v912 * v1;
+    const uint v923 = v922 + v914;
+    out[v923] = v921;
+  }
+  const uint v924 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v925 = v299 + v924;
+  const uint v926 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v927 = v30 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v929 = v220 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v224.m[1][8].thread_elements()[0];
+    const float v933 = v932 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v934 = bfloat(v933);
+    const uint v935 = v925 * v1;
+    const uint v936 = v935 + v927;
+    out[v936] = v934;
+  }
+  const uint v937 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v938 = v299 + v937;
+  const uint v939 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v940 = v30 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v942 = v220 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v224.m[1][8].thread_elements()[1];
+    const float v946 = v945 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v947 = bfloat(v946);
+    const uint v948 = v938 * v1;
+    const uint v949 = v948 + v940;
+    out[v949] = v947;
+  }
+  const uint v950 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v951 = v299 + v950;
+  const uint v952 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v953 = v30 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v955 = v220 && v954;
+  const bool v956 = v953 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v224.m[1][9].thread_elements()[0];
+    const float v959 = v958 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v960 = bfloat(v959);
+    const uint v961 = v951 * v1;
+    const uint v962 = v961 + v953;
+    out[v962] = v960;
+  }
+  const uint v963 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v964 = v299 + v963;
+  const uint v965 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v966 = v30 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v968 = v220 && v967;
+  const bool v969 = v966 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v224.m[1][9].thread_elements()[1];
+    const float v972 = v971 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v973 = bfloat(v972);
+    const uint v974 = v964 * v1;
+    const uint v975 = v974 + v966;
+    out[v975] = v973;
+  }
+  const uint v976 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v977 = v299 + v976;
+  const uint v978 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v979 = v30 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v981 = v220 && v980;
+  const bool v982 = v979 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v224.m[1][10].thread_elements()[0];
+    const float v985 = v984 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v986 = bfloat(v985);
+    const uint v987 = v977 * v1;
+    const uint v988 = v987 + v979;
+    out[v988] = v986;
+  }
+  const uint v989 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v990 = v299 + v989;
+  const uint v991 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v992 = v30 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v994 = v220 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v224.m[1][10].thread_elements()[1];
+    const float v998 = v997 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v999 = bfloat(v998);
+    const uint v1000 = v990 * v1;
+    const uint v1001 = v1000 + v992;
+    out[v1001] = v999;
+  }
+  const uint v1002 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1003 = v299 + v1002;
+  const uint v1004 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1005 = v30 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1007 = v220 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v224.m[1][11].thread_elements()[0];
+    const float v1011 = v1010 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1012 = bfloat(v1011);
+    const uint v1013 = v1003 * v1;
+    const uint v1014 = v1013 + v1005;
+    out[v1014] = v1012;
+  }
+  const uint v1015 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1016 = v299 + v1015;
+  const uint v1017 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1018 = v30 + v1017;
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1020 = v220 && v1019;
+  const bool v1021 = v1018 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v224.m[1][11].thread_elements()[1];
+    const float v1024 = v1023 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1025 = bfloat(v1024);
+    const uint v1026 = v1016 * v1;
+    const uint v1027 = v1026 + v1018;
+    out[v1027] = v1025;
+  }
+  const uint v1028 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1029 = v299 + v1028;
+  const uint v1030 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1031 = v30 + v1030;
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1033 = v220 && v1032;
+  const bool v1034 = v1031 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v224.m[1][12].thread_elements()[0];
+    const float v1037 = v1036 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1038 = bfloat(v1037);
+    const uint v1039 = v1029 * v1;
+    const uint v1040 = v1039 + v1031;
+    out[v1040] = v1038;
+  }
+  const uint v1041 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1042 = v299 + v1041;
+  const uint v1043 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1044 = v30 + v1043;
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1046 = v220 && v1045;
+  const bool v1047 = v1044 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v224.m[1][12].thread_elements()[1];
+    const float v1050 = v1049 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1051 = bfloat(v1050);
+    const uint v1052 = v1042 * v1;
+    const uint v1053 = v1052 + v1044;
+    out[v1053] = v1051;
+  }
+  const uint v1054 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1055 = v299 + v1054;
+  const uint v1056 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1057 = v30 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1059 = v220 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v224.m[1][13].thread_elements()[0];
+    const float v1063 = v1062 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1064 = bfloat(v1063);
+    const uint v1065 = v1055 * v1;
+    const uint v1066 = v1065 + v1057;
+    out[v1066] = v1064;
+  }
+  const uint v1067 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1068 = v299 + v1067;
+  const uint v1069 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1070 = v30 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1072 = v220 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v224.m[1][13].thread_elements()[1];
+    const float v1076 = v1075 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1077 = bfloat(v1076);
+    const uint v1078 = v1068 * v1;
+    const uint v1079 = v1078 + v1070;
+    out[v1079] = v1077;
+  }
+  const uint v1080 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1081 = v299 + v1080;
+  const uint v1082 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1083 = v30 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1085 = v220 && v1084;
+  const bool v1086 = v1083 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v224.m[1][14].thread_elements()[0];
+    const float v1089 = v1088 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1090 = bfloat(v1089);
+    const uint v1091 = v1081 * v1;
+    const uint v1092 = v1091 + v1083;
+    out[v1092] = v1090;
+  }
+  const uint v1093 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1094 = v299 + v1093;
+  const uint v1095 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1096 = v30 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1098 = v220 && v1097;
+  const bool v1099 = v1096 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v224.m[1][14].thread_elements()[1];
+    const float v1102 = v1101 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1103 = bfloat(v1102);
+    const uint v1104 = v1094 * v1;
+    const uint v1105 = v1104 + v1096;
+    out[v1105] = v1103;
+  }
+  const uint v1106 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1107 = v299 + v1106;
+  const uint v1108 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1109 = v30 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1111 = v220 && v1110;
+  const bool v1112 = v1109 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v224.m[1][15].thread_elements()[0];
+    const float v1115 = v1114 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1116 = bfloat(v1115);
+    const uint v1117 = v1107 * v1;
+    const uint v1118 = v1117 + v1109;
+    out[v1118] = v1116;
+  }
+  const uint v1119 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1120 = v299 + v1119;
+  const uint v1121 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1122 = v30 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1124 = v220 && v1123;
+  const bool v1125 = v1122 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v224.m[1][15].thread_elements()[1];
+    const float v1128 = v1127 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1129 = bfloat(v1128);
+    const uint v1130 = v1120 * v1;
+    const uint v1131 = v1130 + v1122;
+    out[v1131] = v1129;
+  }
+  const uint v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  iron_frag<float, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v1143, float(0.0f));
 
-  for (uint v1332 = 0u; v1332 < v2; v1332 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (uint v1336 = v415; v1336 < 8192u; v1336 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1338 = v1336 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1340 = v1336 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1341 = v26 + v1338;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1342 = v1341 < v0;
-      const uint v1343 = v1332 + v1340;
-      const bool v1344 = v1343 < v2;
-      const bool v1345 = v1342 && v1344;
-      if (v1345) {
-        const uint v1347 = v1341 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1349 = v1347 + v1332;
-        const uint v1350 = v1349 + v1340;
-        const iron_f8e5m2 v1351 = a[v1350];
-        const half v1352 = half(iron_to_f32(v1351));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1354 = v1338 << 6u;
-        const uint v1355 = v1354 + v1340;
-        shm3[v1355] = v1352;
+  for (uint v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (uint v1150 = v229; v1150 < 8192u; v1150 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1152 = v1150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1154 = v1150 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1155 = v26 + v1152;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1156 = v1155 < v0;
+      const uint v1157 = v1146 + v1154;
+      const bool v1158 = v1157 < v2;
+      const bool v1159 = v1156 && v1158;
+      if (v1159) {
+        const uint v1161 = v1155 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1163 = v1161 + v1146;
+        const uint v1164 = v1163 + v1154;
+        const iron_f8e5m2 v1165 = a[v1164];
+        const half v1166 = half(iron_to_f32(v1165));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1168 = v1152 << 6u;
+        const uint v1169 = v1168 + v1154;
+        shm3[v1169] = v1166;
       } else {
-        const uint v1357 = v1338 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1358 = v1357 + v1340;
-        shm3[v1358] = half(0.0f);
+        const uint v1171 = v1152 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1172 = v1171 + v1154;
+        shm3[v1172] = half(0.0f);
       }
     }
 
-    for (uint v1363 = v415; v1363 < 8192u; v1363 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1365 = v1363 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1367 = v1363 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1368 = v1319 + v1365;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1369 = v1368 < v1;
-      const uint v1370 = v1332 + v1367;
-      const bool v1371 = v1370 < v2;
-      const bool v1372 = v1369 && v1371;
-      if (v1372) {
-        const uint v1374 = v1368 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1376 = v1374 + v1332;
-        const uint v1377 = v1376 + v1367;
-        const iron_f8e5m2 v1378 = b[v1377];
-        const half v1379 = half(iron_to_f32(v1378));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1381 = v1365 << 6u;
-        const uint v1382 = v1381 + v1367;
-        shm4[v1382] = v1379;
+    for (uint v1177 = v229; v1177 < 8192u; v1177 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1179 = v1177 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1181 = v1177 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1182 = v1133 + v1179;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1183 = v1182 < v1;
+      const uint v1184 = v1146 + v1181;
+      const bool v1185 = v1184 < v2;
+      const bool v1186 = v1183 && v1185;
+      if (v1186) {
+        const uint v1188 = v1182 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1190 = v1188 + v1146;
+        const uint v1191 = v1190 + v1181;
+        const iron_f8e5m2 v1192 = b[v1191];
+        const half v1193 = half(iron_to_f32(v1192));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1195 = v1179 << 6u;
+        const uint v1196 = v1195 + v1181;
+        shm4[v1196] = v1193;
       } else {
-        const uint v1384 = v1365 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1385 = v1384 + v1367;
-        shm4[v1385] = half(0.0f);
+        const uint v1198 = v1179 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1199 = v1198 + v1181;
+        shm4[v1199] = half(0.0f);
       }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const uint v1394 = v483 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const uint v2288 = v481 << 6u;
-      const uint v2290 = v1394 + v2288;
-      iron_frag<half, 16, 16> v2297;
-      iron_frag_fill(v2297, half(half(0.0f)));
-      iron_frag_load<false>(v2297, shm3, long(v2290), long(64u));
-      iron_frag<half, 16, 128> v2299;
-      iron_frag_fill(v2299, half(half(0.0f)));
-      iron_frag_load<true>(v2299, shm4, long(0u), long(64u));
-      iron_frag_mma(v1329, v2297, v2299);
-      const uint v2301 = v2290 + 16u;
-      iron_frag<half, 16, 16> v2306;
-      iron_frag_fill(v2306, half(half(0.0f)));
-      iron_frag_load<false>(v2306, shm3, long(v2301), long(64u));
-      iron_frag<half, 16, 128> v2308;
-      iron_frag_fill(v2308, half(half(0.0f)));
-      iron_frag_load<true>(v2308, shm4, long(16u), long(64u));
-      iron_frag_mma(v1329, v2306, v2308);
-      const uint v2310 = v2290 + 32u;
-      iron_frag<half, 16, 16> v2315;
-      iron_frag_fill(v2315, half(half(0.0f)));
-      iron_frag_load<false>(v2315, shm3, long(v2310), long(64u));
-      iron_frag<half, 16, 128> v2317;
-      iron_frag_fill(v2317, half(half(0.0f)));
-      iron_frag_load<true>(v2317, shm4, long(32u), long(64u));
-      iron_frag_mma(v1329, v2315, v2317);
-      const uint v2319 = v2290 + 48u;
-      iron_frag<half, 16, 16> v2324;
-      iron_frag_fill(v2324, half(half(0.0f)));
-      iron_frag_load<false>(v2324, shm3, long(v2319), long(64u));
-      iron_frag<half, 16, 128> v2326;
-      iron_frag_fill(v2326, half(half(0.0f)));
-      iron_frag_load<true>(v2326, shm4, long(48u), long(64u));
-      iron_frag_mma(v1329, v2324, v2326);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const uint v1405 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1406 = v485 + v1405;
-  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1408 = v1319 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1410 = v406 && v1409;
-  const bool v1411 = v1408 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v1329.m[0][0].thread_elements()[0];
-    const float v1414 = v1413 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1415 = bfloat(v1414);
-    const uint v1416 = v1406 * v1;
-    const uint v1417 = v1416 + v1408;
-    out[v1417] = v1415;
-  }
-  const uint v1418 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1419 = v485 + v1418;
-  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1421 = v1319 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1423 = v406 && v1422;
-  const bool v1424 = v1421 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v1329.m[0][0].thread_elements()[1];
-    const float v1427 = v1426 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1428 = bfloat(v1427);
-    const uint v1429 = v1419 * v1;
-    const uint v1430 = v1429 + v1421;
-    out[v1430] = v1428;
-  }
-  const uint v1431 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1432 = v485 + v1431;
-  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1434 = v1319 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1436 = v406 && v1435;
-  const bool v1437 = v1434 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v1329.m[0][1].thread_elements()[0];
-    const float v1440 = v1439 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1441 = bfloat(v1440);
-    const uint v1442 = v1432 * v1;
-    const uint v1443 = v1442 + v1434;
-    out[v1443] = v1441;
-  }
-  const uint v1444 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1445 = v485 + v1444;
-  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1447 = v1319 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1449 = v406 && v1448;
-  const bool v1450 = v1447 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v1329.m[0][1].thread_elements()[1];
-    const float v1453 = v1452 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1454 = bfloat(v1453);
-    const uint v1455 = v1445 * v1;
-    const uint v1456 = v1455 + v1447;
-    out[v1456] = v1454;
-  }
-  const uint v1457 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1458 = v485 + v1457;
-  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1460 = v1319 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1462 = v406 && v1461;
-  const bool v1463 = v1460 < v1;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v1329.m[0][2].thread_elements()[0];
-    const float v1466 = v1465 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1467 = bfloat(v1466);
-    const uint v1468 = v1458 * v1;
-    const uint v1469 = v1468 + v1460;
-    out[v1469] = v1467;
-  }
-  const uint v1470 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1471 = v485 + v1470;
-  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1473 = v1319 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1475 = v406 && v1474;
-  const bool v1476 = v1473 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v1329.m[0][2].thread_elements()[1];
-    const float v1479 = v1478 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1480 = bfloat(v1479);
-    const uint v1481 = v1471 * v1;
-    const uint v1482 = v1481 + v1473;
-    out[v1482] = v1480;
-  }
-  const uint v1483 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1484 = v485 + v1483;
-  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1486 = v1319 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1488 = v406 && v1487;
-  const bool v1489 = v1486 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v1329.m[0][3].thread_elements()[0];
-    const float v1492 = v1491 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1493 = bfloat(v1492);
-    const uint v1494 = v1484 * v1;
-    const uint v1495 = v1494 + v1486;
-    out[v1495] = v1493;
-  }
-  const uint v1496 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1497 = v485 + v1496;
-  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1499 = v1319 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1501 = v406 && v1500;
-  const bool v1502 = v1499 < v1;
-  const bool v1503 = v1501 && v1502;
-  if (v1503) {
-    const float v1504 = v1329.m[0][3].thread_elements()[1];
-    const float v1505 = v1504 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1506 = bfloat(v1505);
-    const uint v1507 = v1497 * v1;
-    const uint v1508 = v1507 + v1499;
-    out[v1508] = v1506;
-  }
-  const uint v1509 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1510 = v485 + v1509;
-  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1512 = v1319 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1514 = v406 && v1513;
-  const bool v1515 = v1512 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v1329.m[0][4].thread_elements()[0];
-    const float v1518 = v1517 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1519 = bfloat(v1518);
-    const uint v1520 = v1510 * v1;
-    const uint v1521 = v1520 + v1512;
-    out[v1521] = v1519;
-  }
-  const uint v1522 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1523 = v485 + v1522;
-  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1525 = v1319 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1527 = v406 && v1526;
-  const bool v1528 = v1525 < v1;
-  const bool v1529 = v1527 && v1528;
-  if (v1529) {
-    const float v1530 = v1329.m[0][4].thread_elements()[1];
-    const float v1531 = v1530 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1532 = bfloat(v1531);
-    const uint v1533 = v1523 * v1;
-    const uint v1534 = v1533 + v1525;
-    out[v1534] = v1532;
-  }
-  const uint v1535 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1536 = v485 + v1535;
-  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1538 = v1319 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1540 = v406 && v1539;
-  const bool v1541 = v1538 < v1;
-  const bool v1542 = v1540 && v1541;
-  if (v1542) {
-    const float v1543 = v1329.m[0][5].thread_elements()[0];
-    const float v1544 = v1543 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1545 = bfloat(v1544);
-    const uint v1546 = v1536 * v1;
-    const uint v1547 = v1546 + v1538;
-    out[v1547] = v1545;
-  }
-  const uint v1548 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1549 = v485 + v1548;
-  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1551 = v1319 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1553 = v406 && v1552;
-  const bool v1554 = v1551 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v1329.m[0][5].thread_elements()[1];
-    const float v1557 = v1556 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1558 = bfloat(v1557);
-    const uint v1559 = v1549 * v1;
-    const uint v1560 = v1559 + v1551;
-    out[v1560] = v1558;
-  }
-  const uint v1561 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1562 = v485 + v1561;
-  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1564 = v1319 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1566 = v406 && v1565;
-  const bool v1567 = v1564 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v1329.m[0][6].thread_elements()[0];
-    const float v1570 = v1569 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1571 = bfloat(v1570);
-    const uint v1572 = v1562 * v1;
-    const uint v1573 = v1572 + v1564;
-    out[v1573] = v1571;
-  }
-  const uint v1574 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1575 = v485 + v1574;
-  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1577 = v1319 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1579 = v406 && v1578;
-  const bool v1580 = v1577 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v1329.m[0][6].thread_elements()[1];
-    const float v1583 = v1582 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1584 = bfloat(v1583);
-    const uint v1585 = v1575 * v1;
-    const uint v1586 = v1585 + v1577;
-    out[v1586] = v1584;
-  }
-  const uint v1587 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1588 = v485 + v1587;
-  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1590 = v1319 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1592 = v406 && v1591;
-  const bool v1593 = v1590 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v1329.m[0][7].thread_elements()[0];
-    const float v1596 = v1595 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1597 = bfloat(v1596);
-    const uint v1598 = v1588 * v1;
-    const uint v1599 = v1598 + v1590;
-    out[v1599] = v1597;
-  }
-  const uint v1600 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1601 = v485 + v1600;
-  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1603 = v1319 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1605 = v406 && v1604;
-  const bool v1606 = v1603 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v1329.m[0][7].thread_elements()[1];
-    const float v1609 = v1608 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1610 = bfloat(v1609);
-    const uint v1611 = v1601 * v1;
-    const uint v1612 = v1611 + v1603;
-    out[v1612] = v1610;
-  }
-  const uint v1613 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1614 = v485 + v1613;
-  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1616 = v1319 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1618 = v406 && v1617;
-  const bool v1619 = v1616 < v1;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v1329.m[0][8].thread_elements()[0];
-    const float v1622 = v1621 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1623 = bfloat(v1622);
-    const uint v1624 = v1614 * v1;
-    const uint v1625 = v1624 + v1616;
-    out[v1625] = v1623;
-  }
-  const uint v1626 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1627 = v485 + v1626;
-  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1629 = v1319 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1631 = v406 && v1630;
-  const bool v1632 = v1629 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v1329.m[0][8].thread_elements()[1];
-    const float v1635 = v1634 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1636 = bfloat(v1635);
-    const uint v1637 = v1627 * v1;
-    const uint v1638 = v1637 + v1629;
-    out[v1638] = v1636;
-  }
-  const uint v1639 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1640 = v485 + v1639;
-  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1642 = v1319 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1644 = v406 && v1643;
-  const bool v1645 = v1642 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v1329.m[0][9].thread_elements()[0];
-    const float v1648 = v1647 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1649 = bfloat(v1648);
-    const uint v1650 = v1640 * v1;
-    const uint v1651 = v1650 + v1642;
-    out[v1651] = v1649;
-  }
-  const uint v1652 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1653 = v485 + v1652;
-  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1655 = v1319 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1657 = v406 && v1656;
-  const bool v1658 = v1655 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v1329.m[0][9].thread_elements()[1];
-    const float v1661 = v1660 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1662 = bfloat(v1661);
-    const uint v1663 = v1653 * v1;
-    const uint v1664 = v1663 + v1655;
-    out[v1664] = v1662;
-  }
-  const uint v1665 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1666 = v485 + v1665;
-  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1668 = v1319 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1670 = v406 && v1669;
-  const bool v1671 = v1668 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v1329.m[0][10].thread_elements()[0];
-    const float v1674 = v1673 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1675 = bfloat(v1674);
-    const uint v1676 = v1666 * v1;
-    const uint v1677 = v1676 + v1668;
-    out[v1677] = v1675;
-  }
-  const uint v1678 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1679 = v485 + v1678;
-  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1681 = v1319 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1683 = v406 && v1682;
-  const bool v1684 = v1681 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v1329.m[0][10].thread_elements()[1];
-    const float v1687 = v1686 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1688 = bfloat(v1687);
-    const uint v1689 = v1679 * v1;
-    const uint v1690 = v1689 + v1681;
-    out[v1690] = v1688;
-  }
-  const uint v1691 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1692 = v485 + v1691;
-  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1694 = v1319 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1696 = v406 && v1695;
-  const bool v1697 = v1694 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v1329.m[0][11].thread_elements()[0];
-    const float v1700 = v1699 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1701 = bfloat(v1700);
-    const uint v1702 = v1692 * v1;
-    const uint v1703 = v1702 + v1694;
-    out[v1703] = v1701;
-  }
-  const uint v1704 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1705 = v485 + v1704;
-  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1707 = v1319 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1709 = v406 && v1708;
-  const bool v1710 = v1707 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v1329.m[0][11].thread_elements()[1];
-    const float v1713 = v1712 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1714 = bfloat(v1713);
-    const uint v1715 = v1705 * v1;
-    const uint v1716 = v1715 + v1707;
-    out[v1716] = v1714;
-  }
-  const uint v1717 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1718 = v485 + v1717;
-  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1720 = v1319 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1722 = v406 && v1721;
-  const bool v1723 = v1720 < v1;
-  const bool v1724 = v1722 && v1723;
-  if (v1724) {
-    const float v1725 = v1329.m[0][12].thread_elements()[0];
-    const float v1726 = v1725 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1727 = bfloat(v1726);
-    const uint v1728 = v1718 * v1;
-    const uint v1729 = v1728 + v1720;
-    out[v1729] = v1727;
-  }
-  const uint v1730 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1731 = v485 + v1730;
-  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1733 = v1319 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1735 = v406 && v1734;
-  const bool v1736 = v1733 < v1;
-  const bool v1737 = v1735 && v1736;
-  if (v1737) {
-    const float v1738 = v1329.m[0][12].thread_elements()[1];
-    const float v1739 = v1738 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1740 = bfloat(v1739);
-    const uint v1741 = v1731 * v1;
-    const uint v1742 = v1741 + v1733;
-    out[v1742] = v1740;
-  }
-  const uint v1743 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1744 = v485 + v1743;
-  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1746 = v1319 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1748 = v406 && v1747;
-  const bool v1749 = v1746 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v1329.m[0][13].thread_elements()[0];
-    const float v1752 = v1751 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1753 = bfloat(v1752);
-    const uint v1754 = v1744 * v1;
-    const uint v1755 = v1754 + v1746;
-    out[v1755] = v1753;
-  }
-  const uint v1756 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1757 = v485 + v1756;
-  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1759 = v1319 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1761 = v406 && v1760;
-  const bool v1762 = v1759 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v1329.m[0][13].thread_elements()[1];
-    const float v1765 = v1764 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1766 = bfloat(v1765);
-    const uint v1767 = v1757 * v1;
-    const uint v1768 = v1767 + v1759;
-    out[v1768] = v1766;
-  }
-  const uint v1769 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1770 = v485 + v1769;
-  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1772 = v1319 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1774 = v406 && v1773;
-  const bool v1775 = v1772 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v1329.m[0][14].thread_elements()[0];
-    const float v1778 = v1777 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1779 = bfloat(v1778);
-    const uint v1780 = v1770 * v1;
-    const uint v1781 = v1780 + v1772;
-    out[v1781] = v1779;
-  }
-  const uint v1782 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1783 = v485 + v1782;
-  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1785 = v1319 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1787 = v406 && v1786;
-  const bool v1788 = v1785 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v1329.m[0][14].thread_elements()[1];
-    const float v1791 = v1790 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1792 = bfloat(v1791);
-    const uint v1793 = v1783 * v1;
-    const uint v1794 = v1793 + v1785;
-    out[v1794] = v1792;
-  }
-  const uint v1795 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1796 = v485 + v1795;
-  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1798 = v1319 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1800 = v406 && v1799;
-  const bool v1801 = v1798 < v1;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v1329.m[0][15].thread_elements()[0];
-    const float v1804 = v1803 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1805 = bfloat(v1804);
-    const uint v1806 = v1796 * v1;
-    const uint v1807 = v1806 + v1798;
-    out[v1807] = v1805;
-  }
-  const uint v1808 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1809 = v485 + v1808;
-  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1811 = v1319 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1813 = v406 && v1812;
-  const bool v1814 = v1811 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v1329.m[0][15].thread_elements()[1];
-    const float v1817 = v1816 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1818 = bfloat(v1817);
-    const uint v1819 = v1809 * v1;
-    const uint v1820 = v1819 + v1811;
-    out[v1820] = v1818;
-  }
-  const uint v1821 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1822 = v485 + v1821;
-  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1824 = v1319 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1826 = v406 && v1825;
-  const bool v1827 = v1824 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v1329.m[1][0].thread_elements()[0];
-    const float v1830 = v1829 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1831 = bfloat(v1830);
-    const uint v1832 = v1822 * v1;
-    const uint v1833 = v1832 + v1824;
-    out[v1833] = v1831;
-  }
-  const uint v1834 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1835 = v485 + v1834;
-  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1837 = v1319 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1839 = v406 && v1838;
-  const bool v1840 = v1837 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v1329.m[1][0].thread_elements()[1];
-    const float v1843 = v1842 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1844 = bfloat(v1843);
-    const uint v1845 = v1835 * v1;
-    const uint v1846 = v1845 + v1837;
-    out[v1846] = v1844;
-  }
-  const uint v1847 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1848 = v485 + v1847;
-  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1850 = v1319 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1852 = v406 && v1851;
-  const bool v1853 = v1850 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v1329.m[1][1].thread_elements()[0];
-    const float v1856 = v1855 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1857 = bfloat(v1856);
-    const uint v1858 = v1848 * v1;
-    const uint v1859 = v1858 + v1850;
-    out[v1859] = v1857;
-  }
-  const uint v1860 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1861 = v485 + v1860;
-  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1863 = v1319 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1865 = v406 && v1864;
-  const bool v1866 = v1863 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v1329.m[1][1].thread_elements()[1];
-    const float v1869 = v1868 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1870 = bfloat(v1869);
-    const uint v1871 = v1861 * v1;
-    const uint v1872 = v1871 + v1863;
-    out[v1872] = v1870;
-  }
-  const uint v1873 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1874 = v485 + v1873;
-  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1876 = v1319 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1878 = v406 && v1877;
-  const bool v1879 = v1876 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v1329.m[1][2].thread_elements()[0];
-    const float v1882 = v1881 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1883 = bfloat(v1882);
-    const uint v1884 = v1874 * v1;
-    const uint v1885 = v1884 + v1876;
-    out[v1885] = v1883;
-  }
-  const uint v1886 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1887 = v485 + v1886;
-  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1889 = v1319 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1891 = v406 && v1890;
-  const bool v1892 = v1889 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v1329.m[1][2].thread_elements()[1];
-    const float v1895 = v1894 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1896 = bfloat(v1895);
-    const uint v1897 = v1887 * v1;
-    const uint v1898 = v1897 + v1889;
-    out[v1898] = v1896;
-  }
-  const uint v1899 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1900 = v485 + v1899;
-  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1902 = v1319 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1904 = v406 && v1903;
-  const bool v1905 = v1902 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v1329.m[1][3].thread_elements()[0];
-    const float v1908 = v1907 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1909 = bfloat(v1908);
-    const uint v1910 = v1900 * v1;
-    const uint v1911 = v1910 + v1902;
-    out[v1911] = v1909;
-  }
-  const uint v1912 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1913 = v485 + v1912;
-  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1915 = v1319 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1917 = v406 && v1916;
-  const bool v1918 = v1915 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v1329.m[1][3].thread_elements()[1];
-    const float v1921 = v1920 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1922 = bfloat(v1921);
-    const uint v1923 = v1913 * v1;
-    const uint v1924 = v1923 + v1915;
-    out[v1924] = v1922;
-  }
-  const uint v1925 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1926 = v485 + v1925;
-  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1928 = v1319 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1930 = v406 && v1929;
-  const bool v1931 = v1928 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v1329.m[1][4].thread_elements()[0];
-    const float v1934 = v1933 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1935 = bfloat(v1934);
-    const uint v1936 = v1926 * v1;
-    const uint v1937 = v1936 + v1928;
-    out[v1937] = v1935;
-  }
-  const uint v1938 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1939 = v485 + v1938;
-  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1941 = v1319 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1943 = v406 && v1942;
-  const bool v1944 = v1941 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v1329.m[1][4].thread_elements()[1];
-    const float v1947 = v1946 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1948 = bfloat(v1947);
-    const uint v1949 = v1939 * v1;
-    const uint v1950 = v1949 + v1941;
-    out[v1950] = v1948;
-  }
-  const uint v1951 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1952 = v485 + v1951;
-  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1954 = v1319 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1956 = v406 && v1955;
-  const bool v1957 = v1954 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v1329.m[1][5].thread_elements()[0];
-    const float v1960 = v1959 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1961 = bfloat(v1960);
-    const uint v1962 = v1952 * v1;
-    const uint v1963 = v1962 + v1954;
-    out[v1963] = v1961;
-  }
-  const uint v1964 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1965 = v485 + v1964;
-  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1967 = v1319 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1969 = v406 && v1968;
-  const bool v1970 = v1967 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v1329.m[1][5].thread_elements()[1];
-    const float v1973 = v1972 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1974 = bfloat(v1973);
-    const uint v1975 = v1965 * v1;
-    const uint v1976 = v1975 + v1967;
-    out[v1976] = v1974;
-  }
-  const uint v1977 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1978 = v485 + v1977;
-  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1980 = v1319 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1982 = v406 && v1981;
-  const bool v1983 = v1980 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v1329.m[1][6].thread_elements()[0];
-    const float v1986 = v1985 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1987 = bfloat(v1986);
-    const uint v1988 = v1978 * v1;
-    const uint v1989 = v1988 + v1980;
-    out[v1989] = v1987;
-  }
-  const uint v1990 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1991 = v485 + v1990;
-  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1993 = v1319 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1995 = v406 && v1994;
-  const bool v1996 = v1993 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v1329.m[1][6].thread_elements()[1];
-    const float v1999 = v1998 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2000 = bfloat(v1999);
-    const uint v2001 = v1991 * v1;
-    const uint v2002 = v2001 + v1993;
-    out[v2002] = v2000;
-  }
-  const uint v2003 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2004 = v485 + v2003;
-  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2006 = v1319 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2008 = v406 && v2007;
-  const bool v2009 = v2006 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v1329.m[1][7].thread_elements()[0];
-    const float v2012 = v2011 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2013 = bfloat(v2012);
-    const uint v2014 = v2004 * v1;
-    const uint v2015 = v2014 + v2006;
-    out[v2015] = v2013;
-  }
-  const uint v2016 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2017 = v485 + v2016;
-  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2019 = v1319 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2021 = v406 && v2020;
-  const bool v2022 = v2019 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v1329.m[1][7].thread_elements()[1];
-    const float v2025 = v2024 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2026 = bfloat(v2025);
-    const uint v2027 = v2017 * v1;
-    const uint v2028 = v2027 + v2019;
-    out[v2028] = v2026;
-  }
-  const uint v2029 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2030 = v485 + v2029;
-  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2032 = v1319 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2034 = v406 && v2033;
-  const bool v2035 = v2032 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v1329.m[1][8].thread_elements()[0];
-    const float v2038 = v2037 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2039 = bfloat(v2038);
-    const uint v2040 = v2030 * v1;
-    const uint v2041 = v2040 + v2032;
-    out[v2041] = v2039;
-  }
-  const uint v2042 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2043 = v485 + v2042;
-  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2045 = v1319 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2047 = v406 && v2046;
-  const bool v2048 = v2045 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v1329.m[1][8].thread_elements()[1];
-    const float v2051 = v2050 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2052 = bfloat(v2051);
-    const uint v2053 = v2043 * v1;
-    const uint v2054 = v2053 + v2045;
-    out[v2054] = v2052;
-  }
-  const uint v2055 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2056 = v485 + v2055;
-  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2058 = v1319 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2060 = v406 && v2059;
-  const bool v2061 = v2058 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v1329.m[1][9].thread_elements()[0];
-    const float v2064 = v2063 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2065 = bfloat(v2064);
-    const uint v2066 = v2056 * v1;
-    const uint v2067 = v2066 + v2058;
-    out[v2067] = v2065;
-  }
-  const uint v2068 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2069 = v485 + v2068;
-  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2071 = v1319 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2073 = v406 && v2072;
-  const bool v2074 = v2071 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v1329.m[1][9].thread_elements()[1];
-    const float v2077 = v2076 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2078 = bfloat(v2077);
-    const uint v2079 = v2069 * v1;
-    const uint v2080 = v2079 + v2071;
-    out[v2080] = v2078;
-  }
-  const uint v2081 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2082 = v485 + v2081;
-  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2084 = v1319 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2086 = v406 && v2085;
-  const bool v2087 = v2084 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v1329.m[1][10].thread_elements()[0];
-    const float v2090 = v2089 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2091 = bfloat(v2090);
-    const uint v2092 = v2082 * v1;
-    const uint v2093 = v2092 + v2084;
-    out[v2093] = v2091;
-  }
-  const uint v2094 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2095 = v485 + v2094;
-  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2097 = v1319 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2099 = v406 && v2098;
-  const bool v2100 = v2097 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v1329.m[1][10].thread_elements()[1];
-    const float v2103 = v2102 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2104 = bfloat(v2103);
-    const uint v2105 = v2095 * v1;
-    const uint v2106 = v2105 + v2097;
-    out[v2106] = v2104;
-  }
-  const uint v2107 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2108 = v485 + v2107;
-  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2110 = v1319 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2112 = v406 && v2111;
-  const bool v2113 = v2110 < v1;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v1329.m[1][11].thread_elements()[0];
-    const float v2116 = v2115 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2117 = bfloat(v2116);
-    const uint v2118 = v2108 * v1;
-    const uint v2119 = v2118 + v2110;
-    out[v2119] = v2117;
-  }
-  const uint v2120 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2121 = v485 + v2120;
-  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2123 = v1319 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2125 = v406 && v2124;
-  const bool v2126 = v2123 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v1329.m[1][11].thread_elements()[1];
-    const float v2129 = v2128 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2130 = bfloat(v2129);
-    const uint v2131 = v2121 * v1;
-    const uint v2132 = v2131 + v2123;
-    out[v2132] = v2130;
-  }
-  const uint v2133 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2134 = v485 + v2133;
-  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2136 = v1319 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2138 = v406 && v2137;
-  const bool v2139 = v2136 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v1329.m[1][12].thread_elements()[0];
-    const float v2142 = v2141 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2143 = bfloat(v2142);
-    const uint v2144 = v2134 * v1;
-    const uint v2145 = v2144 + v2136;
-    out[v2145] = v2143;
-  }
-  const uint v2146 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2147 = v485 + v2146;
-  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2149 = v1319 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2151 = v406 && v2150;
-  const bool v2152 = v2149 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v1329.m[1][12].thread_elements()[1];
-    const float v2155 = v2154 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2156 = bfloat(v2155);
-    const uint v2157 = v2147 * v1;
-    const uint v2158 = v2157 + v2149;
-    out[v2158] = v2156;
-  }
-  const uint v2159 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2160 = v485 + v2159;
-  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2162 = v1319 + v2161;
-  const bool v2163 = v2160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2164 = v406 && v2163;
-  const bool v2165 = v2162 < v1;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v1329.m[1][13].thread_elements()[0];
-    const float v2168 = v2167 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2169 = bfloat(v2168);
-    const uint v2170 = v2160 * v1;
-    const uint v2171 = v2170 + v2162;
-    out[v2171] = v2169;
-  }
-  const uint v2172 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2173 = v485 + v2172;
-  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2175 = v1319 + v2174;
-  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2177 = v406 && v2176;
-  const bool v2178 = v2175 < v1;
-  const bool v2179 = v2177 && v2178;
-  if (v2179) {
-    const float v2180 = v1329.m[1][13].thread_elements()[1];
-    const float v2181 = v2180 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2182 = bfloat(v2181);
-    const uint v2183 = v2173 * v1;
-    const uint v2184 = v2183 + v2175;
-    out[v2184] = v2182;
-  }
-  const uint v2185 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2186 = v485 + v2185;
-  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2188 = v1319 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2190 = v406 && v2189;
-  const bool v2191 = v2188 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v1329.m[1][14].thread_elements()[0];
-    const float v2194 = v2193 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2195 = bfloat(v2194);
-    const uint v2196 = v2186 * v1;
-    const uint v2197 = v2196 + v2188;
-    out[v2197] = v2195;
-  }
-  const uint v2198 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2199 = v485 + v2198;
-  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2201 = v1319 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2203 = v406 && v2202;
-  const bool v2204 = v2201 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v1329.m[1][14].thread_elements()[1];
-    const float v2207 = v2206 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2208 = bfloat(v2207);
-    const uint v2209 = v2199 * v1;
-    const uint v2210 = v2209 + v2201;
-    out[v2210] = v2208;
-  }
-  const uint v2211 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2212 = v485 + v2211;
-  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2214 = v1319 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2216 = v406 && v2215;
-  const bool v2217 = v2214 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v1329.m[1][15].thread_elements()[0];
-    const float v2220 = v2219 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2221 = bfloat(v2220);
-    const uint v2222 = v2212 * v1;
-    const uint v2223 = v2222 + v2214;
-    out[v2223] = v2221;
-  }
-  const uint v2224 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2225 = v485 + v2224;
-  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2227 = v1319 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2229 = v406 && v2228;
-  const bool v2230 = v2227 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v1329.m[1][15].thread_elements()[1];
-    const float v2233 = v2232 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2234 = bfloat(v2233);
-    const uint v2235 = v2225 * v1;
-    const uint v2236 = v2235 + v2227;
-    out[v2236] = v2234;
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const uint v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const uint v2102 = v295 << 6u;
+      const uint v2104 = v1208 + v2102;
+      iron_frag<half, 16, 16> v2111;
+      iron_frag_fill(v2111, half(half(0.0f)));
+      iron_frag_load<false>(v2111, shm3, long(v2104), long(64u));
+      iron_frag<half, 16, 128> v2113;
+      iron_frag_fill(v2113, half(half(0.0f)));
+      iron_frag_load<true>(v2113, shm4, long(0u), long(64u));
+      iron_frag_mma(v1143, v2111, v2113);
+      const uint v2115 = v2104 + 16u;
+      iron_frag<half, 16, 16> v2120;
+      iron_frag_fill(v2120, half(half(0.0f)));
+      iron_frag_load<false>(v2120, shm3, long(v2115), long(64u));
+      iron_frag<half, 16, 128> v2122;
+      iron_frag_fill(v2122, half(half(0.0f)));
+      iron_frag_load<true>(v2122, shm4, long(16u), long(64u));
+      iron_frag_mma(v1143, v2120, v2122);
+      const uint v2124 = v2104 + 32u;
+      iron_frag<half, 16, 16> v2129;
+      iron_frag_fill(v2129, half(half(0.0f)));
+      iron_frag_load<false>(v2129, shm3, long(v2124), long(64u));
+      iron_frag<half, 16, 128> v2131;
+      iron_frag_fill(v2131, half(half(0.0f)));
+      iron_frag_load<true>(v2131, shm4, long(32u), long(64u));
+      iron_frag_mma(v1143, v2129, v2131);
+      const uint v2133 = v2104 + 48u;
+      iron_frag<half, 16, 16> v2138;
+      iron_frag_fill(v2138, half(half(0.0f)));
+      iron_frag_load<false>(v2138, shm3, long(v2133), long(64u));
+      iron_frag<half, 16, 128> v2140;
+      iron_frag_fill(v2140, half(half(0.0f)));
+      iron_frag_load<true>(v2140, shm4, long(48u), long(64u));
+      iron_frag_mma(v1143, v2138, v2140);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const uint v1219 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1220 = v299 + v1219;
+  const uint v1221 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1222 = v1133 + v1221;
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1224 = v220 && v1223;
+  const bool v1225 = v1222 < v1;
+  const bool v1226 = v1224 && v1225;
+  if (v1226) {
+    const float v1227 = v1143.m[0][0].thread_elements()[0];
+    const float v1228 = v1227 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1229 = bfloat(v1228);
+    const uint v1230 = v1220 * v1;
+    const uint v1231 = v1230 + v1222;
+    out[v1231] = v1229;
+  }
+  const uint v1232 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1233 = v299 + v1232;
+  const uint v1234 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1235 = v1133 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1237 = v220 && v1236;
+  const bool v1238 = v1235 < v1;
+  const bool v1239 = v1237 && v1238;
+  if (v1239) {
+    const float v1240 = v1143.m[0][0].thread_elements()[1];
+    const float v1241 = v1240 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1242 = bfloat(v1241);
+    const uint v1243 = v1233 * v1;
+    const uint v1244 = v1243 + v1235;
+    out[v1244] = v1242;
+  }
+  const uint v1245 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1246 = v299 + v1245;
+  const uint v1247 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1248 = v1133 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1250 = v220 && v1249;
+  const bool v1251 = v1248 < v1;
+  const bool v1252 = v1250 && v1251;
+  if (v1252) {
+    const float v1253 = v1143.m[0][1].thread_elements()[0];
+    const float v1254 = v1253 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1255 = bfloat(v1254);
+    const uint v1256 = v1246 * v1;
+    const uint v1257 = v1256 + v1248;
+    out[v1257] = v1255;
+  }
+  const uint v1258 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1259 = v299 + v1258;
+  const uint v1260 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1261 = v1133 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1263 = v220 && v1262;
+  const bool v1264 = v1261 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v1143.m[0][1].thread_elements()[1];
+    const float v1267 = v1266 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1268 = bfloat(v1267);
+    const uint v1269 = v1259 * v1;
+    const uint v1270 = v1269 + v1261;
+    out[v1270] = v1268;
+  }
+  const uint v1271 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1272 = v299 + v1271;
+  const uint v1273 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1274 = v1133 + v1273;
+  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1276 = v220 && v1275;
+  const bool v1277 = v1274 < v1;
+  const bool v1278 = v1276 && v1277;
+  if (v1278) {
+    const float v1279 = v1143.m[0][2].thread_elements()[0];
+    const float v1280 = v1279 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1281 = bfloat(v1280);
+    const uint v1282 = v1272 * v1;
+    const uint v1283 = v1282 + v1274;
+    out[v1283] = v1281;
+  }
+  const uint v1284 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1285 = v299 + v1284;
+  const uint v1286 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1287 = v1133 + v1286;
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1289 = v220 && v1288;
+  const bool v1290 = v1287 < v1;
+  const bool v1291 = v1289 && v1290;
+  if (v1291) {
+    const float v1292 = v1143.m[0][2].thread_elements()[1];
+    const float v1293 = v1292 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1294 = bfloat(v1293);
+    const uint v1295 = v1285 * v1;
+    const uint v1296 = v1295 + v1287;
+    out[v1296] = v1294;
+  }
+  const uint v1297 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1298 = v299 + v1297;
+  const uint v1299 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1300 = v1133 + v1299;
+  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1302 = v220 && v1301;
+  const bool v1303 = v1300 < v1;
+  const bool v1304 = v1302 && v1303;
+  if (v1304) {
+    const float v1305 = v1143.m[0][3].thread_elements()[0];
+    const float v1306 = v1305 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1307 = bfloat(v1306);
+    const uint v1308 = v1298 * v1;
+    const uint v1309 = v1308 + v1300;
+    out[v1309] = v1307;
+  }
+  const uint v1310 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1311 = v299 + v1310;
+  const uint v1312 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1313 = v1133 + v1312;
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1315 = v220 && v1314;
+  const bool v1316 = v1313 < v1;
+  const bool v1317 = v1315 && v1316;
+  if (v1317) {
+    const float v1318 = v1143.m[0][3].thread_elements()[1];
+    const float v1319 = v1318 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1320 = bfloat(v1319);
+    const uint v1321 = v1311 * v1;
+    const uint v1322 = v1321 + v1313;
+    out[v1322] = v1320;
+  }
+  const uint v1323 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1324 = v299 + v1323;
+  const uint v1325 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1326 = v1133 + v1325;
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1328 = v220 && v1327;
+  const bool v1329 = v1326 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v1143.m[0][4].thread_elements()[0];
+    const float v1332 = v1331 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1333 = bfloat(v1332);
+    const uint v1334 = v1324 * v1;
+    const uint v1335 = v1334 + v1326;
+    out[v1335] = v1333;
+  }
+  const uint v1336 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1337 = v299 + v1336;
+  const uint v1338 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1339 = v1133 + v1338;
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1341 = v220 && v1340;
+  const bool v1342 = v1339 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v1143.m[0][4].thread_elements()[1];
+    const float v1345 = v1344 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1346 = bfloat(v1345);
+    const uint v1347 = v1337 * v1;
+    const uint v1348 = v1347 + v1339;
+    out[v1348] = v1346;
+  }
+  const uint v1349 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1350 = v299 + v1349;
+  const uint v1351 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1352 = v1133 + v1351;
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1354 = v220 && v1353;
+  const bool v1355 = v1352 < v1;
+  const bool v1356 = v1354 && v1355;
+  if (v1356) {
+    const float v1357 = v1143.m[0][5].thread_elements()[0];
+    const float v1358 = v1357 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1359 = bfloat(v1358);
+    const uint v1360 = v1350 * v1;
+    const uint v1361 = v1360 + v1352;
+    out[v1361] = v1359;
+  }
+  const uint v1362 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1363 = v299 + v1362;
+  const uint v1364 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1365 = v1133 + v1364;
+  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1367 = v220 && v1366;
+  const bool v1368 = v1365 < v1;
+  const bool v1369 = v1367 && v1368;
+  if (v1369) {
+    const float v1370 = v1143.m[0][5].thread_elements()[1];
+    const float v1371 = v1370 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1372 = bfloat(v1371);
+    const uint v1373 = v1363 * v1;
+    const uint v1374 = v1373 + v1365;
+    out[v1374] = v1372;
+  }
+  const uint v1375 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1376 = v299 + v1375;
+  const uint v1377 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1378 = v1133 + v1377;
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1380 = v220 && v1379;
+  const bool v1381 = v1378 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v1143.m[0][6].thread_elements()[0];
+    const float v1384 = v1383 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1385 = bfloat(v1384);
+    const uint v1386 = v1376 * v1;
+    const uint v1387 = v1386 + v1378;
+    out[v1387] = v1385;
+  }
+  const uint v1388 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1389 = v299 + v1388;
+  const uint v1390 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1391 = v1133 + v1390;
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1393 = v220 && v1392;
+  const bool v1394 = v1391 < v1;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v1143.m[0][6].thread_elements()[1];
+    const float v1397 = v1396 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1398 = bfloat(v1397);
+    const uint v1399 = v1389 * v1;
+    const uint v1400 = v1399 + v1391;
+    out[v1400] = v1398;
+  }
+  const uint v1401 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1402 = v299 + v1401;
+  const uint v1403 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1404 = v1133 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1406 = v220 && v1405;
+  const bool v1407 = v1404 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v1143.m[0][7].thread_elements()[0];
+    const float v1410 = v1409 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1411 = bfloat(v1410);
+    const uint v1412 = v1402 * v1;
+    const uint v1413 = v1412 + v1404;
+    out[v1413] = v1411;
+  }
+  const uint v1414 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1415 = v299 + v1414;
+  const uint v1416 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1417 = v1133 + v1416;
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1419 = v220 && v1418;
+  const bool v1420 = v1417 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v1143.m[0][7].thread_elements()[1];
+    const float v1423 = v1422 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1424 = bfloat(v1423);
+    const uint v1425 = v1415 * v1;
+    const uint v1426 = v1425 + v1417;
+    out[v1426] = v1424;
+  }
+  const uint v1427 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1428 = v299 + v1427;
+  const uint v1429 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1430 = v1133 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1432 = v220 && v1431;
+  const bool v1433 = v1430 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v1143.m[0][8].thread_elements()[0];
+    const float v1436 = v1435 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1437 = bfloat(v1436);
+    const uint v1438 = v1428 * v1;
+    const uint v1439 = v1438 + v1430;
+    out[v1439] = v1437;
+  }
+  const uint v1440 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1441 = v299 + v1440;
+  const uint v1442 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1443 = v1133 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1445 = v220 && v1444;
+  const bool v1446 = v1443 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v1143.m[0][8].thread_elements()[1];
+    const float v1449 = v1448 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1450 = bfloat(v1449);
+    const uint v1451 = v1441 * v1;
+    const uint v1452 = v1451 + v1443;
+    out[v1452] = v1450;
+  }
+  const uint v1453 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1454 = v299 + v1453;
+  const uint v1455 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1456 = v1133 + v1455;
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1458 = v220 && v1457;
+  const bool v1459 = v1456 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v1143.m[0][9].thread_elements()[0];
+    const float v1462 = v1461 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1463 = bfloat(v1462);
+    const uint v1464 = v1454 * v1;
+    const uint v1465 = v1464 + v1456;
+    out[v1465] = v1463;
+  }
+  const uint v1466 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1467 = v299 + v1466;
+  const uint v1468 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1469 = v1133 + v1468;
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1471 = v220 && v1470;
+  const bool v1472 = v1469 < v1;
+  const bool v1473 = v1471 && v1472;
+  if (v1473) {
+    const float v1474 = v1143.m[0][9].thread_elements()[1];
+    const float v1475 = v1474 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1476 = bfloat(v1475);
+    const uint v1477 = v1467 * v1;
+    const uint v1478 = v1477 + v1469;
+    out[v1478] = v1476;
+  }
+  const uint v1479 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1480 = v299 + v1479;
+  const uint v1481 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1482 = v1133 + v1481;
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1484 = v220 && v1483;
+  const bool v1485 = v1482 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v1143.m[0][10].thread_elements()[0];
+    const float v1488 = v1487 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1489 = bfloat(v1488);
+    const uint v1490 = v1480 * v1;
+    const uint v1491 = v1490 + v1482;
+    out[v1491] = v1489;
+  }
+  const uint v1492 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1493 = v299 + v1492;
+  const uint v1494 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1495 = v1133 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1497 = v220 && v1496;
+  const bool v1498 = v1495 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v1143.m[0][10].thread_elements()[1];
+    const float v1501 = v1500 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1502 = bfloat(v1501);
+    const uint v1503 = v1493 * v1;
+    const uint v1504 = v1503 + v1495;
+    out[v1504] = v1502;
+  }
+  const uint v1505 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1506 = v299 + v1505;
+  const uint v1507 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1508 = v1133 + v1507;
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1510 = v220 && v1509;
+  const bool v1511 = v1508 < v1;
+  const bool v1512 = v1510 && v1511;
+  if (v1512) {
+    const float v1513 = v1143.m[0][11].thread_elements()[0];
+    const float v1514 = v1513 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1515 = bfloat(v1514);
+    const uint v1516 = v1506 * v1;
+    const uint v1517 = v1516 + v1508;
+    out[v1517] = v1515;
+  }
+  const uint v1518 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1519 = v299 + v1518;
+  const uint v1520 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1521 = v1133 + v1520;
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1523 = v220 && v1522;
+  const bool v1524 = v1521 < v1;
+  const bool v1525 = v1523 && v1524;
+  if (v1525) {
+    const float v1526 = v1143.m[0][11].thread_elements()[1];
+    const float v1527 = v1526 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1528 = bfloat(v1527);
+    const uint v1529 = v1519 * v1;
+    const uint v1530 = v1529 + v1521;
+    out[v1530] = v1528;
+  }
+  const uint v1531 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1532 = v299 + v1531;
+  const uint v1533 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1534 = v1133 + v1533;
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1536 = v220 && v1535;
+  const bool v1537 = v1534 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v1143.m[0][12].thread_elements()[0];
+    const float v1540 = v1539 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1541 = bfloat(v1540);
+    const uint v1542 = v1532 * v1;
+    const uint v1543 = v1542 + v1534;
+    out[v1543] = v1541;
+  }
+  const uint v1544 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1545 = v299 + v1544;
+  const uint v1546 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1547 = v1133 + v1546;
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1549 = v220 && v1548;
+  const bool v1550 = v1547 < v1;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v1143.m[0][12].thread_elements()[1];
+    const float v1553 = v1552 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1554 = bfloat(v1553);
+    const uint v1555 = v1545 * v1;
+    const uint v1556 = v1555 + v1547;
+    out[v1556] = v1554;
+  }
+  const uint v1557 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1558 = v299 + v1557;
+  const uint v1559 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1560 = v1133 + v1559;
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1562 = v220 && v1561;
+  const bool v1563 = v1560 < v1;
+  const bool v1564 = v1562 && v1563;
+  if (v1564) {
+    const float v1565 = v1143.m[0][13].thread_elements()[0];
+    const float v1566 = v1565 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1567 = bfloat(v1566);
+    const uint v1568 = v1558 * v1;
+    const uint v1569 = v1568 + v1560;
+    out[v1569] = v1567;
+  }
+  const uint v1570 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1571 = v299 + v1570;
+  const uint v1572 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1573 = v1133 + v1572;
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1575 = v220 && v1574;
+  const bool v1576 = v1573 < v1;
+  const bool v1577 = v1575 && v1576;
+  if (v1577) {
+    const float v1578 = v1143.m[0][13].thread_elements()[1];
+    const float v1579 = v1578 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1580 = bfloat(v1579);
+    const uint v1581 = v1571 * v1;
+    const uint v1582 = v1581 + v1573;
+    out[v1582] = v1580;
+  }
+  const uint v1583 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1584 = v299 + v1583;
+  const uint v1585 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1586 = v1133 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1588 = v220 && v1587;
+  const bool v1589 = v1586 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v1143.m[0][14].thread_elements()[0];
+    const float v1592 = v1591 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1593 = bfloat(v1592);
+    const uint v1594 = v1584 * v1;
+    const uint v1595 = v1594 + v1586;
+    out[v1595] = v1593;
+  }
+  const uint v1596 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1597 = v299 + v1596;
+  const uint v1598 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1599 = v1133 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1601 = v220 && v1600;
+  const bool v1602 = v1599 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v1143.m[0][14].thread_elements()[1];
+    const float v1605 = v1604 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1606 = bfloat(v1605);
+    const uint v1607 = v1597 * v1;
+    const uint v1608 = v1607 + v1599;
+    out[v1608] = v1606;
+  }
+  const uint v1609 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1610 = v299 + v1609;
+  const uint v1611 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1612 = v1133 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1614 = v220 && v1613;
+  const bool v1615 = v1612 < v1;
+  const bool v1616 = v1614 && v1615;
+  if (v1616) {
+    const float v1617 = v1143.m[0][15].thread_elements()[0];
+    const float v1618 = v1617 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1619 = bfloat(v1618);
+    const uint v1620 = v1610 * v1;
+    const uint v1621 = v1620 + v1612;
+    out[v1621] = v1619;
+  }
+  const uint v1622 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1623 = v299 + v1622;
+  const uint v1624 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1625 = v1133 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1627 = v220 && v1626;
+  const bool v1628 = v1625 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v1143.m[0][15].thread_elements()[1];
+    const float v1631 = v1630 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1632 = bfloat(v1631);
+    const uint v1633 = v1623 * v1;
+    const uint v1634 = v1633 + v1625;
+    out[v1634] = v1632;
+  }
+  const uint v1635 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1636 = v299 + v1635;
+  const uint v1637 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1638 = v1133 + v1637;
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1640 = v220 && v1639;
+  const bool v1641 = v1638 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v1143.m[1][0].thread_elements()[0];
+    const float v1644 = v1643 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1645 = bfloat(v1644);
+    const uint v1646 = v1636 * v1;
+    const uint v1647 = v1646 + v1638;
+    out[v1647] = v1645;
+  }
+  const uint v1648 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1649 = v299 + v1648;
+  const uint v1650 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1651 = v1133 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1653 = v220 && v1652;
+  const bool v1654 = v1651 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v1143.m[1][0].thread_elements()[1];
+    const float v1657 = v1656 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1658 = bfloat(v1657);
+    const uint v1659 = v1649 * v1;
+    const uint v1660 = v1659 + v1651;
+    out[v1660] = v1658;
+  }
+  const uint v1661 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1662 = v299 + v1661;
+  const uint v1663 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1664 = v1133 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1666 = v220 && v1665;
+  const bool v1667 = v1664 < v1;
+  const bool v1668 = v1666 && v1667;
+  if (v1668) {
+    const float v1669 = v1143.m[1][1].thread_elements()[0];
+    const float v1670 = v1669 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1671 = bfloat(v1670);
+    const uint v1672 = v1662 * v1;
+    const uint v1673 = v1672 + v1664;
+    out[v1673] = v1671;
+  }
+  const uint v1674 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1675 = v299 + v1674;
+  const uint v1676 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1677 = v1133 + v1676;
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1679 = v220 && v1678;
+  const bool v1680 = v1677 < v1;
+  const bool v1681 = v1679 && v1680;
+  if (v1681) {
+    const float v1682 = v1143.m[1][1].thread_elements()[1];
+    const float v1683 = v1682 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1684 = bfloat(v1683);
+    const uint v1685 = v1675 * v1;
+    const uint v1686 = v1685 + v1677;
+    out[v1686] = v1684;
+  }
+  const uint v1687 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1688 = v299 + v1687;
+  const uint v1689 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1690 = v1133 + v1689;
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1692 = v220 && v1691;
+  const bool v1693 = v1690 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v1143.m[1][2].thread_elements()[0];
+    const float v1696 = v1695 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1697 = bfloat(v1696);
+    const uint v1698 = v1688 * v1;
+    const uint v1699 = v1698 + v1690;
+    out[v1699] = v1697;
+  }
+  const uint v1700 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1701 = v299 + v1700;
+  const uint v1702 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1703 = v1133 + v1702;
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1705 = v220 && v1704;
+  const bool v1706 = v1703 < v1;
+  const bool v1707 = v1705 && v1706;
+  if (v1707) {
+    const float v1708 = v1143.m[1][2].thread_elements()[1];
+    const float v1709 = v1708 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1710 = bfloat(v1709);
+    const uint v1711 = v1701 * v1;
+    const uint v1712 = v1711 + v1703;
+    out[v1712] = v1710;
+  }
+  const uint v1713 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1714 = v299 + v1713;
+  const uint v1715 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1716 = v1133 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1718 = v220 && v1717;
+  const bool v1719 = v1716 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v1143.m[1][3].thread_elements()[0];
+    const float v1722 = v1721 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1723 = bfloat(v1722);
+    const uint v1724 = v1714 * v1;
+    const uint v1725 = v1724 + v1716;
+    out[v1725] = v1723;
+  }
+  const uint v1726 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1727 = v299 + v1726;
+  const uint v1728 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1729 = v1133 + v1728;
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1731 = v220 && v1730;
+  const bool v1732 = v1729 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v1143.m[1][3].thread_elements()[1];
+    const float v1735 = v1734 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1736 = bfloat(v1735);
+    const uint v1737 = v1727 * v1;
+    const uint v1738 = v1737 + v1729;
+    out[v1738] = v1736;
+  }
+  const uint v1739 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1740 = v299 + v1739;
+  const uint v1741 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1742 = v1133 + v1741;
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1744 = v220 && v1743;
+  const bool v1745 = v1742 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v1143.m[1][4].thread_elements()[0];
+    const float v1748 = v1747 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1749 = bfloat(v1748);
+    const uint v1750 = v1740 * v1;
+    const uint v1751 = v1750 + v1742;
+    out[v1751] = v1749;
+  }
+  const uint v1752 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1753 = v299 + v1752;
+  const uint v1754 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1755 = v1133 + v1754;
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1757 = v220 && v1756;
+  const bool v1758 = v1755 < v1;
+  const bool v1759 = v1757 && v1758;
+  if (v1759) {
+    const float v1760 = v1143.m[1][4].thread_elements()[1];
+    const float v1761 = v1760 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1762 = bfloat(v1761);
+    const uint v1763 = v1753 * v1;
+    const uint v1764 = v1763 + v1755;
+    out[v1764] = v1762;
+  }
+  const uint v1765 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1766 = v299 + v1765;
+  const uint v1767 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1768 = v1133 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1770 = v220 && v1769;
+  const bool v1771 = v1768 < v1;
+  const bool v1772 = v1770 && v1771;
+  if (v1772) {
+    const float v1773 = v1143.m[1][5].thread_elements()[0];
+    const float v1774 = v1773 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1775 = bfloat(v1774);
+    const uint v1776 = v1766 * v1;
+    const uint v1777 = v1776 + v1768;
+    out[v1777] = v1775;
+  }
+  const uint v1778 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1779 = v299 + v1778;
+  const uint v1780 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1781 = v1133 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1783 = v220 && v1782;
+  const bool v1784 = v1781 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v1143.m[1][5].thread_elements()[1];
+    const float v1787 = v1786 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1788 = bfloat(v1787);
+    const uint v1789 = v1779 * v1;
+    const uint v1790 = v1789 + v1781;
+    out[v1790] = v1788;
+  }
+  const uint v1791 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1792 = v299 + v1791;
+  const uint v1793 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1794 = v1133 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1796 = v220 && v1795;
+  const bool v1797 = v1794 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v1143.m[1][6].thread_elements()[0];
+    const float v1800 = v1799 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1801 = bfloat(v1800);
+    const uint v1802 = v1792 * v1;
+    const uint v1803 = v1802 + v1794;
+    out[v1803] = v1801;
+  }
+  const uint v1804 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1805 = v299 + v1804;
+  const uint v1806 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1807 = v1133 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1809 = v220 && v1808;
+  const bool v1810 = v1807 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v1143.m[1][6].thread_elements()[1];
+    const float v1813 = v1812 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1814 = bfloat(v1813);
+    const uint v1815 = v1805 * v1;
+    const uint v1816 = v1815 + v1807;
+    out[v1816] = v1814;
+  }
+  const uint v1817 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1818 = v299 + v1817;
+  const uint v1819 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1820 = v1133 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1822 = v220 && v1821;
+  const bool v1823 = v1820 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v1143.m[1][7].thread_elements()[0];
+    const float v1826 = v1825 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1827 = bfloat(v1826);
+    const uint v1828 = v1818 * v1;
+    const uint v1829 = v1828 + v1820;
+    out[v1829] = v1827;
+  }
+  const uint v1830 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1831 = v299 + v1830;
+  const uint v1832 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1833 = v1133 + v1832;
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1835 = v220 && v1834;
+  const bool v1836 = v1833 < v1;
+  const bool v1837 = v1835 && v1836;
+  if (v1837) {
+    const float v1838 = v1143.m[1][7].thread_elements()[1];
+    const float v1839 = v1838 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1840 = bfloat(v1839);
+    const uint v1841 = v1831 * v1;
+    const uint v1842 = v1841 + v1833;
+    out[v1842] = v1840;
+  }
+  const uint v1843 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1844 = v299 + v1843;
+  const uint v1845 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1846 = v1133 + v1845;
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1848 = v220 && v1847;
+  const bool v1849 = v1846 < v1;
+  const bool v1850 = v1848 && v1849;
+  if (v1850) {
+    const float v1851 = v1143.m[1][8].thread_elements()[0];
+    const float v1852 = v1851 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1853 = bfloat(v1852);
+    const uint v1854 = v1844 * v1;
+    const uint v1855 = v1854 + v1846;
+    out[v1855] = v1853;
+  }
+  const uint v1856 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1857 = v299 + v1856;
+  const uint v1858 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1859 = v1133 + v1858;
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1861 = v220 && v1860;
+  const bool v1862 = v1859 < v1;
+  const bool v1863 = v1861 && v1862;
+  if (v1863) {
+    const float v1864 = v1143.m[1][8].thread_elements()[1];
+    const float v1865 = v1864 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1866 = bfloat(v1865);
+    const uint v1867 = v1857 * v1;
+    const uint v1868 = v1867 + v1859;
+    out[v1868] = v1866;
+  }
+  const uint v1869 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1870 = v299 + v1869;
+  const uint v1871 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1872 = v1133 + v1871;
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1874 = v220 && v1873;
+  const bool v1875 = v1872 < v1;
+  const bool v1876 = v1874 && v1875;
+  if (v1876) {
+    const float v1877 = v1143.m[1][9].thread_elements()[0];
+    const float v1878 = v1877 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1879 = bfloat(v1878);
+    const uint v1880 = v1870 * v1;
+    const uint v1881 = v1880 + v1872;
+    out[v1881] = v1879;
+  }
+  const uint v1882 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1883 = v299 + v1882;
+  const uint v1884 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1885 = v1133 + v1884;
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1887 = v220 && v1886;
+  const bool v1888 = v1885 < v1;
+  const bool v1889 = v1887 && v1888;
+  if (v1889) {
+    const float v1890 = v1143.m[1][9].thread_elements()[1];
+    const float v1891 = v1890 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1892 = bfloat(v1891);
+    const uint v1893 = v1883 * v1;
+    const uint v1894 = v1893 + v1885;
+    out[v1894] = v1892;
+  }
+  const uint v1895 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1896 = v299 + v1895;
+  const uint v1897 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1898 = v1133 + v1897;
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1900 = v220 && v1899;
+  const bool v1901 = v1898 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v1143.m[1][10].thread_elements()[0];
+    const float v1904 = v1903 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1905 = bfloat(v1904);
+    const uint v1906 = v1896 * v1;
+    const uint v1907 = v1906 + v1898;
+    out[v1907] = v1905;
+  }
+  const uint v1908 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1909 = v299 + v1908;
+  const uint v1910 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1911 = v1133 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1913 = v220 && v1912;
+  const bool v1914 = v1911 < v1;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v1143.m[1][10].thread_elements()[1];
+    const float v1917 = v1916 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1918 = bfloat(v1917);
+    const uint v1919 = v1909 * v1;
+    const uint v1920 = v1919 + v1911;
+    out[v1920] = v1918;
+  }
+  const uint v1921 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1922 = v299 + v1921;
+  const uint v1923 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1924 = v1133 + v1923;
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1926 = v220 && v1925;
+  const bool v1927 = v1924 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v1143.m[1][11].thread_elements()[0];
+    const float v1930 = v1929 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1931 = bfloat(v1930);
+    const uint v1932 = v1922 * v1;
+    const uint v1933 = v1932 + v1924;
+    out[v1933] = v1931;
+  }
+  const uint v1934 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1935 = v299 + v1934;
+  const uint v1936 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1937 = v1133 + v1936;
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1939 = v220 && v1938;
+  const bool v1940 = v1937 < v1;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v1143.m[1][11].thread_elements()[1];
+    const float v1943 = v1942 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1944 = bfloat(v1943);
+    const uint v1945 = v1935 * v1;
+    const uint v1946 = v1945 + v1937;
+    out[v1946] = v1944;
+  }
+  const uint v1947 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1948 = v299 + v1947;
+  const uint v1949 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1950 = v1133 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1952 = v220 && v1951;
+  const bool v1953 = v1950 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v1143.m[1][12].thread_elements()[0];
+    const float v1956 = v1955 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1957 = bfloat(v1956);
+    const uint v1958 = v1948 * v1;
+    const uint v1959 = v1958 + v1950;
+    out[v1959] = v1957;
+  }
+  const uint v1960 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1961 = v299 + v1960;
+  const uint v1962 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1963 = v1133 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1965 = v220 && v1964;
+  const bool v1966 = v1963 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v1143.m[1][12].thread_elements()[1];
+    const float v1969 = v1968 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1970 = bfloat(v1969);
+    const uint v1971 = v1961 * v1;
+    const uint v1972 = v1971 + v1963;
+    out[v1972] = v1970;
+  }
+  const uint v1973 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1974 = v299 + v1973;
+  const uint v1975 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1976 = v1133 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1978 = v220 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1143.m[1][13].thread_elements()[0];
+    const float v1982 = v1981 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1983 = bfloat(v1982);
+    const uint v1984 = v1974 * v1;
+    const uint v1985 = v1984 + v1976;
+    out[v1985] = v1983;
+  }
+  const uint v1986 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1987 = v299 + v1986;
+  const uint v1988 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1989 = v1133 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1991 = v220 && v1990;
+  const bool v1992 = v1989 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v1143.m[1][13].thread_elements()[1];
+    const float v1995 = v1994 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1996 = bfloat(v1995);
+    const uint v1997 = v1987 * v1;
+    const uint v1998 = v1997 + v1989;
+    out[v1998] = v1996;
+  }
+  const uint v1999 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2000 = v299 + v1999;
+  const uint v2001 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2002 = v1133 + v2001;
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2004 = v220 && v2003;
+  const bool v2005 = v2002 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v1143.m[1][14].thread_elements()[0];
+    const float v2008 = v2007 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2009 = bfloat(v2008);
+    const uint v2010 = v2000 * v1;
+    const uint v2011 = v2010 + v2002;
+    out[v2011] = v2009;
+  }
+  const uint v2012 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2013 = v299 + v2012;
+  const uint v2014 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2015 = v1133 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2017 = v220 && v2016;
+  const bool v2018 = v2015 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v1143.m[1][14].thread_elements()[1];
+    const float v2021 = v2020 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2022 = bfloat(v2021);
+    const uint v2023 = v2013 * v1;
+    const uint v2024 = v2023 + v2015;
+    out[v2024] = v2022;
+  }
+  const uint v2025 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2026 = v299 + v2025;
+  const uint v2027 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2028 = v1133 + v2027;
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2030 = v220 && v2029;
+  const bool v2031 = v2028 < v1;
+  const bool v2032 = v2030 && v2031;
+  if (v2032) {
+    const float v2033 = v1143.m[1][15].thread_elements()[0];
+    const float v2034 = v2033 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2035 = bfloat(v2034);
+    const uint v2036 = v2026 * v1;
+    const uint v2037 = v2036 + v2028;
+    out[v2037] = v2035;
+  }
+  const uint v2038 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2039 = v299 + v2038;
+  const uint v2040 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2041 = v1133 + v2040;
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2043 = v220 && v2042;
+  const bool v2044 = v2041 < v1;
+  const bool v2045 = v2043 && v2044;
+  if (v2045) {
+    const float v2046 = v1143.m[1][15].thread_elements()[1];
+    const float v2047 = v2046 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2048 = bfloat(v2047);
+    const uint v2049 = v2039 * v1;
+    const uint v2050 = v2049 + v2041;
+    out[v2050] = v2048;
   }
 }

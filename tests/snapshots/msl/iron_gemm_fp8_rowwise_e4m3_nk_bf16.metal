@@ -143,2630 +143,2630 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v25 = v24 << 8u;
-  const uint v421 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
-  const uint v422 = v421 >> 2u;
-  const bool v425 = v421 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-  iron_frag<float, 16, 128> v429;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v429, float(0.0f));
-  const uint v433 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const uint v434 = iron_tid.x;
+  const uint v217 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const uint v218 = v217 >> 2u;
+  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+  iron_frag<float, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v225, float(0.0f));
+  const uint v229 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v230 = iron_tid.x;
 
-  for (uint v432 = 0u; v432 < v2; v432 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (uint v436 = v434; v436 < 8192u; v436 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v438 = v436 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v440 = v436 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v441 = v21 + v438;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v442 = v441 < v0;
-      const uint v443 = v432 + v440;
-      const bool v444 = v443 < v2;
-      const bool v445 = v442 && v444;
-      if (v445) {
-        const uint v447 = v441 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v449 = v447 + v432;
-        const uint v450 = v449 + v440;
-        const iron_f8e4m3 v451 = a[v450];
-        const half v452 = half(iron_to_f32(v451));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v454 = v438 << 6u;
-        const uint v455 = v454 + v440;
-        shm3[v455] = v452;
+  for (uint v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (uint v232 = v230; v232 < 8192u; v232 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v234 = v232 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v236 = v232 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v237 = v21 + v234;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v238 = v237 < v0;
+      const uint v239 = v228 + v236;
+      const bool v240 = v239 < v2;
+      const bool v241 = v238 && v240;
+      if (v241) {
+        const uint v243 = v237 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v245 = v243 + v228;
+        const uint v246 = v245 + v236;
+        const iron_f8e4m3 v247 = a[v246];
+        const half v248 = half(iron_to_f32(v247));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v250 = v234 << 6u;
+        const uint v251 = v250 + v236;
+        shm3[v251] = v248;
       } else {
-        const uint v457 = v438 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v458 = v457 + v440;
-        shm3[v458] = half(0.0f);
+        const uint v253 = v234 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v254 = v253 + v236;
+        shm3[v254] = half(0.0f);
       }
     }
 
-    for (uint v463 = v434; v463 < 8192u; v463 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v467 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v468 = v25 + v465;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v469 = v468 < v1;
-      const uint v470 = v432 + v467;
-      const bool v471 = v470 < v2;
-      const bool v472 = v469 && v471;
-      if (v472) {
-        const uint v474 = v468 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v476 = v474 + v432;
-        const uint v477 = v476 + v467;
-        const iron_f8e4m3 v478 = b[v477];
-        const half v479 = half(iron_to_f32(v478));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v481 = v465 << 6u;
-        const uint v482 = v481 + v467;
-        shm4[v482] = v479;
+    for (uint v259 = v230; v259 < 8192u; v259 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v261 = v259 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v263 = v259 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v264 = v25 + v261;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v265 = v264 < v1;
+      const uint v266 = v228 + v263;
+      const bool v267 = v266 < v2;
+      const bool v268 = v265 && v267;
+      if (v268) {
+        const uint v270 = v264 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v272 = v270 + v228;
+        const uint v273 = v272 + v263;
+        const iron_f8e4m3 v274 = b[v273];
+        const half v275 = half(iron_to_f32(v274));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v277 = v261 << 6u;
+        const uint v278 = v277 + v263;
+        shm4[v278] = v275;
       } else {
-        const uint v484 = v465 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v485 = v484 + v467;
-        shm4[v485] = half(0.0f);
+        const uint v280 = v261 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v281 = v280 + v263;
+        shm4[v281] = half(0.0f);
       }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const uint v493 = v422 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const uint v494 = v493 << 6u;
-      const uint v2642 = v421 & 3u;
-      const uint v2644 = v2642 << 4u;
-      const uint v2646 = v2644 << 6u;
-      const uint v2648 = v494 + v2646;
-      iron_frag<half, 16, 16> v2655;
-      iron_frag_fill(v2655, half(half(0.0f)));
-      iron_frag_load<false>(v2655, shm3, long(v2648), long(64u));
-      iron_frag<half, 16, 128> v2657;
-      iron_frag_fill(v2657, half(half(0.0f)));
-      iron_frag_load<true>(v2657, shm4, long(0u), long(64u));
-      iron_frag_mma(v429, v2655, v2657);
-      const uint v2659 = v2648 + 16u;
-      iron_frag<half, 16, 16> v2664;
-      iron_frag_fill(v2664, half(half(0.0f)));
-      iron_frag_load<false>(v2664, shm3, long(v2659), long(64u));
-      iron_frag<half, 16, 128> v2666;
-      iron_frag_fill(v2666, half(half(0.0f)));
-      iron_frag_load<true>(v2666, shm4, long(16u), long(64u));
-      iron_frag_mma(v429, v2664, v2666);
-      const uint v2668 = v2648 + 32u;
-      iron_frag<half, 16, 16> v2673;
-      iron_frag_fill(v2673, half(half(0.0f)));
-      iron_frag_load<false>(v2673, shm3, long(v2668), long(64u));
-      iron_frag<half, 16, 128> v2675;
-      iron_frag_fill(v2675, half(half(0.0f)));
-      iron_frag_load<true>(v2675, shm4, long(32u), long(64u));
-      iron_frag_mma(v429, v2673, v2675);
-      const uint v2677 = v2648 + 48u;
-      iron_frag<half, 16, 16> v2682;
-      iron_frag_fill(v2682, half(half(0.0f)));
-      iron_frag_load<false>(v2682, shm3, long(v2677), long(64u));
-      iron_frag<half, 16, 128> v2684;
-      iron_frag_fill(v2684, half(half(0.0f)));
-      iron_frag_load<true>(v2684, shm4, long(48u), long(64u));
-      iron_frag_mma(v429, v2682, v2684);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const uint v499 = v421 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-  const uint v500 = v499 << 4u;
-  const uint v502 = v422 << 6u;
-  const uint v503 = v21 + v502;
-  const uint v504 = v503 + v500;
-  const uint v505 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v506 = v504 + v505;
-  const uint v507 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v508 = v25 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v510 = v425 && v509;
-  const bool v511 = v508 < v1;
-  const bool v512 = v510 && v511;
-  if (v512) {
-    const float v513 = v429.m[0][0].thread_elements()[0];
-    const float v514 = scale_b[v508];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v515 = scale_a[v506];
-    const float v516 = v513 * v515;
-    const float v517 = v516 * v514;
-    const bfloat v518 = bfloat(v517);
-    const uint v519 = v506 * v1;
-    const uint v520 = v519 + v508;
-    out[v520] = v518;
-  }
-  const uint v521 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v522 = v504 + v521;
-  const uint v523 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v524 = v25 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v526 = v425 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v429.m[0][0].thread_elements()[1];
-    const float v530 = scale_b[v524];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v531 = scale_a[v522];
-    const float v532 = v529 * v531;
-    const float v533 = v532 * v530;
-    const bfloat v534 = bfloat(v533);
-    const uint v535 = v522 * v1;
-    const uint v536 = v535 + v524;
-    out[v536] = v534;
-  }
-  const uint v537 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v538 = v504 + v537;
-  const uint v539 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v540 = v25 + v539;
-  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v542 = v425 && v541;
-  const bool v543 = v540 < v1;
-  const bool v544 = v542 && v543;
-  if (v544) {
-    const float v545 = v429.m[0][1].thread_elements()[0];
-    const float v546 = scale_b[v540];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v547 = scale_a[v538];
-    const float v548 = v545 * v547;
-    const float v549 = v548 * v546;
-    const bfloat v550 = bfloat(v549);
-    const uint v551 = v538 * v1;
-    const uint v552 = v551 + v540;
-    out[v552] = v550;
-  }
-  const uint v553 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v554 = v504 + v553;
-  const uint v555 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v556 = v25 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v558 = v425 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v429.m[0][1].thread_elements()[1];
-    const float v562 = scale_b[v556];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v563 = scale_a[v554];
-    const float v564 = v561 * v563;
-    const float v565 = v564 * v562;
-    const bfloat v566 = bfloat(v565);
-    const uint v567 = v554 * v1;
-    const uint v568 = v567 + v556;
-    out[v568] = v566;
-  }
-  const uint v569 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v570 = v504 + v569;
-  const uint v571 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v572 = v25 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v574 = v425 && v573;
-  const bool v575 = v572 < v1;
-  const bool v576 = v574 && v575;
-  if (v576) {
-    const float v577 = v429.m[0][2].thread_elements()[0];
-    const float v578 = scale_b[v572];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v579 = scale_a[v570];
-    const float v580 = v577 * v579;
-    const float v581 = v580 * v578;
-    const bfloat v582 = bfloat(v581);
-    const uint v583 = v570 * v1;
-    const uint v584 = v583 + v572;
-    out[v584] = v582;
-  }
-  const uint v585 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v586 = v504 + v585;
-  const uint v587 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v588 = v25 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v590 = v425 && v589;
-  const bool v591 = v588 < v1;
-  const bool v592 = v590 && v591;
-  if (v592) {
-    const float v593 = v429.m[0][2].thread_elements()[1];
-    const float v594 = scale_b[v588];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v595 = scale_a[v586];
-    const float v596 = v593 * v595;
-    const float v597 = v596 * v594;
-    const bfloat v598 = bfloat(v597);
-    const uint v599 = v586 * v1;
-    const uint v600 = v599 + v588;
-    out[v600] = v598;
-  }
-  const uint v601 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v602 = v504 + v601;
-  const uint v603 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v604 = v25 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v606 = v425 && v605;
-  const bool v607 = v604 < v1;
-  const bool v608 = v606 && v607;
-  if (v608) {
-    const float v609 = v429.m[0][3].thread_elements()[0];
-    const float v610 = scale_b[v604];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v611 = scale_a[v602];
-    const float v612 = v609 * v611;
-    const float v613 = v612 * v610;
-    const bfloat v614 = bfloat(v613);
-    const uint v615 = v602 * v1;
-    const uint v616 = v615 + v604;
-    out[v616] = v614;
-  }
-  const uint v617 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v618 = v504 + v617;
-  const uint v619 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v620 = v25 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v622 = v425 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v429.m[0][3].thread_elements()[1];
-    const float v626 = scale_b[v620];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v627 = scale_a[v618];
-    const float v628 = v625 * v627;
-    const float v629 = v628 * v626;
-    const bfloat v630 = bfloat(v629);
-    const uint v631 = v618 * v1;
-    const uint v632 = v631 + v620;
-    out[v632] = v630;
-  }
-  const uint v633 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v634 = v504 + v633;
-  const uint v635 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v636 = v25 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v638 = v425 && v637;
-  const bool v639 = v636 < v1;
-  const bool v640 = v638 && v639;
-  if (v640) {
-    const float v641 = v429.m[0][4].thread_elements()[0];
-    const float v642 = scale_b[v636];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v643 = scale_a[v634];
-    const float v644 = v641 * v643;
-    const float v645 = v644 * v642;
-    const bfloat v646 = bfloat(v645);
-    const uint v647 = v634 * v1;
-    const uint v648 = v647 + v636;
-    out[v648] = v646;
-  }
-  const uint v649 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v650 = v504 + v649;
-  const uint v651 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v652 = v25 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v654 = v425 && v653;
-  const bool v655 = v652 < v1;
-  const bool v656 = v654 && v655;
-  if (v656) {
-    const float v657 = v429.m[0][4].thread_elements()[1];
-    const float v658 = scale_b[v652];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v659 = scale_a[v650];
-    const float v660 = v657 * v659;
-    const float v661 = v660 * v658;
-    const bfloat v662 = bfloat(v661);
-    const uint v663 = v650 * v1;
-    const uint v664 = v663 + v652;
-    out[v664] = v662;
-  }
-  const uint v665 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v666 = v504 + v665;
-  const uint v667 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v668 = v25 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v670 = v425 && v669;
-  const bool v671 = v668 < v1;
-  const bool v672 = v670 && v671;
-  if (v672) {
-    const float v673 = v429.m[0][5].thread_elements()[0];
-    const float v674 = scale_b[v668];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v675 = scale_a[v666];
-    const float v676 = v673 * v675;
-    const float v677 = v676 * v674;
-    const bfloat v678 = bfloat(v677);
-    const uint v679 = v666 * v1;
-    const uint v680 = v679 + v668;
-    out[v680] = v678;
-  }
-  const uint v681 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v682 = v504 + v681;
-  const uint v683 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v684 = v25 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v686 = v425 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v429.m[0][5].thread_elements()[1];
-    const float v690 = scale_b[v684];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v691 = scale_a[v682];
-    const float v692 = v689 * v691;
-    const float v693 = v692 * v690;
-    const bfloat v694 = bfloat(v693);
-    const uint v695 = v682 * v1;
-    const uint v696 = v695 + v684;
-    out[v696] = v694;
-  }
-  const uint v697 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v698 = v504 + v697;
-  const uint v699 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v700 = v25 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v702 = v425 && v701;
-  const bool v703 = v700 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v429.m[0][6].thread_elements()[0];
-    const float v706 = scale_b[v700];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v707 = scale_a[v698];
-    const float v708 = v705 * v707;
-    const float v709 = v708 * v706;
-    const bfloat v710 = bfloat(v709);
-    const uint v711 = v698 * v1;
-    const uint v712 = v711 + v700;
-    out[v712] = v710;
-  }
-  const uint v713 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v714 = v504 + v713;
-  const uint v715 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v716 = v25 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v718 = v425 && v717;
-  const bool v719 = v716 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v429.m[0][6].thread_elements()[1];
-    const float v722 = scale_b[v716];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v723 = scale_a[v714];
-    const float v724 = v721 * v723;
-    const float v725 = v724 * v722;
-    const bfloat v726 = bfloat(v725);
-    const uint v727 = v714 * v1;
-    const uint v728 = v727 + v716;
-    out[v728] = v726;
-  }
-  const uint v729 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v730 = v504 + v729;
-  const uint v731 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v732 = v25 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v734 = v425 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v429.m[0][7].thread_elements()[0];
-    const float v738 = scale_b[v732];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v739 = scale_a[v730];
-    const float v740 = v737 * v739;
-    const float v741 = v740 * v738;
-    const bfloat v742 = bfloat(v741);
-    const uint v743 = v730 * v1;
-    const uint v744 = v743 + v732;
-    out[v744] = v742;
-  }
-  const uint v745 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v746 = v504 + v745;
-  const uint v747 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v748 = v25 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v750 = v425 && v749;
-  const bool v751 = v748 < v1;
-  const bool v752 = v750 && v751;
-  if (v752) {
-    const float v753 = v429.m[0][7].thread_elements()[1];
-    const float v754 = scale_b[v748];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v755 = scale_a[v746];
-    const float v756 = v753 * v755;
-    const float v757 = v756 * v754;
-    const bfloat v758 = bfloat(v757);
-    const uint v759 = v746 * v1;
-    const uint v760 = v759 + v748;
-    out[v760] = v758;
-  }
-  const uint v761 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v762 = v504 + v761;
-  const uint v763 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v764 = v25 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v766 = v425 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v429.m[0][8].thread_elements()[0];
-    const float v770 = scale_b[v764];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v771 = scale_a[v762];
-    const float v772 = v769 * v771;
-    const float v773 = v772 * v770;
-    const bfloat v774 = bfloat(v773);
-    const uint v775 = v762 * v1;
-    const uint v776 = v775 + v764;
-    out[v776] = v774;
-  }
-  const uint v777 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v778 = v504 + v777;
-  const uint v779 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v780 = v25 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v782 = v425 && v781;
-  const bool v783 = v780 < v1;
-  const bool v784 = v782 && v783;
-  if (v784) {
-    const float v785 = v429.m[0][8].thread_elements()[1];
-    const float v786 = scale_b[v780];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v787 = scale_a[v778];
-    const float v788 = v785 * v787;
-    const float v789 = v788 * v786;
-    const bfloat v790 = bfloat(v789);
-    const uint v791 = v778 * v1;
-    const uint v792 = v791 + v780;
-    out[v792] = v790;
-  }
-  const uint v793 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v794 = v504 + v793;
-  const uint v795 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v796 = v25 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v798 = v425 && v797;
-  const bool v799 = v796 < v1;
-  const bool v800 = v798 && v799;
-  if (v800) {
-    const float v801 = v429.m[0][9].thread_elements()[0];
-    const float v802 = scale_b[v796];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v803 = scale_a[v794];
-    const float v804 = v801 * v803;
-    const float v805 = v804 * v802;
-    const bfloat v806 = bfloat(v805);
-    const uint v807 = v794 * v1;
-    const uint v808 = v807 + v796;
-    out[v808] = v806;
-  }
-  const uint v809 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v810 = v504 + v809;
-  const uint v811 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v812 = v25 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v814 = v425 && v813;
-  const bool v815 = v812 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v429.m[0][9].thread_elements()[1];
-    const float v818 = scale_b[v812];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v819 = scale_a[v810];
-    const float v820 = v817 * v819;
-    const float v821 = v820 * v818;
-    const bfloat v822 = bfloat(v821);
-    const uint v823 = v810 * v1;
-    const uint v824 = v823 + v812;
-    out[v824] = v822;
-  }
-  const uint v825 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v826 = v504 + v825;
-  const uint v827 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v828 = v25 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v830 = v425 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v429.m[0][10].thread_elements()[0];
-    const float v834 = scale_b[v828];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v835 = scale_a[v826];
-    const float v836 = v833 * v835;
-    const float v837 = v836 * v834;
-    const bfloat v838 = bfloat(v837);
-    const uint v839 = v826 * v1;
-    const uint v840 = v839 + v828;
-    out[v840] = v838;
-  }
-  const uint v841 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v842 = v504 + v841;
-  const uint v843 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v844 = v25 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v846 = v425 && v845;
-  const bool v847 = v844 < v1;
-  const bool v848 = v846 && v847;
-  if (v848) {
-    const float v849 = v429.m[0][10].thread_elements()[1];
-    const float v850 = scale_b[v844];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v851 = scale_a[v842];
-    const float v852 = v849 * v851;
-    const float v853 = v852 * v850;
-    const bfloat v854 = bfloat(v853);
-    const uint v855 = v842 * v1;
-    const uint v856 = v855 + v844;
-    out[v856] = v854;
-  }
-  const uint v857 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v858 = v504 + v857;
-  const uint v859 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v860 = v25 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v862 = v425 && v861;
-  const bool v863 = v860 < v1;
-  const bool v864 = v862 && v863;
-  if (v864) {
-    const float v865 = v429.m[0][11].thread_elements()[0];
-    const float v866 = scale_b[v860];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v867 = scale_a[v858];
-    const float v868 = v865 * v867;
-    const float v869 = v868 * v866;
-    const bfloat v870 = bfloat(v869);
-    const uint v871 = v858 * v1;
-    const uint v872 = v871 + v860;
-    out[v872] = v870;
-  }
-  const uint v873 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v874 = v504 + v873;
-  const uint v875 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v876 = v25 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v878 = v425 && v877;
-  const bool v879 = v876 < v1;
-  const bool v880 = v878 && v879;
-  if (v880) {
-    const float v881 = v429.m[0][11].thread_elements()[1];
-    const float v882 = scale_b[v876];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v883 = scale_a[v874];
-    const float v884 = v881 * v883;
-    const float v885 = v884 * v882;
-    const bfloat v886 = bfloat(v885);
-    const uint v887 = v874 * v1;
-    const uint v888 = v887 + v876;
-    out[v888] = v886;
-  }
-  const uint v889 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v890 = v504 + v889;
-  const uint v891 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v892 = v25 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v894 = v425 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v429.m[0][12].thread_elements()[0];
-    const float v898 = scale_b[v892];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v899 = scale_a[v890];
-    const float v900 = v897 * v899;
-    const float v901 = v900 * v898;
-    const bfloat v902 = bfloat(v901);
-    const uint v903 = v890 * v1;
-    const uint v904 = v903 + v892;
-    out[v904] = v902;
-  }
-  const uint v905 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v906 = v504 + v905;
-  const uint v907 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v908 = v25 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v910 = v425 && v909;
-  const bool v911 = v908 < v1;
-  const bool v912 = v910 && v911;
-  if (v912) {
-    const float v913 = v429.m[0][12].thread_elements()[1];
-    const float v914 = scale_b[v908];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v915 = scale_a[v906];
-    const float v916 = v913 * v915;
-    const float v917 = v916 * v914;
-    const bfloat v918 = bfloat(v917);
-    const uint v919 = v906 * v1;
-    const uint v920 = v919 + v908;
-    out[v920] = v918;
-  }
-  const uint v921 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v922 = v504 + v921;
-  const uint v923 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v924 = v25 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v926 = v425 && v925;
-  const bool v927 = v924 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v429.m[0][13].thread_elements()[0];
-    const float v930 = scale_b[v924];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v931 = scale_a[v922];
-    const float v932 = v929 * v931;
-    const float v933 = v932 * v930;
-    const bfloat v934 = bfloat(v933);
-    const uint v935 = v922 * v1;
-    const uint v936 = v935 + v924;
-    out[v936] = v934;
-  }
-  const uint v937 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v938 = v504 + v937;
-  const uint v939 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v940 = v25 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v942 = v425 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v429.m[0][13].thread_elements()[1];
-    const float v946 = scale_b[v940];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v947 = scale_a[v938];
-    const float v948 = v945 * v947;
-    const float v949 = v948 * v946;
-    const bfloat v950 = bfloat(v949);
-    const uint v951 = v938 * v1;
-    const uint v952 = v951 + v940;
-    out[v952] = v950;
-  }
-  const uint v953 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v954 = v504 + v953;
-  const uint v955 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v956 = v25 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v958 = v425 && v957;
-  const bool v959 = v956 < v1;
-  const bool v960 = v958 && v959;
-  if (v960) {
-    const float v961 = v429.m[0][14].thread_elements()[0];
-    const float v962 = scale_b[v956];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v963 = scale_a[v954];
-    const float v964 = v961 * v963;
-    const float v965 = v964 * v962;
-    const bfloat v966 = bfloat(v965);
-    const uint v967 = v954 * v1;
-    const uint v968 = v967 + v956;
-    out[v968] = v966;
-  }
-  const uint v969 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v970 = v504 + v969;
-  const uint v971 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v972 = v25 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v974 = v425 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v429.m[0][14].thread_elements()[1];
-    const float v978 = scale_b[v972];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v979 = scale_a[v970];
-    const float v980 = v977 * v979;
-    const float v981 = v980 * v978;
-    const bfloat v982 = bfloat(v981);
-    const uint v983 = v970 * v1;
-    const uint v984 = v983 + v972;
-    out[v984] = v982;
-  }
-  const uint v985 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v986 = v504 + v985;
-  const uint v987 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v988 = v25 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v990 = v425 && v989;
-  const bool v991 = v988 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v429.m[0][15].thread_elements()[0];
-    const float v994 = scale_b[v988];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v995 = scale_a[v986];
-    const float v996 = v993 * v995;
-    const float v997 = v996 * v994;
-    const bfloat v998 = bfloat(v997);
-    const uint v999 = v986 * v1;
-    const uint v1000 = v999 + v988;
-    out[v1000] = v998;
-  }
-  const uint v1001 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1002 = v504 + v1001;
-  const uint v1003 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1004 = v25 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1006 = v425 && v1005;
-  const bool v1007 = v1004 < v1;
-  const bool v1008 = v1006 && v1007;
-  if (v1008) {
-    const float v1009 = v429.m[0][15].thread_elements()[1];
-    const float v1010 = scale_b[v1004];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1011 = scale_a[v1002];
-    const float v1012 = v1009 * v1011;
-    const float v1013 = v1012 * v1010;
-    const bfloat v1014 = bfloat(v1013);
-    const uint v1015 = v1002 * v1;
-    const uint v1016 = v1015 + v1004;
-    out[v1016] = v1014;
-  }
-  const uint v1017 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1018 = v504 + v1017;
-  const uint v1019 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1020 = v25 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1022 = v425 && v1021;
-  const bool v1023 = v1020 < v1;
-  const bool v1024 = v1022 && v1023;
-  if (v1024) {
-    const float v1025 = v429.m[1][0].thread_elements()[0];
-    const float v1026 = scale_b[v1020];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1027 = scale_a[v1018];
-    const float v1028 = v1025 * v1027;
-    const float v1029 = v1028 * v1026;
-    const bfloat v1030 = bfloat(v1029);
-    const uint v1031 = v1018 * v1;
-    const uint v1032 = v1031 + v1020;
-    out[v1032] = v1030;
-  }
-  const uint v1033 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1034 = v504 + v1033;
-  const uint v1035 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1036 = v25 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1038 = v425 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v429.m[1][0].thread_elements()[1];
-    const float v1042 = scale_b[v1036];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1043 = scale_a[v1034];
-    const float v1044 = v1041 * v1043;
-    const float v1045 = v1044 * v1042;
-    const bfloat v1046 = bfloat(v1045);
-    const uint v1047 = v1034 * v1;
-    const uint v1048 = v1047 + v1036;
-    out[v1048] = v1046;
-  }
-  const uint v1049 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1050 = v504 + v1049;
-  const uint v1051 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1052 = v25 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1054 = v425 && v1053;
-  const bool v1055 = v1052 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v429.m[1][1].thread_elements()[0];
-    const float v1058 = scale_b[v1052];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1059 = scale_a[v1050];
-    const float v1060 = v1057 * v1059;
-    const float v1061 = v1060 * v1058;
-    const bfloat v1062 = bfloat(v1061);
-    const uint v1063 = v1050 * v1;
-    const uint v1064 = v1063 + v1052;
-    out[v1064] = v1062;
-  }
-  const uint v1065 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1066 = v504 + v1065;
-  const uint v1067 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1068 = v25 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1070 = v425 && v1069;
-  const bool v1071 = v1068 < v1;
-  const bool v1072 = v1070 && v1071;
-  if (v1072) {
-    const float v1073 = v429.m[1][1].thread_elements()[1];
-    const float v1074 = scale_b[v1068];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1075 = scale_a[v1066];
-    const float v1076 = v1073 * v1075;
-    const float v1077 = v1076 * v1074;
-    const bfloat v1078 = bfloat(v1077);
-    const uint v1079 = v1066 * v1;
-    const uint v1080 = v1079 + v1068;
-    out[v1080] = v1078;
-  }
-  const uint v1081 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1082 = v504 + v1081;
-  const uint v1083 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1084 = v25 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1086 = v425 && v1085;
-  const bool v1087 = v1084 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v429.m[1][2].thread_elements()[0];
-    const float v1090 = scale_b[v1084];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1091 = scale_a[v1082];
-    const float v1092 = v1089 * v1091;
-    const float v1093 = v1092 * v1090;
-    const bfloat v1094 = bfloat(v1093);
-    const uint v1095 = v1082 * v1;
-    const uint v1096 = v1095 + v1084;
-    out[v1096] = v1094;
-  }
-  const uint v1097 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1098 = v504 + v1097;
-  const uint v1099 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1100 = v25 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1102 = v425 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v429.m[1][2].thread_elements()[1];
-    const float v1106 = scale_b[v1100];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1107 = scale_a[v1098];
-    const float v1108 = v1105 * v1107;
-    const float v1109 = v1108 * v1106;
-    const bfloat v1110 = bfloat(v1109);
-    const uint v1111 = v1098 * v1;
-    const uint v1112 = v1111 + v1100;
-    out[v1112] = v1110;
-  }
-  const uint v1113 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1114 = v504 + v1113;
-  const uint v1115 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1116 = v25 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1118 = v425 && v1117;
-  const bool v1119 = v1116 < v1;
-  const bool v1120 = v1118 && v1119;
-  if (v1120) {
-    const float v1121 = v429.m[1][3].thread_elements()[0];
-    const float v1122 = scale_b[v1116];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1123 = scale_a[v1114];
-    const float v1124 = v1121 * v1123;
-    const float v1125 = v1124 * v1122;
-    const bfloat v1126 = bfloat(v1125);
-    const uint v1127 = v1114 * v1;
-    const uint v1128 = v1127 + v1116;
-    out[v1128] = v1126;
-  }
-  const uint v1129 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1130 = v504 + v1129;
-  const uint v1131 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1132 = v25 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1134 = v425 && v1133;
-  const bool v1135 = v1132 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v429.m[1][3].thread_elements()[1];
-    const float v1138 = scale_b[v1132];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1139 = scale_a[v1130];
-    const float v1140 = v1137 * v1139;
-    const float v1141 = v1140 * v1138;
-    const bfloat v1142 = bfloat(v1141);
-    const uint v1143 = v1130 * v1;
-    const uint v1144 = v1143 + v1132;
-    out[v1144] = v1142;
-  }
-  const uint v1145 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1146 = v504 + v1145;
-  const uint v1147 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1148 = v25 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1150 = v425 && v1149;
-  const bool v1151 = v1148 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v429.m[1][4].thread_elements()[0];
-    const float v1154 = scale_b[v1148];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1155 = scale_a[v1146];
-    const float v1156 = v1153 * v1155;
-    const float v1157 = v1156 * v1154;
-    const bfloat v1158 = bfloat(v1157);
-    const uint v1159 = v1146 * v1;
-    const uint v1160 = v1159 + v1148;
-    out[v1160] = v1158;
-  }
-  const uint v1161 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1162 = v504 + v1161;
-  const uint v1163 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1164 = v25 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1166 = v425 && v1165;
-  const bool v1167 = v1164 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v429.m[1][4].thread_elements()[1];
-    const float v1170 = scale_b[v1164];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1171 = scale_a[v1162];
-    const float v1172 = v1169 * v1171;
-    const float v1173 = v1172 * v1170;
-    const bfloat v1174 = bfloat(v1173);
-    const uint v1175 = v1162 * v1;
-    const uint v1176 = v1175 + v1164;
-    out[v1176] = v1174;
-  }
-  const uint v1177 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1178 = v504 + v1177;
-  const uint v1179 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1180 = v25 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1182 = v425 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v429.m[1][5].thread_elements()[0];
-    const float v1186 = scale_b[v1180];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1187 = scale_a[v1178];
-    const float v1188 = v1185 * v1187;
-    const float v1189 = v1188 * v1186;
-    const bfloat v1190 = bfloat(v1189);
-    const uint v1191 = v1178 * v1;
-    const uint v1192 = v1191 + v1180;
-    out[v1192] = v1190;
-  }
-  const uint v1193 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1194 = v504 + v1193;
-  const uint v1195 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1196 = v25 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1198 = v425 && v1197;
-  const bool v1199 = v1196 < v1;
-  const bool v1200 = v1198 && v1199;
-  if (v1200) {
-    const float v1201 = v429.m[1][5].thread_elements()[1];
-    const float v1202 = scale_b[v1196];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1203 = scale_a[v1194];
-    const float v1204 = v1201 * v1203;
-    const float v1205 = v1204 * v1202;
-    const bfloat v1206 = bfloat(v1205);
-    const uint v1207 = v1194 * v1;
-    const uint v1208 = v1207 + v1196;
-    out[v1208] = v1206;
-  }
-  const uint v1209 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1210 = v504 + v1209;
-  const uint v1211 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1212 = v25 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1214 = v425 && v1213;
-  const bool v1215 = v1212 < v1;
-  const bool v1216 = v1214 && v1215;
-  if (v1216) {
-    const float v1217 = v429.m[1][6].thread_elements()[0];
-    const float v1218 = scale_b[v1212];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1219 = scale_a[v1210];
-    const float v1220 = v1217 * v1219;
-    const float v1221 = v1220 * v1218;
-    const bfloat v1222 = bfloat(v1221);
-    const uint v1223 = v1210 * v1;
-    const uint v1224 = v1223 + v1212;
-    out[v1224] = v1222;
-  }
-  const uint v1225 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1226 = v504 + v1225;
-  const uint v1227 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1228 = v25 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1230 = v425 && v1229;
-  const bool v1231 = v1228 < v1;
-  const bool v1232 = v1230 && v1231;
-  if (v1232) {
-    const float v1233 = v429.m[1][6].thread_elements()[1];
-    const float v1234 = scale_b[v1228];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1235 = scale_a[v1226];
-    const float v1236 = v1233 * v1235;
-    const float v1237 = v1236 * v1234;
-    const bfloat v1238 = bfloat(v1237);
-    const uint v1239 = v1226 * v1;
-    const uint v1240 = v1239 + v1228;
-    out[v1240] = v1238;
-  }
-  const uint v1241 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1242 = v504 + v1241;
-  const uint v1243 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1244 = v25 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1246 = v425 && v1245;
-  const bool v1247 = v1244 < v1;
-  const bool v1248 = v1246 && v1247;
-  if (v1248) {
-    const float v1249 = v429.m[1][7].thread_elements()[0];
-    const float v1250 = scale_b[v1244];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1251 = scale_a[v1242];
-    const float v1252 = v1249 * v1251;
-    const float v1253 = v1252 * v1250;
-    const bfloat v1254 = bfloat(v1253);
-    const uint v1255 = v1242 * v1;
-    const uint v1256 = v1255 + v1244;
-    out[v1256] = v1254;
-  }
-  const uint v1257 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1258 = v504 + v1257;
-  const uint v1259 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1260 = v25 + v1259;
-  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1262 = v425 && v1261;
-  const bool v1263 = v1260 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v429.m[1][7].thread_elements()[1];
-    const float v1266 = scale_b[v1260];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1267 = scale_a[v1258];
-    const float v1268 = v1265 * v1267;
-    const float v1269 = v1268 * v1266;
-    const bfloat v1270 = bfloat(v1269);
-    const uint v1271 = v1258 * v1;
-    const uint v1272 = v1271 + v1260;
-    out[v1272] = v1270;
-  }
-  const uint v1273 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1274 = v504 + v1273;
-  const uint v1275 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1276 = v25 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1278 = v425 && v1277;
-  const bool v1279 = v1276 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v429.m[1][8].thread_elements()[0];
-    const float v1282 = scale_b[v1276];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1283 = scale_a[v1274];
-    const float v1284 = v1281 * v1283;
-    const float v1285 = v1284 * v1282;
-    const bfloat v1286 = bfloat(v1285);
-    const uint v1287 = v1274 * v1;
-    const uint v1288 = v1287 + v1276;
-    out[v1288] = v1286;
-  }
-  const uint v1289 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1290 = v504 + v1289;
-  const uint v1291 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1292 = v25 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1294 = v425 && v1293;
-  const bool v1295 = v1292 < v1;
-  const bool v1296 = v1294 && v1295;
-  if (v1296) {
-    const float v1297 = v429.m[1][8].thread_elements()[1];
-    const float v1298 = scale_b[v1292];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1299 = scale_a[v1290];
-    const float v1300 = v1297 * v1299;
-    const float v1301 = v1300 * v1298;
-    const bfloat v1302 = bfloat(v1301);
-    const uint v1303 = v1290 * v1;
-    const uint v1304 = v1303 + v1292;
-    out[v1304] = v1302;
-  }
-  const uint v1305 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1306 = v504 + v1305;
-  const uint v1307 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1308 = v25 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1310 = v425 && v1309;
-  const bool v1311 = v1308 < v1;
-  const bool v1312 = v1310 && v1311;
-  if (v1312) {
-    const float v1313 = v429.m[1][9].thread_elements()[0];
-    const float v1314 = scale_b[v1308];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1315 = scale_a[v1306];
-    const float v1316 = v1313 * v1315;
-    const float v1317 = v1316 * v1314;
-    const bfloat v1318 = bfloat(v1317);
-    const uint v1319 = v1306 * v1;
-    const uint v1320 = v1319 + v1308;
-    out[v1320] = v1318;
-  }
-  const uint v1321 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1322 = v504 + v1321;
-  const uint v1323 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1324 = v25 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1326 = v425 && v1325;
-  const bool v1327 = v1324 < v1;
-  const bool v1328 = v1326 && v1327;
-  if (v1328) {
-    const float v1329 = v429.m[1][9].thread_elements()[1];
-    const float v1330 = scale_b[v1324];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1331 = scale_a[v1322];
-    const float v1332 = v1329 * v1331;
-    const float v1333 = v1332 * v1330;
-    const bfloat v1334 = bfloat(v1333);
-    const uint v1335 = v1322 * v1;
-    const uint v1336 = v1335 + v1324;
-    out[v1336] = v1334;
-  }
-  const uint v1337 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1338 = v504 + v1337;
-  const uint v1339 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1340 = v25 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1342 = v425 && v1341;
-  const bool v1343 = v1340 < v1;
-  const bool v1344 = v1342 && v1343;
-  if (v1344) {
-    const float v1345 = v429.m[1][10].thread_elements()[0];
-    const float v1346 = scale_b[v1340];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1347 = scale_a[v1338];
-    const float v1348 = v1345 * v1347;
-    const float v1349 = v1348 * v1346;
-    const bfloat v1350 = bfloat(v1349);
-    const uint v1351 = v1338 * v1;
-    const uint v1352 = v1351 + v1340;
-    out[v1352] = v1350;
-  }
-  const uint v1353 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1354 = v504 + v1353;
-  const uint v1355 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1356 = v25 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1358 = v425 && v1357;
-  const bool v1359 = v1356 < v1;
-  const bool v1360 = v1358 && v1359;
-  if (v1360) {
-    const float v1361 = v429.m[1][10].thread_elements()[1];
-    const float v1362 = scale_b[v1356];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1363 = scale_a[v1354];
-    const float v1364 = v1361 * v1363;
-    const float v1365 = v1364 * v1362;
-    const bfloat v1366 = bfloat(v1365);
-    const uint v1367 = v1354 * v1;
-    const uint v1368 = v1367 + v1356;
-    out[v1368] = v1366;
-  }
-  const uint v1369 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1370 = v504 + v1369;
-  const uint v1371 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1372 = v25 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1374 = v425 && v1373;
-  const bool v1375 = v1372 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v429.m[1][11].thread_elements()[0];
-    const float v1378 = scale_b[v1372];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1379 = scale_a[v1370];
-    const float v1380 = v1377 * v1379;
-    const float v1381 = v1380 * v1378;
-    const bfloat v1382 = bfloat(v1381);
-    const uint v1383 = v1370 * v1;
-    const uint v1384 = v1383 + v1372;
-    out[v1384] = v1382;
-  }
-  const uint v1385 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1386 = v504 + v1385;
-  const uint v1387 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1388 = v25 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1390 = v425 && v1389;
-  const bool v1391 = v1388 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v429.m[1][11].thread_elements()[1];
-    const float v1394 = scale_b[v1388];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1395 = scale_a[v1386];
-    const float v1396 = v1393 * v1395;
-    const float v1397 = v1396 * v1394;
-    const bfloat v1398 = bfloat(v1397);
-    const uint v1399 = v1386 * v1;
-    const uint v1400 = v1399 + v1388;
-    out[v1400] = v1398;
-  }
-  const uint v1401 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1402 = v504 + v1401;
-  const uint v1403 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1404 = v25 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1406 = v425 && v1405;
-  const bool v1407 = v1404 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v429.m[1][12].thread_elements()[0];
-    const float v1410 = scale_b[v1404];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1411 = scale_a[v1402];
-    const float v1412 = v1409 * v1411;
-    const float v1413 = v1412 * v1410;
-    const bfloat v1414 = bfloat(v1413);
-    const uint v1415 = v1402 * v1;
-    const uint v1416 = v1415 + v1404;
-    out[v1416] = v1414;
-  }
-  const uint v1417 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1418 = v504 + v1417;
-  const uint v1419 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1420 = v25 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1422 = v425 && v1421;
-  const bool v1423 = v1420 < v1;
-  const bool v1424 = v1422 && v1423;
-  if (v1424) {
-    const float v1425 = v429.m[1][12].thread_elements()[1];
-    const float v1426 = scale_b[v1420];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1427 = scale_a[v1418];
-    const float v1428 = v1425 * v1427;
-    const float v1429 = v1428 * v1426;
-    const bfloat v1430 = bfloat(v1429);
-    const uint v1431 = v1418 * v1;
-    const uint v1432 = v1431 + v1420;
-    out[v1432] = v1430;
-  }
-  const uint v1433 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1434 = v504 + v1433;
-  const uint v1435 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1436 = v25 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1438 = v425 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v429.m[1][13].thread_elements()[0];
-    const float v1442 = scale_b[v1436];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1443 = scale_a[v1434];
-    const float v1444 = v1441 * v1443;
-    const float v1445 = v1444 * v1442;
-    const bfloat v1446 = bfloat(v1445);
-    const uint v1447 = v1434 * v1;
-    const uint v1448 = v1447 + v1436;
-    out[v1448] = v1446;
-  }
-  const uint v1449 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1450 = v504 + v1449;
-  const uint v1451 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1452 = v25 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1454 = v425 && v1453;
-  const bool v1455 = v1452 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v429.m[1][13].thread_elements()[1];
-    const float v1458 = scale_b[v1452];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1459 = scale_a[v1450];
-    const float v1460 = v1457 * v1459;
-    const float v1461 = v1460 * v1458;
-    const bfloat v1462 = bfloat(v1461);
-    const uint v1463 = v1450 * v1;
-    const uint v1464 = v1463 + v1452;
-    out[v1464] = v1462;
-  }
-  const uint v1465 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1466 = v504 + v1465;
-  const uint v1467 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1468 = v25 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1470 = v425 && v1469;
-  const bool v1471 = v1468 < v1;
-  const bool v1472 = v1470 && v1471;
-  if (v1472) {
-    const float v1473 = v429.m[1][14].thread_elements()[0];
-    const float v1474 = scale_b[v1468];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1475 = scale_a[v1466];
-    const float v1476 = v1473 * v1475;
-    const float v1477 = v1476 * v1474;
-    const bfloat v1478 = bfloat(v1477);
-    const uint v1479 = v1466 * v1;
-    const uint v1480 = v1479 + v1468;
-    out[v1480] = v1478;
-  }
-  const uint v1481 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1482 = v504 + v1481;
-  const uint v1483 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1484 = v25 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1486 = v425 && v1485;
-  const bool v1487 = v1484 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v429.m[1][14].thread_elements()[1];
-    const float v1490 = scale_b[v1484];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1491 = scale_a[v1482];
-    const float v1492 = v1489 * v1491;
-    const float v1493 = v1492 * v1490;
-    const bfloat v1494 = bfloat(v1493);
-    const uint v1495 = v1482 * v1;
-    const uint v1496 = v1495 + v1484;
-    out[v1496] = v1494;
-  }
-  const uint v1497 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1498 = v504 + v1497;
-  const uint v1499 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1500 = v25 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1502 = v425 && v1501;
-  const bool v1503 = v1500 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v429.m[1][15].thread_elements()[0];
-    const float v1506 = scale_b[v1500];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1507 = scale_a[v1498];
-    const float v1508 = v1505 * v1507;
-    const float v1509 = v1508 * v1506;
-    const bfloat v1510 = bfloat(v1509);
-    const uint v1511 = v1498 * v1;
-    const uint v1512 = v1511 + v1500;
-    out[v1512] = v1510;
-  }
-  const uint v1513 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1514 = v504 + v1513;
-  const uint v1515 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1516 = v25 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1518 = v425 && v1517;
-  const bool v1519 = v1516 < v1;
-  const bool v1520 = v1518 && v1519;
-  if (v1520) {
-    const float v1521 = v429.m[1][15].thread_elements()[1];
-    const float v1522 = scale_b[v1516];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1523 = scale_a[v1514];
-    const float v1524 = v1521 * v1523;
-    const float v1525 = v1524 * v1522;
-    const bfloat v1526 = bfloat(v1525);
-    const uint v1527 = v1514 * v1;
-    const uint v1528 = v1527 + v1516;
-    out[v1528] = v1526;
-  }
-  const uint v1530 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  iron_frag<float, 16, 128> v1540;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v1540, float(0.0f));
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const uint v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const uint v290 = v289 << 6u;
+      const uint v2438 = v217 & 3u;
+      const uint v2440 = v2438 << 4u;
+      const uint v2442 = v2440 << 6u;
+      const uint v2444 = v290 + v2442;
+      iron_frag<half, 16, 16> v2451;
+      iron_frag_fill(v2451, half(half(0.0f)));
+      iron_frag_load<false>(v2451, shm3, long(v2444), long(64u));
+      iron_frag<half, 16, 128> v2453;
+      iron_frag_fill(v2453, half(half(0.0f)));
+      iron_frag_load<true>(v2453, shm4, long(0u), long(64u));
+      iron_frag_mma(v225, v2451, v2453);
+      const uint v2455 = v2444 + 16u;
+      iron_frag<half, 16, 16> v2460;
+      iron_frag_fill(v2460, half(half(0.0f)));
+      iron_frag_load<false>(v2460, shm3, long(v2455), long(64u));
+      iron_frag<half, 16, 128> v2462;
+      iron_frag_fill(v2462, half(half(0.0f)));
+      iron_frag_load<true>(v2462, shm4, long(16u), long(64u));
+      iron_frag_mma(v225, v2460, v2462);
+      const uint v2464 = v2444 + 32u;
+      iron_frag<half, 16, 16> v2469;
+      iron_frag_fill(v2469, half(half(0.0f)));
+      iron_frag_load<false>(v2469, shm3, long(v2464), long(64u));
+      iron_frag<half, 16, 128> v2471;
+      iron_frag_fill(v2471, half(half(0.0f)));
+      iron_frag_load<true>(v2471, shm4, long(32u), long(64u));
+      iron_frag_mma(v225, v2469, v2471);
+      const uint v2473 = v2444 + 48u;
+      iron_frag<half, 16, 16> v2478;
+      iron_frag_fill(v2478, half(half(0.0f)));
+      iron_frag_load<false>(v2478, shm3, long(v2473), long(64u));
+      iron_frag<half, 16, 128> v2480;
+      iron_frag_fill(v2480, half(half(0.0f)));
+      iron_frag_load<true>(v2480, shm4, long(48u), long(64u));
+      iron_frag_mma(v225, v2478, v2480);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const uint v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const uint v296 = v295 << 4u;
+  const uint v298 = v218 << 6u;
+  const uint v299 = v21 + v298;
+  const uint v300 = v299 + v296;
+  const uint v301 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v302 = v300 + v301;
+  const uint v303 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v304 = v25 + v303;
+  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v306 = v221 && v305;
+  const bool v307 = v304 < v1;
+  const bool v308 = v306 && v307;
+  if (v308) {
+    const float v309 = v225.m[0][0].thread_elements()[0];
+    const float v310 = scale_b[v304];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v311 = scale_a[v302];
+    const float v312 = v309 * v311;
+    const float v313 = v312 * v310;
+    const bfloat v314 = bfloat(v313);
+    const uint v315 = v302 * v1;
+    const uint v316 = v315 + v304;
+    out[v316] = v314;
+  }
+  const uint v317 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v318 = v300 + v317;
+  const uint v319 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v320 = v25 + v319;
+  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v322 = v221 && v321;
+  const bool v323 = v320 < v1;
+  const bool v324 = v322 && v323;
+  if (v324) {
+    const float v325 = v225.m[0][0].thread_elements()[1];
+    const float v326 = scale_b[v320];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v327 = scale_a[v318];
+    const float v328 = v325 * v327;
+    const float v329 = v328 * v326;
+    const bfloat v330 = bfloat(v329);
+    const uint v331 = v318 * v1;
+    const uint v332 = v331 + v320;
+    out[v332] = v330;
+  }
+  const uint v333 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v334 = v300 + v333;
+  const uint v335 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v336 = v25 + v335;
+  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v338 = v221 && v337;
+  const bool v339 = v336 < v1;
+  const bool v340 = v338 && v339;
+  if (v340) {
+    const float v341 = v225.m[0][1].thread_elements()[0];
+    const float v342 = scale_b[v336];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v343 = scale_a[v334];
+    const float v344 = v341 * v343;
+    const float v345 = v344 * v342;
+    const bfloat v346 = bfloat(v345);
+    const uint v347 = v334 * v1;
+    const uint v348 = v347 + v336;
+    out[v348] = v346;
+  }
+  const uint v349 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v350 = v300 + v349;
+  const uint v351 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v352 = v25 + v351;
+  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v354 = v221 && v353;
+  const bool v355 = v352 < v1;
+  const bool v356 = v354 && v355;
+  if (v356) {
+    const float v357 = v225.m[0][1].thread_elements()[1];
+    const float v358 = scale_b[v352];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v359 = scale_a[v350];
+    const float v360 = v357 * v359;
+    const float v361 = v360 * v358;
+    const bfloat v362 = bfloat(v361);
+    const uint v363 = v350 * v1;
+    const uint v364 = v363 + v352;
+    out[v364] = v362;
+  }
+  const uint v365 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v366 = v300 + v365;
+  const uint v367 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v368 = v25 + v367;
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v370 = v221 && v369;
+  const bool v371 = v368 < v1;
+  const bool v372 = v370 && v371;
+  if (v372) {
+    const float v373 = v225.m[0][2].thread_elements()[0];
+    const float v374 = scale_b[v368];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v375 = scale_a[v366];
+    const float v376 = v373 * v375;
+    const float v377 = v376 * v374;
+    const bfloat v378 = bfloat(v377);
+    const uint v379 = v366 * v1;
+    const uint v380 = v379 + v368;
+    out[v380] = v378;
+  }
+  const uint v381 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v382 = v300 + v381;
+  const uint v383 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v384 = v25 + v383;
+  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v386 = v221 && v385;
+  const bool v387 = v384 < v1;
+  const bool v388 = v386 && v387;
+  if (v388) {
+    const float v389 = v225.m[0][2].thread_elements()[1];
+    const float v390 = scale_b[v384];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v391 = scale_a[v382];
+    const float v392 = v389 * v391;
+    const float v393 = v392 * v390;
+    const bfloat v394 = bfloat(v393);
+    const uint v395 = v382 * v1;
+    const uint v396 = v395 + v384;
+    out[v396] = v394;
+  }
+  const uint v397 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v398 = v300 + v397;
+  const uint v399 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v400 = v25 + v399;
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v402 = v221 && v401;
+  const bool v403 = v400 < v1;
+  const bool v404 = v402 && v403;
+  if (v404) {
+    const float v405 = v225.m[0][3].thread_elements()[0];
+    const float v406 = scale_b[v400];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v407 = scale_a[v398];
+    const float v408 = v405 * v407;
+    const float v409 = v408 * v406;
+    const bfloat v410 = bfloat(v409);
+    const uint v411 = v398 * v1;
+    const uint v412 = v411 + v400;
+    out[v412] = v410;
+  }
+  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v414 = v300 + v413;
+  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v416 = v25 + v415;
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v418 = v221 && v417;
+  const bool v419 = v416 < v1;
+  const bool v420 = v418 && v419;
+  if (v420) {
+    const float v421 = v225.m[0][3].thread_elements()[1];
+    const float v422 = scale_b[v416];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v423 = scale_a[v414];
+    const float v424 = v421 * v423;
+    const float v425 = v424 * v422;
+    const bfloat v426 = bfloat(v425);
+    const uint v427 = v414 * v1;
+    const uint v428 = v427 + v416;
+    out[v428] = v426;
+  }
+  const uint v429 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v430 = v300 + v429;
+  const uint v431 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v432 = v25 + v431;
+  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v434 = v221 && v433;
+  const bool v435 = v432 < v1;
+  const bool v436 = v434 && v435;
+  if (v436) {
+    const float v437 = v225.m[0][4].thread_elements()[0];
+    const float v438 = scale_b[v432];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v439 = scale_a[v430];
+    const float v440 = v437 * v439;
+    const float v441 = v440 * v438;
+    const bfloat v442 = bfloat(v441);
+    const uint v443 = v430 * v1;
+    const uint v444 = v443 + v432;
+    out[v444] = v442;
+  }
+  const uint v445 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v446 = v300 + v445;
+  const uint v447 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v448 = v25 + v447;
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v450 = v221 && v449;
+  const bool v451 = v448 < v1;
+  const bool v452 = v450 && v451;
+  if (v452) {
+    const float v453 = v225.m[0][4].thread_elements()[1];
+    const float v454 = scale_b[v448];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v455 = scale_a[v446];
+    const float v456 = v453 * v455;
+    const float v457 = v456 * v454;
+    const bfloat v458 = bfloat(v457);
+    const uint v459 = v446 * v1;
+    const uint v460 = v459 + v448;
+    out[v460] = v458;
+  }
+  const uint v461 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v462 = v300 + v461;
+  const uint v463 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v464 = v25 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v466 = v221 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v225.m[0][5].thread_elements()[0];
+    const float v470 = scale_b[v464];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v471 = scale_a[v462];
+    const float v472 = v469 * v471;
+    const float v473 = v472 * v470;
+    const bfloat v474 = bfloat(v473);
+    const uint v475 = v462 * v1;
+    const uint v476 = v475 + v464;
+    out[v476] = v474;
+  }
+  const uint v477 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v478 = v300 + v477;
+  const uint v479 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v480 = v25 + v479;
+  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v482 = v221 && v481;
+  const bool v483 = v480 < v1;
+  const bool v484 = v482 && v483;
+  if (v484) {
+    const float v485 = v225.m[0][5].thread_elements()[1];
+    const float v486 = scale_b[v480];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v487 = scale_a[v478];
+    const float v488 = v485 * v487;
+    const float v489 = v488 * v486;
+    const bfloat v490 = bfloat(v489);
+    const uint v491 = v478 * v1;
+    const uint v492 = v491 + v480;
+    out[v492] = v490;
+  }
+  const uint v493 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v494 = v300 + v493;
+  const uint v495 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v496 = v25 + v495;
+  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v498 = v221 && v497;
+  const bool v499 = v496 < v1;
+  const bool v500 = v498 && v499;
+  if (v500) {
+    const float v501 = v225.m[0][6].thread_elements()[0];
+    const float v502 = scale_b[v496];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v503 = scale_a[v494];
+    const float v504 = v501 * v503;
+    const float v505 = v504 * v502;
+    const bfloat v506 = bfloat(v505);
+    const uint v507 = v494 * v1;
+    const uint v508 = v507 + v496;
+    out[v508] = v506;
+  }
+  const uint v509 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v510 = v300 + v509;
+  const uint v511 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v512 = v25 + v511;
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v514 = v221 && v513;
+  const bool v515 = v512 < v1;
+  const bool v516 = v514 && v515;
+  if (v516) {
+    const float v517 = v225.m[0][6].thread_elements()[1];
+    const float v518 = scale_b[v512];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v519 = scale_a[v510];
+    const float v520 = v517 * v519;
+    const float v521 = v520 * v518;
+    const bfloat v522 = bfloat(v521);
+    const uint v523 = v510 * v1;
+    const uint v524 = v523 + v512;
+    out[v524] = v522;
+  }
+  const uint v525 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v526 = v300 + v525;
+  const uint v527 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v528 = v25 + v527;
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v530 = v221 && v529;
+  const bool v531 = v528 < v1;
+  const bool v532 = v530 && v531;
+  if (v532) {
+    const float v533 = v225.m[0][7].thread_elements()[0];
+    const float v534 = scale_b[v528];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v535 = scale_a[v526];
+    const float v536 = v533 * v535;
+    const float v537 = v536 * v534;
+    const bfloat v538 = bfloat(v537);
+    const uint v539 = v526 * v1;
+    const uint v540 = v539 + v528;
+    out[v540] = v538;
+  }
+  const uint v541 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v542 = v300 + v541;
+  const uint v543 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v544 = v25 + v543;
+  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v546 = v221 && v545;
+  const bool v547 = v544 < v1;
+  const bool v548 = v546 && v547;
+  if (v548) {
+    const float v549 = v225.m[0][7].thread_elements()[1];
+    const float v550 = scale_b[v544];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v551 = scale_a[v542];
+    const float v552 = v549 * v551;
+    const float v553 = v552 * v550;
+    const bfloat v554 = bfloat(v553);
+    const uint v555 = v542 * v1;
+    const uint v556 = v555 + v544;
+    out[v556] = v554;
+  }
+  const uint v557 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v558 = v300 + v557;
+  const uint v559 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v560 = v25 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v562 = v221 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v225.m[0][8].thread_elements()[0];
+    const float v566 = scale_b[v560];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v567 = scale_a[v558];
+    const float v568 = v565 * v567;
+    const float v569 = v568 * v566;
+    const bfloat v570 = bfloat(v569);
+    const uint v571 = v558 * v1;
+    const uint v572 = v571 + v560;
+    out[v572] = v570;
+  }
+  const uint v573 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v574 = v300 + v573;
+  const uint v575 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v576 = v25 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v578 = v221 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v225.m[0][8].thread_elements()[1];
+    const float v582 = scale_b[v576];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v583 = scale_a[v574];
+    const float v584 = v581 * v583;
+    const float v585 = v584 * v582;
+    const bfloat v586 = bfloat(v585);
+    const uint v587 = v574 * v1;
+    const uint v588 = v587 + v576;
+    out[v588] = v586;
+  }
+  const uint v589 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v590 = v300 + v589;
+  const uint v591 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v592 = v25 + v591;
+  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v594 = v221 && v593;
+  const bool v595 = v592 < v1;
+  const bool v596 = v594 && v595;
+  if (v596) {
+    const float v597 = v225.m[0][9].thread_elements()[0];
+    const float v598 = scale_b[v592];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v599 = scale_a[v590];
+    const float v600 = v597 * v599;
+    const float v601 = v600 * v598;
+    const bfloat v602 = bfloat(v601);
+    const uint v603 = v590 * v1;
+    const uint v604 = v603 + v592;
+    out[v604] = v602;
+  }
+  const uint v605 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v606 = v300 + v605;
+  const uint v607 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v608 = v25 + v607;
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v610 = v221 && v609;
+  const bool v611 = v608 < v1;
+  const bool v612 = v610 && v611;
+  if (v612) {
+    const float v613 = v225.m[0][9].thread_elements()[1];
+    const float v614 = scale_b[v608];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v615 = scale_a[v606];
+    const float v616 = v613 * v615;
+    const float v617 = v616 * v614;
+    const bfloat v618 = bfloat(v617);
+    const uint v619 = v606 * v1;
+    const uint v620 = v619 + v608;
+    out[v620] = v618;
+  }
+  const uint v621 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v622 = v300 + v621;
+  const uint v623 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v624 = v25 + v623;
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v626 = v221 && v625;
+  const bool v627 = v624 < v1;
+  const bool v628 = v626 && v627;
+  if (v628) {
+    const float v629 = v225.m[0][10].thread_elements()[0];
+    const float v630 = scale_b[v624];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v631 = scale_a[v622];
+    const float v632 = v629 * v631;
+    const float v633 = v632 * v630;
+    const bfloat v634 = bfloat(v633);
+    const uint v635 = v622 * v1;
+    const uint v636 = v635 + v624;
+    out[v636] = v634;
+  }
+  const uint v637 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v638 = v300 + v637;
+  const uint v639 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v640 = v25 + v639;
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v642 = v221 && v641;
+  const bool v643 = v640 < v1;
+  const bool v644 = v642 && v643;
+  if (v644) {
+    const float v645 = v225.m[0][10].thread_elements()[1];
+    const float v646 = scale_b[v640];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v647 = scale_a[v638];
+    const float v648 = v645 * v647;
+    const float v649 = v648 * v646;
+    const bfloat v650 = bfloat(v649);
+    const uint v651 = v638 * v1;
+    const uint v652 = v651 + v640;
+    out[v652] = v650;
+  }
+  const uint v653 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v654 = v300 + v653;
+  const uint v655 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v656 = v25 + v655;
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v658 = v221 && v657;
+  const bool v659 = v656 < v1;
+  const bool v660 = v658 && v659;
+  if (v660) {
+    const float v661 = v225.m[0][11].thread_elements()[0];
+    const float v662 = scale_b[v656];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v663 = scale_a[v654];
+    const float v664 = v661 * v663;
+    const float v665 = v664 * v662;
+    const bfloat v666 = bfloat(v665);
+    const uint v667 = v654 * v1;
+    const uint v668 = v667 + v656;
+    out[v668] = v666;
+  }
+  const uint v669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v670 = v300 + v669;
+  const uint v671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v672 = v25 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v674 = v221 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v225.m[0][11].thread_elements()[1];
+    const float v678 = scale_b[v672];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v679 = scale_a[v670];
+    const float v680 = v677 * v679;
+    const float v681 = v680 * v678;
+    const bfloat v682 = bfloat(v681);
+    const uint v683 = v670 * v1;
+    const uint v684 = v683 + v672;
+    out[v684] = v682;
+  }
+  const uint v685 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v686 = v300 + v685;
+  const uint v687 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v688 = v25 + v687;
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v690 = v221 && v689;
+  const bool v691 = v688 < v1;
+  const bool v692 = v690 && v691;
+  if (v692) {
+    const float v693 = v225.m[0][12].thread_elements()[0];
+    const float v694 = scale_b[v688];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v695 = scale_a[v686];
+    const float v696 = v693 * v695;
+    const float v697 = v696 * v694;
+    const bfloat v698 = bfloat(v697);
+    const uint v699 = v686 * v1;
+    const uint v700 = v699 + v688;
+    out[v700] = v698;
+  }
+  const uint v701 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v702 = v300 + v701;
+  const uint v703 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v704 = v25 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v706 = v221 && v705;
+  const bool v707 = v704 < v1;
+  const bool v708 = v706 && v707;
+  if (v708) {
+    const float v709 = v225.m[0][12].thread_elements()[1];
+    const float v710 = scale_b[v704];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v711 = scale_a[v702];
+    const float v712 = v709 * v711;
+    const float v713 = v712 * v710;
+    const bfloat v714 = bfloat(v713);
+    const uint v715 = v702 * v1;
+    const uint v716 = v715 + v704;
+    out[v716] = v714;
+  }
+  const uint v717 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v718 = v300 + v717;
+  const uint v719 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v720 = v25 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v722 = v221 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v225.m[0][13].thread_elements()[0];
+    const float v726 = scale_b[v720];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v727 = scale_a[v718];
+    const float v728 = v725 * v727;
+    const float v729 = v728 * v726;
+    const bfloat v730 = bfloat(v729);
+    const uint v731 = v718 * v1;
+    const uint v732 = v731 + v720;
+    out[v732] = v730;
+  }
+  const uint v733 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v734 = v300 + v733;
+  const uint v735 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v736 = v25 + v735;
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v738 = v221 && v737;
+  const bool v739 = v736 < v1;
+  const bool v740 = v738 && v739;
+  if (v740) {
+    const float v741 = v225.m[0][13].thread_elements()[1];
+    const float v742 = scale_b[v736];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v743 = scale_a[v734];
+    const float v744 = v741 * v743;
+    const float v745 = v744 * v742;
+    const bfloat v746 = bfloat(v745);
+    const uint v747 = v734 * v1;
+    const uint v748 = v747 + v736;
+    out[v748] = v746;
+  }
+  const uint v749 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v750 = v300 + v749;
+  const uint v751 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v752 = v25 + v751;
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v754 = v221 && v753;
+  const bool v755 = v752 < v1;
+  const bool v756 = v754 && v755;
+  if (v756) {
+    const float v757 = v225.m[0][14].thread_elements()[0];
+    const float v758 = scale_b[v752];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v759 = scale_a[v750];
+    const float v760 = v757 * v759;
+    const float v761 = v760 * v758;
+    const bfloat v762 = bfloat(v761);
+    const uint v763 = v750 * v1;
+    const uint v764 = v763 + v752;
+    out[v764] = v762;
+  }
+  const uint v765 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v766 = v300 + v765;
+  const uint v767 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v768 = v25 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v770 = v221 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v225.m[0][14].thread_elements()[1];
+    const float v774 = scale_b[v768];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v775 = scale_a[v766];
+    const float v776 = v773 * v775;
+    const float v777 = v776 * v774;
+    const bfloat v778 = bfloat(v777);
+    const uint v779 = v766 * v1;
+    const uint v780 = v779 + v768;
+    out[v780] = v778;
+  }
+  const uint v781 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v782 = v300 + v781;
+  const uint v783 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v784 = v25 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v786 = v221 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v225.m[0][15].thread_elements()[0];
+    const float v790 = scale_b[v784];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v791 = scale_a[v782];
+    const float v792 = v789 * v791;
+    const float v793 = v792 * v790;
+    const bfloat v794 = bfloat(v793);
+    const uint v795 = v782 * v1;
+    const uint v796 = v795 + v784;
+    out[v796] = v794;
+  }
+  const uint v797 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v798 = v300 + v797;
+  const uint v799 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v800 = v25 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v802 = v221 && v801;
+  const bool v803 = v800 < v1;
+  const bool v804 = v802 && v803;
+  if (v804) {
+    const float v805 = v225.m[0][15].thread_elements()[1];
+    const float v806 = scale_b[v800];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v807 = scale_a[v798];
+    const float v808 = v805 * v807;
+    const float v809 = v808 * v806;
+    const bfloat v810 = bfloat(v809);
+    const uint v811 = v798 * v1;
+    const uint v812 = v811 + v800;
+    out[v812] = v810;
+  }
+  const uint v813 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v814 = v300 + v813;
+  const uint v815 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v816 = v25 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v818 = v221 && v817;
+  const bool v819 = v816 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v225.m[1][0].thread_elements()[0];
+    const float v822 = scale_b[v816];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v823 = scale_a[v814];
+    const float v824 = v821 * v823;
+    const float v825 = v824 * v822;
+    const bfloat v826 = bfloat(v825);
+    const uint v827 = v814 * v1;
+    const uint v828 = v827 + v816;
+    out[v828] = v826;
+  }
+  const uint v829 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v830 = v300 + v829;
+  const uint v831 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v832 = v25 + v831;
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v834 = v221 && v833;
+  const bool v835 = v832 < v1;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v225.m[1][0].thread_elements()[1];
+    const float v838 = scale_b[v832];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v839 = scale_a[v830];
+    const float v840 = v837 * v839;
+    const float v841 = v840 * v838;
+    const bfloat v842 = bfloat(v841);
+    const uint v843 = v830 * v1;
+    const uint v844 = v843 + v832;
+    out[v844] = v842;
+  }
+  const uint v845 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v846 = v300 + v845;
+  const uint v847 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v848 = v25 + v847;
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v850 = v221 && v849;
+  const bool v851 = v848 < v1;
+  const bool v852 = v850 && v851;
+  if (v852) {
+    const float v853 = v225.m[1][1].thread_elements()[0];
+    const float v854 = scale_b[v848];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v855 = scale_a[v846];
+    const float v856 = v853 * v855;
+    const float v857 = v856 * v854;
+    const bfloat v858 = bfloat(v857);
+    const uint v859 = v846 * v1;
+    const uint v860 = v859 + v848;
+    out[v860] = v858;
+  }
+  const uint v861 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v862 = v300 + v861;
+  const uint v863 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v864 = v25 + v863;
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v866 = v221 && v865;
+  const bool v867 = v864 < v1;
+  const bool v868 = v866 && v867;
+  if (v868) {
+    const float v869 = v225.m[1][1].thread_elements()[1];
+    const float v870 = scale_b[v864];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v871 = scale_a[v862];
+    const float v872 = v869 * v871;
+    const float v873 = v872 * v870;
+    const bfloat v874 = bfloat(v873);
+    const uint v875 = v862 * v1;
+    const uint v876 = v875 + v864;
+    out[v876] = v874;
+  }
+  const uint v877 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v878 = v300 + v877;
+  const uint v879 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v880 = v25 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v882 = v221 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v225.m[1][2].thread_elements()[0];
+    const float v886 = scale_b[v880];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v887 = scale_a[v878];
+    const float v888 = v885 * v887;
+    const float v889 = v888 * v886;
+    const bfloat v890 = bfloat(v889);
+    const uint v891 = v878 * v1;
+    const uint v892 = v891 + v880;
+    out[v892] = v890;
+  }
+  const uint v893 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v894 = v300 + v893;
+  const uint v895 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v896 = v25 + v895;
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v898 = v221 && v897;
+  const bool v899 = v896 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v225.m[1][2].thread_elements()[1];
+    const float v902 = scale_b[v896];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v903 = scale_a[v894];
+    const float v904 = v901 * v903;
+    const float v905 = v904 * v902;
+    const bfloat v906 = bfloat(v905);
+    const uint v907 = v894 * v1;
+    const uint v908 = v907 + v896;
+    out[v908] = v906;
+  }
+  const uint v909 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v910 = v300 + v909;
+  const uint v911 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v912 = v25 + v911;
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v914 = v221 && v913;
+  const bool v915 = v912 < v1;
+  const bool v916 = v914 && v915;
+  if (v916) {
+    const float v917 = v225.m[1][3].thread_elements()[0];
+    const float v918 = scale_b[v912];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v919 = scale_a[v910];
+    const float v920 = v917 * v919;
+    const float v921 = v920 * v918;
+    const bfloat v922 = bfloat(v921);
+    const uint v923 = v910 * v1;
+    const uint v924 = v923 + v912;
+    out[v924] = v922;
+  }
+  const uint v925 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v926 = v300 + v925;
+  const uint v927 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v928 = v25 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v930 = v221 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v225.m[1][3].thread_elements()[1];
+    const float v934 = scale_b[v928];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v935 = scale_a[v926];
+    const float v936 = v933 * v935;
+    const float v937 = v936 * v934;
+    const bfloat v938 = bfloat(v937);
+    const uint v939 = v926 * v1;
+    const uint v940 = v939 + v928;
+    out[v940] = v938;
+  }
+  const uint v941 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v942 = v300 + v941;
+  const uint v943 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v944 = v25 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v946 = v221 && v945;
+  const bool v947 = v944 < v1;
+  const bool v948 = v946 && v947;
+  if (v948) {
+    const float v949 = v225.m[1][4].thread_elements()[0];
+    const float v950 = scale_b[v944];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v951 = scale_a[v942];
+    const float v952 = v949 * v951;
+    const float v953 = v952 * v950;
+    const bfloat v954 = bfloat(v953);
+    const uint v955 = v942 * v1;
+    const uint v956 = v955 + v944;
+    out[v956] = v954;
+  }
+  const uint v957 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v958 = v300 + v957;
+  const uint v959 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v960 = v25 + v959;
+  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v962 = v221 && v961;
+  const bool v963 = v960 < v1;
+  const bool v964 = v962 && v963;
+  if (v964) {
+    const float v965 = v225.m[1][4].thread_elements()[1];
+    const float v966 = scale_b[v960];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v967 = scale_a[v958];
+    const float v968 = v965 * v967;
+    const float v969 = v968 * v966;
+    const bfloat v970 = bfloat(v969);
+    const uint v971 = v958 * v1;
+    const uint v972 = v971 + v960;
+    out[v972] = v970;
+  }
+  const uint v973 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v974 = v300 + v973;
+  const uint v975 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v976 = v25 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v978 = v221 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v225.m[1][5].thread_elements()[0];
+    const float v982 = scale_b[v976];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v983 = scale_a[v974];
+    const float v984 = v981 * v983;
+    const float v985 = v984 * v982;
+    const bfloat v986 = bfloat(v985);
+    const uint v987 = v974 * v1;
+    const uint v988 = v987 + v976;
+    out[v988] = v986;
+  }
+  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v990 = v300 + v989;
+  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v992 = v25 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v994 = v221 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v225.m[1][5].thread_elements()[1];
+    const float v998 = scale_b[v992];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v999 = scale_a[v990];
+    const float v1000 = v997 * v999;
+    const float v1001 = v1000 * v998;
+    const bfloat v1002 = bfloat(v1001);
+    const uint v1003 = v990 * v1;
+    const uint v1004 = v1003 + v992;
+    out[v1004] = v1002;
+  }
+  const uint v1005 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1006 = v300 + v1005;
+  const uint v1007 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1008 = v25 + v1007;
+  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1010 = v221 && v1009;
+  const bool v1011 = v1008 < v1;
+  const bool v1012 = v1010 && v1011;
+  if (v1012) {
+    const float v1013 = v225.m[1][6].thread_elements()[0];
+    const float v1014 = scale_b[v1008];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1015 = scale_a[v1006];
+    const float v1016 = v1013 * v1015;
+    const float v1017 = v1016 * v1014;
+    const bfloat v1018 = bfloat(v1017);
+    const uint v1019 = v1006 * v1;
+    const uint v1020 = v1019 + v1008;
+    out[v1020] = v1018;
+  }
+  const uint v1021 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1022 = v300 + v1021;
+  const uint v1023 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1024 = v25 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1026 = v221 && v1025;
+  const bool v1027 = v1024 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v225.m[1][6].thread_elements()[1];
+    const float v1030 = scale_b[v1024];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1031 = scale_a[v1022];
+    const float v1032 = v1029 * v1031;
+    const float v1033 = v1032 * v1030;
+    const bfloat v1034 = bfloat(v1033);
+    const uint v1035 = v1022 * v1;
+    const uint v1036 = v1035 + v1024;
+    out[v1036] = v1034;
+  }
+  const uint v1037 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1038 = v300 + v1037;
+  const uint v1039 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1040 = v25 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1042 = v221 && v1041;
+  const bool v1043 = v1040 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v225.m[1][7].thread_elements()[0];
+    const float v1046 = scale_b[v1040];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1047 = scale_a[v1038];
+    const float v1048 = v1045 * v1047;
+    const float v1049 = v1048 * v1046;
+    const bfloat v1050 = bfloat(v1049);
+    const uint v1051 = v1038 * v1;
+    const uint v1052 = v1051 + v1040;
+    out[v1052] = v1050;
+  }
+  const uint v1053 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1054 = v300 + v1053;
+  const uint v1055 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1056 = v25 + v1055;
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1058 = v221 && v1057;
+  const bool v1059 = v1056 < v1;
+  const bool v1060 = v1058 && v1059;
+  if (v1060) {
+    const float v1061 = v225.m[1][7].thread_elements()[1];
+    const float v1062 = scale_b[v1056];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1063 = scale_a[v1054];
+    const float v1064 = v1061 * v1063;
+    const float v1065 = v1064 * v1062;
+    const bfloat v1066 = bfloat(v1065);
+    const uint v1067 = v1054 * v1;
+    const uint v1068 = v1067 + v1056;
+    out[v1068] = v1066;
+  }
+  const uint v1069 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1070 = v300 + v1069;
+  const uint v1071 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1072 = v25 + v1071;
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1074 = v221 && v1073;
+  const bool v1075 = v1072 < v1;
+  const bool v1076 = v1074 && v1075;
+  if (v1076) {
+    const float v1077 = v225.m[1][8].thread_elements()[0];
+    const float v1078 = scale_b[v1072];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1079 = scale_a[v1070];
+    const float v1080 = v1077 * v1079;
+    const float v1081 = v1080 * v1078;
+    const bfloat v1082 = bfloat(v1081);
+    const uint v1083 = v1070 * v1;
+    const uint v1084 = v1083 + v1072;
+    out[v1084] = v1082;
+  }
+  const uint v1085 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1086 = v300 + v1085;
+  const uint v1087 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1088 = v25 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1090 = v221 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v225.m[1][8].thread_elements()[1];
+    const float v1094 = scale_b[v1088];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1095 = scale_a[v1086];
+    const float v1096 = v1093 * v1095;
+    const float v1097 = v1096 * v1094;
+    const bfloat v1098 = bfloat(v1097);
+    const uint v1099 = v1086 * v1;
+    const uint v1100 = v1099 + v1088;
+    out[v1100] = v1098;
+  }
+  const uint v1101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1102 = v300 + v1101;
+  const uint v1103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1104 = v25 + v1103;
+  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1106 = v221 && v1105;
+  const bool v1107 = v1104 < v1;
+  const bool v1108 = v1106 && v1107;
+  if (v1108) {
+    const float v1109 = v225.m[1][9].thread_elements()[0];
+    const float v1110 = scale_b[v1104];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1111 = scale_a[v1102];
+    const float v1112 = v1109 * v1111;
+    const float v1113 = v1112 * v1110;
+    const bfloat v1114 = bfloat(v1113);
+    const uint v1115 = v1102 * v1;
+    const uint v1116 = v1115 + v1104;
+    out[v1116] = v1114;
+  }
+  const uint v1117 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1118 = v300 + v1117;
+  const uint v1119 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1120 = v25 + v1119;
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1122 = v221 && v1121;
+  const bool v1123 = v1120 < v1;
+  const bool v1124 = v1122 && v1123;
+  if (v1124) {
+    const float v1125 = v225.m[1][9].thread_elements()[1];
+    const float v1126 = scale_b[v1120];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1127 = scale_a[v1118];
+    const float v1128 = v1125 * v1127;
+    const float v1129 = v1128 * v1126;
+    const bfloat v1130 = bfloat(v1129);
+    const uint v1131 = v1118 * v1;
+    const uint v1132 = v1131 + v1120;
+    out[v1132] = v1130;
+  }
+  const uint v1133 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1134 = v300 + v1133;
+  const uint v1135 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1136 = v25 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1138 = v221 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v225.m[1][10].thread_elements()[0];
+    const float v1142 = scale_b[v1136];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1143 = scale_a[v1134];
+    const float v1144 = v1141 * v1143;
+    const float v1145 = v1144 * v1142;
+    const bfloat v1146 = bfloat(v1145);
+    const uint v1147 = v1134 * v1;
+    const uint v1148 = v1147 + v1136;
+    out[v1148] = v1146;
+  }
+  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1150 = v300 + v1149;
+  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1152 = v25 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1154 = v221 && v1153;
+  const bool v1155 = v1152 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v225.m[1][10].thread_elements()[1];
+    const float v1158 = scale_b[v1152];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1159 = scale_a[v1150];
+    const float v1160 = v1157 * v1159;
+    const float v1161 = v1160 * v1158;
+    const bfloat v1162 = bfloat(v1161);
+    const uint v1163 = v1150 * v1;
+    const uint v1164 = v1163 + v1152;
+    out[v1164] = v1162;
+  }
+  const uint v1165 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1166 = v300 + v1165;
+  const uint v1167 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1168 = v25 + v1167;
+  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1170 = v221 && v1169;
+  const bool v1171 = v1168 < v1;
+  const bool v1172 = v1170 && v1171;
+  if (v1172) {
+    const float v1173 = v225.m[1][11].thread_elements()[0];
+    const float v1174 = scale_b[v1168];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1175 = scale_a[v1166];
+    const float v1176 = v1173 * v1175;
+    const float v1177 = v1176 * v1174;
+    const bfloat v1178 = bfloat(v1177);
+    const uint v1179 = v1166 * v1;
+    const uint v1180 = v1179 + v1168;
+    out[v1180] = v1178;
+  }
+  const uint v1181 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1182 = v300 + v1181;
+  const uint v1183 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1184 = v25 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1186 = v221 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v225.m[1][11].thread_elements()[1];
+    const float v1190 = scale_b[v1184];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1191 = scale_a[v1182];
+    const float v1192 = v1189 * v1191;
+    const float v1193 = v1192 * v1190;
+    const bfloat v1194 = bfloat(v1193);
+    const uint v1195 = v1182 * v1;
+    const uint v1196 = v1195 + v1184;
+    out[v1196] = v1194;
+  }
+  const uint v1197 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1198 = v300 + v1197;
+  const uint v1199 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1200 = v25 + v1199;
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1202 = v221 && v1201;
+  const bool v1203 = v1200 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v225.m[1][12].thread_elements()[0];
+    const float v1206 = scale_b[v1200];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1207 = scale_a[v1198];
+    const float v1208 = v1205 * v1207;
+    const float v1209 = v1208 * v1206;
+    const bfloat v1210 = bfloat(v1209);
+    const uint v1211 = v1198 * v1;
+    const uint v1212 = v1211 + v1200;
+    out[v1212] = v1210;
+  }
+  const uint v1213 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1214 = v300 + v1213;
+  const uint v1215 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1216 = v25 + v1215;
+  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1218 = v221 && v1217;
+  const bool v1219 = v1216 < v1;
+  const bool v1220 = v1218 && v1219;
+  if (v1220) {
+    const float v1221 = v225.m[1][12].thread_elements()[1];
+    const float v1222 = scale_b[v1216];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1223 = scale_a[v1214];
+    const float v1224 = v1221 * v1223;
+    const float v1225 = v1224 * v1222;
+    const bfloat v1226 = bfloat(v1225);
+    const uint v1227 = v1214 * v1;
+    const uint v1228 = v1227 + v1216;
+    out[v1228] = v1226;
+  }
+  const uint v1229 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1230 = v300 + v1229;
+  const uint v1231 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1232 = v25 + v1231;
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1234 = v221 && v1233;
+  const bool v1235 = v1232 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v225.m[1][13].thread_elements()[0];
+    const float v1238 = scale_b[v1232];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1239 = scale_a[v1230];
+    const float v1240 = v1237 * v1239;
+    const float v1241 = v1240 * v1238;
+    const bfloat v1242 = bfloat(v1241);
+    const uint v1243 = v1230 * v1;
+    const uint v1244 = v1243 + v1232;
+    out[v1244] = v1242;
+  }
+  const uint v1245 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1246 = v300 + v1245;
+  const uint v1247 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1248 = v25 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1250 = v221 && v1249;
+  const bool v1251 = v1248 < v1;
+  const bool v1252 = v1250 && v1251;
+  if (v1252) {
+    const float v1253 = v225.m[1][13].thread_elements()[1];
+    const float v1254 = scale_b[v1248];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1255 = scale_a[v1246];
+    const float v1256 = v1253 * v1255;
+    const float v1257 = v1256 * v1254;
+    const bfloat v1258 = bfloat(v1257);
+    const uint v1259 = v1246 * v1;
+    const uint v1260 = v1259 + v1248;
+    out[v1260] = v1258;
+  }
+  const uint v1261 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1262 = v300 + v1261;
+  const uint v1263 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1264 = v25 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1266 = v221 && v1265;
+  const bool v1267 = v1264 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v225.m[1][14].thread_elements()[0];
+    const float v1270 = scale_b[v1264];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1271 = scale_a[v1262];
+    const float v1272 = v1269 * v1271;
+    const float v1273 = v1272 * v1270;
+    const bfloat v1274 = bfloat(v1273);
+    const uint v1275 = v1262 * v1;
+    const uint v1276 = v1275 + v1264;
+    out[v1276] = v1274;
+  }
+  const uint v1277 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1278 = v300 + v1277;
+  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1280 = v25 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1282 = v221 && v1281;
+  const bool v1283 = v1280 < v1;
+  const bool v1284 = v1282 && v1283;
+  if (v1284) {
+    const float v1285 = v225.m[1][14].thread_elements()[1];
+    const float v1286 = scale_b[v1280];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1287 = scale_a[v1278];
+    const float v1288 = v1285 * v1287;
+    const float v1289 = v1288 * v1286;
+    const bfloat v1290 = bfloat(v1289);
+    const uint v1291 = v1278 * v1;
+    const uint v1292 = v1291 + v1280;
+    out[v1292] = v1290;
+  }
+  const uint v1293 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1294 = v300 + v1293;
+  const uint v1295 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1296 = v25 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1298 = v221 && v1297;
+  const bool v1299 = v1296 < v1;
+  const bool v1300 = v1298 && v1299;
+  if (v1300) {
+    const float v1301 = v225.m[1][15].thread_elements()[0];
+    const float v1302 = scale_b[v1296];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1303 = scale_a[v1294];
+    const float v1304 = v1301 * v1303;
+    const float v1305 = v1304 * v1302;
+    const bfloat v1306 = bfloat(v1305);
+    const uint v1307 = v1294 * v1;
+    const uint v1308 = v1307 + v1296;
+    out[v1308] = v1306;
+  }
+  const uint v1309 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1310 = v300 + v1309;
+  const uint v1311 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1312 = v25 + v1311;
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1314 = v221 && v1313;
+  const bool v1315 = v1312 < v1;
+  const bool v1316 = v1314 && v1315;
+  if (v1316) {
+    const float v1317 = v225.m[1][15].thread_elements()[1];
+    const float v1318 = scale_b[v1312];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1319 = scale_a[v1310];
+    const float v1320 = v1317 * v1319;
+    const float v1321 = v1320 * v1318;
+    const bfloat v1322 = bfloat(v1321);
+    const uint v1323 = v1310 * v1;
+    const uint v1324 = v1323 + v1312;
+    out[v1324] = v1322;
+  }
+  const uint v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  iron_frag<float, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v1336, float(0.0f));
 
-  for (uint v1543 = 0u; v1543 < v2; v1543 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-    for (uint v1547 = v434; v1547 < 8192u; v1547 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1549 = v1547 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1551 = v1547 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1552 = v21 + v1549;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1553 = v1552 < v0;
-      const uint v1554 = v1543 + v1551;
-      const bool v1555 = v1554 < v2;
-      const bool v1556 = v1553 && v1555;
-      if (v1556) {
-        const uint v1558 = v1552 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1560 = v1558 + v1543;
-        const uint v1561 = v1560 + v1551;
-        const iron_f8e4m3 v1562 = a[v1561];
-        const half v1563 = half(iron_to_f32(v1562));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1565 = v1549 << 6u;
-        const uint v1566 = v1565 + v1551;
-        shm3[v1566] = v1563;
+  for (uint v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (uint v1343 = v230; v1343 < 8192u; v1343 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1348 = v21 + v1345;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1349 = v1348 < v0;
+      const uint v1350 = v1339 + v1347;
+      const bool v1351 = v1350 < v2;
+      const bool v1352 = v1349 && v1351;
+      if (v1352) {
+        const uint v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1356 = v1354 + v1339;
+        const uint v1357 = v1356 + v1347;
+        const iron_f8e4m3 v1358 = a[v1357];
+        const half v1359 = half(iron_to_f32(v1358));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1361 = v1345 << 6u;
+        const uint v1362 = v1361 + v1347;
+        shm3[v1362] = v1359;
       } else {
-        const uint v1568 = v1549 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1569 = v1568 + v1551;
-        shm3[v1569] = half(0.0f);
+        const uint v1364 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1365 = v1364 + v1347;
+        shm3[v1365] = half(0.0f);
       }
     }
 
-    for (uint v1574 = v434; v1574 < 8192u; v1574 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1576 = v1574 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1578 = v1574 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1579 = v1530 + v1576;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1580 = v1579 < v1;
-      const uint v1581 = v1543 + v1578;
-      const bool v1582 = v1581 < v2;
-      const bool v1583 = v1580 && v1582;
-      if (v1583) {
-        const uint v1585 = v1579 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1587 = v1585 + v1543;
-        const uint v1588 = v1587 + v1578;
-        const iron_f8e4m3 v1589 = b[v1588];
-        const half v1590 = half(iron_to_f32(v1589));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1592 = v1576 << 6u;
-        const uint v1593 = v1592 + v1578;
-        shm4[v1593] = v1590;
+    for (uint v1370 = v230; v1370 < 8192u; v1370 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1372 = v1370 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1374 = v1370 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1375 = v1326 + v1372;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1376 = v1375 < v1;
+      const uint v1377 = v1339 + v1374;
+      const bool v1378 = v1377 < v2;
+      const bool v1379 = v1376 && v1378;
+      if (v1379) {
+        const uint v1381 = v1375 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1383 = v1381 + v1339;
+        const uint v1384 = v1383 + v1374;
+        const iron_f8e4m3 v1385 = b[v1384];
+        const half v1386 = half(iron_to_f32(v1385));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1388 = v1372 << 6u;
+        const uint v1389 = v1388 + v1374;
+        shm4[v1389] = v1386;
       } else {
-        const uint v1595 = v1576 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1596 = v1595 + v1578;
-        shm4[v1596] = half(0.0f);
+        const uint v1391 = v1372 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1392 = v1391 + v1374;
+        shm4[v1392] = half(0.0f);
       }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:215
-      const uint v1605 = v502 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-      const uint v2691 = v500 << 6u;
-      const uint v2693 = v1605 + v2691;
-      iron_frag<half, 16, 16> v2700;
-      iron_frag_fill(v2700, half(half(0.0f)));
-      iron_frag_load<false>(v2700, shm3, long(v2693), long(64u));
-      iron_frag<half, 16, 128> v2702;
-      iron_frag_fill(v2702, half(half(0.0f)));
-      iron_frag_load<true>(v2702, shm4, long(0u), long(64u));
-      iron_frag_mma(v1540, v2700, v2702);
-      const uint v2704 = v2693 + 16u;
-      iron_frag<half, 16, 16> v2709;
-      iron_frag_fill(v2709, half(half(0.0f)));
-      iron_frag_load<false>(v2709, shm3, long(v2704), long(64u));
-      iron_frag<half, 16, 128> v2711;
-      iron_frag_fill(v2711, half(half(0.0f)));
-      iron_frag_load<true>(v2711, shm4, long(16u), long(64u));
-      iron_frag_mma(v1540, v2709, v2711);
-      const uint v2713 = v2693 + 32u;
-      iron_frag<half, 16, 16> v2718;
-      iron_frag_fill(v2718, half(half(0.0f)));
-      iron_frag_load<false>(v2718, shm3, long(v2713), long(64u));
-      iron_frag<half, 16, 128> v2720;
-      iron_frag_fill(v2720, half(half(0.0f)));
-      iron_frag_load<true>(v2720, shm4, long(32u), long(64u));
-      iron_frag_mma(v1540, v2718, v2720);
-      const uint v2722 = v2693 + 48u;
-      iron_frag<half, 16, 16> v2727;
-      iron_frag_fill(v2727, half(half(0.0f)));
-      iron_frag_load<false>(v2727, shm3, long(v2722), long(64u));
-      iron_frag<half, 16, 128> v2729;
-      iron_frag_fill(v2729, half(half(0.0f)));
-      iron_frag_load<true>(v2729, shm4, long(48u), long(64u));
-      iron_frag_mma(v1540, v2727, v2729);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-  }
-  const uint v1616 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1617 = v504 + v1616;
-  const uint v1618 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1619 = v1530 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1621 = v425 && v1620;
-  const bool v1622 = v1619 < v1;
-  const bool v1623 = v1621 && v1622;
-  if (v1623) {
-    const float v1624 = v1540.m[0][0].thread_elements()[0];
-    const float v1625 = scale_b[v1619];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1626 = scale_a[v1617];
-    const float v1627 = v1624 * v1626;
-    const float v1628 = v1627 * v1625;
-    const bfloat v1629 = bfloat(v1628);
-    const uint v1630 = v1617 * v1;
-    const uint v1631 = v1630 + v1619;
-    out[v1631] = v1629;
-  }
-  const uint v1632 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1633 = v504 + v1632;
-  const uint v1634 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1635 = v1530 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1637 = v425 && v1636;
-  const bool v1638 = v1635 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v1540.m[0][0].thread_elements()[1];
-    const float v1641 = scale_b[v1635];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1642 = scale_a[v1633];
-    const float v1643 = v1640 * v1642;
-    const float v1644 = v1643 * v1641;
-    const bfloat v1645 = bfloat(v1644);
-    const uint v1646 = v1633 * v1;
-    const uint v1647 = v1646 + v1635;
-    out[v1647] = v1645;
-  }
-  const uint v1648 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1649 = v504 + v1648;
-  const uint v1650 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1651 = v1530 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1653 = v425 && v1652;
-  const bool v1654 = v1651 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v1540.m[0][1].thread_elements()[0];
-    const float v1657 = scale_b[v1651];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1658 = scale_a[v1649];
-    const float v1659 = v1656 * v1658;
-    const float v1660 = v1659 * v1657;
-    const bfloat v1661 = bfloat(v1660);
-    const uint v1662 = v1649 * v1;
-    const uint v1663 = v1662 + v1651;
-    out[v1663] = v1661;
-  }
-  const uint v1664 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1665 = v504 + v1664;
-  const uint v1666 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1667 = v1530 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1669 = v425 && v1668;
-  const bool v1670 = v1667 < v1;
-  const bool v1671 = v1669 && v1670;
-  if (v1671) {
-    const float v1672 = v1540.m[0][1].thread_elements()[1];
-    const float v1673 = scale_b[v1667];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1674 = scale_a[v1665];
-    const float v1675 = v1672 * v1674;
-    const float v1676 = v1675 * v1673;
-    const bfloat v1677 = bfloat(v1676);
-    const uint v1678 = v1665 * v1;
-    const uint v1679 = v1678 + v1667;
-    out[v1679] = v1677;
-  }
-  const uint v1680 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1681 = v504 + v1680;
-  const uint v1682 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1683 = v1530 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1685 = v425 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1540.m[0][2].thread_elements()[0];
-    const float v1689 = scale_b[v1683];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1690 = scale_a[v1681];
-    const float v1691 = v1688 * v1690;
-    const float v1692 = v1691 * v1689;
-    const bfloat v1693 = bfloat(v1692);
-    const uint v1694 = v1681 * v1;
-    const uint v1695 = v1694 + v1683;
-    out[v1695] = v1693;
-  }
-  const uint v1696 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1697 = v504 + v1696;
-  const uint v1698 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1699 = v1530 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1701 = v425 && v1700;
-  const bool v1702 = v1699 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v1540.m[0][2].thread_elements()[1];
-    const float v1705 = scale_b[v1699];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1706 = scale_a[v1697];
-    const float v1707 = v1704 * v1706;
-    const float v1708 = v1707 * v1705;
-    const bfloat v1709 = bfloat(v1708);
-    const uint v1710 = v1697 * v1;
-    const uint v1711 = v1710 + v1699;
-    out[v1711] = v1709;
-  }
-  const uint v1712 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1713 = v504 + v1712;
-  const uint v1714 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1715 = v1530 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1717 = v425 && v1716;
-  const bool v1718 = v1715 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v1540.m[0][3].thread_elements()[0];
-    const float v1721 = scale_b[v1715];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1722 = scale_a[v1713];
-    const float v1723 = v1720 * v1722;
-    const float v1724 = v1723 * v1721;
-    const bfloat v1725 = bfloat(v1724);
-    const uint v1726 = v1713 * v1;
-    const uint v1727 = v1726 + v1715;
-    out[v1727] = v1725;
-  }
-  const uint v1728 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1729 = v504 + v1728;
-  const uint v1730 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1731 = v1530 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1733 = v425 && v1732;
-  const bool v1734 = v1731 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v1540.m[0][3].thread_elements()[1];
-    const float v1737 = scale_b[v1731];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1738 = scale_a[v1729];
-    const float v1739 = v1736 * v1738;
-    const float v1740 = v1739 * v1737;
-    const bfloat v1741 = bfloat(v1740);
-    const uint v1742 = v1729 * v1;
-    const uint v1743 = v1742 + v1731;
-    out[v1743] = v1741;
-  }
-  const uint v1744 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1745 = v504 + v1744;
-  const uint v1746 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1747 = v1530 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1749 = v425 && v1748;
-  const bool v1750 = v1747 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v1540.m[0][4].thread_elements()[0];
-    const float v1753 = scale_b[v1747];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1754 = scale_a[v1745];
-    const float v1755 = v1752 * v1754;
-    const float v1756 = v1755 * v1753;
-    const bfloat v1757 = bfloat(v1756);
-    const uint v1758 = v1745 * v1;
-    const uint v1759 = v1758 + v1747;
-    out[v1759] = v1757;
-  }
-  const uint v1760 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1761 = v504 + v1760;
-  const uint v1762 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1763 = v1530 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1765 = v425 && v1764;
-  const bool v1766 = v1763 < v1;
-  const bool v1767 = v1765 && v1766;
-  if (v1767) {
-    const float v1768 = v1540.m[0][4].thread_elements()[1];
-    const float v1769 = scale_b[v1763];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1770 = scale_a[v1761];
-    const float v1771 = v1768 * v1770;
-    const float v1772 = v1771 * v1769;
-    const bfloat v1773 = bfloat(v1772);
-    const uint v1774 = v1761 * v1;
-    const uint v1775 = v1774 + v1763;
-    out[v1775] = v1773;
-  }
-  const uint v1776 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1777 = v504 + v1776;
-  const uint v1778 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1779 = v1530 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1781 = v425 && v1780;
-  const bool v1782 = v1779 < v1;
-  const bool v1783 = v1781 && v1782;
-  if (v1783) {
-    const float v1784 = v1540.m[0][5].thread_elements()[0];
-    const float v1785 = scale_b[v1779];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1786 = scale_a[v1777];
-    const float v1787 = v1784 * v1786;
-    const float v1788 = v1787 * v1785;
-    const bfloat v1789 = bfloat(v1788);
-    const uint v1790 = v1777 * v1;
-    const uint v1791 = v1790 + v1779;
-    out[v1791] = v1789;
-  }
-  const uint v1792 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1793 = v504 + v1792;
-  const uint v1794 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1795 = v1530 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1797 = v425 && v1796;
-  const bool v1798 = v1795 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v1540.m[0][5].thread_elements()[1];
-    const float v1801 = scale_b[v1795];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1802 = scale_a[v1793];
-    const float v1803 = v1800 * v1802;
-    const float v1804 = v1803 * v1801;
-    const bfloat v1805 = bfloat(v1804);
-    const uint v1806 = v1793 * v1;
-    const uint v1807 = v1806 + v1795;
-    out[v1807] = v1805;
-  }
-  const uint v1808 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1809 = v504 + v1808;
-  const uint v1810 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1811 = v1530 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1813 = v425 && v1812;
-  const bool v1814 = v1811 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v1540.m[0][6].thread_elements()[0];
-    const float v1817 = scale_b[v1811];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1818 = scale_a[v1809];
-    const float v1819 = v1816 * v1818;
-    const float v1820 = v1819 * v1817;
-    const bfloat v1821 = bfloat(v1820);
-    const uint v1822 = v1809 * v1;
-    const uint v1823 = v1822 + v1811;
-    out[v1823] = v1821;
-  }
-  const uint v1824 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1825 = v504 + v1824;
-  const uint v1826 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1827 = v1530 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1829 = v425 && v1828;
-  const bool v1830 = v1827 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v1540.m[0][6].thread_elements()[1];
-    const float v1833 = scale_b[v1827];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1834 = scale_a[v1825];
-    const float v1835 = v1832 * v1834;
-    const float v1836 = v1835 * v1833;
-    const bfloat v1837 = bfloat(v1836);
-    const uint v1838 = v1825 * v1;
-    const uint v1839 = v1838 + v1827;
-    out[v1839] = v1837;
-  }
-  const uint v1840 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1841 = v504 + v1840;
-  const uint v1842 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1843 = v1530 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1845 = v425 && v1844;
-  const bool v1846 = v1843 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v1540.m[0][7].thread_elements()[0];
-    const float v1849 = scale_b[v1843];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1850 = scale_a[v1841];
-    const float v1851 = v1848 * v1850;
-    const float v1852 = v1851 * v1849;
-    const bfloat v1853 = bfloat(v1852);
-    const uint v1854 = v1841 * v1;
-    const uint v1855 = v1854 + v1843;
-    out[v1855] = v1853;
-  }
-  const uint v1856 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1857 = v504 + v1856;
-  const uint v1858 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1859 = v1530 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1861 = v425 && v1860;
-  const bool v1862 = v1859 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v1540.m[0][7].thread_elements()[1];
-    const float v1865 = scale_b[v1859];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1866 = scale_a[v1857];
-    const float v1867 = v1864 * v1866;
-    const float v1868 = v1867 * v1865;
-    const bfloat v1869 = bfloat(v1868);
-    const uint v1870 = v1857 * v1;
-    const uint v1871 = v1870 + v1859;
-    out[v1871] = v1869;
-  }
-  const uint v1872 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1873 = v504 + v1872;
-  const uint v1874 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1875 = v1530 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1877 = v425 && v1876;
-  const bool v1878 = v1875 < v1;
-  const bool v1879 = v1877 && v1878;
-  if (v1879) {
-    const float v1880 = v1540.m[0][8].thread_elements()[0];
-    const float v1881 = scale_b[v1875];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1882 = scale_a[v1873];
-    const float v1883 = v1880 * v1882;
-    const float v1884 = v1883 * v1881;
-    const bfloat v1885 = bfloat(v1884);
-    const uint v1886 = v1873 * v1;
-    const uint v1887 = v1886 + v1875;
-    out[v1887] = v1885;
-  }
-  const uint v1888 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1889 = v504 + v1888;
-  const uint v1890 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1891 = v1530 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1893 = v425 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1540.m[0][8].thread_elements()[1];
-    const float v1897 = scale_b[v1891];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1898 = scale_a[v1889];
-    const float v1899 = v1896 * v1898;
-    const float v1900 = v1899 * v1897;
-    const bfloat v1901 = bfloat(v1900);
-    const uint v1902 = v1889 * v1;
-    const uint v1903 = v1902 + v1891;
-    out[v1903] = v1901;
-  }
-  const uint v1904 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1905 = v504 + v1904;
-  const uint v1906 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1907 = v1530 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1909 = v425 && v1908;
-  const bool v1910 = v1907 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v1540.m[0][9].thread_elements()[0];
-    const float v1913 = scale_b[v1907];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1914 = scale_a[v1905];
-    const float v1915 = v1912 * v1914;
-    const float v1916 = v1915 * v1913;
-    const bfloat v1917 = bfloat(v1916);
-    const uint v1918 = v1905 * v1;
-    const uint v1919 = v1918 + v1907;
-    out[v1919] = v1917;
-  }
-  const uint v1920 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1921 = v504 + v1920;
-  const uint v1922 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1923 = v1530 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1925 = v425 && v1924;
-  const bool v1926 = v1923 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v1540.m[0][9].thread_elements()[1];
-    const float v1929 = scale_b[v1923];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1930 = scale_a[v1921];
-    const float v1931 = v1928 * v1930;
-    const float v1932 = v1931 * v1929;
-    const bfloat v1933 = bfloat(v1932);
-    const uint v1934 = v1921 * v1;
-    const uint v1935 = v1934 + v1923;
-    out[v1935] = v1933;
-  }
-  const uint v1936 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1937 = v504 + v1936;
-  const uint v1938 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1939 = v1530 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1941 = v425 && v1940;
-  const bool v1942 = v1939 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v1540.m[0][10].thread_elements()[0];
-    const float v1945 = scale_b[v1939];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1946 = scale_a[v1937];
-    const float v1947 = v1944 * v1946;
-    const float v1948 = v1947 * v1945;
-    const bfloat v1949 = bfloat(v1948);
-    const uint v1950 = v1937 * v1;
-    const uint v1951 = v1950 + v1939;
-    out[v1951] = v1949;
-  }
-  const uint v1952 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1953 = v504 + v1952;
-  const uint v1954 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1955 = v1530 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1957 = v425 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1540.m[0][10].thread_elements()[1];
-    const float v1961 = scale_b[v1955];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1962 = scale_a[v1953];
-    const float v1963 = v1960 * v1962;
-    const float v1964 = v1963 * v1961;
-    const bfloat v1965 = bfloat(v1964);
-    const uint v1966 = v1953 * v1;
-    const uint v1967 = v1966 + v1955;
-    out[v1967] = v1965;
-  }
-  const uint v1968 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1969 = v504 + v1968;
-  const uint v1970 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1971 = v1530 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1973 = v425 && v1972;
-  const bool v1974 = v1971 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v1540.m[0][11].thread_elements()[0];
-    const float v1977 = scale_b[v1971];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1978 = scale_a[v1969];
-    const float v1979 = v1976 * v1978;
-    const float v1980 = v1979 * v1977;
-    const bfloat v1981 = bfloat(v1980);
-    const uint v1982 = v1969 * v1;
-    const uint v1983 = v1982 + v1971;
-    out[v1983] = v1981;
-  }
-  const uint v1984 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1985 = v504 + v1984;
-  const uint v1986 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1987 = v1530 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1989 = v425 && v1988;
-  const bool v1990 = v1987 < v1;
-  const bool v1991 = v1989 && v1990;
-  if (v1991) {
-    const float v1992 = v1540.m[0][11].thread_elements()[1];
-    const float v1993 = scale_b[v1987];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1994 = scale_a[v1985];
-    const float v1995 = v1992 * v1994;
-    const float v1996 = v1995 * v1993;
-    const bfloat v1997 = bfloat(v1996);
-    const uint v1998 = v1985 * v1;
-    const uint v1999 = v1998 + v1987;
-    out[v1999] = v1997;
-  }
-  const uint v2000 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2001 = v504 + v2000;
-  const uint v2002 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2003 = v1530 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2005 = v425 && v2004;
-  const bool v2006 = v2003 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v1540.m[0][12].thread_elements()[0];
-    const float v2009 = scale_b[v2003];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2010 = scale_a[v2001];
-    const float v2011 = v2008 * v2010;
-    const float v2012 = v2011 * v2009;
-    const bfloat v2013 = bfloat(v2012);
-    const uint v2014 = v2001 * v1;
-    const uint v2015 = v2014 + v2003;
-    out[v2015] = v2013;
-  }
-  const uint v2016 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2017 = v504 + v2016;
-  const uint v2018 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2019 = v1530 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2021 = v425 && v2020;
-  const bool v2022 = v2019 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v1540.m[0][12].thread_elements()[1];
-    const float v2025 = scale_b[v2019];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2026 = scale_a[v2017];
-    const float v2027 = v2024 * v2026;
-    const float v2028 = v2027 * v2025;
-    const bfloat v2029 = bfloat(v2028);
-    const uint v2030 = v2017 * v1;
-    const uint v2031 = v2030 + v2019;
-    out[v2031] = v2029;
-  }
-  const uint v2032 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2033 = v504 + v2032;
-  const uint v2034 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2035 = v1530 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2037 = v425 && v2036;
-  const bool v2038 = v2035 < v1;
-  const bool v2039 = v2037 && v2038;
-  if (v2039) {
-    const float v2040 = v1540.m[0][13].thread_elements()[0];
-    const float v2041 = scale_b[v2035];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2042 = scale_a[v2033];
-    const float v2043 = v2040 * v2042;
-    const float v2044 = v2043 * v2041;
-    const bfloat v2045 = bfloat(v2044);
-    const uint v2046 = v2033 * v1;
-    const uint v2047 = v2046 + v2035;
-    out[v2047] = v2045;
-  }
-  const uint v2048 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2049 = v504 + v2048;
-  const uint v2050 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2051 = v1530 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2053 = v425 && v2052;
-  const bool v2054 = v2051 < v1;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v1540.m[0][13].thread_elements()[1];
-    const float v2057 = scale_b[v2051];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2058 = scale_a[v2049];
-    const float v2059 = v2056 * v2058;
-    const float v2060 = v2059 * v2057;
-    const bfloat v2061 = bfloat(v2060);
-    const uint v2062 = v2049 * v1;
-    const uint v2063 = v2062 + v2051;
-    out[v2063] = v2061;
-  }
-  const uint v2064 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2065 = v504 + v2064;
-  const uint v2066 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2067 = v1530 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2069 = v425 && v2068;
-  const bool v2070 = v2067 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v1540.m[0][14].thread_elements()[0];
-    const float v2073 = scale_b[v2067];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2074 = scale_a[v2065];
-    const float v2075 = v2072 * v2074;
-    const float v2076 = v2075 * v2073;
-    const bfloat v2077 = bfloat(v2076);
-    const uint v2078 = v2065 * v1;
-    const uint v2079 = v2078 + v2067;
-    out[v2079] = v2077;
-  }
-  const uint v2080 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2081 = v504 + v2080;
-  const uint v2082 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2083 = v1530 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2085 = v425 && v2084;
-  const bool v2086 = v2083 < v1;
-  const bool v2087 = v2085 && v2086;
-  if (v2087) {
-    const float v2088 = v1540.m[0][14].thread_elements()[1];
-    const float v2089 = scale_b[v2083];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2090 = scale_a[v2081];
-    const float v2091 = v2088 * v2090;
-    const float v2092 = v2091 * v2089;
-    const bfloat v2093 = bfloat(v2092);
-    const uint v2094 = v2081 * v1;
-    const uint v2095 = v2094 + v2083;
-    out[v2095] = v2093;
-  }
-  const uint v2096 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2097 = v504 + v2096;
-  const uint v2098 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2099 = v1530 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2101 = v425 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1540.m[0][15].thread_elements()[0];
-    const float v2105 = scale_b[v2099];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2106 = scale_a[v2097];
-    const float v2107 = v2104 * v2106;
-    const float v2108 = v2107 * v2105;
-    const bfloat v2109 = bfloat(v2108);
-    const uint v2110 = v2097 * v1;
-    const uint v2111 = v2110 + v2099;
-    out[v2111] = v2109;
-  }
-  const uint v2112 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2113 = v504 + v2112;
-  const uint v2114 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2115 = v1530 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2117 = v425 && v2116;
-  const bool v2118 = v2115 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v1540.m[0][15].thread_elements()[1];
-    const float v2121 = scale_b[v2115];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2122 = scale_a[v2113];
-    const float v2123 = v2120 * v2122;
-    const float v2124 = v2123 * v2121;
-    const bfloat v2125 = bfloat(v2124);
-    const uint v2126 = v2113 * v1;
-    const uint v2127 = v2126 + v2115;
-    out[v2127] = v2125;
-  }
-  const uint v2128 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2129 = v504 + v2128;
-  const uint v2130 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2131 = v1530 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2133 = v425 && v2132;
-  const bool v2134 = v2131 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v1540.m[1][0].thread_elements()[0];
-    const float v2137 = scale_b[v2131];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2138 = scale_a[v2129];
-    const float v2139 = v2136 * v2138;
-    const float v2140 = v2139 * v2137;
-    const bfloat v2141 = bfloat(v2140);
-    const uint v2142 = v2129 * v1;
-    const uint v2143 = v2142 + v2131;
-    out[v2143] = v2141;
-  }
-  const uint v2144 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2145 = v504 + v2144;
-  const uint v2146 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2147 = v1530 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2149 = v425 && v2148;
-  const bool v2150 = v2147 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v1540.m[1][0].thread_elements()[1];
-    const float v2153 = scale_b[v2147];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2154 = scale_a[v2145];
-    const float v2155 = v2152 * v2154;
-    const float v2156 = v2155 * v2153;
-    const bfloat v2157 = bfloat(v2156);
-    const uint v2158 = v2145 * v1;
-    const uint v2159 = v2158 + v2147;
-    out[v2159] = v2157;
-  }
-  const uint v2160 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2161 = v504 + v2160;
-  const uint v2162 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2163 = v1530 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2165 = v425 && v2164;
-  const bool v2166 = v2163 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v1540.m[1][1].thread_elements()[0];
-    const float v2169 = scale_b[v2163];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2170 = scale_a[v2161];
-    const float v2171 = v2168 * v2170;
-    const float v2172 = v2171 * v2169;
-    const bfloat v2173 = bfloat(v2172);
-    const uint v2174 = v2161 * v1;
-    const uint v2175 = v2174 + v2163;
-    out[v2175] = v2173;
-  }
-  const uint v2176 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2177 = v504 + v2176;
-  const uint v2178 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2179 = v1530 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2181 = v425 && v2180;
-  const bool v2182 = v2179 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v1540.m[1][1].thread_elements()[1];
-    const float v2185 = scale_b[v2179];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2186 = scale_a[v2177];
-    const float v2187 = v2184 * v2186;
-    const float v2188 = v2187 * v2185;
-    const bfloat v2189 = bfloat(v2188);
-    const uint v2190 = v2177 * v1;
-    const uint v2191 = v2190 + v2179;
-    out[v2191] = v2189;
-  }
-  const uint v2192 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2193 = v504 + v2192;
-  const uint v2194 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2195 = v1530 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2197 = v425 && v2196;
-  const bool v2198 = v2195 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v1540.m[1][2].thread_elements()[0];
-    const float v2201 = scale_b[v2195];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2202 = scale_a[v2193];
-    const float v2203 = v2200 * v2202;
-    const float v2204 = v2203 * v2201;
-    const bfloat v2205 = bfloat(v2204);
-    const uint v2206 = v2193 * v1;
-    const uint v2207 = v2206 + v2195;
-    out[v2207] = v2205;
-  }
-  const uint v2208 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2209 = v504 + v2208;
-  const uint v2210 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2211 = v1530 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2213 = v425 && v2212;
-  const bool v2214 = v2211 < v1;
-  const bool v2215 = v2213 && v2214;
-  if (v2215) {
-    const float v2216 = v1540.m[1][2].thread_elements()[1];
-    const float v2217 = scale_b[v2211];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2218 = scale_a[v2209];
-    const float v2219 = v2216 * v2218;
-    const float v2220 = v2219 * v2217;
-    const bfloat v2221 = bfloat(v2220);
-    const uint v2222 = v2209 * v1;
-    const uint v2223 = v2222 + v2211;
-    out[v2223] = v2221;
-  }
-  const uint v2224 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2225 = v504 + v2224;
-  const uint v2226 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2227 = v1530 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2229 = v425 && v2228;
-  const bool v2230 = v2227 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v1540.m[1][3].thread_elements()[0];
-    const float v2233 = scale_b[v2227];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2234 = scale_a[v2225];
-    const float v2235 = v2232 * v2234;
-    const float v2236 = v2235 * v2233;
-    const bfloat v2237 = bfloat(v2236);
-    const uint v2238 = v2225 * v1;
-    const uint v2239 = v2238 + v2227;
-    out[v2239] = v2237;
-  }
-  const uint v2240 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2241 = v504 + v2240;
-  const uint v2242 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2243 = v1530 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2245 = v425 && v2244;
-  const bool v2246 = v2243 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v1540.m[1][3].thread_elements()[1];
-    const float v2249 = scale_b[v2243];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2250 = scale_a[v2241];
-    const float v2251 = v2248 * v2250;
-    const float v2252 = v2251 * v2249;
-    const bfloat v2253 = bfloat(v2252);
-    const uint v2254 = v2241 * v1;
-    const uint v2255 = v2254 + v2243;
-    out[v2255] = v2253;
-  }
-  const uint v2256 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2257 = v504 + v2256;
-  const uint v2258 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2259 = v1530 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2261 = v425 && v2260;
-  const bool v2262 = v2259 < v1;
-  const bool v2263 = v2261 && v2262;
-  if (v2263) {
-    const float v2264 = v1540.m[1][4].thread_elements()[0];
-    const float v2265 = scale_b[v2259];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2266 = scale_a[v2257];
-    const float v2267 = v2264 * v2266;
-    const float v2268 = v2267 * v2265;
-    const bfloat v2269 = bfloat(v2268);
-    const uint v2270 = v2257 * v1;
-    const uint v2271 = v2270 + v2259;
-    out[v2271] = v2269;
-  }
-  const uint v2272 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2273 = v504 + v2272;
-  const uint v2274 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2275 = v1530 + v2274;
-  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2277 = v425 && v2276;
-  const bool v2278 = v2275 < v1;
-  const bool v2279 = v2277 && v2278;
-  if (v2279) {
-    const float v2280 = v1540.m[1][4].thread_elements()[1];
-    const float v2281 = scale_b[v2275];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2282 = scale_a[v2273];
-    const float v2283 = v2280 * v2282;
-    const float v2284 = v2283 * v2281;
-    const bfloat v2285 = bfloat(v2284);
-    const uint v2286 = v2273 * v1;
-    const uint v2287 = v2286 + v2275;
-    out[v2287] = v2285;
-  }
-  const uint v2288 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2289 = v504 + v2288;
-  const uint v2290 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2291 = v1530 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2293 = v425 && v2292;
-  const bool v2294 = v2291 < v1;
-  const bool v2295 = v2293 && v2294;
-  if (v2295) {
-    const float v2296 = v1540.m[1][5].thread_elements()[0];
-    const float v2297 = scale_b[v2291];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2298 = scale_a[v2289];
-    const float v2299 = v2296 * v2298;
-    const float v2300 = v2299 * v2297;
-    const bfloat v2301 = bfloat(v2300);
-    const uint v2302 = v2289 * v1;
-    const uint v2303 = v2302 + v2291;
-    out[v2303] = v2301;
-  }
-  const uint v2304 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2305 = v504 + v2304;
-  const uint v2306 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2307 = v1530 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2309 = v425 && v2308;
-  const bool v2310 = v2307 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v1540.m[1][5].thread_elements()[1];
-    const float v2313 = scale_b[v2307];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2314 = scale_a[v2305];
-    const float v2315 = v2312 * v2314;
-    const float v2316 = v2315 * v2313;
-    const bfloat v2317 = bfloat(v2316);
-    const uint v2318 = v2305 * v1;
-    const uint v2319 = v2318 + v2307;
-    out[v2319] = v2317;
-  }
-  const uint v2320 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2321 = v504 + v2320;
-  const uint v2322 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2323 = v1530 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2325 = v425 && v2324;
-  const bool v2326 = v2323 < v1;
-  const bool v2327 = v2325 && v2326;
-  if (v2327) {
-    const float v2328 = v1540.m[1][6].thread_elements()[0];
-    const float v2329 = scale_b[v2323];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2330 = scale_a[v2321];
-    const float v2331 = v2328 * v2330;
-    const float v2332 = v2331 * v2329;
-    const bfloat v2333 = bfloat(v2332);
-    const uint v2334 = v2321 * v1;
-    const uint v2335 = v2334 + v2323;
-    out[v2335] = v2333;
-  }
-  const uint v2336 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2337 = v504 + v2336;
-  const uint v2338 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2339 = v1530 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2341 = v425 && v2340;
-  const bool v2342 = v2339 < v1;
-  const bool v2343 = v2341 && v2342;
-  if (v2343) {
-    const float v2344 = v1540.m[1][6].thread_elements()[1];
-    const float v2345 = scale_b[v2339];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2346 = scale_a[v2337];
-    const float v2347 = v2344 * v2346;
-    const float v2348 = v2347 * v2345;
-    const bfloat v2349 = bfloat(v2348);
-    const uint v2350 = v2337 * v1;
-    const uint v2351 = v2350 + v2339;
-    out[v2351] = v2349;
-  }
-  const uint v2352 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2353 = v504 + v2352;
-  const uint v2354 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2355 = v1530 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2357 = v425 && v2356;
-  const bool v2358 = v2355 < v1;
-  const bool v2359 = v2357 && v2358;
-  if (v2359) {
-    const float v2360 = v1540.m[1][7].thread_elements()[0];
-    const float v2361 = scale_b[v2355];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2362 = scale_a[v2353];
-    const float v2363 = v2360 * v2362;
-    const float v2364 = v2363 * v2361;
-    const bfloat v2365 = bfloat(v2364);
-    const uint v2366 = v2353 * v1;
-    const uint v2367 = v2366 + v2355;
-    out[v2367] = v2365;
-  }
-  const uint v2368 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2369 = v504 + v2368;
-  const uint v2370 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2371 = v1530 + v2370;
-  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2373 = v425 && v2372;
-  const bool v2374 = v2371 < v1;
-  const bool v2375 = v2373 && v2374;
-  if (v2375) {
-    const float v2376 = v1540.m[1][7].thread_elements()[1];
-    const float v2377 = scale_b[v2371];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2378 = scale_a[v2369];
-    const float v2379 = v2376 * v2378;
-    const float v2380 = v2379 * v2377;
-    const bfloat v2381 = bfloat(v2380);
-    const uint v2382 = v2369 * v1;
-    const uint v2383 = v2382 + v2371;
-    out[v2383] = v2381;
-  }
-  const uint v2384 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2385 = v504 + v2384;
-  const uint v2386 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2387 = v1530 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2389 = v425 && v2388;
-  const bool v2390 = v2387 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v1540.m[1][8].thread_elements()[0];
-    const float v2393 = scale_b[v2387];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2394 = scale_a[v2385];
-    const float v2395 = v2392 * v2394;
-    const float v2396 = v2395 * v2393;
-    const bfloat v2397 = bfloat(v2396);
-    const uint v2398 = v2385 * v1;
-    const uint v2399 = v2398 + v2387;
-    out[v2399] = v2397;
-  }
-  const uint v2400 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2401 = v504 + v2400;
-  const uint v2402 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2403 = v1530 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2405 = v425 && v2404;
-  const bool v2406 = v2403 < v1;
-  const bool v2407 = v2405 && v2406;
-  if (v2407) {
-    const float v2408 = v1540.m[1][8].thread_elements()[1];
-    const float v2409 = scale_b[v2403];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2410 = scale_a[v2401];
-    const float v2411 = v2408 * v2410;
-    const float v2412 = v2411 * v2409;
-    const bfloat v2413 = bfloat(v2412);
-    const uint v2414 = v2401 * v1;
-    const uint v2415 = v2414 + v2403;
-    out[v2415] = v2413;
-  }
-  const uint v2416 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2417 = v504 + v2416;
-  const uint v2418 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2419 = v1530 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2421 = v425 && v2420;
-  const bool v2422 = v2419 < v1;
-  const bool v2423 = v2421 && v2422;
-  if (v2423) {
-    const float v2424 = v1540.m[1][9].thread_elements()[0];
-    const float v2425 = scale_b[v2419];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2426 = scale_a[v2417];
-    const float v2427 = v2424 * v2426;
-    const float v2428 = v2427 * v2425;
-    const bfloat v2429 = bfloat(v2428);
-    const uint v2430 = v2417 * v1;
-    const uint v2431 = v2430 + v2419;
-    out[v2431] = v2429;
-  }
-  const uint v2432 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2433 = v504 + v2432;
-  const uint v2434 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2435 = v1530 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2437 = v425 && v2436;
-  const bool v2438 = v2435 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v1540.m[1][9].thread_elements()[1];
-    const float v2441 = scale_b[v2435];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2442 = scale_a[v2433];
-    const float v2443 = v2440 * v2442;
-    const float v2444 = v2443 * v2441;
-    const bfloat v2445 = bfloat(v2444);
-    const uint v2446 = v2433 * v1;
-    const uint v2447 = v2446 + v2435;
-    out[v2447] = v2445;
-  }
-  const uint v2448 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2449 = v504 + v2448;
-  const uint v2450 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2451 = v1530 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2453 = v425 && v2452;
-  const bool v2454 = v2451 < v1;
-  const bool v2455 = v2453 && v2454;
-  if (v2455) {
-    const float v2456 = v1540.m[1][10].thread_elements()[0];
-    const float v2457 = scale_b[v2451];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2458 = scale_a[v2449];
-    const float v2459 = v2456 * v2458;
-    const float v2460 = v2459 * v2457;
-    const bfloat v2461 = bfloat(v2460);
-    const uint v2462 = v2449 * v1;
-    const uint v2463 = v2462 + v2451;
-    out[v2463] = v2461;
-  }
-  const uint v2464 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2465 = v504 + v2464;
-  const uint v2466 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2467 = v1530 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2469 = v425 && v2468;
-  const bool v2470 = v2467 < v1;
-  const bool v2471 = v2469 && v2470;
-  if (v2471) {
-    const float v2472 = v1540.m[1][10].thread_elements()[1];
-    const float v2473 = scale_b[v2467];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2474 = scale_a[v2465];
-    const float v2475 = v2472 * v2474;
-    const float v2476 = v2475 * v2473;
-    const bfloat v2477 = bfloat(v2476);
-    const uint v2478 = v2465 * v1;
-    const uint v2479 = v2478 + v2467;
-    out[v2479] = v2477;
-  }
-  const uint v2480 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2481 = v504 + v2480;
-  const uint v2482 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2483 = v1530 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2485 = v425 && v2484;
-  const bool v2486 = v2483 < v1;
-  const bool v2487 = v2485 && v2486;
-  if (v2487) {
-    const float v2488 = v1540.m[1][11].thread_elements()[0];
-    const float v2489 = scale_b[v2483];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2490 = scale_a[v2481];
-    const float v2491 = v2488 * v2490;
-    const float v2492 = v2491 * v2489;
-    const bfloat v2493 = bfloat(v2492);
-    const uint v2494 = v2481 * v1;
-    const uint v2495 = v2494 + v2483;
-    out[v2495] = v2493;
-  }
-  const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2497 = v504 + v2496;
-  const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2499 = v1530 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2501 = v425 && v2500;
-  const bool v2502 = v2499 < v1;
-  const bool v2503 = v2501 && v2502;
-  if (v2503) {
-    const float v2504 = v1540.m[1][11].thread_elements()[1];
-    const float v2505 = scale_b[v2499];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2506 = scale_a[v2497];
-    const float v2507 = v2504 * v2506;
-    const float v2508 = v2507 * v2505;
-    const bfloat v2509 = bfloat(v2508);
-    const uint v2510 = v2497 * v1;
-    const uint v2511 = v2510 + v2499;
-    out[v2511] = v2509;
-  }
-  const uint v2512 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2513 = v504 + v2512;
-  const uint v2514 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2515 = v1530 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2517 = v425 && v2516;
-  const bool v2518 = v2515 < v1;
-  const bool v2519 = v2517 && v2518;
-  if (v2519) {
-    const float v2520 = v1540.m[1][12].thread_elements()[0];
-    const float v2521 = scale_b[v2515];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2522 = scale_a[v2513];
-    const float v2523 = v2520 * v2522;
-    const float v2524 = v2523 * v2521;
-    const bfloat v2525 = bfloat(v2524);
-    const uint v2526 = v2513 * v1;
-    const uint v2527 = v2526 + v2515;
-    out[v2527] = v2525;
-  }
-  const uint v2528 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2529 = v504 + v2528;
-  const uint v2530 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2531 = v1530 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2533 = v425 && v2532;
-  const bool v2534 = v2531 < v1;
-  const bool v2535 = v2533 && v2534;
-  if (v2535) {
-    const float v2536 = v1540.m[1][12].thread_elements()[1];
-    const float v2537 = scale_b[v2531];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2538 = scale_a[v2529];
-    const float v2539 = v2536 * v2538;
-    const float v2540 = v2539 * v2537;
-    const bfloat v2541 = bfloat(v2540);
-    const uint v2542 = v2529 * v1;
-    const uint v2543 = v2542 + v2531;
-    out[v2543] = v2541;
-  }
-  const uint v2544 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2545 = v504 + v2544;
-  const uint v2546 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2547 = v1530 + v2546;
-  const bool v2548 = v2545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2549 = v425 && v2548;
-  const bool v2550 = v2547 < v1;
-  const bool v2551 = v2549 && v2550;
-  if (v2551) {
-    const float v2552 = v1540.m[1][13].thread_elements()[0];
-    const float v2553 = scale_b[v2547];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2554 = scale_a[v2545];
-    const float v2555 = v2552 * v2554;
-    const float v2556 = v2555 * v2553;
-    const bfloat v2557 = bfloat(v2556);
-    const uint v2558 = v2545 * v1;
-    const uint v2559 = v2558 + v2547;
-    out[v2559] = v2557;
-  }
-  const uint v2560 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2561 = v504 + v2560;
-  const uint v2562 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2563 = v1530 + v2562;
-  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2565 = v425 && v2564;
-  const bool v2566 = v2563 < v1;
-  const bool v2567 = v2565 && v2566;
-  if (v2567) {
-    const float v2568 = v1540.m[1][13].thread_elements()[1];
-    const float v2569 = scale_b[v2563];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2570 = scale_a[v2561];
-    const float v2571 = v2568 * v2570;
-    const float v2572 = v2571 * v2569;
-    const bfloat v2573 = bfloat(v2572);
-    const uint v2574 = v2561 * v1;
-    const uint v2575 = v2574 + v2563;
-    out[v2575] = v2573;
-  }
-  const uint v2576 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2577 = v504 + v2576;
-  const uint v2578 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2579 = v1530 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2581 = v425 && v2580;
-  const bool v2582 = v2579 < v1;
-  const bool v2583 = v2581 && v2582;
-  if (v2583) {
-    const float v2584 = v1540.m[1][14].thread_elements()[0];
-    const float v2585 = scale_b[v2579];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2586 = scale_a[v2577];
-    const float v2587 = v2584 * v2586;
-    const float v2588 = v2587 * v2585;
-    const bfloat v2589 = bfloat(v2588);
-    const uint v2590 = v2577 * v1;
-    const uint v2591 = v2590 + v2579;
-    out[v2591] = v2589;
-  }
-  const uint v2592 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2593 = v504 + v2592;
-  const uint v2594 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2595 = v1530 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2597 = v425 && v2596;
-  const bool v2598 = v2595 < v1;
-  const bool v2599 = v2597 && v2598;
-  if (v2599) {
-    const float v2600 = v1540.m[1][14].thread_elements()[1];
-    const float v2601 = scale_b[v2595];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2602 = scale_a[v2593];
-    const float v2603 = v2600 * v2602;
-    const float v2604 = v2603 * v2601;
-    const bfloat v2605 = bfloat(v2604);
-    const uint v2606 = v2593 * v1;
-    const uint v2607 = v2606 + v2595;
-    out[v2607] = v2605;
-  }
-  const uint v2608 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2609 = v504 + v2608;
-  const uint v2610 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2611 = v1530 + v2610;
-  const bool v2612 = v2609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2613 = v425 && v2612;
-  const bool v2614 = v2611 < v1;
-  const bool v2615 = v2613 && v2614;
-  if (v2615) {
-    const float v2616 = v1540.m[1][15].thread_elements()[0];
-    const float v2617 = scale_b[v2611];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2618 = scale_a[v2609];
-    const float v2619 = v2616 * v2618;
-    const float v2620 = v2619 * v2617;
-    const bfloat v2621 = bfloat(v2620);
-    const uint v2622 = v2609 * v1;
-    const uint v2623 = v2622 + v2611;
-    out[v2623] = v2621;
-  }
-  const uint v2624 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2625 = v504 + v2624;
-  const uint v2626 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2627 = v1530 + v2626;
-  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2629 = v425 && v2628;
-  const bool v2630 = v2627 < v1;
-  const bool v2631 = v2629 && v2630;
-  if (v2631) {
-    const float v2632 = v1540.m[1][15].thread_elements()[1];
-    const float v2633 = scale_b[v2627];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2634 = scale_a[v2625];
-    const float v2635 = v2632 * v2634;
-    const float v2636 = v2635 * v2633;
-    const bfloat v2637 = bfloat(v2636);
-    const uint v2638 = v2625 * v1;
-    const uint v2639 = v2638 + v2627;
-    out[v2639] = v2637;
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      const uint v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      const uint v2487 = v296 << 6u;
+      const uint v2489 = v1401 + v2487;
+      iron_frag<half, 16, 16> v2496;
+      iron_frag_fill(v2496, half(half(0.0f)));
+      iron_frag_load<false>(v2496, shm3, long(v2489), long(64u));
+      iron_frag<half, 16, 128> v2498;
+      iron_frag_fill(v2498, half(half(0.0f)));
+      iron_frag_load<true>(v2498, shm4, long(0u), long(64u));
+      iron_frag_mma(v1336, v2496, v2498);
+      const uint v2500 = v2489 + 16u;
+      iron_frag<half, 16, 16> v2505;
+      iron_frag_fill(v2505, half(half(0.0f)));
+      iron_frag_load<false>(v2505, shm3, long(v2500), long(64u));
+      iron_frag<half, 16, 128> v2507;
+      iron_frag_fill(v2507, half(half(0.0f)));
+      iron_frag_load<true>(v2507, shm4, long(16u), long(64u));
+      iron_frag_mma(v1336, v2505, v2507);
+      const uint v2509 = v2489 + 32u;
+      iron_frag<half, 16, 16> v2514;
+      iron_frag_fill(v2514, half(half(0.0f)));
+      iron_frag_load<false>(v2514, shm3, long(v2509), long(64u));
+      iron_frag<half, 16, 128> v2516;
+      iron_frag_fill(v2516, half(half(0.0f)));
+      iron_frag_load<true>(v2516, shm4, long(32u), long(64u));
+      iron_frag_mma(v1336, v2514, v2516);
+      const uint v2518 = v2489 + 48u;
+      iron_frag<half, 16, 16> v2523;
+      iron_frag_fill(v2523, half(half(0.0f)));
+      iron_frag_load<false>(v2523, shm3, long(v2518), long(64u));
+      iron_frag<half, 16, 128> v2525;
+      iron_frag_fill(v2525, half(half(0.0f)));
+      iron_frag_load<true>(v2525, shm4, long(48u), long(64u));
+      iron_frag_mma(v1336, v2523, v2525);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+  }
+  const uint v1412 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1413 = v300 + v1412;
+  const uint v1414 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1415 = v1326 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1417 = v221 && v1416;
+  const bool v1418 = v1415 < v1;
+  const bool v1419 = v1417 && v1418;
+  if (v1419) {
+    const float v1420 = v1336.m[0][0].thread_elements()[0];
+    const float v1421 = scale_b[v1415];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1422 = scale_a[v1413];
+    const float v1423 = v1420 * v1422;
+    const float v1424 = v1423 * v1421;
+    const bfloat v1425 = bfloat(v1424);
+    const uint v1426 = v1413 * v1;
+    const uint v1427 = v1426 + v1415;
+    out[v1427] = v1425;
+  }
+  const uint v1428 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1429 = v300 + v1428;
+  const uint v1430 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1431 = v1326 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1433 = v221 && v1432;
+  const bool v1434 = v1431 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v1336.m[0][0].thread_elements()[1];
+    const float v1437 = scale_b[v1431];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1438 = scale_a[v1429];
+    const float v1439 = v1436 * v1438;
+    const float v1440 = v1439 * v1437;
+    const bfloat v1441 = bfloat(v1440);
+    const uint v1442 = v1429 * v1;
+    const uint v1443 = v1442 + v1431;
+    out[v1443] = v1441;
+  }
+  const uint v1444 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1445 = v300 + v1444;
+  const uint v1446 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1447 = v1326 + v1446;
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1449 = v221 && v1448;
+  const bool v1450 = v1447 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v1336.m[0][1].thread_elements()[0];
+    const float v1453 = scale_b[v1447];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1454 = scale_a[v1445];
+    const float v1455 = v1452 * v1454;
+    const float v1456 = v1455 * v1453;
+    const bfloat v1457 = bfloat(v1456);
+    const uint v1458 = v1445 * v1;
+    const uint v1459 = v1458 + v1447;
+    out[v1459] = v1457;
+  }
+  const uint v1460 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1461 = v300 + v1460;
+  const uint v1462 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1463 = v1326 + v1462;
+  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1465 = v221 && v1464;
+  const bool v1466 = v1463 < v1;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v1336.m[0][1].thread_elements()[1];
+    const float v1469 = scale_b[v1463];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1470 = scale_a[v1461];
+    const float v1471 = v1468 * v1470;
+    const float v1472 = v1471 * v1469;
+    const bfloat v1473 = bfloat(v1472);
+    const uint v1474 = v1461 * v1;
+    const uint v1475 = v1474 + v1463;
+    out[v1475] = v1473;
+  }
+  const uint v1476 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1477 = v300 + v1476;
+  const uint v1478 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1479 = v1326 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1481 = v221 && v1480;
+  const bool v1482 = v1479 < v1;
+  const bool v1483 = v1481 && v1482;
+  if (v1483) {
+    const float v1484 = v1336.m[0][2].thread_elements()[0];
+    const float v1485 = scale_b[v1479];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1486 = scale_a[v1477];
+    const float v1487 = v1484 * v1486;
+    const float v1488 = v1487 * v1485;
+    const bfloat v1489 = bfloat(v1488);
+    const uint v1490 = v1477 * v1;
+    const uint v1491 = v1490 + v1479;
+    out[v1491] = v1489;
+  }
+  const uint v1492 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1493 = v300 + v1492;
+  const uint v1494 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1495 = v1326 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1497 = v221 && v1496;
+  const bool v1498 = v1495 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v1336.m[0][2].thread_elements()[1];
+    const float v1501 = scale_b[v1495];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1502 = scale_a[v1493];
+    const float v1503 = v1500 * v1502;
+    const float v1504 = v1503 * v1501;
+    const bfloat v1505 = bfloat(v1504);
+    const uint v1506 = v1493 * v1;
+    const uint v1507 = v1506 + v1495;
+    out[v1507] = v1505;
+  }
+  const uint v1508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1509 = v300 + v1508;
+  const uint v1510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1511 = v1326 + v1510;
+  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1513 = v221 && v1512;
+  const bool v1514 = v1511 < v1;
+  const bool v1515 = v1513 && v1514;
+  if (v1515) {
+    const float v1516 = v1336.m[0][3].thread_elements()[0];
+    const float v1517 = scale_b[v1511];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1518 = scale_a[v1509];
+    const float v1519 = v1516 * v1518;
+    const float v1520 = v1519 * v1517;
+    const bfloat v1521 = bfloat(v1520);
+    const uint v1522 = v1509 * v1;
+    const uint v1523 = v1522 + v1511;
+    out[v1523] = v1521;
+  }
+  const uint v1524 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1525 = v300 + v1524;
+  const uint v1526 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1527 = v1326 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1529 = v221 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1336.m[0][3].thread_elements()[1];
+    const float v1533 = scale_b[v1527];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1534 = scale_a[v1525];
+    const float v1535 = v1532 * v1534;
+    const float v1536 = v1535 * v1533;
+    const bfloat v1537 = bfloat(v1536);
+    const uint v1538 = v1525 * v1;
+    const uint v1539 = v1538 + v1527;
+    out[v1539] = v1537;
+  }
+  const uint v1540 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1541 = v300 + v1540;
+  const uint v1542 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1543 = v1326 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1545 = v221 && v1544;
+  const bool v1546 = v1543 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v1336.m[0][4].thread_elements()[0];
+    const float v1549 = scale_b[v1543];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1550 = scale_a[v1541];
+    const float v1551 = v1548 * v1550;
+    const float v1552 = v1551 * v1549;
+    const bfloat v1553 = bfloat(v1552);
+    const uint v1554 = v1541 * v1;
+    const uint v1555 = v1554 + v1543;
+    out[v1555] = v1553;
+  }
+  const uint v1556 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1557 = v300 + v1556;
+  const uint v1558 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1559 = v1326 + v1558;
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1561 = v221 && v1560;
+  const bool v1562 = v1559 < v1;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v1336.m[0][4].thread_elements()[1];
+    const float v1565 = scale_b[v1559];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1566 = scale_a[v1557];
+    const float v1567 = v1564 * v1566;
+    const float v1568 = v1567 * v1565;
+    const bfloat v1569 = bfloat(v1568);
+    const uint v1570 = v1557 * v1;
+    const uint v1571 = v1570 + v1559;
+    out[v1571] = v1569;
+  }
+  const uint v1572 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1573 = v300 + v1572;
+  const uint v1574 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1575 = v1326 + v1574;
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1577 = v221 && v1576;
+  const bool v1578 = v1575 < v1;
+  const bool v1579 = v1577 && v1578;
+  if (v1579) {
+    const float v1580 = v1336.m[0][5].thread_elements()[0];
+    const float v1581 = scale_b[v1575];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1582 = scale_a[v1573];
+    const float v1583 = v1580 * v1582;
+    const float v1584 = v1583 * v1581;
+    const bfloat v1585 = bfloat(v1584);
+    const uint v1586 = v1573 * v1;
+    const uint v1587 = v1586 + v1575;
+    out[v1587] = v1585;
+  }
+  const uint v1588 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1589 = v300 + v1588;
+  const uint v1590 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1591 = v1326 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1593 = v221 && v1592;
+  const bool v1594 = v1591 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v1336.m[0][5].thread_elements()[1];
+    const float v1597 = scale_b[v1591];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1598 = scale_a[v1589];
+    const float v1599 = v1596 * v1598;
+    const float v1600 = v1599 * v1597;
+    const bfloat v1601 = bfloat(v1600);
+    const uint v1602 = v1589 * v1;
+    const uint v1603 = v1602 + v1591;
+    out[v1603] = v1601;
+  }
+  const uint v1604 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1605 = v300 + v1604;
+  const uint v1606 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1607 = v1326 + v1606;
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1609 = v221 && v1608;
+  const bool v1610 = v1607 < v1;
+  const bool v1611 = v1609 && v1610;
+  if (v1611) {
+    const float v1612 = v1336.m[0][6].thread_elements()[0];
+    const float v1613 = scale_b[v1607];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1614 = scale_a[v1605];
+    const float v1615 = v1612 * v1614;
+    const float v1616 = v1615 * v1613;
+    const bfloat v1617 = bfloat(v1616);
+    const uint v1618 = v1605 * v1;
+    const uint v1619 = v1618 + v1607;
+    out[v1619] = v1617;
+  }
+  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1621 = v300 + v1620;
+  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1623 = v1326 + v1622;
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1625 = v221 && v1624;
+  const bool v1626 = v1623 < v1;
+  const bool v1627 = v1625 && v1626;
+  if (v1627) {
+    const float v1628 = v1336.m[0][6].thread_elements()[1];
+    const float v1629 = scale_b[v1623];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1630 = scale_a[v1621];
+    const float v1631 = v1628 * v1630;
+    const float v1632 = v1631 * v1629;
+    const bfloat v1633 = bfloat(v1632);
+    const uint v1634 = v1621 * v1;
+    const uint v1635 = v1634 + v1623;
+    out[v1635] = v1633;
+  }
+  const uint v1636 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1637 = v300 + v1636;
+  const uint v1638 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1639 = v1326 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1641 = v221 && v1640;
+  const bool v1642 = v1639 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v1336.m[0][7].thread_elements()[0];
+    const float v1645 = scale_b[v1639];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1646 = scale_a[v1637];
+    const float v1647 = v1644 * v1646;
+    const float v1648 = v1647 * v1645;
+    const bfloat v1649 = bfloat(v1648);
+    const uint v1650 = v1637 * v1;
+    const uint v1651 = v1650 + v1639;
+    out[v1651] = v1649;
+  }
+  const uint v1652 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1653 = v300 + v1652;
+  const uint v1654 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1655 = v1326 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1657 = v221 && v1656;
+  const bool v1658 = v1655 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v1336.m[0][7].thread_elements()[1];
+    const float v1661 = scale_b[v1655];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1662 = scale_a[v1653];
+    const float v1663 = v1660 * v1662;
+    const float v1664 = v1663 * v1661;
+    const bfloat v1665 = bfloat(v1664);
+    const uint v1666 = v1653 * v1;
+    const uint v1667 = v1666 + v1655;
+    out[v1667] = v1665;
+  }
+  const uint v1668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1669 = v300 + v1668;
+  const uint v1670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1671 = v1326 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1673 = v221 && v1672;
+  const bool v1674 = v1671 < v1;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v1336.m[0][8].thread_elements()[0];
+    const float v1677 = scale_b[v1671];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1678 = scale_a[v1669];
+    const float v1679 = v1676 * v1678;
+    const float v1680 = v1679 * v1677;
+    const bfloat v1681 = bfloat(v1680);
+    const uint v1682 = v1669 * v1;
+    const uint v1683 = v1682 + v1671;
+    out[v1683] = v1681;
+  }
+  const uint v1684 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1685 = v300 + v1684;
+  const uint v1686 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1687 = v1326 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1689 = v221 && v1688;
+  const bool v1690 = v1687 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v1336.m[0][8].thread_elements()[1];
+    const float v1693 = scale_b[v1687];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1694 = scale_a[v1685];
+    const float v1695 = v1692 * v1694;
+    const float v1696 = v1695 * v1693;
+    const bfloat v1697 = bfloat(v1696);
+    const uint v1698 = v1685 * v1;
+    const uint v1699 = v1698 + v1687;
+    out[v1699] = v1697;
+  }
+  const uint v1700 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1701 = v300 + v1700;
+  const uint v1702 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1703 = v1326 + v1702;
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1705 = v221 && v1704;
+  const bool v1706 = v1703 < v1;
+  const bool v1707 = v1705 && v1706;
+  if (v1707) {
+    const float v1708 = v1336.m[0][9].thread_elements()[0];
+    const float v1709 = scale_b[v1703];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1710 = scale_a[v1701];
+    const float v1711 = v1708 * v1710;
+    const float v1712 = v1711 * v1709;
+    const bfloat v1713 = bfloat(v1712);
+    const uint v1714 = v1701 * v1;
+    const uint v1715 = v1714 + v1703;
+    out[v1715] = v1713;
+  }
+  const uint v1716 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1717 = v300 + v1716;
+  const uint v1718 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1719 = v1326 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1721 = v221 && v1720;
+  const bool v1722 = v1719 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v1336.m[0][9].thread_elements()[1];
+    const float v1725 = scale_b[v1719];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1726 = scale_a[v1717];
+    const float v1727 = v1724 * v1726;
+    const float v1728 = v1727 * v1725;
+    const bfloat v1729 = bfloat(v1728);
+    const uint v1730 = v1717 * v1;
+    const uint v1731 = v1730 + v1719;
+    out[v1731] = v1729;
+  }
+  const uint v1732 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1733 = v300 + v1732;
+  const uint v1734 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1735 = v1326 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1737 = v221 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1336.m[0][10].thread_elements()[0];
+    const float v1741 = scale_b[v1735];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1742 = scale_a[v1733];
+    const float v1743 = v1740 * v1742;
+    const float v1744 = v1743 * v1741;
+    const bfloat v1745 = bfloat(v1744);
+    const uint v1746 = v1733 * v1;
+    const uint v1747 = v1746 + v1735;
+    out[v1747] = v1745;
+  }
+  const uint v1748 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1749 = v300 + v1748;
+  const uint v1750 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1751 = v1326 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1753 = v221 && v1752;
+  const bool v1754 = v1751 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v1336.m[0][10].thread_elements()[1];
+    const float v1757 = scale_b[v1751];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1758 = scale_a[v1749];
+    const float v1759 = v1756 * v1758;
+    const float v1760 = v1759 * v1757;
+    const bfloat v1761 = bfloat(v1760);
+    const uint v1762 = v1749 * v1;
+    const uint v1763 = v1762 + v1751;
+    out[v1763] = v1761;
+  }
+  const uint v1764 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1765 = v300 + v1764;
+  const uint v1766 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1767 = v1326 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1769 = v221 && v1768;
+  const bool v1770 = v1767 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v1336.m[0][11].thread_elements()[0];
+    const float v1773 = scale_b[v1767];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1774 = scale_a[v1765];
+    const float v1775 = v1772 * v1774;
+    const float v1776 = v1775 * v1773;
+    const bfloat v1777 = bfloat(v1776);
+    const uint v1778 = v1765 * v1;
+    const uint v1779 = v1778 + v1767;
+    out[v1779] = v1777;
+  }
+  const uint v1780 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1781 = v300 + v1780;
+  const uint v1782 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1783 = v1326 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1785 = v221 && v1784;
+  const bool v1786 = v1783 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v1336.m[0][11].thread_elements()[1];
+    const float v1789 = scale_b[v1783];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1790 = scale_a[v1781];
+    const float v1791 = v1788 * v1790;
+    const float v1792 = v1791 * v1789;
+    const bfloat v1793 = bfloat(v1792);
+    const uint v1794 = v1781 * v1;
+    const uint v1795 = v1794 + v1783;
+    out[v1795] = v1793;
+  }
+  const uint v1796 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1797 = v300 + v1796;
+  const uint v1798 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1799 = v1326 + v1798;
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1801 = v221 && v1800;
+  const bool v1802 = v1799 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v1336.m[0][12].thread_elements()[0];
+    const float v1805 = scale_b[v1799];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1806 = scale_a[v1797];
+    const float v1807 = v1804 * v1806;
+    const float v1808 = v1807 * v1805;
+    const bfloat v1809 = bfloat(v1808);
+    const uint v1810 = v1797 * v1;
+    const uint v1811 = v1810 + v1799;
+    out[v1811] = v1809;
+  }
+  const uint v1812 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1813 = v300 + v1812;
+  const uint v1814 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1815 = v1326 + v1814;
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1817 = v221 && v1816;
+  const bool v1818 = v1815 < v1;
+  const bool v1819 = v1817 && v1818;
+  if (v1819) {
+    const float v1820 = v1336.m[0][12].thread_elements()[1];
+    const float v1821 = scale_b[v1815];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1822 = scale_a[v1813];
+    const float v1823 = v1820 * v1822;
+    const float v1824 = v1823 * v1821;
+    const bfloat v1825 = bfloat(v1824);
+    const uint v1826 = v1813 * v1;
+    const uint v1827 = v1826 + v1815;
+    out[v1827] = v1825;
+  }
+  const uint v1828 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1829 = v300 + v1828;
+  const uint v1830 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1831 = v1326 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1833 = v221 && v1832;
+  const bool v1834 = v1831 < v1;
+  const bool v1835 = v1833 && v1834;
+  if (v1835) {
+    const float v1836 = v1336.m[0][13].thread_elements()[0];
+    const float v1837 = scale_b[v1831];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1838 = scale_a[v1829];
+    const float v1839 = v1836 * v1838;
+    const float v1840 = v1839 * v1837;
+    const bfloat v1841 = bfloat(v1840);
+    const uint v1842 = v1829 * v1;
+    const uint v1843 = v1842 + v1831;
+    out[v1843] = v1841;
+  }
+  const uint v1844 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1845 = v300 + v1844;
+  const uint v1846 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1847 = v1326 + v1846;
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1849 = v221 && v1848;
+  const bool v1850 = v1847 < v1;
+  const bool v1851 = v1849 && v1850;
+  if (v1851) {
+    const float v1852 = v1336.m[0][13].thread_elements()[1];
+    const float v1853 = scale_b[v1847];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1854 = scale_a[v1845];
+    const float v1855 = v1852 * v1854;
+    const float v1856 = v1855 * v1853;
+    const bfloat v1857 = bfloat(v1856);
+    const uint v1858 = v1845 * v1;
+    const uint v1859 = v1858 + v1847;
+    out[v1859] = v1857;
+  }
+  const uint v1860 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1861 = v300 + v1860;
+  const uint v1862 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1863 = v1326 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1865 = v221 && v1864;
+  const bool v1866 = v1863 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v1336.m[0][14].thread_elements()[0];
+    const float v1869 = scale_b[v1863];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1870 = scale_a[v1861];
+    const float v1871 = v1868 * v1870;
+    const float v1872 = v1871 * v1869;
+    const bfloat v1873 = bfloat(v1872);
+    const uint v1874 = v1861 * v1;
+    const uint v1875 = v1874 + v1863;
+    out[v1875] = v1873;
+  }
+  const uint v1876 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1877 = v300 + v1876;
+  const uint v1878 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1879 = v1326 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1881 = v221 && v1880;
+  const bool v1882 = v1879 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v1336.m[0][14].thread_elements()[1];
+    const float v1885 = scale_b[v1879];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1886 = scale_a[v1877];
+    const float v1887 = v1884 * v1886;
+    const float v1888 = v1887 * v1885;
+    const bfloat v1889 = bfloat(v1888);
+    const uint v1890 = v1877 * v1;
+    const uint v1891 = v1890 + v1879;
+    out[v1891] = v1889;
+  }
+  const uint v1892 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1893 = v300 + v1892;
+  const uint v1894 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1895 = v1326 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1897 = v221 && v1896;
+  const bool v1898 = v1895 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v1336.m[0][15].thread_elements()[0];
+    const float v1901 = scale_b[v1895];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1902 = scale_a[v1893];
+    const float v1903 = v1900 * v1902;
+    const float v1904 = v1903 * v1901;
+    const bfloat v1905 = bfloat(v1904);
+    const uint v1906 = v1893 * v1;
+    const uint v1907 = v1906 + v1895;
+    out[v1907] = v1905;
+  }
+  const uint v1908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1909 = v300 + v1908;
+  const uint v1910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1911 = v1326 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1913 = v221 && v1912;
+  const bool v1914 = v1911 < v1;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v1336.m[0][15].thread_elements()[1];
+    const float v1917 = scale_b[v1911];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1918 = scale_a[v1909];
+    const float v1919 = v1916 * v1918;
+    const float v1920 = v1919 * v1917;
+    const bfloat v1921 = bfloat(v1920);
+    const uint v1922 = v1909 * v1;
+    const uint v1923 = v1922 + v1911;
+    out[v1923] = v1921;
+  }
+  const uint v1924 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1925 = v300 + v1924;
+  const uint v1926 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1927 = v1326 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1929 = v221 && v1928;
+  const bool v1930 = v1927 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v1336.m[1][0].thread_elements()[0];
+    const float v1933 = scale_b[v1927];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1934 = scale_a[v1925];
+    const float v1935 = v1932 * v1934;
+    const float v1936 = v1935 * v1933;
+    const bfloat v1937 = bfloat(v1936);
+    const uint v1938 = v1925 * v1;
+    const uint v1939 = v1938 + v1927;
+    out[v1939] = v1937;
+  }
+  const uint v1940 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1941 = v300 + v1940;
+  const uint v1942 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1943 = v1326 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1945 = v221 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1336.m[1][0].thread_elements()[1];
+    const float v1949 = scale_b[v1943];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1950 = scale_a[v1941];
+    const float v1951 = v1948 * v1950;
+    const float v1952 = v1951 * v1949;
+    const bfloat v1953 = bfloat(v1952);
+    const uint v1954 = v1941 * v1;
+    const uint v1955 = v1954 + v1943;
+    out[v1955] = v1953;
+  }
+  const uint v1956 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1957 = v300 + v1956;
+  const uint v1958 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1959 = v1326 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1961 = v221 && v1960;
+  const bool v1962 = v1959 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v1336.m[1][1].thread_elements()[0];
+    const float v1965 = scale_b[v1959];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1966 = scale_a[v1957];
+    const float v1967 = v1964 * v1966;
+    const float v1968 = v1967 * v1965;
+    const bfloat v1969 = bfloat(v1968);
+    const uint v1970 = v1957 * v1;
+    const uint v1971 = v1970 + v1959;
+    out[v1971] = v1969;
+  }
+  const uint v1972 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1973 = v300 + v1972;
+  const uint v1974 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1975 = v1326 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1977 = v221 && v1976;
+  const bool v1978 = v1975 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v1336.m[1][1].thread_elements()[1];
+    const float v1981 = scale_b[v1975];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1982 = scale_a[v1973];
+    const float v1983 = v1980 * v1982;
+    const float v1984 = v1983 * v1981;
+    const bfloat v1985 = bfloat(v1984);
+    const uint v1986 = v1973 * v1;
+    const uint v1987 = v1986 + v1975;
+    out[v1987] = v1985;
+  }
+  const uint v1988 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1989 = v300 + v1988;
+  const uint v1990 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1991 = v1326 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1993 = v221 && v1992;
+  const bool v1994 = v1991 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v1336.m[1][2].thread_elements()[0];
+    const float v1997 = scale_b[v1991];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1998 = scale_a[v1989];
+    const float v1999 = v1996 * v1998;
+    const float v2000 = v1999 * v1997;
+    const bfloat v2001 = bfloat(v2000);
+    const uint v2002 = v1989 * v1;
+    const uint v2003 = v2002 + v1991;
+    out[v2003] = v2001;
+  }
+  const uint v2004 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2005 = v300 + v2004;
+  const uint v2006 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2007 = v1326 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2009 = v221 && v2008;
+  const bool v2010 = v2007 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v1336.m[1][2].thread_elements()[1];
+    const float v2013 = scale_b[v2007];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2014 = scale_a[v2005];
+    const float v2015 = v2012 * v2014;
+    const float v2016 = v2015 * v2013;
+    const bfloat v2017 = bfloat(v2016);
+    const uint v2018 = v2005 * v1;
+    const uint v2019 = v2018 + v2007;
+    out[v2019] = v2017;
+  }
+  const uint v2020 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2021 = v300 + v2020;
+  const uint v2022 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2023 = v1326 + v2022;
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2025 = v221 && v2024;
+  const bool v2026 = v2023 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v1336.m[1][3].thread_elements()[0];
+    const float v2029 = scale_b[v2023];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2030 = scale_a[v2021];
+    const float v2031 = v2028 * v2030;
+    const float v2032 = v2031 * v2029;
+    const bfloat v2033 = bfloat(v2032);
+    const uint v2034 = v2021 * v1;
+    const uint v2035 = v2034 + v2023;
+    out[v2035] = v2033;
+  }
+  const uint v2036 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2037 = v300 + v2036;
+  const uint v2038 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2039 = v1326 + v2038;
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2041 = v221 && v2040;
+  const bool v2042 = v2039 < v1;
+  const bool v2043 = v2041 && v2042;
+  if (v2043) {
+    const float v2044 = v1336.m[1][3].thread_elements()[1];
+    const float v2045 = scale_b[v2039];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2046 = scale_a[v2037];
+    const float v2047 = v2044 * v2046;
+    const float v2048 = v2047 * v2045;
+    const bfloat v2049 = bfloat(v2048);
+    const uint v2050 = v2037 * v1;
+    const uint v2051 = v2050 + v2039;
+    out[v2051] = v2049;
+  }
+  const uint v2052 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2053 = v300 + v2052;
+  const uint v2054 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2055 = v1326 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2057 = v221 && v2056;
+  const bool v2058 = v2055 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v1336.m[1][4].thread_elements()[0];
+    const float v2061 = scale_b[v2055];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2062 = scale_a[v2053];
+    const float v2063 = v2060 * v2062;
+    const float v2064 = v2063 * v2061;
+    const bfloat v2065 = bfloat(v2064);
+    const uint v2066 = v2053 * v1;
+    const uint v2067 = v2066 + v2055;
+    out[v2067] = v2065;
+  }
+  const uint v2068 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2069 = v300 + v2068;
+  const uint v2070 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2071 = v1326 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2073 = v221 && v2072;
+  const bool v2074 = v2071 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v1336.m[1][4].thread_elements()[1];
+    const float v2077 = scale_b[v2071];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2078 = scale_a[v2069];
+    const float v2079 = v2076 * v2078;
+    const float v2080 = v2079 * v2077;
+    const bfloat v2081 = bfloat(v2080);
+    const uint v2082 = v2069 * v1;
+    const uint v2083 = v2082 + v2071;
+    out[v2083] = v2081;
+  }
+  const uint v2084 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2085 = v300 + v2084;
+  const uint v2086 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2087 = v1326 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2089 = v221 && v2088;
+  const bool v2090 = v2087 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v1336.m[1][5].thread_elements()[0];
+    const float v2093 = scale_b[v2087];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2094 = scale_a[v2085];
+    const float v2095 = v2092 * v2094;
+    const float v2096 = v2095 * v2093;
+    const bfloat v2097 = bfloat(v2096);
+    const uint v2098 = v2085 * v1;
+    const uint v2099 = v2098 + v2087;
+    out[v2099] = v2097;
+  }
+  const uint v2100 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2101 = v300 + v2100;
+  const uint v2102 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2103 = v1326 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2105 = v221 && v2104;
+  const bool v2106 = v2103 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v1336.m[1][5].thread_elements()[1];
+    const float v2109 = scale_b[v2103];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2110 = scale_a[v2101];
+    const float v2111 = v2108 * v2110;
+    const float v2112 = v2111 * v2109;
+    const bfloat v2113 = bfloat(v2112);
+    const uint v2114 = v2101 * v1;
+    const uint v2115 = v2114 + v2103;
+    out[v2115] = v2113;
+  }
+  const uint v2116 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2117 = v300 + v2116;
+  const uint v2118 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2119 = v1326 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2121 = v221 && v2120;
+  const bool v2122 = v2119 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v1336.m[1][6].thread_elements()[0];
+    const float v2125 = scale_b[v2119];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2126 = scale_a[v2117];
+    const float v2127 = v2124 * v2126;
+    const float v2128 = v2127 * v2125;
+    const bfloat v2129 = bfloat(v2128);
+    const uint v2130 = v2117 * v1;
+    const uint v2131 = v2130 + v2119;
+    out[v2131] = v2129;
+  }
+  const uint v2132 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2133 = v300 + v2132;
+  const uint v2134 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2135 = v1326 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2137 = v221 && v2136;
+  const bool v2138 = v2135 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v1336.m[1][6].thread_elements()[1];
+    const float v2141 = scale_b[v2135];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2142 = scale_a[v2133];
+    const float v2143 = v2140 * v2142;
+    const float v2144 = v2143 * v2141;
+    const bfloat v2145 = bfloat(v2144);
+    const uint v2146 = v2133 * v1;
+    const uint v2147 = v2146 + v2135;
+    out[v2147] = v2145;
+  }
+  const uint v2148 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2149 = v300 + v2148;
+  const uint v2150 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2151 = v1326 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2153 = v221 && v2152;
+  const bool v2154 = v2151 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v1336.m[1][7].thread_elements()[0];
+    const float v2157 = scale_b[v2151];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2158 = scale_a[v2149];
+    const float v2159 = v2156 * v2158;
+    const float v2160 = v2159 * v2157;
+    const bfloat v2161 = bfloat(v2160);
+    const uint v2162 = v2149 * v1;
+    const uint v2163 = v2162 + v2151;
+    out[v2163] = v2161;
+  }
+  const uint v2164 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2165 = v300 + v2164;
+  const uint v2166 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2167 = v1326 + v2166;
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2169 = v221 && v2168;
+  const bool v2170 = v2167 < v1;
+  const bool v2171 = v2169 && v2170;
+  if (v2171) {
+    const float v2172 = v1336.m[1][7].thread_elements()[1];
+    const float v2173 = scale_b[v2167];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2174 = scale_a[v2165];
+    const float v2175 = v2172 * v2174;
+    const float v2176 = v2175 * v2173;
+    const bfloat v2177 = bfloat(v2176);
+    const uint v2178 = v2165 * v1;
+    const uint v2179 = v2178 + v2167;
+    out[v2179] = v2177;
+  }
+  const uint v2180 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2181 = v300 + v2180;
+  const uint v2182 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2183 = v1326 + v2182;
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2185 = v221 && v2184;
+  const bool v2186 = v2183 < v1;
+  const bool v2187 = v2185 && v2186;
+  if (v2187) {
+    const float v2188 = v1336.m[1][8].thread_elements()[0];
+    const float v2189 = scale_b[v2183];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2190 = scale_a[v2181];
+    const float v2191 = v2188 * v2190;
+    const float v2192 = v2191 * v2189;
+    const bfloat v2193 = bfloat(v2192);
+    const uint v2194 = v2181 * v1;
+    const uint v2195 = v2194 + v2183;
+    out[v2195] = v2193;
+  }
+  const uint v2196 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2197 = v300 + v2196;
+  const uint v2198 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2199 = v1326 + v2198;
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2201 = v221 && v2200;
+  const bool v2202 = v2199 < v1;
+  const bool v2203 = v2201 && v2202;
+  if (v2203) {
+    const float v2204 = v1336.m[1][8].thread_elements()[1];
+    const float v2205 = scale_b[v2199];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2206 = scale_a[v2197];
+    const float v2207 = v2204 * v2206;
+    const float v2208 = v2207 * v2205;
+    const bfloat v2209 = bfloat(v2208);
+    const uint v2210 = v2197 * v1;
+    const uint v2211 = v2210 + v2199;
+    out[v2211] = v2209;
+  }
+  const uint v2212 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2213 = v300 + v2212;
+  const uint v2214 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2215 = v1326 + v2214;
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2217 = v221 && v2216;
+  const bool v2218 = v2215 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v1336.m[1][9].thread_elements()[0];
+    const float v2221 = scale_b[v2215];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2222 = scale_a[v2213];
+    const float v2223 = v2220 * v2222;
+    const float v2224 = v2223 * v2221;
+    const bfloat v2225 = bfloat(v2224);
+    const uint v2226 = v2213 * v1;
+    const uint v2227 = v2226 + v2215;
+    out[v2227] = v2225;
+  }
+  const uint v2228 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2229 = v300 + v2228;
+  const uint v2230 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2231 = v1326 + v2230;
+  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2233 = v221 && v2232;
+  const bool v2234 = v2231 < v1;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v1336.m[1][9].thread_elements()[1];
+    const float v2237 = scale_b[v2231];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2238 = scale_a[v2229];
+    const float v2239 = v2236 * v2238;
+    const float v2240 = v2239 * v2237;
+    const bfloat v2241 = bfloat(v2240);
+    const uint v2242 = v2229 * v1;
+    const uint v2243 = v2242 + v2231;
+    out[v2243] = v2241;
+  }
+  const uint v2244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2245 = v300 + v2244;
+  const uint v2246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2247 = v1326 + v2246;
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2249 = v221 && v2248;
+  const bool v2250 = v2247 < v1;
+  const bool v2251 = v2249 && v2250;
+  if (v2251) {
+    const float v2252 = v1336.m[1][10].thread_elements()[0];
+    const float v2253 = scale_b[v2247];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2254 = scale_a[v2245];
+    const float v2255 = v2252 * v2254;
+    const float v2256 = v2255 * v2253;
+    const bfloat v2257 = bfloat(v2256);
+    const uint v2258 = v2245 * v1;
+    const uint v2259 = v2258 + v2247;
+    out[v2259] = v2257;
+  }
+  const uint v2260 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2261 = v300 + v2260;
+  const uint v2262 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2263 = v1326 + v2262;
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2265 = v221 && v2264;
+  const bool v2266 = v2263 < v1;
+  const bool v2267 = v2265 && v2266;
+  if (v2267) {
+    const float v2268 = v1336.m[1][10].thread_elements()[1];
+    const float v2269 = scale_b[v2263];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2270 = scale_a[v2261];
+    const float v2271 = v2268 * v2270;
+    const float v2272 = v2271 * v2269;
+    const bfloat v2273 = bfloat(v2272);
+    const uint v2274 = v2261 * v1;
+    const uint v2275 = v2274 + v2263;
+    out[v2275] = v2273;
+  }
+  const uint v2276 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2277 = v300 + v2276;
+  const uint v2278 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2279 = v1326 + v2278;
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2281 = v221 && v2280;
+  const bool v2282 = v2279 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v1336.m[1][11].thread_elements()[0];
+    const float v2285 = scale_b[v2279];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2286 = scale_a[v2277];
+    const float v2287 = v2284 * v2286;
+    const float v2288 = v2287 * v2285;
+    const bfloat v2289 = bfloat(v2288);
+    const uint v2290 = v2277 * v1;
+    const uint v2291 = v2290 + v2279;
+    out[v2291] = v2289;
+  }
+  const uint v2292 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2293 = v300 + v2292;
+  const uint v2294 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2295 = v1326 + v2294;
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2297 = v221 && v2296;
+  const bool v2298 = v2295 < v1;
+  const bool v2299 = v2297 && v2298;
+  if (v2299) {
+    const float v2300 = v1336.m[1][11].thread_elements()[1];
+    const float v2301 = scale_b[v2295];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2302 = scale_a[v2293];
+    const float v2303 = v2300 * v2302;
+    const float v2304 = v2303 * v2301;
+    const bfloat v2305 = bfloat(v2304);
+    const uint v2306 = v2293 * v1;
+    const uint v2307 = v2306 + v2295;
+    out[v2307] = v2305;
+  }
+  const uint v2308 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2309 = v300 + v2308;
+  const uint v2310 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2311 = v1326 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2313 = v221 && v2312;
+  const bool v2314 = v2311 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v1336.m[1][12].thread_elements()[0];
+    const float v2317 = scale_b[v2311];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2318 = scale_a[v2309];
+    const float v2319 = v2316 * v2318;
+    const float v2320 = v2319 * v2317;
+    const bfloat v2321 = bfloat(v2320);
+    const uint v2322 = v2309 * v1;
+    const uint v2323 = v2322 + v2311;
+    out[v2323] = v2321;
+  }
+  const uint v2324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2325 = v300 + v2324;
+  const uint v2326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2327 = v1326 + v2326;
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2329 = v221 && v2328;
+  const bool v2330 = v2327 < v1;
+  const bool v2331 = v2329 && v2330;
+  if (v2331) {
+    const float v2332 = v1336.m[1][12].thread_elements()[1];
+    const float v2333 = scale_b[v2327];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2334 = scale_a[v2325];
+    const float v2335 = v2332 * v2334;
+    const float v2336 = v2335 * v2333;
+    const bfloat v2337 = bfloat(v2336);
+    const uint v2338 = v2325 * v1;
+    const uint v2339 = v2338 + v2327;
+    out[v2339] = v2337;
+  }
+  const uint v2340 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2341 = v300 + v2340;
+  const uint v2342 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2343 = v1326 + v2342;
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2345 = v221 && v2344;
+  const bool v2346 = v2343 < v1;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v1336.m[1][13].thread_elements()[0];
+    const float v2349 = scale_b[v2343];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2350 = scale_a[v2341];
+    const float v2351 = v2348 * v2350;
+    const float v2352 = v2351 * v2349;
+    const bfloat v2353 = bfloat(v2352);
+    const uint v2354 = v2341 * v1;
+    const uint v2355 = v2354 + v2343;
+    out[v2355] = v2353;
+  }
+  const uint v2356 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2357 = v300 + v2356;
+  const uint v2358 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2359 = v1326 + v2358;
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2361 = v221 && v2360;
+  const bool v2362 = v2359 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v1336.m[1][13].thread_elements()[1];
+    const float v2365 = scale_b[v2359];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2366 = scale_a[v2357];
+    const float v2367 = v2364 * v2366;
+    const float v2368 = v2367 * v2365;
+    const bfloat v2369 = bfloat(v2368);
+    const uint v2370 = v2357 * v1;
+    const uint v2371 = v2370 + v2359;
+    out[v2371] = v2369;
+  }
+  const uint v2372 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2373 = v300 + v2372;
+  const uint v2374 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2375 = v1326 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2377 = v221 && v2376;
+  const bool v2378 = v2375 < v1;
+  const bool v2379 = v2377 && v2378;
+  if (v2379) {
+    const float v2380 = v1336.m[1][14].thread_elements()[0];
+    const float v2381 = scale_b[v2375];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2382 = scale_a[v2373];
+    const float v2383 = v2380 * v2382;
+    const float v2384 = v2383 * v2381;
+    const bfloat v2385 = bfloat(v2384);
+    const uint v2386 = v2373 * v1;
+    const uint v2387 = v2386 + v2375;
+    out[v2387] = v2385;
+  }
+  const uint v2388 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2389 = v300 + v2388;
+  const uint v2390 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2391 = v1326 + v2390;
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2393 = v221 && v2392;
+  const bool v2394 = v2391 < v1;
+  const bool v2395 = v2393 && v2394;
+  if (v2395) {
+    const float v2396 = v1336.m[1][14].thread_elements()[1];
+    const float v2397 = scale_b[v2391];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2398 = scale_a[v2389];
+    const float v2399 = v2396 * v2398;
+    const float v2400 = v2399 * v2397;
+    const bfloat v2401 = bfloat(v2400);
+    const uint v2402 = v2389 * v1;
+    const uint v2403 = v2402 + v2391;
+    out[v2403] = v2401;
+  }
+  const uint v2404 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2405 = v300 + v2404;
+  const uint v2406 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2407 = v1326 + v2406;
+  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2409 = v221 && v2408;
+  const bool v2410 = v2407 < v1;
+  const bool v2411 = v2409 && v2410;
+  if (v2411) {
+    const float v2412 = v1336.m[1][15].thread_elements()[0];
+    const float v2413 = scale_b[v2407];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2414 = scale_a[v2405];
+    const float v2415 = v2412 * v2414;
+    const float v2416 = v2415 * v2413;
+    const bfloat v2417 = bfloat(v2416);
+    const uint v2418 = v2405 * v1;
+    const uint v2419 = v2418 + v2407;
+    out[v2419] = v2417;
+  }
+  const uint v2420 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2421 = v300 + v2420;
+  const uint v2422 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2423 = v1326 + v2422;
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2425 = v221 && v2424;
+  const bool v2426 = v2423 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v1336.m[1][15].thread_elements()[1];
+    const float v2429 = scale_b[v2423];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2430 = scale_a[v2421];
+    const float v2431 = v2428 * v2430;
+    const float v2432 = v2431 * v2429;
+    const bfloat v2433 = bfloat(v2432);
+    const uint v2434 = v2421 * v1;
+    const uint v2435 = v2434 + v2423;
+    out[v2435] = v2433;
   }
 }

@@ -116,2265 +116,2265 @@ kernel void iron_gemm_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2160 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2163 = v2160 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2166 = v2160 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2167 = v2166 << 3u;
-    const uint v2168 = v24 + v2163;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2169 = v2168 < v0;
-    const uint v2174 = v2168 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2180 = v2163 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2185 = v2160 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2187 = v2185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2190 = v2185 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2191 = v2190 << 3u;
-    const uint v2192 = v24 + v2187;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2193 = v2192 < v0;
-    const uint v2198 = v2192 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2204 = v2187 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2209 = v2160 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2211 = v2209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2215 = v2214 << 3u;
-    const uint v2216 = v24 + v2211;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2217 = v2216 < v0;
-    const uint v2222 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2228 = v2211 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2233 = v2160 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2235 = v2233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2238 = v2233 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2239 = v2238 << 3u;
-    const uint v2240 = v24 + v2235;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2241 = v2240 < v0;
-    const uint v2246 = v2240 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2252 = v2235 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2257 = v2160 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2259 = v2257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2262 = v2257 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2263 = v2262 << 3u;
-    const uint v2264 = v24 + v2259;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2265 = v2264 < v0;
-    const uint v2270 = v2264 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2276 = v2259 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2281 = v2160 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2283 = v2281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2286 = v2281 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2287 = v2286 << 3u;
-    const uint v2288 = v24 + v2283;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2289 = v2288 < v0;
-    const uint v2294 = v2288 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2300 = v2283 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2305 = v2160 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2307 = v2305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2310 = v2305 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2311 = v2310 << 3u;
-    const uint v2312 = v24 + v2307;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2313 = v2312 < v0;
-    const uint v2318 = v2312 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2324 = v2307 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2329 = v2160 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2331 = v2329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2334 = v2329 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2335 = v2334 << 3u;
-    const uint v2336 = v24 + v2331;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2337 = v2336 < v0;
-    const uint v2342 = v2336 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2348 = v2331 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2362 = v28 + v2163;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2363 = v2362 < v1;
-    const uint v2368 = v2362 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2386 = v28 + v2187;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2387 = v2386 < v1;
-    const uint v2392 = v2386 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2410 = v28 + v2211;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2411 = v2410 < v1;
-    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2434 = v28 + v2235;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2435 = v2434 < v1;
-    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2458 = v28 + v2259;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2459 = v2458 < v1;
-    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2482 = v28 + v2283;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2483 = v2482 < v1;
-    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2506 = v28 + v2307;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2507 = v2506 < v1;
-    const uint v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2530 = v28 + v2331;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2531 = v2530 < v1;
-    const uint v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2552 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2558 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2161 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2164 = v2161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2167 = v2161 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2168 = v2167 << 3u;
+    const uint v2169 = v24 + v2164;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2170 = v2169 < v0;
+    const uint v2175 = v2169 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2181 = v2164 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2186 = v2161 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2188 = v2186 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2191 = v2186 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2192 = v2191 << 3u;
+    const uint v2193 = v24 + v2188;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2194 = v2193 < v0;
+    const uint v2199 = v2193 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2205 = v2188 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2210 = v2161 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2212 = v2210 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2215 = v2210 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2216 = v2215 << 3u;
+    const uint v2217 = v24 + v2212;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2218 = v2217 < v0;
+    const uint v2223 = v2217 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2229 = v2212 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2234 = v2161 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2236 = v2234 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2239 = v2234 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2240 = v2239 << 3u;
+    const uint v2241 = v24 + v2236;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2242 = v2241 < v0;
+    const uint v2247 = v2241 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2253 = v2236 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2258 = v2161 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2260 = v2258 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2263 = v2258 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2264 = v2263 << 3u;
+    const uint v2265 = v24 + v2260;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2266 = v2265 < v0;
+    const uint v2271 = v2265 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2277 = v2260 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2282 = v2161 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2284 = v2282 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2287 = v2282 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2288 = v2287 << 3u;
+    const uint v2289 = v24 + v2284;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2290 = v2289 < v0;
+    const uint v2295 = v2289 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2301 = v2284 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2306 = v2161 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2308 = v2306 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2311 = v2306 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2312 = v2311 << 3u;
+    const uint v2313 = v24 + v2308;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2314 = v2313 < v0;
+    const uint v2319 = v2313 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2325 = v2308 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2330 = v2161 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2332 = v2330 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2335 = v2330 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2336 = v2335 << 3u;
+    const uint v2337 = v24 + v2332;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2338 = v2337 < v0;
+    const uint v2343 = v2337 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2349 = v2332 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2363 = v28 + v2164;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2364 = v2363 < v1;
+    const uint v2369 = v2363 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2387 = v28 + v2188;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2388 = v2387 < v1;
+    const uint v2393 = v2387 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2411 = v28 + v2212;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2412 = v2411 < v1;
+    const uint v2417 = v2411 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2435 = v28 + v2236;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2436 = v2435 < v1;
+    const uint v2441 = v2435 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2459 = v28 + v2260;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2460 = v2459 < v1;
+    const uint v2465 = v2459 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2483 = v28 + v2284;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2484 = v2483 < v1;
+    const uint v2489 = v2483 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2507 = v28 + v2308;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2508 = v2507 < v1;
+    const uint v2513 = v2507 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2531 = v28 + v2332;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2532 = v2531 < v1;
+    const uint v2537 = v2531 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2553 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2559 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2152 = 0u; v2152 < v2; v2152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2154 = v2152 >> 6u;
-      const uint v2156 = v2154 % 1u;
+    for (uint v2153 = 0u; v2153 < v2; v2153 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2155 = v2153 >> 6u;
+      const uint v2157 = v2155 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2158 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2170 = v2152 + v2167;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2171 = v2170 < v2;
-      const bool v2172 = v2169 && v2171;
-      const uint v2176 = v2174 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2177 = v2176 + v2167;
-      const uint v2178 = v2172 ? v2177 : 0u;
-      const uint v2181 = v2158 + v2180;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2182 = v2181 + v2167;
+      const uint v2159 = v2157 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2171 = v2153 + v2168;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2172 = v2171 < v2;
+      const bool v2173 = v2170 && v2172;
+      const uint v2177 = v2175 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2178 = v2177 + v2168;
+      const uint v2179 = v2173 ? v2178 : 0u;
+      const uint v2182 = v2159 + v2181;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2183 = v2182 + v2168;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2182 + e] = v2172 ? a[v2178 + e] : bfloat(0);
+        shm0[v2183 + e] = v2173 ? a[v2179 + e] : bfloat(0);
       }
-      const uint v2194 = v2152 + v2191;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2195 = v2194 < v2;
-      const bool v2196 = v2193 && v2195;
-      const uint v2200 = v2198 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2201 = v2200 + v2191;
-      const uint v2202 = v2196 ? v2201 : 0u;
-      const uint v2205 = v2158 + v2204;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2206 = v2205 + v2191;
+      const uint v2195 = v2153 + v2192;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2196 = v2195 < v2;
+      const bool v2197 = v2194 && v2196;
+      const uint v2201 = v2199 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2202 = v2201 + v2192;
+      const uint v2203 = v2197 ? v2202 : 0u;
+      const uint v2206 = v2159 + v2205;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2207 = v2206 + v2192;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2206 + e] = v2196 ? a[v2202 + e] : bfloat(0);
+        shm0[v2207 + e] = v2197 ? a[v2203 + e] : bfloat(0);
       }
-      const uint v2218 = v2152 + v2215;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2219 = v2218 < v2;
-      const bool v2220 = v2217 && v2219;
-      const uint v2224 = v2222 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2225 = v2224 + v2215;
-      const uint v2226 = v2220 ? v2225 : 0u;
-      const uint v2229 = v2158 + v2228;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2230 = v2229 + v2215;
+      const uint v2219 = v2153 + v2216;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2220 = v2219 < v2;
+      const bool v2221 = v2218 && v2220;
+      const uint v2225 = v2223 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2226 = v2225 + v2216;
+      const uint v2227 = v2221 ? v2226 : 0u;
+      const uint v2230 = v2159 + v2229;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2231 = v2230 + v2216;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2230 + e] = v2220 ? a[v2226 + e] : bfloat(0);
+        shm0[v2231 + e] = v2221 ? a[v2227 + e] : bfloat(0);
       }
-      const uint v2242 = v2152 + v2239;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2243 = v2242 < v2;
-      const bool v2244 = v2241 && v2243;
-      const uint v2248 = v2246 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2249 = v2248 + v2239;
-      const uint v2250 = v2244 ? v2249 : 0u;
-      const uint v2253 = v2158 + v2252;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2254 = v2253 + v2239;
+      const uint v2243 = v2153 + v2240;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2244 = v2243 < v2;
+      const bool v2245 = v2242 && v2244;
+      const uint v2249 = v2247 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2250 = v2249 + v2240;
+      const uint v2251 = v2245 ? v2250 : 0u;
+      const uint v2254 = v2159 + v2253;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2255 = v2254 + v2240;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2254 + e] = v2244 ? a[v2250 + e] : bfloat(0);
+        shm0[v2255 + e] = v2245 ? a[v2251 + e] : bfloat(0);
       }
-      const uint v2266 = v2152 + v2263;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2267 = v2266 < v2;
-      const bool v2268 = v2265 && v2267;
-      const uint v2272 = v2270 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2273 = v2272 + v2263;
-      const uint v2274 = v2268 ? v2273 : 0u;
-      const uint v2277 = v2158 + v2276;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2278 = v2277 + v2263;
+      const uint v2267 = v2153 + v2264;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2268 = v2267 < v2;
+      const bool v2269 = v2266 && v2268;
+      const uint v2273 = v2271 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2274 = v2273 + v2264;
+      const uint v2275 = v2269 ? v2274 : 0u;
+      const uint v2278 = v2159 + v2277;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2279 = v2278 + v2264;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2278 + e] = v2268 ? a[v2274 + e] : bfloat(0);
+        shm0[v2279 + e] = v2269 ? a[v2275 + e] : bfloat(0);
       }
-      const uint v2290 = v2152 + v2287;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2291 = v2290 < v2;
-      const bool v2292 = v2289 && v2291;
-      const uint v2296 = v2294 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2297 = v2296 + v2287;
-      const uint v2298 = v2292 ? v2297 : 0u;
-      const uint v2301 = v2158 + v2300;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2302 = v2301 + v2287;
+      const uint v2291 = v2153 + v2288;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2292 = v2291 < v2;
+      const bool v2293 = v2290 && v2292;
+      const uint v2297 = v2295 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2298 = v2297 + v2288;
+      const uint v2299 = v2293 ? v2298 : 0u;
+      const uint v2302 = v2159 + v2301;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2303 = v2302 + v2288;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2302 + e] = v2292 ? a[v2298 + e] : bfloat(0);
+        shm0[v2303 + e] = v2293 ? a[v2299 + e] : bfloat(0);
       }
-      const uint v2314 = v2152 + v2311;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2315 = v2314 < v2;
-      const bool v2316 = v2313 && v2315;
-      const uint v2320 = v2318 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2321 = v2320 + v2311;
-      const uint v2322 = v2316 ? v2321 : 0u;
-      const uint v2325 = v2158 + v2324;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2326 = v2325 + v2311;
+      const uint v2315 = v2153 + v2312;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2316 = v2315 < v2;
+      const bool v2317 = v2314 && v2316;
+      const uint v2321 = v2319 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2322 = v2321 + v2312;
+      const uint v2323 = v2317 ? v2322 : 0u;
+      const uint v2326 = v2159 + v2325;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2327 = v2326 + v2312;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2326 + e] = v2316 ? a[v2322 + e] : bfloat(0);
+        shm0[v2327 + e] = v2317 ? a[v2323 + e] : bfloat(0);
       }
-      const uint v2338 = v2152 + v2335;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2339 = v2338 < v2;
-      const bool v2340 = v2337 && v2339;
-      const uint v2344 = v2342 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2345 = v2344 + v2335;
-      const uint v2346 = v2340 ? v2345 : 0u;
-      const uint v2349 = v2158 + v2348;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2350 = v2349 + v2335;
+      const uint v2339 = v2153 + v2336;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2340 = v2339 < v2;
+      const bool v2341 = v2338 && v2340;
+      const uint v2345 = v2343 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2346 = v2345 + v2336;
+      const uint v2347 = v2341 ? v2346 : 0u;
+      const uint v2350 = v2159 + v2349;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2351 = v2350 + v2336;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2350 + e] = v2340 ? a[v2346 + e] : bfloat(0);
+        shm0[v2351 + e] = v2341 ? a[v2347 + e] : bfloat(0);
       }
-      const bool v2366 = v2363 && v2171;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2370 = v2368 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2371 = v2370 + v2167;
-      const uint v2372 = v2366 ? v2371 : 0u;
+      const bool v2367 = v2364 && v2172;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2371 = v2369 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2372 = v2371 + v2168;
+      const uint v2373 = v2367 ? v2372 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2182 + e] = v2366 ? b[v2372 + e] : bfloat(0);
+        shm1[v2183 + e] = v2367 ? b[v2373 + e] : bfloat(0);
       }
-      const bool v2390 = v2387 && v2195;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2394 = v2392 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2395 = v2394 + v2191;
-      const uint v2396 = v2390 ? v2395 : 0u;
+      const bool v2391 = v2388 && v2196;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2395 = v2393 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2396 = v2395 + v2192;
+      const uint v2397 = v2391 ? v2396 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2206 + e] = v2390 ? b[v2396 + e] : bfloat(0);
+        shm1[v2207 + e] = v2391 ? b[v2397 + e] : bfloat(0);
       }
-      const bool v2414 = v2411 && v2219;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2418 = v2416 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2419 = v2418 + v2215;
-      const uint v2420 = v2414 ? v2419 : 0u;
+      const bool v2415 = v2412 && v2220;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2419 = v2417 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2420 = v2419 + v2216;
+      const uint v2421 = v2415 ? v2420 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2230 + e] = v2414 ? b[v2420 + e] : bfloat(0);
+        shm1[v2231 + e] = v2415 ? b[v2421 + e] : bfloat(0);
       }
-      const bool v2438 = v2435 && v2243;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2442 = v2440 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2443 = v2442 + v2239;
-      const uint v2444 = v2438 ? v2443 : 0u;
+      const bool v2439 = v2436 && v2244;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2443 = v2441 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2444 = v2443 + v2240;
+      const uint v2445 = v2439 ? v2444 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2254 + e] = v2438 ? b[v2444 + e] : bfloat(0);
+        shm1[v2255 + e] = v2439 ? b[v2445 + e] : bfloat(0);
       }
-      const bool v2462 = v2459 && v2267;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2466 = v2464 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2467 = v2466 + v2263;
-      const uint v2468 = v2462 ? v2467 : 0u;
+      const bool v2463 = v2460 && v2268;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2467 = v2465 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2468 = v2467 + v2264;
+      const uint v2469 = v2463 ? v2468 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2278 + e] = v2462 ? b[v2468 + e] : bfloat(0);
+        shm1[v2279 + e] = v2463 ? b[v2469 + e] : bfloat(0);
       }
-      const bool v2486 = v2483 && v2291;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2490 = v2488 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2491 = v2490 + v2287;
-      const uint v2492 = v2486 ? v2491 : 0u;
+      const bool v2487 = v2484 && v2292;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2491 = v2489 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2492 = v2491 + v2288;
+      const uint v2493 = v2487 ? v2492 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2302 + e] = v2486 ? b[v2492 + e] : bfloat(0);
+        shm1[v2303 + e] = v2487 ? b[v2493 + e] : bfloat(0);
       }
-      const bool v2510 = v2507 && v2315;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2514 = v2512 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2515 = v2514 + v2311;
-      const uint v2516 = v2510 ? v2515 : 0u;
+      const bool v2511 = v2508 && v2316;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2515 = v2513 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2516 = v2515 + v2312;
+      const uint v2517 = v2511 ? v2516 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2326 + e] = v2510 ? b[v2516 + e] : bfloat(0);
+        shm1[v2327 + e] = v2511 ? b[v2517 + e] : bfloat(0);
       }
-      const bool v2534 = v2531 && v2339;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2538 = v2536 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2539 = v2538 + v2335;
-      const uint v2540 = v2534 ? v2539 : 0u;
+      const bool v2535 = v2532 && v2340;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2539 = v2537 + v2153;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2540 = v2539 + v2336;
+      const uint v2541 = v2535 ? v2540 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2350 + e] = v2534 ? b[v2540 + e] : bfloat(0);
+        shm1[v2351 + e] = v2535 ? b[v2541 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2553 = v2158 + v2552;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2553), long(64u));
-      const uint v2559 = v2158 + v2558;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2559), long(64u));
+      const uint v2554 = v2159 + v2553;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2554), long(64u));
+      const uint v2560 = v2159 + v2559;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2560), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2566 = v2553 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2566), long(64u));
-      const uint v2572 = v2559 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2572), long(64u));
+      const uint v2567 = v2554 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2567), long(64u));
+      const uint v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2573), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2578 = v2553 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2578), long(64u));
-      const uint v2584 = v2559 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2584), long(64u));
+      const uint v2579 = v2554 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2579), long(64u));
+      const uint v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2585), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2590 = v2553 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2590), long(64u));
-      const uint v2596 = v2559 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2596), long(64u));
+      const uint v2591 = v2554 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2591), long(64u));
+      const uint v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2597), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v514 = iron_tid.x;
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v521 = v520 < v0;
-        const uint v522 = v511 + v519;
-        const bool v523 = v522 < v2;
-        const bool v524 = v521 && v523;
-        if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v528 = v526 + v511;
-          const uint v529 = v528 + v519;
-          const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v533 = v532 + v519;
-          shm0[v533] = v530;
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v521 = v24 + v518;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v522 = v521 < v0;
+        const uint v523 = v512 + v520;
+        const bool v524 = v523 < v2;
+        const bool v525 = v522 && v524;
+        if (v525) {
+          const uint v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v529 = v527 + v512;
+          const uint v530 = v529 + v520;
+          const bfloat v531 = a[v530];
+          const uint v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v534 = v533 + v520;
+          shm0[v534] = v531;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v536 = v535 + v519;
-          shm0[v536] = bfloat(0.0f);
+          const uint v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v537 = v536 + v520;
+          shm0[v537] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v547 = v546 < v1;
-        const uint v548 = v511 + v545;
-        const bool v549 = v548 < v2;
-        const bool v550 = v547 && v549;
-        if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v554 = v552 + v511;
-          const uint v555 = v554 + v545;
-          const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v559 = v558 + v545;
-          shm1[v559] = v556;
+      for (uint v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v547 = v28 + v544;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v548 = v547 < v1;
+        const uint v549 = v512 + v546;
+        const bool v550 = v549 < v2;
+        const bool v551 = v548 && v550;
+        if (v551) {
+          const uint v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v555 = v553 + v512;
+          const uint v556 = v555 + v546;
+          const bfloat v557 = b[v556];
+          const uint v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v560 = v559 + v546;
+          shm1[v560] = v557;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v562 = v561 + v545;
-          shm1[v562] = bfloat(0.0f);
+          const uint v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v563 = v562 + v546;
+          shm1[v563] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.m[0][0].thread_elements()[0];
-    const float v624 = v623 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v625 = bfloat(v624);
-    const uint v626 = v617 * v1;
-    const uint v627 = v626 + v619;
-    out[v627] = v625;
-  }
-  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v629 = v615 + v628;
-  const uint v630 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v631 = v614 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.m[0][0].thread_elements()[1];
-    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v637 = bfloat(v636);
-    const uint v638 = v629 * v1;
-    const uint v639 = v638 + v631;
-    out[v639] = v637;
-  }
-  const uint v640 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v641 = v615 + v640;
-  const uint v642 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v643 = v614 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v645 = v643 < v1;
-  const bool v646 = v644 && v645;
-  if (v646) {
-    const float v647 = v39.m[0][1].thread_elements()[0];
-    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v649 = bfloat(v648);
-    const uint v650 = v641 * v1;
-    const uint v651 = v650 + v643;
-    out[v651] = v649;
-  }
-  const uint v652 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v653 = v615 + v652;
-  const uint v654 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v655 = v614 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v657 = v655 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v39.m[0][1].thread_elements()[1];
-    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v661 = bfloat(v660);
-    const uint v662 = v653 * v1;
-    const uint v663 = v662 + v655;
-    out[v663] = v661;
-  }
-  const uint v664 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v665 = v615 + v664;
-  const uint v666 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v667 = v614 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.m[0][2].thread_elements()[0];
-    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v673 = bfloat(v672);
-    const uint v674 = v665 * v1;
-    const uint v675 = v674 + v667;
-    out[v675] = v673;
-  }
-  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v677 = v615 + v676;
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v679 = v614 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v681 = v679 < v1;
-  const bool v682 = v680 && v681;
-  if (v682) {
-    const float v683 = v39.m[0][2].thread_elements()[1];
-    const float v684 = v683 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v685 = bfloat(v684);
-    const uint v686 = v677 * v1;
-    const uint v687 = v686 + v679;
-    out[v687] = v685;
-  }
-  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v689 = v615 + v688;
-  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v691 = v614 + v690;
-  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v693 = v691 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v39.m[0][3].thread_elements()[0];
-    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v697 = bfloat(v696);
-    const uint v698 = v689 * v1;
-    const uint v699 = v698 + v691;
-    out[v699] = v697;
-  }
-  const uint v700 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v701 = v615 + v700;
-  const uint v702 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v705 = v703 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v39.m[0][3].thread_elements()[1];
-    const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v709 = bfloat(v708);
-    const uint v710 = v701 * v1;
-    const uint v711 = v710 + v703;
-    out[v711] = v709;
-  }
-  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v713 = v615 + v712;
-  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v715 = v614 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.m[0][4].thread_elements()[0];
-    const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v721 = bfloat(v720);
-    const uint v722 = v713 * v1;
-    const uint v723 = v722 + v715;
-    out[v723] = v721;
-  }
-  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v725 = v615 + v724;
-  const uint v726 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v727 = v614 + v726;
-  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v729 = v727 < v1;
-  const bool v730 = v728 && v729;
-  if (v730) {
-    const float v731 = v39.m[0][4].thread_elements()[1];
-    const float v732 = v731 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v733 = bfloat(v732);
-    const uint v734 = v725 * v1;
-    const uint v735 = v734 + v727;
-    out[v735] = v733;
-  }
-  const uint v736 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v737 = v615 + v736;
-  const uint v738 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v739 = v614 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v741 = v739 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v39.m[0][5].thread_elements()[0];
-    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v745 = bfloat(v744);
-    const uint v746 = v737 * v1;
-    const uint v747 = v746 + v739;
-    out[v747] = v745;
-  }
-  const uint v748 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v749 = v615 + v748;
-  const uint v750 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v751 = v614 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v753 = v751 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v39.m[0][5].thread_elements()[1];
-    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v757 = bfloat(v756);
-    const uint v758 = v749 * v1;
-    const uint v759 = v758 + v751;
-    out[v759] = v757;
-  }
-  const uint v760 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v761 = v615 + v760;
-  const uint v762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v763 = v614 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.m[0][6].thread_elements()[0];
-    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v769 = bfloat(v768);
-    const uint v770 = v761 * v1;
-    const uint v771 = v770 + v763;
-    out[v771] = v769;
-  }
-  const uint v772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v773 = v615 + v772;
-  const uint v774 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v775 = v614 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v777 = v775 < v1;
-  const bool v778 = v776 && v777;
-  if (v778) {
-    const float v779 = v39.m[0][6].thread_elements()[1];
-    const float v780 = v779 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v781 = bfloat(v780);
-    const uint v782 = v773 * v1;
-    const uint v783 = v782 + v775;
-    out[v783] = v781;
-  }
-  const uint v784 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v785 = v615 + v784;
-  const uint v786 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v789 = v787 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v39.m[0][7].thread_elements()[0];
-    const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v793 = bfloat(v792);
-    const uint v794 = v785 * v1;
-    const uint v795 = v794 + v787;
-    out[v795] = v793;
-  }
-  const uint v796 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v797 = v615 + v796;
-  const uint v798 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v799 = v614 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.m[0][7].thread_elements()[1];
-    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v805 = bfloat(v804);
-    const uint v806 = v797 * v1;
-    const uint v807 = v806 + v799;
-    out[v807] = v805;
-  }
-  const uint v808 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v809 = v615 + v808;
-  const uint v810 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v811 = v614 + v810;
-  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.m[1][0].thread_elements()[0];
-    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v817 = bfloat(v816);
-    const uint v818 = v809 * v1;
-    const uint v819 = v818 + v811;
-    out[v819] = v817;
-  }
-  const uint v820 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v821 = v615 + v820;
-  const uint v822 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v823 = v614 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v825 = v823 < v1;
-  const bool v826 = v824 && v825;
-  if (v826) {
-    const float v827 = v39.m[1][0].thread_elements()[1];
-    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v829 = bfloat(v828);
-    const uint v830 = v821 * v1;
-    const uint v831 = v830 + v823;
-    out[v831] = v829;
-  }
-  const uint v832 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v833 = v615 + v832;
-  const uint v834 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v835 = v614 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v837 = v835 < v1;
-  const bool v838 = v836 && v837;
-  if (v838) {
-    const float v839 = v39.m[1][1].thread_elements()[0];
-    const float v840 = v839 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v841 = bfloat(v840);
-    const uint v842 = v833 * v1;
-    const uint v843 = v842 + v835;
-    out[v843] = v841;
-  }
-  const uint v844 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v845 = v615 + v844;
-  const uint v846 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v847 = v614 + v846;
-  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v849 = v847 < v1;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v39.m[1][1].thread_elements()[1];
-    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v853 = bfloat(v852);
-    const uint v854 = v845 * v1;
-    const uint v855 = v854 + v847;
-    out[v855] = v853;
-  }
-  const uint v856 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v857 = v615 + v856;
-  const uint v858 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v859 = v614 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.m[1][2].thread_elements()[0];
-    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v865 = bfloat(v864);
-    const uint v866 = v857 * v1;
-    const uint v867 = v866 + v859;
-    out[v867] = v865;
-  }
-  const uint v868 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v869 = v615 + v868;
-  const uint v870 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v873 = v871 < v1;
-  const bool v874 = v872 && v873;
-  if (v874) {
-    const float v875 = v39.m[1][2].thread_elements()[1];
-    const float v876 = v875 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v877 = bfloat(v876);
-    const uint v878 = v869 * v1;
-    const uint v879 = v878 + v871;
-    out[v879] = v877;
-  }
-  const uint v880 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v881 = v615 + v880;
-  const uint v882 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v883 = v614 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.m[1][3].thread_elements()[0];
-    const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v889 = bfloat(v888);
-    const uint v890 = v881 * v1;
-    const uint v891 = v890 + v883;
-    out[v891] = v889;
-  }
-  const uint v892 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v893 = v615 + v892;
-  const uint v894 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v895 = v614 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v897 = v895 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v39.m[1][3].thread_elements()[1];
-    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v901 = bfloat(v900);
-    const uint v902 = v893 * v1;
-    const uint v903 = v902 + v895;
-    out[v903] = v901;
-  }
-  const uint v904 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v905 = v615 + v904;
-  const uint v906 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v907 = v614 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.m[1][4].thread_elements()[0];
-    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v913 = bfloat(v912);
-    const uint v914 = v905 * v1;
-    const uint v915 = v914 + v907;
-    out[v915] = v913;
-  }
-  const uint v916 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v917 = v615 + v916;
-  const uint v918 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v919 = v614 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v921 = v919 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v39.m[1][4].thread_elements()[1];
-    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v925 = bfloat(v924);
-    const uint v926 = v917 * v1;
-    const uint v927 = v926 + v919;
-    out[v927] = v925;
-  }
-  const uint v928 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v929 = v615 + v928;
-  const uint v930 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v931 = v614 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v933 = v931 < v1;
-  const bool v934 = v932 && v933;
-  if (v934) {
-    const float v935 = v39.m[1][5].thread_elements()[0];
-    const float v936 = v935 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v937 = bfloat(v936);
-    const uint v938 = v929 * v1;
-    const uint v939 = v938 + v931;
-    out[v939] = v937;
-  }
-  const uint v940 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v941 = v615 + v940;
-  const uint v942 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v943 = v614 + v942;
-  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v945 = v943 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v39.m[1][5].thread_elements()[1];
-    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v949 = bfloat(v948);
-    const uint v950 = v941 * v1;
-    const uint v951 = v950 + v943;
-    out[v951] = v949;
-  }
-  const uint v952 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v953 = v615 + v952;
-  const uint v954 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.m[1][6].thread_elements()[0];
-    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v961 = bfloat(v960);
-    const uint v962 = v953 * v1;
-    const uint v963 = v962 + v955;
-    out[v963] = v961;
-  }
-  const uint v964 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v965 = v615 + v964;
-  const uint v966 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v967 = v614 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.m[1][6].thread_elements()[1];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v973 = bfloat(v972);
-    const uint v974 = v965 * v1;
-    const uint v975 = v974 + v967;
-    out[v975] = v973;
-  }
-  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v977 = v615 + v976;
-  const uint v978 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v979 = v614 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v981 = v979 < v1;
-  const bool v982 = v980 && v981;
-  if (v982) {
-    const float v983 = v39.m[1][7].thread_elements()[0];
-    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v985 = bfloat(v984);
-    const uint v986 = v977 * v1;
-    const uint v987 = v986 + v979;
-    out[v987] = v985;
-  }
-  const uint v988 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v989 = v615 + v988;
-  const uint v990 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v991 = v614 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v993 = v991 < v1;
-  const bool v994 = v992 && v993;
-  if (v994) {
-    const float v995 = v39.m[1][7].thread_elements()[1];
-    const float v996 = v995 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v997 = bfloat(v996);
-    const uint v998 = v989 * v1;
-    const uint v999 = v998 + v991;
-    out[v999] = v997;
-  }
-  const uint v1000 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1001 = v615 + v1000;
-  const uint v1002 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1003 = v614 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.m[2][0].thread_elements()[0];
-    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1009 = bfloat(v1008);
-    const uint v1010 = v1001 * v1;
-    const uint v1011 = v1010 + v1003;
-    out[v1011] = v1009;
-  }
-  const uint v1012 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1013 = v615 + v1012;
-  const uint v1014 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1015 = v614 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1017 = v1015 < v1;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v39.m[2][0].thread_elements()[1];
-    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1021 = bfloat(v1020);
-    const uint v1022 = v1013 * v1;
-    const uint v1023 = v1022 + v1015;
-    out[v1023] = v1021;
-  }
-  const uint v1024 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1025 = v615 + v1024;
-  const uint v1026 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1027 = v614 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1029 = v1027 < v1;
-  const bool v1030 = v1028 && v1029;
-  if (v1030) {
-    const float v1031 = v39.m[2][1].thread_elements()[0];
-    const float v1032 = v1031 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1033 = bfloat(v1032);
-    const uint v1034 = v1025 * v1;
-    const uint v1035 = v1034 + v1027;
-    out[v1035] = v1033;
-  }
-  const uint v1036 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1037 = v615 + v1036;
-  const uint v1038 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v39.m[2][1].thread_elements()[1];
-    const float v1044 = v1043 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1045 = bfloat(v1044);
-    const uint v1046 = v1037 * v1;
-    const uint v1047 = v1046 + v1039;
-    out[v1047] = v1045;
-  }
-  const uint v1048 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1049 = v615 + v1048;
-  const uint v1050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1051 = v614 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.m[2][2].thread_elements()[0];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1057 = bfloat(v1056);
-    const uint v1058 = v1049 * v1;
-    const uint v1059 = v1058 + v1051;
-    out[v1059] = v1057;
-  }
-  const uint v1060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1061 = v615 + v1060;
-  const uint v1062 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1063 = v614 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1065 = v1063 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v39.m[2][2].thread_elements()[1];
-    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1069 = bfloat(v1068);
-    const uint v1070 = v1061 * v1;
-    const uint v1071 = v1070 + v1063;
-    out[v1071] = v1069;
-  }
-  const uint v1072 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1073 = v615 + v1072;
-  const uint v1074 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1075 = v614 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1077 = v1075 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v39.m[2][3].thread_elements()[0];
-    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1081 = bfloat(v1080);
-    const uint v1082 = v1073 * v1;
-    const uint v1083 = v1082 + v1075;
-    out[v1083] = v1081;
-  }
-  const uint v1084 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1085 = v615 + v1084;
-  const uint v1086 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1087 = v614 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1089 = v1087 < v1;
-  const bool v1090 = v1088 && v1089;
-  if (v1090) {
-    const float v1091 = v39.m[2][3].thread_elements()[1];
-    const float v1092 = v1091 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1093 = bfloat(v1092);
-    const uint v1094 = v1085 * v1;
-    const uint v1095 = v1094 + v1087;
-    out[v1095] = v1093;
-  }
-  const uint v1096 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1097 = v615 + v1096;
-  const uint v1098 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1099 = v614 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.m[2][4].thread_elements()[0];
-    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1105 = bfloat(v1104);
-    const uint v1106 = v1097 * v1;
-    const uint v1107 = v1106 + v1099;
-    out[v1107] = v1105;
-  }
-  const uint v1108 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1109 = v615 + v1108;
-  const uint v1110 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1111 = v614 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1113 = v1111 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v39.m[2][4].thread_elements()[1];
-    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1117 = bfloat(v1116);
-    const uint v1118 = v1109 * v1;
-    const uint v1119 = v1118 + v1111;
-    out[v1119] = v1117;
-  }
-  const uint v1120 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1121 = v615 + v1120;
-  const uint v1122 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1125 = v1123 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v39.m[2][5].thread_elements()[0];
-    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1129 = bfloat(v1128);
-    const uint v1130 = v1121 * v1;
-    const uint v1131 = v1130 + v1123;
-    out[v1131] = v1129;
-  }
-  const uint v1132 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1133 = v615 + v1132;
-  const uint v1134 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1135 = v614 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.m[2][5].thread_elements()[1];
-    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1141 = bfloat(v1140);
-    const uint v1142 = v1133 * v1;
-    const uint v1143 = v1142 + v1135;
-    out[v1143] = v1141;
-  }
-  const uint v1144 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1145 = v615 + v1144;
-  const uint v1146 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1147 = v614 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.m[2][6].thread_elements()[0];
-    const float v1152 = v1151 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1153 = bfloat(v1152);
-    const uint v1154 = v1145 * v1;
-    const uint v1155 = v1154 + v1147;
-    out[v1155] = v1153;
-  }
-  const uint v1156 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1157 = v615 + v1156;
-  const uint v1158 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1159 = v614 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1161 = v1159 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v39.m[2][6].thread_elements()[1];
-    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1165 = bfloat(v1164);
-    const uint v1166 = v1157 * v1;
-    const uint v1167 = v1166 + v1159;
-    out[v1167] = v1165;
-  }
-  const uint v1168 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1169 = v615 + v1168;
-  const uint v1170 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1171 = v614 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1173 = v1171 < v1;
-  const bool v1174 = v1172 && v1173;
-  if (v1174) {
-    const float v1175 = v39.m[2][7].thread_elements()[0];
-    const float v1176 = v1175 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1177 = bfloat(v1176);
-    const uint v1178 = v1169 * v1;
-    const uint v1179 = v1178 + v1171;
-    out[v1179] = v1177;
-  }
-  const uint v1180 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1181 = v615 + v1180;
-  const uint v1182 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1183 = v614 + v1182;
-  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1185 = v1183 < v1;
-  const bool v1186 = v1184 && v1185;
-  if (v1186) {
-    const float v1187 = v39.m[2][7].thread_elements()[1];
-    const float v1188 = v1187 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1189 = bfloat(v1188);
-    const uint v1190 = v1181 * v1;
-    const uint v1191 = v1190 + v1183;
-    out[v1191] = v1189;
-  }
-  const uint v1192 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1193 = v615 + v1192;
-  const uint v1194 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1195 = v614 + v1194;
-  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.m[3][0].thread_elements()[0];
-    const float v1200 = v1199 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1201 = bfloat(v1200);
-    const uint v1202 = v1193 * v1;
-    const uint v1203 = v1202 + v1195;
-    out[v1203] = v1201;
-  }
-  const uint v1204 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1205 = v615 + v1204;
-  const uint v1206 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1209 = v1207 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v39.m[3][0].thread_elements()[1];
-    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1213 = bfloat(v1212);
-    const uint v1214 = v1205 * v1;
-    const uint v1215 = v1214 + v1207;
-    out[v1215] = v1213;
-  }
-  const uint v1216 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1217 = v615 + v1216;
-  const uint v1218 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1219 = v614 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.m[3][1].thread_elements()[0];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1225 = bfloat(v1224);
-    const uint v1226 = v1217 * v1;
-    const uint v1227 = v1226 + v1219;
-    out[v1227] = v1225;
-  }
-  const uint v1228 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1229 = v615 + v1228;
-  const uint v1230 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1231 = v614 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1233 = v1231 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v39.m[3][1].thread_elements()[1];
-    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1237 = bfloat(v1236);
-    const uint v1238 = v1229 * v1;
-    const uint v1239 = v1238 + v1231;
-    out[v1239] = v1237;
-  }
-  const uint v1240 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1241 = v615 + v1240;
-  const uint v1242 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1243 = v614 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.m[3][2].thread_elements()[0];
-    const float v1248 = v1247 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1249 = bfloat(v1248);
-    const uint v1250 = v1241 * v1;
-    const uint v1251 = v1250 + v1243;
-    out[v1251] = v1249;
-  }
-  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1253 = v615 + v1252;
-  const uint v1254 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1255 = v614 + v1254;
-  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1257 = v1255 < v1;
-  const bool v1258 = v1256 && v1257;
-  if (v1258) {
-    const float v1259 = v39.m[3][2].thread_elements()[1];
-    const float v1260 = v1259 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1261 = bfloat(v1260);
-    const uint v1262 = v1253 * v1;
-    const uint v1263 = v1262 + v1255;
-    out[v1263] = v1261;
-  }
-  const uint v1264 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1265 = v615 + v1264;
-  const uint v1266 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1267 = v614 + v1266;
-  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1269 = v1267 < v1;
-  const bool v1270 = v1268 && v1269;
-  if (v1270) {
-    const float v1271 = v39.m[3][3].thread_elements()[0];
-    const float v1272 = v1271 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1273 = bfloat(v1272);
-    const uint v1274 = v1265 * v1;
-    const uint v1275 = v1274 + v1267;
-    out[v1275] = v1273;
-  }
-  const uint v1276 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1277 = v615 + v1276;
-  const uint v1278 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1279 = v614 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1281 = v1279 < v1;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v39.m[3][3].thread_elements()[1];
-    const float v1284 = v1283 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1285 = bfloat(v1284);
-    const uint v1286 = v1277 * v1;
-    const uint v1287 = v1286 + v1279;
-    out[v1287] = v1285;
-  }
-  const uint v1288 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1289 = v615 + v1288;
-  const uint v1290 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.m[3][4].thread_elements()[0];
-    const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1297 = bfloat(v1296);
-    const uint v1298 = v1289 * v1;
-    const uint v1299 = v1298 + v1291;
-    out[v1299] = v1297;
-  }
-  const uint v1300 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1301 = v615 + v1300;
-  const uint v1302 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1303 = v614 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.m[3][4].thread_elements()[1];
-    const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1309 = bfloat(v1308);
-    const uint v1310 = v1301 * v1;
-    const uint v1311 = v1310 + v1303;
-    out[v1311] = v1309;
-  }
-  const uint v1312 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1313 = v615 + v1312;
-  const uint v1314 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1315 = v614 + v1314;
-  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1317 = v1315 < v1;
-  const bool v1318 = v1316 && v1317;
-  if (v1318) {
-    const float v1319 = v39.m[3][5].thread_elements()[0];
-    const float v1320 = v1319 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1321 = bfloat(v1320);
-    const uint v1322 = v1313 * v1;
-    const uint v1323 = v1322 + v1315;
-    out[v1323] = v1321;
-  }
-  const uint v1324 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1325 = v615 + v1324;
-  const uint v1326 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1327 = v614 + v1326;
-  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1329 = v1327 < v1;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v39.m[3][5].thread_elements()[1];
-    const float v1332 = v1331 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1333 = bfloat(v1332);
-    const uint v1334 = v1325 * v1;
-    const uint v1335 = v1334 + v1327;
-    out[v1335] = v1333;
-  }
-  const uint v1336 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1337 = v615 + v1336;
-  const uint v1338 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1339 = v614 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.m[3][6].thread_elements()[0];
-    const float v1344 = v1343 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1345 = bfloat(v1344);
-    const uint v1346 = v1337 * v1;
-    const uint v1347 = v1346 + v1339;
-    out[v1347] = v1345;
-  }
-  const uint v1348 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1349 = v615 + v1348;
-  const uint v1350 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1351 = v614 + v1350;
-  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1353 = v1351 < v1;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v39.m[3][6].thread_elements()[1];
-    const float v1356 = v1355 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1357 = bfloat(v1356);
-    const uint v1358 = v1349 * v1;
-    const uint v1359 = v1358 + v1351;
-    out[v1359] = v1357;
-  }
-  const uint v1360 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1361 = v615 + v1360;
-  const uint v1362 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1363 = v614 + v1362;
-  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1365 = v1363 < v1;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v39.m[3][7].thread_elements()[0];
-    const float v1368 = v1367 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1369 = bfloat(v1368);
-    const uint v1370 = v1361 * v1;
-    const uint v1371 = v1370 + v1363;
-    out[v1371] = v1369;
-  }
-  const uint v1372 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1373 = v615 + v1372;
-  const uint v1374 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1377 = v1375 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v39.m[3][7].thread_elements()[1];
-    const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1381 = bfloat(v1380);
-    const uint v1382 = v1373 * v1;
-    const uint v1383 = v1382 + v1375;
-    out[v1383] = v1381;
-  }
-  const uint v1384 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1385 = v615 + v1384;
-  const uint v1386 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1387 = v614 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.m[4][0].thread_elements()[0];
-    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1393 = bfloat(v1392);
-    const uint v1394 = v1385 * v1;
-    const uint v1395 = v1394 + v1387;
-    out[v1395] = v1393;
-  }
-  const uint v1396 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1397 = v615 + v1396;
-  const uint v1398 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1399 = v614 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1401 = v1399 < v1;
-  const bool v1402 = v1400 && v1401;
-  if (v1402) {
-    const float v1403 = v39.m[4][0].thread_elements()[1];
-    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1405 = bfloat(v1404);
-    const uint v1406 = v1397 * v1;
-    const uint v1407 = v1406 + v1399;
-    out[v1407] = v1405;
-  }
-  const uint v1408 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1409 = v615 + v1408;
-  const uint v1410 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1411 = v614 + v1410;
-  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1413 = v1411 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v39.m[4][1].thread_elements()[0];
-    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1417 = bfloat(v1416);
-    const uint v1418 = v1409 * v1;
-    const uint v1419 = v1418 + v1411;
-    out[v1419] = v1417;
-  }
-  const uint v1420 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1421 = v615 + v1420;
-  const uint v1422 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1423 = v614 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1425 = v1423 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v39.m[4][1].thread_elements()[1];
-    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1429 = bfloat(v1428);
-    const uint v1430 = v1421 * v1;
-    const uint v1431 = v1430 + v1423;
-    out[v1431] = v1429;
-  }
-  const uint v1432 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1433 = v615 + v1432;
-  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1435 = v614 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.m[4][2].thread_elements()[0];
-    const float v1440 = v1439 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1441 = bfloat(v1440);
-    const uint v1442 = v1433 * v1;
-    const uint v1443 = v1442 + v1435;
-    out[v1443] = v1441;
-  }
-  const uint v1444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1445 = v615 + v1444;
-  const uint v1446 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1447 = v614 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1449 = v1447 < v1;
-  const bool v1450 = v1448 && v1449;
-  if (v1450) {
-    const float v1451 = v39.m[4][2].thread_elements()[1];
-    const float v1452 = v1451 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1453 = bfloat(v1452);
-    const uint v1454 = v1445 * v1;
-    const uint v1455 = v1454 + v1447;
-    out[v1455] = v1453;
-  }
-  const uint v1456 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1457 = v615 + v1456;
-  const uint v1458 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v39.m[4][3].thread_elements()[0];
-    const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1465 = bfloat(v1464);
-    const uint v1466 = v1457 * v1;
-    const uint v1467 = v1466 + v1459;
-    out[v1467] = v1465;
-  }
-  const uint v1468 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1469 = v615 + v1468;
-  const uint v1470 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1471 = v614 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.m[4][3].thread_elements()[1];
-    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1477 = bfloat(v1476);
-    const uint v1478 = v1469 * v1;
-    const uint v1479 = v1478 + v1471;
-    out[v1479] = v1477;
-  }
-  const uint v1480 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1481 = v615 + v1480;
-  const uint v1482 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1483 = v614 + v1482;
-  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.m[4][4].thread_elements()[0];
-    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1489 = bfloat(v1488);
-    const uint v1490 = v1481 * v1;
-    const uint v1491 = v1490 + v1483;
-    out[v1491] = v1489;
-  }
-  const uint v1492 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1493 = v615 + v1492;
-  const uint v1494 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1495 = v614 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1497 = v1495 < v1;
-  const bool v1498 = v1496 && v1497;
-  if (v1498) {
-    const float v1499 = v39.m[4][4].thread_elements()[1];
-    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1501 = bfloat(v1500);
-    const uint v1502 = v1493 * v1;
-    const uint v1503 = v1502 + v1495;
-    out[v1503] = v1501;
-  }
-  const uint v1504 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1505 = v615 + v1504;
-  const uint v1506 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1507 = v614 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1509 = v1507 < v1;
-  const bool v1510 = v1508 && v1509;
-  if (v1510) {
-    const float v1511 = v39.m[4][5].thread_elements()[0];
-    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1513 = bfloat(v1512);
-    const uint v1514 = v1505 * v1;
-    const uint v1515 = v1514 + v1507;
-    out[v1515] = v1513;
-  }
-  const uint v1516 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1517 = v615 + v1516;
-  const uint v1518 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1519 = v614 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1521 = v1519 < v1;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v39.m[4][5].thread_elements()[1];
-    const float v1524 = v1523 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1525 = bfloat(v1524);
-    const uint v1526 = v1517 * v1;
-    const uint v1527 = v1526 + v1519;
-    out[v1527] = v1525;
-  }
-  const uint v1528 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1529 = v615 + v1528;
-  const uint v1530 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1531 = v614 + v1530;
-  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.m[4][6].thread_elements()[0];
-    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1537 = bfloat(v1536);
-    const uint v1538 = v1529 * v1;
-    const uint v1539 = v1538 + v1531;
-    out[v1539] = v1537;
-  }
-  const uint v1540 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1541 = v615 + v1540;
-  const uint v1542 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1545 = v1543 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v39.m[4][6].thread_elements()[1];
-    const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1549 = bfloat(v1548);
-    const uint v1550 = v1541 * v1;
-    const uint v1551 = v1550 + v1543;
-    out[v1551] = v1549;
-  }
-  const uint v1552 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1553 = v615 + v1552;
-  const uint v1554 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1555 = v614 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.m[4][7].thread_elements()[0];
-    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1561 = bfloat(v1560);
-    const uint v1562 = v1553 * v1;
-    const uint v1563 = v1562 + v1555;
-    out[v1563] = v1561;
-  }
-  const uint v1564 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1565 = v615 + v1564;
-  const uint v1566 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1567 = v614 + v1566;
-  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1569 = v1567 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v39.m[4][7].thread_elements()[1];
-    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1573 = bfloat(v1572);
-    const uint v1574 = v1565 * v1;
-    const uint v1575 = v1574 + v1567;
-    out[v1575] = v1573;
-  }
-  const uint v1576 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1577 = v615 + v1576;
-  const uint v1578 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1579 = v614 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.m[5][0].thread_elements()[0];
-    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1585 = bfloat(v1584);
-    const uint v1586 = v1577 * v1;
-    const uint v1587 = v1586 + v1579;
-    out[v1587] = v1585;
-  }
-  const uint v1588 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1589 = v615 + v1588;
-  const uint v1590 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1591 = v614 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1593 = v1591 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v39.m[5][0].thread_elements()[1];
-    const float v1596 = v1595 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1597 = bfloat(v1596);
-    const uint v1598 = v1589 * v1;
-    const uint v1599 = v1598 + v1591;
-    out[v1599] = v1597;
-  }
-  const uint v1600 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1601 = v615 + v1600;
-  const uint v1602 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1603 = v614 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1605 = v1603 < v1;
-  const bool v1606 = v1604 && v1605;
-  if (v1606) {
-    const float v1607 = v39.m[5][1].thread_elements()[0];
-    const float v1608 = v1607 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1609 = bfloat(v1608);
-    const uint v1610 = v1601 * v1;
-    const uint v1611 = v1610 + v1603;
-    out[v1611] = v1609;
-  }
-  const uint v1612 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1613 = v615 + v1612;
-  const uint v1614 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1615 = v614 + v1614;
-  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1617 = v1615 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v39.m[5][1].thread_elements()[1];
-    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1621 = bfloat(v1620);
-    const uint v1622 = v1613 * v1;
-    const uint v1623 = v1622 + v1615;
-    out[v1623] = v1621;
-  }
-  const uint v1624 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1625 = v615 + v1624;
-  const uint v1626 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.m[5][2].thread_elements()[0];
-    const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1633 = bfloat(v1632);
-    const uint v1634 = v1625 * v1;
-    const uint v1635 = v1634 + v1627;
-    out[v1635] = v1633;
-  }
-  const uint v1636 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1637 = v615 + v1636;
-  const uint v1638 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1639 = v614 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.m[5][2].thread_elements()[1];
-    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1645 = bfloat(v1644);
-    const uint v1646 = v1637 * v1;
-    const uint v1647 = v1646 + v1639;
-    out[v1647] = v1645;
-  }
-  const uint v1648 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1649 = v615 + v1648;
-  const uint v1650 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1651 = v614 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1653 = v1651 < v1;
-  const bool v1654 = v1652 && v1653;
-  if (v1654) {
-    const float v1655 = v39.m[5][3].thread_elements()[0];
-    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1657 = bfloat(v1656);
-    const uint v1658 = v1649 * v1;
-    const uint v1659 = v1658 + v1651;
-    out[v1659] = v1657;
-  }
-  const uint v1660 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1661 = v615 + v1660;
-  const uint v1662 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1663 = v614 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1665 = v1663 < v1;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v39.m[5][3].thread_elements()[1];
-    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1669 = bfloat(v1668);
-    const uint v1670 = v1661 * v1;
-    const uint v1671 = v1670 + v1663;
-    out[v1671] = v1669;
-  }
-  const uint v1672 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1673 = v615 + v1672;
-  const uint v1674 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1675 = v614 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.m[5][4].thread_elements()[0];
-    const float v1680 = v1679 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1681 = bfloat(v1680);
-    const uint v1682 = v1673 * v1;
-    const uint v1683 = v1682 + v1675;
-    out[v1683] = v1681;
-  }
-  const uint v1684 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1685 = v615 + v1684;
-  const uint v1686 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1687 = v614 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1689 = v1687 < v1;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v39.m[5][4].thread_elements()[1];
-    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1693 = bfloat(v1692);
-    const uint v1694 = v1685 * v1;
-    const uint v1695 = v1694 + v1687;
-    out[v1695] = v1693;
-  }
-  const uint v1696 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1697 = v615 + v1696;
-  const uint v1698 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1699 = v614 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v39.m[5][5].thread_elements()[0];
-    const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1705 = bfloat(v1704);
-    const uint v1706 = v1697 * v1;
-    const uint v1707 = v1706 + v1699;
-    out[v1707] = v1705;
-  }
-  const uint v1708 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1709 = v615 + v1708;
-  const uint v1710 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1713 = v1711 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v39.m[5][5].thread_elements()[1];
-    const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1717 = bfloat(v1716);
-    const uint v1718 = v1709 * v1;
-    const uint v1719 = v1718 + v1711;
-    out[v1719] = v1717;
-  }
-  const uint v1720 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1721 = v615 + v1720;
-  const uint v1722 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1723 = v614 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.m[5][6].thread_elements()[0];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1729 = bfloat(v1728);
-    const uint v1730 = v1721 * v1;
-    const uint v1731 = v1730 + v1723;
-    out[v1731] = v1729;
-  }
-  const uint v1732 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1733 = v615 + v1732;
-  const uint v1734 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1735 = v614 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1737 = v1735 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v39.m[5][6].thread_elements()[1];
-    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1741 = bfloat(v1740);
-    const uint v1742 = v1733 * v1;
-    const uint v1743 = v1742 + v1735;
-    out[v1743] = v1741;
-  }
-  const uint v1744 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1745 = v615 + v1744;
-  const uint v1746 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1747 = v614 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1749 = v1747 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v39.m[5][7].thread_elements()[0];
-    const float v1752 = v1751 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1753 = bfloat(v1752);
-    const uint v1754 = v1745 * v1;
-    const uint v1755 = v1754 + v1747;
-    out[v1755] = v1753;
-  }
-  const uint v1756 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1757 = v615 + v1756;
-  const uint v1758 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1759 = v614 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1761 = v1759 < v1;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v39.m[5][7].thread_elements()[1];
-    const float v1764 = v1763 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1765 = bfloat(v1764);
-    const uint v1766 = v1757 * v1;
-    const uint v1767 = v1766 + v1759;
-    out[v1767] = v1765;
-  }
-  const uint v1768 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1769 = v615 + v1768;
-  const uint v1770 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1771 = v614 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.m[6][0].thread_elements()[0];
-    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1777 = bfloat(v1776);
-    const uint v1778 = v1769 * v1;
-    const uint v1779 = v1778 + v1771;
-    out[v1779] = v1777;
-  }
-  const uint v1780 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1781 = v615 + v1780;
-  const uint v1782 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1783 = v614 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1785 = v1783 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v39.m[6][0].thread_elements()[1];
-    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1789 = bfloat(v1788);
-    const uint v1790 = v1781 * v1;
-    const uint v1791 = v1790 + v1783;
-    out[v1791] = v1789;
-  }
-  const uint v1792 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1793 = v615 + v1792;
-  const uint v1794 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v39.m[6][1].thread_elements()[0];
-    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1801 = bfloat(v1800);
-    const uint v1802 = v1793 * v1;
-    const uint v1803 = v1802 + v1795;
-    out[v1803] = v1801;
-  }
-  const uint v1804 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1805 = v615 + v1804;
-  const uint v1806 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1807 = v614 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.m[6][1].thread_elements()[1];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1813 = bfloat(v1812);
-    const uint v1814 = v1805 * v1;
-    const uint v1815 = v1814 + v1807;
-    out[v1815] = v1813;
-  }
-  const uint v1816 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1817 = v615 + v1816;
-  const uint v1818 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1819 = v614 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.m[6][2].thread_elements()[0];
-    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1825 = bfloat(v1824);
-    const uint v1826 = v1817 * v1;
-    const uint v1827 = v1826 + v1819;
-    out[v1827] = v1825;
-  }
-  const uint v1828 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1829 = v615 + v1828;
-  const uint v1830 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1831 = v614 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1833 = v1831 < v1;
-  const bool v1834 = v1832 && v1833;
-  if (v1834) {
-    const float v1835 = v39.m[6][2].thread_elements()[1];
-    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1837 = bfloat(v1836);
-    const uint v1838 = v1829 * v1;
-    const uint v1839 = v1838 + v1831;
-    out[v1839] = v1837;
-  }
-  const uint v1840 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1841 = v615 + v1840;
-  const uint v1842 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1843 = v614 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1845 = v1843 < v1;
-  const bool v1846 = v1844 && v1845;
-  if (v1846) {
-    const float v1847 = v39.m[6][3].thread_elements()[0];
-    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1849 = bfloat(v1848);
-    const uint v1850 = v1841 * v1;
-    const uint v1851 = v1850 + v1843;
-    out[v1851] = v1849;
-  }
-  const uint v1852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1853 = v615 + v1852;
-  const uint v1854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1855 = v614 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1857 = v1855 < v1;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v39.m[6][3].thread_elements()[1];
-    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1861 = bfloat(v1860);
-    const uint v1862 = v1853 * v1;
-    const uint v1863 = v1862 + v1855;
-    out[v1863] = v1861;
-  }
-  const uint v1864 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1865 = v615 + v1864;
-  const uint v1866 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1867 = v614 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.m[6][4].thread_elements()[0];
-    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1873 = bfloat(v1872);
-    const uint v1874 = v1865 * v1;
-    const uint v1875 = v1874 + v1867;
-    out[v1875] = v1873;
-  }
-  const uint v1876 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1877 = v615 + v1876;
-  const uint v1878 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v39.m[6][4].thread_elements()[1];
-    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1885 = bfloat(v1884);
-    const uint v1886 = v1877 * v1;
-    const uint v1887 = v1886 + v1879;
-    out[v1887] = v1885;
-  }
-  const uint v1888 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1889 = v615 + v1888;
-  const uint v1890 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1891 = v614 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.m[6][5].thread_elements()[0];
-    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1897 = bfloat(v1896);
-    const uint v1898 = v1889 * v1;
-    const uint v1899 = v1898 + v1891;
-    out[v1899] = v1897;
-  }
-  const uint v1900 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1901 = v615 + v1900;
-  const uint v1902 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1903 = v614 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v39.m[6][5].thread_elements()[1];
-    const float v1908 = v1907 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1909 = bfloat(v1908);
-    const uint v1910 = v1901 * v1;
-    const uint v1911 = v1910 + v1903;
-    out[v1911] = v1909;
-  }
-  const uint v1912 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1913 = v615 + v1912;
-  const uint v1914 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1915 = v614 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.m[6][6].thread_elements()[0];
-    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1921 = bfloat(v1920);
-    const uint v1922 = v1913 * v1;
-    const uint v1923 = v1922 + v1915;
-    out[v1923] = v1921;
-  }
-  const uint v1924 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1925 = v615 + v1924;
-  const uint v1926 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1927 = v614 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1929 = v1927 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v39.m[6][6].thread_elements()[1];
-    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1933 = bfloat(v1932);
-    const uint v1934 = v1925 * v1;
-    const uint v1935 = v1934 + v1927;
-    out[v1935] = v1933;
-  }
-  const uint v1936 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1937 = v615 + v1936;
-  const uint v1938 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1939 = v614 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1941 = v1939 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v39.m[6][7].thread_elements()[0];
-    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1945 = bfloat(v1944);
-    const uint v1946 = v1937 * v1;
-    const uint v1947 = v1946 + v1939;
-    out[v1947] = v1945;
-  }
-  const uint v1948 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1949 = v615 + v1948;
-  const uint v1950 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1951 = v614 + v1950;
-  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1953 = v1951 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v39.m[6][7].thread_elements()[1];
-    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1957 = bfloat(v1956);
-    const uint v1958 = v1949 * v1;
-    const uint v1959 = v1958 + v1951;
-    out[v1959] = v1957;
-  }
-  const uint v1960 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1961 = v615 + v1960;
-  const uint v1962 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.m[7][0].thread_elements()[0];
-    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1969 = bfloat(v1968);
-    const uint v1970 = v1961 * v1;
-    const uint v1971 = v1970 + v1963;
-    out[v1971] = v1969;
-  }
-  const uint v1972 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1973 = v615 + v1972;
-  const uint v1974 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1975 = v614 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.m[7][0].thread_elements()[1];
-    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1981 = bfloat(v1980);
-    const uint v1982 = v1973 * v1;
-    const uint v1983 = v1982 + v1975;
-    out[v1983] = v1981;
-  }
-  const uint v1984 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1985 = v615 + v1984;
-  const uint v1986 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1987 = v614 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1989 = v1987 < v1;
-  const bool v1990 = v1988 && v1989;
-  if (v1990) {
-    const float v1991 = v39.m[7][1].thread_elements()[0];
-    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v1993 = bfloat(v1992);
-    const uint v1994 = v1985 * v1;
-    const uint v1995 = v1994 + v1987;
-    out[v1995] = v1993;
-  }
-  const uint v1996 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1997 = v615 + v1996;
-  const uint v1998 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1999 = v614 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2001 = v1999 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v39.m[7][1].thread_elements()[1];
-    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2005 = bfloat(v2004);
-    const uint v2006 = v1997 * v1;
-    const uint v2007 = v2006 + v1999;
-    out[v2007] = v2005;
-  }
-  const uint v2008 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2009 = v615 + v2008;
-  const uint v2010 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2011 = v614 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.m[7][2].thread_elements()[0];
-    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2017 = bfloat(v2016);
-    const uint v2018 = v2009 * v1;
-    const uint v2019 = v2018 + v2011;
-    out[v2019] = v2017;
-  }
-  const uint v2020 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2021 = v615 + v2020;
-  const uint v2022 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2023 = v614 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2025 = v2023 < v1;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v39.m[7][2].thread_elements()[1];
-    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2029 = bfloat(v2028);
-    const uint v2030 = v2021 * v1;
-    const uint v2031 = v2030 + v2023;
-    out[v2031] = v2029;
-  }
-  const uint v2032 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2033 = v615 + v2032;
-  const uint v2034 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2035 = v614 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v39.m[7][3].thread_elements()[0];
-    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2041 = bfloat(v2040);
-    const uint v2042 = v2033 * v1;
-    const uint v2043 = v2042 + v2035;
-    out[v2043] = v2041;
-  }
-  const uint v2044 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2045 = v615 + v2044;
-  const uint v2046 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v39.m[7][3].thread_elements()[1];
-    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2053 = bfloat(v2052);
-    const uint v2054 = v2045 * v1;
-    const uint v2055 = v2054 + v2047;
-    out[v2055] = v2053;
-  }
-  const uint v2056 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2057 = v615 + v2056;
-  const uint v2058 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2059 = v614 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.m[7][4].thread_elements()[0];
-    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2065 = bfloat(v2064);
-    const uint v2066 = v2057 * v1;
-    const uint v2067 = v2066 + v2059;
-    out[v2067] = v2065;
-  }
-  const uint v2068 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2069 = v615 + v2068;
-  const uint v2070 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2071 = v614 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2073 = v2071 < v1;
-  const bool v2074 = v2072 && v2073;
-  if (v2074) {
-    const float v2075 = v39.m[7][4].thread_elements()[1];
-    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2077 = bfloat(v2076);
-    const uint v2078 = v2069 * v1;
-    const uint v2079 = v2078 + v2071;
-    out[v2079] = v2077;
-  }
-  const uint v2080 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2081 = v615 + v2080;
-  const uint v2082 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2083 = v614 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2085 = v2083 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v39.m[7][5].thread_elements()[0];
-    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2089 = bfloat(v2088);
-    const uint v2090 = v2081 * v1;
-    const uint v2091 = v2090 + v2083;
-    out[v2091] = v2089;
-  }
-  const uint v2092 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2093 = v615 + v2092;
-  const uint v2094 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2095 = v614 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2097 = v2095 < v1;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v39.m[7][5].thread_elements()[1];
-    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2101 = bfloat(v2100);
-    const uint v2102 = v2093 * v1;
-    const uint v2103 = v2102 + v2095;
-    out[v2103] = v2101;
-  }
-  const uint v2104 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2105 = v615 + v2104;
-  const uint v2106 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2107 = v614 + v2106;
-  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.m[7][6].thread_elements()[0];
-    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2113 = bfloat(v2112);
-    const uint v2114 = v2105 * v1;
-    const uint v2115 = v2114 + v2107;
-    out[v2115] = v2113;
-  }
-  const uint v2116 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2117 = v615 + v2116;
-  const uint v2118 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2119 = v614 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2121 = v2119 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v39.m[7][6].thread_elements()[1];
-    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2125 = bfloat(v2124);
-    const uint v2126 = v2117 * v1;
-    const uint v2127 = v2126 + v2119;
-    out[v2127] = v2125;
-  }
-  const uint v2128 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2129 = v615 + v2128;
-  const uint v2130 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2133 = v2131 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v39.m[7][7].thread_elements()[0];
-    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2137 = bfloat(v2136);
-    const uint v2138 = v2129 * v1;
-    const uint v2139 = v2138 + v2131;
-    out[v2139] = v2137;
-  }
-  const uint v2140 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2141 = v615 + v2140;
-  const uint v2142 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2143 = v614 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.m[7][7].thread_elements()[1];
-    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:68
-    const bfloat v2149 = bfloat(v2148);
-    const uint v2150 = v2141 * v1;
-    const uint v2151 = v2150 + v2143;
-    out[v2151] = v2149;
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v616 = v24 + v33;
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v618 = v616 + v617;
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v39.m[0][0].thread_elements()[0];
+    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v626 = bfloat(v625);
+    const uint v627 = v618 * v1;
+    const uint v628 = v627 + v620;
+    out[v628] = v626;
+  }
+  const uint v629 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v630 = v616 + v629;
+  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v632 = v615 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v634 = v632 < v1;
+  const bool v635 = v633 && v634;
+  if (v635) {
+    const float v636 = v39.m[0][0].thread_elements()[1];
+    const float v637 = v636 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v638 = bfloat(v637);
+    const uint v639 = v630 * v1;
+    const uint v640 = v639 + v632;
+    out[v640] = v638;
+  }
+  const uint v641 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v642 = v616 + v641;
+  const uint v643 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v644 = v615 + v643;
+  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v646 = v644 < v1;
+  const bool v647 = v645 && v646;
+  if (v647) {
+    const float v648 = v39.m[0][1].thread_elements()[0];
+    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v650 = bfloat(v649);
+    const uint v651 = v642 * v1;
+    const uint v652 = v651 + v644;
+    out[v652] = v650;
+  }
+  const uint v653 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v654 = v616 + v653;
+  const uint v655 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v656 = v615 + v655;
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v658 = v656 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v39.m[0][1].thread_elements()[1];
+    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v662 = bfloat(v661);
+    const uint v663 = v654 * v1;
+    const uint v664 = v663 + v656;
+    out[v664] = v662;
+  }
+  const uint v665 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v666 = v616 + v665;
+  const uint v667 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v668 = v615 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v670 = v668 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v39.m[0][2].thread_elements()[0];
+    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v674 = bfloat(v673);
+    const uint v675 = v666 * v1;
+    const uint v676 = v675 + v668;
+    out[v676] = v674;
+  }
+  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v678 = v616 + v677;
+  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v680 = v615 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v682 = v680 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v39.m[0][2].thread_elements()[1];
+    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v686 = bfloat(v685);
+    const uint v687 = v678 * v1;
+    const uint v688 = v687 + v680;
+    out[v688] = v686;
+  }
+  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v690 = v616 + v689;
+  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v692 = v615 + v691;
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v694 = v692 < v1;
+  const bool v695 = v693 && v694;
+  if (v695) {
+    const float v696 = v39.m[0][3].thread_elements()[0];
+    const float v697 = v696 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v698 = bfloat(v697);
+    const uint v699 = v690 * v1;
+    const uint v700 = v699 + v692;
+    out[v700] = v698;
+  }
+  const uint v701 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v702 = v616 + v701;
+  const uint v703 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v704 = v615 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v706 = v704 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v39.m[0][3].thread_elements()[1];
+    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v710 = bfloat(v709);
+    const uint v711 = v702 * v1;
+    const uint v712 = v711 + v704;
+    out[v712] = v710;
+  }
+  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v714 = v616 + v713;
+  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v716 = v615 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v718 = v716 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v39.m[0][4].thread_elements()[0];
+    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v722 = bfloat(v721);
+    const uint v723 = v714 * v1;
+    const uint v724 = v723 + v716;
+    out[v724] = v722;
+  }
+  const uint v725 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v726 = v616 + v725;
+  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v728 = v615 + v727;
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v730 = v728 < v1;
+  const bool v731 = v729 && v730;
+  if (v731) {
+    const float v732 = v39.m[0][4].thread_elements()[1];
+    const float v733 = v732 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v734 = bfloat(v733);
+    const uint v735 = v726 * v1;
+    const uint v736 = v735 + v728;
+    out[v736] = v734;
+  }
+  const uint v737 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v738 = v616 + v737;
+  const uint v739 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v740 = v615 + v739;
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v742 = v740 < v1;
+  const bool v743 = v741 && v742;
+  if (v743) {
+    const float v744 = v39.m[0][5].thread_elements()[0];
+    const float v745 = v744 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v746 = bfloat(v745);
+    const uint v747 = v738 * v1;
+    const uint v748 = v747 + v740;
+    out[v748] = v746;
+  }
+  const uint v749 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v750 = v616 + v749;
+  const uint v751 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v752 = v615 + v751;
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v754 = v752 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v39.m[0][5].thread_elements()[1];
+    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v758 = bfloat(v757);
+    const uint v759 = v750 * v1;
+    const uint v760 = v759 + v752;
+    out[v760] = v758;
+  }
+  const uint v761 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v762 = v616 + v761;
+  const uint v763 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v764 = v615 + v763;
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v766 = v764 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v39.m[0][6].thread_elements()[0];
+    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v770 = bfloat(v769);
+    const uint v771 = v762 * v1;
+    const uint v772 = v771 + v764;
+    out[v772] = v770;
+  }
+  const uint v773 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v774 = v616 + v773;
+  const uint v775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v776 = v615 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v778 = v776 < v1;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v39.m[0][6].thread_elements()[1];
+    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v782 = bfloat(v781);
+    const uint v783 = v774 * v1;
+    const uint v784 = v783 + v776;
+    out[v784] = v782;
+  }
+  const uint v785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v786 = v616 + v785;
+  const uint v787 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v788 = v615 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v790 = v788 < v1;
+  const bool v791 = v789 && v790;
+  if (v791) {
+    const float v792 = v39.m[0][7].thread_elements()[0];
+    const float v793 = v792 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v794 = bfloat(v793);
+    const uint v795 = v786 * v1;
+    const uint v796 = v795 + v788;
+    out[v796] = v794;
+  }
+  const uint v797 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v798 = v616 + v797;
+  const uint v799 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v800 = v615 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v39.m[0][7].thread_elements()[1];
+    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v806 = bfloat(v805);
+    const uint v807 = v798 * v1;
+    const uint v808 = v807 + v800;
+    out[v808] = v806;
+  }
+  const uint v809 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v810 = v616 + v809;
+  const uint v811 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v812 = v615 + v811;
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v814 = v812 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v39.m[1][0].thread_elements()[0];
+    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v818 = bfloat(v817);
+    const uint v819 = v810 * v1;
+    const uint v820 = v819 + v812;
+    out[v820] = v818;
+  }
+  const uint v821 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v822 = v616 + v821;
+  const uint v823 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v824 = v615 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v826 = v824 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v39.m[1][0].thread_elements()[1];
+    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v830 = bfloat(v829);
+    const uint v831 = v822 * v1;
+    const uint v832 = v831 + v824;
+    out[v832] = v830;
+  }
+  const uint v833 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v834 = v616 + v833;
+  const uint v835 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v836 = v615 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v838 = v836 < v1;
+  const bool v839 = v837 && v838;
+  if (v839) {
+    const float v840 = v39.m[1][1].thread_elements()[0];
+    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v842 = bfloat(v841);
+    const uint v843 = v834 * v1;
+    const uint v844 = v843 + v836;
+    out[v844] = v842;
+  }
+  const uint v845 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v846 = v616 + v845;
+  const uint v847 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v848 = v615 + v847;
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v850 = v848 < v1;
+  const bool v851 = v849 && v850;
+  if (v851) {
+    const float v852 = v39.m[1][1].thread_elements()[1];
+    const float v853 = v852 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v854 = bfloat(v853);
+    const uint v855 = v846 * v1;
+    const uint v856 = v855 + v848;
+    out[v856] = v854;
+  }
+  const uint v857 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v858 = v616 + v857;
+  const uint v859 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v860 = v615 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v862 = v860 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v39.m[1][2].thread_elements()[0];
+    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v866 = bfloat(v865);
+    const uint v867 = v858 * v1;
+    const uint v868 = v867 + v860;
+    out[v868] = v866;
+  }
+  const uint v869 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v870 = v616 + v869;
+  const uint v871 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v872 = v615 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v874 = v872 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v39.m[1][2].thread_elements()[1];
+    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v878 = bfloat(v877);
+    const uint v879 = v870 * v1;
+    const uint v880 = v879 + v872;
+    out[v880] = v878;
+  }
+  const uint v881 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v882 = v616 + v881;
+  const uint v883 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v884 = v615 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v886 = v884 < v1;
+  const bool v887 = v885 && v886;
+  if (v887) {
+    const float v888 = v39.m[1][3].thread_elements()[0];
+    const float v889 = v888 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v890 = bfloat(v889);
+    const uint v891 = v882 * v1;
+    const uint v892 = v891 + v884;
+    out[v892] = v890;
+  }
+  const uint v893 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v894 = v616 + v893;
+  const uint v895 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v896 = v615 + v895;
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v898 = v896 < v1;
+  const bool v899 = v897 && v898;
+  if (v899) {
+    const float v900 = v39.m[1][3].thread_elements()[1];
+    const float v901 = v900 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v902 = bfloat(v901);
+    const uint v903 = v894 * v1;
+    const uint v904 = v903 + v896;
+    out[v904] = v902;
+  }
+  const uint v905 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v906 = v616 + v905;
+  const uint v907 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v908 = v615 + v907;
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v910 = v908 < v1;
+  const bool v911 = v909 && v910;
+  if (v911) {
+    const float v912 = v39.m[1][4].thread_elements()[0];
+    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v914 = bfloat(v913);
+    const uint v915 = v906 * v1;
+    const uint v916 = v915 + v908;
+    out[v916] = v914;
+  }
+  const uint v917 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v918 = v616 + v917;
+  const uint v919 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v920 = v615 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v922 = v920 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v39.m[1][4].thread_elements()[1];
+    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v926 = bfloat(v925);
+    const uint v927 = v918 * v1;
+    const uint v928 = v927 + v920;
+    out[v928] = v926;
+  }
+  const uint v929 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v930 = v616 + v929;
+  const uint v931 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v932 = v615 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v934 = v932 < v1;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v39.m[1][5].thread_elements()[0];
+    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v938 = bfloat(v937);
+    const uint v939 = v930 * v1;
+    const uint v940 = v939 + v932;
+    out[v940] = v938;
+  }
+  const uint v941 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v942 = v616 + v941;
+  const uint v943 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v944 = v615 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v946 = v944 < v1;
+  const bool v947 = v945 && v946;
+  if (v947) {
+    const float v948 = v39.m[1][5].thread_elements()[1];
+    const float v949 = v948 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v950 = bfloat(v949);
+    const uint v951 = v942 * v1;
+    const uint v952 = v951 + v944;
+    out[v952] = v950;
+  }
+  const uint v953 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v954 = v616 + v953;
+  const uint v955 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v956 = v615 + v955;
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v958 = v956 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v39.m[1][6].thread_elements()[0];
+    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v962 = bfloat(v961);
+    const uint v963 = v954 * v1;
+    const uint v964 = v963 + v956;
+    out[v964] = v962;
+  }
+  const uint v965 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v966 = v616 + v965;
+  const uint v967 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v968 = v615 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v39.m[1][6].thread_elements()[1];
+    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v974 = bfloat(v973);
+    const uint v975 = v966 * v1;
+    const uint v976 = v975 + v968;
+    out[v976] = v974;
+  }
+  const uint v977 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v978 = v616 + v977;
+  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v980 = v615 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v39.m[1][7].thread_elements()[0];
+    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v986 = bfloat(v985);
+    const uint v987 = v978 * v1;
+    const uint v988 = v987 + v980;
+    out[v988] = v986;
+  }
+  const uint v989 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v990 = v616 + v989;
+  const uint v991 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v992 = v615 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v994 = v992 < v1;
+  const bool v995 = v993 && v994;
+  if (v995) {
+    const float v996 = v39.m[1][7].thread_elements()[1];
+    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v998 = bfloat(v997);
+    const uint v999 = v990 * v1;
+    const uint v1000 = v999 + v992;
+    out[v1000] = v998;
+  }
+  const uint v1001 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1002 = v616 + v1001;
+  const uint v1003 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1004 = v615 + v1003;
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1006 = v1004 < v1;
+  const bool v1007 = v1005 && v1006;
+  if (v1007) {
+    const float v1008 = v39.m[2][0].thread_elements()[0];
+    const float v1009 = v1008 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1010 = bfloat(v1009);
+    const uint v1011 = v1002 * v1;
+    const uint v1012 = v1011 + v1004;
+    out[v1012] = v1010;
+  }
+  const uint v1013 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1014 = v616 + v1013;
+  const uint v1015 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1016 = v615 + v1015;
+  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1018 = v1016 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v39.m[2][0].thread_elements()[1];
+    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1022 = bfloat(v1021);
+    const uint v1023 = v1014 * v1;
+    const uint v1024 = v1023 + v1016;
+    out[v1024] = v1022;
+  }
+  const uint v1025 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1026 = v616 + v1025;
+  const uint v1027 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1028 = v615 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1030 = v1028 < v1;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v39.m[2][1].thread_elements()[0];
+    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1034 = bfloat(v1033);
+    const uint v1035 = v1026 * v1;
+    const uint v1036 = v1035 + v1028;
+    out[v1036] = v1034;
+  }
+  const uint v1037 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1038 = v616 + v1037;
+  const uint v1039 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v39.m[2][1].thread_elements()[1];
+    const float v1045 = v1044 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1046 = bfloat(v1045);
+    const uint v1047 = v1038 * v1;
+    const uint v1048 = v1047 + v1040;
+    out[v1048] = v1046;
+  }
+  const uint v1049 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1050 = v616 + v1049;
+  const uint v1051 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1052 = v615 + v1051;
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1054 = v1052 < v1;
+  const bool v1055 = v1053 && v1054;
+  if (v1055) {
+    const float v1056 = v39.m[2][2].thread_elements()[0];
+    const float v1057 = v1056 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1058 = bfloat(v1057);
+    const uint v1059 = v1050 * v1;
+    const uint v1060 = v1059 + v1052;
+    out[v1060] = v1058;
+  }
+  const uint v1061 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1062 = v616 + v1061;
+  const uint v1063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1064 = v615 + v1063;
+  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1066 = v1064 < v1;
+  const bool v1067 = v1065 && v1066;
+  if (v1067) {
+    const float v1068 = v39.m[2][2].thread_elements()[1];
+    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1070 = bfloat(v1069);
+    const uint v1071 = v1062 * v1;
+    const uint v1072 = v1071 + v1064;
+    out[v1072] = v1070;
+  }
+  const uint v1073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1074 = v616 + v1073;
+  const uint v1075 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1076 = v615 + v1075;
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1078 = v1076 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v39.m[2][3].thread_elements()[0];
+    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1082 = bfloat(v1081);
+    const uint v1083 = v1074 * v1;
+    const uint v1084 = v1083 + v1076;
+    out[v1084] = v1082;
+  }
+  const uint v1085 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1086 = v616 + v1085;
+  const uint v1087 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1088 = v615 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1090 = v1088 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v39.m[2][3].thread_elements()[1];
+    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1094 = bfloat(v1093);
+    const uint v1095 = v1086 * v1;
+    const uint v1096 = v1095 + v1088;
+    out[v1096] = v1094;
+  }
+  const uint v1097 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1098 = v616 + v1097;
+  const uint v1099 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1100 = v615 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1102 = v1100 < v1;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v39.m[2][4].thread_elements()[0];
+    const float v1105 = v1104 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1106 = bfloat(v1105);
+    const uint v1107 = v1098 * v1;
+    const uint v1108 = v1107 + v1100;
+    out[v1108] = v1106;
+  }
+  const uint v1109 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1110 = v616 + v1109;
+  const uint v1111 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1112 = v615 + v1111;
+  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1114 = v1112 < v1;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v39.m[2][4].thread_elements()[1];
+    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1118 = bfloat(v1117);
+    const uint v1119 = v1110 * v1;
+    const uint v1120 = v1119 + v1112;
+    out[v1120] = v1118;
+  }
+  const uint v1121 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1122 = v616 + v1121;
+  const uint v1123 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1124 = v615 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v39.m[2][5].thread_elements()[0];
+    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1130 = bfloat(v1129);
+    const uint v1131 = v1122 * v1;
+    const uint v1132 = v1131 + v1124;
+    out[v1132] = v1130;
+  }
+  const uint v1133 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1134 = v616 + v1133;
+  const uint v1135 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1136 = v615 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v39.m[2][5].thread_elements()[1];
+    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1142 = bfloat(v1141);
+    const uint v1143 = v1134 * v1;
+    const uint v1144 = v1143 + v1136;
+    out[v1144] = v1142;
+  }
+  const uint v1145 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1146 = v616 + v1145;
+  const uint v1147 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1148 = v615 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1150 = v1148 < v1;
+  const bool v1151 = v1149 && v1150;
+  if (v1151) {
+    const float v1152 = v39.m[2][6].thread_elements()[0];
+    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1154 = bfloat(v1153);
+    const uint v1155 = v1146 * v1;
+    const uint v1156 = v1155 + v1148;
+    out[v1156] = v1154;
+  }
+  const uint v1157 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1158 = v616 + v1157;
+  const uint v1159 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1160 = v615 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1162 = v1160 < v1;
+  const bool v1163 = v1161 && v1162;
+  if (v1163) {
+    const float v1164 = v39.m[2][6].thread_elements()[1];
+    const float v1165 = v1164 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1166 = bfloat(v1165);
+    const uint v1167 = v1158 * v1;
+    const uint v1168 = v1167 + v1160;
+    out[v1168] = v1166;
+  }
+  const uint v1169 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1170 = v616 + v1169;
+  const uint v1171 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1172 = v615 + v1171;
+  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1174 = v1172 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v39.m[2][7].thread_elements()[0];
+    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1178 = bfloat(v1177);
+    const uint v1179 = v1170 * v1;
+    const uint v1180 = v1179 + v1172;
+    out[v1180] = v1178;
+  }
+  const uint v1181 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1182 = v616 + v1181;
+  const uint v1183 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1184 = v615 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1186 = v1184 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v39.m[2][7].thread_elements()[1];
+    const float v1189 = v1188 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1190 = bfloat(v1189);
+    const uint v1191 = v1182 * v1;
+    const uint v1192 = v1191 + v1184;
+    out[v1192] = v1190;
+  }
+  const uint v1193 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1194 = v616 + v1193;
+  const uint v1195 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1196 = v615 + v1195;
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1198 = v1196 < v1;
+  const bool v1199 = v1197 && v1198;
+  if (v1199) {
+    const float v1200 = v39.m[3][0].thread_elements()[0];
+    const float v1201 = v1200 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1202 = bfloat(v1201);
+    const uint v1203 = v1194 * v1;
+    const uint v1204 = v1203 + v1196;
+    out[v1204] = v1202;
+  }
+  const uint v1205 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1206 = v616 + v1205;
+  const uint v1207 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1208 = v615 + v1207;
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1210 = v1208 < v1;
+  const bool v1211 = v1209 && v1210;
+  if (v1211) {
+    const float v1212 = v39.m[3][0].thread_elements()[1];
+    const float v1213 = v1212 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1214 = bfloat(v1213);
+    const uint v1215 = v1206 * v1;
+    const uint v1216 = v1215 + v1208;
+    out[v1216] = v1214;
+  }
+  const uint v1217 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1218 = v616 + v1217;
+  const uint v1219 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1220 = v615 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v39.m[3][1].thread_elements()[0];
+    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1226 = bfloat(v1225);
+    const uint v1227 = v1218 * v1;
+    const uint v1228 = v1227 + v1220;
+    out[v1228] = v1226;
+  }
+  const uint v1229 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1230 = v616 + v1229;
+  const uint v1231 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1232 = v615 + v1231;
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1234 = v1232 < v1;
+  const bool v1235 = v1233 && v1234;
+  if (v1235) {
+    const float v1236 = v39.m[3][1].thread_elements()[1];
+    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1238 = bfloat(v1237);
+    const uint v1239 = v1230 * v1;
+    const uint v1240 = v1239 + v1232;
+    out[v1240] = v1238;
+  }
+  const uint v1241 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1242 = v616 + v1241;
+  const uint v1243 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1244 = v615 + v1243;
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1246 = v1244 < v1;
+  const bool v1247 = v1245 && v1246;
+  if (v1247) {
+    const float v1248 = v39.m[3][2].thread_elements()[0];
+    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1250 = bfloat(v1249);
+    const uint v1251 = v1242 * v1;
+    const uint v1252 = v1251 + v1244;
+    out[v1252] = v1250;
+  }
+  const uint v1253 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1254 = v616 + v1253;
+  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1256 = v615 + v1255;
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1258 = v1256 < v1;
+  const bool v1259 = v1257 && v1258;
+  if (v1259) {
+    const float v1260 = v39.m[3][2].thread_elements()[1];
+    const float v1261 = v1260 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1262 = bfloat(v1261);
+    const uint v1263 = v1254 * v1;
+    const uint v1264 = v1263 + v1256;
+    out[v1264] = v1262;
+  }
+  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1266 = v616 + v1265;
+  const uint v1267 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1268 = v615 + v1267;
+  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1270 = v1268 < v1;
+  const bool v1271 = v1269 && v1270;
+  if (v1271) {
+    const float v1272 = v39.m[3][3].thread_elements()[0];
+    const float v1273 = v1272 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1274 = bfloat(v1273);
+    const uint v1275 = v1266 * v1;
+    const uint v1276 = v1275 + v1268;
+    out[v1276] = v1274;
+  }
+  const uint v1277 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1278 = v616 + v1277;
+  const uint v1279 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1280 = v615 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v39.m[3][3].thread_elements()[1];
+    const float v1285 = v1284 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1286 = bfloat(v1285);
+    const uint v1287 = v1278 * v1;
+    const uint v1288 = v1287 + v1280;
+    out[v1288] = v1286;
+  }
+  const uint v1289 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1290 = v616 + v1289;
+  const uint v1291 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1292 = v615 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v39.m[3][4].thread_elements()[0];
+    const float v1297 = v1296 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1298 = bfloat(v1297);
+    const uint v1299 = v1290 * v1;
+    const uint v1300 = v1299 + v1292;
+    out[v1300] = v1298;
+  }
+  const uint v1301 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1302 = v616 + v1301;
+  const uint v1303 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1304 = v615 + v1303;
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v39.m[3][4].thread_elements()[1];
+    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1310 = bfloat(v1309);
+    const uint v1311 = v1302 * v1;
+    const uint v1312 = v1311 + v1304;
+    out[v1312] = v1310;
+  }
+  const uint v1313 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1314 = v616 + v1313;
+  const uint v1315 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1316 = v615 + v1315;
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1318 = v1316 < v1;
+  const bool v1319 = v1317 && v1318;
+  if (v1319) {
+    const float v1320 = v39.m[3][5].thread_elements()[0];
+    const float v1321 = v1320 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1322 = bfloat(v1321);
+    const uint v1323 = v1314 * v1;
+    const uint v1324 = v1323 + v1316;
+    out[v1324] = v1322;
+  }
+  const uint v1325 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1326 = v616 + v1325;
+  const uint v1327 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1328 = v615 + v1327;
+  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1330 = v1328 < v1;
+  const bool v1331 = v1329 && v1330;
+  if (v1331) {
+    const float v1332 = v39.m[3][5].thread_elements()[1];
+    const float v1333 = v1332 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1334 = bfloat(v1333);
+    const uint v1335 = v1326 * v1;
+    const uint v1336 = v1335 + v1328;
+    out[v1336] = v1334;
+  }
+  const uint v1337 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1338 = v616 + v1337;
+  const uint v1339 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1340 = v615 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1342 = v1340 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v39.m[3][6].thread_elements()[0];
+    const float v1345 = v1344 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1346 = bfloat(v1345);
+    const uint v1347 = v1338 * v1;
+    const uint v1348 = v1347 + v1340;
+    out[v1348] = v1346;
+  }
+  const uint v1349 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1350 = v616 + v1349;
+  const uint v1351 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1352 = v615 + v1351;
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1354 = v1352 < v1;
+  const bool v1355 = v1353 && v1354;
+  if (v1355) {
+    const float v1356 = v39.m[3][6].thread_elements()[1];
+    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1358 = bfloat(v1357);
+    const uint v1359 = v1350 * v1;
+    const uint v1360 = v1359 + v1352;
+    out[v1360] = v1358;
+  }
+  const uint v1361 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1362 = v616 + v1361;
+  const uint v1363 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1364 = v615 + v1363;
+  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1366 = v1364 < v1;
+  const bool v1367 = v1365 && v1366;
+  if (v1367) {
+    const float v1368 = v39.m[3][7].thread_elements()[0];
+    const float v1369 = v1368 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1370 = bfloat(v1369);
+    const uint v1371 = v1362 * v1;
+    const uint v1372 = v1371 + v1364;
+    out[v1372] = v1370;
+  }
+  const uint v1373 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1374 = v616 + v1373;
+  const uint v1375 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1376 = v615 + v1375;
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1378 = v1376 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v39.m[3][7].thread_elements()[1];
+    const float v1381 = v1380 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1382 = bfloat(v1381);
+    const uint v1383 = v1374 * v1;
+    const uint v1384 = v1383 + v1376;
+    out[v1384] = v1382;
+  }
+  const uint v1385 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1386 = v616 + v1385;
+  const uint v1387 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1388 = v615 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1390 = v1388 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v39.m[4][0].thread_elements()[0];
+    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1394 = bfloat(v1393);
+    const uint v1395 = v1386 * v1;
+    const uint v1396 = v1395 + v1388;
+    out[v1396] = v1394;
+  }
+  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1398 = v616 + v1397;
+  const uint v1399 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1400 = v615 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1402 = v1400 < v1;
+  const bool v1403 = v1401 && v1402;
+  if (v1403) {
+    const float v1404 = v39.m[4][0].thread_elements()[1];
+    const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1406 = bfloat(v1405);
+    const uint v1407 = v1398 * v1;
+    const uint v1408 = v1407 + v1400;
+    out[v1408] = v1406;
+  }
+  const uint v1409 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1410 = v616 + v1409;
+  const uint v1411 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1412 = v615 + v1411;
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1414 = v1412 < v1;
+  const bool v1415 = v1413 && v1414;
+  if (v1415) {
+    const float v1416 = v39.m[4][1].thread_elements()[0];
+    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1418 = bfloat(v1417);
+    const uint v1419 = v1410 * v1;
+    const uint v1420 = v1419 + v1412;
+    out[v1420] = v1418;
+  }
+  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1422 = v616 + v1421;
+  const uint v1423 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1424 = v615 + v1423;
+  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1426 = v1424 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v39.m[4][1].thread_elements()[1];
+    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1430 = bfloat(v1429);
+    const uint v1431 = v1422 * v1;
+    const uint v1432 = v1431 + v1424;
+    out[v1432] = v1430;
+  }
+  const uint v1433 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1434 = v616 + v1433;
+  const uint v1435 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1436 = v615 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1438 = v1436 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v39.m[4][2].thread_elements()[0];
+    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1442 = bfloat(v1441);
+    const uint v1443 = v1434 * v1;
+    const uint v1444 = v1443 + v1436;
+    out[v1444] = v1442;
+  }
+  const uint v1445 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1446 = v616 + v1445;
+  const uint v1447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1448 = v615 + v1447;
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1450 = v1448 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v39.m[4][2].thread_elements()[1];
+    const float v1453 = v1452 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1454 = bfloat(v1453);
+    const uint v1455 = v1446 * v1;
+    const uint v1456 = v1455 + v1448;
+    out[v1456] = v1454;
+  }
+  const uint v1457 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1458 = v616 + v1457;
+  const uint v1459 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v39.m[4][3].thread_elements()[0];
+    const float v1465 = v1464 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1466 = bfloat(v1465);
+    const uint v1467 = v1458 * v1;
+    const uint v1468 = v1467 + v1460;
+    out[v1468] = v1466;
+  }
+  const uint v1469 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1470 = v616 + v1469;
+  const uint v1471 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1472 = v615 + v1471;
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1474 = v1472 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v39.m[4][3].thread_elements()[1];
+    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1478 = bfloat(v1477);
+    const uint v1479 = v1470 * v1;
+    const uint v1480 = v1479 + v1472;
+    out[v1480] = v1478;
+  }
+  const uint v1481 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1482 = v616 + v1481;
+  const uint v1483 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1484 = v615 + v1483;
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1486 = v1484 < v1;
+  const bool v1487 = v1485 && v1486;
+  if (v1487) {
+    const float v1488 = v39.m[4][4].thread_elements()[0];
+    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1490 = bfloat(v1489);
+    const uint v1491 = v1482 * v1;
+    const uint v1492 = v1491 + v1484;
+    out[v1492] = v1490;
+  }
+  const uint v1493 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1494 = v616 + v1493;
+  const uint v1495 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1496 = v615 + v1495;
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1498 = v1496 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v39.m[4][4].thread_elements()[1];
+    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1502 = bfloat(v1501);
+    const uint v1503 = v1494 * v1;
+    const uint v1504 = v1503 + v1496;
+    out[v1504] = v1502;
+  }
+  const uint v1505 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1506 = v616 + v1505;
+  const uint v1507 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1508 = v615 + v1507;
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1510 = v1508 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v39.m[4][5].thread_elements()[0];
+    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1514 = bfloat(v1513);
+    const uint v1515 = v1506 * v1;
+    const uint v1516 = v1515 + v1508;
+    out[v1516] = v1514;
+  }
+  const uint v1517 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1518 = v616 + v1517;
+  const uint v1519 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1520 = v615 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1522 = v1520 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v39.m[4][5].thread_elements()[1];
+    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1526 = bfloat(v1525);
+    const uint v1527 = v1518 * v1;
+    const uint v1528 = v1527 + v1520;
+    out[v1528] = v1526;
+  }
+  const uint v1529 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1530 = v616 + v1529;
+  const uint v1531 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1532 = v615 + v1531;
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1534 = v1532 < v1;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v39.m[4][6].thread_elements()[0];
+    const float v1537 = v1536 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1538 = bfloat(v1537);
+    const uint v1539 = v1530 * v1;
+    const uint v1540 = v1539 + v1532;
+    out[v1540] = v1538;
+  }
+  const uint v1541 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1542 = v616 + v1541;
+  const uint v1543 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1544 = v615 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1546 = v1544 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v39.m[4][6].thread_elements()[1];
+    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1550 = bfloat(v1549);
+    const uint v1551 = v1542 * v1;
+    const uint v1552 = v1551 + v1544;
+    out[v1552] = v1550;
+  }
+  const uint v1553 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1554 = v616 + v1553;
+  const uint v1555 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1556 = v615 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1558 = v1556 < v1;
+  const bool v1559 = v1557 && v1558;
+  if (v1559) {
+    const float v1560 = v39.m[4][7].thread_elements()[0];
+    const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1562 = bfloat(v1561);
+    const uint v1563 = v1554 * v1;
+    const uint v1564 = v1563 + v1556;
+    out[v1564] = v1562;
+  }
+  const uint v1565 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1566 = v616 + v1565;
+  const uint v1567 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1568 = v615 + v1567;
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1570 = v1568 < v1;
+  const bool v1571 = v1569 && v1570;
+  if (v1571) {
+    const float v1572 = v39.m[4][7].thread_elements()[1];
+    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1574 = bfloat(v1573);
+    const uint v1575 = v1566 * v1;
+    const uint v1576 = v1575 + v1568;
+    out[v1576] = v1574;
+  }
+  const uint v1577 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1578 = v616 + v1577;
+  const uint v1579 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1580 = v615 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v39.m[5][0].thread_elements()[0];
+    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1586 = bfloat(v1585);
+    const uint v1587 = v1578 * v1;
+    const uint v1588 = v1587 + v1580;
+    out[v1588] = v1586;
+  }
+  const uint v1589 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1590 = v616 + v1589;
+  const uint v1591 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1592 = v615 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1594 = v1592 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v39.m[5][0].thread_elements()[1];
+    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1598 = bfloat(v1597);
+    const uint v1599 = v1590 * v1;
+    const uint v1600 = v1599 + v1592;
+    out[v1600] = v1598;
+  }
+  const uint v1601 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1602 = v616 + v1601;
+  const uint v1603 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1604 = v615 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1606 = v1604 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v39.m[5][1].thread_elements()[0];
+    const float v1609 = v1608 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1610 = bfloat(v1609);
+    const uint v1611 = v1602 * v1;
+    const uint v1612 = v1611 + v1604;
+    out[v1612] = v1610;
+  }
+  const uint v1613 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1614 = v616 + v1613;
+  const uint v1615 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1616 = v615 + v1615;
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1618 = v1616 < v1;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v39.m[5][1].thread_elements()[1];
+    const float v1621 = v1620 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1622 = bfloat(v1621);
+    const uint v1623 = v1614 * v1;
+    const uint v1624 = v1623 + v1616;
+    out[v1624] = v1622;
+  }
+  const uint v1625 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1626 = v616 + v1625;
+  const uint v1627 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1628 = v615 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1630 = v1628 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v39.m[5][2].thread_elements()[0];
+    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1634 = bfloat(v1633);
+    const uint v1635 = v1626 * v1;
+    const uint v1636 = v1635 + v1628;
+    out[v1636] = v1634;
+  }
+  const uint v1637 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1638 = v616 + v1637;
+  const uint v1639 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1640 = v615 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v39.m[5][2].thread_elements()[1];
+    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1646 = bfloat(v1645);
+    const uint v1647 = v1638 * v1;
+    const uint v1648 = v1647 + v1640;
+    out[v1648] = v1646;
+  }
+  const uint v1649 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1650 = v616 + v1649;
+  const uint v1651 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1652 = v615 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1654 = v1652 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v39.m[5][3].thread_elements()[0];
+    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1658 = bfloat(v1657);
+    const uint v1659 = v1650 * v1;
+    const uint v1660 = v1659 + v1652;
+    out[v1660] = v1658;
+  }
+  const uint v1661 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1662 = v616 + v1661;
+  const uint v1663 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1664 = v615 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1666 = v1664 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v39.m[5][3].thread_elements()[1];
+    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1670 = bfloat(v1669);
+    const uint v1671 = v1662 * v1;
+    const uint v1672 = v1671 + v1664;
+    out[v1672] = v1670;
+  }
+  const uint v1673 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1674 = v616 + v1673;
+  const uint v1675 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1676 = v615 + v1675;
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1678 = v1676 < v1;
+  const bool v1679 = v1677 && v1678;
+  if (v1679) {
+    const float v1680 = v39.m[5][4].thread_elements()[0];
+    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1682 = bfloat(v1681);
+    const uint v1683 = v1674 * v1;
+    const uint v1684 = v1683 + v1676;
+    out[v1684] = v1682;
+  }
+  const uint v1685 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1686 = v616 + v1685;
+  const uint v1687 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1688 = v615 + v1687;
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1690 = v1688 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v39.m[5][4].thread_elements()[1];
+    const float v1693 = v1692 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1694 = bfloat(v1693);
+    const uint v1695 = v1686 * v1;
+    const uint v1696 = v1695 + v1688;
+    out[v1696] = v1694;
+  }
+  const uint v1697 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1698 = v616 + v1697;
+  const uint v1699 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1700 = v615 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1702 = v1700 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v39.m[5][5].thread_elements()[0];
+    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1706 = bfloat(v1705);
+    const uint v1707 = v1698 * v1;
+    const uint v1708 = v1707 + v1700;
+    out[v1708] = v1706;
+  }
+  const uint v1709 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1710 = v616 + v1709;
+  const uint v1711 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1712 = v615 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1714 = v1712 < v1;
+  const bool v1715 = v1713 && v1714;
+  if (v1715) {
+    const float v1716 = v39.m[5][5].thread_elements()[1];
+    const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1718 = bfloat(v1717);
+    const uint v1719 = v1710 * v1;
+    const uint v1720 = v1719 + v1712;
+    out[v1720] = v1718;
+  }
+  const uint v1721 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1722 = v616 + v1721;
+  const uint v1723 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1724 = v615 + v1723;
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1726 = v1724 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v39.m[5][6].thread_elements()[0];
+    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1730 = bfloat(v1729);
+    const uint v1731 = v1722 * v1;
+    const uint v1732 = v1731 + v1724;
+    out[v1732] = v1730;
+  }
+  const uint v1733 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1734 = v616 + v1733;
+  const uint v1735 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1736 = v615 + v1735;
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1738 = v1736 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v39.m[5][6].thread_elements()[1];
+    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1742 = bfloat(v1741);
+    const uint v1743 = v1734 * v1;
+    const uint v1744 = v1743 + v1736;
+    out[v1744] = v1742;
+  }
+  const uint v1745 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1746 = v616 + v1745;
+  const uint v1747 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1748 = v615 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1750 = v1748 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v39.m[5][7].thread_elements()[0];
+    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1754 = bfloat(v1753);
+    const uint v1755 = v1746 * v1;
+    const uint v1756 = v1755 + v1748;
+    out[v1756] = v1754;
+  }
+  const uint v1757 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1758 = v616 + v1757;
+  const uint v1759 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1760 = v615 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v39.m[5][7].thread_elements()[1];
+    const float v1765 = v1764 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1766 = bfloat(v1765);
+    const uint v1767 = v1758 * v1;
+    const uint v1768 = v1767 + v1760;
+    out[v1768] = v1766;
+  }
+  const uint v1769 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1770 = v616 + v1769;
+  const uint v1771 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1772 = v615 + v1771;
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1774 = v1772 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v39.m[6][0].thread_elements()[0];
+    const float v1777 = v1776 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1778 = bfloat(v1777);
+    const uint v1779 = v1770 * v1;
+    const uint v1780 = v1779 + v1772;
+    out[v1780] = v1778;
+  }
+  const uint v1781 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1782 = v616 + v1781;
+  const uint v1783 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1784 = v615 + v1783;
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1786 = v1784 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v39.m[6][0].thread_elements()[1];
+    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1790 = bfloat(v1789);
+    const uint v1791 = v1782 * v1;
+    const uint v1792 = v1791 + v1784;
+    out[v1792] = v1790;
+  }
+  const uint v1793 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1794 = v616 + v1793;
+  const uint v1795 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1796 = v615 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1798 = v1796 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v39.m[6][1].thread_elements()[0];
+    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1802 = bfloat(v1801);
+    const uint v1803 = v1794 * v1;
+    const uint v1804 = v1803 + v1796;
+    out[v1804] = v1802;
+  }
+  const uint v1805 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1806 = v616 + v1805;
+  const uint v1807 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1808 = v615 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1810 = v1808 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v39.m[6][1].thread_elements()[1];
+    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1814 = bfloat(v1813);
+    const uint v1815 = v1806 * v1;
+    const uint v1816 = v1815 + v1808;
+    out[v1816] = v1814;
+  }
+  const uint v1817 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1818 = v616 + v1817;
+  const uint v1819 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1820 = v615 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1822 = v1820 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v39.m[6][2].thread_elements()[0];
+    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1826 = bfloat(v1825);
+    const uint v1827 = v1818 * v1;
+    const uint v1828 = v1827 + v1820;
+    out[v1828] = v1826;
+  }
+  const uint v1829 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1830 = v616 + v1829;
+  const uint v1831 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1832 = v615 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1834 = v1832 < v1;
+  const bool v1835 = v1833 && v1834;
+  if (v1835) {
+    const float v1836 = v39.m[6][2].thread_elements()[1];
+    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1838 = bfloat(v1837);
+    const uint v1839 = v1830 * v1;
+    const uint v1840 = v1839 + v1832;
+    out[v1840] = v1838;
+  }
+  const uint v1841 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1842 = v616 + v1841;
+  const uint v1843 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1844 = v615 + v1843;
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1846 = v1844 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v39.m[6][3].thread_elements()[0];
+    const float v1849 = v1848 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1850 = bfloat(v1849);
+    const uint v1851 = v1842 * v1;
+    const uint v1852 = v1851 + v1844;
+    out[v1852] = v1850;
+  }
+  const uint v1853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1854 = v616 + v1853;
+  const uint v1855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1856 = v615 + v1855;
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1858 = v1856 < v1;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v39.m[6][3].thread_elements()[1];
+    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1862 = bfloat(v1861);
+    const uint v1863 = v1854 * v1;
+    const uint v1864 = v1863 + v1856;
+    out[v1864] = v1862;
+  }
+  const uint v1865 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1866 = v616 + v1865;
+  const uint v1867 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1868 = v615 + v1867;
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1870 = v1868 < v1;
+  const bool v1871 = v1869 && v1870;
+  if (v1871) {
+    const float v1872 = v39.m[6][4].thread_elements()[0];
+    const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1874 = bfloat(v1873);
+    const uint v1875 = v1866 * v1;
+    const uint v1876 = v1875 + v1868;
+    out[v1876] = v1874;
+  }
+  const uint v1877 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1878 = v616 + v1877;
+  const uint v1879 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v39.m[6][4].thread_elements()[1];
+    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1886 = bfloat(v1885);
+    const uint v1887 = v1878 * v1;
+    const uint v1888 = v1887 + v1880;
+    out[v1888] = v1886;
+  }
+  const uint v1889 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1890 = v616 + v1889;
+  const uint v1891 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1892 = v615 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v39.m[6][5].thread_elements()[0];
+    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1898 = bfloat(v1897);
+    const uint v1899 = v1890 * v1;
+    const uint v1900 = v1899 + v1892;
+    out[v1900] = v1898;
+  }
+  const uint v1901 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1902 = v616 + v1901;
+  const uint v1903 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1904 = v615 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v39.m[6][5].thread_elements()[1];
+    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1910 = bfloat(v1909);
+    const uint v1911 = v1902 * v1;
+    const uint v1912 = v1911 + v1904;
+    out[v1912] = v1910;
+  }
+  const uint v1913 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1914 = v616 + v1913;
+  const uint v1915 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1916 = v615 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1918 = v1916 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v39.m[6][6].thread_elements()[0];
+    const float v1921 = v1920 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1922 = bfloat(v1921);
+    const uint v1923 = v1914 * v1;
+    const uint v1924 = v1923 + v1916;
+    out[v1924] = v1922;
+  }
+  const uint v1925 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1926 = v616 + v1925;
+  const uint v1927 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1928 = v615 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1930 = v1928 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v39.m[6][6].thread_elements()[1];
+    const float v1933 = v1932 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1934 = bfloat(v1933);
+    const uint v1935 = v1926 * v1;
+    const uint v1936 = v1935 + v1928;
+    out[v1936] = v1934;
+  }
+  const uint v1937 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1938 = v616 + v1937;
+  const uint v1939 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1940 = v615 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1942 = v1940 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v39.m[6][7].thread_elements()[0];
+    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1946 = bfloat(v1945);
+    const uint v1947 = v1938 * v1;
+    const uint v1948 = v1947 + v1940;
+    out[v1948] = v1946;
+  }
+  const uint v1949 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1950 = v616 + v1949;
+  const uint v1951 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1952 = v615 + v1951;
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1954 = v1952 < v1;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v39.m[6][7].thread_elements()[1];
+    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1958 = bfloat(v1957);
+    const uint v1959 = v1950 * v1;
+    const uint v1960 = v1959 + v1952;
+    out[v1960] = v1958;
+  }
+  const uint v1961 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1962 = v616 + v1961;
+  const uint v1963 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1964 = v615 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1966 = v1964 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v39.m[7][0].thread_elements()[0];
+    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1970 = bfloat(v1969);
+    const uint v1971 = v1962 * v1;
+    const uint v1972 = v1971 + v1964;
+    out[v1972] = v1970;
+  }
+  const uint v1973 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1974 = v616 + v1973;
+  const uint v1975 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1976 = v615 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1978 = v1976 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v39.m[7][0].thread_elements()[1];
+    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1982 = bfloat(v1981);
+    const uint v1983 = v1974 * v1;
+    const uint v1984 = v1983 + v1976;
+    out[v1984] = v1982;
+  }
+  const uint v1985 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1986 = v616 + v1985;
+  const uint v1987 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1988 = v615 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1990 = v1988 < v1;
+  const bool v1991 = v1989 && v1990;
+  if (v1991) {
+    const float v1992 = v39.m[7][1].thread_elements()[0];
+    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v1994 = bfloat(v1993);
+    const uint v1995 = v1986 * v1;
+    const uint v1996 = v1995 + v1988;
+    out[v1996] = v1994;
+  }
+  const uint v1997 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1998 = v616 + v1997;
+  const uint v1999 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2000 = v615 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v39.m[7][1].thread_elements()[1];
+    const float v2005 = v2004 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2006 = bfloat(v2005);
+    const uint v2007 = v1998 * v1;
+    const uint v2008 = v2007 + v2000;
+    out[v2008] = v2006;
+  }
+  const uint v2009 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2010 = v616 + v2009;
+  const uint v2011 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2012 = v615 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2014 = v2012 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v39.m[7][2].thread_elements()[0];
+    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2018 = bfloat(v2017);
+    const uint v2019 = v2010 * v1;
+    const uint v2020 = v2019 + v2012;
+    out[v2020] = v2018;
+  }
+  const uint v2021 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2022 = v616 + v2021;
+  const uint v2023 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2024 = v615 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2026 = v2024 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v39.m[7][2].thread_elements()[1];
+    const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2030 = bfloat(v2029);
+    const uint v2031 = v2022 * v1;
+    const uint v2032 = v2031 + v2024;
+    out[v2032] = v2030;
+  }
+  const uint v2033 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2034 = v616 + v2033;
+  const uint v2035 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2036 = v615 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2038 = v2036 < v1;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v39.m[7][3].thread_elements()[0];
+    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2042 = bfloat(v2041);
+    const uint v2043 = v2034 * v1;
+    const uint v2044 = v2043 + v2036;
+    out[v2044] = v2042;
+  }
+  const uint v2045 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2046 = v616 + v2045;
+  const uint v2047 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2048 = v615 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v39.m[7][3].thread_elements()[1];
+    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2054 = bfloat(v2053);
+    const uint v2055 = v2046 * v1;
+    const uint v2056 = v2055 + v2048;
+    out[v2056] = v2054;
+  }
+  const uint v2057 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2058 = v616 + v2057;
+  const uint v2059 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2060 = v615 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v39.m[7][4].thread_elements()[0];
+    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2066 = bfloat(v2065);
+    const uint v2067 = v2058 * v1;
+    const uint v2068 = v2067 + v2060;
+    out[v2068] = v2066;
+  }
+  const uint v2069 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2070 = v616 + v2069;
+  const uint v2071 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2072 = v615 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2074 = v2072 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v39.m[7][4].thread_elements()[1];
+    const float v2077 = v2076 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2078 = bfloat(v2077);
+    const uint v2079 = v2070 * v1;
+    const uint v2080 = v2079 + v2072;
+    out[v2080] = v2078;
+  }
+  const uint v2081 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2082 = v616 + v2081;
+  const uint v2083 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2084 = v615 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2086 = v2084 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v39.m[7][5].thread_elements()[0];
+    const float v2089 = v2088 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2090 = bfloat(v2089);
+    const uint v2091 = v2082 * v1;
+    const uint v2092 = v2091 + v2084;
+    out[v2092] = v2090;
+  }
+  const uint v2093 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2094 = v616 + v2093;
+  const uint v2095 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2096 = v615 + v2095;
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2098 = v2096 < v1;
+  const bool v2099 = v2097 && v2098;
+  if (v2099) {
+    const float v2100 = v39.m[7][5].thread_elements()[1];
+    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2102 = bfloat(v2101);
+    const uint v2103 = v2094 * v1;
+    const uint v2104 = v2103 + v2096;
+    out[v2104] = v2102;
+  }
+  const uint v2105 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2106 = v616 + v2105;
+  const uint v2107 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2108 = v615 + v2107;
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2110 = v2108 < v1;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v39.m[7][6].thread_elements()[0];
+    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2114 = bfloat(v2113);
+    const uint v2115 = v2106 * v1;
+    const uint v2116 = v2115 + v2108;
+    out[v2116] = v2114;
+  }
+  const uint v2117 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2118 = v616 + v2117;
+  const uint v2119 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2120 = v615 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2122 = v2120 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v39.m[7][6].thread_elements()[1];
+    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2126 = bfloat(v2125);
+    const uint v2127 = v2118 * v1;
+    const uint v2128 = v2127 + v2120;
+    out[v2128] = v2126;
+  }
+  const uint v2129 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2130 = v616 + v2129;
+  const uint v2131 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2132 = v615 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2134 = v2132 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v39.m[7][7].thread_elements()[0];
+    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2138 = bfloat(v2137);
+    const uint v2139 = v2130 * v1;
+    const uint v2140 = v2139 + v2132;
+    out[v2140] = v2138;
+  }
+  const uint v2141 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2142 = v616 + v2141;
+  const uint v2143 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2144 = v615 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2146 = v2144 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v39.m[7][7].thread_elements()[1];
+    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:68
+    const bfloat v2150 = bfloat(v2149);
+    const uint v2151 = v2142 * v1;
+    const uint v2152 = v2151 + v2144;
+    out[v2152] = v2150;
   }
 }

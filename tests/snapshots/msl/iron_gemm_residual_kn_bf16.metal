@@ -120,2586 +120,2586 @@ kernel void iron_gemm_residual_kn_bf16(
   const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2407 = v2406 << 3u;
-    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2409 = v2408 < v0;
-    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2431 = v2430 << 3u;
-    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2433 = v2432 < v0;
-    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2455 = v2454 << 3u;
-    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2457 = v2456 < v0;
-    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2479 = v2478 << 3u;
-    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2481 = v2480 < v0;
-    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2503 = v2502 << 3u;
-    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2505 = v2504 < v0;
-    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2527 = v2526 << 3u;
-    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2529 = v2528 < v0;
-    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2551 = v2550 << 3u;
-    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2553 = v2552 < v0;
-    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2575 = v2574 << 3u;
-    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2577 = v2576 < v0;
-    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2601 = v2600 << 3u;
-    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2605 = v2604 < v1;
-    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2625 = v2624 << 3u;
-    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2629 = v2628 < v1;
-    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2649 = v2648 << 3u;
-    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2653 = v2652 < v1;
-    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2673 = v2672 << 3u;
-    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2677 = v2676 < v1;
-    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2697 = v2696 << 3u;
-    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2701 = v2700 < v1;
-    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2721 = v2720 << 3u;
-    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2725 = v2724 < v1;
-    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2745 = v2744 << 3u;
-    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2749 = v2748 < v1;
-    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2769 = v2768 << 3u;
-    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2773 = v2772 < v1;
-    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2401 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2404 = v2401 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2407 = v2401 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2408 = v2407 << 3u;
+    const uint v2409 = v24 + v2404;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2410 = v2409 < v0;
+    const uint v2415 = v2409 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2421 = v2404 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2426 = v2401 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2428 = v2426 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2431 = v2426 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2432 = v2431 << 3u;
+    const uint v2433 = v24 + v2428;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2434 = v2433 < v0;
+    const uint v2439 = v2433 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2445 = v2428 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2450 = v2401 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2452 = v2450 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2455 = v2450 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2456 = v2455 << 3u;
+    const uint v2457 = v24 + v2452;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2458 = v2457 < v0;
+    const uint v2463 = v2457 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2469 = v2452 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2474 = v2401 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2476 = v2474 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2479 = v2474 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2480 = v2479 << 3u;
+    const uint v2481 = v24 + v2476;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2482 = v2481 < v0;
+    const uint v2487 = v2481 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2493 = v2476 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2498 = v2401 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2500 = v2498 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2503 = v2498 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2504 = v2503 << 3u;
+    const uint v2505 = v24 + v2500;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2506 = v2505 < v0;
+    const uint v2511 = v2505 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2517 = v2500 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2522 = v2401 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2524 = v2522 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2527 = v2522 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2528 = v2527 << 3u;
+    const uint v2529 = v24 + v2524;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2530 = v2529 < v0;
+    const uint v2535 = v2529 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2541 = v2524 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2546 = v2401 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2548 = v2546 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2551 = v2546 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2552 = v2551 << 3u;
+    const uint v2553 = v24 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2554 = v2553 < v0;
+    const uint v2559 = v2553 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2565 = v2548 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2570 = v2401 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2572 = v2570 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2575 = v2570 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2576 = v2575 << 3u;
+    const uint v2577 = v24 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2578 = v2577 < v0;
+    const uint v2583 = v2577 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2589 = v2572 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2598 = v2401 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2601 = v2401 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2602 = v2601 << 3u;
+    const uint v2605 = v28 + v2602;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2606 = v2605 < v1;
+    const uint v2615 = v2598 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2622 = v2426 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2625 = v2426 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2626 = v2625 << 3u;
+    const uint v2629 = v28 + v2626;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2630 = v2629 < v1;
+    const uint v2639 = v2622 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2646 = v2450 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2649 = v2450 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2650 = v2649 << 3u;
+    const uint v2653 = v28 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2654 = v2653 < v1;
+    const uint v2663 = v2646 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2670 = v2474 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2673 = v2474 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2674 = v2673 << 3u;
+    const uint v2677 = v28 + v2674;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2678 = v2677 < v1;
+    const uint v2687 = v2670 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2694 = v2498 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2697 = v2498 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2698 = v2697 << 3u;
+    const uint v2701 = v28 + v2698;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2702 = v2701 < v1;
+    const uint v2711 = v2694 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2718 = v2522 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2721 = v2522 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2722 = v2721 << 3u;
+    const uint v2725 = v28 + v2722;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2726 = v2725 < v1;
+    const uint v2735 = v2718 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2742 = v2546 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2745 = v2546 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2746 = v2745 << 3u;
+    const uint v2749 = v28 + v2746;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2750 = v2749 < v1;
+    const uint v2759 = v2742 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2766 = v2570 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2769 = v2570 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2770 = v2769 << 3u;
+    const uint v2773 = v28 + v2770;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2774 = v2773 < v1;
+    const uint v2783 = v2766 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2793 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2394 = v2392 >> 6u;
-      const uint v2396 = v2394 % 1u;
+    for (uint v2393 = 0u; v2393 < v2; v2393 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2395 = v2393 >> 6u;
+      const uint v2397 = v2395 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2411 = v2410 < v2;
-      const bool v2412 = v2409 && v2411;
-      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2417 = v2416 + v2407;
-      const uint v2418 = v2412 ? v2417 : 0u;
-      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2422 = v2421 + v2407;
+      const uint v2399 = v2397 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2411 = v2393 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2412 = v2411 < v2;
+      const bool v2413 = v2410 && v2412;
+      const uint v2417 = v2415 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2418 = v2417 + v2408;
+      const uint v2419 = v2413 ? v2418 : 0u;
+      const uint v2422 = v2399 + v2421;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2423 = v2422 + v2408;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2422 + e] = v2412 ? a[v2418 + e] : bfloat(0);
+        shm0[v2423 + e] = v2413 ? a[v2419 + e] : bfloat(0);
       }
-      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2435 = v2434 < v2;
-      const bool v2436 = v2433 && v2435;
-      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2441 = v2440 + v2431;
-      const uint v2442 = v2436 ? v2441 : 0u;
-      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2446 = v2445 + v2431;
+      const uint v2435 = v2393 + v2432;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2436 = v2435 < v2;
+      const bool v2437 = v2434 && v2436;
+      const uint v2441 = v2439 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2442 = v2441 + v2432;
+      const uint v2443 = v2437 ? v2442 : 0u;
+      const uint v2446 = v2399 + v2445;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2447 = v2446 + v2432;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2446 + e] = v2436 ? a[v2442 + e] : bfloat(0);
+        shm0[v2447 + e] = v2437 ? a[v2443 + e] : bfloat(0);
       }
-      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2459 = v2458 < v2;
-      const bool v2460 = v2457 && v2459;
-      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2465 = v2464 + v2455;
-      const uint v2466 = v2460 ? v2465 : 0u;
-      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2470 = v2469 + v2455;
+      const uint v2459 = v2393 + v2456;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2460 = v2459 < v2;
+      const bool v2461 = v2458 && v2460;
+      const uint v2465 = v2463 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2466 = v2465 + v2456;
+      const uint v2467 = v2461 ? v2466 : 0u;
+      const uint v2470 = v2399 + v2469;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2471 = v2470 + v2456;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2470 + e] = v2460 ? a[v2466 + e] : bfloat(0);
+        shm0[v2471 + e] = v2461 ? a[v2467 + e] : bfloat(0);
       }
-      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2483 = v2482 < v2;
-      const bool v2484 = v2481 && v2483;
-      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2489 = v2488 + v2479;
-      const uint v2490 = v2484 ? v2489 : 0u;
-      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2494 = v2493 + v2479;
+      const uint v2483 = v2393 + v2480;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      const uint v2489 = v2487 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2490 = v2489 + v2480;
+      const uint v2491 = v2485 ? v2490 : 0u;
+      const uint v2494 = v2399 + v2493;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2495 = v2494 + v2480;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2494 + e] = v2484 ? a[v2490 + e] : bfloat(0);
+        shm0[v2495 + e] = v2485 ? a[v2491 + e] : bfloat(0);
       }
-      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2507 = v2506 < v2;
-      const bool v2508 = v2505 && v2507;
-      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2513 = v2512 + v2503;
-      const uint v2514 = v2508 ? v2513 : 0u;
-      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2518 = v2517 + v2503;
+      const uint v2507 = v2393 + v2504;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2508 = v2507 < v2;
+      const bool v2509 = v2506 && v2508;
+      const uint v2513 = v2511 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2514 = v2513 + v2504;
+      const uint v2515 = v2509 ? v2514 : 0u;
+      const uint v2518 = v2399 + v2517;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2519 = v2518 + v2504;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2518 + e] = v2508 ? a[v2514 + e] : bfloat(0);
+        shm0[v2519 + e] = v2509 ? a[v2515 + e] : bfloat(0);
       }
-      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2531 = v2530 < v2;
-      const bool v2532 = v2529 && v2531;
-      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2537 = v2536 + v2527;
-      const uint v2538 = v2532 ? v2537 : 0u;
-      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2542 = v2541 + v2527;
+      const uint v2531 = v2393 + v2528;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2532 = v2531 < v2;
+      const bool v2533 = v2530 && v2532;
+      const uint v2537 = v2535 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2538 = v2537 + v2528;
+      const uint v2539 = v2533 ? v2538 : 0u;
+      const uint v2542 = v2399 + v2541;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2543 = v2542 + v2528;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2542 + e] = v2532 ? a[v2538 + e] : bfloat(0);
+        shm0[v2543 + e] = v2533 ? a[v2539 + e] : bfloat(0);
       }
-      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2555 = v2554 < v2;
-      const bool v2556 = v2553 && v2555;
-      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2561 = v2560 + v2551;
-      const uint v2562 = v2556 ? v2561 : 0u;
-      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2566 = v2565 + v2551;
+      const uint v2555 = v2393 + v2552;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2556 = v2555 < v2;
+      const bool v2557 = v2554 && v2556;
+      const uint v2561 = v2559 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2562 = v2561 + v2552;
+      const uint v2563 = v2557 ? v2562 : 0u;
+      const uint v2566 = v2399 + v2565;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2567 = v2566 + v2552;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2566 + e] = v2556 ? a[v2562 + e] : bfloat(0);
+        shm0[v2567 + e] = v2557 ? a[v2563 + e] : bfloat(0);
       }
-      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2579 = v2578 < v2;
-      const bool v2580 = v2577 && v2579;
-      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2585 = v2584 + v2575;
-      const uint v2586 = v2580 ? v2585 : 0u;
-      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2590 = v2589 + v2575;
+      const uint v2579 = v2393 + v2576;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2578 && v2580;
+      const uint v2585 = v2583 + v2393;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2586 = v2585 + v2576;
+      const uint v2587 = v2581 ? v2586 : 0u;
+      const uint v2590 = v2399 + v2589;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2591 = v2590 + v2576;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2590 + e] = v2580 ? a[v2586 + e] : bfloat(0);
+        shm0[v2591 + e] = v2581 ? a[v2587 + e] : bfloat(0);
       }
-      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2603 = v2602 < v2;
-      const bool v2606 = v2603 && v2605;
-      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2610 = v2608 + v28;
-      const uint v2611 = v2610 + v2601;
-      const uint v2612 = v2606 ? v2611 : 0u;
-      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2616 = v2615 + v2601;
+      const uint v2603 = v2393 + v2598;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2604 = v2603 < v2;
+      const bool v2607 = v2604 && v2606;
+      const uint v2609 = v2603 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2611 = v2609 + v28;
+      const uint v2612 = v2611 + v2602;
+      const uint v2613 = v2607 ? v2612 : 0u;
+      const uint v2616 = v2399 + v2615;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2617 = v2616 + v2602;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2616 + e] = v2606 ? b[v2612 + e] : bfloat(0);
+        shm1[v2617 + e] = v2607 ? b[v2613 + e] : bfloat(0);
       }
-      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2627 = v2626 < v2;
-      const bool v2630 = v2627 && v2629;
-      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2634 = v2632 + v28;
-      const uint v2635 = v2634 + v2625;
-      const uint v2636 = v2630 ? v2635 : 0u;
-      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2640 = v2639 + v2625;
+      const uint v2627 = v2393 + v2622;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2628 = v2627 < v2;
+      const bool v2631 = v2628 && v2630;
+      const uint v2633 = v2627 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2635 = v2633 + v28;
+      const uint v2636 = v2635 + v2626;
+      const uint v2637 = v2631 ? v2636 : 0u;
+      const uint v2640 = v2399 + v2639;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2641 = v2640 + v2626;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2640 + e] = v2630 ? b[v2636 + e] : bfloat(0);
+        shm1[v2641 + e] = v2631 ? b[v2637 + e] : bfloat(0);
       }
-      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2651 = v2650 < v2;
-      const bool v2654 = v2651 && v2653;
-      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2658 = v2656 + v28;
-      const uint v2659 = v2658 + v2649;
-      const uint v2660 = v2654 ? v2659 : 0u;
-      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2664 = v2663 + v2649;
+      const uint v2651 = v2393 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2652 = v2651 < v2;
+      const bool v2655 = v2652 && v2654;
+      const uint v2657 = v2651 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2659 = v2657 + v28;
+      const uint v2660 = v2659 + v2650;
+      const uint v2661 = v2655 ? v2660 : 0u;
+      const uint v2664 = v2399 + v2663;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2665 = v2664 + v2650;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2664 + e] = v2654 ? b[v2660 + e] : bfloat(0);
+        shm1[v2665 + e] = v2655 ? b[v2661 + e] : bfloat(0);
       }
-      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2675 = v2674 < v2;
-      const bool v2678 = v2675 && v2677;
-      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2682 = v2680 + v28;
-      const uint v2683 = v2682 + v2673;
-      const uint v2684 = v2678 ? v2683 : 0u;
-      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2688 = v2687 + v2673;
+      const uint v2675 = v2393 + v2670;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2676 = v2675 < v2;
+      const bool v2679 = v2676 && v2678;
+      const uint v2681 = v2675 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2683 = v2681 + v28;
+      const uint v2684 = v2683 + v2674;
+      const uint v2685 = v2679 ? v2684 : 0u;
+      const uint v2688 = v2399 + v2687;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2689 = v2688 + v2674;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2688 + e] = v2678 ? b[v2684 + e] : bfloat(0);
+        shm1[v2689 + e] = v2679 ? b[v2685 + e] : bfloat(0);
       }
-      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2699 = v2698 < v2;
-      const bool v2702 = v2699 && v2701;
-      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2706 = v2704 + v28;
-      const uint v2707 = v2706 + v2697;
-      const uint v2708 = v2702 ? v2707 : 0u;
-      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2712 = v2711 + v2697;
+      const uint v2699 = v2393 + v2694;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2700 = v2699 < v2;
+      const bool v2703 = v2700 && v2702;
+      const uint v2705 = v2699 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2707 = v2705 + v28;
+      const uint v2708 = v2707 + v2698;
+      const uint v2709 = v2703 ? v2708 : 0u;
+      const uint v2712 = v2399 + v2711;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2713 = v2712 + v2698;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2712 + e] = v2702 ? b[v2708 + e] : bfloat(0);
+        shm1[v2713 + e] = v2703 ? b[v2709 + e] : bfloat(0);
       }
-      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2723 = v2722 < v2;
-      const bool v2726 = v2723 && v2725;
-      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2730 = v2728 + v28;
-      const uint v2731 = v2730 + v2721;
-      const uint v2732 = v2726 ? v2731 : 0u;
-      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2736 = v2735 + v2721;
+      const uint v2723 = v2393 + v2718;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2724 = v2723 < v2;
+      const bool v2727 = v2724 && v2726;
+      const uint v2729 = v2723 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2731 = v2729 + v28;
+      const uint v2732 = v2731 + v2722;
+      const uint v2733 = v2727 ? v2732 : 0u;
+      const uint v2736 = v2399 + v2735;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2737 = v2736 + v2722;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2736 + e] = v2726 ? b[v2732 + e] : bfloat(0);
+        shm1[v2737 + e] = v2727 ? b[v2733 + e] : bfloat(0);
       }
-      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2747 = v2746 < v2;
-      const bool v2750 = v2747 && v2749;
-      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2754 = v2752 + v28;
-      const uint v2755 = v2754 + v2745;
-      const uint v2756 = v2750 ? v2755 : 0u;
-      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2760 = v2759 + v2745;
+      const uint v2747 = v2393 + v2742;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2748 = v2747 < v2;
+      const bool v2751 = v2748 && v2750;
+      const uint v2753 = v2747 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2755 = v2753 + v28;
+      const uint v2756 = v2755 + v2746;
+      const uint v2757 = v2751 ? v2756 : 0u;
+      const uint v2760 = v2399 + v2759;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2761 = v2760 + v2746;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2760 + e] = v2750 ? b[v2756 + e] : bfloat(0);
+        shm1[v2761 + e] = v2751 ? b[v2757 + e] : bfloat(0);
       }
-      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2771 = v2770 < v2;
-      const bool v2774 = v2771 && v2773;
-      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2778 = v2776 + v28;
-      const uint v2779 = v2778 + v2769;
-      const uint v2780 = v2774 ? v2779 : 0u;
-      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2784 = v2783 + v2769;
+      const uint v2771 = v2393 + v2766;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2772 = v2771 < v2;
+      const bool v2775 = v2772 && v2774;
+      const uint v2777 = v2771 * v1;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2779 = v2777 + v28;
+      const uint v2780 = v2779 + v2770;
+      const uint v2781 = v2775 ? v2780 : 0u;
+      const uint v2784 = v2399 + v2783;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2785 = v2784 + v2770;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2784 + e] = v2774 ? b[v2780 + e] : bfloat(0);
+        shm1[v2785 + e] = v2775 ? b[v2781 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2793), long(64u));
-      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_load<false>(v43, shm1, long(v2798), long(128u));
+      const uint v2794 = v2399 + v2793;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2794), long(64u));
+      const uint v2799 = v2399 + v37;  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v43, shm1, long(v2799), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2804), long(64u));
-      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2808 = v2807 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2808), long(128u));
+      const uint v2805 = v2794 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2805), long(64u));
+      const uint v2808 = v2399 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2809 = v2808 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2809), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2814), long(64u));
-      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2818 = v2817 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2818), long(128u));
+      const uint v2815 = v2794 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2815), long(64u));
+      const uint v2818 = v2399 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2819 = v2818 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2819), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2824), long(64u));
-      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v2828 = v2827 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2828), long(128u));
+      const uint v2825 = v2794 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2825), long(64u));
+      const uint v2828 = v2399 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2829 = v2828 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2829), long(128u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v506 = iron_tid.x;
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v574 = v562 + 16u;
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v513 = v512 < v0;
-        const uint v514 = v503 + v511;
-        const bool v515 = v514 < v2;
-        const bool v516 = v513 && v515;
-        if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v520 = v518 + v503;
-          const uint v521 = v520 + v511;
-          const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v525 = v524 + v511;
-          shm0[v525] = v522;
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v513 = v24 + v510;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v514 = v513 < v0;
+        const uint v515 = v504 + v512;
+        const bool v516 = v515 < v2;
+        const bool v517 = v514 && v516;
+        if (v517) {
+          const uint v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v521 = v519 + v504;
+          const uint v522 = v521 + v512;
+          const bfloat v523 = a[v522];
+          const uint v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v526 = v525 + v512;
+          shm0[v526] = v523;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v528 = v527 + v511;
-          shm0[v528] = bfloat(0.0f);
+          const uint v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v529 = v528 + v512;
+          shm0[v529] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v539 = v538 < v2;
-        const uint v540 = v28 + v537;
-        const bool v541 = v540 < v1;
-        const bool v542 = v539 && v541;
-        if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v546 = v544 + v28;
-          const uint v547 = v546 + v537;
-          const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v551 = v550 + v537;
-          shm1[v551] = v548;
+      for (uint v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v540 = v539 < v2;
+        const uint v541 = v28 + v538;
+        const bool v542 = v541 < v1;
+        const bool v543 = v540 && v542;
+        if (v543) {
+          const uint v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v547 = v545 + v28;
+          const uint v548 = v547 + v538;
+          const bfloat v549 = b[v548];
+          const uint v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v552 = v551 + v538;
+          shm1[v552] = v549;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v554 = v553 + v537;
-          shm1[v554] = bfloat(0.0f);
+          const uint v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v555 = v554 + v538;
+          shm1[v555] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v605 = v603 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v39.m[0][0].thread_elements()[0];
-    const uint v608 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v609 = v608 + v603;
-    const bfloat v610 = residual[v609];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v611 = float(v610);
-    const float v612 = fma(v607, v3, v611);
-    const bfloat v613 = bfloat(v612);
-    out[v609] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v615 = v599 + v614;
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v619 = v617 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v39.m[0][0].thread_elements()[1];
-    const uint v622 = v615 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v623 = v622 + v617;
-    const bfloat v624 = residual[v623];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v625 = float(v624);
-    const float v626 = fma(v621, v3, v625);
-    const bfloat v627 = bfloat(v626);
-    out[v623] = v627;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v629 = v599 + v628;
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.m[0][1].thread_elements()[0];
-    const uint v636 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v637 = v636 + v631;
-    const bfloat v638 = residual[v637];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v639 = float(v638);
-    const float v640 = fma(v635, v3, v639);
-    const bfloat v641 = bfloat(v640);
-    out[v637] = v641;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v643 = v599 + v642;
-  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v647 = v645 < v1;
-  const bool v648 = v646 && v647;
-  if (v648) {
-    const float v649 = v39.m[0][1].thread_elements()[1];
-    const uint v650 = v643 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v651 = v650 + v645;
-    const bfloat v652 = residual[v651];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v653 = float(v652);
-    const float v654 = fma(v649, v3, v653);
-    const bfloat v655 = bfloat(v654);
-    out[v651] = v655;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v657 = v599 + v656;
-  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v661 = v659 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v39.m[0][2].thread_elements()[0];
-    const uint v664 = v657 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v665 = v664 + v659;
-    const bfloat v666 = residual[v665];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v667 = float(v666);
-    const float v668 = fma(v663, v3, v667);
-    const bfloat v669 = bfloat(v668);
-    out[v665] = v669;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v671 = v599 + v670;
-  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v675 = v673 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v39.m[0][2].thread_elements()[1];
-    const uint v678 = v671 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v679 = v678 + v673;
-    const bfloat v680 = residual[v679];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v681 = float(v680);
-    const float v682 = fma(v677, v3, v681);
-    const bfloat v683 = bfloat(v682);
-    out[v679] = v683;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v685 = v599 + v684;
-  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v689 = v687 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v39.m[0][3].thread_elements()[0];
-    const uint v692 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v693 = v692 + v687;
-    const bfloat v694 = residual[v693];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v695 = float(v694);
-    const float v696 = fma(v691, v3, v695);
-    const bfloat v697 = bfloat(v696);
-    out[v693] = v697;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v699 = v599 + v698;
-  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v703 = v701 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v39.m[0][3].thread_elements()[1];
-    const uint v706 = v699 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v707 = v706 + v701;
-    const bfloat v708 = residual[v707];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v709 = float(v708);
-    const float v710 = fma(v705, v3, v709);
-    const bfloat v711 = bfloat(v710);
-    out[v707] = v711;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v713 = v599 + v712;
-  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.m[0][4].thread_elements()[0];
-    const uint v720 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v721 = v720 + v715;
-    const bfloat v722 = residual[v721];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v723 = float(v722);
-    const float v724 = fma(v719, v3, v723);
-    const bfloat v725 = bfloat(v724);
-    out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v727 = v599 + v726;
-  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v731 = v729 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v39.m[0][4].thread_elements()[1];
-    const uint v734 = v727 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v735 = v734 + v729;
-    const bfloat v736 = residual[v735];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v737 = float(v736);
-    const float v738 = fma(v733, v3, v737);
-    const bfloat v739 = bfloat(v738);
-    out[v735] = v739;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v741 = v599 + v740;
-  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v745 = v743 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v39.m[0][5].thread_elements()[0];
-    const uint v748 = v741 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v749 = v748 + v743;
-    const bfloat v750 = residual[v749];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v751 = float(v750);
-    const float v752 = fma(v747, v3, v751);
-    const bfloat v753 = bfloat(v752);
-    out[v749] = v753;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v755 = v599 + v754;
-  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v759 = v757 < v1;
-  const bool v760 = v758 && v759;
-  if (v760) {
-    const float v761 = v39.m[0][5].thread_elements()[1];
-    const uint v762 = v755 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v763 = v762 + v757;
-    const bfloat v764 = residual[v763];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v765 = float(v764);
-    const float v766 = fma(v761, v3, v765);
-    const bfloat v767 = bfloat(v766);
-    out[v763] = v767;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v769 = v599 + v768;
-  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v773 = v771 < v1;
-  const bool v774 = v772 && v773;
-  if (v774) {
-    const float v775 = v39.m[0][6].thread_elements()[0];
-    const uint v776 = v769 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v777 = v776 + v771;
-    const bfloat v778 = residual[v777];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v779 = float(v778);
-    const float v780 = fma(v775, v3, v779);
-    const bfloat v781 = bfloat(v780);
-    out[v777] = v781;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v783 = v599 + v782;
-  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v787 = v785 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v39.m[0][6].thread_elements()[1];
-    const uint v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v791 = v790 + v785;
-    const bfloat v792 = residual[v791];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v793 = float(v792);
-    const float v794 = fma(v789, v3, v793);
-    const bfloat v795 = bfloat(v794);
-    out[v791] = v795;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v797 = v599 + v796;
-  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.m[0][7].thread_elements()[0];
-    const uint v804 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v805 = v804 + v799;
-    const bfloat v806 = residual[v805];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v807 = float(v806);
-    const float v808 = fma(v803, v3, v807);
-    const bfloat v809 = bfloat(v808);
-    out[v805] = v809;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v811 = v599 + v810;
-  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v815 = v813 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v39.m[0][7].thread_elements()[1];
-    const uint v818 = v811 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v819 = v818 + v813;
-    const bfloat v820 = residual[v819];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v821 = float(v820);
-    const float v822 = fma(v817, v3, v821);
-    const bfloat v823 = bfloat(v822);
-    out[v819] = v823;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v825 = v599 + v824;
-  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.m[1][0].thread_elements()[0];
-    const uint v832 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v833 = v832 + v827;
-    const bfloat v834 = residual[v833];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v835 = float(v834);
-    const float v836 = fma(v831, v3, v835);
-    const bfloat v837 = bfloat(v836);
-    out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v839 = v599 + v838;
-  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v39.m[1][0].thread_elements()[1];
-    const uint v846 = v839 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v847 = v846 + v841;
-    const bfloat v848 = residual[v847];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v849 = float(v848);
-    const float v850 = fma(v845, v3, v849);
-    const bfloat v851 = bfloat(v850);
-    out[v847] = v851;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v853 = v599 + v852;
-  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v857 = v855 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v39.m[1][1].thread_elements()[0];
-    const uint v860 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v861 = v860 + v855;
-    const bfloat v862 = residual[v861];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v863 = float(v862);
-    const float v864 = fma(v859, v3, v863);
-    const bfloat v865 = bfloat(v864);
-    out[v861] = v865;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v867 = v599 + v866;
-  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v871 = v869 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v39.m[1][1].thread_elements()[1];
-    const uint v874 = v867 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v875 = v874 + v869;
-    const bfloat v876 = residual[v875];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v877 = float(v876);
-    const float v878 = fma(v873, v3, v877);
-    const bfloat v879 = bfloat(v878);
-    out[v875] = v879;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v881 = v599 + v880;
-  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.m[1][2].thread_elements()[0];
-    const uint v888 = v881 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v889 = v888 + v883;
-    const bfloat v890 = residual[v889];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v891 = float(v890);
-    const float v892 = fma(v887, v3, v891);
-    const bfloat v893 = bfloat(v892);
-    out[v889] = v893;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v895 = v599 + v894;
-  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v899 = v897 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v39.m[1][2].thread_elements()[1];
-    const uint v902 = v895 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v903 = v902 + v897;
-    const bfloat v904 = residual[v903];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v905 = float(v904);
-    const float v906 = fma(v901, v3, v905);
-    const bfloat v907 = bfloat(v906);
-    out[v903] = v907;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v909 = v599 + v908;
-  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v913 = v911 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v39.m[1][3].thread_elements()[0];
-    const uint v916 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v917 = v916 + v911;
-    const bfloat v918 = residual[v917];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v919 = float(v918);
-    const float v920 = fma(v915, v3, v919);
-    const bfloat v921 = bfloat(v920);
-    out[v917] = v921;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v923 = v599 + v922;
-  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v927 = v925 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v39.m[1][3].thread_elements()[1];
-    const uint v930 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v931 = v930 + v925;
-    const bfloat v932 = residual[v931];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v933 = float(v932);
-    const float v934 = fma(v929, v3, v933);
-    const bfloat v935 = bfloat(v934);
-    out[v931] = v935;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v937 = v599 + v936;
-  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v941 = v939 < v1;
-  const bool v942 = v940 && v941;
-  if (v942) {
-    const float v943 = v39.m[1][4].thread_elements()[0];
-    const uint v944 = v937 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v945 = v944 + v939;
-    const bfloat v946 = residual[v945];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v947 = float(v946);
-    const float v948 = fma(v943, v3, v947);
-    const bfloat v949 = bfloat(v948);
-    out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v951 = v599 + v950;
-  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v955 = v953 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v39.m[1][4].thread_elements()[1];
-    const uint v958 = v951 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v959 = v958 + v953;
-    const bfloat v960 = residual[v959];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v961 = float(v960);
-    const float v962 = fma(v957, v3, v961);
-    const bfloat v963 = bfloat(v962);
-    out[v959] = v963;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v965 = v599 + v964;
-  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.m[1][5].thread_elements()[0];
-    const uint v972 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v973 = v972 + v967;
-    const bfloat v974 = residual[v973];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v975 = float(v974);
-    const float v976 = fma(v971, v3, v975);
-    const bfloat v977 = bfloat(v976);
-    out[v973] = v977;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v979 = v599 + v978;
-  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v983 = v981 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v39.m[1][5].thread_elements()[1];
-    const uint v986 = v979 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v987 = v986 + v981;
-    const bfloat v988 = residual[v987];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v989 = float(v988);
-    const float v990 = fma(v985, v3, v989);
-    const bfloat v991 = bfloat(v990);
-    out[v987] = v991;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v993 = v599 + v992;
-  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v997 = v995 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v39.m[1][6].thread_elements()[0];
-    const uint v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1001 = v1000 + v995;
-    const bfloat v1002 = residual[v1001];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1003 = float(v1002);
-    const float v1004 = fma(v999, v3, v1003);
-    const bfloat v1005 = bfloat(v1004);
-    out[v1001] = v1005;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1007 = v599 + v1006;
-  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v39.m[1][6].thread_elements()[1];
-    const uint v1014 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1015 = v1014 + v1009;
-    const bfloat v1016 = residual[v1015];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1017 = float(v1016);
-    const float v1018 = fma(v1013, v3, v1017);
-    const bfloat v1019 = bfloat(v1018);
-    out[v1015] = v1019;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1021 = v599 + v1020;
-  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1025 = v1023 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v39.m[1][7].thread_elements()[0];
-    const uint v1028 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1029 = v1028 + v1023;
-    const bfloat v1030 = residual[v1029];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1031 = float(v1030);
-    const float v1032 = fma(v1027, v3, v1031);
-    const bfloat v1033 = bfloat(v1032);
-    out[v1029] = v1033;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1035 = v599 + v1034;
-  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1039 = v1037 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v39.m[1][7].thread_elements()[1];
-    const uint v1042 = v1035 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1043 = v1042 + v1037;
-    const bfloat v1044 = residual[v1043];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1045 = float(v1044);
-    const float v1046 = fma(v1041, v3, v1045);
-    const bfloat v1047 = bfloat(v1046);
-    out[v1043] = v1047;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1049 = v599 + v1048;
-  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.m[2][0].thread_elements()[0];
-    const uint v1056 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1057 = v1056 + v1051;
-    const bfloat v1058 = residual[v1057];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1059 = float(v1058);
-    const float v1060 = fma(v1055, v3, v1059);
-    const bfloat v1061 = bfloat(v1060);
-    out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1063 = v599 + v1062;
-  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1067 = v1065 < v1;
-  const bool v1068 = v1066 && v1067;
-  if (v1068) {
-    const float v1069 = v39.m[2][0].thread_elements()[1];
-    const uint v1070 = v1063 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1071 = v1070 + v1065;
-    const bfloat v1072 = residual[v1071];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1073 = float(v1072);
-    const float v1074 = fma(v1069, v3, v1073);
-    const bfloat v1075 = bfloat(v1074);
-    out[v1071] = v1075;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1077 = v599 + v1076;
-  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v39.m[2][1].thread_elements()[0];
-    const uint v1084 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1085 = v1084 + v1079;
-    const bfloat v1086 = residual[v1085];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1087 = float(v1086);
-    const float v1088 = fma(v1083, v3, v1087);
-    const bfloat v1089 = bfloat(v1088);
-    out[v1085] = v1089;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1091 = v599 + v1090;
-  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1095 = v1093 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v39.m[2][1].thread_elements()[1];
-    const uint v1098 = v1091 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1099 = v1098 + v1093;
-    const bfloat v1100 = residual[v1099];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1101 = float(v1100);
-    const float v1102 = fma(v1097, v3, v1101);
-    const bfloat v1103 = bfloat(v1102);
-    out[v1099] = v1103;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1105 = v599 + v1104;
-  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1109 = v1107 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v39.m[2][2].thread_elements()[0];
-    const uint v1112 = v1105 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1113 = v1112 + v1107;
-    const bfloat v1114 = residual[v1113];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1115 = float(v1114);
-    const float v1116 = fma(v1111, v3, v1115);
-    const bfloat v1117 = bfloat(v1116);
-    out[v1113] = v1117;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1119 = v599 + v1118;
-  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v39.m[2][2].thread_elements()[1];
-    const uint v1126 = v1119 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1127 = v1126 + v1121;
-    const bfloat v1128 = residual[v1127];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1129 = float(v1128);
-    const float v1130 = fma(v1125, v3, v1129);
-    const bfloat v1131 = bfloat(v1130);
-    out[v1127] = v1131;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1133 = v599 + v1132;
-  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.m[2][3].thread_elements()[0];
-    const uint v1140 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1141 = v1140 + v1135;
-    const bfloat v1142 = residual[v1141];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1143 = float(v1142);
-    const float v1144 = fma(v1139, v3, v1143);
-    const bfloat v1145 = bfloat(v1144);
-    out[v1141] = v1145;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1147 = v599 + v1146;
-  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1151 = v1149 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v39.m[2][3].thread_elements()[1];
-    const uint v1154 = v1147 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1155 = v1154 + v1149;
-    const bfloat v1156 = residual[v1155];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1157 = float(v1156);
-    const float v1158 = fma(v1153, v3, v1157);
-    const bfloat v1159 = bfloat(v1158);
-    out[v1155] = v1159;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1161 = v599 + v1160;
-  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.m[2][4].thread_elements()[0];
-    const uint v1168 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1169 = v1168 + v1163;
-    const bfloat v1170 = residual[v1169];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1171 = float(v1170);
-    const float v1172 = fma(v1167, v3, v1171);
-    const bfloat v1173 = bfloat(v1172);
-    out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1175 = v599 + v1174;
-  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v39.m[2][4].thread_elements()[1];
-    const uint v1182 = v1175 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1183 = v1182 + v1177;
-    const bfloat v1184 = residual[v1183];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1185 = float(v1184);
-    const float v1186 = fma(v1181, v3, v1185);
-    const bfloat v1187 = bfloat(v1186);
-    out[v1183] = v1187;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1189 = v599 + v1188;
-  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1193 = v1191 < v1;
-  const bool v1194 = v1192 && v1193;
-  if (v1194) {
-    const float v1195 = v39.m[2][5].thread_elements()[0];
-    const uint v1196 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1197 = v1196 + v1191;
-    const bfloat v1198 = residual[v1197];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1199 = float(v1198);
-    const float v1200 = fma(v1195, v3, v1199);
-    const bfloat v1201 = bfloat(v1200);
-    out[v1197] = v1201;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1203 = v599 + v1202;
-  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1207 = v1205 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v39.m[2][5].thread_elements()[1];
-    const uint v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1211 = v1210 + v1205;
-    const bfloat v1212 = residual[v1211];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1213 = float(v1212);
-    const float v1214 = fma(v1209, v3, v1213);
-    const bfloat v1215 = bfloat(v1214);
-    out[v1211] = v1215;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1217 = v599 + v1216;
-  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.m[2][6].thread_elements()[0];
-    const uint v1224 = v1217 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1225 = v1224 + v1219;
-    const bfloat v1226 = residual[v1225];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1227 = float(v1226);
-    const float v1228 = fma(v1223, v3, v1227);
-    const bfloat v1229 = bfloat(v1228);
-    out[v1225] = v1229;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1231 = v599 + v1230;
-  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1235 = v1233 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v39.m[2][6].thread_elements()[1];
-    const uint v1238 = v1231 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1239 = v1238 + v1233;
-    const bfloat v1240 = residual[v1239];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1241 = float(v1240);
-    const float v1242 = fma(v1237, v3, v1241);
-    const bfloat v1243 = bfloat(v1242);
-    out[v1239] = v1243;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1245 = v599 + v1244;
-  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1249 = v1247 < v1;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v39.m[2][7].thread_elements()[0];
-    const uint v1252 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1253 = v1252 + v1247;
-    const bfloat v1254 = residual[v1253];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1255 = float(v1254);
-    const float v1256 = fma(v1251, v3, v1255);
-    const bfloat v1257 = bfloat(v1256);
-    out[v1253] = v1257;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1259 = v599 + v1258;
-  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1263 = v1261 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v39.m[2][7].thread_elements()[1];
-    const uint v1266 = v1259 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1267 = v1266 + v1261;
-    const bfloat v1268 = residual[v1267];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1269 = float(v1268);
-    const float v1270 = fma(v1265, v3, v1269);
-    const bfloat v1271 = bfloat(v1270);
-    out[v1267] = v1271;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1273 = v599 + v1272;
-  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1277 = v1275 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v39.m[3][0].thread_elements()[0];
-    const uint v1280 = v1273 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1281 = v1280 + v1275;
-    const bfloat v1282 = residual[v1281];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1283 = float(v1282);
-    const float v1284 = fma(v1279, v3, v1283);
-    const bfloat v1285 = bfloat(v1284);
-    out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1287 = v599 + v1286;
-  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v39.m[3][0].thread_elements()[1];
-    const uint v1294 = v1287 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1295 = v1294 + v1289;
-    const bfloat v1296 = residual[v1295];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1297 = float(v1296);
-    const float v1298 = fma(v1293, v3, v1297);
-    const bfloat v1299 = bfloat(v1298);
-    out[v1295] = v1299;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1301 = v599 + v1300;
-  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.m[3][1].thread_elements()[0];
-    const uint v1308 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1309 = v1308 + v1303;
-    const bfloat v1310 = residual[v1309];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1311 = float(v1310);
-    const float v1312 = fma(v1307, v3, v1311);
-    const bfloat v1313 = bfloat(v1312);
-    out[v1309] = v1313;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1315 = v599 + v1314;
-  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v39.m[3][1].thread_elements()[1];
-    const uint v1322 = v1315 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1323 = v1322 + v1317;
-    const bfloat v1324 = residual[v1323];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1325 = float(v1324);
-    const float v1326 = fma(v1321, v3, v1325);
-    const bfloat v1327 = bfloat(v1326);
-    out[v1323] = v1327;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1329 = v599 + v1328;
-  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1333 = v1331 < v1;
-  const bool v1334 = v1332 && v1333;
-  if (v1334) {
-    const float v1335 = v39.m[3][2].thread_elements()[0];
-    const uint v1336 = v1329 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1337 = v1336 + v1331;
-    const bfloat v1338 = residual[v1337];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1339 = float(v1338);
-    const float v1340 = fma(v1335, v3, v1339);
-    const bfloat v1341 = bfloat(v1340);
-    out[v1337] = v1341;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1343 = v599 + v1342;
-  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v39.m[3][2].thread_elements()[1];
-    const uint v1350 = v1343 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1351 = v1350 + v1345;
-    const bfloat v1352 = residual[v1351];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1353 = float(v1352);
-    const float v1354 = fma(v1349, v3, v1353);
-    const bfloat v1355 = bfloat(v1354);
-    out[v1351] = v1355;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1357 = v599 + v1356;
-  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1361 = v1359 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v39.m[3][3].thread_elements()[0];
-    const uint v1364 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1365 = v1364 + v1359;
-    const bfloat v1366 = residual[v1365];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1367 = float(v1366);
-    const float v1368 = fma(v1363, v3, v1367);
-    const bfloat v1369 = bfloat(v1368);
-    out[v1365] = v1369;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1371 = v599 + v1370;
-  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1375 = v1373 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v39.m[3][3].thread_elements()[1];
-    const uint v1378 = v1371 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1379 = v1378 + v1373;
-    const bfloat v1380 = residual[v1379];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1381 = float(v1380);
-    const float v1382 = fma(v1377, v3, v1381);
-    const bfloat v1383 = bfloat(v1382);
-    out[v1379] = v1383;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1385 = v599 + v1384;
-  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.m[3][4].thread_elements()[0];
-    const uint v1392 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1393 = v1392 + v1387;
-    const bfloat v1394 = residual[v1393];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1395 = float(v1394);
-    const float v1396 = fma(v1391, v3, v1395);
-    const bfloat v1397 = bfloat(v1396);
-    out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1399 = v599 + v1398;
-  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1403 = v1401 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v39.m[3][4].thread_elements()[1];
-    const uint v1406 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1407 = v1406 + v1401;
-    const bfloat v1408 = residual[v1407];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1409 = float(v1408);
-    const float v1410 = fma(v1405, v3, v1409);
-    const bfloat v1411 = bfloat(v1410);
-    out[v1407] = v1411;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1413 = v599 + v1412;
-  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1417 = v1415 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v39.m[3][5].thread_elements()[0];
-    const uint v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1421 = v1420 + v1415;
-    const bfloat v1422 = residual[v1421];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1423 = float(v1422);
-    const float v1424 = fma(v1419, v3, v1423);
-    const bfloat v1425 = bfloat(v1424);
-    out[v1421] = v1425;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1427 = v599 + v1426;
-  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v39.m[3][5].thread_elements()[1];
-    const uint v1434 = v1427 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1435 = v1434 + v1429;
-    const bfloat v1436 = residual[v1435];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1437 = float(v1436);
-    const float v1438 = fma(v1433, v3, v1437);
-    const bfloat v1439 = bfloat(v1438);
-    out[v1435] = v1439;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1441 = v599 + v1440;
-  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1445 = v1443 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v39.m[3][6].thread_elements()[0];
-    const uint v1448 = v1441 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1449 = v1448 + v1443;
-    const bfloat v1450 = residual[v1449];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1451 = float(v1450);
-    const float v1452 = fma(v1447, v3, v1451);
-    const bfloat v1453 = bfloat(v1452);
-    out[v1449] = v1453;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1455 = v599 + v1454;
-  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1459 = v1457 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v39.m[3][6].thread_elements()[1];
-    const uint v1462 = v1455 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1463 = v1462 + v1457;
-    const bfloat v1464 = residual[v1463];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1465 = float(v1464);
-    const float v1466 = fma(v1461, v3, v1465);
-    const bfloat v1467 = bfloat(v1466);
-    out[v1463] = v1467;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1469 = v599 + v1468;
-  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.m[3][7].thread_elements()[0];
-    const uint v1476 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1477 = v1476 + v1471;
-    const bfloat v1478 = residual[v1477];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1479 = float(v1478);
-    const float v1480 = fma(v1475, v3, v1479);
-    const bfloat v1481 = bfloat(v1480);
-    out[v1477] = v1481;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1483 = v599 + v1482;
-  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v39.m[3][7].thread_elements()[1];
-    const uint v1490 = v1483 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1491 = v1490 + v1485;
-    const bfloat v1492 = residual[v1491];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1493 = float(v1492);
-    const float v1494 = fma(v1489, v3, v1493);
-    const bfloat v1495 = bfloat(v1494);
-    out[v1491] = v1495;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1497 = v599 + v1496;
-  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.m[4][0].thread_elements()[0];
-    const uint v1504 = v1497 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1505 = v1504 + v1499;
-    const bfloat v1506 = residual[v1505];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1507 = float(v1506);
-    const float v1508 = fma(v1503, v3, v1507);
-    const bfloat v1509 = bfloat(v1508);
-    out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1511 = v599 + v1510;
-  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v39.m[4][0].thread_elements()[1];
-    const uint v1518 = v1511 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1519 = v1518 + v1513;
-    const bfloat v1520 = residual[v1519];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1521 = float(v1520);
-    const float v1522 = fma(v1517, v3, v1521);
-    const bfloat v1523 = bfloat(v1522);
-    out[v1519] = v1523;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1525 = v599 + v1524;
-  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1529 = v1527 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v39.m[4][1].thread_elements()[0];
-    const uint v1532 = v1525 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1533 = v1532 + v1527;
-    const bfloat v1534 = residual[v1533];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1535 = float(v1534);
-    const float v1536 = fma(v1531, v3, v1535);
-    const bfloat v1537 = bfloat(v1536);
-    out[v1533] = v1537;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1539 = v599 + v1538;
-  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v39.m[4][1].thread_elements()[1];
-    const uint v1546 = v1539 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1547 = v1546 + v1541;
-    const bfloat v1548 = residual[v1547];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1549 = float(v1548);
-    const float v1550 = fma(v1545, v3, v1549);
-    const bfloat v1551 = bfloat(v1550);
-    out[v1547] = v1551;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1553 = v599 + v1552;
-  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.m[4][2].thread_elements()[0];
-    const uint v1560 = v1553 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1561 = v1560 + v1555;
-    const bfloat v1562 = residual[v1561];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1563 = float(v1562);
-    const float v1564 = fma(v1559, v3, v1563);
-    const bfloat v1565 = bfloat(v1564);
-    out[v1561] = v1565;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1567 = v599 + v1566;
-  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1571 = v1569 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v39.m[4][2].thread_elements()[1];
-    const uint v1574 = v1567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1575 = v1574 + v1569;
-    const bfloat v1576 = residual[v1575];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1577 = float(v1576);
-    const float v1578 = fma(v1573, v3, v1577);
-    const bfloat v1579 = bfloat(v1578);
-    out[v1575] = v1579;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1581 = v599 + v1580;
-  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1585 = v1583 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v39.m[4][3].thread_elements()[0];
-    const uint v1588 = v1581 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1589 = v1588 + v1583;
-    const bfloat v1590 = residual[v1589];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1591 = float(v1590);
-    const float v1592 = fma(v1587, v3, v1591);
-    const bfloat v1593 = bfloat(v1592);
-    out[v1589] = v1593;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1595 = v599 + v1594;
-  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1599 = v1597 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v39.m[4][3].thread_elements()[1];
-    const uint v1602 = v1595 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1603 = v1602 + v1597;
-    const bfloat v1604 = residual[v1603];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1605 = float(v1604);
-    const float v1606 = fma(v1601, v3, v1605);
-    const bfloat v1607 = bfloat(v1606);
-    out[v1603] = v1607;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1609 = v599 + v1608;
-  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1613 = v1611 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v39.m[4][4].thread_elements()[0];
-    const uint v1616 = v1609 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1617 = v1616 + v1611;
-    const bfloat v1618 = residual[v1617];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1619 = float(v1618);
-    const float v1620 = fma(v1615, v3, v1619);
-    const bfloat v1621 = bfloat(v1620);
-    out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1623 = v599 + v1622;
-  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1627 = v1625 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v39.m[4][4].thread_elements()[1];
-    const uint v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1631 = v1630 + v1625;
-    const bfloat v1632 = residual[v1631];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1633 = float(v1632);
-    const float v1634 = fma(v1629, v3, v1633);
-    const bfloat v1635 = bfloat(v1634);
-    out[v1631] = v1635;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1637 = v599 + v1636;
-  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.m[4][5].thread_elements()[0];
-    const uint v1644 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1645 = v1644 + v1639;
-    const bfloat v1646 = residual[v1645];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1647 = float(v1646);
-    const float v1648 = fma(v1643, v3, v1647);
-    const bfloat v1649 = bfloat(v1648);
-    out[v1645] = v1649;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1651 = v599 + v1650;
-  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v39.m[4][5].thread_elements()[1];
-    const uint v1658 = v1651 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1659 = v1658 + v1653;
-    const bfloat v1660 = residual[v1659];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1661 = float(v1660);
-    const float v1662 = fma(v1657, v3, v1661);
-    const bfloat v1663 = bfloat(v1662);
-    out[v1659] = v1663;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1665 = v599 + v1664;
-  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v39.m[4][6].thread_elements()[0];
-    const uint v1672 = v1665 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1673 = v1672 + v1667;
-    const bfloat v1674 = residual[v1673];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1675 = float(v1674);
-    const float v1676 = fma(v1671, v3, v1675);
-    const bfloat v1677 = bfloat(v1676);
-    out[v1673] = v1677;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1679 = v599 + v1678;
-  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1683 = v1681 < v1;
-  const bool v1684 = v1682 && v1683;
-  if (v1684) {
-    const float v1685 = v39.m[4][6].thread_elements()[1];
-    const uint v1686 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1687 = v1686 + v1681;
-    const bfloat v1688 = residual[v1687];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1689 = float(v1688);
-    const float v1690 = fma(v1685, v3, v1689);
-    const bfloat v1691 = bfloat(v1690);
-    out[v1687] = v1691;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1693 = v599 + v1692;
-  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1697 = v1695 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v39.m[4][7].thread_elements()[0];
-    const uint v1700 = v1693 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1701 = v1700 + v1695;
-    const bfloat v1702 = residual[v1701];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1703 = float(v1702);
-    const float v1704 = fma(v1699, v3, v1703);
-    const bfloat v1705 = bfloat(v1704);
-    out[v1701] = v1705;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1707 = v599 + v1706;
-  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v39.m[4][7].thread_elements()[1];
-    const uint v1714 = v1707 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1715 = v1714 + v1709;
-    const bfloat v1716 = residual[v1715];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1717 = float(v1716);
-    const float v1718 = fma(v1713, v3, v1717);
-    const bfloat v1719 = bfloat(v1718);
-    out[v1715] = v1719;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1721 = v599 + v1720;
-  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.m[5][0].thread_elements()[0];
-    const uint v1728 = v1721 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1729 = v1728 + v1723;
-    const bfloat v1730 = residual[v1729];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1731 = float(v1730);
-    const float v1732 = fma(v1727, v3, v1731);
-    const bfloat v1733 = bfloat(v1732);
-    out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1735 = v599 + v1734;
-  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1739 = v1737 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v39.m[5][0].thread_elements()[1];
-    const uint v1742 = v1735 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1743 = v1742 + v1737;
-    const bfloat v1744 = residual[v1743];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1745 = float(v1744);
-    const float v1746 = fma(v1741, v3, v1745);
-    const bfloat v1747 = bfloat(v1746);
-    out[v1743] = v1747;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1749 = v599 + v1748;
-  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1753 = v1751 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v39.m[5][1].thread_elements()[0];
-    const uint v1756 = v1749 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1757 = v1756 + v1751;
-    const bfloat v1758 = residual[v1757];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1759 = float(v1758);
-    const float v1760 = fma(v1755, v3, v1759);
-    const bfloat v1761 = bfloat(v1760);
-    out[v1757] = v1761;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1763 = v599 + v1762;
-  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1767 = v1765 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v39.m[5][1].thread_elements()[1];
-    const uint v1770 = v1763 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1771 = v1770 + v1765;
-    const bfloat v1772 = residual[v1771];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1773 = float(v1772);
-    const float v1774 = fma(v1769, v3, v1773);
-    const bfloat v1775 = bfloat(v1774);
-    out[v1771] = v1775;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1777 = v599 + v1776;
-  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1781 = v1779 < v1;
-  const bool v1782 = v1780 && v1781;
-  if (v1782) {
-    const float v1783 = v39.m[5][2].thread_elements()[0];
-    const uint v1784 = v1777 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1785 = v1784 + v1779;
-    const bfloat v1786 = residual[v1785];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1787 = float(v1786);
-    const float v1788 = fma(v1783, v3, v1787);
-    const bfloat v1789 = bfloat(v1788);
-    out[v1785] = v1789;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1791 = v599 + v1790;
-  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v39.m[5][2].thread_elements()[1];
-    const uint v1798 = v1791 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1799 = v1798 + v1793;
-    const bfloat v1800 = residual[v1799];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1801 = float(v1800);
-    const float v1802 = fma(v1797, v3, v1801);
-    const bfloat v1803 = bfloat(v1802);
-    out[v1799] = v1803;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1805 = v599 + v1804;
-  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.m[5][3].thread_elements()[0];
-    const uint v1812 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1813 = v1812 + v1807;
-    const bfloat v1814 = residual[v1813];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1815 = float(v1814);
-    const float v1816 = fma(v1811, v3, v1815);
-    const bfloat v1817 = bfloat(v1816);
-    out[v1813] = v1817;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1819 = v599 + v1818;
-  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v39.m[5][3].thread_elements()[1];
-    const uint v1826 = v1819 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1827 = v1826 + v1821;
-    const bfloat v1828 = residual[v1827];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1829 = float(v1828);
-    const float v1830 = fma(v1825, v3, v1829);
-    const bfloat v1831 = bfloat(v1830);
-    out[v1827] = v1831;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1833 = v599 + v1832;
-  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.m[5][4].thread_elements()[0];
-    const uint v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1841 = v1840 + v1835;
-    const bfloat v1842 = residual[v1841];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1843 = float(v1842);
-    const float v1844 = fma(v1839, v3, v1843);
-    const bfloat v1845 = bfloat(v1844);
-    out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1847 = v599 + v1846;
-  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v39.m[5][4].thread_elements()[1];
-    const uint v1854 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1855 = v1854 + v1849;
-    const bfloat v1856 = residual[v1855];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1857 = float(v1856);
-    const float v1858 = fma(v1853, v3, v1857);
-    const bfloat v1859 = bfloat(v1858);
-    out[v1855] = v1859;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1861 = v599 + v1860;
-  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1865 = v1863 < v1;
-  const bool v1866 = v1864 && v1865;
-  if (v1866) {
-    const float v1867 = v39.m[5][5].thread_elements()[0];
-    const uint v1868 = v1861 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1869 = v1868 + v1863;
-    const bfloat v1870 = residual[v1869];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1871 = float(v1870);
-    const float v1872 = fma(v1867, v3, v1871);
-    const bfloat v1873 = bfloat(v1872);
-    out[v1869] = v1873;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1875 = v599 + v1874;
-  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v39.m[5][5].thread_elements()[1];
-    const uint v1882 = v1875 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1883 = v1882 + v1877;
-    const bfloat v1884 = residual[v1883];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1885 = float(v1884);
-    const float v1886 = fma(v1881, v3, v1885);
-    const bfloat v1887 = bfloat(v1886);
-    out[v1883] = v1887;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1889 = v599 + v1888;
-  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.m[5][6].thread_elements()[0];
-    const uint v1896 = v1889 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1897 = v1896 + v1891;
-    const bfloat v1898 = residual[v1897];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1899 = float(v1898);
-    const float v1900 = fma(v1895, v3, v1899);
-    const bfloat v1901 = bfloat(v1900);
-    out[v1897] = v1901;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1903 = v599 + v1902;
-  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v39.m[5][6].thread_elements()[1];
-    const uint v1910 = v1903 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1911 = v1910 + v1905;
-    const bfloat v1912 = residual[v1911];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1913 = float(v1912);
-    const float v1914 = fma(v1909, v3, v1913);
-    const bfloat v1915 = bfloat(v1914);
-    out[v1911] = v1915;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1917 = v599 + v1916;
-  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1921 = v1919 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v39.m[5][7].thread_elements()[0];
-    const uint v1924 = v1917 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1925 = v1924 + v1919;
-    const bfloat v1926 = residual[v1925];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1927 = float(v1926);
-    const float v1928 = fma(v1923, v3, v1927);
-    const bfloat v1929 = bfloat(v1928);
-    out[v1925] = v1929;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1931 = v599 + v1930;
-  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v39.m[5][7].thread_elements()[1];
-    const uint v1938 = v1931 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1939 = v1938 + v1933;
-    const bfloat v1940 = residual[v1939];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1941 = float(v1940);
-    const float v1942 = fma(v1937, v3, v1941);
-    const bfloat v1943 = bfloat(v1942);
-    out[v1939] = v1943;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1945 = v599 + v1944;
-  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1949 = v1947 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v39.m[6][0].thread_elements()[0];
-    const uint v1952 = v1945 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1953 = v1952 + v1947;
-    const bfloat v1954 = residual[v1953];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1955 = float(v1954);
-    const float v1956 = fma(v1951, v3, v1955);
-    const bfloat v1957 = bfloat(v1956);
-    out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1959 = v599 + v1958;
-  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1963 = v1961 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v39.m[6][0].thread_elements()[1];
-    const uint v1966 = v1959 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1967 = v1966 + v1961;
-    const bfloat v1968 = residual[v1967];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1969 = float(v1968);
-    const float v1970 = fma(v1965, v3, v1969);
-    const bfloat v1971 = bfloat(v1970);
-    out[v1967] = v1971;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1973 = v599 + v1972;
-  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.m[6][1].thread_elements()[0];
-    const uint v1980 = v1973 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1981 = v1980 + v1975;
-    const bfloat v1982 = residual[v1981];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1983 = float(v1982);
-    const float v1984 = fma(v1979, v3, v1983);
-    const bfloat v1985 = bfloat(v1984);
-    out[v1981] = v1985;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1987 = v599 + v1986;
-  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1991 = v1989 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v39.m[6][1].thread_elements()[1];
-    const uint v1994 = v1987 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1995 = v1994 + v1989;
-    const bfloat v1996 = residual[v1995];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1997 = float(v1996);
-    const float v1998 = fma(v1993, v3, v1997);
-    const bfloat v1999 = bfloat(v1998);
-    out[v1995] = v1999;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2001 = v599 + v2000;
-  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2005 = v2003 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v39.m[6][2].thread_elements()[0];
-    const uint v2008 = v2001 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2009 = v2008 + v2003;
-    const bfloat v2010 = residual[v2009];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2011 = float(v2010);
-    const float v2012 = fma(v2007, v3, v2011);
-    const bfloat v2013 = bfloat(v2012);
-    out[v2009] = v2013;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2015 = v599 + v2014;
-  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v39.m[6][2].thread_elements()[1];
-    const uint v2022 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2023 = v2022 + v2017;
-    const bfloat v2024 = residual[v2023];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2025 = float(v2024);
-    const float v2026 = fma(v2021, v3, v2025);
-    const bfloat v2027 = bfloat(v2026);
-    out[v2023] = v2027;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2029 = v599 + v2028;
-  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v39.m[6][3].thread_elements()[0];
-    const uint v2036 = v2029 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2037 = v2036 + v2031;
-    const bfloat v2038 = residual[v2037];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2039 = float(v2038);
-    const float v2040 = fma(v2035, v3, v2039);
-    const bfloat v2041 = bfloat(v2040);
-    out[v2037] = v2041;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2043 = v599 + v2042;
-  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2047 = v2045 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v39.m[6][3].thread_elements()[1];
-    const uint v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2051 = v2050 + v2045;
-    const bfloat v2052 = residual[v2051];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2053 = float(v2052);
-    const float v2054 = fma(v2049, v3, v2053);
-    const bfloat v2055 = bfloat(v2054);
-    out[v2051] = v2055;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2057 = v599 + v2056;
-  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.m[6][4].thread_elements()[0];
-    const uint v2064 = v2057 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2065 = v2064 + v2059;
-    const bfloat v2066 = residual[v2065];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2067 = float(v2066);
-    const float v2068 = fma(v2063, v3, v2067);
-    const bfloat v2069 = bfloat(v2068);
-    out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2071 = v599 + v2070;
-  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v39.m[6][4].thread_elements()[1];
-    const uint v2078 = v2071 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2079 = v2078 + v2073;
-    const bfloat v2080 = residual[v2079];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2081 = float(v2080);
-    const float v2082 = fma(v2077, v3, v2081);
-    const bfloat v2083 = bfloat(v2082);
-    out[v2079] = v2083;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2085 = v599 + v2084;
-  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v39.m[6][5].thread_elements()[0];
-    const uint v2092 = v2085 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2093 = v2092 + v2087;
-    const bfloat v2094 = residual[v2093];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2095 = float(v2094);
-    const float v2096 = fma(v2091, v3, v2095);
-    const bfloat v2097 = bfloat(v2096);
-    out[v2093] = v2097;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2099 = v599 + v2098;
-  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2103 = v2101 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v39.m[6][5].thread_elements()[1];
-    const uint v2106 = v2099 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2107 = v2106 + v2101;
-    const bfloat v2108 = residual[v2107];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2109 = float(v2108);
-    const float v2110 = fma(v2105, v3, v2109);
-    const bfloat v2111 = bfloat(v2110);
-    out[v2107] = v2111;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2113 = v599 + v2112;
-  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2117 = v2115 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v39.m[6][6].thread_elements()[0];
-    const uint v2120 = v2113 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2121 = v2120 + v2115;
-    const bfloat v2122 = residual[v2121];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2123 = float(v2122);
-    const float v2124 = fma(v2119, v3, v2123);
-    const bfloat v2125 = bfloat(v2124);
-    out[v2121] = v2125;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2127 = v599 + v2126;
-  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2131 = v2129 < v1;
-  const bool v2132 = v2130 && v2131;
-  if (v2132) {
-    const float v2133 = v39.m[6][6].thread_elements()[1];
-    const uint v2134 = v2127 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2135 = v2134 + v2129;
-    const bfloat v2136 = residual[v2135];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2137 = float(v2136);
-    const float v2138 = fma(v2133, v3, v2137);
-    const bfloat v2139 = bfloat(v2138);
-    out[v2135] = v2139;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2141 = v599 + v2140;
-  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.m[6][7].thread_elements()[0];
-    const uint v2148 = v2141 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2149 = v2148 + v2143;
-    const bfloat v2150 = residual[v2149];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2151 = float(v2150);
-    const float v2152 = fma(v2147, v3, v2151);
-    const bfloat v2153 = bfloat(v2152);
-    out[v2149] = v2153;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2155 = v599 + v2154;
-  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2159 = v2157 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v39.m[6][7].thread_elements()[1];
-    const uint v2162 = v2155 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2163 = v2162 + v2157;
-    const bfloat v2164 = residual[v2163];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2165 = float(v2164);
-    const float v2166 = fma(v2161, v3, v2165);
-    const bfloat v2167 = bfloat(v2166);
-    out[v2163] = v2167;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2169 = v599 + v2168;
-  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.m[7][0].thread_elements()[0];
-    const uint v2176 = v2169 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2177 = v2176 + v2171;
-    const bfloat v2178 = residual[v2177];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2179 = float(v2178);
-    const float v2180 = fma(v2175, v3, v2179);
-    const bfloat v2181 = bfloat(v2180);
-    out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2183 = v599 + v2182;
-  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2187 = v2185 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v39.m[7][0].thread_elements()[1];
-    const uint v2190 = v2183 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2191 = v2190 + v2185;
-    const bfloat v2192 = residual[v2191];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2193 = float(v2192);
-    const float v2194 = fma(v2189, v3, v2193);
-    const bfloat v2195 = bfloat(v2194);
-    out[v2191] = v2195;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2197 = v599 + v2196;
-  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v39.m[7][1].thread_elements()[0];
-    const uint v2204 = v2197 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2205 = v2204 + v2199;
-    const bfloat v2206 = residual[v2205];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2207 = float(v2206);
-    const float v2208 = fma(v2203, v3, v2207);
-    const bfloat v2209 = bfloat(v2208);
-    out[v2205] = v2209;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2211 = v599 + v2210;
-  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v39.m[7][1].thread_elements()[1];
-    const uint v2218 = v2211 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2219 = v2218 + v2213;
-    const bfloat v2220 = residual[v2219];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2221 = float(v2220);
-    const float v2222 = fma(v2217, v3, v2221);
-    const bfloat v2223 = bfloat(v2222);
-    out[v2219] = v2223;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2225 = v599 + v2224;
-  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2229 = v2227 < v1;
-  const bool v2230 = v2228 && v2229;
-  if (v2230) {
-    const float v2231 = v39.m[7][2].thread_elements()[0];
-    const uint v2232 = v2225 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2233 = v2232 + v2227;
-    const bfloat v2234 = residual[v2233];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2235 = float(v2234);
-    const float v2236 = fma(v2231, v3, v2235);
-    const bfloat v2237 = bfloat(v2236);
-    out[v2233] = v2237;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2239 = v599 + v2238;
-  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v39.m[7][2].thread_elements()[1];
-    const uint v2246 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2247 = v2246 + v2241;
-    const bfloat v2248 = residual[v2247];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2249 = float(v2248);
-    const float v2250 = fma(v2245, v3, v2249);
-    const bfloat v2251 = bfloat(v2250);
-    out[v2247] = v2251;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2253 = v599 + v2252;
-  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v39.m[7][3].thread_elements()[0];
-    const uint v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2261 = v2260 + v2255;
-    const bfloat v2262 = residual[v2261];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2263 = float(v2262);
-    const float v2264 = fma(v2259, v3, v2263);
-    const bfloat v2265 = bfloat(v2264);
-    out[v2261] = v2265;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2267 = v599 + v2266;
-  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v39.m[7][3].thread_elements()[1];
-    const uint v2274 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2275 = v2274 + v2269;
-    const bfloat v2276 = residual[v2275];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2277 = float(v2276);
-    const float v2278 = fma(v2273, v3, v2277);
-    const bfloat v2279 = bfloat(v2278);
-    out[v2275] = v2279;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2281 = v599 + v2280;
-  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.m[7][4].thread_elements()[0];
-    const uint v2288 = v2281 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2289 = v2288 + v2283;
-    const bfloat v2290 = residual[v2289];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2291 = float(v2290);
-    const float v2292 = fma(v2287, v3, v2291);
-    const bfloat v2293 = bfloat(v2292);
-    out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2295 = v599 + v2294;
-  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v39.m[7][4].thread_elements()[1];
-    const uint v2302 = v2295 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2303 = v2302 + v2297;
-    const bfloat v2304 = residual[v2303];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2305 = float(v2304);
-    const float v2306 = fma(v2301, v3, v2305);
-    const bfloat v2307 = bfloat(v2306);
-    out[v2303] = v2307;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2309 = v599 + v2308;
-  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2313 = v2311 < v1;
-  const bool v2314 = v2312 && v2313;
-  if (v2314) {
-    const float v2315 = v39.m[7][5].thread_elements()[0];
-    const uint v2316 = v2309 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2317 = v2316 + v2311;
-    const bfloat v2318 = residual[v2317];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2319 = float(v2318);
-    const float v2320 = fma(v2315, v3, v2319);
-    const bfloat v2321 = bfloat(v2320);
-    out[v2317] = v2321;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2323 = v599 + v2322;
-  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2327 = v2325 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v39.m[7][5].thread_elements()[1];
-    const uint v2330 = v2323 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2331 = v2330 + v2325;
-    const bfloat v2332 = residual[v2331];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2333 = float(v2332);
-    const float v2334 = fma(v2329, v3, v2333);
-    const bfloat v2335 = bfloat(v2334);
-    out[v2331] = v2335;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2337 = v599 + v2336;
-  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2341 = v2339 < v1;
-  const bool v2342 = v2340 && v2341;
-  if (v2342) {
-    const float v2343 = v39.m[7][6].thread_elements()[0];
-    const uint v2344 = v2337 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2345 = v2344 + v2339;
-    const bfloat v2346 = residual[v2345];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2347 = float(v2346);
-    const float v2348 = fma(v2343, v3, v2347);
-    const bfloat v2349 = bfloat(v2348);
-    out[v2345] = v2349;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2351 = v599 + v2350;
-  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2355 = v2353 < v1;
-  const bool v2356 = v2354 && v2355;
-  if (v2356) {
-    const float v2357 = v39.m[7][6].thread_elements()[1];
-    const uint v2358 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2359 = v2358 + v2353;
-    const bfloat v2360 = residual[v2359];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2361 = float(v2360);
-    const float v2362 = fma(v2357, v3, v2361);
-    const bfloat v2363 = bfloat(v2362);
-    out[v2359] = v2363;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2365 = v599 + v2364;
-  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v39.m[7][7].thread_elements()[0];
-    const uint v2372 = v2365 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2373 = v2372 + v2367;
-    const bfloat v2374 = residual[v2373];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2375 = float(v2374);
-    const float v2376 = fma(v2371, v3, v2375);
-    const bfloat v2377 = bfloat(v2376);
-    out[v2373] = v2377;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2379 = v599 + v2378;
-  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v39.m[7][7].thread_elements()[1];
-    const uint v2386 = v2379 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2387 = v2386 + v2381;
-    const bfloat v2388 = residual[v2387];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2389 = float(v2388);
-    const float v2390 = fma(v2385, v3, v2389);
-    const bfloat v2391 = bfloat(v2390);
-    out[v2387] = v2391;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v600 = v24 + v33;
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v602 = v600 + v601;
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v604 = v599 + v603;
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v606 = v604 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v39.m[0][0].thread_elements()[0];
+    const uint v609 = v602 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v610 = v609 + v604;
+    const bfloat v611 = residual[v610];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v612 = float(v611);
+    const float v613 = fma(v608, v3, v612);
+    const bfloat v614 = bfloat(v613);
+    out[v610] = v614;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v615 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v616 = v600 + v615;
+  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v618 = v599 + v617;
+  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v620 = v618 < v1;
+  const bool v621 = v619 && v620;
+  if (v621) {
+    const float v622 = v39.m[0][0].thread_elements()[1];
+    const uint v623 = v616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v624 = v623 + v618;
+    const bfloat v625 = residual[v624];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v626 = float(v625);
+    const float v627 = fma(v622, v3, v626);
+    const bfloat v628 = bfloat(v627);
+    out[v624] = v628;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v630 = v600 + v629;
+  const uint v631 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v632 = v599 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v634 = v632 < v1;
+  const bool v635 = v633 && v634;
+  if (v635) {
+    const float v636 = v39.m[0][1].thread_elements()[0];
+    const uint v637 = v630 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v638 = v637 + v632;
+    const bfloat v639 = residual[v638];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v640 = float(v639);
+    const float v641 = fma(v636, v3, v640);
+    const bfloat v642 = bfloat(v641);
+    out[v638] = v642;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v643 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v644 = v600 + v643;
+  const uint v645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v646 = v599 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v648 = v646 < v1;
+  const bool v649 = v647 && v648;
+  if (v649) {
+    const float v650 = v39.m[0][1].thread_elements()[1];
+    const uint v651 = v644 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v652 = v651 + v646;
+    const bfloat v653 = residual[v652];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v654 = float(v653);
+    const float v655 = fma(v650, v3, v654);
+    const bfloat v656 = bfloat(v655);
+    out[v652] = v656;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v657 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v658 = v600 + v657;
+  const uint v659 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v660 = v599 + v659;
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v662 = v660 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v39.m[0][2].thread_elements()[0];
+    const uint v665 = v658 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v666 = v665 + v660;
+    const bfloat v667 = residual[v666];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v668 = float(v667);
+    const float v669 = fma(v664, v3, v668);
+    const bfloat v670 = bfloat(v669);
+    out[v666] = v670;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v671 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v672 = v600 + v671;
+  const uint v673 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v674 = v599 + v673;
+  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v676 = v674 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v39.m[0][2].thread_elements()[1];
+    const uint v679 = v672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v680 = v679 + v674;
+    const bfloat v681 = residual[v680];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v682 = float(v681);
+    const float v683 = fma(v678, v3, v682);
+    const bfloat v684 = bfloat(v683);
+    out[v680] = v684;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v685 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v686 = v600 + v685;
+  const uint v687 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v688 = v599 + v687;
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v690 = v688 < v1;
+  const bool v691 = v689 && v690;
+  if (v691) {
+    const float v692 = v39.m[0][3].thread_elements()[0];
+    const uint v693 = v686 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v694 = v693 + v688;
+    const bfloat v695 = residual[v694];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v696 = float(v695);
+    const float v697 = fma(v692, v3, v696);
+    const bfloat v698 = bfloat(v697);
+    out[v694] = v698;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v699 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v700 = v600 + v699;
+  const uint v701 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v702 = v599 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v704 = v702 < v1;
+  const bool v705 = v703 && v704;
+  if (v705) {
+    const float v706 = v39.m[0][3].thread_elements()[1];
+    const uint v707 = v700 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v708 = v707 + v702;
+    const bfloat v709 = residual[v708];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v710 = float(v709);
+    const float v711 = fma(v706, v3, v710);
+    const bfloat v712 = bfloat(v711);
+    out[v708] = v712;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v714 = v600 + v713;
+  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v716 = v599 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v718 = v716 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v39.m[0][4].thread_elements()[0];
+    const uint v721 = v714 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v722 = v721 + v716;
+    const bfloat v723 = residual[v722];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v724 = float(v723);
+    const float v725 = fma(v720, v3, v724);
+    const bfloat v726 = bfloat(v725);
+    out[v722] = v726;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v727 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v728 = v600 + v727;
+  const uint v729 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v730 = v599 + v729;
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v732 = v730 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v39.m[0][4].thread_elements()[1];
+    const uint v735 = v728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v736 = v735 + v730;
+    const bfloat v737 = residual[v736];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v738 = float(v737);
+    const float v739 = fma(v734, v3, v738);
+    const bfloat v740 = bfloat(v739);
+    out[v736] = v740;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v741 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v742 = v600 + v741;
+  const uint v743 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v744 = v599 + v743;
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v746 = v744 < v1;
+  const bool v747 = v745 && v746;
+  if (v747) {
+    const float v748 = v39.m[0][5].thread_elements()[0];
+    const uint v749 = v742 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v750 = v749 + v744;
+    const bfloat v751 = residual[v750];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v752 = float(v751);
+    const float v753 = fma(v748, v3, v752);
+    const bfloat v754 = bfloat(v753);
+    out[v750] = v754;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v755 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v756 = v600 + v755;
+  const uint v757 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v758 = v599 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v760 = v758 < v1;
+  const bool v761 = v759 && v760;
+  if (v761) {
+    const float v762 = v39.m[0][5].thread_elements()[1];
+    const uint v763 = v756 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v764 = v763 + v758;
+    const bfloat v765 = residual[v764];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v766 = float(v765);
+    const float v767 = fma(v762, v3, v766);
+    const bfloat v768 = bfloat(v767);
+    out[v764] = v768;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v769 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v770 = v600 + v769;
+  const uint v771 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v772 = v599 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v774 = v772 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v39.m[0][6].thread_elements()[0];
+    const uint v777 = v770 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v778 = v777 + v772;
+    const bfloat v779 = residual[v778];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v780 = float(v779);
+    const float v781 = fma(v776, v3, v780);
+    const bfloat v782 = bfloat(v781);
+    out[v778] = v782;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v783 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v784 = v600 + v783;
+  const uint v785 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v786 = v599 + v785;
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v788 = v786 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v39.m[0][6].thread_elements()[1];
+    const uint v791 = v784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v792 = v791 + v786;
+    const bfloat v793 = residual[v792];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v794 = float(v793);
+    const float v795 = fma(v790, v3, v794);
+    const bfloat v796 = bfloat(v795);
+    out[v792] = v796;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v797 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v798 = v600 + v797;
+  const uint v799 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v800 = v599 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v39.m[0][7].thread_elements()[0];
+    const uint v805 = v798 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v806 = v805 + v800;
+    const bfloat v807 = residual[v806];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v808 = float(v807);
+    const float v809 = fma(v804, v3, v808);
+    const bfloat v810 = bfloat(v809);
+    out[v806] = v810;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v811 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v812 = v600 + v811;
+  const uint v813 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v814 = v599 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v816 = v814 < v1;
+  const bool v817 = v815 && v816;
+  if (v817) {
+    const float v818 = v39.m[0][7].thread_elements()[1];
+    const uint v819 = v812 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v820 = v819 + v814;
+    const bfloat v821 = residual[v820];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v822 = float(v821);
+    const float v823 = fma(v818, v3, v822);
+    const bfloat v824 = bfloat(v823);
+    out[v820] = v824;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v825 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v826 = v600 + v825;
+  const uint v827 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v828 = v599 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v830 = v828 < v1;
+  const bool v831 = v829 && v830;
+  if (v831) {
+    const float v832 = v39.m[1][0].thread_elements()[0];
+    const uint v833 = v826 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v834 = v833 + v828;
+    const bfloat v835 = residual[v834];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v836 = float(v835);
+    const float v837 = fma(v832, v3, v836);
+    const bfloat v838 = bfloat(v837);
+    out[v834] = v838;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v839 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v840 = v600 + v839;
+  const uint v841 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v842 = v599 + v841;
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v844 = v842 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v39.m[1][0].thread_elements()[1];
+    const uint v847 = v840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v848 = v847 + v842;
+    const bfloat v849 = residual[v848];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v850 = float(v849);
+    const float v851 = fma(v846, v3, v850);
+    const bfloat v852 = bfloat(v851);
+    out[v848] = v852;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v853 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v854 = v600 + v853;
+  const uint v855 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v856 = v599 + v855;
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v858 = v856 < v1;
+  const bool v859 = v857 && v858;
+  if (v859) {
+    const float v860 = v39.m[1][1].thread_elements()[0];
+    const uint v861 = v854 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v862 = v861 + v856;
+    const bfloat v863 = residual[v862];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v864 = float(v863);
+    const float v865 = fma(v860, v3, v864);
+    const bfloat v866 = bfloat(v865);
+    out[v862] = v866;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v867 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v868 = v600 + v867;
+  const uint v869 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v870 = v599 + v869;
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v872 = v870 < v1;
+  const bool v873 = v871 && v872;
+  if (v873) {
+    const float v874 = v39.m[1][1].thread_elements()[1];
+    const uint v875 = v868 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v876 = v875 + v870;
+    const bfloat v877 = residual[v876];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v878 = float(v877);
+    const float v879 = fma(v874, v3, v878);
+    const bfloat v880 = bfloat(v879);
+    out[v876] = v880;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v881 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v882 = v600 + v881;
+  const uint v883 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v884 = v599 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v886 = v884 < v1;
+  const bool v887 = v885 && v886;
+  if (v887) {
+    const float v888 = v39.m[1][2].thread_elements()[0];
+    const uint v889 = v882 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v890 = v889 + v884;
+    const bfloat v891 = residual[v890];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v892 = float(v891);
+    const float v893 = fma(v888, v3, v892);
+    const bfloat v894 = bfloat(v893);
+    out[v890] = v894;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v895 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v896 = v600 + v895;
+  const uint v897 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v898 = v599 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v900 = v898 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v39.m[1][2].thread_elements()[1];
+    const uint v903 = v896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v904 = v903 + v898;
+    const bfloat v905 = residual[v904];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v906 = float(v905);
+    const float v907 = fma(v902, v3, v906);
+    const bfloat v908 = bfloat(v907);
+    out[v904] = v908;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v909 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v910 = v600 + v909;
+  const uint v911 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v912 = v599 + v911;
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v914 = v912 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v39.m[1][3].thread_elements()[0];
+    const uint v917 = v910 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v918 = v917 + v912;
+    const bfloat v919 = residual[v918];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v920 = float(v919);
+    const float v921 = fma(v916, v3, v920);
+    const bfloat v922 = bfloat(v921);
+    out[v918] = v922;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v923 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v924 = v600 + v923;
+  const uint v925 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v926 = v599 + v925;
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v928 = v926 < v1;
+  const bool v929 = v927 && v928;
+  if (v929) {
+    const float v930 = v39.m[1][3].thread_elements()[1];
+    const uint v931 = v924 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v932 = v931 + v926;
+    const bfloat v933 = residual[v932];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v934 = float(v933);
+    const float v935 = fma(v930, v3, v934);
+    const bfloat v936 = bfloat(v935);
+    out[v932] = v936;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v937 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v938 = v600 + v937;
+  const uint v939 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v940 = v599 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v942 = v940 < v1;
+  const bool v943 = v941 && v942;
+  if (v943) {
+    const float v944 = v39.m[1][4].thread_elements()[0];
+    const uint v945 = v938 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v946 = v945 + v940;
+    const bfloat v947 = residual[v946];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v948 = float(v947);
+    const float v949 = fma(v944, v3, v948);
+    const bfloat v950 = bfloat(v949);
+    out[v946] = v950;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v951 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v952 = v600 + v951;
+  const uint v953 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v954 = v599 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v956 = v954 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v39.m[1][4].thread_elements()[1];
+    const uint v959 = v952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v960 = v959 + v954;
+    const bfloat v961 = residual[v960];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v962 = float(v961);
+    const float v963 = fma(v958, v3, v962);
+    const bfloat v964 = bfloat(v963);
+    out[v960] = v964;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v965 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v966 = v600 + v965;
+  const uint v967 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v968 = v599 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v39.m[1][5].thread_elements()[0];
+    const uint v973 = v966 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v974 = v973 + v968;
+    const bfloat v975 = residual[v974];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v976 = float(v975);
+    const float v977 = fma(v972, v3, v976);
+    const bfloat v978 = bfloat(v977);
+    out[v974] = v978;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v979 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v980 = v600 + v979;
+  const uint v981 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v982 = v599 + v981;
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v984 = v982 < v1;
+  const bool v985 = v983 && v984;
+  if (v985) {
+    const float v986 = v39.m[1][5].thread_elements()[1];
+    const uint v987 = v980 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v988 = v987 + v982;
+    const bfloat v989 = residual[v988];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v990 = float(v989);
+    const float v991 = fma(v986, v3, v990);
+    const bfloat v992 = bfloat(v991);
+    out[v988] = v992;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v993 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v994 = v600 + v993;
+  const uint v995 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v996 = v599 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v998 = v996 < v1;
+  const bool v999 = v997 && v998;
+  if (v999) {
+    const float v1000 = v39.m[1][6].thread_elements()[0];
+    const uint v1001 = v994 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1002 = v1001 + v996;
+    const bfloat v1003 = residual[v1002];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1004 = float(v1003);
+    const float v1005 = fma(v1000, v3, v1004);
+    const bfloat v1006 = bfloat(v1005);
+    out[v1002] = v1006;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1008 = v600 + v1007;
+  const uint v1009 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1010 = v599 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v39.m[1][6].thread_elements()[1];
+    const uint v1015 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1016 = v1015 + v1010;
+    const bfloat v1017 = residual[v1016];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1018 = float(v1017);
+    const float v1019 = fma(v1014, v3, v1018);
+    const bfloat v1020 = bfloat(v1019);
+    out[v1016] = v1020;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1022 = v600 + v1021;
+  const uint v1023 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1024 = v599 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1026 = v1024 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v39.m[1][7].thread_elements()[0];
+    const uint v1029 = v1022 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1030 = v1029 + v1024;
+    const bfloat v1031 = residual[v1030];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1032 = float(v1031);
+    const float v1033 = fma(v1028, v3, v1032);
+    const bfloat v1034 = bfloat(v1033);
+    out[v1030] = v1034;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1036 = v600 + v1035;
+  const uint v1037 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1038 = v599 + v1037;
+  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1040 = v1038 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v39.m[1][7].thread_elements()[1];
+    const uint v1043 = v1036 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1044 = v1043 + v1038;
+    const bfloat v1045 = residual[v1044];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1046 = float(v1045);
+    const float v1047 = fma(v1042, v3, v1046);
+    const bfloat v1048 = bfloat(v1047);
+    out[v1044] = v1048;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1050 = v600 + v1049;
+  const uint v1051 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1052 = v599 + v1051;
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1054 = v1052 < v1;
+  const bool v1055 = v1053 && v1054;
+  if (v1055) {
+    const float v1056 = v39.m[2][0].thread_elements()[0];
+    const uint v1057 = v1050 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1058 = v1057 + v1052;
+    const bfloat v1059 = residual[v1058];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1060 = float(v1059);
+    const float v1061 = fma(v1056, v3, v1060);
+    const bfloat v1062 = bfloat(v1061);
+    out[v1058] = v1062;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1064 = v600 + v1063;
+  const uint v1065 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1066 = v599 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1068 = v1066 < v1;
+  const bool v1069 = v1067 && v1068;
+  if (v1069) {
+    const float v1070 = v39.m[2][0].thread_elements()[1];
+    const uint v1071 = v1064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1072 = v1071 + v1066;
+    const bfloat v1073 = residual[v1072];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1074 = float(v1073);
+    const float v1075 = fma(v1070, v3, v1074);
+    const bfloat v1076 = bfloat(v1075);
+    out[v1072] = v1076;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1078 = v600 + v1077;
+  const uint v1079 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1080 = v599 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1082 = v1080 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v39.m[2][1].thread_elements()[0];
+    const uint v1085 = v1078 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1086 = v1085 + v1080;
+    const bfloat v1087 = residual[v1086];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1088 = float(v1087);
+    const float v1089 = fma(v1084, v3, v1088);
+    const bfloat v1090 = bfloat(v1089);
+    out[v1086] = v1090;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1092 = v600 + v1091;
+  const uint v1093 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1094 = v599 + v1093;
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1096 = v1094 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v39.m[2][1].thread_elements()[1];
+    const uint v1099 = v1092 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1100 = v1099 + v1094;
+    const bfloat v1101 = residual[v1100];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1102 = float(v1101);
+    const float v1103 = fma(v1098, v3, v1102);
+    const bfloat v1104 = bfloat(v1103);
+    out[v1100] = v1104;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1106 = v600 + v1105;
+  const uint v1107 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1108 = v599 + v1107;
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1110 = v1108 < v1;
+  const bool v1111 = v1109 && v1110;
+  if (v1111) {
+    const float v1112 = v39.m[2][2].thread_elements()[0];
+    const uint v1113 = v1106 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1114 = v1113 + v1108;
+    const bfloat v1115 = residual[v1114];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1116 = float(v1115);
+    const float v1117 = fma(v1112, v3, v1116);
+    const bfloat v1118 = bfloat(v1117);
+    out[v1114] = v1118;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1120 = v600 + v1119;
+  const uint v1121 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1122 = v599 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1124 = v1122 < v1;
+  const bool v1125 = v1123 && v1124;
+  if (v1125) {
+    const float v1126 = v39.m[2][2].thread_elements()[1];
+    const uint v1127 = v1120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1128 = v1127 + v1122;
+    const bfloat v1129 = residual[v1128];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1130 = float(v1129);
+    const float v1131 = fma(v1126, v3, v1130);
+    const bfloat v1132 = bfloat(v1131);
+    out[v1128] = v1132;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1134 = v600 + v1133;
+  const uint v1135 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1136 = v599 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v39.m[2][3].thread_elements()[0];
+    const uint v1141 = v1134 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1142 = v1141 + v1136;
+    const bfloat v1143 = residual[v1142];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1144 = float(v1143);
+    const float v1145 = fma(v1140, v3, v1144);
+    const bfloat v1146 = bfloat(v1145);
+    out[v1142] = v1146;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1148 = v600 + v1147;
+  const uint v1149 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1150 = v599 + v1149;
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v39.m[2][3].thread_elements()[1];
+    const uint v1155 = v1148 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1156 = v1155 + v1150;
+    const bfloat v1157 = residual[v1156];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1158 = float(v1157);
+    const float v1159 = fma(v1154, v3, v1158);
+    const bfloat v1160 = bfloat(v1159);
+    out[v1156] = v1160;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1162 = v600 + v1161;
+  const uint v1163 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1164 = v599 + v1163;
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1166 = v1164 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v39.m[2][4].thread_elements()[0];
+    const uint v1169 = v1162 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1170 = v1169 + v1164;
+    const bfloat v1171 = residual[v1170];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1172 = float(v1171);
+    const float v1173 = fma(v1168, v3, v1172);
+    const bfloat v1174 = bfloat(v1173);
+    out[v1170] = v1174;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1176 = v600 + v1175;
+  const uint v1177 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1178 = v599 + v1177;
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1180 = v1178 < v1;
+  const bool v1181 = v1179 && v1180;
+  if (v1181) {
+    const float v1182 = v39.m[2][4].thread_elements()[1];
+    const uint v1183 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1184 = v1183 + v1178;
+    const bfloat v1185 = residual[v1184];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1186 = float(v1185);
+    const float v1187 = fma(v1182, v3, v1186);
+    const bfloat v1188 = bfloat(v1187);
+    out[v1184] = v1188;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1190 = v600 + v1189;
+  const uint v1191 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1192 = v599 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1194 = v1192 < v1;
+  const bool v1195 = v1193 && v1194;
+  if (v1195) {
+    const float v1196 = v39.m[2][5].thread_elements()[0];
+    const uint v1197 = v1190 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1198 = v1197 + v1192;
+    const bfloat v1199 = residual[v1198];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1200 = float(v1199);
+    const float v1201 = fma(v1196, v3, v1200);
+    const bfloat v1202 = bfloat(v1201);
+    out[v1198] = v1202;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1204 = v600 + v1203;
+  const uint v1205 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1206 = v599 + v1205;
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1208 = v1206 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v39.m[2][5].thread_elements()[1];
+    const uint v1211 = v1204 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1212 = v1211 + v1206;
+    const bfloat v1213 = residual[v1212];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1214 = float(v1213);
+    const float v1215 = fma(v1210, v3, v1214);
+    const bfloat v1216 = bfloat(v1215);
+    out[v1212] = v1216;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1218 = v600 + v1217;
+  const uint v1219 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1220 = v599 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v39.m[2][6].thread_elements()[0];
+    const uint v1225 = v1218 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1226 = v1225 + v1220;
+    const bfloat v1227 = residual[v1226];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1228 = float(v1227);
+    const float v1229 = fma(v1224, v3, v1228);
+    const bfloat v1230 = bfloat(v1229);
+    out[v1226] = v1230;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1232 = v600 + v1231;
+  const uint v1233 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1234 = v599 + v1233;
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1236 = v1234 < v1;
+  const bool v1237 = v1235 && v1236;
+  if (v1237) {
+    const float v1238 = v39.m[2][6].thread_elements()[1];
+    const uint v1239 = v1232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1240 = v1239 + v1234;
+    const bfloat v1241 = residual[v1240];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1242 = float(v1241);
+    const float v1243 = fma(v1238, v3, v1242);
+    const bfloat v1244 = bfloat(v1243);
+    out[v1240] = v1244;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1246 = v600 + v1245;
+  const uint v1247 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1248 = v599 + v1247;
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1250 = v1248 < v1;
+  const bool v1251 = v1249 && v1250;
+  if (v1251) {
+    const float v1252 = v39.m[2][7].thread_elements()[0];
+    const uint v1253 = v1246 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1254 = v1253 + v1248;
+    const bfloat v1255 = residual[v1254];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1256 = float(v1255);
+    const float v1257 = fma(v1252, v3, v1256);
+    const bfloat v1258 = bfloat(v1257);
+    out[v1254] = v1258;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1260 = v600 + v1259;
+  const uint v1261 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1262 = v599 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1264 = v1262 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v39.m[2][7].thread_elements()[1];
+    const uint v1267 = v1260 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1268 = v1267 + v1262;
+    const bfloat v1269 = residual[v1268];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1270 = float(v1269);
+    const float v1271 = fma(v1266, v3, v1270);
+    const bfloat v1272 = bfloat(v1271);
+    out[v1268] = v1272;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1274 = v600 + v1273;
+  const uint v1275 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1276 = v599 + v1275;
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1278 = v1276 < v1;
+  const bool v1279 = v1277 && v1278;
+  if (v1279) {
+    const float v1280 = v39.m[3][0].thread_elements()[0];
+    const uint v1281 = v1274 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1282 = v1281 + v1276;
+    const bfloat v1283 = residual[v1282];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1284 = float(v1283);
+    const float v1285 = fma(v1280, v3, v1284);
+    const bfloat v1286 = bfloat(v1285);
+    out[v1282] = v1286;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1288 = v600 + v1287;
+  const uint v1289 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1290 = v599 + v1289;
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1292 = v1290 < v1;
+  const bool v1293 = v1291 && v1292;
+  if (v1293) {
+    const float v1294 = v39.m[3][0].thread_elements()[1];
+    const uint v1295 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1296 = v1295 + v1290;
+    const bfloat v1297 = residual[v1296];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1298 = float(v1297);
+    const float v1299 = fma(v1294, v3, v1298);
+    const bfloat v1300 = bfloat(v1299);
+    out[v1296] = v1300;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1302 = v600 + v1301;
+  const uint v1303 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1304 = v599 + v1303;
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v39.m[3][1].thread_elements()[0];
+    const uint v1309 = v1302 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1310 = v1309 + v1304;
+    const bfloat v1311 = residual[v1310];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1312 = float(v1311);
+    const float v1313 = fma(v1308, v3, v1312);
+    const bfloat v1314 = bfloat(v1313);
+    out[v1310] = v1314;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1316 = v600 + v1315;
+  const uint v1317 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1318 = v599 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1320 = v1318 < v1;
+  const bool v1321 = v1319 && v1320;
+  if (v1321) {
+    const float v1322 = v39.m[3][1].thread_elements()[1];
+    const uint v1323 = v1316 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1324 = v1323 + v1318;
+    const bfloat v1325 = residual[v1324];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1326 = float(v1325);
+    const float v1327 = fma(v1322, v3, v1326);
+    const bfloat v1328 = bfloat(v1327);
+    out[v1324] = v1328;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1330 = v600 + v1329;
+  const uint v1331 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1332 = v599 + v1331;
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v39.m[3][2].thread_elements()[0];
+    const uint v1337 = v1330 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1338 = v1337 + v1332;
+    const bfloat v1339 = residual[v1338];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1340 = float(v1339);
+    const float v1341 = fma(v1336, v3, v1340);
+    const bfloat v1342 = bfloat(v1341);
+    out[v1338] = v1342;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1344 = v600 + v1343;
+  const uint v1345 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1346 = v599 + v1345;
+  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1348 = v1346 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v39.m[3][2].thread_elements()[1];
+    const uint v1351 = v1344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1352 = v1351 + v1346;
+    const bfloat v1353 = residual[v1352];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1354 = float(v1353);
+    const float v1355 = fma(v1350, v3, v1354);
+    const bfloat v1356 = bfloat(v1355);
+    out[v1352] = v1356;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1358 = v600 + v1357;
+  const uint v1359 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1360 = v599 + v1359;
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1362 = v1360 < v1;
+  const bool v1363 = v1361 && v1362;
+  if (v1363) {
+    const float v1364 = v39.m[3][3].thread_elements()[0];
+    const uint v1365 = v1358 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1366 = v1365 + v1360;
+    const bfloat v1367 = residual[v1366];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1368 = float(v1367);
+    const float v1369 = fma(v1364, v3, v1368);
+    const bfloat v1370 = bfloat(v1369);
+    out[v1366] = v1370;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1372 = v600 + v1371;
+  const uint v1373 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1374 = v599 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1376 = v1374 < v1;
+  const bool v1377 = v1375 && v1376;
+  if (v1377) {
+    const float v1378 = v39.m[3][3].thread_elements()[1];
+    const uint v1379 = v1372 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1380 = v1379 + v1374;
+    const bfloat v1381 = residual[v1380];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1382 = float(v1381);
+    const float v1383 = fma(v1378, v3, v1382);
+    const bfloat v1384 = bfloat(v1383);
+    out[v1380] = v1384;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1386 = v600 + v1385;
+  const uint v1387 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1388 = v599 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1390 = v1388 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v39.m[3][4].thread_elements()[0];
+    const uint v1393 = v1386 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1394 = v1393 + v1388;
+    const bfloat v1395 = residual[v1394];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1396 = float(v1395);
+    const float v1397 = fma(v1392, v3, v1396);
+    const bfloat v1398 = bfloat(v1397);
+    out[v1394] = v1398;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1400 = v600 + v1399;
+  const uint v1401 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1402 = v599 + v1401;
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1404 = v1402 < v1;
+  const bool v1405 = v1403 && v1404;
+  if (v1405) {
+    const float v1406 = v39.m[3][4].thread_elements()[1];
+    const uint v1407 = v1400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1408 = v1407 + v1402;
+    const bfloat v1409 = residual[v1408];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1410 = float(v1409);
+    const float v1411 = fma(v1406, v3, v1410);
+    const bfloat v1412 = bfloat(v1411);
+    out[v1408] = v1412;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1414 = v600 + v1413;
+  const uint v1415 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1416 = v599 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1418 = v1416 < v1;
+  const bool v1419 = v1417 && v1418;
+  if (v1419) {
+    const float v1420 = v39.m[3][5].thread_elements()[0];
+    const uint v1421 = v1414 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1422 = v1421 + v1416;
+    const bfloat v1423 = residual[v1422];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1424 = float(v1423);
+    const float v1425 = fma(v1420, v3, v1424);
+    const bfloat v1426 = bfloat(v1425);
+    out[v1422] = v1426;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1428 = v600 + v1427;
+  const uint v1429 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1430 = v599 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v39.m[3][5].thread_elements()[1];
+    const uint v1435 = v1428 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1436 = v1435 + v1430;
+    const bfloat v1437 = residual[v1436];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1438 = float(v1437);
+    const float v1439 = fma(v1434, v3, v1438);
+    const bfloat v1440 = bfloat(v1439);
+    out[v1436] = v1440;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1442 = v600 + v1441;
+  const uint v1443 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1444 = v599 + v1443;
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1446 = v1444 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v39.m[3][6].thread_elements()[0];
+    const uint v1449 = v1442 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1450 = v1449 + v1444;
+    const bfloat v1451 = residual[v1450];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1452 = float(v1451);
+    const float v1453 = fma(v1448, v3, v1452);
+    const bfloat v1454 = bfloat(v1453);
+    out[v1450] = v1454;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1456 = v600 + v1455;
+  const uint v1457 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1458 = v599 + v1457;
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1460 = v1458 < v1;
+  const bool v1461 = v1459 && v1460;
+  if (v1461) {
+    const float v1462 = v39.m[3][6].thread_elements()[1];
+    const uint v1463 = v1456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1464 = v1463 + v1458;
+    const bfloat v1465 = residual[v1464];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1466 = float(v1465);
+    const float v1467 = fma(v1462, v3, v1466);
+    const bfloat v1468 = bfloat(v1467);
+    out[v1464] = v1468;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1470 = v600 + v1469;
+  const uint v1471 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1472 = v599 + v1471;
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1474 = v1472 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v39.m[3][7].thread_elements()[0];
+    const uint v1477 = v1470 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1478 = v1477 + v1472;
+    const bfloat v1479 = residual[v1478];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1480 = float(v1479);
+    const float v1481 = fma(v1476, v3, v1480);
+    const bfloat v1482 = bfloat(v1481);
+    out[v1478] = v1482;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1484 = v600 + v1483;
+  const uint v1485 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1486 = v599 + v1485;
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1488 = v1486 < v1;
+  const bool v1489 = v1487 && v1488;
+  if (v1489) {
+    const float v1490 = v39.m[3][7].thread_elements()[1];
+    const uint v1491 = v1484 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1492 = v1491 + v1486;
+    const bfloat v1493 = residual[v1492];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1494 = float(v1493);
+    const float v1495 = fma(v1490, v3, v1494);
+    const bfloat v1496 = bfloat(v1495);
+    out[v1492] = v1496;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1498 = v600 + v1497;
+  const uint v1499 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1500 = v599 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1502 = v1500 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v39.m[4][0].thread_elements()[0];
+    const uint v1505 = v1498 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1506 = v1505 + v1500;
+    const bfloat v1507 = residual[v1506];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1508 = float(v1507);
+    const float v1509 = fma(v1504, v3, v1508);
+    const bfloat v1510 = bfloat(v1509);
+    out[v1506] = v1510;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1512 = v600 + v1511;
+  const uint v1513 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1514 = v599 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v39.m[4][0].thread_elements()[1];
+    const uint v1519 = v1512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1520 = v1519 + v1514;
+    const bfloat v1521 = residual[v1520];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1522 = float(v1521);
+    const float v1523 = fma(v1518, v3, v1522);
+    const bfloat v1524 = bfloat(v1523);
+    out[v1520] = v1524;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1526 = v600 + v1525;
+  const uint v1527 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1528 = v599 + v1527;
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1530 = v1528 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v39.m[4][1].thread_elements()[0];
+    const uint v1533 = v1526 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1534 = v1533 + v1528;
+    const bfloat v1535 = residual[v1534];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1536 = float(v1535);
+    const float v1537 = fma(v1532, v3, v1536);
+    const bfloat v1538 = bfloat(v1537);
+    out[v1534] = v1538;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1540 = v600 + v1539;
+  const uint v1541 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1542 = v599 + v1541;
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1544 = v1542 < v1;
+  const bool v1545 = v1543 && v1544;
+  if (v1545) {
+    const float v1546 = v39.m[4][1].thread_elements()[1];
+    const uint v1547 = v1540 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1548 = v1547 + v1542;
+    const bfloat v1549 = residual[v1548];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1550 = float(v1549);
+    const float v1551 = fma(v1546, v3, v1550);
+    const bfloat v1552 = bfloat(v1551);
+    out[v1548] = v1552;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1554 = v600 + v1553;
+  const uint v1555 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1556 = v599 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1558 = v1556 < v1;
+  const bool v1559 = v1557 && v1558;
+  if (v1559) {
+    const float v1560 = v39.m[4][2].thread_elements()[0];
+    const uint v1561 = v1554 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1562 = v1561 + v1556;
+    const bfloat v1563 = residual[v1562];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1564 = float(v1563);
+    const float v1565 = fma(v1560, v3, v1564);
+    const bfloat v1566 = bfloat(v1565);
+    out[v1562] = v1566;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1568 = v600 + v1567;
+  const uint v1569 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1570 = v599 + v1569;
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1572 = v1570 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v39.m[4][2].thread_elements()[1];
+    const uint v1575 = v1568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1576 = v1575 + v1570;
+    const bfloat v1577 = residual[v1576];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1578 = float(v1577);
+    const float v1579 = fma(v1574, v3, v1578);
+    const bfloat v1580 = bfloat(v1579);
+    out[v1576] = v1580;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1582 = v600 + v1581;
+  const uint v1583 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1584 = v599 + v1583;
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1586 = v1584 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v39.m[4][3].thread_elements()[0];
+    const uint v1589 = v1582 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1590 = v1589 + v1584;
+    const bfloat v1591 = residual[v1590];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1592 = float(v1591);
+    const float v1593 = fma(v1588, v3, v1592);
+    const bfloat v1594 = bfloat(v1593);
+    out[v1590] = v1594;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1596 = v600 + v1595;
+  const uint v1597 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1598 = v599 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1600 = v1598 < v1;
+  const bool v1601 = v1599 && v1600;
+  if (v1601) {
+    const float v1602 = v39.m[4][3].thread_elements()[1];
+    const uint v1603 = v1596 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1604 = v1603 + v1598;
+    const bfloat v1605 = residual[v1604];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1606 = float(v1605);
+    const float v1607 = fma(v1602, v3, v1606);
+    const bfloat v1608 = bfloat(v1607);
+    out[v1604] = v1608;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1610 = v600 + v1609;
+  const uint v1611 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1612 = v599 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1614 = v1612 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v39.m[4][4].thread_elements()[0];
+    const uint v1617 = v1610 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1618 = v1617 + v1612;
+    const bfloat v1619 = residual[v1618];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1620 = float(v1619);
+    const float v1621 = fma(v1616, v3, v1620);
+    const bfloat v1622 = bfloat(v1621);
+    out[v1618] = v1622;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1624 = v600 + v1623;
+  const uint v1625 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1626 = v599 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1628 = v1626 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v39.m[4][4].thread_elements()[1];
+    const uint v1631 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1632 = v1631 + v1626;
+    const bfloat v1633 = residual[v1632];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1634 = float(v1633);
+    const float v1635 = fma(v1630, v3, v1634);
+    const bfloat v1636 = bfloat(v1635);
+    out[v1632] = v1636;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1638 = v600 + v1637;
+  const uint v1639 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1640 = v599 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1642 = v1640 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v39.m[4][5].thread_elements()[0];
+    const uint v1645 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1646 = v1645 + v1640;
+    const bfloat v1647 = residual[v1646];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1648 = float(v1647);
+    const float v1649 = fma(v1644, v3, v1648);
+    const bfloat v1650 = bfloat(v1649);
+    out[v1646] = v1650;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1652 = v600 + v1651;
+  const uint v1653 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1654 = v599 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1656 = v1654 < v1;
+  const bool v1657 = v1655 && v1656;
+  if (v1657) {
+    const float v1658 = v39.m[4][5].thread_elements()[1];
+    const uint v1659 = v1652 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1660 = v1659 + v1654;
+    const bfloat v1661 = residual[v1660];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1662 = float(v1661);
+    const float v1663 = fma(v1658, v3, v1662);
+    const bfloat v1664 = bfloat(v1663);
+    out[v1660] = v1664;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1666 = v600 + v1665;
+  const uint v1667 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1668 = v599 + v1667;
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1670 = v1668 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v39.m[4][6].thread_elements()[0];
+    const uint v1673 = v1666 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1674 = v1673 + v1668;
+    const bfloat v1675 = residual[v1674];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1676 = float(v1675);
+    const float v1677 = fma(v1672, v3, v1676);
+    const bfloat v1678 = bfloat(v1677);
+    out[v1674] = v1678;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1680 = v600 + v1679;
+  const uint v1681 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1682 = v599 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1684 = v1682 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v39.m[4][6].thread_elements()[1];
+    const uint v1687 = v1680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1688 = v1687 + v1682;
+    const bfloat v1689 = residual[v1688];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1690 = float(v1689);
+    const float v1691 = fma(v1686, v3, v1690);
+    const bfloat v1692 = bfloat(v1691);
+    out[v1688] = v1692;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1694 = v600 + v1693;
+  const uint v1695 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1696 = v599 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v39.m[4][7].thread_elements()[0];
+    const uint v1701 = v1694 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1702 = v1701 + v1696;
+    const bfloat v1703 = residual[v1702];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1704 = float(v1703);
+    const float v1705 = fma(v1700, v3, v1704);
+    const bfloat v1706 = bfloat(v1705);
+    out[v1702] = v1706;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1708 = v600 + v1707;
+  const uint v1709 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1710 = v599 + v1709;
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1712 = v1710 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v39.m[4][7].thread_elements()[1];
+    const uint v1715 = v1708 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1716 = v1715 + v1710;
+    const bfloat v1717 = residual[v1716];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1718 = float(v1717);
+    const float v1719 = fma(v1714, v3, v1718);
+    const bfloat v1720 = bfloat(v1719);
+    out[v1716] = v1720;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1722 = v600 + v1721;
+  const uint v1723 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1724 = v599 + v1723;
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1726 = v1724 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v39.m[5][0].thread_elements()[0];
+    const uint v1729 = v1722 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1730 = v1729 + v1724;
+    const bfloat v1731 = residual[v1730];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1732 = float(v1731);
+    const float v1733 = fma(v1728, v3, v1732);
+    const bfloat v1734 = bfloat(v1733);
+    out[v1730] = v1734;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1736 = v600 + v1735;
+  const uint v1737 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1738 = v599 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1740 = v1738 < v1;
+  const bool v1741 = v1739 && v1740;
+  if (v1741) {
+    const float v1742 = v39.m[5][0].thread_elements()[1];
+    const uint v1743 = v1736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1744 = v1743 + v1738;
+    const bfloat v1745 = residual[v1744];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1746 = float(v1745);
+    const float v1747 = fma(v1742, v3, v1746);
+    const bfloat v1748 = bfloat(v1747);
+    out[v1744] = v1748;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1750 = v600 + v1749;
+  const uint v1751 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1752 = v599 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1754 = v1752 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v39.m[5][1].thread_elements()[0];
+    const uint v1757 = v1750 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1758 = v1757 + v1752;
+    const bfloat v1759 = residual[v1758];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1760 = float(v1759);
+    const float v1761 = fma(v1756, v3, v1760);
+    const bfloat v1762 = bfloat(v1761);
+    out[v1758] = v1762;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1764 = v600 + v1763;
+  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1766 = v599 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1768 = v1766 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v39.m[5][1].thread_elements()[1];
+    const uint v1771 = v1764 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1772 = v1771 + v1766;
+    const bfloat v1773 = residual[v1772];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1774 = float(v1773);
+    const float v1775 = fma(v1770, v3, v1774);
+    const bfloat v1776 = bfloat(v1775);
+    out[v1772] = v1776;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1778 = v600 + v1777;
+  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1780 = v599 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1782 = v1780 < v1;
+  const bool v1783 = v1781 && v1782;
+  if (v1783) {
+    const float v1784 = v39.m[5][2].thread_elements()[0];
+    const uint v1785 = v1778 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1786 = v1785 + v1780;
+    const bfloat v1787 = residual[v1786];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1788 = float(v1787);
+    const float v1789 = fma(v1784, v3, v1788);
+    const bfloat v1790 = bfloat(v1789);
+    out[v1786] = v1790;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1792 = v600 + v1791;
+  const uint v1793 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1794 = v599 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1796 = v1794 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v39.m[5][2].thread_elements()[1];
+    const uint v1799 = v1792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1800 = v1799 + v1794;
+    const bfloat v1801 = residual[v1800];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1802 = float(v1801);
+    const float v1803 = fma(v1798, v3, v1802);
+    const bfloat v1804 = bfloat(v1803);
+    out[v1800] = v1804;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1806 = v600 + v1805;
+  const uint v1807 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1808 = v599 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1810 = v1808 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v39.m[5][3].thread_elements()[0];
+    const uint v1813 = v1806 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1814 = v1813 + v1808;
+    const bfloat v1815 = residual[v1814];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1816 = float(v1815);
+    const float v1817 = fma(v1812, v3, v1816);
+    const bfloat v1818 = bfloat(v1817);
+    out[v1814] = v1818;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1820 = v600 + v1819;
+  const uint v1821 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1822 = v599 + v1821;
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1824 = v1822 < v1;
+  const bool v1825 = v1823 && v1824;
+  if (v1825) {
+    const float v1826 = v39.m[5][3].thread_elements()[1];
+    const uint v1827 = v1820 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1828 = v1827 + v1822;
+    const bfloat v1829 = residual[v1828];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1830 = float(v1829);
+    const float v1831 = fma(v1826, v3, v1830);
+    const bfloat v1832 = bfloat(v1831);
+    out[v1828] = v1832;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1834 = v600 + v1833;
+  const uint v1835 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1836 = v599 + v1835;
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1838 = v1836 < v1;
+  const bool v1839 = v1837 && v1838;
+  if (v1839) {
+    const float v1840 = v39.m[5][4].thread_elements()[0];
+    const uint v1841 = v1834 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1842 = v1841 + v1836;
+    const bfloat v1843 = residual[v1842];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1844 = float(v1843);
+    const float v1845 = fma(v1840, v3, v1844);
+    const bfloat v1846 = bfloat(v1845);
+    out[v1842] = v1846;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1848 = v600 + v1847;
+  const uint v1849 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1850 = v599 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v39.m[5][4].thread_elements()[1];
+    const uint v1855 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1856 = v1855 + v1850;
+    const bfloat v1857 = residual[v1856];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1858 = float(v1857);
+    const float v1859 = fma(v1854, v3, v1858);
+    const bfloat v1860 = bfloat(v1859);
+    out[v1856] = v1860;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1862 = v600 + v1861;
+  const uint v1863 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1864 = v599 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1866 = v1864 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v39.m[5][5].thread_elements()[0];
+    const uint v1869 = v1862 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1870 = v1869 + v1864;
+    const bfloat v1871 = residual[v1870];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1872 = float(v1871);
+    const float v1873 = fma(v1868, v3, v1872);
+    const bfloat v1874 = bfloat(v1873);
+    out[v1870] = v1874;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1876 = v600 + v1875;
+  const uint v1877 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1878 = v599 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v39.m[5][5].thread_elements()[1];
+    const uint v1883 = v1876 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1884 = v1883 + v1878;
+    const bfloat v1885 = residual[v1884];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1886 = float(v1885);
+    const float v1887 = fma(v1882, v3, v1886);
+    const bfloat v1888 = bfloat(v1887);
+    out[v1884] = v1888;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1890 = v600 + v1889;
+  const uint v1891 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1892 = v599 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v39.m[5][6].thread_elements()[0];
+    const uint v1897 = v1890 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1898 = v1897 + v1892;
+    const bfloat v1899 = residual[v1898];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1900 = float(v1899);
+    const float v1901 = fma(v1896, v3, v1900);
+    const bfloat v1902 = bfloat(v1901);
+    out[v1898] = v1902;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1904 = v600 + v1903;
+  const uint v1905 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1906 = v599 + v1905;
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1908 = v1906 < v1;
+  const bool v1909 = v1907 && v1908;
+  if (v1909) {
+    const float v1910 = v39.m[5][6].thread_elements()[1];
+    const uint v1911 = v1904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1912 = v1911 + v1906;
+    const bfloat v1913 = residual[v1912];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1914 = float(v1913);
+    const float v1915 = fma(v1910, v3, v1914);
+    const bfloat v1916 = bfloat(v1915);
+    out[v1912] = v1916;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1918 = v600 + v1917;
+  const uint v1919 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1920 = v599 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1922 = v1920 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v39.m[5][7].thread_elements()[0];
+    const uint v1925 = v1918 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1926 = v1925 + v1920;
+    const bfloat v1927 = residual[v1926];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1928 = float(v1927);
+    const float v1929 = fma(v1924, v3, v1928);
+    const bfloat v1930 = bfloat(v1929);
+    out[v1926] = v1930;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1932 = v600 + v1931;
+  const uint v1933 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1934 = v599 + v1933;
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1936 = v1934 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v39.m[5][7].thread_elements()[1];
+    const uint v1939 = v1932 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1940 = v1939 + v1934;
+    const bfloat v1941 = residual[v1940];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1942 = float(v1941);
+    const float v1943 = fma(v1938, v3, v1942);
+    const bfloat v1944 = bfloat(v1943);
+    out[v1940] = v1944;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1946 = v600 + v1945;
+  const uint v1947 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1948 = v599 + v1947;
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1950 = v1948 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v39.m[6][0].thread_elements()[0];
+    const uint v1953 = v1946 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1954 = v1953 + v1948;
+    const bfloat v1955 = residual[v1954];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1956 = float(v1955);
+    const float v1957 = fma(v1952, v3, v1956);
+    const bfloat v1958 = bfloat(v1957);
+    out[v1954] = v1958;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1960 = v600 + v1959;
+  const uint v1961 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1962 = v599 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1964 = v1962 < v1;
+  const bool v1965 = v1963 && v1964;
+  if (v1965) {
+    const float v1966 = v39.m[6][0].thread_elements()[1];
+    const uint v1967 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1968 = v1967 + v1962;
+    const bfloat v1969 = residual[v1968];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1970 = float(v1969);
+    const float v1971 = fma(v1966, v3, v1970);
+    const bfloat v1972 = bfloat(v1971);
+    out[v1968] = v1972;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1974 = v600 + v1973;
+  const uint v1975 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1976 = v599 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1978 = v1976 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v39.m[6][1].thread_elements()[0];
+    const uint v1981 = v1974 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1982 = v1981 + v1976;
+    const bfloat v1983 = residual[v1982];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1984 = float(v1983);
+    const float v1985 = fma(v1980, v3, v1984);
+    const bfloat v1986 = bfloat(v1985);
+    out[v1982] = v1986;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1988 = v600 + v1987;
+  const uint v1989 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1990 = v599 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1992 = v1990 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v39.m[6][1].thread_elements()[1];
+    const uint v1995 = v1988 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1996 = v1995 + v1990;
+    const bfloat v1997 = residual[v1996];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1998 = float(v1997);
+    const float v1999 = fma(v1994, v3, v1998);
+    const bfloat v2000 = bfloat(v1999);
+    out[v1996] = v2000;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2002 = v600 + v2001;
+  const uint v2003 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2004 = v599 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2006 = v2004 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v39.m[6][2].thread_elements()[0];
+    const uint v2009 = v2002 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2010 = v2009 + v2004;
+    const bfloat v2011 = residual[v2010];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2012 = float(v2011);
+    const float v2013 = fma(v2008, v3, v2012);
+    const bfloat v2014 = bfloat(v2013);
+    out[v2010] = v2014;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2016 = v600 + v2015;
+  const uint v2017 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2018 = v599 + v2017;
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2020 = v2018 < v1;
+  const bool v2021 = v2019 && v2020;
+  if (v2021) {
+    const float v2022 = v39.m[6][2].thread_elements()[1];
+    const uint v2023 = v2016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2024 = v2023 + v2018;
+    const bfloat v2025 = residual[v2024];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2026 = float(v2025);
+    const float v2027 = fma(v2022, v3, v2026);
+    const bfloat v2028 = bfloat(v2027);
+    out[v2024] = v2028;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2030 = v600 + v2029;
+  const uint v2031 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2032 = v599 + v2031;
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2034 = v2032 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v39.m[6][3].thread_elements()[0];
+    const uint v2037 = v2030 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2038 = v2037 + v2032;
+    const bfloat v2039 = residual[v2038];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2040 = float(v2039);
+    const float v2041 = fma(v2036, v3, v2040);
+    const bfloat v2042 = bfloat(v2041);
+    out[v2038] = v2042;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2044 = v600 + v2043;
+  const uint v2045 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2046 = v599 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v39.m[6][3].thread_elements()[1];
+    const uint v2051 = v2044 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2052 = v2051 + v2046;
+    const bfloat v2053 = residual[v2052];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2054 = float(v2053);
+    const float v2055 = fma(v2050, v3, v2054);
+    const bfloat v2056 = bfloat(v2055);
+    out[v2052] = v2056;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2058 = v600 + v2057;
+  const uint v2059 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2060 = v599 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v39.m[6][4].thread_elements()[0];
+    const uint v2065 = v2058 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2066 = v2065 + v2060;
+    const bfloat v2067 = residual[v2066];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2068 = float(v2067);
+    const float v2069 = fma(v2064, v3, v2068);
+    const bfloat v2070 = bfloat(v2069);
+    out[v2066] = v2070;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2072 = v600 + v2071;
+  const uint v2073 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2074 = v599 + v2073;
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2076 = v2074 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v39.m[6][4].thread_elements()[1];
+    const uint v2079 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2080 = v2079 + v2074;
+    const bfloat v2081 = residual[v2080];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2082 = float(v2081);
+    const float v2083 = fma(v2078, v3, v2082);
+    const bfloat v2084 = bfloat(v2083);
+    out[v2080] = v2084;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2086 = v600 + v2085;
+  const uint v2087 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2088 = v599 + v2087;
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2090 = v2088 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v39.m[6][5].thread_elements()[0];
+    const uint v2093 = v2086 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2094 = v2093 + v2088;
+    const bfloat v2095 = residual[v2094];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2096 = float(v2095);
+    const float v2097 = fma(v2092, v3, v2096);
+    const bfloat v2098 = bfloat(v2097);
+    out[v2094] = v2098;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2100 = v600 + v2099;
+  const uint v2101 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2102 = v599 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2104 = v2102 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v39.m[6][5].thread_elements()[1];
+    const uint v2107 = v2100 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2108 = v2107 + v2102;
+    const bfloat v2109 = residual[v2108];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2110 = float(v2109);
+    const float v2111 = fma(v2106, v3, v2110);
+    const bfloat v2112 = bfloat(v2111);
+    out[v2108] = v2112;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2114 = v600 + v2113;
+  const uint v2115 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2116 = v599 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2118 = v2116 < v1;
+  const bool v2119 = v2117 && v2118;
+  if (v2119) {
+    const float v2120 = v39.m[6][6].thread_elements()[0];
+    const uint v2121 = v2114 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2122 = v2121 + v2116;
+    const bfloat v2123 = residual[v2122];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2124 = float(v2123);
+    const float v2125 = fma(v2120, v3, v2124);
+    const bfloat v2126 = bfloat(v2125);
+    out[v2122] = v2126;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2128 = v600 + v2127;
+  const uint v2129 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2130 = v599 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2132 = v2130 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v39.m[6][6].thread_elements()[1];
+    const uint v2135 = v2128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2136 = v2135 + v2130;
+    const bfloat v2137 = residual[v2136];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2138 = float(v2137);
+    const float v2139 = fma(v2134, v3, v2138);
+    const bfloat v2140 = bfloat(v2139);
+    out[v2136] = v2140;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2142 = v600 + v2141;
+  const uint v2143 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2144 = v599 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2146 = v2144 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v39.m[6][7].thread_elements()[0];
+    const uint v2149 = v2142 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2150 = v2149 + v2144;
+    const bfloat v2151 = residual[v2150];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2152 = float(v2151);
+    const float v2153 = fma(v2148, v3, v2152);
+    const bfloat v2154 = bfloat(v2153);
+    out[v2150] = v2154;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2156 = v600 + v2155;
+  const uint v2157 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2158 = v599 + v2157;
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2160 = v2158 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v39.m[6][7].thread_elements()[1];
+    const uint v2163 = v2156 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2164 = v2163 + v2158;
+    const bfloat v2165 = residual[v2164];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2166 = float(v2165);
+    const float v2167 = fma(v2162, v3, v2166);
+    const bfloat v2168 = bfloat(v2167);
+    out[v2164] = v2168;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2170 = v600 + v2169;
+  const uint v2171 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2172 = v599 + v2171;
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2174 = v2172 < v1;
+  const bool v2175 = v2173 && v2174;
+  if (v2175) {
+    const float v2176 = v39.m[7][0].thread_elements()[0];
+    const uint v2177 = v2170 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2178 = v2177 + v2172;
+    const bfloat v2179 = residual[v2178];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2180 = float(v2179);
+    const float v2181 = fma(v2176, v3, v2180);
+    const bfloat v2182 = bfloat(v2181);
+    out[v2178] = v2182;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2184 = v600 + v2183;
+  const uint v2185 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2186 = v599 + v2185;
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2188 = v2186 < v1;
+  const bool v2189 = v2187 && v2188;
+  if (v2189) {
+    const float v2190 = v39.m[7][0].thread_elements()[1];
+    const uint v2191 = v2184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2192 = v2191 + v2186;
+    const bfloat v2193 = residual[v2192];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2194 = float(v2193);
+    const float v2195 = fma(v2190, v3, v2194);
+    const bfloat v2196 = bfloat(v2195);
+    out[v2192] = v2196;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2198 = v600 + v2197;
+  const uint v2199 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2200 = v599 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2202 = v2200 < v1;
+  const bool v2203 = v2201 && v2202;
+  if (v2203) {
+    const float v2204 = v39.m[7][1].thread_elements()[0];
+    const uint v2205 = v2198 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2206 = v2205 + v2200;
+    const bfloat v2207 = residual[v2206];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2208 = float(v2207);
+    const float v2209 = fma(v2204, v3, v2208);
+    const bfloat v2210 = bfloat(v2209);
+    out[v2206] = v2210;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2212 = v600 + v2211;
+  const uint v2213 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2214 = v599 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2216 = v2214 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v39.m[7][1].thread_elements()[1];
+    const uint v2219 = v2212 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2220 = v2219 + v2214;
+    const bfloat v2221 = residual[v2220];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2222 = float(v2221);
+    const float v2223 = fma(v2218, v3, v2222);
+    const bfloat v2224 = bfloat(v2223);
+    out[v2220] = v2224;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2226 = v600 + v2225;
+  const uint v2227 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2228 = v599 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2230 = v2228 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v39.m[7][2].thread_elements()[0];
+    const uint v2233 = v2226 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2234 = v2233 + v2228;
+    const bfloat v2235 = residual[v2234];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2236 = float(v2235);
+    const float v2237 = fma(v2232, v3, v2236);
+    const bfloat v2238 = bfloat(v2237);
+    out[v2234] = v2238;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2240 = v600 + v2239;
+  const uint v2241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2242 = v599 + v2241;
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v39.m[7][2].thread_elements()[1];
+    const uint v2247 = v2240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2248 = v2247 + v2242;
+    const bfloat v2249 = residual[v2248];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2250 = float(v2249);
+    const float v2251 = fma(v2246, v3, v2250);
+    const bfloat v2252 = bfloat(v2251);
+    out[v2248] = v2252;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2254 = v600 + v2253;
+  const uint v2255 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2256 = v599 + v2255;
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v39.m[7][3].thread_elements()[0];
+    const uint v2261 = v2254 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2262 = v2261 + v2256;
+    const bfloat v2263 = residual[v2262];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2264 = float(v2263);
+    const float v2265 = fma(v2260, v3, v2264);
+    const bfloat v2266 = bfloat(v2265);
+    out[v2262] = v2266;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2268 = v600 + v2267;
+  const uint v2269 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2270 = v599 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v39.m[7][3].thread_elements()[1];
+    const uint v2275 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2276 = v2275 + v2270;
+    const bfloat v2277 = residual[v2276];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2278 = float(v2277);
+    const float v2279 = fma(v2274, v3, v2278);
+    const bfloat v2280 = bfloat(v2279);
+    out[v2276] = v2280;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2282 = v600 + v2281;
+  const uint v2283 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2284 = v599 + v2283;
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2286 = v2284 < v1;
+  const bool v2287 = v2285 && v2286;
+  if (v2287) {
+    const float v2288 = v39.m[7][4].thread_elements()[0];
+    const uint v2289 = v2282 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2290 = v2289 + v2284;
+    const bfloat v2291 = residual[v2290];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2292 = float(v2291);
+    const float v2293 = fma(v2288, v3, v2292);
+    const bfloat v2294 = bfloat(v2293);
+    out[v2290] = v2294;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2296 = v600 + v2295;
+  const uint v2297 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2298 = v599 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2300 = v2298 < v1;
+  const bool v2301 = v2299 && v2300;
+  if (v2301) {
+    const float v2302 = v39.m[7][4].thread_elements()[1];
+    const uint v2303 = v2296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2304 = v2303 + v2298;
+    const bfloat v2305 = residual[v2304];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2306 = float(v2305);
+    const float v2307 = fma(v2302, v3, v2306);
+    const bfloat v2308 = bfloat(v2307);
+    out[v2304] = v2308;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2310 = v600 + v2309;
+  const uint v2311 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2312 = v599 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2314 = v2312 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v39.m[7][5].thread_elements()[0];
+    const uint v2317 = v2310 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2318 = v2317 + v2312;
+    const bfloat v2319 = residual[v2318];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2320 = float(v2319);
+    const float v2321 = fma(v2316, v3, v2320);
+    const bfloat v2322 = bfloat(v2321);
+    out[v2318] = v2322;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2324 = v600 + v2323;
+  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2326 = v599 + v2325;
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2328 = v2326 < v1;
+  const bool v2329 = v2327 && v2328;
+  if (v2329) {
+    const float v2330 = v39.m[7][5].thread_elements()[1];
+    const uint v2331 = v2324 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2332 = v2331 + v2326;
+    const bfloat v2333 = residual[v2332];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2334 = float(v2333);
+    const float v2335 = fma(v2330, v3, v2334);
+    const bfloat v2336 = bfloat(v2335);
+    out[v2332] = v2336;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2338 = v600 + v2337;
+  const uint v2339 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2340 = v599 + v2339;
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2342 = v2340 < v1;
+  const bool v2343 = v2341 && v2342;
+  if (v2343) {
+    const float v2344 = v39.m[7][6].thread_elements()[0];
+    const uint v2345 = v2338 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2346 = v2345 + v2340;
+    const bfloat v2347 = residual[v2346];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2348 = float(v2347);
+    const float v2349 = fma(v2344, v3, v2348);
+    const bfloat v2350 = bfloat(v2349);
+    out[v2346] = v2350;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2352 = v600 + v2351;
+  const uint v2353 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2354 = v599 + v2353;
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2356 = v2354 < v1;
+  const bool v2357 = v2355 && v2356;
+  if (v2357) {
+    const float v2358 = v39.m[7][6].thread_elements()[1];
+    const uint v2359 = v2352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2360 = v2359 + v2354;
+    const bfloat v2361 = residual[v2360];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2362 = float(v2361);
+    const float v2363 = fma(v2358, v3, v2362);
+    const bfloat v2364 = bfloat(v2363);
+    out[v2360] = v2364;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2366 = v600 + v2365;
+  const uint v2367 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2368 = v599 + v2367;
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2370 = v2368 < v1;
+  const bool v2371 = v2369 && v2370;
+  if (v2371) {
+    const float v2372 = v39.m[7][7].thread_elements()[0];
+    const uint v2373 = v2366 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2374 = v2373 + v2368;
+    const bfloat v2375 = residual[v2374];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2376 = float(v2375);
+    const float v2377 = fma(v2372, v3, v2376);
+    const bfloat v2378 = bfloat(v2377);
+    out[v2374] = v2378;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2380 = v600 + v2379;
+  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2382 = v599 + v2381;
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2384 = v2382 < v1;
+  const bool v2385 = v2383 && v2384;
+  if (v2385) {
+    const float v2386 = v39.m[7][7].thread_elements()[1];
+    const uint v2387 = v2380 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2388 = v2387 + v2382;
+    const bfloat v2389 = residual[v2388];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2390 = float(v2389);
+    const float v2391 = fma(v2386, v3, v2390);
+    const bfloat v2392 = bfloat(v2391);
+    out[v2388] = v2392;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -118,2521 +118,2521 @@ kernel void iron_gemm_residual_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2416 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2423 = v2422 << 3u;
-    const uint v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2425 = v2424 < v0;
-    const uint v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2447 = v2446 << 3u;
-    const uint v2448 = v24 + v2443;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2449 = v2448 < v0;
-    const uint v2454 = v2448 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2471 = v2470 << 3u;
-    const uint v2472 = v24 + v2467;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2473 = v2472 < v0;
-    const uint v2478 = v2472 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2495 = v2494 << 3u;
-    const uint v2496 = v24 + v2491;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2497 = v2496 < v0;
-    const uint v2502 = v2496 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2519 = v2518 << 3u;
-    const uint v2520 = v24 + v2515;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2521 = v2520 < v0;
-    const uint v2526 = v2520 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2543 = v2542 << 3u;
-    const uint v2544 = v24 + v2539;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2545 = v2544 < v0;
-    const uint v2550 = v2544 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2567 = v2566 << 3u;
-    const uint v2568 = v24 + v2563;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2569 = v2568 < v0;
-    const uint v2574 = v2568 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2591 = v2590 << 3u;
-    const uint v2592 = v24 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2593 = v2592 < v0;
-    const uint v2598 = v2592 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2619 = v2618 < v1;
-    const uint v2624 = v2618 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2643 = v2642 < v1;
-    const uint v2648 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2667 = v2666 < v1;
-    const uint v2672 = v2666 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2691 = v2690 < v1;
-    const uint v2696 = v2690 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2715 = v2714 < v1;
-    const uint v2720 = v2714 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2739 = v2738 < v1;
-    const uint v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2763 = v2762 < v1;
-    const uint v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v2787 = v2786 < v1;
-    const uint v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2808 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2814 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2417 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2420 = v2417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2423 = v2417 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2424 = v2423 << 3u;
+    const uint v2425 = v24 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2426 = v2425 < v0;
+    const uint v2431 = v2425 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2437 = v2420 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2442 = v2417 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2444 = v2442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2447 = v2442 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2448 = v2447 << 3u;
+    const uint v2449 = v24 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2450 = v2449 < v0;
+    const uint v2455 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2461 = v2444 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2466 = v2417 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2468 = v2466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2471 = v2466 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2472 = v2471 << 3u;
+    const uint v2473 = v24 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2474 = v2473 < v0;
+    const uint v2479 = v2473 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2485 = v2468 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2490 = v2417 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2492 = v2490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2495 = v2490 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2496 = v2495 << 3u;
+    const uint v2497 = v24 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2498 = v2497 < v0;
+    const uint v2503 = v2497 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2509 = v2492 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2514 = v2417 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2516 = v2514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2519 = v2514 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2520 = v2519 << 3u;
+    const uint v2521 = v24 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2522 = v2521 < v0;
+    const uint v2527 = v2521 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2533 = v2516 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2538 = v2417 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2540 = v2538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2543 = v2538 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2544 = v2543 << 3u;
+    const uint v2545 = v24 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2546 = v2545 < v0;
+    const uint v2551 = v2545 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2557 = v2540 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2562 = v2417 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2564 = v2562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2567 = v2562 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2568 = v2567 << 3u;
+    const uint v2569 = v24 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2570 = v2569 < v0;
+    const uint v2575 = v2569 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2581 = v2564 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2586 = v2417 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2588 = v2586 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2591 = v2586 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2592 = v2591 << 3u;
+    const uint v2593 = v24 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2594 = v2593 < v0;
+    const uint v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2605 = v2588 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2619 = v28 + v2420;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2620 = v2619 < v1;
+    const uint v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2643 = v28 + v2444;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2644 = v2643 < v1;
+    const uint v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2667 = v28 + v2468;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2668 = v2667 < v1;
+    const uint v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2691 = v28 + v2492;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2692 = v2691 < v1;
+    const uint v2697 = v2691 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2715 = v28 + v2516;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2716 = v2715 < v1;
+    const uint v2721 = v2715 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2739 = v28 + v2540;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2740 = v2739 < v1;
+    const uint v2745 = v2739 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2763 = v28 + v2564;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2764 = v2763 < v1;
+    const uint v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2787 = v28 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v2788 = v2787 < v1;
+    const uint v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2809 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2815 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2408 = 0u; v2408 < v2; v2408 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v2410 = v2408 >> 6u;
-      const uint v2412 = v2410 % 1u;
+    for (uint v2409 = 0u; v2409 < v2; v2409 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2411 = v2409 >> 6u;
+      const uint v2413 = v2411 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2414 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      const uint v2426 = v2408 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2427 = v2426 < v2;
-      const bool v2428 = v2425 && v2427;
-      const uint v2432 = v2430 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2433 = v2432 + v2423;
-      const uint v2434 = v2428 ? v2433 : 0u;
-      const uint v2437 = v2414 + v2436;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2438 = v2437 + v2423;
+      const uint v2415 = v2413 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2427 = v2409 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2428 = v2427 < v2;
+      const bool v2429 = v2426 && v2428;
+      const uint v2433 = v2431 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2434 = v2433 + v2424;
+      const uint v2435 = v2429 ? v2434 : 0u;
+      const uint v2438 = v2415 + v2437;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2439 = v2438 + v2424;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2438 + e] = v2428 ? a[v2434 + e] : bfloat(0);
+        shm0[v2439 + e] = v2429 ? a[v2435 + e] : bfloat(0);
       }
-      const uint v2450 = v2408 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2451 = v2450 < v2;
-      const bool v2452 = v2449 && v2451;
-      const uint v2456 = v2454 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2457 = v2456 + v2447;
-      const uint v2458 = v2452 ? v2457 : 0u;
-      const uint v2461 = v2414 + v2460;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2462 = v2461 + v2447;
+      const uint v2451 = v2409 + v2448;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2452 = v2451 < v2;
+      const bool v2453 = v2450 && v2452;
+      const uint v2457 = v2455 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2458 = v2457 + v2448;
+      const uint v2459 = v2453 ? v2458 : 0u;
+      const uint v2462 = v2415 + v2461;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2463 = v2462 + v2448;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2462 + e] = v2452 ? a[v2458 + e] : bfloat(0);
+        shm0[v2463 + e] = v2453 ? a[v2459 + e] : bfloat(0);
       }
-      const uint v2474 = v2408 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2475 = v2474 < v2;
-      const bool v2476 = v2473 && v2475;
-      const uint v2480 = v2478 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2481 = v2480 + v2471;
-      const uint v2482 = v2476 ? v2481 : 0u;
-      const uint v2485 = v2414 + v2484;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2486 = v2485 + v2471;
+      const uint v2475 = v2409 + v2472;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2476 = v2475 < v2;
+      const bool v2477 = v2474 && v2476;
+      const uint v2481 = v2479 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2482 = v2481 + v2472;
+      const uint v2483 = v2477 ? v2482 : 0u;
+      const uint v2486 = v2415 + v2485;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2487 = v2486 + v2472;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2486 + e] = v2476 ? a[v2482 + e] : bfloat(0);
+        shm0[v2487 + e] = v2477 ? a[v2483 + e] : bfloat(0);
       }
-      const uint v2498 = v2408 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2499 = v2498 < v2;
-      const bool v2500 = v2497 && v2499;
-      const uint v2504 = v2502 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2505 = v2504 + v2495;
-      const uint v2506 = v2500 ? v2505 : 0u;
-      const uint v2509 = v2414 + v2508;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2510 = v2509 + v2495;
+      const uint v2499 = v2409 + v2496;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2500 = v2499 < v2;
+      const bool v2501 = v2498 && v2500;
+      const uint v2505 = v2503 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2506 = v2505 + v2496;
+      const uint v2507 = v2501 ? v2506 : 0u;
+      const uint v2510 = v2415 + v2509;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2511 = v2510 + v2496;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2510 + e] = v2500 ? a[v2506 + e] : bfloat(0);
+        shm0[v2511 + e] = v2501 ? a[v2507 + e] : bfloat(0);
       }
-      const uint v2522 = v2408 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2523 = v2522 < v2;
-      const bool v2524 = v2521 && v2523;
-      const uint v2528 = v2526 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2529 = v2528 + v2519;
-      const uint v2530 = v2524 ? v2529 : 0u;
-      const uint v2533 = v2414 + v2532;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2534 = v2533 + v2519;
+      const uint v2523 = v2409 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2524 = v2523 < v2;
+      const bool v2525 = v2522 && v2524;
+      const uint v2529 = v2527 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2530 = v2529 + v2520;
+      const uint v2531 = v2525 ? v2530 : 0u;
+      const uint v2534 = v2415 + v2533;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2535 = v2534 + v2520;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2534 + e] = v2524 ? a[v2530 + e] : bfloat(0);
+        shm0[v2535 + e] = v2525 ? a[v2531 + e] : bfloat(0);
       }
-      const uint v2546 = v2408 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2547 = v2546 < v2;
-      const bool v2548 = v2545 && v2547;
-      const uint v2552 = v2550 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2553 = v2552 + v2543;
-      const uint v2554 = v2548 ? v2553 : 0u;
-      const uint v2557 = v2414 + v2556;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2558 = v2557 + v2543;
+      const uint v2547 = v2409 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2548 = v2547 < v2;
+      const bool v2549 = v2546 && v2548;
+      const uint v2553 = v2551 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2554 = v2553 + v2544;
+      const uint v2555 = v2549 ? v2554 : 0u;
+      const uint v2558 = v2415 + v2557;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2559 = v2558 + v2544;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2558 + e] = v2548 ? a[v2554 + e] : bfloat(0);
+        shm0[v2559 + e] = v2549 ? a[v2555 + e] : bfloat(0);
       }
-      const uint v2570 = v2408 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2571 = v2570 < v2;
-      const bool v2572 = v2569 && v2571;
-      const uint v2576 = v2574 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2577 = v2576 + v2567;
-      const uint v2578 = v2572 ? v2577 : 0u;
-      const uint v2581 = v2414 + v2580;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2582 = v2581 + v2567;
+      const uint v2571 = v2409 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2572 = v2571 < v2;
+      const bool v2573 = v2570 && v2572;
+      const uint v2577 = v2575 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2578 = v2577 + v2568;
+      const uint v2579 = v2573 ? v2578 : 0u;
+      const uint v2582 = v2415 + v2581;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2583 = v2582 + v2568;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2582 + e] = v2572 ? a[v2578 + e] : bfloat(0);
+        shm0[v2583 + e] = v2573 ? a[v2579 + e] : bfloat(0);
       }
-      const uint v2594 = v2408 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v2595 = v2594 < v2;
-      const bool v2596 = v2593 && v2595;
-      const uint v2600 = v2598 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2601 = v2600 + v2591;
-      const uint v2602 = v2596 ? v2601 : 0u;
-      const uint v2605 = v2414 + v2604;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v2606 = v2605 + v2591;
+      const uint v2595 = v2409 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2596 = v2595 < v2;
+      const bool v2597 = v2594 && v2596;
+      const uint v2601 = v2599 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2602 = v2601 + v2592;
+      const uint v2603 = v2597 ? v2602 : 0u;
+      const uint v2606 = v2415 + v2605;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v2607 = v2606 + v2592;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2606 + e] = v2596 ? a[v2602 + e] : bfloat(0);
+        shm0[v2607 + e] = v2597 ? a[v2603 + e] : bfloat(0);
       }
-      const bool v2622 = v2619 && v2427;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2626 = v2624 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2627 = v2626 + v2423;
-      const uint v2628 = v2622 ? v2627 : 0u;
+      const bool v2623 = v2620 && v2428;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2627 = v2625 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2628 = v2627 + v2424;
+      const uint v2629 = v2623 ? v2628 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2438 + e] = v2622 ? b[v2628 + e] : bfloat(0);
+        shm1[v2439 + e] = v2623 ? b[v2629 + e] : bfloat(0);
       }
-      const bool v2646 = v2643 && v2451;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2650 = v2648 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2651 = v2650 + v2447;
-      const uint v2652 = v2646 ? v2651 : 0u;
+      const bool v2647 = v2644 && v2452;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2651 = v2649 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2652 = v2651 + v2448;
+      const uint v2653 = v2647 ? v2652 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2462 + e] = v2646 ? b[v2652 + e] : bfloat(0);
+        shm1[v2463 + e] = v2647 ? b[v2653 + e] : bfloat(0);
       }
-      const bool v2670 = v2667 && v2475;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2674 = v2672 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2675 = v2674 + v2471;
-      const uint v2676 = v2670 ? v2675 : 0u;
+      const bool v2671 = v2668 && v2476;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2675 = v2673 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2676 = v2675 + v2472;
+      const uint v2677 = v2671 ? v2676 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2486 + e] = v2670 ? b[v2676 + e] : bfloat(0);
+        shm1[v2487 + e] = v2671 ? b[v2677 + e] : bfloat(0);
       }
-      const bool v2694 = v2691 && v2499;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2698 = v2696 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2699 = v2698 + v2495;
-      const uint v2700 = v2694 ? v2699 : 0u;
+      const bool v2695 = v2692 && v2500;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2699 = v2697 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2700 = v2699 + v2496;
+      const uint v2701 = v2695 ? v2700 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2510 + e] = v2694 ? b[v2700 + e] : bfloat(0);
+        shm1[v2511 + e] = v2695 ? b[v2701 + e] : bfloat(0);
       }
-      const bool v2718 = v2715 && v2523;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2722 = v2720 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2723 = v2722 + v2519;
-      const uint v2724 = v2718 ? v2723 : 0u;
+      const bool v2719 = v2716 && v2524;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2723 = v2721 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2724 = v2723 + v2520;
+      const uint v2725 = v2719 ? v2724 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2534 + e] = v2718 ? b[v2724 + e] : bfloat(0);
+        shm1[v2535 + e] = v2719 ? b[v2725 + e] : bfloat(0);
       }
-      const bool v2742 = v2739 && v2547;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2746 = v2744 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2747 = v2746 + v2543;
-      const uint v2748 = v2742 ? v2747 : 0u;
+      const bool v2743 = v2740 && v2548;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2747 = v2745 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2748 = v2747 + v2544;
+      const uint v2749 = v2743 ? v2748 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2558 + e] = v2742 ? b[v2748 + e] : bfloat(0);
+        shm1[v2559 + e] = v2743 ? b[v2749 + e] : bfloat(0);
       }
-      const bool v2766 = v2763 && v2571;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2770 = v2768 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2771 = v2770 + v2567;
-      const uint v2772 = v2766 ? v2771 : 0u;
+      const bool v2767 = v2764 && v2572;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2771 = v2769 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2772 = v2771 + v2568;
+      const uint v2773 = v2767 ? v2772 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2582 + e] = v2766 ? b[v2772 + e] : bfloat(0);
+        shm1[v2583 + e] = v2767 ? b[v2773 + e] : bfloat(0);
       }
-      const bool v2790 = v2787 && v2595;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2794 = v2792 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2795 = v2794 + v2591;
-      const uint v2796 = v2790 ? v2795 : 0u;
+      const bool v2791 = v2788 && v2596;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2795 = v2793 + v2409;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2796 = v2795 + v2592;
+      const uint v2797 = v2791 ? v2796 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
-        shm1[v2606 + e] = v2790 ? b[v2796 + e] : bfloat(0);
+        shm1[v2607 + e] = v2791 ? b[v2797 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2809 = v2414 + v2808;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2809), long(64u));
-      const uint v2815 = v2414 + v2814;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2815), long(64u));
+      const uint v2810 = v2415 + v2809;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2810), long(64u));
+      const uint v2816 = v2415 + v2815;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2816), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2822 = v2809 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2822), long(64u));
-      const uint v2828 = v2815 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2828), long(64u));
+      const uint v2823 = v2810 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2823), long(64u));
+      const uint v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2829), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2834 = v2809 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2834), long(64u));
-      const uint v2840 = v2815 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2840), long(64u));
+      const uint v2835 = v2810 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2835), long(64u));
+      const uint v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2841), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2846 = v2809 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v41, shm0, long(v2846), long(64u));
-      const uint v2852 = v2815 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v43, shm1, long(v2852), long(64u));
+      const uint v2847 = v2810 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v41, shm0, long(v2847), long(64u));
+      const uint v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v2853), long(64u));
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v514 = iron_tid.x;
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v521 = v520 < v0;
-        const uint v522 = v511 + v519;
-        const bool v523 = v522 < v2;
-        const bool v524 = v521 && v523;
-        if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v528 = v526 + v511;
-          const uint v529 = v528 + v519;
-          const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v533 = v532 + v519;
-          shm0[v533] = v530;
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v521 = v24 + v518;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v522 = v521 < v0;
+        const uint v523 = v512 + v520;
+        const bool v524 = v523 < v2;
+        const bool v525 = v522 && v524;
+        if (v525) {
+          const uint v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v529 = v527 + v512;
+          const uint v530 = v529 + v520;
+          const bfloat v531 = a[v530];
+          const uint v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v534 = v533 + v520;
+          shm0[v534] = v531;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v536 = v535 + v519;
-          shm0[v536] = bfloat(0.0f);
+          const uint v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v537 = v536 + v520;
+          shm0[v537] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v547 = v546 < v1;
-        const uint v548 = v511 + v545;
-        const bool v549 = v548 < v2;
-        const bool v550 = v547 && v549;
-        if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v554 = v552 + v511;
-          const uint v555 = v554 + v545;
-          const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v559 = v558 + v545;
-          shm1[v559] = v556;
+      for (uint v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v547 = v28 + v544;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v548 = v547 < v1;
+        const uint v549 = v512 + v546;
+        const bool v550 = v549 < v2;
+        const bool v551 = v548 && v550;
+        if (v551) {
+          const uint v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v555 = v553 + v512;
+          const uint v556 = v555 + v546;
+          const bfloat v557 = b[v556];
+          const uint v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v560 = v559 + v546;
+          shm1[v560] = v557;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v562 = v561 + v545;
-          shm1[v562] = bfloat(0.0f);
+          const uint v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v563 = v562 + v546;
+          shm1[v563] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.m[0][0].thread_elements()[0];
-    const uint v624 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v625 = v624 + v619;
-    const bfloat v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v627 = float(v626);
-    const float v628 = fma(v623, v3, v627);
-    const bfloat v629 = bfloat(v628);
-    out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v630 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v631 = v615 + v630;
-  const uint v632 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v633 = v614 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v635 = v633 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v39.m[0][0].thread_elements()[1];
-    const uint v638 = v631 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v639 = v638 + v633;
-    const bfloat v640 = residual[v639];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v641 = float(v640);
-    const float v642 = fma(v637, v3, v641);
-    const bfloat v643 = bfloat(v642);
-    out[v639] = v643;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v645 = v615 + v644;
-  const uint v646 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v647 = v614 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v649 = v647 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v39.m[0][1].thread_elements()[0];
-    const uint v652 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v653 = v652 + v647;
-    const bfloat v654 = residual[v653];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v655 = float(v654);
-    const float v656 = fma(v651, v3, v655);
-    const bfloat v657 = bfloat(v656);
-    out[v653] = v657;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v658 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v659 = v615 + v658;
-  const uint v660 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v663 = v661 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v39.m[0][1].thread_elements()[1];
-    const uint v666 = v659 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v667 = v666 + v661;
-    const bfloat v668 = residual[v667];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v669 = float(v668);
-    const float v670 = fma(v665, v3, v669);
-    const bfloat v671 = bfloat(v670);
-    out[v667] = v671;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v672 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v673 = v615 + v672;
-  const uint v674 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v675 = v614 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v677 = v675 < v1;
-  const bool v678 = v676 && v677;
-  if (v678) {
-    const float v679 = v39.m[0][2].thread_elements()[0];
-    const uint v680 = v673 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v681 = v680 + v675;
-    const bfloat v682 = residual[v681];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v683 = float(v682);
-    const float v684 = fma(v679, v3, v683);
-    const bfloat v685 = bfloat(v684);
-    out[v681] = v685;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v686 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v687 = v615 + v686;
-  const uint v688 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v689 = v614 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v691 = v689 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v39.m[0][2].thread_elements()[1];
-    const uint v694 = v687 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v695 = v694 + v689;
-    const bfloat v696 = residual[v695];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v697 = float(v696);
-    const float v698 = fma(v693, v3, v697);
-    const bfloat v699 = bfloat(v698);
-    out[v695] = v699;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v700 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v701 = v615 + v700;
-  const uint v702 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v705 = v703 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v39.m[0][3].thread_elements()[0];
-    const uint v708 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v709 = v708 + v703;
-    const bfloat v710 = residual[v709];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v711 = float(v710);
-    const float v712 = fma(v707, v3, v711);
-    const bfloat v713 = bfloat(v712);
-    out[v709] = v713;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v715 = v615 + v714;
-  const uint v716 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v717 = v614 + v716;
-  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v719 = v717 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v39.m[0][3].thread_elements()[1];
-    const uint v722 = v715 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v723 = v722 + v717;
-    const bfloat v724 = residual[v723];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v725 = float(v724);
-    const float v726 = fma(v721, v3, v725);
-    const bfloat v727 = bfloat(v726);
-    out[v723] = v727;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v728 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v729 = v615 + v728;
-  const uint v730 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v731 = v614 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.m[0][4].thread_elements()[0];
-    const uint v736 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v737 = v736 + v731;
-    const bfloat v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v739 = float(v738);
-    const float v740 = fma(v735, v3, v739);
-    const bfloat v741 = bfloat(v740);
-    out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v743 = v615 + v742;
-  const uint v744 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v747 = v745 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v39.m[0][4].thread_elements()[1];
-    const uint v750 = v743 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v751 = v750 + v745;
-    const bfloat v752 = residual[v751];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v753 = float(v752);
-    const float v754 = fma(v749, v3, v753);
-    const bfloat v755 = bfloat(v754);
-    out[v751] = v755;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v756 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v757 = v615 + v756;
-  const uint v758 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v759 = v614 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v761 = v759 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v39.m[0][5].thread_elements()[0];
-    const uint v764 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v765 = v764 + v759;
-    const bfloat v766 = residual[v765];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v767 = float(v766);
-    const float v768 = fma(v763, v3, v767);
-    const bfloat v769 = bfloat(v768);
-    out[v765] = v769;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v770 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v771 = v615 + v770;
-  const uint v772 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v773 = v614 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v39.m[0][5].thread_elements()[1];
-    const uint v778 = v771 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v779 = v778 + v773;
-    const bfloat v780 = residual[v779];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v781 = float(v780);
-    const float v782 = fma(v777, v3, v781);
-    const bfloat v783 = bfloat(v782);
-    out[v779] = v783;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v784 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v785 = v615 + v784;
-  const uint v786 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v789 = v787 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v39.m[0][6].thread_elements()[0];
-    const uint v792 = v785 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v793 = v792 + v787;
-    const bfloat v794 = residual[v793];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v795 = float(v794);
-    const float v796 = fma(v791, v3, v795);
-    const bfloat v797 = bfloat(v796);
-    out[v793] = v797;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v798 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v799 = v615 + v798;
-  const uint v800 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v801 = v614 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v803 = v801 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v39.m[0][6].thread_elements()[1];
-    const uint v806 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v807 = v806 + v801;
-    const bfloat v808 = residual[v807];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v809 = float(v808);
-    const float v810 = fma(v805, v3, v809);
-    const bfloat v811 = bfloat(v810);
-    out[v807] = v811;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v813 = v615 + v812;
-  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v815 = v614 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v817 = v815 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v39.m[0][7].thread_elements()[0];
-    const uint v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v821 = v820 + v815;
-    const bfloat v822 = residual[v821];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v823 = float(v822);
-    const float v824 = fma(v819, v3, v823);
-    const bfloat v825 = bfloat(v824);
-    out[v821] = v825;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v827 = v615 + v826;
-  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v39.m[0][7].thread_elements()[1];
-    const uint v834 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v835 = v834 + v829;
-    const bfloat v836 = residual[v835];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v837 = float(v836);
-    const float v838 = fma(v833, v3, v837);
-    const bfloat v839 = bfloat(v838);
-    out[v835] = v839;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v840 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v841 = v615 + v840;
-  const uint v842 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v843 = v614 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.m[1][0].thread_elements()[0];
-    const uint v848 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v849 = v848 + v843;
-    const bfloat v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v851 = float(v850);
-    const float v852 = fma(v847, v3, v851);
-    const bfloat v853 = bfloat(v852);
-    out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v854 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v855 = v615 + v854;
-  const uint v856 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v857 = v614 + v856;
-  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v859 = v857 < v1;
-  const bool v860 = v858 && v859;
-  if (v860) {
-    const float v861 = v39.m[1][0].thread_elements()[1];
-    const uint v862 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v863 = v862 + v857;
-    const bfloat v864 = residual[v863];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v865 = float(v864);
-    const float v866 = fma(v861, v3, v865);
-    const bfloat v867 = bfloat(v866);
-    out[v863] = v867;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v868 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v869 = v615 + v868;
-  const uint v870 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v873 = v871 < v1;
-  const bool v874 = v872 && v873;
-  if (v874) {
-    const float v875 = v39.m[1][1].thread_elements()[0];
-    const uint v876 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v877 = v876 + v871;
-    const bfloat v878 = residual[v877];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v879 = float(v878);
-    const float v880 = fma(v875, v3, v879);
-    const bfloat v881 = bfloat(v880);
-    out[v877] = v881;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v882 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v883 = v615 + v882;
-  const uint v884 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v885 = v614 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v887 = v885 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v39.m[1][1].thread_elements()[1];
-    const uint v890 = v883 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v891 = v890 + v885;
-    const bfloat v892 = residual[v891];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v893 = float(v892);
-    const float v894 = fma(v889, v3, v893);
-    const bfloat v895 = bfloat(v894);
-    out[v891] = v895;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v896 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v897 = v615 + v896;
-  const uint v898 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v899 = v614 + v898;
-  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v901 = v899 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v39.m[1][2].thread_elements()[0];
-    const uint v904 = v897 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v905 = v904 + v899;
-    const bfloat v906 = residual[v905];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v907 = float(v906);
-    const float v908 = fma(v903, v3, v907);
-    const bfloat v909 = bfloat(v908);
-    out[v905] = v909;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v910 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v911 = v615 + v910;
-  const uint v912 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v915 = v913 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v39.m[1][2].thread_elements()[1];
-    const uint v918 = v911 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v919 = v918 + v913;
-    const bfloat v920 = residual[v919];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v921 = float(v920);
-    const float v922 = fma(v917, v3, v921);
-    const bfloat v923 = bfloat(v922);
-    out[v919] = v923;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v924 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v925 = v615 + v924;
-  const uint v926 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v927 = v614 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v929 = v927 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v39.m[1][3].thread_elements()[0];
-    const uint v932 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v933 = v932 + v927;
-    const bfloat v934 = residual[v933];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v935 = float(v934);
-    const float v936 = fma(v931, v3, v935);
-    const bfloat v937 = bfloat(v936);
-    out[v933] = v937;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v938 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v939 = v615 + v938;
-  const uint v940 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v941 = v614 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v943 = v941 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v39.m[1][3].thread_elements()[1];
-    const uint v946 = v939 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v947 = v946 + v941;
-    const bfloat v948 = residual[v947];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v949 = float(v948);
-    const float v950 = fma(v945, v3, v949);
-    const bfloat v951 = bfloat(v950);
-    out[v947] = v951;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v952 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v953 = v615 + v952;
-  const uint v954 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.m[1][4].thread_elements()[0];
-    const uint v960 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v961 = v960 + v955;
-    const bfloat v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v963 = float(v962);
-    const float v964 = fma(v959, v3, v963);
-    const bfloat v965 = bfloat(v964);
-    out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v966 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v967 = v615 + v966;
-  const uint v968 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v971 = v969 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v39.m[1][4].thread_elements()[1];
-    const uint v974 = v967 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v975 = v974 + v969;
-    const bfloat v976 = residual[v975];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v977 = float(v976);
-    const float v978 = fma(v973, v3, v977);
-    const bfloat v979 = bfloat(v978);
-    out[v975] = v979;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v980 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v981 = v615 + v980;
-  const uint v982 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v983 = v614 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v985 = v983 < v1;
-  const bool v986 = v984 && v985;
-  if (v986) {
-    const float v987 = v39.m[1][5].thread_elements()[0];
-    const uint v988 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v989 = v988 + v983;
-    const bfloat v990 = residual[v989];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v991 = float(v990);
-    const float v992 = fma(v987, v3, v991);
-    const bfloat v993 = bfloat(v992);
-    out[v989] = v993;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v994 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v995 = v615 + v994;
-  const uint v996 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v999 = v997 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v39.m[1][5].thread_elements()[1];
-    const uint v1002 = v995 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1003 = v1002 + v997;
-    const bfloat v1004 = residual[v1003];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1005 = float(v1004);
-    const float v1006 = fma(v1001, v3, v1005);
-    const bfloat v1007 = bfloat(v1006);
-    out[v1003] = v1007;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1008 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1009 = v615 + v1008;
-  const uint v1010 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1011 = v614 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v39.m[1][6].thread_elements()[0];
-    const uint v1016 = v1009 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1017 = v1016 + v1011;
-    const bfloat v1018 = residual[v1017];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1019 = float(v1018);
-    const float v1020 = fma(v1015, v3, v1019);
-    const bfloat v1021 = bfloat(v1020);
-    out[v1017] = v1021;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1022 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1023 = v615 + v1022;
-  const uint v1024 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1025 = v614 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1027 = v1025 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v39.m[1][6].thread_elements()[1];
-    const uint v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1031 = v1030 + v1025;
-    const bfloat v1032 = residual[v1031];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1033 = float(v1032);
-    const float v1034 = fma(v1029, v3, v1033);
-    const bfloat v1035 = bfloat(v1034);
-    out[v1031] = v1035;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1036 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1037 = v615 + v1036;
-  const uint v1038 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1041 = v1039 < v1;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v39.m[1][7].thread_elements()[0];
-    const uint v1044 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1045 = v1044 + v1039;
-    const bfloat v1046 = residual[v1045];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1047 = float(v1046);
-    const float v1048 = fma(v1043, v3, v1047);
-    const bfloat v1049 = bfloat(v1048);
-    out[v1045] = v1049;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1050 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1051 = v615 + v1050;
-  const uint v1052 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1053 = v614 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1055 = v1053 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v39.m[1][7].thread_elements()[1];
-    const uint v1058 = v1051 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1059 = v1058 + v1053;
-    const bfloat v1060 = residual[v1059];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1061 = float(v1060);
-    const float v1062 = fma(v1057, v3, v1061);
-    const bfloat v1063 = bfloat(v1062);
-    out[v1059] = v1063;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1064 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1065 = v615 + v1064;
-  const uint v1066 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1067 = v614 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.m[2][0].thread_elements()[0];
-    const uint v1072 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1073 = v1072 + v1067;
-    const bfloat v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1075 = float(v1074);
-    const float v1076 = fma(v1071, v3, v1075);
-    const bfloat v1077 = bfloat(v1076);
-    out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1078 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1079 = v615 + v1078;
-  const uint v1080 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v39.m[2][0].thread_elements()[1];
-    const uint v1086 = v1079 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1087 = v1086 + v1081;
-    const bfloat v1088 = residual[v1087];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1089 = float(v1088);
-    const float v1090 = fma(v1085, v3, v1089);
-    const bfloat v1091 = bfloat(v1090);
-    out[v1087] = v1091;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1092 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1093 = v615 + v1092;
-  const uint v1094 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1095 = v614 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v39.m[2][1].thread_elements()[0];
-    const uint v1100 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1101 = v1100 + v1095;
-    const bfloat v1102 = residual[v1101];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1103 = float(v1102);
-    const float v1104 = fma(v1099, v3, v1103);
-    const bfloat v1105 = bfloat(v1104);
-    out[v1101] = v1105;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1106 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1107 = v615 + v1106;
-  const uint v1108 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1109 = v614 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1111 = v1109 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v39.m[2][1].thread_elements()[1];
-    const uint v1114 = v1107 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1115 = v1114 + v1109;
-    const bfloat v1116 = residual[v1115];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1117 = float(v1116);
-    const float v1118 = fma(v1113, v3, v1117);
-    const bfloat v1119 = bfloat(v1118);
-    out[v1115] = v1119;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1120 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1121 = v615 + v1120;
-  const uint v1122 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1125 = v1123 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v39.m[2][2].thread_elements()[0];
-    const uint v1128 = v1121 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1129 = v1128 + v1123;
-    const bfloat v1130 = residual[v1129];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1131 = float(v1130);
-    const float v1132 = fma(v1127, v3, v1131);
-    const bfloat v1133 = bfloat(v1132);
-    out[v1129] = v1133;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1134 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1135 = v615 + v1134;
-  const uint v1136 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1137 = v614 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v39.m[2][2].thread_elements()[1];
-    const uint v1142 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1143 = v1142 + v1137;
-    const bfloat v1144 = residual[v1143];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1145 = float(v1144);
-    const float v1146 = fma(v1141, v3, v1145);
-    const bfloat v1147 = bfloat(v1146);
-    out[v1143] = v1147;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1149 = v615 + v1148;
-  const uint v1150 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1151 = v614 + v1150;
-  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v39.m[2][3].thread_elements()[0];
-    const uint v1156 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1157 = v1156 + v1151;
-    const bfloat v1158 = residual[v1157];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1159 = float(v1158);
-    const float v1160 = fma(v1155, v3, v1159);
-    const bfloat v1161 = bfloat(v1160);
-    out[v1157] = v1161;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1162 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1163 = v615 + v1162;
-  const uint v1164 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1167 = v1165 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v39.m[2][3].thread_elements()[1];
-    const uint v1170 = v1163 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1171 = v1170 + v1165;
-    const bfloat v1172 = residual[v1171];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1173 = float(v1172);
-    const float v1174 = fma(v1169, v3, v1173);
-    const bfloat v1175 = bfloat(v1174);
-    out[v1171] = v1175;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1176 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1177 = v615 + v1176;
-  const uint v1178 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1179 = v614 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.m[2][4].thread_elements()[0];
-    const uint v1184 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1185 = v1184 + v1179;
-    const bfloat v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1187 = float(v1186);
-    const float v1188 = fma(v1183, v3, v1187);
-    const bfloat v1189 = bfloat(v1188);
-    out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1190 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1191 = v615 + v1190;
-  const uint v1192 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1193 = v614 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1195 = v1193 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v39.m[2][4].thread_elements()[1];
-    const uint v1198 = v1191 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1199 = v1198 + v1193;
-    const bfloat v1200 = residual[v1199];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1201 = float(v1200);
-    const float v1202 = fma(v1197, v3, v1201);
-    const bfloat v1203 = bfloat(v1202);
-    out[v1199] = v1203;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1204 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1205 = v615 + v1204;
-  const uint v1206 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1209 = v1207 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v39.m[2][5].thread_elements()[0];
-    const uint v1212 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1213 = v1212 + v1207;
-    const bfloat v1214 = residual[v1213];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1215 = float(v1214);
-    const float v1216 = fma(v1211, v3, v1215);
-    const bfloat v1217 = bfloat(v1216);
-    out[v1213] = v1217;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1218 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1219 = v615 + v1218;
-  const uint v1220 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1221 = v614 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1223 = v1221 < v1;
-  const bool v1224 = v1222 && v1223;
-  if (v1224) {
-    const float v1225 = v39.m[2][5].thread_elements()[1];
-    const uint v1226 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1227 = v1226 + v1221;
-    const bfloat v1228 = residual[v1227];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1229 = float(v1228);
-    const float v1230 = fma(v1225, v3, v1229);
-    const bfloat v1231 = bfloat(v1230);
-    out[v1227] = v1231;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1232 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1233 = v615 + v1232;
-  const uint v1234 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1235 = v614 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1237 = v1235 < v1;
-  const bool v1238 = v1236 && v1237;
-  if (v1238) {
-    const float v1239 = v39.m[2][6].thread_elements()[0];
-    const uint v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1241 = v1240 + v1235;
-    const bfloat v1242 = residual[v1241];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1243 = float(v1242);
-    const float v1244 = fma(v1239, v3, v1243);
-    const bfloat v1245 = bfloat(v1244);
-    out[v1241] = v1245;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1246 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1247 = v615 + v1246;
-  const uint v1248 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v39.m[2][6].thread_elements()[1];
-    const uint v1254 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1255 = v1254 + v1249;
-    const bfloat v1256 = residual[v1255];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1257 = float(v1256);
-    const float v1258 = fma(v1253, v3, v1257);
-    const bfloat v1259 = bfloat(v1258);
-    out[v1255] = v1259;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1260 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1261 = v615 + v1260;
-  const uint v1262 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1263 = v614 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v39.m[2][7].thread_elements()[0];
-    const uint v1268 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1269 = v1268 + v1263;
-    const bfloat v1270 = residual[v1269];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1271 = float(v1270);
-    const float v1272 = fma(v1267, v3, v1271);
-    const bfloat v1273 = bfloat(v1272);
-    out[v1269] = v1273;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1274 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1275 = v615 + v1274;
-  const uint v1276 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1277 = v614 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v39.m[2][7].thread_elements()[1];
-    const uint v1282 = v1275 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1283 = v1282 + v1277;
-    const bfloat v1284 = residual[v1283];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1285 = float(v1284);
-    const float v1286 = fma(v1281, v3, v1285);
-    const bfloat v1287 = bfloat(v1286);
-    out[v1283] = v1287;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1288 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1289 = v615 + v1288;
-  const uint v1290 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.m[3][0].thread_elements()[0];
-    const uint v1296 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1297 = v1296 + v1291;
-    const bfloat v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1299 = float(v1298);
-    const float v1300 = fma(v1295, v3, v1299);
-    const bfloat v1301 = bfloat(v1300);
-    out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1302 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1303 = v615 + v1302;
-  const uint v1304 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1305 = v614 + v1304;
-  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1307 = v1305 < v1;
-  const bool v1308 = v1306 && v1307;
-  if (v1308) {
-    const float v1309 = v39.m[3][0].thread_elements()[1];
-    const uint v1310 = v1303 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1311 = v1310 + v1305;
-    const bfloat v1312 = residual[v1311];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1313 = float(v1312);
-    const float v1314 = fma(v1309, v3, v1313);
-    const bfloat v1315 = bfloat(v1314);
-    out[v1311] = v1315;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1316 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1317 = v615 + v1316;
-  const uint v1318 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v39.m[3][1].thread_elements()[0];
-    const uint v1324 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1325 = v1324 + v1319;
-    const bfloat v1326 = residual[v1325];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1327 = float(v1326);
-    const float v1328 = fma(v1323, v3, v1327);
-    const bfloat v1329 = bfloat(v1328);
-    out[v1325] = v1329;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1330 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1331 = v615 + v1330;
-  const uint v1332 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v39.m[3][1].thread_elements()[1];
-    const uint v1338 = v1331 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1339 = v1338 + v1333;
-    const bfloat v1340 = residual[v1339];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1341 = float(v1340);
-    const float v1342 = fma(v1337, v3, v1341);
-    const bfloat v1343 = bfloat(v1342);
-    out[v1339] = v1343;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1344 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1345 = v615 + v1344;
-  const uint v1346 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1347 = v614 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1349 = v1347 < v1;
-  const bool v1350 = v1348 && v1349;
-  if (v1350) {
-    const float v1351 = v39.m[3][2].thread_elements()[0];
-    const uint v1352 = v1345 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1353 = v1352 + v1347;
-    const bfloat v1354 = residual[v1353];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1355 = float(v1354);
-    const float v1356 = fma(v1351, v3, v1355);
-    const bfloat v1357 = bfloat(v1356);
-    out[v1353] = v1357;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1358 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1359 = v615 + v1358;
-  const uint v1360 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1361 = v614 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1363 = v1361 < v1;
-  const bool v1364 = v1362 && v1363;
-  if (v1364) {
-    const float v1365 = v39.m[3][2].thread_elements()[1];
-    const uint v1366 = v1359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1367 = v1366 + v1361;
-    const bfloat v1368 = residual[v1367];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1369 = float(v1368);
-    const float v1370 = fma(v1365, v3, v1369);
-    const bfloat v1371 = bfloat(v1370);
-    out[v1367] = v1371;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1372 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1373 = v615 + v1372;
-  const uint v1374 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1377 = v1375 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v39.m[3][3].thread_elements()[0];
-    const uint v1380 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1381 = v1380 + v1375;
-    const bfloat v1382 = residual[v1381];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1383 = float(v1382);
-    const float v1384 = fma(v1379, v3, v1383);
-    const bfloat v1385 = bfloat(v1384);
-    out[v1381] = v1385;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1386 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1387 = v615 + v1386;
-  const uint v1388 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1389 = v614 + v1388;
-  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1391 = v1389 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v39.m[3][3].thread_elements()[1];
-    const uint v1394 = v1387 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1395 = v1394 + v1389;
-    const bfloat v1396 = residual[v1395];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1397 = float(v1396);
-    const float v1398 = fma(v1393, v3, v1397);
-    const bfloat v1399 = bfloat(v1398);
-    out[v1395] = v1399;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1400 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1401 = v615 + v1400;
-  const uint v1402 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1403 = v614 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.m[3][4].thread_elements()[0];
-    const uint v1408 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1409 = v1408 + v1403;
-    const bfloat v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1411 = float(v1410);
-    const float v1412 = fma(v1407, v3, v1411);
-    const bfloat v1413 = bfloat(v1412);
-    out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1414 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1415 = v615 + v1414;
-  const uint v1416 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1419 = v1417 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v39.m[3][4].thread_elements()[1];
-    const uint v1422 = v1415 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1423 = v1422 + v1417;
-    const bfloat v1424 = residual[v1423];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1425 = float(v1424);
-    const float v1426 = fma(v1421, v3, v1425);
-    const bfloat v1427 = bfloat(v1426);
-    out[v1423] = v1427;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1428 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1429 = v615 + v1428;
-  const uint v1430 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1431 = v614 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v39.m[3][5].thread_elements()[0];
-    const uint v1436 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1437 = v1436 + v1431;
-    const bfloat v1438 = residual[v1437];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1439 = float(v1438);
-    const float v1440 = fma(v1435, v3, v1439);
-    const bfloat v1441 = bfloat(v1440);
-    out[v1437] = v1441;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1442 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1443 = v615 + v1442;
-  const uint v1444 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1445 = v614 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v39.m[3][5].thread_elements()[1];
-    const uint v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1451 = v1450 + v1445;
-    const bfloat v1452 = residual[v1451];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1453 = float(v1452);
-    const float v1454 = fma(v1449, v3, v1453);
-    const bfloat v1455 = bfloat(v1454);
-    out[v1451] = v1455;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1456 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1457 = v615 + v1456;
-  const uint v1458 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1461 = v1459 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v39.m[3][6].thread_elements()[0];
-    const uint v1464 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1465 = v1464 + v1459;
-    const bfloat v1466 = residual[v1465];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1467 = float(v1466);
-    const float v1468 = fma(v1463, v3, v1467);
-    const bfloat v1469 = bfloat(v1468);
-    out[v1465] = v1469;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1470 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1471 = v615 + v1470;
-  const uint v1472 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1473 = v614 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1475 = v1473 < v1;
-  const bool v1476 = v1474 && v1475;
-  if (v1476) {
-    const float v1477 = v39.m[3][6].thread_elements()[1];
-    const uint v1478 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1479 = v1478 + v1473;
-    const bfloat v1480 = residual[v1479];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1481 = float(v1480);
-    const float v1482 = fma(v1477, v3, v1481);
-    const bfloat v1483 = bfloat(v1482);
-    out[v1479] = v1483;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1484 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1485 = v615 + v1484;
-  const uint v1486 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1487 = v614 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v39.m[3][7].thread_elements()[0];
-    const uint v1492 = v1485 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1493 = v1492 + v1487;
-    const bfloat v1494 = residual[v1493];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1495 = float(v1494);
-    const float v1496 = fma(v1491, v3, v1495);
-    const bfloat v1497 = bfloat(v1496);
-    out[v1493] = v1497;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1499 = v615 + v1498;
-  const uint v1500 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v39.m[3][7].thread_elements()[1];
-    const uint v1506 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1507 = v1506 + v1501;
-    const bfloat v1508 = residual[v1507];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1509 = float(v1508);
-    const float v1510 = fma(v1505, v3, v1509);
-    const bfloat v1511 = bfloat(v1510);
-    out[v1507] = v1511;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1512 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1513 = v615 + v1512;
-  const uint v1514 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1515 = v614 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.m[4][0].thread_elements()[0];
-    const uint v1520 = v1513 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1521 = v1520 + v1515;
-    const bfloat v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1523 = float(v1522);
-    const float v1524 = fma(v1519, v3, v1523);
-    const bfloat v1525 = bfloat(v1524);
-    out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1526 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1527 = v615 + v1526;
-  const uint v1528 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1529 = v614 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1531 = v1529 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v39.m[4][0].thread_elements()[1];
-    const uint v1534 = v1527 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1535 = v1534 + v1529;
-    const bfloat v1536 = residual[v1535];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1537 = float(v1536);
-    const float v1538 = fma(v1533, v3, v1537);
-    const bfloat v1539 = bfloat(v1538);
-    out[v1535] = v1539;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1540 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1541 = v615 + v1540;
-  const uint v1542 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1545 = v1543 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v39.m[4][1].thread_elements()[0];
-    const uint v1548 = v1541 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1549 = v1548 + v1543;
-    const bfloat v1550 = residual[v1549];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1551 = float(v1550);
-    const float v1552 = fma(v1547, v3, v1551);
-    const bfloat v1553 = bfloat(v1552);
-    out[v1549] = v1553;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1554 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1555 = v615 + v1554;
-  const uint v1556 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1557 = v614 + v1556;
-  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1559 = v1557 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v39.m[4][1].thread_elements()[1];
-    const uint v1562 = v1555 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1563 = v1562 + v1557;
-    const bfloat v1564 = residual[v1563];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1565 = float(v1564);
-    const float v1566 = fma(v1561, v3, v1565);
-    const bfloat v1567 = bfloat(v1566);
-    out[v1563] = v1567;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1568 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1569 = v615 + v1568;
-  const uint v1570 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1571 = v614 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1573 = v1571 < v1;
-  const bool v1574 = v1572 && v1573;
-  if (v1574) {
-    const float v1575 = v39.m[4][2].thread_elements()[0];
-    const uint v1576 = v1569 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1577 = v1576 + v1571;
-    const bfloat v1578 = residual[v1577];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1579 = float(v1578);
-    const float v1580 = fma(v1575, v3, v1579);
-    const bfloat v1581 = bfloat(v1580);
-    out[v1577] = v1581;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1582 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1583 = v615 + v1582;
-  const uint v1584 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1587 = v1585 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v39.m[4][2].thread_elements()[1];
-    const uint v1590 = v1583 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1591 = v1590 + v1585;
-    const bfloat v1592 = residual[v1591];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1593 = float(v1592);
-    const float v1594 = fma(v1589, v3, v1593);
-    const bfloat v1595 = bfloat(v1594);
-    out[v1591] = v1595;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1596 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1597 = v615 + v1596;
-  const uint v1598 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1599 = v614 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1601 = v1599 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v39.m[4][3].thread_elements()[0];
-    const uint v1604 = v1597 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1605 = v1604 + v1599;
-    const bfloat v1606 = residual[v1605];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1607 = float(v1606);
-    const float v1608 = fma(v1603, v3, v1607);
-    const bfloat v1609 = bfloat(v1608);
-    out[v1605] = v1609;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1610 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1611 = v615 + v1610;
-  const uint v1612 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1613 = v614 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1615 = v1613 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v39.m[4][3].thread_elements()[1];
-    const uint v1618 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1619 = v1618 + v1613;
-    const bfloat v1620 = residual[v1619];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1621 = float(v1620);
-    const float v1622 = fma(v1617, v3, v1621);
-    const bfloat v1623 = bfloat(v1622);
-    out[v1619] = v1623;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1624 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1625 = v615 + v1624;
-  const uint v1626 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.m[4][4].thread_elements()[0];
-    const uint v1632 = v1625 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1633 = v1632 + v1627;
-    const bfloat v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1635 = float(v1634);
-    const float v1636 = fma(v1631, v3, v1635);
-    const bfloat v1637 = bfloat(v1636);
-    out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1638 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1639 = v615 + v1638;
-  const uint v1640 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1641 = v614 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v39.m[4][4].thread_elements()[1];
-    const uint v1646 = v1639 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1647 = v1646 + v1641;
-    const bfloat v1648 = residual[v1647];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1649 = float(v1648);
-    const float v1650 = fma(v1645, v3, v1649);
-    const bfloat v1651 = bfloat(v1650);
-    out[v1647] = v1651;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1652 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1653 = v615 + v1652;
-  const uint v1654 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1655 = v614 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1657 = v1655 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v39.m[4][5].thread_elements()[0];
-    const uint v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1661 = v1660 + v1655;
-    const bfloat v1662 = residual[v1661];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1663 = float(v1662);
-    const float v1664 = fma(v1659, v3, v1663);
-    const bfloat v1665 = bfloat(v1664);
-    out[v1661] = v1665;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1666 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1667 = v615 + v1666;
-  const uint v1668 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v39.m[4][5].thread_elements()[1];
-    const uint v1674 = v1667 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1675 = v1674 + v1669;
-    const bfloat v1676 = residual[v1675];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1677 = float(v1676);
-    const float v1678 = fma(v1673, v3, v1677);
-    const bfloat v1679 = bfloat(v1678);
-    out[v1675] = v1679;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1680 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1681 = v615 + v1680;
-  const uint v1682 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1683 = v614 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v39.m[4][6].thread_elements()[0];
-    const uint v1688 = v1681 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1689 = v1688 + v1683;
-    const bfloat v1690 = residual[v1689];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1691 = float(v1690);
-    const float v1692 = fma(v1687, v3, v1691);
-    const bfloat v1693 = bfloat(v1692);
-    out[v1689] = v1693;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1694 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1695 = v615 + v1694;
-  const uint v1696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1697 = v614 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v39.m[4][6].thread_elements()[1];
-    const uint v1702 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1703 = v1702 + v1697;
-    const bfloat v1704 = residual[v1703];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1705 = float(v1704);
-    const float v1706 = fma(v1701, v3, v1705);
-    const bfloat v1707 = bfloat(v1706);
-    out[v1703] = v1707;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1708 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1709 = v615 + v1708;
-  const uint v1710 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1713 = v1711 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v39.m[4][7].thread_elements()[0];
-    const uint v1716 = v1709 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1717 = v1716 + v1711;
-    const bfloat v1718 = residual[v1717];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1719 = float(v1718);
-    const float v1720 = fma(v1715, v3, v1719);
-    const bfloat v1721 = bfloat(v1720);
-    out[v1717] = v1721;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1722 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1723 = v615 + v1722;
-  const uint v1724 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1725 = v614 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v39.m[4][7].thread_elements()[1];
-    const uint v1730 = v1723 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1731 = v1730 + v1725;
-    const bfloat v1732 = residual[v1731];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1733 = float(v1732);
-    const float v1734 = fma(v1729, v3, v1733);
-    const bfloat v1735 = bfloat(v1734);
-    out[v1731] = v1735;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1736 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1737 = v615 + v1736;
-  const uint v1738 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1739 = v614 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.m[5][0].thread_elements()[0];
-    const uint v1744 = v1737 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1745 = v1744 + v1739;
-    const bfloat v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1747 = float(v1746);
-    const float v1748 = fma(v1743, v3, v1747);
-    const bfloat v1749 = bfloat(v1748);
-    out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1750 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1751 = v615 + v1750;
-  const uint v1752 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1755 = v1753 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v39.m[5][0].thread_elements()[1];
-    const uint v1758 = v1751 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1759 = v1758 + v1753;
-    const bfloat v1760 = residual[v1759];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1761 = float(v1760);
-    const float v1762 = fma(v1757, v3, v1761);
-    const bfloat v1763 = bfloat(v1762);
-    out[v1759] = v1763;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1764 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1765 = v615 + v1764;
-  const uint v1766 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1767 = v614 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1769 = v1767 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v39.m[5][1].thread_elements()[0];
-    const uint v1772 = v1765 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1773 = v1772 + v1767;
-    const bfloat v1774 = residual[v1773];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1775 = float(v1774);
-    const float v1776 = fma(v1771, v3, v1775);
-    const bfloat v1777 = bfloat(v1776);
-    out[v1773] = v1777;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1778 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1779 = v615 + v1778;
-  const uint v1780 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1781 = v614 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1783 = v1781 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v39.m[5][1].thread_elements()[1];
-    const uint v1786 = v1779 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1787 = v1786 + v1781;
-    const bfloat v1788 = residual[v1787];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1789 = float(v1788);
-    const float v1790 = fma(v1785, v3, v1789);
-    const bfloat v1791 = bfloat(v1790);
-    out[v1787] = v1791;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1792 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1793 = v615 + v1792;
-  const uint v1794 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1797 = v1795 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v39.m[5][2].thread_elements()[0];
-    const uint v1800 = v1793 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1801 = v1800 + v1795;
-    const bfloat v1802 = residual[v1801];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1803 = float(v1802);
-    const float v1804 = fma(v1799, v3, v1803);
-    const bfloat v1805 = bfloat(v1804);
-    out[v1801] = v1805;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1806 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1807 = v615 + v1806;
-  const uint v1808 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1809 = v614 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v39.m[5][2].thread_elements()[1];
-    const uint v1814 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1815 = v1814 + v1809;
-    const bfloat v1816 = residual[v1815];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1817 = float(v1816);
-    const float v1818 = fma(v1813, v3, v1817);
-    const bfloat v1819 = bfloat(v1818);
-    out[v1815] = v1819;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1820 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1821 = v615 + v1820;
-  const uint v1822 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1823 = v614 + v1822;
-  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v39.m[5][3].thread_elements()[0];
-    const uint v1828 = v1821 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1829 = v1828 + v1823;
-    const bfloat v1830 = residual[v1829];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1831 = float(v1830);
-    const float v1832 = fma(v1827, v3, v1831);
-    const bfloat v1833 = bfloat(v1832);
-    out[v1829] = v1833;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1834 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1835 = v615 + v1834;
-  const uint v1836 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1839 = v1837 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v39.m[5][3].thread_elements()[1];
-    const uint v1842 = v1835 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1843 = v1842 + v1837;
-    const bfloat v1844 = residual[v1843];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1845 = float(v1844);
-    const float v1846 = fma(v1841, v3, v1845);
-    const bfloat v1847 = bfloat(v1846);
-    out[v1843] = v1847;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1848 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1849 = v615 + v1848;
-  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1851 = v614 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.m[5][4].thread_elements()[0];
-    const uint v1856 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1857 = v1856 + v1851;
-    const bfloat v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1859 = float(v1858);
-    const float v1860 = fma(v1855, v3, v1859);
-    const bfloat v1861 = bfloat(v1860);
-    out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1862 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1863 = v615 + v1862;
-  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1865 = v614 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v39.m[5][4].thread_elements()[1];
-    const uint v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1871 = v1870 + v1865;
-    const bfloat v1872 = residual[v1871];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1873 = float(v1872);
-    const float v1874 = fma(v1869, v3, v1873);
-    const bfloat v1875 = bfloat(v1874);
-    out[v1871] = v1875;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1876 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1877 = v615 + v1876;
-  const uint v1878 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v39.m[5][5].thread_elements()[0];
-    const uint v1884 = v1877 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1885 = v1884 + v1879;
-    const bfloat v1886 = residual[v1885];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1887 = float(v1886);
-    const float v1888 = fma(v1883, v3, v1887);
-    const bfloat v1889 = bfloat(v1888);
-    out[v1885] = v1889;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1890 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1891 = v615 + v1890;
-  const uint v1892 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1893 = v614 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1895 = v1893 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v39.m[5][5].thread_elements()[1];
-    const uint v1898 = v1891 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1899 = v1898 + v1893;
-    const bfloat v1900 = residual[v1899];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1901 = float(v1900);
-    const float v1902 = fma(v1897, v3, v1901);
-    const bfloat v1903 = bfloat(v1902);
-    out[v1899] = v1903;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1904 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1905 = v615 + v1904;
-  const uint v1906 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1907 = v614 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1909 = v1907 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v39.m[5][6].thread_elements()[0];
-    const uint v1912 = v1905 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1913 = v1912 + v1907;
-    const bfloat v1914 = residual[v1913];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1915 = float(v1914);
-    const float v1916 = fma(v1911, v3, v1915);
-    const bfloat v1917 = bfloat(v1916);
-    out[v1913] = v1917;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1918 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1919 = v615 + v1918;
-  const uint v1920 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1923 = v1921 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v39.m[5][6].thread_elements()[1];
-    const uint v1926 = v1919 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1927 = v1926 + v1921;
-    const bfloat v1928 = residual[v1927];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1929 = float(v1928);
-    const float v1930 = fma(v1925, v3, v1929);
-    const bfloat v1931 = bfloat(v1930);
-    out[v1927] = v1931;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1932 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1933 = v615 + v1932;
-  const uint v1934 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1935 = v614 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1937 = v1935 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v39.m[5][7].thread_elements()[0];
-    const uint v1940 = v1933 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1941 = v1940 + v1935;
-    const bfloat v1942 = residual[v1941];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1943 = float(v1942);
-    const float v1944 = fma(v1939, v3, v1943);
-    const bfloat v1945 = bfloat(v1944);
-    out[v1941] = v1945;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1946 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1947 = v615 + v1946;
-  const uint v1948 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1949 = v614 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v39.m[5][7].thread_elements()[1];
-    const uint v1954 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1955 = v1954 + v1949;
-    const bfloat v1956 = residual[v1955];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1957 = float(v1956);
-    const float v1958 = fma(v1953, v3, v1957);
-    const bfloat v1959 = bfloat(v1958);
-    out[v1955] = v1959;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1960 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1961 = v615 + v1960;
-  const uint v1962 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.m[6][0].thread_elements()[0];
-    const uint v1968 = v1961 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1969 = v1968 + v1963;
-    const bfloat v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1971 = float(v1970);
-    const float v1972 = fma(v1967, v3, v1971);
-    const bfloat v1973 = bfloat(v1972);
-    out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1974 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1975 = v615 + v1974;
-  const uint v1976 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1977 = v614 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1979 = v1977 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v39.m[6][0].thread_elements()[1];
-    const uint v1982 = v1975 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1983 = v1982 + v1977;
-    const bfloat v1984 = residual[v1983];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1985 = float(v1984);
-    const float v1986 = fma(v1981, v3, v1985);
-    const bfloat v1987 = bfloat(v1986);
-    out[v1983] = v1987;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v1988 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v1989 = v615 + v1988;
-  const uint v1990 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v1991 = v614 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v39.m[6][1].thread_elements()[0];
-    const uint v1996 = v1989 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1997 = v1996 + v1991;
-    const bfloat v1998 = residual[v1997];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1999 = float(v1998);
-    const float v2000 = fma(v1995, v3, v1999);
-    const bfloat v2001 = bfloat(v2000);
-    out[v1997] = v2001;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2002 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2003 = v615 + v2002;
-  const uint v2004 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v39.m[6][1].thread_elements()[1];
-    const uint v2010 = v2003 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2011 = v2010 + v2005;
-    const bfloat v2012 = residual[v2011];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2013 = float(v2012);
-    const float v2014 = fma(v2009, v3, v2013);
-    const bfloat v2015 = bfloat(v2014);
-    out[v2011] = v2015;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2016 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2017 = v615 + v2016;
-  const uint v2018 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2021 = v2019 < v1;
-  const bool v2022 = v2020 && v2021;
-  if (v2022) {
-    const float v2023 = v39.m[6][2].thread_elements()[0];
-    const uint v2024 = v2017 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2025 = v2024 + v2019;
-    const bfloat v2026 = residual[v2025];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2027 = float(v2026);
-    const float v2028 = fma(v2023, v3, v2027);
-    const bfloat v2029 = bfloat(v2028);
-    out[v2025] = v2029;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2030 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2031 = v615 + v2030;
-  const uint v2032 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2033 = v614 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v39.m[6][2].thread_elements()[1];
-    const uint v2038 = v2031 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2039 = v2038 + v2033;
-    const bfloat v2040 = residual[v2039];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2041 = float(v2040);
-    const float v2042 = fma(v2037, v3, v2041);
-    const bfloat v2043 = bfloat(v2042);
-    out[v2039] = v2043;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2044 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2045 = v615 + v2044;
-  const uint v2046 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v39.m[6][3].thread_elements()[0];
-    const uint v2052 = v2045 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2053 = v2052 + v2047;
-    const bfloat v2054 = residual[v2053];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2055 = float(v2054);
-    const float v2056 = fma(v2051, v3, v2055);
-    const bfloat v2057 = bfloat(v2056);
-    out[v2053] = v2057;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2059 = v615 + v2058;
-  const uint v2060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2061 = v614 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v39.m[6][3].thread_elements()[1];
-    const uint v2066 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2067 = v2066 + v2061;
-    const bfloat v2068 = residual[v2067];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2069 = float(v2068);
-    const float v2070 = fma(v2065, v3, v2069);
-    const bfloat v2071 = bfloat(v2070);
-    out[v2067] = v2071;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2073 = v615 + v2072;
-  const uint v2074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2075 = v614 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.m[6][4].thread_elements()[0];
-    const uint v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2081 = v2080 + v2075;
-    const bfloat v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2083 = float(v2082);
-    const float v2084 = fma(v2079, v3, v2083);
-    const bfloat v2085 = bfloat(v2084);
-    out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2086 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2087 = v615 + v2086;
-  const uint v2088 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v39.m[6][4].thread_elements()[1];
-    const uint v2094 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2095 = v2094 + v2089;
-    const bfloat v2096 = residual[v2095];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2097 = float(v2096);
-    const float v2098 = fma(v2093, v3, v2097);
-    const bfloat v2099 = bfloat(v2098);
-    out[v2095] = v2099;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2101 = v615 + v2100;
-  const uint v2102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2103 = v614 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2105 = v2103 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v39.m[6][5].thread_elements()[0];
-    const uint v2108 = v2101 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2109 = v2108 + v2103;
-    const bfloat v2110 = residual[v2109];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2111 = float(v2110);
-    const float v2112 = fma(v2107, v3, v2111);
-    const bfloat v2113 = bfloat(v2112);
-    out[v2109] = v2113;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2115 = v615 + v2114;
-  const uint v2116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2117 = v614 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2119 = v2117 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v39.m[6][5].thread_elements()[1];
-    const uint v2122 = v2115 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2123 = v2122 + v2117;
-    const bfloat v2124 = residual[v2123];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2125 = float(v2124);
-    const float v2126 = fma(v2121, v3, v2125);
-    const bfloat v2127 = bfloat(v2126);
-    out[v2123] = v2127;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2128 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2129 = v615 + v2128;
-  const uint v2130 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2133 = v2131 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v39.m[6][6].thread_elements()[0];
-    const uint v2136 = v2129 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2137 = v2136 + v2131;
-    const bfloat v2138 = residual[v2137];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2139 = float(v2138);
-    const float v2140 = fma(v2135, v3, v2139);
-    const bfloat v2141 = bfloat(v2140);
-    out[v2137] = v2141;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2142 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2143 = v615 + v2142;
-  const uint v2144 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2145 = v614 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2147 = v2145 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v39.m[6][6].thread_elements()[1];
-    const uint v2150 = v2143 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2151 = v2150 + v2145;
-    const bfloat v2152 = residual[v2151];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2153 = float(v2152);
-    const float v2154 = fma(v2149, v3, v2153);
-    const bfloat v2155 = bfloat(v2154);
-    out[v2151] = v2155;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2156 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2157 = v615 + v2156;
-  const uint v2158 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2159 = v614 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2161 = v2159 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v39.m[6][7].thread_elements()[0];
-    const uint v2164 = v2157 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2165 = v2164 + v2159;
-    const bfloat v2166 = residual[v2165];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2167 = float(v2166);
-    const float v2168 = fma(v2163, v3, v2167);
-    const bfloat v2169 = bfloat(v2168);
-    out[v2165] = v2169;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2170 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2171 = v615 + v2170;
-  const uint v2172 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v39.m[6][7].thread_elements()[1];
-    const uint v2178 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2179 = v2178 + v2173;
-    const bfloat v2180 = residual[v2179];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2181 = float(v2180);
-    const float v2182 = fma(v2177, v3, v2181);
-    const bfloat v2183 = bfloat(v2182);
-    out[v2179] = v2183;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2184 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2185 = v615 + v2184;
-  const uint v2186 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2187 = v614 + v2186;
-  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.m[7][0].thread_elements()[0];
-    const uint v2192 = v2185 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2193 = v2192 + v2187;
-    const bfloat v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2195 = float(v2194);
-    const float v2196 = fma(v2191, v3, v2195);
-    const bfloat v2197 = bfloat(v2196);
-    out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2198 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2199 = v615 + v2198;
-  const uint v2200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2201 = v614 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v39.m[7][0].thread_elements()[1];
-    const uint v2206 = v2199 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2207 = v2206 + v2201;
-    const bfloat v2208 = residual[v2207];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2209 = float(v2208);
-    const float v2210 = fma(v2205, v3, v2209);
-    const bfloat v2211 = bfloat(v2210);
-    out[v2207] = v2211;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2212 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2213 = v615 + v2212;
-  const uint v2214 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v39.m[7][1].thread_elements()[0];
-    const uint v2220 = v2213 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2221 = v2220 + v2215;
-    const bfloat v2222 = residual[v2221];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2223 = float(v2222);
-    const float v2224 = fma(v2219, v3, v2223);
-    const bfloat v2225 = bfloat(v2224);
-    out[v2221] = v2225;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2226 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2227 = v615 + v2226;
-  const uint v2228 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2229 = v614 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v39.m[7][1].thread_elements()[1];
-    const uint v2234 = v2227 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2235 = v2234 + v2229;
-    const bfloat v2236 = residual[v2235];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2237 = float(v2236);
-    const float v2238 = fma(v2233, v3, v2237);
-    const bfloat v2239 = bfloat(v2238);
-    out[v2235] = v2239;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2240 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2241 = v615 + v2240;
-  const uint v2242 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2243 = v614 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v39.m[7][2].thread_elements()[0];
-    const uint v2248 = v2241 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2249 = v2248 + v2243;
-    const bfloat v2250 = residual[v2249];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2251 = float(v2250);
-    const float v2252 = fma(v2247, v3, v2251);
-    const bfloat v2253 = bfloat(v2252);
-    out[v2249] = v2253;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2254 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2255 = v615 + v2254;
-  const uint v2256 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2259 = v2257 < v1;
-  const bool v2260 = v2258 && v2259;
-  if (v2260) {
-    const float v2261 = v39.m[7][2].thread_elements()[1];
-    const uint v2262 = v2255 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2263 = v2262 + v2257;
-    const bfloat v2264 = residual[v2263];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2265 = float(v2264);
-    const float v2266 = fma(v2261, v3, v2265);
-    const bfloat v2267 = bfloat(v2266);
-    out[v2263] = v2267;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2268 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2269 = v615 + v2268;
-  const uint v2270 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2271 = v614 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v39.m[7][3].thread_elements()[0];
-    const uint v2276 = v2269 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2277 = v2276 + v2271;
-    const bfloat v2278 = residual[v2277];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2279 = float(v2278);
-    const float v2280 = fma(v2275, v3, v2279);
-    const bfloat v2281 = bfloat(v2280);
-    out[v2277] = v2281;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2282 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2283 = v615 + v2282;
-  const uint v2284 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2285 = v614 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2287 = v2285 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v39.m[7][3].thread_elements()[1];
-    const uint v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2291 = v2290 + v2285;
-    const bfloat v2292 = residual[v2291];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2293 = float(v2292);
-    const float v2294 = fma(v2289, v3, v2293);
-    const bfloat v2295 = bfloat(v2294);
-    out[v2291] = v2295;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2296 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2297 = v615 + v2296;
-  const uint v2298 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.m[7][4].thread_elements()[0];
-    const uint v2304 = v2297 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2305 = v2304 + v2299;
-    const bfloat v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2307 = float(v2306);
-    const float v2308 = fma(v2303, v3, v2307);
-    const bfloat v2309 = bfloat(v2308);
-    out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2311 = v615 + v2310;
-  const uint v2312 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2313 = v614 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2315 = v2313 < v1;
-  const bool v2316 = v2314 && v2315;
-  if (v2316) {
-    const float v2317 = v39.m[7][4].thread_elements()[1];
-    const uint v2318 = v2311 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2319 = v2318 + v2313;
-    const bfloat v2320 = residual[v2319];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2321 = float(v2320);
-    const float v2322 = fma(v2317, v3, v2321);
-    const bfloat v2323 = bfloat(v2322);
-    out[v2319] = v2323;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2324 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2325 = v615 + v2324;
-  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2327 = v614 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2329 = v2327 < v1;
-  const bool v2330 = v2328 && v2329;
-  if (v2330) {
-    const float v2331 = v39.m[7][5].thread_elements()[0];
-    const uint v2332 = v2325 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2333 = v2332 + v2327;
-    const bfloat v2334 = residual[v2333];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2335 = float(v2334);
-    const float v2336 = fma(v2331, v3, v2335);
-    const bfloat v2337 = bfloat(v2336);
-    out[v2333] = v2337;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2338 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2339 = v615 + v2338;
-  const uint v2340 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2343 = v2341 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v39.m[7][5].thread_elements()[1];
-    const uint v2346 = v2339 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2347 = v2346 + v2341;
-    const bfloat v2348 = residual[v2347];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2349 = float(v2348);
-    const float v2350 = fma(v2345, v3, v2349);
-    const bfloat v2351 = bfloat(v2350);
-    out[v2347] = v2351;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2352 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2353 = v615 + v2352;
-  const uint v2354 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2355 = v614 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v39.m[7][6].thread_elements()[0];
-    const uint v2360 = v2353 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2361 = v2360 + v2355;
-    const bfloat v2362 = residual[v2361];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2363 = float(v2362);
-    const float v2364 = fma(v2359, v3, v2363);
-    const bfloat v2365 = bfloat(v2364);
-    out[v2361] = v2365;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2367 = v615 + v2366;
-  const uint v2368 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v39.m[7][6].thread_elements()[1];
-    const uint v2374 = v2367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2375 = v2374 + v2369;
-    const bfloat v2376 = residual[v2375];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2377 = float(v2376);
-    const float v2378 = fma(v2373, v3, v2377);
-    const bfloat v2379 = bfloat(v2378);
-    out[v2375] = v2379;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2380 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2381 = v615 + v2380;
-  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2385 = v2383 < v1;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v39.m[7][7].thread_elements()[0];
-    const uint v2388 = v2381 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2389 = v2388 + v2383;
-    const bfloat v2390 = residual[v2389];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2391 = float(v2390);
-    const float v2392 = fma(v2387, v3, v2391);
-    const bfloat v2393 = bfloat(v2392);
-    out[v2389] = v2393;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2394 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-  const uint v2395 = v615 + v2394;
-  const uint v2396 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-  const uint v2397 = v614 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:294
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v39.m[7][7].thread_elements()[1];
-    const uint v2402 = v2395 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2403 = v2402 + v2397;
-    const bfloat v2404 = residual[v2403];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2405 = float(v2404);
-    const float v2406 = fma(v2401, v3, v2405);
-    const bfloat v2407 = bfloat(v2406);
-    out[v2403] = v2407;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v616 = v24 + v33;
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v618 = v616 + v617;
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v622 = v620 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v39.m[0][0].thread_elements()[0];
+    const uint v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v626 = v625 + v620;
+    const bfloat v627 = residual[v626];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v628 = float(v627);
+    const float v629 = fma(v624, v3, v628);
+    const bfloat v630 = bfloat(v629);
+    out[v626] = v630;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v631 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v632 = v616 + v631;
+  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v634 = v615 + v633;
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v636 = v634 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v39.m[0][0].thread_elements()[1];
+    const uint v639 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v640 = v639 + v634;
+    const bfloat v641 = residual[v640];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v642 = float(v641);
+    const float v643 = fma(v638, v3, v642);
+    const bfloat v644 = bfloat(v643);
+    out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v645 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v646 = v616 + v645;
+  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v648 = v615 + v647;
+  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v650 = v648 < v1;
+  const bool v651 = v649 && v650;
+  if (v651) {
+    const float v652 = v39.m[0][1].thread_elements()[0];
+    const uint v653 = v646 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v654 = v653 + v648;
+    const bfloat v655 = residual[v654];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v656 = float(v655);
+    const float v657 = fma(v652, v3, v656);
+    const bfloat v658 = bfloat(v657);
+    out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v659 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v660 = v616 + v659;
+  const uint v661 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v662 = v615 + v661;
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v664 = v662 < v1;
+  const bool v665 = v663 && v664;
+  if (v665) {
+    const float v666 = v39.m[0][1].thread_elements()[1];
+    const uint v667 = v660 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v668 = v667 + v662;
+    const bfloat v669 = residual[v668];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v670 = float(v669);
+    const float v671 = fma(v666, v3, v670);
+    const bfloat v672 = bfloat(v671);
+    out[v668] = v672;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v673 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v674 = v616 + v673;
+  const uint v675 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v676 = v615 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v678 = v676 < v1;
+  const bool v679 = v677 && v678;
+  if (v679) {
+    const float v680 = v39.m[0][2].thread_elements()[0];
+    const uint v681 = v674 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v682 = v681 + v676;
+    const bfloat v683 = residual[v682];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v684 = float(v683);
+    const float v685 = fma(v680, v3, v684);
+    const bfloat v686 = bfloat(v685);
+    out[v682] = v686;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v687 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v688 = v616 + v687;
+  const uint v689 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v690 = v615 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v692 = v690 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v39.m[0][2].thread_elements()[1];
+    const uint v695 = v688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v696 = v695 + v690;
+    const bfloat v697 = residual[v696];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v698 = float(v697);
+    const float v699 = fma(v694, v3, v698);
+    const bfloat v700 = bfloat(v699);
+    out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v702 = v616 + v701;
+  const uint v703 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v704 = v615 + v703;
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v706 = v704 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v39.m[0][3].thread_elements()[0];
+    const uint v709 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v710 = v709 + v704;
+    const bfloat v711 = residual[v710];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v712 = float(v711);
+    const float v713 = fma(v708, v3, v712);
+    const bfloat v714 = bfloat(v713);
+    out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v715 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v716 = v616 + v715;
+  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v718 = v615 + v717;
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v720 = v718 < v1;
+  const bool v721 = v719 && v720;
+  if (v721) {
+    const float v722 = v39.m[0][3].thread_elements()[1];
+    const uint v723 = v716 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v724 = v723 + v718;
+    const bfloat v725 = residual[v724];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v726 = float(v725);
+    const float v727 = fma(v722, v3, v726);
+    const bfloat v728 = bfloat(v727);
+    out[v724] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v729 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v730 = v616 + v729;
+  const uint v731 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v732 = v615 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v734 = v732 < v1;
+  const bool v735 = v733 && v734;
+  if (v735) {
+    const float v736 = v39.m[0][4].thread_elements()[0];
+    const uint v737 = v730 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v738 = v737 + v732;
+    const bfloat v739 = residual[v738];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v740 = float(v739);
+    const float v741 = fma(v736, v3, v740);
+    const bfloat v742 = bfloat(v741);
+    out[v738] = v742;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v743 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v744 = v616 + v743;
+  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v746 = v615 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v748 = v746 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v39.m[0][4].thread_elements()[1];
+    const uint v751 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v752 = v751 + v746;
+    const bfloat v753 = residual[v752];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v754 = float(v753);
+    const float v755 = fma(v750, v3, v754);
+    const bfloat v756 = bfloat(v755);
+    out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v757 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v758 = v616 + v757;
+  const uint v759 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v760 = v615 + v759;
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v762 = v760 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v39.m[0][5].thread_elements()[0];
+    const uint v765 = v758 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v766 = v765 + v760;
+    const bfloat v767 = residual[v766];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v768 = float(v767);
+    const float v769 = fma(v764, v3, v768);
+    const bfloat v770 = bfloat(v769);
+    out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v771 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v772 = v616 + v771;
+  const uint v773 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v774 = v615 + v773;
+  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v776 = v774 < v1;
+  const bool v777 = v775 && v776;
+  if (v777) {
+    const float v778 = v39.m[0][5].thread_elements()[1];
+    const uint v779 = v772 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v780 = v779 + v774;
+    const bfloat v781 = residual[v780];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v782 = float(v781);
+    const float v783 = fma(v778, v3, v782);
+    const bfloat v784 = bfloat(v783);
+    out[v780] = v784;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v785 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v786 = v616 + v785;
+  const uint v787 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v788 = v615 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v790 = v788 < v1;
+  const bool v791 = v789 && v790;
+  if (v791) {
+    const float v792 = v39.m[0][6].thread_elements()[0];
+    const uint v793 = v786 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v794 = v793 + v788;
+    const bfloat v795 = residual[v794];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v796 = float(v795);
+    const float v797 = fma(v792, v3, v796);
+    const bfloat v798 = bfloat(v797);
+    out[v794] = v798;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v799 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v800 = v616 + v799;
+  const uint v801 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v802 = v615 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v804 = v802 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v39.m[0][6].thread_elements()[1];
+    const uint v807 = v800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v808 = v807 + v802;
+    const bfloat v809 = residual[v808];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v810 = float(v809);
+    const float v811 = fma(v806, v3, v810);
+    const bfloat v812 = bfloat(v811);
+    out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v813 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v814 = v616 + v813;
+  const uint v815 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v816 = v615 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v818 = v816 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v39.m[0][7].thread_elements()[0];
+    const uint v821 = v814 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v822 = v821 + v816;
+    const bfloat v823 = residual[v822];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v824 = float(v823);
+    const float v825 = fma(v820, v3, v824);
+    const bfloat v826 = bfloat(v825);
+    out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v828 = v616 + v827;
+  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v830 = v615 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v39.m[0][7].thread_elements()[1];
+    const uint v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v836 = v835 + v830;
+    const bfloat v837 = residual[v836];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v838 = float(v837);
+    const float v839 = fma(v834, v3, v838);
+    const bfloat v840 = bfloat(v839);
+    out[v836] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v842 = v616 + v841;
+  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v844 = v615 + v843;
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v846 = v844 < v1;
+  const bool v847 = v845 && v846;
+  if (v847) {
+    const float v848 = v39.m[1][0].thread_elements()[0];
+    const uint v849 = v842 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v850 = v849 + v844;
+    const bfloat v851 = residual[v850];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v852 = float(v851);
+    const float v853 = fma(v848, v3, v852);
+    const bfloat v854 = bfloat(v853);
+    out[v850] = v854;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v855 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v856 = v616 + v855;
+  const uint v857 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v858 = v615 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v860 = v858 < v1;
+  const bool v861 = v859 && v860;
+  if (v861) {
+    const float v862 = v39.m[1][0].thread_elements()[1];
+    const uint v863 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v864 = v863 + v858;
+    const bfloat v865 = residual[v864];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v866 = float(v865);
+    const float v867 = fma(v862, v3, v866);
+    const bfloat v868 = bfloat(v867);
+    out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v869 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v870 = v616 + v869;
+  const uint v871 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v872 = v615 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v874 = v872 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v39.m[1][1].thread_elements()[0];
+    const uint v877 = v870 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v878 = v877 + v872;
+    const bfloat v879 = residual[v878];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v880 = float(v879);
+    const float v881 = fma(v876, v3, v880);
+    const bfloat v882 = bfloat(v881);
+    out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v883 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v884 = v616 + v883;
+  const uint v885 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v886 = v615 + v885;
+  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v888 = v886 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v39.m[1][1].thread_elements()[1];
+    const uint v891 = v884 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v892 = v891 + v886;
+    const bfloat v893 = residual[v892];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v894 = float(v893);
+    const float v895 = fma(v890, v3, v894);
+    const bfloat v896 = bfloat(v895);
+    out[v892] = v896;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v898 = v616 + v897;
+  const uint v899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v900 = v615 + v899;
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v902 = v900 < v1;
+  const bool v903 = v901 && v902;
+  if (v903) {
+    const float v904 = v39.m[1][2].thread_elements()[0];
+    const uint v905 = v898 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v906 = v905 + v900;
+    const bfloat v907 = residual[v906];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v908 = float(v907);
+    const float v909 = fma(v904, v3, v908);
+    const bfloat v910 = bfloat(v909);
+    out[v906] = v910;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v911 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v912 = v616 + v911;
+  const uint v913 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v914 = v615 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v916 = v914 < v1;
+  const bool v917 = v915 && v916;
+  if (v917) {
+    const float v918 = v39.m[1][2].thread_elements()[1];
+    const uint v919 = v912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v920 = v919 + v914;
+    const bfloat v921 = residual[v920];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v922 = float(v921);
+    const float v923 = fma(v918, v3, v922);
+    const bfloat v924 = bfloat(v923);
+    out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v925 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v926 = v616 + v925;
+  const uint v927 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v928 = v615 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v930 = v928 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v39.m[1][3].thread_elements()[0];
+    const uint v933 = v926 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v934 = v933 + v928;
+    const bfloat v935 = residual[v934];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v936 = float(v935);
+    const float v937 = fma(v932, v3, v936);
+    const bfloat v938 = bfloat(v937);
+    out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v939 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v940 = v616 + v939;
+  const uint v941 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v942 = v615 + v941;
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v944 = v942 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v39.m[1][3].thread_elements()[1];
+    const uint v947 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v948 = v947 + v942;
+    const bfloat v949 = residual[v948];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v950 = float(v949);
+    const float v951 = fma(v946, v3, v950);
+    const bfloat v952 = bfloat(v951);
+    out[v948] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v953 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v954 = v616 + v953;
+  const uint v955 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v956 = v615 + v955;
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v958 = v956 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v39.m[1][4].thread_elements()[0];
+    const uint v961 = v954 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v962 = v961 + v956;
+    const bfloat v963 = residual[v962];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v964 = float(v963);
+    const float v965 = fma(v960, v3, v964);
+    const bfloat v966 = bfloat(v965);
+    out[v962] = v966;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v967 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v968 = v616 + v967;
+  const uint v969 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v970 = v615 + v969;
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v972 = v970 < v1;
+  const bool v973 = v971 && v972;
+  if (v973) {
+    const float v974 = v39.m[1][4].thread_elements()[1];
+    const uint v975 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v976 = v975 + v970;
+    const bfloat v977 = residual[v976];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v978 = float(v977);
+    const float v979 = fma(v974, v3, v978);
+    const bfloat v980 = bfloat(v979);
+    out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v981 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v982 = v616 + v981;
+  const uint v983 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v984 = v615 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v986 = v984 < v1;
+  const bool v987 = v985 && v986;
+  if (v987) {
+    const float v988 = v39.m[1][5].thread_elements()[0];
+    const uint v989 = v982 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v990 = v989 + v984;
+    const bfloat v991 = residual[v990];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v992 = float(v991);
+    const float v993 = fma(v988, v3, v992);
+    const bfloat v994 = bfloat(v993);
+    out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v995 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v996 = v616 + v995;
+  const uint v997 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v998 = v615 + v997;
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1000 = v998 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v39.m[1][5].thread_elements()[1];
+    const uint v1003 = v996 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1004 = v1003 + v998;
+    const bfloat v1005 = residual[v1004];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1006 = float(v1005);
+    const float v1007 = fma(v1002, v3, v1006);
+    const bfloat v1008 = bfloat(v1007);
+    out[v1004] = v1008;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1010 = v616 + v1009;
+  const uint v1011 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1012 = v615 + v1011;
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1014 = v1012 < v1;
+  const bool v1015 = v1013 && v1014;
+  if (v1015) {
+    const float v1016 = v39.m[1][6].thread_elements()[0];
+    const uint v1017 = v1010 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1018 = v1017 + v1012;
+    const bfloat v1019 = residual[v1018];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1020 = float(v1019);
+    const float v1021 = fma(v1016, v3, v1020);
+    const bfloat v1022 = bfloat(v1021);
+    out[v1018] = v1022;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1024 = v616 + v1023;
+  const uint v1025 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1026 = v615 + v1025;
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1028 = v1026 < v1;
+  const bool v1029 = v1027 && v1028;
+  if (v1029) {
+    const float v1030 = v39.m[1][6].thread_elements()[1];
+    const uint v1031 = v1024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1032 = v1031 + v1026;
+    const bfloat v1033 = residual[v1032];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1034 = float(v1033);
+    const float v1035 = fma(v1030, v3, v1034);
+    const bfloat v1036 = bfloat(v1035);
+    out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1038 = v616 + v1037;
+  const uint v1039 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v39.m[1][7].thread_elements()[0];
+    const uint v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1046 = v1045 + v1040;
+    const bfloat v1047 = residual[v1046];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1048 = float(v1047);
+    const float v1049 = fma(v1044, v3, v1048);
+    const bfloat v1050 = bfloat(v1049);
+    out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1052 = v616 + v1051;
+  const uint v1053 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1054 = v615 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1056 = v1054 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v39.m[1][7].thread_elements()[1];
+    const uint v1059 = v1052 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1060 = v1059 + v1054;
+    const bfloat v1061 = residual[v1060];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1062 = float(v1061);
+    const float v1063 = fma(v1058, v3, v1062);
+    const bfloat v1064 = bfloat(v1063);
+    out[v1060] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1066 = v616 + v1065;
+  const uint v1067 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1068 = v615 + v1067;
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1070 = v1068 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v39.m[2][0].thread_elements()[0];
+    const uint v1073 = v1066 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1074 = v1073 + v1068;
+    const bfloat v1075 = residual[v1074];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1076 = float(v1075);
+    const float v1077 = fma(v1072, v3, v1076);
+    const bfloat v1078 = bfloat(v1077);
+    out[v1074] = v1078;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1080 = v616 + v1079;
+  const uint v1081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1082 = v615 + v1081;
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1084 = v1082 < v1;
+  const bool v1085 = v1083 && v1084;
+  if (v1085) {
+    const float v1086 = v39.m[2][0].thread_elements()[1];
+    const uint v1087 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1088 = v1087 + v1082;
+    const bfloat v1089 = residual[v1088];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1090 = float(v1089);
+    const float v1091 = fma(v1086, v3, v1090);
+    const bfloat v1092 = bfloat(v1091);
+    out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1094 = v616 + v1093;
+  const uint v1095 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1096 = v615 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1098 = v1096 < v1;
+  const bool v1099 = v1097 && v1098;
+  if (v1099) {
+    const float v1100 = v39.m[2][1].thread_elements()[0];
+    const uint v1101 = v1094 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1102 = v1101 + v1096;
+    const bfloat v1103 = residual[v1102];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1104 = float(v1103);
+    const float v1105 = fma(v1100, v3, v1104);
+    const bfloat v1106 = bfloat(v1105);
+    out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1108 = v616 + v1107;
+  const uint v1109 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1110 = v615 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1112 = v1110 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v39.m[2][1].thread_elements()[1];
+    const uint v1115 = v1108 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1116 = v1115 + v1110;
+    const bfloat v1117 = residual[v1116];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1118 = float(v1117);
+    const float v1119 = fma(v1114, v3, v1118);
+    const bfloat v1120 = bfloat(v1119);
+    out[v1116] = v1120;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1122 = v616 + v1121;
+  const uint v1123 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1124 = v615 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v39.m[2][2].thread_elements()[0];
+    const uint v1129 = v1122 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1130 = v1129 + v1124;
+    const bfloat v1131 = residual[v1130];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1132 = float(v1131);
+    const float v1133 = fma(v1128, v3, v1132);
+    const bfloat v1134 = bfloat(v1133);
+    out[v1130] = v1134;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1136 = v616 + v1135;
+  const uint v1137 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1138 = v615 + v1137;
+  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1140 = v1138 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v39.m[2][2].thread_elements()[1];
+    const uint v1143 = v1136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1144 = v1143 + v1138;
+    const bfloat v1145 = residual[v1144];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1146 = float(v1145);
+    const float v1147 = fma(v1142, v3, v1146);
+    const bfloat v1148 = bfloat(v1147);
+    out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1150 = v616 + v1149;
+  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1152 = v615 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1154 = v1152 < v1;
+  const bool v1155 = v1153 && v1154;
+  if (v1155) {
+    const float v1156 = v39.m[2][3].thread_elements()[0];
+    const uint v1157 = v1150 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1158 = v1157 + v1152;
+    const bfloat v1159 = residual[v1158];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1160 = float(v1159);
+    const float v1161 = fma(v1156, v3, v1160);
+    const bfloat v1162 = bfloat(v1161);
+    out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1164 = v616 + v1163;
+  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1166 = v615 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1168 = v1166 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v39.m[2][3].thread_elements()[1];
+    const uint v1171 = v1164 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1172 = v1171 + v1166;
+    const bfloat v1173 = residual[v1172];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1174 = float(v1173);
+    const float v1175 = fma(v1170, v3, v1174);
+    const bfloat v1176 = bfloat(v1175);
+    out[v1172] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1178 = v616 + v1177;
+  const uint v1179 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1180 = v615 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1182 = v1180 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v39.m[2][4].thread_elements()[0];
+    const uint v1185 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1186 = v1185 + v1180;
+    const bfloat v1187 = residual[v1186];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1188 = float(v1187);
+    const float v1189 = fma(v1184, v3, v1188);
+    const bfloat v1190 = bfloat(v1189);
+    out[v1186] = v1190;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1192 = v616 + v1191;
+  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1194 = v615 + v1193;
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1196 = v1194 < v1;
+  const bool v1197 = v1195 && v1196;
+  if (v1197) {
+    const float v1198 = v39.m[2][4].thread_elements()[1];
+    const uint v1199 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1200 = v1199 + v1194;
+    const bfloat v1201 = residual[v1200];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1202 = float(v1201);
+    const float v1203 = fma(v1198, v3, v1202);
+    const bfloat v1204 = bfloat(v1203);
+    out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1206 = v616 + v1205;
+  const uint v1207 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1208 = v615 + v1207;
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1210 = v1208 < v1;
+  const bool v1211 = v1209 && v1210;
+  if (v1211) {
+    const float v1212 = v39.m[2][5].thread_elements()[0];
+    const uint v1213 = v1206 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1214 = v1213 + v1208;
+    const bfloat v1215 = residual[v1214];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1216 = float(v1215);
+    const float v1217 = fma(v1212, v3, v1216);
+    const bfloat v1218 = bfloat(v1217);
+    out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1220 = v616 + v1219;
+  const uint v1221 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1222 = v615 + v1221;
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1224 = v1222 < v1;
+  const bool v1225 = v1223 && v1224;
+  if (v1225) {
+    const float v1226 = v39.m[2][5].thread_elements()[1];
+    const uint v1227 = v1220 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1228 = v1227 + v1222;
+    const bfloat v1229 = residual[v1228];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1230 = float(v1229);
+    const float v1231 = fma(v1226, v3, v1230);
+    const bfloat v1232 = bfloat(v1231);
+    out[v1228] = v1232;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1234 = v616 + v1233;
+  const uint v1235 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1236 = v615 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1238 = v1236 < v1;
+  const bool v1239 = v1237 && v1238;
+  if (v1239) {
+    const float v1240 = v39.m[2][6].thread_elements()[0];
+    const uint v1241 = v1234 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1242 = v1241 + v1236;
+    const bfloat v1243 = residual[v1242];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1244 = float(v1243);
+    const float v1245 = fma(v1240, v3, v1244);
+    const bfloat v1246 = bfloat(v1245);
+    out[v1242] = v1246;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1248 = v616 + v1247;
+  const uint v1249 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1250 = v615 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v39.m[2][6].thread_elements()[1];
+    const uint v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1256 = v1255 + v1250;
+    const bfloat v1257 = residual[v1256];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1258 = float(v1257);
+    const float v1259 = fma(v1254, v3, v1258);
+    const bfloat v1260 = bfloat(v1259);
+    out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1262 = v616 + v1261;
+  const uint v1263 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1264 = v615 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1266 = v1264 < v1;
+  const bool v1267 = v1265 && v1266;
+  if (v1267) {
+    const float v1268 = v39.m[2][7].thread_elements()[0];
+    const uint v1269 = v1262 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1270 = v1269 + v1264;
+    const bfloat v1271 = residual[v1270];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1272 = float(v1271);
+    const float v1273 = fma(v1268, v3, v1272);
+    const bfloat v1274 = bfloat(v1273);
+    out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1276 = v616 + v1275;
+  const uint v1277 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1278 = v615 + v1277;
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1280 = v1278 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v39.m[2][7].thread_elements()[1];
+    const uint v1283 = v1276 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1284 = v1283 + v1278;
+    const bfloat v1285 = residual[v1284];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1286 = float(v1285);
+    const float v1287 = fma(v1282, v3, v1286);
+    const bfloat v1288 = bfloat(v1287);
+    out[v1284] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1290 = v616 + v1289;
+  const uint v1291 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1292 = v615 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v39.m[3][0].thread_elements()[0];
+    const uint v1297 = v1290 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1298 = v1297 + v1292;
+    const bfloat v1299 = residual[v1298];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1300 = float(v1299);
+    const float v1301 = fma(v1296, v3, v1300);
+    const bfloat v1302 = bfloat(v1301);
+    out[v1298] = v1302;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1304 = v616 + v1303;
+  const uint v1305 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1306 = v615 + v1305;
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v39.m[3][0].thread_elements()[1];
+    const uint v1311 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1312 = v1311 + v1306;
+    const bfloat v1313 = residual[v1312];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1314 = float(v1313);
+    const float v1315 = fma(v1310, v3, v1314);
+    const bfloat v1316 = bfloat(v1315);
+    out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1318 = v616 + v1317;
+  const uint v1319 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1320 = v615 + v1319;
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1322 = v1320 < v1;
+  const bool v1323 = v1321 && v1322;
+  if (v1323) {
+    const float v1324 = v39.m[3][1].thread_elements()[0];
+    const uint v1325 = v1318 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1326 = v1325 + v1320;
+    const bfloat v1327 = residual[v1326];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1328 = float(v1327);
+    const float v1329 = fma(v1324, v3, v1328);
+    const bfloat v1330 = bfloat(v1329);
+    out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1332 = v616 + v1331;
+  const uint v1333 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1334 = v615 + v1333;
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1336 = v1334 < v1;
+  const bool v1337 = v1335 && v1336;
+  if (v1337) {
+    const float v1338 = v39.m[3][1].thread_elements()[1];
+    const uint v1339 = v1332 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1340 = v1339 + v1334;
+    const bfloat v1341 = residual[v1340];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1342 = float(v1341);
+    const float v1343 = fma(v1338, v3, v1342);
+    const bfloat v1344 = bfloat(v1343);
+    out[v1340] = v1344;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1346 = v616 + v1345;
+  const uint v1347 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1348 = v615 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1350 = v1348 < v1;
+  const bool v1351 = v1349 && v1350;
+  if (v1351) {
+    const float v1352 = v39.m[3][2].thread_elements()[0];
+    const uint v1353 = v1346 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1354 = v1353 + v1348;
+    const bfloat v1355 = residual[v1354];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1356 = float(v1355);
+    const float v1357 = fma(v1352, v3, v1356);
+    const bfloat v1358 = bfloat(v1357);
+    out[v1354] = v1358;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1360 = v616 + v1359;
+  const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1362 = v615 + v1361;
+  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1364 = v1362 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v39.m[3][2].thread_elements()[1];
+    const uint v1367 = v1360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1368 = v1367 + v1362;
+    const bfloat v1369 = residual[v1368];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1370 = float(v1369);
+    const float v1371 = fma(v1366, v3, v1370);
+    const bfloat v1372 = bfloat(v1371);
+    out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1374 = v616 + v1373;
+  const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1376 = v615 + v1375;
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1378 = v1376 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v39.m[3][3].thread_elements()[0];
+    const uint v1381 = v1374 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1382 = v1381 + v1376;
+    const bfloat v1383 = residual[v1382];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1384 = float(v1383);
+    const float v1385 = fma(v1380, v3, v1384);
+    const bfloat v1386 = bfloat(v1385);
+    out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1388 = v616 + v1387;
+  const uint v1389 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1390 = v615 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1392 = v1390 < v1;
+  const bool v1393 = v1391 && v1392;
+  if (v1393) {
+    const float v1394 = v39.m[3][3].thread_elements()[1];
+    const uint v1395 = v1388 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1396 = v1395 + v1390;
+    const bfloat v1397 = residual[v1396];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1398 = float(v1397);
+    const float v1399 = fma(v1394, v3, v1398);
+    const bfloat v1400 = bfloat(v1399);
+    out[v1396] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1402 = v616 + v1401;
+  const uint v1403 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1404 = v615 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1406 = v1404 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v39.m[3][4].thread_elements()[0];
+    const uint v1409 = v1402 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1410 = v1409 + v1404;
+    const bfloat v1411 = residual[v1410];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1412 = float(v1411);
+    const float v1413 = fma(v1408, v3, v1412);
+    const bfloat v1414 = bfloat(v1413);
+    out[v1410] = v1414;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1416 = v616 + v1415;
+  const uint v1417 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1418 = v615 + v1417;
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1420 = v1418 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v39.m[3][4].thread_elements()[1];
+    const uint v1423 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1424 = v1423 + v1418;
+    const bfloat v1425 = residual[v1424];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1426 = float(v1425);
+    const float v1427 = fma(v1422, v3, v1426);
+    const bfloat v1428 = bfloat(v1427);
+    out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1430 = v616 + v1429;
+  const uint v1431 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1432 = v615 + v1431;
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1434 = v1432 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v39.m[3][5].thread_elements()[0];
+    const uint v1437 = v1430 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1438 = v1437 + v1432;
+    const bfloat v1439 = residual[v1438];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1440 = float(v1439);
+    const float v1441 = fma(v1436, v3, v1440);
+    const bfloat v1442 = bfloat(v1441);
+    out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1444 = v616 + v1443;
+  const uint v1445 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1446 = v615 + v1445;
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1448 = v1446 < v1;
+  const bool v1449 = v1447 && v1448;
+  if (v1449) {
+    const float v1450 = v39.m[3][5].thread_elements()[1];
+    const uint v1451 = v1444 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1452 = v1451 + v1446;
+    const bfloat v1453 = residual[v1452];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1454 = float(v1453);
+    const float v1455 = fma(v1450, v3, v1454);
+    const bfloat v1456 = bfloat(v1455);
+    out[v1452] = v1456;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1458 = v616 + v1457;
+  const uint v1459 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v39.m[3][6].thread_elements()[0];
+    const uint v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1466 = v1465 + v1460;
+    const bfloat v1467 = residual[v1466];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1468 = float(v1467);
+    const float v1469 = fma(v1464, v3, v1468);
+    const bfloat v1470 = bfloat(v1469);
+    out[v1466] = v1470;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1472 = v616 + v1471;
+  const uint v1473 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1474 = v615 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1476 = v1474 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v39.m[3][6].thread_elements()[1];
+    const uint v1479 = v1472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1480 = v1479 + v1474;
+    const bfloat v1481 = residual[v1480];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1482 = float(v1481);
+    const float v1483 = fma(v1478, v3, v1482);
+    const bfloat v1484 = bfloat(v1483);
+    out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1486 = v616 + v1485;
+  const uint v1487 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1488 = v615 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v39.m[3][7].thread_elements()[0];
+    const uint v1493 = v1486 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1494 = v1493 + v1488;
+    const bfloat v1495 = residual[v1494];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1496 = float(v1495);
+    const float v1497 = fma(v1492, v3, v1496);
+    const bfloat v1498 = bfloat(v1497);
+    out[v1494] = v1498;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1500 = v616 + v1499;
+  const uint v1501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1502 = v615 + v1501;
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1504 = v1502 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v39.m[3][7].thread_elements()[1];
+    const uint v1507 = v1500 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1508 = v1507 + v1502;
+    const bfloat v1509 = residual[v1508];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1510 = float(v1509);
+    const float v1511 = fma(v1506, v3, v1510);
+    const bfloat v1512 = bfloat(v1511);
+    out[v1508] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1514 = v616 + v1513;
+  const uint v1515 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1516 = v615 + v1515;
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1518 = v1516 < v1;
+  const bool v1519 = v1517 && v1518;
+  if (v1519) {
+    const float v1520 = v39.m[4][0].thread_elements()[0];
+    const uint v1521 = v1514 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1522 = v1521 + v1516;
+    const bfloat v1523 = residual[v1522];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1524 = float(v1523);
+    const float v1525 = fma(v1520, v3, v1524);
+    const bfloat v1526 = bfloat(v1525);
+    out[v1522] = v1526;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1528 = v616 + v1527;
+  const uint v1529 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1530 = v615 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1532 = v1530 < v1;
+  const bool v1533 = v1531 && v1532;
+  if (v1533) {
+    const float v1534 = v39.m[4][0].thread_elements()[1];
+    const uint v1535 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1536 = v1535 + v1530;
+    const bfloat v1537 = residual[v1536];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1538 = float(v1537);
+    const float v1539 = fma(v1534, v3, v1538);
+    const bfloat v1540 = bfloat(v1539);
+    out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1542 = v616 + v1541;
+  const uint v1543 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1544 = v615 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1546 = v1544 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v39.m[4][1].thread_elements()[0];
+    const uint v1549 = v1542 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1550 = v1549 + v1544;
+    const bfloat v1551 = residual[v1550];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1552 = float(v1551);
+    const float v1553 = fma(v1548, v3, v1552);
+    const bfloat v1554 = bfloat(v1553);
+    out[v1550] = v1554;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1556 = v616 + v1555;
+  const uint v1557 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1558 = v615 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1560 = v1558 < v1;
+  const bool v1561 = v1559 && v1560;
+  if (v1561) {
+    const float v1562 = v39.m[4][1].thread_elements()[1];
+    const uint v1563 = v1556 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1564 = v1563 + v1558;
+    const bfloat v1565 = residual[v1564];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1566 = float(v1565);
+    const float v1567 = fma(v1562, v3, v1566);
+    const bfloat v1568 = bfloat(v1567);
+    out[v1564] = v1568;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1570 = v616 + v1569;
+  const uint v1571 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1572 = v615 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1574 = v1572 < v1;
+  const bool v1575 = v1573 && v1574;
+  if (v1575) {
+    const float v1576 = v39.m[4][2].thread_elements()[0];
+    const uint v1577 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1578 = v1577 + v1572;
+    const bfloat v1579 = residual[v1578];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1580 = float(v1579);
+    const float v1581 = fma(v1576, v3, v1580);
+    const bfloat v1582 = bfloat(v1581);
+    out[v1578] = v1582;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1584 = v616 + v1583;
+  const uint v1585 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1586 = v615 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1588 = v1586 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v39.m[4][2].thread_elements()[1];
+    const uint v1591 = v1584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1592 = v1591 + v1586;
+    const bfloat v1593 = residual[v1592];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1594 = float(v1593);
+    const float v1595 = fma(v1590, v3, v1594);
+    const bfloat v1596 = bfloat(v1595);
+    out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1598 = v616 + v1597;
+  const uint v1599 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1600 = v615 + v1599;
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1602 = v1600 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v39.m[4][3].thread_elements()[0];
+    const uint v1605 = v1598 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1606 = v1605 + v1600;
+    const bfloat v1607 = residual[v1606];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1608 = float(v1607);
+    const float v1609 = fma(v1604, v3, v1608);
+    const bfloat v1610 = bfloat(v1609);
+    out[v1606] = v1610;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1612 = v616 + v1611;
+  const uint v1613 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1614 = v615 + v1613;
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1616 = v1614 < v1;
+  const bool v1617 = v1615 && v1616;
+  if (v1617) {
+    const float v1618 = v39.m[4][3].thread_elements()[1];
+    const uint v1619 = v1612 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1620 = v1619 + v1614;
+    const bfloat v1621 = residual[v1620];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1622 = float(v1621);
+    const float v1623 = fma(v1618, v3, v1622);
+    const bfloat v1624 = bfloat(v1623);
+    out[v1620] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1626 = v616 + v1625;
+  const uint v1627 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1628 = v615 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1630 = v1628 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v39.m[4][4].thread_elements()[0];
+    const uint v1633 = v1626 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1634 = v1633 + v1628;
+    const bfloat v1635 = residual[v1634];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1636 = float(v1635);
+    const float v1637 = fma(v1632, v3, v1636);
+    const bfloat v1638 = bfloat(v1637);
+    out[v1634] = v1638;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1640 = v616 + v1639;
+  const uint v1641 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1642 = v615 + v1641;
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1644 = v1642 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v39.m[4][4].thread_elements()[1];
+    const uint v1647 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1648 = v1647 + v1642;
+    const bfloat v1649 = residual[v1648];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1650 = float(v1649);
+    const float v1651 = fma(v1646, v3, v1650);
+    const bfloat v1652 = bfloat(v1651);
+    out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1654 = v616 + v1653;
+  const uint v1655 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1656 = v615 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v39.m[4][5].thread_elements()[0];
+    const uint v1661 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1662 = v1661 + v1656;
+    const bfloat v1663 = residual[v1662];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1664 = float(v1663);
+    const float v1665 = fma(v1660, v3, v1664);
+    const bfloat v1666 = bfloat(v1665);
+    out[v1662] = v1666;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1668 = v616 + v1667;
+  const uint v1669 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1670 = v615 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v39.m[4][5].thread_elements()[1];
+    const uint v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1676 = v1675 + v1670;
+    const bfloat v1677 = residual[v1676];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1678 = float(v1677);
+    const float v1679 = fma(v1674, v3, v1678);
+    const bfloat v1680 = bfloat(v1679);
+    out[v1676] = v1680;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1682 = v616 + v1681;
+  const uint v1683 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1684 = v615 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1686 = v1684 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v39.m[4][6].thread_elements()[0];
+    const uint v1689 = v1682 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1690 = v1689 + v1684;
+    const bfloat v1691 = residual[v1690];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1692 = float(v1691);
+    const float v1693 = fma(v1688, v3, v1692);
+    const bfloat v1694 = bfloat(v1693);
+    out[v1690] = v1694;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1696 = v616 + v1695;
+  const uint v1697 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1698 = v615 + v1697;
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1700 = v1698 < v1;
+  const bool v1701 = v1699 && v1700;
+  if (v1701) {
+    const float v1702 = v39.m[4][6].thread_elements()[1];
+    const uint v1703 = v1696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1704 = v1703 + v1698;
+    const bfloat v1705 = residual[v1704];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1706 = float(v1705);
+    const float v1707 = fma(v1702, v3, v1706);
+    const bfloat v1708 = bfloat(v1707);
+    out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1710 = v616 + v1709;
+  const uint v1711 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1712 = v615 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1714 = v1712 < v1;
+  const bool v1715 = v1713 && v1714;
+  if (v1715) {
+    const float v1716 = v39.m[4][7].thread_elements()[0];
+    const uint v1717 = v1710 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1718 = v1717 + v1712;
+    const bfloat v1719 = residual[v1718];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1720 = float(v1719);
+    const float v1721 = fma(v1716, v3, v1720);
+    const bfloat v1722 = bfloat(v1721);
+    out[v1718] = v1722;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1724 = v616 + v1723;
+  const uint v1725 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1726 = v615 + v1725;
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1728 = v1726 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v39.m[4][7].thread_elements()[1];
+    const uint v1731 = v1724 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1732 = v1731 + v1726;
+    const bfloat v1733 = residual[v1732];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1734 = float(v1733);
+    const float v1735 = fma(v1730, v3, v1734);
+    const bfloat v1736 = bfloat(v1735);
+    out[v1732] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1738 = v616 + v1737;
+  const uint v1739 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1740 = v615 + v1739;
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1742 = v1740 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v39.m[5][0].thread_elements()[0];
+    const uint v1745 = v1738 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1746 = v1745 + v1740;
+    const bfloat v1747 = residual[v1746];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1748 = float(v1747);
+    const float v1749 = fma(v1744, v3, v1748);
+    const bfloat v1750 = bfloat(v1749);
+    out[v1746] = v1750;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1752 = v616 + v1751;
+  const uint v1753 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1754 = v615 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1756 = v1754 < v1;
+  const bool v1757 = v1755 && v1756;
+  if (v1757) {
+    const float v1758 = v39.m[5][0].thread_elements()[1];
+    const uint v1759 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1760 = v1759 + v1754;
+    const bfloat v1761 = residual[v1760];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1762 = float(v1761);
+    const float v1763 = fma(v1758, v3, v1762);
+    const bfloat v1764 = bfloat(v1763);
+    out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1766 = v616 + v1765;
+  const uint v1767 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1768 = v615 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1770 = v1768 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v39.m[5][1].thread_elements()[0];
+    const uint v1773 = v1766 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1774 = v1773 + v1768;
+    const bfloat v1775 = residual[v1774];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1776 = float(v1775);
+    const float v1777 = fma(v1772, v3, v1776);
+    const bfloat v1778 = bfloat(v1777);
+    out[v1774] = v1778;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1780 = v616 + v1779;
+  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1782 = v615 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1784 = v1782 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v39.m[5][1].thread_elements()[1];
+    const uint v1787 = v1780 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1788 = v1787 + v1782;
+    const bfloat v1789 = residual[v1788];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1790 = float(v1789);
+    const float v1791 = fma(v1786, v3, v1790);
+    const bfloat v1792 = bfloat(v1791);
+    out[v1788] = v1792;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1794 = v616 + v1793;
+  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1796 = v615 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1798 = v1796 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v39.m[5][2].thread_elements()[0];
+    const uint v1801 = v1794 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1802 = v1801 + v1796;
+    const bfloat v1803 = residual[v1802];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1804 = float(v1803);
+    const float v1805 = fma(v1800, v3, v1804);
+    const bfloat v1806 = bfloat(v1805);
+    out[v1802] = v1806;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1808 = v616 + v1807;
+  const uint v1809 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1810 = v615 + v1809;
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1812 = v1810 < v1;
+  const bool v1813 = v1811 && v1812;
+  if (v1813) {
+    const float v1814 = v39.m[5][2].thread_elements()[1];
+    const uint v1815 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1816 = v1815 + v1810;
+    const bfloat v1817 = residual[v1816];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1818 = float(v1817);
+    const float v1819 = fma(v1814, v3, v1818);
+    const bfloat v1820 = bfloat(v1819);
+    out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1822 = v616 + v1821;
+  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1824 = v615 + v1823;
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1826 = v1824 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v39.m[5][3].thread_elements()[0];
+    const uint v1829 = v1822 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1830 = v1829 + v1824;
+    const bfloat v1831 = residual[v1830];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1832 = float(v1831);
+    const float v1833 = fma(v1828, v3, v1832);
+    const bfloat v1834 = bfloat(v1833);
+    out[v1830] = v1834;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1836 = v616 + v1835;
+  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1838 = v615 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v39.m[5][3].thread_elements()[1];
+    const uint v1843 = v1836 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1844 = v1843 + v1838;
+    const bfloat v1845 = residual[v1844];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1846 = float(v1845);
+    const float v1847 = fma(v1842, v3, v1846);
+    const bfloat v1848 = bfloat(v1847);
+    out[v1844] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1850 = v616 + v1849;
+  const uint v1851 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1852 = v615 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v39.m[5][4].thread_elements()[0];
+    const uint v1857 = v1850 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1858 = v1857 + v1852;
+    const bfloat v1859 = residual[v1858];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1860 = float(v1859);
+    const float v1861 = fma(v1856, v3, v1860);
+    const bfloat v1862 = bfloat(v1861);
+    out[v1858] = v1862;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1864 = v616 + v1863;
+  const uint v1865 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1866 = v615 + v1865;
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1868 = v1866 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v39.m[5][4].thread_elements()[1];
+    const uint v1871 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1872 = v1871 + v1866;
+    const bfloat v1873 = residual[v1872];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1874 = float(v1873);
+    const float v1875 = fma(v1870, v3, v1874);
+    const bfloat v1876 = bfloat(v1875);
+    out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1878 = v616 + v1877;
+  const uint v1879 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v39.m[5][5].thread_elements()[0];
+    const uint v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1886 = v1885 + v1880;
+    const bfloat v1887 = residual[v1886];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1888 = float(v1887);
+    const float v1889 = fma(v1884, v3, v1888);
+    const bfloat v1890 = bfloat(v1889);
+    out[v1886] = v1890;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1892 = v616 + v1891;
+  const uint v1893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1894 = v615 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1896 = v1894 < v1;
+  const bool v1897 = v1895 && v1896;
+  if (v1897) {
+    const float v1898 = v39.m[5][5].thread_elements()[1];
+    const uint v1899 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1900 = v1899 + v1894;
+    const bfloat v1901 = residual[v1900];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1902 = float(v1901);
+    const float v1903 = fma(v1898, v3, v1902);
+    const bfloat v1904 = bfloat(v1903);
+    out[v1900] = v1904;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1906 = v616 + v1905;
+  const uint v1907 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1908 = v615 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1910 = v1908 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v39.m[5][6].thread_elements()[0];
+    const uint v1913 = v1906 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1914 = v1913 + v1908;
+    const bfloat v1915 = residual[v1914];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1916 = float(v1915);
+    const float v1917 = fma(v1912, v3, v1916);
+    const bfloat v1918 = bfloat(v1917);
+    out[v1914] = v1918;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1920 = v616 + v1919;
+  const uint v1921 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1922 = v615 + v1921;
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1924 = v1922 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v39.m[5][6].thread_elements()[1];
+    const uint v1927 = v1920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1928 = v1927 + v1922;
+    const bfloat v1929 = residual[v1928];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1930 = float(v1929);
+    const float v1931 = fma(v1926, v3, v1930);
+    const bfloat v1932 = bfloat(v1931);
+    out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1934 = v616 + v1933;
+  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1936 = v615 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1938 = v1936 < v1;
+  const bool v1939 = v1937 && v1938;
+  if (v1939) {
+    const float v1940 = v39.m[5][7].thread_elements()[0];
+    const uint v1941 = v1934 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1942 = v1941 + v1936;
+    const bfloat v1943 = residual[v1942];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1944 = float(v1943);
+    const float v1945 = fma(v1940, v3, v1944);
+    const bfloat v1946 = bfloat(v1945);
+    out[v1942] = v1946;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1948 = v616 + v1947;
+  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1950 = v615 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1952 = v1950 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v39.m[5][7].thread_elements()[1];
+    const uint v1955 = v1948 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1956 = v1955 + v1950;
+    const bfloat v1957 = residual[v1956];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1958 = float(v1957);
+    const float v1959 = fma(v1954, v3, v1958);
+    const bfloat v1960 = bfloat(v1959);
+    out[v1956] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1962 = v616 + v1961;
+  const uint v1963 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1964 = v615 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1966 = v1964 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v39.m[6][0].thread_elements()[0];
+    const uint v1969 = v1962 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1970 = v1969 + v1964;
+    const bfloat v1971 = residual[v1970];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1972 = float(v1971);
+    const float v1973 = fma(v1968, v3, v1972);
+    const bfloat v1974 = bfloat(v1973);
+    out[v1970] = v1974;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1976 = v616 + v1975;
+  const uint v1977 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1978 = v615 + v1977;
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1980 = v1978 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v39.m[6][0].thread_elements()[1];
+    const uint v1983 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1984 = v1983 + v1978;
+    const bfloat v1985 = residual[v1984];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1986 = float(v1985);
+    const float v1987 = fma(v1982, v3, v1986);
+    const bfloat v1988 = bfloat(v1987);
+    out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1990 = v616 + v1989;
+  const uint v1991 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1992 = v615 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1994 = v1992 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v39.m[6][1].thread_elements()[0];
+    const uint v1997 = v1990 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1998 = v1997 + v1992;
+    const bfloat v1999 = residual[v1998];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2000 = float(v1999);
+    const float v2001 = fma(v1996, v3, v2000);
+    const bfloat v2002 = bfloat(v2001);
+    out[v1998] = v2002;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2004 = v616 + v2003;
+  const uint v2005 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2006 = v615 + v2005;
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2008 = v2006 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v39.m[6][1].thread_elements()[1];
+    const uint v2011 = v2004 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2012 = v2011 + v2006;
+    const bfloat v2013 = residual[v2012];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2014 = float(v2013);
+    const float v2015 = fma(v2010, v3, v2014);
+    const bfloat v2016 = bfloat(v2015);
+    out[v2012] = v2016;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2018 = v616 + v2017;
+  const uint v2019 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2020 = v615 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2022 = v2020 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v39.m[6][2].thread_elements()[0];
+    const uint v2025 = v2018 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2026 = v2025 + v2020;
+    const bfloat v2027 = residual[v2026];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2028 = float(v2027);
+    const float v2029 = fma(v2024, v3, v2028);
+    const bfloat v2030 = bfloat(v2029);
+    out[v2026] = v2030;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2032 = v616 + v2031;
+  const uint v2033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2034 = v615 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v39.m[6][2].thread_elements()[1];
+    const uint v2039 = v2032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2040 = v2039 + v2034;
+    const bfloat v2041 = residual[v2040];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2042 = float(v2041);
+    const float v2043 = fma(v2038, v3, v2042);
+    const bfloat v2044 = bfloat(v2043);
+    out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2046 = v616 + v2045;
+  const uint v2047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2048 = v615 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v39.m[6][3].thread_elements()[0];
+    const uint v2053 = v2046 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2054 = v2053 + v2048;
+    const bfloat v2055 = residual[v2054];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2056 = float(v2055);
+    const float v2057 = fma(v2052, v3, v2056);
+    const bfloat v2058 = bfloat(v2057);
+    out[v2054] = v2058;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2060 = v616 + v2059;
+  const uint v2061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2062 = v615 + v2061;
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2064 = v2062 < v1;
+  const bool v2065 = v2063 && v2064;
+  if (v2065) {
+    const float v2066 = v39.m[6][3].thread_elements()[1];
+    const uint v2067 = v2060 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2068 = v2067 + v2062;
+    const bfloat v2069 = residual[v2068];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2070 = float(v2069);
+    const float v2071 = fma(v2066, v3, v2070);
+    const bfloat v2072 = bfloat(v2071);
+    out[v2068] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2074 = v616 + v2073;
+  const uint v2075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2076 = v615 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2078 = v2076 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v39.m[6][4].thread_elements()[0];
+    const uint v2081 = v2074 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2082 = v2081 + v2076;
+    const bfloat v2083 = residual[v2082];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2084 = float(v2083);
+    const float v2085 = fma(v2080, v3, v2084);
+    const bfloat v2086 = bfloat(v2085);
+    out[v2082] = v2086;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2088 = v616 + v2087;
+  const uint v2089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2090 = v615 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v39.m[6][4].thread_elements()[1];
+    const uint v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2096 = v2095 + v2090;
+    const bfloat v2097 = residual[v2096];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2098 = float(v2097);
+    const float v2099 = fma(v2094, v3, v2098);
+    const bfloat v2100 = bfloat(v2099);
+    out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2102 = v616 + v2101;
+  const uint v2103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2104 = v615 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2106 = v2104 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v39.m[6][5].thread_elements()[0];
+    const uint v2109 = v2102 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2110 = v2109 + v2104;
+    const bfloat v2111 = residual[v2110];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2112 = float(v2111);
+    const float v2113 = fma(v2108, v3, v2112);
+    const bfloat v2114 = bfloat(v2113);
+    out[v2110] = v2114;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2116 = v616 + v2115;
+  const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2118 = v615 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2120 = v2118 < v1;
+  const bool v2121 = v2119 && v2120;
+  if (v2121) {
+    const float v2122 = v39.m[6][5].thread_elements()[1];
+    const uint v2123 = v2116 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2124 = v2123 + v2118;
+    const bfloat v2125 = residual[v2124];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2126 = float(v2125);
+    const float v2127 = fma(v2122, v3, v2126);
+    const bfloat v2128 = bfloat(v2127);
+    out[v2124] = v2128;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2130 = v616 + v2129;
+  const uint v2131 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2132 = v615 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2134 = v2132 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v39.m[6][6].thread_elements()[0];
+    const uint v2137 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2138 = v2137 + v2132;
+    const bfloat v2139 = residual[v2138];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2140 = float(v2139);
+    const float v2141 = fma(v2136, v3, v2140);
+    const bfloat v2142 = bfloat(v2141);
+    out[v2138] = v2142;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2144 = v616 + v2143;
+  const uint v2145 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2146 = v615 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2148 = v2146 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v39.m[6][6].thread_elements()[1];
+    const uint v2151 = v2144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2152 = v2151 + v2146;
+    const bfloat v2153 = residual[v2152];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2154 = float(v2153);
+    const float v2155 = fma(v2150, v3, v2154);
+    const bfloat v2156 = bfloat(v2155);
+    out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2158 = v616 + v2157;
+  const uint v2159 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2160 = v615 + v2159;
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2162 = v2160 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v39.m[6][7].thread_elements()[0];
+    const uint v2165 = v2158 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2166 = v2165 + v2160;
+    const bfloat v2167 = residual[v2166];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2168 = float(v2167);
+    const float v2169 = fma(v2164, v3, v2168);
+    const bfloat v2170 = bfloat(v2169);
+    out[v2166] = v2170;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2172 = v616 + v2171;
+  const uint v2173 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2174 = v615 + v2173;
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2176 = v2174 < v1;
+  const bool v2177 = v2175 && v2176;
+  if (v2177) {
+    const float v2178 = v39.m[6][7].thread_elements()[1];
+    const uint v2179 = v2172 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2180 = v2179 + v2174;
+    const bfloat v2181 = residual[v2180];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2182 = float(v2181);
+    const float v2183 = fma(v2178, v3, v2182);
+    const bfloat v2184 = bfloat(v2183);
+    out[v2180] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2186 = v616 + v2185;
+  const uint v2187 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2188 = v615 + v2187;
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2190 = v2188 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v39.m[7][0].thread_elements()[0];
+    const uint v2193 = v2186 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2194 = v2193 + v2188;
+    const bfloat v2195 = residual[v2194];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2196 = float(v2195);
+    const float v2197 = fma(v2192, v3, v2196);
+    const bfloat v2198 = bfloat(v2197);
+    out[v2194] = v2198;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2200 = v616 + v2199;
+  const uint v2201 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2202 = v615 + v2201;
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v39.m[7][0].thread_elements()[1];
+    const uint v2207 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2208 = v2207 + v2202;
+    const bfloat v2209 = residual[v2208];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2210 = float(v2209);
+    const float v2211 = fma(v2206, v3, v2210);
+    const bfloat v2212 = bfloat(v2211);
+    out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2214 = v616 + v2213;
+  const uint v2215 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2216 = v615 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v39.m[7][1].thread_elements()[0];
+    const uint v2221 = v2214 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2222 = v2221 + v2216;
+    const bfloat v2223 = residual[v2222];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2224 = float(v2223);
+    const float v2225 = fma(v2220, v3, v2224);
+    const bfloat v2226 = bfloat(v2225);
+    out[v2222] = v2226;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2228 = v616 + v2227;
+  const uint v2229 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2230 = v615 + v2229;
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v39.m[7][1].thread_elements()[1];
+    const uint v2235 = v2228 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2236 = v2235 + v2230;
+    const bfloat v2237 = residual[v2236];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2238 = float(v2237);
+    const float v2239 = fma(v2234, v3, v2238);
+    const bfloat v2240 = bfloat(v2239);
+    out[v2236] = v2240;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2242 = v616 + v2241;
+  const uint v2243 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2244 = v615 + v2243;
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2246 = v2244 < v1;
+  const bool v2247 = v2245 && v2246;
+  if (v2247) {
+    const float v2248 = v39.m[7][2].thread_elements()[0];
+    const uint v2249 = v2242 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2250 = v2249 + v2244;
+    const bfloat v2251 = residual[v2250];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2252 = float(v2251);
+    const float v2253 = fma(v2248, v3, v2252);
+    const bfloat v2254 = bfloat(v2253);
+    out[v2250] = v2254;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2256 = v616 + v2255;
+  const uint v2257 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2258 = v615 + v2257;
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2260 = v2258 < v1;
+  const bool v2261 = v2259 && v2260;
+  if (v2261) {
+    const float v2262 = v39.m[7][2].thread_elements()[1];
+    const uint v2263 = v2256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2264 = v2263 + v2258;
+    const bfloat v2265 = residual[v2264];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2266 = float(v2265);
+    const float v2267 = fma(v2262, v3, v2266);
+    const bfloat v2268 = bfloat(v2267);
+    out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2270 = v616 + v2269;
+  const uint v2271 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2272 = v615 + v2271;
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2274 = v2272 < v1;
+  const bool v2275 = v2273 && v2274;
+  if (v2275) {
+    const float v2276 = v39.m[7][3].thread_elements()[0];
+    const uint v2277 = v2270 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2278 = v2277 + v2272;
+    const bfloat v2279 = residual[v2278];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2280 = float(v2279);
+    const float v2281 = fma(v2276, v3, v2280);
+    const bfloat v2282 = bfloat(v2281);
+    out[v2278] = v2282;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2284 = v616 + v2283;
+  const uint v2285 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2286 = v615 + v2285;
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2288 = v2286 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v39.m[7][3].thread_elements()[1];
+    const uint v2291 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2292 = v2291 + v2286;
+    const bfloat v2293 = residual[v2292];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2294 = float(v2293);
+    const float v2295 = fma(v2290, v3, v2294);
+    const bfloat v2296 = bfloat(v2295);
+    out[v2292] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2298 = v616 + v2297;
+  const uint v2299 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2300 = v615 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v39.m[7][4].thread_elements()[0];
+    const uint v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2306 = v2305 + v2300;
+    const bfloat v2307 = residual[v2306];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2308 = float(v2307);
+    const float v2309 = fma(v2304, v3, v2308);
+    const bfloat v2310 = bfloat(v2309);
+    out[v2306] = v2310;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2312 = v616 + v2311;
+  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2314 = v615 + v2313;
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2316 = v2314 < v1;
+  const bool v2317 = v2315 && v2316;
+  if (v2317) {
+    const float v2318 = v39.m[7][4].thread_elements()[1];
+    const uint v2319 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2320 = v2319 + v2314;
+    const bfloat v2321 = residual[v2320];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2322 = float(v2321);
+    const float v2323 = fma(v2318, v3, v2322);
+    const bfloat v2324 = bfloat(v2323);
+    out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2326 = v616 + v2325;
+  const uint v2327 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2328 = v615 + v2327;
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2330 = v2328 < v1;
+  const bool v2331 = v2329 && v2330;
+  if (v2331) {
+    const float v2332 = v39.m[7][5].thread_elements()[0];
+    const uint v2333 = v2326 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2334 = v2333 + v2328;
+    const bfloat v2335 = residual[v2334];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2336 = float(v2335);
+    const float v2337 = fma(v2332, v3, v2336);
+    const bfloat v2338 = bfloat(v2337);
+    out[v2334] = v2338;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2340 = v616 + v2339;
+  const uint v2341 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2342 = v615 + v2341;
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2344 = v2342 < v1;
+  const bool v2345 = v2343 && v2344;
+  if (v2345) {
+    const float v2346 = v39.m[7][5].thread_elements()[1];
+    const uint v2347 = v2340 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2348 = v2347 + v2342;
+    const bfloat v2349 = residual[v2348];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2350 = float(v2349);
+    const float v2351 = fma(v2346, v3, v2350);
+    const bfloat v2352 = bfloat(v2351);
+    out[v2348] = v2352;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2354 = v616 + v2353;
+  const uint v2355 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2356 = v615 + v2355;
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2358 = v2356 < v1;
+  const bool v2359 = v2357 && v2358;
+  if (v2359) {
+    const float v2360 = v39.m[7][6].thread_elements()[0];
+    const uint v2361 = v2354 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2362 = v2361 + v2356;
+    const bfloat v2363 = residual[v2362];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2364 = float(v2363);
+    const float v2365 = fma(v2360, v3, v2364);
+    const bfloat v2366 = bfloat(v2365);
+    out[v2362] = v2366;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2368 = v616 + v2367;
+  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2370 = v615 + v2369;
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2372 = v2370 < v1;
+  const bool v2373 = v2371 && v2372;
+  if (v2373) {
+    const float v2374 = v39.m[7][6].thread_elements()[1];
+    const uint v2375 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2376 = v2375 + v2370;
+    const bfloat v2377 = residual[v2376];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2378 = float(v2377);
+    const float v2379 = fma(v2374, v3, v2378);
+    const bfloat v2380 = bfloat(v2379);
+    out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2382 = v616 + v2381;
+  const uint v2383 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2384 = v615 + v2383;
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2386 = v2384 < v1;
+  const bool v2387 = v2385 && v2386;
+  if (v2387) {
+    const float v2388 = v39.m[7][7].thread_elements()[0];
+    const uint v2389 = v2382 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2390 = v2389 + v2384;
+    const bfloat v2391 = residual[v2390];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2392 = float(v2391);
+    const float v2393 = fma(v2388, v3, v2392);
+    const bfloat v2394 = bfloat(v2393);
+    out[v2390] = v2394;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2396 = v616 + v2395;
+  const uint v2397 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2398 = v615 + v2397;
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v39.m[7][7].thread_elements()[1];
+    const uint v2403 = v2396 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2404 = v2403 + v2398;
+    const bfloat v2405 = residual[v2404];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2406 = float(v2405);
+    const float v2407 = fma(v2402, v3, v2406);
+    const bfloat v2408 = bfloat(v2407);
+    out[v2404] = v2408;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 8u;
-  const uint v398 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
-  const uint v399 = v398 >> 2u;
-  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
-  iron_frag<float, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v406, float(0.0f));
-  const uint v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
-  const bool v410 = v409 == 0u;
-  if (v410) {
-    const uint v2572 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:225
-    const uint v2574 = v398 << 5u;
-    const uint v2575 = v2574 + v2572;
-    const uint v2579 = v2575 >> 3u;
-    const uint v2581 = v2575 & 7u;
-    const uint v2583 = v2581 << 3u;
-    const uint v2584 = v22 + v2579;
-    const bool v2586 = v2584 < v0;
-    const uint v2589 = v2584 * v2;
-    const uint v2594 = v2579 << 6u;
-    const uint v2598 = v2575 + 384u;
-    const uint v2600 = v2598 >> 3u;
-    const uint v2602 = v2598 & 7u;
-    const uint v2604 = v2602 << 3u;
-    const uint v2605 = v22 + v2600;
-    const bool v2607 = v2605 < v0;
-    const uint v2610 = v2605 * v2;
-    const uint v2615 = v2600 << 6u;
-    const uint v2619 = v2575 + 768u;
-    const bool v2621 = v2619 < 1024u;
-    const uint v2657 = v26 + v2579;  // kernels/gemm/gemm_warpgroup.hpp:226
-    const bool v2659 = v2657 < v1;
-    const uint v2662 = v2657 * v2;
-    const uint v2678 = v26 + v2600;
-    const bool v2680 = v2678 < v1;
-    const uint v2683 = v2678 * v2;
+  const uint v212 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const uint v213 = v212 >> 2u;
+  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
+  iron_frag<float, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v220, float(0.0f));
+  const uint v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+  const bool v224 = v223 == 0u;
+  if (v224) {
+    const uint v2388 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:227
+    const uint v2390 = v212 << 5u;
+    const uint v2391 = v2390 + v2388;
+    const uint v2395 = v2391 >> 3u;
+    const uint v2397 = v2391 & 7u;
+    const uint v2399 = v2397 << 3u;
+    const uint v2400 = v22 + v2395;
+    const bool v2402 = v2400 < v0;
+    const uint v2405 = v2400 * v2;
+    const uint v2410 = v2395 << 6u;
+    const uint v2414 = v2391 + 384u;
+    const uint v2416 = v2414 >> 3u;
+    const uint v2418 = v2414 & 7u;
+    const uint v2420 = v2418 << 3u;
+    const uint v2421 = v22 + v2416;
+    const bool v2423 = v2421 < v0;
+    const uint v2426 = v2421 * v2;
+    const uint v2431 = v2416 << 6u;
+    const uint v2435 = v2391 + 768u;
+    const bool v2437 = v2435 < 1024u;
+    const uint v2473 = v26 + v2395;  // kernels/gemm/gemm_warpgroup.hpp:228
+    const bool v2475 = v2473 < v1;
+    const uint v2478 = v2473 * v2;
+    const uint v2494 = v26 + v2416;
+    const bool v2496 = v2494 < v1;
+    const uint v2499 = v2494 * v2;
 
-    for (uint v2563 = 0u; v2563 < v2; v2563 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:222
-      const uint v2565 = v2563 >> 6u;
-      const uint v2567 = v2565 % 1u;
+    for (uint v2379 = 0u; v2379 < v2; v2379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:224
+      const uint v2381 = v2379 >> 6u;
+      const uint v2383 = v2381 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2570 = v2567 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
-      const uint v2585 = v2563 + v2583;
-      const bool v2587 = v2585 < v2;
-      const bool v2588 = v2586 && v2587;
-      const uint v2591 = v2589 + v2585;
-      const uint v2592 = v2588 ? v2591 : 0u;
-      const uint v2595 = v2570 + v2594;
-      const uint v2596 = v2595 + v2583;
+      const uint v2386 = v2383 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v2401 = v2379 + v2399;
+      const bool v2403 = v2401 < v2;
+      const bool v2404 = v2402 && v2403;
+      const uint v2407 = v2405 + v2401;
+      const uint v2408 = v2404 ? v2407 : 0u;
+      const uint v2411 = v2386 + v2410;
+      const uint v2412 = v2411 + v2399;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2596 + e] = v2588 ? a[v2592 + e] : bfloat(0);
+        shm3[v2412 + e] = v2404 ? a[v2408 + e] : bfloat(0);
       }
-      const uint v2606 = v2563 + v2604;
-      const bool v2608 = v2606 < v2;
-      const bool v2609 = v2607 && v2608;
-      const uint v2612 = v2610 + v2606;
-      const uint v2613 = v2609 ? v2612 : 0u;
-      const uint v2616 = v2570 + v2615;
-      const uint v2617 = v2616 + v2604;
+      const uint v2422 = v2379 + v2420;
+      const bool v2424 = v2422 < v2;
+      const bool v2425 = v2423 && v2424;
+      const uint v2428 = v2426 + v2422;
+      const uint v2429 = v2425 ? v2428 : 0u;
+      const uint v2432 = v2386 + v2431;
+      const uint v2433 = v2432 + v2420;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2617 + e] = v2609 ? a[v2613 + e] : bfloat(0);
+        shm3[v2433 + e] = v2425 ? a[v2429 + e] : bfloat(0);
       }
-      if (v2621) {
-        const uint v2623 = v2619 >> 3u;
-        const uint v2625 = v2619 & 7u;
-        const uint v2627 = v2625 << 3u;
-        const uint v2628 = v22 + v2623;
-        const uint v2629 = v2563 + v2627;
-        const bool v2630 = v2628 < v0;
-        const bool v2631 = v2629 < v2;
-        const bool v2632 = v2630 && v2631;
-        const uint v2633 = v2628 * v2;
-        const uint v2635 = v2633 + v2629;
-        const uint v2636 = v2632 ? v2635 : 0u;
-        const uint v2638 = v2623 << 6u;
-        const uint v2639 = v2570 + v2638;
-        const uint v2640 = v2639 + v2627;
+      if (v2437) {
+        const uint v2439 = v2435 >> 3u;
+        const uint v2441 = v2435 & 7u;
+        const uint v2443 = v2441 << 3u;
+        const uint v2444 = v22 + v2439;
+        const uint v2445 = v2379 + v2443;
+        const bool v2446 = v2444 < v0;
+        const bool v2447 = v2445 < v2;
+        const bool v2448 = v2446 && v2447;
+        const uint v2449 = v2444 * v2;
+        const uint v2451 = v2449 + v2445;
+        const uint v2452 = v2448 ? v2451 : 0u;
+        const uint v2454 = v2439 << 6u;
+        const uint v2455 = v2386 + v2454;
+        const uint v2456 = v2455 + v2443;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2640 + e] = v2632 ? a[v2636 + e] : bfloat(0);
+          shm3[v2456 + e] = v2448 ? a[v2452 + e] : bfloat(0);
         }
       }
-      const bool v2661 = v2659 && v2587;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const uint v2664 = v2662 + v2585;
-      const uint v2665 = v2661 ? v2664 : 0u;
+      const bool v2477 = v2475 && v2403;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const uint v2480 = v2478 + v2401;
+      const uint v2481 = v2477 ? v2480 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2596 + e] = v2661 ? b[v2665 + e] : bfloat(0);
+        shm4[v2412 + e] = v2477 ? b[v2481 + e] : bfloat(0);
       }
-      const bool v2682 = v2680 && v2608;
-      const uint v2685 = v2683 + v2606;
-      const uint v2686 = v2682 ? v2685 : 0u;
+      const bool v2498 = v2496 && v2424;
+      const uint v2501 = v2499 + v2422;
+      const uint v2502 = v2498 ? v2501 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2617 + e] = v2682 ? b[v2686 + e] : bfloat(0);
+        shm4[v2433 + e] = v2498 ? b[v2502 + e] : bfloat(0);
       }
-      if (v2621) {
-        const uint v2696 = v2619 >> 3u;
-        const uint v2698 = v2619 & 7u;
-        const uint v2700 = v2698 << 3u;
-        const uint v2701 = v26 + v2696;
-        const uint v2702 = v2563 + v2700;
-        const bool v2703 = v2701 < v1;
-        const bool v2704 = v2702 < v2;
-        const bool v2705 = v2703 && v2704;
-        const uint v2706 = v2701 * v2;
-        const uint v2708 = v2706 + v2702;
-        const uint v2709 = v2705 ? v2708 : 0u;
-        const uint v2711 = v2696 << 6u;
-        const uint v2712 = v2570 + v2711;
-        const uint v2713 = v2712 + v2700;
+      if (v2437) {
+        const uint v2512 = v2435 >> 3u;
+        const uint v2514 = v2435 & 7u;
+        const uint v2516 = v2514 << 3u;
+        const uint v2517 = v26 + v2512;
+        const uint v2518 = v2379 + v2516;
+        const bool v2519 = v2517 < v1;
+        const bool v2520 = v2518 < v2;
+        const bool v2521 = v2519 && v2520;
+        const uint v2522 = v2517 * v2;
+        const uint v2524 = v2522 + v2518;
+        const uint v2525 = v2521 ? v2524 : 0u;
+        const uint v2527 = v2512 << 6u;
+        const uint v2528 = v2386 + v2527;
+        const uint v2529 = v2528 + v2516;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2713 + e] = v2705 ? b[v2709 + e] : bfloat(0);
+          shm4[v2529 + e] = v2521 ? b[v2525 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:224
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v402) {
-        const uint v2722 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const uint v2723 = v2722 << 6u;
-        const uint v2724 = v2570 + v2723;
-        const uint v2895 = v398 & 3u;
-        const uint v2897 = v2895 << 4u;
-        const uint v2899 = v2897 << 6u;
-        const uint v2901 = v2724 + v2899;
-        iron_frag<bfloat, 16, 16> v2908;
-        iron_frag_fill(v2908, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2908, shm3, long(v2901), long(64u));
-        iron_frag<bfloat, 16, 128> v2910;
-        iron_frag_fill(v2910, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2910, shm4, long(v2570), long(64u));
-        iron_frag_mma(v406, v2908, v2910);
-        const uint v2912 = v2901 + 16u;
-        const uint v2915 = v2570 + 16u;
-        iron_frag<bfloat, 16, 16> v2917;
-        iron_frag_fill(v2917, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2917, shm3, long(v2912), long(64u));
-        iron_frag<bfloat, 16, 128> v2919;
-        iron_frag_fill(v2919, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2919, shm4, long(v2915), long(64u));
-        iron_frag_mma(v406, v2917, v2919);
-        const uint v2921 = v2901 + 32u;
-        const uint v2924 = v2570 + 32u;
-        iron_frag<bfloat, 16, 16> v2926;
-        iron_frag_fill(v2926, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2926, shm3, long(v2921), long(64u));
-        iron_frag<bfloat, 16, 128> v2928;
-        iron_frag_fill(v2928, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2928, shm4, long(v2924), long(64u));
-        iron_frag_mma(v406, v2926, v2928);
-        const uint v2930 = v2901 + 48u;
-        const uint v2933 = v2570 + 48u;
-        iron_frag<bfloat, 16, 16> v2935;
-        iron_frag_fill(v2935, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2935, shm3, long(v2930), long(64u));
-        iron_frag<bfloat, 16, 128> v2937;
-        iron_frag_fill(v2937, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2937, shm4, long(v2933), long(64u));
-        iron_frag_mma(v406, v2935, v2937);
+      if (v216) {
+        const uint v2538 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v2539 = v2538 << 6u;
+        const uint v2540 = v2386 + v2539;
+        const uint v2711 = v212 & 3u;
+        const uint v2713 = v2711 << 4u;
+        const uint v2715 = v2713 << 6u;
+        const uint v2717 = v2540 + v2715;
+        iron_frag<bfloat, 16, 16> v2724;
+        iron_frag_fill(v2724, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2724, shm3, long(v2717), long(64u));
+        iron_frag<bfloat, 16, 128> v2726;
+        iron_frag_fill(v2726, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2726, shm4, long(v2386), long(64u));
+        iron_frag_mma(v220, v2724, v2726);
+        const uint v2728 = v2717 + 16u;
+        const uint v2731 = v2386 + 16u;
+        iron_frag<bfloat, 16, 16> v2733;
+        iron_frag_fill(v2733, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2733, shm3, long(v2728), long(64u));
+        iron_frag<bfloat, 16, 128> v2735;
+        iron_frag_fill(v2735, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2735, shm4, long(v2731), long(64u));
+        iron_frag_mma(v220, v2733, v2735);
+        const uint v2737 = v2717 + 32u;
+        const uint v2740 = v2386 + 32u;
+        iron_frag<bfloat, 16, 16> v2742;
+        iron_frag_fill(v2742, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2742, shm3, long(v2737), long(64u));
+        iron_frag<bfloat, 16, 128> v2744;
+        iron_frag_fill(v2744, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2744, shm4, long(v2740), long(64u));
+        iron_frag_mma(v220, v2742, v2744);
+        const uint v2746 = v2717 + 48u;
+        const uint v2749 = v2386 + 48u;
+        iron_frag<bfloat, 16, 16> v2751;
+        iron_frag_fill(v2751, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2751, shm3, long(v2746), long(64u));
+        iron_frag<bfloat, 16, 128> v2753;
+        iron_frag_fill(v2753, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2753, shm4, long(v2749), long(64u));
+        iron_frag_mma(v220, v2751, v2753);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
   } else {
-    const uint v437 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v438 = iron_tid.x;
+    const uint v252 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v253 = iron_tid.x;
 
-    for (uint v436 = 0u; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-      for (uint v440 = v438; v440 < 8192u; v440 += v437) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v445 = v22 + v442;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v446 = v445 < v0;
-        const uint v447 = v436 + v444;
-        const bool v448 = v447 < v2;
-        const bool v449 = v446 && v448;
-        if (v449) {
-          const uint v451 = v445 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v453 = v451 + v436;
-          const uint v454 = v453 + v444;
-          const bfloat v455 = a[v454];
-          const uint v457 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v458 = v457 + v444;
-          shm3[v458] = v455;
+    for (uint v251 = 0u; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (uint v255 = v253; v255 < 8192u; v255 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v257 = v255 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v259 = v255 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v260 = v22 + v257;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v261 = v260 < v0;
+        const uint v262 = v251 + v259;
+        const bool v263 = v262 < v2;
+        const bool v264 = v261 && v263;
+        if (v264) {
+          const uint v266 = v260 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v268 = v266 + v251;
+          const uint v269 = v268 + v259;
+          const bfloat v270 = a[v269];
+          const uint v272 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v273 = v272 + v259;
+          shm3[v273] = v270;
         } else {
-          const uint v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v461 = v460 + v444;
-          shm3[v461] = bfloat(0.0f);
+          const uint v275 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v276 = v275 + v259;
+          shm3[v276] = bfloat(0.0f);
         }
       }
 
-      for (uint v466 = v438; v466 < 8192u; v466 += v437) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v468 = v466 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v470 = v466 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v471 = v26 + v468;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v472 = v471 < v1;
-        const uint v473 = v436 + v470;
-        const bool v474 = v473 < v2;
-        const bool v475 = v472 && v474;
-        if (v475) {
-          const uint v477 = v471 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v479 = v477 + v436;
-          const uint v480 = v479 + v470;
-          const bfloat v481 = b[v480];
-          const uint v483 = v468 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v484 = v483 + v470;
-          shm4[v484] = v481;
+      for (uint v281 = v253; v281 < 8192u; v281 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v283 = v281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v285 = v281 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v286 = v26 + v283;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v287 = v286 < v1;
+        const uint v288 = v251 + v285;
+        const bool v289 = v288 < v2;
+        const bool v290 = v287 && v289;
+        if (v290) {
+          const uint v292 = v286 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v294 = v292 + v251;
+          const uint v295 = v294 + v285;
+          const bfloat v296 = b[v295];
+          const uint v298 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v299 = v298 + v285;
+          shm4[v299] = v296;
         } else {
-          const uint v486 = v468 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v487 = v486 + v470;
-          shm4[v487] = bfloat(0.0f);
+          const uint v301 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v302 = v301 + v285;
+          shm4[v302] = bfloat(0.0f);
         }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
-        const uint v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const uint v496 = v495 << 6u;
-        const uint v2940 = v398 & 3u;
-        const uint v2942 = v2940 << 4u;
-        const uint v2944 = v2942 << 6u;
-        const uint v2946 = v496 + v2944;
-        iron_frag<bfloat, 16, 16> v2953;
-        iron_frag_fill(v2953, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2953, shm3, long(v2946), long(64u));
-        iron_frag<bfloat, 16, 128> v2955;
-        iron_frag_fill(v2955, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2955, shm4, long(0u), long(64u));
-        iron_frag_mma(v406, v2953, v2955);
-        const uint v2957 = v2946 + 16u;
-        iron_frag<bfloat, 16, 16> v2962;
-        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2962, shm3, long(v2957), long(64u));
-        iron_frag<bfloat, 16, 128> v2964;
-        iron_frag_fill(v2964, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2964, shm4, long(16u), long(64u));
-        iron_frag_mma(v406, v2962, v2964);
-        const uint v2966 = v2946 + 32u;
-        iron_frag<bfloat, 16, 16> v2971;
-        iron_frag_fill(v2971, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2971, shm3, long(v2966), long(64u));
-        iron_frag<bfloat, 16, 128> v2973;
-        iron_frag_fill(v2973, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2973, shm4, long(32u), long(64u));
-        iron_frag_mma(v406, v2971, v2973);
-        const uint v2975 = v2946 + 48u;
-        iron_frag<bfloat, 16, 16> v2980;
-        iron_frag_fill(v2980, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2980, shm3, long(v2975), long(64u));
-        iron_frag<bfloat, 16, 128> v2982;
-        iron_frag_fill(v2982, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2982, shm4, long(48u), long(64u));
-        iron_frag_mma(v406, v2980, v2982);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
+        const uint v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v311 = v310 << 6u;
+        const uint v2756 = v212 & 3u;
+        const uint v2758 = v2756 << 4u;
+        const uint v2760 = v2758 << 6u;
+        const uint v2762 = v311 + v2760;
+        iron_frag<bfloat, 16, 16> v2769;
+        iron_frag_fill(v2769, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2769, shm3, long(v2762), long(64u));
+        iron_frag<bfloat, 16, 128> v2771;
+        iron_frag_fill(v2771, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2771, shm4, long(0u), long(64u));
+        iron_frag_mma(v220, v2769, v2771);
+        const uint v2773 = v2762 + 16u;
+        iron_frag<bfloat, 16, 16> v2778;
+        iron_frag_fill(v2778, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2778, shm3, long(v2773), long(64u));
+        iron_frag<bfloat, 16, 128> v2780;
+        iron_frag_fill(v2780, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2780, shm4, long(16u), long(64u));
+        iron_frag_mma(v220, v2778, v2780);
+        const uint v2782 = v2762 + 32u;
+        iron_frag<bfloat, 16, 16> v2787;
+        iron_frag_fill(v2787, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2787, shm3, long(v2782), long(64u));
+        iron_frag<bfloat, 16, 128> v2789;
+        iron_frag_fill(v2789, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2789, shm4, long(32u), long(64u));
+        iron_frag_mma(v220, v2787, v2789);
+        const uint v2791 = v2762 + 48u;
+        iron_frag<bfloat, 16, 16> v2796;
+        iron_frag_fill(v2796, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2796, shm3, long(v2791), long(64u));
+        iron_frag<bfloat, 16, 128> v2798;
+        iron_frag_fill(v2798, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2798, shm4, long(48u), long(64u));
+        iron_frag_mma(v220, v2796, v2798);
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
     }
   }
-  const uint v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-  const uint v502 = v501 << 4u;
-  const uint v504 = v399 << 6u;
-  const uint v505 = v22 + v504;
-  const uint v506 = v505 + v502;
-  const uint v507 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v508 = v506 + v507;
-  const uint v509 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v510 = v26 + v509;
-  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v512 = v402 && v511;
-  const bool v513 = v510 < v1;
-  const bool v514 = v512 && v513;
-  if (v514) {
-    const float v515 = v406.m[0][0].thread_elements()[0];
-    const float v516 = v515 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v517 = bfloat(v516);
-    const uint v518 = v508 * v1;
-    const uint v519 = v518 + v510;
-    out[v519] = v517;
-  }
-  const uint v520 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v521 = v506 + v520;
-  const uint v522 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v523 = v26 + v522;
-  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v525 = v402 && v524;
-  const bool v526 = v523 < v1;
-  const bool v527 = v525 && v526;
-  if (v527) {
-    const float v528 = v406.m[0][0].thread_elements()[1];
-    const float v529 = v528 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v530 = bfloat(v529);
-    const uint v531 = v521 * v1;
-    const uint v532 = v531 + v523;
-    out[v532] = v530;
-  }
-  const uint v533 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v534 = v506 + v533;
-  const uint v535 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v536 = v26 + v535;
-  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v538 = v402 && v537;
-  const bool v539 = v536 < v1;
-  const bool v540 = v538 && v539;
-  if (v540) {
-    const float v541 = v406.m[0][1].thread_elements()[0];
-    const float v542 = v541 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v543 = bfloat(v542);
-    const uint v544 = v534 * v1;
-    const uint v545 = v544 + v536;
-    out[v545] = v543;
-  }
-  const uint v546 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v547 = v506 + v546;
-  const uint v548 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v549 = v26 + v548;
-  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v551 = v402 && v550;
-  const bool v552 = v549 < v1;
-  const bool v553 = v551 && v552;
-  if (v553) {
-    const float v554 = v406.m[0][1].thread_elements()[1];
-    const float v555 = v554 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v556 = bfloat(v555);
-    const uint v557 = v547 * v1;
-    const uint v558 = v557 + v549;
-    out[v558] = v556;
-  }
-  const uint v559 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v560 = v506 + v559;
-  const uint v561 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v562 = v26 + v561;
-  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v564 = v402 && v563;
-  const bool v565 = v562 < v1;
-  const bool v566 = v564 && v565;
-  if (v566) {
-    const float v567 = v406.m[0][2].thread_elements()[0];
-    const float v568 = v567 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v569 = bfloat(v568);
-    const uint v570 = v560 * v1;
-    const uint v571 = v570 + v562;
-    out[v571] = v569;
-  }
-  const uint v572 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v573 = v506 + v572;
-  const uint v574 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v575 = v26 + v574;
-  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v577 = v402 && v576;
-  const bool v578 = v575 < v1;
-  const bool v579 = v577 && v578;
-  if (v579) {
-    const float v580 = v406.m[0][2].thread_elements()[1];
-    const float v581 = v580 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v582 = bfloat(v581);
-    const uint v583 = v573 * v1;
-    const uint v584 = v583 + v575;
-    out[v584] = v582;
-  }
-  const uint v585 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v586 = v506 + v585;
-  const uint v587 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v588 = v26 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v590 = v402 && v589;
-  const bool v591 = v588 < v1;
-  const bool v592 = v590 && v591;
-  if (v592) {
-    const float v593 = v406.m[0][3].thread_elements()[0];
-    const float v594 = v593 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v595 = bfloat(v594);
-    const uint v596 = v586 * v1;
-    const uint v597 = v596 + v588;
-    out[v597] = v595;
-  }
-  const uint v598 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v599 = v506 + v598;
-  const uint v600 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v601 = v26 + v600;
-  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v603 = v402 && v602;
-  const bool v604 = v601 < v1;
-  const bool v605 = v603 && v604;
-  if (v605) {
-    const float v606 = v406.m[0][3].thread_elements()[1];
-    const float v607 = v606 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v608 = bfloat(v607);
-    const uint v609 = v599 * v1;
-    const uint v610 = v609 + v601;
-    out[v610] = v608;
-  }
-  const uint v611 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v612 = v506 + v611;
-  const uint v613 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v614 = v26 + v613;
-  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v616 = v402 && v615;
-  const bool v617 = v614 < v1;
-  const bool v618 = v616 && v617;
-  if (v618) {
-    const float v619 = v406.m[0][4].thread_elements()[0];
-    const float v620 = v619 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v621 = bfloat(v620);
-    const uint v622 = v612 * v1;
-    const uint v623 = v622 + v614;
-    out[v623] = v621;
-  }
-  const uint v624 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v625 = v506 + v624;
-  const uint v626 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v627 = v26 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v629 = v402 && v628;
-  const bool v630 = v627 < v1;
-  const bool v631 = v629 && v630;
-  if (v631) {
-    const float v632 = v406.m[0][4].thread_elements()[1];
-    const float v633 = v632 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v634 = bfloat(v633);
-    const uint v635 = v625 * v1;
-    const uint v636 = v635 + v627;
-    out[v636] = v634;
-  }
-  const uint v637 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v638 = v506 + v637;
-  const uint v639 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v640 = v26 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v642 = v402 && v641;
-  const bool v643 = v640 < v1;
-  const bool v644 = v642 && v643;
-  if (v644) {
-    const float v645 = v406.m[0][5].thread_elements()[0];
-    const float v646 = v645 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v647 = bfloat(v646);
-    const uint v648 = v638 * v1;
-    const uint v649 = v648 + v640;
-    out[v649] = v647;
-  }
-  const uint v650 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v651 = v506 + v650;
-  const uint v652 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v653 = v26 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v655 = v402 && v654;
-  const bool v656 = v653 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v406.m[0][5].thread_elements()[1];
-    const float v659 = v658 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v660 = bfloat(v659);
-    const uint v661 = v651 * v1;
-    const uint v662 = v661 + v653;
-    out[v662] = v660;
-  }
-  const uint v663 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v664 = v506 + v663;
-  const uint v665 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v666 = v26 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v668 = v402 && v667;
-  const bool v669 = v666 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v406.m[0][6].thread_elements()[0];
-    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v673 = bfloat(v672);
-    const uint v674 = v664 * v1;
-    const uint v675 = v674 + v666;
-    out[v675] = v673;
-  }
-  const uint v676 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v677 = v506 + v676;
-  const uint v678 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v679 = v26 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v681 = v402 && v680;
-  const bool v682 = v679 < v1;
-  const bool v683 = v681 && v682;
-  if (v683) {
-    const float v684 = v406.m[0][6].thread_elements()[1];
-    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v686 = bfloat(v685);
-    const uint v687 = v677 * v1;
-    const uint v688 = v687 + v679;
-    out[v688] = v686;
-  }
-  const uint v689 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v690 = v506 + v689;
-  const uint v691 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v692 = v26 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v694 = v402 && v693;
-  const bool v695 = v692 < v1;
-  const bool v696 = v694 && v695;
-  if (v696) {
-    const float v697 = v406.m[0][7].thread_elements()[0];
-    const float v698 = v697 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v699 = bfloat(v698);
-    const uint v700 = v690 * v1;
-    const uint v701 = v700 + v692;
-    out[v701] = v699;
-  }
-  const uint v702 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v703 = v506 + v702;
-  const uint v704 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v705 = v26 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v707 = v402 && v706;
-  const bool v708 = v705 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v406.m[0][7].thread_elements()[1];
-    const float v711 = v710 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v712 = bfloat(v711);
-    const uint v713 = v703 * v1;
-    const uint v714 = v713 + v705;
-    out[v714] = v712;
-  }
-  const uint v715 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v716 = v506 + v715;
-  const uint v717 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v718 = v26 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v720 = v402 && v719;
-  const bool v721 = v718 < v1;
-  const bool v722 = v720 && v721;
-  if (v722) {
-    const float v723 = v406.m[0][8].thread_elements()[0];
-    const float v724 = v723 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v725 = bfloat(v724);
-    const uint v726 = v716 * v1;
-    const uint v727 = v726 + v718;
-    out[v727] = v725;
-  }
-  const uint v728 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v729 = v506 + v728;
-  const uint v730 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v731 = v26 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v733 = v402 && v732;
-  const bool v734 = v731 < v1;
-  const bool v735 = v733 && v734;
-  if (v735) {
-    const float v736 = v406.m[0][8].thread_elements()[1];
-    const float v737 = v736 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v738 = bfloat(v737);
-    const uint v739 = v729 * v1;
-    const uint v740 = v739 + v731;
-    out[v740] = v738;
-  }
-  const uint v741 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v742 = v506 + v741;
-  const uint v743 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v744 = v26 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v746 = v402 && v745;
-  const bool v747 = v744 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v406.m[0][9].thread_elements()[0];
-    const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v751 = bfloat(v750);
-    const uint v752 = v742 * v1;
-    const uint v753 = v752 + v744;
-    out[v753] = v751;
-  }
-  const uint v754 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v755 = v506 + v754;
-  const uint v756 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v757 = v26 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v759 = v402 && v758;
-  const bool v760 = v757 < v1;
-  const bool v761 = v759 && v760;
-  if (v761) {
-    const float v762 = v406.m[0][9].thread_elements()[1];
-    const float v763 = v762 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v764 = bfloat(v763);
-    const uint v765 = v755 * v1;
-    const uint v766 = v765 + v757;
-    out[v766] = v764;
-  }
-  const uint v767 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v768 = v506 + v767;
-  const uint v769 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v770 = v26 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v772 = v402 && v771;
-  const bool v773 = v770 < v1;
-  const bool v774 = v772 && v773;
-  if (v774) {
-    const float v775 = v406.m[0][10].thread_elements()[0];
-    const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v777 = bfloat(v776);
-    const uint v778 = v768 * v1;
-    const uint v779 = v778 + v770;
-    out[v779] = v777;
-  }
-  const uint v780 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v781 = v506 + v780;
-  const uint v782 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v783 = v26 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v785 = v402 && v784;
-  const bool v786 = v783 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v406.m[0][10].thread_elements()[1];
-    const float v789 = v788 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v790 = bfloat(v789);
-    const uint v791 = v781 * v1;
-    const uint v792 = v791 + v783;
-    out[v792] = v790;
-  }
-  const uint v793 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v794 = v506 + v793;
-  const uint v795 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v796 = v26 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v798 = v402 && v797;
-  const bool v799 = v796 < v1;
-  const bool v800 = v798 && v799;
-  if (v800) {
-    const float v801 = v406.m[0][11].thread_elements()[0];
-    const float v802 = v801 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v803 = bfloat(v802);
-    const uint v804 = v794 * v1;
-    const uint v805 = v804 + v796;
-    out[v805] = v803;
-  }
-  const uint v806 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v807 = v506 + v806;
-  const uint v808 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v809 = v26 + v808;
-  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v811 = v402 && v810;
-  const bool v812 = v809 < v1;
-  const bool v813 = v811 && v812;
-  if (v813) {
-    const float v814 = v406.m[0][11].thread_elements()[1];
-    const float v815 = v814 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v816 = bfloat(v815);
-    const uint v817 = v807 * v1;
-    const uint v818 = v817 + v809;
-    out[v818] = v816;
-  }
-  const uint v819 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v820 = v506 + v819;
-  const uint v821 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v822 = v26 + v821;
-  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v824 = v402 && v823;
-  const bool v825 = v822 < v1;
-  const bool v826 = v824 && v825;
-  if (v826) {
-    const float v827 = v406.m[0][12].thread_elements()[0];
-    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v829 = bfloat(v828);
-    const uint v830 = v820 * v1;
-    const uint v831 = v830 + v822;
-    out[v831] = v829;
-  }
-  const uint v832 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v833 = v506 + v832;
-  const uint v834 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v835 = v26 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v837 = v402 && v836;
-  const bool v838 = v835 < v1;
-  const bool v839 = v837 && v838;
-  if (v839) {
-    const float v840 = v406.m[0][12].thread_elements()[1];
-    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v842 = bfloat(v841);
-    const uint v843 = v833 * v1;
-    const uint v844 = v843 + v835;
-    out[v844] = v842;
-  }
-  const uint v845 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v846 = v506 + v845;
-  const uint v847 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v848 = v26 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v850 = v402 && v849;
-  const bool v851 = v848 < v1;
-  const bool v852 = v850 && v851;
-  if (v852) {
-    const float v853 = v406.m[0][13].thread_elements()[0];
-    const float v854 = v853 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v855 = bfloat(v854);
-    const uint v856 = v846 * v1;
-    const uint v857 = v856 + v848;
-    out[v857] = v855;
-  }
-  const uint v858 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v859 = v506 + v858;
-  const uint v860 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v861 = v26 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v863 = v402 && v862;
-  const bool v864 = v861 < v1;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v406.m[0][13].thread_elements()[1];
-    const float v867 = v866 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v868 = bfloat(v867);
-    const uint v869 = v859 * v1;
-    const uint v870 = v869 + v861;
-    out[v870] = v868;
-  }
-  const uint v871 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v872 = v506 + v871;
-  const uint v873 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v874 = v26 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v876 = v402 && v875;
-  const bool v877 = v874 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v406.m[0][14].thread_elements()[0];
-    const float v880 = v879 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v881 = bfloat(v880);
-    const uint v882 = v872 * v1;
-    const uint v883 = v882 + v874;
-    out[v883] = v881;
-  }
-  const uint v884 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v885 = v506 + v884;
-  const uint v886 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v887 = v26 + v886;
-  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v889 = v402 && v888;
-  const bool v890 = v887 < v1;
-  const bool v891 = v889 && v890;
-  if (v891) {
-    const float v892 = v406.m[0][14].thread_elements()[1];
-    const float v893 = v892 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v894 = bfloat(v893);
-    const uint v895 = v885 * v1;
-    const uint v896 = v895 + v887;
-    out[v896] = v894;
-  }
-  const uint v897 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v898 = v506 + v897;
-  const uint v899 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v900 = v26 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v902 = v402 && v901;
-  const bool v903 = v900 < v1;
-  const bool v904 = v902 && v903;
-  if (v904) {
-    const float v905 = v406.m[0][15].thread_elements()[0];
-    const float v906 = v905 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v907 = bfloat(v906);
-    const uint v908 = v898 * v1;
-    const uint v909 = v908 + v900;
-    out[v909] = v907;
-  }
-  const uint v910 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v911 = v506 + v910;
-  const uint v912 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v913 = v26 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v915 = v402 && v914;
-  const bool v916 = v913 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v406.m[0][15].thread_elements()[1];
-    const float v919 = v918 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v920 = bfloat(v919);
-    const uint v921 = v911 * v1;
-    const uint v922 = v921 + v913;
-    out[v922] = v920;
-  }
-  const uint v923 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v924 = v506 + v923;
-  const uint v925 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v926 = v26 + v925;
-  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v928 = v402 && v927;
-  const bool v929 = v926 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v406.m[1][0].thread_elements()[0];
-    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v933 = bfloat(v932);
-    const uint v934 = v924 * v1;
-    const uint v935 = v934 + v926;
-    out[v935] = v933;
-  }
-  const uint v936 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v937 = v506 + v936;
-  const uint v938 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v939 = v26 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v941 = v402 && v940;
-  const bool v942 = v939 < v1;
-  const bool v943 = v941 && v942;
-  if (v943) {
-    const float v944 = v406.m[1][0].thread_elements()[1];
-    const float v945 = v944 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v946 = bfloat(v945);
-    const uint v947 = v937 * v1;
-    const uint v948 = v947 + v939;
-    out[v948] = v946;
-  }
-  const uint v949 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v950 = v506 + v949;
-  const uint v951 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v952 = v26 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v954 = v402 && v953;
-  const bool v955 = v952 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v406.m[1][1].thread_elements()[0];
-    const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v959 = bfloat(v958);
-    const uint v960 = v950 * v1;
-    const uint v961 = v960 + v952;
-    out[v961] = v959;
-  }
-  const uint v962 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v963 = v506 + v962;
-  const uint v964 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v965 = v26 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v967 = v402 && v966;
-  const bool v968 = v965 < v1;
-  const bool v969 = v967 && v968;
-  if (v969) {
-    const float v970 = v406.m[1][1].thread_elements()[1];
-    const float v971 = v970 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v972 = bfloat(v971);
-    const uint v973 = v963 * v1;
-    const uint v974 = v973 + v965;
-    out[v974] = v972;
-  }
-  const uint v975 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v976 = v506 + v975;
-  const uint v977 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v978 = v26 + v977;
-  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v980 = v402 && v979;
-  const bool v981 = v978 < v1;
-  const bool v982 = v980 && v981;
-  if (v982) {
-    const float v983 = v406.m[1][2].thread_elements()[0];
-    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v985 = bfloat(v984);
-    const uint v986 = v976 * v1;
-    const uint v987 = v986 + v978;
-    out[v987] = v985;
-  }
-  const uint v988 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v989 = v506 + v988;
-  const uint v990 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v991 = v26 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v993 = v402 && v992;
-  const bool v994 = v991 < v1;
-  const bool v995 = v993 && v994;
-  if (v995) {
-    const float v996 = v406.m[1][2].thread_elements()[1];
-    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v998 = bfloat(v997);
-    const uint v999 = v989 * v1;
-    const uint v1000 = v999 + v991;
-    out[v1000] = v998;
-  }
-  const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1002 = v506 + v1001;
-  const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1004 = v26 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1006 = v402 && v1005;
-  const bool v1007 = v1004 < v1;
-  const bool v1008 = v1006 && v1007;
-  if (v1008) {
-    const float v1009 = v406.m[1][3].thread_elements()[0];
-    const float v1010 = v1009 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1011 = bfloat(v1010);
-    const uint v1012 = v1002 * v1;
-    const uint v1013 = v1012 + v1004;
-    out[v1013] = v1011;
-  }
-  const uint v1014 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1015 = v506 + v1014;
-  const uint v1016 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1017 = v26 + v1016;
-  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1019 = v402 && v1018;
-  const bool v1020 = v1017 < v1;
-  const bool v1021 = v1019 && v1020;
-  if (v1021) {
-    const float v1022 = v406.m[1][3].thread_elements()[1];
-    const float v1023 = v1022 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1024 = bfloat(v1023);
-    const uint v1025 = v1015 * v1;
-    const uint v1026 = v1025 + v1017;
-    out[v1026] = v1024;
-  }
-  const uint v1027 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1028 = v506 + v1027;
-  const uint v1029 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1030 = v26 + v1029;
-  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1032 = v402 && v1031;
-  const bool v1033 = v1030 < v1;
-  const bool v1034 = v1032 && v1033;
-  if (v1034) {
-    const float v1035 = v406.m[1][4].thread_elements()[0];
-    const float v1036 = v1035 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1037 = bfloat(v1036);
-    const uint v1038 = v1028 * v1;
-    const uint v1039 = v1038 + v1030;
-    out[v1039] = v1037;
-  }
-  const uint v1040 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1041 = v506 + v1040;
-  const uint v1042 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1043 = v26 + v1042;
-  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1045 = v402 && v1044;
-  const bool v1046 = v1043 < v1;
-  const bool v1047 = v1045 && v1046;
-  if (v1047) {
-    const float v1048 = v406.m[1][4].thread_elements()[1];
-    const float v1049 = v1048 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1050 = bfloat(v1049);
-    const uint v1051 = v1041 * v1;
-    const uint v1052 = v1051 + v1043;
-    out[v1052] = v1050;
-  }
-  const uint v1053 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1054 = v506 + v1053;
-  const uint v1055 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1056 = v26 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1058 = v402 && v1057;
-  const bool v1059 = v1056 < v1;
-  const bool v1060 = v1058 && v1059;
-  if (v1060) {
-    const float v1061 = v406.m[1][5].thread_elements()[0];
-    const float v1062 = v1061 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1063 = bfloat(v1062);
-    const uint v1064 = v1054 * v1;
-    const uint v1065 = v1064 + v1056;
-    out[v1065] = v1063;
-  }
-  const uint v1066 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1067 = v506 + v1066;
-  const uint v1068 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1069 = v26 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1071 = v402 && v1070;
-  const bool v1072 = v1069 < v1;
-  const bool v1073 = v1071 && v1072;
-  if (v1073) {
-    const float v1074 = v406.m[1][5].thread_elements()[1];
-    const float v1075 = v1074 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1076 = bfloat(v1075);
-    const uint v1077 = v1067 * v1;
-    const uint v1078 = v1077 + v1069;
-    out[v1078] = v1076;
-  }
-  const uint v1079 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1080 = v506 + v1079;
-  const uint v1081 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1082 = v26 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1084 = v402 && v1083;
-  const bool v1085 = v1082 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v406.m[1][6].thread_elements()[0];
-    const float v1088 = v1087 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1089 = bfloat(v1088);
-    const uint v1090 = v1080 * v1;
-    const uint v1091 = v1090 + v1082;
-    out[v1091] = v1089;
-  }
-  const uint v1092 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1093 = v506 + v1092;
-  const uint v1094 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1095 = v26 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1097 = v402 && v1096;
-  const bool v1098 = v1095 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v406.m[1][6].thread_elements()[1];
-    const float v1101 = v1100 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1102 = bfloat(v1101);
-    const uint v1103 = v1093 * v1;
-    const uint v1104 = v1103 + v1095;
-    out[v1104] = v1102;
-  }
-  const uint v1105 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1106 = v506 + v1105;
-  const uint v1107 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1108 = v26 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1110 = v402 && v1109;
-  const bool v1111 = v1108 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v406.m[1][7].thread_elements()[0];
-    const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1115 = bfloat(v1114);
-    const uint v1116 = v1106 * v1;
-    const uint v1117 = v1116 + v1108;
-    out[v1117] = v1115;
-  }
-  const uint v1118 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1119 = v506 + v1118;
-  const uint v1120 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1121 = v26 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1123 = v402 && v1122;
-  const bool v1124 = v1121 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v406.m[1][7].thread_elements()[1];
-    const float v1127 = v1126 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1128 = bfloat(v1127);
-    const uint v1129 = v1119 * v1;
-    const uint v1130 = v1129 + v1121;
-    out[v1130] = v1128;
-  }
-  const uint v1131 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1132 = v506 + v1131;
-  const uint v1133 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1134 = v26 + v1133;
-  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1136 = v402 && v1135;
-  const bool v1137 = v1134 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v406.m[1][8].thread_elements()[0];
-    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1141 = bfloat(v1140);
-    const uint v1142 = v1132 * v1;
-    const uint v1143 = v1142 + v1134;
-    out[v1143] = v1141;
-  }
-  const uint v1144 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1145 = v506 + v1144;
-  const uint v1146 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1147 = v26 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1149 = v402 && v1148;
-  const bool v1150 = v1147 < v1;
-  const bool v1151 = v1149 && v1150;
-  if (v1151) {
-    const float v1152 = v406.m[1][8].thread_elements()[1];
-    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1154 = bfloat(v1153);
-    const uint v1155 = v1145 * v1;
-    const uint v1156 = v1155 + v1147;
-    out[v1156] = v1154;
-  }
-  const uint v1157 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1158 = v506 + v1157;
-  const uint v1159 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1160 = v26 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1162 = v402 && v1161;
-  const bool v1163 = v1160 < v1;
-  const bool v1164 = v1162 && v1163;
-  if (v1164) {
-    const float v1165 = v406.m[1][9].thread_elements()[0];
-    const float v1166 = v1165 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1167 = bfloat(v1166);
-    const uint v1168 = v1158 * v1;
-    const uint v1169 = v1168 + v1160;
-    out[v1169] = v1167;
-  }
-  const uint v1170 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1171 = v506 + v1170;
-  const uint v1172 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1173 = v26 + v1172;
-  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1175 = v402 && v1174;
-  const bool v1176 = v1173 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v406.m[1][9].thread_elements()[1];
-    const float v1179 = v1178 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1180 = bfloat(v1179);
-    const uint v1181 = v1171 * v1;
-    const uint v1182 = v1181 + v1173;
-    out[v1182] = v1180;
-  }
-  const uint v1183 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1184 = v506 + v1183;
-  const uint v1185 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1186 = v26 + v1185;
-  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1188 = v402 && v1187;
-  const bool v1189 = v1186 < v1;
-  const bool v1190 = v1188 && v1189;
-  if (v1190) {
-    const float v1191 = v406.m[1][10].thread_elements()[0];
-    const float v1192 = v1191 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1193 = bfloat(v1192);
-    const uint v1194 = v1184 * v1;
-    const uint v1195 = v1194 + v1186;
-    out[v1195] = v1193;
-  }
-  const uint v1196 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1197 = v506 + v1196;
-  const uint v1198 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1199 = v26 + v1198;
-  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1201 = v402 && v1200;
-  const bool v1202 = v1199 < v1;
-  const bool v1203 = v1201 && v1202;
-  if (v1203) {
-    const float v1204 = v406.m[1][10].thread_elements()[1];
-    const float v1205 = v1204 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1206 = bfloat(v1205);
-    const uint v1207 = v1197 * v1;
-    const uint v1208 = v1207 + v1199;
-    out[v1208] = v1206;
-  }
-  const uint v1209 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1210 = v506 + v1209;
-  const uint v1211 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1212 = v26 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1214 = v402 && v1213;
-  const bool v1215 = v1212 < v1;
-  const bool v1216 = v1214 && v1215;
-  if (v1216) {
-    const float v1217 = v406.m[1][11].thread_elements()[0];
-    const float v1218 = v1217 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1219 = bfloat(v1218);
-    const uint v1220 = v1210 * v1;
-    const uint v1221 = v1220 + v1212;
-    out[v1221] = v1219;
-  }
-  const uint v1222 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1223 = v506 + v1222;
-  const uint v1224 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1225 = v26 + v1224;
-  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1227 = v402 && v1226;
-  const bool v1228 = v1225 < v1;
-  const bool v1229 = v1227 && v1228;
-  if (v1229) {
-    const float v1230 = v406.m[1][11].thread_elements()[1];
-    const float v1231 = v1230 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1232 = bfloat(v1231);
-    const uint v1233 = v1223 * v1;
-    const uint v1234 = v1233 + v1225;
-    out[v1234] = v1232;
-  }
-  const uint v1235 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1236 = v506 + v1235;
-  const uint v1237 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1238 = v26 + v1237;
-  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1240 = v402 && v1239;
-  const bool v1241 = v1238 < v1;
-  const bool v1242 = v1240 && v1241;
-  if (v1242) {
-    const float v1243 = v406.m[1][12].thread_elements()[0];
-    const float v1244 = v1243 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1245 = bfloat(v1244);
-    const uint v1246 = v1236 * v1;
-    const uint v1247 = v1246 + v1238;
-    out[v1247] = v1245;
-  }
-  const uint v1248 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1249 = v506 + v1248;
-  const uint v1250 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1251 = v26 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1253 = v402 && v1252;
-  const bool v1254 = v1251 < v1;
-  const bool v1255 = v1253 && v1254;
-  if (v1255) {
-    const float v1256 = v406.m[1][12].thread_elements()[1];
-    const float v1257 = v1256 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1258 = bfloat(v1257);
-    const uint v1259 = v1249 * v1;
-    const uint v1260 = v1259 + v1251;
-    out[v1260] = v1258;
-  }
-  const uint v1261 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1262 = v506 + v1261;
-  const uint v1263 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1264 = v26 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1266 = v402 && v1265;
-  const bool v1267 = v1264 < v1;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v406.m[1][13].thread_elements()[0];
-    const float v1270 = v1269 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1271 = bfloat(v1270);
-    const uint v1272 = v1262 * v1;
-    const uint v1273 = v1272 + v1264;
-    out[v1273] = v1271;
-  }
-  const uint v1274 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1275 = v506 + v1274;
-  const uint v1276 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1277 = v26 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1279 = v402 && v1278;
-  const bool v1280 = v1277 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v406.m[1][13].thread_elements()[1];
-    const float v1283 = v1282 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1284 = bfloat(v1283);
-    const uint v1285 = v1275 * v1;
-    const uint v1286 = v1285 + v1277;
-    out[v1286] = v1284;
-  }
-  const uint v1287 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1288 = v506 + v1287;
-  const uint v1289 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1290 = v26 + v1289;
-  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1292 = v402 && v1291;
-  const bool v1293 = v1290 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v406.m[1][14].thread_elements()[0];
-    const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1297 = bfloat(v1296);
-    const uint v1298 = v1288 * v1;
-    const uint v1299 = v1298 + v1290;
-    out[v1299] = v1297;
-  }
-  const uint v1300 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1301 = v506 + v1300;
-  const uint v1302 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1303 = v26 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1305 = v402 && v1304;
-  const bool v1306 = v1303 < v1;
-  const bool v1307 = v1305 && v1306;
-  if (v1307) {
-    const float v1308 = v406.m[1][14].thread_elements()[1];
-    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1310 = bfloat(v1309);
-    const uint v1311 = v1301 * v1;
-    const uint v1312 = v1311 + v1303;
-    out[v1312] = v1310;
-  }
-  const uint v1313 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1314 = v506 + v1313;
-  const uint v1315 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1316 = v26 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1318 = v402 && v1317;
-  const bool v1319 = v1316 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v406.m[1][15].thread_elements()[0];
-    const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1323 = bfloat(v1322);
-    const uint v1324 = v1314 * v1;
-    const uint v1325 = v1324 + v1316;
-    out[v1325] = v1323;
-  }
-  const uint v1326 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1327 = v506 + v1326;
-  const uint v1328 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1329 = v26 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1331 = v402 && v1330;
-  const bool v1332 = v1329 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v406.m[1][15].thread_elements()[1];
-    const float v1335 = v1334 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1336 = bfloat(v1335);
-    const uint v1337 = v1327 * v1;
-    const uint v1338 = v1337 + v1329;
-    out[v1338] = v1336;
-  }
-  const uint v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
-  iron_frag<float, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:182
-  iron_frag_fill(v1350, float(0.0f));
-  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:221
-    const uint v2737 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:225
-    const uint v2739 = v398 << 5u;
-    const uint v2740 = v2739 + v2737;
-    const uint v2744 = v2740 >> 3u;
-    const uint v2746 = v2740 & 7u;
-    const uint v2748 = v2746 << 3u;
-    const uint v2749 = v22 + v2744;
-    const bool v2751 = v2749 < v0;
-    const uint v2754 = v2749 * v2;
-    const uint v2759 = v2744 << 6u;
-    const uint v2763 = v2740 + 384u;
-    const uint v2765 = v2763 >> 3u;
-    const uint v2767 = v2763 & 7u;
-    const uint v2769 = v2767 << 3u;
-    const uint v2770 = v22 + v2765;
-    const bool v2772 = v2770 < v0;
-    const uint v2775 = v2770 * v2;
-    const uint v2780 = v2765 << 6u;
-    const uint v2784 = v2740 + 768u;
-    const bool v2786 = v2784 < 1024u;
-    const uint v2822 = v1340 + v2744;  // kernels/gemm/gemm_warpgroup.hpp:226
-    const bool v2824 = v2822 < v1;
-    const uint v2827 = v2822 * v2;
-    const uint v2843 = v1340 + v2765;
-    const bool v2845 = v2843 < v1;
-    const uint v2848 = v2843 * v2;
+  const uint v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const uint v317 = v316 << 4u;
+  const uint v319 = v213 << 6u;
+  const uint v320 = v22 + v319;
+  const uint v321 = v320 + v317;
+  const uint v322 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v323 = v321 + v322;
+  const uint v324 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v325 = v26 + v324;
+  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v327 = v216 && v326;
+  const bool v328 = v325 < v1;
+  const bool v329 = v327 && v328;
+  if (v329) {
+    const float v330 = v220.m[0][0].thread_elements()[0];
+    const float v331 = v330 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v332 = bfloat(v331);
+    const uint v333 = v323 * v1;
+    const uint v334 = v333 + v325;
+    out[v334] = v332;
+  }
+  const uint v335 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v336 = v321 + v335;
+  const uint v337 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v338 = v26 + v337;
+  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v340 = v216 && v339;
+  const bool v341 = v338 < v1;
+  const bool v342 = v340 && v341;
+  if (v342) {
+    const float v343 = v220.m[0][0].thread_elements()[1];
+    const float v344 = v343 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v345 = bfloat(v344);
+    const uint v346 = v336 * v1;
+    const uint v347 = v346 + v338;
+    out[v347] = v345;
+  }
+  const uint v348 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v349 = v321 + v348;
+  const uint v350 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v351 = v26 + v350;
+  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v353 = v216 && v352;
+  const bool v354 = v351 < v1;
+  const bool v355 = v353 && v354;
+  if (v355) {
+    const float v356 = v220.m[0][1].thread_elements()[0];
+    const float v357 = v356 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v358 = bfloat(v357);
+    const uint v359 = v349 * v1;
+    const uint v360 = v359 + v351;
+    out[v360] = v358;
+  }
+  const uint v361 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v362 = v321 + v361;
+  const uint v363 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v364 = v26 + v363;
+  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v366 = v216 && v365;
+  const bool v367 = v364 < v1;
+  const bool v368 = v366 && v367;
+  if (v368) {
+    const float v369 = v220.m[0][1].thread_elements()[1];
+    const float v370 = v369 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v371 = bfloat(v370);
+    const uint v372 = v362 * v1;
+    const uint v373 = v372 + v364;
+    out[v373] = v371;
+  }
+  const uint v374 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v375 = v321 + v374;
+  const uint v376 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v377 = v26 + v376;
+  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v379 = v216 && v378;
+  const bool v380 = v377 < v1;
+  const bool v381 = v379 && v380;
+  if (v381) {
+    const float v382 = v220.m[0][2].thread_elements()[0];
+    const float v383 = v382 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v384 = bfloat(v383);
+    const uint v385 = v375 * v1;
+    const uint v386 = v385 + v377;
+    out[v386] = v384;
+  }
+  const uint v387 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v388 = v321 + v387;
+  const uint v389 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v390 = v26 + v389;
+  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v392 = v216 && v391;
+  const bool v393 = v390 < v1;
+  const bool v394 = v392 && v393;
+  if (v394) {
+    const float v395 = v220.m[0][2].thread_elements()[1];
+    const float v396 = v395 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v397 = bfloat(v396);
+    const uint v398 = v388 * v1;
+    const uint v399 = v398 + v390;
+    out[v399] = v397;
+  }
+  const uint v400 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v401 = v321 + v400;
+  const uint v402 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v403 = v26 + v402;
+  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v405 = v216 && v404;
+  const bool v406 = v403 < v1;
+  const bool v407 = v405 && v406;
+  if (v407) {
+    const float v408 = v220.m[0][3].thread_elements()[0];
+    const float v409 = v408 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v410 = bfloat(v409);
+    const uint v411 = v401 * v1;
+    const uint v412 = v411 + v403;
+    out[v412] = v410;
+  }
+  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v414 = v321 + v413;
+  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v416 = v26 + v415;
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v418 = v216 && v417;
+  const bool v419 = v416 < v1;
+  const bool v420 = v418 && v419;
+  if (v420) {
+    const float v421 = v220.m[0][3].thread_elements()[1];
+    const float v422 = v421 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v423 = bfloat(v422);
+    const uint v424 = v414 * v1;
+    const uint v425 = v424 + v416;
+    out[v425] = v423;
+  }
+  const uint v426 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v427 = v321 + v426;
+  const uint v428 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v429 = v26 + v428;
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v431 = v216 && v430;
+  const bool v432 = v429 < v1;
+  const bool v433 = v431 && v432;
+  if (v433) {
+    const float v434 = v220.m[0][4].thread_elements()[0];
+    const float v435 = v434 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v436 = bfloat(v435);
+    const uint v437 = v427 * v1;
+    const uint v438 = v437 + v429;
+    out[v438] = v436;
+  }
+  const uint v439 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v440 = v321 + v439;
+  const uint v441 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v442 = v26 + v441;
+  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v444 = v216 && v443;
+  const bool v445 = v442 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v220.m[0][4].thread_elements()[1];
+    const float v448 = v447 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v449 = bfloat(v448);
+    const uint v450 = v440 * v1;
+    const uint v451 = v450 + v442;
+    out[v451] = v449;
+  }
+  const uint v452 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v453 = v321 + v452;
+  const uint v454 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v455 = v26 + v454;
+  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v457 = v216 && v456;
+  const bool v458 = v455 < v1;
+  const bool v459 = v457 && v458;
+  if (v459) {
+    const float v460 = v220.m[0][5].thread_elements()[0];
+    const float v461 = v460 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v462 = bfloat(v461);
+    const uint v463 = v453 * v1;
+    const uint v464 = v463 + v455;
+    out[v464] = v462;
+  }
+  const uint v465 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v466 = v321 + v465;
+  const uint v467 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v468 = v26 + v467;
+  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v470 = v216 && v469;
+  const bool v471 = v468 < v1;
+  const bool v472 = v470 && v471;
+  if (v472) {
+    const float v473 = v220.m[0][5].thread_elements()[1];
+    const float v474 = v473 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v475 = bfloat(v474);
+    const uint v476 = v466 * v1;
+    const uint v477 = v476 + v468;
+    out[v477] = v475;
+  }
+  const uint v478 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v479 = v321 + v478;
+  const uint v480 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v481 = v26 + v480;
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v483 = v216 && v482;
+  const bool v484 = v481 < v1;
+  const bool v485 = v483 && v484;
+  if (v485) {
+    const float v486 = v220.m[0][6].thread_elements()[0];
+    const float v487 = v486 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v488 = bfloat(v487);
+    const uint v489 = v479 * v1;
+    const uint v490 = v489 + v481;
+    out[v490] = v488;
+  }
+  const uint v491 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v492 = v321 + v491;
+  const uint v493 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v494 = v26 + v493;
+  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v496 = v216 && v495;
+  const bool v497 = v494 < v1;
+  const bool v498 = v496 && v497;
+  if (v498) {
+    const float v499 = v220.m[0][6].thread_elements()[1];
+    const float v500 = v499 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v501 = bfloat(v500);
+    const uint v502 = v492 * v1;
+    const uint v503 = v502 + v494;
+    out[v503] = v501;
+  }
+  const uint v504 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v505 = v321 + v504;
+  const uint v506 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v507 = v26 + v506;
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v509 = v216 && v508;
+  const bool v510 = v507 < v1;
+  const bool v511 = v509 && v510;
+  if (v511) {
+    const float v512 = v220.m[0][7].thread_elements()[0];
+    const float v513 = v512 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v514 = bfloat(v513);
+    const uint v515 = v505 * v1;
+    const uint v516 = v515 + v507;
+    out[v516] = v514;
+  }
+  const uint v517 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v518 = v321 + v517;
+  const uint v519 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v520 = v26 + v519;
+  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v522 = v216 && v521;
+  const bool v523 = v520 < v1;
+  const bool v524 = v522 && v523;
+  if (v524) {
+    const float v525 = v220.m[0][7].thread_elements()[1];
+    const float v526 = v525 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v527 = bfloat(v526);
+    const uint v528 = v518 * v1;
+    const uint v529 = v528 + v520;
+    out[v529] = v527;
+  }
+  const uint v530 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v531 = v321 + v530;
+  const uint v532 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v533 = v26 + v532;
+  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v535 = v216 && v534;
+  const bool v536 = v533 < v1;
+  const bool v537 = v535 && v536;
+  if (v537) {
+    const float v538 = v220.m[0][8].thread_elements()[0];
+    const float v539 = v538 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v540 = bfloat(v539);
+    const uint v541 = v531 * v1;
+    const uint v542 = v541 + v533;
+    out[v542] = v540;
+  }
+  const uint v543 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v544 = v321 + v543;
+  const uint v545 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v546 = v26 + v545;
+  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v548 = v216 && v547;
+  const bool v549 = v546 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v220.m[0][8].thread_elements()[1];
+    const float v552 = v551 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v553 = bfloat(v552);
+    const uint v554 = v544 * v1;
+    const uint v555 = v554 + v546;
+    out[v555] = v553;
+  }
+  const uint v556 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v557 = v321 + v556;
+  const uint v558 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v559 = v26 + v558;
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v561 = v216 && v560;
+  const bool v562 = v559 < v1;
+  const bool v563 = v561 && v562;
+  if (v563) {
+    const float v564 = v220.m[0][9].thread_elements()[0];
+    const float v565 = v564 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v566 = bfloat(v565);
+    const uint v567 = v557 * v1;
+    const uint v568 = v567 + v559;
+    out[v568] = v566;
+  }
+  const uint v569 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v570 = v321 + v569;
+  const uint v571 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v572 = v26 + v571;
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v574 = v216 && v573;
+  const bool v575 = v572 < v1;
+  const bool v576 = v574 && v575;
+  if (v576) {
+    const float v577 = v220.m[0][9].thread_elements()[1];
+    const float v578 = v577 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v579 = bfloat(v578);
+    const uint v580 = v570 * v1;
+    const uint v581 = v580 + v572;
+    out[v581] = v579;
+  }
+  const uint v582 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v583 = v321 + v582;
+  const uint v584 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v585 = v26 + v584;
+  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v587 = v216 && v586;
+  const bool v588 = v585 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v220.m[0][10].thread_elements()[0];
+    const float v591 = v590 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v592 = bfloat(v591);
+    const uint v593 = v583 * v1;
+    const uint v594 = v593 + v585;
+    out[v594] = v592;
+  }
+  const uint v595 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v596 = v321 + v595;
+  const uint v597 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v598 = v26 + v597;
+  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v600 = v216 && v599;
+  const bool v601 = v598 < v1;
+  const bool v602 = v600 && v601;
+  if (v602) {
+    const float v603 = v220.m[0][10].thread_elements()[1];
+    const float v604 = v603 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v605 = bfloat(v604);
+    const uint v606 = v596 * v1;
+    const uint v607 = v606 + v598;
+    out[v607] = v605;
+  }
+  const uint v608 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v609 = v321 + v608;
+  const uint v610 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v611 = v26 + v610;
+  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v613 = v216 && v612;
+  const bool v614 = v611 < v1;
+  const bool v615 = v613 && v614;
+  if (v615) {
+    const float v616 = v220.m[0][11].thread_elements()[0];
+    const float v617 = v616 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v618 = bfloat(v617);
+    const uint v619 = v609 * v1;
+    const uint v620 = v619 + v611;
+    out[v620] = v618;
+  }
+  const uint v621 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v622 = v321 + v621;
+  const uint v623 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v624 = v26 + v623;
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v626 = v216 && v625;
+  const bool v627 = v624 < v1;
+  const bool v628 = v626 && v627;
+  if (v628) {
+    const float v629 = v220.m[0][11].thread_elements()[1];
+    const float v630 = v629 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v631 = bfloat(v630);
+    const uint v632 = v622 * v1;
+    const uint v633 = v632 + v624;
+    out[v633] = v631;
+  }
+  const uint v634 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v635 = v321 + v634;
+  const uint v636 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v637 = v26 + v636;
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v639 = v216 && v638;
+  const bool v640 = v637 < v1;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v220.m[0][12].thread_elements()[0];
+    const float v643 = v642 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v644 = bfloat(v643);
+    const uint v645 = v635 * v1;
+    const uint v646 = v645 + v637;
+    out[v646] = v644;
+  }
+  const uint v647 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v648 = v321 + v647;
+  const uint v649 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v650 = v26 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v652 = v216 && v651;
+  const bool v653 = v650 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v220.m[0][12].thread_elements()[1];
+    const float v656 = v655 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v657 = bfloat(v656);
+    const uint v658 = v648 * v1;
+    const uint v659 = v658 + v650;
+    out[v659] = v657;
+  }
+  const uint v660 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v661 = v321 + v660;
+  const uint v662 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v663 = v26 + v662;
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v665 = v216 && v664;
+  const bool v666 = v663 < v1;
+  const bool v667 = v665 && v666;
+  if (v667) {
+    const float v668 = v220.m[0][13].thread_elements()[0];
+    const float v669 = v668 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v670 = bfloat(v669);
+    const uint v671 = v661 * v1;
+    const uint v672 = v671 + v663;
+    out[v672] = v670;
+  }
+  const uint v673 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v674 = v321 + v673;
+  const uint v675 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v676 = v26 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v678 = v216 && v677;
+  const bool v679 = v676 < v1;
+  const bool v680 = v678 && v679;
+  if (v680) {
+    const float v681 = v220.m[0][13].thread_elements()[1];
+    const float v682 = v681 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v683 = bfloat(v682);
+    const uint v684 = v674 * v1;
+    const uint v685 = v684 + v676;
+    out[v685] = v683;
+  }
+  const uint v686 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v687 = v321 + v686;
+  const uint v688 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v689 = v26 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v691 = v216 && v690;
+  const bool v692 = v689 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v220.m[0][14].thread_elements()[0];
+    const float v695 = v694 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v696 = bfloat(v695);
+    const uint v697 = v687 * v1;
+    const uint v698 = v697 + v689;
+    out[v698] = v696;
+  }
+  const uint v699 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v700 = v321 + v699;
+  const uint v701 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v702 = v26 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v704 = v216 && v703;
+  const bool v705 = v702 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v220.m[0][14].thread_elements()[1];
+    const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v709 = bfloat(v708);
+    const uint v710 = v700 * v1;
+    const uint v711 = v710 + v702;
+    out[v711] = v709;
+  }
+  const uint v712 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v713 = v321 + v712;
+  const uint v714 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v715 = v26 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v717 = v216 && v716;
+  const bool v718 = v715 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v220.m[0][15].thread_elements()[0];
+    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v722 = bfloat(v721);
+    const uint v723 = v713 * v1;
+    const uint v724 = v723 + v715;
+    out[v724] = v722;
+  }
+  const uint v725 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v726 = v321 + v725;
+  const uint v727 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v728 = v26 + v727;
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v730 = v216 && v729;
+  const bool v731 = v728 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v220.m[0][15].thread_elements()[1];
+    const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v735 = bfloat(v734);
+    const uint v736 = v726 * v1;
+    const uint v737 = v736 + v728;
+    out[v737] = v735;
+  }
+  const uint v738 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v739 = v321 + v738;
+  const uint v740 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v741 = v26 + v740;
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v743 = v216 && v742;
+  const bool v744 = v741 < v1;
+  const bool v745 = v743 && v744;
+  if (v745) {
+    const float v746 = v220.m[1][0].thread_elements()[0];
+    const float v747 = v746 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v748 = bfloat(v747);
+    const uint v749 = v739 * v1;
+    const uint v750 = v749 + v741;
+    out[v750] = v748;
+  }
+  const uint v751 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v752 = v321 + v751;
+  const uint v753 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v754 = v26 + v753;
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v756 = v216 && v755;
+  const bool v757 = v754 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v220.m[1][0].thread_elements()[1];
+    const float v760 = v759 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v761 = bfloat(v760);
+    const uint v762 = v752 * v1;
+    const uint v763 = v762 + v754;
+    out[v763] = v761;
+  }
+  const uint v764 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v765 = v321 + v764;
+  const uint v766 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v767 = v26 + v766;
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v769 = v216 && v768;
+  const bool v770 = v767 < v1;
+  const bool v771 = v769 && v770;
+  if (v771) {
+    const float v772 = v220.m[1][1].thread_elements()[0];
+    const float v773 = v772 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v774 = bfloat(v773);
+    const uint v775 = v765 * v1;
+    const uint v776 = v775 + v767;
+    out[v776] = v774;
+  }
+  const uint v777 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v778 = v321 + v777;
+  const uint v779 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v780 = v26 + v779;
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v782 = v216 && v781;
+  const bool v783 = v780 < v1;
+  const bool v784 = v782 && v783;
+  if (v784) {
+    const float v785 = v220.m[1][1].thread_elements()[1];
+    const float v786 = v785 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v787 = bfloat(v786);
+    const uint v788 = v778 * v1;
+    const uint v789 = v788 + v780;
+    out[v789] = v787;
+  }
+  const uint v790 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v791 = v321 + v790;
+  const uint v792 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v793 = v26 + v792;
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v795 = v216 && v794;
+  const bool v796 = v793 < v1;
+  const bool v797 = v795 && v796;
+  if (v797) {
+    const float v798 = v220.m[1][2].thread_elements()[0];
+    const float v799 = v798 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v800 = bfloat(v799);
+    const uint v801 = v791 * v1;
+    const uint v802 = v801 + v793;
+    out[v802] = v800;
+  }
+  const uint v803 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v804 = v321 + v803;
+  const uint v805 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v806 = v26 + v805;
+  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v808 = v216 && v807;
+  const bool v809 = v806 < v1;
+  const bool v810 = v808 && v809;
+  if (v810) {
+    const float v811 = v220.m[1][2].thread_elements()[1];
+    const float v812 = v811 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v813 = bfloat(v812);
+    const uint v814 = v804 * v1;
+    const uint v815 = v814 + v806;
+    out[v815] = v813;
+  }
+  const uint v816 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v817 = v321 + v816;
+  const uint v818 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v819 = v26 + v818;
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v821 = v216 && v820;
+  const bool v822 = v819 < v1;
+  const bool v823 = v821 && v822;
+  if (v823) {
+    const float v824 = v220.m[1][3].thread_elements()[0];
+    const float v825 = v824 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v826 = bfloat(v825);
+    const uint v827 = v817 * v1;
+    const uint v828 = v827 + v819;
+    out[v828] = v826;
+  }
+  const uint v829 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v830 = v321 + v829;
+  const uint v831 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v832 = v26 + v831;
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v834 = v216 && v833;
+  const bool v835 = v832 < v1;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v220.m[1][3].thread_elements()[1];
+    const float v838 = v837 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v839 = bfloat(v838);
+    const uint v840 = v830 * v1;
+    const uint v841 = v840 + v832;
+    out[v841] = v839;
+  }
+  const uint v842 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v843 = v321 + v842;
+  const uint v844 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v845 = v26 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v847 = v216 && v846;
+  const bool v848 = v845 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v220.m[1][4].thread_elements()[0];
+    const float v851 = v850 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v852 = bfloat(v851);
+    const uint v853 = v843 * v1;
+    const uint v854 = v853 + v845;
+    out[v854] = v852;
+  }
+  const uint v855 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v856 = v321 + v855;
+  const uint v857 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v858 = v26 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v860 = v216 && v859;
+  const bool v861 = v858 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v220.m[1][4].thread_elements()[1];
+    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v865 = bfloat(v864);
+    const uint v866 = v856 * v1;
+    const uint v867 = v866 + v858;
+    out[v867] = v865;
+  }
+  const uint v868 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v869 = v321 + v868;
+  const uint v870 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v871 = v26 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v873 = v216 && v872;
+  const bool v874 = v871 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v220.m[1][5].thread_elements()[0];
+    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v878 = bfloat(v877);
+    const uint v879 = v869 * v1;
+    const uint v880 = v879 + v871;
+    out[v880] = v878;
+  }
+  const uint v881 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v882 = v321 + v881;
+  const uint v883 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v884 = v26 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v886 = v216 && v885;
+  const bool v887 = v884 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v220.m[1][5].thread_elements()[1];
+    const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v891 = bfloat(v890);
+    const uint v892 = v882 * v1;
+    const uint v893 = v892 + v884;
+    out[v893] = v891;
+  }
+  const uint v894 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v895 = v321 + v894;
+  const uint v896 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v897 = v26 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v899 = v216 && v898;
+  const bool v900 = v897 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v220.m[1][6].thread_elements()[0];
+    const float v903 = v902 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v904 = bfloat(v903);
+    const uint v905 = v895 * v1;
+    const uint v906 = v905 + v897;
+    out[v906] = v904;
+  }
+  const uint v907 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v908 = v321 + v907;
+  const uint v909 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v910 = v26 + v909;
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v912 = v216 && v911;
+  const bool v913 = v910 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v220.m[1][6].thread_elements()[1];
+    const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v917 = bfloat(v916);
+    const uint v918 = v908 * v1;
+    const uint v919 = v918 + v910;
+    out[v919] = v917;
+  }
+  const uint v920 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v921 = v321 + v920;
+  const uint v922 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v923 = v26 + v922;
+  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v925 = v216 && v924;
+  const bool v926 = v923 < v1;
+  const bool v927 = v925 && v926;
+  if (v927) {
+    const float v928 = v220.m[1][7].thread_elements()[0];
+    const float v929 = v928 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v930 = bfloat(v929);
+    const uint v931 = v921 * v1;
+    const uint v932 = v931 + v923;
+    out[v932] = v930;
+  }
+  const uint v933 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v934 = v321 + v933;
+  const uint v935 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v936 = v26 + v935;
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v938 = v216 && v937;
+  const bool v939 = v936 < v1;
+  const bool v940 = v938 && v939;
+  if (v940) {
+    const float v941 = v220.m[1][7].thread_elements()[1];
+    const float v942 = v941 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v943 = bfloat(v942);
+    const uint v944 = v934 * v1;
+    const uint v945 = v944 + v936;
+    out[v945] = v943;
+  }
+  const uint v946 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v947 = v321 + v946;
+  const uint v948 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v949 = v26 + v948;
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v951 = v216 && v950;
+  const bool v952 = v949 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v220.m[1][8].thread_elements()[0];
+    const float v955 = v954 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v956 = bfloat(v955);
+    const uint v957 = v947 * v1;
+    const uint v958 = v957 + v949;
+    out[v958] = v956;
+  }
+  const uint v959 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v960 = v321 + v959;
+  const uint v961 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v962 = v26 + v961;
+  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v964 = v216 && v963;
+  const bool v965 = v962 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v220.m[1][8].thread_elements()[1];
+    const float v968 = v967 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v969 = bfloat(v968);
+    const uint v970 = v960 * v1;
+    const uint v971 = v970 + v962;
+    out[v971] = v969;
+  }
+  const uint v972 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v973 = v321 + v972;
+  const uint v974 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v975 = v26 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v977 = v216 && v976;
+  const bool v978 = v975 < v1;
+  const bool v979 = v977 && v978;
+  if (v979) {
+    const float v980 = v220.m[1][9].thread_elements()[0];
+    const float v981 = v980 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v982 = bfloat(v981);
+    const uint v983 = v973 * v1;
+    const uint v984 = v983 + v975;
+    out[v984] = v982;
+  }
+  const uint v985 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v986 = v321 + v985;
+  const uint v987 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v988 = v26 + v987;
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v990 = v216 && v989;
+  const bool v991 = v988 < v1;
+  const bool v992 = v990 && v991;
+  if (v992) {
+    const float v993 = v220.m[1][9].thread_elements()[1];
+    const float v994 = v993 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v995 = bfloat(v994);
+    const uint v996 = v986 * v1;
+    const uint v997 = v996 + v988;
+    out[v997] = v995;
+  }
+  const uint v998 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v999 = v321 + v998;
+  const uint v1000 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1001 = v26 + v1000;
+  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1003 = v216 && v1002;
+  const bool v1004 = v1001 < v1;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v220.m[1][10].thread_elements()[0];
+    const float v1007 = v1006 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1008 = bfloat(v1007);
+    const uint v1009 = v999 * v1;
+    const uint v1010 = v1009 + v1001;
+    out[v1010] = v1008;
+  }
+  const uint v1011 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1012 = v321 + v1011;
+  const uint v1013 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1014 = v26 + v1013;
+  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1016 = v216 && v1015;
+  const bool v1017 = v1014 < v1;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v220.m[1][10].thread_elements()[1];
+    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1021 = bfloat(v1020);
+    const uint v1022 = v1012 * v1;
+    const uint v1023 = v1022 + v1014;
+    out[v1023] = v1021;
+  }
+  const uint v1024 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1025 = v321 + v1024;
+  const uint v1026 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1027 = v26 + v1026;
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1029 = v216 && v1028;
+  const bool v1030 = v1027 < v1;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v220.m[1][11].thread_elements()[0];
+    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1034 = bfloat(v1033);
+    const uint v1035 = v1025 * v1;
+    const uint v1036 = v1035 + v1027;
+    out[v1036] = v1034;
+  }
+  const uint v1037 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1038 = v321 + v1037;
+  const uint v1039 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1040 = v26 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1042 = v216 && v1041;
+  const bool v1043 = v1040 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v220.m[1][11].thread_elements()[1];
+    const float v1046 = v1045 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1047 = bfloat(v1046);
+    const uint v1048 = v1038 * v1;
+    const uint v1049 = v1048 + v1040;
+    out[v1049] = v1047;
+  }
+  const uint v1050 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1051 = v321 + v1050;
+  const uint v1052 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1053 = v26 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1055 = v216 && v1054;
+  const bool v1056 = v1053 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v220.m[1][12].thread_elements()[0];
+    const float v1059 = v1058 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1060 = bfloat(v1059);
+    const uint v1061 = v1051 * v1;
+    const uint v1062 = v1061 + v1053;
+    out[v1062] = v1060;
+  }
+  const uint v1063 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1064 = v321 + v1063;
+  const uint v1065 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1066 = v26 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1068 = v216 && v1067;
+  const bool v1069 = v1066 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v220.m[1][12].thread_elements()[1];
+    const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1073 = bfloat(v1072);
+    const uint v1074 = v1064 * v1;
+    const uint v1075 = v1074 + v1066;
+    out[v1075] = v1073;
+  }
+  const uint v1076 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1077 = v321 + v1076;
+  const uint v1078 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1079 = v26 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1081 = v216 && v1080;
+  const bool v1082 = v1079 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v220.m[1][13].thread_elements()[0];
+    const float v1085 = v1084 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1086 = bfloat(v1085);
+    const uint v1087 = v1077 * v1;
+    const uint v1088 = v1087 + v1079;
+    out[v1088] = v1086;
+  }
+  const uint v1089 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1090 = v321 + v1089;
+  const uint v1091 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1092 = v26 + v1091;
+  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1094 = v216 && v1093;
+  const bool v1095 = v1092 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v220.m[1][13].thread_elements()[1];
+    const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1099 = bfloat(v1098);
+    const uint v1100 = v1090 * v1;
+    const uint v1101 = v1100 + v1092;
+    out[v1101] = v1099;
+  }
+  const uint v1102 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1103 = v321 + v1102;
+  const uint v1104 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1105 = v26 + v1104;
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1107 = v216 && v1106;
+  const bool v1108 = v1105 < v1;
+  const bool v1109 = v1107 && v1108;
+  if (v1109) {
+    const float v1110 = v220.m[1][14].thread_elements()[0];
+    const float v1111 = v1110 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1112 = bfloat(v1111);
+    const uint v1113 = v1103 * v1;
+    const uint v1114 = v1113 + v1105;
+    out[v1114] = v1112;
+  }
+  const uint v1115 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1116 = v321 + v1115;
+  const uint v1117 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1118 = v26 + v1117;
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1120 = v216 && v1119;
+  const bool v1121 = v1118 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v220.m[1][14].thread_elements()[1];
+    const float v1124 = v1123 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1125 = bfloat(v1124);
+    const uint v1126 = v1116 * v1;
+    const uint v1127 = v1126 + v1118;
+    out[v1127] = v1125;
+  }
+  const uint v1128 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1129 = v321 + v1128;
+  const uint v1130 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1131 = v26 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1133 = v216 && v1132;
+  const bool v1134 = v1131 < v1;
+  const bool v1135 = v1133 && v1134;
+  if (v1135) {
+    const float v1136 = v220.m[1][15].thread_elements()[0];
+    const float v1137 = v1136 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1138 = bfloat(v1137);
+    const uint v1139 = v1129 * v1;
+    const uint v1140 = v1139 + v1131;
+    out[v1140] = v1138;
+  }
+  const uint v1141 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1142 = v321 + v1141;
+  const uint v1143 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1144 = v26 + v1143;
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1146 = v216 && v1145;
+  const bool v1147 = v1144 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v220.m[1][15].thread_elements()[1];
+    const float v1150 = v1149 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1151 = bfloat(v1150);
+    const uint v1152 = v1142 * v1;
+    const uint v1153 = v1152 + v1144;
+    out[v1153] = v1151;
+  }
+  const uint v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
+  iron_frag<float, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:184
+  iron_frag_fill(v1165, float(0.0f));
+  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:223
+    const uint v2553 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:227
+    const uint v2555 = v212 << 5u;
+    const uint v2556 = v2555 + v2553;
+    const uint v2560 = v2556 >> 3u;
+    const uint v2562 = v2556 & 7u;
+    const uint v2564 = v2562 << 3u;
+    const uint v2565 = v22 + v2560;
+    const bool v2567 = v2565 < v0;
+    const uint v2570 = v2565 * v2;
+    const uint v2575 = v2560 << 6u;
+    const uint v2579 = v2556 + 384u;
+    const uint v2581 = v2579 >> 3u;
+    const uint v2583 = v2579 & 7u;
+    const uint v2585 = v2583 << 3u;
+    const uint v2586 = v22 + v2581;
+    const bool v2588 = v2586 < v0;
+    const uint v2591 = v2586 * v2;
+    const uint v2596 = v2581 << 6u;
+    const uint v2600 = v2556 + 768u;
+    const bool v2602 = v2600 < 1024u;
+    const uint v2638 = v1155 + v2560;  // kernels/gemm/gemm_warpgroup.hpp:228
+    const bool v2640 = v2638 < v1;
+    const uint v2643 = v2638 * v2;
+    const uint v2659 = v1155 + v2581;
+    const bool v2661 = v2659 < v1;
+    const uint v2664 = v2659 * v2;
 
-    for (uint v2728 = 0u; v2728 < v2; v2728 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:222
-      const uint v2730 = v2728 >> 6u;
-      const uint v2732 = v2730 % 1u;
+    for (uint v2544 = 0u; v2544 < v2; v2544 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:224
+      const uint v2546 = v2544 >> 6u;
+      const uint v2548 = v2546 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2735 = v2732 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
-      const uint v2750 = v2728 + v2748;
-      const bool v2752 = v2750 < v2;
-      const bool v2753 = v2751 && v2752;
-      const uint v2756 = v2754 + v2750;
-      const uint v2757 = v2753 ? v2756 : 0u;
-      const uint v2760 = v2735 + v2759;
-      const uint v2761 = v2760 + v2748;
+      const uint v2551 = v2548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v2566 = v2544 + v2564;
+      const bool v2568 = v2566 < v2;
+      const bool v2569 = v2567 && v2568;
+      const uint v2572 = v2570 + v2566;
+      const uint v2573 = v2569 ? v2572 : 0u;
+      const uint v2576 = v2551 + v2575;
+      const uint v2577 = v2576 + v2564;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2761 + e] = v2753 ? a[v2757 + e] : bfloat(0);
+        shm3[v2577 + e] = v2569 ? a[v2573 + e] : bfloat(0);
       }
-      const uint v2771 = v2728 + v2769;
-      const bool v2773 = v2771 < v2;
-      const bool v2774 = v2772 && v2773;
-      const uint v2777 = v2775 + v2771;
-      const uint v2778 = v2774 ? v2777 : 0u;
-      const uint v2781 = v2735 + v2780;
-      const uint v2782 = v2781 + v2769;
+      const uint v2587 = v2544 + v2585;
+      const bool v2589 = v2587 < v2;
+      const bool v2590 = v2588 && v2589;
+      const uint v2593 = v2591 + v2587;
+      const uint v2594 = v2590 ? v2593 : 0u;
+      const uint v2597 = v2551 + v2596;
+      const uint v2598 = v2597 + v2585;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2782 + e] = v2774 ? a[v2778 + e] : bfloat(0);
+        shm3[v2598 + e] = v2590 ? a[v2594 + e] : bfloat(0);
       }
-      if (v2786) {
-        const uint v2788 = v2784 >> 3u;
-        const uint v2790 = v2784 & 7u;
-        const uint v2792 = v2790 << 3u;
-        const uint v2793 = v22 + v2788;
-        const uint v2794 = v2728 + v2792;
-        const bool v2795 = v2793 < v0;
-        const bool v2796 = v2794 < v2;
-        const bool v2797 = v2795 && v2796;
-        const uint v2798 = v2793 * v2;
-        const uint v2800 = v2798 + v2794;
-        const uint v2801 = v2797 ? v2800 : 0u;
-        const uint v2803 = v2788 << 6u;
-        const uint v2804 = v2735 + v2803;
-        const uint v2805 = v2804 + v2792;
+      if (v2602) {
+        const uint v2604 = v2600 >> 3u;
+        const uint v2606 = v2600 & 7u;
+        const uint v2608 = v2606 << 3u;
+        const uint v2609 = v22 + v2604;
+        const uint v2610 = v2544 + v2608;
+        const bool v2611 = v2609 < v0;
+        const bool v2612 = v2610 < v2;
+        const bool v2613 = v2611 && v2612;
+        const uint v2614 = v2609 * v2;
+        const uint v2616 = v2614 + v2610;
+        const uint v2617 = v2613 ? v2616 : 0u;
+        const uint v2619 = v2604 << 6u;
+        const uint v2620 = v2551 + v2619;
+        const uint v2621 = v2620 + v2608;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2805 + e] = v2797 ? a[v2801 + e] : bfloat(0);
+          shm3[v2621 + e] = v2613 ? a[v2617 + e] : bfloat(0);
         }
       }
-      const bool v2826 = v2824 && v2752;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const uint v2829 = v2827 + v2750;
-      const uint v2830 = v2826 ? v2829 : 0u;
+      const bool v2642 = v2640 && v2568;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const uint v2645 = v2643 + v2566;
+      const uint v2646 = v2642 ? v2645 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2761 + e] = v2826 ? b[v2830 + e] : bfloat(0);
+        shm4[v2577 + e] = v2642 ? b[v2646 + e] : bfloat(0);
       }
-      const bool v2847 = v2845 && v2773;
-      const uint v2850 = v2848 + v2771;
-      const uint v2851 = v2847 ? v2850 : 0u;
+      const bool v2663 = v2661 && v2589;
+      const uint v2666 = v2664 + v2587;
+      const uint v2667 = v2663 ? v2666 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2782 + e] = v2847 ? b[v2851 + e] : bfloat(0);
+        shm4[v2598 + e] = v2663 ? b[v2667 + e] : bfloat(0);
       }
-      if (v2786) {
-        const uint v2861 = v2784 >> 3u;
-        const uint v2863 = v2784 & 7u;
-        const uint v2865 = v2863 << 3u;
-        const uint v2866 = v1340 + v2861;
-        const uint v2867 = v2728 + v2865;
-        const bool v2868 = v2866 < v1;
-        const bool v2869 = v2867 < v2;
-        const bool v2870 = v2868 && v2869;
-        const uint v2871 = v2866 * v2;
-        const uint v2873 = v2871 + v2867;
-        const uint v2874 = v2870 ? v2873 : 0u;
-        const uint v2876 = v2861 << 6u;
-        const uint v2877 = v2735 + v2876;
-        const uint v2878 = v2877 + v2865;
+      if (v2602) {
+        const uint v2677 = v2600 >> 3u;
+        const uint v2679 = v2600 & 7u;
+        const uint v2681 = v2679 << 3u;
+        const uint v2682 = v1155 + v2677;
+        const uint v2683 = v2544 + v2681;
+        const bool v2684 = v2682 < v1;
+        const bool v2685 = v2683 < v2;
+        const bool v2686 = v2684 && v2685;
+        const uint v2687 = v2682 * v2;
+        const uint v2689 = v2687 + v2683;
+        const uint v2690 = v2686 ? v2689 : 0u;
+        const uint v2692 = v2677 << 6u;
+        const uint v2693 = v2551 + v2692;
+        const uint v2694 = v2693 + v2681;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2878 + e] = v2870 ? b[v2874 + e] : bfloat(0);
+          shm4[v2694 + e] = v2686 ? b[v2690 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:224
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v402) {
-        const uint v2888 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const uint v2889 = v2735 + v2888;
-        const uint v2989 = v502 << 6u;
-        const uint v2991 = v2889 + v2989;
-        iron_frag<bfloat, 16, 16> v2998;
-        iron_frag_fill(v2998, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2998, shm3, long(v2991), long(64u));
-        iron_frag<bfloat, 16, 128> v3000;
-        iron_frag_fill(v3000, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3000, shm4, long(v2735), long(64u));
-        iron_frag_mma(v1350, v2998, v3000);
-        const uint v3002 = v2991 + 16u;
-        const uint v3005 = v2735 + 16u;
-        iron_frag<bfloat, 16, 16> v3007;
-        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3007, shm3, long(v3002), long(64u));
-        iron_frag<bfloat, 16, 128> v3009;
-        iron_frag_fill(v3009, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3009, shm4, long(v3005), long(64u));
-        iron_frag_mma(v1350, v3007, v3009);
-        const uint v3011 = v2991 + 32u;
-        const uint v3014 = v2735 + 32u;
-        iron_frag<bfloat, 16, 16> v3016;
-        iron_frag_fill(v3016, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3016, shm3, long(v3011), long(64u));
-        iron_frag<bfloat, 16, 128> v3018;
-        iron_frag_fill(v3018, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3018, shm4, long(v3014), long(64u));
-        iron_frag_mma(v1350, v3016, v3018);
-        const uint v3020 = v2991 + 48u;
-        const uint v3023 = v2735 + 48u;
-        iron_frag<bfloat, 16, 16> v3025;
-        iron_frag_fill(v3025, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3025, shm3, long(v3020), long(64u));
-        iron_frag<bfloat, 16, 128> v3027;
-        iron_frag_fill(v3027, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3027, shm4, long(v3023), long(64u));
-        iron_frag_mma(v1350, v3025, v3027);
+      if (v216) {
+        const uint v2704 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v2705 = v2551 + v2704;
+        const uint v2805 = v317 << 6u;
+        const uint v2807 = v2705 + v2805;
+        iron_frag<bfloat, 16, 16> v2814;
+        iron_frag_fill(v2814, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2814, shm3, long(v2807), long(64u));
+        iron_frag<bfloat, 16, 128> v2816;
+        iron_frag_fill(v2816, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2816, shm4, long(v2551), long(64u));
+        iron_frag_mma(v1165, v2814, v2816);
+        const uint v2818 = v2807 + 16u;
+        const uint v2821 = v2551 + 16u;
+        iron_frag<bfloat, 16, 16> v2823;
+        iron_frag_fill(v2823, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2823, shm3, long(v2818), long(64u));
+        iron_frag<bfloat, 16, 128> v2825;
+        iron_frag_fill(v2825, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2825, shm4, long(v2821), long(64u));
+        iron_frag_mma(v1165, v2823, v2825);
+        const uint v2827 = v2807 + 32u;
+        const uint v2830 = v2551 + 32u;
+        iron_frag<bfloat, 16, 16> v2832;
+        iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2832, shm3, long(v2827), long(64u));
+        iron_frag<bfloat, 16, 128> v2834;
+        iron_frag_fill(v2834, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2834, shm4, long(v2830), long(64u));
+        iron_frag_mma(v1165, v2832, v2834);
+        const uint v2836 = v2807 + 48u;
+        const uint v2839 = v2551 + 48u;
+        iron_frag<bfloat, 16, 16> v2841;
+        iron_frag_fill(v2841, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2841, shm3, long(v2836), long(64u));
+        iron_frag<bfloat, 16, 128> v2843;
+        iron_frag_fill(v2843, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2843, shm4, long(v2839), long(64u));
+        iron_frag_mma(v1165, v2841, v2843);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
   } else {
-    const uint v1381 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v1382 = iron_tid.x;
+    const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v1198 = iron_tid.x;
 
-    for (uint v1380 = 0u; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-      for (uint v1384 = v1382; v1384 < 8192u; v1384 += v1381) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1386 = v1384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1388 = v1384 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1389 = v22 + v1386;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1390 = v1389 < v0;
-        const uint v1391 = v1380 + v1388;
-        const bool v1392 = v1391 < v2;
-        const bool v1393 = v1390 && v1392;
-        if (v1393) {
-          const uint v1395 = v1389 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1397 = v1395 + v1380;
-          const uint v1398 = v1397 + v1388;
-          const bfloat v1399 = a[v1398];
-          const uint v1401 = v1386 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1402 = v1401 + v1388;
-          shm3[v1402] = v1399;
+    for (uint v1196 = 0u; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (uint v1200 = v1198; v1200 < 8192u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1202 = v1200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1204 = v1200 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1205 = v22 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1206 = v1205 < v0;
+        const uint v1207 = v1196 + v1204;
+        const bool v1208 = v1207 < v2;
+        const bool v1209 = v1206 && v1208;
+        if (v1209) {
+          const uint v1211 = v1205 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1213 = v1211 + v1196;
+          const uint v1214 = v1213 + v1204;
+          const bfloat v1215 = a[v1214];
+          const uint v1217 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1218 = v1217 + v1204;
+          shm3[v1218] = v1215;
         } else {
-          const uint v1404 = v1386 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1405 = v1404 + v1388;
-          shm3[v1405] = bfloat(0.0f);
+          const uint v1220 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1221 = v1220 + v1204;
+          shm3[v1221] = bfloat(0.0f);
         }
       }
 
-      for (uint v1410 = v1382; v1410 < 8192u; v1410 += v1381) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1412 = v1410 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1414 = v1410 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1415 = v1340 + v1412;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1416 = v1415 < v1;
-        const uint v1417 = v1380 + v1414;
-        const bool v1418 = v1417 < v2;
-        const bool v1419 = v1416 && v1418;
-        if (v1419) {
-          const uint v1421 = v1415 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1423 = v1421 + v1380;
-          const uint v1424 = v1423 + v1414;
-          const bfloat v1425 = b[v1424];
-          const uint v1427 = v1412 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1428 = v1427 + v1414;
-          shm4[v1428] = v1425;
+      for (uint v1226 = v1198; v1226 < 8192u; v1226 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1228 = v1226 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1230 = v1226 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1231 = v1155 + v1228;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1232 = v1231 < v1;
+        const uint v1233 = v1196 + v1230;
+        const bool v1234 = v1233 < v2;
+        const bool v1235 = v1232 && v1234;
+        if (v1235) {
+          const uint v1237 = v1231 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1239 = v1237 + v1196;
+          const uint v1240 = v1239 + v1230;
+          const bfloat v1241 = b[v1240];
+          const uint v1243 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1244 = v1243 + v1230;
+          shm4[v1244] = v1241;
         } else {
-          const uint v1430 = v1412 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1431 = v1430 + v1414;
-          shm4[v1431] = bfloat(0.0f);
+          const uint v1246 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1247 = v1246 + v1230;
+          shm4[v1247] = bfloat(0.0f);
         }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
-        const uint v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const uint v3034 = v502 << 6u;
-        const uint v3036 = v1440 + v3034;
-        iron_frag<bfloat, 16, 16> v3043;
-        iron_frag_fill(v3043, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3043, shm3, long(v3036), long(64u));
-        iron_frag<bfloat, 16, 128> v3045;
-        iron_frag_fill(v3045, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3045, shm4, long(0u), long(64u));
-        iron_frag_mma(v1350, v3043, v3045);
-        const uint v3047 = v3036 + 16u;
-        iron_frag<bfloat, 16, 16> v3052;
-        iron_frag_fill(v3052, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3052, shm3, long(v3047), long(64u));
-        iron_frag<bfloat, 16, 128> v3054;
-        iron_frag_fill(v3054, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3054, shm4, long(16u), long(64u));
-        iron_frag_mma(v1350, v3052, v3054);
-        const uint v3056 = v3036 + 32u;
-        iron_frag<bfloat, 16, 16> v3061;
-        iron_frag_fill(v3061, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3061, shm3, long(v3056), long(64u));
-        iron_frag<bfloat, 16, 128> v3063;
-        iron_frag_fill(v3063, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3063, shm4, long(32u), long(64u));
-        iron_frag_mma(v1350, v3061, v3063);
-        const uint v3065 = v3036 + 48u;
-        iron_frag<bfloat, 16, 16> v3070;
-        iron_frag_fill(v3070, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3070, shm3, long(v3065), long(64u));
-        iron_frag<bfloat, 16, 128> v3072;
-        iron_frag_fill(v3072, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v3072, shm4, long(48u), long(64u));
-        iron_frag_mma(v1350, v3070, v3072);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
+        const uint v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v2850 = v317 << 6u;
+        const uint v2852 = v1256 + v2850;
+        iron_frag<bfloat, 16, 16> v2859;
+        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2859, shm3, long(v2852), long(64u));
+        iron_frag<bfloat, 16, 128> v2861;
+        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2861, shm4, long(0u), long(64u));
+        iron_frag_mma(v1165, v2859, v2861);
+        const uint v2863 = v2852 + 16u;
+        iron_frag<bfloat, 16, 16> v2868;
+        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2868, shm3, long(v2863), long(64u));
+        iron_frag<bfloat, 16, 128> v2870;
+        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2870, shm4, long(16u), long(64u));
+        iron_frag_mma(v1165, v2868, v2870);
+        const uint v2872 = v2852 + 32u;
+        iron_frag<bfloat, 16, 16> v2877;
+        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2877, shm3, long(v2872), long(64u));
+        iron_frag<bfloat, 16, 128> v2879;
+        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2879, shm4, long(32u), long(64u));
+        iron_frag_mma(v1165, v2877, v2879);
+        const uint v2881 = v2852 + 48u;
+        iron_frag<bfloat, 16, 16> v2886;
+        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2886, shm3, long(v2881), long(64u));
+        iron_frag<bfloat, 16, 128> v2888;
+        iron_frag_fill(v2888, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2888, shm4, long(48u), long(64u));
+        iron_frag_mma(v1165, v2886, v2888);
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
     }
   }
-  const uint v1451 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1452 = v506 + v1451;
-  const uint v1453 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1454 = v1340 + v1453;
-  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1456 = v402 && v1455;
-  const bool v1457 = v1454 < v1;
-  const bool v1458 = v1456 && v1457;
-  if (v1458) {
-    const float v1459 = v1350.m[0][0].thread_elements()[0];
-    const float v1460 = v1459 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1461 = bfloat(v1460);
-    const uint v1462 = v1452 * v1;
-    const uint v1463 = v1462 + v1454;
-    out[v1463] = v1461;
+  const uint v1267 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1268 = v321 + v1267;
+  const uint v1269 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1270 = v1155 + v1269;
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1272 = v216 && v1271;
+  const bool v1273 = v1270 < v1;
+  const bool v1274 = v1272 && v1273;
+  if (v1274) {
+    const float v1275 = v1165.m[0][0].thread_elements()[0];
+    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1277 = bfloat(v1276);
+    const uint v1278 = v1268 * v1;
+    const uint v1279 = v1278 + v1270;
+    out[v1279] = v1277;
   }
-  const uint v1464 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1465 = v506 + v1464;
-  const uint v1466 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1467 = v1340 + v1466;
-  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1469 = v402 && v1468;
-  const bool v1470 = v1467 < v1;
-  const bool v1471 = v1469 && v1470;
-  if (v1471) {
-    const float v1472 = v1350.m[0][0].thread_elements()[1];
-    const float v1473 = v1472 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1474 = bfloat(v1473);
-    const uint v1475 = v1465 * v1;
-    const uint v1476 = v1475 + v1467;
-    out[v1476] = v1474;
+  const uint v1280 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1281 = v321 + v1280;
+  const uint v1282 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1283 = v1155 + v1282;
+  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1285 = v216 && v1284;
+  const bool v1286 = v1283 < v1;
+  const bool v1287 = v1285 && v1286;
+  if (v1287) {
+    const float v1288 = v1165.m[0][0].thread_elements()[1];
+    const float v1289 = v1288 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1290 = bfloat(v1289);
+    const uint v1291 = v1281 * v1;
+    const uint v1292 = v1291 + v1283;
+    out[v1292] = v1290;
   }
-  const uint v1477 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1478 = v506 + v1477;
-  const uint v1479 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1480 = v1340 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1482 = v402 && v1481;
-  const bool v1483 = v1480 < v1;
-  const bool v1484 = v1482 && v1483;
-  if (v1484) {
-    const float v1485 = v1350.m[0][1].thread_elements()[0];
-    const float v1486 = v1485 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1487 = bfloat(v1486);
-    const uint v1488 = v1478 * v1;
-    const uint v1489 = v1488 + v1480;
-    out[v1489] = v1487;
+  const uint v1293 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1294 = v321 + v1293;
+  const uint v1295 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1296 = v1155 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1298 = v216 && v1297;
+  const bool v1299 = v1296 < v1;
+  const bool v1300 = v1298 && v1299;
+  if (v1300) {
+    const float v1301 = v1165.m[0][1].thread_elements()[0];
+    const float v1302 = v1301 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1303 = bfloat(v1302);
+    const uint v1304 = v1294 * v1;
+    const uint v1305 = v1304 + v1296;
+    out[v1305] = v1303;
   }
-  const uint v1490 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1491 = v506 + v1490;
-  const uint v1492 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1493 = v1340 + v1492;
-  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1495 = v402 && v1494;
-  const bool v1496 = v1493 < v1;
-  const bool v1497 = v1495 && v1496;
-  if (v1497) {
-    const float v1498 = v1350.m[0][1].thread_elements()[1];
-    const float v1499 = v1498 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1500 = bfloat(v1499);
-    const uint v1501 = v1491 * v1;
-    const uint v1502 = v1501 + v1493;
-    out[v1502] = v1500;
+  const uint v1306 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1307 = v321 + v1306;
+  const uint v1308 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1309 = v1155 + v1308;
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1311 = v216 && v1310;
+  const bool v1312 = v1309 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v1165.m[0][1].thread_elements()[1];
+    const float v1315 = v1314 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1316 = bfloat(v1315);
+    const uint v1317 = v1307 * v1;
+    const uint v1318 = v1317 + v1309;
+    out[v1318] = v1316;
   }
-  const uint v1503 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1504 = v506 + v1503;
-  const uint v1505 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1506 = v1340 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1508 = v402 && v1507;
-  const bool v1509 = v1506 < v1;
-  const bool v1510 = v1508 && v1509;
-  if (v1510) {
-    const float v1511 = v1350.m[0][2].thread_elements()[0];
-    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1513 = bfloat(v1512);
-    const uint v1514 = v1504 * v1;
-    const uint v1515 = v1514 + v1506;
-    out[v1515] = v1513;
+  const uint v1319 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1320 = v321 + v1319;
+  const uint v1321 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1322 = v1155 + v1321;
+  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1324 = v216 && v1323;
+  const bool v1325 = v1322 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v1165.m[0][2].thread_elements()[0];
+    const float v1328 = v1327 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1329 = bfloat(v1328);
+    const uint v1330 = v1320 * v1;
+    const uint v1331 = v1330 + v1322;
+    out[v1331] = v1329;
   }
-  const uint v1516 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1517 = v506 + v1516;
-  const uint v1518 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1519 = v1340 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1521 = v402 && v1520;
-  const bool v1522 = v1519 < v1;
-  const bool v1523 = v1521 && v1522;
-  if (v1523) {
-    const float v1524 = v1350.m[0][2].thread_elements()[1];
-    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1526 = bfloat(v1525);
-    const uint v1527 = v1517 * v1;
-    const uint v1528 = v1527 + v1519;
-    out[v1528] = v1526;
+  const uint v1332 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1333 = v321 + v1332;
+  const uint v1334 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1335 = v1155 + v1334;
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1337 = v216 && v1336;
+  const bool v1338 = v1335 < v1;
+  const bool v1339 = v1337 && v1338;
+  if (v1339) {
+    const float v1340 = v1165.m[0][2].thread_elements()[1];
+    const float v1341 = v1340 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1342 = bfloat(v1341);
+    const uint v1343 = v1333 * v1;
+    const uint v1344 = v1343 + v1335;
+    out[v1344] = v1342;
   }
-  const uint v1529 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1530 = v506 + v1529;
-  const uint v1531 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1532 = v1340 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1534 = v402 && v1533;
-  const bool v1535 = v1532 < v1;
-  const bool v1536 = v1534 && v1535;
-  if (v1536) {
-    const float v1537 = v1350.m[0][3].thread_elements()[0];
-    const float v1538 = v1537 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1539 = bfloat(v1538);
-    const uint v1540 = v1530 * v1;
-    const uint v1541 = v1540 + v1532;
-    out[v1541] = v1539;
+  const uint v1345 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1346 = v321 + v1345;
+  const uint v1347 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1348 = v1155 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1350 = v216 && v1349;
+  const bool v1351 = v1348 < v1;
+  const bool v1352 = v1350 && v1351;
+  if (v1352) {
+    const float v1353 = v1165.m[0][3].thread_elements()[0];
+    const float v1354 = v1353 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1355 = bfloat(v1354);
+    const uint v1356 = v1346 * v1;
+    const uint v1357 = v1356 + v1348;
+    out[v1357] = v1355;
   }
-  const uint v1542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1543 = v506 + v1542;
-  const uint v1544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1545 = v1340 + v1544;
-  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1547 = v402 && v1546;
-  const bool v1548 = v1545 < v1;
-  const bool v1549 = v1547 && v1548;
-  if (v1549) {
-    const float v1550 = v1350.m[0][3].thread_elements()[1];
-    const float v1551 = v1550 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1552 = bfloat(v1551);
-    const uint v1553 = v1543 * v1;
-    const uint v1554 = v1553 + v1545;
-    out[v1554] = v1552;
+  const uint v1358 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1359 = v321 + v1358;
+  const uint v1360 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1361 = v1155 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1363 = v216 && v1362;
+  const bool v1364 = v1361 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v1165.m[0][3].thread_elements()[1];
+    const float v1367 = v1366 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1368 = bfloat(v1367);
+    const uint v1369 = v1359 * v1;
+    const uint v1370 = v1369 + v1361;
+    out[v1370] = v1368;
   }
-  const uint v1555 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1556 = v506 + v1555;
-  const uint v1557 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1558 = v1340 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1560 = v402 && v1559;
-  const bool v1561 = v1558 < v1;
-  const bool v1562 = v1560 && v1561;
-  if (v1562) {
-    const float v1563 = v1350.m[0][4].thread_elements()[0];
-    const float v1564 = v1563 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1565 = bfloat(v1564);
-    const uint v1566 = v1556 * v1;
-    const uint v1567 = v1566 + v1558;
-    out[v1567] = v1565;
+  const uint v1371 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1372 = v321 + v1371;
+  const uint v1373 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1374 = v1155 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1376 = v216 && v1375;
+  const bool v1377 = v1374 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v1165.m[0][4].thread_elements()[0];
+    const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1381 = bfloat(v1380);
+    const uint v1382 = v1372 * v1;
+    const uint v1383 = v1382 + v1374;
+    out[v1383] = v1381;
   }
-  const uint v1568 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1569 = v506 + v1568;
-  const uint v1570 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1571 = v1340 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1573 = v402 && v1572;
-  const bool v1574 = v1571 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v1350.m[0][4].thread_elements()[1];
-    const float v1577 = v1576 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1578 = bfloat(v1577);
-    const uint v1579 = v1569 * v1;
-    const uint v1580 = v1579 + v1571;
-    out[v1580] = v1578;
+  const uint v1384 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1385 = v321 + v1384;
+  const uint v1386 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1387 = v1155 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1389 = v216 && v1388;
+  const bool v1390 = v1387 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v1165.m[0][4].thread_elements()[1];
+    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1394 = bfloat(v1393);
+    const uint v1395 = v1385 * v1;
+    const uint v1396 = v1395 + v1387;
+    out[v1396] = v1394;
   }
-  const uint v1581 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1582 = v506 + v1581;
-  const uint v1583 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1584 = v1340 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1586 = v402 && v1585;
-  const bool v1587 = v1584 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v1350.m[0][5].thread_elements()[0];
-    const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1591 = bfloat(v1590);
-    const uint v1592 = v1582 * v1;
-    const uint v1593 = v1592 + v1584;
-    out[v1593] = v1591;
+  const uint v1397 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1398 = v321 + v1397;
+  const uint v1399 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1400 = v1155 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1402 = v216 && v1401;
+  const bool v1403 = v1400 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v1165.m[0][5].thread_elements()[0];
+    const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1407 = bfloat(v1406);
+    const uint v1408 = v1398 * v1;
+    const uint v1409 = v1408 + v1400;
+    out[v1409] = v1407;
   }
-  const uint v1594 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1595 = v506 + v1594;
-  const uint v1596 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1597 = v1340 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1599 = v402 && v1598;
-  const bool v1600 = v1597 < v1;
-  const bool v1601 = v1599 && v1600;
-  if (v1601) {
-    const float v1602 = v1350.m[0][5].thread_elements()[1];
-    const float v1603 = v1602 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1604 = bfloat(v1603);
-    const uint v1605 = v1595 * v1;
-    const uint v1606 = v1605 + v1597;
-    out[v1606] = v1604;
+  const uint v1410 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1411 = v321 + v1410;
+  const uint v1412 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1413 = v1155 + v1412;
+  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1415 = v216 && v1414;
+  const bool v1416 = v1413 < v1;
+  const bool v1417 = v1415 && v1416;
+  if (v1417) {
+    const float v1418 = v1165.m[0][5].thread_elements()[1];
+    const float v1419 = v1418 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1420 = bfloat(v1419);
+    const uint v1421 = v1411 * v1;
+    const uint v1422 = v1421 + v1413;
+    out[v1422] = v1420;
   }
-  const uint v1607 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1608 = v506 + v1607;
-  const uint v1609 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1610 = v1340 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1612 = v402 && v1611;
-  const bool v1613 = v1610 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v1350.m[0][6].thread_elements()[0];
-    const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1617 = bfloat(v1616);
-    const uint v1618 = v1608 * v1;
-    const uint v1619 = v1618 + v1610;
-    out[v1619] = v1617;
+  const uint v1423 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1424 = v321 + v1423;
+  const uint v1425 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1426 = v1155 + v1425;
+  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1428 = v216 && v1427;
+  const bool v1429 = v1426 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v1165.m[0][6].thread_elements()[0];
+    const float v1432 = v1431 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1433 = bfloat(v1432);
+    const uint v1434 = v1424 * v1;
+    const uint v1435 = v1434 + v1426;
+    out[v1435] = v1433;
   }
-  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1621 = v506 + v1620;
-  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1623 = v1340 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1625 = v402 && v1624;
-  const bool v1626 = v1623 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v1350.m[0][6].thread_elements()[1];
-    const float v1629 = v1628 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1630 = bfloat(v1629);
-    const uint v1631 = v1621 * v1;
-    const uint v1632 = v1631 + v1623;
-    out[v1632] = v1630;
+  const uint v1436 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1437 = v321 + v1436;
+  const uint v1438 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1439 = v1155 + v1438;
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1441 = v216 && v1440;
+  const bool v1442 = v1439 < v1;
+  const bool v1443 = v1441 && v1442;
+  if (v1443) {
+    const float v1444 = v1165.m[0][6].thread_elements()[1];
+    const float v1445 = v1444 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1446 = bfloat(v1445);
+    const uint v1447 = v1437 * v1;
+    const uint v1448 = v1447 + v1439;
+    out[v1448] = v1446;
   }
-  const uint v1633 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1634 = v506 + v1633;
-  const uint v1635 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1636 = v1340 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1638 = v402 && v1637;
-  const bool v1639 = v1636 < v1;
-  const bool v1640 = v1638 && v1639;
-  if (v1640) {
-    const float v1641 = v1350.m[0][7].thread_elements()[0];
-    const float v1642 = v1641 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1643 = bfloat(v1642);
-    const uint v1644 = v1634 * v1;
-    const uint v1645 = v1644 + v1636;
-    out[v1645] = v1643;
+  const uint v1449 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1450 = v321 + v1449;
+  const uint v1451 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1452 = v1155 + v1451;
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1454 = v216 && v1453;
+  const bool v1455 = v1452 < v1;
+  const bool v1456 = v1454 && v1455;
+  if (v1456) {
+    const float v1457 = v1165.m[0][7].thread_elements()[0];
+    const float v1458 = v1457 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1459 = bfloat(v1458);
+    const uint v1460 = v1450 * v1;
+    const uint v1461 = v1460 + v1452;
+    out[v1461] = v1459;
   }
-  const uint v1646 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1647 = v506 + v1646;
-  const uint v1648 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1649 = v1340 + v1648;
-  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1651 = v402 && v1650;
-  const bool v1652 = v1649 < v1;
-  const bool v1653 = v1651 && v1652;
-  if (v1653) {
-    const float v1654 = v1350.m[0][7].thread_elements()[1];
-    const float v1655 = v1654 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1656 = bfloat(v1655);
-    const uint v1657 = v1647 * v1;
-    const uint v1658 = v1657 + v1649;
-    out[v1658] = v1656;
+  const uint v1462 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1463 = v321 + v1462;
+  const uint v1464 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1465 = v1155 + v1464;
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1467 = v216 && v1466;
+  const bool v1468 = v1465 < v1;
+  const bool v1469 = v1467 && v1468;
+  if (v1469) {
+    const float v1470 = v1165.m[0][7].thread_elements()[1];
+    const float v1471 = v1470 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1472 = bfloat(v1471);
+    const uint v1473 = v1463 * v1;
+    const uint v1474 = v1473 + v1465;
+    out[v1474] = v1472;
   }
-  const uint v1659 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1660 = v506 + v1659;
-  const uint v1661 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1662 = v1340 + v1661;
-  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1664 = v402 && v1663;
-  const bool v1665 = v1662 < v1;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v1350.m[0][8].thread_elements()[0];
-    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1669 = bfloat(v1668);
-    const uint v1670 = v1660 * v1;
-    const uint v1671 = v1670 + v1662;
-    out[v1671] = v1669;
+  const uint v1475 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1476 = v321 + v1475;
+  const uint v1477 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1478 = v1155 + v1477;
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1480 = v216 && v1479;
+  const bool v1481 = v1478 < v1;
+  const bool v1482 = v1480 && v1481;
+  if (v1482) {
+    const float v1483 = v1165.m[0][8].thread_elements()[0];
+    const float v1484 = v1483 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1485 = bfloat(v1484);
+    const uint v1486 = v1476 * v1;
+    const uint v1487 = v1486 + v1478;
+    out[v1487] = v1485;
   }
-  const uint v1672 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1673 = v506 + v1672;
-  const uint v1674 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1675 = v1340 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1677 = v402 && v1676;
-  const bool v1678 = v1675 < v1;
-  const bool v1679 = v1677 && v1678;
-  if (v1679) {
-    const float v1680 = v1350.m[0][8].thread_elements()[1];
-    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1682 = bfloat(v1681);
-    const uint v1683 = v1673 * v1;
-    const uint v1684 = v1683 + v1675;
-    out[v1684] = v1682;
+  const uint v1488 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1489 = v321 + v1488;
+  const uint v1490 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1491 = v1155 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1493 = v216 && v1492;
+  const bool v1494 = v1491 < v1;
+  const bool v1495 = v1493 && v1494;
+  if (v1495) {
+    const float v1496 = v1165.m[0][8].thread_elements()[1];
+    const float v1497 = v1496 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1498 = bfloat(v1497);
+    const uint v1499 = v1489 * v1;
+    const uint v1500 = v1499 + v1491;
+    out[v1500] = v1498;
   }
-  const uint v1685 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1686 = v506 + v1685;
-  const uint v1687 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1688 = v1340 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1690 = v402 && v1689;
-  const bool v1691 = v1688 < v1;
-  const bool v1692 = v1690 && v1691;
-  if (v1692) {
-    const float v1693 = v1350.m[0][9].thread_elements()[0];
-    const float v1694 = v1693 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1695 = bfloat(v1694);
-    const uint v1696 = v1686 * v1;
-    const uint v1697 = v1696 + v1688;
-    out[v1697] = v1695;
+  const uint v1501 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1502 = v321 + v1501;
+  const uint v1503 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1504 = v1155 + v1503;
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1506 = v216 && v1505;
+  const bool v1507 = v1504 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v1165.m[0][9].thread_elements()[0];
+    const float v1510 = v1509 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1511 = bfloat(v1510);
+    const uint v1512 = v1502 * v1;
+    const uint v1513 = v1512 + v1504;
+    out[v1513] = v1511;
   }
-  const uint v1698 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1699 = v506 + v1698;
-  const uint v1700 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1701 = v1340 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1703 = v402 && v1702;
-  const bool v1704 = v1701 < v1;
-  const bool v1705 = v1703 && v1704;
-  if (v1705) {
-    const float v1706 = v1350.m[0][9].thread_elements()[1];
-    const float v1707 = v1706 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1708 = bfloat(v1707);
-    const uint v1709 = v1699 * v1;
-    const uint v1710 = v1709 + v1701;
-    out[v1710] = v1708;
+  const uint v1514 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1515 = v321 + v1514;
+  const uint v1516 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1517 = v1155 + v1516;
+  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1519 = v216 && v1518;
+  const bool v1520 = v1517 < v1;
+  const bool v1521 = v1519 && v1520;
+  if (v1521) {
+    const float v1522 = v1165.m[0][9].thread_elements()[1];
+    const float v1523 = v1522 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1524 = bfloat(v1523);
+    const uint v1525 = v1515 * v1;
+    const uint v1526 = v1525 + v1517;
+    out[v1526] = v1524;
   }
-  const uint v1711 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1712 = v506 + v1711;
-  const uint v1713 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1714 = v1340 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1716 = v402 && v1715;
-  const bool v1717 = v1714 < v1;
-  const bool v1718 = v1716 && v1717;
-  if (v1718) {
-    const float v1719 = v1350.m[0][10].thread_elements()[0];
-    const float v1720 = v1719 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1721 = bfloat(v1720);
-    const uint v1722 = v1712 * v1;
-    const uint v1723 = v1722 + v1714;
-    out[v1723] = v1721;
+  const uint v1527 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1528 = v321 + v1527;
+  const uint v1529 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1530 = v1155 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1532 = v216 && v1531;
+  const bool v1533 = v1530 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v1165.m[0][10].thread_elements()[0];
+    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1537 = bfloat(v1536);
+    const uint v1538 = v1528 * v1;
+    const uint v1539 = v1538 + v1530;
+    out[v1539] = v1537;
   }
-  const uint v1724 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1725 = v506 + v1724;
-  const uint v1726 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1727 = v1340 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1729 = v402 && v1728;
-  const bool v1730 = v1727 < v1;
-  const bool v1731 = v1729 && v1730;
-  if (v1731) {
-    const float v1732 = v1350.m[0][10].thread_elements()[1];
-    const float v1733 = v1732 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1734 = bfloat(v1733);
-    const uint v1735 = v1725 * v1;
-    const uint v1736 = v1735 + v1727;
-    out[v1736] = v1734;
+  const uint v1540 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1541 = v321 + v1540;
+  const uint v1542 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1543 = v1155 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1545 = v216 && v1544;
+  const bool v1546 = v1543 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v1165.m[0][10].thread_elements()[1];
+    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1550 = bfloat(v1549);
+    const uint v1551 = v1541 * v1;
+    const uint v1552 = v1551 + v1543;
+    out[v1552] = v1550;
   }
-  const uint v1737 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1738 = v506 + v1737;
-  const uint v1739 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1740 = v1340 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1742 = v402 && v1741;
-  const bool v1743 = v1740 < v1;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v1350.m[0][11].thread_elements()[0];
-    const float v1746 = v1745 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1747 = bfloat(v1746);
-    const uint v1748 = v1738 * v1;
-    const uint v1749 = v1748 + v1740;
-    out[v1749] = v1747;
+  const uint v1553 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1554 = v321 + v1553;
+  const uint v1555 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1556 = v1155 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1558 = v216 && v1557;
+  const bool v1559 = v1556 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v1165.m[0][11].thread_elements()[0];
+    const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1563 = bfloat(v1562);
+    const uint v1564 = v1554 * v1;
+    const uint v1565 = v1564 + v1556;
+    out[v1565] = v1563;
   }
-  const uint v1750 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1751 = v506 + v1750;
-  const uint v1752 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1753 = v1340 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1755 = v402 && v1754;
-  const bool v1756 = v1753 < v1;
-  const bool v1757 = v1755 && v1756;
-  if (v1757) {
-    const float v1758 = v1350.m[0][11].thread_elements()[1];
-    const float v1759 = v1758 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1760 = bfloat(v1759);
-    const uint v1761 = v1751 * v1;
-    const uint v1762 = v1761 + v1753;
-    out[v1762] = v1760;
+  const uint v1566 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1567 = v321 + v1566;
+  const uint v1568 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1569 = v1155 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1571 = v216 && v1570;
+  const bool v1572 = v1569 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v1165.m[0][11].thread_elements()[1];
+    const float v1575 = v1574 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1576 = bfloat(v1575);
+    const uint v1577 = v1567 * v1;
+    const uint v1578 = v1577 + v1569;
+    out[v1578] = v1576;
   }
-  const uint v1763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1764 = v506 + v1763;
-  const uint v1765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1766 = v1340 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1768 = v402 && v1767;
-  const bool v1769 = v1766 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v1350.m[0][12].thread_elements()[0];
-    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1773 = bfloat(v1772);
-    const uint v1774 = v1764 * v1;
-    const uint v1775 = v1774 + v1766;
-    out[v1775] = v1773;
+  const uint v1579 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1580 = v321 + v1579;
+  const uint v1581 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1582 = v1155 + v1581;
+  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1584 = v216 && v1583;
+  const bool v1585 = v1582 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v1165.m[0][12].thread_elements()[0];
+    const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1589 = bfloat(v1588);
+    const uint v1590 = v1580 * v1;
+    const uint v1591 = v1590 + v1582;
+    out[v1591] = v1589;
   }
-  const uint v1776 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1777 = v506 + v1776;
-  const uint v1778 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1779 = v1340 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1781 = v402 && v1780;
-  const bool v1782 = v1779 < v1;
-  const bool v1783 = v1781 && v1782;
-  if (v1783) {
-    const float v1784 = v1350.m[0][12].thread_elements()[1];
-    const float v1785 = v1784 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1786 = bfloat(v1785);
-    const uint v1787 = v1777 * v1;
-    const uint v1788 = v1787 + v1779;
-    out[v1788] = v1786;
+  const uint v1592 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1593 = v321 + v1592;
+  const uint v1594 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1595 = v1155 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1597 = v216 && v1596;
+  const bool v1598 = v1595 < v1;
+  const bool v1599 = v1597 && v1598;
+  if (v1599) {
+    const float v1600 = v1165.m[0][12].thread_elements()[1];
+    const float v1601 = v1600 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1602 = bfloat(v1601);
+    const uint v1603 = v1593 * v1;
+    const uint v1604 = v1603 + v1595;
+    out[v1604] = v1602;
   }
-  const uint v1789 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1790 = v506 + v1789;
-  const uint v1791 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1792 = v1340 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1794 = v402 && v1793;
-  const bool v1795 = v1792 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v1350.m[0][13].thread_elements()[0];
-    const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1799 = bfloat(v1798);
-    const uint v1800 = v1790 * v1;
-    const uint v1801 = v1800 + v1792;
-    out[v1801] = v1799;
+  const uint v1605 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1606 = v321 + v1605;
+  const uint v1607 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1608 = v1155 + v1607;
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1610 = v216 && v1609;
+  const bool v1611 = v1608 < v1;
+  const bool v1612 = v1610 && v1611;
+  if (v1612) {
+    const float v1613 = v1165.m[0][13].thread_elements()[0];
+    const float v1614 = v1613 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1615 = bfloat(v1614);
+    const uint v1616 = v1606 * v1;
+    const uint v1617 = v1616 + v1608;
+    out[v1617] = v1615;
   }
-  const uint v1802 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1803 = v506 + v1802;
-  const uint v1804 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1805 = v1340 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1807 = v402 && v1806;
-  const bool v1808 = v1805 < v1;
-  const bool v1809 = v1807 && v1808;
-  if (v1809) {
-    const float v1810 = v1350.m[0][13].thread_elements()[1];
-    const float v1811 = v1810 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1812 = bfloat(v1811);
-    const uint v1813 = v1803 * v1;
-    const uint v1814 = v1813 + v1805;
-    out[v1814] = v1812;
+  const uint v1618 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1619 = v321 + v1618;
+  const uint v1620 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1621 = v1155 + v1620;
+  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1623 = v216 && v1622;
+  const bool v1624 = v1621 < v1;
+  const bool v1625 = v1623 && v1624;
+  if (v1625) {
+    const float v1626 = v1165.m[0][13].thread_elements()[1];
+    const float v1627 = v1626 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1628 = bfloat(v1627);
+    const uint v1629 = v1619 * v1;
+    const uint v1630 = v1629 + v1621;
+    out[v1630] = v1628;
   }
-  const uint v1815 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1816 = v506 + v1815;
-  const uint v1817 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1818 = v1340 + v1817;
-  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1820 = v402 && v1819;
-  const bool v1821 = v1818 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v1350.m[0][14].thread_elements()[0];
-    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1825 = bfloat(v1824);
-    const uint v1826 = v1816 * v1;
-    const uint v1827 = v1826 + v1818;
-    out[v1827] = v1825;
+  const uint v1631 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1632 = v321 + v1631;
+  const uint v1633 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1634 = v1155 + v1633;
+  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1636 = v216 && v1635;
+  const bool v1637 = v1634 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v1165.m[0][14].thread_elements()[0];
+    const float v1640 = v1639 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1641 = bfloat(v1640);
+    const uint v1642 = v1632 * v1;
+    const uint v1643 = v1642 + v1634;
+    out[v1643] = v1641;
   }
-  const uint v1828 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1829 = v506 + v1828;
-  const uint v1830 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1831 = v1340 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1833 = v402 && v1832;
-  const bool v1834 = v1831 < v1;
-  const bool v1835 = v1833 && v1834;
-  if (v1835) {
-    const float v1836 = v1350.m[0][14].thread_elements()[1];
-    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1838 = bfloat(v1837);
-    const uint v1839 = v1829 * v1;
-    const uint v1840 = v1839 + v1831;
-    out[v1840] = v1838;
+  const uint v1644 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1645 = v321 + v1644;
+  const uint v1646 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1647 = v1155 + v1646;
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1649 = v216 && v1648;
+  const bool v1650 = v1647 < v1;
+  const bool v1651 = v1649 && v1650;
+  if (v1651) {
+    const float v1652 = v1165.m[0][14].thread_elements()[1];
+    const float v1653 = v1652 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1654 = bfloat(v1653);
+    const uint v1655 = v1645 * v1;
+    const uint v1656 = v1655 + v1647;
+    out[v1656] = v1654;
   }
-  const uint v1841 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1842 = v506 + v1841;
-  const uint v1843 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1844 = v1340 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1846 = v402 && v1845;
-  const bool v1847 = v1844 < v1;
-  const bool v1848 = v1846 && v1847;
-  if (v1848) {
-    const float v1849 = v1350.m[0][15].thread_elements()[0];
-    const float v1850 = v1849 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1851 = bfloat(v1850);
-    const uint v1852 = v1842 * v1;
-    const uint v1853 = v1852 + v1844;
-    out[v1853] = v1851;
+  const uint v1657 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1658 = v321 + v1657;
+  const uint v1659 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1660 = v1155 + v1659;
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1662 = v216 && v1661;
+  const bool v1663 = v1660 < v1;
+  const bool v1664 = v1662 && v1663;
+  if (v1664) {
+    const float v1665 = v1165.m[0][15].thread_elements()[0];
+    const float v1666 = v1665 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1667 = bfloat(v1666);
+    const uint v1668 = v1658 * v1;
+    const uint v1669 = v1668 + v1660;
+    out[v1669] = v1667;
   }
-  const uint v1854 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1855 = v506 + v1854;
-  const uint v1856 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1857 = v1340 + v1856;
-  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1859 = v402 && v1858;
-  const bool v1860 = v1857 < v1;
-  const bool v1861 = v1859 && v1860;
-  if (v1861) {
-    const float v1862 = v1350.m[0][15].thread_elements()[1];
-    const float v1863 = v1862 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1864 = bfloat(v1863);
-    const uint v1865 = v1855 * v1;
-    const uint v1866 = v1865 + v1857;
-    out[v1866] = v1864;
+  const uint v1670 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1671 = v321 + v1670;
+  const uint v1672 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1673 = v1155 + v1672;
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1675 = v216 && v1674;
+  const bool v1676 = v1673 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v1165.m[0][15].thread_elements()[1];
+    const float v1679 = v1678 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1680 = bfloat(v1679);
+    const uint v1681 = v1671 * v1;
+    const uint v1682 = v1681 + v1673;
+    out[v1682] = v1680;
   }
-  const uint v1867 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1868 = v506 + v1867;
-  const uint v1869 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1870 = v1340 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1872 = v402 && v1871;
-  const bool v1873 = v1870 < v1;
-  const bool v1874 = v1872 && v1873;
-  if (v1874) {
-    const float v1875 = v1350.m[1][0].thread_elements()[0];
-    const float v1876 = v1875 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1877 = bfloat(v1876);
-    const uint v1878 = v1868 * v1;
-    const uint v1879 = v1878 + v1870;
-    out[v1879] = v1877;
+  const uint v1683 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1684 = v321 + v1683;
+  const uint v1685 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1686 = v1155 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1688 = v216 && v1687;
+  const bool v1689 = v1686 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v1165.m[1][0].thread_elements()[0];
+    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1693 = bfloat(v1692);
+    const uint v1694 = v1684 * v1;
+    const uint v1695 = v1694 + v1686;
+    out[v1695] = v1693;
   }
-  const uint v1880 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1881 = v506 + v1880;
-  const uint v1882 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1883 = v1340 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1885 = v402 && v1884;
-  const bool v1886 = v1883 < v1;
-  const bool v1887 = v1885 && v1886;
-  if (v1887) {
-    const float v1888 = v1350.m[1][0].thread_elements()[1];
-    const float v1889 = v1888 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1890 = bfloat(v1889);
-    const uint v1891 = v1881 * v1;
-    const uint v1892 = v1891 + v1883;
-    out[v1892] = v1890;
+  const uint v1696 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1697 = v321 + v1696;
+  const uint v1698 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1699 = v1155 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1701 = v216 && v1700;
+  const bool v1702 = v1699 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v1165.m[1][0].thread_elements()[1];
+    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1706 = bfloat(v1705);
+    const uint v1707 = v1697 * v1;
+    const uint v1708 = v1707 + v1699;
+    out[v1708] = v1706;
   }
-  const uint v1893 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1894 = v506 + v1893;
-  const uint v1895 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1896 = v1340 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1898 = v402 && v1897;
-  const bool v1899 = v1896 < v1;
-  const bool v1900 = v1898 && v1899;
-  if (v1900) {
-    const float v1901 = v1350.m[1][1].thread_elements()[0];
-    const float v1902 = v1901 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1903 = bfloat(v1902);
-    const uint v1904 = v1894 * v1;
-    const uint v1905 = v1904 + v1896;
-    out[v1905] = v1903;
+  const uint v1709 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1710 = v321 + v1709;
+  const uint v1711 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1712 = v1155 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1714 = v216 && v1713;
+  const bool v1715 = v1712 < v1;
+  const bool v1716 = v1714 && v1715;
+  if (v1716) {
+    const float v1717 = v1165.m[1][1].thread_elements()[0];
+    const float v1718 = v1717 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1719 = bfloat(v1718);
+    const uint v1720 = v1710 * v1;
+    const uint v1721 = v1720 + v1712;
+    out[v1721] = v1719;
   }
-  const uint v1906 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1907 = v506 + v1906;
-  const uint v1908 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1909 = v1340 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1911 = v402 && v1910;
-  const bool v1912 = v1909 < v1;
-  const bool v1913 = v1911 && v1912;
-  if (v1913) {
-    const float v1914 = v1350.m[1][1].thread_elements()[1];
-    const float v1915 = v1914 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1916 = bfloat(v1915);
-    const uint v1917 = v1907 * v1;
-    const uint v1918 = v1917 + v1909;
-    out[v1918] = v1916;
+  const uint v1722 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1723 = v321 + v1722;
+  const uint v1724 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1725 = v1155 + v1724;
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1727 = v216 && v1726;
+  const bool v1728 = v1725 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v1165.m[1][1].thread_elements()[1];
+    const float v1731 = v1730 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1732 = bfloat(v1731);
+    const uint v1733 = v1723 * v1;
+    const uint v1734 = v1733 + v1725;
+    out[v1734] = v1732;
   }
-  const uint v1919 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1920 = v506 + v1919;
-  const uint v1921 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1922 = v1340 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1924 = v402 && v1923;
-  const bool v1925 = v1922 < v1;
-  const bool v1926 = v1924 && v1925;
-  if (v1926) {
-    const float v1927 = v1350.m[1][2].thread_elements()[0];
-    const float v1928 = v1927 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1929 = bfloat(v1928);
-    const uint v1930 = v1920 * v1;
-    const uint v1931 = v1930 + v1922;
-    out[v1931] = v1929;
+  const uint v1735 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1736 = v321 + v1735;
+  const uint v1737 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1738 = v1155 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1740 = v216 && v1739;
+  const bool v1741 = v1738 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v1165.m[1][2].thread_elements()[0];
+    const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1745 = bfloat(v1744);
+    const uint v1746 = v1736 * v1;
+    const uint v1747 = v1746 + v1738;
+    out[v1747] = v1745;
   }
-  const uint v1932 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1933 = v506 + v1932;
-  const uint v1934 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1935 = v1340 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1937 = v402 && v1936;
-  const bool v1938 = v1935 < v1;
-  const bool v1939 = v1937 && v1938;
-  if (v1939) {
-    const float v1940 = v1350.m[1][2].thread_elements()[1];
-    const float v1941 = v1940 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1942 = bfloat(v1941);
-    const uint v1943 = v1933 * v1;
-    const uint v1944 = v1943 + v1935;
-    out[v1944] = v1942;
+  const uint v1748 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1749 = v321 + v1748;
+  const uint v1750 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1751 = v1155 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1753 = v216 && v1752;
+  const bool v1754 = v1751 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v1165.m[1][2].thread_elements()[1];
+    const float v1757 = v1756 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1758 = bfloat(v1757);
+    const uint v1759 = v1749 * v1;
+    const uint v1760 = v1759 + v1751;
+    out[v1760] = v1758;
   }
-  const uint v1945 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1946 = v506 + v1945;
-  const uint v1947 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1948 = v1340 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1950 = v402 && v1949;
-  const bool v1951 = v1948 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v1350.m[1][3].thread_elements()[0];
-    const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1955 = bfloat(v1954);
-    const uint v1956 = v1946 * v1;
-    const uint v1957 = v1956 + v1948;
-    out[v1957] = v1955;
+  const uint v1761 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1762 = v321 + v1761;
+  const uint v1763 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1764 = v1155 + v1763;
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1766 = v216 && v1765;
+  const bool v1767 = v1764 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v1165.m[1][3].thread_elements()[0];
+    const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1771 = bfloat(v1770);
+    const uint v1772 = v1762 * v1;
+    const uint v1773 = v1772 + v1764;
+    out[v1773] = v1771;
   }
-  const uint v1958 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1959 = v506 + v1958;
-  const uint v1960 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1961 = v1340 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1963 = v402 && v1962;
-  const bool v1964 = v1961 < v1;
-  const bool v1965 = v1963 && v1964;
-  if (v1965) {
-    const float v1966 = v1350.m[1][3].thread_elements()[1];
-    const float v1967 = v1966 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1968 = bfloat(v1967);
-    const uint v1969 = v1959 * v1;
-    const uint v1970 = v1969 + v1961;
-    out[v1970] = v1968;
+  const uint v1774 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1775 = v321 + v1774;
+  const uint v1776 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1777 = v1155 + v1776;
+  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1779 = v216 && v1778;
+  const bool v1780 = v1777 < v1;
+  const bool v1781 = v1779 && v1780;
+  if (v1781) {
+    const float v1782 = v1165.m[1][3].thread_elements()[1];
+    const float v1783 = v1782 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1784 = bfloat(v1783);
+    const uint v1785 = v1775 * v1;
+    const uint v1786 = v1785 + v1777;
+    out[v1786] = v1784;
   }
-  const uint v1971 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1972 = v506 + v1971;
-  const uint v1973 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1974 = v1340 + v1973;
-  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1976 = v402 && v1975;
-  const bool v1977 = v1974 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v1350.m[1][4].thread_elements()[0];
-    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1981 = bfloat(v1980);
-    const uint v1982 = v1972 * v1;
-    const uint v1983 = v1982 + v1974;
-    out[v1983] = v1981;
+  const uint v1787 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1788 = v321 + v1787;
+  const uint v1789 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1790 = v1155 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1792 = v216 && v1791;
+  const bool v1793 = v1790 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v1165.m[1][4].thread_elements()[0];
+    const float v1796 = v1795 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1797 = bfloat(v1796);
+    const uint v1798 = v1788 * v1;
+    const uint v1799 = v1798 + v1790;
+    out[v1799] = v1797;
   }
-  const uint v1984 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1985 = v506 + v1984;
-  const uint v1986 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v1987 = v1340 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v1989 = v402 && v1988;
-  const bool v1990 = v1987 < v1;
-  const bool v1991 = v1989 && v1990;
-  if (v1991) {
-    const float v1992 = v1350.m[1][4].thread_elements()[1];
-    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v1994 = bfloat(v1993);
-    const uint v1995 = v1985 * v1;
-    const uint v1996 = v1995 + v1987;
-    out[v1996] = v1994;
+  const uint v1800 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1801 = v321 + v1800;
+  const uint v1802 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1803 = v1155 + v1802;
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1805 = v216 && v1804;
+  const bool v1806 = v1803 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v1165.m[1][4].thread_elements()[1];
+    const float v1809 = v1808 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1810 = bfloat(v1809);
+    const uint v1811 = v1801 * v1;
+    const uint v1812 = v1811 + v1803;
+    out[v1812] = v1810;
   }
-  const uint v1997 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v1998 = v506 + v1997;
-  const uint v1999 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2000 = v1340 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2002 = v402 && v2001;
-  const bool v2003 = v2000 < v1;
-  const bool v2004 = v2002 && v2003;
-  if (v2004) {
-    const float v2005 = v1350.m[1][5].thread_elements()[0];
-    const float v2006 = v2005 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2007 = bfloat(v2006);
-    const uint v2008 = v1998 * v1;
-    const uint v2009 = v2008 + v2000;
-    out[v2009] = v2007;
+  const uint v1813 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1814 = v321 + v1813;
+  const uint v1815 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1816 = v1155 + v1815;
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1818 = v216 && v1817;
+  const bool v1819 = v1816 < v1;
+  const bool v1820 = v1818 && v1819;
+  if (v1820) {
+    const float v1821 = v1165.m[1][5].thread_elements()[0];
+    const float v1822 = v1821 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1823 = bfloat(v1822);
+    const uint v1824 = v1814 * v1;
+    const uint v1825 = v1824 + v1816;
+    out[v1825] = v1823;
   }
-  const uint v2010 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2011 = v506 + v2010;
-  const uint v2012 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2013 = v1340 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2015 = v402 && v2014;
-  const bool v2016 = v2013 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v1350.m[1][5].thread_elements()[1];
-    const float v2019 = v2018 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2020 = bfloat(v2019);
-    const uint v2021 = v2011 * v1;
-    const uint v2022 = v2021 + v2013;
-    out[v2022] = v2020;
+  const uint v1826 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1827 = v321 + v1826;
+  const uint v1828 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1829 = v1155 + v1828;
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1831 = v216 && v1830;
+  const bool v1832 = v1829 < v1;
+  const bool v1833 = v1831 && v1832;
+  if (v1833) {
+    const float v1834 = v1165.m[1][5].thread_elements()[1];
+    const float v1835 = v1834 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1836 = bfloat(v1835);
+    const uint v1837 = v1827 * v1;
+    const uint v1838 = v1837 + v1829;
+    out[v1838] = v1836;
   }
-  const uint v2023 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2024 = v506 + v2023;
-  const uint v2025 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2026 = v1340 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2028 = v402 && v2027;
-  const bool v2029 = v2026 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v1350.m[1][6].thread_elements()[0];
-    const float v2032 = v2031 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2033 = bfloat(v2032);
-    const uint v2034 = v2024 * v1;
-    const uint v2035 = v2034 + v2026;
-    out[v2035] = v2033;
+  const uint v1839 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1840 = v321 + v1839;
+  const uint v1841 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1842 = v1155 + v1841;
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1844 = v216 && v1843;
+  const bool v1845 = v1842 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v1165.m[1][6].thread_elements()[0];
+    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1849 = bfloat(v1848);
+    const uint v1850 = v1840 * v1;
+    const uint v1851 = v1850 + v1842;
+    out[v1851] = v1849;
   }
-  const uint v2036 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2037 = v506 + v2036;
-  const uint v2038 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2039 = v1340 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2041 = v402 && v2040;
-  const bool v2042 = v2039 < v1;
-  const bool v2043 = v2041 && v2042;
-  if (v2043) {
-    const float v2044 = v1350.m[1][6].thread_elements()[1];
-    const float v2045 = v2044 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2046 = bfloat(v2045);
-    const uint v2047 = v2037 * v1;
-    const uint v2048 = v2047 + v2039;
-    out[v2048] = v2046;
+  const uint v1852 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1853 = v321 + v1852;
+  const uint v1854 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1855 = v1155 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1857 = v216 && v1856;
+  const bool v1858 = v1855 < v1;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v1165.m[1][6].thread_elements()[1];
+    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1862 = bfloat(v1861);
+    const uint v1863 = v1853 * v1;
+    const uint v1864 = v1863 + v1855;
+    out[v1864] = v1862;
   }
-  const uint v2049 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2050 = v506 + v2049;
-  const uint v2051 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2052 = v1340 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2054 = v402 && v2053;
-  const bool v2055 = v2052 < v1;
-  const bool v2056 = v2054 && v2055;
-  if (v2056) {
-    const float v2057 = v1350.m[1][7].thread_elements()[0];
-    const float v2058 = v2057 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2059 = bfloat(v2058);
-    const uint v2060 = v2050 * v1;
-    const uint v2061 = v2060 + v2052;
-    out[v2061] = v2059;
+  const uint v1865 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1866 = v321 + v1865;
+  const uint v1867 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1868 = v1155 + v1867;
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1870 = v216 && v1869;
+  const bool v1871 = v1868 < v1;
+  const bool v1872 = v1870 && v1871;
+  if (v1872) {
+    const float v1873 = v1165.m[1][7].thread_elements()[0];
+    const float v1874 = v1873 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1875 = bfloat(v1874);
+    const uint v1876 = v1866 * v1;
+    const uint v1877 = v1876 + v1868;
+    out[v1877] = v1875;
   }
-  const uint v2062 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2063 = v506 + v2062;
-  const uint v2064 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2065 = v1340 + v2064;
-  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2067 = v402 && v2066;
-  const bool v2068 = v2065 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v1350.m[1][7].thread_elements()[1];
-    const float v2071 = v2070 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2072 = bfloat(v2071);
-    const uint v2073 = v2063 * v1;
-    const uint v2074 = v2073 + v2065;
-    out[v2074] = v2072;
+  const uint v1878 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1879 = v321 + v1878;
+  const uint v1880 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1881 = v1155 + v1880;
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1883 = v216 && v1882;
+  const bool v1884 = v1881 < v1;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v1165.m[1][7].thread_elements()[1];
+    const float v1887 = v1886 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1888 = bfloat(v1887);
+    const uint v1889 = v1879 * v1;
+    const uint v1890 = v1889 + v1881;
+    out[v1890] = v1888;
   }
-  const uint v2075 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2076 = v506 + v2075;
-  const uint v2077 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2078 = v1340 + v2077;
-  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2080 = v402 && v2079;
-  const bool v2081 = v2078 < v1;
-  const bool v2082 = v2080 && v2081;
-  if (v2082) {
-    const float v2083 = v1350.m[1][8].thread_elements()[0];
-    const float v2084 = v2083 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2085 = bfloat(v2084);
-    const uint v2086 = v2076 * v1;
-    const uint v2087 = v2086 + v2078;
-    out[v2087] = v2085;
+  const uint v1891 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1892 = v321 + v1891;
+  const uint v1893 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1894 = v1155 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1896 = v216 && v1895;
+  const bool v1897 = v1894 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v1165.m[1][8].thread_elements()[0];
+    const float v1900 = v1899 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1901 = bfloat(v1900);
+    const uint v1902 = v1892 * v1;
+    const uint v1903 = v1902 + v1894;
+    out[v1903] = v1901;
   }
-  const uint v2088 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2089 = v506 + v2088;
-  const uint v2090 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2091 = v1340 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2093 = v402 && v2092;
-  const bool v2094 = v2091 < v1;
-  const bool v2095 = v2093 && v2094;
-  if (v2095) {
-    const float v2096 = v1350.m[1][8].thread_elements()[1];
-    const float v2097 = v2096 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2098 = bfloat(v2097);
-    const uint v2099 = v2089 * v1;
-    const uint v2100 = v2099 + v2091;
-    out[v2100] = v2098;
+  const uint v1904 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1905 = v321 + v1904;
+  const uint v1906 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1907 = v1155 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1909 = v216 && v1908;
+  const bool v1910 = v1907 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v1165.m[1][8].thread_elements()[1];
+    const float v1913 = v1912 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1914 = bfloat(v1913);
+    const uint v1915 = v1905 * v1;
+    const uint v1916 = v1915 + v1907;
+    out[v1916] = v1914;
   }
-  const uint v2101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2102 = v506 + v2101;
-  const uint v2103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2104 = v1340 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2106 = v402 && v2105;
-  const bool v2107 = v2104 < v1;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v1350.m[1][9].thread_elements()[0];
-    const float v2110 = v2109 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2111 = bfloat(v2110);
-    const uint v2112 = v2102 * v1;
-    const uint v2113 = v2112 + v2104;
-    out[v2113] = v2111;
+  const uint v1917 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1918 = v321 + v1917;
+  const uint v1919 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1920 = v1155 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1922 = v216 && v1921;
+  const bool v1923 = v1920 < v1;
+  const bool v1924 = v1922 && v1923;
+  if (v1924) {
+    const float v1925 = v1165.m[1][9].thread_elements()[0];
+    const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1927 = bfloat(v1926);
+    const uint v1928 = v1918 * v1;
+    const uint v1929 = v1928 + v1920;
+    out[v1929] = v1927;
   }
-  const uint v2114 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2115 = v506 + v2114;
-  const uint v2116 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2117 = v1340 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2119 = v402 && v2118;
-  const bool v2120 = v2117 < v1;
-  const bool v2121 = v2119 && v2120;
-  if (v2121) {
-    const float v2122 = v1350.m[1][9].thread_elements()[1];
-    const float v2123 = v2122 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2124 = bfloat(v2123);
-    const uint v2125 = v2115 * v1;
-    const uint v2126 = v2125 + v2117;
-    out[v2126] = v2124;
+  const uint v1930 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1931 = v321 + v1930;
+  const uint v1932 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1933 = v1155 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1935 = v216 && v1934;
+  const bool v1936 = v1933 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v1165.m[1][9].thread_elements()[1];
+    const float v1939 = v1938 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1940 = bfloat(v1939);
+    const uint v1941 = v1931 * v1;
+    const uint v1942 = v1941 + v1933;
+    out[v1942] = v1940;
   }
-  const uint v2127 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2128 = v506 + v2127;
-  const uint v2129 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2130 = v1340 + v2129;
-  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2132 = v402 && v2131;
-  const bool v2133 = v2130 < v1;
-  const bool v2134 = v2132 && v2133;
-  if (v2134) {
-    const float v2135 = v1350.m[1][10].thread_elements()[0];
-    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2137 = bfloat(v2136);
-    const uint v2138 = v2128 * v1;
-    const uint v2139 = v2138 + v2130;
-    out[v2139] = v2137;
+  const uint v1943 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1944 = v321 + v1943;
+  const uint v1945 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1946 = v1155 + v1945;
+  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1948 = v216 && v1947;
+  const bool v1949 = v1946 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v1165.m[1][10].thread_elements()[0];
+    const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1953 = bfloat(v1952);
+    const uint v1954 = v1944 * v1;
+    const uint v1955 = v1954 + v1946;
+    out[v1955] = v1953;
   }
-  const uint v2140 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2141 = v506 + v2140;
-  const uint v2142 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2143 = v1340 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2145 = v402 && v2144;
-  const bool v2146 = v2143 < v1;
-  const bool v2147 = v2145 && v2146;
-  if (v2147) {
-    const float v2148 = v1350.m[1][10].thread_elements()[1];
-    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2150 = bfloat(v2149);
-    const uint v2151 = v2141 * v1;
-    const uint v2152 = v2151 + v2143;
-    out[v2152] = v2150;
+  const uint v1956 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1957 = v321 + v1956;
+  const uint v1958 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1959 = v1155 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1961 = v216 && v1960;
+  const bool v1962 = v1959 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v1165.m[1][10].thread_elements()[1];
+    const float v1965 = v1964 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1966 = bfloat(v1965);
+    const uint v1967 = v1957 * v1;
+    const uint v1968 = v1967 + v1959;
+    out[v1968] = v1966;
   }
-  const uint v2153 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2154 = v506 + v2153;
-  const uint v2155 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2156 = v1340 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2158 = v402 && v2157;
-  const bool v2159 = v2156 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v1350.m[1][11].thread_elements()[0];
-    const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2163 = bfloat(v2162);
-    const uint v2164 = v2154 * v1;
-    const uint v2165 = v2164 + v2156;
-    out[v2165] = v2163;
+  const uint v1969 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1970 = v321 + v1969;
+  const uint v1971 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1972 = v1155 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1974 = v216 && v1973;
+  const bool v1975 = v1972 < v1;
+  const bool v1976 = v1974 && v1975;
+  if (v1976) {
+    const float v1977 = v1165.m[1][11].thread_elements()[0];
+    const float v1978 = v1977 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1979 = bfloat(v1978);
+    const uint v1980 = v1970 * v1;
+    const uint v1981 = v1980 + v1972;
+    out[v1981] = v1979;
   }
-  const uint v2166 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2167 = v506 + v2166;
-  const uint v2168 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2169 = v1340 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2171 = v402 && v2170;
-  const bool v2172 = v2169 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v1350.m[1][11].thread_elements()[1];
-    const float v2175 = v2174 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2176 = bfloat(v2175);
-    const uint v2177 = v2167 * v1;
-    const uint v2178 = v2177 + v2169;
-    out[v2178] = v2176;
+  const uint v1982 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1983 = v321 + v1982;
+  const uint v1984 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1985 = v1155 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1987 = v216 && v1986;
+  const bool v1988 = v1985 < v1;
+  const bool v1989 = v1987 && v1988;
+  if (v1989) {
+    const float v1990 = v1165.m[1][11].thread_elements()[1];
+    const float v1991 = v1990 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v1992 = bfloat(v1991);
+    const uint v1993 = v1983 * v1;
+    const uint v1994 = v1993 + v1985;
+    out[v1994] = v1992;
   }
-  const uint v2179 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2180 = v506 + v2179;
-  const uint v2181 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2182 = v1340 + v2181;
-  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2184 = v402 && v2183;
-  const bool v2185 = v2182 < v1;
-  const bool v2186 = v2184 && v2185;
-  if (v2186) {
-    const float v2187 = v1350.m[1][12].thread_elements()[0];
-    const float v2188 = v2187 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2189 = bfloat(v2188);
-    const uint v2190 = v2180 * v1;
-    const uint v2191 = v2190 + v2182;
-    out[v2191] = v2189;
+  const uint v1995 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1996 = v321 + v1995;
+  const uint v1997 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1998 = v1155 + v1997;
+  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2000 = v216 && v1999;
+  const bool v2001 = v1998 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v1165.m[1][12].thread_elements()[0];
+    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2005 = bfloat(v2004);
+    const uint v2006 = v1996 * v1;
+    const uint v2007 = v2006 + v1998;
+    out[v2007] = v2005;
   }
-  const uint v2192 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2193 = v506 + v2192;
-  const uint v2194 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2195 = v1340 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2197 = v402 && v2196;
-  const bool v2198 = v2195 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v1350.m[1][12].thread_elements()[1];
-    const float v2201 = v2200 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2202 = bfloat(v2201);
-    const uint v2203 = v2193 * v1;
-    const uint v2204 = v2203 + v2195;
-    out[v2204] = v2202;
+  const uint v2008 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2009 = v321 + v2008;
+  const uint v2010 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2011 = v1155 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2013 = v216 && v2012;
+  const bool v2014 = v2011 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v1165.m[1][12].thread_elements()[1];
+    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2018 = bfloat(v2017);
+    const uint v2019 = v2009 * v1;
+    const uint v2020 = v2019 + v2011;
+    out[v2020] = v2018;
   }
-  const uint v2205 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2206 = v506 + v2205;
-  const uint v2207 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2208 = v1340 + v2207;
-  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2210 = v402 && v2209;
-  const bool v2211 = v2208 < v1;
-  const bool v2212 = v2210 && v2211;
-  if (v2212) {
-    const float v2213 = v1350.m[1][13].thread_elements()[0];
-    const float v2214 = v2213 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2215 = bfloat(v2214);
-    const uint v2216 = v2206 * v1;
-    const uint v2217 = v2216 + v2208;
-    out[v2217] = v2215;
+  const uint v2021 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2022 = v321 + v2021;
+  const uint v2023 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2024 = v1155 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2026 = v216 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1165.m[1][13].thread_elements()[0];
+    const float v2030 = v2029 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2031 = bfloat(v2030);
+    const uint v2032 = v2022 * v1;
+    const uint v2033 = v2032 + v2024;
+    out[v2033] = v2031;
   }
-  const uint v2218 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2219 = v506 + v2218;
-  const uint v2220 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2221 = v1340 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2223 = v402 && v2222;
-  const bool v2224 = v2221 < v1;
-  const bool v2225 = v2223 && v2224;
-  if (v2225) {
-    const float v2226 = v1350.m[1][13].thread_elements()[1];
-    const float v2227 = v2226 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2228 = bfloat(v2227);
-    const uint v2229 = v2219 * v1;
-    const uint v2230 = v2229 + v2221;
-    out[v2230] = v2228;
+  const uint v2034 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2035 = v321 + v2034;
+  const uint v2036 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2037 = v1155 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2039 = v216 && v2038;
+  const bool v2040 = v2037 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v1165.m[1][13].thread_elements()[1];
+    const float v2043 = v2042 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2044 = bfloat(v2043);
+    const uint v2045 = v2035 * v1;
+    const uint v2046 = v2045 + v2037;
+    out[v2046] = v2044;
   }
-  const uint v2231 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2232 = v506 + v2231;
-  const uint v2233 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2234 = v1340 + v2233;
-  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2236 = v402 && v2235;
-  const bool v2237 = v2234 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v1350.m[1][14].thread_elements()[0];
-    const float v2240 = v2239 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2241 = bfloat(v2240);
-    const uint v2242 = v2232 * v1;
-    const uint v2243 = v2242 + v2234;
-    out[v2243] = v2241;
+  const uint v2047 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2048 = v321 + v2047;
+  const uint v2049 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2050 = v1155 + v2049;
+  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2052 = v216 && v2051;
+  const bool v2053 = v2050 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v1165.m[1][14].thread_elements()[0];
+    const float v2056 = v2055 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2057 = bfloat(v2056);
+    const uint v2058 = v2048 * v1;
+    const uint v2059 = v2058 + v2050;
+    out[v2059] = v2057;
   }
-  const uint v2244 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2245 = v506 + v2244;
-  const uint v2246 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2247 = v1340 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2249 = v402 && v2248;
-  const bool v2250 = v2247 < v1;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v1350.m[1][14].thread_elements()[1];
-    const float v2253 = v2252 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2254 = bfloat(v2253);
-    const uint v2255 = v2245 * v1;
-    const uint v2256 = v2255 + v2247;
-    out[v2256] = v2254;
+  const uint v2060 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2061 = v321 + v2060;
+  const uint v2062 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2063 = v1155 + v2062;
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2065 = v216 && v2064;
+  const bool v2066 = v2063 < v1;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v1165.m[1][14].thread_elements()[1];
+    const float v2069 = v2068 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2070 = bfloat(v2069);
+    const uint v2071 = v2061 * v1;
+    const uint v2072 = v2071 + v2063;
+    out[v2072] = v2070;
   }
-  const uint v2257 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2258 = v506 + v2257;
-  const uint v2259 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2260 = v1340 + v2259;
-  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2262 = v402 && v2261;
-  const bool v2263 = v2260 < v1;
-  const bool v2264 = v2262 && v2263;
-  if (v2264) {
-    const float v2265 = v1350.m[1][15].thread_elements()[0];
-    const float v2266 = v2265 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2267 = bfloat(v2266);
-    const uint v2268 = v2258 * v1;
-    const uint v2269 = v2268 + v2260;
-    out[v2269] = v2267;
+  const uint v2073 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2074 = v321 + v2073;
+  const uint v2075 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2076 = v1155 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2078 = v216 && v2077;
+  const bool v2079 = v2076 < v1;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v1165.m[1][15].thread_elements()[0];
+    const float v2082 = v2081 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2083 = bfloat(v2082);
+    const uint v2084 = v2074 * v1;
+    const uint v2085 = v2084 + v2076;
+    out[v2085] = v2083;
   }
-  const uint v2270 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-  const uint v2271 = v506 + v2270;
-  const uint v2272 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-  const uint v2273 = v1340 + v2272;
-  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v2275 = v402 && v2274;
-  const bool v2276 = v2273 < v1;
-  const bool v2277 = v2275 && v2276;
-  if (v2277) {
-    const float v2278 = v1350.m[1][15].thread_elements()[1];
-    const float v2279 = v2278 * v3;  // kernels/gemm/gemm.cpp:80
-    const bfloat v2280 = bfloat(v2279);
-    const uint v2281 = v2271 * v1;
-    const uint v2282 = v2281 + v2273;
-    out[v2282] = v2280;
+  const uint v2086 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2087 = v321 + v2086;
+  const uint v2088 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2089 = v1155 + v2088;
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2091 = v216 && v2090;
+  const bool v2092 = v2089 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v1165.m[1][15].thread_elements()[1];
+    const float v2095 = v2094 * v3;  // kernels/gemm/gemm.cpp:80
+    const bfloat v2096 = bfloat(v2095);
+    const uint v2097 = v2087 * v1;
+    const uint v2098 = v2097 + v2089;
+    out[v2098] = v2096;
   }
 }

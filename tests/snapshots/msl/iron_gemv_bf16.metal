@@ -86,7042 +86,7042 @@ kernel void iron_gemv_bf16(
   const uint v5 = v2 & 7u;  // kernels/gemm/gemv.cpp:194
   const bool v6 = v5 == 0u;
   if (v6) {
-    const uint v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
-    const uint v10 = v9 >> 4u;
-    const uint v11 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:212
-    const uint v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:213
-    const uint v14 = v13 << 4u;
-    const uint v16 = v11 / v10;
-    const uint v17 = v16 << 4u;
-    const uint v18 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:225
-    iron_frag<float, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:226
-    iron_frag_fill(v20, float(0.0f));
-    iron_frag<bfloat, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:227
-    iron_frag_fill(v22, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-    const uint v710 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v713 = v710 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v716 = v710 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v717 = v716 << 3u;
-    const uint v718 = v14 + v713;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v719 = v718 < v0;
-    const uint v724 = v718 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v730 = v713 * 264u;
-    const uint v735 = v710 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v737 = v735 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v740 = v735 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v741 = v740 << 3u;
-    const uint v742 = v14 + v737;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v743 = v742 < v0;
-    const uint v748 = v742 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v754 = v737 * 264u;
-    const uint v759 = v710 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v761 = v759 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v764 = v759 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v765 = v764 << 3u;
-    const uint v766 = v14 + v761;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v767 = v766 < v0;
-    const uint v772 = v766 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v778 = v761 * 264u;
-    const uint v783 = v710 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v785 = v783 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v788 = v783 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v789 = v788 << 3u;
-    const uint v790 = v14 + v785;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v791 = v790 < v0;
-    const uint v796 = v790 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v802 = v785 * 264u;
-    const uint v816 = v17 + v713;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v817 = v816 < v1;
-    const uint v822 = v816 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v840 = v17 + v737;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v841 = v840 < v1;
-    const uint v846 = v840 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v864 = v17 + v761;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v865 = v864 < v1;
-    const uint v870 = v864 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v888 = v17 + v785;  // kernels/gemm/gemv_skinny.hpp:49
-    const bool v889 = v888 < v1;
-    const uint v894 = v888 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v910 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
-    const uint v917 = v18 + 4u;
-    const uint v918 = v917 << 4u;
-    const uint v925 = v18 + 8u;
-    const uint v926 = v925 << 4u;
-    const uint v933 = v18 + 12u;
-    const uint v934 = v933 << 4u;
+    const uint v10 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
+    const uint v11 = v10 >> 4u;
+    const uint v12 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const uint v14 = v12 % v11;  // kernels/gemm/gemv_skinny.hpp:213
+    const uint v15 = v14 << 4u;
+    const uint v17 = v12 / v11;
+    const uint v18 = v17 << 4u;
+    const uint v19 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 16, 16> v21;  // kernels/gemm/gemv_skinny.hpp:226
+    iron_frag_fill(v21, float(0.0f));
+    iron_frag<bfloat, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:227
+    iron_frag_fill(v23, bfloat(bfloat(0.0f)));
+    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:228
+    iron_frag_fill(v25, bfloat(bfloat(0.0f)));
+    const uint v711 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v714 = v711 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v717 = v711 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v718 = v717 << 3u;
+    const uint v719 = v15 + v714;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v720 = v719 < v0;
+    const uint v725 = v719 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v731 = v714 * 264u;
+    const uint v736 = v711 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v738 = v736 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v741 = v736 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v742 = v741 << 3u;
+    const uint v743 = v15 + v738;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v744 = v743 < v0;
+    const uint v749 = v743 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v755 = v738 * 264u;
+    const uint v760 = v711 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v762 = v760 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v765 = v760 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v766 = v765 << 3u;
+    const uint v767 = v15 + v762;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v768 = v767 < v0;
+    const uint v773 = v767 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v779 = v762 * 264u;
+    const uint v784 = v711 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v786 = v784 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v789 = v784 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v790 = v789 << 3u;
+    const uint v791 = v15 + v786;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v792 = v791 < v0;
+    const uint v797 = v791 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v803 = v786 * 264u;
+    const uint v817 = v18 + v714;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v818 = v817 < v1;
+    const uint v823 = v817 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v841 = v18 + v738;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v842 = v841 < v1;
+    const uint v847 = v841 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v865 = v18 + v762;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v866 = v865 < v1;
+    const uint v871 = v865 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v889 = v18 + v786;  // kernels/gemm/gemv_skinny.hpp:49
+    const bool v890 = v889 < v1;
+    const uint v895 = v889 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v911 = v19 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
+    const uint v918 = v19 + 4u;
+    const uint v919 = v918 << 4u;
+    const uint v926 = v19 + 8u;
+    const uint v927 = v926 << 4u;
+    const uint v934 = v19 + 12u;
+    const uint v935 = v934 << 4u;
 
-    for (uint v702 = 0u; v702 < v2; v702 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
-      const uint v704 = v702 >> 8u;
-      const uint v706 = v704 % 1u;
+    for (uint v703 = 0u; v703 < v2; v703 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
+      const uint v705 = v703 >> 8u;
+      const uint v707 = v705 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v708 = v706 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
-      const uint v720 = v702 + v717;  // kernels/gemm/gemv_skinny.hpp:49
-      const bool v721 = v720 < v2;
-      const bool v722 = v719 && v721;
-      const uint v725 = v724 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v726 = v725 + v717;
-      const uint v728 = v722 ? v726 : 0u;
-      const uint v731 = v708 + v730;
-      const uint v732 = v731 + v717;
+      const uint v709 = v707 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+      const uint v721 = v703 + v718;  // kernels/gemm/gemv_skinny.hpp:49
+      const bool v722 = v721 < v2;
+      const bool v723 = v720 && v722;
+      const uint v726 = v725 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v727 = v726 + v718;
+      const uint v729 = v723 ? v727 : 0u;
+      const uint v732 = v709 + v731;
+      const uint v733 = v732 + v718;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v732 + e] = v722 ? x[v728 + e] : bfloat(0);
+        shm1[v733 + e] = v723 ? x[v729 + e] : bfloat(0);
       }
-      const uint v744 = v702 + v741;  // kernels/gemm/gemv_skinny.hpp:49
-      const bool v745 = v744 < v2;
-      const bool v746 = v743 && v745;
-      const uint v749 = v748 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v750 = v749 + v741;
-      const uint v752 = v746 ? v750 : 0u;
-      const uint v755 = v708 + v754;
-      const uint v756 = v755 + v741;
+      const uint v745 = v703 + v742;  // kernels/gemm/gemv_skinny.hpp:49
+      const bool v746 = v745 < v2;
+      const bool v747 = v744 && v746;
+      const uint v750 = v749 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v751 = v750 + v742;
+      const uint v753 = v747 ? v751 : 0u;
+      const uint v756 = v709 + v755;
+      const uint v757 = v756 + v742;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v756 + e] = v746 ? x[v752 + e] : bfloat(0);
+        shm1[v757 + e] = v747 ? x[v753 + e] : bfloat(0);
       }
-      const uint v768 = v702 + v765;  // kernels/gemm/gemv_skinny.hpp:49
-      const bool v769 = v768 < v2;
-      const bool v770 = v767 && v769;
-      const uint v773 = v772 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v774 = v773 + v765;
-      const uint v776 = v770 ? v774 : 0u;
-      const uint v779 = v708 + v778;
-      const uint v780 = v779 + v765;
+      const uint v769 = v703 + v766;  // kernels/gemm/gemv_skinny.hpp:49
+      const bool v770 = v769 < v2;
+      const bool v771 = v768 && v770;
+      const uint v774 = v773 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v775 = v774 + v766;
+      const uint v777 = v771 ? v775 : 0u;
+      const uint v780 = v709 + v779;
+      const uint v781 = v780 + v766;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v780 + e] = v770 ? x[v776 + e] : bfloat(0);
+        shm1[v781 + e] = v771 ? x[v777 + e] : bfloat(0);
       }
-      const uint v792 = v702 + v789;  // kernels/gemm/gemv_skinny.hpp:49
-      const bool v793 = v792 < v2;
-      const bool v794 = v791 && v793;
-      const uint v797 = v796 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v798 = v797 + v789;
-      const uint v800 = v794 ? v798 : 0u;
-      const uint v803 = v708 + v802;
-      const uint v804 = v803 + v789;
+      const uint v793 = v703 + v790;  // kernels/gemm/gemv_skinny.hpp:49
+      const bool v794 = v793 < v2;
+      const bool v795 = v792 && v794;
+      const uint v798 = v797 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v799 = v798 + v790;
+      const uint v801 = v795 ? v799 : 0u;
+      const uint v804 = v709 + v803;
+      const uint v805 = v804 + v790;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v804 + e] = v794 ? x[v800 + e] : bfloat(0);
+        shm1[v805 + e] = v795 ? x[v801 + e] : bfloat(0);
       }
-      const bool v820 = v817 && v721;  // kernels/gemm/gemv_skinny.hpp:49
-      const uint v823 = v822 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v824 = v823 + v717;
-      const uint v826 = v820 ? v824 : 0u;
+      const bool v821 = v818 && v722;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v824 = v823 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v825 = v824 + v718;
+      const uint v827 = v821 ? v825 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v732 + e] = v820 ? w[v826 + e] : bfloat(0);
+        shm0[v733 + e] = v821 ? w[v827 + e] : bfloat(0);
       }
-      const bool v844 = v841 && v745;  // kernels/gemm/gemv_skinny.hpp:49
-      const uint v847 = v846 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v848 = v847 + v741;
-      const uint v850 = v844 ? v848 : 0u;
+      const bool v845 = v842 && v746;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v848 = v847 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v849 = v848 + v742;
+      const uint v851 = v845 ? v849 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v756 + e] = v844 ? w[v850 + e] : bfloat(0);
+        shm0[v757 + e] = v845 ? w[v851 + e] : bfloat(0);
       }
-      const bool v868 = v865 && v769;  // kernels/gemm/gemv_skinny.hpp:49
-      const uint v871 = v870 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v872 = v871 + v765;
-      const uint v874 = v868 ? v872 : 0u;
+      const bool v869 = v866 && v770;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v872 = v871 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v873 = v872 + v766;
+      const uint v875 = v869 ? v873 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v780 + e] = v868 ? w[v874 + e] : bfloat(0);
+        shm0[v781 + e] = v869 ? w[v875 + e] : bfloat(0);
       }
-      const bool v892 = v889 && v793;  // kernels/gemm/gemv_skinny.hpp:49
-      const uint v895 = v894 + v702;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v896 = v895 + v789;
-      const uint v898 = v892 ? v896 : 0u;
+      const bool v893 = v890 && v794;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v896 = v895 + v703;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v897 = v896 + v790;
+      const uint v899 = v893 ? v897 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v804 + e] = v892 ? w[v898 + e] : bfloat(0);
+        shm0[v805 + e] = v893 ? w[v899 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v912 = v708 + v910;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load<false>(v22, shm1, long(v912), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v912), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const uint v920 = v708 + v918;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load<false>(v22, shm1, long(v920), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v920), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const uint v928 = v708 + v926;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load<false>(v22, shm1, long(v928), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v928), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
-      const uint v936 = v708 + v934;  // kernels/gemm/gemv_skinny.hpp:244
-      iron_frag_load<false>(v22, shm1, long(v936), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v936), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v913 = v709 + v911;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load<false>(v23, shm1, long(v913), long(264u));
+      iron_frag_load<true>(v25, shm0, long(v913), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v921 = v709 + v919;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load<false>(v23, shm1, long(v921), long(264u));
+      iron_frag_load<true>(v25, shm0, long(v921), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v929 = v709 + v927;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load<false>(v23, shm1, long(v929), long(264u));
+      iron_frag_load<true>(v25, shm0, long(v929), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v937 = v709 + v935;  // kernels/gemm/gemv_skinny.hpp:244
+      iron_frag_load<false>(v23, shm1, long(v937), long(264u));
+      iron_frag_load<true>(v25, shm0, long(v937), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v21, v23, v25);  // kernels/gemm/gemv_skinny.hpp:246
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:229
-    const uint v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
-    iron_frag_store<false>(v20, shm2, long(v265), long(16u));
+    const uint v266 = v19 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
+    iron_frag_store<false>(v21, shm2, long(v266), long(16u));
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:253
-    const uint v270 = v710 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
-    const uint v271 = v14 + v270;
-    const uint v273 = v710 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
-    const uint v274 = v17 + v273;
-    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:258
-    const bool v276 = v274 < v1;
-    const bool v277 = v275 && v276;
-    if (v277) {
-      const float v278 = shm2[v710];  // kernels/gemm/gemv_skinny.hpp:259
-      float v279 = v278;
-      const uint v281 = 256u + v710;  // kernels/gemm/gemv_skinny.hpp:260
-      const float v282 = shm2[v281];
-      const float v283 = v279;
-      const float v284 = v283 + v282;
-      v279 = v284;
-      const uint v286 = 512u + v710;
-      const float v287 = shm2[v286];
-      const float v288 = v279;
-      const float v289 = v288 + v287;
-      v279 = v289;
-      const uint v291 = 768u + v710;
-      const float v292 = shm2[v291];
-      const float v293 = v279;
-      const float v294 = v293 + v292;
-      v279 = v294;
-      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:261
-      const bfloat v296 = bfloat(v295);
-      const uint v297 = v271 * v1;
-      const uint v298 = v297 + v274;
-      out[v298] = v296;
+    const uint v271 = v711 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
+    const uint v272 = v15 + v271;
+    const uint v274 = v711 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
+    const uint v275 = v18 + v274;
+    const bool v276 = v272 < v0;  // kernels/gemm/gemv_skinny.hpp:258
+    const bool v277 = v275 < v1;
+    const bool v278 = v276 && v277;
+    if (v278) {
+      const float v279 = shm2[v711];  // kernels/gemm/gemv_skinny.hpp:259
+      float v280 = v279;
+      const uint v282 = 256u + v711;  // kernels/gemm/gemv_skinny.hpp:260
+      const float v283 = shm2[v282];
+      const float v284 = v280;
+      const float v285 = v284 + v283;
+      v280 = v285;
+      const uint v287 = 512u + v711;
+      const float v288 = shm2[v287];
+      const float v289 = v280;
+      const float v290 = v289 + v288;
+      v280 = v290;
+      const uint v292 = 768u + v711;
+      const float v293 = shm2[v292];
+      const float v294 = v280;
+      const float v295 = v294 + v293;
+      v280 = v295;
+      const float v296 = v280;  // kernels/gemm/gemv_skinny.hpp:261
+      const bfloat v297 = bfloat(v296);
+      const uint v298 = v272 * v1;
+      const uint v299 = v298 + v275;
+      out[v299] = v297;
     }
-    const uint v303 = v735 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
-    const uint v304 = v14 + v303;
-    const uint v306 = v735 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
-    const uint v307 = v17 + v306;
-    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:258
-    const bool v309 = v307 < v1;
-    const bool v310 = v308 && v309;
-    if (v310) {
-      const float v311 = shm2[v735];  // kernels/gemm/gemv_skinny.hpp:259
-      float v312 = v311;
-      const uint v314 = 256u + v735;  // kernels/gemm/gemv_skinny.hpp:260
-      const float v315 = shm2[v314];
-      const float v316 = v312;
-      const float v317 = v316 + v315;
-      v312 = v317;
-      const uint v319 = 512u + v735;
-      const float v320 = shm2[v319];
-      const float v321 = v312;
-      const float v322 = v321 + v320;
-      v312 = v322;
-      const uint v324 = 768u + v735;
-      const float v325 = shm2[v324];
-      const float v326 = v312;
-      const float v327 = v326 + v325;
-      v312 = v327;
-      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:261
-      const bfloat v329 = bfloat(v328);
-      const uint v330 = v304 * v1;
-      const uint v331 = v330 + v307;
-      out[v331] = v329;
+    const uint v304 = v736 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
+    const uint v305 = v15 + v304;
+    const uint v307 = v736 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
+    const uint v308 = v18 + v307;
+    const bool v309 = v305 < v0;  // kernels/gemm/gemv_skinny.hpp:258
+    const bool v310 = v308 < v1;
+    const bool v311 = v309 && v310;
+    if (v311) {
+      const float v312 = shm2[v736];  // kernels/gemm/gemv_skinny.hpp:259
+      float v313 = v312;
+      const uint v315 = 256u + v736;  // kernels/gemm/gemv_skinny.hpp:260
+      const float v316 = shm2[v315];
+      const float v317 = v313;
+      const float v318 = v317 + v316;
+      v313 = v318;
+      const uint v320 = 512u + v736;
+      const float v321 = shm2[v320];
+      const float v322 = v313;
+      const float v323 = v322 + v321;
+      v313 = v323;
+      const uint v325 = 768u + v736;
+      const float v326 = shm2[v325];
+      const float v327 = v313;
+      const float v328 = v327 + v326;
+      v313 = v328;
+      const float v329 = v313;  // kernels/gemm/gemv_skinny.hpp:261
+      const bfloat v330 = bfloat(v329);
+      const uint v331 = v305 * v1;
+      const uint v332 = v331 + v308;
+      out[v332] = v330;
     }
   } else {
-    const uint v338 = v0 + 15u;  // kernels/gemm/gemv_rows.hpp:53
-    const uint v339 = v338 >> 4u;
-    const uint v340 = iron_gid.x;  // kernels/gemm/gemv_rows.hpp:54
-    const uint v358 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:60
-    const uint v398 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:61
-    const uint v995 = v340 / v339;  // kernels/gemm/gemv_rows.hpp:56
-    const uint v996 = v995 << 4u;
-    const uint v999 = v340 % v339;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v1000 = v999 << 4u;
-    const uint v1002 = min(v996, v358);  // kernels/gemm/gemv_rows.hpp:60
-    const uint v1003 = v996 + 1u;
-    const uint v1004 = min(v1003, v358);
-    const uint v1005 = v996 + 2u;
-    const uint v1006 = min(v1005, v358);
-    const uint v1007 = v996 + 3u;
-    const uint v1008 = min(v1007, v358);
-    const uint v1009 = v996 + 4u;
-    const uint v1010 = min(v1009, v358);
-    const uint v1011 = v996 + 5u;
-    const uint v1012 = min(v1011, v358);
-    const uint v1013 = v996 + 6u;
-    const uint v1014 = min(v1013, v358);
-    const uint v1015 = v996 + 7u;
-    const uint v1016 = min(v1015, v358);
-    const uint v1017 = min(v1000, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1018 = v996 < v1;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1019 = v1000 < v0;
-    const bool v1020 = v1018 && v1019;
-    if (v1020) {
-      float v6880 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6881 = 0.0f;
+    const uint v339 = v0 + 15u;  // kernels/gemm/gemv_rows.hpp:53
+    const uint v340 = v339 >> 4u;
+    const uint v341 = iron_gid.x;  // kernels/gemm/gemv_rows.hpp:54
+    const uint v359 = v1 - 1u;  // kernels/gemm/gemv_rows.hpp:60
+    const uint v399 = v0 - 1u;  // kernels/gemm/gemv_rows.hpp:61
+    const uint v996 = v341 / v340;  // kernels/gemm/gemv_rows.hpp:56
+    const uint v997 = v996 << 4u;
+    const uint v1000 = v341 % v340;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v1001 = v1000 << 4u;
+    const uint v1003 = min(v997, v359);  // kernels/gemm/gemv_rows.hpp:60
+    const uint v1004 = v997 + 1u;
+    const uint v1005 = min(v1004, v359);
+    const uint v1006 = v997 + 2u;
+    const uint v1007 = min(v1006, v359);
+    const uint v1008 = v997 + 3u;
+    const uint v1009 = min(v1008, v359);
+    const uint v1010 = v997 + 4u;
+    const uint v1011 = min(v1010, v359);
+    const uint v1012 = v997 + 5u;
+    const uint v1013 = min(v1012, v359);
+    const uint v1014 = v997 + 6u;
+    const uint v1015 = min(v1014, v359);
+    const uint v1016 = v997 + 7u;
+    const uint v1017 = min(v1016, v359);
+    const uint v1018 = min(v1001, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1019 = v997 < v1;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1020 = v1001 < v0;
+    const bool v1021 = v1019 && v1020;
+    if (v1021) {
+      float v6881 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6882 = 0.0f;
       float v6883 = 0.0f;
       float v6884 = 0.0f;
       float v6885 = 0.0f;
       float v6886 = 0.0f;
       float v6887 = 0.0f;
-      const uint v1023 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v1024 = iron_tid.x;
-      const uint v1025 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v1026 = v1004 * v2;
-      const uint v1027 = v1006 * v2;
-      const uint v1028 = v1008 * v2;
-      const uint v1029 = v1010 * v2;
-      const uint v1030 = v1012 * v2;
-      const uint v1031 = v1014 * v2;
-      const uint v1032 = v1016 * v2;
-      const uint v1034 = v1017 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6888 = 0.0f;
+      const uint v1024 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v1025 = iron_tid.x;
+      const uint v1026 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v1027 = v1005 * v2;
+      const uint v1028 = v1007 * v2;
+      const uint v1029 = v1009 * v2;
+      const uint v1030 = v1011 * v2;
+      const uint v1031 = v1013 * v2;
+      const uint v1032 = v1015 * v2;
+      const uint v1033 = v1017 * v2;
+      const uint v1035 = v1018 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v1035 = v1024; v1035 < v2; v1035 += v1023) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v1036 = v1025 + v1035;  // kernels/gemm/gemv.cpp:71
-        const bfloat v1037 = w[v1036];
-        const uint v1038 = v1026 + v1035;
-        const bfloat v1039 = w[v1038];
-        const uint v1040 = v1027 + v1035;
-        const bfloat v1041 = w[v1040];
-        const uint v1042 = v1028 + v1035;
-        const bfloat v1043 = w[v1042];
-        const uint v1044 = v1029 + v1035;
-        const bfloat v1045 = w[v1044];
-        const uint v1046 = v1030 + v1035;
-        const bfloat v1047 = w[v1046];
-        const uint v1048 = v1031 + v1035;
-        const bfloat v1049 = w[v1048];
-        const uint v1050 = v1032 + v1035;
-        const bfloat v1051 = w[v1050];
-        float v6888 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6889 = 0.0f;
+      for (uint v1036 = v1025; v1036 < v2; v1036 += v1024) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v1037 = v1026 + v1036;  // kernels/gemm/gemv.cpp:71
+        const bfloat v1038 = w[v1037];
+        const uint v1039 = v1027 + v1036;
+        const bfloat v1040 = w[v1039];
+        const uint v1041 = v1028 + v1036;
+        const bfloat v1042 = w[v1041];
+        const uint v1043 = v1029 + v1036;
+        const bfloat v1044 = w[v1043];
+        const uint v1045 = v1030 + v1036;
+        const bfloat v1046 = w[v1045];
+        const uint v1047 = v1031 + v1036;
+        const bfloat v1048 = w[v1047];
+        const uint v1049 = v1032 + v1036;
+        const bfloat v1050 = w[v1049];
+        const uint v1051 = v1033 + v1036;
+        const bfloat v1052 = w[v1051];
+        float v6889 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6890 = 0.0f;
         float v6891 = 0.0f;
         float v6892 = 0.0f;
         float v6893 = 0.0f;
         float v6894 = 0.0f;
         float v6895 = 0.0f;
-        const float v1054 = float(v1037);  // kernels/gemm/gemv.cpp:76
-        const float v1055 = float(v1039);
-        const float v1056 = float(v1041);
-        const float v1057 = float(v1043);
-        const float v1058 = float(v1045);
-        const float v1059 = float(v1047);
-        const float v1060 = float(v1049);
-        const float v1061 = float(v1051);
-        const uint v1062 = v1034 + v1035;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v1063 = x[v1062];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1064 = float(v1063);
-        const float v1065 = v6888;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1066 = fma(v1064, v1054, v1065);
-        v6888 = v1066;
-        const float v1067 = v6889;
-        const float v1068 = fma(v1064, v1055, v1067);
-        v6889 = v1068;
-        const float v1069 = v6890;
-        const float v1070 = fma(v1064, v1056, v1069);
-        v6890 = v1070;
-        const float v1071 = v6891;
-        const float v1072 = fma(v1064, v1057, v1071);
-        v6891 = v1072;
-        const float v1073 = v6892;
-        const float v1074 = fma(v1064, v1058, v1073);
-        v6892 = v1074;
-        const float v1075 = v6893;
-        const float v1076 = fma(v1064, v1059, v1075);
-        v6893 = v1076;
-        const float v1077 = v6894;
-        const float v1078 = fma(v1064, v1060, v1077);
-        v6894 = v1078;
-        const float v1079 = v6895;
-        const float v1080 = fma(v1064, v1061, v1079);
-        v6895 = v1080;
-        const float v1082 = v6888;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1083 = v6880;
-        const float v1084 = v1083 + v1082;
-        v6880 = v1084;
-        const float v1086 = v6889;
-        const float v1087 = v6881;
-        const float v1088 = v1087 + v1086;
-        v6881 = v1088;
-        const float v1090 = v6890;
-        const float v1091 = v6882;
-        const float v1092 = v1091 + v1090;
-        v6882 = v1092;
-        const float v1094 = v6891;
-        const float v1095 = v6883;
-        const float v1096 = v1095 + v1094;
-        v6883 = v1096;
-        const float v1098 = v6892;
-        const float v1099 = v6884;
-        const float v1100 = v1099 + v1098;
-        v6884 = v1100;
-        const float v1102 = v6893;
-        const float v1103 = v6885;
-        const float v1104 = v1103 + v1102;
-        v6885 = v1104;
-        const float v1106 = v6894;
-        const float v1107 = v6886;
-        const float v1108 = v1107 + v1106;
-        v6886 = v1108;
-        const float v1110 = v6895;
-        const float v1111 = v6887;
-        const float v1112 = v1111 + v1110;
-        v6887 = v1112;
+        float v6896 = 0.0f;
+        const float v1055 = float(v1038);  // kernels/gemm/gemv.cpp:76
+        const float v1056 = float(v1040);
+        const float v1057 = float(v1042);
+        const float v1058 = float(v1044);
+        const float v1059 = float(v1046);
+        const float v1060 = float(v1048);
+        const float v1061 = float(v1050);
+        const float v1062 = float(v1052);
+        const uint v1063 = v1035 + v1036;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v1064 = x[v1063];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1065 = float(v1064);
+        const float v1066 = v6889;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1067 = fma(v1065, v1055, v1066);
+        v6889 = v1067;
+        const float v1068 = v6890;
+        const float v1069 = fma(v1065, v1056, v1068);
+        v6890 = v1069;
+        const float v1070 = v6891;
+        const float v1071 = fma(v1065, v1057, v1070);
+        v6891 = v1071;
+        const float v1072 = v6892;
+        const float v1073 = fma(v1065, v1058, v1072);
+        v6892 = v1073;
+        const float v1074 = v6893;
+        const float v1075 = fma(v1065, v1059, v1074);
+        v6893 = v1075;
+        const float v1076 = v6894;
+        const float v1077 = fma(v1065, v1060, v1076);
+        v6894 = v1077;
+        const float v1078 = v6895;
+        const float v1079 = fma(v1065, v1061, v1078);
+        v6895 = v1079;
+        const float v1080 = v6896;
+        const float v1081 = fma(v1065, v1062, v1080);
+        v6896 = v1081;
+        const float v1083 = v6889;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1084 = v6881;
+        const float v1085 = v1084 + v1083;
+        v6881 = v1085;
+        const float v1087 = v6890;
+        const float v1088 = v6882;
+        const float v1089 = v1088 + v1087;
+        v6882 = v1089;
+        const float v1091 = v6891;
+        const float v1092 = v6883;
+        const float v1093 = v1092 + v1091;
+        v6883 = v1093;
+        const float v1095 = v6892;
+        const float v1096 = v6884;
+        const float v1097 = v1096 + v1095;
+        v6884 = v1097;
+        const float v1099 = v6893;
+        const float v1100 = v6885;
+        const float v1101 = v1100 + v1099;
+        v6885 = v1101;
+        const float v1103 = v6894;
+        const float v1104 = v6886;
+        const float v1105 = v1104 + v1103;
+        v6886 = v1105;
+        const float v1107 = v6895;
+        const float v1108 = v6887;
+        const float v1109 = v1108 + v1107;
+        v6887 = v1109;
+        const float v1111 = v6896;
+        const float v1112 = v6888;
+        const float v1113 = v1112 + v1111;
+        v6888 = v1113;
       }
-      const float v1114 = v6880;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1115 = simd_sum(v1114);
-      const uint v1116 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1117 = v1116 == 0u;
-      if (v1117) {
-        const uint v1118 = iron_sg;
-        const uint v1119 = v1118 << 3u;
-        shm3[v1119] = v1115;
+      const float v1115 = v6881;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1116 = simd_sum(v1115);
+      const uint v1117 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1118 = v1117 == 0u;
+      if (v1118) {
+        const uint v1119 = iron_sg;
+        const uint v1120 = v1119 << 3u;
+        shm3[v1120] = v1116;
       }
-      const float v1120 = v6881;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1121 = simd_sum(v1120);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1122 = iron_sg;
-        const uint v1123 = v1122 << 3u;
-        const uint v1124 = v1123 + 1u;
-        shm3[v1124] = v1121;
+      const float v1121 = v6882;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1122 = simd_sum(v1121);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1123 = iron_sg;
+        const uint v1124 = v1123 << 3u;
+        const uint v1125 = v1124 + 1u;
+        shm3[v1125] = v1122;
       }
-      const float v1125 = v6882;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1126 = simd_sum(v1125);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1127 = iron_sg;
-        const uint v1128 = v1127 << 3u;
-        const uint v1129 = v1128 + 2u;
-        shm3[v1129] = v1126;
+      const float v1126 = v6883;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1127 = simd_sum(v1126);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1128 = iron_sg;
+        const uint v1129 = v1128 << 3u;
+        const uint v1130 = v1129 + 2u;
+        shm3[v1130] = v1127;
       }
-      const float v1130 = v6883;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1131 = simd_sum(v1130);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1132 = iron_sg;
-        const uint v1133 = v1132 << 3u;
-        const uint v1134 = v1133 + 3u;
-        shm3[v1134] = v1131;
+      const float v1131 = v6884;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1132 = simd_sum(v1131);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1133 = iron_sg;
+        const uint v1134 = v1133 << 3u;
+        const uint v1135 = v1134 + 3u;
+        shm3[v1135] = v1132;
       }
-      const float v1135 = v6884;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1136 = simd_sum(v1135);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1137 = iron_sg;
-        const uint v1138 = v1137 << 3u;
-        const uint v1139 = v1138 + 4u;
-        shm3[v1139] = v1136;
+      const float v1136 = v6885;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1137 = simd_sum(v1136);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1138 = iron_sg;
+        const uint v1139 = v1138 << 3u;
+        const uint v1140 = v1139 + 4u;
+        shm3[v1140] = v1137;
       }
-      const float v1140 = v6885;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1141 = simd_sum(v1140);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1142 = iron_sg;
-        const uint v1143 = v1142 << 3u;
-        const uint v1144 = v1143 + 5u;
-        shm3[v1144] = v1141;
+      const float v1141 = v6886;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1142 = simd_sum(v1141);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1143 = iron_sg;
+        const uint v1144 = v1143 << 3u;
+        const uint v1145 = v1144 + 5u;
+        shm3[v1145] = v1142;
       }
-      const float v1145 = v6886;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1146 = simd_sum(v1145);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1147 = iron_sg;
-        const uint v1148 = v1147 << 3u;
-        const uint v1149 = v1148 + 6u;
-        shm3[v1149] = v1146;
+      const float v1146 = v6887;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1147 = simd_sum(v1146);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1148 = iron_sg;
+        const uint v1149 = v1148 << 3u;
+        const uint v1150 = v1149 + 6u;
+        shm3[v1150] = v1147;
       }
-      const float v1150 = v6887;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1151 = simd_sum(v1150);
-      if (v1117) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1152 = iron_sg;
-        const uint v1153 = v1152 << 3u;
-        const uint v1154 = v1153 + 7u;
-        shm3[v1154] = v1151;
+      const float v1151 = v6888;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1152 = simd_sum(v1151);
+      if (v1118) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1153 = iron_sg;
+        const uint v1154 = v1153 << 3u;
+        const uint v1155 = v1154 + 7u;
+        shm3[v1155] = v1152;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v1155 = v996 + v1024;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v1156 = v1024 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v1157 = v1000 + v1156;
-      const bool v1158 = v1024 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1159 = v1155 < v1;
-      const bool v1160 = v1158 && v1159;
-      const bool v1161 = v1157 < v0;
-      const bool v1162 = v1160 && v1161;
-      if (v1162) {
-        const float v1163 = shm3[v1024];  // kernels/gemm/gemv_rows.hpp:155
-        float v1164 = v1163;
-        const uint v1165 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v1156 = v997 + v1025;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v1157 = v1025 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v1158 = v1001 + v1157;
+      const bool v1159 = v1025 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1160 = v1156 < v1;
+      const bool v1161 = v1159 && v1160;
+      const bool v1162 = v1158 < v0;
+      const bool v1163 = v1161 && v1162;
+      if (v1163) {
+        const float v1164 = shm3[v1025];  // kernels/gemm/gemv_rows.hpp:155
+        float v1165 = v1164;
+        const uint v1166 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v1166 = 1u; v1166 < v1165; v1166 += 1u) {
-          const uint v1167 = v1166 << 3u;
-          const uint v1168 = v1167 + v1024;
-          const float v1169 = shm3[v1168];
-          const float v1170 = v1164;
-          const float v1171 = v1170 + v1169;
-          v1164 = v1171;
+        for (uint v1167 = 1u; v1167 < v1166; v1167 += 1u) {
+          const uint v1168 = v1167 << 3u;
+          const uint v1169 = v1168 + v1025;
+          const float v1170 = shm3[v1169];
+          const float v1171 = v1165;
+          const float v1172 = v1171 + v1170;
+          v1165 = v1172;
         }
-        const float v1172 = v1164;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v1173 = bfloat(v1172);
-        const uint v1174 = v1157 * v1;
-        const uint v1175 = v1174 + v1155;
-        out[v1175] = v1173;
+        const float v1173 = v1165;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v1174 = bfloat(v1173);
+        const uint v1175 = v1158 * v1;
+        const uint v1176 = v1175 + v1156;
+        out[v1176] = v1174;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v1185 = v1000 + 1u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v1201 = min(v1185, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1203 = v1185 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1204 = v1018 && v1203;
-    if (v1204) {
-      float v6897 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6898 = 0.0f;
+    const uint v1186 = v1001 + 1u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v1202 = min(v1186, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1204 = v1186 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1205 = v1019 && v1204;
+    if (v1205) {
+      float v6898 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6899 = 0.0f;
       float v6900 = 0.0f;
       float v6901 = 0.0f;
       float v6902 = 0.0f;
       float v6903 = 0.0f;
       float v6904 = 0.0f;
-      const uint v1207 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v1208 = iron_tid.x;
-      const uint v1209 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v1210 = v1004 * v2;
-      const uint v1211 = v1006 * v2;
-      const uint v1212 = v1008 * v2;
-      const uint v1213 = v1010 * v2;
-      const uint v1214 = v1012 * v2;
-      const uint v1215 = v1014 * v2;
-      const uint v1216 = v1016 * v2;
-      const uint v1218 = v1201 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6905 = 0.0f;
+      const uint v1208 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v1209 = iron_tid.x;
+      const uint v1210 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v1211 = v1005 * v2;
+      const uint v1212 = v1007 * v2;
+      const uint v1213 = v1009 * v2;
+      const uint v1214 = v1011 * v2;
+      const uint v1215 = v1013 * v2;
+      const uint v1216 = v1015 * v2;
+      const uint v1217 = v1017 * v2;
+      const uint v1219 = v1202 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v1219 = v1208; v1219 < v2; v1219 += v1207) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v1220 = v1209 + v1219;  // kernels/gemm/gemv.cpp:71
-        const bfloat v1221 = w[v1220];
-        const uint v1222 = v1210 + v1219;
-        const bfloat v1223 = w[v1222];
-        const uint v1224 = v1211 + v1219;
-        const bfloat v1225 = w[v1224];
-        const uint v1226 = v1212 + v1219;
-        const bfloat v1227 = w[v1226];
-        const uint v1228 = v1213 + v1219;
-        const bfloat v1229 = w[v1228];
-        const uint v1230 = v1214 + v1219;
-        const bfloat v1231 = w[v1230];
-        const uint v1232 = v1215 + v1219;
-        const bfloat v1233 = w[v1232];
-        const uint v1234 = v1216 + v1219;
-        const bfloat v1235 = w[v1234];
-        float v6905 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6906 = 0.0f;
+      for (uint v1220 = v1209; v1220 < v2; v1220 += v1208) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v1221 = v1210 + v1220;  // kernels/gemm/gemv.cpp:71
+        const bfloat v1222 = w[v1221];
+        const uint v1223 = v1211 + v1220;
+        const bfloat v1224 = w[v1223];
+        const uint v1225 = v1212 + v1220;
+        const bfloat v1226 = w[v1225];
+        const uint v1227 = v1213 + v1220;
+        const bfloat v1228 = w[v1227];
+        const uint v1229 = v1214 + v1220;
+        const bfloat v1230 = w[v1229];
+        const uint v1231 = v1215 + v1220;
+        const bfloat v1232 = w[v1231];
+        const uint v1233 = v1216 + v1220;
+        const bfloat v1234 = w[v1233];
+        const uint v1235 = v1217 + v1220;
+        const bfloat v1236 = w[v1235];
+        float v6906 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6907 = 0.0f;
         float v6908 = 0.0f;
         float v6909 = 0.0f;
         float v6910 = 0.0f;
         float v6911 = 0.0f;
         float v6912 = 0.0f;
-        const float v1238 = float(v1221);  // kernels/gemm/gemv.cpp:76
-        const float v1239 = float(v1223);
-        const float v1240 = float(v1225);
-        const float v1241 = float(v1227);
-        const float v1242 = float(v1229);
-        const float v1243 = float(v1231);
-        const float v1244 = float(v1233);
-        const float v1245 = float(v1235);
-        const uint v1246 = v1218 + v1219;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v1247 = x[v1246];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1248 = float(v1247);
-        const float v1249 = v6905;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1250 = fma(v1248, v1238, v1249);
-        v6905 = v1250;
-        const float v1251 = v6906;
-        const float v1252 = fma(v1248, v1239, v1251);
-        v6906 = v1252;
-        const float v1253 = v6907;
-        const float v1254 = fma(v1248, v1240, v1253);
-        v6907 = v1254;
-        const float v1255 = v6908;
-        const float v1256 = fma(v1248, v1241, v1255);
-        v6908 = v1256;
-        const float v1257 = v6909;
-        const float v1258 = fma(v1248, v1242, v1257);
-        v6909 = v1258;
-        const float v1259 = v6910;
-        const float v1260 = fma(v1248, v1243, v1259);
-        v6910 = v1260;
-        const float v1261 = v6911;
-        const float v1262 = fma(v1248, v1244, v1261);
-        v6911 = v1262;
-        const float v1263 = v6912;
-        const float v1264 = fma(v1248, v1245, v1263);
-        v6912 = v1264;
-        const float v1266 = v6905;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1267 = v6897;
-        const float v1268 = v1267 + v1266;
-        v6897 = v1268;
-        const float v1270 = v6906;
-        const float v1271 = v6898;
-        const float v1272 = v1271 + v1270;
-        v6898 = v1272;
-        const float v1274 = v6907;
-        const float v1275 = v6899;
-        const float v1276 = v1275 + v1274;
-        v6899 = v1276;
-        const float v1278 = v6908;
-        const float v1279 = v6900;
-        const float v1280 = v1279 + v1278;
-        v6900 = v1280;
-        const float v1282 = v6909;
-        const float v1283 = v6901;
-        const float v1284 = v1283 + v1282;
-        v6901 = v1284;
-        const float v1286 = v6910;
-        const float v1287 = v6902;
-        const float v1288 = v1287 + v1286;
-        v6902 = v1288;
-        const float v1290 = v6911;
-        const float v1291 = v6903;
-        const float v1292 = v1291 + v1290;
-        v6903 = v1292;
-        const float v1294 = v6912;
-        const float v1295 = v6904;
-        const float v1296 = v1295 + v1294;
-        v6904 = v1296;
+        float v6913 = 0.0f;
+        const float v1239 = float(v1222);  // kernels/gemm/gemv.cpp:76
+        const float v1240 = float(v1224);
+        const float v1241 = float(v1226);
+        const float v1242 = float(v1228);
+        const float v1243 = float(v1230);
+        const float v1244 = float(v1232);
+        const float v1245 = float(v1234);
+        const float v1246 = float(v1236);
+        const uint v1247 = v1219 + v1220;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v1248 = x[v1247];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1249 = float(v1248);
+        const float v1250 = v6906;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1251 = fma(v1249, v1239, v1250);
+        v6906 = v1251;
+        const float v1252 = v6907;
+        const float v1253 = fma(v1249, v1240, v1252);
+        v6907 = v1253;
+        const float v1254 = v6908;
+        const float v1255 = fma(v1249, v1241, v1254);
+        v6908 = v1255;
+        const float v1256 = v6909;
+        const float v1257 = fma(v1249, v1242, v1256);
+        v6909 = v1257;
+        const float v1258 = v6910;
+        const float v1259 = fma(v1249, v1243, v1258);
+        v6910 = v1259;
+        const float v1260 = v6911;
+        const float v1261 = fma(v1249, v1244, v1260);
+        v6911 = v1261;
+        const float v1262 = v6912;
+        const float v1263 = fma(v1249, v1245, v1262);
+        v6912 = v1263;
+        const float v1264 = v6913;
+        const float v1265 = fma(v1249, v1246, v1264);
+        v6913 = v1265;
+        const float v1267 = v6906;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1268 = v6898;
+        const float v1269 = v1268 + v1267;
+        v6898 = v1269;
+        const float v1271 = v6907;
+        const float v1272 = v6899;
+        const float v1273 = v1272 + v1271;
+        v6899 = v1273;
+        const float v1275 = v6908;
+        const float v1276 = v6900;
+        const float v1277 = v1276 + v1275;
+        v6900 = v1277;
+        const float v1279 = v6909;
+        const float v1280 = v6901;
+        const float v1281 = v1280 + v1279;
+        v6901 = v1281;
+        const float v1283 = v6910;
+        const float v1284 = v6902;
+        const float v1285 = v1284 + v1283;
+        v6902 = v1285;
+        const float v1287 = v6911;
+        const float v1288 = v6903;
+        const float v1289 = v1288 + v1287;
+        v6903 = v1289;
+        const float v1291 = v6912;
+        const float v1292 = v6904;
+        const float v1293 = v1292 + v1291;
+        v6904 = v1293;
+        const float v1295 = v6913;
+        const float v1296 = v6905;
+        const float v1297 = v1296 + v1295;
+        v6905 = v1297;
       }
-      const float v1298 = v6897;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1299 = simd_sum(v1298);
-      const uint v1300 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1301 = v1300 == 0u;
-      if (v1301) {
-        const uint v1302 = iron_sg;
-        const uint v1303 = v1302 << 3u;
-        shm3[v1303] = v1299;
+      const float v1299 = v6898;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1300 = simd_sum(v1299);
+      const uint v1301 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1302 = v1301 == 0u;
+      if (v1302) {
+        const uint v1303 = iron_sg;
+        const uint v1304 = v1303 << 3u;
+        shm3[v1304] = v1300;
       }
-      const float v1304 = v6898;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1305 = simd_sum(v1304);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1306 = iron_sg;
-        const uint v1307 = v1306 << 3u;
-        const uint v1308 = v1307 + 1u;
-        shm3[v1308] = v1305;
+      const float v1305 = v6899;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1306 = simd_sum(v1305);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1307 = iron_sg;
+        const uint v1308 = v1307 << 3u;
+        const uint v1309 = v1308 + 1u;
+        shm3[v1309] = v1306;
       }
-      const float v1309 = v6899;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1310 = simd_sum(v1309);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1311 = iron_sg;
-        const uint v1312 = v1311 << 3u;
-        const uint v1313 = v1312 + 2u;
-        shm3[v1313] = v1310;
+      const float v1310 = v6900;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1311 = simd_sum(v1310);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1312 = iron_sg;
+        const uint v1313 = v1312 << 3u;
+        const uint v1314 = v1313 + 2u;
+        shm3[v1314] = v1311;
       }
-      const float v1314 = v6900;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1315 = simd_sum(v1314);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1316 = iron_sg;
-        const uint v1317 = v1316 << 3u;
-        const uint v1318 = v1317 + 3u;
-        shm3[v1318] = v1315;
+      const float v1315 = v6901;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1316 = simd_sum(v1315);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1317 = iron_sg;
+        const uint v1318 = v1317 << 3u;
+        const uint v1319 = v1318 + 3u;
+        shm3[v1319] = v1316;
       }
-      const float v1319 = v6901;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1320 = simd_sum(v1319);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1321 = iron_sg;
-        const uint v1322 = v1321 << 3u;
-        const uint v1323 = v1322 + 4u;
-        shm3[v1323] = v1320;
+      const float v1320 = v6902;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1321 = simd_sum(v1320);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1322 = iron_sg;
+        const uint v1323 = v1322 << 3u;
+        const uint v1324 = v1323 + 4u;
+        shm3[v1324] = v1321;
       }
-      const float v1324 = v6902;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1325 = simd_sum(v1324);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1326 = iron_sg;
-        const uint v1327 = v1326 << 3u;
-        const uint v1328 = v1327 + 5u;
-        shm3[v1328] = v1325;
+      const float v1325 = v6903;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1326 = simd_sum(v1325);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1327 = iron_sg;
+        const uint v1328 = v1327 << 3u;
+        const uint v1329 = v1328 + 5u;
+        shm3[v1329] = v1326;
       }
-      const float v1329 = v6903;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1330 = simd_sum(v1329);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1331 = iron_sg;
-        const uint v1332 = v1331 << 3u;
-        const uint v1333 = v1332 + 6u;
-        shm3[v1333] = v1330;
+      const float v1330 = v6904;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1331 = simd_sum(v1330);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1332 = iron_sg;
+        const uint v1333 = v1332 << 3u;
+        const uint v1334 = v1333 + 6u;
+        shm3[v1334] = v1331;
       }
-      const float v1334 = v6904;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1335 = simd_sum(v1334);
-      if (v1301) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1336 = iron_sg;
-        const uint v1337 = v1336 << 3u;
-        const uint v1338 = v1337 + 7u;
-        shm3[v1338] = v1335;
+      const float v1335 = v6905;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1336 = simd_sum(v1335);
+      if (v1302) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1337 = iron_sg;
+        const uint v1338 = v1337 << 3u;
+        const uint v1339 = v1338 + 7u;
+        shm3[v1339] = v1336;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v1339 = v996 + v1208;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v1340 = v1208 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v1341 = v1185 + v1340;
-      const bool v1342 = v1208 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1343 = v1339 < v1;
-      const bool v1344 = v1342 && v1343;
-      const bool v1345 = v1341 < v0;
-      const bool v1346 = v1344 && v1345;
-      if (v1346) {
-        const float v1347 = shm3[v1208];  // kernels/gemm/gemv_rows.hpp:155
-        float v1348 = v1347;
-        const uint v1349 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v1340 = v997 + v1209;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v1341 = v1209 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v1342 = v1186 + v1341;
+      const bool v1343 = v1209 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1344 = v1340 < v1;
+      const bool v1345 = v1343 && v1344;
+      const bool v1346 = v1342 < v0;
+      const bool v1347 = v1345 && v1346;
+      if (v1347) {
+        const float v1348 = shm3[v1209];  // kernels/gemm/gemv_rows.hpp:155
+        float v1349 = v1348;
+        const uint v1350 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v1350 = 1u; v1350 < v1349; v1350 += 1u) {
-          const uint v1351 = v1350 << 3u;
-          const uint v1352 = v1351 + v1208;
-          const float v1353 = shm3[v1352];
-          const float v1354 = v1348;
-          const float v1355 = v1354 + v1353;
-          v1348 = v1355;
+        for (uint v1351 = 1u; v1351 < v1350; v1351 += 1u) {
+          const uint v1352 = v1351 << 3u;
+          const uint v1353 = v1352 + v1209;
+          const float v1354 = shm3[v1353];
+          const float v1355 = v1349;
+          const float v1356 = v1355 + v1354;
+          v1349 = v1356;
         }
-        const float v1356 = v1348;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v1357 = bfloat(v1356);
-        const uint v1358 = v1341 * v1;
-        const uint v1359 = v1358 + v1339;
-        out[v1359] = v1357;
+        const float v1357 = v1349;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v1358 = bfloat(v1357);
+        const uint v1359 = v1342 * v1;
+        const uint v1360 = v1359 + v1340;
+        out[v1360] = v1358;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v1369 = v1000 + 2u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v1385 = min(v1369, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1387 = v1369 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1388 = v1018 && v1387;
-    if (v1388) {
-      float v6914 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6915 = 0.0f;
+    const uint v1370 = v1001 + 2u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v1386 = min(v1370, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1388 = v1370 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1389 = v1019 && v1388;
+    if (v1389) {
+      float v6915 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6916 = 0.0f;
       float v6917 = 0.0f;
       float v6918 = 0.0f;
       float v6919 = 0.0f;
       float v6920 = 0.0f;
       float v6921 = 0.0f;
-      const uint v1391 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v1392 = iron_tid.x;
-      const uint v1393 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v1394 = v1004 * v2;
-      const uint v1395 = v1006 * v2;
-      const uint v1396 = v1008 * v2;
-      const uint v1397 = v1010 * v2;
-      const uint v1398 = v1012 * v2;
-      const uint v1399 = v1014 * v2;
-      const uint v1400 = v1016 * v2;
-      const uint v1402 = v1385 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6922 = 0.0f;
+      const uint v1392 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v1393 = iron_tid.x;
+      const uint v1394 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v1395 = v1005 * v2;
+      const uint v1396 = v1007 * v2;
+      const uint v1397 = v1009 * v2;
+      const uint v1398 = v1011 * v2;
+      const uint v1399 = v1013 * v2;
+      const uint v1400 = v1015 * v2;
+      const uint v1401 = v1017 * v2;
+      const uint v1403 = v1386 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v1403 = v1392; v1403 < v2; v1403 += v1391) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v1404 = v1393 + v1403;  // kernels/gemm/gemv.cpp:71
-        const bfloat v1405 = w[v1404];
-        const uint v1406 = v1394 + v1403;
-        const bfloat v1407 = w[v1406];
-        const uint v1408 = v1395 + v1403;
-        const bfloat v1409 = w[v1408];
-        const uint v1410 = v1396 + v1403;
-        const bfloat v1411 = w[v1410];
-        const uint v1412 = v1397 + v1403;
-        const bfloat v1413 = w[v1412];
-        const uint v1414 = v1398 + v1403;
-        const bfloat v1415 = w[v1414];
-        const uint v1416 = v1399 + v1403;
-        const bfloat v1417 = w[v1416];
-        const uint v1418 = v1400 + v1403;
-        const bfloat v1419 = w[v1418];
-        float v6922 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6923 = 0.0f;
+      for (uint v1404 = v1393; v1404 < v2; v1404 += v1392) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v1405 = v1394 + v1404;  // kernels/gemm/gemv.cpp:71
+        const bfloat v1406 = w[v1405];
+        const uint v1407 = v1395 + v1404;
+        const bfloat v1408 = w[v1407];
+        const uint v1409 = v1396 + v1404;
+        const bfloat v1410 = w[v1409];
+        const uint v1411 = v1397 + v1404;
+        const bfloat v1412 = w[v1411];
+        const uint v1413 = v1398 + v1404;
+        const bfloat v1414 = w[v1413];
+        const uint v1415 = v1399 + v1404;
+        const bfloat v1416 = w[v1415];
+        const uint v1417 = v1400 + v1404;
+        const bfloat v1418 = w[v1417];
+        const uint v1419 = v1401 + v1404;
+        const bfloat v1420 = w[v1419];
+        float v6923 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6924 = 0.0f;
         float v6925 = 0.0f;
         float v6926 = 0.0f;
         float v6927 = 0.0f;
         float v6928 = 0.0f;
         float v6929 = 0.0f;
-        const float v1422 = float(v1405);  // kernels/gemm/gemv.cpp:76
-        const float v1423 = float(v1407);
-        const float v1424 = float(v1409);
-        const float v1425 = float(v1411);
-        const float v1426 = float(v1413);
-        const float v1427 = float(v1415);
-        const float v1428 = float(v1417);
-        const float v1429 = float(v1419);
-        const uint v1430 = v1402 + v1403;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v1431 = x[v1430];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1432 = float(v1431);
-        const float v1433 = v6922;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1434 = fma(v1432, v1422, v1433);
-        v6922 = v1434;
-        const float v1435 = v6923;
-        const float v1436 = fma(v1432, v1423, v1435);
-        v6923 = v1436;
-        const float v1437 = v6924;
-        const float v1438 = fma(v1432, v1424, v1437);
-        v6924 = v1438;
-        const float v1439 = v6925;
-        const float v1440 = fma(v1432, v1425, v1439);
-        v6925 = v1440;
-        const float v1441 = v6926;
-        const float v1442 = fma(v1432, v1426, v1441);
-        v6926 = v1442;
-        const float v1443 = v6927;
-        const float v1444 = fma(v1432, v1427, v1443);
-        v6927 = v1444;
-        const float v1445 = v6928;
-        const float v1446 = fma(v1432, v1428, v1445);
-        v6928 = v1446;
-        const float v1447 = v6929;
-        const float v1448 = fma(v1432, v1429, v1447);
-        v6929 = v1448;
-        const float v1450 = v6922;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1451 = v6914;
-        const float v1452 = v1451 + v1450;
-        v6914 = v1452;
-        const float v1454 = v6923;
-        const float v1455 = v6915;
-        const float v1456 = v1455 + v1454;
-        v6915 = v1456;
-        const float v1458 = v6924;
-        const float v1459 = v6916;
-        const float v1460 = v1459 + v1458;
-        v6916 = v1460;
-        const float v1462 = v6925;
-        const float v1463 = v6917;
-        const float v1464 = v1463 + v1462;
-        v6917 = v1464;
-        const float v1466 = v6926;
-        const float v1467 = v6918;
-        const float v1468 = v1467 + v1466;
-        v6918 = v1468;
-        const float v1470 = v6927;
-        const float v1471 = v6919;
-        const float v1472 = v1471 + v1470;
-        v6919 = v1472;
-        const float v1474 = v6928;
-        const float v1475 = v6920;
-        const float v1476 = v1475 + v1474;
-        v6920 = v1476;
-        const float v1478 = v6929;
-        const float v1479 = v6921;
-        const float v1480 = v1479 + v1478;
-        v6921 = v1480;
+        float v6930 = 0.0f;
+        const float v1423 = float(v1406);  // kernels/gemm/gemv.cpp:76
+        const float v1424 = float(v1408);
+        const float v1425 = float(v1410);
+        const float v1426 = float(v1412);
+        const float v1427 = float(v1414);
+        const float v1428 = float(v1416);
+        const float v1429 = float(v1418);
+        const float v1430 = float(v1420);
+        const uint v1431 = v1403 + v1404;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v1432 = x[v1431];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1433 = float(v1432);
+        const float v1434 = v6923;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1435 = fma(v1433, v1423, v1434);
+        v6923 = v1435;
+        const float v1436 = v6924;
+        const float v1437 = fma(v1433, v1424, v1436);
+        v6924 = v1437;
+        const float v1438 = v6925;
+        const float v1439 = fma(v1433, v1425, v1438);
+        v6925 = v1439;
+        const float v1440 = v6926;
+        const float v1441 = fma(v1433, v1426, v1440);
+        v6926 = v1441;
+        const float v1442 = v6927;
+        const float v1443 = fma(v1433, v1427, v1442);
+        v6927 = v1443;
+        const float v1444 = v6928;
+        const float v1445 = fma(v1433, v1428, v1444);
+        v6928 = v1445;
+        const float v1446 = v6929;
+        const float v1447 = fma(v1433, v1429, v1446);
+        v6929 = v1447;
+        const float v1448 = v6930;
+        const float v1449 = fma(v1433, v1430, v1448);
+        v6930 = v1449;
+        const float v1451 = v6923;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1452 = v6915;
+        const float v1453 = v1452 + v1451;
+        v6915 = v1453;
+        const float v1455 = v6924;
+        const float v1456 = v6916;
+        const float v1457 = v1456 + v1455;
+        v6916 = v1457;
+        const float v1459 = v6925;
+        const float v1460 = v6917;
+        const float v1461 = v1460 + v1459;
+        v6917 = v1461;
+        const float v1463 = v6926;
+        const float v1464 = v6918;
+        const float v1465 = v1464 + v1463;
+        v6918 = v1465;
+        const float v1467 = v6927;
+        const float v1468 = v6919;
+        const float v1469 = v1468 + v1467;
+        v6919 = v1469;
+        const float v1471 = v6928;
+        const float v1472 = v6920;
+        const float v1473 = v1472 + v1471;
+        v6920 = v1473;
+        const float v1475 = v6929;
+        const float v1476 = v6921;
+        const float v1477 = v1476 + v1475;
+        v6921 = v1477;
+        const float v1479 = v6930;
+        const float v1480 = v6922;
+        const float v1481 = v1480 + v1479;
+        v6922 = v1481;
       }
-      const float v1482 = v6914;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1483 = simd_sum(v1482);
-      const uint v1484 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1485 = v1484 == 0u;
-      if (v1485) {
-        const uint v1486 = iron_sg;
-        const uint v1487 = v1486 << 3u;
-        shm3[v1487] = v1483;
+      const float v1483 = v6915;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1484 = simd_sum(v1483);
+      const uint v1485 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1486 = v1485 == 0u;
+      if (v1486) {
+        const uint v1487 = iron_sg;
+        const uint v1488 = v1487 << 3u;
+        shm3[v1488] = v1484;
       }
-      const float v1488 = v6915;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1489 = simd_sum(v1488);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1490 = iron_sg;
-        const uint v1491 = v1490 << 3u;
-        const uint v1492 = v1491 + 1u;
-        shm3[v1492] = v1489;
+      const float v1489 = v6916;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1490 = simd_sum(v1489);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1491 = iron_sg;
+        const uint v1492 = v1491 << 3u;
+        const uint v1493 = v1492 + 1u;
+        shm3[v1493] = v1490;
       }
-      const float v1493 = v6916;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1494 = simd_sum(v1493);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1495 = iron_sg;
-        const uint v1496 = v1495 << 3u;
-        const uint v1497 = v1496 + 2u;
-        shm3[v1497] = v1494;
+      const float v1494 = v6917;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1495 = simd_sum(v1494);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1496 = iron_sg;
+        const uint v1497 = v1496 << 3u;
+        const uint v1498 = v1497 + 2u;
+        shm3[v1498] = v1495;
       }
-      const float v1498 = v6917;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1499 = simd_sum(v1498);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1500 = iron_sg;
-        const uint v1501 = v1500 << 3u;
-        const uint v1502 = v1501 + 3u;
-        shm3[v1502] = v1499;
+      const float v1499 = v6918;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1500 = simd_sum(v1499);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1501 = iron_sg;
+        const uint v1502 = v1501 << 3u;
+        const uint v1503 = v1502 + 3u;
+        shm3[v1503] = v1500;
       }
-      const float v1503 = v6918;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1504 = simd_sum(v1503);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1505 = iron_sg;
-        const uint v1506 = v1505 << 3u;
-        const uint v1507 = v1506 + 4u;
-        shm3[v1507] = v1504;
+      const float v1504 = v6919;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1505 = simd_sum(v1504);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1506 = iron_sg;
+        const uint v1507 = v1506 << 3u;
+        const uint v1508 = v1507 + 4u;
+        shm3[v1508] = v1505;
       }
-      const float v1508 = v6919;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1509 = simd_sum(v1508);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1510 = iron_sg;
-        const uint v1511 = v1510 << 3u;
-        const uint v1512 = v1511 + 5u;
-        shm3[v1512] = v1509;
+      const float v1509 = v6920;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1510 = simd_sum(v1509);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1511 = iron_sg;
+        const uint v1512 = v1511 << 3u;
+        const uint v1513 = v1512 + 5u;
+        shm3[v1513] = v1510;
       }
-      const float v1513 = v6920;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1514 = simd_sum(v1513);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1515 = iron_sg;
-        const uint v1516 = v1515 << 3u;
-        const uint v1517 = v1516 + 6u;
-        shm3[v1517] = v1514;
+      const float v1514 = v6921;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1515 = simd_sum(v1514);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1516 = iron_sg;
+        const uint v1517 = v1516 << 3u;
+        const uint v1518 = v1517 + 6u;
+        shm3[v1518] = v1515;
       }
-      const float v1518 = v6921;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1519 = simd_sum(v1518);
-      if (v1485) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1520 = iron_sg;
-        const uint v1521 = v1520 << 3u;
-        const uint v1522 = v1521 + 7u;
-        shm3[v1522] = v1519;
+      const float v1519 = v6922;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1520 = simd_sum(v1519);
+      if (v1486) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1521 = iron_sg;
+        const uint v1522 = v1521 << 3u;
+        const uint v1523 = v1522 + 7u;
+        shm3[v1523] = v1520;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v1523 = v996 + v1392;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v1524 = v1392 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v1525 = v1369 + v1524;
-      const bool v1526 = v1392 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1527 = v1523 < v1;
-      const bool v1528 = v1526 && v1527;
-      const bool v1529 = v1525 < v0;
-      const bool v1530 = v1528 && v1529;
-      if (v1530) {
-        const float v1531 = shm3[v1392];  // kernels/gemm/gemv_rows.hpp:155
-        float v1532 = v1531;
-        const uint v1533 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v1524 = v997 + v1393;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v1525 = v1393 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v1526 = v1370 + v1525;
+      const bool v1527 = v1393 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1528 = v1524 < v1;
+      const bool v1529 = v1527 && v1528;
+      const bool v1530 = v1526 < v0;
+      const bool v1531 = v1529 && v1530;
+      if (v1531) {
+        const float v1532 = shm3[v1393];  // kernels/gemm/gemv_rows.hpp:155
+        float v1533 = v1532;
+        const uint v1534 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v1534 = 1u; v1534 < v1533; v1534 += 1u) {
-          const uint v1535 = v1534 << 3u;
-          const uint v1536 = v1535 + v1392;
-          const float v1537 = shm3[v1536];
-          const float v1538 = v1532;
-          const float v1539 = v1538 + v1537;
-          v1532 = v1539;
+        for (uint v1535 = 1u; v1535 < v1534; v1535 += 1u) {
+          const uint v1536 = v1535 << 3u;
+          const uint v1537 = v1536 + v1393;
+          const float v1538 = shm3[v1537];
+          const float v1539 = v1533;
+          const float v1540 = v1539 + v1538;
+          v1533 = v1540;
         }
-        const float v1540 = v1532;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v1541 = bfloat(v1540);
-        const uint v1542 = v1525 * v1;
-        const uint v1543 = v1542 + v1523;
-        out[v1543] = v1541;
+        const float v1541 = v1533;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v1542 = bfloat(v1541);
+        const uint v1543 = v1526 * v1;
+        const uint v1544 = v1543 + v1524;
+        out[v1544] = v1542;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v1553 = v1000 + 3u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v1569 = min(v1553, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1571 = v1553 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1572 = v1018 && v1571;
-    if (v1572) {
-      float v6931 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6932 = 0.0f;
+    const uint v1554 = v1001 + 3u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v1570 = min(v1554, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1572 = v1554 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1573 = v1019 && v1572;
+    if (v1573) {
+      float v6932 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6933 = 0.0f;
       float v6934 = 0.0f;
       float v6935 = 0.0f;
       float v6936 = 0.0f;
       float v6937 = 0.0f;
       float v6938 = 0.0f;
-      const uint v1575 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v1576 = iron_tid.x;
-      const uint v1577 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v1578 = v1004 * v2;
-      const uint v1579 = v1006 * v2;
-      const uint v1580 = v1008 * v2;
-      const uint v1581 = v1010 * v2;
-      const uint v1582 = v1012 * v2;
-      const uint v1583 = v1014 * v2;
-      const uint v1584 = v1016 * v2;
-      const uint v1586 = v1569 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6939 = 0.0f;
+      const uint v1576 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v1577 = iron_tid.x;
+      const uint v1578 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v1579 = v1005 * v2;
+      const uint v1580 = v1007 * v2;
+      const uint v1581 = v1009 * v2;
+      const uint v1582 = v1011 * v2;
+      const uint v1583 = v1013 * v2;
+      const uint v1584 = v1015 * v2;
+      const uint v1585 = v1017 * v2;
+      const uint v1587 = v1570 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v1587 = v1576; v1587 < v2; v1587 += v1575) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v1588 = v1577 + v1587;  // kernels/gemm/gemv.cpp:71
-        const bfloat v1589 = w[v1588];
-        const uint v1590 = v1578 + v1587;
-        const bfloat v1591 = w[v1590];
-        const uint v1592 = v1579 + v1587;
-        const bfloat v1593 = w[v1592];
-        const uint v1594 = v1580 + v1587;
-        const bfloat v1595 = w[v1594];
-        const uint v1596 = v1581 + v1587;
-        const bfloat v1597 = w[v1596];
-        const uint v1598 = v1582 + v1587;
-        const bfloat v1599 = w[v1598];
-        const uint v1600 = v1583 + v1587;
-        const bfloat v1601 = w[v1600];
-        const uint v1602 = v1584 + v1587;
-        const bfloat v1603 = w[v1602];
-        float v6939 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6940 = 0.0f;
+      for (uint v1588 = v1577; v1588 < v2; v1588 += v1576) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v1589 = v1578 + v1588;  // kernels/gemm/gemv.cpp:71
+        const bfloat v1590 = w[v1589];
+        const uint v1591 = v1579 + v1588;
+        const bfloat v1592 = w[v1591];
+        const uint v1593 = v1580 + v1588;
+        const bfloat v1594 = w[v1593];
+        const uint v1595 = v1581 + v1588;
+        const bfloat v1596 = w[v1595];
+        const uint v1597 = v1582 + v1588;
+        const bfloat v1598 = w[v1597];
+        const uint v1599 = v1583 + v1588;
+        const bfloat v1600 = w[v1599];
+        const uint v1601 = v1584 + v1588;
+        const bfloat v1602 = w[v1601];
+        const uint v1603 = v1585 + v1588;
+        const bfloat v1604 = w[v1603];
+        float v6940 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6941 = 0.0f;
         float v6942 = 0.0f;
         float v6943 = 0.0f;
         float v6944 = 0.0f;
         float v6945 = 0.0f;
         float v6946 = 0.0f;
-        const float v1606 = float(v1589);  // kernels/gemm/gemv.cpp:76
-        const float v1607 = float(v1591);
-        const float v1608 = float(v1593);
-        const float v1609 = float(v1595);
-        const float v1610 = float(v1597);
-        const float v1611 = float(v1599);
-        const float v1612 = float(v1601);
-        const float v1613 = float(v1603);
-        const uint v1614 = v1586 + v1587;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v1615 = x[v1614];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1616 = float(v1615);
-        const float v1617 = v6939;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1618 = fma(v1616, v1606, v1617);
-        v6939 = v1618;
-        const float v1619 = v6940;
-        const float v1620 = fma(v1616, v1607, v1619);
-        v6940 = v1620;
-        const float v1621 = v6941;
-        const float v1622 = fma(v1616, v1608, v1621);
-        v6941 = v1622;
-        const float v1623 = v6942;
-        const float v1624 = fma(v1616, v1609, v1623);
-        v6942 = v1624;
-        const float v1625 = v6943;
-        const float v1626 = fma(v1616, v1610, v1625);
-        v6943 = v1626;
-        const float v1627 = v6944;
-        const float v1628 = fma(v1616, v1611, v1627);
-        v6944 = v1628;
-        const float v1629 = v6945;
-        const float v1630 = fma(v1616, v1612, v1629);
-        v6945 = v1630;
-        const float v1631 = v6946;
-        const float v1632 = fma(v1616, v1613, v1631);
-        v6946 = v1632;
-        const float v1634 = v6939;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1635 = v6931;
-        const float v1636 = v1635 + v1634;
-        v6931 = v1636;
-        const float v1638 = v6940;
-        const float v1639 = v6932;
-        const float v1640 = v1639 + v1638;
-        v6932 = v1640;
-        const float v1642 = v6941;
-        const float v1643 = v6933;
-        const float v1644 = v1643 + v1642;
-        v6933 = v1644;
-        const float v1646 = v6942;
-        const float v1647 = v6934;
-        const float v1648 = v1647 + v1646;
-        v6934 = v1648;
-        const float v1650 = v6943;
-        const float v1651 = v6935;
-        const float v1652 = v1651 + v1650;
-        v6935 = v1652;
-        const float v1654 = v6944;
-        const float v1655 = v6936;
-        const float v1656 = v1655 + v1654;
-        v6936 = v1656;
-        const float v1658 = v6945;
-        const float v1659 = v6937;
-        const float v1660 = v1659 + v1658;
-        v6937 = v1660;
-        const float v1662 = v6946;
-        const float v1663 = v6938;
-        const float v1664 = v1663 + v1662;
-        v6938 = v1664;
+        float v6947 = 0.0f;
+        const float v1607 = float(v1590);  // kernels/gemm/gemv.cpp:76
+        const float v1608 = float(v1592);
+        const float v1609 = float(v1594);
+        const float v1610 = float(v1596);
+        const float v1611 = float(v1598);
+        const float v1612 = float(v1600);
+        const float v1613 = float(v1602);
+        const float v1614 = float(v1604);
+        const uint v1615 = v1587 + v1588;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v1616 = x[v1615];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1617 = float(v1616);
+        const float v1618 = v6940;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1619 = fma(v1617, v1607, v1618);
+        v6940 = v1619;
+        const float v1620 = v6941;
+        const float v1621 = fma(v1617, v1608, v1620);
+        v6941 = v1621;
+        const float v1622 = v6942;
+        const float v1623 = fma(v1617, v1609, v1622);
+        v6942 = v1623;
+        const float v1624 = v6943;
+        const float v1625 = fma(v1617, v1610, v1624);
+        v6943 = v1625;
+        const float v1626 = v6944;
+        const float v1627 = fma(v1617, v1611, v1626);
+        v6944 = v1627;
+        const float v1628 = v6945;
+        const float v1629 = fma(v1617, v1612, v1628);
+        v6945 = v1629;
+        const float v1630 = v6946;
+        const float v1631 = fma(v1617, v1613, v1630);
+        v6946 = v1631;
+        const float v1632 = v6947;
+        const float v1633 = fma(v1617, v1614, v1632);
+        v6947 = v1633;
+        const float v1635 = v6940;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1636 = v6932;
+        const float v1637 = v1636 + v1635;
+        v6932 = v1637;
+        const float v1639 = v6941;
+        const float v1640 = v6933;
+        const float v1641 = v1640 + v1639;
+        v6933 = v1641;
+        const float v1643 = v6942;
+        const float v1644 = v6934;
+        const float v1645 = v1644 + v1643;
+        v6934 = v1645;
+        const float v1647 = v6943;
+        const float v1648 = v6935;
+        const float v1649 = v1648 + v1647;
+        v6935 = v1649;
+        const float v1651 = v6944;
+        const float v1652 = v6936;
+        const float v1653 = v1652 + v1651;
+        v6936 = v1653;
+        const float v1655 = v6945;
+        const float v1656 = v6937;
+        const float v1657 = v1656 + v1655;
+        v6937 = v1657;
+        const float v1659 = v6946;
+        const float v1660 = v6938;
+        const float v1661 = v1660 + v1659;
+        v6938 = v1661;
+        const float v1663 = v6947;
+        const float v1664 = v6939;
+        const float v1665 = v1664 + v1663;
+        v6939 = v1665;
       }
-      const float v1666 = v6931;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1667 = simd_sum(v1666);
-      const uint v1668 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1669 = v1668 == 0u;
-      if (v1669) {
-        const uint v1670 = iron_sg;
-        const uint v1671 = v1670 << 3u;
-        shm3[v1671] = v1667;
+      const float v1667 = v6932;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1668 = simd_sum(v1667);
+      const uint v1669 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1670 = v1669 == 0u;
+      if (v1670) {
+        const uint v1671 = iron_sg;
+        const uint v1672 = v1671 << 3u;
+        shm3[v1672] = v1668;
       }
-      const float v1672 = v6932;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1673 = simd_sum(v1672);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1674 = iron_sg;
-        const uint v1675 = v1674 << 3u;
-        const uint v1676 = v1675 + 1u;
-        shm3[v1676] = v1673;
+      const float v1673 = v6933;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1674 = simd_sum(v1673);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1675 = iron_sg;
+        const uint v1676 = v1675 << 3u;
+        const uint v1677 = v1676 + 1u;
+        shm3[v1677] = v1674;
       }
-      const float v1677 = v6933;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1678 = simd_sum(v1677);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1679 = iron_sg;
-        const uint v1680 = v1679 << 3u;
-        const uint v1681 = v1680 + 2u;
-        shm3[v1681] = v1678;
+      const float v1678 = v6934;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1679 = simd_sum(v1678);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1680 = iron_sg;
+        const uint v1681 = v1680 << 3u;
+        const uint v1682 = v1681 + 2u;
+        shm3[v1682] = v1679;
       }
-      const float v1682 = v6934;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1683 = simd_sum(v1682);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1684 = iron_sg;
-        const uint v1685 = v1684 << 3u;
-        const uint v1686 = v1685 + 3u;
-        shm3[v1686] = v1683;
+      const float v1683 = v6935;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1684 = simd_sum(v1683);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1685 = iron_sg;
+        const uint v1686 = v1685 << 3u;
+        const uint v1687 = v1686 + 3u;
+        shm3[v1687] = v1684;
       }
-      const float v1687 = v6935;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1688 = simd_sum(v1687);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1689 = iron_sg;
-        const uint v1690 = v1689 << 3u;
-        const uint v1691 = v1690 + 4u;
-        shm3[v1691] = v1688;
+      const float v1688 = v6936;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1689 = simd_sum(v1688);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1690 = iron_sg;
+        const uint v1691 = v1690 << 3u;
+        const uint v1692 = v1691 + 4u;
+        shm3[v1692] = v1689;
       }
-      const float v1692 = v6936;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1693 = simd_sum(v1692);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1694 = iron_sg;
-        const uint v1695 = v1694 << 3u;
-        const uint v1696 = v1695 + 5u;
-        shm3[v1696] = v1693;
+      const float v1693 = v6937;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1694 = simd_sum(v1693);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1695 = iron_sg;
+        const uint v1696 = v1695 << 3u;
+        const uint v1697 = v1696 + 5u;
+        shm3[v1697] = v1694;
       }
-      const float v1697 = v6937;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1698 = simd_sum(v1697);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1699 = iron_sg;
-        const uint v1700 = v1699 << 3u;
-        const uint v1701 = v1700 + 6u;
-        shm3[v1701] = v1698;
+      const float v1698 = v6938;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1699 = simd_sum(v1698);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1700 = iron_sg;
+        const uint v1701 = v1700 << 3u;
+        const uint v1702 = v1701 + 6u;
+        shm3[v1702] = v1699;
       }
-      const float v1702 = v6938;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1703 = simd_sum(v1702);
-      if (v1669) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1704 = iron_sg;
-        const uint v1705 = v1704 << 3u;
-        const uint v1706 = v1705 + 7u;
-        shm3[v1706] = v1703;
+      const float v1703 = v6939;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1704 = simd_sum(v1703);
+      if (v1670) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1705 = iron_sg;
+        const uint v1706 = v1705 << 3u;
+        const uint v1707 = v1706 + 7u;
+        shm3[v1707] = v1704;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v1707 = v996 + v1576;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v1708 = v1576 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v1709 = v1553 + v1708;
-      const bool v1710 = v1576 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1711 = v1707 < v1;
-      const bool v1712 = v1710 && v1711;
-      const bool v1713 = v1709 < v0;
-      const bool v1714 = v1712 && v1713;
-      if (v1714) {
-        const float v1715 = shm3[v1576];  // kernels/gemm/gemv_rows.hpp:155
-        float v1716 = v1715;
-        const uint v1717 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v1708 = v997 + v1577;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v1709 = v1577 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v1710 = v1554 + v1709;
+      const bool v1711 = v1577 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1712 = v1708 < v1;
+      const bool v1713 = v1711 && v1712;
+      const bool v1714 = v1710 < v0;
+      const bool v1715 = v1713 && v1714;
+      if (v1715) {
+        const float v1716 = shm3[v1577];  // kernels/gemm/gemv_rows.hpp:155
+        float v1717 = v1716;
+        const uint v1718 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v1718 = 1u; v1718 < v1717; v1718 += 1u) {
-          const uint v1719 = v1718 << 3u;
-          const uint v1720 = v1719 + v1576;
-          const float v1721 = shm3[v1720];
-          const float v1722 = v1716;
-          const float v1723 = v1722 + v1721;
-          v1716 = v1723;
+        for (uint v1719 = 1u; v1719 < v1718; v1719 += 1u) {
+          const uint v1720 = v1719 << 3u;
+          const uint v1721 = v1720 + v1577;
+          const float v1722 = shm3[v1721];
+          const float v1723 = v1717;
+          const float v1724 = v1723 + v1722;
+          v1717 = v1724;
         }
-        const float v1724 = v1716;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v1725 = bfloat(v1724);
-        const uint v1726 = v1709 * v1;
-        const uint v1727 = v1726 + v1707;
-        out[v1727] = v1725;
+        const float v1725 = v1717;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v1726 = bfloat(v1725);
+        const uint v1727 = v1710 * v1;
+        const uint v1728 = v1727 + v1708;
+        out[v1728] = v1726;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v1737 = v1000 + 4u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v1753 = min(v1737, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1755 = v1737 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1756 = v1018 && v1755;
-    if (v1756) {
-      float v6948 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6949 = 0.0f;
+    const uint v1738 = v1001 + 4u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v1754 = min(v1738, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1756 = v1738 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1757 = v1019 && v1756;
+    if (v1757) {
+      float v6949 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6950 = 0.0f;
       float v6951 = 0.0f;
       float v6952 = 0.0f;
       float v6953 = 0.0f;
       float v6954 = 0.0f;
       float v6955 = 0.0f;
-      const uint v1759 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v1760 = iron_tid.x;
-      const uint v1761 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v1762 = v1004 * v2;
-      const uint v1763 = v1006 * v2;
-      const uint v1764 = v1008 * v2;
-      const uint v1765 = v1010 * v2;
-      const uint v1766 = v1012 * v2;
-      const uint v1767 = v1014 * v2;
-      const uint v1768 = v1016 * v2;
-      const uint v1770 = v1753 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6956 = 0.0f;
+      const uint v1760 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v1761 = iron_tid.x;
+      const uint v1762 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v1763 = v1005 * v2;
+      const uint v1764 = v1007 * v2;
+      const uint v1765 = v1009 * v2;
+      const uint v1766 = v1011 * v2;
+      const uint v1767 = v1013 * v2;
+      const uint v1768 = v1015 * v2;
+      const uint v1769 = v1017 * v2;
+      const uint v1771 = v1754 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v1771 = v1760; v1771 < v2; v1771 += v1759) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v1772 = v1761 + v1771;  // kernels/gemm/gemv.cpp:71
-        const bfloat v1773 = w[v1772];
-        const uint v1774 = v1762 + v1771;
-        const bfloat v1775 = w[v1774];
-        const uint v1776 = v1763 + v1771;
-        const bfloat v1777 = w[v1776];
-        const uint v1778 = v1764 + v1771;
-        const bfloat v1779 = w[v1778];
-        const uint v1780 = v1765 + v1771;
-        const bfloat v1781 = w[v1780];
-        const uint v1782 = v1766 + v1771;
-        const bfloat v1783 = w[v1782];
-        const uint v1784 = v1767 + v1771;
-        const bfloat v1785 = w[v1784];
-        const uint v1786 = v1768 + v1771;
-        const bfloat v1787 = w[v1786];
-        float v6956 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6957 = 0.0f;
+      for (uint v1772 = v1761; v1772 < v2; v1772 += v1760) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v1773 = v1762 + v1772;  // kernels/gemm/gemv.cpp:71
+        const bfloat v1774 = w[v1773];
+        const uint v1775 = v1763 + v1772;
+        const bfloat v1776 = w[v1775];
+        const uint v1777 = v1764 + v1772;
+        const bfloat v1778 = w[v1777];
+        const uint v1779 = v1765 + v1772;
+        const bfloat v1780 = w[v1779];
+        const uint v1781 = v1766 + v1772;
+        const bfloat v1782 = w[v1781];
+        const uint v1783 = v1767 + v1772;
+        const bfloat v1784 = w[v1783];
+        const uint v1785 = v1768 + v1772;
+        const bfloat v1786 = w[v1785];
+        const uint v1787 = v1769 + v1772;
+        const bfloat v1788 = w[v1787];
+        float v6957 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6958 = 0.0f;
         float v6959 = 0.0f;
         float v6960 = 0.0f;
         float v6961 = 0.0f;
         float v6962 = 0.0f;
         float v6963 = 0.0f;
-        const float v1790 = float(v1773);  // kernels/gemm/gemv.cpp:76
-        const float v1791 = float(v1775);
-        const float v1792 = float(v1777);
-        const float v1793 = float(v1779);
-        const float v1794 = float(v1781);
-        const float v1795 = float(v1783);
-        const float v1796 = float(v1785);
-        const float v1797 = float(v1787);
-        const uint v1798 = v1770 + v1771;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v1799 = x[v1798];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1800 = float(v1799);
-        const float v1801 = v6956;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1802 = fma(v1800, v1790, v1801);
-        v6956 = v1802;
-        const float v1803 = v6957;
-        const float v1804 = fma(v1800, v1791, v1803);
-        v6957 = v1804;
-        const float v1805 = v6958;
-        const float v1806 = fma(v1800, v1792, v1805);
-        v6958 = v1806;
-        const float v1807 = v6959;
-        const float v1808 = fma(v1800, v1793, v1807);
-        v6959 = v1808;
-        const float v1809 = v6960;
-        const float v1810 = fma(v1800, v1794, v1809);
-        v6960 = v1810;
-        const float v1811 = v6961;
-        const float v1812 = fma(v1800, v1795, v1811);
-        v6961 = v1812;
-        const float v1813 = v6962;
-        const float v1814 = fma(v1800, v1796, v1813);
-        v6962 = v1814;
-        const float v1815 = v6963;
-        const float v1816 = fma(v1800, v1797, v1815);
-        v6963 = v1816;
-        const float v1818 = v6956;  // kernels/gemm/gemv_rows.hpp:111
-        const float v1819 = v6948;
-        const float v1820 = v1819 + v1818;
-        v6948 = v1820;
-        const float v1822 = v6957;
-        const float v1823 = v6949;
-        const float v1824 = v1823 + v1822;
-        v6949 = v1824;
-        const float v1826 = v6958;
-        const float v1827 = v6950;
-        const float v1828 = v1827 + v1826;
-        v6950 = v1828;
-        const float v1830 = v6959;
-        const float v1831 = v6951;
-        const float v1832 = v1831 + v1830;
-        v6951 = v1832;
-        const float v1834 = v6960;
-        const float v1835 = v6952;
-        const float v1836 = v1835 + v1834;
-        v6952 = v1836;
-        const float v1838 = v6961;
-        const float v1839 = v6953;
-        const float v1840 = v1839 + v1838;
-        v6953 = v1840;
-        const float v1842 = v6962;
-        const float v1843 = v6954;
-        const float v1844 = v1843 + v1842;
-        v6954 = v1844;
-        const float v1846 = v6963;
-        const float v1847 = v6955;
-        const float v1848 = v1847 + v1846;
-        v6955 = v1848;
+        float v6964 = 0.0f;
+        const float v1791 = float(v1774);  // kernels/gemm/gemv.cpp:76
+        const float v1792 = float(v1776);
+        const float v1793 = float(v1778);
+        const float v1794 = float(v1780);
+        const float v1795 = float(v1782);
+        const float v1796 = float(v1784);
+        const float v1797 = float(v1786);
+        const float v1798 = float(v1788);
+        const uint v1799 = v1771 + v1772;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v1800 = x[v1799];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1801 = float(v1800);
+        const float v1802 = v6957;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1803 = fma(v1801, v1791, v1802);
+        v6957 = v1803;
+        const float v1804 = v6958;
+        const float v1805 = fma(v1801, v1792, v1804);
+        v6958 = v1805;
+        const float v1806 = v6959;
+        const float v1807 = fma(v1801, v1793, v1806);
+        v6959 = v1807;
+        const float v1808 = v6960;
+        const float v1809 = fma(v1801, v1794, v1808);
+        v6960 = v1809;
+        const float v1810 = v6961;
+        const float v1811 = fma(v1801, v1795, v1810);
+        v6961 = v1811;
+        const float v1812 = v6962;
+        const float v1813 = fma(v1801, v1796, v1812);
+        v6962 = v1813;
+        const float v1814 = v6963;
+        const float v1815 = fma(v1801, v1797, v1814);
+        v6963 = v1815;
+        const float v1816 = v6964;
+        const float v1817 = fma(v1801, v1798, v1816);
+        v6964 = v1817;
+        const float v1819 = v6957;  // kernels/gemm/gemv_rows.hpp:111
+        const float v1820 = v6949;
+        const float v1821 = v1820 + v1819;
+        v6949 = v1821;
+        const float v1823 = v6958;
+        const float v1824 = v6950;
+        const float v1825 = v1824 + v1823;
+        v6950 = v1825;
+        const float v1827 = v6959;
+        const float v1828 = v6951;
+        const float v1829 = v1828 + v1827;
+        v6951 = v1829;
+        const float v1831 = v6960;
+        const float v1832 = v6952;
+        const float v1833 = v1832 + v1831;
+        v6952 = v1833;
+        const float v1835 = v6961;
+        const float v1836 = v6953;
+        const float v1837 = v1836 + v1835;
+        v6953 = v1837;
+        const float v1839 = v6962;
+        const float v1840 = v6954;
+        const float v1841 = v1840 + v1839;
+        v6954 = v1841;
+        const float v1843 = v6963;
+        const float v1844 = v6955;
+        const float v1845 = v1844 + v1843;
+        v6955 = v1845;
+        const float v1847 = v6964;
+        const float v1848 = v6956;
+        const float v1849 = v1848 + v1847;
+        v6956 = v1849;
       }
-      const float v1850 = v6948;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1851 = simd_sum(v1850);
-      const uint v1852 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v1853 = v1852 == 0u;
-      if (v1853) {
-        const uint v1854 = iron_sg;
-        const uint v1855 = v1854 << 3u;
-        shm3[v1855] = v1851;
+      const float v1851 = v6949;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1852 = simd_sum(v1851);
+      const uint v1853 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v1854 = v1853 == 0u;
+      if (v1854) {
+        const uint v1855 = iron_sg;
+        const uint v1856 = v1855 << 3u;
+        shm3[v1856] = v1852;
       }
-      const float v1856 = v6949;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1857 = simd_sum(v1856);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1858 = iron_sg;
-        const uint v1859 = v1858 << 3u;
-        const uint v1860 = v1859 + 1u;
-        shm3[v1860] = v1857;
+      const float v1857 = v6950;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1858 = simd_sum(v1857);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1859 = iron_sg;
+        const uint v1860 = v1859 << 3u;
+        const uint v1861 = v1860 + 1u;
+        shm3[v1861] = v1858;
       }
-      const float v1861 = v6950;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1862 = simd_sum(v1861);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1863 = iron_sg;
-        const uint v1864 = v1863 << 3u;
-        const uint v1865 = v1864 + 2u;
-        shm3[v1865] = v1862;
+      const float v1862 = v6951;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1863 = simd_sum(v1862);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1864 = iron_sg;
+        const uint v1865 = v1864 << 3u;
+        const uint v1866 = v1865 + 2u;
+        shm3[v1866] = v1863;
       }
-      const float v1866 = v6951;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1867 = simd_sum(v1866);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1868 = iron_sg;
-        const uint v1869 = v1868 << 3u;
-        const uint v1870 = v1869 + 3u;
-        shm3[v1870] = v1867;
+      const float v1867 = v6952;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1868 = simd_sum(v1867);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1869 = iron_sg;
+        const uint v1870 = v1869 << 3u;
+        const uint v1871 = v1870 + 3u;
+        shm3[v1871] = v1868;
       }
-      const float v1871 = v6952;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1872 = simd_sum(v1871);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1873 = iron_sg;
-        const uint v1874 = v1873 << 3u;
-        const uint v1875 = v1874 + 4u;
-        shm3[v1875] = v1872;
+      const float v1872 = v6953;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1873 = simd_sum(v1872);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1874 = iron_sg;
+        const uint v1875 = v1874 << 3u;
+        const uint v1876 = v1875 + 4u;
+        shm3[v1876] = v1873;
       }
-      const float v1876 = v6953;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1877 = simd_sum(v1876);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1878 = iron_sg;
-        const uint v1879 = v1878 << 3u;
-        const uint v1880 = v1879 + 5u;
-        shm3[v1880] = v1877;
+      const float v1877 = v6954;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1878 = simd_sum(v1877);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1879 = iron_sg;
+        const uint v1880 = v1879 << 3u;
+        const uint v1881 = v1880 + 5u;
+        shm3[v1881] = v1878;
       }
-      const float v1881 = v6954;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1882 = simd_sum(v1881);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1883 = iron_sg;
-        const uint v1884 = v1883 << 3u;
-        const uint v1885 = v1884 + 6u;
-        shm3[v1885] = v1882;
+      const float v1882 = v6955;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1883 = simd_sum(v1882);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1884 = iron_sg;
+        const uint v1885 = v1884 << 3u;
+        const uint v1886 = v1885 + 6u;
+        shm3[v1886] = v1883;
       }
-      const float v1886 = v6955;  // kernels/gemm/gemv_rows.hpp:145
-      const float v1887 = simd_sum(v1886);
-      if (v1853) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v1888 = iron_sg;
-        const uint v1889 = v1888 << 3u;
-        const uint v1890 = v1889 + 7u;
-        shm3[v1890] = v1887;
+      const float v1887 = v6956;  // kernels/gemm/gemv_rows.hpp:145
+      const float v1888 = simd_sum(v1887);
+      if (v1854) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v1889 = iron_sg;
+        const uint v1890 = v1889 << 3u;
+        const uint v1891 = v1890 + 7u;
+        shm3[v1891] = v1888;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v1891 = v996 + v1760;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v1892 = v1760 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v1893 = v1737 + v1892;
-      const bool v1894 = v1760 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v1895 = v1891 < v1;
-      const bool v1896 = v1894 && v1895;
-      const bool v1897 = v1893 < v0;
-      const bool v1898 = v1896 && v1897;
-      if (v1898) {
-        const float v1899 = shm3[v1760];  // kernels/gemm/gemv_rows.hpp:155
-        float v1900 = v1899;
-        const uint v1901 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v1892 = v997 + v1761;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v1893 = v1761 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v1894 = v1738 + v1893;
+      const bool v1895 = v1761 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v1896 = v1892 < v1;
+      const bool v1897 = v1895 && v1896;
+      const bool v1898 = v1894 < v0;
+      const bool v1899 = v1897 && v1898;
+      if (v1899) {
+        const float v1900 = shm3[v1761];  // kernels/gemm/gemv_rows.hpp:155
+        float v1901 = v1900;
+        const uint v1902 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v1902 = 1u; v1902 < v1901; v1902 += 1u) {
-          const uint v1903 = v1902 << 3u;
-          const uint v1904 = v1903 + v1760;
-          const float v1905 = shm3[v1904];
-          const float v1906 = v1900;
-          const float v1907 = v1906 + v1905;
-          v1900 = v1907;
+        for (uint v1903 = 1u; v1903 < v1902; v1903 += 1u) {
+          const uint v1904 = v1903 << 3u;
+          const uint v1905 = v1904 + v1761;
+          const float v1906 = shm3[v1905];
+          const float v1907 = v1901;
+          const float v1908 = v1907 + v1906;
+          v1901 = v1908;
         }
-        const float v1908 = v1900;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v1909 = bfloat(v1908);
-        const uint v1910 = v1893 * v1;
-        const uint v1911 = v1910 + v1891;
-        out[v1911] = v1909;
+        const float v1909 = v1901;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v1910 = bfloat(v1909);
+        const uint v1911 = v1894 * v1;
+        const uint v1912 = v1911 + v1892;
+        out[v1912] = v1910;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v1921 = v1000 + 5u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v1937 = min(v1921, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v1939 = v1921 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v1940 = v1018 && v1939;
-    if (v1940) {
-      float v6965 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6966 = 0.0f;
+    const uint v1922 = v1001 + 5u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v1938 = min(v1922, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v1940 = v1922 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v1941 = v1019 && v1940;
+    if (v1941) {
+      float v6966 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6967 = 0.0f;
       float v6968 = 0.0f;
       float v6969 = 0.0f;
       float v6970 = 0.0f;
       float v6971 = 0.0f;
       float v6972 = 0.0f;
-      const uint v1943 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v1944 = iron_tid.x;
-      const uint v1945 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v1946 = v1004 * v2;
-      const uint v1947 = v1006 * v2;
-      const uint v1948 = v1008 * v2;
-      const uint v1949 = v1010 * v2;
-      const uint v1950 = v1012 * v2;
-      const uint v1951 = v1014 * v2;
-      const uint v1952 = v1016 * v2;
-      const uint v1954 = v1937 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6973 = 0.0f;
+      const uint v1944 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v1945 = iron_tid.x;
+      const uint v1946 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v1947 = v1005 * v2;
+      const uint v1948 = v1007 * v2;
+      const uint v1949 = v1009 * v2;
+      const uint v1950 = v1011 * v2;
+      const uint v1951 = v1013 * v2;
+      const uint v1952 = v1015 * v2;
+      const uint v1953 = v1017 * v2;
+      const uint v1955 = v1938 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v1955 = v1944; v1955 < v2; v1955 += v1943) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v1956 = v1945 + v1955;  // kernels/gemm/gemv.cpp:71
-        const bfloat v1957 = w[v1956];
-        const uint v1958 = v1946 + v1955;
-        const bfloat v1959 = w[v1958];
-        const uint v1960 = v1947 + v1955;
-        const bfloat v1961 = w[v1960];
-        const uint v1962 = v1948 + v1955;
-        const bfloat v1963 = w[v1962];
-        const uint v1964 = v1949 + v1955;
-        const bfloat v1965 = w[v1964];
-        const uint v1966 = v1950 + v1955;
-        const bfloat v1967 = w[v1966];
-        const uint v1968 = v1951 + v1955;
-        const bfloat v1969 = w[v1968];
-        const uint v1970 = v1952 + v1955;
-        const bfloat v1971 = w[v1970];
-        float v6973 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6974 = 0.0f;
+      for (uint v1956 = v1945; v1956 < v2; v1956 += v1944) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v1957 = v1946 + v1956;  // kernels/gemm/gemv.cpp:71
+        const bfloat v1958 = w[v1957];
+        const uint v1959 = v1947 + v1956;
+        const bfloat v1960 = w[v1959];
+        const uint v1961 = v1948 + v1956;
+        const bfloat v1962 = w[v1961];
+        const uint v1963 = v1949 + v1956;
+        const bfloat v1964 = w[v1963];
+        const uint v1965 = v1950 + v1956;
+        const bfloat v1966 = w[v1965];
+        const uint v1967 = v1951 + v1956;
+        const bfloat v1968 = w[v1967];
+        const uint v1969 = v1952 + v1956;
+        const bfloat v1970 = w[v1969];
+        const uint v1971 = v1953 + v1956;
+        const bfloat v1972 = w[v1971];
+        float v6974 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6975 = 0.0f;
         float v6976 = 0.0f;
         float v6977 = 0.0f;
         float v6978 = 0.0f;
         float v6979 = 0.0f;
         float v6980 = 0.0f;
-        const float v1974 = float(v1957);  // kernels/gemm/gemv.cpp:76
-        const float v1975 = float(v1959);
-        const float v1976 = float(v1961);
-        const float v1977 = float(v1963);
-        const float v1978 = float(v1965);
-        const float v1979 = float(v1967);
-        const float v1980 = float(v1969);
-        const float v1981 = float(v1971);
-        const uint v1982 = v1954 + v1955;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v1983 = x[v1982];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1984 = float(v1983);
-        const float v1985 = v6973;  // kernels/gemm/gemv_rows.hpp:103
-        const float v1986 = fma(v1984, v1974, v1985);
-        v6973 = v1986;
-        const float v1987 = v6974;
-        const float v1988 = fma(v1984, v1975, v1987);
-        v6974 = v1988;
-        const float v1989 = v6975;
-        const float v1990 = fma(v1984, v1976, v1989);
-        v6975 = v1990;
-        const float v1991 = v6976;
-        const float v1992 = fma(v1984, v1977, v1991);
-        v6976 = v1992;
-        const float v1993 = v6977;
-        const float v1994 = fma(v1984, v1978, v1993);
-        v6977 = v1994;
-        const float v1995 = v6978;
-        const float v1996 = fma(v1984, v1979, v1995);
-        v6978 = v1996;
-        const float v1997 = v6979;
-        const float v1998 = fma(v1984, v1980, v1997);
-        v6979 = v1998;
-        const float v1999 = v6980;
-        const float v2000 = fma(v1984, v1981, v1999);
-        v6980 = v2000;
-        const float v2002 = v6973;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2003 = v6965;
-        const float v2004 = v2003 + v2002;
-        v6965 = v2004;
-        const float v2006 = v6974;
-        const float v2007 = v6966;
-        const float v2008 = v2007 + v2006;
-        v6966 = v2008;
-        const float v2010 = v6975;
-        const float v2011 = v6967;
-        const float v2012 = v2011 + v2010;
-        v6967 = v2012;
-        const float v2014 = v6976;
-        const float v2015 = v6968;
-        const float v2016 = v2015 + v2014;
-        v6968 = v2016;
-        const float v2018 = v6977;
-        const float v2019 = v6969;
-        const float v2020 = v2019 + v2018;
-        v6969 = v2020;
-        const float v2022 = v6978;
-        const float v2023 = v6970;
-        const float v2024 = v2023 + v2022;
-        v6970 = v2024;
-        const float v2026 = v6979;
-        const float v2027 = v6971;
-        const float v2028 = v2027 + v2026;
-        v6971 = v2028;
-        const float v2030 = v6980;
-        const float v2031 = v6972;
-        const float v2032 = v2031 + v2030;
-        v6972 = v2032;
+        float v6981 = 0.0f;
+        const float v1975 = float(v1958);  // kernels/gemm/gemv.cpp:76
+        const float v1976 = float(v1960);
+        const float v1977 = float(v1962);
+        const float v1978 = float(v1964);
+        const float v1979 = float(v1966);
+        const float v1980 = float(v1968);
+        const float v1981 = float(v1970);
+        const float v1982 = float(v1972);
+        const uint v1983 = v1955 + v1956;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v1984 = x[v1983];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1985 = float(v1984);
+        const float v1986 = v6974;  // kernels/gemm/gemv_rows.hpp:103
+        const float v1987 = fma(v1985, v1975, v1986);
+        v6974 = v1987;
+        const float v1988 = v6975;
+        const float v1989 = fma(v1985, v1976, v1988);
+        v6975 = v1989;
+        const float v1990 = v6976;
+        const float v1991 = fma(v1985, v1977, v1990);
+        v6976 = v1991;
+        const float v1992 = v6977;
+        const float v1993 = fma(v1985, v1978, v1992);
+        v6977 = v1993;
+        const float v1994 = v6978;
+        const float v1995 = fma(v1985, v1979, v1994);
+        v6978 = v1995;
+        const float v1996 = v6979;
+        const float v1997 = fma(v1985, v1980, v1996);
+        v6979 = v1997;
+        const float v1998 = v6980;
+        const float v1999 = fma(v1985, v1981, v1998);
+        v6980 = v1999;
+        const float v2000 = v6981;
+        const float v2001 = fma(v1985, v1982, v2000);
+        v6981 = v2001;
+        const float v2003 = v6974;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2004 = v6966;
+        const float v2005 = v2004 + v2003;
+        v6966 = v2005;
+        const float v2007 = v6975;
+        const float v2008 = v6967;
+        const float v2009 = v2008 + v2007;
+        v6967 = v2009;
+        const float v2011 = v6976;
+        const float v2012 = v6968;
+        const float v2013 = v2012 + v2011;
+        v6968 = v2013;
+        const float v2015 = v6977;
+        const float v2016 = v6969;
+        const float v2017 = v2016 + v2015;
+        v6969 = v2017;
+        const float v2019 = v6978;
+        const float v2020 = v6970;
+        const float v2021 = v2020 + v2019;
+        v6970 = v2021;
+        const float v2023 = v6979;
+        const float v2024 = v6971;
+        const float v2025 = v2024 + v2023;
+        v6971 = v2025;
+        const float v2027 = v6980;
+        const float v2028 = v6972;
+        const float v2029 = v2028 + v2027;
+        v6972 = v2029;
+        const float v2031 = v6981;
+        const float v2032 = v6973;
+        const float v2033 = v2032 + v2031;
+        v6973 = v2033;
       }
-      const float v2034 = v6965;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2035 = simd_sum(v2034);
-      const uint v2036 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2037 = v2036 == 0u;
-      if (v2037) {
-        const uint v2038 = iron_sg;
-        const uint v2039 = v2038 << 3u;
-        shm3[v2039] = v2035;
+      const float v2035 = v6966;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2036 = simd_sum(v2035);
+      const uint v2037 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2038 = v2037 == 0u;
+      if (v2038) {
+        const uint v2039 = iron_sg;
+        const uint v2040 = v2039 << 3u;
+        shm3[v2040] = v2036;
       }
-      const float v2040 = v6966;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2041 = simd_sum(v2040);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2042 = iron_sg;
-        const uint v2043 = v2042 << 3u;
-        const uint v2044 = v2043 + 1u;
-        shm3[v2044] = v2041;
+      const float v2041 = v6967;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2042 = simd_sum(v2041);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2043 = iron_sg;
+        const uint v2044 = v2043 << 3u;
+        const uint v2045 = v2044 + 1u;
+        shm3[v2045] = v2042;
       }
-      const float v2045 = v6967;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2046 = simd_sum(v2045);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2047 = iron_sg;
-        const uint v2048 = v2047 << 3u;
-        const uint v2049 = v2048 + 2u;
-        shm3[v2049] = v2046;
+      const float v2046 = v6968;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2047 = simd_sum(v2046);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2048 = iron_sg;
+        const uint v2049 = v2048 << 3u;
+        const uint v2050 = v2049 + 2u;
+        shm3[v2050] = v2047;
       }
-      const float v2050 = v6968;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2051 = simd_sum(v2050);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2052 = iron_sg;
-        const uint v2053 = v2052 << 3u;
-        const uint v2054 = v2053 + 3u;
-        shm3[v2054] = v2051;
+      const float v2051 = v6969;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2052 = simd_sum(v2051);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2053 = iron_sg;
+        const uint v2054 = v2053 << 3u;
+        const uint v2055 = v2054 + 3u;
+        shm3[v2055] = v2052;
       }
-      const float v2055 = v6969;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2056 = simd_sum(v2055);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2057 = iron_sg;
-        const uint v2058 = v2057 << 3u;
-        const uint v2059 = v2058 + 4u;
-        shm3[v2059] = v2056;
+      const float v2056 = v6970;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2057 = simd_sum(v2056);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2058 = iron_sg;
+        const uint v2059 = v2058 << 3u;
+        const uint v2060 = v2059 + 4u;
+        shm3[v2060] = v2057;
       }
-      const float v2060 = v6970;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2061 = simd_sum(v2060);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2062 = iron_sg;
-        const uint v2063 = v2062 << 3u;
-        const uint v2064 = v2063 + 5u;
-        shm3[v2064] = v2061;
+      const float v2061 = v6971;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2062 = simd_sum(v2061);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2063 = iron_sg;
+        const uint v2064 = v2063 << 3u;
+        const uint v2065 = v2064 + 5u;
+        shm3[v2065] = v2062;
       }
-      const float v2065 = v6971;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2066 = simd_sum(v2065);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2067 = iron_sg;
-        const uint v2068 = v2067 << 3u;
-        const uint v2069 = v2068 + 6u;
-        shm3[v2069] = v2066;
+      const float v2066 = v6972;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2067 = simd_sum(v2066);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2068 = iron_sg;
+        const uint v2069 = v2068 << 3u;
+        const uint v2070 = v2069 + 6u;
+        shm3[v2070] = v2067;
       }
-      const float v2070 = v6972;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2071 = simd_sum(v2070);
-      if (v2037) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2072 = iron_sg;
-        const uint v2073 = v2072 << 3u;
-        const uint v2074 = v2073 + 7u;
-        shm3[v2074] = v2071;
+      const float v2071 = v6973;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2072 = simd_sum(v2071);
+      if (v2038) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2073 = iron_sg;
+        const uint v2074 = v2073 << 3u;
+        const uint v2075 = v2074 + 7u;
+        shm3[v2075] = v2072;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v2075 = v996 + v1944;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v2076 = v1944 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v2077 = v1921 + v2076;
-      const bool v2078 = v1944 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2079 = v2075 < v1;
-      const bool v2080 = v2078 && v2079;
-      const bool v2081 = v2077 < v0;
-      const bool v2082 = v2080 && v2081;
-      if (v2082) {
-        const float v2083 = shm3[v1944];  // kernels/gemm/gemv_rows.hpp:155
-        float v2084 = v2083;
-        const uint v2085 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v2076 = v997 + v1945;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v2077 = v1945 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v2078 = v1922 + v2077;
+      const bool v2079 = v1945 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2080 = v2076 < v1;
+      const bool v2081 = v2079 && v2080;
+      const bool v2082 = v2078 < v0;
+      const bool v2083 = v2081 && v2082;
+      if (v2083) {
+        const float v2084 = shm3[v1945];  // kernels/gemm/gemv_rows.hpp:155
+        float v2085 = v2084;
+        const uint v2086 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v2086 = 1u; v2086 < v2085; v2086 += 1u) {
-          const uint v2087 = v2086 << 3u;
-          const uint v2088 = v2087 + v1944;
-          const float v2089 = shm3[v2088];
-          const float v2090 = v2084;
-          const float v2091 = v2090 + v2089;
-          v2084 = v2091;
+        for (uint v2087 = 1u; v2087 < v2086; v2087 += 1u) {
+          const uint v2088 = v2087 << 3u;
+          const uint v2089 = v2088 + v1945;
+          const float v2090 = shm3[v2089];
+          const float v2091 = v2085;
+          const float v2092 = v2091 + v2090;
+          v2085 = v2092;
         }
-        const float v2092 = v2084;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v2093 = bfloat(v2092);
-        const uint v2094 = v2077 * v1;
-        const uint v2095 = v2094 + v2075;
-        out[v2095] = v2093;
+        const float v2093 = v2085;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v2094 = bfloat(v2093);
+        const uint v2095 = v2078 * v1;
+        const uint v2096 = v2095 + v2076;
+        out[v2096] = v2094;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v2105 = v1000 + 6u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v2121 = min(v2105, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2123 = v2105 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2124 = v1018 && v2123;
-    if (v2124) {
-      float v6982 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v6983 = 0.0f;
+    const uint v2106 = v1001 + 6u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v2122 = min(v2106, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2124 = v2106 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2125 = v1019 && v2124;
+    if (v2125) {
+      float v6983 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v6984 = 0.0f;
       float v6985 = 0.0f;
       float v6986 = 0.0f;
       float v6987 = 0.0f;
       float v6988 = 0.0f;
       float v6989 = 0.0f;
-      const uint v2127 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v2128 = iron_tid.x;
-      const uint v2129 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v2130 = v1004 * v2;
-      const uint v2131 = v1006 * v2;
-      const uint v2132 = v1008 * v2;
-      const uint v2133 = v1010 * v2;
-      const uint v2134 = v1012 * v2;
-      const uint v2135 = v1014 * v2;
-      const uint v2136 = v1016 * v2;
-      const uint v2138 = v2121 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v6990 = 0.0f;
+      const uint v2128 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v2129 = iron_tid.x;
+      const uint v2130 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v2131 = v1005 * v2;
+      const uint v2132 = v1007 * v2;
+      const uint v2133 = v1009 * v2;
+      const uint v2134 = v1011 * v2;
+      const uint v2135 = v1013 * v2;
+      const uint v2136 = v1015 * v2;
+      const uint v2137 = v1017 * v2;
+      const uint v2139 = v2122 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v2139 = v2128; v2139 < v2; v2139 += v2127) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v2140 = v2129 + v2139;  // kernels/gemm/gemv.cpp:71
-        const bfloat v2141 = w[v2140];
-        const uint v2142 = v2130 + v2139;
-        const bfloat v2143 = w[v2142];
-        const uint v2144 = v2131 + v2139;
-        const bfloat v2145 = w[v2144];
-        const uint v2146 = v2132 + v2139;
-        const bfloat v2147 = w[v2146];
-        const uint v2148 = v2133 + v2139;
-        const bfloat v2149 = w[v2148];
-        const uint v2150 = v2134 + v2139;
-        const bfloat v2151 = w[v2150];
-        const uint v2152 = v2135 + v2139;
-        const bfloat v2153 = w[v2152];
-        const uint v2154 = v2136 + v2139;
-        const bfloat v2155 = w[v2154];
-        float v6990 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v6991 = 0.0f;
+      for (uint v2140 = v2129; v2140 < v2; v2140 += v2128) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v2141 = v2130 + v2140;  // kernels/gemm/gemv.cpp:71
+        const bfloat v2142 = w[v2141];
+        const uint v2143 = v2131 + v2140;
+        const bfloat v2144 = w[v2143];
+        const uint v2145 = v2132 + v2140;
+        const bfloat v2146 = w[v2145];
+        const uint v2147 = v2133 + v2140;
+        const bfloat v2148 = w[v2147];
+        const uint v2149 = v2134 + v2140;
+        const bfloat v2150 = w[v2149];
+        const uint v2151 = v2135 + v2140;
+        const bfloat v2152 = w[v2151];
+        const uint v2153 = v2136 + v2140;
+        const bfloat v2154 = w[v2153];
+        const uint v2155 = v2137 + v2140;
+        const bfloat v2156 = w[v2155];
+        float v6991 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v6992 = 0.0f;
         float v6993 = 0.0f;
         float v6994 = 0.0f;
         float v6995 = 0.0f;
         float v6996 = 0.0f;
         float v6997 = 0.0f;
-        const float v2158 = float(v2141);  // kernels/gemm/gemv.cpp:76
-        const float v2159 = float(v2143);
-        const float v2160 = float(v2145);
-        const float v2161 = float(v2147);
-        const float v2162 = float(v2149);
-        const float v2163 = float(v2151);
-        const float v2164 = float(v2153);
-        const float v2165 = float(v2155);
-        const uint v2166 = v2138 + v2139;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v2167 = x[v2166];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2168 = float(v2167);
-        const float v2169 = v6990;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2170 = fma(v2168, v2158, v2169);
-        v6990 = v2170;
-        const float v2171 = v6991;
-        const float v2172 = fma(v2168, v2159, v2171);
-        v6991 = v2172;
-        const float v2173 = v6992;
-        const float v2174 = fma(v2168, v2160, v2173);
-        v6992 = v2174;
-        const float v2175 = v6993;
-        const float v2176 = fma(v2168, v2161, v2175);
-        v6993 = v2176;
-        const float v2177 = v6994;
-        const float v2178 = fma(v2168, v2162, v2177);
-        v6994 = v2178;
-        const float v2179 = v6995;
-        const float v2180 = fma(v2168, v2163, v2179);
-        v6995 = v2180;
-        const float v2181 = v6996;
-        const float v2182 = fma(v2168, v2164, v2181);
-        v6996 = v2182;
-        const float v2183 = v6997;
-        const float v2184 = fma(v2168, v2165, v2183);
-        v6997 = v2184;
-        const float v2186 = v6990;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2187 = v6982;
-        const float v2188 = v2187 + v2186;
-        v6982 = v2188;
-        const float v2190 = v6991;
-        const float v2191 = v6983;
-        const float v2192 = v2191 + v2190;
-        v6983 = v2192;
-        const float v2194 = v6992;
-        const float v2195 = v6984;
-        const float v2196 = v2195 + v2194;
-        v6984 = v2196;
-        const float v2198 = v6993;
-        const float v2199 = v6985;
-        const float v2200 = v2199 + v2198;
-        v6985 = v2200;
-        const float v2202 = v6994;
-        const float v2203 = v6986;
-        const float v2204 = v2203 + v2202;
-        v6986 = v2204;
-        const float v2206 = v6995;
-        const float v2207 = v6987;
-        const float v2208 = v2207 + v2206;
-        v6987 = v2208;
-        const float v2210 = v6996;
-        const float v2211 = v6988;
-        const float v2212 = v2211 + v2210;
-        v6988 = v2212;
-        const float v2214 = v6997;
-        const float v2215 = v6989;
-        const float v2216 = v2215 + v2214;
-        v6989 = v2216;
+        float v6998 = 0.0f;
+        const float v2159 = float(v2142);  // kernels/gemm/gemv.cpp:76
+        const float v2160 = float(v2144);
+        const float v2161 = float(v2146);
+        const float v2162 = float(v2148);
+        const float v2163 = float(v2150);
+        const float v2164 = float(v2152);
+        const float v2165 = float(v2154);
+        const float v2166 = float(v2156);
+        const uint v2167 = v2139 + v2140;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v2168 = x[v2167];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2169 = float(v2168);
+        const float v2170 = v6991;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2171 = fma(v2169, v2159, v2170);
+        v6991 = v2171;
+        const float v2172 = v6992;
+        const float v2173 = fma(v2169, v2160, v2172);
+        v6992 = v2173;
+        const float v2174 = v6993;
+        const float v2175 = fma(v2169, v2161, v2174);
+        v6993 = v2175;
+        const float v2176 = v6994;
+        const float v2177 = fma(v2169, v2162, v2176);
+        v6994 = v2177;
+        const float v2178 = v6995;
+        const float v2179 = fma(v2169, v2163, v2178);
+        v6995 = v2179;
+        const float v2180 = v6996;
+        const float v2181 = fma(v2169, v2164, v2180);
+        v6996 = v2181;
+        const float v2182 = v6997;
+        const float v2183 = fma(v2169, v2165, v2182);
+        v6997 = v2183;
+        const float v2184 = v6998;
+        const float v2185 = fma(v2169, v2166, v2184);
+        v6998 = v2185;
+        const float v2187 = v6991;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2188 = v6983;
+        const float v2189 = v2188 + v2187;
+        v6983 = v2189;
+        const float v2191 = v6992;
+        const float v2192 = v6984;
+        const float v2193 = v2192 + v2191;
+        v6984 = v2193;
+        const float v2195 = v6993;
+        const float v2196 = v6985;
+        const float v2197 = v2196 + v2195;
+        v6985 = v2197;
+        const float v2199 = v6994;
+        const float v2200 = v6986;
+        const float v2201 = v2200 + v2199;
+        v6986 = v2201;
+        const float v2203 = v6995;
+        const float v2204 = v6987;
+        const float v2205 = v2204 + v2203;
+        v6987 = v2205;
+        const float v2207 = v6996;
+        const float v2208 = v6988;
+        const float v2209 = v2208 + v2207;
+        v6988 = v2209;
+        const float v2211 = v6997;
+        const float v2212 = v6989;
+        const float v2213 = v2212 + v2211;
+        v6989 = v2213;
+        const float v2215 = v6998;
+        const float v2216 = v6990;
+        const float v2217 = v2216 + v2215;
+        v6990 = v2217;
       }
-      const float v2218 = v6982;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2219 = simd_sum(v2218);
-      const uint v2220 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2221 = v2220 == 0u;
-      if (v2221) {
-        const uint v2222 = iron_sg;
-        const uint v2223 = v2222 << 3u;
-        shm3[v2223] = v2219;
+      const float v2219 = v6983;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2220 = simd_sum(v2219);
+      const uint v2221 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2222 = v2221 == 0u;
+      if (v2222) {
+        const uint v2223 = iron_sg;
+        const uint v2224 = v2223 << 3u;
+        shm3[v2224] = v2220;
       }
-      const float v2224 = v6983;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2225 = simd_sum(v2224);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2226 = iron_sg;
-        const uint v2227 = v2226 << 3u;
-        const uint v2228 = v2227 + 1u;
-        shm3[v2228] = v2225;
+      const float v2225 = v6984;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2226 = simd_sum(v2225);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2227 = iron_sg;
+        const uint v2228 = v2227 << 3u;
+        const uint v2229 = v2228 + 1u;
+        shm3[v2229] = v2226;
       }
-      const float v2229 = v6984;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2230 = simd_sum(v2229);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2231 = iron_sg;
-        const uint v2232 = v2231 << 3u;
-        const uint v2233 = v2232 + 2u;
-        shm3[v2233] = v2230;
+      const float v2230 = v6985;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2231 = simd_sum(v2230);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2232 = iron_sg;
+        const uint v2233 = v2232 << 3u;
+        const uint v2234 = v2233 + 2u;
+        shm3[v2234] = v2231;
       }
-      const float v2234 = v6985;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2235 = simd_sum(v2234);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2236 = iron_sg;
-        const uint v2237 = v2236 << 3u;
-        const uint v2238 = v2237 + 3u;
-        shm3[v2238] = v2235;
+      const float v2235 = v6986;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2236 = simd_sum(v2235);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2237 = iron_sg;
+        const uint v2238 = v2237 << 3u;
+        const uint v2239 = v2238 + 3u;
+        shm3[v2239] = v2236;
       }
-      const float v2239 = v6986;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2240 = simd_sum(v2239);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2241 = iron_sg;
-        const uint v2242 = v2241 << 3u;
-        const uint v2243 = v2242 + 4u;
-        shm3[v2243] = v2240;
+      const float v2240 = v6987;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2241 = simd_sum(v2240);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2242 = iron_sg;
+        const uint v2243 = v2242 << 3u;
+        const uint v2244 = v2243 + 4u;
+        shm3[v2244] = v2241;
       }
-      const float v2244 = v6987;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2245 = simd_sum(v2244);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2246 = iron_sg;
-        const uint v2247 = v2246 << 3u;
-        const uint v2248 = v2247 + 5u;
-        shm3[v2248] = v2245;
+      const float v2245 = v6988;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2246 = simd_sum(v2245);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2247 = iron_sg;
+        const uint v2248 = v2247 << 3u;
+        const uint v2249 = v2248 + 5u;
+        shm3[v2249] = v2246;
       }
-      const float v2249 = v6988;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2250 = simd_sum(v2249);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2251 = iron_sg;
-        const uint v2252 = v2251 << 3u;
-        const uint v2253 = v2252 + 6u;
-        shm3[v2253] = v2250;
+      const float v2250 = v6989;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2251 = simd_sum(v2250);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2252 = iron_sg;
+        const uint v2253 = v2252 << 3u;
+        const uint v2254 = v2253 + 6u;
+        shm3[v2254] = v2251;
       }
-      const float v2254 = v6989;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2255 = simd_sum(v2254);
-      if (v2221) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2256 = iron_sg;
-        const uint v2257 = v2256 << 3u;
-        const uint v2258 = v2257 + 7u;
-        shm3[v2258] = v2255;
+      const float v2255 = v6990;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2256 = simd_sum(v2255);
+      if (v2222) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2257 = iron_sg;
+        const uint v2258 = v2257 << 3u;
+        const uint v2259 = v2258 + 7u;
+        shm3[v2259] = v2256;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v2259 = v996 + v2128;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v2260 = v2128 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v2261 = v2105 + v2260;
-      const bool v2262 = v2128 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2263 = v2259 < v1;
-      const bool v2264 = v2262 && v2263;
-      const bool v2265 = v2261 < v0;
-      const bool v2266 = v2264 && v2265;
-      if (v2266) {
-        const float v2267 = shm3[v2128];  // kernels/gemm/gemv_rows.hpp:155
-        float v2268 = v2267;
-        const uint v2269 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v2260 = v997 + v2129;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v2261 = v2129 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v2262 = v2106 + v2261;
+      const bool v2263 = v2129 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2264 = v2260 < v1;
+      const bool v2265 = v2263 && v2264;
+      const bool v2266 = v2262 < v0;
+      const bool v2267 = v2265 && v2266;
+      if (v2267) {
+        const float v2268 = shm3[v2129];  // kernels/gemm/gemv_rows.hpp:155
+        float v2269 = v2268;
+        const uint v2270 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v2270 = 1u; v2270 < v2269; v2270 += 1u) {
-          const uint v2271 = v2270 << 3u;
-          const uint v2272 = v2271 + v2128;
-          const float v2273 = shm3[v2272];
-          const float v2274 = v2268;
-          const float v2275 = v2274 + v2273;
-          v2268 = v2275;
+        for (uint v2271 = 1u; v2271 < v2270; v2271 += 1u) {
+          const uint v2272 = v2271 << 3u;
+          const uint v2273 = v2272 + v2129;
+          const float v2274 = shm3[v2273];
+          const float v2275 = v2269;
+          const float v2276 = v2275 + v2274;
+          v2269 = v2276;
         }
-        const float v2276 = v2268;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v2277 = bfloat(v2276);
-        const uint v2278 = v2261 * v1;
-        const uint v2279 = v2278 + v2259;
-        out[v2279] = v2277;
+        const float v2277 = v2269;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v2278 = bfloat(v2277);
+        const uint v2279 = v2262 * v1;
+        const uint v2280 = v2279 + v2260;
+        out[v2280] = v2278;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v2289 = v1000 + 7u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v2305 = min(v2289, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2307 = v2289 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2308 = v1018 && v2307;
-    if (v2308) {
-      float v6999 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7000 = 0.0f;
+    const uint v2290 = v1001 + 7u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v2306 = min(v2290, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2308 = v2290 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2309 = v1019 && v2308;
+    if (v2309) {
+      float v7000 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7001 = 0.0f;
       float v7002 = 0.0f;
       float v7003 = 0.0f;
       float v7004 = 0.0f;
       float v7005 = 0.0f;
       float v7006 = 0.0f;
-      const uint v2311 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v2312 = iron_tid.x;
-      const uint v2313 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v2314 = v1004 * v2;
-      const uint v2315 = v1006 * v2;
-      const uint v2316 = v1008 * v2;
-      const uint v2317 = v1010 * v2;
-      const uint v2318 = v1012 * v2;
-      const uint v2319 = v1014 * v2;
-      const uint v2320 = v1016 * v2;
-      const uint v2322 = v2305 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7007 = 0.0f;
+      const uint v2312 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v2313 = iron_tid.x;
+      const uint v2314 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v2315 = v1005 * v2;
+      const uint v2316 = v1007 * v2;
+      const uint v2317 = v1009 * v2;
+      const uint v2318 = v1011 * v2;
+      const uint v2319 = v1013 * v2;
+      const uint v2320 = v1015 * v2;
+      const uint v2321 = v1017 * v2;
+      const uint v2323 = v2306 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v2323 = v2312; v2323 < v2; v2323 += v2311) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v2324 = v2313 + v2323;  // kernels/gemm/gemv.cpp:71
-        const bfloat v2325 = w[v2324];
-        const uint v2326 = v2314 + v2323;
-        const bfloat v2327 = w[v2326];
-        const uint v2328 = v2315 + v2323;
-        const bfloat v2329 = w[v2328];
-        const uint v2330 = v2316 + v2323;
-        const bfloat v2331 = w[v2330];
-        const uint v2332 = v2317 + v2323;
-        const bfloat v2333 = w[v2332];
-        const uint v2334 = v2318 + v2323;
-        const bfloat v2335 = w[v2334];
-        const uint v2336 = v2319 + v2323;
-        const bfloat v2337 = w[v2336];
-        const uint v2338 = v2320 + v2323;
-        const bfloat v2339 = w[v2338];
-        float v7007 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7008 = 0.0f;
+      for (uint v2324 = v2313; v2324 < v2; v2324 += v2312) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v2325 = v2314 + v2324;  // kernels/gemm/gemv.cpp:71
+        const bfloat v2326 = w[v2325];
+        const uint v2327 = v2315 + v2324;
+        const bfloat v2328 = w[v2327];
+        const uint v2329 = v2316 + v2324;
+        const bfloat v2330 = w[v2329];
+        const uint v2331 = v2317 + v2324;
+        const bfloat v2332 = w[v2331];
+        const uint v2333 = v2318 + v2324;
+        const bfloat v2334 = w[v2333];
+        const uint v2335 = v2319 + v2324;
+        const bfloat v2336 = w[v2335];
+        const uint v2337 = v2320 + v2324;
+        const bfloat v2338 = w[v2337];
+        const uint v2339 = v2321 + v2324;
+        const bfloat v2340 = w[v2339];
+        float v7008 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7009 = 0.0f;
         float v7010 = 0.0f;
         float v7011 = 0.0f;
         float v7012 = 0.0f;
         float v7013 = 0.0f;
         float v7014 = 0.0f;
-        const float v2342 = float(v2325);  // kernels/gemm/gemv.cpp:76
-        const float v2343 = float(v2327);
-        const float v2344 = float(v2329);
-        const float v2345 = float(v2331);
-        const float v2346 = float(v2333);
-        const float v2347 = float(v2335);
-        const float v2348 = float(v2337);
-        const float v2349 = float(v2339);
-        const uint v2350 = v2322 + v2323;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v2351 = x[v2350];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2352 = float(v2351);
-        const float v2353 = v7007;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2354 = fma(v2352, v2342, v2353);
-        v7007 = v2354;
-        const float v2355 = v7008;
-        const float v2356 = fma(v2352, v2343, v2355);
-        v7008 = v2356;
-        const float v2357 = v7009;
-        const float v2358 = fma(v2352, v2344, v2357);
-        v7009 = v2358;
-        const float v2359 = v7010;
-        const float v2360 = fma(v2352, v2345, v2359);
-        v7010 = v2360;
-        const float v2361 = v7011;
-        const float v2362 = fma(v2352, v2346, v2361);
-        v7011 = v2362;
-        const float v2363 = v7012;
-        const float v2364 = fma(v2352, v2347, v2363);
-        v7012 = v2364;
-        const float v2365 = v7013;
-        const float v2366 = fma(v2352, v2348, v2365);
-        v7013 = v2366;
-        const float v2367 = v7014;
-        const float v2368 = fma(v2352, v2349, v2367);
-        v7014 = v2368;
-        const float v2370 = v7007;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2371 = v6999;
-        const float v2372 = v2371 + v2370;
-        v6999 = v2372;
-        const float v2374 = v7008;
-        const float v2375 = v7000;
-        const float v2376 = v2375 + v2374;
-        v7000 = v2376;
-        const float v2378 = v7009;
-        const float v2379 = v7001;
-        const float v2380 = v2379 + v2378;
-        v7001 = v2380;
-        const float v2382 = v7010;
-        const float v2383 = v7002;
-        const float v2384 = v2383 + v2382;
-        v7002 = v2384;
-        const float v2386 = v7011;
-        const float v2387 = v7003;
-        const float v2388 = v2387 + v2386;
-        v7003 = v2388;
-        const float v2390 = v7012;
-        const float v2391 = v7004;
-        const float v2392 = v2391 + v2390;
-        v7004 = v2392;
-        const float v2394 = v7013;
-        const float v2395 = v7005;
-        const float v2396 = v2395 + v2394;
-        v7005 = v2396;
-        const float v2398 = v7014;
-        const float v2399 = v7006;
-        const float v2400 = v2399 + v2398;
-        v7006 = v2400;
+        float v7015 = 0.0f;
+        const float v2343 = float(v2326);  // kernels/gemm/gemv.cpp:76
+        const float v2344 = float(v2328);
+        const float v2345 = float(v2330);
+        const float v2346 = float(v2332);
+        const float v2347 = float(v2334);
+        const float v2348 = float(v2336);
+        const float v2349 = float(v2338);
+        const float v2350 = float(v2340);
+        const uint v2351 = v2323 + v2324;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v2352 = x[v2351];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2353 = float(v2352);
+        const float v2354 = v7008;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2355 = fma(v2353, v2343, v2354);
+        v7008 = v2355;
+        const float v2356 = v7009;
+        const float v2357 = fma(v2353, v2344, v2356);
+        v7009 = v2357;
+        const float v2358 = v7010;
+        const float v2359 = fma(v2353, v2345, v2358);
+        v7010 = v2359;
+        const float v2360 = v7011;
+        const float v2361 = fma(v2353, v2346, v2360);
+        v7011 = v2361;
+        const float v2362 = v7012;
+        const float v2363 = fma(v2353, v2347, v2362);
+        v7012 = v2363;
+        const float v2364 = v7013;
+        const float v2365 = fma(v2353, v2348, v2364);
+        v7013 = v2365;
+        const float v2366 = v7014;
+        const float v2367 = fma(v2353, v2349, v2366);
+        v7014 = v2367;
+        const float v2368 = v7015;
+        const float v2369 = fma(v2353, v2350, v2368);
+        v7015 = v2369;
+        const float v2371 = v7008;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2372 = v7000;
+        const float v2373 = v2372 + v2371;
+        v7000 = v2373;
+        const float v2375 = v7009;
+        const float v2376 = v7001;
+        const float v2377 = v2376 + v2375;
+        v7001 = v2377;
+        const float v2379 = v7010;
+        const float v2380 = v7002;
+        const float v2381 = v2380 + v2379;
+        v7002 = v2381;
+        const float v2383 = v7011;
+        const float v2384 = v7003;
+        const float v2385 = v2384 + v2383;
+        v7003 = v2385;
+        const float v2387 = v7012;
+        const float v2388 = v7004;
+        const float v2389 = v2388 + v2387;
+        v7004 = v2389;
+        const float v2391 = v7013;
+        const float v2392 = v7005;
+        const float v2393 = v2392 + v2391;
+        v7005 = v2393;
+        const float v2395 = v7014;
+        const float v2396 = v7006;
+        const float v2397 = v2396 + v2395;
+        v7006 = v2397;
+        const float v2399 = v7015;
+        const float v2400 = v7007;
+        const float v2401 = v2400 + v2399;
+        v7007 = v2401;
       }
-      const float v2402 = v6999;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2403 = simd_sum(v2402);
-      const uint v2404 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2405 = v2404 == 0u;
-      if (v2405) {
-        const uint v2406 = iron_sg;
-        const uint v2407 = v2406 << 3u;
-        shm3[v2407] = v2403;
+      const float v2403 = v7000;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2404 = simd_sum(v2403);
+      const uint v2405 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2406 = v2405 == 0u;
+      if (v2406) {
+        const uint v2407 = iron_sg;
+        const uint v2408 = v2407 << 3u;
+        shm3[v2408] = v2404;
       }
-      const float v2408 = v7000;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2409 = simd_sum(v2408);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2410 = iron_sg;
-        const uint v2411 = v2410 << 3u;
-        const uint v2412 = v2411 + 1u;
-        shm3[v2412] = v2409;
+      const float v2409 = v7001;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2410 = simd_sum(v2409);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2411 = iron_sg;
+        const uint v2412 = v2411 << 3u;
+        const uint v2413 = v2412 + 1u;
+        shm3[v2413] = v2410;
       }
-      const float v2413 = v7001;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2414 = simd_sum(v2413);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2415 = iron_sg;
-        const uint v2416 = v2415 << 3u;
-        const uint v2417 = v2416 + 2u;
-        shm3[v2417] = v2414;
+      const float v2414 = v7002;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2415 = simd_sum(v2414);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2416 = iron_sg;
+        const uint v2417 = v2416 << 3u;
+        const uint v2418 = v2417 + 2u;
+        shm3[v2418] = v2415;
       }
-      const float v2418 = v7002;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2419 = simd_sum(v2418);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2420 = iron_sg;
-        const uint v2421 = v2420 << 3u;
-        const uint v2422 = v2421 + 3u;
-        shm3[v2422] = v2419;
+      const float v2419 = v7003;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2420 = simd_sum(v2419);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2421 = iron_sg;
+        const uint v2422 = v2421 << 3u;
+        const uint v2423 = v2422 + 3u;
+        shm3[v2423] = v2420;
       }
-      const float v2423 = v7003;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2424 = simd_sum(v2423);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2425 = iron_sg;
-        const uint v2426 = v2425 << 3u;
-        const uint v2427 = v2426 + 4u;
-        shm3[v2427] = v2424;
+      const float v2424 = v7004;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2425 = simd_sum(v2424);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2426 = iron_sg;
+        const uint v2427 = v2426 << 3u;
+        const uint v2428 = v2427 + 4u;
+        shm3[v2428] = v2425;
       }
-      const float v2428 = v7004;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2429 = simd_sum(v2428);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2430 = iron_sg;
-        const uint v2431 = v2430 << 3u;
-        const uint v2432 = v2431 + 5u;
-        shm3[v2432] = v2429;
+      const float v2429 = v7005;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2430 = simd_sum(v2429);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2431 = iron_sg;
+        const uint v2432 = v2431 << 3u;
+        const uint v2433 = v2432 + 5u;
+        shm3[v2433] = v2430;
       }
-      const float v2433 = v7005;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2434 = simd_sum(v2433);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2435 = iron_sg;
-        const uint v2436 = v2435 << 3u;
-        const uint v2437 = v2436 + 6u;
-        shm3[v2437] = v2434;
+      const float v2434 = v7006;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2435 = simd_sum(v2434);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2436 = iron_sg;
+        const uint v2437 = v2436 << 3u;
+        const uint v2438 = v2437 + 6u;
+        shm3[v2438] = v2435;
       }
-      const float v2438 = v7006;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2439 = simd_sum(v2438);
-      if (v2405) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2440 = iron_sg;
-        const uint v2441 = v2440 << 3u;
-        const uint v2442 = v2441 + 7u;
-        shm3[v2442] = v2439;
+      const float v2439 = v7007;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2440 = simd_sum(v2439);
+      if (v2406) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2441 = iron_sg;
+        const uint v2442 = v2441 << 3u;
+        const uint v2443 = v2442 + 7u;
+        shm3[v2443] = v2440;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v2443 = v996 + v2312;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v2444 = v2312 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v2445 = v2289 + v2444;
-      const bool v2446 = v2312 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2447 = v2443 < v1;
-      const bool v2448 = v2446 && v2447;
-      const bool v2449 = v2445 < v0;
-      const bool v2450 = v2448 && v2449;
-      if (v2450) {
-        const float v2451 = shm3[v2312];  // kernels/gemm/gemv_rows.hpp:155
-        float v2452 = v2451;
-        const uint v2453 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v2444 = v997 + v2313;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v2445 = v2313 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v2446 = v2290 + v2445;
+      const bool v2447 = v2313 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2448 = v2444 < v1;
+      const bool v2449 = v2447 && v2448;
+      const bool v2450 = v2446 < v0;
+      const bool v2451 = v2449 && v2450;
+      if (v2451) {
+        const float v2452 = shm3[v2313];  // kernels/gemm/gemv_rows.hpp:155
+        float v2453 = v2452;
+        const uint v2454 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v2454 = 1u; v2454 < v2453; v2454 += 1u) {
-          const uint v2455 = v2454 << 3u;
-          const uint v2456 = v2455 + v2312;
-          const float v2457 = shm3[v2456];
-          const float v2458 = v2452;
-          const float v2459 = v2458 + v2457;
-          v2452 = v2459;
+        for (uint v2455 = 1u; v2455 < v2454; v2455 += 1u) {
+          const uint v2456 = v2455 << 3u;
+          const uint v2457 = v2456 + v2313;
+          const float v2458 = shm3[v2457];
+          const float v2459 = v2453;
+          const float v2460 = v2459 + v2458;
+          v2453 = v2460;
         }
-        const float v2460 = v2452;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v2461 = bfloat(v2460);
-        const uint v2462 = v2445 * v1;
-        const uint v2463 = v2462 + v2443;
-        out[v2463] = v2461;
+        const float v2461 = v2453;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v2462 = bfloat(v2461);
+        const uint v2463 = v2446 * v1;
+        const uint v2464 = v2463 + v2444;
+        out[v2464] = v2462;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v2473 = v1000 + 8u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v2489 = min(v2473, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2491 = v2473 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2492 = v1018 && v2491;
-    if (v2492) {
-      float v7016 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7017 = 0.0f;
+    const uint v2474 = v1001 + 8u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v2490 = min(v2474, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2492 = v2474 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2493 = v1019 && v2492;
+    if (v2493) {
+      float v7017 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7018 = 0.0f;
       float v7019 = 0.0f;
       float v7020 = 0.0f;
       float v7021 = 0.0f;
       float v7022 = 0.0f;
       float v7023 = 0.0f;
-      const uint v2495 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v2496 = iron_tid.x;
-      const uint v2497 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v2498 = v1004 * v2;
-      const uint v2499 = v1006 * v2;
-      const uint v2500 = v1008 * v2;
-      const uint v2501 = v1010 * v2;
-      const uint v2502 = v1012 * v2;
-      const uint v2503 = v1014 * v2;
-      const uint v2504 = v1016 * v2;
-      const uint v2506 = v2489 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7024 = 0.0f;
+      const uint v2496 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v2497 = iron_tid.x;
+      const uint v2498 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v2499 = v1005 * v2;
+      const uint v2500 = v1007 * v2;
+      const uint v2501 = v1009 * v2;
+      const uint v2502 = v1011 * v2;
+      const uint v2503 = v1013 * v2;
+      const uint v2504 = v1015 * v2;
+      const uint v2505 = v1017 * v2;
+      const uint v2507 = v2490 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v2507 = v2496; v2507 < v2; v2507 += v2495) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v2508 = v2497 + v2507;  // kernels/gemm/gemv.cpp:71
-        const bfloat v2509 = w[v2508];
-        const uint v2510 = v2498 + v2507;
-        const bfloat v2511 = w[v2510];
-        const uint v2512 = v2499 + v2507;
-        const bfloat v2513 = w[v2512];
-        const uint v2514 = v2500 + v2507;
-        const bfloat v2515 = w[v2514];
-        const uint v2516 = v2501 + v2507;
-        const bfloat v2517 = w[v2516];
-        const uint v2518 = v2502 + v2507;
-        const bfloat v2519 = w[v2518];
-        const uint v2520 = v2503 + v2507;
-        const bfloat v2521 = w[v2520];
-        const uint v2522 = v2504 + v2507;
-        const bfloat v2523 = w[v2522];
-        float v7024 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7025 = 0.0f;
+      for (uint v2508 = v2497; v2508 < v2; v2508 += v2496) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v2509 = v2498 + v2508;  // kernels/gemm/gemv.cpp:71
+        const bfloat v2510 = w[v2509];
+        const uint v2511 = v2499 + v2508;
+        const bfloat v2512 = w[v2511];
+        const uint v2513 = v2500 + v2508;
+        const bfloat v2514 = w[v2513];
+        const uint v2515 = v2501 + v2508;
+        const bfloat v2516 = w[v2515];
+        const uint v2517 = v2502 + v2508;
+        const bfloat v2518 = w[v2517];
+        const uint v2519 = v2503 + v2508;
+        const bfloat v2520 = w[v2519];
+        const uint v2521 = v2504 + v2508;
+        const bfloat v2522 = w[v2521];
+        const uint v2523 = v2505 + v2508;
+        const bfloat v2524 = w[v2523];
+        float v7025 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7026 = 0.0f;
         float v7027 = 0.0f;
         float v7028 = 0.0f;
         float v7029 = 0.0f;
         float v7030 = 0.0f;
         float v7031 = 0.0f;
-        const float v2526 = float(v2509);  // kernels/gemm/gemv.cpp:76
-        const float v2527 = float(v2511);
-        const float v2528 = float(v2513);
-        const float v2529 = float(v2515);
-        const float v2530 = float(v2517);
-        const float v2531 = float(v2519);
-        const float v2532 = float(v2521);
-        const float v2533 = float(v2523);
-        const uint v2534 = v2506 + v2507;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v2535 = x[v2534];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2536 = float(v2535);
-        const float v2537 = v7024;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2538 = fma(v2536, v2526, v2537);
-        v7024 = v2538;
-        const float v2539 = v7025;
-        const float v2540 = fma(v2536, v2527, v2539);
-        v7025 = v2540;
-        const float v2541 = v7026;
-        const float v2542 = fma(v2536, v2528, v2541);
-        v7026 = v2542;
-        const float v2543 = v7027;
-        const float v2544 = fma(v2536, v2529, v2543);
-        v7027 = v2544;
-        const float v2545 = v7028;
-        const float v2546 = fma(v2536, v2530, v2545);
-        v7028 = v2546;
-        const float v2547 = v7029;
-        const float v2548 = fma(v2536, v2531, v2547);
-        v7029 = v2548;
-        const float v2549 = v7030;
-        const float v2550 = fma(v2536, v2532, v2549);
-        v7030 = v2550;
-        const float v2551 = v7031;
-        const float v2552 = fma(v2536, v2533, v2551);
-        v7031 = v2552;
-        const float v2554 = v7024;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2555 = v7016;
-        const float v2556 = v2555 + v2554;
-        v7016 = v2556;
-        const float v2558 = v7025;
-        const float v2559 = v7017;
-        const float v2560 = v2559 + v2558;
-        v7017 = v2560;
-        const float v2562 = v7026;
-        const float v2563 = v7018;
-        const float v2564 = v2563 + v2562;
-        v7018 = v2564;
-        const float v2566 = v7027;
-        const float v2567 = v7019;
-        const float v2568 = v2567 + v2566;
-        v7019 = v2568;
-        const float v2570 = v7028;
-        const float v2571 = v7020;
-        const float v2572 = v2571 + v2570;
-        v7020 = v2572;
-        const float v2574 = v7029;
-        const float v2575 = v7021;
-        const float v2576 = v2575 + v2574;
-        v7021 = v2576;
-        const float v2578 = v7030;
-        const float v2579 = v7022;
-        const float v2580 = v2579 + v2578;
-        v7022 = v2580;
-        const float v2582 = v7031;
-        const float v2583 = v7023;
-        const float v2584 = v2583 + v2582;
-        v7023 = v2584;
+        float v7032 = 0.0f;
+        const float v2527 = float(v2510);  // kernels/gemm/gemv.cpp:76
+        const float v2528 = float(v2512);
+        const float v2529 = float(v2514);
+        const float v2530 = float(v2516);
+        const float v2531 = float(v2518);
+        const float v2532 = float(v2520);
+        const float v2533 = float(v2522);
+        const float v2534 = float(v2524);
+        const uint v2535 = v2507 + v2508;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v2536 = x[v2535];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2537 = float(v2536);
+        const float v2538 = v7025;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2539 = fma(v2537, v2527, v2538);
+        v7025 = v2539;
+        const float v2540 = v7026;
+        const float v2541 = fma(v2537, v2528, v2540);
+        v7026 = v2541;
+        const float v2542 = v7027;
+        const float v2543 = fma(v2537, v2529, v2542);
+        v7027 = v2543;
+        const float v2544 = v7028;
+        const float v2545 = fma(v2537, v2530, v2544);
+        v7028 = v2545;
+        const float v2546 = v7029;
+        const float v2547 = fma(v2537, v2531, v2546);
+        v7029 = v2547;
+        const float v2548 = v7030;
+        const float v2549 = fma(v2537, v2532, v2548);
+        v7030 = v2549;
+        const float v2550 = v7031;
+        const float v2551 = fma(v2537, v2533, v2550);
+        v7031 = v2551;
+        const float v2552 = v7032;
+        const float v2553 = fma(v2537, v2534, v2552);
+        v7032 = v2553;
+        const float v2555 = v7025;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2556 = v7017;
+        const float v2557 = v2556 + v2555;
+        v7017 = v2557;
+        const float v2559 = v7026;
+        const float v2560 = v7018;
+        const float v2561 = v2560 + v2559;
+        v7018 = v2561;
+        const float v2563 = v7027;
+        const float v2564 = v7019;
+        const float v2565 = v2564 + v2563;
+        v7019 = v2565;
+        const float v2567 = v7028;
+        const float v2568 = v7020;
+        const float v2569 = v2568 + v2567;
+        v7020 = v2569;
+        const float v2571 = v7029;
+        const float v2572 = v7021;
+        const float v2573 = v2572 + v2571;
+        v7021 = v2573;
+        const float v2575 = v7030;
+        const float v2576 = v7022;
+        const float v2577 = v2576 + v2575;
+        v7022 = v2577;
+        const float v2579 = v7031;
+        const float v2580 = v7023;
+        const float v2581 = v2580 + v2579;
+        v7023 = v2581;
+        const float v2583 = v7032;
+        const float v2584 = v7024;
+        const float v2585 = v2584 + v2583;
+        v7024 = v2585;
       }
-      const float v2586 = v7016;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2587 = simd_sum(v2586);
-      const uint v2588 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2589 = v2588 == 0u;
-      if (v2589) {
-        const uint v2590 = iron_sg;
-        const uint v2591 = v2590 << 3u;
-        shm3[v2591] = v2587;
+      const float v2587 = v7017;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2588 = simd_sum(v2587);
+      const uint v2589 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2590 = v2589 == 0u;
+      if (v2590) {
+        const uint v2591 = iron_sg;
+        const uint v2592 = v2591 << 3u;
+        shm3[v2592] = v2588;
       }
-      const float v2592 = v7017;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2593 = simd_sum(v2592);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2594 = iron_sg;
-        const uint v2595 = v2594 << 3u;
-        const uint v2596 = v2595 + 1u;
-        shm3[v2596] = v2593;
+      const float v2593 = v7018;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2594 = simd_sum(v2593);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2595 = iron_sg;
+        const uint v2596 = v2595 << 3u;
+        const uint v2597 = v2596 + 1u;
+        shm3[v2597] = v2594;
       }
-      const float v2597 = v7018;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2598 = simd_sum(v2597);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2599 = iron_sg;
-        const uint v2600 = v2599 << 3u;
-        const uint v2601 = v2600 + 2u;
-        shm3[v2601] = v2598;
+      const float v2598 = v7019;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2599 = simd_sum(v2598);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2600 = iron_sg;
+        const uint v2601 = v2600 << 3u;
+        const uint v2602 = v2601 + 2u;
+        shm3[v2602] = v2599;
       }
-      const float v2602 = v7019;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2603 = simd_sum(v2602);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2604 = iron_sg;
-        const uint v2605 = v2604 << 3u;
-        const uint v2606 = v2605 + 3u;
-        shm3[v2606] = v2603;
+      const float v2603 = v7020;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2604 = simd_sum(v2603);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2605 = iron_sg;
+        const uint v2606 = v2605 << 3u;
+        const uint v2607 = v2606 + 3u;
+        shm3[v2607] = v2604;
       }
-      const float v2607 = v7020;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2608 = simd_sum(v2607);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2609 = iron_sg;
-        const uint v2610 = v2609 << 3u;
-        const uint v2611 = v2610 + 4u;
-        shm3[v2611] = v2608;
+      const float v2608 = v7021;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2609 = simd_sum(v2608);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2610 = iron_sg;
+        const uint v2611 = v2610 << 3u;
+        const uint v2612 = v2611 + 4u;
+        shm3[v2612] = v2609;
       }
-      const float v2612 = v7021;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2613 = simd_sum(v2612);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2614 = iron_sg;
-        const uint v2615 = v2614 << 3u;
-        const uint v2616 = v2615 + 5u;
-        shm3[v2616] = v2613;
+      const float v2613 = v7022;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2614 = simd_sum(v2613);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2615 = iron_sg;
+        const uint v2616 = v2615 << 3u;
+        const uint v2617 = v2616 + 5u;
+        shm3[v2617] = v2614;
       }
-      const float v2617 = v7022;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2618 = simd_sum(v2617);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2619 = iron_sg;
-        const uint v2620 = v2619 << 3u;
-        const uint v2621 = v2620 + 6u;
-        shm3[v2621] = v2618;
+      const float v2618 = v7023;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2619 = simd_sum(v2618);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2620 = iron_sg;
+        const uint v2621 = v2620 << 3u;
+        const uint v2622 = v2621 + 6u;
+        shm3[v2622] = v2619;
       }
-      const float v2622 = v7023;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2623 = simd_sum(v2622);
-      if (v2589) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2624 = iron_sg;
-        const uint v2625 = v2624 << 3u;
-        const uint v2626 = v2625 + 7u;
-        shm3[v2626] = v2623;
+      const float v2623 = v7024;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2624 = simd_sum(v2623);
+      if (v2590) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2625 = iron_sg;
+        const uint v2626 = v2625 << 3u;
+        const uint v2627 = v2626 + 7u;
+        shm3[v2627] = v2624;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v2627 = v996 + v2496;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v2628 = v2496 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v2629 = v2473 + v2628;
-      const bool v2630 = v2496 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2631 = v2627 < v1;
-      const bool v2632 = v2630 && v2631;
-      const bool v2633 = v2629 < v0;
-      const bool v2634 = v2632 && v2633;
-      if (v2634) {
-        const float v2635 = shm3[v2496];  // kernels/gemm/gemv_rows.hpp:155
-        float v2636 = v2635;
-        const uint v2637 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v2628 = v997 + v2497;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v2629 = v2497 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v2630 = v2474 + v2629;
+      const bool v2631 = v2497 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2632 = v2628 < v1;
+      const bool v2633 = v2631 && v2632;
+      const bool v2634 = v2630 < v0;
+      const bool v2635 = v2633 && v2634;
+      if (v2635) {
+        const float v2636 = shm3[v2497];  // kernels/gemm/gemv_rows.hpp:155
+        float v2637 = v2636;
+        const uint v2638 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v2638 = 1u; v2638 < v2637; v2638 += 1u) {
-          const uint v2639 = v2638 << 3u;
-          const uint v2640 = v2639 + v2496;
-          const float v2641 = shm3[v2640];
-          const float v2642 = v2636;
-          const float v2643 = v2642 + v2641;
-          v2636 = v2643;
+        for (uint v2639 = 1u; v2639 < v2638; v2639 += 1u) {
+          const uint v2640 = v2639 << 3u;
+          const uint v2641 = v2640 + v2497;
+          const float v2642 = shm3[v2641];
+          const float v2643 = v2637;
+          const float v2644 = v2643 + v2642;
+          v2637 = v2644;
         }
-        const float v2644 = v2636;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v2645 = bfloat(v2644);
-        const uint v2646 = v2629 * v1;
-        const uint v2647 = v2646 + v2627;
-        out[v2647] = v2645;
+        const float v2645 = v2637;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v2646 = bfloat(v2645);
+        const uint v2647 = v2630 * v1;
+        const uint v2648 = v2647 + v2628;
+        out[v2648] = v2646;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v2657 = v1000 + 9u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v2673 = min(v2657, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2675 = v2657 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2676 = v1018 && v2675;
-    if (v2676) {
-      float v7033 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7034 = 0.0f;
+    const uint v2658 = v1001 + 9u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v2674 = min(v2658, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2676 = v2658 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2677 = v1019 && v2676;
+    if (v2677) {
+      float v7034 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7035 = 0.0f;
       float v7036 = 0.0f;
       float v7037 = 0.0f;
       float v7038 = 0.0f;
       float v7039 = 0.0f;
       float v7040 = 0.0f;
-      const uint v2679 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v2680 = iron_tid.x;
-      const uint v2681 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v2682 = v1004 * v2;
-      const uint v2683 = v1006 * v2;
-      const uint v2684 = v1008 * v2;
-      const uint v2685 = v1010 * v2;
-      const uint v2686 = v1012 * v2;
-      const uint v2687 = v1014 * v2;
-      const uint v2688 = v1016 * v2;
-      const uint v2690 = v2673 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7041 = 0.0f;
+      const uint v2680 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v2681 = iron_tid.x;
+      const uint v2682 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v2683 = v1005 * v2;
+      const uint v2684 = v1007 * v2;
+      const uint v2685 = v1009 * v2;
+      const uint v2686 = v1011 * v2;
+      const uint v2687 = v1013 * v2;
+      const uint v2688 = v1015 * v2;
+      const uint v2689 = v1017 * v2;
+      const uint v2691 = v2674 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v2691 = v2680; v2691 < v2; v2691 += v2679) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v2692 = v2681 + v2691;  // kernels/gemm/gemv.cpp:71
-        const bfloat v2693 = w[v2692];
-        const uint v2694 = v2682 + v2691;
-        const bfloat v2695 = w[v2694];
-        const uint v2696 = v2683 + v2691;
-        const bfloat v2697 = w[v2696];
-        const uint v2698 = v2684 + v2691;
-        const bfloat v2699 = w[v2698];
-        const uint v2700 = v2685 + v2691;
-        const bfloat v2701 = w[v2700];
-        const uint v2702 = v2686 + v2691;
-        const bfloat v2703 = w[v2702];
-        const uint v2704 = v2687 + v2691;
-        const bfloat v2705 = w[v2704];
-        const uint v2706 = v2688 + v2691;
-        const bfloat v2707 = w[v2706];
-        float v7041 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7042 = 0.0f;
+      for (uint v2692 = v2681; v2692 < v2; v2692 += v2680) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v2693 = v2682 + v2692;  // kernels/gemm/gemv.cpp:71
+        const bfloat v2694 = w[v2693];
+        const uint v2695 = v2683 + v2692;
+        const bfloat v2696 = w[v2695];
+        const uint v2697 = v2684 + v2692;
+        const bfloat v2698 = w[v2697];
+        const uint v2699 = v2685 + v2692;
+        const bfloat v2700 = w[v2699];
+        const uint v2701 = v2686 + v2692;
+        const bfloat v2702 = w[v2701];
+        const uint v2703 = v2687 + v2692;
+        const bfloat v2704 = w[v2703];
+        const uint v2705 = v2688 + v2692;
+        const bfloat v2706 = w[v2705];
+        const uint v2707 = v2689 + v2692;
+        const bfloat v2708 = w[v2707];
+        float v7042 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7043 = 0.0f;
         float v7044 = 0.0f;
         float v7045 = 0.0f;
         float v7046 = 0.0f;
         float v7047 = 0.0f;
         float v7048 = 0.0f;
-        const float v2710 = float(v2693);  // kernels/gemm/gemv.cpp:76
-        const float v2711 = float(v2695);
-        const float v2712 = float(v2697);
-        const float v2713 = float(v2699);
-        const float v2714 = float(v2701);
-        const float v2715 = float(v2703);
-        const float v2716 = float(v2705);
-        const float v2717 = float(v2707);
-        const uint v2718 = v2690 + v2691;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v2719 = x[v2718];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2720 = float(v2719);
-        const float v2721 = v7041;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2722 = fma(v2720, v2710, v2721);
-        v7041 = v2722;
-        const float v2723 = v7042;
-        const float v2724 = fma(v2720, v2711, v2723);
-        v7042 = v2724;
-        const float v2725 = v7043;
-        const float v2726 = fma(v2720, v2712, v2725);
-        v7043 = v2726;
-        const float v2727 = v7044;
-        const float v2728 = fma(v2720, v2713, v2727);
-        v7044 = v2728;
-        const float v2729 = v7045;
-        const float v2730 = fma(v2720, v2714, v2729);
-        v7045 = v2730;
-        const float v2731 = v7046;
-        const float v2732 = fma(v2720, v2715, v2731);
-        v7046 = v2732;
-        const float v2733 = v7047;
-        const float v2734 = fma(v2720, v2716, v2733);
-        v7047 = v2734;
-        const float v2735 = v7048;
-        const float v2736 = fma(v2720, v2717, v2735);
-        v7048 = v2736;
-        const float v2738 = v7041;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2739 = v7033;
-        const float v2740 = v2739 + v2738;
-        v7033 = v2740;
-        const float v2742 = v7042;
-        const float v2743 = v7034;
-        const float v2744 = v2743 + v2742;
-        v7034 = v2744;
-        const float v2746 = v7043;
-        const float v2747 = v7035;
-        const float v2748 = v2747 + v2746;
-        v7035 = v2748;
-        const float v2750 = v7044;
-        const float v2751 = v7036;
-        const float v2752 = v2751 + v2750;
-        v7036 = v2752;
-        const float v2754 = v7045;
-        const float v2755 = v7037;
-        const float v2756 = v2755 + v2754;
-        v7037 = v2756;
-        const float v2758 = v7046;
-        const float v2759 = v7038;
-        const float v2760 = v2759 + v2758;
-        v7038 = v2760;
-        const float v2762 = v7047;
-        const float v2763 = v7039;
-        const float v2764 = v2763 + v2762;
-        v7039 = v2764;
-        const float v2766 = v7048;
-        const float v2767 = v7040;
-        const float v2768 = v2767 + v2766;
-        v7040 = v2768;
+        float v7049 = 0.0f;
+        const float v2711 = float(v2694);  // kernels/gemm/gemv.cpp:76
+        const float v2712 = float(v2696);
+        const float v2713 = float(v2698);
+        const float v2714 = float(v2700);
+        const float v2715 = float(v2702);
+        const float v2716 = float(v2704);
+        const float v2717 = float(v2706);
+        const float v2718 = float(v2708);
+        const uint v2719 = v2691 + v2692;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v2720 = x[v2719];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2721 = float(v2720);
+        const float v2722 = v7042;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2723 = fma(v2721, v2711, v2722);
+        v7042 = v2723;
+        const float v2724 = v7043;
+        const float v2725 = fma(v2721, v2712, v2724);
+        v7043 = v2725;
+        const float v2726 = v7044;
+        const float v2727 = fma(v2721, v2713, v2726);
+        v7044 = v2727;
+        const float v2728 = v7045;
+        const float v2729 = fma(v2721, v2714, v2728);
+        v7045 = v2729;
+        const float v2730 = v7046;
+        const float v2731 = fma(v2721, v2715, v2730);
+        v7046 = v2731;
+        const float v2732 = v7047;
+        const float v2733 = fma(v2721, v2716, v2732);
+        v7047 = v2733;
+        const float v2734 = v7048;
+        const float v2735 = fma(v2721, v2717, v2734);
+        v7048 = v2735;
+        const float v2736 = v7049;
+        const float v2737 = fma(v2721, v2718, v2736);
+        v7049 = v2737;
+        const float v2739 = v7042;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2740 = v7034;
+        const float v2741 = v2740 + v2739;
+        v7034 = v2741;
+        const float v2743 = v7043;
+        const float v2744 = v7035;
+        const float v2745 = v2744 + v2743;
+        v7035 = v2745;
+        const float v2747 = v7044;
+        const float v2748 = v7036;
+        const float v2749 = v2748 + v2747;
+        v7036 = v2749;
+        const float v2751 = v7045;
+        const float v2752 = v7037;
+        const float v2753 = v2752 + v2751;
+        v7037 = v2753;
+        const float v2755 = v7046;
+        const float v2756 = v7038;
+        const float v2757 = v2756 + v2755;
+        v7038 = v2757;
+        const float v2759 = v7047;
+        const float v2760 = v7039;
+        const float v2761 = v2760 + v2759;
+        v7039 = v2761;
+        const float v2763 = v7048;
+        const float v2764 = v7040;
+        const float v2765 = v2764 + v2763;
+        v7040 = v2765;
+        const float v2767 = v7049;
+        const float v2768 = v7041;
+        const float v2769 = v2768 + v2767;
+        v7041 = v2769;
       }
-      const float v2770 = v7033;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2771 = simd_sum(v2770);
-      const uint v2772 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2773 = v2772 == 0u;
-      if (v2773) {
-        const uint v2774 = iron_sg;
-        const uint v2775 = v2774 << 3u;
-        shm3[v2775] = v2771;
+      const float v2771 = v7034;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2772 = simd_sum(v2771);
+      const uint v2773 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2774 = v2773 == 0u;
+      if (v2774) {
+        const uint v2775 = iron_sg;
+        const uint v2776 = v2775 << 3u;
+        shm3[v2776] = v2772;
       }
-      const float v2776 = v7034;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2777 = simd_sum(v2776);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2778 = iron_sg;
-        const uint v2779 = v2778 << 3u;
-        const uint v2780 = v2779 + 1u;
-        shm3[v2780] = v2777;
+      const float v2777 = v7035;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2778 = simd_sum(v2777);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2779 = iron_sg;
+        const uint v2780 = v2779 << 3u;
+        const uint v2781 = v2780 + 1u;
+        shm3[v2781] = v2778;
       }
-      const float v2781 = v7035;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2782 = simd_sum(v2781);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2783 = iron_sg;
-        const uint v2784 = v2783 << 3u;
-        const uint v2785 = v2784 + 2u;
-        shm3[v2785] = v2782;
+      const float v2782 = v7036;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2783 = simd_sum(v2782);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2784 = iron_sg;
+        const uint v2785 = v2784 << 3u;
+        const uint v2786 = v2785 + 2u;
+        shm3[v2786] = v2783;
       }
-      const float v2786 = v7036;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2787 = simd_sum(v2786);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2788 = iron_sg;
-        const uint v2789 = v2788 << 3u;
-        const uint v2790 = v2789 + 3u;
-        shm3[v2790] = v2787;
+      const float v2787 = v7037;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2788 = simd_sum(v2787);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2789 = iron_sg;
+        const uint v2790 = v2789 << 3u;
+        const uint v2791 = v2790 + 3u;
+        shm3[v2791] = v2788;
       }
-      const float v2791 = v7037;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2792 = simd_sum(v2791);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2793 = iron_sg;
-        const uint v2794 = v2793 << 3u;
-        const uint v2795 = v2794 + 4u;
-        shm3[v2795] = v2792;
+      const float v2792 = v7038;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2793 = simd_sum(v2792);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2794 = iron_sg;
+        const uint v2795 = v2794 << 3u;
+        const uint v2796 = v2795 + 4u;
+        shm3[v2796] = v2793;
       }
-      const float v2796 = v7038;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2797 = simd_sum(v2796);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2798 = iron_sg;
-        const uint v2799 = v2798 << 3u;
-        const uint v2800 = v2799 + 5u;
-        shm3[v2800] = v2797;
+      const float v2797 = v7039;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2798 = simd_sum(v2797);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2799 = iron_sg;
+        const uint v2800 = v2799 << 3u;
+        const uint v2801 = v2800 + 5u;
+        shm3[v2801] = v2798;
       }
-      const float v2801 = v7039;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2802 = simd_sum(v2801);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2803 = iron_sg;
-        const uint v2804 = v2803 << 3u;
-        const uint v2805 = v2804 + 6u;
-        shm3[v2805] = v2802;
+      const float v2802 = v7040;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2803 = simd_sum(v2802);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2804 = iron_sg;
+        const uint v2805 = v2804 << 3u;
+        const uint v2806 = v2805 + 6u;
+        shm3[v2806] = v2803;
       }
-      const float v2806 = v7040;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2807 = simd_sum(v2806);
-      if (v2773) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2808 = iron_sg;
-        const uint v2809 = v2808 << 3u;
-        const uint v2810 = v2809 + 7u;
-        shm3[v2810] = v2807;
+      const float v2807 = v7041;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2808 = simd_sum(v2807);
+      if (v2774) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2809 = iron_sg;
+        const uint v2810 = v2809 << 3u;
+        const uint v2811 = v2810 + 7u;
+        shm3[v2811] = v2808;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v2811 = v996 + v2680;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v2812 = v2680 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v2813 = v2657 + v2812;
-      const bool v2814 = v2680 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2815 = v2811 < v1;
-      const bool v2816 = v2814 && v2815;
-      const bool v2817 = v2813 < v0;
-      const bool v2818 = v2816 && v2817;
-      if (v2818) {
-        const float v2819 = shm3[v2680];  // kernels/gemm/gemv_rows.hpp:155
-        float v2820 = v2819;
-        const uint v2821 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v2812 = v997 + v2681;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v2813 = v2681 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v2814 = v2658 + v2813;
+      const bool v2815 = v2681 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v2816 = v2812 < v1;
+      const bool v2817 = v2815 && v2816;
+      const bool v2818 = v2814 < v0;
+      const bool v2819 = v2817 && v2818;
+      if (v2819) {
+        const float v2820 = shm3[v2681];  // kernels/gemm/gemv_rows.hpp:155
+        float v2821 = v2820;
+        const uint v2822 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v2822 = 1u; v2822 < v2821; v2822 += 1u) {
-          const uint v2823 = v2822 << 3u;
-          const uint v2824 = v2823 + v2680;
-          const float v2825 = shm3[v2824];
-          const float v2826 = v2820;
-          const float v2827 = v2826 + v2825;
-          v2820 = v2827;
+        for (uint v2823 = 1u; v2823 < v2822; v2823 += 1u) {
+          const uint v2824 = v2823 << 3u;
+          const uint v2825 = v2824 + v2681;
+          const float v2826 = shm3[v2825];
+          const float v2827 = v2821;
+          const float v2828 = v2827 + v2826;
+          v2821 = v2828;
         }
-        const float v2828 = v2820;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v2829 = bfloat(v2828);
-        const uint v2830 = v2813 * v1;
-        const uint v2831 = v2830 + v2811;
-        out[v2831] = v2829;
+        const float v2829 = v2821;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v2830 = bfloat(v2829);
+        const uint v2831 = v2814 * v1;
+        const uint v2832 = v2831 + v2812;
+        out[v2832] = v2830;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v2841 = v1000 + 10u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v2857 = min(v2841, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v2859 = v2841 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v2860 = v1018 && v2859;
-    if (v2860) {
-      float v7050 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7051 = 0.0f;
+    const uint v2842 = v1001 + 10u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v2858 = min(v2842, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v2860 = v2842 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v2861 = v1019 && v2860;
+    if (v2861) {
+      float v7051 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7052 = 0.0f;
       float v7053 = 0.0f;
       float v7054 = 0.0f;
       float v7055 = 0.0f;
       float v7056 = 0.0f;
       float v7057 = 0.0f;
-      const uint v2863 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v2864 = iron_tid.x;
-      const uint v2865 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v2866 = v1004 * v2;
-      const uint v2867 = v1006 * v2;
-      const uint v2868 = v1008 * v2;
-      const uint v2869 = v1010 * v2;
-      const uint v2870 = v1012 * v2;
-      const uint v2871 = v1014 * v2;
-      const uint v2872 = v1016 * v2;
-      const uint v2874 = v2857 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7058 = 0.0f;
+      const uint v2864 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v2865 = iron_tid.x;
+      const uint v2866 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v2867 = v1005 * v2;
+      const uint v2868 = v1007 * v2;
+      const uint v2869 = v1009 * v2;
+      const uint v2870 = v1011 * v2;
+      const uint v2871 = v1013 * v2;
+      const uint v2872 = v1015 * v2;
+      const uint v2873 = v1017 * v2;
+      const uint v2875 = v2858 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v2875 = v2864; v2875 < v2; v2875 += v2863) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v2876 = v2865 + v2875;  // kernels/gemm/gemv.cpp:71
-        const bfloat v2877 = w[v2876];
-        const uint v2878 = v2866 + v2875;
-        const bfloat v2879 = w[v2878];
-        const uint v2880 = v2867 + v2875;
-        const bfloat v2881 = w[v2880];
-        const uint v2882 = v2868 + v2875;
-        const bfloat v2883 = w[v2882];
-        const uint v2884 = v2869 + v2875;
-        const bfloat v2885 = w[v2884];
-        const uint v2886 = v2870 + v2875;
-        const bfloat v2887 = w[v2886];
-        const uint v2888 = v2871 + v2875;
-        const bfloat v2889 = w[v2888];
-        const uint v2890 = v2872 + v2875;
-        const bfloat v2891 = w[v2890];
-        float v7058 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7059 = 0.0f;
+      for (uint v2876 = v2865; v2876 < v2; v2876 += v2864) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v2877 = v2866 + v2876;  // kernels/gemm/gemv.cpp:71
+        const bfloat v2878 = w[v2877];
+        const uint v2879 = v2867 + v2876;
+        const bfloat v2880 = w[v2879];
+        const uint v2881 = v2868 + v2876;
+        const bfloat v2882 = w[v2881];
+        const uint v2883 = v2869 + v2876;
+        const bfloat v2884 = w[v2883];
+        const uint v2885 = v2870 + v2876;
+        const bfloat v2886 = w[v2885];
+        const uint v2887 = v2871 + v2876;
+        const bfloat v2888 = w[v2887];
+        const uint v2889 = v2872 + v2876;
+        const bfloat v2890 = w[v2889];
+        const uint v2891 = v2873 + v2876;
+        const bfloat v2892 = w[v2891];
+        float v7059 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7060 = 0.0f;
         float v7061 = 0.0f;
         float v7062 = 0.0f;
         float v7063 = 0.0f;
         float v7064 = 0.0f;
         float v7065 = 0.0f;
-        const float v2894 = float(v2877);  // kernels/gemm/gemv.cpp:76
-        const float v2895 = float(v2879);
-        const float v2896 = float(v2881);
-        const float v2897 = float(v2883);
-        const float v2898 = float(v2885);
-        const float v2899 = float(v2887);
-        const float v2900 = float(v2889);
-        const float v2901 = float(v2891);
-        const uint v2902 = v2874 + v2875;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v2903 = x[v2902];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2904 = float(v2903);
-        const float v2905 = v7058;  // kernels/gemm/gemv_rows.hpp:103
-        const float v2906 = fma(v2904, v2894, v2905);
-        v7058 = v2906;
-        const float v2907 = v7059;
-        const float v2908 = fma(v2904, v2895, v2907);
-        v7059 = v2908;
-        const float v2909 = v7060;
-        const float v2910 = fma(v2904, v2896, v2909);
-        v7060 = v2910;
-        const float v2911 = v7061;
-        const float v2912 = fma(v2904, v2897, v2911);
-        v7061 = v2912;
-        const float v2913 = v7062;
-        const float v2914 = fma(v2904, v2898, v2913);
-        v7062 = v2914;
-        const float v2915 = v7063;
-        const float v2916 = fma(v2904, v2899, v2915);
-        v7063 = v2916;
-        const float v2917 = v7064;
-        const float v2918 = fma(v2904, v2900, v2917);
-        v7064 = v2918;
-        const float v2919 = v7065;
-        const float v2920 = fma(v2904, v2901, v2919);
-        v7065 = v2920;
-        const float v2922 = v7058;  // kernels/gemm/gemv_rows.hpp:111
-        const float v2923 = v7050;
-        const float v2924 = v2923 + v2922;
-        v7050 = v2924;
-        const float v2926 = v7059;
-        const float v2927 = v7051;
-        const float v2928 = v2927 + v2926;
-        v7051 = v2928;
-        const float v2930 = v7060;
-        const float v2931 = v7052;
-        const float v2932 = v2931 + v2930;
-        v7052 = v2932;
-        const float v2934 = v7061;
-        const float v2935 = v7053;
-        const float v2936 = v2935 + v2934;
-        v7053 = v2936;
-        const float v2938 = v7062;
-        const float v2939 = v7054;
-        const float v2940 = v2939 + v2938;
-        v7054 = v2940;
-        const float v2942 = v7063;
-        const float v2943 = v7055;
-        const float v2944 = v2943 + v2942;
-        v7055 = v2944;
-        const float v2946 = v7064;
-        const float v2947 = v7056;
-        const float v2948 = v2947 + v2946;
-        v7056 = v2948;
-        const float v2950 = v7065;
-        const float v2951 = v7057;
-        const float v2952 = v2951 + v2950;
-        v7057 = v2952;
+        float v7066 = 0.0f;
+        const float v2895 = float(v2878);  // kernels/gemm/gemv.cpp:76
+        const float v2896 = float(v2880);
+        const float v2897 = float(v2882);
+        const float v2898 = float(v2884);
+        const float v2899 = float(v2886);
+        const float v2900 = float(v2888);
+        const float v2901 = float(v2890);
+        const float v2902 = float(v2892);
+        const uint v2903 = v2875 + v2876;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v2904 = x[v2903];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2905 = float(v2904);
+        const float v2906 = v7059;  // kernels/gemm/gemv_rows.hpp:103
+        const float v2907 = fma(v2905, v2895, v2906);
+        v7059 = v2907;
+        const float v2908 = v7060;
+        const float v2909 = fma(v2905, v2896, v2908);
+        v7060 = v2909;
+        const float v2910 = v7061;
+        const float v2911 = fma(v2905, v2897, v2910);
+        v7061 = v2911;
+        const float v2912 = v7062;
+        const float v2913 = fma(v2905, v2898, v2912);
+        v7062 = v2913;
+        const float v2914 = v7063;
+        const float v2915 = fma(v2905, v2899, v2914);
+        v7063 = v2915;
+        const float v2916 = v7064;
+        const float v2917 = fma(v2905, v2900, v2916);
+        v7064 = v2917;
+        const float v2918 = v7065;
+        const float v2919 = fma(v2905, v2901, v2918);
+        v7065 = v2919;
+        const float v2920 = v7066;
+        const float v2921 = fma(v2905, v2902, v2920);
+        v7066 = v2921;
+        const float v2923 = v7059;  // kernels/gemm/gemv_rows.hpp:111
+        const float v2924 = v7051;
+        const float v2925 = v2924 + v2923;
+        v7051 = v2925;
+        const float v2927 = v7060;
+        const float v2928 = v7052;
+        const float v2929 = v2928 + v2927;
+        v7052 = v2929;
+        const float v2931 = v7061;
+        const float v2932 = v7053;
+        const float v2933 = v2932 + v2931;
+        v7053 = v2933;
+        const float v2935 = v7062;
+        const float v2936 = v7054;
+        const float v2937 = v2936 + v2935;
+        v7054 = v2937;
+        const float v2939 = v7063;
+        const float v2940 = v7055;
+        const float v2941 = v2940 + v2939;
+        v7055 = v2941;
+        const float v2943 = v7064;
+        const float v2944 = v7056;
+        const float v2945 = v2944 + v2943;
+        v7056 = v2945;
+        const float v2947 = v7065;
+        const float v2948 = v7057;
+        const float v2949 = v2948 + v2947;
+        v7057 = v2949;
+        const float v2951 = v7066;
+        const float v2952 = v7058;
+        const float v2953 = v2952 + v2951;
+        v7058 = v2953;
       }
-      const float v2954 = v7050;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2955 = simd_sum(v2954);
-      const uint v2956 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v2957 = v2956 == 0u;
-      if (v2957) {
-        const uint v2958 = iron_sg;
-        const uint v2959 = v2958 << 3u;
-        shm3[v2959] = v2955;
+      const float v2955 = v7051;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2956 = simd_sum(v2955);
+      const uint v2957 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v2958 = v2957 == 0u;
+      if (v2958) {
+        const uint v2959 = iron_sg;
+        const uint v2960 = v2959 << 3u;
+        shm3[v2960] = v2956;
       }
-      const float v2960 = v7051;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2961 = simd_sum(v2960);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2962 = iron_sg;
-        const uint v2963 = v2962 << 3u;
-        const uint v2964 = v2963 + 1u;
-        shm3[v2964] = v2961;
+      const float v2961 = v7052;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2962 = simd_sum(v2961);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2963 = iron_sg;
+        const uint v2964 = v2963 << 3u;
+        const uint v2965 = v2964 + 1u;
+        shm3[v2965] = v2962;
       }
-      const float v2965 = v7052;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2966 = simd_sum(v2965);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2967 = iron_sg;
-        const uint v2968 = v2967 << 3u;
-        const uint v2969 = v2968 + 2u;
-        shm3[v2969] = v2966;
+      const float v2966 = v7053;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2967 = simd_sum(v2966);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2968 = iron_sg;
+        const uint v2969 = v2968 << 3u;
+        const uint v2970 = v2969 + 2u;
+        shm3[v2970] = v2967;
       }
-      const float v2970 = v7053;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2971 = simd_sum(v2970);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2972 = iron_sg;
-        const uint v2973 = v2972 << 3u;
-        const uint v2974 = v2973 + 3u;
-        shm3[v2974] = v2971;
+      const float v2971 = v7054;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2972 = simd_sum(v2971);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2973 = iron_sg;
+        const uint v2974 = v2973 << 3u;
+        const uint v2975 = v2974 + 3u;
+        shm3[v2975] = v2972;
       }
-      const float v2975 = v7054;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2976 = simd_sum(v2975);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2977 = iron_sg;
-        const uint v2978 = v2977 << 3u;
-        const uint v2979 = v2978 + 4u;
-        shm3[v2979] = v2976;
+      const float v2976 = v7055;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2977 = simd_sum(v2976);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2978 = iron_sg;
+        const uint v2979 = v2978 << 3u;
+        const uint v2980 = v2979 + 4u;
+        shm3[v2980] = v2977;
       }
-      const float v2980 = v7055;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2981 = simd_sum(v2980);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2982 = iron_sg;
-        const uint v2983 = v2982 << 3u;
-        const uint v2984 = v2983 + 5u;
-        shm3[v2984] = v2981;
+      const float v2981 = v7056;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2982 = simd_sum(v2981);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2983 = iron_sg;
+        const uint v2984 = v2983 << 3u;
+        const uint v2985 = v2984 + 5u;
+        shm3[v2985] = v2982;
       }
-      const float v2985 = v7056;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2986 = simd_sum(v2985);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2987 = iron_sg;
-        const uint v2988 = v2987 << 3u;
-        const uint v2989 = v2988 + 6u;
-        shm3[v2989] = v2986;
+      const float v2986 = v7057;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2987 = simd_sum(v2986);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2988 = iron_sg;
+        const uint v2989 = v2988 << 3u;
+        const uint v2990 = v2989 + 6u;
+        shm3[v2990] = v2987;
       }
-      const float v2990 = v7057;  // kernels/gemm/gemv_rows.hpp:145
-      const float v2991 = simd_sum(v2990);
-      if (v2957) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v2992 = iron_sg;
-        const uint v2993 = v2992 << 3u;
-        const uint v2994 = v2993 + 7u;
-        shm3[v2994] = v2991;
+      const float v2991 = v7058;  // kernels/gemm/gemv_rows.hpp:145
+      const float v2992 = simd_sum(v2991);
+      if (v2958) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v2993 = iron_sg;
+        const uint v2994 = v2993 << 3u;
+        const uint v2995 = v2994 + 7u;
+        shm3[v2995] = v2992;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v2995 = v996 + v2864;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v2996 = v2864 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v2997 = v2841 + v2996;
-      const bool v2998 = v2864 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v2999 = v2995 < v1;
-      const bool v3000 = v2998 && v2999;
-      const bool v3001 = v2997 < v0;
-      const bool v3002 = v3000 && v3001;
-      if (v3002) {
-        const float v3003 = shm3[v2864];  // kernels/gemm/gemv_rows.hpp:155
-        float v3004 = v3003;
-        const uint v3005 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v2996 = v997 + v2865;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v2997 = v2865 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v2998 = v2842 + v2997;
+      const bool v2999 = v2865 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3000 = v2996 < v1;
+      const bool v3001 = v2999 && v3000;
+      const bool v3002 = v2998 < v0;
+      const bool v3003 = v3001 && v3002;
+      if (v3003) {
+        const float v3004 = shm3[v2865];  // kernels/gemm/gemv_rows.hpp:155
+        float v3005 = v3004;
+        const uint v3006 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v3006 = 1u; v3006 < v3005; v3006 += 1u) {
-          const uint v3007 = v3006 << 3u;
-          const uint v3008 = v3007 + v2864;
-          const float v3009 = shm3[v3008];
-          const float v3010 = v3004;
-          const float v3011 = v3010 + v3009;
-          v3004 = v3011;
+        for (uint v3007 = 1u; v3007 < v3006; v3007 += 1u) {
+          const uint v3008 = v3007 << 3u;
+          const uint v3009 = v3008 + v2865;
+          const float v3010 = shm3[v3009];
+          const float v3011 = v3005;
+          const float v3012 = v3011 + v3010;
+          v3005 = v3012;
         }
-        const float v3012 = v3004;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v3013 = bfloat(v3012);
-        const uint v3014 = v2997 * v1;
-        const uint v3015 = v3014 + v2995;
-        out[v3015] = v3013;
+        const float v3013 = v3005;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v3014 = bfloat(v3013);
+        const uint v3015 = v2998 * v1;
+        const uint v3016 = v3015 + v2996;
+        out[v3016] = v3014;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v3025 = v1000 + 11u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v3041 = min(v3025, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3043 = v3025 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3044 = v1018 && v3043;
-    if (v3044) {
-      float v7067 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7068 = 0.0f;
+    const uint v3026 = v1001 + 11u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v3042 = min(v3026, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3044 = v3026 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3045 = v1019 && v3044;
+    if (v3045) {
+      float v7068 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7069 = 0.0f;
       float v7070 = 0.0f;
       float v7071 = 0.0f;
       float v7072 = 0.0f;
       float v7073 = 0.0f;
       float v7074 = 0.0f;
-      const uint v3047 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v3048 = iron_tid.x;
-      const uint v3049 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v3050 = v1004 * v2;
-      const uint v3051 = v1006 * v2;
-      const uint v3052 = v1008 * v2;
-      const uint v3053 = v1010 * v2;
-      const uint v3054 = v1012 * v2;
-      const uint v3055 = v1014 * v2;
-      const uint v3056 = v1016 * v2;
-      const uint v3058 = v3041 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7075 = 0.0f;
+      const uint v3048 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v3049 = iron_tid.x;
+      const uint v3050 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v3051 = v1005 * v2;
+      const uint v3052 = v1007 * v2;
+      const uint v3053 = v1009 * v2;
+      const uint v3054 = v1011 * v2;
+      const uint v3055 = v1013 * v2;
+      const uint v3056 = v1015 * v2;
+      const uint v3057 = v1017 * v2;
+      const uint v3059 = v3042 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v3059 = v3048; v3059 < v2; v3059 += v3047) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v3060 = v3049 + v3059;  // kernels/gemm/gemv.cpp:71
-        const bfloat v3061 = w[v3060];
-        const uint v3062 = v3050 + v3059;
-        const bfloat v3063 = w[v3062];
-        const uint v3064 = v3051 + v3059;
-        const bfloat v3065 = w[v3064];
-        const uint v3066 = v3052 + v3059;
-        const bfloat v3067 = w[v3066];
-        const uint v3068 = v3053 + v3059;
-        const bfloat v3069 = w[v3068];
-        const uint v3070 = v3054 + v3059;
-        const bfloat v3071 = w[v3070];
-        const uint v3072 = v3055 + v3059;
-        const bfloat v3073 = w[v3072];
-        const uint v3074 = v3056 + v3059;
-        const bfloat v3075 = w[v3074];
-        float v7075 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7076 = 0.0f;
+      for (uint v3060 = v3049; v3060 < v2; v3060 += v3048) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v3061 = v3050 + v3060;  // kernels/gemm/gemv.cpp:71
+        const bfloat v3062 = w[v3061];
+        const uint v3063 = v3051 + v3060;
+        const bfloat v3064 = w[v3063];
+        const uint v3065 = v3052 + v3060;
+        const bfloat v3066 = w[v3065];
+        const uint v3067 = v3053 + v3060;
+        const bfloat v3068 = w[v3067];
+        const uint v3069 = v3054 + v3060;
+        const bfloat v3070 = w[v3069];
+        const uint v3071 = v3055 + v3060;
+        const bfloat v3072 = w[v3071];
+        const uint v3073 = v3056 + v3060;
+        const bfloat v3074 = w[v3073];
+        const uint v3075 = v3057 + v3060;
+        const bfloat v3076 = w[v3075];
+        float v7076 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7077 = 0.0f;
         float v7078 = 0.0f;
         float v7079 = 0.0f;
         float v7080 = 0.0f;
         float v7081 = 0.0f;
         float v7082 = 0.0f;
-        const float v3078 = float(v3061);  // kernels/gemm/gemv.cpp:76
-        const float v3079 = float(v3063);
-        const float v3080 = float(v3065);
-        const float v3081 = float(v3067);
-        const float v3082 = float(v3069);
-        const float v3083 = float(v3071);
-        const float v3084 = float(v3073);
-        const float v3085 = float(v3075);
-        const uint v3086 = v3058 + v3059;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v3087 = x[v3086];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3088 = float(v3087);
-        const float v3089 = v7075;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3090 = fma(v3088, v3078, v3089);
-        v7075 = v3090;
-        const float v3091 = v7076;
-        const float v3092 = fma(v3088, v3079, v3091);
-        v7076 = v3092;
-        const float v3093 = v7077;
-        const float v3094 = fma(v3088, v3080, v3093);
-        v7077 = v3094;
-        const float v3095 = v7078;
-        const float v3096 = fma(v3088, v3081, v3095);
-        v7078 = v3096;
-        const float v3097 = v7079;
-        const float v3098 = fma(v3088, v3082, v3097);
-        v7079 = v3098;
-        const float v3099 = v7080;
-        const float v3100 = fma(v3088, v3083, v3099);
-        v7080 = v3100;
-        const float v3101 = v7081;
-        const float v3102 = fma(v3088, v3084, v3101);
-        v7081 = v3102;
-        const float v3103 = v7082;
-        const float v3104 = fma(v3088, v3085, v3103);
-        v7082 = v3104;
-        const float v3106 = v7075;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3107 = v7067;
-        const float v3108 = v3107 + v3106;
-        v7067 = v3108;
-        const float v3110 = v7076;
-        const float v3111 = v7068;
-        const float v3112 = v3111 + v3110;
-        v7068 = v3112;
-        const float v3114 = v7077;
-        const float v3115 = v7069;
-        const float v3116 = v3115 + v3114;
-        v7069 = v3116;
-        const float v3118 = v7078;
-        const float v3119 = v7070;
-        const float v3120 = v3119 + v3118;
-        v7070 = v3120;
-        const float v3122 = v7079;
-        const float v3123 = v7071;
-        const float v3124 = v3123 + v3122;
-        v7071 = v3124;
-        const float v3126 = v7080;
-        const float v3127 = v7072;
-        const float v3128 = v3127 + v3126;
-        v7072 = v3128;
-        const float v3130 = v7081;
-        const float v3131 = v7073;
-        const float v3132 = v3131 + v3130;
-        v7073 = v3132;
-        const float v3134 = v7082;
-        const float v3135 = v7074;
-        const float v3136 = v3135 + v3134;
-        v7074 = v3136;
+        float v7083 = 0.0f;
+        const float v3079 = float(v3062);  // kernels/gemm/gemv.cpp:76
+        const float v3080 = float(v3064);
+        const float v3081 = float(v3066);
+        const float v3082 = float(v3068);
+        const float v3083 = float(v3070);
+        const float v3084 = float(v3072);
+        const float v3085 = float(v3074);
+        const float v3086 = float(v3076);
+        const uint v3087 = v3059 + v3060;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v3088 = x[v3087];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3089 = float(v3088);
+        const float v3090 = v7076;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3091 = fma(v3089, v3079, v3090);
+        v7076 = v3091;
+        const float v3092 = v7077;
+        const float v3093 = fma(v3089, v3080, v3092);
+        v7077 = v3093;
+        const float v3094 = v7078;
+        const float v3095 = fma(v3089, v3081, v3094);
+        v7078 = v3095;
+        const float v3096 = v7079;
+        const float v3097 = fma(v3089, v3082, v3096);
+        v7079 = v3097;
+        const float v3098 = v7080;
+        const float v3099 = fma(v3089, v3083, v3098);
+        v7080 = v3099;
+        const float v3100 = v7081;
+        const float v3101 = fma(v3089, v3084, v3100);
+        v7081 = v3101;
+        const float v3102 = v7082;
+        const float v3103 = fma(v3089, v3085, v3102);
+        v7082 = v3103;
+        const float v3104 = v7083;
+        const float v3105 = fma(v3089, v3086, v3104);
+        v7083 = v3105;
+        const float v3107 = v7076;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3108 = v7068;
+        const float v3109 = v3108 + v3107;
+        v7068 = v3109;
+        const float v3111 = v7077;
+        const float v3112 = v7069;
+        const float v3113 = v3112 + v3111;
+        v7069 = v3113;
+        const float v3115 = v7078;
+        const float v3116 = v7070;
+        const float v3117 = v3116 + v3115;
+        v7070 = v3117;
+        const float v3119 = v7079;
+        const float v3120 = v7071;
+        const float v3121 = v3120 + v3119;
+        v7071 = v3121;
+        const float v3123 = v7080;
+        const float v3124 = v7072;
+        const float v3125 = v3124 + v3123;
+        v7072 = v3125;
+        const float v3127 = v7081;
+        const float v3128 = v7073;
+        const float v3129 = v3128 + v3127;
+        v7073 = v3129;
+        const float v3131 = v7082;
+        const float v3132 = v7074;
+        const float v3133 = v3132 + v3131;
+        v7074 = v3133;
+        const float v3135 = v7083;
+        const float v3136 = v7075;
+        const float v3137 = v3136 + v3135;
+        v7075 = v3137;
       }
-      const float v3138 = v7067;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3139 = simd_sum(v3138);
-      const uint v3140 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3141 = v3140 == 0u;
-      if (v3141) {
-        const uint v3142 = iron_sg;
-        const uint v3143 = v3142 << 3u;
-        shm3[v3143] = v3139;
+      const float v3139 = v7068;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3140 = simd_sum(v3139);
+      const uint v3141 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3142 = v3141 == 0u;
+      if (v3142) {
+        const uint v3143 = iron_sg;
+        const uint v3144 = v3143 << 3u;
+        shm3[v3144] = v3140;
       }
-      const float v3144 = v7068;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3145 = simd_sum(v3144);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3146 = iron_sg;
-        const uint v3147 = v3146 << 3u;
-        const uint v3148 = v3147 + 1u;
-        shm3[v3148] = v3145;
+      const float v3145 = v7069;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3146 = simd_sum(v3145);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3147 = iron_sg;
+        const uint v3148 = v3147 << 3u;
+        const uint v3149 = v3148 + 1u;
+        shm3[v3149] = v3146;
       }
-      const float v3149 = v7069;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3150 = simd_sum(v3149);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3151 = iron_sg;
-        const uint v3152 = v3151 << 3u;
-        const uint v3153 = v3152 + 2u;
-        shm3[v3153] = v3150;
+      const float v3150 = v7070;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3151 = simd_sum(v3150);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3152 = iron_sg;
+        const uint v3153 = v3152 << 3u;
+        const uint v3154 = v3153 + 2u;
+        shm3[v3154] = v3151;
       }
-      const float v3154 = v7070;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3155 = simd_sum(v3154);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3156 = iron_sg;
-        const uint v3157 = v3156 << 3u;
-        const uint v3158 = v3157 + 3u;
-        shm3[v3158] = v3155;
+      const float v3155 = v7071;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3156 = simd_sum(v3155);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3157 = iron_sg;
+        const uint v3158 = v3157 << 3u;
+        const uint v3159 = v3158 + 3u;
+        shm3[v3159] = v3156;
       }
-      const float v3159 = v7071;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3160 = simd_sum(v3159);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3161 = iron_sg;
-        const uint v3162 = v3161 << 3u;
-        const uint v3163 = v3162 + 4u;
-        shm3[v3163] = v3160;
+      const float v3160 = v7072;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3161 = simd_sum(v3160);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3162 = iron_sg;
+        const uint v3163 = v3162 << 3u;
+        const uint v3164 = v3163 + 4u;
+        shm3[v3164] = v3161;
       }
-      const float v3164 = v7072;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3165 = simd_sum(v3164);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3166 = iron_sg;
-        const uint v3167 = v3166 << 3u;
-        const uint v3168 = v3167 + 5u;
-        shm3[v3168] = v3165;
+      const float v3165 = v7073;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3166 = simd_sum(v3165);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3167 = iron_sg;
+        const uint v3168 = v3167 << 3u;
+        const uint v3169 = v3168 + 5u;
+        shm3[v3169] = v3166;
       }
-      const float v3169 = v7073;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3170 = simd_sum(v3169);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3171 = iron_sg;
-        const uint v3172 = v3171 << 3u;
-        const uint v3173 = v3172 + 6u;
-        shm3[v3173] = v3170;
+      const float v3170 = v7074;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3171 = simd_sum(v3170);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3172 = iron_sg;
+        const uint v3173 = v3172 << 3u;
+        const uint v3174 = v3173 + 6u;
+        shm3[v3174] = v3171;
       }
-      const float v3174 = v7074;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3175 = simd_sum(v3174);
-      if (v3141) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3176 = iron_sg;
-        const uint v3177 = v3176 << 3u;
-        const uint v3178 = v3177 + 7u;
-        shm3[v3178] = v3175;
+      const float v3175 = v7075;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3176 = simd_sum(v3175);
+      if (v3142) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3177 = iron_sg;
+        const uint v3178 = v3177 << 3u;
+        const uint v3179 = v3178 + 7u;
+        shm3[v3179] = v3176;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v3179 = v996 + v3048;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v3180 = v3048 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v3181 = v3025 + v3180;
-      const bool v3182 = v3048 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3183 = v3179 < v1;
-      const bool v3184 = v3182 && v3183;
-      const bool v3185 = v3181 < v0;
-      const bool v3186 = v3184 && v3185;
-      if (v3186) {
-        const float v3187 = shm3[v3048];  // kernels/gemm/gemv_rows.hpp:155
-        float v3188 = v3187;
-        const uint v3189 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v3180 = v997 + v3049;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v3181 = v3049 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v3182 = v3026 + v3181;
+      const bool v3183 = v3049 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3184 = v3180 < v1;
+      const bool v3185 = v3183 && v3184;
+      const bool v3186 = v3182 < v0;
+      const bool v3187 = v3185 && v3186;
+      if (v3187) {
+        const float v3188 = shm3[v3049];  // kernels/gemm/gemv_rows.hpp:155
+        float v3189 = v3188;
+        const uint v3190 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v3190 = 1u; v3190 < v3189; v3190 += 1u) {
-          const uint v3191 = v3190 << 3u;
-          const uint v3192 = v3191 + v3048;
-          const float v3193 = shm3[v3192];
-          const float v3194 = v3188;
-          const float v3195 = v3194 + v3193;
-          v3188 = v3195;
+        for (uint v3191 = 1u; v3191 < v3190; v3191 += 1u) {
+          const uint v3192 = v3191 << 3u;
+          const uint v3193 = v3192 + v3049;
+          const float v3194 = shm3[v3193];
+          const float v3195 = v3189;
+          const float v3196 = v3195 + v3194;
+          v3189 = v3196;
         }
-        const float v3196 = v3188;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v3197 = bfloat(v3196);
-        const uint v3198 = v3181 * v1;
-        const uint v3199 = v3198 + v3179;
-        out[v3199] = v3197;
+        const float v3197 = v3189;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v3198 = bfloat(v3197);
+        const uint v3199 = v3182 * v1;
+        const uint v3200 = v3199 + v3180;
+        out[v3200] = v3198;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v3209 = v1000 + 12u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v3225 = min(v3209, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3227 = v3209 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3228 = v1018 && v3227;
-    if (v3228) {
-      float v7084 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7085 = 0.0f;
+    const uint v3210 = v1001 + 12u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v3226 = min(v3210, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3228 = v3210 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3229 = v1019 && v3228;
+    if (v3229) {
+      float v7085 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7086 = 0.0f;
       float v7087 = 0.0f;
       float v7088 = 0.0f;
       float v7089 = 0.0f;
       float v7090 = 0.0f;
       float v7091 = 0.0f;
-      const uint v3231 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v3232 = iron_tid.x;
-      const uint v3233 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v3234 = v1004 * v2;
-      const uint v3235 = v1006 * v2;
-      const uint v3236 = v1008 * v2;
-      const uint v3237 = v1010 * v2;
-      const uint v3238 = v1012 * v2;
-      const uint v3239 = v1014 * v2;
-      const uint v3240 = v1016 * v2;
-      const uint v3242 = v3225 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7092 = 0.0f;
+      const uint v3232 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v3233 = iron_tid.x;
+      const uint v3234 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v3235 = v1005 * v2;
+      const uint v3236 = v1007 * v2;
+      const uint v3237 = v1009 * v2;
+      const uint v3238 = v1011 * v2;
+      const uint v3239 = v1013 * v2;
+      const uint v3240 = v1015 * v2;
+      const uint v3241 = v1017 * v2;
+      const uint v3243 = v3226 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v3243 = v3232; v3243 < v2; v3243 += v3231) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v3244 = v3233 + v3243;  // kernels/gemm/gemv.cpp:71
-        const bfloat v3245 = w[v3244];
-        const uint v3246 = v3234 + v3243;
-        const bfloat v3247 = w[v3246];
-        const uint v3248 = v3235 + v3243;
-        const bfloat v3249 = w[v3248];
-        const uint v3250 = v3236 + v3243;
-        const bfloat v3251 = w[v3250];
-        const uint v3252 = v3237 + v3243;
-        const bfloat v3253 = w[v3252];
-        const uint v3254 = v3238 + v3243;
-        const bfloat v3255 = w[v3254];
-        const uint v3256 = v3239 + v3243;
-        const bfloat v3257 = w[v3256];
-        const uint v3258 = v3240 + v3243;
-        const bfloat v3259 = w[v3258];
-        float v7092 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7093 = 0.0f;
+      for (uint v3244 = v3233; v3244 < v2; v3244 += v3232) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v3245 = v3234 + v3244;  // kernels/gemm/gemv.cpp:71
+        const bfloat v3246 = w[v3245];
+        const uint v3247 = v3235 + v3244;
+        const bfloat v3248 = w[v3247];
+        const uint v3249 = v3236 + v3244;
+        const bfloat v3250 = w[v3249];
+        const uint v3251 = v3237 + v3244;
+        const bfloat v3252 = w[v3251];
+        const uint v3253 = v3238 + v3244;
+        const bfloat v3254 = w[v3253];
+        const uint v3255 = v3239 + v3244;
+        const bfloat v3256 = w[v3255];
+        const uint v3257 = v3240 + v3244;
+        const bfloat v3258 = w[v3257];
+        const uint v3259 = v3241 + v3244;
+        const bfloat v3260 = w[v3259];
+        float v7093 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7094 = 0.0f;
         float v7095 = 0.0f;
         float v7096 = 0.0f;
         float v7097 = 0.0f;
         float v7098 = 0.0f;
         float v7099 = 0.0f;
-        const float v3262 = float(v3245);  // kernels/gemm/gemv.cpp:76
-        const float v3263 = float(v3247);
-        const float v3264 = float(v3249);
-        const float v3265 = float(v3251);
-        const float v3266 = float(v3253);
-        const float v3267 = float(v3255);
-        const float v3268 = float(v3257);
-        const float v3269 = float(v3259);
-        const uint v3270 = v3242 + v3243;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v3271 = x[v3270];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3272 = float(v3271);
-        const float v3273 = v7092;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3274 = fma(v3272, v3262, v3273);
-        v7092 = v3274;
-        const float v3275 = v7093;
-        const float v3276 = fma(v3272, v3263, v3275);
-        v7093 = v3276;
-        const float v3277 = v7094;
-        const float v3278 = fma(v3272, v3264, v3277);
-        v7094 = v3278;
-        const float v3279 = v7095;
-        const float v3280 = fma(v3272, v3265, v3279);
-        v7095 = v3280;
-        const float v3281 = v7096;
-        const float v3282 = fma(v3272, v3266, v3281);
-        v7096 = v3282;
-        const float v3283 = v7097;
-        const float v3284 = fma(v3272, v3267, v3283);
-        v7097 = v3284;
-        const float v3285 = v7098;
-        const float v3286 = fma(v3272, v3268, v3285);
-        v7098 = v3286;
-        const float v3287 = v7099;
-        const float v3288 = fma(v3272, v3269, v3287);
-        v7099 = v3288;
-        const float v3290 = v7092;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3291 = v7084;
-        const float v3292 = v3291 + v3290;
-        v7084 = v3292;
-        const float v3294 = v7093;
-        const float v3295 = v7085;
-        const float v3296 = v3295 + v3294;
-        v7085 = v3296;
-        const float v3298 = v7094;
-        const float v3299 = v7086;
-        const float v3300 = v3299 + v3298;
-        v7086 = v3300;
-        const float v3302 = v7095;
-        const float v3303 = v7087;
-        const float v3304 = v3303 + v3302;
-        v7087 = v3304;
-        const float v3306 = v7096;
-        const float v3307 = v7088;
-        const float v3308 = v3307 + v3306;
-        v7088 = v3308;
-        const float v3310 = v7097;
-        const float v3311 = v7089;
-        const float v3312 = v3311 + v3310;
-        v7089 = v3312;
-        const float v3314 = v7098;
-        const float v3315 = v7090;
-        const float v3316 = v3315 + v3314;
-        v7090 = v3316;
-        const float v3318 = v7099;
-        const float v3319 = v7091;
-        const float v3320 = v3319 + v3318;
-        v7091 = v3320;
+        float v7100 = 0.0f;
+        const float v3263 = float(v3246);  // kernels/gemm/gemv.cpp:76
+        const float v3264 = float(v3248);
+        const float v3265 = float(v3250);
+        const float v3266 = float(v3252);
+        const float v3267 = float(v3254);
+        const float v3268 = float(v3256);
+        const float v3269 = float(v3258);
+        const float v3270 = float(v3260);
+        const uint v3271 = v3243 + v3244;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v3272 = x[v3271];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3273 = float(v3272);
+        const float v3274 = v7093;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3275 = fma(v3273, v3263, v3274);
+        v7093 = v3275;
+        const float v3276 = v7094;
+        const float v3277 = fma(v3273, v3264, v3276);
+        v7094 = v3277;
+        const float v3278 = v7095;
+        const float v3279 = fma(v3273, v3265, v3278);
+        v7095 = v3279;
+        const float v3280 = v7096;
+        const float v3281 = fma(v3273, v3266, v3280);
+        v7096 = v3281;
+        const float v3282 = v7097;
+        const float v3283 = fma(v3273, v3267, v3282);
+        v7097 = v3283;
+        const float v3284 = v7098;
+        const float v3285 = fma(v3273, v3268, v3284);
+        v7098 = v3285;
+        const float v3286 = v7099;
+        const float v3287 = fma(v3273, v3269, v3286);
+        v7099 = v3287;
+        const float v3288 = v7100;
+        const float v3289 = fma(v3273, v3270, v3288);
+        v7100 = v3289;
+        const float v3291 = v7093;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3292 = v7085;
+        const float v3293 = v3292 + v3291;
+        v7085 = v3293;
+        const float v3295 = v7094;
+        const float v3296 = v7086;
+        const float v3297 = v3296 + v3295;
+        v7086 = v3297;
+        const float v3299 = v7095;
+        const float v3300 = v7087;
+        const float v3301 = v3300 + v3299;
+        v7087 = v3301;
+        const float v3303 = v7096;
+        const float v3304 = v7088;
+        const float v3305 = v3304 + v3303;
+        v7088 = v3305;
+        const float v3307 = v7097;
+        const float v3308 = v7089;
+        const float v3309 = v3308 + v3307;
+        v7089 = v3309;
+        const float v3311 = v7098;
+        const float v3312 = v7090;
+        const float v3313 = v3312 + v3311;
+        v7090 = v3313;
+        const float v3315 = v7099;
+        const float v3316 = v7091;
+        const float v3317 = v3316 + v3315;
+        v7091 = v3317;
+        const float v3319 = v7100;
+        const float v3320 = v7092;
+        const float v3321 = v3320 + v3319;
+        v7092 = v3321;
       }
-      const float v3322 = v7084;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3323 = simd_sum(v3322);
-      const uint v3324 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3325 = v3324 == 0u;
-      if (v3325) {
-        const uint v3326 = iron_sg;
-        const uint v3327 = v3326 << 3u;
-        shm3[v3327] = v3323;
+      const float v3323 = v7085;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3324 = simd_sum(v3323);
+      const uint v3325 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3326 = v3325 == 0u;
+      if (v3326) {
+        const uint v3327 = iron_sg;
+        const uint v3328 = v3327 << 3u;
+        shm3[v3328] = v3324;
       }
-      const float v3328 = v7085;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3329 = simd_sum(v3328);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3330 = iron_sg;
-        const uint v3331 = v3330 << 3u;
-        const uint v3332 = v3331 + 1u;
-        shm3[v3332] = v3329;
+      const float v3329 = v7086;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3330 = simd_sum(v3329);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3331 = iron_sg;
+        const uint v3332 = v3331 << 3u;
+        const uint v3333 = v3332 + 1u;
+        shm3[v3333] = v3330;
       }
-      const float v3333 = v7086;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3334 = simd_sum(v3333);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3335 = iron_sg;
-        const uint v3336 = v3335 << 3u;
-        const uint v3337 = v3336 + 2u;
-        shm3[v3337] = v3334;
+      const float v3334 = v7087;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3335 = simd_sum(v3334);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3336 = iron_sg;
+        const uint v3337 = v3336 << 3u;
+        const uint v3338 = v3337 + 2u;
+        shm3[v3338] = v3335;
       }
-      const float v3338 = v7087;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3339 = simd_sum(v3338);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3340 = iron_sg;
-        const uint v3341 = v3340 << 3u;
-        const uint v3342 = v3341 + 3u;
-        shm3[v3342] = v3339;
+      const float v3339 = v7088;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3340 = simd_sum(v3339);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3341 = iron_sg;
+        const uint v3342 = v3341 << 3u;
+        const uint v3343 = v3342 + 3u;
+        shm3[v3343] = v3340;
       }
-      const float v3343 = v7088;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3344 = simd_sum(v3343);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3345 = iron_sg;
-        const uint v3346 = v3345 << 3u;
-        const uint v3347 = v3346 + 4u;
-        shm3[v3347] = v3344;
+      const float v3344 = v7089;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3345 = simd_sum(v3344);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3346 = iron_sg;
+        const uint v3347 = v3346 << 3u;
+        const uint v3348 = v3347 + 4u;
+        shm3[v3348] = v3345;
       }
-      const float v3348 = v7089;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3349 = simd_sum(v3348);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3350 = iron_sg;
-        const uint v3351 = v3350 << 3u;
-        const uint v3352 = v3351 + 5u;
-        shm3[v3352] = v3349;
+      const float v3349 = v7090;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3350 = simd_sum(v3349);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3351 = iron_sg;
+        const uint v3352 = v3351 << 3u;
+        const uint v3353 = v3352 + 5u;
+        shm3[v3353] = v3350;
       }
-      const float v3353 = v7090;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3354 = simd_sum(v3353);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3355 = iron_sg;
-        const uint v3356 = v3355 << 3u;
-        const uint v3357 = v3356 + 6u;
-        shm3[v3357] = v3354;
+      const float v3354 = v7091;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3355 = simd_sum(v3354);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3356 = iron_sg;
+        const uint v3357 = v3356 << 3u;
+        const uint v3358 = v3357 + 6u;
+        shm3[v3358] = v3355;
       }
-      const float v3358 = v7091;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3359 = simd_sum(v3358);
-      if (v3325) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3360 = iron_sg;
-        const uint v3361 = v3360 << 3u;
-        const uint v3362 = v3361 + 7u;
-        shm3[v3362] = v3359;
+      const float v3359 = v7092;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3360 = simd_sum(v3359);
+      if (v3326) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3361 = iron_sg;
+        const uint v3362 = v3361 << 3u;
+        const uint v3363 = v3362 + 7u;
+        shm3[v3363] = v3360;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v3363 = v996 + v3232;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v3364 = v3232 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v3365 = v3209 + v3364;
-      const bool v3366 = v3232 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3367 = v3363 < v1;
-      const bool v3368 = v3366 && v3367;
-      const bool v3369 = v3365 < v0;
-      const bool v3370 = v3368 && v3369;
-      if (v3370) {
-        const float v3371 = shm3[v3232];  // kernels/gemm/gemv_rows.hpp:155
-        float v3372 = v3371;
-        const uint v3373 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v3364 = v997 + v3233;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v3365 = v3233 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v3366 = v3210 + v3365;
+      const bool v3367 = v3233 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3368 = v3364 < v1;
+      const bool v3369 = v3367 && v3368;
+      const bool v3370 = v3366 < v0;
+      const bool v3371 = v3369 && v3370;
+      if (v3371) {
+        const float v3372 = shm3[v3233];  // kernels/gemm/gemv_rows.hpp:155
+        float v3373 = v3372;
+        const uint v3374 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v3374 = 1u; v3374 < v3373; v3374 += 1u) {
-          const uint v3375 = v3374 << 3u;
-          const uint v3376 = v3375 + v3232;
-          const float v3377 = shm3[v3376];
-          const float v3378 = v3372;
-          const float v3379 = v3378 + v3377;
-          v3372 = v3379;
+        for (uint v3375 = 1u; v3375 < v3374; v3375 += 1u) {
+          const uint v3376 = v3375 << 3u;
+          const uint v3377 = v3376 + v3233;
+          const float v3378 = shm3[v3377];
+          const float v3379 = v3373;
+          const float v3380 = v3379 + v3378;
+          v3373 = v3380;
         }
-        const float v3380 = v3372;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v3381 = bfloat(v3380);
-        const uint v3382 = v3365 * v1;
-        const uint v3383 = v3382 + v3363;
-        out[v3383] = v3381;
+        const float v3381 = v3373;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v3382 = bfloat(v3381);
+        const uint v3383 = v3366 * v1;
+        const uint v3384 = v3383 + v3364;
+        out[v3384] = v3382;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v3393 = v1000 + 13u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v3409 = min(v3393, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3411 = v3393 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3412 = v1018 && v3411;
-    if (v3412) {
-      float v7101 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7102 = 0.0f;
+    const uint v3394 = v1001 + 13u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v3410 = min(v3394, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3412 = v3394 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3413 = v1019 && v3412;
+    if (v3413) {
+      float v7102 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7103 = 0.0f;
       float v7104 = 0.0f;
       float v7105 = 0.0f;
       float v7106 = 0.0f;
       float v7107 = 0.0f;
       float v7108 = 0.0f;
-      const uint v3415 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v3416 = iron_tid.x;
-      const uint v3417 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v3418 = v1004 * v2;
-      const uint v3419 = v1006 * v2;
-      const uint v3420 = v1008 * v2;
-      const uint v3421 = v1010 * v2;
-      const uint v3422 = v1012 * v2;
-      const uint v3423 = v1014 * v2;
-      const uint v3424 = v1016 * v2;
-      const uint v3426 = v3409 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7109 = 0.0f;
+      const uint v3416 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v3417 = iron_tid.x;
+      const uint v3418 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v3419 = v1005 * v2;
+      const uint v3420 = v1007 * v2;
+      const uint v3421 = v1009 * v2;
+      const uint v3422 = v1011 * v2;
+      const uint v3423 = v1013 * v2;
+      const uint v3424 = v1015 * v2;
+      const uint v3425 = v1017 * v2;
+      const uint v3427 = v3410 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v3427 = v3416; v3427 < v2; v3427 += v3415) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v3428 = v3417 + v3427;  // kernels/gemm/gemv.cpp:71
-        const bfloat v3429 = w[v3428];
-        const uint v3430 = v3418 + v3427;
-        const bfloat v3431 = w[v3430];
-        const uint v3432 = v3419 + v3427;
-        const bfloat v3433 = w[v3432];
-        const uint v3434 = v3420 + v3427;
-        const bfloat v3435 = w[v3434];
-        const uint v3436 = v3421 + v3427;
-        const bfloat v3437 = w[v3436];
-        const uint v3438 = v3422 + v3427;
-        const bfloat v3439 = w[v3438];
-        const uint v3440 = v3423 + v3427;
-        const bfloat v3441 = w[v3440];
-        const uint v3442 = v3424 + v3427;
-        const bfloat v3443 = w[v3442];
-        float v7109 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7110 = 0.0f;
+      for (uint v3428 = v3417; v3428 < v2; v3428 += v3416) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v3429 = v3418 + v3428;  // kernels/gemm/gemv.cpp:71
+        const bfloat v3430 = w[v3429];
+        const uint v3431 = v3419 + v3428;
+        const bfloat v3432 = w[v3431];
+        const uint v3433 = v3420 + v3428;
+        const bfloat v3434 = w[v3433];
+        const uint v3435 = v3421 + v3428;
+        const bfloat v3436 = w[v3435];
+        const uint v3437 = v3422 + v3428;
+        const bfloat v3438 = w[v3437];
+        const uint v3439 = v3423 + v3428;
+        const bfloat v3440 = w[v3439];
+        const uint v3441 = v3424 + v3428;
+        const bfloat v3442 = w[v3441];
+        const uint v3443 = v3425 + v3428;
+        const bfloat v3444 = w[v3443];
+        float v7110 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7111 = 0.0f;
         float v7112 = 0.0f;
         float v7113 = 0.0f;
         float v7114 = 0.0f;
         float v7115 = 0.0f;
         float v7116 = 0.0f;
-        const float v3446 = float(v3429);  // kernels/gemm/gemv.cpp:76
-        const float v3447 = float(v3431);
-        const float v3448 = float(v3433);
-        const float v3449 = float(v3435);
-        const float v3450 = float(v3437);
-        const float v3451 = float(v3439);
-        const float v3452 = float(v3441);
-        const float v3453 = float(v3443);
-        const uint v3454 = v3426 + v3427;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v3455 = x[v3454];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3456 = float(v3455);
-        const float v3457 = v7109;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3458 = fma(v3456, v3446, v3457);
-        v7109 = v3458;
-        const float v3459 = v7110;
-        const float v3460 = fma(v3456, v3447, v3459);
-        v7110 = v3460;
-        const float v3461 = v7111;
-        const float v3462 = fma(v3456, v3448, v3461);
-        v7111 = v3462;
-        const float v3463 = v7112;
-        const float v3464 = fma(v3456, v3449, v3463);
-        v7112 = v3464;
-        const float v3465 = v7113;
-        const float v3466 = fma(v3456, v3450, v3465);
-        v7113 = v3466;
-        const float v3467 = v7114;
-        const float v3468 = fma(v3456, v3451, v3467);
-        v7114 = v3468;
-        const float v3469 = v7115;
-        const float v3470 = fma(v3456, v3452, v3469);
-        v7115 = v3470;
-        const float v3471 = v7116;
-        const float v3472 = fma(v3456, v3453, v3471);
-        v7116 = v3472;
-        const float v3474 = v7109;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3475 = v7101;
-        const float v3476 = v3475 + v3474;
-        v7101 = v3476;
-        const float v3478 = v7110;
-        const float v3479 = v7102;
-        const float v3480 = v3479 + v3478;
-        v7102 = v3480;
-        const float v3482 = v7111;
-        const float v3483 = v7103;
-        const float v3484 = v3483 + v3482;
-        v7103 = v3484;
-        const float v3486 = v7112;
-        const float v3487 = v7104;
-        const float v3488 = v3487 + v3486;
-        v7104 = v3488;
-        const float v3490 = v7113;
-        const float v3491 = v7105;
-        const float v3492 = v3491 + v3490;
-        v7105 = v3492;
-        const float v3494 = v7114;
-        const float v3495 = v7106;
-        const float v3496 = v3495 + v3494;
-        v7106 = v3496;
-        const float v3498 = v7115;
-        const float v3499 = v7107;
-        const float v3500 = v3499 + v3498;
-        v7107 = v3500;
-        const float v3502 = v7116;
-        const float v3503 = v7108;
-        const float v3504 = v3503 + v3502;
-        v7108 = v3504;
+        float v7117 = 0.0f;
+        const float v3447 = float(v3430);  // kernels/gemm/gemv.cpp:76
+        const float v3448 = float(v3432);
+        const float v3449 = float(v3434);
+        const float v3450 = float(v3436);
+        const float v3451 = float(v3438);
+        const float v3452 = float(v3440);
+        const float v3453 = float(v3442);
+        const float v3454 = float(v3444);
+        const uint v3455 = v3427 + v3428;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v3456 = x[v3455];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3457 = float(v3456);
+        const float v3458 = v7110;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3459 = fma(v3457, v3447, v3458);
+        v7110 = v3459;
+        const float v3460 = v7111;
+        const float v3461 = fma(v3457, v3448, v3460);
+        v7111 = v3461;
+        const float v3462 = v7112;
+        const float v3463 = fma(v3457, v3449, v3462);
+        v7112 = v3463;
+        const float v3464 = v7113;
+        const float v3465 = fma(v3457, v3450, v3464);
+        v7113 = v3465;
+        const float v3466 = v7114;
+        const float v3467 = fma(v3457, v3451, v3466);
+        v7114 = v3467;
+        const float v3468 = v7115;
+        const float v3469 = fma(v3457, v3452, v3468);
+        v7115 = v3469;
+        const float v3470 = v7116;
+        const float v3471 = fma(v3457, v3453, v3470);
+        v7116 = v3471;
+        const float v3472 = v7117;
+        const float v3473 = fma(v3457, v3454, v3472);
+        v7117 = v3473;
+        const float v3475 = v7110;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3476 = v7102;
+        const float v3477 = v3476 + v3475;
+        v7102 = v3477;
+        const float v3479 = v7111;
+        const float v3480 = v7103;
+        const float v3481 = v3480 + v3479;
+        v7103 = v3481;
+        const float v3483 = v7112;
+        const float v3484 = v7104;
+        const float v3485 = v3484 + v3483;
+        v7104 = v3485;
+        const float v3487 = v7113;
+        const float v3488 = v7105;
+        const float v3489 = v3488 + v3487;
+        v7105 = v3489;
+        const float v3491 = v7114;
+        const float v3492 = v7106;
+        const float v3493 = v3492 + v3491;
+        v7106 = v3493;
+        const float v3495 = v7115;
+        const float v3496 = v7107;
+        const float v3497 = v3496 + v3495;
+        v7107 = v3497;
+        const float v3499 = v7116;
+        const float v3500 = v7108;
+        const float v3501 = v3500 + v3499;
+        v7108 = v3501;
+        const float v3503 = v7117;
+        const float v3504 = v7109;
+        const float v3505 = v3504 + v3503;
+        v7109 = v3505;
       }
-      const float v3506 = v7101;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3507 = simd_sum(v3506);
-      const uint v3508 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3509 = v3508 == 0u;
-      if (v3509) {
-        const uint v3510 = iron_sg;
-        const uint v3511 = v3510 << 3u;
-        shm3[v3511] = v3507;
+      const float v3507 = v7102;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3508 = simd_sum(v3507);
+      const uint v3509 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3510 = v3509 == 0u;
+      if (v3510) {
+        const uint v3511 = iron_sg;
+        const uint v3512 = v3511 << 3u;
+        shm3[v3512] = v3508;
       }
-      const float v3512 = v7102;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3513 = simd_sum(v3512);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3514 = iron_sg;
-        const uint v3515 = v3514 << 3u;
-        const uint v3516 = v3515 + 1u;
-        shm3[v3516] = v3513;
+      const float v3513 = v7103;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3514 = simd_sum(v3513);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3515 = iron_sg;
+        const uint v3516 = v3515 << 3u;
+        const uint v3517 = v3516 + 1u;
+        shm3[v3517] = v3514;
       }
-      const float v3517 = v7103;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3518 = simd_sum(v3517);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3519 = iron_sg;
-        const uint v3520 = v3519 << 3u;
-        const uint v3521 = v3520 + 2u;
-        shm3[v3521] = v3518;
+      const float v3518 = v7104;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3519 = simd_sum(v3518);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3520 = iron_sg;
+        const uint v3521 = v3520 << 3u;
+        const uint v3522 = v3521 + 2u;
+        shm3[v3522] = v3519;
       }
-      const float v3522 = v7104;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3523 = simd_sum(v3522);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3524 = iron_sg;
-        const uint v3525 = v3524 << 3u;
-        const uint v3526 = v3525 + 3u;
-        shm3[v3526] = v3523;
+      const float v3523 = v7105;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3524 = simd_sum(v3523);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3525 = iron_sg;
+        const uint v3526 = v3525 << 3u;
+        const uint v3527 = v3526 + 3u;
+        shm3[v3527] = v3524;
       }
-      const float v3527 = v7105;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3528 = simd_sum(v3527);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3529 = iron_sg;
-        const uint v3530 = v3529 << 3u;
-        const uint v3531 = v3530 + 4u;
-        shm3[v3531] = v3528;
+      const float v3528 = v7106;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3529 = simd_sum(v3528);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3530 = iron_sg;
+        const uint v3531 = v3530 << 3u;
+        const uint v3532 = v3531 + 4u;
+        shm3[v3532] = v3529;
       }
-      const float v3532 = v7106;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3533 = simd_sum(v3532);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3534 = iron_sg;
-        const uint v3535 = v3534 << 3u;
-        const uint v3536 = v3535 + 5u;
-        shm3[v3536] = v3533;
+      const float v3533 = v7107;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3534 = simd_sum(v3533);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3535 = iron_sg;
+        const uint v3536 = v3535 << 3u;
+        const uint v3537 = v3536 + 5u;
+        shm3[v3537] = v3534;
       }
-      const float v3537 = v7107;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3538 = simd_sum(v3537);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3539 = iron_sg;
-        const uint v3540 = v3539 << 3u;
-        const uint v3541 = v3540 + 6u;
-        shm3[v3541] = v3538;
+      const float v3538 = v7108;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3539 = simd_sum(v3538);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3540 = iron_sg;
+        const uint v3541 = v3540 << 3u;
+        const uint v3542 = v3541 + 6u;
+        shm3[v3542] = v3539;
       }
-      const float v3542 = v7108;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3543 = simd_sum(v3542);
-      if (v3509) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3544 = iron_sg;
-        const uint v3545 = v3544 << 3u;
-        const uint v3546 = v3545 + 7u;
-        shm3[v3546] = v3543;
+      const float v3543 = v7109;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3544 = simd_sum(v3543);
+      if (v3510) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3545 = iron_sg;
+        const uint v3546 = v3545 << 3u;
+        const uint v3547 = v3546 + 7u;
+        shm3[v3547] = v3544;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v3547 = v996 + v3416;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v3548 = v3416 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v3549 = v3393 + v3548;
-      const bool v3550 = v3416 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3551 = v3547 < v1;
-      const bool v3552 = v3550 && v3551;
-      const bool v3553 = v3549 < v0;
-      const bool v3554 = v3552 && v3553;
-      if (v3554) {
-        const float v3555 = shm3[v3416];  // kernels/gemm/gemv_rows.hpp:155
-        float v3556 = v3555;
-        const uint v3557 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v3548 = v997 + v3417;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v3549 = v3417 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v3550 = v3394 + v3549;
+      const bool v3551 = v3417 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3552 = v3548 < v1;
+      const bool v3553 = v3551 && v3552;
+      const bool v3554 = v3550 < v0;
+      const bool v3555 = v3553 && v3554;
+      if (v3555) {
+        const float v3556 = shm3[v3417];  // kernels/gemm/gemv_rows.hpp:155
+        float v3557 = v3556;
+        const uint v3558 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v3558 = 1u; v3558 < v3557; v3558 += 1u) {
-          const uint v3559 = v3558 << 3u;
-          const uint v3560 = v3559 + v3416;
-          const float v3561 = shm3[v3560];
-          const float v3562 = v3556;
-          const float v3563 = v3562 + v3561;
-          v3556 = v3563;
+        for (uint v3559 = 1u; v3559 < v3558; v3559 += 1u) {
+          const uint v3560 = v3559 << 3u;
+          const uint v3561 = v3560 + v3417;
+          const float v3562 = shm3[v3561];
+          const float v3563 = v3557;
+          const float v3564 = v3563 + v3562;
+          v3557 = v3564;
         }
-        const float v3564 = v3556;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v3565 = bfloat(v3564);
-        const uint v3566 = v3549 * v1;
-        const uint v3567 = v3566 + v3547;
-        out[v3567] = v3565;
+        const float v3565 = v3557;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v3566 = bfloat(v3565);
+        const uint v3567 = v3550 * v1;
+        const uint v3568 = v3567 + v3548;
+        out[v3568] = v3566;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v3577 = v1000 + 14u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v3593 = min(v3577, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3595 = v3577 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3596 = v1018 && v3595;
-    if (v3596) {
-      float v7118 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7119 = 0.0f;
+    const uint v3578 = v1001 + 14u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v3594 = min(v3578, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3596 = v3578 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3597 = v1019 && v3596;
+    if (v3597) {
+      float v7119 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7120 = 0.0f;
       float v7121 = 0.0f;
       float v7122 = 0.0f;
       float v7123 = 0.0f;
       float v7124 = 0.0f;
       float v7125 = 0.0f;
-      const uint v3599 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v3600 = iron_tid.x;
-      const uint v3601 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v3602 = v1004 * v2;
-      const uint v3603 = v1006 * v2;
-      const uint v3604 = v1008 * v2;
-      const uint v3605 = v1010 * v2;
-      const uint v3606 = v1012 * v2;
-      const uint v3607 = v1014 * v2;
-      const uint v3608 = v1016 * v2;
-      const uint v3610 = v3593 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7126 = 0.0f;
+      const uint v3600 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v3601 = iron_tid.x;
+      const uint v3602 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v3603 = v1005 * v2;
+      const uint v3604 = v1007 * v2;
+      const uint v3605 = v1009 * v2;
+      const uint v3606 = v1011 * v2;
+      const uint v3607 = v1013 * v2;
+      const uint v3608 = v1015 * v2;
+      const uint v3609 = v1017 * v2;
+      const uint v3611 = v3594 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v3611 = v3600; v3611 < v2; v3611 += v3599) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v3612 = v3601 + v3611;  // kernels/gemm/gemv.cpp:71
-        const bfloat v3613 = w[v3612];
-        const uint v3614 = v3602 + v3611;
-        const bfloat v3615 = w[v3614];
-        const uint v3616 = v3603 + v3611;
-        const bfloat v3617 = w[v3616];
-        const uint v3618 = v3604 + v3611;
-        const bfloat v3619 = w[v3618];
-        const uint v3620 = v3605 + v3611;
-        const bfloat v3621 = w[v3620];
-        const uint v3622 = v3606 + v3611;
-        const bfloat v3623 = w[v3622];
-        const uint v3624 = v3607 + v3611;
-        const bfloat v3625 = w[v3624];
-        const uint v3626 = v3608 + v3611;
-        const bfloat v3627 = w[v3626];
-        float v7126 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7127 = 0.0f;
+      for (uint v3612 = v3601; v3612 < v2; v3612 += v3600) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v3613 = v3602 + v3612;  // kernels/gemm/gemv.cpp:71
+        const bfloat v3614 = w[v3613];
+        const uint v3615 = v3603 + v3612;
+        const bfloat v3616 = w[v3615];
+        const uint v3617 = v3604 + v3612;
+        const bfloat v3618 = w[v3617];
+        const uint v3619 = v3605 + v3612;
+        const bfloat v3620 = w[v3619];
+        const uint v3621 = v3606 + v3612;
+        const bfloat v3622 = w[v3621];
+        const uint v3623 = v3607 + v3612;
+        const bfloat v3624 = w[v3623];
+        const uint v3625 = v3608 + v3612;
+        const bfloat v3626 = w[v3625];
+        const uint v3627 = v3609 + v3612;
+        const bfloat v3628 = w[v3627];
+        float v7127 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7128 = 0.0f;
         float v7129 = 0.0f;
         float v7130 = 0.0f;
         float v7131 = 0.0f;
         float v7132 = 0.0f;
         float v7133 = 0.0f;
-        const float v3630 = float(v3613);  // kernels/gemm/gemv.cpp:76
-        const float v3631 = float(v3615);
-        const float v3632 = float(v3617);
-        const float v3633 = float(v3619);
-        const float v3634 = float(v3621);
-        const float v3635 = float(v3623);
-        const float v3636 = float(v3625);
-        const float v3637 = float(v3627);
-        const uint v3638 = v3610 + v3611;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v3639 = x[v3638];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3640 = float(v3639);
-        const float v3641 = v7126;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3642 = fma(v3640, v3630, v3641);
-        v7126 = v3642;
-        const float v3643 = v7127;
-        const float v3644 = fma(v3640, v3631, v3643);
-        v7127 = v3644;
-        const float v3645 = v7128;
-        const float v3646 = fma(v3640, v3632, v3645);
-        v7128 = v3646;
-        const float v3647 = v7129;
-        const float v3648 = fma(v3640, v3633, v3647);
-        v7129 = v3648;
-        const float v3649 = v7130;
-        const float v3650 = fma(v3640, v3634, v3649);
-        v7130 = v3650;
-        const float v3651 = v7131;
-        const float v3652 = fma(v3640, v3635, v3651);
-        v7131 = v3652;
-        const float v3653 = v7132;
-        const float v3654 = fma(v3640, v3636, v3653);
-        v7132 = v3654;
-        const float v3655 = v7133;
-        const float v3656 = fma(v3640, v3637, v3655);
-        v7133 = v3656;
-        const float v3658 = v7126;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3659 = v7118;
-        const float v3660 = v3659 + v3658;
-        v7118 = v3660;
-        const float v3662 = v7127;
-        const float v3663 = v7119;
-        const float v3664 = v3663 + v3662;
-        v7119 = v3664;
-        const float v3666 = v7128;
-        const float v3667 = v7120;
-        const float v3668 = v3667 + v3666;
-        v7120 = v3668;
-        const float v3670 = v7129;
-        const float v3671 = v7121;
-        const float v3672 = v3671 + v3670;
-        v7121 = v3672;
-        const float v3674 = v7130;
-        const float v3675 = v7122;
-        const float v3676 = v3675 + v3674;
-        v7122 = v3676;
-        const float v3678 = v7131;
-        const float v3679 = v7123;
-        const float v3680 = v3679 + v3678;
-        v7123 = v3680;
-        const float v3682 = v7132;
-        const float v3683 = v7124;
-        const float v3684 = v3683 + v3682;
-        v7124 = v3684;
-        const float v3686 = v7133;
-        const float v3687 = v7125;
-        const float v3688 = v3687 + v3686;
-        v7125 = v3688;
+        float v7134 = 0.0f;
+        const float v3631 = float(v3614);  // kernels/gemm/gemv.cpp:76
+        const float v3632 = float(v3616);
+        const float v3633 = float(v3618);
+        const float v3634 = float(v3620);
+        const float v3635 = float(v3622);
+        const float v3636 = float(v3624);
+        const float v3637 = float(v3626);
+        const float v3638 = float(v3628);
+        const uint v3639 = v3611 + v3612;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v3640 = x[v3639];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3641 = float(v3640);
+        const float v3642 = v7127;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3643 = fma(v3641, v3631, v3642);
+        v7127 = v3643;
+        const float v3644 = v7128;
+        const float v3645 = fma(v3641, v3632, v3644);
+        v7128 = v3645;
+        const float v3646 = v7129;
+        const float v3647 = fma(v3641, v3633, v3646);
+        v7129 = v3647;
+        const float v3648 = v7130;
+        const float v3649 = fma(v3641, v3634, v3648);
+        v7130 = v3649;
+        const float v3650 = v7131;
+        const float v3651 = fma(v3641, v3635, v3650);
+        v7131 = v3651;
+        const float v3652 = v7132;
+        const float v3653 = fma(v3641, v3636, v3652);
+        v7132 = v3653;
+        const float v3654 = v7133;
+        const float v3655 = fma(v3641, v3637, v3654);
+        v7133 = v3655;
+        const float v3656 = v7134;
+        const float v3657 = fma(v3641, v3638, v3656);
+        v7134 = v3657;
+        const float v3659 = v7127;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3660 = v7119;
+        const float v3661 = v3660 + v3659;
+        v7119 = v3661;
+        const float v3663 = v7128;
+        const float v3664 = v7120;
+        const float v3665 = v3664 + v3663;
+        v7120 = v3665;
+        const float v3667 = v7129;
+        const float v3668 = v7121;
+        const float v3669 = v3668 + v3667;
+        v7121 = v3669;
+        const float v3671 = v7130;
+        const float v3672 = v7122;
+        const float v3673 = v3672 + v3671;
+        v7122 = v3673;
+        const float v3675 = v7131;
+        const float v3676 = v7123;
+        const float v3677 = v3676 + v3675;
+        v7123 = v3677;
+        const float v3679 = v7132;
+        const float v3680 = v7124;
+        const float v3681 = v3680 + v3679;
+        v7124 = v3681;
+        const float v3683 = v7133;
+        const float v3684 = v7125;
+        const float v3685 = v3684 + v3683;
+        v7125 = v3685;
+        const float v3687 = v7134;
+        const float v3688 = v7126;
+        const float v3689 = v3688 + v3687;
+        v7126 = v3689;
       }
-      const float v3690 = v7118;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3691 = simd_sum(v3690);
-      const uint v3692 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3693 = v3692 == 0u;
-      if (v3693) {
-        const uint v3694 = iron_sg;
-        const uint v3695 = v3694 << 3u;
-        shm3[v3695] = v3691;
+      const float v3691 = v7119;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3692 = simd_sum(v3691);
+      const uint v3693 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3694 = v3693 == 0u;
+      if (v3694) {
+        const uint v3695 = iron_sg;
+        const uint v3696 = v3695 << 3u;
+        shm3[v3696] = v3692;
       }
-      const float v3696 = v7119;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3697 = simd_sum(v3696);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3698 = iron_sg;
-        const uint v3699 = v3698 << 3u;
-        const uint v3700 = v3699 + 1u;
-        shm3[v3700] = v3697;
+      const float v3697 = v7120;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3698 = simd_sum(v3697);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3699 = iron_sg;
+        const uint v3700 = v3699 << 3u;
+        const uint v3701 = v3700 + 1u;
+        shm3[v3701] = v3698;
       }
-      const float v3701 = v7120;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3702 = simd_sum(v3701);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3703 = iron_sg;
-        const uint v3704 = v3703 << 3u;
-        const uint v3705 = v3704 + 2u;
-        shm3[v3705] = v3702;
+      const float v3702 = v7121;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3703 = simd_sum(v3702);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3704 = iron_sg;
+        const uint v3705 = v3704 << 3u;
+        const uint v3706 = v3705 + 2u;
+        shm3[v3706] = v3703;
       }
-      const float v3706 = v7121;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3707 = simd_sum(v3706);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3708 = iron_sg;
-        const uint v3709 = v3708 << 3u;
-        const uint v3710 = v3709 + 3u;
-        shm3[v3710] = v3707;
+      const float v3707 = v7122;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3708 = simd_sum(v3707);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3709 = iron_sg;
+        const uint v3710 = v3709 << 3u;
+        const uint v3711 = v3710 + 3u;
+        shm3[v3711] = v3708;
       }
-      const float v3711 = v7122;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3712 = simd_sum(v3711);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3713 = iron_sg;
-        const uint v3714 = v3713 << 3u;
-        const uint v3715 = v3714 + 4u;
-        shm3[v3715] = v3712;
+      const float v3712 = v7123;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3713 = simd_sum(v3712);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3714 = iron_sg;
+        const uint v3715 = v3714 << 3u;
+        const uint v3716 = v3715 + 4u;
+        shm3[v3716] = v3713;
       }
-      const float v3716 = v7123;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3717 = simd_sum(v3716);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3718 = iron_sg;
-        const uint v3719 = v3718 << 3u;
-        const uint v3720 = v3719 + 5u;
-        shm3[v3720] = v3717;
+      const float v3717 = v7124;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3718 = simd_sum(v3717);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3719 = iron_sg;
+        const uint v3720 = v3719 << 3u;
+        const uint v3721 = v3720 + 5u;
+        shm3[v3721] = v3718;
       }
-      const float v3721 = v7124;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3722 = simd_sum(v3721);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3723 = iron_sg;
-        const uint v3724 = v3723 << 3u;
-        const uint v3725 = v3724 + 6u;
-        shm3[v3725] = v3722;
+      const float v3722 = v7125;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3723 = simd_sum(v3722);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3724 = iron_sg;
+        const uint v3725 = v3724 << 3u;
+        const uint v3726 = v3725 + 6u;
+        shm3[v3726] = v3723;
       }
-      const float v3726 = v7125;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3727 = simd_sum(v3726);
-      if (v3693) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3728 = iron_sg;
-        const uint v3729 = v3728 << 3u;
-        const uint v3730 = v3729 + 7u;
-        shm3[v3730] = v3727;
+      const float v3727 = v7126;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3728 = simd_sum(v3727);
+      if (v3694) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3729 = iron_sg;
+        const uint v3730 = v3729 << 3u;
+        const uint v3731 = v3730 + 7u;
+        shm3[v3731] = v3728;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v3731 = v996 + v3600;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v3732 = v3600 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v3733 = v3577 + v3732;
-      const bool v3734 = v3600 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3735 = v3731 < v1;
-      const bool v3736 = v3734 && v3735;
-      const bool v3737 = v3733 < v0;
-      const bool v3738 = v3736 && v3737;
-      if (v3738) {
-        const float v3739 = shm3[v3600];  // kernels/gemm/gemv_rows.hpp:155
-        float v3740 = v3739;
-        const uint v3741 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v3732 = v997 + v3601;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v3733 = v3601 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v3734 = v3578 + v3733;
+      const bool v3735 = v3601 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3736 = v3732 < v1;
+      const bool v3737 = v3735 && v3736;
+      const bool v3738 = v3734 < v0;
+      const bool v3739 = v3737 && v3738;
+      if (v3739) {
+        const float v3740 = shm3[v3601];  // kernels/gemm/gemv_rows.hpp:155
+        float v3741 = v3740;
+        const uint v3742 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v3742 = 1u; v3742 < v3741; v3742 += 1u) {
-          const uint v3743 = v3742 << 3u;
-          const uint v3744 = v3743 + v3600;
-          const float v3745 = shm3[v3744];
-          const float v3746 = v3740;
-          const float v3747 = v3746 + v3745;
-          v3740 = v3747;
+        for (uint v3743 = 1u; v3743 < v3742; v3743 += 1u) {
+          const uint v3744 = v3743 << 3u;
+          const uint v3745 = v3744 + v3601;
+          const float v3746 = shm3[v3745];
+          const float v3747 = v3741;
+          const float v3748 = v3747 + v3746;
+          v3741 = v3748;
         }
-        const float v3748 = v3740;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v3749 = bfloat(v3748);
-        const uint v3750 = v3733 * v1;
-        const uint v3751 = v3750 + v3731;
-        out[v3751] = v3749;
+        const float v3749 = v3741;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v3750 = bfloat(v3749);
+        const uint v3751 = v3734 * v1;
+        const uint v3752 = v3751 + v3732;
+        out[v3752] = v3750;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v3761 = v1000 + 15u;  // kernels/gemm/gemv_rows.hpp:57
-    const uint v3777 = min(v3761, v398);  // kernels/gemm/gemv_rows.hpp:61
-    const bool v3779 = v3761 < v0;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3780 = v1018 && v3779;
-    if (v3780) {
-      float v7135 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7136 = 0.0f;
+    const uint v3762 = v1001 + 15u;  // kernels/gemm/gemv_rows.hpp:57
+    const uint v3778 = min(v3762, v399);  // kernels/gemm/gemv_rows.hpp:61
+    const bool v3780 = v3762 < v0;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3781 = v1019 && v3780;
+    if (v3781) {
+      float v7136 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7137 = 0.0f;
       float v7138 = 0.0f;
       float v7139 = 0.0f;
       float v7140 = 0.0f;
       float v7141 = 0.0f;
       float v7142 = 0.0f;
-      const uint v3783 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v3784 = iron_tid.x;
-      const uint v3785 = v1002 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v3786 = v1004 * v2;
-      const uint v3787 = v1006 * v2;
-      const uint v3788 = v1008 * v2;
-      const uint v3789 = v1010 * v2;
-      const uint v3790 = v1012 * v2;
-      const uint v3791 = v1014 * v2;
-      const uint v3792 = v1016 * v2;
-      const uint v3794 = v3777 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7143 = 0.0f;
+      const uint v3784 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v3785 = iron_tid.x;
+      const uint v3786 = v1003 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v3787 = v1005 * v2;
+      const uint v3788 = v1007 * v2;
+      const uint v3789 = v1009 * v2;
+      const uint v3790 = v1011 * v2;
+      const uint v3791 = v1013 * v2;
+      const uint v3792 = v1015 * v2;
+      const uint v3793 = v1017 * v2;
+      const uint v3795 = v3778 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v3795 = v3784; v3795 < v2; v3795 += v3783) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v3796 = v3785 + v3795;  // kernels/gemm/gemv.cpp:71
-        const bfloat v3797 = w[v3796];
-        const uint v3798 = v3786 + v3795;
-        const bfloat v3799 = w[v3798];
-        const uint v3800 = v3787 + v3795;
-        const bfloat v3801 = w[v3800];
-        const uint v3802 = v3788 + v3795;
-        const bfloat v3803 = w[v3802];
-        const uint v3804 = v3789 + v3795;
-        const bfloat v3805 = w[v3804];
-        const uint v3806 = v3790 + v3795;
-        const bfloat v3807 = w[v3806];
-        const uint v3808 = v3791 + v3795;
-        const bfloat v3809 = w[v3808];
-        const uint v3810 = v3792 + v3795;
-        const bfloat v3811 = w[v3810];
-        float v7143 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7144 = 0.0f;
+      for (uint v3796 = v3785; v3796 < v2; v3796 += v3784) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v3797 = v3786 + v3796;  // kernels/gemm/gemv.cpp:71
+        const bfloat v3798 = w[v3797];
+        const uint v3799 = v3787 + v3796;
+        const bfloat v3800 = w[v3799];
+        const uint v3801 = v3788 + v3796;
+        const bfloat v3802 = w[v3801];
+        const uint v3803 = v3789 + v3796;
+        const bfloat v3804 = w[v3803];
+        const uint v3805 = v3790 + v3796;
+        const bfloat v3806 = w[v3805];
+        const uint v3807 = v3791 + v3796;
+        const bfloat v3808 = w[v3807];
+        const uint v3809 = v3792 + v3796;
+        const bfloat v3810 = w[v3809];
+        const uint v3811 = v3793 + v3796;
+        const bfloat v3812 = w[v3811];
+        float v7144 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7145 = 0.0f;
         float v7146 = 0.0f;
         float v7147 = 0.0f;
         float v7148 = 0.0f;
         float v7149 = 0.0f;
         float v7150 = 0.0f;
-        const float v3814 = float(v3797);  // kernels/gemm/gemv.cpp:76
-        const float v3815 = float(v3799);
-        const float v3816 = float(v3801);
-        const float v3817 = float(v3803);
-        const float v3818 = float(v3805);
-        const float v3819 = float(v3807);
-        const float v3820 = float(v3809);
-        const float v3821 = float(v3811);
-        const uint v3822 = v3794 + v3795;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v3823 = x[v3822];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3824 = float(v3823);
-        const float v3825 = v7143;  // kernels/gemm/gemv_rows.hpp:103
-        const float v3826 = fma(v3824, v3814, v3825);
-        v7143 = v3826;
-        const float v3827 = v7144;
-        const float v3828 = fma(v3824, v3815, v3827);
-        v7144 = v3828;
-        const float v3829 = v7145;
-        const float v3830 = fma(v3824, v3816, v3829);
-        v7145 = v3830;
-        const float v3831 = v7146;
-        const float v3832 = fma(v3824, v3817, v3831);
-        v7146 = v3832;
-        const float v3833 = v7147;
-        const float v3834 = fma(v3824, v3818, v3833);
-        v7147 = v3834;
-        const float v3835 = v7148;
-        const float v3836 = fma(v3824, v3819, v3835);
-        v7148 = v3836;
-        const float v3837 = v7149;
-        const float v3838 = fma(v3824, v3820, v3837);
-        v7149 = v3838;
-        const float v3839 = v7150;
-        const float v3840 = fma(v3824, v3821, v3839);
-        v7150 = v3840;
-        const float v3842 = v7143;  // kernels/gemm/gemv_rows.hpp:111
-        const float v3843 = v7135;
-        const float v3844 = v3843 + v3842;
-        v7135 = v3844;
-        const float v3846 = v7144;
-        const float v3847 = v7136;
-        const float v3848 = v3847 + v3846;
-        v7136 = v3848;
-        const float v3850 = v7145;
-        const float v3851 = v7137;
-        const float v3852 = v3851 + v3850;
-        v7137 = v3852;
-        const float v3854 = v7146;
-        const float v3855 = v7138;
-        const float v3856 = v3855 + v3854;
-        v7138 = v3856;
-        const float v3858 = v7147;
-        const float v3859 = v7139;
-        const float v3860 = v3859 + v3858;
-        v7139 = v3860;
-        const float v3862 = v7148;
-        const float v3863 = v7140;
-        const float v3864 = v3863 + v3862;
-        v7140 = v3864;
-        const float v3866 = v7149;
-        const float v3867 = v7141;
-        const float v3868 = v3867 + v3866;
-        v7141 = v3868;
-        const float v3870 = v7150;
-        const float v3871 = v7142;
-        const float v3872 = v3871 + v3870;
-        v7142 = v3872;
+        float v7151 = 0.0f;
+        const float v3815 = float(v3798);  // kernels/gemm/gemv.cpp:76
+        const float v3816 = float(v3800);
+        const float v3817 = float(v3802);
+        const float v3818 = float(v3804);
+        const float v3819 = float(v3806);
+        const float v3820 = float(v3808);
+        const float v3821 = float(v3810);
+        const float v3822 = float(v3812);
+        const uint v3823 = v3795 + v3796;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v3824 = x[v3823];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3825 = float(v3824);
+        const float v3826 = v7144;  // kernels/gemm/gemv_rows.hpp:103
+        const float v3827 = fma(v3825, v3815, v3826);
+        v7144 = v3827;
+        const float v3828 = v7145;
+        const float v3829 = fma(v3825, v3816, v3828);
+        v7145 = v3829;
+        const float v3830 = v7146;
+        const float v3831 = fma(v3825, v3817, v3830);
+        v7146 = v3831;
+        const float v3832 = v7147;
+        const float v3833 = fma(v3825, v3818, v3832);
+        v7147 = v3833;
+        const float v3834 = v7148;
+        const float v3835 = fma(v3825, v3819, v3834);
+        v7148 = v3835;
+        const float v3836 = v7149;
+        const float v3837 = fma(v3825, v3820, v3836);
+        v7149 = v3837;
+        const float v3838 = v7150;
+        const float v3839 = fma(v3825, v3821, v3838);
+        v7150 = v3839;
+        const float v3840 = v7151;
+        const float v3841 = fma(v3825, v3822, v3840);
+        v7151 = v3841;
+        const float v3843 = v7144;  // kernels/gemm/gemv_rows.hpp:111
+        const float v3844 = v7136;
+        const float v3845 = v3844 + v3843;
+        v7136 = v3845;
+        const float v3847 = v7145;
+        const float v3848 = v7137;
+        const float v3849 = v3848 + v3847;
+        v7137 = v3849;
+        const float v3851 = v7146;
+        const float v3852 = v7138;
+        const float v3853 = v3852 + v3851;
+        v7138 = v3853;
+        const float v3855 = v7147;
+        const float v3856 = v7139;
+        const float v3857 = v3856 + v3855;
+        v7139 = v3857;
+        const float v3859 = v7148;
+        const float v3860 = v7140;
+        const float v3861 = v3860 + v3859;
+        v7140 = v3861;
+        const float v3863 = v7149;
+        const float v3864 = v7141;
+        const float v3865 = v3864 + v3863;
+        v7141 = v3865;
+        const float v3867 = v7150;
+        const float v3868 = v7142;
+        const float v3869 = v3868 + v3867;
+        v7142 = v3869;
+        const float v3871 = v7151;
+        const float v3872 = v7143;
+        const float v3873 = v3872 + v3871;
+        v7143 = v3873;
       }
-      const float v3874 = v7135;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3875 = simd_sum(v3874);
-      const uint v3876 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v3877 = v3876 == 0u;
-      if (v3877) {
-        const uint v3878 = iron_sg;
-        const uint v3879 = v3878 << 3u;
-        shm3[v3879] = v3875;
+      const float v3875 = v7136;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3876 = simd_sum(v3875);
+      const uint v3877 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v3878 = v3877 == 0u;
+      if (v3878) {
+        const uint v3879 = iron_sg;
+        const uint v3880 = v3879 << 3u;
+        shm3[v3880] = v3876;
       }
-      const float v3880 = v7136;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3881 = simd_sum(v3880);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3882 = iron_sg;
-        const uint v3883 = v3882 << 3u;
-        const uint v3884 = v3883 + 1u;
-        shm3[v3884] = v3881;
+      const float v3881 = v7137;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3882 = simd_sum(v3881);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3883 = iron_sg;
+        const uint v3884 = v3883 << 3u;
+        const uint v3885 = v3884 + 1u;
+        shm3[v3885] = v3882;
       }
-      const float v3885 = v7137;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3886 = simd_sum(v3885);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3887 = iron_sg;
-        const uint v3888 = v3887 << 3u;
-        const uint v3889 = v3888 + 2u;
-        shm3[v3889] = v3886;
+      const float v3886 = v7138;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3887 = simd_sum(v3886);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3888 = iron_sg;
+        const uint v3889 = v3888 << 3u;
+        const uint v3890 = v3889 + 2u;
+        shm3[v3890] = v3887;
       }
-      const float v3890 = v7138;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3891 = simd_sum(v3890);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3892 = iron_sg;
-        const uint v3893 = v3892 << 3u;
-        const uint v3894 = v3893 + 3u;
-        shm3[v3894] = v3891;
+      const float v3891 = v7139;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3892 = simd_sum(v3891);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3893 = iron_sg;
+        const uint v3894 = v3893 << 3u;
+        const uint v3895 = v3894 + 3u;
+        shm3[v3895] = v3892;
       }
-      const float v3895 = v7139;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3896 = simd_sum(v3895);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3897 = iron_sg;
-        const uint v3898 = v3897 << 3u;
-        const uint v3899 = v3898 + 4u;
-        shm3[v3899] = v3896;
+      const float v3896 = v7140;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3897 = simd_sum(v3896);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3898 = iron_sg;
+        const uint v3899 = v3898 << 3u;
+        const uint v3900 = v3899 + 4u;
+        shm3[v3900] = v3897;
       }
-      const float v3900 = v7140;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3901 = simd_sum(v3900);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3902 = iron_sg;
-        const uint v3903 = v3902 << 3u;
-        const uint v3904 = v3903 + 5u;
-        shm3[v3904] = v3901;
+      const float v3901 = v7141;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3902 = simd_sum(v3901);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3903 = iron_sg;
+        const uint v3904 = v3903 << 3u;
+        const uint v3905 = v3904 + 5u;
+        shm3[v3905] = v3902;
       }
-      const float v3905 = v7141;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3906 = simd_sum(v3905);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3907 = iron_sg;
-        const uint v3908 = v3907 << 3u;
-        const uint v3909 = v3908 + 6u;
-        shm3[v3909] = v3906;
+      const float v3906 = v7142;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3907 = simd_sum(v3906);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3908 = iron_sg;
+        const uint v3909 = v3908 << 3u;
+        const uint v3910 = v3909 + 6u;
+        shm3[v3910] = v3907;
       }
-      const float v3910 = v7142;  // kernels/gemm/gemv_rows.hpp:145
-      const float v3911 = simd_sum(v3910);
-      if (v3877) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v3912 = iron_sg;
-        const uint v3913 = v3912 << 3u;
-        const uint v3914 = v3913 + 7u;
-        shm3[v3914] = v3911;
+      const float v3911 = v7143;  // kernels/gemm/gemv_rows.hpp:145
+      const float v3912 = simd_sum(v3911);
+      if (v3878) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v3913 = iron_sg;
+        const uint v3914 = v3913 << 3u;
+        const uint v3915 = v3914 + 7u;
+        shm3[v3915] = v3912;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v3915 = v996 + v3784;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v3916 = v3784 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v3917 = v3761 + v3916;
-      const bool v3918 = v3784 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v3919 = v3915 < v1;
-      const bool v3920 = v3918 && v3919;
-      const bool v3921 = v3917 < v0;
-      const bool v3922 = v3920 && v3921;
-      if (v3922) {
-        const float v3923 = shm3[v3784];  // kernels/gemm/gemv_rows.hpp:155
-        float v3924 = v3923;
-        const uint v3925 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v3916 = v997 + v3785;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v3917 = v3785 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v3918 = v3762 + v3917;
+      const bool v3919 = v3785 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v3920 = v3916 < v1;
+      const bool v3921 = v3919 && v3920;
+      const bool v3922 = v3918 < v0;
+      const bool v3923 = v3921 && v3922;
+      if (v3923) {
+        const float v3924 = shm3[v3785];  // kernels/gemm/gemv_rows.hpp:155
+        float v3925 = v3924;
+        const uint v3926 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v3926 = 1u; v3926 < v3925; v3926 += 1u) {
-          const uint v3927 = v3926 << 3u;
-          const uint v3928 = v3927 + v3784;
-          const float v3929 = shm3[v3928];
-          const float v3930 = v3924;
-          const float v3931 = v3930 + v3929;
-          v3924 = v3931;
+        for (uint v3927 = 1u; v3927 < v3926; v3927 += 1u) {
+          const uint v3928 = v3927 << 3u;
+          const uint v3929 = v3928 + v3785;
+          const float v3930 = shm3[v3929];
+          const float v3931 = v3925;
+          const float v3932 = v3931 + v3930;
+          v3925 = v3932;
         }
-        const float v3932 = v3924;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v3933 = bfloat(v3932);
-        const uint v3934 = v3917 * v1;
-        const uint v3935 = v3934 + v3915;
-        out[v3935] = v3933;
+        const float v3933 = v3925;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v3934 = bfloat(v3933);
+        const uint v3935 = v3918 * v1;
+        const uint v3936 = v3935 + v3916;
+        out[v3936] = v3934;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const uint v3941 = v996 + 8u;  // kernels/gemm/gemv_rows.hpp:56
-    const uint v3946 = min(v3941, v358);  // kernels/gemm/gemv_rows.hpp:60
-    const uint v3947 = v3941 + 1u;
-    const uint v3948 = min(v3947, v358);
-    const uint v3949 = v3941 + 2u;
-    const uint v3950 = min(v3949, v358);
-    const uint v3951 = v3941 + 3u;
-    const uint v3952 = min(v3951, v358);
-    const uint v3953 = v3941 + 4u;
-    const uint v3954 = min(v3953, v358);
-    const uint v3955 = v3941 + 5u;
-    const uint v3956 = min(v3955, v358);
-    const uint v3957 = v3941 + 6u;
-    const uint v3958 = min(v3957, v358);
-    const uint v3959 = v3941 + 7u;
-    const uint v3960 = min(v3959, v358);
-    const bool v3962 = v3941 < v1;  // kernels/gemm/gemv_rows.hpp:171
-    const bool v3964 = v3962 && v1019;
-    if (v3964) {
-      float v7152 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7153 = 0.0f;
+    const uint v3942 = v997 + 8u;  // kernels/gemm/gemv_rows.hpp:56
+    const uint v3947 = min(v3942, v359);  // kernels/gemm/gemv_rows.hpp:60
+    const uint v3948 = v3942 + 1u;
+    const uint v3949 = min(v3948, v359);
+    const uint v3950 = v3942 + 2u;
+    const uint v3951 = min(v3950, v359);
+    const uint v3952 = v3942 + 3u;
+    const uint v3953 = min(v3952, v359);
+    const uint v3954 = v3942 + 4u;
+    const uint v3955 = min(v3954, v359);
+    const uint v3956 = v3942 + 5u;
+    const uint v3957 = min(v3956, v359);
+    const uint v3958 = v3942 + 6u;
+    const uint v3959 = min(v3958, v359);
+    const uint v3960 = v3942 + 7u;
+    const uint v3961 = min(v3960, v359);
+    const bool v3963 = v3942 < v1;  // kernels/gemm/gemv_rows.hpp:171
+    const bool v3965 = v3963 && v1020;
+    if (v3965) {
+      float v7153 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7154 = 0.0f;
       float v7155 = 0.0f;
       float v7156 = 0.0f;
       float v7157 = 0.0f;
       float v7158 = 0.0f;
       float v7159 = 0.0f;
-      const uint v3967 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v3968 = iron_tid.x;
-      const uint v3969 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v3970 = v3948 * v2;
-      const uint v3971 = v3950 * v2;
-      const uint v3972 = v3952 * v2;
-      const uint v3973 = v3954 * v2;
-      const uint v3974 = v3956 * v2;
-      const uint v3975 = v3958 * v2;
-      const uint v3976 = v3960 * v2;
-      const uint v3978 = v1017 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7160 = 0.0f;
+      const uint v3968 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v3969 = iron_tid.x;
+      const uint v3970 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v3971 = v3949 * v2;
+      const uint v3972 = v3951 * v2;
+      const uint v3973 = v3953 * v2;
+      const uint v3974 = v3955 * v2;
+      const uint v3975 = v3957 * v2;
+      const uint v3976 = v3959 * v2;
+      const uint v3977 = v3961 * v2;
+      const uint v3979 = v1018 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v3979 = v3968; v3979 < v2; v3979 += v3967) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v3980 = v3969 + v3979;  // kernels/gemm/gemv.cpp:71
-        const bfloat v3981 = w[v3980];
-        const uint v3982 = v3970 + v3979;
-        const bfloat v3983 = w[v3982];
-        const uint v3984 = v3971 + v3979;
-        const bfloat v3985 = w[v3984];
-        const uint v3986 = v3972 + v3979;
-        const bfloat v3987 = w[v3986];
-        const uint v3988 = v3973 + v3979;
-        const bfloat v3989 = w[v3988];
-        const uint v3990 = v3974 + v3979;
-        const bfloat v3991 = w[v3990];
-        const uint v3992 = v3975 + v3979;
-        const bfloat v3993 = w[v3992];
-        const uint v3994 = v3976 + v3979;
-        const bfloat v3995 = w[v3994];
-        float v7160 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7161 = 0.0f;
+      for (uint v3980 = v3969; v3980 < v2; v3980 += v3968) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v3981 = v3970 + v3980;  // kernels/gemm/gemv.cpp:71
+        const bfloat v3982 = w[v3981];
+        const uint v3983 = v3971 + v3980;
+        const bfloat v3984 = w[v3983];
+        const uint v3985 = v3972 + v3980;
+        const bfloat v3986 = w[v3985];
+        const uint v3987 = v3973 + v3980;
+        const bfloat v3988 = w[v3987];
+        const uint v3989 = v3974 + v3980;
+        const bfloat v3990 = w[v3989];
+        const uint v3991 = v3975 + v3980;
+        const bfloat v3992 = w[v3991];
+        const uint v3993 = v3976 + v3980;
+        const bfloat v3994 = w[v3993];
+        const uint v3995 = v3977 + v3980;
+        const bfloat v3996 = w[v3995];
+        float v7161 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7162 = 0.0f;
         float v7163 = 0.0f;
         float v7164 = 0.0f;
         float v7165 = 0.0f;
         float v7166 = 0.0f;
         float v7167 = 0.0f;
-        const float v3998 = float(v3981);  // kernels/gemm/gemv.cpp:76
-        const float v3999 = float(v3983);
-        const float v4000 = float(v3985);
-        const float v4001 = float(v3987);
-        const float v4002 = float(v3989);
-        const float v4003 = float(v3991);
-        const float v4004 = float(v3993);
-        const float v4005 = float(v3995);
-        const uint v4006 = v3978 + v3979;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v4007 = x[v4006];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4008 = float(v4007);
-        const float v4009 = v7160;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4010 = fma(v4008, v3998, v4009);
-        v7160 = v4010;
-        const float v4011 = v7161;
-        const float v4012 = fma(v4008, v3999, v4011);
-        v7161 = v4012;
-        const float v4013 = v7162;
-        const float v4014 = fma(v4008, v4000, v4013);
-        v7162 = v4014;
-        const float v4015 = v7163;
-        const float v4016 = fma(v4008, v4001, v4015);
-        v7163 = v4016;
-        const float v4017 = v7164;
-        const float v4018 = fma(v4008, v4002, v4017);
-        v7164 = v4018;
-        const float v4019 = v7165;
-        const float v4020 = fma(v4008, v4003, v4019);
-        v7165 = v4020;
-        const float v4021 = v7166;
-        const float v4022 = fma(v4008, v4004, v4021);
-        v7166 = v4022;
-        const float v4023 = v7167;
-        const float v4024 = fma(v4008, v4005, v4023);
-        v7167 = v4024;
-        const float v4026 = v7160;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4027 = v7152;
-        const float v4028 = v4027 + v4026;
-        v7152 = v4028;
-        const float v4030 = v7161;
-        const float v4031 = v7153;
-        const float v4032 = v4031 + v4030;
-        v7153 = v4032;
-        const float v4034 = v7162;
-        const float v4035 = v7154;
-        const float v4036 = v4035 + v4034;
-        v7154 = v4036;
-        const float v4038 = v7163;
-        const float v4039 = v7155;
-        const float v4040 = v4039 + v4038;
-        v7155 = v4040;
-        const float v4042 = v7164;
-        const float v4043 = v7156;
-        const float v4044 = v4043 + v4042;
-        v7156 = v4044;
-        const float v4046 = v7165;
-        const float v4047 = v7157;
-        const float v4048 = v4047 + v4046;
-        v7157 = v4048;
-        const float v4050 = v7166;
-        const float v4051 = v7158;
-        const float v4052 = v4051 + v4050;
-        v7158 = v4052;
-        const float v4054 = v7167;
-        const float v4055 = v7159;
-        const float v4056 = v4055 + v4054;
-        v7159 = v4056;
+        float v7168 = 0.0f;
+        const float v3999 = float(v3982);  // kernels/gemm/gemv.cpp:76
+        const float v4000 = float(v3984);
+        const float v4001 = float(v3986);
+        const float v4002 = float(v3988);
+        const float v4003 = float(v3990);
+        const float v4004 = float(v3992);
+        const float v4005 = float(v3994);
+        const float v4006 = float(v3996);
+        const uint v4007 = v3979 + v3980;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v4008 = x[v4007];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4009 = float(v4008);
+        const float v4010 = v7161;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4011 = fma(v4009, v3999, v4010);
+        v7161 = v4011;
+        const float v4012 = v7162;
+        const float v4013 = fma(v4009, v4000, v4012);
+        v7162 = v4013;
+        const float v4014 = v7163;
+        const float v4015 = fma(v4009, v4001, v4014);
+        v7163 = v4015;
+        const float v4016 = v7164;
+        const float v4017 = fma(v4009, v4002, v4016);
+        v7164 = v4017;
+        const float v4018 = v7165;
+        const float v4019 = fma(v4009, v4003, v4018);
+        v7165 = v4019;
+        const float v4020 = v7166;
+        const float v4021 = fma(v4009, v4004, v4020);
+        v7166 = v4021;
+        const float v4022 = v7167;
+        const float v4023 = fma(v4009, v4005, v4022);
+        v7167 = v4023;
+        const float v4024 = v7168;
+        const float v4025 = fma(v4009, v4006, v4024);
+        v7168 = v4025;
+        const float v4027 = v7161;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4028 = v7153;
+        const float v4029 = v4028 + v4027;
+        v7153 = v4029;
+        const float v4031 = v7162;
+        const float v4032 = v7154;
+        const float v4033 = v4032 + v4031;
+        v7154 = v4033;
+        const float v4035 = v7163;
+        const float v4036 = v7155;
+        const float v4037 = v4036 + v4035;
+        v7155 = v4037;
+        const float v4039 = v7164;
+        const float v4040 = v7156;
+        const float v4041 = v4040 + v4039;
+        v7156 = v4041;
+        const float v4043 = v7165;
+        const float v4044 = v7157;
+        const float v4045 = v4044 + v4043;
+        v7157 = v4045;
+        const float v4047 = v7166;
+        const float v4048 = v7158;
+        const float v4049 = v4048 + v4047;
+        v7158 = v4049;
+        const float v4051 = v7167;
+        const float v4052 = v7159;
+        const float v4053 = v4052 + v4051;
+        v7159 = v4053;
+        const float v4055 = v7168;
+        const float v4056 = v7160;
+        const float v4057 = v4056 + v4055;
+        v7160 = v4057;
       }
-      const float v4058 = v7152;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4059 = simd_sum(v4058);
-      const uint v4060 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4061 = v4060 == 0u;
-      if (v4061) {
-        const uint v4062 = iron_sg;
-        const uint v4063 = v4062 << 3u;
-        shm3[v4063] = v4059;
+      const float v4059 = v7153;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4060 = simd_sum(v4059);
+      const uint v4061 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4062 = v4061 == 0u;
+      if (v4062) {
+        const uint v4063 = iron_sg;
+        const uint v4064 = v4063 << 3u;
+        shm3[v4064] = v4060;
       }
-      const float v4064 = v7153;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4065 = simd_sum(v4064);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4066 = iron_sg;
-        const uint v4067 = v4066 << 3u;
-        const uint v4068 = v4067 + 1u;
-        shm3[v4068] = v4065;
+      const float v4065 = v7154;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4066 = simd_sum(v4065);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4067 = iron_sg;
+        const uint v4068 = v4067 << 3u;
+        const uint v4069 = v4068 + 1u;
+        shm3[v4069] = v4066;
       }
-      const float v4069 = v7154;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4070 = simd_sum(v4069);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4071 = iron_sg;
-        const uint v4072 = v4071 << 3u;
-        const uint v4073 = v4072 + 2u;
-        shm3[v4073] = v4070;
+      const float v4070 = v7155;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4071 = simd_sum(v4070);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4072 = iron_sg;
+        const uint v4073 = v4072 << 3u;
+        const uint v4074 = v4073 + 2u;
+        shm3[v4074] = v4071;
       }
-      const float v4074 = v7155;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4075 = simd_sum(v4074);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4076 = iron_sg;
-        const uint v4077 = v4076 << 3u;
-        const uint v4078 = v4077 + 3u;
-        shm3[v4078] = v4075;
+      const float v4075 = v7156;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4076 = simd_sum(v4075);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4077 = iron_sg;
+        const uint v4078 = v4077 << 3u;
+        const uint v4079 = v4078 + 3u;
+        shm3[v4079] = v4076;
       }
-      const float v4079 = v7156;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4080 = simd_sum(v4079);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4081 = iron_sg;
-        const uint v4082 = v4081 << 3u;
-        const uint v4083 = v4082 + 4u;
-        shm3[v4083] = v4080;
+      const float v4080 = v7157;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4081 = simd_sum(v4080);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4082 = iron_sg;
+        const uint v4083 = v4082 << 3u;
+        const uint v4084 = v4083 + 4u;
+        shm3[v4084] = v4081;
       }
-      const float v4084 = v7157;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4085 = simd_sum(v4084);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4086 = iron_sg;
-        const uint v4087 = v4086 << 3u;
-        const uint v4088 = v4087 + 5u;
-        shm3[v4088] = v4085;
+      const float v4085 = v7158;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4086 = simd_sum(v4085);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4087 = iron_sg;
+        const uint v4088 = v4087 << 3u;
+        const uint v4089 = v4088 + 5u;
+        shm3[v4089] = v4086;
       }
-      const float v4089 = v7158;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4090 = simd_sum(v4089);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4091 = iron_sg;
-        const uint v4092 = v4091 << 3u;
-        const uint v4093 = v4092 + 6u;
-        shm3[v4093] = v4090;
+      const float v4090 = v7159;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4091 = simd_sum(v4090);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4092 = iron_sg;
+        const uint v4093 = v4092 << 3u;
+        const uint v4094 = v4093 + 6u;
+        shm3[v4094] = v4091;
       }
-      const float v4094 = v7159;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4095 = simd_sum(v4094);
-      if (v4061) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4096 = iron_sg;
-        const uint v4097 = v4096 << 3u;
-        const uint v4098 = v4097 + 7u;
-        shm3[v4098] = v4095;
+      const float v4095 = v7160;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4096 = simd_sum(v4095);
+      if (v4062) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4097 = iron_sg;
+        const uint v4098 = v4097 << 3u;
+        const uint v4099 = v4098 + 7u;
+        shm3[v4099] = v4096;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v4099 = v3941 + v3968;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v4100 = v3968 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v4101 = v1000 + v4100;
-      const bool v4102 = v3968 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4103 = v4099 < v1;
-      const bool v4104 = v4102 && v4103;
-      const bool v4105 = v4101 < v0;
-      const bool v4106 = v4104 && v4105;
-      if (v4106) {
-        const float v4107 = shm3[v3968];  // kernels/gemm/gemv_rows.hpp:155
-        float v4108 = v4107;
-        const uint v4109 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v4100 = v3942 + v3969;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v4101 = v3969 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v4102 = v1001 + v4101;
+      const bool v4103 = v3969 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4104 = v4100 < v1;
+      const bool v4105 = v4103 && v4104;
+      const bool v4106 = v4102 < v0;
+      const bool v4107 = v4105 && v4106;
+      if (v4107) {
+        const float v4108 = shm3[v3969];  // kernels/gemm/gemv_rows.hpp:155
+        float v4109 = v4108;
+        const uint v4110 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v4110 = 1u; v4110 < v4109; v4110 += 1u) {
-          const uint v4111 = v4110 << 3u;
-          const uint v4112 = v4111 + v3968;
-          const float v4113 = shm3[v4112];
-          const float v4114 = v4108;
-          const float v4115 = v4114 + v4113;
-          v4108 = v4115;
+        for (uint v4111 = 1u; v4111 < v4110; v4111 += 1u) {
+          const uint v4112 = v4111 << 3u;
+          const uint v4113 = v4112 + v3969;
+          const float v4114 = shm3[v4113];
+          const float v4115 = v4109;
+          const float v4116 = v4115 + v4114;
+          v4109 = v4116;
         }
-        const float v4116 = v4108;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v4117 = bfloat(v4116);
-        const uint v4118 = v4101 * v1;
-        const uint v4119 = v4118 + v4099;
-        out[v4119] = v4117;
+        const float v4117 = v4109;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v4118 = bfloat(v4117);
+        const uint v4119 = v4102 * v1;
+        const uint v4120 = v4119 + v4100;
+        out[v4120] = v4118;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4148 = v3962 && v1203;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4148) {
-      float v7169 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7170 = 0.0f;
+    const bool v4149 = v3963 && v1204;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4149) {
+      float v7170 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7171 = 0.0f;
       float v7172 = 0.0f;
       float v7173 = 0.0f;
       float v7174 = 0.0f;
       float v7175 = 0.0f;
       float v7176 = 0.0f;
-      const uint v4151 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v4152 = iron_tid.x;
-      const uint v4153 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v4154 = v3948 * v2;
-      const uint v4155 = v3950 * v2;
-      const uint v4156 = v3952 * v2;
-      const uint v4157 = v3954 * v2;
-      const uint v4158 = v3956 * v2;
-      const uint v4159 = v3958 * v2;
-      const uint v4160 = v3960 * v2;
-      const uint v4162 = v1201 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7177 = 0.0f;
+      const uint v4152 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v4153 = iron_tid.x;
+      const uint v4154 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v4155 = v3949 * v2;
+      const uint v4156 = v3951 * v2;
+      const uint v4157 = v3953 * v2;
+      const uint v4158 = v3955 * v2;
+      const uint v4159 = v3957 * v2;
+      const uint v4160 = v3959 * v2;
+      const uint v4161 = v3961 * v2;
+      const uint v4163 = v1202 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v4163 = v4152; v4163 < v2; v4163 += v4151) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v4164 = v4153 + v4163;  // kernels/gemm/gemv.cpp:71
-        const bfloat v4165 = w[v4164];
-        const uint v4166 = v4154 + v4163;
-        const bfloat v4167 = w[v4166];
-        const uint v4168 = v4155 + v4163;
-        const bfloat v4169 = w[v4168];
-        const uint v4170 = v4156 + v4163;
-        const bfloat v4171 = w[v4170];
-        const uint v4172 = v4157 + v4163;
-        const bfloat v4173 = w[v4172];
-        const uint v4174 = v4158 + v4163;
-        const bfloat v4175 = w[v4174];
-        const uint v4176 = v4159 + v4163;
-        const bfloat v4177 = w[v4176];
-        const uint v4178 = v4160 + v4163;
-        const bfloat v4179 = w[v4178];
-        float v7177 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7178 = 0.0f;
+      for (uint v4164 = v4153; v4164 < v2; v4164 += v4152) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v4165 = v4154 + v4164;  // kernels/gemm/gemv.cpp:71
+        const bfloat v4166 = w[v4165];
+        const uint v4167 = v4155 + v4164;
+        const bfloat v4168 = w[v4167];
+        const uint v4169 = v4156 + v4164;
+        const bfloat v4170 = w[v4169];
+        const uint v4171 = v4157 + v4164;
+        const bfloat v4172 = w[v4171];
+        const uint v4173 = v4158 + v4164;
+        const bfloat v4174 = w[v4173];
+        const uint v4175 = v4159 + v4164;
+        const bfloat v4176 = w[v4175];
+        const uint v4177 = v4160 + v4164;
+        const bfloat v4178 = w[v4177];
+        const uint v4179 = v4161 + v4164;
+        const bfloat v4180 = w[v4179];
+        float v7178 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7179 = 0.0f;
         float v7180 = 0.0f;
         float v7181 = 0.0f;
         float v7182 = 0.0f;
         float v7183 = 0.0f;
         float v7184 = 0.0f;
-        const float v4182 = float(v4165);  // kernels/gemm/gemv.cpp:76
-        const float v4183 = float(v4167);
-        const float v4184 = float(v4169);
-        const float v4185 = float(v4171);
-        const float v4186 = float(v4173);
-        const float v4187 = float(v4175);
-        const float v4188 = float(v4177);
-        const float v4189 = float(v4179);
-        const uint v4190 = v4162 + v4163;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v4191 = x[v4190];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4192 = float(v4191);
-        const float v4193 = v7177;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4194 = fma(v4192, v4182, v4193);
-        v7177 = v4194;
-        const float v4195 = v7178;
-        const float v4196 = fma(v4192, v4183, v4195);
-        v7178 = v4196;
-        const float v4197 = v7179;
-        const float v4198 = fma(v4192, v4184, v4197);
-        v7179 = v4198;
-        const float v4199 = v7180;
-        const float v4200 = fma(v4192, v4185, v4199);
-        v7180 = v4200;
-        const float v4201 = v7181;
-        const float v4202 = fma(v4192, v4186, v4201);
-        v7181 = v4202;
-        const float v4203 = v7182;
-        const float v4204 = fma(v4192, v4187, v4203);
-        v7182 = v4204;
-        const float v4205 = v7183;
-        const float v4206 = fma(v4192, v4188, v4205);
-        v7183 = v4206;
-        const float v4207 = v7184;
-        const float v4208 = fma(v4192, v4189, v4207);
-        v7184 = v4208;
-        const float v4210 = v7177;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4211 = v7169;
-        const float v4212 = v4211 + v4210;
-        v7169 = v4212;
-        const float v4214 = v7178;
-        const float v4215 = v7170;
-        const float v4216 = v4215 + v4214;
-        v7170 = v4216;
-        const float v4218 = v7179;
-        const float v4219 = v7171;
-        const float v4220 = v4219 + v4218;
-        v7171 = v4220;
-        const float v4222 = v7180;
-        const float v4223 = v7172;
-        const float v4224 = v4223 + v4222;
-        v7172 = v4224;
-        const float v4226 = v7181;
-        const float v4227 = v7173;
-        const float v4228 = v4227 + v4226;
-        v7173 = v4228;
-        const float v4230 = v7182;
-        const float v4231 = v7174;
-        const float v4232 = v4231 + v4230;
-        v7174 = v4232;
-        const float v4234 = v7183;
-        const float v4235 = v7175;
-        const float v4236 = v4235 + v4234;
-        v7175 = v4236;
-        const float v4238 = v7184;
-        const float v4239 = v7176;
-        const float v4240 = v4239 + v4238;
-        v7176 = v4240;
+        float v7185 = 0.0f;
+        const float v4183 = float(v4166);  // kernels/gemm/gemv.cpp:76
+        const float v4184 = float(v4168);
+        const float v4185 = float(v4170);
+        const float v4186 = float(v4172);
+        const float v4187 = float(v4174);
+        const float v4188 = float(v4176);
+        const float v4189 = float(v4178);
+        const float v4190 = float(v4180);
+        const uint v4191 = v4163 + v4164;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v4192 = x[v4191];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4193 = float(v4192);
+        const float v4194 = v7178;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4195 = fma(v4193, v4183, v4194);
+        v7178 = v4195;
+        const float v4196 = v7179;
+        const float v4197 = fma(v4193, v4184, v4196);
+        v7179 = v4197;
+        const float v4198 = v7180;
+        const float v4199 = fma(v4193, v4185, v4198);
+        v7180 = v4199;
+        const float v4200 = v7181;
+        const float v4201 = fma(v4193, v4186, v4200);
+        v7181 = v4201;
+        const float v4202 = v7182;
+        const float v4203 = fma(v4193, v4187, v4202);
+        v7182 = v4203;
+        const float v4204 = v7183;
+        const float v4205 = fma(v4193, v4188, v4204);
+        v7183 = v4205;
+        const float v4206 = v7184;
+        const float v4207 = fma(v4193, v4189, v4206);
+        v7184 = v4207;
+        const float v4208 = v7185;
+        const float v4209 = fma(v4193, v4190, v4208);
+        v7185 = v4209;
+        const float v4211 = v7178;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4212 = v7170;
+        const float v4213 = v4212 + v4211;
+        v7170 = v4213;
+        const float v4215 = v7179;
+        const float v4216 = v7171;
+        const float v4217 = v4216 + v4215;
+        v7171 = v4217;
+        const float v4219 = v7180;
+        const float v4220 = v7172;
+        const float v4221 = v4220 + v4219;
+        v7172 = v4221;
+        const float v4223 = v7181;
+        const float v4224 = v7173;
+        const float v4225 = v4224 + v4223;
+        v7173 = v4225;
+        const float v4227 = v7182;
+        const float v4228 = v7174;
+        const float v4229 = v4228 + v4227;
+        v7174 = v4229;
+        const float v4231 = v7183;
+        const float v4232 = v7175;
+        const float v4233 = v4232 + v4231;
+        v7175 = v4233;
+        const float v4235 = v7184;
+        const float v4236 = v7176;
+        const float v4237 = v4236 + v4235;
+        v7176 = v4237;
+        const float v4239 = v7185;
+        const float v4240 = v7177;
+        const float v4241 = v4240 + v4239;
+        v7177 = v4241;
       }
-      const float v4242 = v7169;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4243 = simd_sum(v4242);
-      const uint v4244 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4245 = v4244 == 0u;
-      if (v4245) {
-        const uint v4246 = iron_sg;
-        const uint v4247 = v4246 << 3u;
-        shm3[v4247] = v4243;
+      const float v4243 = v7170;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4244 = simd_sum(v4243);
+      const uint v4245 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4246 = v4245 == 0u;
+      if (v4246) {
+        const uint v4247 = iron_sg;
+        const uint v4248 = v4247 << 3u;
+        shm3[v4248] = v4244;
       }
-      const float v4248 = v7170;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4249 = simd_sum(v4248);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4250 = iron_sg;
-        const uint v4251 = v4250 << 3u;
-        const uint v4252 = v4251 + 1u;
-        shm3[v4252] = v4249;
+      const float v4249 = v7171;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4250 = simd_sum(v4249);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4251 = iron_sg;
+        const uint v4252 = v4251 << 3u;
+        const uint v4253 = v4252 + 1u;
+        shm3[v4253] = v4250;
       }
-      const float v4253 = v7171;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4254 = simd_sum(v4253);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4255 = iron_sg;
-        const uint v4256 = v4255 << 3u;
-        const uint v4257 = v4256 + 2u;
-        shm3[v4257] = v4254;
+      const float v4254 = v7172;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4255 = simd_sum(v4254);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4256 = iron_sg;
+        const uint v4257 = v4256 << 3u;
+        const uint v4258 = v4257 + 2u;
+        shm3[v4258] = v4255;
       }
-      const float v4258 = v7172;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4259 = simd_sum(v4258);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4260 = iron_sg;
-        const uint v4261 = v4260 << 3u;
-        const uint v4262 = v4261 + 3u;
-        shm3[v4262] = v4259;
+      const float v4259 = v7173;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4260 = simd_sum(v4259);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4261 = iron_sg;
+        const uint v4262 = v4261 << 3u;
+        const uint v4263 = v4262 + 3u;
+        shm3[v4263] = v4260;
       }
-      const float v4263 = v7173;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4264 = simd_sum(v4263);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4265 = iron_sg;
-        const uint v4266 = v4265 << 3u;
-        const uint v4267 = v4266 + 4u;
-        shm3[v4267] = v4264;
+      const float v4264 = v7174;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4265 = simd_sum(v4264);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4266 = iron_sg;
+        const uint v4267 = v4266 << 3u;
+        const uint v4268 = v4267 + 4u;
+        shm3[v4268] = v4265;
       }
-      const float v4268 = v7174;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4269 = simd_sum(v4268);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4270 = iron_sg;
-        const uint v4271 = v4270 << 3u;
-        const uint v4272 = v4271 + 5u;
-        shm3[v4272] = v4269;
+      const float v4269 = v7175;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4270 = simd_sum(v4269);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4271 = iron_sg;
+        const uint v4272 = v4271 << 3u;
+        const uint v4273 = v4272 + 5u;
+        shm3[v4273] = v4270;
       }
-      const float v4273 = v7175;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4274 = simd_sum(v4273);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4275 = iron_sg;
-        const uint v4276 = v4275 << 3u;
-        const uint v4277 = v4276 + 6u;
-        shm3[v4277] = v4274;
+      const float v4274 = v7176;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4275 = simd_sum(v4274);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4276 = iron_sg;
+        const uint v4277 = v4276 << 3u;
+        const uint v4278 = v4277 + 6u;
+        shm3[v4278] = v4275;
       }
-      const float v4278 = v7176;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4279 = simd_sum(v4278);
-      if (v4245) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4280 = iron_sg;
-        const uint v4281 = v4280 << 3u;
-        const uint v4282 = v4281 + 7u;
-        shm3[v4282] = v4279;
+      const float v4279 = v7177;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4280 = simd_sum(v4279);
+      if (v4246) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4281 = iron_sg;
+        const uint v4282 = v4281 << 3u;
+        const uint v4283 = v4282 + 7u;
+        shm3[v4283] = v4280;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v4283 = v3941 + v4152;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v4284 = v4152 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v4285 = v1185 + v4284;
-      const bool v4286 = v4152 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4287 = v4283 < v1;
-      const bool v4288 = v4286 && v4287;
-      const bool v4289 = v4285 < v0;
-      const bool v4290 = v4288 && v4289;
-      if (v4290) {
-        const float v4291 = shm3[v4152];  // kernels/gemm/gemv_rows.hpp:155
-        float v4292 = v4291;
-        const uint v4293 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v4284 = v3942 + v4153;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v4285 = v4153 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v4286 = v1186 + v4285;
+      const bool v4287 = v4153 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4288 = v4284 < v1;
+      const bool v4289 = v4287 && v4288;
+      const bool v4290 = v4286 < v0;
+      const bool v4291 = v4289 && v4290;
+      if (v4291) {
+        const float v4292 = shm3[v4153];  // kernels/gemm/gemv_rows.hpp:155
+        float v4293 = v4292;
+        const uint v4294 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v4294 = 1u; v4294 < v4293; v4294 += 1u) {
-          const uint v4295 = v4294 << 3u;
-          const uint v4296 = v4295 + v4152;
-          const float v4297 = shm3[v4296];
-          const float v4298 = v4292;
-          const float v4299 = v4298 + v4297;
-          v4292 = v4299;
+        for (uint v4295 = 1u; v4295 < v4294; v4295 += 1u) {
+          const uint v4296 = v4295 << 3u;
+          const uint v4297 = v4296 + v4153;
+          const float v4298 = shm3[v4297];
+          const float v4299 = v4293;
+          const float v4300 = v4299 + v4298;
+          v4293 = v4300;
         }
-        const float v4300 = v4292;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v4301 = bfloat(v4300);
-        const uint v4302 = v4285 * v1;
-        const uint v4303 = v4302 + v4283;
-        out[v4303] = v4301;
+        const float v4301 = v4293;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v4302 = bfloat(v4301);
+        const uint v4303 = v4286 * v1;
+        const uint v4304 = v4303 + v4284;
+        out[v4304] = v4302;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4332 = v3962 && v1387;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4332) {
-      float v7186 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7187 = 0.0f;
+    const bool v4333 = v3963 && v1388;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4333) {
+      float v7187 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7188 = 0.0f;
       float v7189 = 0.0f;
       float v7190 = 0.0f;
       float v7191 = 0.0f;
       float v7192 = 0.0f;
       float v7193 = 0.0f;
-      const uint v4335 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v4336 = iron_tid.x;
-      const uint v4337 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v4338 = v3948 * v2;
-      const uint v4339 = v3950 * v2;
-      const uint v4340 = v3952 * v2;
-      const uint v4341 = v3954 * v2;
-      const uint v4342 = v3956 * v2;
-      const uint v4343 = v3958 * v2;
-      const uint v4344 = v3960 * v2;
-      const uint v4346 = v1385 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7194 = 0.0f;
+      const uint v4336 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v4337 = iron_tid.x;
+      const uint v4338 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v4339 = v3949 * v2;
+      const uint v4340 = v3951 * v2;
+      const uint v4341 = v3953 * v2;
+      const uint v4342 = v3955 * v2;
+      const uint v4343 = v3957 * v2;
+      const uint v4344 = v3959 * v2;
+      const uint v4345 = v3961 * v2;
+      const uint v4347 = v1386 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v4347 = v4336; v4347 < v2; v4347 += v4335) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v4348 = v4337 + v4347;  // kernels/gemm/gemv.cpp:71
-        const bfloat v4349 = w[v4348];
-        const uint v4350 = v4338 + v4347;
-        const bfloat v4351 = w[v4350];
-        const uint v4352 = v4339 + v4347;
-        const bfloat v4353 = w[v4352];
-        const uint v4354 = v4340 + v4347;
-        const bfloat v4355 = w[v4354];
-        const uint v4356 = v4341 + v4347;
-        const bfloat v4357 = w[v4356];
-        const uint v4358 = v4342 + v4347;
-        const bfloat v4359 = w[v4358];
-        const uint v4360 = v4343 + v4347;
-        const bfloat v4361 = w[v4360];
-        const uint v4362 = v4344 + v4347;
-        const bfloat v4363 = w[v4362];
-        float v7194 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7195 = 0.0f;
+      for (uint v4348 = v4337; v4348 < v2; v4348 += v4336) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v4349 = v4338 + v4348;  // kernels/gemm/gemv.cpp:71
+        const bfloat v4350 = w[v4349];
+        const uint v4351 = v4339 + v4348;
+        const bfloat v4352 = w[v4351];
+        const uint v4353 = v4340 + v4348;
+        const bfloat v4354 = w[v4353];
+        const uint v4355 = v4341 + v4348;
+        const bfloat v4356 = w[v4355];
+        const uint v4357 = v4342 + v4348;
+        const bfloat v4358 = w[v4357];
+        const uint v4359 = v4343 + v4348;
+        const bfloat v4360 = w[v4359];
+        const uint v4361 = v4344 + v4348;
+        const bfloat v4362 = w[v4361];
+        const uint v4363 = v4345 + v4348;
+        const bfloat v4364 = w[v4363];
+        float v7195 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7196 = 0.0f;
         float v7197 = 0.0f;
         float v7198 = 0.0f;
         float v7199 = 0.0f;
         float v7200 = 0.0f;
         float v7201 = 0.0f;
-        const float v4366 = float(v4349);  // kernels/gemm/gemv.cpp:76
-        const float v4367 = float(v4351);
-        const float v4368 = float(v4353);
-        const float v4369 = float(v4355);
-        const float v4370 = float(v4357);
-        const float v4371 = float(v4359);
-        const float v4372 = float(v4361);
-        const float v4373 = float(v4363);
-        const uint v4374 = v4346 + v4347;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v4375 = x[v4374];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4376 = float(v4375);
-        const float v4377 = v7194;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4378 = fma(v4376, v4366, v4377);
-        v7194 = v4378;
-        const float v4379 = v7195;
-        const float v4380 = fma(v4376, v4367, v4379);
-        v7195 = v4380;
-        const float v4381 = v7196;
-        const float v4382 = fma(v4376, v4368, v4381);
-        v7196 = v4382;
-        const float v4383 = v7197;
-        const float v4384 = fma(v4376, v4369, v4383);
-        v7197 = v4384;
-        const float v4385 = v7198;
-        const float v4386 = fma(v4376, v4370, v4385);
-        v7198 = v4386;
-        const float v4387 = v7199;
-        const float v4388 = fma(v4376, v4371, v4387);
-        v7199 = v4388;
-        const float v4389 = v7200;
-        const float v4390 = fma(v4376, v4372, v4389);
-        v7200 = v4390;
-        const float v4391 = v7201;
-        const float v4392 = fma(v4376, v4373, v4391);
-        v7201 = v4392;
-        const float v4394 = v7194;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4395 = v7186;
-        const float v4396 = v4395 + v4394;
-        v7186 = v4396;
-        const float v4398 = v7195;
-        const float v4399 = v7187;
-        const float v4400 = v4399 + v4398;
-        v7187 = v4400;
-        const float v4402 = v7196;
-        const float v4403 = v7188;
-        const float v4404 = v4403 + v4402;
-        v7188 = v4404;
-        const float v4406 = v7197;
-        const float v4407 = v7189;
-        const float v4408 = v4407 + v4406;
-        v7189 = v4408;
-        const float v4410 = v7198;
-        const float v4411 = v7190;
-        const float v4412 = v4411 + v4410;
-        v7190 = v4412;
-        const float v4414 = v7199;
-        const float v4415 = v7191;
-        const float v4416 = v4415 + v4414;
-        v7191 = v4416;
-        const float v4418 = v7200;
-        const float v4419 = v7192;
-        const float v4420 = v4419 + v4418;
-        v7192 = v4420;
-        const float v4422 = v7201;
-        const float v4423 = v7193;
-        const float v4424 = v4423 + v4422;
-        v7193 = v4424;
+        float v7202 = 0.0f;
+        const float v4367 = float(v4350);  // kernels/gemm/gemv.cpp:76
+        const float v4368 = float(v4352);
+        const float v4369 = float(v4354);
+        const float v4370 = float(v4356);
+        const float v4371 = float(v4358);
+        const float v4372 = float(v4360);
+        const float v4373 = float(v4362);
+        const float v4374 = float(v4364);
+        const uint v4375 = v4347 + v4348;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v4376 = x[v4375];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4377 = float(v4376);
+        const float v4378 = v7195;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4379 = fma(v4377, v4367, v4378);
+        v7195 = v4379;
+        const float v4380 = v7196;
+        const float v4381 = fma(v4377, v4368, v4380);
+        v7196 = v4381;
+        const float v4382 = v7197;
+        const float v4383 = fma(v4377, v4369, v4382);
+        v7197 = v4383;
+        const float v4384 = v7198;
+        const float v4385 = fma(v4377, v4370, v4384);
+        v7198 = v4385;
+        const float v4386 = v7199;
+        const float v4387 = fma(v4377, v4371, v4386);
+        v7199 = v4387;
+        const float v4388 = v7200;
+        const float v4389 = fma(v4377, v4372, v4388);
+        v7200 = v4389;
+        const float v4390 = v7201;
+        const float v4391 = fma(v4377, v4373, v4390);
+        v7201 = v4391;
+        const float v4392 = v7202;
+        const float v4393 = fma(v4377, v4374, v4392);
+        v7202 = v4393;
+        const float v4395 = v7195;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4396 = v7187;
+        const float v4397 = v4396 + v4395;
+        v7187 = v4397;
+        const float v4399 = v7196;
+        const float v4400 = v7188;
+        const float v4401 = v4400 + v4399;
+        v7188 = v4401;
+        const float v4403 = v7197;
+        const float v4404 = v7189;
+        const float v4405 = v4404 + v4403;
+        v7189 = v4405;
+        const float v4407 = v7198;
+        const float v4408 = v7190;
+        const float v4409 = v4408 + v4407;
+        v7190 = v4409;
+        const float v4411 = v7199;
+        const float v4412 = v7191;
+        const float v4413 = v4412 + v4411;
+        v7191 = v4413;
+        const float v4415 = v7200;
+        const float v4416 = v7192;
+        const float v4417 = v4416 + v4415;
+        v7192 = v4417;
+        const float v4419 = v7201;
+        const float v4420 = v7193;
+        const float v4421 = v4420 + v4419;
+        v7193 = v4421;
+        const float v4423 = v7202;
+        const float v4424 = v7194;
+        const float v4425 = v4424 + v4423;
+        v7194 = v4425;
       }
-      const float v4426 = v7186;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4427 = simd_sum(v4426);
-      const uint v4428 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4429 = v4428 == 0u;
-      if (v4429) {
-        const uint v4430 = iron_sg;
-        const uint v4431 = v4430 << 3u;
-        shm3[v4431] = v4427;
+      const float v4427 = v7187;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4428 = simd_sum(v4427);
+      const uint v4429 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4430 = v4429 == 0u;
+      if (v4430) {
+        const uint v4431 = iron_sg;
+        const uint v4432 = v4431 << 3u;
+        shm3[v4432] = v4428;
       }
-      const float v4432 = v7187;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4433 = simd_sum(v4432);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4434 = iron_sg;
-        const uint v4435 = v4434 << 3u;
-        const uint v4436 = v4435 + 1u;
-        shm3[v4436] = v4433;
+      const float v4433 = v7188;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4434 = simd_sum(v4433);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4435 = iron_sg;
+        const uint v4436 = v4435 << 3u;
+        const uint v4437 = v4436 + 1u;
+        shm3[v4437] = v4434;
       }
-      const float v4437 = v7188;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4438 = simd_sum(v4437);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4439 = iron_sg;
-        const uint v4440 = v4439 << 3u;
-        const uint v4441 = v4440 + 2u;
-        shm3[v4441] = v4438;
+      const float v4438 = v7189;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4439 = simd_sum(v4438);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4440 = iron_sg;
+        const uint v4441 = v4440 << 3u;
+        const uint v4442 = v4441 + 2u;
+        shm3[v4442] = v4439;
       }
-      const float v4442 = v7189;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4443 = simd_sum(v4442);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4444 = iron_sg;
-        const uint v4445 = v4444 << 3u;
-        const uint v4446 = v4445 + 3u;
-        shm3[v4446] = v4443;
+      const float v4443 = v7190;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4444 = simd_sum(v4443);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4445 = iron_sg;
+        const uint v4446 = v4445 << 3u;
+        const uint v4447 = v4446 + 3u;
+        shm3[v4447] = v4444;
       }
-      const float v4447 = v7190;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4448 = simd_sum(v4447);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4449 = iron_sg;
-        const uint v4450 = v4449 << 3u;
-        const uint v4451 = v4450 + 4u;
-        shm3[v4451] = v4448;
+      const float v4448 = v7191;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4449 = simd_sum(v4448);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4450 = iron_sg;
+        const uint v4451 = v4450 << 3u;
+        const uint v4452 = v4451 + 4u;
+        shm3[v4452] = v4449;
       }
-      const float v4452 = v7191;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4453 = simd_sum(v4452);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4454 = iron_sg;
-        const uint v4455 = v4454 << 3u;
-        const uint v4456 = v4455 + 5u;
-        shm3[v4456] = v4453;
+      const float v4453 = v7192;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4454 = simd_sum(v4453);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4455 = iron_sg;
+        const uint v4456 = v4455 << 3u;
+        const uint v4457 = v4456 + 5u;
+        shm3[v4457] = v4454;
       }
-      const float v4457 = v7192;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4458 = simd_sum(v4457);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4459 = iron_sg;
-        const uint v4460 = v4459 << 3u;
-        const uint v4461 = v4460 + 6u;
-        shm3[v4461] = v4458;
+      const float v4458 = v7193;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4459 = simd_sum(v4458);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4460 = iron_sg;
+        const uint v4461 = v4460 << 3u;
+        const uint v4462 = v4461 + 6u;
+        shm3[v4462] = v4459;
       }
-      const float v4462 = v7193;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4463 = simd_sum(v4462);
-      if (v4429) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4464 = iron_sg;
-        const uint v4465 = v4464 << 3u;
-        const uint v4466 = v4465 + 7u;
-        shm3[v4466] = v4463;
+      const float v4463 = v7194;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4464 = simd_sum(v4463);
+      if (v4430) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4465 = iron_sg;
+        const uint v4466 = v4465 << 3u;
+        const uint v4467 = v4466 + 7u;
+        shm3[v4467] = v4464;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v4467 = v3941 + v4336;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v4468 = v4336 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v4469 = v1369 + v4468;
-      const bool v4470 = v4336 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4471 = v4467 < v1;
-      const bool v4472 = v4470 && v4471;
-      const bool v4473 = v4469 < v0;
-      const bool v4474 = v4472 && v4473;
-      if (v4474) {
-        const float v4475 = shm3[v4336];  // kernels/gemm/gemv_rows.hpp:155
-        float v4476 = v4475;
-        const uint v4477 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v4468 = v3942 + v4337;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v4469 = v4337 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v4470 = v1370 + v4469;
+      const bool v4471 = v4337 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4472 = v4468 < v1;
+      const bool v4473 = v4471 && v4472;
+      const bool v4474 = v4470 < v0;
+      const bool v4475 = v4473 && v4474;
+      if (v4475) {
+        const float v4476 = shm3[v4337];  // kernels/gemm/gemv_rows.hpp:155
+        float v4477 = v4476;
+        const uint v4478 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v4478 = 1u; v4478 < v4477; v4478 += 1u) {
-          const uint v4479 = v4478 << 3u;
-          const uint v4480 = v4479 + v4336;
-          const float v4481 = shm3[v4480];
-          const float v4482 = v4476;
-          const float v4483 = v4482 + v4481;
-          v4476 = v4483;
+        for (uint v4479 = 1u; v4479 < v4478; v4479 += 1u) {
+          const uint v4480 = v4479 << 3u;
+          const uint v4481 = v4480 + v4337;
+          const float v4482 = shm3[v4481];
+          const float v4483 = v4477;
+          const float v4484 = v4483 + v4482;
+          v4477 = v4484;
         }
-        const float v4484 = v4476;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v4485 = bfloat(v4484);
-        const uint v4486 = v4469 * v1;
-        const uint v4487 = v4486 + v4467;
-        out[v4487] = v4485;
+        const float v4485 = v4477;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v4486 = bfloat(v4485);
+        const uint v4487 = v4470 * v1;
+        const uint v4488 = v4487 + v4468;
+        out[v4488] = v4486;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4516 = v3962 && v1571;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4516) {
-      float v7203 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7204 = 0.0f;
+    const bool v4517 = v3963 && v1572;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4517) {
+      float v7204 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7205 = 0.0f;
       float v7206 = 0.0f;
       float v7207 = 0.0f;
       float v7208 = 0.0f;
       float v7209 = 0.0f;
       float v7210 = 0.0f;
-      const uint v4519 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v4520 = iron_tid.x;
-      const uint v4521 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v4522 = v3948 * v2;
-      const uint v4523 = v3950 * v2;
-      const uint v4524 = v3952 * v2;
-      const uint v4525 = v3954 * v2;
-      const uint v4526 = v3956 * v2;
-      const uint v4527 = v3958 * v2;
-      const uint v4528 = v3960 * v2;
-      const uint v4530 = v1569 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7211 = 0.0f;
+      const uint v4520 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v4521 = iron_tid.x;
+      const uint v4522 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v4523 = v3949 * v2;
+      const uint v4524 = v3951 * v2;
+      const uint v4525 = v3953 * v2;
+      const uint v4526 = v3955 * v2;
+      const uint v4527 = v3957 * v2;
+      const uint v4528 = v3959 * v2;
+      const uint v4529 = v3961 * v2;
+      const uint v4531 = v1570 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v4531 = v4520; v4531 < v2; v4531 += v4519) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v4532 = v4521 + v4531;  // kernels/gemm/gemv.cpp:71
-        const bfloat v4533 = w[v4532];
-        const uint v4534 = v4522 + v4531;
-        const bfloat v4535 = w[v4534];
-        const uint v4536 = v4523 + v4531;
-        const bfloat v4537 = w[v4536];
-        const uint v4538 = v4524 + v4531;
-        const bfloat v4539 = w[v4538];
-        const uint v4540 = v4525 + v4531;
-        const bfloat v4541 = w[v4540];
-        const uint v4542 = v4526 + v4531;
-        const bfloat v4543 = w[v4542];
-        const uint v4544 = v4527 + v4531;
-        const bfloat v4545 = w[v4544];
-        const uint v4546 = v4528 + v4531;
-        const bfloat v4547 = w[v4546];
-        float v7211 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7212 = 0.0f;
+      for (uint v4532 = v4521; v4532 < v2; v4532 += v4520) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v4533 = v4522 + v4532;  // kernels/gemm/gemv.cpp:71
+        const bfloat v4534 = w[v4533];
+        const uint v4535 = v4523 + v4532;
+        const bfloat v4536 = w[v4535];
+        const uint v4537 = v4524 + v4532;
+        const bfloat v4538 = w[v4537];
+        const uint v4539 = v4525 + v4532;
+        const bfloat v4540 = w[v4539];
+        const uint v4541 = v4526 + v4532;
+        const bfloat v4542 = w[v4541];
+        const uint v4543 = v4527 + v4532;
+        const bfloat v4544 = w[v4543];
+        const uint v4545 = v4528 + v4532;
+        const bfloat v4546 = w[v4545];
+        const uint v4547 = v4529 + v4532;
+        const bfloat v4548 = w[v4547];
+        float v7212 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7213 = 0.0f;
         float v7214 = 0.0f;
         float v7215 = 0.0f;
         float v7216 = 0.0f;
         float v7217 = 0.0f;
         float v7218 = 0.0f;
-        const float v4550 = float(v4533);  // kernels/gemm/gemv.cpp:76
-        const float v4551 = float(v4535);
-        const float v4552 = float(v4537);
-        const float v4553 = float(v4539);
-        const float v4554 = float(v4541);
-        const float v4555 = float(v4543);
-        const float v4556 = float(v4545);
-        const float v4557 = float(v4547);
-        const uint v4558 = v4530 + v4531;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v4559 = x[v4558];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4560 = float(v4559);
-        const float v4561 = v7211;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4562 = fma(v4560, v4550, v4561);
-        v7211 = v4562;
-        const float v4563 = v7212;
-        const float v4564 = fma(v4560, v4551, v4563);
-        v7212 = v4564;
-        const float v4565 = v7213;
-        const float v4566 = fma(v4560, v4552, v4565);
-        v7213 = v4566;
-        const float v4567 = v7214;
-        const float v4568 = fma(v4560, v4553, v4567);
-        v7214 = v4568;
-        const float v4569 = v7215;
-        const float v4570 = fma(v4560, v4554, v4569);
-        v7215 = v4570;
-        const float v4571 = v7216;
-        const float v4572 = fma(v4560, v4555, v4571);
-        v7216 = v4572;
-        const float v4573 = v7217;
-        const float v4574 = fma(v4560, v4556, v4573);
-        v7217 = v4574;
-        const float v4575 = v7218;
-        const float v4576 = fma(v4560, v4557, v4575);
-        v7218 = v4576;
-        const float v4578 = v7211;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4579 = v7203;
-        const float v4580 = v4579 + v4578;
-        v7203 = v4580;
-        const float v4582 = v7212;
-        const float v4583 = v7204;
-        const float v4584 = v4583 + v4582;
-        v7204 = v4584;
-        const float v4586 = v7213;
-        const float v4587 = v7205;
-        const float v4588 = v4587 + v4586;
-        v7205 = v4588;
-        const float v4590 = v7214;
-        const float v4591 = v7206;
-        const float v4592 = v4591 + v4590;
-        v7206 = v4592;
-        const float v4594 = v7215;
-        const float v4595 = v7207;
-        const float v4596 = v4595 + v4594;
-        v7207 = v4596;
-        const float v4598 = v7216;
-        const float v4599 = v7208;
-        const float v4600 = v4599 + v4598;
-        v7208 = v4600;
-        const float v4602 = v7217;
-        const float v4603 = v7209;
-        const float v4604 = v4603 + v4602;
-        v7209 = v4604;
-        const float v4606 = v7218;
-        const float v4607 = v7210;
-        const float v4608 = v4607 + v4606;
-        v7210 = v4608;
+        float v7219 = 0.0f;
+        const float v4551 = float(v4534);  // kernels/gemm/gemv.cpp:76
+        const float v4552 = float(v4536);
+        const float v4553 = float(v4538);
+        const float v4554 = float(v4540);
+        const float v4555 = float(v4542);
+        const float v4556 = float(v4544);
+        const float v4557 = float(v4546);
+        const float v4558 = float(v4548);
+        const uint v4559 = v4531 + v4532;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v4560 = x[v4559];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4561 = float(v4560);
+        const float v4562 = v7212;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4563 = fma(v4561, v4551, v4562);
+        v7212 = v4563;
+        const float v4564 = v7213;
+        const float v4565 = fma(v4561, v4552, v4564);
+        v7213 = v4565;
+        const float v4566 = v7214;
+        const float v4567 = fma(v4561, v4553, v4566);
+        v7214 = v4567;
+        const float v4568 = v7215;
+        const float v4569 = fma(v4561, v4554, v4568);
+        v7215 = v4569;
+        const float v4570 = v7216;
+        const float v4571 = fma(v4561, v4555, v4570);
+        v7216 = v4571;
+        const float v4572 = v7217;
+        const float v4573 = fma(v4561, v4556, v4572);
+        v7217 = v4573;
+        const float v4574 = v7218;
+        const float v4575 = fma(v4561, v4557, v4574);
+        v7218 = v4575;
+        const float v4576 = v7219;
+        const float v4577 = fma(v4561, v4558, v4576);
+        v7219 = v4577;
+        const float v4579 = v7212;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4580 = v7204;
+        const float v4581 = v4580 + v4579;
+        v7204 = v4581;
+        const float v4583 = v7213;
+        const float v4584 = v7205;
+        const float v4585 = v4584 + v4583;
+        v7205 = v4585;
+        const float v4587 = v7214;
+        const float v4588 = v7206;
+        const float v4589 = v4588 + v4587;
+        v7206 = v4589;
+        const float v4591 = v7215;
+        const float v4592 = v7207;
+        const float v4593 = v4592 + v4591;
+        v7207 = v4593;
+        const float v4595 = v7216;
+        const float v4596 = v7208;
+        const float v4597 = v4596 + v4595;
+        v7208 = v4597;
+        const float v4599 = v7217;
+        const float v4600 = v7209;
+        const float v4601 = v4600 + v4599;
+        v7209 = v4601;
+        const float v4603 = v7218;
+        const float v4604 = v7210;
+        const float v4605 = v4604 + v4603;
+        v7210 = v4605;
+        const float v4607 = v7219;
+        const float v4608 = v7211;
+        const float v4609 = v4608 + v4607;
+        v7211 = v4609;
       }
-      const float v4610 = v7203;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4611 = simd_sum(v4610);
-      const uint v4612 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4613 = v4612 == 0u;
-      if (v4613) {
-        const uint v4614 = iron_sg;
-        const uint v4615 = v4614 << 3u;
-        shm3[v4615] = v4611;
+      const float v4611 = v7204;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4612 = simd_sum(v4611);
+      const uint v4613 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4614 = v4613 == 0u;
+      if (v4614) {
+        const uint v4615 = iron_sg;
+        const uint v4616 = v4615 << 3u;
+        shm3[v4616] = v4612;
       }
-      const float v4616 = v7204;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4617 = simd_sum(v4616);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4618 = iron_sg;
-        const uint v4619 = v4618 << 3u;
-        const uint v4620 = v4619 + 1u;
-        shm3[v4620] = v4617;
+      const float v4617 = v7205;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4618 = simd_sum(v4617);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4619 = iron_sg;
+        const uint v4620 = v4619 << 3u;
+        const uint v4621 = v4620 + 1u;
+        shm3[v4621] = v4618;
       }
-      const float v4621 = v7205;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4622 = simd_sum(v4621);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4623 = iron_sg;
-        const uint v4624 = v4623 << 3u;
-        const uint v4625 = v4624 + 2u;
-        shm3[v4625] = v4622;
+      const float v4622 = v7206;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4623 = simd_sum(v4622);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4624 = iron_sg;
+        const uint v4625 = v4624 << 3u;
+        const uint v4626 = v4625 + 2u;
+        shm3[v4626] = v4623;
       }
-      const float v4626 = v7206;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4627 = simd_sum(v4626);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4628 = iron_sg;
-        const uint v4629 = v4628 << 3u;
-        const uint v4630 = v4629 + 3u;
-        shm3[v4630] = v4627;
+      const float v4627 = v7207;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4628 = simd_sum(v4627);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4629 = iron_sg;
+        const uint v4630 = v4629 << 3u;
+        const uint v4631 = v4630 + 3u;
+        shm3[v4631] = v4628;
       }
-      const float v4631 = v7207;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4632 = simd_sum(v4631);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4633 = iron_sg;
-        const uint v4634 = v4633 << 3u;
-        const uint v4635 = v4634 + 4u;
-        shm3[v4635] = v4632;
+      const float v4632 = v7208;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4633 = simd_sum(v4632);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4634 = iron_sg;
+        const uint v4635 = v4634 << 3u;
+        const uint v4636 = v4635 + 4u;
+        shm3[v4636] = v4633;
       }
-      const float v4636 = v7208;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4637 = simd_sum(v4636);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4638 = iron_sg;
-        const uint v4639 = v4638 << 3u;
-        const uint v4640 = v4639 + 5u;
-        shm3[v4640] = v4637;
+      const float v4637 = v7209;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4638 = simd_sum(v4637);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4639 = iron_sg;
+        const uint v4640 = v4639 << 3u;
+        const uint v4641 = v4640 + 5u;
+        shm3[v4641] = v4638;
       }
-      const float v4641 = v7209;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4642 = simd_sum(v4641);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4643 = iron_sg;
-        const uint v4644 = v4643 << 3u;
-        const uint v4645 = v4644 + 6u;
-        shm3[v4645] = v4642;
+      const float v4642 = v7210;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4643 = simd_sum(v4642);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4644 = iron_sg;
+        const uint v4645 = v4644 << 3u;
+        const uint v4646 = v4645 + 6u;
+        shm3[v4646] = v4643;
       }
-      const float v4646 = v7210;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4647 = simd_sum(v4646);
-      if (v4613) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4648 = iron_sg;
-        const uint v4649 = v4648 << 3u;
-        const uint v4650 = v4649 + 7u;
-        shm3[v4650] = v4647;
+      const float v4647 = v7211;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4648 = simd_sum(v4647);
+      if (v4614) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4649 = iron_sg;
+        const uint v4650 = v4649 << 3u;
+        const uint v4651 = v4650 + 7u;
+        shm3[v4651] = v4648;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v4651 = v3941 + v4520;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v4652 = v4520 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v4653 = v1553 + v4652;
-      const bool v4654 = v4520 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4655 = v4651 < v1;
-      const bool v4656 = v4654 && v4655;
-      const bool v4657 = v4653 < v0;
-      const bool v4658 = v4656 && v4657;
-      if (v4658) {
-        const float v4659 = shm3[v4520];  // kernels/gemm/gemv_rows.hpp:155
-        float v4660 = v4659;
-        const uint v4661 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v4652 = v3942 + v4521;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v4653 = v4521 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v4654 = v1554 + v4653;
+      const bool v4655 = v4521 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4656 = v4652 < v1;
+      const bool v4657 = v4655 && v4656;
+      const bool v4658 = v4654 < v0;
+      const bool v4659 = v4657 && v4658;
+      if (v4659) {
+        const float v4660 = shm3[v4521];  // kernels/gemm/gemv_rows.hpp:155
+        float v4661 = v4660;
+        const uint v4662 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v4662 = 1u; v4662 < v4661; v4662 += 1u) {
-          const uint v4663 = v4662 << 3u;
-          const uint v4664 = v4663 + v4520;
-          const float v4665 = shm3[v4664];
-          const float v4666 = v4660;
-          const float v4667 = v4666 + v4665;
-          v4660 = v4667;
+        for (uint v4663 = 1u; v4663 < v4662; v4663 += 1u) {
+          const uint v4664 = v4663 << 3u;
+          const uint v4665 = v4664 + v4521;
+          const float v4666 = shm3[v4665];
+          const float v4667 = v4661;
+          const float v4668 = v4667 + v4666;
+          v4661 = v4668;
         }
-        const float v4668 = v4660;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v4669 = bfloat(v4668);
-        const uint v4670 = v4653 * v1;
-        const uint v4671 = v4670 + v4651;
-        out[v4671] = v4669;
+        const float v4669 = v4661;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v4670 = bfloat(v4669);
+        const uint v4671 = v4654 * v1;
+        const uint v4672 = v4671 + v4652;
+        out[v4672] = v4670;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4700 = v3962 && v1755;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4700) {
-      float v7220 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7221 = 0.0f;
+    const bool v4701 = v3963 && v1756;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4701) {
+      float v7221 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7222 = 0.0f;
       float v7223 = 0.0f;
       float v7224 = 0.0f;
       float v7225 = 0.0f;
       float v7226 = 0.0f;
       float v7227 = 0.0f;
-      const uint v4703 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v4704 = iron_tid.x;
-      const uint v4705 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v4706 = v3948 * v2;
-      const uint v4707 = v3950 * v2;
-      const uint v4708 = v3952 * v2;
-      const uint v4709 = v3954 * v2;
-      const uint v4710 = v3956 * v2;
-      const uint v4711 = v3958 * v2;
-      const uint v4712 = v3960 * v2;
-      const uint v4714 = v1753 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7228 = 0.0f;
+      const uint v4704 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v4705 = iron_tid.x;
+      const uint v4706 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v4707 = v3949 * v2;
+      const uint v4708 = v3951 * v2;
+      const uint v4709 = v3953 * v2;
+      const uint v4710 = v3955 * v2;
+      const uint v4711 = v3957 * v2;
+      const uint v4712 = v3959 * v2;
+      const uint v4713 = v3961 * v2;
+      const uint v4715 = v1754 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v4715 = v4704; v4715 < v2; v4715 += v4703) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v4716 = v4705 + v4715;  // kernels/gemm/gemv.cpp:71
-        const bfloat v4717 = w[v4716];
-        const uint v4718 = v4706 + v4715;
-        const bfloat v4719 = w[v4718];
-        const uint v4720 = v4707 + v4715;
-        const bfloat v4721 = w[v4720];
-        const uint v4722 = v4708 + v4715;
-        const bfloat v4723 = w[v4722];
-        const uint v4724 = v4709 + v4715;
-        const bfloat v4725 = w[v4724];
-        const uint v4726 = v4710 + v4715;
-        const bfloat v4727 = w[v4726];
-        const uint v4728 = v4711 + v4715;
-        const bfloat v4729 = w[v4728];
-        const uint v4730 = v4712 + v4715;
-        const bfloat v4731 = w[v4730];
-        float v7228 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7229 = 0.0f;
+      for (uint v4716 = v4705; v4716 < v2; v4716 += v4704) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v4717 = v4706 + v4716;  // kernels/gemm/gemv.cpp:71
+        const bfloat v4718 = w[v4717];
+        const uint v4719 = v4707 + v4716;
+        const bfloat v4720 = w[v4719];
+        const uint v4721 = v4708 + v4716;
+        const bfloat v4722 = w[v4721];
+        const uint v4723 = v4709 + v4716;
+        const bfloat v4724 = w[v4723];
+        const uint v4725 = v4710 + v4716;
+        const bfloat v4726 = w[v4725];
+        const uint v4727 = v4711 + v4716;
+        const bfloat v4728 = w[v4727];
+        const uint v4729 = v4712 + v4716;
+        const bfloat v4730 = w[v4729];
+        const uint v4731 = v4713 + v4716;
+        const bfloat v4732 = w[v4731];
+        float v7229 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7230 = 0.0f;
         float v7231 = 0.0f;
         float v7232 = 0.0f;
         float v7233 = 0.0f;
         float v7234 = 0.0f;
         float v7235 = 0.0f;
-        const float v4734 = float(v4717);  // kernels/gemm/gemv.cpp:76
-        const float v4735 = float(v4719);
-        const float v4736 = float(v4721);
-        const float v4737 = float(v4723);
-        const float v4738 = float(v4725);
-        const float v4739 = float(v4727);
-        const float v4740 = float(v4729);
-        const float v4741 = float(v4731);
-        const uint v4742 = v4714 + v4715;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v4743 = x[v4742];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4744 = float(v4743);
-        const float v4745 = v7228;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4746 = fma(v4744, v4734, v4745);
-        v7228 = v4746;
-        const float v4747 = v7229;
-        const float v4748 = fma(v4744, v4735, v4747);
-        v7229 = v4748;
-        const float v4749 = v7230;
-        const float v4750 = fma(v4744, v4736, v4749);
-        v7230 = v4750;
-        const float v4751 = v7231;
-        const float v4752 = fma(v4744, v4737, v4751);
-        v7231 = v4752;
-        const float v4753 = v7232;
-        const float v4754 = fma(v4744, v4738, v4753);
-        v7232 = v4754;
-        const float v4755 = v7233;
-        const float v4756 = fma(v4744, v4739, v4755);
-        v7233 = v4756;
-        const float v4757 = v7234;
-        const float v4758 = fma(v4744, v4740, v4757);
-        v7234 = v4758;
-        const float v4759 = v7235;
-        const float v4760 = fma(v4744, v4741, v4759);
-        v7235 = v4760;
-        const float v4762 = v7228;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4763 = v7220;
-        const float v4764 = v4763 + v4762;
-        v7220 = v4764;
-        const float v4766 = v7229;
-        const float v4767 = v7221;
-        const float v4768 = v4767 + v4766;
-        v7221 = v4768;
-        const float v4770 = v7230;
-        const float v4771 = v7222;
-        const float v4772 = v4771 + v4770;
-        v7222 = v4772;
-        const float v4774 = v7231;
-        const float v4775 = v7223;
-        const float v4776 = v4775 + v4774;
-        v7223 = v4776;
-        const float v4778 = v7232;
-        const float v4779 = v7224;
-        const float v4780 = v4779 + v4778;
-        v7224 = v4780;
-        const float v4782 = v7233;
-        const float v4783 = v7225;
-        const float v4784 = v4783 + v4782;
-        v7225 = v4784;
-        const float v4786 = v7234;
-        const float v4787 = v7226;
-        const float v4788 = v4787 + v4786;
-        v7226 = v4788;
-        const float v4790 = v7235;
-        const float v4791 = v7227;
-        const float v4792 = v4791 + v4790;
-        v7227 = v4792;
+        float v7236 = 0.0f;
+        const float v4735 = float(v4718);  // kernels/gemm/gemv.cpp:76
+        const float v4736 = float(v4720);
+        const float v4737 = float(v4722);
+        const float v4738 = float(v4724);
+        const float v4739 = float(v4726);
+        const float v4740 = float(v4728);
+        const float v4741 = float(v4730);
+        const float v4742 = float(v4732);
+        const uint v4743 = v4715 + v4716;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v4744 = x[v4743];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4745 = float(v4744);
+        const float v4746 = v7229;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4747 = fma(v4745, v4735, v4746);
+        v7229 = v4747;
+        const float v4748 = v7230;
+        const float v4749 = fma(v4745, v4736, v4748);
+        v7230 = v4749;
+        const float v4750 = v7231;
+        const float v4751 = fma(v4745, v4737, v4750);
+        v7231 = v4751;
+        const float v4752 = v7232;
+        const float v4753 = fma(v4745, v4738, v4752);
+        v7232 = v4753;
+        const float v4754 = v7233;
+        const float v4755 = fma(v4745, v4739, v4754);
+        v7233 = v4755;
+        const float v4756 = v7234;
+        const float v4757 = fma(v4745, v4740, v4756);
+        v7234 = v4757;
+        const float v4758 = v7235;
+        const float v4759 = fma(v4745, v4741, v4758);
+        v7235 = v4759;
+        const float v4760 = v7236;
+        const float v4761 = fma(v4745, v4742, v4760);
+        v7236 = v4761;
+        const float v4763 = v7229;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4764 = v7221;
+        const float v4765 = v4764 + v4763;
+        v7221 = v4765;
+        const float v4767 = v7230;
+        const float v4768 = v7222;
+        const float v4769 = v4768 + v4767;
+        v7222 = v4769;
+        const float v4771 = v7231;
+        const float v4772 = v7223;
+        const float v4773 = v4772 + v4771;
+        v7223 = v4773;
+        const float v4775 = v7232;
+        const float v4776 = v7224;
+        const float v4777 = v4776 + v4775;
+        v7224 = v4777;
+        const float v4779 = v7233;
+        const float v4780 = v7225;
+        const float v4781 = v4780 + v4779;
+        v7225 = v4781;
+        const float v4783 = v7234;
+        const float v4784 = v7226;
+        const float v4785 = v4784 + v4783;
+        v7226 = v4785;
+        const float v4787 = v7235;
+        const float v4788 = v7227;
+        const float v4789 = v4788 + v4787;
+        v7227 = v4789;
+        const float v4791 = v7236;
+        const float v4792 = v7228;
+        const float v4793 = v4792 + v4791;
+        v7228 = v4793;
       }
-      const float v4794 = v7220;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4795 = simd_sum(v4794);
-      const uint v4796 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4797 = v4796 == 0u;
-      if (v4797) {
-        const uint v4798 = iron_sg;
-        const uint v4799 = v4798 << 3u;
-        shm3[v4799] = v4795;
+      const float v4795 = v7221;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4796 = simd_sum(v4795);
+      const uint v4797 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4798 = v4797 == 0u;
+      if (v4798) {
+        const uint v4799 = iron_sg;
+        const uint v4800 = v4799 << 3u;
+        shm3[v4800] = v4796;
       }
-      const float v4800 = v7221;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4801 = simd_sum(v4800);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4802 = iron_sg;
-        const uint v4803 = v4802 << 3u;
-        const uint v4804 = v4803 + 1u;
-        shm3[v4804] = v4801;
+      const float v4801 = v7222;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4802 = simd_sum(v4801);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4803 = iron_sg;
+        const uint v4804 = v4803 << 3u;
+        const uint v4805 = v4804 + 1u;
+        shm3[v4805] = v4802;
       }
-      const float v4805 = v7222;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4806 = simd_sum(v4805);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4807 = iron_sg;
-        const uint v4808 = v4807 << 3u;
-        const uint v4809 = v4808 + 2u;
-        shm3[v4809] = v4806;
+      const float v4806 = v7223;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4807 = simd_sum(v4806);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4808 = iron_sg;
+        const uint v4809 = v4808 << 3u;
+        const uint v4810 = v4809 + 2u;
+        shm3[v4810] = v4807;
       }
-      const float v4810 = v7223;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4811 = simd_sum(v4810);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4812 = iron_sg;
-        const uint v4813 = v4812 << 3u;
-        const uint v4814 = v4813 + 3u;
-        shm3[v4814] = v4811;
+      const float v4811 = v7224;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4812 = simd_sum(v4811);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4813 = iron_sg;
+        const uint v4814 = v4813 << 3u;
+        const uint v4815 = v4814 + 3u;
+        shm3[v4815] = v4812;
       }
-      const float v4815 = v7224;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4816 = simd_sum(v4815);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4817 = iron_sg;
-        const uint v4818 = v4817 << 3u;
-        const uint v4819 = v4818 + 4u;
-        shm3[v4819] = v4816;
+      const float v4816 = v7225;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4817 = simd_sum(v4816);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4818 = iron_sg;
+        const uint v4819 = v4818 << 3u;
+        const uint v4820 = v4819 + 4u;
+        shm3[v4820] = v4817;
       }
-      const float v4820 = v7225;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4821 = simd_sum(v4820);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4822 = iron_sg;
-        const uint v4823 = v4822 << 3u;
-        const uint v4824 = v4823 + 5u;
-        shm3[v4824] = v4821;
+      const float v4821 = v7226;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4822 = simd_sum(v4821);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4823 = iron_sg;
+        const uint v4824 = v4823 << 3u;
+        const uint v4825 = v4824 + 5u;
+        shm3[v4825] = v4822;
       }
-      const float v4825 = v7226;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4826 = simd_sum(v4825);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4827 = iron_sg;
-        const uint v4828 = v4827 << 3u;
-        const uint v4829 = v4828 + 6u;
-        shm3[v4829] = v4826;
+      const float v4826 = v7227;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4827 = simd_sum(v4826);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4828 = iron_sg;
+        const uint v4829 = v4828 << 3u;
+        const uint v4830 = v4829 + 6u;
+        shm3[v4830] = v4827;
       }
-      const float v4830 = v7227;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4831 = simd_sum(v4830);
-      if (v4797) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4832 = iron_sg;
-        const uint v4833 = v4832 << 3u;
-        const uint v4834 = v4833 + 7u;
-        shm3[v4834] = v4831;
+      const float v4831 = v7228;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4832 = simd_sum(v4831);
+      if (v4798) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4833 = iron_sg;
+        const uint v4834 = v4833 << 3u;
+        const uint v4835 = v4834 + 7u;
+        shm3[v4835] = v4832;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v4835 = v3941 + v4704;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v4836 = v4704 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v4837 = v1737 + v4836;
-      const bool v4838 = v4704 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v4839 = v4835 < v1;
-      const bool v4840 = v4838 && v4839;
-      const bool v4841 = v4837 < v0;
-      const bool v4842 = v4840 && v4841;
-      if (v4842) {
-        const float v4843 = shm3[v4704];  // kernels/gemm/gemv_rows.hpp:155
-        float v4844 = v4843;
-        const uint v4845 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v4836 = v3942 + v4705;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v4837 = v4705 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v4838 = v1738 + v4837;
+      const bool v4839 = v4705 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v4840 = v4836 < v1;
+      const bool v4841 = v4839 && v4840;
+      const bool v4842 = v4838 < v0;
+      const bool v4843 = v4841 && v4842;
+      if (v4843) {
+        const float v4844 = shm3[v4705];  // kernels/gemm/gemv_rows.hpp:155
+        float v4845 = v4844;
+        const uint v4846 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v4846 = 1u; v4846 < v4845; v4846 += 1u) {
-          const uint v4847 = v4846 << 3u;
-          const uint v4848 = v4847 + v4704;
-          const float v4849 = shm3[v4848];
-          const float v4850 = v4844;
-          const float v4851 = v4850 + v4849;
-          v4844 = v4851;
+        for (uint v4847 = 1u; v4847 < v4846; v4847 += 1u) {
+          const uint v4848 = v4847 << 3u;
+          const uint v4849 = v4848 + v4705;
+          const float v4850 = shm3[v4849];
+          const float v4851 = v4845;
+          const float v4852 = v4851 + v4850;
+          v4845 = v4852;
         }
-        const float v4852 = v4844;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v4853 = bfloat(v4852);
-        const uint v4854 = v4837 * v1;
-        const uint v4855 = v4854 + v4835;
-        out[v4855] = v4853;
+        const float v4853 = v4845;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v4854 = bfloat(v4853);
+        const uint v4855 = v4838 * v1;
+        const uint v4856 = v4855 + v4836;
+        out[v4856] = v4854;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v4884 = v3962 && v1939;  // kernels/gemm/gemv_rows.hpp:171
-    if (v4884) {
-      float v7237 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7238 = 0.0f;
+    const bool v4885 = v3963 && v1940;  // kernels/gemm/gemv_rows.hpp:171
+    if (v4885) {
+      float v7238 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7239 = 0.0f;
       float v7240 = 0.0f;
       float v7241 = 0.0f;
       float v7242 = 0.0f;
       float v7243 = 0.0f;
       float v7244 = 0.0f;
-      const uint v4887 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v4888 = iron_tid.x;
-      const uint v4889 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v4890 = v3948 * v2;
-      const uint v4891 = v3950 * v2;
-      const uint v4892 = v3952 * v2;
-      const uint v4893 = v3954 * v2;
-      const uint v4894 = v3956 * v2;
-      const uint v4895 = v3958 * v2;
-      const uint v4896 = v3960 * v2;
-      const uint v4898 = v1937 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7245 = 0.0f;
+      const uint v4888 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v4889 = iron_tid.x;
+      const uint v4890 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v4891 = v3949 * v2;
+      const uint v4892 = v3951 * v2;
+      const uint v4893 = v3953 * v2;
+      const uint v4894 = v3955 * v2;
+      const uint v4895 = v3957 * v2;
+      const uint v4896 = v3959 * v2;
+      const uint v4897 = v3961 * v2;
+      const uint v4899 = v1938 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v4899 = v4888; v4899 < v2; v4899 += v4887) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v4900 = v4889 + v4899;  // kernels/gemm/gemv.cpp:71
-        const bfloat v4901 = w[v4900];
-        const uint v4902 = v4890 + v4899;
-        const bfloat v4903 = w[v4902];
-        const uint v4904 = v4891 + v4899;
-        const bfloat v4905 = w[v4904];
-        const uint v4906 = v4892 + v4899;
-        const bfloat v4907 = w[v4906];
-        const uint v4908 = v4893 + v4899;
-        const bfloat v4909 = w[v4908];
-        const uint v4910 = v4894 + v4899;
-        const bfloat v4911 = w[v4910];
-        const uint v4912 = v4895 + v4899;
-        const bfloat v4913 = w[v4912];
-        const uint v4914 = v4896 + v4899;
-        const bfloat v4915 = w[v4914];
-        float v7245 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7246 = 0.0f;
+      for (uint v4900 = v4889; v4900 < v2; v4900 += v4888) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v4901 = v4890 + v4900;  // kernels/gemm/gemv.cpp:71
+        const bfloat v4902 = w[v4901];
+        const uint v4903 = v4891 + v4900;
+        const bfloat v4904 = w[v4903];
+        const uint v4905 = v4892 + v4900;
+        const bfloat v4906 = w[v4905];
+        const uint v4907 = v4893 + v4900;
+        const bfloat v4908 = w[v4907];
+        const uint v4909 = v4894 + v4900;
+        const bfloat v4910 = w[v4909];
+        const uint v4911 = v4895 + v4900;
+        const bfloat v4912 = w[v4911];
+        const uint v4913 = v4896 + v4900;
+        const bfloat v4914 = w[v4913];
+        const uint v4915 = v4897 + v4900;
+        const bfloat v4916 = w[v4915];
+        float v7246 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7247 = 0.0f;
         float v7248 = 0.0f;
         float v7249 = 0.0f;
         float v7250 = 0.0f;
         float v7251 = 0.0f;
         float v7252 = 0.0f;
-        const float v4918 = float(v4901);  // kernels/gemm/gemv.cpp:76
-        const float v4919 = float(v4903);
-        const float v4920 = float(v4905);
-        const float v4921 = float(v4907);
-        const float v4922 = float(v4909);
-        const float v4923 = float(v4911);
-        const float v4924 = float(v4913);
-        const float v4925 = float(v4915);
-        const uint v4926 = v4898 + v4899;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v4927 = x[v4926];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4928 = float(v4927);
-        const float v4929 = v7245;  // kernels/gemm/gemv_rows.hpp:103
-        const float v4930 = fma(v4928, v4918, v4929);
-        v7245 = v4930;
-        const float v4931 = v7246;
-        const float v4932 = fma(v4928, v4919, v4931);
-        v7246 = v4932;
-        const float v4933 = v7247;
-        const float v4934 = fma(v4928, v4920, v4933);
-        v7247 = v4934;
-        const float v4935 = v7248;
-        const float v4936 = fma(v4928, v4921, v4935);
-        v7248 = v4936;
-        const float v4937 = v7249;
-        const float v4938 = fma(v4928, v4922, v4937);
-        v7249 = v4938;
-        const float v4939 = v7250;
-        const float v4940 = fma(v4928, v4923, v4939);
-        v7250 = v4940;
-        const float v4941 = v7251;
-        const float v4942 = fma(v4928, v4924, v4941);
-        v7251 = v4942;
-        const float v4943 = v7252;
-        const float v4944 = fma(v4928, v4925, v4943);
-        v7252 = v4944;
-        const float v4946 = v7245;  // kernels/gemm/gemv_rows.hpp:111
-        const float v4947 = v7237;
-        const float v4948 = v4947 + v4946;
-        v7237 = v4948;
-        const float v4950 = v7246;
-        const float v4951 = v7238;
-        const float v4952 = v4951 + v4950;
-        v7238 = v4952;
-        const float v4954 = v7247;
-        const float v4955 = v7239;
-        const float v4956 = v4955 + v4954;
-        v7239 = v4956;
-        const float v4958 = v7248;
-        const float v4959 = v7240;
-        const float v4960 = v4959 + v4958;
-        v7240 = v4960;
-        const float v4962 = v7249;
-        const float v4963 = v7241;
-        const float v4964 = v4963 + v4962;
-        v7241 = v4964;
-        const float v4966 = v7250;
-        const float v4967 = v7242;
-        const float v4968 = v4967 + v4966;
-        v7242 = v4968;
-        const float v4970 = v7251;
-        const float v4971 = v7243;
-        const float v4972 = v4971 + v4970;
-        v7243 = v4972;
-        const float v4974 = v7252;
-        const float v4975 = v7244;
-        const float v4976 = v4975 + v4974;
-        v7244 = v4976;
+        float v7253 = 0.0f;
+        const float v4919 = float(v4902);  // kernels/gemm/gemv.cpp:76
+        const float v4920 = float(v4904);
+        const float v4921 = float(v4906);
+        const float v4922 = float(v4908);
+        const float v4923 = float(v4910);
+        const float v4924 = float(v4912);
+        const float v4925 = float(v4914);
+        const float v4926 = float(v4916);
+        const uint v4927 = v4899 + v4900;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v4928 = x[v4927];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4929 = float(v4928);
+        const float v4930 = v7246;  // kernels/gemm/gemv_rows.hpp:103
+        const float v4931 = fma(v4929, v4919, v4930);
+        v7246 = v4931;
+        const float v4932 = v7247;
+        const float v4933 = fma(v4929, v4920, v4932);
+        v7247 = v4933;
+        const float v4934 = v7248;
+        const float v4935 = fma(v4929, v4921, v4934);
+        v7248 = v4935;
+        const float v4936 = v7249;
+        const float v4937 = fma(v4929, v4922, v4936);
+        v7249 = v4937;
+        const float v4938 = v7250;
+        const float v4939 = fma(v4929, v4923, v4938);
+        v7250 = v4939;
+        const float v4940 = v7251;
+        const float v4941 = fma(v4929, v4924, v4940);
+        v7251 = v4941;
+        const float v4942 = v7252;
+        const float v4943 = fma(v4929, v4925, v4942);
+        v7252 = v4943;
+        const float v4944 = v7253;
+        const float v4945 = fma(v4929, v4926, v4944);
+        v7253 = v4945;
+        const float v4947 = v7246;  // kernels/gemm/gemv_rows.hpp:111
+        const float v4948 = v7238;
+        const float v4949 = v4948 + v4947;
+        v7238 = v4949;
+        const float v4951 = v7247;
+        const float v4952 = v7239;
+        const float v4953 = v4952 + v4951;
+        v7239 = v4953;
+        const float v4955 = v7248;
+        const float v4956 = v7240;
+        const float v4957 = v4956 + v4955;
+        v7240 = v4957;
+        const float v4959 = v7249;
+        const float v4960 = v7241;
+        const float v4961 = v4960 + v4959;
+        v7241 = v4961;
+        const float v4963 = v7250;
+        const float v4964 = v7242;
+        const float v4965 = v4964 + v4963;
+        v7242 = v4965;
+        const float v4967 = v7251;
+        const float v4968 = v7243;
+        const float v4969 = v4968 + v4967;
+        v7243 = v4969;
+        const float v4971 = v7252;
+        const float v4972 = v7244;
+        const float v4973 = v4972 + v4971;
+        v7244 = v4973;
+        const float v4975 = v7253;
+        const float v4976 = v7245;
+        const float v4977 = v4976 + v4975;
+        v7245 = v4977;
       }
-      const float v4978 = v7237;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4979 = simd_sum(v4978);
-      const uint v4980 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v4981 = v4980 == 0u;
-      if (v4981) {
-        const uint v4982 = iron_sg;
-        const uint v4983 = v4982 << 3u;
-        shm3[v4983] = v4979;
+      const float v4979 = v7238;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4980 = simd_sum(v4979);
+      const uint v4981 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v4982 = v4981 == 0u;
+      if (v4982) {
+        const uint v4983 = iron_sg;
+        const uint v4984 = v4983 << 3u;
+        shm3[v4984] = v4980;
       }
-      const float v4984 = v7238;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4985 = simd_sum(v4984);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4986 = iron_sg;
-        const uint v4987 = v4986 << 3u;
-        const uint v4988 = v4987 + 1u;
-        shm3[v4988] = v4985;
+      const float v4985 = v7239;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4986 = simd_sum(v4985);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4987 = iron_sg;
+        const uint v4988 = v4987 << 3u;
+        const uint v4989 = v4988 + 1u;
+        shm3[v4989] = v4986;
       }
-      const float v4989 = v7239;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4990 = simd_sum(v4989);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4991 = iron_sg;
-        const uint v4992 = v4991 << 3u;
-        const uint v4993 = v4992 + 2u;
-        shm3[v4993] = v4990;
+      const float v4990 = v7240;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4991 = simd_sum(v4990);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4992 = iron_sg;
+        const uint v4993 = v4992 << 3u;
+        const uint v4994 = v4993 + 2u;
+        shm3[v4994] = v4991;
       }
-      const float v4994 = v7240;  // kernels/gemm/gemv_rows.hpp:145
-      const float v4995 = simd_sum(v4994);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v4996 = iron_sg;
-        const uint v4997 = v4996 << 3u;
-        const uint v4998 = v4997 + 3u;
-        shm3[v4998] = v4995;
+      const float v4995 = v7241;  // kernels/gemm/gemv_rows.hpp:145
+      const float v4996 = simd_sum(v4995);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v4997 = iron_sg;
+        const uint v4998 = v4997 << 3u;
+        const uint v4999 = v4998 + 3u;
+        shm3[v4999] = v4996;
       }
-      const float v4999 = v7241;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5000 = simd_sum(v4999);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5001 = iron_sg;
-        const uint v5002 = v5001 << 3u;
-        const uint v5003 = v5002 + 4u;
-        shm3[v5003] = v5000;
+      const float v5000 = v7242;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5001 = simd_sum(v5000);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5002 = iron_sg;
+        const uint v5003 = v5002 << 3u;
+        const uint v5004 = v5003 + 4u;
+        shm3[v5004] = v5001;
       }
-      const float v5004 = v7242;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5005 = simd_sum(v5004);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5006 = iron_sg;
-        const uint v5007 = v5006 << 3u;
-        const uint v5008 = v5007 + 5u;
-        shm3[v5008] = v5005;
+      const float v5005 = v7243;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5006 = simd_sum(v5005);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5007 = iron_sg;
+        const uint v5008 = v5007 << 3u;
+        const uint v5009 = v5008 + 5u;
+        shm3[v5009] = v5006;
       }
-      const float v5009 = v7243;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5010 = simd_sum(v5009);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5011 = iron_sg;
-        const uint v5012 = v5011 << 3u;
-        const uint v5013 = v5012 + 6u;
-        shm3[v5013] = v5010;
+      const float v5010 = v7244;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5011 = simd_sum(v5010);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5012 = iron_sg;
+        const uint v5013 = v5012 << 3u;
+        const uint v5014 = v5013 + 6u;
+        shm3[v5014] = v5011;
       }
-      const float v5014 = v7244;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5015 = simd_sum(v5014);
-      if (v4981) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5016 = iron_sg;
-        const uint v5017 = v5016 << 3u;
-        const uint v5018 = v5017 + 7u;
-        shm3[v5018] = v5015;
+      const float v5015 = v7245;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5016 = simd_sum(v5015);
+      if (v4982) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5017 = iron_sg;
+        const uint v5018 = v5017 << 3u;
+        const uint v5019 = v5018 + 7u;
+        shm3[v5019] = v5016;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v5019 = v3941 + v4888;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v5020 = v4888 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v5021 = v1921 + v5020;
-      const bool v5022 = v4888 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5023 = v5019 < v1;
-      const bool v5024 = v5022 && v5023;
-      const bool v5025 = v5021 < v0;
-      const bool v5026 = v5024 && v5025;
-      if (v5026) {
-        const float v5027 = shm3[v4888];  // kernels/gemm/gemv_rows.hpp:155
-        float v5028 = v5027;
-        const uint v5029 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v5020 = v3942 + v4889;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v5021 = v4889 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v5022 = v1922 + v5021;
+      const bool v5023 = v4889 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5024 = v5020 < v1;
+      const bool v5025 = v5023 && v5024;
+      const bool v5026 = v5022 < v0;
+      const bool v5027 = v5025 && v5026;
+      if (v5027) {
+        const float v5028 = shm3[v4889];  // kernels/gemm/gemv_rows.hpp:155
+        float v5029 = v5028;
+        const uint v5030 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v5030 = 1u; v5030 < v5029; v5030 += 1u) {
-          const uint v5031 = v5030 << 3u;
-          const uint v5032 = v5031 + v4888;
-          const float v5033 = shm3[v5032];
-          const float v5034 = v5028;
-          const float v5035 = v5034 + v5033;
-          v5028 = v5035;
+        for (uint v5031 = 1u; v5031 < v5030; v5031 += 1u) {
+          const uint v5032 = v5031 << 3u;
+          const uint v5033 = v5032 + v4889;
+          const float v5034 = shm3[v5033];
+          const float v5035 = v5029;
+          const float v5036 = v5035 + v5034;
+          v5029 = v5036;
         }
-        const float v5036 = v5028;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v5037 = bfloat(v5036);
-        const uint v5038 = v5021 * v1;
-        const uint v5039 = v5038 + v5019;
-        out[v5039] = v5037;
+        const float v5037 = v5029;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v5038 = bfloat(v5037);
+        const uint v5039 = v5022 * v1;
+        const uint v5040 = v5039 + v5020;
+        out[v5040] = v5038;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5068 = v3962 && v2123;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5068) {
-      float v7254 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7255 = 0.0f;
+    const bool v5069 = v3963 && v2124;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5069) {
+      float v7255 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7256 = 0.0f;
       float v7257 = 0.0f;
       float v7258 = 0.0f;
       float v7259 = 0.0f;
       float v7260 = 0.0f;
       float v7261 = 0.0f;
-      const uint v5071 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v5072 = iron_tid.x;
-      const uint v5073 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v5074 = v3948 * v2;
-      const uint v5075 = v3950 * v2;
-      const uint v5076 = v3952 * v2;
-      const uint v5077 = v3954 * v2;
-      const uint v5078 = v3956 * v2;
-      const uint v5079 = v3958 * v2;
-      const uint v5080 = v3960 * v2;
-      const uint v5082 = v2121 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7262 = 0.0f;
+      const uint v5072 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v5073 = iron_tid.x;
+      const uint v5074 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v5075 = v3949 * v2;
+      const uint v5076 = v3951 * v2;
+      const uint v5077 = v3953 * v2;
+      const uint v5078 = v3955 * v2;
+      const uint v5079 = v3957 * v2;
+      const uint v5080 = v3959 * v2;
+      const uint v5081 = v3961 * v2;
+      const uint v5083 = v2122 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v5083 = v5072; v5083 < v2; v5083 += v5071) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v5084 = v5073 + v5083;  // kernels/gemm/gemv.cpp:71
-        const bfloat v5085 = w[v5084];
-        const uint v5086 = v5074 + v5083;
-        const bfloat v5087 = w[v5086];
-        const uint v5088 = v5075 + v5083;
-        const bfloat v5089 = w[v5088];
-        const uint v5090 = v5076 + v5083;
-        const bfloat v5091 = w[v5090];
-        const uint v5092 = v5077 + v5083;
-        const bfloat v5093 = w[v5092];
-        const uint v5094 = v5078 + v5083;
-        const bfloat v5095 = w[v5094];
-        const uint v5096 = v5079 + v5083;
-        const bfloat v5097 = w[v5096];
-        const uint v5098 = v5080 + v5083;
-        const bfloat v5099 = w[v5098];
-        float v7262 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7263 = 0.0f;
+      for (uint v5084 = v5073; v5084 < v2; v5084 += v5072) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v5085 = v5074 + v5084;  // kernels/gemm/gemv.cpp:71
+        const bfloat v5086 = w[v5085];
+        const uint v5087 = v5075 + v5084;
+        const bfloat v5088 = w[v5087];
+        const uint v5089 = v5076 + v5084;
+        const bfloat v5090 = w[v5089];
+        const uint v5091 = v5077 + v5084;
+        const bfloat v5092 = w[v5091];
+        const uint v5093 = v5078 + v5084;
+        const bfloat v5094 = w[v5093];
+        const uint v5095 = v5079 + v5084;
+        const bfloat v5096 = w[v5095];
+        const uint v5097 = v5080 + v5084;
+        const bfloat v5098 = w[v5097];
+        const uint v5099 = v5081 + v5084;
+        const bfloat v5100 = w[v5099];
+        float v7263 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7264 = 0.0f;
         float v7265 = 0.0f;
         float v7266 = 0.0f;
         float v7267 = 0.0f;
         float v7268 = 0.0f;
         float v7269 = 0.0f;
-        const float v5102 = float(v5085);  // kernels/gemm/gemv.cpp:76
-        const float v5103 = float(v5087);
-        const float v5104 = float(v5089);
-        const float v5105 = float(v5091);
-        const float v5106 = float(v5093);
-        const float v5107 = float(v5095);
-        const float v5108 = float(v5097);
-        const float v5109 = float(v5099);
-        const uint v5110 = v5082 + v5083;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v5111 = x[v5110];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5112 = float(v5111);
-        const float v5113 = v7262;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5114 = fma(v5112, v5102, v5113);
-        v7262 = v5114;
-        const float v5115 = v7263;
-        const float v5116 = fma(v5112, v5103, v5115);
-        v7263 = v5116;
-        const float v5117 = v7264;
-        const float v5118 = fma(v5112, v5104, v5117);
-        v7264 = v5118;
-        const float v5119 = v7265;
-        const float v5120 = fma(v5112, v5105, v5119);
-        v7265 = v5120;
-        const float v5121 = v7266;
-        const float v5122 = fma(v5112, v5106, v5121);
-        v7266 = v5122;
-        const float v5123 = v7267;
-        const float v5124 = fma(v5112, v5107, v5123);
-        v7267 = v5124;
-        const float v5125 = v7268;
-        const float v5126 = fma(v5112, v5108, v5125);
-        v7268 = v5126;
-        const float v5127 = v7269;
-        const float v5128 = fma(v5112, v5109, v5127);
-        v7269 = v5128;
-        const float v5130 = v7262;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5131 = v7254;
-        const float v5132 = v5131 + v5130;
-        v7254 = v5132;
-        const float v5134 = v7263;
-        const float v5135 = v7255;
-        const float v5136 = v5135 + v5134;
-        v7255 = v5136;
-        const float v5138 = v7264;
-        const float v5139 = v7256;
-        const float v5140 = v5139 + v5138;
-        v7256 = v5140;
-        const float v5142 = v7265;
-        const float v5143 = v7257;
-        const float v5144 = v5143 + v5142;
-        v7257 = v5144;
-        const float v5146 = v7266;
-        const float v5147 = v7258;
-        const float v5148 = v5147 + v5146;
-        v7258 = v5148;
-        const float v5150 = v7267;
-        const float v5151 = v7259;
-        const float v5152 = v5151 + v5150;
-        v7259 = v5152;
-        const float v5154 = v7268;
-        const float v5155 = v7260;
-        const float v5156 = v5155 + v5154;
-        v7260 = v5156;
-        const float v5158 = v7269;
-        const float v5159 = v7261;
-        const float v5160 = v5159 + v5158;
-        v7261 = v5160;
+        float v7270 = 0.0f;
+        const float v5103 = float(v5086);  // kernels/gemm/gemv.cpp:76
+        const float v5104 = float(v5088);
+        const float v5105 = float(v5090);
+        const float v5106 = float(v5092);
+        const float v5107 = float(v5094);
+        const float v5108 = float(v5096);
+        const float v5109 = float(v5098);
+        const float v5110 = float(v5100);
+        const uint v5111 = v5083 + v5084;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v5112 = x[v5111];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5113 = float(v5112);
+        const float v5114 = v7263;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5115 = fma(v5113, v5103, v5114);
+        v7263 = v5115;
+        const float v5116 = v7264;
+        const float v5117 = fma(v5113, v5104, v5116);
+        v7264 = v5117;
+        const float v5118 = v7265;
+        const float v5119 = fma(v5113, v5105, v5118);
+        v7265 = v5119;
+        const float v5120 = v7266;
+        const float v5121 = fma(v5113, v5106, v5120);
+        v7266 = v5121;
+        const float v5122 = v7267;
+        const float v5123 = fma(v5113, v5107, v5122);
+        v7267 = v5123;
+        const float v5124 = v7268;
+        const float v5125 = fma(v5113, v5108, v5124);
+        v7268 = v5125;
+        const float v5126 = v7269;
+        const float v5127 = fma(v5113, v5109, v5126);
+        v7269 = v5127;
+        const float v5128 = v7270;
+        const float v5129 = fma(v5113, v5110, v5128);
+        v7270 = v5129;
+        const float v5131 = v7263;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5132 = v7255;
+        const float v5133 = v5132 + v5131;
+        v7255 = v5133;
+        const float v5135 = v7264;
+        const float v5136 = v7256;
+        const float v5137 = v5136 + v5135;
+        v7256 = v5137;
+        const float v5139 = v7265;
+        const float v5140 = v7257;
+        const float v5141 = v5140 + v5139;
+        v7257 = v5141;
+        const float v5143 = v7266;
+        const float v5144 = v7258;
+        const float v5145 = v5144 + v5143;
+        v7258 = v5145;
+        const float v5147 = v7267;
+        const float v5148 = v7259;
+        const float v5149 = v5148 + v5147;
+        v7259 = v5149;
+        const float v5151 = v7268;
+        const float v5152 = v7260;
+        const float v5153 = v5152 + v5151;
+        v7260 = v5153;
+        const float v5155 = v7269;
+        const float v5156 = v7261;
+        const float v5157 = v5156 + v5155;
+        v7261 = v5157;
+        const float v5159 = v7270;
+        const float v5160 = v7262;
+        const float v5161 = v5160 + v5159;
+        v7262 = v5161;
       }
-      const float v5162 = v7254;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5163 = simd_sum(v5162);
-      const uint v5164 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5165 = v5164 == 0u;
-      if (v5165) {
-        const uint v5166 = iron_sg;
-        const uint v5167 = v5166 << 3u;
-        shm3[v5167] = v5163;
+      const float v5163 = v7255;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5164 = simd_sum(v5163);
+      const uint v5165 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5166 = v5165 == 0u;
+      if (v5166) {
+        const uint v5167 = iron_sg;
+        const uint v5168 = v5167 << 3u;
+        shm3[v5168] = v5164;
       }
-      const float v5168 = v7255;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5169 = simd_sum(v5168);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5170 = iron_sg;
-        const uint v5171 = v5170 << 3u;
-        const uint v5172 = v5171 + 1u;
-        shm3[v5172] = v5169;
+      const float v5169 = v7256;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5170 = simd_sum(v5169);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5171 = iron_sg;
+        const uint v5172 = v5171 << 3u;
+        const uint v5173 = v5172 + 1u;
+        shm3[v5173] = v5170;
       }
-      const float v5173 = v7256;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5174 = simd_sum(v5173);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5175 = iron_sg;
-        const uint v5176 = v5175 << 3u;
-        const uint v5177 = v5176 + 2u;
-        shm3[v5177] = v5174;
+      const float v5174 = v7257;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5175 = simd_sum(v5174);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5176 = iron_sg;
+        const uint v5177 = v5176 << 3u;
+        const uint v5178 = v5177 + 2u;
+        shm3[v5178] = v5175;
       }
-      const float v5178 = v7257;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5179 = simd_sum(v5178);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5180 = iron_sg;
-        const uint v5181 = v5180 << 3u;
-        const uint v5182 = v5181 + 3u;
-        shm3[v5182] = v5179;
+      const float v5179 = v7258;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5180 = simd_sum(v5179);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5181 = iron_sg;
+        const uint v5182 = v5181 << 3u;
+        const uint v5183 = v5182 + 3u;
+        shm3[v5183] = v5180;
       }
-      const float v5183 = v7258;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5184 = simd_sum(v5183);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5185 = iron_sg;
-        const uint v5186 = v5185 << 3u;
-        const uint v5187 = v5186 + 4u;
-        shm3[v5187] = v5184;
+      const float v5184 = v7259;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5185 = simd_sum(v5184);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5186 = iron_sg;
+        const uint v5187 = v5186 << 3u;
+        const uint v5188 = v5187 + 4u;
+        shm3[v5188] = v5185;
       }
-      const float v5188 = v7259;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5189 = simd_sum(v5188);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5190 = iron_sg;
-        const uint v5191 = v5190 << 3u;
-        const uint v5192 = v5191 + 5u;
-        shm3[v5192] = v5189;
+      const float v5189 = v7260;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5190 = simd_sum(v5189);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5191 = iron_sg;
+        const uint v5192 = v5191 << 3u;
+        const uint v5193 = v5192 + 5u;
+        shm3[v5193] = v5190;
       }
-      const float v5193 = v7260;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5194 = simd_sum(v5193);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5195 = iron_sg;
-        const uint v5196 = v5195 << 3u;
-        const uint v5197 = v5196 + 6u;
-        shm3[v5197] = v5194;
+      const float v5194 = v7261;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5195 = simd_sum(v5194);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5196 = iron_sg;
+        const uint v5197 = v5196 << 3u;
+        const uint v5198 = v5197 + 6u;
+        shm3[v5198] = v5195;
       }
-      const float v5198 = v7261;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5199 = simd_sum(v5198);
-      if (v5165) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5200 = iron_sg;
-        const uint v5201 = v5200 << 3u;
-        const uint v5202 = v5201 + 7u;
-        shm3[v5202] = v5199;
+      const float v5199 = v7262;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5200 = simd_sum(v5199);
+      if (v5166) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5201 = iron_sg;
+        const uint v5202 = v5201 << 3u;
+        const uint v5203 = v5202 + 7u;
+        shm3[v5203] = v5200;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v5203 = v3941 + v5072;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v5204 = v5072 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v5205 = v2105 + v5204;
-      const bool v5206 = v5072 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5207 = v5203 < v1;
-      const bool v5208 = v5206 && v5207;
-      const bool v5209 = v5205 < v0;
-      const bool v5210 = v5208 && v5209;
-      if (v5210) {
-        const float v5211 = shm3[v5072];  // kernels/gemm/gemv_rows.hpp:155
-        float v5212 = v5211;
-        const uint v5213 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v5204 = v3942 + v5073;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v5205 = v5073 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v5206 = v2106 + v5205;
+      const bool v5207 = v5073 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5208 = v5204 < v1;
+      const bool v5209 = v5207 && v5208;
+      const bool v5210 = v5206 < v0;
+      const bool v5211 = v5209 && v5210;
+      if (v5211) {
+        const float v5212 = shm3[v5073];  // kernels/gemm/gemv_rows.hpp:155
+        float v5213 = v5212;
+        const uint v5214 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v5214 = 1u; v5214 < v5213; v5214 += 1u) {
-          const uint v5215 = v5214 << 3u;
-          const uint v5216 = v5215 + v5072;
-          const float v5217 = shm3[v5216];
-          const float v5218 = v5212;
-          const float v5219 = v5218 + v5217;
-          v5212 = v5219;
+        for (uint v5215 = 1u; v5215 < v5214; v5215 += 1u) {
+          const uint v5216 = v5215 << 3u;
+          const uint v5217 = v5216 + v5073;
+          const float v5218 = shm3[v5217];
+          const float v5219 = v5213;
+          const float v5220 = v5219 + v5218;
+          v5213 = v5220;
         }
-        const float v5220 = v5212;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v5221 = bfloat(v5220);
-        const uint v5222 = v5205 * v1;
-        const uint v5223 = v5222 + v5203;
-        out[v5223] = v5221;
+        const float v5221 = v5213;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v5222 = bfloat(v5221);
+        const uint v5223 = v5206 * v1;
+        const uint v5224 = v5223 + v5204;
+        out[v5224] = v5222;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5252 = v3962 && v2307;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5252) {
-      float v7271 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7272 = 0.0f;
+    const bool v5253 = v3963 && v2308;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5253) {
+      float v7272 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7273 = 0.0f;
       float v7274 = 0.0f;
       float v7275 = 0.0f;
       float v7276 = 0.0f;
       float v7277 = 0.0f;
       float v7278 = 0.0f;
-      const uint v5255 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v5256 = iron_tid.x;
-      const uint v5257 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v5258 = v3948 * v2;
-      const uint v5259 = v3950 * v2;
-      const uint v5260 = v3952 * v2;
-      const uint v5261 = v3954 * v2;
-      const uint v5262 = v3956 * v2;
-      const uint v5263 = v3958 * v2;
-      const uint v5264 = v3960 * v2;
-      const uint v5266 = v2305 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7279 = 0.0f;
+      const uint v5256 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v5257 = iron_tid.x;
+      const uint v5258 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v5259 = v3949 * v2;
+      const uint v5260 = v3951 * v2;
+      const uint v5261 = v3953 * v2;
+      const uint v5262 = v3955 * v2;
+      const uint v5263 = v3957 * v2;
+      const uint v5264 = v3959 * v2;
+      const uint v5265 = v3961 * v2;
+      const uint v5267 = v2306 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v5267 = v5256; v5267 < v2; v5267 += v5255) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v5268 = v5257 + v5267;  // kernels/gemm/gemv.cpp:71
-        const bfloat v5269 = w[v5268];
-        const uint v5270 = v5258 + v5267;
-        const bfloat v5271 = w[v5270];
-        const uint v5272 = v5259 + v5267;
-        const bfloat v5273 = w[v5272];
-        const uint v5274 = v5260 + v5267;
-        const bfloat v5275 = w[v5274];
-        const uint v5276 = v5261 + v5267;
-        const bfloat v5277 = w[v5276];
-        const uint v5278 = v5262 + v5267;
-        const bfloat v5279 = w[v5278];
-        const uint v5280 = v5263 + v5267;
-        const bfloat v5281 = w[v5280];
-        const uint v5282 = v5264 + v5267;
-        const bfloat v5283 = w[v5282];
-        float v7279 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7280 = 0.0f;
+      for (uint v5268 = v5257; v5268 < v2; v5268 += v5256) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v5269 = v5258 + v5268;  // kernels/gemm/gemv.cpp:71
+        const bfloat v5270 = w[v5269];
+        const uint v5271 = v5259 + v5268;
+        const bfloat v5272 = w[v5271];
+        const uint v5273 = v5260 + v5268;
+        const bfloat v5274 = w[v5273];
+        const uint v5275 = v5261 + v5268;
+        const bfloat v5276 = w[v5275];
+        const uint v5277 = v5262 + v5268;
+        const bfloat v5278 = w[v5277];
+        const uint v5279 = v5263 + v5268;
+        const bfloat v5280 = w[v5279];
+        const uint v5281 = v5264 + v5268;
+        const bfloat v5282 = w[v5281];
+        const uint v5283 = v5265 + v5268;
+        const bfloat v5284 = w[v5283];
+        float v7280 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7281 = 0.0f;
         float v7282 = 0.0f;
         float v7283 = 0.0f;
         float v7284 = 0.0f;
         float v7285 = 0.0f;
         float v7286 = 0.0f;
-        const float v5286 = float(v5269);  // kernels/gemm/gemv.cpp:76
-        const float v5287 = float(v5271);
-        const float v5288 = float(v5273);
-        const float v5289 = float(v5275);
-        const float v5290 = float(v5277);
-        const float v5291 = float(v5279);
-        const float v5292 = float(v5281);
-        const float v5293 = float(v5283);
-        const uint v5294 = v5266 + v5267;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v5295 = x[v5294];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5296 = float(v5295);
-        const float v5297 = v7279;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5298 = fma(v5296, v5286, v5297);
-        v7279 = v5298;
-        const float v5299 = v7280;
-        const float v5300 = fma(v5296, v5287, v5299);
-        v7280 = v5300;
-        const float v5301 = v7281;
-        const float v5302 = fma(v5296, v5288, v5301);
-        v7281 = v5302;
-        const float v5303 = v7282;
-        const float v5304 = fma(v5296, v5289, v5303);
-        v7282 = v5304;
-        const float v5305 = v7283;
-        const float v5306 = fma(v5296, v5290, v5305);
-        v7283 = v5306;
-        const float v5307 = v7284;
-        const float v5308 = fma(v5296, v5291, v5307);
-        v7284 = v5308;
-        const float v5309 = v7285;
-        const float v5310 = fma(v5296, v5292, v5309);
-        v7285 = v5310;
-        const float v5311 = v7286;
-        const float v5312 = fma(v5296, v5293, v5311);
-        v7286 = v5312;
-        const float v5314 = v7279;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5315 = v7271;
-        const float v5316 = v5315 + v5314;
-        v7271 = v5316;
-        const float v5318 = v7280;
-        const float v5319 = v7272;
-        const float v5320 = v5319 + v5318;
-        v7272 = v5320;
-        const float v5322 = v7281;
-        const float v5323 = v7273;
-        const float v5324 = v5323 + v5322;
-        v7273 = v5324;
-        const float v5326 = v7282;
-        const float v5327 = v7274;
-        const float v5328 = v5327 + v5326;
-        v7274 = v5328;
-        const float v5330 = v7283;
-        const float v5331 = v7275;
-        const float v5332 = v5331 + v5330;
-        v7275 = v5332;
-        const float v5334 = v7284;
-        const float v5335 = v7276;
-        const float v5336 = v5335 + v5334;
-        v7276 = v5336;
-        const float v5338 = v7285;
-        const float v5339 = v7277;
-        const float v5340 = v5339 + v5338;
-        v7277 = v5340;
-        const float v5342 = v7286;
-        const float v5343 = v7278;
-        const float v5344 = v5343 + v5342;
-        v7278 = v5344;
+        float v7287 = 0.0f;
+        const float v5287 = float(v5270);  // kernels/gemm/gemv.cpp:76
+        const float v5288 = float(v5272);
+        const float v5289 = float(v5274);
+        const float v5290 = float(v5276);
+        const float v5291 = float(v5278);
+        const float v5292 = float(v5280);
+        const float v5293 = float(v5282);
+        const float v5294 = float(v5284);
+        const uint v5295 = v5267 + v5268;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v5296 = x[v5295];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5297 = float(v5296);
+        const float v5298 = v7280;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5299 = fma(v5297, v5287, v5298);
+        v7280 = v5299;
+        const float v5300 = v7281;
+        const float v5301 = fma(v5297, v5288, v5300);
+        v7281 = v5301;
+        const float v5302 = v7282;
+        const float v5303 = fma(v5297, v5289, v5302);
+        v7282 = v5303;
+        const float v5304 = v7283;
+        const float v5305 = fma(v5297, v5290, v5304);
+        v7283 = v5305;
+        const float v5306 = v7284;
+        const float v5307 = fma(v5297, v5291, v5306);
+        v7284 = v5307;
+        const float v5308 = v7285;
+        const float v5309 = fma(v5297, v5292, v5308);
+        v7285 = v5309;
+        const float v5310 = v7286;
+        const float v5311 = fma(v5297, v5293, v5310);
+        v7286 = v5311;
+        const float v5312 = v7287;
+        const float v5313 = fma(v5297, v5294, v5312);
+        v7287 = v5313;
+        const float v5315 = v7280;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5316 = v7272;
+        const float v5317 = v5316 + v5315;
+        v7272 = v5317;
+        const float v5319 = v7281;
+        const float v5320 = v7273;
+        const float v5321 = v5320 + v5319;
+        v7273 = v5321;
+        const float v5323 = v7282;
+        const float v5324 = v7274;
+        const float v5325 = v5324 + v5323;
+        v7274 = v5325;
+        const float v5327 = v7283;
+        const float v5328 = v7275;
+        const float v5329 = v5328 + v5327;
+        v7275 = v5329;
+        const float v5331 = v7284;
+        const float v5332 = v7276;
+        const float v5333 = v5332 + v5331;
+        v7276 = v5333;
+        const float v5335 = v7285;
+        const float v5336 = v7277;
+        const float v5337 = v5336 + v5335;
+        v7277 = v5337;
+        const float v5339 = v7286;
+        const float v5340 = v7278;
+        const float v5341 = v5340 + v5339;
+        v7278 = v5341;
+        const float v5343 = v7287;
+        const float v5344 = v7279;
+        const float v5345 = v5344 + v5343;
+        v7279 = v5345;
       }
-      const float v5346 = v7271;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5347 = simd_sum(v5346);
-      const uint v5348 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5349 = v5348 == 0u;
-      if (v5349) {
-        const uint v5350 = iron_sg;
-        const uint v5351 = v5350 << 3u;
-        shm3[v5351] = v5347;
+      const float v5347 = v7272;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5348 = simd_sum(v5347);
+      const uint v5349 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5350 = v5349 == 0u;
+      if (v5350) {
+        const uint v5351 = iron_sg;
+        const uint v5352 = v5351 << 3u;
+        shm3[v5352] = v5348;
       }
-      const float v5352 = v7272;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5353 = simd_sum(v5352);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5354 = iron_sg;
-        const uint v5355 = v5354 << 3u;
-        const uint v5356 = v5355 + 1u;
-        shm3[v5356] = v5353;
+      const float v5353 = v7273;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5354 = simd_sum(v5353);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5355 = iron_sg;
+        const uint v5356 = v5355 << 3u;
+        const uint v5357 = v5356 + 1u;
+        shm3[v5357] = v5354;
       }
-      const float v5357 = v7273;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5358 = simd_sum(v5357);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5359 = iron_sg;
-        const uint v5360 = v5359 << 3u;
-        const uint v5361 = v5360 + 2u;
-        shm3[v5361] = v5358;
+      const float v5358 = v7274;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5359 = simd_sum(v5358);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5360 = iron_sg;
+        const uint v5361 = v5360 << 3u;
+        const uint v5362 = v5361 + 2u;
+        shm3[v5362] = v5359;
       }
-      const float v5362 = v7274;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5363 = simd_sum(v5362);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5364 = iron_sg;
-        const uint v5365 = v5364 << 3u;
-        const uint v5366 = v5365 + 3u;
-        shm3[v5366] = v5363;
+      const float v5363 = v7275;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5364 = simd_sum(v5363);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5365 = iron_sg;
+        const uint v5366 = v5365 << 3u;
+        const uint v5367 = v5366 + 3u;
+        shm3[v5367] = v5364;
       }
-      const float v5367 = v7275;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5368 = simd_sum(v5367);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5369 = iron_sg;
-        const uint v5370 = v5369 << 3u;
-        const uint v5371 = v5370 + 4u;
-        shm3[v5371] = v5368;
+      const float v5368 = v7276;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5369 = simd_sum(v5368);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5370 = iron_sg;
+        const uint v5371 = v5370 << 3u;
+        const uint v5372 = v5371 + 4u;
+        shm3[v5372] = v5369;
       }
-      const float v5372 = v7276;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5373 = simd_sum(v5372);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5374 = iron_sg;
-        const uint v5375 = v5374 << 3u;
-        const uint v5376 = v5375 + 5u;
-        shm3[v5376] = v5373;
+      const float v5373 = v7277;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5374 = simd_sum(v5373);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5375 = iron_sg;
+        const uint v5376 = v5375 << 3u;
+        const uint v5377 = v5376 + 5u;
+        shm3[v5377] = v5374;
       }
-      const float v5377 = v7277;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5378 = simd_sum(v5377);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5379 = iron_sg;
-        const uint v5380 = v5379 << 3u;
-        const uint v5381 = v5380 + 6u;
-        shm3[v5381] = v5378;
+      const float v5378 = v7278;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5379 = simd_sum(v5378);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5380 = iron_sg;
+        const uint v5381 = v5380 << 3u;
+        const uint v5382 = v5381 + 6u;
+        shm3[v5382] = v5379;
       }
-      const float v5382 = v7278;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5383 = simd_sum(v5382);
-      if (v5349) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5384 = iron_sg;
-        const uint v5385 = v5384 << 3u;
-        const uint v5386 = v5385 + 7u;
-        shm3[v5386] = v5383;
+      const float v5383 = v7279;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5384 = simd_sum(v5383);
+      if (v5350) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5385 = iron_sg;
+        const uint v5386 = v5385 << 3u;
+        const uint v5387 = v5386 + 7u;
+        shm3[v5387] = v5384;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v5387 = v3941 + v5256;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v5388 = v5256 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v5389 = v2289 + v5388;
-      const bool v5390 = v5256 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5391 = v5387 < v1;
-      const bool v5392 = v5390 && v5391;
-      const bool v5393 = v5389 < v0;
-      const bool v5394 = v5392 && v5393;
-      if (v5394) {
-        const float v5395 = shm3[v5256];  // kernels/gemm/gemv_rows.hpp:155
-        float v5396 = v5395;
-        const uint v5397 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v5388 = v3942 + v5257;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v5389 = v5257 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v5390 = v2290 + v5389;
+      const bool v5391 = v5257 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5392 = v5388 < v1;
+      const bool v5393 = v5391 && v5392;
+      const bool v5394 = v5390 < v0;
+      const bool v5395 = v5393 && v5394;
+      if (v5395) {
+        const float v5396 = shm3[v5257];  // kernels/gemm/gemv_rows.hpp:155
+        float v5397 = v5396;
+        const uint v5398 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v5398 = 1u; v5398 < v5397; v5398 += 1u) {
-          const uint v5399 = v5398 << 3u;
-          const uint v5400 = v5399 + v5256;
-          const float v5401 = shm3[v5400];
-          const float v5402 = v5396;
-          const float v5403 = v5402 + v5401;
-          v5396 = v5403;
+        for (uint v5399 = 1u; v5399 < v5398; v5399 += 1u) {
+          const uint v5400 = v5399 << 3u;
+          const uint v5401 = v5400 + v5257;
+          const float v5402 = shm3[v5401];
+          const float v5403 = v5397;
+          const float v5404 = v5403 + v5402;
+          v5397 = v5404;
         }
-        const float v5404 = v5396;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v5405 = bfloat(v5404);
-        const uint v5406 = v5389 * v1;
-        const uint v5407 = v5406 + v5387;
-        out[v5407] = v5405;
+        const float v5405 = v5397;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v5406 = bfloat(v5405);
+        const uint v5407 = v5390 * v1;
+        const uint v5408 = v5407 + v5388;
+        out[v5408] = v5406;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5436 = v3962 && v2491;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5436) {
-      float v7288 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7289 = 0.0f;
+    const bool v5437 = v3963 && v2492;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5437) {
+      float v7289 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7290 = 0.0f;
       float v7291 = 0.0f;
       float v7292 = 0.0f;
       float v7293 = 0.0f;
       float v7294 = 0.0f;
       float v7295 = 0.0f;
-      const uint v5439 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v5440 = iron_tid.x;
-      const uint v5441 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v5442 = v3948 * v2;
-      const uint v5443 = v3950 * v2;
-      const uint v5444 = v3952 * v2;
-      const uint v5445 = v3954 * v2;
-      const uint v5446 = v3956 * v2;
-      const uint v5447 = v3958 * v2;
-      const uint v5448 = v3960 * v2;
-      const uint v5450 = v2489 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7296 = 0.0f;
+      const uint v5440 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v5441 = iron_tid.x;
+      const uint v5442 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v5443 = v3949 * v2;
+      const uint v5444 = v3951 * v2;
+      const uint v5445 = v3953 * v2;
+      const uint v5446 = v3955 * v2;
+      const uint v5447 = v3957 * v2;
+      const uint v5448 = v3959 * v2;
+      const uint v5449 = v3961 * v2;
+      const uint v5451 = v2490 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v5451 = v5440; v5451 < v2; v5451 += v5439) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v5452 = v5441 + v5451;  // kernels/gemm/gemv.cpp:71
-        const bfloat v5453 = w[v5452];
-        const uint v5454 = v5442 + v5451;
-        const bfloat v5455 = w[v5454];
-        const uint v5456 = v5443 + v5451;
-        const bfloat v5457 = w[v5456];
-        const uint v5458 = v5444 + v5451;
-        const bfloat v5459 = w[v5458];
-        const uint v5460 = v5445 + v5451;
-        const bfloat v5461 = w[v5460];
-        const uint v5462 = v5446 + v5451;
-        const bfloat v5463 = w[v5462];
-        const uint v5464 = v5447 + v5451;
-        const bfloat v5465 = w[v5464];
-        const uint v5466 = v5448 + v5451;
-        const bfloat v5467 = w[v5466];
-        float v7296 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7297 = 0.0f;
+      for (uint v5452 = v5441; v5452 < v2; v5452 += v5440) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v5453 = v5442 + v5452;  // kernels/gemm/gemv.cpp:71
+        const bfloat v5454 = w[v5453];
+        const uint v5455 = v5443 + v5452;
+        const bfloat v5456 = w[v5455];
+        const uint v5457 = v5444 + v5452;
+        const bfloat v5458 = w[v5457];
+        const uint v5459 = v5445 + v5452;
+        const bfloat v5460 = w[v5459];
+        const uint v5461 = v5446 + v5452;
+        const bfloat v5462 = w[v5461];
+        const uint v5463 = v5447 + v5452;
+        const bfloat v5464 = w[v5463];
+        const uint v5465 = v5448 + v5452;
+        const bfloat v5466 = w[v5465];
+        const uint v5467 = v5449 + v5452;
+        const bfloat v5468 = w[v5467];
+        float v7297 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7298 = 0.0f;
         float v7299 = 0.0f;
         float v7300 = 0.0f;
         float v7301 = 0.0f;
         float v7302 = 0.0f;
         float v7303 = 0.0f;
-        const float v5470 = float(v5453);  // kernels/gemm/gemv.cpp:76
-        const float v5471 = float(v5455);
-        const float v5472 = float(v5457);
-        const float v5473 = float(v5459);
-        const float v5474 = float(v5461);
-        const float v5475 = float(v5463);
-        const float v5476 = float(v5465);
-        const float v5477 = float(v5467);
-        const uint v5478 = v5450 + v5451;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v5479 = x[v5478];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5480 = float(v5479);
-        const float v5481 = v7296;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5482 = fma(v5480, v5470, v5481);
-        v7296 = v5482;
-        const float v5483 = v7297;
-        const float v5484 = fma(v5480, v5471, v5483);
-        v7297 = v5484;
-        const float v5485 = v7298;
-        const float v5486 = fma(v5480, v5472, v5485);
-        v7298 = v5486;
-        const float v5487 = v7299;
-        const float v5488 = fma(v5480, v5473, v5487);
-        v7299 = v5488;
-        const float v5489 = v7300;
-        const float v5490 = fma(v5480, v5474, v5489);
-        v7300 = v5490;
-        const float v5491 = v7301;
-        const float v5492 = fma(v5480, v5475, v5491);
-        v7301 = v5492;
-        const float v5493 = v7302;
-        const float v5494 = fma(v5480, v5476, v5493);
-        v7302 = v5494;
-        const float v5495 = v7303;
-        const float v5496 = fma(v5480, v5477, v5495);
-        v7303 = v5496;
-        const float v5498 = v7296;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5499 = v7288;
-        const float v5500 = v5499 + v5498;
-        v7288 = v5500;
-        const float v5502 = v7297;
-        const float v5503 = v7289;
-        const float v5504 = v5503 + v5502;
-        v7289 = v5504;
-        const float v5506 = v7298;
-        const float v5507 = v7290;
-        const float v5508 = v5507 + v5506;
-        v7290 = v5508;
-        const float v5510 = v7299;
-        const float v5511 = v7291;
-        const float v5512 = v5511 + v5510;
-        v7291 = v5512;
-        const float v5514 = v7300;
-        const float v5515 = v7292;
-        const float v5516 = v5515 + v5514;
-        v7292 = v5516;
-        const float v5518 = v7301;
-        const float v5519 = v7293;
-        const float v5520 = v5519 + v5518;
-        v7293 = v5520;
-        const float v5522 = v7302;
-        const float v5523 = v7294;
-        const float v5524 = v5523 + v5522;
-        v7294 = v5524;
-        const float v5526 = v7303;
-        const float v5527 = v7295;
-        const float v5528 = v5527 + v5526;
-        v7295 = v5528;
+        float v7304 = 0.0f;
+        const float v5471 = float(v5454);  // kernels/gemm/gemv.cpp:76
+        const float v5472 = float(v5456);
+        const float v5473 = float(v5458);
+        const float v5474 = float(v5460);
+        const float v5475 = float(v5462);
+        const float v5476 = float(v5464);
+        const float v5477 = float(v5466);
+        const float v5478 = float(v5468);
+        const uint v5479 = v5451 + v5452;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v5480 = x[v5479];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5481 = float(v5480);
+        const float v5482 = v7297;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5483 = fma(v5481, v5471, v5482);
+        v7297 = v5483;
+        const float v5484 = v7298;
+        const float v5485 = fma(v5481, v5472, v5484);
+        v7298 = v5485;
+        const float v5486 = v7299;
+        const float v5487 = fma(v5481, v5473, v5486);
+        v7299 = v5487;
+        const float v5488 = v7300;
+        const float v5489 = fma(v5481, v5474, v5488);
+        v7300 = v5489;
+        const float v5490 = v7301;
+        const float v5491 = fma(v5481, v5475, v5490);
+        v7301 = v5491;
+        const float v5492 = v7302;
+        const float v5493 = fma(v5481, v5476, v5492);
+        v7302 = v5493;
+        const float v5494 = v7303;
+        const float v5495 = fma(v5481, v5477, v5494);
+        v7303 = v5495;
+        const float v5496 = v7304;
+        const float v5497 = fma(v5481, v5478, v5496);
+        v7304 = v5497;
+        const float v5499 = v7297;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5500 = v7289;
+        const float v5501 = v5500 + v5499;
+        v7289 = v5501;
+        const float v5503 = v7298;
+        const float v5504 = v7290;
+        const float v5505 = v5504 + v5503;
+        v7290 = v5505;
+        const float v5507 = v7299;
+        const float v5508 = v7291;
+        const float v5509 = v5508 + v5507;
+        v7291 = v5509;
+        const float v5511 = v7300;
+        const float v5512 = v7292;
+        const float v5513 = v5512 + v5511;
+        v7292 = v5513;
+        const float v5515 = v7301;
+        const float v5516 = v7293;
+        const float v5517 = v5516 + v5515;
+        v7293 = v5517;
+        const float v5519 = v7302;
+        const float v5520 = v7294;
+        const float v5521 = v5520 + v5519;
+        v7294 = v5521;
+        const float v5523 = v7303;
+        const float v5524 = v7295;
+        const float v5525 = v5524 + v5523;
+        v7295 = v5525;
+        const float v5527 = v7304;
+        const float v5528 = v7296;
+        const float v5529 = v5528 + v5527;
+        v7296 = v5529;
       }
-      const float v5530 = v7288;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5531 = simd_sum(v5530);
-      const uint v5532 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5533 = v5532 == 0u;
-      if (v5533) {
-        const uint v5534 = iron_sg;
-        const uint v5535 = v5534 << 3u;
-        shm3[v5535] = v5531;
+      const float v5531 = v7289;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5532 = simd_sum(v5531);
+      const uint v5533 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5534 = v5533 == 0u;
+      if (v5534) {
+        const uint v5535 = iron_sg;
+        const uint v5536 = v5535 << 3u;
+        shm3[v5536] = v5532;
       }
-      const float v5536 = v7289;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5537 = simd_sum(v5536);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5538 = iron_sg;
-        const uint v5539 = v5538 << 3u;
-        const uint v5540 = v5539 + 1u;
-        shm3[v5540] = v5537;
+      const float v5537 = v7290;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5538 = simd_sum(v5537);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5539 = iron_sg;
+        const uint v5540 = v5539 << 3u;
+        const uint v5541 = v5540 + 1u;
+        shm3[v5541] = v5538;
       }
-      const float v5541 = v7290;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5542 = simd_sum(v5541);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5543 = iron_sg;
-        const uint v5544 = v5543 << 3u;
-        const uint v5545 = v5544 + 2u;
-        shm3[v5545] = v5542;
+      const float v5542 = v7291;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5543 = simd_sum(v5542);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5544 = iron_sg;
+        const uint v5545 = v5544 << 3u;
+        const uint v5546 = v5545 + 2u;
+        shm3[v5546] = v5543;
       }
-      const float v5546 = v7291;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5547 = simd_sum(v5546);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5548 = iron_sg;
-        const uint v5549 = v5548 << 3u;
-        const uint v5550 = v5549 + 3u;
-        shm3[v5550] = v5547;
+      const float v5547 = v7292;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5548 = simd_sum(v5547);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5549 = iron_sg;
+        const uint v5550 = v5549 << 3u;
+        const uint v5551 = v5550 + 3u;
+        shm3[v5551] = v5548;
       }
-      const float v5551 = v7292;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5552 = simd_sum(v5551);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5553 = iron_sg;
-        const uint v5554 = v5553 << 3u;
-        const uint v5555 = v5554 + 4u;
-        shm3[v5555] = v5552;
+      const float v5552 = v7293;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5553 = simd_sum(v5552);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5554 = iron_sg;
+        const uint v5555 = v5554 << 3u;
+        const uint v5556 = v5555 + 4u;
+        shm3[v5556] = v5553;
       }
-      const float v5556 = v7293;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5557 = simd_sum(v5556);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5558 = iron_sg;
-        const uint v5559 = v5558 << 3u;
-        const uint v5560 = v5559 + 5u;
-        shm3[v5560] = v5557;
+      const float v5557 = v7294;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5558 = simd_sum(v5557);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5559 = iron_sg;
+        const uint v5560 = v5559 << 3u;
+        const uint v5561 = v5560 + 5u;
+        shm3[v5561] = v5558;
       }
-      const float v5561 = v7294;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5562 = simd_sum(v5561);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5563 = iron_sg;
-        const uint v5564 = v5563 << 3u;
-        const uint v5565 = v5564 + 6u;
-        shm3[v5565] = v5562;
+      const float v5562 = v7295;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5563 = simd_sum(v5562);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5564 = iron_sg;
+        const uint v5565 = v5564 << 3u;
+        const uint v5566 = v5565 + 6u;
+        shm3[v5566] = v5563;
       }
-      const float v5566 = v7295;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5567 = simd_sum(v5566);
-      if (v5533) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5568 = iron_sg;
-        const uint v5569 = v5568 << 3u;
-        const uint v5570 = v5569 + 7u;
-        shm3[v5570] = v5567;
+      const float v5567 = v7296;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5568 = simd_sum(v5567);
+      if (v5534) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5569 = iron_sg;
+        const uint v5570 = v5569 << 3u;
+        const uint v5571 = v5570 + 7u;
+        shm3[v5571] = v5568;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v5571 = v3941 + v5440;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v5572 = v5440 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v5573 = v2473 + v5572;
-      const bool v5574 = v5440 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5575 = v5571 < v1;
-      const bool v5576 = v5574 && v5575;
-      const bool v5577 = v5573 < v0;
-      const bool v5578 = v5576 && v5577;
-      if (v5578) {
-        const float v5579 = shm3[v5440];  // kernels/gemm/gemv_rows.hpp:155
-        float v5580 = v5579;
-        const uint v5581 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v5572 = v3942 + v5441;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v5573 = v5441 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v5574 = v2474 + v5573;
+      const bool v5575 = v5441 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5576 = v5572 < v1;
+      const bool v5577 = v5575 && v5576;
+      const bool v5578 = v5574 < v0;
+      const bool v5579 = v5577 && v5578;
+      if (v5579) {
+        const float v5580 = shm3[v5441];  // kernels/gemm/gemv_rows.hpp:155
+        float v5581 = v5580;
+        const uint v5582 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v5582 = 1u; v5582 < v5581; v5582 += 1u) {
-          const uint v5583 = v5582 << 3u;
-          const uint v5584 = v5583 + v5440;
-          const float v5585 = shm3[v5584];
-          const float v5586 = v5580;
-          const float v5587 = v5586 + v5585;
-          v5580 = v5587;
+        for (uint v5583 = 1u; v5583 < v5582; v5583 += 1u) {
+          const uint v5584 = v5583 << 3u;
+          const uint v5585 = v5584 + v5441;
+          const float v5586 = shm3[v5585];
+          const float v5587 = v5581;
+          const float v5588 = v5587 + v5586;
+          v5581 = v5588;
         }
-        const float v5588 = v5580;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v5589 = bfloat(v5588);
-        const uint v5590 = v5573 * v1;
-        const uint v5591 = v5590 + v5571;
-        out[v5591] = v5589;
+        const float v5589 = v5581;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v5590 = bfloat(v5589);
+        const uint v5591 = v5574 * v1;
+        const uint v5592 = v5591 + v5572;
+        out[v5592] = v5590;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5620 = v3962 && v2675;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5620) {
-      float v7305 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7306 = 0.0f;
+    const bool v5621 = v3963 && v2676;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5621) {
+      float v7306 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7307 = 0.0f;
       float v7308 = 0.0f;
       float v7309 = 0.0f;
       float v7310 = 0.0f;
       float v7311 = 0.0f;
       float v7312 = 0.0f;
-      const uint v5623 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v5624 = iron_tid.x;
-      const uint v5625 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v5626 = v3948 * v2;
-      const uint v5627 = v3950 * v2;
-      const uint v5628 = v3952 * v2;
-      const uint v5629 = v3954 * v2;
-      const uint v5630 = v3956 * v2;
-      const uint v5631 = v3958 * v2;
-      const uint v5632 = v3960 * v2;
-      const uint v5634 = v2673 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7313 = 0.0f;
+      const uint v5624 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v5625 = iron_tid.x;
+      const uint v5626 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v5627 = v3949 * v2;
+      const uint v5628 = v3951 * v2;
+      const uint v5629 = v3953 * v2;
+      const uint v5630 = v3955 * v2;
+      const uint v5631 = v3957 * v2;
+      const uint v5632 = v3959 * v2;
+      const uint v5633 = v3961 * v2;
+      const uint v5635 = v2674 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v5635 = v5624; v5635 < v2; v5635 += v5623) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v5636 = v5625 + v5635;  // kernels/gemm/gemv.cpp:71
-        const bfloat v5637 = w[v5636];
-        const uint v5638 = v5626 + v5635;
-        const bfloat v5639 = w[v5638];
-        const uint v5640 = v5627 + v5635;
-        const bfloat v5641 = w[v5640];
-        const uint v5642 = v5628 + v5635;
-        const bfloat v5643 = w[v5642];
-        const uint v5644 = v5629 + v5635;
-        const bfloat v5645 = w[v5644];
-        const uint v5646 = v5630 + v5635;
-        const bfloat v5647 = w[v5646];
-        const uint v5648 = v5631 + v5635;
-        const bfloat v5649 = w[v5648];
-        const uint v5650 = v5632 + v5635;
-        const bfloat v5651 = w[v5650];
-        float v7313 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7314 = 0.0f;
+      for (uint v5636 = v5625; v5636 < v2; v5636 += v5624) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v5637 = v5626 + v5636;  // kernels/gemm/gemv.cpp:71
+        const bfloat v5638 = w[v5637];
+        const uint v5639 = v5627 + v5636;
+        const bfloat v5640 = w[v5639];
+        const uint v5641 = v5628 + v5636;
+        const bfloat v5642 = w[v5641];
+        const uint v5643 = v5629 + v5636;
+        const bfloat v5644 = w[v5643];
+        const uint v5645 = v5630 + v5636;
+        const bfloat v5646 = w[v5645];
+        const uint v5647 = v5631 + v5636;
+        const bfloat v5648 = w[v5647];
+        const uint v5649 = v5632 + v5636;
+        const bfloat v5650 = w[v5649];
+        const uint v5651 = v5633 + v5636;
+        const bfloat v5652 = w[v5651];
+        float v7314 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7315 = 0.0f;
         float v7316 = 0.0f;
         float v7317 = 0.0f;
         float v7318 = 0.0f;
         float v7319 = 0.0f;
         float v7320 = 0.0f;
-        const float v5654 = float(v5637);  // kernels/gemm/gemv.cpp:76
-        const float v5655 = float(v5639);
-        const float v5656 = float(v5641);
-        const float v5657 = float(v5643);
-        const float v5658 = float(v5645);
-        const float v5659 = float(v5647);
-        const float v5660 = float(v5649);
-        const float v5661 = float(v5651);
-        const uint v5662 = v5634 + v5635;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v5663 = x[v5662];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5664 = float(v5663);
-        const float v5665 = v7313;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5666 = fma(v5664, v5654, v5665);
-        v7313 = v5666;
-        const float v5667 = v7314;
-        const float v5668 = fma(v5664, v5655, v5667);
-        v7314 = v5668;
-        const float v5669 = v7315;
-        const float v5670 = fma(v5664, v5656, v5669);
-        v7315 = v5670;
-        const float v5671 = v7316;
-        const float v5672 = fma(v5664, v5657, v5671);
-        v7316 = v5672;
-        const float v5673 = v7317;
-        const float v5674 = fma(v5664, v5658, v5673);
-        v7317 = v5674;
-        const float v5675 = v7318;
-        const float v5676 = fma(v5664, v5659, v5675);
-        v7318 = v5676;
-        const float v5677 = v7319;
-        const float v5678 = fma(v5664, v5660, v5677);
-        v7319 = v5678;
-        const float v5679 = v7320;
-        const float v5680 = fma(v5664, v5661, v5679);
-        v7320 = v5680;
-        const float v5682 = v7313;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5683 = v7305;
-        const float v5684 = v5683 + v5682;
-        v7305 = v5684;
-        const float v5686 = v7314;
-        const float v5687 = v7306;
-        const float v5688 = v5687 + v5686;
-        v7306 = v5688;
-        const float v5690 = v7315;
-        const float v5691 = v7307;
-        const float v5692 = v5691 + v5690;
-        v7307 = v5692;
-        const float v5694 = v7316;
-        const float v5695 = v7308;
-        const float v5696 = v5695 + v5694;
-        v7308 = v5696;
-        const float v5698 = v7317;
-        const float v5699 = v7309;
-        const float v5700 = v5699 + v5698;
-        v7309 = v5700;
-        const float v5702 = v7318;
-        const float v5703 = v7310;
-        const float v5704 = v5703 + v5702;
-        v7310 = v5704;
-        const float v5706 = v7319;
-        const float v5707 = v7311;
-        const float v5708 = v5707 + v5706;
-        v7311 = v5708;
-        const float v5710 = v7320;
-        const float v5711 = v7312;
-        const float v5712 = v5711 + v5710;
-        v7312 = v5712;
+        float v7321 = 0.0f;
+        const float v5655 = float(v5638);  // kernels/gemm/gemv.cpp:76
+        const float v5656 = float(v5640);
+        const float v5657 = float(v5642);
+        const float v5658 = float(v5644);
+        const float v5659 = float(v5646);
+        const float v5660 = float(v5648);
+        const float v5661 = float(v5650);
+        const float v5662 = float(v5652);
+        const uint v5663 = v5635 + v5636;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v5664 = x[v5663];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5665 = float(v5664);
+        const float v5666 = v7314;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5667 = fma(v5665, v5655, v5666);
+        v7314 = v5667;
+        const float v5668 = v7315;
+        const float v5669 = fma(v5665, v5656, v5668);
+        v7315 = v5669;
+        const float v5670 = v7316;
+        const float v5671 = fma(v5665, v5657, v5670);
+        v7316 = v5671;
+        const float v5672 = v7317;
+        const float v5673 = fma(v5665, v5658, v5672);
+        v7317 = v5673;
+        const float v5674 = v7318;
+        const float v5675 = fma(v5665, v5659, v5674);
+        v7318 = v5675;
+        const float v5676 = v7319;
+        const float v5677 = fma(v5665, v5660, v5676);
+        v7319 = v5677;
+        const float v5678 = v7320;
+        const float v5679 = fma(v5665, v5661, v5678);
+        v7320 = v5679;
+        const float v5680 = v7321;
+        const float v5681 = fma(v5665, v5662, v5680);
+        v7321 = v5681;
+        const float v5683 = v7314;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5684 = v7306;
+        const float v5685 = v5684 + v5683;
+        v7306 = v5685;
+        const float v5687 = v7315;
+        const float v5688 = v7307;
+        const float v5689 = v5688 + v5687;
+        v7307 = v5689;
+        const float v5691 = v7316;
+        const float v5692 = v7308;
+        const float v5693 = v5692 + v5691;
+        v7308 = v5693;
+        const float v5695 = v7317;
+        const float v5696 = v7309;
+        const float v5697 = v5696 + v5695;
+        v7309 = v5697;
+        const float v5699 = v7318;
+        const float v5700 = v7310;
+        const float v5701 = v5700 + v5699;
+        v7310 = v5701;
+        const float v5703 = v7319;
+        const float v5704 = v7311;
+        const float v5705 = v5704 + v5703;
+        v7311 = v5705;
+        const float v5707 = v7320;
+        const float v5708 = v7312;
+        const float v5709 = v5708 + v5707;
+        v7312 = v5709;
+        const float v5711 = v7321;
+        const float v5712 = v7313;
+        const float v5713 = v5712 + v5711;
+        v7313 = v5713;
       }
-      const float v5714 = v7305;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5715 = simd_sum(v5714);
-      const uint v5716 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5717 = v5716 == 0u;
-      if (v5717) {
-        const uint v5718 = iron_sg;
-        const uint v5719 = v5718 << 3u;
-        shm3[v5719] = v5715;
+      const float v5715 = v7306;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5716 = simd_sum(v5715);
+      const uint v5717 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5718 = v5717 == 0u;
+      if (v5718) {
+        const uint v5719 = iron_sg;
+        const uint v5720 = v5719 << 3u;
+        shm3[v5720] = v5716;
       }
-      const float v5720 = v7306;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5721 = simd_sum(v5720);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5722 = iron_sg;
-        const uint v5723 = v5722 << 3u;
-        const uint v5724 = v5723 + 1u;
-        shm3[v5724] = v5721;
+      const float v5721 = v7307;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5722 = simd_sum(v5721);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5723 = iron_sg;
+        const uint v5724 = v5723 << 3u;
+        const uint v5725 = v5724 + 1u;
+        shm3[v5725] = v5722;
       }
-      const float v5725 = v7307;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5726 = simd_sum(v5725);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5727 = iron_sg;
-        const uint v5728 = v5727 << 3u;
-        const uint v5729 = v5728 + 2u;
-        shm3[v5729] = v5726;
+      const float v5726 = v7308;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5727 = simd_sum(v5726);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5728 = iron_sg;
+        const uint v5729 = v5728 << 3u;
+        const uint v5730 = v5729 + 2u;
+        shm3[v5730] = v5727;
       }
-      const float v5730 = v7308;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5731 = simd_sum(v5730);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5732 = iron_sg;
-        const uint v5733 = v5732 << 3u;
-        const uint v5734 = v5733 + 3u;
-        shm3[v5734] = v5731;
+      const float v5731 = v7309;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5732 = simd_sum(v5731);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5733 = iron_sg;
+        const uint v5734 = v5733 << 3u;
+        const uint v5735 = v5734 + 3u;
+        shm3[v5735] = v5732;
       }
-      const float v5735 = v7309;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5736 = simd_sum(v5735);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5737 = iron_sg;
-        const uint v5738 = v5737 << 3u;
-        const uint v5739 = v5738 + 4u;
-        shm3[v5739] = v5736;
+      const float v5736 = v7310;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5737 = simd_sum(v5736);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5738 = iron_sg;
+        const uint v5739 = v5738 << 3u;
+        const uint v5740 = v5739 + 4u;
+        shm3[v5740] = v5737;
       }
-      const float v5740 = v7310;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5741 = simd_sum(v5740);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5742 = iron_sg;
-        const uint v5743 = v5742 << 3u;
-        const uint v5744 = v5743 + 5u;
-        shm3[v5744] = v5741;
+      const float v5741 = v7311;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5742 = simd_sum(v5741);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5743 = iron_sg;
+        const uint v5744 = v5743 << 3u;
+        const uint v5745 = v5744 + 5u;
+        shm3[v5745] = v5742;
       }
-      const float v5745 = v7311;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5746 = simd_sum(v5745);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5747 = iron_sg;
-        const uint v5748 = v5747 << 3u;
-        const uint v5749 = v5748 + 6u;
-        shm3[v5749] = v5746;
+      const float v5746 = v7312;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5747 = simd_sum(v5746);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5748 = iron_sg;
+        const uint v5749 = v5748 << 3u;
+        const uint v5750 = v5749 + 6u;
+        shm3[v5750] = v5747;
       }
-      const float v5750 = v7312;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5751 = simd_sum(v5750);
-      if (v5717) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5752 = iron_sg;
-        const uint v5753 = v5752 << 3u;
-        const uint v5754 = v5753 + 7u;
-        shm3[v5754] = v5751;
+      const float v5751 = v7313;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5752 = simd_sum(v5751);
+      if (v5718) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5753 = iron_sg;
+        const uint v5754 = v5753 << 3u;
+        const uint v5755 = v5754 + 7u;
+        shm3[v5755] = v5752;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v5755 = v3941 + v5624;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v5756 = v5624 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v5757 = v2657 + v5756;
-      const bool v5758 = v5624 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5759 = v5755 < v1;
-      const bool v5760 = v5758 && v5759;
-      const bool v5761 = v5757 < v0;
-      const bool v5762 = v5760 && v5761;
-      if (v5762) {
-        const float v5763 = shm3[v5624];  // kernels/gemm/gemv_rows.hpp:155
-        float v5764 = v5763;
-        const uint v5765 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v5756 = v3942 + v5625;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v5757 = v5625 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v5758 = v2658 + v5757;
+      const bool v5759 = v5625 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5760 = v5756 < v1;
+      const bool v5761 = v5759 && v5760;
+      const bool v5762 = v5758 < v0;
+      const bool v5763 = v5761 && v5762;
+      if (v5763) {
+        const float v5764 = shm3[v5625];  // kernels/gemm/gemv_rows.hpp:155
+        float v5765 = v5764;
+        const uint v5766 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v5766 = 1u; v5766 < v5765; v5766 += 1u) {
-          const uint v5767 = v5766 << 3u;
-          const uint v5768 = v5767 + v5624;
-          const float v5769 = shm3[v5768];
-          const float v5770 = v5764;
-          const float v5771 = v5770 + v5769;
-          v5764 = v5771;
+        for (uint v5767 = 1u; v5767 < v5766; v5767 += 1u) {
+          const uint v5768 = v5767 << 3u;
+          const uint v5769 = v5768 + v5625;
+          const float v5770 = shm3[v5769];
+          const float v5771 = v5765;
+          const float v5772 = v5771 + v5770;
+          v5765 = v5772;
         }
-        const float v5772 = v5764;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v5773 = bfloat(v5772);
-        const uint v5774 = v5757 * v1;
-        const uint v5775 = v5774 + v5755;
-        out[v5775] = v5773;
+        const float v5773 = v5765;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v5774 = bfloat(v5773);
+        const uint v5775 = v5758 * v1;
+        const uint v5776 = v5775 + v5756;
+        out[v5776] = v5774;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5804 = v3962 && v2859;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5804) {
-      float v7322 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7323 = 0.0f;
+    const bool v5805 = v3963 && v2860;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5805) {
+      float v7323 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7324 = 0.0f;
       float v7325 = 0.0f;
       float v7326 = 0.0f;
       float v7327 = 0.0f;
       float v7328 = 0.0f;
       float v7329 = 0.0f;
-      const uint v5807 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v5808 = iron_tid.x;
-      const uint v5809 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v5810 = v3948 * v2;
-      const uint v5811 = v3950 * v2;
-      const uint v5812 = v3952 * v2;
-      const uint v5813 = v3954 * v2;
-      const uint v5814 = v3956 * v2;
-      const uint v5815 = v3958 * v2;
-      const uint v5816 = v3960 * v2;
-      const uint v5818 = v2857 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7330 = 0.0f;
+      const uint v5808 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v5809 = iron_tid.x;
+      const uint v5810 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v5811 = v3949 * v2;
+      const uint v5812 = v3951 * v2;
+      const uint v5813 = v3953 * v2;
+      const uint v5814 = v3955 * v2;
+      const uint v5815 = v3957 * v2;
+      const uint v5816 = v3959 * v2;
+      const uint v5817 = v3961 * v2;
+      const uint v5819 = v2858 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v5819 = v5808; v5819 < v2; v5819 += v5807) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v5820 = v5809 + v5819;  // kernels/gemm/gemv.cpp:71
-        const bfloat v5821 = w[v5820];
-        const uint v5822 = v5810 + v5819;
-        const bfloat v5823 = w[v5822];
-        const uint v5824 = v5811 + v5819;
-        const bfloat v5825 = w[v5824];
-        const uint v5826 = v5812 + v5819;
-        const bfloat v5827 = w[v5826];
-        const uint v5828 = v5813 + v5819;
-        const bfloat v5829 = w[v5828];
-        const uint v5830 = v5814 + v5819;
-        const bfloat v5831 = w[v5830];
-        const uint v5832 = v5815 + v5819;
-        const bfloat v5833 = w[v5832];
-        const uint v5834 = v5816 + v5819;
-        const bfloat v5835 = w[v5834];
-        float v7330 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7331 = 0.0f;
+      for (uint v5820 = v5809; v5820 < v2; v5820 += v5808) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v5821 = v5810 + v5820;  // kernels/gemm/gemv.cpp:71
+        const bfloat v5822 = w[v5821];
+        const uint v5823 = v5811 + v5820;
+        const bfloat v5824 = w[v5823];
+        const uint v5825 = v5812 + v5820;
+        const bfloat v5826 = w[v5825];
+        const uint v5827 = v5813 + v5820;
+        const bfloat v5828 = w[v5827];
+        const uint v5829 = v5814 + v5820;
+        const bfloat v5830 = w[v5829];
+        const uint v5831 = v5815 + v5820;
+        const bfloat v5832 = w[v5831];
+        const uint v5833 = v5816 + v5820;
+        const bfloat v5834 = w[v5833];
+        const uint v5835 = v5817 + v5820;
+        const bfloat v5836 = w[v5835];
+        float v7331 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7332 = 0.0f;
         float v7333 = 0.0f;
         float v7334 = 0.0f;
         float v7335 = 0.0f;
         float v7336 = 0.0f;
         float v7337 = 0.0f;
-        const float v5838 = float(v5821);  // kernels/gemm/gemv.cpp:76
-        const float v5839 = float(v5823);
-        const float v5840 = float(v5825);
-        const float v5841 = float(v5827);
-        const float v5842 = float(v5829);
-        const float v5843 = float(v5831);
-        const float v5844 = float(v5833);
-        const float v5845 = float(v5835);
-        const uint v5846 = v5818 + v5819;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v5847 = x[v5846];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5848 = float(v5847);
-        const float v5849 = v7330;  // kernels/gemm/gemv_rows.hpp:103
-        const float v5850 = fma(v5848, v5838, v5849);
-        v7330 = v5850;
-        const float v5851 = v7331;
-        const float v5852 = fma(v5848, v5839, v5851);
-        v7331 = v5852;
-        const float v5853 = v7332;
-        const float v5854 = fma(v5848, v5840, v5853);
-        v7332 = v5854;
-        const float v5855 = v7333;
-        const float v5856 = fma(v5848, v5841, v5855);
-        v7333 = v5856;
-        const float v5857 = v7334;
-        const float v5858 = fma(v5848, v5842, v5857);
-        v7334 = v5858;
-        const float v5859 = v7335;
-        const float v5860 = fma(v5848, v5843, v5859);
-        v7335 = v5860;
-        const float v5861 = v7336;
-        const float v5862 = fma(v5848, v5844, v5861);
-        v7336 = v5862;
-        const float v5863 = v7337;
-        const float v5864 = fma(v5848, v5845, v5863);
-        v7337 = v5864;
-        const float v5866 = v7330;  // kernels/gemm/gemv_rows.hpp:111
-        const float v5867 = v7322;
-        const float v5868 = v5867 + v5866;
-        v7322 = v5868;
-        const float v5870 = v7331;
-        const float v5871 = v7323;
-        const float v5872 = v5871 + v5870;
-        v7323 = v5872;
-        const float v5874 = v7332;
-        const float v5875 = v7324;
-        const float v5876 = v5875 + v5874;
-        v7324 = v5876;
-        const float v5878 = v7333;
-        const float v5879 = v7325;
-        const float v5880 = v5879 + v5878;
-        v7325 = v5880;
-        const float v5882 = v7334;
-        const float v5883 = v7326;
-        const float v5884 = v5883 + v5882;
-        v7326 = v5884;
-        const float v5886 = v7335;
-        const float v5887 = v7327;
-        const float v5888 = v5887 + v5886;
-        v7327 = v5888;
-        const float v5890 = v7336;
-        const float v5891 = v7328;
-        const float v5892 = v5891 + v5890;
-        v7328 = v5892;
-        const float v5894 = v7337;
-        const float v5895 = v7329;
-        const float v5896 = v5895 + v5894;
-        v7329 = v5896;
+        float v7338 = 0.0f;
+        const float v5839 = float(v5822);  // kernels/gemm/gemv.cpp:76
+        const float v5840 = float(v5824);
+        const float v5841 = float(v5826);
+        const float v5842 = float(v5828);
+        const float v5843 = float(v5830);
+        const float v5844 = float(v5832);
+        const float v5845 = float(v5834);
+        const float v5846 = float(v5836);
+        const uint v5847 = v5819 + v5820;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v5848 = x[v5847];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5849 = float(v5848);
+        const float v5850 = v7331;  // kernels/gemm/gemv_rows.hpp:103
+        const float v5851 = fma(v5849, v5839, v5850);
+        v7331 = v5851;
+        const float v5852 = v7332;
+        const float v5853 = fma(v5849, v5840, v5852);
+        v7332 = v5853;
+        const float v5854 = v7333;
+        const float v5855 = fma(v5849, v5841, v5854);
+        v7333 = v5855;
+        const float v5856 = v7334;
+        const float v5857 = fma(v5849, v5842, v5856);
+        v7334 = v5857;
+        const float v5858 = v7335;
+        const float v5859 = fma(v5849, v5843, v5858);
+        v7335 = v5859;
+        const float v5860 = v7336;
+        const float v5861 = fma(v5849, v5844, v5860);
+        v7336 = v5861;
+        const float v5862 = v7337;
+        const float v5863 = fma(v5849, v5845, v5862);
+        v7337 = v5863;
+        const float v5864 = v7338;
+        const float v5865 = fma(v5849, v5846, v5864);
+        v7338 = v5865;
+        const float v5867 = v7331;  // kernels/gemm/gemv_rows.hpp:111
+        const float v5868 = v7323;
+        const float v5869 = v5868 + v5867;
+        v7323 = v5869;
+        const float v5871 = v7332;
+        const float v5872 = v7324;
+        const float v5873 = v5872 + v5871;
+        v7324 = v5873;
+        const float v5875 = v7333;
+        const float v5876 = v7325;
+        const float v5877 = v5876 + v5875;
+        v7325 = v5877;
+        const float v5879 = v7334;
+        const float v5880 = v7326;
+        const float v5881 = v5880 + v5879;
+        v7326 = v5881;
+        const float v5883 = v7335;
+        const float v5884 = v7327;
+        const float v5885 = v5884 + v5883;
+        v7327 = v5885;
+        const float v5887 = v7336;
+        const float v5888 = v7328;
+        const float v5889 = v5888 + v5887;
+        v7328 = v5889;
+        const float v5891 = v7337;
+        const float v5892 = v7329;
+        const float v5893 = v5892 + v5891;
+        v7329 = v5893;
+        const float v5895 = v7338;
+        const float v5896 = v7330;
+        const float v5897 = v5896 + v5895;
+        v7330 = v5897;
       }
-      const float v5898 = v7322;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5899 = simd_sum(v5898);
-      const uint v5900 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v5901 = v5900 == 0u;
-      if (v5901) {
-        const uint v5902 = iron_sg;
-        const uint v5903 = v5902 << 3u;
-        shm3[v5903] = v5899;
+      const float v5899 = v7323;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5900 = simd_sum(v5899);
+      const uint v5901 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v5902 = v5901 == 0u;
+      if (v5902) {
+        const uint v5903 = iron_sg;
+        const uint v5904 = v5903 << 3u;
+        shm3[v5904] = v5900;
       }
-      const float v5904 = v7323;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5905 = simd_sum(v5904);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5906 = iron_sg;
-        const uint v5907 = v5906 << 3u;
-        const uint v5908 = v5907 + 1u;
-        shm3[v5908] = v5905;
+      const float v5905 = v7324;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5906 = simd_sum(v5905);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5907 = iron_sg;
+        const uint v5908 = v5907 << 3u;
+        const uint v5909 = v5908 + 1u;
+        shm3[v5909] = v5906;
       }
-      const float v5909 = v7324;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5910 = simd_sum(v5909);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5911 = iron_sg;
-        const uint v5912 = v5911 << 3u;
-        const uint v5913 = v5912 + 2u;
-        shm3[v5913] = v5910;
+      const float v5910 = v7325;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5911 = simd_sum(v5910);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5912 = iron_sg;
+        const uint v5913 = v5912 << 3u;
+        const uint v5914 = v5913 + 2u;
+        shm3[v5914] = v5911;
       }
-      const float v5914 = v7325;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5915 = simd_sum(v5914);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5916 = iron_sg;
-        const uint v5917 = v5916 << 3u;
-        const uint v5918 = v5917 + 3u;
-        shm3[v5918] = v5915;
+      const float v5915 = v7326;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5916 = simd_sum(v5915);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5917 = iron_sg;
+        const uint v5918 = v5917 << 3u;
+        const uint v5919 = v5918 + 3u;
+        shm3[v5919] = v5916;
       }
-      const float v5919 = v7326;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5920 = simd_sum(v5919);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5921 = iron_sg;
-        const uint v5922 = v5921 << 3u;
-        const uint v5923 = v5922 + 4u;
-        shm3[v5923] = v5920;
+      const float v5920 = v7327;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5921 = simd_sum(v5920);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5922 = iron_sg;
+        const uint v5923 = v5922 << 3u;
+        const uint v5924 = v5923 + 4u;
+        shm3[v5924] = v5921;
       }
-      const float v5924 = v7327;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5925 = simd_sum(v5924);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5926 = iron_sg;
-        const uint v5927 = v5926 << 3u;
-        const uint v5928 = v5927 + 5u;
-        shm3[v5928] = v5925;
+      const float v5925 = v7328;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5926 = simd_sum(v5925);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5927 = iron_sg;
+        const uint v5928 = v5927 << 3u;
+        const uint v5929 = v5928 + 5u;
+        shm3[v5929] = v5926;
       }
-      const float v5929 = v7328;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5930 = simd_sum(v5929);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5931 = iron_sg;
-        const uint v5932 = v5931 << 3u;
-        const uint v5933 = v5932 + 6u;
-        shm3[v5933] = v5930;
+      const float v5930 = v7329;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5931 = simd_sum(v5930);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5932 = iron_sg;
+        const uint v5933 = v5932 << 3u;
+        const uint v5934 = v5933 + 6u;
+        shm3[v5934] = v5931;
       }
-      const float v5934 = v7329;  // kernels/gemm/gemv_rows.hpp:145
-      const float v5935 = simd_sum(v5934);
-      if (v5901) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v5936 = iron_sg;
-        const uint v5937 = v5936 << 3u;
-        const uint v5938 = v5937 + 7u;
-        shm3[v5938] = v5935;
+      const float v5935 = v7330;  // kernels/gemm/gemv_rows.hpp:145
+      const float v5936 = simd_sum(v5935);
+      if (v5902) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v5937 = iron_sg;
+        const uint v5938 = v5937 << 3u;
+        const uint v5939 = v5938 + 7u;
+        shm3[v5939] = v5936;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v5939 = v3941 + v5808;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v5940 = v5808 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v5941 = v2841 + v5940;
-      const bool v5942 = v5808 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v5943 = v5939 < v1;
-      const bool v5944 = v5942 && v5943;
-      const bool v5945 = v5941 < v0;
-      const bool v5946 = v5944 && v5945;
-      if (v5946) {
-        const float v5947 = shm3[v5808];  // kernels/gemm/gemv_rows.hpp:155
-        float v5948 = v5947;
-        const uint v5949 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v5940 = v3942 + v5809;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v5941 = v5809 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v5942 = v2842 + v5941;
+      const bool v5943 = v5809 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v5944 = v5940 < v1;
+      const bool v5945 = v5943 && v5944;
+      const bool v5946 = v5942 < v0;
+      const bool v5947 = v5945 && v5946;
+      if (v5947) {
+        const float v5948 = shm3[v5809];  // kernels/gemm/gemv_rows.hpp:155
+        float v5949 = v5948;
+        const uint v5950 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v5950 = 1u; v5950 < v5949; v5950 += 1u) {
-          const uint v5951 = v5950 << 3u;
-          const uint v5952 = v5951 + v5808;
-          const float v5953 = shm3[v5952];
-          const float v5954 = v5948;
-          const float v5955 = v5954 + v5953;
-          v5948 = v5955;
+        for (uint v5951 = 1u; v5951 < v5950; v5951 += 1u) {
+          const uint v5952 = v5951 << 3u;
+          const uint v5953 = v5952 + v5809;
+          const float v5954 = shm3[v5953];
+          const float v5955 = v5949;
+          const float v5956 = v5955 + v5954;
+          v5949 = v5956;
         }
-        const float v5956 = v5948;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v5957 = bfloat(v5956);
-        const uint v5958 = v5941 * v1;
-        const uint v5959 = v5958 + v5939;
-        out[v5959] = v5957;
+        const float v5957 = v5949;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v5958 = bfloat(v5957);
+        const uint v5959 = v5942 * v1;
+        const uint v5960 = v5959 + v5940;
+        out[v5960] = v5958;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v5988 = v3962 && v3043;  // kernels/gemm/gemv_rows.hpp:171
-    if (v5988) {
-      float v7339 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7340 = 0.0f;
+    const bool v5989 = v3963 && v3044;  // kernels/gemm/gemv_rows.hpp:171
+    if (v5989) {
+      float v7340 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7341 = 0.0f;
       float v7342 = 0.0f;
       float v7343 = 0.0f;
       float v7344 = 0.0f;
       float v7345 = 0.0f;
       float v7346 = 0.0f;
-      const uint v5991 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v5992 = iron_tid.x;
-      const uint v5993 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v5994 = v3948 * v2;
-      const uint v5995 = v3950 * v2;
-      const uint v5996 = v3952 * v2;
-      const uint v5997 = v3954 * v2;
-      const uint v5998 = v3956 * v2;
-      const uint v5999 = v3958 * v2;
-      const uint v6000 = v3960 * v2;
-      const uint v6002 = v3041 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7347 = 0.0f;
+      const uint v5992 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v5993 = iron_tid.x;
+      const uint v5994 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v5995 = v3949 * v2;
+      const uint v5996 = v3951 * v2;
+      const uint v5997 = v3953 * v2;
+      const uint v5998 = v3955 * v2;
+      const uint v5999 = v3957 * v2;
+      const uint v6000 = v3959 * v2;
+      const uint v6001 = v3961 * v2;
+      const uint v6003 = v3042 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v6003 = v5992; v6003 < v2; v6003 += v5991) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v6004 = v5993 + v6003;  // kernels/gemm/gemv.cpp:71
-        const bfloat v6005 = w[v6004];
-        const uint v6006 = v5994 + v6003;
-        const bfloat v6007 = w[v6006];
-        const uint v6008 = v5995 + v6003;
-        const bfloat v6009 = w[v6008];
-        const uint v6010 = v5996 + v6003;
-        const bfloat v6011 = w[v6010];
-        const uint v6012 = v5997 + v6003;
-        const bfloat v6013 = w[v6012];
-        const uint v6014 = v5998 + v6003;
-        const bfloat v6015 = w[v6014];
-        const uint v6016 = v5999 + v6003;
-        const bfloat v6017 = w[v6016];
-        const uint v6018 = v6000 + v6003;
-        const bfloat v6019 = w[v6018];
-        float v7347 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7348 = 0.0f;
+      for (uint v6004 = v5993; v6004 < v2; v6004 += v5992) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v6005 = v5994 + v6004;  // kernels/gemm/gemv.cpp:71
+        const bfloat v6006 = w[v6005];
+        const uint v6007 = v5995 + v6004;
+        const bfloat v6008 = w[v6007];
+        const uint v6009 = v5996 + v6004;
+        const bfloat v6010 = w[v6009];
+        const uint v6011 = v5997 + v6004;
+        const bfloat v6012 = w[v6011];
+        const uint v6013 = v5998 + v6004;
+        const bfloat v6014 = w[v6013];
+        const uint v6015 = v5999 + v6004;
+        const bfloat v6016 = w[v6015];
+        const uint v6017 = v6000 + v6004;
+        const bfloat v6018 = w[v6017];
+        const uint v6019 = v6001 + v6004;
+        const bfloat v6020 = w[v6019];
+        float v7348 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7349 = 0.0f;
         float v7350 = 0.0f;
         float v7351 = 0.0f;
         float v7352 = 0.0f;
         float v7353 = 0.0f;
         float v7354 = 0.0f;
-        const float v6022 = float(v6005);  // kernels/gemm/gemv.cpp:76
-        const float v6023 = float(v6007);
-        const float v6024 = float(v6009);
-        const float v6025 = float(v6011);
-        const float v6026 = float(v6013);
-        const float v6027 = float(v6015);
-        const float v6028 = float(v6017);
-        const float v6029 = float(v6019);
-        const uint v6030 = v6002 + v6003;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v6031 = x[v6030];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6032 = float(v6031);
-        const float v6033 = v7347;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6034 = fma(v6032, v6022, v6033);
-        v7347 = v6034;
-        const float v6035 = v7348;
-        const float v6036 = fma(v6032, v6023, v6035);
-        v7348 = v6036;
-        const float v6037 = v7349;
-        const float v6038 = fma(v6032, v6024, v6037);
-        v7349 = v6038;
-        const float v6039 = v7350;
-        const float v6040 = fma(v6032, v6025, v6039);
-        v7350 = v6040;
-        const float v6041 = v7351;
-        const float v6042 = fma(v6032, v6026, v6041);
-        v7351 = v6042;
-        const float v6043 = v7352;
-        const float v6044 = fma(v6032, v6027, v6043);
-        v7352 = v6044;
-        const float v6045 = v7353;
-        const float v6046 = fma(v6032, v6028, v6045);
-        v7353 = v6046;
-        const float v6047 = v7354;
-        const float v6048 = fma(v6032, v6029, v6047);
-        v7354 = v6048;
-        const float v6050 = v7347;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6051 = v7339;
-        const float v6052 = v6051 + v6050;
-        v7339 = v6052;
-        const float v6054 = v7348;
-        const float v6055 = v7340;
-        const float v6056 = v6055 + v6054;
-        v7340 = v6056;
-        const float v6058 = v7349;
-        const float v6059 = v7341;
-        const float v6060 = v6059 + v6058;
-        v7341 = v6060;
-        const float v6062 = v7350;
-        const float v6063 = v7342;
-        const float v6064 = v6063 + v6062;
-        v7342 = v6064;
-        const float v6066 = v7351;
-        const float v6067 = v7343;
-        const float v6068 = v6067 + v6066;
-        v7343 = v6068;
-        const float v6070 = v7352;
-        const float v6071 = v7344;
-        const float v6072 = v6071 + v6070;
-        v7344 = v6072;
-        const float v6074 = v7353;
-        const float v6075 = v7345;
-        const float v6076 = v6075 + v6074;
-        v7345 = v6076;
-        const float v6078 = v7354;
-        const float v6079 = v7346;
-        const float v6080 = v6079 + v6078;
-        v7346 = v6080;
+        float v7355 = 0.0f;
+        const float v6023 = float(v6006);  // kernels/gemm/gemv.cpp:76
+        const float v6024 = float(v6008);
+        const float v6025 = float(v6010);
+        const float v6026 = float(v6012);
+        const float v6027 = float(v6014);
+        const float v6028 = float(v6016);
+        const float v6029 = float(v6018);
+        const float v6030 = float(v6020);
+        const uint v6031 = v6003 + v6004;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v6032 = x[v6031];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6033 = float(v6032);
+        const float v6034 = v7348;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6035 = fma(v6033, v6023, v6034);
+        v7348 = v6035;
+        const float v6036 = v7349;
+        const float v6037 = fma(v6033, v6024, v6036);
+        v7349 = v6037;
+        const float v6038 = v7350;
+        const float v6039 = fma(v6033, v6025, v6038);
+        v7350 = v6039;
+        const float v6040 = v7351;
+        const float v6041 = fma(v6033, v6026, v6040);
+        v7351 = v6041;
+        const float v6042 = v7352;
+        const float v6043 = fma(v6033, v6027, v6042);
+        v7352 = v6043;
+        const float v6044 = v7353;
+        const float v6045 = fma(v6033, v6028, v6044);
+        v7353 = v6045;
+        const float v6046 = v7354;
+        const float v6047 = fma(v6033, v6029, v6046);
+        v7354 = v6047;
+        const float v6048 = v7355;
+        const float v6049 = fma(v6033, v6030, v6048);
+        v7355 = v6049;
+        const float v6051 = v7348;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6052 = v7340;
+        const float v6053 = v6052 + v6051;
+        v7340 = v6053;
+        const float v6055 = v7349;
+        const float v6056 = v7341;
+        const float v6057 = v6056 + v6055;
+        v7341 = v6057;
+        const float v6059 = v7350;
+        const float v6060 = v7342;
+        const float v6061 = v6060 + v6059;
+        v7342 = v6061;
+        const float v6063 = v7351;
+        const float v6064 = v7343;
+        const float v6065 = v6064 + v6063;
+        v7343 = v6065;
+        const float v6067 = v7352;
+        const float v6068 = v7344;
+        const float v6069 = v6068 + v6067;
+        v7344 = v6069;
+        const float v6071 = v7353;
+        const float v6072 = v7345;
+        const float v6073 = v6072 + v6071;
+        v7345 = v6073;
+        const float v6075 = v7354;
+        const float v6076 = v7346;
+        const float v6077 = v6076 + v6075;
+        v7346 = v6077;
+        const float v6079 = v7355;
+        const float v6080 = v7347;
+        const float v6081 = v6080 + v6079;
+        v7347 = v6081;
       }
-      const float v6082 = v7339;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6083 = simd_sum(v6082);
-      const uint v6084 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6085 = v6084 == 0u;
-      if (v6085) {
-        const uint v6086 = iron_sg;
-        const uint v6087 = v6086 << 3u;
-        shm3[v6087] = v6083;
+      const float v6083 = v7340;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6084 = simd_sum(v6083);
+      const uint v6085 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6086 = v6085 == 0u;
+      if (v6086) {
+        const uint v6087 = iron_sg;
+        const uint v6088 = v6087 << 3u;
+        shm3[v6088] = v6084;
       }
-      const float v6088 = v7340;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6089 = simd_sum(v6088);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6090 = iron_sg;
-        const uint v6091 = v6090 << 3u;
-        const uint v6092 = v6091 + 1u;
-        shm3[v6092] = v6089;
+      const float v6089 = v7341;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6090 = simd_sum(v6089);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6091 = iron_sg;
+        const uint v6092 = v6091 << 3u;
+        const uint v6093 = v6092 + 1u;
+        shm3[v6093] = v6090;
       }
-      const float v6093 = v7341;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6094 = simd_sum(v6093);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6095 = iron_sg;
-        const uint v6096 = v6095 << 3u;
-        const uint v6097 = v6096 + 2u;
-        shm3[v6097] = v6094;
+      const float v6094 = v7342;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6095 = simd_sum(v6094);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6096 = iron_sg;
+        const uint v6097 = v6096 << 3u;
+        const uint v6098 = v6097 + 2u;
+        shm3[v6098] = v6095;
       }
-      const float v6098 = v7342;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6099 = simd_sum(v6098);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6100 = iron_sg;
-        const uint v6101 = v6100 << 3u;
-        const uint v6102 = v6101 + 3u;
-        shm3[v6102] = v6099;
+      const float v6099 = v7343;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6100 = simd_sum(v6099);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6101 = iron_sg;
+        const uint v6102 = v6101 << 3u;
+        const uint v6103 = v6102 + 3u;
+        shm3[v6103] = v6100;
       }
-      const float v6103 = v7343;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6104 = simd_sum(v6103);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6105 = iron_sg;
-        const uint v6106 = v6105 << 3u;
-        const uint v6107 = v6106 + 4u;
-        shm3[v6107] = v6104;
+      const float v6104 = v7344;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6105 = simd_sum(v6104);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6106 = iron_sg;
+        const uint v6107 = v6106 << 3u;
+        const uint v6108 = v6107 + 4u;
+        shm3[v6108] = v6105;
       }
-      const float v6108 = v7344;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6109 = simd_sum(v6108);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6110 = iron_sg;
-        const uint v6111 = v6110 << 3u;
-        const uint v6112 = v6111 + 5u;
-        shm3[v6112] = v6109;
+      const float v6109 = v7345;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6110 = simd_sum(v6109);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6111 = iron_sg;
+        const uint v6112 = v6111 << 3u;
+        const uint v6113 = v6112 + 5u;
+        shm3[v6113] = v6110;
       }
-      const float v6113 = v7345;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6114 = simd_sum(v6113);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6115 = iron_sg;
-        const uint v6116 = v6115 << 3u;
-        const uint v6117 = v6116 + 6u;
-        shm3[v6117] = v6114;
+      const float v6114 = v7346;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6115 = simd_sum(v6114);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6116 = iron_sg;
+        const uint v6117 = v6116 << 3u;
+        const uint v6118 = v6117 + 6u;
+        shm3[v6118] = v6115;
       }
-      const float v6118 = v7346;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6119 = simd_sum(v6118);
-      if (v6085) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6120 = iron_sg;
-        const uint v6121 = v6120 << 3u;
-        const uint v6122 = v6121 + 7u;
-        shm3[v6122] = v6119;
+      const float v6119 = v7347;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6120 = simd_sum(v6119);
+      if (v6086) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6121 = iron_sg;
+        const uint v6122 = v6121 << 3u;
+        const uint v6123 = v6122 + 7u;
+        shm3[v6123] = v6120;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v6123 = v3941 + v5992;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v6124 = v5992 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v6125 = v3025 + v6124;
-      const bool v6126 = v5992 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6127 = v6123 < v1;
-      const bool v6128 = v6126 && v6127;
-      const bool v6129 = v6125 < v0;
-      const bool v6130 = v6128 && v6129;
-      if (v6130) {
-        const float v6131 = shm3[v5992];  // kernels/gemm/gemv_rows.hpp:155
-        float v6132 = v6131;
-        const uint v6133 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v6124 = v3942 + v5993;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v6125 = v5993 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v6126 = v3026 + v6125;
+      const bool v6127 = v5993 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6128 = v6124 < v1;
+      const bool v6129 = v6127 && v6128;
+      const bool v6130 = v6126 < v0;
+      const bool v6131 = v6129 && v6130;
+      if (v6131) {
+        const float v6132 = shm3[v5993];  // kernels/gemm/gemv_rows.hpp:155
+        float v6133 = v6132;
+        const uint v6134 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v6134 = 1u; v6134 < v6133; v6134 += 1u) {
-          const uint v6135 = v6134 << 3u;
-          const uint v6136 = v6135 + v5992;
-          const float v6137 = shm3[v6136];
-          const float v6138 = v6132;
-          const float v6139 = v6138 + v6137;
-          v6132 = v6139;
+        for (uint v6135 = 1u; v6135 < v6134; v6135 += 1u) {
+          const uint v6136 = v6135 << 3u;
+          const uint v6137 = v6136 + v5993;
+          const float v6138 = shm3[v6137];
+          const float v6139 = v6133;
+          const float v6140 = v6139 + v6138;
+          v6133 = v6140;
         }
-        const float v6140 = v6132;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v6141 = bfloat(v6140);
-        const uint v6142 = v6125 * v1;
-        const uint v6143 = v6142 + v6123;
-        out[v6143] = v6141;
+        const float v6141 = v6133;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v6142 = bfloat(v6141);
+        const uint v6143 = v6126 * v1;
+        const uint v6144 = v6143 + v6124;
+        out[v6144] = v6142;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6172 = v3962 && v3227;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6172) {
-      float v7356 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7357 = 0.0f;
+    const bool v6173 = v3963 && v3228;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6173) {
+      float v7357 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7358 = 0.0f;
       float v7359 = 0.0f;
       float v7360 = 0.0f;
       float v7361 = 0.0f;
       float v7362 = 0.0f;
       float v7363 = 0.0f;
-      const uint v6175 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v6176 = iron_tid.x;
-      const uint v6177 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v6178 = v3948 * v2;
-      const uint v6179 = v3950 * v2;
-      const uint v6180 = v3952 * v2;
-      const uint v6181 = v3954 * v2;
-      const uint v6182 = v3956 * v2;
-      const uint v6183 = v3958 * v2;
-      const uint v6184 = v3960 * v2;
-      const uint v6186 = v3225 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7364 = 0.0f;
+      const uint v6176 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v6177 = iron_tid.x;
+      const uint v6178 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v6179 = v3949 * v2;
+      const uint v6180 = v3951 * v2;
+      const uint v6181 = v3953 * v2;
+      const uint v6182 = v3955 * v2;
+      const uint v6183 = v3957 * v2;
+      const uint v6184 = v3959 * v2;
+      const uint v6185 = v3961 * v2;
+      const uint v6187 = v3226 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v6187 = v6176; v6187 < v2; v6187 += v6175) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v6188 = v6177 + v6187;  // kernels/gemm/gemv.cpp:71
-        const bfloat v6189 = w[v6188];
-        const uint v6190 = v6178 + v6187;
-        const bfloat v6191 = w[v6190];
-        const uint v6192 = v6179 + v6187;
-        const bfloat v6193 = w[v6192];
-        const uint v6194 = v6180 + v6187;
-        const bfloat v6195 = w[v6194];
-        const uint v6196 = v6181 + v6187;
-        const bfloat v6197 = w[v6196];
-        const uint v6198 = v6182 + v6187;
-        const bfloat v6199 = w[v6198];
-        const uint v6200 = v6183 + v6187;
-        const bfloat v6201 = w[v6200];
-        const uint v6202 = v6184 + v6187;
-        const bfloat v6203 = w[v6202];
-        float v7364 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7365 = 0.0f;
+      for (uint v6188 = v6177; v6188 < v2; v6188 += v6176) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v6189 = v6178 + v6188;  // kernels/gemm/gemv.cpp:71
+        const bfloat v6190 = w[v6189];
+        const uint v6191 = v6179 + v6188;
+        const bfloat v6192 = w[v6191];
+        const uint v6193 = v6180 + v6188;
+        const bfloat v6194 = w[v6193];
+        const uint v6195 = v6181 + v6188;
+        const bfloat v6196 = w[v6195];
+        const uint v6197 = v6182 + v6188;
+        const bfloat v6198 = w[v6197];
+        const uint v6199 = v6183 + v6188;
+        const bfloat v6200 = w[v6199];
+        const uint v6201 = v6184 + v6188;
+        const bfloat v6202 = w[v6201];
+        const uint v6203 = v6185 + v6188;
+        const bfloat v6204 = w[v6203];
+        float v7365 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7366 = 0.0f;
         float v7367 = 0.0f;
         float v7368 = 0.0f;
         float v7369 = 0.0f;
         float v7370 = 0.0f;
         float v7371 = 0.0f;
-        const float v6206 = float(v6189);  // kernels/gemm/gemv.cpp:76
-        const float v6207 = float(v6191);
-        const float v6208 = float(v6193);
-        const float v6209 = float(v6195);
-        const float v6210 = float(v6197);
-        const float v6211 = float(v6199);
-        const float v6212 = float(v6201);
-        const float v6213 = float(v6203);
-        const uint v6214 = v6186 + v6187;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v6215 = x[v6214];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6216 = float(v6215);
-        const float v6217 = v7364;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6218 = fma(v6216, v6206, v6217);
-        v7364 = v6218;
-        const float v6219 = v7365;
-        const float v6220 = fma(v6216, v6207, v6219);
-        v7365 = v6220;
-        const float v6221 = v7366;
-        const float v6222 = fma(v6216, v6208, v6221);
-        v7366 = v6222;
-        const float v6223 = v7367;
-        const float v6224 = fma(v6216, v6209, v6223);
-        v7367 = v6224;
-        const float v6225 = v7368;
-        const float v6226 = fma(v6216, v6210, v6225);
-        v7368 = v6226;
-        const float v6227 = v7369;
-        const float v6228 = fma(v6216, v6211, v6227);
-        v7369 = v6228;
-        const float v6229 = v7370;
-        const float v6230 = fma(v6216, v6212, v6229);
-        v7370 = v6230;
-        const float v6231 = v7371;
-        const float v6232 = fma(v6216, v6213, v6231);
-        v7371 = v6232;
-        const float v6234 = v7364;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6235 = v7356;
-        const float v6236 = v6235 + v6234;
-        v7356 = v6236;
-        const float v6238 = v7365;
-        const float v6239 = v7357;
-        const float v6240 = v6239 + v6238;
-        v7357 = v6240;
-        const float v6242 = v7366;
-        const float v6243 = v7358;
-        const float v6244 = v6243 + v6242;
-        v7358 = v6244;
-        const float v6246 = v7367;
-        const float v6247 = v7359;
-        const float v6248 = v6247 + v6246;
-        v7359 = v6248;
-        const float v6250 = v7368;
-        const float v6251 = v7360;
-        const float v6252 = v6251 + v6250;
-        v7360 = v6252;
-        const float v6254 = v7369;
-        const float v6255 = v7361;
-        const float v6256 = v6255 + v6254;
-        v7361 = v6256;
-        const float v6258 = v7370;
-        const float v6259 = v7362;
-        const float v6260 = v6259 + v6258;
-        v7362 = v6260;
-        const float v6262 = v7371;
-        const float v6263 = v7363;
-        const float v6264 = v6263 + v6262;
-        v7363 = v6264;
+        float v7372 = 0.0f;
+        const float v6207 = float(v6190);  // kernels/gemm/gemv.cpp:76
+        const float v6208 = float(v6192);
+        const float v6209 = float(v6194);
+        const float v6210 = float(v6196);
+        const float v6211 = float(v6198);
+        const float v6212 = float(v6200);
+        const float v6213 = float(v6202);
+        const float v6214 = float(v6204);
+        const uint v6215 = v6187 + v6188;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v6216 = x[v6215];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6217 = float(v6216);
+        const float v6218 = v7365;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6219 = fma(v6217, v6207, v6218);
+        v7365 = v6219;
+        const float v6220 = v7366;
+        const float v6221 = fma(v6217, v6208, v6220);
+        v7366 = v6221;
+        const float v6222 = v7367;
+        const float v6223 = fma(v6217, v6209, v6222);
+        v7367 = v6223;
+        const float v6224 = v7368;
+        const float v6225 = fma(v6217, v6210, v6224);
+        v7368 = v6225;
+        const float v6226 = v7369;
+        const float v6227 = fma(v6217, v6211, v6226);
+        v7369 = v6227;
+        const float v6228 = v7370;
+        const float v6229 = fma(v6217, v6212, v6228);
+        v7370 = v6229;
+        const float v6230 = v7371;
+        const float v6231 = fma(v6217, v6213, v6230);
+        v7371 = v6231;
+        const float v6232 = v7372;
+        const float v6233 = fma(v6217, v6214, v6232);
+        v7372 = v6233;
+        const float v6235 = v7365;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6236 = v7357;
+        const float v6237 = v6236 + v6235;
+        v7357 = v6237;
+        const float v6239 = v7366;
+        const float v6240 = v7358;
+        const float v6241 = v6240 + v6239;
+        v7358 = v6241;
+        const float v6243 = v7367;
+        const float v6244 = v7359;
+        const float v6245 = v6244 + v6243;
+        v7359 = v6245;
+        const float v6247 = v7368;
+        const float v6248 = v7360;
+        const float v6249 = v6248 + v6247;
+        v7360 = v6249;
+        const float v6251 = v7369;
+        const float v6252 = v7361;
+        const float v6253 = v6252 + v6251;
+        v7361 = v6253;
+        const float v6255 = v7370;
+        const float v6256 = v7362;
+        const float v6257 = v6256 + v6255;
+        v7362 = v6257;
+        const float v6259 = v7371;
+        const float v6260 = v7363;
+        const float v6261 = v6260 + v6259;
+        v7363 = v6261;
+        const float v6263 = v7372;
+        const float v6264 = v7364;
+        const float v6265 = v6264 + v6263;
+        v7364 = v6265;
       }
-      const float v6266 = v7356;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6267 = simd_sum(v6266);
-      const uint v6268 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6269 = v6268 == 0u;
-      if (v6269) {
-        const uint v6270 = iron_sg;
-        const uint v6271 = v6270 << 3u;
-        shm3[v6271] = v6267;
+      const float v6267 = v7357;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6268 = simd_sum(v6267);
+      const uint v6269 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6270 = v6269 == 0u;
+      if (v6270) {
+        const uint v6271 = iron_sg;
+        const uint v6272 = v6271 << 3u;
+        shm3[v6272] = v6268;
       }
-      const float v6272 = v7357;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6273 = simd_sum(v6272);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6274 = iron_sg;
-        const uint v6275 = v6274 << 3u;
-        const uint v6276 = v6275 + 1u;
-        shm3[v6276] = v6273;
+      const float v6273 = v7358;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6274 = simd_sum(v6273);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6275 = iron_sg;
+        const uint v6276 = v6275 << 3u;
+        const uint v6277 = v6276 + 1u;
+        shm3[v6277] = v6274;
       }
-      const float v6277 = v7358;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6278 = simd_sum(v6277);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6279 = iron_sg;
-        const uint v6280 = v6279 << 3u;
-        const uint v6281 = v6280 + 2u;
-        shm3[v6281] = v6278;
+      const float v6278 = v7359;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6279 = simd_sum(v6278);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6280 = iron_sg;
+        const uint v6281 = v6280 << 3u;
+        const uint v6282 = v6281 + 2u;
+        shm3[v6282] = v6279;
       }
-      const float v6282 = v7359;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6283 = simd_sum(v6282);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6284 = iron_sg;
-        const uint v6285 = v6284 << 3u;
-        const uint v6286 = v6285 + 3u;
-        shm3[v6286] = v6283;
+      const float v6283 = v7360;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6284 = simd_sum(v6283);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6285 = iron_sg;
+        const uint v6286 = v6285 << 3u;
+        const uint v6287 = v6286 + 3u;
+        shm3[v6287] = v6284;
       }
-      const float v6287 = v7360;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6288 = simd_sum(v6287);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6289 = iron_sg;
-        const uint v6290 = v6289 << 3u;
-        const uint v6291 = v6290 + 4u;
-        shm3[v6291] = v6288;
+      const float v6288 = v7361;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6289 = simd_sum(v6288);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6290 = iron_sg;
+        const uint v6291 = v6290 << 3u;
+        const uint v6292 = v6291 + 4u;
+        shm3[v6292] = v6289;
       }
-      const float v6292 = v7361;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6293 = simd_sum(v6292);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6294 = iron_sg;
-        const uint v6295 = v6294 << 3u;
-        const uint v6296 = v6295 + 5u;
-        shm3[v6296] = v6293;
+      const float v6293 = v7362;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6294 = simd_sum(v6293);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6295 = iron_sg;
+        const uint v6296 = v6295 << 3u;
+        const uint v6297 = v6296 + 5u;
+        shm3[v6297] = v6294;
       }
-      const float v6297 = v7362;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6298 = simd_sum(v6297);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6299 = iron_sg;
-        const uint v6300 = v6299 << 3u;
-        const uint v6301 = v6300 + 6u;
-        shm3[v6301] = v6298;
+      const float v6298 = v7363;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6299 = simd_sum(v6298);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6300 = iron_sg;
+        const uint v6301 = v6300 << 3u;
+        const uint v6302 = v6301 + 6u;
+        shm3[v6302] = v6299;
       }
-      const float v6302 = v7363;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6303 = simd_sum(v6302);
-      if (v6269) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6304 = iron_sg;
-        const uint v6305 = v6304 << 3u;
-        const uint v6306 = v6305 + 7u;
-        shm3[v6306] = v6303;
+      const float v6303 = v7364;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6304 = simd_sum(v6303);
+      if (v6270) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6305 = iron_sg;
+        const uint v6306 = v6305 << 3u;
+        const uint v6307 = v6306 + 7u;
+        shm3[v6307] = v6304;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v6307 = v3941 + v6176;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v6308 = v6176 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v6309 = v3209 + v6308;
-      const bool v6310 = v6176 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6311 = v6307 < v1;
-      const bool v6312 = v6310 && v6311;
-      const bool v6313 = v6309 < v0;
-      const bool v6314 = v6312 && v6313;
-      if (v6314) {
-        const float v6315 = shm3[v6176];  // kernels/gemm/gemv_rows.hpp:155
-        float v6316 = v6315;
-        const uint v6317 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v6308 = v3942 + v6177;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v6309 = v6177 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v6310 = v3210 + v6309;
+      const bool v6311 = v6177 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6312 = v6308 < v1;
+      const bool v6313 = v6311 && v6312;
+      const bool v6314 = v6310 < v0;
+      const bool v6315 = v6313 && v6314;
+      if (v6315) {
+        const float v6316 = shm3[v6177];  // kernels/gemm/gemv_rows.hpp:155
+        float v6317 = v6316;
+        const uint v6318 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v6318 = 1u; v6318 < v6317; v6318 += 1u) {
-          const uint v6319 = v6318 << 3u;
-          const uint v6320 = v6319 + v6176;
-          const float v6321 = shm3[v6320];
-          const float v6322 = v6316;
-          const float v6323 = v6322 + v6321;
-          v6316 = v6323;
+        for (uint v6319 = 1u; v6319 < v6318; v6319 += 1u) {
+          const uint v6320 = v6319 << 3u;
+          const uint v6321 = v6320 + v6177;
+          const float v6322 = shm3[v6321];
+          const float v6323 = v6317;
+          const float v6324 = v6323 + v6322;
+          v6317 = v6324;
         }
-        const float v6324 = v6316;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v6325 = bfloat(v6324);
-        const uint v6326 = v6309 * v1;
-        const uint v6327 = v6326 + v6307;
-        out[v6327] = v6325;
+        const float v6325 = v6317;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v6326 = bfloat(v6325);
+        const uint v6327 = v6310 * v1;
+        const uint v6328 = v6327 + v6308;
+        out[v6328] = v6326;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6356 = v3962 && v3411;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6356) {
-      float v7373 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7374 = 0.0f;
+    const bool v6357 = v3963 && v3412;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6357) {
+      float v7374 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7375 = 0.0f;
       float v7376 = 0.0f;
       float v7377 = 0.0f;
       float v7378 = 0.0f;
       float v7379 = 0.0f;
       float v7380 = 0.0f;
-      const uint v6359 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v6360 = iron_tid.x;
-      const uint v6361 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v6362 = v3948 * v2;
-      const uint v6363 = v3950 * v2;
-      const uint v6364 = v3952 * v2;
-      const uint v6365 = v3954 * v2;
-      const uint v6366 = v3956 * v2;
-      const uint v6367 = v3958 * v2;
-      const uint v6368 = v3960 * v2;
-      const uint v6370 = v3409 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7381 = 0.0f;
+      const uint v6360 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v6361 = iron_tid.x;
+      const uint v6362 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v6363 = v3949 * v2;
+      const uint v6364 = v3951 * v2;
+      const uint v6365 = v3953 * v2;
+      const uint v6366 = v3955 * v2;
+      const uint v6367 = v3957 * v2;
+      const uint v6368 = v3959 * v2;
+      const uint v6369 = v3961 * v2;
+      const uint v6371 = v3410 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v6371 = v6360; v6371 < v2; v6371 += v6359) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v6372 = v6361 + v6371;  // kernels/gemm/gemv.cpp:71
-        const bfloat v6373 = w[v6372];
-        const uint v6374 = v6362 + v6371;
-        const bfloat v6375 = w[v6374];
-        const uint v6376 = v6363 + v6371;
-        const bfloat v6377 = w[v6376];
-        const uint v6378 = v6364 + v6371;
-        const bfloat v6379 = w[v6378];
-        const uint v6380 = v6365 + v6371;
-        const bfloat v6381 = w[v6380];
-        const uint v6382 = v6366 + v6371;
-        const bfloat v6383 = w[v6382];
-        const uint v6384 = v6367 + v6371;
-        const bfloat v6385 = w[v6384];
-        const uint v6386 = v6368 + v6371;
-        const bfloat v6387 = w[v6386];
-        float v7381 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7382 = 0.0f;
+      for (uint v6372 = v6361; v6372 < v2; v6372 += v6360) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v6373 = v6362 + v6372;  // kernels/gemm/gemv.cpp:71
+        const bfloat v6374 = w[v6373];
+        const uint v6375 = v6363 + v6372;
+        const bfloat v6376 = w[v6375];
+        const uint v6377 = v6364 + v6372;
+        const bfloat v6378 = w[v6377];
+        const uint v6379 = v6365 + v6372;
+        const bfloat v6380 = w[v6379];
+        const uint v6381 = v6366 + v6372;
+        const bfloat v6382 = w[v6381];
+        const uint v6383 = v6367 + v6372;
+        const bfloat v6384 = w[v6383];
+        const uint v6385 = v6368 + v6372;
+        const bfloat v6386 = w[v6385];
+        const uint v6387 = v6369 + v6372;
+        const bfloat v6388 = w[v6387];
+        float v7382 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7383 = 0.0f;
         float v7384 = 0.0f;
         float v7385 = 0.0f;
         float v7386 = 0.0f;
         float v7387 = 0.0f;
         float v7388 = 0.0f;
-        const float v6390 = float(v6373);  // kernels/gemm/gemv.cpp:76
-        const float v6391 = float(v6375);
-        const float v6392 = float(v6377);
-        const float v6393 = float(v6379);
-        const float v6394 = float(v6381);
-        const float v6395 = float(v6383);
-        const float v6396 = float(v6385);
-        const float v6397 = float(v6387);
-        const uint v6398 = v6370 + v6371;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v6399 = x[v6398];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6400 = float(v6399);
-        const float v6401 = v7381;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6402 = fma(v6400, v6390, v6401);
-        v7381 = v6402;
-        const float v6403 = v7382;
-        const float v6404 = fma(v6400, v6391, v6403);
-        v7382 = v6404;
-        const float v6405 = v7383;
-        const float v6406 = fma(v6400, v6392, v6405);
-        v7383 = v6406;
-        const float v6407 = v7384;
-        const float v6408 = fma(v6400, v6393, v6407);
-        v7384 = v6408;
-        const float v6409 = v7385;
-        const float v6410 = fma(v6400, v6394, v6409);
-        v7385 = v6410;
-        const float v6411 = v7386;
-        const float v6412 = fma(v6400, v6395, v6411);
-        v7386 = v6412;
-        const float v6413 = v7387;
-        const float v6414 = fma(v6400, v6396, v6413);
-        v7387 = v6414;
-        const float v6415 = v7388;
-        const float v6416 = fma(v6400, v6397, v6415);
-        v7388 = v6416;
-        const float v6418 = v7381;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6419 = v7373;
-        const float v6420 = v6419 + v6418;
-        v7373 = v6420;
-        const float v6422 = v7382;
-        const float v6423 = v7374;
-        const float v6424 = v6423 + v6422;
-        v7374 = v6424;
-        const float v6426 = v7383;
-        const float v6427 = v7375;
-        const float v6428 = v6427 + v6426;
-        v7375 = v6428;
-        const float v6430 = v7384;
-        const float v6431 = v7376;
-        const float v6432 = v6431 + v6430;
-        v7376 = v6432;
-        const float v6434 = v7385;
-        const float v6435 = v7377;
-        const float v6436 = v6435 + v6434;
-        v7377 = v6436;
-        const float v6438 = v7386;
-        const float v6439 = v7378;
-        const float v6440 = v6439 + v6438;
-        v7378 = v6440;
-        const float v6442 = v7387;
-        const float v6443 = v7379;
-        const float v6444 = v6443 + v6442;
-        v7379 = v6444;
-        const float v6446 = v7388;
-        const float v6447 = v7380;
-        const float v6448 = v6447 + v6446;
-        v7380 = v6448;
+        float v7389 = 0.0f;
+        const float v6391 = float(v6374);  // kernels/gemm/gemv.cpp:76
+        const float v6392 = float(v6376);
+        const float v6393 = float(v6378);
+        const float v6394 = float(v6380);
+        const float v6395 = float(v6382);
+        const float v6396 = float(v6384);
+        const float v6397 = float(v6386);
+        const float v6398 = float(v6388);
+        const uint v6399 = v6371 + v6372;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v6400 = x[v6399];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6401 = float(v6400);
+        const float v6402 = v7382;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6403 = fma(v6401, v6391, v6402);
+        v7382 = v6403;
+        const float v6404 = v7383;
+        const float v6405 = fma(v6401, v6392, v6404);
+        v7383 = v6405;
+        const float v6406 = v7384;
+        const float v6407 = fma(v6401, v6393, v6406);
+        v7384 = v6407;
+        const float v6408 = v7385;
+        const float v6409 = fma(v6401, v6394, v6408);
+        v7385 = v6409;
+        const float v6410 = v7386;
+        const float v6411 = fma(v6401, v6395, v6410);
+        v7386 = v6411;
+        const float v6412 = v7387;
+        const float v6413 = fma(v6401, v6396, v6412);
+        v7387 = v6413;
+        const float v6414 = v7388;
+        const float v6415 = fma(v6401, v6397, v6414);
+        v7388 = v6415;
+        const float v6416 = v7389;
+        const float v6417 = fma(v6401, v6398, v6416);
+        v7389 = v6417;
+        const float v6419 = v7382;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6420 = v7374;
+        const float v6421 = v6420 + v6419;
+        v7374 = v6421;
+        const float v6423 = v7383;
+        const float v6424 = v7375;
+        const float v6425 = v6424 + v6423;
+        v7375 = v6425;
+        const float v6427 = v7384;
+        const float v6428 = v7376;
+        const float v6429 = v6428 + v6427;
+        v7376 = v6429;
+        const float v6431 = v7385;
+        const float v6432 = v7377;
+        const float v6433 = v6432 + v6431;
+        v7377 = v6433;
+        const float v6435 = v7386;
+        const float v6436 = v7378;
+        const float v6437 = v6436 + v6435;
+        v7378 = v6437;
+        const float v6439 = v7387;
+        const float v6440 = v7379;
+        const float v6441 = v6440 + v6439;
+        v7379 = v6441;
+        const float v6443 = v7388;
+        const float v6444 = v7380;
+        const float v6445 = v6444 + v6443;
+        v7380 = v6445;
+        const float v6447 = v7389;
+        const float v6448 = v7381;
+        const float v6449 = v6448 + v6447;
+        v7381 = v6449;
       }
-      const float v6450 = v7373;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6451 = simd_sum(v6450);
-      const uint v6452 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6453 = v6452 == 0u;
-      if (v6453) {
-        const uint v6454 = iron_sg;
-        const uint v6455 = v6454 << 3u;
-        shm3[v6455] = v6451;
+      const float v6451 = v7374;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6452 = simd_sum(v6451);
+      const uint v6453 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6454 = v6453 == 0u;
+      if (v6454) {
+        const uint v6455 = iron_sg;
+        const uint v6456 = v6455 << 3u;
+        shm3[v6456] = v6452;
       }
-      const float v6456 = v7374;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6457 = simd_sum(v6456);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6458 = iron_sg;
-        const uint v6459 = v6458 << 3u;
-        const uint v6460 = v6459 + 1u;
-        shm3[v6460] = v6457;
+      const float v6457 = v7375;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6458 = simd_sum(v6457);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6459 = iron_sg;
+        const uint v6460 = v6459 << 3u;
+        const uint v6461 = v6460 + 1u;
+        shm3[v6461] = v6458;
       }
-      const float v6461 = v7375;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6462 = simd_sum(v6461);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6463 = iron_sg;
-        const uint v6464 = v6463 << 3u;
-        const uint v6465 = v6464 + 2u;
-        shm3[v6465] = v6462;
+      const float v6462 = v7376;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6463 = simd_sum(v6462);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6464 = iron_sg;
+        const uint v6465 = v6464 << 3u;
+        const uint v6466 = v6465 + 2u;
+        shm3[v6466] = v6463;
       }
-      const float v6466 = v7376;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6467 = simd_sum(v6466);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6468 = iron_sg;
-        const uint v6469 = v6468 << 3u;
-        const uint v6470 = v6469 + 3u;
-        shm3[v6470] = v6467;
+      const float v6467 = v7377;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6468 = simd_sum(v6467);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6469 = iron_sg;
+        const uint v6470 = v6469 << 3u;
+        const uint v6471 = v6470 + 3u;
+        shm3[v6471] = v6468;
       }
-      const float v6471 = v7377;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6472 = simd_sum(v6471);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6473 = iron_sg;
-        const uint v6474 = v6473 << 3u;
-        const uint v6475 = v6474 + 4u;
-        shm3[v6475] = v6472;
+      const float v6472 = v7378;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6473 = simd_sum(v6472);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6474 = iron_sg;
+        const uint v6475 = v6474 << 3u;
+        const uint v6476 = v6475 + 4u;
+        shm3[v6476] = v6473;
       }
-      const float v6476 = v7378;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6477 = simd_sum(v6476);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6478 = iron_sg;
-        const uint v6479 = v6478 << 3u;
-        const uint v6480 = v6479 + 5u;
-        shm3[v6480] = v6477;
+      const float v6477 = v7379;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6478 = simd_sum(v6477);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6479 = iron_sg;
+        const uint v6480 = v6479 << 3u;
+        const uint v6481 = v6480 + 5u;
+        shm3[v6481] = v6478;
       }
-      const float v6481 = v7379;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6482 = simd_sum(v6481);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6483 = iron_sg;
-        const uint v6484 = v6483 << 3u;
-        const uint v6485 = v6484 + 6u;
-        shm3[v6485] = v6482;
+      const float v6482 = v7380;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6483 = simd_sum(v6482);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6484 = iron_sg;
+        const uint v6485 = v6484 << 3u;
+        const uint v6486 = v6485 + 6u;
+        shm3[v6486] = v6483;
       }
-      const float v6486 = v7380;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6487 = simd_sum(v6486);
-      if (v6453) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6488 = iron_sg;
-        const uint v6489 = v6488 << 3u;
-        const uint v6490 = v6489 + 7u;
-        shm3[v6490] = v6487;
+      const float v6487 = v7381;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6488 = simd_sum(v6487);
+      if (v6454) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6489 = iron_sg;
+        const uint v6490 = v6489 << 3u;
+        const uint v6491 = v6490 + 7u;
+        shm3[v6491] = v6488;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v6491 = v3941 + v6360;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v6492 = v6360 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v6493 = v3393 + v6492;
-      const bool v6494 = v6360 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6495 = v6491 < v1;
-      const bool v6496 = v6494 && v6495;
-      const bool v6497 = v6493 < v0;
-      const bool v6498 = v6496 && v6497;
-      if (v6498) {
-        const float v6499 = shm3[v6360];  // kernels/gemm/gemv_rows.hpp:155
-        float v6500 = v6499;
-        const uint v6501 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v6492 = v3942 + v6361;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v6493 = v6361 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v6494 = v3394 + v6493;
+      const bool v6495 = v6361 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6496 = v6492 < v1;
+      const bool v6497 = v6495 && v6496;
+      const bool v6498 = v6494 < v0;
+      const bool v6499 = v6497 && v6498;
+      if (v6499) {
+        const float v6500 = shm3[v6361];  // kernels/gemm/gemv_rows.hpp:155
+        float v6501 = v6500;
+        const uint v6502 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v6502 = 1u; v6502 < v6501; v6502 += 1u) {
-          const uint v6503 = v6502 << 3u;
-          const uint v6504 = v6503 + v6360;
-          const float v6505 = shm3[v6504];
-          const float v6506 = v6500;
-          const float v6507 = v6506 + v6505;
-          v6500 = v6507;
+        for (uint v6503 = 1u; v6503 < v6502; v6503 += 1u) {
+          const uint v6504 = v6503 << 3u;
+          const uint v6505 = v6504 + v6361;
+          const float v6506 = shm3[v6505];
+          const float v6507 = v6501;
+          const float v6508 = v6507 + v6506;
+          v6501 = v6508;
         }
-        const float v6508 = v6500;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v6509 = bfloat(v6508);
-        const uint v6510 = v6493 * v1;
-        const uint v6511 = v6510 + v6491;
-        out[v6511] = v6509;
+        const float v6509 = v6501;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v6510 = bfloat(v6509);
+        const uint v6511 = v6494 * v1;
+        const uint v6512 = v6511 + v6492;
+        out[v6512] = v6510;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6540 = v3962 && v3595;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6540) {
-      float v7390 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7391 = 0.0f;
+    const bool v6541 = v3963 && v3596;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6541) {
+      float v7391 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7392 = 0.0f;
       float v7393 = 0.0f;
       float v7394 = 0.0f;
       float v7395 = 0.0f;
       float v7396 = 0.0f;
       float v7397 = 0.0f;
-      const uint v6543 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v6544 = iron_tid.x;
-      const uint v6545 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v6546 = v3948 * v2;
-      const uint v6547 = v3950 * v2;
-      const uint v6548 = v3952 * v2;
-      const uint v6549 = v3954 * v2;
-      const uint v6550 = v3956 * v2;
-      const uint v6551 = v3958 * v2;
-      const uint v6552 = v3960 * v2;
-      const uint v6554 = v3593 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7398 = 0.0f;
+      const uint v6544 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v6545 = iron_tid.x;
+      const uint v6546 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v6547 = v3949 * v2;
+      const uint v6548 = v3951 * v2;
+      const uint v6549 = v3953 * v2;
+      const uint v6550 = v3955 * v2;
+      const uint v6551 = v3957 * v2;
+      const uint v6552 = v3959 * v2;
+      const uint v6553 = v3961 * v2;
+      const uint v6555 = v3594 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v6555 = v6544; v6555 < v2; v6555 += v6543) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v6556 = v6545 + v6555;  // kernels/gemm/gemv.cpp:71
-        const bfloat v6557 = w[v6556];
-        const uint v6558 = v6546 + v6555;
-        const bfloat v6559 = w[v6558];
-        const uint v6560 = v6547 + v6555;
-        const bfloat v6561 = w[v6560];
-        const uint v6562 = v6548 + v6555;
-        const bfloat v6563 = w[v6562];
-        const uint v6564 = v6549 + v6555;
-        const bfloat v6565 = w[v6564];
-        const uint v6566 = v6550 + v6555;
-        const bfloat v6567 = w[v6566];
-        const uint v6568 = v6551 + v6555;
-        const bfloat v6569 = w[v6568];
-        const uint v6570 = v6552 + v6555;
-        const bfloat v6571 = w[v6570];
-        float v7398 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7399 = 0.0f;
+      for (uint v6556 = v6545; v6556 < v2; v6556 += v6544) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v6557 = v6546 + v6556;  // kernels/gemm/gemv.cpp:71
+        const bfloat v6558 = w[v6557];
+        const uint v6559 = v6547 + v6556;
+        const bfloat v6560 = w[v6559];
+        const uint v6561 = v6548 + v6556;
+        const bfloat v6562 = w[v6561];
+        const uint v6563 = v6549 + v6556;
+        const bfloat v6564 = w[v6563];
+        const uint v6565 = v6550 + v6556;
+        const bfloat v6566 = w[v6565];
+        const uint v6567 = v6551 + v6556;
+        const bfloat v6568 = w[v6567];
+        const uint v6569 = v6552 + v6556;
+        const bfloat v6570 = w[v6569];
+        const uint v6571 = v6553 + v6556;
+        const bfloat v6572 = w[v6571];
+        float v7399 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7400 = 0.0f;
         float v7401 = 0.0f;
         float v7402 = 0.0f;
         float v7403 = 0.0f;
         float v7404 = 0.0f;
         float v7405 = 0.0f;
-        const float v6574 = float(v6557);  // kernels/gemm/gemv.cpp:76
-        const float v6575 = float(v6559);
-        const float v6576 = float(v6561);
-        const float v6577 = float(v6563);
-        const float v6578 = float(v6565);
-        const float v6579 = float(v6567);
-        const float v6580 = float(v6569);
-        const float v6581 = float(v6571);
-        const uint v6582 = v6554 + v6555;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v6583 = x[v6582];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6584 = float(v6583);
-        const float v6585 = v7398;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6586 = fma(v6584, v6574, v6585);
-        v7398 = v6586;
-        const float v6587 = v7399;
-        const float v6588 = fma(v6584, v6575, v6587);
-        v7399 = v6588;
-        const float v6589 = v7400;
-        const float v6590 = fma(v6584, v6576, v6589);
-        v7400 = v6590;
-        const float v6591 = v7401;
-        const float v6592 = fma(v6584, v6577, v6591);
-        v7401 = v6592;
-        const float v6593 = v7402;
-        const float v6594 = fma(v6584, v6578, v6593);
-        v7402 = v6594;
-        const float v6595 = v7403;
-        const float v6596 = fma(v6584, v6579, v6595);
-        v7403 = v6596;
-        const float v6597 = v7404;
-        const float v6598 = fma(v6584, v6580, v6597);
-        v7404 = v6598;
-        const float v6599 = v7405;
-        const float v6600 = fma(v6584, v6581, v6599);
-        v7405 = v6600;
-        const float v6602 = v7398;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6603 = v7390;
-        const float v6604 = v6603 + v6602;
-        v7390 = v6604;
-        const float v6606 = v7399;
-        const float v6607 = v7391;
-        const float v6608 = v6607 + v6606;
-        v7391 = v6608;
-        const float v6610 = v7400;
-        const float v6611 = v7392;
-        const float v6612 = v6611 + v6610;
-        v7392 = v6612;
-        const float v6614 = v7401;
-        const float v6615 = v7393;
-        const float v6616 = v6615 + v6614;
-        v7393 = v6616;
-        const float v6618 = v7402;
-        const float v6619 = v7394;
-        const float v6620 = v6619 + v6618;
-        v7394 = v6620;
-        const float v6622 = v7403;
-        const float v6623 = v7395;
-        const float v6624 = v6623 + v6622;
-        v7395 = v6624;
-        const float v6626 = v7404;
-        const float v6627 = v7396;
-        const float v6628 = v6627 + v6626;
-        v7396 = v6628;
-        const float v6630 = v7405;
-        const float v6631 = v7397;
-        const float v6632 = v6631 + v6630;
-        v7397 = v6632;
+        float v7406 = 0.0f;
+        const float v6575 = float(v6558);  // kernels/gemm/gemv.cpp:76
+        const float v6576 = float(v6560);
+        const float v6577 = float(v6562);
+        const float v6578 = float(v6564);
+        const float v6579 = float(v6566);
+        const float v6580 = float(v6568);
+        const float v6581 = float(v6570);
+        const float v6582 = float(v6572);
+        const uint v6583 = v6555 + v6556;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v6584 = x[v6583];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6585 = float(v6584);
+        const float v6586 = v7399;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6587 = fma(v6585, v6575, v6586);
+        v7399 = v6587;
+        const float v6588 = v7400;
+        const float v6589 = fma(v6585, v6576, v6588);
+        v7400 = v6589;
+        const float v6590 = v7401;
+        const float v6591 = fma(v6585, v6577, v6590);
+        v7401 = v6591;
+        const float v6592 = v7402;
+        const float v6593 = fma(v6585, v6578, v6592);
+        v7402 = v6593;
+        const float v6594 = v7403;
+        const float v6595 = fma(v6585, v6579, v6594);
+        v7403 = v6595;
+        const float v6596 = v7404;
+        const float v6597 = fma(v6585, v6580, v6596);
+        v7404 = v6597;
+        const float v6598 = v7405;
+        const float v6599 = fma(v6585, v6581, v6598);
+        v7405 = v6599;
+        const float v6600 = v7406;
+        const float v6601 = fma(v6585, v6582, v6600);
+        v7406 = v6601;
+        const float v6603 = v7399;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6604 = v7391;
+        const float v6605 = v6604 + v6603;
+        v7391 = v6605;
+        const float v6607 = v7400;
+        const float v6608 = v7392;
+        const float v6609 = v6608 + v6607;
+        v7392 = v6609;
+        const float v6611 = v7401;
+        const float v6612 = v7393;
+        const float v6613 = v6612 + v6611;
+        v7393 = v6613;
+        const float v6615 = v7402;
+        const float v6616 = v7394;
+        const float v6617 = v6616 + v6615;
+        v7394 = v6617;
+        const float v6619 = v7403;
+        const float v6620 = v7395;
+        const float v6621 = v6620 + v6619;
+        v7395 = v6621;
+        const float v6623 = v7404;
+        const float v6624 = v7396;
+        const float v6625 = v6624 + v6623;
+        v7396 = v6625;
+        const float v6627 = v7405;
+        const float v6628 = v7397;
+        const float v6629 = v6628 + v6627;
+        v7397 = v6629;
+        const float v6631 = v7406;
+        const float v6632 = v7398;
+        const float v6633 = v6632 + v6631;
+        v7398 = v6633;
       }
-      const float v6634 = v7390;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6635 = simd_sum(v6634);
-      const uint v6636 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6637 = v6636 == 0u;
-      if (v6637) {
-        const uint v6638 = iron_sg;
-        const uint v6639 = v6638 << 3u;
-        shm3[v6639] = v6635;
+      const float v6635 = v7391;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6636 = simd_sum(v6635);
+      const uint v6637 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6638 = v6637 == 0u;
+      if (v6638) {
+        const uint v6639 = iron_sg;
+        const uint v6640 = v6639 << 3u;
+        shm3[v6640] = v6636;
       }
-      const float v6640 = v7391;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6641 = simd_sum(v6640);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6642 = iron_sg;
-        const uint v6643 = v6642 << 3u;
-        const uint v6644 = v6643 + 1u;
-        shm3[v6644] = v6641;
+      const float v6641 = v7392;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6642 = simd_sum(v6641);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6643 = iron_sg;
+        const uint v6644 = v6643 << 3u;
+        const uint v6645 = v6644 + 1u;
+        shm3[v6645] = v6642;
       }
-      const float v6645 = v7392;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6646 = simd_sum(v6645);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6647 = iron_sg;
-        const uint v6648 = v6647 << 3u;
-        const uint v6649 = v6648 + 2u;
-        shm3[v6649] = v6646;
+      const float v6646 = v7393;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6647 = simd_sum(v6646);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6648 = iron_sg;
+        const uint v6649 = v6648 << 3u;
+        const uint v6650 = v6649 + 2u;
+        shm3[v6650] = v6647;
       }
-      const float v6650 = v7393;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6651 = simd_sum(v6650);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6652 = iron_sg;
-        const uint v6653 = v6652 << 3u;
-        const uint v6654 = v6653 + 3u;
-        shm3[v6654] = v6651;
+      const float v6651 = v7394;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6652 = simd_sum(v6651);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6653 = iron_sg;
+        const uint v6654 = v6653 << 3u;
+        const uint v6655 = v6654 + 3u;
+        shm3[v6655] = v6652;
       }
-      const float v6655 = v7394;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6656 = simd_sum(v6655);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6657 = iron_sg;
-        const uint v6658 = v6657 << 3u;
-        const uint v6659 = v6658 + 4u;
-        shm3[v6659] = v6656;
+      const float v6656 = v7395;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6657 = simd_sum(v6656);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6658 = iron_sg;
+        const uint v6659 = v6658 << 3u;
+        const uint v6660 = v6659 + 4u;
+        shm3[v6660] = v6657;
       }
-      const float v6660 = v7395;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6661 = simd_sum(v6660);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6662 = iron_sg;
-        const uint v6663 = v6662 << 3u;
-        const uint v6664 = v6663 + 5u;
-        shm3[v6664] = v6661;
+      const float v6661 = v7396;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6662 = simd_sum(v6661);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6663 = iron_sg;
+        const uint v6664 = v6663 << 3u;
+        const uint v6665 = v6664 + 5u;
+        shm3[v6665] = v6662;
       }
-      const float v6665 = v7396;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6666 = simd_sum(v6665);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6667 = iron_sg;
-        const uint v6668 = v6667 << 3u;
-        const uint v6669 = v6668 + 6u;
-        shm3[v6669] = v6666;
+      const float v6666 = v7397;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6667 = simd_sum(v6666);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6668 = iron_sg;
+        const uint v6669 = v6668 << 3u;
+        const uint v6670 = v6669 + 6u;
+        shm3[v6670] = v6667;
       }
-      const float v6670 = v7397;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6671 = simd_sum(v6670);
-      if (v6637) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6672 = iron_sg;
-        const uint v6673 = v6672 << 3u;
-        const uint v6674 = v6673 + 7u;
-        shm3[v6674] = v6671;
+      const float v6671 = v7398;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6672 = simd_sum(v6671);
+      if (v6638) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6673 = iron_sg;
+        const uint v6674 = v6673 << 3u;
+        const uint v6675 = v6674 + 7u;
+        shm3[v6675] = v6672;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v6675 = v3941 + v6544;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v6676 = v6544 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v6677 = v3577 + v6676;
-      const bool v6678 = v6544 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6679 = v6675 < v1;
-      const bool v6680 = v6678 && v6679;
-      const bool v6681 = v6677 < v0;
-      const bool v6682 = v6680 && v6681;
-      if (v6682) {
-        const float v6683 = shm3[v6544];  // kernels/gemm/gemv_rows.hpp:155
-        float v6684 = v6683;
-        const uint v6685 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v6676 = v3942 + v6545;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v6677 = v6545 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v6678 = v3578 + v6677;
+      const bool v6679 = v6545 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6680 = v6676 < v1;
+      const bool v6681 = v6679 && v6680;
+      const bool v6682 = v6678 < v0;
+      const bool v6683 = v6681 && v6682;
+      if (v6683) {
+        const float v6684 = shm3[v6545];  // kernels/gemm/gemv_rows.hpp:155
+        float v6685 = v6684;
+        const uint v6686 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v6686 = 1u; v6686 < v6685; v6686 += 1u) {
-          const uint v6687 = v6686 << 3u;
-          const uint v6688 = v6687 + v6544;
-          const float v6689 = shm3[v6688];
-          const float v6690 = v6684;
-          const float v6691 = v6690 + v6689;
-          v6684 = v6691;
+        for (uint v6687 = 1u; v6687 < v6686; v6687 += 1u) {
+          const uint v6688 = v6687 << 3u;
+          const uint v6689 = v6688 + v6545;
+          const float v6690 = shm3[v6689];
+          const float v6691 = v6685;
+          const float v6692 = v6691 + v6690;
+          v6685 = v6692;
         }
-        const float v6692 = v6684;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v6693 = bfloat(v6692);
-        const uint v6694 = v6677 * v1;
-        const uint v6695 = v6694 + v6675;
-        out[v6695] = v6693;
+        const float v6693 = v6685;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v6694 = bfloat(v6693);
+        const uint v6695 = v6678 * v1;
+        const uint v6696 = v6695 + v6676;
+        out[v6696] = v6694;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }
-    const bool v6724 = v3962 && v3779;  // kernels/gemm/gemv_rows.hpp:171
-    if (v6724) {
-      float v7407 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
-      float v7408 = 0.0f;
+    const bool v6725 = v3963 && v3780;  // kernels/gemm/gemv_rows.hpp:171
+    if (v6725) {
+      float v7408 = 0.0f;  // kernels/gemm/gemv_rows.hpp:172
       float v7409 = 0.0f;
       float v7410 = 0.0f;
       float v7411 = 0.0f;
       float v7412 = 0.0f;
       float v7413 = 0.0f;
       float v7414 = 0.0f;
-      const uint v6727 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
-      const uint v6728 = iron_tid.x;
-      const uint v6729 = v3946 * v2;  // kernels/gemm/gemv.cpp:71
-      const uint v6730 = v3948 * v2;
-      const uint v6731 = v3950 * v2;
-      const uint v6732 = v3952 * v2;
-      const uint v6733 = v3954 * v2;
-      const uint v6734 = v3956 * v2;
-      const uint v6735 = v3958 * v2;
-      const uint v6736 = v3960 * v2;
-      const uint v6738 = v3777 * v2;  // kernels/gemm/gemv_rows.hpp:92
+      float v7415 = 0.0f;
+      const uint v6728 = iron_tpg.x;  // kernels/gemm/gemv_rows.hpp:123
+      const uint v6729 = iron_tid.x;
+      const uint v6730 = v3947 * v2;  // kernels/gemm/gemv.cpp:71
+      const uint v6731 = v3949 * v2;
+      const uint v6732 = v3951 * v2;
+      const uint v6733 = v3953 * v2;
+      const uint v6734 = v3955 * v2;
+      const uint v6735 = v3957 * v2;
+      const uint v6736 = v3959 * v2;
+      const uint v6737 = v3961 * v2;
+      const uint v6739 = v3778 * v2;  // kernels/gemm/gemv_rows.hpp:92
 
-      for (uint v6739 = v6728; v6739 < v2; v6739 += v6727) {  // kernels/gemm/gemv_rows.hpp:123
-        const uint v6740 = v6729 + v6739;  // kernels/gemm/gemv.cpp:71
-        const bfloat v6741 = w[v6740];
-        const uint v6742 = v6730 + v6739;
-        const bfloat v6743 = w[v6742];
-        const uint v6744 = v6731 + v6739;
-        const bfloat v6745 = w[v6744];
-        const uint v6746 = v6732 + v6739;
-        const bfloat v6747 = w[v6746];
-        const uint v6748 = v6733 + v6739;
-        const bfloat v6749 = w[v6748];
-        const uint v6750 = v6734 + v6739;
-        const bfloat v6751 = w[v6750];
-        const uint v6752 = v6735 + v6739;
-        const bfloat v6753 = w[v6752];
-        const uint v6754 = v6736 + v6739;
-        const bfloat v6755 = w[v6754];
-        float v7415 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
-        float v7416 = 0.0f;
+      for (uint v6740 = v6729; v6740 < v2; v6740 += v6728) {  // kernels/gemm/gemv_rows.hpp:123
+        const uint v6741 = v6730 + v6740;  // kernels/gemm/gemv.cpp:71
+        const bfloat v6742 = w[v6741];
+        const uint v6743 = v6731 + v6740;
+        const bfloat v6744 = w[v6743];
+        const uint v6745 = v6732 + v6740;
+        const bfloat v6746 = w[v6745];
+        const uint v6747 = v6733 + v6740;
+        const bfloat v6748 = w[v6747];
+        const uint v6749 = v6734 + v6740;
+        const bfloat v6750 = w[v6749];
+        const uint v6751 = v6735 + v6740;
+        const bfloat v6752 = w[v6751];
+        const uint v6753 = v6736 + v6740;
+        const bfloat v6754 = w[v6753];
+        const uint v6755 = v6737 + v6740;
+        const bfloat v6756 = w[v6755];
+        float v7416 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7417 = 0.0f;
         float v7418 = 0.0f;
         float v7419 = 0.0f;
         float v7420 = 0.0f;
         float v7421 = 0.0f;
         float v7422 = 0.0f;
-        const float v6758 = float(v6741);  // kernels/gemm/gemv.cpp:76
-        const float v6759 = float(v6743);
-        const float v6760 = float(v6745);
-        const float v6761 = float(v6747);
-        const float v6762 = float(v6749);
-        const float v6763 = float(v6751);
-        const float v6764 = float(v6753);
-        const float v6765 = float(v6755);
-        const uint v6766 = v6738 + v6739;  // kernels/gemm/gemv_rows.hpp:92
-        const bfloat v6767 = x[v6766];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6768 = float(v6767);
-        const float v6769 = v7415;  // kernels/gemm/gemv_rows.hpp:103
-        const float v6770 = fma(v6768, v6758, v6769);
-        v7415 = v6770;
-        const float v6771 = v7416;
-        const float v6772 = fma(v6768, v6759, v6771);
-        v7416 = v6772;
-        const float v6773 = v7417;
-        const float v6774 = fma(v6768, v6760, v6773);
-        v7417 = v6774;
-        const float v6775 = v7418;
-        const float v6776 = fma(v6768, v6761, v6775);
-        v7418 = v6776;
-        const float v6777 = v7419;
-        const float v6778 = fma(v6768, v6762, v6777);
-        v7419 = v6778;
-        const float v6779 = v7420;
-        const float v6780 = fma(v6768, v6763, v6779);
-        v7420 = v6780;
-        const float v6781 = v7421;
-        const float v6782 = fma(v6768, v6764, v6781);
-        v7421 = v6782;
-        const float v6783 = v7422;
-        const float v6784 = fma(v6768, v6765, v6783);
-        v7422 = v6784;
-        const float v6786 = v7415;  // kernels/gemm/gemv_rows.hpp:111
-        const float v6787 = v7407;
-        const float v6788 = v6787 + v6786;
-        v7407 = v6788;
-        const float v6790 = v7416;
-        const float v6791 = v7408;
-        const float v6792 = v6791 + v6790;
-        v7408 = v6792;
-        const float v6794 = v7417;
-        const float v6795 = v7409;
-        const float v6796 = v6795 + v6794;
-        v7409 = v6796;
-        const float v6798 = v7418;
-        const float v6799 = v7410;
-        const float v6800 = v6799 + v6798;
-        v7410 = v6800;
-        const float v6802 = v7419;
-        const float v6803 = v7411;
-        const float v6804 = v6803 + v6802;
-        v7411 = v6804;
-        const float v6806 = v7420;
-        const float v6807 = v7412;
-        const float v6808 = v6807 + v6806;
-        v7412 = v6808;
-        const float v6810 = v7421;
-        const float v6811 = v7413;
-        const float v6812 = v6811 + v6810;
-        v7413 = v6812;
-        const float v6814 = v7422;
-        const float v6815 = v7414;
-        const float v6816 = v6815 + v6814;
-        v7414 = v6816;
+        float v7423 = 0.0f;
+        const float v6759 = float(v6742);  // kernels/gemm/gemv.cpp:76
+        const float v6760 = float(v6744);
+        const float v6761 = float(v6746);
+        const float v6762 = float(v6748);
+        const float v6763 = float(v6750);
+        const float v6764 = float(v6752);
+        const float v6765 = float(v6754);
+        const float v6766 = float(v6756);
+        const uint v6767 = v6739 + v6740;  // kernels/gemm/gemv_rows.hpp:92
+        const bfloat v6768 = x[v6767];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6769 = float(v6768);
+        const float v6770 = v7416;  // kernels/gemm/gemv_rows.hpp:103
+        const float v6771 = fma(v6769, v6759, v6770);
+        v7416 = v6771;
+        const float v6772 = v7417;
+        const float v6773 = fma(v6769, v6760, v6772);
+        v7417 = v6773;
+        const float v6774 = v7418;
+        const float v6775 = fma(v6769, v6761, v6774);
+        v7418 = v6775;
+        const float v6776 = v7419;
+        const float v6777 = fma(v6769, v6762, v6776);
+        v7419 = v6777;
+        const float v6778 = v7420;
+        const float v6779 = fma(v6769, v6763, v6778);
+        v7420 = v6779;
+        const float v6780 = v7421;
+        const float v6781 = fma(v6769, v6764, v6780);
+        v7421 = v6781;
+        const float v6782 = v7422;
+        const float v6783 = fma(v6769, v6765, v6782);
+        v7422 = v6783;
+        const float v6784 = v7423;
+        const float v6785 = fma(v6769, v6766, v6784);
+        v7423 = v6785;
+        const float v6787 = v7416;  // kernels/gemm/gemv_rows.hpp:111
+        const float v6788 = v7408;
+        const float v6789 = v6788 + v6787;
+        v7408 = v6789;
+        const float v6791 = v7417;
+        const float v6792 = v7409;
+        const float v6793 = v6792 + v6791;
+        v7409 = v6793;
+        const float v6795 = v7418;
+        const float v6796 = v7410;
+        const float v6797 = v6796 + v6795;
+        v7410 = v6797;
+        const float v6799 = v7419;
+        const float v6800 = v7411;
+        const float v6801 = v6800 + v6799;
+        v7411 = v6801;
+        const float v6803 = v7420;
+        const float v6804 = v7412;
+        const float v6805 = v6804 + v6803;
+        v7412 = v6805;
+        const float v6807 = v7421;
+        const float v6808 = v7413;
+        const float v6809 = v6808 + v6807;
+        v7413 = v6809;
+        const float v6811 = v7422;
+        const float v6812 = v7414;
+        const float v6813 = v6812 + v6811;
+        v7414 = v6813;
+        const float v6815 = v7423;
+        const float v6816 = v7415;
+        const float v6817 = v6816 + v6815;
+        v7415 = v6817;
       }
-      const float v6818 = v7407;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6819 = simd_sum(v6818);
-      const uint v6820 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
-      const bool v6821 = v6820 == 0u;
-      if (v6821) {
-        const uint v6822 = iron_sg;
-        const uint v6823 = v6822 << 3u;
-        shm3[v6823] = v6819;
+      const float v6819 = v7408;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6820 = simd_sum(v6819);
+      const uint v6821 = iron_lane;  // kernels/gemm/gemv_rows.hpp:146
+      const bool v6822 = v6821 == 0u;
+      if (v6822) {
+        const uint v6823 = iron_sg;
+        const uint v6824 = v6823 << 3u;
+        shm3[v6824] = v6820;
       }
-      const float v6824 = v7408;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6825 = simd_sum(v6824);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6826 = iron_sg;
-        const uint v6827 = v6826 << 3u;
-        const uint v6828 = v6827 + 1u;
-        shm3[v6828] = v6825;
+      const float v6825 = v7409;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6826 = simd_sum(v6825);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6827 = iron_sg;
+        const uint v6828 = v6827 << 3u;
+        const uint v6829 = v6828 + 1u;
+        shm3[v6829] = v6826;
       }
-      const float v6829 = v7409;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6830 = simd_sum(v6829);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6831 = iron_sg;
-        const uint v6832 = v6831 << 3u;
-        const uint v6833 = v6832 + 2u;
-        shm3[v6833] = v6830;
+      const float v6830 = v7410;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6831 = simd_sum(v6830);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6832 = iron_sg;
+        const uint v6833 = v6832 << 3u;
+        const uint v6834 = v6833 + 2u;
+        shm3[v6834] = v6831;
       }
-      const float v6834 = v7410;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6835 = simd_sum(v6834);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6836 = iron_sg;
-        const uint v6837 = v6836 << 3u;
-        const uint v6838 = v6837 + 3u;
-        shm3[v6838] = v6835;
+      const float v6835 = v7411;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6836 = simd_sum(v6835);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6837 = iron_sg;
+        const uint v6838 = v6837 << 3u;
+        const uint v6839 = v6838 + 3u;
+        shm3[v6839] = v6836;
       }
-      const float v6839 = v7411;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6840 = simd_sum(v6839);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6841 = iron_sg;
-        const uint v6842 = v6841 << 3u;
-        const uint v6843 = v6842 + 4u;
-        shm3[v6843] = v6840;
+      const float v6840 = v7412;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6841 = simd_sum(v6840);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6842 = iron_sg;
+        const uint v6843 = v6842 << 3u;
+        const uint v6844 = v6843 + 4u;
+        shm3[v6844] = v6841;
       }
-      const float v6844 = v7412;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6845 = simd_sum(v6844);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6846 = iron_sg;
-        const uint v6847 = v6846 << 3u;
-        const uint v6848 = v6847 + 5u;
-        shm3[v6848] = v6845;
+      const float v6845 = v7413;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6846 = simd_sum(v6845);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6847 = iron_sg;
+        const uint v6848 = v6847 << 3u;
+        const uint v6849 = v6848 + 5u;
+        shm3[v6849] = v6846;
       }
-      const float v6849 = v7413;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6850 = simd_sum(v6849);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6851 = iron_sg;
-        const uint v6852 = v6851 << 3u;
-        const uint v6853 = v6852 + 6u;
-        shm3[v6853] = v6850;
+      const float v6850 = v7414;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6851 = simd_sum(v6850);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6852 = iron_sg;
+        const uint v6853 = v6852 << 3u;
+        const uint v6854 = v6853 + 6u;
+        shm3[v6854] = v6851;
       }
-      const float v6854 = v7414;  // kernels/gemm/gemv_rows.hpp:145
-      const float v6855 = simd_sum(v6854);
-      if (v6821) {  // kernels/gemm/gemv_rows.hpp:146
-        const uint v6856 = iron_sg;
-        const uint v6857 = v6856 << 3u;
-        const uint v6858 = v6857 + 7u;
-        shm3[v6858] = v6855;
+      const float v6855 = v7415;  // kernels/gemm/gemv_rows.hpp:145
+      const float v6856 = simd_sum(v6855);
+      if (v6822) {  // kernels/gemm/gemv_rows.hpp:146
+        const uint v6857 = iron_sg;
+        const uint v6858 = v6857 << 3u;
+        const uint v6859 = v6858 + 7u;
+        shm3[v6859] = v6856;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:150
-      const uint v6859 = v3941 + v6728;  // kernels/gemm/gemv_rows.hpp:152
-      const uint v6860 = v6728 % 1u;  // kernels/gemm/gemv_rows.hpp:153
-      const uint v6861 = v3761 + v6860;
-      const bool v6862 = v6728 < 8u;  // kernels/gemm/gemv_rows.hpp:154
-      const bool v6863 = v6859 < v1;
-      const bool v6864 = v6862 && v6863;
-      const bool v6865 = v6861 < v0;
-      const bool v6866 = v6864 && v6865;
-      if (v6866) {
-        const float v6867 = shm3[v6728];  // kernels/gemm/gemv_rows.hpp:155
-        float v6868 = v6867;
-        const uint v6869 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
+      const uint v6860 = v3942 + v6729;  // kernels/gemm/gemv_rows.hpp:152
+      const uint v6861 = v6729 % 1u;  // kernels/gemm/gemv_rows.hpp:153
+      const uint v6862 = v3762 + v6861;
+      const bool v6863 = v6729 < 8u;  // kernels/gemm/gemv_rows.hpp:154
+      const bool v6864 = v6860 < v1;
+      const bool v6865 = v6863 && v6864;
+      const bool v6866 = v6862 < v0;
+      const bool v6867 = v6865 && v6866;
+      if (v6867) {
+        const float v6868 = shm3[v6729];  // kernels/gemm/gemv_rows.hpp:155
+        float v6869 = v6868;
+        const uint v6870 = iron_nsg;  // kernels/gemm/gemv_rows.hpp:156
 
-        for (uint v6870 = 1u; v6870 < v6869; v6870 += 1u) {
-          const uint v6871 = v6870 << 3u;
-          const uint v6872 = v6871 + v6728;
-          const float v6873 = shm3[v6872];
-          const float v6874 = v6868;
-          const float v6875 = v6874 + v6873;
-          v6868 = v6875;
+        for (uint v6871 = 1u; v6871 < v6870; v6871 += 1u) {
+          const uint v6872 = v6871 << 3u;
+          const uint v6873 = v6872 + v6729;
+          const float v6874 = shm3[v6873];
+          const float v6875 = v6869;
+          const float v6876 = v6875 + v6874;
+          v6869 = v6876;
         }
-        const float v6876 = v6868;  // kernels/gemm/gemv_rows.hpp:157
-        const bfloat v6877 = bfloat(v6876);
-        const uint v6878 = v6861 * v1;
-        const uint v6879 = v6878 + v6859;
-        out[v6879] = v6877;
+        const float v6877 = v6869;  // kernels/gemm/gemv_rows.hpp:157
+        const bfloat v6878 = bfloat(v6877);
+        const uint v6879 = v6862 * v1;
+        const uint v6880 = v6879 + v6860;
+        out[v6880] = v6878;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_rows.hpp:175
     }

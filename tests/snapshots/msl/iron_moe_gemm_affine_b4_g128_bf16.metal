@@ -136,15 +136,15 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v4586 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4587 = v57 ? v39 : v4586;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4587;
-    const uint v4588 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4589 = v57 ? v63 : v4588;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4589;
-    const uint v4590 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4591 = v57 ? v45 : v4590;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4591;
+    const uint v4587 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4588 = v57 ? v39 : v4587;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4588;
+    const uint v4589 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4590 = v57 ? v63 : v4589;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4590;
+    const uint v4591 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4592 = v57 ? v45 : v4591;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4592;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -157,9 +157,9 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v4592 = v29;
-  const uint v4593 = v67 ? v73 : v4592;
-  v29 = v4593;
+  const uint v4593 = v29;
+  const uint v4594 = v67 ? v73 : v4593;
+  v29 = v4594;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -182,3411 +182,3411 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
     if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3709 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3712 = v3709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3715 = v3709 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3716 = v3715 << 3u;
-      const uint v3717 = v75 + v3712;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3718 = v3717 < v76;
-      const uint v3723 = v3717 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3729 = v3712 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3734 = v3709 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3736 = v3734 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3739 = v3734 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3740 = v3739 << 3u;
-      const uint v3741 = v75 + v3736;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3742 = v3741 < v76;
-      const uint v3747 = v3741 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3753 = v3736 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3758 = v3709 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3760 = v3758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3763 = v3758 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3764 = v3763 << 3u;
-      const uint v3765 = v75 + v3760;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3766 = v3765 < v76;
-      const uint v3771 = v3765 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3777 = v3760 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3782 = v3709 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3784 = v3782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3787 = v3782 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3788 = v3787 << 3u;
-      const uint v3789 = v75 + v3784;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v3790 = v3789 < v76;
-      const uint v3795 = v3789 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3801 = v3784 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v3815 = v80 + v3712;  // kernels/gemm/quant_b.hpp:137
-      const bool v3816 = v3815 < v79;
-      const uint v3821 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v3825 = v79 - 1u;
-      const uint v3827 = min(v3815, v3825);
-      const uint v3831 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3832 = v3827 * v3831;
-      const uint v3840 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3841 = v3827 * v3840;
-      const uint v3982 = v80 + v3736;  // kernels/gemm/quant_b.hpp:137
-      const bool v3983 = v3982 < v79;
-      const uint v3994 = min(v3982, v3825);  // kernels/gemm/quant_b.hpp:138
-      const uint v3999 = v3994 * v3831;  // kernels/gemm/quant_b.hpp:35
-      const uint v4008 = v3994 * v3840;  // kernels/gemm/quant_b.hpp:38
-      const uint v4149 = v80 + v3760;  // kernels/gemm/quant_b.hpp:137
-      const bool v4150 = v4149 < v79;
-      const uint v4161 = min(v4149, v3825);  // kernels/gemm/quant_b.hpp:138
-      const uint v4166 = v4161 * v3831;  // kernels/gemm/quant_b.hpp:35
-      const uint v4175 = v4161 * v3840;  // kernels/gemm/quant_b.hpp:38
-      const uint v4316 = v80 + v3784;  // kernels/gemm/quant_b.hpp:137
-      const bool v4317 = v4316 < v79;
-      const uint v4328 = min(v4316, v3825);  // kernels/gemm/quant_b.hpp:138
-      const uint v4333 = v4328 * v3831;  // kernels/gemm/quant_b.hpp:35
-      const uint v4342 = v4328 * v3840;  // kernels/gemm/quant_b.hpp:38
-      const uint v4481 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const uint v4487 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v3710 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3713 = v3710 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3716 = v3710 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3717 = v3716 << 3u;
+      const uint v3718 = v75 + v3713;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3719 = v3718 < v76;
+      const uint v3724 = v3718 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3730 = v3713 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3735 = v3710 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3737 = v3735 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3740 = v3735 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3741 = v3740 << 3u;
+      const uint v3742 = v75 + v3737;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3743 = v3742 < v76;
+      const uint v3748 = v3742 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3754 = v3737 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3759 = v3710 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3761 = v3759 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3764 = v3759 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3765 = v3764 << 3u;
+      const uint v3766 = v75 + v3761;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3767 = v3766 < v76;
+      const uint v3772 = v3766 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3778 = v3761 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3783 = v3710 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3785 = v3783 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3788 = v3783 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3789 = v3788 << 3u;
+      const uint v3790 = v75 + v3785;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3791 = v3790 < v76;
+      const uint v3796 = v3790 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3802 = v3785 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3816 = v80 + v3713;  // kernels/gemm/quant_b.hpp:137
+      const bool v3817 = v3816 < v79;
+      const uint v3822 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v3826 = v79 - 1u;
+      const uint v3828 = min(v3816, v3826);
+      const uint v3832 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3833 = v3828 * v3832;
+      const uint v3841 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3842 = v3828 * v3841;
+      const uint v3983 = v80 + v3737;  // kernels/gemm/quant_b.hpp:137
+      const bool v3984 = v3983 < v79;
+      const uint v3995 = min(v3983, v3826);  // kernels/gemm/quant_b.hpp:138
+      const uint v4000 = v3995 * v3832;  // kernels/gemm/quant_b.hpp:35
+      const uint v4009 = v3995 * v3841;  // kernels/gemm/quant_b.hpp:38
+      const uint v4150 = v80 + v3761;  // kernels/gemm/quant_b.hpp:137
+      const bool v4151 = v4150 < v79;
+      const uint v4162 = min(v4150, v3826);  // kernels/gemm/quant_b.hpp:138
+      const uint v4167 = v4162 * v3832;  // kernels/gemm/quant_b.hpp:35
+      const uint v4176 = v4162 * v3841;  // kernels/gemm/quant_b.hpp:38
+      const uint v4317 = v80 + v3785;  // kernels/gemm/quant_b.hpp:137
+      const bool v4318 = v4317 < v79;
+      const uint v4329 = min(v4317, v3826);  // kernels/gemm/quant_b.hpp:138
+      const uint v4334 = v4329 * v3832;  // kernels/gemm/quant_b.hpp:35
+      const uint v4343 = v4329 * v3841;  // kernels/gemm/quant_b.hpp:38
+      const uint v4482 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v4488 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v3701 = 0u; v3701 < v3; v3701 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-        const uint v3703 = v3701 >> 5u;
-        const uint v3705 = v3703 % 1u;
+      for (uint v3702 = 0u; v3702 < v3; v3702 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+        const uint v3704 = v3702 >> 5u;
+        const uint v3706 = v3704 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3707 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-        const uint v3719 = v3701 + v3716;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3720 = v3719 < v3;
-        const bool v3721 = v3718 && v3720;
-        const uint v3725 = v3723 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3726 = v3725 + v3716;
-        const uint v3727 = v3721 ? v3726 : 0u;
-        const uint v3730 = v3707 + v3729;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3731 = v3730 + v3716;
+        const uint v3708 = v3706 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const uint v3720 = v3702 + v3717;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3721 = v3720 < v3;
+        const bool v3722 = v3719 && v3721;
+        const uint v3726 = v3724 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3727 = v3726 + v3717;
+        const uint v3728 = v3722 ? v3727 : 0u;
+        const uint v3731 = v3708 + v3730;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3732 = v3731 + v3717;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3731 + e] = v3721 ? x_sorted[v3727 + e] : bfloat(0);
+          shm0[v3732 + e] = v3722 ? x_sorted[v3728 + e] : bfloat(0);
         }
-        const uint v3743 = v3701 + v3740;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3744 = v3743 < v3;
-        const bool v3745 = v3742 && v3744;
-        const uint v3749 = v3747 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3750 = v3749 + v3740;
-        const uint v3751 = v3745 ? v3750 : 0u;
-        const uint v3754 = v3707 + v3753;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3755 = v3754 + v3740;
+        const uint v3744 = v3702 + v3741;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3745 = v3744 < v3;
+        const bool v3746 = v3743 && v3745;
+        const uint v3750 = v3748 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3751 = v3750 + v3741;
+        const uint v3752 = v3746 ? v3751 : 0u;
+        const uint v3755 = v3708 + v3754;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3756 = v3755 + v3741;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3755 + e] = v3745 ? x_sorted[v3751 + e] : bfloat(0);
+          shm0[v3756 + e] = v3746 ? x_sorted[v3752 + e] : bfloat(0);
         }
-        const uint v3767 = v3701 + v3764;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3768 = v3767 < v3;
-        const bool v3769 = v3766 && v3768;
-        const uint v3773 = v3771 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3774 = v3773 + v3764;
-        const uint v3775 = v3769 ? v3774 : 0u;
-        const uint v3778 = v3707 + v3777;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3779 = v3778 + v3764;
+        const uint v3768 = v3702 + v3765;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3769 = v3768 < v3;
+        const bool v3770 = v3767 && v3769;
+        const uint v3774 = v3772 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3775 = v3774 + v3765;
+        const uint v3776 = v3770 ? v3775 : 0u;
+        const uint v3779 = v3708 + v3778;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3780 = v3779 + v3765;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3779 + e] = v3769 ? x_sorted[v3775 + e] : bfloat(0);
+          shm0[v3780 + e] = v3770 ? x_sorted[v3776 + e] : bfloat(0);
         }
-        const uint v3791 = v3701 + v3788;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v3792 = v3791 < v3;
-        const bool v3793 = v3790 && v3792;
-        const uint v3797 = v3795 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3798 = v3797 + v3788;
-        const uint v3799 = v3793 ? v3798 : 0u;
-        const uint v3802 = v3707 + v3801;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v3803 = v3802 + v3788;
+        const uint v3792 = v3702 + v3789;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v3793 = v3792 < v3;
+        const bool v3794 = v3791 && v3793;
+        const uint v3798 = v3796 + v3702;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3799 = v3798 + v3789;
+        const uint v3800 = v3794 ? v3799 : 0u;
+        const uint v3803 = v3708 + v3802;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v3804 = v3803 + v3789;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3803 + e] = v3793 ? x_sorted[v3799 + e] : bfloat(0);
+          shm0[v3804 + e] = v3794 ? x_sorted[v3800 + e] : bfloat(0);
         }
-        const bool v3819 = v3816 && v3720;  // kernels/gemm/quant_b.hpp:137
-        const uint v3823 = min(v3719, v3821);  // kernels/gemm/quant_b.hpp:138
-        const uint v3829 = v3823 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v3833 = v3832 + v3829;
-        const uint v3836 = packed[v3833];  // kernels/gemm/quant_b.hpp:37
-        const uint v3838 = v3823 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v3842 = v3841 + v3838;
-        const bfloat v3843 = scales[v3842];  // kernels/gemm/quant_b.hpp:39
-        const float v3844 = float(v3843);
-        const bfloat v3845 = biases[v3842];  // kernels/gemm/quant_b.hpp:40
-        const float v3846 = float(v3845);
-        const uint v3851 = v3836 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3852 = v3851 & 15u;
-        const uint v3855 = v3852 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3856 = as_type<float>(v3855);
-        const float v3857 = v3856 - 8388608.0f;
-        const float v3858 = fma(v3857, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3863 = v3836 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3864 = v3863 & 15u;
-        const uint v3867 = v3864 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3868 = as_type<float>(v3867);
-        const float v3869 = v3868 - 8388608.0f;
-        const float v3870 = fma(v3869, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3875 = v3836 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3876 = v3875 & 15u;
-        const uint v3879 = v3876 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3880 = as_type<float>(v3879);
-        const float v3881 = v3880 - 8388608.0f;
-        const float v3882 = fma(v3881, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3887 = v3836 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3888 = v3887 & 15u;
-        const uint v3891 = v3888 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3892 = as_type<float>(v3891);
-        const float v3893 = v3892 - 8388608.0f;
-        const float v3894 = fma(v3893, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3899 = v3836 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3900 = v3899 & 15u;
-        const uint v3903 = v3900 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3904 = as_type<float>(v3903);
-        const float v3905 = v3904 - 8388608.0f;
-        const float v3906 = fma(v3905, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3911 = v3836 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3912 = v3911 & 15u;
-        const uint v3915 = v3912 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3916 = as_type<float>(v3915);
-        const float v3917 = v3916 - 8388608.0f;
-        const float v3918 = fma(v3917, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3923 = v3836 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3924 = v3923 & 15u;
-        const uint v3927 = v3924 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3928 = as_type<float>(v3927);
-        const float v3929 = v3928 - 8388608.0f;
-        const float v3930 = fma(v3929, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const uint v3935 = v3836 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3936 = v3935 & 15u;
-        const uint v3939 = v3936 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3940 = as_type<float>(v3939);
-        const float v3941 = v3940 - 8388608.0f;
-        const float v3942 = fma(v3941, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
-        const float v3944 = v3819 ? v3858 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v3945 = bfloat(v3944);
-        const float v3947 = v3819 ? v3870 : 0.0f;
-        const bfloat v3948 = bfloat(v3947);
-        const float v3950 = v3819 ? v3882 : 0.0f;
-        const bfloat v3951 = bfloat(v3950);
-        const float v3953 = v3819 ? v3894 : 0.0f;
-        const bfloat v3954 = bfloat(v3953);
-        const float v3956 = v3819 ? v3906 : 0.0f;
-        const bfloat v3957 = bfloat(v3956);
-        const float v3959 = v3819 ? v3918 : 0.0f;
-        const bfloat v3960 = bfloat(v3959);
-        const float v3962 = v3819 ? v3930 : 0.0f;
-        const bfloat v3963 = bfloat(v3962);
-        const float v3965 = v3819 ? v3942 : 0.0f;
-        const bfloat v3966 = bfloat(v3965);
-        *(threadgroup iron_bf16x8*)(shm1 + v3731) = iron_bf16x8{{bfloat4(v3945, v3948, v3951, v3954), bfloat4(v3957, v3960, v3963, v3966)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v3986 = v3983 && v3744;  // kernels/gemm/quant_b.hpp:137
-        const uint v3990 = min(v3743, v3821);  // kernels/gemm/quant_b.hpp:138
-        const uint v3996 = v3990 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4000 = v3999 + v3996;
-        const uint v4003 = packed[v4000];  // kernels/gemm/quant_b.hpp:37
-        const uint v4005 = v3990 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4009 = v4008 + v4005;
-        const bfloat v4010 = scales[v4009];  // kernels/gemm/quant_b.hpp:39
-        const float v4011 = float(v4010);
-        const bfloat v4012 = biases[v4009];  // kernels/gemm/quant_b.hpp:40
-        const float v4013 = float(v4012);
-        const uint v4018 = v4003 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4019 = v4018 & 15u;
-        const uint v4022 = v4019 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4023 = as_type<float>(v4022);
-        const float v4024 = v4023 - 8388608.0f;
-        const float v4025 = fma(v4024, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4030 = v4003 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4031 = v4030 & 15u;
-        const uint v4034 = v4031 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4035 = as_type<float>(v4034);
-        const float v4036 = v4035 - 8388608.0f;
-        const float v4037 = fma(v4036, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4042 = v4003 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4043 = v4042 & 15u;
-        const uint v4046 = v4043 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4047 = as_type<float>(v4046);
-        const float v4048 = v4047 - 8388608.0f;
-        const float v4049 = fma(v4048, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4054 = v4003 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4055 = v4054 & 15u;
-        const uint v4058 = v4055 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4059 = as_type<float>(v4058);
-        const float v4060 = v4059 - 8388608.0f;
-        const float v4061 = fma(v4060, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4066 = v4003 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4067 = v4066 & 15u;
-        const uint v4070 = v4067 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4071 = as_type<float>(v4070);
-        const float v4072 = v4071 - 8388608.0f;
-        const float v4073 = fma(v4072, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4078 = v4003 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4079 = v4078 & 15u;
-        const uint v4082 = v4079 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4083 = as_type<float>(v4082);
-        const float v4084 = v4083 - 8388608.0f;
-        const float v4085 = fma(v4084, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4090 = v4003 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4091 = v4090 & 15u;
-        const uint v4094 = v4091 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4095 = as_type<float>(v4094);
-        const float v4096 = v4095 - 8388608.0f;
-        const float v4097 = fma(v4096, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const uint v4102 = v4003 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4103 = v4102 & 15u;
-        const uint v4106 = v4103 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4107 = as_type<float>(v4106);
-        const float v4108 = v4107 - 8388608.0f;
-        const float v4109 = fma(v4108, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
-        const float v4111 = v3986 ? v4025 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4112 = bfloat(v4111);
-        const float v4114 = v3986 ? v4037 : 0.0f;
-        const bfloat v4115 = bfloat(v4114);
-        const float v4117 = v3986 ? v4049 : 0.0f;
-        const bfloat v4118 = bfloat(v4117);
-        const float v4120 = v3986 ? v4061 : 0.0f;
-        const bfloat v4121 = bfloat(v4120);
-        const float v4123 = v3986 ? v4073 : 0.0f;
-        const bfloat v4124 = bfloat(v4123);
-        const float v4126 = v3986 ? v4085 : 0.0f;
-        const bfloat v4127 = bfloat(v4126);
-        const float v4129 = v3986 ? v4097 : 0.0f;
-        const bfloat v4130 = bfloat(v4129);
-        const float v4132 = v3986 ? v4109 : 0.0f;
-        const bfloat v4133 = bfloat(v4132);
-        *(threadgroup iron_bf16x8*)(shm1 + v3755) = iron_bf16x8{{bfloat4(v4112, v4115, v4118, v4121), bfloat4(v4124, v4127, v4130, v4133)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4153 = v4150 && v3768;  // kernels/gemm/quant_b.hpp:137
-        const uint v4157 = min(v3767, v3821);  // kernels/gemm/quant_b.hpp:138
-        const uint v4163 = v4157 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4167 = v4166 + v4163;
-        const uint v4170 = packed[v4167];  // kernels/gemm/quant_b.hpp:37
-        const uint v4172 = v4157 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4176 = v4175 + v4172;
-        const bfloat v4177 = scales[v4176];  // kernels/gemm/quant_b.hpp:39
-        const float v4178 = float(v4177);
-        const bfloat v4179 = biases[v4176];  // kernels/gemm/quant_b.hpp:40
-        const float v4180 = float(v4179);
-        const uint v4185 = v4170 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4186 = v4185 & 15u;
-        const uint v4189 = v4186 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4190 = as_type<float>(v4189);
-        const float v4191 = v4190 - 8388608.0f;
-        const float v4192 = fma(v4191, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4197 = v4170 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4198 = v4197 & 15u;
-        const uint v4201 = v4198 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4202 = as_type<float>(v4201);
-        const float v4203 = v4202 - 8388608.0f;
-        const float v4204 = fma(v4203, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4209 = v4170 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4210 = v4209 & 15u;
-        const uint v4213 = v4210 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4214 = as_type<float>(v4213);
-        const float v4215 = v4214 - 8388608.0f;
-        const float v4216 = fma(v4215, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4221 = v4170 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4222 = v4221 & 15u;
-        const uint v4225 = v4222 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4226 = as_type<float>(v4225);
-        const float v4227 = v4226 - 8388608.0f;
-        const float v4228 = fma(v4227, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4233 = v4170 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4234 = v4233 & 15u;
-        const uint v4237 = v4234 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4238 = as_type<float>(v4237);
-        const float v4239 = v4238 - 8388608.0f;
-        const float v4240 = fma(v4239, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4245 = v4170 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4246 = v4245 & 15u;
-        const uint v4249 = v4246 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4250 = as_type<float>(v4249);
-        const float v4251 = v4250 - 8388608.0f;
-        const float v4252 = fma(v4251, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4257 = v4170 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4258 = v4257 & 15u;
-        const uint v4261 = v4258 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4262 = as_type<float>(v4261);
-        const float v4263 = v4262 - 8388608.0f;
-        const float v4264 = fma(v4263, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const uint v4269 = v4170 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4270 = v4269 & 15u;
-        const uint v4273 = v4270 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4274 = as_type<float>(v4273);
-        const float v4275 = v4274 - 8388608.0f;
-        const float v4276 = fma(v4275, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
-        const float v4278 = v4153 ? v4192 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4279 = bfloat(v4278);
-        const float v4281 = v4153 ? v4204 : 0.0f;
-        const bfloat v4282 = bfloat(v4281);
-        const float v4284 = v4153 ? v4216 : 0.0f;
-        const bfloat v4285 = bfloat(v4284);
-        const float v4287 = v4153 ? v4228 : 0.0f;
-        const bfloat v4288 = bfloat(v4287);
-        const float v4290 = v4153 ? v4240 : 0.0f;
-        const bfloat v4291 = bfloat(v4290);
-        const float v4293 = v4153 ? v4252 : 0.0f;
-        const bfloat v4294 = bfloat(v4293);
-        const float v4296 = v4153 ? v4264 : 0.0f;
-        const bfloat v4297 = bfloat(v4296);
-        const float v4299 = v4153 ? v4276 : 0.0f;
-        const bfloat v4300 = bfloat(v4299);
-        *(threadgroup iron_bf16x8*)(shm1 + v3779) = iron_bf16x8{{bfloat4(v4279, v4282, v4285, v4288), bfloat4(v4291, v4294, v4297, v4300)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4320 = v4317 && v3792;  // kernels/gemm/quant_b.hpp:137
-        const uint v4324 = min(v3791, v3821);  // kernels/gemm/quant_b.hpp:138
-        const uint v4330 = v4324 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4334 = v4333 + v4330;
-        const uint v4337 = packed[v4334];  // kernels/gemm/quant_b.hpp:37
-        const uint v4339 = v4324 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4343 = v4342 + v4339;
-        const bfloat v4344 = scales[v4343];  // kernels/gemm/quant_b.hpp:39
-        const float v4345 = float(v4344);
-        const bfloat v4346 = biases[v4343];  // kernels/gemm/quant_b.hpp:40
-        const float v4347 = float(v4346);
-        const uint v4352 = v4337 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4353 = v4352 & 15u;
-        const uint v4356 = v4353 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4357 = as_type<float>(v4356);
-        const float v4358 = v4357 - 8388608.0f;
-        const float v4359 = fma(v4358, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4364 = v4337 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4365 = v4364 & 15u;
-        const uint v4368 = v4365 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4369 = as_type<float>(v4368);
-        const float v4370 = v4369 - 8388608.0f;
-        const float v4371 = fma(v4370, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4376 = v4337 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4377 = v4376 & 15u;
-        const uint v4380 = v4377 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4381 = as_type<float>(v4380);
-        const float v4382 = v4381 - 8388608.0f;
-        const float v4383 = fma(v4382, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4388 = v4337 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4389 = v4388 & 15u;
-        const uint v4392 = v4389 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4393 = as_type<float>(v4392);
-        const float v4394 = v4393 - 8388608.0f;
-        const float v4395 = fma(v4394, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4400 = v4337 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4401 = v4400 & 15u;
-        const uint v4404 = v4401 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4405 = as_type<float>(v4404);
-        const float v4406 = v4405 - 8388608.0f;
-        const float v4407 = fma(v4406, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4412 = v4337 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4413 = v4412 & 15u;
-        const uint v4416 = v4413 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4417 = as_type<float>(v4416);
-        const float v4418 = v4417 - 8388608.0f;
-        const float v4419 = fma(v4418, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4424 = v4337 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4425 = v4424 & 15u;
-        const uint v4428 = v4425 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4429 = as_type<float>(v4428);
-        const float v4430 = v4429 - 8388608.0f;
-        const float v4431 = fma(v4430, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const uint v4436 = v4337 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4437 = v4436 & 15u;
-        const uint v4440 = v4437 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4441 = as_type<float>(v4440);
-        const float v4442 = v4441 - 8388608.0f;
-        const float v4443 = fma(v4442, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
-        const float v4445 = v4320 ? v4359 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4446 = bfloat(v4445);
-        const float v4448 = v4320 ? v4371 : 0.0f;
-        const bfloat v4449 = bfloat(v4448);
-        const float v4451 = v4320 ? v4383 : 0.0f;
-        const bfloat v4452 = bfloat(v4451);
-        const float v4454 = v4320 ? v4395 : 0.0f;
-        const bfloat v4455 = bfloat(v4454);
-        const float v4457 = v4320 ? v4407 : 0.0f;
-        const bfloat v4458 = bfloat(v4457);
-        const float v4460 = v4320 ? v4419 : 0.0f;
-        const bfloat v4461 = bfloat(v4460);
-        const float v4463 = v4320 ? v4431 : 0.0f;
-        const bfloat v4464 = bfloat(v4463);
-        const float v4466 = v4320 ? v4443 : 0.0f;
-        const bfloat v4467 = bfloat(v4466);
-        *(threadgroup iron_bf16x8*)(shm1 + v3803) = iron_bf16x8{{bfloat4(v4446, v4449, v4452, v4455), bfloat4(v4458, v4461, v4464, v4467)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3820 = v3817 && v3721;  // kernels/gemm/quant_b.hpp:137
+        const uint v3824 = min(v3720, v3822);  // kernels/gemm/quant_b.hpp:138
+        const uint v3830 = v3824 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3834 = v3833 + v3830;
+        const uint v3837 = packed[v3834];  // kernels/gemm/quant_b.hpp:37
+        const uint v3839 = v3824 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3843 = v3842 + v3839;
+        const bfloat v3844 = scales[v3843];  // kernels/gemm/quant_b.hpp:39
+        const float v3845 = float(v3844);
+        const bfloat v3846 = biases[v3843];  // kernels/gemm/quant_b.hpp:40
+        const float v3847 = float(v3846);
+        const uint v3852 = v3837 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3853 = v3852 & 15u;
+        const uint v3856 = v3853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3857 = as_type<float>(v3856);
+        const float v3858 = v3857 - 8388608.0f;
+        const float v3859 = fma(v3858, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3864 = v3837 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3865 = v3864 & 15u;
+        const uint v3868 = v3865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3869 = as_type<float>(v3868);
+        const float v3870 = v3869 - 8388608.0f;
+        const float v3871 = fma(v3870, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3876 = v3837 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3877 = v3876 & 15u;
+        const uint v3880 = v3877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3881 = as_type<float>(v3880);
+        const float v3882 = v3881 - 8388608.0f;
+        const float v3883 = fma(v3882, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3888 = v3837 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3889 = v3888 & 15u;
+        const uint v3892 = v3889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3893 = as_type<float>(v3892);
+        const float v3894 = v3893 - 8388608.0f;
+        const float v3895 = fma(v3894, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3900 = v3837 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3901 = v3900 & 15u;
+        const uint v3904 = v3901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3905 = as_type<float>(v3904);
+        const float v3906 = v3905 - 8388608.0f;
+        const float v3907 = fma(v3906, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3912 = v3837 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3913 = v3912 & 15u;
+        const uint v3916 = v3913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3917 = as_type<float>(v3916);
+        const float v3918 = v3917 - 8388608.0f;
+        const float v3919 = fma(v3918, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3924 = v3837 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3925 = v3924 & 15u;
+        const uint v3928 = v3925 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3929 = as_type<float>(v3928);
+        const float v3930 = v3929 - 8388608.0f;
+        const float v3931 = fma(v3930, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const uint v3936 = v3837 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3937 = v3936 & 15u;
+        const uint v3940 = v3937 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3941 = as_type<float>(v3940);
+        const float v3942 = v3941 - 8388608.0f;
+        const float v3943 = fma(v3942, v3845, v3847);  // kernels/gemm/quant_b.hpp:51
+        const float v3945 = v3820 ? v3859 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3946 = bfloat(v3945);
+        const float v3948 = v3820 ? v3871 : 0.0f;
+        const bfloat v3949 = bfloat(v3948);
+        const float v3951 = v3820 ? v3883 : 0.0f;
+        const bfloat v3952 = bfloat(v3951);
+        const float v3954 = v3820 ? v3895 : 0.0f;
+        const bfloat v3955 = bfloat(v3954);
+        const float v3957 = v3820 ? v3907 : 0.0f;
+        const bfloat v3958 = bfloat(v3957);
+        const float v3960 = v3820 ? v3919 : 0.0f;
+        const bfloat v3961 = bfloat(v3960);
+        const float v3963 = v3820 ? v3931 : 0.0f;
+        const bfloat v3964 = bfloat(v3963);
+        const float v3966 = v3820 ? v3943 : 0.0f;
+        const bfloat v3967 = bfloat(v3966);
+        *(threadgroup iron_bf16x8*)(shm1 + v3732) = iron_bf16x8{{bfloat4(v3946, v3949, v3952, v3955), bfloat4(v3958, v3961, v3964, v3967)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3987 = v3984 && v3745;  // kernels/gemm/quant_b.hpp:137
+        const uint v3991 = min(v3744, v3822);  // kernels/gemm/quant_b.hpp:138
+        const uint v3997 = v3991 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4001 = v4000 + v3997;
+        const uint v4004 = packed[v4001];  // kernels/gemm/quant_b.hpp:37
+        const uint v4006 = v3991 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4010 = v4009 + v4006;
+        const bfloat v4011 = scales[v4010];  // kernels/gemm/quant_b.hpp:39
+        const float v4012 = float(v4011);
+        const bfloat v4013 = biases[v4010];  // kernels/gemm/quant_b.hpp:40
+        const float v4014 = float(v4013);
+        const uint v4019 = v4004 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4020 = v4019 & 15u;
+        const uint v4023 = v4020 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4024 = as_type<float>(v4023);
+        const float v4025 = v4024 - 8388608.0f;
+        const float v4026 = fma(v4025, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4031 = v4004 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4032 = v4031 & 15u;
+        const uint v4035 = v4032 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4036 = as_type<float>(v4035);
+        const float v4037 = v4036 - 8388608.0f;
+        const float v4038 = fma(v4037, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4043 = v4004 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4044 = v4043 & 15u;
+        const uint v4047 = v4044 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4048 = as_type<float>(v4047);
+        const float v4049 = v4048 - 8388608.0f;
+        const float v4050 = fma(v4049, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4055 = v4004 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4056 = v4055 & 15u;
+        const uint v4059 = v4056 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4060 = as_type<float>(v4059);
+        const float v4061 = v4060 - 8388608.0f;
+        const float v4062 = fma(v4061, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4067 = v4004 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4068 = v4067 & 15u;
+        const uint v4071 = v4068 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4072 = as_type<float>(v4071);
+        const float v4073 = v4072 - 8388608.0f;
+        const float v4074 = fma(v4073, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4079 = v4004 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4080 = v4079 & 15u;
+        const uint v4083 = v4080 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4084 = as_type<float>(v4083);
+        const float v4085 = v4084 - 8388608.0f;
+        const float v4086 = fma(v4085, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4091 = v4004 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4092 = v4091 & 15u;
+        const uint v4095 = v4092 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4096 = as_type<float>(v4095);
+        const float v4097 = v4096 - 8388608.0f;
+        const float v4098 = fma(v4097, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const uint v4103 = v4004 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4104 = v4103 & 15u;
+        const uint v4107 = v4104 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4108 = as_type<float>(v4107);
+        const float v4109 = v4108 - 8388608.0f;
+        const float v4110 = fma(v4109, v4012, v4014);  // kernels/gemm/quant_b.hpp:51
+        const float v4112 = v3987 ? v4026 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4113 = bfloat(v4112);
+        const float v4115 = v3987 ? v4038 : 0.0f;
+        const bfloat v4116 = bfloat(v4115);
+        const float v4118 = v3987 ? v4050 : 0.0f;
+        const bfloat v4119 = bfloat(v4118);
+        const float v4121 = v3987 ? v4062 : 0.0f;
+        const bfloat v4122 = bfloat(v4121);
+        const float v4124 = v3987 ? v4074 : 0.0f;
+        const bfloat v4125 = bfloat(v4124);
+        const float v4127 = v3987 ? v4086 : 0.0f;
+        const bfloat v4128 = bfloat(v4127);
+        const float v4130 = v3987 ? v4098 : 0.0f;
+        const bfloat v4131 = bfloat(v4130);
+        const float v4133 = v3987 ? v4110 : 0.0f;
+        const bfloat v4134 = bfloat(v4133);
+        *(threadgroup iron_bf16x8*)(shm1 + v3756) = iron_bf16x8{{bfloat4(v4113, v4116, v4119, v4122), bfloat4(v4125, v4128, v4131, v4134)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4154 = v4151 && v3769;  // kernels/gemm/quant_b.hpp:137
+        const uint v4158 = min(v3768, v3822);  // kernels/gemm/quant_b.hpp:138
+        const uint v4164 = v4158 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4168 = v4167 + v4164;
+        const uint v4171 = packed[v4168];  // kernels/gemm/quant_b.hpp:37
+        const uint v4173 = v4158 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4177 = v4176 + v4173;
+        const bfloat v4178 = scales[v4177];  // kernels/gemm/quant_b.hpp:39
+        const float v4179 = float(v4178);
+        const bfloat v4180 = biases[v4177];  // kernels/gemm/quant_b.hpp:40
+        const float v4181 = float(v4180);
+        const uint v4186 = v4171 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4187 = v4186 & 15u;
+        const uint v4190 = v4187 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4191 = as_type<float>(v4190);
+        const float v4192 = v4191 - 8388608.0f;
+        const float v4193 = fma(v4192, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4198 = v4171 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4199 = v4198 & 15u;
+        const uint v4202 = v4199 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4203 = as_type<float>(v4202);
+        const float v4204 = v4203 - 8388608.0f;
+        const float v4205 = fma(v4204, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4210 = v4171 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4211 = v4210 & 15u;
+        const uint v4214 = v4211 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4215 = as_type<float>(v4214);
+        const float v4216 = v4215 - 8388608.0f;
+        const float v4217 = fma(v4216, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4222 = v4171 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4223 = v4222 & 15u;
+        const uint v4226 = v4223 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4227 = as_type<float>(v4226);
+        const float v4228 = v4227 - 8388608.0f;
+        const float v4229 = fma(v4228, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4234 = v4171 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4235 = v4234 & 15u;
+        const uint v4238 = v4235 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4239 = as_type<float>(v4238);
+        const float v4240 = v4239 - 8388608.0f;
+        const float v4241 = fma(v4240, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4246 = v4171 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4247 = v4246 & 15u;
+        const uint v4250 = v4247 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4251 = as_type<float>(v4250);
+        const float v4252 = v4251 - 8388608.0f;
+        const float v4253 = fma(v4252, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4258 = v4171 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4259 = v4258 & 15u;
+        const uint v4262 = v4259 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4263 = as_type<float>(v4262);
+        const float v4264 = v4263 - 8388608.0f;
+        const float v4265 = fma(v4264, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const uint v4270 = v4171 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4271 = v4270 & 15u;
+        const uint v4274 = v4271 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4275 = as_type<float>(v4274);
+        const float v4276 = v4275 - 8388608.0f;
+        const float v4277 = fma(v4276, v4179, v4181);  // kernels/gemm/quant_b.hpp:51
+        const float v4279 = v4154 ? v4193 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4280 = bfloat(v4279);
+        const float v4282 = v4154 ? v4205 : 0.0f;
+        const bfloat v4283 = bfloat(v4282);
+        const float v4285 = v4154 ? v4217 : 0.0f;
+        const bfloat v4286 = bfloat(v4285);
+        const float v4288 = v4154 ? v4229 : 0.0f;
+        const bfloat v4289 = bfloat(v4288);
+        const float v4291 = v4154 ? v4241 : 0.0f;
+        const bfloat v4292 = bfloat(v4291);
+        const float v4294 = v4154 ? v4253 : 0.0f;
+        const bfloat v4295 = bfloat(v4294);
+        const float v4297 = v4154 ? v4265 : 0.0f;
+        const bfloat v4298 = bfloat(v4297);
+        const float v4300 = v4154 ? v4277 : 0.0f;
+        const bfloat v4301 = bfloat(v4300);
+        *(threadgroup iron_bf16x8*)(shm1 + v3780) = iron_bf16x8{{bfloat4(v4280, v4283, v4286, v4289), bfloat4(v4292, v4295, v4298, v4301)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4321 = v4318 && v3793;  // kernels/gemm/quant_b.hpp:137
+        const uint v4325 = min(v3792, v3822);  // kernels/gemm/quant_b.hpp:138
+        const uint v4331 = v4325 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4335 = v4334 + v4331;
+        const uint v4338 = packed[v4335];  // kernels/gemm/quant_b.hpp:37
+        const uint v4340 = v4325 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4344 = v4343 + v4340;
+        const bfloat v4345 = scales[v4344];  // kernels/gemm/quant_b.hpp:39
+        const float v4346 = float(v4345);
+        const bfloat v4347 = biases[v4344];  // kernels/gemm/quant_b.hpp:40
+        const float v4348 = float(v4347);
+        const uint v4353 = v4338 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4354 = v4353 & 15u;
+        const uint v4357 = v4354 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4358 = as_type<float>(v4357);
+        const float v4359 = v4358 - 8388608.0f;
+        const float v4360 = fma(v4359, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4365 = v4338 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4366 = v4365 & 15u;
+        const uint v4369 = v4366 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4370 = as_type<float>(v4369);
+        const float v4371 = v4370 - 8388608.0f;
+        const float v4372 = fma(v4371, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4377 = v4338 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4378 = v4377 & 15u;
+        const uint v4381 = v4378 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4382 = as_type<float>(v4381);
+        const float v4383 = v4382 - 8388608.0f;
+        const float v4384 = fma(v4383, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4389 = v4338 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4390 = v4389 & 15u;
+        const uint v4393 = v4390 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4394 = as_type<float>(v4393);
+        const float v4395 = v4394 - 8388608.0f;
+        const float v4396 = fma(v4395, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4401 = v4338 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4402 = v4401 & 15u;
+        const uint v4405 = v4402 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4406 = as_type<float>(v4405);
+        const float v4407 = v4406 - 8388608.0f;
+        const float v4408 = fma(v4407, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4413 = v4338 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4414 = v4413 & 15u;
+        const uint v4417 = v4414 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4418 = as_type<float>(v4417);
+        const float v4419 = v4418 - 8388608.0f;
+        const float v4420 = fma(v4419, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4425 = v4338 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4426 = v4425 & 15u;
+        const uint v4429 = v4426 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4430 = as_type<float>(v4429);
+        const float v4431 = v4430 - 8388608.0f;
+        const float v4432 = fma(v4431, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const uint v4437 = v4338 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4438 = v4437 & 15u;
+        const uint v4441 = v4438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4442 = as_type<float>(v4441);
+        const float v4443 = v4442 - 8388608.0f;
+        const float v4444 = fma(v4443, v4346, v4348);  // kernels/gemm/quant_b.hpp:51
+        const float v4446 = v4321 ? v4360 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4447 = bfloat(v4446);
+        const float v4449 = v4321 ? v4372 : 0.0f;
+        const bfloat v4450 = bfloat(v4449);
+        const float v4452 = v4321 ? v4384 : 0.0f;
+        const bfloat v4453 = bfloat(v4452);
+        const float v4455 = v4321 ? v4396 : 0.0f;
+        const bfloat v4456 = bfloat(v4455);
+        const float v4458 = v4321 ? v4408 : 0.0f;
+        const bfloat v4459 = bfloat(v4458);
+        const float v4461 = v4321 ? v4420 : 0.0f;
+        const bfloat v4462 = bfloat(v4461);
+        const float v4464 = v4321 ? v4432 : 0.0f;
+        const bfloat v4465 = bfloat(v4464);
+        const float v4467 = v4321 ? v4444 : 0.0f;
+        const bfloat v4468 = bfloat(v4467);
+        *(threadgroup iron_bf16x8*)(shm1 + v3804) = iron_bf16x8{{bfloat4(v4447, v4450, v4453, v4456), bfloat4(v4459, v4462, v4465, v4468)}};  // kernels/gemm/quant_b.hpp:146
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4482 = v3707 + v4481;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<false>(v94, shm0, long(v4482), long(40u));
-        const uint v4488 = v3707 + v4487;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v4488), long(40u));
+        const uint v4483 = v3708 + v4482;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<false>(v94, shm0, long(v4483), long(40u));
+        const uint v4489 = v3708 + v4488;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v4489), long(40u));
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        const uint v4495 = v4482 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<false>(v94, shm0, long(v4495), long(40u));
-        const uint v4501 = v4488 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v4501), long(40u));
+        const uint v4496 = v4483 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<false>(v94, shm0, long(v4496), long(40u));
+        const uint v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v4502), long(40u));
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     } else {
-      const uint v913 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v914 = iron_tid.x;
-      const uint v944 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v947 = v914 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v948 = v947 << 3u;
-      const uint v949 = v80 + v944;  // kernels/gemm/quant_b.hpp:137
-      const bool v950 = v949 < v79;
-      const uint v955 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v959 = v79 - 1u;
-      const uint v961 = min(v949, v959);
-      const uint v965 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v966 = v961 * v965;
-      const uint v974 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v975 = v961 * v974;
-      const uint v1103 = v944 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1105 = v1103 + v948;
-      const uint v1109 = v914 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1111 = v1109 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1114 = v1109 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1115 = v1114 << 3u;
-      const uint v1116 = v80 + v1111;  // kernels/gemm/quant_b.hpp:137
-      const bool v1117 = v1116 < v79;
-      const uint v1128 = min(v1116, v959);  // kernels/gemm/quant_b.hpp:138
-      const uint v1133 = v1128 * v965;  // kernels/gemm/quant_b.hpp:35
-      const uint v1142 = v1128 * v974;  // kernels/gemm/quant_b.hpp:38
-      const uint v1270 = v1111 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1272 = v1270 + v1115;
-      const uint v1276 = v914 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1278 = v1276 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1281 = v1276 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1282 = v1281 << 3u;
-      const uint v1283 = v80 + v1278;  // kernels/gemm/quant_b.hpp:137
-      const bool v1284 = v1283 < v79;
-      const uint v1295 = min(v1283, v959);  // kernels/gemm/quant_b.hpp:138
-      const uint v1300 = v1295 * v965;  // kernels/gemm/quant_b.hpp:35
-      const uint v1309 = v1295 * v974;  // kernels/gemm/quant_b.hpp:38
-      const uint v1437 = v1278 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1439 = v1437 + v1282;
-      const uint v1443 = v914 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1445 = v1443 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1448 = v1443 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1449 = v1448 << 3u;
-      const uint v1450 = v80 + v1445;  // kernels/gemm/quant_b.hpp:137
-      const bool v1451 = v1450 < v79;
-      const uint v1462 = min(v1450, v959);  // kernels/gemm/quant_b.hpp:138
-      const uint v1467 = v1462 * v965;  // kernels/gemm/quant_b.hpp:35
-      const uint v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
-      const uint v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1606 = v1604 + v1449;
-      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v914 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v915 = iron_tid.x;
+      const uint v945 = v915 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v948 = v915 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v949 = v948 << 3u;
+      const uint v950 = v80 + v945;  // kernels/gemm/quant_b.hpp:137
+      const bool v951 = v950 < v79;
+      const uint v956 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v960 = v79 - 1u;
+      const uint v962 = min(v950, v960);
+      const uint v966 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v967 = v962 * v966;
+      const uint v975 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v976 = v962 * v975;
+      const uint v1104 = v945 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1106 = v1104 + v949;
+      const uint v1110 = v915 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1112 = v1110 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1115 = v1110 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1116 = v1115 << 3u;
+      const uint v1117 = v80 + v1112;  // kernels/gemm/quant_b.hpp:137
+      const bool v1118 = v1117 < v79;
+      const uint v1129 = min(v1117, v960);  // kernels/gemm/quant_b.hpp:138
+      const uint v1134 = v1129 * v966;  // kernels/gemm/quant_b.hpp:35
+      const uint v1143 = v1129 * v975;  // kernels/gemm/quant_b.hpp:38
+      const uint v1271 = v1112 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1273 = v1271 + v1116;
+      const uint v1277 = v915 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1279 = v1277 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1282 = v1277 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1283 = v1282 << 3u;
+      const uint v1284 = v80 + v1279;  // kernels/gemm/quant_b.hpp:137
+      const bool v1285 = v1284 < v79;
+      const uint v1296 = min(v1284, v960);  // kernels/gemm/quant_b.hpp:138
+      const uint v1301 = v1296 * v966;  // kernels/gemm/quant_b.hpp:35
+      const uint v1310 = v1296 * v975;  // kernels/gemm/quant_b.hpp:38
+      const uint v1438 = v1279 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1440 = v1438 + v1283;
+      const uint v1444 = v915 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1446 = v1444 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1449 = v1444 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1450 = v1449 << 3u;
+      const uint v1451 = v80 + v1446;  // kernels/gemm/quant_b.hpp:137
+      const bool v1452 = v1451 < v79;
+      const uint v1463 = min(v1451, v960);  // kernels/gemm/quant_b.hpp:138
+      const uint v1468 = v1463 * v966;  // kernels/gemm/quant_b.hpp:35
+      const uint v1477 = v1463 * v975;  // kernels/gemm/quant_b.hpp:38
+      const uint v1605 = v1446 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1607 = v1605 + v1450;
+      const uint v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-        for (uint v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v922 = v921 < v76;
-          const uint v923 = v912 + v920;
-          const bool v924 = v923 < v3;
-          const bool v925 = v922 && v924;
-          if (v925) {
-            const uint v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v929 = v927 + v912;
-            const uint v930 = v929 + v920;
-            const bfloat v931 = x_sorted[v930];
-            const uint v933 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
-            const uint v934 = v933 + v920;
-            shm0[v934] = v931;
+      for (uint v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (uint v917 = v915; v917 < 4096u; v917 += v914) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v919 = v917 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v921 = v917 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v922 = v75 + v919;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v923 = v922 < v76;
+          const uint v924 = v913 + v921;
+          const bool v925 = v924 < v3;
+          const bool v926 = v923 && v925;
+          if (v926) {
+            const uint v928 = v922 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v930 = v928 + v913;
+            const uint v931 = v930 + v921;
+            const bfloat v932 = x_sorted[v931];
+            const uint v934 = v919 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v935 = v934 + v921;
+            shm0[v935] = v932;
           } else {
-            const uint v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
-            const uint v937 = v936 + v920;
-            shm0[v937] = bfloat(0.0f);
+            const uint v937 = v919 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v938 = v937 + v921;
+            shm0[v938] = bfloat(0.0f);
           }
         }
-        const uint v951 = v912 + v948;  // kernels/gemm/quant_b.hpp:137
-        const bool v952 = v951 < v3;
-        const bool v953 = v950 && v952;
-        const uint v957 = min(v951, v955);  // kernels/gemm/quant_b.hpp:138
-        const uint v963 = v957 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v967 = v966 + v963;
-        const uint v970 = packed[v967];  // kernels/gemm/quant_b.hpp:37
-        const uint v972 = v957 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v976 = v975 + v972;
-        const bfloat v977 = scales[v976];  // kernels/gemm/quant_b.hpp:39
-        const float v978 = float(v977);
-        const bfloat v979 = biases[v976];  // kernels/gemm/quant_b.hpp:40
-        const float v980 = float(v979);
-        const uint v985 = v970 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v986 = v985 & 15u;
-        const uint v989 = v986 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v990 = as_type<float>(v989);
-        const float v991 = v990 - 8388608.0f;
-        const float v992 = fma(v991, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v997 = v970 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v998 = v997 & 15u;
-        const uint v1001 = v998 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1002 = as_type<float>(v1001);
-        const float v1003 = v1002 - 8388608.0f;
-        const float v1004 = fma(v1003, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v1009 = v970 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1010 = v1009 & 15u;
-        const uint v1013 = v1010 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1014 = as_type<float>(v1013);
-        const float v1015 = v1014 - 8388608.0f;
-        const float v1016 = fma(v1015, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v1021 = v970 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1022 = v1021 & 15u;
-        const uint v1025 = v1022 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1026 = as_type<float>(v1025);
-        const float v1027 = v1026 - 8388608.0f;
-        const float v1028 = fma(v1027, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v1033 = v970 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1034 = v1033 & 15u;
-        const uint v1037 = v1034 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1038 = as_type<float>(v1037);
-        const float v1039 = v1038 - 8388608.0f;
-        const float v1040 = fma(v1039, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v1045 = v970 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1046 = v1045 & 15u;
-        const uint v1049 = v1046 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1050 = as_type<float>(v1049);
-        const float v1051 = v1050 - 8388608.0f;
-        const float v1052 = fma(v1051, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v1057 = v970 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1058 = v1057 & 15u;
-        const uint v1061 = v1058 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1062 = as_type<float>(v1061);
-        const float v1063 = v1062 - 8388608.0f;
-        const float v1064 = fma(v1063, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const uint v1069 = v970 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1070 = v1069 & 15u;
-        const uint v1073 = v1070 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1074 = as_type<float>(v1073);
-        const float v1075 = v1074 - 8388608.0f;
-        const float v1076 = fma(v1075, v978, v980);  // kernels/gemm/quant_b.hpp:51
-        const float v1078 = v953 ? v992 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1079 = bfloat(v1078);
-        const float v1081 = v953 ? v1004 : 0.0f;
-        const bfloat v1082 = bfloat(v1081);
-        const float v1084 = v953 ? v1016 : 0.0f;
-        const bfloat v1085 = bfloat(v1084);
-        const float v1087 = v953 ? v1028 : 0.0f;
-        const bfloat v1088 = bfloat(v1087);
-        const float v1090 = v953 ? v1040 : 0.0f;
-        const bfloat v1091 = bfloat(v1090);
-        const float v1093 = v953 ? v1052 : 0.0f;
-        const bfloat v1094 = bfloat(v1093);
-        const float v1096 = v953 ? v1064 : 0.0f;
-        const bfloat v1097 = bfloat(v1096);
-        const float v1099 = v953 ? v1076 : 0.0f;
-        const bfloat v1100 = bfloat(v1099);
-        *(threadgroup iron_bf16x8*)(shm1 + v1105) = iron_bf16x8{{bfloat4(v1079, v1082, v1085, v1088), bfloat4(v1091, v1094, v1097, v1100)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1118 = v912 + v1115;  // kernels/gemm/quant_b.hpp:137
-        const bool v1119 = v1118 < v3;
-        const bool v1120 = v1117 && v1119;
-        const uint v1124 = min(v1118, v955);  // kernels/gemm/quant_b.hpp:138
-        const uint v1130 = v1124 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v1134 = v1133 + v1130;
-        const uint v1137 = packed[v1134];  // kernels/gemm/quant_b.hpp:37
-        const uint v1139 = v1124 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v1143 = v1142 + v1139;
-        const bfloat v1144 = scales[v1143];  // kernels/gemm/quant_b.hpp:39
-        const float v1145 = float(v1144);
-        const bfloat v1146 = biases[v1143];  // kernels/gemm/quant_b.hpp:40
-        const float v1147 = float(v1146);
-        const uint v1152 = v1137 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1153 = v1152 & 15u;
-        const uint v1156 = v1153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1157 = as_type<float>(v1156);
-        const float v1158 = v1157 - 8388608.0f;
-        const float v1159 = fma(v1158, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1164 = v1137 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1165 = v1164 & 15u;
-        const uint v1168 = v1165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1169 = as_type<float>(v1168);
-        const float v1170 = v1169 - 8388608.0f;
-        const float v1171 = fma(v1170, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1176 = v1137 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1177 = v1176 & 15u;
-        const uint v1180 = v1177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1181 = as_type<float>(v1180);
-        const float v1182 = v1181 - 8388608.0f;
-        const float v1183 = fma(v1182, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1188 = v1137 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1189 = v1188 & 15u;
-        const uint v1192 = v1189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1193 = as_type<float>(v1192);
-        const float v1194 = v1193 - 8388608.0f;
-        const float v1195 = fma(v1194, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1200 = v1137 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1201 = v1200 & 15u;
-        const uint v1204 = v1201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1205 = as_type<float>(v1204);
-        const float v1206 = v1205 - 8388608.0f;
-        const float v1207 = fma(v1206, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1212 = v1137 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1213 = v1212 & 15u;
-        const uint v1216 = v1213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1217 = as_type<float>(v1216);
-        const float v1218 = v1217 - 8388608.0f;
-        const float v1219 = fma(v1218, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1224 = v1137 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1225 = v1224 & 15u;
-        const uint v1228 = v1225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1229 = as_type<float>(v1228);
-        const float v1230 = v1229 - 8388608.0f;
-        const float v1231 = fma(v1230, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const uint v1236 = v1137 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1237 = v1236 & 15u;
-        const uint v1240 = v1237 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1241 = as_type<float>(v1240);
-        const float v1242 = v1241 - 8388608.0f;
-        const float v1243 = fma(v1242, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
-        const float v1245 = v1120 ? v1159 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1246 = bfloat(v1245);
-        const float v1248 = v1120 ? v1171 : 0.0f;
-        const bfloat v1249 = bfloat(v1248);
-        const float v1251 = v1120 ? v1183 : 0.0f;
-        const bfloat v1252 = bfloat(v1251);
-        const float v1254 = v1120 ? v1195 : 0.0f;
-        const bfloat v1255 = bfloat(v1254);
-        const float v1257 = v1120 ? v1207 : 0.0f;
-        const bfloat v1258 = bfloat(v1257);
-        const float v1260 = v1120 ? v1219 : 0.0f;
-        const bfloat v1261 = bfloat(v1260);
-        const float v1263 = v1120 ? v1231 : 0.0f;
-        const bfloat v1264 = bfloat(v1263);
-        const float v1266 = v1120 ? v1243 : 0.0f;
-        const bfloat v1267 = bfloat(v1266);
-        *(threadgroup iron_bf16x8*)(shm1 + v1272) = iron_bf16x8{{bfloat4(v1246, v1249, v1252, v1255), bfloat4(v1258, v1261, v1264, v1267)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1285 = v912 + v1282;  // kernels/gemm/quant_b.hpp:137
-        const bool v1286 = v1285 < v3;
-        const bool v1287 = v1284 && v1286;
-        const uint v1291 = min(v1285, v955);  // kernels/gemm/quant_b.hpp:138
-        const uint v1297 = v1291 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v1301 = v1300 + v1297;
-        const uint v1304 = packed[v1301];  // kernels/gemm/quant_b.hpp:37
-        const uint v1306 = v1291 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v1310 = v1309 + v1306;
-        const bfloat v1311 = scales[v1310];  // kernels/gemm/quant_b.hpp:39
-        const float v1312 = float(v1311);
-        const bfloat v1313 = biases[v1310];  // kernels/gemm/quant_b.hpp:40
-        const float v1314 = float(v1313);
-        const uint v1319 = v1304 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1320 = v1319 & 15u;
-        const uint v1323 = v1320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1324 = as_type<float>(v1323);
-        const float v1325 = v1324 - 8388608.0f;
-        const float v1326 = fma(v1325, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1331 = v1304 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1332 = v1331 & 15u;
-        const uint v1335 = v1332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1336 = as_type<float>(v1335);
-        const float v1337 = v1336 - 8388608.0f;
-        const float v1338 = fma(v1337, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1343 = v1304 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1344 = v1343 & 15u;
-        const uint v1347 = v1344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1348 = as_type<float>(v1347);
-        const float v1349 = v1348 - 8388608.0f;
-        const float v1350 = fma(v1349, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1355 = v1304 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1356 = v1355 & 15u;
-        const uint v1359 = v1356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1360 = as_type<float>(v1359);
-        const float v1361 = v1360 - 8388608.0f;
-        const float v1362 = fma(v1361, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1367 = v1304 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1368 = v1367 & 15u;
-        const uint v1371 = v1368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1372 = as_type<float>(v1371);
-        const float v1373 = v1372 - 8388608.0f;
-        const float v1374 = fma(v1373, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1379 = v1304 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1380 = v1379 & 15u;
-        const uint v1383 = v1380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1384 = as_type<float>(v1383);
-        const float v1385 = v1384 - 8388608.0f;
-        const float v1386 = fma(v1385, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1391 = v1304 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1392 = v1391 & 15u;
-        const uint v1395 = v1392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1396 = as_type<float>(v1395);
-        const float v1397 = v1396 - 8388608.0f;
-        const float v1398 = fma(v1397, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const uint v1403 = v1304 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1404 = v1403 & 15u;
-        const uint v1407 = v1404 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1408 = as_type<float>(v1407);
-        const float v1409 = v1408 - 8388608.0f;
-        const float v1410 = fma(v1409, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
-        const float v1412 = v1287 ? v1326 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1413 = bfloat(v1412);
-        const float v1415 = v1287 ? v1338 : 0.0f;
-        const bfloat v1416 = bfloat(v1415);
-        const float v1418 = v1287 ? v1350 : 0.0f;
-        const bfloat v1419 = bfloat(v1418);
-        const float v1421 = v1287 ? v1362 : 0.0f;
-        const bfloat v1422 = bfloat(v1421);
-        const float v1424 = v1287 ? v1374 : 0.0f;
-        const bfloat v1425 = bfloat(v1424);
-        const float v1427 = v1287 ? v1386 : 0.0f;
-        const bfloat v1428 = bfloat(v1427);
-        const float v1430 = v1287 ? v1398 : 0.0f;
-        const bfloat v1431 = bfloat(v1430);
-        const float v1433 = v1287 ? v1410 : 0.0f;
-        const bfloat v1434 = bfloat(v1433);
-        *(threadgroup iron_bf16x8*)(shm1 + v1439) = iron_bf16x8{{bfloat4(v1413, v1416, v1419, v1422), bfloat4(v1425, v1428, v1431, v1434)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1452 = v912 + v1449;  // kernels/gemm/quant_b.hpp:137
-        const bool v1453 = v1452 < v3;
-        const bool v1454 = v1451 && v1453;
-        const uint v1458 = min(v1452, v955);  // kernels/gemm/quant_b.hpp:138
-        const uint v1464 = v1458 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v1468 = v1467 + v1464;
-        const uint v1471 = packed[v1468];  // kernels/gemm/quant_b.hpp:37
-        const uint v1473 = v1458 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v1477 = v1476 + v1473;
-        const bfloat v1478 = scales[v1477];  // kernels/gemm/quant_b.hpp:39
-        const float v1479 = float(v1478);
-        const bfloat v1480 = biases[v1477];  // kernels/gemm/quant_b.hpp:40
-        const float v1481 = float(v1480);
-        const uint v1486 = v1471 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1487 = v1486 & 15u;
-        const uint v1490 = v1487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1491 = as_type<float>(v1490);
-        const float v1492 = v1491 - 8388608.0f;
-        const float v1493 = fma(v1492, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1498 = v1471 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1499 = v1498 & 15u;
-        const uint v1502 = v1499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1503 = as_type<float>(v1502);
-        const float v1504 = v1503 - 8388608.0f;
-        const float v1505 = fma(v1504, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1510 = v1471 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1511 = v1510 & 15u;
-        const uint v1514 = v1511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1515 = as_type<float>(v1514);
-        const float v1516 = v1515 - 8388608.0f;
-        const float v1517 = fma(v1516, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1522 = v1471 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1523 = v1522 & 15u;
-        const uint v1526 = v1523 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1527 = as_type<float>(v1526);
-        const float v1528 = v1527 - 8388608.0f;
-        const float v1529 = fma(v1528, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1534 = v1471 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1535 = v1534 & 15u;
-        const uint v1538 = v1535 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1539 = as_type<float>(v1538);
-        const float v1540 = v1539 - 8388608.0f;
-        const float v1541 = fma(v1540, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1546 = v1471 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1547 = v1546 & 15u;
-        const uint v1550 = v1547 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1551 = as_type<float>(v1550);
-        const float v1552 = v1551 - 8388608.0f;
-        const float v1553 = fma(v1552, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1558 = v1471 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1559 = v1558 & 15u;
-        const uint v1562 = v1559 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1563 = as_type<float>(v1562);
-        const float v1564 = v1563 - 8388608.0f;
-        const float v1565 = fma(v1564, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const uint v1570 = v1471 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1571 = v1570 & 15u;
-        const uint v1574 = v1571 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1575 = as_type<float>(v1574);
-        const float v1576 = v1575 - 8388608.0f;
-        const float v1577 = fma(v1576, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
-        const float v1579 = v1454 ? v1493 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1580 = bfloat(v1579);
-        const float v1582 = v1454 ? v1505 : 0.0f;
-        const bfloat v1583 = bfloat(v1582);
-        const float v1585 = v1454 ? v1517 : 0.0f;
-        const bfloat v1586 = bfloat(v1585);
-        const float v1588 = v1454 ? v1529 : 0.0f;
-        const bfloat v1589 = bfloat(v1588);
-        const float v1591 = v1454 ? v1541 : 0.0f;
-        const bfloat v1592 = bfloat(v1591);
-        const float v1594 = v1454 ? v1553 : 0.0f;
-        const bfloat v1595 = bfloat(v1594);
-        const float v1597 = v1454 ? v1565 : 0.0f;
-        const bfloat v1598 = bfloat(v1597);
-        const float v1600 = v1454 ? v1577 : 0.0f;
-        const bfloat v1601 = bfloat(v1600);
-        *(threadgroup iron_bf16x8*)(shm1 + v1606) = iron_bf16x8{{bfloat4(v1580, v1583, v1586, v1589), bfloat4(v1592, v1595, v1598, v1601)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v952 = v913 + v949;  // kernels/gemm/quant_b.hpp:137
+        const bool v953 = v952 < v3;
+        const bool v954 = v951 && v953;
+        const uint v958 = min(v952, v956);  // kernels/gemm/quant_b.hpp:138
+        const uint v964 = v958 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v968 = v967 + v964;
+        const uint v971 = packed[v968];  // kernels/gemm/quant_b.hpp:37
+        const uint v973 = v958 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v977 = v976 + v973;
+        const bfloat v978 = scales[v977];  // kernels/gemm/quant_b.hpp:39
+        const float v979 = float(v978);
+        const bfloat v980 = biases[v977];  // kernels/gemm/quant_b.hpp:40
+        const float v981 = float(v980);
+        const uint v986 = v971 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v987 = v986 & 15u;
+        const uint v990 = v987 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v991 = as_type<float>(v990);
+        const float v992 = v991 - 8388608.0f;
+        const float v993 = fma(v992, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v998 = v971 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v999 = v998 & 15u;
+        const uint v1002 = v999 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1003 = as_type<float>(v1002);
+        const float v1004 = v1003 - 8388608.0f;
+        const float v1005 = fma(v1004, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v1010 = v971 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1011 = v1010 & 15u;
+        const uint v1014 = v1011 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1015 = as_type<float>(v1014);
+        const float v1016 = v1015 - 8388608.0f;
+        const float v1017 = fma(v1016, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v1022 = v971 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1023 = v1022 & 15u;
+        const uint v1026 = v1023 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1027 = as_type<float>(v1026);
+        const float v1028 = v1027 - 8388608.0f;
+        const float v1029 = fma(v1028, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v1034 = v971 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1035 = v1034 & 15u;
+        const uint v1038 = v1035 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1039 = as_type<float>(v1038);
+        const float v1040 = v1039 - 8388608.0f;
+        const float v1041 = fma(v1040, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v1046 = v971 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1047 = v1046 & 15u;
+        const uint v1050 = v1047 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1051 = as_type<float>(v1050);
+        const float v1052 = v1051 - 8388608.0f;
+        const float v1053 = fma(v1052, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v1058 = v971 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1059 = v1058 & 15u;
+        const uint v1062 = v1059 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1063 = as_type<float>(v1062);
+        const float v1064 = v1063 - 8388608.0f;
+        const float v1065 = fma(v1064, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const uint v1070 = v971 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1071 = v1070 & 15u;
+        const uint v1074 = v1071 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1075 = as_type<float>(v1074);
+        const float v1076 = v1075 - 8388608.0f;
+        const float v1077 = fma(v1076, v979, v981);  // kernels/gemm/quant_b.hpp:51
+        const float v1079 = v954 ? v993 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1080 = bfloat(v1079);
+        const float v1082 = v954 ? v1005 : 0.0f;
+        const bfloat v1083 = bfloat(v1082);
+        const float v1085 = v954 ? v1017 : 0.0f;
+        const bfloat v1086 = bfloat(v1085);
+        const float v1088 = v954 ? v1029 : 0.0f;
+        const bfloat v1089 = bfloat(v1088);
+        const float v1091 = v954 ? v1041 : 0.0f;
+        const bfloat v1092 = bfloat(v1091);
+        const float v1094 = v954 ? v1053 : 0.0f;
+        const bfloat v1095 = bfloat(v1094);
+        const float v1097 = v954 ? v1065 : 0.0f;
+        const bfloat v1098 = bfloat(v1097);
+        const float v1100 = v954 ? v1077 : 0.0f;
+        const bfloat v1101 = bfloat(v1100);
+        *(threadgroup iron_bf16x8*)(shm1 + v1106) = iron_bf16x8{{bfloat4(v1080, v1083, v1086, v1089), bfloat4(v1092, v1095, v1098, v1101)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1119 = v913 + v1116;  // kernels/gemm/quant_b.hpp:137
+        const bool v1120 = v1119 < v3;
+        const bool v1121 = v1118 && v1120;
+        const uint v1125 = min(v1119, v956);  // kernels/gemm/quant_b.hpp:138
+        const uint v1131 = v1125 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v1135 = v1134 + v1131;
+        const uint v1138 = packed[v1135];  // kernels/gemm/quant_b.hpp:37
+        const uint v1140 = v1125 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v1144 = v1143 + v1140;
+        const bfloat v1145 = scales[v1144];  // kernels/gemm/quant_b.hpp:39
+        const float v1146 = float(v1145);
+        const bfloat v1147 = biases[v1144];  // kernels/gemm/quant_b.hpp:40
+        const float v1148 = float(v1147);
+        const uint v1153 = v1138 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1154 = v1153 & 15u;
+        const uint v1157 = v1154 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1158 = as_type<float>(v1157);
+        const float v1159 = v1158 - 8388608.0f;
+        const float v1160 = fma(v1159, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1165 = v1138 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1166 = v1165 & 15u;
+        const uint v1169 = v1166 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1170 = as_type<float>(v1169);
+        const float v1171 = v1170 - 8388608.0f;
+        const float v1172 = fma(v1171, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1177 = v1138 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1178 = v1177 & 15u;
+        const uint v1181 = v1178 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1182 = as_type<float>(v1181);
+        const float v1183 = v1182 - 8388608.0f;
+        const float v1184 = fma(v1183, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1189 = v1138 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1190 = v1189 & 15u;
+        const uint v1193 = v1190 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1194 = as_type<float>(v1193);
+        const float v1195 = v1194 - 8388608.0f;
+        const float v1196 = fma(v1195, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1201 = v1138 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1202 = v1201 & 15u;
+        const uint v1205 = v1202 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1206 = as_type<float>(v1205);
+        const float v1207 = v1206 - 8388608.0f;
+        const float v1208 = fma(v1207, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1213 = v1138 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1214 = v1213 & 15u;
+        const uint v1217 = v1214 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1218 = as_type<float>(v1217);
+        const float v1219 = v1218 - 8388608.0f;
+        const float v1220 = fma(v1219, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1225 = v1138 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1226 = v1225 & 15u;
+        const uint v1229 = v1226 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1230 = as_type<float>(v1229);
+        const float v1231 = v1230 - 8388608.0f;
+        const float v1232 = fma(v1231, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const uint v1237 = v1138 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1238 = v1237 & 15u;
+        const uint v1241 = v1238 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1242 = as_type<float>(v1241);
+        const float v1243 = v1242 - 8388608.0f;
+        const float v1244 = fma(v1243, v1146, v1148);  // kernels/gemm/quant_b.hpp:51
+        const float v1246 = v1121 ? v1160 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1247 = bfloat(v1246);
+        const float v1249 = v1121 ? v1172 : 0.0f;
+        const bfloat v1250 = bfloat(v1249);
+        const float v1252 = v1121 ? v1184 : 0.0f;
+        const bfloat v1253 = bfloat(v1252);
+        const float v1255 = v1121 ? v1196 : 0.0f;
+        const bfloat v1256 = bfloat(v1255);
+        const float v1258 = v1121 ? v1208 : 0.0f;
+        const bfloat v1259 = bfloat(v1258);
+        const float v1261 = v1121 ? v1220 : 0.0f;
+        const bfloat v1262 = bfloat(v1261);
+        const float v1264 = v1121 ? v1232 : 0.0f;
+        const bfloat v1265 = bfloat(v1264);
+        const float v1267 = v1121 ? v1244 : 0.0f;
+        const bfloat v1268 = bfloat(v1267);
+        *(threadgroup iron_bf16x8*)(shm1 + v1273) = iron_bf16x8{{bfloat4(v1247, v1250, v1253, v1256), bfloat4(v1259, v1262, v1265, v1268)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1286 = v913 + v1283;  // kernels/gemm/quant_b.hpp:137
+        const bool v1287 = v1286 < v3;
+        const bool v1288 = v1285 && v1287;
+        const uint v1292 = min(v1286, v956);  // kernels/gemm/quant_b.hpp:138
+        const uint v1298 = v1292 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v1302 = v1301 + v1298;
+        const uint v1305 = packed[v1302];  // kernels/gemm/quant_b.hpp:37
+        const uint v1307 = v1292 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v1311 = v1310 + v1307;
+        const bfloat v1312 = scales[v1311];  // kernels/gemm/quant_b.hpp:39
+        const float v1313 = float(v1312);
+        const bfloat v1314 = biases[v1311];  // kernels/gemm/quant_b.hpp:40
+        const float v1315 = float(v1314);
+        const uint v1320 = v1305 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1321 = v1320 & 15u;
+        const uint v1324 = v1321 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1325 = as_type<float>(v1324);
+        const float v1326 = v1325 - 8388608.0f;
+        const float v1327 = fma(v1326, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1332 = v1305 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1333 = v1332 & 15u;
+        const uint v1336 = v1333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1337 = as_type<float>(v1336);
+        const float v1338 = v1337 - 8388608.0f;
+        const float v1339 = fma(v1338, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1344 = v1305 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1345 = v1344 & 15u;
+        const uint v1348 = v1345 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1349 = as_type<float>(v1348);
+        const float v1350 = v1349 - 8388608.0f;
+        const float v1351 = fma(v1350, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1356 = v1305 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1357 = v1356 & 15u;
+        const uint v1360 = v1357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1361 = as_type<float>(v1360);
+        const float v1362 = v1361 - 8388608.0f;
+        const float v1363 = fma(v1362, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1368 = v1305 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1369 = v1368 & 15u;
+        const uint v1372 = v1369 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1373 = as_type<float>(v1372);
+        const float v1374 = v1373 - 8388608.0f;
+        const float v1375 = fma(v1374, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1380 = v1305 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1381 = v1380 & 15u;
+        const uint v1384 = v1381 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1385 = as_type<float>(v1384);
+        const float v1386 = v1385 - 8388608.0f;
+        const float v1387 = fma(v1386, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1392 = v1305 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1393 = v1392 & 15u;
+        const uint v1396 = v1393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1397 = as_type<float>(v1396);
+        const float v1398 = v1397 - 8388608.0f;
+        const float v1399 = fma(v1398, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const uint v1404 = v1305 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1405 = v1404 & 15u;
+        const uint v1408 = v1405 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1409 = as_type<float>(v1408);
+        const float v1410 = v1409 - 8388608.0f;
+        const float v1411 = fma(v1410, v1313, v1315);  // kernels/gemm/quant_b.hpp:51
+        const float v1413 = v1288 ? v1327 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1414 = bfloat(v1413);
+        const float v1416 = v1288 ? v1339 : 0.0f;
+        const bfloat v1417 = bfloat(v1416);
+        const float v1419 = v1288 ? v1351 : 0.0f;
+        const bfloat v1420 = bfloat(v1419);
+        const float v1422 = v1288 ? v1363 : 0.0f;
+        const bfloat v1423 = bfloat(v1422);
+        const float v1425 = v1288 ? v1375 : 0.0f;
+        const bfloat v1426 = bfloat(v1425);
+        const float v1428 = v1288 ? v1387 : 0.0f;
+        const bfloat v1429 = bfloat(v1428);
+        const float v1431 = v1288 ? v1399 : 0.0f;
+        const bfloat v1432 = bfloat(v1431);
+        const float v1434 = v1288 ? v1411 : 0.0f;
+        const bfloat v1435 = bfloat(v1434);
+        *(threadgroup iron_bf16x8*)(shm1 + v1440) = iron_bf16x8{{bfloat4(v1414, v1417, v1420, v1423), bfloat4(v1426, v1429, v1432, v1435)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1453 = v913 + v1450;  // kernels/gemm/quant_b.hpp:137
+        const bool v1454 = v1453 < v3;
+        const bool v1455 = v1452 && v1454;
+        const uint v1459 = min(v1453, v956);  // kernels/gemm/quant_b.hpp:138
+        const uint v1465 = v1459 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v1469 = v1468 + v1465;
+        const uint v1472 = packed[v1469];  // kernels/gemm/quant_b.hpp:37
+        const uint v1474 = v1459 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v1478 = v1477 + v1474;
+        const bfloat v1479 = scales[v1478];  // kernels/gemm/quant_b.hpp:39
+        const float v1480 = float(v1479);
+        const bfloat v1481 = biases[v1478];  // kernels/gemm/quant_b.hpp:40
+        const float v1482 = float(v1481);
+        const uint v1487 = v1472 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1488 = v1487 & 15u;
+        const uint v1491 = v1488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1492 = as_type<float>(v1491);
+        const float v1493 = v1492 - 8388608.0f;
+        const float v1494 = fma(v1493, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1499 = v1472 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1500 = v1499 & 15u;
+        const uint v1503 = v1500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1504 = as_type<float>(v1503);
+        const float v1505 = v1504 - 8388608.0f;
+        const float v1506 = fma(v1505, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1511 = v1472 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1512 = v1511 & 15u;
+        const uint v1515 = v1512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1516 = as_type<float>(v1515);
+        const float v1517 = v1516 - 8388608.0f;
+        const float v1518 = fma(v1517, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1523 = v1472 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1524 = v1523 & 15u;
+        const uint v1527 = v1524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1528 = as_type<float>(v1527);
+        const float v1529 = v1528 - 8388608.0f;
+        const float v1530 = fma(v1529, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1535 = v1472 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1536 = v1535 & 15u;
+        const uint v1539 = v1536 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1540 = as_type<float>(v1539);
+        const float v1541 = v1540 - 8388608.0f;
+        const float v1542 = fma(v1541, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1547 = v1472 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1548 = v1547 & 15u;
+        const uint v1551 = v1548 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1552 = as_type<float>(v1551);
+        const float v1553 = v1552 - 8388608.0f;
+        const float v1554 = fma(v1553, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1559 = v1472 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1560 = v1559 & 15u;
+        const uint v1563 = v1560 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1564 = as_type<float>(v1563);
+        const float v1565 = v1564 - 8388608.0f;
+        const float v1566 = fma(v1565, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const uint v1571 = v1472 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1572 = v1571 & 15u;
+        const uint v1575 = v1572 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1576 = as_type<float>(v1575);
+        const float v1577 = v1576 - 8388608.0f;
+        const float v1578 = fma(v1577, v1480, v1482);  // kernels/gemm/quant_b.hpp:51
+        const float v1580 = v1455 ? v1494 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1581 = bfloat(v1580);
+        const float v1583 = v1455 ? v1506 : 0.0f;
+        const bfloat v1584 = bfloat(v1583);
+        const float v1586 = v1455 ? v1518 : 0.0f;
+        const bfloat v1587 = bfloat(v1586);
+        const float v1589 = v1455 ? v1530 : 0.0f;
+        const bfloat v1590 = bfloat(v1589);
+        const float v1592 = v1455 ? v1542 : 0.0f;
+        const bfloat v1593 = bfloat(v1592);
+        const float v1595 = v1455 ? v1554 : 0.0f;
+        const bfloat v1596 = bfloat(v1595);
+        const float v1598 = v1455 ? v1566 : 0.0f;
+        const bfloat v1599 = bfloat(v1598);
+        const float v1601 = v1455 ? v1578 : 0.0f;
+        const bfloat v1602 = bfloat(v1601);
+        *(threadgroup iron_bf16x8*)(shm1 + v1607) = iron_bf16x8{{bfloat4(v1581, v1584, v1587, v1590), bfloat4(v1593, v1596, v1599, v1602)}};  // kernels/gemm/quant_b.hpp:146
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<false>(v94, shm0, long(v1614), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v1620), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<false>(v94, shm0, long(v1628), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v1634), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const uint v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
-    const uint v1635 = v75 + v86;
-    const uint v1636 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1637 = v1635 + v1636;
-    const uint v1638 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1639 = v1634 + v1638;
-    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1641 = v1639 < v79;
-    const bool v1642 = v1640 && v1641;
-    if (v1642) {
-      const float v1643 = v92.m[0][0].thread_elements()[0];
-      const uint v1645 = v1639 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1646 = v1645 < v2;
-      const bool v1647 = v1640 && v1646;
-      if (v1647) {
-        const bfloat v1648 = bfloat(v1643);
-        const uint v1649 = v1637 * v2;
-        const uint v1650 = v1649 + v1639;
-        const uint v1651 = v1650 - v78;
-        out[v1651] = v1648;
-      }
-    }
-    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1653 = v1635 + v1652;
-    const uint v1654 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1655 = v1634 + v1654;
-    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1657 = v1655 < v79;
-    const bool v1658 = v1656 && v1657;
-    if (v1658) {
-      const float v1659 = v92.m[0][0].thread_elements()[1];
-      const uint v1661 = v1655 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1662 = v1661 < v2;
-      const bool v1663 = v1656 && v1662;
-      if (v1663) {
-        const bfloat v1664 = bfloat(v1659);
-        const uint v1665 = v1653 * v2;
-        const uint v1666 = v1665 + v1655;
-        const uint v1667 = v1666 - v78;
-        out[v1667] = v1664;
-      }
-    }
-    const uint v1668 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1669 = v1635 + v1668;
-    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1671 = v1634 + v1670;
-    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1673 = v1671 < v79;
-    const bool v1674 = v1672 && v1673;
-    if (v1674) {
-      const float v1675 = v92.m[0][1].thread_elements()[0];
-      const uint v1677 = v1671 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1678 = v1677 < v2;
-      const bool v1679 = v1672 && v1678;
-      if (v1679) {
-        const bfloat v1680 = bfloat(v1675);
-        const uint v1681 = v1669 * v2;
-        const uint v1682 = v1681 + v1671;
-        const uint v1683 = v1682 - v78;
-        out[v1683] = v1680;
-      }
-    }
-    const uint v1684 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1685 = v1635 + v1684;
-    const uint v1686 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1687 = v1634 + v1686;
-    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1689 = v1687 < v79;
-    const bool v1690 = v1688 && v1689;
-    if (v1690) {
-      const float v1691 = v92.m[0][1].thread_elements()[1];
-      const uint v1693 = v1687 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1694 = v1693 < v2;
-      const bool v1695 = v1688 && v1694;
-      if (v1695) {
-        const bfloat v1696 = bfloat(v1691);
-        const uint v1697 = v1685 * v2;
-        const uint v1698 = v1697 + v1687;
-        const uint v1699 = v1698 - v78;
-        out[v1699] = v1696;
-      }
-    }
-    const uint v1700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1701 = v1635 + v1700;
-    const uint v1702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1703 = v1634 + v1702;
-    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1705 = v1703 < v79;
-    const bool v1706 = v1704 && v1705;
-    if (v1706) {
-      const float v1707 = v92.m[0][2].thread_elements()[0];
-      const uint v1709 = v1703 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1710 = v1709 < v2;
-      const bool v1711 = v1704 && v1710;
-      if (v1711) {
-        const bfloat v1712 = bfloat(v1707);
-        const uint v1713 = v1701 * v2;
-        const uint v1714 = v1713 + v1703;
-        const uint v1715 = v1714 - v78;
-        out[v1715] = v1712;
-      }
+    const uint v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
+    const uint v1636 = v75 + v86;
+    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1638 = v1636 + v1637;
+    const uint v1639 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1640 = v1635 + v1639;
+    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1642 = v1640 < v79;
+    const bool v1643 = v1641 && v1642;
+    if (v1643) {
+      const float v1644 = v92.m[0][0].thread_elements()[0];
+      const uint v1646 = v1640 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1647 = v1646 < v2;
+      const bool v1648 = v1641 && v1647;
+      if (v1648) {
+        const bfloat v1649 = bfloat(v1644);
+        const uint v1650 = v1638 * v2;
+        const uint v1651 = v1650 + v1640;
+        const uint v1652 = v1651 - v78;
+        out[v1652] = v1649;
+      }
+    }
+    const uint v1653 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1654 = v1636 + v1653;
+    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1656 = v1635 + v1655;
+    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1658 = v1656 < v79;
+    const bool v1659 = v1657 && v1658;
+    if (v1659) {
+      const float v1660 = v92.m[0][0].thread_elements()[1];
+      const uint v1662 = v1656 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1663 = v1662 < v2;
+      const bool v1664 = v1657 && v1663;
+      if (v1664) {
+        const bfloat v1665 = bfloat(v1660);
+        const uint v1666 = v1654 * v2;
+        const uint v1667 = v1666 + v1656;
+        const uint v1668 = v1667 - v78;
+        out[v1668] = v1665;
+      }
+    }
+    const uint v1669 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1670 = v1636 + v1669;
+    const uint v1671 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1672 = v1635 + v1671;
+    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1674 = v1672 < v79;
+    const bool v1675 = v1673 && v1674;
+    if (v1675) {
+      const float v1676 = v92.m[0][1].thread_elements()[0];
+      const uint v1678 = v1672 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1679 = v1678 < v2;
+      const bool v1680 = v1673 && v1679;
+      if (v1680) {
+        const bfloat v1681 = bfloat(v1676);
+        const uint v1682 = v1670 * v2;
+        const uint v1683 = v1682 + v1672;
+        const uint v1684 = v1683 - v78;
+        out[v1684] = v1681;
+      }
+    }
+    const uint v1685 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1686 = v1636 + v1685;
+    const uint v1687 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1688 = v1635 + v1687;
+    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1690 = v1688 < v79;
+    const bool v1691 = v1689 && v1690;
+    if (v1691) {
+      const float v1692 = v92.m[0][1].thread_elements()[1];
+      const uint v1694 = v1688 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1695 = v1694 < v2;
+      const bool v1696 = v1689 && v1695;
+      if (v1696) {
+        const bfloat v1697 = bfloat(v1692);
+        const uint v1698 = v1686 * v2;
+        const uint v1699 = v1698 + v1688;
+        const uint v1700 = v1699 - v78;
+        out[v1700] = v1697;
+      }
+    }
+    const uint v1701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1702 = v1636 + v1701;
+    const uint v1703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1704 = v1635 + v1703;
+    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1706 = v1704 < v79;
+    const bool v1707 = v1705 && v1706;
+    if (v1707) {
+      const float v1708 = v92.m[0][2].thread_elements()[0];
+      const uint v1710 = v1704 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1711 = v1710 < v2;
+      const bool v1712 = v1705 && v1711;
+      if (v1712) {
+        const bfloat v1713 = bfloat(v1708);
+        const uint v1714 = v1702 * v2;
+        const uint v1715 = v1714 + v1704;
+        const uint v1716 = v1715 - v78;
+        out[v1716] = v1713;
+      }
     }
-    const uint v1716 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1717 = v1635 + v1716;
-    const uint v1718 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1719 = v1634 + v1718;
-    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1721 = v1719 < v79;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v92.m[0][2].thread_elements()[1];
-      const uint v1725 = v1719 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1720 && v1726;
-      if (v1727) {
-        const bfloat v1728 = bfloat(v1723);
-        const uint v1729 = v1717 * v2;
-        const uint v1730 = v1729 + v1719;
-        const uint v1731 = v1730 - v78;
-        out[v1731] = v1728;
-      }
-    }
-    const uint v1732 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1733 = v1635 + v1732;
-    const uint v1734 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1735 = v1634 + v1734;
-    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1737 = v1735 < v79;
-    const bool v1738 = v1736 && v1737;
-    if (v1738) {
-      const float v1739 = v92.m[0][3].thread_elements()[0];
-      const uint v1741 = v1735 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1742 = v1741 < v2;
-      const bool v1743 = v1736 && v1742;
-      if (v1743) {
-        const bfloat v1744 = bfloat(v1739);
-        const uint v1745 = v1733 * v2;
-        const uint v1746 = v1745 + v1735;
-        const uint v1747 = v1746 - v78;
-        out[v1747] = v1744;
-      }
-    }
-    const uint v1748 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1749 = v1635 + v1748;
-    const uint v1750 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1751 = v1634 + v1750;
-    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1753 = v1751 < v79;
-    const bool v1754 = v1752 && v1753;
-    if (v1754) {
-      const float v1755 = v92.m[0][3].thread_elements()[1];
-      const uint v1757 = v1751 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1758 = v1757 < v2;
-      const bool v1759 = v1752 && v1758;
-      if (v1759) {
-        const bfloat v1760 = bfloat(v1755);
-        const uint v1761 = v1749 * v2;
-        const uint v1762 = v1761 + v1751;
-        const uint v1763 = v1762 - v78;
-        out[v1763] = v1760;
-      }
-    }
-    const uint v1764 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1765 = v1635 + v1764;
-    const uint v1766 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1767 = v1634 + v1766;
-    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1769 = v1767 < v79;
-    const bool v1770 = v1768 && v1769;
-    if (v1770) {
-      const float v1771 = v92.m[0][4].thread_elements()[0];
-      const uint v1773 = v1767 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1774 = v1773 < v2;
-      const bool v1775 = v1768 && v1774;
-      if (v1775) {
-        const bfloat v1776 = bfloat(v1771);
-        const uint v1777 = v1765 * v2;
-        const uint v1778 = v1777 + v1767;
-        const uint v1779 = v1778 - v78;
-        out[v1779] = v1776;
-      }
-    }
-    const uint v1780 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1781 = v1635 + v1780;
-    const uint v1782 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1783 = v1634 + v1782;
-    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1785 = v1783 < v79;
-    const bool v1786 = v1784 && v1785;
-    if (v1786) {
-      const float v1787 = v92.m[0][4].thread_elements()[1];
-      const uint v1789 = v1783 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1790 = v1789 < v2;
-      const bool v1791 = v1784 && v1790;
-      if (v1791) {
-        const bfloat v1792 = bfloat(v1787);
-        const uint v1793 = v1781 * v2;
-        const uint v1794 = v1793 + v1783;
-        const uint v1795 = v1794 - v78;
-        out[v1795] = v1792;
-      }
-    }
-    const uint v1796 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1797 = v1635 + v1796;
-    const uint v1798 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1799 = v1634 + v1798;
-    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1801 = v1799 < v79;
-    const bool v1802 = v1800 && v1801;
-    if (v1802) {
-      const float v1803 = v92.m[0][5].thread_elements()[0];
-      const uint v1805 = v1799 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1806 = v1805 < v2;
-      const bool v1807 = v1800 && v1806;
-      if (v1807) {
-        const bfloat v1808 = bfloat(v1803);
-        const uint v1809 = v1797 * v2;
-        const uint v1810 = v1809 + v1799;
-        const uint v1811 = v1810 - v78;
-        out[v1811] = v1808;
-      }
-    }
-    const uint v1812 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1813 = v1635 + v1812;
-    const uint v1814 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1815 = v1634 + v1814;
-    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1817 = v1815 < v79;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const float v1819 = v92.m[0][5].thread_elements()[1];
-      const uint v1821 = v1815 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1822 = v1821 < v2;
-      const bool v1823 = v1816 && v1822;
-      if (v1823) {
-        const bfloat v1824 = bfloat(v1819);
-        const uint v1825 = v1813 * v2;
-        const uint v1826 = v1825 + v1815;
-        const uint v1827 = v1826 - v78;
-        out[v1827] = v1824;
-      }
-    }
-    const uint v1828 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1829 = v1635 + v1828;
-    const uint v1830 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1831 = v1634 + v1830;
-    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1833 = v1831 < v79;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const float v1835 = v92.m[0][6].thread_elements()[0];
-      const uint v1837 = v1831 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1838 = v1837 < v2;
-      const bool v1839 = v1832 && v1838;
-      if (v1839) {
-        const bfloat v1840 = bfloat(v1835);
-        const uint v1841 = v1829 * v2;
-        const uint v1842 = v1841 + v1831;
-        const uint v1843 = v1842 - v78;
-        out[v1843] = v1840;
-      }
-    }
-    const uint v1844 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1845 = v1635 + v1844;
-    const uint v1846 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1847 = v1634 + v1846;
-    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1849 = v1847 < v79;
-    const bool v1850 = v1848 && v1849;
-    if (v1850) {
-      const float v1851 = v92.m[0][6].thread_elements()[1];
-      const uint v1853 = v1847 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1854 = v1853 < v2;
-      const bool v1855 = v1848 && v1854;
-      if (v1855) {
-        const bfloat v1856 = bfloat(v1851);
-        const uint v1857 = v1845 * v2;
-        const uint v1858 = v1857 + v1847;
-        const uint v1859 = v1858 - v78;
-        out[v1859] = v1856;
-      }
-    }
-    const uint v1860 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1861 = v1635 + v1860;
-    const uint v1862 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1863 = v1634 + v1862;
-    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1865 = v1863 < v79;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const float v1867 = v92.m[0][7].thread_elements()[0];
-      const uint v1869 = v1863 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1870 = v1869 < v2;
-      const bool v1871 = v1864 && v1870;
-      if (v1871) {
-        const bfloat v1872 = bfloat(v1867);
-        const uint v1873 = v1861 * v2;
-        const uint v1874 = v1873 + v1863;
-        const uint v1875 = v1874 - v78;
-        out[v1875] = v1872;
-      }
-    }
-    const uint v1876 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1877 = v1635 + v1876;
-    const uint v1878 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1879 = v1634 + v1878;
-    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1881 = v1879 < v79;
-    const bool v1882 = v1880 && v1881;
-    if (v1882) {
-      const float v1883 = v92.m[0][7].thread_elements()[1];
-      const uint v1885 = v1879 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1886 = v1885 < v2;
-      const bool v1887 = v1880 && v1886;
-      if (v1887) {
-        const bfloat v1888 = bfloat(v1883);
-        const uint v1889 = v1877 * v2;
-        const uint v1890 = v1889 + v1879;
-        const uint v1891 = v1890 - v78;
-        out[v1891] = v1888;
-      }
-    }
-    const uint v1892 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1893 = v1635 + v1892;
-    const uint v1894 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1895 = v1634 + v1894;
-    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1897 = v1895 < v79;
-    const bool v1898 = v1896 && v1897;
-    if (v1898) {
-      const float v1899 = v92.m[1][0].thread_elements()[0];
-      const uint v1901 = v1895 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1902 = v1901 < v2;
-      const bool v1903 = v1896 && v1902;
-      if (v1903) {
-        const bfloat v1904 = bfloat(v1899);
-        const uint v1905 = v1893 * v2;
-        const uint v1906 = v1905 + v1895;
-        const uint v1907 = v1906 - v78;
-        out[v1907] = v1904;
-      }
-    }
-    const uint v1908 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1909 = v1635 + v1908;
-    const uint v1910 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1911 = v1634 + v1910;
-    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1913 = v1911 < v79;
-    const bool v1914 = v1912 && v1913;
-    if (v1914) {
-      const float v1915 = v92.m[1][0].thread_elements()[1];
-      const uint v1917 = v1911 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1918 = v1917 < v2;
-      const bool v1919 = v1912 && v1918;
-      if (v1919) {
-        const bfloat v1920 = bfloat(v1915);
-        const uint v1921 = v1909 * v2;
-        const uint v1922 = v1921 + v1911;
-        const uint v1923 = v1922 - v78;
-        out[v1923] = v1920;
-      }
-    }
-    const uint v1924 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1925 = v1635 + v1924;
-    const uint v1926 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1927 = v1634 + v1926;
-    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1929 = v1927 < v79;
-    const bool v1930 = v1928 && v1929;
-    if (v1930) {
-      const float v1931 = v92.m[1][1].thread_elements()[0];
-      const uint v1933 = v1927 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1934 = v1933 < v2;
-      const bool v1935 = v1928 && v1934;
-      if (v1935) {
-        const bfloat v1936 = bfloat(v1931);
-        const uint v1937 = v1925 * v2;
-        const uint v1938 = v1937 + v1927;
-        const uint v1939 = v1938 - v78;
-        out[v1939] = v1936;
-      }
-    }
-    const uint v1940 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1941 = v1635 + v1940;
-    const uint v1942 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1943 = v1634 + v1942;
-    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1945 = v1943 < v79;
-    const bool v1946 = v1944 && v1945;
-    if (v1946) {
-      const float v1947 = v92.m[1][1].thread_elements()[1];
-      const uint v1949 = v1943 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1950 = v1949 < v2;
-      const bool v1951 = v1944 && v1950;
-      if (v1951) {
-        const bfloat v1952 = bfloat(v1947);
-        const uint v1953 = v1941 * v2;
-        const uint v1954 = v1953 + v1943;
-        const uint v1955 = v1954 - v78;
-        out[v1955] = v1952;
-      }
-    }
-    const uint v1956 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1957 = v1635 + v1956;
-    const uint v1958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1959 = v1634 + v1958;
-    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1961 = v1959 < v79;
-    const bool v1962 = v1960 && v1961;
-    if (v1962) {
-      const float v1963 = v92.m[1][2].thread_elements()[0];
-      const uint v1965 = v1959 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1966 = v1965 < v2;
-      const bool v1967 = v1960 && v1966;
-      if (v1967) {
-        const bfloat v1968 = bfloat(v1963);
-        const uint v1969 = v1957 * v2;
-        const uint v1970 = v1969 + v1959;
-        const uint v1971 = v1970 - v78;
-        out[v1971] = v1968;
-      }
-    }
-    const uint v1972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1973 = v1635 + v1972;
-    const uint v1974 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1975 = v1634 + v1974;
-    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1977 = v1975 < v79;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const float v1979 = v92.m[1][2].thread_elements()[1];
-      const uint v1981 = v1975 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1982 = v1981 < v2;
-      const bool v1983 = v1976 && v1982;
-      if (v1983) {
-        const bfloat v1984 = bfloat(v1979);
-        const uint v1985 = v1973 * v2;
-        const uint v1986 = v1985 + v1975;
-        const uint v1987 = v1986 - v78;
-        out[v1987] = v1984;
-      }
-    }
-    const uint v1988 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v1989 = v1635 + v1988;
-    const uint v1990 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v1991 = v1634 + v1990;
-    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v1993 = v1991 < v79;
-    const bool v1994 = v1992 && v1993;
-    if (v1994) {
-      const float v1995 = v92.m[1][3].thread_elements()[0];
-      const uint v1997 = v1991 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v1998 = v1997 < v2;
-      const bool v1999 = v1992 && v1998;
-      if (v1999) {
-        const bfloat v2000 = bfloat(v1995);
-        const uint v2001 = v1989 * v2;
-        const uint v2002 = v2001 + v1991;
-        const uint v2003 = v2002 - v78;
-        out[v2003] = v2000;
-      }
-    }
-    const uint v2004 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2005 = v1635 + v2004;
-    const uint v2006 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2007 = v1634 + v2006;
-    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2009 = v2007 < v79;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v92.m[1][3].thread_elements()[1];
-      const uint v2013 = v2007 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2008 && v2014;
-      if (v2015) {
-        const bfloat v2016 = bfloat(v2011);
-        const uint v2017 = v2005 * v2;
-        const uint v2018 = v2017 + v2007;
-        const uint v2019 = v2018 - v78;
-        out[v2019] = v2016;
-      }
-    }
-    const uint v2020 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2021 = v1635 + v2020;
-    const uint v2022 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2023 = v1634 + v2022;
-    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2025 = v2023 < v79;
-    const bool v2026 = v2024 && v2025;
-    if (v2026) {
-      const float v2027 = v92.m[1][4].thread_elements()[0];
-      const uint v2029 = v2023 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2030 = v2029 < v2;
-      const bool v2031 = v2024 && v2030;
-      if (v2031) {
-        const bfloat v2032 = bfloat(v2027);
-        const uint v2033 = v2021 * v2;
-        const uint v2034 = v2033 + v2023;
-        const uint v2035 = v2034 - v78;
-        out[v2035] = v2032;
-      }
-    }
-    const uint v2036 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2037 = v1635 + v2036;
-    const uint v2038 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2039 = v1634 + v2038;
-    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2041 = v2039 < v79;
-    const bool v2042 = v2040 && v2041;
-    if (v2042) {
-      const float v2043 = v92.m[1][4].thread_elements()[1];
-      const uint v2045 = v2039 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2046 = v2045 < v2;
-      const bool v2047 = v2040 && v2046;
-      if (v2047) {
-        const bfloat v2048 = bfloat(v2043);
-        const uint v2049 = v2037 * v2;
-        const uint v2050 = v2049 + v2039;
-        const uint v2051 = v2050 - v78;
-        out[v2051] = v2048;
-      }
-    }
-    const uint v2052 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2053 = v1635 + v2052;
-    const uint v2054 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2055 = v1634 + v2054;
-    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2057 = v2055 < v79;
-    const bool v2058 = v2056 && v2057;
-    if (v2058) {
-      const float v2059 = v92.m[1][5].thread_elements()[0];
-      const uint v2061 = v2055 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2062 = v2061 < v2;
-      const bool v2063 = v2056 && v2062;
-      if (v2063) {
-        const bfloat v2064 = bfloat(v2059);
-        const uint v2065 = v2053 * v2;
-        const uint v2066 = v2065 + v2055;
-        const uint v2067 = v2066 - v78;
-        out[v2067] = v2064;
-      }
-    }
-    const uint v2068 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2069 = v1635 + v2068;
-    const uint v2070 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2071 = v1634 + v2070;
-    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2073 = v2071 < v79;
-    const bool v2074 = v2072 && v2073;
-    if (v2074) {
-      const float v2075 = v92.m[1][5].thread_elements()[1];
-      const uint v2077 = v2071 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2078 = v2077 < v2;
-      const bool v2079 = v2072 && v2078;
-      if (v2079) {
-        const bfloat v2080 = bfloat(v2075);
-        const uint v2081 = v2069 * v2;
-        const uint v2082 = v2081 + v2071;
-        const uint v2083 = v2082 - v78;
-        out[v2083] = v2080;
-      }
-    }
-    const uint v2084 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2085 = v1635 + v2084;
-    const uint v2086 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2087 = v1634 + v2086;
-    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2089 = v2087 < v79;
-    const bool v2090 = v2088 && v2089;
-    if (v2090) {
-      const float v2091 = v92.m[1][6].thread_elements()[0];
-      const uint v2093 = v2087 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2094 = v2093 < v2;
-      const bool v2095 = v2088 && v2094;
-      if (v2095) {
-        const bfloat v2096 = bfloat(v2091);
-        const uint v2097 = v2085 * v2;
-        const uint v2098 = v2097 + v2087;
-        const uint v2099 = v2098 - v78;
-        out[v2099] = v2096;
-      }
-    }
-    const uint v2100 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2101 = v1635 + v2100;
-    const uint v2102 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2103 = v1634 + v2102;
-    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2105 = v2103 < v79;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const float v2107 = v92.m[1][6].thread_elements()[1];
-      const uint v2109 = v2103 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2110 = v2109 < v2;
-      const bool v2111 = v2104 && v2110;
-      if (v2111) {
-        const bfloat v2112 = bfloat(v2107);
-        const uint v2113 = v2101 * v2;
-        const uint v2114 = v2113 + v2103;
-        const uint v2115 = v2114 - v78;
-        out[v2115] = v2112;
-      }
-    }
-    const uint v2116 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2117 = v1635 + v2116;
-    const uint v2118 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2119 = v1634 + v2118;
-    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2121 = v2119 < v79;
-    const bool v2122 = v2120 && v2121;
-    if (v2122) {
-      const float v2123 = v92.m[1][7].thread_elements()[0];
-      const uint v2125 = v2119 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2126 = v2125 < v2;
-      const bool v2127 = v2120 && v2126;
-      if (v2127) {
-        const bfloat v2128 = bfloat(v2123);
-        const uint v2129 = v2117 * v2;
-        const uint v2130 = v2129 + v2119;
-        const uint v2131 = v2130 - v78;
-        out[v2131] = v2128;
-      }
-    }
-    const uint v2132 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2133 = v1635 + v2132;
-    const uint v2134 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2135 = v1634 + v2134;
-    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2137 = v2135 < v79;
-    const bool v2138 = v2136 && v2137;
-    if (v2138) {
-      const float v2139 = v92.m[1][7].thread_elements()[1];
-      const uint v2141 = v2135 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2142 = v2141 < v2;
-      const bool v2143 = v2136 && v2142;
-      if (v2143) {
-        const bfloat v2144 = bfloat(v2139);
-        const uint v2145 = v2133 * v2;
-        const uint v2146 = v2145 + v2135;
-        const uint v2147 = v2146 - v78;
-        out[v2147] = v2144;
-      }
-    }
-    const uint v2148 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2149 = v1635 + v2148;
-    const uint v2150 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2151 = v1634 + v2150;
-    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2153 = v2151 < v79;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const float v2155 = v92.m[2][0].thread_elements()[0];
-      const uint v2157 = v2151 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2158 = v2157 < v2;
-      const bool v2159 = v2152 && v2158;
-      if (v2159) {
-        const bfloat v2160 = bfloat(v2155);
-        const uint v2161 = v2149 * v2;
-        const uint v2162 = v2161 + v2151;
-        const uint v2163 = v2162 - v78;
-        out[v2163] = v2160;
-      }
-    }
-    const uint v2164 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2165 = v1635 + v2164;
-    const uint v2166 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2167 = v1634 + v2166;
-    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2169 = v2167 < v79;
-    const bool v2170 = v2168 && v2169;
-    if (v2170) {
-      const float v2171 = v92.m[2][0].thread_elements()[1];
-      const uint v2173 = v2167 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2174 = v2173 < v2;
-      const bool v2175 = v2168 && v2174;
-      if (v2175) {
-        const bfloat v2176 = bfloat(v2171);
-        const uint v2177 = v2165 * v2;
-        const uint v2178 = v2177 + v2167;
-        const uint v2179 = v2178 - v78;
-        out[v2179] = v2176;
-      }
-    }
-    const uint v2180 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2181 = v1635 + v2180;
-    const uint v2182 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2183 = v1634 + v2182;
-    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2185 = v2183 < v79;
-    const bool v2186 = v2184 && v2185;
-    if (v2186) {
-      const float v2187 = v92.m[2][1].thread_elements()[0];
-      const uint v2189 = v2183 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2190 = v2189 < v2;
-      const bool v2191 = v2184 && v2190;
-      if (v2191) {
-        const bfloat v2192 = bfloat(v2187);
-        const uint v2193 = v2181 * v2;
-        const uint v2194 = v2193 + v2183;
-        const uint v2195 = v2194 - v78;
-        out[v2195] = v2192;
-      }
-    }
-    const uint v2196 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2197 = v1635 + v2196;
-    const uint v2198 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2199 = v1634 + v2198;
-    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2201 = v2199 < v79;
-    const bool v2202 = v2200 && v2201;
-    if (v2202) {
-      const float v2203 = v92.m[2][1].thread_elements()[1];
-      const uint v2205 = v2199 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2206 = v2205 < v2;
-      const bool v2207 = v2200 && v2206;
-      if (v2207) {
-        const bfloat v2208 = bfloat(v2203);
-        const uint v2209 = v2197 * v2;
-        const uint v2210 = v2209 + v2199;
-        const uint v2211 = v2210 - v78;
-        out[v2211] = v2208;
-      }
-    }
-    const uint v2212 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2213 = v1635 + v2212;
-    const uint v2214 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2215 = v1634 + v2214;
-    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2217 = v2215 < v79;
-    const bool v2218 = v2216 && v2217;
-    if (v2218) {
-      const float v2219 = v92.m[2][2].thread_elements()[0];
-      const uint v2221 = v2215 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2222 = v2221 < v2;
-      const bool v2223 = v2216 && v2222;
-      if (v2223) {
-        const bfloat v2224 = bfloat(v2219);
-        const uint v2225 = v2213 * v2;
-        const uint v2226 = v2225 + v2215;
-        const uint v2227 = v2226 - v78;
-        out[v2227] = v2224;
-      }
-    }
-    const uint v2228 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2229 = v1635 + v2228;
-    const uint v2230 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2231 = v1634 + v2230;
-    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2233 = v2231 < v79;
-    const bool v2234 = v2232 && v2233;
-    if (v2234) {
-      const float v2235 = v92.m[2][2].thread_elements()[1];
-      const uint v2237 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2238 = v2237 < v2;
-      const bool v2239 = v2232 && v2238;
-      if (v2239) {
-        const bfloat v2240 = bfloat(v2235);
-        const uint v2241 = v2229 * v2;
-        const uint v2242 = v2241 + v2231;
-        const uint v2243 = v2242 - v78;
-        out[v2243] = v2240;
-      }
-    }
-    const uint v2244 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2245 = v1635 + v2244;
-    const uint v2246 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2247 = v1634 + v2246;
-    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2249 = v2247 < v79;
-    const bool v2250 = v2248 && v2249;
-    if (v2250) {
-      const float v2251 = v92.m[2][3].thread_elements()[0];
-      const uint v2253 = v2247 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2254 = v2253 < v2;
-      const bool v2255 = v2248 && v2254;
-      if (v2255) {
-        const bfloat v2256 = bfloat(v2251);
-        const uint v2257 = v2245 * v2;
-        const uint v2258 = v2257 + v2247;
-        const uint v2259 = v2258 - v78;
-        out[v2259] = v2256;
-      }
-    }
-    const uint v2260 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2261 = v1635 + v2260;
-    const uint v2262 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2263 = v1634 + v2262;
-    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2265 = v2263 < v79;
-    const bool v2266 = v2264 && v2265;
-    if (v2266) {
-      const float v2267 = v92.m[2][3].thread_elements()[1];
-      const uint v2269 = v2263 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2270 = v2269 < v2;
-      const bool v2271 = v2264 && v2270;
-      if (v2271) {
-        const bfloat v2272 = bfloat(v2267);
-        const uint v2273 = v2261 * v2;
-        const uint v2274 = v2273 + v2263;
-        const uint v2275 = v2274 - v78;
-        out[v2275] = v2272;
-      }
-    }
-    const uint v2276 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2277 = v1635 + v2276;
-    const uint v2278 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2279 = v1634 + v2278;
-    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2281 = v2279 < v79;
-    const bool v2282 = v2280 && v2281;
-    if (v2282) {
-      const float v2283 = v92.m[2][4].thread_elements()[0];
-      const uint v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2286 = v2285 < v2;
-      const bool v2287 = v2280 && v2286;
-      if (v2287) {
-        const bfloat v2288 = bfloat(v2283);
-        const uint v2289 = v2277 * v2;
-        const uint v2290 = v2289 + v2279;
-        const uint v2291 = v2290 - v78;
-        out[v2291] = v2288;
-      }
-    }
-    const uint v2292 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2293 = v1635 + v2292;
-    const uint v2294 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2295 = v1634 + v2294;
-    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2297 = v2295 < v79;
-    const bool v2298 = v2296 && v2297;
-    if (v2298) {
-      const float v2299 = v92.m[2][4].thread_elements()[1];
-      const uint v2301 = v2295 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2302 = v2301 < v2;
-      const bool v2303 = v2296 && v2302;
-      if (v2303) {
-        const bfloat v2304 = bfloat(v2299);
-        const uint v2305 = v2293 * v2;
-        const uint v2306 = v2305 + v2295;
-        const uint v2307 = v2306 - v78;
-        out[v2307] = v2304;
-      }
-    }
-    const uint v2308 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2309 = v1635 + v2308;
-    const uint v2310 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2311 = v1634 + v2310;
-    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2313 = v2311 < v79;
-    const bool v2314 = v2312 && v2313;
-    if (v2314) {
-      const float v2315 = v92.m[2][5].thread_elements()[0];
-      const uint v2317 = v2311 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2318 = v2317 < v2;
-      const bool v2319 = v2312 && v2318;
-      if (v2319) {
-        const bfloat v2320 = bfloat(v2315);
-        const uint v2321 = v2309 * v2;
-        const uint v2322 = v2321 + v2311;
-        const uint v2323 = v2322 - v78;
-        out[v2323] = v2320;
-      }
-    }
-    const uint v2324 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2325 = v1635 + v2324;
-    const uint v2326 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2327 = v1634 + v2326;
-    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2329 = v2327 < v79;
-    const bool v2330 = v2328 && v2329;
-    if (v2330) {
-      const float v2331 = v92.m[2][5].thread_elements()[1];
-      const uint v2333 = v2327 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2334 = v2333 < v2;
-      const bool v2335 = v2328 && v2334;
-      if (v2335) {
-        const bfloat v2336 = bfloat(v2331);
-        const uint v2337 = v2325 * v2;
-        const uint v2338 = v2337 + v2327;
-        const uint v2339 = v2338 - v78;
-        out[v2339] = v2336;
-      }
-    }
-    const uint v2340 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2341 = v1635 + v2340;
-    const uint v2342 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2343 = v1634 + v2342;
-    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2345 = v2343 < v79;
-    const bool v2346 = v2344 && v2345;
-    if (v2346) {
-      const float v2347 = v92.m[2][6].thread_elements()[0];
-      const uint v2349 = v2343 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2350 = v2349 < v2;
-      const bool v2351 = v2344 && v2350;
-      if (v2351) {
-        const bfloat v2352 = bfloat(v2347);
-        const uint v2353 = v2341 * v2;
-        const uint v2354 = v2353 + v2343;
-        const uint v2355 = v2354 - v78;
-        out[v2355] = v2352;
-      }
-    }
-    const uint v2356 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2357 = v1635 + v2356;
-    const uint v2358 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2359 = v1634 + v2358;
-    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2361 = v2359 < v79;
-    const bool v2362 = v2360 && v2361;
-    if (v2362) {
-      const float v2363 = v92.m[2][6].thread_elements()[1];
-      const uint v2365 = v2359 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2366 = v2365 < v2;
-      const bool v2367 = v2360 && v2366;
-      if (v2367) {
-        const bfloat v2368 = bfloat(v2363);
-        const uint v2369 = v2357 * v2;
-        const uint v2370 = v2369 + v2359;
-        const uint v2371 = v2370 - v78;
-        out[v2371] = v2368;
-      }
-    }
-    const uint v2372 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2373 = v1635 + v2372;
-    const uint v2374 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2375 = v1634 + v2374;
-    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2377 = v2375 < v79;
-    const bool v2378 = v2376 && v2377;
-    if (v2378) {
-      const float v2379 = v92.m[2][7].thread_elements()[0];
-      const uint v2381 = v2375 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2382 = v2381 < v2;
-      const bool v2383 = v2376 && v2382;
-      if (v2383) {
-        const bfloat v2384 = bfloat(v2379);
-        const uint v2385 = v2373 * v2;
-        const uint v2386 = v2385 + v2375;
-        const uint v2387 = v2386 - v78;
-        out[v2387] = v2384;
-      }
-    }
-    const uint v2388 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2389 = v1635 + v2388;
-    const uint v2390 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2391 = v1634 + v2390;
-    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2393 = v2391 < v79;
-    const bool v2394 = v2392 && v2393;
-    if (v2394) {
-      const float v2395 = v92.m[2][7].thread_elements()[1];
-      const uint v2397 = v2391 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2398 = v2397 < v2;
-      const bool v2399 = v2392 && v2398;
-      if (v2399) {
-        const bfloat v2400 = bfloat(v2395);
-        const uint v2401 = v2389 * v2;
-        const uint v2402 = v2401 + v2391;
-        const uint v2403 = v2402 - v78;
-        out[v2403] = v2400;
-      }
-    }
-    const uint v2404 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2405 = v1635 + v2404;
-    const uint v2406 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2407 = v1634 + v2406;
-    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2409 = v2407 < v79;
-    const bool v2410 = v2408 && v2409;
-    if (v2410) {
-      const float v2411 = v92.m[3][0].thread_elements()[0];
-      const uint v2413 = v2407 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2414 = v2413 < v2;
-      const bool v2415 = v2408 && v2414;
-      if (v2415) {
-        const bfloat v2416 = bfloat(v2411);
-        const uint v2417 = v2405 * v2;
-        const uint v2418 = v2417 + v2407;
-        const uint v2419 = v2418 - v78;
-        out[v2419] = v2416;
-      }
-    }
-    const uint v2420 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2421 = v1635 + v2420;
-    const uint v2422 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2423 = v1634 + v2422;
-    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2425 = v2423 < v79;
-    const bool v2426 = v2424 && v2425;
-    if (v2426) {
-      const float v2427 = v92.m[3][0].thread_elements()[1];
-      const uint v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2430 = v2429 < v2;
-      const bool v2431 = v2424 && v2430;
-      if (v2431) {
-        const bfloat v2432 = bfloat(v2427);
-        const uint v2433 = v2421 * v2;
-        const uint v2434 = v2433 + v2423;
-        const uint v2435 = v2434 - v78;
-        out[v2435] = v2432;
-      }
-    }
-    const uint v2436 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2437 = v1635 + v2436;
-    const uint v2438 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2439 = v1634 + v2438;
-    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2441 = v2439 < v79;
-    const bool v2442 = v2440 && v2441;
-    if (v2442) {
-      const float v2443 = v92.m[3][1].thread_elements()[0];
-      const uint v2445 = v2439 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2446 = v2445 < v2;
-      const bool v2447 = v2440 && v2446;
-      if (v2447) {
-        const bfloat v2448 = bfloat(v2443);
-        const uint v2449 = v2437 * v2;
-        const uint v2450 = v2449 + v2439;
-        const uint v2451 = v2450 - v78;
-        out[v2451] = v2448;
-      }
-    }
-    const uint v2452 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2453 = v1635 + v2452;
-    const uint v2454 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2455 = v1634 + v2454;
-    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2457 = v2455 < v79;
-    const bool v2458 = v2456 && v2457;
-    if (v2458) {
-      const float v2459 = v92.m[3][1].thread_elements()[1];
-      const uint v2461 = v2455 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2462 = v2461 < v2;
-      const bool v2463 = v2456 && v2462;
-      if (v2463) {
-        const bfloat v2464 = bfloat(v2459);
-        const uint v2465 = v2453 * v2;
-        const uint v2466 = v2465 + v2455;
-        const uint v2467 = v2466 - v78;
-        out[v2467] = v2464;
-      }
-    }
-    const uint v2468 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2469 = v1635 + v2468;
-    const uint v2470 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2471 = v1634 + v2470;
-    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2473 = v2471 < v79;
-    const bool v2474 = v2472 && v2473;
-    if (v2474) {
-      const float v2475 = v92.m[3][2].thread_elements()[0];
-      const uint v2477 = v2471 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2478 = v2477 < v2;
-      const bool v2479 = v2472 && v2478;
-      if (v2479) {
-        const bfloat v2480 = bfloat(v2475);
-        const uint v2481 = v2469 * v2;
-        const uint v2482 = v2481 + v2471;
-        const uint v2483 = v2482 - v78;
-        out[v2483] = v2480;
-      }
-    }
-    const uint v2484 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2485 = v1635 + v2484;
-    const uint v2486 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2487 = v1634 + v2486;
-    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2489 = v2487 < v79;
-    const bool v2490 = v2488 && v2489;
-    if (v2490) {
-      const float v2491 = v92.m[3][2].thread_elements()[1];
-      const uint v2493 = v2487 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2494 = v2493 < v2;
-      const bool v2495 = v2488 && v2494;
-      if (v2495) {
-        const bfloat v2496 = bfloat(v2491);
-        const uint v2497 = v2485 * v2;
-        const uint v2498 = v2497 + v2487;
-        const uint v2499 = v2498 - v78;
-        out[v2499] = v2496;
-      }
-    }
-    const uint v2500 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2501 = v1635 + v2500;
-    const uint v2502 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2503 = v1634 + v2502;
-    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2505 = v2503 < v79;
-    const bool v2506 = v2504 && v2505;
-    if (v2506) {
-      const float v2507 = v92.m[3][3].thread_elements()[0];
-      const uint v2509 = v2503 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2510 = v2509 < v2;
-      const bool v2511 = v2504 && v2510;
-      if (v2511) {
-        const bfloat v2512 = bfloat(v2507);
-        const uint v2513 = v2501 * v2;
-        const uint v2514 = v2513 + v2503;
-        const uint v2515 = v2514 - v78;
-        out[v2515] = v2512;
-      }
-    }
-    const uint v2516 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2517 = v1635 + v2516;
-    const uint v2518 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2519 = v1634 + v2518;
-    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2521 = v2519 < v79;
-    const bool v2522 = v2520 && v2521;
-    if (v2522) {
-      const float v2523 = v92.m[3][3].thread_elements()[1];
-      const uint v2525 = v2519 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2526 = v2525 < v2;
-      const bool v2527 = v2520 && v2526;
-      if (v2527) {
-        const bfloat v2528 = bfloat(v2523);
-        const uint v2529 = v2517 * v2;
-        const uint v2530 = v2529 + v2519;
-        const uint v2531 = v2530 - v78;
-        out[v2531] = v2528;
-      }
-    }
-    const uint v2532 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2533 = v1635 + v2532;
-    const uint v2534 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2535 = v1634 + v2534;
-    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2537 = v2535 < v79;
-    const bool v2538 = v2536 && v2537;
-    if (v2538) {
-      const float v2539 = v92.m[3][4].thread_elements()[0];
-      const uint v2541 = v2535 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2542 = v2541 < v2;
-      const bool v2543 = v2536 && v2542;
-      if (v2543) {
-        const bfloat v2544 = bfloat(v2539);
-        const uint v2545 = v2533 * v2;
-        const uint v2546 = v2545 + v2535;
-        const uint v2547 = v2546 - v78;
-        out[v2547] = v2544;
-      }
-    }
-    const uint v2548 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2549 = v1635 + v2548;
-    const uint v2550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2551 = v1634 + v2550;
-    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2553 = v2551 < v79;
-    const bool v2554 = v2552 && v2553;
-    if (v2554) {
-      const float v2555 = v92.m[3][4].thread_elements()[1];
-      const uint v2557 = v2551 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2558 = v2557 < v2;
-      const bool v2559 = v2552 && v2558;
-      if (v2559) {
-        const bfloat v2560 = bfloat(v2555);
-        const uint v2561 = v2549 * v2;
-        const uint v2562 = v2561 + v2551;
-        const uint v2563 = v2562 - v78;
-        out[v2563] = v2560;
-      }
-    }
-    const uint v2564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2565 = v1635 + v2564;
-    const uint v2566 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2567 = v1634 + v2566;
-    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2569 = v2567 < v79;
-    const bool v2570 = v2568 && v2569;
-    if (v2570) {
-      const float v2571 = v92.m[3][5].thread_elements()[0];
-      const uint v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2574 = v2573 < v2;
-      const bool v2575 = v2568 && v2574;
-      if (v2575) {
-        const bfloat v2576 = bfloat(v2571);
-        const uint v2577 = v2565 * v2;
-        const uint v2578 = v2577 + v2567;
-        const uint v2579 = v2578 - v78;
-        out[v2579] = v2576;
-      }
-    }
-    const uint v2580 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2581 = v1635 + v2580;
-    const uint v2582 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2583 = v1634 + v2582;
-    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2585 = v2583 < v79;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v92.m[3][5].thread_elements()[1];
-      const uint v2589 = v2583 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2590 = v2589 < v2;
-      const bool v2591 = v2584 && v2590;
-      if (v2591) {
-        const bfloat v2592 = bfloat(v2587);
-        const uint v2593 = v2581 * v2;
-        const uint v2594 = v2593 + v2583;
-        const uint v2595 = v2594 - v78;
-        out[v2595] = v2592;
-      }
-    }
-    const uint v2596 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2597 = v1635 + v2596;
-    const uint v2598 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2599 = v1634 + v2598;
-    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2601 = v2599 < v79;
-    const bool v2602 = v2600 && v2601;
-    if (v2602) {
-      const float v2603 = v92.m[3][6].thread_elements()[0];
-      const uint v2605 = v2599 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2606 = v2605 < v2;
-      const bool v2607 = v2600 && v2606;
-      if (v2607) {
-        const bfloat v2608 = bfloat(v2603);
-        const uint v2609 = v2597 * v2;
-        const uint v2610 = v2609 + v2599;
-        const uint v2611 = v2610 - v78;
-        out[v2611] = v2608;
-      }
-    }
-    const uint v2612 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2613 = v1635 + v2612;
-    const uint v2614 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2615 = v1634 + v2614;
-    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2617 = v2615 < v79;
-    const bool v2618 = v2616 && v2617;
-    if (v2618) {
-      const float v2619 = v92.m[3][6].thread_elements()[1];
-      const uint v2621 = v2615 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2622 = v2621 < v2;
-      const bool v2623 = v2616 && v2622;
-      if (v2623) {
-        const bfloat v2624 = bfloat(v2619);
-        const uint v2625 = v2613 * v2;
-        const uint v2626 = v2625 + v2615;
-        const uint v2627 = v2626 - v78;
-        out[v2627] = v2624;
-      }
-    }
-    const uint v2628 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2629 = v1635 + v2628;
-    const uint v2630 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2631 = v1634 + v2630;
-    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2633 = v2631 < v79;
-    const bool v2634 = v2632 && v2633;
-    if (v2634) {
-      const float v2635 = v92.m[3][7].thread_elements()[0];
-      const uint v2637 = v2631 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2638 = v2637 < v2;
-      const bool v2639 = v2632 && v2638;
-      if (v2639) {
-        const bfloat v2640 = bfloat(v2635);
-        const uint v2641 = v2629 * v2;
-        const uint v2642 = v2641 + v2631;
-        const uint v2643 = v2642 - v78;
-        out[v2643] = v2640;
-      }
-    }
-    const uint v2644 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2645 = v1635 + v2644;
-    const uint v2646 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2647 = v1634 + v2646;
-    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2649 = v2647 < v79;
-    const bool v2650 = v2648 && v2649;
-    if (v2650) {
-      const float v2651 = v92.m[3][7].thread_elements()[1];
-      const uint v2653 = v2647 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2654 = v2653 < v2;
-      const bool v2655 = v2648 && v2654;
-      if (v2655) {
-        const bfloat v2656 = bfloat(v2651);
-        const uint v2657 = v2645 * v2;
-        const uint v2658 = v2657 + v2647;
-        const uint v2659 = v2658 - v78;
-        out[v2659] = v2656;
-      }
-    }
-    const uint v2660 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2661 = v1635 + v2660;
-    const uint v2662 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2663 = v1634 + v2662;
-    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2665 = v2663 < v79;
-    const bool v2666 = v2664 && v2665;
-    if (v2666) {
-      const float v2667 = v92.m[4][0].thread_elements()[0];
-      const uint v2669 = v2663 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2670 = v2669 < v2;
-      const bool v2671 = v2664 && v2670;
-      if (v2671) {
-        const bfloat v2672 = bfloat(v2667);
-        const uint v2673 = v2661 * v2;
-        const uint v2674 = v2673 + v2663;
-        const uint v2675 = v2674 - v78;
-        out[v2675] = v2672;
-      }
-    }
-    const uint v2676 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2677 = v1635 + v2676;
-    const uint v2678 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2679 = v1634 + v2678;
-    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2681 = v2679 < v79;
-    const bool v2682 = v2680 && v2681;
-    if (v2682) {
-      const float v2683 = v92.m[4][0].thread_elements()[1];
-      const uint v2685 = v2679 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2686 = v2685 < v2;
-      const bool v2687 = v2680 && v2686;
-      if (v2687) {
-        const bfloat v2688 = bfloat(v2683);
-        const uint v2689 = v2677 * v2;
-        const uint v2690 = v2689 + v2679;
-        const uint v2691 = v2690 - v78;
-        out[v2691] = v2688;
-      }
-    }
-    const uint v2692 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2693 = v1635 + v2692;
-    const uint v2694 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2695 = v1634 + v2694;
-    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2697 = v2695 < v79;
-    const bool v2698 = v2696 && v2697;
-    if (v2698) {
-      const float v2699 = v92.m[4][1].thread_elements()[0];
-      const uint v2701 = v2695 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2702 = v2701 < v2;
-      const bool v2703 = v2696 && v2702;
-      if (v2703) {
-        const bfloat v2704 = bfloat(v2699);
-        const uint v2705 = v2693 * v2;
-        const uint v2706 = v2705 + v2695;
-        const uint v2707 = v2706 - v78;
-        out[v2707] = v2704;
-      }
-    }
-    const uint v2708 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2709 = v1635 + v2708;
-    const uint v2710 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2711 = v1634 + v2710;
-    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2713 = v2711 < v79;
-    const bool v2714 = v2712 && v2713;
-    if (v2714) {
-      const float v2715 = v92.m[4][1].thread_elements()[1];
-      const uint v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2718 = v2717 < v2;
-      const bool v2719 = v2712 && v2718;
-      if (v2719) {
-        const bfloat v2720 = bfloat(v2715);
-        const uint v2721 = v2709 * v2;
-        const uint v2722 = v2721 + v2711;
-        const uint v2723 = v2722 - v78;
-        out[v2723] = v2720;
-      }
-    }
-    const uint v2724 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2725 = v1635 + v2724;
-    const uint v2726 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2727 = v1634 + v2726;
-    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2729 = v2727 < v79;
-    const bool v2730 = v2728 && v2729;
-    if (v2730) {
-      const float v2731 = v92.m[4][2].thread_elements()[0];
-      const uint v2733 = v2727 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2734 = v2733 < v2;
-      const bool v2735 = v2728 && v2734;
-      if (v2735) {
-        const bfloat v2736 = bfloat(v2731);
-        const uint v2737 = v2725 * v2;
-        const uint v2738 = v2737 + v2727;
-        const uint v2739 = v2738 - v78;
-        out[v2739] = v2736;
-      }
-    }
-    const uint v2740 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2741 = v1635 + v2740;
-    const uint v2742 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2743 = v1634 + v2742;
-    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2745 = v2743 < v79;
-    const bool v2746 = v2744 && v2745;
-    if (v2746) {
-      const float v2747 = v92.m[4][2].thread_elements()[1];
-      const uint v2749 = v2743 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2750 = v2749 < v2;
-      const bool v2751 = v2744 && v2750;
-      if (v2751) {
-        const bfloat v2752 = bfloat(v2747);
-        const uint v2753 = v2741 * v2;
-        const uint v2754 = v2753 + v2743;
-        const uint v2755 = v2754 - v78;
-        out[v2755] = v2752;
-      }
-    }
-    const uint v2756 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2757 = v1635 + v2756;
-    const uint v2758 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2759 = v1634 + v2758;
-    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2761 = v2759 < v79;
-    const bool v2762 = v2760 && v2761;
-    if (v2762) {
-      const float v2763 = v92.m[4][3].thread_elements()[0];
-      const uint v2765 = v2759 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2766 = v2765 < v2;
-      const bool v2767 = v2760 && v2766;
-      if (v2767) {
-        const bfloat v2768 = bfloat(v2763);
-        const uint v2769 = v2757 * v2;
-        const uint v2770 = v2769 + v2759;
-        const uint v2771 = v2770 - v78;
-        out[v2771] = v2768;
-      }
-    }
-    const uint v2772 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2773 = v1635 + v2772;
-    const uint v2774 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2775 = v1634 + v2774;
-    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2777 = v2775 < v79;
-    const bool v2778 = v2776 && v2777;
-    if (v2778) {
-      const float v2779 = v92.m[4][3].thread_elements()[1];
-      const uint v2781 = v2775 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2782 = v2781 < v2;
-      const bool v2783 = v2776 && v2782;
-      if (v2783) {
-        const bfloat v2784 = bfloat(v2779);
-        const uint v2785 = v2773 * v2;
-        const uint v2786 = v2785 + v2775;
-        const uint v2787 = v2786 - v78;
-        out[v2787] = v2784;
-      }
-    }
-    const uint v2788 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2789 = v1635 + v2788;
-    const uint v2790 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2791 = v1634 + v2790;
-    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2793 = v2791 < v79;
-    const bool v2794 = v2792 && v2793;
-    if (v2794) {
-      const float v2795 = v92.m[4][4].thread_elements()[0];
-      const uint v2797 = v2791 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2798 = v2797 < v2;
-      const bool v2799 = v2792 && v2798;
-      if (v2799) {
-        const bfloat v2800 = bfloat(v2795);
-        const uint v2801 = v2789 * v2;
-        const uint v2802 = v2801 + v2791;
-        const uint v2803 = v2802 - v78;
-        out[v2803] = v2800;
-      }
-    }
-    const uint v2804 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2805 = v1635 + v2804;
-    const uint v2806 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2807 = v1634 + v2806;
-    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2809 = v2807 < v79;
-    const bool v2810 = v2808 && v2809;
-    if (v2810) {
-      const float v2811 = v92.m[4][4].thread_elements()[1];
-      const uint v2813 = v2807 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2814 = v2813 < v2;
-      const bool v2815 = v2808 && v2814;
-      if (v2815) {
-        const bfloat v2816 = bfloat(v2811);
-        const uint v2817 = v2805 * v2;
-        const uint v2818 = v2817 + v2807;
-        const uint v2819 = v2818 - v78;
-        out[v2819] = v2816;
-      }
-    }
-    const uint v2820 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2821 = v1635 + v2820;
-    const uint v2822 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2823 = v1634 + v2822;
-    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2825 = v2823 < v79;
-    const bool v2826 = v2824 && v2825;
-    if (v2826) {
-      const float v2827 = v92.m[4][5].thread_elements()[0];
-      const uint v2829 = v2823 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2830 = v2829 < v2;
-      const bool v2831 = v2824 && v2830;
-      if (v2831) {
-        const bfloat v2832 = bfloat(v2827);
-        const uint v2833 = v2821 * v2;
-        const uint v2834 = v2833 + v2823;
-        const uint v2835 = v2834 - v78;
-        out[v2835] = v2832;
-      }
-    }
-    const uint v2836 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2837 = v1635 + v2836;
-    const uint v2838 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2839 = v1634 + v2838;
-    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2841 = v2839 < v79;
-    const bool v2842 = v2840 && v2841;
-    if (v2842) {
-      const float v2843 = v92.m[4][5].thread_elements()[1];
-      const uint v2845 = v2839 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2846 = v2845 < v2;
-      const bool v2847 = v2840 && v2846;
-      if (v2847) {
-        const bfloat v2848 = bfloat(v2843);
-        const uint v2849 = v2837 * v2;
-        const uint v2850 = v2849 + v2839;
-        const uint v2851 = v2850 - v78;
-        out[v2851] = v2848;
-      }
-    }
-    const uint v2852 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2853 = v1635 + v2852;
-    const uint v2854 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2855 = v1634 + v2854;
-    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2857 = v2855 < v79;
-    const bool v2858 = v2856 && v2857;
-    if (v2858) {
-      const float v2859 = v92.m[4][6].thread_elements()[0];
-      const uint v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2862 = v2861 < v2;
-      const bool v2863 = v2856 && v2862;
-      if (v2863) {
-        const bfloat v2864 = bfloat(v2859);
-        const uint v2865 = v2853 * v2;
-        const uint v2866 = v2865 + v2855;
-        const uint v2867 = v2866 - v78;
-        out[v2867] = v2864;
-      }
-    }
-    const uint v2868 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2869 = v1635 + v2868;
-    const uint v2870 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2871 = v1634 + v2870;
-    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2873 = v2871 < v79;
-    const bool v2874 = v2872 && v2873;
-    if (v2874) {
-      const float v2875 = v92.m[4][6].thread_elements()[1];
-      const uint v2877 = v2871 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2878 = v2877 < v2;
-      const bool v2879 = v2872 && v2878;
-      if (v2879) {
-        const bfloat v2880 = bfloat(v2875);
-        const uint v2881 = v2869 * v2;
-        const uint v2882 = v2881 + v2871;
-        const uint v2883 = v2882 - v78;
-        out[v2883] = v2880;
-      }
-    }
-    const uint v2884 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2885 = v1635 + v2884;
-    const uint v2886 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2887 = v1634 + v2886;
-    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2889 = v2887 < v79;
-    const bool v2890 = v2888 && v2889;
-    if (v2890) {
-      const float v2891 = v92.m[4][7].thread_elements()[0];
-      const uint v2893 = v2887 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2894 = v2893 < v2;
-      const bool v2895 = v2888 && v2894;
-      if (v2895) {
-        const bfloat v2896 = bfloat(v2891);
-        const uint v2897 = v2885 * v2;
-        const uint v2898 = v2897 + v2887;
-        const uint v2899 = v2898 - v78;
-        out[v2899] = v2896;
-      }
-    }
-    const uint v2900 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2901 = v1635 + v2900;
-    const uint v2902 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2903 = v1634 + v2902;
-    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2905 = v2903 < v79;
-    const bool v2906 = v2904 && v2905;
-    if (v2906) {
-      const float v2907 = v92.m[4][7].thread_elements()[1];
-      const uint v2909 = v2903 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2910 = v2909 < v2;
-      const bool v2911 = v2904 && v2910;
-      if (v2911) {
-        const bfloat v2912 = bfloat(v2907);
-        const uint v2913 = v2901 * v2;
-        const uint v2914 = v2913 + v2903;
-        const uint v2915 = v2914 - v78;
-        out[v2915] = v2912;
-      }
-    }
-    const uint v2916 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2917 = v1635 + v2916;
-    const uint v2918 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2919 = v1634 + v2918;
-    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2921 = v2919 < v79;
-    const bool v2922 = v2920 && v2921;
-    if (v2922) {
-      const float v2923 = v92.m[5][0].thread_elements()[0];
-      const uint v2925 = v2919 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2926 = v2925 < v2;
-      const bool v2927 = v2920 && v2926;
-      if (v2927) {
-        const bfloat v2928 = bfloat(v2923);
-        const uint v2929 = v2917 * v2;
-        const uint v2930 = v2929 + v2919;
-        const uint v2931 = v2930 - v78;
-        out[v2931] = v2928;
-      }
-    }
-    const uint v2932 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2933 = v1635 + v2932;
-    const uint v2934 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2935 = v1634 + v2934;
-    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2937 = v2935 < v79;
-    const bool v2938 = v2936 && v2937;
-    if (v2938) {
-      const float v2939 = v92.m[5][0].thread_elements()[1];
-      const uint v2941 = v2935 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2942 = v2941 < v2;
-      const bool v2943 = v2936 && v2942;
-      if (v2943) {
-        const bfloat v2944 = bfloat(v2939);
-        const uint v2945 = v2933 * v2;
-        const uint v2946 = v2945 + v2935;
-        const uint v2947 = v2946 - v78;
-        out[v2947] = v2944;
-      }
-    }
-    const uint v2948 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2949 = v1635 + v2948;
-    const uint v2950 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2951 = v1634 + v2950;
-    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2953 = v2951 < v79;
-    const bool v2954 = v2952 && v2953;
-    if (v2954) {
-      const float v2955 = v92.m[5][1].thread_elements()[0];
-      const uint v2957 = v2951 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2958 = v2957 < v2;
-      const bool v2959 = v2952 && v2958;
-      if (v2959) {
-        const bfloat v2960 = bfloat(v2955);
-        const uint v2961 = v2949 * v2;
-        const uint v2962 = v2961 + v2951;
-        const uint v2963 = v2962 - v78;
-        out[v2963] = v2960;
-      }
-    }
-    const uint v2964 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2965 = v1635 + v2964;
-    const uint v2966 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2967 = v1634 + v2966;
-    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2969 = v2967 < v79;
-    const bool v2970 = v2968 && v2969;
-    if (v2970) {
-      const float v2971 = v92.m[5][1].thread_elements()[1];
-      const uint v2973 = v2967 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2974 = v2973 < v2;
-      const bool v2975 = v2968 && v2974;
-      if (v2975) {
-        const bfloat v2976 = bfloat(v2971);
-        const uint v2977 = v2965 * v2;
-        const uint v2978 = v2977 + v2967;
-        const uint v2979 = v2978 - v78;
-        out[v2979] = v2976;
-      }
-    }
-    const uint v2980 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2981 = v1635 + v2980;
-    const uint v2982 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2983 = v1634 + v2982;
-    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2985 = v2983 < v79;
-    const bool v2986 = v2984 && v2985;
-    if (v2986) {
-      const float v2987 = v92.m[5][2].thread_elements()[0];
-      const uint v2989 = v2983 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2990 = v2989 < v2;
-      const bool v2991 = v2984 && v2990;
-      if (v2991) {
-        const bfloat v2992 = bfloat(v2987);
-        const uint v2993 = v2981 * v2;
-        const uint v2994 = v2993 + v2983;
-        const uint v2995 = v2994 - v78;
-        out[v2995] = v2992;
-      }
-    }
-    const uint v2996 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2997 = v1635 + v2996;
-    const uint v2998 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2999 = v1634 + v2998;
-    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3001 = v2999 < v79;
-    const bool v3002 = v3000 && v3001;
-    if (v3002) {
-      const float v3003 = v92.m[5][2].thread_elements()[1];
-      const uint v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3006 = v3005 < v2;
-      const bool v3007 = v3000 && v3006;
-      if (v3007) {
-        const bfloat v3008 = bfloat(v3003);
-        const uint v3009 = v2997 * v2;
-        const uint v3010 = v3009 + v2999;
-        const uint v3011 = v3010 - v78;
-        out[v3011] = v3008;
-      }
-    }
-    const uint v3012 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3013 = v1635 + v3012;
-    const uint v3014 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3015 = v1634 + v3014;
-    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3017 = v3015 < v79;
-    const bool v3018 = v3016 && v3017;
-    if (v3018) {
-      const float v3019 = v92.m[5][3].thread_elements()[0];
-      const uint v3021 = v3015 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3022 = v3021 < v2;
-      const bool v3023 = v3016 && v3022;
-      if (v3023) {
-        const bfloat v3024 = bfloat(v3019);
-        const uint v3025 = v3013 * v2;
-        const uint v3026 = v3025 + v3015;
-        const uint v3027 = v3026 - v78;
-        out[v3027] = v3024;
-      }
-    }
-    const uint v3028 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3029 = v1635 + v3028;
-    const uint v3030 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3031 = v1634 + v3030;
-    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3033 = v3031 < v79;
-    const bool v3034 = v3032 && v3033;
-    if (v3034) {
-      const float v3035 = v92.m[5][3].thread_elements()[1];
-      const uint v3037 = v3031 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3038 = v3037 < v2;
-      const bool v3039 = v3032 && v3038;
-      if (v3039) {
-        const bfloat v3040 = bfloat(v3035);
-        const uint v3041 = v3029 * v2;
-        const uint v3042 = v3041 + v3031;
-        const uint v3043 = v3042 - v78;
-        out[v3043] = v3040;
-      }
-    }
-    const uint v3044 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3045 = v1635 + v3044;
-    const uint v3046 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3047 = v1634 + v3046;
-    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3049 = v3047 < v79;
-    const bool v3050 = v3048 && v3049;
-    if (v3050) {
-      const float v3051 = v92.m[5][4].thread_elements()[0];
-      const uint v3053 = v3047 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3054 = v3053 < v2;
-      const bool v3055 = v3048 && v3054;
-      if (v3055) {
-        const bfloat v3056 = bfloat(v3051);
-        const uint v3057 = v3045 * v2;
-        const uint v3058 = v3057 + v3047;
-        const uint v3059 = v3058 - v78;
-        out[v3059] = v3056;
-      }
-    }
-    const uint v3060 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3061 = v1635 + v3060;
-    const uint v3062 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3063 = v1634 + v3062;
-    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3065 = v3063 < v79;
-    const bool v3066 = v3064 && v3065;
-    if (v3066) {
-      const float v3067 = v92.m[5][4].thread_elements()[1];
-      const uint v3069 = v3063 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3070 = v3069 < v2;
-      const bool v3071 = v3064 && v3070;
-      if (v3071) {
-        const bfloat v3072 = bfloat(v3067);
-        const uint v3073 = v3061 * v2;
-        const uint v3074 = v3073 + v3063;
-        const uint v3075 = v3074 - v78;
-        out[v3075] = v3072;
-      }
-    }
-    const uint v3076 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3077 = v1635 + v3076;
-    const uint v3078 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3079 = v1634 + v3078;
-    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3081 = v3079 < v79;
-    const bool v3082 = v3080 && v3081;
-    if (v3082) {
-      const float v3083 = v92.m[5][5].thread_elements()[0];
-      const uint v3085 = v3079 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3086 = v3085 < v2;
-      const bool v3087 = v3080 && v3086;
-      if (v3087) {
-        const bfloat v3088 = bfloat(v3083);
-        const uint v3089 = v3077 * v2;
-        const uint v3090 = v3089 + v3079;
-        const uint v3091 = v3090 - v78;
-        out[v3091] = v3088;
-      }
-    }
-    const uint v3092 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3093 = v1635 + v3092;
-    const uint v3094 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3095 = v1634 + v3094;
-    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3097 = v3095 < v79;
-    const bool v3098 = v3096 && v3097;
-    if (v3098) {
-      const float v3099 = v92.m[5][5].thread_elements()[1];
-      const uint v3101 = v3095 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3102 = v3101 < v2;
-      const bool v3103 = v3096 && v3102;
-      if (v3103) {
-        const bfloat v3104 = bfloat(v3099);
-        const uint v3105 = v3093 * v2;
-        const uint v3106 = v3105 + v3095;
-        const uint v3107 = v3106 - v78;
-        out[v3107] = v3104;
-      }
-    }
-    const uint v3108 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3109 = v1635 + v3108;
-    const uint v3110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3111 = v1634 + v3110;
-    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3113 = v3111 < v79;
-    const bool v3114 = v3112 && v3113;
-    if (v3114) {
-      const float v3115 = v92.m[5][6].thread_elements()[0];
-      const uint v3117 = v3111 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3118 = v3117 < v2;
-      const bool v3119 = v3112 && v3118;
-      if (v3119) {
-        const bfloat v3120 = bfloat(v3115);
-        const uint v3121 = v3109 * v2;
-        const uint v3122 = v3121 + v3111;
-        const uint v3123 = v3122 - v78;
-        out[v3123] = v3120;
-      }
-    }
-    const uint v3124 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3125 = v1635 + v3124;
-    const uint v3126 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3127 = v1634 + v3126;
-    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3129 = v3127 < v79;
-    const bool v3130 = v3128 && v3129;
-    if (v3130) {
-      const float v3131 = v92.m[5][6].thread_elements()[1];
-      const uint v3133 = v3127 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3134 = v3133 < v2;
-      const bool v3135 = v3128 && v3134;
-      if (v3135) {
-        const bfloat v3136 = bfloat(v3131);
-        const uint v3137 = v3125 * v2;
-        const uint v3138 = v3137 + v3127;
-        const uint v3139 = v3138 - v78;
-        out[v3139] = v3136;
-      }
-    }
-    const uint v3140 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3141 = v1635 + v3140;
-    const uint v3142 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3143 = v1634 + v3142;
-    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3145 = v3143 < v79;
-    const bool v3146 = v3144 && v3145;
-    if (v3146) {
-      const float v3147 = v92.m[5][7].thread_elements()[0];
-      const uint v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3150 = v3149 < v2;
-      const bool v3151 = v3144 && v3150;
-      if (v3151) {
-        const bfloat v3152 = bfloat(v3147);
-        const uint v3153 = v3141 * v2;
-        const uint v3154 = v3153 + v3143;
-        const uint v3155 = v3154 - v78;
-        out[v3155] = v3152;
-      }
-    }
-    const uint v3156 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3157 = v1635 + v3156;
-    const uint v3158 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3159 = v1634 + v3158;
-    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3161 = v3159 < v79;
-    const bool v3162 = v3160 && v3161;
-    if (v3162) {
-      const float v3163 = v92.m[5][7].thread_elements()[1];
-      const uint v3165 = v3159 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3166 = v3165 < v2;
-      const bool v3167 = v3160 && v3166;
-      if (v3167) {
-        const bfloat v3168 = bfloat(v3163);
-        const uint v3169 = v3157 * v2;
-        const uint v3170 = v3169 + v3159;
-        const uint v3171 = v3170 - v78;
-        out[v3171] = v3168;
-      }
-    }
-    const uint v3172 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3173 = v1635 + v3172;
-    const uint v3174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3175 = v1634 + v3174;
-    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3177 = v3175 < v79;
-    const bool v3178 = v3176 && v3177;
-    if (v3178) {
-      const float v3179 = v92.m[6][0].thread_elements()[0];
-      const uint v3181 = v3175 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3182 = v3181 < v2;
-      const bool v3183 = v3176 && v3182;
-      if (v3183) {
-        const bfloat v3184 = bfloat(v3179);
-        const uint v3185 = v3173 * v2;
-        const uint v3186 = v3185 + v3175;
-        const uint v3187 = v3186 - v78;
-        out[v3187] = v3184;
-      }
-    }
-    const uint v3188 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3189 = v1635 + v3188;
-    const uint v3190 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3191 = v1634 + v3190;
-    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3193 = v3191 < v79;
-    const bool v3194 = v3192 && v3193;
-    if (v3194) {
-      const float v3195 = v92.m[6][0].thread_elements()[1];
-      const uint v3197 = v3191 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3198 = v3197 < v2;
-      const bool v3199 = v3192 && v3198;
-      if (v3199) {
-        const bfloat v3200 = bfloat(v3195);
-        const uint v3201 = v3189 * v2;
-        const uint v3202 = v3201 + v3191;
-        const uint v3203 = v3202 - v78;
-        out[v3203] = v3200;
-      }
-    }
-    const uint v3204 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3205 = v1635 + v3204;
-    const uint v3206 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3207 = v1634 + v3206;
-    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3209 = v3207 < v79;
-    const bool v3210 = v3208 && v3209;
-    if (v3210) {
-      const float v3211 = v92.m[6][1].thread_elements()[0];
-      const uint v3213 = v3207 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3214 = v3213 < v2;
-      const bool v3215 = v3208 && v3214;
-      if (v3215) {
-        const bfloat v3216 = bfloat(v3211);
-        const uint v3217 = v3205 * v2;
-        const uint v3218 = v3217 + v3207;
-        const uint v3219 = v3218 - v78;
-        out[v3219] = v3216;
-      }
-    }
-    const uint v3220 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3221 = v1635 + v3220;
-    const uint v3222 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3223 = v1634 + v3222;
-    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3225 = v3223 < v79;
-    const bool v3226 = v3224 && v3225;
-    if (v3226) {
-      const float v3227 = v92.m[6][1].thread_elements()[1];
-      const uint v3229 = v3223 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3230 = v3229 < v2;
-      const bool v3231 = v3224 && v3230;
-      if (v3231) {
-        const bfloat v3232 = bfloat(v3227);
-        const uint v3233 = v3221 * v2;
-        const uint v3234 = v3233 + v3223;
-        const uint v3235 = v3234 - v78;
-        out[v3235] = v3232;
-      }
-    }
-    const uint v3236 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3237 = v1635 + v3236;
-    const uint v3238 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3239 = v1634 + v3238;
-    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3241 = v3239 < v79;
-    const bool v3242 = v3240 && v3241;
-    if (v3242) {
-      const float v3243 = v92.m[6][2].thread_elements()[0];
-      const uint v3245 = v3239 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3246 = v3245 < v2;
-      const bool v3247 = v3240 && v3246;
-      if (v3247) {
-        const bfloat v3248 = bfloat(v3243);
-        const uint v3249 = v3237 * v2;
-        const uint v3250 = v3249 + v3239;
-        const uint v3251 = v3250 - v78;
-        out[v3251] = v3248;
-      }
-    }
-    const uint v3252 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3253 = v1635 + v3252;
-    const uint v3254 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3255 = v1634 + v3254;
-    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3257 = v3255 < v79;
-    const bool v3258 = v3256 && v3257;
-    if (v3258) {
-      const float v3259 = v92.m[6][2].thread_elements()[1];
-      const uint v3261 = v3255 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3262 = v3261 < v2;
-      const bool v3263 = v3256 && v3262;
-      if (v3263) {
-        const bfloat v3264 = bfloat(v3259);
-        const uint v3265 = v3253 * v2;
-        const uint v3266 = v3265 + v3255;
-        const uint v3267 = v3266 - v78;
-        out[v3267] = v3264;
-      }
-    }
-    const uint v3268 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3269 = v1635 + v3268;
-    const uint v3270 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3271 = v1634 + v3270;
-    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3273 = v3271 < v79;
-    const bool v3274 = v3272 && v3273;
-    if (v3274) {
-      const float v3275 = v92.m[6][3].thread_elements()[0];
-      const uint v3277 = v3271 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3278 = v3277 < v2;
-      const bool v3279 = v3272 && v3278;
-      if (v3279) {
-        const bfloat v3280 = bfloat(v3275);
-        const uint v3281 = v3269 * v2;
-        const uint v3282 = v3281 + v3271;
-        const uint v3283 = v3282 - v78;
-        out[v3283] = v3280;
-      }
-    }
-    const uint v3284 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3285 = v1635 + v3284;
-    const uint v3286 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3287 = v1634 + v3286;
-    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3289 = v3287 < v79;
-    const bool v3290 = v3288 && v3289;
-    if (v3290) {
-      const float v3291 = v92.m[6][3].thread_elements()[1];
-      const uint v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3294 = v3293 < v2;
-      const bool v3295 = v3288 && v3294;
-      if (v3295) {
-        const bfloat v3296 = bfloat(v3291);
-        const uint v3297 = v3285 * v2;
-        const uint v3298 = v3297 + v3287;
-        const uint v3299 = v3298 - v78;
-        out[v3299] = v3296;
-      }
-    }
-    const uint v3300 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3301 = v1635 + v3300;
-    const uint v3302 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3303 = v1634 + v3302;
-    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3305 = v3303 < v79;
-    const bool v3306 = v3304 && v3305;
-    if (v3306) {
-      const float v3307 = v92.m[6][4].thread_elements()[0];
-      const uint v3309 = v3303 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3304 && v3310;
-      if (v3311) {
-        const bfloat v3312 = bfloat(v3307);
-        const uint v3313 = v3301 * v2;
-        const uint v3314 = v3313 + v3303;
-        const uint v3315 = v3314 - v78;
-        out[v3315] = v3312;
-      }
-    }
-    const uint v3316 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3317 = v1635 + v3316;
-    const uint v3318 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3319 = v1634 + v3318;
-    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3321 = v3319 < v79;
-    const bool v3322 = v3320 && v3321;
-    if (v3322) {
-      const float v3323 = v92.m[6][4].thread_elements()[1];
-      const uint v3325 = v3319 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3326 = v3325 < v2;
-      const bool v3327 = v3320 && v3326;
-      if (v3327) {
-        const bfloat v3328 = bfloat(v3323);
-        const uint v3329 = v3317 * v2;
-        const uint v3330 = v3329 + v3319;
-        const uint v3331 = v3330 - v78;
-        out[v3331] = v3328;
-      }
-    }
-    const uint v3332 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3333 = v1635 + v3332;
-    const uint v3334 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3335 = v1634 + v3334;
-    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3337 = v3335 < v79;
-    const bool v3338 = v3336 && v3337;
-    if (v3338) {
-      const float v3339 = v92.m[6][5].thread_elements()[0];
-      const uint v3341 = v3335 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3342 = v3341 < v2;
-      const bool v3343 = v3336 && v3342;
-      if (v3343) {
-        const bfloat v3344 = bfloat(v3339);
-        const uint v3345 = v3333 * v2;
-        const uint v3346 = v3345 + v3335;
-        const uint v3347 = v3346 - v78;
-        out[v3347] = v3344;
-      }
-    }
-    const uint v3348 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3349 = v1635 + v3348;
-    const uint v3350 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3351 = v1634 + v3350;
-    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3353 = v3351 < v79;
-    const bool v3354 = v3352 && v3353;
-    if (v3354) {
-      const float v3355 = v92.m[6][5].thread_elements()[1];
-      const uint v3357 = v3351 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3358 = v3357 < v2;
-      const bool v3359 = v3352 && v3358;
-      if (v3359) {
-        const bfloat v3360 = bfloat(v3355);
-        const uint v3361 = v3349 * v2;
-        const uint v3362 = v3361 + v3351;
-        const uint v3363 = v3362 - v78;
-        out[v3363] = v3360;
-      }
-    }
-    const uint v3364 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3365 = v1635 + v3364;
-    const uint v3366 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3367 = v1634 + v3366;
-    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3369 = v3367 < v79;
-    const bool v3370 = v3368 && v3369;
-    if (v3370) {
-      const float v3371 = v92.m[6][6].thread_elements()[0];
-      const uint v3373 = v3367 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3374 = v3373 < v2;
-      const bool v3375 = v3368 && v3374;
-      if (v3375) {
-        const bfloat v3376 = bfloat(v3371);
-        const uint v3377 = v3365 * v2;
-        const uint v3378 = v3377 + v3367;
-        const uint v3379 = v3378 - v78;
-        out[v3379] = v3376;
-      }
-    }
-    const uint v3380 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3381 = v1635 + v3380;
-    const uint v3382 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3383 = v1634 + v3382;
-    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3385 = v3383 < v79;
-    const bool v3386 = v3384 && v3385;
-    if (v3386) {
-      const float v3387 = v92.m[6][6].thread_elements()[1];
-      const uint v3389 = v3383 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3390 = v3389 < v2;
-      const bool v3391 = v3384 && v3390;
-      if (v3391) {
-        const bfloat v3392 = bfloat(v3387);
-        const uint v3393 = v3381 * v2;
-        const uint v3394 = v3393 + v3383;
-        const uint v3395 = v3394 - v78;
-        out[v3395] = v3392;
-      }
-    }
-    const uint v3396 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3397 = v1635 + v3396;
-    const uint v3398 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3399 = v1634 + v3398;
-    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3401 = v3399 < v79;
-    const bool v3402 = v3400 && v3401;
-    if (v3402) {
-      const float v3403 = v92.m[6][7].thread_elements()[0];
-      const uint v3405 = v3399 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3406 = v3405 < v2;
-      const bool v3407 = v3400 && v3406;
-      if (v3407) {
-        const bfloat v3408 = bfloat(v3403);
-        const uint v3409 = v3397 * v2;
-        const uint v3410 = v3409 + v3399;
-        const uint v3411 = v3410 - v78;
-        out[v3411] = v3408;
-      }
-    }
-    const uint v3412 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3413 = v1635 + v3412;
-    const uint v3414 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3415 = v1634 + v3414;
-    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3417 = v3415 < v79;
-    const bool v3418 = v3416 && v3417;
-    if (v3418) {
-      const float v3419 = v92.m[6][7].thread_elements()[1];
-      const uint v3421 = v3415 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3422 = v3421 < v2;
-      const bool v3423 = v3416 && v3422;
-      if (v3423) {
-        const bfloat v3424 = bfloat(v3419);
-        const uint v3425 = v3413 * v2;
-        const uint v3426 = v3425 + v3415;
-        const uint v3427 = v3426 - v78;
-        out[v3427] = v3424;
-      }
-    }
-    const uint v3428 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3429 = v1635 + v3428;
-    const uint v3430 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3431 = v1634 + v3430;
-    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3433 = v3431 < v79;
-    const bool v3434 = v3432 && v3433;
-    if (v3434) {
-      const float v3435 = v92.m[7][0].thread_elements()[0];
-      const uint v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3438 = v3437 < v2;
-      const bool v3439 = v3432 && v3438;
-      if (v3439) {
-        const bfloat v3440 = bfloat(v3435);
-        const uint v3441 = v3429 * v2;
-        const uint v3442 = v3441 + v3431;
-        const uint v3443 = v3442 - v78;
-        out[v3443] = v3440;
-      }
-    }
-    const uint v3444 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3445 = v1635 + v3444;
-    const uint v3446 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3447 = v1634 + v3446;
-    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3449 = v3447 < v79;
-    const bool v3450 = v3448 && v3449;
-    if (v3450) {
-      const float v3451 = v92.m[7][0].thread_elements()[1];
-      const uint v3453 = v3447 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3454 = v3453 < v2;
-      const bool v3455 = v3448 && v3454;
-      if (v3455) {
-        const bfloat v3456 = bfloat(v3451);
-        const uint v3457 = v3445 * v2;
-        const uint v3458 = v3457 + v3447;
-        const uint v3459 = v3458 - v78;
-        out[v3459] = v3456;
-      }
-    }
-    const uint v3460 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3461 = v1635 + v3460;
-    const uint v3462 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3463 = v1634 + v3462;
-    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3465 = v3463 < v79;
-    const bool v3466 = v3464 && v3465;
-    if (v3466) {
-      const float v3467 = v92.m[7][1].thread_elements()[0];
-      const uint v3469 = v3463 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3470 = v3469 < v2;
-      const bool v3471 = v3464 && v3470;
-      if (v3471) {
-        const bfloat v3472 = bfloat(v3467);
-        const uint v3473 = v3461 * v2;
-        const uint v3474 = v3473 + v3463;
-        const uint v3475 = v3474 - v78;
-        out[v3475] = v3472;
-      }
-    }
-    const uint v3476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3477 = v1635 + v3476;
-    const uint v3478 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3479 = v1634 + v3478;
-    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3481 = v3479 < v79;
-    const bool v3482 = v3480 && v3481;
-    if (v3482) {
-      const float v3483 = v92.m[7][1].thread_elements()[1];
-      const uint v3485 = v3479 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3486 = v3485 < v2;
-      const bool v3487 = v3480 && v3486;
-      if (v3487) {
-        const bfloat v3488 = bfloat(v3483);
-        const uint v3489 = v3477 * v2;
-        const uint v3490 = v3489 + v3479;
-        const uint v3491 = v3490 - v78;
-        out[v3491] = v3488;
-      }
-    }
-    const uint v3492 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3493 = v1635 + v3492;
-    const uint v3494 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3495 = v1634 + v3494;
-    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3497 = v3495 < v79;
-    const bool v3498 = v3496 && v3497;
-    if (v3498) {
-      const float v3499 = v92.m[7][2].thread_elements()[0];
-      const uint v3501 = v3495 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3502 = v3501 < v2;
-      const bool v3503 = v3496 && v3502;
-      if (v3503) {
-        const bfloat v3504 = bfloat(v3499);
-        const uint v3505 = v3493 * v2;
-        const uint v3506 = v3505 + v3495;
-        const uint v3507 = v3506 - v78;
-        out[v3507] = v3504;
-      }
-    }
-    const uint v3508 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3509 = v1635 + v3508;
-    const uint v3510 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3511 = v1634 + v3510;
-    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3513 = v3511 < v79;
-    const bool v3514 = v3512 && v3513;
-    if (v3514) {
-      const float v3515 = v92.m[7][2].thread_elements()[1];
-      const uint v3517 = v3511 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3518 = v3517 < v2;
-      const bool v3519 = v3512 && v3518;
-      if (v3519) {
-        const bfloat v3520 = bfloat(v3515);
-        const uint v3521 = v3509 * v2;
-        const uint v3522 = v3521 + v3511;
-        const uint v3523 = v3522 - v78;
-        out[v3523] = v3520;
-      }
-    }
-    const uint v3524 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3525 = v1635 + v3524;
-    const uint v3526 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3527 = v1634 + v3526;
-    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3529 = v3527 < v79;
-    const bool v3530 = v3528 && v3529;
-    if (v3530) {
-      const float v3531 = v92.m[7][3].thread_elements()[0];
-      const uint v3533 = v3527 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3534 = v3533 < v2;
-      const bool v3535 = v3528 && v3534;
-      if (v3535) {
-        const bfloat v3536 = bfloat(v3531);
-        const uint v3537 = v3525 * v2;
-        const uint v3538 = v3537 + v3527;
-        const uint v3539 = v3538 - v78;
-        out[v3539] = v3536;
-      }
-    }
-    const uint v3540 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3541 = v1635 + v3540;
-    const uint v3542 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3543 = v1634 + v3542;
-    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3545 = v3543 < v79;
-    const bool v3546 = v3544 && v3545;
-    if (v3546) {
-      const float v3547 = v92.m[7][3].thread_elements()[1];
-      const uint v3549 = v3543 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3550 = v3549 < v2;
-      const bool v3551 = v3544 && v3550;
-      if (v3551) {
-        const bfloat v3552 = bfloat(v3547);
-        const uint v3553 = v3541 * v2;
-        const uint v3554 = v3553 + v3543;
-        const uint v3555 = v3554 - v78;
-        out[v3555] = v3552;
-      }
-    }
-    const uint v3556 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3557 = v1635 + v3556;
-    const uint v3558 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3559 = v1634 + v3558;
-    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3561 = v3559 < v79;
-    const bool v3562 = v3560 && v3561;
-    if (v3562) {
-      const float v3563 = v92.m[7][4].thread_elements()[0];
-      const uint v3565 = v3559 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3566 = v3565 < v2;
-      const bool v3567 = v3560 && v3566;
-      if (v3567) {
-        const bfloat v3568 = bfloat(v3563);
-        const uint v3569 = v3557 * v2;
-        const uint v3570 = v3569 + v3559;
-        const uint v3571 = v3570 - v78;
-        out[v3571] = v3568;
-      }
-    }
-    const uint v3572 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3573 = v1635 + v3572;
-    const uint v3574 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3575 = v1634 + v3574;
-    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3577 = v3575 < v79;
-    const bool v3578 = v3576 && v3577;
-    if (v3578) {
-      const float v3579 = v92.m[7][4].thread_elements()[1];
-      const uint v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3582 = v3581 < v2;
-      const bool v3583 = v3576 && v3582;
-      if (v3583) {
-        const bfloat v3584 = bfloat(v3579);
-        const uint v3585 = v3573 * v2;
-        const uint v3586 = v3585 + v3575;
-        const uint v3587 = v3586 - v78;
-        out[v3587] = v3584;
-      }
-    }
-    const uint v3588 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3589 = v1635 + v3588;
-    const uint v3590 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3591 = v1634 + v3590;
-    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3593 = v3591 < v79;
-    const bool v3594 = v3592 && v3593;
-    if (v3594) {
-      const float v3595 = v92.m[7][5].thread_elements()[0];
-      const uint v3597 = v3591 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3598 = v3597 < v2;
-      const bool v3599 = v3592 && v3598;
-      if (v3599) {
-        const bfloat v3600 = bfloat(v3595);
-        const uint v3601 = v3589 * v2;
-        const uint v3602 = v3601 + v3591;
-        const uint v3603 = v3602 - v78;
-        out[v3603] = v3600;
-      }
-    }
-    const uint v3604 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3605 = v1635 + v3604;
-    const uint v3606 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3607 = v1634 + v3606;
-    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3609 = v3607 < v79;
-    const bool v3610 = v3608 && v3609;
-    if (v3610) {
-      const float v3611 = v92.m[7][5].thread_elements()[1];
-      const uint v3613 = v3607 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3614 = v3613 < v2;
-      const bool v3615 = v3608 && v3614;
-      if (v3615) {
-        const bfloat v3616 = bfloat(v3611);
-        const uint v3617 = v3605 * v2;
-        const uint v3618 = v3617 + v3607;
-        const uint v3619 = v3618 - v78;
-        out[v3619] = v3616;
-      }
-    }
-    const uint v3620 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3621 = v1635 + v3620;
-    const uint v3622 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3623 = v1634 + v3622;
-    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3625 = v3623 < v79;
-    const bool v3626 = v3624 && v3625;
-    if (v3626) {
-      const float v3627 = v92.m[7][6].thread_elements()[0];
-      const uint v3629 = v3623 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3630 = v3629 < v2;
-      const bool v3631 = v3624 && v3630;
-      if (v3631) {
-        const bfloat v3632 = bfloat(v3627);
-        const uint v3633 = v3621 * v2;
-        const uint v3634 = v3633 + v3623;
-        const uint v3635 = v3634 - v78;
-        out[v3635] = v3632;
-      }
-    }
-    const uint v3636 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3637 = v1635 + v3636;
-    const uint v3638 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3639 = v1634 + v3638;
-    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3641 = v3639 < v79;
-    const bool v3642 = v3640 && v3641;
-    if (v3642) {
-      const float v3643 = v92.m[7][6].thread_elements()[1];
-      const uint v3645 = v3639 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3646 = v3645 < v2;
-      const bool v3647 = v3640 && v3646;
-      if (v3647) {
-        const bfloat v3648 = bfloat(v3643);
-        const uint v3649 = v3637 * v2;
-        const uint v3650 = v3649 + v3639;
-        const uint v3651 = v3650 - v78;
-        out[v3651] = v3648;
-      }
-    }
-    const uint v3652 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3653 = v1635 + v3652;
-    const uint v3654 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3655 = v1634 + v3654;
-    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3657 = v3655 < v79;
-    const bool v3658 = v3656 && v3657;
-    if (v3658) {
-      const float v3659 = v92.m[7][7].thread_elements()[0];
-      const uint v3661 = v3655 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3662 = v3661 < v2;
-      const bool v3663 = v3656 && v3662;
-      if (v3663) {
-        const bfloat v3664 = bfloat(v3659);
-        const uint v3665 = v3653 * v2;
-        const uint v3666 = v3665 + v3655;
-        const uint v3667 = v3666 - v78;
-        out[v3667] = v3664;
-      }
-    }
-    const uint v3668 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3669 = v1635 + v3668;
-    const uint v3670 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3671 = v1634 + v3670;
-    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3673 = v3671 < v79;
-    const bool v3674 = v3672 && v3673;
-    if (v3674) {
-      const float v3675 = v92.m[7][7].thread_elements()[1];
-      const uint v3677 = v3671 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3678 = v3677 < v2;
-      const bool v3679 = v3672 && v3678;
-      if (v3679) {
-        const bfloat v3680 = bfloat(v3675);
-        const uint v3681 = v3669 * v2;
-        const uint v3682 = v3681 + v3671;
-        const uint v3683 = v3682 - v78;
-        out[v3683] = v3680;
+    const uint v1717 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1718 = v1636 + v1717;
+    const uint v1719 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1720 = v1635 + v1719;
+    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1722 = v1720 < v79;
+    const bool v1723 = v1721 && v1722;
+    if (v1723) {
+      const float v1724 = v92.m[0][2].thread_elements()[1];
+      const uint v1726 = v1720 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1727 = v1726 < v2;
+      const bool v1728 = v1721 && v1727;
+      if (v1728) {
+        const bfloat v1729 = bfloat(v1724);
+        const uint v1730 = v1718 * v2;
+        const uint v1731 = v1730 + v1720;
+        const uint v1732 = v1731 - v78;
+        out[v1732] = v1729;
+      }
+    }
+    const uint v1733 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1734 = v1636 + v1733;
+    const uint v1735 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1736 = v1635 + v1735;
+    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1738 = v1736 < v79;
+    const bool v1739 = v1737 && v1738;
+    if (v1739) {
+      const float v1740 = v92.m[0][3].thread_elements()[0];
+      const uint v1742 = v1736 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1743 = v1742 < v2;
+      const bool v1744 = v1737 && v1743;
+      if (v1744) {
+        const bfloat v1745 = bfloat(v1740);
+        const uint v1746 = v1734 * v2;
+        const uint v1747 = v1746 + v1736;
+        const uint v1748 = v1747 - v78;
+        out[v1748] = v1745;
+      }
+    }
+    const uint v1749 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1750 = v1636 + v1749;
+    const uint v1751 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1752 = v1635 + v1751;
+    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1754 = v1752 < v79;
+    const bool v1755 = v1753 && v1754;
+    if (v1755) {
+      const float v1756 = v92.m[0][3].thread_elements()[1];
+      const uint v1758 = v1752 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1759 = v1758 < v2;
+      const bool v1760 = v1753 && v1759;
+      if (v1760) {
+        const bfloat v1761 = bfloat(v1756);
+        const uint v1762 = v1750 * v2;
+        const uint v1763 = v1762 + v1752;
+        const uint v1764 = v1763 - v78;
+        out[v1764] = v1761;
+      }
+    }
+    const uint v1765 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1766 = v1636 + v1765;
+    const uint v1767 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1768 = v1635 + v1767;
+    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1770 = v1768 < v79;
+    const bool v1771 = v1769 && v1770;
+    if (v1771) {
+      const float v1772 = v92.m[0][4].thread_elements()[0];
+      const uint v1774 = v1768 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1775 = v1774 < v2;
+      const bool v1776 = v1769 && v1775;
+      if (v1776) {
+        const bfloat v1777 = bfloat(v1772);
+        const uint v1778 = v1766 * v2;
+        const uint v1779 = v1778 + v1768;
+        const uint v1780 = v1779 - v78;
+        out[v1780] = v1777;
+      }
+    }
+    const uint v1781 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1782 = v1636 + v1781;
+    const uint v1783 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1784 = v1635 + v1783;
+    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1786 = v1784 < v79;
+    const bool v1787 = v1785 && v1786;
+    if (v1787) {
+      const float v1788 = v92.m[0][4].thread_elements()[1];
+      const uint v1790 = v1784 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1791 = v1790 < v2;
+      const bool v1792 = v1785 && v1791;
+      if (v1792) {
+        const bfloat v1793 = bfloat(v1788);
+        const uint v1794 = v1782 * v2;
+        const uint v1795 = v1794 + v1784;
+        const uint v1796 = v1795 - v78;
+        out[v1796] = v1793;
+      }
+    }
+    const uint v1797 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1798 = v1636 + v1797;
+    const uint v1799 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1800 = v1635 + v1799;
+    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1802 = v1800 < v79;
+    const bool v1803 = v1801 && v1802;
+    if (v1803) {
+      const float v1804 = v92.m[0][5].thread_elements()[0];
+      const uint v1806 = v1800 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1807 = v1806 < v2;
+      const bool v1808 = v1801 && v1807;
+      if (v1808) {
+        const bfloat v1809 = bfloat(v1804);
+        const uint v1810 = v1798 * v2;
+        const uint v1811 = v1810 + v1800;
+        const uint v1812 = v1811 - v78;
+        out[v1812] = v1809;
+      }
+    }
+    const uint v1813 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1814 = v1636 + v1813;
+    const uint v1815 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1816 = v1635 + v1815;
+    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1818 = v1816 < v79;
+    const bool v1819 = v1817 && v1818;
+    if (v1819) {
+      const float v1820 = v92.m[0][5].thread_elements()[1];
+      const uint v1822 = v1816 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1823 = v1822 < v2;
+      const bool v1824 = v1817 && v1823;
+      if (v1824) {
+        const bfloat v1825 = bfloat(v1820);
+        const uint v1826 = v1814 * v2;
+        const uint v1827 = v1826 + v1816;
+        const uint v1828 = v1827 - v78;
+        out[v1828] = v1825;
+      }
+    }
+    const uint v1829 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1830 = v1636 + v1829;
+    const uint v1831 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1832 = v1635 + v1831;
+    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1834 = v1832 < v79;
+    const bool v1835 = v1833 && v1834;
+    if (v1835) {
+      const float v1836 = v92.m[0][6].thread_elements()[0];
+      const uint v1838 = v1832 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1839 = v1838 < v2;
+      const bool v1840 = v1833 && v1839;
+      if (v1840) {
+        const bfloat v1841 = bfloat(v1836);
+        const uint v1842 = v1830 * v2;
+        const uint v1843 = v1842 + v1832;
+        const uint v1844 = v1843 - v78;
+        out[v1844] = v1841;
+      }
+    }
+    const uint v1845 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1846 = v1636 + v1845;
+    const uint v1847 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1848 = v1635 + v1847;
+    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1850 = v1848 < v79;
+    const bool v1851 = v1849 && v1850;
+    if (v1851) {
+      const float v1852 = v92.m[0][6].thread_elements()[1];
+      const uint v1854 = v1848 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1855 = v1854 < v2;
+      const bool v1856 = v1849 && v1855;
+      if (v1856) {
+        const bfloat v1857 = bfloat(v1852);
+        const uint v1858 = v1846 * v2;
+        const uint v1859 = v1858 + v1848;
+        const uint v1860 = v1859 - v78;
+        out[v1860] = v1857;
+      }
+    }
+    const uint v1861 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1862 = v1636 + v1861;
+    const uint v1863 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1864 = v1635 + v1863;
+    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1866 = v1864 < v79;
+    const bool v1867 = v1865 && v1866;
+    if (v1867) {
+      const float v1868 = v92.m[0][7].thread_elements()[0];
+      const uint v1870 = v1864 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1871 = v1870 < v2;
+      const bool v1872 = v1865 && v1871;
+      if (v1872) {
+        const bfloat v1873 = bfloat(v1868);
+        const uint v1874 = v1862 * v2;
+        const uint v1875 = v1874 + v1864;
+        const uint v1876 = v1875 - v78;
+        out[v1876] = v1873;
+      }
+    }
+    const uint v1877 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1878 = v1636 + v1877;
+    const uint v1879 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1880 = v1635 + v1879;
+    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1882 = v1880 < v79;
+    const bool v1883 = v1881 && v1882;
+    if (v1883) {
+      const float v1884 = v92.m[0][7].thread_elements()[1];
+      const uint v1886 = v1880 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1887 = v1886 < v2;
+      const bool v1888 = v1881 && v1887;
+      if (v1888) {
+        const bfloat v1889 = bfloat(v1884);
+        const uint v1890 = v1878 * v2;
+        const uint v1891 = v1890 + v1880;
+        const uint v1892 = v1891 - v78;
+        out[v1892] = v1889;
+      }
+    }
+    const uint v1893 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1894 = v1636 + v1893;
+    const uint v1895 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1896 = v1635 + v1895;
+    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1898 = v1896 < v79;
+    const bool v1899 = v1897 && v1898;
+    if (v1899) {
+      const float v1900 = v92.m[1][0].thread_elements()[0];
+      const uint v1902 = v1896 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1903 = v1902 < v2;
+      const bool v1904 = v1897 && v1903;
+      if (v1904) {
+        const bfloat v1905 = bfloat(v1900);
+        const uint v1906 = v1894 * v2;
+        const uint v1907 = v1906 + v1896;
+        const uint v1908 = v1907 - v78;
+        out[v1908] = v1905;
+      }
+    }
+    const uint v1909 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1910 = v1636 + v1909;
+    const uint v1911 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1912 = v1635 + v1911;
+    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1914 = v1912 < v79;
+    const bool v1915 = v1913 && v1914;
+    if (v1915) {
+      const float v1916 = v92.m[1][0].thread_elements()[1];
+      const uint v1918 = v1912 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1919 = v1918 < v2;
+      const bool v1920 = v1913 && v1919;
+      if (v1920) {
+        const bfloat v1921 = bfloat(v1916);
+        const uint v1922 = v1910 * v2;
+        const uint v1923 = v1922 + v1912;
+        const uint v1924 = v1923 - v78;
+        out[v1924] = v1921;
+      }
+    }
+    const uint v1925 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1926 = v1636 + v1925;
+    const uint v1927 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1928 = v1635 + v1927;
+    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1930 = v1928 < v79;
+    const bool v1931 = v1929 && v1930;
+    if (v1931) {
+      const float v1932 = v92.m[1][1].thread_elements()[0];
+      const uint v1934 = v1928 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1935 = v1934 < v2;
+      const bool v1936 = v1929 && v1935;
+      if (v1936) {
+        const bfloat v1937 = bfloat(v1932);
+        const uint v1938 = v1926 * v2;
+        const uint v1939 = v1938 + v1928;
+        const uint v1940 = v1939 - v78;
+        out[v1940] = v1937;
+      }
+    }
+    const uint v1941 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1942 = v1636 + v1941;
+    const uint v1943 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1944 = v1635 + v1943;
+    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1946 = v1944 < v79;
+    const bool v1947 = v1945 && v1946;
+    if (v1947) {
+      const float v1948 = v92.m[1][1].thread_elements()[1];
+      const uint v1950 = v1944 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1951 = v1950 < v2;
+      const bool v1952 = v1945 && v1951;
+      if (v1952) {
+        const bfloat v1953 = bfloat(v1948);
+        const uint v1954 = v1942 * v2;
+        const uint v1955 = v1954 + v1944;
+        const uint v1956 = v1955 - v78;
+        out[v1956] = v1953;
+      }
+    }
+    const uint v1957 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1958 = v1636 + v1957;
+    const uint v1959 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1960 = v1635 + v1959;
+    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1962 = v1960 < v79;
+    const bool v1963 = v1961 && v1962;
+    if (v1963) {
+      const float v1964 = v92.m[1][2].thread_elements()[0];
+      const uint v1966 = v1960 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1967 = v1966 < v2;
+      const bool v1968 = v1961 && v1967;
+      if (v1968) {
+        const bfloat v1969 = bfloat(v1964);
+        const uint v1970 = v1958 * v2;
+        const uint v1971 = v1970 + v1960;
+        const uint v1972 = v1971 - v78;
+        out[v1972] = v1969;
+      }
+    }
+    const uint v1973 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1974 = v1636 + v1973;
+    const uint v1975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1976 = v1635 + v1975;
+    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1978 = v1976 < v79;
+    const bool v1979 = v1977 && v1978;
+    if (v1979) {
+      const float v1980 = v92.m[1][2].thread_elements()[1];
+      const uint v1982 = v1976 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1983 = v1982 < v2;
+      const bool v1984 = v1977 && v1983;
+      if (v1984) {
+        const bfloat v1985 = bfloat(v1980);
+        const uint v1986 = v1974 * v2;
+        const uint v1987 = v1986 + v1976;
+        const uint v1988 = v1987 - v78;
+        out[v1988] = v1985;
+      }
+    }
+    const uint v1989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v1990 = v1636 + v1989;
+    const uint v1991 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v1992 = v1635 + v1991;
+    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v1994 = v1992 < v79;
+    const bool v1995 = v1993 && v1994;
+    if (v1995) {
+      const float v1996 = v92.m[1][3].thread_elements()[0];
+      const uint v1998 = v1992 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v1999 = v1998 < v2;
+      const bool v2000 = v1993 && v1999;
+      if (v2000) {
+        const bfloat v2001 = bfloat(v1996);
+        const uint v2002 = v1990 * v2;
+        const uint v2003 = v2002 + v1992;
+        const uint v2004 = v2003 - v78;
+        out[v2004] = v2001;
+      }
+    }
+    const uint v2005 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2006 = v1636 + v2005;
+    const uint v2007 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2008 = v1635 + v2007;
+    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2010 = v2008 < v79;
+    const bool v2011 = v2009 && v2010;
+    if (v2011) {
+      const float v2012 = v92.m[1][3].thread_elements()[1];
+      const uint v2014 = v2008 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2015 = v2014 < v2;
+      const bool v2016 = v2009 && v2015;
+      if (v2016) {
+        const bfloat v2017 = bfloat(v2012);
+        const uint v2018 = v2006 * v2;
+        const uint v2019 = v2018 + v2008;
+        const uint v2020 = v2019 - v78;
+        out[v2020] = v2017;
+      }
+    }
+    const uint v2021 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2022 = v1636 + v2021;
+    const uint v2023 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2024 = v1635 + v2023;
+    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2026 = v2024 < v79;
+    const bool v2027 = v2025 && v2026;
+    if (v2027) {
+      const float v2028 = v92.m[1][4].thread_elements()[0];
+      const uint v2030 = v2024 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2031 = v2030 < v2;
+      const bool v2032 = v2025 && v2031;
+      if (v2032) {
+        const bfloat v2033 = bfloat(v2028);
+        const uint v2034 = v2022 * v2;
+        const uint v2035 = v2034 + v2024;
+        const uint v2036 = v2035 - v78;
+        out[v2036] = v2033;
+      }
+    }
+    const uint v2037 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2038 = v1636 + v2037;
+    const uint v2039 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2040 = v1635 + v2039;
+    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2042 = v2040 < v79;
+    const bool v2043 = v2041 && v2042;
+    if (v2043) {
+      const float v2044 = v92.m[1][4].thread_elements()[1];
+      const uint v2046 = v2040 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2047 = v2046 < v2;
+      const bool v2048 = v2041 && v2047;
+      if (v2048) {
+        const bfloat v2049 = bfloat(v2044);
+        const uint v2050 = v2038 * v2;
+        const uint v2051 = v2050 + v2040;
+        const uint v2052 = v2051 - v78;
+        out[v2052] = v2049;
+      }
+    }
+    const uint v2053 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2054 = v1636 + v2053;
+    const uint v2055 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2056 = v1635 + v2055;
+    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2058 = v2056 < v79;
+    const bool v2059 = v2057 && v2058;
+    if (v2059) {
+      const float v2060 = v92.m[1][5].thread_elements()[0];
+      const uint v2062 = v2056 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2063 = v2062 < v2;
+      const bool v2064 = v2057 && v2063;
+      if (v2064) {
+        const bfloat v2065 = bfloat(v2060);
+        const uint v2066 = v2054 * v2;
+        const uint v2067 = v2066 + v2056;
+        const uint v2068 = v2067 - v78;
+        out[v2068] = v2065;
+      }
+    }
+    const uint v2069 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2070 = v1636 + v2069;
+    const uint v2071 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2072 = v1635 + v2071;
+    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2074 = v2072 < v79;
+    const bool v2075 = v2073 && v2074;
+    if (v2075) {
+      const float v2076 = v92.m[1][5].thread_elements()[1];
+      const uint v2078 = v2072 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2079 = v2078 < v2;
+      const bool v2080 = v2073 && v2079;
+      if (v2080) {
+        const bfloat v2081 = bfloat(v2076);
+        const uint v2082 = v2070 * v2;
+        const uint v2083 = v2082 + v2072;
+        const uint v2084 = v2083 - v78;
+        out[v2084] = v2081;
+      }
+    }
+    const uint v2085 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2086 = v1636 + v2085;
+    const uint v2087 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2088 = v1635 + v2087;
+    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2090 = v2088 < v79;
+    const bool v2091 = v2089 && v2090;
+    if (v2091) {
+      const float v2092 = v92.m[1][6].thread_elements()[0];
+      const uint v2094 = v2088 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2095 = v2094 < v2;
+      const bool v2096 = v2089 && v2095;
+      if (v2096) {
+        const bfloat v2097 = bfloat(v2092);
+        const uint v2098 = v2086 * v2;
+        const uint v2099 = v2098 + v2088;
+        const uint v2100 = v2099 - v78;
+        out[v2100] = v2097;
+      }
+    }
+    const uint v2101 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2102 = v1636 + v2101;
+    const uint v2103 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2104 = v1635 + v2103;
+    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2106 = v2104 < v79;
+    const bool v2107 = v2105 && v2106;
+    if (v2107) {
+      const float v2108 = v92.m[1][6].thread_elements()[1];
+      const uint v2110 = v2104 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2111 = v2110 < v2;
+      const bool v2112 = v2105 && v2111;
+      if (v2112) {
+        const bfloat v2113 = bfloat(v2108);
+        const uint v2114 = v2102 * v2;
+        const uint v2115 = v2114 + v2104;
+        const uint v2116 = v2115 - v78;
+        out[v2116] = v2113;
+      }
+    }
+    const uint v2117 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2118 = v1636 + v2117;
+    const uint v2119 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2120 = v1635 + v2119;
+    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2122 = v2120 < v79;
+    const bool v2123 = v2121 && v2122;
+    if (v2123) {
+      const float v2124 = v92.m[1][7].thread_elements()[0];
+      const uint v2126 = v2120 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2127 = v2126 < v2;
+      const bool v2128 = v2121 && v2127;
+      if (v2128) {
+        const bfloat v2129 = bfloat(v2124);
+        const uint v2130 = v2118 * v2;
+        const uint v2131 = v2130 + v2120;
+        const uint v2132 = v2131 - v78;
+        out[v2132] = v2129;
+      }
+    }
+    const uint v2133 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2134 = v1636 + v2133;
+    const uint v2135 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2136 = v1635 + v2135;
+    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2138 = v2136 < v79;
+    const bool v2139 = v2137 && v2138;
+    if (v2139) {
+      const float v2140 = v92.m[1][7].thread_elements()[1];
+      const uint v2142 = v2136 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2143 = v2142 < v2;
+      const bool v2144 = v2137 && v2143;
+      if (v2144) {
+        const bfloat v2145 = bfloat(v2140);
+        const uint v2146 = v2134 * v2;
+        const uint v2147 = v2146 + v2136;
+        const uint v2148 = v2147 - v78;
+        out[v2148] = v2145;
+      }
+    }
+    const uint v2149 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2150 = v1636 + v2149;
+    const uint v2151 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2152 = v1635 + v2151;
+    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2154 = v2152 < v79;
+    const bool v2155 = v2153 && v2154;
+    if (v2155) {
+      const float v2156 = v92.m[2][0].thread_elements()[0];
+      const uint v2158 = v2152 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2159 = v2158 < v2;
+      const bool v2160 = v2153 && v2159;
+      if (v2160) {
+        const bfloat v2161 = bfloat(v2156);
+        const uint v2162 = v2150 * v2;
+        const uint v2163 = v2162 + v2152;
+        const uint v2164 = v2163 - v78;
+        out[v2164] = v2161;
+      }
+    }
+    const uint v2165 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2166 = v1636 + v2165;
+    const uint v2167 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2168 = v1635 + v2167;
+    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2170 = v2168 < v79;
+    const bool v2171 = v2169 && v2170;
+    if (v2171) {
+      const float v2172 = v92.m[2][0].thread_elements()[1];
+      const uint v2174 = v2168 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2175 = v2174 < v2;
+      const bool v2176 = v2169 && v2175;
+      if (v2176) {
+        const bfloat v2177 = bfloat(v2172);
+        const uint v2178 = v2166 * v2;
+        const uint v2179 = v2178 + v2168;
+        const uint v2180 = v2179 - v78;
+        out[v2180] = v2177;
+      }
+    }
+    const uint v2181 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2182 = v1636 + v2181;
+    const uint v2183 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2184 = v1635 + v2183;
+    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2186 = v2184 < v79;
+    const bool v2187 = v2185 && v2186;
+    if (v2187) {
+      const float v2188 = v92.m[2][1].thread_elements()[0];
+      const uint v2190 = v2184 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2191 = v2190 < v2;
+      const bool v2192 = v2185 && v2191;
+      if (v2192) {
+        const bfloat v2193 = bfloat(v2188);
+        const uint v2194 = v2182 * v2;
+        const uint v2195 = v2194 + v2184;
+        const uint v2196 = v2195 - v78;
+        out[v2196] = v2193;
+      }
+    }
+    const uint v2197 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2198 = v1636 + v2197;
+    const uint v2199 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2200 = v1635 + v2199;
+    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2202 = v2200 < v79;
+    const bool v2203 = v2201 && v2202;
+    if (v2203) {
+      const float v2204 = v92.m[2][1].thread_elements()[1];
+      const uint v2206 = v2200 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2207 = v2206 < v2;
+      const bool v2208 = v2201 && v2207;
+      if (v2208) {
+        const bfloat v2209 = bfloat(v2204);
+        const uint v2210 = v2198 * v2;
+        const uint v2211 = v2210 + v2200;
+        const uint v2212 = v2211 - v78;
+        out[v2212] = v2209;
+      }
+    }
+    const uint v2213 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2214 = v1636 + v2213;
+    const uint v2215 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2216 = v1635 + v2215;
+    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2218 = v2216 < v79;
+    const bool v2219 = v2217 && v2218;
+    if (v2219) {
+      const float v2220 = v92.m[2][2].thread_elements()[0];
+      const uint v2222 = v2216 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2223 = v2222 < v2;
+      const bool v2224 = v2217 && v2223;
+      if (v2224) {
+        const bfloat v2225 = bfloat(v2220);
+        const uint v2226 = v2214 * v2;
+        const uint v2227 = v2226 + v2216;
+        const uint v2228 = v2227 - v78;
+        out[v2228] = v2225;
+      }
+    }
+    const uint v2229 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2230 = v1636 + v2229;
+    const uint v2231 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2232 = v1635 + v2231;
+    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2234 = v2232 < v79;
+    const bool v2235 = v2233 && v2234;
+    if (v2235) {
+      const float v2236 = v92.m[2][2].thread_elements()[1];
+      const uint v2238 = v2232 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2239 = v2238 < v2;
+      const bool v2240 = v2233 && v2239;
+      if (v2240) {
+        const bfloat v2241 = bfloat(v2236);
+        const uint v2242 = v2230 * v2;
+        const uint v2243 = v2242 + v2232;
+        const uint v2244 = v2243 - v78;
+        out[v2244] = v2241;
+      }
+    }
+    const uint v2245 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2246 = v1636 + v2245;
+    const uint v2247 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2248 = v1635 + v2247;
+    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2250 = v2248 < v79;
+    const bool v2251 = v2249 && v2250;
+    if (v2251) {
+      const float v2252 = v92.m[2][3].thread_elements()[0];
+      const uint v2254 = v2248 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2255 = v2254 < v2;
+      const bool v2256 = v2249 && v2255;
+      if (v2256) {
+        const bfloat v2257 = bfloat(v2252);
+        const uint v2258 = v2246 * v2;
+        const uint v2259 = v2258 + v2248;
+        const uint v2260 = v2259 - v78;
+        out[v2260] = v2257;
+      }
+    }
+    const uint v2261 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2262 = v1636 + v2261;
+    const uint v2263 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2264 = v1635 + v2263;
+    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2266 = v2264 < v79;
+    const bool v2267 = v2265 && v2266;
+    if (v2267) {
+      const float v2268 = v92.m[2][3].thread_elements()[1];
+      const uint v2270 = v2264 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2271 = v2270 < v2;
+      const bool v2272 = v2265 && v2271;
+      if (v2272) {
+        const bfloat v2273 = bfloat(v2268);
+        const uint v2274 = v2262 * v2;
+        const uint v2275 = v2274 + v2264;
+        const uint v2276 = v2275 - v78;
+        out[v2276] = v2273;
+      }
+    }
+    const uint v2277 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2278 = v1636 + v2277;
+    const uint v2279 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2280 = v1635 + v2279;
+    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2282 = v2280 < v79;
+    const bool v2283 = v2281 && v2282;
+    if (v2283) {
+      const float v2284 = v92.m[2][4].thread_elements()[0];
+      const uint v2286 = v2280 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2287 = v2286 < v2;
+      const bool v2288 = v2281 && v2287;
+      if (v2288) {
+        const bfloat v2289 = bfloat(v2284);
+        const uint v2290 = v2278 * v2;
+        const uint v2291 = v2290 + v2280;
+        const uint v2292 = v2291 - v78;
+        out[v2292] = v2289;
+      }
+    }
+    const uint v2293 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2294 = v1636 + v2293;
+    const uint v2295 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2296 = v1635 + v2295;
+    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2298 = v2296 < v79;
+    const bool v2299 = v2297 && v2298;
+    if (v2299) {
+      const float v2300 = v92.m[2][4].thread_elements()[1];
+      const uint v2302 = v2296 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2303 = v2302 < v2;
+      const bool v2304 = v2297 && v2303;
+      if (v2304) {
+        const bfloat v2305 = bfloat(v2300);
+        const uint v2306 = v2294 * v2;
+        const uint v2307 = v2306 + v2296;
+        const uint v2308 = v2307 - v78;
+        out[v2308] = v2305;
+      }
+    }
+    const uint v2309 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2310 = v1636 + v2309;
+    const uint v2311 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2312 = v1635 + v2311;
+    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2314 = v2312 < v79;
+    const bool v2315 = v2313 && v2314;
+    if (v2315) {
+      const float v2316 = v92.m[2][5].thread_elements()[0];
+      const uint v2318 = v2312 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2319 = v2318 < v2;
+      const bool v2320 = v2313 && v2319;
+      if (v2320) {
+        const bfloat v2321 = bfloat(v2316);
+        const uint v2322 = v2310 * v2;
+        const uint v2323 = v2322 + v2312;
+        const uint v2324 = v2323 - v78;
+        out[v2324] = v2321;
+      }
+    }
+    const uint v2325 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2326 = v1636 + v2325;
+    const uint v2327 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2328 = v1635 + v2327;
+    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2330 = v2328 < v79;
+    const bool v2331 = v2329 && v2330;
+    if (v2331) {
+      const float v2332 = v92.m[2][5].thread_elements()[1];
+      const uint v2334 = v2328 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2335 = v2334 < v2;
+      const bool v2336 = v2329 && v2335;
+      if (v2336) {
+        const bfloat v2337 = bfloat(v2332);
+        const uint v2338 = v2326 * v2;
+        const uint v2339 = v2338 + v2328;
+        const uint v2340 = v2339 - v78;
+        out[v2340] = v2337;
+      }
+    }
+    const uint v2341 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2342 = v1636 + v2341;
+    const uint v2343 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2344 = v1635 + v2343;
+    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2346 = v2344 < v79;
+    const bool v2347 = v2345 && v2346;
+    if (v2347) {
+      const float v2348 = v92.m[2][6].thread_elements()[0];
+      const uint v2350 = v2344 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2351 = v2350 < v2;
+      const bool v2352 = v2345 && v2351;
+      if (v2352) {
+        const bfloat v2353 = bfloat(v2348);
+        const uint v2354 = v2342 * v2;
+        const uint v2355 = v2354 + v2344;
+        const uint v2356 = v2355 - v78;
+        out[v2356] = v2353;
+      }
+    }
+    const uint v2357 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2358 = v1636 + v2357;
+    const uint v2359 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2360 = v1635 + v2359;
+    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2362 = v2360 < v79;
+    const bool v2363 = v2361 && v2362;
+    if (v2363) {
+      const float v2364 = v92.m[2][6].thread_elements()[1];
+      const uint v2366 = v2360 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2367 = v2366 < v2;
+      const bool v2368 = v2361 && v2367;
+      if (v2368) {
+        const bfloat v2369 = bfloat(v2364);
+        const uint v2370 = v2358 * v2;
+        const uint v2371 = v2370 + v2360;
+        const uint v2372 = v2371 - v78;
+        out[v2372] = v2369;
+      }
+    }
+    const uint v2373 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2374 = v1636 + v2373;
+    const uint v2375 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2376 = v1635 + v2375;
+    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2378 = v2376 < v79;
+    const bool v2379 = v2377 && v2378;
+    if (v2379) {
+      const float v2380 = v92.m[2][7].thread_elements()[0];
+      const uint v2382 = v2376 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2383 = v2382 < v2;
+      const bool v2384 = v2377 && v2383;
+      if (v2384) {
+        const bfloat v2385 = bfloat(v2380);
+        const uint v2386 = v2374 * v2;
+        const uint v2387 = v2386 + v2376;
+        const uint v2388 = v2387 - v78;
+        out[v2388] = v2385;
+      }
+    }
+    const uint v2389 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2390 = v1636 + v2389;
+    const uint v2391 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2392 = v1635 + v2391;
+    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2394 = v2392 < v79;
+    const bool v2395 = v2393 && v2394;
+    if (v2395) {
+      const float v2396 = v92.m[2][7].thread_elements()[1];
+      const uint v2398 = v2392 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2399 = v2398 < v2;
+      const bool v2400 = v2393 && v2399;
+      if (v2400) {
+        const bfloat v2401 = bfloat(v2396);
+        const uint v2402 = v2390 * v2;
+        const uint v2403 = v2402 + v2392;
+        const uint v2404 = v2403 - v78;
+        out[v2404] = v2401;
+      }
+    }
+    const uint v2405 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2406 = v1636 + v2405;
+    const uint v2407 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2408 = v1635 + v2407;
+    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2410 = v2408 < v79;
+    const bool v2411 = v2409 && v2410;
+    if (v2411) {
+      const float v2412 = v92.m[3][0].thread_elements()[0];
+      const uint v2414 = v2408 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2415 = v2414 < v2;
+      const bool v2416 = v2409 && v2415;
+      if (v2416) {
+        const bfloat v2417 = bfloat(v2412);
+        const uint v2418 = v2406 * v2;
+        const uint v2419 = v2418 + v2408;
+        const uint v2420 = v2419 - v78;
+        out[v2420] = v2417;
+      }
+    }
+    const uint v2421 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2422 = v1636 + v2421;
+    const uint v2423 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2424 = v1635 + v2423;
+    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2426 = v2424 < v79;
+    const bool v2427 = v2425 && v2426;
+    if (v2427) {
+      const float v2428 = v92.m[3][0].thread_elements()[1];
+      const uint v2430 = v2424 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2431 = v2430 < v2;
+      const bool v2432 = v2425 && v2431;
+      if (v2432) {
+        const bfloat v2433 = bfloat(v2428);
+        const uint v2434 = v2422 * v2;
+        const uint v2435 = v2434 + v2424;
+        const uint v2436 = v2435 - v78;
+        out[v2436] = v2433;
+      }
+    }
+    const uint v2437 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2438 = v1636 + v2437;
+    const uint v2439 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2440 = v1635 + v2439;
+    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2442 = v2440 < v79;
+    const bool v2443 = v2441 && v2442;
+    if (v2443) {
+      const float v2444 = v92.m[3][1].thread_elements()[0];
+      const uint v2446 = v2440 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2447 = v2446 < v2;
+      const bool v2448 = v2441 && v2447;
+      if (v2448) {
+        const bfloat v2449 = bfloat(v2444);
+        const uint v2450 = v2438 * v2;
+        const uint v2451 = v2450 + v2440;
+        const uint v2452 = v2451 - v78;
+        out[v2452] = v2449;
+      }
+    }
+    const uint v2453 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2454 = v1636 + v2453;
+    const uint v2455 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2456 = v1635 + v2455;
+    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2458 = v2456 < v79;
+    const bool v2459 = v2457 && v2458;
+    if (v2459) {
+      const float v2460 = v92.m[3][1].thread_elements()[1];
+      const uint v2462 = v2456 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2463 = v2462 < v2;
+      const bool v2464 = v2457 && v2463;
+      if (v2464) {
+        const bfloat v2465 = bfloat(v2460);
+        const uint v2466 = v2454 * v2;
+        const uint v2467 = v2466 + v2456;
+        const uint v2468 = v2467 - v78;
+        out[v2468] = v2465;
+      }
+    }
+    const uint v2469 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2470 = v1636 + v2469;
+    const uint v2471 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2472 = v1635 + v2471;
+    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2474 = v2472 < v79;
+    const bool v2475 = v2473 && v2474;
+    if (v2475) {
+      const float v2476 = v92.m[3][2].thread_elements()[0];
+      const uint v2478 = v2472 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2479 = v2478 < v2;
+      const bool v2480 = v2473 && v2479;
+      if (v2480) {
+        const bfloat v2481 = bfloat(v2476);
+        const uint v2482 = v2470 * v2;
+        const uint v2483 = v2482 + v2472;
+        const uint v2484 = v2483 - v78;
+        out[v2484] = v2481;
+      }
+    }
+    const uint v2485 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2486 = v1636 + v2485;
+    const uint v2487 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2488 = v1635 + v2487;
+    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2490 = v2488 < v79;
+    const bool v2491 = v2489 && v2490;
+    if (v2491) {
+      const float v2492 = v92.m[3][2].thread_elements()[1];
+      const uint v2494 = v2488 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2495 = v2494 < v2;
+      const bool v2496 = v2489 && v2495;
+      if (v2496) {
+        const bfloat v2497 = bfloat(v2492);
+        const uint v2498 = v2486 * v2;
+        const uint v2499 = v2498 + v2488;
+        const uint v2500 = v2499 - v78;
+        out[v2500] = v2497;
+      }
+    }
+    const uint v2501 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2502 = v1636 + v2501;
+    const uint v2503 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2504 = v1635 + v2503;
+    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2506 = v2504 < v79;
+    const bool v2507 = v2505 && v2506;
+    if (v2507) {
+      const float v2508 = v92.m[3][3].thread_elements()[0];
+      const uint v2510 = v2504 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2511 = v2510 < v2;
+      const bool v2512 = v2505 && v2511;
+      if (v2512) {
+        const bfloat v2513 = bfloat(v2508);
+        const uint v2514 = v2502 * v2;
+        const uint v2515 = v2514 + v2504;
+        const uint v2516 = v2515 - v78;
+        out[v2516] = v2513;
+      }
+    }
+    const uint v2517 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2518 = v1636 + v2517;
+    const uint v2519 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2520 = v1635 + v2519;
+    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2522 = v2520 < v79;
+    const bool v2523 = v2521 && v2522;
+    if (v2523) {
+      const float v2524 = v92.m[3][3].thread_elements()[1];
+      const uint v2526 = v2520 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2527 = v2526 < v2;
+      const bool v2528 = v2521 && v2527;
+      if (v2528) {
+        const bfloat v2529 = bfloat(v2524);
+        const uint v2530 = v2518 * v2;
+        const uint v2531 = v2530 + v2520;
+        const uint v2532 = v2531 - v78;
+        out[v2532] = v2529;
+      }
+    }
+    const uint v2533 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2534 = v1636 + v2533;
+    const uint v2535 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2536 = v1635 + v2535;
+    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2538 = v2536 < v79;
+    const bool v2539 = v2537 && v2538;
+    if (v2539) {
+      const float v2540 = v92.m[3][4].thread_elements()[0];
+      const uint v2542 = v2536 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2543 = v2542 < v2;
+      const bool v2544 = v2537 && v2543;
+      if (v2544) {
+        const bfloat v2545 = bfloat(v2540);
+        const uint v2546 = v2534 * v2;
+        const uint v2547 = v2546 + v2536;
+        const uint v2548 = v2547 - v78;
+        out[v2548] = v2545;
+      }
+    }
+    const uint v2549 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2550 = v1636 + v2549;
+    const uint v2551 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2552 = v1635 + v2551;
+    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2554 = v2552 < v79;
+    const bool v2555 = v2553 && v2554;
+    if (v2555) {
+      const float v2556 = v92.m[3][4].thread_elements()[1];
+      const uint v2558 = v2552 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2559 = v2558 < v2;
+      const bool v2560 = v2553 && v2559;
+      if (v2560) {
+        const bfloat v2561 = bfloat(v2556);
+        const uint v2562 = v2550 * v2;
+        const uint v2563 = v2562 + v2552;
+        const uint v2564 = v2563 - v78;
+        out[v2564] = v2561;
+      }
+    }
+    const uint v2565 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2566 = v1636 + v2565;
+    const uint v2567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2568 = v1635 + v2567;
+    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2570 = v2568 < v79;
+    const bool v2571 = v2569 && v2570;
+    if (v2571) {
+      const float v2572 = v92.m[3][5].thread_elements()[0];
+      const uint v2574 = v2568 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2575 = v2574 < v2;
+      const bool v2576 = v2569 && v2575;
+      if (v2576) {
+        const bfloat v2577 = bfloat(v2572);
+        const uint v2578 = v2566 * v2;
+        const uint v2579 = v2578 + v2568;
+        const uint v2580 = v2579 - v78;
+        out[v2580] = v2577;
+      }
+    }
+    const uint v2581 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2582 = v1636 + v2581;
+    const uint v2583 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2584 = v1635 + v2583;
+    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2586 = v2584 < v79;
+    const bool v2587 = v2585 && v2586;
+    if (v2587) {
+      const float v2588 = v92.m[3][5].thread_elements()[1];
+      const uint v2590 = v2584 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2591 = v2590 < v2;
+      const bool v2592 = v2585 && v2591;
+      if (v2592) {
+        const bfloat v2593 = bfloat(v2588);
+        const uint v2594 = v2582 * v2;
+        const uint v2595 = v2594 + v2584;
+        const uint v2596 = v2595 - v78;
+        out[v2596] = v2593;
+      }
+    }
+    const uint v2597 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2598 = v1636 + v2597;
+    const uint v2599 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2600 = v1635 + v2599;
+    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2602 = v2600 < v79;
+    const bool v2603 = v2601 && v2602;
+    if (v2603) {
+      const float v2604 = v92.m[3][6].thread_elements()[0];
+      const uint v2606 = v2600 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2607 = v2606 < v2;
+      const bool v2608 = v2601 && v2607;
+      if (v2608) {
+        const bfloat v2609 = bfloat(v2604);
+        const uint v2610 = v2598 * v2;
+        const uint v2611 = v2610 + v2600;
+        const uint v2612 = v2611 - v78;
+        out[v2612] = v2609;
+      }
+    }
+    const uint v2613 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2614 = v1636 + v2613;
+    const uint v2615 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2616 = v1635 + v2615;
+    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2618 = v2616 < v79;
+    const bool v2619 = v2617 && v2618;
+    if (v2619) {
+      const float v2620 = v92.m[3][6].thread_elements()[1];
+      const uint v2622 = v2616 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2623 = v2622 < v2;
+      const bool v2624 = v2617 && v2623;
+      if (v2624) {
+        const bfloat v2625 = bfloat(v2620);
+        const uint v2626 = v2614 * v2;
+        const uint v2627 = v2626 + v2616;
+        const uint v2628 = v2627 - v78;
+        out[v2628] = v2625;
+      }
+    }
+    const uint v2629 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2630 = v1636 + v2629;
+    const uint v2631 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2632 = v1635 + v2631;
+    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2634 = v2632 < v79;
+    const bool v2635 = v2633 && v2634;
+    if (v2635) {
+      const float v2636 = v92.m[3][7].thread_elements()[0];
+      const uint v2638 = v2632 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2639 = v2638 < v2;
+      const bool v2640 = v2633 && v2639;
+      if (v2640) {
+        const bfloat v2641 = bfloat(v2636);
+        const uint v2642 = v2630 * v2;
+        const uint v2643 = v2642 + v2632;
+        const uint v2644 = v2643 - v78;
+        out[v2644] = v2641;
+      }
+    }
+    const uint v2645 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2646 = v1636 + v2645;
+    const uint v2647 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2648 = v1635 + v2647;
+    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2650 = v2648 < v79;
+    const bool v2651 = v2649 && v2650;
+    if (v2651) {
+      const float v2652 = v92.m[3][7].thread_elements()[1];
+      const uint v2654 = v2648 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2655 = v2654 < v2;
+      const bool v2656 = v2649 && v2655;
+      if (v2656) {
+        const bfloat v2657 = bfloat(v2652);
+        const uint v2658 = v2646 * v2;
+        const uint v2659 = v2658 + v2648;
+        const uint v2660 = v2659 - v78;
+        out[v2660] = v2657;
+      }
+    }
+    const uint v2661 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2662 = v1636 + v2661;
+    const uint v2663 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2664 = v1635 + v2663;
+    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2666 = v2664 < v79;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v92.m[4][0].thread_elements()[0];
+      const uint v2670 = v2664 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2671 = v2670 < v2;
+      const bool v2672 = v2665 && v2671;
+      if (v2672) {
+        const bfloat v2673 = bfloat(v2668);
+        const uint v2674 = v2662 * v2;
+        const uint v2675 = v2674 + v2664;
+        const uint v2676 = v2675 - v78;
+        out[v2676] = v2673;
+      }
+    }
+    const uint v2677 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2678 = v1636 + v2677;
+    const uint v2679 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2680 = v1635 + v2679;
+    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2682 = v2680 < v79;
+    const bool v2683 = v2681 && v2682;
+    if (v2683) {
+      const float v2684 = v92.m[4][0].thread_elements()[1];
+      const uint v2686 = v2680 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2687 = v2686 < v2;
+      const bool v2688 = v2681 && v2687;
+      if (v2688) {
+        const bfloat v2689 = bfloat(v2684);
+        const uint v2690 = v2678 * v2;
+        const uint v2691 = v2690 + v2680;
+        const uint v2692 = v2691 - v78;
+        out[v2692] = v2689;
+      }
+    }
+    const uint v2693 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2694 = v1636 + v2693;
+    const uint v2695 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2696 = v1635 + v2695;
+    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2698 = v2696 < v79;
+    const bool v2699 = v2697 && v2698;
+    if (v2699) {
+      const float v2700 = v92.m[4][1].thread_elements()[0];
+      const uint v2702 = v2696 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2703 = v2702 < v2;
+      const bool v2704 = v2697 && v2703;
+      if (v2704) {
+        const bfloat v2705 = bfloat(v2700);
+        const uint v2706 = v2694 * v2;
+        const uint v2707 = v2706 + v2696;
+        const uint v2708 = v2707 - v78;
+        out[v2708] = v2705;
+      }
+    }
+    const uint v2709 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2710 = v1636 + v2709;
+    const uint v2711 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2712 = v1635 + v2711;
+    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2714 = v2712 < v79;
+    const bool v2715 = v2713 && v2714;
+    if (v2715) {
+      const float v2716 = v92.m[4][1].thread_elements()[1];
+      const uint v2718 = v2712 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2719 = v2718 < v2;
+      const bool v2720 = v2713 && v2719;
+      if (v2720) {
+        const bfloat v2721 = bfloat(v2716);
+        const uint v2722 = v2710 * v2;
+        const uint v2723 = v2722 + v2712;
+        const uint v2724 = v2723 - v78;
+        out[v2724] = v2721;
+      }
+    }
+    const uint v2725 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2726 = v1636 + v2725;
+    const uint v2727 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2728 = v1635 + v2727;
+    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2730 = v2728 < v79;
+    const bool v2731 = v2729 && v2730;
+    if (v2731) {
+      const float v2732 = v92.m[4][2].thread_elements()[0];
+      const uint v2734 = v2728 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2735 = v2734 < v2;
+      const bool v2736 = v2729 && v2735;
+      if (v2736) {
+        const bfloat v2737 = bfloat(v2732);
+        const uint v2738 = v2726 * v2;
+        const uint v2739 = v2738 + v2728;
+        const uint v2740 = v2739 - v78;
+        out[v2740] = v2737;
+      }
+    }
+    const uint v2741 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2742 = v1636 + v2741;
+    const uint v2743 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2744 = v1635 + v2743;
+    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2746 = v2744 < v79;
+    const bool v2747 = v2745 && v2746;
+    if (v2747) {
+      const float v2748 = v92.m[4][2].thread_elements()[1];
+      const uint v2750 = v2744 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2751 = v2750 < v2;
+      const bool v2752 = v2745 && v2751;
+      if (v2752) {
+        const bfloat v2753 = bfloat(v2748);
+        const uint v2754 = v2742 * v2;
+        const uint v2755 = v2754 + v2744;
+        const uint v2756 = v2755 - v78;
+        out[v2756] = v2753;
+      }
+    }
+    const uint v2757 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2758 = v1636 + v2757;
+    const uint v2759 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2760 = v1635 + v2759;
+    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2762 = v2760 < v79;
+    const bool v2763 = v2761 && v2762;
+    if (v2763) {
+      const float v2764 = v92.m[4][3].thread_elements()[0];
+      const uint v2766 = v2760 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2767 = v2766 < v2;
+      const bool v2768 = v2761 && v2767;
+      if (v2768) {
+        const bfloat v2769 = bfloat(v2764);
+        const uint v2770 = v2758 * v2;
+        const uint v2771 = v2770 + v2760;
+        const uint v2772 = v2771 - v78;
+        out[v2772] = v2769;
+      }
+    }
+    const uint v2773 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2774 = v1636 + v2773;
+    const uint v2775 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2776 = v1635 + v2775;
+    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2778 = v2776 < v79;
+    const bool v2779 = v2777 && v2778;
+    if (v2779) {
+      const float v2780 = v92.m[4][3].thread_elements()[1];
+      const uint v2782 = v2776 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2783 = v2782 < v2;
+      const bool v2784 = v2777 && v2783;
+      if (v2784) {
+        const bfloat v2785 = bfloat(v2780);
+        const uint v2786 = v2774 * v2;
+        const uint v2787 = v2786 + v2776;
+        const uint v2788 = v2787 - v78;
+        out[v2788] = v2785;
+      }
+    }
+    const uint v2789 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2790 = v1636 + v2789;
+    const uint v2791 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2792 = v1635 + v2791;
+    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2794 = v2792 < v79;
+    const bool v2795 = v2793 && v2794;
+    if (v2795) {
+      const float v2796 = v92.m[4][4].thread_elements()[0];
+      const uint v2798 = v2792 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2799 = v2798 < v2;
+      const bool v2800 = v2793 && v2799;
+      if (v2800) {
+        const bfloat v2801 = bfloat(v2796);
+        const uint v2802 = v2790 * v2;
+        const uint v2803 = v2802 + v2792;
+        const uint v2804 = v2803 - v78;
+        out[v2804] = v2801;
+      }
+    }
+    const uint v2805 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2806 = v1636 + v2805;
+    const uint v2807 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2808 = v1635 + v2807;
+    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2810 = v2808 < v79;
+    const bool v2811 = v2809 && v2810;
+    if (v2811) {
+      const float v2812 = v92.m[4][4].thread_elements()[1];
+      const uint v2814 = v2808 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2815 = v2814 < v2;
+      const bool v2816 = v2809 && v2815;
+      if (v2816) {
+        const bfloat v2817 = bfloat(v2812);
+        const uint v2818 = v2806 * v2;
+        const uint v2819 = v2818 + v2808;
+        const uint v2820 = v2819 - v78;
+        out[v2820] = v2817;
+      }
+    }
+    const uint v2821 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2822 = v1636 + v2821;
+    const uint v2823 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2824 = v1635 + v2823;
+    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2826 = v2824 < v79;
+    const bool v2827 = v2825 && v2826;
+    if (v2827) {
+      const float v2828 = v92.m[4][5].thread_elements()[0];
+      const uint v2830 = v2824 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2831 = v2830 < v2;
+      const bool v2832 = v2825 && v2831;
+      if (v2832) {
+        const bfloat v2833 = bfloat(v2828);
+        const uint v2834 = v2822 * v2;
+        const uint v2835 = v2834 + v2824;
+        const uint v2836 = v2835 - v78;
+        out[v2836] = v2833;
+      }
+    }
+    const uint v2837 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2838 = v1636 + v2837;
+    const uint v2839 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2840 = v1635 + v2839;
+    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2842 = v2840 < v79;
+    const bool v2843 = v2841 && v2842;
+    if (v2843) {
+      const float v2844 = v92.m[4][5].thread_elements()[1];
+      const uint v2846 = v2840 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2847 = v2846 < v2;
+      const bool v2848 = v2841 && v2847;
+      if (v2848) {
+        const bfloat v2849 = bfloat(v2844);
+        const uint v2850 = v2838 * v2;
+        const uint v2851 = v2850 + v2840;
+        const uint v2852 = v2851 - v78;
+        out[v2852] = v2849;
+      }
+    }
+    const uint v2853 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2854 = v1636 + v2853;
+    const uint v2855 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2856 = v1635 + v2855;
+    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2858 = v2856 < v79;
+    const bool v2859 = v2857 && v2858;
+    if (v2859) {
+      const float v2860 = v92.m[4][6].thread_elements()[0];
+      const uint v2862 = v2856 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2863 = v2862 < v2;
+      const bool v2864 = v2857 && v2863;
+      if (v2864) {
+        const bfloat v2865 = bfloat(v2860);
+        const uint v2866 = v2854 * v2;
+        const uint v2867 = v2866 + v2856;
+        const uint v2868 = v2867 - v78;
+        out[v2868] = v2865;
+      }
+    }
+    const uint v2869 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2870 = v1636 + v2869;
+    const uint v2871 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2872 = v1635 + v2871;
+    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2874 = v2872 < v79;
+    const bool v2875 = v2873 && v2874;
+    if (v2875) {
+      const float v2876 = v92.m[4][6].thread_elements()[1];
+      const uint v2878 = v2872 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2879 = v2878 < v2;
+      const bool v2880 = v2873 && v2879;
+      if (v2880) {
+        const bfloat v2881 = bfloat(v2876);
+        const uint v2882 = v2870 * v2;
+        const uint v2883 = v2882 + v2872;
+        const uint v2884 = v2883 - v78;
+        out[v2884] = v2881;
+      }
+    }
+    const uint v2885 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2886 = v1636 + v2885;
+    const uint v2887 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2888 = v1635 + v2887;
+    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2890 = v2888 < v79;
+    const bool v2891 = v2889 && v2890;
+    if (v2891) {
+      const float v2892 = v92.m[4][7].thread_elements()[0];
+      const uint v2894 = v2888 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2895 = v2894 < v2;
+      const bool v2896 = v2889 && v2895;
+      if (v2896) {
+        const bfloat v2897 = bfloat(v2892);
+        const uint v2898 = v2886 * v2;
+        const uint v2899 = v2898 + v2888;
+        const uint v2900 = v2899 - v78;
+        out[v2900] = v2897;
+      }
+    }
+    const uint v2901 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2902 = v1636 + v2901;
+    const uint v2903 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2904 = v1635 + v2903;
+    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2906 = v2904 < v79;
+    const bool v2907 = v2905 && v2906;
+    if (v2907) {
+      const float v2908 = v92.m[4][7].thread_elements()[1];
+      const uint v2910 = v2904 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2911 = v2910 < v2;
+      const bool v2912 = v2905 && v2911;
+      if (v2912) {
+        const bfloat v2913 = bfloat(v2908);
+        const uint v2914 = v2902 * v2;
+        const uint v2915 = v2914 + v2904;
+        const uint v2916 = v2915 - v78;
+        out[v2916] = v2913;
+      }
+    }
+    const uint v2917 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2918 = v1636 + v2917;
+    const uint v2919 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2920 = v1635 + v2919;
+    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2922 = v2920 < v79;
+    const bool v2923 = v2921 && v2922;
+    if (v2923) {
+      const float v2924 = v92.m[5][0].thread_elements()[0];
+      const uint v2926 = v2920 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2927 = v2926 < v2;
+      const bool v2928 = v2921 && v2927;
+      if (v2928) {
+        const bfloat v2929 = bfloat(v2924);
+        const uint v2930 = v2918 * v2;
+        const uint v2931 = v2930 + v2920;
+        const uint v2932 = v2931 - v78;
+        out[v2932] = v2929;
+      }
+    }
+    const uint v2933 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2934 = v1636 + v2933;
+    const uint v2935 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2936 = v1635 + v2935;
+    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2938 = v2936 < v79;
+    const bool v2939 = v2937 && v2938;
+    if (v2939) {
+      const float v2940 = v92.m[5][0].thread_elements()[1];
+      const uint v2942 = v2936 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2943 = v2942 < v2;
+      const bool v2944 = v2937 && v2943;
+      if (v2944) {
+        const bfloat v2945 = bfloat(v2940);
+        const uint v2946 = v2934 * v2;
+        const uint v2947 = v2946 + v2936;
+        const uint v2948 = v2947 - v78;
+        out[v2948] = v2945;
+      }
+    }
+    const uint v2949 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2950 = v1636 + v2949;
+    const uint v2951 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2952 = v1635 + v2951;
+    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2954 = v2952 < v79;
+    const bool v2955 = v2953 && v2954;
+    if (v2955) {
+      const float v2956 = v92.m[5][1].thread_elements()[0];
+      const uint v2958 = v2952 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2959 = v2958 < v2;
+      const bool v2960 = v2953 && v2959;
+      if (v2960) {
+        const bfloat v2961 = bfloat(v2956);
+        const uint v2962 = v2950 * v2;
+        const uint v2963 = v2962 + v2952;
+        const uint v2964 = v2963 - v78;
+        out[v2964] = v2961;
+      }
+    }
+    const uint v2965 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2966 = v1636 + v2965;
+    const uint v2967 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2968 = v1635 + v2967;
+    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2970 = v2968 < v79;
+    const bool v2971 = v2969 && v2970;
+    if (v2971) {
+      const float v2972 = v92.m[5][1].thread_elements()[1];
+      const uint v2974 = v2968 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2975 = v2974 < v2;
+      const bool v2976 = v2969 && v2975;
+      if (v2976) {
+        const bfloat v2977 = bfloat(v2972);
+        const uint v2978 = v2966 * v2;
+        const uint v2979 = v2978 + v2968;
+        const uint v2980 = v2979 - v78;
+        out[v2980] = v2977;
+      }
+    }
+    const uint v2981 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2982 = v1636 + v2981;
+    const uint v2983 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2984 = v1635 + v2983;
+    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2986 = v2984 < v79;
+    const bool v2987 = v2985 && v2986;
+    if (v2987) {
+      const float v2988 = v92.m[5][2].thread_elements()[0];
+      const uint v2990 = v2984 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2991 = v2990 < v2;
+      const bool v2992 = v2985 && v2991;
+      if (v2992) {
+        const bfloat v2993 = bfloat(v2988);
+        const uint v2994 = v2982 * v2;
+        const uint v2995 = v2994 + v2984;
+        const uint v2996 = v2995 - v78;
+        out[v2996] = v2993;
+      }
+    }
+    const uint v2997 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2998 = v1636 + v2997;
+    const uint v2999 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3000 = v1635 + v2999;
+    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3002 = v3000 < v79;
+    const bool v3003 = v3001 && v3002;
+    if (v3003) {
+      const float v3004 = v92.m[5][2].thread_elements()[1];
+      const uint v3006 = v3000 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3007 = v3006 < v2;
+      const bool v3008 = v3001 && v3007;
+      if (v3008) {
+        const bfloat v3009 = bfloat(v3004);
+        const uint v3010 = v2998 * v2;
+        const uint v3011 = v3010 + v3000;
+        const uint v3012 = v3011 - v78;
+        out[v3012] = v3009;
+      }
+    }
+    const uint v3013 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3014 = v1636 + v3013;
+    const uint v3015 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3016 = v1635 + v3015;
+    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3018 = v3016 < v79;
+    const bool v3019 = v3017 && v3018;
+    if (v3019) {
+      const float v3020 = v92.m[5][3].thread_elements()[0];
+      const uint v3022 = v3016 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3023 = v3022 < v2;
+      const bool v3024 = v3017 && v3023;
+      if (v3024) {
+        const bfloat v3025 = bfloat(v3020);
+        const uint v3026 = v3014 * v2;
+        const uint v3027 = v3026 + v3016;
+        const uint v3028 = v3027 - v78;
+        out[v3028] = v3025;
+      }
+    }
+    const uint v3029 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3030 = v1636 + v3029;
+    const uint v3031 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3032 = v1635 + v3031;
+    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3034 = v3032 < v79;
+    const bool v3035 = v3033 && v3034;
+    if (v3035) {
+      const float v3036 = v92.m[5][3].thread_elements()[1];
+      const uint v3038 = v3032 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3039 = v3038 < v2;
+      const bool v3040 = v3033 && v3039;
+      if (v3040) {
+        const bfloat v3041 = bfloat(v3036);
+        const uint v3042 = v3030 * v2;
+        const uint v3043 = v3042 + v3032;
+        const uint v3044 = v3043 - v78;
+        out[v3044] = v3041;
+      }
+    }
+    const uint v3045 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3046 = v1636 + v3045;
+    const uint v3047 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3048 = v1635 + v3047;
+    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3050 = v3048 < v79;
+    const bool v3051 = v3049 && v3050;
+    if (v3051) {
+      const float v3052 = v92.m[5][4].thread_elements()[0];
+      const uint v3054 = v3048 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3055 = v3054 < v2;
+      const bool v3056 = v3049 && v3055;
+      if (v3056) {
+        const bfloat v3057 = bfloat(v3052);
+        const uint v3058 = v3046 * v2;
+        const uint v3059 = v3058 + v3048;
+        const uint v3060 = v3059 - v78;
+        out[v3060] = v3057;
+      }
+    }
+    const uint v3061 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3062 = v1636 + v3061;
+    const uint v3063 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3064 = v1635 + v3063;
+    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3066 = v3064 < v79;
+    const bool v3067 = v3065 && v3066;
+    if (v3067) {
+      const float v3068 = v92.m[5][4].thread_elements()[1];
+      const uint v3070 = v3064 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3071 = v3070 < v2;
+      const bool v3072 = v3065 && v3071;
+      if (v3072) {
+        const bfloat v3073 = bfloat(v3068);
+        const uint v3074 = v3062 * v2;
+        const uint v3075 = v3074 + v3064;
+        const uint v3076 = v3075 - v78;
+        out[v3076] = v3073;
+      }
+    }
+    const uint v3077 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3078 = v1636 + v3077;
+    const uint v3079 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3080 = v1635 + v3079;
+    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3082 = v3080 < v79;
+    const bool v3083 = v3081 && v3082;
+    if (v3083) {
+      const float v3084 = v92.m[5][5].thread_elements()[0];
+      const uint v3086 = v3080 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3087 = v3086 < v2;
+      const bool v3088 = v3081 && v3087;
+      if (v3088) {
+        const bfloat v3089 = bfloat(v3084);
+        const uint v3090 = v3078 * v2;
+        const uint v3091 = v3090 + v3080;
+        const uint v3092 = v3091 - v78;
+        out[v3092] = v3089;
+      }
+    }
+    const uint v3093 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3094 = v1636 + v3093;
+    const uint v3095 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3096 = v1635 + v3095;
+    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3098 = v3096 < v79;
+    const bool v3099 = v3097 && v3098;
+    if (v3099) {
+      const float v3100 = v92.m[5][5].thread_elements()[1];
+      const uint v3102 = v3096 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3103 = v3102 < v2;
+      const bool v3104 = v3097 && v3103;
+      if (v3104) {
+        const bfloat v3105 = bfloat(v3100);
+        const uint v3106 = v3094 * v2;
+        const uint v3107 = v3106 + v3096;
+        const uint v3108 = v3107 - v78;
+        out[v3108] = v3105;
+      }
+    }
+    const uint v3109 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3110 = v1636 + v3109;
+    const uint v3111 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3112 = v1635 + v3111;
+    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3114 = v3112 < v79;
+    const bool v3115 = v3113 && v3114;
+    if (v3115) {
+      const float v3116 = v92.m[5][6].thread_elements()[0];
+      const uint v3118 = v3112 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3119 = v3118 < v2;
+      const bool v3120 = v3113 && v3119;
+      if (v3120) {
+        const bfloat v3121 = bfloat(v3116);
+        const uint v3122 = v3110 * v2;
+        const uint v3123 = v3122 + v3112;
+        const uint v3124 = v3123 - v78;
+        out[v3124] = v3121;
+      }
+    }
+    const uint v3125 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3126 = v1636 + v3125;
+    const uint v3127 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3128 = v1635 + v3127;
+    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3130 = v3128 < v79;
+    const bool v3131 = v3129 && v3130;
+    if (v3131) {
+      const float v3132 = v92.m[5][6].thread_elements()[1];
+      const uint v3134 = v3128 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3135 = v3134 < v2;
+      const bool v3136 = v3129 && v3135;
+      if (v3136) {
+        const bfloat v3137 = bfloat(v3132);
+        const uint v3138 = v3126 * v2;
+        const uint v3139 = v3138 + v3128;
+        const uint v3140 = v3139 - v78;
+        out[v3140] = v3137;
+      }
+    }
+    const uint v3141 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3142 = v1636 + v3141;
+    const uint v3143 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3144 = v1635 + v3143;
+    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3146 = v3144 < v79;
+    const bool v3147 = v3145 && v3146;
+    if (v3147) {
+      const float v3148 = v92.m[5][7].thread_elements()[0];
+      const uint v3150 = v3144 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3151 = v3150 < v2;
+      const bool v3152 = v3145 && v3151;
+      if (v3152) {
+        const bfloat v3153 = bfloat(v3148);
+        const uint v3154 = v3142 * v2;
+        const uint v3155 = v3154 + v3144;
+        const uint v3156 = v3155 - v78;
+        out[v3156] = v3153;
+      }
+    }
+    const uint v3157 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3158 = v1636 + v3157;
+    const uint v3159 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3160 = v1635 + v3159;
+    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3162 = v3160 < v79;
+    const bool v3163 = v3161 && v3162;
+    if (v3163) {
+      const float v3164 = v92.m[5][7].thread_elements()[1];
+      const uint v3166 = v3160 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3167 = v3166 < v2;
+      const bool v3168 = v3161 && v3167;
+      if (v3168) {
+        const bfloat v3169 = bfloat(v3164);
+        const uint v3170 = v3158 * v2;
+        const uint v3171 = v3170 + v3160;
+        const uint v3172 = v3171 - v78;
+        out[v3172] = v3169;
+      }
+    }
+    const uint v3173 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3174 = v1636 + v3173;
+    const uint v3175 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3176 = v1635 + v3175;
+    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3178 = v3176 < v79;
+    const bool v3179 = v3177 && v3178;
+    if (v3179) {
+      const float v3180 = v92.m[6][0].thread_elements()[0];
+      const uint v3182 = v3176 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3183 = v3182 < v2;
+      const bool v3184 = v3177 && v3183;
+      if (v3184) {
+        const bfloat v3185 = bfloat(v3180);
+        const uint v3186 = v3174 * v2;
+        const uint v3187 = v3186 + v3176;
+        const uint v3188 = v3187 - v78;
+        out[v3188] = v3185;
+      }
+    }
+    const uint v3189 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3190 = v1636 + v3189;
+    const uint v3191 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3192 = v1635 + v3191;
+    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3194 = v3192 < v79;
+    const bool v3195 = v3193 && v3194;
+    if (v3195) {
+      const float v3196 = v92.m[6][0].thread_elements()[1];
+      const uint v3198 = v3192 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3199 = v3198 < v2;
+      const bool v3200 = v3193 && v3199;
+      if (v3200) {
+        const bfloat v3201 = bfloat(v3196);
+        const uint v3202 = v3190 * v2;
+        const uint v3203 = v3202 + v3192;
+        const uint v3204 = v3203 - v78;
+        out[v3204] = v3201;
+      }
+    }
+    const uint v3205 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3206 = v1636 + v3205;
+    const uint v3207 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3208 = v1635 + v3207;
+    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3210 = v3208 < v79;
+    const bool v3211 = v3209 && v3210;
+    if (v3211) {
+      const float v3212 = v92.m[6][1].thread_elements()[0];
+      const uint v3214 = v3208 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3215 = v3214 < v2;
+      const bool v3216 = v3209 && v3215;
+      if (v3216) {
+        const bfloat v3217 = bfloat(v3212);
+        const uint v3218 = v3206 * v2;
+        const uint v3219 = v3218 + v3208;
+        const uint v3220 = v3219 - v78;
+        out[v3220] = v3217;
+      }
+    }
+    const uint v3221 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3222 = v1636 + v3221;
+    const uint v3223 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3224 = v1635 + v3223;
+    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3226 = v3224 < v79;
+    const bool v3227 = v3225 && v3226;
+    if (v3227) {
+      const float v3228 = v92.m[6][1].thread_elements()[1];
+      const uint v3230 = v3224 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3231 = v3230 < v2;
+      const bool v3232 = v3225 && v3231;
+      if (v3232) {
+        const bfloat v3233 = bfloat(v3228);
+        const uint v3234 = v3222 * v2;
+        const uint v3235 = v3234 + v3224;
+        const uint v3236 = v3235 - v78;
+        out[v3236] = v3233;
+      }
+    }
+    const uint v3237 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3238 = v1636 + v3237;
+    const uint v3239 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3240 = v1635 + v3239;
+    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3242 = v3240 < v79;
+    const bool v3243 = v3241 && v3242;
+    if (v3243) {
+      const float v3244 = v92.m[6][2].thread_elements()[0];
+      const uint v3246 = v3240 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3247 = v3246 < v2;
+      const bool v3248 = v3241 && v3247;
+      if (v3248) {
+        const bfloat v3249 = bfloat(v3244);
+        const uint v3250 = v3238 * v2;
+        const uint v3251 = v3250 + v3240;
+        const uint v3252 = v3251 - v78;
+        out[v3252] = v3249;
+      }
+    }
+    const uint v3253 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3254 = v1636 + v3253;
+    const uint v3255 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3256 = v1635 + v3255;
+    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3258 = v3256 < v79;
+    const bool v3259 = v3257 && v3258;
+    if (v3259) {
+      const float v3260 = v92.m[6][2].thread_elements()[1];
+      const uint v3262 = v3256 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3263 = v3262 < v2;
+      const bool v3264 = v3257 && v3263;
+      if (v3264) {
+        const bfloat v3265 = bfloat(v3260);
+        const uint v3266 = v3254 * v2;
+        const uint v3267 = v3266 + v3256;
+        const uint v3268 = v3267 - v78;
+        out[v3268] = v3265;
+      }
+    }
+    const uint v3269 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3270 = v1636 + v3269;
+    const uint v3271 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3272 = v1635 + v3271;
+    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3274 = v3272 < v79;
+    const bool v3275 = v3273 && v3274;
+    if (v3275) {
+      const float v3276 = v92.m[6][3].thread_elements()[0];
+      const uint v3278 = v3272 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3279 = v3278 < v2;
+      const bool v3280 = v3273 && v3279;
+      if (v3280) {
+        const bfloat v3281 = bfloat(v3276);
+        const uint v3282 = v3270 * v2;
+        const uint v3283 = v3282 + v3272;
+        const uint v3284 = v3283 - v78;
+        out[v3284] = v3281;
+      }
+    }
+    const uint v3285 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3286 = v1636 + v3285;
+    const uint v3287 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3288 = v1635 + v3287;
+    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3290 = v3288 < v79;
+    const bool v3291 = v3289 && v3290;
+    if (v3291) {
+      const float v3292 = v92.m[6][3].thread_elements()[1];
+      const uint v3294 = v3288 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3295 = v3294 < v2;
+      const bool v3296 = v3289 && v3295;
+      if (v3296) {
+        const bfloat v3297 = bfloat(v3292);
+        const uint v3298 = v3286 * v2;
+        const uint v3299 = v3298 + v3288;
+        const uint v3300 = v3299 - v78;
+        out[v3300] = v3297;
+      }
+    }
+    const uint v3301 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3302 = v1636 + v3301;
+    const uint v3303 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3304 = v1635 + v3303;
+    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3306 = v3304 < v79;
+    const bool v3307 = v3305 && v3306;
+    if (v3307) {
+      const float v3308 = v92.m[6][4].thread_elements()[0];
+      const uint v3310 = v3304 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3311 = v3310 < v2;
+      const bool v3312 = v3305 && v3311;
+      if (v3312) {
+        const bfloat v3313 = bfloat(v3308);
+        const uint v3314 = v3302 * v2;
+        const uint v3315 = v3314 + v3304;
+        const uint v3316 = v3315 - v78;
+        out[v3316] = v3313;
+      }
+    }
+    const uint v3317 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3318 = v1636 + v3317;
+    const uint v3319 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3320 = v1635 + v3319;
+    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3322 = v3320 < v79;
+    const bool v3323 = v3321 && v3322;
+    if (v3323) {
+      const float v3324 = v92.m[6][4].thread_elements()[1];
+      const uint v3326 = v3320 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3327 = v3326 < v2;
+      const bool v3328 = v3321 && v3327;
+      if (v3328) {
+        const bfloat v3329 = bfloat(v3324);
+        const uint v3330 = v3318 * v2;
+        const uint v3331 = v3330 + v3320;
+        const uint v3332 = v3331 - v78;
+        out[v3332] = v3329;
+      }
+    }
+    const uint v3333 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3334 = v1636 + v3333;
+    const uint v3335 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3336 = v1635 + v3335;
+    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3338 = v3336 < v79;
+    const bool v3339 = v3337 && v3338;
+    if (v3339) {
+      const float v3340 = v92.m[6][5].thread_elements()[0];
+      const uint v3342 = v3336 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3343 = v3342 < v2;
+      const bool v3344 = v3337 && v3343;
+      if (v3344) {
+        const bfloat v3345 = bfloat(v3340);
+        const uint v3346 = v3334 * v2;
+        const uint v3347 = v3346 + v3336;
+        const uint v3348 = v3347 - v78;
+        out[v3348] = v3345;
+      }
+    }
+    const uint v3349 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3350 = v1636 + v3349;
+    const uint v3351 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3352 = v1635 + v3351;
+    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3354 = v3352 < v79;
+    const bool v3355 = v3353 && v3354;
+    if (v3355) {
+      const float v3356 = v92.m[6][5].thread_elements()[1];
+      const uint v3358 = v3352 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3359 = v3358 < v2;
+      const bool v3360 = v3353 && v3359;
+      if (v3360) {
+        const bfloat v3361 = bfloat(v3356);
+        const uint v3362 = v3350 * v2;
+        const uint v3363 = v3362 + v3352;
+        const uint v3364 = v3363 - v78;
+        out[v3364] = v3361;
+      }
+    }
+    const uint v3365 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3366 = v1636 + v3365;
+    const uint v3367 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3368 = v1635 + v3367;
+    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3370 = v3368 < v79;
+    const bool v3371 = v3369 && v3370;
+    if (v3371) {
+      const float v3372 = v92.m[6][6].thread_elements()[0];
+      const uint v3374 = v3368 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3375 = v3374 < v2;
+      const bool v3376 = v3369 && v3375;
+      if (v3376) {
+        const bfloat v3377 = bfloat(v3372);
+        const uint v3378 = v3366 * v2;
+        const uint v3379 = v3378 + v3368;
+        const uint v3380 = v3379 - v78;
+        out[v3380] = v3377;
+      }
+    }
+    const uint v3381 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3382 = v1636 + v3381;
+    const uint v3383 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3384 = v1635 + v3383;
+    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3386 = v3384 < v79;
+    const bool v3387 = v3385 && v3386;
+    if (v3387) {
+      const float v3388 = v92.m[6][6].thread_elements()[1];
+      const uint v3390 = v3384 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3391 = v3390 < v2;
+      const bool v3392 = v3385 && v3391;
+      if (v3392) {
+        const bfloat v3393 = bfloat(v3388);
+        const uint v3394 = v3382 * v2;
+        const uint v3395 = v3394 + v3384;
+        const uint v3396 = v3395 - v78;
+        out[v3396] = v3393;
+      }
+    }
+    const uint v3397 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3398 = v1636 + v3397;
+    const uint v3399 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3400 = v1635 + v3399;
+    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3402 = v3400 < v79;
+    const bool v3403 = v3401 && v3402;
+    if (v3403) {
+      const float v3404 = v92.m[6][7].thread_elements()[0];
+      const uint v3406 = v3400 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3407 = v3406 < v2;
+      const bool v3408 = v3401 && v3407;
+      if (v3408) {
+        const bfloat v3409 = bfloat(v3404);
+        const uint v3410 = v3398 * v2;
+        const uint v3411 = v3410 + v3400;
+        const uint v3412 = v3411 - v78;
+        out[v3412] = v3409;
+      }
+    }
+    const uint v3413 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3414 = v1636 + v3413;
+    const uint v3415 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3416 = v1635 + v3415;
+    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3418 = v3416 < v79;
+    const bool v3419 = v3417 && v3418;
+    if (v3419) {
+      const float v3420 = v92.m[6][7].thread_elements()[1];
+      const uint v3422 = v3416 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3423 = v3422 < v2;
+      const bool v3424 = v3417 && v3423;
+      if (v3424) {
+        const bfloat v3425 = bfloat(v3420);
+        const uint v3426 = v3414 * v2;
+        const uint v3427 = v3426 + v3416;
+        const uint v3428 = v3427 - v78;
+        out[v3428] = v3425;
+      }
+    }
+    const uint v3429 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3430 = v1636 + v3429;
+    const uint v3431 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3432 = v1635 + v3431;
+    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3434 = v3432 < v79;
+    const bool v3435 = v3433 && v3434;
+    if (v3435) {
+      const float v3436 = v92.m[7][0].thread_elements()[0];
+      const uint v3438 = v3432 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3439 = v3438 < v2;
+      const bool v3440 = v3433 && v3439;
+      if (v3440) {
+        const bfloat v3441 = bfloat(v3436);
+        const uint v3442 = v3430 * v2;
+        const uint v3443 = v3442 + v3432;
+        const uint v3444 = v3443 - v78;
+        out[v3444] = v3441;
+      }
+    }
+    const uint v3445 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3446 = v1636 + v3445;
+    const uint v3447 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3448 = v1635 + v3447;
+    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3450 = v3448 < v79;
+    const bool v3451 = v3449 && v3450;
+    if (v3451) {
+      const float v3452 = v92.m[7][0].thread_elements()[1];
+      const uint v3454 = v3448 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3455 = v3454 < v2;
+      const bool v3456 = v3449 && v3455;
+      if (v3456) {
+        const bfloat v3457 = bfloat(v3452);
+        const uint v3458 = v3446 * v2;
+        const uint v3459 = v3458 + v3448;
+        const uint v3460 = v3459 - v78;
+        out[v3460] = v3457;
+      }
+    }
+    const uint v3461 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3462 = v1636 + v3461;
+    const uint v3463 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3464 = v1635 + v3463;
+    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3466 = v3464 < v79;
+    const bool v3467 = v3465 && v3466;
+    if (v3467) {
+      const float v3468 = v92.m[7][1].thread_elements()[0];
+      const uint v3470 = v3464 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3471 = v3470 < v2;
+      const bool v3472 = v3465 && v3471;
+      if (v3472) {
+        const bfloat v3473 = bfloat(v3468);
+        const uint v3474 = v3462 * v2;
+        const uint v3475 = v3474 + v3464;
+        const uint v3476 = v3475 - v78;
+        out[v3476] = v3473;
+      }
+    }
+    const uint v3477 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3478 = v1636 + v3477;
+    const uint v3479 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3480 = v1635 + v3479;
+    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3482 = v3480 < v79;
+    const bool v3483 = v3481 && v3482;
+    if (v3483) {
+      const float v3484 = v92.m[7][1].thread_elements()[1];
+      const uint v3486 = v3480 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3487 = v3486 < v2;
+      const bool v3488 = v3481 && v3487;
+      if (v3488) {
+        const bfloat v3489 = bfloat(v3484);
+        const uint v3490 = v3478 * v2;
+        const uint v3491 = v3490 + v3480;
+        const uint v3492 = v3491 - v78;
+        out[v3492] = v3489;
+      }
+    }
+    const uint v3493 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3494 = v1636 + v3493;
+    const uint v3495 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3496 = v1635 + v3495;
+    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3498 = v3496 < v79;
+    const bool v3499 = v3497 && v3498;
+    if (v3499) {
+      const float v3500 = v92.m[7][2].thread_elements()[0];
+      const uint v3502 = v3496 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3503 = v3502 < v2;
+      const bool v3504 = v3497 && v3503;
+      if (v3504) {
+        const bfloat v3505 = bfloat(v3500);
+        const uint v3506 = v3494 * v2;
+        const uint v3507 = v3506 + v3496;
+        const uint v3508 = v3507 - v78;
+        out[v3508] = v3505;
+      }
+    }
+    const uint v3509 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3510 = v1636 + v3509;
+    const uint v3511 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3512 = v1635 + v3511;
+    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3514 = v3512 < v79;
+    const bool v3515 = v3513 && v3514;
+    if (v3515) {
+      const float v3516 = v92.m[7][2].thread_elements()[1];
+      const uint v3518 = v3512 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3519 = v3518 < v2;
+      const bool v3520 = v3513 && v3519;
+      if (v3520) {
+        const bfloat v3521 = bfloat(v3516);
+        const uint v3522 = v3510 * v2;
+        const uint v3523 = v3522 + v3512;
+        const uint v3524 = v3523 - v78;
+        out[v3524] = v3521;
+      }
+    }
+    const uint v3525 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3526 = v1636 + v3525;
+    const uint v3527 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3528 = v1635 + v3527;
+    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3530 = v3528 < v79;
+    const bool v3531 = v3529 && v3530;
+    if (v3531) {
+      const float v3532 = v92.m[7][3].thread_elements()[0];
+      const uint v3534 = v3528 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3535 = v3534 < v2;
+      const bool v3536 = v3529 && v3535;
+      if (v3536) {
+        const bfloat v3537 = bfloat(v3532);
+        const uint v3538 = v3526 * v2;
+        const uint v3539 = v3538 + v3528;
+        const uint v3540 = v3539 - v78;
+        out[v3540] = v3537;
+      }
+    }
+    const uint v3541 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3542 = v1636 + v3541;
+    const uint v3543 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3544 = v1635 + v3543;
+    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3546 = v3544 < v79;
+    const bool v3547 = v3545 && v3546;
+    if (v3547) {
+      const float v3548 = v92.m[7][3].thread_elements()[1];
+      const uint v3550 = v3544 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3551 = v3550 < v2;
+      const bool v3552 = v3545 && v3551;
+      if (v3552) {
+        const bfloat v3553 = bfloat(v3548);
+        const uint v3554 = v3542 * v2;
+        const uint v3555 = v3554 + v3544;
+        const uint v3556 = v3555 - v78;
+        out[v3556] = v3553;
+      }
+    }
+    const uint v3557 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3558 = v1636 + v3557;
+    const uint v3559 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3560 = v1635 + v3559;
+    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3562 = v3560 < v79;
+    const bool v3563 = v3561 && v3562;
+    if (v3563) {
+      const float v3564 = v92.m[7][4].thread_elements()[0];
+      const uint v3566 = v3560 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3567 = v3566 < v2;
+      const bool v3568 = v3561 && v3567;
+      if (v3568) {
+        const bfloat v3569 = bfloat(v3564);
+        const uint v3570 = v3558 * v2;
+        const uint v3571 = v3570 + v3560;
+        const uint v3572 = v3571 - v78;
+        out[v3572] = v3569;
+      }
+    }
+    const uint v3573 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3574 = v1636 + v3573;
+    const uint v3575 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3576 = v1635 + v3575;
+    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3578 = v3576 < v79;
+    const bool v3579 = v3577 && v3578;
+    if (v3579) {
+      const float v3580 = v92.m[7][4].thread_elements()[1];
+      const uint v3582 = v3576 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3583 = v3582 < v2;
+      const bool v3584 = v3577 && v3583;
+      if (v3584) {
+        const bfloat v3585 = bfloat(v3580);
+        const uint v3586 = v3574 * v2;
+        const uint v3587 = v3586 + v3576;
+        const uint v3588 = v3587 - v78;
+        out[v3588] = v3585;
+      }
+    }
+    const uint v3589 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3590 = v1636 + v3589;
+    const uint v3591 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3592 = v1635 + v3591;
+    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3594 = v3592 < v79;
+    const bool v3595 = v3593 && v3594;
+    if (v3595) {
+      const float v3596 = v92.m[7][5].thread_elements()[0];
+      const uint v3598 = v3592 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3599 = v3598 < v2;
+      const bool v3600 = v3593 && v3599;
+      if (v3600) {
+        const bfloat v3601 = bfloat(v3596);
+        const uint v3602 = v3590 * v2;
+        const uint v3603 = v3602 + v3592;
+        const uint v3604 = v3603 - v78;
+        out[v3604] = v3601;
+      }
+    }
+    const uint v3605 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3606 = v1636 + v3605;
+    const uint v3607 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3608 = v1635 + v3607;
+    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3610 = v3608 < v79;
+    const bool v3611 = v3609 && v3610;
+    if (v3611) {
+      const float v3612 = v92.m[7][5].thread_elements()[1];
+      const uint v3614 = v3608 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3615 = v3614 < v2;
+      const bool v3616 = v3609 && v3615;
+      if (v3616) {
+        const bfloat v3617 = bfloat(v3612);
+        const uint v3618 = v3606 * v2;
+        const uint v3619 = v3618 + v3608;
+        const uint v3620 = v3619 - v78;
+        out[v3620] = v3617;
+      }
+    }
+    const uint v3621 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3622 = v1636 + v3621;
+    const uint v3623 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3624 = v1635 + v3623;
+    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3626 = v3624 < v79;
+    const bool v3627 = v3625 && v3626;
+    if (v3627) {
+      const float v3628 = v92.m[7][6].thread_elements()[0];
+      const uint v3630 = v3624 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3631 = v3630 < v2;
+      const bool v3632 = v3625 && v3631;
+      if (v3632) {
+        const bfloat v3633 = bfloat(v3628);
+        const uint v3634 = v3622 * v2;
+        const uint v3635 = v3634 + v3624;
+        const uint v3636 = v3635 - v78;
+        out[v3636] = v3633;
+      }
+    }
+    const uint v3637 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3638 = v1636 + v3637;
+    const uint v3639 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3640 = v1635 + v3639;
+    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3642 = v3640 < v79;
+    const bool v3643 = v3641 && v3642;
+    if (v3643) {
+      const float v3644 = v92.m[7][6].thread_elements()[1];
+      const uint v3646 = v3640 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3647 = v3646 < v2;
+      const bool v3648 = v3641 && v3647;
+      if (v3648) {
+        const bfloat v3649 = bfloat(v3644);
+        const uint v3650 = v3638 * v2;
+        const uint v3651 = v3650 + v3640;
+        const uint v3652 = v3651 - v78;
+        out[v3652] = v3649;
+      }
+    }
+    const uint v3653 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3654 = v1636 + v3653;
+    const uint v3655 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3656 = v1635 + v3655;
+    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3658 = v3656 < v79;
+    const bool v3659 = v3657 && v3658;
+    if (v3659) {
+      const float v3660 = v92.m[7][7].thread_elements()[0];
+      const uint v3662 = v3656 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3663 = v3662 < v2;
+      const bool v3664 = v3657 && v3663;
+      if (v3664) {
+        const bfloat v3665 = bfloat(v3660);
+        const uint v3666 = v3654 * v2;
+        const uint v3667 = v3666 + v3656;
+        const uint v3668 = v3667 - v78;
+        out[v3668] = v3665;
+      }
+    }
+    const uint v3669 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3670 = v1636 + v3669;
+    const uint v3671 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3672 = v1635 + v3671;
+    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3674 = v3672 < v79;
+    const bool v3675 = v3673 && v3674;
+    if (v3675) {
+      const float v3676 = v92.m[7][7].thread_elements()[1];
+      const uint v3678 = v3672 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3679 = v3678 < v2;
+      const bool v3680 = v3673 && v3679;
+      if (v3680) {
+        const bfloat v3681 = bfloat(v3676);
+        const uint v3682 = v3670 * v2;
+        const uint v3683 = v3682 + v3672;
+        const uint v3684 = v3683 - v78;
+        out[v3684] = v3681;
       }
     }
   } else {
-    const uint v3684 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v3685 = iron_tid.x;
+    const uint v3685 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v3686 = iron_tid.x;
 
-    for (uint v3687 = v3685; v3687 < 16384u; v3687 += v3684) {
-      const uint v3689 = v3687 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v3690 = v75 + v3689;
-      const uint v3692 = v3687 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v3693 = v26 + v3692;
-      const bool v3694 = v3690 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3695 = v3693 < v2;
-      const bool v3696 = v3694 && v3695;
-      if (v3696) {
-        const uint v3699 = v3690 * v2;
-        const uint v3700 = v3699 + v3693;
-        out[v3700] = bfloat(0.0f);
+    for (uint v3688 = v3686; v3688 < 16384u; v3688 += v3685) {
+      const uint v3690 = v3688 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v3691 = v75 + v3690;
+      const uint v3693 = v3688 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v3694 = v26 + v3693;
+      const bool v3695 = v3691 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3696 = v3694 < v2;
+      const bool v3697 = v3695 && v3696;
+      if (v3697) {
+        const uint v3700 = v3691 * v2;
+        const uint v3701 = v3700 + v3694;
+        out[v3701] = bfloat(0.0f);
       }
     }
   }

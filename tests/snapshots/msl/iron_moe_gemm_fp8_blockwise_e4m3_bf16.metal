@@ -172,15 +172,15 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 6u;
     const uint v63 = v40 + v61;
-    const uint v5913 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5914 = v57 ? v39 : v5913;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5914;
-    const uint v5915 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5916 = v57 ? v63 : v5915;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5916;
-    const uint v5917 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5918 = v57 ? v45 : v5917;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5918;
+    const uint v5874 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5875 = v57 ? v39 : v5874;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5875;
+    const uint v5876 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5877 = v57 ? v63 : v5876;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5877;
+    const uint v5878 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5879 = v57 ? v45 : v5878;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5879;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -193,9 +193,9 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
   const uint v71 = v70 << 6u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v5919 = v29;
-  const uint v5920 = v67 ? v73 : v5919;
-  v29 = v5920;
+  const uint v5880 = v29;
+  const uint v5881 = v67 ? v73 : v5880;
+  v29 = v5881;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -208,2448 +208,2448 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v86 = v85 >> 7u;
     const uint v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:238
     const uint v88 = v1 * v2;
-    const uint v3152 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
-    const uint v3153 = v3152 >> 2u;
-    const bool v3156 = v3152 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:177
-    iron_frag<float, 16, 128> v3160;  // kernels/gemm/gemm_warpgroup.hpp:182
-    iron_frag_fill(v3160, float(0.0f));
-    iron_frag<float, 16, 128> v3162;  // /usr/include/c++/12/bits/stl_construct.h:119
-    iron_frag_fill(v3162, float(0.0f));
-    const uint v3166 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v3167 = iron_tid.x;
+    const uint v3113 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+    const uint v3114 = v3113 >> 2u;
+    const bool v3117 = v3113 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:179
+    iron_frag<float, 16, 128> v3121;  // kernels/gemm/gemm_warpgroup.hpp:184
+    iron_frag_fill(v3121, float(0.0f));
+    iron_frag<float, 16, 128> v3123;  // /usr/include/c++/12/bits/stl_construct.h:119
+    iron_frag_fill(v3123, float(0.0f));
+    const uint v3127 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v3128 = iron_tid.x;
 
-    for (uint v3165 = 0u; v3165 < v3; v3165 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
-      for (uint v3169 = v3167; v3169 < 4096u; v3169 += v3166) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v3171 = v3169 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v3173 = v3169 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v3174 = v75 + v3171;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v3175 = v3174 < v0;
-        const uint v3176 = v3165 + v3173;
-        const bool v3177 = v3176 < v3;
-        const bool v3178 = v3175 && v3177;
-        if (v3178) {
-          const uint v3180 = v3174 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v3182 = v3180 + v3165;
-          const uint v3183 = v3182 + v3173;
-          const iron_f8e4m3 v3184 = x_sorted[v3183];
-          const half v3185 = half(iron_to_f32(v3184));  // kernels/gemm/gemm_tiles.hpp:103
-          const uint v3187 = v3171 << 6u;
-          const uint v3188 = v3187 + v3173;
-          shm3[v3188] = v3185;
+    for (uint v3126 = 0u; v3126 < v3; v3126 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (uint v3130 = v3128; v3130 < 4096u; v3130 += v3127) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v3132 = v3130 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v3134 = v3130 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v3135 = v75 + v3132;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v3136 = v3135 < v0;
+        const uint v3137 = v3126 + v3134;
+        const bool v3138 = v3137 < v3;
+        const bool v3139 = v3136 && v3138;
+        if (v3139) {
+          const uint v3141 = v3135 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v3143 = v3141 + v3126;
+          const uint v3144 = v3143 + v3134;
+          const iron_f8e4m3 v3145 = x_sorted[v3144];
+          const half v3146 = half(iron_to_f32(v3145));  // kernels/gemm/gemm_tiles.hpp:103
+          const uint v3148 = v3132 << 6u;
+          const uint v3149 = v3148 + v3134;
+          shm3[v3149] = v3146;
         } else {
-          const uint v3190 = v3171 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v3191 = v3190 + v3173;
-          shm3[v3191] = half(0.0f);
+          const uint v3151 = v3132 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v3152 = v3151 + v3134;
+          shm3[v3152] = half(0.0f);
         }
       }
 
-      for (uint v3196 = v3167; v3196 < 8192u; v3196 += v3166) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v3198 = v3196 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v3200 = v3196 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v3201 = v87 + v3198;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v3202 = v3201 < v88;
-        const uint v3203 = v3165 + v3200;
-        const bool v3204 = v3203 < v3;
-        const bool v3205 = v3202 && v3204;
-        if (v3205) {
-          const uint v3207 = v3201 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v3209 = v3207 + v3165;
-          const uint v3210 = v3209 + v3200;
-          const iron_f8e4m3 v3211 = w[v3210];
-          const half v3212 = half(iron_to_f32(v3211));  // kernels/gemm/gemm_tiles.hpp:103
-          const uint v3214 = v3198 << 6u;
-          const uint v3215 = v3214 + v3200;
-          shm4[v3215] = v3212;
+      for (uint v3157 = v3128; v3157 < 8192u; v3157 += v3127) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v3159 = v3157 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v3161 = v3157 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v3162 = v87 + v3159;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v3163 = v3162 < v88;
+        const uint v3164 = v3126 + v3161;
+        const bool v3165 = v3164 < v3;
+        const bool v3166 = v3163 && v3165;
+        if (v3166) {
+          const uint v3168 = v3162 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v3170 = v3168 + v3126;
+          const uint v3171 = v3170 + v3161;
+          const iron_f8e4m3 v3172 = w[v3171];
+          const half v3173 = half(iron_to_f32(v3172));  // kernels/gemm/gemm_tiles.hpp:103
+          const uint v3175 = v3159 << 6u;
+          const uint v3176 = v3175 + v3161;
+          shm4[v3176] = v3173;
         } else {
-          const uint v3217 = v3198 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v3218 = v3217 + v3200;
-          shm4[v3218] = half(0.0f);
-        }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
-      if (v3156) {  // kernels/gemm/gemm_warpgroup.hpp:215
-        const uint v3226 = v3153 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
-        const uint v3227 = v3226 << 6u;
-        const uint v5774 = v3152 & 3u;
-        const uint v5776 = v5774 << 4u;
-        const uint v5778 = v5776 << 6u;
-        const uint v5780 = v3227 + v5778;
-        iron_frag<half, 16, 16> v5787;
-        iron_frag_fill(v5787, half(half(0.0f)));
-        iron_frag_load<false>(v5787, shm3, long(v5780), long(64u));
-        iron_frag<half, 16, 128> v5789;
-        iron_frag_fill(v5789, half(half(0.0f)));
-        iron_frag_load<true>(v5789, shm4, long(0u), long(64u));
-        iron_frag_mma(v3162, v5787, v5789);
-        const uint v5791 = v5780 + 16u;
-        iron_frag<half, 16, 16> v5796;
-        iron_frag_fill(v5796, half(half(0.0f)));
-        iron_frag_load<false>(v5796, shm3, long(v5791), long(64u));
-        iron_frag<half, 16, 128> v5798;
-        iron_frag_fill(v5798, half(half(0.0f)));
-        iron_frag_load<true>(v5798, shm4, long(16u), long(64u));
-        iron_frag_mma(v3162, v5796, v5798);
-        const uint v5800 = v5780 + 32u;
-        iron_frag<half, 16, 16> v5805;
-        iron_frag_fill(v5805, half(half(0.0f)));
-        iron_frag_load<false>(v5805, shm3, long(v5800), long(64u));
-        iron_frag<half, 16, 128> v5807;
-        iron_frag_fill(v5807, half(half(0.0f)));
-        iron_frag_load<true>(v5807, shm4, long(32u), long(64u));
-        iron_frag_mma(v3162, v5805, v5807);
-        const uint v5809 = v5780 + 48u;
-        iron_frag<half, 16, 16> v5814;
-        iron_frag_fill(v5814, half(half(0.0f)));
-        iron_frag_load<false>(v5814, shm3, long(v5809), long(64u));
-        iron_frag<half, 16, 128> v5816;
-        iron_frag_fill(v5816, half(half(0.0f)));
-        iron_frag_load<true>(v5816, shm4, long(48u), long(64u));
-        iron_frag_mma(v3162, v5814, v5816);
-        const uint v3232 = v3165 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:206
-        const uint v3233 = v3232 & 127u;
-        const bool v3234 = v3233 == 0u;
-        const bool v3237 = v3232 >= v3;
-        const bool v3238 = v3234 || v3237;
-        if (v3238) {
-          const uint v3240 = v3165 >> 7u;
-          const uint v3248 = v75 + v3226;  // kernels/gemm/gemm_warpgroup.hpp:191
-          const uint v3249 = v3248 + v5776;
-          const uint v3251 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3252 = iron_frag_coord<128>(0u, iron_lane, false);
-          const uint v3253 = v3249 + v3252;
-          const uint v3254 = min(v3253, v3251);
-          const uint v3256 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:208
-          const uint v3257 = v3256 >> 7u;
-          const uint v3258 = v74 * v82;
-          const uint v3259 = v3258 + v3257;
-          const uint v3260 = v3259 * v86;  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3261 = v3260 + v3240;
-          const float v3262 = scale_w[v3261];
-          const uint v3263 = v3254 * v86;
-          const uint v3264 = v3263 + v3240;
-          const float v3265 = scale_x[v3264];
-          const float v3266 = v3265 * v3262;
-          const float v3267 = v3162.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3268 = v3267 * v3266;
-          const float v3269 = v3160.m[0][0].thread_elements()[0];
-          const float v3270 = v3269 + v3268;
-          v3160.m[0][0].thread_elements()[0] = v3270;
-          v3162.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3274 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3275 = v3249 + v3274;
-          const uint v3276 = min(v3275, v3251);
-          const float v3284 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3285 = v3276 * v86;
-          const uint v3286 = v3285 + v3240;
-          const float v3287 = scale_x[v3286];
-          const float v3288 = v3287 * v3284;
-          const float v3289 = v3162.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3290 = v3289 * v3288;
-          const float v3291 = v3160.m[0][0].thread_elements()[1];
-          const float v3292 = v3291 + v3290;
-          v3160.m[0][0].thread_elements()[1] = v3292;
-          v3162.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3296 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3297 = v3249 + v3296;
-          const uint v3298 = min(v3297, v3251);
-          const float v3306 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3307 = v3298 * v86;
-          const uint v3308 = v3307 + v3240;
-          const float v3309 = scale_x[v3308];
-          const float v3310 = v3309 * v3306;
-          const float v3311 = v3162.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3312 = v3311 * v3310;
-          const float v3313 = v3160.m[0][1].thread_elements()[0];
-          const float v3314 = v3313 + v3312;
-          v3160.m[0][1].thread_elements()[0] = v3314;
-          v3162.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3318 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3319 = v3249 + v3318;
-          const uint v3320 = min(v3319, v3251);
-          const float v3328 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3329 = v3320 * v86;
-          const uint v3330 = v3329 + v3240;
-          const float v3331 = scale_x[v3330];
-          const float v3332 = v3331 * v3328;
-          const float v3333 = v3162.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3334 = v3333 * v3332;
-          const float v3335 = v3160.m[0][1].thread_elements()[1];
-          const float v3336 = v3335 + v3334;
-          v3160.m[0][1].thread_elements()[1] = v3336;
-          v3162.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3340 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3341 = v3249 + v3340;
-          const uint v3342 = min(v3341, v3251);
-          const float v3350 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3351 = v3342 * v86;
-          const uint v3352 = v3351 + v3240;
-          const float v3353 = scale_x[v3352];
-          const float v3354 = v3353 * v3350;
-          const float v3355 = v3162.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3356 = v3355 * v3354;
-          const float v3357 = v3160.m[0][2].thread_elements()[0];
-          const float v3358 = v3357 + v3356;
-          v3160.m[0][2].thread_elements()[0] = v3358;
-          v3162.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3362 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3363 = v3249 + v3362;
-          const uint v3364 = min(v3363, v3251);
-          const float v3372 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3373 = v3364 * v86;
-          const uint v3374 = v3373 + v3240;
-          const float v3375 = scale_x[v3374];
-          const float v3376 = v3375 * v3372;
-          const float v3377 = v3162.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3378 = v3377 * v3376;
-          const float v3379 = v3160.m[0][2].thread_elements()[1];
-          const float v3380 = v3379 + v3378;
-          v3160.m[0][2].thread_elements()[1] = v3380;
-          v3162.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3384 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3385 = v3249 + v3384;
-          const uint v3386 = min(v3385, v3251);
-          const float v3394 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3395 = v3386 * v86;
-          const uint v3396 = v3395 + v3240;
-          const float v3397 = scale_x[v3396];
-          const float v3398 = v3397 * v3394;
-          const float v3399 = v3162.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3400 = v3399 * v3398;
-          const float v3401 = v3160.m[0][3].thread_elements()[0];
-          const float v3402 = v3401 + v3400;
-          v3160.m[0][3].thread_elements()[0] = v3402;
-          v3162.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3406 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3407 = v3249 + v3406;
-          const uint v3408 = min(v3407, v3251);
-          const float v3416 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3417 = v3408 * v86;
-          const uint v3418 = v3417 + v3240;
-          const float v3419 = scale_x[v3418];
-          const float v3420 = v3419 * v3416;
-          const float v3421 = v3162.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3422 = v3421 * v3420;
-          const float v3423 = v3160.m[0][3].thread_elements()[1];
-          const float v3424 = v3423 + v3422;
-          v3160.m[0][3].thread_elements()[1] = v3424;
-          v3162.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3428 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3429 = v3249 + v3428;
-          const uint v3430 = min(v3429, v3251);
-          const float v3438 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3439 = v3430 * v86;
-          const uint v3440 = v3439 + v3240;
-          const float v3441 = scale_x[v3440];
-          const float v3442 = v3441 * v3438;
-          const float v3443 = v3162.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3444 = v3443 * v3442;
-          const float v3445 = v3160.m[0][4].thread_elements()[0];
-          const float v3446 = v3445 + v3444;
-          v3160.m[0][4].thread_elements()[0] = v3446;
-          v3162.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3450 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3451 = v3249 + v3450;
-          const uint v3452 = min(v3451, v3251);
-          const float v3460 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3461 = v3452 * v86;
-          const uint v3462 = v3461 + v3240;
-          const float v3463 = scale_x[v3462];
-          const float v3464 = v3463 * v3460;
-          const float v3465 = v3162.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3466 = v3465 * v3464;
-          const float v3467 = v3160.m[0][4].thread_elements()[1];
-          const float v3468 = v3467 + v3466;
-          v3160.m[0][4].thread_elements()[1] = v3468;
-          v3162.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3472 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3473 = v3249 + v3472;
-          const uint v3474 = min(v3473, v3251);
-          const float v3482 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3483 = v3474 * v86;
-          const uint v3484 = v3483 + v3240;
-          const float v3485 = scale_x[v3484];
-          const float v3486 = v3485 * v3482;
-          const float v3487 = v3162.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3488 = v3487 * v3486;
-          const float v3489 = v3160.m[0][5].thread_elements()[0];
-          const float v3490 = v3489 + v3488;
-          v3160.m[0][5].thread_elements()[0] = v3490;
-          v3162.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3494 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3495 = v3249 + v3494;
-          const uint v3496 = min(v3495, v3251);
-          const float v3504 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3505 = v3496 * v86;
-          const uint v3506 = v3505 + v3240;
-          const float v3507 = scale_x[v3506];
-          const float v3508 = v3507 * v3504;
-          const float v3509 = v3162.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3510 = v3509 * v3508;
-          const float v3511 = v3160.m[0][5].thread_elements()[1];
-          const float v3512 = v3511 + v3510;
-          v3160.m[0][5].thread_elements()[1] = v3512;
-          v3162.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3516 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3517 = v3249 + v3516;
-          const uint v3518 = min(v3517, v3251);
-          const float v3526 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3527 = v3518 * v86;
-          const uint v3528 = v3527 + v3240;
-          const float v3529 = scale_x[v3528];
-          const float v3530 = v3529 * v3526;
-          const float v3531 = v3162.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3532 = v3531 * v3530;
-          const float v3533 = v3160.m[0][6].thread_elements()[0];
-          const float v3534 = v3533 + v3532;
-          v3160.m[0][6].thread_elements()[0] = v3534;
-          v3162.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3538 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3539 = v3249 + v3538;
-          const uint v3540 = min(v3539, v3251);
-          const float v3548 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3549 = v3540 * v86;
-          const uint v3550 = v3549 + v3240;
-          const float v3551 = scale_x[v3550];
-          const float v3552 = v3551 * v3548;
-          const float v3553 = v3162.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3554 = v3553 * v3552;
-          const float v3555 = v3160.m[0][6].thread_elements()[1];
-          const float v3556 = v3555 + v3554;
-          v3160.m[0][6].thread_elements()[1] = v3556;
-          v3162.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3560 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3561 = v3249 + v3560;
-          const uint v3562 = min(v3561, v3251);
-          const float v3570 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3571 = v3562 * v86;
-          const uint v3572 = v3571 + v3240;
-          const float v3573 = scale_x[v3572];
-          const float v3574 = v3573 * v3570;
-          const float v3575 = v3162.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3576 = v3575 * v3574;
-          const float v3577 = v3160.m[0][7].thread_elements()[0];
-          const float v3578 = v3577 + v3576;
-          v3160.m[0][7].thread_elements()[0] = v3578;
-          v3162.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3582 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3583 = v3249 + v3582;
-          const uint v3584 = min(v3583, v3251);
-          const float v3592 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3593 = v3584 * v86;
-          const uint v3594 = v3593 + v3240;
-          const float v3595 = scale_x[v3594];
-          const float v3596 = v3595 * v3592;
-          const float v3597 = v3162.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3598 = v3597 * v3596;
-          const float v3599 = v3160.m[0][7].thread_elements()[1];
-          const float v3600 = v3599 + v3598;
-          v3160.m[0][7].thread_elements()[1] = v3600;
-          v3162.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3605 = v3249 + v3604;
-          const uint v3606 = min(v3605, v3251);
-          const float v3614 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3615 = v3606 * v86;
-          const uint v3616 = v3615 + v3240;
-          const float v3617 = scale_x[v3616];
-          const float v3618 = v3617 * v3614;
-          const float v3619 = v3162.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3620 = v3619 * v3618;
-          const float v3621 = v3160.m[0][8].thread_elements()[0];
-          const float v3622 = v3621 + v3620;
-          v3160.m[0][8].thread_elements()[0] = v3622;
-          v3162.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3626 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3627 = v3249 + v3626;
-          const uint v3628 = min(v3627, v3251);
-          const float v3636 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3637 = v3628 * v86;
-          const uint v3638 = v3637 + v3240;
-          const float v3639 = scale_x[v3638];
-          const float v3640 = v3639 * v3636;
-          const float v3641 = v3162.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3642 = v3641 * v3640;
-          const float v3643 = v3160.m[0][8].thread_elements()[1];
-          const float v3644 = v3643 + v3642;
-          v3160.m[0][8].thread_elements()[1] = v3644;
-          v3162.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3648 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3649 = v3249 + v3648;
-          const uint v3650 = min(v3649, v3251);
-          const float v3658 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3659 = v3650 * v86;
-          const uint v3660 = v3659 + v3240;
-          const float v3661 = scale_x[v3660];
-          const float v3662 = v3661 * v3658;
-          const float v3663 = v3162.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3664 = v3663 * v3662;
-          const float v3665 = v3160.m[0][9].thread_elements()[0];
-          const float v3666 = v3665 + v3664;
-          v3160.m[0][9].thread_elements()[0] = v3666;
-          v3162.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3670 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3671 = v3249 + v3670;
-          const uint v3672 = min(v3671, v3251);
-          const float v3680 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3681 = v3672 * v86;
-          const uint v3682 = v3681 + v3240;
-          const float v3683 = scale_x[v3682];
-          const float v3684 = v3683 * v3680;
-          const float v3685 = v3162.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3686 = v3685 * v3684;
-          const float v3687 = v3160.m[0][9].thread_elements()[1];
-          const float v3688 = v3687 + v3686;
-          v3160.m[0][9].thread_elements()[1] = v3688;
-          v3162.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3692 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3693 = v3249 + v3692;
-          const uint v3694 = min(v3693, v3251);
-          const float v3702 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3703 = v3694 * v86;
-          const uint v3704 = v3703 + v3240;
-          const float v3705 = scale_x[v3704];
-          const float v3706 = v3705 * v3702;
-          const float v3707 = v3162.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3708 = v3707 * v3706;
-          const float v3709 = v3160.m[0][10].thread_elements()[0];
-          const float v3710 = v3709 + v3708;
-          v3160.m[0][10].thread_elements()[0] = v3710;
-          v3162.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3714 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3715 = v3249 + v3714;
-          const uint v3716 = min(v3715, v3251);
-          const float v3724 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3725 = v3716 * v86;
-          const uint v3726 = v3725 + v3240;
-          const float v3727 = scale_x[v3726];
-          const float v3728 = v3727 * v3724;
-          const float v3729 = v3162.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3730 = v3729 * v3728;
-          const float v3731 = v3160.m[0][10].thread_elements()[1];
-          const float v3732 = v3731 + v3730;
-          v3160.m[0][10].thread_elements()[1] = v3732;
-          v3162.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3736 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3737 = v3249 + v3736;
-          const uint v3738 = min(v3737, v3251);
-          const float v3746 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3747 = v3738 * v86;
-          const uint v3748 = v3747 + v3240;
-          const float v3749 = scale_x[v3748];
-          const float v3750 = v3749 * v3746;
-          const float v3751 = v3162.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3752 = v3751 * v3750;
-          const float v3753 = v3160.m[0][11].thread_elements()[0];
-          const float v3754 = v3753 + v3752;
-          v3160.m[0][11].thread_elements()[0] = v3754;
-          v3162.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3758 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3759 = v3249 + v3758;
-          const uint v3760 = min(v3759, v3251);
-          const float v3768 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3769 = v3760 * v86;
-          const uint v3770 = v3769 + v3240;
-          const float v3771 = scale_x[v3770];
-          const float v3772 = v3771 * v3768;
-          const float v3773 = v3162.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3774 = v3773 * v3772;
-          const float v3775 = v3160.m[0][11].thread_elements()[1];
-          const float v3776 = v3775 + v3774;
-          v3160.m[0][11].thread_elements()[1] = v3776;
-          v3162.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3780 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3781 = v3249 + v3780;
-          const uint v3782 = min(v3781, v3251);
-          const float v3790 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3791 = v3782 * v86;
-          const uint v3792 = v3791 + v3240;
-          const float v3793 = scale_x[v3792];
-          const float v3794 = v3793 * v3790;
-          const float v3795 = v3162.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3796 = v3795 * v3794;
-          const float v3797 = v3160.m[0][12].thread_elements()[0];
-          const float v3798 = v3797 + v3796;
-          v3160.m[0][12].thread_elements()[0] = v3798;
-          v3162.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3802 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3803 = v3249 + v3802;
-          const uint v3804 = min(v3803, v3251);
-          const float v3812 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3813 = v3804 * v86;
-          const uint v3814 = v3813 + v3240;
-          const float v3815 = scale_x[v3814];
-          const float v3816 = v3815 * v3812;
-          const float v3817 = v3162.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3818 = v3817 * v3816;
-          const float v3819 = v3160.m[0][12].thread_elements()[1];
-          const float v3820 = v3819 + v3818;
-          v3160.m[0][12].thread_elements()[1] = v3820;
-          v3162.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3824 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3825 = v3249 + v3824;
-          const uint v3826 = min(v3825, v3251);
-          const float v3834 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3835 = v3826 * v86;
-          const uint v3836 = v3835 + v3240;
-          const float v3837 = scale_x[v3836];
-          const float v3838 = v3837 * v3834;
-          const float v3839 = v3162.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3840 = v3839 * v3838;
-          const float v3841 = v3160.m[0][13].thread_elements()[0];
-          const float v3842 = v3841 + v3840;
-          v3160.m[0][13].thread_elements()[0] = v3842;
-          v3162.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3846 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3847 = v3249 + v3846;
-          const uint v3848 = min(v3847, v3251);
-          const float v3856 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3857 = v3848 * v86;
-          const uint v3858 = v3857 + v3240;
-          const float v3859 = scale_x[v3858];
-          const float v3860 = v3859 * v3856;
-          const float v3861 = v3162.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3862 = v3861 * v3860;
-          const float v3863 = v3160.m[0][13].thread_elements()[1];
-          const float v3864 = v3863 + v3862;
-          v3160.m[0][13].thread_elements()[1] = v3864;
-          v3162.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3868 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3869 = v3249 + v3868;
-          const uint v3870 = min(v3869, v3251);
-          const float v3878 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3879 = v3870 * v86;
-          const uint v3880 = v3879 + v3240;
-          const float v3881 = scale_x[v3880];
-          const float v3882 = v3881 * v3878;
-          const float v3883 = v3162.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3884 = v3883 * v3882;
-          const float v3885 = v3160.m[0][14].thread_elements()[0];
-          const float v3886 = v3885 + v3884;
-          v3160.m[0][14].thread_elements()[0] = v3886;
-          v3162.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3890 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3891 = v3249 + v3890;
-          const uint v3892 = min(v3891, v3251);
-          const float v3900 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3901 = v3892 * v86;
-          const uint v3902 = v3901 + v3240;
-          const float v3903 = scale_x[v3902];
-          const float v3904 = v3903 * v3900;
-          const float v3905 = v3162.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3906 = v3905 * v3904;
-          const float v3907 = v3160.m[0][14].thread_elements()[1];
-          const float v3908 = v3907 + v3906;
-          v3160.m[0][14].thread_elements()[1] = v3908;
-          v3162.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3912 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3913 = v3249 + v3912;
-          const uint v3914 = min(v3913, v3251);
-          const float v3922 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3923 = v3914 * v86;
-          const uint v3924 = v3923 + v3240;
-          const float v3925 = scale_x[v3924];
-          const float v3926 = v3925 * v3922;
-          const float v3927 = v3162.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3928 = v3927 * v3926;
-          const float v3929 = v3160.m[0][15].thread_elements()[0];
-          const float v3930 = v3929 + v3928;
-          v3160.m[0][15].thread_elements()[0] = v3930;
-          v3162.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3934 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3935 = v3249 + v3934;
-          const uint v3936 = min(v3935, v3251);
-          const float v3944 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3945 = v3936 * v86;
-          const uint v3946 = v3945 + v3240;
-          const float v3947 = scale_x[v3946];
-          const float v3948 = v3947 * v3944;
-          const float v3949 = v3162.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3950 = v3949 * v3948;
-          const float v3951 = v3160.m[0][15].thread_elements()[1];
-          const float v3952 = v3951 + v3950;
-          v3160.m[0][15].thread_elements()[1] = v3952;
-          v3162.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3956 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3957 = v3249 + v3956;
-          const uint v3958 = min(v3957, v3251);
-          const float v3966 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3967 = v3958 * v86;
-          const uint v3968 = v3967 + v3240;
-          const float v3969 = scale_x[v3968];
-          const float v3970 = v3969 * v3966;
-          const float v3971 = v3162.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3972 = v3971 * v3970;
-          const float v3973 = v3160.m[1][0].thread_elements()[0];
-          const float v3974 = v3973 + v3972;
-          v3160.m[1][0].thread_elements()[0] = v3974;
-          v3162.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v3978 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v3979 = v3249 + v3978;
-          const uint v3980 = min(v3979, v3251);
-          const float v3988 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v3989 = v3980 * v86;
-          const uint v3990 = v3989 + v3240;
-          const float v3991 = scale_x[v3990];
-          const float v3992 = v3991 * v3988;
-          const float v3993 = v3162.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v3994 = v3993 * v3992;
-          const float v3995 = v3160.m[1][0].thread_elements()[1];
-          const float v3996 = v3995 + v3994;
-          v3160.m[1][0].thread_elements()[1] = v3996;
-          v3162.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4000 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4001 = v3249 + v4000;
-          const uint v4002 = min(v4001, v3251);
-          const float v4010 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4011 = v4002 * v86;
-          const uint v4012 = v4011 + v3240;
-          const float v4013 = scale_x[v4012];
-          const float v4014 = v4013 * v4010;
-          const float v4015 = v3162.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4016 = v4015 * v4014;
-          const float v4017 = v3160.m[1][1].thread_elements()[0];
-          const float v4018 = v4017 + v4016;
-          v3160.m[1][1].thread_elements()[0] = v4018;
-          v3162.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4022 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4023 = v3249 + v4022;
-          const uint v4024 = min(v4023, v3251);
-          const float v4032 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4033 = v4024 * v86;
-          const uint v4034 = v4033 + v3240;
-          const float v4035 = scale_x[v4034];
-          const float v4036 = v4035 * v4032;
-          const float v4037 = v3162.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4038 = v4037 * v4036;
-          const float v4039 = v3160.m[1][1].thread_elements()[1];
-          const float v4040 = v4039 + v4038;
-          v3160.m[1][1].thread_elements()[1] = v4040;
-          v3162.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4044 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4045 = v3249 + v4044;
-          const uint v4046 = min(v4045, v3251);
-          const float v4054 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4055 = v4046 * v86;
-          const uint v4056 = v4055 + v3240;
-          const float v4057 = scale_x[v4056];
-          const float v4058 = v4057 * v4054;
-          const float v4059 = v3162.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4060 = v4059 * v4058;
-          const float v4061 = v3160.m[1][2].thread_elements()[0];
-          const float v4062 = v4061 + v4060;
-          v3160.m[1][2].thread_elements()[0] = v4062;
-          v3162.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4066 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4067 = v3249 + v4066;
-          const uint v4068 = min(v4067, v3251);
-          const float v4076 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4077 = v4068 * v86;
-          const uint v4078 = v4077 + v3240;
-          const float v4079 = scale_x[v4078];
-          const float v4080 = v4079 * v4076;
-          const float v4081 = v3162.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4082 = v4081 * v4080;
-          const float v4083 = v3160.m[1][2].thread_elements()[1];
-          const float v4084 = v4083 + v4082;
-          v3160.m[1][2].thread_elements()[1] = v4084;
-          v3162.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4088 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4089 = v3249 + v4088;
-          const uint v4090 = min(v4089, v3251);
-          const float v4098 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4099 = v4090 * v86;
-          const uint v4100 = v4099 + v3240;
-          const float v4101 = scale_x[v4100];
-          const float v4102 = v4101 * v4098;
-          const float v4103 = v3162.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4104 = v4103 * v4102;
-          const float v4105 = v3160.m[1][3].thread_elements()[0];
-          const float v4106 = v4105 + v4104;
-          v3160.m[1][3].thread_elements()[0] = v4106;
-          v3162.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4110 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4111 = v3249 + v4110;
-          const uint v4112 = min(v4111, v3251);
-          const float v4120 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4121 = v4112 * v86;
-          const uint v4122 = v4121 + v3240;
-          const float v4123 = scale_x[v4122];
-          const float v4124 = v4123 * v4120;
-          const float v4125 = v3162.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4126 = v4125 * v4124;
-          const float v4127 = v3160.m[1][3].thread_elements()[1];
-          const float v4128 = v4127 + v4126;
-          v3160.m[1][3].thread_elements()[1] = v4128;
-          v3162.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4132 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4133 = v3249 + v4132;
-          const uint v4134 = min(v4133, v3251);
-          const float v4142 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4143 = v4134 * v86;
-          const uint v4144 = v4143 + v3240;
-          const float v4145 = scale_x[v4144];
-          const float v4146 = v4145 * v4142;
-          const float v4147 = v3162.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4148 = v4147 * v4146;
-          const float v4149 = v3160.m[1][4].thread_elements()[0];
-          const float v4150 = v4149 + v4148;
-          v3160.m[1][4].thread_elements()[0] = v4150;
-          v3162.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4154 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4155 = v3249 + v4154;
-          const uint v4156 = min(v4155, v3251);
-          const float v4164 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4165 = v4156 * v86;
-          const uint v4166 = v4165 + v3240;
-          const float v4167 = scale_x[v4166];
-          const float v4168 = v4167 * v4164;
-          const float v4169 = v3162.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4170 = v4169 * v4168;
-          const float v4171 = v3160.m[1][4].thread_elements()[1];
-          const float v4172 = v4171 + v4170;
-          v3160.m[1][4].thread_elements()[1] = v4172;
-          v3162.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4176 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4177 = v3249 + v4176;
-          const uint v4178 = min(v4177, v3251);
-          const float v4186 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4187 = v4178 * v86;
-          const uint v4188 = v4187 + v3240;
-          const float v4189 = scale_x[v4188];
-          const float v4190 = v4189 * v4186;
-          const float v4191 = v3162.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4192 = v4191 * v4190;
-          const float v4193 = v3160.m[1][5].thread_elements()[0];
-          const float v4194 = v4193 + v4192;
-          v3160.m[1][5].thread_elements()[0] = v4194;
-          v3162.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4198 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4199 = v3249 + v4198;
-          const uint v4200 = min(v4199, v3251);
-          const float v4208 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4209 = v4200 * v86;
-          const uint v4210 = v4209 + v3240;
-          const float v4211 = scale_x[v4210];
-          const float v4212 = v4211 * v4208;
-          const float v4213 = v3162.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4214 = v4213 * v4212;
-          const float v4215 = v3160.m[1][5].thread_elements()[1];
-          const float v4216 = v4215 + v4214;
-          v3160.m[1][5].thread_elements()[1] = v4216;
-          v3162.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4220 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4221 = v3249 + v4220;
-          const uint v4222 = min(v4221, v3251);
-          const float v4230 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4231 = v4222 * v86;
-          const uint v4232 = v4231 + v3240;
-          const float v4233 = scale_x[v4232];
-          const float v4234 = v4233 * v4230;
-          const float v4235 = v3162.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4236 = v4235 * v4234;
-          const float v4237 = v3160.m[1][6].thread_elements()[0];
-          const float v4238 = v4237 + v4236;
-          v3160.m[1][6].thread_elements()[0] = v4238;
-          v3162.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4242 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4243 = v3249 + v4242;
-          const uint v4244 = min(v4243, v3251);
-          const float v4252 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4253 = v4244 * v86;
-          const uint v4254 = v4253 + v3240;
-          const float v4255 = scale_x[v4254];
-          const float v4256 = v4255 * v4252;
-          const float v4257 = v3162.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4258 = v4257 * v4256;
-          const float v4259 = v3160.m[1][6].thread_elements()[1];
-          const float v4260 = v4259 + v4258;
-          v3160.m[1][6].thread_elements()[1] = v4260;
-          v3162.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4264 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4265 = v3249 + v4264;
-          const uint v4266 = min(v4265, v3251);
-          const float v4274 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4275 = v4266 * v86;
-          const uint v4276 = v4275 + v3240;
-          const float v4277 = scale_x[v4276];
-          const float v4278 = v4277 * v4274;
-          const float v4279 = v3162.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4280 = v4279 * v4278;
-          const float v4281 = v3160.m[1][7].thread_elements()[0];
-          const float v4282 = v4281 + v4280;
-          v3160.m[1][7].thread_elements()[0] = v4282;
-          v3162.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4286 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4287 = v3249 + v4286;
-          const uint v4288 = min(v4287, v3251);
-          const float v4296 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4297 = v4288 * v86;
-          const uint v4298 = v4297 + v3240;
-          const float v4299 = scale_x[v4298];
-          const float v4300 = v4299 * v4296;
-          const float v4301 = v3162.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4302 = v4301 * v4300;
-          const float v4303 = v3160.m[1][7].thread_elements()[1];
-          const float v4304 = v4303 + v4302;
-          v3160.m[1][7].thread_elements()[1] = v4304;
-          v3162.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4308 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4309 = v3249 + v4308;
-          const uint v4310 = min(v4309, v3251);
-          const float v4318 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4319 = v4310 * v86;
-          const uint v4320 = v4319 + v3240;
-          const float v4321 = scale_x[v4320];
-          const float v4322 = v4321 * v4318;
-          const float v4323 = v3162.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4324 = v4323 * v4322;
-          const float v4325 = v3160.m[1][8].thread_elements()[0];
-          const float v4326 = v4325 + v4324;
-          v3160.m[1][8].thread_elements()[0] = v4326;
-          v3162.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4330 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4331 = v3249 + v4330;
-          const uint v4332 = min(v4331, v3251);
-          const float v4340 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4341 = v4332 * v86;
-          const uint v4342 = v4341 + v3240;
-          const float v4343 = scale_x[v4342];
-          const float v4344 = v4343 * v4340;
-          const float v4345 = v3162.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4346 = v4345 * v4344;
-          const float v4347 = v3160.m[1][8].thread_elements()[1];
-          const float v4348 = v4347 + v4346;
-          v3160.m[1][8].thread_elements()[1] = v4348;
-          v3162.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4352 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4353 = v3249 + v4352;
-          const uint v4354 = min(v4353, v3251);
-          const float v4362 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4363 = v4354 * v86;
-          const uint v4364 = v4363 + v3240;
-          const float v4365 = scale_x[v4364];
-          const float v4366 = v4365 * v4362;
-          const float v4367 = v3162.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4368 = v4367 * v4366;
-          const float v4369 = v3160.m[1][9].thread_elements()[0];
-          const float v4370 = v4369 + v4368;
-          v3160.m[1][9].thread_elements()[0] = v4370;
-          v3162.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4374 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4375 = v3249 + v4374;
-          const uint v4376 = min(v4375, v3251);
-          const float v4384 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4385 = v4376 * v86;
-          const uint v4386 = v4385 + v3240;
-          const float v4387 = scale_x[v4386];
-          const float v4388 = v4387 * v4384;
-          const float v4389 = v3162.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4390 = v4389 * v4388;
-          const float v4391 = v3160.m[1][9].thread_elements()[1];
-          const float v4392 = v4391 + v4390;
-          v3160.m[1][9].thread_elements()[1] = v4392;
-          v3162.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4396 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4397 = v3249 + v4396;
-          const uint v4398 = min(v4397, v3251);
-          const float v4406 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4407 = v4398 * v86;
-          const uint v4408 = v4407 + v3240;
-          const float v4409 = scale_x[v4408];
-          const float v4410 = v4409 * v4406;
-          const float v4411 = v3162.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4412 = v4411 * v4410;
-          const float v4413 = v3160.m[1][10].thread_elements()[0];
-          const float v4414 = v4413 + v4412;
-          v3160.m[1][10].thread_elements()[0] = v4414;
-          v3162.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4418 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4419 = v3249 + v4418;
-          const uint v4420 = min(v4419, v3251);
-          const float v4428 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4429 = v4420 * v86;
-          const uint v4430 = v4429 + v3240;
-          const float v4431 = scale_x[v4430];
-          const float v4432 = v4431 * v4428;
-          const float v4433 = v3162.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4434 = v4433 * v4432;
-          const float v4435 = v3160.m[1][10].thread_elements()[1];
-          const float v4436 = v4435 + v4434;
-          v3160.m[1][10].thread_elements()[1] = v4436;
-          v3162.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4440 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4441 = v3249 + v4440;
-          const uint v4442 = min(v4441, v3251);
-          const float v4450 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4451 = v4442 * v86;
-          const uint v4452 = v4451 + v3240;
-          const float v4453 = scale_x[v4452];
-          const float v4454 = v4453 * v4450;
-          const float v4455 = v3162.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4456 = v4455 * v4454;
-          const float v4457 = v3160.m[1][11].thread_elements()[0];
-          const float v4458 = v4457 + v4456;
-          v3160.m[1][11].thread_elements()[0] = v4458;
-          v3162.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4462 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4463 = v3249 + v4462;
-          const uint v4464 = min(v4463, v3251);
-          const float v4472 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4473 = v4464 * v86;
-          const uint v4474 = v4473 + v3240;
-          const float v4475 = scale_x[v4474];
-          const float v4476 = v4475 * v4472;
-          const float v4477 = v3162.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4478 = v4477 * v4476;
-          const float v4479 = v3160.m[1][11].thread_elements()[1];
-          const float v4480 = v4479 + v4478;
-          v3160.m[1][11].thread_elements()[1] = v4480;
-          v3162.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4484 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4485 = v3249 + v4484;
-          const uint v4486 = min(v4485, v3251);
-          const float v4494 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4495 = v4486 * v86;
-          const uint v4496 = v4495 + v3240;
-          const float v4497 = scale_x[v4496];
-          const float v4498 = v4497 * v4494;
-          const float v4499 = v3162.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4500 = v4499 * v4498;
-          const float v4501 = v3160.m[1][12].thread_elements()[0];
-          const float v4502 = v4501 + v4500;
-          v3160.m[1][12].thread_elements()[0] = v4502;
-          v3162.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4506 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4507 = v3249 + v4506;
-          const uint v4508 = min(v4507, v3251);
-          const float v4516 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4517 = v4508 * v86;
-          const uint v4518 = v4517 + v3240;
-          const float v4519 = scale_x[v4518];
-          const float v4520 = v4519 * v4516;
-          const float v4521 = v3162.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4522 = v4521 * v4520;
-          const float v4523 = v3160.m[1][12].thread_elements()[1];
-          const float v4524 = v4523 + v4522;
-          v3160.m[1][12].thread_elements()[1] = v4524;
-          v3162.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4528 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4529 = v3249 + v4528;
-          const uint v4530 = min(v4529, v3251);
-          const float v4538 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4539 = v4530 * v86;
-          const uint v4540 = v4539 + v3240;
-          const float v4541 = scale_x[v4540];
-          const float v4542 = v4541 * v4538;
-          const float v4543 = v3162.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4544 = v4543 * v4542;
-          const float v4545 = v3160.m[1][13].thread_elements()[0];
-          const float v4546 = v4545 + v4544;
-          v3160.m[1][13].thread_elements()[0] = v4546;
-          v3162.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4550 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4551 = v3249 + v4550;
-          const uint v4552 = min(v4551, v3251);
-          const float v4560 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4561 = v4552 * v86;
-          const uint v4562 = v4561 + v3240;
-          const float v4563 = scale_x[v4562];
-          const float v4564 = v4563 * v4560;
-          const float v4565 = v3162.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4566 = v4565 * v4564;
-          const float v4567 = v3160.m[1][13].thread_elements()[1];
-          const float v4568 = v4567 + v4566;
-          v3160.m[1][13].thread_elements()[1] = v4568;
-          v3162.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4572 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4573 = v3249 + v4572;
-          const uint v4574 = min(v4573, v3251);
-          const float v4582 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4583 = v4574 * v86;
-          const uint v4584 = v4583 + v3240;
-          const float v4585 = scale_x[v4584];
-          const float v4586 = v4585 * v4582;
-          const float v4587 = v3162.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4588 = v4587 * v4586;
-          const float v4589 = v3160.m[1][14].thread_elements()[0];
-          const float v4590 = v4589 + v4588;
-          v3160.m[1][14].thread_elements()[0] = v4590;
-          v3162.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4594 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4595 = v3249 + v4594;
-          const uint v4596 = min(v4595, v3251);
-          const float v4604 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4605 = v4596 * v86;
-          const uint v4606 = v4605 + v3240;
-          const float v4607 = scale_x[v4606];
-          const float v4608 = v4607 * v4604;
-          const float v4609 = v3162.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4610 = v4609 * v4608;
-          const float v4611 = v3160.m[1][14].thread_elements()[1];
-          const float v4612 = v4611 + v4610;
-          v3160.m[1][14].thread_elements()[1] = v4612;
-          v3162.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4616 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4617 = v3249 + v4616;
-          const uint v4618 = min(v4617, v3251);
-          const float v4626 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4627 = v4618 * v86;
-          const uint v4628 = v4627 + v3240;
-          const float v4629 = scale_x[v4628];
-          const float v4630 = v4629 * v4626;
-          const float v4631 = v3162.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4632 = v4631 * v4630;
-          const float v4633 = v3160.m[1][15].thread_elements()[0];
-          const float v4634 = v4633 + v4632;
-          v3160.m[1][15].thread_elements()[0] = v4634;
-          v3162.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
-          const uint v4638 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
-          const uint v4639 = v3249 + v4638;
-          const uint v4640 = min(v4639, v3251);
-          const float v4648 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
-          const uint v4649 = v4640 * v86;
-          const uint v4650 = v4649 + v3240;
-          const float v4651 = scale_x[v4650];
-          const float v4652 = v4651 * v4648;
-          const float v4653 = v3162.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
-          const float v4654 = v4653 * v4652;
-          const float v4655 = v3160.m[1][15].thread_elements()[1];
-          const float v4656 = v4655 + v4654;
-          v3160.m[1][15].thread_elements()[1] = v4656;
-          v3162.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3178 = v3159 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v3179 = v3178 + v3161;
+          shm4[v3179] = half(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
+      if (v3117) {  // kernels/gemm/gemm_warpgroup.hpp:217
+        const uint v3187 = v3114 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v3188 = v3187 << 6u;
+        const uint v5735 = v3113 & 3u;
+        const uint v5737 = v5735 << 4u;
+        const uint v5739 = v5737 << 6u;
+        const uint v5741 = v3188 + v5739;
+        iron_frag<half, 16, 16> v5748;
+        iron_frag_fill(v5748, half(half(0.0f)));
+        iron_frag_load<false>(v5748, shm3, long(v5741), long(64u));
+        iron_frag<half, 16, 128> v5750;
+        iron_frag_fill(v5750, half(half(0.0f)));
+        iron_frag_load<true>(v5750, shm4, long(0u), long(64u));
+        iron_frag_mma(v3123, v5748, v5750);
+        const uint v5752 = v5741 + 16u;
+        iron_frag<half, 16, 16> v5757;
+        iron_frag_fill(v5757, half(half(0.0f)));
+        iron_frag_load<false>(v5757, shm3, long(v5752), long(64u));
+        iron_frag<half, 16, 128> v5759;
+        iron_frag_fill(v5759, half(half(0.0f)));
+        iron_frag_load<true>(v5759, shm4, long(16u), long(64u));
+        iron_frag_mma(v3123, v5757, v5759);
+        const uint v5761 = v5741 + 32u;
+        iron_frag<half, 16, 16> v5766;
+        iron_frag_fill(v5766, half(half(0.0f)));
+        iron_frag_load<false>(v5766, shm3, long(v5761), long(64u));
+        iron_frag<half, 16, 128> v5768;
+        iron_frag_fill(v5768, half(half(0.0f)));
+        iron_frag_load<true>(v5768, shm4, long(32u), long(64u));
+        iron_frag_mma(v3123, v5766, v5768);
+        const uint v5770 = v5741 + 48u;
+        iron_frag<half, 16, 16> v5775;
+        iron_frag_fill(v5775, half(half(0.0f)));
+        iron_frag_load<false>(v5775, shm3, long(v5770), long(64u));
+        iron_frag<half, 16, 128> v5777;
+        iron_frag_fill(v5777, half(half(0.0f)));
+        iron_frag_load<true>(v5777, shm4, long(48u), long(64u));
+        iron_frag_mma(v3123, v5775, v5777);
+        const uint v3193 = v3126 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:208
+        const uint v3194 = v3193 & 127u;
+        const bool v3195 = v3194 == 0u;
+        const bool v3198 = v3193 >= v3;
+        const bool v3199 = v3195 || v3198;
+        if (v3199) {
+          const uint v3201 = v3126 >> 7u;
+          const uint v3209 = v75 + v3187;  // kernels/gemm/gemm_warpgroup.hpp:193
+          const uint v3210 = v3209 + v5737;
+          const uint v3212 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3213 = iron_frag_coord<128>(0u, iron_lane, false);
+          const uint v3214 = v3210 + v3213;
+          const uint v3215 = min(v3214, v3212);
+          const uint v3217 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:208
+          const uint v3218 = v3217 >> 7u;
+          const uint v3219 = v74 * v82;
+          const uint v3220 = v3219 + v3218;
+          const uint v3221 = v3220 * v86;  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3222 = v3221 + v3201;
+          const float v3223 = scale_w[v3222];
+          const uint v3224 = v3215 * v86;
+          const uint v3225 = v3224 + v3201;
+          const float v3226 = scale_x[v3225];
+          const float v3227 = v3226 * v3223;
+          const float v3228 = v3123.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3229 = v3228 * v3227;
+          const float v3230 = v3121.m[0][0].thread_elements()[0];
+          const float v3231 = v3230 + v3229;
+          v3121.m[0][0].thread_elements()[0] = v3231;
+          v3123.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3235 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3236 = v3210 + v3235;
+          const uint v3237 = min(v3236, v3212);
+          const float v3245 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3246 = v3237 * v86;
+          const uint v3247 = v3246 + v3201;
+          const float v3248 = scale_x[v3247];
+          const float v3249 = v3248 * v3245;
+          const float v3250 = v3123.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3251 = v3250 * v3249;
+          const float v3252 = v3121.m[0][0].thread_elements()[1];
+          const float v3253 = v3252 + v3251;
+          v3121.m[0][0].thread_elements()[1] = v3253;
+          v3123.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3257 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3258 = v3210 + v3257;
+          const uint v3259 = min(v3258, v3212);
+          const float v3267 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3268 = v3259 * v86;
+          const uint v3269 = v3268 + v3201;
+          const float v3270 = scale_x[v3269];
+          const float v3271 = v3270 * v3267;
+          const float v3272 = v3123.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3273 = v3272 * v3271;
+          const float v3274 = v3121.m[0][1].thread_elements()[0];
+          const float v3275 = v3274 + v3273;
+          v3121.m[0][1].thread_elements()[0] = v3275;
+          v3123.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3279 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3280 = v3210 + v3279;
+          const uint v3281 = min(v3280, v3212);
+          const float v3289 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3290 = v3281 * v86;
+          const uint v3291 = v3290 + v3201;
+          const float v3292 = scale_x[v3291];
+          const float v3293 = v3292 * v3289;
+          const float v3294 = v3123.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3295 = v3294 * v3293;
+          const float v3296 = v3121.m[0][1].thread_elements()[1];
+          const float v3297 = v3296 + v3295;
+          v3121.m[0][1].thread_elements()[1] = v3297;
+          v3123.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3301 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3302 = v3210 + v3301;
+          const uint v3303 = min(v3302, v3212);
+          const float v3311 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3312 = v3303 * v86;
+          const uint v3313 = v3312 + v3201;
+          const float v3314 = scale_x[v3313];
+          const float v3315 = v3314 * v3311;
+          const float v3316 = v3123.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3317 = v3316 * v3315;
+          const float v3318 = v3121.m[0][2].thread_elements()[0];
+          const float v3319 = v3318 + v3317;
+          v3121.m[0][2].thread_elements()[0] = v3319;
+          v3123.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3323 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3324 = v3210 + v3323;
+          const uint v3325 = min(v3324, v3212);
+          const float v3333 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3334 = v3325 * v86;
+          const uint v3335 = v3334 + v3201;
+          const float v3336 = scale_x[v3335];
+          const float v3337 = v3336 * v3333;
+          const float v3338 = v3123.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3339 = v3338 * v3337;
+          const float v3340 = v3121.m[0][2].thread_elements()[1];
+          const float v3341 = v3340 + v3339;
+          v3121.m[0][2].thread_elements()[1] = v3341;
+          v3123.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3345 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3346 = v3210 + v3345;
+          const uint v3347 = min(v3346, v3212);
+          const float v3355 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3356 = v3347 * v86;
+          const uint v3357 = v3356 + v3201;
+          const float v3358 = scale_x[v3357];
+          const float v3359 = v3358 * v3355;
+          const float v3360 = v3123.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3361 = v3360 * v3359;
+          const float v3362 = v3121.m[0][3].thread_elements()[0];
+          const float v3363 = v3362 + v3361;
+          v3121.m[0][3].thread_elements()[0] = v3363;
+          v3123.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3367 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3368 = v3210 + v3367;
+          const uint v3369 = min(v3368, v3212);
+          const float v3377 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3378 = v3369 * v86;
+          const uint v3379 = v3378 + v3201;
+          const float v3380 = scale_x[v3379];
+          const float v3381 = v3380 * v3377;
+          const float v3382 = v3123.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3383 = v3382 * v3381;
+          const float v3384 = v3121.m[0][3].thread_elements()[1];
+          const float v3385 = v3384 + v3383;
+          v3121.m[0][3].thread_elements()[1] = v3385;
+          v3123.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3389 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3390 = v3210 + v3389;
+          const uint v3391 = min(v3390, v3212);
+          const float v3399 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3400 = v3391 * v86;
+          const uint v3401 = v3400 + v3201;
+          const float v3402 = scale_x[v3401];
+          const float v3403 = v3402 * v3399;
+          const float v3404 = v3123.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3405 = v3404 * v3403;
+          const float v3406 = v3121.m[0][4].thread_elements()[0];
+          const float v3407 = v3406 + v3405;
+          v3121.m[0][4].thread_elements()[0] = v3407;
+          v3123.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3411 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3412 = v3210 + v3411;
+          const uint v3413 = min(v3412, v3212);
+          const float v3421 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3422 = v3413 * v86;
+          const uint v3423 = v3422 + v3201;
+          const float v3424 = scale_x[v3423];
+          const float v3425 = v3424 * v3421;
+          const float v3426 = v3123.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3427 = v3426 * v3425;
+          const float v3428 = v3121.m[0][4].thread_elements()[1];
+          const float v3429 = v3428 + v3427;
+          v3121.m[0][4].thread_elements()[1] = v3429;
+          v3123.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3433 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3434 = v3210 + v3433;
+          const uint v3435 = min(v3434, v3212);
+          const float v3443 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3444 = v3435 * v86;
+          const uint v3445 = v3444 + v3201;
+          const float v3446 = scale_x[v3445];
+          const float v3447 = v3446 * v3443;
+          const float v3448 = v3123.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3449 = v3448 * v3447;
+          const float v3450 = v3121.m[0][5].thread_elements()[0];
+          const float v3451 = v3450 + v3449;
+          v3121.m[0][5].thread_elements()[0] = v3451;
+          v3123.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3455 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3456 = v3210 + v3455;
+          const uint v3457 = min(v3456, v3212);
+          const float v3465 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3466 = v3457 * v86;
+          const uint v3467 = v3466 + v3201;
+          const float v3468 = scale_x[v3467];
+          const float v3469 = v3468 * v3465;
+          const float v3470 = v3123.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3471 = v3470 * v3469;
+          const float v3472 = v3121.m[0][5].thread_elements()[1];
+          const float v3473 = v3472 + v3471;
+          v3121.m[0][5].thread_elements()[1] = v3473;
+          v3123.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3477 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3478 = v3210 + v3477;
+          const uint v3479 = min(v3478, v3212);
+          const float v3487 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3488 = v3479 * v86;
+          const uint v3489 = v3488 + v3201;
+          const float v3490 = scale_x[v3489];
+          const float v3491 = v3490 * v3487;
+          const float v3492 = v3123.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3493 = v3492 * v3491;
+          const float v3494 = v3121.m[0][6].thread_elements()[0];
+          const float v3495 = v3494 + v3493;
+          v3121.m[0][6].thread_elements()[0] = v3495;
+          v3123.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3499 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3500 = v3210 + v3499;
+          const uint v3501 = min(v3500, v3212);
+          const float v3509 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3510 = v3501 * v86;
+          const uint v3511 = v3510 + v3201;
+          const float v3512 = scale_x[v3511];
+          const float v3513 = v3512 * v3509;
+          const float v3514 = v3123.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3515 = v3514 * v3513;
+          const float v3516 = v3121.m[0][6].thread_elements()[1];
+          const float v3517 = v3516 + v3515;
+          v3121.m[0][6].thread_elements()[1] = v3517;
+          v3123.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3521 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3522 = v3210 + v3521;
+          const uint v3523 = min(v3522, v3212);
+          const float v3531 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3532 = v3523 * v86;
+          const uint v3533 = v3532 + v3201;
+          const float v3534 = scale_x[v3533];
+          const float v3535 = v3534 * v3531;
+          const float v3536 = v3123.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3537 = v3536 * v3535;
+          const float v3538 = v3121.m[0][7].thread_elements()[0];
+          const float v3539 = v3538 + v3537;
+          v3121.m[0][7].thread_elements()[0] = v3539;
+          v3123.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3543 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3544 = v3210 + v3543;
+          const uint v3545 = min(v3544, v3212);
+          const float v3553 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3554 = v3545 * v86;
+          const uint v3555 = v3554 + v3201;
+          const float v3556 = scale_x[v3555];
+          const float v3557 = v3556 * v3553;
+          const float v3558 = v3123.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3559 = v3558 * v3557;
+          const float v3560 = v3121.m[0][7].thread_elements()[1];
+          const float v3561 = v3560 + v3559;
+          v3121.m[0][7].thread_elements()[1] = v3561;
+          v3123.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3565 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3566 = v3210 + v3565;
+          const uint v3567 = min(v3566, v3212);
+          const float v3575 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3576 = v3567 * v86;
+          const uint v3577 = v3576 + v3201;
+          const float v3578 = scale_x[v3577];
+          const float v3579 = v3578 * v3575;
+          const float v3580 = v3123.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3581 = v3580 * v3579;
+          const float v3582 = v3121.m[0][8].thread_elements()[0];
+          const float v3583 = v3582 + v3581;
+          v3121.m[0][8].thread_elements()[0] = v3583;
+          v3123.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3587 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3588 = v3210 + v3587;
+          const uint v3589 = min(v3588, v3212);
+          const float v3597 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3598 = v3589 * v86;
+          const uint v3599 = v3598 + v3201;
+          const float v3600 = scale_x[v3599];
+          const float v3601 = v3600 * v3597;
+          const float v3602 = v3123.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3603 = v3602 * v3601;
+          const float v3604 = v3121.m[0][8].thread_elements()[1];
+          const float v3605 = v3604 + v3603;
+          v3121.m[0][8].thread_elements()[1] = v3605;
+          v3123.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3609 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3610 = v3210 + v3609;
+          const uint v3611 = min(v3610, v3212);
+          const float v3619 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3620 = v3611 * v86;
+          const uint v3621 = v3620 + v3201;
+          const float v3622 = scale_x[v3621];
+          const float v3623 = v3622 * v3619;
+          const float v3624 = v3123.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3625 = v3624 * v3623;
+          const float v3626 = v3121.m[0][9].thread_elements()[0];
+          const float v3627 = v3626 + v3625;
+          v3121.m[0][9].thread_elements()[0] = v3627;
+          v3123.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3631 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3632 = v3210 + v3631;
+          const uint v3633 = min(v3632, v3212);
+          const float v3641 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3642 = v3633 * v86;
+          const uint v3643 = v3642 + v3201;
+          const float v3644 = scale_x[v3643];
+          const float v3645 = v3644 * v3641;
+          const float v3646 = v3123.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3647 = v3646 * v3645;
+          const float v3648 = v3121.m[0][9].thread_elements()[1];
+          const float v3649 = v3648 + v3647;
+          v3121.m[0][9].thread_elements()[1] = v3649;
+          v3123.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3654 = v3210 + v3653;
+          const uint v3655 = min(v3654, v3212);
+          const float v3663 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3664 = v3655 * v86;
+          const uint v3665 = v3664 + v3201;
+          const float v3666 = scale_x[v3665];
+          const float v3667 = v3666 * v3663;
+          const float v3668 = v3123.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3669 = v3668 * v3667;
+          const float v3670 = v3121.m[0][10].thread_elements()[0];
+          const float v3671 = v3670 + v3669;
+          v3121.m[0][10].thread_elements()[0] = v3671;
+          v3123.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3675 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3676 = v3210 + v3675;
+          const uint v3677 = min(v3676, v3212);
+          const float v3685 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3686 = v3677 * v86;
+          const uint v3687 = v3686 + v3201;
+          const float v3688 = scale_x[v3687];
+          const float v3689 = v3688 * v3685;
+          const float v3690 = v3123.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3691 = v3690 * v3689;
+          const float v3692 = v3121.m[0][10].thread_elements()[1];
+          const float v3693 = v3692 + v3691;
+          v3121.m[0][10].thread_elements()[1] = v3693;
+          v3123.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3697 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3698 = v3210 + v3697;
+          const uint v3699 = min(v3698, v3212);
+          const float v3707 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3708 = v3699 * v86;
+          const uint v3709 = v3708 + v3201;
+          const float v3710 = scale_x[v3709];
+          const float v3711 = v3710 * v3707;
+          const float v3712 = v3123.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3713 = v3712 * v3711;
+          const float v3714 = v3121.m[0][11].thread_elements()[0];
+          const float v3715 = v3714 + v3713;
+          v3121.m[0][11].thread_elements()[0] = v3715;
+          v3123.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3719 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3720 = v3210 + v3719;
+          const uint v3721 = min(v3720, v3212);
+          const float v3729 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3730 = v3721 * v86;
+          const uint v3731 = v3730 + v3201;
+          const float v3732 = scale_x[v3731];
+          const float v3733 = v3732 * v3729;
+          const float v3734 = v3123.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3735 = v3734 * v3733;
+          const float v3736 = v3121.m[0][11].thread_elements()[1];
+          const float v3737 = v3736 + v3735;
+          v3121.m[0][11].thread_elements()[1] = v3737;
+          v3123.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3741 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3742 = v3210 + v3741;
+          const uint v3743 = min(v3742, v3212);
+          const float v3751 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3752 = v3743 * v86;
+          const uint v3753 = v3752 + v3201;
+          const float v3754 = scale_x[v3753];
+          const float v3755 = v3754 * v3751;
+          const float v3756 = v3123.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3757 = v3756 * v3755;
+          const float v3758 = v3121.m[0][12].thread_elements()[0];
+          const float v3759 = v3758 + v3757;
+          v3121.m[0][12].thread_elements()[0] = v3759;
+          v3123.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3763 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3764 = v3210 + v3763;
+          const uint v3765 = min(v3764, v3212);
+          const float v3773 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3774 = v3765 * v86;
+          const uint v3775 = v3774 + v3201;
+          const float v3776 = scale_x[v3775];
+          const float v3777 = v3776 * v3773;
+          const float v3778 = v3123.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3779 = v3778 * v3777;
+          const float v3780 = v3121.m[0][12].thread_elements()[1];
+          const float v3781 = v3780 + v3779;
+          v3121.m[0][12].thread_elements()[1] = v3781;
+          v3123.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3785 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3786 = v3210 + v3785;
+          const uint v3787 = min(v3786, v3212);
+          const float v3795 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3796 = v3787 * v86;
+          const uint v3797 = v3796 + v3201;
+          const float v3798 = scale_x[v3797];
+          const float v3799 = v3798 * v3795;
+          const float v3800 = v3123.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3801 = v3800 * v3799;
+          const float v3802 = v3121.m[0][13].thread_elements()[0];
+          const float v3803 = v3802 + v3801;
+          v3121.m[0][13].thread_elements()[0] = v3803;
+          v3123.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3807 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3808 = v3210 + v3807;
+          const uint v3809 = min(v3808, v3212);
+          const float v3817 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3818 = v3809 * v86;
+          const uint v3819 = v3818 + v3201;
+          const float v3820 = scale_x[v3819];
+          const float v3821 = v3820 * v3817;
+          const float v3822 = v3123.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3823 = v3822 * v3821;
+          const float v3824 = v3121.m[0][13].thread_elements()[1];
+          const float v3825 = v3824 + v3823;
+          v3121.m[0][13].thread_elements()[1] = v3825;
+          v3123.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3829 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3830 = v3210 + v3829;
+          const uint v3831 = min(v3830, v3212);
+          const float v3839 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3840 = v3831 * v86;
+          const uint v3841 = v3840 + v3201;
+          const float v3842 = scale_x[v3841];
+          const float v3843 = v3842 * v3839;
+          const float v3844 = v3123.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3845 = v3844 * v3843;
+          const float v3846 = v3121.m[0][14].thread_elements()[0];
+          const float v3847 = v3846 + v3845;
+          v3121.m[0][14].thread_elements()[0] = v3847;
+          v3123.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3851 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3852 = v3210 + v3851;
+          const uint v3853 = min(v3852, v3212);
+          const float v3861 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3862 = v3853 * v86;
+          const uint v3863 = v3862 + v3201;
+          const float v3864 = scale_x[v3863];
+          const float v3865 = v3864 * v3861;
+          const float v3866 = v3123.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3867 = v3866 * v3865;
+          const float v3868 = v3121.m[0][14].thread_elements()[1];
+          const float v3869 = v3868 + v3867;
+          v3121.m[0][14].thread_elements()[1] = v3869;
+          v3123.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3873 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3874 = v3210 + v3873;
+          const uint v3875 = min(v3874, v3212);
+          const float v3883 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3884 = v3875 * v86;
+          const uint v3885 = v3884 + v3201;
+          const float v3886 = scale_x[v3885];
+          const float v3887 = v3886 * v3883;
+          const float v3888 = v3123.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3889 = v3888 * v3887;
+          const float v3890 = v3121.m[0][15].thread_elements()[0];
+          const float v3891 = v3890 + v3889;
+          v3121.m[0][15].thread_elements()[0] = v3891;
+          v3123.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3895 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3896 = v3210 + v3895;
+          const uint v3897 = min(v3896, v3212);
+          const float v3905 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3906 = v3897 * v86;
+          const uint v3907 = v3906 + v3201;
+          const float v3908 = scale_x[v3907];
+          const float v3909 = v3908 * v3905;
+          const float v3910 = v3123.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3911 = v3910 * v3909;
+          const float v3912 = v3121.m[0][15].thread_elements()[1];
+          const float v3913 = v3912 + v3911;
+          v3121.m[0][15].thread_elements()[1] = v3913;
+          v3123.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3917 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3918 = v3210 + v3917;
+          const uint v3919 = min(v3918, v3212);
+          const float v3927 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3928 = v3919 * v86;
+          const uint v3929 = v3928 + v3201;
+          const float v3930 = scale_x[v3929];
+          const float v3931 = v3930 * v3927;
+          const float v3932 = v3123.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3933 = v3932 * v3931;
+          const float v3934 = v3121.m[1][0].thread_elements()[0];
+          const float v3935 = v3934 + v3933;
+          v3121.m[1][0].thread_elements()[0] = v3935;
+          v3123.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3939 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3940 = v3210 + v3939;
+          const uint v3941 = min(v3940, v3212);
+          const float v3949 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3950 = v3941 * v86;
+          const uint v3951 = v3950 + v3201;
+          const float v3952 = scale_x[v3951];
+          const float v3953 = v3952 * v3949;
+          const float v3954 = v3123.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3955 = v3954 * v3953;
+          const float v3956 = v3121.m[1][0].thread_elements()[1];
+          const float v3957 = v3956 + v3955;
+          v3121.m[1][0].thread_elements()[1] = v3957;
+          v3123.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3961 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3962 = v3210 + v3961;
+          const uint v3963 = min(v3962, v3212);
+          const float v3971 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3972 = v3963 * v86;
+          const uint v3973 = v3972 + v3201;
+          const float v3974 = scale_x[v3973];
+          const float v3975 = v3974 * v3971;
+          const float v3976 = v3123.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3977 = v3976 * v3975;
+          const float v3978 = v3121.m[1][1].thread_elements()[0];
+          const float v3979 = v3978 + v3977;
+          v3121.m[1][1].thread_elements()[0] = v3979;
+          v3123.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v3983 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3984 = v3210 + v3983;
+          const uint v3985 = min(v3984, v3212);
+          const float v3993 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v3994 = v3985 * v86;
+          const uint v3995 = v3994 + v3201;
+          const float v3996 = scale_x[v3995];
+          const float v3997 = v3996 * v3993;
+          const float v3998 = v3123.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v3999 = v3998 * v3997;
+          const float v4000 = v3121.m[1][1].thread_elements()[1];
+          const float v4001 = v4000 + v3999;
+          v3121.m[1][1].thread_elements()[1] = v4001;
+          v3123.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4005 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4006 = v3210 + v4005;
+          const uint v4007 = min(v4006, v3212);
+          const float v4015 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4016 = v4007 * v86;
+          const uint v4017 = v4016 + v3201;
+          const float v4018 = scale_x[v4017];
+          const float v4019 = v4018 * v4015;
+          const float v4020 = v3123.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4021 = v4020 * v4019;
+          const float v4022 = v3121.m[1][2].thread_elements()[0];
+          const float v4023 = v4022 + v4021;
+          v3121.m[1][2].thread_elements()[0] = v4023;
+          v3123.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4027 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4028 = v3210 + v4027;
+          const uint v4029 = min(v4028, v3212);
+          const float v4037 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4038 = v4029 * v86;
+          const uint v4039 = v4038 + v3201;
+          const float v4040 = scale_x[v4039];
+          const float v4041 = v4040 * v4037;
+          const float v4042 = v3123.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4043 = v4042 * v4041;
+          const float v4044 = v3121.m[1][2].thread_elements()[1];
+          const float v4045 = v4044 + v4043;
+          v3121.m[1][2].thread_elements()[1] = v4045;
+          v3123.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4049 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4050 = v3210 + v4049;
+          const uint v4051 = min(v4050, v3212);
+          const float v4059 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4060 = v4051 * v86;
+          const uint v4061 = v4060 + v3201;
+          const float v4062 = scale_x[v4061];
+          const float v4063 = v4062 * v4059;
+          const float v4064 = v3123.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4065 = v4064 * v4063;
+          const float v4066 = v3121.m[1][3].thread_elements()[0];
+          const float v4067 = v4066 + v4065;
+          v3121.m[1][3].thread_elements()[0] = v4067;
+          v3123.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4071 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4072 = v3210 + v4071;
+          const uint v4073 = min(v4072, v3212);
+          const float v4081 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4082 = v4073 * v86;
+          const uint v4083 = v4082 + v3201;
+          const float v4084 = scale_x[v4083];
+          const float v4085 = v4084 * v4081;
+          const float v4086 = v3123.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4087 = v4086 * v4085;
+          const float v4088 = v3121.m[1][3].thread_elements()[1];
+          const float v4089 = v4088 + v4087;
+          v3121.m[1][3].thread_elements()[1] = v4089;
+          v3123.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4093 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4094 = v3210 + v4093;
+          const uint v4095 = min(v4094, v3212);
+          const float v4103 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4104 = v4095 * v86;
+          const uint v4105 = v4104 + v3201;
+          const float v4106 = scale_x[v4105];
+          const float v4107 = v4106 * v4103;
+          const float v4108 = v3123.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4109 = v4108 * v4107;
+          const float v4110 = v3121.m[1][4].thread_elements()[0];
+          const float v4111 = v4110 + v4109;
+          v3121.m[1][4].thread_elements()[0] = v4111;
+          v3123.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4115 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4116 = v3210 + v4115;
+          const uint v4117 = min(v4116, v3212);
+          const float v4125 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4126 = v4117 * v86;
+          const uint v4127 = v4126 + v3201;
+          const float v4128 = scale_x[v4127];
+          const float v4129 = v4128 * v4125;
+          const float v4130 = v3123.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4131 = v4130 * v4129;
+          const float v4132 = v3121.m[1][4].thread_elements()[1];
+          const float v4133 = v4132 + v4131;
+          v3121.m[1][4].thread_elements()[1] = v4133;
+          v3123.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4137 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4138 = v3210 + v4137;
+          const uint v4139 = min(v4138, v3212);
+          const float v4147 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4148 = v4139 * v86;
+          const uint v4149 = v4148 + v3201;
+          const float v4150 = scale_x[v4149];
+          const float v4151 = v4150 * v4147;
+          const float v4152 = v3123.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4153 = v4152 * v4151;
+          const float v4154 = v3121.m[1][5].thread_elements()[0];
+          const float v4155 = v4154 + v4153;
+          v3121.m[1][5].thread_elements()[0] = v4155;
+          v3123.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4159 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4160 = v3210 + v4159;
+          const uint v4161 = min(v4160, v3212);
+          const float v4169 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4170 = v4161 * v86;
+          const uint v4171 = v4170 + v3201;
+          const float v4172 = scale_x[v4171];
+          const float v4173 = v4172 * v4169;
+          const float v4174 = v3123.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4175 = v4174 * v4173;
+          const float v4176 = v3121.m[1][5].thread_elements()[1];
+          const float v4177 = v4176 + v4175;
+          v3121.m[1][5].thread_elements()[1] = v4177;
+          v3123.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4181 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4182 = v3210 + v4181;
+          const uint v4183 = min(v4182, v3212);
+          const float v4191 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4192 = v4183 * v86;
+          const uint v4193 = v4192 + v3201;
+          const float v4194 = scale_x[v4193];
+          const float v4195 = v4194 * v4191;
+          const float v4196 = v3123.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4197 = v4196 * v4195;
+          const float v4198 = v3121.m[1][6].thread_elements()[0];
+          const float v4199 = v4198 + v4197;
+          v3121.m[1][6].thread_elements()[0] = v4199;
+          v3123.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4203 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4204 = v3210 + v4203;
+          const uint v4205 = min(v4204, v3212);
+          const float v4213 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4214 = v4205 * v86;
+          const uint v4215 = v4214 + v3201;
+          const float v4216 = scale_x[v4215];
+          const float v4217 = v4216 * v4213;
+          const float v4218 = v3123.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4219 = v4218 * v4217;
+          const float v4220 = v3121.m[1][6].thread_elements()[1];
+          const float v4221 = v4220 + v4219;
+          v3121.m[1][6].thread_elements()[1] = v4221;
+          v3123.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4225 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4226 = v3210 + v4225;
+          const uint v4227 = min(v4226, v3212);
+          const float v4235 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4236 = v4227 * v86;
+          const uint v4237 = v4236 + v3201;
+          const float v4238 = scale_x[v4237];
+          const float v4239 = v4238 * v4235;
+          const float v4240 = v3123.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4241 = v4240 * v4239;
+          const float v4242 = v3121.m[1][7].thread_elements()[0];
+          const float v4243 = v4242 + v4241;
+          v3121.m[1][7].thread_elements()[0] = v4243;
+          v3123.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4247 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4248 = v3210 + v4247;
+          const uint v4249 = min(v4248, v3212);
+          const float v4257 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4258 = v4249 * v86;
+          const uint v4259 = v4258 + v3201;
+          const float v4260 = scale_x[v4259];
+          const float v4261 = v4260 * v4257;
+          const float v4262 = v3123.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4263 = v4262 * v4261;
+          const float v4264 = v3121.m[1][7].thread_elements()[1];
+          const float v4265 = v4264 + v4263;
+          v3121.m[1][7].thread_elements()[1] = v4265;
+          v3123.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4269 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4270 = v3210 + v4269;
+          const uint v4271 = min(v4270, v3212);
+          const float v4279 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4280 = v4271 * v86;
+          const uint v4281 = v4280 + v3201;
+          const float v4282 = scale_x[v4281];
+          const float v4283 = v4282 * v4279;
+          const float v4284 = v3123.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4285 = v4284 * v4283;
+          const float v4286 = v3121.m[1][8].thread_elements()[0];
+          const float v4287 = v4286 + v4285;
+          v3121.m[1][8].thread_elements()[0] = v4287;
+          v3123.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4291 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4292 = v3210 + v4291;
+          const uint v4293 = min(v4292, v3212);
+          const float v4301 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4302 = v4293 * v86;
+          const uint v4303 = v4302 + v3201;
+          const float v4304 = scale_x[v4303];
+          const float v4305 = v4304 * v4301;
+          const float v4306 = v3123.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4307 = v4306 * v4305;
+          const float v4308 = v3121.m[1][8].thread_elements()[1];
+          const float v4309 = v4308 + v4307;
+          v3121.m[1][8].thread_elements()[1] = v4309;
+          v3123.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4313 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4314 = v3210 + v4313;
+          const uint v4315 = min(v4314, v3212);
+          const float v4323 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4324 = v4315 * v86;
+          const uint v4325 = v4324 + v3201;
+          const float v4326 = scale_x[v4325];
+          const float v4327 = v4326 * v4323;
+          const float v4328 = v3123.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4329 = v4328 * v4327;
+          const float v4330 = v3121.m[1][9].thread_elements()[0];
+          const float v4331 = v4330 + v4329;
+          v3121.m[1][9].thread_elements()[0] = v4331;
+          v3123.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4335 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4336 = v3210 + v4335;
+          const uint v4337 = min(v4336, v3212);
+          const float v4345 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4346 = v4337 * v86;
+          const uint v4347 = v4346 + v3201;
+          const float v4348 = scale_x[v4347];
+          const float v4349 = v4348 * v4345;
+          const float v4350 = v3123.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4351 = v4350 * v4349;
+          const float v4352 = v3121.m[1][9].thread_elements()[1];
+          const float v4353 = v4352 + v4351;
+          v3121.m[1][9].thread_elements()[1] = v4353;
+          v3123.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4357 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4358 = v3210 + v4357;
+          const uint v4359 = min(v4358, v3212);
+          const float v4367 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4368 = v4359 * v86;
+          const uint v4369 = v4368 + v3201;
+          const float v4370 = scale_x[v4369];
+          const float v4371 = v4370 * v4367;
+          const float v4372 = v3123.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4373 = v4372 * v4371;
+          const float v4374 = v3121.m[1][10].thread_elements()[0];
+          const float v4375 = v4374 + v4373;
+          v3121.m[1][10].thread_elements()[0] = v4375;
+          v3123.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4379 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4380 = v3210 + v4379;
+          const uint v4381 = min(v4380, v3212);
+          const float v4389 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4390 = v4381 * v86;
+          const uint v4391 = v4390 + v3201;
+          const float v4392 = scale_x[v4391];
+          const float v4393 = v4392 * v4389;
+          const float v4394 = v3123.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4395 = v4394 * v4393;
+          const float v4396 = v3121.m[1][10].thread_elements()[1];
+          const float v4397 = v4396 + v4395;
+          v3121.m[1][10].thread_elements()[1] = v4397;
+          v3123.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4401 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4402 = v3210 + v4401;
+          const uint v4403 = min(v4402, v3212);
+          const float v4411 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4412 = v4403 * v86;
+          const uint v4413 = v4412 + v3201;
+          const float v4414 = scale_x[v4413];
+          const float v4415 = v4414 * v4411;
+          const float v4416 = v3123.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4417 = v4416 * v4415;
+          const float v4418 = v3121.m[1][11].thread_elements()[0];
+          const float v4419 = v4418 + v4417;
+          v3121.m[1][11].thread_elements()[0] = v4419;
+          v3123.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4423 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4424 = v3210 + v4423;
+          const uint v4425 = min(v4424, v3212);
+          const float v4433 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4434 = v4425 * v86;
+          const uint v4435 = v4434 + v3201;
+          const float v4436 = scale_x[v4435];
+          const float v4437 = v4436 * v4433;
+          const float v4438 = v3123.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4439 = v4438 * v4437;
+          const float v4440 = v3121.m[1][11].thread_elements()[1];
+          const float v4441 = v4440 + v4439;
+          v3121.m[1][11].thread_elements()[1] = v4441;
+          v3123.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4445 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4446 = v3210 + v4445;
+          const uint v4447 = min(v4446, v3212);
+          const float v4455 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4456 = v4447 * v86;
+          const uint v4457 = v4456 + v3201;
+          const float v4458 = scale_x[v4457];
+          const float v4459 = v4458 * v4455;
+          const float v4460 = v3123.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4461 = v4460 * v4459;
+          const float v4462 = v3121.m[1][12].thread_elements()[0];
+          const float v4463 = v4462 + v4461;
+          v3121.m[1][12].thread_elements()[0] = v4463;
+          v3123.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4467 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4468 = v3210 + v4467;
+          const uint v4469 = min(v4468, v3212);
+          const float v4477 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4478 = v4469 * v86;
+          const uint v4479 = v4478 + v3201;
+          const float v4480 = scale_x[v4479];
+          const float v4481 = v4480 * v4477;
+          const float v4482 = v3123.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4483 = v4482 * v4481;
+          const float v4484 = v3121.m[1][12].thread_elements()[1];
+          const float v4485 = v4484 + v4483;
+          v3121.m[1][12].thread_elements()[1] = v4485;
+          v3123.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4489 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4490 = v3210 + v4489;
+          const uint v4491 = min(v4490, v3212);
+          const float v4499 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4500 = v4491 * v86;
+          const uint v4501 = v4500 + v3201;
+          const float v4502 = scale_x[v4501];
+          const float v4503 = v4502 * v4499;
+          const float v4504 = v3123.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4505 = v4504 * v4503;
+          const float v4506 = v3121.m[1][13].thread_elements()[0];
+          const float v4507 = v4506 + v4505;
+          v3121.m[1][13].thread_elements()[0] = v4507;
+          v3123.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4511 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4512 = v3210 + v4511;
+          const uint v4513 = min(v4512, v3212);
+          const float v4521 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4522 = v4513 * v86;
+          const uint v4523 = v4522 + v3201;
+          const float v4524 = scale_x[v4523];
+          const float v4525 = v4524 * v4521;
+          const float v4526 = v3123.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4527 = v4526 * v4525;
+          const float v4528 = v3121.m[1][13].thread_elements()[1];
+          const float v4529 = v4528 + v4527;
+          v3121.m[1][13].thread_elements()[1] = v4529;
+          v3123.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4533 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4534 = v3210 + v4533;
+          const uint v4535 = min(v4534, v3212);
+          const float v4543 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4544 = v4535 * v86;
+          const uint v4545 = v4544 + v3201;
+          const float v4546 = scale_x[v4545];
+          const float v4547 = v4546 * v4543;
+          const float v4548 = v3123.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4549 = v4548 * v4547;
+          const float v4550 = v3121.m[1][14].thread_elements()[0];
+          const float v4551 = v4550 + v4549;
+          v3121.m[1][14].thread_elements()[0] = v4551;
+          v3123.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4555 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4556 = v3210 + v4555;
+          const uint v4557 = min(v4556, v3212);
+          const float v4565 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4566 = v4557 * v86;
+          const uint v4567 = v4566 + v3201;
+          const float v4568 = scale_x[v4567];
+          const float v4569 = v4568 * v4565;
+          const float v4570 = v3123.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4571 = v4570 * v4569;
+          const float v4572 = v3121.m[1][14].thread_elements()[1];
+          const float v4573 = v4572 + v4571;
+          v3121.m[1][14].thread_elements()[1] = v4573;
+          v3123.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4577 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4578 = v3210 + v4577;
+          const uint v4579 = min(v4578, v3212);
+          const float v4587 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4588 = v4579 * v86;
+          const uint v4589 = v4588 + v3201;
+          const float v4590 = scale_x[v4589];
+          const float v4591 = v4590 * v4587;
+          const float v4592 = v3123.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4593 = v4592 * v4591;
+          const float v4594 = v3121.m[1][15].thread_elements()[0];
+          const float v4595 = v4594 + v4593;
+          v3121.m[1][15].thread_elements()[0] = v4595;
+          v3123.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+          const uint v4599 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4600 = v3210 + v4599;
+          const uint v4601 = min(v4600, v3212);
+          const float v4609 = scale_w[v3222];  // kernels/moe/grouped_gemm.cpp:209
+          const uint v4610 = v4601 * v86;
+          const uint v4611 = v4610 + v3201;
+          const float v4612 = scale_x[v4611];
+          const float v4613 = v4612 * v4609;
+          const float v4614 = v3123.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:196
+          const float v4615 = v4614 * v4613;
+          const float v4616 = v3121.m[1][15].thread_elements()[1];
+          const float v4617 = v4616 + v4615;
+          v3121.m[1][15].thread_elements()[1] = v4617;
+          v3123.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:197
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
     }
-    const uint v4661 = v3152 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
-    const uint v4662 = v4661 << 4u;
-    const uint v4664 = v3153 << 6u;
-    const uint v4665 = v75 + v4664;
-    const uint v4666 = v4665 + v4662;
-    const uint v4667 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4668 = v4666 + v4667;
-    const uint v4669 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4670 = v87 + v4669;
-    const bool v4671 = v4668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4672 = v3156 && v4671;
-    const bool v4673 = v4670 < v88;
-    const bool v4674 = v4672 && v4673;
-    if (v4674) {
-      const float v4675 = v3160.m[0][0].thread_elements()[0];
-      const bool v4676 = v4668 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4677 = v4670 - v78;
-      const bool v4678 = v4677 < v2;
-      const bool v4679 = v4676 && v4678;
-      if (v4679) {
-        const bfloat v4680 = bfloat(v4675);
-        const uint v4681 = v4668 * v2;
-        const uint v4682 = v4681 + v4670;
-        const uint v4683 = v4682 - v78;
-        out[v4683] = v4680;
+    const uint v4622 = v3113 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+    const uint v4623 = v4622 << 4u;
+    const uint v4625 = v3114 << 6u;
+    const uint v4626 = v75 + v4625;
+    const uint v4627 = v4626 + v4623;
+    const uint v4628 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4629 = v4627 + v4628;
+    const uint v4630 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4631 = v87 + v4630;
+    const bool v4632 = v4629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4633 = v3117 && v4632;
+    const bool v4634 = v4631 < v88;
+    const bool v4635 = v4633 && v4634;
+    if (v4635) {
+      const float v4636 = v3121.m[0][0].thread_elements()[0];
+      const bool v4637 = v4629 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4638 = v4631 - v78;
+      const bool v4639 = v4638 < v2;
+      const bool v4640 = v4637 && v4639;
+      if (v4640) {
+        const bfloat v4641 = bfloat(v4636);
+        const uint v4642 = v4629 * v2;
+        const uint v4643 = v4642 + v4631;
+        const uint v4644 = v4643 - v78;
+        out[v4644] = v4641;
       }
     }
-    const uint v4684 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4685 = v4666 + v4684;
-    const uint v4686 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4687 = v87 + v4686;
-    const bool v4688 = v4685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4689 = v3156 && v4688;
-    const bool v4690 = v4687 < v88;
-    const bool v4691 = v4689 && v4690;
-    if (v4691) {
-      const float v4692 = v3160.m[0][0].thread_elements()[1];
-      const bool v4693 = v4685 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4694 = v4687 - v78;
-      const bool v4695 = v4694 < v2;
-      const bool v4696 = v4693 && v4695;
-      if (v4696) {
-        const bfloat v4697 = bfloat(v4692);
-        const uint v4698 = v4685 * v2;
-        const uint v4699 = v4698 + v4687;
-        const uint v4700 = v4699 - v78;
-        out[v4700] = v4697;
+    const uint v4645 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4646 = v4627 + v4645;
+    const uint v4647 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4648 = v87 + v4647;
+    const bool v4649 = v4646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4650 = v3117 && v4649;
+    const bool v4651 = v4648 < v88;
+    const bool v4652 = v4650 && v4651;
+    if (v4652) {
+      const float v4653 = v3121.m[0][0].thread_elements()[1];
+      const bool v4654 = v4646 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4655 = v4648 - v78;
+      const bool v4656 = v4655 < v2;
+      const bool v4657 = v4654 && v4656;
+      if (v4657) {
+        const bfloat v4658 = bfloat(v4653);
+        const uint v4659 = v4646 * v2;
+        const uint v4660 = v4659 + v4648;
+        const uint v4661 = v4660 - v78;
+        out[v4661] = v4658;
       }
     }
-    const uint v4701 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4702 = v4666 + v4701;
-    const uint v4703 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4704 = v87 + v4703;
-    const bool v4705 = v4702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4706 = v3156 && v4705;
-    const bool v4707 = v4704 < v88;
-    const bool v4708 = v4706 && v4707;
-    if (v4708) {
-      const float v4709 = v3160.m[0][1].thread_elements()[0];
-      const bool v4710 = v4702 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4711 = v4704 - v78;
-      const bool v4712 = v4711 < v2;
-      const bool v4713 = v4710 && v4712;
-      if (v4713) {
-        const bfloat v4714 = bfloat(v4709);
-        const uint v4715 = v4702 * v2;
-        const uint v4716 = v4715 + v4704;
-        const uint v4717 = v4716 - v78;
-        out[v4717] = v4714;
+    const uint v4662 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4663 = v4627 + v4662;
+    const uint v4664 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4665 = v87 + v4664;
+    const bool v4666 = v4663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4667 = v3117 && v4666;
+    const bool v4668 = v4665 < v88;
+    const bool v4669 = v4667 && v4668;
+    if (v4669) {
+      const float v4670 = v3121.m[0][1].thread_elements()[0];
+      const bool v4671 = v4663 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4672 = v4665 - v78;
+      const bool v4673 = v4672 < v2;
+      const bool v4674 = v4671 && v4673;
+      if (v4674) {
+        const bfloat v4675 = bfloat(v4670);
+        const uint v4676 = v4663 * v2;
+        const uint v4677 = v4676 + v4665;
+        const uint v4678 = v4677 - v78;
+        out[v4678] = v4675;
       }
     }
-    const uint v4718 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4719 = v4666 + v4718;
-    const uint v4720 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4721 = v87 + v4720;
-    const bool v4722 = v4719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4723 = v3156 && v4722;
-    const bool v4724 = v4721 < v88;
-    const bool v4725 = v4723 && v4724;
-    if (v4725) {
-      const float v4726 = v3160.m[0][1].thread_elements()[1];
-      const bool v4727 = v4719 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4728 = v4721 - v78;
-      const bool v4729 = v4728 < v2;
-      const bool v4730 = v4727 && v4729;
-      if (v4730) {
-        const bfloat v4731 = bfloat(v4726);
-        const uint v4732 = v4719 * v2;
-        const uint v4733 = v4732 + v4721;
-        const uint v4734 = v4733 - v78;
-        out[v4734] = v4731;
+    const uint v4679 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4680 = v4627 + v4679;
+    const uint v4681 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4682 = v87 + v4681;
+    const bool v4683 = v4680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4684 = v3117 && v4683;
+    const bool v4685 = v4682 < v88;
+    const bool v4686 = v4684 && v4685;
+    if (v4686) {
+      const float v4687 = v3121.m[0][1].thread_elements()[1];
+      const bool v4688 = v4680 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4689 = v4682 - v78;
+      const bool v4690 = v4689 < v2;
+      const bool v4691 = v4688 && v4690;
+      if (v4691) {
+        const bfloat v4692 = bfloat(v4687);
+        const uint v4693 = v4680 * v2;
+        const uint v4694 = v4693 + v4682;
+        const uint v4695 = v4694 - v78;
+        out[v4695] = v4692;
       }
     }
-    const uint v4735 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4736 = v4666 + v4735;
-    const uint v4737 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4738 = v87 + v4737;
-    const bool v4739 = v4736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4740 = v3156 && v4739;
-    const bool v4741 = v4738 < v88;
-    const bool v4742 = v4740 && v4741;
-    if (v4742) {
-      const float v4743 = v3160.m[0][2].thread_elements()[0];
-      const bool v4744 = v4736 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4745 = v4738 - v78;
-      const bool v4746 = v4745 < v2;
-      const bool v4747 = v4744 && v4746;
-      if (v4747) {
-        const bfloat v4748 = bfloat(v4743);
-        const uint v4749 = v4736 * v2;
-        const uint v4750 = v4749 + v4738;
-        const uint v4751 = v4750 - v78;
-        out[v4751] = v4748;
+    const uint v4696 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4697 = v4627 + v4696;
+    const uint v4698 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4699 = v87 + v4698;
+    const bool v4700 = v4697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4701 = v3117 && v4700;
+    const bool v4702 = v4699 < v88;
+    const bool v4703 = v4701 && v4702;
+    if (v4703) {
+      const float v4704 = v3121.m[0][2].thread_elements()[0];
+      const bool v4705 = v4697 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4706 = v4699 - v78;
+      const bool v4707 = v4706 < v2;
+      const bool v4708 = v4705 && v4707;
+      if (v4708) {
+        const bfloat v4709 = bfloat(v4704);
+        const uint v4710 = v4697 * v2;
+        const uint v4711 = v4710 + v4699;
+        const uint v4712 = v4711 - v78;
+        out[v4712] = v4709;
       }
     }
-    const uint v4752 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4753 = v4666 + v4752;
-    const uint v4754 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4755 = v87 + v4754;
-    const bool v4756 = v4753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4757 = v3156 && v4756;
-    const bool v4758 = v4755 < v88;
-    const bool v4759 = v4757 && v4758;
-    if (v4759) {
-      const float v4760 = v3160.m[0][2].thread_elements()[1];
-      const bool v4761 = v4753 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4762 = v4755 - v78;
-      const bool v4763 = v4762 < v2;
-      const bool v4764 = v4761 && v4763;
-      if (v4764) {
-        const bfloat v4765 = bfloat(v4760);
-        const uint v4766 = v4753 * v2;
-        const uint v4767 = v4766 + v4755;
-        const uint v4768 = v4767 - v78;
-        out[v4768] = v4765;
+    const uint v4713 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4714 = v4627 + v4713;
+    const uint v4715 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4716 = v87 + v4715;
+    const bool v4717 = v4714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4718 = v3117 && v4717;
+    const bool v4719 = v4716 < v88;
+    const bool v4720 = v4718 && v4719;
+    if (v4720) {
+      const float v4721 = v3121.m[0][2].thread_elements()[1];
+      const bool v4722 = v4714 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4723 = v4716 - v78;
+      const bool v4724 = v4723 < v2;
+      const bool v4725 = v4722 && v4724;
+      if (v4725) {
+        const bfloat v4726 = bfloat(v4721);
+        const uint v4727 = v4714 * v2;
+        const uint v4728 = v4727 + v4716;
+        const uint v4729 = v4728 - v78;
+        out[v4729] = v4726;
       }
     }
-    const uint v4769 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4770 = v4666 + v4769;
-    const uint v4771 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4772 = v87 + v4771;
-    const bool v4773 = v4770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4774 = v3156 && v4773;
-    const bool v4775 = v4772 < v88;
-    const bool v4776 = v4774 && v4775;
-    if (v4776) {
-      const float v4777 = v3160.m[0][3].thread_elements()[0];
-      const bool v4778 = v4770 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4779 = v4772 - v78;
-      const bool v4780 = v4779 < v2;
-      const bool v4781 = v4778 && v4780;
-      if (v4781) {
-        const bfloat v4782 = bfloat(v4777);
-        const uint v4783 = v4770 * v2;
-        const uint v4784 = v4783 + v4772;
-        const uint v4785 = v4784 - v78;
-        out[v4785] = v4782;
+    const uint v4730 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4731 = v4627 + v4730;
+    const uint v4732 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4733 = v87 + v4732;
+    const bool v4734 = v4731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4735 = v3117 && v4734;
+    const bool v4736 = v4733 < v88;
+    const bool v4737 = v4735 && v4736;
+    if (v4737) {
+      const float v4738 = v3121.m[0][3].thread_elements()[0];
+      const bool v4739 = v4731 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4740 = v4733 - v78;
+      const bool v4741 = v4740 < v2;
+      const bool v4742 = v4739 && v4741;
+      if (v4742) {
+        const bfloat v4743 = bfloat(v4738);
+        const uint v4744 = v4731 * v2;
+        const uint v4745 = v4744 + v4733;
+        const uint v4746 = v4745 - v78;
+        out[v4746] = v4743;
       }
     }
-    const uint v4786 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4787 = v4666 + v4786;
-    const uint v4788 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4789 = v87 + v4788;
-    const bool v4790 = v4787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4791 = v3156 && v4790;
-    const bool v4792 = v4789 < v88;
-    const bool v4793 = v4791 && v4792;
-    if (v4793) {
-      const float v4794 = v3160.m[0][3].thread_elements()[1];
-      const bool v4795 = v4787 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4796 = v4789 - v78;
-      const bool v4797 = v4796 < v2;
-      const bool v4798 = v4795 && v4797;
-      if (v4798) {
-        const bfloat v4799 = bfloat(v4794);
-        const uint v4800 = v4787 * v2;
-        const uint v4801 = v4800 + v4789;
-        const uint v4802 = v4801 - v78;
-        out[v4802] = v4799;
+    const uint v4747 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4748 = v4627 + v4747;
+    const uint v4749 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4750 = v87 + v4749;
+    const bool v4751 = v4748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4752 = v3117 && v4751;
+    const bool v4753 = v4750 < v88;
+    const bool v4754 = v4752 && v4753;
+    if (v4754) {
+      const float v4755 = v3121.m[0][3].thread_elements()[1];
+      const bool v4756 = v4748 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4757 = v4750 - v78;
+      const bool v4758 = v4757 < v2;
+      const bool v4759 = v4756 && v4758;
+      if (v4759) {
+        const bfloat v4760 = bfloat(v4755);
+        const uint v4761 = v4748 * v2;
+        const uint v4762 = v4761 + v4750;
+        const uint v4763 = v4762 - v78;
+        out[v4763] = v4760;
       }
     }
-    const uint v4803 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4804 = v4666 + v4803;
-    const uint v4805 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4806 = v87 + v4805;
-    const bool v4807 = v4804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4808 = v3156 && v4807;
-    const bool v4809 = v4806 < v88;
-    const bool v4810 = v4808 && v4809;
-    if (v4810) {
-      const float v4811 = v3160.m[0][4].thread_elements()[0];
-      const bool v4812 = v4804 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4813 = v4806 - v78;
-      const bool v4814 = v4813 < v2;
-      const bool v4815 = v4812 && v4814;
-      if (v4815) {
-        const bfloat v4816 = bfloat(v4811);
-        const uint v4817 = v4804 * v2;
-        const uint v4818 = v4817 + v4806;
-        const uint v4819 = v4818 - v78;
-        out[v4819] = v4816;
+    const uint v4764 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4765 = v4627 + v4764;
+    const uint v4766 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4767 = v87 + v4766;
+    const bool v4768 = v4765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4769 = v3117 && v4768;
+    const bool v4770 = v4767 < v88;
+    const bool v4771 = v4769 && v4770;
+    if (v4771) {
+      const float v4772 = v3121.m[0][4].thread_elements()[0];
+      const bool v4773 = v4765 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4774 = v4767 - v78;
+      const bool v4775 = v4774 < v2;
+      const bool v4776 = v4773 && v4775;
+      if (v4776) {
+        const bfloat v4777 = bfloat(v4772);
+        const uint v4778 = v4765 * v2;
+        const uint v4779 = v4778 + v4767;
+        const uint v4780 = v4779 - v78;
+        out[v4780] = v4777;
       }
     }
-    const uint v4820 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4821 = v4666 + v4820;
-    const uint v4822 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4823 = v87 + v4822;
-    const bool v4824 = v4821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4825 = v3156 && v4824;
-    const bool v4826 = v4823 < v88;
-    const bool v4827 = v4825 && v4826;
-    if (v4827) {
-      const float v4828 = v3160.m[0][4].thread_elements()[1];
-      const bool v4829 = v4821 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4830 = v4823 - v78;
-      const bool v4831 = v4830 < v2;
-      const bool v4832 = v4829 && v4831;
-      if (v4832) {
-        const bfloat v4833 = bfloat(v4828);
-        const uint v4834 = v4821 * v2;
-        const uint v4835 = v4834 + v4823;
-        const uint v4836 = v4835 - v78;
-        out[v4836] = v4833;
+    const uint v4781 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4782 = v4627 + v4781;
+    const uint v4783 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4784 = v87 + v4783;
+    const bool v4785 = v4782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4786 = v3117 && v4785;
+    const bool v4787 = v4784 < v88;
+    const bool v4788 = v4786 && v4787;
+    if (v4788) {
+      const float v4789 = v3121.m[0][4].thread_elements()[1];
+      const bool v4790 = v4782 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4791 = v4784 - v78;
+      const bool v4792 = v4791 < v2;
+      const bool v4793 = v4790 && v4792;
+      if (v4793) {
+        const bfloat v4794 = bfloat(v4789);
+        const uint v4795 = v4782 * v2;
+        const uint v4796 = v4795 + v4784;
+        const uint v4797 = v4796 - v78;
+        out[v4797] = v4794;
       }
     }
-    const uint v4837 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4838 = v4666 + v4837;
-    const uint v4839 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4840 = v87 + v4839;
-    const bool v4841 = v4838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4842 = v3156 && v4841;
-    const bool v4843 = v4840 < v88;
-    const bool v4844 = v4842 && v4843;
-    if (v4844) {
-      const float v4845 = v3160.m[0][5].thread_elements()[0];
-      const bool v4846 = v4838 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4847 = v4840 - v78;
-      const bool v4848 = v4847 < v2;
-      const bool v4849 = v4846 && v4848;
-      if (v4849) {
-        const bfloat v4850 = bfloat(v4845);
-        const uint v4851 = v4838 * v2;
-        const uint v4852 = v4851 + v4840;
-        const uint v4853 = v4852 - v78;
-        out[v4853] = v4850;
+    const uint v4798 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4799 = v4627 + v4798;
+    const uint v4800 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4801 = v87 + v4800;
+    const bool v4802 = v4799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4803 = v3117 && v4802;
+    const bool v4804 = v4801 < v88;
+    const bool v4805 = v4803 && v4804;
+    if (v4805) {
+      const float v4806 = v3121.m[0][5].thread_elements()[0];
+      const bool v4807 = v4799 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4808 = v4801 - v78;
+      const bool v4809 = v4808 < v2;
+      const bool v4810 = v4807 && v4809;
+      if (v4810) {
+        const bfloat v4811 = bfloat(v4806);
+        const uint v4812 = v4799 * v2;
+        const uint v4813 = v4812 + v4801;
+        const uint v4814 = v4813 - v78;
+        out[v4814] = v4811;
       }
     }
-    const uint v4854 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4855 = v4666 + v4854;
-    const uint v4856 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4857 = v87 + v4856;
-    const bool v4858 = v4855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4859 = v3156 && v4858;
-    const bool v4860 = v4857 < v88;
-    const bool v4861 = v4859 && v4860;
-    if (v4861) {
-      const float v4862 = v3160.m[0][5].thread_elements()[1];
-      const bool v4863 = v4855 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4864 = v4857 - v78;
-      const bool v4865 = v4864 < v2;
-      const bool v4866 = v4863 && v4865;
-      if (v4866) {
-        const bfloat v4867 = bfloat(v4862);
-        const uint v4868 = v4855 * v2;
-        const uint v4869 = v4868 + v4857;
-        const uint v4870 = v4869 - v78;
-        out[v4870] = v4867;
+    const uint v4815 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4816 = v4627 + v4815;
+    const uint v4817 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4818 = v87 + v4817;
+    const bool v4819 = v4816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4820 = v3117 && v4819;
+    const bool v4821 = v4818 < v88;
+    const bool v4822 = v4820 && v4821;
+    if (v4822) {
+      const float v4823 = v3121.m[0][5].thread_elements()[1];
+      const bool v4824 = v4816 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4825 = v4818 - v78;
+      const bool v4826 = v4825 < v2;
+      const bool v4827 = v4824 && v4826;
+      if (v4827) {
+        const bfloat v4828 = bfloat(v4823);
+        const uint v4829 = v4816 * v2;
+        const uint v4830 = v4829 + v4818;
+        const uint v4831 = v4830 - v78;
+        out[v4831] = v4828;
       }
     }
-    const uint v4871 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4872 = v4666 + v4871;
-    const uint v4873 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4874 = v87 + v4873;
-    const bool v4875 = v4872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4876 = v3156 && v4875;
-    const bool v4877 = v4874 < v88;
-    const bool v4878 = v4876 && v4877;
-    if (v4878) {
-      const float v4879 = v3160.m[0][6].thread_elements()[0];
-      const bool v4880 = v4872 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4881 = v4874 - v78;
-      const bool v4882 = v4881 < v2;
-      const bool v4883 = v4880 && v4882;
-      if (v4883) {
-        const bfloat v4884 = bfloat(v4879);
-        const uint v4885 = v4872 * v2;
-        const uint v4886 = v4885 + v4874;
-        const uint v4887 = v4886 - v78;
-        out[v4887] = v4884;
+    const uint v4832 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4833 = v4627 + v4832;
+    const uint v4834 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4835 = v87 + v4834;
+    const bool v4836 = v4833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4837 = v3117 && v4836;
+    const bool v4838 = v4835 < v88;
+    const bool v4839 = v4837 && v4838;
+    if (v4839) {
+      const float v4840 = v3121.m[0][6].thread_elements()[0];
+      const bool v4841 = v4833 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4842 = v4835 - v78;
+      const bool v4843 = v4842 < v2;
+      const bool v4844 = v4841 && v4843;
+      if (v4844) {
+        const bfloat v4845 = bfloat(v4840);
+        const uint v4846 = v4833 * v2;
+        const uint v4847 = v4846 + v4835;
+        const uint v4848 = v4847 - v78;
+        out[v4848] = v4845;
       }
     }
-    const uint v4888 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4889 = v4666 + v4888;
-    const uint v4890 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4891 = v87 + v4890;
-    const bool v4892 = v4889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4893 = v3156 && v4892;
-    const bool v4894 = v4891 < v88;
-    const bool v4895 = v4893 && v4894;
-    if (v4895) {
-      const float v4896 = v3160.m[0][6].thread_elements()[1];
-      const bool v4897 = v4889 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4898 = v4891 - v78;
-      const bool v4899 = v4898 < v2;
-      const bool v4900 = v4897 && v4899;
-      if (v4900) {
-        const bfloat v4901 = bfloat(v4896);
-        const uint v4902 = v4889 * v2;
-        const uint v4903 = v4902 + v4891;
-        const uint v4904 = v4903 - v78;
-        out[v4904] = v4901;
+    const uint v4849 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4850 = v4627 + v4849;
+    const uint v4851 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4852 = v87 + v4851;
+    const bool v4853 = v4850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4854 = v3117 && v4853;
+    const bool v4855 = v4852 < v88;
+    const bool v4856 = v4854 && v4855;
+    if (v4856) {
+      const float v4857 = v3121.m[0][6].thread_elements()[1];
+      const bool v4858 = v4850 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4859 = v4852 - v78;
+      const bool v4860 = v4859 < v2;
+      const bool v4861 = v4858 && v4860;
+      if (v4861) {
+        const bfloat v4862 = bfloat(v4857);
+        const uint v4863 = v4850 * v2;
+        const uint v4864 = v4863 + v4852;
+        const uint v4865 = v4864 - v78;
+        out[v4865] = v4862;
       }
     }
-    const uint v4905 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4906 = v4666 + v4905;
-    const uint v4907 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4908 = v87 + v4907;
-    const bool v4909 = v4906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4910 = v3156 && v4909;
-    const bool v4911 = v4908 < v88;
-    const bool v4912 = v4910 && v4911;
-    if (v4912) {
-      const float v4913 = v3160.m[0][7].thread_elements()[0];
-      const bool v4914 = v4906 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4915 = v4908 - v78;
-      const bool v4916 = v4915 < v2;
-      const bool v4917 = v4914 && v4916;
-      if (v4917) {
-        const bfloat v4918 = bfloat(v4913);
-        const uint v4919 = v4906 * v2;
-        const uint v4920 = v4919 + v4908;
-        const uint v4921 = v4920 - v78;
-        out[v4921] = v4918;
+    const uint v4866 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4867 = v4627 + v4866;
+    const uint v4868 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4869 = v87 + v4868;
+    const bool v4870 = v4867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4871 = v3117 && v4870;
+    const bool v4872 = v4869 < v88;
+    const bool v4873 = v4871 && v4872;
+    if (v4873) {
+      const float v4874 = v3121.m[0][7].thread_elements()[0];
+      const bool v4875 = v4867 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4876 = v4869 - v78;
+      const bool v4877 = v4876 < v2;
+      const bool v4878 = v4875 && v4877;
+      if (v4878) {
+        const bfloat v4879 = bfloat(v4874);
+        const uint v4880 = v4867 * v2;
+        const uint v4881 = v4880 + v4869;
+        const uint v4882 = v4881 - v78;
+        out[v4882] = v4879;
       }
     }
-    const uint v4922 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4923 = v4666 + v4922;
-    const uint v4924 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4925 = v87 + v4924;
-    const bool v4926 = v4923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4927 = v3156 && v4926;
-    const bool v4928 = v4925 < v88;
-    const bool v4929 = v4927 && v4928;
-    if (v4929) {
-      const float v4930 = v3160.m[0][7].thread_elements()[1];
-      const bool v4931 = v4923 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4932 = v4925 - v78;
-      const bool v4933 = v4932 < v2;
-      const bool v4934 = v4931 && v4933;
-      if (v4934) {
-        const bfloat v4935 = bfloat(v4930);
-        const uint v4936 = v4923 * v2;
-        const uint v4937 = v4936 + v4925;
-        const uint v4938 = v4937 - v78;
-        out[v4938] = v4935;
+    const uint v4883 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4884 = v4627 + v4883;
+    const uint v4885 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4886 = v87 + v4885;
+    const bool v4887 = v4884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4888 = v3117 && v4887;
+    const bool v4889 = v4886 < v88;
+    const bool v4890 = v4888 && v4889;
+    if (v4890) {
+      const float v4891 = v3121.m[0][7].thread_elements()[1];
+      const bool v4892 = v4884 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4893 = v4886 - v78;
+      const bool v4894 = v4893 < v2;
+      const bool v4895 = v4892 && v4894;
+      if (v4895) {
+        const bfloat v4896 = bfloat(v4891);
+        const uint v4897 = v4884 * v2;
+        const uint v4898 = v4897 + v4886;
+        const uint v4899 = v4898 - v78;
+        out[v4899] = v4896;
       }
     }
-    const uint v4939 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4940 = v4666 + v4939;
-    const uint v4941 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4942 = v87 + v4941;
-    const bool v4943 = v4940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4944 = v3156 && v4943;
-    const bool v4945 = v4942 < v88;
-    const bool v4946 = v4944 && v4945;
-    if (v4946) {
-      const float v4947 = v3160.m[0][8].thread_elements()[0];
-      const bool v4948 = v4940 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4949 = v4942 - v78;
-      const bool v4950 = v4949 < v2;
-      const bool v4951 = v4948 && v4950;
-      if (v4951) {
-        const bfloat v4952 = bfloat(v4947);
-        const uint v4953 = v4940 * v2;
-        const uint v4954 = v4953 + v4942;
-        const uint v4955 = v4954 - v78;
-        out[v4955] = v4952;
+    const uint v4900 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4901 = v4627 + v4900;
+    const uint v4902 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4903 = v87 + v4902;
+    const bool v4904 = v4901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4905 = v3117 && v4904;
+    const bool v4906 = v4903 < v88;
+    const bool v4907 = v4905 && v4906;
+    if (v4907) {
+      const float v4908 = v3121.m[0][8].thread_elements()[0];
+      const bool v4909 = v4901 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4910 = v4903 - v78;
+      const bool v4911 = v4910 < v2;
+      const bool v4912 = v4909 && v4911;
+      if (v4912) {
+        const bfloat v4913 = bfloat(v4908);
+        const uint v4914 = v4901 * v2;
+        const uint v4915 = v4914 + v4903;
+        const uint v4916 = v4915 - v78;
+        out[v4916] = v4913;
       }
     }
-    const uint v4956 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4957 = v4666 + v4956;
-    const uint v4958 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4959 = v87 + v4958;
-    const bool v4960 = v4957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4961 = v3156 && v4960;
-    const bool v4962 = v4959 < v88;
-    const bool v4963 = v4961 && v4962;
-    if (v4963) {
-      const float v4964 = v3160.m[0][8].thread_elements()[1];
-      const bool v4965 = v4957 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4966 = v4959 - v78;
-      const bool v4967 = v4966 < v2;
-      const bool v4968 = v4965 && v4967;
-      if (v4968) {
-        const bfloat v4969 = bfloat(v4964);
-        const uint v4970 = v4957 * v2;
-        const uint v4971 = v4970 + v4959;
-        const uint v4972 = v4971 - v78;
-        out[v4972] = v4969;
+    const uint v4917 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4918 = v4627 + v4917;
+    const uint v4919 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4920 = v87 + v4919;
+    const bool v4921 = v4918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4922 = v3117 && v4921;
+    const bool v4923 = v4920 < v88;
+    const bool v4924 = v4922 && v4923;
+    if (v4924) {
+      const float v4925 = v3121.m[0][8].thread_elements()[1];
+      const bool v4926 = v4918 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4927 = v4920 - v78;
+      const bool v4928 = v4927 < v2;
+      const bool v4929 = v4926 && v4928;
+      if (v4929) {
+        const bfloat v4930 = bfloat(v4925);
+        const uint v4931 = v4918 * v2;
+        const uint v4932 = v4931 + v4920;
+        const uint v4933 = v4932 - v78;
+        out[v4933] = v4930;
       }
     }
-    const uint v4973 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4974 = v4666 + v4973;
-    const uint v4975 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4976 = v87 + v4975;
-    const bool v4977 = v4974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4978 = v3156 && v4977;
-    const bool v4979 = v4976 < v88;
-    const bool v4980 = v4978 && v4979;
-    if (v4980) {
-      const float v4981 = v3160.m[0][9].thread_elements()[0];
-      const bool v4982 = v4974 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v4983 = v4976 - v78;
-      const bool v4984 = v4983 < v2;
-      const bool v4985 = v4982 && v4984;
-      if (v4985) {
-        const bfloat v4986 = bfloat(v4981);
-        const uint v4987 = v4974 * v2;
-        const uint v4988 = v4987 + v4976;
-        const uint v4989 = v4988 - v78;
-        out[v4989] = v4986;
+    const uint v4934 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4935 = v4627 + v4934;
+    const uint v4936 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4937 = v87 + v4936;
+    const bool v4938 = v4935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4939 = v3117 && v4938;
+    const bool v4940 = v4937 < v88;
+    const bool v4941 = v4939 && v4940;
+    if (v4941) {
+      const float v4942 = v3121.m[0][9].thread_elements()[0];
+      const bool v4943 = v4935 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4944 = v4937 - v78;
+      const bool v4945 = v4944 < v2;
+      const bool v4946 = v4943 && v4945;
+      if (v4946) {
+        const bfloat v4947 = bfloat(v4942);
+        const uint v4948 = v4935 * v2;
+        const uint v4949 = v4948 + v4937;
+        const uint v4950 = v4949 - v78;
+        out[v4950] = v4947;
       }
     }
-    const uint v4990 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v4991 = v4666 + v4990;
-    const uint v4992 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v4993 = v87 + v4992;
-    const bool v4994 = v4991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v4995 = v3156 && v4994;
-    const bool v4996 = v4993 < v88;
-    const bool v4997 = v4995 && v4996;
-    if (v4997) {
-      const float v4998 = v3160.m[0][9].thread_elements()[1];
-      const bool v4999 = v4991 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5000 = v4993 - v78;
-      const bool v5001 = v5000 < v2;
-      const bool v5002 = v4999 && v5001;
-      if (v5002) {
-        const bfloat v5003 = bfloat(v4998);
-        const uint v5004 = v4991 * v2;
-        const uint v5005 = v5004 + v4993;
-        const uint v5006 = v5005 - v78;
-        out[v5006] = v5003;
+    const uint v4951 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4952 = v4627 + v4951;
+    const uint v4953 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4954 = v87 + v4953;
+    const bool v4955 = v4952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4956 = v3117 && v4955;
+    const bool v4957 = v4954 < v88;
+    const bool v4958 = v4956 && v4957;
+    if (v4958) {
+      const float v4959 = v3121.m[0][9].thread_elements()[1];
+      const bool v4960 = v4952 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4961 = v4954 - v78;
+      const bool v4962 = v4961 < v2;
+      const bool v4963 = v4960 && v4962;
+      if (v4963) {
+        const bfloat v4964 = bfloat(v4959);
+        const uint v4965 = v4952 * v2;
+        const uint v4966 = v4965 + v4954;
+        const uint v4967 = v4966 - v78;
+        out[v4967] = v4964;
       }
     }
-    const uint v5007 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5008 = v4666 + v5007;
-    const uint v5009 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5010 = v87 + v5009;
-    const bool v5011 = v5008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5012 = v3156 && v5011;
-    const bool v5013 = v5010 < v88;
-    const bool v5014 = v5012 && v5013;
-    if (v5014) {
-      const float v5015 = v3160.m[0][10].thread_elements()[0];
-      const bool v5016 = v5008 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5017 = v5010 - v78;
-      const bool v5018 = v5017 < v2;
-      const bool v5019 = v5016 && v5018;
-      if (v5019) {
-        const bfloat v5020 = bfloat(v5015);
-        const uint v5021 = v5008 * v2;
-        const uint v5022 = v5021 + v5010;
-        const uint v5023 = v5022 - v78;
-        out[v5023] = v5020;
+    const uint v4968 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4969 = v4627 + v4968;
+    const uint v4970 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4971 = v87 + v4970;
+    const bool v4972 = v4969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4973 = v3117 && v4972;
+    const bool v4974 = v4971 < v88;
+    const bool v4975 = v4973 && v4974;
+    if (v4975) {
+      const float v4976 = v3121.m[0][10].thread_elements()[0];
+      const bool v4977 = v4969 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4978 = v4971 - v78;
+      const bool v4979 = v4978 < v2;
+      const bool v4980 = v4977 && v4979;
+      if (v4980) {
+        const bfloat v4981 = bfloat(v4976);
+        const uint v4982 = v4969 * v2;
+        const uint v4983 = v4982 + v4971;
+        const uint v4984 = v4983 - v78;
+        out[v4984] = v4981;
       }
     }
-    const uint v5024 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5025 = v4666 + v5024;
-    const uint v5026 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5027 = v87 + v5026;
-    const bool v5028 = v5025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5029 = v3156 && v5028;
-    const bool v5030 = v5027 < v88;
-    const bool v5031 = v5029 && v5030;
-    if (v5031) {
-      const float v5032 = v3160.m[0][10].thread_elements()[1];
-      const bool v5033 = v5025 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5034 = v5027 - v78;
-      const bool v5035 = v5034 < v2;
-      const bool v5036 = v5033 && v5035;
-      if (v5036) {
-        const bfloat v5037 = bfloat(v5032);
-        const uint v5038 = v5025 * v2;
-        const uint v5039 = v5038 + v5027;
-        const uint v5040 = v5039 - v78;
-        out[v5040] = v5037;
+    const uint v4985 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4986 = v4627 + v4985;
+    const uint v4987 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v4988 = v87 + v4987;
+    const bool v4989 = v4986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v4990 = v3117 && v4989;
+    const bool v4991 = v4988 < v88;
+    const bool v4992 = v4990 && v4991;
+    if (v4992) {
+      const float v4993 = v3121.m[0][10].thread_elements()[1];
+      const bool v4994 = v4986 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v4995 = v4988 - v78;
+      const bool v4996 = v4995 < v2;
+      const bool v4997 = v4994 && v4996;
+      if (v4997) {
+        const bfloat v4998 = bfloat(v4993);
+        const uint v4999 = v4986 * v2;
+        const uint v5000 = v4999 + v4988;
+        const uint v5001 = v5000 - v78;
+        out[v5001] = v4998;
       }
     }
-    const uint v5041 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5042 = v4666 + v5041;
-    const uint v5043 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5044 = v87 + v5043;
-    const bool v5045 = v5042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5046 = v3156 && v5045;
-    const bool v5047 = v5044 < v88;
-    const bool v5048 = v5046 && v5047;
-    if (v5048) {
-      const float v5049 = v3160.m[0][11].thread_elements()[0];
-      const bool v5050 = v5042 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5051 = v5044 - v78;
-      const bool v5052 = v5051 < v2;
-      const bool v5053 = v5050 && v5052;
-      if (v5053) {
-        const bfloat v5054 = bfloat(v5049);
-        const uint v5055 = v5042 * v2;
-        const uint v5056 = v5055 + v5044;
-        const uint v5057 = v5056 - v78;
-        out[v5057] = v5054;
+    const uint v5002 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5003 = v4627 + v5002;
+    const uint v5004 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5005 = v87 + v5004;
+    const bool v5006 = v5003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5007 = v3117 && v5006;
+    const bool v5008 = v5005 < v88;
+    const bool v5009 = v5007 && v5008;
+    if (v5009) {
+      const float v5010 = v3121.m[0][11].thread_elements()[0];
+      const bool v5011 = v5003 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5012 = v5005 - v78;
+      const bool v5013 = v5012 < v2;
+      const bool v5014 = v5011 && v5013;
+      if (v5014) {
+        const bfloat v5015 = bfloat(v5010);
+        const uint v5016 = v5003 * v2;
+        const uint v5017 = v5016 + v5005;
+        const uint v5018 = v5017 - v78;
+        out[v5018] = v5015;
       }
     }
-    const uint v5058 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5059 = v4666 + v5058;
-    const uint v5060 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5061 = v87 + v5060;
-    const bool v5062 = v5059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5063 = v3156 && v5062;
-    const bool v5064 = v5061 < v88;
-    const bool v5065 = v5063 && v5064;
-    if (v5065) {
-      const float v5066 = v3160.m[0][11].thread_elements()[1];
-      const bool v5067 = v5059 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5068 = v5061 - v78;
-      const bool v5069 = v5068 < v2;
-      const bool v5070 = v5067 && v5069;
-      if (v5070) {
-        const bfloat v5071 = bfloat(v5066);
-        const uint v5072 = v5059 * v2;
-        const uint v5073 = v5072 + v5061;
-        const uint v5074 = v5073 - v78;
-        out[v5074] = v5071;
+    const uint v5019 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5020 = v4627 + v5019;
+    const uint v5021 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5022 = v87 + v5021;
+    const bool v5023 = v5020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5024 = v3117 && v5023;
+    const bool v5025 = v5022 < v88;
+    const bool v5026 = v5024 && v5025;
+    if (v5026) {
+      const float v5027 = v3121.m[0][11].thread_elements()[1];
+      const bool v5028 = v5020 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5029 = v5022 - v78;
+      const bool v5030 = v5029 < v2;
+      const bool v5031 = v5028 && v5030;
+      if (v5031) {
+        const bfloat v5032 = bfloat(v5027);
+        const uint v5033 = v5020 * v2;
+        const uint v5034 = v5033 + v5022;
+        const uint v5035 = v5034 - v78;
+        out[v5035] = v5032;
       }
     }
-    const uint v5075 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5076 = v4666 + v5075;
-    const uint v5077 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5078 = v87 + v5077;
-    const bool v5079 = v5076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5080 = v3156 && v5079;
-    const bool v5081 = v5078 < v88;
-    const bool v5082 = v5080 && v5081;
-    if (v5082) {
-      const float v5083 = v3160.m[0][12].thread_elements()[0];
-      const bool v5084 = v5076 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5085 = v5078 - v78;
-      const bool v5086 = v5085 < v2;
-      const bool v5087 = v5084 && v5086;
-      if (v5087) {
-        const bfloat v5088 = bfloat(v5083);
-        const uint v5089 = v5076 * v2;
-        const uint v5090 = v5089 + v5078;
-        const uint v5091 = v5090 - v78;
-        out[v5091] = v5088;
+    const uint v5036 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5037 = v4627 + v5036;
+    const uint v5038 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5039 = v87 + v5038;
+    const bool v5040 = v5037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5041 = v3117 && v5040;
+    const bool v5042 = v5039 < v88;
+    const bool v5043 = v5041 && v5042;
+    if (v5043) {
+      const float v5044 = v3121.m[0][12].thread_elements()[0];
+      const bool v5045 = v5037 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5046 = v5039 - v78;
+      const bool v5047 = v5046 < v2;
+      const bool v5048 = v5045 && v5047;
+      if (v5048) {
+        const bfloat v5049 = bfloat(v5044);
+        const uint v5050 = v5037 * v2;
+        const uint v5051 = v5050 + v5039;
+        const uint v5052 = v5051 - v78;
+        out[v5052] = v5049;
       }
     }
-    const uint v5092 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5093 = v4666 + v5092;
-    const uint v5094 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5095 = v87 + v5094;
-    const bool v5096 = v5093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5097 = v3156 && v5096;
-    const bool v5098 = v5095 < v88;
-    const bool v5099 = v5097 && v5098;
-    if (v5099) {
-      const float v5100 = v3160.m[0][12].thread_elements()[1];
-      const bool v5101 = v5093 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5102 = v5095 - v78;
-      const bool v5103 = v5102 < v2;
-      const bool v5104 = v5101 && v5103;
-      if (v5104) {
-        const bfloat v5105 = bfloat(v5100);
-        const uint v5106 = v5093 * v2;
-        const uint v5107 = v5106 + v5095;
-        const uint v5108 = v5107 - v78;
-        out[v5108] = v5105;
+    const uint v5053 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5054 = v4627 + v5053;
+    const uint v5055 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5056 = v87 + v5055;
+    const bool v5057 = v5054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5058 = v3117 && v5057;
+    const bool v5059 = v5056 < v88;
+    const bool v5060 = v5058 && v5059;
+    if (v5060) {
+      const float v5061 = v3121.m[0][12].thread_elements()[1];
+      const bool v5062 = v5054 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5063 = v5056 - v78;
+      const bool v5064 = v5063 < v2;
+      const bool v5065 = v5062 && v5064;
+      if (v5065) {
+        const bfloat v5066 = bfloat(v5061);
+        const uint v5067 = v5054 * v2;
+        const uint v5068 = v5067 + v5056;
+        const uint v5069 = v5068 - v78;
+        out[v5069] = v5066;
       }
     }
-    const uint v5109 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5110 = v4666 + v5109;
-    const uint v5111 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5112 = v87 + v5111;
-    const bool v5113 = v5110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5114 = v3156 && v5113;
-    const bool v5115 = v5112 < v88;
-    const bool v5116 = v5114 && v5115;
-    if (v5116) {
-      const float v5117 = v3160.m[0][13].thread_elements()[0];
-      const bool v5118 = v5110 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5119 = v5112 - v78;
-      const bool v5120 = v5119 < v2;
-      const bool v5121 = v5118 && v5120;
-      if (v5121) {
-        const bfloat v5122 = bfloat(v5117);
-        const uint v5123 = v5110 * v2;
-        const uint v5124 = v5123 + v5112;
-        const uint v5125 = v5124 - v78;
-        out[v5125] = v5122;
+    const uint v5070 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5071 = v4627 + v5070;
+    const uint v5072 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5073 = v87 + v5072;
+    const bool v5074 = v5071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5075 = v3117 && v5074;
+    const bool v5076 = v5073 < v88;
+    const bool v5077 = v5075 && v5076;
+    if (v5077) {
+      const float v5078 = v3121.m[0][13].thread_elements()[0];
+      const bool v5079 = v5071 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5080 = v5073 - v78;
+      const bool v5081 = v5080 < v2;
+      const bool v5082 = v5079 && v5081;
+      if (v5082) {
+        const bfloat v5083 = bfloat(v5078);
+        const uint v5084 = v5071 * v2;
+        const uint v5085 = v5084 + v5073;
+        const uint v5086 = v5085 - v78;
+        out[v5086] = v5083;
       }
     }
-    const uint v5126 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5127 = v4666 + v5126;
-    const uint v5128 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5129 = v87 + v5128;
-    const bool v5130 = v5127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5131 = v3156 && v5130;
-    const bool v5132 = v5129 < v88;
-    const bool v5133 = v5131 && v5132;
-    if (v5133) {
-      const float v5134 = v3160.m[0][13].thread_elements()[1];
-      const bool v5135 = v5127 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5136 = v5129 - v78;
-      const bool v5137 = v5136 < v2;
-      const bool v5138 = v5135 && v5137;
-      if (v5138) {
-        const bfloat v5139 = bfloat(v5134);
-        const uint v5140 = v5127 * v2;
-        const uint v5141 = v5140 + v5129;
-        const uint v5142 = v5141 - v78;
-        out[v5142] = v5139;
+    const uint v5087 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5088 = v4627 + v5087;
+    const uint v5089 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5090 = v87 + v5089;
+    const bool v5091 = v5088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5092 = v3117 && v5091;
+    const bool v5093 = v5090 < v88;
+    const bool v5094 = v5092 && v5093;
+    if (v5094) {
+      const float v5095 = v3121.m[0][13].thread_elements()[1];
+      const bool v5096 = v5088 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5097 = v5090 - v78;
+      const bool v5098 = v5097 < v2;
+      const bool v5099 = v5096 && v5098;
+      if (v5099) {
+        const bfloat v5100 = bfloat(v5095);
+        const uint v5101 = v5088 * v2;
+        const uint v5102 = v5101 + v5090;
+        const uint v5103 = v5102 - v78;
+        out[v5103] = v5100;
       }
     }
-    const uint v5143 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5144 = v4666 + v5143;
-    const uint v5145 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5146 = v87 + v5145;
-    const bool v5147 = v5144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5148 = v3156 && v5147;
-    const bool v5149 = v5146 < v88;
-    const bool v5150 = v5148 && v5149;
-    if (v5150) {
-      const float v5151 = v3160.m[0][14].thread_elements()[0];
-      const bool v5152 = v5144 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5153 = v5146 - v78;
-      const bool v5154 = v5153 < v2;
-      const bool v5155 = v5152 && v5154;
-      if (v5155) {
-        const bfloat v5156 = bfloat(v5151);
-        const uint v5157 = v5144 * v2;
-        const uint v5158 = v5157 + v5146;
-        const uint v5159 = v5158 - v78;
-        out[v5159] = v5156;
+    const uint v5104 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5105 = v4627 + v5104;
+    const uint v5106 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5107 = v87 + v5106;
+    const bool v5108 = v5105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5109 = v3117 && v5108;
+    const bool v5110 = v5107 < v88;
+    const bool v5111 = v5109 && v5110;
+    if (v5111) {
+      const float v5112 = v3121.m[0][14].thread_elements()[0];
+      const bool v5113 = v5105 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5114 = v5107 - v78;
+      const bool v5115 = v5114 < v2;
+      const bool v5116 = v5113 && v5115;
+      if (v5116) {
+        const bfloat v5117 = bfloat(v5112);
+        const uint v5118 = v5105 * v2;
+        const uint v5119 = v5118 + v5107;
+        const uint v5120 = v5119 - v78;
+        out[v5120] = v5117;
       }
     }
-    const uint v5160 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5161 = v4666 + v5160;
-    const uint v5162 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5163 = v87 + v5162;
-    const bool v5164 = v5161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5165 = v3156 && v5164;
-    const bool v5166 = v5163 < v88;
-    const bool v5167 = v5165 && v5166;
-    if (v5167) {
-      const float v5168 = v3160.m[0][14].thread_elements()[1];
-      const bool v5169 = v5161 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5170 = v5163 - v78;
-      const bool v5171 = v5170 < v2;
-      const bool v5172 = v5169 && v5171;
-      if (v5172) {
-        const bfloat v5173 = bfloat(v5168);
-        const uint v5174 = v5161 * v2;
-        const uint v5175 = v5174 + v5163;
-        const uint v5176 = v5175 - v78;
-        out[v5176] = v5173;
+    const uint v5121 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5122 = v4627 + v5121;
+    const uint v5123 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5124 = v87 + v5123;
+    const bool v5125 = v5122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5126 = v3117 && v5125;
+    const bool v5127 = v5124 < v88;
+    const bool v5128 = v5126 && v5127;
+    if (v5128) {
+      const float v5129 = v3121.m[0][14].thread_elements()[1];
+      const bool v5130 = v5122 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5131 = v5124 - v78;
+      const bool v5132 = v5131 < v2;
+      const bool v5133 = v5130 && v5132;
+      if (v5133) {
+        const bfloat v5134 = bfloat(v5129);
+        const uint v5135 = v5122 * v2;
+        const uint v5136 = v5135 + v5124;
+        const uint v5137 = v5136 - v78;
+        out[v5137] = v5134;
       }
     }
-    const uint v5177 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5178 = v4666 + v5177;
-    const uint v5179 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5180 = v87 + v5179;
-    const bool v5181 = v5178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5182 = v3156 && v5181;
-    const bool v5183 = v5180 < v88;
-    const bool v5184 = v5182 && v5183;
-    if (v5184) {
-      const float v5185 = v3160.m[0][15].thread_elements()[0];
-      const bool v5186 = v5178 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5187 = v5180 - v78;
-      const bool v5188 = v5187 < v2;
-      const bool v5189 = v5186 && v5188;
-      if (v5189) {
-        const bfloat v5190 = bfloat(v5185);
-        const uint v5191 = v5178 * v2;
-        const uint v5192 = v5191 + v5180;
-        const uint v5193 = v5192 - v78;
-        out[v5193] = v5190;
+    const uint v5138 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5139 = v4627 + v5138;
+    const uint v5140 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5141 = v87 + v5140;
+    const bool v5142 = v5139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5143 = v3117 && v5142;
+    const bool v5144 = v5141 < v88;
+    const bool v5145 = v5143 && v5144;
+    if (v5145) {
+      const float v5146 = v3121.m[0][15].thread_elements()[0];
+      const bool v5147 = v5139 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5148 = v5141 - v78;
+      const bool v5149 = v5148 < v2;
+      const bool v5150 = v5147 && v5149;
+      if (v5150) {
+        const bfloat v5151 = bfloat(v5146);
+        const uint v5152 = v5139 * v2;
+        const uint v5153 = v5152 + v5141;
+        const uint v5154 = v5153 - v78;
+        out[v5154] = v5151;
       }
     }
-    const uint v5194 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5195 = v4666 + v5194;
-    const uint v5196 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5197 = v87 + v5196;
-    const bool v5198 = v5195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5199 = v3156 && v5198;
-    const bool v5200 = v5197 < v88;
-    const bool v5201 = v5199 && v5200;
-    if (v5201) {
-      const float v5202 = v3160.m[0][15].thread_elements()[1];
-      const bool v5203 = v5195 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5204 = v5197 - v78;
-      const bool v5205 = v5204 < v2;
-      const bool v5206 = v5203 && v5205;
-      if (v5206) {
-        const bfloat v5207 = bfloat(v5202);
-        const uint v5208 = v5195 * v2;
-        const uint v5209 = v5208 + v5197;
-        const uint v5210 = v5209 - v78;
-        out[v5210] = v5207;
+    const uint v5155 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5156 = v4627 + v5155;
+    const uint v5157 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5158 = v87 + v5157;
+    const bool v5159 = v5156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5160 = v3117 && v5159;
+    const bool v5161 = v5158 < v88;
+    const bool v5162 = v5160 && v5161;
+    if (v5162) {
+      const float v5163 = v3121.m[0][15].thread_elements()[1];
+      const bool v5164 = v5156 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5165 = v5158 - v78;
+      const bool v5166 = v5165 < v2;
+      const bool v5167 = v5164 && v5166;
+      if (v5167) {
+        const bfloat v5168 = bfloat(v5163);
+        const uint v5169 = v5156 * v2;
+        const uint v5170 = v5169 + v5158;
+        const uint v5171 = v5170 - v78;
+        out[v5171] = v5168;
       }
     }
-    const uint v5211 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5212 = v4666 + v5211;
-    const uint v5213 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5214 = v87 + v5213;
-    const bool v5215 = v5212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5216 = v3156 && v5215;
-    const bool v5217 = v5214 < v88;
-    const bool v5218 = v5216 && v5217;
-    if (v5218) {
-      const float v5219 = v3160.m[1][0].thread_elements()[0];
-      const bool v5220 = v5212 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5221 = v5214 - v78;
-      const bool v5222 = v5221 < v2;
-      const bool v5223 = v5220 && v5222;
-      if (v5223) {
-        const bfloat v5224 = bfloat(v5219);
-        const uint v5225 = v5212 * v2;
-        const uint v5226 = v5225 + v5214;
-        const uint v5227 = v5226 - v78;
-        out[v5227] = v5224;
+    const uint v5172 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5173 = v4627 + v5172;
+    const uint v5174 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5175 = v87 + v5174;
+    const bool v5176 = v5173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5177 = v3117 && v5176;
+    const bool v5178 = v5175 < v88;
+    const bool v5179 = v5177 && v5178;
+    if (v5179) {
+      const float v5180 = v3121.m[1][0].thread_elements()[0];
+      const bool v5181 = v5173 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5182 = v5175 - v78;
+      const bool v5183 = v5182 < v2;
+      const bool v5184 = v5181 && v5183;
+      if (v5184) {
+        const bfloat v5185 = bfloat(v5180);
+        const uint v5186 = v5173 * v2;
+        const uint v5187 = v5186 + v5175;
+        const uint v5188 = v5187 - v78;
+        out[v5188] = v5185;
       }
     }
-    const uint v5228 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5229 = v4666 + v5228;
-    const uint v5230 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5231 = v87 + v5230;
-    const bool v5232 = v5229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5233 = v3156 && v5232;
-    const bool v5234 = v5231 < v88;
-    const bool v5235 = v5233 && v5234;
-    if (v5235) {
-      const float v5236 = v3160.m[1][0].thread_elements()[1];
-      const bool v5237 = v5229 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5238 = v5231 - v78;
-      const bool v5239 = v5238 < v2;
-      const bool v5240 = v5237 && v5239;
-      if (v5240) {
-        const bfloat v5241 = bfloat(v5236);
-        const uint v5242 = v5229 * v2;
-        const uint v5243 = v5242 + v5231;
-        const uint v5244 = v5243 - v78;
-        out[v5244] = v5241;
+    const uint v5189 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5190 = v4627 + v5189;
+    const uint v5191 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5192 = v87 + v5191;
+    const bool v5193 = v5190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5194 = v3117 && v5193;
+    const bool v5195 = v5192 < v88;
+    const bool v5196 = v5194 && v5195;
+    if (v5196) {
+      const float v5197 = v3121.m[1][0].thread_elements()[1];
+      const bool v5198 = v5190 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5199 = v5192 - v78;
+      const bool v5200 = v5199 < v2;
+      const bool v5201 = v5198 && v5200;
+      if (v5201) {
+        const bfloat v5202 = bfloat(v5197);
+        const uint v5203 = v5190 * v2;
+        const uint v5204 = v5203 + v5192;
+        const uint v5205 = v5204 - v78;
+        out[v5205] = v5202;
       }
     }
-    const uint v5245 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5246 = v4666 + v5245;
-    const uint v5247 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5248 = v87 + v5247;
-    const bool v5249 = v5246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5250 = v3156 && v5249;
-    const bool v5251 = v5248 < v88;
-    const bool v5252 = v5250 && v5251;
-    if (v5252) {
-      const float v5253 = v3160.m[1][1].thread_elements()[0];
-      const bool v5254 = v5246 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5255 = v5248 - v78;
-      const bool v5256 = v5255 < v2;
-      const bool v5257 = v5254 && v5256;
-      if (v5257) {
-        const bfloat v5258 = bfloat(v5253);
-        const uint v5259 = v5246 * v2;
-        const uint v5260 = v5259 + v5248;
-        const uint v5261 = v5260 - v78;
-        out[v5261] = v5258;
+    const uint v5206 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5207 = v4627 + v5206;
+    const uint v5208 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5209 = v87 + v5208;
+    const bool v5210 = v5207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5211 = v3117 && v5210;
+    const bool v5212 = v5209 < v88;
+    const bool v5213 = v5211 && v5212;
+    if (v5213) {
+      const float v5214 = v3121.m[1][1].thread_elements()[0];
+      const bool v5215 = v5207 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5216 = v5209 - v78;
+      const bool v5217 = v5216 < v2;
+      const bool v5218 = v5215 && v5217;
+      if (v5218) {
+        const bfloat v5219 = bfloat(v5214);
+        const uint v5220 = v5207 * v2;
+        const uint v5221 = v5220 + v5209;
+        const uint v5222 = v5221 - v78;
+        out[v5222] = v5219;
       }
     }
-    const uint v5262 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5263 = v4666 + v5262;
-    const uint v5264 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5265 = v87 + v5264;
-    const bool v5266 = v5263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5267 = v3156 && v5266;
-    const bool v5268 = v5265 < v88;
-    const bool v5269 = v5267 && v5268;
-    if (v5269) {
-      const float v5270 = v3160.m[1][1].thread_elements()[1];
-      const bool v5271 = v5263 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5272 = v5265 - v78;
-      const bool v5273 = v5272 < v2;
-      const bool v5274 = v5271 && v5273;
-      if (v5274) {
-        const bfloat v5275 = bfloat(v5270);
-        const uint v5276 = v5263 * v2;
-        const uint v5277 = v5276 + v5265;
-        const uint v5278 = v5277 - v78;
-        out[v5278] = v5275;
+    const uint v5223 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5224 = v4627 + v5223;
+    const uint v5225 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5226 = v87 + v5225;
+    const bool v5227 = v5224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5228 = v3117 && v5227;
+    const bool v5229 = v5226 < v88;
+    const bool v5230 = v5228 && v5229;
+    if (v5230) {
+      const float v5231 = v3121.m[1][1].thread_elements()[1];
+      const bool v5232 = v5224 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5233 = v5226 - v78;
+      const bool v5234 = v5233 < v2;
+      const bool v5235 = v5232 && v5234;
+      if (v5235) {
+        const bfloat v5236 = bfloat(v5231);
+        const uint v5237 = v5224 * v2;
+        const uint v5238 = v5237 + v5226;
+        const uint v5239 = v5238 - v78;
+        out[v5239] = v5236;
       }
     }
-    const uint v5279 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5280 = v4666 + v5279;
-    const uint v5281 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5282 = v87 + v5281;
-    const bool v5283 = v5280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5284 = v3156 && v5283;
-    const bool v5285 = v5282 < v88;
-    const bool v5286 = v5284 && v5285;
-    if (v5286) {
-      const float v5287 = v3160.m[1][2].thread_elements()[0];
-      const bool v5288 = v5280 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5289 = v5282 - v78;
-      const bool v5290 = v5289 < v2;
-      const bool v5291 = v5288 && v5290;
-      if (v5291) {
-        const bfloat v5292 = bfloat(v5287);
-        const uint v5293 = v5280 * v2;
-        const uint v5294 = v5293 + v5282;
-        const uint v5295 = v5294 - v78;
-        out[v5295] = v5292;
+    const uint v5240 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5241 = v4627 + v5240;
+    const uint v5242 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5243 = v87 + v5242;
+    const bool v5244 = v5241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5245 = v3117 && v5244;
+    const bool v5246 = v5243 < v88;
+    const bool v5247 = v5245 && v5246;
+    if (v5247) {
+      const float v5248 = v3121.m[1][2].thread_elements()[0];
+      const bool v5249 = v5241 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5250 = v5243 - v78;
+      const bool v5251 = v5250 < v2;
+      const bool v5252 = v5249 && v5251;
+      if (v5252) {
+        const bfloat v5253 = bfloat(v5248);
+        const uint v5254 = v5241 * v2;
+        const uint v5255 = v5254 + v5243;
+        const uint v5256 = v5255 - v78;
+        out[v5256] = v5253;
       }
     }
-    const uint v5296 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5297 = v4666 + v5296;
-    const uint v5298 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5299 = v87 + v5298;
-    const bool v5300 = v5297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5301 = v3156 && v5300;
-    const bool v5302 = v5299 < v88;
-    const bool v5303 = v5301 && v5302;
-    if (v5303) {
-      const float v5304 = v3160.m[1][2].thread_elements()[1];
-      const bool v5305 = v5297 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5306 = v5299 - v78;
-      const bool v5307 = v5306 < v2;
-      const bool v5308 = v5305 && v5307;
-      if (v5308) {
-        const bfloat v5309 = bfloat(v5304);
-        const uint v5310 = v5297 * v2;
-        const uint v5311 = v5310 + v5299;
-        const uint v5312 = v5311 - v78;
-        out[v5312] = v5309;
+    const uint v5257 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5258 = v4627 + v5257;
+    const uint v5259 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5260 = v87 + v5259;
+    const bool v5261 = v5258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5262 = v3117 && v5261;
+    const bool v5263 = v5260 < v88;
+    const bool v5264 = v5262 && v5263;
+    if (v5264) {
+      const float v5265 = v3121.m[1][2].thread_elements()[1];
+      const bool v5266 = v5258 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5267 = v5260 - v78;
+      const bool v5268 = v5267 < v2;
+      const bool v5269 = v5266 && v5268;
+      if (v5269) {
+        const bfloat v5270 = bfloat(v5265);
+        const uint v5271 = v5258 * v2;
+        const uint v5272 = v5271 + v5260;
+        const uint v5273 = v5272 - v78;
+        out[v5273] = v5270;
       }
     }
-    const uint v5313 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5314 = v4666 + v5313;
-    const uint v5315 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5316 = v87 + v5315;
-    const bool v5317 = v5314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5318 = v3156 && v5317;
-    const bool v5319 = v5316 < v88;
-    const bool v5320 = v5318 && v5319;
-    if (v5320) {
-      const float v5321 = v3160.m[1][3].thread_elements()[0];
-      const bool v5322 = v5314 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5323 = v5316 - v78;
-      const bool v5324 = v5323 < v2;
-      const bool v5325 = v5322 && v5324;
-      if (v5325) {
-        const bfloat v5326 = bfloat(v5321);
-        const uint v5327 = v5314 * v2;
-        const uint v5328 = v5327 + v5316;
-        const uint v5329 = v5328 - v78;
-        out[v5329] = v5326;
+    const uint v5274 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5275 = v4627 + v5274;
+    const uint v5276 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5277 = v87 + v5276;
+    const bool v5278 = v5275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5279 = v3117 && v5278;
+    const bool v5280 = v5277 < v88;
+    const bool v5281 = v5279 && v5280;
+    if (v5281) {
+      const float v5282 = v3121.m[1][3].thread_elements()[0];
+      const bool v5283 = v5275 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5284 = v5277 - v78;
+      const bool v5285 = v5284 < v2;
+      const bool v5286 = v5283 && v5285;
+      if (v5286) {
+        const bfloat v5287 = bfloat(v5282);
+        const uint v5288 = v5275 * v2;
+        const uint v5289 = v5288 + v5277;
+        const uint v5290 = v5289 - v78;
+        out[v5290] = v5287;
       }
     }
-    const uint v5330 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5331 = v4666 + v5330;
-    const uint v5332 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5333 = v87 + v5332;
-    const bool v5334 = v5331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5335 = v3156 && v5334;
-    const bool v5336 = v5333 < v88;
-    const bool v5337 = v5335 && v5336;
-    if (v5337) {
-      const float v5338 = v3160.m[1][3].thread_elements()[1];
-      const bool v5339 = v5331 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5340 = v5333 - v78;
-      const bool v5341 = v5340 < v2;
-      const bool v5342 = v5339 && v5341;
-      if (v5342) {
-        const bfloat v5343 = bfloat(v5338);
-        const uint v5344 = v5331 * v2;
-        const uint v5345 = v5344 + v5333;
-        const uint v5346 = v5345 - v78;
-        out[v5346] = v5343;
+    const uint v5291 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5292 = v4627 + v5291;
+    const uint v5293 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5294 = v87 + v5293;
+    const bool v5295 = v5292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5296 = v3117 && v5295;
+    const bool v5297 = v5294 < v88;
+    const bool v5298 = v5296 && v5297;
+    if (v5298) {
+      const float v5299 = v3121.m[1][3].thread_elements()[1];
+      const bool v5300 = v5292 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5301 = v5294 - v78;
+      const bool v5302 = v5301 < v2;
+      const bool v5303 = v5300 && v5302;
+      if (v5303) {
+        const bfloat v5304 = bfloat(v5299);
+        const uint v5305 = v5292 * v2;
+        const uint v5306 = v5305 + v5294;
+        const uint v5307 = v5306 - v78;
+        out[v5307] = v5304;
       }
     }
-    const uint v5347 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5348 = v4666 + v5347;
-    const uint v5349 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5350 = v87 + v5349;
-    const bool v5351 = v5348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5352 = v3156 && v5351;
-    const bool v5353 = v5350 < v88;
-    const bool v5354 = v5352 && v5353;
-    if (v5354) {
-      const float v5355 = v3160.m[1][4].thread_elements()[0];
-      const bool v5356 = v5348 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5357 = v5350 - v78;
-      const bool v5358 = v5357 < v2;
-      const bool v5359 = v5356 && v5358;
-      if (v5359) {
-        const bfloat v5360 = bfloat(v5355);
-        const uint v5361 = v5348 * v2;
-        const uint v5362 = v5361 + v5350;
-        const uint v5363 = v5362 - v78;
-        out[v5363] = v5360;
+    const uint v5308 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5309 = v4627 + v5308;
+    const uint v5310 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5311 = v87 + v5310;
+    const bool v5312 = v5309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5313 = v3117 && v5312;
+    const bool v5314 = v5311 < v88;
+    const bool v5315 = v5313 && v5314;
+    if (v5315) {
+      const float v5316 = v3121.m[1][4].thread_elements()[0];
+      const bool v5317 = v5309 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5318 = v5311 - v78;
+      const bool v5319 = v5318 < v2;
+      const bool v5320 = v5317 && v5319;
+      if (v5320) {
+        const bfloat v5321 = bfloat(v5316);
+        const uint v5322 = v5309 * v2;
+        const uint v5323 = v5322 + v5311;
+        const uint v5324 = v5323 - v78;
+        out[v5324] = v5321;
       }
     }
-    const uint v5364 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5365 = v4666 + v5364;
-    const uint v5366 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5367 = v87 + v5366;
-    const bool v5368 = v5365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5369 = v3156 && v5368;
-    const bool v5370 = v5367 < v88;
-    const bool v5371 = v5369 && v5370;
-    if (v5371) {
-      const float v5372 = v3160.m[1][4].thread_elements()[1];
-      const bool v5373 = v5365 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5374 = v5367 - v78;
-      const bool v5375 = v5374 < v2;
-      const bool v5376 = v5373 && v5375;
-      if (v5376) {
-        const bfloat v5377 = bfloat(v5372);
-        const uint v5378 = v5365 * v2;
-        const uint v5379 = v5378 + v5367;
-        const uint v5380 = v5379 - v78;
-        out[v5380] = v5377;
+    const uint v5325 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5326 = v4627 + v5325;
+    const uint v5327 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5328 = v87 + v5327;
+    const bool v5329 = v5326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5330 = v3117 && v5329;
+    const bool v5331 = v5328 < v88;
+    const bool v5332 = v5330 && v5331;
+    if (v5332) {
+      const float v5333 = v3121.m[1][4].thread_elements()[1];
+      const bool v5334 = v5326 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5335 = v5328 - v78;
+      const bool v5336 = v5335 < v2;
+      const bool v5337 = v5334 && v5336;
+      if (v5337) {
+        const bfloat v5338 = bfloat(v5333);
+        const uint v5339 = v5326 * v2;
+        const uint v5340 = v5339 + v5328;
+        const uint v5341 = v5340 - v78;
+        out[v5341] = v5338;
       }
     }
-    const uint v5381 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5382 = v4666 + v5381;
-    const uint v5383 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5384 = v87 + v5383;
-    const bool v5385 = v5382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5386 = v3156 && v5385;
-    const bool v5387 = v5384 < v88;
-    const bool v5388 = v5386 && v5387;
-    if (v5388) {
-      const float v5389 = v3160.m[1][5].thread_elements()[0];
-      const bool v5390 = v5382 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5391 = v5384 - v78;
-      const bool v5392 = v5391 < v2;
-      const bool v5393 = v5390 && v5392;
-      if (v5393) {
-        const bfloat v5394 = bfloat(v5389);
-        const uint v5395 = v5382 * v2;
-        const uint v5396 = v5395 + v5384;
-        const uint v5397 = v5396 - v78;
-        out[v5397] = v5394;
+    const uint v5342 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5343 = v4627 + v5342;
+    const uint v5344 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5345 = v87 + v5344;
+    const bool v5346 = v5343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5347 = v3117 && v5346;
+    const bool v5348 = v5345 < v88;
+    const bool v5349 = v5347 && v5348;
+    if (v5349) {
+      const float v5350 = v3121.m[1][5].thread_elements()[0];
+      const bool v5351 = v5343 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5352 = v5345 - v78;
+      const bool v5353 = v5352 < v2;
+      const bool v5354 = v5351 && v5353;
+      if (v5354) {
+        const bfloat v5355 = bfloat(v5350);
+        const uint v5356 = v5343 * v2;
+        const uint v5357 = v5356 + v5345;
+        const uint v5358 = v5357 - v78;
+        out[v5358] = v5355;
       }
     }
-    const uint v5398 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5399 = v4666 + v5398;
-    const uint v5400 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5401 = v87 + v5400;
-    const bool v5402 = v5399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5403 = v3156 && v5402;
-    const bool v5404 = v5401 < v88;
-    const bool v5405 = v5403 && v5404;
-    if (v5405) {
-      const float v5406 = v3160.m[1][5].thread_elements()[1];
-      const bool v5407 = v5399 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5408 = v5401 - v78;
-      const bool v5409 = v5408 < v2;
-      const bool v5410 = v5407 && v5409;
-      if (v5410) {
-        const bfloat v5411 = bfloat(v5406);
-        const uint v5412 = v5399 * v2;
-        const uint v5413 = v5412 + v5401;
-        const uint v5414 = v5413 - v78;
-        out[v5414] = v5411;
+    const uint v5359 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5360 = v4627 + v5359;
+    const uint v5361 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5362 = v87 + v5361;
+    const bool v5363 = v5360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5364 = v3117 && v5363;
+    const bool v5365 = v5362 < v88;
+    const bool v5366 = v5364 && v5365;
+    if (v5366) {
+      const float v5367 = v3121.m[1][5].thread_elements()[1];
+      const bool v5368 = v5360 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5369 = v5362 - v78;
+      const bool v5370 = v5369 < v2;
+      const bool v5371 = v5368 && v5370;
+      if (v5371) {
+        const bfloat v5372 = bfloat(v5367);
+        const uint v5373 = v5360 * v2;
+        const uint v5374 = v5373 + v5362;
+        const uint v5375 = v5374 - v78;
+        out[v5375] = v5372;
       }
     }
-    const uint v5415 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5416 = v4666 + v5415;
-    const uint v5417 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5418 = v87 + v5417;
-    const bool v5419 = v5416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5420 = v3156 && v5419;
-    const bool v5421 = v5418 < v88;
-    const bool v5422 = v5420 && v5421;
-    if (v5422) {
-      const float v5423 = v3160.m[1][6].thread_elements()[0];
-      const bool v5424 = v5416 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5425 = v5418 - v78;
-      const bool v5426 = v5425 < v2;
-      const bool v5427 = v5424 && v5426;
-      if (v5427) {
-        const bfloat v5428 = bfloat(v5423);
-        const uint v5429 = v5416 * v2;
-        const uint v5430 = v5429 + v5418;
-        const uint v5431 = v5430 - v78;
-        out[v5431] = v5428;
+    const uint v5376 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5377 = v4627 + v5376;
+    const uint v5378 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5379 = v87 + v5378;
+    const bool v5380 = v5377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5381 = v3117 && v5380;
+    const bool v5382 = v5379 < v88;
+    const bool v5383 = v5381 && v5382;
+    if (v5383) {
+      const float v5384 = v3121.m[1][6].thread_elements()[0];
+      const bool v5385 = v5377 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5386 = v5379 - v78;
+      const bool v5387 = v5386 < v2;
+      const bool v5388 = v5385 && v5387;
+      if (v5388) {
+        const bfloat v5389 = bfloat(v5384);
+        const uint v5390 = v5377 * v2;
+        const uint v5391 = v5390 + v5379;
+        const uint v5392 = v5391 - v78;
+        out[v5392] = v5389;
       }
     }
-    const uint v5432 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5433 = v4666 + v5432;
-    const uint v5434 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5435 = v87 + v5434;
-    const bool v5436 = v5433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5437 = v3156 && v5436;
-    const bool v5438 = v5435 < v88;
-    const bool v5439 = v5437 && v5438;
-    if (v5439) {
-      const float v5440 = v3160.m[1][6].thread_elements()[1];
-      const bool v5441 = v5433 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5442 = v5435 - v78;
-      const bool v5443 = v5442 < v2;
-      const bool v5444 = v5441 && v5443;
-      if (v5444) {
-        const bfloat v5445 = bfloat(v5440);
-        const uint v5446 = v5433 * v2;
-        const uint v5447 = v5446 + v5435;
-        const uint v5448 = v5447 - v78;
-        out[v5448] = v5445;
+    const uint v5393 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5394 = v4627 + v5393;
+    const uint v5395 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5396 = v87 + v5395;
+    const bool v5397 = v5394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5398 = v3117 && v5397;
+    const bool v5399 = v5396 < v88;
+    const bool v5400 = v5398 && v5399;
+    if (v5400) {
+      const float v5401 = v3121.m[1][6].thread_elements()[1];
+      const bool v5402 = v5394 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5403 = v5396 - v78;
+      const bool v5404 = v5403 < v2;
+      const bool v5405 = v5402 && v5404;
+      if (v5405) {
+        const bfloat v5406 = bfloat(v5401);
+        const uint v5407 = v5394 * v2;
+        const uint v5408 = v5407 + v5396;
+        const uint v5409 = v5408 - v78;
+        out[v5409] = v5406;
       }
     }
-    const uint v5449 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5450 = v4666 + v5449;
-    const uint v5451 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5452 = v87 + v5451;
-    const bool v5453 = v5450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5454 = v3156 && v5453;
-    const bool v5455 = v5452 < v88;
-    const bool v5456 = v5454 && v5455;
-    if (v5456) {
-      const float v5457 = v3160.m[1][7].thread_elements()[0];
-      const bool v5458 = v5450 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5459 = v5452 - v78;
-      const bool v5460 = v5459 < v2;
-      const bool v5461 = v5458 && v5460;
-      if (v5461) {
-        const bfloat v5462 = bfloat(v5457);
-        const uint v5463 = v5450 * v2;
-        const uint v5464 = v5463 + v5452;
-        const uint v5465 = v5464 - v78;
-        out[v5465] = v5462;
+    const uint v5410 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5411 = v4627 + v5410;
+    const uint v5412 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5413 = v87 + v5412;
+    const bool v5414 = v5411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5415 = v3117 && v5414;
+    const bool v5416 = v5413 < v88;
+    const bool v5417 = v5415 && v5416;
+    if (v5417) {
+      const float v5418 = v3121.m[1][7].thread_elements()[0];
+      const bool v5419 = v5411 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5420 = v5413 - v78;
+      const bool v5421 = v5420 < v2;
+      const bool v5422 = v5419 && v5421;
+      if (v5422) {
+        const bfloat v5423 = bfloat(v5418);
+        const uint v5424 = v5411 * v2;
+        const uint v5425 = v5424 + v5413;
+        const uint v5426 = v5425 - v78;
+        out[v5426] = v5423;
       }
     }
-    const uint v5466 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5467 = v4666 + v5466;
-    const uint v5468 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5469 = v87 + v5468;
-    const bool v5470 = v5467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5471 = v3156 && v5470;
-    const bool v5472 = v5469 < v88;
-    const bool v5473 = v5471 && v5472;
-    if (v5473) {
-      const float v5474 = v3160.m[1][7].thread_elements()[1];
-      const bool v5475 = v5467 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5476 = v5469 - v78;
-      const bool v5477 = v5476 < v2;
-      const bool v5478 = v5475 && v5477;
-      if (v5478) {
-        const bfloat v5479 = bfloat(v5474);
-        const uint v5480 = v5467 * v2;
-        const uint v5481 = v5480 + v5469;
-        const uint v5482 = v5481 - v78;
-        out[v5482] = v5479;
+    const uint v5427 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5428 = v4627 + v5427;
+    const uint v5429 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5430 = v87 + v5429;
+    const bool v5431 = v5428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5432 = v3117 && v5431;
+    const bool v5433 = v5430 < v88;
+    const bool v5434 = v5432 && v5433;
+    if (v5434) {
+      const float v5435 = v3121.m[1][7].thread_elements()[1];
+      const bool v5436 = v5428 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5437 = v5430 - v78;
+      const bool v5438 = v5437 < v2;
+      const bool v5439 = v5436 && v5438;
+      if (v5439) {
+        const bfloat v5440 = bfloat(v5435);
+        const uint v5441 = v5428 * v2;
+        const uint v5442 = v5441 + v5430;
+        const uint v5443 = v5442 - v78;
+        out[v5443] = v5440;
       }
     }
-    const uint v5483 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5484 = v4666 + v5483;
-    const uint v5485 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5486 = v87 + v5485;
-    const bool v5487 = v5484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5488 = v3156 && v5487;
-    const bool v5489 = v5486 < v88;
-    const bool v5490 = v5488 && v5489;
-    if (v5490) {
-      const float v5491 = v3160.m[1][8].thread_elements()[0];
-      const bool v5492 = v5484 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5493 = v5486 - v78;
-      const bool v5494 = v5493 < v2;
-      const bool v5495 = v5492 && v5494;
-      if (v5495) {
-        const bfloat v5496 = bfloat(v5491);
-        const uint v5497 = v5484 * v2;
-        const uint v5498 = v5497 + v5486;
-        const uint v5499 = v5498 - v78;
-        out[v5499] = v5496;
+    const uint v5444 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5445 = v4627 + v5444;
+    const uint v5446 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5447 = v87 + v5446;
+    const bool v5448 = v5445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5449 = v3117 && v5448;
+    const bool v5450 = v5447 < v88;
+    const bool v5451 = v5449 && v5450;
+    if (v5451) {
+      const float v5452 = v3121.m[1][8].thread_elements()[0];
+      const bool v5453 = v5445 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5454 = v5447 - v78;
+      const bool v5455 = v5454 < v2;
+      const bool v5456 = v5453 && v5455;
+      if (v5456) {
+        const bfloat v5457 = bfloat(v5452);
+        const uint v5458 = v5445 * v2;
+        const uint v5459 = v5458 + v5447;
+        const uint v5460 = v5459 - v78;
+        out[v5460] = v5457;
       }
     }
-    const uint v5500 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5501 = v4666 + v5500;
-    const uint v5502 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5503 = v87 + v5502;
-    const bool v5504 = v5501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5505 = v3156 && v5504;
-    const bool v5506 = v5503 < v88;
-    const bool v5507 = v5505 && v5506;
-    if (v5507) {
-      const float v5508 = v3160.m[1][8].thread_elements()[1];
-      const bool v5509 = v5501 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5510 = v5503 - v78;
-      const bool v5511 = v5510 < v2;
-      const bool v5512 = v5509 && v5511;
-      if (v5512) {
-        const bfloat v5513 = bfloat(v5508);
-        const uint v5514 = v5501 * v2;
-        const uint v5515 = v5514 + v5503;
-        const uint v5516 = v5515 - v78;
-        out[v5516] = v5513;
+    const uint v5461 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5462 = v4627 + v5461;
+    const uint v5463 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5464 = v87 + v5463;
+    const bool v5465 = v5462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5466 = v3117 && v5465;
+    const bool v5467 = v5464 < v88;
+    const bool v5468 = v5466 && v5467;
+    if (v5468) {
+      const float v5469 = v3121.m[1][8].thread_elements()[1];
+      const bool v5470 = v5462 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5471 = v5464 - v78;
+      const bool v5472 = v5471 < v2;
+      const bool v5473 = v5470 && v5472;
+      if (v5473) {
+        const bfloat v5474 = bfloat(v5469);
+        const uint v5475 = v5462 * v2;
+        const uint v5476 = v5475 + v5464;
+        const uint v5477 = v5476 - v78;
+        out[v5477] = v5474;
       }
     }
-    const uint v5517 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5518 = v4666 + v5517;
-    const uint v5519 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5520 = v87 + v5519;
-    const bool v5521 = v5518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5522 = v3156 && v5521;
-    const bool v5523 = v5520 < v88;
-    const bool v5524 = v5522 && v5523;
-    if (v5524) {
-      const float v5525 = v3160.m[1][9].thread_elements()[0];
-      const bool v5526 = v5518 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5527 = v5520 - v78;
-      const bool v5528 = v5527 < v2;
-      const bool v5529 = v5526 && v5528;
-      if (v5529) {
-        const bfloat v5530 = bfloat(v5525);
-        const uint v5531 = v5518 * v2;
-        const uint v5532 = v5531 + v5520;
-        const uint v5533 = v5532 - v78;
-        out[v5533] = v5530;
+    const uint v5478 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5479 = v4627 + v5478;
+    const uint v5480 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5481 = v87 + v5480;
+    const bool v5482 = v5479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5483 = v3117 && v5482;
+    const bool v5484 = v5481 < v88;
+    const bool v5485 = v5483 && v5484;
+    if (v5485) {
+      const float v5486 = v3121.m[1][9].thread_elements()[0];
+      const bool v5487 = v5479 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5488 = v5481 - v78;
+      const bool v5489 = v5488 < v2;
+      const bool v5490 = v5487 && v5489;
+      if (v5490) {
+        const bfloat v5491 = bfloat(v5486);
+        const uint v5492 = v5479 * v2;
+        const uint v5493 = v5492 + v5481;
+        const uint v5494 = v5493 - v78;
+        out[v5494] = v5491;
       }
     }
-    const uint v5534 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5535 = v4666 + v5534;
-    const uint v5536 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5537 = v87 + v5536;
-    const bool v5538 = v5535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5539 = v3156 && v5538;
-    const bool v5540 = v5537 < v88;
-    const bool v5541 = v5539 && v5540;
-    if (v5541) {
-      const float v5542 = v3160.m[1][9].thread_elements()[1];
-      const bool v5543 = v5535 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5544 = v5537 - v78;
-      const bool v5545 = v5544 < v2;
-      const bool v5546 = v5543 && v5545;
-      if (v5546) {
-        const bfloat v5547 = bfloat(v5542);
-        const uint v5548 = v5535 * v2;
-        const uint v5549 = v5548 + v5537;
-        const uint v5550 = v5549 - v78;
-        out[v5550] = v5547;
+    const uint v5495 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5496 = v4627 + v5495;
+    const uint v5497 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5498 = v87 + v5497;
+    const bool v5499 = v5496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5500 = v3117 && v5499;
+    const bool v5501 = v5498 < v88;
+    const bool v5502 = v5500 && v5501;
+    if (v5502) {
+      const float v5503 = v3121.m[1][9].thread_elements()[1];
+      const bool v5504 = v5496 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5505 = v5498 - v78;
+      const bool v5506 = v5505 < v2;
+      const bool v5507 = v5504 && v5506;
+      if (v5507) {
+        const bfloat v5508 = bfloat(v5503);
+        const uint v5509 = v5496 * v2;
+        const uint v5510 = v5509 + v5498;
+        const uint v5511 = v5510 - v78;
+        out[v5511] = v5508;
       }
     }
-    const uint v5551 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5552 = v4666 + v5551;
-    const uint v5553 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5554 = v87 + v5553;
-    const bool v5555 = v5552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5556 = v3156 && v5555;
-    const bool v5557 = v5554 < v88;
-    const bool v5558 = v5556 && v5557;
-    if (v5558) {
-      const float v5559 = v3160.m[1][10].thread_elements()[0];
-      const bool v5560 = v5552 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5561 = v5554 - v78;
-      const bool v5562 = v5561 < v2;
-      const bool v5563 = v5560 && v5562;
-      if (v5563) {
-        const bfloat v5564 = bfloat(v5559);
-        const uint v5565 = v5552 * v2;
-        const uint v5566 = v5565 + v5554;
-        const uint v5567 = v5566 - v78;
-        out[v5567] = v5564;
+    const uint v5512 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5513 = v4627 + v5512;
+    const uint v5514 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5515 = v87 + v5514;
+    const bool v5516 = v5513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5517 = v3117 && v5516;
+    const bool v5518 = v5515 < v88;
+    const bool v5519 = v5517 && v5518;
+    if (v5519) {
+      const float v5520 = v3121.m[1][10].thread_elements()[0];
+      const bool v5521 = v5513 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5522 = v5515 - v78;
+      const bool v5523 = v5522 < v2;
+      const bool v5524 = v5521 && v5523;
+      if (v5524) {
+        const bfloat v5525 = bfloat(v5520);
+        const uint v5526 = v5513 * v2;
+        const uint v5527 = v5526 + v5515;
+        const uint v5528 = v5527 - v78;
+        out[v5528] = v5525;
       }
     }
-    const uint v5568 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5569 = v4666 + v5568;
-    const uint v5570 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5571 = v87 + v5570;
-    const bool v5572 = v5569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5573 = v3156 && v5572;
-    const bool v5574 = v5571 < v88;
-    const bool v5575 = v5573 && v5574;
-    if (v5575) {
-      const float v5576 = v3160.m[1][10].thread_elements()[1];
-      const bool v5577 = v5569 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5578 = v5571 - v78;
-      const bool v5579 = v5578 < v2;
-      const bool v5580 = v5577 && v5579;
-      if (v5580) {
-        const bfloat v5581 = bfloat(v5576);
-        const uint v5582 = v5569 * v2;
-        const uint v5583 = v5582 + v5571;
-        const uint v5584 = v5583 - v78;
-        out[v5584] = v5581;
+    const uint v5529 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5530 = v4627 + v5529;
+    const uint v5531 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5532 = v87 + v5531;
+    const bool v5533 = v5530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5534 = v3117 && v5533;
+    const bool v5535 = v5532 < v88;
+    const bool v5536 = v5534 && v5535;
+    if (v5536) {
+      const float v5537 = v3121.m[1][10].thread_elements()[1];
+      const bool v5538 = v5530 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5539 = v5532 - v78;
+      const bool v5540 = v5539 < v2;
+      const bool v5541 = v5538 && v5540;
+      if (v5541) {
+        const bfloat v5542 = bfloat(v5537);
+        const uint v5543 = v5530 * v2;
+        const uint v5544 = v5543 + v5532;
+        const uint v5545 = v5544 - v78;
+        out[v5545] = v5542;
       }
     }
-    const uint v5585 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5586 = v4666 + v5585;
-    const uint v5587 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5588 = v87 + v5587;
-    const bool v5589 = v5586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5590 = v3156 && v5589;
-    const bool v5591 = v5588 < v88;
-    const bool v5592 = v5590 && v5591;
-    if (v5592) {
-      const float v5593 = v3160.m[1][11].thread_elements()[0];
-      const bool v5594 = v5586 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5595 = v5588 - v78;
-      const bool v5596 = v5595 < v2;
-      const bool v5597 = v5594 && v5596;
-      if (v5597) {
-        const bfloat v5598 = bfloat(v5593);
-        const uint v5599 = v5586 * v2;
-        const uint v5600 = v5599 + v5588;
-        const uint v5601 = v5600 - v78;
-        out[v5601] = v5598;
+    const uint v5546 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5547 = v4627 + v5546;
+    const uint v5548 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5549 = v87 + v5548;
+    const bool v5550 = v5547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5551 = v3117 && v5550;
+    const bool v5552 = v5549 < v88;
+    const bool v5553 = v5551 && v5552;
+    if (v5553) {
+      const float v5554 = v3121.m[1][11].thread_elements()[0];
+      const bool v5555 = v5547 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5556 = v5549 - v78;
+      const bool v5557 = v5556 < v2;
+      const bool v5558 = v5555 && v5557;
+      if (v5558) {
+        const bfloat v5559 = bfloat(v5554);
+        const uint v5560 = v5547 * v2;
+        const uint v5561 = v5560 + v5549;
+        const uint v5562 = v5561 - v78;
+        out[v5562] = v5559;
       }
     }
-    const uint v5602 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5603 = v4666 + v5602;
-    const uint v5604 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5605 = v87 + v5604;
-    const bool v5606 = v5603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5607 = v3156 && v5606;
-    const bool v5608 = v5605 < v88;
-    const bool v5609 = v5607 && v5608;
-    if (v5609) {
-      const float v5610 = v3160.m[1][11].thread_elements()[1];
-      const bool v5611 = v5603 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5612 = v5605 - v78;
-      const bool v5613 = v5612 < v2;
-      const bool v5614 = v5611 && v5613;
-      if (v5614) {
-        const bfloat v5615 = bfloat(v5610);
-        const uint v5616 = v5603 * v2;
-        const uint v5617 = v5616 + v5605;
-        const uint v5618 = v5617 - v78;
-        out[v5618] = v5615;
+    const uint v5563 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5564 = v4627 + v5563;
+    const uint v5565 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5566 = v87 + v5565;
+    const bool v5567 = v5564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5568 = v3117 && v5567;
+    const bool v5569 = v5566 < v88;
+    const bool v5570 = v5568 && v5569;
+    if (v5570) {
+      const float v5571 = v3121.m[1][11].thread_elements()[1];
+      const bool v5572 = v5564 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5573 = v5566 - v78;
+      const bool v5574 = v5573 < v2;
+      const bool v5575 = v5572 && v5574;
+      if (v5575) {
+        const bfloat v5576 = bfloat(v5571);
+        const uint v5577 = v5564 * v2;
+        const uint v5578 = v5577 + v5566;
+        const uint v5579 = v5578 - v78;
+        out[v5579] = v5576;
       }
     }
-    const uint v5619 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5620 = v4666 + v5619;
-    const uint v5621 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5622 = v87 + v5621;
-    const bool v5623 = v5620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5624 = v3156 && v5623;
-    const bool v5625 = v5622 < v88;
-    const bool v5626 = v5624 && v5625;
-    if (v5626) {
-      const float v5627 = v3160.m[1][12].thread_elements()[0];
-      const bool v5628 = v5620 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5629 = v5622 - v78;
-      const bool v5630 = v5629 < v2;
-      const bool v5631 = v5628 && v5630;
-      if (v5631) {
-        const bfloat v5632 = bfloat(v5627);
-        const uint v5633 = v5620 * v2;
-        const uint v5634 = v5633 + v5622;
-        const uint v5635 = v5634 - v78;
-        out[v5635] = v5632;
+    const uint v5580 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5581 = v4627 + v5580;
+    const uint v5582 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5583 = v87 + v5582;
+    const bool v5584 = v5581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5585 = v3117 && v5584;
+    const bool v5586 = v5583 < v88;
+    const bool v5587 = v5585 && v5586;
+    if (v5587) {
+      const float v5588 = v3121.m[1][12].thread_elements()[0];
+      const bool v5589 = v5581 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5590 = v5583 - v78;
+      const bool v5591 = v5590 < v2;
+      const bool v5592 = v5589 && v5591;
+      if (v5592) {
+        const bfloat v5593 = bfloat(v5588);
+        const uint v5594 = v5581 * v2;
+        const uint v5595 = v5594 + v5583;
+        const uint v5596 = v5595 - v78;
+        out[v5596] = v5593;
       }
     }
-    const uint v5636 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5637 = v4666 + v5636;
-    const uint v5638 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5639 = v87 + v5638;
-    const bool v5640 = v5637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5641 = v3156 && v5640;
-    const bool v5642 = v5639 < v88;
-    const bool v5643 = v5641 && v5642;
-    if (v5643) {
-      const float v5644 = v3160.m[1][12].thread_elements()[1];
-      const bool v5645 = v5637 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5646 = v5639 - v78;
-      const bool v5647 = v5646 < v2;
-      const bool v5648 = v5645 && v5647;
-      if (v5648) {
-        const bfloat v5649 = bfloat(v5644);
-        const uint v5650 = v5637 * v2;
-        const uint v5651 = v5650 + v5639;
-        const uint v5652 = v5651 - v78;
-        out[v5652] = v5649;
+    const uint v5597 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5598 = v4627 + v5597;
+    const uint v5599 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5600 = v87 + v5599;
+    const bool v5601 = v5598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5602 = v3117 && v5601;
+    const bool v5603 = v5600 < v88;
+    const bool v5604 = v5602 && v5603;
+    if (v5604) {
+      const float v5605 = v3121.m[1][12].thread_elements()[1];
+      const bool v5606 = v5598 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5607 = v5600 - v78;
+      const bool v5608 = v5607 < v2;
+      const bool v5609 = v5606 && v5608;
+      if (v5609) {
+        const bfloat v5610 = bfloat(v5605);
+        const uint v5611 = v5598 * v2;
+        const uint v5612 = v5611 + v5600;
+        const uint v5613 = v5612 - v78;
+        out[v5613] = v5610;
       }
     }
-    const uint v5653 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5654 = v4666 + v5653;
-    const uint v5655 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5656 = v87 + v5655;
-    const bool v5657 = v5654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5658 = v3156 && v5657;
-    const bool v5659 = v5656 < v88;
-    const bool v5660 = v5658 && v5659;
-    if (v5660) {
-      const float v5661 = v3160.m[1][13].thread_elements()[0];
-      const bool v5662 = v5654 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5663 = v5656 - v78;
-      const bool v5664 = v5663 < v2;
-      const bool v5665 = v5662 && v5664;
-      if (v5665) {
-        const bfloat v5666 = bfloat(v5661);
-        const uint v5667 = v5654 * v2;
-        const uint v5668 = v5667 + v5656;
-        const uint v5669 = v5668 - v78;
-        out[v5669] = v5666;
+    const uint v5614 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5615 = v4627 + v5614;
+    const uint v5616 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5617 = v87 + v5616;
+    const bool v5618 = v5615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5619 = v3117 && v5618;
+    const bool v5620 = v5617 < v88;
+    const bool v5621 = v5619 && v5620;
+    if (v5621) {
+      const float v5622 = v3121.m[1][13].thread_elements()[0];
+      const bool v5623 = v5615 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5624 = v5617 - v78;
+      const bool v5625 = v5624 < v2;
+      const bool v5626 = v5623 && v5625;
+      if (v5626) {
+        const bfloat v5627 = bfloat(v5622);
+        const uint v5628 = v5615 * v2;
+        const uint v5629 = v5628 + v5617;
+        const uint v5630 = v5629 - v78;
+        out[v5630] = v5627;
       }
     }
-    const uint v5670 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5671 = v4666 + v5670;
-    const uint v5672 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5673 = v87 + v5672;
-    const bool v5674 = v5671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5675 = v3156 && v5674;
-    const bool v5676 = v5673 < v88;
-    const bool v5677 = v5675 && v5676;
-    if (v5677) {
-      const float v5678 = v3160.m[1][13].thread_elements()[1];
-      const bool v5679 = v5671 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5680 = v5673 - v78;
-      const bool v5681 = v5680 < v2;
-      const bool v5682 = v5679 && v5681;
-      if (v5682) {
-        const bfloat v5683 = bfloat(v5678);
-        const uint v5684 = v5671 * v2;
-        const uint v5685 = v5684 + v5673;
-        const uint v5686 = v5685 - v78;
-        out[v5686] = v5683;
+    const uint v5631 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5632 = v4627 + v5631;
+    const uint v5633 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5634 = v87 + v5633;
+    const bool v5635 = v5632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5636 = v3117 && v5635;
+    const bool v5637 = v5634 < v88;
+    const bool v5638 = v5636 && v5637;
+    if (v5638) {
+      const float v5639 = v3121.m[1][13].thread_elements()[1];
+      const bool v5640 = v5632 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5641 = v5634 - v78;
+      const bool v5642 = v5641 < v2;
+      const bool v5643 = v5640 && v5642;
+      if (v5643) {
+        const bfloat v5644 = bfloat(v5639);
+        const uint v5645 = v5632 * v2;
+        const uint v5646 = v5645 + v5634;
+        const uint v5647 = v5646 - v78;
+        out[v5647] = v5644;
       }
     }
-    const uint v5687 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5688 = v4666 + v5687;
-    const uint v5689 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5690 = v87 + v5689;
-    const bool v5691 = v5688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5692 = v3156 && v5691;
-    const bool v5693 = v5690 < v88;
-    const bool v5694 = v5692 && v5693;
-    if (v5694) {
-      const float v5695 = v3160.m[1][14].thread_elements()[0];
-      const bool v5696 = v5688 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5697 = v5690 - v78;
-      const bool v5698 = v5697 < v2;
-      const bool v5699 = v5696 && v5698;
-      if (v5699) {
-        const bfloat v5700 = bfloat(v5695);
-        const uint v5701 = v5688 * v2;
-        const uint v5702 = v5701 + v5690;
-        const uint v5703 = v5702 - v78;
-        out[v5703] = v5700;
+    const uint v5648 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5649 = v4627 + v5648;
+    const uint v5650 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5651 = v87 + v5650;
+    const bool v5652 = v5649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5653 = v3117 && v5652;
+    const bool v5654 = v5651 < v88;
+    const bool v5655 = v5653 && v5654;
+    if (v5655) {
+      const float v5656 = v3121.m[1][14].thread_elements()[0];
+      const bool v5657 = v5649 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5658 = v5651 - v78;
+      const bool v5659 = v5658 < v2;
+      const bool v5660 = v5657 && v5659;
+      if (v5660) {
+        const bfloat v5661 = bfloat(v5656);
+        const uint v5662 = v5649 * v2;
+        const uint v5663 = v5662 + v5651;
+        const uint v5664 = v5663 - v78;
+        out[v5664] = v5661;
       }
     }
-    const uint v5704 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5705 = v4666 + v5704;
-    const uint v5706 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5707 = v87 + v5706;
-    const bool v5708 = v5705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5709 = v3156 && v5708;
-    const bool v5710 = v5707 < v88;
-    const bool v5711 = v5709 && v5710;
-    if (v5711) {
-      const float v5712 = v3160.m[1][14].thread_elements()[1];
-      const bool v5713 = v5705 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5714 = v5707 - v78;
-      const bool v5715 = v5714 < v2;
-      const bool v5716 = v5713 && v5715;
-      if (v5716) {
-        const bfloat v5717 = bfloat(v5712);
-        const uint v5718 = v5705 * v2;
-        const uint v5719 = v5718 + v5707;
-        const uint v5720 = v5719 - v78;
-        out[v5720] = v5717;
+    const uint v5665 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5666 = v4627 + v5665;
+    const uint v5667 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5668 = v87 + v5667;
+    const bool v5669 = v5666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5670 = v3117 && v5669;
+    const bool v5671 = v5668 < v88;
+    const bool v5672 = v5670 && v5671;
+    if (v5672) {
+      const float v5673 = v3121.m[1][14].thread_elements()[1];
+      const bool v5674 = v5666 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5675 = v5668 - v78;
+      const bool v5676 = v5675 < v2;
+      const bool v5677 = v5674 && v5676;
+      if (v5677) {
+        const bfloat v5678 = bfloat(v5673);
+        const uint v5679 = v5666 * v2;
+        const uint v5680 = v5679 + v5668;
+        const uint v5681 = v5680 - v78;
+        out[v5681] = v5678;
       }
     }
-    const uint v5721 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5722 = v4666 + v5721;
-    const uint v5723 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5724 = v87 + v5723;
-    const bool v5725 = v5722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5726 = v3156 && v5725;
-    const bool v5727 = v5724 < v88;
-    const bool v5728 = v5726 && v5727;
-    if (v5728) {
-      const float v5729 = v3160.m[1][15].thread_elements()[0];
-      const bool v5730 = v5722 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5731 = v5724 - v78;
-      const bool v5732 = v5731 < v2;
-      const bool v5733 = v5730 && v5732;
-      if (v5733) {
-        const bfloat v5734 = bfloat(v5729);
-        const uint v5735 = v5722 * v2;
-        const uint v5736 = v5735 + v5724;
-        const uint v5737 = v5736 - v78;
-        out[v5737] = v5734;
+    const uint v5682 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5683 = v4627 + v5682;
+    const uint v5684 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5685 = v87 + v5684;
+    const bool v5686 = v5683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5687 = v3117 && v5686;
+    const bool v5688 = v5685 < v88;
+    const bool v5689 = v5687 && v5688;
+    if (v5689) {
+      const float v5690 = v3121.m[1][15].thread_elements()[0];
+      const bool v5691 = v5683 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5692 = v5685 - v78;
+      const bool v5693 = v5692 < v2;
+      const bool v5694 = v5691 && v5693;
+      if (v5694) {
+        const bfloat v5695 = bfloat(v5690);
+        const uint v5696 = v5683 * v2;
+        const uint v5697 = v5696 + v5685;
+        const uint v5698 = v5697 - v78;
+        out[v5698] = v5695;
       }
     }
-    const uint v5738 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
-    const uint v5739 = v4666 + v5738;
-    const uint v5740 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
-    const uint v5741 = v87 + v5740;
-    const bool v5742 = v5739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v5743 = v3156 && v5742;
-    const bool v5744 = v5741 < v88;
-    const bool v5745 = v5743 && v5744;
-    if (v5745) {
-      const float v5746 = v3160.m[1][15].thread_elements()[1];
-      const bool v5747 = v5739 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v5748 = v5741 - v78;
-      const bool v5749 = v5748 < v2;
-      const bool v5750 = v5747 && v5749;
-      if (v5750) {
-        const bfloat v5751 = bfloat(v5746);
-        const uint v5752 = v5739 * v2;
-        const uint v5753 = v5752 + v5741;
-        const uint v5754 = v5753 - v78;
-        out[v5754] = v5751;
+    const uint v5699 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5700 = v4627 + v5699;
+    const uint v5701 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v5702 = v87 + v5701;
+    const bool v5703 = v5700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v5704 = v3117 && v5703;
+    const bool v5705 = v5702 < v88;
+    const bool v5706 = v5704 && v5705;
+    if (v5706) {
+      const float v5707 = v3121.m[1][15].thread_elements()[1];
+      const bool v5708 = v5700 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v5709 = v5702 - v78;
+      const bool v5710 = v5709 < v2;
+      const bool v5711 = v5708 && v5710;
+      if (v5711) {
+        const bfloat v5712 = bfloat(v5707);
+        const uint v5713 = v5700 * v2;
+        const uint v5714 = v5713 + v5702;
+        const uint v5715 = v5714 - v78;
+        out[v5715] = v5712;
       }
     }
   } else {
-    const uint v5755 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v5756 = iron_tid.x;
+    const uint v5716 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v5717 = iron_tid.x;
 
-    for (uint v5758 = v5756; v5758 < 8192u; v5758 += v5755) {
-      const uint v5760 = v5758 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v5761 = v75 + v5760;
-      const uint v5763 = v5758 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v5764 = v26 + v5763;
-      const bool v5765 = v5761 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v5766 = v5764 < v2;
-      const bool v5767 = v5765 && v5766;
-      if (v5767) {
-        const uint v5770 = v5761 * v2;
-        const uint v5771 = v5770 + v5764;
-        out[v5771] = bfloat(0.0f);
+    for (uint v5719 = v5717; v5719 < 8192u; v5719 += v5716) {
+      const uint v5721 = v5719 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v5722 = v75 + v5721;
+      const uint v5724 = v5719 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v5725 = v26 + v5724;
+      const bool v5726 = v5722 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v5727 = v5725 < v2;
+      const bool v5728 = v5726 && v5727;
+      if (v5728) {
+        const uint v5731 = v5722 * v2;
+        const uint v5732 = v5731 + v5725;
+        out[v5732] = bfloat(0.0f);
       }
     }
   }

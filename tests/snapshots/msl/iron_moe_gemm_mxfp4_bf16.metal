@@ -134,15 +134,15 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v5438 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5439 = v57 ? v39 : v5438;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5439;
-    const uint v5440 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5441 = v57 ? v63 : v5440;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5441;
-    const uint v5442 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5443 = v57 ? v45 : v5442;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5443;
+    const uint v5439 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5440 = v57 ? v39 : v5439;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5440;
+    const uint v5441 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5442 = v57 ? v63 : v5441;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5442;
+    const uint v5443 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5444 = v57 ? v45 : v5443;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5444;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -155,9 +155,9 @@ kernel void iron_moe_gemm_mxfp4_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v5444 = v29;
-  const uint v5445 = v67 ? v73 : v5444;
-  v29 = v5445;
+  const uint v5445 = v29;
+  const uint v5446 = v67 ? v73 : v5445;
+  v29 = v5446;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -180,3827 +180,3827 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
     if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4277 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4280 = v4277 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4283 = v4277 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4284 = v4283 << 3u;
-      const uint v4285 = v75 + v4280;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4286 = v4285 < v76;
-      const uint v4291 = v4285 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4297 = v4280 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4302 = v4277 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4304 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4307 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4308 = v4307 << 3u;
-      const uint v4309 = v75 + v4304;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4310 = v4309 < v76;
-      const uint v4315 = v4309 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4321 = v4304 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4326 = v4277 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4328 = v4326 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4331 = v4326 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4332 = v4331 << 3u;
-      const uint v4333 = v75 + v4328;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4334 = v4333 < v76;
-      const uint v4339 = v4333 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4345 = v4328 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4350 = v4277 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4352 = v4350 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4355 = v4350 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4356 = v4355 << 3u;
-      const uint v4357 = v75 + v4352;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v4358 = v4357 < v76;
-      const uint v4363 = v4357 * v3;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4369 = v4352 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v4383 = v80 + v4280;  // kernels/gemm/quant_b.hpp:137
-      const bool v4384 = v4383 < v79;
-      const uint v4389 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v4393 = v79 - 1u;
-      const uint v4395 = min(v4383, v4393);
-      const uint v4399 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v4400 = v4395 * v4399;
-      const uint v4406 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v4407 = v4395 * v4406;
-      const uint v4621 = v80 + v4304;  // kernels/gemm/quant_b.hpp:137
-      const bool v4622 = v4621 < v79;
-      const uint v4633 = min(v4621, v4393);  // kernels/gemm/quant_b.hpp:138
-      const uint v4638 = v4633 * v4399;  // kernels/gemm/quant_b.hpp:71
-      const uint v4645 = v4633 * v4406;  // kernels/gemm/quant_b.hpp:72
-      const uint v4859 = v80 + v4328;  // kernels/gemm/quant_b.hpp:137
-      const bool v4860 = v4859 < v79;
-      const uint v4871 = min(v4859, v4393);  // kernels/gemm/quant_b.hpp:138
-      const uint v4876 = v4871 * v4399;  // kernels/gemm/quant_b.hpp:71
-      const uint v4883 = v4871 * v4406;  // kernels/gemm/quant_b.hpp:72
-      const uint v5097 = v80 + v4352;  // kernels/gemm/quant_b.hpp:137
-      const bool v5098 = v5097 < v79;
-      const uint v5109 = min(v5097, v4393);  // kernels/gemm/quant_b.hpp:138
-      const uint v5114 = v5109 * v4399;  // kernels/gemm/quant_b.hpp:71
-      const uint v5121 = v5109 * v4406;  // kernels/gemm/quant_b.hpp:72
-      const uint v5333 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const uint v5339 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v4278 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4281 = v4278 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4284 = v4278 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4285 = v4284 << 3u;
+      const uint v4286 = v75 + v4281;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4287 = v4286 < v76;
+      const uint v4292 = v4286 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4298 = v4281 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4303 = v4278 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4305 = v4303 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4308 = v4303 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4309 = v4308 << 3u;
+      const uint v4310 = v75 + v4305;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4311 = v4310 < v76;
+      const uint v4316 = v4310 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4322 = v4305 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4327 = v4278 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4329 = v4327 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4332 = v4327 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4333 = v4332 << 3u;
+      const uint v4334 = v75 + v4329;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4335 = v4334 < v76;
+      const uint v4340 = v4334 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4346 = v4329 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4351 = v4278 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4353 = v4351 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4356 = v4351 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4357 = v4356 << 3u;
+      const uint v4358 = v75 + v4353;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4359 = v4358 < v76;
+      const uint v4364 = v4358 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4370 = v4353 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4384 = v80 + v4281;  // kernels/gemm/quant_b.hpp:137
+      const bool v4385 = v4384 < v79;
+      const uint v4390 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v4394 = v79 - 1u;
+      const uint v4396 = min(v4384, v4394);
+      const uint v4400 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v4401 = v4396 * v4400;
+      const uint v4407 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v4408 = v4396 * v4407;
+      const uint v4622 = v80 + v4305;  // kernels/gemm/quant_b.hpp:137
+      const bool v4623 = v4622 < v79;
+      const uint v4634 = min(v4622, v4394);  // kernels/gemm/quant_b.hpp:138
+      const uint v4639 = v4634 * v4400;  // kernels/gemm/quant_b.hpp:71
+      const uint v4646 = v4634 * v4407;  // kernels/gemm/quant_b.hpp:72
+      const uint v4860 = v80 + v4329;  // kernels/gemm/quant_b.hpp:137
+      const bool v4861 = v4860 < v79;
+      const uint v4872 = min(v4860, v4394);  // kernels/gemm/quant_b.hpp:138
+      const uint v4877 = v4872 * v4400;  // kernels/gemm/quant_b.hpp:71
+      const uint v4884 = v4872 * v4407;  // kernels/gemm/quant_b.hpp:72
+      const uint v5098 = v80 + v4353;  // kernels/gemm/quant_b.hpp:137
+      const bool v5099 = v5098 < v79;
+      const uint v5110 = min(v5098, v4394);  // kernels/gemm/quant_b.hpp:138
+      const uint v5115 = v5110 * v4400;  // kernels/gemm/quant_b.hpp:71
+      const uint v5122 = v5110 * v4407;  // kernels/gemm/quant_b.hpp:72
+      const uint v5334 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v5340 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v4269 = 0u; v4269 < v3; v4269 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
-        const uint v4271 = v4269 >> 5u;
-        const uint v4273 = v4271 % 1u;
+      for (uint v4270 = 0u; v4270 < v3; v4270 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
+        const uint v4272 = v4270 >> 5u;
+        const uint v4274 = v4272 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4275 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
-        const uint v4287 = v4269 + v4284;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4288 = v4287 < v3;
-        const bool v4289 = v4286 && v4288;
-        const uint v4293 = v4291 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4294 = v4293 + v4284;
-        const uint v4295 = v4289 ? v4294 : 0u;
-        const uint v4298 = v4275 + v4297;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4299 = v4298 + v4284;
+        const uint v4276 = v4274 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const uint v4288 = v4270 + v4285;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v4289 = v4288 < v3;
+        const bool v4290 = v4287 && v4289;
+        const uint v4294 = v4292 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4295 = v4294 + v4285;
+        const uint v4296 = v4290 ? v4295 : 0u;
+        const uint v4299 = v4276 + v4298;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v4300 = v4299 + v4285;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4299 + e] = v4289 ? x_sorted[v4295 + e] : bfloat(0);
+          shm0[v4300 + e] = v4290 ? x_sorted[v4296 + e] : bfloat(0);
         }
-        const uint v4311 = v4269 + v4308;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4312 = v4311 < v3;
-        const bool v4313 = v4310 && v4312;
-        const uint v4317 = v4315 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4318 = v4317 + v4308;
-        const uint v4319 = v4313 ? v4318 : 0u;
-        const uint v4322 = v4275 + v4321;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4323 = v4322 + v4308;
+        const uint v4312 = v4270 + v4309;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v4313 = v4312 < v3;
+        const bool v4314 = v4311 && v4313;
+        const uint v4318 = v4316 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4319 = v4318 + v4309;
+        const uint v4320 = v4314 ? v4319 : 0u;
+        const uint v4323 = v4276 + v4322;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v4324 = v4323 + v4309;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4323 + e] = v4313 ? x_sorted[v4319 + e] : bfloat(0);
+          shm0[v4324 + e] = v4314 ? x_sorted[v4320 + e] : bfloat(0);
         }
-        const uint v4335 = v4269 + v4332;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4336 = v4335 < v3;
-        const bool v4337 = v4334 && v4336;
-        const uint v4341 = v4339 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4342 = v4341 + v4332;
-        const uint v4343 = v4337 ? v4342 : 0u;
-        const uint v4346 = v4275 + v4345;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4347 = v4346 + v4332;
+        const uint v4336 = v4270 + v4333;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v4337 = v4336 < v3;
+        const bool v4338 = v4335 && v4337;
+        const uint v4342 = v4340 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4343 = v4342 + v4333;
+        const uint v4344 = v4338 ? v4343 : 0u;
+        const uint v4347 = v4276 + v4346;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v4348 = v4347 + v4333;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4347 + e] = v4337 ? x_sorted[v4343 + e] : bfloat(0);
+          shm0[v4348 + e] = v4338 ? x_sorted[v4344 + e] : bfloat(0);
         }
-        const uint v4359 = v4269 + v4356;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v4360 = v4359 < v3;
-        const bool v4361 = v4358 && v4360;
-        const uint v4365 = v4363 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4366 = v4365 + v4356;
-        const uint v4367 = v4361 ? v4366 : 0u;
-        const uint v4370 = v4275 + v4369;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v4371 = v4370 + v4356;
+        const uint v4360 = v4270 + v4357;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v4361 = v4360 < v3;
+        const bool v4362 = v4359 && v4361;
+        const uint v4366 = v4364 + v4270;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4367 = v4366 + v4357;
+        const uint v4368 = v4362 ? v4367 : 0u;
+        const uint v4371 = v4276 + v4370;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v4372 = v4371 + v4357;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4371 + e] = v4361 ? x_sorted[v4367 + e] : bfloat(0);
+          shm0[v4372 + e] = v4362 ? x_sorted[v4368 + e] : bfloat(0);
         }
-        const bool v4387 = v4384 && v4288;  // kernels/gemm/quant_b.hpp:137
-        const uint v4391 = min(v4287, v4389);  // kernels/gemm/quant_b.hpp:138
-        const uint v4397 = v4391 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4401 = v4400 + v4397;
-        const uint v4402 = packed[v4401];
-        const uint v4404 = v4391 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4408 = v4407 + v4404;
-        const uchar v4409 = scales[v4408];
-        const uint v4410 = uint(v4409);
-        const uint v4412 = v4410 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4415 = v4410 == 255u;
-        const uint v4416 = v4415 ? 2143289344u : v4412;
-        const bool v4418 = v4410 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4420 = v4418 ? 4194304u : v4416;
-        const float v4421 = as_type<float>(v4420);
-        const uint v4423 = v4402 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4425 = v4423 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4427 = v4425 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4429 = v4427 << 22u;
-        const uint v4431 = v4425 * 1056964608u;
-        const bool v4433 = v4425 < 2u;
-        const uint v4434 = v4433 ? v4431 : v4429;
-        const uint v4436 = v4423 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4438 = v4436 << 28u;
-        const uint v4439 = v4434 | v4438;
-        const float v4440 = as_type<float>(v4439);
-        const float v4441 = v4440 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4443 = v4402 >> 4u;
-        const uint v4445 = v4443 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4447 = v4445 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4449 = v4447 << 22u;
-        const uint v4451 = v4445 * 1056964608u;
-        const bool v4453 = v4445 < 2u;
-        const uint v4454 = v4453 ? v4451 : v4449;
-        const uint v4456 = v4443 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4458 = v4456 << 28u;
-        const uint v4459 = v4454 | v4458;
-        const float v4460 = as_type<float>(v4459);
-        const float v4461 = v4460 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4463 = v4402 >> 8u;
-        const uint v4465 = v4463 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4467 = v4465 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4469 = v4467 << 22u;
-        const uint v4471 = v4465 * 1056964608u;
-        const bool v4473 = v4465 < 2u;
-        const uint v4474 = v4473 ? v4471 : v4469;
-        const uint v4476 = v4463 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4478 = v4476 << 28u;
-        const uint v4479 = v4474 | v4478;
-        const float v4480 = as_type<float>(v4479);
-        const float v4481 = v4480 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4483 = v4402 >> 12u;
-        const uint v4485 = v4483 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4487 = v4485 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4489 = v4487 << 22u;
-        const uint v4491 = v4485 * 1056964608u;
-        const bool v4493 = v4485 < 2u;
-        const uint v4494 = v4493 ? v4491 : v4489;
-        const uint v4496 = v4483 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4498 = v4496 << 28u;
-        const uint v4499 = v4494 | v4498;
-        const float v4500 = as_type<float>(v4499);
-        const float v4501 = v4500 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4503 = v4402 >> 16u;
-        const uint v4505 = v4503 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4507 = v4505 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4509 = v4507 << 22u;
-        const uint v4511 = v4505 * 1056964608u;
-        const bool v4513 = v4505 < 2u;
-        const uint v4514 = v4513 ? v4511 : v4509;
-        const uint v4516 = v4503 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4518 = v4516 << 28u;
-        const uint v4519 = v4514 | v4518;
-        const float v4520 = as_type<float>(v4519);
-        const float v4521 = v4520 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4523 = v4402 >> 20u;
-        const uint v4525 = v4523 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4527 = v4525 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4529 = v4527 << 22u;
-        const uint v4531 = v4525 * 1056964608u;
-        const bool v4533 = v4525 < 2u;
-        const uint v4534 = v4533 ? v4531 : v4529;
-        const uint v4536 = v4523 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4538 = v4536 << 28u;
-        const uint v4539 = v4534 | v4538;
-        const float v4540 = as_type<float>(v4539);
-        const float v4541 = v4540 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4543 = v4402 >> 24u;
-        const uint v4545 = v4543 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4547 = v4545 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4549 = v4547 << 22u;
-        const uint v4551 = v4545 * 1056964608u;
-        const bool v4553 = v4545 < 2u;
-        const uint v4554 = v4553 ? v4551 : v4549;
-        const uint v4556 = v4543 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4558 = v4556 << 28u;
-        const uint v4559 = v4554 | v4558;
-        const float v4560 = as_type<float>(v4559);
-        const float v4561 = v4560 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const uint v4563 = v4402 >> 28u;
-        const uint v4565 = v4563 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4567 = v4565 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4569 = v4567 << 22u;
-        const uint v4571 = v4565 * 1056964608u;
-        const bool v4573 = v4565 < 2u;
-        const uint v4574 = v4573 ? v4571 : v4569;
-        const uint v4576 = v4563 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4578 = v4576 << 28u;
-        const uint v4579 = v4574 | v4578;
-        const float v4580 = as_type<float>(v4579);
-        const float v4581 = v4580 * v4421;  // kernels/gemm/quant_b.hpp:80
-        const float v4583 = v4387 ? v4441 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4584 = bfloat(v4583);
-        const float v4586 = v4387 ? v4461 : 0.0f;
-        const bfloat v4587 = bfloat(v4586);
-        const float v4589 = v4387 ? v4481 : 0.0f;
-        const bfloat v4590 = bfloat(v4589);
-        const float v4592 = v4387 ? v4501 : 0.0f;
-        const bfloat v4593 = bfloat(v4592);
-        const float v4595 = v4387 ? v4521 : 0.0f;
-        const bfloat v4596 = bfloat(v4595);
-        const float v4598 = v4387 ? v4541 : 0.0f;
-        const bfloat v4599 = bfloat(v4598);
-        const float v4601 = v4387 ? v4561 : 0.0f;
-        const bfloat v4602 = bfloat(v4601);
-        const float v4604 = v4387 ? v4581 : 0.0f;
-        const bfloat v4605 = bfloat(v4604);
-        *(threadgroup iron_bf16x8*)(shm1 + v4299) = iron_bf16x8{{bfloat4(v4584, v4587, v4590, v4593), bfloat4(v4596, v4599, v4602, v4605)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4625 = v4622 && v4312;  // kernels/gemm/quant_b.hpp:137
-        const uint v4629 = min(v4311, v4389);  // kernels/gemm/quant_b.hpp:138
-        const uint v4635 = v4629 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4639 = v4638 + v4635;
-        const uint v4640 = packed[v4639];
-        const uint v4642 = v4629 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4646 = v4645 + v4642;
-        const uchar v4647 = scales[v4646];
-        const uint v4648 = uint(v4647);
-        const uint v4650 = v4648 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4653 = v4648 == 255u;
-        const uint v4654 = v4653 ? 2143289344u : v4650;
-        const bool v4656 = v4648 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4658 = v4656 ? 4194304u : v4654;
-        const float v4659 = as_type<float>(v4658);
-        const uint v4661 = v4640 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4663 = v4661 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4665 = v4663 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4667 = v4665 << 22u;
-        const uint v4669 = v4663 * 1056964608u;
-        const bool v4671 = v4663 < 2u;
-        const uint v4672 = v4671 ? v4669 : v4667;
-        const uint v4674 = v4661 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4676 = v4674 << 28u;
-        const uint v4677 = v4672 | v4676;
-        const float v4678 = as_type<float>(v4677);
-        const float v4679 = v4678 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4681 = v4640 >> 4u;
-        const uint v4683 = v4681 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4685 = v4683 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4687 = v4685 << 22u;
-        const uint v4689 = v4683 * 1056964608u;
-        const bool v4691 = v4683 < 2u;
-        const uint v4692 = v4691 ? v4689 : v4687;
-        const uint v4694 = v4681 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4696 = v4694 << 28u;
-        const uint v4697 = v4692 | v4696;
-        const float v4698 = as_type<float>(v4697);
-        const float v4699 = v4698 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4701 = v4640 >> 8u;
-        const uint v4703 = v4701 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4705 = v4703 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4707 = v4705 << 22u;
-        const uint v4709 = v4703 * 1056964608u;
-        const bool v4711 = v4703 < 2u;
-        const uint v4712 = v4711 ? v4709 : v4707;
-        const uint v4714 = v4701 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4716 = v4714 << 28u;
-        const uint v4717 = v4712 | v4716;
-        const float v4718 = as_type<float>(v4717);
-        const float v4719 = v4718 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4721 = v4640 >> 12u;
-        const uint v4723 = v4721 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4725 = v4723 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4727 = v4725 << 22u;
-        const uint v4729 = v4723 * 1056964608u;
-        const bool v4731 = v4723 < 2u;
-        const uint v4732 = v4731 ? v4729 : v4727;
-        const uint v4734 = v4721 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4736 = v4734 << 28u;
-        const uint v4737 = v4732 | v4736;
-        const float v4738 = as_type<float>(v4737);
-        const float v4739 = v4738 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4741 = v4640 >> 16u;
-        const uint v4743 = v4741 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4745 = v4743 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4747 = v4745 << 22u;
-        const uint v4749 = v4743 * 1056964608u;
-        const bool v4751 = v4743 < 2u;
-        const uint v4752 = v4751 ? v4749 : v4747;
-        const uint v4754 = v4741 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4756 = v4754 << 28u;
-        const uint v4757 = v4752 | v4756;
-        const float v4758 = as_type<float>(v4757);
-        const float v4759 = v4758 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4761 = v4640 >> 20u;
-        const uint v4763 = v4761 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4765 = v4763 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4767 = v4765 << 22u;
-        const uint v4769 = v4763 * 1056964608u;
-        const bool v4771 = v4763 < 2u;
-        const uint v4772 = v4771 ? v4769 : v4767;
-        const uint v4774 = v4761 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4776 = v4774 << 28u;
-        const uint v4777 = v4772 | v4776;
-        const float v4778 = as_type<float>(v4777);
-        const float v4779 = v4778 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4781 = v4640 >> 24u;
-        const uint v4783 = v4781 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4785 = v4783 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4787 = v4785 << 22u;
-        const uint v4789 = v4783 * 1056964608u;
-        const bool v4791 = v4783 < 2u;
-        const uint v4792 = v4791 ? v4789 : v4787;
-        const uint v4794 = v4781 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4796 = v4794 << 28u;
-        const uint v4797 = v4792 | v4796;
-        const float v4798 = as_type<float>(v4797);
-        const float v4799 = v4798 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const uint v4801 = v4640 >> 28u;
-        const uint v4803 = v4801 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4805 = v4803 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4807 = v4805 << 22u;
-        const uint v4809 = v4803 * 1056964608u;
-        const bool v4811 = v4803 < 2u;
-        const uint v4812 = v4811 ? v4809 : v4807;
-        const uint v4814 = v4801 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4816 = v4814 << 28u;
-        const uint v4817 = v4812 | v4816;
-        const float v4818 = as_type<float>(v4817);
-        const float v4819 = v4818 * v4659;  // kernels/gemm/quant_b.hpp:80
-        const float v4821 = v4625 ? v4679 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4822 = bfloat(v4821);
-        const float v4824 = v4625 ? v4699 : 0.0f;
-        const bfloat v4825 = bfloat(v4824);
-        const float v4827 = v4625 ? v4719 : 0.0f;
-        const bfloat v4828 = bfloat(v4827);
-        const float v4830 = v4625 ? v4739 : 0.0f;
-        const bfloat v4831 = bfloat(v4830);
-        const float v4833 = v4625 ? v4759 : 0.0f;
-        const bfloat v4834 = bfloat(v4833);
-        const float v4836 = v4625 ? v4779 : 0.0f;
-        const bfloat v4837 = bfloat(v4836);
-        const float v4839 = v4625 ? v4799 : 0.0f;
-        const bfloat v4840 = bfloat(v4839);
-        const float v4842 = v4625 ? v4819 : 0.0f;
-        const bfloat v4843 = bfloat(v4842);
-        *(threadgroup iron_bf16x8*)(shm1 + v4323) = iron_bf16x8{{bfloat4(v4822, v4825, v4828, v4831), bfloat4(v4834, v4837, v4840, v4843)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4863 = v4860 && v4336;  // kernels/gemm/quant_b.hpp:137
-        const uint v4867 = min(v4335, v4389);  // kernels/gemm/quant_b.hpp:138
-        const uint v4873 = v4867 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4877 = v4876 + v4873;
-        const uint v4878 = packed[v4877];
-        const uint v4880 = v4867 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4884 = v4883 + v4880;
-        const uchar v4885 = scales[v4884];
-        const uint v4886 = uint(v4885);
-        const uint v4888 = v4886 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4891 = v4886 == 255u;
-        const uint v4892 = v4891 ? 2143289344u : v4888;
-        const bool v4894 = v4886 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4896 = v4894 ? 4194304u : v4892;
-        const float v4897 = as_type<float>(v4896);
-        const uint v4899 = v4878 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4901 = v4899 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4903 = v4901 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4905 = v4903 << 22u;
-        const uint v4907 = v4901 * 1056964608u;
-        const bool v4909 = v4901 < 2u;
-        const uint v4910 = v4909 ? v4907 : v4905;
-        const uint v4912 = v4899 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4914 = v4912 << 28u;
-        const uint v4915 = v4910 | v4914;
-        const float v4916 = as_type<float>(v4915);
-        const float v4917 = v4916 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v4919 = v4878 >> 4u;
-        const uint v4921 = v4919 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4923 = v4921 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4925 = v4923 << 22u;
-        const uint v4927 = v4921 * 1056964608u;
-        const bool v4929 = v4921 < 2u;
-        const uint v4930 = v4929 ? v4927 : v4925;
-        const uint v4932 = v4919 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4934 = v4932 << 28u;
-        const uint v4935 = v4930 | v4934;
-        const float v4936 = as_type<float>(v4935);
-        const float v4937 = v4936 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v4939 = v4878 >> 8u;
-        const uint v4941 = v4939 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4943 = v4941 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4945 = v4943 << 22u;
-        const uint v4947 = v4941 * 1056964608u;
-        const bool v4949 = v4941 < 2u;
-        const uint v4950 = v4949 ? v4947 : v4945;
-        const uint v4952 = v4939 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4954 = v4952 << 28u;
-        const uint v4955 = v4950 | v4954;
-        const float v4956 = as_type<float>(v4955);
-        const float v4957 = v4956 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v4959 = v4878 >> 12u;
-        const uint v4961 = v4959 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4963 = v4961 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4965 = v4963 << 22u;
-        const uint v4967 = v4961 * 1056964608u;
-        const bool v4969 = v4961 < 2u;
-        const uint v4970 = v4969 ? v4967 : v4965;
-        const uint v4972 = v4959 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4974 = v4972 << 28u;
-        const uint v4975 = v4970 | v4974;
-        const float v4976 = as_type<float>(v4975);
-        const float v4977 = v4976 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v4979 = v4878 >> 16u;
-        const uint v4981 = v4979 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4983 = v4981 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4985 = v4983 << 22u;
-        const uint v4987 = v4981 * 1056964608u;
-        const bool v4989 = v4981 < 2u;
-        const uint v4990 = v4989 ? v4987 : v4985;
-        const uint v4992 = v4979 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4994 = v4992 << 28u;
-        const uint v4995 = v4990 | v4994;
-        const float v4996 = as_type<float>(v4995);
-        const float v4997 = v4996 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v4999 = v4878 >> 20u;
-        const uint v5001 = v4999 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5003 = v5001 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5005 = v5003 << 22u;
-        const uint v5007 = v5001 * 1056964608u;
-        const bool v5009 = v5001 < 2u;
-        const uint v5010 = v5009 ? v5007 : v5005;
-        const uint v5012 = v4999 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5014 = v5012 << 28u;
-        const uint v5015 = v5010 | v5014;
-        const float v5016 = as_type<float>(v5015);
-        const float v5017 = v5016 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v5019 = v4878 >> 24u;
-        const uint v5021 = v5019 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5023 = v5021 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5025 = v5023 << 22u;
-        const uint v5027 = v5021 * 1056964608u;
-        const bool v5029 = v5021 < 2u;
-        const uint v5030 = v5029 ? v5027 : v5025;
-        const uint v5032 = v5019 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5034 = v5032 << 28u;
-        const uint v5035 = v5030 | v5034;
-        const float v5036 = as_type<float>(v5035);
-        const float v5037 = v5036 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const uint v5039 = v4878 >> 28u;
-        const uint v5041 = v5039 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5043 = v5041 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5045 = v5043 << 22u;
-        const uint v5047 = v5041 * 1056964608u;
-        const bool v5049 = v5041 < 2u;
-        const uint v5050 = v5049 ? v5047 : v5045;
-        const uint v5052 = v5039 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5054 = v5052 << 28u;
-        const uint v5055 = v5050 | v5054;
-        const float v5056 = as_type<float>(v5055);
-        const float v5057 = v5056 * v4897;  // kernels/gemm/quant_b.hpp:80
-        const float v5059 = v4863 ? v4917 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5060 = bfloat(v5059);
-        const float v5062 = v4863 ? v4937 : 0.0f;
-        const bfloat v5063 = bfloat(v5062);
-        const float v5065 = v4863 ? v4957 : 0.0f;
-        const bfloat v5066 = bfloat(v5065);
-        const float v5068 = v4863 ? v4977 : 0.0f;
-        const bfloat v5069 = bfloat(v5068);
-        const float v5071 = v4863 ? v4997 : 0.0f;
-        const bfloat v5072 = bfloat(v5071);
-        const float v5074 = v4863 ? v5017 : 0.0f;
-        const bfloat v5075 = bfloat(v5074);
-        const float v5077 = v4863 ? v5037 : 0.0f;
-        const bfloat v5078 = bfloat(v5077);
-        const float v5080 = v4863 ? v5057 : 0.0f;
-        const bfloat v5081 = bfloat(v5080);
-        *(threadgroup iron_bf16x8*)(shm1 + v4347) = iron_bf16x8{{bfloat4(v5060, v5063, v5066, v5069), bfloat4(v5072, v5075, v5078, v5081)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v5101 = v5098 && v4360;  // kernels/gemm/quant_b.hpp:137
-        const uint v5105 = min(v4359, v4389);  // kernels/gemm/quant_b.hpp:138
-        const uint v5111 = v5105 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v5115 = v5114 + v5111;
-        const uint v5116 = packed[v5115];
-        const uint v5118 = v5105 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v5122 = v5121 + v5118;
-        const uchar v5123 = scales[v5122];
-        const uint v5124 = uint(v5123);
-        const uint v5126 = v5124 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v5129 = v5124 == 255u;
-        const uint v5130 = v5129 ? 2143289344u : v5126;
-        const bool v5132 = v5124 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v5134 = v5132 ? 4194304u : v5130;
-        const float v5135 = as_type<float>(v5134);
-        const uint v5137 = v5116 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v5139 = v5137 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5141 = v5139 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5143 = v5141 << 22u;
-        const uint v5145 = v5139 * 1056964608u;
-        const bool v5147 = v5139 < 2u;
-        const uint v5148 = v5147 ? v5145 : v5143;
-        const uint v5150 = v5137 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5152 = v5150 << 28u;
-        const uint v5153 = v5148 | v5152;
-        const float v5154 = as_type<float>(v5153);
-        const float v5155 = v5154 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5157 = v5116 >> 4u;
-        const uint v5159 = v5157 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5161 = v5159 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5163 = v5161 << 22u;
-        const uint v5165 = v5159 * 1056964608u;
-        const bool v5167 = v5159 < 2u;
-        const uint v5168 = v5167 ? v5165 : v5163;
-        const uint v5170 = v5157 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5172 = v5170 << 28u;
-        const uint v5173 = v5168 | v5172;
-        const float v5174 = as_type<float>(v5173);
-        const float v5175 = v5174 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5177 = v5116 >> 8u;
-        const uint v5179 = v5177 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5181 = v5179 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5183 = v5181 << 22u;
-        const uint v5185 = v5179 * 1056964608u;
-        const bool v5187 = v5179 < 2u;
-        const uint v5188 = v5187 ? v5185 : v5183;
-        const uint v5190 = v5177 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5192 = v5190 << 28u;
-        const uint v5193 = v5188 | v5192;
-        const float v5194 = as_type<float>(v5193);
-        const float v5195 = v5194 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5197 = v5116 >> 12u;
-        const uint v5199 = v5197 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5201 = v5199 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5203 = v5201 << 22u;
-        const uint v5205 = v5199 * 1056964608u;
-        const bool v5207 = v5199 < 2u;
-        const uint v5208 = v5207 ? v5205 : v5203;
-        const uint v5210 = v5197 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5212 = v5210 << 28u;
-        const uint v5213 = v5208 | v5212;
-        const float v5214 = as_type<float>(v5213);
-        const float v5215 = v5214 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5217 = v5116 >> 16u;
-        const uint v5219 = v5217 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5221 = v5219 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5223 = v5221 << 22u;
-        const uint v5225 = v5219 * 1056964608u;
-        const bool v5227 = v5219 < 2u;
-        const uint v5228 = v5227 ? v5225 : v5223;
-        const uint v5230 = v5217 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5232 = v5230 << 28u;
-        const uint v5233 = v5228 | v5232;
-        const float v5234 = as_type<float>(v5233);
-        const float v5235 = v5234 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5237 = v5116 >> 20u;
-        const uint v5239 = v5237 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5241 = v5239 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5243 = v5241 << 22u;
-        const uint v5245 = v5239 * 1056964608u;
-        const bool v5247 = v5239 < 2u;
-        const uint v5248 = v5247 ? v5245 : v5243;
-        const uint v5250 = v5237 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5252 = v5250 << 28u;
-        const uint v5253 = v5248 | v5252;
-        const float v5254 = as_type<float>(v5253);
-        const float v5255 = v5254 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5257 = v5116 >> 24u;
-        const uint v5259 = v5257 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5261 = v5259 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5263 = v5261 << 22u;
-        const uint v5265 = v5259 * 1056964608u;
-        const bool v5267 = v5259 < 2u;
-        const uint v5268 = v5267 ? v5265 : v5263;
-        const uint v5270 = v5257 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5272 = v5270 << 28u;
-        const uint v5273 = v5268 | v5272;
-        const float v5274 = as_type<float>(v5273);
-        const float v5275 = v5274 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const uint v5277 = v5116 >> 28u;
-        const uint v5279 = v5277 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5281 = v5279 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5283 = v5281 << 22u;
-        const uint v5285 = v5279 * 1056964608u;
-        const bool v5287 = v5279 < 2u;
-        const uint v5288 = v5287 ? v5285 : v5283;
-        const uint v5290 = v5277 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5292 = v5290 << 28u;
-        const uint v5293 = v5288 | v5292;
-        const float v5294 = as_type<float>(v5293);
-        const float v5295 = v5294 * v5135;  // kernels/gemm/quant_b.hpp:80
-        const float v5297 = v5101 ? v5155 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5298 = bfloat(v5297);
-        const float v5300 = v5101 ? v5175 : 0.0f;
-        const bfloat v5301 = bfloat(v5300);
-        const float v5303 = v5101 ? v5195 : 0.0f;
-        const bfloat v5304 = bfloat(v5303);
-        const float v5306 = v5101 ? v5215 : 0.0f;
-        const bfloat v5307 = bfloat(v5306);
-        const float v5309 = v5101 ? v5235 : 0.0f;
-        const bfloat v5310 = bfloat(v5309);
-        const float v5312 = v5101 ? v5255 : 0.0f;
-        const bfloat v5313 = bfloat(v5312);
-        const float v5315 = v5101 ? v5275 : 0.0f;
-        const bfloat v5316 = bfloat(v5315);
-        const float v5318 = v5101 ? v5295 : 0.0f;
-        const bfloat v5319 = bfloat(v5318);
-        *(threadgroup iron_bf16x8*)(shm1 + v4371) = iron_bf16x8{{bfloat4(v5298, v5301, v5304, v5307), bfloat4(v5310, v5313, v5316, v5319)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4388 = v4385 && v4289;  // kernels/gemm/quant_b.hpp:137
+        const uint v4392 = min(v4288, v4390);  // kernels/gemm/quant_b.hpp:138
+        const uint v4398 = v4392 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4402 = v4401 + v4398;
+        const uint v4403 = packed[v4402];
+        const uint v4405 = v4392 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4409 = v4408 + v4405;
+        const uchar v4410 = scales[v4409];
+        const uint v4411 = uint(v4410);
+        const uint v4413 = v4411 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4416 = v4411 == 255u;
+        const uint v4417 = v4416 ? 2143289344u : v4413;
+        const bool v4419 = v4411 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4421 = v4419 ? 4194304u : v4417;
+        const float v4422 = as_type<float>(v4421);
+        const uint v4424 = v4403 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4426 = v4424 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4428 = v4426 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4430 = v4428 << 22u;
+        const uint v4432 = v4426 * 1056964608u;
+        const bool v4434 = v4426 < 2u;
+        const uint v4435 = v4434 ? v4432 : v4430;
+        const uint v4437 = v4424 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4439 = v4437 << 28u;
+        const uint v4440 = v4435 | v4439;
+        const float v4441 = as_type<float>(v4440);
+        const float v4442 = v4441 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4444 = v4403 >> 4u;
+        const uint v4446 = v4444 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4448 = v4446 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4450 = v4448 << 22u;
+        const uint v4452 = v4446 * 1056964608u;
+        const bool v4454 = v4446 < 2u;
+        const uint v4455 = v4454 ? v4452 : v4450;
+        const uint v4457 = v4444 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4459 = v4457 << 28u;
+        const uint v4460 = v4455 | v4459;
+        const float v4461 = as_type<float>(v4460);
+        const float v4462 = v4461 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4464 = v4403 >> 8u;
+        const uint v4466 = v4464 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4468 = v4466 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4470 = v4468 << 22u;
+        const uint v4472 = v4466 * 1056964608u;
+        const bool v4474 = v4466 < 2u;
+        const uint v4475 = v4474 ? v4472 : v4470;
+        const uint v4477 = v4464 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4479 = v4477 << 28u;
+        const uint v4480 = v4475 | v4479;
+        const float v4481 = as_type<float>(v4480);
+        const float v4482 = v4481 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4484 = v4403 >> 12u;
+        const uint v4486 = v4484 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4488 = v4486 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4490 = v4488 << 22u;
+        const uint v4492 = v4486 * 1056964608u;
+        const bool v4494 = v4486 < 2u;
+        const uint v4495 = v4494 ? v4492 : v4490;
+        const uint v4497 = v4484 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4499 = v4497 << 28u;
+        const uint v4500 = v4495 | v4499;
+        const float v4501 = as_type<float>(v4500);
+        const float v4502 = v4501 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4504 = v4403 >> 16u;
+        const uint v4506 = v4504 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4508 = v4506 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4510 = v4508 << 22u;
+        const uint v4512 = v4506 * 1056964608u;
+        const bool v4514 = v4506 < 2u;
+        const uint v4515 = v4514 ? v4512 : v4510;
+        const uint v4517 = v4504 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4519 = v4517 << 28u;
+        const uint v4520 = v4515 | v4519;
+        const float v4521 = as_type<float>(v4520);
+        const float v4522 = v4521 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4524 = v4403 >> 20u;
+        const uint v4526 = v4524 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4528 = v4526 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4530 = v4528 << 22u;
+        const uint v4532 = v4526 * 1056964608u;
+        const bool v4534 = v4526 < 2u;
+        const uint v4535 = v4534 ? v4532 : v4530;
+        const uint v4537 = v4524 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4539 = v4537 << 28u;
+        const uint v4540 = v4535 | v4539;
+        const float v4541 = as_type<float>(v4540);
+        const float v4542 = v4541 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4544 = v4403 >> 24u;
+        const uint v4546 = v4544 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4548 = v4546 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4550 = v4548 << 22u;
+        const uint v4552 = v4546 * 1056964608u;
+        const bool v4554 = v4546 < 2u;
+        const uint v4555 = v4554 ? v4552 : v4550;
+        const uint v4557 = v4544 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4559 = v4557 << 28u;
+        const uint v4560 = v4555 | v4559;
+        const float v4561 = as_type<float>(v4560);
+        const float v4562 = v4561 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const uint v4564 = v4403 >> 28u;
+        const uint v4566 = v4564 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4568 = v4566 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4570 = v4568 << 22u;
+        const uint v4572 = v4566 * 1056964608u;
+        const bool v4574 = v4566 < 2u;
+        const uint v4575 = v4574 ? v4572 : v4570;
+        const uint v4577 = v4564 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4579 = v4577 << 28u;
+        const uint v4580 = v4575 | v4579;
+        const float v4581 = as_type<float>(v4580);
+        const float v4582 = v4581 * v4422;  // kernels/gemm/quant_b.hpp:80
+        const float v4584 = v4388 ? v4442 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4585 = bfloat(v4584);
+        const float v4587 = v4388 ? v4462 : 0.0f;
+        const bfloat v4588 = bfloat(v4587);
+        const float v4590 = v4388 ? v4482 : 0.0f;
+        const bfloat v4591 = bfloat(v4590);
+        const float v4593 = v4388 ? v4502 : 0.0f;
+        const bfloat v4594 = bfloat(v4593);
+        const float v4596 = v4388 ? v4522 : 0.0f;
+        const bfloat v4597 = bfloat(v4596);
+        const float v4599 = v4388 ? v4542 : 0.0f;
+        const bfloat v4600 = bfloat(v4599);
+        const float v4602 = v4388 ? v4562 : 0.0f;
+        const bfloat v4603 = bfloat(v4602);
+        const float v4605 = v4388 ? v4582 : 0.0f;
+        const bfloat v4606 = bfloat(v4605);
+        *(threadgroup iron_bf16x8*)(shm1 + v4300) = iron_bf16x8{{bfloat4(v4585, v4588, v4591, v4594), bfloat4(v4597, v4600, v4603, v4606)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4626 = v4623 && v4313;  // kernels/gemm/quant_b.hpp:137
+        const uint v4630 = min(v4312, v4390);  // kernels/gemm/quant_b.hpp:138
+        const uint v4636 = v4630 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4640 = v4639 + v4636;
+        const uint v4641 = packed[v4640];
+        const uint v4643 = v4630 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4647 = v4646 + v4643;
+        const uchar v4648 = scales[v4647];
+        const uint v4649 = uint(v4648);
+        const uint v4651 = v4649 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4654 = v4649 == 255u;
+        const uint v4655 = v4654 ? 2143289344u : v4651;
+        const bool v4657 = v4649 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4659 = v4657 ? 4194304u : v4655;
+        const float v4660 = as_type<float>(v4659);
+        const uint v4662 = v4641 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4664 = v4662 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4666 = v4664 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4668 = v4666 << 22u;
+        const uint v4670 = v4664 * 1056964608u;
+        const bool v4672 = v4664 < 2u;
+        const uint v4673 = v4672 ? v4670 : v4668;
+        const uint v4675 = v4662 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4677 = v4675 << 28u;
+        const uint v4678 = v4673 | v4677;
+        const float v4679 = as_type<float>(v4678);
+        const float v4680 = v4679 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4682 = v4641 >> 4u;
+        const uint v4684 = v4682 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4686 = v4684 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4688 = v4686 << 22u;
+        const uint v4690 = v4684 * 1056964608u;
+        const bool v4692 = v4684 < 2u;
+        const uint v4693 = v4692 ? v4690 : v4688;
+        const uint v4695 = v4682 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4697 = v4695 << 28u;
+        const uint v4698 = v4693 | v4697;
+        const float v4699 = as_type<float>(v4698);
+        const float v4700 = v4699 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4702 = v4641 >> 8u;
+        const uint v4704 = v4702 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4706 = v4704 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4708 = v4706 << 22u;
+        const uint v4710 = v4704 * 1056964608u;
+        const bool v4712 = v4704 < 2u;
+        const uint v4713 = v4712 ? v4710 : v4708;
+        const uint v4715 = v4702 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4717 = v4715 << 28u;
+        const uint v4718 = v4713 | v4717;
+        const float v4719 = as_type<float>(v4718);
+        const float v4720 = v4719 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4722 = v4641 >> 12u;
+        const uint v4724 = v4722 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4726 = v4724 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4728 = v4726 << 22u;
+        const uint v4730 = v4724 * 1056964608u;
+        const bool v4732 = v4724 < 2u;
+        const uint v4733 = v4732 ? v4730 : v4728;
+        const uint v4735 = v4722 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4737 = v4735 << 28u;
+        const uint v4738 = v4733 | v4737;
+        const float v4739 = as_type<float>(v4738);
+        const float v4740 = v4739 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4742 = v4641 >> 16u;
+        const uint v4744 = v4742 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4746 = v4744 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4748 = v4746 << 22u;
+        const uint v4750 = v4744 * 1056964608u;
+        const bool v4752 = v4744 < 2u;
+        const uint v4753 = v4752 ? v4750 : v4748;
+        const uint v4755 = v4742 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4757 = v4755 << 28u;
+        const uint v4758 = v4753 | v4757;
+        const float v4759 = as_type<float>(v4758);
+        const float v4760 = v4759 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4762 = v4641 >> 20u;
+        const uint v4764 = v4762 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4766 = v4764 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4768 = v4766 << 22u;
+        const uint v4770 = v4764 * 1056964608u;
+        const bool v4772 = v4764 < 2u;
+        const uint v4773 = v4772 ? v4770 : v4768;
+        const uint v4775 = v4762 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4777 = v4775 << 28u;
+        const uint v4778 = v4773 | v4777;
+        const float v4779 = as_type<float>(v4778);
+        const float v4780 = v4779 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4782 = v4641 >> 24u;
+        const uint v4784 = v4782 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4786 = v4784 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4788 = v4786 << 22u;
+        const uint v4790 = v4784 * 1056964608u;
+        const bool v4792 = v4784 < 2u;
+        const uint v4793 = v4792 ? v4790 : v4788;
+        const uint v4795 = v4782 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4797 = v4795 << 28u;
+        const uint v4798 = v4793 | v4797;
+        const float v4799 = as_type<float>(v4798);
+        const float v4800 = v4799 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const uint v4802 = v4641 >> 28u;
+        const uint v4804 = v4802 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4806 = v4804 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4808 = v4806 << 22u;
+        const uint v4810 = v4804 * 1056964608u;
+        const bool v4812 = v4804 < 2u;
+        const uint v4813 = v4812 ? v4810 : v4808;
+        const uint v4815 = v4802 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4817 = v4815 << 28u;
+        const uint v4818 = v4813 | v4817;
+        const float v4819 = as_type<float>(v4818);
+        const float v4820 = v4819 * v4660;  // kernels/gemm/quant_b.hpp:80
+        const float v4822 = v4626 ? v4680 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4823 = bfloat(v4822);
+        const float v4825 = v4626 ? v4700 : 0.0f;
+        const bfloat v4826 = bfloat(v4825);
+        const float v4828 = v4626 ? v4720 : 0.0f;
+        const bfloat v4829 = bfloat(v4828);
+        const float v4831 = v4626 ? v4740 : 0.0f;
+        const bfloat v4832 = bfloat(v4831);
+        const float v4834 = v4626 ? v4760 : 0.0f;
+        const bfloat v4835 = bfloat(v4834);
+        const float v4837 = v4626 ? v4780 : 0.0f;
+        const bfloat v4838 = bfloat(v4837);
+        const float v4840 = v4626 ? v4800 : 0.0f;
+        const bfloat v4841 = bfloat(v4840);
+        const float v4843 = v4626 ? v4820 : 0.0f;
+        const bfloat v4844 = bfloat(v4843);
+        *(threadgroup iron_bf16x8*)(shm1 + v4324) = iron_bf16x8{{bfloat4(v4823, v4826, v4829, v4832), bfloat4(v4835, v4838, v4841, v4844)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4864 = v4861 && v4337;  // kernels/gemm/quant_b.hpp:137
+        const uint v4868 = min(v4336, v4390);  // kernels/gemm/quant_b.hpp:138
+        const uint v4874 = v4868 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4878 = v4877 + v4874;
+        const uint v4879 = packed[v4878];
+        const uint v4881 = v4868 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4885 = v4884 + v4881;
+        const uchar v4886 = scales[v4885];
+        const uint v4887 = uint(v4886);
+        const uint v4889 = v4887 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4892 = v4887 == 255u;
+        const uint v4893 = v4892 ? 2143289344u : v4889;
+        const bool v4895 = v4887 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4897 = v4895 ? 4194304u : v4893;
+        const float v4898 = as_type<float>(v4897);
+        const uint v4900 = v4879 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4902 = v4900 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4904 = v4902 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4906 = v4904 << 22u;
+        const uint v4908 = v4902 * 1056964608u;
+        const bool v4910 = v4902 < 2u;
+        const uint v4911 = v4910 ? v4908 : v4906;
+        const uint v4913 = v4900 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4915 = v4913 << 28u;
+        const uint v4916 = v4911 | v4915;
+        const float v4917 = as_type<float>(v4916);
+        const float v4918 = v4917 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v4920 = v4879 >> 4u;
+        const uint v4922 = v4920 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4924 = v4922 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4926 = v4924 << 22u;
+        const uint v4928 = v4922 * 1056964608u;
+        const bool v4930 = v4922 < 2u;
+        const uint v4931 = v4930 ? v4928 : v4926;
+        const uint v4933 = v4920 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4935 = v4933 << 28u;
+        const uint v4936 = v4931 | v4935;
+        const float v4937 = as_type<float>(v4936);
+        const float v4938 = v4937 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v4940 = v4879 >> 8u;
+        const uint v4942 = v4940 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4944 = v4942 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4946 = v4944 << 22u;
+        const uint v4948 = v4942 * 1056964608u;
+        const bool v4950 = v4942 < 2u;
+        const uint v4951 = v4950 ? v4948 : v4946;
+        const uint v4953 = v4940 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4955 = v4953 << 28u;
+        const uint v4956 = v4951 | v4955;
+        const float v4957 = as_type<float>(v4956);
+        const float v4958 = v4957 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v4960 = v4879 >> 12u;
+        const uint v4962 = v4960 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4964 = v4962 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4966 = v4964 << 22u;
+        const uint v4968 = v4962 * 1056964608u;
+        const bool v4970 = v4962 < 2u;
+        const uint v4971 = v4970 ? v4968 : v4966;
+        const uint v4973 = v4960 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4975 = v4973 << 28u;
+        const uint v4976 = v4971 | v4975;
+        const float v4977 = as_type<float>(v4976);
+        const float v4978 = v4977 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v4980 = v4879 >> 16u;
+        const uint v4982 = v4980 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4984 = v4982 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4986 = v4984 << 22u;
+        const uint v4988 = v4982 * 1056964608u;
+        const bool v4990 = v4982 < 2u;
+        const uint v4991 = v4990 ? v4988 : v4986;
+        const uint v4993 = v4980 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4995 = v4993 << 28u;
+        const uint v4996 = v4991 | v4995;
+        const float v4997 = as_type<float>(v4996);
+        const float v4998 = v4997 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v5000 = v4879 >> 20u;
+        const uint v5002 = v5000 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5004 = v5002 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5006 = v5004 << 22u;
+        const uint v5008 = v5002 * 1056964608u;
+        const bool v5010 = v5002 < 2u;
+        const uint v5011 = v5010 ? v5008 : v5006;
+        const uint v5013 = v5000 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5015 = v5013 << 28u;
+        const uint v5016 = v5011 | v5015;
+        const float v5017 = as_type<float>(v5016);
+        const float v5018 = v5017 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v5020 = v4879 >> 24u;
+        const uint v5022 = v5020 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5024 = v5022 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5026 = v5024 << 22u;
+        const uint v5028 = v5022 * 1056964608u;
+        const bool v5030 = v5022 < 2u;
+        const uint v5031 = v5030 ? v5028 : v5026;
+        const uint v5033 = v5020 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5035 = v5033 << 28u;
+        const uint v5036 = v5031 | v5035;
+        const float v5037 = as_type<float>(v5036);
+        const float v5038 = v5037 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const uint v5040 = v4879 >> 28u;
+        const uint v5042 = v5040 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5044 = v5042 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5046 = v5044 << 22u;
+        const uint v5048 = v5042 * 1056964608u;
+        const bool v5050 = v5042 < 2u;
+        const uint v5051 = v5050 ? v5048 : v5046;
+        const uint v5053 = v5040 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5055 = v5053 << 28u;
+        const uint v5056 = v5051 | v5055;
+        const float v5057 = as_type<float>(v5056);
+        const float v5058 = v5057 * v4898;  // kernels/gemm/quant_b.hpp:80
+        const float v5060 = v4864 ? v4918 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v5061 = bfloat(v5060);
+        const float v5063 = v4864 ? v4938 : 0.0f;
+        const bfloat v5064 = bfloat(v5063);
+        const float v5066 = v4864 ? v4958 : 0.0f;
+        const bfloat v5067 = bfloat(v5066);
+        const float v5069 = v4864 ? v4978 : 0.0f;
+        const bfloat v5070 = bfloat(v5069);
+        const float v5072 = v4864 ? v4998 : 0.0f;
+        const bfloat v5073 = bfloat(v5072);
+        const float v5075 = v4864 ? v5018 : 0.0f;
+        const bfloat v5076 = bfloat(v5075);
+        const float v5078 = v4864 ? v5038 : 0.0f;
+        const bfloat v5079 = bfloat(v5078);
+        const float v5081 = v4864 ? v5058 : 0.0f;
+        const bfloat v5082 = bfloat(v5081);
+        *(threadgroup iron_bf16x8*)(shm1 + v4348) = iron_bf16x8{{bfloat4(v5061, v5064, v5067, v5070), bfloat4(v5073, v5076, v5079, v5082)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v5102 = v5099 && v4361;  // kernels/gemm/quant_b.hpp:137
+        const uint v5106 = min(v4360, v4390);  // kernels/gemm/quant_b.hpp:138
+        const uint v5112 = v5106 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v5116 = v5115 + v5112;
+        const uint v5117 = packed[v5116];
+        const uint v5119 = v5106 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v5123 = v5122 + v5119;
+        const uchar v5124 = scales[v5123];
+        const uint v5125 = uint(v5124);
+        const uint v5127 = v5125 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v5130 = v5125 == 255u;
+        const uint v5131 = v5130 ? 2143289344u : v5127;
+        const bool v5133 = v5125 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v5135 = v5133 ? 4194304u : v5131;
+        const float v5136 = as_type<float>(v5135);
+        const uint v5138 = v5117 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v5140 = v5138 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5142 = v5140 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5144 = v5142 << 22u;
+        const uint v5146 = v5140 * 1056964608u;
+        const bool v5148 = v5140 < 2u;
+        const uint v5149 = v5148 ? v5146 : v5144;
+        const uint v5151 = v5138 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5153 = v5151 << 28u;
+        const uint v5154 = v5149 | v5153;
+        const float v5155 = as_type<float>(v5154);
+        const float v5156 = v5155 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5158 = v5117 >> 4u;
+        const uint v5160 = v5158 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5162 = v5160 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5164 = v5162 << 22u;
+        const uint v5166 = v5160 * 1056964608u;
+        const bool v5168 = v5160 < 2u;
+        const uint v5169 = v5168 ? v5166 : v5164;
+        const uint v5171 = v5158 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5173 = v5171 << 28u;
+        const uint v5174 = v5169 | v5173;
+        const float v5175 = as_type<float>(v5174);
+        const float v5176 = v5175 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5178 = v5117 >> 8u;
+        const uint v5180 = v5178 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5182 = v5180 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5184 = v5182 << 22u;
+        const uint v5186 = v5180 * 1056964608u;
+        const bool v5188 = v5180 < 2u;
+        const uint v5189 = v5188 ? v5186 : v5184;
+        const uint v5191 = v5178 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5193 = v5191 << 28u;
+        const uint v5194 = v5189 | v5193;
+        const float v5195 = as_type<float>(v5194);
+        const float v5196 = v5195 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5198 = v5117 >> 12u;
+        const uint v5200 = v5198 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5202 = v5200 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5204 = v5202 << 22u;
+        const uint v5206 = v5200 * 1056964608u;
+        const bool v5208 = v5200 < 2u;
+        const uint v5209 = v5208 ? v5206 : v5204;
+        const uint v5211 = v5198 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5213 = v5211 << 28u;
+        const uint v5214 = v5209 | v5213;
+        const float v5215 = as_type<float>(v5214);
+        const float v5216 = v5215 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5218 = v5117 >> 16u;
+        const uint v5220 = v5218 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5222 = v5220 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5224 = v5222 << 22u;
+        const uint v5226 = v5220 * 1056964608u;
+        const bool v5228 = v5220 < 2u;
+        const uint v5229 = v5228 ? v5226 : v5224;
+        const uint v5231 = v5218 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5233 = v5231 << 28u;
+        const uint v5234 = v5229 | v5233;
+        const float v5235 = as_type<float>(v5234);
+        const float v5236 = v5235 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5238 = v5117 >> 20u;
+        const uint v5240 = v5238 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5242 = v5240 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5244 = v5242 << 22u;
+        const uint v5246 = v5240 * 1056964608u;
+        const bool v5248 = v5240 < 2u;
+        const uint v5249 = v5248 ? v5246 : v5244;
+        const uint v5251 = v5238 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5253 = v5251 << 28u;
+        const uint v5254 = v5249 | v5253;
+        const float v5255 = as_type<float>(v5254);
+        const float v5256 = v5255 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5258 = v5117 >> 24u;
+        const uint v5260 = v5258 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5262 = v5260 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5264 = v5262 << 22u;
+        const uint v5266 = v5260 * 1056964608u;
+        const bool v5268 = v5260 < 2u;
+        const uint v5269 = v5268 ? v5266 : v5264;
+        const uint v5271 = v5258 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5273 = v5271 << 28u;
+        const uint v5274 = v5269 | v5273;
+        const float v5275 = as_type<float>(v5274);
+        const float v5276 = v5275 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const uint v5278 = v5117 >> 28u;
+        const uint v5280 = v5278 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5282 = v5280 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5284 = v5282 << 22u;
+        const uint v5286 = v5280 * 1056964608u;
+        const bool v5288 = v5280 < 2u;
+        const uint v5289 = v5288 ? v5286 : v5284;
+        const uint v5291 = v5278 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5293 = v5291 << 28u;
+        const uint v5294 = v5289 | v5293;
+        const float v5295 = as_type<float>(v5294);
+        const float v5296 = v5295 * v5136;  // kernels/gemm/quant_b.hpp:80
+        const float v5298 = v5102 ? v5156 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v5299 = bfloat(v5298);
+        const float v5301 = v5102 ? v5176 : 0.0f;
+        const bfloat v5302 = bfloat(v5301);
+        const float v5304 = v5102 ? v5196 : 0.0f;
+        const bfloat v5305 = bfloat(v5304);
+        const float v5307 = v5102 ? v5216 : 0.0f;
+        const bfloat v5308 = bfloat(v5307);
+        const float v5310 = v5102 ? v5236 : 0.0f;
+        const bfloat v5311 = bfloat(v5310);
+        const float v5313 = v5102 ? v5256 : 0.0f;
+        const bfloat v5314 = bfloat(v5313);
+        const float v5316 = v5102 ? v5276 : 0.0f;
+        const bfloat v5317 = bfloat(v5316);
+        const float v5319 = v5102 ? v5296 : 0.0f;
+        const bfloat v5320 = bfloat(v5319);
+        *(threadgroup iron_bf16x8*)(shm1 + v4372) = iron_bf16x8{{bfloat4(v5299, v5302, v5305, v5308), bfloat4(v5311, v5314, v5317, v5320)}};  // kernels/gemm/quant_b.hpp:146
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5334 = v4275 + v5333;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<false>(v94, shm0, long(v5334), long(40u));
-        const uint v5340 = v4275 + v5339;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v5340), long(40u));
+        const uint v5335 = v4276 + v5334;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<false>(v94, shm0, long(v5335), long(40u));
+        const uint v5341 = v4276 + v5340;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v5341), long(40u));
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        const uint v5347 = v5334 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<false>(v94, shm0, long(v5347), long(40u));
-        const uint v5353 = v5340 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-        iron_frag_load<true>(v96, shm1, long(v5353), long(40u));
+        const uint v5348 = v5335 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<false>(v94, shm0, long(v5348), long(40u));
+        const uint v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v5354), long(40u));
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     } else {
-      const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1198 = iron_tid.x;
-      const uint v1228 = v1198 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1231 = v1198 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1232 = v1231 << 3u;
-      const uint v1233 = v80 + v1228;  // kernels/gemm/quant_b.hpp:137
-      const bool v1234 = v1233 < v79;
-      const uint v1239 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v1243 = v79 - 1u;
-      const uint v1245 = min(v1233, v1243);
-      const uint v1249 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v1250 = v1245 * v1249;
-      const uint v1256 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v1257 = v1245 * v1256;
-      const uint v1458 = v1228 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1460 = v1458 + v1232;
-      const uint v1464 = v1198 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1466 = v1464 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1469 = v1464 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1470 = v1469 << 3u;
-      const uint v1471 = v80 + v1466;  // kernels/gemm/quant_b.hpp:137
-      const bool v1472 = v1471 < v79;
-      const uint v1483 = min(v1471, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1488 = v1483 * v1249;  // kernels/gemm/quant_b.hpp:71
-      const uint v1495 = v1483 * v1256;  // kernels/gemm/quant_b.hpp:72
-      const uint v1696 = v1466 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1698 = v1696 + v1470;
-      const uint v1702 = v1198 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1704 = v1702 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1707 = v1702 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1708 = v1707 << 3u;
-      const uint v1709 = v80 + v1704;  // kernels/gemm/quant_b.hpp:137
-      const bool v1710 = v1709 < v79;
-      const uint v1721 = min(v1709, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1726 = v1721 * v1249;  // kernels/gemm/quant_b.hpp:71
-      const uint v1733 = v1721 * v1256;  // kernels/gemm/quant_b.hpp:72
-      const uint v1934 = v1704 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1936 = v1934 + v1708;
-      const uint v1940 = v1198 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1942 = v1940 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1945 = v1940 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1946 = v1945 << 3u;
-      const uint v1947 = v80 + v1942;  // kernels/gemm/quant_b.hpp:137
-      const bool v1948 = v1947 < v79;
-      const uint v1959 = min(v1947, v1243);  // kernels/gemm/quant_b.hpp:138
-      const uint v1964 = v1959 * v1249;  // kernels/gemm/quant_b.hpp:71
-      const uint v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
-      const uint v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v2174 = v2172 + v1946;
-      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
-      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v1198 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1199 = iron_tid.x;
+      const uint v1229 = v1199 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1232 = v1199 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1233 = v1232 << 3u;
+      const uint v1234 = v80 + v1229;  // kernels/gemm/quant_b.hpp:137
+      const bool v1235 = v1234 < v79;
+      const uint v1240 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v1244 = v79 - 1u;
+      const uint v1246 = min(v1234, v1244);
+      const uint v1250 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v1251 = v1246 * v1250;
+      const uint v1257 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v1258 = v1246 * v1257;
+      const uint v1459 = v1229 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1461 = v1459 + v1233;
+      const uint v1465 = v1199 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1467 = v1465 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1470 = v1465 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1471 = v1470 << 3u;
+      const uint v1472 = v80 + v1467;  // kernels/gemm/quant_b.hpp:137
+      const bool v1473 = v1472 < v79;
+      const uint v1484 = min(v1472, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1489 = v1484 * v1250;  // kernels/gemm/quant_b.hpp:71
+      const uint v1496 = v1484 * v1257;  // kernels/gemm/quant_b.hpp:72
+      const uint v1697 = v1467 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1699 = v1697 + v1471;
+      const uint v1703 = v1199 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1705 = v1703 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1708 = v1703 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1709 = v1708 << 3u;
+      const uint v1710 = v80 + v1705;  // kernels/gemm/quant_b.hpp:137
+      const bool v1711 = v1710 < v79;
+      const uint v1722 = min(v1710, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1727 = v1722 * v1250;  // kernels/gemm/quant_b.hpp:71
+      const uint v1734 = v1722 * v1257;  // kernels/gemm/quant_b.hpp:72
+      const uint v1935 = v1705 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1937 = v1935 + v1709;
+      const uint v1941 = v1199 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1943 = v1941 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1946 = v1941 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1947 = v1946 << 3u;
+      const uint v1948 = v80 + v1943;  // kernels/gemm/quant_b.hpp:137
+      const bool v1949 = v1948 < v79;
+      const uint v1960 = min(v1948, v1244);  // kernels/gemm/quant_b.hpp:138
+      const uint v1965 = v1960 * v1250;  // kernels/gemm/quant_b.hpp:71
+      const uint v1972 = v1960 * v1257;  // kernels/gemm/quant_b.hpp:72
+      const uint v2173 = v1943 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v2175 = v2173 + v1947;
+      const uint v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
-        for (uint v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1206 = v1205 < v76;
-          const uint v1207 = v1196 + v1204;
-          const bool v1208 = v1207 < v3;
-          const bool v1209 = v1206 && v1208;
-          if (v1209) {
-            const uint v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v1213 = v1211 + v1196;
-            const uint v1214 = v1213 + v1204;
-            const bfloat v1215 = x_sorted[v1214];
-            const uint v1217 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
-            const uint v1218 = v1217 + v1204;
-            shm0[v1218] = v1215;
+      for (uint v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (uint v1201 = v1199; v1201 < 4096u; v1201 += v1198) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1203 = v1201 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1205 = v1201 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1206 = v75 + v1203;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1207 = v1206 < v76;
+          const uint v1208 = v1197 + v1205;
+          const bool v1209 = v1208 < v3;
+          const bool v1210 = v1207 && v1209;
+          if (v1210) {
+            const uint v1212 = v1206 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1214 = v1212 + v1197;
+            const uint v1215 = v1214 + v1205;
+            const bfloat v1216 = x_sorted[v1215];
+            const uint v1218 = v1203 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v1219 = v1218 + v1205;
+            shm0[v1219] = v1216;
           } else {
-            const uint v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
-            const uint v1221 = v1220 + v1204;
-            shm0[v1221] = bfloat(0.0f);
+            const uint v1221 = v1203 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v1222 = v1221 + v1205;
+            shm0[v1222] = bfloat(0.0f);
           }
         }
-        const uint v1235 = v1196 + v1232;  // kernels/gemm/quant_b.hpp:137
-        const bool v1236 = v1235 < v3;
-        const bool v1237 = v1234 && v1236;
-        const uint v1241 = min(v1235, v1239);  // kernels/gemm/quant_b.hpp:138
-        const uint v1247 = v1241 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1251 = v1250 + v1247;
-        const uint v1252 = packed[v1251];
-        const uint v1254 = v1241 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1258 = v1257 + v1254;
-        const uchar v1259 = scales[v1258];
-        const uint v1260 = uint(v1259);
-        const uint v1262 = v1260 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1265 = v1260 == 255u;
-        const uint v1266 = v1265 ? 2143289344u : v1262;
-        const bool v1268 = v1260 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1270 = v1268 ? 4194304u : v1266;
-        const float v1271 = as_type<float>(v1270);
-        const uint v1273 = v1252 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1275 = v1273 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1277 = v1275 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1279 = v1277 << 22u;
-        const uint v1281 = v1275 * 1056964608u;
-        const bool v1283 = v1275 < 2u;
-        const uint v1284 = v1283 ? v1281 : v1279;
-        const uint v1286 = v1273 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1288 = v1286 << 28u;
-        const uint v1289 = v1284 | v1288;
-        const float v1290 = as_type<float>(v1289);
-        const float v1291 = v1290 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1293 = v1252 >> 4u;
-        const uint v1295 = v1293 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1297 = v1295 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1299 = v1297 << 22u;
-        const uint v1301 = v1295 * 1056964608u;
-        const bool v1303 = v1295 < 2u;
-        const uint v1304 = v1303 ? v1301 : v1299;
-        const uint v1306 = v1293 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1308 = v1306 << 28u;
-        const uint v1309 = v1304 | v1308;
-        const float v1310 = as_type<float>(v1309);
-        const float v1311 = v1310 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1313 = v1252 >> 8u;
-        const uint v1315 = v1313 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1317 = v1315 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1319 = v1317 << 22u;
-        const uint v1321 = v1315 * 1056964608u;
-        const bool v1323 = v1315 < 2u;
-        const uint v1324 = v1323 ? v1321 : v1319;
-        const uint v1326 = v1313 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1328 = v1326 << 28u;
-        const uint v1329 = v1324 | v1328;
-        const float v1330 = as_type<float>(v1329);
-        const float v1331 = v1330 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1333 = v1252 >> 12u;
-        const uint v1335 = v1333 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1337 = v1335 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1339 = v1337 << 22u;
-        const uint v1341 = v1335 * 1056964608u;
-        const bool v1343 = v1335 < 2u;
-        const uint v1344 = v1343 ? v1341 : v1339;
-        const uint v1346 = v1333 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1348 = v1346 << 28u;
-        const uint v1349 = v1344 | v1348;
-        const float v1350 = as_type<float>(v1349);
-        const float v1351 = v1350 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1353 = v1252 >> 16u;
-        const uint v1355 = v1353 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1357 = v1355 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1359 = v1357 << 22u;
-        const uint v1361 = v1355 * 1056964608u;
-        const bool v1363 = v1355 < 2u;
-        const uint v1364 = v1363 ? v1361 : v1359;
-        const uint v1366 = v1353 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1368 = v1366 << 28u;
-        const uint v1369 = v1364 | v1368;
-        const float v1370 = as_type<float>(v1369);
-        const float v1371 = v1370 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1373 = v1252 >> 20u;
-        const uint v1375 = v1373 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1377 = v1375 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1379 = v1377 << 22u;
-        const uint v1381 = v1375 * 1056964608u;
-        const bool v1383 = v1375 < 2u;
-        const uint v1384 = v1383 ? v1381 : v1379;
-        const uint v1386 = v1373 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1388 = v1386 << 28u;
-        const uint v1389 = v1384 | v1388;
-        const float v1390 = as_type<float>(v1389);
-        const float v1391 = v1390 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1393 = v1252 >> 24u;
-        const uint v1395 = v1393 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1397 = v1395 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1399 = v1397 << 22u;
-        const uint v1401 = v1395 * 1056964608u;
-        const bool v1403 = v1395 < 2u;
-        const uint v1404 = v1403 ? v1401 : v1399;
-        const uint v1406 = v1393 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1408 = v1406 << 28u;
-        const uint v1409 = v1404 | v1408;
-        const float v1410 = as_type<float>(v1409);
-        const float v1411 = v1410 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const uint v1413 = v1252 >> 28u;
-        const uint v1415 = v1413 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1417 = v1415 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1419 = v1417 << 22u;
-        const uint v1421 = v1415 * 1056964608u;
-        const bool v1423 = v1415 < 2u;
-        const uint v1424 = v1423 ? v1421 : v1419;
-        const uint v1426 = v1413 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1428 = v1426 << 28u;
-        const uint v1429 = v1424 | v1428;
-        const float v1430 = as_type<float>(v1429);
-        const float v1431 = v1430 * v1271;  // kernels/gemm/quant_b.hpp:80
-        const float v1433 = v1237 ? v1291 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1434 = bfloat(v1433);
-        const float v1436 = v1237 ? v1311 : 0.0f;
-        const bfloat v1437 = bfloat(v1436);
-        const float v1439 = v1237 ? v1331 : 0.0f;
-        const bfloat v1440 = bfloat(v1439);
-        const float v1442 = v1237 ? v1351 : 0.0f;
-        const bfloat v1443 = bfloat(v1442);
-        const float v1445 = v1237 ? v1371 : 0.0f;
-        const bfloat v1446 = bfloat(v1445);
-        const float v1448 = v1237 ? v1391 : 0.0f;
-        const bfloat v1449 = bfloat(v1448);
-        const float v1451 = v1237 ? v1411 : 0.0f;
-        const bfloat v1452 = bfloat(v1451);
-        const float v1454 = v1237 ? v1431 : 0.0f;
-        const bfloat v1455 = bfloat(v1454);
-        *(threadgroup iron_bf16x8*)(shm1 + v1460) = iron_bf16x8{{bfloat4(v1434, v1437, v1440, v1443), bfloat4(v1446, v1449, v1452, v1455)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1473 = v1196 + v1470;  // kernels/gemm/quant_b.hpp:137
-        const bool v1474 = v1473 < v3;
-        const bool v1475 = v1472 && v1474;
-        const uint v1479 = min(v1473, v1239);  // kernels/gemm/quant_b.hpp:138
-        const uint v1485 = v1479 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1489 = v1488 + v1485;
-        const uint v1490 = packed[v1489];
-        const uint v1492 = v1479 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1496 = v1495 + v1492;
-        const uchar v1497 = scales[v1496];
-        const uint v1498 = uint(v1497);
-        const uint v1500 = v1498 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1503 = v1498 == 255u;
-        const uint v1504 = v1503 ? 2143289344u : v1500;
-        const bool v1506 = v1498 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1508 = v1506 ? 4194304u : v1504;
-        const float v1509 = as_type<float>(v1508);
-        const uint v1511 = v1490 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1513 = v1511 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1515 = v1513 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1517 = v1515 << 22u;
-        const uint v1519 = v1513 * 1056964608u;
-        const bool v1521 = v1513 < 2u;
-        const uint v1522 = v1521 ? v1519 : v1517;
-        const uint v1524 = v1511 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1526 = v1524 << 28u;
-        const uint v1527 = v1522 | v1526;
-        const float v1528 = as_type<float>(v1527);
-        const float v1529 = v1528 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1531 = v1490 >> 4u;
-        const uint v1533 = v1531 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1535 = v1533 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1537 = v1535 << 22u;
-        const uint v1539 = v1533 * 1056964608u;
-        const bool v1541 = v1533 < 2u;
-        const uint v1542 = v1541 ? v1539 : v1537;
-        const uint v1544 = v1531 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1546 = v1544 << 28u;
-        const uint v1547 = v1542 | v1546;
-        const float v1548 = as_type<float>(v1547);
-        const float v1549 = v1548 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1551 = v1490 >> 8u;
-        const uint v1553 = v1551 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1555 = v1553 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1557 = v1555 << 22u;
-        const uint v1559 = v1553 * 1056964608u;
-        const bool v1561 = v1553 < 2u;
-        const uint v1562 = v1561 ? v1559 : v1557;
-        const uint v1564 = v1551 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1566 = v1564 << 28u;
-        const uint v1567 = v1562 | v1566;
-        const float v1568 = as_type<float>(v1567);
-        const float v1569 = v1568 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1571 = v1490 >> 12u;
-        const uint v1573 = v1571 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1575 = v1573 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1577 = v1575 << 22u;
-        const uint v1579 = v1573 * 1056964608u;
-        const bool v1581 = v1573 < 2u;
-        const uint v1582 = v1581 ? v1579 : v1577;
-        const uint v1584 = v1571 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1586 = v1584 << 28u;
-        const uint v1587 = v1582 | v1586;
-        const float v1588 = as_type<float>(v1587);
-        const float v1589 = v1588 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1591 = v1490 >> 16u;
-        const uint v1593 = v1591 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1595 = v1593 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1597 = v1595 << 22u;
-        const uint v1599 = v1593 * 1056964608u;
-        const bool v1601 = v1593 < 2u;
-        const uint v1602 = v1601 ? v1599 : v1597;
-        const uint v1604 = v1591 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1606 = v1604 << 28u;
-        const uint v1607 = v1602 | v1606;
-        const float v1608 = as_type<float>(v1607);
-        const float v1609 = v1608 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1611 = v1490 >> 20u;
-        const uint v1613 = v1611 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1615 = v1613 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1617 = v1615 << 22u;
-        const uint v1619 = v1613 * 1056964608u;
-        const bool v1621 = v1613 < 2u;
-        const uint v1622 = v1621 ? v1619 : v1617;
-        const uint v1624 = v1611 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1626 = v1624 << 28u;
-        const uint v1627 = v1622 | v1626;
-        const float v1628 = as_type<float>(v1627);
-        const float v1629 = v1628 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1631 = v1490 >> 24u;
-        const uint v1633 = v1631 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1635 = v1633 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1637 = v1635 << 22u;
-        const uint v1639 = v1633 * 1056964608u;
-        const bool v1641 = v1633 < 2u;
-        const uint v1642 = v1641 ? v1639 : v1637;
-        const uint v1644 = v1631 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1646 = v1644 << 28u;
-        const uint v1647 = v1642 | v1646;
-        const float v1648 = as_type<float>(v1647);
-        const float v1649 = v1648 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const uint v1651 = v1490 >> 28u;
-        const uint v1653 = v1651 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1655 = v1653 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1657 = v1655 << 22u;
-        const uint v1659 = v1653 * 1056964608u;
-        const bool v1661 = v1653 < 2u;
-        const uint v1662 = v1661 ? v1659 : v1657;
-        const uint v1664 = v1651 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1666 = v1664 << 28u;
-        const uint v1667 = v1662 | v1666;
-        const float v1668 = as_type<float>(v1667);
-        const float v1669 = v1668 * v1509;  // kernels/gemm/quant_b.hpp:80
-        const float v1671 = v1475 ? v1529 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1672 = bfloat(v1671);
-        const float v1674 = v1475 ? v1549 : 0.0f;
-        const bfloat v1675 = bfloat(v1674);
-        const float v1677 = v1475 ? v1569 : 0.0f;
-        const bfloat v1678 = bfloat(v1677);
-        const float v1680 = v1475 ? v1589 : 0.0f;
-        const bfloat v1681 = bfloat(v1680);
-        const float v1683 = v1475 ? v1609 : 0.0f;
-        const bfloat v1684 = bfloat(v1683);
-        const float v1686 = v1475 ? v1629 : 0.0f;
-        const bfloat v1687 = bfloat(v1686);
-        const float v1689 = v1475 ? v1649 : 0.0f;
-        const bfloat v1690 = bfloat(v1689);
-        const float v1692 = v1475 ? v1669 : 0.0f;
-        const bfloat v1693 = bfloat(v1692);
-        *(threadgroup iron_bf16x8*)(shm1 + v1698) = iron_bf16x8{{bfloat4(v1672, v1675, v1678, v1681), bfloat4(v1684, v1687, v1690, v1693)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1711 = v1196 + v1708;  // kernels/gemm/quant_b.hpp:137
-        const bool v1712 = v1711 < v3;
-        const bool v1713 = v1710 && v1712;
-        const uint v1717 = min(v1711, v1239);  // kernels/gemm/quant_b.hpp:138
-        const uint v1723 = v1717 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1727 = v1726 + v1723;
-        const uint v1728 = packed[v1727];
-        const uint v1730 = v1717 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1734 = v1733 + v1730;
-        const uchar v1735 = scales[v1734];
-        const uint v1736 = uint(v1735);
-        const uint v1738 = v1736 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1741 = v1736 == 255u;
-        const uint v1742 = v1741 ? 2143289344u : v1738;
-        const bool v1744 = v1736 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1746 = v1744 ? 4194304u : v1742;
-        const float v1747 = as_type<float>(v1746);
-        const uint v1749 = v1728 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1751 = v1749 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1753 = v1751 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1755 = v1753 << 22u;
-        const uint v1757 = v1751 * 1056964608u;
-        const bool v1759 = v1751 < 2u;
-        const uint v1760 = v1759 ? v1757 : v1755;
-        const uint v1762 = v1749 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1764 = v1762 << 28u;
-        const uint v1765 = v1760 | v1764;
-        const float v1766 = as_type<float>(v1765);
-        const float v1767 = v1766 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1769 = v1728 >> 4u;
-        const uint v1771 = v1769 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1773 = v1771 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1775 = v1773 << 22u;
-        const uint v1777 = v1771 * 1056964608u;
-        const bool v1779 = v1771 < 2u;
-        const uint v1780 = v1779 ? v1777 : v1775;
-        const uint v1782 = v1769 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1784 = v1782 << 28u;
-        const uint v1785 = v1780 | v1784;
-        const float v1786 = as_type<float>(v1785);
-        const float v1787 = v1786 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1789 = v1728 >> 8u;
-        const uint v1791 = v1789 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1793 = v1791 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1795 = v1793 << 22u;
-        const uint v1797 = v1791 * 1056964608u;
-        const bool v1799 = v1791 < 2u;
-        const uint v1800 = v1799 ? v1797 : v1795;
-        const uint v1802 = v1789 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1804 = v1802 << 28u;
-        const uint v1805 = v1800 | v1804;
-        const float v1806 = as_type<float>(v1805);
-        const float v1807 = v1806 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1809 = v1728 >> 12u;
-        const uint v1811 = v1809 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1813 = v1811 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1815 = v1813 << 22u;
-        const uint v1817 = v1811 * 1056964608u;
-        const bool v1819 = v1811 < 2u;
-        const uint v1820 = v1819 ? v1817 : v1815;
-        const uint v1822 = v1809 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1824 = v1822 << 28u;
-        const uint v1825 = v1820 | v1824;
-        const float v1826 = as_type<float>(v1825);
-        const float v1827 = v1826 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1829 = v1728 >> 16u;
-        const uint v1831 = v1829 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1833 = v1831 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1835 = v1833 << 22u;
-        const uint v1837 = v1831 * 1056964608u;
-        const bool v1839 = v1831 < 2u;
-        const uint v1840 = v1839 ? v1837 : v1835;
-        const uint v1842 = v1829 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1844 = v1842 << 28u;
-        const uint v1845 = v1840 | v1844;
-        const float v1846 = as_type<float>(v1845);
-        const float v1847 = v1846 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1849 = v1728 >> 20u;
-        const uint v1851 = v1849 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1853 = v1851 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1855 = v1853 << 22u;
-        const uint v1857 = v1851 * 1056964608u;
-        const bool v1859 = v1851 < 2u;
-        const uint v1860 = v1859 ? v1857 : v1855;
-        const uint v1862 = v1849 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1864 = v1862 << 28u;
-        const uint v1865 = v1860 | v1864;
-        const float v1866 = as_type<float>(v1865);
-        const float v1867 = v1866 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1869 = v1728 >> 24u;
-        const uint v1871 = v1869 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1873 = v1871 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1875 = v1873 << 22u;
-        const uint v1877 = v1871 * 1056964608u;
-        const bool v1879 = v1871 < 2u;
-        const uint v1880 = v1879 ? v1877 : v1875;
-        const uint v1882 = v1869 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1884 = v1882 << 28u;
-        const uint v1885 = v1880 | v1884;
-        const float v1886 = as_type<float>(v1885);
-        const float v1887 = v1886 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const uint v1889 = v1728 >> 28u;
-        const uint v1891 = v1889 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1893 = v1891 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1895 = v1893 << 22u;
-        const uint v1897 = v1891 * 1056964608u;
-        const bool v1899 = v1891 < 2u;
-        const uint v1900 = v1899 ? v1897 : v1895;
-        const uint v1902 = v1889 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1904 = v1902 << 28u;
-        const uint v1905 = v1900 | v1904;
-        const float v1906 = as_type<float>(v1905);
-        const float v1907 = v1906 * v1747;  // kernels/gemm/quant_b.hpp:80
-        const float v1909 = v1713 ? v1767 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1910 = bfloat(v1909);
-        const float v1912 = v1713 ? v1787 : 0.0f;
-        const bfloat v1913 = bfloat(v1912);
-        const float v1915 = v1713 ? v1807 : 0.0f;
-        const bfloat v1916 = bfloat(v1915);
-        const float v1918 = v1713 ? v1827 : 0.0f;
-        const bfloat v1919 = bfloat(v1918);
-        const float v1921 = v1713 ? v1847 : 0.0f;
-        const bfloat v1922 = bfloat(v1921);
-        const float v1924 = v1713 ? v1867 : 0.0f;
-        const bfloat v1925 = bfloat(v1924);
-        const float v1927 = v1713 ? v1887 : 0.0f;
-        const bfloat v1928 = bfloat(v1927);
-        const float v1930 = v1713 ? v1907 : 0.0f;
-        const bfloat v1931 = bfloat(v1930);
-        *(threadgroup iron_bf16x8*)(shm1 + v1936) = iron_bf16x8{{bfloat4(v1910, v1913, v1916, v1919), bfloat4(v1922, v1925, v1928, v1931)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1949 = v1196 + v1946;  // kernels/gemm/quant_b.hpp:137
-        const bool v1950 = v1949 < v3;
-        const bool v1951 = v1948 && v1950;
-        const uint v1955 = min(v1949, v1239);  // kernels/gemm/quant_b.hpp:138
-        const uint v1961 = v1955 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1965 = v1964 + v1961;
-        const uint v1966 = packed[v1965];
-        const uint v1968 = v1955 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1972 = v1971 + v1968;
-        const uchar v1973 = scales[v1972];
-        const uint v1974 = uint(v1973);
-        const uint v1976 = v1974 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1979 = v1974 == 255u;
-        const uint v1980 = v1979 ? 2143289344u : v1976;
-        const bool v1982 = v1974 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1984 = v1982 ? 4194304u : v1980;
-        const float v1985 = as_type<float>(v1984);
-        const uint v1987 = v1966 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1989 = v1987 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1991 = v1989 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1993 = v1991 << 22u;
-        const uint v1995 = v1989 * 1056964608u;
-        const bool v1997 = v1989 < 2u;
-        const uint v1998 = v1997 ? v1995 : v1993;
-        const uint v2000 = v1987 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2002 = v2000 << 28u;
-        const uint v2003 = v1998 | v2002;
-        const float v2004 = as_type<float>(v2003);
-        const float v2005 = v2004 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2007 = v1966 >> 4u;
-        const uint v2009 = v2007 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2011 = v2009 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2013 = v2011 << 22u;
-        const uint v2015 = v2009 * 1056964608u;
-        const bool v2017 = v2009 < 2u;
-        const uint v2018 = v2017 ? v2015 : v2013;
-        const uint v2020 = v2007 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2022 = v2020 << 28u;
-        const uint v2023 = v2018 | v2022;
-        const float v2024 = as_type<float>(v2023);
-        const float v2025 = v2024 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2027 = v1966 >> 8u;
-        const uint v2029 = v2027 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2031 = v2029 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2033 = v2031 << 22u;
-        const uint v2035 = v2029 * 1056964608u;
-        const bool v2037 = v2029 < 2u;
-        const uint v2038 = v2037 ? v2035 : v2033;
-        const uint v2040 = v2027 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2042 = v2040 << 28u;
-        const uint v2043 = v2038 | v2042;
-        const float v2044 = as_type<float>(v2043);
-        const float v2045 = v2044 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2047 = v1966 >> 12u;
-        const uint v2049 = v2047 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2051 = v2049 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2053 = v2051 << 22u;
-        const uint v2055 = v2049 * 1056964608u;
-        const bool v2057 = v2049 < 2u;
-        const uint v2058 = v2057 ? v2055 : v2053;
-        const uint v2060 = v2047 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2062 = v2060 << 28u;
-        const uint v2063 = v2058 | v2062;
-        const float v2064 = as_type<float>(v2063);
-        const float v2065 = v2064 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2067 = v1966 >> 16u;
-        const uint v2069 = v2067 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2071 = v2069 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2073 = v2071 << 22u;
-        const uint v2075 = v2069 * 1056964608u;
-        const bool v2077 = v2069 < 2u;
-        const uint v2078 = v2077 ? v2075 : v2073;
-        const uint v2080 = v2067 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2082 = v2080 << 28u;
-        const uint v2083 = v2078 | v2082;
-        const float v2084 = as_type<float>(v2083);
-        const float v2085 = v2084 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2087 = v1966 >> 20u;
-        const uint v2089 = v2087 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2091 = v2089 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2093 = v2091 << 22u;
-        const uint v2095 = v2089 * 1056964608u;
-        const bool v2097 = v2089 < 2u;
-        const uint v2098 = v2097 ? v2095 : v2093;
-        const uint v2100 = v2087 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2102 = v2100 << 28u;
-        const uint v2103 = v2098 | v2102;
-        const float v2104 = as_type<float>(v2103);
-        const float v2105 = v2104 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2107 = v1966 >> 24u;
-        const uint v2109 = v2107 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2111 = v2109 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2113 = v2111 << 22u;
-        const uint v2115 = v2109 * 1056964608u;
-        const bool v2117 = v2109 < 2u;
-        const uint v2118 = v2117 ? v2115 : v2113;
-        const uint v2120 = v2107 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2122 = v2120 << 28u;
-        const uint v2123 = v2118 | v2122;
-        const float v2124 = as_type<float>(v2123);
-        const float v2125 = v2124 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const uint v2127 = v1966 >> 28u;
-        const uint v2129 = v2127 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2131 = v2129 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2133 = v2131 << 22u;
-        const uint v2135 = v2129 * 1056964608u;
-        const bool v2137 = v2129 < 2u;
-        const uint v2138 = v2137 ? v2135 : v2133;
-        const uint v2140 = v2127 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2142 = v2140 << 28u;
-        const uint v2143 = v2138 | v2142;
-        const float v2144 = as_type<float>(v2143);
-        const float v2145 = v2144 * v1985;  // kernels/gemm/quant_b.hpp:80
-        const float v2147 = v1951 ? v2005 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v2148 = bfloat(v2147);
-        const float v2150 = v1951 ? v2025 : 0.0f;
-        const bfloat v2151 = bfloat(v2150);
-        const float v2153 = v1951 ? v2045 : 0.0f;
-        const bfloat v2154 = bfloat(v2153);
-        const float v2156 = v1951 ? v2065 : 0.0f;
-        const bfloat v2157 = bfloat(v2156);
-        const float v2159 = v1951 ? v2085 : 0.0f;
-        const bfloat v2160 = bfloat(v2159);
-        const float v2162 = v1951 ? v2105 : 0.0f;
-        const bfloat v2163 = bfloat(v2162);
-        const float v2165 = v1951 ? v2125 : 0.0f;
-        const bfloat v2166 = bfloat(v2165);
-        const float v2168 = v1951 ? v2145 : 0.0f;
-        const bfloat v2169 = bfloat(v2168);
-        *(threadgroup iron_bf16x8*)(shm1 + v2174) = iron_bf16x8{{bfloat4(v2148, v2151, v2154, v2157), bfloat4(v2160, v2163, v2166, v2169)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1236 = v1197 + v1233;  // kernels/gemm/quant_b.hpp:137
+        const bool v1237 = v1236 < v3;
+        const bool v1238 = v1235 && v1237;
+        const uint v1242 = min(v1236, v1240);  // kernels/gemm/quant_b.hpp:138
+        const uint v1248 = v1242 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1252 = v1251 + v1248;
+        const uint v1253 = packed[v1252];
+        const uint v1255 = v1242 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1259 = v1258 + v1255;
+        const uchar v1260 = scales[v1259];
+        const uint v1261 = uint(v1260);
+        const uint v1263 = v1261 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1266 = v1261 == 255u;
+        const uint v1267 = v1266 ? 2143289344u : v1263;
+        const bool v1269 = v1261 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1271 = v1269 ? 4194304u : v1267;
+        const float v1272 = as_type<float>(v1271);
+        const uint v1274 = v1253 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1276 = v1274 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1278 = v1276 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1280 = v1278 << 22u;
+        const uint v1282 = v1276 * 1056964608u;
+        const bool v1284 = v1276 < 2u;
+        const uint v1285 = v1284 ? v1282 : v1280;
+        const uint v1287 = v1274 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1289 = v1287 << 28u;
+        const uint v1290 = v1285 | v1289;
+        const float v1291 = as_type<float>(v1290);
+        const float v1292 = v1291 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1294 = v1253 >> 4u;
+        const uint v1296 = v1294 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1298 = v1296 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1300 = v1298 << 22u;
+        const uint v1302 = v1296 * 1056964608u;
+        const bool v1304 = v1296 < 2u;
+        const uint v1305 = v1304 ? v1302 : v1300;
+        const uint v1307 = v1294 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1309 = v1307 << 28u;
+        const uint v1310 = v1305 | v1309;
+        const float v1311 = as_type<float>(v1310);
+        const float v1312 = v1311 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1314 = v1253 >> 8u;
+        const uint v1316 = v1314 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1318 = v1316 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1320 = v1318 << 22u;
+        const uint v1322 = v1316 * 1056964608u;
+        const bool v1324 = v1316 < 2u;
+        const uint v1325 = v1324 ? v1322 : v1320;
+        const uint v1327 = v1314 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1329 = v1327 << 28u;
+        const uint v1330 = v1325 | v1329;
+        const float v1331 = as_type<float>(v1330);
+        const float v1332 = v1331 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1334 = v1253 >> 12u;
+        const uint v1336 = v1334 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1338 = v1336 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1340 = v1338 << 22u;
+        const uint v1342 = v1336 * 1056964608u;
+        const bool v1344 = v1336 < 2u;
+        const uint v1345 = v1344 ? v1342 : v1340;
+        const uint v1347 = v1334 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1349 = v1347 << 28u;
+        const uint v1350 = v1345 | v1349;
+        const float v1351 = as_type<float>(v1350);
+        const float v1352 = v1351 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1354 = v1253 >> 16u;
+        const uint v1356 = v1354 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1358 = v1356 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1360 = v1358 << 22u;
+        const uint v1362 = v1356 * 1056964608u;
+        const bool v1364 = v1356 < 2u;
+        const uint v1365 = v1364 ? v1362 : v1360;
+        const uint v1367 = v1354 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1369 = v1367 << 28u;
+        const uint v1370 = v1365 | v1369;
+        const float v1371 = as_type<float>(v1370);
+        const float v1372 = v1371 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1374 = v1253 >> 20u;
+        const uint v1376 = v1374 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1378 = v1376 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1380 = v1378 << 22u;
+        const uint v1382 = v1376 * 1056964608u;
+        const bool v1384 = v1376 < 2u;
+        const uint v1385 = v1384 ? v1382 : v1380;
+        const uint v1387 = v1374 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1389 = v1387 << 28u;
+        const uint v1390 = v1385 | v1389;
+        const float v1391 = as_type<float>(v1390);
+        const float v1392 = v1391 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1394 = v1253 >> 24u;
+        const uint v1396 = v1394 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1398 = v1396 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1400 = v1398 << 22u;
+        const uint v1402 = v1396 * 1056964608u;
+        const bool v1404 = v1396 < 2u;
+        const uint v1405 = v1404 ? v1402 : v1400;
+        const uint v1407 = v1394 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1409 = v1407 << 28u;
+        const uint v1410 = v1405 | v1409;
+        const float v1411 = as_type<float>(v1410);
+        const float v1412 = v1411 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const uint v1414 = v1253 >> 28u;
+        const uint v1416 = v1414 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1418 = v1416 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1420 = v1418 << 22u;
+        const uint v1422 = v1416 * 1056964608u;
+        const bool v1424 = v1416 < 2u;
+        const uint v1425 = v1424 ? v1422 : v1420;
+        const uint v1427 = v1414 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1429 = v1427 << 28u;
+        const uint v1430 = v1425 | v1429;
+        const float v1431 = as_type<float>(v1430);
+        const float v1432 = v1431 * v1272;  // kernels/gemm/quant_b.hpp:80
+        const float v1434 = v1238 ? v1292 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1435 = bfloat(v1434);
+        const float v1437 = v1238 ? v1312 : 0.0f;
+        const bfloat v1438 = bfloat(v1437);
+        const float v1440 = v1238 ? v1332 : 0.0f;
+        const bfloat v1441 = bfloat(v1440);
+        const float v1443 = v1238 ? v1352 : 0.0f;
+        const bfloat v1444 = bfloat(v1443);
+        const float v1446 = v1238 ? v1372 : 0.0f;
+        const bfloat v1447 = bfloat(v1446);
+        const float v1449 = v1238 ? v1392 : 0.0f;
+        const bfloat v1450 = bfloat(v1449);
+        const float v1452 = v1238 ? v1412 : 0.0f;
+        const bfloat v1453 = bfloat(v1452);
+        const float v1455 = v1238 ? v1432 : 0.0f;
+        const bfloat v1456 = bfloat(v1455);
+        *(threadgroup iron_bf16x8*)(shm1 + v1461) = iron_bf16x8{{bfloat4(v1435, v1438, v1441, v1444), bfloat4(v1447, v1450, v1453, v1456)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1474 = v1197 + v1471;  // kernels/gemm/quant_b.hpp:137
+        const bool v1475 = v1474 < v3;
+        const bool v1476 = v1473 && v1475;
+        const uint v1480 = min(v1474, v1240);  // kernels/gemm/quant_b.hpp:138
+        const uint v1486 = v1480 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1490 = v1489 + v1486;
+        const uint v1491 = packed[v1490];
+        const uint v1493 = v1480 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1497 = v1496 + v1493;
+        const uchar v1498 = scales[v1497];
+        const uint v1499 = uint(v1498);
+        const uint v1501 = v1499 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1504 = v1499 == 255u;
+        const uint v1505 = v1504 ? 2143289344u : v1501;
+        const bool v1507 = v1499 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1509 = v1507 ? 4194304u : v1505;
+        const float v1510 = as_type<float>(v1509);
+        const uint v1512 = v1491 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1514 = v1512 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1516 = v1514 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1518 = v1516 << 22u;
+        const uint v1520 = v1514 * 1056964608u;
+        const bool v1522 = v1514 < 2u;
+        const uint v1523 = v1522 ? v1520 : v1518;
+        const uint v1525 = v1512 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1527 = v1525 << 28u;
+        const uint v1528 = v1523 | v1527;
+        const float v1529 = as_type<float>(v1528);
+        const float v1530 = v1529 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1532 = v1491 >> 4u;
+        const uint v1534 = v1532 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1536 = v1534 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1538 = v1536 << 22u;
+        const uint v1540 = v1534 * 1056964608u;
+        const bool v1542 = v1534 < 2u;
+        const uint v1543 = v1542 ? v1540 : v1538;
+        const uint v1545 = v1532 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1547 = v1545 << 28u;
+        const uint v1548 = v1543 | v1547;
+        const float v1549 = as_type<float>(v1548);
+        const float v1550 = v1549 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1552 = v1491 >> 8u;
+        const uint v1554 = v1552 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1556 = v1554 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1558 = v1556 << 22u;
+        const uint v1560 = v1554 * 1056964608u;
+        const bool v1562 = v1554 < 2u;
+        const uint v1563 = v1562 ? v1560 : v1558;
+        const uint v1565 = v1552 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1567 = v1565 << 28u;
+        const uint v1568 = v1563 | v1567;
+        const float v1569 = as_type<float>(v1568);
+        const float v1570 = v1569 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1572 = v1491 >> 12u;
+        const uint v1574 = v1572 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1576 = v1574 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1578 = v1576 << 22u;
+        const uint v1580 = v1574 * 1056964608u;
+        const bool v1582 = v1574 < 2u;
+        const uint v1583 = v1582 ? v1580 : v1578;
+        const uint v1585 = v1572 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1587 = v1585 << 28u;
+        const uint v1588 = v1583 | v1587;
+        const float v1589 = as_type<float>(v1588);
+        const float v1590 = v1589 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1592 = v1491 >> 16u;
+        const uint v1594 = v1592 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1596 = v1594 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1598 = v1596 << 22u;
+        const uint v1600 = v1594 * 1056964608u;
+        const bool v1602 = v1594 < 2u;
+        const uint v1603 = v1602 ? v1600 : v1598;
+        const uint v1605 = v1592 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1607 = v1605 << 28u;
+        const uint v1608 = v1603 | v1607;
+        const float v1609 = as_type<float>(v1608);
+        const float v1610 = v1609 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1612 = v1491 >> 20u;
+        const uint v1614 = v1612 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1616 = v1614 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1618 = v1616 << 22u;
+        const uint v1620 = v1614 * 1056964608u;
+        const bool v1622 = v1614 < 2u;
+        const uint v1623 = v1622 ? v1620 : v1618;
+        const uint v1625 = v1612 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1627 = v1625 << 28u;
+        const uint v1628 = v1623 | v1627;
+        const float v1629 = as_type<float>(v1628);
+        const float v1630 = v1629 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1632 = v1491 >> 24u;
+        const uint v1634 = v1632 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1636 = v1634 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1638 = v1636 << 22u;
+        const uint v1640 = v1634 * 1056964608u;
+        const bool v1642 = v1634 < 2u;
+        const uint v1643 = v1642 ? v1640 : v1638;
+        const uint v1645 = v1632 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1647 = v1645 << 28u;
+        const uint v1648 = v1643 | v1647;
+        const float v1649 = as_type<float>(v1648);
+        const float v1650 = v1649 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const uint v1652 = v1491 >> 28u;
+        const uint v1654 = v1652 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1656 = v1654 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1658 = v1656 << 22u;
+        const uint v1660 = v1654 * 1056964608u;
+        const bool v1662 = v1654 < 2u;
+        const uint v1663 = v1662 ? v1660 : v1658;
+        const uint v1665 = v1652 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1667 = v1665 << 28u;
+        const uint v1668 = v1663 | v1667;
+        const float v1669 = as_type<float>(v1668);
+        const float v1670 = v1669 * v1510;  // kernels/gemm/quant_b.hpp:80
+        const float v1672 = v1476 ? v1530 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1673 = bfloat(v1672);
+        const float v1675 = v1476 ? v1550 : 0.0f;
+        const bfloat v1676 = bfloat(v1675);
+        const float v1678 = v1476 ? v1570 : 0.0f;
+        const bfloat v1679 = bfloat(v1678);
+        const float v1681 = v1476 ? v1590 : 0.0f;
+        const bfloat v1682 = bfloat(v1681);
+        const float v1684 = v1476 ? v1610 : 0.0f;
+        const bfloat v1685 = bfloat(v1684);
+        const float v1687 = v1476 ? v1630 : 0.0f;
+        const bfloat v1688 = bfloat(v1687);
+        const float v1690 = v1476 ? v1650 : 0.0f;
+        const bfloat v1691 = bfloat(v1690);
+        const float v1693 = v1476 ? v1670 : 0.0f;
+        const bfloat v1694 = bfloat(v1693);
+        *(threadgroup iron_bf16x8*)(shm1 + v1699) = iron_bf16x8{{bfloat4(v1673, v1676, v1679, v1682), bfloat4(v1685, v1688, v1691, v1694)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1712 = v1197 + v1709;  // kernels/gemm/quant_b.hpp:137
+        const bool v1713 = v1712 < v3;
+        const bool v1714 = v1711 && v1713;
+        const uint v1718 = min(v1712, v1240);  // kernels/gemm/quant_b.hpp:138
+        const uint v1724 = v1718 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1728 = v1727 + v1724;
+        const uint v1729 = packed[v1728];
+        const uint v1731 = v1718 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1735 = v1734 + v1731;
+        const uchar v1736 = scales[v1735];
+        const uint v1737 = uint(v1736);
+        const uint v1739 = v1737 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1742 = v1737 == 255u;
+        const uint v1743 = v1742 ? 2143289344u : v1739;
+        const bool v1745 = v1737 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1747 = v1745 ? 4194304u : v1743;
+        const float v1748 = as_type<float>(v1747);
+        const uint v1750 = v1729 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1752 = v1750 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1754 = v1752 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1756 = v1754 << 22u;
+        const uint v1758 = v1752 * 1056964608u;
+        const bool v1760 = v1752 < 2u;
+        const uint v1761 = v1760 ? v1758 : v1756;
+        const uint v1763 = v1750 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1765 = v1763 << 28u;
+        const uint v1766 = v1761 | v1765;
+        const float v1767 = as_type<float>(v1766);
+        const float v1768 = v1767 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1770 = v1729 >> 4u;
+        const uint v1772 = v1770 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1774 = v1772 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1776 = v1774 << 22u;
+        const uint v1778 = v1772 * 1056964608u;
+        const bool v1780 = v1772 < 2u;
+        const uint v1781 = v1780 ? v1778 : v1776;
+        const uint v1783 = v1770 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1785 = v1783 << 28u;
+        const uint v1786 = v1781 | v1785;
+        const float v1787 = as_type<float>(v1786);
+        const float v1788 = v1787 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1790 = v1729 >> 8u;
+        const uint v1792 = v1790 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1794 = v1792 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1796 = v1794 << 22u;
+        const uint v1798 = v1792 * 1056964608u;
+        const bool v1800 = v1792 < 2u;
+        const uint v1801 = v1800 ? v1798 : v1796;
+        const uint v1803 = v1790 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1805 = v1803 << 28u;
+        const uint v1806 = v1801 | v1805;
+        const float v1807 = as_type<float>(v1806);
+        const float v1808 = v1807 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1810 = v1729 >> 12u;
+        const uint v1812 = v1810 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1814 = v1812 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1816 = v1814 << 22u;
+        const uint v1818 = v1812 * 1056964608u;
+        const bool v1820 = v1812 < 2u;
+        const uint v1821 = v1820 ? v1818 : v1816;
+        const uint v1823 = v1810 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1825 = v1823 << 28u;
+        const uint v1826 = v1821 | v1825;
+        const float v1827 = as_type<float>(v1826);
+        const float v1828 = v1827 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1830 = v1729 >> 16u;
+        const uint v1832 = v1830 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1834 = v1832 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1836 = v1834 << 22u;
+        const uint v1838 = v1832 * 1056964608u;
+        const bool v1840 = v1832 < 2u;
+        const uint v1841 = v1840 ? v1838 : v1836;
+        const uint v1843 = v1830 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1845 = v1843 << 28u;
+        const uint v1846 = v1841 | v1845;
+        const float v1847 = as_type<float>(v1846);
+        const float v1848 = v1847 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1850 = v1729 >> 20u;
+        const uint v1852 = v1850 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1854 = v1852 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1856 = v1854 << 22u;
+        const uint v1858 = v1852 * 1056964608u;
+        const bool v1860 = v1852 < 2u;
+        const uint v1861 = v1860 ? v1858 : v1856;
+        const uint v1863 = v1850 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1865 = v1863 << 28u;
+        const uint v1866 = v1861 | v1865;
+        const float v1867 = as_type<float>(v1866);
+        const float v1868 = v1867 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1870 = v1729 >> 24u;
+        const uint v1872 = v1870 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1874 = v1872 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1876 = v1874 << 22u;
+        const uint v1878 = v1872 * 1056964608u;
+        const bool v1880 = v1872 < 2u;
+        const uint v1881 = v1880 ? v1878 : v1876;
+        const uint v1883 = v1870 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1885 = v1883 << 28u;
+        const uint v1886 = v1881 | v1885;
+        const float v1887 = as_type<float>(v1886);
+        const float v1888 = v1887 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const uint v1890 = v1729 >> 28u;
+        const uint v1892 = v1890 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1894 = v1892 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1896 = v1894 << 22u;
+        const uint v1898 = v1892 * 1056964608u;
+        const bool v1900 = v1892 < 2u;
+        const uint v1901 = v1900 ? v1898 : v1896;
+        const uint v1903 = v1890 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1905 = v1903 << 28u;
+        const uint v1906 = v1901 | v1905;
+        const float v1907 = as_type<float>(v1906);
+        const float v1908 = v1907 * v1748;  // kernels/gemm/quant_b.hpp:80
+        const float v1910 = v1714 ? v1768 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1911 = bfloat(v1910);
+        const float v1913 = v1714 ? v1788 : 0.0f;
+        const bfloat v1914 = bfloat(v1913);
+        const float v1916 = v1714 ? v1808 : 0.0f;
+        const bfloat v1917 = bfloat(v1916);
+        const float v1919 = v1714 ? v1828 : 0.0f;
+        const bfloat v1920 = bfloat(v1919);
+        const float v1922 = v1714 ? v1848 : 0.0f;
+        const bfloat v1923 = bfloat(v1922);
+        const float v1925 = v1714 ? v1868 : 0.0f;
+        const bfloat v1926 = bfloat(v1925);
+        const float v1928 = v1714 ? v1888 : 0.0f;
+        const bfloat v1929 = bfloat(v1928);
+        const float v1931 = v1714 ? v1908 : 0.0f;
+        const bfloat v1932 = bfloat(v1931);
+        *(threadgroup iron_bf16x8*)(shm1 + v1937) = iron_bf16x8{{bfloat4(v1911, v1914, v1917, v1920), bfloat4(v1923, v1926, v1929, v1932)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1950 = v1197 + v1947;  // kernels/gemm/quant_b.hpp:137
+        const bool v1951 = v1950 < v3;
+        const bool v1952 = v1949 && v1951;
+        const uint v1956 = min(v1950, v1240);  // kernels/gemm/quant_b.hpp:138
+        const uint v1962 = v1956 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1966 = v1965 + v1962;
+        const uint v1967 = packed[v1966];
+        const uint v1969 = v1956 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1973 = v1972 + v1969;
+        const uchar v1974 = scales[v1973];
+        const uint v1975 = uint(v1974);
+        const uint v1977 = v1975 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1980 = v1975 == 255u;
+        const uint v1981 = v1980 ? 2143289344u : v1977;
+        const bool v1983 = v1975 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1985 = v1983 ? 4194304u : v1981;
+        const float v1986 = as_type<float>(v1985);
+        const uint v1988 = v1967 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1990 = v1988 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1992 = v1990 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1994 = v1992 << 22u;
+        const uint v1996 = v1990 * 1056964608u;
+        const bool v1998 = v1990 < 2u;
+        const uint v1999 = v1998 ? v1996 : v1994;
+        const uint v2001 = v1988 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2003 = v2001 << 28u;
+        const uint v2004 = v1999 | v2003;
+        const float v2005 = as_type<float>(v2004);
+        const float v2006 = v2005 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2008 = v1967 >> 4u;
+        const uint v2010 = v2008 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2012 = v2010 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2014 = v2012 << 22u;
+        const uint v2016 = v2010 * 1056964608u;
+        const bool v2018 = v2010 < 2u;
+        const uint v2019 = v2018 ? v2016 : v2014;
+        const uint v2021 = v2008 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2023 = v2021 << 28u;
+        const uint v2024 = v2019 | v2023;
+        const float v2025 = as_type<float>(v2024);
+        const float v2026 = v2025 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2028 = v1967 >> 8u;
+        const uint v2030 = v2028 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2032 = v2030 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2034 = v2032 << 22u;
+        const uint v2036 = v2030 * 1056964608u;
+        const bool v2038 = v2030 < 2u;
+        const uint v2039 = v2038 ? v2036 : v2034;
+        const uint v2041 = v2028 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2043 = v2041 << 28u;
+        const uint v2044 = v2039 | v2043;
+        const float v2045 = as_type<float>(v2044);
+        const float v2046 = v2045 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2048 = v1967 >> 12u;
+        const uint v2050 = v2048 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2052 = v2050 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2054 = v2052 << 22u;
+        const uint v2056 = v2050 * 1056964608u;
+        const bool v2058 = v2050 < 2u;
+        const uint v2059 = v2058 ? v2056 : v2054;
+        const uint v2061 = v2048 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2063 = v2061 << 28u;
+        const uint v2064 = v2059 | v2063;
+        const float v2065 = as_type<float>(v2064);
+        const float v2066 = v2065 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2068 = v1967 >> 16u;
+        const uint v2070 = v2068 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2072 = v2070 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2074 = v2072 << 22u;
+        const uint v2076 = v2070 * 1056964608u;
+        const bool v2078 = v2070 < 2u;
+        const uint v2079 = v2078 ? v2076 : v2074;
+        const uint v2081 = v2068 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2083 = v2081 << 28u;
+        const uint v2084 = v2079 | v2083;
+        const float v2085 = as_type<float>(v2084);
+        const float v2086 = v2085 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2088 = v1967 >> 20u;
+        const uint v2090 = v2088 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2092 = v2090 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2094 = v2092 << 22u;
+        const uint v2096 = v2090 * 1056964608u;
+        const bool v2098 = v2090 < 2u;
+        const uint v2099 = v2098 ? v2096 : v2094;
+        const uint v2101 = v2088 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2103 = v2101 << 28u;
+        const uint v2104 = v2099 | v2103;
+        const float v2105 = as_type<float>(v2104);
+        const float v2106 = v2105 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2108 = v1967 >> 24u;
+        const uint v2110 = v2108 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2112 = v2110 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2114 = v2112 << 22u;
+        const uint v2116 = v2110 * 1056964608u;
+        const bool v2118 = v2110 < 2u;
+        const uint v2119 = v2118 ? v2116 : v2114;
+        const uint v2121 = v2108 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2123 = v2121 << 28u;
+        const uint v2124 = v2119 | v2123;
+        const float v2125 = as_type<float>(v2124);
+        const float v2126 = v2125 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const uint v2128 = v1967 >> 28u;
+        const uint v2130 = v2128 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2132 = v2130 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2134 = v2132 << 22u;
+        const uint v2136 = v2130 * 1056964608u;
+        const bool v2138 = v2130 < 2u;
+        const uint v2139 = v2138 ? v2136 : v2134;
+        const uint v2141 = v2128 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2143 = v2141 << 28u;
+        const uint v2144 = v2139 | v2143;
+        const float v2145 = as_type<float>(v2144);
+        const float v2146 = v2145 * v1986;  // kernels/gemm/quant_b.hpp:80
+        const float v2148 = v1952 ? v2006 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v2149 = bfloat(v2148);
+        const float v2151 = v1952 ? v2026 : 0.0f;
+        const bfloat v2152 = bfloat(v2151);
+        const float v2154 = v1952 ? v2046 : 0.0f;
+        const bfloat v2155 = bfloat(v2154);
+        const float v2157 = v1952 ? v2066 : 0.0f;
+        const bfloat v2158 = bfloat(v2157);
+        const float v2160 = v1952 ? v2086 : 0.0f;
+        const bfloat v2161 = bfloat(v2160);
+        const float v2163 = v1952 ? v2106 : 0.0f;
+        const bfloat v2164 = bfloat(v2163);
+        const float v2166 = v1952 ? v2126 : 0.0f;
+        const bfloat v2167 = bfloat(v2166);
+        const float v2169 = v1952 ? v2146 : 0.0f;
+        const bfloat v2170 = bfloat(v2169);
+        *(threadgroup iron_bf16x8*)(shm1 + v2175) = iron_bf16x8{{bfloat4(v2149, v2152, v2155, v2158), bfloat4(v2161, v2164, v2167, v2170)}};  // kernels/gemm/quant_b.hpp:146
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<false>(v94, shm0, long(v2182), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v2188), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
-        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
-        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<false>(v94, shm0, long(v2196), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v2202), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const uint v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
-    const uint v2203 = v75 + v86;
-    const uint v2204 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2205 = v2203 + v2204;
-    const uint v2206 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2207 = v2202 + v2206;
-    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2209 = v2207 < v79;
-    const bool v2210 = v2208 && v2209;
-    if (v2210) {
-      const float v2211 = v92.m[0][0].thread_elements()[0];
-      const uint v2213 = v2207 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2214 = v2213 < v2;
-      const bool v2215 = v2208 && v2214;
-      if (v2215) {
-        const bfloat v2216 = bfloat(v2211);
-        const uint v2217 = v2205 * v2;
-        const uint v2218 = v2217 + v2207;
-        const uint v2219 = v2218 - v78;
-        out[v2219] = v2216;
-      }
-    }
-    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2221 = v2203 + v2220;
-    const uint v2222 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2223 = v2202 + v2222;
-    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2225 = v2223 < v79;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v92.m[0][0].thread_elements()[1];
-      const uint v2229 = v2223 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2224 && v2230;
-      if (v2231) {
-        const bfloat v2232 = bfloat(v2227);
-        const uint v2233 = v2221 * v2;
-        const uint v2234 = v2233 + v2223;
-        const uint v2235 = v2234 - v78;
-        out[v2235] = v2232;
-      }
-    }
-    const uint v2236 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2237 = v2203 + v2236;
-    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2239 = v2202 + v2238;
-    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2241 = v2239 < v79;
-    const bool v2242 = v2240 && v2241;
-    if (v2242) {
-      const float v2243 = v92.m[0][1].thread_elements()[0];
-      const uint v2245 = v2239 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2246 = v2245 < v2;
-      const bool v2247 = v2240 && v2246;
-      if (v2247) {
-        const bfloat v2248 = bfloat(v2243);
-        const uint v2249 = v2237 * v2;
-        const uint v2250 = v2249 + v2239;
-        const uint v2251 = v2250 - v78;
-        out[v2251] = v2248;
-      }
-    }
-    const uint v2252 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2253 = v2203 + v2252;
-    const uint v2254 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2255 = v2202 + v2254;
-    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2257 = v2255 < v79;
-    const bool v2258 = v2256 && v2257;
-    if (v2258) {
-      const float v2259 = v92.m[0][1].thread_elements()[1];
-      const uint v2261 = v2255 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2262 = v2261 < v2;
-      const bool v2263 = v2256 && v2262;
-      if (v2263) {
-        const bfloat v2264 = bfloat(v2259);
-        const uint v2265 = v2253 * v2;
-        const uint v2266 = v2265 + v2255;
-        const uint v2267 = v2266 - v78;
-        out[v2267] = v2264;
-      }
-    }
-    const uint v2268 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2269 = v2203 + v2268;
-    const uint v2270 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2271 = v2202 + v2270;
-    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2273 = v2271 < v79;
-    const bool v2274 = v2272 && v2273;
-    if (v2274) {
-      const float v2275 = v92.m[0][2].thread_elements()[0];
-      const uint v2277 = v2271 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2278 = v2277 < v2;
-      const bool v2279 = v2272 && v2278;
-      if (v2279) {
-        const bfloat v2280 = bfloat(v2275);
-        const uint v2281 = v2269 * v2;
-        const uint v2282 = v2281 + v2271;
-        const uint v2283 = v2282 - v78;
-        out[v2283] = v2280;
-      }
+    const uint v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
+    const uint v2204 = v75 + v86;
+    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2206 = v2204 + v2205;
+    const uint v2207 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2208 = v2203 + v2207;
+    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2210 = v2208 < v79;
+    const bool v2211 = v2209 && v2210;
+    if (v2211) {
+      const float v2212 = v92.m[0][0].thread_elements()[0];
+      const uint v2214 = v2208 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2215 = v2214 < v2;
+      const bool v2216 = v2209 && v2215;
+      if (v2216) {
+        const bfloat v2217 = bfloat(v2212);
+        const uint v2218 = v2206 * v2;
+        const uint v2219 = v2218 + v2208;
+        const uint v2220 = v2219 - v78;
+        out[v2220] = v2217;
+      }
+    }
+    const uint v2221 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2222 = v2204 + v2221;
+    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2224 = v2203 + v2223;
+    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2226 = v2224 < v79;
+    const bool v2227 = v2225 && v2226;
+    if (v2227) {
+      const float v2228 = v92.m[0][0].thread_elements()[1];
+      const uint v2230 = v2224 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2231 = v2230 < v2;
+      const bool v2232 = v2225 && v2231;
+      if (v2232) {
+        const bfloat v2233 = bfloat(v2228);
+        const uint v2234 = v2222 * v2;
+        const uint v2235 = v2234 + v2224;
+        const uint v2236 = v2235 - v78;
+        out[v2236] = v2233;
+      }
+    }
+    const uint v2237 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2238 = v2204 + v2237;
+    const uint v2239 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2240 = v2203 + v2239;
+    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2242 = v2240 < v79;
+    const bool v2243 = v2241 && v2242;
+    if (v2243) {
+      const float v2244 = v92.m[0][1].thread_elements()[0];
+      const uint v2246 = v2240 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2247 = v2246 < v2;
+      const bool v2248 = v2241 && v2247;
+      if (v2248) {
+        const bfloat v2249 = bfloat(v2244);
+        const uint v2250 = v2238 * v2;
+        const uint v2251 = v2250 + v2240;
+        const uint v2252 = v2251 - v78;
+        out[v2252] = v2249;
+      }
+    }
+    const uint v2253 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2254 = v2204 + v2253;
+    const uint v2255 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2256 = v2203 + v2255;
+    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2258 = v2256 < v79;
+    const bool v2259 = v2257 && v2258;
+    if (v2259) {
+      const float v2260 = v92.m[0][1].thread_elements()[1];
+      const uint v2262 = v2256 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2263 = v2262 < v2;
+      const bool v2264 = v2257 && v2263;
+      if (v2264) {
+        const bfloat v2265 = bfloat(v2260);
+        const uint v2266 = v2254 * v2;
+        const uint v2267 = v2266 + v2256;
+        const uint v2268 = v2267 - v78;
+        out[v2268] = v2265;
+      }
+    }
+    const uint v2269 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2270 = v2204 + v2269;
+    const uint v2271 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2272 = v2203 + v2271;
+    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2274 = v2272 < v79;
+    const bool v2275 = v2273 && v2274;
+    if (v2275) {
+      const float v2276 = v92.m[0][2].thread_elements()[0];
+      const uint v2278 = v2272 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2279 = v2278 < v2;
+      const bool v2280 = v2273 && v2279;
+      if (v2280) {
+        const bfloat v2281 = bfloat(v2276);
+        const uint v2282 = v2270 * v2;
+        const uint v2283 = v2282 + v2272;
+        const uint v2284 = v2283 - v78;
+        out[v2284] = v2281;
+      }
     }
-    const uint v2284 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2285 = v2203 + v2284;
-    const uint v2286 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2287 = v2202 + v2286;
-    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2289 = v2287 < v79;
-    const bool v2290 = v2288 && v2289;
-    if (v2290) {
-      const float v2291 = v92.m[0][2].thread_elements()[1];
-      const uint v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2294 = v2293 < v2;
-      const bool v2295 = v2288 && v2294;
-      if (v2295) {
-        const bfloat v2296 = bfloat(v2291);
-        const uint v2297 = v2285 * v2;
-        const uint v2298 = v2297 + v2287;
-        const uint v2299 = v2298 - v78;
-        out[v2299] = v2296;
-      }
-    }
-    const uint v2300 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2301 = v2203 + v2300;
-    const uint v2302 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2303 = v2202 + v2302;
-    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2305 = v2303 < v79;
-    const bool v2306 = v2304 && v2305;
-    if (v2306) {
-      const float v2307 = v92.m[0][3].thread_elements()[0];
-      const uint v2309 = v2303 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2310 = v2309 < v2;
-      const bool v2311 = v2304 && v2310;
-      if (v2311) {
-        const bfloat v2312 = bfloat(v2307);
-        const uint v2313 = v2301 * v2;
-        const uint v2314 = v2313 + v2303;
-        const uint v2315 = v2314 - v78;
-        out[v2315] = v2312;
-      }
-    }
-    const uint v2316 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2317 = v2203 + v2316;
-    const uint v2318 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2319 = v2202 + v2318;
-    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2321 = v2319 < v79;
-    const bool v2322 = v2320 && v2321;
-    if (v2322) {
-      const float v2323 = v92.m[0][3].thread_elements()[1];
-      const uint v2325 = v2319 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2326 = v2325 < v2;
-      const bool v2327 = v2320 && v2326;
-      if (v2327) {
-        const bfloat v2328 = bfloat(v2323);
-        const uint v2329 = v2317 * v2;
-        const uint v2330 = v2329 + v2319;
-        const uint v2331 = v2330 - v78;
-        out[v2331] = v2328;
-      }
-    }
-    const uint v2332 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2333 = v2203 + v2332;
-    const uint v2334 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2335 = v2202 + v2334;
-    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2337 = v2335 < v79;
-    const bool v2338 = v2336 && v2337;
-    if (v2338) {
-      const float v2339 = v92.m[0][4].thread_elements()[0];
-      const uint v2341 = v2335 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2342 = v2341 < v2;
-      const bool v2343 = v2336 && v2342;
-      if (v2343) {
-        const bfloat v2344 = bfloat(v2339);
-        const uint v2345 = v2333 * v2;
-        const uint v2346 = v2345 + v2335;
-        const uint v2347 = v2346 - v78;
-        out[v2347] = v2344;
-      }
-    }
-    const uint v2348 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2349 = v2203 + v2348;
-    const uint v2350 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2351 = v2202 + v2350;
-    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2353 = v2351 < v79;
-    const bool v2354 = v2352 && v2353;
-    if (v2354) {
-      const float v2355 = v92.m[0][4].thread_elements()[1];
-      const uint v2357 = v2351 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2358 = v2357 < v2;
-      const bool v2359 = v2352 && v2358;
-      if (v2359) {
-        const bfloat v2360 = bfloat(v2355);
-        const uint v2361 = v2349 * v2;
-        const uint v2362 = v2361 + v2351;
-        const uint v2363 = v2362 - v78;
-        out[v2363] = v2360;
-      }
-    }
-    const uint v2364 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2365 = v2203 + v2364;
-    const uint v2366 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2367 = v2202 + v2366;
-    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2369 = v2367 < v79;
-    const bool v2370 = v2368 && v2369;
-    if (v2370) {
-      const float v2371 = v92.m[0][5].thread_elements()[0];
-      const uint v2373 = v2367 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2374 = v2373 < v2;
-      const bool v2375 = v2368 && v2374;
-      if (v2375) {
-        const bfloat v2376 = bfloat(v2371);
-        const uint v2377 = v2365 * v2;
-        const uint v2378 = v2377 + v2367;
-        const uint v2379 = v2378 - v78;
-        out[v2379] = v2376;
-      }
-    }
-    const uint v2380 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2381 = v2203 + v2380;
-    const uint v2382 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2383 = v2202 + v2382;
-    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2385 = v2383 < v79;
-    const bool v2386 = v2384 && v2385;
-    if (v2386) {
-      const float v2387 = v92.m[0][5].thread_elements()[1];
-      const uint v2389 = v2383 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2390 = v2389 < v2;
-      const bool v2391 = v2384 && v2390;
-      if (v2391) {
-        const bfloat v2392 = bfloat(v2387);
-        const uint v2393 = v2381 * v2;
-        const uint v2394 = v2393 + v2383;
-        const uint v2395 = v2394 - v78;
-        out[v2395] = v2392;
-      }
-    }
-    const uint v2396 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2397 = v2203 + v2396;
-    const uint v2398 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2399 = v2202 + v2398;
-    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2401 = v2399 < v79;
-    const bool v2402 = v2400 && v2401;
-    if (v2402) {
-      const float v2403 = v92.m[0][6].thread_elements()[0];
-      const uint v2405 = v2399 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2406 = v2405 < v2;
-      const bool v2407 = v2400 && v2406;
-      if (v2407) {
-        const bfloat v2408 = bfloat(v2403);
-        const uint v2409 = v2397 * v2;
-        const uint v2410 = v2409 + v2399;
-        const uint v2411 = v2410 - v78;
-        out[v2411] = v2408;
-      }
-    }
-    const uint v2412 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2413 = v2203 + v2412;
-    const uint v2414 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2415 = v2202 + v2414;
-    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2417 = v2415 < v79;
-    const bool v2418 = v2416 && v2417;
-    if (v2418) {
-      const float v2419 = v92.m[0][6].thread_elements()[1];
-      const uint v2421 = v2415 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2422 = v2421 < v2;
-      const bool v2423 = v2416 && v2422;
-      if (v2423) {
-        const bfloat v2424 = bfloat(v2419);
-        const uint v2425 = v2413 * v2;
-        const uint v2426 = v2425 + v2415;
-        const uint v2427 = v2426 - v78;
-        out[v2427] = v2424;
-      }
-    }
-    const uint v2428 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2429 = v2203 + v2428;
-    const uint v2430 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2431 = v2202 + v2430;
-    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2433 = v2431 < v79;
-    const bool v2434 = v2432 && v2433;
-    if (v2434) {
-      const float v2435 = v92.m[0][7].thread_elements()[0];
-      const uint v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2438 = v2437 < v2;
-      const bool v2439 = v2432 && v2438;
-      if (v2439) {
-        const bfloat v2440 = bfloat(v2435);
-        const uint v2441 = v2429 * v2;
-        const uint v2442 = v2441 + v2431;
-        const uint v2443 = v2442 - v78;
-        out[v2443] = v2440;
-      }
-    }
-    const uint v2444 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2445 = v2203 + v2444;
-    const uint v2446 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2447 = v2202 + v2446;
-    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2449 = v2447 < v79;
-    const bool v2450 = v2448 && v2449;
-    if (v2450) {
-      const float v2451 = v92.m[0][7].thread_elements()[1];
-      const uint v2453 = v2447 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2454 = v2453 < v2;
-      const bool v2455 = v2448 && v2454;
-      if (v2455) {
-        const bfloat v2456 = bfloat(v2451);
-        const uint v2457 = v2445 * v2;
-        const uint v2458 = v2457 + v2447;
-        const uint v2459 = v2458 - v78;
-        out[v2459] = v2456;
-      }
-    }
-    const uint v2460 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2461 = v2203 + v2460;
-    const uint v2462 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2463 = v2202 + v2462;
-    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2465 = v2463 < v79;
-    const bool v2466 = v2464 && v2465;
-    if (v2466) {
-      const float v2467 = v92.m[1][0].thread_elements()[0];
-      const uint v2469 = v2463 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2470 = v2469 < v2;
-      const bool v2471 = v2464 && v2470;
-      if (v2471) {
-        const bfloat v2472 = bfloat(v2467);
-        const uint v2473 = v2461 * v2;
-        const uint v2474 = v2473 + v2463;
-        const uint v2475 = v2474 - v78;
-        out[v2475] = v2472;
-      }
-    }
-    const uint v2476 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2477 = v2203 + v2476;
-    const uint v2478 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2479 = v2202 + v2478;
-    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2481 = v2479 < v79;
-    const bool v2482 = v2480 && v2481;
-    if (v2482) {
-      const float v2483 = v92.m[1][0].thread_elements()[1];
-      const uint v2485 = v2479 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2486 = v2485 < v2;
-      const bool v2487 = v2480 && v2486;
-      if (v2487) {
-        const bfloat v2488 = bfloat(v2483);
-        const uint v2489 = v2477 * v2;
-        const uint v2490 = v2489 + v2479;
-        const uint v2491 = v2490 - v78;
-        out[v2491] = v2488;
-      }
-    }
-    const uint v2492 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2493 = v2203 + v2492;
-    const uint v2494 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2495 = v2202 + v2494;
-    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2497 = v2495 < v79;
-    const bool v2498 = v2496 && v2497;
-    if (v2498) {
-      const float v2499 = v92.m[1][1].thread_elements()[0];
-      const uint v2501 = v2495 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2502 = v2501 < v2;
-      const bool v2503 = v2496 && v2502;
-      if (v2503) {
-        const bfloat v2504 = bfloat(v2499);
-        const uint v2505 = v2493 * v2;
-        const uint v2506 = v2505 + v2495;
-        const uint v2507 = v2506 - v78;
-        out[v2507] = v2504;
-      }
-    }
-    const uint v2508 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2509 = v2203 + v2508;
-    const uint v2510 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2511 = v2202 + v2510;
-    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2513 = v2511 < v79;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v92.m[1][1].thread_elements()[1];
-      const uint v2517 = v2511 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2512 && v2518;
-      if (v2519) {
-        const bfloat v2520 = bfloat(v2515);
-        const uint v2521 = v2509 * v2;
-        const uint v2522 = v2521 + v2511;
-        const uint v2523 = v2522 - v78;
-        out[v2523] = v2520;
-      }
-    }
-    const uint v2524 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2525 = v2203 + v2524;
-    const uint v2526 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2527 = v2202 + v2526;
-    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2529 = v2527 < v79;
-    const bool v2530 = v2528 && v2529;
-    if (v2530) {
-      const float v2531 = v92.m[1][2].thread_elements()[0];
-      const uint v2533 = v2527 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2534 = v2533 < v2;
-      const bool v2535 = v2528 && v2534;
-      if (v2535) {
-        const bfloat v2536 = bfloat(v2531);
-        const uint v2537 = v2525 * v2;
-        const uint v2538 = v2537 + v2527;
-        const uint v2539 = v2538 - v78;
-        out[v2539] = v2536;
-      }
-    }
-    const uint v2540 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2541 = v2203 + v2540;
-    const uint v2542 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2543 = v2202 + v2542;
-    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2545 = v2543 < v79;
-    const bool v2546 = v2544 && v2545;
-    if (v2546) {
-      const float v2547 = v92.m[1][2].thread_elements()[1];
-      const uint v2549 = v2543 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2550 = v2549 < v2;
-      const bool v2551 = v2544 && v2550;
-      if (v2551) {
-        const bfloat v2552 = bfloat(v2547);
-        const uint v2553 = v2541 * v2;
-        const uint v2554 = v2553 + v2543;
-        const uint v2555 = v2554 - v78;
-        out[v2555] = v2552;
-      }
-    }
-    const uint v2556 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2557 = v2203 + v2556;
-    const uint v2558 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2559 = v2202 + v2558;
-    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2561 = v2559 < v79;
-    const bool v2562 = v2560 && v2561;
-    if (v2562) {
-      const float v2563 = v92.m[1][3].thread_elements()[0];
-      const uint v2565 = v2559 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2566 = v2565 < v2;
-      const bool v2567 = v2560 && v2566;
-      if (v2567) {
-        const bfloat v2568 = bfloat(v2563);
-        const uint v2569 = v2557 * v2;
-        const uint v2570 = v2569 + v2559;
-        const uint v2571 = v2570 - v78;
-        out[v2571] = v2568;
-      }
-    }
-    const uint v2572 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2573 = v2203 + v2572;
-    const uint v2574 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2575 = v2202 + v2574;
-    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2577 = v2575 < v79;
-    const bool v2578 = v2576 && v2577;
-    if (v2578) {
-      const float v2579 = v92.m[1][3].thread_elements()[1];
-      const uint v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2582 = v2581 < v2;
-      const bool v2583 = v2576 && v2582;
-      if (v2583) {
-        const bfloat v2584 = bfloat(v2579);
-        const uint v2585 = v2573 * v2;
-        const uint v2586 = v2585 + v2575;
-        const uint v2587 = v2586 - v78;
-        out[v2587] = v2584;
-      }
-    }
-    const uint v2588 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2589 = v2203 + v2588;
-    const uint v2590 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2591 = v2202 + v2590;
-    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2593 = v2591 < v79;
-    const bool v2594 = v2592 && v2593;
-    if (v2594) {
-      const float v2595 = v92.m[1][4].thread_elements()[0];
-      const uint v2597 = v2591 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2598 = v2597 < v2;
-      const bool v2599 = v2592 && v2598;
-      if (v2599) {
-        const bfloat v2600 = bfloat(v2595);
-        const uint v2601 = v2589 * v2;
-        const uint v2602 = v2601 + v2591;
-        const uint v2603 = v2602 - v78;
-        out[v2603] = v2600;
-      }
-    }
-    const uint v2604 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2605 = v2203 + v2604;
-    const uint v2606 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2607 = v2202 + v2606;
-    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2609 = v2607 < v79;
-    const bool v2610 = v2608 && v2609;
-    if (v2610) {
-      const float v2611 = v92.m[1][4].thread_elements()[1];
-      const uint v2613 = v2607 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2614 = v2613 < v2;
-      const bool v2615 = v2608 && v2614;
-      if (v2615) {
-        const bfloat v2616 = bfloat(v2611);
-        const uint v2617 = v2605 * v2;
-        const uint v2618 = v2617 + v2607;
-        const uint v2619 = v2618 - v78;
-        out[v2619] = v2616;
-      }
-    }
-    const uint v2620 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2621 = v2203 + v2620;
-    const uint v2622 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2623 = v2202 + v2622;
-    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2625 = v2623 < v79;
-    const bool v2626 = v2624 && v2625;
-    if (v2626) {
-      const float v2627 = v92.m[1][5].thread_elements()[0];
-      const uint v2629 = v2623 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2630 = v2629 < v2;
-      const bool v2631 = v2624 && v2630;
-      if (v2631) {
-        const bfloat v2632 = bfloat(v2627);
-        const uint v2633 = v2621 * v2;
-        const uint v2634 = v2633 + v2623;
-        const uint v2635 = v2634 - v78;
-        out[v2635] = v2632;
-      }
-    }
-    const uint v2636 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2637 = v2203 + v2636;
-    const uint v2638 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2639 = v2202 + v2638;
-    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2641 = v2639 < v79;
-    const bool v2642 = v2640 && v2641;
-    if (v2642) {
-      const float v2643 = v92.m[1][5].thread_elements()[1];
-      const uint v2645 = v2639 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2646 = v2645 < v2;
-      const bool v2647 = v2640 && v2646;
-      if (v2647) {
-        const bfloat v2648 = bfloat(v2643);
-        const uint v2649 = v2637 * v2;
-        const uint v2650 = v2649 + v2639;
-        const uint v2651 = v2650 - v78;
-        out[v2651] = v2648;
-      }
-    }
-    const uint v2652 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2653 = v2203 + v2652;
-    const uint v2654 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2655 = v2202 + v2654;
-    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2657 = v2655 < v79;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v92.m[1][6].thread_elements()[0];
-      const uint v2661 = v2655 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2656 && v2662;
-      if (v2663) {
-        const bfloat v2664 = bfloat(v2659);
-        const uint v2665 = v2653 * v2;
-        const uint v2666 = v2665 + v2655;
-        const uint v2667 = v2666 - v78;
-        out[v2667] = v2664;
-      }
-    }
-    const uint v2668 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2669 = v2203 + v2668;
-    const uint v2670 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2671 = v2202 + v2670;
-    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2673 = v2671 < v79;
-    const bool v2674 = v2672 && v2673;
-    if (v2674) {
-      const float v2675 = v92.m[1][6].thread_elements()[1];
-      const uint v2677 = v2671 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2678 = v2677 < v2;
-      const bool v2679 = v2672 && v2678;
-      if (v2679) {
-        const bfloat v2680 = bfloat(v2675);
-        const uint v2681 = v2669 * v2;
-        const uint v2682 = v2681 + v2671;
-        const uint v2683 = v2682 - v78;
-        out[v2683] = v2680;
-      }
-    }
-    const uint v2684 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2685 = v2203 + v2684;
-    const uint v2686 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2687 = v2202 + v2686;
-    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2689 = v2687 < v79;
-    const bool v2690 = v2688 && v2689;
-    if (v2690) {
-      const float v2691 = v92.m[1][7].thread_elements()[0];
-      const uint v2693 = v2687 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2694 = v2693 < v2;
-      const bool v2695 = v2688 && v2694;
-      if (v2695) {
-        const bfloat v2696 = bfloat(v2691);
-        const uint v2697 = v2685 * v2;
-        const uint v2698 = v2697 + v2687;
-        const uint v2699 = v2698 - v78;
-        out[v2699] = v2696;
-      }
-    }
-    const uint v2700 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2701 = v2203 + v2700;
-    const uint v2702 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2703 = v2202 + v2702;
-    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2705 = v2703 < v79;
-    const bool v2706 = v2704 && v2705;
-    if (v2706) {
-      const float v2707 = v92.m[1][7].thread_elements()[1];
-      const uint v2709 = v2703 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2710 = v2709 < v2;
-      const bool v2711 = v2704 && v2710;
-      if (v2711) {
-        const bfloat v2712 = bfloat(v2707);
-        const uint v2713 = v2701 * v2;
-        const uint v2714 = v2713 + v2703;
-        const uint v2715 = v2714 - v78;
-        out[v2715] = v2712;
-      }
-    }
-    const uint v2716 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2717 = v2203 + v2716;
-    const uint v2718 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2719 = v2202 + v2718;
-    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2721 = v2719 < v79;
-    const bool v2722 = v2720 && v2721;
-    if (v2722) {
-      const float v2723 = v92.m[2][0].thread_elements()[0];
-      const uint v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2726 = v2725 < v2;
-      const bool v2727 = v2720 && v2726;
-      if (v2727) {
-        const bfloat v2728 = bfloat(v2723);
-        const uint v2729 = v2717 * v2;
-        const uint v2730 = v2729 + v2719;
-        const uint v2731 = v2730 - v78;
-        out[v2731] = v2728;
-      }
-    }
-    const uint v2732 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2733 = v2203 + v2732;
-    const uint v2734 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2735 = v2202 + v2734;
-    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2737 = v2735 < v79;
-    const bool v2738 = v2736 && v2737;
-    if (v2738) {
-      const float v2739 = v92.m[2][0].thread_elements()[1];
-      const uint v2741 = v2735 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2742 = v2741 < v2;
-      const bool v2743 = v2736 && v2742;
-      if (v2743) {
-        const bfloat v2744 = bfloat(v2739);
-        const uint v2745 = v2733 * v2;
-        const uint v2746 = v2745 + v2735;
-        const uint v2747 = v2746 - v78;
-        out[v2747] = v2744;
-      }
-    }
-    const uint v2748 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2749 = v2203 + v2748;
-    const uint v2750 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2751 = v2202 + v2750;
-    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2753 = v2751 < v79;
-    const bool v2754 = v2752 && v2753;
-    if (v2754) {
-      const float v2755 = v92.m[2][1].thread_elements()[0];
-      const uint v2757 = v2751 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2758 = v2757 < v2;
-      const bool v2759 = v2752 && v2758;
-      if (v2759) {
-        const bfloat v2760 = bfloat(v2755);
-        const uint v2761 = v2749 * v2;
-        const uint v2762 = v2761 + v2751;
-        const uint v2763 = v2762 - v78;
-        out[v2763] = v2760;
-      }
-    }
-    const uint v2764 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2765 = v2203 + v2764;
-    const uint v2766 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2767 = v2202 + v2766;
-    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2769 = v2767 < v79;
-    const bool v2770 = v2768 && v2769;
-    if (v2770) {
-      const float v2771 = v92.m[2][1].thread_elements()[1];
-      const uint v2773 = v2767 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2774 = v2773 < v2;
-      const bool v2775 = v2768 && v2774;
-      if (v2775) {
-        const bfloat v2776 = bfloat(v2771);
-        const uint v2777 = v2765 * v2;
-        const uint v2778 = v2777 + v2767;
-        const uint v2779 = v2778 - v78;
-        out[v2779] = v2776;
-      }
-    }
-    const uint v2780 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2781 = v2203 + v2780;
-    const uint v2782 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2783 = v2202 + v2782;
-    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2785 = v2783 < v79;
-    const bool v2786 = v2784 && v2785;
-    if (v2786) {
-      const float v2787 = v92.m[2][2].thread_elements()[0];
-      const uint v2789 = v2783 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2790 = v2789 < v2;
-      const bool v2791 = v2784 && v2790;
-      if (v2791) {
-        const bfloat v2792 = bfloat(v2787);
-        const uint v2793 = v2781 * v2;
-        const uint v2794 = v2793 + v2783;
-        const uint v2795 = v2794 - v78;
-        out[v2795] = v2792;
-      }
-    }
-    const uint v2796 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2797 = v2203 + v2796;
-    const uint v2798 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2799 = v2202 + v2798;
-    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2801 = v2799 < v79;
-    const bool v2802 = v2800 && v2801;
-    if (v2802) {
-      const float v2803 = v92.m[2][2].thread_elements()[1];
-      const uint v2805 = v2799 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2806 = v2805 < v2;
-      const bool v2807 = v2800 && v2806;
-      if (v2807) {
-        const bfloat v2808 = bfloat(v2803);
-        const uint v2809 = v2797 * v2;
-        const uint v2810 = v2809 + v2799;
-        const uint v2811 = v2810 - v78;
-        out[v2811] = v2808;
-      }
-    }
-    const uint v2812 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2813 = v2203 + v2812;
-    const uint v2814 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2815 = v2202 + v2814;
-    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2817 = v2815 < v79;
-    const bool v2818 = v2816 && v2817;
-    if (v2818) {
-      const float v2819 = v92.m[2][3].thread_elements()[0];
-      const uint v2821 = v2815 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2822 = v2821 < v2;
-      const bool v2823 = v2816 && v2822;
-      if (v2823) {
-        const bfloat v2824 = bfloat(v2819);
-        const uint v2825 = v2813 * v2;
-        const uint v2826 = v2825 + v2815;
-        const uint v2827 = v2826 - v78;
-        out[v2827] = v2824;
-      }
-    }
-    const uint v2828 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2829 = v2203 + v2828;
-    const uint v2830 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2831 = v2202 + v2830;
-    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2833 = v2831 < v79;
-    const bool v2834 = v2832 && v2833;
-    if (v2834) {
-      const float v2835 = v92.m[2][3].thread_elements()[1];
-      const uint v2837 = v2831 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2838 = v2837 < v2;
-      const bool v2839 = v2832 && v2838;
-      if (v2839) {
-        const bfloat v2840 = bfloat(v2835);
-        const uint v2841 = v2829 * v2;
-        const uint v2842 = v2841 + v2831;
-        const uint v2843 = v2842 - v78;
-        out[v2843] = v2840;
-      }
-    }
-    const uint v2844 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2845 = v2203 + v2844;
-    const uint v2846 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2847 = v2202 + v2846;
-    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2849 = v2847 < v79;
-    const bool v2850 = v2848 && v2849;
-    if (v2850) {
-      const float v2851 = v92.m[2][4].thread_elements()[0];
-      const uint v2853 = v2847 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2854 = v2853 < v2;
-      const bool v2855 = v2848 && v2854;
-      if (v2855) {
-        const bfloat v2856 = bfloat(v2851);
-        const uint v2857 = v2845 * v2;
-        const uint v2858 = v2857 + v2847;
-        const uint v2859 = v2858 - v78;
-        out[v2859] = v2856;
-      }
-    }
-    const uint v2860 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2861 = v2203 + v2860;
-    const uint v2862 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2863 = v2202 + v2862;
-    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2865 = v2863 < v79;
-    const bool v2866 = v2864 && v2865;
-    if (v2866) {
-      const float v2867 = v92.m[2][4].thread_elements()[1];
-      const uint v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2870 = v2869 < v2;
-      const bool v2871 = v2864 && v2870;
-      if (v2871) {
-        const bfloat v2872 = bfloat(v2867);
-        const uint v2873 = v2861 * v2;
-        const uint v2874 = v2873 + v2863;
-        const uint v2875 = v2874 - v78;
-        out[v2875] = v2872;
-      }
-    }
-    const uint v2876 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2877 = v2203 + v2876;
-    const uint v2878 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2879 = v2202 + v2878;
-    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2881 = v2879 < v79;
-    const bool v2882 = v2880 && v2881;
-    if (v2882) {
-      const float v2883 = v92.m[2][5].thread_elements()[0];
-      const uint v2885 = v2879 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2886 = v2885 < v2;
-      const bool v2887 = v2880 && v2886;
-      if (v2887) {
-        const bfloat v2888 = bfloat(v2883);
-        const uint v2889 = v2877 * v2;
-        const uint v2890 = v2889 + v2879;
-        const uint v2891 = v2890 - v78;
-        out[v2891] = v2888;
-      }
-    }
-    const uint v2892 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2893 = v2203 + v2892;
-    const uint v2894 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2895 = v2202 + v2894;
-    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2897 = v2895 < v79;
-    const bool v2898 = v2896 && v2897;
-    if (v2898) {
-      const float v2899 = v92.m[2][5].thread_elements()[1];
-      const uint v2901 = v2895 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2902 = v2901 < v2;
-      const bool v2903 = v2896 && v2902;
-      if (v2903) {
-        const bfloat v2904 = bfloat(v2899);
-        const uint v2905 = v2893 * v2;
-        const uint v2906 = v2905 + v2895;
-        const uint v2907 = v2906 - v78;
-        out[v2907] = v2904;
-      }
-    }
-    const uint v2908 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2909 = v2203 + v2908;
-    const uint v2910 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2911 = v2202 + v2910;
-    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2913 = v2911 < v79;
-    const bool v2914 = v2912 && v2913;
-    if (v2914) {
-      const float v2915 = v92.m[2][6].thread_elements()[0];
-      const uint v2917 = v2911 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2918 = v2917 < v2;
-      const bool v2919 = v2912 && v2918;
-      if (v2919) {
-        const bfloat v2920 = bfloat(v2915);
-        const uint v2921 = v2909 * v2;
-        const uint v2922 = v2921 + v2911;
-        const uint v2923 = v2922 - v78;
-        out[v2923] = v2920;
-      }
-    }
-    const uint v2924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2925 = v2203 + v2924;
-    const uint v2926 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2927 = v2202 + v2926;
-    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2929 = v2927 < v79;
-    const bool v2930 = v2928 && v2929;
-    if (v2930) {
-      const float v2931 = v92.m[2][6].thread_elements()[1];
-      const uint v2933 = v2927 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2934 = v2933 < v2;
-      const bool v2935 = v2928 && v2934;
-      if (v2935) {
-        const bfloat v2936 = bfloat(v2931);
-        const uint v2937 = v2925 * v2;
-        const uint v2938 = v2937 + v2927;
-        const uint v2939 = v2938 - v78;
-        out[v2939] = v2936;
-      }
-    }
-    const uint v2940 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2941 = v2203 + v2940;
-    const uint v2942 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2943 = v2202 + v2942;
-    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2945 = v2943 < v79;
-    const bool v2946 = v2944 && v2945;
-    if (v2946) {
-      const float v2947 = v92.m[2][7].thread_elements()[0];
-      const uint v2949 = v2943 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2950 = v2949 < v2;
-      const bool v2951 = v2944 && v2950;
-      if (v2951) {
-        const bfloat v2952 = bfloat(v2947);
-        const uint v2953 = v2941 * v2;
-        const uint v2954 = v2953 + v2943;
-        const uint v2955 = v2954 - v78;
-        out[v2955] = v2952;
-      }
-    }
-    const uint v2956 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2957 = v2203 + v2956;
-    const uint v2958 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2959 = v2202 + v2958;
-    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2961 = v2959 < v79;
-    const bool v2962 = v2960 && v2961;
-    if (v2962) {
-      const float v2963 = v92.m[2][7].thread_elements()[1];
-      const uint v2965 = v2959 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2966 = v2965 < v2;
-      const bool v2967 = v2960 && v2966;
-      if (v2967) {
-        const bfloat v2968 = bfloat(v2963);
-        const uint v2969 = v2957 * v2;
-        const uint v2970 = v2969 + v2959;
-        const uint v2971 = v2970 - v78;
-        out[v2971] = v2968;
-      }
-    }
-    const uint v2972 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2973 = v2203 + v2972;
-    const uint v2974 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2975 = v2202 + v2974;
-    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2977 = v2975 < v79;
-    const bool v2978 = v2976 && v2977;
-    if (v2978) {
-      const float v2979 = v92.m[3][0].thread_elements()[0];
-      const uint v2981 = v2975 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2982 = v2981 < v2;
-      const bool v2983 = v2976 && v2982;
-      if (v2983) {
-        const bfloat v2984 = bfloat(v2979);
-        const uint v2985 = v2973 * v2;
-        const uint v2986 = v2985 + v2975;
-        const uint v2987 = v2986 - v78;
-        out[v2987] = v2984;
-      }
-    }
-    const uint v2988 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v2989 = v2203 + v2988;
-    const uint v2990 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v2991 = v2202 + v2990;
-    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v2993 = v2991 < v79;
-    const bool v2994 = v2992 && v2993;
-    if (v2994) {
-      const float v2995 = v92.m[3][0].thread_elements()[1];
-      const uint v2997 = v2991 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v2998 = v2997 < v2;
-      const bool v2999 = v2992 && v2998;
-      if (v2999) {
-        const bfloat v3000 = bfloat(v2995);
-        const uint v3001 = v2989 * v2;
-        const uint v3002 = v3001 + v2991;
-        const uint v3003 = v3002 - v78;
-        out[v3003] = v3000;
-      }
-    }
-    const uint v3004 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3005 = v2203 + v3004;
-    const uint v3006 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3007 = v2202 + v3006;
-    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3009 = v3007 < v79;
-    const bool v3010 = v3008 && v3009;
-    if (v3010) {
-      const float v3011 = v92.m[3][1].thread_elements()[0];
-      const uint v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3014 = v3013 < v2;
-      const bool v3015 = v3008 && v3014;
-      if (v3015) {
-        const bfloat v3016 = bfloat(v3011);
-        const uint v3017 = v3005 * v2;
-        const uint v3018 = v3017 + v3007;
-        const uint v3019 = v3018 - v78;
-        out[v3019] = v3016;
-      }
-    }
-    const uint v3020 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3021 = v2203 + v3020;
-    const uint v3022 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3023 = v2202 + v3022;
-    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3025 = v3023 < v79;
-    const bool v3026 = v3024 && v3025;
-    if (v3026) {
-      const float v3027 = v92.m[3][1].thread_elements()[1];
-      const uint v3029 = v3023 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3030 = v3029 < v2;
-      const bool v3031 = v3024 && v3030;
-      if (v3031) {
-        const bfloat v3032 = bfloat(v3027);
-        const uint v3033 = v3021 * v2;
-        const uint v3034 = v3033 + v3023;
-        const uint v3035 = v3034 - v78;
-        out[v3035] = v3032;
-      }
-    }
-    const uint v3036 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3037 = v2203 + v3036;
-    const uint v3038 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3039 = v2202 + v3038;
-    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3041 = v3039 < v79;
-    const bool v3042 = v3040 && v3041;
-    if (v3042) {
-      const float v3043 = v92.m[3][2].thread_elements()[0];
-      const uint v3045 = v3039 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3046 = v3045 < v2;
-      const bool v3047 = v3040 && v3046;
-      if (v3047) {
-        const bfloat v3048 = bfloat(v3043);
-        const uint v3049 = v3037 * v2;
-        const uint v3050 = v3049 + v3039;
-        const uint v3051 = v3050 - v78;
-        out[v3051] = v3048;
-      }
-    }
-    const uint v3052 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3053 = v2203 + v3052;
-    const uint v3054 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3055 = v2202 + v3054;
-    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3057 = v3055 < v79;
-    const bool v3058 = v3056 && v3057;
-    if (v3058) {
-      const float v3059 = v92.m[3][2].thread_elements()[1];
-      const uint v3061 = v3055 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3062 = v3061 < v2;
-      const bool v3063 = v3056 && v3062;
-      if (v3063) {
-        const bfloat v3064 = bfloat(v3059);
-        const uint v3065 = v3053 * v2;
-        const uint v3066 = v3065 + v3055;
-        const uint v3067 = v3066 - v78;
-        out[v3067] = v3064;
-      }
-    }
-    const uint v3068 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3069 = v2203 + v3068;
-    const uint v3070 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3071 = v2202 + v3070;
-    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3073 = v3071 < v79;
-    const bool v3074 = v3072 && v3073;
-    if (v3074) {
-      const float v3075 = v92.m[3][3].thread_elements()[0];
-      const uint v3077 = v3071 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3078 = v3077 < v2;
-      const bool v3079 = v3072 && v3078;
-      if (v3079) {
-        const bfloat v3080 = bfloat(v3075);
-        const uint v3081 = v3069 * v2;
-        const uint v3082 = v3081 + v3071;
-        const uint v3083 = v3082 - v78;
-        out[v3083] = v3080;
-      }
-    }
-    const uint v3084 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3085 = v2203 + v3084;
-    const uint v3086 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3087 = v2202 + v3086;
-    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3089 = v3087 < v79;
-    const bool v3090 = v3088 && v3089;
-    if (v3090) {
-      const float v3091 = v92.m[3][3].thread_elements()[1];
-      const uint v3093 = v3087 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3094 = v3093 < v2;
-      const bool v3095 = v3088 && v3094;
-      if (v3095) {
-        const bfloat v3096 = bfloat(v3091);
-        const uint v3097 = v3085 * v2;
-        const uint v3098 = v3097 + v3087;
-        const uint v3099 = v3098 - v78;
-        out[v3099] = v3096;
-      }
-    }
-    const uint v3100 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3101 = v2203 + v3100;
-    const uint v3102 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3103 = v2202 + v3102;
-    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3105 = v3103 < v79;
-    const bool v3106 = v3104 && v3105;
-    if (v3106) {
-      const float v3107 = v92.m[3][4].thread_elements()[0];
-      const uint v3109 = v3103 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3110 = v3109 < v2;
-      const bool v3111 = v3104 && v3110;
-      if (v3111) {
-        const bfloat v3112 = bfloat(v3107);
-        const uint v3113 = v3101 * v2;
-        const uint v3114 = v3113 + v3103;
-        const uint v3115 = v3114 - v78;
-        out[v3115] = v3112;
-      }
-    }
-    const uint v3116 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3117 = v2203 + v3116;
-    const uint v3118 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3119 = v2202 + v3118;
-    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3121 = v3119 < v79;
-    const bool v3122 = v3120 && v3121;
-    if (v3122) {
-      const float v3123 = v92.m[3][4].thread_elements()[1];
-      const uint v3125 = v3119 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3126 = v3125 < v2;
-      const bool v3127 = v3120 && v3126;
-      if (v3127) {
-        const bfloat v3128 = bfloat(v3123);
-        const uint v3129 = v3117 * v2;
-        const uint v3130 = v3129 + v3119;
-        const uint v3131 = v3130 - v78;
-        out[v3131] = v3128;
-      }
-    }
-    const uint v3132 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3133 = v2203 + v3132;
-    const uint v3134 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3135 = v2202 + v3134;
-    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3137 = v3135 < v79;
-    const bool v3138 = v3136 && v3137;
-    if (v3138) {
-      const float v3139 = v92.m[3][5].thread_elements()[0];
-      const uint v3141 = v3135 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3142 = v3141 < v2;
-      const bool v3143 = v3136 && v3142;
-      if (v3143) {
-        const bfloat v3144 = bfloat(v3139);
-        const uint v3145 = v3133 * v2;
-        const uint v3146 = v3145 + v3135;
-        const uint v3147 = v3146 - v78;
-        out[v3147] = v3144;
-      }
-    }
-    const uint v3148 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3149 = v2203 + v3148;
-    const uint v3150 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3151 = v2202 + v3150;
-    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3153 = v3151 < v79;
-    const bool v3154 = v3152 && v3153;
-    if (v3154) {
-      const float v3155 = v92.m[3][5].thread_elements()[1];
-      const uint v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3158 = v3157 < v2;
-      const bool v3159 = v3152 && v3158;
-      if (v3159) {
-        const bfloat v3160 = bfloat(v3155);
-        const uint v3161 = v3149 * v2;
-        const uint v3162 = v3161 + v3151;
-        const uint v3163 = v3162 - v78;
-        out[v3163] = v3160;
-      }
-    }
-    const uint v3164 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3165 = v2203 + v3164;
-    const uint v3166 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3167 = v2202 + v3166;
-    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3169 = v3167 < v79;
-    const bool v3170 = v3168 && v3169;
-    if (v3170) {
-      const float v3171 = v92.m[3][6].thread_elements()[0];
-      const uint v3173 = v3167 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3174 = v3173 < v2;
-      const bool v3175 = v3168 && v3174;
-      if (v3175) {
-        const bfloat v3176 = bfloat(v3171);
-        const uint v3177 = v3165 * v2;
-        const uint v3178 = v3177 + v3167;
-        const uint v3179 = v3178 - v78;
-        out[v3179] = v3176;
-      }
-    }
-    const uint v3180 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3181 = v2203 + v3180;
-    const uint v3182 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3183 = v2202 + v3182;
-    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3185 = v3183 < v79;
-    const bool v3186 = v3184 && v3185;
-    if (v3186) {
-      const float v3187 = v92.m[3][6].thread_elements()[1];
-      const uint v3189 = v3183 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3190 = v3189 < v2;
-      const bool v3191 = v3184 && v3190;
-      if (v3191) {
-        const bfloat v3192 = bfloat(v3187);
-        const uint v3193 = v3181 * v2;
-        const uint v3194 = v3193 + v3183;
-        const uint v3195 = v3194 - v78;
-        out[v3195] = v3192;
-      }
-    }
-    const uint v3196 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3197 = v2203 + v3196;
-    const uint v3198 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3199 = v2202 + v3198;
-    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3201 = v3199 < v79;
-    const bool v3202 = v3200 && v3201;
-    if (v3202) {
-      const float v3203 = v92.m[3][7].thread_elements()[0];
-      const uint v3205 = v3199 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3206 = v3205 < v2;
-      const bool v3207 = v3200 && v3206;
-      if (v3207) {
-        const bfloat v3208 = bfloat(v3203);
-        const uint v3209 = v3197 * v2;
-        const uint v3210 = v3209 + v3199;
-        const uint v3211 = v3210 - v78;
-        out[v3211] = v3208;
-      }
-    }
-    const uint v3212 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3213 = v2203 + v3212;
-    const uint v3214 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3215 = v2202 + v3214;
-    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3217 = v3215 < v79;
-    const bool v3218 = v3216 && v3217;
-    if (v3218) {
-      const float v3219 = v92.m[3][7].thread_elements()[1];
-      const uint v3221 = v3215 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3222 = v3221 < v2;
-      const bool v3223 = v3216 && v3222;
-      if (v3223) {
-        const bfloat v3224 = bfloat(v3219);
-        const uint v3225 = v3213 * v2;
-        const uint v3226 = v3225 + v3215;
-        const uint v3227 = v3226 - v78;
-        out[v3227] = v3224;
-      }
-    }
-    const uint v3228 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3229 = v2203 + v3228;
-    const uint v3230 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3231 = v2202 + v3230;
-    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3233 = v3231 < v79;
-    const bool v3234 = v3232 && v3233;
-    if (v3234) {
-      const float v3235 = v92.m[4][0].thread_elements()[0];
-      const uint v3237 = v3231 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3238 = v3237 < v2;
-      const bool v3239 = v3232 && v3238;
-      if (v3239) {
-        const bfloat v3240 = bfloat(v3235);
-        const uint v3241 = v3229 * v2;
-        const uint v3242 = v3241 + v3231;
-        const uint v3243 = v3242 - v78;
-        out[v3243] = v3240;
-      }
-    }
-    const uint v3244 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3245 = v2203 + v3244;
-    const uint v3246 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3247 = v2202 + v3246;
-    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3249 = v3247 < v79;
-    const bool v3250 = v3248 && v3249;
-    if (v3250) {
-      const float v3251 = v92.m[4][0].thread_elements()[1];
-      const uint v3253 = v3247 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3254 = v3253 < v2;
-      const bool v3255 = v3248 && v3254;
-      if (v3255) {
-        const bfloat v3256 = bfloat(v3251);
-        const uint v3257 = v3245 * v2;
-        const uint v3258 = v3257 + v3247;
-        const uint v3259 = v3258 - v78;
-        out[v3259] = v3256;
-      }
-    }
-    const uint v3260 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3261 = v2203 + v3260;
-    const uint v3262 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3263 = v2202 + v3262;
-    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3265 = v3263 < v79;
-    const bool v3266 = v3264 && v3265;
-    if (v3266) {
-      const float v3267 = v92.m[4][1].thread_elements()[0];
-      const uint v3269 = v3263 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3270 = v3269 < v2;
-      const bool v3271 = v3264 && v3270;
-      if (v3271) {
-        const bfloat v3272 = bfloat(v3267);
-        const uint v3273 = v3261 * v2;
-        const uint v3274 = v3273 + v3263;
-        const uint v3275 = v3274 - v78;
-        out[v3275] = v3272;
-      }
-    }
-    const uint v3276 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3277 = v2203 + v3276;
-    const uint v3278 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3279 = v2202 + v3278;
-    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3281 = v3279 < v79;
-    const bool v3282 = v3280 && v3281;
-    if (v3282) {
-      const float v3283 = v92.m[4][1].thread_elements()[1];
-      const uint v3285 = v3279 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3286 = v3285 < v2;
-      const bool v3287 = v3280 && v3286;
-      if (v3287) {
-        const bfloat v3288 = bfloat(v3283);
-        const uint v3289 = v3277 * v2;
-        const uint v3290 = v3289 + v3279;
-        const uint v3291 = v3290 - v78;
-        out[v3291] = v3288;
-      }
-    }
-    const uint v3292 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3293 = v2203 + v3292;
-    const uint v3294 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3295 = v2202 + v3294;
-    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3297 = v3295 < v79;
-    const bool v3298 = v3296 && v3297;
-    if (v3298) {
-      const float v3299 = v92.m[4][2].thread_elements()[0];
-      const uint v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3302 = v3301 < v2;
-      const bool v3303 = v3296 && v3302;
-      if (v3303) {
-        const bfloat v3304 = bfloat(v3299);
-        const uint v3305 = v3293 * v2;
-        const uint v3306 = v3305 + v3295;
-        const uint v3307 = v3306 - v78;
-        out[v3307] = v3304;
-      }
-    }
-    const uint v3308 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3309 = v2203 + v3308;
-    const uint v3310 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3311 = v2202 + v3310;
-    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3313 = v3311 < v79;
-    const bool v3314 = v3312 && v3313;
-    if (v3314) {
-      const float v3315 = v92.m[4][2].thread_elements()[1];
-      const uint v3317 = v3311 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3318 = v3317 < v2;
-      const bool v3319 = v3312 && v3318;
-      if (v3319) {
-        const bfloat v3320 = bfloat(v3315);
-        const uint v3321 = v3309 * v2;
-        const uint v3322 = v3321 + v3311;
-        const uint v3323 = v3322 - v78;
-        out[v3323] = v3320;
-      }
-    }
-    const uint v3324 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3325 = v2203 + v3324;
-    const uint v3326 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3327 = v2202 + v3326;
-    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3329 = v3327 < v79;
-    const bool v3330 = v3328 && v3329;
-    if (v3330) {
-      const float v3331 = v92.m[4][3].thread_elements()[0];
-      const uint v3333 = v3327 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3334 = v3333 < v2;
-      const bool v3335 = v3328 && v3334;
-      if (v3335) {
-        const bfloat v3336 = bfloat(v3331);
-        const uint v3337 = v3325 * v2;
-        const uint v3338 = v3337 + v3327;
-        const uint v3339 = v3338 - v78;
-        out[v3339] = v3336;
-      }
-    }
-    const uint v3340 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3341 = v2203 + v3340;
-    const uint v3342 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3343 = v2202 + v3342;
-    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3345 = v3343 < v79;
-    const bool v3346 = v3344 && v3345;
-    if (v3346) {
-      const float v3347 = v92.m[4][3].thread_elements()[1];
-      const uint v3349 = v3343 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3350 = v3349 < v2;
-      const bool v3351 = v3344 && v3350;
-      if (v3351) {
-        const bfloat v3352 = bfloat(v3347);
-        const uint v3353 = v3341 * v2;
-        const uint v3354 = v3353 + v3343;
-        const uint v3355 = v3354 - v78;
-        out[v3355] = v3352;
-      }
-    }
-    const uint v3356 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3357 = v2203 + v3356;
-    const uint v3358 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3359 = v2202 + v3358;
-    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3361 = v3359 < v79;
-    const bool v3362 = v3360 && v3361;
-    if (v3362) {
-      const float v3363 = v92.m[4][4].thread_elements()[0];
-      const uint v3365 = v3359 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3366 = v3365 < v2;
-      const bool v3367 = v3360 && v3366;
-      if (v3367) {
-        const bfloat v3368 = bfloat(v3363);
-        const uint v3369 = v3357 * v2;
-        const uint v3370 = v3369 + v3359;
-        const uint v3371 = v3370 - v78;
-        out[v3371] = v3368;
-      }
-    }
-    const uint v3372 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3373 = v2203 + v3372;
-    const uint v3374 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3375 = v2202 + v3374;
-    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3377 = v3375 < v79;
-    const bool v3378 = v3376 && v3377;
-    if (v3378) {
-      const float v3379 = v92.m[4][4].thread_elements()[1];
-      const uint v3381 = v3375 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3382 = v3381 < v2;
-      const bool v3383 = v3376 && v3382;
-      if (v3383) {
-        const bfloat v3384 = bfloat(v3379);
-        const uint v3385 = v3373 * v2;
-        const uint v3386 = v3385 + v3375;
-        const uint v3387 = v3386 - v78;
-        out[v3387] = v3384;
-      }
-    }
-    const uint v3388 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3389 = v2203 + v3388;
-    const uint v3390 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3391 = v2202 + v3390;
-    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3393 = v3391 < v79;
-    const bool v3394 = v3392 && v3393;
-    if (v3394) {
-      const float v3395 = v92.m[4][5].thread_elements()[0];
-      const uint v3397 = v3391 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3398 = v3397 < v2;
-      const bool v3399 = v3392 && v3398;
-      if (v3399) {
-        const bfloat v3400 = bfloat(v3395);
-        const uint v3401 = v3389 * v2;
-        const uint v3402 = v3401 + v3391;
-        const uint v3403 = v3402 - v78;
-        out[v3403] = v3400;
-      }
-    }
-    const uint v3404 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3405 = v2203 + v3404;
-    const uint v3406 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3407 = v2202 + v3406;
-    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3409 = v3407 < v79;
-    const bool v3410 = v3408 && v3409;
-    if (v3410) {
-      const float v3411 = v92.m[4][5].thread_elements()[1];
-      const uint v3413 = v3407 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3414 = v3413 < v2;
-      const bool v3415 = v3408 && v3414;
-      if (v3415) {
-        const bfloat v3416 = bfloat(v3411);
-        const uint v3417 = v3405 * v2;
-        const uint v3418 = v3417 + v3407;
-        const uint v3419 = v3418 - v78;
-        out[v3419] = v3416;
-      }
-    }
-    const uint v3420 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3421 = v2203 + v3420;
-    const uint v3422 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3423 = v2202 + v3422;
-    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3425 = v3423 < v79;
-    const bool v3426 = v3424 && v3425;
-    if (v3426) {
-      const float v3427 = v92.m[4][6].thread_elements()[0];
-      const uint v3429 = v3423 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3430 = v3429 < v2;
-      const bool v3431 = v3424 && v3430;
-      if (v3431) {
-        const bfloat v3432 = bfloat(v3427);
-        const uint v3433 = v3421 * v2;
-        const uint v3434 = v3433 + v3423;
-        const uint v3435 = v3434 - v78;
-        out[v3435] = v3432;
-      }
-    }
-    const uint v3436 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3437 = v2203 + v3436;
-    const uint v3438 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3439 = v2202 + v3438;
-    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3441 = v3439 < v79;
-    const bool v3442 = v3440 && v3441;
-    if (v3442) {
-      const float v3443 = v92.m[4][6].thread_elements()[1];
-      const uint v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3446 = v3445 < v2;
-      const bool v3447 = v3440 && v3446;
-      if (v3447) {
-        const bfloat v3448 = bfloat(v3443);
-        const uint v3449 = v3437 * v2;
-        const uint v3450 = v3449 + v3439;
-        const uint v3451 = v3450 - v78;
-        out[v3451] = v3448;
-      }
-    }
-    const uint v3452 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3453 = v2203 + v3452;
-    const uint v3454 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3455 = v2202 + v3454;
-    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3457 = v3455 < v79;
-    const bool v3458 = v3456 && v3457;
-    if (v3458) {
-      const float v3459 = v92.m[4][7].thread_elements()[0];
-      const uint v3461 = v3455 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3462 = v3461 < v2;
-      const bool v3463 = v3456 && v3462;
-      if (v3463) {
-        const bfloat v3464 = bfloat(v3459);
-        const uint v3465 = v3453 * v2;
-        const uint v3466 = v3465 + v3455;
-        const uint v3467 = v3466 - v78;
-        out[v3467] = v3464;
-      }
-    }
-    const uint v3468 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3469 = v2203 + v3468;
-    const uint v3470 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3471 = v2202 + v3470;
-    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3473 = v3471 < v79;
-    const bool v3474 = v3472 && v3473;
-    if (v3474) {
-      const float v3475 = v92.m[4][7].thread_elements()[1];
-      const uint v3477 = v3471 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3478 = v3477 < v2;
-      const bool v3479 = v3472 && v3478;
-      if (v3479) {
-        const bfloat v3480 = bfloat(v3475);
-        const uint v3481 = v3469 * v2;
-        const uint v3482 = v3481 + v3471;
-        const uint v3483 = v3482 - v78;
-        out[v3483] = v3480;
-      }
-    }
-    const uint v3484 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3485 = v2203 + v3484;
-    const uint v3486 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3487 = v2202 + v3486;
-    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3489 = v3487 < v79;
-    const bool v3490 = v3488 && v3489;
-    if (v3490) {
-      const float v3491 = v92.m[5][0].thread_elements()[0];
-      const uint v3493 = v3487 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3494 = v3493 < v2;
-      const bool v3495 = v3488 && v3494;
-      if (v3495) {
-        const bfloat v3496 = bfloat(v3491);
-        const uint v3497 = v3485 * v2;
-        const uint v3498 = v3497 + v3487;
-        const uint v3499 = v3498 - v78;
-        out[v3499] = v3496;
-      }
-    }
-    const uint v3500 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3501 = v2203 + v3500;
-    const uint v3502 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3503 = v2202 + v3502;
-    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3505 = v3503 < v79;
-    const bool v3506 = v3504 && v3505;
-    if (v3506) {
-      const float v3507 = v92.m[5][0].thread_elements()[1];
-      const uint v3509 = v3503 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3510 = v3509 < v2;
-      const bool v3511 = v3504 && v3510;
-      if (v3511) {
-        const bfloat v3512 = bfloat(v3507);
-        const uint v3513 = v3501 * v2;
-        const uint v3514 = v3513 + v3503;
-        const uint v3515 = v3514 - v78;
-        out[v3515] = v3512;
-      }
-    }
-    const uint v3516 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3517 = v2203 + v3516;
-    const uint v3518 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3519 = v2202 + v3518;
-    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3521 = v3519 < v79;
-    const bool v3522 = v3520 && v3521;
-    if (v3522) {
-      const float v3523 = v92.m[5][1].thread_elements()[0];
-      const uint v3525 = v3519 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3526 = v3525 < v2;
-      const bool v3527 = v3520 && v3526;
-      if (v3527) {
-        const bfloat v3528 = bfloat(v3523);
-        const uint v3529 = v3517 * v2;
-        const uint v3530 = v3529 + v3519;
-        const uint v3531 = v3530 - v78;
-        out[v3531] = v3528;
-      }
-    }
-    const uint v3532 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3533 = v2203 + v3532;
-    const uint v3534 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3535 = v2202 + v3534;
-    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3537 = v3535 < v79;
-    const bool v3538 = v3536 && v3537;
-    if (v3538) {
-      const float v3539 = v92.m[5][1].thread_elements()[1];
-      const uint v3541 = v3535 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3542 = v3541 < v2;
-      const bool v3543 = v3536 && v3542;
-      if (v3543) {
-        const bfloat v3544 = bfloat(v3539);
-        const uint v3545 = v3533 * v2;
-        const uint v3546 = v3545 + v3535;
-        const uint v3547 = v3546 - v78;
-        out[v3547] = v3544;
-      }
-    }
-    const uint v3548 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3549 = v2203 + v3548;
-    const uint v3550 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3551 = v2202 + v3550;
-    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3553 = v3551 < v79;
-    const bool v3554 = v3552 && v3553;
-    if (v3554) {
-      const float v3555 = v92.m[5][2].thread_elements()[0];
-      const uint v3557 = v3551 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3558 = v3557 < v2;
-      const bool v3559 = v3552 && v3558;
-      if (v3559) {
-        const bfloat v3560 = bfloat(v3555);
-        const uint v3561 = v3549 * v2;
-        const uint v3562 = v3561 + v3551;
-        const uint v3563 = v3562 - v78;
-        out[v3563] = v3560;
-      }
-    }
-    const uint v3564 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3565 = v2203 + v3564;
-    const uint v3566 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3567 = v2202 + v3566;
-    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3569 = v3567 < v79;
-    const bool v3570 = v3568 && v3569;
-    if (v3570) {
-      const float v3571 = v92.m[5][2].thread_elements()[1];
-      const uint v3573 = v3567 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3574 = v3573 < v2;
-      const bool v3575 = v3568 && v3574;
-      if (v3575) {
-        const bfloat v3576 = bfloat(v3571);
-        const uint v3577 = v3565 * v2;
-        const uint v3578 = v3577 + v3567;
-        const uint v3579 = v3578 - v78;
-        out[v3579] = v3576;
-      }
-    }
-    const uint v3580 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3581 = v2203 + v3580;
-    const uint v3582 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3583 = v2202 + v3582;
-    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3585 = v3583 < v79;
-    const bool v3586 = v3584 && v3585;
-    if (v3586) {
-      const float v3587 = v92.m[5][3].thread_elements()[0];
-      const uint v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3590 = v3589 < v2;
-      const bool v3591 = v3584 && v3590;
-      if (v3591) {
-        const bfloat v3592 = bfloat(v3587);
-        const uint v3593 = v3581 * v2;
-        const uint v3594 = v3593 + v3583;
-        const uint v3595 = v3594 - v78;
-        out[v3595] = v3592;
-      }
-    }
-    const uint v3596 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3597 = v2203 + v3596;
-    const uint v3598 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3599 = v2202 + v3598;
-    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3601 = v3599 < v79;
-    const bool v3602 = v3600 && v3601;
-    if (v3602) {
-      const float v3603 = v92.m[5][3].thread_elements()[1];
-      const uint v3605 = v3599 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3606 = v3605 < v2;
-      const bool v3607 = v3600 && v3606;
-      if (v3607) {
-        const bfloat v3608 = bfloat(v3603);
-        const uint v3609 = v3597 * v2;
-        const uint v3610 = v3609 + v3599;
-        const uint v3611 = v3610 - v78;
-        out[v3611] = v3608;
-      }
-    }
-    const uint v3612 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3613 = v2203 + v3612;
-    const uint v3614 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3615 = v2202 + v3614;
-    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3617 = v3615 < v79;
-    const bool v3618 = v3616 && v3617;
-    if (v3618) {
-      const float v3619 = v92.m[5][4].thread_elements()[0];
-      const uint v3621 = v3615 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3622 = v3621 < v2;
-      const bool v3623 = v3616 && v3622;
-      if (v3623) {
-        const bfloat v3624 = bfloat(v3619);
-        const uint v3625 = v3613 * v2;
-        const uint v3626 = v3625 + v3615;
-        const uint v3627 = v3626 - v78;
-        out[v3627] = v3624;
-      }
-    }
-    const uint v3628 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3629 = v2203 + v3628;
-    const uint v3630 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3631 = v2202 + v3630;
-    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3633 = v3631 < v79;
-    const bool v3634 = v3632 && v3633;
-    if (v3634) {
-      const float v3635 = v92.m[5][4].thread_elements()[1];
-      const uint v3637 = v3631 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3638 = v3637 < v2;
-      const bool v3639 = v3632 && v3638;
-      if (v3639) {
-        const bfloat v3640 = bfloat(v3635);
-        const uint v3641 = v3629 * v2;
-        const uint v3642 = v3641 + v3631;
-        const uint v3643 = v3642 - v78;
-        out[v3643] = v3640;
-      }
-    }
-    const uint v3644 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3645 = v2203 + v3644;
-    const uint v3646 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3647 = v2202 + v3646;
-    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3649 = v3647 < v79;
-    const bool v3650 = v3648 && v3649;
-    if (v3650) {
-      const float v3651 = v92.m[5][5].thread_elements()[0];
-      const uint v3653 = v3647 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3654 = v3653 < v2;
-      const bool v3655 = v3648 && v3654;
-      if (v3655) {
-        const bfloat v3656 = bfloat(v3651);
-        const uint v3657 = v3645 * v2;
-        const uint v3658 = v3657 + v3647;
-        const uint v3659 = v3658 - v78;
-        out[v3659] = v3656;
-      }
-    }
-    const uint v3660 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3661 = v2203 + v3660;
-    const uint v3662 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3663 = v2202 + v3662;
-    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3665 = v3663 < v79;
-    const bool v3666 = v3664 && v3665;
-    if (v3666) {
-      const float v3667 = v92.m[5][5].thread_elements()[1];
-      const uint v3669 = v3663 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3670 = v3669 < v2;
-      const bool v3671 = v3664 && v3670;
-      if (v3671) {
-        const bfloat v3672 = bfloat(v3667);
-        const uint v3673 = v3661 * v2;
-        const uint v3674 = v3673 + v3663;
-        const uint v3675 = v3674 - v78;
-        out[v3675] = v3672;
-      }
-    }
-    const uint v3676 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3677 = v2203 + v3676;
-    const uint v3678 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3679 = v2202 + v3678;
-    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3681 = v3679 < v79;
-    const bool v3682 = v3680 && v3681;
-    if (v3682) {
-      const float v3683 = v92.m[5][6].thread_elements()[0];
-      const uint v3685 = v3679 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3686 = v3685 < v2;
-      const bool v3687 = v3680 && v3686;
-      if (v3687) {
-        const bfloat v3688 = bfloat(v3683);
-        const uint v3689 = v3677 * v2;
-        const uint v3690 = v3689 + v3679;
-        const uint v3691 = v3690 - v78;
-        out[v3691] = v3688;
-      }
-    }
-    const uint v3692 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3693 = v2203 + v3692;
-    const uint v3694 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3695 = v2202 + v3694;
-    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3697 = v3695 < v79;
-    const bool v3698 = v3696 && v3697;
-    if (v3698) {
-      const float v3699 = v92.m[5][6].thread_elements()[1];
-      const uint v3701 = v3695 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3702 = v3701 < v2;
-      const bool v3703 = v3696 && v3702;
-      if (v3703) {
-        const bfloat v3704 = bfloat(v3699);
-        const uint v3705 = v3693 * v2;
-        const uint v3706 = v3705 + v3695;
-        const uint v3707 = v3706 - v78;
-        out[v3707] = v3704;
-      }
-    }
-    const uint v3708 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3709 = v2203 + v3708;
-    const uint v3710 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3711 = v2202 + v3710;
-    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3713 = v3711 < v79;
-    const bool v3714 = v3712 && v3713;
-    if (v3714) {
-      const float v3715 = v92.m[5][7].thread_elements()[0];
-      const uint v3717 = v3711 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3718 = v3717 < v2;
-      const bool v3719 = v3712 && v3718;
-      if (v3719) {
-        const bfloat v3720 = bfloat(v3715);
-        const uint v3721 = v3709 * v2;
-        const uint v3722 = v3721 + v3711;
-        const uint v3723 = v3722 - v78;
-        out[v3723] = v3720;
-      }
-    }
-    const uint v3724 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3725 = v2203 + v3724;
-    const uint v3726 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3727 = v2202 + v3726;
-    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3729 = v3727 < v79;
-    const bool v3730 = v3728 && v3729;
-    if (v3730) {
-      const float v3731 = v92.m[5][7].thread_elements()[1];
-      const uint v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3734 = v3733 < v2;
-      const bool v3735 = v3728 && v3734;
-      if (v3735) {
-        const bfloat v3736 = bfloat(v3731);
-        const uint v3737 = v3725 * v2;
-        const uint v3738 = v3737 + v3727;
-        const uint v3739 = v3738 - v78;
-        out[v3739] = v3736;
-      }
-    }
-    const uint v3740 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3741 = v2203 + v3740;
-    const uint v3742 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3743 = v2202 + v3742;
-    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3745 = v3743 < v79;
-    const bool v3746 = v3744 && v3745;
-    if (v3746) {
-      const float v3747 = v92.m[6][0].thread_elements()[0];
-      const uint v3749 = v3743 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3750 = v3749 < v2;
-      const bool v3751 = v3744 && v3750;
-      if (v3751) {
-        const bfloat v3752 = bfloat(v3747);
-        const uint v3753 = v3741 * v2;
-        const uint v3754 = v3753 + v3743;
-        const uint v3755 = v3754 - v78;
-        out[v3755] = v3752;
-      }
-    }
-    const uint v3756 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3757 = v2203 + v3756;
-    const uint v3758 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3759 = v2202 + v3758;
-    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3761 = v3759 < v79;
-    const bool v3762 = v3760 && v3761;
-    if (v3762) {
-      const float v3763 = v92.m[6][0].thread_elements()[1];
-      const uint v3765 = v3759 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3766 = v3765 < v2;
-      const bool v3767 = v3760 && v3766;
-      if (v3767) {
-        const bfloat v3768 = bfloat(v3763);
-        const uint v3769 = v3757 * v2;
-        const uint v3770 = v3769 + v3759;
-        const uint v3771 = v3770 - v78;
-        out[v3771] = v3768;
-      }
-    }
-    const uint v3772 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3773 = v2203 + v3772;
-    const uint v3774 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3775 = v2202 + v3774;
-    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3777 = v3775 < v79;
-    const bool v3778 = v3776 && v3777;
-    if (v3778) {
-      const float v3779 = v92.m[6][1].thread_elements()[0];
-      const uint v3781 = v3775 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3782 = v3781 < v2;
-      const bool v3783 = v3776 && v3782;
-      if (v3783) {
-        const bfloat v3784 = bfloat(v3779);
-        const uint v3785 = v3773 * v2;
-        const uint v3786 = v3785 + v3775;
-        const uint v3787 = v3786 - v78;
-        out[v3787] = v3784;
-      }
-    }
-    const uint v3788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3789 = v2203 + v3788;
-    const uint v3790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3791 = v2202 + v3790;
-    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3793 = v3791 < v79;
-    const bool v3794 = v3792 && v3793;
-    if (v3794) {
-      const float v3795 = v92.m[6][1].thread_elements()[1];
-      const uint v3797 = v3791 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3798 = v3797 < v2;
-      const bool v3799 = v3792 && v3798;
-      if (v3799) {
-        const bfloat v3800 = bfloat(v3795);
-        const uint v3801 = v3789 * v2;
-        const uint v3802 = v3801 + v3791;
-        const uint v3803 = v3802 - v78;
-        out[v3803] = v3800;
-      }
-    }
-    const uint v3804 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3805 = v2203 + v3804;
-    const uint v3806 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3807 = v2202 + v3806;
-    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3809 = v3807 < v79;
-    const bool v3810 = v3808 && v3809;
-    if (v3810) {
-      const float v3811 = v92.m[6][2].thread_elements()[0];
-      const uint v3813 = v3807 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3814 = v3813 < v2;
-      const bool v3815 = v3808 && v3814;
-      if (v3815) {
-        const bfloat v3816 = bfloat(v3811);
-        const uint v3817 = v3805 * v2;
-        const uint v3818 = v3817 + v3807;
-        const uint v3819 = v3818 - v78;
-        out[v3819] = v3816;
-      }
-    }
-    const uint v3820 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3821 = v2203 + v3820;
-    const uint v3822 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3823 = v2202 + v3822;
-    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3825 = v3823 < v79;
-    const bool v3826 = v3824 && v3825;
-    if (v3826) {
-      const float v3827 = v92.m[6][2].thread_elements()[1];
-      const uint v3829 = v3823 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3830 = v3829 < v2;
-      const bool v3831 = v3824 && v3830;
-      if (v3831) {
-        const bfloat v3832 = bfloat(v3827);
-        const uint v3833 = v3821 * v2;
-        const uint v3834 = v3833 + v3823;
-        const uint v3835 = v3834 - v78;
-        out[v3835] = v3832;
-      }
-    }
-    const uint v3836 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3837 = v2203 + v3836;
-    const uint v3838 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3839 = v2202 + v3838;
-    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3841 = v3839 < v79;
-    const bool v3842 = v3840 && v3841;
-    if (v3842) {
-      const float v3843 = v92.m[6][3].thread_elements()[0];
-      const uint v3845 = v3839 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3846 = v3845 < v2;
-      const bool v3847 = v3840 && v3846;
-      if (v3847) {
-        const bfloat v3848 = bfloat(v3843);
-        const uint v3849 = v3837 * v2;
-        const uint v3850 = v3849 + v3839;
-        const uint v3851 = v3850 - v78;
-        out[v3851] = v3848;
-      }
-    }
-    const uint v3852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3853 = v2203 + v3852;
-    const uint v3854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3855 = v2202 + v3854;
-    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3857 = v3855 < v79;
-    const bool v3858 = v3856 && v3857;
-    if (v3858) {
-      const float v3859 = v92.m[6][3].thread_elements()[1];
-      const uint v3861 = v3855 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3862 = v3861 < v2;
-      const bool v3863 = v3856 && v3862;
-      if (v3863) {
-        const bfloat v3864 = bfloat(v3859);
-        const uint v3865 = v3853 * v2;
-        const uint v3866 = v3865 + v3855;
-        const uint v3867 = v3866 - v78;
-        out[v3867] = v3864;
-      }
-    }
-    const uint v3868 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3869 = v2203 + v3868;
-    const uint v3870 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3871 = v2202 + v3870;
-    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3873 = v3871 < v79;
-    const bool v3874 = v3872 && v3873;
-    if (v3874) {
-      const float v3875 = v92.m[6][4].thread_elements()[0];
-      const uint v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3878 = v3877 < v2;
-      const bool v3879 = v3872 && v3878;
-      if (v3879) {
-        const bfloat v3880 = bfloat(v3875);
-        const uint v3881 = v3869 * v2;
-        const uint v3882 = v3881 + v3871;
-        const uint v3883 = v3882 - v78;
-        out[v3883] = v3880;
-      }
-    }
-    const uint v3884 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3885 = v2203 + v3884;
-    const uint v3886 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3887 = v2202 + v3886;
-    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3889 = v3887 < v79;
-    const bool v3890 = v3888 && v3889;
-    if (v3890) {
-      const float v3891 = v92.m[6][4].thread_elements()[1];
-      const uint v3893 = v3887 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3894 = v3893 < v2;
-      const bool v3895 = v3888 && v3894;
-      if (v3895) {
-        const bfloat v3896 = bfloat(v3891);
-        const uint v3897 = v3885 * v2;
-        const uint v3898 = v3897 + v3887;
-        const uint v3899 = v3898 - v78;
-        out[v3899] = v3896;
-      }
-    }
-    const uint v3900 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3901 = v2203 + v3900;
-    const uint v3902 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3903 = v2202 + v3902;
-    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3905 = v3903 < v79;
-    const bool v3906 = v3904 && v3905;
-    if (v3906) {
-      const float v3907 = v92.m[6][5].thread_elements()[0];
-      const uint v3909 = v3903 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3910 = v3909 < v2;
-      const bool v3911 = v3904 && v3910;
-      if (v3911) {
-        const bfloat v3912 = bfloat(v3907);
-        const uint v3913 = v3901 * v2;
-        const uint v3914 = v3913 + v3903;
-        const uint v3915 = v3914 - v78;
-        out[v3915] = v3912;
-      }
-    }
-    const uint v3916 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3917 = v2203 + v3916;
-    const uint v3918 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3919 = v2202 + v3918;
-    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3921 = v3919 < v79;
-    const bool v3922 = v3920 && v3921;
-    if (v3922) {
-      const float v3923 = v92.m[6][5].thread_elements()[1];
-      const uint v3925 = v3919 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3926 = v3925 < v2;
-      const bool v3927 = v3920 && v3926;
-      if (v3927) {
-        const bfloat v3928 = bfloat(v3923);
-        const uint v3929 = v3917 * v2;
-        const uint v3930 = v3929 + v3919;
-        const uint v3931 = v3930 - v78;
-        out[v3931] = v3928;
-      }
-    }
-    const uint v3932 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3933 = v2203 + v3932;
-    const uint v3934 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3935 = v2202 + v3934;
-    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3937 = v3935 < v79;
-    const bool v3938 = v3936 && v3937;
-    if (v3938) {
-      const float v3939 = v92.m[6][6].thread_elements()[0];
-      const uint v3941 = v3935 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3942 = v3941 < v2;
-      const bool v3943 = v3936 && v3942;
-      if (v3943) {
-        const bfloat v3944 = bfloat(v3939);
-        const uint v3945 = v3933 * v2;
-        const uint v3946 = v3945 + v3935;
-        const uint v3947 = v3946 - v78;
-        out[v3947] = v3944;
-      }
-    }
-    const uint v3948 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3949 = v2203 + v3948;
-    const uint v3950 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3951 = v2202 + v3950;
-    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3953 = v3951 < v79;
-    const bool v3954 = v3952 && v3953;
-    if (v3954) {
-      const float v3955 = v92.m[6][6].thread_elements()[1];
-      const uint v3957 = v3951 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3958 = v3957 < v2;
-      const bool v3959 = v3952 && v3958;
-      if (v3959) {
-        const bfloat v3960 = bfloat(v3955);
-        const uint v3961 = v3949 * v2;
-        const uint v3962 = v3961 + v3951;
-        const uint v3963 = v3962 - v78;
-        out[v3963] = v3960;
-      }
-    }
-    const uint v3964 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3965 = v2203 + v3964;
-    const uint v3966 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3967 = v2202 + v3966;
-    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3969 = v3967 < v79;
-    const bool v3970 = v3968 && v3969;
-    if (v3970) {
-      const float v3971 = v92.m[6][7].thread_elements()[0];
-      const uint v3973 = v3967 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3974 = v3973 < v2;
-      const bool v3975 = v3968 && v3974;
-      if (v3975) {
-        const bfloat v3976 = bfloat(v3971);
-        const uint v3977 = v3965 * v2;
-        const uint v3978 = v3977 + v3967;
-        const uint v3979 = v3978 - v78;
-        out[v3979] = v3976;
-      }
-    }
-    const uint v3980 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3981 = v2203 + v3980;
-    const uint v3982 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3983 = v2202 + v3982;
-    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v3985 = v3983 < v79;
-    const bool v3986 = v3984 && v3985;
-    if (v3986) {
-      const float v3987 = v92.m[6][7].thread_elements()[1];
-      const uint v3989 = v3983 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v3990 = v3989 < v2;
-      const bool v3991 = v3984 && v3990;
-      if (v3991) {
-        const bfloat v3992 = bfloat(v3987);
-        const uint v3993 = v3981 * v2;
-        const uint v3994 = v3993 + v3983;
-        const uint v3995 = v3994 - v78;
-        out[v3995] = v3992;
-      }
-    }
-    const uint v3996 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v3997 = v2203 + v3996;
-    const uint v3998 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v3999 = v2202 + v3998;
-    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4001 = v3999 < v79;
-    const bool v4002 = v4000 && v4001;
-    if (v4002) {
-      const float v4003 = v92.m[7][0].thread_elements()[0];
-      const uint v4005 = v3999 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4006 = v4005 < v2;
-      const bool v4007 = v4000 && v4006;
-      if (v4007) {
-        const bfloat v4008 = bfloat(v4003);
-        const uint v4009 = v3997 * v2;
-        const uint v4010 = v4009 + v3999;
-        const uint v4011 = v4010 - v78;
-        out[v4011] = v4008;
-      }
-    }
-    const uint v4012 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4013 = v2203 + v4012;
-    const uint v4014 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4015 = v2202 + v4014;
-    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4017 = v4015 < v79;
-    const bool v4018 = v4016 && v4017;
-    if (v4018) {
-      const float v4019 = v92.m[7][0].thread_elements()[1];
-      const uint v4021 = v4015 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4022 = v4021 < v2;
-      const bool v4023 = v4016 && v4022;
-      if (v4023) {
-        const bfloat v4024 = bfloat(v4019);
-        const uint v4025 = v4013 * v2;
-        const uint v4026 = v4025 + v4015;
-        const uint v4027 = v4026 - v78;
-        out[v4027] = v4024;
-      }
-    }
-    const uint v4028 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4029 = v2203 + v4028;
-    const uint v4030 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4031 = v2202 + v4030;
-    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4033 = v4031 < v79;
-    const bool v4034 = v4032 && v4033;
-    if (v4034) {
-      const float v4035 = v92.m[7][1].thread_elements()[0];
-      const uint v4037 = v4031 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4038 = v4037 < v2;
-      const bool v4039 = v4032 && v4038;
-      if (v4039) {
-        const bfloat v4040 = bfloat(v4035);
-        const uint v4041 = v4029 * v2;
-        const uint v4042 = v4041 + v4031;
-        const uint v4043 = v4042 - v78;
-        out[v4043] = v4040;
-      }
-    }
-    const uint v4044 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4045 = v2203 + v4044;
-    const uint v4046 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4047 = v2202 + v4046;
-    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4049 = v4047 < v79;
-    const bool v4050 = v4048 && v4049;
-    if (v4050) {
-      const float v4051 = v92.m[7][1].thread_elements()[1];
-      const uint v4053 = v4047 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4054 = v4053 < v2;
-      const bool v4055 = v4048 && v4054;
-      if (v4055) {
-        const bfloat v4056 = bfloat(v4051);
-        const uint v4057 = v4045 * v2;
-        const uint v4058 = v4057 + v4047;
-        const uint v4059 = v4058 - v78;
-        out[v4059] = v4056;
-      }
-    }
-    const uint v4060 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4061 = v2203 + v4060;
-    const uint v4062 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4063 = v2202 + v4062;
-    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4065 = v4063 < v79;
-    const bool v4066 = v4064 && v4065;
-    if (v4066) {
-      const float v4067 = v92.m[7][2].thread_elements()[0];
-      const uint v4069 = v4063 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4070 = v4069 < v2;
-      const bool v4071 = v4064 && v4070;
-      if (v4071) {
-        const bfloat v4072 = bfloat(v4067);
-        const uint v4073 = v4061 * v2;
-        const uint v4074 = v4073 + v4063;
-        const uint v4075 = v4074 - v78;
-        out[v4075] = v4072;
-      }
-    }
-    const uint v4076 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4077 = v2203 + v4076;
-    const uint v4078 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4079 = v2202 + v4078;
-    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4081 = v4079 < v79;
-    const bool v4082 = v4080 && v4081;
-    if (v4082) {
-      const float v4083 = v92.m[7][2].thread_elements()[1];
-      const uint v4085 = v4079 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4086 = v4085 < v2;
-      const bool v4087 = v4080 && v4086;
-      if (v4087) {
-        const bfloat v4088 = bfloat(v4083);
-        const uint v4089 = v4077 * v2;
-        const uint v4090 = v4089 + v4079;
-        const uint v4091 = v4090 - v78;
-        out[v4091] = v4088;
-      }
-    }
-    const uint v4092 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4093 = v2203 + v4092;
-    const uint v4094 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4095 = v2202 + v4094;
-    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4097 = v4095 < v79;
-    const bool v4098 = v4096 && v4097;
-    if (v4098) {
-      const float v4099 = v92.m[7][3].thread_elements()[0];
-      const uint v4101 = v4095 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4102 = v4101 < v2;
-      const bool v4103 = v4096 && v4102;
-      if (v4103) {
-        const bfloat v4104 = bfloat(v4099);
-        const uint v4105 = v4093 * v2;
-        const uint v4106 = v4105 + v4095;
-        const uint v4107 = v4106 - v78;
-        out[v4107] = v4104;
-      }
-    }
-    const uint v4108 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4109 = v2203 + v4108;
-    const uint v4110 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4111 = v2202 + v4110;
-    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4113 = v4111 < v79;
-    const bool v4114 = v4112 && v4113;
-    if (v4114) {
-      const float v4115 = v92.m[7][3].thread_elements()[1];
-      const uint v4117 = v4111 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4118 = v4117 < v2;
-      const bool v4119 = v4112 && v4118;
-      if (v4119) {
-        const bfloat v4120 = bfloat(v4115);
-        const uint v4121 = v4109 * v2;
-        const uint v4122 = v4121 + v4111;
-        const uint v4123 = v4122 - v78;
-        out[v4123] = v4120;
-      }
-    }
-    const uint v4124 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4125 = v2203 + v4124;
-    const uint v4126 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4127 = v2202 + v4126;
-    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4129 = v4127 < v79;
-    const bool v4130 = v4128 && v4129;
-    if (v4130) {
-      const float v4131 = v92.m[7][4].thread_elements()[0];
-      const uint v4133 = v4127 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4134 = v4133 < v2;
-      const bool v4135 = v4128 && v4134;
-      if (v4135) {
-        const bfloat v4136 = bfloat(v4131);
-        const uint v4137 = v4125 * v2;
-        const uint v4138 = v4137 + v4127;
-        const uint v4139 = v4138 - v78;
-        out[v4139] = v4136;
-      }
-    }
-    const uint v4140 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4141 = v2203 + v4140;
-    const uint v4142 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4143 = v2202 + v4142;
-    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4145 = v4143 < v79;
-    const bool v4146 = v4144 && v4145;
-    if (v4146) {
-      const float v4147 = v92.m[7][4].thread_elements()[1];
-      const uint v4149 = v4143 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4150 = v4149 < v2;
-      const bool v4151 = v4144 && v4150;
-      if (v4151) {
-        const bfloat v4152 = bfloat(v4147);
-        const uint v4153 = v4141 * v2;
-        const uint v4154 = v4153 + v4143;
-        const uint v4155 = v4154 - v78;
-        out[v4155] = v4152;
-      }
-    }
-    const uint v4156 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4157 = v2203 + v4156;
-    const uint v4158 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4159 = v2202 + v4158;
-    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4161 = v4159 < v79;
-    const bool v4162 = v4160 && v4161;
-    if (v4162) {
-      const float v4163 = v92.m[7][5].thread_elements()[0];
-      const uint v4165 = v4159 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4166 = v4165 < v2;
-      const bool v4167 = v4160 && v4166;
-      if (v4167) {
-        const bfloat v4168 = bfloat(v4163);
-        const uint v4169 = v4157 * v2;
-        const uint v4170 = v4169 + v4159;
-        const uint v4171 = v4170 - v78;
-        out[v4171] = v4168;
-      }
-    }
-    const uint v4172 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4173 = v2203 + v4172;
-    const uint v4174 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4175 = v2202 + v4174;
-    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4177 = v4175 < v79;
-    const bool v4178 = v4176 && v4177;
-    if (v4178) {
-      const float v4179 = v92.m[7][5].thread_elements()[1];
-      const uint v4181 = v4175 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4182 = v4181 < v2;
-      const bool v4183 = v4176 && v4182;
-      if (v4183) {
-        const bfloat v4184 = bfloat(v4179);
-        const uint v4185 = v4173 * v2;
-        const uint v4186 = v4185 + v4175;
-        const uint v4187 = v4186 - v78;
-        out[v4187] = v4184;
-      }
-    }
-    const uint v4188 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4189 = v2203 + v4188;
-    const uint v4190 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4191 = v2202 + v4190;
-    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4193 = v4191 < v79;
-    const bool v4194 = v4192 && v4193;
-    if (v4194) {
-      const float v4195 = v92.m[7][6].thread_elements()[0];
-      const uint v4197 = v4191 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4198 = v4197 < v2;
-      const bool v4199 = v4192 && v4198;
-      if (v4199) {
-        const bfloat v4200 = bfloat(v4195);
-        const uint v4201 = v4189 * v2;
-        const uint v4202 = v4201 + v4191;
-        const uint v4203 = v4202 - v78;
-        out[v4203] = v4200;
-      }
-    }
-    const uint v4204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4205 = v2203 + v4204;
-    const uint v4206 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4207 = v2202 + v4206;
-    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4209 = v4207 < v79;
-    const bool v4210 = v4208 && v4209;
-    if (v4210) {
-      const float v4211 = v92.m[7][6].thread_elements()[1];
-      const uint v4213 = v4207 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4214 = v4213 < v2;
-      const bool v4215 = v4208 && v4214;
-      if (v4215) {
-        const bfloat v4216 = bfloat(v4211);
-        const uint v4217 = v4205 * v2;
-        const uint v4218 = v4217 + v4207;
-        const uint v4219 = v4218 - v78;
-        out[v4219] = v4216;
-      }
-    }
-    const uint v4220 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4221 = v2203 + v4220;
-    const uint v4222 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4223 = v2202 + v4222;
-    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4225 = v4223 < v79;
-    const bool v4226 = v4224 && v4225;
-    if (v4226) {
-      const float v4227 = v92.m[7][7].thread_elements()[0];
-      const uint v4229 = v4223 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4230 = v4229 < v2;
-      const bool v4231 = v4224 && v4230;
-      if (v4231) {
-        const bfloat v4232 = bfloat(v4227);
-        const uint v4233 = v4221 * v2;
-        const uint v4234 = v4233 + v4223;
-        const uint v4235 = v4234 - v78;
-        out[v4235] = v4232;
-      }
-    }
-    const uint v4236 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
-    const uint v4237 = v2203 + v4236;
-    const uint v4238 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
-    const uint v4239 = v2202 + v4238;
-    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
-    const bool v4241 = v4239 < v79;
-    const bool v4242 = v4240 && v4241;
-    if (v4242) {
-      const float v4243 = v92.m[7][7].thread_elements()[1];
-      const uint v4245 = v4239 - v78;  // kernels/moe/grouped_gemm.cpp:88
-      const bool v4246 = v4245 < v2;
-      const bool v4247 = v4240 && v4246;
-      if (v4247) {
-        const bfloat v4248 = bfloat(v4243);
-        const uint v4249 = v4237 * v2;
-        const uint v4250 = v4249 + v4239;
-        const uint v4251 = v4250 - v78;
-        out[v4251] = v4248;
+    const uint v2285 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2286 = v2204 + v2285;
+    const uint v2287 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2288 = v2203 + v2287;
+    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2290 = v2288 < v79;
+    const bool v2291 = v2289 && v2290;
+    if (v2291) {
+      const float v2292 = v92.m[0][2].thread_elements()[1];
+      const uint v2294 = v2288 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2295 = v2294 < v2;
+      const bool v2296 = v2289 && v2295;
+      if (v2296) {
+        const bfloat v2297 = bfloat(v2292);
+        const uint v2298 = v2286 * v2;
+        const uint v2299 = v2298 + v2288;
+        const uint v2300 = v2299 - v78;
+        out[v2300] = v2297;
+      }
+    }
+    const uint v2301 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2302 = v2204 + v2301;
+    const uint v2303 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2304 = v2203 + v2303;
+    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2306 = v2304 < v79;
+    const bool v2307 = v2305 && v2306;
+    if (v2307) {
+      const float v2308 = v92.m[0][3].thread_elements()[0];
+      const uint v2310 = v2304 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2311 = v2310 < v2;
+      const bool v2312 = v2305 && v2311;
+      if (v2312) {
+        const bfloat v2313 = bfloat(v2308);
+        const uint v2314 = v2302 * v2;
+        const uint v2315 = v2314 + v2304;
+        const uint v2316 = v2315 - v78;
+        out[v2316] = v2313;
+      }
+    }
+    const uint v2317 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2318 = v2204 + v2317;
+    const uint v2319 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2320 = v2203 + v2319;
+    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2322 = v2320 < v79;
+    const bool v2323 = v2321 && v2322;
+    if (v2323) {
+      const float v2324 = v92.m[0][3].thread_elements()[1];
+      const uint v2326 = v2320 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2327 = v2326 < v2;
+      const bool v2328 = v2321 && v2327;
+      if (v2328) {
+        const bfloat v2329 = bfloat(v2324);
+        const uint v2330 = v2318 * v2;
+        const uint v2331 = v2330 + v2320;
+        const uint v2332 = v2331 - v78;
+        out[v2332] = v2329;
+      }
+    }
+    const uint v2333 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2334 = v2204 + v2333;
+    const uint v2335 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2336 = v2203 + v2335;
+    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2338 = v2336 < v79;
+    const bool v2339 = v2337 && v2338;
+    if (v2339) {
+      const float v2340 = v92.m[0][4].thread_elements()[0];
+      const uint v2342 = v2336 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2343 = v2342 < v2;
+      const bool v2344 = v2337 && v2343;
+      if (v2344) {
+        const bfloat v2345 = bfloat(v2340);
+        const uint v2346 = v2334 * v2;
+        const uint v2347 = v2346 + v2336;
+        const uint v2348 = v2347 - v78;
+        out[v2348] = v2345;
+      }
+    }
+    const uint v2349 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2350 = v2204 + v2349;
+    const uint v2351 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2352 = v2203 + v2351;
+    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2354 = v2352 < v79;
+    const bool v2355 = v2353 && v2354;
+    if (v2355) {
+      const float v2356 = v92.m[0][4].thread_elements()[1];
+      const uint v2358 = v2352 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2359 = v2358 < v2;
+      const bool v2360 = v2353 && v2359;
+      if (v2360) {
+        const bfloat v2361 = bfloat(v2356);
+        const uint v2362 = v2350 * v2;
+        const uint v2363 = v2362 + v2352;
+        const uint v2364 = v2363 - v78;
+        out[v2364] = v2361;
+      }
+    }
+    const uint v2365 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2366 = v2204 + v2365;
+    const uint v2367 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2368 = v2203 + v2367;
+    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2370 = v2368 < v79;
+    const bool v2371 = v2369 && v2370;
+    if (v2371) {
+      const float v2372 = v92.m[0][5].thread_elements()[0];
+      const uint v2374 = v2368 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2375 = v2374 < v2;
+      const bool v2376 = v2369 && v2375;
+      if (v2376) {
+        const bfloat v2377 = bfloat(v2372);
+        const uint v2378 = v2366 * v2;
+        const uint v2379 = v2378 + v2368;
+        const uint v2380 = v2379 - v78;
+        out[v2380] = v2377;
+      }
+    }
+    const uint v2381 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2382 = v2204 + v2381;
+    const uint v2383 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2384 = v2203 + v2383;
+    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2386 = v2384 < v79;
+    const bool v2387 = v2385 && v2386;
+    if (v2387) {
+      const float v2388 = v92.m[0][5].thread_elements()[1];
+      const uint v2390 = v2384 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2391 = v2390 < v2;
+      const bool v2392 = v2385 && v2391;
+      if (v2392) {
+        const bfloat v2393 = bfloat(v2388);
+        const uint v2394 = v2382 * v2;
+        const uint v2395 = v2394 + v2384;
+        const uint v2396 = v2395 - v78;
+        out[v2396] = v2393;
+      }
+    }
+    const uint v2397 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2398 = v2204 + v2397;
+    const uint v2399 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2400 = v2203 + v2399;
+    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2402 = v2400 < v79;
+    const bool v2403 = v2401 && v2402;
+    if (v2403) {
+      const float v2404 = v92.m[0][6].thread_elements()[0];
+      const uint v2406 = v2400 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2407 = v2406 < v2;
+      const bool v2408 = v2401 && v2407;
+      if (v2408) {
+        const bfloat v2409 = bfloat(v2404);
+        const uint v2410 = v2398 * v2;
+        const uint v2411 = v2410 + v2400;
+        const uint v2412 = v2411 - v78;
+        out[v2412] = v2409;
+      }
+    }
+    const uint v2413 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2414 = v2204 + v2413;
+    const uint v2415 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2416 = v2203 + v2415;
+    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2418 = v2416 < v79;
+    const bool v2419 = v2417 && v2418;
+    if (v2419) {
+      const float v2420 = v92.m[0][6].thread_elements()[1];
+      const uint v2422 = v2416 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2423 = v2422 < v2;
+      const bool v2424 = v2417 && v2423;
+      if (v2424) {
+        const bfloat v2425 = bfloat(v2420);
+        const uint v2426 = v2414 * v2;
+        const uint v2427 = v2426 + v2416;
+        const uint v2428 = v2427 - v78;
+        out[v2428] = v2425;
+      }
+    }
+    const uint v2429 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2430 = v2204 + v2429;
+    const uint v2431 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2432 = v2203 + v2431;
+    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2434 = v2432 < v79;
+    const bool v2435 = v2433 && v2434;
+    if (v2435) {
+      const float v2436 = v92.m[0][7].thread_elements()[0];
+      const uint v2438 = v2432 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2439 = v2438 < v2;
+      const bool v2440 = v2433 && v2439;
+      if (v2440) {
+        const bfloat v2441 = bfloat(v2436);
+        const uint v2442 = v2430 * v2;
+        const uint v2443 = v2442 + v2432;
+        const uint v2444 = v2443 - v78;
+        out[v2444] = v2441;
+      }
+    }
+    const uint v2445 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2446 = v2204 + v2445;
+    const uint v2447 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2448 = v2203 + v2447;
+    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2450 = v2448 < v79;
+    const bool v2451 = v2449 && v2450;
+    if (v2451) {
+      const float v2452 = v92.m[0][7].thread_elements()[1];
+      const uint v2454 = v2448 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2455 = v2454 < v2;
+      const bool v2456 = v2449 && v2455;
+      if (v2456) {
+        const bfloat v2457 = bfloat(v2452);
+        const uint v2458 = v2446 * v2;
+        const uint v2459 = v2458 + v2448;
+        const uint v2460 = v2459 - v78;
+        out[v2460] = v2457;
+      }
+    }
+    const uint v2461 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2462 = v2204 + v2461;
+    const uint v2463 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2464 = v2203 + v2463;
+    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2466 = v2464 < v79;
+    const bool v2467 = v2465 && v2466;
+    if (v2467) {
+      const float v2468 = v92.m[1][0].thread_elements()[0];
+      const uint v2470 = v2464 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2471 = v2470 < v2;
+      const bool v2472 = v2465 && v2471;
+      if (v2472) {
+        const bfloat v2473 = bfloat(v2468);
+        const uint v2474 = v2462 * v2;
+        const uint v2475 = v2474 + v2464;
+        const uint v2476 = v2475 - v78;
+        out[v2476] = v2473;
+      }
+    }
+    const uint v2477 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2478 = v2204 + v2477;
+    const uint v2479 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2480 = v2203 + v2479;
+    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2482 = v2480 < v79;
+    const bool v2483 = v2481 && v2482;
+    if (v2483) {
+      const float v2484 = v92.m[1][0].thread_elements()[1];
+      const uint v2486 = v2480 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2487 = v2486 < v2;
+      const bool v2488 = v2481 && v2487;
+      if (v2488) {
+        const bfloat v2489 = bfloat(v2484);
+        const uint v2490 = v2478 * v2;
+        const uint v2491 = v2490 + v2480;
+        const uint v2492 = v2491 - v78;
+        out[v2492] = v2489;
+      }
+    }
+    const uint v2493 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2494 = v2204 + v2493;
+    const uint v2495 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2496 = v2203 + v2495;
+    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2498 = v2496 < v79;
+    const bool v2499 = v2497 && v2498;
+    if (v2499) {
+      const float v2500 = v92.m[1][1].thread_elements()[0];
+      const uint v2502 = v2496 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2503 = v2502 < v2;
+      const bool v2504 = v2497 && v2503;
+      if (v2504) {
+        const bfloat v2505 = bfloat(v2500);
+        const uint v2506 = v2494 * v2;
+        const uint v2507 = v2506 + v2496;
+        const uint v2508 = v2507 - v78;
+        out[v2508] = v2505;
+      }
+    }
+    const uint v2509 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2510 = v2204 + v2509;
+    const uint v2511 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2512 = v2203 + v2511;
+    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2514 = v2512 < v79;
+    const bool v2515 = v2513 && v2514;
+    if (v2515) {
+      const float v2516 = v92.m[1][1].thread_elements()[1];
+      const uint v2518 = v2512 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2519 = v2518 < v2;
+      const bool v2520 = v2513 && v2519;
+      if (v2520) {
+        const bfloat v2521 = bfloat(v2516);
+        const uint v2522 = v2510 * v2;
+        const uint v2523 = v2522 + v2512;
+        const uint v2524 = v2523 - v78;
+        out[v2524] = v2521;
+      }
+    }
+    const uint v2525 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2526 = v2204 + v2525;
+    const uint v2527 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2528 = v2203 + v2527;
+    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2530 = v2528 < v79;
+    const bool v2531 = v2529 && v2530;
+    if (v2531) {
+      const float v2532 = v92.m[1][2].thread_elements()[0];
+      const uint v2534 = v2528 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2535 = v2534 < v2;
+      const bool v2536 = v2529 && v2535;
+      if (v2536) {
+        const bfloat v2537 = bfloat(v2532);
+        const uint v2538 = v2526 * v2;
+        const uint v2539 = v2538 + v2528;
+        const uint v2540 = v2539 - v78;
+        out[v2540] = v2537;
+      }
+    }
+    const uint v2541 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2542 = v2204 + v2541;
+    const uint v2543 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2544 = v2203 + v2543;
+    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2546 = v2544 < v79;
+    const bool v2547 = v2545 && v2546;
+    if (v2547) {
+      const float v2548 = v92.m[1][2].thread_elements()[1];
+      const uint v2550 = v2544 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2551 = v2550 < v2;
+      const bool v2552 = v2545 && v2551;
+      if (v2552) {
+        const bfloat v2553 = bfloat(v2548);
+        const uint v2554 = v2542 * v2;
+        const uint v2555 = v2554 + v2544;
+        const uint v2556 = v2555 - v78;
+        out[v2556] = v2553;
+      }
+    }
+    const uint v2557 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2558 = v2204 + v2557;
+    const uint v2559 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2560 = v2203 + v2559;
+    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2562 = v2560 < v79;
+    const bool v2563 = v2561 && v2562;
+    if (v2563) {
+      const float v2564 = v92.m[1][3].thread_elements()[0];
+      const uint v2566 = v2560 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2567 = v2566 < v2;
+      const bool v2568 = v2561 && v2567;
+      if (v2568) {
+        const bfloat v2569 = bfloat(v2564);
+        const uint v2570 = v2558 * v2;
+        const uint v2571 = v2570 + v2560;
+        const uint v2572 = v2571 - v78;
+        out[v2572] = v2569;
+      }
+    }
+    const uint v2573 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2574 = v2204 + v2573;
+    const uint v2575 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2576 = v2203 + v2575;
+    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2578 = v2576 < v79;
+    const bool v2579 = v2577 && v2578;
+    if (v2579) {
+      const float v2580 = v92.m[1][3].thread_elements()[1];
+      const uint v2582 = v2576 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2583 = v2582 < v2;
+      const bool v2584 = v2577 && v2583;
+      if (v2584) {
+        const bfloat v2585 = bfloat(v2580);
+        const uint v2586 = v2574 * v2;
+        const uint v2587 = v2586 + v2576;
+        const uint v2588 = v2587 - v78;
+        out[v2588] = v2585;
+      }
+    }
+    const uint v2589 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2590 = v2204 + v2589;
+    const uint v2591 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2592 = v2203 + v2591;
+    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2594 = v2592 < v79;
+    const bool v2595 = v2593 && v2594;
+    if (v2595) {
+      const float v2596 = v92.m[1][4].thread_elements()[0];
+      const uint v2598 = v2592 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2599 = v2598 < v2;
+      const bool v2600 = v2593 && v2599;
+      if (v2600) {
+        const bfloat v2601 = bfloat(v2596);
+        const uint v2602 = v2590 * v2;
+        const uint v2603 = v2602 + v2592;
+        const uint v2604 = v2603 - v78;
+        out[v2604] = v2601;
+      }
+    }
+    const uint v2605 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2606 = v2204 + v2605;
+    const uint v2607 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2608 = v2203 + v2607;
+    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2610 = v2608 < v79;
+    const bool v2611 = v2609 && v2610;
+    if (v2611) {
+      const float v2612 = v92.m[1][4].thread_elements()[1];
+      const uint v2614 = v2608 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2615 = v2614 < v2;
+      const bool v2616 = v2609 && v2615;
+      if (v2616) {
+        const bfloat v2617 = bfloat(v2612);
+        const uint v2618 = v2606 * v2;
+        const uint v2619 = v2618 + v2608;
+        const uint v2620 = v2619 - v78;
+        out[v2620] = v2617;
+      }
+    }
+    const uint v2621 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2622 = v2204 + v2621;
+    const uint v2623 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2624 = v2203 + v2623;
+    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2626 = v2624 < v79;
+    const bool v2627 = v2625 && v2626;
+    if (v2627) {
+      const float v2628 = v92.m[1][5].thread_elements()[0];
+      const uint v2630 = v2624 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2631 = v2630 < v2;
+      const bool v2632 = v2625 && v2631;
+      if (v2632) {
+        const bfloat v2633 = bfloat(v2628);
+        const uint v2634 = v2622 * v2;
+        const uint v2635 = v2634 + v2624;
+        const uint v2636 = v2635 - v78;
+        out[v2636] = v2633;
+      }
+    }
+    const uint v2637 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2638 = v2204 + v2637;
+    const uint v2639 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2640 = v2203 + v2639;
+    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2642 = v2640 < v79;
+    const bool v2643 = v2641 && v2642;
+    if (v2643) {
+      const float v2644 = v92.m[1][5].thread_elements()[1];
+      const uint v2646 = v2640 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2647 = v2646 < v2;
+      const bool v2648 = v2641 && v2647;
+      if (v2648) {
+        const bfloat v2649 = bfloat(v2644);
+        const uint v2650 = v2638 * v2;
+        const uint v2651 = v2650 + v2640;
+        const uint v2652 = v2651 - v78;
+        out[v2652] = v2649;
+      }
+    }
+    const uint v2653 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2654 = v2204 + v2653;
+    const uint v2655 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2656 = v2203 + v2655;
+    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2658 = v2656 < v79;
+    const bool v2659 = v2657 && v2658;
+    if (v2659) {
+      const float v2660 = v92.m[1][6].thread_elements()[0];
+      const uint v2662 = v2656 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2663 = v2662 < v2;
+      const bool v2664 = v2657 && v2663;
+      if (v2664) {
+        const bfloat v2665 = bfloat(v2660);
+        const uint v2666 = v2654 * v2;
+        const uint v2667 = v2666 + v2656;
+        const uint v2668 = v2667 - v78;
+        out[v2668] = v2665;
+      }
+    }
+    const uint v2669 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2670 = v2204 + v2669;
+    const uint v2671 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2672 = v2203 + v2671;
+    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2674 = v2672 < v79;
+    const bool v2675 = v2673 && v2674;
+    if (v2675) {
+      const float v2676 = v92.m[1][6].thread_elements()[1];
+      const uint v2678 = v2672 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2679 = v2678 < v2;
+      const bool v2680 = v2673 && v2679;
+      if (v2680) {
+        const bfloat v2681 = bfloat(v2676);
+        const uint v2682 = v2670 * v2;
+        const uint v2683 = v2682 + v2672;
+        const uint v2684 = v2683 - v78;
+        out[v2684] = v2681;
+      }
+    }
+    const uint v2685 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2686 = v2204 + v2685;
+    const uint v2687 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2688 = v2203 + v2687;
+    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2690 = v2688 < v79;
+    const bool v2691 = v2689 && v2690;
+    if (v2691) {
+      const float v2692 = v92.m[1][7].thread_elements()[0];
+      const uint v2694 = v2688 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2695 = v2694 < v2;
+      const bool v2696 = v2689 && v2695;
+      if (v2696) {
+        const bfloat v2697 = bfloat(v2692);
+        const uint v2698 = v2686 * v2;
+        const uint v2699 = v2698 + v2688;
+        const uint v2700 = v2699 - v78;
+        out[v2700] = v2697;
+      }
+    }
+    const uint v2701 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2702 = v2204 + v2701;
+    const uint v2703 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2704 = v2203 + v2703;
+    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2706 = v2704 < v79;
+    const bool v2707 = v2705 && v2706;
+    if (v2707) {
+      const float v2708 = v92.m[1][7].thread_elements()[1];
+      const uint v2710 = v2704 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2711 = v2710 < v2;
+      const bool v2712 = v2705 && v2711;
+      if (v2712) {
+        const bfloat v2713 = bfloat(v2708);
+        const uint v2714 = v2702 * v2;
+        const uint v2715 = v2714 + v2704;
+        const uint v2716 = v2715 - v78;
+        out[v2716] = v2713;
+      }
+    }
+    const uint v2717 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2718 = v2204 + v2717;
+    const uint v2719 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2720 = v2203 + v2719;
+    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2722 = v2720 < v79;
+    const bool v2723 = v2721 && v2722;
+    if (v2723) {
+      const float v2724 = v92.m[2][0].thread_elements()[0];
+      const uint v2726 = v2720 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2727 = v2726 < v2;
+      const bool v2728 = v2721 && v2727;
+      if (v2728) {
+        const bfloat v2729 = bfloat(v2724);
+        const uint v2730 = v2718 * v2;
+        const uint v2731 = v2730 + v2720;
+        const uint v2732 = v2731 - v78;
+        out[v2732] = v2729;
+      }
+    }
+    const uint v2733 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2734 = v2204 + v2733;
+    const uint v2735 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2736 = v2203 + v2735;
+    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2738 = v2736 < v79;
+    const bool v2739 = v2737 && v2738;
+    if (v2739) {
+      const float v2740 = v92.m[2][0].thread_elements()[1];
+      const uint v2742 = v2736 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2743 = v2742 < v2;
+      const bool v2744 = v2737 && v2743;
+      if (v2744) {
+        const bfloat v2745 = bfloat(v2740);
+        const uint v2746 = v2734 * v2;
+        const uint v2747 = v2746 + v2736;
+        const uint v2748 = v2747 - v78;
+        out[v2748] = v2745;
+      }
+    }
+    const uint v2749 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2750 = v2204 + v2749;
+    const uint v2751 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2752 = v2203 + v2751;
+    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2754 = v2752 < v79;
+    const bool v2755 = v2753 && v2754;
+    if (v2755) {
+      const float v2756 = v92.m[2][1].thread_elements()[0];
+      const uint v2758 = v2752 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2759 = v2758 < v2;
+      const bool v2760 = v2753 && v2759;
+      if (v2760) {
+        const bfloat v2761 = bfloat(v2756);
+        const uint v2762 = v2750 * v2;
+        const uint v2763 = v2762 + v2752;
+        const uint v2764 = v2763 - v78;
+        out[v2764] = v2761;
+      }
+    }
+    const uint v2765 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2766 = v2204 + v2765;
+    const uint v2767 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2768 = v2203 + v2767;
+    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2770 = v2768 < v79;
+    const bool v2771 = v2769 && v2770;
+    if (v2771) {
+      const float v2772 = v92.m[2][1].thread_elements()[1];
+      const uint v2774 = v2768 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2775 = v2774 < v2;
+      const bool v2776 = v2769 && v2775;
+      if (v2776) {
+        const bfloat v2777 = bfloat(v2772);
+        const uint v2778 = v2766 * v2;
+        const uint v2779 = v2778 + v2768;
+        const uint v2780 = v2779 - v78;
+        out[v2780] = v2777;
+      }
+    }
+    const uint v2781 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2782 = v2204 + v2781;
+    const uint v2783 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2784 = v2203 + v2783;
+    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2786 = v2784 < v79;
+    const bool v2787 = v2785 && v2786;
+    if (v2787) {
+      const float v2788 = v92.m[2][2].thread_elements()[0];
+      const uint v2790 = v2784 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2791 = v2790 < v2;
+      const bool v2792 = v2785 && v2791;
+      if (v2792) {
+        const bfloat v2793 = bfloat(v2788);
+        const uint v2794 = v2782 * v2;
+        const uint v2795 = v2794 + v2784;
+        const uint v2796 = v2795 - v78;
+        out[v2796] = v2793;
+      }
+    }
+    const uint v2797 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2798 = v2204 + v2797;
+    const uint v2799 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2800 = v2203 + v2799;
+    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2802 = v2800 < v79;
+    const bool v2803 = v2801 && v2802;
+    if (v2803) {
+      const float v2804 = v92.m[2][2].thread_elements()[1];
+      const uint v2806 = v2800 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2807 = v2806 < v2;
+      const bool v2808 = v2801 && v2807;
+      if (v2808) {
+        const bfloat v2809 = bfloat(v2804);
+        const uint v2810 = v2798 * v2;
+        const uint v2811 = v2810 + v2800;
+        const uint v2812 = v2811 - v78;
+        out[v2812] = v2809;
+      }
+    }
+    const uint v2813 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2814 = v2204 + v2813;
+    const uint v2815 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2816 = v2203 + v2815;
+    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2818 = v2816 < v79;
+    const bool v2819 = v2817 && v2818;
+    if (v2819) {
+      const float v2820 = v92.m[2][3].thread_elements()[0];
+      const uint v2822 = v2816 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2823 = v2822 < v2;
+      const bool v2824 = v2817 && v2823;
+      if (v2824) {
+        const bfloat v2825 = bfloat(v2820);
+        const uint v2826 = v2814 * v2;
+        const uint v2827 = v2826 + v2816;
+        const uint v2828 = v2827 - v78;
+        out[v2828] = v2825;
+      }
+    }
+    const uint v2829 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2830 = v2204 + v2829;
+    const uint v2831 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2832 = v2203 + v2831;
+    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2834 = v2832 < v79;
+    const bool v2835 = v2833 && v2834;
+    if (v2835) {
+      const float v2836 = v92.m[2][3].thread_elements()[1];
+      const uint v2838 = v2832 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2839 = v2838 < v2;
+      const bool v2840 = v2833 && v2839;
+      if (v2840) {
+        const bfloat v2841 = bfloat(v2836);
+        const uint v2842 = v2830 * v2;
+        const uint v2843 = v2842 + v2832;
+        const uint v2844 = v2843 - v78;
+        out[v2844] = v2841;
+      }
+    }
+    const uint v2845 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2846 = v2204 + v2845;
+    const uint v2847 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2848 = v2203 + v2847;
+    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2850 = v2848 < v79;
+    const bool v2851 = v2849 && v2850;
+    if (v2851) {
+      const float v2852 = v92.m[2][4].thread_elements()[0];
+      const uint v2854 = v2848 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2855 = v2854 < v2;
+      const bool v2856 = v2849 && v2855;
+      if (v2856) {
+        const bfloat v2857 = bfloat(v2852);
+        const uint v2858 = v2846 * v2;
+        const uint v2859 = v2858 + v2848;
+        const uint v2860 = v2859 - v78;
+        out[v2860] = v2857;
+      }
+    }
+    const uint v2861 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2862 = v2204 + v2861;
+    const uint v2863 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2864 = v2203 + v2863;
+    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2866 = v2864 < v79;
+    const bool v2867 = v2865 && v2866;
+    if (v2867) {
+      const float v2868 = v92.m[2][4].thread_elements()[1];
+      const uint v2870 = v2864 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2871 = v2870 < v2;
+      const bool v2872 = v2865 && v2871;
+      if (v2872) {
+        const bfloat v2873 = bfloat(v2868);
+        const uint v2874 = v2862 * v2;
+        const uint v2875 = v2874 + v2864;
+        const uint v2876 = v2875 - v78;
+        out[v2876] = v2873;
+      }
+    }
+    const uint v2877 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2878 = v2204 + v2877;
+    const uint v2879 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2880 = v2203 + v2879;
+    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2882 = v2880 < v79;
+    const bool v2883 = v2881 && v2882;
+    if (v2883) {
+      const float v2884 = v92.m[2][5].thread_elements()[0];
+      const uint v2886 = v2880 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2887 = v2886 < v2;
+      const bool v2888 = v2881 && v2887;
+      if (v2888) {
+        const bfloat v2889 = bfloat(v2884);
+        const uint v2890 = v2878 * v2;
+        const uint v2891 = v2890 + v2880;
+        const uint v2892 = v2891 - v78;
+        out[v2892] = v2889;
+      }
+    }
+    const uint v2893 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2894 = v2204 + v2893;
+    const uint v2895 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2896 = v2203 + v2895;
+    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2898 = v2896 < v79;
+    const bool v2899 = v2897 && v2898;
+    if (v2899) {
+      const float v2900 = v92.m[2][5].thread_elements()[1];
+      const uint v2902 = v2896 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2903 = v2902 < v2;
+      const bool v2904 = v2897 && v2903;
+      if (v2904) {
+        const bfloat v2905 = bfloat(v2900);
+        const uint v2906 = v2894 * v2;
+        const uint v2907 = v2906 + v2896;
+        const uint v2908 = v2907 - v78;
+        out[v2908] = v2905;
+      }
+    }
+    const uint v2909 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2910 = v2204 + v2909;
+    const uint v2911 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2912 = v2203 + v2911;
+    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2914 = v2912 < v79;
+    const bool v2915 = v2913 && v2914;
+    if (v2915) {
+      const float v2916 = v92.m[2][6].thread_elements()[0];
+      const uint v2918 = v2912 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2919 = v2918 < v2;
+      const bool v2920 = v2913 && v2919;
+      if (v2920) {
+        const bfloat v2921 = bfloat(v2916);
+        const uint v2922 = v2910 * v2;
+        const uint v2923 = v2922 + v2912;
+        const uint v2924 = v2923 - v78;
+        out[v2924] = v2921;
+      }
+    }
+    const uint v2925 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2926 = v2204 + v2925;
+    const uint v2927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2928 = v2203 + v2927;
+    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2930 = v2928 < v79;
+    const bool v2931 = v2929 && v2930;
+    if (v2931) {
+      const float v2932 = v92.m[2][6].thread_elements()[1];
+      const uint v2934 = v2928 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2935 = v2934 < v2;
+      const bool v2936 = v2929 && v2935;
+      if (v2936) {
+        const bfloat v2937 = bfloat(v2932);
+        const uint v2938 = v2926 * v2;
+        const uint v2939 = v2938 + v2928;
+        const uint v2940 = v2939 - v78;
+        out[v2940] = v2937;
+      }
+    }
+    const uint v2941 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2942 = v2204 + v2941;
+    const uint v2943 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2944 = v2203 + v2943;
+    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2946 = v2944 < v79;
+    const bool v2947 = v2945 && v2946;
+    if (v2947) {
+      const float v2948 = v92.m[2][7].thread_elements()[0];
+      const uint v2950 = v2944 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2951 = v2950 < v2;
+      const bool v2952 = v2945 && v2951;
+      if (v2952) {
+        const bfloat v2953 = bfloat(v2948);
+        const uint v2954 = v2942 * v2;
+        const uint v2955 = v2954 + v2944;
+        const uint v2956 = v2955 - v78;
+        out[v2956] = v2953;
+      }
+    }
+    const uint v2957 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2958 = v2204 + v2957;
+    const uint v2959 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2960 = v2203 + v2959;
+    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2962 = v2960 < v79;
+    const bool v2963 = v2961 && v2962;
+    if (v2963) {
+      const float v2964 = v92.m[2][7].thread_elements()[1];
+      const uint v2966 = v2960 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2967 = v2966 < v2;
+      const bool v2968 = v2961 && v2967;
+      if (v2968) {
+        const bfloat v2969 = bfloat(v2964);
+        const uint v2970 = v2958 * v2;
+        const uint v2971 = v2970 + v2960;
+        const uint v2972 = v2971 - v78;
+        out[v2972] = v2969;
+      }
+    }
+    const uint v2973 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2974 = v2204 + v2973;
+    const uint v2975 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2976 = v2203 + v2975;
+    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2978 = v2976 < v79;
+    const bool v2979 = v2977 && v2978;
+    if (v2979) {
+      const float v2980 = v92.m[3][0].thread_elements()[0];
+      const uint v2982 = v2976 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2983 = v2982 < v2;
+      const bool v2984 = v2977 && v2983;
+      if (v2984) {
+        const bfloat v2985 = bfloat(v2980);
+        const uint v2986 = v2974 * v2;
+        const uint v2987 = v2986 + v2976;
+        const uint v2988 = v2987 - v78;
+        out[v2988] = v2985;
+      }
+    }
+    const uint v2989 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v2990 = v2204 + v2989;
+    const uint v2991 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v2992 = v2203 + v2991;
+    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v2994 = v2992 < v79;
+    const bool v2995 = v2993 && v2994;
+    if (v2995) {
+      const float v2996 = v92.m[3][0].thread_elements()[1];
+      const uint v2998 = v2992 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v2999 = v2998 < v2;
+      const bool v3000 = v2993 && v2999;
+      if (v3000) {
+        const bfloat v3001 = bfloat(v2996);
+        const uint v3002 = v2990 * v2;
+        const uint v3003 = v3002 + v2992;
+        const uint v3004 = v3003 - v78;
+        out[v3004] = v3001;
+      }
+    }
+    const uint v3005 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3006 = v2204 + v3005;
+    const uint v3007 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3008 = v2203 + v3007;
+    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3010 = v3008 < v79;
+    const bool v3011 = v3009 && v3010;
+    if (v3011) {
+      const float v3012 = v92.m[3][1].thread_elements()[0];
+      const uint v3014 = v3008 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3015 = v3014 < v2;
+      const bool v3016 = v3009 && v3015;
+      if (v3016) {
+        const bfloat v3017 = bfloat(v3012);
+        const uint v3018 = v3006 * v2;
+        const uint v3019 = v3018 + v3008;
+        const uint v3020 = v3019 - v78;
+        out[v3020] = v3017;
+      }
+    }
+    const uint v3021 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3022 = v2204 + v3021;
+    const uint v3023 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3024 = v2203 + v3023;
+    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3026 = v3024 < v79;
+    const bool v3027 = v3025 && v3026;
+    if (v3027) {
+      const float v3028 = v92.m[3][1].thread_elements()[1];
+      const uint v3030 = v3024 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3031 = v3030 < v2;
+      const bool v3032 = v3025 && v3031;
+      if (v3032) {
+        const bfloat v3033 = bfloat(v3028);
+        const uint v3034 = v3022 * v2;
+        const uint v3035 = v3034 + v3024;
+        const uint v3036 = v3035 - v78;
+        out[v3036] = v3033;
+      }
+    }
+    const uint v3037 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3038 = v2204 + v3037;
+    const uint v3039 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3040 = v2203 + v3039;
+    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3042 = v3040 < v79;
+    const bool v3043 = v3041 && v3042;
+    if (v3043) {
+      const float v3044 = v92.m[3][2].thread_elements()[0];
+      const uint v3046 = v3040 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3047 = v3046 < v2;
+      const bool v3048 = v3041 && v3047;
+      if (v3048) {
+        const bfloat v3049 = bfloat(v3044);
+        const uint v3050 = v3038 * v2;
+        const uint v3051 = v3050 + v3040;
+        const uint v3052 = v3051 - v78;
+        out[v3052] = v3049;
+      }
+    }
+    const uint v3053 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3054 = v2204 + v3053;
+    const uint v3055 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3056 = v2203 + v3055;
+    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3058 = v3056 < v79;
+    const bool v3059 = v3057 && v3058;
+    if (v3059) {
+      const float v3060 = v92.m[3][2].thread_elements()[1];
+      const uint v3062 = v3056 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3063 = v3062 < v2;
+      const bool v3064 = v3057 && v3063;
+      if (v3064) {
+        const bfloat v3065 = bfloat(v3060);
+        const uint v3066 = v3054 * v2;
+        const uint v3067 = v3066 + v3056;
+        const uint v3068 = v3067 - v78;
+        out[v3068] = v3065;
+      }
+    }
+    const uint v3069 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3070 = v2204 + v3069;
+    const uint v3071 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3072 = v2203 + v3071;
+    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3074 = v3072 < v79;
+    const bool v3075 = v3073 && v3074;
+    if (v3075) {
+      const float v3076 = v92.m[3][3].thread_elements()[0];
+      const uint v3078 = v3072 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3079 = v3078 < v2;
+      const bool v3080 = v3073 && v3079;
+      if (v3080) {
+        const bfloat v3081 = bfloat(v3076);
+        const uint v3082 = v3070 * v2;
+        const uint v3083 = v3082 + v3072;
+        const uint v3084 = v3083 - v78;
+        out[v3084] = v3081;
+      }
+    }
+    const uint v3085 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3086 = v2204 + v3085;
+    const uint v3087 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3088 = v2203 + v3087;
+    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3090 = v3088 < v79;
+    const bool v3091 = v3089 && v3090;
+    if (v3091) {
+      const float v3092 = v92.m[3][3].thread_elements()[1];
+      const uint v3094 = v3088 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3095 = v3094 < v2;
+      const bool v3096 = v3089 && v3095;
+      if (v3096) {
+        const bfloat v3097 = bfloat(v3092);
+        const uint v3098 = v3086 * v2;
+        const uint v3099 = v3098 + v3088;
+        const uint v3100 = v3099 - v78;
+        out[v3100] = v3097;
+      }
+    }
+    const uint v3101 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3102 = v2204 + v3101;
+    const uint v3103 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3104 = v2203 + v3103;
+    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3106 = v3104 < v79;
+    const bool v3107 = v3105 && v3106;
+    if (v3107) {
+      const float v3108 = v92.m[3][4].thread_elements()[0];
+      const uint v3110 = v3104 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3111 = v3110 < v2;
+      const bool v3112 = v3105 && v3111;
+      if (v3112) {
+        const bfloat v3113 = bfloat(v3108);
+        const uint v3114 = v3102 * v2;
+        const uint v3115 = v3114 + v3104;
+        const uint v3116 = v3115 - v78;
+        out[v3116] = v3113;
+      }
+    }
+    const uint v3117 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3118 = v2204 + v3117;
+    const uint v3119 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3120 = v2203 + v3119;
+    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3122 = v3120 < v79;
+    const bool v3123 = v3121 && v3122;
+    if (v3123) {
+      const float v3124 = v92.m[3][4].thread_elements()[1];
+      const uint v3126 = v3120 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3127 = v3126 < v2;
+      const bool v3128 = v3121 && v3127;
+      if (v3128) {
+        const bfloat v3129 = bfloat(v3124);
+        const uint v3130 = v3118 * v2;
+        const uint v3131 = v3130 + v3120;
+        const uint v3132 = v3131 - v78;
+        out[v3132] = v3129;
+      }
+    }
+    const uint v3133 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3134 = v2204 + v3133;
+    const uint v3135 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3136 = v2203 + v3135;
+    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3138 = v3136 < v79;
+    const bool v3139 = v3137 && v3138;
+    if (v3139) {
+      const float v3140 = v92.m[3][5].thread_elements()[0];
+      const uint v3142 = v3136 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3143 = v3142 < v2;
+      const bool v3144 = v3137 && v3143;
+      if (v3144) {
+        const bfloat v3145 = bfloat(v3140);
+        const uint v3146 = v3134 * v2;
+        const uint v3147 = v3146 + v3136;
+        const uint v3148 = v3147 - v78;
+        out[v3148] = v3145;
+      }
+    }
+    const uint v3149 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3150 = v2204 + v3149;
+    const uint v3151 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3152 = v2203 + v3151;
+    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3154 = v3152 < v79;
+    const bool v3155 = v3153 && v3154;
+    if (v3155) {
+      const float v3156 = v92.m[3][5].thread_elements()[1];
+      const uint v3158 = v3152 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3159 = v3158 < v2;
+      const bool v3160 = v3153 && v3159;
+      if (v3160) {
+        const bfloat v3161 = bfloat(v3156);
+        const uint v3162 = v3150 * v2;
+        const uint v3163 = v3162 + v3152;
+        const uint v3164 = v3163 - v78;
+        out[v3164] = v3161;
+      }
+    }
+    const uint v3165 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3166 = v2204 + v3165;
+    const uint v3167 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3168 = v2203 + v3167;
+    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3170 = v3168 < v79;
+    const bool v3171 = v3169 && v3170;
+    if (v3171) {
+      const float v3172 = v92.m[3][6].thread_elements()[0];
+      const uint v3174 = v3168 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3175 = v3174 < v2;
+      const bool v3176 = v3169 && v3175;
+      if (v3176) {
+        const bfloat v3177 = bfloat(v3172);
+        const uint v3178 = v3166 * v2;
+        const uint v3179 = v3178 + v3168;
+        const uint v3180 = v3179 - v78;
+        out[v3180] = v3177;
+      }
+    }
+    const uint v3181 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3182 = v2204 + v3181;
+    const uint v3183 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3184 = v2203 + v3183;
+    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3186 = v3184 < v79;
+    const bool v3187 = v3185 && v3186;
+    if (v3187) {
+      const float v3188 = v92.m[3][6].thread_elements()[1];
+      const uint v3190 = v3184 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3191 = v3190 < v2;
+      const bool v3192 = v3185 && v3191;
+      if (v3192) {
+        const bfloat v3193 = bfloat(v3188);
+        const uint v3194 = v3182 * v2;
+        const uint v3195 = v3194 + v3184;
+        const uint v3196 = v3195 - v78;
+        out[v3196] = v3193;
+      }
+    }
+    const uint v3197 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3198 = v2204 + v3197;
+    const uint v3199 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3200 = v2203 + v3199;
+    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3202 = v3200 < v79;
+    const bool v3203 = v3201 && v3202;
+    if (v3203) {
+      const float v3204 = v92.m[3][7].thread_elements()[0];
+      const uint v3206 = v3200 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3207 = v3206 < v2;
+      const bool v3208 = v3201 && v3207;
+      if (v3208) {
+        const bfloat v3209 = bfloat(v3204);
+        const uint v3210 = v3198 * v2;
+        const uint v3211 = v3210 + v3200;
+        const uint v3212 = v3211 - v78;
+        out[v3212] = v3209;
+      }
+    }
+    const uint v3213 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3214 = v2204 + v3213;
+    const uint v3215 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3216 = v2203 + v3215;
+    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3218 = v3216 < v79;
+    const bool v3219 = v3217 && v3218;
+    if (v3219) {
+      const float v3220 = v92.m[3][7].thread_elements()[1];
+      const uint v3222 = v3216 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3223 = v3222 < v2;
+      const bool v3224 = v3217 && v3223;
+      if (v3224) {
+        const bfloat v3225 = bfloat(v3220);
+        const uint v3226 = v3214 * v2;
+        const uint v3227 = v3226 + v3216;
+        const uint v3228 = v3227 - v78;
+        out[v3228] = v3225;
+      }
+    }
+    const uint v3229 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3230 = v2204 + v3229;
+    const uint v3231 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3232 = v2203 + v3231;
+    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3234 = v3232 < v79;
+    const bool v3235 = v3233 && v3234;
+    if (v3235) {
+      const float v3236 = v92.m[4][0].thread_elements()[0];
+      const uint v3238 = v3232 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3239 = v3238 < v2;
+      const bool v3240 = v3233 && v3239;
+      if (v3240) {
+        const bfloat v3241 = bfloat(v3236);
+        const uint v3242 = v3230 * v2;
+        const uint v3243 = v3242 + v3232;
+        const uint v3244 = v3243 - v78;
+        out[v3244] = v3241;
+      }
+    }
+    const uint v3245 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3246 = v2204 + v3245;
+    const uint v3247 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3248 = v2203 + v3247;
+    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3250 = v3248 < v79;
+    const bool v3251 = v3249 && v3250;
+    if (v3251) {
+      const float v3252 = v92.m[4][0].thread_elements()[1];
+      const uint v3254 = v3248 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3255 = v3254 < v2;
+      const bool v3256 = v3249 && v3255;
+      if (v3256) {
+        const bfloat v3257 = bfloat(v3252);
+        const uint v3258 = v3246 * v2;
+        const uint v3259 = v3258 + v3248;
+        const uint v3260 = v3259 - v78;
+        out[v3260] = v3257;
+      }
+    }
+    const uint v3261 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3262 = v2204 + v3261;
+    const uint v3263 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3264 = v2203 + v3263;
+    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3266 = v3264 < v79;
+    const bool v3267 = v3265 && v3266;
+    if (v3267) {
+      const float v3268 = v92.m[4][1].thread_elements()[0];
+      const uint v3270 = v3264 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3271 = v3270 < v2;
+      const bool v3272 = v3265 && v3271;
+      if (v3272) {
+        const bfloat v3273 = bfloat(v3268);
+        const uint v3274 = v3262 * v2;
+        const uint v3275 = v3274 + v3264;
+        const uint v3276 = v3275 - v78;
+        out[v3276] = v3273;
+      }
+    }
+    const uint v3277 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3278 = v2204 + v3277;
+    const uint v3279 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3280 = v2203 + v3279;
+    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3282 = v3280 < v79;
+    const bool v3283 = v3281 && v3282;
+    if (v3283) {
+      const float v3284 = v92.m[4][1].thread_elements()[1];
+      const uint v3286 = v3280 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3287 = v3286 < v2;
+      const bool v3288 = v3281 && v3287;
+      if (v3288) {
+        const bfloat v3289 = bfloat(v3284);
+        const uint v3290 = v3278 * v2;
+        const uint v3291 = v3290 + v3280;
+        const uint v3292 = v3291 - v78;
+        out[v3292] = v3289;
+      }
+    }
+    const uint v3293 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3294 = v2204 + v3293;
+    const uint v3295 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3296 = v2203 + v3295;
+    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3298 = v3296 < v79;
+    const bool v3299 = v3297 && v3298;
+    if (v3299) {
+      const float v3300 = v92.m[4][2].thread_elements()[0];
+      const uint v3302 = v3296 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3303 = v3302 < v2;
+      const bool v3304 = v3297 && v3303;
+      if (v3304) {
+        const bfloat v3305 = bfloat(v3300);
+        const uint v3306 = v3294 * v2;
+        const uint v3307 = v3306 + v3296;
+        const uint v3308 = v3307 - v78;
+        out[v3308] = v3305;
+      }
+    }
+    const uint v3309 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3310 = v2204 + v3309;
+    const uint v3311 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3312 = v2203 + v3311;
+    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3314 = v3312 < v79;
+    const bool v3315 = v3313 && v3314;
+    if (v3315) {
+      const float v3316 = v92.m[4][2].thread_elements()[1];
+      const uint v3318 = v3312 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3319 = v3318 < v2;
+      const bool v3320 = v3313 && v3319;
+      if (v3320) {
+        const bfloat v3321 = bfloat(v3316);
+        const uint v3322 = v3310 * v2;
+        const uint v3323 = v3322 + v3312;
+        const uint v3324 = v3323 - v78;
+        out[v3324] = v3321;
+      }
+    }
+    const uint v3325 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3326 = v2204 + v3325;
+    const uint v3327 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3328 = v2203 + v3327;
+    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3330 = v3328 < v79;
+    const bool v3331 = v3329 && v3330;
+    if (v3331) {
+      const float v3332 = v92.m[4][3].thread_elements()[0];
+      const uint v3334 = v3328 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3335 = v3334 < v2;
+      const bool v3336 = v3329 && v3335;
+      if (v3336) {
+        const bfloat v3337 = bfloat(v3332);
+        const uint v3338 = v3326 * v2;
+        const uint v3339 = v3338 + v3328;
+        const uint v3340 = v3339 - v78;
+        out[v3340] = v3337;
+      }
+    }
+    const uint v3341 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3342 = v2204 + v3341;
+    const uint v3343 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3344 = v2203 + v3343;
+    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3346 = v3344 < v79;
+    const bool v3347 = v3345 && v3346;
+    if (v3347) {
+      const float v3348 = v92.m[4][3].thread_elements()[1];
+      const uint v3350 = v3344 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3351 = v3350 < v2;
+      const bool v3352 = v3345 && v3351;
+      if (v3352) {
+        const bfloat v3353 = bfloat(v3348);
+        const uint v3354 = v3342 * v2;
+        const uint v3355 = v3354 + v3344;
+        const uint v3356 = v3355 - v78;
+        out[v3356] = v3353;
+      }
+    }
+    const uint v3357 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3358 = v2204 + v3357;
+    const uint v3359 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3360 = v2203 + v3359;
+    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3362 = v3360 < v79;
+    const bool v3363 = v3361 && v3362;
+    if (v3363) {
+      const float v3364 = v92.m[4][4].thread_elements()[0];
+      const uint v3366 = v3360 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3367 = v3366 < v2;
+      const bool v3368 = v3361 && v3367;
+      if (v3368) {
+        const bfloat v3369 = bfloat(v3364);
+        const uint v3370 = v3358 * v2;
+        const uint v3371 = v3370 + v3360;
+        const uint v3372 = v3371 - v78;
+        out[v3372] = v3369;
+      }
+    }
+    const uint v3373 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3374 = v2204 + v3373;
+    const uint v3375 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3376 = v2203 + v3375;
+    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3378 = v3376 < v79;
+    const bool v3379 = v3377 && v3378;
+    if (v3379) {
+      const float v3380 = v92.m[4][4].thread_elements()[1];
+      const uint v3382 = v3376 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3383 = v3382 < v2;
+      const bool v3384 = v3377 && v3383;
+      if (v3384) {
+        const bfloat v3385 = bfloat(v3380);
+        const uint v3386 = v3374 * v2;
+        const uint v3387 = v3386 + v3376;
+        const uint v3388 = v3387 - v78;
+        out[v3388] = v3385;
+      }
+    }
+    const uint v3389 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3390 = v2204 + v3389;
+    const uint v3391 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3392 = v2203 + v3391;
+    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3394 = v3392 < v79;
+    const bool v3395 = v3393 && v3394;
+    if (v3395) {
+      const float v3396 = v92.m[4][5].thread_elements()[0];
+      const uint v3398 = v3392 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3399 = v3398 < v2;
+      const bool v3400 = v3393 && v3399;
+      if (v3400) {
+        const bfloat v3401 = bfloat(v3396);
+        const uint v3402 = v3390 * v2;
+        const uint v3403 = v3402 + v3392;
+        const uint v3404 = v3403 - v78;
+        out[v3404] = v3401;
+      }
+    }
+    const uint v3405 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3406 = v2204 + v3405;
+    const uint v3407 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3408 = v2203 + v3407;
+    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3410 = v3408 < v79;
+    const bool v3411 = v3409 && v3410;
+    if (v3411) {
+      const float v3412 = v92.m[4][5].thread_elements()[1];
+      const uint v3414 = v3408 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3415 = v3414 < v2;
+      const bool v3416 = v3409 && v3415;
+      if (v3416) {
+        const bfloat v3417 = bfloat(v3412);
+        const uint v3418 = v3406 * v2;
+        const uint v3419 = v3418 + v3408;
+        const uint v3420 = v3419 - v78;
+        out[v3420] = v3417;
+      }
+    }
+    const uint v3421 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3422 = v2204 + v3421;
+    const uint v3423 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3424 = v2203 + v3423;
+    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3426 = v3424 < v79;
+    const bool v3427 = v3425 && v3426;
+    if (v3427) {
+      const float v3428 = v92.m[4][6].thread_elements()[0];
+      const uint v3430 = v3424 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3431 = v3430 < v2;
+      const bool v3432 = v3425 && v3431;
+      if (v3432) {
+        const bfloat v3433 = bfloat(v3428);
+        const uint v3434 = v3422 * v2;
+        const uint v3435 = v3434 + v3424;
+        const uint v3436 = v3435 - v78;
+        out[v3436] = v3433;
+      }
+    }
+    const uint v3437 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3438 = v2204 + v3437;
+    const uint v3439 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3440 = v2203 + v3439;
+    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3442 = v3440 < v79;
+    const bool v3443 = v3441 && v3442;
+    if (v3443) {
+      const float v3444 = v92.m[4][6].thread_elements()[1];
+      const uint v3446 = v3440 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3447 = v3446 < v2;
+      const bool v3448 = v3441 && v3447;
+      if (v3448) {
+        const bfloat v3449 = bfloat(v3444);
+        const uint v3450 = v3438 * v2;
+        const uint v3451 = v3450 + v3440;
+        const uint v3452 = v3451 - v78;
+        out[v3452] = v3449;
+      }
+    }
+    const uint v3453 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3454 = v2204 + v3453;
+    const uint v3455 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3456 = v2203 + v3455;
+    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3458 = v3456 < v79;
+    const bool v3459 = v3457 && v3458;
+    if (v3459) {
+      const float v3460 = v92.m[4][7].thread_elements()[0];
+      const uint v3462 = v3456 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3463 = v3462 < v2;
+      const bool v3464 = v3457 && v3463;
+      if (v3464) {
+        const bfloat v3465 = bfloat(v3460);
+        const uint v3466 = v3454 * v2;
+        const uint v3467 = v3466 + v3456;
+        const uint v3468 = v3467 - v78;
+        out[v3468] = v3465;
+      }
+    }
+    const uint v3469 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3470 = v2204 + v3469;
+    const uint v3471 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3472 = v2203 + v3471;
+    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3474 = v3472 < v79;
+    const bool v3475 = v3473 && v3474;
+    if (v3475) {
+      const float v3476 = v92.m[4][7].thread_elements()[1];
+      const uint v3478 = v3472 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3479 = v3478 < v2;
+      const bool v3480 = v3473 && v3479;
+      if (v3480) {
+        const bfloat v3481 = bfloat(v3476);
+        const uint v3482 = v3470 * v2;
+        const uint v3483 = v3482 + v3472;
+        const uint v3484 = v3483 - v78;
+        out[v3484] = v3481;
+      }
+    }
+    const uint v3485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3486 = v2204 + v3485;
+    const uint v3487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3488 = v2203 + v3487;
+    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3490 = v3488 < v79;
+    const bool v3491 = v3489 && v3490;
+    if (v3491) {
+      const float v3492 = v92.m[5][0].thread_elements()[0];
+      const uint v3494 = v3488 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3495 = v3494 < v2;
+      const bool v3496 = v3489 && v3495;
+      if (v3496) {
+        const bfloat v3497 = bfloat(v3492);
+        const uint v3498 = v3486 * v2;
+        const uint v3499 = v3498 + v3488;
+        const uint v3500 = v3499 - v78;
+        out[v3500] = v3497;
+      }
+    }
+    const uint v3501 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3502 = v2204 + v3501;
+    const uint v3503 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3504 = v2203 + v3503;
+    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3506 = v3504 < v79;
+    const bool v3507 = v3505 && v3506;
+    if (v3507) {
+      const float v3508 = v92.m[5][0].thread_elements()[1];
+      const uint v3510 = v3504 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3511 = v3510 < v2;
+      const bool v3512 = v3505 && v3511;
+      if (v3512) {
+        const bfloat v3513 = bfloat(v3508);
+        const uint v3514 = v3502 * v2;
+        const uint v3515 = v3514 + v3504;
+        const uint v3516 = v3515 - v78;
+        out[v3516] = v3513;
+      }
+    }
+    const uint v3517 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3518 = v2204 + v3517;
+    const uint v3519 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3520 = v2203 + v3519;
+    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3522 = v3520 < v79;
+    const bool v3523 = v3521 && v3522;
+    if (v3523) {
+      const float v3524 = v92.m[5][1].thread_elements()[0];
+      const uint v3526 = v3520 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3527 = v3526 < v2;
+      const bool v3528 = v3521 && v3527;
+      if (v3528) {
+        const bfloat v3529 = bfloat(v3524);
+        const uint v3530 = v3518 * v2;
+        const uint v3531 = v3530 + v3520;
+        const uint v3532 = v3531 - v78;
+        out[v3532] = v3529;
+      }
+    }
+    const uint v3533 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3534 = v2204 + v3533;
+    const uint v3535 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3536 = v2203 + v3535;
+    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3538 = v3536 < v79;
+    const bool v3539 = v3537 && v3538;
+    if (v3539) {
+      const float v3540 = v92.m[5][1].thread_elements()[1];
+      const uint v3542 = v3536 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3543 = v3542 < v2;
+      const bool v3544 = v3537 && v3543;
+      if (v3544) {
+        const bfloat v3545 = bfloat(v3540);
+        const uint v3546 = v3534 * v2;
+        const uint v3547 = v3546 + v3536;
+        const uint v3548 = v3547 - v78;
+        out[v3548] = v3545;
+      }
+    }
+    const uint v3549 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3550 = v2204 + v3549;
+    const uint v3551 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3552 = v2203 + v3551;
+    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3554 = v3552 < v79;
+    const bool v3555 = v3553 && v3554;
+    if (v3555) {
+      const float v3556 = v92.m[5][2].thread_elements()[0];
+      const uint v3558 = v3552 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3559 = v3558 < v2;
+      const bool v3560 = v3553 && v3559;
+      if (v3560) {
+        const bfloat v3561 = bfloat(v3556);
+        const uint v3562 = v3550 * v2;
+        const uint v3563 = v3562 + v3552;
+        const uint v3564 = v3563 - v78;
+        out[v3564] = v3561;
+      }
+    }
+    const uint v3565 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3566 = v2204 + v3565;
+    const uint v3567 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3568 = v2203 + v3567;
+    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3570 = v3568 < v79;
+    const bool v3571 = v3569 && v3570;
+    if (v3571) {
+      const float v3572 = v92.m[5][2].thread_elements()[1];
+      const uint v3574 = v3568 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3575 = v3574 < v2;
+      const bool v3576 = v3569 && v3575;
+      if (v3576) {
+        const bfloat v3577 = bfloat(v3572);
+        const uint v3578 = v3566 * v2;
+        const uint v3579 = v3578 + v3568;
+        const uint v3580 = v3579 - v78;
+        out[v3580] = v3577;
+      }
+    }
+    const uint v3581 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3582 = v2204 + v3581;
+    const uint v3583 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3584 = v2203 + v3583;
+    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3586 = v3584 < v79;
+    const bool v3587 = v3585 && v3586;
+    if (v3587) {
+      const float v3588 = v92.m[5][3].thread_elements()[0];
+      const uint v3590 = v3584 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3591 = v3590 < v2;
+      const bool v3592 = v3585 && v3591;
+      if (v3592) {
+        const bfloat v3593 = bfloat(v3588);
+        const uint v3594 = v3582 * v2;
+        const uint v3595 = v3594 + v3584;
+        const uint v3596 = v3595 - v78;
+        out[v3596] = v3593;
+      }
+    }
+    const uint v3597 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3598 = v2204 + v3597;
+    const uint v3599 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3600 = v2203 + v3599;
+    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3602 = v3600 < v79;
+    const bool v3603 = v3601 && v3602;
+    if (v3603) {
+      const float v3604 = v92.m[5][3].thread_elements()[1];
+      const uint v3606 = v3600 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3607 = v3606 < v2;
+      const bool v3608 = v3601 && v3607;
+      if (v3608) {
+        const bfloat v3609 = bfloat(v3604);
+        const uint v3610 = v3598 * v2;
+        const uint v3611 = v3610 + v3600;
+        const uint v3612 = v3611 - v78;
+        out[v3612] = v3609;
+      }
+    }
+    const uint v3613 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3614 = v2204 + v3613;
+    const uint v3615 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3616 = v2203 + v3615;
+    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3618 = v3616 < v79;
+    const bool v3619 = v3617 && v3618;
+    if (v3619) {
+      const float v3620 = v92.m[5][4].thread_elements()[0];
+      const uint v3622 = v3616 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3623 = v3622 < v2;
+      const bool v3624 = v3617 && v3623;
+      if (v3624) {
+        const bfloat v3625 = bfloat(v3620);
+        const uint v3626 = v3614 * v2;
+        const uint v3627 = v3626 + v3616;
+        const uint v3628 = v3627 - v78;
+        out[v3628] = v3625;
+      }
+    }
+    const uint v3629 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3630 = v2204 + v3629;
+    const uint v3631 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3632 = v2203 + v3631;
+    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3634 = v3632 < v79;
+    const bool v3635 = v3633 && v3634;
+    if (v3635) {
+      const float v3636 = v92.m[5][4].thread_elements()[1];
+      const uint v3638 = v3632 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3639 = v3638 < v2;
+      const bool v3640 = v3633 && v3639;
+      if (v3640) {
+        const bfloat v3641 = bfloat(v3636);
+        const uint v3642 = v3630 * v2;
+        const uint v3643 = v3642 + v3632;
+        const uint v3644 = v3643 - v78;
+        out[v3644] = v3641;
+      }
+    }
+    const uint v3645 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3646 = v2204 + v3645;
+    const uint v3647 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3648 = v2203 + v3647;
+    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3650 = v3648 < v79;
+    const bool v3651 = v3649 && v3650;
+    if (v3651) {
+      const float v3652 = v92.m[5][5].thread_elements()[0];
+      const uint v3654 = v3648 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3655 = v3654 < v2;
+      const bool v3656 = v3649 && v3655;
+      if (v3656) {
+        const bfloat v3657 = bfloat(v3652);
+        const uint v3658 = v3646 * v2;
+        const uint v3659 = v3658 + v3648;
+        const uint v3660 = v3659 - v78;
+        out[v3660] = v3657;
+      }
+    }
+    const uint v3661 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3662 = v2204 + v3661;
+    const uint v3663 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3664 = v2203 + v3663;
+    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3666 = v3664 < v79;
+    const bool v3667 = v3665 && v3666;
+    if (v3667) {
+      const float v3668 = v92.m[5][5].thread_elements()[1];
+      const uint v3670 = v3664 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3671 = v3670 < v2;
+      const bool v3672 = v3665 && v3671;
+      if (v3672) {
+        const bfloat v3673 = bfloat(v3668);
+        const uint v3674 = v3662 * v2;
+        const uint v3675 = v3674 + v3664;
+        const uint v3676 = v3675 - v78;
+        out[v3676] = v3673;
+      }
+    }
+    const uint v3677 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3678 = v2204 + v3677;
+    const uint v3679 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3680 = v2203 + v3679;
+    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3682 = v3680 < v79;
+    const bool v3683 = v3681 && v3682;
+    if (v3683) {
+      const float v3684 = v92.m[5][6].thread_elements()[0];
+      const uint v3686 = v3680 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3687 = v3686 < v2;
+      const bool v3688 = v3681 && v3687;
+      if (v3688) {
+        const bfloat v3689 = bfloat(v3684);
+        const uint v3690 = v3678 * v2;
+        const uint v3691 = v3690 + v3680;
+        const uint v3692 = v3691 - v78;
+        out[v3692] = v3689;
+      }
+    }
+    const uint v3693 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3694 = v2204 + v3693;
+    const uint v3695 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3696 = v2203 + v3695;
+    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3698 = v3696 < v79;
+    const bool v3699 = v3697 && v3698;
+    if (v3699) {
+      const float v3700 = v92.m[5][6].thread_elements()[1];
+      const uint v3702 = v3696 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3703 = v3702 < v2;
+      const bool v3704 = v3697 && v3703;
+      if (v3704) {
+        const bfloat v3705 = bfloat(v3700);
+        const uint v3706 = v3694 * v2;
+        const uint v3707 = v3706 + v3696;
+        const uint v3708 = v3707 - v78;
+        out[v3708] = v3705;
+      }
+    }
+    const uint v3709 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3710 = v2204 + v3709;
+    const uint v3711 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3712 = v2203 + v3711;
+    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3714 = v3712 < v79;
+    const bool v3715 = v3713 && v3714;
+    if (v3715) {
+      const float v3716 = v92.m[5][7].thread_elements()[0];
+      const uint v3718 = v3712 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3719 = v3718 < v2;
+      const bool v3720 = v3713 && v3719;
+      if (v3720) {
+        const bfloat v3721 = bfloat(v3716);
+        const uint v3722 = v3710 * v2;
+        const uint v3723 = v3722 + v3712;
+        const uint v3724 = v3723 - v78;
+        out[v3724] = v3721;
+      }
+    }
+    const uint v3725 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3726 = v2204 + v3725;
+    const uint v3727 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3728 = v2203 + v3727;
+    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3730 = v3728 < v79;
+    const bool v3731 = v3729 && v3730;
+    if (v3731) {
+      const float v3732 = v92.m[5][7].thread_elements()[1];
+      const uint v3734 = v3728 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3735 = v3734 < v2;
+      const bool v3736 = v3729 && v3735;
+      if (v3736) {
+        const bfloat v3737 = bfloat(v3732);
+        const uint v3738 = v3726 * v2;
+        const uint v3739 = v3738 + v3728;
+        const uint v3740 = v3739 - v78;
+        out[v3740] = v3737;
+      }
+    }
+    const uint v3741 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3742 = v2204 + v3741;
+    const uint v3743 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3744 = v2203 + v3743;
+    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3746 = v3744 < v79;
+    const bool v3747 = v3745 && v3746;
+    if (v3747) {
+      const float v3748 = v92.m[6][0].thread_elements()[0];
+      const uint v3750 = v3744 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3751 = v3750 < v2;
+      const bool v3752 = v3745 && v3751;
+      if (v3752) {
+        const bfloat v3753 = bfloat(v3748);
+        const uint v3754 = v3742 * v2;
+        const uint v3755 = v3754 + v3744;
+        const uint v3756 = v3755 - v78;
+        out[v3756] = v3753;
+      }
+    }
+    const uint v3757 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3758 = v2204 + v3757;
+    const uint v3759 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3760 = v2203 + v3759;
+    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3762 = v3760 < v79;
+    const bool v3763 = v3761 && v3762;
+    if (v3763) {
+      const float v3764 = v92.m[6][0].thread_elements()[1];
+      const uint v3766 = v3760 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3767 = v3766 < v2;
+      const bool v3768 = v3761 && v3767;
+      if (v3768) {
+        const bfloat v3769 = bfloat(v3764);
+        const uint v3770 = v3758 * v2;
+        const uint v3771 = v3770 + v3760;
+        const uint v3772 = v3771 - v78;
+        out[v3772] = v3769;
+      }
+    }
+    const uint v3773 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3774 = v2204 + v3773;
+    const uint v3775 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3776 = v2203 + v3775;
+    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3778 = v3776 < v79;
+    const bool v3779 = v3777 && v3778;
+    if (v3779) {
+      const float v3780 = v92.m[6][1].thread_elements()[0];
+      const uint v3782 = v3776 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3783 = v3782 < v2;
+      const bool v3784 = v3777 && v3783;
+      if (v3784) {
+        const bfloat v3785 = bfloat(v3780);
+        const uint v3786 = v3774 * v2;
+        const uint v3787 = v3786 + v3776;
+        const uint v3788 = v3787 - v78;
+        out[v3788] = v3785;
+      }
+    }
+    const uint v3789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3790 = v2204 + v3789;
+    const uint v3791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3792 = v2203 + v3791;
+    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3794 = v3792 < v79;
+    const bool v3795 = v3793 && v3794;
+    if (v3795) {
+      const float v3796 = v92.m[6][1].thread_elements()[1];
+      const uint v3798 = v3792 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3799 = v3798 < v2;
+      const bool v3800 = v3793 && v3799;
+      if (v3800) {
+        const bfloat v3801 = bfloat(v3796);
+        const uint v3802 = v3790 * v2;
+        const uint v3803 = v3802 + v3792;
+        const uint v3804 = v3803 - v78;
+        out[v3804] = v3801;
+      }
+    }
+    const uint v3805 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3806 = v2204 + v3805;
+    const uint v3807 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3808 = v2203 + v3807;
+    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3810 = v3808 < v79;
+    const bool v3811 = v3809 && v3810;
+    if (v3811) {
+      const float v3812 = v92.m[6][2].thread_elements()[0];
+      const uint v3814 = v3808 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3815 = v3814 < v2;
+      const bool v3816 = v3809 && v3815;
+      if (v3816) {
+        const bfloat v3817 = bfloat(v3812);
+        const uint v3818 = v3806 * v2;
+        const uint v3819 = v3818 + v3808;
+        const uint v3820 = v3819 - v78;
+        out[v3820] = v3817;
+      }
+    }
+    const uint v3821 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3822 = v2204 + v3821;
+    const uint v3823 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3824 = v2203 + v3823;
+    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3826 = v3824 < v79;
+    const bool v3827 = v3825 && v3826;
+    if (v3827) {
+      const float v3828 = v92.m[6][2].thread_elements()[1];
+      const uint v3830 = v3824 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3831 = v3830 < v2;
+      const bool v3832 = v3825 && v3831;
+      if (v3832) {
+        const bfloat v3833 = bfloat(v3828);
+        const uint v3834 = v3822 * v2;
+        const uint v3835 = v3834 + v3824;
+        const uint v3836 = v3835 - v78;
+        out[v3836] = v3833;
+      }
+    }
+    const uint v3837 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3838 = v2204 + v3837;
+    const uint v3839 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3840 = v2203 + v3839;
+    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3842 = v3840 < v79;
+    const bool v3843 = v3841 && v3842;
+    if (v3843) {
+      const float v3844 = v92.m[6][3].thread_elements()[0];
+      const uint v3846 = v3840 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3847 = v3846 < v2;
+      const bool v3848 = v3841 && v3847;
+      if (v3848) {
+        const bfloat v3849 = bfloat(v3844);
+        const uint v3850 = v3838 * v2;
+        const uint v3851 = v3850 + v3840;
+        const uint v3852 = v3851 - v78;
+        out[v3852] = v3849;
+      }
+    }
+    const uint v3853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3854 = v2204 + v3853;
+    const uint v3855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3856 = v2203 + v3855;
+    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3858 = v3856 < v79;
+    const bool v3859 = v3857 && v3858;
+    if (v3859) {
+      const float v3860 = v92.m[6][3].thread_elements()[1];
+      const uint v3862 = v3856 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3863 = v3862 < v2;
+      const bool v3864 = v3857 && v3863;
+      if (v3864) {
+        const bfloat v3865 = bfloat(v3860);
+        const uint v3866 = v3854 * v2;
+        const uint v3867 = v3866 + v3856;
+        const uint v3868 = v3867 - v78;
+        out[v3868] = v3865;
+      }
+    }
+    const uint v3869 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3870 = v2204 + v3869;
+    const uint v3871 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3872 = v2203 + v3871;
+    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3874 = v3872 < v79;
+    const bool v3875 = v3873 && v3874;
+    if (v3875) {
+      const float v3876 = v92.m[6][4].thread_elements()[0];
+      const uint v3878 = v3872 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3879 = v3878 < v2;
+      const bool v3880 = v3873 && v3879;
+      if (v3880) {
+        const bfloat v3881 = bfloat(v3876);
+        const uint v3882 = v3870 * v2;
+        const uint v3883 = v3882 + v3872;
+        const uint v3884 = v3883 - v78;
+        out[v3884] = v3881;
+      }
+    }
+    const uint v3885 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3886 = v2204 + v3885;
+    const uint v3887 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3888 = v2203 + v3887;
+    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3890 = v3888 < v79;
+    const bool v3891 = v3889 && v3890;
+    if (v3891) {
+      const float v3892 = v92.m[6][4].thread_elements()[1];
+      const uint v3894 = v3888 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3895 = v3894 < v2;
+      const bool v3896 = v3889 && v3895;
+      if (v3896) {
+        const bfloat v3897 = bfloat(v3892);
+        const uint v3898 = v3886 * v2;
+        const uint v3899 = v3898 + v3888;
+        const uint v3900 = v3899 - v78;
+        out[v3900] = v3897;
+      }
+    }
+    const uint v3901 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3902 = v2204 + v3901;
+    const uint v3903 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3904 = v2203 + v3903;
+    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3906 = v3904 < v79;
+    const bool v3907 = v3905 && v3906;
+    if (v3907) {
+      const float v3908 = v92.m[6][5].thread_elements()[0];
+      const uint v3910 = v3904 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3911 = v3910 < v2;
+      const bool v3912 = v3905 && v3911;
+      if (v3912) {
+        const bfloat v3913 = bfloat(v3908);
+        const uint v3914 = v3902 * v2;
+        const uint v3915 = v3914 + v3904;
+        const uint v3916 = v3915 - v78;
+        out[v3916] = v3913;
+      }
+    }
+    const uint v3917 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3918 = v2204 + v3917;
+    const uint v3919 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3920 = v2203 + v3919;
+    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3922 = v3920 < v79;
+    const bool v3923 = v3921 && v3922;
+    if (v3923) {
+      const float v3924 = v92.m[6][5].thread_elements()[1];
+      const uint v3926 = v3920 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3927 = v3926 < v2;
+      const bool v3928 = v3921 && v3927;
+      if (v3928) {
+        const bfloat v3929 = bfloat(v3924);
+        const uint v3930 = v3918 * v2;
+        const uint v3931 = v3930 + v3920;
+        const uint v3932 = v3931 - v78;
+        out[v3932] = v3929;
+      }
+    }
+    const uint v3933 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3934 = v2204 + v3933;
+    const uint v3935 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3936 = v2203 + v3935;
+    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3938 = v3936 < v79;
+    const bool v3939 = v3937 && v3938;
+    if (v3939) {
+      const float v3940 = v92.m[6][6].thread_elements()[0];
+      const uint v3942 = v3936 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3943 = v3942 < v2;
+      const bool v3944 = v3937 && v3943;
+      if (v3944) {
+        const bfloat v3945 = bfloat(v3940);
+        const uint v3946 = v3934 * v2;
+        const uint v3947 = v3946 + v3936;
+        const uint v3948 = v3947 - v78;
+        out[v3948] = v3945;
+      }
+    }
+    const uint v3949 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3950 = v2204 + v3949;
+    const uint v3951 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3952 = v2203 + v3951;
+    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3954 = v3952 < v79;
+    const bool v3955 = v3953 && v3954;
+    if (v3955) {
+      const float v3956 = v92.m[6][6].thread_elements()[1];
+      const uint v3958 = v3952 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3959 = v3958 < v2;
+      const bool v3960 = v3953 && v3959;
+      if (v3960) {
+        const bfloat v3961 = bfloat(v3956);
+        const uint v3962 = v3950 * v2;
+        const uint v3963 = v3962 + v3952;
+        const uint v3964 = v3963 - v78;
+        out[v3964] = v3961;
+      }
+    }
+    const uint v3965 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3966 = v2204 + v3965;
+    const uint v3967 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3968 = v2203 + v3967;
+    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3970 = v3968 < v79;
+    const bool v3971 = v3969 && v3970;
+    if (v3971) {
+      const float v3972 = v92.m[6][7].thread_elements()[0];
+      const uint v3974 = v3968 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3975 = v3974 < v2;
+      const bool v3976 = v3969 && v3975;
+      if (v3976) {
+        const bfloat v3977 = bfloat(v3972);
+        const uint v3978 = v3966 * v2;
+        const uint v3979 = v3978 + v3968;
+        const uint v3980 = v3979 - v78;
+        out[v3980] = v3977;
+      }
+    }
+    const uint v3981 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3982 = v2204 + v3981;
+    const uint v3983 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v3984 = v2203 + v3983;
+    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v3986 = v3984 < v79;
+    const bool v3987 = v3985 && v3986;
+    if (v3987) {
+      const float v3988 = v92.m[6][7].thread_elements()[1];
+      const uint v3990 = v3984 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v3991 = v3990 < v2;
+      const bool v3992 = v3985 && v3991;
+      if (v3992) {
+        const bfloat v3993 = bfloat(v3988);
+        const uint v3994 = v3982 * v2;
+        const uint v3995 = v3994 + v3984;
+        const uint v3996 = v3995 - v78;
+        out[v3996] = v3993;
+      }
+    }
+    const uint v3997 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v3998 = v2204 + v3997;
+    const uint v3999 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4000 = v2203 + v3999;
+    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4002 = v4000 < v79;
+    const bool v4003 = v4001 && v4002;
+    if (v4003) {
+      const float v4004 = v92.m[7][0].thread_elements()[0];
+      const uint v4006 = v4000 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4007 = v4006 < v2;
+      const bool v4008 = v4001 && v4007;
+      if (v4008) {
+        const bfloat v4009 = bfloat(v4004);
+        const uint v4010 = v3998 * v2;
+        const uint v4011 = v4010 + v4000;
+        const uint v4012 = v4011 - v78;
+        out[v4012] = v4009;
+      }
+    }
+    const uint v4013 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4014 = v2204 + v4013;
+    const uint v4015 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4016 = v2203 + v4015;
+    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4018 = v4016 < v79;
+    const bool v4019 = v4017 && v4018;
+    if (v4019) {
+      const float v4020 = v92.m[7][0].thread_elements()[1];
+      const uint v4022 = v4016 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4023 = v4022 < v2;
+      const bool v4024 = v4017 && v4023;
+      if (v4024) {
+        const bfloat v4025 = bfloat(v4020);
+        const uint v4026 = v4014 * v2;
+        const uint v4027 = v4026 + v4016;
+        const uint v4028 = v4027 - v78;
+        out[v4028] = v4025;
+      }
+    }
+    const uint v4029 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4030 = v2204 + v4029;
+    const uint v4031 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4032 = v2203 + v4031;
+    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4034 = v4032 < v79;
+    const bool v4035 = v4033 && v4034;
+    if (v4035) {
+      const float v4036 = v92.m[7][1].thread_elements()[0];
+      const uint v4038 = v4032 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4039 = v4038 < v2;
+      const bool v4040 = v4033 && v4039;
+      if (v4040) {
+        const bfloat v4041 = bfloat(v4036);
+        const uint v4042 = v4030 * v2;
+        const uint v4043 = v4042 + v4032;
+        const uint v4044 = v4043 - v78;
+        out[v4044] = v4041;
+      }
+    }
+    const uint v4045 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4046 = v2204 + v4045;
+    const uint v4047 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4048 = v2203 + v4047;
+    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4050 = v4048 < v79;
+    const bool v4051 = v4049 && v4050;
+    if (v4051) {
+      const float v4052 = v92.m[7][1].thread_elements()[1];
+      const uint v4054 = v4048 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4055 = v4054 < v2;
+      const bool v4056 = v4049 && v4055;
+      if (v4056) {
+        const bfloat v4057 = bfloat(v4052);
+        const uint v4058 = v4046 * v2;
+        const uint v4059 = v4058 + v4048;
+        const uint v4060 = v4059 - v78;
+        out[v4060] = v4057;
+      }
+    }
+    const uint v4061 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4062 = v2204 + v4061;
+    const uint v4063 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4064 = v2203 + v4063;
+    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4066 = v4064 < v79;
+    const bool v4067 = v4065 && v4066;
+    if (v4067) {
+      const float v4068 = v92.m[7][2].thread_elements()[0];
+      const uint v4070 = v4064 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4071 = v4070 < v2;
+      const bool v4072 = v4065 && v4071;
+      if (v4072) {
+        const bfloat v4073 = bfloat(v4068);
+        const uint v4074 = v4062 * v2;
+        const uint v4075 = v4074 + v4064;
+        const uint v4076 = v4075 - v78;
+        out[v4076] = v4073;
+      }
+    }
+    const uint v4077 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4078 = v2204 + v4077;
+    const uint v4079 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4080 = v2203 + v4079;
+    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4082 = v4080 < v79;
+    const bool v4083 = v4081 && v4082;
+    if (v4083) {
+      const float v4084 = v92.m[7][2].thread_elements()[1];
+      const uint v4086 = v4080 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4087 = v4086 < v2;
+      const bool v4088 = v4081 && v4087;
+      if (v4088) {
+        const bfloat v4089 = bfloat(v4084);
+        const uint v4090 = v4078 * v2;
+        const uint v4091 = v4090 + v4080;
+        const uint v4092 = v4091 - v78;
+        out[v4092] = v4089;
+      }
+    }
+    const uint v4093 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4094 = v2204 + v4093;
+    const uint v4095 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4096 = v2203 + v4095;
+    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4098 = v4096 < v79;
+    const bool v4099 = v4097 && v4098;
+    if (v4099) {
+      const float v4100 = v92.m[7][3].thread_elements()[0];
+      const uint v4102 = v4096 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4103 = v4102 < v2;
+      const bool v4104 = v4097 && v4103;
+      if (v4104) {
+        const bfloat v4105 = bfloat(v4100);
+        const uint v4106 = v4094 * v2;
+        const uint v4107 = v4106 + v4096;
+        const uint v4108 = v4107 - v78;
+        out[v4108] = v4105;
+      }
+    }
+    const uint v4109 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4110 = v2204 + v4109;
+    const uint v4111 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4112 = v2203 + v4111;
+    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4114 = v4112 < v79;
+    const bool v4115 = v4113 && v4114;
+    if (v4115) {
+      const float v4116 = v92.m[7][3].thread_elements()[1];
+      const uint v4118 = v4112 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4119 = v4118 < v2;
+      const bool v4120 = v4113 && v4119;
+      if (v4120) {
+        const bfloat v4121 = bfloat(v4116);
+        const uint v4122 = v4110 * v2;
+        const uint v4123 = v4122 + v4112;
+        const uint v4124 = v4123 - v78;
+        out[v4124] = v4121;
+      }
+    }
+    const uint v4125 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4126 = v2204 + v4125;
+    const uint v4127 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4128 = v2203 + v4127;
+    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4130 = v4128 < v79;
+    const bool v4131 = v4129 && v4130;
+    if (v4131) {
+      const float v4132 = v92.m[7][4].thread_elements()[0];
+      const uint v4134 = v4128 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4135 = v4134 < v2;
+      const bool v4136 = v4129 && v4135;
+      if (v4136) {
+        const bfloat v4137 = bfloat(v4132);
+        const uint v4138 = v4126 * v2;
+        const uint v4139 = v4138 + v4128;
+        const uint v4140 = v4139 - v78;
+        out[v4140] = v4137;
+      }
+    }
+    const uint v4141 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4142 = v2204 + v4141;
+    const uint v4143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4144 = v2203 + v4143;
+    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4146 = v4144 < v79;
+    const bool v4147 = v4145 && v4146;
+    if (v4147) {
+      const float v4148 = v92.m[7][4].thread_elements()[1];
+      const uint v4150 = v4144 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4151 = v4150 < v2;
+      const bool v4152 = v4145 && v4151;
+      if (v4152) {
+        const bfloat v4153 = bfloat(v4148);
+        const uint v4154 = v4142 * v2;
+        const uint v4155 = v4154 + v4144;
+        const uint v4156 = v4155 - v78;
+        out[v4156] = v4153;
+      }
+    }
+    const uint v4157 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4158 = v2204 + v4157;
+    const uint v4159 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4160 = v2203 + v4159;
+    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4162 = v4160 < v79;
+    const bool v4163 = v4161 && v4162;
+    if (v4163) {
+      const float v4164 = v92.m[7][5].thread_elements()[0];
+      const uint v4166 = v4160 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4167 = v4166 < v2;
+      const bool v4168 = v4161 && v4167;
+      if (v4168) {
+        const bfloat v4169 = bfloat(v4164);
+        const uint v4170 = v4158 * v2;
+        const uint v4171 = v4170 + v4160;
+        const uint v4172 = v4171 - v78;
+        out[v4172] = v4169;
+      }
+    }
+    const uint v4173 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4174 = v2204 + v4173;
+    const uint v4175 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4176 = v2203 + v4175;
+    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4178 = v4176 < v79;
+    const bool v4179 = v4177 && v4178;
+    if (v4179) {
+      const float v4180 = v92.m[7][5].thread_elements()[1];
+      const uint v4182 = v4176 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4183 = v4182 < v2;
+      const bool v4184 = v4177 && v4183;
+      if (v4184) {
+        const bfloat v4185 = bfloat(v4180);
+        const uint v4186 = v4174 * v2;
+        const uint v4187 = v4186 + v4176;
+        const uint v4188 = v4187 - v78;
+        out[v4188] = v4185;
+      }
+    }
+    const uint v4189 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4190 = v2204 + v4189;
+    const uint v4191 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4192 = v2203 + v4191;
+    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4194 = v4192 < v79;
+    const bool v4195 = v4193 && v4194;
+    if (v4195) {
+      const float v4196 = v92.m[7][6].thread_elements()[0];
+      const uint v4198 = v4192 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4199 = v4198 < v2;
+      const bool v4200 = v4193 && v4199;
+      if (v4200) {
+        const bfloat v4201 = bfloat(v4196);
+        const uint v4202 = v4190 * v2;
+        const uint v4203 = v4202 + v4192;
+        const uint v4204 = v4203 - v78;
+        out[v4204] = v4201;
+      }
+    }
+    const uint v4205 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4206 = v2204 + v4205;
+    const uint v4207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4208 = v2203 + v4207;
+    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4210 = v4208 < v79;
+    const bool v4211 = v4209 && v4210;
+    if (v4211) {
+      const float v4212 = v92.m[7][6].thread_elements()[1];
+      const uint v4214 = v4208 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4215 = v4214 < v2;
+      const bool v4216 = v4209 && v4215;
+      if (v4216) {
+        const bfloat v4217 = bfloat(v4212);
+        const uint v4218 = v4206 * v2;
+        const uint v4219 = v4218 + v4208;
+        const uint v4220 = v4219 - v78;
+        out[v4220] = v4217;
+      }
+    }
+    const uint v4221 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4222 = v2204 + v4221;
+    const uint v4223 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4224 = v2203 + v4223;
+    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4226 = v4224 < v79;
+    const bool v4227 = v4225 && v4226;
+    if (v4227) {
+      const float v4228 = v92.m[7][7].thread_elements()[0];
+      const uint v4230 = v4224 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4231 = v4230 < v2;
+      const bool v4232 = v4225 && v4231;
+      if (v4232) {
+        const bfloat v4233 = bfloat(v4228);
+        const uint v4234 = v4222 * v2;
+        const uint v4235 = v4234 + v4224;
+        const uint v4236 = v4235 - v78;
+        out[v4236] = v4233;
+      }
+    }
+    const uint v4237 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+    const uint v4238 = v2204 + v4237;
+    const uint v4239 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+    const uint v4240 = v2203 + v4239;
+    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v4242 = v4240 < v79;
+    const bool v4243 = v4241 && v4242;
+    if (v4243) {
+      const float v4244 = v92.m[7][7].thread_elements()[1];
+      const uint v4246 = v4240 - v78;  // kernels/moe/grouped_gemm.cpp:88
+      const bool v4247 = v4246 < v2;
+      const bool v4248 = v4241 && v4247;
+      if (v4248) {
+        const bfloat v4249 = bfloat(v4244);
+        const uint v4250 = v4238 * v2;
+        const uint v4251 = v4250 + v4240;
+        const uint v4252 = v4251 - v78;
+        out[v4252] = v4249;
       }
     }
   } else {
-    const uint v4252 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v4253 = iron_tid.x;
+    const uint v4253 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v4254 = iron_tid.x;
 
-    for (uint v4255 = v4253; v4255 < 16384u; v4255 += v4252) {
-      const uint v4257 = v4255 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v4258 = v75 + v4257;
-      const uint v4260 = v4255 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v4261 = v26 + v4260;
-      const bool v4262 = v4258 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v4263 = v4261 < v2;
-      const bool v4264 = v4262 && v4263;
-      if (v4264) {
-        const uint v4267 = v4258 * v2;
-        const uint v4268 = v4267 + v4261;
-        out[v4268] = bfloat(0.0f);
+    for (uint v4256 = v4254; v4256 < 16384u; v4256 += v4253) {
+      const uint v4258 = v4256 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v4259 = v75 + v4258;
+      const uint v4261 = v4256 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v4262 = v26 + v4261;
+      const bool v4263 = v4259 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4264 = v4262 < v2;
+      const bool v4265 = v4263 && v4264;
+      if (v4265) {
+        const uint v4268 = v4259 * v2;
+        const uint v4269 = v4268 + v4262;
+        out[v4269] = bfloat(0.0f);
       }
     }
   }

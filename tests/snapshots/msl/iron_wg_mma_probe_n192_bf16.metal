@@ -85,123 +85,67 @@ kernel void iron_wg_mma_probe_n192_bf16(
   const uint v778 = v62 + v749;
   const uint v789 = v778 + 16u;
 
-  for (uint v822 = v9; v822 < 512u; v822 += 128u) {  // probe/warpgroup_products.cpp:44
-    const uint v823 = v822 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v824 = v822 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v825 = v824 << 3u;
-    const uint v826 = v823 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v828 = v826 + v825;
-    const uint v829 = v823 << 6u;
-    const uint v830 = v829 + v825;
-    for (uint e = 0; e < 8u; ++e) {
-      shm0[v830 + e] = true ? a[v828 + e] : bfloat(0);
+  for (uint v8 = 0u; v8 < 128u; v8 += 64u) {  // probe/warpgroup_products.cpp:68
+    for (uint v12 = v9; v12 < 512u; v12 += 128u) {  // probe/warpgroup_products.cpp:44
+      const uint v14 = v12 >> 3u;  // probe/warpgroup_products.cpp:45
+      const uint v17 = v12 & 7u;  // probe/warpgroup_products.cpp:46
+      const uint v18 = v17 << 3u;
+      const uint v21 = v14 << 7u;  // probe/warpgroup_products.cpp:47
+      const uint v22 = v21 + v8;
+      const uint v23 = v22 + v18;
+      const uint v25 = v14 << 6u;
+      const uint v26 = v25 + v18;
+      for (uint e = 0; e < 8u; ++e) {
+        shm0[v26 + e] = true ? a[v23 + e] : bfloat(0);
+      }
     }
-  }
 
-  for (uint v831 = v9; v831 < 1536u; v831 += 128u) {  // probe/warpgroup_products.cpp:44
-    const uint v832 = v831 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v833 = v831 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v834 = v833 << 3u;
-    const uint v835 = v832 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v837 = v835 + v834;
-    const uint v838 = v832 << 6u;
-    const uint v839 = v838 + v834;
-    for (uint e = 0; e < 8u; ++e) {
-      shm1[v839 + e] = true ? b[v837 + e] : bfloat(0);
+    for (uint v30 = v9; v30 < 1536u; v30 += 128u) {  // probe/warpgroup_products.cpp:44
+      const uint v32 = v30 >> 3u;  // probe/warpgroup_products.cpp:45
+      const uint v35 = v30 & 7u;  // probe/warpgroup_products.cpp:46
+      const uint v36 = v35 << 3u;
+      const uint v39 = v32 << 7u;  // probe/warpgroup_products.cpp:47
+      const uint v40 = v39 + v8;
+      const uint v41 = v40 + v36;
+      const uint v43 = v32 << 6u;
+      const uint v44 = v43 + v36;
+      for (uint e = 0; e < 8u; ++e) {
+        shm1[v44 + e] = true ? b[v41 + e] : bfloat(0);
+      }
     }
+    // async.commit: the copies above are done  // probe/warpgroup_products.cpp:71
+    // async.wait 0: the copies above are done  // probe/warpgroup_products.cpp:72
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:74
+    iron_frag<bfloat, 16, 16> v758;  // probe/warpgroup_products.cpp:76
+    iron_frag_fill(v758, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v758, shm0, long(v751), long(64u));
+    iron_frag<bfloat, 16, 192> v760;
+    iron_frag_fill(v760, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v760, shm1, long(0u), long(64u));
+    iron_frag_mma(v4, v758, v760);
+    iron_frag<bfloat, 16, 16> v767;
+    iron_frag_fill(v767, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v767, shm0, long(v762), long(64u));
+    iron_frag<bfloat, 16, 192> v769;
+    iron_frag_fill(v769, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v769, shm1, long(16u), long(64u));
+    iron_frag_mma(v4, v767, v769);
+    iron_frag<bfloat, 16, 16> v785;
+    iron_frag_fill(v785, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v785, shm0, long(v778), long(64u));
+    iron_frag<bfloat, 16, 192> v787;
+    iron_frag_fill(v787, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v787, shm1, long(32u), long(64u));
+    iron_frag_mma(v4, v785, v787);
+    iron_frag<bfloat, 16, 16> v794;
+    iron_frag_fill(v794, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v794, shm0, long(v789), long(64u));
+    iron_frag<bfloat, 16, 192> v796;
+    iron_frag_fill(v796, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v796, shm1, long(48u), long(64u));
+    iron_frag_mma(v4, v794, v796);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:80
   }
-  // async.commit: the copies above are done  // probe/warpgroup_products.cpp:71
-  // async.wait 0: the copies above are done  // probe/warpgroup_products.cpp:72
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:74
-  iron_frag<bfloat, 16, 16> v840;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v840, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v840, shm0, long(v751), long(64u));
-  iron_frag<bfloat, 16, 192> v841;
-  iron_frag_fill(v841, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v841, shm1, long(0u), long(64u));
-  iron_frag_mma(v4, v840, v841);
-  iron_frag<bfloat, 16, 16> v842;
-  iron_frag_fill(v842, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v842, shm0, long(v762), long(64u));
-  iron_frag<bfloat, 16, 192> v843;
-  iron_frag_fill(v843, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v843, shm1, long(16u), long(64u));
-  iron_frag_mma(v4, v842, v843);
-  iron_frag<bfloat, 16, 16> v844;
-  iron_frag_fill(v844, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v844, shm0, long(v778), long(64u));
-  iron_frag<bfloat, 16, 192> v845;
-  iron_frag_fill(v845, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v845, shm1, long(32u), long(64u));
-  iron_frag_mma(v4, v844, v845);
-  iron_frag<bfloat, 16, 16> v846;
-  iron_frag_fill(v846, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v846, shm0, long(v789), long(64u));
-  iron_frag<bfloat, 16, 192> v847;
-  iron_frag_fill(v847, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v847, shm1, long(48u), long(64u));
-  iron_frag_mma(v4, v846, v847);
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:80
-
-  for (uint v849 = v9; v849 < 512u; v849 += 128u) {  // probe/warpgroup_products.cpp:44
-    const uint v850 = v849 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v851 = v849 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v852 = v851 << 3u;
-    const uint v853 = v850 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v854 = v853 + 64u;
-    const uint v855 = v854 + v852;
-    const uint v856 = v850 << 6u;
-    const uint v857 = v856 + v852;
-    for (uint e = 0; e < 8u; ++e) {
-      shm0[v857 + e] = true ? a[v855 + e] : bfloat(0);
-    }
-  }
-
-  for (uint v858 = v9; v858 < 1536u; v858 += 128u) {  // probe/warpgroup_products.cpp:44
-    const uint v859 = v858 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v860 = v858 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v861 = v860 << 3u;
-    const uint v862 = v859 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v863 = v862 + 64u;
-    const uint v864 = v863 + v861;
-    const uint v865 = v859 << 6u;
-    const uint v866 = v865 + v861;
-    for (uint e = 0; e < 8u; ++e) {
-      shm1[v866 + e] = true ? b[v864 + e] : bfloat(0);
-    }
-  }
-  // async.commit: the copies above are done  // probe/warpgroup_products.cpp:71
-  // async.wait 0: the copies above are done  // probe/warpgroup_products.cpp:72
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:74
-  iron_frag<bfloat, 16, 16> v867;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v867, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v867, shm0, long(v751), long(64u));
-  iron_frag<bfloat, 16, 192> v868;
-  iron_frag_fill(v868, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v868, shm1, long(0u), long(64u));
-  iron_frag_mma(v4, v867, v868);
-  iron_frag<bfloat, 16, 16> v869;
-  iron_frag_fill(v869, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v869, shm0, long(v762), long(64u));
-  iron_frag<bfloat, 16, 192> v870;
-  iron_frag_fill(v870, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v870, shm1, long(16u), long(64u));
-  iron_frag_mma(v4, v869, v870);
-  iron_frag<bfloat, 16, 16> v871;
-  iron_frag_fill(v871, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v871, shm0, long(v778), long(64u));
-  iron_frag<bfloat, 16, 192> v872;
-  iron_frag_fill(v872, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v872, shm1, long(32u), long(64u));
-  iron_frag_mma(v4, v871, v872);
-  iron_frag<bfloat, 16, 16> v873;
-  iron_frag_fill(v873, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v873, shm0, long(v789), long(64u));
-  iron_frag<bfloat, 16, 192> v874;
-  iron_frag_fill(v874, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v874, shm1, long(48u), long(64u));
-  iron_frag_mma(v4, v873, v874);
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:80
   const uint v70 = v51 + v747;  // probe/warpgroup_products.cpp:82
   const float v71 = v4.m[0][0].thread_elements()[0];  // probe/warpgroup_products.cpp:84
   const uint v72 = iron_frag_coord<192>(0u, iron_lane, true);

@@ -85,123 +85,67 @@ kernel void iron_wg_mma_probe_n64_bf16(
   const uint v330 = v62 + v301;
   const uint v341 = v330 + 16u;
 
-  for (uint v406 = v9; v406 < 1024u; v406 += 256u) {  // probe/warpgroup_products.cpp:44
-    const uint v407 = v406 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v408 = v406 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v409 = v408 << 3u;
-    const uint v410 = v407 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v412 = v410 + v409;
-    const uint v413 = v407 << 6u;
-    const uint v414 = v413 + v409;
-    for (uint e = 0; e < 8u; ++e) {
-      shm0[v414 + e] = true ? a[v412 + e] : bfloat(0);
+  for (uint v8 = 0u; v8 < 128u; v8 += 64u) {  // probe/warpgroup_products.cpp:68
+    for (uint v12 = v9; v12 < 1024u; v12 += 256u) {  // probe/warpgroup_products.cpp:44
+      const uint v14 = v12 >> 3u;  // probe/warpgroup_products.cpp:45
+      const uint v17 = v12 & 7u;  // probe/warpgroup_products.cpp:46
+      const uint v18 = v17 << 3u;
+      const uint v21 = v14 << 7u;  // probe/warpgroup_products.cpp:47
+      const uint v22 = v21 + v8;
+      const uint v23 = v22 + v18;
+      const uint v25 = v14 << 6u;
+      const uint v26 = v25 + v18;
+      for (uint e = 0; e < 8u; ++e) {
+        shm0[v26 + e] = true ? a[v23 + e] : bfloat(0);
+      }
     }
-  }
 
-  for (uint v415 = v9; v415 < 512u; v415 += 256u) {  // probe/warpgroup_products.cpp:44
-    const uint v416 = v415 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v417 = v415 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v418 = v417 << 3u;
-    const uint v419 = v416 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v421 = v419 + v418;
-    const uint v422 = v416 << 6u;
-    const uint v423 = v422 + v418;
-    for (uint e = 0; e < 8u; ++e) {
-      shm1[v423 + e] = true ? b[v421 + e] : bfloat(0);
+    for (uint v30 = v9; v30 < 512u; v30 += 256u) {  // probe/warpgroup_products.cpp:44
+      const uint v32 = v30 >> 3u;  // probe/warpgroup_products.cpp:45
+      const uint v35 = v30 & 7u;  // probe/warpgroup_products.cpp:46
+      const uint v36 = v35 << 3u;
+      const uint v39 = v32 << 7u;  // probe/warpgroup_products.cpp:47
+      const uint v40 = v39 + v8;
+      const uint v41 = v40 + v36;
+      const uint v43 = v32 << 6u;
+      const uint v44 = v43 + v36;
+      for (uint e = 0; e < 8u; ++e) {
+        shm1[v44 + e] = true ? b[v41 + e] : bfloat(0);
+      }
     }
+    // async.commit: the copies above are done  // probe/warpgroup_products.cpp:71
+    // async.wait 0: the copies above are done  // probe/warpgroup_products.cpp:72
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:74
+    iron_frag<bfloat, 16, 16> v310;  // probe/warpgroup_products.cpp:76
+    iron_frag_fill(v310, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v310, shm0, long(v303), long(64u));
+    iron_frag<bfloat, 16, 64> v312;
+    iron_frag_fill(v312, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v312, shm1, long(0u), long(64u));
+    iron_frag_mma(v4, v310, v312);
+    iron_frag<bfloat, 16, 16> v319;
+    iron_frag_fill(v319, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v319, shm0, long(v314), long(64u));
+    iron_frag<bfloat, 16, 64> v321;
+    iron_frag_fill(v321, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v321, shm1, long(16u), long(64u));
+    iron_frag_mma(v4, v319, v321);
+    iron_frag<bfloat, 16, 16> v337;
+    iron_frag_fill(v337, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v337, shm0, long(v330), long(64u));
+    iron_frag<bfloat, 16, 64> v339;
+    iron_frag_fill(v339, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v339, shm1, long(32u), long(64u));
+    iron_frag_mma(v4, v337, v339);
+    iron_frag<bfloat, 16, 16> v346;
+    iron_frag_fill(v346, bfloat(bfloat(0.0f)));
+    iron_frag_load<false>(v346, shm0, long(v341), long(64u));
+    iron_frag<bfloat, 16, 64> v348;
+    iron_frag_fill(v348, bfloat(bfloat(0.0f)));
+    iron_frag_load<true>(v348, shm1, long(48u), long(64u));
+    iron_frag_mma(v4, v346, v348);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:80
   }
-  // async.commit: the copies above are done  // probe/warpgroup_products.cpp:71
-  // async.wait 0: the copies above are done  // probe/warpgroup_products.cpp:72
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:74
-  iron_frag<bfloat, 16, 16> v424;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v424, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v424, shm0, long(v303), long(64u));
-  iron_frag<bfloat, 16, 64> v425;
-  iron_frag_fill(v425, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v425, shm1, long(0u), long(64u));
-  iron_frag_mma(v4, v424, v425);
-  iron_frag<bfloat, 16, 16> v426;
-  iron_frag_fill(v426, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v426, shm0, long(v314), long(64u));
-  iron_frag<bfloat, 16, 64> v427;
-  iron_frag_fill(v427, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v427, shm1, long(16u), long(64u));
-  iron_frag_mma(v4, v426, v427);
-  iron_frag<bfloat, 16, 16> v428;
-  iron_frag_fill(v428, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v428, shm0, long(v330), long(64u));
-  iron_frag<bfloat, 16, 64> v429;
-  iron_frag_fill(v429, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v429, shm1, long(32u), long(64u));
-  iron_frag_mma(v4, v428, v429);
-  iron_frag<bfloat, 16, 16> v430;
-  iron_frag_fill(v430, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v430, shm0, long(v341), long(64u));
-  iron_frag<bfloat, 16, 64> v431;
-  iron_frag_fill(v431, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v431, shm1, long(48u), long(64u));
-  iron_frag_mma(v4, v430, v431);
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:80
-
-  for (uint v433 = v9; v433 < 1024u; v433 += 256u) {  // probe/warpgroup_products.cpp:44
-    const uint v434 = v433 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v435 = v433 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v436 = v435 << 3u;
-    const uint v437 = v434 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v438 = v437 + 64u;
-    const uint v439 = v438 + v436;
-    const uint v440 = v434 << 6u;
-    const uint v441 = v440 + v436;
-    for (uint e = 0; e < 8u; ++e) {
-      shm0[v441 + e] = true ? a[v439 + e] : bfloat(0);
-    }
-  }
-
-  for (uint v442 = v9; v442 < 512u; v442 += 256u) {  // probe/warpgroup_products.cpp:44
-    const uint v443 = v442 >> 3u;  // probe/warpgroup_products.cpp:45
-    const uint v444 = v442 & 7u;  // probe/warpgroup_products.cpp:46
-    const uint v445 = v444 << 3u;
-    const uint v446 = v443 << 7u;  // probe/warpgroup_products.cpp:47
-    const uint v447 = v446 + 64u;
-    const uint v448 = v447 + v445;
-    const uint v449 = v443 << 6u;
-    const uint v450 = v449 + v445;
-    for (uint e = 0; e < 8u; ++e) {
-      shm1[v450 + e] = true ? b[v448 + e] : bfloat(0);
-    }
-  }
-  // async.commit: the copies above are done  // probe/warpgroup_products.cpp:71
-  // async.wait 0: the copies above are done  // probe/warpgroup_products.cpp:72
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:74
-  iron_frag<bfloat, 16, 16> v451;  // probe/warpgroup_products.cpp:76
-  iron_frag_fill(v451, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v451, shm0, long(v303), long(64u));
-  iron_frag<bfloat, 16, 64> v452;
-  iron_frag_fill(v452, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v452, shm1, long(0u), long(64u));
-  iron_frag_mma(v4, v451, v452);
-  iron_frag<bfloat, 16, 16> v453;
-  iron_frag_fill(v453, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v453, shm0, long(v314), long(64u));
-  iron_frag<bfloat, 16, 64> v454;
-  iron_frag_fill(v454, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v454, shm1, long(16u), long(64u));
-  iron_frag_mma(v4, v453, v454);
-  iron_frag<bfloat, 16, 16> v455;
-  iron_frag_fill(v455, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v455, shm0, long(v330), long(64u));
-  iron_frag<bfloat, 16, 64> v456;
-  iron_frag_fill(v456, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v456, shm1, long(32u), long(64u));
-  iron_frag_mma(v4, v455, v456);
-  iron_frag<bfloat, 16, 16> v457;
-  iron_frag_fill(v457, bfloat(bfloat(0.0f)));
-  iron_frag_load<false>(v457, shm0, long(v341), long(64u));
-  iron_frag<bfloat, 16, 64> v458;
-  iron_frag_fill(v458, bfloat(bfloat(0.0f)));
-  iron_frag_load<true>(v458, shm1, long(48u), long(64u));
-  iron_frag_mma(v4, v457, v458);
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // probe/warpgroup_products.cpp:80
   const uint v70 = v51 + v299;  // probe/warpgroup_products.cpp:82
   const float v71 = v4.m[0][0].thread_elements()[0];  // probe/warpgroup_products.cpp:84
   const uint v72 = iron_frag_coord<64>(0u, iron_lane, true);
